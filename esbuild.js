@@ -1,0 +1,79 @@
+// Builds the extension host bundle, the CLI and the webview bundles.
+//   node esbuild.js               one development build
+//   node esbuild.js --production  minified, no sourcemaps
+//   node esbuild.js --watch       rebuild on change (problem-matcher friendly output)
+const esbuild = require('esbuild');
+const fs = require('node:fs');
+const path = require('node:path');
+
+const production = process.argv.includes('--production');
+const watch = process.argv.includes('--watch');
+
+/** Prints the lines the `$esbuild-watch` problem matcher looks for. */
+const problemMatcher = {
+  name: 'problem-matcher',
+  setup(build) {
+    build.onStart(() => console.log('[watch] build started'));
+    build.onEnd((result) => {
+      for (const { text, location } of result.errors) {
+        console.error(`✘ [ERROR] ${text}`);
+        if (location) console.error(`    ${location.file}:${location.line}:${location.column}:`);
+      }
+      console.log('[watch] build finished');
+    });
+  },
+};
+
+// Native or worker-loading packages stay outside the bundle and ship in node_modules.
+const nodeExternals = ['vscode', 'better-sqlite3', 'pdfjs-dist', 'playwright-core', 'mocha'];
+
+const webviewEntries = fs.existsSync('webview')
+  ? fs.readdirSync('webview').filter((f) => /^[a-z0-9-]+\.ts$/.test(f) && f !== 'env.d.ts')
+      .map((f) => path.join('webview', f))
+  : [];
+
+const common = {
+  bundle: true,
+  minify: production,
+  sourcemap: !production,
+  sourcesContent: false,
+  logLevel: 'error',
+  plugins: watch ? [problemMatcher] : [],
+};
+
+const contexts = [
+  { ...common, entryPoints: ['src/extension.ts'], outfile: 'dist/extension.js', platform: 'node', format: 'cjs',
+    target: 'node22', external: nodeExternals },
+  { ...common, entryPoints: ['src/cli.ts'], outfile: 'dist/cli.js', platform: 'node', format: 'cjs',
+    target: 'node22', external: nodeExternals, banner: { js: '#!/usr/bin/env node' } },
+  { ...common, entryPoints: webviewEntries, outdir: 'dist/webview', platform: 'browser', format: 'esm',
+    target: 'es2022', loader: { '.css': 'text' } },
+  // Integration tests run inside the real extension host, so they are bundled like the extension.
+  { ...common, entryPoints: ['test/integration/index.ts'], outfile: 'out/test/integration/index.js', platform: 'node',
+    format: 'cjs', target: 'node22', external: nodeExternals, sourcemap: true },
+];
+
+async function main() {
+  const ctxs = await Promise.all(contexts.filter((c) => (c.entryPoints || []).length > 0 && (c.entryPoints || []).every((e) => fs.existsSync(e))).map((c) => esbuild.context(c)));
+  if (watch) {
+    await Promise.all(ctxs.map((c) => c.watch()));
+    return;
+  }
+  try {
+    const results = await Promise.all(ctxs.map((c) => c.rebuild()));
+    const errors = results.reduce((n, r) => n + r.errors.length, 0);
+    if (errors) process.exitCode = 1;
+  } catch (e) {
+    // esbuild has already printed the errors (logLevel 'error' below); fail the build.
+    process.exitCode = 1;
+    if (!(e && e.errors)) throw e;
+  } finally {
+    await Promise.all(ctxs.map((c) => c.dispose()));
+  }
+  if (fs.existsSync('dist/cli.js')) fs.chmodSync('dist/cli.js', 0o755);
+}
+
+main().catch((e) => {
+  console.error(e);
+  process.exit(1);
+});

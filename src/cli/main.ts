@@ -1,0 +1,54 @@
+import { LOUPE_VERSION } from '../core/version.ts';
+import { commands } from './commands.ts';
+import { UsageError, type CliIo } from './types.ts';
+
+export function helpText(): string {
+  const width = Math.max(...commands.map((c) => c.name.length));
+  return [
+    `loupe ${LOUPE_VERSION} — run and judge LLM data-analysis agents on LongDA, BLADE, DDR-Bench and AnalystBench`,
+    '',
+    'Usage: loupe <command> [options]     (loupe <command> --help for its options)',
+    '',
+    'Commands:',
+    ...commands.map((c) => `  ${c.name.padEnd(width)}  ${c.summary}`),
+    '',
+    'Environment: LOUPE_SHARED (benchmark data folder, default ../shared), LOUPE_PYTHON (interpreter),',
+    '             OPENAI_API_KEY or the variable named by --api-key-env (model key; never stored).',
+    '',
+  ].join('\n');
+}
+
+/**
+ * Runs the CLI with the given arguments.
+ * @returns the exit code: 0 success, 1 failure, 2 usage error.
+ */
+export async function main(argv: string[], io: CliIo): Promise<number> {
+  const [name, ...rest] = argv;
+  if (!name || name === '--help' || name === '-h' || name === 'help') {
+    io.out(helpText());
+    return 0;
+  }
+  if (name === '--version' || name === '-v') {
+    io.out(`${LOUPE_VERSION}\n`);
+    return 0;
+  }
+  const cmd = commands.find((c) => c.name === name);
+  if (!cmd) {
+    io.err(`loupe: unknown command '${name}'\n\n${helpText()}`);
+    return 2;
+  }
+  if (rest.includes('--help') || rest.includes('-h')) {
+    io.out(`${cmd.usage}\n\n${cmd.summary}\n`);
+    return 0;
+  }
+  try {
+    return await cmd.run(rest, io);
+  } catch (e) {
+    if (e instanceof UsageError || (e instanceof TypeError && (e as NodeJS.ErrnoException).code?.startsWith('ERR_PARSE_ARGS'))) {
+      io.err(`loupe ${name}: ${e.message}\nusage: ${cmd.usage}\n`);
+      return 2;
+    }
+    io.err(`loupe ${name}: ${e instanceof Error ? e.message : String(e)}\n`);
+    return 1;
+  }
+}

@@ -1,0 +1,20 @@
+/** Shape of one `loupe` subcommand. Each lives in its own file under src/cli/ and is listed in commands.ts. */
+export interface CliIo {
+  out: (s: string) => void;
+  err: (s: string) => void;
+  env: NodeJS.ProcessEnv;
+  cwd: string;
+}
+
+export interface CliCommand {
+  name: string;
+  /** One line for `loupe --help`. */
+  summary: string;
+  /** Full usage text for `loupe <name> --help`. */
+  usage: string;
+  /** Returns the process exit code. */
+  run(argv: string[], io: CliIo): Promise<number>;
+}
+
+/** Thrown for a bad command line; printed with the command's usage and exit code 2. */
+export class UsageError extends Error {}

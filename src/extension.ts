@@ -1,0 +1,23 @@
+/** Activation only: build the one context, register the command table and panel serializers. */
+import * as vscode from 'vscode';
+import { createCommands, registerCommands } from './vscode/commands.ts';
+import { LoupeContext } from './vscode/context.ts';
+import { WelcomePanel } from './vscode/panels/welcome-panel.ts';
+
+export function activate(extension: vscode.ExtensionContext): void {
+  const t0 = Date.now();
+  const ctx = new LoupeContext(extension);
+  extension.subscriptions.push(ctx);
+  try {
+    registerCommands(ctx, createCommands());
+    ctx.register(WelcomePanel.registerSerializer(ctx));
+    ctx.log.info(`Loupe activated in ${Date.now() - t0} ms (VS Code ${vscode.version}, node ${process.version})`);
+  } catch (e) {
+    // VS Code does not show a notification when an extension fails to activate, so we do it ourselves.
+    const msg = e instanceof Error ? e.message : String(e);
+    ctx.log.error(`activation failed: ${msg}`);
+    void vscode.window.showErrorMessage(`Loupe failed to activate: ${msg}`);
+  }
+}
+
+export function deactivate(): void {}

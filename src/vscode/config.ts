@@ -1,0 +1,46 @@
+/**
+ * The one place that reads `loupe.*` settings. Defaults live only in package.json
+ * (`contributes.configuration`); the `?? ` fallbacks below exist for the type checker and mirror them.
+ * Core code never calls this: hosts pass a plain snapshot ({@link LoupeSettings}).
+ */
+import * as vscode from 'vscode';
+
+export interface SuiteSetting {
+  suite: 'longda' | 'blade' | 'blade-mcq' | 'ddr' | 'analystbench';
+  root: string;
+  entities?: string;
+}
+
+export interface ModelProfile {
+  name: string;
+  baseUrl: string;
+  model: string;
+  temperature?: number;
+  maxTokens?: number;
+  reasoningEffort?: string;
+  stream?: boolean;
+  pricePerMillionInput?: number;
+  pricePerMillionOutput?: number;
+}
+
+export interface LoupeSettings {
+  suites: SuiteSetting[];
+  runsDirectory: string;
+  pythonPath: string;
+  sandbox: 'bubblewrap' | 'off';
+  models: ModelProfile[];
+  maxSteps: number;
+}
+
+/** Reads a snapshot of all Loupe settings. */
+export function readSettings(): LoupeSettings {
+  const c = vscode.workspace.getConfiguration('loupe');
+  return {
+    suites: c.get<SuiteSetting[]>('suites') ?? [],
+    runsDirectory: c.get<string>('runsDirectory') ?? '',
+    pythonPath: c.get<string>('python.path') ?? '',
+    sandbox: c.get<'bubblewrap' | 'off'>('sandbox') ?? 'bubblewrap',
+    models: c.get<ModelProfile[]>('models') ?? [],
+    maxSteps: c.get<number>('maxSteps') ?? 100,
+  };
+}

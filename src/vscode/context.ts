@@ -1,0 +1,53 @@
+/**
+ * The one context object built at activation. Everything with extension lifetime is owned here
+ * and disposed with the extension.
+ */
+import * as vscode from 'vscode';
+import type { Logger } from '../core/util/log.ts';
+import { readSettings, type LoupeSettings } from './config.ts';
+
+export class LoupeContext implements vscode.Disposable {
+  readonly extension: vscode.ExtensionContext;
+  readonly output: vscode.LogOutputChannel;
+  /** Core-facing logger over the "Loupe" log channel. */
+  readonly log: Logger;
+  private readonly disposables: vscode.Disposable[] = [];
+
+  constructor(extension: vscode.ExtensionContext) {
+    this.extension = extension;
+    this.output = vscode.window.createOutputChannel('Loupe', { log: true });
+    this.register(this.output);
+    const o = this.output;
+    this.log = {
+      trace: (m, ...a) => o.trace(m, ...a),
+      debug: (m, ...a) => o.debug(m, ...a),
+      info: (m, ...a) => o.info(m, ...a),
+      warn: (m, ...a) => o.warn(m, ...a),
+      error: (m, ...a) => o.error(m, ...a),
+    };
+  }
+
+  get settings(): LoupeSettings {
+    return readSettings();
+  }
+
+  /** Folder for run workspaces and the run store: setting `loupe.runsDirectory` or global storage. */
+  get runsDirectory(): string {
+    return this.settings.runsDirectory || vscode.Uri.joinPath(this.extension.globalStorageUri, 'runs').fsPath;
+  }
+
+  register<T extends vscode.Disposable>(d: T): T {
+    this.disposables.push(d);
+    return d;
+  }
+
+  dispose(): void {
+    while (this.disposables.length) {
+      try {
+        this.disposables.pop()?.dispose();
+      } catch (e) {
+        console.error('Loupe: dispose failed', e);
+      }
+    }
+  }
+}
