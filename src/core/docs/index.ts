@@ -1,0 +1,36 @@
+/**
+ * Documentation index and search (issue 4): entry point. `openDocIndex` opens (or creates) the SQLite
+ * cache for a docs root; `build()` extracts document units (spec §2.3) and builds the rankers.
+ * The agent runtime wires `readDoc` / `searchDoc` / `retrieve` to LongTA's `read_doc` / `search_doc` /
+ * `retriever`; the Documentation Search panel uses `search`, `units` and `report`.
+ */
+import type { DocIndex, DocIndexOptions } from './types.ts';
+
+export type {
+  BuildProgress,
+  DocHit,
+  DocIndex,
+  DocIndexOptions,
+  DocUnit,
+  IndexedFile,
+  IndexReport,
+  SearchMode,
+  SearchOptions,
+  SkippedFile,
+  ToolResult,
+  ToolScope,
+  UnitKind,
+} from './types.ts';
+
+/**
+ * Opens the documentation index of `opts.root`, cached in `opts.cacheDir` (one SQLite file per root,
+ * WAL mode, busy timeout, so the extension and the CLI can open it at once).
+ * @param opts see {@link DocIndexOptions}.
+ * @returns an open {@link DocIndex}; call `build()` before searching (cheap when nothing changed).
+ * @throws LoupeInputError when `root` is not a folder.
+ * Source: spec §2.3 (LongTA `tools/common.py` units, `tools/retriever.py`).
+ */
+export async function openDocIndex(opts: DocIndexOptions): Promise<DocIndex> {
+  void opts;
+  throw new Error('openDocIndex: implementation lands in the next commit (interface only)');
+}
