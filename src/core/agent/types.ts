@@ -1,0 +1,273 @@
+/**
+ * Shared types of the agent runtime: tools, tool sets, chat messages, steps, runs and live events.
+ * Other benchmarks' tool sets (BLADE, DDR, AnalystBench) implement {@link ToolSet} and plug into the
+ * loop (`loop.ts`) without touching it. The store (`src/core/store`) persists {@link RunRecord},
+ * {@link StepRecord}, {@link AnswerRecord} and {@link KernelCellRecord}.
+ * Source: issue 5; spec §2.3 (LongTA loop/tools), §1.3.3 (BLADE ReAct), §3.3 (DDR loop), §5.1.
+ */
+import type { Logger } from '../util/log.ts';
+
+/** The subset of JSON Schema the registry validates (type, properties, required, items, enum, anyOf). */
+export interface JsonSchema {
+  type?: 'object' | 'string' | 'number' | 'integer' | 'boolean' | 'array' | 'null' | Array<'object' | 'string' | 'number' | 'integer' | 'boolean' | 'array' | 'null'>;
+  description?: string;
+  properties?: Record<string, JsonSchema>;
+  required?: string[];
+  additionalProperties?: boolean;
+  items?: JsonSchema;
+  enum?: unknown[];
+  anyOf?: JsonSchema[];
+  minimum?: number;
+  maximum?: number;
+  default?: unknown;
+}
+
+/** What a tool returns. `observation` is what the model sees (cut head+tail by the loop if too long). */
+export interface ToolResult {
+  observation: string;
+  /** Structured payload for UIs / exports (e.g. kernel outputs). Not sent to the model. */
+  data?: unknown;
+  /** The call failed (bad arguments, tool error). The observation says what was wrong. */
+  isError?: boolean;
+  /** This call ends the run with status `finished` (e.g. LongDA `final_answer`). */
+  finish?: boolean;
+}
+
+/** A numeric answer: a number or a list of numbers (LongDA `answer` tool). */
+export type AnswerValue = number | number[];
+
+/** Minimal kernel surface the tools use (matches `PythonKernel` in src/core/kernel). */
+export interface KernelLike {
+  execute(code: string, opts?: { timeoutMs?: number }): Promise<KernelExecuteResult>;
+  interrupt(): void;
+  restart(): Promise<void>;
+  close(): Promise<void>;
+  readonly info: { python: string; sandbox: string; pid: number | undefined };
+}
+
+/** Result of one kernel cell (same shape as the kernel's `ExecuteResult`). */
+export interface KernelExecuteResult {
+  status: 'ok' | 'error' | 'timeout' | 'crashed';
+  stdout: string;
+  stderr: string;
+  result?: string;
+  tables?: { html: string; text: string }[];
+  figures?: { png: string }[];
+  error?: { ename: string; evalue: string; traceback: string[] };
+  durationMs: number;
+  /** The kernel restarted: all Python state was lost. */
+  restarted?: boolean;
+}
+
+/**
+ * Mutable per-run state that tools read and write. The loop keeps it in memory and persists every
+ * change in the same SQLite transaction as the step that made it, so a resumed run sees exactly the
+ * state after its last committed step.
+ */
+export interface RunState {
+  /** queryId → answer. */
+  answers: Map<string, { answer: AnswerValue; raw: string; stepIndex: number }>;
+  notes: string[];
+  /** Last `save_code` (LongTA: the last call wins). */
+  savedCode: string | null;
+  /** Free-form per-tool-set state (JSON-serialisable), persisted with each step. */
+  extra: Record<string, unknown>;
+}
+
+/** Everything a tool may touch while it runs. */
+export interface ToolContext {
+  runId: string;
+  /** 0-based index of the current step. */
+  stepIndex: number;
+  /** The block's workspace: the kernel's working directory; prompt paths are relative to it. */
+  workspace: string;
+  /** The block being run (shape owned by the tool set). */
+  block: unknown;
+  state: RunState;
+  /** The run's kernel, started lazily on first use. Kernel cells executed through {@link ToolContext.execute} are recorded. */
+  kernel(): Promise<KernelLike>;
+  /** Runs code in the kernel and records the cell with this step (for replay on resume). */
+  execute(code: string, opts?: { timeoutMs?: number }): Promise<KernelExecuteResult>;
+  signal: AbortSignal;
+  log: Logger;
+}
+
+/** One tool. `parameters` is a JSON schema for the arguments object; the registry validates against it. */
+export interface ToolDefinition {
+  name: string;
+  description: string;
+  parameters: JsonSchema;
+  run(args: Record<string, unknown>, ctx: ToolContext): Promise<ToolResult>;
+}
+
+/** A benchmark's tool set: the tools, prompts and termination rule the loop uses for it. */
+export interface ToolSet<Block = unknown> {
+  /** e.g. `longda`, `blade-react`, `ddr-sql`. Recorded with each run. */
+  id: string;
+  tools: ToolDefinition[];
+  systemPrompt: string;
+  /** The task text for one block (first user message). */
+  buildBlockPrompt(block: Block): string;
+  /** Ends the run when the assistant message alone says so (e.g. DDR `FINISH:`). */
+  isTerminal?(assistant: AssistantMessage): boolean;
+  /** Message sent when the model answers with neither a tool call nor a terminal message. */
+  noToolCallMessage?: string;
+  defaultMaxSteps: number;
+}
+
+// ---------------------------------------------------------------- chat messages (OpenAI shape)
+
+export interface ToolCall {
+  id: string;
+  type: 'function';
+  function: { name: string; arguments: string };
+}
+
+export interface SystemMessage { role: 'system'; content: string }
+export interface UserMessage { role: 'user'; content: string }
+export interface AssistantMessage {
+  role: 'assistant';
+  content: string | null;
+  tool_calls?: ToolCall[];
+  /** Reasoning text if the server returned one (not sent back). */
+  reasoning?: string;
+}
+export interface ToolMessage { role: 'tool'; tool_call_id: string; content: string }
+export type ChatMessage = SystemMessage | UserMessage | AssistantMessage | ToolMessage;
+
+/** Token usage of one model call. */
+export interface Usage {
+  input: number;
+  output: number;
+  cached: number;
+}
+
+// ---------------------------------------------------------------- records
+
+export type RunStatus = 'pending' | 'running' | 'finished' | 'budget_exhausted' | 'failed' | 'cancelled';
+/** Terminal statuses reported by `loupe run --json`. */
+export type FinalRunStatus = 'finished' | 'budget_exhausted' | 'failed' | 'cancelled';
+
+/** One tool call of a step, with its observation. */
+export interface ToolCallRecord {
+  id: string;
+  name: string;
+  /** Arguments as the model sent them (may be malformed JSON). */
+  argumentsText: string;
+  observation: string;
+  isError: boolean;
+  /** Observation was cut head+tail. */
+  truncated: boolean;
+  durationMs: number;
+  data?: unknown;
+}
+
+/** One step = one model call plus the tool calls it made. Committed before the next model call. */
+export interface StepRecord {
+  runId: string;
+  index: number;
+  startedAt: string;
+  endedAt: string;
+  /** Model call latency (ms). */
+  latencyMs: number;
+  /** Time spent in tools (ms). */
+  toolMs: number;
+  assistant: AssistantMessage;
+  toolCalls: ToolCallRecord[];
+  /** Messages added after the tool results (e.g. a nudge when no tool was called). */
+  extraMessages: ChatMessage[];
+  usage: Usage;
+  costUsd: number | null;
+  finishReason: string | null;
+}
+
+export interface RunParams {
+  temperature?: number;
+  maxTokens?: number;
+  reasoningEffort?: string;
+  stream?: boolean;
+  maxSteps?: number;
+  maxWallMs?: number;
+  maxTotalTokens?: number;
+  maxCostUsd?: number;
+  pricePerMillionInput?: number;
+  pricePerMillionOutput?: number;
+  baseUrl?: string;
+  repeat?: number;
+  [key: string]: unknown;
+}
+
+export interface RunRecord {
+  id: string;
+  suite: string;
+  blockId: string;
+  agent: string;
+  model: string | null;
+  params: RunParams;
+  promptHash: string;
+  toolSet: string;
+  /** file path (relative to the suite root) → sha256 */
+  dataChecksums: Record<string, string>;
+  loupeVersion: string;
+  sandbox: string;
+  workspace: string;
+  status: RunStatus;
+  statusReason: string | null;
+  createdAt: string;
+  startedAt: string | null;
+  endedAt: string | null;
+  /** Sum of active time over all sessions (resume adds to it). */
+  durationMs: number;
+  steps: number;
+  tokens: Usage;
+  costUsd: number | null;
+}
+
+export interface AnswerRecord {
+  runId: string;
+  queryId: string;
+  answer: AnswerValue;
+  raw: string;
+  stepIndex: number;
+}
+
+export interface KernelCellRecord {
+  runId: string;
+  stepIndex: number;
+  /** Order within the run. */
+  seq: number;
+  code: string;
+  status: KernelExecuteResult['status'];
+  stdout: string;
+  stderr: string;
+  result: string | null;
+  error: KernelExecuteResult['error'] | null;
+  tables: { html: string; text: string }[];
+  /** base64 PNGs */
+  figures: string[];
+  durationMs: number;
+  /** true if this execution was a replay on resume (state rebuild). */
+  replay: boolean;
+}
+
+/** A run log line (resume, kernel restart, warnings) shown with the run. */
+export interface RunEventRecord {
+  runId: string;
+  at: string;
+  kind: string;
+  message: string;
+}
+
+// ---------------------------------------------------------------- live events
+
+export type AgentEvent =
+  | { type: 'step-start'; runId: string; step: number }
+  | { type: 'model-delta'; runId: string; step: number; content?: string; reasoning?: string }
+  | { type: 'tool-call'; runId: string; step: number; call: { id: string; name: string; argumentsText: string } }
+  | { type: 'observation'; runId: string; step: number; callId: string; name: string; observation: string; isError: boolean }
+  | { type: 'step-end'; runId: string; step: number; record: StepRecord }
+  | { type: 'retry'; runId: string; step: number; attempt: number; delayMs: number; reason: string }
+  | { type: 'paused'; runId: string; step: number }
+  | { type: 'resumed'; runId: string; step: number }
+  | { type: 'log'; runId: string; kind: string; message: string }
+  | { type: 'run-end'; runId: string; status: FinalRunStatus; reason: string; steps: number };

@@ -1,0 +1,123 @@
+/**
+ * Numbered schema migrations of the run store. To change the schema, APPEND an entry with the next
+ * id (never edit an applied one). `openStore` applies, in one transaction each, every migration whose
+ * id is above the highest id recorded in the `migrations` table.
+ * Source: issue 5 "Run store (SQLite via better-sqlite3, WAL, migrations)".
+ */
+export interface Migration {
+  id: number;
+  name: string;
+  sql: string;
+}
+
+export const migrations: Migration[] = [
+  {
+    id: 1,
+    name: 'runs, steps, answers, notes, code, kernel cells, run events',
+    sql: `
+CREATE TABLE runs (
+  id TEXT PRIMARY KEY,
+  suite TEXT NOT NULL,
+  block_id TEXT NOT NULL,
+  agent TEXT NOT NULL,
+  model TEXT,
+  params TEXT NOT NULL,            -- JSON RunParams (never holds the API key)
+  prompt_hash TEXT NOT NULL,
+  tool_set TEXT NOT NULL,
+  data_checksums TEXT NOT NULL,    -- JSON { path: sha256 }
+  loupe_version TEXT NOT NULL,
+  sandbox TEXT NOT NULL,
+  workspace TEXT NOT NULL,
+  status TEXT NOT NULL,
+  status_reason TEXT,
+  created_at TEXT NOT NULL,
+  started_at TEXT,
+  ended_at TEXT,
+  duration_ms INTEGER NOT NULL DEFAULT 0,
+  steps INTEGER NOT NULL DEFAULT 0,
+  tokens_input INTEGER NOT NULL DEFAULT 0,
+  tokens_output INTEGER NOT NULL DEFAULT 0,
+  tokens_cached INTEGER NOT NULL DEFAULT 0,
+  cost_usd REAL,
+  state TEXT                        -- JSON RunState.extra / notes / code snapshot after the last step
+);
+CREATE INDEX runs_block ON runs (suite, block_id);
+
+CREATE TABLE steps (
+  run_id TEXT NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
+  idx INTEGER NOT NULL,
+  started_at TEXT NOT NULL,
+  ended_at TEXT NOT NULL,
+  latency_ms REAL NOT NULL,
+  tool_ms REAL NOT NULL,
+  assistant TEXT NOT NULL,          -- JSON AssistantMessage
+  tool_calls TEXT NOT NULL,         -- JSON ToolCallRecord[]
+  extra_messages TEXT NOT NULL,     -- JSON ChatMessage[]
+  tokens_input INTEGER NOT NULL,
+  tokens_output INTEGER NOT NULL,
+  tokens_cached INTEGER NOT NULL,
+  cost_usd REAL,
+  finish_reason TEXT,
+  seq INTEGER NOT NULL,             -- global insertion order (for subscribers)
+  PRIMARY KEY (run_id, idx)
+);
+CREATE INDEX steps_seq ON steps (seq);
+
+CREATE TABLE answers (
+  run_id TEXT NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
+  query_id TEXT NOT NULL,
+  answer TEXT NOT NULL,             -- JSON number | number[]
+  raw TEXT NOT NULL,
+  step_idx INTEGER NOT NULL,
+  PRIMARY KEY (run_id, query_id)
+);
+
+CREATE TABLE notes (
+  run_id TEXT NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
+  idx INTEGER NOT NULL,             -- 0-based position
+  content TEXT NOT NULL,
+  PRIMARY KEY (run_id, idx)
+);
+
+CREATE TABLE saved_code (
+  run_id TEXT NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
+  step_idx INTEGER NOT NULL,
+  code TEXT NOT NULL,
+  PRIMARY KEY (run_id, step_idx)
+);
+
+CREATE TABLE kernel_cells (
+  run_id TEXT NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
+  seq INTEGER NOT NULL,
+  step_idx INTEGER NOT NULL,
+  code TEXT NOT NULL,
+  status TEXT NOT NULL,
+  stdout TEXT NOT NULL,
+  stderr TEXT NOT NULL,
+  result TEXT,
+  error TEXT,                       -- JSON
+  tables TEXT NOT NULL,             -- JSON
+  duration_ms REAL NOT NULL,
+  replay INTEGER NOT NULL DEFAULT 0,
+  PRIMARY KEY (run_id, seq)
+);
+
+CREATE TABLE cell_figures (
+  run_id TEXT NOT NULL,
+  cell_seq INTEGER NOT NULL,
+  idx INTEGER NOT NULL,
+  png BLOB NOT NULL,
+  PRIMARY KEY (run_id, cell_seq, idx),
+  FOREIGN KEY (run_id, cell_seq) REFERENCES kernel_cells(run_id, seq) ON DELETE CASCADE
+);
+
+CREATE TABLE run_events (
+  run_id TEXT NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
+  at TEXT NOT NULL,
+  kind TEXT NOT NULL,
+  message TEXT NOT NULL
+);
+CREATE INDEX run_events_run ON run_events (run_id);
+`,
+  },
+];

@@ -1,0 +1,305 @@
+/**
+ * The run store: one SQLite file (better-sqlite3, WAL) holding runs, steps, answers, notes, saved
+ * code, kernel cells (with figures) and run events. Writers: the agent loop (one process may run
+ * several runs). Readers: the CLI, the VS Code UI, evaluation — possibly from another process
+ * (WAL lets them read while a run writes). The API key is never passed to the store.
+ * Source: issue 5 "Run store".
+ */
+import Database from 'better-sqlite3';
+import { mkdirSync } from 'node:fs';
+import { dirname } from 'node:path';
+import { LoupeInputError } from '../util/errors.ts';
+import { migrations as defaultMigrations, type Migration } from './migrations.ts';
+import type {
+  AnswerRecord, AnswerValue, AssistantMessage, ChatMessage, KernelCellRecord, RunEventRecord, RunParams, RunRecord,
+  RunStatus, StepRecord, ToolCallRecord,
+} from '../agent/types.ts';
+
+/** What a step changed besides itself; written in the same transaction as the step. */
+export interface StepEffects {
+  /** Answers added or updated by this step. */
+  answers?: AnswerRecord[];
+  /** The full notes list after the step, if it changed. */
+  notes?: string[];
+  /** Code saved by this step (`save_code`). */
+  savedCode?: string;
+  /** Kernel cells executed by this step, in order. */
+  cells?: KernelCellRecord[];
+  /** Tool-set state after the step (RunState.extra). */
+  extra?: Record<string, unknown>;
+}
+
+export interface RunFilter {
+  suite?: string;
+  blockId?: string;
+  status?: RunStatus;
+  limit?: number;
+}
+
+type Row = Record<string, unknown>;
+
+const nowIso = () => new Date().toISOString();
+
+function runFromRow(r: Row): RunRecord {
+  return {
+    id: r.id as string,
+    suite: r.suite as string,
+    blockId: r.block_id as string,
+    agent: r.agent as string,
+    model: (r.model as string | null) ?? null,
+    params: JSON.parse(r.params as string) as RunParams,
+    promptHash: r.prompt_hash as string,
+    toolSet: r.tool_set as string,
+    dataChecksums: JSON.parse(r.data_checksums as string) as Record<string, string>,
+    loupeVersion: r.loupe_version as string,
+    sandbox: r.sandbox as string,
+    workspace: r.workspace as string,
+    status: r.status as RunStatus,
+    statusReason: (r.status_reason as string | null) ?? null,
+    createdAt: r.created_at as string,
+    startedAt: (r.started_at as string | null) ?? null,
+    endedAt: (r.ended_at as string | null) ?? null,
+    durationMs: r.duration_ms as number,
+    steps: r.steps as number,
+    tokens: { input: r.tokens_input as number, output: r.tokens_output as number, cached: r.tokens_cached as number },
+    costUsd: (r.cost_usd as number | null) ?? null,
+  };
+}
+
+function stepFromRow(r: Row): StepRecord {
+  return {
+    runId: r.run_id as string,
+    index: r.idx as number,
+    startedAt: r.started_at as string,
+    endedAt: r.ended_at as string,
+    latencyMs: r.latency_ms as number,
+    toolMs: r.tool_ms as number,
+    assistant: JSON.parse(r.assistant as string) as AssistantMessage,
+    toolCalls: JSON.parse(r.tool_calls as string) as ToolCallRecord[],
+    extraMessages: JSON.parse(r.extra_messages as string) as ChatMessage[],
+    usage: { input: r.tokens_input as number, output: r.tokens_output as number, cached: r.tokens_cached as number },
+    costUsd: (r.cost_usd as number | null) ?? null,
+    finishReason: (r.finish_reason as string | null) ?? null,
+  };
+}
+
+/** A handle on one store file. Create with {@link openStore}. */
+export class RunStore {
+  readonly db: Database.Database;
+  readonly file: string;
+
+  constructor(file: string, extraMigrations: Migration[] = []) {
+    this.file = file;
+    if (file !== ':memory:') mkdirSync(dirname(file), { recursive: true });
+    try {
+      this.db = new Database(file);
+    } catch (e) {
+      throw new LoupeInputError(file, `cannot open run store: ${(e as Error).message}`, { cause: e });
+    }
+    this.db.pragma('journal_mode = WAL');
+    this.db.pragma('synchronous = NORMAL');
+    this.db.pragma('foreign_keys = ON');
+    this.db.pragma('busy_timeout = 5000');
+    this.migrate([...defaultMigrations, ...extraMigrations]);
+  }
+
+  private migrate(all: Migration[]): void {
+    this.db.exec('CREATE TABLE IF NOT EXISTS migrations (id INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at TEXT NOT NULL)');
+    const applied = (this.db.prepare('SELECT COALESCE(MAX(id), 0) AS m FROM migrations').get() as { m: number }).m;
+    const sorted = [...all].sort((a, b) => a.id - b.id);
+    for (const m of sorted) {
+      if (m.id <= applied) continue;
+      this.db.transaction(() => {
+        this.db.exec(m.sql);
+        this.db.prepare('INSERT INTO migrations (id, name, applied_at) VALUES (?, ?, ?)').run(m.id, m.name, nowIso());
+      })();
+    }
+  }
+
+  /** Highest applied migration id. */
+  schemaVersion(): number {
+    return (this.db.prepare('SELECT COALESCE(MAX(id), 0) AS m FROM migrations').get() as { m: number }).m;
+  }
+
+  /** Inserts a new run (status `pending` unless given). */
+  createRun(r: Omit<RunRecord, 'createdAt' | 'steps' | 'tokens' | 'costUsd' | 'durationMs' | 'startedAt' | 'endedAt' | 'statusReason' | 'status'> & { status?: RunStatus }): RunRecord {
+    this.db.prepare(`INSERT INTO runs (id, suite, block_id, agent, model, params, prompt_hash, tool_set, data_checksums,
+      loupe_version, sandbox, workspace, status, created_at) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)`).run(
+      r.id, r.suite, r.blockId, r.agent, r.model, JSON.stringify(r.params), r.promptHash, r.toolSet,
+      JSON.stringify(r.dataChecksums), r.loupeVersion, r.sandbox, r.workspace, r.status ?? 'pending', nowIso());
+    return this.getRun(r.id)!;
+  }
+
+  /** Updates status / timings of a run. */
+  updateRun(id: string, patch: { status?: RunStatus; statusReason?: string | null; startedAt?: string; endedAt?: string | null; addDurationMs?: number; sandbox?: string }): void {
+    const sets: string[] = [];
+    const vals: unknown[] = [];
+    if (patch.status !== undefined) { sets.push('status = ?'); vals.push(patch.status); }
+    if (patch.statusReason !== undefined) { sets.push('status_reason = ?'); vals.push(patch.statusReason); }
+    if (patch.startedAt !== undefined) { sets.push('started_at = COALESCE(started_at, ?)'); vals.push(patch.startedAt); }
+    if (patch.endedAt !== undefined) { sets.push('ended_at = ?'); vals.push(patch.endedAt); }
+    if (patch.addDurationMs !== undefined) { sets.push('duration_ms = duration_ms + ?'); vals.push(Math.round(patch.addDurationMs)); }
+    if (patch.sandbox !== undefined) { sets.push('sandbox = ?'); vals.push(patch.sandbox); }
+    if (!sets.length) return;
+    this.db.prepare(`UPDATE runs SET ${sets.join(', ')} WHERE id = ?`).run(...vals, id);
+  }
+
+  /**
+   * Commits one step and its effects atomically and bumps the run's counters.
+   * @throws if a step with the same index already exists (never duplicates).
+   */
+  commitStep(step: StepRecord, effects: StepEffects = {}): void {
+    this.db.transaction(() => {
+      this.db.prepare(`INSERT INTO steps (run_id, idx, started_at, ended_at, latency_ms, tool_ms, assistant, tool_calls,
+        extra_messages, tokens_input, tokens_output, tokens_cached, cost_usd, finish_reason, seq)
+        VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,(SELECT COALESCE(MAX(seq), 0) + 1 FROM steps))`).run(
+        step.runId, step.index, step.startedAt, step.endedAt, step.latencyMs, step.toolMs, JSON.stringify(step.assistant),
+        JSON.stringify(step.toolCalls), JSON.stringify(step.extraMessages), step.usage.input, step.usage.output,
+        step.usage.cached, step.costUsd, step.finishReason);
+      this.db.prepare(`UPDATE runs SET steps = steps + 1, tokens_input = tokens_input + ?, tokens_output = tokens_output + ?,
+        tokens_cached = tokens_cached + ?, cost_usd = CASE WHEN ? IS NULL THEN cost_usd ELSE COALESCE(cost_usd, 0) + ? END
+        WHERE id = ?`).run(step.usage.input, step.usage.output, step.usage.cached, step.costUsd, step.costUsd, step.runId);
+      this.applyEffects(step.runId, step.index, effects);
+    })();
+  }
+
+  /** Writes effects outside a step (the reference agent, imports). */
+  applyEffects(runId: string, stepIndex: number, effects: StepEffects): void {
+    const tx = this.db.transaction(() => {
+      for (const a of effects.answers ?? []) {
+        this.db.prepare(`INSERT INTO answers (run_id, query_id, answer, raw, step_idx) VALUES (?,?,?,?,?)
+          ON CONFLICT (run_id, query_id) DO UPDATE SET answer = excluded.answer, raw = excluded.raw, step_idx = excluded.step_idx`)
+          .run(runId, a.queryId, JSON.stringify(a.answer), a.raw, stepIndex);
+      }
+      if (effects.notes) {
+        this.db.prepare('DELETE FROM notes WHERE run_id = ?').run(runId);
+        const ins = this.db.prepare('INSERT INTO notes (run_id, idx, content) VALUES (?,?,?)');
+        effects.notes.forEach((n, i) => ins.run(runId, i, n));
+      }
+      if (effects.savedCode !== undefined) {
+        this.db.prepare('INSERT OR REPLACE INTO saved_code (run_id, step_idx, code) VALUES (?,?,?)').run(runId, stepIndex, effects.savedCode);
+      }
+      for (const c of effects.cells ?? []) this.insertCell(c);
+      if (effects.extra) this.db.prepare('UPDATE runs SET state = ? WHERE id = ?').run(JSON.stringify(effects.extra), runId);
+    });
+    tx();
+  }
+
+  /** Records one kernel cell (with figures). */
+  insertCell(c: KernelCellRecord): void {
+    this.db.prepare(`INSERT INTO kernel_cells (run_id, seq, step_idx, code, status, stdout, stderr, result, error, tables, duration_ms, replay)
+      VALUES (?,?,?,?,?,?,?,?,?,?,?,?)`).run(c.runId, c.seq, c.stepIndex, c.code, c.status, c.stdout, c.stderr, c.result,
+      c.error ? JSON.stringify(c.error) : null, JSON.stringify(c.tables), c.durationMs, c.replay ? 1 : 0);
+    const fig = this.db.prepare('INSERT INTO cell_figures (run_id, cell_seq, idx, png) VALUES (?,?,?,?)');
+    c.figures.forEach((png, i) => fig.run(c.runId, c.seq, i, Buffer.from(png, 'base64')));
+  }
+
+  /** Appends a run event (resume, kernel rebuilt, warnings). */
+  addEvent(runId: string, kind: string, message: string): void {
+    this.db.prepare('INSERT INTO run_events (run_id, at, kind, message) VALUES (?,?,?,?)').run(runId, nowIso(), kind, message);
+  }
+
+  // ------------------------------------------------------------------ read API (UI, evaluation)
+
+  /** Runs, newest first. */
+  listRuns(filter: RunFilter = {}): RunRecord[] {
+    const where: string[] = [];
+    const vals: unknown[] = [];
+    if (filter.suite) { where.push('suite = ?'); vals.push(filter.suite); }
+    if (filter.blockId) { where.push('block_id = ?'); vals.push(filter.blockId); }
+    if (filter.status) { where.push('status = ?'); vals.push(filter.status); }
+    const sql = `SELECT * FROM runs ${where.length ? 'WHERE ' + where.join(' AND ') : ''} ORDER BY created_at DESC, rowid DESC LIMIT ?`;
+    return (this.db.prepare(sql).all(...vals, filter.limit ?? 1_000_000) as Row[]).map(runFromRow);
+  }
+
+  getRun(id: string): RunRecord | undefined {
+    const r = this.db.prepare('SELECT * FROM runs WHERE id = ?').get(id) as Row | undefined;
+    return r ? runFromRow(r) : undefined;
+  }
+
+  /** Steps of a run in order, optionally from step index `fromIndex`. */
+  getSteps(runId: string, fromIndex = 0): StepRecord[] {
+    return (this.db.prepare('SELECT * FROM steps WHERE run_id = ? AND idx >= ? ORDER BY idx').all(runId, fromIndex) as Row[]).map(stepFromRow);
+  }
+
+  getAnswers(runId: string): AnswerRecord[] {
+    return (this.db.prepare('SELECT * FROM answers WHERE run_id = ? ORDER BY rowid').all(runId) as Row[]).map((r) => ({
+      runId, queryId: r.query_id as string, answer: JSON.parse(r.answer as string) as AnswerValue, raw: r.raw as string, stepIndex: r.step_idx as number,
+    }));
+  }
+
+  getNotes(runId: string): string[] {
+    return (this.db.prepare('SELECT content FROM notes WHERE run_id = ? ORDER BY idx').all(runId) as { content: string }[]).map((r) => r.content);
+  }
+
+  /** The last saved code (LongTA: last call wins), or null. */
+  getSavedCode(runId: string): string | null {
+    const r = this.db.prepare('SELECT code FROM saved_code WHERE run_id = ? ORDER BY step_idx DESC LIMIT 1').get(runId) as { code: string } | undefined;
+    return r?.code ?? null;
+  }
+
+  /** Tool-set state (RunState.extra) after the last committed step. */
+  getExtraState(runId: string): Record<string, unknown> {
+    const r = this.db.prepare('SELECT state FROM runs WHERE id = ?').get(runId) as { state: string | null } | undefined;
+    return r?.state ? (JSON.parse(r.state) as Record<string, unknown>) : {};
+  }
+
+  /** Kernel cells in execution order; `includeReplays` false drops state-rebuild replays. */
+  getCells(runId: string, opts: { includeReplays?: boolean; withFigures?: boolean } = {}): KernelCellRecord[] {
+    const rows = this.db.prepare(`SELECT * FROM kernel_cells WHERE run_id = ? ${opts.includeReplays === false ? 'AND replay = 0' : ''} ORDER BY seq`).all(runId) as Row[];
+    const figs = this.db.prepare('SELECT png FROM cell_figures WHERE run_id = ? AND cell_seq = ? ORDER BY idx');
+    return rows.map((r) => ({
+      runId, seq: r.seq as number, stepIndex: r.step_idx as number, code: r.code as string, status: r.status as KernelCellRecord['status'],
+      stdout: r.stdout as string, stderr: r.stderr as string, result: (r.result as string | null) ?? null,
+      error: r.error ? JSON.parse(r.error as string) : null, tables: JSON.parse(r.tables as string),
+      figures: opts.withFigures === false ? [] : (figs.all(runId, r.seq) as { png: Buffer }[]).map((f) => f.png.toString('base64')),
+      durationMs: r.duration_ms as number, replay: r.replay === 1,
+    }));
+  }
+
+  /** Next kernel cell sequence number for a run. */
+  nextCellSeq(runId: string): number {
+    return (this.db.prepare('SELECT COALESCE(MAX(seq), -1) + 1 AS s FROM kernel_cells WHERE run_id = ?').get(runId) as { s: number }).s;
+  }
+
+  getEvents(runId: string): RunEventRecord[] {
+    return (this.db.prepare('SELECT * FROM run_events WHERE run_id = ? ORDER BY rowid').all(runId) as Row[]).map((r) => ({
+      runId, at: r.at as string, kind: r.kind as string, message: r.message as string,
+    }));
+  }
+
+  /**
+   * Calls `onStep` for every step committed after now (by any process writing this file), polling
+   * every `intervalMs` (default 250). Returns an unsubscribe function.
+   */
+  subscribeSteps(onStep: (s: StepRecord) => void, opts: { runId?: string; intervalMs?: number; fromStart?: boolean } = {}): () => void {
+    let last = opts.fromStart ? 0 : (this.db.prepare('SELECT COALESCE(MAX(seq), 0) AS s FROM steps').get() as { s: number }).s;
+    const q = opts.runId
+      ? this.db.prepare('SELECT * FROM steps WHERE seq > ? AND run_id = ? ORDER BY seq')
+      : this.db.prepare('SELECT * FROM steps WHERE seq > ? ORDER BY seq');
+    const tick = () => {
+      const rows = (opts.runId ? q.all(last, opts.runId) : q.all(last)) as Row[];
+      for (const r of rows) {
+        last = Math.max(last, r.seq as number);
+        onStep(stepFromRow(r));
+      }
+    };
+    const timer = setInterval(tick, opts.intervalMs ?? 250);
+    timer.unref?.();
+    return () => clearInterval(timer);
+  }
+
+  close(): void {
+    if (this.db.open) this.db.close();
+  }
+}
+
+/**
+ * Opens (creating if needed) a run store file and applies pending migrations.
+ * @param file path of the SQLite file, or `:memory:`.
+ * @param extraMigrations migrations from other areas appended after the built-in ones (ids must be unique).
+ * @throws LoupeInputError naming the file when it cannot be opened.
+ */
+export function openStore(file: string, extraMigrations: Migration[] = []): RunStore {
+  return new RunStore(file, extraMigrations);
+}
