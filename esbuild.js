@@ -32,6 +32,26 @@ const webviewEntries = fs.existsSync('webview')
       .map((f) => path.join('webview', f))
   : [];
 
+/** Lists files under a folder (recursively) whose name matches `re`. */
+function findFiles(dir, re) {
+  if (!fs.existsSync(dir)) return [];
+  return fs.readdirSync(dir, { recursive: true }).map(String).filter((f) => re.test(f)).sort().map((f) => path.join(dir, f));
+}
+
+/** `import('loupe:integration-tests')` loads every test/integration/**\/*.test.ts (no hand-kept list). */
+const integrationTests = {
+  name: 'integration-tests',
+  setup(build) {
+    build.onResolve({ filter: /^loupe:integration-tests$/ }, () => ({ path: 'integration-tests', namespace: 'loupe' }));
+    build.onLoad({ filter: /.*/, namespace: 'loupe' }, () => ({
+      resolveDir: __dirname,
+      loader: 'ts',
+      contents: findFiles('test/integration', /\.test\.ts$/).map((f) => `import './${f.split(path.sep).join('/')}';`).join('\n'),
+      watchDirs: [path.join(__dirname, 'test/integration')],
+    }));
+  },
+};
+
 const common = {
   bundle: true,
   minify: production,
@@ -50,7 +70,8 @@ const contexts = [
     target: 'es2022', loader: { '.css': 'text' } },
   // Integration tests run inside the real extension host, so they are bundled like the extension.
   { ...common, entryPoints: ['test/integration/index.ts'], outfile: 'out/test/integration/index.js', platform: 'node',
-    format: 'cjs', target: 'node22', external: nodeExternals, sourcemap: true },
+    format: 'cjs', target: 'node22', external: nodeExternals, sourcemap: true,
+    plugins: [...common.plugins, integrationTests] },
 ];
 
 async function main() {

@@ -1,0 +1,84 @@
+/**
+ * Test-side half of the integration harness: asks the outside runner (test/integration/run.mjs, which drives
+ * chromium) to act on the workbench. Requests go out as a console line `__LOUPE_RUNNER__ <json>`; the runner
+ * answers by writing `<rpcDir>/<id>.json`, which this side polls for.
+ */
+import { existsSync, readFileSync, rmSync } from 'node:fs';
+import { join } from 'node:path';
+
+let nextId = 1;
+
+function rpcDir(): string {
+  const dir = process.env.LOUPE_RUNNER_RPC_DIR;
+  if (!dir) throw new Error('LOUPE_RUNNER_RPC_DIR is not set: integration tests must be started by test/integration/run.mjs');
+  return dir;
+}
+
+export const screenshotDir = (): string => process.env.LOUPE_SCREENSHOT_DIR ?? join(process.cwd(), 'test-results', 'screenshots');
+
+type RunnerAction =
+  | { action: 'screenshot'; path: string; webview?: boolean }
+  | { action: 'webviewText'; title?: string; selector?: string }
+  | { action: 'palette'; title: string }
+  | { action: 'press'; key: string }
+  | { action: 'type'; text: string }
+  | { action: 'clickInWebview'; selector: string; title?: string }
+  | { action: 'workbenchText'; selector: string };
+
+/** Sends one action to the runner and waits for its answer (default 60 s). */
+export async function runner<T = unknown>(req: RunnerAction, timeoutMs = 60_000): Promise<T> {
+  const id = `${process.pid}-${nextId++}`;
+  const file = join(rpcDir(), `${id}.json`);
+  rmSync(file, { force: true });
+  console.log(`__LOUPE_RUNNER__ ${JSON.stringify({ id, ...req })}`);
+  const t0 = Date.now();
+  while (Date.now() - t0 < timeoutMs) {
+    if (existsSync(file)) {
+      const res = JSON.parse(readFileSync(file, 'utf8')) as { ok: boolean; value?: T; error?: string };
+      if (!res.ok) throw new Error(`runner ${req.action} failed: ${res.error}`);
+      return res.value as T;
+    }
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  throw new Error(`runner did not answer ${req.action} within ${timeoutMs} ms`);
+}
+
+/** Saves a PNG of the whole workbench to test-results/screenshots/<name>.png and returns its path. */
+export async function screenshot(name: string): Promise<string> {
+  const path = join(screenshotDir(), `${name}.png`);
+  await runner({ action: 'screenshot', path });
+  return path;
+}
+
+/**
+ * Text rendered inside a webview (the visible one, or the one whose tab title is `title`), polled until it
+ * matches `expect` or the timeout passes.
+ */
+export async function webviewText(opts: { title?: string; expect?: RegExp; timeoutMs?: number } = {}): Promise<string> {
+  const t0 = Date.now();
+  for (;;) {
+    let last: string;
+    try {
+      last = await runner<string>({ action: 'webviewText', title: opts.title }, 15_000);
+    } catch (e) {
+      last = `(${e instanceof Error ? e.message : String(e)})`;
+    }
+    if (!opts.expect || opts.expect.test(last)) return last;
+    if (Date.now() - t0 > (opts.timeoutMs ?? 30_000)) {
+      throw new Error(`webview text did not match ${opts.expect} within ${opts.timeoutMs ?? 30_000} ms; last text: ${last.slice(0, 500)}`);
+    }
+    await new Promise((r) => setTimeout(r, 300));
+  }
+}
+
+/**
+ * The screenshot helper: open a command by its palette title (as a user would, F1 + type + Enter), wait until
+ * the webview shows `expect`, then save a PNG. Returns the webview's text and the PNG path.
+ */
+export async function openByPaletteAndCapture(title: string, name: string, expect: RegExp): Promise<{ text: string; png: string }> {
+  await runner({ action: 'palette', title });
+  const text = await webviewText({ expect });
+  await new Promise((r) => setTimeout(r, 400));
+  const png = await screenshot(name);
+  return { text, png };
+}

@@ -1,0 +1,262 @@
+#!/usr/bin/env node
+// Runs test/integration inside the real VS Code: code-server (npm) + headless Debian chromium via playwright-core.
+//   node test/integration/run.mjs [--grep PATTERN] [--keep]
+// Steps: make sure code-server is installed (.cache/code-server), start it on 127.0.0.1 with a scratch profile,
+// open the workbench with the test payload (extensionDevelopmentPath = this repo, extensionTestsPath = the bundled
+// suite), serve runner actions the tests ask for (screenshots, palette, webview text), print the mocha output and
+// a closing "N passed, N failed" line, stop everything.
+import { spawn, spawnSync } from 'node:child_process';
+import { format } from 'node:util';
+import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync, renameSync, cpSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..');
+const CS_VERSION = '4.139.1';
+const CS_DIR = join(ROOT, '.cache', 'code-server');
+const CS_ENTRY = join(CS_DIR, 'node_modules', 'code-server', 'out', 'node', 'entry.js');
+const OUT = join(ROOT, 'test-results', 'integration');
+const SHOTS = join(ROOT, 'test-results', 'screenshots');
+const args = process.argv.slice(2);
+const grep = args.includes('--grep') ? args[args.indexOf('--grep') + 1] : process.env.LOUPE_TEST_GREP;
+const keep = args.includes('--keep');
+const TOTAL_TIMEOUT_MS = Number(process.env.LOUPE_INTEGRATION_TIMEOUT_MS ?? 20 * 60_000);
+const t0 = Date.now();
+// Workbench chatter unrelated to Loupe (the AI features probe GitHub; there is no network here).
+const NOISE = /^\[(AgentHost|ChatModelSelection)\]|builtin extensions (cache|from gallery)|Ignoring fetching additional builtin/;
+const lap = (m) => console.log(`[integration ${((Date.now() - t0) / 1000).toFixed(1)}s] ${m}`);
+
+/** Installs code-server from npm into .cache/code-server with this node (its postinstall checks the node major). */
+export function ensureCodeServer() {
+  if (existsSync(CS_ENTRY)) return;
+  lap(`installing code-server@${CS_VERSION} into ${CS_DIR}`);
+  mkdirSync(CS_DIR, { recursive: true });
+  if (!existsSync(join(CS_DIR, 'package.json'))) writeFileSync(join(CS_DIR, 'package.json'), '{"private":true}\n');
+  const nodeDir = resolve(dirname(process.execPath), '..');
+  const r = spawnSync('npm', ['install', '--no-save', '--no-audit', '--no-fund', `code-server@${CS_VERSION}`], {
+    cwd: CS_DIR, stdio: 'inherit',
+    env: { ...process.env, npm_config_nodedir: nodeDir, npm_config_unsafe_perm: 'true', npm_config_yes: 'true' },
+  });
+  if (r.status !== 0 || !existsSync(CS_ENTRY)) throw new Error('code-server install failed');
+}
+
+function freePort() {
+  return new Promise((res, rej) => {
+    const s = createServer();
+    s.listen(0, '127.0.0.1', () => {
+      const { port } = s.address();
+      s.close(() => res(port));
+    });
+    s.on('error', rej);
+  });
+}
+
+async function waitHealthy(url, ms) {
+  const end = Date.now() + ms;
+  while (Date.now() < end) {
+    try {
+      const r = await fetch(url);
+      if (r.ok) return;
+    } catch { /* not up yet */ }
+    await new Promise((r) => setTimeout(r, 200));
+  }
+  throw new Error(`code-server not healthy at ${url} after ${ms} ms`);
+}
+
+/** Prepares profile + workspace folders. Workspace settings point Loupe at the shared benchmark data. */
+function prepareProfile() {
+  const run = join(OUT, 'run');
+  rmSync(run, { recursive: true, force: true });
+  for (const d of ['ud/User', 'exts', 'home', 'tmp', 'rpc', 'ws/.vscode']) mkdirSync(join(run, d), { recursive: true });
+  mkdirSync(SHOTS, { recursive: true });
+  const shared = resolve(process.env.LOUPE_SHARED ?? join(ROOT, '..', 'shared'));
+  const userSettings = {
+    'workbench.startupEditor': 'none',
+    'workbench.tips.enabled': false,
+    'workbench.welcomePage.walkthroughs.openOnInstall': false,
+    'extensions.autoCheckUpdates': false,
+    'extensions.autoUpdate': false,
+    'extensions.ignoreRecommendations': true,
+    'update.mode': 'none',
+    'telemetry.telemetryLevel': 'off',
+    'security.workspace.trust.enabled': false,
+    'window.commandCenter': true,
+    'chat.disableAIFeatures': true,
+    'workbench.secondarySideBar.defaultVisibility': 'hidden',
+    'workbench.colorTheme': process.env.LOUPE_THEME ?? 'Default Dark Modern',
+  };
+  writeFileSync(join(run, 'ud/User/settings.json'), JSON.stringify(userSettings, null, 2));
+  const fixtureWs = join(ROOT, 'test', 'integration', 'workspace');
+  if (existsSync(fixtureWs)) cpSync(fixtureWs, join(run, 'ws'), { recursive: true });
+  const wsSettingsFile = join(run, 'ws/.vscode/settings.json');
+  const wsSettings = existsSync(wsSettingsFile) ? JSON.parse(readFileSync(wsSettingsFile, 'utf8')) : {};
+  const expand = (v) => JSON.parse(JSON.stringify(v).replaceAll('${LOUPE_SHARED}', shared).replaceAll('${RUN_DIR}', run));
+  writeFileSync(wsSettingsFile, JSON.stringify({ 'loupe.runsDirectory': join(run, 'loupe-runs'), ...expand(wsSettings) }, null, 2));
+  return { run, shared };
+}
+
+async function main() {
+  ensureCodeServer();
+  const suite = join(ROOT, 'out', 'test', 'integration', 'index.js');
+  if (!existsSync(suite) || !existsSync(join(ROOT, 'dist', 'extension.js'))) throw new Error('run `npm run build` first');
+  const { run, shared } = prepareProfile();
+  const port = await freePort();
+  const base = `http://127.0.0.1:${port}`;
+  const env = {
+    ...process.env,
+    HOME: join(run, 'home'), TMPDIR: join(run, 'tmp'), EXTENSIONS_GALLERY: '{}',
+    LOUPE_RUNNER_RPC_DIR: join(run, 'rpc'), LOUPE_SCREENSHOT_DIR: SHOTS, LOUPE_SHARED: shared,
+    LOUPE_REPO_ROOT: ROOT, ...(grep ? { LOUPE_TEST_GREP: grep } : {}),
+  };
+  const cs = spawn(process.execPath, [CS_ENTRY, '--config', join(run, 'cs.yaml'), '--bind-addr', `127.0.0.1:${port}`,
+    '--auth', 'none', '--user-data-dir', join(run, 'ud'), '--extensions-dir', join(run, 'exts'), '--disable-telemetry',
+    '--disable-update-check', '--disable-workspace-trust', '--disable-getting-started-override',
+    '--vscode-option', 'enable-smoke-test-driver'], { env, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
+  const csLog = [];
+  cs.stdout.on('data', (d) => csLog.push(String(d)));
+  cs.stderr.on('data', (d) => csLog.push(String(d)));
+  const stopCs = () => { try { process.kill(-cs.pid, 'SIGTERM'); } catch { /* gone */ } };
+  process.on('exit', stopCs);
+  await waitHealthy(`${base}/healthz`, 60_000);
+  const csVersion = spawnSync(process.execPath, [CS_ENTRY, '--version'], { encoding: 'utf8' }).stdout.trim().split('\n')[0];
+  lap(`code-server ${csVersion} healthy on ${base} (node ${process.version})`);
+
+  const { chromium } = await import('playwright-core');
+  const browser = await chromium.launch({
+    executablePath: process.env.LOUPE_CHROMIUM ?? '/usr/bin/chromium', headless: true,
+    args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking',
+      '--disable-component-update', '--disable-sync', '--disable-dev-shm-usage'],
+  });
+  const page = await browser.newPage({ viewport: { width: 1400, height: 900 } });
+  const output = [];
+  let passed = 0, failed = 0;
+  const done = new Promise((resolveDone) => {
+    page.exposeFunction('codeAutomationExit', (code) => resolveDone(code));
+    page.exposeFunction('codeAutomationLog', (_type, a) => {
+      // Extension-host console calls arrive as printf-style arguments (mocha's spec reporter uses '%s (%dms)').
+      for (const line of format(...(a || [])).split('\n')) onLine(line);
+    });
+  });
+  const handled = new Set();
+  function onLine(line) {
+    const m = line.match(/__LOUPE_RUNNER__ (\{.*\})/);
+    if (m) {
+      const req = JSON.parse(m[1]);
+      if (!handled.has(req.id)) { handled.add(req.id); void serve(req); }
+      return;
+    }
+    if (NOISE.test(line)) return;
+    const pm = line.match(/^\s*(\d+) passing/); if (pm) passed = Number(pm[1]);
+    const fm = line.match(/^\s*(\d+) failing/); if (fm) failed = Number(fm[1]);
+    output.push(line);
+    console.log(line);
+  }
+  page.on('console', (msg) => { const t = msg.text(); if (t.includes('__LOUPE_RUNNER__')) onLine(t); });
+
+  const webviewFrames = async (title) => {
+    // Each webview is an iframe.webview (outer) containing #active-frame (the panel's document).
+    const outers = page.locator('iframe.webview.ready');
+    const n = await outers.count();
+    const frames = [];
+    for (let i = 0; i < n; i++) {
+      const outer = outers.nth(i);
+      if (!(await outer.isVisible())) continue;
+      frames.push(page.frameLocator('iframe.webview.ready').nth(i).frameLocator('#active-frame'));
+    }
+    if (title) {
+      // Bring the tab to front first so its frame is the visible one.
+      const tab = page.locator(`.tabs-container .tab[aria-label^="${title}"]`).first();
+      if (await tab.count()) await tab.click();
+    }
+    return frames;
+  };
+
+  async function serve(req) {
+    const reply = (body) => {
+      const file = join(run, 'rpc', `${req.id}.json`);
+      writeFileSync(file + '.tmp', JSON.stringify(body));
+      renameSync(file + '.tmp', file);
+    };
+    try {
+      let value;
+      switch (req.action) {
+        case 'screenshot': {
+          mkdirSync(dirname(req.path), { recursive: true });
+          await page.screenshot({ path: req.path });
+          lap(`screenshot ${req.path}`);
+          break;
+        }
+        case 'webviewText': {
+          const frames = await webviewFrames(req.title);
+          const texts = [];
+          for (const f of frames) texts.push(await f.locator(req.selector ?? 'body').innerText({ timeout: 5000 }));
+          value = texts.join('\n----\n');
+          break;
+        }
+        case 'palette': {
+          let found = false;
+          for (let i = 0; i < 30 && !found; i++) {
+            await page.keyboard.press('F1');
+            await page.waitForSelector('.quick-input-widget input', { state: 'visible', timeout: 10_000 });
+            await page.keyboard.type(req.title);
+            try {
+              await page.waitForSelector(`.quick-input-list .monaco-list-row:has-text("${req.title}")`, { timeout: 3000 });
+              found = true;
+            } catch {
+              await page.keyboard.press('Escape');
+              await page.waitForTimeout(1000);
+            }
+          }
+          if (!found) throw new Error(`command '${req.title}' not found in the palette`);
+          await page.keyboard.press('Enter');
+          break;
+        }
+        case 'press': await page.keyboard.press(req.key); break;
+        case 'type': await page.keyboard.type(req.text); break;
+        case 'clickInWebview': {
+          const frames = await webviewFrames(req.title);
+          if (!frames.length) throw new Error('no visible webview');
+          await frames[0].locator(req.selector).first().click({ timeout: 10_000 });
+          break;
+        }
+        case 'workbenchText': value = await page.locator(req.selector).first().innerText({ timeout: 10_000 }); break;
+        default: throw new Error(`unknown runner action ${req.action}`);
+      }
+      reply({ ok: true, value });
+    } catch (e) {
+      reply({ ok: false, error: e instanceof Error ? e.message : String(e) });
+    }
+  }
+
+  const authority = new URL(base).host;
+  const payload = JSON.stringify([
+    ['extensionDevelopmentPath', `vscode-remote://${authority}${ROOT}`],
+    ['extensionTestsPath', `vscode-remote://${authority}${suite}`],
+  ]);
+  await page.goto(`${base}/?folder=${encodeURIComponent(join(run, 'ws'))}&payload=${encodeURIComponent(payload)}`);
+  lap('workbench loading; tests run in the extension host');
+  const timeout = new Promise((_, rej) => setTimeout(() => rej(new Error(`integration tests did not finish in ${TOTAL_TIMEOUT_MS} ms`)), TOTAL_TIMEOUT_MS));
+  let code;
+  try {
+    code = await Promise.race([done, timeout]);
+  } catch (e) {
+    await page.screenshot({ path: join(OUT, 'timeout.png') }).catch(() => {});
+    console.error(String(e));
+    code = 1;
+  }
+  writeFileSync(join(OUT, 'code-server.log'), csLog.join(''));
+  writeFileSync(join(OUT, 'tests.log'), output.join('\n'));
+  await browser.close();
+  if (!keep) stopCs();
+  lap(`extension tests exit code ${code}`);
+  if (code !== 0 && passed + failed === 0) failed = 1;
+  console.log(`integration: ${passed} passed, ${failed} failed`);
+  process.exit(code === 0 && failed === 0 ? 0 : 1);
+}
+
+main().catch((e) => {
+  console.error('integration runner failed:', e);
+  console.log('integration: 0 passed, 1 failed');
+  process.exit(1);
+});
