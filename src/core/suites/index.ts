@@ -1,0 +1,48 @@
+/**
+ * Entry point of the benchmark suites layer: {@link loadSuite} reads a benchmark in its native
+ * layout and returns the common {@link Suite} model. Source: issue 3; spec §1.2, §2.2, §3.2, §4.1.
+ */
+import { LoupeInputError } from '../util/errors.ts';
+import type { LoadSuiteOptions, Suite, SuiteKind } from './types.ts';
+import { SUITE_KINDS } from './types.ts';
+import { loadLongda } from './longda/load.ts';
+import { loadBlade } from './blade/load.ts';
+import { loadDdr } from './ddr/load.ts';
+import { loadAnalystBench } from './analystbench/load.ts';
+
+export * from './types.ts';
+
+/**
+ * Loads a suite of the given kind from `root`.
+ * @param kind which benchmark (`longda` | `blade` | `blade-mcq` | `ddr` | `analystbench`).
+ * @param root absolute or relative path of the benchmark root (LongDA: folder with `benchmark.csv`;
+ *   BLADE: `datasets/`; DDR: SQLite file or folder of CSV/CSV.gz tables; AnalystBench: folder of manifests).
+ * @param opts see {@link LoadSuiteOptions}.
+ * @returns the suite; per-block problems are reported in `block.problems`, file-level ones in `suite.problems`.
+ * @throws LoupeInputError when the root does not exist, is empty, or is not the named suite.
+ */
+export async function loadSuite(kind: SuiteKind, root: string, opts: LoadSuiteOptions = {}): Promise<Suite> {
+  switch (kind) {
+    case 'longda':
+      return loadLongda(root, opts);
+    case 'blade':
+      return loadBlade(root, opts, 'blade');
+    case 'blade-mcq':
+      return loadBlade(root, opts, 'blade-mcq');
+    case 'ddr':
+      return loadDdr(root, opts);
+    case 'analystbench':
+      return loadAnalystBench(root, opts);
+    default:
+      throw new LoupeInputError('--suite', `unknown suite '${String(kind)}' (expected one of ${SUITE_KINDS.join(', ')})`);
+  }
+}
+
+/**
+ * Checks a string names a suite kind.
+ * @throws LoupeInputError naming `subject` otherwise.
+ */
+export function parseSuiteKind(s: string, subject = '--suite'): SuiteKind {
+  if ((SUITE_KINDS as readonly string[]).includes(s)) return s as SuiteKind;
+  throw new LoupeInputError(subject, `unknown suite '${s}' (expected one of ${SUITE_KINDS.join(', ')})`);
+}
