@@ -8,6 +8,9 @@ import { join } from 'node:path';
 
 let nextId = 1;
 
+/** True when the chromium runner is attached (run.mjs). Under @vscode/test-electron it is not. */
+export const hasRunner = (): boolean => Boolean(process.env.LOUPE_RUNNER_RPC_DIR);
+
 function rpcDir(): string {
   const dir = process.env.LOUPE_RUNNER_RPC_DIR;
   if (!dir) throw new Error('LOUPE_RUNNER_RPC_DIR is not set: integration tests must be started by test/integration/run.mjs');
