@@ -1,0 +1,275 @@
+/**
+ * DDR-Bench SQL tools on a SQLite database opened read-only by SQLite itself, and the record of
+ * which tables and columns each query touched (for the exploration metrics).
+ *
+ * Source: spec §3.3 "Tools: SQL MCP server" (DDR `tool_server/sqlite_mcp.py`). Differences, on purpose:
+ * - read-only is enforced by SQLite (`readonly: true` + `PRAGMA query_only = ON`), not by a keyword
+ *   filter (spec §3.7 item 6: the original's substring filter rejected `created_at`, `REPLACE()`...);
+ * - the SQL is never rewritten (no `LIMIT` injection): rows are read up to a cap and the
+ *   observation says so when more rows exist;
+ * - results are capped per value (1000 chars, as the original) and in total characters, with a note.
+ */
+import Database from 'better-sqlite3';
+import sqlParser from 'node-sql-parser';
+import { LoupeInputError, errorMessage } from '../../util/errors.ts';
+
+const { Parser } = sqlParser;
+
+/** A read-only connection to a DDR database. */
+export type ReadonlyDb = Database.Database;
+
+/**
+ * Opens a SQLite file read-only: SQLite's own `SQLITE_OPEN_READONLY` plus `PRAGMA query_only`.
+ * Writes (INSERT, CREATE, ATTACH of a new file...) then fail inside SQLite with an error message.
+ * @param path absolute path of the `.sqlite` / `.db` file.
+ * @returns the open connection (caller closes it).
+ * @throws LoupeInputError(path) when the file is missing or is not a SQLite database.
+ */
+export function openReadOnlyDatabase(path: string): ReadonlyDb {
+  let db: ReadonlyDb;
+  try {
+    db = new Database(path, { readonly: true, fileMustExist: true });
+    db.pragma('query_only = ON');
+    db.prepare('SELECT count(*) FROM sqlite_master').get();
+  } catch (e) {
+    throw new LoupeInputError(path, `cannot open as a read-only SQLite database: ${errorMessage(e)}`);
+  }
+  return db;
+}
+
+/** Table and view names to hide from the agent (spec §3.3 `get_database_info`). */
+function isHiddenTable(name: string): boolean {
+  return name.startsWith('sqlite_') || name.endsWith('_comments') || name.endsWith('_documentation');
+}
+
+function tableExists(db: ReadonlyDb, name: string): boolean {
+  return !!db.prepare("SELECT 1 FROM sqlite_master WHERE type IN ('table','view') AND name = ?").get(name);
+}
+
+/** Schema of the visible tables: table name → column names (in order). */
+export type DbSchema = Map<string, string[]>;
+
+/**
+ * Reads the schema of every visible table (views and comment tables excluded).
+ * @param db an open connection.
+ * @returns table → column names.
+ */
+export function readSchema(db: ReadonlyDb): DbSchema {
+  const schema: DbSchema = new Map();
+  const rows = db.prepare("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name").all() as { name: string }[];
+  for (const { name } of rows) {
+    if (isHiddenTable(name)) continue;
+    const cols = db.prepare(`SELECT name FROM pragma_table_info(?)`).all(name) as { name: string }[];
+    schema.set(name, cols.map((c) => c.name));
+  }
+  return schema;
+}
+
+/**
+ * `get_database_info()`: the visible tables with their comments.
+ * Source: spec §3.3 (`{database_path, table_count, tables, tables_info, filtered_out_count}`); the path
+ * is given as `displayPath` so the agent never learns host paths.
+ * @param db an open connection; `displayPath` the name shown to the agent.
+ * @returns a JSON-serialisable object.
+ */
+export function databaseInfo(db: ReadonlyDb, displayPath: string): Record<string, unknown> {
+  const all = db.prepare("SELECT name, type FROM sqlite_master WHERE type IN ('table','view') ORDER BY name").all() as { name: string; type: string }[];
+  const visible = all.filter((t) => t.type === 'table' && !isHiddenTable(t.name));
+  const comments = new Map<string, string>();
+  if (tableExists(db, 'table_comments')) {
+    for (const r of db.prepare('SELECT table_name, comment FROM table_comments').all() as { table_name: string; comment: string }[]) comments.set(r.table_name, r.comment);
+  }
+  return {
+    database_path: displayPath,
+    table_count: visible.length,
+    tables: visible.map((t) => t.name),
+    tables_info: visible.map((t) => (comments.has(t.name) ? { name: t.name, comment: comments.get(t.name) } : { name: t.name })),
+    filtered_out_count: all.length - visible.length,
+  };
+}
+
+/**
+ * `describe_table(table)`: row count, columns (name, type, not null, default, primary key, comment).
+ * Source: spec §3.3.
+ * @throws LoupeInputError(table) when the table does not exist (message lists the tables).
+ */
+export function describeTable(db: ReadonlyDb, table: string): Record<string, unknown> {
+  const schema = readSchema(db);
+  if (!schema.has(table)) throw new LoupeInputError(table, `no such table. Available tables: ${[...schema.keys()].join(', ')}`);
+  const cols = db.prepare('SELECT name, type, "notnull" AS nn, dflt_value, pk FROM pragma_table_info(?)').all(table) as { name: string; type: string; nn: number; dflt_value: unknown; pk: number }[];
+  const colComments = new Map<string, string>();
+  let comment: string | undefined;
+  if (tableExists(db, 'column_comments')) {
+    for (const r of db.prepare('SELECT column_name, comment FROM column_comments WHERE table_name = ?').all(table) as { column_name: string; comment: string }[]) colComments.set(r.column_name, r.comment);
+  }
+  if (tableExists(db, 'table_comments')) comment = (db.prepare('SELECT comment FROM table_comments WHERE table_name = ?').get(table) as { comment?: string } | undefined)?.comment;
+  const rowCount = (db.prepare(`SELECT count(*) AS n FROM "${table.replaceAll('"', '""')}"`).get() as { n: number }).n;
+  return {
+    table_name: table,
+    row_count: rowCount,
+    column_count: cols.length,
+    comment: comment ?? '',
+    columns: cols.map((c) => ({ name: c.name, type: c.type, not_null: !!c.nn, default_value: c.dflt_value ?? null, primary_key: !!c.pk, comment: colComments.get(c.name) ?? '' })),
+  };
+}
+
+/** Caps applied to a query result. */
+export interface QueryCaps {
+  /** Rows returned at most (default 100, the original's hard maximum). */
+  maxRows: number;
+  /** Characters kept per value (default 1000: 997 + "...", as the original). */
+  maxValueChars: number;
+  /** Characters of the whole JSON observation (default 20,000). */
+  maxChars: number;
+}
+
+export const defaultQueryCaps: QueryCaps = { maxRows: 100, maxValueChars: 1000, maxChars: 20_000 };
+
+/** Result of `execute_query`. */
+export interface QueryResult {
+  cols: string[];
+  data: string[][];
+  count: number;
+  /** True when more rows existed than `maxRows`, or the characters cap cut rows. */
+  truncated?: boolean;
+  /** Human-readable notes on any cap applied. */
+  note?: string;
+}
+
+function cell(v: unknown, max: number): string {
+  let s: string;
+  if (v === null || v === undefined) s = 'None';
+  else if (Buffer.isBuffer(v)) s = `<blob ${v.length} bytes>`;
+  else s = String(v);
+  return s.length > max ? s.slice(0, max - 3) + '...' : s;
+}
+
+/**
+ * `execute_query(sql)`: runs one statement on the read-only connection and returns capped rows.
+ * Source: spec §3.3 result shape `{cols, data, count, truncated?}`; caps per {@link QueryCaps}.
+ * @param sql one SQL statement (SELECT, WITH, EXPLAIN, PRAGMA...). Writes fail in SQLite.
+ * @returns the result; SQL errors are thrown as `Error` with SQLite's message, enriched with the
+ *   table list (no such table) or the columns of the named tables (no such column).
+ */
+export function executeQuery(db: ReadonlyDb, sql: string, caps: QueryCaps = defaultQueryCaps): QueryResult {
+  let stmt: Database.Statement;
+  try {
+    stmt = db.prepare(sql);
+  } catch (e) {
+    throw new Error(enrichSqlError(db, sql, errorMessage(e)), { cause: e });
+  }
+  if (!stmt.reader) {
+    try {
+      stmt.run();
+    } catch (e) {
+      throw new Error(enrichSqlError(db, sql, errorMessage(e)), { cause: e });
+    }
+    return { cols: ['result'], data: [['Query executed successfully']], count: 1 };
+  }
+  const cols = stmt.columns().map((c) => c.name);
+  const data: string[][] = [];
+  let more = false;
+  try {
+    for (const row of stmt.raw(true).iterate() as Iterable<unknown[]>) {
+      if (data.length >= caps.maxRows) {
+        more = true;
+        break;
+      }
+      data.push(row.map((v) => cell(v, caps.maxValueChars)));
+    }
+  } catch (e) {
+    throw new Error(enrichSqlError(db, sql, errorMessage(e)), { cause: e });
+  }
+  const notes: string[] = [];
+  if (more) notes.push(`Only the first ${caps.maxRows} rows are shown; the query returned more. Use LIMIT, WHERE or aggregation to see the rest.`);
+  // Characters cap: drop rows from the end until the JSON fits.
+  let kept = data.length;
+  const sizeOf = (n: number) => JSON.stringify({ cols, data: data.slice(0, n) }).length;
+  if (sizeOf(kept) > caps.maxChars) {
+    let lo = 0;
+    let hi = kept;
+    while (lo < hi) {
+      const mid = Math.ceil((lo + hi) / 2);
+      if (sizeOf(mid) <= caps.maxChars) lo = mid;
+      else hi = mid - 1;
+    }
+    notes.push(`Output cut to ${lo} of ${kept}${more ? '+' : ''} rows to stay under ${caps.maxChars} characters.`);
+    kept = lo;
+  }
+  const out: QueryResult = { cols, data: data.slice(0, kept), count: kept };
+  if (more || kept < data.length) out.truncated = true;
+  if (notes.length) out.note = notes.join(' ');
+  return out;
+}
+
+function enrichSqlError(db: ReadonlyDb, sql: string, msg: string): string {
+  const schema = readSchema(db);
+  if (/no such table/i.test(msg)) return `${msg}. Available tables: ${[...schema.keys()].join(', ')}`;
+  if (/no such column/i.test(msg)) {
+    const named = [...schema.keys()].filter((t) => new RegExp(`\\b${t}\\b`, 'i').test(sql));
+    if (named.length) return `${msg}. Columns of ${named.map((t) => `${t}: ${schema.get(t)!.join(', ')}`).join('; ')}`;
+  }
+  if (/readonly|read-only|query_only/i.test(msg)) return `${msg}. The database is read-only: only queries that read are allowed.`;
+  return msg;
+}
+
+/** Tables and columns one query touched. */
+export interface TouchedFields {
+  tables: string[];
+  /** `table.column`, sorted, real columns only. */
+  columns: string[];
+  /** `parser` when node-sql-parser understood the SQL, `fallback` when names were matched as words. */
+  method: 'parser' | 'fallback';
+}
+
+const parser = new Parser();
+
+/**
+ * Which real tables and `table.column`s a query touched, for DDR's exploration metrics.
+ * Uses node-sql-parser (SQLite dialect): qualified columns map to their table (aliases and CTEs are
+ * resolved by column name against the query's real tables), `*` expands to every column of the
+ * query's real tables, names that are not real columns (aliases) are dropped. When the parser fails
+ * (PRAGMA, dialect gaps) identifiers are matched as whole words against the schema.
+ * @param sql the query text; `schema` from {@link readSchema}.
+ * @returns sorted, de-duplicated tables and columns.
+ */
+export function touchedFields(sql: string, schema: DbSchema): TouchedFields {
+  const lowerTables = new Map<string, string>([...schema.keys()].map((t) => [t.toLowerCase(), t]));
+  try {
+    const tl = parser.tableList(sql, { database: 'sqlite' });
+    const cl = parser.columnList(sql, { database: 'sqlite' });
+    const tables = new Set<string>();
+    for (const t of tl) {
+      const name = t.split('::')[2] ?? '';
+      const real = lowerTables.get(name.toLowerCase());
+      if (real) tables.add(real);
+    }
+    const columns = new Set<string>();
+    const colOf = (table: string, col: string) => schema.get(table)?.find((c) => c.toLowerCase() === col.toLowerCase());
+    for (const c of cl) {
+      const [, qual, col] = c.split('::');
+      if (!col) continue;
+      if (col === '(.*)') {
+        for (const t of tables) for (const cc of schema.get(t) ?? []) columns.add(`${t}.${cc}`);
+        continue;
+      }
+      const realQual = qual && qual !== 'null' ? lowerTables.get(qual.toLowerCase()) : undefined;
+      if (realQual && tables.has(realQual)) {
+        const cc = colOf(realQual, col);
+        if (cc) columns.add(`${realQual}.${cc}`);
+        continue;
+      }
+      for (const t of tables) {
+        const cc = colOf(t, col);
+        if (cc) columns.add(`${t}.${cc}`);
+      }
+    }
+    return { tables: [...tables].sort(), columns: [...columns].sort(), method: 'parser' };
+  } catch {
+    const words = new Set((sql.match(/[A-Za-z_][A-Za-z0-9_]*/g) ?? []).map((w) => w.toLowerCase()));
+    const tables = [...schema.keys()].filter((t) => words.has(t.toLowerCase()));
+    const columns: string[] = [];
+    for (const t of tables) for (const c of schema.get(t) ?? []) if (words.has(c.toLowerCase())) columns.push(`${t}.${c}`);
+    return { tables: tables.sort(), columns: columns.sort(), method: 'fallback' };
+  }
+}

@@ -1,0 +1,321 @@
+/**
+ * DDR-Bench tool set: `get_database_info()`, `describe_table(table)`, `execute_query(sql)` on a
+ * database opened read-only by SQLite, and `python(code)` with the database path read-only. The start
+ * prompt names only the entity; the run ends on a message starting with `FINISH:` (paper) or containing
+ * "FINISH" (code), or on the budget. Every query's touched tables and columns are recorded, and the
+ * per-step message-wise insights (I_m) and the final report (I_t) are derived from the run.
+ *
+ * Source: spec §3.3 (DDR `agent/data_agent.py`, `agent/prompt_manager.py`, `tool_server/sqlite_mcp.py`),
+ * §3.7 / §5.3 rows 5 and 7 (termination and empty-insight choices, as named options).
+ */
+import type { Block } from '../../suites/types.ts';
+import { LoupeInputError, errorMessage } from '../../util/errors.ts';
+import type { AssistantMessage, ChatMessage, StepRecord, ToolContext, ToolDefinition, ToolResult, ToolSet } from '../types.ts';
+import {
+  type DbSchema,
+  type QueryCaps,
+  type ReadonlyDb,
+  type TouchedFields,
+  databaseInfo,
+  defaultQueryCaps,
+  describeTable,
+  executeQuery,
+  openReadOnlyDatabase,
+  readSchema,
+  touchedFields,
+} from './ddr-sql.ts';
+import { pyStr, runPythonTool } from './kernel-output.ts';
+
+/**
+ * Termination rule (spec §5.3 row 5).
+ * - `paper`: the assistant message starts with "FINISH:" (after leading whitespace).
+ * - `code`: "FINISH" appears anywhere in the message, case-insensitive (the shipped code's rule).
+ */
+export type DdrFinishRule = 'paper' | 'code';
+
+/**
+ * Entities whose run produced no valid message-wise insight (spec §5.3 row 7).
+ * - `zero`: the entity stays in the message-wise averages with score 0 (paper).
+ * - `drop`: the entity drops out of the message-wise averages (shipped code).
+ * Recorded with the run for the evaluator; the agent loop itself does not depend on it.
+ */
+export type DdrEmptyInsights = 'zero' | 'drop';
+
+/** Options of {@link createDdrToolSet}. */
+export interface DdrToolSetOptions {
+  finishRule?: DdrFinishRule;
+  emptyInsights?: DdrEmptyInsights;
+  /** Step budget; default 100 (`agent.max_turns` in DDR's config; the paper states no cap). */
+  maxSteps?: number;
+  /** Offer `python(code)` next to the SQL tools (default true; the original gives MIMIC only SQL). */
+  python?: boolean;
+  caps?: Partial<QueryCaps>;
+}
+
+/** Recorded per `execute_query` call (in the tool result `data` and in `state.extra.ddr.queries`). */
+export interface DdrQueryRecord extends TouchedFields {
+  stepIndex: number;
+  sql: string;
+  ok: boolean;
+  rows: number;
+  truncated: boolean;
+}
+
+/** Per-run DDR state under `state.extra.ddr`. */
+export interface DdrRunState {
+  options: { finishRule: DdrFinishRule; emptyInsights: DdrEmptyInsights };
+  queries: DdrQueryRecord[];
+}
+
+const DESCRIPTION_TOOLS = new Set(['get_database_info', 'describe_table', 'list_files', 'get_field_description']);
+
+interface OpenDb {
+  db: ReadonlyDb;
+  schema: DbSchema;
+}
+const openDbs = new Map<string, OpenDb>();
+
+/** Opens (once per path, shared by runs; connections are read-only) the block's database. */
+function dbFor(block: Block): OpenDb {
+  const info = block.visible.database;
+  if (!info) throw new LoupeInputError(block.id, 'DDR block has no database');
+  let o = openDbs.get(info.path);
+  if (!o) {
+    const db = openReadOnlyDatabase(info.path);
+    o = { db, schema: readSchema(db) };
+    openDbs.set(info.path, o);
+  }
+  return o;
+}
+
+/** Closes every database connection the DDR tools opened (CLI exit, tests). */
+export function closeDdrDatabases(): void {
+  for (const o of openDbs.values()) o.db.close();
+  openDbs.clear();
+}
+
+/** Reads (creating) the DDR state of a run. */
+export function ddrState(extra: Record<string, unknown>, opts: DdrToolSetOptions = {}): DdrRunState {
+  const s = extra.ddr as DdrRunState | undefined;
+  if (s && Array.isArray(s.queries)) return s;
+  const fresh: DdrRunState = { options: { finishRule: opts.finishRule ?? 'paper', emptyInsights: opts.emptyInsights ?? 'zero' }, queries: [] };
+  extra.ddr = fresh;
+  return fresh;
+}
+
+/**
+ * Does this assistant message end the run? Source: spec §3.3 step 2 and §3.7 item 1.
+ * @param content the assistant's text; `rule` see {@link DdrFinishRule}.
+ */
+export function isDdrFinish(content: string | null | undefined, rule: DdrFinishRule): boolean {
+  if (!content) return false;
+  return rule === 'paper' ? content.trimStart().startsWith('FINISH:') : content.toUpperCase().includes('FINISH');
+}
+
+/** The entity start prompt: names only the entity (spec §3.3 "Entity prompts"). */
+export function buildDdrBlockPrompt(block: Block): string {
+  const item = block.items.find((i) => i.type === 'ddr-entity');
+  if (item?.prompt) return item.prompt;
+  const id = block.ddr?.entityId ?? item?.entityId;
+  if (!id) throw new LoupeInputError(block.id, 'DDR block names no entity');
+  return block.ddr?.entityColumn ? `Analyze the entity with ${block.ddr.entityColumn}=${id}.` : `Analyze entity ${id}.`;
+}
+
+function systemPrompt(rule: DdrFinishRule, python: boolean): string {
+  return [
+    'You are an autonomous data analyst exploring a database on your own. Nobody will ask you questions: decide what to look at, and keep digging into the data about your task\'s entity.',
+    'Rules:',
+    '1. Work step by step: in each message, write your reasoning and make a tool call.',
+    '2. Make exactly one tool call per message.',
+    '3. Start each message with what you learned from the previous result (concrete facts and numbers); use tools only to explore the data.',
+    '4. Keep exploring: go from simple lookups to more detailed and more complex queries.',
+    '5. Begin by finding out what data is available.',
+    python ? 'Tools: get_database_info, describe_table and execute_query (SQL on a read-only SQLite database), and python (the database file path is in DB_PATH; open it read-only with sqlite3).' : 'Tools: get_database_info, describe_table and execute_query (SQL on a read-only SQLite database).',
+    rule === 'paper'
+      ? 'FINISHING: when you cannot learn anything more, send a message WITHOUT a tool call that starts with "FINISH:" followed by everything you found about the entity. Only do this when you are done: the session ends there.'
+      : 'FINISHING: when you cannot learn anything more, send a message containing "FINISH" followed by everything you found about the entity. Use the word only when you are done: any message containing it ends the session.',
+  ].join('\n');
+}
+
+/**
+ * The DDR tool set.
+ * @param opts see {@link DdrToolSetOptions}.
+ * @returns a {@link ToolSet} over DDR {@link Block}s (`id` `ddr-sql` or `ddr-sql+python`).
+ */
+export function createDdrToolSet(opts: DdrToolSetOptions = {}): ToolSet<Block> {
+  const rule = opts.finishRule ?? 'paper';
+  const withPython = opts.python !== false;
+  const caps: QueryCaps = { ...defaultQueryCaps, ...opts.caps };
+  const json = (o: unknown) => JSON.stringify(o, null, 2);
+  const fail = (msg: string): ToolResult => ({ observation: json({ error: msg }), isError: true });
+
+  const getInfo: ToolDefinition = {
+    name: 'get_database_info',
+    description: 'List the tables of the database with their descriptions.',
+    parameters: { type: 'object', properties: {} },
+    run: async (_args, ctx) => {
+      ddrState(ctx.state.extra, opts);
+      const block = ctx.block as Block;
+      const { db } = dbFor(block);
+      return { observation: json(databaseInfo(db, block.visible.database?.rel ?? 'database')) };
+    },
+  };
+  const describe: ToolDefinition = {
+    name: 'describe_table',
+    description: 'Columns (name, type, description), row count and description of one table.',
+    parameters: { type: 'object', properties: { table: { type: 'string', description: 'Table name.' } }, required: ['table'] },
+    run: async (args, ctx) => {
+      ddrState(ctx.state.extra, opts);
+      try {
+        return { observation: json(describeTable(dbFor(ctx.block as Block).db, String(args.table))) };
+      } catch (e) {
+        return fail(errorMessage(e));
+      }
+    },
+  };
+  const query: ToolDefinition = {
+    name: 'execute_query',
+    description: `Run one SQL query on the read-only SQLite database. At most ${caps.maxRows} rows and ${caps.maxChars} characters are returned; a note says when the result was cut.`,
+    parameters: { type: 'object', properties: { sql: { type: 'string', description: 'One SQL statement (SQLite dialect).' } }, required: ['sql'] },
+    run: async (args, ctx) => runDdrQuery(String(args.sql), ctx, caps, opts),
+  };
+  const tools = [getInfo, describe, query];
+  if (withPython) {
+    tools.push({
+      name: 'python',
+      description: 'Run Python code in a persistent kernel (pandas, numpy imported). `DB_PATH` is the database file (read-only); `con` is an open read-only sqlite3 connection.',
+      parameters: { type: 'object', properties: { code: { type: 'string', description: 'Python code to run.' } }, required: ['code'] },
+      run: async (args, ctx) => runPythonTool(ctx, 'ddrPreamble', ddrPreamble(ctx.block as Block), String(args.code)),
+    });
+  }
+  return {
+    id: withPython ? 'ddr-sql+python' : 'ddr-sql',
+    tools,
+    systemPrompt: systemPrompt(rule, withPython),
+    buildBlockPrompt: buildDdrBlockPrompt,
+    isTerminal: (msg: AssistantMessage) => isDdrFinish(msg.content, rule),
+    noToolCallMessage: rule === 'paper' ? 'Your message should either contain a tool call or start with "FINISH:" to end the task.' : "Your message should either contain a function call or use 'FINISH' in your message to end the task.",
+    defaultMaxSteps: opts.maxSteps ?? 100,
+  };
+}
+
+/**
+ * Runs one `execute_query` call and records the touched tables / columns (even when SQLite rejects
+ * the query, so the exploration metrics see what the agent tried).
+ */
+export async function runDdrQuery(sql: string, ctx: ToolContext, caps: QueryCaps = defaultQueryCaps, opts: DdrToolSetOptions = {}): Promise<ToolResult> {
+  const state = ddrState(ctx.state.extra, opts);
+  const { db, schema } = dbFor(ctx.block as Block);
+  const touched = touchedFields(sql, schema);
+  const rec: DdrQueryRecord = { stepIndex: ctx.stepIndex, sql, ok: false, rows: 0, truncated: false, ...touched };
+  try {
+    const r = executeQuery(db, sql, caps);
+    rec.ok = true;
+    rec.rows = r.count;
+    rec.truncated = !!r.truncated;
+    state.queries.push(rec);
+    return { observation: JSON.stringify(r, null, 2), data: { query: rec } };
+  } catch (e) {
+    state.queries.push(rec);
+    return { observation: JSON.stringify({ error: errorMessage(e) }, null, 2), isError: true, data: { query: rec } };
+  }
+}
+
+/** Python preamble for DDR: `DB_PATH` and a read-only sqlite3 connection `con`. */
+export function ddrPreamble(block: Block): string {
+  const rel = block.visible.database?.rel ?? block.visible.database?.path ?? '';
+  return [
+    'import sqlite3, json',
+    'import pandas as pd',
+    'import numpy as np',
+    `DB_PATH = ${pyStr(rel)}`,
+    "con = sqlite3.connect('file:' + DB_PATH + '?mode=ro', uri=True)",
+    "con.execute('PRAGMA query_only = ON')",
+  ].join('\n');
+}
+
+// ------------------------------------------------------------------------ insights and report
+
+/** One message-wise insight (I_m). */
+export interface DdrInsight {
+  stepIndex: number;
+  tool: string;
+  /** The insight text, or null for "NO INSIGHT" / description-only steps / errors. */
+  insight: string | null;
+}
+
+/**
+ * The prompt that turns one step (reasoning + tool result) into a message-wise insight, as DDR's
+ * separate insight call does (spec §3.3 "Message-wise insight prompt"; own wording).
+ * @returns chat messages for the same model.
+ */
+export function ddrInsightMessages(task: string, assistantContent: string, toolResult: string): ChatMessage[] {
+  return [
+    { role: 'system', content: 'You are an expert data analyst. Turn one exploration step into a short, factual insight.' },
+    {
+      role: 'user',
+      content: [
+        `Task: ${task}`,
+        '',
+        `Reasoning and action:\n${assistantContent}`,
+        '',
+        `Tool result:\n${toolResult}`,
+        '',
+        'Write 1–3 sentences stating what this result reveals about the task\'s entity. Rules:',
+        '1. It must be about the task.',
+        "2. If the result is an error or shows nothing useful, answer exactly 'NO INSIGHT'.",
+        "3. If only description tools were used (get_database_info, describe_table, list_files), answer 'NO INSIGHT'.",
+        '4. Answer the question the reasoning raised.',
+        '5. Keep every number and statistic.',
+      ].join('\n'),
+    },
+  ];
+}
+
+/** "NO INSIGHT" (exactly, after trimming quotes and a period) → null; otherwise the text. */
+export function parseDdrInsight(text: string | null | undefined): string | null {
+  const t = (text ?? '').trim();
+  if (!t) return null;
+  if (/^['"]?NO INSIGHT['".]*$/i.test(t)) return null;
+  return t;
+}
+
+/**
+ * Message-wise insights of a finished run without extra model calls: the insight of step k's tool
+ * result is the reasoning the agent wrote at step k+1 (rule 3 of the system prompt asks for it), and
+ * description-only steps and errors give none. Used when no separate insight call was made.
+ * @param steps the run's steps in order.
+ */
+export function ddrInsightsFromReasoning(steps: StepRecord[]): DdrInsight[] {
+  const out: DdrInsight[] = [];
+  for (let i = 0; i < steps.length; i++) {
+    const s = steps[i]!;
+    const call = s.toolCalls[0];
+    if (!call) continue;
+    const next = steps[i + 1]?.assistant.content ?? null;
+    const useless = call.isError || DESCRIPTION_TOOLS.has(call.name);
+    out.push({ stepIndex: s.index, tool: call.name, insight: useless ? null : parseDdrInsight(next?.replace(/^FINISH:\s*/, '') ?? null) });
+  }
+  return out;
+}
+
+/**
+ * The trajectory-wise insight (I_t): the terminal message under the run's rule, else the last
+ * assistant message with text (DDR `final_summary`, spec §3.2).
+ */
+export function ddrFinalReport(steps: StepRecord[], rule: DdrFinishRule = 'paper'): string | null {
+  for (let i = steps.length - 1; i >= 0; i--) if (isDdrFinish(steps[i]!.assistant.content, rule)) return steps[i]!.assistant.content!.trim();
+  for (let i = steps.length - 1; i >= 0; i--) if (steps[i]!.assistant.content?.trim()) return steps[i]!.assistant.content!.trim();
+  return null;
+}
+
+/** Exploration summary: distinct tables and `table.column`s touched by all queries of a run. */
+export function ddrTouchedSummary(queries: DdrQueryRecord[]): { tables: string[]; columns: string[]; queries: number } {
+  const t = new Set<string>();
+  const c = new Set<string>();
+  for (const q of queries) {
+    q.tables.forEach((x) => t.add(x));
+    q.columns.forEach((x) => c.add(x));
+  }
+  return { tables: [...t].sort(), columns: [...c].sort(), queries: queries.length };
+}
