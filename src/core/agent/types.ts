@@ -83,6 +83,8 @@ export interface ToolContext {
   workspace: string;
   /** The block being run (shape owned by the tool set). */
   block: unknown;
+  /** The task text given to the model (first user message). */
+  taskPrompt: string;
   state: RunState;
   /** The run's kernel, started lazily on first use. Kernel cells executed through {@link ToolContext.execute} are recorded. */
   kernel(): Promise<KernelLike>;

@@ -1,0 +1,357 @@
+/**
+ * The ReAct loop with native function calling. Each step is one model call; every tool call in it
+ * is executed and its observation returned. The loop ends on a finishing tool (`ToolResult.finish`),
+ * on the tool set's termination rule (`ToolSet.isTerminal`), on a budget (steps, wall clock, tokens,
+ * cost), on cancel, or on a model failure — with the status saying which. Each step (with the
+ * answers, notes, code and kernel cells it produced) is committed in one transaction before the next
+ * model call; `resume: true` continues after the last committed step (kernel state is rebuilt by
+ * re-executing the recorded cells, and the run records that it did).
+ * Source: issue 5 "Agent loop"; spec §2.3 (LongTA: 100 steps, final_answer, 20,000-char truncation), §3.3.
+ */
+import { createHash } from 'node:crypto';
+import { nullLogger, type Logger } from '../util/log.ts';
+import type { RunStore, StepEffects } from '../store/run-store.ts';
+import { LlmError, type CompleteOptions, type LlmResponse, type LlmToolSpec } from './llm.ts';
+import { ToolRegistry } from './registry.ts';
+import type {
+  AgentEvent, AnswerRecord, AssistantMessage, ChatMessage, FinalRunStatus, KernelCellRecord, KernelExecuteResult, KernelLike,
+  RunState, StepRecord, ToolCallRecord, ToolContext, ToolSet,
+} from './types.ts';
+
+/** Anything that answers a conversation: {@link LlmClient}, the reference agent, a test double. */
+export interface ModelClient {
+  readonly model: string;
+  complete(messages: ChatMessage[], tools: LlmToolSpec[], opts?: CompleteOptions): Promise<LlmResponse>;
+}
+
+export interface Budget {
+  /** Default: the tool set's `defaultMaxSteps`. */
+  maxSteps?: number;
+  /** Wall clock across sessions (ms). */
+  maxWallMs?: number;
+  /** input + output tokens. */
+  maxTotalTokens?: number;
+  maxCostUsd?: number;
+}
+
+/** Pause / resume / stop for live UIs (p / r / s keys). Pausing takes effect between steps. */
+export class RunControl {
+  readonly abort = new AbortController();
+  private paused = false;
+  private waiters: (() => void)[] = [];
+
+  get signal(): AbortSignal {
+    return this.abort.signal;
+  }
+  get isPaused(): boolean {
+    return this.paused;
+  }
+  pause(): void {
+    this.paused = true;
+  }
+  resume(): void {
+    this.paused = false;
+    for (const w of this.waiters.splice(0)) w();
+  }
+  /** Stops the run: status `cancelled`. */
+  stop(reason = 'stopped by user'): void {
+    this.abort.abort(reason);
+    this.resume();
+  }
+  /** Resolves when not paused (or when stopped). */
+  waitIfPaused(): Promise<void> {
+    if (!this.paused || this.abort.signal.aborted) return Promise.resolve();
+    return new Promise((r) => this.waiters.push(r));
+  }
+}
+
+export interface AgentRunOptions {
+  store: RunStore;
+  /** The run (already created with `store.createRun`). */
+  runId: string;
+  model: ModelClient;
+  toolSet: ToolSet;
+  block: unknown;
+  /** Kernel working directory / workspace root. */
+  workspace: string;
+  /** Starts the run's kernel (called lazily, at most once unless it fails). */
+  startKernel?: () => Promise<KernelLike>;
+  budget?: Budget;
+  /** Observations longer than this are cut head+tail (default 20,000 chars, LongTA `truncate_content`). */
+  maxObservationChars?: number;
+  /** Continue after the last committed step. */
+  resume?: boolean;
+  control?: RunControl;
+  onEvent?: (e: AgentEvent) => void;
+  log?: Logger;
+  /** Consecutive replies without a tool call before the run fails (default 5). */
+  maxNoToolCallReplies?: number;
+}
+
+export interface AgentRunResult {
+  runId: string;
+  status: FinalRunStatus;
+  reason: string;
+  steps: number;
+}
+
+/** sha256 hex of the system prompt + task prompt + tool specs (recorded with each run). */
+export function promptHash(systemPrompt: string, taskPrompt: string, tools: LlmToolSpec[]): string {
+  return createHash('sha256').update(JSON.stringify([systemPrompt, taskPrompt, tools])).digest('hex');
+}
+
+/**
+ * Cuts a long text to head + marker + tail.
+ * @param max total budget in chars; the marker says how many characters were removed.
+ */
+export function truncateObservation(text: string, max = 20_000): { text: string; truncated: boolean } {
+  if (text.length <= max) return { text, truncated: false };
+  const head = Math.floor(max / 2);
+  const tail = max - head;
+  const removed = text.length - head - tail;
+  return { text: `${text.slice(0, head)}\n…[observation truncated: ${removed} characters removed]…\n${text.slice(text.length - tail)}`, truncated: true };
+}
+
+const DEFAULT_NUDGE = 'Your reply contained no tool call. Continue by calling one of the tools; call final_answer when you are done.';
+
+/** Rebuilds the conversation from committed steps. */
+export function messagesFromSteps(systemPrompt: string, taskPrompt: string, steps: StepRecord[]): ChatMessage[] {
+  const msgs: ChatMessage[] = [{ role: 'system', content: systemPrompt }, { role: 'user', content: taskPrompt }];
+  for (const s of steps) {
+    const { reasoning: _r, ...assistant } = s.assistant;
+    msgs.push(assistant);
+    for (const tc of s.toolCalls) msgs.push({ role: 'tool', tool_call_id: tc.id, content: tc.observation });
+    msgs.push(...s.extraMessages);
+  }
+  return msgs;
+}
+
+/**
+ * Runs (or resumes) an agent on one block until it finishes, exhausts a budget, fails or is cancelled.
+ * @returns the final status and reason; the run record in the store holds the same.
+ * Never throws for model or tool failures (they end the run as `failed` with the reason); throws only
+ * when the run does not exist in the store.
+ */
+export async function runAgent(o: AgentRunOptions): Promise<AgentRunResult> {
+  const { store, runId, toolSet } = o;
+  const log = o.log ?? nullLogger;
+  const emit = (e: AgentEvent) => {
+    try {
+      o.onEvent?.(e);
+    } catch (err) {
+      log.warn(`event handler failed: ${(err as Error).message}`);
+    }
+  };
+  const run = store.getRun(runId);
+  if (!run) throw new Error(`run ${runId} not found in ${store.file}`);
+  const control = o.control ?? new RunControl();
+  const signal = control.signal;
+  const registry = new ToolRegistry(toolSet.tools);
+  const specs = registry.specs();
+  const taskPrompt = toolSet.buildBlockPrompt(o.block);
+  const maxSteps = o.budget?.maxSteps ?? toolSet.defaultMaxSteps;
+  const maxObs = o.maxObservationChars ?? 20_000;
+  const maxNoTool = o.maxNoToolCallReplies ?? 5;
+  const sessionStart = performance.now();
+  const priorDurationMs = run.durationMs;
+
+  // ---- state (fresh or rebuilt from the store)
+  const prior = o.resume ? store.getSteps(runId) : [];
+  if (!o.resume && prior.length === 0 && store.getSteps(runId).length > 0) throw new Error(`run ${runId} already has steps: pass resume`);
+  const messages = messagesFromSteps(toolSet.systemPrompt, taskPrompt, prior);
+  const state: RunState = { answers: new Map(), notes: [], savedCode: null, extra: {} };
+  let tokens = { input: run.tokens.input, output: run.tokens.output };
+  let cost = run.costUsd ?? 0;
+  if (o.resume) {
+    for (const a of store.getAnswers(runId)) state.answers.set(a.queryId, { answer: a.answer, raw: a.raw, stepIndex: a.stepIndex });
+    state.notes = store.getNotes(runId);
+    state.savedCode = store.getSavedCode(runId);
+    state.extra = store.getExtraState(runId);
+    const hash = promptHash(toolSet.systemPrompt, taskPrompt, specs);
+    if (hash !== run.promptHash) store.addEvent(runId, 'warning', 'prompt hash differs from the original run (block or tool set changed since)');
+    const msg = `resumed after step ${prior.length} (${prior.length} committed steps, ${state.answers.size} answers restored)`;
+    store.addEvent(runId, 'resume', msg);
+    emit({ type: 'log', runId, kind: 'resume', message: msg });
+  }
+  let stepIndex = prior.length;
+  store.updateRun(runId, { status: 'running', statusReason: null, startedAt: new Date().toISOString(), endedAt: null });
+
+  // ---- kernel (lazy); on resume its state is rebuilt by replaying recorded cells
+  let kernel: KernelLike | undefined;
+  let kernelStarting: Promise<KernelLike> | undefined;
+  let cellSeq = store.nextCellSeq(runId);
+  let pendingCells: KernelCellRecord[] = [];
+  const cellRecord = (code: string, r: KernelExecuteResult, replay: boolean): KernelCellRecord => ({
+    runId, stepIndex, seq: cellSeq++, code, status: r.status, stdout: r.stdout, stderr: r.stderr, result: r.result ?? null,
+    error: r.error ?? null, tables: r.tables ?? [], figures: (r.figures ?? []).map((f) => f.png), durationMs: r.durationMs, replay,
+  });
+  const getKernel = async (): Promise<KernelLike> => {
+    if (kernel) return kernel;
+    if (!o.startKernel) throw new Error('this run has no Python kernel');
+    kernelStarting ??= (async () => {
+      const k = await o.startKernel!();
+      const recorded = o.resume ? store.getCells(runId, { includeReplays: false, withFigures: false }).filter((c) => c.status === 'ok') : [];
+      if (recorded.length) {
+        const t0 = performance.now();
+        let failed = 0;
+        const replays: KernelCellRecord[] = [];
+        for (const c of recorded) {
+          const r = await k.execute(c.code);
+          if (r.status !== 'ok') failed++;
+          replays.push({ ...cellRecord(c.code, r, true), stepIndex: c.stepIndex });
+        }
+        store.applyEffects(runId, stepIndex, { cells: replays });
+        const msg = `kernel state rebuilt by re-executing ${recorded.length} recorded cells in ${Math.round(performance.now() - t0)} ms${failed ? ` (${failed} failed on replay)` : ''}`;
+        store.addEvent(runId, 'kernel-replay', msg);
+        emit({ type: 'log', runId, kind: 'kernel-replay', message: msg });
+      }
+      kernel = k;
+      return k;
+    })();
+    try {
+      return await kernelStarting;
+    } catch (e) {
+      kernelStarting = undefined;
+      throw e;
+    }
+  };
+  const onAbortInterrupt = () => kernel?.interrupt();
+  signal.addEventListener('abort', onAbortInterrupt);
+
+  const ctx: ToolContext = {
+    runId,
+    stepIndex,
+    workspace: o.workspace,
+    block: o.block,
+    taskPrompt,
+    state,
+    kernel: getKernel,
+    execute: async (code, opts) => {
+      const k = await getKernel();
+      const r = await k.execute(code, opts);
+      pendingCells.push(cellRecord(code, r, false));
+      if (r.restarted) store.addEvent(runId, 'kernel-restart', `kernel restarted during step ${stepIndex} (${r.status}): state lost`);
+      return r;
+    },
+    signal,
+    log,
+  };
+
+  let status: FinalRunStatus | undefined;
+  let reason = '';
+  let noToolStreak = 0;
+  try {
+    while (!status) {
+      await control.waitIfPaused();
+      if (signal.aborted) { status = 'cancelled'; reason = String(signal.reason ?? 'cancelled'); break; }
+      const wall = priorDurationMs + (performance.now() - sessionStart);
+      if (stepIndex >= maxSteps) { status = 'budget_exhausted'; reason = `max steps (${maxSteps}) reached`; break; }
+      if (o.budget?.maxWallMs != null && wall >= o.budget.maxWallMs) { status = 'budget_exhausted'; reason = `wall clock budget (${o.budget.maxWallMs} ms) reached`; break; }
+      if (o.budget?.maxTotalTokens != null && tokens.input + tokens.output >= o.budget.maxTotalTokens) { status = 'budget_exhausted'; reason = `token budget (${o.budget.maxTotalTokens}) reached`; break; }
+      if (o.budget?.maxCostUsd != null && cost >= o.budget.maxCostUsd) { status = 'budget_exhausted'; reason = `cost budget ($${o.budget.maxCostUsd}) reached`; break; }
+
+      ctx.stepIndex = stepIndex;
+      pendingCells = [];
+      const startedAt = new Date().toISOString();
+      emit({ type: 'step-start', runId, step: stepIndex });
+      let res: LlmResponse;
+      try {
+        res = await o.model.complete(messages, specs, {
+          signal,
+          onDelta: (d) => emit({ type: 'model-delta', runId, step: stepIndex, ...d }),
+          onRetry: (r) => {
+            emit({ type: 'retry', runId, step: stepIndex, attempt: r.attempt, delayMs: r.delayMs, reason: r.error.message });
+            store.addEvent(runId, 'retry', `step ${stepIndex}: attempt ${r.attempt} in ${Math.round(r.delayMs)} ms after: ${r.error.message}`);
+          },
+        });
+      } catch (e) {
+        if (signal.aborted || (e instanceof LlmError && e.kind === 'aborted')) { status = 'cancelled'; reason = String(signal.reason ?? 'cancelled'); break; }
+        status = 'failed';
+        reason = `model call failed: ${e instanceof Error ? e.message : String(e)}`;
+        break;
+      }
+      const snapshot = snapshotState(state);
+      const assistant: AssistantMessage = res.message;
+      const t0 = performance.now();
+      const records: ToolCallRecord[] = [];
+      let finish = false;
+      for (const call of assistant.tool_calls ?? []) {
+        emit({ type: 'tool-call', runId, step: stepIndex, call: { id: call.id, name: call.function.name, argumentsText: call.function.arguments } });
+        const c0 = performance.now();
+        const r = await registry.invoke(call, ctx);
+        const cut = truncateObservation(r.observation ?? '', maxObs);
+        const rec: ToolCallRecord = { id: call.id, name: call.function.name, argumentsText: call.function.arguments, observation: cut.text, isError: !!r.isError, truncated: cut.truncated, durationMs: performance.now() - c0 };
+        if (r.data !== undefined) rec.data = r.data;
+        records.push(rec);
+        emit({ type: 'observation', runId, step: stepIndex, callId: call.id, name: rec.name, observation: rec.observation, isError: rec.isError });
+        if (r.finish && !r.isError) finish = true;
+      }
+      const extraMessages: ChatMessage[] = [];
+      let terminal = false;
+      if (!records.length) {
+        if (toolSet.isTerminal?.(assistant)) terminal = true;
+        else {
+          noToolStreak++;
+          extraMessages.push({ role: 'user', content: toolSet.noToolCallMessage ?? DEFAULT_NUDGE });
+        }
+      } else noToolStreak = 0;
+      const step: StepRecord = {
+        runId, index: stepIndex, startedAt, endedAt: new Date().toISOString(), latencyMs: res.latencyMs, toolMs: performance.now() - t0,
+        assistant, toolCalls: records, extraMessages, usage: res.usage, costUsd: res.costUsd, finishReason: res.finishReason,
+      };
+      store.commitStep(step, effectsSince(snapshot, state, runId, stepIndex, pendingCells));
+      tokens = { input: tokens.input + res.usage.input, output: tokens.output + res.usage.output };
+      cost += res.costUsd ?? 0;
+      const { reasoning: _r, ...sent } = assistant;
+      messages.push(sent);
+      for (const r of records) messages.push({ role: 'tool', tool_call_id: r.id, content: r.observation });
+      messages.push(...extraMessages);
+      stepIndex++;
+      emit({ type: 'step-end', runId, step: step.index, record: step });
+      if (finish) { status = 'finished'; reason = 'the agent called its finishing tool'; }
+      else if (terminal) { status = 'finished'; reason = 'the agent ended the run (termination rule)'; }
+      else if (signal.aborted) { status = 'cancelled'; reason = String(signal.reason ?? 'cancelled'); }
+      else if (noToolStreak >= maxNoTool) { status = 'failed'; reason = `the model replied ${noToolStreak} times in a row without a tool call`; }
+    }
+  } catch (e) {
+    status = 'failed';
+    reason = `internal error: ${e instanceof Error ? e.message : String(e)}`;
+    log.error(e instanceof Error ? e : String(e));
+  } finally {
+    signal.removeEventListener('abort', onAbortInterrupt);
+    if (kernel) await kernel.close().catch(() => undefined);
+    else if (kernelStarting) await kernelStarting.then((k) => k.close()).catch(() => undefined);
+  }
+  const final = status ?? 'failed';
+  store.updateRun(runId, { status: final, statusReason: reason, endedAt: new Date().toISOString(), addDurationMs: performance.now() - sessionStart });
+  emit({ type: 'run-end', runId, status: final, reason, steps: stepIndex });
+  return { runId, status: final, reason, steps: stepIndex };
+}
+
+interface Snapshot {
+  answers: Map<string, string>;
+  notes: string;
+  code: string | null;
+  extra: string;
+}
+
+function snapshotState(s: RunState): Snapshot {
+  return {
+    answers: new Map([...s.answers].map(([k, v]) => [k, JSON.stringify(v)])),
+    notes: JSON.stringify(s.notes),
+    code: s.savedCode,
+    extra: JSON.stringify(s.extra),
+  };
+}
+
+function effectsSince(before: Snapshot, s: RunState, runId: string, stepIndex: number, cells: KernelCellRecord[]): StepEffects {
+  const answers: AnswerRecord[] = [];
+  for (const [q, v] of s.answers) {
+    if (before.answers.get(q) !== JSON.stringify(v)) answers.push({ runId, queryId: q, answer: v.answer, raw: v.raw, stepIndex });
+  }
+  const eff: StepEffects = { answers, cells };
+  if (JSON.stringify(s.notes) !== before.notes) eff.notes = [...s.notes];
+  if (s.savedCode !== before.code && s.savedCode != null) eff.savedCode = s.savedCode;
+  if (JSON.stringify(s.extra) !== before.extra) eff.extra = s.extra;
+  return eff;
+}
