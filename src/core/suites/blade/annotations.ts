@@ -115,8 +115,8 @@ export function parseBladeAnnotations(file: string): { annotations: BladeAnnotat
   const ids = new Set(out.transforms.map((t) => t.specId));
   ids.add(ROOT_SPEC_ID);
   for (const t of out.transforms)
-    for (const b of t.branches)
-      for (const d of b.dependencies) if (!ids.has(d)) problems.push(`${file}: transform ${t.specId} depends on unknown spec ${d}`);
+    {for (const b of t.branches)
+      {for (const d of b.dependencies) if (!ids.has(d)) problems.push(`${file}: transform ${t.specId} depends on unknown spec ${d}`);}}
   return { annotations: out, problems };
 }
 
@@ -285,10 +285,10 @@ export function parseBladeMcqs(file: string): { mcqs: BladeMcqSet; problems: str
   const tr = o.mcqs_transform ?? {};
   if (typeof tr !== 'object' || tr === null || Array.isArray(tr)) problems.push(`${file} mcqs_transform: not an object`);
   else
-    for (const [concept, list] of Object.entries(tr as Obj)) {
+    {for (const [concept, list] of Object.entries(tr as Obj)) {
       if (!Array.isArray(list)) problems.push(`${file} mcqs_transform["${concept}"]: not a list`);
       else list.forEach((q, i) => one(q, 'transform', `mcqs_transform["${concept}"][${i}]`, concept));
-    }
+    }}
   return { mcqs: { file, mcqs }, problems };
 }
 
