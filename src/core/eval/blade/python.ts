@@ -1,0 +1,143 @@
+/**
+ * The tiny interface BLADE evaluation needs from Python: call an operation of the driver
+ * (`driver-py.ts`) and get its JSON result. Today it is a child process of `/usr/bin/python3`
+ * (found by `findPython`); switching to the project kernel (`src/core/kernel/`) only means
+ * providing another {@link BladePython}.
+ */
+import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
+import { createInterface } from 'node:readline';
+import { findPython } from '../../env/doctor.ts';
+import { BLADE_DRIVER_PY } from './driver-py.ts';
+
+/** One column state as hashed by the driver (spec §1.4.3). */
+export interface FrameState {
+  kind: 'frame';
+  columns: string[];
+  /** column → SHA-256 of canonicalised values in row order. */
+  hashes: Record<string, string>;
+  /** column → label-invariant hash (computed, unused by metrics, as in BLADE). */
+  catHashes: Record<string, string>;
+  rows: number;
+}
+/** State of a step: a DataFrame, a pandas GroupBy (columns only), something else, or an error. */
+export type StepState = FrameState | { kind: 'groupby'; columns: string[] } | { kind: 'other'; type: string } | { kind: 'error'; message: string };
+
+/** A transform unit derived by executing submitted code statement by statement. */
+export interface ExecutedUnit {
+  verb: string;
+  code: string;
+  /** `[inputColumns, outputColumn]`; output `""` means whole table (filter / orderby / deduplicate). */
+  mapping: [string[], string][];
+  groupbyCols: string[];
+  state: StepState;
+  note?: string;
+  /** Set when execution alone could not attribute the statement (rows grew, merge, …). */
+  unsplittable?: string;
+}
+
+export interface SplitResult {
+  status: 'ok' | 'syntax_error' | 'empty' | 'execution_failed';
+  error?: string;
+  units: ExecutedUnit[];
+  finalColumns?: string[];
+}
+
+/** What BLADE evaluation calls Python for. */
+export interface BladePython {
+  /** Runs ground-truth spec codes cumulatively (BLADE semantics) and returns the state after each step (`null` for empty code). */
+  runPath(dataPath: string, steps: { id: string; code: string }[]): Promise<(StepState | null)[]>;
+  /** Splits submitted transform code into executed units. */
+  split(dataPath: string, code: string): Promise<SplitResult>;
+  /** Executes externally supplied unit codes one after another (LLM fallback). */
+  runUnits(dataPath: string, units: { code: string }[]): Promise<StepState[]>;
+  /** Column names and row count of a data.csv. */
+  columns(dataPath: string): Promise<{ columns: string[]; rows: number }>;
+  close(): Promise<void>;
+}
+
+interface Pending {
+  resolve: (v: unknown) => void;
+  reject: (e: Error) => void;
+  timer: NodeJS.Timeout;
+}
+
+/**
+ * Starts the BLADE Python driver as a child process.
+ * @param opts.python interpreter path (default: {@link findPython}); `timeoutMs` per call (default 120 s, BLADE's cell timeout).
+ * @returns a {@link BladePython}; call `close()` when done.
+ * @throws Error when no interpreter with pandas exists.
+ */
+export async function startBladePython(opts: { python?: string; timeoutMs?: number; cwd?: string } = {}): Promise<BladePython> {
+  const python = opts.python ?? (await findPython()).path;
+  const timeoutMs = opts.timeoutMs ?? 120_000;
+  const child: ChildProcessWithoutNullStreams = spawn(python, ['-u', '-c', BLADE_DRIVER_PY], {
+    cwd: opts.cwd,
+    stdio: ['pipe', 'pipe', 'pipe'],
+    env: { ...process.env, PYTHONIOENCODING: 'utf-8', MPLBACKEND: 'Agg' },
+  });
+  const pending = new Map<number, Pending>();
+  let nextId = 1;
+  let stderr = '';
+  let exited: string | undefined;
+  child.stderr.on('data', (d: Buffer) => {
+    stderr = (stderr + d.toString()).slice(-4000);
+  });
+  const rl = createInterface({ input: child.stdout });
+  rl.on('line', (line) => {
+    let msg: { id: number; ok: boolean; result?: unknown; error?: string };
+    try {
+      msg = JSON.parse(line) as typeof msg;
+    } catch {
+      return;
+    }
+    const p = pending.get(msg.id);
+    if (!p) return;
+    pending.delete(msg.id);
+    clearTimeout(p.timer);
+    if (msg.ok) p.resolve(msg.result);
+    else p.reject(new Error(`BLADE Python driver: ${msg.error}`));
+  });
+  child.on('exit', (code, signal) => {
+    exited = `exited (${code ?? signal})`;
+    for (const p of pending.values()) {
+      clearTimeout(p.timer);
+      p.reject(new Error(`BLADE Python driver ${exited}: ${stderr.trim().slice(-1000)}`));
+    }
+    pending.clear();
+  });
+  child.on('error', (e) => {
+    exited = `failed: ${e.message}`;
+  });
+
+  const call = <T>(op: string, args: unknown): Promise<T> =>
+    new Promise<T>((resolve, reject) => {
+      if (exited) {
+        reject(new Error(`BLADE Python driver ${exited}: ${stderr.trim().slice(-1000)}`));
+        return;
+      }
+      const id = nextId++;
+      const timer = setTimeout(() => {
+        pending.delete(id);
+        reject(new Error(`BLADE Python driver: operation ${op} timed out after ${timeoutMs} ms`));
+      }, timeoutMs);
+      pending.set(id, { resolve: resolve as (v: unknown) => void, reject, timer });
+      child.stdin.write(JSON.stringify({ id, op, args }) + '\n');
+    });
+
+  return {
+    runPath: (dataPath, steps) => call('run_path', { dataPath, steps }),
+    split: (dataPath, code) => call('split', { dataPath, code }),
+    runUnits: (dataPath, units) => call('run_units', { dataPath, units }),
+    columns: (dataPath) => call('columns', { dataPath }),
+    close: async () => {
+      if (exited) return;
+      await new Promise<void>((resolve) => {
+        child.once('exit', () => resolve());
+        child.stdin.end();
+        setTimeout(() => {
+          if (!exited) child.kill('SIGKILL');
+        }, 2000).unref();
+      });
+    },
+  };
+}
