@@ -120,4 +120,41 @@ CREATE TABLE run_events (
 CREATE INDEX run_events_run ON run_events (run_id);
 `,
   },
+  {
+    id: 2,
+    name: 'evaluation: judgements (LLM / human / exact) and scores',
+    sql: `
+CREATE TABLE judgements (
+  cache_key TEXT PRIMARY KEY,       -- hash of judge id + task + prompt (LLM) or input (human)
+  judge_id TEXT NOT NULL,           -- llm:<model> | human | exact | none | ...
+  task TEXT NOT NULL,               -- semantic-match | checklist-support | checklist-score | ...
+  input_hash TEXT NOT NULL,
+  prompt_hash TEXT,
+  input TEXT NOT NULL,              -- JSON
+  raw_output TEXT,
+  verdict TEXT,                     -- JSON, NULL while pending / on error
+  status TEXT NOT NULL,             -- done | pending | error
+  error TEXT,
+  run_id TEXT,                      -- first run that asked (no FK: judgements outlive runs)
+  item_ref TEXT,
+  annotator TEXT,
+  judged_at TEXT NOT NULL
+);
+CREATE INDEX judgements_pending ON judgements (status, task);
+CREATE INDEX judgements_run ON judgements (run_id);
+CREATE INDEX judgements_input ON judgements (input_hash);
+
+CREATE TABLE scores (
+  run_id TEXT NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
+  benchmark TEXT NOT NULL,
+  judge_id TEXT NOT NULL,
+  options TEXT NOT NULL,            -- JSON, keys sorted
+  summary TEXT NOT NULL,            -- JSON headline metrics
+  detail TEXT NOT NULL,             -- JSON full score
+  pending INTEGER NOT NULL DEFAULT 0,
+  scored_at TEXT NOT NULL,
+  PRIMARY KEY (run_id, judge_id, options)
+);
+`,
+  },
 ];

@@ -4,6 +4,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { openStore } from '../../../../src/core/store/run-store.ts';
+import { migrations } from '../../../../src/core/store/migrations.ts';
 import type { StepRecord } from '../../../../src/core/agent/types.ts';
 
 function tmp(): string {
@@ -28,12 +29,13 @@ test('store: migrations applied once, WAL on, reopen keeps data', () => {
   try {
     const file = join(dir, 'runs.sqlite');
     const s = openStore(file);
-    assert.equal(s.schemaVersion(), 1);
+    const last = migrations[migrations.length - 1]!.id;
+    assert.equal(s.schemaVersion(), last);
     assert.equal(s.db.pragma('journal_mode', { simple: true }), 'wal');
     s.createRun({ ...base, id: 'r1' });
     s.close();
-    const s2 = openStore(file, [{ id: 2, name: 'extra', sql: 'CREATE TABLE extra_t (x INTEGER)' }]);
-    assert.equal(s2.schemaVersion(), 2);
+    const s2 = openStore(file, [{ id: last + 1, name: 'extra', sql: 'CREATE TABLE extra_t (x INTEGER)' }]);
+    assert.equal(s2.schemaVersion(), last + 1);
     assert.equal(s2.getRun('r1')?.blockId, 'B');
     s2.close();
   } finally {

@@ -1,0 +1,5 @@
+/** Judges for evaluation: see `types.ts` for the interface, `judge.ts` for implementations. */
+export * from './types.ts';
+export * from './judge.ts';
+export { canonicalText, extractRating, taskDef, PROMPT_VERSION } from './tasks.ts';
+export { extractJson, validateSchema, type MiniSchema } from './schema.ts';
