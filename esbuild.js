@@ -74,7 +74,15 @@ const contexts = [
     plugins: [...common.plugins, integrationTests] },
 ];
 
+/** Files the bundles read at runtime (resolved from `dist/` by the code that uses them). */
+function copyRuntimeFiles() {
+  // The Python kernel driver (src/core/kernel/python-kernel.ts `driverPath()` looks in dist/kernel/).
+  fs.mkdirSync('dist/kernel', { recursive: true });
+  fs.copyFileSync('src/core/kernel/driver.py', 'dist/kernel/driver.py');
+}
+
 async function main() {
+  copyRuntimeFiles();
   const ctxs = await Promise.all(contexts.filter((c) => (c.entryPoints || []).length > 0 && (c.entryPoints || []).every((e) => fs.existsSync(e))).map((c) => esbuild.context(c)));
   if (watch) {
     await Promise.all(ctxs.map((c) => c.watch()));

@@ -1,0 +1,434 @@
+"""Loupe kernel driver: one persistent Python process executing cells for an agent.
+
+Protocol (newline-delimited JSON). The host writes requests to our stdin:
+  {"op": "execute", "id": N, "code": "...", "cpuSeconds": S|null}
+  {"op": "interrupt"}
+  {"op": "ping", "id": N}
+and reads replies from our original stdout (fd 1 is moved to a private fd at start; the cell's
+fd 1 then points at stderr so stray C-level writes cannot corrupt the protocol):
+  {"type": "ready", "python": "3.11.2", "pid": P}
+  {"type": "result", "id": N, "status": "ok"|"error"|"timeout", "stdout", "stderr", "result"?,
+   "tables"?, "figures"?, "error"?, "memoryError"?: true}
+  {"type": "pong", "id": N}
+
+Configuration comes from environment variables read once at start (and removed from os.environ):
+  LOUPE_KERNEL_MEMORY_MB   address-space limit (RLIMIT_AS) in MiB, 0/absent = none
+  LOUPE_KERNEL_ALLOWLIST   JSON list of import patterns for user code ("pkg" or "pkg.*"), absent = all
+  LOUPE_KERNEL_MAX_OUTPUT  max characters kept per stream per cell (head + tail), default 1,000,000
+
+Execution is IPython-like: all statements run, a trailing expression is evaluated and its repr
+returned; a DataFrame result also yields html/text tables; open matplotlib figures are rendered to
+PNG (Agg) at the end of the cell and closed.
+"""
+import ast
+import base64
+import builtins
+import io
+import json
+import os
+import queue
+import signal
+import sys
+import threading
+import traceback
+
+# ---- protocol channel: keep fds 0/1 for ourselves, give user code /dev/null and stderr ----
+_proto_in = os.fdopen(os.dup(0), "rb", buffering=0)
+_proto_out = os.fdopen(os.dup(1), "wb", buffering=0)
+_devnull = os.open(os.devnull, os.O_RDONLY)
+os.dup2(_devnull, 0)
+os.close(_devnull)
+# C-level / subprocess writes to fd 1 land in an unlinked temp file, read back after each cell.
+import tempfile
+
+_fd1_file = tempfile.TemporaryFile()
+os.dup2(_fd1_file.fileno(), 1)
+sys.stdin = open(os.devnull, "r")
+
+
+def _fd1_reset():
+    try:
+        os.ftruncate(1, 0)
+        os.lseek(1, 0, os.SEEK_SET)
+    except OSError:
+        pass
+
+
+def _fd1_read(limit):
+    try:
+        size = os.lseek(1, 0, os.SEEK_END)
+        os.lseek(1, 0, os.SEEK_SET)
+        data = os.read(1, min(size, limit * 4)) if size else b""
+    except OSError:
+        return ""
+    finally:
+        _fd1_reset()
+    text = data.decode("utf-8", "replace")
+    if len(text) > limit or size > limit * 4:
+        text = text[:limit] + "\n[... fd-level output cut by the kernel ...]\n"
+    return text
+_write_lock = threading.Lock()
+
+
+def _send(obj):
+    data = (json.dumps(obj) + "\n").encode("utf-8", "surrogatepass")
+    with _write_lock:
+        _proto_out.write(data)
+
+
+# ---- configuration ----
+_MEMORY_MB = int(os.environ.pop("LOUPE_KERNEL_MEMORY_MB", "0") or "0")
+_ALLOW_RAW = os.environ.pop("LOUPE_KERNEL_ALLOWLIST", "")
+_MAX_OUTPUT = int(os.environ.pop("LOUPE_KERNEL_MAX_OUTPUT", "1000000") or "1000000")
+_MAX_REPR = 200_000
+
+try:
+    import resource
+except ImportError:  # pragma: no cover - non-POSIX
+    resource = None
+
+if resource is not None and _MEMORY_MB > 0:
+    _lim = _MEMORY_MB * 1024 * 1024
+    try:
+        resource.setrlimit(resource.RLIMIT_AS, (_lim, _lim))
+    except (ValueError, OSError) as e:  # report, do not die
+        sys.stderr.write("loupe kernel: could not set RLIMIT_AS: %s\n" % e)
+
+
+class CpuTimeExceeded(BaseException):
+    """Raised in the cell when its CPU budget (RLIMIT_CPU soft limit, SIGXCPU) is used up."""
+
+
+def _on_xcpu(signum, frame):
+    raise CpuTimeExceeded("CPU time limit for this cell exceeded")
+
+
+if hasattr(signal, "SIGXCPU"):
+    signal.signal(signal.SIGXCPU, _on_xcpu)
+
+
+def _cpu_used():
+    import time
+
+    return time.process_time()  # CLOCK_PROCESS_CPUTIME_ID: what RLIMIT_CPU counts
+
+
+def _set_cpu_budget(seconds):
+    if resource is None:
+        return
+    _soft, hard = resource.getrlimit(resource.RLIMIT_CPU)
+    if seconds is None or seconds <= 0:
+        new = hard
+    else:
+        new = int(_cpu_used() + seconds) + 1
+        if hard != resource.RLIM_INFINITY:
+            new = min(new, hard)
+    try:
+        resource.setrlimit(resource.RLIMIT_CPU, (new, hard))
+    except (ValueError, OSError):
+        pass
+
+
+# ---- import allowlist for user code (spec §2.3: LongTA additional_authorized_imports) ----
+_USER_FILE_PREFIX = "<cell-"
+_allow_exact = set()
+_allow_prefix = []
+if _ALLOW_RAW:
+    for pat in json.loads(_ALLOW_RAW):
+        if pat == "*":
+            _allow_exact = None
+            break
+        if pat.endswith(".*"):
+            _allow_exact.add(pat[:-2])
+            _allow_prefix.append(pat[:-2] + ".")
+        else:
+            _allow_exact.add(pat)
+
+
+def _allowed(name):
+    if _allow_exact is None or not _ALLOW_RAW:
+        return True
+    if name in _allow_exact:
+        return True
+    return any(name.startswith(p) for p in _allow_prefix)
+
+
+def _from_user_code(depth):
+    try:
+        f = sys._getframe(depth)
+    except ValueError:
+        return False
+    return f.f_code.co_filename.startswith(_USER_FILE_PREFIX)
+
+
+_real_import = builtins.__import__
+
+
+def _guarded_import(name, globals=None, locals=None, fromlist=(), level=0):
+    if level == 0 and _ALLOW_RAW and _from_user_code(2) and not _allowed(name):
+        raise ImportError("Import of '%s' is not allowed in this kernel. Allowed: %s" % (name, ", ".join(json.loads(_ALLOW_RAW))), name=name)
+    return _real_import(name, globals, locals, fromlist, level)
+
+
+if _ALLOW_RAW:
+    builtins.__import__ = _guarded_import
+    import importlib
+
+    _real_import_module = importlib.import_module
+
+    def _guarded_import_module(name, package=None):
+        if not name.startswith(".") and _from_user_code(2) and not _allowed(name):
+            raise ImportError("Import of '%s' is not allowed in this kernel" % name, name=name)
+        return _real_import_module(name, package)
+
+    importlib.import_module = _guarded_import_module
+
+
+# ---- capped output capture ----
+class _Capture(io.TextIOBase):
+    """A text stream keeping the first and the last `limit // 2` characters written."""
+
+    def __init__(self, limit):
+        self.half = max(limit, 2) // 2
+        self.head = []
+        self.head_len = 0
+        self.tail = []
+        self.tail_len = 0
+        self.dropped = 0
+
+    def writable(self):
+        return True
+
+    def write(self, s):
+        if not isinstance(s, str):
+            raise TypeError("write() argument must be str, not %s" % type(s).__name__)
+        n = len(s)
+        if self.head_len < self.half:
+            take = s[: self.half - self.head_len]
+            self.head.append(take)
+            self.head_len += len(take)
+            s = s[len(take):]
+        if s:
+            self.tail.append(s)
+            self.tail_len += len(s)
+            if self.tail_len > 2 * self.half:
+                self._trim()
+        return n
+
+    def _trim(self):
+        t = "".join(self.tail)
+        if len(t) > self.half:
+            self.dropped += len(t) - self.half
+            t = t[-self.half:]
+        self.tail = [t]
+        self.tail_len = len(t)
+
+    def flush(self):
+        pass
+
+    @property
+    def encoding(self):
+        return "utf-8"
+
+    def isatty(self):
+        return False
+
+    def value(self):
+        self._trim()
+        text = "".join(self.head)
+        if self.dropped:
+            text += "\n[... %d characters dropped by the kernel ...]\n" % self.dropped
+        return text + "".join(self.tail)
+
+
+# ---- execution ----
+import types
+
+_driver_module = sys.modules["__main__"]
+_user_module = types.ModuleType("__main__")
+_user_module.__dict__["__builtins__"] = builtins
+sys.modules["__main__"] = _user_module  # user classes/functions pickle as __main__.X
+user_ns = _user_module.__dict__
+_cell_counter = [0]
+
+
+def _safe_repr(value):
+    try:
+        r = repr(value)
+    except BaseException as e:  # noqa: BLE001 - a broken __repr__ must not kill the kernel
+        r = "<repr failed: %s: %s>" % (type(e).__name__, e)
+    if len(r) > _MAX_REPR:
+        r = r[:_MAX_REPR] + "... [repr cut at %d characters]" % _MAX_REPR
+    return r
+
+
+def _tables_for(value):
+    pd = sys.modules.get("pandas")
+    if pd is None:
+        return None
+    try:
+        if isinstance(value, pd.DataFrame):
+            return [{"html": value.to_html(max_rows=60, max_cols=30), "text": value.to_string(max_rows=60, max_cols=30)}]
+    except BaseException:  # noqa: BLE001
+        return None
+    return None
+
+
+def _figures():
+    plt = sys.modules.get("matplotlib.pyplot")
+    if plt is None:
+        return []
+    out = []
+    try:
+        for num in plt.get_fignums():
+            fig = plt.figure(num)
+            buf = io.BytesIO()
+            fig.savefig(buf, format="png", dpi=100, bbox_inches="tight")
+            out.append({"png": base64.b64encode(buf.getvalue()).decode("ascii")})
+    finally:
+        try:
+            plt.close("all")
+        except BaseException:  # noqa: BLE001
+            pass
+    return out
+
+
+def _format_error(exc_type, exc, tb, cell_file):
+    frames = traceback.extract_tb(tb)
+    # drop driver frames before the first user frame
+    keep = [i for i, fr in enumerate(frames) if fr.filename.startswith(_USER_FILE_PREFIX)]
+    if keep:
+        tb_obj = tb
+        for _ in range(keep[0]):
+            tb_obj = tb_obj.tb_next
+        lines = traceback.format_exception(exc_type, exc, tb_obj)
+    else:
+        lines = traceback.format_exception_only(exc_type, exc)
+    return {"ename": exc_type.__name__, "evalue": str(exc), "traceback": [ln for chunk in lines for ln in chunk.rstrip("\n").split("\n")]}
+
+
+class _CellSource:
+    """Registers cell source with linecache so tracebacks show the offending line."""
+
+    @staticmethod
+    def register(filename, code):
+        import linecache
+
+        linecache.cache[filename] = (len(code), None, code.splitlines(True), filename)
+
+
+def _execute(req):
+    code = req.get("code", "")
+    _cell_counter[0] += 1
+    filename = "%s%d>" % (_USER_FILE_PREFIX, _cell_counter[0])
+    out = _Capture(_MAX_OUTPUT)
+    err = _Capture(_MAX_OUTPUT)
+    reply = {"type": "result", "id": req.get("id"), "status": "ok"}
+    old_out, old_err = sys.stdout, sys.stderr
+    value = None
+    has_value = False
+    _fd1_reset()
+    try:
+        _CellSource.register(filename, code)
+        sys.stdout, sys.stderr = out, err
+        _set_cpu_budget(req.get("cpuSeconds"))
+        try:
+            tree = ast.parse(code, filename=filename, mode="exec")
+            last = None
+            if tree.body and isinstance(tree.body[-1], ast.Expr):
+                last = ast.Expression(tree.body.pop().value)
+            if tree.body:
+                exec(compile(tree, filename, "exec"), user_ns)
+            if last is not None:
+                value = eval(compile(last, filename, "eval"), user_ns)
+                has_value = True
+        finally:
+            _set_cpu_budget(None)
+    except KeyboardInterrupt as e:
+        reply["status"] = "error"
+        reply["error"] = _format_error(type(e), e, e.__traceback__, filename)
+        reply["interrupted"] = True
+    except CpuTimeExceeded as e:
+        reply["status"] = "timeout"
+        reply["error"] = {"ename": "CpuTimeExceeded", "evalue": str(e), "traceback": _format_error(type(e), e, e.__traceback__, filename)["traceback"]}
+    except MemoryError as e:
+        reply["status"] = "error"
+        reply["memoryError"] = True
+        reply["error"] = _format_error(type(e), e, e.__traceback__, filename)
+    except BaseException as e:  # noqa: BLE001 - SystemExit included: the kernel keeps running
+        reply["status"] = "error"
+        reply["error"] = _format_error(type(e), e, e.__traceback__, filename)
+    finally:
+        sys.stdout, sys.stderr = old_out, old_err
+    try:
+        if has_value and value is not None:
+            user_ns["_"] = value
+            reply["result"] = _safe_repr(value)
+            tables = _tables_for(value)
+            if tables:
+                reply["tables"] = tables
+        figs = _figures()
+        if figs:
+            reply["figures"] = figs
+    except BaseException as e:  # noqa: BLE001
+        err.write("loupe kernel: could not render the result: %s: %s\n" % (type(e).__name__, e))
+    reply["stdout"] = out.value() + _fd1_read(_MAX_OUTPUT)
+    reply["stderr"] = err.value()
+    _send(reply)
+
+
+# ---- main loop: a reader thread takes requests; interrupts are delivered to the main thread ----
+_requests = queue.Queue()
+_busy = threading.Event()
+_main_ident = threading.main_thread().ident
+
+
+def _reader():
+    while True:
+        line = _proto_in.readline()
+        if not line:
+            _requests.put(None)
+            return
+        try:
+            msg = json.loads(line)
+        except ValueError:
+            continue
+        op = msg.get("op")
+        if op == "interrupt":
+            if _busy.is_set():
+                signal.pthread_kill(_main_ident, signal.SIGINT)
+        elif op == "ping":
+            _send({"type": "pong", "id": msg.get("id")})
+        else:
+            _requests.put(msg)
+
+
+def main():
+    import warnings
+
+    warnings.filterwarnings("ignore", message=".*FigureCanvasAgg is non-interactive.*")
+    signal.signal(signal.SIGINT, signal.default_int_handler)
+    threading.Thread(target=_reader, name="loupe-reader", daemon=True).start()
+    _send({"type": "ready", "python": sys.version.split()[0], "pid": os.getpid()})
+    while True:
+        try:
+            req = _requests.get()
+        except KeyboardInterrupt:
+            continue
+        if req is None:
+            break
+        if req.get("op") == "execute":
+            _busy.set()
+            try:
+                _execute(req)
+            except KeyboardInterrupt:
+                # an interrupt landing between the cell and its reply: still answer
+                _send({"type": "result", "id": req.get("id"), "status": "error", "stdout": "", "stderr": "",
+                       "error": {"ename": "KeyboardInterrupt", "evalue": "", "traceback": []}, "interrupted": True})
+            finally:
+                _busy.clear()
+    os._exit(0)
+
+
+if __name__ == "__main__":
+    main()

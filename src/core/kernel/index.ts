@@ -1,0 +1,4 @@
+/** Sandboxed Python kernel for agent code (issue 5 "Python kernel"). */
+export { PythonKernel, driverPath, findBubblewrap, bubblewrapArgs } from './python-kernel.ts';
+export type { KernelOptions, ExecuteResult, KernelInfo, SandboxMode } from './python-kernel.ts';
+export { LONGTA_IMPORT_ALLOWLIST } from './allowlists.ts';

@@ -1,0 +1,550 @@
+/**
+ * A persistent, optionally sandboxed Python process that executes agent code cell by cell.
+ *
+ * Source: issue 5 "Python kernel"; spec §2.3 (LongTA's python tool and import allowlist), §1.3.3
+ * (BLADE's Jupyter kernel: persistent state, `df` preloaded, 120 s cell timeout).
+ *
+ * The host speaks newline-delimited JSON with `driver.py` over the child's stdin/stdout (the driver
+ * moves the user's fd 1 onto stderr so stray C-level output cannot corrupt the channel). Anything
+ * the process writes to stderr outside Python's `sys.stderr` is attached to the running cell.
+ */
+import { spawn, execFile, type ChildProcessWithoutNullStreams } from 'node:child_process';
+import { existsSync, realpathSync, statSync } from 'node:fs';
+import { delimiter, dirname, isAbsolute, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { findPython } from '../env/doctor.ts';
+import { LoupeInputError } from '../util/errors.ts';
+import { nullLogger, type Logger } from '../util/log.ts';
+
+export type SandboxMode = 'bubblewrap' | 'off';
+
+export interface KernelOptions {
+  /** Interpreter path; default {@link findPython}() (setting / `$LOUPE_PYTHON` / `/usr/bin/python3` / PATH). */
+  python?: string;
+  /** Working directory of the kernel (the block's task workspace). Must exist. */
+  cwd: string;
+  /** `bubblewrap`: isolated (see {@link bubblewrapArgs}); `off`: plain process (caller shows a warning). */
+  sandbox: SandboxMode;
+  /** Paths visible read-only inside the sandbox (the block's data and docs). Ignored when sandbox is off. */
+  readOnlyPaths: string[];
+  /** Paths visible read-write inside the sandbox (the run folder). Ignored when sandbox is off. */
+  writablePaths: string[];
+  /** Extra environment variables for the kernel. The host environment is NOT inherited (no API keys leak). */
+  env?: Record<string, string>;
+  /** Default wall-clock limit per cell in ms (default 120,000, BLADE's value). */
+  cellTimeoutMs?: number;
+  /** CPU-time limit per cell in ms (RLIMIT_CPU soft limit moved per cell). Default: the cell's wall limit. */
+  cellCpuLimitMs?: number;
+  /** Address-space limit (RLIMIT_AS) in MiB; default 4096; 0 = none. */
+  memoryLimitMb?: number;
+  /** Import allowlist for agent code (`pkg` or `pkg.*`); undefined = anything installed. */
+  importAllowlist?: readonly string[];
+  /** Code run at start and after each restart (e.g. BLADE loads `df`). A failing preamble fails start(). */
+  preamble?: string;
+  /** Grace period after an interrupt before the process is killed and restarted (ms, default 2,000). */
+  interruptGraceMs?: number;
+  /** Max characters kept per stream per cell (head + tail), default 1,000,000. */
+  maxOutputChars?: number;
+  /** The `bwrap` executable; default: found on PATH (then /usr/bin, /usr/local/bin). */
+  bubblewrapPath?: string;
+  /** Where lifecycle events are logged. */
+  log?: Logger;
+}
+
+export interface ExecuteResult {
+  status: 'ok' | 'error' | 'timeout' | 'crashed';
+  stdout: string;
+  stderr: string;
+  /** repr() of the cell's final expression, when it is not None. */
+  result?: string;
+  /** A DataFrame final expression rendered as html and text. */
+  tables?: { html: string; text: string }[];
+  /** matplotlib figures open at the end of the cell (Agg, PNG, base64), then closed. */
+  figures?: { png: string }[];
+  error?: { ename: string; evalue: string; traceback: string[] };
+  /** Wall time of the call in ms, measured by the host (includes a restart when there was one). */
+  durationMs: number;
+  /** The process died or was restarted: every variable, import and loaded data is gone. */
+  restarted?: boolean;
+}
+
+export interface KernelInfo {
+  python: string;
+  sandbox: SandboxMode;
+  /** Host pid of the spawned process (the `bwrap` process when sandboxed). */
+  pid: number;
+}
+
+interface DriverReply {
+  type: 'ready' | 'result' | 'pong';
+  id?: number;
+  status?: 'ok' | 'error' | 'timeout';
+  stdout?: string;
+  stderr?: string;
+  result?: string;
+  tables?: { html: string; text: string }[];
+  figures?: { png: string }[];
+  error?: { ename: string; evalue: string; traceback: string[] };
+  memoryError?: boolean;
+  interrupted?: boolean;
+  python?: string;
+  pid?: number;
+}
+
+const STATE_LOST = 'All variables, imports and loaded data were lost: re-run any setup code you need.';
+const START_TIMEOUT_MS = 60_000;
+const MAX_STRAY_STDERR = 200_000;
+
+/**
+ * Finds `driver.py` both when running TypeScript from source (`src/core/kernel/`) and from the
+ * esbuild bundles (`dist/extension.js`, `dist/cli.js`, which get a copy at `dist/kernel/driver.py`).
+ * `$LOUPE_KERNEL_DRIVER` overrides.
+ * @returns absolute path of the driver script.
+ * @throws Error listing the places looked at when none exists.
+ */
+export function driverPath(): string {
+  const env = process.env.LOUPE_KERNEL_DRIVER;
+  if (env && existsSync(env)) return resolve(env);
+  const here = typeof __dirname === 'string' ? __dirname : dirname(fileURLToPath(import.meta.url));
+  const candidates = [
+    join(here, 'driver.py'),
+    join(here, 'kernel', 'driver.py'),
+    join(here, '..', 'src', 'core', 'kernel', 'driver.py'),
+    join(here, '..', 'dist', 'kernel', 'driver.py'),
+  ];
+  for (const c of candidates) if (existsSync(c)) return resolve(c);
+  throw new Error(`Loupe kernel driver (driver.py) not found. Looked at:\n  ${candidates.join('\n  ')}`);
+}
+
+function runFile(cmd: string, args: string[], timeoutMs = 15_000): Promise<{ code: number; stdout: string; stderr: string }> {
+  return new Promise((res) => {
+    execFile(cmd, args, { timeout: timeoutMs, encoding: 'utf8', env: minimalEnv() }, (err, stdout, stderr) => {
+      res({ code: err ? 1 : 0, stdout: String(stdout), stderr: String(stderr || (err ? err.message : '')) });
+    });
+  });
+}
+
+/**
+ * Looks for `bwrap` on PATH.
+ * @returns its absolute path, or undefined.
+ */
+export function findBubblewrap(env: NodeJS.ProcessEnv = process.env): string | undefined {
+  for (const dir of (env.PATH ?? '/usr/bin:/bin').split(delimiter)) {
+    if (!dir) continue;
+    const p = join(dir, 'bwrap');
+    if (existsSync(p)) return p;
+  }
+  for (const p of ['/usr/bin/bwrap', '/usr/local/bin/bwrap']) if (existsSync(p)) return p;
+  return undefined;
+}
+
+function minimalEnv(): Record<string, string> {
+  return { PATH: '/usr/local/bin:/usr/bin:/bin', LANG: 'C.UTF-8', LC_ALL: 'C.UTF-8' };
+}
+
+const pythonDirsCache = new Map<string, Promise<string[]>>();
+
+/** Directories an interpreter needs that are not already under /usr (venvs, pyenv, conda). */
+function pythonDirs(python: string): Promise<string[]> {
+  let p = pythonDirsCache.get(python);
+  if (!p) {
+    p = (async () => {
+      const r = await runFile(python, ['-c', 'import sys, os, json; print(json.dumps([sys.prefix, sys.base_prefix, sys.exec_prefix, os.path.dirname(os.path.realpath(sys.executable)), os.path.dirname(os.path.abspath(sys.executable))] + sys.path))']);
+      if (r.code !== 0) throw new LoupeInputError(python, `cannot run this Python: ${r.stderr.trim()}`);
+      const dirs = (JSON.parse(r.stdout.trim().split('\n').pop() ?? '[]') as string[]).filter((d) => d && isAbsolute(d) && existsSync(d));
+      const system = ['/usr/', '/lib/', '/lib64/', '/bin/', '/etc/'];
+      return [...new Set(dirs.map((d) => realpathSync(d)))].filter((d) => !system.some((s) => (d + '/').startsWith(s)));
+    })();
+    pythonDirsCache.set(python, p);
+  }
+  return p;
+}
+
+/** Files and folders of /etc that Python, numpy (BLAS alternatives), fontconfig and matplotlib read. */
+const ETC_PATHS = ['/etc/alternatives', '/etc/ld.so.cache', '/etc/ld.so.conf', '/etc/ld.so.conf.d', '/etc/fonts',
+  '/etc/localtime', '/etc/matplotlibrc', '/etc/mime.types', '/etc/python3', '/etc/ssl/openssl.cnf'];
+
+/**
+ * The bubblewrap command line for a sandboxed kernel: system dirs read-only, `readOnlyPaths`
+ * read-only, `writablePaths` read-write, a private tmpfs at /tmp, no network, new pid/ipc/uts/user
+ * namespaces, new session, dies with its parent. Nothing else of the host is visible (no /work,
+ * no $HOME, no host /tmp).
+ * @param o.extraReadOnly interpreter directories outside /usr (see `pythonDirs`).
+ * @returns argv for `bwrap` ending with the python command.
+ */
+export function bubblewrapArgs(o: { python: string; driver: string; cwd: string; readOnlyPaths: string[]; writablePaths: string[]; extraReadOnly: string[] }): string[] {
+  const a: string[] = ['--unshare-all', '--die-with-parent', '--new-session', '--hostname', 'loupe-sandbox'];
+  a.push('--ro-bind', '/usr', '/usr');
+  for (const l of ['/bin', '/sbin', '/lib', '/lib32', '/lib64', '/libx32']) {
+    if (!existsSync(l)) continue;
+    try {
+      const real = realpathSync(l);
+      if (real.startsWith('/usr/')) a.push('--symlink', real.slice(1), l);
+      else a.push('--ro-bind', l, l);
+    } catch {
+      /* dangling link: skip */
+    }
+  }
+  for (const e of ETC_PATHS) if (existsSync(e)) a.push('--ro-bind', e, e);
+  a.push('--proc', '/proc', '--dev', '/dev', '--tmpfs', '/tmp', '--dir', '/tmp/home');
+  for (const d of o.extraReadOnly) a.push('--ro-bind', d, d);
+  // Writable first, then read-only ones, so a read-only folder inside the run folder stays read-only.
+  for (const w of o.writablePaths) a.push('--bind', w, w);
+  for (const r of o.readOnlyPaths) a.push('--ro-bind', r, r);
+  a.push('--ro-bind', o.driver, '/opt/loupe/driver.py');
+  a.push('--chdir', o.cwd);
+  a.push(o.python, '-u', '/opt/loupe/driver.py');
+  return a;
+}
+
+/**
+ * One persistent Python process per agent run. Cells run one at a time (calls queue up).
+ * @example
+ * const k = await PythonKernel.start({ cwd: ws, sandbox: 'bubblewrap', readOnlyPaths: [data], writablePaths: [ws] });
+ * const r = await k.execute('1+1'); // r.result === '2'
+ * await k.close();
+ */
+export class PythonKernel {
+  #opts: KernelOptions;
+  #python: string;
+  #driver: string;
+  #log: Logger;
+  #child: ChildProcessWithoutNullStreams | undefined;
+  #pid = 0;
+  #alive = false;
+  #closed = false;
+  #diedWhileIdle: string | undefined;
+  #buf = '';
+  #stray = '';
+  #nextId = 1;
+  #pending: { id: number; resolve: (r: DriverReply) => void } | undefined;
+  #onExit: ((how: string) => void) | undefined;
+  #queue: Promise<unknown> = Promise.resolve();
+  #busy = false;
+  #extraRo: string[] = [];
+
+  private constructor(opts: KernelOptions, python: string, driver: string) {
+    this.#opts = opts;
+    this.#python = python;
+    this.#driver = driver;
+    this.#log = opts.log ?? nullLogger;
+  }
+
+  /** Interpreter, sandbox mode and host pid of the current process (changes after a restart). */
+  get info(): { python: string; sandbox: SandboxMode; pid: number } {
+    return { python: this.#python, sandbox: this.#opts.sandbox, pid: this.#pid };
+  }
+
+  /**
+   * Starts a kernel and runs its preamble.
+   * @throws LoupeInputError when `cwd` does not exist, when the sandbox is `bubblewrap` but `bwrap`
+   *   is missing (telling the user to install it or set `loupe.sandbox` to "off"), or when a
+   *   read-only / writable path does not exist; Error when the process does not come up or the
+   *   preamble fails (with its traceback).
+   */
+  static async start(opts: KernelOptions): Promise<PythonKernel> {
+    if (!existsSync(opts.cwd) || !statSync(opts.cwd).isDirectory()) throw new LoupeInputError(opts.cwd, 'kernel working directory does not exist');
+    const python = opts.python || (await findPython()).path;
+    const k = new PythonKernel({ ...opts, cwd: resolve(opts.cwd) }, python, driverPath());
+    if (opts.sandbox === 'bubblewrap') {
+      const bwrap = opts.bubblewrapPath ?? findBubblewrap();
+      if (!bwrap || !existsSync(bwrap)) {
+        throw new LoupeInputError('loupe.sandbox', 'bubblewrap (bwrap) is not installed, so agent code cannot be sandboxed. Install it (Debian/Ubuntu: sudo apt-get install bubblewrap; Fedora: sudo dnf install bubblewrap) or opt in to an unsandboxed kernel with the setting "loupe.sandbox": "off" (CLI: --sandbox off).');
+      }
+      for (const p of [...opts.readOnlyPaths, ...opts.writablePaths]) {
+        if (!isAbsolute(p)) throw new LoupeInputError(p, 'sandbox paths must be absolute');
+        if (!existsSync(p)) throw new LoupeInputError(p, 'sandbox path does not exist');
+      }
+      k.#extraRo = await pythonDirs(python);
+    } else if (opts.sandbox !== 'off') {
+      throw new LoupeInputError('sandbox', `unknown sandbox mode ${JSON.stringify(opts.sandbox)} (use "bubblewrap" or "off")`);
+    }
+    await k.#spawn();
+    try {
+      await k.#runPreamble();
+    } catch (e) {
+      await k.close();
+      throw e;
+    }
+    return k;
+  }
+
+  #env(): Record<string, string> {
+    const sandboxed = this.#opts.sandbox === 'bubblewrap';
+    const env: Record<string, string> = {
+      ...minimalEnv(),
+      HOME: sandboxed ? '/tmp/home' : (process.env.HOME ?? '/tmp'),
+      TMPDIR: '/tmp',
+      MPLBACKEND: 'Agg',
+      MPLCONFIGDIR: sandboxed ? '/tmp/home/.matplotlib' : join(process.env.TMPDIR ?? '/tmp', 'loupe-mpl'),
+      PYTHONUNBUFFERED: '1',
+      PYTHONDONTWRITEBYTECODE: '1',
+      PYTHONIOENCODING: 'utf-8',
+      OPENBLAS_NUM_THREADS: '1',
+      OMP_NUM_THREADS: '1',
+      MKL_NUM_THREADS: '1',
+      LOUPE_KERNEL_MEMORY_MB: String(this.#opts.memoryLimitMb ?? 4096),
+      LOUPE_KERNEL_MAX_OUTPUT: String(this.#opts.maxOutputChars ?? 1_000_000),
+    };
+    if (this.#opts.importAllowlist) env.LOUPE_KERNEL_ALLOWLIST = JSON.stringify(this.#opts.importAllowlist);
+    return { ...env, ...(this.#opts.env ?? {}) };
+  }
+
+  async #spawn(): Promise<void> {
+    const o = this.#opts;
+    let cmd: string;
+    let args: string[];
+    if (o.sandbox === 'bubblewrap') {
+      cmd = o.bubblewrapPath ?? findBubblewrap() ?? 'bwrap';
+      args = bubblewrapArgs({ python: this.#python, driver: this.#driver, cwd: o.cwd, readOnlyPaths: o.readOnlyPaths, writablePaths: o.writablePaths, extraReadOnly: this.#extraRo });
+    } else {
+      cmd = this.#python;
+      args = ['-u', this.#driver];
+    }
+    this.#buf = '';
+    this.#stray = '';
+    this.#diedWhileIdle = undefined;
+    const child = spawn(cmd, args, { cwd: o.cwd, env: this.#env(), stdio: ['pipe', 'pipe', 'pipe'], detached: true });
+    this.#child = child;
+    this.#pid = child.pid ?? 0;
+    this.#alive = true;
+    child.stdout.setEncoding('utf8');
+    child.stderr.setEncoding('utf8');
+    child.stdin.on('error', () => {
+      /* EPIPE after death: handled by exit */
+    });
+    let ready: ((r: DriverReply) => void) | undefined;
+    const readyP = new Promise<DriverReply>((res) => (ready = res));
+    child.stdout.on('data', (chunk: string) => {
+      this.#buf += chunk;
+      let nl: number;
+      while ((nl = this.#buf.indexOf('\n')) >= 0) {
+        const line = this.#buf.slice(0, nl);
+        this.#buf = this.#buf.slice(nl + 1);
+        if (!line.trim()) continue;
+        let msg: DriverReply;
+        try {
+          msg = JSON.parse(line) as DriverReply;
+        } catch {
+          this.#stray += line + '\n';
+          continue;
+        }
+        if (msg.type === 'ready') ready?.(msg);
+        else if (msg.type === 'result' && this.#pending && msg.id === this.#pending.id) {
+          const p = this.#pending;
+          this.#pending = undefined;
+          p.resolve(msg);
+        }
+      }
+    });
+    child.stderr.on('data', (chunk: string) => {
+      this.#stray += chunk;
+      if (this.#stray.length > MAX_STRAY_STDERR) this.#stray = this.#stray.slice(-MAX_STRAY_STDERR);
+    });
+    let exitInfo = '';
+    const exited = new Promise<string>((res) => {
+      child.on('exit', (code, signal) => {
+        exitInfo = signal ? `killed by ${signal}` : `exited with code ${code}`;
+        if (this.#child === child) {
+          this.#alive = false;
+          if (this.#onExit) this.#onExit(exitInfo);
+          else if (!this.#closed) this.#diedWhileIdle = exitInfo;
+        }
+        res(exitInfo);
+      });
+      child.on('error', (err) => {
+        exitInfo = `could not start: ${err.message}`;
+        if (this.#child === child) this.#alive = false;
+        res(exitInfo);
+      });
+    });
+    let timer: NodeJS.Timeout | undefined;
+    type StartOutcome = { kind: 'ready'; msg: DriverReply } | { kind: 'exit'; how: string } | { kind: 'timeout' };
+    const r = await Promise.race<StartOutcome>([
+      readyP.then((msg) => ({ kind: 'ready', msg })),
+      exited.then((how) => ({ kind: 'exit', how })),
+      new Promise<StartOutcome>((res) => (timer = setTimeout(() => res({ kind: 'timeout' }), START_TIMEOUT_MS))),
+    ]);
+    clearTimeout(timer);
+    if (r.kind === 'ready') {
+      this.#log.debug(`kernel ready: python ${r.msg.python} pid ${this.#pid} sandbox ${o.sandbox}`);
+      this.#stray = '';
+      return;
+    }
+    const stderr = this.#stray.trim();
+    this.#kill();
+    const why = r.kind === 'timeout' ? `did not start within ${START_TIMEOUT_MS / 1000} s` : r.how;
+    throw new Error(`Python kernel ${why} (${cmd} ${o.sandbox === 'bubblewrap' ? '[bubblewrap sandbox]' : this.#python}).${stderr ? `\n${stderr}` : ''}`);
+  }
+
+  #kill(): void {
+    const child = this.#child;
+    if (!child) return;
+    this.#alive = false;
+    try {
+      if (child.pid) process.kill(-child.pid, 'SIGKILL');
+    } catch {
+      try {
+        child.kill('SIGKILL');
+      } catch {
+        /* already gone */
+      }
+    }
+    child.stdin.destroy();
+  }
+
+  async #runPreamble(): Promise<void> {
+    if (!this.#opts.preamble) return;
+    const r = await this.#run(this.#opts.preamble, { timeoutMs: this.#opts.cellTimeoutMs }, false);
+    if (r.status !== 'ok') {
+      const tb = r.error ? r.error.traceback.join('\n') || `${r.error.ename}: ${r.error.evalue}` : r.stderr;
+      throw new Error(`Kernel preamble failed (${r.status}):\n${tb}`);
+    }
+  }
+
+  async #restartProcess(): Promise<void> {
+    this.#kill();
+    await this.#spawn();
+    await this.#runPreamble();
+  }
+
+  /**
+   * Executes one cell: all statements, then the final expression is evaluated (IPython-like).
+   * Calls queue up; one cell runs at a time. Never throws for problems in the code: errors,
+   * timeouts and crashes come back in the result. A timeout interrupts the cell (state kept when
+   * the interrupt works, `restarted: true` when the process had to be killed). A crash or a
+   * MemoryError restarts the process (`restarted: true`, message in `stderr`).
+   * @param opts.timeoutMs wall limit for this cell (default `cellTimeoutMs`, else 120 s).
+   * @throws Error only when the kernel was closed or cannot be restarted.
+   */
+  execute(code: string, opts: { timeoutMs?: number } = {}): Promise<ExecuteResult> {
+    const p = this.#queue.then(() => this.#run(code, opts, true));
+    this.#queue = p.catch(() => undefined);
+    return p;
+  }
+
+  async #run(code: string, opts: { timeoutMs?: number }, mayRestart: boolean): Promise<ExecuteResult> {
+    if (this.#closed) throw new Error('Python kernel is closed');
+    const t0 = performance.now();
+    let notes = '';
+    let restarted = false;
+    if (!this.#alive) {
+      const how = this.#diedWhileIdle ?? 'was not running';
+      notes += `[loupe] The Python kernel process ${how} since the last cell and was restarted. ${STATE_LOST}\n`;
+      await this.#restartProcess();
+      restarted = true;
+    }
+    const timeoutMs = opts.timeoutMs ?? this.#opts.cellTimeoutMs ?? 120_000;
+    const cpuMs = this.#opts.cellCpuLimitMs ?? timeoutMs;
+    const id = this.#nextId++;
+    const child = this.#child!;
+    this.#stray = '';
+    this.#busy = true;
+    type Outcome = { kind: 'reply'; msg: DriverReply } | { kind: 'exit'; how: string } | { kind: 'timeout' };
+    let outcome: Outcome;
+    let timedOut = false;
+    try {
+      const replyP = new Promise<Outcome>((res) => {
+        this.#pending = { id, resolve: (msg) => res({ kind: 'reply', msg }) };
+        this.#onExit = (how) => res({ kind: 'exit', how });
+      });
+      child.stdin.write(JSON.stringify({ op: 'execute', id, code, cpuSeconds: cpuMs > 0 ? cpuMs / 1000 : null }) + '\n');
+      let timer: NodeJS.Timeout | undefined;
+      outcome = await Promise.race([replyP, new Promise<Outcome>((res) => (timer = setTimeout(() => res({ kind: 'timeout' }), timeoutMs)))]);
+      clearTimeout(timer);
+      if (outcome.kind === 'timeout') {
+        timedOut = true;
+        this.#sendInterrupt();
+        const grace = this.#opts.interruptGraceMs ?? 2_000;
+        outcome = await Promise.race([replyP, new Promise<Outcome>((res) => (timer = setTimeout(() => res({ kind: 'timeout' }), grace)))]);
+        clearTimeout(timer);
+      }
+    } finally {
+      this.#busy = false;
+    }
+    this.#pending = undefined;
+    this.#onExit = undefined;
+    const stray = this.#stray;
+    this.#stray = '';
+    if (outcome.kind === 'reply') {
+      const m = outcome.msg;
+      const res: ExecuteResult = {
+        status: timedOut ? 'timeout' : (m.status ?? 'error'),
+        stdout: m.stdout ?? '',
+        stderr: notes + (m.stderr ?? '') + stray,
+        durationMs: 0,
+      };
+      if (m.result !== undefined) res.result = m.result;
+      if (m.tables?.length) res.tables = m.tables;
+      if (m.figures?.length) res.figures = m.figures;
+      if (m.error) res.error = m.error;
+      if (timedOut) res.stderr += `[loupe] Cell interrupted after the ${timeoutMs / 1000} s time limit. The kernel state is kept.\n`;
+      if (m.status === 'timeout' && !timedOut) res.stderr += `[loupe] Cell stopped: it used more than ${cpuMs / 1000} s of CPU time. The kernel state is kept.\n`;
+      if (m.memoryError && mayRestart) {
+        res.stderr += `[loupe] The cell ran out of memory (limit ${this.#opts.memoryLimitMb ?? 4096} MiB); the kernel was restarted. ${STATE_LOST}\n`;
+        await this.#restartProcess();
+        restarted = true;
+      }
+      if (restarted) res.restarted = true;
+      res.durationMs = performance.now() - t0;
+      return res;
+    }
+    // The process died, or ignored the interrupt: kill it and start afresh.
+    const how = outcome.kind === 'exit' ? outcome.how : 'did not respond to the interrupt';
+    const status: ExecuteResult['status'] = outcome.kind === 'exit' && !timedOut ? 'crashed' : 'timeout';
+    let msg = status === 'crashed'
+      ? `[loupe] The Python kernel process ${how} while running this cell (possibly out of memory: limit ${this.#opts.memoryLimitMb ?? 4096} MiB).`
+      : `[loupe] Cell exceeded the ${timeoutMs / 1000} s time limit and the kernel ${how}.`;
+    if (mayRestart) {
+      await this.#restartProcess();
+      msg += ` The kernel was restarted. ${STATE_LOST}`;
+    } else {
+      this.#kill();
+    }
+    return {
+      status,
+      stdout: '',
+      stderr: notes + stray + msg + '\n',
+      error: { ename: status === 'crashed' ? 'KernelDied' : 'TimeoutError', evalue: msg.replace('[loupe] ', ''), traceback: [] },
+      durationMs: performance.now() - t0,
+      restarted: mayRestart || restarted ? true : undefined,
+    };
+  }
+
+  #sendInterrupt(): void {
+    if (!this.#alive || !this.#child) return;
+    try {
+      this.#child.stdin.write(JSON.stringify({ op: 'interrupt' }) + '\n');
+    } catch {
+      /* dead: exit handler reports */
+    }
+  }
+
+  /** Interrupts the running cell (KeyboardInterrupt in the main thread); no-op when idle. */
+  interrupt(): void {
+    if (this.#busy) this.#sendInterrupt();
+  }
+
+  /**
+   * Kills the process and starts a fresh one (preamble included), after the running cell if any.
+   * @throws Error when the new process does not start or its preamble fails.
+   */
+  restart(): Promise<void> {
+    if (this.#closed) return Promise.reject(new Error('Python kernel is closed'));
+    if (this.#busy) this.#kill(); // the running cell returns 'crashed' and restarts by itself
+    const p = this.#queue.then(() => this.#restartProcess());
+    this.#queue = p.catch(() => undefined);
+    return p;
+  }
+
+  /** Stops the process. Further calls to execute() throw. Idempotent. */
+  async close(): Promise<void> {
+    if (this.#closed) return;
+    this.#closed = true;
+    const child = this.#child;
+    if (!child || !this.#alive) return;
+    const gone = new Promise<void>((res) => child.once('exit', () => res()));
+    this.#kill();
+    await Promise.race([gone, new Promise((res) => setTimeout(res, 2_000))]);
+  }
+}
