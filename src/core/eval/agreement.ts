@@ -121,10 +121,12 @@ export function pairwiseAgreement(data: ReadonlyArray<readonly Rating[]>): numbe
     if (vs.length < 2) continue;
     let agree = 0;
     let pairs = 0;
-    for (let i = 0; i < vs.length; i++) {for (let j = i + 1; j < vs.length; j++) {
-      pairs++;
-      if (vs[i] === vs[j]) agree++;
-    }}
+    for (let i = 0; i < vs.length; i++) {
+      for (let j = i + 1; j < vs.length; j++) {
+        pairs++;
+        if (vs[i] === vs[j]) agree++;
+      }
+    }
     sum += agree / pairs;
     units++;
   }
