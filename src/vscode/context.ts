@@ -2,7 +2,9 @@
  * The one context object built at activation. Everything with extension lifetime is owned here
  * and disposed with the extension.
  */
+import { join } from 'node:path';
 import * as vscode from 'vscode';
+import { openStore, type RunStore } from '../core/store/run-store.ts';
 import type { Logger } from '../core/util/log.ts';
 import { readSettings, type LoupeSettings } from './config.ts';
 
@@ -12,6 +14,10 @@ export class LoupeContext implements vscode.Disposable {
   /** Core-facing logger over the "Loupe" log channel. */
   readonly log: Logger;
   private readonly disposables: vscode.Disposable[] = [];
+  private openedStore: { path: string; store: RunStore } | undefined;
+  private readonly storeChanged = new vscode.EventEmitter<void>();
+  /** Fires when runs were added, changed or deleted through this window. */
+  readonly onDidChangeRuns = this.storeChanged.event;
 
   constructor(extension: vscode.ExtensionContext) {
     this.extension = extension;
@@ -36,12 +42,35 @@ export class LoupeContext implements vscode.Disposable {
     return this.settings.runsDirectory || vscode.Uri.joinPath(this.extension.globalStorageUri, 'runs').fsPath;
   }
 
+  /** The run store file: `<runsDirectory>/runs.sqlite` (the CLI's `--store` can point at the same file). */
+  get storePath(): string {
+    return join(this.runsDirectory, 'runs.sqlite');
+  }
+
+  /** The run store, opened on first use (and reopened when the runs directory setting changed). */
+  store(): RunStore {
+    const path = this.storePath;
+    if (this.openedStore?.path !== path) {
+      this.openedStore?.store.close();
+      this.openedStore = { path, store: openStore(path) };
+    }
+    return this.openedStore.store;
+  }
+
+  /** Tells views that the store changed. */
+  fireRunsChanged(): void {
+    this.storeChanged.fire();
+  }
+
   register<T extends vscode.Disposable>(d: T): T {
     this.disposables.push(d);
     return d;
   }
 
   dispose(): void {
+    this.openedStore?.store.close();
+    this.openedStore = undefined;
+    this.storeChanged.dispose();
     while (this.disposables.length) {
       try {
         this.disposables.pop()?.dispose();

@@ -1,0 +1,81 @@
+/**
+ * Shapes stored steps into timeline rows and the tool-usage heatmap for the Trajectory Timeline.
+ * Pure functions over {@link StepRecord}; used by the VS Code timeline panel and the perf benchmark.
+ * Source: issue 7 "Trajectory timeline"; heatmap = LongDA Figure 8 (spec §2.4, via eval/longda.ts).
+ */
+import type { TimelineHeatmap, TimelineRun, TimelineStep } from '../../protocol/timeline.ts';
+import { toolUsageHeatmap } from '../eval/longda.ts';
+import type { RunRecord, StepRecord } from './types.ts';
+
+const MAIN_ARG = ['code', 'keyword', 'query', 'doc_path', 'sql', 'q_id', 'action', 'table', 'glob', 'summary', 'content'];
+
+/** First meaningful argument of a tool call, one line, at most `max` characters. */
+function mainArgument(argumentsText: string, max = 80): string {
+  let args: unknown;
+  try {
+    args = JSON.parse(argumentsText);
+  } catch {
+    return oneLine(argumentsText, max);
+  }
+  if (typeof args !== 'object' || args === null) return oneLine(String(args), max);
+  const rec = args as Record<string, unknown>;
+  const key = MAIN_ARG.find((k) => rec[k] !== undefined) ?? Object.keys(rec)[0];
+  if (key === undefined) return '';
+  const v = rec[key];
+  return `${key}=${oneLine(typeof v === 'string' ? v : JSON.stringify(v), max)}`;
+}
+
+function oneLine(s: string, max: number): string {
+  const t = s.replace(/\s+/g, ' ').trim();
+  return t.length > max ? t.slice(0, max - 1) + '…' : t;
+}
+
+/**
+ * One timeline row from a stored step.
+ * @param step the stored step; `runStartMs` epoch ms of the run start (for the offset column).
+ * @returns a compact {@link TimelineStep}; `searchText` holds at most ~2,000 characters per step.
+ */
+export function toTimelineStep(step: StepRecord, runStartMs: number): TimelineStep {
+  const tools = step.toolCalls.map((c) => c.name);
+  const first = step.toolCalls[0];
+  const content = step.assistant.content ?? '';
+  const summary = first ? `${first.name}(${mainArgument(first.argumentsText)})${step.toolCalls.length > 1 ? ` +${step.toolCalls.length - 1}` : ''}` : oneLine(content, 100) || '(empty message)';
+  const searchText = [content.slice(0, 600), ...step.toolCalls.map((c) => `${c.name} ${c.argumentsText.slice(0, 600)} ${c.observation.slice(0, 400)}`)]
+    .join(' ')
+    .toLowerCase();
+  const start = Date.parse(step.startedAt);
+  return {
+    index: step.index,
+    startMs: Number.isFinite(start) ? Math.max(0, start - runStartMs) : 0,
+    durationMs: step.latencyMs + step.toolMs,
+    latencyMs: step.latencyMs,
+    toolMs: step.toolMs,
+    tokensIn: step.usage.input,
+    tokensOut: step.usage.output,
+    tools,
+    error: step.toolCalls.some((c) => c.isError),
+    summary,
+    searchText,
+  };
+}
+
+/** The run header of the timeline. */
+export function toTimelineRun(r: RunRecord): TimelineRun {
+  return {
+    id: r.id, suite: r.suite, blockId: r.blockId, agent: r.agent, model: r.model, status: r.status, statusReason: r.statusReason,
+    steps: r.steps, tokens: { input: r.tokens.input, output: r.tokens.output }, durationMs: r.durationMs, startedAt: r.startedAt,
+  };
+}
+
+/**
+ * Tool-usage heatmap of one run: tools (rows, those the run used, most used first) × `bins` bins of
+ * normalised progress, as LongDA Figure 8.
+ * @param steps timeline rows in order; `bins` default 20.
+ */
+export function timelineHeatmap(steps: readonly TimelineStep[], bins = 20): TimelineHeatmap {
+  const freq = new Map<string, number>();
+  for (const s of steps) for (const t of s.tools) freq.set(t, (freq.get(t) ?? 0) + 1);
+  const tools = [...freq.entries()].sort((a, b) => b[1] - a[1] || a[0].localeCompare(b[0])).map(([t]) => t);
+  const h = toolUsageHeatmap([steps.map((s) => s.tools)], { tools, bins });
+  return { tools: h.tools, bins: h.bins, matrix: h.matrix, counts: h.counts };
+}

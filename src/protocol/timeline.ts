@@ -1,0 +1,78 @@
+/**
+ * Protocol of the Trajectory Timeline panel. Rows are compact ({@link TimelineStep}); the full message,
+ * arguments and observations of a step are fetched on expand ({@link GetStepDetailRequest}) so that a
+ * 10,000-step run opens quickly.
+ */
+import { IpcNotification, IpcRequest } from './ipc.ts';
+
+export interface TimelineRun {
+  id: string;
+  suite: string;
+  blockId: string;
+  agent: string;
+  model: string | null;
+  status: string;
+  statusReason: string | null;
+  steps: number;
+  tokens: { input: number; output: number };
+  durationMs: number;
+  startedAt: string | null;
+}
+
+/** One row of the timeline. */
+export interface TimelineStep {
+  /** 0-based step index. */
+  index: number;
+  /** Offset of the step start from the run start (ms). */
+  startMs: number;
+  /** Model latency + tool time (ms). */
+  durationMs: number;
+  latencyMs: number;
+  toolMs: number;
+  tokensIn: number;
+  tokensOut: number;
+  /** Tool names called in this step, in order (empty: a message without tool calls). */
+  tools: string[];
+  /** Any tool call ended in an error observation. */
+  error: boolean;
+  /** One line: the first tool call with its main argument, or the start of the assistant message. */
+  summary: string;
+  /** Lower-cased text for the search box (message + arguments + start of observations). */
+  searchText: string;
+}
+
+export interface TimelineHeatmap {
+  tools: string[];
+  bins: number;
+  /** matrix[tool][bin], each non-empty column summing to 1. */
+  matrix: number[][];
+  counts: number[][];
+}
+
+export interface TimelineState {
+  run: TimelineRun;
+  steps: TimelineStep[];
+  heatmap: TimelineHeatmap;
+  /** Step to scroll to and expand on open. */
+  focusStep?: number;
+  /** Open with the heatmap shown. */
+  showHeatmap?: boolean;
+}
+
+export interface StepDetail {
+  index: number;
+  /** Assistant message (markdown), may be empty. */
+  content: string;
+  reasoning: string;
+  toolCalls: { id: string; name: string; argumentsText: string; observation: string; isError: boolean; truncated: boolean; durationMs: number }[];
+  usage: { input: number; output: number; cached: number };
+  finishReason: string | null;
+}
+
+export const GetStepDetailRequest = new IpcRequest<{ runId: string; index: number }, StepDetail>('timeline/stepDetail');
+
+/** Webview → host: the user clicked a tool call: reveal its notebook cell or open the doc search at that query. */
+export const RevealToolCallRequest = new IpcRequest<{ runId: string; index: number; callId: string }, { revealed: 'notebook' | 'docsearch' | 'none' }>('timeline/revealToolCall');
+
+/** Host → webview: steps committed since the last update (live runs). */
+export const DidAppendStepsNotification = new IpcNotification<{ runId: string; steps: TimelineStep[]; heatmap: TimelineHeatmap; run: TimelineRun }>('timeline/didAppendSteps');

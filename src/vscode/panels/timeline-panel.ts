@@ -1,0 +1,145 @@
+/** The Trajectory Timeline panel: one per run, live while the run writes steps to the store. */
+import * as vscode from 'vscode';
+import { timelineHeatmap, toTimelineRun, toTimelineStep } from '../../core/agent/timeline.ts';
+import type { RpcEndpoint } from '../../protocol/ipc.ts';
+import {
+  DidAppendStepsNotification, GetStepDetailRequest, RevealToolCallRequest,
+  type StepDetail, type TimelineState, type TimelineStep,
+} from '../../protocol/timeline.ts';
+import type { LoupeContext } from '../context.ts';
+import { connectWebview, webviewHtml, webviewOptions } from '../webview-shell.ts';
+
+/** Reveals what a tool call produced elsewhere (notebook cell, documentation search). Set by the run UI. */
+export type ToolCallRevealer = (runId: string, stepIndex: number, callId: string, toolName: string, argumentsText: string) => Promise<'notebook' | 'docsearch' | 'none'>;
+
+export class TimelinePanel {
+  static readonly viewType = 'loupe.timeline';
+  private static readonly panels = new Map<string, TimelinePanel>();
+  /** Hook used by the Documentation Search / notebook integration (see run-ui.ts). */
+  static revealer: ToolCallRevealer | undefined;
+  private readonly disposables: vscode.Disposable[] = [];
+  private readonly rpc: RpcEndpoint;
+  private readonly panel: vscode.WebviewPanel;
+  private readonly ctx: LoupeContext;
+  readonly runId: string;
+  private steps: TimelineStep[] = [];
+  private unsubscribe: (() => void) | undefined;
+  private runStartMs = 0;
+
+  /** Shows the timeline of `runId` (creating the panel if needed). */
+  static show(ctx: LoupeContext, runId: string, opts: { focusStep?: number; showHeatmap?: boolean; column?: vscode.ViewColumn } = {}): TimelinePanel {
+    const existing = TimelinePanel.panels.get(runId);
+    if (existing) {
+      existing.panel.reveal(opts.column);
+      return existing;
+    }
+    const run = ctx.store().getRun(runId);
+    if (!run) throw new Error(`No run ${runId} in the store ${ctx.storePath}`);
+    const panel = vscode.window.createWebviewPanel(TimelinePanel.viewType, `Timeline: ${run.blockId}`, opts.column ?? vscode.ViewColumn.Active,
+      webviewOptions(ctx.extension.extensionUri));
+    return new TimelinePanel(ctx, panel, runId, opts);
+  }
+
+  static registerSerializer(ctx: LoupeContext): vscode.Disposable {
+    return vscode.window.registerWebviewPanelSerializer(TimelinePanel.viewType, {
+      deserializeWebviewPanel: async (panel, state: unknown) => {
+        const runId = (state as { runId?: string } | undefined)?.runId;
+        if (!runId || !ctx.store().getRun(runId)) {
+          panel.dispose();
+          return;
+        }
+        panel.webview.options = webviewOptions(ctx.extension.extensionUri);
+        new TimelinePanel(ctx, panel, runId, {});
+      },
+    });
+  }
+
+  /** All open timelines (tests and the run UI use it). */
+  static get(runId: string): TimelinePanel | undefined {
+    return TimelinePanel.panels.get(runId);
+  }
+
+  private constructor(ctx: LoupeContext, panel: vscode.WebviewPanel, runId: string, opts: { focusStep?: number; showHeatmap?: boolean }) {
+    this.ctx = ctx;
+    this.panel = panel;
+    this.runId = runId;
+    TimelinePanel.panels.set(runId, this);
+    panel.iconPath = vscode.Uri.joinPath(ctx.extension.extensionUri, 'media', 'loupe.svg');
+    this.rpc = connectWebview(panel.webview, () => this.initialState(opts));
+    this.rpc.onRequest(GetStepDetailRequest, ({ runId: id, index }) => this.detail(id, index));
+    this.rpc.onRequest(RevealToolCallRequest, async ({ runId: id, index, callId }) => {
+      const step = this.ctx.store().getSteps(id, index).find((s) => s.index === index);
+      const call = step?.toolCalls.find((c) => c.id === callId);
+      if (!call || !TimelinePanel.revealer) return { revealed: 'none' as const };
+      return { revealed: await TimelinePanel.revealer(id, index, callId, call.name, call.argumentsText) };
+    });
+    panel.webview.html = webviewHtml(panel.webview, ctx.extension.extensionUri, 'timeline', `Timeline: ${runId}`);
+    panel.onDidDispose(() => this.dispose(), null, this.disposables);
+  }
+
+  private initialState(opts: { focusStep?: number; showHeatmap?: boolean }): TimelineState {
+    const store = this.ctx.store();
+    const run = store.getRun(this.runId);
+    if (!run) throw new Error(`Run ${this.runId} is no longer in the store`);
+    this.runStartMs = Date.parse(run.startedAt ?? run.createdAt) || 0;
+    this.steps = store.getSteps(this.runId).map((s) => toTimelineStep(s, this.runStartMs));
+    this.startLiveUpdates();
+    return { run: toTimelineRun(run), steps: this.steps, heatmap: timelineHeatmap(this.steps), focusStep: opts.focusStep, showHeatmap: opts.showHeatmap };
+  }
+
+  /** Polls the store for steps committed after the ones already shown (any process may be writing). */
+  private startLiveUpdates(): void {
+    this.unsubscribe?.();
+    const store = this.ctx.store();
+    let pending: TimelineStep[] = [];
+    let flush: ReturnType<typeof setTimeout> | undefined;
+    const known = new Set(this.steps.map((s) => s.index));
+    this.unsubscribe = store.subscribeSteps((s) => {
+      if (known.has(s.index)) return;
+      known.add(s.index);
+      const row = toTimelineStep(s, this.runStartMs);
+      this.steps.push(row);
+      pending.push(row);
+      // Batch bursts (a resumed run may commit many steps at once) into one message.
+      flush ??= setTimeout(() => {
+        flush = undefined;
+        const run = store.getRun(this.runId);
+        if (!run) return;
+        this.rpc.notify(DidAppendStepsNotification, { runId: this.runId, steps: pending, heatmap: timelineHeatmap(this.steps), run: toTimelineRun(run) });
+        pending = [];
+      }, 30);
+    }, { runId: this.runId, intervalMs: 100, fromStart: true });
+    // Status changes without new steps (finished, cancelled) still update the header.
+    const statusTimer = setInterval(() => {
+      const run = store.getRun(this.runId);
+      if (run && run.status !== this.lastStatus) {
+        this.lastStatus = run.status;
+        this.rpc.notify(DidAppendStepsNotification, { runId: this.runId, steps: [], heatmap: timelineHeatmap(this.steps), run: toTimelineRun(run) });
+      }
+    }, 500);
+    this.disposables.push({ dispose: () => clearInterval(statusTimer) });
+  }
+
+  private lastStatus = '';
+
+  private detail(runId: string, index: number): StepDetail {
+    const step = this.ctx.store().getSteps(runId, index).find((s) => s.index === index);
+    if (!step) throw new Error(`Step ${index + 1} of run ${runId} not found`);
+    return {
+      index,
+      content: step.assistant.content ?? '',
+      reasoning: step.assistant.reasoning ?? '',
+      toolCalls: step.toolCalls.map((c) => ({ id: c.id, name: c.name, argumentsText: c.argumentsText, observation: c.observation, isError: c.isError, truncated: c.truncated, durationMs: c.durationMs })),
+      usage: step.usage,
+      finishReason: step.finishReason,
+    };
+  }
+
+  dispose(): void {
+    TimelinePanel.panels.delete(this.runId);
+    this.unsubscribe?.();
+    this.rpc.dispose();
+    this.panel.dispose();
+    while (this.disposables.length) this.disposables.pop()?.dispose();
+  }
+}

@@ -1,0 +1,33 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import type { TimelineStep } from '../../../src/protocol/timeline.ts';
+import { filterSteps, formatDuration, formatTokens, toolGlyph, visibleRange } from '../../../webview/shared/timeline-model.ts';
+
+const row = (index: number, tools: string[], text: string): TimelineStep => ({
+  index, startMs: 0, durationMs: 1, latencyMs: 1, toolMs: 0, tokensIn: 1, tokensOut: 1, tools, error: false, summary: text, searchText: text.toLowerCase(),
+});
+
+describe('webview timeline model', () => {
+  it('filters by tool and by every search word', () => {
+    const steps = [row(0, ['python'], 'Load DEMO_L.xpt'), row(1, ['search_doc'], 'keyword WTMEC2YR'), row(2, ['python', 'answer'], 'weighted mean WTMEC2YR')];
+    assert.deepEqual(filterSteps(steps, 'python', '').map((s) => s.index), [0, 2]);
+    assert.deepEqual(filterSteps(steps, '', 'wtmec2yr').map((s) => s.index), [1, 2]);
+    assert.deepEqual(filterSteps(steps, 'python', 'WTMEC2YR weighted').map((s) => s.index), [2]);
+  });
+
+  it('formats durations and token counts', () => {
+    assert.equal(formatDuration(950), '950 ms');
+    assert.equal(formatDuration(12_300), '12.3 s');
+    assert.equal(formatDuration(600_000), '10m 0s');
+    assert.equal(formatTokens(12_345), '12.3k');
+    assert.equal(toolGlyph('execute_query').cls, 'sql');
+    assert.equal(toolGlyph('').glyph, 'Msg');
+  });
+
+  it('renders only the rows in view plus overscan', () => {
+    assert.deepEqual(visibleRange(0, 260, 26, 10_000, 8), { start: 0, end: 19 });
+    assert.deepEqual(visibleRange(26 * 5000, 260, 26, 10_000, 8), { start: 4992, end: 5019 });
+    assert.deepEqual(visibleRange(26 * 9999, 260, 26, 10_000, 8), { start: 9991, end: 10_000 });
+    assert.deepEqual(visibleRange(0, 260, 26, 0), { start: 0, end: 0 });
+  });
+});

@@ -1,0 +1,50 @@
+/** Pure helpers of the Trajectory Timeline (unit-tested in Node). */
+import type { TimelineStep } from '../../src/protocol/timeline.ts';
+
+/** Steps that called `tool` (all when empty) and whose text contains every word of `query` (lower-case). */
+export function filterSteps(steps: readonly TimelineStep[], tool: string, query: string): TimelineStep[] {
+  const words = query.toLowerCase().split(/\s+/).filter(Boolean);
+  return steps.filter((s) => (!tool || s.tools.includes(tool)) && words.every((w) => s.searchText.includes(w) || s.summary.toLowerCase().includes(w)));
+}
+
+/** 950 → "950 ms", 12_300 → "12.3 s", 600_000 → "10m 0s". */
+export function formatDuration(ms: number): string {
+  if (!Number.isFinite(ms) || ms < 0) return '–';
+  if (ms < 1000) return `${Math.round(ms)} ms`;
+  if (ms < 60_000) return `${(ms / 1000).toFixed(1)} s`;
+  const m = Math.floor(ms / 60_000);
+  return `${m}m ${Math.round((ms - m * 60_000) / 1000)}s`;
+}
+
+/** 950 → "950", 12_345 → "12.3k", 2_500_000 → "2.5M". */
+export function formatTokens(n: number): string {
+  if (n < 1000) return String(n);
+  if (n < 1_000_000) return `${(n / 1000).toFixed(1)}k`;
+  return `${(n / 1_000_000).toFixed(1)}M`;
+}
+
+const GLYPHS: [RegExp, string, string][] = [
+  [/^python$/, 'Py', 'code'],
+  [/^(read_doc|search_doc|retriever|list_files)$/, 'Doc', 'doc'],
+  [/^(execute_query|describe_table|get_database_info)$/, 'SQL', 'sql'],
+  [/^(answer|submit_analysis|write_report|final_answer)$/, 'Ans', 'answer'],
+  [/^(notes|save_code|prompt)$/, 'Note', 'note'],
+];
+
+/** Short label and CSS class of a tool's icon; '' (a message without tool calls) → "Msg". */
+export function toolGlyph(tool: string): { glyph: string; cls: string } {
+  if (!tool) return { glyph: 'Msg', cls: 'msg' };
+  for (const [re, glyph, cls] of GLYPHS) if (re.test(tool)) return { glyph, cls };
+  return { glyph: tool.slice(0, 3), cls: 'other' };
+}
+
+/** Rows [start, end) to render for a viewport. */
+export function visibleRange(scrollTop: number, viewportHeight: number, rowHeight: number, count: number, overscan = 8): { start: number; end: number } {
+  if (count <= 0 || rowHeight <= 0) return { start: 0, end: 0 };
+  const first = Math.floor(Math.max(0, scrollTop) / rowHeight);
+  const visible = Math.ceil(Math.max(0, viewportHeight) / rowHeight) + 1;
+  const start = Math.max(0, first - overscan);
+  const end = Math.min(count, first + visible + overscan);
+  return { start, end: Math.max(start, end) };
+}
+

@@ -1,0 +1,251 @@
+/**
+ * Trajectory Timeline: one row per step (tool icon, duration bar, tokens, status), filter by tool, text search,
+ * a detail pane with the full message / arguments / observations (markdown via marked + DOMPurify), live
+ * updates, and the tool-usage heatmap (tools × 20 bins of normalised progress, LongDA Figure 8) in Vega-Lite.
+ * The list is virtualised: only rows in view are in the DOM.
+ */
+import '@vscode-elements/elements/dist/vscode-button/index.js';
+import '@vscode-elements/elements/dist/vscode-badge/index.js';
+import '@vscode-elements/elements/dist/vscode-textfield/index.js';
+import '@vscode-elements/elements/dist/vscode-single-select/index.js';
+import '@vscode-elements/elements/dist/vscode-option/index.js';
+import DOMPurify from 'dompurify';
+import { marked } from 'marked';
+import type { TopLevelSpec } from 'vega-lite';
+import {
+  DidAppendStepsNotification, GetStepDetailRequest, RevealToolCallRequest,
+  type StepDetail, type TimelineHeatmap, type TimelineRun, type TimelineState, type TimelineStep,
+} from '../src/protocol/timeline.ts';
+import { connectHost, h, ready } from './shared/host.ts';
+import { filterSteps, formatDuration, formatTokens, toolGlyph } from './shared/timeline-model.ts';
+import { renderVegaLite } from './shared/vega.ts';
+import { VirtualList } from './shared/virtual-list.ts';
+import css from './timeline.css';
+
+const ROW_HEIGHT = 26;
+const host = connectHost();
+document.head.append(h('style', {}, css));
+const app = document.getElementById('app') as HTMLElement;
+
+let run: TimelineRun;
+let all: TimelineStep[] = [];
+let shown: TimelineStep[] = [];
+let heatmap: TimelineHeatmap;
+let selected = -1;
+let maxDuration = 1;
+let toolFilter = '';
+let query = '';
+let list: VirtualList<TimelineStep>;
+const detailCache = new Map<number, StepDetail>();
+
+const header = h('header', { class: 'tl-header' });
+const toolSelect = h('vscode-single-select', { id: 'tool-filter', 'aria-label': 'Filter by tool' });
+const search = h('vscode-textfield', { id: 'search', placeholder: 'Search messages, arguments, observations', 'aria-label': 'Search steps' });
+const count = h('span', { class: 'muted', id: 'count' });
+const heatmapBtn = h('vscode-button', { id: 'heatmap-toggle', secondary: true }, 'Heatmap');
+const listEl = h('div', { class: 'tl-list', id: 'steps', tabindex: 0, role: 'listbox', 'aria-label': 'Steps' });
+const detailEl = h('section', { class: 'tl-detail', id: 'detail', 'aria-live': 'polite' }, h('p', { class: 'muted' }, 'Select a step to see its message, arguments and observations.'));
+const heatmapEl = h('section', { class: 'tl-heatmap', id: 'heatmap', hidden: true });
+
+function renderHeader(): void {
+  const statusClass = run.status === 'finished' ? 'ok' : run.status === 'running' ? 'live' : run.status === 'failed' ? 'bad' : 'warn';
+  header.replaceChildren(
+    h('h1', {}, run.blockId),
+    h('span', { class: `status ${statusClass}`, id: 'run-status', title: run.statusReason ?? '' }, run.status),
+    h('span', { class: 'muted' }, `${run.agent}${run.model ? ` · ${run.model}` : ''} · ${run.suite}`),
+    h('span', { class: 'muted', id: 'run-totals' },
+      `${run.steps} steps · ${formatTokens(run.tokens.input)} in / ${formatTokens(run.tokens.output)} out · ${formatDuration(run.durationMs)}`),
+  );
+}
+
+function renderToolOptions(): void {
+  const tools = [...new Set(all.flatMap((s) => s.tools))].sort();
+  const current = toolFilter;
+  toolSelect.replaceChildren(
+    h('vscode-option', { value: '', selected: current === '' }, 'All tools'),
+    ...tools.map((t) => h('vscode-option', { value: t, selected: current === t }, t)),
+  );
+}
+
+function renderRow(s: TimelineStep): HTMLElement {
+  const width = Math.max(2, Math.round((s.durationMs / maxDuration) * 100));
+  const row = h('div', {
+    class: `tl-row${s.index === selected ? ' selected' : ''}${s.error ? ' error' : ''}`,
+    role: 'option', 'aria-selected': s.index === selected ? 'true' : 'false', 'data-step': s.index,
+  },
+  h('span', { class: 'tl-idx' }, String(s.index + 1)),
+  h('span', { class: 'tl-icons' }, ...(s.tools.length ? s.tools.slice(0, 3) : ['']).map((t) => h('span', { class: `tl-icon tool-${toolGlyph(t).cls}`, title: t || 'message' }, toolGlyph(t).glyph))),
+  h('span', { class: 'tl-summary', title: s.summary }, s.summary),
+  h('span', { class: 'tl-bar', title: `model ${formatDuration(s.latencyMs)} · tools ${formatDuration(s.toolMs)}` }, h('span', { style: `width:${width}%` })),
+  h('span', { class: 'tl-dur num' }, formatDuration(s.durationMs)),
+  h('span', { class: 'tl-tok num', title: `${s.tokensIn} input / ${s.tokensOut} output tokens` }, formatTokens(s.tokensIn + s.tokensOut)),
+  h('span', { class: `tl-status ${s.error ? 'bad' : 'ok'}`, title: s.error ? 'a tool call failed' : 'ok' }, s.error ? '✘' : '✔'));
+  row.addEventListener('click', () => void select(s.index));
+  return row;
+}
+
+function applyFilter(keepScroll = true): void {
+  shown = filterSteps(all, toolFilter, query);
+  count.textContent = shown.length === all.length ? `${all.length} steps` : `${shown.length} of ${all.length} steps`;
+  list.setItems(shown, keepScroll);
+}
+
+async function select(index: number): Promise<void> {
+  selected = index;
+  list.refresh();
+  const pos = shown.findIndex((s) => s.index === index);
+  if (pos >= 0) list.scrollToIndex(pos);
+  host.setViewState({ runId: run.id, selected });
+  let d = detailCache.get(index);
+  if (!d) {
+    detailEl.replaceChildren(h('p', { class: 'muted' }, `Loading step ${index + 1}…`));
+    try {
+      d = await host.rpc.request(GetStepDetailRequest, { runId: run.id, index });
+      detailCache.set(index, d);
+    } catch (e) {
+      detailEl.replaceChildren(h('p', { class: 'error' }, `Could not load step ${index + 1}: ${e instanceof Error ? e.message : String(e)}`));
+      return;
+    }
+  }
+  if (selected === index) renderDetail(d);
+}
+
+function markdown(md: string): HTMLElement {
+  const div = h('div', { class: 'markdown' });
+  div.innerHTML = DOMPurify.sanitize(marked.parse(md, { async: false }) as string);
+  return div;
+}
+
+function prettyArgs(text: string): string {
+  try {
+    const v = JSON.parse(text) as Record<string, unknown>;
+    if (typeof v === 'object' && v && typeof v.code === 'string' && Object.keys(v).length === 1) return v.code;
+    return JSON.stringify(v, null, 2);
+  } catch {
+    return text;
+  }
+}
+
+function renderDetail(d: StepDetail): void {
+  const calls = d.toolCalls.map((c) => {
+    const reveal = h('vscode-button', { secondary: true, class: 'reveal', 'data-call': c.id }, c.name === 'python' ? 'Reveal in notebook' : /doc|retriever/.test(c.name) ? 'Open in Documentation Search' : 'Reveal');
+    reveal.addEventListener('click', async () => {
+      const r = await host.rpc.request(RevealToolCallRequest, { runId: run.id, index: d.index, callId: c.id });
+      if (r.revealed === 'none') reveal.setAttribute('disabled', '');
+    });
+    return h('article', { class: `call${c.isError ? ' error' : ''}` },
+      h('h3', {}, h('span', { class: `tl-icon tool-${toolGlyph(c.name).cls}` }, toolGlyph(c.name).glyph), ` ${c.name}`,
+        h('span', { class: 'muted' }, ` · ${formatDuration(c.durationMs)}${c.isError ? ' · error' : ''}${c.truncated ? ' · observation cut' : ''}`), reveal),
+      h('div', { class: 'label' }, 'Arguments'), h('pre', { class: 'args' }, prettyArgs(c.argumentsText)),
+      h('div', { class: 'label' }, 'Observation'), h('pre', { class: 'obs' }, c.observation));
+  });
+  detailEl.replaceChildren(
+    h('h2', {}, `Step ${d.index + 1}`, h('span', { class: 'muted' }, ` · ${d.usage.input} in / ${d.usage.output} out tokens${d.finishReason ? ` · ${d.finishReason}` : ''}`)),
+    d.reasoning ? h('details', {}, h('summary', {}, 'Reasoning'), h('pre', { class: 'reasoning' }, d.reasoning)) : '',
+    d.content ? markdown(d.content) : h('p', { class: 'muted' }, '(no message text)'),
+    ...calls,
+  );
+}
+
+async function renderHeatmap(): Promise<void> {
+  if (heatmapEl.hidden) return;
+  const values = heatmap.tools.flatMap((tool, r) => (heatmap.matrix[r] ?? []).map((share, b) => ({ tool, bin: b, share, calls: heatmap.counts[r]?.[b] ?? 0 })));
+  if (!values.length) {
+    heatmapEl.replaceChildren(h('p', { class: 'muted' }, 'No tool calls yet.'));
+    return;
+  }
+  const spec: TopLevelSpec = {
+    $schema: 'https://vega.github.io/schema/vega-lite/v6.json',
+    title: 'Tool usage over normalised progress',
+    data: { values },
+    width: 'container',
+    height: { step: 22 },
+    mark: { type: 'rect', tooltip: true },
+    encoding: {
+      x: { field: 'bin', type: 'ordinal', title: `Progress (${heatmap.bins} bins)`, axis: { labelExpr: "datum.value % 5 == 0 ? (datum.value * 100 / 20) + '%' : ''" } },
+      y: { field: 'tool', type: 'nominal', title: null, sort: heatmap.tools },
+      color: { field: 'share', type: 'quantitative', title: 'Share of calls', scale: { scheme: 'blues' } },
+    },
+  };
+  const chart = h('div', { class: 'chart', id: 'heatmap-chart' });
+  heatmapEl.replaceChildren(chart);
+  try {
+    await renderVegaLite(chart, spec);
+  } catch (e) {
+    heatmapEl.replaceChildren(h('p', { class: 'error' }, `Heatmap failed: ${e instanceof Error ? e.message : String(e)}`));
+  }
+}
+
+function onKey(ev: KeyboardEvent): void {
+  if (!shown.length) return;
+  const pos = Math.max(0, shown.findIndex((s) => s.index === selected));
+  let next = -1;
+  if (ev.key === 'ArrowDown' || ev.key === 'j') next = Math.min(shown.length - 1, selected < 0 ? 0 : pos + 1);
+  else if (ev.key === 'ArrowUp' || ev.key === 'k') next = Math.max(0, pos - 1);
+  else if (ev.key === 'Home') next = 0;
+  else if (ev.key === 'End') next = shown.length - 1;
+  else if (ev.key === 'PageDown') next = Math.min(shown.length - 1, pos + 20);
+  else if (ev.key === 'PageUp') next = Math.max(0, pos - 20);
+  if (next >= 0) {
+    ev.preventDefault();
+    void select((shown[next] as TimelineStep).index);
+  }
+}
+
+function init(state: TimelineState): void {
+  run = state.run;
+  all = state.steps;
+  heatmap = state.heatmap;
+  maxDuration = Math.max(1, ...all.map((s) => s.durationMs));
+  const saved = host.getViewState<{ runId: string; selected: number }>();
+  app.replaceChildren(
+    header,
+    h('div', { class: 'tl-toolbar' }, toolSelect, search, count, heatmapBtn),
+    heatmapEl,
+    h('div', { class: 'tl-main' }, listEl, detailEl),
+  );
+  list = new VirtualList<TimelineStep>({ container: listEl, rowHeight: ROW_HEIGHT, renderRow });
+  renderHeader();
+  renderToolOptions();
+  applyFilter(false);
+  toolSelect.addEventListener('change', () => {
+    toolFilter = (toolSelect as unknown as { value: string }).value;
+    applyFilter(false);
+  });
+  let t: ReturnType<typeof setTimeout> | undefined;
+  search.addEventListener('input', () => {
+    clearTimeout(t);
+    t = setTimeout(() => {
+      query = ((search as unknown as { value: string }).value ?? '').toLowerCase();
+      applyFilter(false);
+    }, 120);
+  });
+  heatmapBtn.addEventListener('click', () => {
+    heatmapEl.hidden = !heatmapEl.hidden;
+    void renderHeatmap();
+  });
+  listEl.addEventListener('keydown', onKey);
+  app.removeAttribute('aria-busy');
+  const focus = state.focusStep ?? (saved?.runId === run.id ? saved.selected : -1);
+  if (focus !== undefined && focus >= 0) void select(focus);
+  if (state.showHeatmap) heatmapBtn.click();
+}
+
+host.rpc.onNotification(DidAppendStepsNotification, (u) => {
+  if (!run || u.runId !== run.id) return;
+  run = u.run;
+  const known = new Set(all.map((s) => s.index));
+  for (const s of u.steps) if (!known.has(s.index)) all.push(s);
+  heatmap = u.heatmap;
+  maxDuration = Math.max(maxDuration, ...u.steps.map((s) => s.durationMs));
+  renderHeader();
+  renderToolOptions();
+  const atBottom = listEl.scrollTop + listEl.clientHeight >= listEl.scrollHeight - ROW_HEIGHT * 2;
+  applyFilter(true);
+  if (atBottom) list.scrollToIndex(shown.length - 1);
+  void renderHeatmap();
+});
+
+ready<TimelineState>(host, 'timeline').then(init, (e: unknown) => {
+  app.replaceChildren(h('p', { class: 'error' }, `Could not load the run: ${e instanceof Error ? e.message : String(e)}`));
+});
