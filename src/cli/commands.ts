@@ -1,5 +1,7 @@
 /** The table of `loupe` subcommands. Add new subcommands here (one file each under src/cli/). */
 import { doctorCommand } from './doctor.ts';
+import { indexCommand } from './index-cmd.ts';
+import { searchCommand } from './search.ts';
 import type { CliCommand } from './types.ts';
 
-export const commands: CliCommand[] = [doctorCommand];
+export const commands: CliCommand[] = [doctorCommand, indexCommand, searchCommand];

@@ -4,7 +4,13 @@
  * The agent runtime wires `readDoc` / `searchDoc` / `retrieve` to LongTA's `read_doc` / `search_doc` /
  * `retriever`; the Documentation Search panel uses `search`, `units` and `report`.
  */
+import { openDocIndexSync } from './doc-index.ts';
 import type { DocIndex, DocIndexOptions } from './types.ts';
+
+export { EXTRACTOR_VERSION, RANKER_VERSION, hasDocCache } from './doc-index.ts';
+export { extractUnits, unitKindFor } from './units.ts';
+export { codebookTokens, longtaTokens, splitChunks } from './text.ts';
+export { parseRange } from './format.ts';
 
 export type {
   BuildProgress,
@@ -30,7 +36,6 @@ export type {
  * @throws LoupeInputError when `root` is not a folder.
  * Source: spec §2.3 (LongTA `tools/common.py` units, `tools/retriever.py`).
  */
-export async function openDocIndex(opts: DocIndexOptions): Promise<DocIndex> {
-  void opts;
-  throw new Error('openDocIndex: implementation lands in the next commit (interface only)');
+export async function openDocIndex(opts: DocIndexOptions): Promise<DocIndex & { readonly cachePath: string }> {
+  return openDocIndexSync(opts);
 }

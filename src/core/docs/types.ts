@@ -62,6 +62,8 @@ export interface IndexedFile {
   bytes: number;
   /** sha256 of the file content (hex). */
   hash: string;
+  /** Something worth knowing (decoding fallback, empty text layer, extra sheets, HTML reduced to text). */
+  note?: string;
 }
 
 /** A file that could not be indexed, with the reason (shown in the CLI report and the panel). */

@@ -1,0 +1,53 @@
+import { parseArgs } from 'node:util';
+import { openDocIndex } from '../core/docs/index.ts';
+import { defaultDocsCacheDir, suiteDocFiles } from '../core/docs/roots.ts';
+import { UsageError, type CliCommand } from './types.ts';
+
+/** `loupe index`: builds (or refreshes) the documentation index of a folder and prints its report. */
+export const indexCommand: CliCommand = {
+  name: 'index',
+  summary: 'build the documentation index of a folder (PDF/text/CSV/XLSX units, BM25) and report skipped files',
+  usage: 'loupe index --root DIR [--suite longda] [--survey NAME] [--cache DIR] [--json]',
+  async run(argv, io) {
+    const { values } = parseArgs({
+      args: argv,
+      options: {
+        root: { type: 'string' },
+        suite: { type: 'string' },
+        survey: { type: 'string' },
+        cache: { type: 'string' },
+        json: { type: 'boolean' },
+      },
+    });
+    if (!values.root) throw new UsageError('--root is required');
+    const files = suiteDocFiles(values.root, values.suite, values.survey);
+    const idx = await openDocIndex({ root: values.root, cacheDir: values.cache ?? defaultDocsCacheDir(io.env), files });
+    try {
+      let last = 0;
+      const rep = await idx.build({
+        onProgress: (p) => {
+          if (values.json || p.phase !== 'extract') return;
+          const now = Date.now();
+          if (now - last > 1000) {
+            last = now;
+            io.err(`indexing ${p.done}/${p.total} ${p.file ?? ''}\n`);
+          }
+        },
+      });
+      if (values.json) {
+        io.out(JSON.stringify(rep, null, 2) + '\n');
+      } else {
+        io.out(`root: ${rep.root}\ncache: ${rep.cachePath}\n`);
+        io.out(`${rep.files.length} files, ${rep.units} units, ${rep.chunks} chunks (${rep.extracted} extracted, ${rep.reused} reused) in ${(rep.ms / 1000).toFixed(1)} s\n`);
+        for (const f of rep.files) if (f.note) io.out(`  note ${f.file}: ${f.note}\n`);
+        if (rep.skipped.length) {
+          io.out(`skipped ${rep.skipped.length}:\n`);
+          for (const s of rep.skipped) io.out(`  ${s.file}: ${s.reason}\n`);
+        }
+      }
+      return 0;
+    } finally {
+      idx.close();
+    }
+  },
+};

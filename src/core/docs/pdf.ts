@@ -1,0 +1,142 @@
+/**
+ * PDF → one text unit per page with pdfjs-dist's legacy (Node) build. Reading order: pdf.js content
+ * order, with the items of one visual line (same baseline) sorted left to right and a space inserted
+ * where a horizontal gap separates them; a word hyphenated across a line break is joined.
+ * Source: spec §2.3 (LongTA `tools/common.py`: one unit per page, label "Page n").
+ */
+import { LoupeInputError } from '../util/errors.ts';
+
+interface TextItemLike {
+  str: string;
+  hasEOL?: boolean;
+  transform?: number[];
+  width?: number;
+  height?: number;
+}
+
+type PdfjsModule = typeof import('pdfjs-dist/legacy/build/pdf.mjs');
+let pdfjsPromise: Promise<PdfjsModule> | undefined;
+
+function loadPdfjs(): Promise<PdfjsModule> {
+  pdfjsPromise ??= import('pdfjs-dist/legacy/build/pdf.mjs');
+  return pdfjsPromise;
+}
+
+/**
+ * Joins the text items of one page into reading-order text.
+ * @param items pdf.js `TextContent.items` (marked-content entries without `str` are ignored).
+ * @returns page text with `\n` between visual lines and hyphenated line breaks joined.
+ */
+export function pageTextFromItems(items: readonly unknown[]): string {
+  type Piece = { s: string; x: number; y: number; w: number; h: number };
+  const lines: Piece[][] = [];
+  let cur: Piece[] = [];
+  let curY: number | undefined;
+  for (const raw of items) {
+    const it = raw as TextItemLike;
+    if (typeof it.str !== 'string') continue;
+    const t = it.transform ?? [1, 0, 0, 1, 0, 0];
+    const x = t[4] ?? 0;
+    const y = t[5] ?? 0;
+    const h = Math.abs(it.height ?? t[3] ?? 10) || 10;
+    if (it.str === '') {
+      // empty items carry only EOL information
+      if (it.hasEOL && cur.length) {
+        lines.push(cur);
+        cur = [];
+        curY = undefined;
+      }
+      continue;
+    }
+    if (curY !== undefined && Math.abs(y - curY) > h * 0.5 && cur.length) {
+      lines.push(cur);
+      cur = [];
+    }
+    cur.push({ s: it.str, x, y, w: it.width ?? 0, h });
+    curY = y;
+    if (it.hasEOL) {
+      lines.push(cur);
+      cur = [];
+      curY = undefined;
+    }
+  }
+  if (cur.length) lines.push(cur);
+
+  const out: string[] = [];
+  for (const line of lines) {
+    const sorted = line.length > 1 ? [...line].sort((a, b) => a.x - b.x) : line;
+    let text = '';
+    let endX = -Infinity;
+    for (const p of sorted) {
+      if (text && endX > -Infinity) {
+        const gap = p.x - endX;
+        const needsSpace = !/\s$/.test(text) && !/^\s/.test(p.s) && gap > p.h * 0.15;
+        if (needsSpace) text += ' ';
+      }
+      text += p.s;
+      endX = p.x + p.w;
+    }
+    out.push(text);
+  }
+  // join words hyphenated across line breaks: "exami-" + "nation" → "examination"
+  let joined = '';
+  for (let i = 0; i < out.length; i++) {
+    const line = out[i] ?? '';
+    if (i === 0) {
+      joined = line;
+      continue;
+    }
+    if (/[A-Za-z]-$/.test(joined) && /^[a-z]/.test(line)) joined = joined.slice(0, -1) + line;
+    else joined += '\n' + line;
+  }
+  return joined;
+}
+
+/**
+ * Extracts page texts from PDF bytes.
+ * @param data the file content (copied; pdf.js detaches the buffer it is given).
+ * @param subject file name used in errors.
+ * @param signal aborts between pages.
+ * @returns one string per page (raw reading-order text, not yet whitespace-collapsed).
+ * @throws LoupeInputError for an empty, corrupt or password-protected PDF (message says which).
+ */
+export async function extractPdfPages(data: Uint8Array, subject: string, signal?: AbortSignal): Promise<string[]> {
+  if (data.byteLength === 0) throw new LoupeInputError(subject, 'empty file (0 bytes), not a PDF');
+  const pdfjs = await loadPdfjs();
+  const task = pdfjs.getDocument({
+    data: new Uint8Array(data),
+    disableFontFace: true,
+    useSystemFonts: false,
+    stopAtErrors: false,
+    verbosity: 0,
+  });
+  let doc: Awaited<typeof task.promise>;
+  try {
+    doc = await task.promise;
+  } catch (e) {
+    await task.destroy().catch(() => {});
+    const name = (e as { name?: string }).name ?? '';
+    const msg = (e as Error).message ?? String(e);
+    if (name === 'PasswordException') throw new LoupeInputError(subject, `encrypted PDF needs a password (${msg})`);
+    if (name === 'InvalidPDFException') throw new LoupeInputError(subject, `not a valid PDF (${msg})`);
+    throw new LoupeInputError(subject, `cannot open PDF: ${msg}`);
+  }
+  try {
+    const pages: string[] = [];
+    for (let i = 1; i <= doc.numPages; i++) {
+      signal?.throwIfAborted();
+      try {
+        const page = await doc.getPage(i);
+        const tc = await page.getTextContent();
+        pages.push(pageTextFromItems(tc.items));
+        page.cleanup();
+      } catch (e) {
+        if (signal?.aborted) throw e;
+        pages.push(''); // one broken page must not lose the others
+      }
+    }
+    return pages;
+  } finally {
+    await task.destroy().catch(() => {});
+  }
+}
