@@ -1,7 +1,9 @@
 /** The table of `loupe` subcommands. Add new subcommands here (one file each under src/cli/). */
+import { demoCommand } from './demo.ts';
 import { doctorCommand } from './doctor.ts';
 import { indexCommand } from './index-cmd.ts';
+import { runCommand } from './run.ts';
 import { searchCommand } from './search.ts';
 import type { CliCommand } from './types.ts';
 
-export const commands: CliCommand[] = [doctorCommand, indexCommand, searchCommand];
+export const commands: CliCommand[] = [doctorCommand, indexCommand, searchCommand, runCommand, demoCommand];

@@ -1,0 +1,210 @@
+import { dirname, join, resolve } from 'node:path';
+import { parseArgs } from 'node:util';
+import { loadSuite, parseSuiteKind, type Block, type Suite } from '../core/suites/index.ts';
+import { openStore, type RunStore } from '../core/store/run-store.ts';
+import { RunControl, type Budget } from '../core/agent/loop.ts';
+import { resumeBlockRun, startBlockRun, type AgentKind, type BlockRunOptions } from '../core/agent/runner.ts';
+import type { LlmConfig } from '../core/agent/llm.ts';
+import type { AgentEvent } from '../core/agent/types.ts';
+import { streamLogger } from '../core/util/log.ts';
+import { UsageError, type CliCommand, type CliIo } from './types.ts';
+
+const USAGE = `loupe run --suite S --root DIR (--block ID | --blocks all|ID,ID) [--repeats N] [--concurrency K]
+          --agent llm|reference [--model M --base-url URL --api-key-env VAR] [--max-steps N]
+          [--store FILE] [--resume RUN] [--json]
+  model:   --temperature T --max-tokens N --reasoning-effort E --stream --timeout-ms N
+           --price-in USD_PER_M --price-out USD_PER_M
+  budget:  --max-steps N (default 100) --max-wall-ms N --max-total-tokens N --max-cost USD
+  reference agent: --reference-dir DIR (default benchmarks/<suite>/reference)
+  kernel:  --sandbox bubblewrap|off (default bubblewrap) --python PATH --cell-timeout-ms N
+  store:   --store FILE (default ./.loupe/runs.sqlite); run folders go next to it in runs/
+  --json prints one line per run: { runId, suite, blockId, agent, status, steps, tokens, durationMs, answers }
+  The API key is read from the variable named by --api-key-env (default OPENAI_API_KEY) and never stored.`;
+
+/** The `--json` line of one run (issue 5 "CLI"). */
+export interface RunJsonLine {
+  runId: string;
+  suite: string;
+  blockId: string;
+  agent: string;
+  status: string;
+  steps: number;
+  tokens: { input: number; output: number };
+  durationMs: number;
+  answers: { queryId: string; answer: number | number[] }[];
+}
+
+/** Builds the `--json` line of a run from the store. */
+export function runJsonLine(store: RunStore, runId: string): RunJsonLine {
+  const r = store.getRun(runId)!;
+  return {
+    runId: r.id, suite: r.suite, blockId: r.blockId, agent: r.agent, status: r.status, steps: r.steps,
+    tokens: { input: r.tokens.input, output: r.tokens.output }, durationMs: r.durationMs,
+    answers: store.getAnswers(runId).map((a) => ({ queryId: a.queryId, answer: a.answer })),
+  };
+}
+
+function num(v: string | undefined, name: string): number | undefined {
+  if (v === undefined) return undefined;
+  const n = Number(v);
+  if (!Number.isFinite(n)) throw new UsageError(`--${name} must be a number, got '${v}'`);
+  return n;
+}
+
+function progressPrinter(io: CliIo, label: string): (e: AgentEvent) => void {
+  return (e) => {
+    switch (e.type) {
+      case 'tool-call': {
+        const a = e.call.argumentsText.replace(/\s+/g, ' ');
+        io.err(`[${label}] step ${e.step + 1}: ${e.call.name}(${a.length > 80 ? a.slice(0, 77) + '...' : a})\n`);
+        break;
+      }
+      case 'observation':
+        if (e.isError) io.err(`[${label}]   ✘ ${e.observation.split('\n')[0]!.slice(0, 160)}\n`);
+        break;
+      case 'retry':
+        io.err(`[${label}] model retry ${e.attempt} in ${Math.round(e.delayMs)} ms: ${e.reason.slice(0, 160)}\n`);
+        break;
+      case 'log':
+        io.err(`[${label}] ${e.message}\n`);
+        break;
+      case 'run-end':
+        io.err(`[${label}] ${e.status} after ${e.steps} steps: ${e.reason}\n`);
+        break;
+      default:
+        break;
+    }
+  };
+}
+
+export const runCommand: CliCommand = {
+  name: 'run',
+  summary: 'run an agent (llm or reference) on benchmark blocks, recording every step; --resume continues a run',
+  usage: USAGE,
+  async run(argv, io) {
+    const { values: v } = parseArgs({
+      args: argv,
+      options: {
+        suite: { type: 'string' }, root: { type: 'string' }, block: { type: 'string' }, blocks: { type: 'string' },
+        repeats: { type: 'string' }, concurrency: { type: 'string' }, agent: { type: 'string' }, model: { type: 'string' },
+        'base-url': { type: 'string' }, 'api-key-env': { type: 'string' }, 'max-steps': { type: 'string' }, store: { type: 'string' },
+        resume: { type: 'string' }, json: { type: 'boolean' }, temperature: { type: 'string' }, 'max-tokens': { type: 'string' },
+        'reasoning-effort': { type: 'string' }, stream: { type: 'boolean' }, 'timeout-ms': { type: 'string' }, 'price-in': { type: 'string' },
+        'price-out': { type: 'string' }, 'max-wall-ms': { type: 'string' }, 'max-total-tokens': { type: 'string' }, 'max-cost': { type: 'string' },
+        sandbox: { type: 'string' }, python: { type: 'string' }, 'cell-timeout-ms': { type: 'string' }, 'max-retries': { type: 'string' },
+        verbose: { type: 'boolean' }, 'reference-dir': { type: 'string' },
+      },
+    });
+    const storeFile = resolve(io.cwd, v.store ?? join('.loupe', 'runs.sqlite'));
+    const runsDir = join(dirname(storeFile), 'runs');
+    const sandbox = (v.sandbox ?? io.env.LOUPE_SANDBOX ?? 'bubblewrap') as 'bubblewrap' | 'off';
+    if (sandbox !== 'bubblewrap' && sandbox !== 'off') throw new UsageError(`--sandbox must be bubblewrap or off, got '${sandbox}'`);
+    if (sandbox === 'bubblewrap') {
+      const { findBubblewrap } = await import('../core/kernel/index.ts');
+      if (!findBubblewrap(io.env)) {
+        io.err('loupe run: bubblewrap (bwrap) is not installed, so agent code cannot be sandboxed. Install it (apt-get install bubblewrap) or pass --sandbox off to run Python unsandboxed.\n');
+        return 2;
+      }
+    } else io.err('loupe run: WARNING: the Python kernel runs without a sandbox (--sandbox off)\n');
+    const budget: Budget = {
+      maxSteps: num(v['max-steps'], 'max-steps'), maxWallMs: num(v['max-wall-ms'], 'max-wall-ms'),
+      maxTotalTokens: num(v['max-total-tokens'], 'max-total-tokens'), maxCostUsd: num(v['max-cost'], 'max-cost'),
+    };
+    if (budget.maxSteps != null && (budget.maxSteps < 1 || !Number.isInteger(budget.maxSteps))) throw new UsageError('--max-steps must be a positive integer');
+    const keyEnv = v['api-key-env'] ?? 'OPENAI_API_KEY';
+    const llmFrom = (model: string | undefined, baseUrl: string | undefined): LlmConfig | undefined => {
+      if (!model) return undefined;
+      return {
+        model, baseUrl: baseUrl ?? io.env.OPENAI_BASE_URL ?? 'https://api.openai.com/v1', apiKey: io.env[keyEnv] ?? '',
+        temperature: num(v.temperature, 'temperature'), maxTokens: num(v['max-tokens'], 'max-tokens'), reasoningEffort: v['reasoning-effort'],
+        stream: v.stream ?? false, timeoutMs: num(v['timeout-ms'], 'timeout-ms'), maxRetries: num(v['max-retries'], 'max-retries'),
+        pricePerMillionInput: num(v['price-in'], 'price-in'), pricePerMillionOutput: num(v['price-out'], 'price-out'),
+      };
+    };
+    const log = streamLogger({ write: (s: string) => io.err(s) }, v.verbose ? 'debug' : 'warn');
+    const store = openStore(storeFile);
+    const controls = new Set<RunControl>();
+    const onSig = () => { io.err('loupe run: stopping (Ctrl-C again to force)\n'); for (const c of controls) c.stop('interrupted (SIGINT)'); process.off('SIGINT', onSig); };
+    process.on('SIGINT', onSig);
+    let anyFailed = false;
+    const finishRun = (runId: string) => {
+      const line = runJsonLine(store, runId);
+      if (line.status === 'failed' || line.status === 'cancelled') anyFailed = true;
+      if (v.json) io.out(JSON.stringify(line) + '\n');
+      else io.out(`${line.runId}  ${line.blockId}  ${line.status}  steps=${line.steps}  answers=${line.answers.length}  tokens=${line.tokens.input}/${line.tokens.output}  ${(line.durationMs / 1000).toFixed(1)} s\n`);
+    };
+    try {
+      const referenceDir = v['reference-dir'] ? resolve(io.cwd, v['reference-dir']) : undefined;
+      const kernel = { sandbox, python: v.python ?? io.env.LOUPE_PYTHON, cellTimeoutMs: num(v['cell-timeout-ms'], 'cell-timeout-ms') };
+      if (v.resume) {
+        const run = store.getRun(v.resume);
+        if (!run) throw new UsageError(`--resume: no run '${v.resume}' in ${storeFile}`);
+        const root = v.root ?? (run.params.suiteRoot as string);
+        const suite = await loadSuite(parseSuiteKind(run.suite), root);
+        const block = suite.blocks.find((b) => b.id === run.blockId);
+        if (!block) throw new UsageError(`--resume: block ${run.blockId} not found under ${root}`);
+        const control = new RunControl();
+        controls.add(control);
+        const llm = run.agent === 'llm' ? llmFrom(v.model ?? run.model ?? undefined, v['base-url'] ?? (run.params.baseUrl as string | undefined)) : undefined;
+        if (llm) {
+          for (const k of ['temperature', 'maxTokens', 'reasoningEffort', 'stream', 'timeoutMs', 'pricePerMillionInput', 'pricePerMillionOutput'] as const) {
+            if (llm[k] === undefined && run.params[k] !== undefined) (llm as unknown as Record<string, unknown>)[k] = run.params[k];
+          }
+        }
+        io.err(`[${block.id}] resuming run ${run.id} after step ${run.steps}\n`);
+        await resumeBlockRun({ runId: run.id, store, suite, block, agent: run.agent as AgentKind, llm, runsDir, kernel, budget, control, log, referenceDir, onEvent: progressPrinter(io, block.id) });
+        finishRun(run.id);
+        return anyFailed ? 1 : 0;
+      }
+      if (!v.suite || !v.root) throw new UsageError('--suite and --root are required (or --resume RUN)');
+      const agent = (v.agent ?? '') as AgentKind;
+      if (agent !== 'llm' && agent !== 'reference') throw new UsageError('--agent must be llm or reference');
+      const llm = llmFrom(v.model, v['base-url']);
+      if (agent === 'llm' && !llm) throw new UsageError('--agent llm needs --model (and usually --base-url)');
+      const suite: Suite = await loadSuite(parseSuiteKind(v.suite), v.root);
+      let blocks: Block[];
+      if (v.block && v.blocks) throw new UsageError('give --block or --blocks, not both');
+      const spec = v.block ?? v.blocks;
+      if (!spec) throw new UsageError('--block ID or --blocks all|ID,ID is required');
+      if (spec === 'all') blocks = suite.blocks.filter((b) => b.runnable);
+      else {
+        blocks = spec.split(',').map((id) => id.trim()).filter(Boolean).map((id) => {
+          const b = suite.blocks.find((x) => x.id === id);
+          if (!b) throw new UsageError(`unknown block '${id}'. Blocks: ${suite.blocks.map((x) => x.id).join(', ')}`);
+          return b;
+        });
+      }
+      const repeats = num(v.repeats, 'repeats') ?? 1;
+      const concurrency = Math.max(1, num(v.concurrency, 'concurrency') ?? 1);
+      const jobs: { block: Block; repeat: number }[] = [];
+      for (const block of blocks) for (let r = 1; r <= repeats; r++) jobs.push({ block, repeat: r });
+      let next = 0;
+      const worker = async () => {
+        while (next < jobs.length) {
+          const job = jobs[next++]!;
+          const label = repeats > 1 ? `${job.block.id}#${job.repeat}` : job.block.id;
+          const control = new RunControl();
+          controls.add(control);
+          let runId: string | undefined;
+          const opts: BlockRunOptions = {
+            store, suite, block: job.block, agent, llm, runsDir, kernel, budget, repeat: job.repeat, control, log, referenceDir,
+            onEvent: progressPrinter(io, label), onRunCreated: (id) => { runId = id; io.err(`[${label}] run ${id} started\n`); },
+          };
+          try {
+            await startBlockRun(opts);
+          } catch (e) {
+            anyFailed = true;
+            io.err(`[${label}] ${e instanceof Error ? e.message : String(e)}\n`);
+          }
+          controls.delete(control);
+          if (runId) finishRun(runId);
+        }
+      };
+      await Promise.all(Array.from({ length: Math.min(concurrency, jobs.length) }, worker));
+      return anyFailed ? 1 : 0;
+    } finally {
+      process.off('SIGINT', onSig);
+      store.close();
+    }
+  },
+};

@@ -1,0 +1,207 @@
+/**
+ * Runs one benchmark block end to end: prepares the run folder and the block's workspace (the
+ * visible files appear at their workspace-relative paths, as read-only links to the originals),
+ * records the run (suite, block, agent, model parameters without the key, prompt hash, tool set,
+ * data checksums, Loupe version, sandbox mode), starts the sandboxed kernel lazily, and drives
+ * {@link runAgent}. Also resumes a run from the store. The CLI (`loupe run`) and the VS Code
+ * "Run Benchmark Block" UI are thin callers of {@link startBlockRun} / {@link resumeBlockRun}.
+ * Source: issue 5 (run store, agents, CLI); spec §2.3.
+ */
+import { createHash, randomUUID } from 'node:crypto';
+import { createReadStream, existsSync, mkdirSync, statSync, symlinkSync } from 'node:fs';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { LoupeInputError } from '../util/errors.ts';
+import { nullLogger, type Logger } from '../util/log.ts';
+import { LOUPE_VERSION } from '../version.ts';
+import type { Block, Suite } from '../suites/types.ts';
+import type { RunStore } from '../store/run-store.ts';
+import { LlmClient, type LlmConfig } from './llm.ts';
+import { promptHash, runAgent, type AgentRunResult, type Budget, type ModelClient, type RunControl } from './loop.ts';
+import { createLongdaToolSet, type LongdaDocs } from './toolsets/longda.ts';
+import { ReferenceModel, findReferenceScript } from './reference.ts';
+import type { AgentEvent, KernelLike, RunParams, ToolSet } from './types.ts';
+
+export type AgentKind = 'llm' | 'reference';
+
+export interface KernelSettings {
+  sandbox: 'bubblewrap' | 'off';
+  python?: string;
+  cellTimeoutMs?: number;
+  memoryLimitMb?: number;
+}
+
+export interface BlockRunOptions {
+  store: RunStore;
+  suite: Suite;
+  block: Block;
+  agent: AgentKind;
+  /** LLM agent: the model configuration (the key stays in memory). */
+  llm?: LlmConfig;
+  /** Overrides the model client (tests, perf). */
+  modelClient?: ModelClient;
+  /** Run folders are created under this directory. */
+  runsDir: string;
+  kernel: KernelSettings;
+  budget?: Budget;
+  /** 1-based repeat number (recorded). */
+  repeat?: number;
+  /** Reference scripts folder (default `benchmarks/<suite>/reference` of this checkout / package). */
+  referenceDir?: string;
+  /** Documentation cache folder (default: the docs layer's default). */
+  docsCacheDir?: string;
+  control?: RunControl;
+  onEvent?: (e: AgentEvent) => void;
+  /** Called with the run id as soon as the run is recorded. */
+  onRunCreated?: (runId: string) => void;
+  log?: Logger;
+  /** Overrides the kernel factory (tests). */
+  startKernel?: (o: { cwd: string; readOnlyPaths: string[]; writablePaths: string[] }) => Promise<KernelLike>;
+  /** Overrides the docs provider (tests). */
+  docs?: () => Promise<LongdaDocs>;
+}
+
+const checksumCache = new Map<string, string>();
+
+/** sha256 of a file (cached by path, size and mtime for this process). */
+export async function fileSha256(path: string): Promise<string> {
+  const st = statSync(path);
+  const key = `${path}\u0000${st.size}\u0000${st.mtimeMs}`;
+  const hit = checksumCache.get(key);
+  if (hit) return hit;
+  const h = createHash('sha256');
+  await new Promise<void>((res, rej) => createReadStream(path).on('data', (c) => h.update(c)).on('end', () => res()).on('error', rej));
+  const d = h.digest('hex');
+  checksumCache.set(key, d);
+  return d;
+}
+
+/** Default folder of reference scripts for a suite (works from source and from dist/). */
+export function defaultReferenceDir(suite: string): string {
+  const here = typeof __dirname === 'string' ? __dirname : dirname(fileURLToPath(import.meta.url));
+  const candidates = [join(here, '..', '..', '..', 'benchmarks', suite, 'reference'), join(here, '..', 'benchmarks', suite, 'reference')];
+  return candidates.find((c) => existsSync(c)) ?? candidates[0]!;
+}
+
+/**
+ * Creates `<runDir>/workspace` with a link for every visible file at its workspace-relative path.
+ * @returns the workspace and the real paths to mount read-only in the sandbox.
+ */
+export function prepareWorkspace(runDir: string, block: Block): { workspace: string; readOnlyPaths: string[] } {
+  const workspace = join(runDir, 'workspace');
+  mkdirSync(workspace, { recursive: true });
+  const ro: string[] = [];
+  for (const f of [...block.visible.data, ...block.visible.docs]) {
+    const dest = join(workspace, f.rel);
+    if (!resolve(dest).startsWith(resolve(workspace) + '/')) throw new LoupeInputError(f.rel, 'visible file path escapes the workspace');
+    mkdirSync(dirname(dest), { recursive: true });
+    if (!existsSync(dest)) symlinkSync(f.path, dest);
+    ro.push(f.path);
+  }
+  if (block.visible.database) {
+    const dest = join(workspace, block.visible.database.rel);
+    if (!existsSync(dest)) symlinkSync(block.visible.database.path, dest);
+    ro.push(block.visible.database.path);
+  }
+  return { workspace, readOnlyPaths: ro };
+}
+
+export async function defaultStartKernel(k: KernelSettings, suite: string, o: { cwd: string; readOnlyPaths: string[]; writablePaths: string[] }, log: Logger): Promise<KernelLike> {
+  const { PythonKernel, LONGTA_IMPORT_ALLOWLIST } = await import('../kernel/index.ts');
+  return PythonKernel.start({
+    cwd: o.cwd, sandbox: k.sandbox, python: k.python, readOnlyPaths: o.readOnlyPaths, writablePaths: o.writablePaths,
+    cellTimeoutMs: k.cellTimeoutMs, memoryLimitMb: k.memoryLimitMb,
+    importAllowlist: suite === 'longda' ? LONGTA_IMPORT_ALLOWLIST : undefined, log,
+  });
+}
+
+function toolSetFor(o: Pick<BlockRunOptions, 'block' | 'docs' | 'docsCacheDir' | 'budget'>): ToolSet {
+  const block = o.block;
+  if (block.suite !== 'longda') throw new LoupeInputError('--suite', `agent runs for suite '${block.suite}' are not wired into loupe run yet (LongDA is)`);
+  const docs = o.docs ?? (async () => {
+    const first = block.visible.docs[0];
+    if (!first) throw new Error('this block has no documentation files');
+    const root = first.path.slice(0, first.path.length - first.rel.length);
+    const { openDocIndex } = await import('../docs/index.ts');
+    const idx = await openDocIndex({ root, files: block.visible.docs.map((d) => d.rel), ...(o.docsCacheDir ? { cacheDir: o.docsCacheDir } : {}) });
+    await idx.build();
+    return idx;
+  });
+  return createLongdaToolSet(block, { docs, maxSteps: o.budget?.maxSteps });
+}
+
+function modelFor(o: Pick<BlockRunOptions, 'agent' | 'llm' | 'modelClient' | 'block' | 'referenceDir'>): ModelClient {
+  if (o.modelClient) return o.modelClient;
+  if (o.agent === 'reference') {
+    const dir = o.referenceDir ?? defaultReferenceDir(o.block.suite);
+    return new ReferenceModel(o.block, findReferenceScript(dir, o.block));
+  }
+  if (!o.llm) throw new LoupeInputError('--model', 'the llm agent needs a model (--model, --base-url)');
+  return new LlmClient(o.llm);
+}
+
+/**
+ * Records and runs one block.
+ * @returns the final status (also in the store). Model/tool failures end as `failed`, never throw.
+ * @throws LoupeInputError for an unrunnable block, a missing reference script, or a bad model configuration.
+ */
+export async function startBlockRun(o: BlockRunOptions): Promise<AgentRunResult> {
+  const log = o.log ?? nullLogger;
+  if (!o.block.runnable) throw new LoupeInputError(o.block.id, `block is not runnable: ${o.block.problems.join('; ')}`);
+  const toolSet = toolSetFor(o);
+  const model = modelFor(o);
+  const runId = `${new Date().toISOString().replace(/[-:]/g, '').replace(/\..*/, '')}-${randomUUID().slice(0, 8)}`;
+  const runDir = join(o.runsDir, runId);
+  const { workspace } = prepareWorkspace(runDir, o.block);
+  const checksums: Record<string, string> = {};
+  for (const f of o.block.visible.data) checksums[f.rel] = await fileSha256(f.path);
+  const { apiKey: _key, ...publicLlm } = o.llm ?? ({} as Partial<LlmConfig>);
+  const params: RunParams = {
+    ...publicLlm,
+    ...(o.budget?.maxSteps != null ? { maxSteps: o.budget.maxSteps } : { maxSteps: toolSet.defaultMaxSteps }),
+    ...(o.budget?.maxWallMs != null ? { maxWallMs: o.budget.maxWallMs } : {}),
+    ...(o.budget?.maxTotalTokens != null ? { maxTotalTokens: o.budget.maxTotalTokens } : {}),
+    ...(o.budget?.maxCostUsd != null ? { maxCostUsd: o.budget.maxCostUsd } : {}),
+    repeat: o.repeat ?? 1,
+    suiteRoot: o.suite.root,
+    suiteKind: o.suite.kind,
+    python: o.kernel.python,
+  };
+  o.store.createRun({
+    id: runId, suite: o.suite.kind, blockId: o.block.id, agent: o.agent, model: o.agent === 'llm' ? model.model : 'reference',
+    params, promptHash: promptHash(toolSet.systemPrompt, toolSet.buildBlockPrompt(o.block), toolSet.tools.map((t) => ({ name: t.name, description: t.description, parameters: t.parameters }))),
+    toolSet: toolSet.id, dataChecksums: checksums, loupeVersion: LOUPE_VERSION, sandbox: o.kernel.sandbox, workspace,
+  });
+  if (o.kernel.sandbox === 'off') o.store.addEvent(runId, 'warning', 'the Python kernel runs WITHOUT a sandbox (loupe.sandbox = "off")');
+  o.onRunCreated?.(runId);
+  log.info(`run ${runId}: ${o.suite.kind} block ${o.block.id}, agent ${o.agent}`);
+  return drive(o, runId, runDir, workspace, toolSet, model, false);
+}
+
+async function drive(o: BlockRunOptions, runId: string, runDir: string, workspace: string, toolSet: ToolSet, model: ModelClient, resume: boolean): Promise<AgentRunResult> {
+  const log = o.log ?? nullLogger;
+  const { readOnlyPaths } = prepareWorkspace(runDir, o.block);
+  const kopts = { cwd: workspace, readOnlyPaths, writablePaths: [runDir] };
+  const startKernel = () => (o.startKernel ? o.startKernel(kopts) : defaultStartKernel(o.kernel, o.block.suite, kopts, log));
+  return runAgent({
+    store: o.store, runId, model, toolSet, block: o.block, workspace, startKernel, budget: o.budget, resume,
+    control: o.control, onEvent: o.onEvent, log,
+  });
+}
+
+/**
+ * Continues a recorded run after its last committed step.
+ * @param o as for {@link startBlockRun}; `suite`/`block` must be the run's (load them from `run.params.suiteRoot`).
+ * @throws LoupeInputError when the run is unknown or belongs to another block.
+ */
+export async function resumeBlockRun(o: BlockRunOptions & { runId: string }): Promise<AgentRunResult> {
+  const run = o.store.getRun(o.runId);
+  if (!run) throw new LoupeInputError('--resume', `no run '${o.runId}' in ${o.store.file}`);
+  if (run.blockId !== o.block.id) throw new LoupeInputError('--resume', `run ${o.runId} is for block ${run.blockId}, not ${o.block.id}`);
+  if (run.status === 'finished') throw new LoupeInputError('--resume', `run ${o.runId} already finished`);
+  const toolSet = toolSetFor({ ...o, budget: { ...o.budget, maxSteps: o.budget?.maxSteps ?? (run.params.maxSteps as number | undefined) } });
+  const model = modelFor({ ...o, agent: run.agent as AgentKind });
+  const runDir = dirname(run.workspace);
+  if (run.sandbox !== o.kernel.sandbox) o.store.addEvent(run.id, 'warning', `resumed with sandbox '${o.kernel.sandbox}' (was '${run.sandbox}')`);
+  return drive({ ...o, agent: run.agent as AgentKind, budget: { ...o.budget, maxSteps: o.budget?.maxSteps ?? (run.params.maxSteps as number | undefined) } }, run.id, runDir, run.workspace, toolSet, model, true);
+}
