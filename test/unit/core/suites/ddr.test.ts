@@ -1,0 +1,152 @@
+import assert from 'node:assert/strict';
+import { copyFileSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, describe, it } from 'node:test';
+import Database from 'better-sqlite3';
+import { loadSuite, type DdrEntityItem, type Progress } from '../../../../src/core/suites/index.ts';
+import { importCsvFolder } from '../../../../src/core/suites/ddr/import.ts';
+import { LoupeInputError } from '../../../../src/core/util/errors.ts';
+import { sharedData } from '../../../helpers/shared.ts';
+
+const tmp = mkdtempSync(join(tmpdir(), 'loupe-ddr-'));
+after(() => rmSync(tmp, { recursive: true, force: true }));
+const demo = sharedData('mimic-iv-demo');
+const FEW = new Set(['hosp_patients', 'hosp_admissions', 'icu_icustays', 'hosp_services']);
+
+describe('suites/ddr checklists and entity files from ../shared/data/ddr', () => {
+  for (const [scenario, entities, items, first, prompt] of [
+    ['mimic', 100, 774, 'patient_10502319', 'Analyze patient 10502319'],
+    ['10k', 100, 849, 'company_6201', 'Analyze company with CIK 6201'],
+    ['globem', 91, 435, 'user_INS-W_001', 'Analyze user INS-W_001'],
+  ] as const) {
+    it(`${scenario}: ${entities} entities, ${items} checklist items, not runnable without a database`, async () => {
+      const s = await loadSuite('ddr', sharedData('ddr', scenario));
+      assert.equal(s.blocks.length, entities);
+      assert.equal(s.blocks.reduce((n, b) => n + b.ddr!.checklistCount, 0), items);
+      assert.equal(s.blocks[0]!.id, first);
+      assert.equal((s.blocks[0]!.items[0] as DdrEntityItem).prompt, prompt);
+      assert.ok(s.blocks.every((b) => !b.runnable && b.problems.some((p) => /no database/.test(p))));
+      assert.ok(s.blocks[0]!.hidden.files[0]!.endsWith('qa.json'));
+      assert.deepEqual(s.problems, []);
+    });
+  }
+  it('per-entity checklist sizes are within the documented 3–10 (MIMIC)', async () => {
+    const s = await loadSuite('ddr', sharedData('ddr', 'mimic'));
+    const n = s.blocks.map((b) => b.ddr!.checklistCount);
+    assert.equal(Math.min(...n), 3);
+    assert.equal(Math.max(...n), 10);
+    assert.equal(s.blocks[0]!.hidden.checklist![0]!.question, 'What service was the patient on?');
+  });
+});
+
+describe('suites/ddr on the MIMIC-IV demo (CSV.gz folder imported into SQLite)', async () => {
+  const progress: Progress[] = [];
+  const db = join(tmp, 'demo-few.sqlite');
+  const s = await loadSuite('ddr', demo, {
+    entities: 'patients.subject_id',
+    database: db,
+    metadataDir: sharedData('ddr', 'mimic'),
+    tableFilter: (t) => FEW.has(t),
+    onProgress: (p) => progress.push(p),
+  });
+  it('imports the tables with progress and row counts', () => {
+    const t = s.blocks[0]!.visible.database!.tables;
+    assert.deepEqual(
+      t.map((x) => [x.name, x.rows]),
+      [
+        ['hosp_admissions', 275],
+        ['hosp_patients', 100],
+        ['hosp_services', 319],
+        ['icu_icustays', 140],
+      ],
+    );
+    assert.ok(progress.length >= 4);
+    assert.equal(progress.at(-1)!.done, progress.at(-1)!.total);
+    assert.ok(progress.every((p, i) => i === 0 || p.done >= progress[i - 1]!.done));
+  });
+  it('makes one runnable block per patient from --entities, with table/column comments from metadata.json', () => {
+    assert.equal(s.blocks.length, 100);
+    assert.ok(s.blocks.every((b) => b.runnable && b.ddr!.checklistCount === 0 && b.ddr!.entityColumn === 'hosp_patients.subject_id'));
+    assert.equal(s.blocks[0]!.id, 'patient_10000032');
+    const p = s.blocks[0]!.visible.database!.tables.find((x) => x.name === 'hosp_patients')!;
+    assert.match(p.comment!, /Patient demographics/);
+    assert.deepEqual(p.columns.map((c) => `${c.name}:${c.type}`), ['subject_id:INTEGER', 'gender:TEXT', 'anchor_age:INTEGER', 'anchor_year:INTEGER', 'anchor_year_group:TEXT', 'dod:TEXT']);
+    assert.ok(p.columns[0]!.comment);
+  });
+  it('stores typed values and NULLs', () => {
+    const d = new Database(db, { readonly: true });
+    const r = d.prepare('SELECT subject_id, gender, dod FROM hosp_patients WHERE subject_id = 10014729').get() as { subject_id: number; gender: string; dod: null };
+    d.close();
+    assert.deepEqual(r, { subject_id: 10014729, gender: 'F', dod: null });
+  });
+  it('reuses an up-to-date import instead of importing again', async () => {
+    const r = await importCsvFolder(demo, db, { tableFilter: (t) => FEW.has(t) });
+    assert.equal(r.reused, true);
+    assert.equal(r.tables.find((t) => t.table === 'hosp_patients')!.rows, 100);
+  });
+  it('reports that the DDR MIMIC checklist entities are not in the demo', () => {
+    assert.ok(s.problems.some((p) => /qa\.json: 100 checklist entities are not in the entity list/.test(p)));
+  });
+});
+
+describe('suites/ddr bad input', () => {
+  it('rejects an empty folder and a folder that is not DDR', async () => {
+    const empty = join(tmp, 'empty');
+    mkdirSync(empty);
+    await assert.rejects(loadSuite('ddr', empty), (e: unknown) => e instanceof LoupeInputError && /empty folder/.test(e.message));
+    await assert.rejects(loadSuite('ddr', sharedData('longda', 'publications')), (e: unknown) => e instanceof LoupeInputError && /not a DDR root/.test(e.message));
+    await assert.rejects(loadSuite('ddr', sharedData('longda', 'benchmark', 'benchmark.csv')), (e: unknown) => e instanceof LoupeInputError && /SQLite/.test(e.message));
+  });
+  it('asks for --entities when there is no entity file, and rejects a bad TABLE.COLUMN', async () => {
+    const dir = join(tmp, 'tables');
+    mkdirSync(dir);
+    writeFileSync(join(dir, 'people.csv'), 'pid,age\nA,3\nB,4\nA,5\n');
+    const dbp = join(tmp, 'tables.sqlite');
+    await assert.rejects(loadSuite('ddr', dir, { database: dbp }), (e: unknown) => e instanceof LoupeInputError && e.subject === '--entities' && /entity_ids\.json/.test(e.message));
+    await assert.rejects(loadSuite('ddr', dir, { database: dbp, entities: 'people' }), (e: unknown) => e instanceof LoupeInputError && /TABLE\.COLUMN/.test(e.message));
+    await assert.rejects(loadSuite('ddr', dir, { database: dbp, entities: 'persons.pid' }), (e: unknown) => e instanceof LoupeInputError && /no table 'persons'/.test(e.message));
+    await assert.rejects(loadSuite('ddr', dir, { database: dbp, entities: 'people.id' }), (e: unknown) => e instanceof LoupeInputError && /no column 'id'/.test(e.message));
+    const s = await loadSuite('ddr', dir, { database: dbp, entities: 'people.pid' });
+    assert.deepEqual(s.blocks.map((b) => b.id), ['user_A', 'user_B']);
+  });
+  it('reports a malformed CSV row in a table by file and line, imports the rest', async () => {
+    const dir = join(tmp, 'badrow');
+    mkdirSync(dir);
+    writeFileSync(join(dir, 'things.csv'), 'id,name\n1,a\n2,b,extra\n3,c\n');
+    const s = await loadSuite('ddr', dir, { database: join(tmp, 'badrow.sqlite'), entities: 'things.id' });
+    assert.ok(s.problems.some((p) => p.startsWith(`${join(dir, 'things.csv')}:3`)), s.problems.join('\n'));
+    assert.equal(s.blocks.length, 2);
+  });
+  it('rejects a corrupt .csv.gz naming the file', async () => {
+    const dir = join(tmp, 'badgz');
+    mkdirSync(dir);
+    writeFileSync(join(dir, 't.csv.gz'), 'this is not gzip');
+    await assert.rejects(loadSuite('ddr', dir, { database: join(tmp, 'badgz.sqlite'), entities: 't.x' }), (e: unknown) => e instanceof LoupeInputError && e.subject.startsWith(join(dir, 't.csv.gz')));
+  });
+  it('rejects broken or non-UTF-8 entity and checklist files naming the file', async () => {
+    const dir = join(tmp, 'meta');
+    mkdirSync(dir);
+    writeFileSync(join(dir, 'entity_ids.json'), '["1", "2"');
+    await assert.rejects(loadSuite('ddr', dir), (e: unknown) => e instanceof LoupeInputError && e.subject === join(dir, 'entity_ids.json'));
+    writeFileSync(join(dir, 'entity_ids.json'), '["1", "2"]');
+    writeFileSync(join(dir, 'qa.json'), Buffer.from([0x7b, 0x22, 0xff, 0x22, 0x7d]));
+    await assert.rejects(loadSuite('ddr', dir), (e: unknown) => e instanceof LoupeInputError && e.subject === `${join(dir, 'qa.json')}:1` && /UTF-8/.test(e.message));
+    writeFileSync(join(dir, 'qa.json'), JSON.stringify({ results: [{ entity_id: '1', qa_pairs: [{ question: 'q', answer: 'a' }, { question: 3 }] }, 'junk'] }));
+    const s = await loadSuite('ddr', dir);
+    assert.equal(s.blocks[0]!.ddr!.checklistCount, 1);
+    assert.equal(s.blocks[1]!.ddr!.checklistCount, 0);
+    assert.ok(s.problems.some((p) => p.includes('qa.json results[0].qa_pairs[1]')));
+    assert.ok(s.problems.some((p) => p.includes('qa.json results[1]')));
+  });
+  it('accepts a SQLite file root with entity_ids.json beside it', async () => {
+    const dir = join(tmp, 'sqliteroot');
+    mkdirSync(dir);
+    copyFileSync(join(tmp, 'tables.sqlite'), join(dir, 'db.sqlite'));
+    writeFileSync(join(dir, 'entity_ids.json'), '["A"]');
+    const s = await loadSuite('ddr', join(dir, 'db.sqlite'));
+    assert.equal(s.blocks.length, 1);
+    assert.equal(s.blocks[0]!.runnable, true);
+    assert.ok(!s.blocks[0]!.visible.database!.tables.some((t) => t.name.startsWith('_loupe')));
+  });
+});
