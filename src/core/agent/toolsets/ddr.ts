@@ -319,3 +319,134 @@ export function ddrTouchedSummary(queries: DdrQueryRecord[]): { tables: string[]
   }
   return { tables: [...t].sort(), columns: [...c].sort(), queries: queries.length };
 }
+
+// ------------------------------------------------------------------------ DDR run driver
+
+/** How message-wise insights are produced (spec §3.3). */
+export type DdrInsightMode =
+  /** A separate call to the same model after each tool execution (DDR's code and paper). */
+  | 'separate-call'
+  /** No extra call: the next step's reasoning is the insight ({@link ddrInsightsFromReasoning}). */
+  | 'reasoning';
+
+/** A minimal model interface (same shape as the loop's `ModelClient`). */
+export interface DdrModel {
+  readonly model: string;
+  complete(messages: ChatMessage[], tools: { name: string; description: string; parameters: unknown }[], opts?: { signal?: AbortSignal }): Promise<{ message: AssistantMessage; usage: { input: number; output: number; cached: number } }>;
+}
+
+/** Where insights are written: the run store's event log (kind `ddr-insight`, JSON message). */
+export interface DdrInsightSink {
+  addEvent(runId: string, kind: string, message: string): void;
+  getEvents(runId: string): { kind: string; message: string }[];
+}
+
+/** JSON body of a `ddr-insight` run event. */
+export interface DdrInsightEvent extends DdrInsight {
+  usage?: { input: number; output: number; cached: number };
+}
+
+function lastToolStep(messages: ChatMessage[]): { stepIndex: number; assistant: AssistantMessage; results: string[]; tool: string } | null {
+  let assistants = -1;
+  let lastIdx = -1;
+  for (let i = 0; i < messages.length; i++) {
+    if (messages[i]!.role === 'assistant') {
+      assistants++;
+      lastIdx = i;
+    }
+  }
+  if (lastIdx < 0) return null;
+  const assistant = messages[lastIdx] as AssistantMessage;
+  if (!assistant.tool_calls?.length) return null;
+  const results: string[] = [];
+  for (let i = lastIdx + 1; i < messages.length && messages[i]!.role === 'tool'; i++) results.push(String((messages[i] as { content: string }).content));
+  if (!results.length) return null;
+  return { stepIndex: assistants, assistant, results, tool: assistant.tool_calls[0]!.function.name };
+}
+
+/**
+ * Wraps the agent's model so that, before each agent call, the previous step's tool result is turned
+ * into a message-wise insight with a separate call to the same model (DDR `build_insight_prompt`).
+ * Description-only tools and errors get no call ("NO INSIGHT", rule 3). Insights are recorded as run
+ * events (`ddr-insight`), once per step (a resumed run does not redo them).
+ * @param model the agent's model; `sink` the run store; `runId` the run; `task` the start prompt.
+ * @returns a model with the same interface, for `runAgent`.
+ */
+export function withDdrInsights<M extends DdrModel>(model: M, sink: DdrInsightSink, runId: string, task: string): M & { flushInsights(messages: ChatMessage[]): Promise<void> } {
+  const done = new Set<number>(readDdrInsights(sink, runId).map((i) => i.stepIndex));
+  const flush = async (messages: ChatMessage[], signal?: AbortSignal) => {
+    const last = lastToolStep(messages);
+    if (!last || done.has(last.stepIndex)) return;
+    done.add(last.stepIndex);
+    const ev: DdrInsightEvent = { stepIndex: last.stepIndex, tool: last.tool, insight: null };
+    const isErr = last.results.every((r) => /^\s*\{\s*"error"/.test(r) || /^\[Error\]/m.test(r));
+    if (!DESCRIPTION_TOOLS.has(last.tool) && !isErr) {
+      const content = [last.assistant.content ?? '', ...last.assistant.tool_calls!.map((c) => `TOOL_CALL ${c.function.name}(${c.function.arguments})`)].join('\n');
+      try {
+        const r = await model.complete(ddrInsightMessages(task, content, last.results.join('\n')), [], { signal });
+        ev.insight = parseDdrInsight(r.message.content);
+        ev.usage = r.usage;
+      } catch (e) {
+        ev.insight = null;
+        sink.addEvent(runId, 'warning', `insight call for step ${last.stepIndex} failed: ${errorMessage(e)}`);
+      }
+    }
+    sink.addEvent(runId, 'ddr-insight', JSON.stringify(ev));
+  };
+  const wrapped = Object.create(model) as M & { flushInsights(messages: ChatMessage[]): Promise<void> };
+  wrapped.complete = async (messages: ChatMessage[], tools: Parameters<M['complete']>[1], opts?: Parameters<M['complete']>[2]) => {
+    await flush(messages, opts?.signal);
+    return model.complete(messages, tools, opts);
+  };
+  Object.defineProperty(wrapped, 'model', { get: () => model.model });
+  wrapped.flushInsights = (messages) => flush(messages);
+  return wrapped;
+}
+
+/** The message-wise insights recorded for a run (from `ddr-insight` events), in step order. */
+export function readDdrInsights(sink: Pick<DdrInsightSink, 'getEvents'>, runId: string): DdrInsightEvent[] {
+  const out = sink
+    .getEvents(runId)
+    .filter((e) => e.kind === 'ddr-insight')
+    .map((e) => JSON.parse(e.message) as DdrInsightEvent);
+  const byStep = new Map<number, DdrInsightEvent>();
+  for (const i of out) byStep.set(i.stepIndex, i);
+  return [...byStep.values()].sort((a, b) => a.stepIndex - b.stepIndex);
+}
+
+/**
+ * The forced final summary DDR makes when the budget ends a run without FINISH (spec §3.3 step 6):
+ * one call with the whole conversation rendered as text. Returns "FINISH: <summary>".
+ */
+export async function ddrForcedSummary(model: DdrModel, messages: ChatMessage[]): Promise<string> {
+  const lines: string[] = [];
+  for (const m of messages) {
+    if (m.role === 'system') continue;
+    if (m.role === 'assistant') {
+      lines.push(`ASSISTANT: ${m.content ?? ''}`);
+      for (const c of m.tool_calls ?? []) lines.push(`TOOL_CALL: ${c.function.name}(${c.function.arguments})`);
+    } else if (m.role === 'tool') lines.push(`TOOL_RESULT: ${m.content}`);
+    else lines.push(`${m.role.toUpperCase()}: ${m.content}`);
+  }
+  const r = await model.complete(
+    [
+      { role: 'system', content: 'You are an expert data analyst. Write comprehensive final summaries of data explorations.' },
+      { role: 'user', content: `Here is an exploration session that ran out of turns:\n\n${lines.join('\n')}\n\nSummarise everything it found about the task's entity, with all numbers, as one message starting with "FINISH:".` },
+    ],
+    [],
+  );
+  const text = (r.message.content ?? '').trim();
+  return text.startsWith('FINISH:') ? text : `FINISH: ${text}`;
+}
+
+/** Everything DDR's evaluation needs from one run (recorded as the `ddr-result` run event). */
+export interface DdrRunResult {
+  options: { finishRule: DdrFinishRule; emptyInsights: DdrEmptyInsights; insights: DdrInsightMode };
+  /** I_t. */
+  finalReport: string | null;
+  /** `finish` (terminal message), `forced-summary` (budget), `last-message`, or `none`. */
+  finalReportSource: 'finish' | 'forced-summary' | 'last-message' | 'none';
+  /** I_m, one entry per tool step. */
+  insights: DdrInsight[];
+  touched: { tables: string[]; columns: string[]; queries: number };
+}

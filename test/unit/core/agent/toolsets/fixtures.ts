@@ -2,14 +2,18 @@
  * Test helpers for the tool-set tests: a small SQLite database imported from a few real MIMIC-IV demo
  * tables (only the tables a test needs, to stay fast), and a minimal ToolContext without a loop.
  */
-import { mkdtempSync, readFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, symlinkSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { gunzipSync } from 'node:zlib';
 import Database from 'better-sqlite3';
 import { parse } from 'csv-parse/sync';
 import { nullLogger } from '../../../../../src/core/util/log.ts';
-import type { KernelExecuteResult, KernelLike, RunState, ToolContext } from '../../../../../src/core/agent/types.ts';
+import type { KernelExecuteResult, KernelLike, RunState, ToolContext, ToolSet } from '../../../../../src/core/agent/types.ts';
+import type { Block } from '../../../../../src/core/suites/types.ts';
+import { PythonKernel } from '../../../../../src/core/kernel/index.ts';
+import { promptHash, runAgent, type ModelClient } from '../../../../../src/core/agent/loop.ts';
+import type { RunStore } from '../../../../../src/core/store/run-store.ts';
 import { sharedData } from '../../../../helpers/shared.ts';
 
 /**
@@ -74,4 +78,39 @@ export function toolContext(block: unknown, workspace: string, kernel?: KernelLi
     signal: new AbortController().signal,
     log: nullLogger,
   };
+}
+
+/**
+ * A task workspace for a block: a temp folder with each visible file (and the DDR database) linked at
+ * its workspace-relative path. Returns the folder and the real folders the sandbox must mount read-only.
+ */
+export function linkWorkspace(block: Block): { ws: string; readOnly: string[] } {
+  const ws = mkdtempSync(join(tmpdir(), `loupe-ws-${block.id}-`));
+  const ro = new Set<string>();
+  const files = [...block.visible.data, ...block.visible.docs, ...(block.visible.database ? [block.visible.database] : [])];
+  for (const f of files) {
+    const target = join(ws, f.rel);
+    mkdirSync(dirname(target), { recursive: true });
+    if (!existsSync(target)) symlinkSync(f.path, target);
+    ro.add(dirname(realpathSync(f.path)));
+  }
+  return { ws, readOnly: [...ro] };
+}
+
+/** Starts a sandboxed kernel for a workspace made by {@link linkWorkspace}. */
+export function kernelFactory(w: { ws: string; readOnly: string[] }): () => Promise<KernelLike> {
+  return async () => (await PythonKernel.start({ cwd: w.ws, sandbox: 'bubblewrap', readOnlyPaths: w.readOnly, writablePaths: [w.ws] })) as unknown as KernelLike;
+}
+
+/**
+ * Runs a tool set on a block through the real loop, a scripted OpenAI-compatible server and an
+ * in-memory store. Returns the loop result and the store.
+ */
+export async function runWithModel(o: { store: RunStore; runId: string; toolSet: ToolSet<Block>; block: Block; ws: string; model: ModelClient; startKernel?: () => Promise<KernelLike>; agent?: string }) {
+  o.store.createRun({
+    id: o.runId, suite: o.block.suite, blockId: o.block.id, agent: o.agent ?? 'llm', model: o.model.model, params: {},
+    promptHash: promptHash(o.toolSet.systemPrompt, o.toolSet.buildBlockPrompt(o.block), []), toolSet: o.toolSet.id, dataChecksums: {},
+    loupeVersion: 'test', sandbox: 'bubblewrap', workspace: o.ws,
+  });
+  return runAgent({ store: o.store, runId: o.runId, model: o.model, toolSet: o.toolSet as ToolSet, block: o.block, workspace: o.ws, startKernel: o.startKernel });
 }

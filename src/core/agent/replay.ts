@@ -1,0 +1,193 @@
+/**
+ * Replay of a recorded run: re-executes its code actions (the Python cells it ran, in order, and its
+ * SQL queries) against the same data in a fresh sandbox, and reports per step whether the outputs
+ * match the recording. The report is stored with the run (run event `replay`, JSON).
+ * Source: issue 6 "Reference and replay agents".
+ */
+import { createHash } from 'node:crypto';
+import type { RunStore } from '../store/run-store.ts';
+import { errorMessage } from '../util/errors.ts';
+import { truncateObservation } from './loop.ts';
+import type { KernelCellRecord, KernelExecuteResult, KernelLike } from './types.ts';
+import { defaultQueryCaps, executeQuery, openReadOnlyDatabase, type QueryCaps } from './toolsets/ddr-sql.ts';
+
+/** One re-executed action. */
+export interface ReplayAction {
+  stepIndex: number;
+  kind: 'python' | 'sql';
+  /** The code / SQL (first 500 characters). */
+  code: string;
+  match: boolean;
+  /** What differed (first differing field with both values, cut to 400 characters each). */
+  difference?: string;
+}
+
+/** Per-step verdict. */
+export interface ReplayStep {
+  stepIndex: number;
+  actions: number;
+  match: boolean;
+}
+
+/** The replay report of one run. */
+export interface ReplayReport {
+  runId: string;
+  at: string;
+  actions: ReplayAction[];
+  steps: ReplayStep[];
+  total: number;
+  matched: number;
+  allMatch: boolean;
+  /** Figures whose PNG bytes differ although the cell matched otherwise (not counted as a mismatch). */
+  figureByteDifferences: number;
+  durationMs: number;
+}
+
+/** Options of {@link replayRun}. */
+export interface ReplayOptions {
+  store: RunStore;
+  runId: string;
+  /** Starts a FRESH kernel for the run's block (same workspace layout, same sandbox settings). */
+  startKernel?: () => Promise<KernelLike>;
+  /** DDR: the database file the run queried (opened read-only). */
+  database?: string;
+  /** Row / character caps the run used for `execute_query` (default: the DDR defaults). */
+  queryCaps?: QueryCaps;
+  /** Observation limit the run's loop used (default 20,000). */
+  maxObservationChars?: number;
+  /** Store the report as a `replay` event of the run (default true). */
+  record?: boolean;
+}
+
+/**
+ * Makes outputs comparable across processes: object addresses, the date and time statsmodels prints
+ * in every summary table, and trailing spaces. Nothing else is masked.
+ */
+export function normalizeOutput(s: string | null | undefined): string {
+  return (s ?? '')
+    .replace(/ at 0x[0-9a-fA-F]+/g, ' at 0x?')
+    .replace(/Date:(\s+)[A-Z][a-z]{2}, \d{2} [A-Z][a-z]{2} \d{4}/g, 'Date:$1<date>')
+    .replace(/Time:(\s+)\d{2}:\d{2}:\d{2}/g, 'Time:$1<time>')
+    .replace(/[ \t]+$/gm, '')
+    .replace(/\n+$/, '');
+}
+
+function cellView(c: { status: string; stdout: string; result: string | null | undefined; error: { ename: string; evalue: string } | null | undefined; tables: { text: string }[] }): Record<string, string> {
+  return {
+    status: c.status,
+    stdout: normalizeOutput(c.stdout),
+    result: normalizeOutput(c.result ?? ''),
+    error: c.error ? `${c.error.ename}: ${normalizeOutput(c.error.evalue)}` : '',
+    tables: c.tables.map((t) => normalizeOutput(t.text)).join('\n---\n'),
+  };
+}
+
+function firstDifference(a: Record<string, string>, b: Record<string, string>): string | undefined {
+  for (const k of Object.keys(a)) {
+    if (a[k] !== b[k]) return `${k}: recorded ${JSON.stringify(a[k]!.slice(0, 400))} vs replayed ${JSON.stringify((b[k] ?? '').slice(0, 400))}`;
+  }
+  return undefined;
+}
+
+const sha = (s: string) => createHash('sha256').update(s).digest('hex');
+
+/**
+ * Replays a recorded run (see the module comment).
+ * @returns the report (also stored as a `replay` run event unless `record` is false).
+ * @throws Error when the run does not exist, or when it has Python cells but no `startKernel` was
+ *   given, or SQL queries but no `database`.
+ */
+export async function replayRun(o: ReplayOptions): Promise<ReplayReport> {
+  const t0 = performance.now();
+  const run = o.store.getRun(o.runId);
+  if (!run) throw new Error(`run ${o.runId} not found in ${o.store.file}`);
+  const cells: KernelCellRecord[] = o.store.getCells(o.runId, { includeReplays: false, withFigures: true });
+  const steps = o.store.getSteps(o.runId);
+  const queries = steps.flatMap((s) => s.toolCalls.filter((c) => c.name === 'execute_query').map((c) => ({ stepIndex: s.index, call: c })));
+  if (cells.length && !o.startKernel) throw new Error(`run ${o.runId} has ${cells.length} Python cells: a kernel is needed to replay it`);
+  if (queries.length && !o.database) throw new Error(`run ${o.runId} has ${queries.length} SQL queries: the database is needed to replay it`);
+
+  const actions: ReplayAction[] = [];
+  let figureByteDifferences = 0;
+  if (cells.length) {
+    const kernel = await o.startKernel!();
+    try {
+      for (const c of cells) {
+        let r: KernelExecuteResult;
+        try {
+          r = await kernel.execute(c.code);
+        } catch (e) {
+          actions.push({ stepIndex: c.stepIndex, kind: 'python', code: c.code.slice(0, 500), match: false, difference: `replay failed: ${errorMessage(e)}` });
+          continue;
+        }
+        const rec = cellView(c);
+        const rep = cellView({ status: r.status, stdout: r.stdout, result: r.result, error: r.error, tables: r.tables ?? [] });
+        rec.figures = String(c.figures.length);
+        rep.figures = String(r.figures?.length ?? 0);
+        const difference = firstDifference(rec, rep);
+        if (!difference) {
+          const a = c.figures.map(sha);
+          const b = (r.figures ?? []).map((f) => sha(f.png));
+          figureByteDifferences += a.filter((h, i) => h !== b[i]).length;
+        }
+        actions.push({ stepIndex: c.stepIndex, kind: 'python', code: c.code.slice(0, 500), match: !difference, ...(difference ? { difference } : {}) });
+      }
+    } finally {
+      await kernel.close().catch(() => undefined);
+    }
+  }
+  if (queries.length) {
+    const db = openReadOnlyDatabase(o.database!);
+    try {
+      for (const q of queries) {
+        let sql = '';
+        try {
+          sql = String((JSON.parse(q.call.argumentsText) as { sql?: unknown }).sql ?? '');
+        } catch {
+          continue; // malformed arguments never reached the database
+        }
+        let obs: string;
+        try {
+          obs = JSON.stringify(executeQuery(db, sql, o.queryCaps ?? defaultQueryCaps), null, 2);
+        } catch (e) {
+          obs = JSON.stringify({ error: errorMessage(e) }, null, 2);
+        }
+        if (q.call.truncated) obs = truncateObservation(obs, o.maxObservationChars ?? 20_000).text;
+        const match = normalizeOutput(obs) === normalizeOutput(q.call.observation);
+        actions.push({ stepIndex: q.stepIndex, kind: 'sql', code: sql.slice(0, 500), match, ...(match ? {} : { difference: `recorded ${JSON.stringify(q.call.observation.slice(0, 400))} vs replayed ${JSON.stringify(obs.slice(0, 400))}` }) });
+      }
+    } finally {
+      db.close();
+    }
+  }
+  actions.sort((a, b) => a.stepIndex - b.stepIndex);
+  const byStep = new Map<number, ReplayStep>();
+  for (const a of actions) {
+    const s = byStep.get(a.stepIndex) ?? { stepIndex: a.stepIndex, actions: 0, match: true };
+    s.actions++;
+    s.match &&= a.match;
+    byStep.set(a.stepIndex, s);
+  }
+  const matched = actions.filter((a) => a.match).length;
+  const report: ReplayReport = {
+    runId: o.runId,
+    at: new Date().toISOString(),
+    actions,
+    steps: [...byStep.values()],
+    total: actions.length,
+    matched,
+    allMatch: matched === actions.length,
+    figureByteDifferences,
+    durationMs: Math.round(performance.now() - t0),
+  };
+  if (o.record !== false) o.store.addEvent(o.runId, 'replay', JSON.stringify(report));
+  return report;
+}
+
+/** The replay reports stored with a run, oldest first. */
+export function readReplayReports(store: Pick<RunStore, 'getEvents'>, runId: string): ReplayReport[] {
+  return store
+    .getEvents(runId)
+    .filter((e) => e.kind === 'replay')
+    .map((e) => JSON.parse(e.message) as ReplayReport);
+}
