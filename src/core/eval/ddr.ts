@@ -211,9 +211,11 @@ export async function scoreDdrChecklists(runs: readonly DdrEntityRun[], judge: J
     const judged = scores.reduce((s, x) => s + x.judged, 0);
     let pending = 0;
     let errors = 0;
-    for (const s of scores) for (const it of s.items) {
-      if (it.status === 'pending') pending++;
-      else if (it.status === 'error') errors++;
+    for (const s of scores) {
+      for (const it of s.items) {
+        if (it.status === 'pending') pending++;
+        else if (it.status === 'error') errors++;
+      }
     }
     return {
       sampleAveraged: withAcc.length ? withAcc.reduce((s, x) => s + x.accuracy!, 0) / withAcc.length : null,
