@@ -156,8 +156,8 @@ function normalizeRel(root: string, p: string): string | undefined {
 }
 
 function isCorruptError(e: unknown): boolean {
-  const code = (e as { code?: string }).code ?? '';
-  return code === 'SQLITE_CORRUPT' || code === 'SQLITE_NOTADB' || code.startsWith('SQLITE_CORRUPT');
+  const code = (e as { code?: unknown }).code;
+  return typeof code === 'string' && (code === 'SQLITE_NOTADB' || code.startsWith('SQLITE_CORRUPT'));
 }
 
 class DocIndexImpl implements DocIndex {
@@ -236,8 +236,9 @@ class DocIndexImpl implements DocIndex {
       db.pragma('busy_timeout = 15000');
       db.pragma('journal_mode = WAL');
       db.pragma('synchronous = NORMAL');
-      const ver = db.pragma('user_version', { simple: true }) as number;
-      if (ver !== SCHEMA_VERSION) {
+      const migrate = db.transaction(() => {
+        // re-checked inside BEGIN IMMEDIATE: another process may have created the schema meanwhile
+        if ((db.pragma('user_version', { simple: true }) as number) === SCHEMA_VERSION) return;
         db.exec(`
           DROP TABLE IF EXISTS meta; DROP TABLE IF EXISTS contents; DROP TABLE IF EXISTS units;
           DROP TABLE IF EXISTS files; DROP TABLE IF EXISTS rankers; DROP TABLE IF EXISTS postings;
@@ -253,7 +254,8 @@ class DocIndexImpl implements DocIndex {
                                 PRIMARY KEY(ranker, term)) WITHOUT ROWID;
           PRAGMA user_version = ${SCHEMA_VERSION};
         `);
-      }
+      });
+      if ((db.pragma('user_version', { simple: true }) as number) !== SCHEMA_VERSION) migrate.immediate();
       db.prepare('SELECT count(*) FROM files').get(); // touches the schema: throws on a corrupt file
       return db;
     } catch (e) {
@@ -308,6 +310,7 @@ class DocIndexImpl implements DocIndex {
       signal?.throwIfAborted();
       const rel = paths[i]!;
       progress({ phase: 'extract', done: i, total: paths.length, file: rel });
+      signal?.throwIfAborted();
       const abs = join(this.root, rel);
       let st;
       try {
@@ -486,18 +489,20 @@ class DocIndexImpl implements DocIndex {
     signal?.throwIfAborted();
     const ins = this.db.prepare('INSERT INTO postings(ranker, term, ids, tfs) VALUES (?, ?, ?, ?)');
     let rid = 0;
+    let raced = false;
     this.db.transaction(() => {
-      const old = this.db.prepare<[string, string], { id: number }>('SELECT id FROM rankers WHERE mode = ? AND fingerprint = ?').get(mode, fp);
-      if (old) {
-        this.db.prepare('DELETE FROM postings WHERE ranker = ?').run(old.id);
-        this.db.prepare('DELETE FROM rankers WHERE id = ?').run(old.id);
+      // another process may have written the same ranker meanwhile: same fingerprint, same content
+      if (this.db.prepare<[string, string], { id: number }>('SELECT id FROM rankers WHERE mode = ? AND fingerprint = ?').get(mode, fp)) {
+        raced = true;
+        return;
       }
       const r = this.db
         .prepare('INSERT INTO rankers(mode, fingerprint, used, n, avgdl, average_idf, files, chunks) VALUES (?, ?, ?, ?, ?, ?, ?, ?)')
         .run(mode, fp, Date.now(), n, avgdl, averageIdf, JSON.stringify(rfiles), typedToBuf(chunkBlob));
       rid = Number(r.lastInsertRowid);
       for (const [t, p] of acc) ins.run(rid, t, typedToBuf(Int32Array.from(p.ids)), typedToBuf(Uint16Array.from(p.tfs)));
-    })();
+    }).immediate();
+    if (raced) return this.loadRanker(mode, fp)!;
     return this.rankerFrom(rid, mode, n, avgdl, averageIdf, rfiles, chunkBlob);
   }
 
@@ -634,8 +639,8 @@ class DocIndexImpl implements DocIndex {
     if (!rel || (vis && !vis.has(rel))) return { error: `Error: document not found: ${path}` };
     const row = this.fileRow(rel);
     if (!row) return { error: `Error: document not found: ${path}` };
-    if (!row.kind) return { error: `Unsupported file type: ${path}` };
-    if (row.skipped) return { error: `Error: cannot read ${path}: ${row.skipped}` };
+    if (!unitKindFor(rel)) return { error: `Unsupported file type: ${path}` };
+    if (row.skipped || !row.kind) return { error: `Error: cannot read ${path}: ${row.skipped ?? 'not indexed'}` };
     return { rel, row };
   }
 

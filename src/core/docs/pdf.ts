@@ -22,6 +22,10 @@ function loadPdfjs(): Promise<PdfjsModule> {
   return pdfjsPromise;
 }
 
+const COMPOUND_PREFIX = new Set(
+  'self non co pre post anti multi sub semi well long short full part cross low high mid inter intra over under age sex year'.split(' '),
+);
+
 /**
  * Joins the text items of one page into reading-order text.
  * @param items pdf.js `TextContent.items` (marked-content entries without `str` are ignored).
@@ -86,8 +90,13 @@ export function pageTextFromItems(items: readonly unknown[]): string {
       joined = line;
       continue;
     }
-    if (/[A-Za-z]-$/.test(joined) && /^[a-z]/.test(line)) joined = joined.slice(0, -1) + line;
-    else joined += '\n' + line;
+    const frag = /([A-Za-z]+)-$/.exec(joined);
+    if (frag && /^[a-z]/.test(line)) {
+      // "exami-" + "nation" → "examination"; compounds like "self-" + "reported" keep the hyphen
+      joined = COMPOUND_PREFIX.has(frag[1]!.toLowerCase()) ? joined + line : joined.slice(0, -1) + line;
+    } else {
+      joined += '\n' + line;
+    }
   }
   return joined;
 }

@@ -1,0 +1,295 @@
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { mkdtempSync, mkdirSync, rmSync, writeFileSync, existsSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import { fileURLToPath } from 'node:url';
+import { openDocIndex } from '../../../../src/core/docs/index.ts';
+import { okapiScores } from '../../../../src/core/docs/bm25.ts';
+import { longtaTokens, splitChunks } from '../../../../src/core/docs/text.ts';
+import { sharedData } from '../../../helpers/shared.ts';
+import { makePdf } from './make-pdf.ts';
+
+const child = fileURLToPath(new URL('./build-child.ts', import.meta.url));
+
+function tmp(prefix: string): string {
+  return mkdtempSync(join(tmpdir(), `loupe-docs-${prefix}-`));
+}
+
+function writeFixture(root: string): void {
+  mkdirSync(join(root, 'Examination'), { recursive: true });
+  writeFileSync(
+    join(root, 'Examination', 'BMX_L.pdf'),
+    makePdf([
+      [{ text: 'Body Measures (BMX_L)', x: 72, y: 720 }, { text: 'Data File: BMX_L.xpt', x: 72, y: 700 }],
+      [{ text: 'Variable Name: BMXBMI', x: 72, y: 720 }, { text: 'SAS Label: Body Mass Index (kg/m**2)', x: 72, y: 700 }],
+    ]),
+  );
+  writeFileSync(
+    join(root, 'DEMO_L.pdf'),
+    makePdf([
+      [{ text: 'Demographic Variables and Sample Weights (DEMO_L)', x: 72, y: 720 }],
+      [{ text: 'Variable Name: RIDAGEYR', x: 72, y: 720 }, { text: 'SAS Label: Age in years at screening', x: 72, y: 700 }],
+      [{ text: 'Variable Name: WTMEC2YR', x: 72, y: 720 }, { text: 'SAS Label: Full sample MEC exam weight', x: 72, y: 700 }],
+    ]),
+  );
+  writeFileSync(join(root, 'readme.txt'), 'Use WTMEC2YR for examination estimates.\nAge is RIDAGEYR.\nbody mass index is in BMX_L\n');
+  writeFileSync(join(root, 'layout.csv'), 'name,start,label\nRIAGENDR,5,Gender\nRIDAGEYR,6,Age in years\n');
+  writeFileSync(join(root, 'hidden-answers.txt'), 'The answer is 40.3 percent.\n');
+  // bad input
+  writeFileSync(join(root, 'encrypted.pdf'), makePdf([[{ text: 'secret', x: 72, y: 720 }]], { encrypt: true }));
+  writeFileSync(join(root, 'corrupt.pdf'), Buffer.from('%PDF-1.7\n1 0 obj <<< broken'));
+  writeFileSync(join(root, 'empty.pdf'), Buffer.alloc(0));
+  writeFileSync(join(root, 'binary.txt'), Buffer.from([0x00, 0x01, 0x02, 0xff, 0xfe, 0x00, 0x10]));
+  writeFileSync(join(root, 'latin1.txt'), Buffer.from([0x63, 0x61, 0x66, 0xe9, 0x20, 0x57, 0x54, 0x4d, 0x45, 0x43, 0x32, 0x59, 0x52, 0x0a]));
+  writeFileSync(join(root, 'one-line.txt'), Buffer.alloc(50 * 1024 * 1024, 0x61));
+  writeFileSync(join(root, 'picture.gif'), Buffer.from('GIF89a'));
+}
+
+describe('docs/index: build, report, tools', () => {
+  let root: string;
+  let cache: string;
+  before(() => {
+    root = tmp('root');
+    cache = tmp('cache');
+    writeFixture(root);
+  });
+  after(() => {
+    rmSync(root, { recursive: true, force: true });
+    rmSync(cache, { recursive: true, force: true });
+  });
+
+  it('indexes good files and skips every bad one with a reason', async () => {
+    const idx = await openDocIndex({ root, cacheDir: cache });
+    const progress: string[] = [];
+    const rep = await idx.build({ onProgress: (p) => progress.push(p.phase) });
+    idx.close();
+    const reasons = Object.fromEntries(rep.skipped.map((s) => [s.file, s.reason]));
+    assert.match(reasons['encrypted.pdf'] ?? '', /encrypted PDF needs a password/);
+    assert.match(reasons['corrupt.pdf'] ?? '', /not a valid PDF|cannot open PDF/);
+    assert.match(reasons['empty.pdf'] ?? '', /empty file/);
+    assert.match(reasons['binary.txt'] ?? '', /binary content/);
+    assert.match(reasons['one-line.txt'] ?? '', /too large/);
+    assert.match(reasons['picture.gif'] ?? '', /unsupported file type "\.gif"/);
+    const files = Object.fromEntries(rep.files.map((f) => [f.file, f]));
+    assert.deepEqual(Object.keys(files).sort(), ['DEMO_L.pdf', 'Examination/BMX_L.pdf', 'hidden-answers.txt', 'latin1.txt', 'layout.csv', 'readme.txt']);
+    assert.equal(files['DEMO_L.pdf']!.units, 3);
+    assert.equal(files['layout.csv']!.kind, 'Row');
+    assert.match(files['latin1.txt']!.note ?? '', /Windows-1252/);
+    assert.equal(rep.extracted, 11); // every file but the .gif was read
+    assert.ok(progress.includes('extract') && progress.at(-1) === 'done');
+  });
+
+  it('re-opening reuses everything; a changed file is the only one re-extracted', async () => {
+    let idx = await openDocIndex({ root, cacheDir: cache });
+    let rep = await idx.build();
+    idx.close();
+    assert.equal(rep.extracted, 0);
+    writeFileSync(join(root, 'readme.txt'), 'Use WTMEC2YR for examination estimates.\nNew line about WTPH2YR.\nAge is RIDAGEYR.\n');
+    idx = await openDocIndex({ root, cacheDir: cache });
+    rep = await idx.build();
+    assert.equal(rep.extracted, 1);
+    assert.match(idx.searchDoc('wtph2yr', 'readme.txt').text, /Line 2: \.\.\.New line about WTPH2YR\.\.\./);
+    idx.close();
+  });
+
+  it('read_doc: preview, ranges, bad range, LongTA format', async () => {
+    const idx = await openDocIndex({ root, cacheDir: cache });
+    await idx.build();
+    const prev = idx.readDoc('DEMO_L.pdf');
+    assert.equal(
+      prev.text,
+      '[DEMO_L.pdf] Pages available: 1-3\nSample:\nPage 1: Demographic Variables and Sample Weights (DEMO_L)\nPage 2: Variable Name: RIDAGEYR SAS Label: Age in years at screening\nPage 3: Variable Name: WTMEC2YR SAS Label: Full sample MEC exam weight',
+    );
+    const r = idx.readDoc('DEMO_L.pdf', '3,1-1,9');
+    assert.equal(r.text, '[DEMO_L.pdf] Pages: 3, 1\nPage 3: Variable Name: WTMEC2YR SAS Label: Full sample MEC exam weight\nPage 1: Demographic Variables and Sample Weights (DEMO_L)');
+    assert.deepEqual(r.hits.map((h) => h.unit), ['Page 3', 'Page 1']);
+    assert.match(idx.readDoc('DEMO_L.pdf', 'x-y').text, /^Error: invalid range/);
+    assert.match(idx.readDoc('layout.csv', '2').text, /^\[layout\.csv\] Rows: 2\nRow 2: name: RIDAGEYR \| start: 6 \| label: Age in years$/);
+    assert.match(idx.readDoc('encrypted.pdf').text, /cannot read encrypted\.pdf: encrypted PDF/);
+    assert.equal(idx.readDoc('picture.gif').text, 'Unsupported file type: picture.gif');
+    idx.close();
+  });
+
+  it('search_doc: one doc or all docs, case-insensitive, limits and context', async () => {
+    const idx = await openDocIndex({ root, cacheDir: cache });
+    await idx.build();
+    const one = idx.searchDoc('wtmec2yr', 'DEMO_L.pdf', 5, 10);
+    assert.equal(one.text, "[DEMO_L.pdf] Found 1 matches for 'wtmec2yr'.\nPage 3: ...ble Name: WTMEC2YR SAS Label...");
+    assert.deepEqual(one.hits[0], { file: 'DEMO_L.pdf', unit: 'Page 3', unitIndex: 2, start: 15, end: 23, score: 1, snippet: 'ble Name: WTMEC2YR SAS Label' });
+    const all = idx.searchDoc('WTMEC2YR', undefined, 10, 5);
+    assert.deepEqual(all.hits.map((h) => h.file).sort(), ['DEMO_L.pdf', 'latin1.txt', 'readme.txt']);
+    assert.match(all.text, /^Found 3 matches for 'WTMEC2YR' across 3 documents\./);
+    const limited = idx.searchDoc('WTMEC2YR', undefined, 1, 5);
+    assert.match(limited.text, /showing the first 1 of 3/);
+    assert.match(idx.searchDoc('no such thing', 'DEMO_L.pdf').text, /^\[DEMO_L\.pdf\] No matches for 'no such thing'\.$/);
+    idx.close();
+  });
+
+  it('the allowlist hides files from every tool and from search', async () => {
+    const visible = ['DEMO_L.pdf', 'Examination/BMX_L.pdf', 'readme.txt'];
+    const idx = await openDocIndex({ root, cacheDir: cache, files: visible });
+    const rep = await idx.build();
+    assert.deepEqual(rep.files.map((f) => f.file).sort(), visible.slice().sort());
+    assert.equal(idx.readDoc('hidden-answers.txt').text, 'Error: document not found: hidden-answers.txt');
+    assert.equal(idx.readDoc('../x/hidden-answers.txt').text, 'Error: document not found: ../x/hidden-answers.txt');
+    assert.equal(idx.searchDoc('answer', 'hidden-answers.txt').text, 'Error: document not found: hidden-answers.txt');
+    assert.equal(idx.searchDoc('40.3').hits.length, 0);
+    assert.equal(idx.search('answer 40.3', { mode: 'bm25' }).length, 0);
+    assert.equal(idx.retrieve('answer').hits.some((h) => h.file === 'hidden-answers.txt'), false);
+    assert.throws(() => idx.units('hidden-answers.txt'), /not an indexed document/);
+    // per-call scope narrows further
+    assert.equal(idx.readDoc('readme.txt', undefined, { files: ['DEMO_L.pdf'] }).text, 'Error: document not found: readme.txt');
+    assert.deepEqual([...new Set(idx.search('WTMEC2YR', { mode: 'keyword', files: ['readme.txt'] }).map((h) => h.file))], ['readme.txt']);
+    idx.close();
+  });
+
+  it('retriever (longta) on one doc equals rank_bm25 over that doc\'s 500/100 chunks', async () => {
+    const lines = Array.from({ length: 60 }, (_, i) => `Line ${i} about ${i % 3 === 0 ? 'Body Mass Index' : 'weight and height'} value ${i % 7} ${'x'.repeat(i * 11)}`);
+    writeFileSync(join(root, 'long.txt'), lines.join('\n') + '\n');
+    const idx = await openDocIndex({ root, cacheDir: cache });
+    await idx.build();
+    const query = 'Body Mass Index value 3';
+    const res = idx.retrieve(query, 'long.txt', 5);
+    // reference: chunks of every line, tokenised by whitespace, scored by rank_bm25
+    const chunks: { unit: number; text: string; no: number }[] = [];
+    const units = idx.units('long.txt');
+    for (const u of units) splitChunks(u.text, 500, 100).forEach((s, no) => chunks.push({ unit: u.index, text: u.text.slice(s.start, s.end), no }));
+    const scores = okapiScores(chunks.map((c) => longtaTokens(c.text)), longtaTokens(query));
+    const order = [...scores.keys()].sort((a, b) => scores[b]! - scores[a]! || b - a).slice(0, 5);
+    assert.deepEqual(
+      res.hits.map((h) => [h.unitIndex, h.chunk, Number(h.score.toFixed(9))]),
+      order.map((i) => [chunks[i]!.unit, chunks[i]!.no, Number(scores[i]!.toFixed(9))]),
+    );
+    assert.match(res.text, /^Line \d+ \(chunk \d+\): \.\.\./);
+    // the snippet rule: literal query absent → first 200 chars of the chunk
+    assert.equal(res.hits[0]!.snippet, chunks[order[0]!]!.text.slice(0, 200));
+    idx.close();
+  });
+
+  it('default bm25 finds variable names case-insensitively and ranks the defining codebook first', async () => {
+    const idx = await openDocIndex({ root, cacheDir: cache });
+    await idx.build();
+    const hits = idx.search('ridageyr', { mode: 'bm25', top: 5 });
+    assert.ok(hits.length >= 2);
+    assert.deepEqual(new Set(hits.map((h) => h.file)), new Set(['DEMO_L.pdf', 'readme.txt', 'layout.csv']));
+    assert.equal(idx.search('ridageyr', { mode: 'longta', top: 5 }).filter((h) => h.score > 0).length, 0, 'longta is case-sensitive');
+    const bmi = idx.search('body mass index', { mode: 'bm25', top: 3, files: ['Examination/BMX_L.pdf', 'DEMO_L.pdf', 'readme.txt', 'layout.csv'] });
+    assert.equal(bmi[0]!.file, 'Examination/BMX_L.pdf');
+    assert.equal(bmi[0]!.unit, 'Page 2');
+    idx.close();
+  });
+
+  it('cancel: an aborted build rejects and the next build finishes the work', async () => {
+    const root2 = tmp('cancel');
+    const cache2 = tmp('cache2');
+    for (let i = 0; i < 30; i++) writeFileSync(join(root2, `f${String(i).padStart(2, '0')}.txt`), `file ${i} WTMEC2YR\n`);
+    const ac = new AbortController();
+    let idx = await openDocIndex({ root: root2, cacheDir: cache2 });
+    await assert.rejects(idx.build({ signal: ac.signal, onProgress: (p) => p.phase === 'extract' && p.done === 10 && ac.abort() }), (e: unknown) => (e as Error).name === 'AbortError');
+    idx.close();
+    idx = await openDocIndex({ root: root2, cacheDir: cache2 });
+    const rep = await idx.build();
+    assert.equal(rep.files.length, 30);
+    assert.equal(rep.reused, 10, 'the 10 files done before the abort are kept');
+    assert.equal(idx.searchDoc('wtmec2yr').text.startsWith('Found 5 matches'), true);
+    idx.close();
+    rmSync(root2, { recursive: true, force: true });
+    rmSync(cache2, { recursive: true, force: true });
+  });
+});
+
+function runChild(root: string, cache: string, slowMs = 0, killAt = -1): Promise<{ code: number | null; out: string }> {
+  return new Promise((resolve, reject) => {
+    const p = spawn(process.execPath, [child, root, cache, slowMs ? String(slowMs) : ''], { stdio: ['ignore', 'pipe', 'pipe'] });
+    let out = '';
+    p.stdout.on('data', (d: Buffer) => {
+      out += d.toString();
+      if (killAt >= 0 && out.includes(`progress ${killAt}\n`)) p.kill('SIGKILL');
+    });
+    p.stderr.on('data', () => {});
+    p.on('error', reject);
+    p.on('close', (code) => resolve({ code, out }));
+  });
+}
+
+describe('docs/index: crash safety and two processes', () => {
+  it('a build killed halfway leaves a usable index; the next build completes it', async () => {
+    const root = tmp('crash');
+    const cache = tmp('crash-cache');
+    for (let i = 0; i < 40; i++) writeFileSync(join(root, `doc${String(i).padStart(2, '0')}.txt`), `document ${i}\nmentions BMXBMI ${i}\n`);
+    const killed = await runChild(root, cache, 30, 12);
+    assert.equal(killed.code, null, 'child was killed');
+    assert.ok(!killed.out.includes('done'));
+    const idx = await openDocIndex({ root, cacheDir: cache });
+    const rep = await idx.build();
+    assert.equal(rep.files.length, 40);
+    assert.ok(rep.reused >= 10 && rep.extracted <= 30, `kept work from the killed build (reused ${rep.reused})`);
+    assert.equal(idx.searchDoc('bmxbmi', undefined, 100).hits.length, 40);
+    idx.close();
+    rmSync(root, { recursive: true, force: true });
+    rmSync(cache, { recursive: true, force: true });
+  });
+
+  it('a corrupt cache file is replaced on open', async () => {
+    const root = tmp('corrupt');
+    const cache = tmp('corrupt-cache');
+    writeFileSync(join(root, 'a.txt'), 'alpha WTMEC2YR\n');
+    let idx = await openDocIndex({ root, cacheDir: cache });
+    const path = idx.cachePath;
+    await idx.build();
+    idx.close();
+    writeFileSync(path, Buffer.alloc(8192, 0x42)); // garbage over the database
+    rmSync(`${path}-wal`, { force: true });
+    idx = await openDocIndex({ root, cacheDir: cache });
+    const rep = await idx.build();
+    assert.equal(rep.files.length, 1);
+    assert.equal(idx.searchDoc('wtmec2yr', 'a.txt').hits.length, 1);
+    idx.close();
+    assert.ok(existsSync(path));
+    rmSync(root, { recursive: true, force: true });
+    rmSync(cache, { recursive: true, force: true });
+  });
+
+  it('two processes building the same index at once both succeed with the same result', async () => {
+    const root = tmp('two');
+    const cache = tmp('two-cache');
+    for (let i = 0; i < 25; i++) writeFileSync(join(root, `d${i}.txt`), `row ${i} RIAGENDR\n`.repeat(50));
+    const [a, b] = await Promise.all([runChild(root, cache, 5), runChild(root, cache, 5)]);
+    assert.equal(a.code, 0, a.out);
+    assert.equal(b.code, 0, b.out);
+    const doneA = a.out.split('\n').find((l) => l.startsWith('done'));
+    const doneB = b.out.split('\n').find((l) => l.startsWith('done'));
+    assert.equal(doneA, doneB);
+    assert.match(doneA ?? '', /"files":25,"units":1250/);
+    rmSync(root, { recursive: true, force: true });
+    rmSync(cache, { recursive: true, force: true });
+  });
+});
+
+describe('docs/index: real NHANES codebooks', () => {
+  it('extracts BMX_L.pdf pages and finds the variables where they are defined', async () => {
+    const docs = sharedData('longda', 'benchmark', 'NHANES', 'docs');
+    const cache = tmp('nhanes');
+    const files = ['Examination/BMX_L.pdf', 'Demographics/DEMO_L.pdf'];
+    const idx = await openDocIndex({ root: docs, cacheDir: cache, files });
+    const rep = await idx.build();
+    assert.deepEqual(rep.skipped, []);
+    const bmx = rep.files.find((f) => f.file === 'Examination/BMX_L.pdf')!;
+    assert.equal(bmx.kind, 'Page');
+    assert.ok(bmx.units > 10);
+    const units = idx.units('Examination/BMX_L.pdf');
+    assert.match(units[0]!.text, /^National Health and Nutrition Examination Survey August 2021-August 2023 Data Documentation, Codebook, and Frequencies Body Measures \(BMX_L\)/);
+    const def = idx.searchDoc('Variable Name: BMXBMI', 'Examination/BMX_L.pdf');
+    assert.equal(def.hits.length, 1);
+    assert.match(def.text, /SAS Label: Body Mass Index \(kg\/m\*\*2\)/);
+    const w = idx.search('WTMEC2YR', { mode: 'bm25', top: 3 });
+    assert.equal(w[0]!.file, 'Demographics/DEMO_L.pdf');
+    const r = idx.retrieve('Body Mass Index', 'Examination/BMX_L.pdf', 3);
+    assert.ok(r.hits.length === 3 && r.hits.every((h) => h.file === 'Examination/BMX_L.pdf'));
+    assert.match(r.text, /^Page \d+ \(chunk \d+\): \.\.\.[\s\S]*Body Mass Index/);
+    idx.close();
+    rmSync(cache, { recursive: true, force: true });
+  });
+});
