@@ -376,4 +376,7 @@ export interface LoadSuiteOptions {
   metadataDir?: string;
   /** DDR: at most this many tables are imported (tests); default all. */
   tableFilter?: (table: string) => boolean;
+  /** AnalystBench: environment for `${VAR}` in manifests (default `process.env`). */
+  env?: Record<string, string | undefined>;
 }
+
