@@ -450,3 +450,57 @@ export interface DdrRunResult {
   insights: DdrInsight[];
   touched: { tables: string[]; columns: string[]; queries: number };
 }
+
+/** What {@link finishDdrRun} reads from and writes to (the run store). */
+export interface DdrRunStoreView extends DdrInsightSink {
+  getSteps(runId: string): StepRecord[];
+  getExtraState(runId: string): Record<string, unknown>;
+  getRun(runId: string): { status: string; params: Record<string, unknown> } | undefined;
+}
+
+/**
+ * Completes a DDR run after the loop: when the run ended without a terminal message and `model` is
+ * given, makes DDR's forced final summary (spec §3.3 step 6); collects I_t, I_m (insight events, or
+ * the reasoning-derived insights in `reasoning` mode) and the touched fields; records all of it as
+ * the run event `ddr-result` (JSON) and returns it.
+ * @param messages the conversation (needed only for the forced summary).
+ */
+export async function finishDdrRun(store: DdrRunStoreView, runId: string, opts: { finishRule?: DdrFinishRule; emptyInsights?: DdrEmptyInsights; insights?: DdrInsightMode; model?: DdrModel; messages?: ChatMessage[] } = {}): Promise<DdrRunResult> {
+  const rule = opts.finishRule ?? 'paper';
+  const steps = store.getSteps(runId);
+  const extra = store.getExtraState(runId);
+  const st = ddrState(extra, opts);
+  const terminal = [...steps].reverse().find((s) => isDdrFinish(s.assistant.content, rule));
+  let finalReport: string | null = terminal?.assistant.content?.trim() ?? null;
+  let source: DdrRunResult['finalReportSource'] = terminal ? 'finish' : 'none';
+  if (!terminal && opts.model && opts.messages) {
+    try {
+      finalReport = await ddrForcedSummary(opts.model, opts.messages);
+      source = 'forced-summary';
+    } catch (e) {
+      store.addEvent(runId, 'warning', `forced final summary failed: ${errorMessage(e)}`);
+    }
+  }
+  if (!finalReport) {
+    finalReport = ddrFinalReport(steps, rule);
+    source = finalReport ? 'last-message' : 'none';
+  }
+  const mode = opts.insights ?? 'separate-call';
+  const recorded = readDdrInsights(store, runId);
+  const insights: DdrInsight[] = mode === 'reasoning' || !recorded.length ? ddrInsightsFromReasoning(steps) : recorded.map(({ stepIndex, tool, insight }) => ({ stepIndex, tool, insight }));
+  const result: DdrRunResult = {
+    options: { finishRule: rule, emptyInsights: opts.emptyInsights ?? st.options.emptyInsights, insights: mode },
+    finalReport,
+    finalReportSource: source,
+    insights,
+    touched: ddrTouchedSummary(st.queries),
+  };
+  store.addEvent(runId, 'ddr-result', JSON.stringify(result));
+  return result;
+}
+
+/** The last `ddr-result` recorded for a run, or null. */
+export function readDdrResult(store: Pick<DdrInsightSink, 'getEvents'>, runId: string): DdrRunResult | null {
+  const ev = store.getEvents(runId).filter((e) => e.kind === 'ddr-result').pop();
+  return ev ? (JSON.parse(ev.message) as DdrRunResult) : null;
+}
