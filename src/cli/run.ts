@@ -1,7 +1,9 @@
+import { mkdirSync, writeFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { loadSuite, parseSuiteKind, type Block, type Suite } from '../core/suites/index.ts';
 import { openStore, type RunStore } from '../core/store/run-store.ts';
+import { exportLongdaResults, exportTrajectoryJsonl } from '../core/store/export.ts';
 import { RunControl, type Budget } from '../core/agent/loop.ts';
 import { resumeBlockRun, startBlockRun, type AgentKind, type BlockRunOptions } from '../core/agent/runner.ts';
 import type { LlmConfig } from '../core/agent/llm.ts';
@@ -15,6 +17,8 @@ const USAGE = `loupe run --suite S --root DIR (--block ID | --blocks all|ID,ID) 
   model:   --temperature T --max-tokens N --reasoning-effort E --stream --timeout-ms N
            --price-in USD_PER_M --price-out USD_PER_M
   budget:  --max-steps N (default 100) --max-wall-ms N --max-total-tokens N --max-cost USD
+  exports: --results DIR (LongDA results folder: answers_progress.csv, run_summary.json, ...)
+           --trajectory DIR (one <runId>.jsonl per run)
   reference agent: --reference-dir DIR (default benchmarks/<suite>/reference)
   kernel:  --sandbox bubblewrap|off (default bubblewrap) --python PATH --cell-timeout-ms N
   store:   --store FILE (default ./.loupe/runs.sqlite); run folders go next to it in runs/
@@ -92,7 +96,7 @@ export const runCommand: CliCommand = {
         'reasoning-effort': { type: 'string' }, stream: { type: 'boolean' }, 'timeout-ms': { type: 'string' }, 'price-in': { type: 'string' },
         'price-out': { type: 'string' }, 'max-wall-ms': { type: 'string' }, 'max-total-tokens': { type: 'string' }, 'max-cost': { type: 'string' },
         sandbox: { type: 'string' }, python: { type: 'string' }, 'cell-timeout-ms': { type: 'string' }, 'max-retries': { type: 'string' },
-        verbose: { type: 'boolean' }, 'reference-dir': { type: 'string' },
+        verbose: { type: 'boolean' }, 'reference-dir': { type: 'string' }, results: { type: 'string' }, trajectory: { type: 'string' },
       },
     });
     const storeFile = resolve(io.cwd, v.store ?? join('.loupe', 'runs.sqlite'));
@@ -127,11 +131,27 @@ export const runCommand: CliCommand = {
     const onSig = () => { io.err('loupe run: stopping (Ctrl-C again to force)\n'); for (const c of controls) c.stop('interrupted (SIGINT)'); process.off('SIGINT', onSig); };
     process.on('SIGINT', onSig);
     let anyFailed = false;
-    const finishRun = (runId: string) => {
+    const done: { runId: string; block: Block; repeat: number }[] = [];
+    const finishRun = (runId: string, block: Block, repeat = 1) => {
+      done.push({ runId, block, repeat });
+      if (v.trajectory) {
+        mkdirSync(resolve(io.cwd, v.trajectory), { recursive: true });
+        writeFileSync(join(resolve(io.cwd, v.trajectory), `${runId}.jsonl`), exportTrajectoryJsonl(store, runId));
+      }
       const line = runJsonLine(store, runId);
       if (line.status === 'failed' || line.status === 'cancelled') anyFailed = true;
       if (v.json) io.out(JSON.stringify(line) + '\n');
       else io.out(`${line.runId}  ${line.blockId}  ${line.status}  steps=${line.steps}  answers=${line.answers.length}  tokens=${line.tokens.input}/${line.tokens.output}  ${(line.durationMs / 1000).toFixed(1)} s\n`);
+    };
+    const writeResults = () => {
+      if (!v.results || !done.length) return;
+      const base = resolve(io.cwd, v.results);
+      const repeatsSeen = [...new Set(done.map((d) => d.repeat))].sort((a, b) => a - b);
+      for (const r of repeatsSeen) {
+        const dir = repeatsSeen.length > 1 ? join(base, `repeat-${r}`) : base;
+        const s = exportLongdaResults(store, done.filter((d) => d.repeat === r), dir);
+        io.err(`results: ${s.dir} (${s.blocks} blocks, ${s.answered}/${s.queries} answered)\n`);
+      }
     };
     try {
       const referenceDir = v['reference-dir'] ? resolve(io.cwd, v['reference-dir']) : undefined;
@@ -153,7 +173,8 @@ export const runCommand: CliCommand = {
         }
         io.err(`[${block.id}] resuming run ${run.id} after step ${run.steps}\n`);
         await resumeBlockRun({ runId: run.id, store, suite, block, agent: run.agent as AgentKind, llm, runsDir, kernel, budget, control, log, referenceDir, onEvent: progressPrinter(io, block.id) });
-        finishRun(run.id);
+        finishRun(run.id, block);
+        writeResults();
         return anyFailed ? 1 : 0;
       }
       if (!v.suite || !v.root) throw new UsageError('--suite and --root are required (or --resume RUN)');
@@ -197,10 +218,11 @@ export const runCommand: CliCommand = {
             io.err(`[${label}] ${e instanceof Error ? e.message : String(e)}\n`);
           }
           controls.delete(control);
-          if (runId) finishRun(runId);
+          if (runId) finishRun(runId, job.block, job.repeat);
         }
       };
       await Promise.all(Array.from({ length: Math.min(concurrency, jobs.length) }, worker));
+      writeResults();
       return anyFailed ? 1 : 0;
     } finally {
       process.off('SIGINT', onSig);

@@ -1,0 +1,131 @@
+/**
+ * Exports of recorded runs: a JSONL trajectory per run, and LongTA's results folder for LongDA
+ * (`answers_progress.csv`, `run_summary.json`, plus `codes.json`, `notes.json`, `tool_usage.json`,
+ * `block_metrics.json`, `messages/<block_id>.json`) so LongDA's own `evaluate_results.py --csv` and
+ * Loupe's evaluator can score it. The API key is never part of a run, so it cannot be exported.
+ * Source: issue 5 "Exports"; spec §2.3 (outputs of `run_block` / `main.py`), §2.4.
+ */
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import type { Block, LongdaQuery } from '../suites/types.ts';
+import type { RunStore } from './run-store.ts';
+import type { AnswerValue } from '../agent/types.ts';
+
+/**
+ * One run as JSON lines: `run`, then every `step`, `cell` (figures as counts), `answer`, `note`,
+ * `code` and `event` record, each `{ "type": ..., ... }`.
+ * @returns the JSONL text (ends with a newline).
+ * @throws Error when the run does not exist.
+ */
+export function exportTrajectoryJsonl(store: RunStore, runId: string): string {
+  const run = store.getRun(runId);
+  if (!run) throw new Error(`run ${runId} not found in ${store.file}`);
+  const lines: unknown[] = [{ type: 'run', ...run }];
+  for (const s of store.getSteps(runId)) lines.push({ type: 'step', ...s });
+  for (const c of store.getCells(runId, { withFigures: false })) {
+    const figures = (store.db.prepare('SELECT COUNT(*) AS n FROM cell_figures WHERE run_id = ? AND cell_seq = ?').get(runId, c.seq) as { n: number }).n;
+    lines.push({ type: 'cell', ...c, figures });
+  }
+  for (const a of store.getAnswers(runId)) lines.push({ type: 'answer', ...a });
+  store.getNotes(runId).forEach((content, i) => lines.push({ type: 'note', index: i + 1, content }));
+  const code = store.getSavedCode(runId);
+  if (code != null) lines.push({ type: 'code', code });
+  for (const e of store.getEvents(runId)) lines.push({ type: 'event', ...e });
+  return lines.map((l) => JSON.stringify(l)).join('\n') + '\n';
+}
+
+function csvCell(v: string): string {
+  return /[",\n\r]/.test(v) ? `"${v.replace(/"/g, '""')}"` : v;
+}
+
+/** Python `str()` of a number / list of numbers (45 → "45.0"), as LongTA stores `raw_answer`. */
+export function pyNumberText(a: AnswerValue): string {
+  const one = (x: number) => (Number.isInteger(x) ? `${x}.0` : String(x));
+  return Array.isArray(a) ? `[${a.map(one).join(', ')}]` : one(a);
+}
+
+export interface LongdaResultsSummary {
+  dir: string;
+  blocks: number;
+  queries: number;
+  answered: number;
+}
+
+/**
+ * Writes LongTA's results folder for a set of LongDA runs (one run per block; for repeats, export each
+ * repeat separately).
+ * @param store the run store; `runs` pairs of run id and its block (from `loadSuite('longda', root)`).
+ * @param outDir created if needed.
+ * @returns counts written.
+ * @throws Error when a run is missing or two runs share a block.
+ */
+export function exportLongdaResults(store: RunStore, runs: { runId: string; block: Block }[], outDir: string): LongdaResultsSummary {
+  mkdirSync(join(outDir, 'messages'), { recursive: true });
+  const header = ['survey', 'source', 'internal_id', 'query', 'answer_structure', 'additional_info', 'answer', 'my_answer', 'q_id'];
+  const rows: string[] = [header.join(',')];
+  const codes: Record<string, string> = {};
+  const notes: Record<string, string[]> = {};
+  const toolUsage: Record<string, number> = {};
+  const blockMetrics: Record<string, unknown> = {};
+  const seen = new Set<string>();
+  let queries = 0;
+  let answered = 0;
+  let totIn = 0;
+  let totOut = 0;
+  let totSteps = 0;
+  let totMs = 0;
+  const models = new Set<string>();
+  for (const { runId, block } of runs) {
+    const run = store.getRun(runId);
+    if (!run) throw new Error(`run ${runId} not found in ${store.file}`);
+    if (seen.has(block.id)) throw new Error(`two runs for block ${block.id}: export repeats separately`);
+    seen.add(block.id);
+    const survey = block.longda?.survey ?? '';
+    const source = block.longda?.source ?? block.title;
+    const blockKey = `${survey}_${source}`;
+    const answers = new Map(store.getAnswers(runId).map((a) => [a.queryId, a]));
+    for (const q of block.items.filter((i): i is LongdaQuery => i.type === 'longda-query')) {
+      queries++;
+      const a = answers.get(q.longdaId);
+      if (a) answered++;
+      const structure = q.answerStructure.kind === 'single_number' ? 'single_number' : `[${q.answerStructure.labels.join(', ')}]`;
+      rows.push([survey, source, String(q.internalId), q.question, structure, q.additionalInfo === '' ? 'NA.' : q.additionalInfo, q.answerText, a ? pyNumberText(a.answer) : '', q.longdaId].map(csvCell).join(','));
+    }
+    const code = store.getSavedCode(runId);
+    if (code != null) codes[blockKey] = code;
+    notes[blockKey] = store.getNotes(runId);
+    const steps = store.getSteps(runId);
+    for (const s of steps) for (const t of s.toolCalls) toolUsage[t.name] = (toolUsage[t.name] ?? 0) + 1;
+    writeFileSync(join(outDir, 'messages', `${blockKey.replace(/[/\\]/g, '_')}.json`), JSON.stringify(steps, null, 2));
+    blockMetrics[blockKey] = {
+      run_id: runId, status: run.status, status_reason: run.statusReason, steps: run.steps,
+      tokens: { input: run.tokens.input, output: run.tokens.output, total: run.tokens.input + run.tokens.output },
+      duration_seconds: run.durationMs / 1000,
+    };
+    totIn += run.tokens.input;
+    totOut += run.tokens.output;
+    totSteps += run.steps;
+    totMs += run.durationMs;
+    if (run.model) models.add(run.model);
+  }
+  writeFileSync(join(outDir, 'answers_progress.csv'), rows.join('\n') + '\n');
+  writeFileSync(join(outDir, 'codes.json'), JSON.stringify(codes, null, 2));
+  writeFileSync(join(outDir, 'notes.json'), JSON.stringify(notes, null, 2));
+  writeFileSync(join(outDir, 'tool_usage.json'), JSON.stringify(toolUsage, null, 2));
+  writeFileSync(join(outDir, 'block_metrics.json'), JSON.stringify(blockMetrics, null, 2));
+  const n = runs.length;
+  writeFileSync(join(outDir, 'run_summary.json'), JSON.stringify({
+    model: [...models].join(', '),
+    n_blocks: n,
+    total_queries: queries,
+    answered_queries: answered,
+    total_tokens: { input: totIn, output: totOut, total: totIn + totOut },
+    total_steps: totSteps,
+    average_steps_per_block: n ? totSteps / n : 0,
+    total_seconds: totMs / 1000,
+    total_hours: totMs / 3_600_000,
+    tool_usage_counts: toolUsage,
+    run_ids: runs.map((r) => r.runId),
+  }, null, 2));
+  return { dir: outDir, blocks: n, queries, answered };
+}
