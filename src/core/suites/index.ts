@@ -46,3 +46,5 @@ export function parseSuiteKind(s: string, subject = '--suite'): SuiteKind {
   if ((SUITE_KINDS as readonly string[]).includes(s)) return s as SuiteKind;
   throw new LoupeInputError(subject, `unknown suite '${s}' (expected one of ${SUITE_KINDS.join(', ')})`);
 }
+export { createGuard, PathNotVisibleError, visibleFiles, type LeakageGuard } from './guard.ts';
+export { createTaskWorkspace, publicItems, taskMarkdown, verifyNoHidden, readTaskMarker, TASK_MARKER, type PublicItem, type WorkspaceResult } from './workspace.ts';

@@ -1,0 +1,229 @@
+/**
+ * Task workspaces: a folder with `TASK.md` (what the agent is told) and the block's visible files
+ * as symlinks or read-only copies. Hidden resources are never linked or copied; the result is
+ * verified after creation. Source: issue 3 "Open Task as Workspace".
+ */
+import { chmodSync, copyFileSync, existsSync, lstatSync, mkdirSync, readdirSync, readFileSync, realpathSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { dirname, join, resolve } from 'node:path';
+import { LoupeInputError } from '../util/errors.ts';
+import type { Block, BlockItem, LongdaQuery, VisibleFile } from './types.ts';
+import { createGuard, visibleFiles } from './guard.ts';
+
+/** Marker file written into every workspace Loupe creates. */
+export const TASK_MARKER = '.loupe-task.json';
+
+/** Item as shown to an agent: the LongDA ground truth (`groundTruth`, `answerText`) removed. */
+export type PublicItem = Exclude<BlockItem, LongdaQuery> | Omit<LongdaQuery, 'groundTruth' | 'answerText'>;
+
+/**
+ * The block's items without hidden fields (LongDA ground truth). BLADE MCQ items and the other
+ * item types carry no hidden fields.
+ */
+export function publicItems(block: Block): PublicItem[] {
+  return block.items.map((it) => {
+    if (it.type !== 'longda-query') return it;
+    const { groundTruth: _g, answerText: _a, ...rest } = it;
+    return rest;
+  });
+}
+
+const fmtFiles = (files: VisibleFile[], max = 400) => {
+  const lines = files.slice(0, max).map((f) => `- \`${f.rel}\``);
+  if (files.length > max) lines.push(`- … and ${files.length - max} more`);
+  return lines.join('\n');
+};
+
+/**
+ * Writes the agent-facing task description for a block, in Loupe's own words. Never includes
+ * answers, annotations, checklists, MCQ keys or reference reports.
+ * @returns markdown.
+ */
+export function taskMarkdown(block: Block): string {
+  const v = block.visible;
+  const out: string[] = [`# ${block.title}`, ''];
+  const filesSection = () => {
+    if (v.data.length) out.push('## Data files', '', fmtFiles(v.data), '');
+    if (v.docs.length) out.push('## Documentation', '', fmtFiles(v.docs), '');
+  };
+  switch (block.suite) {
+    case 'longda': {
+      out.push(
+        'Answer every question below from the survey data files and their documentation in this folder.',
+        'Read the documentation first: weights, variable codes, universes and exclusions matter.',
+        'Give each answer as a number (or a list of numbers in the order of the labels shown), in the units asked for.',
+        '',
+        '## Questions',
+        '',
+      );
+      for (const q of block.items) {
+        if (q.type !== 'longda-query') continue;
+        const shape = q.answerStructure.kind === 'single_number' ? 'one number' : `a list of ${q.answerStructure.length} numbers: [${q.answerStructure.labels.join(', ')}]`;
+        out.push(`### ${q.id}`, '', q.question, '', `- Answer: ${shape}`);
+        if (q.additionalInfo) out.push(`- Notes: ${q.additionalInfo}`);
+        out.push('');
+      }
+      filesSection();
+      break;
+    }
+    case 'blade': {
+      out.push('Plan and carry out a statistical analysis that answers the research question with the dataset in `data.csv`.', '');
+      out.push('## Research question', '', v.researchQuestions?.[0] ?? '(none)', '');
+      if (v.datasetDescription) out.push('## Dataset', '', v.datasetDescription, '');
+      if (v.columns?.length) {
+        out.push('| column | type | description |', '|---|---|---|');
+        for (const c of v.columns) out.push(`| ${c.name} | ${c.dtype ?? ''} | ${c.description.replace(/\|/g, '\\|').replace(/\n/g, ' ')} |`);
+        out.push('');
+      }
+      out.push(
+        '## Deliverables',
+        '',
+        '1. The conceptual variables: the independent variable(s), the dependent variable and the controls (say which control moderates which variable), each tied to the columns that operationalise it.',
+        '2. A Python function `transform(df: pd.DataFrame) -> pd.DataFrame` with every data transformation.',
+        '3. A Python function `model(df: pd.DataFrame)` that fits the statistical model on the transformed data.',
+        '',
+      );
+      filesSection();
+      break;
+    }
+    case 'blade-mcq': {
+      out.push('Each question offers alternative analysis decisions for the research question. Pick one option per question and explain why.', '');
+      if (v.researchQuestions?.[0]) out.push('## Research question', '', v.researchQuestions[0], '');
+      for (const q of block.items) {
+        if (q.type !== 'blade-mcq') continue;
+        const what = q.family === 'cvar' ? 'conceptual variable' : `transformation${q.conceptualVariable ? ` for "${q.conceptualVariable}"` : ''}`;
+        out.push(`### ${q.id}`, '', `Which ${what} is the ${q.mcType === 'select_pos' ? 'MOST' : 'LEAST'} justifiable?`, '');
+        for (const o of q.options) out.push(q.family === 'cvar' ? `${o.label}. ${o.text}` : `${o.label}.\n\n\`\`\`python\n${o.text}\n\`\`\``, '');
+      }
+      filesSection();
+      break;
+    }
+    case 'ddr': {
+      const it = block.items[0];
+      out.push(
+        it && it.type === 'ddr-entity' ? `**${it.prompt}.**` : '',
+        '',
+        'There is no fixed question. Explore the database for this entity, form your own hypotheses, check them with queries, and report what you find.',
+        'Finish with a final report that starts with `FINISH:` and states the insights you found, with the numbers that support them.',
+        '',
+      );
+      if (v.database) {
+        out.push(`## Database \`${v.database.rel}\` (SQLite, read-only)`, '');
+        for (const t of v.database.tables) out.push(`- \`${t.name}\` (${t.rows ?? '?'} rows${t.comment ? `): ${t.comment.replace(/\n/g, ' ')}` : ')'}`);
+        out.push('');
+      }
+      filesSection();
+      break;
+    }
+    case 'analystbench': {
+      out.push(v.instruction ?? '', '', 'Write the report as `report.md` in this folder, with any figures beside it.', '');
+      if (v.tableOfContents) out.push('## Table of contents to follow', '', v.tableOfContents.trim(), '');
+      filesSection();
+      break;
+    }
+  }
+  if (v.missing.length) out.push('## Referenced but not available', '', ...v.missing.map((m) => `- \`${m}\``), '');
+  return out.join('\n').replace(/\n{3,}/g, '\n\n');
+}
+
+export interface WorkspaceResult {
+  dir: string;
+  taskFile: string;
+  /** Visible files as placed in the workspace (`path` = workspace path). */
+  files: VisibleFile[];
+  mode: 'symlink' | 'copy';
+}
+
+/**
+ * Creates a task workspace for a block.
+ * @param block the block (its visible files must exist on disk).
+ * @param destDir folder to create; it must not exist, be empty, or be a workspace Loupe made before
+ *   (then it is replaced).
+ * @param opts `mode`: `symlink` (default; links to the real files) or `copy` (copies, chmod 0444).
+ * @returns the folder, `TASK.md` path and the placed files.
+ * @throws LoupeInputError when `destDir` is a non-empty folder Loupe did not create, or a visible file is missing.
+ *   Throws Error if a hidden resource ended up in the workspace (should never happen; it is removed first).
+ */
+export function createTaskWorkspace(block: Block, destDir: string, opts: { mode?: 'symlink' | 'copy' } = {}): WorkspaceResult {
+  const mode = opts.mode ?? 'symlink';
+  const dir = resolve(destDir);
+  if (existsSync(dir)) {
+    const entries = readdirSync(dir);
+    if (entries.length > 0) {
+      if (!entries.includes(TASK_MARKER)) throw new LoupeInputError(dir, 'folder exists and is not empty (and is not a Loupe task workspace)');
+      rmSync(dir, { recursive: true, force: true });
+    }
+  }
+  mkdirSync(dir, { recursive: true });
+  const guard = createGuard(block);
+  const files: VisibleFile[] = [];
+  const dropped = visibleFiles(block).length - guard.files.length;
+  for (const f of guard.files) {
+    const src = guard.resolve(f.rel);
+    const dst = join(dir, ...f.rel.split('/'));
+    if (!dst.startsWith(dir)) continue;
+    mkdirSync(dirname(dst), { recursive: true });
+    if (mode === 'symlink') symlinkSync(src, dst);
+    else {
+      copyFileSync(src, dst);
+      chmodSync(dst, 0o444);
+    }
+    files.push({ path: dst, rel: f.rel, size: f.size });
+  }
+  const taskFile = join(dir, 'TASK.md');
+  writeFileSync(taskFile, taskMarkdown(block));
+  writeFileSync(
+    join(dir, TASK_MARKER),
+    JSON.stringify({ block: block.id, suite: block.suite, suiteId: block.suiteId, mode, createdAt: new Date().toISOString(), files: files.map((f) => f.rel), droppedHidden: dropped }, null, 2),
+  );
+  verifyNoHidden(block, dir);
+  return { dir, taskFile, files, mode };
+}
+
+/**
+ * Walks a workspace and checks no file is, links to, or has the same bytes-path as a hidden resource.
+ * @throws Error naming the offending workspace path.
+ */
+export function verifyNoHidden(block: Block, dir: string): void {
+  const hidden = new Set<string>();
+  const add = (p: string) => {
+    hidden.add(resolve(p));
+    try {
+      hidden.add(realpathSync(p));
+    } catch {
+      // not on disk
+    }
+  };
+  for (const h of block.hidden.files) add(h);
+  for (const p of block.hidden.publications ?? []) add(p);
+  if (block.hidden.referenceReport) add(block.hidden.referenceReport);
+  const walk = (d: string, depth: number) => {
+    if (depth > 40) return;
+    for (const e of readdirSync(d)) {
+      const p = join(d, e);
+      const st = lstatSync(p);
+      if (st.isDirectory()) walk(p, depth + 1);
+      else {
+        let r = p;
+        try {
+          r = realpathSync(p);
+        } catch {
+          // dangling link: fine
+        }
+        if (hidden.has(r)) {
+          rmSync(p, { force: true });
+          throw new Error(`leak: ${p} resolves to hidden resource ${r}`);
+        }
+      }
+    }
+  };
+  walk(dir, 0);
+}
+
+/** Reads the marker of a workspace Loupe created, or undefined. */
+export function readTaskMarker(dir: string): { block: string; suite: string; suiteId: string; files: string[] } | undefined {
+  try {
+    return JSON.parse(readFileSync(join(dir, TASK_MARKER), 'utf8')) as { block: string; suite: string; suiteId: string; files: string[] };
+  } catch {
+    return undefined;
+  }
+}
