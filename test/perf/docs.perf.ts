@@ -1,0 +1,178 @@
+/**
+ * Documentation index perf + retrieval quality (issue 4). Prints one JSON report.
+ * - cold: extraction + indexing of every LongDA doc (fresh cache) vs poppler `pdftotext` on the same
+ *   PDFs, measured in this run (ratio), and peak RSS of this process after the build;
+ * - warm: re-open + build() with nothing changed + first query (median of 5);
+ * - query latency p50/p95 over all LongDA docs (bm25 and longta modes);
+ * - retrieval quality on the labelled NHANES set (benchmarks/longda/retrieval-labels.json):
+ *   recall@5/@10 of the needed codebook files, default mode vs longta mode, plus short keyword
+ *   queries (SAS labels of variables → the codebook defining them).
+ * Env: DOCS_PERF_PARTS=cold,warm,latency,quality (default all).
+ */
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { parse } from 'csv-parse/sync';
+import { openDocIndex, type DocIndex, type SearchMode } from '../../src/core/docs/index.ts';
+import { suiteDocFiles } from '../../src/core/docs/roots.ts';
+import { repoRoot, sharedData } from '../helpers/shared.ts';
+
+const parts = new Set((process.env.DOCS_PERF_PARTS ?? 'cold,warm,latency,quality').split(','));
+const bench = sharedData('longda', 'benchmark');
+const files = suiteDocFiles(bench, 'longda')!;
+const cache = process.env.DOCS_PERF_CACHE ?? mkdtempSync(join(tmpdir(), 'loupe-docs-perf-'));
+const report: Record<string, unknown> = { docs: files.length };
+
+const pct = (xs: number[], p: number) => {
+  const s = [...xs].sort((a, b) => a - b);
+  return s[Math.min(s.length - 1, Math.floor((p / 100) * s.length))] ?? NaN;
+};
+const round = (x: number, d = 2) => Number(x.toFixed(d));
+
+if (parts.has('cold')) {
+  const pdfs = files.filter((f) => f.toLowerCase().endsWith('.pdf'));
+  let t = performance.now();
+  for (const f of pdfs) {
+    const r = spawnSync('pdftotext', ['-q', join(bench, f), '-'], { maxBuffer: 1 << 28, stdio: ['ignore', 'ignore', 'ignore'] });
+    if (r.error) throw r.error;
+  }
+  const pdftotextMs = performance.now() - t;
+  rmSync(cache, { recursive: true, force: true });
+  t = performance.now();
+  const idx = await openDocIndex({ root: bench, cacheDir: cache, files });
+  const rep = await idx.build();
+  const coldMs = performance.now() - t;
+  idx.close();
+  report.cold = {
+    pdfs: pdfs.length,
+    files: rep.files.length,
+    skipped: rep.skipped.length,
+    units: rep.units,
+    chunks: rep.chunks,
+    pdftotextMs: Math.round(pdftotextMs),
+    loupeMs: Math.round(coldMs),
+    ratioVsPdftotext: round(coldMs / pdftotextMs),
+    goalRatio: 3,
+    peakRssMB: Math.round(process.resourceUsage().maxRSS / 1024),
+    goalPeakRssMB: 600,
+    skippedFiles: rep.skipped,
+  };
+}
+
+async function openBuilt(subset = files): Promise<DocIndex> {
+  const idx = await openDocIndex({ root: bench, cacheDir: cache, files: subset });
+  await idx.build();
+  return idx;
+}
+
+if (parts.has('warm')) {
+  (await openBuilt()).close();
+  const times: number[] = [];
+  for (let i = 0; i < 5; i++) {
+    const t = performance.now();
+    const idx = await openBuilt();
+    idx.search('WTMEC2YR', { mode: 'bm25', top: 5 });
+    times.push(performance.now() - t);
+    idx.close();
+  }
+  report.warm = { reopenBuildFirstQueryMsMedian: round(pct(times, 50)), all: times.map((x) => round(x)), goalMs: 200 };
+}
+
+type Row = { survey: string; source: string; internal_id: string; query: string; additional_info: string };
+const rows = parse(readFileSync(join(bench, 'benchmark.csv')), { columns: true, skip_empty_lines: true }) as Row[];
+
+if (parts.has('latency')) {
+  const idx = await openBuilt();
+  const queries = [...rows.map((r) => r.query), ...['WTMEC2YR', 'RIDAGEYR', 'body mass index', 'poverty', 'replicate weights', 'sample design']];
+  const out: Record<string, unknown> = { queries: queries.length };
+  for (const mode of ['bm25', 'longta', 'keyword'] as SearchMode[]) {
+    for (const q of queries.slice(0, 20)) idx.search(q, { mode, top: 10 }); // warm the postings cache like a session would
+    const ts: number[] = [];
+    for (const q of queries) {
+      const t = performance.now();
+      idx.search(q, { mode, top: 10 });
+      ts.push(performance.now() - t);
+    }
+    out[mode] = { p50Ms: round(pct(ts, 50), 3), p95Ms: round(pct(ts, 95), 3) };
+  }
+  const cold = await openDocIndex({ root: bench, cacheDir: cache, files });
+  await cold.build();
+  const ts: number[] = [];
+  for (const q of queries) {
+    const t = performance.now();
+    cold.search(q, { mode: 'bm25', top: 10 });
+    ts.push(performance.now() - t);
+  }
+  cold.close();
+  out.bm25FirstTouch = { p50Ms: round(pct(ts, 50), 3), p95Ms: round(pct(ts, 95), 3), note: 'fresh process state: postings read from SQLite on first use' };
+  out.chunks = { bm25: idx.report().chunks };
+  out.goalP95Ms = 2;
+  report.latency = out;
+  idx.close();
+}
+
+/** First k distinct files of a ranked hit list. */
+function topFiles(idx: DocIndex, q: string, mode: SearchMode, k: number): string[] {
+  const seen: string[] = [];
+  for (const h of idx.search(q, { mode, top: 300 })) {
+    if (!seen.includes(h.file)) seen.push(h.file);
+    if (seen.length >= k) break;
+  }
+  return seen;
+}
+
+if (parts.has('quality')) {
+  const labels = JSON.parse(readFileSync(join(repoRoot, 'benchmarks', 'longda', 'retrieval-labels.json'), 'utf8')) as {
+    questions: Array<{ source: string; internal_id: number; files: string[] }>;
+  };
+  const nh = files.filter((f) => f.startsWith('NHANES/'));
+  const idx = await openBuilt(nh);
+  const byKey = new Map(rows.map((r) => [`${r.source}#${r.internal_id}`, r]));
+  const q: Record<string, unknown> = { questions: labels.questions.length, corpus: `NHANES docs (${nh.length} files)` };
+  for (const variant of ['query', 'query+additional_info'] as const) {
+    for (const mode of ['bm25', 'longta'] as SearchMode[]) {
+      let r5 = 0;
+      let r10 = 0;
+      for (const l of labels.questions) {
+        const row = byKey.get(`${l.source}#${l.internal_id}`)!;
+        const text = variant === 'query' ? row.query : `${row.query} ${row.additional_info}`;
+        const top = topFiles(idx, text, mode, 10);
+        r5 += l.files.filter((f) => top.slice(0, 5).includes(f)).length / l.files.length;
+        r10 += l.files.filter((f) => top.includes(f)).length / l.files.length;
+      }
+      q[`${variant} ${mode}`] = { recallAt5: round(r5 / labels.questions.length, 3), recallAt10: round(r10 / labels.questions.length, 3) };
+    }
+  }
+  // short keyword queries: the SAS label of variables defined in exactly one codebook → that codebook
+  const defs = new Map<string, { label: string; files: Set<string> }>();
+  for (const f of idx.report().files) {
+    if (f.kind !== 'Page') continue;
+    for (const u of idx.units(f.file)) {
+      for (const m of u.text.matchAll(/Variable Name: ([A-Z0-9_]+) SAS Label: (.+?) English Text:/g)) {
+        const d = defs.get(m[1]!) ?? { label: m[2]!, files: new Set<string>() };
+        d.files.add(f.file);
+        defs.set(m[1]!, d);
+      }
+    }
+  }
+  const unique = [...defs.entries()].filter(([, d]) => d.files.size === 1).sort(([a], [b]) => (a < b ? -1 : 1));
+  const sample = unique.filter((_, i) => i % Math.max(1, Math.floor(unique.length / 150)) === 0).slice(0, 150);
+  const kw: Record<string, unknown> = { queries: sample.length, from: `${unique.length} uniquely defined variables` };
+  for (const mode of ['bm25', 'longta'] as SearchMode[]) {
+    let hit5 = 0;
+    let hitName = 0;
+    for (const [name, d] of sample) {
+      const file = [...d.files][0]!;
+      if (topFiles(idx, d.label, mode, 5).includes(file)) hit5++;
+      if (topFiles(idx, name, mode, 5).includes(file)) hitName++;
+    }
+    kw[mode] = { sasLabelTop5: round(hit5 / sample.length, 3), variableNameTop5: round(hitName / sample.length, 3) };
+  }
+  q.keyword = kw;
+  report.quality = q;
+  idx.close();
+}
+
+if (!process.env.DOCS_PERF_CACHE) rmSync(cache, { recursive: true, force: true });
+console.log(JSON.stringify(report, null, 2));
