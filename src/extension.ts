@@ -3,6 +3,9 @@ import * as vscode from 'vscode';
 import { createCommands, registerCommands } from './vscode/commands.ts';
 import { LoupeContext } from './vscode/context.ts';
 import { WelcomePanel } from './vscode/panels/welcome-panel.ts';
+import { DocSearchPanel } from './vscode/panels/docsearch-panel.ts';
+import { ResultsPanel } from './vscode/panels/results-panel.ts';
+import { registerBenchmarksView } from './vscode/views/benchmarks-view.ts';
 
 export function activate(extension: vscode.ExtensionContext): void {
   const t0 = Date.now();
@@ -11,6 +14,9 @@ export function activate(extension: vscode.ExtensionContext): void {
   try {
     registerCommands(ctx, createCommands());
     ctx.register(WelcomePanel.registerSerializer(ctx));
+    ctx.register(DocSearchPanel.registerSerializer(ctx));
+    ctx.register(ResultsPanel.registerSerializer(ctx));
+    registerBenchmarksView(ctx);
     ctx.log.info(`Loupe activated in ${Date.now() - t0} ms (VS Code ${vscode.version}, node ${process.version})`);
   } catch (e) {
     // VS Code does not show a notification when an extension fails to activate, so we do it ourselves.

@@ -16,12 +16,15 @@ import {
   type DocFileInfo, type DocHit, type DocSearchHistoryEntry, type DocSearchPrefill, type DocSearchState,
   type DocSearchTarget, type IndexStatus, type SearchMode, type UnitContent,
 } from '../src/protocol/docsearch.ts';
+import { DidChangeStateNotification } from '../src/protocol/webview.ts';
 import css from './docsearch.css';
 import { connectHost, h, ready } from './shared/host.ts';
 import { focusSnippet, highlight } from './shared/highlight.ts';
 import { formatScore, navigate, pageOfUnit } from './shared/keynav.ts';
 
 interface ViewState {
+  /** Saved so the host can restore the panel after a reload (see DocSearchPanel.registerSerializer). */
+  target?: DocSearchTarget;
   query: string;
   mode: SearchMode;
   files: string[];
@@ -52,7 +55,7 @@ const statusEl = h('div', { class: 'index-status', id: 'index-status', role: 'st
 const queryEl = h('vscode-textfield', { id: 'query', placeholder: 'Search the documentation (variable names, phrases, questions)…', 'aria-label': 'Query' }) as HTMLElement & { value: string };
 const modeEl = h('vscode-single-select', { id: 'mode', 'aria-label': 'Search mode' }) as HTMLElement & { value: string };
 for (const m of SEARCH_MODES) modeEl.append(h('vscode-option', { value: m.mode, description: modeDescription(m.mode) }, m.label));
-const filesEl = h('vscode-multi-select', { id: 'files', combobox: true, 'aria-label': 'Filter by file' }) as HTMLElement & { value: string[] };
+const filesEl = h('vscode-multi-select', { id: 'files', combobox: true, 'aria-label': 'Filter by file', title: 'Only search these files (none selected: all files)' }) as HTMLElement & { value: string[] };
 const searchBtn = h('vscode-button', { id: 'search' }, 'Search');
 const historyEl = h('section', { id: 'history', class: 'history', hidden: true });
 const summaryEl = h('div', { class: 'summary muted', id: 'summary' });
@@ -62,7 +65,7 @@ const detailEl = h('div', { id: 'detail', class: 'detail-pane', 'aria-live': 'po
 app.replaceChildren(
   h('header', {}, h('h1', {}, 'Documentation Search'), titleEl, filesBadge),
   statusEl,
-  h('div', { class: 'searchbar' }, queryEl, modeEl, filesEl, searchBtn),
+  h('div', { class: 'searchbar' }, queryEl, modeEl, h('label', { class: 'files-label muted', for: 'files' }, 'In files'), filesEl, searchBtn),
   historyEl,
   summaryEl,
   h('div', { class: 'split' }, resultsEl, detailEl),
@@ -291,7 +294,7 @@ function message(e: unknown): string {
 }
 
 function applyPrefill(p: DocSearchPrefill): void {
-  view = { query: p.query, mode: p.mode ?? view.mode, files: p.files ?? [], selected: p.select };
+  view = { target, query: p.query, mode: p.mode ?? view.mode, files: p.files ?? [], selected: p.select };
   pendingSelect = p.select;
   if (p.history) history = p.history;
   queryEl.value = view.query;
@@ -303,7 +306,16 @@ function applyPrefill(p: DocSearchPrefill): void {
 }
 
 function applyState(s: DocSearchState): void {
+  if (target && s.target && (target.root !== s.target.root || target.blockId !== s.target.blockId)) {
+    // Another target: the old query's file filter and selection do not apply.
+    view = { query: view.query, mode: view.mode, files: [] };
+    hits = [];
+    selected = -1;
+    detailEl.replaceChildren();
+  }
   target = s.target;
+  view.target = target;
+  saveView();
   files = s.files;
   index = s.index;
   renderHeader();
@@ -371,6 +383,7 @@ host.rpc.onNotification(DidChangeIndexNotification, ({ index: ix, files: fs }) =
     if (view.query) void runSearch();
   }
 });
+host.rpc.onNotification(DidChangeStateNotification, ({ state }) => applyState(state as DocSearchState));
 host.rpc.onNotification(DidPrefillNotification, ({ target: t, prefill }) => {
   if (t) {
     target = t;

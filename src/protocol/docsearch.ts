@@ -31,6 +31,8 @@ export interface DocSearchTarget {
   root: string;
   /** Block id when the panel is scoped to one block. */
   blockId?: string;
+  /** The suite's root as configured in `loupe.suites`, when `root` is a block's documentation root. */
+  suiteRoot?: string;
   /** Shown in the panel header, e.g. "NHANES · NCHS Data Brief No. 508". */
   title: string;
 }
@@ -60,6 +62,10 @@ export interface DocSearchHistoryEntry {
 /** Arguments of the command `loupe.searchDocumentation` (all optional: without a target the user picks one). */
 export interface DocSearchOpenArgs extends Partial<DocSearchPrefill> {
   target?: DocSearchTarget;
+  /** A run: the panel opens on its block's documentation and lists the run's own searches for replay. */
+  runId?: string;
+  /** Shorthand for `files: [file]` (a tool call's `doc_path`). */
+  file?: string;
 }
 
 export interface DocFileInfo {

@@ -5,6 +5,11 @@
 import * as vscode from 'vscode';
 import type { LoupeContext } from './context.ts';
 import { WelcomePanel } from './panels/welcome-panel.ts';
+import { searchDocumentationCommand } from './panels/docsearch-panel.ts';
+import { ResultsPanel } from './panels/results-panel.ts';
+import { TimelinePanel } from './panels/timeline-panel.ts';
+import { suiteRegistry } from './suites.ts';
+import { openTaskAsWorkspace } from './task-workspace.ts';
 
 export type CommandHandler = (ctx: LoupeContext, ...args: unknown[]) => unknown;
 
@@ -15,6 +20,27 @@ export function createCommands(): Record<string, CommandHandler> {
       return true;
     },
     'loupe.showLog': (ctx) => ctx.output.show(true),
+    // Benchmarks view, Documentation Search, Results (issues 3, 4, 8)
+    'loupe.refreshBenchmarks': (ctx) => suiteRegistry(ctx).refresh(),
+    'loupe.openTaskAsWorkspace': (ctx, arg) => openTaskAsWorkspace(ctx, arg),
+    'loupe.searchDocumentation': (ctx, arg) => searchDocumentationCommand(ctx, arg),
+    'loupe.showResults': (ctx) => {
+      ResultsPanel.show(ctx);
+      return true;
+    },
+    /** Opens one run (its timeline). Arg: a run id; without one the user picks a run. */
+    'loupe.openRun': async (ctx, runId) => {
+      let id = typeof runId === 'string' ? runId : undefined;
+      if (!id) {
+        const runs = ctx.store().listRuns({ limit: 200 });
+        const pick = await vscode.window.showQuickPick(runs.map((r) => ({ label: `${r.model ?? r.agent} · ${r.blockId}`, description: r.status, detail: r.id, id: r.id })),
+          { title: 'Open Run', matchOnDetail: true });
+        id = pick?.id;
+      }
+      if (!id) return false;
+      TimelinePanel.show(ctx, id);
+      return true;
+    },
   };
 }
 

@@ -80,11 +80,16 @@ export async function renderPage(
       const tx = pdfjs.Util.transform(viewport.transform, item.transform) as number[];
       const fontHeight = Math.hypot(tx[2] ?? 0, tx[3] ?? 0);
       const itemWidth = item.width * scale;
-      const perChar = item.str.length ? itemWidth / item.str.length : 0;
+      // Measure with a generic font of the same size, then scale to the item's real width: close enough to box
+      // words in proportional fonts (a per-character average is visibly off).
+      ctx.font = `${fontHeight}px sans-serif`;
+      const whole = ctx.measureText(item.str).width || 1;
+      const k = itemWidth / whole;
       for (const [s, e] of ranges) {
-        const x = (tx[4] ?? 0) + s * perChar;
+        const x = (tx[4] ?? 0) + ctx.measureText(item.str.slice(0, s)).width * k;
+        const w = ctx.measureText(item.str.slice(s, e)).width * k;
         const y = (tx[5] ?? 0) - fontHeight;
-        ctx.fillRect(x, y, Math.max(2, (e - s) * perChar), fontHeight * 1.15);
+        ctx.fillRect(x - 1, y, Math.max(2, w + 2), fontHeight * 1.2);
         marks++;
       }
     }

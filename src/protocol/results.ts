@@ -1,0 +1,105 @@
+/**
+ * Protocol of the Results panel: scores per model × block, LongDA match vs tokens (LongDA Figure 4), tool-usage
+ * heatmaps (LongDA Figure 8) and BLADE precision / coverage / F1 with bootstrap CIs per decision type.
+ * Every number carries the ids of the runs behind it; clicking it sends {@link OpenRunsRequest} and the host
+ * runs the command `loupe.openRun` (one run) or lets the user pick among several.
+ */
+import { IpcRequest } from './ipc.ts';
+
+/** One number with where it came from. */
+export interface MetricCell {
+  /** The value in the column's unit (fractions in [0, 1] for `percent` columns); null = not computable. */
+  value: number | null;
+  /** 95% confidence interval, same unit as `value`. */
+  ci?: [number, number];
+  /** How many items the value averages over (queries, runs, decisions). */
+  n?: number;
+  /** Runs behind the number (never empty for a real value). */
+  runIds: string[];
+  /** Items still waiting for a (human) judge. */
+  pending?: number;
+}
+
+export type MetricFormat = 'percent' | 'number' | 'integer' | 'tokens' | 'seconds';
+
+export interface MetricColumn {
+  key: string;
+  label: string;
+  format: MetricFormat;
+  /** Tooltip: definition, which judge, which option. */
+  description?: string;
+}
+
+export interface MetricsRow {
+  model: string;
+  /** Block id, or `*` for the model's aggregate over all blocks. */
+  block: string;
+  blockTitle?: string;
+  cells: Record<string, MetricCell>;
+}
+
+/** A table of metrics for one suite: rows model × block, columns metrics. */
+export interface MetricsTable {
+  id: string;
+  title: string;
+  suite: string;
+  columns: MetricColumn[];
+  rows: MetricsRow[];
+  /** Options used to compute it (e.g. `tolerance=0.05`, `list_scoring=partial`). */
+  options?: Record<string, string | number | boolean>;
+  note?: string;
+}
+
+/** LongDA Figure 4: one point per model (or per run): match rate vs total tokens. */
+export interface ScatterPoint {
+  model: string;
+  /** Input + output tokens summed over the runs. */
+  totalTokens: number;
+  /** Match rate as a fraction in [0, 1]. */
+  match: number;
+  blocks: number;
+  runIds: string[];
+}
+
+/** LongDA Figure 8: tool × bin shares for one model (columns sum to 1). */
+export interface ToolHeatmapView {
+  model: string;
+  tools: string[];
+  bins: number;
+  /** `matrix[tool][bin]`, column-normalised. */
+  matrix: number[][];
+  /** Raw counts, same shape. */
+  counts: number[][];
+  nTrajectories: number;
+  runIds: string[];
+}
+
+/** BLADE: precision / coverage@k / F1 for one model and decision type, with bootstrap CIs. */
+export interface BladeDecisionRow {
+  model: string;
+  /** `transform`, `cvar`, `model`, ... or `weighted` for the decision-type-weighted F1. */
+  decisionType: string;
+  precision: MetricCell;
+  coverage: MetricCell;
+  f1: MetricCell;
+}
+
+export interface ResultsState {
+  /** Where the runs came from (store file). */
+  source: string;
+  generatedAt: string;
+  tables: MetricsTable[];
+  scatter: ScatterPoint[];
+  heatmaps: ToolHeatmapView[];
+  blade: BladeDecisionRow[];
+  /** BLADE options (k for coverage@k, bootstrap samples, seed). */
+  bladeOptions?: Record<string, string | number | boolean>;
+  /** Judgements still pending across all scores. */
+  pendingJudgements: number;
+  /** Shown instead of content when there is nothing to show (no store, no scored runs). */
+  message?: string;
+}
+
+export const RefreshResultsRequest = new IpcRequest<Record<string, never>, ResultsState>('results/refresh');
+/** Opens the runs behind a number (label says which number, for the pick list). */
+export const OpenRunsRequest = new IpcRequest<{ runIds: string[]; label: string }, void>('results/openRuns');

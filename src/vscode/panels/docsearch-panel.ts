@@ -1,0 +1,212 @@
+/**
+ * The Documentation Search panel: one webview, re-targetable to a suite or a block. The index work lives in
+ * {@link DocSearchService}; this file is the VS Code glue (panel, serializer, quick pick, editor reveal).
+ *
+ * Hook for other panels: `vscode.commands.executeCommand('loupe.searchDocumentation', args: DocSearchOpenArgs)`
+ * opens (or re-targets) the panel pre-filled with a query, a hit to select and a list of searches to replay.
+ */
+import { join } from 'node:path';
+import * as vscode from 'vscode';
+import type { Block, Suite } from '../../core/suites/index.ts';
+import type { RpcEndpoint } from '../../protocol/ipc.ts';
+import {
+  DidChangeIndexNotification, DidPrefillNotification, GetPdfRequest, ReadUnitRequest, RebuildIndexRequest,
+  RevealFileRequest, SearchDocsRequest,
+  type DocSearchOpenArgs, type DocSearchPrefill, type DocSearchState, type DocSearchTarget,
+} from '../../protocol/docsearch.ts';
+import { DidChangeStateNotification } from '../../protocol/webview.ts';
+import type { LoupeContext } from '../context.ts';
+import { suiteRegistry } from '../suites.ts';
+import { connectWebview, webviewHtml, webviewOptions } from '../webview-shell.ts';
+import { DocSearchService, blockDocTarget, runSearchHistory, suiteDocTarget, type ResolvedDocTarget } from '../../core/ui/docsearch-service.ts';
+
+/** Resolves a target given by another panel or restored from a serialized webview. */
+export async function resolveDocTarget(ctx: LoupeContext, t: DocSearchTarget): Promise<ResolvedDocTarget> {
+  if (t.suite === 'folder') return { target: t };
+  const reg = suiteRegistry(ctx);
+  if (t.blockId) {
+    const found = await reg.findBlock(t.suite, t.suiteRoot ?? t.root, t.blockId);
+    if (!found) throw new Error(`Block ${t.blockId} not found in ${t.suite} suite ${t.root}`);
+    return blockDocTarget(found.suite, found.block);
+  }
+  const entry = await reg.load({ suite: t.suite as never, root: t.root });
+  if (!entry.suite) throw new Error(entry.error ?? `Could not load ${t.suite} suite ${t.root}`);
+  return suiteDocTarget(entry.suite);
+}
+
+/** A run's block among the configured suites; else the docs/ folder of the run's workspace. */
+async function runDocTarget(ctx: LoupeContext, suiteKind: string, blockId: string, workspace: string): Promise<ResolvedDocTarget> {
+  for (const e of await suiteRegistry(ctx).loadAll()) {
+    const block = e.suite?.kind === suiteKind ? e.suite.blocks.find((b) => b.id === blockId) : undefined;
+    if (e.suite && block) return blockDocTarget(e.suite, block);
+  }
+  return { target: { suite: 'folder', root: workspace, title: `Run workspace · ${blockId}` } };
+}
+
+/** Lets the user pick a suite or a block with documentation. */
+export async function pickDocTarget(ctx: LoupeContext): Promise<ResolvedDocTarget | undefined> {
+  const entries = await suiteRegistry(ctx).loadAll();
+  type Pick = vscode.QuickPickItem & { resolve?: () => ResolvedDocTarget };
+  const items: Pick[] = [];
+  for (const e of entries) {
+    const suite = e.suite;
+    if (!suite) continue;
+    items.push({ label: suite.title, kind: vscode.QuickPickItemKind.Separator });
+    items.push({ label: `$(library) All documentation of ${suite.title}`, description: suite.kind, resolve: () => suiteDocTarget(suite) });
+    for (const b of suite.blocks) {
+      if (!b.visible.docs.length) continue;
+      items.push({ label: b.title, description: `${b.visible.docs.length} docs`, detail: b.id, resolve: () => blockDocTarget(suite, b) });
+    }
+  }
+  items.push({ label: '', kind: vscode.QuickPickItemKind.Separator });
+  items.push({ label: '$(folder) Choose a folder…', resolve: undefined });
+  const pick = await vscode.window.showQuickPick(items, { title: 'Search Documentation', placeHolder: 'Which documentation?', matchOnDescription: true, matchOnDetail: true });
+  if (!pick) return undefined;
+  if (pick.resolve) return pick.resolve();
+  const folder = await vscode.window.showOpenDialog({ canSelectFolders: true, canSelectFiles: false, title: 'Documentation folder' });
+  const root = folder?.[0]?.fsPath;
+  return root ? { target: { suite: 'folder', root, title: root } } : undefined;
+}
+
+export class DocSearchPanel {
+  static readonly viewType = 'loupe.docsearch';
+  private static current: DocSearchPanel | undefined;
+  private readonly ctx: LoupeContext;
+  private readonly panel: vscode.WebviewPanel;
+  private readonly rpc: RpcEndpoint;
+  private readonly disposables: vscode.Disposable[] = [];
+  private service: DocSearchService | undefined;
+  private prefill: DocSearchPrefill | undefined;
+
+  /** Opens the panel for `resolved` (re-targeting an open panel), optionally pre-filled. */
+  static show(ctx: LoupeContext, resolved: ResolvedDocTarget, prefill?: DocSearchPrefill): DocSearchPanel {
+    let p = DocSearchPanel.current;
+    if (!p) {
+      const panel = vscode.window.createWebviewPanel(DocSearchPanel.viewType, 'Documentation Search', vscode.ViewColumn.Active,
+        webviewOptions(ctx.extension.extensionUri));
+      p = DocSearchPanel.current = new DocSearchPanel(ctx, panel);
+      p.retarget(resolved, prefill, false);
+    } else {
+      p.panel.reveal();
+      p.retarget(resolved, prefill, true);
+    }
+    return p;
+  }
+
+  /** Restores the panel after a window reload from the webview's saved state (its target and query). */
+  static registerSerializer(ctx: LoupeContext): vscode.Disposable {
+    return vscode.window.registerWebviewPanelSerializer(DocSearchPanel.viewType, {
+      deserializeWebviewPanel: async (panel, state: unknown) => {
+        panel.webview.options = webviewOptions(ctx.extension.extensionUri);
+        DocSearchPanel.current?.dispose();
+        const p = (DocSearchPanel.current = new DocSearchPanel(ctx, panel));
+        const t = (state as { target?: DocSearchTarget } | undefined)?.target;
+        if (t && typeof t.root === 'string') {
+          try {
+            p.retarget(await resolveDocTarget(ctx, t), undefined, true);
+          } catch (e) {
+            ctx.log.warn(`Documentation Search: could not restore ${t.title}: ${e instanceof Error ? e.message : String(e)}`);
+          }
+        }
+      },
+    });
+  }
+
+  private constructor(ctx: LoupeContext, panel: vscode.WebviewPanel) {
+    this.ctx = ctx;
+    this.panel = panel;
+    panel.iconPath = vscode.Uri.joinPath(ctx.extension.extensionUri, 'media', 'loupe.svg');
+    this.rpc = connectWebview(panel.webview, () => this.state());
+    this.rpc.onRequest(SearchDocsRequest, (p) => this.svc().search(p));
+    this.rpc.onRequest(ReadUnitRequest, ({ file, unit }) => this.svc().readUnit(file, unit));
+    this.rpc.onRequest(GetPdfRequest, async ({ file }) => ({ file, data: await this.svc().pdfBytes(file) }));
+    this.rpc.onRequest(RebuildIndexRequest, async () => {
+      await this.svc().build(true);
+    });
+    this.rpc.onRequest(RevealFileRequest, ({ file, unit }) => this.reveal(file, unit));
+    panel.webview.html = webviewHtml(panel.webview, ctx.extension.extensionUri, 'docsearch', 'Documentation Search');
+    panel.onDidDispose(() => this.dispose(), null, this.disposables);
+  }
+
+  private svc(): DocSearchService {
+    if (!this.service) throw new Error('No documentation selected');
+    return this.service;
+  }
+
+  private retarget(resolved: ResolvedDocTarget, prefill: DocSearchPrefill | undefined, notify: boolean): void {
+    const same = this.service && this.service.target.root === resolved.target.root && this.service.target.blockId === resolved.target.blockId &&
+      this.service.target.suite === resolved.target.suite;
+    if (!same) {
+      this.service?.dispose();
+      this.service = new DocSearchService(resolved.target, {
+        cacheDir: join(this.ctx.extension.globalStorageUri.fsPath, 'docs-index'),
+        files: resolved.files,
+        onIndex: (index, files) => this.rpc.notify(DidChangeIndexNotification, { index, files }),
+      });
+      this.panel.title = `Docs: ${resolved.target.title.split(' · ').pop() ?? resolved.target.title}`;
+      void this.service.build().catch((e: unknown) => this.ctx.log.error(`docs index ${resolved.target.root}: ${e instanceof Error ? e.message : String(e)}`));
+    }
+    this.prefill = prefill;
+    if (!notify) return;
+    if (!same) this.rpc.notify(DidChangeStateNotification, { state: this.stateNow() });
+    else if (prefill) this.rpc.notify(DidPrefillNotification, { target: resolved.target, prefill });
+  }
+
+  private stateNow(): DocSearchState {
+    const s = this.service?.state() ?? { files: [], index: { state: 'idle' as const, done: 0, total: 0, skipped: [] } };
+    return { ...s, prefill: this.prefill };
+  }
+
+  private state(): DocSearchState {
+    const s = this.stateNow();
+    this.prefill = undefined; // a prefill is applied once; a reload restores the webview's own state
+    return s;
+  }
+
+  private async reveal(file: string, unit?: string): Promise<void> {
+    const uri = vscode.Uri.file(this.svc().absolute(file));
+    const line = unit ? /^Line (\d+)$/.exec(unit) : null;
+    if (/\.(pdf|xlsx?|xpt)$/i.test(file)) {
+      await vscode.commands.executeCommand('vscode.open', uri);
+      return;
+    }
+    const doc = await vscode.workspace.openTextDocument(uri);
+    const ln = line ? Math.max(0, Number(line[1]) - 1) : 0;
+    await vscode.window.showTextDocument(doc, { viewColumn: vscode.ViewColumn.Beside, selection: new vscode.Range(ln, 0, ln, 0), preview: true });
+  }
+
+  dispose(): void {
+    if (DocSearchPanel.current === this) DocSearchPanel.current = undefined;
+    this.service?.dispose();
+    this.rpc.dispose();
+    this.panel.dispose();
+    while (this.disposables.length) this.disposables.pop()?.dispose();
+  }
+}
+
+/** The command `loupe.searchDocumentation`: args may be a Benchmarks tree block node or {@link DocSearchOpenArgs}. */
+export async function searchDocumentationCommand(ctx: LoupeContext, arg: unknown): Promise<boolean> {
+  let resolved: ResolvedDocTarget | undefined;
+  let prefill: DocSearchPrefill | undefined;
+  const a = arg as Partial<{ kind: string; suite: Suite; block: Block }> & DocSearchOpenArgs | undefined;
+  if (a && a.kind === 'block' && a.block && a.suite && typeof a.suite === 'object') {
+    resolved = blockDocTarget(a.suite, a.block);
+  } else if (a && a.kind === 'suite' && (a as { entry?: { suite?: Suite } }).entry?.suite) {
+    resolved = suiteDocTarget((a as { entry: { suite: Suite } }).entry.suite);
+  } else if (a && typeof a === 'object') {
+    if (a.target) resolved = await resolveDocTarget(ctx, a.target);
+    let history = a.history;
+    if (!resolved && typeof a.runId === 'string') {
+      const run = ctx.store().getRun(a.runId);
+      if (!run) throw new Error(`No run ${a.runId} in ${ctx.storePath}`);
+      resolved = await runDocTarget(ctx, run.suite, run.blockId, run.workspace);
+      history ??= runSearchHistory(ctx.store().getSteps(run.id));
+    }
+    const files = a.files ?? (typeof a.file === 'string' ? [a.file] : undefined);
+    if (typeof a.query === 'string' || history) prefill = { query: a.query ?? '', mode: a.mode, files, select: a.select, history };
+  }
+  resolved ??= await pickDocTarget(ctx);
+  if (!resolved) return false;
+  DocSearchPanel.show(ctx, resolved, prefill);
+  return true;
+}

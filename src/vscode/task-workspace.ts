@@ -1,0 +1,91 @@
+/**
+ * "Open Task as Workspace": creates a folder for one block under the runs directory (the core writes TASK.md and
+ * links or copies the visible files read-only, never a hidden one) and opens it as a VS Code workspace.
+ */
+import { join } from 'node:path';
+import * as vscode from 'vscode';
+import * as suites from '../core/suites/index.ts';
+import type { Block, Suite } from '../core/suites/index.ts';
+import type { LoupeContext } from './context.ts';
+import { suiteRegistry } from './suites.ts';
+import { isBlockNode } from './views/benchmarks-view.ts';
+
+/** Arguments accepted from other code and tests (the tree passes its block node instead). */
+export interface OpenTaskArgs {
+  suite: string;
+  root: string;
+  blockId: string;
+  /** Open in a new window (default: ask when interactive, else false). */
+  newWindow?: boolean;
+  /** false: only create the folder and return its path (tests). */
+  open?: boolean;
+}
+
+type CreateTaskWorkspace = (block: Block, dir: string) => unknown;
+
+/** The folder of a block's task workspace: `<runsDirectory>/tasks/<suite id>/<block id>`. */
+export function taskWorkspaceDir(runsDirectory: string, suite: Suite, block: Block): string {
+  return join(runsDirectory, 'tasks', suite.id.replace(/[^A-Za-z0-9._-]+/g, '_'), block.id);
+}
+
+async function pickBlock(ctx: LoupeContext): Promise<{ suite: Suite; block: Block } | undefined> {
+  const entries = await suiteRegistry(ctx).loadAll();
+  type Item = vscode.QuickPickItem & { pair?: { suite: Suite; block: Block } };
+  const items: Item[] = [];
+  for (const e of entries) {
+    const suite = e.suite;
+    if (!suite) continue;
+    items.push({ label: suite.title, kind: vscode.QuickPickItemKind.Separator });
+    for (const block of suite.blocks) {
+      items.push({
+        label: `${block.runnable ? '$(pass)' : '$(error)'} ${block.title}`,
+        description: `${block.items.length} items${block.runnable ? '' : ' · not runnable'}`,
+        detail: block.problems.length ? block.problems.slice(0, 2).join('; ') : block.id,
+        pair: { suite, block },
+      });
+    }
+  }
+  if (!items.some((i) => i.pair)) {
+    const open = 'Open Settings';
+    if (await vscode.window.showWarningMessage('No benchmark suites are configured (setting loupe.suites).', open) === open) {
+      await vscode.commands.executeCommand('workbench.action.openSettings', 'loupe.suites');
+    }
+    return undefined;
+  }
+  const pick = await vscode.window.showQuickPick(items, { title: 'Open Task as Workspace', placeHolder: 'Which block?', matchOnDescription: true, matchOnDetail: true });
+  return pick?.pair;
+}
+
+/** The command `loupe.openTaskAsWorkspace`. Returns the workspace folder (or undefined when cancelled). */
+export async function openTaskAsWorkspace(ctx: LoupeContext, arg?: unknown): Promise<string | undefined> {
+  let pair: { suite: Suite; block: Block } | undefined;
+  let opts: Partial<OpenTaskArgs> = {};
+  if (isBlockNode(arg)) {
+    pair = { suite: arg.suite, block: arg.block };
+  } else if (arg && typeof arg === 'object' && typeof (arg as OpenTaskArgs).blockId === 'string') {
+    opts = arg as OpenTaskArgs;
+    pair = await suiteRegistry(ctx).findBlock(opts.suite ?? '', opts.root ?? '', opts.blockId ?? '');
+    if (!pair) throw new Error(`Block ${opts.blockId} not found in ${opts.suite} suite ${opts.root}`);
+  } else {
+    pair = await pickBlock(ctx);
+  }
+  if (!pair) return undefined;
+  const create = (suites as unknown as { createTaskWorkspace?: CreateTaskWorkspace }).createTaskWorkspace;
+  if (typeof create !== 'function') throw new Error('This build has no task workspace support (core createTaskWorkspace missing)');
+  const dir = taskWorkspaceDir(ctx.runsDirectory, pair.suite, pair.block);
+  const made = await create(pair.block, dir);
+  const folder = typeof made === 'string' ? made : (made as { dir?: string; root?: string; workspace?: string } | undefined)?.dir ??
+    (made as { root?: string } | undefined)?.root ?? (made as { workspace?: string } | undefined)?.workspace ?? dir;
+  ctx.log.info(`task workspace for ${pair.block.id}: ${folder}`);
+  if (opts.open === false) return folder;
+  let newWindow = opts.newWindow;
+  if (newWindow === undefined) {
+    const choice = await vscode.window.showQuickPick(
+      [{ label: '$(window) Open in a new window', value: true }, { label: '$(folder-opened) Open in this window', value: false }],
+      { title: `Task workspace ready: ${folder}`, placeHolder: 'Where to open it?' });
+    if (!choice) return folder;
+    newWindow = choice.value;
+  }
+  await vscode.commands.executeCommand('vscode.openFolder', vscode.Uri.file(folder), { forceNewWindow: newWindow });
+  return folder;
+}

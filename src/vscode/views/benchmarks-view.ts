@@ -1,0 +1,175 @@
+/**
+ * The Benchmarks view (activity-bar container "Loupe"): configured suites → blocks → items. Blocks show whether
+ * they are runnable, with their problems in the tooltip. Refreshes when `loupe.suites` changes.
+ */
+import { basename } from 'node:path';
+import * as vscode from 'vscode';
+import type { Block, BlockItem, Suite } from '../../core/suites/index.ts';
+import type { LoupeContext } from '../context.ts';
+import { suiteRegistry, type SuiteEntry } from '../suites.ts';
+
+export const BENCHMARKS_VIEW_ID = 'loupe.benchmarks';
+
+export type BenchmarkNode =
+  | { kind: 'suite'; entry: SuiteEntry }
+  | { kind: 'block'; suite: Suite; block: Block }
+  | { kind: 'item'; suite: Suite; block: Block; item: BlockItem }
+  | { kind: 'more'; suite: Suite; block: Block; hidden: number };
+
+/** At most this many items are listed under a block (a DDR block can have hundreds of checklist-backed entities). */
+const MAX_ITEMS = 200;
+
+export function isBlockNode(x: unknown): x is Extract<BenchmarkNode, { kind: 'block' }> {
+  return typeof x === 'object' && x !== null && (x as { kind?: unknown }).kind === 'block' && 'block' in x && 'suite' in x;
+}
+
+export class BenchmarksProvider implements vscode.TreeDataProvider<BenchmarkNode> {
+  private readonly ctx: LoupeContext;
+  private readonly changed = new vscode.EventEmitter<BenchmarkNode | undefined>();
+  readonly onDidChangeTreeData = this.changed.event;
+
+  constructor(ctx: LoupeContext) {
+    this.ctx = ctx;
+  }
+
+  refresh(): void {
+    this.changed.fire(undefined);
+  }
+
+  async getChildren(node?: BenchmarkNode): Promise<BenchmarkNode[]> {
+    if (!node) {
+      const entries = await suiteRegistry(this.ctx).loadAll();
+      return entries.map((entry) => ({ kind: 'suite', entry }));
+    }
+    if (node.kind === 'suite') {
+      const suite = node.entry.suite;
+      return suite ? suite.blocks.map((block) => ({ kind: 'block', suite, block })) : [];
+    }
+    if (node.kind === 'block') {
+      const items: BenchmarkNode[] = node.block.items.slice(0, MAX_ITEMS).map((item) => ({ kind: 'item', suite: node.suite, block: node.block, item }));
+      if (node.block.items.length > MAX_ITEMS) items.push({ kind: 'more', suite: node.suite, block: node.block, hidden: node.block.items.length - MAX_ITEMS });
+      return items;
+    }
+    return [];
+  }
+
+  getTreeItem(node: BenchmarkNode): vscode.TreeItem {
+    switch (node.kind) {
+      case 'suite':
+        return suiteItem(node.entry);
+      case 'block':
+        return blockItem(node.suite, node.block);
+      case 'item':
+        return itemItem(node.block, node.item);
+      case 'more': {
+        const t = new vscode.TreeItem(`… ${node.hidden} more items`, vscode.TreeItemCollapsibleState.None);
+        t.contextValue = 'more';
+        return t;
+      }
+    }
+  }
+
+  getParent(node: BenchmarkNode): BenchmarkNode | undefined {
+    if (node.kind === 'suite') return undefined;
+    if (node.kind === 'block') return undefined; // suites are re-created on each load; reveal() is not used
+    return { kind: 'block', suite: node.suite, block: node.block };
+  }
+}
+
+function suiteItem(entry: SuiteEntry): vscode.TreeItem {
+  const s = entry.suite;
+  const label = s ? s.title : `${entry.setting.suite}: ${basename(entry.setting.root)}`;
+  const t = new vscode.TreeItem(label, s ? vscode.TreeItemCollapsibleState.Collapsed : vscode.TreeItemCollapsibleState.None);
+  t.id = `suite:${entry.key}`;
+  t.contextValue = s ? 'suite' : 'suite error';
+  if (!s) {
+    t.iconPath = new vscode.ThemeIcon('error', new vscode.ThemeColor('problemsErrorIcon.foreground'));
+    t.description = 'failed to load';
+    t.tooltip = new vscode.MarkdownString().appendMarkdown(`**${entry.setting.suite}** \`${entry.setting.root}\`\n\n`).appendText(entry.error ?? '');
+    return t;
+  }
+  const runnable = s.blocks.filter((b) => b.runnable).length;
+  t.iconPath = new vscode.ThemeIcon('library');
+  t.description = `${s.kind} · ${runnable}/${s.blocks.length} runnable`;
+  const md = new vscode.MarkdownString();
+  md.appendMarkdown(`**${escapeMd(s.title)}**  \n`);
+  md.appendMarkdown(`${s.kind} · version \`${s.version}\` · ${s.source.kind}${s.source.upstream ? ` from ${escapeMd(s.source.upstream)}` : ''}  \n`);
+  md.appendMarkdown(`\`${escapeMd(s.root)}\`\n\n${s.blocks.length} blocks, ${runnable} runnable.`);
+  if (s.problems.length) md.appendMarkdown(`\n\n**Problems**\n\n${bullets(s.problems)}`);
+  t.tooltip = md;
+  return t;
+}
+
+function blockItem(suite: Suite, b: Block): vscode.TreeItem {
+  const t = new vscode.TreeItem(b.title, b.items.length ? vscode.TreeItemCollapsibleState.Collapsed : vscode.TreeItemCollapsibleState.None);
+  t.id = `block:${suite.id}:${b.id}`;
+  const parts = ['block', b.runnable ? 'runnable' : 'notRunnable'];
+  if (b.visible.docs.length) parts.push('docs');
+  t.contextValue = parts.join(' ');
+  const n = b.items.length;
+  t.description = `${n} item${n === 1 ? '' : 's'}${b.runnable ? '' : ' · not runnable'}`;
+  if (!b.runnable) t.iconPath = new vscode.ThemeIcon('error', new vscode.ThemeColor('problemsErrorIcon.foreground'));
+  else if (b.problems.length) t.iconPath = new vscode.ThemeIcon('warning', new vscode.ThemeColor('problemsWarningIcon.foreground'));
+  else t.iconPath = new vscode.ThemeIcon('pass', new vscode.ThemeColor('testing.iconPassed'));
+  const md = new vscode.MarkdownString();
+  md.appendMarkdown(`**${escapeMd(b.title)}**  \n\`${b.id}\`\n\n`);
+  md.appendMarkdown(b.runnable ? '$(pass) Runnable' : '$(error) Not runnable');
+  md.appendMarkdown(`  \n${b.visible.data.length} data files · ${b.visible.docs.length} documentation files${b.visible.database ? ' · database' : ''}`);
+  if (b.ddr) md.appendMarkdown(`  \nChecklist: ${b.ddr.checklistCount} items`);
+  if (b.blade) md.appendMarkdown(`  \nGround truth: ${b.blade.counts.transforms} transforms, ${b.blade.counts.cvars.total} conceptual variables, ${b.blade.counts.models} models`);
+  if (b.problems.length) md.appendMarkdown(`\n\n**Problems**\n\n${bullets(b.problems)}`);
+  md.supportThemeIcons = true;
+  t.tooltip = md;
+  return t;
+}
+
+function itemItem(b: Block, item: BlockItem): vscode.TreeItem {
+  const { label, detail } = describeItem(item);
+  const t = new vscode.TreeItem(label, vscode.TreeItemCollapsibleState.None);
+  t.id = `item:${b.suiteId}:${b.id}:${item.id}`;
+  t.contextValue = `item ${item.type}`;
+  t.description = item.id;
+  t.iconPath = new vscode.ThemeIcon(item.type === 'blade-mcq' ? 'checklist' : item.type === 'ddr-entity' ? 'person' : 'question');
+  t.tooltip = new vscode.MarkdownString().appendText(detail);
+  return t;
+}
+
+/** Label and tooltip text of an item (never the hidden answer). */
+export function describeItem(item: BlockItem): { label: string; detail: string } {
+  switch (item.type) {
+    case 'longda-query': {
+      const structure = item.answerStructure.kind === 'single_number' ? 'single number' : `list of ${item.answerStructure.length}: ${item.answerStructure.labels.join(', ')}`;
+      return { label: item.question, detail: `${item.question}\n\nAnswer: ${structure}${item.additionalInfo ? `\nNote: ${item.additionalInfo}` : ''}` };
+    }
+    case 'blade-question':
+      return { label: item.question, detail: item.question };
+    case 'blade-mcq':
+      return {
+        label: item.family === 'cvar' ? `Conceptual variable MCQ (${item.mcType})` : `Transform MCQ: ${item.conceptualVariable}`,
+        detail: item.options.map((o) => `${o.label}. ${o.text}`).join('\n'),
+      };
+    case 'ddr-entity':
+      return { label: `Entity ${item.entityId}`, detail: item.prompt };
+    case 'analyst-task':
+      return { label: item.instruction.split('\n')[0]?.slice(0, 120) ?? item.id, detail: item.instruction };
+  }
+}
+
+function bullets(lines: string[]): string {
+  const shown = lines.slice(0, 12).map((p) => `- ${escapeMd(p)}`);
+  if (lines.length > 12) shown.push(`- … ${lines.length - 12} more`);
+  return shown.join('\n');
+}
+
+function escapeMd(s: string): string {
+  return s.replace(/[\\`*_{}[\]()#+!|<>]/g, (c) => `\\${c}`);
+}
+
+/** Creates the view and keeps it in sync with the suite registry. */
+export function registerBenchmarksView(ctx: LoupeContext): BenchmarksProvider {
+  const provider = new BenchmarksProvider(ctx);
+  const view = ctx.register(vscode.window.createTreeView(BENCHMARKS_VIEW_ID, { treeDataProvider: provider, showCollapseAll: true }));
+  ctx.register(suiteRegistry(ctx).onDidChange(() => provider.refresh()));
+  void view;
+  return provider;
+}

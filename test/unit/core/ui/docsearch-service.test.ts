@@ -1,0 +1,89 @@
+/** The Documentation Search panel's host logic on real NHANES codebooks from $LOUPE_SHARED. */
+import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import { loadSuite, type Block, type Suite } from '../../../../src/core/suites/index.ts';
+import { blockDocTarget, DocSearchService, runSearchHistory, suiteDocTarget } from '../../../../src/core/ui/docsearch-service.ts';
+import type { IndexStatus } from '../../../../src/protocol/docsearch.ts';
+import { sharedData } from '../../../helpers/shared.ts';
+
+describe('docsearch service', () => {
+  let suite: Suite;
+  let block: Block;
+  let cache: string;
+  let svc: DocSearchService;
+  const updates: IndexStatus[] = [];
+
+  before(async () => {
+    suite = await loadSuite('longda', sharedData('longda', 'benchmark'));
+    const b = suite.blocks.find((x) => x.longda?.survey === 'NHANES' && x.visible.docs.some((d) => d.rel.endsWith('BMX_L.pdf')));
+    assert.ok(b, 'an NHANES block with BMX_L.pdf');
+    block = b;
+    cache = mkdtempSync(join(tmpdir(), 'loupe-docsearch-'));
+    const t = blockDocTarget(suite, block);
+    // Two codebooks keep the test fast; the allowlist is what the panel passes for a block.
+    const files = (t.files ?? []).filter((f) => /\/(BMX_L|DEMO_L)\.pdf$/.test(f));
+    assert.equal(files.length, 2);
+    svc = new DocSearchService(t.target, { cacheDir: cache, files, onIndex: (s) => updates.push(s) });
+    await svc.build();
+  });
+  after(() => {
+    svc?.dispose();
+    if (cache) rmSync(cache, { recursive: true, force: true });
+  });
+
+  it('targets a block with the agent\'s own root and workspace-relative names', () => {
+    const t = blockDocTarget(suite, block);
+    assert.ok(t.target.root.endsWith('/NHANES'), t.target.root);
+    assert.equal(t.target.suiteRoot, suite.root);
+    assert.ok(t.files?.every((f) => f.startsWith('docs/')), 'files are docs/...');
+    const all = suiteDocTarget(suite);
+    assert.ok((all.files ?? []).some((f) => f.startsWith('NHANES/docs/')));
+    assert.ok(!(all.files ?? []).some((f) => /benchmark\.csv$|publications/.test(f)), 'no hidden files in the suite target');
+  });
+
+  it('reports build progress and ends ready with both files', () => {
+    assert.equal(updates[0]?.state, 'building');
+    assert.equal(updates.at(-1)?.state, 'ready');
+    const st = svc.state();
+    assert.deepEqual(st.files.map((f) => f.file), ['docs/Examination/BMX_L.pdf', 'docs/Demographics/DEMO_L.pdf'].sort());
+    assert.ok(st.files.every((f) => f.kind === 'pdf' && f.units > 1));
+  });
+
+  it('finds the BMI variable in the body measures codebook, in every mode', async () => {
+    for (const mode of ['bm25', 'keyword', 'longta'] as const) {
+      const r = await svc.search({ query: 'BMXBMI', mode, top: 5 });
+      assert.ok(r.hits.length > 0, mode);
+      assert.equal(r.hits[0]?.file, 'docs/Examination/BMX_L.pdf', mode);
+      assert.match(r.hits[0]?.unit ?? '', /^Page \d+$/);
+    }
+    const filtered = await svc.search({ query: 'BMXBMI', mode: 'bm25', files: ['docs/Demographics/DEMO_L.pdf'] });
+    assert.ok(filtered.hits.every((h) => h.file === 'docs/Demographics/DEMO_L.pdf'));
+  });
+
+  it('reads the whole unit of a hit and serves the PDF bytes of indexed files only', async () => {
+    const [hit] = (await svc.search({ query: 'BMXBMI', mode: 'keyword', top: 1 })).hits;
+    assert.ok(hit);
+    const u = await svc.readUnit(hit.file, hit.unit);
+    assert.match(u.text, /BMXBMI/);
+    assert.equal(u.page, Number(hit.unit.split(' ')[1]));
+    const bytes = await svc.pdfBytes(hit.file);
+    assert.equal(new TextDecoder().decode(new Uint8Array(bytes, 0, 5)), '%PDF-');
+    await assert.rejects(svc.pdfBytes('docs/Examination/BPXO_L.pdf'), /not a file of this documentation index/);
+    await assert.rejects(svc.readUnit('../benchmark.csv', 'Line 1'), /not a file of this documentation index/);
+  });
+
+  it('lists a run\'s documentation searches for replay', () => {
+    const h = runSearchHistory([
+      { index: 0, toolCalls: [{ name: 'search_doc', argumentsText: JSON.stringify({ keyword: 'WTMEC2YR', doc_path: 'docs/Demographics/DEMO_L.pdf' }) }] },
+      { index: 1, toolCalls: [{ name: 'retriever', argumentsText: JSON.stringify({ query: 'obesity prevalence' }) }, { name: 'python', argumentsText: '{}' }] },
+      { index: 2, toolCalls: [{ name: 'search_doc', argumentsText: 'not json' }] },
+    ]);
+    assert.deepEqual(h, [
+      { label: 'step 1 · search_doc', query: 'WTMEC2YR', mode: 'keyword', files: ['docs/Demographics/DEMO_L.pdf'] },
+      { label: 'step 2 · retriever', query: 'obesity prevalence', mode: 'longta', files: undefined },
+    ]);
+  });
+});

@@ -1,0 +1,106 @@
+/**
+ * The Results panel's data shaping on a real run store: LongDA scores computed by the core scorer on the real
+ * ground truth (NCHS Data Brief 508 from $LOUPE_SHARED), recorded steps, BLADE per-type summaries.
+ */
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { join } from 'node:path';
+import { loadLongdaGroundTruth, scoreLongda, toolUsageHeatmap } from '../../../../src/core/eval/longda.ts';
+import { saveScore } from '../../../../src/core/eval/store.ts';
+import { openStore } from '../../../../src/core/store/run-store.ts';
+import type { StepRecord } from '../../../../src/core/agent/types.ts';
+import { buildResultsState, stepTools } from '../../../../src/core/ui/results-data.ts';
+import { sharedData } from '../../../helpers/shared.ts';
+
+const base = {
+  suite: 'longda', agent: 'llm', params: { temperature: 0 }, promptHash: 'h', toolSet: 'longda',
+  dataChecksums: {}, loupeVersion: '0.1.0', sandbox: 'off', workspace: '/tmp/w',
+};
+
+function step(runId: string, index: number, calls: { name: string; args?: unknown }[], input = 1000, output = 100): StepRecord {
+  const now = new Date().toISOString();
+  return {
+    runId, index, startedAt: now, endedAt: now, latencyMs: 5, toolMs: 1,
+    assistant: { role: 'assistant', content: '', tool_calls: [] },
+    toolCalls: calls.map((c, i) => ({ id: `c${index}-${i}`, name: c.name, argumentsText: JSON.stringify(c.args ?? {}), observation: '', isError: false, truncated: false, durationMs: 1 })),
+    extraMessages: [], usage: { input, output, cached: 0 }, costUsd: null, finishReason: 'tool_calls',
+  };
+}
+
+describe('results data', () => {
+  const gt = loadLongdaGroundTruth(join(sharedData('longda', 'benchmark'), 'benchmark.csv'));
+  const block = gt.filter((q) => q.source === 'NCHS Data Brief No. 508');
+  const blockId = block[0]?.blockId ?? '';
+
+  it('counts LongTA tool calls from function calls and from code actions', () => {
+    assert.deepEqual(stepTools([{ name: 'search_doc', argumentsText: '{}' }, { name: 'python', argumentsText: JSON.stringify({ code: 'x = retriever("a")\nanswer(1, 2)' }) }]),
+      ['search_doc', 'retriever', 'answer']);
+  });
+
+  it('builds LongDA rows per model × block, scatter points and heatmaps whose numbers link to their runs', () => {
+    assert.equal(block.length, 9, 'Data Brief 508 has 9 queries');
+    const store = openStore(':memory:');
+    // model-a: every answer right (the ground truth itself). model-b: only the first three.
+    const right = Object.fromEntries(block.map((q) => [q.qId, q.answer]));
+    const partly = Object.fromEntries(block.slice(0, 3).map((q) => [q.qId, q.answer]));
+    const runs: [string, string, Record<string, string>][] = [['ra', 'model-a', right], ['rb', 'model-b', partly]];
+    for (const [id, model, answers] of runs) {
+      store.createRun({ ...base, id, blockId, model });
+      store.commitStep(step(id, 0, [{ name: 'search_doc' }, { name: 'read_doc' }]));
+      store.commitStep(step(id, 1, [{ name: 'python', args: { code: 'answer("q1", 1)' } }]));
+      const score = scoreLongda(block, answers);
+      saveScore(store.db, {
+        runId: id, benchmark: 'longda', judgeId: 'none', options: { tolerance: 0.05, list_scoring: 'partial' },
+        summary: { n: score.n, coverage: score.coverage, match: score.match }, detail: score, pending: 0, scoredAt: new Date().toISOString(),
+      });
+    }
+    const s = buildResultsState(store, 'mem');
+    const t = s.tables.find((x) => x.id === 'longda');
+    assert.ok(t);
+    assert.deepEqual(t.options, { tolerance: 0.05, list_scoring: 'partial' });
+    const a = t.rows.find((r) => r.model === 'model-a');
+    const b = t.rows.find((r) => r.model === 'model-b');
+    assert.equal(a?.cells.match?.value, 1);
+    assert.deepEqual(a?.cells.match?.runIds, ['ra']);
+    assert.ok(Math.abs((b?.cells.match?.value ?? 0) - 3 / 9) < 1e-9);
+    assert.equal(a?.cells.inputTokens?.value, 2000);
+    assert.equal(a?.cells.steps?.value, 2);
+    assert.equal(s.scatter.length, 2);
+    assert.deepEqual(s.scatter.find((p) => p.model === 'model-b')?.runIds, ['rb']);
+    assert.equal(s.scatter.find((p) => p.model === 'model-a')?.totalTokens, 2200);
+    const hm = s.heatmaps.find((x) => x.model === 'model-a');
+    const expected = toolUsageHeatmap([[['search_doc', 'read_doc'], ['answer']]]);
+    assert.deepEqual(hm?.matrix, expected.matrix);
+    assert.equal(s.message, undefined);
+    store.close();
+  });
+
+  it('averages BLADE per-type metrics over runs and keeps a single run\'s CI', () => {
+    const store = openStore(':memory:');
+    for (const [id, f1] of [['b1', 0.4], ['b2', 0.6]] as const) {
+      store.createRun({ ...base, suite: 'blade', id, blockId: 'fish', model: 'm' });
+      saveScore(store.db, {
+        runId: id, benchmark: 'blade', judgeId: 'llm', options: { k: 10 }, pending: id === 'b1' ? 2 : 0, scoredAt: new Date().toISOString(), detail: {},
+        summary: { byType: { transform: { precision: 1, coverage: 0.5, f1, f1Ci: [f1 - 0.1, f1 + 0.1] } }, weightedF1: f1, weightedF1Ci: [f1 - 0.1, f1 + 0.1] },
+      });
+    }
+    const s = buildResultsState(store, 'mem');
+    const tr = s.blade.find((r) => r.decisionType === 'transform');
+    assert.ok(tr);
+    assert.ok(Math.abs((tr.f1.value ?? 0) - 0.5) < 1e-12);
+    assert.equal(tr.f1.ci, undefined, 'a mean over runs has no single-run CI');
+    assert.deepEqual([...tr.f1.runIds].sort(), ['b1', 'b2']);
+    assert.equal(tr.f1.pending, 2);
+    assert.equal(s.pendingJudgements, 2);
+    assert.ok(s.blade.some((r) => r.decisionType === 'weighted'));
+    store.close();
+  });
+
+  it('says what to do when the store has runs but no scores', () => {
+    const store = openStore(':memory:');
+    store.createRun({ ...base, id: 'x', blockId: 'B', model: 'm' });
+    const s = buildResultsState(store, 'runs.sqlite');
+    assert.match(s.message ?? '', /none scored yet.*loupe score/);
+    store.close();
+  });
+});

@@ -1,0 +1,151 @@
+/**
+ * Results panel: metrics per model × block, LongDA match vs tokens, tool-usage heatmaps, BLADE precision /
+ * coverage / F1 with CIs. Every number is a link to the runs behind it (OpenRunsRequest → `loupe.openRun`).
+ * Charts are Vega-Lite through vega-embed with `ast: true`, so vega interprets expressions instead of compiling
+ * them with `new Function` and the webview's CSP needs no 'unsafe-eval'.
+ */
+import '@vscode-elements/elements/dist/vscode-button/index.js';
+import '@vscode-elements/elements/dist/vscode-badge/index.js';
+import embed, { type VisualizationSpec } from 'vega-embed';
+import {
+  OpenRunsRequest, RefreshResultsRequest,
+  type BladeDecisionRow, type MetricCell, type MetricFormat, type MetricsTable, type ResultsState,
+} from '../src/protocol/results.ts';
+import { DidChangeStateNotification } from '../src/protocol/webview.ts';
+import css from './results.css';
+import { connectHost, h, ready } from './shared/host.ts';
+import { bladeSpec, cellTooltip, distinct, formatCell, heatmapSpec, scatterSpec, type ChartTheme } from './shared/results-view.ts';
+
+const host = connectHost();
+const app = document.getElementById('app') as HTMLElement;
+document.head.append(h('style', {}, css));
+
+function theme(): ChartTheme {
+  const cs = getComputedStyle(document.body);
+  const v = (name: string, fallback: string) => cs.getPropertyValue(name).trim() || fallback;
+  return {
+    foreground: v('--vscode-foreground', '#cccccc'),
+    muted: v('--vscode-descriptionForeground', '#9d9d9d'),
+    grid: v('--vscode-editorWidget-border', v('--vscode-panel-border', '#3c3c3c')),
+    font: v('--vscode-font-family', 'sans-serif'),
+    heatLow: v('--vscode-editor-background', '#1e1e1e'),
+    heatHigh: v('--vscode-charts-blue', v('--vscode-focusBorder', '#3794ff')),
+  };
+}
+
+function openRuns(runIds: string[], label: string): void {
+  if (!runIds.length) return;
+  void host.rpc.request(OpenRunsRequest, { runIds, label });
+}
+
+/** A number that opens its runs. */
+function cellLink(c: MetricCell | undefined, format: MetricFormat, label: string): HTMLElement {
+  const { text, ci } = formatCell(c, format);
+  if (!c || !c.runIds.length) return h('span', { class: 'muted' }, text);
+  const a = h('a', { href: '#', class: 'metric', title: cellTooltip(label, c, format), 'data-runs': c.runIds.join(',') },
+    h('span', { class: 'value' }, text), ci ? h('span', { class: 'ci' }, ` ${ci}`) : undefined,
+    c.pending ? h('span', { class: 'pending', title: `${c.pending} judgements pending` }, ` (${c.pending} pending)`) : undefined);
+  a.addEventListener('click', (ev) => {
+    ev.preventDefault();
+    openRuns(c.runIds, label);
+  });
+  return a;
+}
+
+function renderTable(t: MetricsTable): HTMLElement {
+  const models = distinct(t.rows.map((r) => r.model));
+  const head = h('tr', {}, h('th', {}, 'Model'), h('th', {}, 'Block'),
+    ...t.columns.map((c) => h('th', { class: 'num', title: c.description ?? '' }, c.label)));
+  const body = t.rows.map((r) => h('tr', { class: r.block === '*' ? 'aggregate' : undefined },
+    h('td', {}, r.model),
+    h('td', { title: r.block }, r.block === '*' ? 'All blocks' : (r.blockTitle ?? r.block)),
+    ...t.columns.map((c) => h('td', { class: 'num' }, cellLink(r.cells[c.key], c.format, `${r.model} · ${r.blockTitle ?? r.block} · ${c.label}`)))));
+  const opts = t.options ? Object.entries(t.options).map(([k, v]) => h('code', { class: 'opt' }, `${k}=${String(v)}`)) : [];
+  return h('section', { class: 'metrics', id: `table-${t.id}` },
+    h('h2', {}, t.title, ' ', h('vscode-badge', {}, `${models.length} model${models.length === 1 ? '' : 's'}`)),
+    opts.length ? h('div', { class: 'options muted' }, 'Options: ', ...opts) : undefined,
+    h('div', { class: 'table-wrap' }, h('table', {}, h('thead', {}, head), h('tbody', {}, ...body))),
+    t.note ? h('p', { class: 'muted note' }, t.note) : undefined);
+}
+
+function renderBladeTable(rows: BladeDecisionRow[]): HTMLElement {
+  const head = h('tr', {}, h('th', {}, 'Model'), h('th', {}, 'Decision type'), h('th', { class: 'num' }, 'Precision'), h('th', { class: 'num' }, 'Coverage@k'), h('th', { class: 'num' }, 'F1'));
+  return h('table', { class: 'blade' }, h('thead', {}, head), h('tbody', {}, ...rows.map((r) => h('tr', { class: r.decisionType === 'weighted' ? 'aggregate' : undefined },
+    h('td', {}, r.model), h('td', {}, r.decisionType),
+    h('td', { class: 'num' }, cellLink(r.precision, 'number', `${r.model} · ${r.decisionType} · precision`)),
+    h('td', { class: 'num' }, cellLink(r.coverage, 'number', `${r.model} · ${r.decisionType} · coverage`)),
+    h('td', { class: 'num' }, cellLink(r.f1, 'number', `${r.model} · ${r.decisionType} · F1`))))));
+}
+
+type ClickHandler = (datum: Record<string, unknown>) => void;
+
+async function chart(el: HTMLElement, spec: Record<string, unknown>, onClick?: ClickHandler): Promise<void> {
+  try {
+    const res = await embed(el, spec as VisualizationSpec, { ast: true, actions: false, renderer: 'svg', mode: 'vega-lite', tooltip: { theme: 'dark' } });
+    if (onClick) {
+      res.view.addEventListener('click', (_ev, item) => {
+        const d = (item as { datum?: Record<string, unknown> } | null | undefined)?.datum;
+        if (d) onClick(d);
+      });
+    }
+    el.dataset.rendered = 'true';
+  } catch (e) {
+    el.replaceChildren(h('p', { class: 'error' }, `Chart failed: ${e instanceof Error ? e.message : String(e)}`));
+  }
+}
+
+function render(s: ResultsState): void {
+  const t = theme();
+  const refresh = h('vscode-button', { id: 'refresh', secondary: true }, 'Refresh');
+  refresh.addEventListener('click', async () => render(await host.rpc.request(RefreshResultsRequest, {})));
+  const header = h('header', {}, h('h1', {}, 'Results'),
+    h('span', { class: 'muted source', title: s.source }, s.source),
+    s.pendingJudgements ? h('vscode-badge', { title: 'Judgements still pending' }, `${s.pendingJudgements} pending`) : undefined,
+    h('span', { class: 'spacer' }), refresh);
+  const parts: (HTMLElement | undefined)[] = [header,
+    h('p', { class: 'muted' }, `Scored ${new Date(s.generatedAt).toLocaleString()}. Click any number to open the runs behind it.`)];
+  if (s.message) parts.push(h('p', { class: 'message', id: 'message' }, s.message));
+  for (const table of s.tables) parts.push(renderTable(table));
+
+  const charts: [HTMLElement, Record<string, unknown>, ClickHandler | undefined][] = [];
+  if (s.scatter.length) {
+    const el = h('div', { class: 'chart', id: 'chart-scatter' });
+    parts.push(h('section', {}, h('h2', {}, 'LongDA: match vs total tokens'),
+      h('p', { class: 'muted' }, 'One point per model (as in LongDA Figure 4); dashed: y = a·ln(x) + b fit. Click a point to open its runs.'), el));
+    charts.push([el, scatterSpec(s.scatter, t), (d) => openRuns((d.runIds as string[]) ?? [], `${String(d.model)} · match vs tokens`)]);
+  }
+  if (s.heatmaps.length) {
+    const sec = h('section', {}, h('h2', {}, 'Tool usage over the trajectory'),
+      h('p', { class: 'muted' }, 'Share of each tool among the calls in each position bin (LongDA Figure 8). Click a cell to open the model\'s runs.'));
+    for (const hm of s.heatmaps) {
+      const el = h('div', { class: 'chart heatmap', 'data-model': hm.model });
+      sec.append(el);
+      charts.push([el, heatmapSpec(hm, t), () => openRuns(hm.runIds, `${hm.model} · tool usage`)]);
+    }
+    parts.push(sec);
+  }
+  if (s.blade.length) {
+    const el = h('div', { class: 'chart', id: 'chart-blade' });
+    const opts = s.bladeOptions ? Object.entries(s.bladeOptions).map(([k, v]) => h('code', { class: 'opt' }, `${k}=${String(v)}`)) : [];
+    parts.push(h('section', { id: 'blade' }, h('h2', {}, 'BLADE: precision, coverage and F1 per decision type'),
+      opts.length ? h('div', { class: 'options muted' }, 'Options: ', ...opts) : undefined,
+      h('div', { class: 'table-wrap' }, renderBladeTable(s.blade)), el));
+    charts.push([el, bladeSpec(s.blade, t), (d) => {
+      const row = s.blade.find((r) => r.model === d.model && r.decisionType === d.decisionType);
+      if (row) openRuns(row.f1.runIds, `${row.model} · ${row.decisionType} · F1`);
+    }]);
+  }
+  if (!s.tables.length && !s.scatter.length && !s.heatmaps.length && !s.blade.length && !s.message) {
+    parts.push(h('p', { class: 'muted', id: 'message' }, 'No scored runs yet.'));
+  }
+  app.replaceChildren(...parts.filter((p): p is HTMLElement => p !== undefined));
+  app.removeAttribute('aria-busy');
+  for (const [el, spec, onClick] of charts) void chart(el, spec, onClick);
+}
+
+host.rpc.onNotification(DidChangeStateNotification, ({ state }) => render(state as ResultsState));
+
+ready<ResultsState>(host, 'results').then(render, (e: unknown) => {
+  app.replaceChildren(h('p', { class: 'error' }, `Could not load: ${e instanceof Error ? e.message : String(e)}`));
+});
+
