@@ -36,8 +36,8 @@ export interface AnalystToolSetOptions {
   outputDir?: string;
   /** Step budget (the paper states none; default 50). */
   maxSteps?: number;
-  /** Opens the documentation index over the workspace (default: `openDocIndex` of `src/core/docs`). */
-  openDocs?: (workspace: string, files: string[]) => Promise<DocIndex>;
+  /** Opens the documentation index over `root` (the documents' real folder; default: `openDocIndex` of `src/core/docs`). */
+  openDocs?: (root: string, files: string[]) => Promise<DocIndex>;
 }
 
 /** A figure saved by the `python` tool. */
@@ -138,11 +138,21 @@ const SYSTEM_PROMPT = [
 
 const docIndexes = new Map<string, Promise<DocIndex>>();
 
-async function defaultOpenDocs(workspace: string, files: string[]): Promise<DocIndex> {
+async function defaultOpenDocs(root: string, files: string[]): Promise<DocIndex> {
   const { openDocIndex } = await import('../../docs/index.ts');
-  const idx = await openDocIndex({ root: workspace, files });
+  const idx = await openDocIndex({ root, files });
   await idx.build();
   return idx;
+}
+
+/**
+ * The real folder the block's documents live under (each doc's path minus its workspace-relative
+ * path), so the index reads the originals rather than workspace links; undefined when they differ.
+ */
+function docsRoot(block: Block): string | undefined {
+  const roots = new Set(block.visible.docs.map((d) => (d.path.endsWith(d.rel) ? d.path.slice(0, d.path.length - d.rel.length) : '\u0000')));
+  const [only] = roots;
+  return roots.size === 1 && only !== '\u0000' ? only : undefined;
 }
 
 /** Closes the documentation indexes opened by AnalystBench runs (CLI exit, tests). */
@@ -190,10 +200,11 @@ export function createAnalystToolSet(opts: AnalystToolSetOptions = {}): ToolSet<
   const outDir = (ctx: ToolContext) => opts.outputDir ?? ctx.workspace;
   const docFiles = (ctx: ToolContext) => (input === 'instruction' ? [] : (ctx.block as Block).visible.docs.map((d) => d.rel));
   const docs = (ctx: ToolContext): Promise<DocIndex> => {
-    const key = `${ctx.workspace}\u0000${docFiles(ctx).join('\u0000')}`;
+    const root = docsRoot(ctx.block as Block) ?? ctx.workspace;
+    const key = `${root}\u0000${docFiles(ctx).join('\u0000')}`;
     let p = docIndexes.get(key);
     if (!p) {
-      p = openDocs(ctx.workspace, docFiles(ctx));
+      p = openDocs(root, docFiles(ctx));
       p.catch(() => docIndexes.delete(key));
       docIndexes.set(key, p);
     }
