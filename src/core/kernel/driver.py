@@ -70,10 +70,20 @@ def _fd1_read(limit):
 _write_lock = threading.Lock()
 
 
+_BLOCKED = {signal.SIGINT} | ({signal.SIGXCPU} if hasattr(signal, "SIGXCPU") else set())
+
+
 def _send(obj):
-    data = (json.dumps(obj) + "\n").encode("utf-8", "surrogatepass")
+    """Writes one JSON line, whole: interrupts are held back and partial writes resumed."""
+    data = memoryview((json.dumps(obj) + "\n").encode("utf-8", "surrogatepass"))
     with _write_lock:
-        _proto_out.write(data)
+        old = signal.pthread_sigmask(signal.SIG_BLOCK, _BLOCKED)
+        try:
+            while data:
+                n = _proto_out.write(data)
+                data = data[n or 0:]
+        finally:
+            signal.pthread_sigmask(signal.SIG_SETMASK, old)
 
 
 # ---- configuration ----
@@ -317,7 +327,7 @@ class _CellSource:
         linecache.cache[filename] = (len(code), None, code.splitlines(True), filename)
 
 
-def _execute(req):
+def _execute(req, answered):
     code = req.get("code", "")
     _cell_counter[0] += 1
     filename = "%s%d>" % (_USER_FILE_PREFIX, _cell_counter[0])
@@ -374,7 +384,9 @@ def _execute(req):
         err.write("loupe kernel: could not render the result: %s: %s\n" % (type(e).__name__, e))
     reply["stdout"] = out.value() + _fd1_read(_MAX_OUTPUT)
     reply["stderr"] = err.value()
+    _busy.clear()  # no new interrupts for this cell from here on
     _send(reply)
+    answered[0] = True
 
 
 # ---- main loop: a reader thread takes requests; interrupts are delivered to the main thread ----
@@ -411,22 +423,23 @@ def main():
     threading.Thread(target=_reader, name="loupe-reader", daemon=True).start()
     _send({"type": "ready", "python": sys.version.split()[0], "pid": os.getpid()})
     while True:
+        req = None
+        answered = [False]
         try:
             req = _requests.get()
+            if req is None:
+                break
+            if req.get("op") == "execute":
+                _busy.set()
+                _execute(req, answered)
         except KeyboardInterrupt:
-            continue
-        if req is None:
-            break
-        if req.get("op") == "execute":
-            _busy.set()
-            try:
-                _execute(req)
-            except KeyboardInterrupt:
-                # an interrupt landing between the cell and its reply: still answer
+            # An interrupt that landed outside the cell (idle, or between the cell and its reply).
+            if req is not None and not answered[0]:
+                _busy.clear()
                 _send({"type": "result", "id": req.get("id"), "status": "error", "stdout": "", "stderr": "",
                        "error": {"ename": "KeyboardInterrupt", "evalue": "", "traceback": []}, "interrupted": True})
-            finally:
-                _busy.clear()
+        finally:
+            _busy.clear()
     os._exit(0)
 
 

@@ -222,6 +222,7 @@ export class PythonKernel {
   #queue: Promise<unknown> = Promise.resolve();
   #busy = false;
   #extraRo: string[] = [];
+  #killRequested = false;
 
   private constructor(opts: KernelOptions, python: string, driver: string) {
     this.#opts = opts;
@@ -493,8 +494,11 @@ export class PythonKernel {
     const how = outcome.kind === 'exit' ? outcome.how : 'did not respond to the interrupt';
     const status: ExecuteResult['status'] = outcome.kind === 'exit' && !timedOut ? 'crashed' : 'timeout';
     let msg = status === 'crashed'
-      ? `[loupe] The Python kernel process ${how} while running this cell (possibly out of memory: limit ${this.#opts.memoryLimitMb ?? 4096} MiB).`
+      ? (this.#killRequested
+        ? '[loupe] The kernel was restarted on request while this cell was running.'
+        : `[loupe] The Python kernel process ${how} while running this cell (possibly out of memory: limit ${this.#opts.memoryLimitMb ?? 4096} MiB).`)
       : `[loupe] Cell exceeded the ${timeoutMs / 1000} s time limit and the kernel ${how}.`;
+    this.#killRequested = false;
     if (mayRestart) {
       await this.#restartProcess();
       msg += ` The kernel was restarted. ${STATE_LOST}`;
@@ -531,7 +535,14 @@ export class PythonKernel {
    */
   restart(): Promise<void> {
     if (this.#closed) return Promise.reject(new Error('Python kernel is closed'));
-    if (this.#busy) this.#kill(); // the running cell returns 'crashed' and restarts by itself
+    if (this.#busy) {
+      // The running cell returns 'crashed' (restarted) and restarts the process by itself.
+      this.#killRequested = true;
+      this.#kill();
+      const p = this.#queue.then(() => undefined);
+      this.#queue = p.catch(() => undefined);
+      return p;
+    }
     const p = this.#queue.then(() => this.#restartProcess());
     this.#queue = p.catch(() => undefined);
     return p;

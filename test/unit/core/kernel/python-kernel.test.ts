@@ -137,6 +137,20 @@ describe('core/kernel/python-kernel (sandbox off)', () => {
     assert.equal((await k.execute('"z" in globals(), PRE')).result, '(False, 42)');
   });
 
+  it('restart() during a running cell ends that cell as restarted, once', async () => {
+    await k.execute('mark = 1');
+    const running = k.execute('import time\ntime.sleep(30)');
+    await new Promise((r) => setTimeout(r, 150));
+    const pid = k.info.pid;
+    await k.restart();
+    const r = await running;
+    assert.equal(r.status, 'crashed');
+    assert.equal(r.restarted, true);
+    assert.match(r.stderr, /restarted on request[\s\S]*lost/);
+    assert.notEqual(k.info.pid, pid);
+    assert.equal((await k.execute('"mark" in globals(), PRE')).result, '(False, 42)');
+  });
+
   it('does not leak the host environment (API keys) into the kernel', async () => {
     const r = await k.execute('import os\nsorted(k for k in os.environ if "KEY" in k or "TOKEN" in k)');
     assert.equal(r.result, '[]');
