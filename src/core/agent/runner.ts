@@ -14,12 +14,15 @@ import { fileURLToPath } from 'node:url';
 import { LoupeInputError } from '../util/errors.ts';
 import { nullLogger, type Logger } from '../util/log.ts';
 import { LOUPE_VERSION } from '../version.ts';
+import { findPython } from '../env/doctor.ts';
 import type { Block, Suite } from '../suites/types.ts';
 import type { RunStore } from '../store/run-store.ts';
 import { LlmClient, type LlmConfig } from './llm.ts';
 import { promptHash, runAgent, type AgentRunResult, type Budget, type ModelClient, type RunControl } from './loop.ts';
 import { createLongdaToolSet, type LongdaDocs } from './toolsets/longda.ts';
 import { ReferenceModel, findReferenceScript } from './reference.ts';
+import { benchmarkReferenceModel, benchmarkToolSet, completeBenchmarkRun, prepareBenchmarkModel } from './benchmark-agents.ts';
+import { runBladeMcqBlock } from './blade-mcq.ts';
 import type { AgentEvent, KernelLike, RunParams, ToolSet } from './types.ts';
 
 export type AgentKind = 'llm' | 'reference';
@@ -59,21 +62,26 @@ export interface BlockRunOptions {
   startKernel?: (o: { cwd: string; readOnlyPaths: string[]; writablePaths: string[] }) => Promise<KernelLike>;
   /** Overrides the docs provider (tests). */
   docs?: () => Promise<LongdaDocs>;
+  /** BLADE / DDR / AnalystBench named tool-set options (`--tool-option k=v`); recorded as params.toolSetOptions. */
+  toolSetOptions?: Record<string, string>;
 }
 
-const checksumCache = new Map<string, string>();
+const checksumCache = new Map<string, Promise<string>>();
 
-/** sha256 of a file (cached by path, size and mtime for this process). */
-export async function fileSha256(path: string): Promise<string> {
+/** sha256 of a file (cached by path, size and mtime for this process; concurrent callers share one read). */
+export function fileSha256(path: string): Promise<string> {
   const st = statSync(path);
   const key = `${path}\u0000${st.size}\u0000${st.mtimeMs}`;
-  const hit = checksumCache.get(key);
-  if (hit) return hit;
-  const h = createHash('sha256');
-  await new Promise<void>((res, rej) => createReadStream(path).on('data', (c) => h.update(c)).on('end', () => res()).on('error', rej));
-  const d = h.digest('hex');
-  checksumCache.set(key, d);
-  return d;
+  let p = checksumCache.get(key);
+  if (!p) {
+    p = new Promise<string>((res, rej) => {
+      const h = createHash('sha256');
+      createReadStream(path).on('data', (c) => h.update(c)).on('end', () => res(h.digest('hex'))).on('error', rej);
+    });
+    checksumCache.set(key, p);
+    p.catch(() => checksumCache.delete(key));
+  }
+  return p;
 }
 
 /** Default folder of reference scripts for a suite (works from source and from dist/). */
@@ -106,17 +114,33 @@ export function prepareWorkspace(runDir: string, block: Block): { workspace: str
   return { workspace, readOnlyPaths: ro };
 }
 
-export async function defaultStartKernel(k: KernelSettings, suite: string, o: { cwd: string; readOnlyPaths: string[]; writablePaths: string[] }, log: Logger): Promise<KernelLike> {
+export const pythonCache = new Map<string, Promise<string>>();
+
+/** Resolves the interpreter once per process (`findPython` probes by importing pandas, which is slow under load). */
+function resolvePython(configured: string | undefined): Promise<string> {
+  const key = configured ?? '';
+  let p = pythonCache.get(key);
+  if (!p) {
+    p = findPython(configured).then((r) => r.path);
+    pythonCache.set(key, p);
+    p.catch(() => pythonCache.delete(key));
+  }
+  return p;
+}
+
+async function defaultStartKernel(k: KernelSettings, suite: string, o: { cwd: string; readOnlyPaths: string[]; writablePaths: string[] }, log: Logger): Promise<KernelLike> {
   const { PythonKernel, LONGTA_IMPORT_ALLOWLIST } = await import('../kernel/index.ts');
+  const python = await resolvePython(k.python);
   return PythonKernel.start({
-    cwd: o.cwd, sandbox: k.sandbox, python: k.python, readOnlyPaths: o.readOnlyPaths, writablePaths: o.writablePaths,
+    cwd: o.cwd, sandbox: k.sandbox, python, readOnlyPaths: o.readOnlyPaths, writablePaths: o.writablePaths,
     cellTimeoutMs: k.cellTimeoutMs, memoryLimitMb: k.memoryLimitMb,
     importAllowlist: suite === 'longda' ? LONGTA_IMPORT_ALLOWLIST : undefined, log,
   });
 }
 
-function toolSetFor(o: Pick<BlockRunOptions, 'block' | 'docs' | 'docsCacheDir' | 'budget'>): ToolSet {
+function toolSetFor(o: Pick<BlockRunOptions, 'block' | 'docs' | 'docsCacheDir' | 'budget' | 'toolSetOptions'>): ToolSet {
   const block = o.block;
+  if (block.suite !== 'longda') return benchmarkToolSet(block, { maxSteps: o.budget?.maxSteps, options: o.toolSetOptions });
   if (block.suite !== 'longda') throw new LoupeInputError('--suite', `agent runs for suite '${block.suite}' are not wired into loupe run yet (LongDA is)`);
   const docs = o.docs ?? (async () => {
     const first = block.visible.docs[0];
@@ -132,6 +156,7 @@ function toolSetFor(o: Pick<BlockRunOptions, 'block' | 'docs' | 'docsCacheDir' |
 
 function modelFor(o: Pick<BlockRunOptions, 'agent' | 'llm' | 'modelClient' | 'block' | 'referenceDir'>): ModelClient {
   if (o.modelClient) return o.modelClient;
+  if (o.agent === 'reference' && o.block.suite !== 'longda') return benchmarkReferenceModel(o.block);
   if (o.agent === 'reference') {
     const dir = o.referenceDir ?? defaultReferenceDir(o.block.suite);
     return new ReferenceModel(o.block, findReferenceScript(dir, o.block));
@@ -153,8 +178,8 @@ export async function startBlockRun(o: BlockRunOptions): Promise<AgentRunResult>
   const runId = `${new Date().toISOString().replace(/[-:]/g, '').replace(/\..*/, '')}-${randomUUID().slice(0, 8)}`;
   const runDir = join(o.runsDir, runId);
   const { workspace } = prepareWorkspace(runDir, o.block);
-  const checksums: Record<string, string> = {};
-  for (const f of o.block.visible.data) checksums[f.rel] = await fileSha256(f.path);
+  // Data checksums are computed while the agent starts working (they are large files) and recorded before the run returns.
+  const checksumsP = Promise.all(o.block.visible.data.map(async (f) => [f.rel, await fileSha256(f.path)] as const)).then((e) => Object.fromEntries(e));
   const { apiKey: _key, ...publicLlm } = o.llm ?? ({} as Partial<LlmConfig>);
   const params: RunParams = {
     ...publicLlm,
@@ -166,16 +191,22 @@ export async function startBlockRun(o: BlockRunOptions): Promise<AgentRunResult>
     suiteRoot: o.suite.root,
     suiteKind: o.suite.kind,
     python: o.kernel.python,
+    ...(o.toolSetOptions && Object.keys(o.toolSetOptions).length ? { toolSetOptions: o.toolSetOptions } : {}),
   };
   o.store.createRun({
     id: runId, suite: o.suite.kind, blockId: o.block.id, agent: o.agent, model: o.agent === 'llm' ? model.model : 'reference',
     params, promptHash: promptHash(toolSet.systemPrompt, toolSet.buildBlockPrompt(o.block), toolSet.tools.map((t) => ({ name: t.name, description: t.description, parameters: t.parameters }))),
-    toolSet: toolSet.id, dataChecksums: checksums, loupeVersion: LOUPE_VERSION, sandbox: o.kernel.sandbox, workspace,
+    toolSet: toolSet.id, dataChecksums: {}, loupeVersion: LOUPE_VERSION, sandbox: o.kernel.sandbox, workspace,
   });
   if (o.kernel.sandbox === 'off') o.store.addEvent(runId, 'warning', 'the Python kernel runs WITHOUT a sandbox (loupe.sandbox = "off")');
   o.onRunCreated?.(runId);
   log.info(`run ${runId}: ${o.suite.kind} block ${o.block.id}, agent ${o.agent}`);
-  return drive(o, runId, runDir, workspace, toolSet, model, false);
+  const recorded = checksumsP.then((c) => o.store.setDataChecksums(runId, c), (e: unknown) => o.store.addEvent(runId, 'warning', `data checksums failed: ${(e as Error).message}`));
+  try {
+    return await drive(o, runId, runDir, workspace, toolSet, model, false);
+  } finally {
+    await recorded;
+  }
 }
 
 async function drive(o: BlockRunOptions, runId: string, runDir: string, workspace: string, toolSet: ToolSet, model: ModelClient, resume: boolean): Promise<AgentRunResult> {
@@ -183,10 +214,14 @@ async function drive(o: BlockRunOptions, runId: string, runDir: string, workspac
   const { readOnlyPaths } = prepareWorkspace(runDir, o.block);
   const kopts = { cwd: workspace, readOnlyPaths, writablePaths: [runDir] };
   const startKernel = () => (o.startKernel ? o.startKernel(kopts) : defaultStartKernel(o.kernel, o.block.suite, kopts, log));
-  return runAgent({
-    store: o.store, runId, model, toolSet, block: o.block, workspace, startKernel, budget: o.budget, resume,
+  if (o.block.suite === 'blade-mcq') return runBladeMcqBlock({ store: o.store, runId, block: o.block, model, signal: o.control?.signal });
+  const m = prepareBenchmarkModel(o.block, model, o.store, runId, toolSet, o.toolSetOptions);
+  const res = await runAgent({
+    store: o.store, runId, model: m, toolSet, block: o.block, workspace, startKernel, budget: o.budget, resume,
     control: o.control, onEvent: o.onEvent, log,
   });
+  await completeBenchmarkRun(o.block, o.store, runId, m, toolSet, o.toolSetOptions, res.status);
+  return res;
 }
 
 /**
@@ -198,6 +233,7 @@ export async function resumeBlockRun(o: BlockRunOptions & { runId: string }): Pr
   const run = o.store.getRun(o.runId);
   if (!run) throw new LoupeInputError('--resume', `no run '${o.runId}' in ${o.store.file}`);
   if (run.blockId !== o.block.id) throw new LoupeInputError('--resume', `run ${o.runId} is for block ${run.blockId}, not ${o.block.id}`);
+  o = { ...o, toolSetOptions: o.toolSetOptions ?? (run.params.toolSetOptions as Record<string, string> | undefined) };
   if (run.status === 'finished') throw new LoupeInputError('--resume', `run ${o.runId} already finished`);
   const toolSet = toolSetFor({ ...o, budget: { ...o.budget, maxSteps: o.budget?.maxSteps ?? (run.params.maxSteps as number | undefined) } });
   const model = modelFor({ ...o, agent: run.agent as AgentKind });

@@ -144,6 +144,11 @@ export class RunStore {
     this.db.prepare(`UPDATE runs SET ${sets.join(', ')} WHERE id = ?`).run(...vals, id);
   }
 
+  /** Records the data checksums of a run (file path relative to the workspace → sha256). */
+  setDataChecksums(id: string, checksums: Record<string, string>): void {
+    this.db.prepare('UPDATE runs SET data_checksums = ? WHERE id = ?').run(JSON.stringify(checksums), id);
+  }
+
   /**
    * Commits one step and its effects atomically and bumps the run's counters.
    * @throws if a step with the same index already exists (never duplicates).
@@ -287,6 +292,15 @@ export class RunStore {
     const timer = setInterval(tick, opts.intervalMs ?? 250);
     timer.unref?.();
     return () => clearInterval(timer);
+  }
+
+  /**
+   * Deletes a run and everything recorded with it (steps, answers, notes, code, cells, figures, events, scores:
+   * the schema cascades). The run folder on disk is the caller's to remove.
+   * @returns whether a run was deleted.
+   */
+  deleteRun(id: string): boolean {
+    return this.db.prepare('DELETE FROM runs WHERE id = ?').run(id).changes > 0;
   }
 
   close(): void {
