@@ -164,11 +164,26 @@ def _allowed(name):
 
 
 def _from_user_code(depth):
+    """True when the import statement runs in agent code: a cell, or code a cell ran with
+    exec()/eval() (filename "<string>" etc., directly above a cell frame). Libraries' own
+    imports, including those in code libraries exec(), are not checked. The allowlist mirrors LongTA; it is not the security boundary
+    (the sandbox is)."""
     try:
         f = sys._getframe(depth)
     except ValueError:
         return False
-    return f.f_code.co_filename.startswith(_USER_FILE_PREFIX)
+    name = f.f_code.co_filename
+    if name.startswith(_USER_FILE_PREFIX):
+        return True
+    # Synthetic code (exec/eval strings): decided by the nearest real frame above it.
+    while f is not None:
+        name = f.f_code.co_filename
+        if name.startswith(_USER_FILE_PREFIX):
+            return True
+        if not name.startswith("<") or name.startswith("<frozen"):
+            return False
+        f = f.f_back
+    return False
 
 
 _real_import = builtins.__import__
@@ -192,6 +207,7 @@ if _ALLOW_RAW:
         return _real_import_module(name, package)
 
     importlib.import_module = _guarded_import_module
+    importlib.__import__ = _guarded_import
 
 
 # ---- capped output capture ----

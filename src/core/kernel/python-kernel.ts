@@ -375,7 +375,10 @@ export class PythonKernel {
     const stderr = this.#stray.trim();
     this.#kill();
     const why = r.kind === 'timeout' ? `did not start within ${START_TIMEOUT_MS / 1000} s` : r.how;
-    throw new Error(`Python kernel ${why} (${cmd} ${o.sandbox === 'bubblewrap' ? '[bubblewrap sandbox]' : this.#python}).${stderr ? `\n${stderr}` : ''}`);
+    const hint = o.sandbox === 'bubblewrap' && /^bwrap:/m.test(stderr)
+      ? '\nbubblewrap could not create the sandbox (unprivileged user namespaces may be disabled on this machine: see sysctl kernel.unprivileged_userns_clone / user.max_user_namespaces). Fix that, or opt in to an unsandboxed kernel with "loupe.sandbox": "off".'
+      : '';
+    throw new Error(`Python kernel ${why} (${cmd} ${o.sandbox === 'bubblewrap' ? '[bubblewrap sandbox]' : this.#python}).${stderr ? `\n${stderr}` : ''}${hint}`);
   }
 
   #kill(): void {

@@ -169,7 +169,7 @@ describe('core/kernel/python-kernel limits', () => {
     try {
       const ok = await k.execute('import pandas as pd, numpy as np, json, os.path\nfrom scipy import stats\nimport statsmodels.api as sm\npd.__name__');
       assert.equal(ok.status, 'ok', ok.error?.traceback.join('\n'));
-      for (const bad of ['import subprocess', 'import socket', 'from urllib import request', 'import importlib\nimportlib.import_module("ctypes")', '__import__("shutil")', 'def f():\n    import pickle\nf()']) {
+      for (const bad of ['import subprocess', 'import socket', 'from urllib import request', 'import importlib\nimportlib.import_module("ctypes")', '__import__("shutil")', 'exec("import subprocess")', 'eval("__import__(\\"ctypes\\")")', 'def f():\n    import pickle\nf()']) {
         const r = await k.execute(bad);
         assert.equal(r.status, 'error', bad);
         assert.equal(r.error?.ename, 'ImportError', bad);
@@ -227,6 +227,15 @@ describe('core/kernel/python-kernel limits', () => {
     const k = await PythonKernel.start({ python: PY, cwd: dir, sandbox: 'off', readOnlyPaths: [], writablePaths: [] });
     await k.close();
     await assert.rejects(k.execute('1'), /closed/);
+  });
+
+  it('when bwrap cannot create the sandbox, start() shows its error and the opt-out', async () => {
+    const fake = join(dir, 'fake-bwrap');
+    writeFileSync(fake, '#!/bin/sh\necho "bwrap: No permissions to create new namespace" >&2\nexit 1\n', { mode: 0o755 });
+    await assert.rejects(
+      PythonKernel.start({ python: PY, cwd: dir, sandbox: 'bubblewrap', readOnlyPaths: [], writablePaths: [], bubblewrapPath: fake }),
+      (e: Error) => /exited with code 1/.test(e.message) && /No permissions to create new namespace/.test(e.message) && /"loupe\.sandbox": "off"/.test(e.message),
+    );
   });
 
   it('without bubblewrap, start() tells the user to install it or opt out', async () => {
