@@ -114,7 +114,7 @@ export function prepareWorkspace(runDir: string, block: Block): { workspace: str
   return { workspace, readOnlyPaths: ro };
 }
 
-export const pythonCache = new Map<string, Promise<string>>();
+const pythonCache = new Map<string, Promise<string>>();
 
 /** Resolves the interpreter once per process (`findPython` probes by importing pandas, which is slow under load). */
 function resolvePython(configured: string | undefined): Promise<string> {
@@ -128,7 +128,11 @@ function resolvePython(configured: string | undefined): Promise<string> {
   return p;
 }
 
-async function defaultStartKernel(k: KernelSettings, suite: string, o: { cwd: string; readOnlyPaths: string[]; writablePaths: string[] }, log: Logger): Promise<KernelLike> {
+/**
+ * Starts the run's kernel: sandbox per settings, the block's files read-only, the run folder writable,
+ * LongTA's import allowlist for LongDA. Throws LoupeInputError (no bubblewrap, bad paths) or Error (start failure).
+ */
+export async function defaultStartKernel(k: KernelSettings, suite: string, o: { cwd: string; readOnlyPaths: string[]; writablePaths: string[] }, log: Logger): Promise<KernelLike> {
   const { PythonKernel, LONGTA_IMPORT_ALLOWLIST } = await import('../kernel/index.ts');
   const python = await resolvePython(k.python);
   return PythonKernel.start({
