@@ -319,17 +319,18 @@ def _figures():
     return out
 
 
+_DRIVER_FILE = os.path.abspath(__file__)
+
+
 def _format_error(exc_type, exc, tb, cell_file):
-    frames = traceback.extract_tb(tb)
-    # drop driver frames before the first user frame
-    keep = [i for i, fr in enumerate(frames) if fr.filename.startswith(_USER_FILE_PREFIX)]
-    if keep:
-        tb_obj = tb
-        for _ in range(keep[0]):
-            tb_obj = tb_obj.tb_next
-        lines = traceback.format_exception(exc_type, exc, tb_obj)
-    else:
-        lines = traceback.format_exception_only(exc_type, exc)
+    """ename / evalue / traceback lines, starting at the first agent-code frame, without driver frames."""
+    frames = [fr for fr in traceback.extract_tb(tb) if os.path.abspath(fr.filename) != _DRIVER_FILE]
+    first = next((i for i, fr in enumerate(frames) if fr.filename.startswith(_USER_FILE_PREFIX)), None)
+    lines = []
+    if first is not None:
+        lines.append("Traceback (most recent call last):\n")
+        lines.extend(traceback.format_list(frames[first:]))
+    lines.extend(traceback.format_exception_only(exc_type, exc))
     return {"ename": exc_type.__name__, "evalue": str(exc), "traceback": [ln for chunk in lines for ln in chunk.rstrip("\n").split("\n")]}
 
 

@@ -174,6 +174,7 @@ describe('core/kernel/python-kernel limits', () => {
         assert.equal(r.status, 'error', bad);
         assert.equal(r.error?.ename, 'ImportError', bad);
         assert.match(r.error!.evalue, /not allowed/, bad);
+        assert.ok(!r.error!.traceback.some((l) => l.includes('driver.py')), `driver frames hidden: ${r.error!.traceback.join('\n')}`);
       }
     } finally {
       await k.close();
