@@ -41,7 +41,8 @@ def canon(s):
     if pdt.is_integer_dtype(dt):
         return s.astype(str)
     if pdt.is_float_dtype(dt):
-        return s.apply(lambda x: round(x, 5)).fillna(0).astype(str)
+        # vectorised rounding to 5 decimals (BLADE rounds element-wise; both sides here use this)
+        return s.round(5).fillna(0).astype(str)
     if dt == bool:
         return s.astype(str)
     if dt == object:
@@ -74,6 +75,37 @@ def column(df, name):
     return df.iloc[:, pos[0]]
 
 
+_HASH_MEMO = {}
+
+
+def column_hashes(s, with_cat):
+    # identical columns (same dtype, same values in order) recur across steps and paths: memoise
+    try:
+        fp = (str(s.dtype), hashlib.sha1(pd.util.hash_pandas_object(s, index=False).values.tobytes()).hexdigest(), with_cat)
+    except Exception:
+        fp = None
+    if fp is not None and fp in _HASH_MEMO:
+        return _HASH_MEMO[fp]
+    try:
+        h = digest(list(canon(s.copy())))
+    except Exception:
+        h = digest([str(v) for v in s])
+    c = None
+    if with_cat:
+        try:
+            c = digest(list(canon_cat(s.copy())))
+        except Exception:
+            c = h
+    if fp is not None:
+        if len(_HASH_MEMO) > 200000:
+            _HASH_MEMO.clear()
+        _HASH_MEMO[fp] = (h, c)
+    return h, c
+
+
+WITH_CAT = [False]
+
+
 def state_of(obj):
     if isinstance(obj, pd.DataFrame):
         cols, hashes, cats = [], {}, {}
@@ -82,15 +114,11 @@ def state_of(obj):
                 continue
             s = column(obj, c)
             cols.append(c)
-            try:
-                hashes[c] = digest(list(canon(s.copy())))
-            except Exception:
-                hashes[c] = digest([str(v) for v in s])
-            try:
-                cats[c] = digest(list(canon_cat(s.copy())))
-            except Exception:
-                cats[c] = hashes[c]
-        return {"kind": "frame", "columns": cols, "hashes": hashes, "catHashes": cats, "rows": int(len(obj))}
+            h, ch = column_hashes(s, WITH_CAT[0])
+            hashes[c] = h
+            if ch is not None:
+                cats[c] = ch
+        return {"kind": "frame", "columns": cols, "hashes": hashes, "catHashes": cats if WITH_CAT[0] else None, "rows": int(len(obj))}
     if isinstance(obj, pd.core.groupby.DataFrameGroupBy):
         try:
             cols = [str(c) for c in obj.any().columns]
@@ -142,22 +170,59 @@ def run_in_function(data_path, code):
         return ns["__blade_t"](frame(data_path))
 
 
+_NS_CACHE = {}
+
+
+def snapshot(ns):
+    out = {}
+    for k, v in ns.items():
+        out[k] = v.copy(deep=True) if isinstance(v, (pd.DataFrame, pd.Series)) else v
+    return out
+
+
+def exec_spec(ns, code):
+    with contextlib.redirect_stdout(io.StringIO()):
+        exec(compile(ast.parse(code), "<blade-spec>", "exec"), ns)
+
+
 def op_run_path(a):
-    data_path, out, cur = a["dataPath"], [], ""
+    """States after each step of one path. Same results as BLADE's re-execution of the cumulative
+    code in a fresh function per step (earlier steps with groupby targets renamed), computed
+    incrementally from cached namespace snapshots of each prefix."""
+    data_path, out, prefix = a["dataPath"], [], ""
+    if len(_NS_CACHE) > 3000:
+        _NS_CACHE.clear()
+        _PATH_CACHE.clear()
+    base_key = (data_path, "")
+    if base_key not in _NS_CACHE:
+        ns0 = dict(BASE_NS)
+        ns0["df"] = frame(data_path)
+        _NS_CACHE[base_key] = ns0
     for step in a["steps"]:
         code = step.get("code") or ""
         if not code.strip():
             out.append(None)
             continue
-        full = cur + code
-        key = (data_path, full)
+        key = (data_path, prefix, code)
+        renamed = rename_groupby(code)
+        next_key = (data_path, prefix + renamed + "\n")
         if key not in _PATH_CACHE:
-            try:
-                _PATH_CACHE[key] = state_of(run_in_function(data_path, full))
-            except Exception as e:
-                _PATH_CACHE[key] = {"kind": "error", "message": "%s: %s" % (type(e).__name__, e)}
+            base = _NS_CACHE.get((data_path, prefix))
+            if base is None:
+                _PATH_CACHE[key] = {"kind": "error", "message": "an earlier step failed"}
+            else:
+                try:
+                    ns = snapshot(base)
+                    exec_spec(ns, code)
+                    _PATH_CACHE[key] = state_of(ns.get("df"))
+                    if renamed != code:
+                        ns = snapshot(base)
+                        exec_spec(ns, renamed)
+                    _NS_CACHE[next_key] = ns
+                except Exception as e:
+                    _PATH_CACHE[key] = {"kind": "error", "message": "%s: %s" % (type(e).__name__, e)}
         out.append(_PATH_CACHE[key])
-        cur += rename_groupby(code) + "\n"
+        prefix = prefix + renamed + "\n"
     return out
 
 
@@ -507,6 +572,7 @@ for line in sys.stdin:
     if not line:
         continue
     req = json.loads(line)
+    WITH_CAT[0] = bool((req.get("args") or {}).get("withCategorical"))
     try:
         res = {"id": req["id"], "ok": True, "result": OPS[req["op"]](req.get("args") or {})}
     except Exception as e:

@@ -15,8 +15,8 @@ export interface FrameState {
   columns: string[];
   /** column → SHA-256 of canonicalised values in row order. */
   hashes: Record<string, string>;
-  /** column → label-invariant hash (computed, unused by metrics, as in BLADE). */
-  catHashes: Record<string, string>;
+  /** column → label-invariant hash; BLADE computes it but no metric uses it, so only on request (`withCategorical`). */
+  catHashes: Record<string, string> | null;
   rows: number;
 }
 /** State of a step: a DataFrame, a pandas GroupBy (columns only), something else, or an error. */

@@ -141,18 +141,33 @@ export interface TransformMatch {
   gspecs2: Set<string>;
 }
 
-function matchedIds(states: ColState[], side: TransformDatasetState, withInput: boolean): Set<string> {
-  const out = new Set<string>();
+const ancestorMemo = new WeakMap<DiGraph, Map<string, string[]>>();
+
+/** Expanded spec ids of a column pointer and all its ancestors (memoised per column graph). */
+function specIdsUpstream(g: DiGraph, nid: string): string[] {
+  let m = ancestorMemo.get(g);
+  if (!m) ancestorMemo.set(g, (m = new Map()));
+  let ids = m.get(nid);
+  if (!ids) {
+    const set = new Set<string>();
+    for (const a of g.ancestors(nid)) {
+      const id = g.nodes.get(a)!.expanded_spec_id;
+      if (id) set.add(id);
+    }
+    const own = g.nodes.get(nid)?.expanded_spec_id;
+    if (own) set.add(own);
+    ids = [...set];
+    m.set(nid, ids);
+  }
+  return ids;
+}
+
+function matchedIds(states: ColState[], side: TransformDatasetState, withInput: boolean, into: Set<string>): void {
   for (const st of states) {
     const p = side.paths[st.pathIndex]!;
-    const g = withInput ? p.colGraphWithInput : p.colGraph;
-    for (const a of g.ancestors(st.nid)) {
-      const id = g.nodes.get(a)!.expanded_spec_id;
-      if (id) out.add(id);
-    }
-    out.add(st.expandedSpecId);
+    for (const id of specIdsUpstream(withInput ? p.colGraphWithInput : p.colGraph, st.nid)) into.add(id);
+    into.add(st.expandedSpecId);
   }
-  return out;
 }
 
 /**
@@ -168,8 +183,8 @@ export function matchTransforms(gt: TransformDatasetState, sub: TransformDataset
   const vspecs1 = new Set<string>();
   const vspecs2 = new Set<string>();
   for (const h of valueHashes) {
-    for (const id of matchedIds(gt.valueHashes.get(h)!, gt, false)) vspecs1.add(id);
-    for (const id of matchedIds(sub.valueHashes.get(h)!, sub, false)) vspecs2.add(id);
+    matchedIds(gt.valueHashes.get(h)!, gt, false, vspecs1);
+    matchedIds(sub.valueHashes.get(h)!, sub, false, vspecs2);
   }
   const gspecs1 = new Set<string>();
   const gspecs2 = new Set<string>();
@@ -177,8 +192,8 @@ export function matchTransforms(gt: TransformDatasetState, sub: TransformDataset
     for (const e1 of gt.graphHashes.get(h)!) {
       for (const e2 of sub.graphHashes.get(h)!) {
         if (!isIsomorphic(e1.graph, e2.graph)) continue;
-        for (const id of matchedIds(e1.states, gt, true)) gspecs1.add(id);
-        for (const id of matchedIds(e2.states, sub, true)) gspecs2.add(id);
+        matchedIds(e1.states, gt, true, gspecs1);
+        matchedIds(e2.states, sub, true, gspecs2);
       }
     }
   }

@@ -1,0 +1,47 @@
+import { after, before, describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
+import { sharedData } from '../../../../helpers/shared.ts';
+import { startBladePython, type BladePython } from '../../../../../src/core/eval/blade/python.ts';
+import { loadBladeGroundTruth, scoreBladeRun } from '../../../../../src/core/eval/blade/score.ts';
+import { referencePath, verifiedReferencePath } from '../../../../../src/core/eval/blade/reference-path.ts';
+import { LoupeInputError } from '../../../../../src/core/util/errors.ts';
+
+const DATASETS = ['affairs', 'amtl', 'caschools', 'hurricane', 'mortgage', 'panda_nuts', 'reading', 'teachingratings'];
+
+describe('BLADE ground-truth paths score themselves (real datasets)', () => {
+  let py: BladePython;
+  before(async () => {
+    py = await startBladePython();
+  });
+  after(async () => py.close());
+
+  for (const ds of DATASETS) {
+    it(`${ds}: single GT path and the model's full path both get transform-value precision 1.0; cvars and model match`, async (t) => {
+      const dir = sharedData('blade', 'datasets', ds);
+      if (!existsSync(join(dir, 'data.csv'))) return t.skip('data.csv not in this snapshot');
+      const gt = await loadBladeGroundTruth(dir, py);
+      assert.ok(gt.counts.numTspecs > 0);
+      assert.deepEqual(gt.problems, [], 'every GT spec executes');
+      const single = referencePath(gt.annotations, { scope: 'single-path' });
+      const s1 = await scoreBladeRun({ analysis: single.analysis }, gt, { python: py });
+      assert.equal(s1.transform.status, 'ok', s1.transform.error);
+      assert.ok(s1.metrics.transformValue.denominator > 0);
+      assert.equal(s1.metrics.transformValue.precision, 1, JSON.stringify(s1.transform.units.map((u) => [u.verb, u.mapping])));
+      const best = await verifiedReferencePath(gt, py);
+      assert.equal(best.transformValuePrecision, 1);
+      const s2 = await scoreBladeRun({ analysis: best.analysis }, gt, { python: py });
+      assert.equal(s2.metrics.transformValue.precision, 1);
+      assert.equal(s2.metrics.cvar.precision, 1, 'GT cvar texts match themselves exactly');
+      assert.equal(s2.metrics.model.precision, 1, `model ${s2.model.extracted.name} matches a GT name`);
+      // coverage items are real GT expanded ids
+      for (const id of s2.metrics.transformValue.gtItems) assert.ok(gt.transforms.expandedIdToSpec.has(id));
+    });
+  }
+
+  it('soccer (no data.csv in the mirror) fails with an error naming data.csv', async () => {
+    const dir = sharedData('blade', 'datasets', 'soccer');
+    await assert.rejects(loadBladeGroundTruth(dir, py), (e: unknown) => e instanceof LoupeInputError && /data\.csv/.test(e.message));
+  });
+});
