@@ -4,8 +4,7 @@
  */
 import { join } from 'node:path';
 import * as vscode from 'vscode';
-import * as suites from '../core/suites/index.ts';
-import type { Block, Suite } from '../core/suites/index.ts';
+import { createTaskWorkspace, type Block, type Suite } from '../core/suites/index.ts';
 import type { LoupeContext } from './context.ts';
 import { suiteRegistry } from './suites.ts';
 import { isBlockNode } from './views/benchmarks-view.ts';
@@ -20,8 +19,6 @@ export interface OpenTaskArgs {
   /** false: only create the folder and return its path (tests). */
   open?: boolean;
 }
-
-type CreateTaskWorkspace = (block: Block, dir: string) => unknown;
 
 /** The folder of a block's task workspace: `<runsDirectory>/tasks/<suite id>/<block id>`. */
 export function taskWorkspaceDir(runsDirectory: string, suite: Suite, block: Block): string {
@@ -70,13 +67,14 @@ export async function openTaskAsWorkspace(ctx: LoupeContext, arg?: unknown): Pro
     pair = await pickBlock(ctx);
   }
   if (!pair) return undefined;
-  const create = (suites as unknown as { createTaskWorkspace?: CreateTaskWorkspace }).createTaskWorkspace;
-  if (typeof create !== 'function') throw new Error('This build has no task workspace support (core createTaskWorkspace missing)');
-  const dir = taskWorkspaceDir(ctx.runsDirectory, pair.suite, pair.block);
-  const made = await create(pair.block, dir);
-  const folder = typeof made === 'string' ? made : (made as { dir?: string; root?: string; workspace?: string } | undefined)?.dir ??
-    (made as { root?: string } | undefined)?.root ?? (made as { workspace?: string } | undefined)?.workspace ?? dir;
-  ctx.log.info(`task workspace for ${pair.block.id}: ${folder}`);
+  if (!pair.block.runnable) {
+    const go = 'Create Anyway';
+    const why = pair.block.problems.slice(0, 3).join('; ');
+    if (opts.open !== false && await vscode.window.showWarningMessage(`${pair.block.title} is not runnable: ${why}`, go) !== go) return undefined;
+  }
+  const made = createTaskWorkspace(pair.block, taskWorkspaceDir(ctx.runsDirectory, pair.suite, pair.block));
+  const folder = made.dir;
+  ctx.log.info(`task workspace for ${pair.block.id}: ${folder} (${made.files.length} files, ${made.mode})`);
   if (opts.open === false) return folder;
   let newWindow = opts.newWindow;
   if (newWindow === undefined) {

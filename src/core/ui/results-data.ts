@@ -82,10 +82,11 @@ function longdaSection(runs: RunRecord[], scores: Map<string, StoredScore>, stor
     const ids = rs.map((r) => r.id);
     const sc = rs.map((r) => ({ r, s: scores.get(r.id) }));
     const withScore = sc.filter((x) => x.s);
-    const n = withScore.reduce((k, x) => k + (num(x.s?.summary.n) ?? 0), 0);
+    const queries = (x: { s?: StoredScore }) => num(x.s?.summary.queries) ?? num(x.s?.summary.n) ?? undefined;
+    const n = withScore.reduce((k, x) => k + (queries(x) ?? 0), 0);
     const pending = withScore.reduce((k, x) => k + (x.s?.pending ?? 0), 0);
     const rate = (key: string): MetricCell => ({
-      value: wmean(withScore.map((x) => ({ v: num(x.s?.summary[key]), w: num(x.s?.summary.n) ?? undefined }))),
+      value: wmean(withScore.map((x) => ({ v: num(x.s?.summary[key]), w: queries(x) }))),
       n: n || undefined, runIds: withScore.map((x) => x.r.id), pending: pending || undefined,
     });
     const blocks = new Set(rs.map((r) => r.blockId)).size || 1;

@@ -51,7 +51,7 @@ describe('results data', () => {
       const score = scoreLongda(block, answers);
       saveScore(store.db, {
         runId: id, benchmark: 'longda', judgeId: 'none', options: { tolerance: 0.05, list_scoring: 'partial' },
-        summary: { n: score.n, coverage: score.coverage, match: score.match }, detail: score, pending: 0, scoredAt: new Date().toISOString(),
+        summary: { queries: score.n, coverage: score.coverage, match: score.match }, detail: score, pending: 0, scoredAt: new Date().toISOString(),
       });
     }
     const s = buildResultsState(store, 'mem');
