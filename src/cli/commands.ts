@@ -2,8 +2,10 @@
 import { demoCommand } from './demo.ts';
 import { doctorCommand } from './doctor.ts';
 import { indexCommand } from './index-cmd.ts';
+import { reportCommand } from './report.ts';
 import { runCommand } from './run.ts';
+import { scoreCommand } from './score.ts';
 import { searchCommand } from './search.ts';
 import type { CliCommand } from './types.ts';
 
-export const commands: CliCommand[] = [doctorCommand, indexCommand, searchCommand, runCommand, demoCommand];
+export const commands: CliCommand[] = [doctorCommand, indexCommand, searchCommand, runCommand, demoCommand, scoreCommand, reportCommand];

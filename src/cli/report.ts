@@ -1,0 +1,51 @@
+import { writeFileSync } from 'node:fs';
+import { parseArgs } from 'node:util';
+import { buildReport, renderHtml, renderMarkdown } from '../core/eval/report.ts';
+import { aggregateScores, scoreStoredRun, type RunScore } from '../core/eval/score-run.ts';
+import { ExactOnlyJudge } from '../core/eval/judges/index.ts';
+import { listScores, SqliteJudgementStore } from '../core/eval/store.ts';
+import { openStore } from '../core/store/run-store.ts';
+import type { Suite } from '../core/suites/types.ts';
+import { UsageError, type CliCommand } from './types.ts';
+
+const USAGE = `loupe report --store FILE [--format md|html] [--out FILE] [--suite S] [--suite-root DIR]
+  Uses the latest score saved by 'loupe score' for each run; LongDA runs without a saved score are
+  scored on the spot (no judge needed). Runs of other benchmarks without a saved score are listed as
+  not scored. Writes to stdout unless --out is given.`;
+
+export const reportCommand: CliCommand = {
+  name: 'report',
+  summary: 'write a results report (Markdown or HTML with Vega-Lite plots) from scored runs',
+  usage: USAGE,
+  async run(argv, io) {
+    const { values } = parseArgs({ args: argv, options: { store: { type: 'string' }, format: { type: 'string' }, out: { type: 'string' }, suite: { type: 'string' }, 'suite-root': { type: 'string' }, title: { type: 'string' } } });
+    if (!values.store) throw new UsageError('--store FILE is required');
+    const format = values.format ?? 'md';
+    if (format !== 'md' && format !== 'html') throw new UsageError(`--format must be md or html, got '${format}'`);
+    const store = openStore(values.store);
+    let runs: RunScore[] = [];
+    try {
+      const saved = new Map<string, RunScore>();
+      for (const s of listScores(store.db)) if (!saved.has(s.runId)) saved.set(s.runId, s.detail as RunScore); // newest first
+      const judge = new ExactOnlyJudge(new SqliteJudgementStore(store.db));
+      const suites = new Map<string, Promise<Suite>>();
+      for (const r of store.listRuns(values.suite ? { suite: values.suite } : {}).reverse()) {
+        const s = saved.get(r.id);
+        if (s) runs.push(s);
+        else if (r.suite === 'longda') runs.push(await scoreStoredRun(store, r.id, { judge, suites, ...(values['suite-root'] ? { suiteRoot: values['suite-root'] } : {}) }));
+        else runs.push({ runId: r.id, suite: r.suite, blockId: r.blockId, model: r.model ?? r.agent, agent: r.agent, status: r.status, benchmark: r.suite, judgeId: 'none', options: {}, summary: {}, pending: 0, unjudged: 0, detail: null, error: 'not scored yet (run loupe score)' });
+      }
+    } finally {
+      store.close();
+    }
+    runs = runs.filter(Boolean);
+    const aggs = await aggregateScores(runs.filter((r) => !r.error));
+    const model = buildReport(runs, aggs, values.title ?? 'Loupe results');
+    const text = format === 'md' ? renderMarkdown(model) : await renderHtml(model);
+    if (values.out) {
+      writeFileSync(values.out, text);
+      io.out(`wrote ${values.out} (${runs.length} runs, ${model.sections.length} benchmarks)\n`);
+    } else io.out(text);
+    return 0;
+  },
+};

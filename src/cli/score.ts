@@ -1,0 +1,169 @@
+import { parseArgs } from 'node:util';
+import { aggregateScores, bladeContext, scoreStoredRun, validateOptionNames, type RunScore, type ScoreAggregate } from '../core/eval/score-run.ts';
+import { ExactOnlyJudge, HumanJudge, LlmJudge, type Judge, type JudgementStore } from '../core/eval/judges/index.ts';
+import { lexicalEmbedder, openAiEmbedder, type CaptionEmbedder } from '../core/eval/analystbench.ts';
+import { saveScore, SqliteJudgementStore } from '../core/eval/store.ts';
+import { openStore } from '../core/store/run-store.ts';
+import type { Suite } from '../core/suites/types.ts';
+import { streamLogger } from '../core/util/log.ts';
+import { UsageError, type CliCommand, type CliIo } from './types.ts';
+
+const USAGE = `loupe score --store FILE (--run ID | --all) [--suite S] [--suite-root DIR]
+            [--judge none|llm|human] [--judge-model M --judge-base-url URL --judge-api-key-env VAR]
+            [--embeddings-model M [--embeddings-base-url URL]] [--option name=value ...] [--no-save] [--json]
+  --judge none (default): only identical-text shortcuts are decided; items that need judgement stay unjudged.
+  --judge llm: an OpenAI-compatible endpoint (temperature 0, JSON verdicts, cached in the store by prompt hash).
+  --judge human: items wait as pending for the annotation panel; scores say how many are pending.
+  options: LongDA tolerance=0.05 tolerance_floor=1 list_scoring=partial|strict coverage=comparable|structural
+           DDR scenario=mimic|10k|globem empty_insights=zero|drop no_insight_filter=substring|exact
+               lenient=scenario|always|never hallucination=on|off novelty_seed=N novelty_ties=half|ignore
+           AnalystBench checklist_normalisation=mean20|rescaled hallucination_aggregate=micro|macro
+               figure_threshold=0.5 figure_assignment=any|one-to-one source_chars=12000
+           BLADE model_cvar_alternatives=all-specs|representative model_cvar_check=strict|blade
+               failed_runs=zero|drop coverage_key=id|name k=10 samples=1000 seed=0
+  --json prints { judge, options, runs: [...], aggregates: [...] }; rates are fractions in [0, 1].
+  Scores are saved in the store (table scores) unless --no-save.`;
+
+/** Parses repeated `--option name=value`. */
+export function parseOptionPairs(pairs: readonly string[] | undefined): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const p of pairs ?? []) {
+    const at = p.indexOf('=');
+    if (at <= 0) throw new UsageError(`--option expects name=value, got '${p}'`);
+    out[p.slice(0, at).trim()] = p.slice(at + 1).trim();
+  }
+  return out;
+}
+
+/** Builds the judge chosen on the command line. */
+export function judgeFromArgs(v: { judge?: string; 'judge-model'?: string; 'judge-base-url'?: string; 'judge-api-key-env'?: string }, store: JudgementStore, env: NodeJS.ProcessEnv): Judge {
+  const kind = v.judge ?? 'none';
+  if (kind === 'none') return new ExactOnlyJudge(store);
+  if (kind === 'human') return new HumanJudge(store);
+  if (kind === 'llm') {
+    if (!v['judge-model'] || !v['judge-base-url']) throw new UsageError('--judge llm needs --judge-model and --judge-base-url');
+    const keyVar = v['judge-api-key-env'] ?? 'OPENAI_API_KEY';
+    return new LlmJudge({ baseUrl: v['judge-base-url'], model: v['judge-model'], apiKey: env[keyVar] ?? '' }, store);
+  }
+  throw new UsageError(`--judge must be none, llm or human, got '${kind}'`);
+}
+
+const pct = (x: number | null | undefined) => (x === null || x === undefined ? '—' : (100 * x).toFixed(2));
+const num = (x: number | null | undefined, d = 2) => (x === null || x === undefined ? '—' : x.toFixed(d));
+
+/** One text line per run. */
+export function runLine(s: RunScore): string {
+  const head = `${s.runId}  ${s.suite}/${s.blockId}  ${s.model}`;
+  if (s.error) return `${head}  ERROR: ${s.error}`;
+  const m = s.summary;
+  switch (s.benchmark) {
+    case 'longda':
+      return `${head}  match ${pct(m.match)}%  coverage ${pct(m.coverage)}% (structural ${pct(m.coverageStructural)}%)  ${m.answered}/${m.queries} answered  tokens ${m.inputTokens}+${m.outputTokens}  steps ${m.steps}`;
+    case 'ddr':
+      return `${head}  I_m acc ${pct(m.messageWiseAccuracy)}%  I_t acc ${pct(m.trajectoryWiseAccuracy)}%  coverage ${pct(m.coverage)}%  H_norm ${num(m.normalizedEntropy, 3)}  halluc ${pct(m.hallucinationRate)}%${s.pending ? `  (${s.pending} pending)` : ''}${s.unjudged - s.pending ? `  (${s.unjudged - s.pending} unjudged)` : ''}`;
+    case 'analystbench':
+      return `${head}  checklist ${num(m.checklistPercent)}%  halluc ${pct(m.hallucinationRate)}%  fig cov ${num(m.figureCoveragePercent)}%  fig quality ${num(m.figureQualityPercent)}${s.pending ? `  (${s.pending} pending)` : ''}`;
+    case 'blade':
+      return `${head}  precision cvar ${num(m.cvarPrecision, 3)} model ${num(m.modelPrecision, 3)} transform(value) ${num(m.transformValuePrecision, 3)} transform(graph) ${num(m.transformGraphPrecision, 3)}`;
+    default:
+      return head;
+  }
+}
+
+/** Aggregate lines. */
+export function aggregateLines(aggs: readonly ScoreAggregate[]): string[] {
+  const out: string[] = [];
+  for (const a of aggs) {
+    const ms = Object.entries(a.metrics).map(([k, v]) => `${k}=${v === null ? '—' : Number.isInteger(v) ? v : v.toFixed(4)}`).join('  ');
+    out.push(`${a.benchmark}  ${a.model}  runs ${a.runs}${a.failed ? ` (${a.failed} failed)` : ''}${a.pending ? `  pending ${a.pending}` : ''}\n    ${ms}\n    (${a.method})`);
+  }
+  return out;
+}
+
+/** Scores runs of a store; shared by `loupe score` and `loupe report`. */
+export async function scoreRuns(opts: { storeFile: string; runIds?: string[]; suite?: string; suiteRoot?: string; judge: (js: JudgementStore) => Judge; options: Record<string, string>; embedder?: CaptionEmbedder; save: boolean; io?: CliIo }): Promise<{ judgeId: string; runs: RunScore[]; aggregates: ScoreAggregate[] }> {
+  const store = openStore(opts.storeFile);
+  const blade = bladeContext();
+  try {
+    const js = new SqliteJudgementStore(store.db);
+    const judge = opts.judge(js);
+    const ids = opts.runIds ?? store.listRuns(opts.suite ? { suite: opts.suite } : {}).map((r) => r.id).reverse();
+    const suites = new Map<string, Promise<Suite>>();
+    const log = opts.io ? streamLogger({ write: (s: string) => opts.io!.err(s) }, 'warn') : undefined;
+    const runs: RunScore[] = [];
+    for (const id of ids) {
+      const s = await scoreStoredRun(store, id, { judge, options: opts.options, suites, ...(opts.suiteRoot ? { suiteRoot: opts.suiteRoot } : {}), ...(opts.embedder ? { embedder: opts.embedder } : {}), ...(log ? { log } : {}) }, blade);
+      runs.push(s);
+      if (opts.save && !s.error) saveScore(store.db, { runId: s.runId, benchmark: s.benchmark, judgeId: s.judgeId, options: s.options, summary: s.summary, detail: s, pending: s.pending, scoredAt: new Date().toISOString() });
+    }
+    const aggregates = await aggregateScores(runs, judge, opts.options);
+    return { judgeId: judge.id, runs, aggregates };
+  } finally {
+    await blade.close();
+    store.close();
+  }
+}
+
+export const scoreCommand: CliCommand = {
+  name: 'score',
+  summary: 'score recorded runs the way their benchmark does (LongDA, DDR-Bench, AnalystBench, BLADE), with a judge of your choice',
+  usage: USAGE,
+  async run(argv, io) {
+    const { values } = parseArgs({
+      args: argv,
+      options: {
+        store: { type: 'string' }, run: { type: 'string', multiple: true }, all: { type: 'boolean' }, suite: { type: 'string' }, 'suite-root': { type: 'string' },
+        judge: { type: 'string' }, 'judge-model': { type: 'string' }, 'judge-base-url': { type: 'string' }, 'judge-api-key-env': { type: 'string' },
+        'embeddings-model': { type: 'string' }, 'embeddings-base-url': { type: 'string' },
+        option: { type: 'string', multiple: true }, 'no-save': { type: 'boolean' }, json: { type: 'boolean' },
+      },
+    });
+    if (!values.store) throw new UsageError('--store FILE is required');
+    if (!values.run?.length && !values.all) throw new UsageError('give --run ID (repeatable) or --all');
+    if (values.run?.length && values.all) throw new UsageError('--run and --all are exclusive');
+    const options = parseOptionPairs(values.option);
+    validateOptionNames(options);
+    const judgeArgs = { judge: values.judge, 'judge-model': values['judge-model'], 'judge-base-url': values['judge-base-url'], 'judge-api-key-env': values['judge-api-key-env'] };
+    judgeFromArgs(judgeArgs, { get: () => undefined, put: () => {}, listPending: () => [] }, io.env); // validate early
+    const embedder = values['embeddings-model']
+      ? openAiEmbedder({ baseUrl: values['embeddings-base-url'] ?? values['judge-base-url'] ?? '', model: values['embeddings-model'], apiKey: io.env[values['judge-api-key-env'] ?? 'OPENAI_API_KEY'] ?? '' })
+      : lexicalEmbedder();
+    const res = await scoreRuns({
+      storeFile: values.store,
+      ...(values.run?.length ? { runIds: values.run } : {}),
+      ...(values.suite ? { suite: values.suite } : {}),
+      ...(values['suite-root'] ? { suiteRoot: values['suite-root'] } : {}),
+      judge: (js) => judgeFromArgs(judgeArgs, js, io.env),
+      options,
+      embedder,
+      save: !values['no-save'],
+      io,
+    });
+    if (values.json) {
+      io.out(JSON.stringify({ judge: res.judgeId, options, runs: res.runs.map(jsonRun), aggregates: res.aggregates }, null, 2) + '\n');
+    } else {
+      io.out(`judge: ${res.judgeId}${Object.keys(options).length ? `   options: ${Object.entries(options).map(([k, v]) => `${k}=${v}`).join(' ')}` : ''}\n`);
+      for (const s of res.runs) io.out(runLine(s) + '\n');
+      const used = new Map(res.runs.filter((s) => !s.error).map((s) => [s.benchmark, s.options]));
+      for (const [b, o] of used) io.out(`options used (${b}): ${Object.entries(o).map(([k, v]) => `${k}=${typeof v === 'object' ? JSON.stringify(v) : String(v)}`).join(' ')}\n`);
+      io.out('\n' + aggregateLines(res.aggregates).join('\n') + '\n');
+    }
+    return res.runs.some((s) => s.error) ? 1 : 0;
+  },
+};
+
+/** The JSON shape of one run in `loupe score --json`: LongDA adds `coverage`, `match` and per-query `queries`. */
+export function jsonRun(s: RunScore): Record<string, unknown> {
+  const out: Record<string, unknown> = { runId: s.runId, suite: s.suite, blockId: s.blockId, model: s.model, agent: s.agent, status: s.status, benchmark: s.benchmark, judge: s.judgeId, options: s.options, pending: s.pending, unjudged: s.unjudged, summary: s.summary };
+  if (s.error) out.error = s.error;
+  if (s.benchmark === 'longda' && !s.error) {
+    const d = s.detail as { score: { coverage: number; match: number; rows: Array<Record<string, unknown>>; unknownQIds: string[] }; efficiency: unknown; heatmap: unknown };
+    out.coverage = d.score.coverage;
+    out.match = d.score.match;
+    out.queries = d.score.rows.map((r) => ({ qId: r.qId, answerStructure: r.answerStructure, rawAnswer: r.rawAnswer, given: r.given, expected: r.expected, coverage: r.coverage, coverageComparable: r.coverageComparable, coverageStructural: r.coverageStructural, match: r.match, matchPartial: r.matchPartial, matchStrict: r.matchStrict, absErr: r.absErr ?? null, hits: r.hits ?? null }));
+    out.unknownQIds = d.score.unknownQIds;
+    out.efficiency = d.efficiency;
+    out.heatmap = d.heatmap;
+  } else if (!s.error) out.detail = s.detail;
+  return out;
+}

@@ -1,0 +1,170 @@
+/**
+ * Results report (Markdown or self-contained HTML) from scored runs: aggregate tables per
+ * benchmark with the options and judges used, model × block tables, LongDA match vs tokens and
+ * tool-usage heatmaps, BLADE F1 with bootstrap CIs. Plots are Vega-Lite specs: embedded as JSON in
+ * both formats and rendered to inline SVG (vega, no browser) in HTML.
+ * Source: issue 8 "`loupe report`".
+ */
+import type { LongdaRunDetail, RunScore, ScoreAggregate } from './score-run.ts';
+import {
+  bladeCiRows, bladeCiSpec, heatmapSpec, heatmapsByModel, longdaMatchVsTokens, matchVsTokensSpec, metricsByModelBlock, modelBarSpec,
+  type ModelBlockTable, type ScoredRunRow, type VegaLiteSpec,
+} from './results.ts';
+
+/** One figure of the report. */
+interface Figure {
+  title: string;
+  spec: VegaLiteSpec;
+}
+
+/** Main metric per benchmark for model × block tables. */
+const MAIN_METRIC: Record<string, { key: string; label: string; percent: boolean }> = {
+  longda: { key: 'match', label: 'LongDA match', percent: true },
+  ddr: { key: 'messageWiseAccuracy', label: 'DDR message-wise accuracy', percent: true },
+  analystbench: { key: 'checklistPercent', label: 'AnalystBench checklist (%)', percent: false },
+  blade: { key: 'transformValuePrecision', label: 'BLADE transform precision (value)', percent: false },
+};
+
+const esc = (s: string) => s.replace(/[&<>"]/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;' })[c]!);
+const fmt = (v: number | null | undefined, percent: boolean) => (v === null || v === undefined || Number.isNaN(v) ? '—' : percent ? (v * 100).toFixed(2) : Number.isInteger(v) ? String(v) : v.toFixed(3));
+const PERCENT_KEYS = /^(coverage|coverageComparable|coverageStructural|match|matchPartial|matchStrict|messageWise.*|trajectoryWise.*|hallucinationRate|weightedF1.*)$/;
+
+/** Report content before rendering. */
+export interface ReportModel {
+  title: string;
+  generatedAt: string;
+  sections: Array<{ heading: string; notes: string[]; tables: Array<{ caption: string; header: string[]; rows: Array<Array<{ text: string; runIds?: string[] }>> }>; figures: Figure[] }>;
+}
+
+/**
+ * Builds the report content from run scores and their aggregates.
+ * @param runs per-run scores; `aggs` from `aggregateScores`. @returns sections with tables and Vega-Lite figures.
+ */
+export function buildReport(runs: readonly RunScore[], aggs: readonly ScoreAggregate[], title = 'Loupe results'): ReportModel {
+  const sections: ReportModel['sections'] = [];
+  const benchmarks = [...new Set(runs.map((r) => r.benchmark))].sort();
+  for (const b of benchmarks) {
+    const rs = runs.filter((r) => r.benchmark === b);
+    const ok = rs.filter((r) => !r.error);
+    const ag = aggs.filter((a) => a.benchmark === b);
+    const notes: string[] = [];
+    const judges = [...new Set(ok.map((r) => r.judgeId))];
+    notes.push(`Judge: ${judges.join(', ') || '—'}. Pending judgements: ${rs.reduce((s, r) => s + r.pending, 0)}; unjudged: ${rs.reduce((s, r) => s + r.unjudged, 0)}.`);
+    const optionSets = [...new Set(ok.map((r) => JSON.stringify(r.options)))];
+    for (const o of optionSets) notes.push(`Options: ${Object.entries(JSON.parse(o) as Record<string, unknown>).map(([k, v]) => `${k}=${typeof v === 'object' ? JSON.stringify(v) : String(v)}`).join(', ')}`);
+    const failed = rs.filter((r) => r.error);
+    for (const f of failed) notes.push(`Run ${f.runId} not scored: ${f.error}`);
+    const keys = [...new Set(ag.flatMap((a) => Object.keys(a.metrics)))];
+    const tables: ReportModel['sections'][number]['tables'] = [{
+      caption: `Aggregate per model (${ag[0]?.method ?? ''}; rates in %)`,
+      header: ['model', 'runs', ...keys],
+      rows: ag.map((a) => [{ text: a.model }, { text: String(a.runs), runIds: a.runIds }, ...keys.map((k) => ({ text: fmt(a.metrics[k], PERCENT_KEYS.test(k)), runIds: a.runIds }))]),
+    }];
+    const main = MAIN_METRIC[b];
+    const figures: Figure[] = [];
+    if (main) {
+      const rows: ScoredRunRow[] = ok.map((r) => ({ runId: r.runId, suite: r.suite, blockId: r.blockId, model: r.model, metrics: r.summary }));
+      const t = metricsByModelBlock(rows, main.key);
+      tables.push(modelBlockTable(t, main.label, main.percent));
+      if (t.modelMeans.some((m) => m.value !== null)) figures.push({ title: main.label, spec: modelBarSpec(t, main.label, main.percent) });
+    }
+    if (b === 'longda' && ok.length) {
+      const mt = longdaMatchVsTokens(ok.map((r) => {
+        const d = r.detail as LongdaRunDetail;
+        return { runId: r.runId, model: r.model, inputTokens: d.efficiency.inputTokens, outputTokens: d.efficiency.outputTokens, matchSum: d.score.match * d.score.n, coverageSum: d.score.coverage * d.score.n, queries: d.score.n };
+      }));
+      if (mt.fit) notes.push(`Match vs tokens fit: match = ${mt.fit.a.toFixed(4)}·ln(tokens) + ${mt.fit.b.toFixed(4)} (R² ${mt.fit.r2.toFixed(3)}, models ${mt.fit.models.join(', ')}).`);
+      figures.push({ title: 'LongDA match vs total tokens', spec: matchVsTokensSpec(mt) });
+      const hms = heatmapsByModel(ok.map((r) => ({ runId: r.runId, model: r.model, steps: (r.detail as LongdaRunDetail).toolSteps ?? [] })), { tools: (ok[0]!.detail as LongdaRunDetail).heatmap.tools });
+      for (const h of hms) figures.push({ title: `Tool usage — ${h.model}`, spec: heatmapSpec(h.model, h.heatmap) });
+    }
+    if (b === 'blade') {
+      const withCi = ag.filter((a) => a.extra && typeof a.extra === 'object' && 'bootstrap' in (a.extra as object));
+      if (withCi.length) {
+        const rows = bladeCiRows(withCi.map((a) => ({ model: a.model, runIds: a.runIds, aggregate: a.extra as never })));
+        tables.push({
+          caption: 'BLADE per decision type: bootstrap mean [95% CI]',
+          header: ['model', 'type', 'precision', 'coverage', 'F1'],
+          rows: rows.map((r) => [{ text: r.model }, { text: r.type }, ...[r.precision, r.coverage, r.f1].map((x) => ({ text: Number.isFinite(x.mean) ? `${x.mean.toFixed(3)} [${x.lo.toFixed(3)}, ${x.hi.toFixed(3)}]` : '—', runIds: r.runIds }))]),
+        });
+        figures.push({ title: 'BLADE F1 by decision type', spec: bladeCiSpec(rows) });
+      }
+    }
+    sections.push({ heading: b, notes, tables, figures });
+  }
+  return { title, generatedAt: new Date().toISOString(), sections };
+}
+
+function modelBlockTable(t: ModelBlockTable, label: string, percent: boolean): ReportModel['sections'][number]['tables'][number] {
+  return {
+    caption: `${label} per model × block${percent ? ' (%)' : ''}`,
+    header: ['model', ...t.blocks, 'mean'],
+    rows: t.models.map((m) => [
+      { text: m },
+      ...t.blocks.map((b) => {
+        const c = t.cells.find((x) => x.model === m && x.block === b);
+        return c ? { text: fmt(c.value, percent), runIds: c.runIds } : { text: '' };
+      }),
+      (() => {
+        const mm = t.modelMeans.find((x) => x.model === m)!;
+        return { text: fmt(mm.value, percent), runIds: mm.runIds };
+      })(),
+    ]),
+  };
+}
+
+/**
+ * Renders the report as Markdown (Vega-Lite specs in ```vega-lite fences).
+ * @param r the report model. @returns Markdown text.
+ */
+export function renderMarkdown(r: ReportModel): string {
+  const out: string[] = [`# ${r.title}`, '', `Generated ${r.generatedAt}.`, ''];
+  for (const s of r.sections) {
+    out.push(`## ${s.heading}`, '');
+    for (const n of s.notes) out.push(`- ${n}`);
+    out.push('');
+    for (const t of s.tables) {
+      out.push(`**${t.caption}**`, '', `| ${t.header.join(' | ')} |`, `|${t.header.map(() => '---').join('|')}|`);
+      for (const row of t.rows) out.push(`| ${row.map((c) => c.text.replace(/\|/g, '\\|')).join(' | ')} |`);
+      out.push('');
+    }
+    for (const f of s.figures) out.push(`**${f.title}**`, '', '```vega-lite', JSON.stringify(f.spec), '```', '');
+  }
+  return out.join('\n');
+}
+
+/**
+ * Renders the report as one self-contained HTML page: tables (each number's title lists its runs),
+ * figures as inline SVG rendered with vega, and every Vega-Lite spec embedded as JSON.
+ * @param r the report model. @returns HTML text.
+ */
+export async function renderHtml(r: ReportModel): Promise<string> {
+  const vega = await import('vega');
+  const vl = await import('vega-lite');
+  const parts: string[] = [];
+  let fig = 0;
+  for (const s of r.sections) {
+    parts.push(`<h2>${esc(s.heading)}</h2><ul>${s.notes.map((n) => `<li>${esc(n)}</li>`).join('')}</ul>`);
+    for (const t of s.tables) {
+      parts.push(`<table><caption>${esc(t.caption)}</caption><thead><tr>${t.header.map((h) => `<th>${esc(h)}</th>`).join('')}</tr></thead><tbody>`);
+      for (const row of t.rows) parts.push(`<tr>${row.map((c) => `<td${c.runIds ? ` title="runs: ${esc(c.runIds.join(', '))}" data-runs="${esc(c.runIds.join(','))}"` : ''}>${esc(c.text)}</td>`).join('')}</tr>`);
+      parts.push('</tbody></table>');
+    }
+    for (const f of s.figures) {
+      let svg: string;
+      try {
+        const view = new vega.View(vega.parse(vl.compile(f.spec as never).spec), { renderer: 'none' });
+        svg = await view.toSVG();
+        view.finalize();
+      } catch (e) {
+        svg = `<p class="err">figure not rendered: ${esc((e as Error).message)}</p>`;
+      }
+      const id = `fig${fig++}`;
+      parts.push(`<figure id="${id}"><figcaption>${esc(f.title)}</figcaption>${svg}<script type="application/vnd.vega-lite+json" data-figure="${id}">${JSON.stringify(f.spec).replace(/</g, '\\u003c')}</script></figure>`);
+    }
+  }
+  return `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>${esc(r.title)}</title>
+<style>body{font:14px/1.45 system-ui,sans-serif;margin:2em;max-width:1200px}table{border-collapse:collapse;margin:1em 0}td,th{border:1px solid #ccc;padding:3px 8px;text-align:right}td:first-child,th:first-child{text-align:left}caption{text-align:left;font-weight:600;margin-bottom:4px}figure{margin:1.5em 0}figcaption{font-weight:600}.err{color:#a00}</style>
+</head><body><h1>${esc(r.title)}</h1><p>Generated ${esc(r.generatedAt)}.</p>${parts.join('\n')}</body></html>
+`;
+}
