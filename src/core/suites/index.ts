@@ -3,7 +3,7 @@
  * layout and returns the common {@link Suite} model. Source: issue 3; spec §1.2, §2.2, §3.2, §4.1.
  */
 import { LoupeInputError } from '../util/errors.ts';
-import type { LoadSuiteOptions, Suite, SuiteKind } from './types.ts';
+import type { BladeDecisionCounts, Block, LoadSuiteOptions, Suite, SuiteKind } from './types.ts';
 import { SUITE_KINDS } from './types.ts';
 import { loadLongda } from './longda/load.ts';
 import { loadBlade } from './blade/load.ts';
@@ -48,3 +48,39 @@ export function parseSuiteKind(s: string, subject = '--suite'): SuiteKind {
 }
 export { createGuard, PathNotVisibleError, visibleFiles, type LeakageGuard } from './guard.ts';
 export { createTaskWorkspace, publicItems, taskMarkdown, verifyNoHidden, readTaskMarker, TASK_MARKER, type PublicItem, type WorkspaceResult } from './workspace.ts';
+
+/** One line of `loupe blocks --json` (issue 3 "CLI"). */
+export interface BlockSummary {
+  id: string;
+  title: string;
+  suite: SuiteKind;
+  /** Number of items (queries, research question, MCQs, entity task, report task). */
+  items: number;
+  runnable: boolean;
+  problems: string[];
+  /** LongDA only. */
+  survey?: string;
+  source?: string;
+  /** BLADE / BLADE-MCQ only: ground-truth decision counts per type. */
+  decisions?: BladeDecisionCounts;
+  /** DDR only: checklist item count. */
+  checklistItems?: number;
+}
+
+/**
+ * Summarises a block for listings (CLI `--json`, Benchmarks view): no hidden content, only counts.
+ * @returns {@link BlockSummary}.
+ */
+export function summariseBlock(b: Block): BlockSummary {
+  return {
+    id: b.id,
+    title: b.title,
+    suite: b.suite,
+    items: b.items.length,
+    runnable: b.runnable,
+    problems: b.problems,
+    ...(b.longda ? { survey: b.longda.survey, source: b.longda.source } : {}),
+    ...(b.blade ? { decisions: b.blade.counts } : {}),
+    ...(b.ddr ? { checklistItems: b.ddr.checklistCount } : {}),
+  };
+}

@@ -1,0 +1,62 @@
+import { parseArgs } from 'node:util';
+import { loadSuite, parseSuiteKind, summariseBlock } from '../core/suites/index.ts';
+import { globToRegExp } from '../core/suites/glob.ts';
+import { UsageError, type CliCommand } from './types.ts';
+
+/** `loupe blocks`: lists the blocks of a benchmark suite on disk (issue 3 "CLI"). */
+export const blocksCommand: CliCommand = {
+  name: 'blocks',
+  summary: 'list the blocks of a benchmark suite (LongDA, BLADE, BLADE MCQ, DDR-Bench, AnalystBench-style) on disk',
+  usage:
+    'loupe blocks --suite <longda|blade|blade-mcq|ddr|analystbench> --root DIR [--entities TABLE.COLUMN] [--publications DIR] [--database FILE] [--tables GLOB,...] [--metadata DIR] [--json]',
+  async run(argv, io) {
+    const { values } = parseArgs({
+      args: argv,
+      options: {
+        suite: { type: 'string' },
+        root: { type: 'string' },
+        entities: { type: 'string' },
+        publications: { type: 'string' },
+        database: { type: 'string' },
+        metadata: { type: 'string' },
+        tables: { type: 'string' },
+        json: { type: 'boolean' },
+      },
+    });
+    if (!values.suite) throw new UsageError('--suite is required');
+    if (!values.root) throw new UsageError('--root is required');
+    const kind = parseSuiteKind(values.suite);
+    if (values.entities && kind !== 'ddr') throw new UsageError('--entities applies to --suite ddr only');
+    const tables = values.tables ? values.tables.split(',').map((g) => globToRegExp(g.trim(), '--tables')) : undefined;
+    let lastPct = -1;
+    const suite = await loadSuite(kind, values.root, {
+      ...(values.entities ? { entities: values.entities } : {}),
+      ...(values.publications ? { publications: values.publications } : {}),
+      ...(values.database ? { database: values.database } : {}),
+      ...(values.metadata ? { metadataDir: values.metadata } : {}),
+      ...(tables ? { tableFilter: (t: string) => tables.some((r) => r.test(t)) } : {}),
+      env: io.env,
+      onProgress: (p) => {
+        const pct = p.total ? Math.floor((100 * p.done) / p.total) : -1;
+        if (pct !== lastPct && pct % 10 === 0) io.err(`${p.phase} ${pct}% ${p.message ?? ''}\n`);
+        lastPct = pct;
+      },
+    });
+    if (values.json) {
+      io.out(JSON.stringify(suite.blocks.map(summariseBlock), null, 2) + '\n');
+      for (const p of suite.problems) io.err(`problem: ${p}\n`);
+      return 0;
+    }
+    const runnable = suite.blocks.filter((b) => b.runnable).length;
+    const items = suite.blocks.reduce((n, b) => n + b.items.length, 0);
+    io.out(`${suite.title} (${suite.id}, version ${suite.version}): ${suite.blocks.length} blocks, ${items} items, ${runnable} runnable\n`);
+    const w = Math.max(2, ...suite.blocks.map((b) => b.id.length));
+    for (const b of suite.blocks) {
+      const extra = b.ddr ? `, ${b.ddr.checklistCount} checklist items` : b.blade ? `, ${b.blade.counts.cvars.total} cvars/${b.blade.counts.transforms} transforms/${b.blade.counts.models} models` : '';
+      io.out(`${b.runnable ? '✔' : '✘'} ${b.id.padEnd(w)}  ${b.items.length} items${extra}${b.problems.length ? `, ${b.problems.length} problem(s)` : ''}\n`);
+      for (const p of b.problems) io.out(`    - ${p}\n`);
+    }
+    for (const p of suite.problems) io.out(`problem: ${p}\n`);
+    return 0;
+  },
+};
