@@ -1,6 +1,8 @@
 /** The table of `loupe` subcommands. Add new subcommands here (one file each under src/cli/). */
+import { blocksCommand } from './blocks.ts';
 import { demoCommand } from './demo.ts';
 import { doctorCommand } from './doctor.ts';
+import { fetchCommand } from './fetch.ts';
 import { indexCommand } from './index-cmd.ts';
 import { reportCommand } from './report.ts';
 import { runCommand } from './run.ts';
@@ -8,4 +10,4 @@ import { scoreCommand } from './score.ts';
 import { searchCommand } from './search.ts';
 import type { CliCommand } from './types.ts';
 
-export const commands: CliCommand[] = [doctorCommand, indexCommand, searchCommand, runCommand, demoCommand, scoreCommand, reportCommand];
+export const commands: CliCommand[] = [doctorCommand, indexCommand, searchCommand, runCommand, demoCommand, scoreCommand, reportCommand, blocksCommand, fetchCommand];
