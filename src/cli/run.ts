@@ -6,20 +6,28 @@ import { openStore, type RunStore } from '../core/store/run-store.ts';
 import { exportLongdaResults, exportTrajectoryJsonl } from '../core/store/export.ts';
 import { RunControl, type Budget } from '../core/agent/loop.ts';
 import { resumeBlockRun, startBlockRun, type AgentKind, type BlockRunOptions } from '../core/agent/runner.ts';
+import { parseToolSetOptions } from '../core/agent/benchmark-agents.ts';
+import { runReplayCommand } from './run-replay.ts';
 import type { LlmConfig } from '../core/agent/llm.ts';
 import type { AgentEvent } from '../core/agent/types.ts';
 import { streamLogger } from '../core/util/log.ts';
 import { UsageError, type CliCommand, type CliIo } from './types.ts';
 
 const USAGE = `loupe run --suite S --root DIR (--block ID | --blocks all|ID,ID) [--repeats N] [--concurrency K]
-          --agent llm|reference [--model M --base-url URL --api-key-env VAR] [--max-steps N]
+          --agent llm|reference|replay [--model M --base-url URL --api-key-env VAR] [--max-steps N]
           [--store FILE] [--resume RUN] [--json]
   model:   --temperature T --max-tokens N --reasoning-effort E --stream --timeout-ms N
            --price-in USD_PER_M --price-out USD_PER_M
   budget:  --max-steps N (default 100) --max-wall-ms N --max-total-tokens N --max-cost USD
   exports: --results DIR (LongDA results folder: answers_progress.csv, run_summary.json, ...)
            --trajectory DIR (one <runId>.jsonl per run)
-  reference agent: --reference-dir DIR (default benchmarks/<suite>/reference)
+  reference agent: --reference-dir DIR (default benchmarks/<suite>/reference); BLADE: submits a ground-truth path
+  replay:  --agent replay --run RUN re-executes RUN's python cells and SQL queries in a fresh sandbox,
+           stores the per-step comparison with the run; exit 1 when anything differs
+  DDR data: --entities TABLE.COLUMN --database FILE --metadata DIR (as for loupe blocks; give them again with --resume / replay)
+  tool options (BLADE / DDR / AnalystBench): --tool-option key=value (repeatable), e.g. finishRule=code,
+           insights=reasoning, emptyInsights=drop, python=false (DDR); input=sources|toc|template, template=FILE
+           (AnalystBench); useDataDescription=false (BLADE)
   kernel:  --sandbox bubblewrap|off (default bubblewrap) --python PATH --cell-timeout-ms N
   store:   --store FILE (default ./.loupe/runs.sqlite); run folders go next to it in runs/
   --json prints one line per run: { runId, suite, blockId, agent, status, steps, tokens, durationMs, answers }
@@ -96,7 +104,7 @@ export const runCommand: CliCommand = {
         'reasoning-effort': { type: 'string' }, stream: { type: 'boolean' }, 'timeout-ms': { type: 'string' }, 'price-in': { type: 'string' },
         'price-out': { type: 'string' }, 'max-wall-ms': { type: 'string' }, 'max-total-tokens': { type: 'string' }, 'max-cost': { type: 'string' },
         sandbox: { type: 'string' }, python: { type: 'string' }, 'cell-timeout-ms': { type: 'string' }, 'max-retries': { type: 'string' },
-        verbose: { type: 'boolean' }, 'reference-dir': { type: 'string' }, results: { type: 'string' }, trajectory: { type: 'string' },
+        verbose: { type: 'boolean' }, 'reference-dir': { type: 'string' }, run: { type: 'string' }, 'tool-option': { type: 'string', multiple: true }, entities: { type: 'string' }, database: { type: 'string' }, metadata: { type: 'string' }, results: { type: 'string' }, trajectory: { type: 'string' },
       },
     });
     const storeFile = resolve(io.cwd, v.store ?? join('.loupe', 'runs.sqlite'));
@@ -156,11 +164,16 @@ export const runCommand: CliCommand = {
     try {
       const referenceDir = v['reference-dir'] ? resolve(io.cwd, v['reference-dir']) : undefined;
       const kernel = { sandbox, python: v.python ?? io.env.LOUPE_PYTHON, cellTimeoutMs: num(v['cell-timeout-ms'], 'cell-timeout-ms') };
+      const suiteOpts = { ...(v.entities ? { entities: v.entities } : {}), ...(v.database ? { database: resolve(io.cwd, v.database) } : {}), ...(v.metadata ? { metadataDir: resolve(io.cwd, v.metadata) } : {}) };
+      if (v.agent === 'replay') {
+        if (!v.run) throw new UsageError('--agent replay needs --run RUN (the id of a recorded run)');
+        return await runReplayCommand({ store, runId: v.run, root: v.root, suiteOpts, kernel, log, io, json: !!v.json });
+      }
       if (v.resume) {
         const run = store.getRun(v.resume);
         if (!run) throw new UsageError(`--resume: no run '${v.resume}' in ${storeFile}`);
         const root = v.root ?? (run.params.suiteRoot as string);
-        const suite = await loadSuite(parseSuiteKind(run.suite), root);
+        const suite = await loadSuite(parseSuiteKind(run.suite), root, suiteOpts);
         const block = suite.blocks.find((b) => b.id === run.blockId);
         if (!block) throw new UsageError(`--resume: block ${run.blockId} not found under ${root}`);
         const control = new RunControl();
@@ -179,10 +192,11 @@ export const runCommand: CliCommand = {
       }
       if (!v.suite || !v.root) throw new UsageError('--suite and --root are required (or --resume RUN)');
       const agent = (v.agent ?? '') as AgentKind;
-      if (agent !== 'llm' && agent !== 'reference') throw new UsageError('--agent must be llm or reference');
+      if (agent !== 'llm' && agent !== 'reference') throw new UsageError('--agent must be llm, reference or replay');
       const llm = llmFrom(v.model, v['base-url']);
       if (agent === 'llm' && !llm) throw new UsageError('--agent llm needs --model (and usually --base-url)');
-      const suite: Suite = await loadSuite(parseSuiteKind(v.suite), v.root);
+      const suite: Suite = await loadSuite(parseSuiteKind(v.suite), v.root, suiteOpts);
+      const toolSetOptions = parseToolSetOptions(suite.kind, v['tool-option'] ?? []);
       let blocks: Block[];
       if (v.block && v.blocks) throw new UsageError('give --block or --blocks, not both');
       const spec = v.block ?? v.blocks;
@@ -208,7 +222,7 @@ export const runCommand: CliCommand = {
           controls.add(control);
           let runId: string | undefined;
           const opts: BlockRunOptions = {
-            store, suite, block: job.block, agent, llm, runsDir, kernel, budget, repeat: job.repeat, control, log, referenceDir,
+            store, suite, block: job.block, agent, llm, runsDir, kernel, budget, repeat: job.repeat, control, log, referenceDir, toolSetOptions,
             onEvent: progressPrinter(io, label), onRunCreated: (id) => { runId = id; io.err(`[${label}] run ${id} started\n`); },
           };
           try {

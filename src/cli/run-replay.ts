@@ -1,0 +1,67 @@
+/**
+ * `loupe run --agent replay --run RUN`: re-executes a recorded run's python cells and SQL queries in
+ * a fresh workspace and sandbox, stores the per-step comparison with the run (event `replay`) and
+ * prints it. Source: issue 6 "Reference and replay agents".
+ */
+import { dirname } from 'node:path';
+import { loadSuite, parseSuiteKind, type LoadSuiteOptions } from '../core/suites/index.ts';
+import type { RunStore } from '../core/store/run-store.ts';
+import { prepareWorkspace, type KernelSettings } from '../core/agent/runner.ts';
+import type { KernelLike } from '../core/agent/types.ts';
+import { replayStoredRun } from '../core/agent/benchmark-agents.ts';
+import type { Logger } from '../core/util/log.ts';
+import { UsageError, type CliIo } from './types.ts';
+
+/** The `--json` line of a replay. */
+export interface ReplayJsonLine {
+  runId: string;
+  suite: string;
+  blockId: string;
+  agent: 'replay';
+  status: 'match' | 'differences';
+  total: number;
+  matched: number;
+  steps: { stepIndex: number; actions: number; match: boolean }[];
+  durationMs: number;
+}
+
+/**
+ * Replays one stored run and prints the result.
+ * @returns exit code: 0 when every action matched, 1 otherwise.
+ * @throws UsageError when the run or its block cannot be found.
+ */
+export async function runReplayCommand(o: { store: RunStore; runId: string; root?: string; suiteOpts?: LoadSuiteOptions; kernel: KernelSettings; log: Logger; io: CliIo; json: boolean }): Promise<number> {
+  const run = o.store.getRun(o.runId);
+  if (!run) throw new UsageError(`--run: no run '${o.runId}' in ${o.store.file}`);
+  const root = o.root ?? (run.params.suiteRoot as string | undefined);
+  if (!root) throw new UsageError(`--run: run ${o.runId} does not record its suite root; pass --root`);
+  const suite = await loadSuite(parseSuiteKind(run.suite), root, o.suiteOpts ?? {});
+  const block = suite.blocks.find((b) => b.id === run.blockId);
+  if (!block) throw new UsageError(`--run: block ${run.blockId} not found under ${root}`);
+  o.io.err(`[${block.id}] replaying run ${run.id} in a fresh sandbox\n`);
+  const report = await replayStoredRun({
+    store: o.store,
+    runId: run.id,
+    block,
+    runDir: dirname(run.workspace),
+    prepare: (dir, b) => {
+      const { workspace, readOnlyPaths } = prepareWorkspace(dir, b);
+      const startKernel = async (): Promise<KernelLike> => {
+        const { PythonKernel, LONGTA_IMPORT_ALLOWLIST } = await import('../core/kernel/index.ts');
+        return PythonKernel.start({
+          cwd: workspace, sandbox: o.kernel.sandbox, python: o.kernel.python, readOnlyPaths, writablePaths: [dir], cellTimeoutMs: o.kernel.cellTimeoutMs,
+          memoryLimitMb: o.kernel.memoryLimitMb, importAllowlist: b.suite === 'longda' ? LONGTA_IMPORT_ALLOWLIST : undefined, log: o.log,
+        });
+      };
+      return { workspace, startKernel };
+    },
+  });
+  for (const a of report.actions.filter((x) => !x.match)) o.io.err(`[${block.id}] step ${a.stepIndex + 1} ${a.kind} differs: ${a.difference ?? ''}\n`);
+  const line: ReplayJsonLine = {
+    runId: run.id, suite: run.suite, blockId: run.blockId, agent: 'replay', status: report.allMatch ? 'match' : 'differences',
+    total: report.total, matched: report.matched, steps: report.steps, durationMs: report.durationMs,
+  };
+  if (o.json) o.io.out(JSON.stringify(line) + '\n');
+  else o.io.out(`${run.id}  ${run.blockId}  replay  ${line.status}  ${report.matched}/${report.total} actions match over ${report.steps.length} steps  ${(report.durationMs / 1000).toFixed(1)} s\n`);
+  return report.allMatch ? 0 : 1;
+}

@@ -1,0 +1,125 @@
+/**
+ * Wiring of the BLADE, BLADE-MCQ, DDR and AnalystBench tool sets and agents into the block runner
+ * (`runner.ts`) and `loupe run`: tool set per suite with named options, the BLADE reference model,
+ * the DDR insight wrapper and run completion, and replay of a stored run in a fresh workspace.
+ * Source: issue 6.
+ */
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import type { Block } from '../suites/types.ts';
+import type { RunStore } from '../store/run-store.ts';
+import { LoupeInputError } from '../util/errors.ts';
+import type { ModelClient } from './loop.ts';
+import { messagesFromSteps } from './loop.ts';
+import type { KernelLike, ToolSet } from './types.ts';
+import { BladeReferenceModel } from './blade-reference.ts';
+import { createBladeToolSet } from './toolsets/blade.ts';
+import { createDdrToolSet, finishDdrRun, withDdrInsights, type DdrEmptyInsights, type DdrFinishRule, type DdrInsightMode } from './toolsets/ddr.ts';
+import { ANALYST_INPUT_SETTINGS, createAnalystToolSet, type AnalystInputSetting } from './toolsets/analystbench.ts';
+import { replayRun, type ReplayReport } from './replay.ts';
+
+/** Suites whose tool sets live here (LongDA's is `toolsets/longda.ts`). */
+export const BENCHMARK_SUITES = ['blade', 'blade-mcq', 'ddr', 'analystbench'] as const;
+
+/** Named tool-set options (`--tool-option key=value`), recorded in the run's params as `toolSetOptions`. */
+export type ToolSetOptions = Record<string, string>;
+
+const ALLOWED: Record<string, Record<string, readonly string[] | 'path' | 'bool'>> = {
+  blade: { useDataDescription: 'bool' },
+  'blade-mcq': {},
+  ddr: { finishRule: ['paper', 'code'], emptyInsights: ['zero', 'drop'], insights: ['separate-call', 'reasoning'], python: 'bool', forcedSummary: 'bool' },
+  analystbench: { input: ANALYST_INPUT_SETTINGS, template: 'path' },
+};
+
+/**
+ * Parses `key=value` pairs and checks them against the suite's named options.
+ * @throws LoupeInputError('--tool-option') naming the bad key or value and the allowed ones.
+ */
+export function parseToolSetOptions(suite: string, pairs: string[]): ToolSetOptions {
+  const allowed = ALLOWED[suite] ?? {};
+  const out: ToolSetOptions = {};
+  for (const p of pairs) {
+    const i = p.indexOf('=');
+    if (i <= 0) throw new LoupeInputError('--tool-option', `expected key=value, got '${p}'`);
+    const k = p.slice(0, i);
+    const v = p.slice(i + 1);
+    const spec = allowed[k];
+    if (!spec) throw new LoupeInputError('--tool-option', `unknown option '${k}' for suite ${suite} (options: ${Object.keys(allowed).join(', ') || 'none'})`);
+    if (spec === 'bool' && v !== 'true' && v !== 'false') throw new LoupeInputError('--tool-option', `${k} must be true or false, got '${v}'`);
+    if (Array.isArray(spec) && !spec.includes(v)) throw new LoupeInputError('--tool-option', `${k} must be one of ${spec.join(', ')}, got '${v}'`);
+    out[k] = v;
+  }
+  return out;
+}
+
+/**
+ * The tool set of a BLADE / BLADE-MCQ / DDR / AnalystBench block.
+ * @param o.maxSteps budget override; `options` named options (see {@link parseToolSetOptions}).
+ * @throws LoupeInputError for another suite or a bad option.
+ */
+export function benchmarkToolSet(block: Block, o: { maxSteps?: number; options?: ToolSetOptions } = {}): ToolSet {
+  const opt = o.options ?? {};
+  switch (block.suite) {
+    case 'blade':
+      return createBladeToolSet({ maxSteps: o.maxSteps, useDataDescription: opt.useDataDescription !== 'false' }) as ToolSet;
+    case 'blade-mcq':
+      // One call per question, no tools (runBladeMcqBlock); the tool set only names the prompt.
+      return { id: 'blade-mcq', tools: [], systemPrompt: 'blade-mcq: one call per question', buildBlockPrompt: (b) => (b as Block).items.map((i) => i.id).join(','), defaultMaxSteps: block.items.length };
+    case 'ddr':
+      return createDdrToolSet({ maxSteps: o.maxSteps, finishRule: opt.finishRule as DdrFinishRule | undefined, emptyInsights: opt.emptyInsights as DdrEmptyInsights | undefined, python: opt.python !== 'false' }) as ToolSet;
+    case 'analystbench':
+      return createAnalystToolSet({
+        maxSteps: o.maxSteps,
+        input: (opt.input as AnalystInputSetting | undefined) ?? (block.visible.tableOfContents ? 'toc' : 'sources'),
+        ...(opt.template ? { templateReport: readFileSync(opt.template, 'utf8') } : {}),
+      }) as ToolSet;
+    default:
+      throw new LoupeInputError('--suite', `no tool set for suite '${block.suite}' here`);
+  }
+}
+
+/**
+ * The `reference` agent for a non-LongDA block: BLADE submits a ground-truth path.
+ * @throws LoupeInputError for suites without a reference agent (DDR, AnalystBench, BLADE-MCQ).
+ */
+export function benchmarkReferenceModel(block: Block): ModelClient {
+  if (block.suite === 'blade') return new BladeReferenceModel(block);
+  throw new LoupeInputError('--agent', `there is no reference agent for suite '${block.suite}' (BLADE and LongDA have one)`);
+}
+
+/** Wraps the model for the suite's per-step extras (DDR: message-wise insight calls). */
+export function prepareBenchmarkModel(block: Block, model: ModelClient, store: RunStore, runId: string, toolSet: ToolSet, options: ToolSetOptions = {}): ModelClient {
+  if (block.suite === 'ddr' && options.insights !== 'reasoning' && model.model !== 'reference') {
+    return withDdrInsights(model as ModelClient & { complete: ModelClient['complete'] }, store, runId, toolSet.buildBlockPrompt(block)) as ModelClient;
+  }
+  return model;
+}
+
+/**
+ * After the loop: DDR records its result (I_t — with DDR's forced summary when the budget ended the
+ * run, unless `forcedSummary=false` —, I_m, touched fields) as the `ddr-result` run event.
+ * @param status the loop's final status.
+ */
+export async function completeBenchmarkRun(block: Block, store: RunStore, runId: string, model: ModelClient, toolSet: ToolSet, options: ToolSetOptions = {}, status = 'finished'): Promise<void> {
+  if (block.suite !== 'ddr') return;
+  const messages = messagesFromSteps(toolSet.systemPrompt, toolSet.buildBlockPrompt(block), store.getSteps(runId));
+  const flush = (model as { flushInsights?: (m: typeof messages) => Promise<void> }).flushInsights;
+  if (flush) await flush(messages);
+  await finishDdrRun(store, runId, {
+    finishRule: (options.finishRule as DdrFinishRule | undefined) ?? 'paper',
+    emptyInsights: options.emptyInsights as DdrEmptyInsights | undefined,
+    insights: (options.insights as DdrInsightMode | undefined) ?? 'separate-call',
+    ...(options.forcedSummary !== 'false' && status === 'budget_exhausted' ? { model, messages } : {}),
+  });
+}
+
+/**
+ * Replays a stored run in a fresh workspace and kernel (see {@link replayRun}); the report is stored
+ * with the run as a `replay` event.
+ * @param o.prepare makes the fresh workspace and returns its folder, the read-only paths and a kernel starter.
+ */
+export async function replayStoredRun(o: { store: RunStore; runId: string; block: Block; runDir: string; prepare: (runDir: string, block: Block) => { workspace: string; startKernel: () => Promise<KernelLike> } }): Promise<ReplayReport> {
+  const dir = join(o.runDir, `replay-${new Date().toISOString().replace(/[-:.]/g, '')}`);
+  const { startKernel } = o.prepare(dir, o.block);
+  return replayRun({ store: o.store, runId: o.runId, startKernel, ...(o.block.visible.database ? { database: o.block.visible.database.path } : {}) });
+}
