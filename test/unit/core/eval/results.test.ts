@@ -1,0 +1,66 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import {
+  bladeCiRows, bladeCiSpec, heatmapsByModel, heatmapSpec, longdaMatchVsTokens, matchVsTokensSpec, metricsByModelBlock, modelBarSpec,
+} from '../../../../src/core/eval/results.ts';
+import { buildReport, renderMarkdown } from '../../../../src/core/eval/report.ts';
+
+describe('eval/results data shaping', () => {
+  it('metrics per model × block average repeats and keep the run ids', () => {
+    const t = metricsByModelBlock([
+      { runId: 'a1', suite: 'longda', blockId: 'B1', model: 'm', metrics: { match: 0.5 } },
+      { runId: 'a2', suite: 'longda', blockId: 'B1', model: 'm', metrics: { match: 1 } },
+      { runId: 'a3', suite: 'longda', blockId: 'B2', model: 'm', metrics: { match: 0 } },
+      { runId: 'b1', suite: 'longda', blockId: 'B1', model: 'n', metrics: { match: null } },
+    ], 'match');
+    assert.deepEqual(t.models, ['m', 'n']);
+    assert.deepEqual(t.cells.find((c) => c.model === 'm' && c.block === 'B1'), { model: 'm', block: 'B1', value: 0.75, n: 2, runIds: ['a1', 'a2'] });
+    assert.equal(t.modelMeans.find((x) => x.model === 'm')!.value, 0.375);
+    assert.equal(t.modelMeans.find((x) => x.model === 'n')!.value, null);
+    assert.equal((modelBarSpec(t, 'x').data as { values: unknown[] }).values.length, 1);
+  });
+  it('match vs tokens pools runs per model and fits y = a·ln(x) + b (exact on log data; exclusions honoured)', () => {
+    const mk = (model: string, tokens: number, match: number) => ({ runId: model, model, inputTokens: tokens, outputTokens: 0, matchSum: match * 10, coverageSum: 10, queries: 10 });
+    const f = (x: number) => 0.1 * Math.log(x) - 1;
+    const d = longdaMatchVsTokens([mk('a', 1e6, f(1e6)), mk('b', 1e7, f(1e7)), mk('c', 1e8, f(1e8)), mk('outlier', 1e7, 0.99)], ['outlier']);
+    assert.ok(Math.abs(d.fit!.a - 0.1) < 1e-12);
+    assert.ok(Math.abs(d.fit!.b + 1) < 1e-10);
+    assert.ok(Math.abs(d.fit!.r2 - 1) < 1e-12);
+    assert.equal(d.points.length, 4);
+    const pooled = longdaMatchVsTokens([mk('a', 100, 1), { ...mk('a', 300, 0), runId: 'a2' }]);
+    assert.deepEqual(pooled.points[0], { model: 'a', totalTokens: 400, match: 0.5, coverage: 1, queries: 20, runIds: ['a', 'a2'] });
+    assert.equal(pooled.fit, null);
+    assert.equal((matchVsTokensSpec(d).layer as unknown[]).length, 2);
+  });
+  it('heatmaps per model pool trajectories', () => {
+    const h = heatmapsByModel([
+      { runId: 'r1', model: 'm', steps: [['prompt'], ['answer']] },
+      { runId: 'r2', model: 'm', steps: [['answer']] },
+    ], { bins: 2 });
+    assert.equal(h.length, 1);
+    assert.deepEqual(h[0]!.runIds, ['r1', 'r2']);
+    // r1: step1 → bin floor(1/2·2)=1, step2 → min(2,1)=1; r2: step1/1·2 → 1
+    assert.deepEqual(h[0]!.heatmap.counts[0], [0, 1]);
+    assert.deepEqual(h[0]!.heatmap.counts[5], [0, 2]);
+    assert.equal((heatmapSpec('m', h[0]!.heatmap).data as { values: unknown[] }).values.length, 7 * 2);
+  });
+  it('BLADE CI rows from aggregates', () => {
+    const iv = (m: number) => ({ mean: m, lo: m - 0.1, hi: m + 0.1 });
+    const rows = bladeCiRows([{ model: 'm', runIds: ['x'], aggregate: { bootstrap: { weightedF1: iv(0.4), perType: { cvar: { precision: iv(0.5), coverage: iv(0.3), f1: iv(0.37) } } } } }]);
+    assert.equal(rows.length, 2);
+    assert.deepEqual(rows[0]!.f1, { mean: 0.37, lo: 0.27, hi: 0.47 });
+    assert.equal(rows[1]!.type, 'weighted');
+    assert.equal((bladeCiSpec(rows).data as { values: unknown[] }).values.length, 2);
+  });
+  it('report lists failures, options and judges', () => {
+    const r = buildReport([
+      { runId: 'x', suite: 'ddr', blockId: 'p1', model: 'm', agent: 'llm', status: 'finished', benchmark: 'ddr', judgeId: 'human', options: { scenario: 'mimic' }, summary: { messageWiseAccuracy: 0.25 }, pending: 3, unjudged: 3, detail: null },
+      { runId: 'y', suite: 'ddr', blockId: 'p2', model: 'm', agent: 'llm', status: 'failed', benchmark: 'ddr', judgeId: 'human', options: {}, summary: {}, pending: 0, unjudged: 0, detail: null, error: 'boom' },
+    ], []);
+    const md = renderMarkdown(r);
+    assert.match(md, /Judge: human\. Pending judgements: 3/);
+    assert.match(md, /Options: scenario=mimic/);
+    assert.match(md, /Run y not scored: boom/);
+    assert.match(md, /\| m \| 25\.00 \|/);
+  });
+});
