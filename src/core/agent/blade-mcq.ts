@@ -68,3 +68,14 @@ export async function runBladeMcqBlock(o: { store: RunStore; runId: string; bloc
   store.updateRun(runId, { status, statusReason: reason, endedAt: new Date().toISOString(), addDurationMs: performance.now() - t0 });
   return { runId, status, reason, steps: stepIndex };
 }
+
+/**
+ * MCQ accuracy of a run: correct answers / questions asked (unparsed answers count as wrong).
+ * Source: spec §1.3.4 ("Unparseable answers count as wrong").
+ * @param block the `blade-mcq` block (its hidden `mcqs` hold the correct labels).
+ */
+export function bladeMcqAccuracy(block: Block, answers: BladeMcqAnswer[]): { correct: number; total: number; accuracy: number } {
+  const key = new Map((block.hidden.mcqs?.mcqs ?? []).map((m) => [m.id, m.correctLabel]));
+  const correct = answers.filter((a) => a.answer !== null && key.get(a.itemId) === a.answer).length;
+  return { correct, total: answers.length, accuracy: answers.length ? correct / answers.length : 0 };
+}
