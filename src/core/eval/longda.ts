@@ -594,8 +594,8 @@ export interface ToolHeatmap {
 
 /**
  * Builds LongDA Figure 8's heatmap data. Each trajectory is its list of steps after the task step
- * (step i is 1-based), each step the tool names it called. max_step = largest i with a tool call
- * (1 if none); bin = min(⌊(i / max_step)·bins⌋, bins−1); counts are summed over trajectories and
+ * (step i is 1-based), each step the tool names it called. max_step = largest i calling one of
+ * `tools` (1 if none; other names such as `final_answer` do not count, as in the figure script); bin = min(⌊(i / max_step)·bins⌋, bins−1); counts are summed over trajectories and
  * each bin column normalised to sum 1.
  * @param trajectories one entry per block trajectory: `steps[i-1]` = tool names called in step i.
  * @param opts `tools` (row order; default {@link LONGDA_TOOLS}), `bins` (default 20).
@@ -613,7 +613,7 @@ export function toolUsageHeatmap(trajectories: ReadonlyArray<ReadonlyArray<reado
   for (const steps of trajectories) {
     let maxStep = 0;
     steps.forEach((s, k) => {
-      if (s.length > 0) maxStep = k + 1;
+      if (s.some((t) => row.has(t))) maxStep = k + 1;
     });
     if (maxStep === 0) maxStep = 1;
     steps.forEach((s, k) => {

@@ -191,5 +191,9 @@ describe('eval/longda efficiency and tool usage', () => {
     const m19 = h.tools.map((_, t) => h.matrix[t]![19]);
     assert.deepEqual(m19, [0, 0, 0, 0, 0, 2 / 3, 1 / 3]);
     assert.equal(h.matrix[0]![0], 0);
+    // untracked tools (final_answer) do not move max_step: python at 1/2 → bin 10, answer at 2/2 → bin 19
+    const r = toolUsageHeatmap([[['python'], ['answer'], ['final_answer']]], { tools: ['python', 'answer'] });
+    assert.deepEqual(r.counts, [[0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0], [0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1]]);
+    assert.equal(r.otherCalls, 1);
   });
 });
