@@ -233,11 +233,11 @@ export async function startScriptedLlm(opts: ScriptedLlmOptions): Promise<Script
   }
 
   const server = createServer((req, res) => {
-    const url = req.url ?? '';
-    if (req.method === 'GET' && /\/models\/?$/.test(url)) {
+    const url = (req.url ?? '').replace(/\?.*$/, '');
+    if (req.method === 'GET' && /^\/v1\/models\/?$/.test(url)) {
       return sendJson(res, 200, { object: 'list', data: (opts.models ?? ['scripted-model']).map((id) => ({ id, object: 'model', created: 0, owned_by: 'loupe-test' })) });
     }
-    if (req.method === 'POST' && /\/chat\/completions\/?$/.test(url)) {
+    if (req.method === 'POST' && /^\/v1\/chat\/completions\/?$/.test(url)) {
       handleChat(req, res).catch((e: unknown) => {
         if (!res.headersSent) sendJson(res, 500, { error: { message: `scripted server: ${(e as Error).message}` } });
         else res.destroy();

@@ -138,6 +138,21 @@ export class LlmClient {
     return this.cfg.model;
   }
 
+  /**
+   * Lists the server's models (`GET /models`), e.g. for a "test connection" button.
+   * @returns model ids.
+   * @throws LlmError (`auth`, `not_found`, `connection`, ...) with a message free of the key.
+   */
+  async listModels(signal?: AbortSignal): Promise<string[]> {
+    try {
+      const ids: string[] = [];
+      for await (const m of this.client.models.list({ signal, timeout: this.cfg.timeoutMs ?? 30_000 })) ids.push(m.id);
+      return ids;
+    } catch (e) {
+      throw this.toLlmError(e, signal);
+    }
+  }
+
   /** Non-secret parameters, safe to store with a run. */
   publicParams(): Record<string, unknown> {
     const { apiKey: _k, ...rest } = this.cfg;

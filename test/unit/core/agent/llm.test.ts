@@ -121,3 +121,13 @@ test('llm: helpers — cost, Retry-After parsing, scrubbing', () => {
   assert.equal(parseRetryAfter(h({})), undefined);
   assert.equal(scrubSecret('a sk-abcdef b sk-abcdef', 'sk-abcdef'), 'a *** b ***');
 });
+
+test('llm: listModels reads /v1/models; a bad key gives a clear error', async () => {
+  const srv = await startScriptedLlm({ script: [], models: ['a', 'b'] });
+  try {
+    assert.deepEqual(await new LlmClient({ baseUrl: srv.baseUrl, model: 'a' }).listModels(), ['a', 'b']);
+    await assert.rejects(new LlmClient({ baseUrl: srv.baseUrl.replace(/\/v1$/, '/nope'), model: 'a' }).listModels(), (e: unknown) => e instanceof LlmError && e.kind === 'not_found');
+  } finally {
+    await srv.close();
+  }
+});

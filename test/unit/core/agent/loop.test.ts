@@ -126,6 +126,29 @@ test('loop: step budget, token budget, and no-tool-call streak', async () => {
   store.close();
 });
 
+test('loop: cost and wall-clock budgets', async () => {
+  const store = openStore(':memory:');
+  newRun(store, 'r1');
+  newRun(store, 'r2');
+  const turns: Turn[] = Array.from({ length: 10 }, () => ({ toolCalls: [call('echo', { text: 'x' })], usage: { prompt_tokens: 1000, completion_tokens: 100 } }));
+  await withServer(turns, async (url) => {
+    // each call costs (1000·1 + 100·10)/1e6 = $0.002
+    const priced = new LlmClient({ baseUrl: url, model: 'm', pricePerMillionInput: 1, pricePerMillionOutput: 10 });
+    const r = await runAgent(opts(store, url, { model: priced, budget: { maxCostUsd: 0.005 } }));
+    assert.equal(r.status, 'budget_exhausted');
+    assert.match(r.reason, /cost budget/);
+    assert.equal(r.steps, 3);
+    assert.ok(Math.abs(store.getRun('r1')!.costUsd! - 0.006) < 1e-9);
+  });
+  await withServer(turns, async (url) => {
+    const r = await runAgent(opts(store, url, { runId: 'r2', budget: { maxWallMs: 120 } }));
+    assert.equal(r.status, 'budget_exhausted');
+    assert.match(r.reason, /wall clock budget/);
+    assert.ok(r.steps >= 1 && r.steps < 10, String(r.steps));
+  }, 50);
+  store.close();
+});
+
 test('loop: a termination rule (DDR-style FINISH:) ends the run as finished', async () => {
   const store = openStore(':memory:');
   newRun(store);
