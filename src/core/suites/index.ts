@@ -84,3 +84,6 @@ export function summariseBlock(b: Block): BlockSummary {
     ...(b.ddr ? { checklistItems: b.ddr.checklistCount } : {}),
   };
 }
+export { saveChecklist, type ChecklistInput } from './ddr/checklist.ts';
+export { importCsvFolder, findTableFiles, type ImportResult } from './ddr/import.ts';
+export { fetchSuite, getSource, FETCHABLE, type FetchResult, type SuiteSourceDef } from './fetch.ts';

@@ -54,6 +54,35 @@ export function firstInvalidUtf8Line(buf: Buffer): { line: number; offset: numbe
   return { line, offset: start };
 }
 
+/**
+ * Every line (1-based) holding bytes that are not valid UTF-8.
+ * @returns sorted line numbers ([] for a valid buffer).
+ */
+export function invalidUtf8Lines(buf: Buffer): number[] {
+  const dec = new TextDecoder('utf-8', { fatal: true });
+  try {
+    dec.decode(buf);
+    return [];
+  } catch {
+    // find them line by line
+  }
+  const out: number[] = [];
+  let start = 0;
+  let line = 1;
+  while (start <= buf.length) {
+    let end = buf.indexOf(0x0a, start);
+    if (end < 0) end = buf.length;
+    try {
+      dec.decode(buf.subarray(start, end));
+    } catch {
+      out.push(line);
+    }
+    start = end + 1;
+    line++;
+  }
+  return out;
+}
+
 /** One parsed CSV record with its 1-based line span in the file. */
 export interface CsvRow {
   /** Column name → cell text. */
@@ -65,9 +94,10 @@ export interface CsvRow {
 }
 
 /**
- * Parses a CSV file with a header row. Malformed records (wrong field count, broken quotes) are
- * skipped and reported as `file:line N: ...` problems; the other rows stay usable.
- * @param file absolute path (used in messages and, if `text` is not given, read strictly as UTF-8).
+ * Parses a CSV file with a header row. Malformed records (wrong field count, broken quotes) and
+ * records with bytes that are not valid UTF-8 are skipped and reported as `file:N: ...` problems;
+ * the other rows stay usable.
+ * @param file absolute path (used in messages and read when `text` is not given).
  * @param opts `requiredColumns` must appear in the header (else LoupeInputError naming the file).
  * @returns rows, header and problems.
  * @throws LoupeInputError for an unreadable / non-UTF-8 file, an empty file, or missing required columns.
@@ -76,9 +106,21 @@ export function parseCsvFile(
   file: string,
   opts: { text?: string; requiredColumns?: string[] } = {},
 ): { header: string[]; rows: CsvRow[]; problems: string[] } {
-  const text = opts.text ?? readUtf8(file);
-  if (text.trim() === '') throw new LoupeInputError(file, 'empty CSV file');
   const problems: string[] = [];
+  let badLines: number[] = [];
+  let text = opts.text;
+  if (text === undefined) {
+    let buf: Buffer;
+    try {
+      buf = readFileSync(file);
+    } catch (e) {
+      throw new LoupeInputError(file, `cannot read: ${(e as Error).message}`);
+    }
+    badLines = invalidUtf8Lines(buf);
+    if (badLines[0] === 1) throw new LoupeInputError(`${file}:1`, 'header row is not valid UTF-8');
+    text = buf.toString('utf8').replace(/^\uFEFF/, '');
+  }
+  if (text.trim() === '') throw new LoupeInputError(file, 'empty CSV file');
   let raw: { record: string[]; info: { lines: number; records: number } }[];
   try {
     raw = parse(text, {
@@ -108,6 +150,11 @@ export function parseCsvFile(
     prevEnd = r.info.lines;
     if (r.record.length !== header.length) {
       problems.push(`${file}:${start}: malformed CSV record: ${r.record.length} fields, header has ${header.length}`);
+      continue;
+    }
+    const bad = badLines.find((l) => l >= start && l <= r.info.lines);
+    if (bad !== undefined) {
+      problems.push(`${file}:${bad}: not valid UTF-8; record skipped`);
       continue;
     }
     const cells: Record<string, string> = {};

@@ -57,7 +57,7 @@ export function stripColumnPrefix(c: string): string {
  * @throws LoupeInputError when the file is unreadable, not UTF-8, empty, or has no `spec_id` column.
  */
 export function parseBladeAnnotations(file: string): { annotations: BladeAnnotations; problems: string[] } {
-  const { header, rows, problems } = parseCsvFile(file, { text: readUtf8(file), requiredColumns: ['spec_id'] });
+  const { header, rows, problems } = parseCsvFile(file, { requiredColumns: ['spec_id'] });
   if (!JSON_COLUMNS.some((c) => header.includes(c))) throw new LoupeInputError(`${file}:1`, `no BLADE spec columns (expected some of ${JSON_COLUMNS.join(', ')})`);
   const out: BladeAnnotations = { file, transforms: [], conceptualVars: [], models: [], transformReviews: [], cvarReviews: [] };
   for (const r of rows) {

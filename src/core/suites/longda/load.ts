@@ -8,7 +8,7 @@ import { basename, dirname, join, resolve } from 'node:path';
 import { LoupeInputError } from '../../util/errors.ts';
 import { nullLogger } from '../../util/log.ts';
 import type { Block, LoadSuiteOptions, LongdaQuery, Suite, VisibleFile } from '../types.ts';
-import { fileSize, isDir, isFile, listFilesRecursive, parseCsvFile, posixRelative, readUtf8, safeId } from '../util.ts';
+import { fileSize, isDir, isFile, listFilesRecursive, parseCsvFile, posixRelative, safeId } from '../util.ts';
 import { readFetchStamp } from '../stamp.ts';
 import { parseAnswerStructure, parseGroundTruth } from './parse.ts';
 import publicationMap from '../../../../benchmarks/longda/publications.json' with { type: 'json' };
@@ -42,7 +42,7 @@ export function loadLongda(root: string, opts: LoadSuiteOptions = {}): Suite {
   const log = opts.log ?? nullLogger;
   const dir = resolveLongdaRoot(root);
   const csvFile = join(dir, 'benchmark.csv');
-  const { rows, problems: csvProblems } = parseCsvFile(csvFile, { text: readUtf8(csvFile), requiredColumns: REQUIRED });
+  const { rows, problems: csvProblems } = parseCsvFile(csvFile, { requiredColumns: REQUIRED });
   const suiteProblems: string[] = [...csvProblems];
   const stamp = readFetchStamp(dir) ?? readFetchStamp(dirname(dir));
   const suiteId = `longda:${safeId(basename(dir) === 'benchmark' ? basename(dirname(dir)) : basename(dir))}`;

@@ -161,13 +161,18 @@ describe('suites/blade bad input', () => {
     const p = s.blocks.find((b) => b.id === 'plants')!;
     assert.ok(p.problems.some((x) => x.startsWith(f) && /malformed CSV/i.test(x)), p.problems.join('\n'));
   });
-  it('reports a non-UTF-8 annotations.csv naming the file and line; the block stays listed', async () => {
+  it('skips an annotations.csv row with non-UTF-8 bytes naming file and line; the rest is parsed', async () => {
     const root = copyPlants('latin1');
     const f = join(root, 'plants', 'annotations.csv');
-    writeFileSync(f, Buffer.concat([readFileSync(f), Buffer.from([0x63, 0x61, 0x66, 0xe9, 0x0a])]));
+    const text = readFileSync(f, 'utf8');
+    const i = text.indexOf('Drop plants');
+    writeFileSync(f, Buffer.concat([Buffer.from(text.slice(0, i)), Buffer.from([0x44, 0x72, 0xf6, 0x70]), Buffer.from(text.slice(i + 4))]));
     const s = await loadSuite('blade', root);
     const p = s.blocks.find((b) => b.id === 'plants')!;
-    assert.ok(p.problems.some((x) => x.startsWith(`${f}:`) && /UTF-8/.test(x)), p.problems.join('\n'));
+    assert.ok(p.problems.includes(`${f}:4: not valid UTF-8; record skipped`), p.problems.join('\n'));
+    assert.deepEqual(p.hidden.annotations!.transforms.map((t) => t.specId), ['ROOT_SPEC_ID', 't_light']);
+    assert.ok(p.problems.some((x) => /depends on unknown spec t_filter/.test(x)));
+    assert.equal(p.hidden.annotations!.models.length, 2);
     assert.equal(s.blocks.length, 2);
   });
   it('reports broken info.json and broken mcq_dataset.json', async () => {

@@ -6,6 +6,7 @@ import { after, describe, it } from 'node:test';
 import Database from 'better-sqlite3';
 import { loadSuite, type DdrEntityItem, type Progress } from '../../../../src/core/suites/index.ts';
 import { importCsvFolder } from '../../../../src/core/suites/ddr/import.ts';
+import { saveChecklist } from '../../../../src/core/suites/ddr/checklist.ts';
 import { LoupeInputError } from '../../../../src/core/util/errors.ts';
 import { sharedData } from '../../../helpers/shared.ts';
 
@@ -84,6 +85,19 @@ describe('suites/ddr on the MIMIC-IV demo (CSV.gz folder imported into SQLite)',
     const r = await importCsvFolder(demo, db, { tableFilter: (t) => FEW.has(t) });
     assert.equal(r.reused, true);
     assert.equal(r.tables.find((t) => t.table === 'hosp_patients')!.rows, 100);
+  });
+  it('authors a checklist for a block that had none; the block then carries it', async () => {
+    const qa = join(tmp, 'demo-qa.json');
+    assert.equal(saveChecklist(qa, '10000032', [{ question: "What is the patient's sex?", answer: 'Female' }, { question: 'How many admissions?', answer: '4', sourceText: 'hosp_admissions' }]), 1);
+    const s2 = await loadSuite('ddr', demo, { entities: 'patients.subject_id', database: db, tableFilter: (t) => FEW.has(t), checklist: qa });
+    const b = s2.blocks.find((x) => x.ddr!.entityId === '10000032')!;
+    assert.equal(b.ddr!.checklistCount, 2);
+    assert.equal(b.hidden.checklist![1]!.sourceText, 'hosp_admissions');
+    assert.ok(b.hidden.files.includes(qa));
+    saveChecklist(qa, '10000032', [{ question: 'Sex?', answer: 'F' }]);
+    const s3 = await loadSuite('ddr', demo, { entities: 'patients.subject_id', database: db, tableFilter: (t) => FEW.has(t), checklist: qa });
+    assert.equal(s3.blocks.find((x) => x.ddr!.entityId === '10000032')!.ddr!.checklistCount, 1);
+    assert.throws(() => saveChecklist(qa, '1', [{ question: '', answer: 'x' }]), LoupeInputError);
   });
   it('reports that the DDR MIMIC checklist entities are not in the demo', () => {
     assert.ok(s.problems.some((p) => /qa\.json: 100 checklist entities are not in the entity list/.test(p)));

@@ -135,10 +135,17 @@ describe('suites/longda bad input', () => {
     assert.equal(s.blocks[1]!.runnable, true);
   });
 
-  it('rejects a non-UTF-8 benchmark.csv naming the file and line', async () => {
-    const csv = Buffer.concat([Buffer.from(HEADER + 'S1,Pub,1,Q1,single_number,,1\nS1,Pub,2,Caf'), Buffer.from([0xe9]), Buffer.from(',single_number,,2\n')]);
+  it('skips a row with non-UTF-8 bytes naming the file and line; other rows and blocks stay usable', async () => {
+    const csv = Buffer.concat([Buffer.from(HEADER + 'S1,Pub,1,Q1,single_number,,1\nS1,Pub,2,Caf'), Buffer.from([0xe9]), Buffer.from(',single_number,,2\nS1,Other,1,Q,single_number,,7\n')]);
     const root = makeRoot('latin1', csv);
-    await assert.rejects(loadSuite('longda', root), (e: unknown) => e instanceof LoupeInputError && e.subject === `${join(root, 'benchmark.csv')}:3` && /UTF-8/.test(e.message));
+    const s = await loadSuite('longda', root);
+    assert.ok(s.problems.includes(`${join(root, 'benchmark.csv')}:3: not valid UTF-8; record skipped`), s.problems.join('\n'));
+    assert.deepEqual(s.blocks.map((b) => b.items.length), [1, 1]);
+  });
+
+  it('rejects a benchmark.csv whose header is not UTF-8', async () => {
+    const root = makeRoot('latin1-header', Buffer.concat([Buffer.from('survey,s'), Buffer.from([0xf6]), Buffer.from('urce\n')]));
+    await assert.rejects(loadSuite('longda', root), (e: unknown) => e instanceof LoupeInputError && e.subject === `${join(root, 'benchmark.csv')}:1` && /UTF-8/.test(e.message));
   });
 
   it('rejects an empty folder and a root that is not LongDA', async () => {
