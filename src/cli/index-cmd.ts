@@ -7,7 +7,7 @@ import { UsageError, type CliCommand } from './types.ts';
 export const indexCommand: CliCommand = {
   name: 'index',
   summary: 'build the documentation index of a folder (PDF/text/CSV/XLSX units, BM25) and report skipped files',
-  usage: 'loupe index --root DIR [--suite longda] [--survey NAME] [--cache DIR] [--json]',
+  usage: 'loupe index --root DIR [--suite longda] [--survey NAME] [--cache DIR] [--workers N] [--json]',
   async run(argv, io) {
     const { values } = parseArgs({
       args: argv,
@@ -16,12 +16,15 @@ export const indexCommand: CliCommand = {
         suite: { type: 'string' },
         survey: { type: 'string' },
         cache: { type: 'string' },
+        workers: { type: 'string', default: '2' },
         json: { type: 'boolean' },
       },
     });
     if (!values.root) throw new UsageError('--root is required');
+    const workers = Number(values.workers);
+    if (!Number.isInteger(workers) || workers < 1) throw new UsageError('--workers must be a positive integer');
     const files = suiteDocFiles(values.root, values.suite, values.survey);
-    const idx = await openDocIndex({ root: values.root, cacheDir: values.cache ?? defaultDocsCacheDir(io.env), files });
+    const idx = await openDocIndex({ root: values.root, cacheDir: values.cache ?? defaultDocsCacheDir(io.env), files, extractWorkers: workers });
     try {
       let last = 0;
       const rep = await idx.build({

@@ -38,12 +38,18 @@ if (parts.has('cold')) {
     if (r.error) throw r.error;
   }
   const pdftotextMs = performance.now() - t;
+  const cpu0 = process.cpuUsage();
   rmSync(cache, { recursive: true, force: true });
   t = performance.now();
-  const idx = await openDocIndex({ root: bench, cacheDir: cache, files });
+  const workers = Number(process.env.DOCS_PERF_WORKERS ?? 2);
+  const idx = await openDocIndex({ root: bench, cacheDir: cache, files, extractWorkers: workers });
   const rep = await idx.build();
   const coldMs = performance.now() - t;
+  const cpu = process.cpuUsage(cpu0);
   idx.close();
+  // pdftotext's CPU time, for a comparison that does not depend on the machine's load
+  const tm = spawnSync('bash', ['-c', `TIMEFORMAT='%U %S'; time (for f in "$@"; do pdftotext -q "$f" - >/dev/null; done)`, '_', ...pdfs.map((f) => join(bench, f))], { encoding: 'utf8' });
+  const [pu, ps] = (tm.stderr.trim().split('\n').at(-1) ?? '').split(' ').map(Number);
   report.cold = {
     pdfs: pdfs.length,
     files: rep.files.length,
@@ -54,6 +60,14 @@ if (parts.has('cold')) {
     loupeMs: Math.round(coldMs),
     ratioVsPdftotext: round(coldMs / pdftotextMs),
     goalRatio: 3,
+    extractWorkers: workers,
+    phases: rep.phases,
+    loadAverage: (await import('node:os')).loadavg().map((x) => round(x, 1)),
+    cpu: {
+      pdftotextUserSysS: round((pu ?? NaN) + (ps ?? NaN)),
+      loupeProcessUserSysS: round((cpu.user + cpu.system) / 1e6),
+      note: 'process.cpuUsage covers every thread of this process, including the extraction workers',
+    },
     peakRssMB: Math.round(process.resourceUsage().maxRSS / 1024),
     goalPeakRssMB: 600,
     skippedFiles: rep.skipped,

@@ -13,6 +13,8 @@ import { createHash } from 'node:crypto';
 import { mkdirSync, readFileSync, readdirSync, renameSync, statSync, existsSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { isAbsolute, join, relative, resolve, sep } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { Worker } from 'node:worker_threads';
 import Database from 'better-sqlite3';
 import { LoupeInputError, errorMessage } from '../util/errors.ts';
 import { RANK_BM25_DEFAULTS, okapiIdf, rawIdf } from './bm25.ts';
@@ -173,6 +175,10 @@ class DocIndexImpl implements DocIndex {
   private unitCache = new Map<string, string[]>();
   private unitLru: string[] = [];
   private scratch = new Float64Array(0);
+  private phases: Record<string, number> | undefined;
+  /** keyword search: per content hash, the lowercased units joined by "\n" and each unit's start offset */
+  private lowerCache = new Map<string, { text: string; starts: Int32Array }>();
+  private lowerChars = 0;
 
   constructor(opts: DocIndexOptions) {
     this.opts = opts;
@@ -306,65 +312,65 @@ class DocIndexImpl implements DocIndex {
     const putUnit = this.db.prepare('INSERT INTO units(hash, idx, text) VALUES (?, ?, ?)');
     let extracted = 0;
     let reused = 0;
-    for (let i = 0; i < paths.length; i++) {
-      signal?.throwIfAborted();
-      const rel = paths[i]!;
-      progress({ phase: 'extract', done: i, total: paths.length, file: rel });
-      signal?.throwIfAborted();
-      const abs = join(this.root, rel);
-      let st;
-      try {
-        st = statSync(abs);
-      } catch {
-        continue;
-      }
-      const row = getFile.get(rel);
-      if (row && row.size === st.size && row.mtime === st.mtimeMs) {
-        if (row.hash === '' && row.skipped) {
+    const pool = new ExtractPool(this.opts.extractWorkers ?? 1, signal);
+    try {
+      for (let i = 0; i < paths.length; i++) {
+        signal?.throwIfAborted();
+        const rel = paths[i]!;
+        progress({ phase: 'extract', done: i, total: paths.length, file: rel });
+        signal?.throwIfAborted();
+        const abs = join(this.root, rel);
+        let st;
+        try {
+          st = statSync(abs);
+        } catch {
+          continue;
+        }
+        const row = getFile.get(rel);
+        if (row && row.size === st.size && row.mtime === st.mtimeMs) {
+          if (row.hash === '' && row.skipped) {
+            reused++;
+            continue;
+          }
+          const c = getContent.get(row.hash);
+          if (c && c.version === EXTRACTOR_VERSION) {
+            reused++;
+            continue;
+          }
+        }
+        if (!unitKindFor(rel)) {
+          // unsupported types are reported without reading them
+          const base = rel.slice(rel.lastIndexOf('/') + 1);
+          putFile.run(rel, '', st.size, st.mtimeMs, null, 0, null, `unsupported file type "${base.includes('.') ? base.slice(base.lastIndexOf('.')) : '(no extension)'}"`);
           reused++;
           continue;
         }
-        const c = getContent.get(row.hash);
+        const data = readFileSync(abs);
+        const hash = createHash('sha256').update(data).digest('hex');
+        const c = getContent.get(hash);
         if (c && c.version === EXTRACTOR_VERSION) {
+          putFile.run(rel, hash, st.size, st.mtimeMs, c.kind, c.n_units, c.note, c.error);
           reused++;
           continue;
         }
+        await pool.submit(rel, data, (res) => {
+          const units = res.doc?.units ?? [];
+          const kind = res.doc?.kind ?? null;
+          const note = res.doc?.note ?? null;
+          const error = res.doc ? null : (res.error ?? 'extraction failed');
+          this.db.transaction(() => {
+            delUnits.run(hash);
+            units.forEach((u, idx) => putUnit.run(hash, idx, u));
+            putContent.run(hash, EXTRACTOR_VERSION, kind, units.length, note, error);
+            putFile.run(rel, hash, st.size, st.mtimeMs, kind, units.length, note, error);
+          })();
+          extracted++;
+        });
       }
-      if (!unitKindFor(rel)) {
-        // unsupported types are reported without reading them
-        const base = rel.slice(rel.lastIndexOf('/') + 1);
-        putFile.run(rel, '', st.size, st.mtimeMs, null, 0, null, `unsupported file type "${base.includes('.') ? base.slice(base.lastIndexOf('.')) : '(no extension)'}"`);
-        reused++;
-        continue;
-      }
-      const data = readFileSync(abs);
-      const hash = createHash('sha256').update(data).digest('hex');
-      const c = getContent.get(hash);
-      if (c && c.version === EXTRACTOR_VERSION) {
-        putFile.run(rel, hash, st.size, st.mtimeMs, c.kind, c.n_units, c.note, c.error);
-        reused++;
-        continue;
-      }
-      let kind: string | null = null;
-      let units: string[] = [];
-      let note: string | null = null;
-      let error: string | null = null;
-      try {
-        const doc = await extractUnits(rel, data, { signal });
-        kind = doc.kind;
-        units = doc.units;
-        note = doc.note ?? null;
-      } catch (e) {
-        if (signal?.aborted) throw signal.reason ?? e;
-        error = e instanceof LoupeInputError ? e.message.slice(e.subject.length + 2) : `extraction failed: ${errorMessage(e)}`;
-      }
-      this.db.transaction(() => {
-        delUnits.run(hash);
-        units.forEach((u, idx) => putUnit.run(hash, idx, u));
-        putContent.run(hash, EXTRACTOR_VERSION, kind, units.length, note, error);
-        putFile.run(rel, hash, st.size, st.mtimeMs, kind, units.length, note, error);
-      })();
-      extracted++;
+      await pool.drain();
+    } finally {
+      await pool.settle();
+      pool.close();
     }
     // forget files that disappeared or left the allowlist
     const keep = new Set(paths);
@@ -376,12 +382,17 @@ class DocIndexImpl implements DocIndex {
     signal?.throwIfAborted();
     const rows = this.fileRows(paths);
     const indexed = rows.filter((r) => !r.skipped && r.kind);
+    const tIndex = performance.now();
+    const phases: Record<string, number> = { extractMs: Math.round(tIndex - t0) };
     for (const mode of ['bm25', 'longta'] as const) {
       signal?.throwIfAborted();
       progress({ phase: 'index', done: mode === 'bm25' ? 0 : 1, total: 2 });
+      const tm = performance.now();
       this.rankers.set(mode, this.ensureRanker(mode, indexed, signal));
+      phases[`${mode}RankerMs`] = Math.round(performance.now() - tm);
     }
     this.gc();
+    this.phases = phases;
     progress({ phase: 'done', done: paths.length, total: paths.length });
     this.lastReport = this.makeReport(rows, missingAllowed, extracted, reused, performance.now() - t0);
     return this.lastReport;
@@ -414,7 +425,9 @@ class DocIndexImpl implements DocIndex {
       files.push(f);
       units += r.n_units;
     }
-    return { root: this.root, cachePath: this.cachePath, files, skipped, units, chunks: bm?.n ?? 0, extracted, reused, ms: Math.round(ms) };
+    const rep: IndexReport = { root: this.root, cachePath: this.cachePath, files, skipped, units, chunks: bm?.n ?? 0, extracted, reused, ms: Math.round(ms) };
+    if (this.phases) rep.phases = this.phases;
+    return rep;
   }
 
   private fingerprint(mode: RankMode, files: FileRow[]): string {
@@ -603,6 +616,35 @@ class DocIndexImpl implements DocIndex {
     return units;
   }
 
+  private lowerOf(hash: string): { text: string; starts: Int32Array } {
+    const hit = this.lowerCache.get(hash);
+    if (hit) {
+      // refresh LRU position
+      this.lowerCache.delete(hash);
+      this.lowerCache.set(hash, hit);
+      return hit;
+    }
+    const units = this.db
+      .prepare<[string], { text: string }>('SELECT text FROM units WHERE hash = ? ORDER BY idx')
+      .all(hash)
+      .map((r) => r.text);
+    const starts = new Int32Array(units.length);
+    let off = 0;
+    units.forEach((u, i) => {
+      starts[i] = off;
+      off += u.length + 1;
+    });
+    const entry = { text: units.join('\n').toLowerCase(), starts };
+    this.lowerCache.set(hash, entry);
+    this.lowerChars += entry.text.length;
+    for (const [k, v] of this.lowerCache) {
+      if (this.lowerChars <= MAX_KEYWORD_CACHE_CHARS || k === hash) break;
+      this.lowerCache.delete(k);
+      this.lowerChars -= v.text.length;
+    }
+    return entry;
+  }
+
   private unitText(hash: string, idx: number): string {
     const cached = this.unitCache.get(hash);
     if (cached) return cached[idx] ?? '';
@@ -677,18 +719,38 @@ class DocIndexImpl implements DocIndex {
     const hits: DocHit[] = [];
     const lines: string[] = [];
     let total = 0;
+    const needle = keyword.toLowerCase();
+    const simple = needle.length === keyword.length && !/[\n\r]/.test(keyword) && needle !== '';
     for (const t of targets) {
       const kind = t.row.kind as UnitKind;
+      const emit = (ui: number, text: string, s: number, e: number) => {
+        total++;
+        if (hits.length >= limit) return;
+        const w = contextWindow(text, s, e, contextChars);
+        hits.push({ file: t.rel, unit: unitLabel(kind, ui), unitIndex: ui, start: s, end: e, score: 1, snippet: w.snippet });
+        lines.push(`${path ? '' : `[${t.shown}] `}${unitLabel(kind, ui)}: ...${w.snippet}...`);
+      };
+      if (simple) {
+        // fast path: one indexOf scan over the file's lowercased units, offsets mapped back to units
+        const low = this.lowerOf(t.row.hash);
+        let at = low.text.indexOf(needle);
+        while (at >= 0) {
+          const ui = upperBound(low.starts, at) - 1;
+          const s = at - low.starts[ui]!;
+          const text = this.unitText(t.row.hash, ui);
+          if (text.length === (ui + 1 < low.starts.length ? low.starts[ui + 1]! - 1 : low.text.length) - low.starts[ui]!) {
+            emit(ui, text, s, s + needle.length);
+          } else {
+            for (const [a, b] of findAllCaseInsensitive(text, keyword)) if (a === s) emit(ui, text, a, b);
+          }
+          at = low.text.indexOf(needle, at + needle.length);
+        }
+        continue;
+      }
       const units = this.unitsOfHash(t.row.hash);
       for (let ui = 0; ui < units.length; ui++) {
         const text = units[ui]!;
-        for (const [s, e] of findAllCaseInsensitive(text, keyword)) {
-          total++;
-          if (hits.length >= limit) continue;
-          const w = contextWindow(text, s, e, contextChars);
-          hits.push({ file: t.rel, unit: unitLabel(kind, ui), unitIndex: ui, start: s, end: e, score: 1, snippet: w.snippet });
-          lines.push(`${path ? '' : `[${t.shown}] `}${unitLabel(kind, ui)}: ...${w.snippet}...`);
-        }
+        for (const [s, e] of findAllCaseInsensitive(text, keyword)) emit(ui, text, s, e);
       }
     }
     const where = path ? `[${path}] ` : '';
@@ -807,13 +869,12 @@ class DocIndexImpl implements DocIndex {
       }
     }
     // top k: score desc; ties by chunk id desc (numpy argsort reversed), as rank_bm25's get_top_n
-    const order = touched.filter((id) => scores[id]! > 0 || mode === 'longta');
-    order.sort((a, b2) => scores[b2]! - scores[a]! || b2 - a);
-    let top = order.slice(0, k);
+    const better = (a: number, b2: number) => scores[a]! > scores[b2]! || (scores[a] === scores[b2] && a > b2);
+    let top = topK(touched, k, better, mode === 'bm25' ? (id) => scores[id]! > 0 : undefined);
     if (mode === 'longta' && top.length < k) {
       // rank_bm25 returns k chunks even when fewer have a positive score: the rest in argsort order
       const picked = new Set(top);
-      const negatives = order.filter((id) => scores[id]! < 0);
+      const negatives = touched.filter((id) => scores[id]! < 0).sort((a, b2) => (better(a, b2) ? -1 : 1));
       top = top.filter((id) => scores[id]! >= 0);
       for (let id = hi - 1; id >= lo && top.length < k; id--) {
         if (picked.has(id) || !inCorpus(id)) continue;
@@ -847,6 +908,163 @@ class DocIndexImpl implements DocIndex {
     this.unitCache.clear();
     if (this.db.open) this.db.close();
   }
+}
+
+/**
+ * The k best ids by `better` (a strict order), best first, using a size-k binary min-heap: O(n log k).
+ * @param keep optional filter applied before ranking.
+ */
+function topK(ids: readonly number[], k: number, better: (a: number, b: number) => boolean, keep?: (id: number) => boolean): number[] {
+  const heap: number[] = []; // heap[0] is the worst of the kept ones
+  const worse = (a: number, b: number) => better(b, a);
+  const up = (i: number) => {
+    while (i > 0) {
+      const p = (i - 1) >> 1;
+      if (!worse(heap[i]!, heap[p]!)) break;
+      [heap[i], heap[p]] = [heap[p]!, heap[i]!];
+      i = p;
+    }
+  };
+  const down = (i: number) => {
+    for (;;) {
+      const l = 2 * i + 1;
+      const r = l + 1;
+      let m = i;
+      if (l < heap.length && worse(heap[l]!, heap[m]!)) m = l;
+      if (r < heap.length && worse(heap[r]!, heap[m]!)) m = r;
+      if (m === i) return;
+      [heap[i], heap[m]] = [heap[m]!, heap[i]!];
+      i = m;
+    }
+  };
+  if (k <= 0) return [];
+  for (const id of ids) {
+    if (keep && !keep(id)) continue;
+    if (heap.length < k) {
+      heap.push(id);
+      up(heap.length - 1);
+    } else if (better(id, heap[0]!)) {
+      heap[0] = id;
+      down(0);
+    }
+  }
+  return heap.sort((a, b) => (better(a, b) ? -1 : better(b, a) ? 1 : 0));
+}
+
+type ExtractResult = { doc?: { kind: UnitKind; units: string[]; note?: string }; error?: string };
+
+/**
+ * Runs unit extraction with bounded concurrency: in this thread (1) or in worker threads (> 1, when
+ * the worker module is available next to this file, i.e. when running from source). `submit` waits
+ * for a free slot; results are handed to their callback in this thread (SQLite writes stay here).
+ */
+class ExtractPool {
+  private readonly size: number;
+  private readonly signal: AbortSignal | undefined;
+  private readonly workers: Worker[] = [];
+  private readonly idle: Worker[] = [];
+  private inflight = new Set<Promise<void>>();
+  private nextId = 1;
+  private waiting = new Map<number, (r: ExtractResult) => void>();
+
+  constructor(size: number, signal?: AbortSignal) {
+    this.size = Math.max(1, Math.floor(size));
+    this.signal = signal;
+    if (this.size > 1) {
+      try {
+        const url = new URL('./extract-worker.ts', import.meta.url);
+        if (!existsSync(fileURLToPath(url))) return;
+        for (let i = 0; i < this.size; i++) {
+          const w = new Worker(url);
+          w.on('message', (m: ExtractResult & { id: number }) => {
+            const cb = this.waiting.get(m.id);
+            this.waiting.delete(m.id);
+            this.idle.push(w);
+            cb?.(m);
+          });
+          w.on('error', () => {
+            /* a crashed worker fails its job through 'exit' below */
+          });
+          w.on('exit', () => {
+            for (const [id, cb] of this.waiting) {
+              if ((w as unknown as { jobs?: Set<number> }).jobs?.has(id)) cb({ error: 'extraction worker crashed' });
+            }
+          });
+          this.workers.push(w);
+          this.idle.push(w);
+        }
+      } catch {
+        // bundled build (no worker file): extract in this thread
+        this.close();
+      }
+    }
+  }
+
+  /** Starts extracting `data`; resolves once the job is queued (waits while all slots are busy). */
+  async submit(name: string, data: Uint8Array, done: (r: ExtractResult) => void): Promise<void> {
+    while (this.inflight.size >= this.size) await Promise.race(this.inflight);
+    this.signal?.throwIfAborted();
+    const job = this.run(name, data).then((r) => {
+      if (!this.signal?.aborted || r.doc) done(r);
+    });
+    const tracked = job.finally(() => this.inflight.delete(tracked));
+    this.inflight.add(tracked);
+  }
+
+  private run(name: string, data: Uint8Array): Promise<ExtractResult> {
+    const w = this.idle.pop();
+    if (!w) {
+      return extractUnits(name, data, { signal: this.signal }).then(
+        (doc) => ({ doc }),
+        (e: unknown) => {
+          if (this.signal?.aborted) return { error: 'aborted' };
+          return { error: e instanceof LoupeInputError ? e.message.slice(e.subject.length + 2) : `extraction failed: ${errorMessage(e)}` };
+        },
+      );
+    }
+    const id = this.nextId++;
+    const jobs = ((w as unknown as { jobs?: Set<number> }).jobs ??= new Set());
+    jobs.add(id);
+    return new Promise((resolve) => {
+      this.waiting.set(id, (r) => {
+        jobs.delete(id);
+        resolve(r);
+      });
+      const copy = new Uint8Array(data);
+      w.postMessage({ id, name, data: copy }, [copy.buffer]);
+    });
+  }
+
+  /** Waits for every started job (their callbacks have run when this resolves). */
+  async drain(): Promise<void> {
+    while (this.inflight.size) await Promise.all(this.inflight);
+    this.signal?.throwIfAborted();
+  }
+
+  /** Waits for every started job without throwing (used before closing on abort or error). */
+  async settle(): Promise<void> {
+    while (this.inflight.size) await Promise.allSettled(this.inflight);
+  }
+
+  close(): void {
+    for (const w of this.workers) void w.terminate();
+    this.workers.length = 0;
+    this.idle.length = 0;
+  }
+}
+
+/** Characters of lowercased unit text kept in memory for keyword search (about 2 bytes each). */
+const MAX_KEYWORD_CACHE_CHARS = 48_000_000;
+
+function upperBound(a: Int32Array, x: number): number {
+  let lo = 0;
+  let hi = a.length;
+  while (lo < hi) {
+    const m = (lo + hi) >>> 1;
+    if (a[m]! <= x) lo = m + 1;
+    else hi = m;
+  }
+  return lo;
 }
 
 function lowerBound(a: Int32Array, x: number): number {

@@ -15,10 +15,22 @@ interface TextItemLike {
 }
 
 type PdfjsModule = typeof import('pdfjs-dist/legacy/build/pdf.mjs');
+
+/**
+ * pdf.js assigns `globalThis.navigator` when it finds none. VS Code's extension host replaces Node's `navigator`
+ * with a getter that returns undefined (and warns), so that assignment throws "Cannot set property navigator of
+ * #<Object> which has only a getter" and every PDF fails to extract. Give pdf.js a plain, writable value there.
+ */
+function ensureWritableNavigator(): void {
+  const g = globalThis as { navigator?: unknown };
+  const desc = Object.getOwnPropertyDescriptor(globalThis, 'navigator');
+  if (g.navigator !== undefined || !desc || desc.set || !desc.configurable) return;
+  Object.defineProperty(globalThis, 'navigator', { value: { userAgent: 'node', language: 'en-US', platform: '' }, writable: true, configurable: true });
+}
 let pdfjsPromise: Promise<PdfjsModule> | undefined;
 
 function loadPdfjs(): Promise<PdfjsModule> {
-  pdfjsPromise ??= import('pdfjs-dist/legacy/build/pdf.mjs');
+  pdfjsPromise ??= (ensureWritableNavigator(), import('pdfjs-dist/legacy/build/pdf.mjs'));
   return pdfjsPromise;
 }
 
@@ -83,22 +95,27 @@ export function pageTextFromItems(items: readonly unknown[]): string {
     out.push(text);
   }
   // join words hyphenated across line breaks: "exami-" + "nation" → "examination"
-  let joined = '';
+  const parts: string[] = [];
+  let prev = '';
   for (let i = 0; i < out.length; i++) {
     const line = out[i] ?? '';
     if (i === 0) {
-      joined = line;
+      parts.push(line);
+      prev = line;
       continue;
     }
-    const frag = /([A-Za-z]+)-$/.exec(joined);
-    if (frag && /^[a-z]/.test(line)) {
+    const frag = prev.endsWith('-') && /^[a-z]/.test(line) ? /([A-Za-z]+)-$/.exec(prev.slice(-40)) : null;
+    if (frag) {
       // "exami-" + "nation" → "examination"; compounds like "self-" + "reported" keep the hyphen
-      joined = COMPOUND_PREFIX.has(frag[1]!.toLowerCase()) ? joined + line : joined.slice(0, -1) + line;
+      if (!COMPOUND_PREFIX.has(frag[1]!.toLowerCase())) parts[parts.length - 1] = parts[parts.length - 1]!.slice(0, -1);
+      parts[parts.length - 1] += line;
+      prev = line;
     } else {
-      joined += '\n' + line;
+      parts.push(line);
+      prev = line;
     }
   }
-  return joined;
+  return parts.join('\n');
 }
 
 /**

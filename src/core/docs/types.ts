@@ -86,6 +86,8 @@ export interface IndexReport {
   reused: number;
   /** Wall time of the last build in milliseconds (0 when only opened). */
   ms: number;
+  /** Wall time per build phase (extractMs includes scanning and hashing; one entry per ranker). */
+  phases?: Record<string, number>;
 }
 
 /** Progress of a build: `done` of `total` files; `file` is the one being processed. */
@@ -108,6 +110,11 @@ export interface DocIndexOptions {
   chunkChars?: number;
   /** Chunk overlap in characters for the default mode (default 100). */
   overlap?: number;
+  /**
+   * Files extracted at once (default 1 = in this thread). Above 1, worker threads extract PDFs in
+   * parallel when running from source; a bundled build falls back to this thread.
+   */
+  extractWorkers?: number;
   /** Cancels a running build; the index stays consistent (work done so far is kept). */
   signal?: AbortSignal;
   onProgress?: (p: BuildProgress) => void;

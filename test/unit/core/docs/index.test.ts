@@ -181,6 +181,20 @@ describe('docs/index: build, report, tools', () => {
     idx.close();
   });
 
+  it('extraction in worker threads gives the same report as in this thread', async () => {
+    const cache2 = tmp('workers');
+    const idx = await openDocIndex({ root, cacheDir: cache2, extractWorkers: 2 });
+    const rep = await idx.build();
+    idx.close();
+    const ref = await openDocIndex({ root, cacheDir: cache });
+    const refRep = await ref.build();
+    ref.close();
+    const strip = (r: typeof rep) => ({ files: r.files, skipped: r.skipped, units: r.units, chunks: r.chunks });
+    assert.deepEqual(strip(rep), strip(refRep));
+    assert.equal(rep.extracted, refRep.files.length + refRep.skipped.length - 1); // all but the .gif
+    rmSync(cache2, { recursive: true, force: true });
+  });
+
   it('cancel: an aborted build rejects and the next build finishes the work', async () => {
     const root2 = tmp('cancel');
     const cache2 = tmp('cache2');

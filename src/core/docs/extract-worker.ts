@@ -1,0 +1,19 @@
+/**
+ * Worker thread for parallel unit extraction (`DocIndexOptions.extractWorkers` > 1): receives
+ * `{ id, name, data }`, answers `{ id, doc }` or `{ id, error, input }` (input = a LoupeInputError
+ * message without its subject). Source: issue 4 (cold indexing speed).
+ */
+import { parentPort } from 'node:worker_threads';
+import { LoupeInputError, errorMessage } from '../util/errors.ts';
+import { extractUnits } from './units.ts';
+
+parentPort?.on('message', (msg: { id: number; name: string; data: Uint8Array }) => {
+  extractUnits(msg.name, msg.data).then(
+    (doc) => parentPort!.postMessage({ id: msg.id, doc }),
+    (e: unknown) =>
+      parentPort!.postMessage({
+        id: msg.id,
+        error: e instanceof LoupeInputError ? e.message.slice(e.subject.length + 2) : `extraction failed: ${errorMessage(e)}`,
+      }),
+  );
+});
