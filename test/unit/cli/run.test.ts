@@ -237,8 +237,42 @@ test('loupe run: usage errors and an unknown block exit 2 with a clear message',
   assert.match(t.err.join(''), /unknown block 'nope'/);
   const t2 = io(process.env, tmpdir());
   assert.equal(await main(['run', '--suite', 'longda', '--root', ROOT, '--block', BLOCK, '--agent', 'robot', '--sandbox', 'off', '--store', join(tmpdir(), `loupe-x-${process.pid}.sqlite`)], t2.io), 2);
-  assert.match(t2.err.join(''), /--agent must be llm or reference/);
+  assert.match(t2.err.join(''), /--agent must be llm, reference/);
   rmSync(join(tmpdir(), `loupe-x-${process.pid}.sqlite`), { force: true });
   rmSync(join(tmpdir(), `loupe-x-${process.pid}.sqlite-wal`), { force: true });
   rmSync(join(tmpdir(), `loupe-x-${process.pid}.sqlite-shm`), { force: true });
+});
+
+test('loupe run: an unseen LongDA-format block (xlsx data, fixture) — python reads it in the sandbox, answers land in --json', { timeout: 60_000 }, async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'loupe-unseen-'));
+  const root = join(repoRoot, 'test', 'fixtures', 'suites', 'longda-unseen');
+  const q = (i: number) => `ACS_ACS Brief: Commuting 2030_q${i}`;
+  const code = "import pandas as pd, numpy as np\nd = pd.read_excel('data/acs_commute_2030.xlsx')\nprint(round(100*float(np.average(d['mode']=='transit', weights=d.weight)), 1))";
+  const srv = await startScriptedLlm({
+    script: [
+      { toolCalls: [call('prompt', {})] },
+      (req) => {
+        const prompt = lastToolContent(req);
+        const file = /^Available data files:\n(.+)$/m.exec(prompt)![1]!;
+        return { toolCalls: [call('python', { code: code.replace('data/acs_commute_2030.xlsx', file) })] };
+      },
+      (req) => ({ toolCalls: [call('answer', { action: 'add', q_id: q(1), answer: Number(lastToolContent(req).trim()) }), call('final_answer', {})] }),
+    ],
+  });
+  try {
+    const t = io(process.env, dir);
+    const rc = await main(['run', '--suite', 'longda', '--root', root, '--blocks', 'all', '--agent', 'llm', '--model', 'scripted', '--base-url', srv.baseUrl, '--store', join(dir, 's.sqlite'), '--json', '--concurrency', '2'], t.io);
+    const lines = t.out.join('').trim().split('\n').map((l) => JSON.parse(l));
+    const acs = lines.find((l) => l.blockId.startsWith('ACS'));
+    assert.ok(acs, t.err.join(''));
+    assert.equal(acs.status, 'finished', t.err.join(''));
+    assert.deepEqual(acs.answers, [{ queryId: q(1), answer: 40 }]);
+    assert.equal(srv.requests.filter((r) => r.served === 'reply').length >= 3, true);
+    // --blocks all ran every runnable block of the suite (BRFSS has no data: not runnable)
+    assert.deepEqual(lines.map((l) => l.blockId.split('_')[0]).sort(), ['ACS', 'NHANES1718']);
+    assert.equal(rc, 0);
+  } finally {
+    await srv.close();
+    rmSync(dir, { recursive: true, force: true });
+  }
 });
