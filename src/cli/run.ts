@@ -6,7 +6,7 @@ import { openStore, type RunStore } from '../core/store/run-store.ts';
 import { exportLongdaResults, exportTrajectoryJsonl } from '../core/store/export.ts';
 import { RunControl, type Budget } from '../core/agent/loop.ts';
 import { resumeBlockRun, startBlockRun, type AgentKind, type BlockRunOptions } from '../core/agent/runner.ts';
-import { parseToolSetOptions } from '../core/agent/benchmark-agents.ts';
+import { exportBenchmarkResults, parseToolSetOptions } from '../core/agent/benchmark-agents.ts';
 import { runReplayCommand } from './run-replay.ts';
 import type { LlmConfig } from '../core/agent/llm.ts';
 import type { AgentEvent } from '../core/agent/types.ts';
@@ -20,6 +20,8 @@ const USAGE = `loupe run --suite S --root DIR (--block ID | --blocks all|ID,ID) 
            --price-in USD_PER_M --price-out USD_PER_M
   budget:  --max-steps N (default 100) --max-wall-ms N --max-total-tokens N --max-cost USD
   exports: --results DIR (LongDA results folder: answers_progress.csv, run_summary.json, ...)
+           BLADE: <dataset>/multirun_analyses.json + submission.json; BLADE-MCQ: mcq_results.json;
+           DDR: ddr_results.jsonl; AnalystBench: <block>/report.md + figures
            --trajectory DIR (one <runId>.jsonl per run)
   reference agent: --reference-dir DIR (default benchmarks/<suite>/reference); BLADE: submits a ground-truth path
   replay:  --agent replay --run RUN re-executes RUN's python cells and SQL queries in a fresh sandbox,
@@ -154,6 +156,11 @@ export const runCommand: CliCommand = {
     const writeResults = () => {
       if (!v.results || !done.length) return;
       const base = resolve(io.cwd, v.results);
+      if (done[0]!.block.suite !== 'longda') {
+        const s = exportBenchmarkResults(store, done, base);
+        io.err(`results: ${base} (${s.files.length} files)\n`);
+        return;
+      }
       const repeatsSeen = [...new Set(done.map((d) => d.repeat))].sort((a, b) => a - b);
       for (const r of repeatsSeen) {
         const dir = repeatsSeen.length > 1 ? join(base, `repeat-${r}`) : base;

@@ -4,8 +4,8 @@
  * the DDR insight wrapper and run completion, and replay of a stored run in a fresh workspace.
  * Source: issue 6.
  */
-import { readFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { copyFileSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
 import type { Block } from '../suites/types.ts';
 import type { RunStore } from '../store/run-store.ts';
 import { LoupeInputError } from '../util/errors.ts';
@@ -13,9 +13,10 @@ import type { ModelClient } from './loop.ts';
 import { messagesFromSteps } from './loop.ts';
 import type { KernelLike, ToolSet } from './types.ts';
 import { BladeReferenceModel } from './blade-reference.ts';
-import { createBladeToolSet } from './toolsets/blade.ts';
-import { createDdrToolSet, finishDdrRun, withDdrInsights, type DdrEmptyInsights, type DdrFinishRule, type DdrInsightMode } from './toolsets/ddr.ts';
-import { ANALYST_INPUT_SETTINGS, createAnalystToolSet, type AnalystInputSetting } from './toolsets/analystbench.ts';
+import { bladeDatasetSubmission, bladeMultiRunResults, bladeState, createBladeToolSet } from './toolsets/blade.ts';
+import { bladeMcqAccuracy, type BladeMcqState } from './blade-mcq.ts';
+import { createDdrToolSet, finishDdrRun, readDdrResult, withDdrInsights, type DdrEmptyInsights, type DdrFinishRule, type DdrInsightMode } from './toolsets/ddr.ts';
+import { ANALYST_INPUT_SETTINGS, analystState, createAnalystToolSet, type AnalystInputSetting } from './toolsets/analystbench.ts';
 import { replayRun, type ReplayReport } from './replay.ts';
 
 /** Suites whose tool sets live here (LongDA's is `toolsets/longda.ts`). */
@@ -122,4 +123,57 @@ export async function replayStoredRun(o: { store: RunStore; runId: string; block
   const dir = join(o.runDir, `replay-${new Date().toISOString().replace(/[-:.]/g, '')}`);
   const { startKernel } = o.prepare(dir, o.block);
   return replayRun({ store: o.store, runId: o.runId, startKernel, ...(o.block.visible.database ? { database: o.block.visible.database.path } : {}) });
+}
+
+/**
+ * Writes the results folder of BLADE / BLADE-MCQ / DDR / AnalystBench runs (`loupe run --results DIR`):
+ * - BLADE: `<dataset>/multirun_analyses.json` (BLADE `MultiRunResults`, one entry per run in repeat
+ *   order; runs without a valid submission → `[LM_GENERATION_FAILED, reason]`) and
+ *   `<dataset>/submission.json` (BLADE `DatasetSubmission` of the valid analyses), spec §1.2.5;
+ * - BLADE-MCQ: `mcq_results.json` (answers, raw replies, accuracy per dataset);
+ * - DDR: `ddr_results.jsonl` (one `ddr-result` per run with its run and entity ids);
+ * - AnalystBench: `<block>/report.md` and its figures, copied from the run folder.
+ * @returns the files written (absolute paths).
+ */
+export function exportBenchmarkResults(store: RunStore, runs: { runId: string; block: Block; repeat: number }[], dir: string): { files: string[] } {
+  const files: string[] = [];
+  const write = (rel: string, text: string) => {
+    const p = join(dir, rel);
+    mkdirSync(dirname(p), { recursive: true });
+    writeFileSync(p, text);
+    files.push(p);
+  };
+  const bySuite = (s: string) => runs.filter((r) => r.block.suite === s).sort((a, b) => a.repeat - b.repeat);
+  const blade = bySuite('blade');
+  for (const ds of [...new Set(blade.map((r) => r.block.blade?.dataset ?? r.block.id))]) {
+    const rs = blade.filter((r) => (r.block.blade?.dataset ?? r.block.id) === ds);
+    const finals = rs.map((r) => ({ final: bladeState(store.getExtraState(r.runId)).final, message: store.getRun(r.runId)?.statusReason ?? 'no valid submission' }));
+    write(join(ds, 'multirun_analyses.json'), JSON.stringify(bladeMultiRunResults(ds, finals), null, 2));
+    write(join(ds, 'submission.json'), JSON.stringify(bladeDatasetSubmission(ds, finals.flatMap((f) => (f.final ? [f.final] : []))), null, 2));
+  }
+  const mcq = bySuite('blade-mcq');
+  if (mcq.length) {
+    const out = mcq.map((r) => {
+      const answers = (store.getExtraState(r.runId).bladeMcq as BladeMcqState | undefined)?.answers ?? [];
+      return { runId: r.runId, dataset: r.block.blade?.dataset ?? r.block.id, repeat: r.repeat, ...bladeMcqAccuracy(r.block, answers), answers };
+    });
+    write('mcq_results.json', JSON.stringify(out, null, 2));
+  }
+  const ddr = bySuite('ddr');
+  if (ddr.length) write('ddr_results.jsonl', ddr.map((r) => JSON.stringify({ runId: r.runId, entityId: r.block.ddr?.entityId ?? r.block.id, repeat: r.repeat, ...(readDdrResult(store, r.runId) ?? {}) })).join('\n') + '\n');
+  for (const r of bySuite('analystbench')) {
+    const ws = store.getRun(r.runId)?.workspace;
+    const st = analystState(store.getExtraState(r.runId));
+    if (!ws || !st.report) continue;
+    const sub = runs.filter((x) => x.block.id === r.block.id).length > 1 ? join(r.block.id, `repeat-${r.repeat}`) : r.block.id;
+    write(join(sub, 'report.md'), readFileSync(join(ws, st.report.path), 'utf8'));
+    for (const f of st.report.figures) {
+      const src = join(ws, f);
+      if (!existsSync(src)) continue;
+      mkdirSync(dirname(join(dir, sub, f)), { recursive: true });
+      copyFileSync(src, join(dir, sub, f));
+      files.push(join(dir, sub, f));
+    }
+  }
+  return { files };
 }

@@ -5,7 +5,7 @@
  */
 import { strict as assert } from 'node:assert';
 import { spawn } from 'node:child_process';
-import { mkdtempSync } from 'node:fs';
+import { mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
@@ -29,13 +29,23 @@ function cli(dir: string, args: string[]): Promise<{ code: number | null; out: s
 test('loupe run --agent reference on BLADE datasets validates; --agent replay reports no differences', { timeout: 120_000 }, async () => {
   const dir = mkdtempSync(join(tmpdir(), 'loupe-cli-blade-'));
   const store = join(dir, 'runs.sqlite');
-  const r = await cli(dir, ['run', '--suite', 'blade', '--root', sharedData('blade', 'datasets'), '--blocks', 'caschools,reading', '--concurrency', '2', '--agent', 'reference', '--store', store, '--json']);
+  const r = await cli(dir, ['run', '--suite', 'blade', '--root', sharedData('blade', 'datasets'), '--blocks', 'caschools,reading', '--concurrency', '2', '--agent', 'reference', '--store', store, '--results', join(dir, 'results'), '--json']);
   assert.equal(r.code, 0, r.err);
   const lines = r.out.trim().split('\n').map((l) => JSON.parse(l));
   assert.deepEqual(lines.map((l) => [l.blockId, l.agent, l.status]).sort(), [['caschools', 'reference', 'finished'], ['reading', 'reference', 'finished']]);
   const s = openStore(store);
   for (const l of lines) assert.ok(bladeState(s.getExtraState(l.runId)).final, `${l.blockId}: no valid submission`);
   s.close();
+  // BLADE submission JSON (spec §1.2.5) in the results folder
+  const multi = JSON.parse(readFileSync(join(dir, 'results', 'caschools', 'multirun_analyses.json'), 'utf8'));
+  assert.equal(multi.dataset_name, 'caschools');
+  assert.equal(multi.n, 1);
+  assert.match(multi.analyses['0'].transform_code, /^def transform\(df\):/);
+  assert.equal(multi.analyses['0'].cvars.dv.columns.length >= 1, true);
+  const sub = JSON.parse(readFileSync(join(dir, 'results', 'reading', 'submission.json'), 'utf8'));
+  assert.equal(sub.dataset_name, 'reading');
+  assert.equal(sub.analyses.length, 1);
+  assert.ok(sub.analyses[0].m_code.includes('def model(df)'));
   const rep = await cli(dir, ['run', '--agent', 'replay', '--run', lines[0].runId, '--store', store, '--json']);
   assert.equal(rep.code, 0, rep.err + rep.out);
   const line = JSON.parse(rep.out.trim());
@@ -59,7 +69,7 @@ test('loupe run on a MIMIC-IV demo database: a scripted model explores with exec
   try {
     const store = join(dir, 'runs.sqlite');
     const common = ['--root', db, '--entities', 'patients.subject_id', '--store', store];
-    const r = await cli(dir, ['run', '--suite', 'ddr', ...common, '--block', 'patient_10001217', '--agent', 'llm', '--model', 'scripted', '--base-url', srv.baseUrl, '--tool-option', 'python=false', '--json']);
+    const r = await cli(dir, ['run', '--suite', 'ddr', ...common, '--block', 'patient_10001217', '--agent', 'llm', '--model', 'scripted', '--base-url', srv.baseUrl, '--tool-option', 'python=false', '--results', join(dir, 'results'), '--json']);
     assert.equal(r.code, 0, r.err);
     const line = JSON.parse(r.out.trim());
     assert.equal(line.status, 'finished');
@@ -73,6 +83,11 @@ test('loupe run on a MIMIC-IV demo database: a scripted model explores with exec
     assert.equal(res.finalReport, 'FINISH: Patient 10001217: see the queries above.');
     assert.deepEqual(res.options, { finishRule: 'paper', emptyInsights: 'zero', insights: 'separate-call' });
     assert.equal(s.getRun(line.runId)!.toolSet, 'ddr-sql');
+    assert.deepEqual(s.getRun(line.runId)!.params.toolSetOptions, { python: 'false' });
+    const exported = JSON.parse(readFileSync(join(dir, 'results', 'ddr_results.jsonl'), 'utf8').trim());
+    assert.equal(exported.entityId, '10001217');
+    assert.equal(exported.finalReport, res.finalReport);
+    assert.deepEqual(exported.touched.tables, ['admissions', 'patients']);
     s.close();
     const rep = await cli(dir, ['run', '--agent', 'replay', '--run', line.runId, ...common, '--json']);
     assert.equal(rep.code, 0, rep.err + rep.out);
