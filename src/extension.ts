@@ -3,17 +3,26 @@ import * as vscode from 'vscode';
 import { createCommands, registerCommands } from './vscode/commands.ts';
 import { LoupeContext } from './vscode/context.ts';
 import { WelcomePanel } from './vscode/panels/welcome-panel.ts';
+import { registerRunUi } from './vscode/run/index.ts';
+import { RunSession } from './vscode/run/run-session.ts';
 import { DocSearchPanel } from './vscode/panels/docsearch-panel.ts';
 import { ResultsPanel } from './vscode/panels/results-panel.ts';
 import { registerBenchmarksView } from './vscode/views/benchmarks-view.ts';
 
-export function activate(extension: vscode.ExtensionContext): void {
+/** What `activate` returns: a small API other extensions and the integration tests can use. */
+export interface LoupeApi {
+  /** The transcript written to a run's terminal so far (colours stripped), or undefined if the run is not live here. */
+  runTranscript(runId: string): string | undefined;
+}
+
+export function activate(extension: vscode.ExtensionContext): LoupeApi {
   const t0 = Date.now();
   const ctx = new LoupeContext(extension);
   extension.subscriptions.push(ctx);
   try {
     registerCommands(ctx, createCommands());
     ctx.register(WelcomePanel.registerSerializer(ctx));
+    registerRunUi(ctx);
     ctx.register(DocSearchPanel.registerSerializer(ctx));
     ctx.register(ResultsPanel.registerSerializer(ctx));
     registerBenchmarksView(ctx);
@@ -24,6 +33,7 @@ export function activate(extension: vscode.ExtensionContext): void {
     ctx.log.error(`activation failed: ${msg}`);
     void vscode.window.showErrorMessage(`Loupe failed to activate: ${msg}`);
   }
+  return { runTranscript: (runId) => RunSession.get(runId)?.terminal.plain.join('') };
 }
 
 export function deactivate(): void {}

@@ -149,7 +149,9 @@ function renderDetail(d: StepDetail): void {
 
 async function renderHeatmap(): Promise<void> {
   if (heatmapEl.hidden) return;
-  const values = heatmap.tools.flatMap((tool, r) => (heatmap.matrix[r] ?? []).map((share, b) => ({ tool, bin: b, share, calls: heatmap.counts[r]?.[b] ?? 0 })));
+  // Only cells with calls are drawn; the x domain keeps every bin so empty stretches of the run stay visible as gaps.
+  const values = heatmap.tools.flatMap((tool, r) => (heatmap.matrix[r] ?? []).map((share, b) => ({ tool, bin: b, share, calls: heatmap.counts[r]?.[b] ?? 0 })))
+    .filter((v) => v.calls > 0);
   if (!values.length) {
     heatmapEl.replaceChildren(h('p', { class: 'muted' }, 'No tool calls yet.'));
     return;
@@ -162,7 +164,8 @@ async function renderHeatmap(): Promise<void> {
     height: { step: 22 },
     mark: { type: 'rect', tooltip: true },
     encoding: {
-      x: { field: 'bin', type: 'ordinal', title: `Progress (${heatmap.bins} bins)`, axis: { labelExpr: "datum.value % 5 == 0 ? (datum.value * 100 / 20) + '%' : ''" } },
+      x: { field: 'bin', type: 'ordinal', title: `Progress (${heatmap.bins} bins)`, scale: { domain: Array.from({ length: heatmap.bins }, (_, i) => i) },
+        axis: { labelExpr: `datum.value % 5 == 0 ? round(datum.value * 100 / ${heatmap.bins}) + '%' : ''` } },
       y: { field: 'tool', type: 'nominal', title: null, sort: heatmap.tools },
       color: { field: 'share', type: 'quantitative', title: 'Share of calls', scale: { scheme: 'blues' } },
     },

@@ -5,6 +5,8 @@
 import * as vscode from 'vscode';
 import type { LoupeContext } from './context.ts';
 import { WelcomePanel } from './panels/welcome-panel.ts';
+import { refreshRuns } from './run/index.ts';
+import { runCommands } from './run/run-commands.ts';
 import { searchDocumentationCommand } from './panels/docsearch-panel.ts';
 import { ResultsPanel } from './panels/results-panel.ts';
 import { TimelinePanel } from './panels/timeline-panel.ts';
@@ -20,6 +22,8 @@ export function createCommands(): Record<string, CommandHandler> {
       return true;
     },
     'loupe.showLog': (ctx) => ctx.output.show(true),
+    ...runCommands(),
+    'loupe.refreshRuns': () => refreshRuns(),
     // Benchmarks view, Documentation Search, Results (issues 3, 4, 8)
     'loupe.refreshBenchmarks': (ctx) => suiteRegistry(ctx).refresh(),
     'loupe.openTaskAsWorkspace': (ctx, arg) => openTaskAsWorkspace(ctx, arg),

@@ -218,9 +218,19 @@ async function main() {
         case 'press': await page.keyboard.press(req.key); break;
         case 'type': await page.keyboard.type(req.text); break;
         case 'clickInWebview': {
-          const frames = await webviewFrames(req.title);
-          if (!frames.length) throw new Error('no visible webview');
-          await frames[0].locator(req.selector).first().click({ timeout: 10_000 });
+          // Notebook outputs are webviews too: click in the first visible one that has the element.
+          let clicked = false;
+          for (let i = 0; i < 50 && !clicked; i++) {
+            for (const f of await webviewFrames(req.title)) {
+              if (await f.locator(req.selector).count().catch(() => 0)) {
+                await f.locator(req.selector).first().click({ timeout: 10_000 });
+                clicked = true;
+                break;
+              }
+            }
+            if (!clicked) await page.waitForTimeout(200);
+          }
+          if (!clicked) throw new Error(`no visible webview has ${req.selector}`);
           break;
         }
         case 'workbenchText': value = await page.locator(req.selector).first().innerText({ timeout: 10_000 }); break;

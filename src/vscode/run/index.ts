@@ -1,0 +1,48 @@
+/** Wires the run experience at activation: runs view, notebook controller, timeline serializer, status bar. */
+import * as vscode from 'vscode';
+import type { LoupeContext } from '../context.ts';
+import { TimelinePanel } from '../panels/timeline-panel.ts';
+import { RunsViewProvider } from '../views/runs-view.ts';
+import { RunNotebookController } from './notebook-controller.ts';
+import { createRunStatusItem } from './run-commands.ts';
+import { RunNotebook } from './run-notebook.ts';
+import { RunSession } from './run-session.ts';
+
+let runsView: RunsViewProvider | undefined;
+
+export function registerRunUi(ctx: LoupeContext): void {
+  runsView = ctx.register(new RunsViewProvider(ctx));
+  ctx.register(vscode.window.createTreeView('loupe.runs', { treeDataProvider: runsView, showCollapseAll: true }));
+  ctx.register(new RunNotebookController(ctx));
+  ctx.register(TimelinePanel.registerSerializer(ctx));
+  ctx.register(createRunStatusItem());
+  TimelinePanel.revealer = async (runId, stepIndex, callId, toolName, argumentsText) => {
+    if (toolName === 'python') {
+      const run = ctx.store().getRun(runId);
+      if (!run) return 'none';
+      const nb = RunSession.get(runId)?.notebook ?? new RunNotebook(ctx.store(), run);
+      const step = ctx.store().getSteps(runId, stepIndex)[0];
+      const nth = step ? step.toolCalls.filter((c) => c.name === 'python').findIndex((c) => c.id === callId) : 0;
+      return (await nb.revealStep(stepIndex, Math.max(0, nth))) ? 'notebook' : 'none';
+    }
+    if (/^(read_doc|search_doc|retriever)$/.test(toolName)) {
+      let args: Record<string, unknown>;
+      try {
+        args = JSON.parse(argumentsText) as Record<string, unknown>;
+      } catch {
+        return 'none';
+      }
+      const query = String(args.keyword ?? args.query ?? '');
+      const mode = toolName === 'search_doc' ? 'keyword' : toolName === 'retriever' ? 'longta' : 'keyword';
+      const commands = await vscode.commands.getCommands(true);
+      if (!commands.includes('loupe.searchDocumentation')) return 'none';
+      await vscode.commands.executeCommand('loupe.searchDocumentation', { runId, query, mode, file: typeof args.doc_path === 'string' ? args.doc_path : undefined });
+      return 'docsearch';
+    }
+    return 'none';
+  };
+}
+
+export function refreshRuns(): void {
+  runsView?.refresh();
+}

@@ -1,0 +1,117 @@
+/**
+ * "Loupe run kernel": a NotebookController for run notebooks (`<run folder>/notebook.ipynb`). Cells the analyst
+ * adds run on the run's own kernel while the agent runs (queued between agent cells; the run is then marked
+ * "assisted"), or, after the run, on a fresh sandboxed kernel whose state is rebuilt by replaying the agent's
+ * recorded cells first (the notebook says so).
+ */
+import { basename, dirname } from 'node:path';
+import * as vscode from 'vscode';
+import { defaultStartKernel, prepareWorkspace } from '../../core/agent/runner.ts';
+import { loadSuite, parseSuiteKind } from '../../core/suites/index.ts';
+import type { LoupeContext } from '../context.ts';
+import { executionOutputs } from './run-notebook.ts';
+import { RunSession } from './run-session.ts';
+import { SharedKernel } from './shared-kernel.ts';
+
+export class RunNotebookController implements vscode.Disposable {
+  static readonly id = 'loupe-run-kernel';
+  private readonly controller: vscode.NotebookController;
+  private readonly ctx: LoupeContext;
+  private order = 0;
+  /** Post-run kernels by run id. */
+  private readonly postRun = new Map<string, Promise<SharedKernel>>();
+  private readonly disposables: vscode.Disposable[] = [];
+
+  constructor(ctx: LoupeContext) {
+    this.ctx = ctx;
+    this.controller = vscode.notebooks.createNotebookController(RunNotebookController.id, 'jupyter-notebook', 'Loupe run kernel');
+    this.controller.supportedLanguages = ['python'];
+    this.controller.supportsExecutionOrder = true;
+    this.controller.description = 'the sandboxed kernel of a Loupe run';
+    this.controller.executeHandler = (cells, nb) => this.execute(cells, nb);
+    this.disposables.push(vscode.workspace.onDidOpenNotebookDocument((nb) => this.prefer(nb)));
+    for (const nb of vscode.workspace.notebookDocuments) this.prefer(nb);
+  }
+
+  /** The run a notebook belongs to: `<runsDirectory>/<runId>/notebook.ipynb`. */
+  runIdOf(nb: vscode.NotebookDocument): string | undefined {
+    if (basename(nb.uri.fsPath) !== 'notebook.ipynb') return undefined;
+    const runId = basename(dirname(nb.uri.fsPath));
+    return this.ctx.store().getRun(runId) ? runId : undefined;
+  }
+
+  private prefer(nb: vscode.NotebookDocument): void {
+    if (this.runIdOf(nb)) this.controller.updateNotebookAffinity(nb, vscode.NotebookControllerAffinity.Preferred);
+  }
+
+  private async kernelFor(runId: string, onNote: (s: string) => void): Promise<SharedKernel> {
+    const live = RunSession.get(runId)?.kernel;
+    if (live && !live.closed) return live;
+    let k = this.postRun.get(runId);
+    if (!k) {
+      k = this.startPostRunKernel(runId, onNote);
+      this.postRun.set(runId, k);
+      k.catch(() => this.postRun.delete(runId));
+    }
+    return k;
+  }
+
+  private async startPostRunKernel(runId: string, onNote: (s: string) => void): Promise<SharedKernel> {
+    const store = this.ctx.store();
+    const run = store.getRun(runId);
+    if (!run) throw new Error(`run ${runId} not found`);
+    const settings = this.ctx.settings;
+    const runDir = dirname(run.workspace);
+    // Mount exactly what the agent's kernel saw: the block's visible files, from the suite the run recorded.
+    const suite = await loadSuite(parseSuiteKind(String(run.params.suiteKind ?? run.suite)), String(run.params.suiteRoot ?? ''));
+    const block = suite.blocks.find((b) => b.id === run.blockId);
+    if (!block) throw new Error(`block ${run.blockId} is no longer in the suite at ${String(run.params.suiteRoot)}`);
+    const { readOnlyPaths } = prepareWorkspace(runDir, block);
+    const inner = await defaultStartKernel({ sandbox: (run.sandbox as 'bubblewrap' | 'off') || settings.sandbox, python: settings.pythonPath || undefined },
+      run.suite, { cwd: run.workspace, readOnlyPaths, writablePaths: [runDir] }, this.ctx.log);
+    const kernel = new SharedKernel(inner);
+    kernel.agentRunning = false;
+    const cells = store.getCells(runId, { includeReplays: false }).filter((c) => c.stepIndex >= 0);
+    onNote(`Fresh kernel for run ${runId}: replaying ${cells.length} recorded agent cell(s) to rebuild its state…\n`);
+    for (const c of cells) await kernel.execute(c.code);
+    store.addEvent(runId, 'analyst-kernel', `analyst kernel started after the run; replayed ${cells.length} agent cells`);
+    return kernel;
+  }
+
+  private async execute(cells: vscode.NotebookCell[], nb: vscode.NotebookDocument): Promise<void> {
+    const runId = this.runIdOf(nb);
+    for (const cell of cells) {
+      const exec = this.controller.createNotebookCellExecution(cell);
+      exec.executionOrder = ++this.order;
+      exec.start(Date.now());
+      if (!runId) {
+        await exec.replaceOutput(new vscode.NotebookCellOutput([vscode.NotebookCellOutputItem.error(new Error('This notebook is not a Loupe run notebook (expected <runs>/<runId>/notebook.ipynb).'))]));
+        exec.end(false, Date.now());
+        continue;
+      }
+      const notes: string[] = [];
+      try {
+        const kernel = await this.kernelFor(runId, (s) => notes.push(s));
+        const r = await kernel.executeAsAnalyst(this.ctx.store(), runId, cell.document.getText());
+        const outs = executionOutputs(r);
+        if (notes.length) outs.unshift(new vscode.NotebookCellOutput([vscode.NotebookCellOutputItem.stdout(notes.join(''))]));
+        await exec.replaceOutput(outs);
+        const loupe = { runId, step: -1, seq: this.ctx.store().nextCellSeq(runId) - 1, author: 'analyst' as const };
+        const edit = new vscode.WorkspaceEdit();
+        edit.set(nb.uri, [vscode.NotebookEdit.updateCellMetadata(cell.index, { ...cell.metadata, loupe, metadata: { ...(cell.metadata.metadata as object | undefined), loupe } })]);
+        await vscode.workspace.applyEdit(edit);
+        exec.end(r.status === 'ok', Date.now());
+      } catch (e) {
+        await exec.replaceOutput(new vscode.NotebookCellOutput([vscode.NotebookCellOutputItem.error(e instanceof Error ? e : new Error(String(e)))]));
+        exec.end(false, Date.now());
+      }
+    }
+    this.ctx.fireRunsChanged();
+  }
+
+  dispose(): void {
+    for (const k of this.postRun.values()) void k.then((x) => x.close(), () => undefined);
+    this.controller.dispose();
+    while (this.disposables.length) this.disposables.pop()?.dispose();
+  }
+}

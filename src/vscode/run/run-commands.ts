@@ -1,0 +1,333 @@
+/**
+ * Commands of the run experience: "Run Benchmark Block" (suite → block → model profile → repeats), "Set API Key",
+ * and the run actions of the Runs view (timeline, heatmap, notebook, workspace, resume, stop, export, delete).
+ */
+import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import * as vscode from 'vscode';
+import type { LlmConfig } from '../../core/agent/llm.ts';
+import type { RunRecord } from '../../core/agent/types.ts';
+import { bladeDatasetSubmission, bladeState } from '../../core/agent/toolsets/blade.ts';
+import { exportLongdaResults, exportTrajectoryJsonl } from '../../core/store/export.ts';
+import { loadSuite, parseSuiteKind } from '../../core/suites/index.ts';
+import type { Block, Suite } from '../../core/suites/types.ts';
+import type { ModelProfile, SuiteSetting } from '../config.ts';
+import type { LoupeContext } from '../context.ts';
+import { TimelinePanel } from '../panels/timeline-panel.ts';
+import { RunNotebook } from './run-notebook.ts';
+import { RunSession } from './run-session.ts';
+
+/** What "Run Benchmark Block" may be given (from the Benchmarks view, a test, or nothing: the palette). */
+export interface RunBlockArgs {
+  suite?: string;
+  root?: string;
+  blockId?: string;
+  /** Model profile name, or `reference`. */
+  profile?: string;
+  repeats?: number;
+  /** Do not wait for the runs to end (default: the command resolves when all runs ended). */
+  background?: boolean;
+}
+
+const REFERENCE = 'reference';
+const secretKey = (profile: string) => `loupe.apiKey.${profile}`;
+
+async function loadConfiguredSuite(s: SuiteSetting): Promise<Suite> {
+  return loadSuite(parseSuiteKind(s.suite, 'loupe.suites'), s.root, s.entities ? { entities: s.entities } : {});
+}
+
+/** Accepts `{ suite, root, blockId }`, a Benchmarks-view node carrying those, or nothing. */
+function asRunArgs(arg: unknown): RunBlockArgs {
+  if (!arg || typeof arg !== 'object') return {};
+  const a = arg as Record<string, unknown>;
+  const block = (a.block ?? undefined) as Block | undefined;
+  const suite = (a.suite ?? undefined) as Suite | string | undefined;
+  return {
+    suite: typeof suite === 'string' ? suite : suite?.kind ?? (typeof block?.suite === 'string' ? block.suite : undefined),
+    root: typeof a.root === 'string' ? a.root : typeof suite === 'object' ? suite.root : undefined,
+    blockId: typeof a.blockId === 'string' ? a.blockId : block?.id,
+    profile: typeof a.profile === 'string' ? a.profile : undefined,
+    repeats: typeof a.repeats === 'number' ? a.repeats : undefined,
+    background: a.background === true,
+  };
+}
+
+async function pickSuite(ctx: LoupeContext, args: RunBlockArgs): Promise<Suite | undefined> {
+  const configured = ctx.settings.suites;
+  let setting: SuiteSetting | undefined;
+  if (args.suite && args.root) setting = { suite: args.suite as SuiteSetting['suite'], root: args.root };
+  else if (args.suite) setting = configured.find((s) => s.suite === args.suite);
+  if (!setting) {
+    if (!configured.length) {
+      const open = 'Open Settings';
+      const pick = await vscode.window.showWarningMessage('Loupe: no benchmark suites configured. Add one to the setting loupe.suites.', open);
+      if (pick === open) await vscode.commands.executeCommand('workbench.action.openSettings', 'loupe.suites');
+      return undefined;
+    }
+    const pick = configured.length === 1 ? { s: configured[0] as SuiteSetting } : await vscode.window.showQuickPick(
+      configured.map((s) => ({ label: s.suite, description: s.root, s })), { title: 'Run Benchmark Block (1/4): suite', placeHolder: 'Which benchmark suite?' });
+    if (!pick) return undefined;
+    setting = pick.s;
+  }
+  return vscode.window.withProgress({ location: vscode.ProgressLocation.Window, title: `Loading ${setting.suite} suite…` }, () => loadConfiguredSuite(setting));
+}
+
+async function pickBlock(suite: Suite, args: RunBlockArgs): Promise<Block | undefined> {
+  if (args.blockId) {
+    const b = suite.blocks.find((x) => x.id === args.blockId);
+    if (!b) throw new Error(`No block '${args.blockId}' in the ${suite.kind} suite at ${suite.root}`);
+    return b;
+  }
+  const sorted = [...suite.blocks].sort((a, b) => Number(b.runnable) - Number(a.runnable));
+  const pick = await vscode.window.showQuickPick(sorted.map((b) => ({
+    label: `${b.runnable ? '$(play)' : '$(warning)'} ${b.id}`,
+    description: `${b.items.length} item${b.items.length === 1 ? '' : 's'}${b.title !== b.id ? ` · ${b.title}` : ''}`,
+    detail: b.runnable ? undefined : `Not runnable: ${b.problems.join('; ')}`,
+    b,
+  })), { title: 'Run Benchmark Block (2/4): block', placeHolder: 'Runnable blocks first', matchOnDescription: true, matchOnDetail: true });
+  if (!pick) return undefined;
+  if (!pick.b.runnable) throw new Error(`Block ${pick.b.id} is not runnable: ${pick.b.problems.join('; ')}`);
+  return pick.b;
+}
+
+async function pickProfile(ctx: LoupeContext, args: RunBlockArgs): Promise<ModelProfile | typeof REFERENCE | undefined> {
+  const profiles = ctx.settings.models;
+  if (args.profile === REFERENCE) return REFERENCE;
+  if (args.profile) {
+    const p = profiles.find((x) => x.name === args.profile);
+    if (!p) throw new Error(`No model profile '${args.profile}' in loupe.models`);
+    return p;
+  }
+  const items = [
+    ...profiles.map((p) => ({ label: `$(hubot) ${p.name}`, description: `${p.model} · ${p.baseUrl}`, p: p as ModelProfile | typeof REFERENCE })),
+    { label: '$(beaker) reference', description: 'the reference solution (no model): checks data, tools and scoring', p: REFERENCE as ModelProfile | typeof REFERENCE },
+  ];
+  const pick = await vscode.window.showQuickPick(items, { title: 'Run Benchmark Block (3/4): model profile', placeHolder: profiles.length ? 'Which model?' : 'No model profiles in loupe.models yet: the reference agent is always available' });
+  return pick?.p;
+}
+
+async function pickRepeats(args: RunBlockArgs): Promise<number | undefined> {
+  if (args.repeats) return args.repeats;
+  const pick = await vscode.window.showQuickPick(['1', '3', '5', '10'].map((n) => ({ label: n, description: n === '1' ? 'one run' : `${n} independent runs` })),
+    { title: 'Run Benchmark Block (4/4): repeats', placeHolder: 'How many runs of this block?' });
+  return pick ? Number(pick.label) : undefined;
+}
+
+async function llmConfig(ctx: LoupeContext, p: ModelProfile): Promise<LlmConfig> {
+  const apiKey = await ctx.extension.secrets.get(secretKey(p.name));
+  return {
+    baseUrl: p.baseUrl, model: p.model, apiKey: apiKey ?? undefined, temperature: p.temperature, maxTokens: p.maxTokens,
+    reasoningEffort: p.reasoningEffort, stream: p.stream, pricePerMillionInput: p.pricePerMillionInput, pricePerMillionOutput: p.pricePerMillionOutput,
+  };
+}
+
+let statusItem: vscode.StatusBarItem | undefined;
+
+function updateStatus(): void {
+  if (!statusItem) return;
+  const n = RunSession.active.length;
+  if (!n) {
+    statusItem.hide();
+    return;
+  }
+  statusItem.text = `$(sync~spin) Loupe: ${n} run${n === 1 ? '' : 's'}`;
+  statusItem.tooltip = RunSession.active.map((s) => `${s.runId ?? '…'}`).join('\n');
+  statusItem.show();
+}
+
+/** The status-bar item shown while runs are active. */
+export function createRunStatusItem(): vscode.Disposable {
+  statusItem = vscode.window.createStatusBarItem('loupe.runs', vscode.StatusBarAlignment.Left, 50);
+  statusItem.name = 'Loupe runs';
+  statusItem.command = 'loupe.runs.focus';
+  const sub = RunSession.onDidChange(updateStatus);
+  return { dispose: () => { sub.dispose(); statusItem?.dispose(); statusItem = undefined; } };
+}
+
+/** Loupe: Run Benchmark Block. Resolves with the run ids once every run ended (or at once with `background`). */
+export async function runBenchmarkBlock(ctx: LoupeContext, raw?: unknown): Promise<string[] | undefined> {
+  if (!vscode.workspace.isTrusted) {
+    void vscode.window.showErrorMessage('Loupe: running agents executes model-written code. Trust this workspace first (Workspaces: Manage Workspace Trust).');
+    return undefined;
+  }
+  const args = asRunArgs(raw);
+  const suite = await pickSuite(ctx, args);
+  if (!suite) return undefined;
+  const block = await pickBlock(suite, args);
+  if (!block) return undefined;
+  const profile = await pickProfile(ctx, args);
+  if (!profile) return undefined;
+  const repeats = await pickRepeats(args);
+  if (!repeats) return undefined;
+  if (ctx.settings.sandbox === 'off') {
+    void vscode.window.showWarningMessage('Loupe: the Python sandbox is OFF (loupe.sandbox = "off"): agent code runs with your permissions and network.');
+  }
+  const llm = profile === REFERENCE ? undefined : await llmConfig(ctx, profile);
+  const runIds: string[] = [];
+  const work = vscode.window.withProgress({ location: vscode.ProgressLocation.Notification, title: `Loupe: ${block.id}`, cancellable: true }, async (progress, token) => {
+    for (let i = 1; i <= repeats; i++) {
+      if (token.isCancellationRequested) break;
+      progress.report({ message: `run ${i} of ${repeats} (${profile === REFERENCE ? 'reference' : profile.name})` });
+      const session = new RunSession(ctx, { suite, block, agent: profile === REFERENCE ? 'reference' : 'llm', llm, repeat: i });
+      ctx.register(session);
+      const cancel = token.onCancellationRequested(() => session.control.stop('cancelled from the progress notification'));
+      try {
+        const r = await session.run();
+        runIds.push(r.runId);
+        progress.report({ increment: 100 / repeats, message: `run ${i}: ${r.status} after ${r.steps} steps` });
+        if (r.status === 'failed') void vscode.window.showWarningMessage(`Loupe: run ${r.runId} failed: ${r.reason}`);
+      } finally {
+        cancel.dispose();
+      }
+    }
+    return runIds;
+  });
+  if (args.background) return runIds;
+  await work;
+  return runIds;
+}
+
+export async function setApiKey(ctx: LoupeContext, raw?: unknown): Promise<boolean> {
+  const a = (raw ?? {}) as { profile?: string; key?: string };
+  const profiles = ctx.settings.models;
+  let name = a.profile;
+  if (!name) {
+    if (!profiles.length) {
+      void vscode.window.showWarningMessage('Loupe: add a model profile to the setting loupe.models first.');
+      return false;
+    }
+    name = (await vscode.window.showQuickPick(profiles.map((p) => ({ label: p.name, description: `${p.model} · ${p.baseUrl}` })), { title: 'Set API Key for…' }))?.label;
+  }
+  if (!name) return false;
+  const key = a.key ?? (await vscode.window.showInputBox({ title: `API key for ${name}`, password: true, ignoreFocusOut: true, prompt: 'Stored in VS Code SecretStorage; never written to the run store, logs or exports.' }));
+  if (key === undefined) return false;
+  if (key === '') await ctx.extension.secrets.delete(secretKey(name));
+  else await ctx.extension.secrets.store(secretKey(name), key);
+  void vscode.window.showInformationMessage(key ? `Loupe: API key for ${name} stored.` : `Loupe: API key for ${name} removed.`);
+  return true;
+}
+
+/** A run id from a command argument (string, Runs-view node) or a QuickPick over the store. */
+async function runFrom(ctx: LoupeContext, raw: unknown, title: string): Promise<RunRecord | undefined> {
+  const store = ctx.store();
+  const id = typeof raw === 'string' ? raw : (raw as { run?: RunRecord } | undefined)?.run?.id;
+  if (id) {
+    const r = store.getRun(id);
+    if (!r) throw new Error(`No run ${id} in ${ctx.storePath}`);
+    return r;
+  }
+  const runs = store.listRuns({ limit: 500 });
+  if (!runs.length) {
+    void vscode.window.showInformationMessage('Loupe: no runs yet. Use "Loupe: Run Benchmark Block".');
+    return undefined;
+  }
+  const pick = await vscode.window.showQuickPick(runs.map((r) => ({ label: `${r.blockId} · ${r.status}`, description: `${r.agent}${r.model ? ` · ${r.model}` : ''} · ${r.createdAt}`, detail: r.id, r })), { title, matchOnDetail: true });
+  return pick?.r;
+}
+
+async function loadRunBlock(run: RunRecord): Promise<{ suite: Suite; block: Block }> {
+  const suite = await loadSuite(parseSuiteKind(String(run.params.suiteKind ?? run.suite)), String(run.params.suiteRoot ?? ''));
+  const block = suite.blocks.find((b) => b.id === run.blockId);
+  if (!block) throw new Error(`Block ${run.blockId} is no longer in the suite at ${String(run.params.suiteRoot)}`);
+  return { suite, block };
+}
+
+export function runCommands(): Record<string, (ctx: LoupeContext, ...args: unknown[]) => unknown> {
+  return {
+    'loupe.runBenchmarkBlock': (ctx, arg) => runBenchmarkBlock(ctx, arg),
+    'loupe.setApiKey': (ctx, arg) => setApiKey(ctx, arg),
+    'loupe.openTimeline': async (ctx, arg, focusStep) => {
+      const r = await runFrom(ctx, arg, 'Open Trajectory Timeline');
+      if (!r) return undefined;
+      TimelinePanel.show(ctx, r.id, { focusStep: typeof focusStep === 'number' ? focusStep : undefined });
+      return r.id;
+    },
+    'loupe.showToolHeatmap': async (ctx, arg) => {
+      const r = await runFrom(ctx, arg, 'Show Tool-Usage Heatmap');
+      if (!r) return undefined;
+      TimelinePanel.get(r.id)?.dispose();
+      TimelinePanel.show(ctx, r.id, { showHeatmap: true });
+      return r.id;
+    },
+    'loupe.openRunNotebook': async (ctx, arg) => {
+      const r = await runFrom(ctx, arg, 'Open Run Notebook');
+      if (!r) return undefined;
+      const nb = RunSession.get(r.id)?.notebook ?? new RunNotebook(ctx.store(), r);
+      if (!RunSession.get(r.id)) nb.writeFile();
+      await nb.open({ preserveFocus: false });
+      return nb.uri.fsPath;
+    },
+    'loupe.openRunWorkspace': async (ctx, arg) => {
+      const r = await runFrom(ctx, arg, 'Open Run Workspace');
+      if (!r) return undefined;
+      await vscode.commands.executeCommand('vscode.openFolder', vscode.Uri.file(r.workspace), { forceNewWindow: true });
+      return r.workspace;
+    },
+    'loupe.resumeRun': async (ctx, arg) => {
+      const r = await runFrom(ctx, arg, 'Resume Run');
+      if (!r) return undefined;
+      if (RunSession.get(r.id) && !RunSession.get(r.id)?.result) throw new Error(`Run ${r.id} is still running`);
+      const { suite, block } = await loadRunBlock(r);
+      const profile = ctx.settings.models.find((p) => p.model === r.model && p.baseUrl === r.params.baseUrl);
+      if (r.agent === 'llm' && !profile) throw new Error(`No model profile in loupe.models matches ${r.model} at ${String(r.params.baseUrl)}`);
+      const session = new RunSession(ctx, { suite, block, agent: r.agent === 'reference' ? 'reference' : 'llm', llm: profile ? await llmConfig(ctx, profile) : undefined, resumeRunId: r.id });
+      ctx.register(session);
+      const res = await session.run();
+      return res.status;
+    },
+    'loupe.stopRun': async (ctx, arg) => {
+      const r = await runFrom(ctx, arg, 'Stop Run');
+      const s = r && RunSession.get(r.id);
+      if (!s || s.result) {
+        void vscode.window.showInformationMessage('Loupe: that run is not running in this window.');
+        return false;
+      }
+      s.control.stop('stopped from the Runs view');
+      return true;
+    },
+    'loupe.exportRun': async (ctx, arg, format) => {
+      const r = await runFrom(ctx, arg, 'Export Run');
+      if (!r) return undefined;
+      const formats = [
+        { label: 'JSONL trajectory', id: 'jsonl' },
+        ...(r.suite === 'longda' ? [{ label: 'LongDA results folder (answers_progress.csv, run_summary.json)', id: 'longda' }] : []),
+        ...(r.suite === 'blade' ? [{ label: 'BLADE submission JSON', id: 'blade' }] : []),
+      ];
+      const fmt = typeof format === 'string' ? format : (await vscode.window.showQuickPick(formats, { title: `Export run ${r.id}` }))?.id;
+      if (!fmt) return undefined;
+      const outDir = join(dirname(r.workspace), 'export');
+      mkdirSync(outDir, { recursive: true });
+      const store = ctx.store();
+      let out: string;
+      if (fmt === 'jsonl') {
+        out = join(outDir, `${r.id}.jsonl`);
+        writeFileSync(out, exportTrajectoryJsonl(store, r.id));
+      } else if (fmt === 'longda') {
+        const { block } = await loadRunBlock(r);
+        out = join(outDir, 'longda-results');
+        exportLongdaResults(store, [{ runId: r.id, block }], out);
+      } else if (fmt === 'blade') {
+        const final = bladeState(store.getExtraState(r.id)).final;
+        if (!final) throw new Error(`Run ${r.id} has no valid BLADE submission to export`);
+        out = join(outDir, `${r.blockId}-submission.json`);
+        writeFileSync(out, JSON.stringify(bladeDatasetSubmission(r.blockId, [final]), null, 2));
+      } else throw new Error(`Unknown export format ${fmt}`);
+      void vscode.window.showInformationMessage(`Loupe: exported to ${out}`, 'Reveal').then((x) => x && vscode.commands.executeCommand('revealFileInOS', vscode.Uri.file(out)));
+      return out;
+    },
+    'loupe.deleteRun': async (ctx, arg, confirm) => {
+      const r = await runFrom(ctx, arg, 'Delete Run');
+      if (!r) return false;
+      if (RunSession.get(r.id) && !RunSession.get(r.id)?.result) throw new Error(`Run ${r.id} is still running; stop it first`);
+      if (confirm !== true) {
+        const ok = await vscode.window.showWarningMessage(`Delete run ${r.id} (${r.blockId}) and its folder? This cannot be undone.`, { modal: true }, 'Delete');
+        if (ok !== 'Delete') return false;
+      }
+      TimelinePanel.get(r.id)?.dispose();
+      ctx.store().deleteRun(r.id);
+      rmSync(dirname(r.workspace), { recursive: true, force: true });
+      ctx.fireRunsChanged();
+      return true;
+    },
+  };
+}

@@ -1,0 +1,124 @@
+/**
+ * One agent run as the analyst watches it: the core runner drives the agent; this wires its events to the
+ * transcript terminal, the run notebook, the timeline and the runs view, and shares the kernel with the notebook
+ * controller so the analyst can run cells on it.
+ */
+import * as vscode from 'vscode';
+import { RunControl, type AgentRunResult } from '../../core/agent/loop.ts';
+import { defaultStartKernel, resumeBlockRun, startBlockRun, type BlockRunOptions } from '../../core/agent/runner.ts';
+import type { AgentEvent } from '../../core/agent/types.ts';
+import type { LlmConfig } from '../../core/agent/llm.ts';
+import type { Block, Suite } from '../../core/suites/types.ts';
+import type { LoupeContext } from '../context.ts';
+import { TimelinePanel } from '../panels/timeline-panel.ts';
+import { RunNotebook } from './run-notebook.ts';
+import { SharedKernel } from './shared-kernel.ts';
+import { TranscriptTerminal } from './transcript-terminal.ts';
+
+export interface SessionStart {
+  suite: Suite;
+  block: Block;
+  agent: 'llm' | 'reference';
+  llm?: LlmConfig;
+  repeat?: number;
+  /** Continue this recorded run instead of starting a new one. */
+  resumeRunId?: string;
+  /** Open the notebook, terminal and timeline (default true). */
+  showUi?: boolean;
+}
+
+export class RunSession implements vscode.Disposable {
+  private static readonly byRun = new Map<string, RunSession>();
+  private static readonly changed = new vscode.EventEmitter<void>();
+  /** Fires when sessions start or end (status bar, runs view). */
+  static readonly onDidChange = RunSession.changed.event;
+
+  readonly control = new RunControl();
+  readonly terminal: TranscriptTerminal;
+  kernel: SharedKernel | undefined;
+  notebook: RunNotebook | undefined;
+  runId: string | undefined;
+  result: AgentRunResult | undefined;
+  private readonly ctx: LoupeContext;
+  private readonly opts: SessionStart;
+  private uiReady: Promise<void> = Promise.resolve();
+
+  static get(runId: string): RunSession | undefined {
+    return RunSession.byRun.get(runId);
+  }
+
+  static get active(): RunSession[] {
+    return [...RunSession.byRun.values()].filter((s) => !s.result);
+  }
+
+  constructor(ctx: LoupeContext, opts: SessionStart) {
+    this.ctx = ctx;
+    this.opts = opts;
+    this.terminal = new TranscriptTerminal(`Loupe: ${opts.block.id}`, this.control);
+  }
+
+  /** Runs to the end (or until stopped). Never throws for model/tool failures: they end the run as `failed`. */
+  async run(): Promise<AgentRunResult> {
+    const { suite, block } = this.opts;
+    const settings = this.ctx.settings;
+    const showUi = this.opts.showUi ?? true;
+    if (showUi) this.terminal.show(true);
+    const store = this.ctx.store();
+    const onRunCreated = (runId: string) => {
+      this.runId = runId;
+      RunSession.byRun.set(runId, this);
+      RunSession.changed.fire();
+      this.ctx.fireRunsChanged();
+      const run = store.getRun(runId);
+      if (!run) return;
+      this.notebook = new RunNotebook(store, run);
+      this.notebook.writeFile();
+      if (showUi) {
+        this.uiReady = (async () => {
+          await this.notebook?.open({ viewColumn: vscode.ViewColumn.One, preserveFocus: true });
+          TimelinePanel.show(this.ctx, runId, { column: vscode.ViewColumn.Two });
+        })().catch((e: unknown) => this.ctx.log.error(`run UI failed to open: ${e instanceof Error ? e.message : String(e)}`));
+      }
+    };
+    const onEvent = (e: AgentEvent) => {
+      this.terminal.event(e);
+      if (e.type === 'step-end' || e.type === 'run-end') {
+        void this.uiReady.then(() => this.notebook?.sync());
+        this.ctx.fireRunsChanged();
+      }
+    };
+    const base: BlockRunOptions = {
+      store, suite, block, agent: this.opts.agent, llm: this.opts.llm, runsDir: this.ctx.runsDirectory, repeat: this.opts.repeat,
+      kernel: { sandbox: settings.sandbox, python: settings.pythonPath || undefined },
+      budget: { maxSteps: this.opts.agent === 'llm' ? settings.maxSteps : undefined },
+      control: this.control, onEvent, onRunCreated, log: this.ctx.log,
+      startKernel: async (k) => {
+        const inner = await defaultStartKernel({ sandbox: settings.sandbox, python: settings.pythonPath || undefined }, block.suite, k, this.ctx.log);
+        this.kernel = new SharedKernel(inner);
+        return this.kernel;
+      },
+    };
+    try {
+      if (this.opts.resumeRunId) {
+        onRunCreated(this.opts.resumeRunId);
+        this.result = await resumeBlockRun({ ...base, runId: this.opts.resumeRunId });
+      } else {
+        this.result = await startBlockRun(base);
+      }
+      return this.result;
+    } finally {
+      if (this.kernel) this.kernel.agentRunning = false;
+      await this.uiReady;
+      await this.notebook?.sync();
+      RunSession.changed.fire();
+      this.ctx.fireRunsChanged();
+    }
+  }
+
+  dispose(): void {
+    if (!this.result) this.control.stop('window closed');
+    if (this.runId) RunSession.byRun.delete(this.runId);
+    void this.kernel?.close();
+    this.terminal.dispose();
+  }
+}

@@ -1,0 +1,119 @@
+/** The Runs view: suite → block → run (status, agent, model, time, answers), refreshed as runs change. */
+import * as vscode from 'vscode';
+import type { RunRecord } from '../../core/agent/types.ts';
+import type { LoupeContext } from '../context.ts';
+import { RunSession } from '../run/run-session.ts';
+
+export type RunsNode =
+  | { kind: 'suite'; suite: string; runs: RunRecord[] }
+  | { kind: 'block'; suite: string; blockId: string; runs: RunRecord[] }
+  | { kind: 'run'; run: RunRecord; answers: number; assisted: boolean };
+
+const STATUS_ICON: Record<string, [string, string?]> = {
+  finished: ['pass', 'testing.iconPassed'],
+  running: ['sync~spin', 'progressBar.background'],
+  pending: ['circle-outline'],
+  budget_exhausted: ['warning', 'editorWarning.foreground'],
+  failed: ['error', 'testing.iconFailed'],
+  cancelled: ['circle-slash', 'descriptionForeground'],
+};
+
+function ago(iso: string | null): string {
+  if (!iso) return '';
+  const s = (Date.now() - Date.parse(iso)) / 1000;
+  if (s < 60) return 'just now';
+  if (s < 3600) return `${Math.round(s / 60)} min ago`;
+  if (s < 86_400) return `${Math.round(s / 3600)} h ago`;
+  return new Date(iso).toLocaleDateString();
+}
+
+export class RunsViewProvider implements vscode.TreeDataProvider<RunsNode>, vscode.Disposable {
+  private readonly emitter = new vscode.EventEmitter<RunsNode | undefined>();
+  readonly onDidChangeTreeData = this.emitter.event;
+  private readonly ctx: LoupeContext;
+  private readonly disposables: vscode.Disposable[] = [];
+  private timer: ReturnType<typeof setTimeout> | undefined;
+
+  constructor(ctx: LoupeContext) {
+    this.ctx = ctx;
+    this.disposables.push(ctx.onDidChangeRuns(() => this.refreshSoon()), RunSession.onDidChange(() => this.refreshSoon()), this.emitter);
+  }
+
+  /** Coalesces bursts of changes (one per committed step) into one refresh. */
+  refreshSoon(): void {
+    this.timer ??= setTimeout(() => {
+      this.timer = undefined;
+      this.emitter.fire(undefined);
+    }, 300);
+  }
+
+  refresh(): void {
+    this.emitter.fire(undefined);
+  }
+
+  getChildren(node?: RunsNode): RunsNode[] {
+    let runs: RunRecord[];
+    try {
+      runs = this.ctx.store().listRuns({ limit: 5000 });
+    } catch (e) {
+      this.ctx.log.error(`runs view: cannot read the store ${this.ctx.storePath}: ${e instanceof Error ? e.message : String(e)}`);
+      return [];
+    }
+    if (!node) {
+      const suites = [...new Set(runs.map((r) => r.suite))].sort();
+      return suites.map((suite) => ({ kind: 'suite', suite, runs: runs.filter((r) => r.suite === suite) }));
+    }
+    if (node.kind === 'suite') {
+      const blocks = [...new Set(node.runs.map((r) => r.blockId))].sort();
+      return blocks.map((blockId) => ({ kind: 'block', suite: node.suite, blockId, runs: node.runs.filter((r) => r.blockId === blockId) }));
+    }
+    if (node.kind === 'block') {
+      const store = this.ctx.store();
+      return [...node.runs]
+        .sort((a, b) => b.createdAt.localeCompare(a.createdAt))
+        .map((run) => ({ kind: 'run', run, answers: store.getAnswers(run.id).length, assisted: store.getEvents(run.id).some((e) => e.kind === 'assisted') }));
+    }
+    return [];
+  }
+
+  getTreeItem(node: RunsNode): vscode.TreeItem {
+    if (node.kind === 'suite') {
+      const item = new vscode.TreeItem(node.suite, vscode.TreeItemCollapsibleState.Expanded);
+      item.description = `${node.runs.length} run${node.runs.length === 1 ? '' : 's'}`;
+      item.iconPath = new vscode.ThemeIcon('beaker');
+      item.contextValue = 'suite';
+      return item;
+    }
+    if (node.kind === 'block') {
+      const item = new vscode.TreeItem(node.blockId, node.runs.length <= 3 ? vscode.TreeItemCollapsibleState.Expanded : vscode.TreeItemCollapsibleState.Collapsed);
+      item.description = `${node.runs.length} run${node.runs.length === 1 ? '' : 's'}`;
+      item.iconPath = new vscode.ThemeIcon('package');
+      item.contextValue = 'block';
+      return item;
+    }
+    const r = node.run;
+    const live = RunSession.get(r.id);
+    const running = r.status === 'running' && live !== undefined && !live.result;
+    const [icon, color] = STATUS_ICON[running ? 'running' : r.status] ?? ['circle-outline'];
+    const item = new vscode.TreeItem(`${r.agent === 'reference' ? 'reference' : (r.model ?? r.agent)} · ${running ? 'running' : r.status}`, vscode.TreeItemCollapsibleState.None);
+    item.id = `run:${r.id}`;
+    item.description = `${r.steps} steps · ${node.answers} answers${node.assisted ? ' · assisted' : ''} · ${ago(r.startedAt ?? r.createdAt)}`;
+    item.iconPath = new vscode.ThemeIcon(icon, color ? new vscode.ThemeColor(color) : undefined);
+    const md = new vscode.MarkdownString(undefined, true);
+    md.appendMarkdown(`**${r.blockId}** · run \`${r.id}\`\n\n`);
+    md.appendMarkdown(`status **${r.status}**${r.statusReason ? ` — ${r.statusReason}` : ''}\n\n`);
+    md.appendMarkdown(`agent \`${r.agent}\`${r.model ? ` · model \`${r.model}\`` : ''} · tool set \`${r.toolSet}\` · sandbox \`${r.sandbox}\`\n\n`);
+    md.appendMarkdown(`${r.steps} steps · ${r.tokens.input} input / ${r.tokens.output} output tokens · ${(r.durationMs / 1000).toFixed(1)} s${r.costUsd != null ? ` · $${r.costUsd.toFixed(4)}` : ''}\n\n`);
+    md.appendMarkdown(`${node.answers} answers recorded${node.assisted ? ' · **assisted** (an analyst ran code while the agent was running)' : ''}`);
+    item.tooltip = md;
+    const resumable = !running && (r.status === 'cancelled' || r.status === 'failed' || r.status === 'budget_exhausted' || r.status === 'running');
+    item.contextValue = running ? 'run.running' : resumable ? 'run.resumable' : 'run.done';
+    item.command = { command: 'loupe.openTimeline', title: 'Open Trajectory Timeline', arguments: [r.id] };
+    return item;
+  }
+
+  dispose(): void {
+    clearTimeout(this.timer);
+    while (this.disposables.length) this.disposables.pop()?.dispose();
+  }
+}

@@ -1,0 +1,219 @@
+/**
+ * "Run Benchmark Block" as a user meets it, in the real VS Code: palette → block → model profile → repeats, against a
+ * scripted OpenAI-compatible model on 127.0.0.1, on the real NHANES obesity block (NCHS Data Brief 508). Asserts on
+ * what is rendered: notebook cells with outputs (text, table, figure), the terminal transcript, the timeline rows and
+ * the heatmap inside their webviews, the Runs view. Saves screenshots of each.
+ */
+import assert from 'node:assert/strict';
+import { join } from 'node:path';
+import * as vscode from 'vscode';
+import { openStore } from '../../src/core/store/run-store.ts';
+import { call, startScriptedLlm, type ChatRequestBody, type ScriptedLlm } from '../helpers/scripted-llm.ts';
+import { hasRunner, runner, screenshot, webviewText } from './helpers/runner.ts';
+
+const BLOCK = 'NHANES_NCHS_Data_Brief_No._508';
+/** LongDA's own query ids (benchmark.csv). */
+const Q = (n: number) => `NHANES_NCHS Data Brief No. 508_q${n}`;
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/** Last tool observation in a request (the model "reads" it to answer). */
+function lastObservation(req: ChatRequestBody): string {
+  const msgs = req.messages as { role: string; content?: string | null }[];
+  for (let i = msgs.length - 1; i >= 0; i--) if (msgs[i]?.role === 'tool') return String(msgs[i]?.content ?? '');
+  return '';
+}
+
+const OBESITY = `import pandas as pd, numpy as np
+demo = pd.read_sas('data/Demographics/DEMO_L.xpt')
+bmx = pd.read_sas('data/Examination/BMX_L.xpt')
+d = demo.merge(bmx, on='SEQN')
+d = d[(d.RIDAGEYR >= 20) & (d.RIDEXPRG != 1) & d.BMXBMI.notna() & (d.WTMEC2YR > 0)]
+w = d.WTMEC2YR
+overall = round(100 * np.average(d.BMXBMI >= 30, weights=w), 1)
+by_sex = d.groupby('RIAGENDR').apply(lambda g: round(100 * np.average(g.BMXBMI >= 30, weights=g.WTMEC2YR), 1))
+print('overall', overall)
+print('men', by_sex[1.0], 'women', by_sex[2.0])
+by_sex.rename({1.0: 'men', 2.0: 'women'}).to_frame('obesity %')`;
+
+// LongTA's import allowlist has no matplotlib: a plotting attempt must come back as an error cell.
+const FIGURE = `import matplotlib.pyplot as plt
+plt.plot([1, 2])`;
+
+describe('Run Benchmark Block (palette → notebook, terminal, timeline, runs view)', function () {
+  this.timeout(300_000);
+  let llm: ScriptedLlm;
+  let runId = '';
+
+  before(async function () {
+    if (!hasRunner()) this.skip();
+    const script = [
+      { content: 'Let me find the weight variable in the documentation.', toolCalls: [call('search_doc', { keyword: 'WTMEC2YR', max_matches: 3 })] },
+      { content: 'Now compute weighted obesity prevalence for adults 20+, excluding pregnant women.', toolCalls: [call('python', { code: OBESITY })] },
+      (req: ChatRequestBody) => {
+        const m = lastObservation(req).match(/overall ([\d.]+)/);
+        return { content: 'Recording the overall prevalence and plotting.', toolCalls: [call('answer', { action: 'add', q_id: Q(1), answer: Number(m?.[1] ?? 'NaN') }), call('python', { code: FIGURE })] };
+      },
+      (req: ChatRequestBody) => {
+        const text = (req.messages as { role: string; content?: string | null }[]).map((x) => x.content ?? '').join('\n');
+        const m = text.match(/men ([\d.]+) women ([\d.]+)/);
+        return { content: 'Recording men and women.', toolCalls: [call('answer', { action: 'add', q_id: Q(2), answer: [Number(m?.[1]), Number(m?.[2])] })] };
+      },
+      { content: 'Done for now.', toolCalls: [call('final_answer', { summary: 'Answered q1 and q2 from DEMO_L and BMX_L with WTMEC2YR.' })] },
+    ];
+    llm = await startScriptedLlm({ script, models: ['scripted-analyst'] });
+    const cfg = vscode.workspace.getConfiguration('loupe');
+    await cfg.update('models', [{ name: 'scripted', baseUrl: llm.baseUrl, model: 'scripted-analyst', temperature: 0 }], vscode.ConfigurationTarget.Workspace);
+    await vscode.extensions.getExtension('loupe-dev.loupe')?.activate();
+  });
+
+  after(async () => {
+    await llm?.close();
+  });
+
+  it('runs the block from the palette and records answers matching Data Brief 508', async () => {
+    await vscode.commands.executeCommand('workbench.action.closeAllEditors');
+    await runner({ action: 'palette', title: 'Loupe: Run Benchmark Block' });
+    // Suite step is skipped when one suite is configured; otherwise pick longda.
+    const title = await runner<string>({ action: 'workbenchText', selector: '.quick-input-widget' });
+    if (/suite/i.test(title)) {
+      await runner({ action: 'type', text: 'longda' });
+      await runner({ action: 'press', key: 'Enter' });
+      await sleep(1500);
+    }
+    await runner({ action: 'type', text: 'Brief_No._508' });
+    await sleep(500);
+    await screenshot('run-palette-block');
+    await runner({ action: 'press', key: 'Enter' });
+    await sleep(500);
+    await runner({ action: 'type', text: 'scripted' });
+    await sleep(300);
+    await screenshot('run-palette-profile');
+    await runner({ action: 'press', key: 'Enter' });
+    await sleep(500);
+    await runner({ action: 'type', text: '1' });
+    await runner({ action: 'press', key: 'Enter' });
+
+    const storePath = join(vscode.workspace.getConfiguration('loupe').get<string>('runsDirectory') ?? '', 'runs.sqlite');
+    const t0 = Date.now();
+    let status = '';
+    for (;;) {
+      await sleep(1000);
+      let store;
+      try {
+        store = openStore(storePath);
+      } catch {
+        continue;
+      }
+      try {
+        const run = store.listRuns({ blockId: BLOCK }).find((r) => r.model === 'scripted-analyst' && r.agent === 'llm');
+        if (run) {
+          runId = run.id;
+          status = run.status;
+          if (!['running', 'pending'].includes(status)) {
+            const answers = store.getAnswers(run.id);
+            const q1 = answers.find((a) => a.queryId === Q(1));
+            const q2 = answers.find((a) => a.queryId === Q(2));
+            assert.equal(q1?.answer, 40.3, 'published overall obesity prevalence 40.3');
+            assert.deepEqual(q2?.answer, [39.2, 41.3], 'published men/women 39.2/41.3');
+            break;
+          }
+        }
+      } finally {
+        store.close();
+      }
+      if (Date.now() - t0 > 180_000) throw new Error(`run did not finish in 180 s (status ${status || 'not created'})`);
+    }
+    assert.equal(status, 'finished');
+  });
+
+  it('shows the agent code as notebook cells with text, table and error outputs', async () => {
+    const nb = vscode.workspace.notebookDocuments.find((d) => d.uri.fsPath.endsWith(join(runId, 'notebook.ipynb')));
+    assert.ok(nb, 'the run notebook is open');
+    let code: vscode.NotebookCell[] = [];
+    for (let i = 0; i < 50; i++) {
+      code = nb.getCells().filter((c) => c.kind === vscode.NotebookCellKind.Code);
+      if (code.length >= 2) break;
+      await sleep(200);
+    }
+    assert.equal(code.length, 2, 'two python tool calls → two code cells');
+    const mimes = code.flatMap((c) => c.outputs.flatMap((o) => o.items.map((i) => i.mime)));
+    assert.ok(mimes.includes('application/vnd.code.notebook.stdout'), `stdout output present (${mimes.join(', ')})`);
+    assert.ok(mimes.includes('text/html'), 'the DataFrame result is an HTML table');
+    assert.ok(mimes.includes('application/vnd.code.notebook.error'), 'the refused matplotlib import is an error output');
+    const stdout = new TextDecoder().decode(code[0]?.outputs.flatMap((o) => o.items).find((i) => i.mime.endsWith('stdout'))?.data);
+    assert.match(stdout, /overall 40\.3/);
+    await vscode.window.showNotebookDocument(nb, { viewColumn: vscode.ViewColumn.One });
+    await sleep(1500);
+    await screenshot('run-notebook');
+  });
+
+  it('runs an analyst cell on a kernel rebuilt from the recorded cells and stores it as an analyst cell', async () => {
+    const nb = vscode.workspace.notebookDocuments.find((d) => d.uri.fsPath.endsWith(join(runId, 'notebook.ipynb')));
+    assert.ok(nb);
+    const edit = new vscode.WorkspaceEdit();
+    edit.set(nb.uri, [vscode.NotebookEdit.insertCells(nb.cellCount, [new vscode.NotebookCellData(vscode.NotebookCellKind.Code, 'print("check", overall, round(float(by_sex[2.0]) - float(by_sex[1.0]), 1))', 'python')])]);
+    await vscode.workspace.applyEdit(edit);
+    const editor = await vscode.window.showNotebookDocument(nb, { viewColumn: vscode.ViewColumn.One });
+    await vscode.commands.executeCommand('notebook.selectKernel', { editor, id: 'loupe-run-kernel', extension: 'loupe-dev.loupe' });
+    const last = nb.cellAt(nb.cellCount - 1);
+    await vscode.commands.executeCommand('notebook.cell.execute', { ranges: [{ start: last.index, end: last.index + 1 }], document: nb.uri });
+    let out = '';
+    for (let i = 0; i < 150 && !/check/.test(out); i++) {
+      await sleep(200);
+      out = last.outputs.flatMap((o) => o.items).map((it) => new TextDecoder().decode(it.data)).join('\n');
+    }
+    assert.match(out, /replaying 2 recorded agent cell/);
+    assert.match(out, /check 40\.3 2\.1/);
+    const store = openStore(join(vscode.workspace.getConfiguration('loupe').get<string>('runsDirectory') ?? '', 'runs.sqlite'));
+    try {
+      const analyst = store.getCells(runId).filter((c) => c.stepIndex < 0);
+      assert.equal(analyst.length, 1);
+      assert.ok(store.getEvents(runId).some((e) => e.kind === 'analyst-kernel'));
+    } finally {
+      store.close();
+    }
+    await sleep(500);
+    await screenshot('run-notebook-analyst-cell');
+  });
+
+  it('streams a transcript with tool calls and the end status to the terminal', async () => {
+    const api = vscode.extensions.getExtension<{ runTranscript(id: string): string | undefined }>('loupe-dev.loupe')?.exports;
+    const text = api?.runTranscript(runId) ?? '';
+    assert.match(text, /▶ search_doc/);
+    assert.match(text, /▶ python import pandas as pd/);
+    assert.match(text, /tokens \d+ in \/ \d+ out/);
+    assert.match(text, /run finished after 5 steps/);
+    const term = vscode.window.terminals.find((t) => t.name === `Loupe: ${BLOCK}`);
+    assert.ok(term, 'terminal "Loupe: <block>" exists');
+    term.show(false);
+    await sleep(1000);
+    await screenshot('run-terminal');
+  });
+
+  it('renders the finished run in the timeline and its tool-usage heatmap', async () => {
+    await vscode.commands.executeCommand('workbench.action.closePanel');
+    await vscode.commands.executeCommand('loupe.openTimeline', runId);
+    const text = await webviewText({ title: 'Timeline', expect: /final_answer/ });
+    assert.match(text, /finished/);
+    assert.match(text, /search_doc\(keyword=WTMEC2YR\)/);
+    assert.match(text, /5 steps/);
+    await runner({ action: 'clickInWebview', selector: '.tl-row[data-step="1"]', title: 'Timeline' });
+    await webviewText({ title: 'Timeline', expect: /Reveal in notebook/ });
+    await sleep(500);
+    await screenshot('run-timeline');
+    await vscode.commands.executeCommand('loupe.showToolHeatmap', runId);
+    const heat = await webviewText({ title: 'Timeline', expect: /Tool usage over normalised progress/ });
+    assert.match(heat, /python/);
+    await sleep(800);
+    await screenshot('run-heatmap');
+  });
+
+  it('lists the run in the Runs view', async () => {
+    await vscode.commands.executeCommand('loupe.runs.focus');
+    await sleep(1000);
+    const tree = await runner<string>({ action: 'workbenchText', selector: '[id="workbench.parts.sidebar"]' });
+    assert.match(tree, /longda/);
+    assert.match(tree, new RegExp(BLOCK.replace(/\./g, '\\.')));
+    await screenshot('runs-view');
+  });
+});
