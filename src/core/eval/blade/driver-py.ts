@@ -420,7 +420,9 @@ def analyse(stmt, code, prev, cur, ns, grp_vars, pending):
                 imputes += 1
         if imputes == len(outputs) and ("fillna" in methods or "interpolate" in methods or "loc" in {a for a in names_and_strings(stmt)[2]} or "where" in methods or "mask" in methods or "replace" in methods):
             verb = "impute"
-        return [unit(verb, code, mapping, [], cur)]
+        u = unit(verb, code, mapping, [], cur)
+        u["created"] = [o for o in outputs if o not in df_cols(base)]
+        return [u]
 
     if keys and not (same_index and not added and not changed_cols(prev)):
         if len(cur) == len(prev) and same_index:
@@ -473,7 +475,8 @@ def merge_same_column(units, created_by):
         last = out[-1] if out else None
         outs = [m[1] for m in u["mapping"]]
         if (last is not None and u["verb"] in ("derive", "impute") and last["verb"] in ("derive", "impute") and
-                len(outs) == 1 and [m[1] for m in last["mapping"]] == outs and created_by.get(outs[0]) is last):
+                len(outs) == 1 and [m[1] for m in last["mapping"]] == outs and created_by.get(outs[0]) is last and
+                outs[0] in last.get("created", [])):
             o = outs[0]
             ins = [c for c in last["mapping"][0][0]] + [c for c in u["mapping"][0][0] if c != o and c not in last["mapping"][0][0]]
             verb = "impute" if u["verb"] == "impute" else last["verb"]
