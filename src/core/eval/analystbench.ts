@@ -196,11 +196,16 @@ export interface AnalystClaimsScore {
 /**
  * Extracts atomic claims from a report (judge task `claim-extraction`), or uses given claims, and
  * checks each against the sources (`claim-support`).
- * @param report the report text; `sources` the source documents' text; `claims` pre-extracted claims (skip extraction).
+ * @param input.report the report text; `sources` the source documents' text (lexically selected per
+ *   claim) or `select` a retriever giving the passages for a claim; `claims` pre-extracted claims (skip extraction).
  * @returns per-claim verdicts and the hallucination rate (fraction).
  * Source: spec §4.3(c) (hallucination% = 100 · unsupported / claims).
  */
-export async function scoreAnalystClaims(input: { report: string; sources: readonly string[]; claims?: Array<{ claim: string; quote: string }>; runId?: string }, judge: Judge, options: Partial<AnalystOptions> = {}): Promise<AnalystClaimsScore> {
+export async function scoreAnalystClaims(
+  input: { report: string; sources: readonly string[]; claims?: Array<{ claim: string; quote: string }>; runId?: string; select?: (claim: string, maxChars: number) => Promise<string> },
+  judge: Judge,
+  options: Partial<AnalystOptions> = {},
+): Promise<AnalystClaimsScore> {
   const opts = { ...DEFAULT_ANALYST_OPTIONS, ...options };
   const ctx: JudgeContext = input.runId ? { runId: input.runId } : {};
   const all = [];
@@ -210,7 +215,10 @@ export async function scoreAnalystClaims(input: { report: string; sources: reado
     all.push(ex);
     claims = ex.status === 'done' ? ex.verdict!.claims : [];
   }
-  const js = await mapLimit(claims, opts.concurrency, (c, i) => judge.judge('claim-support', { claim: c.claim, quote: c.quote, sources: selectSourceContext(c.claim, input.sources, opts.source_chars) }, { ...ctx, itemRef: `claim ${i + 1}` }));
+  const js = await mapLimit(claims, opts.concurrency, async (c, i) => {
+    const sources = input.select ? await input.select(c.claim, opts.source_chars) : selectSourceContext(c.claim, input.sources, opts.source_chars);
+    return judge.judge('claim-support', { claim: c.claim, quote: c.quote, sources }, { ...ctx, itemRef: `claim ${i + 1}` });
+  });
   all.push(...js);
   const out = claims.map((c, i) => {
     const j = js[i]!;
@@ -272,6 +280,23 @@ export function extractFigures(markdown: string): ReportFigure[] {
     const titles = [...code.matchAll(/(?:suptitle|set_title|title)\(\s*[fr]?(["'])(.*?)\1/g)].map((m) => m[2]!);
     if (titles.length) for (const t of titles) out.push({ caption: t, source: 'code', code, rendered: false });
     else out.push({ caption: '', source: 'code', code, rendered: false });
+  }
+  return out;
+}
+
+/**
+ * Figure captions in plain text (e.g. a PDF's page text): "Figure 1. Caption…" up to the first
+ * sentence end, one per figure number (first occurrence).
+ * @param text document text. @returns figures (`source` = `Figure n`).
+ */
+export function figureCaptionsFromText(text: string): ReportFigure[] {
+  const seen = new Set<string>();
+  const out: ReportFigure[] = [];
+  for (const m of text.matchAll(/\bFig(?:ure|\.)\s*(\d+)[.:]\s+([^\n]{5,240}?)(?:\.(?:\s|$)|\n|$)/g)) {
+    const n = m[1]!;
+    if (seen.has(n)) continue;
+    seen.add(n);
+    out.push({ caption: m[2]!.trim(), source: `Figure ${n}`, rendered: true });
   }
   return out;
 }

@@ -16,8 +16,8 @@ import type { Block, LongdaQuery as SuiteLongdaQuery, Suite, SuiteKind } from '.
 import { LoupeInputError, errorMessage } from '../util/errors.ts';
 import { nullLogger, type Logger } from '../util/log.ts';
 import {
-  analystOptions, extractFigures, lexicalEmbedder, parseAnalystChecklist, scoreAnalystChecklist, scoreAnalystClaims, scoreAnalystFigures,
-  type AnalystCriterion, type CaptionEmbedder,
+  analystOptions, extractFigures, figureCaptionsFromText, lexicalEmbedder, parseAnalystChecklist, scoreAnalystChecklist, scoreAnalystClaims, scoreAnalystFigures,
+  type AnalystCriterion, type CaptionEmbedder, type ReportFigure,
 } from './analystbench.ts';
 import { ddrExploration, ddrOptions, scoreDdrChecklists, scoreDdrHallucination, scoreDdrNovelty, validInsights, type DdrChecklistScore, type DdrNoveltyInput } from './ddr.ts';
 import type { Judge } from './judges/types.ts';
@@ -262,7 +262,9 @@ export function criteriaFromChecklist(items: ReadonlyArray<{ question: string; a
   return items.map((c) => {
     const text = `- ${c.question}\n${(c.answer ?? '').split(/\r?\n/).map((l) => `  ${l.trim().replace(/^[-*]\s*/, '- ')}`).join('\n')}`;
     const parsed = /(^|\n)\s+- [1-5]\s*:/.test(text) ? parseAnalystChecklist(text)[0] : undefined;
-    return parsed ?? { criterion: c.question, rubric: [] };
+    if (parsed) return parsed;
+    // a fact checklist (question + expected answer): the criterion asks for that fact
+    return { criterion: c.answer?.trim() ? `${c.question} The expected answer is: ${c.answer.trim()}` : c.question, rubric: [] };
   });
 }
 
@@ -278,28 +280,73 @@ async function analystRun(run: RunRecord, block: Block, raw: Record<string, stri
   const instruction = block.visible.instruction ?? '';
   const checklist = criteria.length ? await scoreAnalystChecklist({ instruction, response: report, runId: run.id }, criteria, o.judge, opts) : null;
   const sources = readSourcesText(block);
-  const claims = await scoreAnalystClaims({ report, sources: sources.texts, runId: run.id }, o.judge, opts);
-  const refPath = block.hidden.referenceReport;
-  const reference = refPath && existsSync(refPath) && /\.(md|markdown|txt)$/i.test(refPath) ? extractFigures(readFileSync(refPath, 'utf8')) : [];
-  const generated = extractFigures(report);
-  const figures = await scoreAnalystFigures({ reference, generated, instruction, runId: run.id }, o.embedder ?? lexicalEmbedder(), o.judge, opts);
-  const tallies = [checklist?.judgements, claims.judgements, figures.judgements].filter((t) => !!t);
-  const pending = tallies.reduce((s, t) => s + t!.pending, 0);
-  return {
-    ...b,
-    options: { ...opts, figureMatching: figures.method, lexicalFallback: figures.lexicalFallback },
-    pending,
-    unjudged: pending + tallies.reduce((s, t) => s + t!.errors, 0),
-    summary: {
-      checklistPercent: checklist?.percent ?? null,
-      hallucinationRate: claims.rate,
-      figureCoveragePercent: figures.coverage,
-      figureQualityPercent: figures.quality,
-      claims: claims.claims.length,
-      reportChars: report.length,
-    },
-    detail: { checklist, claims, figures, sourcesSkipped: sources.skipped },
-  };
+  const retriever = sources.skipped.length ? await docRetriever(block, o) : null;
+  try {
+    const claims = await scoreAnalystClaims({ report, sources: sources.texts, runId: run.id, ...(retriever ? { select: retriever.select } : {}) }, o.judge, opts);
+    const reference = await referenceFigures(block.hidden.referenceReport);
+    const generated = extractFigures(report);
+    const figures = await scoreAnalystFigures({ reference, generated, instruction, runId: run.id }, o.embedder ?? lexicalEmbedder(), o.judge, opts);
+    const tallies = [checklist?.judgements, claims.judgements, figures.judgements].filter((t) => !!t);
+    const pending = tallies.reduce((s, t) => s + t!.pending, 0);
+    return {
+      ...b,
+      options: { ...opts, figureMatching: figures.method, lexicalFallback: figures.lexicalFallback, sourceSelection: retriever ? 'doc-index bm25 + lexical' : 'lexical' },
+      pending,
+      unjudged: pending + tallies.reduce((s, t) => s + t!.errors, 0),
+      summary: {
+        checklistPercent: checklist?.percent ?? null,
+        hallucinationRate: claims.rate,
+        figureCoveragePercent: figures.coverage,
+        figureQualityPercent: figures.quality,
+        claims: claims.claims.length,
+        referenceFigures: reference.length,
+        generatedFigures: generated.length,
+        reportChars: report.length,
+      },
+      detail: { checklist, claims, figures, sourcesSkipped: retriever ? [] : sources.skipped },
+    };
+  } finally {
+    retriever?.close();
+  }
+}
+
+/** Reference figures: markdown images, or "Figure n." captions in the text of a PDF / HTML / text report. */
+async function referenceFigures(path: string | undefined): Promise<ReportFigure[]> {
+  if (!path || !existsSync(path)) return [];
+  if (/\.(md|markdown)$/i.test(path)) return extractFigures(readFileSync(path, 'utf8'));
+  const { extractUnits } = await import('../docs/index.ts');
+  const doc = await extractUnits(path, new Uint8Array(readFileSync(path)));
+  return figureCaptionsFromText(doc.units.join('\n'));
+}
+
+/** Claim → passages of the block's documentation (PDFs included) through the documentation index. */
+async function docRetriever(block: Block, o: ScoreRunOptions): Promise<{ select: (claim: string, maxChars: number) => Promise<string>; close: () => void } | null> {
+  const roots = new Set(block.visible.docs.map((d) => (d.path.endsWith(d.rel) ? d.path.slice(0, d.path.length - d.rel.length) : '\u0000')));
+  const [root] = roots;
+  if (roots.size !== 1 || !root || root === '\u0000') return null;
+  try {
+    const { openDocIndex } = await import('../docs/index.ts');
+    const idx = await openDocIndex({ root, files: block.visible.docs.map((d) => d.rel) });
+    await idx.build();
+    return {
+      async select(claim, maxChars) {
+        const parts: string[] = [];
+        let used = 0;
+        for (const h of idx.search(claim, { top: 12 })) {
+          const unit = idx.units(h.file)[h.unitIndex]?.text ?? h.snippet;
+          const text = `[${h.file} ${h.unit}] ${unit.slice(Math.max(0, h.start - 800), h.end + 800)}`;
+          if (used + text.length > maxChars) break;
+          parts.push(text);
+          used += text.length;
+        }
+        return parts.join('\n…\n');
+      },
+      close: () => idx.close(),
+    };
+  } catch (e) {
+    (o.log ?? nullLogger).warn(`documentation index unavailable for ${block.id}: ${errorMessage(e)}; claims are checked against text sources only`);
+    return null;
+  }
 }
 
 async function bladeRun(store: RunStore, run: RunRecord, block: Block, raw: Record<string, string>, o: ScoreRunOptions, ctx: BladeContext): Promise<RunScore> {
