@@ -275,6 +275,9 @@ export class PythonKernel {
     const env: Record<string, string> = {
       ...minimalEnv(),
       HOME: sandboxed ? '/tmp/home' : (process.env.HOME ?? '/tmp'),
+      // getpass.getuser() reads these first (the sandbox has no /etc/passwd).
+      USER: sandboxed ? 'loupe' : (process.env.USER ?? 'loupe'),
+      LOGNAME: sandboxed ? 'loupe' : (process.env.LOGNAME ?? process.env.USER ?? 'loupe'),
       TMPDIR: '/tmp',
       MPLBACKEND: 'Agg',
       MPLCONFIGDIR: sandboxed ? '/tmp/home/.matplotlib' : join(process.env.TMPDIR ?? '/tmp', 'loupe-mpl'),

@@ -107,6 +107,12 @@ describe('core/kernel sandbox (bubblewrap)', { skip: findBubblewrap() ? false : 
     assert.equal(d.result, "'gaierror'");
   });
 
+  it('common library needs work inside: getpass, multiprocessing (/dev/shm), matplotlib to /tmp, numpy linear algebra', async () => {
+    const r = await k.execute('import getpass, multiprocessing as mp, numpy as np\nimport matplotlib.pyplot as plt\nplt.plot([1, 2])\nplt.savefig("/tmp/f.png")\nplt.close("all")\nwith mp.Pool(2) as p:\n    xs = p.map(abs, [-1, -2])\ngetpass.getuser(), xs, float(np.linalg.inv(np.eye(2)).sum()), os.path.getsize("/tmp/f.png") > 0');
+    assert.equal(r.status, 'ok', r.error?.traceback.join('\n'));
+    assert.equal(r.result, "('loupe', [1, 2], 2.0, True)");
+  });
+
   it('does not see host processes (own pid namespace)', async () => {
     const r = await k.execute('import os\nlen([p for p in os.listdir("/proc") if p.isdigit()]) < 10');
     assert.equal(r.result, 'True');
