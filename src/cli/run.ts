@@ -140,6 +140,23 @@ export const runCommand: CliCommand = {
     const controls = new Set<RunControl>();
     const onSig = () => { io.err('loupe run: stopping (Ctrl-C again to force)\n'); for (const c of controls) c.stop('interrupted (SIGINT)'); process.off('SIGINT', onSig); };
     process.on('SIGINT', onSig);
+    // Interactive keys on a terminal: p pause, r resume, s stop (all runs of this invocation).
+    const stdin = process.stdin;
+    const keys = !v.json && stdin.isTTY && io.env.LOUPE_NO_KEYS !== '1';
+    let stopping = false;
+    const onKey = (b: Buffer) => {
+      const k = b.toString();
+      if (k === 'p') { for (const c of controls) c.pause(); io.err('loupe run: paused after the current step (r to resume, s to stop)\n'); }
+      else if (k === 'r') { for (const c of controls) c.resume(); io.err('loupe run: resumed\n'); }
+      else if (k === '\u0003' && stopping) process.exit(130);
+      else if (k === 's' || k === '\u0003') { stopping = true; onSig(); }
+    };
+    if (keys) {
+      stdin.setRawMode(true);
+      stdin.on('data', onKey);
+      stdin.resume();
+      io.err('loupe run: keys — p pause, r resume, s stop\n');
+    }
     let anyFailed = false;
     const done: { runId: string; block: Block; repeat: number }[] = [];
     const finishRun = (runId: string, block: Block, repeat = 1) => {
@@ -247,6 +264,11 @@ export const runCommand: CliCommand = {
       return anyFailed ? 1 : 0;
     } finally {
       process.off('SIGINT', onSig);
+      if (keys) {
+        stdin.off('data', onKey);
+        stdin.setRawMode(false);
+        stdin.pause();
+      }
       store.close();
     }
   },

@@ -77,10 +77,12 @@ export class ToolRegistry {
     }
   }
 
+  /** Tool names in registration order. */
   names(): string[] {
     return [...this.tools.keys()];
   }
 
+  /** The tool named `name`, if any. */
   get(name: string): ToolDefinition | undefined {
     return this.tools.get(name);
   }

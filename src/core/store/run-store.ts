@@ -217,6 +217,7 @@ export class RunStore {
     return (this.db.prepare(sql).all(...vals, filter.limit ?? 1_000_000) as Row[]).map(runFromRow);
   }
 
+  /** One run, or undefined when the id is unknown. */
   getRun(id: string): RunRecord | undefined {
     const r = this.db.prepare('SELECT * FROM runs WHERE id = ?').get(id) as Row | undefined;
     return r ? runFromRow(r) : undefined;
@@ -227,12 +228,14 @@ export class RunStore {
     return (this.db.prepare('SELECT * FROM steps WHERE run_id = ? AND idx >= ? ORDER BY idx').all(runId, fromIndex) as Row[]).map(stepFromRow);
   }
 
+  /** Recorded answers of a run (numbers or lists of numbers), in first-recorded order. */
   getAnswers(runId: string): AnswerRecord[] {
     return (this.db.prepare('SELECT * FROM answers WHERE run_id = ? ORDER BY rowid').all(runId) as Row[]).map((r) => ({
       runId, queryId: r.query_id as string, answer: JSON.parse(r.answer as string) as AnswerValue, raw: r.raw as string, stepIndex: r.step_idx as number,
     }));
   }
 
+  /** The run's notes list after its last committed step. */
   getNotes(runId: string): string[] {
     return (this.db.prepare('SELECT content FROM notes WHERE run_id = ? ORDER BY idx').all(runId) as { content: string }[]).map((r) => r.content);
   }
@@ -267,6 +270,7 @@ export class RunStore {
     return (this.db.prepare('SELECT COALESCE(MAX(seq), -1) + 1 AS s FROM kernel_cells WHERE run_id = ?').get(runId) as { s: number }).s;
   }
 
+  /** Run events (resume, kernel-replay, kernel-restart, retry, warning), oldest first. */
   getEvents(runId: string): RunEventRecord[] {
     return (this.db.prepare('SELECT * FROM run_events WHERE run_id = ? ORDER BY rowid').all(runId) as Row[]).map((r) => ({
       runId, at: r.at as string, kind: r.kind as string, message: r.message as string,
@@ -303,6 +307,7 @@ export class RunStore {
     return this.db.prepare('DELETE FROM runs WHERE id = ?').run(id).changes > 0;
   }
 
+  /** Closes the database (idempotent). */
   close(): void {
     if (this.db.open) this.db.close();
   }

@@ -231,6 +231,30 @@ test('loupe run: kill -9 mid-run, then --resume continues with nothing lost or d
   }
 });
 
+test('loupe run: SIGINT stops the run as cancelled and still prints its JSON line', { timeout: 60_000 }, async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'loupe-sigint-'));
+  const srv = await startScriptedLlm({ script: [{ toolCalls: [call('notes', { action: 'add', content: 'a' })] }, { faults: [{ type: 'hang' }], reply: { content: 'x' } }] });
+  try {
+    const child = spawn(process.execPath, ['--no-warnings', join(repoRoot, 'src', 'cli.ts'), 'run', '--suite', 'longda', '--root', ROOT, '--block', BLOCK, '--agent', 'llm', '--model', 'scripted',
+      '--base-url', srv.baseUrl, '--store', join(dir, 's.sqlite'), '--json'], { cwd: dir, stdio: ['ignore', 'pipe', 'pipe'] });
+    let out = '';
+    child.stdout.on('data', (c: Buffer) => { out += c.toString(); });
+    const exited = new Promise<number | null>((r) => child.on('exit', (c) => r(c)));
+    for (let i = 0; i < 600 && !srv.requests.some((r) => r.turn === 1); i++) await new Promise((r) => setTimeout(r, 50));
+    child.kill('SIGINT');
+    assert.equal(await exited, 1);
+    const line = JSON.parse(out.trim());
+    assert.equal(line.status, 'cancelled');
+    assert.equal(line.steps, 1);
+    const s = openStore(join(dir, 's.sqlite'));
+    assert.match(s.getRun(line.runId)!.statusReason!, /SIGINT/);
+    s.close();
+  } finally {
+    await srv.close();
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
 test('loupe run: usage errors and an unknown block exit 2 with a clear message', async () => {
   const t = io(process.env, tmpdir());
   assert.equal(await main(['run', '--suite', 'longda', '--root', ROOT, '--block', 'nope', '--agent', 'reference', '--sandbox', 'off', '--store', join(tmpdir(), `loupe-x-${process.pid}.sqlite`)], t.io), 2);
