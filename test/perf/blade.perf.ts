@@ -7,7 +7,7 @@
  * GT sizes are the 12 datasets' counts from spec §1.2 (cvars, model specs, unique names, transform
  * units); runs cover random GT items with random precision (seeded). Prints one JSON report.
  */
-import { aggregateBlade, decisionWeights, f1, METRIC_TYPES, seededRandom, type BladeDatasetRuns, type BladeRunMetrics, type MetricType } from '../../src/core/eval/blade/metrics.ts';
+import { aggregateBlade, decisionWeights, f1, METRIC_TYPES, seededRandom, zeroRun, type BladeDatasetRuns, type BladeRunMetrics, type MetricType } from '../../src/core/eval/blade/metrics.ts';
 
 const SIZES: Record<string, [number, number, number, number]> = {
   affairs: [9, 11, 5, 9],
@@ -55,7 +55,7 @@ function naive(ds: BladeDatasetRuns[], samples: number, seed: number): number[] 
     ds.map((d) => d.gt),
     K,
   );
-  const runsOf = ds.map((d) => d.runs.map((x) => (x.status === 'ok' ? x : { ...x, metrics: Object.fromEntries(METRIC_TYPES.map((t) => [t, { gtItems: [], precision: 0, matched: 0, denominator: 0 }])) as BladeRunMetrics['metrics'] })));
+  const runsOf = ds.map((d) => d.runs.map((x) => (x.status === 'ok' ? x : zeroRun(x.status))));
   const out: number[] = [];
   for (let s = 0; s < samples; s++) {
     const per = ds.map((d, di) => {
