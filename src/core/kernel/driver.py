@@ -253,6 +253,21 @@ class _Capture(io.TextIOBase):
         pass
 
     @property
+    def buffer(self):
+        """Binary view for code writing bytes to sys.stdout.buffer (decoded as UTF-8)."""
+        cap = self
+
+        class _Bin:
+            def write(self, b):
+                cap.write(bytes(b).decode("utf-8", "replace"))
+                return len(b)
+
+            def flush(self):
+                pass
+
+        return _Bin()
+
+    @property
     def encoding(self):
         return "utf-8"
 

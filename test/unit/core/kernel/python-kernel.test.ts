@@ -41,9 +41,9 @@ describe('core/kernel/python-kernel (sandbox off)', () => {
   });
 
   it('captures stdout and stderr separately, and works in the workspace cwd', async () => {
-    const r = await k.execute('import sys\nprint("out", 1)\nprint("err", file=sys.stderr)\nopen("tiny.csv").read().count("\\n")');
+    const r = await k.execute('import sys\nprint("out", 1)\nsys.stdout.buffer.write("é\\n".encode())\nprint("err", file=sys.stderr)\nopen("tiny.csv").read().count("\\n")');
     assert.equal(r.status, 'ok');
-    assert.equal(r.stdout, 'out 1\n');
+    assert.equal(r.stdout, 'out 1\né\n');
     assert.equal(r.stderr, 'err\n');
     assert.equal(r.result, '3');
   });
