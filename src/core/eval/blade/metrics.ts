@@ -130,6 +130,10 @@ export function quantile(xs: readonly number[], q: number): number {
   return s[lo]! + (s[hi]! - s[lo]!) * (pos - lo);
 }
 
+/**
+ * Harmonic mean of precision and coverage (spec §1.4.8).
+ * @param zeroGuard §1.7 #13: return 0 (true) or NaN (BLADE) when p + c = 0.
+ */
 export function f1(p: number, c: number, zeroGuard: boolean): number {
   if (p + c === 0) return zeroGuard ? 0 : NaN;
   return (2 * p * c) / (p + c);

@@ -7,6 +7,7 @@
 import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
 import { createInterface } from 'node:readline';
 import { findPython } from '../../env/doctor.ts';
+import { PythonKernel, type SandboxMode } from '../../kernel/index.ts';
 import { BLADE_DRIVER_PY } from './driver-py.ts';
 
 /** One column state as hashed by the driver (spec §1.4.3). */
@@ -61,13 +62,87 @@ interface Pending {
   timer: NodeJS.Timeout;
 }
 
+/** Where BLADE's Python runs: a plain child process (default) or the project kernel (sandboxable). */
+export interface BladePythonOptions {
+  python?: string;
+  /** Per call (default 120 s, BLADE's cell timeout). */
+  timeoutMs?: number;
+  cwd?: string;
+  /**
+   * `process` (default): a plain `python3` child. `kernel`: a {@link PythonKernel}, with `sandbox`
+   * `bubblewrap` so submitted transform code runs isolated; `readOnlyPaths` must include the
+   * dataset folders.
+   */
+  backend?: 'process' | 'kernel';
+  sandbox?: SandboxMode;
+  readOnlyPaths?: string[];
+}
+
+/**
+ * Starts BLADE's Python side: the driver of `driver-py.ts` in a child process, or (`backend: 'kernel'`)
+ * inside the project kernel.
+ * @returns a {@link BladePython}; call `close()` when done.
+ * @throws Error when no interpreter with pandas exists or the kernel cannot start.
+ */
+export async function startBladePython(opts: BladePythonOptions = {}): Promise<BladePython> {
+  return opts.backend === 'kernel' ? startInKernel(opts) : startProcess(opts);
+}
+
+const RESULT_START = '<<<BLADE_RESULT>>>';
+const RESULT_END = '<<<BLADE_END>>>';
+
+/** The driver inside a project kernel: definitions in the preamble, one cell per call. */
+async function startInKernel(opts: BladePythonOptions): Promise<BladePython> {
+  const defs = BLADE_DRIVER_PY.split('for line in sys.stdin:')[0]!;
+  const preamble = `${defs}
+def __blade_call(op, args_json):
+    args = json.loads(args_json)
+    WITH_CAT[0] = bool(args.get("withCategorical"))
+    res = OPS[op](args)
+    sys.stdout.write("${RESULT_START}" + json.dumps(res) + "${RESULT_END}")
+    sys.stdout.flush()
+`;
+  const cwd = opts.cwd ?? process.cwd();
+  const kernel = await PythonKernel.start({
+    python: opts.python,
+    cwd,
+    sandbox: opts.sandbox ?? 'bubblewrap',
+    readOnlyPaths: opts.readOnlyPaths ?? [],
+    writablePaths: [],
+    preamble,
+    cellTimeoutMs: opts.timeoutMs ?? 120_000,
+    maxOutputChars: 200_000_000,
+  });
+  let chain: Promise<unknown> = Promise.resolve();
+  const call = <T>(op: string, args: unknown): Promise<T> => {
+    const run = async (): Promise<T> => {
+      const r = await kernel.execute(`__blade_call(${JSON.stringify(op)}, ${JSON.stringify(JSON.stringify(args))})`);
+      if (r.status !== 'ok') throw new Error(`BLADE kernel ${op}: ${r.status} ${r.error ? `${r.error.ename}: ${r.error.evalue}` : r.stderr.slice(-1000)}`);
+      const a = r.stdout.lastIndexOf(RESULT_START);
+      const b = r.stdout.lastIndexOf(RESULT_END);
+      if (a < 0 || b < a) throw new Error(`BLADE kernel ${op}: no result in output`);
+      return JSON.parse(r.stdout.slice(a + RESULT_START.length, b)) as T;
+    };
+    const p = chain.then(run, run);
+    chain = p.catch(() => undefined);
+    return p;
+  };
+  return {
+    runPath: (dataPath, steps) => call('run_path', { dataPath, steps }),
+    split: (dataPath, code) => call('split', { dataPath, code }),
+    runUnits: (dataPath, units) => call('run_units', { dataPath, units }),
+    columns: (dataPath) => call('columns', { dataPath }),
+    close: () => kernel.close(),
+  };
+}
+
 /**
  * Starts the BLADE Python driver as a child process.
  * @param opts.python interpreter path (default: {@link findPython}); `timeoutMs` per call (default 120 s, BLADE's cell timeout).
  * @returns a {@link BladePython}; call `close()` when done.
  * @throws Error when no interpreter with pandas exists.
  */
-export async function startBladePython(opts: { python?: string; timeoutMs?: number; cwd?: string } = {}): Promise<BladePython> {
+async function startProcess(opts: BladePythonOptions): Promise<BladePython> {
   const python = opts.python ?? (await findPython()).path;
   const timeoutMs = opts.timeoutMs ?? 120_000;
   const child: ChildProcessWithoutNullStreams = spawn(python, ['-u', '-c', BLADE_DRIVER_PY], {

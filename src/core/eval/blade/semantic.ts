@@ -59,6 +59,7 @@ export interface JudgeTally {
   errors: number;
 }
 
+/** An empty {@link JudgeTally}. */
 export function newTally(): JudgeTally {
   return { judgeIds: [], done: 0, exact: 0, pending: 0, errors: 0 };
 }

@@ -1,5 +1,7 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
+import { tmpdir } from 'node:os';
+import { dirname } from 'node:path';
 import { sharedData } from '../../../../helpers/shared.ts';
 import { startBladePython, type BladePython } from '../../../../../src/core/eval/blade/python.ts';
 import { buildGroundTruthTransforms, buildSubmissionTransforms, matchTransforms, unitsFromExecution } from '../../../../../src/core/eval/blade/transforms.ts';
@@ -64,4 +66,30 @@ describe('BLADE toy oracle (spec §1.4.4, tests/test_transform_eval.py::test_spe
     assert.equal(m.valueHashes.length, 2);
     assert.equal(m.vspecs1.size, 4);
   });
+});
+
+describe('BLADE Python in the project kernel (sandboxed submission code)', () => {
+  for (const sandbox of ['off', 'bubblewrap'] as const) {
+    it(`kernel backend, sandbox ${sandbox}: same toy oracle matches as the process backend`, async (t) => {
+      const data = sharedData('blade', 'datasets', 'toy', 'data.csv');
+      let py: BladePython;
+      try {
+        py = await startBladePython({ backend: 'kernel', sandbox, readOnlyPaths: [dirname(data)], cwd: tmpdir() });
+      } catch (e) {
+        if (sandbox === 'bubblewrap') return t.skip(`bubblewrap unavailable: ${(e as Error).message}`);
+        throw e;
+      }
+      try {
+        const cols = (await py.columns(data)).columns;
+        const g = mk(GT_SPECS);
+        const gt = await buildGroundTruthTransforms(py, data, g, cols, undefined, [g.get('D2')!]);
+        assert.equal(gt.valueHashes.size, 14);
+        const split = await py.split(data, LLM_CODE);
+        const sub = await buildSubmissionTransforms(unitsFromExecution(split.units), cols);
+        assert.equal(matchTransforms(gt, sub).valueHashes.length, 2);
+      } finally {
+        await py.close();
+      }
+    });
+  }
 });
