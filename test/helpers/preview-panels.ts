@@ -15,7 +15,8 @@ if (!which || which === 'results') {
   const opened: string[] = [];
   const r = await preview({
     panel: 'results',
-    png: join(out, 'results.png'),
+    theme: process.env.LIGHT ? 'light' : 'dark',
+    png: join(out, process.env.LIGHT ? 'results-light.png' : 'results.png'),
     height: 1500,
     waitFor: '#chart-blade[data-rendered]',
     handle: (method, params) => {

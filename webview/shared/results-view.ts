@@ -32,6 +32,7 @@ export function formatValue(v: number | null | undefined, format: MetricFormat):
     case 'seconds':
       return v >= 3600 ? `${(v / 3600).toFixed(2)} h` : v >= 60 ? `${(v / 60).toFixed(1)} min` : `${v.toFixed(1)} s`;
     case 'number':
+      if (Number.isInteger(v)) return String(v);
       return Math.abs(v) >= 100 ? v.toFixed(0) : Math.abs(v) >= 10 ? v.toFixed(1) : v.toFixed(2);
   }
 }
@@ -131,7 +132,7 @@ export function scatterSpec(points: ScatterPoint[], theme: ChartTheme = DEFAULT_
   }
   return {
     $schema: 'https://vega.github.io/schema/vega-lite/v6.json',
-    width: 'container', height: 300,
+    width: 'container', height: 240,
     data: { values },
     layer: layers,
     config: baseConfig(theme),
@@ -186,7 +187,7 @@ export function heatmapSpec(h: ToolHeatmapView, theme: ChartTheme = DEFAULT_THEM
       x: { field: 'bin', type: 'ordinal', title: `Position in the trajectory (${h.bins} bins, relative to the last tool call)`,
         axis: { labelExpr: `datum.value % ${Math.max(1, Math.round(h.bins / 4))} == 0 ? round(datum.value * ${100 / h.bins}) + '%' : ''`, labelAngle: 0 } },
       y: { field: 'tool', type: 'nominal', sort: h.tools, title: null },
-      color: { field: 'share', type: 'quantitative', title: 'Share', scale: { range: [theme.heatLow, theme.heatHigh], domain: [0, 1] }, legend: { format: '.0%' } },
+      color: { field: 'share', type: 'quantitative', title: 'Share', scale: { range: [theme.heatLow, theme.heatHigh], domain: [0, 1], interpolate: 'rgb' }, legend: { format: '.0%' } },
       tooltip: [
         { field: 'tool', title: 'Tool' }, { field: 'binLabel', title: 'Position' },
         { field: 'share', title: 'Share', format: '.1%' }, { field: 'count', title: 'Calls' },

@@ -5,6 +5,8 @@
  * Every number keeps the ids of the runs it came from.
  */
 import { countToolCallsInCode, LONGDA_TOOLS, toolUsageHeatmap } from '../eval/longda.ts';
+import { bladeCiRows } from '../eval/results.ts';
+import { aggregateScores, type RunScore } from '../eval/score-run.ts';
 import { listScores, type StoredScore } from '../eval/store.ts';
 import type { RunRecord } from '../agent/types.ts';
 import type { RunStore } from '../store/run-store.ts';
@@ -24,6 +26,11 @@ function latestScores(scores: StoredScore[]): Map<string, StoredScore> {
 }
 
 const modelOf = (r: RunRecord) => r.model ?? r.agent;
+
+/** A readable block label from its filesystem-safe id (`NHANES_NCHS_Data_Brief_No._508` → `NHANES NCHS Data Brief No. 508`). */
+export function blockTitle(id: string): string {
+  return id.replace(/_/g, ' ').replace(/\s+/g, ' ').trim();
+}
 
 /** Mean of values weighted by `w` (equal weights when absent); null when nothing is known. */
 function wmean(pairs: { v: Num; w?: number }[]): Num {
@@ -108,7 +115,7 @@ function longdaSection(runs: RunRecord[], scores: Map<string, StoredScore>, stor
     const blocks = [...new Set(mine.map((r) => r.blockId))].sort();
     for (const b of blocks) {
       const rs = byKey.get(`${model}\u0000${b}`) ?? [];
-      rows.push({ model, block: b, cells: cellsFor(rs, false) });
+      rows.push({ model, block: b, blockTitle: blockTitle(b), cells: cellsFor(rs, false) });
     }
     const agg = cellsFor(mine, true);
     if (blocks.length > 1) rows.push({ model, block: '*', cells: agg });
@@ -159,51 +166,42 @@ function genericTable(suite: string, runs: RunRecord[], scores: Map<string, Stor
   }));
   const first = scores.get((rs[0] as RunRecord).id);
   const options = first ? Object.fromEntries(Object.entries(first.options).filter(([, v]) => ['string', 'number', 'boolean'].includes(typeof v))) as Record<string, string | number | boolean> : undefined;
-  return { id: suite, title: suite === 'ddr' ? 'DDR-Bench' : suite === 'analystbench' ? 'AnalystBench' : suite === 'blade-mcq' ? 'BLADE MCQ' : suite, suite, columns, rows, options };
+  const titles: Record<string, string> = { ddr: 'DDR-Bench', analystbench: 'AnalystBench', 'blade-mcq': 'BLADE MCQ', blade: 'BLADE per run' };
+  return { id: suite, title: titles[suite] ?? suite, suite, columns, rows, options };
 }
 
-interface BladeTypeSummary { precision?: unknown; coverage?: unknown; f1?: unknown; precisionCi?: unknown; coverageCi?: unknown; f1Ci?: unknown; ci?: unknown }
+const isRunScore = (d: unknown): d is RunScore =>
+  typeof d === 'object' && d !== null && typeof (d as RunScore).runId === 'string' && typeof (d as RunScore).benchmark === 'string' &&
+  typeof (d as RunScore).summary === 'object' && 'detail' in d;
 
-const ci = (v: unknown): [number, number] | undefined =>
-  Array.isArray(v) && v.length === 2 && typeof v[0] === 'number' && typeof v[1] === 'number' ? [v[0], v[1]] : undefined;
+const cellOf = (iv: { mean: number; lo: number; hi: number }, runIds: string[], pending: number): MetricCell => {
+  const ok = Number.isFinite(iv.mean);
+  return { value: ok ? iv.mean : null, ci: ok && Number.isFinite(iv.lo) && Number.isFinite(iv.hi) ? [iv.lo, iv.hi] : undefined, runIds, pending: pending || undefined };
+};
 
 /**
- * BLADE per decision type. Reads a stored BLADE score's `summary.byType` (`{ [type]: { precision, coverage, f1,
- * precisionCi, coverageCi, f1Ci } }`) and `summary.weightedF1` / `weightedF1Ci`, averaging runs per model; a model
- * aggregate with its own bootstrap (`summary.aggregate`) replaces the mean when present.
+ * BLADE per decision type with 95% bootstrap CIs: the stored run scores (`loupe score` keeps the whole RunScore as
+ * the score's detail) are aggregated per model by the core (`aggregateScores` → `aggregateBlade`, k, samples, seed)
+ * and flattened with `bladeCiRows`.
  */
-function bladeRows(runs: RunRecord[], scores: Map<string, StoredScore>): BladeDecisionRow[] {
-  const rs = runs.filter((r) => r.suite === 'blade' && scores.get(r.id)?.summary.byType);
-  const out: BladeDecisionRow[] = [];
-  for (const model of [...new Set(rs.map(modelOf))].sort()) {
-    const mine = rs.filter((r) => modelOf(r) === model);
-    const types = new Set<string>();
-    for (const r of mine) for (const t of Object.keys(scores.get(r.id)?.summary.byType as object)) types.add(t);
-    for (const t of [...types].sort()) {
-      const per = mine.map((r) => ({ r, s: (scores.get(r.id)?.summary.byType as Record<string, BladeTypeSummary>)[t] })).filter((x) => x.s);
-      const m = (k: 'precision' | 'coverage' | 'f1'): MetricCell => ({
-        value: wmean(per.map((x) => ({ v: num(x.s?.[k]) }))),
-        ci: per.length === 1 ? ci(per[0]?.s?.[`${k}Ci`]) : undefined,
-        n: per.length, runIds: per.map((x) => x.r.id),
-        pending: per.reduce((k2, x) => k2 + (scores.get(x.r.id)?.pending ?? 0), 0) || undefined,
-      });
-      out.push({ model, decisionType: t, precision: m('precision'), coverage: m('coverage'), f1: m('f1') });
-    }
-    const wf = mine.map((r) => ({ r, v: num(scores.get(r.id)?.summary.weightedF1), c: ci(scores.get(r.id)?.summary.weightedF1Ci) })).filter((x) => x.v !== null);
-    if (wf.length) {
-      const ids = wf.map((x) => x.r.id);
-      out.push({
-        model, decisionType: 'weighted',
-        precision: { value: null, runIds: ids }, coverage: { value: null, runIds: ids },
-        f1: { value: wmean(wf.map((x) => ({ v: x.v }))), ci: wf.length === 1 ? wf[0]?.c : undefined, n: wf.length, runIds: ids },
-      });
-    }
-  }
-  return out;
+async function bladeRows(scores: Map<string, StoredScore>): Promise<{ rows: BladeDecisionRow[]; options?: Record<string, string | number | boolean> }> {
+  const runScores = [...scores.values()].map((s) => s.detail).filter(isRunScore).filter((r) => r.benchmark === 'blade' && !r.error);
+  if (!runScores.length) return { rows: [] };
+  const aggs = (await aggregateScores(runScores)).filter((a) => a.benchmark === 'blade');
+  const usable = aggs.filter((a) => (a.extra as { bootstrap?: unknown } | undefined)?.bootstrap);
+  const flat = bladeCiRows(usable.map((a) => ({ model: a.model, runIds: a.runIds, aggregate: a.extra as Parameters<typeof bladeCiRows>[0][number]['aggregate'] })));
+  const pendingOf = (model: string) => aggs.find((a) => a.model === model)?.pending ?? 0;
+  const rows = flat.map((r) => ({
+    model: r.model, decisionType: r.type,
+    precision: cellOf(r.precision, r.runIds, 0), coverage: cellOf(r.coverage, r.runIds, 0), f1: cellOf(r.f1, r.runIds, pendingOf(r.model)),
+  }));
+  const first = usable[0]?.extra as { options?: Record<string, unknown> } | undefined;
+  const options = first?.options ? Object.fromEntries(Object.entries(first.options).filter(([, v]) => ['string', 'number', 'boolean'].includes(typeof v))) as Record<string, string | number | boolean> : undefined;
+  return { rows, options };
 }
 
 /** Builds the Results state from a run store. */
-export function buildResultsState(store: RunStore, source = store.file): ResultsState {
+export async function buildResultsState(store: RunStore, source = store.file): Promise<ResultsState> {
   const runs = store.listRuns();
   let scoreList: StoredScore[];
   try {
@@ -215,17 +213,17 @@ export function buildResultsState(store: RunStore, source = store.file): Results
   const tables: MetricsTable[] = [];
   const longda = longdaSection(runs, scores, store);
   if (longda.table) tables.push(longda.table);
-  for (const suite of ['ddr', 'analystbench', 'blade-mcq']) {
+  for (const suite of ['blade', 'ddr', 'analystbench', 'blade-mcq']) {
     const t = genericTable(suite, runs, scores);
     if (t) tables.push(t);
   }
-  const blade = bladeRows(runs, scores);
+  const blade = await bladeRows(scores);
   const pendingJudgements = [...scores.values()].reduce((k, s) => k + s.pending, 0);
   let message: string | undefined;
   if (!runs.length) message = `No runs in ${source} yet. Run a benchmark block, then score it (loupe score --store … --all).`;
   else if (!scores.size) message = `${runs.length} run${runs.length === 1 ? '' : 's'} in the store, none scored yet: run \`loupe score --store ${source} --all\`.`;
   return {
-    source, generatedAt: new Date().toISOString(), tables, scatter: longda.scatter, heatmaps: longda.heatmaps, blade,
-    pendingJudgements, message,
+    source, generatedAt: new Date().toISOString(), tables, scatter: longda.scatter, heatmaps: longda.heatmaps, blade: blade.rows,
+    bladeOptions: blade.options, pendingJudgements, message,
   };
 }

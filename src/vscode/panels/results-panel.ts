@@ -51,16 +51,15 @@ export class ResultsPanel {
     this.disposables.push(ctx.onDidChangeRuns(() => this.push()));
   }
 
-  private state(): ResultsState {
+  private state(): Promise<ResultsState> {
     return buildResultsState(this.ctx.store(), this.ctx.storePath);
   }
 
   private push(): void {
-    try {
-      this.rpc.notify(DidChangeStateNotification, { state: this.state() });
-    } catch (e) {
-      this.ctx.log.warn(`Results: ${e instanceof Error ? e.message : String(e)}`);
-    }
+    this.state().then(
+      (state) => this.rpc.notify(DidChangeStateNotification, { state }),
+      (e: unknown) => this.ctx.log.warn(`Results: ${e instanceof Error ? e.message : String(e)}`),
+    );
   }
 
   dispose(): void {

@@ -37,7 +37,7 @@ describe('results data', () => {
       ['search_doc', 'retriever', 'answer']);
   });
 
-  it('builds LongDA rows per model × block, scatter points and heatmaps whose numbers link to their runs', () => {
+  it('builds LongDA rows per model × block, scatter points and heatmaps whose numbers link to their runs', async () => {
     assert.equal(block.length, 9, 'Data Brief 508 has 9 queries');
     const store = openStore(':memory:');
     // model-a: every answer right (the ground truth itself). model-b: only the first three.
@@ -54,7 +54,7 @@ describe('results data', () => {
         summary: { queries: score.n, coverage: score.coverage, match: score.match }, detail: score, pending: 0, scoredAt: new Date().toISOString(),
       });
     }
-    const s = buildResultsState(store, 'mem');
+    const s = await buildResultsState(store, 'mem');
     const t = s.tables.find((x) => x.id === 'longda');
     assert.ok(t);
     assert.deepEqual(t.options, { tolerance: 0.05, list_scoring: 'partial' });
@@ -75,31 +75,42 @@ describe('results data', () => {
     store.close();
   });
 
-  it('averages BLADE per-type metrics over runs and keeps a single run\'s CI', () => {
+  it('aggregates BLADE run scores with the core bootstrap into per-type rows with CIs', async () => {
     const store = openStore(':memory:');
-    for (const [id, f1] of [['b1', 0.4], ['b2', 0.6]] as const) {
+    const metric = (precision: number, gtItems: string[]) => ({ gtItems, precision, matched: precision * 4, denominator: 4 });
+    const runScore = (id: string, p: number) => ({
+      runId: id, suite: 'blade', blockId: 'fish', model: 'm', agent: 'llm', status: 'done', benchmark: 'blade', judgeId: 'llm',
+      options: {}, summary: { cvarPrecision: p }, pending: id === 'b1' ? 2 : 0, unjudged: 0,
+      detail: {
+        dataset: 'fish', gtCounts: { numCvars: 4, numMspecs: 2, numMspecsUnique: 2, numTspecs: 6 },
+        score: { runId: id, status: 'ok', metrics: {
+          cvar: metric(p, ['c1', id === 'b1' ? 'c2' : 'c3']), model: metric(1, ['m1']), modelCvar: metric(0.5, ['m1']),
+          transformValue: metric(p, ['t1']), transformGraph: metric(p, ['t1', 't2']),
+        } },
+      },
+    });
+    for (const [id, p] of [['b1', 0.5], ['b2', 1]] as const) {
       store.createRun({ ...base, suite: 'blade', id, blockId: 'fish', model: 'm' });
-      saveScore(store.db, {
-        runId: id, benchmark: 'blade', judgeId: 'llm', options: { k: 10 }, pending: id === 'b1' ? 2 : 0, scoredAt: new Date().toISOString(), detail: {},
-        summary: { byType: { transform: { precision: 1, coverage: 0.5, f1, f1Ci: [f1 - 0.1, f1 + 0.1] } }, weightedF1: f1, weightedF1Ci: [f1 - 0.1, f1 + 0.1] },
-      });
+      const rs = runScore(id, p);
+      saveScore(store.db, { runId: id, benchmark: 'blade', judgeId: 'llm', options: {}, summary: rs.summary, detail: rs, pending: rs.pending, scoredAt: new Date().toISOString() });
     }
-    const s = buildResultsState(store, 'mem');
-    const tr = s.blade.find((r) => r.decisionType === 'transform');
-    assert.ok(tr);
-    assert.ok(Math.abs((tr.f1.value ?? 0) - 0.5) < 1e-12);
-    assert.equal(tr.f1.ci, undefined, 'a mean over runs has no single-run CI');
-    assert.deepEqual([...tr.f1.runIds].sort(), ['b1', 'b2']);
-    assert.equal(tr.f1.pending, 2);
-    assert.equal(s.pendingJudgements, 2);
-    assert.ok(s.blade.some((r) => r.decisionType === 'weighted'));
+    const s = await buildResultsState(store, 'mem');
+    const cvar = s.blade.find((r) => r.decisionType === 'cvar');
+    assert.ok(cvar, JSON.stringify(s.blade.map((r) => r.decisionType)));
+    assert.ok(cvar.precision.value !== null && cvar.precision.value > 0.5 && cvar.precision.value < 1, String(cvar.precision.value));
+    assert.ok(cvar.f1.ci && cvar.f1.ci[0] <= (cvar.f1.value ?? 0) && (cvar.f1.value ?? 0) <= cvar.f1.ci[1], 'F1 inside its CI');
+    assert.deepEqual([...cvar.f1.runIds].sort(), ['b1', 'b2']);
+    assert.equal(cvar.f1.pending, 2);
+    assert.ok(s.blade.some((r) => r.decisionType === 'weighted' && r.f1.value !== null));
+    assert.equal(s.bladeOptions?.k, 10);
+    assert.ok(s.tables.some((t) => t.id === 'blade'), 'per-run BLADE precisions as a table');
     store.close();
   });
 
-  it('says what to do when the store has runs but no scores', () => {
+  it('says what to do when the store has runs but no scores', async () => {
     const store = openStore(':memory:');
     store.createRun({ ...base, id: 'x', blockId: 'B', model: 'm' });
-    const s = buildResultsState(store, 'runs.sqlite');
+    const s = await buildResultsState(store, 'runs.sqlite');
     assert.match(s.message ?? '', /none scored yet.*loupe score/);
     store.close();
   });
