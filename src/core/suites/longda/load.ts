@@ -133,7 +133,9 @@ export function loadLongda(root: string, opts: LoadSuiteOptions = {}): Suite {
     if (missing.length) problems.push(`${missing.length} referenced file(s) absent: ${missing.slice(0, 5).join(', ')}${missing.length > 5 ? ', ...' : ''}`);
     if (items.length === 0) problems.push('no usable queries');
 
-    const pubs = pubRoot ? listFilesRecursive(join(pubRoot, g.survey)) : [];
+    // Publications: the configured / sibling publications folder, plus `<SURVEY>/pubs/` when a
+    // download kept them inside the survey folder (never listed as data or docs).
+    const pubs = [...new Set([...(pubRoot ? listFilesRecursive(join(pubRoot, g.survey)) : []), ...listFilesRecursive(join(dir, g.survey, 'pubs'))])];
     const publication = pickPublication(g.survey, g.source, pubs, pubMap, groups);
     const hiddenFiles = [csvFile, ...pubs];
     for (const extra of ['DATASET_CARD.md']) if (isFile(join(dir, extra))) hiddenFiles.push(join(dir, extra));

@@ -171,6 +171,17 @@ describe('suites/longda bad input', () => {
     assert.ok(b.problems.some((p) => /benchmark.csv:3 column answer: 3 value\(s\) for 2 label\(s\)/.test(p)));
   });
 
+  it('treats <SURVEY>/pubs/ as hidden publications, never as docs', async () => {
+    const root = makeRoot('pubs-inside', HEADER + 'S1,NSF 25-999,1,Q1,single_number,,1\n');
+    mkdirSync(join(root, 'S1', 'pubs'));
+    writeFileSync(join(root, 'S1', 'pubs', 'nsf25999.pdf'), '%PDF');
+    const s = await loadSuite('longda', root);
+    const b = s.blocks[0]!;
+    assert.deepEqual(b.hidden.publications, [join(root, 'S1', 'pubs', 'nsf25999.pdf')]);
+    assert.equal(b.hidden.publication, join(root, 'S1', 'pubs', 'nsf25999.pdf'));
+    assert.ok(![...b.visible.data, ...b.visible.docs].some((f) => f.path.includes(`${join('S1', 'pubs')}`)));
+  });
+
   it('marks a survey whose data folder is empty as not runnable with the reason', async () => {
     const root = makeRoot('nodata', HEADER + 'S1,Pub,1,Q1,single_number,,1\n', false);
     mkdirSync(join(root, 'S1', 'data'));
