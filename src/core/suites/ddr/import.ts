@@ -64,7 +64,7 @@ export interface ImportResult {
 const quoteId = (s: string) => `"${s.replace(/"/g, '""')}"`;
 
 /**
- * Imports CSV / CSV.gz tables from `dir` into the SQLite file `dest`. Writes to `dest.partial`
+ * Imports CSV / CSV.gz tables from `dir` into the SQLite file `dest`. Writes to `dest.<pid>.partial`
  * and renames on success, so a failed import never leaves a half database at `dest`. If `dest`
  * already records the same files (path, size, mtime) it is reused.
  * @param dir folder of tables. @param dest SQLite file to create.
@@ -82,7 +82,7 @@ export async function importCsvFolder(dir: string, dest: string, opts: ImportOpt
     if (reused) return { database: dest, tables: reused, reused: true, problems: [] };
   }
   mkdirSync(dirname(dest), { recursive: true });
-  const partial = `${dest}.partial`;
+  const partial = `${dest}.${process.pid}.partial`;
   rmSync(partial, { force: true });
   const db = new Database(partial);
   db.pragma('journal_mode = OFF');

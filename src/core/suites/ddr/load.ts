@@ -113,7 +113,7 @@ function readMetadata(file: string, problems: string[]): Comments {
 
 /**
  * Describes a SQLite database: tables (without Loupe's bookkeeping), columns with declared types,
- * row counts, and comments from DDR metadata or from `table_comments` / `column_comments` tables.
+ * row counts (from the import bookkeeping, or counted for files under 256 MB), and comments from DDR metadata or from `table_comments` / `column_comments` tables.
  * @param path SQLite file (opened read-only). @param rel workspace-relative name.
  */
 export function describeDatabase(path: string, rel: string, comments?: Comments): DatabaseInfo {
@@ -139,14 +139,21 @@ export function describeDatabase(path: string, rel: string, comments?: Comments)
       }
     }
     const q = (s: string) => `"${s.replace(/"/g, '""')}"`;
+    // Row counts: from Loupe's import bookkeeping, else counted only for databases under 256 MB
+    // (COUNT(*) over a 200M-row MIMIC table would take minutes).
+    const known = new Map<string, number>();
+    if ((db.prepare(`SELECT COUNT(*) AS n FROM sqlite_master WHERE name = ?`).get(IMPORT_TABLE) as { n: number }).n > 0) {
+      for (const r of db.prepare(`SELECT table_name, rows FROM ${IMPORT_TABLE}`).all() as { table_name: string; rows: number }[]) known.set(r.table_name, r.rows);
+    }
+    const countAll = fileSize(path) < 256 * 1024 * 1024;
     const tables = names.map((name) => {
       const cols = db.prepare(`PRAGMA table_info(${q(name)})`).all() as { name: string; type: string }[];
-      const rows = (db.prepare(`SELECT COUNT(*) AS n FROM ${q(name)}`).get() as { n: number }).n;
+      const rows = known.get(name) ?? (countAll ? (db.prepare(`SELECT COUNT(*) AS n FROM ${q(name)}`).get() as { n: number }).n : undefined);
       const comment = tc[name];
       return {
         name,
         ...(comment ? { comment } : {}),
-        rows,
+        ...(rows !== undefined ? { rows } : {}),
         columns: cols.map((c) => {
           const cm = cc[name]?.[c.name] ?? comments?.anyColumn[c.name];
           return { name: c.name, type: c.type, ...(cm ? { comment: cm } : {}) };
