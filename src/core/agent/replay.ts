@@ -9,7 +9,7 @@ import type { RunStore } from '../store/run-store.ts';
 import { errorMessage } from '../util/errors.ts';
 import { truncateObservation } from './loop.ts';
 import type { KernelCellRecord, KernelExecuteResult, KernelLike } from './types.ts';
-import { defaultQueryCaps, executeQuery, openReadOnlyDatabase, type QueryCaps } from './toolsets/ddr-sql.ts';
+import { SqlRunner, defaultQueryCaps, type QueryCaps } from './toolsets/ddr-sql.ts';
 
 /** One re-executed action. */
 export interface ReplayAction {
@@ -53,6 +53,8 @@ export interface ReplayOptions {
   database?: string;
   /** Row / character caps the run used for `execute_query` (default: the DDR defaults). */
   queryCaps?: QueryCaps;
+  /** Per-query time limit the run used (default 30,000 ms, the DDR tool's). */
+  queryTimeoutMs?: number;
   /** Observation limit the run's loop used (default 20,000). */
   maxObservationChars?: number;
   /** Store the report as a `replay` event of the run (default true). */
@@ -137,7 +139,7 @@ export async function replayRun(o: ReplayOptions): Promise<ReplayReport> {
     }
   }
   if (queries.length) {
-    const db = openReadOnlyDatabase(o.database!);
+    const runner = new SqlRunner(o.database!, o.queryTimeoutMs ?? 30_000);
     try {
       for (const q of queries) {
         let sql = '';
@@ -148,7 +150,7 @@ export async function replayRun(o: ReplayOptions): Promise<ReplayReport> {
         }
         let obs: string;
         try {
-          obs = JSON.stringify(executeQuery(db, sql, o.queryCaps ?? defaultQueryCaps), null, 2);
+          obs = JSON.stringify(await runner.query(sql, o.queryCaps ?? defaultQueryCaps), null, 2);
         } catch (e) {
           obs = JSON.stringify({ error: errorMessage(e) }, null, 2);
         }
@@ -157,7 +159,7 @@ export async function replayRun(o: ReplayOptions): Promise<ReplayReport> {
         actions.push({ stepIndex: q.stepIndex, kind: 'sql', code: sql.slice(0, 500), match, ...(match ? {} : { difference: `recorded ${JSON.stringify(q.call.observation.slice(0, 400))} vs replayed ${JSON.stringify(obs.slice(0, 400))}` }) });
       }
     } finally {
-      db.close();
+      runner.close();
     }
   }
   actions.sort((a, b) => a.stepIndex - b.stepIndex);

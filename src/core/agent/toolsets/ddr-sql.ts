@@ -9,6 +9,8 @@
  *   observation says so when more rows exist;
  * - results are capped per value (1000 chars, as the original) and in total characters, with a note.
  */
+import { createRequire } from 'node:module';
+import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
 import Database from 'better-sqlite3';
 import sqlParser from 'node-sql-parser';
 import { LoupeInputError, errorMessage } from '../../util/errors.ts';
@@ -136,33 +138,48 @@ export interface QueryResult {
   note?: string;
 }
 
-function cell(v: unknown, max: number): string {
-  let s: string;
-  if (v === null || v === undefined) s = 'None';
-  else if (Buffer.isBuffer(v)) s = `<blob ${v.length} bytes>`;
-  else s = String(v);
-  return s.length > max ? s.slice(0, max - 3) + '...' : s;
-}
-
 /**
  * `execute_query(sql)`: runs one statement on the read-only connection and returns capped rows.
  * Source: spec §3.3 result shape `{cols, data, count, truncated?}`; caps per {@link QueryCaps}.
+ * Self-contained (no references outside its body) so that the same code runs in the query worker
+ * of {@link SqlRunner}.
  * @param sql one SQL statement (SELECT, WITH, EXPLAIN, PRAGMA...). Writes fail in SQLite.
  * @returns the result; SQL errors are thrown as `Error` with SQLite's message, enriched with the
  *   table list (no such table) or the columns of the named tables (no such column).
  */
-export function executeQuery(db: ReadonlyDb, sql: string, caps: QueryCaps = defaultQueryCaps): QueryResult {
+export function executeQuery(db: ReadonlyDb, sql: string, caps: QueryCaps = { maxRows: 100, maxValueChars: 1000, maxChars: 20_000 }): QueryResult {
+  const msgOf = (e: unknown) => (e instanceof Error ? e.message : String(e));
+  const enrich = (msg: string): string => {
+    const tables = (db.prepare("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name").all() as { name: string }[])
+      .map((t) => t.name)
+      .filter((n) => !n.startsWith('sqlite_') && !n.endsWith('_comments') && !n.endsWith('_documentation'));
+    if (/no such table/i.test(msg)) return `${msg}. Available tables: ${tables.join(', ')}`;
+    if (/no such column/i.test(msg)) {
+      const named = tables.filter((t) => new RegExp(`\\b${t}\\b`, 'i').test(sql));
+      const colsOf = (t: string) => (db.prepare('SELECT name FROM pragma_table_info(?)').all(t) as { name: string }[]).map((c) => c.name).join(', ');
+      if (named.length) return `${msg}. Columns of ${named.map((t) => `${t}: ${colsOf(t)}`).join('; ')}`;
+    }
+    if (/readonly|read-only|query_only/i.test(msg)) return `${msg}. The database is read-only: only queries that read are allowed.`;
+    return msg;
+  };
+  const cell = (v: unknown): string => {
+    let t: string;
+    if (v === null || v === undefined) t = 'None';
+    else if (v instanceof Uint8Array) t = `<blob ${v.length} bytes>`;
+    else t = String(v);
+    return t.length > caps.maxValueChars ? t.slice(0, caps.maxValueChars - 3) + '...' : t;
+  };
   let stmt: Database.Statement;
   try {
     stmt = db.prepare(sql);
   } catch (e) {
-    throw new Error(enrichSqlError(db, sql, errorMessage(e)), { cause: e });
+    throw new Error(enrich(msgOf(e)), { cause: e });
   }
   if (!stmt.reader) {
     try {
       stmt.run();
     } catch (e) {
-      throw new Error(enrichSqlError(db, sql, errorMessage(e)), { cause: e });
+      throw new Error(enrich(msgOf(e)), { cause: e });
     }
     return { cols: ['result'], data: [['Query executed successfully']], count: 1 };
   }
@@ -175,10 +192,10 @@ export function executeQuery(db: ReadonlyDb, sql: string, caps: QueryCaps = defa
         more = true;
         break;
       }
-      data.push(row.map((v) => cell(v, caps.maxValueChars)));
+      data.push(row.map(cell));
     }
   } catch (e) {
-    throw new Error(enrichSqlError(db, sql, errorMessage(e)), { cause: e });
+    throw new Error(enrich(msgOf(e)), { cause: e });
   }
   const notes: string[] = [];
   if (more) notes.push(`Only the first ${caps.maxRows} rows are shown; the query returned more. Use LIMIT, WHERE or aggregation to see the rest.`);
@@ -202,15 +219,125 @@ export function executeQuery(db: ReadonlyDb, sql: string, caps: QueryCaps = defa
   return out;
 }
 
-function enrichSqlError(db: ReadonlyDb, sql: string, msg: string): string {
-  const schema = readSchema(db);
-  if (/no such table/i.test(msg)) return `${msg}. Available tables: ${[...schema.keys()].join(', ')}`;
-  if (/no such column/i.test(msg)) {
-    const named = [...schema.keys()].filter((t) => new RegExp(`\\b${t}\\b`, 'i').test(sql));
-    if (named.length) return `${msg}. Columns of ${named.map((t) => `${t}: ${schema.get(t)!.join(', ')}`).join('; ')}`;
+interface QueryProcess {
+  child: ChildProcessWithoutNullStreams;
+  pending: Map<number, { resolve: (r: QueryResult) => void; reject: (e: Error) => void }>;
+}
+
+/**
+ * Runs `execute_query` in a separate Node process with a wall-clock limit, so a runaway query (a huge
+ * join, an endless recursive CTE) can neither block the CLI or the VS Code extension host nor keep
+ * burning CPU: on timeout the process is killed (SIGKILL) and the next query starts a fresh one.
+ * SQLite cannot be interrupted from JavaScript through better-sqlite3, hence a process, not a thread.
+ * The child opens the file read-only itself (`readonly: true` + `query_only`) and gets no
+ * environment beyond PATH (no API keys). Protocol: one JSON object per line on stdin / stdout.
+ */
+export class SqlRunner {
+  readonly path: string;
+  readonly timeoutMs: number;
+  #proc: QueryProcess | undefined;
+  #next = 1;
+
+  /** @param path SQLite file; `timeoutMs` per query (default 30,000, DDR's code-server default). */
+  constructor(path: string, timeoutMs = 30_000) {
+    this.path = path;
+    this.timeoutMs = timeoutMs;
   }
-  if (/readonly|read-only|query_only/i.test(msg)) return `${msg}. The database is read-only: only queries that read are allowed.`;
-  return msg;
+
+  #spawn(): QueryProcess {
+    const req = createRequire(typeof __filename === 'string' ? __filename : import.meta.url);
+    const src = `
+const __name = (f) => f;
+const Database = require(${JSON.stringify(req.resolve('better-sqlite3'))});
+const db = new Database(${JSON.stringify(this.path)}, { readonly: true, fileMustExist: true });
+db.pragma('query_only = ON');
+const executeQuery = ${executeQuery.toString()};
+let buf = '';
+process.stdin.setEncoding('utf8');
+process.stdin.on('data', (c) => {
+  buf += c;
+  let i;
+  while ((i = buf.indexOf('\\n')) >= 0) {
+    const m = JSON.parse(buf.slice(0, i));
+    buf = buf.slice(i + 1);
+    let out;
+    try { out = { id: m.id, ok: true, result: executeQuery(db, m.sql, m.caps) }; }
+    catch (e) { out = { id: m.id, ok: false, error: e && e.message ? e.message : String(e) }; }
+    process.stdout.write(JSON.stringify(out) + '\\n');
+  }
+});
+process.stdin.on('end', () => process.exit(0));`;
+    const child = spawn(process.execPath, ['-e', src], { env: { PATH: process.env.PATH ?? '', ELECTRON_RUN_AS_NODE: '1' }, stdio: ['pipe', 'pipe', 'pipe'] });
+    const proc = { child, pending: new Map<number, { resolve: (r: QueryResult) => void; reject: (e: Error) => void }>() };
+    let out = '';
+    let err = '';
+    child.stdout.setEncoding('utf8');
+    child.stdout.on('data', (c: string) => {
+      out += c;
+      let i;
+      while ((i = out.indexOf('\n')) >= 0) {
+        const m = JSON.parse(out.slice(0, i)) as { id: number; ok: boolean; result?: QueryResult; error?: string };
+        out = out.slice(i + 1);
+        const p = proc.pending.get(m.id);
+        if (!p) continue;
+        proc.pending.delete(m.id);
+        if (m.ok) p.resolve(m.result!);
+        else p.reject(new Error(m.error));
+      }
+    });
+    child.stderr.on('data', (c: Buffer) => {
+      err = (err + c.toString()).slice(-4000);
+    });
+    child.on('exit', (code, sig) => {
+      for (const p of proc.pending.values()) p.reject(new Error(`query process exited (${sig ?? code}): ${err.trim().split('\n').slice(-3).join(' ')}`));
+      proc.pending.clear();
+      if (this.#proc === proc) this.#proc = undefined;
+    });
+    child.unref();
+    (child.stdout as unknown as { unref?: () => void }).unref?.();
+    (child.stderr as unknown as { unref?: () => void }).unref?.();
+    (child.stdin as unknown as { unref?: () => void }).unref?.();
+    return proc;
+  }
+
+  /**
+   * Runs one query with the caps and the time limit.
+   * @throws Error with SQLite's (enriched) message, or "query timed out after N s and was cancelled".
+   */
+  query(sql: string, caps: QueryCaps = defaultQueryCaps): Promise<QueryResult> {
+    this.#proc ??= this.#spawn();
+    const proc = this.#proc;
+    const id = this.#next++;
+    return new Promise<QueryResult>((resolve, reject) => {
+      const timer = setTimeout(() => {
+        proc.pending.delete(id);
+        if (this.#proc === proc) this.#proc = undefined;
+        proc.child.kill('SIGKILL');
+        reject(new Error(`query timed out after ${(this.timeoutMs / 1000).toFixed(1)} s and was cancelled. Narrow it (WHERE on the entity, LIMIT, fewer joins).`));
+      }, this.timeoutMs);
+      proc.pending.set(id, {
+        resolve: (r) => {
+          clearTimeout(timer);
+          resolve(r);
+        },
+        reject: (e) => {
+          clearTimeout(timer);
+          reject(e);
+        },
+      });
+      proc.child.stdin.write(JSON.stringify({ id, sql, caps }) + '\n');
+    });
+  }
+
+  /** Ends the query process. */
+  close(): void {
+    const p = this.#proc;
+    this.#proc = undefined;
+    if (p) {
+      p.child.stdin.end();
+      p.child.kill('SIGKILL');
+    }
+  }
 }
 
 /** Tables and columns one query touched. */

@@ -16,10 +16,10 @@ import {
   type QueryCaps,
   type ReadonlyDb,
   type TouchedFields,
+  SqlRunner,
   databaseInfo,
   defaultQueryCaps,
   describeTable,
-  executeQuery,
   openReadOnlyDatabase,
   readSchema,
   touchedFields,
@@ -50,6 +50,8 @@ export interface DdrToolSetOptions {
   /** Offer `python(code)` next to the SQL tools (default true; the original gives MIMIC only SQL). */
   python?: boolean;
   caps?: Partial<QueryCaps>;
+  /** Wall-clock limit per `execute_query` in ms (default 30,000); the query is killed after it. */
+  queryTimeoutMs?: number;
 }
 
 /** Recorded per `execute_query` call (in the tool result `data` and in `state.extra.ddr.queries`). */
@@ -72,17 +74,19 @@ const DESCRIPTION_TOOLS = new Set(['get_database_info', 'describe_table', 'list_
 interface OpenDb {
   db: ReadonlyDb;
   schema: DbSchema;
+  /** Per timeout: the query process. */
+  runners: Map<number, SqlRunner>;
 }
 const openDbs = new Map<string, OpenDb>();
 
-/** Opens (once per path, shared by runs; connections are read-only) the block's database. */
+/** Opens (once per path, shared by runs; connections are read-only) the block's database; queries run in a {@link SqlRunner} process. */
 function dbFor(block: Block): OpenDb {
   const info = block.visible.database;
   if (!info) throw new LoupeInputError(block.id, 'DDR block has no database');
   let o = openDbs.get(info.path);
   if (!o) {
     const db = openReadOnlyDatabase(info.path);
-    o = { db, schema: readSchema(db) };
+    o = { db, schema: readSchema(db), runners: new Map() };
     openDbs.set(info.path, o);
   }
   return o;
@@ -90,7 +94,10 @@ function dbFor(block: Block): OpenDb {
 
 /** Closes every database connection the DDR tools opened (CLI exit, tests). */
 export function closeDdrDatabases(): void {
-  for (const o of openDbs.values()) o.db.close();
+  for (const o of openDbs.values()) {
+    o.db.close();
+    for (const r of o.runners.values()) r.close();
+  }
   openDbs.clear();
 }
 
@@ -205,11 +212,17 @@ export function createDdrToolSet(opts: DdrToolSetOptions = {}): ToolSet<Block> {
  */
 export async function runDdrQuery(sql: string, ctx: ToolContext, caps: QueryCaps = defaultQueryCaps, opts: DdrToolSetOptions = {}): Promise<ToolResult> {
   const state = ddrState(ctx.state.extra, opts);
-  const { db, schema } = dbFor(ctx.block as Block);
-  const touched = touchedFields(sql, schema);
+  const o = dbFor(ctx.block as Block);
+  const timeout = opts.queryTimeoutMs ?? 30_000;
+  let runner = o.runners.get(timeout);
+  if (!runner) {
+    runner = new SqlRunner((ctx.block as Block).visible.database!.path, timeout);
+    o.runners.set(timeout, runner);
+  }
+  const touched = touchedFields(sql, o.schema);
   const rec: DdrQueryRecord = { stepIndex: ctx.stepIndex, sql, ok: false, rows: 0, truncated: false, ...touched };
   try {
-    const r = executeQuery(db, sql, caps);
+    const r = await runner.query(sql, caps);
     rec.ok = true;
     rec.rows = r.count;
     rec.truncated = !!r.truncated;

@@ -3,7 +3,7 @@ import { after, before, describe, it } from 'node:test';
 import { dirname } from 'node:path';
 import type { Block } from '../../../../../src/core/suites/types.ts';
 import type { StepRecord } from '../../../../../src/core/agent/types.ts';
-import { executeQuery, openReadOnlyDatabase, readSchema, touchedFields } from '../../../../../src/core/agent/toolsets/ddr-sql.ts';
+import { SqlRunner, executeQuery, openReadOnlyDatabase, readSchema, touchedFields } from '../../../../../src/core/agent/toolsets/ddr-sql.ts';
 import {
   closeDdrDatabases,
   createDdrToolSet,
@@ -83,6 +83,28 @@ describe('DDR SQL tools on the MIMIC-IV demo (patients, admissions, diagnoses_ic
     assert.equal(t4.method, 'fallback');
     assert.deepEqual(t4.tables, ['admissions']);
     db.close();
+  });
+
+  it('a runaway query is killed after the time limit; the next query runs in a fresh process', async () => {
+    const r = new SqlRunner(dbPath, 600);
+    try {
+      const t0 = performance.now();
+      await assert.rejects(r.query('WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c) SELECT count(*) FROM c'), /timed out after 0\.6 s and was cancelled/);
+      assert.ok(performance.now() - t0 < 5_000);
+      await assert.rejects(r.query('DELETE FROM patients'), /readonly|read-only/i);
+      assert.deepEqual((await r.query('SELECT count(*) AS n FROM patients')).data, [['100']]);
+    } finally {
+      r.close();
+    }
+    const block = ddrBlock(dbPath, '10000032');
+    const ts = createDdrToolSet({ python: false, queryTimeoutMs: 600 });
+    const ctx = toolContext(block, dirname(dbPath));
+    const res = await ts.tools.find((t) => t.name === 'execute_query')!.run({ sql: 'SELECT count(*) FROM hosp_x, (WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c) SELECT x FROM c)' }, ctx);
+    assert.equal(res.isError, true);
+    const res2 = await ts.tools.find((t) => t.name === 'execute_query')!.run({ sql: 'SELECT count(*) FROM patients p, (WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c) SELECT x FROM c)' }, ctx);
+    assert.equal(res2.isError, true);
+    assert.match(res2.observation, /timed out/);
+    assert.deepEqual(ddrState(ctx.state.extra).queries.map((q) => [q.ok, q.tables]), [[false, []], [false, ['patients']]]);
   });
 
   it('tools: database info, describe_table, execute_query record touched fields in run state', async () => {
