@@ -269,7 +269,7 @@ def names_and_strings(node):
     for n in ast.walk(node):
         if isinstance(n, ast.Constant) and isinstance(n.value, str):
             strs.add(n.value)
-        elif isinstance(n, ast.Name):
+        elif isinstance(n, ast.Name) and not isinstance(n.ctx, ast.Store):
             names.add(n.id)
         elif isinstance(n, ast.Attribute):
             attrs.add(n.attr)
@@ -371,12 +371,17 @@ def unit(verb, code, mapping, groupby_cols, df, note=""):
     return {"verb": verb, "code": code, "mapping": mapping, "groupbyCols": groupby_cols, "state": state_of(df), "note": note}
 
 
-def analyse(stmt, code, prev, cur, ns, grp_vars, pending):
+def analyse(stmt, code, prev, cur, ns, grp_vars, pending, var_refs):
     """Units produced by one statement that changed df from prev to cur (spec 1.4.1 verbs)."""
     pcols, ccols = df_cols(prev), df_cols(cur)
     added = [c for c in ccols if c not in pcols]
     removed = [c for c in pcols if c not in ccols]
     refs = referenced_cols(stmt, ns, pcols)
+    # columns read through helper variables (e.g. subset = df[df['a'] == 1]; df = pd.concat([subset, ...]))
+    for n in names_and_strings(stmt)[1]:
+        for c in var_refs.get(n, ()):
+            if c in pcols and c not in refs:
+                refs.append(c)
     keys = [k for k in (pending or []) + groupby_keys(stmt, ns, grp_vars) if k in pcols]
     keys = list(dict.fromkeys(keys))
     methods = method_names(stmt)
@@ -468,6 +473,23 @@ def analyse(stmt, code, prev, cur, ns, grp_vars, pending):
     return [dict(unit("other", code, [[refs, o] for o in outs], [], cur), unsplittable="row count grew from %d to %d" % (len(prev), len(cur)))]
 
 
+def track_helper_vars(st, ns, cols, var_refs):
+    """Remembers which df columns each helper variable (not df) was computed from."""
+    targets = []
+    if isinstance(st, (ast.Assign, ast.AugAssign, ast.AnnAssign)):
+        for t in (st.targets if isinstance(st, ast.Assign) else [st.target]):
+            for n in (t.elts if isinstance(t, (ast.Tuple, ast.List)) else [t]):
+                if isinstance(n, ast.Name) and n.id != "df":
+                    targets.append(n.id)
+    if not targets:
+        return
+    refs = set(referenced_cols(st, ns, cols))
+    for n in names_and_strings(st)[1]:
+        refs |= set(var_refs.get(n, ()))
+    for t in targets:
+        var_refs[t] = sorted(refs)
+
+
 def merge_same_column(units, created_by):
     """Consecutive statements building the same new column become one unit (e.g. copy, then fill NaNs)."""
     out = []
@@ -484,9 +506,27 @@ def merge_same_column(units, created_by):
             out[-1] = merged
             created_by[o] = merged
             continue
-        out.append(u)
+        # a helper column created by the previous unit and consumed and removed by this one (e.g.
+        # df['c'] = f(df['a']); df = pd.get_dummies(df, columns=['c'])) is not a unit of its own:
+        # this unit reads the helper's inputs instead (how BLADE's annotators map columns)
+        if (last is not None and last.get("created") and u["verb"] in ("derive", "impute") and
+                last["verb"] in ("derive", "impute") and set(last["created"]) <= set(u.get("removed", [])) and
+                any(c in last["created"] for m in u["mapping"] for c in m[0])):
+            src = {m[1]: m[0] for m in last["mapping"]}
+            mapping = []
+            for ins, o in u["mapping"]:
+                new_ins = []
+                for c in ins:
+                    for x in (src[c] if c in src else [c]):
+                        if x not in new_ins:
+                            new_ins.append(x)
+                mapping.append([new_ins, o])
+            u = dict(u, code=last["code"] + "\n" + u["code"], mapping=mapping)
+            out[-1] = u
+        else:
+            out.append(u)
         for o in outs:
-            if o not in created_by:
+            if o not in created_by or created_by[o] is last:
                 created_by[o] = u
     return out
 
@@ -502,7 +542,7 @@ def op_split(a):
     ns = dict(BASE_NS)
     ns["df"] = frame(a["dataPath"])
     stdout = io.StringIO()
-    units, grp_vars, pending, pending_code, created_by, pending_frame = [], {}, None, "", {}, None
+    units, grp_vars, pending, pending_code, created_by, pending_frame, var_refs = [], {}, None, "", {}, None, {}
     with contextlib.redirect_stdout(stdout):
         for st in prelude:
             try:
@@ -519,6 +559,8 @@ def op_split(a):
             except Exception as e:
                 return {"status": "execution_failed", "error": "%s: %s (statement: %s)" % (type(e).__name__, e, src[:200]), "units": units}
             cur = ns.get("df")
+            if isinstance(prev, pd.DataFrame):
+                track_helper_vars(st, ns, df_cols(prev), var_refs)
             if isinstance(st, ast.Assign) and isinstance(st.value, ast.Call) and isinstance(st.value.func, ast.Attribute) and st.value.func.attr == "groupby":
                 for t in st.targets:
                     if isinstance(t, ast.Name) and t.id != "df":
@@ -534,7 +576,10 @@ def op_split(a):
             if pending is not None and pending_frame is not None:
                 prev = pending_frame
                 src = pending_code + src
-            new = analyse(st, src, prev, cur, ns, grp_vars, pending)
+            new = analyse(st, src, prev, cur, ns, grp_vars, pending, var_refs)
+            gone = [c for c in df_cols(prev) if c not in df_cols(cur)] if isinstance(prev, pd.DataFrame) else []
+            for u in new:
+                u["removed"] = gone
             pending, pending_code = None, ""
             units.extend(new)
     units = merge_same_column(units, created_by)
