@@ -14,6 +14,7 @@ import type {
   BladeModelSpec,
   BladeTransformReview,
   BladeTransformSpec,
+  BladeVariableType,
   ReviewLabel,
 } from '../types.ts';
 import { parseCsvFile, readUtf8 } from '../util.ts';
@@ -88,9 +89,12 @@ export function parseBladeAnnotations(file: string): { annotations: BladeAnnotat
       }
       try {
         switch (col) {
-          case 'transform_spec_json':
-            out.transforms.push(transformSpec(specId, o));
+          case 'transform_spec_json': {
+            const warn: string[] = [];
+            out.transforms.push(transformSpec(specId, o, warn));
+            for (const w of warn) problems.push(`${at}: ${w}`);
             break;
+          }
           case 'conceptual_spec_json':
             out.conceptualVars.push(cvarSpec(specId, o));
             break;
@@ -120,22 +124,24 @@ export function parseBladeAnnotations(file: string): { annotations: BladeAnnotat
   return { annotations: out, problems };
 }
 
-function transformSpec(specId: string, o: Obj): BladeTransformSpec {
+function transformSpec(specId: string, o: Obj, warn: string[]): BladeTransformSpec {
   const isRoot = specId === ROOT_SPEC_ID || o.spec_name === 'ROOT';
   const transVerb = strList(o.trans_verb);
   const mappingRaw = o.input_cols_to_output_col_mapping ?? [];
   if (!Array.isArray(mappingRaw)) throw new Error('input_cols_to_output_col_mapping is not a list');
-  const columnMappings = mappingRaw.map((m, i) => {
-    if (!Array.isArray(m) || m.length !== 2) throw new Error(`input_cols_to_output_col_mapping[${i}] is not [[inputs], output]`);
-    return { inputs: strList(m[0]), output: str(m[1]) };
+  const columnMappings: { inputs: string[]; output: string }[] = [];
+  mappingRaw.forEach((m, i) => {
+    if (!Array.isArray(m) || m.length !== 2) warn.push(`input_cols_to_output_col_mapping[${i}] is not [[inputs], output]; entry ignored`);
+    else columnMappings.push({ inputs: strList(m[0]), output: str(m[1]) });
   });
   const branchesRaw = o.branches ?? [];
   if (!Array.isArray(branchesRaw)) throw new Error('branches is not a list');
-  const branches: BladeBranch[] = branchesRaw.map((b, i) => {
+  const branches: BladeBranch[] = [];
+  branchesRaw.forEach((b, i) => {
     // Old format: a list of lists of dependency ids (converted like annotation.py does).
-    if (Array.isArray(b)) return { dependencies: strList(b), condition: '' };
-    if (typeof b === 'object' && b !== null) return { dependencies: strList((b as Obj).dependencies), condition: str((b as Obj).condition) };
-    throw new Error(`branches[${i}] is neither {dependencies, condition} nor a list`);
+    if (Array.isArray(b)) branches.push({ dependencies: strList(b), condition: '' });
+    else if (typeof b === 'object' && b !== null) branches.push({ dependencies: strList((b as Obj).dependencies), condition: str((b as Obj).condition) });
+    else warn.push(`branches[${i}] is neither {dependencies, condition} nor a list; branch ignored`);
   });
   return {
     specId,
@@ -153,13 +159,15 @@ function transformSpec(specId: string, o: Obj): BladeTransformSpec {
 }
 
 function cvarSpec(specId: string, o: Obj): BladeConceptualVarSpec {
-  const variableType = str(o.variable_type);
-  if (!['IV', 'DV', 'Control'].includes(variableType)) throw new Error(`unknown variable_type '${variableType}'`);
+  const given = str(o.variable_type).trim();
+  const canon: Record<string, BladeVariableType> = { iv: 'IV', dv: 'DV', control: 'Control', moderator: 'Moderator' };
+  const variableType = canon[given.toLowerCase()];
+  if (!variableType) throw new Error(`unknown variable_type '${given}' (expected IV, DV, Control)`);
   const interaction = bool(o.interaction);
   return {
     specId,
     variableType,
-    effectiveType: variableType === 'Control' && interaction ? 'Moderator' : (variableType as 'IV' | 'DV' | 'Control'),
+    effectiveType: variableType === 'Control' && interaction ? 'Moderator' : variableType,
     concept: str(o.concept),
     interaction,
     on: str(o.on),

@@ -153,6 +153,22 @@ describe('suites/blade bad input', () => {
     assert.equal(p.hidden.annotations!.models.length, 2);
     assert.equal(p.runnable, true);
   });
+  it('keeps a transform with one odd mapping entry, reporting the entry; rejects an unknown variable type', async () => {
+    const root = copyPlants('oddmapping');
+    const f = join(root, 'plants', 'annotations.csv');
+    writeFileSync(
+      f,
+      readFileSync(f, 'utf8')
+        .replace('[[[""light""], ""light_bin""]]', '[[[""light""], ""light_bin""], ""oops""]')
+        .replace('""variable_type"": ""DV""', '""variable_type"": ""Outcome""'),
+    );
+    const p = (await loadSuite('blade', root)).blocks.find((b) => b.id === 'plants')!;
+    const t = p.hidden.annotations!.transforms.find((x) => x.specId === 't_light')!;
+    assert.deepEqual(t.columnMappings, [{ inputs: ['light'], output: 'light_bin' }]);
+    assert.ok(p.problems.some((x) => x.startsWith(`${f}:5 column transform_spec_json: input_cols_to_output_col_mapping[1]`)), p.problems.join('\n'));
+    assert.ok(p.problems.some((x) => x.startsWith(`${f}:7 column conceptual_spec_json: unknown variable_type 'Outcome'`)), p.problems.join('\n'));
+    assert.equal(p.blade!.counts.cvars.total, 2);
+  });
   it('reports a malformed CSV row in annotations.csv by line', async () => {
     const root = copyPlants('badrow');
     const f = join(root, 'plants', 'annotations.csv');
