@@ -377,6 +377,8 @@ export interface LongdaScore extends LongdaRates {
   options: LongdaOptions;
   /** Per publication (block), in ground-truth order. */
   bySource: Array<LongdaRates & { blockId: string; survey: string; source: string }>;
+  /** Scalar (`single_number`) vs list queries (LongDA's scalar-vs-list figure). */
+  byType: { scalar: LongdaRates; list: LongdaRates };
   rows: LongdaRowScore[];
   /** Answers recorded under q_ids absent from the scored ground truth (LongTA ignores them silently). */
   unknownQIds: string[];
@@ -448,7 +450,33 @@ export function scoreLongda(
     b.push(r);
   }
   const bySource = [...blocks.entries()].map(([blockId, rs]) => ({ blockId, survey: rs[0]!.survey, source: rs[0]!.source, ...longdaRates(rs) }));
-  return { benchmark: 'longda', options: opts, ...longdaRates(rows), bySource, rows, unknownQIds };
+  const byType = {
+    scalar: longdaRates(rows.filter((r) => r.answerStructure.trim() === 'single_number')),
+    list: longdaRates(rows.filter((r) => r.answerStructure.trim() !== 'single_number')),
+  };
+  return { benchmark: 'longda', options: opts, ...longdaRates(rows), bySource, byType, rows, unknownQIds };
+}
+
+/** LongDA's tolerance-sensitivity ε grid (paper figure script). */
+export const LONGDA_TOLERANCE_GRID = [0.01, 0.02, 0.03, 0.05, 0.07, 0.1, 0.15, 0.2] as const;
+
+/**
+ * Re-scores the same answers at several ε (floor and list scoring kept), as LongDA's tolerance
+ * sensitivity figure does.
+ * @param queries ground truth; `answers` raw answers by q_id; `eps` grid (default {@link LONGDA_TOLERANCE_GRID}); `options` other options.
+ * @returns one point per ε: match and coverage (fractions).
+ * Source: spec §2.4 "Other figure procedures" (tolerance sensitivity).
+ */
+export function longdaToleranceSensitivity(
+  queries: readonly LongdaQuery[],
+  answers: ReadonlyMap<string, LongdaAnswerInput> | Readonly<Record<string, LongdaAnswerInput>>,
+  eps: readonly number[] = LONGDA_TOLERANCE_GRID,
+  options: Partial<LongdaOptions> = {},
+): Array<{ tolerance: number; match: number; coverage: number }> {
+  return eps.map((e) => {
+    const s = scoreLongda(queries, answers, { ...options, tolerance: e });
+    return { tolerance: e, match: s.match, coverage: s.coverage };
+  });
 }
 
 /**

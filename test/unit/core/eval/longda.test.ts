@@ -6,6 +6,7 @@ import {
   longdaEfficiency,
   longdaOptions,
   loadLongdaGroundTruth,
+  longdaToleranceSensitivity,
   normalizeAnswerValue,
   parseAnswerStructure,
   parseLongdaGroundTruth,
@@ -149,6 +150,12 @@ describe('eval/longda on the real benchmark.csv', () => {
     assert.equal(strict.match, 3 / 9);
     assert.equal(strict.coverage, 5 / 9);
     assert.deepEqual(strict.options, { tolerance: 0.05, tolerance_floor: 1, list_scoring: 'strict', coverage: 'structural' });
+    // scalar q1, q5 both hit; lists: 0.5 + 0 + 0 + 1 + 0.5 + 0 + 1 = 3 of 7
+    assert.equal(s.byType.scalar.match, 1);
+    assert.equal(s.byType.list.match, 3 / 7);
+    // ε grid: the 41.3 element (miss by 3.7) turns into a hit once 41.3·ε ≥ 3.7, i.e. ε ≥ 0.0896 → +0.5 on q2
+    const sens = longdaToleranceSensitivity(block, answers, [0.05, 0.1]);
+    assert.deepEqual(sens.map((p) => p.match), [5 / 9, 5.5 / 9]);
     // ε = 0: q5 still hits through the floor; q1 exact; q9 exact; q2/q7 unchanged.
     assert.equal(scoreLongda(block, answers, { tolerance: 0 }).match, 5 / 9);
     // floor 0 and ε = 0.05: q5 |0.9| > 0.47 → miss.
