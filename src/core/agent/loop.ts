@@ -184,13 +184,17 @@ export async function runAgent(o: AgentRunOptions): Promise<AgentRunResult> {
   const cellRecord = (code: string, r: KernelExecuteResult, replay: boolean): KernelCellRecord => ({
     runId, stepIndex, seq: cellSeq++, code, status: r.status, stdout: r.stdout, stderr: r.stderr, result: r.result ?? null,
     error: r.error ?? null, tables: r.tables ?? [], figures: (r.figures ?? []).map((f) => f.png), durationMs: r.durationMs, replay,
+    restarted: !!r.restarted,
   });
   const getKernel = async (): Promise<KernelLike> => {
     if (kernel) return kernel;
     if (!o.startKernel) throw new Error('this run has no Python kernel');
     kernelStarting ??= (async () => {
       const k = await o.startKernel!();
-      const recorded = o.resume ? store.getCells(runId, { includeReplays: false, withFigures: false }).filter((c) => c.status === 'ok') : [];
+      // Replay the successful cells since the kernel last lost its state (a crash/restart wiped what came before).
+      const all = o.resume ? store.getCells(runId, { includeReplays: false, withFigures: false }) : [];
+      const lastLoss = all.reduce((m, c, i) => (c.restarted ? i : m), -1);
+      const recorded = all.slice(lastLoss + 1).filter((c) => c.status === 'ok');
       if (recorded.length) {
         const t0 = performance.now();
         let failed = 0;

@@ -250,6 +250,8 @@ export interface KernelCellRecord {
   durationMs: number;
   /** true if this execution was a replay on resume (state rebuild). */
   replay: boolean;
+  /** The kernel restarted during this cell: the state built by earlier cells is gone. */
+  restarted?: boolean;
 }
 
 /** A run log line (resume, kernel restart, warnings) shown with the run. */

@@ -157,4 +157,9 @@ CREATE TABLE scores (
 );
 `,
   },
+  {
+    id: 3,
+    name: 'kernel_cells.restarted: the kernel lost its state during this cell (replay starts after it)',
+    sql: 'ALTER TABLE kernel_cells ADD COLUMN restarted INTEGER NOT NULL DEFAULT 0;',
+  },
 ];

@@ -107,6 +107,9 @@ export class RunStore {
     this.db.exec('CREATE TABLE IF NOT EXISTS migrations (id INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at TEXT NOT NULL)');
     const applied = (this.db.prepare('SELECT COALESCE(MAX(id), 0) AS m FROM migrations').get() as { m: number }).m;
     const sorted = [...all].sort((a, b) => a.id - b.id);
+    for (let i = 1; i < sorted.length; i++) {
+      if (sorted[i]!.id === sorted[i - 1]!.id) throw new Error(`run store: two migrations share id ${sorted[i]!.id} ('${sorted[i - 1]!.name}', '${sorted[i]!.name}')`);
+    }
     for (const m of sorted) {
       if (m.id <= applied) continue;
       this.db.transaction(() => {
@@ -192,9 +195,9 @@ export class RunStore {
 
   /** Records one kernel cell (with figures). */
   insertCell(c: KernelCellRecord): void {
-    this.db.prepare(`INSERT INTO kernel_cells (run_id, seq, step_idx, code, status, stdout, stderr, result, error, tables, duration_ms, replay)
-      VALUES (?,?,?,?,?,?,?,?,?,?,?,?)`).run(c.runId, c.seq, c.stepIndex, c.code, c.status, c.stdout, c.stderr, c.result,
-      c.error ? JSON.stringify(c.error) : null, JSON.stringify(c.tables), c.durationMs, c.replay ? 1 : 0);
+    this.db.prepare(`INSERT INTO kernel_cells (run_id, seq, step_idx, code, status, stdout, stderr, result, error, tables, duration_ms, replay, restarted)
+      VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)`).run(c.runId, c.seq, c.stepIndex, c.code, c.status, c.stdout, c.stderr, c.result,
+      c.error ? JSON.stringify(c.error) : null, JSON.stringify(c.tables), c.durationMs, c.replay ? 1 : 0, c.restarted ? 1 : 0);
     const fig = this.db.prepare('INSERT INTO cell_figures (run_id, cell_seq, idx, png) VALUES (?,?,?,?)');
     c.figures.forEach((png, i) => fig.run(c.runId, c.seq, i, Buffer.from(png, 'base64')));
   }
@@ -261,7 +264,7 @@ export class RunStore {
       stdout: r.stdout as string, stderr: r.stderr as string, result: (r.result as string | null) ?? null,
       error: r.error ? JSON.parse(r.error as string) : null, tables: JSON.parse(r.tables as string),
       figures: opts.withFigures === false ? [] : (figs.all(runId, r.seq) as { png: Buffer }[]).map((f) => f.png.toString('base64')),
-      durationMs: r.duration_ms as number, replay: r.replay === 1,
+      durationMs: r.duration_ms as number, replay: r.replay === 1, restarted: r.restarted === 1,
     }));
   }
 

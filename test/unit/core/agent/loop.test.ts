@@ -37,6 +37,7 @@ function fakeKernelFactory(log: string[]) {
         log.push(code);
         const m = /^(\w+) = (\d+)$/.exec(code);
         if (m) { vars.set(m[1]!, m[2]!); return { status: 'ok', stdout: '', stderr: '', durationMs: 1 }; }
+        if (code === 'crash') { vars.clear(); return { status: 'crashed', stdout: '', stderr: '', durationMs: 1, restarted: true }; }
         const p = /^print\((\w+)\)$/.exec(code);
         if (p) return vars.has(p[1]!) ? { status: 'ok', stdout: vars.get(p[1]!)!, stderr: '', durationMs: 1 } : { status: 'error', stdout: '', stderr: '', error: { ename: 'NameError', evalue: p[1]!, traceback: [] }, durationMs: 1 };
         return { status: 'ok', stdout: '', stderr: '', durationMs: 1 };
@@ -239,6 +240,31 @@ test('loop: resume continues after the last committed step, restores state and r
     const first = srv.requests[2]!.body.messages;
     assert.deepEqual(first.map((m) => m.role), ['system', 'user', 'assistant', 'tool', 'tool', 'assistant', 'tool']);
     assert.equal(store.getRun('r1')!.steps, 4);
+  });
+  store.close();
+});
+
+test('loop: resume replays only the cells run since the kernel last lost its state', async () => {
+  const store = openStore(':memory:');
+  newRun(store);
+  const executed: string[] = [];
+  const script: Turn[] = [
+    { toolCalls: [call('py', { code: 'x = 1' })] },
+    { toolCalls: [call('py', { code: 'crash' })] },
+    { toolCalls: [call('py', { code: 'y = 2' })] },
+    { toolCalls: [call('py', { code: 'print(y)' }), call('py', { code: 'print(x)' })] },
+    { toolCalls: [call('done', {})] },
+  ];
+  await withServer(script, async (url) => {
+    await runAgent(opts(store, url, { budget: { maxSteps: 3 }, startKernel: fakeKernelFactory(executed) }));
+    assert.deepEqual(store.getCells('r1').map((c) => [c.code, c.restarted]), [['x = 1', false], ['crash', true], ['y = 2', false]]);
+    const before = executed.length;
+    const r = await runAgent(opts(store, url, { resume: true, startKernel: fakeKernelFactory(executed) }));
+    assert.equal(r.status, 'finished');
+    assert.deepEqual(executed.slice(before), ['y = 2', 'print(y)', 'print(x)']);
+    const obs = store.getSteps('r1')[3]!.toolCalls;
+    assert.equal(obs[0]!.observation, '2');
+    assert.equal(obs[1]!.observation, '');
   });
   store.close();
 });

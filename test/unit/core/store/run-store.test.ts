@@ -43,6 +43,10 @@ test('store: migrations applied once, WAL on, reopen keeps data', () => {
   }
 });
 
+test('store: duplicate migration ids are refused with both names', () => {
+  assert.throws(() => openStore(':memory:', [{ id: 1, name: 'clash', sql: 'SELECT 1' }]), /two migrations share id 1/);
+});
+
 test('store: commitStep is atomic with effects, sums tokens and cost, refuses duplicates', () => {
   const s = openStore(':memory:');
   s.createRun({ ...base, id: 'r1' });
