@@ -67,7 +67,8 @@ const contexts = [
     target: 'node22', external: nodeExternals },
   { ...common, entryPoints: ['src/cli.ts'], outfile: 'dist/cli.js', platform: 'node', format: 'cjs',
     target: 'node22', external: nodeExternals, banner: { js: '#!/usr/bin/env node' } },
-  { ...common, entryPoints: webviewEntries, outdir: 'dist/webview', platform: 'browser', format: 'esm',
+  // splitting: heavy libraries (vega, pdf.js) load as shared chunks only when a panel needs them.
+  { ...common, entryPoints: webviewEntries, outdir: 'dist/webview', platform: 'browser', format: 'esm', splitting: true, chunkNames: 'chunks/[name]-[hash]',
     target: 'es2022', loader: { '.css': 'text' } },
   // Integration tests run inside the real extension host, so they are bundled like the extension.
   { ...common, entryPoints: ['test/integration/index.ts'], outfile: 'out/test/integration/index.js', platform: 'node',

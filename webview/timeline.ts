@@ -13,12 +13,11 @@ import DOMPurify from 'dompurify';
 import { marked } from 'marked';
 import type { TopLevelSpec } from 'vega-lite';
 import {
-  DidAppendStepsNotification, GetStepDetailRequest, RevealToolCallRequest,
+  DidAppendStepsNotification, GetStepDetailRequest, RevealToolCallRequest, SearchStepsRequest,
   type StepDetail, type TimelineHeatmap, type TimelineRun, type TimelineState, type TimelineStep,
 } from '../src/protocol/timeline.ts';
 import { connectHost, h, ready } from './shared/host.ts';
 import { filterSteps, formatDuration, formatTokens, toolGlyph } from './shared/timeline-model.ts';
-import { renderVegaLite } from './shared/vega.ts';
 import { VirtualList } from './shared/virtual-list.ts';
 import css from './timeline.css';
 
@@ -35,6 +34,8 @@ let selected = -1;
 let maxDuration = 1;
 let toolFilter = '';
 let query = '';
+/** Step indices matching the search box (null: no search). */
+let matches: Set<number> | null = null;
 let list: VirtualList<TimelineStep>;
 const detailCache = new Map<number, StepDetail>();
 
@@ -85,7 +86,7 @@ function renderRow(s: TimelineStep): HTMLElement {
 }
 
 function applyFilter(keepScroll = true): void {
-  shown = filterSteps(all, toolFilter, query);
+  shown = filterSteps(all, toolFilter, matches);
   count.textContent = shown.length === all.length ? `${all.length} steps` : `${shown.length} of ${all.length} steps`;
   list.setItems(shown, keepScroll);
 }
@@ -173,6 +174,8 @@ async function renderHeatmap(): Promise<void> {
   const chart = h('div', { class: 'chart', id: 'heatmap-chart' });
   heatmapEl.replaceChildren(chart);
   try {
+    // vega is ~1.5 MB: loaded only when the heatmap is first shown.
+    const { renderVegaLite } = await import('./shared/vega.ts');
     await renderVegaLite(chart, spec);
   } catch (e) {
     heatmapEl.replaceChildren(h('p', { class: 'error' }, `Heatmap failed: ${e instanceof Error ? e.message : String(e)}`));
@@ -193,6 +196,24 @@ function onKey(ev: KeyboardEvent): void {
     ev.preventDefault();
     void select((shown[next] as TimelineStep).index);
   }
+}
+
+async function runSearch(q: string): Promise<void> {
+  query = q;
+  if (!q) {
+    matches = null;
+    applyFilter(false);
+    return;
+  }
+  try {
+    const { indices } = await host.rpc.request(SearchStepsRequest, { runId: run.id, query: q });
+    if (query !== q) return; // a newer search started
+    matches = new Set(indices);
+  } catch (e) {
+    count.textContent = `search failed: ${e instanceof Error ? e.message : String(e)}`;
+    return;
+  }
+  applyFilter(false);
 }
 
 function init(state: TimelineState): void {
@@ -218,10 +239,7 @@ function init(state: TimelineState): void {
   let t: ReturnType<typeof setTimeout> | undefined;
   search.addEventListener('input', () => {
     clearTimeout(t);
-    t = setTimeout(() => {
-      query = ((search as unknown as { value: string }).value ?? '').toLowerCase();
-      applyFilter(false);
-    }, 120);
+    t = setTimeout(() => void runSearch(((search as unknown as { value: string }).value ?? '').trim()), 150);
   });
   heatmapBtn.addEventListener('click', () => {
     heatmapEl.hidden = !heatmapEl.hidden;
@@ -229,6 +247,7 @@ function init(state: TimelineState): void {
   });
   listEl.addEventListener('keydown', onKey);
   app.removeAttribute('aria-busy');
+  performance.mark('loupe:timeline-ready');
   const focus = state.focusStep ?? (saved?.runId === run.id ? saved.selected : -1);
   if (focus !== undefined && focus >= 0) void select(focus);
   if (state.showHeatmap) heatmapBtn.click();
@@ -239,6 +258,7 @@ host.rpc.onNotification(DidAppendStepsNotification, (u) => {
   run = u.run;
   const known = new Set(all.map((s) => s.index));
   for (const s of u.steps) if (!known.has(s.index)) all.push(s);
+  if (query) void runSearch(query);
   heatmap = u.heatmap;
   maxDuration = Math.max(maxDuration, ...u.steps.map((s) => s.durationMs));
   renderHeader();
@@ -249,6 +269,9 @@ host.rpc.onNotification(DidAppendStepsNotification, (u) => {
   void renderHeatmap();
 });
 
-ready<TimelineState>(host, 'timeline').then(init, (e: unknown) => {
+ready<TimelineState>(host, 'timeline').then((s) => {
+  performance.mark('loupe:timeline-state');
+  init(s);
+}, (e: unknown) => {
   app.replaceChildren(h('p', { class: 'error' }, `Could not load the run: ${e instanceof Error ? e.message : String(e)}`));
 });

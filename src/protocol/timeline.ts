@@ -37,8 +37,6 @@ export interface TimelineStep {
   error: boolean;
   /** One line: the first tool call with its main argument, or the start of the assistant message. */
   summary: string;
-  /** Lower-cased text for the search box (message + arguments + start of observations). */
-  searchText: string;
 }
 
 export interface TimelineHeatmap {
@@ -68,6 +66,9 @@ export interface StepDetail {
   usage: { input: number; output: number; cached: number };
   finishReason: string | null;
 }
+
+/** Full-text search over a run's steps (done by the host over the store, so rows stay small). */
+export const SearchStepsRequest = new IpcRequest<{ runId: string; query: string }, { indices: number[] }>('timeline/search');
 
 export const GetStepDetailRequest = new IpcRequest<{ runId: string; index: number }, StepDetail>('timeline/stepDetail');
 

@@ -1,10 +1,9 @@
 /** Pure helpers of the Trajectory Timeline (unit-tested in Node). */
 import type { TimelineStep } from '../../src/protocol/timeline.ts';
 
-/** Steps that called `tool` (all when empty) and whose text contains every word of `query` (lower-case). */
-export function filterSteps(steps: readonly TimelineStep[], tool: string, query: string): TimelineStep[] {
-  const words = query.toLowerCase().split(/\s+/).filter(Boolean);
-  return steps.filter((s) => (!tool || s.tools.includes(tool)) && words.every((w) => s.searchText.includes(w) || s.summary.toLowerCase().includes(w)));
+/** Steps that called `tool` (all when empty) and, when `matches` is given (a search is active), are in it. */
+export function filterSteps(steps: readonly TimelineStep[], tool: string, matches: ReadonlySet<number> | null): TimelineStep[] {
+  return steps.filter((s) => (!tool || s.tools.includes(tool)) && (!matches || matches.has(s.index)));
 }
 
 /** 950 → "950 ms", 12_300 → "12.3 s", 600_000 → "10m 0s". */

@@ -33,16 +33,13 @@ function oneLine(s: string, max: number): string {
 /**
  * One timeline row from a stored step.
  * @param step the stored step; `runStartMs` epoch ms of the run start (for the offset column).
- * @returns a compact {@link TimelineStep}; `searchText` holds at most ~2,000 characters per step.
+ * @returns a compact {@link TimelineStep} (about 200 bytes: full text stays in the store, see {@link searchSteps}).
  */
 export function toTimelineStep(step: StepRecord, runStartMs: number): TimelineStep {
   const tools = step.toolCalls.map((c) => c.name);
   const first = step.toolCalls[0];
   const content = step.assistant.content ?? '';
   const summary = first ? `${first.name}(${mainArgument(first.argumentsText)})${step.toolCalls.length > 1 ? ` +${step.toolCalls.length - 1}` : ''}` : oneLine(content, 100) || '(empty message)';
-  const searchText = [content.slice(0, 600), ...step.toolCalls.map((c) => `${c.name} ${c.argumentsText.slice(0, 600)} ${c.observation.slice(0, 400)}`)]
-    .join(' ')
-    .toLowerCase();
   const start = Date.parse(step.startedAt);
   return {
     index: step.index,
@@ -55,8 +52,23 @@ export function toTimelineStep(step: StepRecord, runStartMs: number): TimelineSt
     tools,
     error: step.toolCalls.some((c) => c.isError),
     summary,
-    searchText,
   };
+}
+
+/**
+ * Full-text search over steps: message, reasoning, tool names, arguments and observations, case-insensitive;
+ * a step matches when it contains every whitespace-separated word of `query`.
+ * @returns the matching step indices in order (all steps for an empty query).
+ */
+export function searchSteps(steps: readonly StepRecord[], query: string): number[] {
+  const words = query.toLowerCase().split(/\s+/).filter(Boolean);
+  if (!words.length) return steps.map((s) => s.index);
+  const out: number[] = [];
+  for (const s of steps) {
+    const text = [s.assistant.content ?? '', s.assistant.reasoning ?? '', ...s.toolCalls.flatMap((c) => [c.name, c.argumentsText, c.observation])].join('\n').toLowerCase();
+    if (words.every((w) => text.includes(w))) out.push(s.index);
+  }
+  return out;
 }
 
 /** The run header of the timeline. */

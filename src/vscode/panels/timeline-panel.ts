@@ -1,9 +1,9 @@
 /** The Trajectory Timeline panel: one per run, live while the run writes steps to the store. */
 import * as vscode from 'vscode';
-import { timelineHeatmap, toTimelineRun, toTimelineStep } from '../../core/agent/timeline.ts';
+import { searchSteps, timelineHeatmap, toTimelineRun, toTimelineStep } from '../../core/agent/timeline.ts';
 import type { RpcEndpoint } from '../../protocol/ipc.ts';
 import {
-  DidAppendStepsNotification, GetStepDetailRequest, RevealToolCallRequest,
+  DidAppendStepsNotification, GetStepDetailRequest, RevealToolCallRequest, SearchStepsRequest,
   type StepDetail, type TimelineState, type TimelineStep,
 } from '../../protocol/timeline.ts';
 import type { LoupeContext } from '../context.ts';
@@ -67,6 +67,7 @@ export class TimelinePanel {
     panel.iconPath = vscode.Uri.joinPath(ctx.extension.extensionUri, 'media', 'loupe.svg');
     this.rpc = connectWebview(panel.webview, () => this.initialState(opts));
     this.rpc.onRequest(GetStepDetailRequest, ({ runId: id, index }) => this.detail(id, index));
+    this.rpc.onRequest(SearchStepsRequest, ({ runId: id, query }) => ({ indices: searchSteps(this.ctx.store().getSteps(id), query) }));
     this.rpc.onRequest(RevealToolCallRequest, async ({ runId: id, index, callId }) => {
       const step = this.ctx.store().getSteps(id, index).find((s) => s.index === index);
       const call = step?.toolCalls.find((c) => c.id === callId);

@@ -4,15 +4,15 @@ import type { TimelineStep } from '../../../src/protocol/timeline.ts';
 import { filterSteps, formatDuration, formatTokens, toolGlyph, visibleRange } from '../../../webview/shared/timeline-model.ts';
 
 const row = (index: number, tools: string[], text: string): TimelineStep => ({
-  index, startMs: 0, durationMs: 1, latencyMs: 1, toolMs: 0, tokensIn: 1, tokensOut: 1, tools, error: false, summary: text, searchText: text.toLowerCase(),
+  index, startMs: 0, durationMs: 1, latencyMs: 1, toolMs: 0, tokensIn: 1, tokensOut: 1, tools, error: false, summary: text,
 });
 
 describe('webview timeline model', () => {
-  it('filters by tool and by every search word', () => {
+  it('filters by tool and by the search matches from the host', () => {
     const steps = [row(0, ['python'], 'Load DEMO_L.xpt'), row(1, ['search_doc'], 'keyword WTMEC2YR'), row(2, ['python', 'answer'], 'weighted mean WTMEC2YR')];
-    assert.deepEqual(filterSteps(steps, 'python', '').map((s) => s.index), [0, 2]);
-    assert.deepEqual(filterSteps(steps, '', 'wtmec2yr').map((s) => s.index), [1, 2]);
-    assert.deepEqual(filterSteps(steps, 'python', 'WTMEC2YR weighted').map((s) => s.index), [2]);
+    assert.deepEqual(filterSteps(steps, 'python', null).map((s) => s.index), [0, 2]);
+    assert.deepEqual(filterSteps(steps, '', new Set([1, 2])).map((s) => s.index), [1, 2]);
+    assert.deepEqual(filterSteps(steps, 'python', new Set([1, 2])).map((s) => s.index), [2]);
   });
 
   it('formats durations and token counts', () => {

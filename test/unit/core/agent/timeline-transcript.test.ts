@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { timelineHeatmap, toTimelineStep } from '../../../../src/core/agent/timeline.ts';
+import { searchSteps, timelineHeatmap, toTimelineStep } from '../../../../src/core/agent/timeline.ts';
 import { formatAgentEvent } from '../../../../src/core/agent/transcript.ts';
 import type { StepRecord } from '../../../../src/core/agent/types.ts';
 
@@ -21,13 +21,24 @@ describe('core/agent/timeline', () => {
     assert.equal(row.startMs, 2000);
     assert.equal(row.durationMs, 500);
     assert.equal(row.error, false);
-    assert.match(row.searchText, /wtmec2yr/);
   });
 
   it('marks failed tool calls and survives malformed argument JSON', () => {
     const row = toTimelineStep(step(0, [{ name: 'python', args: '{"code": "x', err: true }]), 1_000_000);
     assert.equal(row.error, true);
     assert.match(row.summary, /^python\(\{"code": "x\)$/);
+  });
+
+  it('searches full text of messages, arguments and observations, every word', () => {
+    const steps = [
+      step(0, [{ name: 'search_doc', args: '{"keyword":"WTMEC2YR"}', obs: 'Page 29: Full sample 2 year MEC exam weight' }]),
+      step(1, [{ name: 'python', args: '{"code":"d.BMXBMI >= 30"}', obs: 'overall 40.3' }], 'Computing obesity'),
+      step(2, [], 'FINISH: obesity 40.3 overall'),
+    ];
+    assert.deepEqual(searchSteps(steps, 'mec exam'), [0]);
+    assert.deepEqual(searchSteps(steps, '40.3 OBESITY'), [1, 2]);
+    assert.deepEqual(searchSteps(steps, 'bmxbmi'), [1]);
+    assert.deepEqual(searchSteps(steps, '  '), [0, 1, 2]);
   });
 
   it('uses the message text when there is no tool call', () => {
