@@ -168,8 +168,13 @@ export function loadLongda(root: string, opts: LoadSuiteOptions = {}): Suite {
 }
 
 function listSurvey(dir: string, survey: string): { data: VisibleFile[]; docs: VisibleFile[]; problems: string[]; runnable: boolean } {
-  const sdir = join(dir, survey);
+  let sdir = join(dir, survey);
   const problems: string[] = [];
+  if (!isDir(sdir)) {
+    // Tolerate a folder whose name differs only in case (e.g. `nhanes/` for survey NHANES).
+    const alt = readdirSync(dir).find((n) => n.toLowerCase() === survey.toLowerCase() && isDir(join(dir, n)));
+    if (alt) sdir = join(dir, alt);
+  }
   if (!isDir(sdir)) return { data: [], docs: [], problems: [`survey folder ${sdir} is missing: not runnable`], runnable: false };
   const toVisible = (files: string[]) => files.map((p) => ({ path: p, rel: posixRelative(sdir, p), size: fileSize(p) }));
   const data = toVisible(listFilesRecursive(join(sdir, 'data')));

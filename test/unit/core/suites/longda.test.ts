@@ -171,6 +171,13 @@ describe('suites/longda bad input', () => {
     assert.ok(b.problems.some((p) => /benchmark.csv:3 column answer: 3 value\(s\) for 2 label\(s\)/.test(p)));
   });
 
+  it('finds a survey folder whose name differs only in case', async () => {
+    const root = makeRoot('case', HEADER + 's1,Pub,1,Q1,single_number,,1\n');
+    const s = await loadSuite('longda', root);
+    assert.equal(s.blocks[0]!.runnable, true);
+    assert.deepEqual(s.blocks[0]!.visible.data.map((f) => f.rel), ['data/d.csv']);
+  });
+
   it('treats <SURVEY>/pubs/ as hidden publications, never as docs', async () => {
     const root = makeRoot('pubs-inside', HEADER + 'S1,NSF 25-999,1,Q1,single_number,,1\n');
     mkdirSync(join(root, 'S1', 'pubs'));
