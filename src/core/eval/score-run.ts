@@ -573,3 +573,18 @@ export async function aggregateScores(scores: readonly RunScore[], judge?: Judge
   }
   return out.sort((a, b) => a.benchmark.localeCompare(b.benchmark) || a.model.localeCompare(b.model));
 }
+
+/**
+ * The LongDA score of one run for `loupe run --json` (no judge needed): rates as fractions and the
+ * options used. Synchronous; the block comes from the caller (no suite loading).
+ * @param store the run store; `runId` the run; `block` its LongDA block; `raw` `--option` values.
+ * @returns `{ benchmark, options, queries, answered, coverage, coverageStructural, match, matchStrict }`.
+ * @throws LoupeInputError for invalid options.
+ */
+export function longdaJsonScore(store: RunStore, runId: string, block: Block, raw: Record<string, string> = {}): Record<string, unknown> {
+  const run = store.getRun(runId);
+  if (!run) throw new LoupeInputError(`run ${runId}`, `not found in ${store.file}`);
+  const s = longdaRun(store, run, block, raw);
+  const m = s.summary;
+  return { benchmark: 'longda', options: s.options, queries: m.queries, answered: m.answered, coverage: m.coverage, coverageStructural: m.coverageStructural, match: m.match, matchStrict: m.matchStrict };
+}

@@ -149,3 +149,21 @@ describe('eval/score-run (DDR run from the store)', () => {
     s.close();
   });
 });
+
+describe('eval/score-run longdaJsonScore (for loupe run --json)', () => {
+  it('gives coverage and match fractions for a run without loading the suite', async () => {
+    const { longdaJsonScore } = await import('../../../src/core/eval/score-run.ts');
+    const { loadSuite } = await import('../../../src/core/suites/index.ts');
+    const suite = await loadSuite('longda', sharedData('longda', 'benchmark'));
+    const block = suite.blocks.find((b) => b.id === BLOCK)!;
+    const s = openStore(file);
+    try {
+      const j = longdaJsonScore(s, 'r-perturbed', block);
+      assert.equal(j.match, 5 / 9);
+      assert.equal(j.coverage, 6 / 9);
+      assert.equal((j.options as Record<string, unknown>).list_scoring, 'partial');
+    } finally {
+      s.close();
+    }
+  });
+});
