@@ -11,6 +11,8 @@ import { DiGraph } from '../../../../../src/core/eval/blade/graph.ts';
 import { buildSubmissionTransforms, unitsFromExecution } from '../../../../../src/core/eval/blade/transforms.ts';
 import type { BladeAnnotations, BladeConceptualVarSpec, BladeModelSpec } from '../../../../../src/core/suites/types.ts';
 import { LoupeInputError } from '../../../../../src/core/util/errors.ts';
+import { llmSplitFallback, parseSplitReply } from '../../../../../src/core/eval/blade/llm-split.ts';
+import { startScriptedLlm } from '../../../../helpers/scripted-llm.ts';
 
 /** Deterministic fake judge: identical text or a listed synonym pair. */
 function fakeJudge(pairs: [string, string][]): SemanticJudge & { calls: number } {
@@ -181,6 +183,30 @@ describe('BLADE run scoring with a deterministic judge', () => {
     assert.match(asked, /row count grew/);
     assert.equal(withFb.transform.conversion, 'execution+llm-fallback');
     assert.deepEqual(withFb.transform.units.map((u) => [u.verb, u.source]), [['other', 'llm-fallback'], ['derive', 'llm-fallback']]);
+  });
+
+  it('LLM split fallback on a scripted OpenAI-compatible endpoint: invalid reply, corrective retry, executed units, cache', async () => {
+    const code = "def transform(df):\n    df = pd.concat([df, df])\n    df['inc_k'] = df['Income'] / 1000\n    return df\n";
+    const good = JSON.stringify({
+      units: [
+        { code: 'df = pd.concat([df, df])', verb: 'filter', mapping: [[[], '']], groupby_cols: [] },
+        { code: "df['inc_k'] = df['Income'] / 1000", verb: 'derive', mapping: [[['Income'], 'inc_k']], groupby_cols: [] },
+      ],
+    });
+    const srv = await startScriptedLlm({ script: [{ content: 'Sure! Here are the steps.' }, { content: '```json\n' + good + '\n```' }] });
+    try {
+      const fb = llmSplitFallback({ baseUrl: srv.baseUrl, model: 'scripted' });
+      const s = await scoreBladeRun({ analysis: analysis({ transform_code: code }) }, gt, { python: py, splitFallback: fb });
+      assert.equal(s.transform.conversion, 'execution+llm-fallback');
+      assert.deepEqual(s.transform.units.map((u) => [u.verb, u.source]), [['filter', 'llm-fallback'], ['derive', 'llm-fallback']]);
+      assert.equal(srv.requests.length, 2, 'one corrective retry');
+      assert.equal(srv.requests[0]!.body.temperature, 0);
+      await fb(code, 'again');
+      assert.equal(srv.requests.length, 2, 'cached by code');
+    } finally {
+      await srv.close();
+    }
+    assert.match(String(parseSplitReply('{"units": [{"code": "x", "verb": "slice"}]}')), /verb must be one of/);
   });
 
   it('rejects malformed analyses naming the field', () => {
