@@ -1,3 +1,4 @@
+/// <reference lib="dom" />
 /**
  * Timeline perf (issue 7): a synthetic 10,000-step trajectory opened in the Trajectory Timeline webview in headless
  * chromium (same CSP as VS Code, host in Node). Reports, each against a baseline measured in the same run:
