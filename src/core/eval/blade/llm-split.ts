@@ -58,7 +58,7 @@ export function parseSplitReply(text: string): RawUnit[] | string {
     if (typeof o.verb !== 'string' || !(SPLIT_VERBS as readonly string[]).includes(o.verb)) return `units[${i}].verb must be one of ${SPLIT_VERBS.join(', ')}`;
     const mapping = o.mapping ?? [];
     if (!Array.isArray(mapping) || mapping.some((p) => !Array.isArray(p) || p.length !== 2 || !Array.isArray(p[0]) || (p[0] as unknown[]).some((c) => typeof c !== 'string') || typeof p[1] !== 'string'))
-      return `units[${i}].mapping must be [[[inputs], output], ...]`;
+      {return `units[${i}].mapping must be [[[inputs], output], ...]`;}
     const g = o.groupby_cols ?? [];
     if (!Array.isArray(g) || g.some((c) => typeof c !== 'string')) return `units[${i}].groupby_cols must be a list of strings`;
     out.push({ code: o.code, verb: o.verb, mapping: mapping as [string[], string][], groupbyCols: g as string[] });
