@@ -7,7 +7,11 @@ import { chmodSync, copyFileSync, existsSync, lstatSync, mkdirSync, readdirSync,
 import { dirname, join, resolve } from 'node:path';
 import { LoupeInputError } from '../util/errors.ts';
 import type { Block, BlockItem, LongdaQuery, VisibleFile } from './types.ts';
+import { fileSize } from './util.ts';
 import { createGuard, visibleFiles } from './guard.ts';
+
+/** `auto` workspaces copy the visible files when they total at most this many bytes. */
+export const AUTO_COPY_LIMIT = 64 * 1024 * 1024;
 
 /** Marker file written into every workspace Loupe creates. */
 export const TASK_MARKER = '.loupe-task.json';
@@ -138,13 +142,17 @@ export interface WorkspaceResult {
  * @param block the block (its visible files must exist on disk).
  * @param destDir folder to create; it must not exist, be empty, or be a workspace Loupe made before
  *   (then it is replaced).
- * @param opts `mode`: `symlink` (default; links to the real files) or `copy` (copies, chmod 0444).
+ * @param opts `mode`: `auto` (default: read-only copies when the visible files total at most
+ *   `copyLimitBytes`, 64 MiB by default, else symlinks), `copy` (copies, chmod 0444) or `symlink`
+ *   (links to the real files; the agent sandbox must mount them read-only, since a link cannot be).
  * @returns the folder, `TASK.md` path and the placed files.
  * @throws LoupeInputError when `destDir` is a non-empty folder Loupe did not create, or a visible file is missing.
  *   Throws Error if a hidden resource ended up in the workspace (should never happen; it is removed first).
  */
-export function createTaskWorkspace(block: Block, destDir: string, opts: { mode?: 'symlink' | 'copy' } = {}): WorkspaceResult {
-  const mode = opts.mode ?? 'symlink';
+export function createTaskWorkspace(block: Block, destDir: string, opts: { mode?: 'symlink' | 'copy' | 'auto'; copyLimitBytes?: number } = {}): WorkspaceResult {
+  const guardFirst = createGuard(block);
+  const totalBytes = guardFirst.files.reduce((n, f) => n + fileSize(f.path), 0);
+  const mode: 'symlink' | 'copy' = opts.mode === 'copy' || opts.mode === 'symlink' ? opts.mode : totalBytes <= (opts.copyLimitBytes ?? AUTO_COPY_LIMIT) ? 'copy' : 'symlink';
   const dir = resolve(destDir);
   if (existsSync(dir)) {
     const entries = readdirSync(dir);
@@ -154,7 +162,7 @@ export function createTaskWorkspace(block: Block, destDir: string, opts: { mode?
     }
   }
   mkdirSync(dir, { recursive: true });
-  const guard = createGuard(block);
+  const guard = guardFirst;
   const files: VisibleFile[] = [];
   const dropped = visibleFiles(block).length - guard.files.length;
   for (const f of guard.files) {

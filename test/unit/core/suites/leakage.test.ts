@@ -86,7 +86,8 @@ describe('leakage guard: LongDA (answers, publications)', async () => {
   });
   it('workspace: TASK.md + symlinks to visible files only; symlink swaps and planted links are refused', () => {
     const ws = join(tmp, 'ws-longda');
-    const r = createTaskWorkspace(b, ws);
+    const r = createTaskWorkspace(b, ws, { mode: 'symlink' });
+    assert.equal(r.mode, 'symlink');
     assert.equal(r.files.length, 64 + 80);
     assert.ok(existsSync(join(ws, 'TASK.md')));
     assert.ok(lstatSync(join(ws, 'data', 'Examination', 'BMX_L.xpt')).isSymbolicLink());
@@ -166,6 +167,10 @@ describe('leakage guard: DDR (checklists) and AnalystBench (reference report, ch
     const ws = join(tmp, 'ws-ddr');
     createTaskWorkspace(b, ws);
     assert.deepEqual(readdirSync(ws).sort(), ['.loupe-task.json', 'TASK.md', 'database.sqlite']);
+    assert.equal(lstatSync(join(ws, 'database.sqlite')).isSymbolicLink(), false, 'a small database is copied (auto mode)');
+    assert.equal(statSync(join(ws, 'database.sqlite')).mode & 0o222, 0, 'read-only copy');
+    createTaskWorkspace(b, ws, { copyLimitBytes: 0 });
+    assert.equal(lstatSync(join(ws, 'database.sqlite')).isSymbolicLink(), true, 'above the limit it is linked');
     assert.match(readFileSync(join(ws, 'TASK.md'), 'utf8'), /Analyze patient 10000032/);
     const withChecklist = (await loadSuite('ddr', sharedData('ddr', 'mimic'))).blocks[0]!;
     const md = taskMarkdown(withChecklist);
