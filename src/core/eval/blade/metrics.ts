@@ -253,11 +253,19 @@ function datasetScores(p: Prepared, order: ArrayLike<number>, k: number, out: Fl
  * bootstrap: every dataset's runs resampled with replacement to the same size, `samples` times.
  * Fixes: §1.7 #4 (unweighted formula `+ 0.5 +` → `0.5 ×`), #5 (weighted CI from weighted samples),
  * #8 (`coverageKey`), #12 (`failedRuns`), #13 (GT denominators come from the GT, never −1; F1 zero guard).
- * @throws LoupeInputError when a dataset has no runs at all or k/samples are not positive.
+ * @throws LoupeInputError when a dataset has no runs at all, or an option value is invalid (named as `option <name>`).
  */
 export function aggregateBlade(datasets: BladeDatasetRuns[], options: Partial<BladeAggregateOptions> = {}): BladeAggregate {
   const o: BladeAggregateOptions = { ...DEFAULT_AGGREGATE_OPTIONS, ...options };
-  if (!(o.k > 0) || !(o.samples > 0)) throw new LoupeInputError('options k/samples', 'must be positive integers');
+  if (!Number.isInteger(o.k) || o.k <= 0) throw new LoupeInputError('option k', `must be a positive integer, got ${String(o.k)}`);
+  if (!Number.isInteger(o.samples) || o.samples <= 0) throw new LoupeInputError('option samples', `must be a positive integer, got ${String(o.samples)}`);
+  if (!Number.isFinite(o.seed)) throw new LoupeInputError('option seed', `must be a number, got ${String(o.seed)}`);
+  const oneOf = (name: string, v: unknown, allowed: readonly unknown[]) => {
+    if (!allowed.includes(v)) throw new LoupeInputError(`option ${name}`, `must be one of ${allowed.join(', ')}, got '${String(v)}'`);
+  };
+  oneOf('failed_runs', o.failedRuns, ['zero', 'drop']);
+  oneOf('coverage_key', o.coverageKey, ['id', 'name']);
+  oneOf('model_coverage_denominator', o.modelCoverageDenominator, ['code', 'paper']);
   const warnings: string[] = [];
   const prepared: Prepared[] = [];
   const dsInfo: BladeAggregate['datasets'] = [];

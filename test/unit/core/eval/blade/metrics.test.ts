@@ -104,6 +104,13 @@ describe('BLADE aggregation (spec §1.4.8)', () => {
     assert.ok(Number.isNaN(aggregateBlade([{ dataset: 'Z', gt, runs: [zeroRun('ok')] }], { samples: 3, f1ZeroGuard: false }).point.weightedF1));
   });
 
+  it('rejects invalid options naming them', () => {
+    assert.throws(() => aggregateBlade(DS, { failedRuns: 'ignore' as never }), /option failed_runs: must be one of zero, drop/);
+    assert.throws(() => aggregateBlade(DS, { k: 0 }), /option k/);
+    assert.throws(() => aggregateBlade(DS, { samples: 1.5 }), /option samples/);
+    assert.throws(() => aggregateBlade([{ dataset: 'E', gt, runs: [] }]), /dataset E: has no runs/);
+  });
+
   it('quantile matches numpy linear interpolation; PRNG is deterministic', () => {
     assert.equal(quantile([1, 2, 3, 4], 0.5), 2.5);
     close(quantile([10, 0, 5], 0.975), 9.75);
