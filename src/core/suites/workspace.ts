@@ -112,8 +112,12 @@ export function taskMarkdown(block: Block): string {
       );
       if (v.database) {
         out.push(`## Database \`${v.database.rel}\` (SQLite, read-only)`, '');
-        for (const t of v.database.tables) out.push(`- \`${t.name}\` (${t.rows ?? '?'} rows${t.comment ? `): ${t.comment.replace(/\n/g, ' ')}` : ')'}`);
-        out.push('');
+        for (const t of v.database.tables) {
+          out.push(`### \`${t.name}\` (${t.rows ?? '?'} rows)`, '');
+          if (t.comment) out.push(t.comment.replace(/\n/g, ' '), '');
+          for (const c of t.columns) out.push(`- \`${c.name}\` ${c.type}${c.comment ? `: ${c.comment.replace(/\n/g, ' ')}` : ''}`);
+          out.push('');
+        }
       }
       filesSection();
       break;

@@ -171,7 +171,10 @@ describe('leakage guard: DDR (checklists) and AnalystBench (reference report, ch
     assert.equal(statSync(join(ws, 'database.sqlite')).mode & 0o222, 0, 'read-only copy');
     createTaskWorkspace(b, ws, { copyLimitBytes: 0 });
     assert.equal(lstatSync(join(ws, 'database.sqlite')).isSymbolicLink(), true, 'above the limit it is linked');
-    assert.match(readFileSync(join(ws, 'TASK.md'), 'utf8'), /Analyze patient 10000032/);
+    const task = readFileSync(join(ws, 'TASK.md'), 'utf8');
+    assert.match(task, /Analyze patient 10000032/);
+    assert.match(task, /### `hosp_patients` \(100 rows\)/);
+    assert.match(task, /- `anchor_age` INTEGER: Patient's age in the anchor_year/);
     const withChecklist = (await loadSuite('ddr', sharedData('ddr', 'mimic'))).blocks[0]!;
     const md = taskMarkdown(withChecklist);
     for (const c of withChecklist.hidden.checklist!) assert.ok(!md.includes(c.question) && !md.includes(c.answer), c.question);
