@@ -127,9 +127,9 @@ if (parts.has('latency')) {
 }
 
 /** First k distinct files of a ranked hit list. */
-function topFiles(idx: DocIndex, q: string, mode: SearchMode, k: number): string[] {
+function topFiles(idx: DocIndex, q: string, mode: SearchMode, k: number, expand = true): string[] {
   const seen: string[] = [];
-  for (const h of idx.search(q, { mode, top: 300 })) {
+  for (const h of idx.search(q, { mode, top: 300, expand })) {
     if (!seen.includes(h.file)) seen.push(h.file);
     if (seen.length >= k) break;
   }
@@ -145,17 +145,17 @@ if (parts.has('quality')) {
   const byKey = new Map(rows.map((r) => [`${r.source}#${r.internal_id}`, r]));
   const q: Record<string, unknown> = { questions: labels.questions.length, corpus: `NHANES docs (${nh.length} files)` };
   for (const variant of ['query', 'query+additional_info'] as const) {
-    for (const mode of ['bm25', 'longta'] as SearchMode[]) {
+    for (const [name, mode, expand] of [['bm25', 'bm25', true], ['bm25 without synonyms', 'bm25', false], ['longta', 'longta', false]] as const) {
       let r5 = 0;
       let r10 = 0;
       for (const l of labels.questions) {
         const row = byKey.get(`${l.source}#${l.internal_id}`)!;
         const text = variant === 'query' ? row.query : `${row.query} ${row.additional_info}`;
-        const top = topFiles(idx, text, mode, 10);
+        const top = topFiles(idx, text, mode, 10, expand);
         r5 += l.files.filter((f) => top.slice(0, 5).includes(f)).length / l.files.length;
         r10 += l.files.filter((f) => top.includes(f)).length / l.files.length;
       }
-      q[`${variant} ${mode}`] = { recallAt5: round(r5 / labels.questions.length, 3), recallAt10: round(r10 / labels.questions.length, 3) };
+      q[`${variant} ${name}`] = { recallAt5: round(r5 / labels.questions.length, 3), recallAt10: round(r10 / labels.questions.length, 3) };
     }
   }
   // short keyword queries: the SAS label of variables defined in exactly one codebook → that codebook

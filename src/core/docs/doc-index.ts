@@ -27,7 +27,7 @@ import {
   parseRange,
   unitLabel,
 } from './format.ts';
-import { codebookTokens, longtaTokens, splitChunks } from './text.ts';
+import { codebookQueryTerms, codebookTokens, longtaTokens, splitChunks } from './text.ts';
 import { extractUnits, unitKindFor } from './units.ts';
 import type {
   BuildProgress,
@@ -48,7 +48,7 @@ import type {
 /** Bumped when unit extraction changes: cached units of older versions are re-extracted. */
 export const EXTRACTOR_VERSION = 3;
 /** Bumped when tokenizers / chunking / postings layout change: rankers are rebuilt. */
-export const RANKER_VERSION = 2;
+export const RANKER_VERSION = 3;
 const SCHEMA_VERSION = 1;
 
 type RankMode = 'bm25' | 'longta';
@@ -782,7 +782,7 @@ class DocIndexImpl implements DocIndex {
     const top = opts.top ?? 10;
     const vis = this.visible(opts.files);
     if (mode === 'keyword') return this.searchDoc(query, undefined, top, 80, { files: vis ? [...vis] : undefined }).hits;
-    return this.rank(mode, query, top, vis ? [...vis] : undefined, mode === 'longta' ? 200 : 120);
+    return this.rank(mode, query, top, vis ? [...vis] : undefined, mode === 'longta' ? 200 : 120, opts.expand ?? true);
   }
 
   /**
@@ -790,9 +790,11 @@ class DocIndexImpl implements DocIndex {
    * retriever; all files → one corpus), rank_bm25 scoring and tie order, zero-score chunks can fill
    * the top k. `bm25`: corpus statistics of the whole index, only chunks with a positive score.
    */
-  private rank(mode: RankMode, query: string, k: number, files: string[] | undefined, ctx: number): DocHit[] {
+  private rank(mode: RankMode, query: string, k: number, files: string[] | undefined, ctx: number, expand = true): DocHit[] {
     const r = this.ranker(mode);
     const tokens = MODE_PARAMS[mode].tokens(query);
+    // longta: every whitespace token counts (repeats too, as rank_bm25); default: weighted distinct terms
+    const terms = mode === 'longta' ? tokens.map((term) => ({ term, weight: 1 })) : codebookQueryTerms(query, expand);
     // corpus selection
     let lo = 0;
     let hi = r.n;
@@ -835,13 +837,7 @@ class DocIndexImpl implements DocIndex {
     const touched: number[] = [];
     const inCorpus = (id: number) => id >= lo && id < hi && (!mask || mask[r.cFile[id]!] === 1);
     const { k1, b } = RANK_BM25_DEFAULTS;
-    const seen = mode === 'bm25' ? new Set<string>() : undefined;
-    for (const t of tokens) {
-      if (seen) {
-        // default mode scores each distinct query term once
-        if (seen.has(t)) continue;
-        seen.add(t);
-      }
+    for (const { term: t, weight } of terms) {
       const p = this.postingsOf(r, t);
       if (!p) continue;
       let from = 0;
@@ -857,7 +853,7 @@ class DocIndexImpl implements DocIndex {
       }
       if (mode === 'bm25') df = p.ids.length;
       // default mode: the always-positive idf ln(1 + (N − df + 0.5)/(df + 0.5)) (Lucene's variant)
-      const idf = mode === 'bm25' ? Math.log(1 + (r.n - df + 0.5) / (df + 0.5)) : okapiIdf(n, df, averageIdf);
+      const idf = weight * (mode === 'bm25' ? Math.log(1 + (r.n - df + 0.5) / (df + 0.5)) : okapiIdf(n, df, averageIdf));
       if (idf === 0) continue;
       for (let i = from; i < to; i++) {
         const id = p.ids[i]!;

@@ -18,11 +18,11 @@ export function longtaTokens(text: string): string[] {
 }
 
 const STOP = new Set(
-  ('a an and are as at be been being but by can could did do does for from had has have how if in into is it its ' +
+  ('an and are as at be been being but by can could did do does for from had has have how if in into is it its ' +
     'of on or that the their them there these they this those to was were what when where which while who whom why ' +
     'will with would than then so such not no nor only own same too very s t just should now also any each other ' +
     'about above after again against all am both between during further here more most over under until up down out ' +
-    'off once through few some i me my we our you your he him his she her').split(' '),
+    'off once through few some me my we our you your he him his she her').split(' '),
 );
 
 /** True when a lowercase token is an English stop word dropped by {@link codebookTokens}. */
@@ -43,6 +43,59 @@ export function stem(t: string): string {
 }
 
 const WORD = /[\p{L}\p{N}_]+(?:\.\d+)*/gu;
+
+/**
+ * Words of analytic questions that say what to compute, not what to look up ("What percentage of …
+ * had …"); dropped from default-mode queries (documents keep them).
+ */
+const QUESTION_WORDS = new Set(['percentage', 'percent', 'prevalence', 'proportion', 'overall', 'among', 'given', 'average']);
+
+/**
+ * Survey-documentation synonyms for default-mode queries: a question's words → the words codebooks use
+ * (NHANES-style: "men and women" are coded as gender, "hypertension" is "high blood pressure", …).
+ * Keys and values are in {@link codebookTokens} form; expansions get weight {@link SYNONYM_WEIGHT}.
+ */
+const SURVEY_SYNONYMS: Record<string, string[]> = {
+  men: ['gender', 'male'],
+  man: ['gender', 'male'],
+  women: ['gender', 'female'],
+  woman: ['gender', 'female'],
+  male: ['gender'],
+  female: ['gender'],
+  sex: ['gender'],
+  hypertension: ['high', 'blood', 'pressure'],
+  obesity: ['body', 'mass', 'index', 'bmi'],
+  obese: ['body', 'mass', 'index', 'bmi'],
+  income: ['poverty', 'ratio'],
+  poverty: ['income'],
+  education: ['grade', 'schooling'],
+  depression: ['depressed', 'hopeless'],
+  diabetes: ['sugar', 'insulin'],
+  seafood: ['fish', 'shellfish'],
+  calory: ['energy', 'kcal'],
+  calorie: ['energy', 'kcal'],
+  youth: ['child', 'age'],
+  adult: ['age'],
+};
+/** Weight of a synonym relative to a word of the query. */
+export const SYNONYM_WEIGHT = 0.5;
+
+/**
+ * Default-mode query terms: {@link codebookTokens} without question words, each distinct term once
+ * (weight 1), plus survey synonyms (weight {@link SYNONYM_WEIGHT}) not already in the query when
+ * `expand` (default true).
+ * @returns terms with weights, in first-seen order.
+ */
+export function codebookQueryTerms(query: string, expand = true): Array<{ term: string; weight: number }> {
+  const out = new Map<string, number>();
+  const toks = codebookTokens(query);
+  const kept = toks.filter((t) => !QUESTION_WORDS.has(t));
+  for (const t of kept.length ? kept : toks) out.set(t, 1);
+  for (const t of expand ? kept : []) {
+    for (const syn of SURVEY_SYNONYMS[t] ?? []) if (!out.has(syn)) out.set(syn, SYNONYM_WEIGHT);
+  }
+  return [...out].map(([term, weight]) => ({ term, weight }));
+}
 
 /**
  * Codebook-aware tokens: lowercase runs of letters, digits and `_` (so `WTMEC2YR` → `wtmec2yr`,

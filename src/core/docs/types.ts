@@ -127,6 +127,8 @@ export interface SearchOptions {
   top?: number;
   /** Restrict to these files (relative paths); intersected with the index allowlist. */
   files?: string[];
+  /** `bm25` mode: add survey-documentation synonyms to the query (default true). */
+  expand?: boolean;
 }
 
 /** Per-call restriction of the agent tools to a block's visible files. */

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { codebookTokens, longtaTokens, splitChunks, stem } from '../../../../src/core/docs/text.ts';
+import { SYNONYM_WEIGHT, codebookQueryTerms, codebookTokens, longtaTokens, splitChunks, stem } from '../../../../src/core/docs/text.ts';
 import { RANK_BM25_DEFAULTS, okapiIdf, okapiScores, rawIdf } from '../../../../src/core/docs/bm25.ts';
 import { findAllCaseInsensitive, longtaSnippet, parseRange } from '../../../../src/core/docs/format.ts';
 
@@ -14,10 +14,26 @@ describe('docs/text: tokenizers', () => {
   });
   it('codebook tokens drop stop words and strip plurals', () => {
     assert.deepEqual(codebookTokens('What are the measures of the bodies'), ['measure', 'body']);
+    assert.deepEqual(codebookTokens('Vitamin A, RAE'), ['vitamin', 'a', 'rae'], 'single letters are kept (Vitamin A)');
     assert.equal(stem('glasses'), 'glasse');
     assert.equal(stem('status'), 'status');
     assert.equal(stem('adults'), 'adult');
     assert.equal(stem('BMXBMI'), 'BMXBMI');
+  });
+  it('default-mode queries drop question words, dedupe terms and add survey synonyms at lower weight', () => {
+    assert.deepEqual(codebookQueryTerms('What were the hypertension prevalences for men and women?'), [
+      { term: 'hypertension', weight: 1 },
+      { term: 'men', weight: 1 },
+      { term: 'women', weight: 1 },
+      { term: 'high', weight: SYNONYM_WEIGHT },
+      { term: 'blood', weight: SYNONYM_WEIGHT },
+      { term: 'pressure', weight: SYNONYM_WEIGHT },
+      { term: 'gender', weight: SYNONYM_WEIGHT },
+      { term: 'male', weight: SYNONYM_WEIGHT },
+      { term: 'female', weight: SYNONYM_WEIGHT },
+    ]);
+    assert.deepEqual(codebookQueryTerms('BMXBMI bmxbmi'), [{ term: 'bmxbmi', weight: 1 }]);
+    assert.deepEqual(codebookQueryTerms('percentage'), [{ term: 'percentage', weight: 1 }], 'a query of only question words is kept');
   });
   it('longta tokens are Python str.split(): whitespace only, case kept', () => {
     assert.deepEqual(longtaTokens('  Body Mass\tIndex (kg/m**2)\n'), ['Body', 'Mass', 'Index', '(kg/m**2)']);
