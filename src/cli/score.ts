@@ -16,7 +16,8 @@ const USAGE = `loupe score --store FILE (--run ID | --all) [--suite S] [--suite-
   --judge human: items wait as pending for the annotation panel; scores say how many are pending.
   options: LongDA tolerance=0.05 tolerance_floor=1 list_scoring=partial|strict coverage=comparable|structural
            DDR scenario=mimic|10k|globem empty_insights=zero|drop no_insight_filter=substring|exact
-               lenient=scenario|always|never hallucination=on|off novelty_seed=N novelty_ties=half|ignore
+               lenient=scenario|always|never globem_check=answer|support failed_judgements=exclude|count
+               hallucination=on|off novelty_seed=N novelty_ties=half|ignore
            AnalystBench checklist_normalisation=mean20|rescaled hallucination_aggregate=micro|macro
                figure_threshold=0.5 figure_assignment=any|one-to-one source_chars=12000
            BLADE model_cvar_alternatives=all-specs|representative model_cvar_check=strict|blade

@@ -7,7 +7,7 @@
  */
 import { LoupeInputError } from '../util/errors.ts';
 import { mapLimit, tallyJudgements } from './judges/judge.ts';
-import type { ChecklistLabel, Judge, JudgeContext, Judgement, JudgementTally } from './judges/types.ts';
+import type { ChecklistLabel, Judge, JudgeContext, Judgement, JudgementTally, JudgeVerdict } from './judges/types.ts';
 
 /** One checklist fact (a `qa.json` pair). */
 export interface DdrChecklistItem {
@@ -43,10 +43,19 @@ export interface DdrOptions {
   lenient: 'scenario' | 'always' | 'never';
   /** Parallel judge calls (default 4). */
   concurrency: number;
+  /**
+   * GLOBEM items: `answer` (the judge answers improved / worsened / same from the findings and the
+   * answer is compared exactly with the ground-truth category: the paper's exact match; the code's
+   * LLM YES/NO equivalence reduces to the same comparison for three fixed categories) or `support`
+   * (the same support check as the other scenarios). Default `answer`.
+   */
+  globem_check: 'answer' | 'support';
+  /** Failed judge calls: `exclude` from denominators (default) or `count` as not correct (code: API_FAILED stays in the denominator). Pending human items are always excluded. */
+  failed_judgements: 'exclude' | 'count';
 }
 
 /** DDR's defaults. */
-export const DEFAULT_DDR_OPTIONS: Readonly<DdrOptions> = Object.freeze({ scenario: 'mimic', empty_insights: 'zero', no_insight_filter: 'substring', lenient: 'scenario', concurrency: 4 });
+export const DEFAULT_DDR_OPTIONS: Readonly<DdrOptions> = Object.freeze({ scenario: 'mimic', empty_insights: 'zero', no_insight_filter: 'substring', lenient: 'scenario', concurrency: 4, globem_check: 'answer', failed_judgements: 'exclude' });
 
 /**
  * Builds DDR options from `name=value` strings (CLI `--option`).
@@ -65,6 +74,8 @@ export function ddrOptions(raw: Record<string, string | number | undefined> = {}
   o.empty_insights = pick('empty_insights', ['zero', 'drop'] as const) ?? o.empty_insights;
   o.no_insight_filter = pick('no_insight_filter', ['substring', 'exact'] as const) ?? o.no_insight_filter;
   o.lenient = pick('lenient', ['scenario', 'always', 'never'] as const) ?? o.lenient;
+  o.globem_check = pick('globem_check', ['answer', 'support'] as const) ?? o.globem_check;
+  o.failed_judgements = pick('failed_judgements', ['exclude', 'count'] as const) ?? o.failed_judgements;
   if (raw.concurrency !== undefined) {
     const n = Number(raw.concurrency);
     if (!Number.isInteger(n) || n < 1) throw new LoupeInputError('option concurrency', `must be a positive integer, got '${raw.concurrency}'`);
@@ -174,13 +185,19 @@ export async function scoreDdrChecklists(runs: readonly DdrEntityRun[], judge: J
     const item = p.r.checklist[job.i]!;
     const ctx: JudgeContext = { itemRef: `entity ${p.r.entityId} / item ${job.i} / ${job.ctx === 'm' ? 'message-wise' : 'trajectory-wise'}` };
     if (p.r.runId) ctx.runId = p.r.runId;
+    const trend = opts.scenario.toLowerCase() === 'globem' && opts.globem_check === 'answer' ? trendCategory(item.answer) : null;
+    if (trend) {
+      const t = await judge.judge('trend-answer', job.ctx === 'm' ? { question: item.question, insights: p.ins } : { question: item.question, report: p.report }, ctx);
+      all.push(t);
+      return asSupport(t, trend);
+    }
     const j = await judge.judge('checklist-support', job.ctx === 'm'
       ? { question: item.question, answer: item.answer, insights: p.ins, scenario: opts.scenario, lenient }
       : { question: item.question, answer: item.answer, report: p.report, scenario: opts.scenario, lenient }, ctx);
     all.push(j);
     return j;
   });
-  const byJob = new Map<string, Judgement<'checklist-support'>>();
+  const byJob = new Map<string, Pick<Judgement, 'status' | 'judgeId' | 'key'> & { verdict: JudgeVerdict<'checklist-support'> | null }>();
   jobs.forEach((job, k) => byJob.set(`${job.e}/${job.ctx}/${job.i}`, results[k]!));
 
   const contextScore = (e: number, ctx: 'm' | 't'): DdrEntityContextScore => {
@@ -193,7 +210,7 @@ export async function scoreDdrChecklists(runs: readonly DdrEntityRun[], judge: J
       return { index: i, question: item.question, label: v?.label ?? null, supporting: v?.supporting ?? [], contradicting: v?.contradicting ?? [], judgeId: j.judgeId, judgementKey: j.key, status: j.status };
     });
     const included = hasContext || opts.empty_insights === 'zero';
-    const judged = items.filter((x) => x.label !== null).length;
+    const judged = items.filter((x) => x.label !== null || (opts.failed_judgements === 'count' && x.status === 'error')).length;
     const correct = items.filter((x) => x.label === 'CORRECT_INFO').length;
     return { entityId: p.r.entityId, included, items, correct, judged, accuracy: judged ? correct / judged : null };
   };
@@ -239,6 +256,29 @@ export async function scoreDdrChecklists(runs: readonly DdrEntityRun[], judge: J
     topK.push({ k, correct: c / n, incorrect: inc / n, insufficient: (mItems.length - c - inc) / n });
   }
   return { benchmark: 'ddr', options: opts, messageWise: aggregate('messageWise'), trajectoryWise: aggregate('trajectoryWise'), topK, perEntity, judgements: tallyJudgements(all) };
+}
+
+/**
+ * GLOBEM's answer category: "It improved." → improved, "It worsened." → worsened, "It remained almost
+ * the same." → same; null for anything else.
+ * @param answer a ground-truth answer. @returns the category or null.
+ */
+export function trendCategory(answer: string): 'improved' | 'worsened' | 'same' | null {
+  if (/\bimprov/i.test(answer)) return 'improved';
+  if (/\bworsen/i.test(answer)) return 'worsened';
+  if (/\b(same|remained|unchanged)\b/i.test(answer)) return 'same';
+  return null;
+}
+
+/** A trend-answer judgement seen as a checklist label (correct iff the category matches exactly). */
+function asSupport(t: Judgement<'trend-answer'>, truth: 'improved' | 'worsened' | 'same'): Pick<Judgement, 'status' | 'judgeId' | 'key'> & { verdict: JudgeVerdict<'checklist-support'> | null } {
+  if (t.status !== 'done' || !t.verdict) return { status: t.status, judgeId: t.judgeId, key: t.key, verdict: null };
+  const v = t.verdict;
+  const label: ChecklistLabel = v.answer === 'no_idea' ? 'INSUFFICIENT_INFO' : v.answer === truth ? 'CORRECT_INFO' : 'INCORRECT_INFO';
+  return {
+    status: 'done', judgeId: t.judgeId, key: t.key,
+    verdict: { label, supporting: label === 'CORRECT_INFO' ? v.used : [], contradicting: label === 'INCORRECT_INFO' ? v.used : [], evidence: '', reasoning: `answered ${v.answer}; truth ${truth}. ${v.reasoning}` },
+  };
 }
 
 /**

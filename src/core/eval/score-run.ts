@@ -29,7 +29,7 @@ import {
 /** Option names each benchmark accepts (for `--option name=value` validation). */
 export const OPTION_NAMES: Record<string, readonly string[]> = {
   longda: ['tolerance', 'tolerance_floor', 'list_scoring', 'coverage'],
-  ddr: ['scenario', 'empty_insights', 'no_insight_filter', 'lenient', 'concurrency', 'hallucination', 'novelty_seed', 'novelty_ties'],
+  ddr: ['scenario', 'empty_insights', 'no_insight_filter', 'lenient', 'globem_check', 'failed_judgements', 'concurrency', 'hallucination', 'novelty_seed', 'novelty_ties'],
   analystbench: ['checklist_normalisation', 'hallucination_aggregate', 'figure_threshold', 'figure_assignment', 'source_chars', 'concurrency'],
   blade: ['model_cvar_alternatives', 'model_cvar_check', 'failed_runs', 'coverage_key', 'k', 'samples', 'seed', 'model_coverage_denominator'],
 };

@@ -134,6 +134,31 @@ const defs: { [K in JudgeTaskName]: JudgeTaskDef<K> } = {
       return { label: o.label, supporting: o.supporting ?? [], contradicting: o.contradicting ?? [], evidence: o.evidence ?? '', reasoning: o.reasoning ?? '' };
     },
   },
+  'trend-answer': {
+    schema: {
+      type: 'object',
+      required: ['answer'],
+      properties: { answer: { type: 'string', enum: ['improved', 'worsened', 'same', 'no_idea'] }, used: { type: 'array', items: { type: 'integer', minimum: 0 } }, reasoning: reasonSchema },
+    },
+    validate(i) {
+      str(i.question, 'question');
+      if (!i.insights && i.report === undefined) throw new LoupeInputError('judge input trend-answer', 'needs insights or report');
+    },
+    exact() {
+      return undefined;
+    },
+    prompt(i) {
+      const body = i.insights ? `Numbered findings of the analyst:\n${numbered(i.insights)}` : `Final report of the analyst:\n${i.report}`;
+      return {
+        system: `You answer a question about how a study participant's measure changed between the start and the end of a study, using only an analyst's findings. Answer "improved", "worsened" or "same" (remained almost the same); answer "no_idea" only if the findings say nothing that bears on it. ${i.insights ? 'List the numbers of the findings you used.' : ''} Reply with JSON only: {"answer": "...", "used": [numbers], "reasoning": "<short>"}.`,
+        user: `${body}\n\nQuestion: ${i.question}`,
+      };
+    },
+    coerce(p) {
+      const o = p as { answer: JudgeVerdict<'trend-answer'>['answer']; used?: number[]; reasoning?: string };
+      return { answer: o.answer, used: o.used ?? [], reasoning: o.reasoning ?? '' };
+    },
+  },
   'checklist-score': {
     schema: { type: 'object', required: ['score'], properties: { score: score15, reason: reasonSchema } },
     validate(i) {

@@ -32,6 +32,11 @@ export interface JudgeTasks {
     };
     verdict: { label: ChecklistLabel; supporting: number[]; contradicting: number[]; evidence: string; reasoning: string };
   };
+  /** GLOBEM: the judge answers a trend question (improved / worsened / same) from the findings. DDR §3.4. */
+  'trend-answer': {
+    input: { question: string; insights?: string[]; report?: string };
+    verdict: { answer: 'improved' | 'worsened' | 'same' | 'no_idea'; used: number[]; reasoning: string };
+  };
   /** 1–5 score of a response against one checklist criterion with its rubric. AnalystBench §4.3(b). */
   'checklist-score': {
     input: { instruction: string; response: string; criterion: string; rubric?: string[] };

@@ -11,6 +11,7 @@ import {
   scoreDdrChecklists,
   scoreDdrHallucination,
   scoreDdrNovelty,
+  trendCategory,
   validInsights,
   type DdrEntityRun,
 } from '../../../../src/core/eval/ddr.ts';
@@ -177,5 +178,38 @@ describe('eval/ddr novelty and hallucination', () => {
       { insight: 'bp 150/95 recorded twice', evidence: 'bp 150/95' },
     ], judge);
     assert.equal(r.rate, 1 / 3);
+  });
+});
+
+describe('eval/ddr GLOBEM and failed judgements', () => {
+  const globem = JSON.parse(readFileSync(sharedData('ddr', 'globem', 'qa.json'), 'utf8')) as Qa;
+  it('GLOBEM: the judge answers the trend and the category is compared exactly (paper: exact match)', async () => {
+    const e = globem.results[0]!;
+    const checklist = e.qa_pairs.map((q) => ({ question: q.question, answer: q.answer }));
+    assert.deepEqual(checklist.map((c) => trendCategory(c.answer)).filter((x) => x === null), [], 'every GLOBEM answer has a category');
+    const improved = checklist.filter((c) => c.answer === 'It improved.').length;
+    const judge = new CallbackJudge('scripted-trend', ((task: string, i: JudgeInput<'trend-answer'>) => {
+      assert.equal(task, 'trend-answer');
+      return i.insights ? { answer: 'improved', used: [0], reasoning: '' } : { answer: 'no_idea', used: [], reasoning: '' };
+    }) as never);
+    const s = await scoreDdrChecklists([{ entityId: e.entity_id, checklist, insights: ['Support scores went up.'], report: 'FINISH: not sure.' }], judge, { scenario: 'globem' });
+    assert.equal(s.messageWise.itemAveraged, improved / checklist.length);
+    assert.equal(s.trajectoryWise.itemAveraged, 0);
+    const wrong = s.perEntity[0]!.messageWise.items.filter((x) => x.label === 'INCORRECT_INFO');
+    assert.equal(wrong.length, checklist.length - improved);
+    assert.ok(wrong.every((x) => x.contradicting[0] === 0));
+  });
+  it('failed judge calls: excluded (default) or counted as not correct (code)', async () => {
+    let n = 0;
+    const flaky = () => new CallbackJudge('flaky', ((_t: string, i: JudgeInput<'checklist-support'>) => (n++ % 2 === 0 ? scriptedSupport(i) : undefined)) as never);
+    const run = { entityId: 'x', checklist: checklistOf(0).slice(0, 4), insights: ['MEDICINE service', 'Sex: Female', 'Allergies: Penicillins; Codeine; Vicodin; Morphine'], report: null };
+    n = 0;
+    const ex = await scoreDdrChecklists([run], flaky(), { scenario: 'mimic', empty_insights: 'drop' });
+    n = 0;
+    const ct = await scoreDdrChecklists([run], flaky(), { scenario: 'mimic', empty_insights: 'drop', failed_judgements: 'count' });
+    assert.equal(ex.messageWise.errors, 2);
+    assert.equal(ex.messageWise.items, 2);
+    assert.equal(ct.messageWise.items, 4);
+    assert.equal(ct.messageWise.itemAveraged, ex.messageWise.correct / 4);
   });
 });
