@@ -9,6 +9,7 @@ import { loadLongda } from './longda/load.ts';
 import { loadBlade } from './blade/load.ts';
 import { loadDdr } from './ddr/load.ts';
 import { loadAnalystBench } from './analystbench/load.ts';
+import { publicItems, type PublicItem } from './workspace.ts';
 
 export * from './types.ts';
 
@@ -54,8 +55,10 @@ export interface BlockSummary {
   id: string;
   title: string;
   suite: SuiteKind;
-  /** Number of items (queries, research question, MCQs, entity task, report task). */
-  items: number;
+  /** The items as an agent may see them (LongDA ground truth and MCQ keys removed; see `publicItems`). */
+  items: PublicItem[];
+  /** `items.length`. */
+  itemCount: number;
   runnable: boolean;
   problems: string[];
   /** LongDA only. */
@@ -68,7 +71,7 @@ export interface BlockSummary {
 }
 
 /**
- * Summarises a block for listings (CLI `--json`, Benchmarks view): no hidden content, only counts.
+ * Summarises a block for listings (CLI `--json`, Benchmarks view): public items and counts, no hidden content.
  * @returns {@link BlockSummary}.
  */
 export function summariseBlock(b: Block): BlockSummary {
@@ -76,7 +79,8 @@ export function summariseBlock(b: Block): BlockSummary {
     id: b.id,
     title: b.title,
     suite: b.suite,
-    items: b.items.length,
+    items: publicItems(b),
+    itemCount: b.items.length,
     runnable: b.runnable,
     problems: b.problems,
     ...(b.longda ? { survey: b.longda.survey, source: b.longda.source } : {}),

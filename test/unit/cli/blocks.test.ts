@@ -14,7 +14,7 @@ function io(env: NodeJS.ProcessEnv = process.env) {
   const err: string[] = [];
   return { out, err, io: { out: (s: string) => out.push(s), err: (s: string) => err.push(s), env, cwd: process.cwd() } };
 }
-type Row = { id: string; title: string; suite: string; items: number; runnable: boolean; problems: string[]; survey?: string; source?: string; decisions?: { cvars: { total: number }; transforms: number; models: number }; checklistItems?: number };
+type Row = { id: string; title: string; suite: string; items: { id: string; question?: string; groundTruth?: unknown }[]; itemCount: number; runnable: boolean; problems: string[]; survey?: string; source?: string; decisions?: { cvars: { total: number }; transforms: number; models: number }; checklistItems?: number };
 async function json(args: string[], env?: NodeJS.ProcessEnv): Promise<Row[]> {
   const t = io(env);
   const code = await main(['blocks', ...args, '--json'], t.io);
@@ -26,10 +26,13 @@ describe('cli/blocks', () => {
   it('LongDA --json: the issue shape plus survey and source', async () => {
     const rows = await json(['--suite', 'longda', '--root', sharedData('longda', 'benchmark')]);
     assert.equal(rows.length, 27);
-    assert.equal(rows.reduce((n, r) => n + r.items, 0), 474);
+    assert.equal(rows.reduce((n, r) => n + r.items.length, 0), 474);
+    assert.ok(rows.every((r) => r.itemCount === r.items.length));
     const r = rows.find((x) => x.id === 'NHANES_NCHS_Data_Brief_No._508')!;
-    assert.deepEqual(Object.keys(r).sort(), ['id', 'items', 'problems', 'runnable', 'source', 'suite', 'survey', 'title']);
-    assert.deepEqual([r.suite, r.survey, r.source, r.items, r.runnable], ['longda', 'NHANES', 'NCHS Data Brief No. 508', 9, true]);
+    assert.deepEqual(Object.keys(r).sort(), ['id', 'itemCount', 'items', 'problems', 'runnable', 'source', 'suite', 'survey', 'title']);
+    assert.deepEqual([r.suite, r.survey, r.source, r.items.length, r.runnable], ['longda', 'NHANES', 'NCHS Data Brief No. 508', 9, true]);
+    assert.equal(r.items[1]!.question, 'What were the obesity prevalences for men and women?');
+    assert.ok(r.items.every((i) => !('groundTruth' in i) && !('answerText' in i)));
     assert.ok(!JSON.stringify(rows).includes('39.2'), 'no ground truth in the listing');
   });
   it('BLADE --json adds decision counts; blade-mcq counts MCQs as items', async () => {
@@ -38,7 +41,8 @@ describe('cli/blocks', () => {
     assert.deepEqual([h.decisions!.cvars.total, h.decisions!.transforms, h.decisions!.models], [4, 6, 18]);
     assert.ok(rows.find((x) => x.id === 'soccer')!.problems.some((p) => /data\.csv missing/.test(p)));
     const mcq = await json(['--suite', 'blade-mcq', '--root', sharedData('blade', 'datasets')]);
-    assert.equal(mcq.find((x) => x.id === 'affairs')!.items, 33);
+    assert.equal(mcq.find((x) => x.id === 'affairs')!.items.length, 33);
+    assert.ok(!JSON.stringify(mcq).includes('correctLabel'));
   });
   it('DDR --json adds checklist counts; --entities names a table column', async () => {
     const rows = await json(['--suite', 'ddr', '--root', sharedData('ddr', 'globem')]);
@@ -50,7 +54,7 @@ describe('cli/blocks', () => {
   });
   it('AnalystBench reads LOUPE_SHARED from the environment', async () => {
     const rows = await json(['--suite', 'analystbench', '--root', join(repoRoot, 'test', 'fixtures', 'suites', 'analystbench')], { ...process.env, LOUPE_SHARED: sharedDir() });
-    assert.deepEqual(rows.map((r) => [r.id, r.items, r.runnable]), [['nchs_obesity_2021-2023', 1, true]]);
+    assert.deepEqual(rows.map((r) => [r.id, r.items.length, r.runnable]), [['nchs_obesity_2021-2023', 1, true]]);
   });
   it('prints a readable table without --json', async () => {
     const t = io();
