@@ -64,6 +64,8 @@ export function runLine(s: RunScore): string {
       return `${head}  I_m acc ${pct(m.messageWiseAccuracy)}%  I_t acc ${pct(m.trajectoryWiseAccuracy)}%  coverage ${pct(m.coverage)}%  H_norm ${num(m.normalizedEntropy, 3)}  halluc ${pct(m.hallucinationRate)}%${s.pending ? `  (${s.pending} pending)` : ''}${s.unjudged - s.pending ? `  (${s.unjudged - s.pending} unjudged)` : ''}`;
     case 'analystbench':
       return `${head}  checklist ${num(m.checklistPercent)}%  halluc ${pct(m.hallucinationRate)}%  fig cov ${num(m.figureCoveragePercent)}%  fig quality ${num(m.figureQualityPercent)}${s.pending ? `  (${s.pending} pending)` : ''}`;
+    case 'blade-mcq':
+      return `${head}  MCQ accuracy ${pct(m.mcqAccuracy)}% (${m.correct}/${m.total}, ${m.unparsed} unparsed)`;
     case 'blade':
       return `${head}  precision cvar ${num(m.cvarPrecision, 3)} model ${num(m.modelPrecision, 3)} transform(value) ${num(m.transformValuePrecision, 3)} transform(graph) ${num(m.transformGraphPrecision, 3)}`;
     default:

@@ -386,6 +386,22 @@ async function bladeRun(store: RunStore, run: RunRecord, block: Block, raw: Reco
   };
 }
 
+async function bladeMcqRun(store: RunStore, run: RunRecord, block: Block): Promise<RunScore> {
+  const { bladeMcqAccuracy } = await import('../agent/blade-mcq.ts');
+  const st = store.getExtraState(run.id).bladeMcq as { answers?: Array<{ itemId: string; answer: string | null; raw: string; stepIndex: number }> } | undefined;
+  const answers = st?.answers ?? [];
+  const all = bladeMcqAccuracy(block, answers);
+  const fam = new Map(block.items.filter((i) => i.type === 'blade-mcq').map((i) => [i.id, i.family]));
+  const part = (f: 'cvar' | 'transform') => bladeMcqAccuracy(block, answers.filter((a) => fam.get(a.itemId) === f));
+  const t = part('transform');
+  const c = part('cvar');
+  return {
+    ...base(run, 'blade-mcq', 'none', { parsing: 'strict', unparsed: 'wrong' }),
+    summary: { mcqAccuracy: all.accuracy, correct: all.correct, total: all.total, unparsed: answers.filter((a) => a.answer === null).length, transformAccuracy: t.total ? t.accuracy : null, cvarAccuracy: c.total ? c.accuracy : null },
+    detail: { answers },
+  };
+}
+
 /** Shared state for BLADE scoring across runs (one Python driver, GT per dataset). */
 export interface BladeContext {
   python(): Promise<import('./blade/python.ts').BladePython>;
@@ -441,6 +457,8 @@ export async function scoreStoredRun(store: RunStore, runId: string, o: ScoreRun
           if (!blade) await ctx.close();
         }
       }
+      case 'blade-mcq':
+        return await bladeMcqRun(store, run, block);
       default:
         return { ...base(run, run.suite, o.judge.id, {}), summary: {}, detail: null, error: `scoring of suite '${run.suite}' runs is not supported by loupe score` };
     }
@@ -516,6 +534,10 @@ export async function aggregateScores(scores: readonly RunScore[], judge?: Judge
         hallucinationRate: avg(ok.map((s) => s.summary.hallucinationRate ?? null)),
       };
       agg.method = 'sample-averaged = mean over entities; item-averaged = Σ correct / Σ judged (DDR calculate_overall_stats)';
+    } else if (benchmark === 'blade-mcq') {
+      const sum = (k: string) => ok.reduce((s, x) => s + (x.summary[k] ?? 0), 0);
+      agg.metrics = { mcqAccuracy: sum('total') ? sum('correct') / sum('total') : null, correct: sum('correct'), total: sum('total'), unparsed: sum('unparsed') };
+      agg.method = 'pooled over questions (unparsed answers count as wrong)';
     } else {
       const keys = new Set(ok.flatMap((s) => Object.keys(s.summary)));
       for (const key of keys) {

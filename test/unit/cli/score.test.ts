@@ -167,3 +167,32 @@ describe('eval/score-run longdaJsonScore (for loupe run --json)', () => {
     }
   });
 });
+
+describe('eval/score-run BLADE MCQ runs', () => {
+  it('MCQ accuracy with unparsed answers counted wrong, split by family', async () => {
+    const { loadSuite } = await import('../../../src/core/suites/index.ts');
+    const root = sharedData('blade', 'datasets');
+    const suite = await loadSuite('blade-mcq', root);
+    const block = suite.blocks.find((b) => b.id === 'hurricane')!;
+    const key = new Map(block.hidden.mcqs!.mcqs.map((m) => [m.id, m.correctLabel]));
+    const ids = block.items.map((i) => i.id);
+    // first answer correct, second wrong, third unparsed, the rest correct
+    const wrongOf = (l: string) => (l === 'A' ? 'B' : 'A');
+    const answers = ids.map((id, k) => ({ itemId: id, answer: k === 1 ? wrongOf(key.get(id)!) : k === 2 ? null : key.get(id)!, raw: 'x', stepIndex: k }));
+    const s = openStore(':memory:');
+    s.createRun({ id: 'm1', suite: 'blade-mcq', blockId: 'hurricane', agent: 'llm', model: 'm', params: { suiteRoot: root }, promptHash: 'h', toolSet: 'blade-mcq', dataChecksums: {}, loupeVersion: 't', sandbox: 'off', workspace: '/tmp' });
+    s.applyEffects('m1', 0, { extra: { bladeMcq: { answers } } });
+    const judge = new CallbackJudge('unused', (() => undefined) as never);
+    const r = await scoreStoredRun(s, 'm1', { judge, suites: new Map([[`blade-mcq\u0000${root}`, Promise.resolve(suite)]]) });
+    s.close();
+    assert.equal(r.error, undefined);
+    assert.equal(r.summary.total, ids.length);
+    assert.equal(r.summary.correct, ids.length - 2);
+    assert.equal(r.summary.unparsed, 1);
+    assert.equal(r.summary.mcqAccuracy, (ids.length - 2) / ids.length);
+    const fam = block.items.map((i) => (i as { family: string }).family);
+    const cv = fam.filter((f) => f === 'cvar').length;
+    const cvWrong = [1, 2].filter((k) => fam[k] === 'cvar').length;
+    assert.equal(r.summary.cvarAccuracy, (cv - cvWrong) / cv);
+  });
+});
