@@ -112,6 +112,34 @@ function readMetadata(file: string, problems: string[]): Comments {
 }
 
 /**
+ * Reads GLOBEM-style field descriptions: `<table>_fields.json` files (`{field: description}`, or a
+ * list of `{field|name|column, description}`) beside the tables, as column comments of `<table>`.
+ */
+function readFieldFiles(dir: string, c: Comments, problems: string[]): void {
+  if (!isDir(dir)) return;
+  for (const n of readdirSync(dir)) {
+    const m = /^(.+)_fields\.json$/i.exec(n);
+    if (!m) continue;
+    const table = m[1]!.toLowerCase().replace(/[^a-z0-9_]+/g, '_');
+    const file = join(dir, n);
+    try {
+      const j = JSON.parse(readUtf8(file)) as unknown;
+      const cols = (c.columns[table] ??= {});
+      if (Array.isArray(j)) {
+        for (const e of j as Record<string, unknown>[]) {
+          const name = e?.field ?? e?.name ?? e?.column;
+          if (typeof name === 'string' && typeof e.description === 'string') cols[name] ??= e.description;
+        }
+      } else if (j && typeof j === 'object') {
+        for (const [k, v] of Object.entries(j as Record<string, unknown>)) if (typeof v === 'string') cols[k] ??= v;
+      }
+    } catch (e) {
+      problems.push(`${errorMessage(e)}${e instanceof LoupeInputError ? '' : ` (${file})`}`);
+    }
+  }
+}
+
+/**
  * Describes a SQLite database: tables (without Loupe's bookkeeping), columns with declared types,
  * row counts (from the import bookkeeping, or counted for files under 256 MB), and comments from DDR metadata or from `table_comments` / `column_comments` tables.
  * @param path SQLite file (opened read-only). @param rel workspace-relative name.
@@ -275,7 +303,10 @@ export async function loadDdr(root: string, opts: LoadSuiteOptions = {}): Promis
     const unknown = [...checklists.keys()].filter((k) => !ids.includes(k));
     if (unknown.length) suiteProblems.push(`${qaFile}: ${unknown.length} checklist entit${unknown.length === 1 ? 'y is' : 'ies are'} not in the entity list (${unknown.slice(0, 3).join(', ')}${unknown.length > 3 ? ', ...' : ''})`);
   }
-  const database = dbPath ? describeDatabase(dbPath, 'database.sqlite', readMetadata(join(metaDir, 'metadata.json'), suiteProblems)) : undefined;
+  const comments = readMetadata(join(metaDir, 'metadata.json'), suiteProblems);
+  readFieldFiles(folder, comments, suiteProblems);
+  if (metaDir !== folder) readFieldFiles(metaDir, comments, suiteProblems);
+  const database = dbPath ? describeDatabase(dbPath, 'database.sqlite', comments) : undefined;
   const { noun, prompt } = entityNoun(entityColumn?.split('.')[1], ids, metaDir);
   const stamp = readFetchStamp(folder);
   const suiteId = `ddr:${safeId(basename(isFile(abs) ? abs.replace(DB_EXT, '') : abs))}`;

@@ -124,6 +124,18 @@ describe('suites/ddr bad input', () => {
     const s = await loadSuite('ddr', dir, { database: dbp, entities: 'people.pid' });
     assert.deepEqual(s.blocks.map((b) => b.id), ['user_A', 'user_B']);
   });
+  it('reads GLOBEM-style <table>_fields.json descriptions as column comments; a broken one is reported', async () => {
+    const dir = join(tmp, 'globemlike');
+    mkdirSync(dir);
+    writeFileSync(join(dir, 'sleep_allday_raw.csv'), ',pid,date,duration\n0,INS-W_001,2020-01-01,420\n1,INS-W_002,2020-01-01,380\n');
+    writeFileSync(join(dir, 'sleep_allday_raw_fields.json'), JSON.stringify({ duration: 'Minutes asleep in the day' }));
+    writeFileSync(join(dir, 'steps_allday_raw_fields.json'), '{ nope');
+    const s = await loadSuite('ddr', dir, { database: join(tmp, 'globemlike.sqlite'), entities: 'sleep_allday_raw.pid' });
+    assert.deepEqual(s.blocks.map((b) => b.id), ['user_INS-W_001', 'user_INS-W_002']);
+    const t = s.blocks[0]!.visible.database!.tables[0]!;
+    assert.deepEqual(t.columns.map((c) => [c.name, c.comment ?? '']), [['column_1', ''], ['pid', ''], ['date', ''], ['duration', 'Minutes asleep in the day']]);
+    assert.ok(s.problems.some((p) => p.includes('steps_allday_raw_fields.json')));
+  });
   it('reports a malformed CSV row in a table by file and line, imports the rest', async () => {
     const dir = join(tmp, 'badrow');
     mkdirSync(dir);
