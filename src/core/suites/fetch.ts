@@ -171,7 +171,7 @@ export async function fetchSuite(def: SuiteSourceDef, destDir: string, opts: Fet
     if (!final.startsWith(root + sep)) throw new LoupeInputError(`${def.suite} ${f.dest}`, 'destination escapes the download folder');
     const url = mirrorUrl(f.url, opts.mirror);
     const base = done;
-    const report = (n: number) => opts.onProgress?.({ phase: 'download', done: base + n, total, message: f.dest });
+    const report = (n: number) => opts.onProgress?.({ phase: 'download', done: base + n, total: Math.max(total, base + n), message: f.dest });
     const r = await fetchOne(f, final, url, doFetch, opts.attempts ?? 3, report, log);
     results.push(r);
     done = base + (f.size ?? r.bytes);

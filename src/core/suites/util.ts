@@ -164,9 +164,13 @@ export function parseCsvFile(
   return { header, rows, problems };
 }
 
+/** Unfinished downloads / imports (`x.csv.part`, `db.sqlite.123.partial`): never listed as benchmark files. */
+const PARTIAL_RE = /\.(part|partial|tmp)$/i;
+
 /**
  * Lists files under `dir` recursively, sorted case-insensitively by name at each level (the order
- * of LongTA `utils.py::get_data_and_doc_paths`). Hidden dot-files are skipped.
+ * of LongTA `utils.py::get_data_and_doc_paths`). Hidden dot-files and unfinished downloads
+ * (`*.part`, `*.partial`, `*.tmp`) are skipped.
  * @returns absolute paths ([] when `dir` does not exist).
  */
 export function listFilesRecursive(dir: string): string[] {
@@ -175,7 +179,7 @@ export function listFilesRecursive(dir: string): string[] {
   const walk = (d: string, depth: number) => {
     if (depth > 32) return;
     const entries = readdirSync(d, { withFileTypes: true })
-      .filter((e) => !e.name.startsWith('.'))
+      .filter((e) => !e.name.startsWith('.') && !PARTIAL_RE.test(e.name))
       .sort((a, b) => a.name.toLowerCase().localeCompare(b.name.toLowerCase()) || a.name.localeCompare(b.name));
     for (const e of entries) {
       const p = join(d, e.name);

@@ -70,6 +70,18 @@ describe('suites/fetch against a local mirror of ../shared/data', () => {
     assert.ok(!existsSync(`${target}.part`));
   });
 
+  it('an interrupted download (.part) is never listed as a benchmark file', async () => {
+    const dest = join(tmp, 'partial-longda');
+    const r = await fetchSuite(getSource('longda'), dest, { mirror: mirror.url, only: ['benchmark/benchmark.csv', 'benchmark/STC/docs/**'] });
+    assert.equal(r.ok, true);
+    mkdirSync(join(dest, 'benchmark', 'STC', 'data'), { recursive: true });
+    writeFileSync(join(dest, 'benchmark', 'STC', 'data', 'STC_Historical_DB (2024).xlsx.part'), 'half a file');
+    const s = await loadSuite('longda', r.loadRoot);
+    const stc = s.blocks.find((b) => b.longda!.survey === 'STC')!;
+    assert.deepEqual(stc.visible.data, []);
+    assert.equal(stc.runnable, false);
+  });
+
   it('resumes after the connection drops mid-file', async () => {
     const dest = join(tmp, 'drop');
     mirror.cutOnce.add(HURRICANE_ANN);
