@@ -84,6 +84,8 @@ function copyRuntimeFiles() {
 }
 
 async function main() {
+  // A production build starts clean so stale chunks and source maps never ship.
+  if (production) fs.rmSync('dist', { recursive: true, force: true });
   copyRuntimeFiles();
   const ctxs = await Promise.all(contexts.filter((c) => (c.entryPoints || []).length > 0 && (c.entryPoints || []).every((e) => fs.existsSync(e))).map((c) => esbuild.context(c)));
   if (watch) {

@@ -11,11 +11,9 @@ import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync, renameSync,
 import { createServer } from 'node:net';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { CS_ENTRY, ensureCodeServer } from './code-server.mjs';
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..');
-const CS_VERSION = '4.139.1';
-const CS_DIR = join(ROOT, '.cache', 'code-server');
-const CS_ENTRY = join(CS_DIR, 'node_modules', 'code-server', 'out', 'node', 'entry.js');
 const OUT = join(ROOT, 'test-results', 'integration');
 const SHOTS = join(ROOT, 'test-results', 'screenshots');
 const args = process.argv.slice(2);
@@ -26,23 +24,6 @@ const t0 = Date.now();
 // Workbench chatter unrelated to Loupe (the AI features probe GitHub; there is no network here).
 const NOISE = /^\[(AgentHost|ChatModelSelection)\]|builtin extensions (cache|from gallery)|Ignoring fetching additional builtin/;
 const lap = (m) => console.log(`[integration ${((Date.now() - t0) / 1000).toFixed(1)}s] ${m}`);
-
-/** Installs code-server from npm into .cache/code-server with this node (its postinstall checks the node major). */
-export function ensureCodeServer() {
-  if (existsSync(CS_ENTRY)) return;
-  lap(`installing code-server@${CS_VERSION} into ${CS_DIR}`);
-  mkdirSync(CS_DIR, { recursive: true });
-  if (!existsSync(join(CS_DIR, 'package.json'))) writeFileSync(join(CS_DIR, 'package.json'), '{"private":true}\n');
-  const nodeDir = resolve(dirname(process.execPath), '..');
-  const r = spawnSync('npm', ['install', '--no-save', '--no-audit', '--no-fund', `code-server@${CS_VERSION}`], {
-    cwd: CS_DIR, stdio: 'inherit',
-    // code-server's postinstall installs VS Code's own native modules (node-pty, spdlog...). npm 11 runs only
-    // allow-listed install scripts and cannot pin lockfile-less packages, so this one tool install opts in to all.
-    env: { ...process.env, npm_config_nodedir: nodeDir, npm_config_unsafe_perm: 'true', npm_config_yes: 'true',
-      npm_config_dangerously_allow_all_scripts: 'true' },
-  });
-  if (r.status !== 0 || !existsSync(CS_ENTRY)) throw new Error('code-server install failed');
-}
 
 function freePort() {
   return new Promise((res, rej) => {
