@@ -55,6 +55,7 @@ export function taskMarkdown(block: Block): string {
         'Answer every question below from the survey data files and their documentation in this folder.',
         'Read the documentation first: weights, variable codes, universes and exclusions matter.',
         'Give each answer as a number (or a list of numbers in the order of the labels shown), in the units asked for.',
+        'Working by hand? Record the answers in `answers.json` as `{"q1": <number>, "q2": [<number>, <number>], ...}`.',
         '',
         '## Questions',
         '',
