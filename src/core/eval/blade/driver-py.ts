@@ -8,7 +8,7 @@
  * stream: its stdout is captured.
  */
 export const BLADE_DRIVER_PY = String.raw`
-import sys, json, ast, hashlib, warnings, io, contextlib, traceback
+import sys, json, ast, hashlib, warnings, io, contextlib, traceback, re
 warnings.filterwarnings("ignore")
 import numpy as np
 import pandas as pd
@@ -289,9 +289,67 @@ def resolve(ns, names):
     return out
 
 
+# methods whose string arguments (positional, keyword, list items, dict keys) name columns
+COL_METHODS = {"groupby", "sort_values", "drop_duplicates", "dropna", "set_index", "get_dummies", "drop",
+               "pivot_table", "pivot", "melt", "merge", "join", "rename", "agg", "aggregate", "value_counts",
+               "nlargest", "nsmallest", "filter", "reindex", "explode", "duplicated", "crosstab", "fillna"}
+QUERY_METHODS = {"query", "eval"}
+
+
+def _strings_in(node, dict_keys_only=False, tuple_first=False):
+    out = set()
+    if isinstance(node, ast.Constant) and isinstance(node.value, str):
+        out.add(node.value)
+    elif isinstance(node, (ast.List, ast.Tuple, ast.Set)):
+        elts = node.elts[:1] if (tuple_first and isinstance(node, ast.Tuple)) else node.elts
+        for e in elts:
+            out |= _strings_in(e)
+    elif isinstance(node, ast.Dict):
+        for k in node.keys:
+            if k is not None:
+                out |= _strings_in(k)
+        if not dict_keys_only:
+            for v in node.values:
+                out |= _strings_in(v)
+    return out
+
+
 def referenced_cols(node, ns, cols):
-    strs, names, attrs = names_and_strings(node)
-    cand = strs | attrs | resolve(ns, names)
+    """Columns a statement reads: subscripts (df['a'], df[['a', 'b']], .loc[mask, 'a'], row['a']),
+    attribute access that is not a method call (df.a), string arguments of column-taking methods
+    (groupby, dropna(subset=...), rename keys, named aggregations, ...), identifiers of query strings,
+    and variables holding column names. Other strings (astype('category'), == 'male') are values."""
+    colset = set(cols)
+    cand = set()
+    called = set()
+    for n in ast.walk(node):
+        if isinstance(n, ast.Call):
+            called.add(id(n.func))
+    for n in ast.walk(node):
+        if isinstance(n, ast.Subscript):
+            sl = n.slice
+            cand |= _strings_in(sl)
+            if isinstance(sl, ast.Tuple):
+                for e in sl.elts:
+                    cand |= _strings_in(e)
+        elif isinstance(n, ast.Attribute) and id(n) not in called and n.attr in colset:
+            cand.add(n.attr)
+        elif isinstance(n, ast.Call):
+            fname = n.func.attr if isinstance(n.func, ast.Attribute) else (n.func.id if isinstance(n.func, ast.Name) else "")
+            if fname in COL_METHODS:
+                agg = fname in ("agg", "aggregate")
+                for a in n.args:
+                    cand |= _strings_in(a, dict_keys_only=agg or fname == "rename")
+                for kw in n.keywords:
+                    if agg:
+                        cand |= _strings_in(kw.value, tuple_first=True)
+                    elif kw.arg in ("columns", "subset", "by", "on", "left_on", "right_on", "index", "values", "id_vars", "value_vars", "keys", "items", "column"):
+                        cand |= _strings_in(kw.value, dict_keys_only=(fname == "rename"))
+            elif fname in QUERY_METHODS and n.args and isinstance(n.args[0], ast.Constant) and isinstance(n.args[0].value, str):
+                q = n.args[0].value
+                bt = chr(96)  # backtick-quoted names
+                cand |= set(re.findall(r"[A-Za-z_][A-Za-z0-9_]*", q)) | set(re.findall(bt + "([^" + bt + "]+)" + bt, q))
+    cand |= resolve(ns, names_and_strings(node)[1])
     return [c for c in cols if c in cand]
 
 

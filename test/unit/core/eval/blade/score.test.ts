@@ -245,6 +245,15 @@ describe('BLADE transform splitting by execution (spec §1.4.1, improved)', () =
   it('a groupby held in a variable, then aggregated', async () => {
     assert.deepEqual(await verbs("g = df.groupby('Education')\ndf = g.agg(mean_age=('Age', 'mean')).reset_index()"), [['groupby', [[['Age'], 'mean_age']], ['Education']]]);
   });
+  it('strings that are values are not columns (hurricane has columns named category, min, name)', async () => {
+    const h = sharedData('blade', 'datasets', 'hurricane', 'data.csv');
+    const v = async (code: string) => (await py.split(h, code)).units.map((u) => [u.verb, u.mapping]);
+    assert.deepEqual(await v("df['gender_mf'] = df['gender_mf'].astype('category')"), [['derive', [[['gender_mf'], 'gender_mf']]]]);
+    assert.deepEqual(await v("df['wind_max'] = df['wind'].max() - df['wind'].min()"), [['derive', [[['wind'], 'wind_max']]]]);
+    assert.deepEqual(await v("df = df.query('alldeaths > 10 and year >= 1960')"), [['filter', [[['year', 'alldeaths'], '']]]]);
+    assert.deepEqual(await v("cols = ['masfem', 'masfem_mturk']\ndf['fem'] = df[cols].mean(axis=1)"), [['derive', [[['masfem', 'masfem_mturk'], 'fem']]]]);
+  });
+
   it('reports syntax errors, empty code and execution failures', async () => {
     assert.equal((await py.split(data, 'def transform(df):\n    df = (\n')).status, 'syntax_error');
     assert.equal((await py.split(data, 'def transform(df):\n    return df\n')).status, 'empty');
