@@ -8,7 +8,7 @@ import { openStore } from '../core/store/run-store.ts';
 import type { Suite } from '../core/suites/types.ts';
 import { UsageError, type CliCommand } from './types.ts';
 
-const USAGE = `loupe report --store FILE [--format md|html] [--out FILE] [--suite S] [--suite-root DIR]
+const USAGE = `loupe report --store FILE [--format md|html] [--out FILE] [--suite S] [--suite-root DIR] [--title T]
   Uses the latest score saved by 'loupe score' for each run; LongDA runs without a saved score are
   scored on the spot (no judge needed). Runs of other benchmarks without a saved score are listed as
   not scored. Writes to stdout unless --out is given.`;

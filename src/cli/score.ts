@@ -1,14 +1,16 @@
+import { resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { aggregateScores, bladeContext, scoreStoredRun, validateOptionNames, type RunScore, type ScoreAggregate } from '../core/eval/score-run.ts';
 import { ExactOnlyJudge, HumanJudge, LlmJudge, type Judge, type JudgementStore } from '../core/eval/judges/index.ts';
 import { lexicalEmbedder, openAiEmbedder, type CaptionEmbedder } from '../core/eval/analystbench.ts';
 import { saveScore, SqliteJudgementStore } from '../core/eval/store.ts';
 import { openStore } from '../core/store/run-store.ts';
-import type { Suite } from '../core/suites/types.ts';
+import type { LoadSuiteOptions, Suite } from '../core/suites/types.ts';
 import { streamLogger } from '../core/util/log.ts';
 import { UsageError, type CliCommand, type CliIo } from './types.ts';
 
-const USAGE = `loupe score --store FILE (--run ID | --all) [--suite S] [--suite-root DIR]
+const USAGE = `loupe score --store FILE (--run ID | --all) [--suite S] [--suite-root DIR | --root DIR]
+            [--entities TABLE.COLUMN --database FILE --metadata DIR --checklist FILE]  (DDR: as given to loupe run)
             [--judge none|llm|human] [--judge-model M --judge-base-url URL --judge-api-key-env VAR]
             [--embeddings-model M [--embeddings-base-url URL]] [--option name=value ...] [--no-save] [--json]
   --judge none (default): only identical-text shortcuts are decided; items that need judgement stay unjudged.
@@ -34,6 +36,16 @@ export function parseOptionPairs(pairs: readonly string[] | undefined): Record<s
     out[p.slice(0, at).trim()] = p.slice(at + 1).trim();
   }
   return out;
+}
+
+/** DDR loader options given on the command line (the same flags as `loupe run`). */
+export function loadOptionsFromArgs(v: { entities?: string | undefined; database?: string | undefined; metadata?: string | undefined; checklist?: string | undefined }, cwd: string): Omit<LoadSuiteOptions, 'log' | 'onProgress'> {
+  return {
+    ...(v.entities ? { entities: v.entities } : {}),
+    ...(v.database ? { database: resolve(cwd, v.database) } : {}),
+    ...(v.metadata ? { metadataDir: resolve(cwd, v.metadata) } : {}),
+    ...(v.checklist ? { checklist: resolve(cwd, v.checklist) } : {}),
+  };
 }
 
 /** Builds the judge chosen on the command line. */
@@ -84,7 +96,7 @@ export function aggregateLines(aggs: readonly ScoreAggregate[]): string[] {
 }
 
 /** Scores runs of a store; shared by `loupe score` and `loupe report`. */
-export async function scoreRuns(opts: { storeFile: string; runIds?: string[]; suite?: string; suiteRoot?: string; judge: (js: JudgementStore) => Judge; options: Record<string, string>; embedder?: CaptionEmbedder; save: boolean; io?: CliIo }): Promise<{ judgeId: string; runs: RunScore[]; aggregates: ScoreAggregate[] }> {
+export async function scoreRuns(opts: { storeFile: string; runIds?: string[]; suite?: string; suiteRoot?: string; loadOptions?: Omit<LoadSuiteOptions, 'log' | 'onProgress'>; judge: (js: JudgementStore) => Judge; options: Record<string, string>; embedder?: CaptionEmbedder; save: boolean; io?: CliIo }): Promise<{ judgeId: string; runs: RunScore[]; aggregates: ScoreAggregate[] }> {
   const store = openStore(opts.storeFile);
   const blade = bladeContext();
   try {
@@ -95,7 +107,7 @@ export async function scoreRuns(opts: { storeFile: string; runIds?: string[]; su
     const log = opts.io ? streamLogger({ write: (s: string) => opts.io!.err(s) }, 'warn') : undefined;
     const runs: RunScore[] = [];
     for (const id of ids) {
-      const s = await scoreStoredRun(store, id, { judge, options: opts.options, suites, ...(opts.suiteRoot ? { suiteRoot: opts.suiteRoot } : {}), ...(opts.embedder ? { embedder: opts.embedder } : {}), ...(log ? { log } : {}) }, blade);
+      const s = await scoreStoredRun(store, id, { judge, options: opts.options, suites, ...(opts.loadOptions ? { loadOptions: opts.loadOptions } : {}), ...(opts.suiteRoot ? { suiteRoot: opts.suiteRoot } : {}), ...(opts.embedder ? { embedder: opts.embedder } : {}), ...(log ? { log } : {}) }, blade);
       runs.push(s);
       if (opts.save && !s.error) saveScore(store.db, { runId: s.runId, benchmark: s.benchmark, judgeId: s.judgeId, options: s.options, summary: s.summary, detail: s, pending: s.pending, scoredAt: new Date().toISOString() });
     }
@@ -115,9 +127,10 @@ export const scoreCommand: CliCommand = {
     const { values } = parseArgs({
       args: argv,
       options: {
-        store: { type: 'string' }, run: { type: 'string', multiple: true }, all: { type: 'boolean' }, suite: { type: 'string' }, 'suite-root': { type: 'string' },
+        store: { type: 'string' }, run: { type: 'string', multiple: true }, all: { type: 'boolean' }, suite: { type: 'string' }, 'suite-root': { type: 'string' }, root: { type: 'string' },
         judge: { type: 'string' }, 'judge-model': { type: 'string' }, 'judge-base-url': { type: 'string' }, 'judge-api-key-env': { type: 'string' },
         'embeddings-model': { type: 'string' }, 'embeddings-base-url': { type: 'string' },
+        entities: { type: 'string' }, database: { type: 'string' }, metadata: { type: 'string' }, checklist: { type: 'string' },
         option: { type: 'string', multiple: true }, 'no-save': { type: 'boolean' }, json: { type: 'boolean' },
       },
     });
@@ -135,7 +148,8 @@ export const scoreCommand: CliCommand = {
       storeFile: values.store,
       ...(values.run?.length ? { runIds: values.run } : {}),
       ...(values.suite ? { suite: values.suite } : {}),
-      ...(values['suite-root'] ? { suiteRoot: values['suite-root'] } : {}),
+      ...(values['suite-root'] ?? values.root ? { suiteRoot: resolve(io.cwd, (values['suite-root'] ?? values.root)!) } : {}),
+      loadOptions: loadOptionsFromArgs(values, io.cwd),
       judge: (js) => judgeFromArgs(judgeArgs, js, io.env),
       options,
       embedder,

@@ -12,7 +12,7 @@ import { bladeState } from '../agent/toolsets/blade.ts';
 import type { RunRecord, StepRecord } from '../agent/types.ts';
 import type { RunStore } from '../store/run-store.ts';
 import { loadSuite } from '../suites/index.ts';
-import type { Block, LongdaQuery as SuiteLongdaQuery, Suite, SuiteKind } from '../suites/types.ts';
+import type { Block, LoadSuiteOptions, LongdaQuery as SuiteLongdaQuery, Suite, SuiteKind } from '../suites/types.ts';
 import { LoupeInputError, errorMessage } from '../util/errors.ts';
 import { nullLogger, type Logger } from '../util/log.ts';
 import {
@@ -54,6 +54,8 @@ export interface ScoreRunOptions {
   embedder?: CaptionEmbedder;
   /** Suite cache shared across runs. */
   suites?: Map<string, Promise<Suite>>;
+  /** Loader options the run was made with (DDR `entities`, `database`, `metadataDir`, `checklist`; not stored with runs). */
+  loadOptions?: Omit<LoadSuiteOptions, 'log' | 'onProgress'>;
   log?: Logger;
 }
 
@@ -87,7 +89,7 @@ async function suiteFor(run: RunRecord, o: ScoreRunOptions): Promise<Suite> {
   const cache = o.suites ?? new Map<string, Promise<Suite>>();
   let p = cache.get(key);
   if (!p) {
-    p = loadSuite(run.suite as SuiteKind, root, { log: o.log ?? nullLogger });
+    p = loadSuite(run.suite as SuiteKind, root, { ...o.loadOptions, log: o.log ?? nullLogger });
     cache.set(key, p);
   }
   return p;
