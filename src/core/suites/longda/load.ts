@@ -176,11 +176,15 @@ function listSurvey(dir: string, survey: string): { data: VisibleFile[]; docs: V
     if (alt) sdir = join(dir, alt);
   }
   if (!isDir(sdir)) return { data: [], docs: [], problems: [`survey folder ${sdir} is missing: not runnable`], runnable: false };
+  // `data` / `docs` folders, tolerating a different case (`Data/`); workspace paths keep the real name.
+  const sub = (name: string) => join(sdir, readdirSync(sdir).find((n) => n.toLowerCase() === name && isDir(join(sdir, n))) ?? name);
+  const dataDir = sub('data');
+  const docsDir = sub('docs');
   const toVisible = (files: string[]) => files.map((p) => ({ path: p, rel: posixRelative(sdir, p), size: fileSize(p) }));
-  const data = toVisible(listFilesRecursive(join(sdir, 'data')));
-  const docs = toVisible(listFilesRecursive(join(sdir, 'docs')));
-  if (data.length === 0) problems.push(`${join(sdir, 'data')} is ${isDir(join(sdir, 'data')) ? 'empty' : 'missing'}: no data files, not runnable`);
-  if (docs.length === 0) problems.push(`${join(sdir, 'docs')} is ${isDir(join(sdir, 'docs')) ? 'empty' : 'missing'}: no documentation`);
+  const data = toVisible(listFilesRecursive(dataDir));
+  const docs = toVisible(listFilesRecursive(docsDir));
+  if (data.length === 0) problems.push(`${dataDir} is ${isDir(dataDir) ? 'empty' : 'missing'}: no data files, not runnable`);
+  if (docs.length === 0) problems.push(`${docsDir} is ${isDir(docsDir) ? 'empty' : 'missing'}: no documentation`);
   return { data, docs, problems, runnable: data.length > 0 };
 }
 
