@@ -72,9 +72,13 @@ function parseValue(p: Cursor, depth: number): PyLiteral {
   const c = p.s[p.i];
   if (c === undefined) throw new PySyntaxError('eof');
   if (c === '+' || c === '-') {
+    // literal_eval allows one sign directly on a number literal (parentheses allowed): not `--5`, `-(-5)` or `-True`.
     p.i++;
+    skipWs(p);
+    let k = p.i;
+    while (p.s[k] === '(' || p.s[k] === ' ' || p.s[k] === '\t') k++;
+    if (p.s[k] === '+' || p.s[k] === '-') throw new PySyntaxError('nested unary');
     const v = parseValue(p, depth + 1);
-    if (typeof v === 'boolean') return c === '-' ? -Number(v) : Number(v);
     if (typeof v !== 'number') throw new PySyntaxError('unary on non-number');
     return c === '-' ? -v : v;
   }
