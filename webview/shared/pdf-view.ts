@@ -11,7 +11,10 @@ let workerReady: Promise<void> | undefined;
 /** Loads dist/webview/pdf-worker.js once and hands its message handler to pdf.js (main-thread "fake worker"). */
 function ensureWorker(): Promise<void> {
   workerReady ??= (async () => {
-    const url = new URL('./pdf-worker.js', import.meta.url).href;
+    // Next to the panel's entry script (dist/webview/), not this module: with code splitting this file is a chunk
+    // under dist/webview/chunks/.
+    const entry = document.querySelector<HTMLScriptElement>('script[type="module"][src]');
+    const url = new URL('pdf-worker.js', entry?.src ?? import.meta.url).href;
     const mod = (await import(/* @vite-ignore */ url)) as { WorkerMessageHandler: unknown };
     (globalThis as { pdfjsWorker?: unknown }).pdfjsWorker = { WorkerMessageHandler: mod.WorkerMessageHandler };
   })();
