@@ -8,7 +8,7 @@
  * Source: issue 5 (run store, agents, CLI); spec §2.3.
  */
 import { createHash, randomUUID } from 'node:crypto';
-import { createReadStream, existsSync, mkdirSync, statSync, symlinkSync } from 'node:fs';
+import { createReadStream, existsSync, mkdirSync, readdirSync, statSync, symlinkSync, type Dirent } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { LoupeInputError } from '../util/errors.ts';
@@ -91,17 +91,56 @@ export function defaultReferenceDir(suite: string): string {
   return candidates.find((c) => existsSync(c)) ?? candidates[0]!;
 }
 
+/** Every regular file under `dir` (recursive, following no links), or undefined when unreadable. */
+function listAllFiles(dir: string): string[] | undefined {
+  try {
+    return (readdirSync(dir, { recursive: true, withFileTypes: true }) as Dirent[])
+      .filter((e) => e.isFile() || e.isSymbolicLink())
+      .map((e) => join(e.parentPath, e.name));
+  } catch {
+    return undefined;
+  }
+}
+
 /**
- * Creates `<runDir>/workspace` with a link for every visible file at its workspace-relative path.
+ * Creates `<runDir>/workspace` where every visible file appears at its workspace-relative path, as a
+ * link to the original. When a top-level folder of the workspace (e.g. `data/`) maps to a real folder
+ * whose files are all visible, the folder itself is linked (one link and one sandbox mount instead of
+ * one per file); otherwise each file is linked, so nothing hidden is reachable through the workspace.
  * @returns the workspace and the real paths to mount read-only in the sandbox.
+ * @throws LoupeInputError when a visible path would escape the workspace.
  */
 export function prepareWorkspace(runDir: string, block: Block): { workspace: string; readOnlyPaths: string[] } {
   const workspace = join(runDir, 'workspace');
   mkdirSync(workspace, { recursive: true });
   const ro: string[] = [];
-  for (const f of [...block.visible.data, ...block.visible.docs]) {
+  const files = [...block.visible.data, ...block.visible.docs];
+  const groups = new Map<string, typeof files>();
+  for (const f of files) {
     const dest = join(workspace, f.rel);
     if (!resolve(dest).startsWith(resolve(workspace) + '/')) throw new LoupeInputError(f.rel, 'visible file path escapes the workspace');
+    const seg = f.rel.split('/')[0]!;
+    if (seg === f.rel) continue; // a top-level file: linked on its own below
+    const g = groups.get(seg) ?? [];
+    g.push(f);
+    groups.set(seg, g);
+  }
+  const linkedDirs = new Set<string>();
+  for (const [seg, g] of groups) {
+    const roots = new Set(g.map((f) => f.path.slice(0, f.path.length - f.rel.length)));
+    if (roots.size !== 1 || g.some((f) => !f.path.endsWith(f.rel))) continue;
+    const realDir = join([...roots][0]!, seg);
+    const all = listAllFiles(realDir);
+    const visible = new Set(g.map((f) => resolve(f.path)));
+    if (!all || all.length !== visible.size || !all.every((p) => visible.has(resolve(p)))) continue;
+    const dest = join(workspace, seg);
+    if (!existsSync(dest)) symlinkSync(realDir, dest);
+    ro.push(realDir);
+    linkedDirs.add(seg);
+  }
+  for (const f of files) {
+    if (linkedDirs.has(f.rel.split('/')[0]!)) continue;
+    const dest = join(workspace, f.rel);
     mkdirSync(dirname(dest), { recursive: true });
     if (!existsSync(dest)) symlinkSync(f.path, dest);
     ro.push(f.path);

@@ -1,0 +1,59 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { existsSync, lstatSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileSha256, prepareWorkspace } from '../../../../src/core/agent/runner.ts';
+import type { Block, VisibleFile } from '../../../../src/core/suites/types.ts';
+
+function blockWith(data: VisibleFile[], docs: VisibleFile[]): Block {
+  return {
+    id: 'b', suite: 'longda', suiteId: 's', title: 't', items: [], runnable: true, problems: [],
+    visible: { data, docs, missing: [] }, hidden: { files: [] },
+  };
+}
+
+function setup(): { src: string; out: string; vf: (rel: string, body?: string) => VisibleFile } {
+  const src = mkdtempSync(join(tmpdir(), 'loupe-ws-src-'));
+  const out = mkdtempSync(join(tmpdir(), 'loupe-ws-run-'));
+  const vf = (rel: string, body = rel) => {
+    const p = join(src, rel);
+    mkdirSync(join(p, '..'), { recursive: true });
+    writeFileSync(p, body);
+    return { path: p, rel, size: body.length };
+  };
+  return { src, out, vf };
+}
+
+test('prepareWorkspace: a fully visible folder is linked whole; a folder with a hidden file is linked file by file', () => {
+  const { src, out, vf } = setup();
+  try {
+    const data = [vf('data/a/x.csv'), vf('data/b.csv')];
+    const docs = [vf('docs/readme.txt')];
+    writeFileSync(join(src, 'docs', 'answers.csv'), 'SECRET'); // hidden file next to a visible doc
+    const { workspace, readOnlyPaths } = prepareWorkspace(out, blockWith(data, docs));
+    assert.ok(lstatSync(join(workspace, 'data')).isSymbolicLink());
+    assert.equal(readFileSync(join(workspace, 'data', 'a', 'x.csv'), 'utf8'), 'data/a/x.csv');
+    assert.ok(!lstatSync(join(workspace, 'docs')).isSymbolicLink());
+    assert.ok(lstatSync(join(workspace, 'docs', 'readme.txt')).isSymbolicLink());
+    assert.equal(existsSync(join(workspace, 'docs', 'answers.csv')), false);
+    assert.deepEqual(readOnlyPaths.sort(), [join(src, 'data'), join(src, 'docs', 'readme.txt')].sort());
+    // idempotent (resume calls it again)
+    assert.deepEqual(prepareWorkspace(out, blockWith(data, docs)).readOnlyPaths.sort(), readOnlyPaths.sort());
+  } finally {
+    rmSync(src, { recursive: true, force: true });
+    rmSync(out, { recursive: true, force: true });
+  }
+});
+
+test('prepareWorkspace: refuses paths escaping the workspace; fileSha256 hashes content', async () => {
+  const { src, out, vf } = setup();
+  try {
+    const f = vf('data/x.csv', 'abc');
+    assert.throws(() => prepareWorkspace(out, blockWith([{ ...f, rel: '../../etc/x.csv' }], [])), /escapes the workspace/);
+    assert.equal(await fileSha256(f.path), 'ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad');
+  } finally {
+    rmSync(src, { recursive: true, force: true });
+    rmSync(out, { recursive: true, force: true });
+  }
+});
