@@ -5,6 +5,7 @@ import { loadSuite, parseSuiteKind, type Block, type Suite } from '../core/suite
 import { openStore, type RunStore } from '../core/store/run-store.ts';
 import { exportLongdaResults, exportTrajectoryJsonl } from '../core/store/export.ts';
 import { RunControl, type Budget } from '../core/agent/loop.ts';
+import { longdaJsonScore } from '../core/eval/score-run.ts';
 import { resumeBlockRun, startBlockRun, type AgentKind, type BlockRunOptions } from '../core/agent/runner.ts';
 import { exportBenchmarkResults, parseToolSetOptions } from '../core/agent/benchmark-agents.ts';
 import { runReplayCommand } from './run-replay.ts';
@@ -167,7 +168,8 @@ export const runCommand: CliCommand = {
       }
       const line = runJsonLine(store, runId);
       if (line.status === 'failed' || line.status === 'cancelled') anyFailed = true;
-      if (v.json) io.out(JSON.stringify(line) + '\n');
+      // LongDA needs no judge: the line carries its score (coverage / match as fractions, options used).
+      if (v.json) io.out(JSON.stringify(block.suite === 'longda' ? { ...line, score: longdaJsonScore(store, runId, block) } : line) + '\n');
       else io.out(`${line.runId}  ${line.blockId}  ${line.status}  steps=${line.steps}  answers=${line.answers.length}  tokens=${line.tokens.input}/${line.tokens.output}  ${(line.durationMs / 1000).toFixed(1)} s\n`);
     };
     const writeResults = () => {

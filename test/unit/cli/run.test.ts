@@ -95,7 +95,11 @@ test('loupe run: scripted llm agent on NHANES Data Brief 508 with faults, sandbo
     const lines = t.out.join('').trim().split('\n');
     assert.equal(lines.length, 1);
     const line = JSON.parse(lines[0]!);
-    assert.deepEqual(Object.keys(line), ['runId', 'suite', 'blockId', 'agent', 'status', 'steps', 'tokens', 'durationMs', 'answers']);
+    assert.deepEqual(Object.keys(line), ['runId', 'suite', 'blockId', 'agent', 'status', 'steps', 'tokens', 'durationMs', 'answers', 'score']);
+    // LongDA lines carry the score (no judge needed): 3 of the block's 9 queries answered, all within tolerance
+    assert.equal(line.score.match, 3 / 9);
+    assert.equal(line.score.coverage, 3 / 9);
+    assert.equal(line.score.options.list_scoring, 'partial');
     assert.equal(line.status, 'finished');
     assert.equal(line.suite, 'longda');
     assert.equal(line.blockId, BLOCK);
