@@ -14,6 +14,8 @@ import { scoreBladeRun, type BladeAnalysis, type BladeGroundTruth } from './scor
 import type { BladePython } from './python.ts';
 
 export interface ReferencePath {
+  /** Which scope produced it (`auto` resolves to one of these). */
+  scope: 'model' | 'single-path';
   /** The analysis in BLADE's submission format. */
   analysis: BladeAnalysis;
   /** GT transform spec ids used, in execution order (ROOT excluded). */
@@ -42,14 +44,16 @@ const indent = (code: string) =>
 /**
  * Builds one ground-truth path as a submission.
  * @param opts.model index (or spec id) of the GT model to use; default: the first model whose
- *   annotated leaf specs exist. `scope`: `model` (default: every spec the model's columns need,
- *   which may span several GT paths) or `single-path` (exactly one GT path: always transform
- *   precision 1.0, but it may miss some model columns). `path`: index of the alternative to use
+ *   annotated leaf specs exist. `scope`: `model` (every spec the model's columns need, which may
+ *   span several GT paths), `single-path` (exactly one GT path: always transform precision 1.0, but
+ *   it may miss some model columns) or `auto` (default: `model` when no row-changing spec in it
+ *   runs beside specs that the GT computes without it — so its states are GT states — else
+ *   `single-path`). `path`: index of the alternative to use
  *   (default: the one covering most of the model's annotated specs).
  *   Use {@link verifiedReferencePath} to get the `model` scope when it scores 1.0 and `single-path` otherwise.
  * @throws LoupeInputError when the annotations have no model spec.
  */
-export function referencePath(annotations: BladeAnnotations, opts: { model?: number | string; path?: number; scope?: 'model' | 'single-path' } = {}): ReferencePath {
+export function referencePath(annotations: BladeAnnotations, opts: { model?: number | string; path?: number; scope?: 'auto' | 'model' | 'single-path' } = {}): ReferencePath {
   const specs = gtSpecsFromAnnotations(annotations);
   const models = annotations.models;
   if (!models.length) throw new LoupeInputError(annotations.file, 'no model specs: cannot build a reference path');
@@ -60,8 +64,7 @@ export function referencePath(annotations: BladeAnnotations, opts: { model?: num
   if (!model) throw new LoupeInputError(`model ${String(opts.model)}`, 'no such model spec');
   const wanted = new Set([...model.derivedSpecIds, ...model.leafSpecIds].filter((id) => id !== ROOT_SPEC_ID));
 
-  let order: string[];
-  if ((opts.scope ?? 'model') === 'single-path') {
+  const singlePath = (): string[] => {
     // One alternative path of the GT (exactly one of the graphs the evaluator executes), chosen to
     // cover the specs annotated for this model best. Value matching is path-dependent (spec
     // §1.4.2), so this always reproduces GT states: transform precision 1.0.
@@ -69,18 +72,18 @@ export function referencePath(annotations: BladeAnnotations, opts: { model?: num
     if (!graphs.length) throw new LoupeInputError(annotations.file, 'no transform paths');
     const pick = opts.path !== undefined ? graphs[opts.path] : bestCover(graphs, wanted);
     if (!pick) throw new LoupeInputError(`path ${String(opts.path)}`, `only ${graphs.length} alternative paths`);
-    order = pick.topologicalSort().filter((n) => n !== ROOT_SPEC_ID);
-  } else {
+    return pick.topologicalSort().filter((n) => n !== ROOT_SPEC_ID);
+  };
+  const modelPath = (): { order: string[]; graph: DiGraph } => {
     // Everything the model uses: the model's leaf specs joined under a virtual leaf, one branch per
     // multi-branch spec, alternatives writing the same column dropped (e.g. fill with mean vs median).
     const leaves = model.leafSpecIds.filter((id) => specs.has(id) && id !== ROOT_SPEC_ID);
-    const VIRTUAL = '__reference_leaf__';
     const withLeaf = new Map(specs);
     withLeaf.set(VIRTUAL, { id: VIRTUAL, name: VIRTUAL, verb: 'derive', code: '', mapping: [], branches: [leaves.length ? leaves : leafSpecs(specs).map((l) => l.id)] });
     const graphs = pathGraphsFromLeaf(withLeaf.get(VIRTUAL)!, withLeaf);
     const pick = opts.path !== undefined ? graphs[opts.path] : bestCover(graphs, wanted);
     if (!pick) throw new LoupeInputError(`path ${String(opts.path)}`, `only ${graphs.length} alternative paths`);
-    order = [];
+    const order: string[] = [];
     const dropped = new Set<string>();
     for (const id of pick.topologicalSort()) {
       if (id === VIRTUAL || id === ROOT_SPEC_ID) continue;
@@ -93,6 +96,24 @@ export function referencePath(annotations: BladeAnnotations, opts: { model?: num
       const anc = pick.ancestors(id);
       if (order.some((k) => !anc.has(k) && (specs.get(k) as TSpec).mapping.some(([, o]) => o && outs.has(o)))) dropped.add(id);
       else order.push(id);
+    }
+    return { order, graph: pick };
+  };
+
+  const scope = opts.scope ?? 'auto';
+  let order: string[];
+  let used: 'model' | 'single-path';
+  if (scope === 'single-path') {
+    order = singlePath();
+    used = 'single-path';
+  } else {
+    const m = modelPath();
+    if (scope === 'model' || rowSafe(m.order, m.graph, specs)) {
+      order = m.order;
+      used = 'model';
+    } else {
+      order = singlePath();
+      used = 'single-path';
     }
   }
   const codes = order.map((id) => (specs.get(id) as TSpec).code).filter((c) => c.trim());
@@ -123,10 +144,27 @@ export function referencePath(annotations: BladeAnnotations, opts: { model?: num
       transform_code: transformCode,
       m_code: modelCode,
     },
+    scope: used,
     specIds: order,
     modelSpecId: model.specId,
     cvarSpecIds: [...ivs, ...(dv ? [dv] : []), ...controls].map((c) => c.specId),
   };
+}
+
+const VIRTUAL = '__reference_leaf__';
+const ROW_VERBS = new Set(['filter', 'groupby', 'deduplicate', 'orderby', 'other', 'join', 'other_impact_rows']);
+
+/**
+ * True when every row-changing spec of `order` is an ancestor or a descendant of every other spec
+ * of it in `graph`: then each spec runs on the same rows as in some GT path.
+ */
+function rowSafe(order: string[], graph: DiGraph, specs: Map<string, TSpec>): boolean {
+  const anc = new Map(order.map((id) => [id, graph.ancestors(id)]));
+  for (const w of order) {
+    if (!ROW_VERBS.has((specs.get(w) as TSpec).verb)) continue;
+    for (const x of order) if (x !== w && !anc.get(x)!.has(w) && !anc.get(w)!.has(x)) return false;
+  }
+  return true;
 }
 
 function bestCover(graphs: DiGraph[], wanted: Set<string>): DiGraph | undefined {
@@ -142,12 +180,12 @@ function bestCover(graphs: DiGraph[], wanted: Set<string>): DiGraph | undefined 
  * against the ground truth, else the `single-path` scope (which always does).
  * @returns the path, the scope used and the measured transform-value precision.
  */
-export async function verifiedReferencePath(gt: BladeGroundTruth, python: BladePython, opts: { model?: number | string } = {}): Promise<ReferencePath & { scope: 'model' | 'single-path'; transformValuePrecision: number }> {
-  let last: (ReferencePath & { scope: 'model' | 'single-path'; transformValuePrecision: number }) | undefined;
+export async function verifiedReferencePath(gt: BladeGroundTruth, python: BladePython, opts: { model?: number | string } = {}): Promise<ReferencePath & { transformValuePrecision: number }> {
+  let last: (ReferencePath & { transformValuePrecision: number }) | undefined;
   for (const scope of ['model', 'single-path'] as const) {
     const rp = referencePath(gt.annotations, { ...opts, scope });
     const s = await scoreBladeRun({ analysis: rp.analysis }, gt, { python });
-    last = { ...rp, scope, transformValuePrecision: s.metrics.transformValue.precision };
+    last = { ...rp, transformValuePrecision: s.metrics.transformValue.precision };
     if (s.metrics.transformValue.precision === 1) return last;
   }
   return last!;

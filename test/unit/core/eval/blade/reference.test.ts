@@ -18,17 +18,19 @@ describe('BLADE ground-truth paths score themselves (real datasets)', () => {
   after(async () => py.close());
 
   for (const ds of DATASETS) {
-    it(`${ds}: single GT path and the model's full path both get transform-value precision 1.0; cvars and model match`, async (t) => {
+    it(`${ds}: the single-path, auto (default) and verified reference paths get transform-value precision 1.0; cvars and model match`, async (t) => {
       const dir = sharedData('blade', 'datasets', ds);
       if (!existsSync(join(dir, 'data.csv'))) return t.skip('data.csv not in this snapshot');
       const gt = await loadBladeGroundTruth(dir, py);
       assert.ok(gt.counts.numTspecs > 0);
       assert.deepEqual(gt.problems, [], 'every GT spec executes');
-      const single = referencePath(gt.annotations, { scope: 'single-path' });
-      const s1 = await scoreBladeRun({ analysis: single.analysis }, gt, { python: py });
-      assert.equal(s1.transform.status, 'ok', s1.transform.error);
-      assert.ok(s1.metrics.transformValue.denominator > 0);
-      assert.equal(s1.metrics.transformValue.precision, 1, JSON.stringify(s1.transform.units.map((u) => [u.verb, u.mapping])));
+      for (const scope of ['single-path', 'auto'] as const) {
+        const rp = referencePath(gt.annotations, { scope });
+        const s1 = await scoreBladeRun({ analysis: rp.analysis }, gt, { python: py });
+        assert.equal(s1.transform.status, 'ok', s1.transform.error);
+        assert.ok(s1.metrics.transformValue.denominator > 0);
+        assert.equal(s1.metrics.transformValue.precision, 1, `${scope} (${rp.scope}): ${JSON.stringify(s1.transform.units.map((u) => [u.verb, u.mapping]))}`);
+      }
       const best = await verifiedReferencePath(gt, py);
       assert.equal(best.transformValuePrecision, 1);
       const s2 = await scoreBladeRun({ analysis: best.analysis }, gt, { python: py });
