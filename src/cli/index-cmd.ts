@@ -16,7 +16,7 @@ export const indexCommand: CliCommand = {
         suite: { type: 'string' },
         survey: { type: 'string' },
         cache: { type: 'string' },
-        workers: { type: 'string', default: '2' },
+        workers: { type: 'string', default: '1' },
         json: { type: 'boolean' },
       },
     });

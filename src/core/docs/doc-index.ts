@@ -866,7 +866,17 @@ class DocIndexImpl implements DocIndex {
     }
     // top k: score desc; ties by chunk id desc (numpy argsort reversed), as rank_bm25's get_top_n
     const better = (a: number, b2: number) => scores[a]! > scores[b2]! || (scores[a] === scores[b2] && a > b2);
-    let top = topK(touched, k, better, mode === 'bm25' ? (id) => scores[id]! > 0 : undefined);
+    let top = topK(touched, mode === 'bm25' ? k * 4 + 16 : k, better, mode === 'bm25' ? (id) => scores[id]! > 0 : undefined);
+    if (mode === 'bm25') {
+      // default mode: one hit per unit (its best chunk); overlapping chunks of a page would repeat it
+      const seenUnit = new Set<string>();
+      top = top.filter((id) => {
+        const key = `${r.cFile[id]}:${r.cUnit[id]}`;
+        if (seenUnit.has(key)) return false;
+        seenUnit.add(key);
+        return true;
+      }).slice(0, k);
+    }
     if (mode === 'longta' && top.length < k) {
       // rank_bm25 returns k chunks even when fewer have a positive score: the rest in argsort order
       const picked = new Set(top);

@@ -4,6 +4,8 @@
  * where a horizontal gap separates them; a word hyphenated across a line break is joined.
  * Source: spec §2.3 (LongTA `tools/common.py`: one unit per page, label "Page n").
  */
+import { createRequire } from 'node:module';
+import { dirname, join, sep } from 'node:path';
 import { LoupeInputError } from '../util/errors.ts';
 
 interface TextItemLike {
@@ -28,6 +30,20 @@ function ensureWritableNavigator(): void {
   Object.defineProperty(globalThis, 'navigator', { value: { userAgent: 'node', language: 'en-US', platform: '' }, writable: true, configurable: true });
 }
 let pdfjsPromise: Promise<PdfjsModule> | undefined;
+
+/**
+ * pdf.js's data folders (standard font metrics, CMaps, wasm decoders) as `path/` strings, read from
+ * disk by pdf.js's Node data factory; empty when the package folder cannot be found (bundled build).
+ */
+function pdfjsDataUrls(): { standardFontDataUrl?: string; cMapUrl?: string; wasmUrl?: string } {
+  try {
+    const dir = dirname(createRequire(import.meta.url).resolve('pdfjs-dist/package.json'));
+    return { standardFontDataUrl: join(dir, 'standard_fonts') + sep, cMapUrl: join(dir, 'cmaps') + sep, wasmUrl: join(dir, 'wasm') + sep };
+  } catch {
+    return {};
+  }
+}
+let dataUrls: ReturnType<typeof pdfjsDataUrls> | undefined;
 
 function loadPdfjs(): Promise<PdfjsModule> {
   pdfjsPromise ??= (ensureWritableNavigator(), import('pdfjs-dist/legacy/build/pdf.mjs'));
@@ -131,6 +147,8 @@ export async function extractPdfPages(data: Uint8Array, subject: string, signal?
   const pdfjs = await loadPdfjs();
   const task = pdfjs.getDocument({
     data: new Uint8Array(data),
+    ...(dataUrls ??= pdfjsDataUrls()),
+    useWorkerFetch: false,
     disableFontFace: true,
     useSystemFonts: false,
     stopAtErrors: false,

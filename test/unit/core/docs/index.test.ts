@@ -298,6 +298,9 @@ describe('docs/index: real NHANES codebooks', () => {
     const def = idx.searchDoc('Variable Name: BMXBMI', 'Examination/BMX_L.pdf');
     assert.equal(def.hits.length, 1);
     assert.match(def.text, /SAS Label: Body Mass Index \(kg\/m\*\*2\)/);
+    const bmi = idx.search('body mass index', { mode: 'bm25', top: 10 });
+    assert.equal(new Set(bmi.map((h) => `${h.file}#${h.unit}`)).size, bmi.length, 'default mode: one hit per unit');
+    assert.equal(bmi[0]!.file, 'Examination/BMX_L.pdf');
     const w = idx.search('WTMEC2YR', { mode: 'bm25', top: 3 });
     assert.equal(w[0]!.file, 'Demographics/DEMO_L.pdf');
     const r = idx.retrieve('Body Mass Index', 'Examination/BMX_L.pdf', 3);
