@@ -181,18 +181,36 @@ export async function defaultStartKernel(k: KernelSettings, suite: string, o: { 
   });
 }
 
+const docIndexCache = new Map<string, Promise<LongdaDocs>>();
+
+/**
+ * One documentation index per (docs root, file set, cache folder) in this process: concurrent runs of
+ * blocks sharing a survey's documentation (e.g. the NHANES briefs) build and search it once.
+ */
+function sharedDocIndex(root: string, files: string[], cacheDir: string | undefined): Promise<LongdaDocs> {
+  const key = JSON.stringify([root, [...files].sort(), cacheDir ?? '']);
+  let p = docIndexCache.get(key);
+  if (!p) {
+    p = (async () => {
+      const { openDocIndex } = await import('../docs/index.ts');
+      const idx = await openDocIndex({ root, files, ...(cacheDir ? { cacheDir } : {}) });
+      await idx.build();
+      return idx;
+    })();
+    docIndexCache.set(key, p);
+    p.catch(() => docIndexCache.delete(key));
+  }
+  return p;
+}
+
 function toolSetFor(o: Pick<BlockRunOptions, 'block' | 'docs' | 'docsCacheDir' | 'budget' | 'toolSetOptions'>): ToolSet {
   const block = o.block;
   if (block.suite !== 'longda') return benchmarkToolSet(block, { maxSteps: o.budget?.maxSteps, options: o.toolSetOptions });
   if (block.suite !== 'longda') throw new LoupeInputError('--suite', `agent runs for suite '${block.suite}' are not wired into loupe run yet (LongDA is)`);
-  const docs = o.docs ?? (async () => {
-    const first = block.visible.docs[0];
-    if (!first) throw new Error('this block has no documentation files');
-    const root = first.path.slice(0, first.path.length - first.rel.length);
-    const { openDocIndex } = await import('../docs/index.ts');
-    const idx = await openDocIndex({ root, files: block.visible.docs.map((d) => d.rel), ...(o.docsCacheDir ? { cacheDir: o.docsCacheDir } : {}) });
-    await idx.build();
-    return idx;
+  const first = block.visible.docs[0];
+  const docs = o.docs ?? (() => {
+    if (!first) return Promise.reject(new Error('this block has no documentation files'));
+    return sharedDocIndex(first.path.slice(0, first.path.length - first.rel.length), block.visible.docs.map((d) => d.rel), o.docsCacheDir);
   });
   return createLongdaToolSet(block, { docs, maxSteps: o.budget?.maxSteps });
 }

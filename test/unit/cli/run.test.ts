@@ -278,7 +278,7 @@ test('loupe run: an unseen LongDA-format block (xlsx data, fixture) — python r
   const code = "import pandas as pd, numpy as np\nd = pd.read_excel('data/acs_commute_2030.xlsx')\nprint(round(100*float(np.average(d['mode']=='transit', weights=d.weight)), 1))";
   const srv = await startScriptedLlm({
     script: [
-      { toolCalls: [call('prompt', {})] },
+      { toolCalls: [call('search_doc', { keyword: 'weight' }), call('prompt', {})] },
       (req) => {
         const prompt = lastToolContent(req);
         const file = /^Available data files:\n(.+)$/m.exec(prompt)![1]!;
@@ -296,6 +296,12 @@ test('loupe run: an unseen LongDA-format block (xlsx data, fixture) — python r
     assert.equal(acs.status, 'finished', t.err.join(''));
     assert.deepEqual(acs.answers, [{ queryId: q(1), answer: 40 }]);
     assert.equal(srv.requests.filter((r) => r.served === 'reply').length >= 3, true);
+    // the doc tool reached the documentation index of the block's docs
+    const st = openStore(join(dir, 's.sqlite'));
+    const first = st.getSteps(acs.runId)[0]!.toolCalls[0]!;
+    st.close();
+    assert.equal(first.name, 'search_doc');
+    assert.match(first.observation, /\[docs\/readme\.txt\] .*Columns: region, mode, minutes, weight/s);
     // --blocks all ran every runnable block of the suite (BRFSS has no data: not runnable)
     assert.deepEqual(lines.map((l) => l.blockId.split('_')[0]).sort(), ['ACS', 'NHANES1718']);
     assert.equal(rc, 0);
