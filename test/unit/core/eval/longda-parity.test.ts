@@ -8,7 +8,7 @@ import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { describe, it } from 'node:test';
 import { findPython } from '../../../../src/core/env/doctor.ts';
-import { loadLongdaGroundTruth, normalizeAnswerValue, type LongdaValue } from '../../../../src/core/eval/longda.ts';
+import { loadLongdaGroundTruth, normalizeAnswerValue, scoreLongda, type LongdaValue } from '../../../../src/core/eval/longda.ts';
 import { sharedData } from '../../../helpers/shared.ts';
 
 const PY = String.raw`
@@ -38,7 +38,25 @@ def norm(v):
         if not nums: return None
         return float(nums[0]) if len(nums) == 1 else [float(x) for x in nums]
     return 'UNSUPPORTED'
-print(json.dumps([norm(x) for x in json.load(sys.stdin)]))
+def compare(a, g):
+    # compute_row_metrics / _compare_values as spec section 2.4 describes them (tolerance max(0.05|g|, 1), partial lists)
+    isnum = lambda x: isinstance(x, float) and x == x
+    if a is None or g is None: return (0, 0.0)
+    if isinstance(a, float) and isinstance(g, float):
+        if not (isnum(a) and isnum(g)): return (0, 0.0)
+        return (1, 1.0 if abs(a - g) <= max(0.05 * abs(g), 1.0) else 0.0)
+    if isinstance(a, list) and isinstance(g, list):
+        if len(a) != len(g): return (0, 0.0)
+        hits = [1.0 if abs(x - y) <= max(0.05 * abs(y), 1.0) else 0.0 for x, y in zip(a, g) if isnum(x) and isnum(y)]
+        if not hits: return (0, 0.0)
+        return (1, sum(hits) / len(hits))
+    return (0, 0.0)
+data = json.load(sys.stdin)
+if isinstance(data, dict):
+    rows = [compare(norm(a), norm(g)) for a, g in zip(data['answers'], data['truth'])]
+    print(json.dumps(rows))
+else:
+    print(json.dumps([norm(x) for x in data]))
 `;
 
 const CORPUS = [
@@ -56,7 +74,7 @@ const norm = (v: LongdaValue): unknown => {
   return { __dict__: Object.fromEntries(Object.entries(v.entries).map(([k, x]) => [k, norm(x)])) };
 };
 
-async function python(inputs: string[]): Promise<unknown[]> {
+async function python(inputs: unknown): Promise<unknown[]> {
   const py = await findPython();
   const r = spawnSync(py.path, ['-c', PY], { input: JSON.stringify(inputs), encoding: 'utf8', maxBuffer: 1 << 26 });
   assert.equal(r.status, 0, r.stderr);
@@ -73,5 +91,35 @@ describe('eval/longda normalisation parity with CPython ast.literal_eval', () =>
     const inputs = gt.map((q) => q.answer);
     const want = await python(inputs);
     inputs.forEach((s, i) => assert.deepEqual(norm(normalizeAnswerValue(s)), want[i], `${gt[i]!.qId}: ${JSON.stringify(s)}`));
+  });
+});
+
+describe('eval/longda row scoring parity with a Python transcription of metric.py', () => {
+  it('gives the same coverage and match on a perturbed answer set for all 474 queries', async () => {
+    const gt = loadLongdaGroundTruth(sharedData('longda', 'benchmark', 'benchmark.csv'));
+    let seed = 7;
+    const rnd = () => ((seed = (seed * 1103515245 + 12345) % 2147483648) / 2147483648);
+    const bump = (x: number) => {
+      const r = rnd();
+      return r < 0.4 ? x : r < 0.7 ? x * 1.03 : r < 0.9 ? x * 1.12 + 0.5 : -x;
+    };
+    const answers = gt.map((q) => {
+      const g = normalizeAnswerValue(q.answer);
+      const r = rnd();
+      if (r < 0.08) return null;
+      if (r < 0.14) return 'men: 1.0, women: 2.0';
+      if (typeof g === 'number') return r < 0.5 ? `${bump(g).toFixed(2)}%` : String(bump(g));
+      if (Array.isArray(g)) {
+        const xs = (g as number[]).map(bump);
+        if (r < 0.2) xs.pop();
+        return r < 0.6 ? `[${xs.map((x) => x.toFixed(1)).join(', ')}]` : xs.map((x) => x.toFixed(3)).join(', ');
+      }
+      return 'NA.';
+    });
+    const want = (await python({ answers, truth: gt.map((q) => q.answer) })) as Array<[number, number]>;
+    const rows = scoreLongda(gt, Object.fromEntries(gt.map((q, i) => [q.qId, answers[i]]))).rows;
+    rows.forEach((r, i) => assert.deepEqual([r.coverageComparable, r.matchPartial], want[i], `${r.qId}: ${answers[i]} vs ${gt[i]!.answer}`));
+    const match = rows.reduce((s, r) => s + r.matchPartial, 0);
+    assert.ok(match > 50 && match < 470, `a mixed answer set (match sum ${match})`);
   });
 });
