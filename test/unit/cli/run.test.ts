@@ -310,3 +310,41 @@ test('loupe run: an unseen LongDA-format block (xlsx data, fixture) — python r
     rmSync(dir, { recursive: true, force: true });
   }
 });
+
+test('loupe run --agent reference: the NHANES 508 reference analysis reproduces the published values; --repeats writes one results folder per repeat', { timeout: 120_000 }, async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'loupe-ref-'));
+  try {
+    const t = io(process.env, dir);
+    const rc = await main(['run', '--suite', 'longda', '--root', ROOT, '--block', BLOCK, '--agent', 'reference', '--repeats', '2', '--concurrency', '2',
+      '--store', join(dir, 's.sqlite'), '--json', '--results', join(dir, 'results')], t.io);
+    assert.equal(rc, 0, t.err.join(''));
+    const lines = t.out.join('').trim().split('\n').map((l) => JSON.parse(l));
+    assert.equal(lines.length, 2);
+    for (const line of lines) {
+      assert.equal(line.status, 'finished');
+      assert.equal(line.agent, 'reference');
+      assert.equal(line.steps, 3);
+      const a = Object.fromEntries(line.answers.map((x: { queryId: string; answer: unknown }) => [x.queryId.replace(/.*_q/, 'q'), x.answer]));
+      // NCHS Data Brief 508 (published): obesity 40.3; men 39.2, women 41.3; ages 35.5/46.4/38.9; severe obesity 9.4
+      assert.equal(a.q1, 40.3);
+      assert.deepEqual(a.q2, [39.2, 41.3]);
+      assert.deepEqual(a.q3, [35.5, 46.4, 38.9]);
+      assert.equal(a.q5, 9.4);
+      assert.equal(line.answers.length, 9);
+    }
+    for (const r of [1, 2]) {
+      const csv = readFileSync(join(dir, 'results', `repeat-${r}`, 'answers_progress.csv'), 'utf8');
+      assert.match(csv, /,40\.3,40\.3,NHANES_NCHS Data Brief No\. 508_q1\n/);
+    }
+    const s = openStore(join(dir, 's.sqlite'));
+    const runs = s.listRuns({ blockId: BLOCK });
+    assert.deepEqual(runs.map((r) => r.params.repeat).sort(), [1, 2]);
+    // the answers came from the script's output through the python tool, not typed in
+    const step0 = s.getSteps(runs[0]!.id)[0]!.toolCalls[0]!;
+    assert.equal(step0.name, 'python');
+    assert.match(step0.observation, /"q1": 40\.3/);
+    s.close();
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
