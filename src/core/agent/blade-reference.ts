@@ -13,6 +13,8 @@ import { LlmError, type CompleteOptions, type LlmResponse, type LlmToolSpec } fr
 import type { ModelClient } from './loop.ts';
 import type { ChatMessage } from './types.ts';
 import type { BladeSubmissionInput, SubmittedVariable } from './toolsets/blade.ts';
+import { referencePath } from '../eval/blade/reference-path.ts';
+import type { BladeAnalysis } from '../eval/blade/score.ts';
 
 /** One ground-truth path, ready for `submit_analysis`. */
 export interface BladeReferencePath extends BladeSubmissionInput {
@@ -20,6 +22,21 @@ export interface BladeReferencePath extends BladeSubmissionInput {
   modelSpecId: string;
   /** Transform spec ids in execution order (ROOT excluded). */
   transformSpecIds: string[];
+  /** Who built it: `eval/blade/reference-path (<scope>)` or `agent/blade-reference`. */
+  source: string;
+}
+
+/** Converts a BLADE `EntireAnalysis` into `submit_analysis` arguments. */
+export function submissionFromAnalysis(a: BladeAnalysis): BladeSubmissionInput {
+  return {
+    conceptual_variables: [
+      ...a.cvars.ivs.map((v) => ({ description: v.description, type: 'IV' as const, columns: v.columns })),
+      { description: a.cvars.dv.description, type: 'DV' as const, columns: a.cvars.dv.columns },
+      ...a.cvars.controls.map((v) => ({ description: v.description, type: v.is_moderator ? ('Moderator' as const) : ('Control' as const), columns: v.columns, ...(v.is_moderator && v.moderator_on ? { moderator_on: v.moderator_on } : {}) })),
+    ],
+    transform_code: a.transform_code,
+    model_code: a.m_code,
+  };
 }
 
 function indent(code: string): string {
@@ -91,12 +108,43 @@ export function bladeReferencePaths(block: Block): BladeReferencePath[] {
     out.push({
       modelSpecId: m.specId,
       transformSpecIds: chain,
+      source: 'agent/blade-reference',
       conceptual_variables: conceptual,
       transform_code: `def transform(df):\n${body ? body + '\n' : ''}    return df\n`,
       model_code: modelCode(m.code),
     });
   }
   return out;
+}
+
+/**
+ * Every candidate path in the order the reference agent tries them: first the evaluation layer's
+ * reference path (`eval/blade/reference-path.ts`: model scope, then single-path scope, then each
+ * annotated model), then this module's per-model paths; duplicates removed.
+ */
+export function bladeReferenceCandidates(block: Block): BladeReferencePath[] {
+  const a = block.hidden.annotations;
+  if (!a) throw new LoupeInputError(block.id, 'BLADE block has no annotations.csv: the reference agent needs the ground truth');
+  const out: BladeReferencePath[] = [];
+  const tryEval = (opts: Parameters<typeof referencePath>[1], label: string) => {
+    try {
+      const r = referencePath(a, opts);
+      if (r.analysis.cvars.ivs.length && r.analysis.cvars.dv.columns.length) out.push({ ...submissionFromAnalysis(r.analysis), modelSpecId: r.modelSpecId, transformSpecIds: r.specIds, source: `eval/blade/reference-path (${label})` });
+    } catch {
+      /* this variant cannot be built; try the next */
+    }
+  };
+  tryEval({}, 'model scope');
+  tryEval({ scope: 'single-path' }, 'single-path scope');
+  a.models.forEach((_, i) => tryEval({ model: i }, `model ${i}`));
+  out.push(...bladeReferencePaths(block));
+  const seen = new Set<string>();
+  return out.filter((p) => {
+    const k = JSON.stringify([p.conceptual_variables, p.transform_code, p.model_code]);
+    if (seen.has(k)) return false;
+    seen.add(k);
+    return true;
+  });
 }
 
 const zero = { input: 0, output: 0, cached: 0 };
@@ -111,7 +159,7 @@ export class BladeReferenceModel implements ModelClient {
   readonly paths: BladeReferencePath[];
 
   constructor(block: Block) {
-    this.paths = bladeReferencePaths(block);
+    this.paths = bladeReferenceCandidates(block);
     if (!this.paths.length) throw new LoupeInputError(block.id, 'no annotated model has an IV and a DV among its associated conceptual variables');
   }
 
@@ -127,7 +175,7 @@ export class BladeReferenceModel implements ModelClient {
     return {
       message: {
         role: 'assistant',
-        content: `Submitting the ground-truth path of model spec ${p.modelSpecId} (${p.transformSpecIds.length} transforms).`,
+        content: `Submitting the ground-truth path of model spec ${p.modelSpecId} (${p.transformSpecIds.length} transforms; built by ${p.source}).`,
         tool_calls: [{ id: `ref_${turn}`, type: 'function', function: { name: 'submit_analysis', arguments: JSON.stringify(args) } }],
       },
       usage: zero,

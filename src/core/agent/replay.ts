@@ -84,9 +84,18 @@ function cellView(c: { status: string; stdout: string; result: string | null | u
   };
 }
 
+/** Where two texts first differ, with context: `recorded …x… vs replayed …y…` (400 characters each). */
+export function describeDifference(a: string, b: string): string {
+  let i = 0;
+  while (i < a.length && i < b.length && a[i] === b[i]) i++;
+  const from = Math.max(0, i - 150);
+  const cut = (t: string) => `${from > 0 ? '…' : ''}${t.slice(from, from + 400)}${t.length > from + 400 ? '…' : ''}`;
+  return `at character ${i}: recorded ${JSON.stringify(cut(a))} vs replayed ${JSON.stringify(cut(b))}`;
+}
+
 function firstDifference(a: Record<string, string>, b: Record<string, string>): string | undefined {
   for (const k of Object.keys(a)) {
-    if (a[k] !== b[k]) return `${k}: recorded ${JSON.stringify(a[k]!.slice(0, 400))} vs replayed ${JSON.stringify((b[k] ?? '').slice(0, 400))}`;
+    if (a[k] !== b[k]) return `${k} ${describeDifference(a[k]!, b[k] ?? '')}`;
   }
   return undefined;
 }
@@ -156,7 +165,7 @@ export async function replayRun(o: ReplayOptions): Promise<ReplayReport> {
         }
         if (q.call.truncated) obs = truncateObservation(obs, o.maxObservationChars ?? 20_000).text;
         const match = normalizeOutput(obs) === normalizeOutput(q.call.observation);
-        actions.push({ stepIndex: q.stepIndex, kind: 'sql', code: sql.slice(0, 500), match, ...(match ? {} : { difference: `recorded ${JSON.stringify(q.call.observation.slice(0, 400))} vs replayed ${JSON.stringify(obs.slice(0, 400))}` }) });
+        actions.push({ stepIndex: q.stepIndex, kind: 'sql', code: sql.slice(0, 500), match, ...(match ? {} : { difference: describeDifference(q.call.observation, obs) }) });
       }
     } finally {
       runner.close();

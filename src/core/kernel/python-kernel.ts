@@ -283,6 +283,9 @@ export class PythonKernel {
       MPLCONFIGDIR: sandboxed ? '/tmp/home/.matplotlib' : join(process.env.TMPDIR ?? '/tmp', 'loupe-mpl'),
       PYTHONUNBUFFERED: '1',
       PYTHONDONTWRITEBYTECODE: '1',
+      // Fixed str hashing: set / dict-of-set iteration order is the same in every process, so a replay
+      // of a recorded run (issue 6) reproduces outputs such as patsy's "name ... is not defined".
+      PYTHONHASHSEED: '0',
       PYTHONIOENCODING: 'utf-8',
       OPENBLAS_NUM_THREADS: '1',
       OMP_NUM_THREADS: '1',

@@ -243,8 +243,16 @@ def __loupe_validate(_data_path, _transform_code, _model_code, _wanted):
             out["model_repr"] = r[:2000]
             out["stage"] = "done"
             out["ok"] = not out["missing"]
-    except BaseException:
+    except BaseException as e:
         out["error"] = tb()
+        # patsy reports ONE undefined name, picked by set order (differs between processes): report
+        # every formula name that is not a column instead, sorted, so the message is deterministic.
+        lines = str(e).splitlines()
+        if type(e).__name__ == "PatsyError" and "is not defined" in (lines[0] if lines else "") and len(lines) > 1 and out["columns"]:
+            import re, builtins
+            known = set(out["columns"]) | set(dir(builtins)) | {"C", "I", "Q", "np", "pd", "center", "standardize", "scale", "bs", "cr", "cc", "te", "Treatment", "Sum", "Poly", "Helmert", "Diff", "log", "exp", "sqrt"}
+            names = sorted({n for n in re.findall(r"[A-Za-z_][A-Za-z0-9_.]*", lines[1]) if n.split(".")[0] not in known})
+            out["error"] = "PatsyError: the model formula uses names that are not columns of the transformed table: " + ", ".join(names) + "\\n" + lines[1].strip()
     print(${pyStr(VALIDATION_MARK)} + json.dumps(out))
 __loupe_validate(${pyStr(dataRel)}, ${pyStr(input.transform_code)}, ${pyStr(input.model_code)}, ${JSON.stringify(wanted)})
 del __loupe_validate

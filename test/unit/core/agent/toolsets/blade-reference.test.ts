@@ -79,7 +79,7 @@ describe('BLADE reference agent on every shared dataset with data', () => {
       assert.equal(res.status, 'finished', `${b.id}: ${res.reason}`);
       const st = bladeState(store.getExtraState(runId));
       assert.ok(st.final, `${b.id}: no accepted submission`);
-      summary.push(`${b.id}:${st.submissions.length}`);
+      summary.push(`${b.id}:${st.submissions.length}:${/built by (.*?)\)\.$/.exec(store.getSteps(runId).at(-1)!.assistant.content ?? "")?.[1]}`);
       const rep = await replayRun({ store, runId, startKernel: () => s2.enter(dir) });
       assert.ok(rep.total >= 2, `${b.id}: replayed ${rep.total} cells`);
       assert.equal(rep.allMatch, true, `${b.id}: ${JSON.stringify(rep.actions.filter((a) => !a.match))}`);

@@ -100,6 +100,13 @@ describe('BLADE tool set on hurricane (real kernel, sandboxed)', () => {
     assert.match(r.observation, /columns must be a non-empty list/);
     assert.match(r.observation, /transform_code` is empty/);
     assert.match(r.observation, /must define `def model/);
+    // A formula naming several missing columns: all of them, sorted (patsy alone names one, at random).
+    const r2 = await ts.tools.find((t) => t.name === 'submit_analysis')!.run({
+      conceptual_variables: [{ description: 'femininity', type: 'IV', columns: ['masfem'] }, { description: 'deaths', type: 'DV', columns: ['alldeaths'] }],
+      transform_code: 'def transform(df):\n    return df', model_code: "def model(df):\n    return smf.ols('alldeaths ~ masfem + zeta + alpha + np.log(wind)', data=df).fit()",
+    }, ctx);
+    assert.equal(r2.isError, true);
+    assert.match(r2.observation, /PatsyError: the model formula uses names that are not columns of the transformed table: alpha, zeta\n/);
   });
 });
 
