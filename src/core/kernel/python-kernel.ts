@@ -283,8 +283,8 @@ export class PythonKernel {
       MPLCONFIGDIR: sandboxed ? '/tmp/home/.matplotlib' : join(process.env.TMPDIR ?? '/tmp', 'loupe-mpl'),
       PYTHONUNBUFFERED: '1',
       PYTHONDONTWRITEBYTECODE: '1',
-      // Fixed str hashing: set / dict-of-set iteration order is the same in every process, so a replay
-      // of a recorded run (issue 6) reproduces outputs such as patsy's "name ... is not defined".
+      // Fixed str hashing: iteration order of sets of strings (e.g. `print(set(df.columns))`) is the
+      // same in every process, so a replay of a recorded run (issue 6) reproduces such outputs.
       PYTHONHASHSEED: '0',
       PYTHONIOENCODING: 'utf-8',
       OPENBLAS_NUM_THREADS: '1',
