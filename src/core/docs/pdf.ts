@@ -37,7 +37,10 @@ let pdfjsPromise: Promise<PdfjsModule> | undefined;
  */
 function pdfjsDataUrls(): { standardFontDataUrl?: string; cMapUrl?: string; wasmUrl?: string } {
   try {
-    const dir = dirname(createRequire(import.meta.url).resolve('pdfjs-dist/package.json'));
+    // from source (ESM) import.meta.url is set; in the CommonJS bundle it is empty and `require` exists
+    const req = import.meta.url ? createRequire(import.meta.url) : typeof require === 'function' ? require : undefined;
+    if (!req) return {};
+    const dir = dirname(req.resolve('pdfjs-dist/package.json'));
     return { standardFontDataUrl: join(dir, 'standard_fonts') + sep, cMapUrl: join(dir, 'cmaps') + sep, wasmUrl: join(dir, 'wasm') + sep };
   } catch {
     return {};
