@@ -1,6 +1,9 @@
+import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { parseArgs } from 'node:util';
-import { aggregateScores, bladeContext, scoreStoredRun, validateOptionNames, type RunScore, type ScoreAggregate } from '../core/eval/score-run.ts';
+import { aggregateScores, bladeContext, OPTION_NAMES, scoreStoredRun, validateOptionNames, type RunScore, type ScoreAggregate } from '../core/eval/score-run.ts';
+import { loadLongdaGroundTruth, longdaOptions, parseLongtaAnswers, scoreLongda } from '../core/eval/longda.ts';
+import { LoupeInputError } from '../core/util/errors.ts';
 import { ExactOnlyJudge, HumanJudge, LlmJudge, type Judge, type JudgementStore } from '../core/eval/judges/index.ts';
 import { lexicalEmbedder, openAiEmbedder, type CaptionEmbedder } from '../core/eval/analystbench.ts';
 import { saveScore, SqliteJudgementStore } from '../core/eval/store.ts';
@@ -10,6 +13,8 @@ import { streamLogger } from '../core/util/log.ts';
 import { UsageError, type CliCommand, type CliIo } from './types.ts';
 
 const USAGE = `loupe score --store FILE (--run ID | --all) [--suite S] [--suite-root DIR | --root DIR]
+       loupe score --longda-answers answers_progress.csv [--ground-truth benchmark.csv] [--option ...] [--json]
+            (a LongTA results file or any CSV with the benchmark columns plus my_answer and q_id)
             [--entities TABLE.COLUMN --database FILE --metadata DIR --checklist FILE]  (DDR: as given to loupe run)
             [--judge none|llm|human] [--judge-model M --judge-base-url URL --judge-api-key-env VAR]
             [--embeddings-model M [--embeddings-base-url URL]] [--option name=value ...] [--no-save] [--json]
@@ -132,8 +137,10 @@ export const scoreCommand: CliCommand = {
         'embeddings-model': { type: 'string' }, 'embeddings-base-url': { type: 'string' },
         entities: { type: 'string' }, database: { type: 'string' }, metadata: { type: 'string' }, checklist: { type: 'string' },
         option: { type: 'string', multiple: true }, 'no-save': { type: 'boolean' }, json: { type: 'boolean' },
+        'longda-answers': { type: 'string' }, 'ground-truth': { type: 'string' },
       },
     });
+    if (values['longda-answers']) return scoreLongtaFile(values['longda-answers'], values['ground-truth'], parseOptionPairs(values.option), !!values.json, io);
     if (!values.store) throw new UsageError('--store FILE is required');
     if (!values.run?.length && !values.all) throw new UsageError('give --run ID (repeatable) or --all');
     if (values.run?.length && values.all) throw new UsageError('--run and --all are exclusive');
@@ -168,6 +175,32 @@ export const scoreCommand: CliCommand = {
     return res.runs.some((s) => s.error) ? 1 : 0;
   },
 };
+
+/** `loupe score --longda-answers FILE`: scores a LongTA results file against its own or the given ground truth. */
+async function scoreLongtaFile(file: string, truthFile: string | undefined, options: Record<string, string>, json: boolean, io: CliIo): Promise<number> {
+  for (const k of Object.keys(options)) if (!OPTION_NAMES.longda!.includes(k)) throw new LoupeInputError(`option ${k}`, `not a LongDA option (${OPTION_NAMES.longda!.join(', ')})`);
+  const path = resolve(io.cwd, file);
+  let text: string;
+  try {
+    text = readFileSync(path, 'utf8');
+  } catch (e) {
+    throw new LoupeInputError(path, 'cannot read the answers file', { cause: e });
+  }
+  const truth = truthFile ? loadLongdaGroundTruth(resolve(io.cwd, truthFile)) : undefined;
+  const { queries, answers } = parseLongtaAnswers(text, path, truth);
+  const opts = longdaOptions(options);
+  const score = scoreLongda(queries, answers, opts);
+  if (json) {
+    const { rows, ...rest } = score;
+    io.out(JSON.stringify({ file: path, groundTruth: truthFile ? resolve(io.cwd, truthFile) : 'the file\'s answer column', ...rest, queries: rows }, null, 2) + '\n');
+  } else {
+    io.out(`${path}: ${score.n} queries, ${score.answered} answered\n`);
+    io.out(`match ${pct(score.match)}%  coverage ${pct(score.coverage)}%  (strict ${pct(score.matchStrict)}%, structural coverage ${pct(score.coverageStructural)}%)  MAE ${num(score.mae, 3)}\n`);
+    io.out(`options used (longda): ${Object.entries(score.options).map(([k, v]) => `${k}=${v}`).join(' ')}\n`);
+    for (const b of score.bySource) io.out(`  ${b.blockId}: match ${pct(b.match)}%  coverage ${pct(b.coverage)}%  (${b.n})\n`);
+  }
+  return 0;
+}
 
 /** The JSON shape of one run in `loupe score --json`: LongDA adds `coverage`, `match` and per-query `queries`. */
 export function jsonRun(s: RunScore): Record<string, unknown> {

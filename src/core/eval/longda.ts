@@ -218,6 +218,39 @@ export function parseLongdaGroundTruth(text: string, name = 'benchmark.csv'): Lo
 }
 
 /**
+ * Reads a LongTA results file (`answers_progress.csv` or `evaluated_answers.csv`: the benchmark
+ * columns plus `my_answer` and `q_id`), as `evaluate_results.py --csv` does.
+ * @param text CSV text; `name` for error messages; `truth` optional ground truth (e.g. the full
+ *   benchmark.csv) that replaces the file's own `answer` column, matched by q_id.
+ * @returns the queries (the file's rows, in order: the denominator) and raw answers by q_id.
+ * @throws LoupeInputError naming the file (no `my_answer` column) or `file:row` (q_id absent from `truth`).
+ * Source: spec §2.3 (outputs), §2.4 (`evaluate_results.py`).
+ */
+export function parseLongtaAnswers(text: string, name = 'answers_progress.csv', truth?: readonly LongdaQuery[]): { queries: LongdaQuery[]; answers: Map<string, string> } {
+  const queries = parseLongdaGroundTruth(text, name);
+  let records: Record<string, string>[];
+  try {
+    records = parseCsv(text, { columns: true, skip_empty_lines: true, bom: true }) as Record<string, string>[];
+  } catch (e) {
+    throw new LoupeInputError(name, `not valid CSV: ${(e as Error).message}`, { cause: e });
+  }
+  if (records[0] && !('my_answer' in records[0])) throw new LoupeInputError(name, "missing column 'my_answer' (not a LongTA results file)");
+  const byId = truth ? new Map(truth.map((q) => [q.qId, q])) : undefined;
+  const answers = new Map<string, string>();
+  const out = queries.map((q, i) => {
+    const r = records[i]!;
+    const qId = (r.q_id ?? '').trim() || q.qId;
+    const a = (r.my_answer ?? '').trim();
+    if (a) answers.set(qId, a);
+    if (!byId) return { ...q, qId };
+    const t = byId.get(qId);
+    if (!t) throw new LoupeInputError(`${name}:${i + 2}`, `q_id '${qId}' is not in the ground truth`);
+    return t;
+  });
+  return { queries: out, answers };
+}
+
+/**
  * Number of elements an `answer_structure` asks for: 1 for `single_number`, k for `[a, b, ...]`.
  * @param structure the `answer_structure` cell.
  * @returns `{ kind: 'scalar' }` or `{ kind: 'list', length }`; `null` if unrecognised.

@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
@@ -7,6 +7,7 @@ import { main } from '../../../src/cli/main.ts';
 import { openStore } from '../../../src/core/store/run-store.ts';
 import type { StepRecord, ToolCallRecord } from '../../../src/core/agent/types.ts';
 import { listScores } from '../../../src/core/eval/store.ts';
+import { loadLongdaGroundTruth } from '../../../src/core/eval/longda.ts';
 import { scoreStoredRun } from '../../../src/core/eval/score-run.ts';
 import { CallbackJudge, type JudgeInput } from '../../../src/core/eval/judges/index.ts';
 import type { Suite } from '../../../src/core/suites/types.ts';
@@ -194,5 +195,40 @@ describe('eval/score-run BLADE MCQ runs', () => {
     const cv = fam.filter((f) => f === 'cvar').length;
     const cvWrong = [1, 2].filter((k) => fam[k] === 'cvar').length;
     assert.equal(r.summary.cvarAccuracy, (cv - cvWrong) / cv);
+  });
+});
+
+describe('cli score --longda-answers (a LongTA results file)', () => {
+  const q = (v: string) => (/[",\n]/.test(v) ? `"${v.replace(/"/g, '""')}"` : v);
+  function writeAnswers(name: string, qidOf: (i: number) => string): string {
+    const gt = loadLongdaGroundTruth(sharedData('longda', 'benchmark', 'benchmark.csv')).filter((x) => x.qId.startsWith('NHANES_NCHS Data Brief No. 508_'));
+    const lines = ['survey,source,internal_id,query,answer_structure,additional_info,answer,my_answer,q_id'];
+    gt.forEach((x, i) => lines.push([x.survey, x.source, String(x.internalId), x.query, x.answerStructure, x.additionalInfo, x.answer, PERTURBED[i + 1] ?? '', qidOf(i)].map(q).join(',')));
+    const f = join(dir, name);
+    writeFileSync(f, lines.join('\n') + '\n');
+    return f;
+  }
+  it('scores the file against its own answer column and against benchmark.csv, with the hand-computed fractions', async () => {
+    const f = writeAnswers('answers_progress.csv', (i) => Q(i + 1));
+    for (const extra of [[], ['--ground-truth', sharedData('longda', 'benchmark', 'benchmark.csv')]]) {
+      const t = io();
+      assert.equal(await main(['score', '--longda-answers', f, ...extra, '--json'], t.io), 0, t.err.join(''));
+      const j = JSON.parse(t.out.join('')) as { n: number; match: number; coverage: number; matchStrict: number; options: Record<string, unknown>; queries: unknown[] };
+      assert.equal(j.n, 9);
+      assert.equal(j.match, 5 / 9);
+      assert.equal(j.coverage, 6 / 9);
+      assert.equal(j.matchStrict, 3 / 9);
+      assert.equal(j.options.list_scoring, 'partial');
+      assert.equal(j.queries.length, 9);
+    }
+    const t = io();
+    assert.equal(await main(['score', '--longda-answers', f, '--option', 'list_scoring=strict'], t.io), 0);
+    assert.match(t.out.join(''), /match 33\.33%/);
+  });
+  it('names the row whose q_id is not in the ground truth', async () => {
+    const f = writeAnswers('bad.csv', (i) => (i === 3 ? 'NHANES_nope_q4' : Q(i + 1)));
+    const t = io();
+    assert.equal(await main(['score', '--longda-answers', f, '--ground-truth', sharedData('longda', 'benchmark', 'benchmark.csv')], t.io), 1);
+    assert.match(t.err.join(''), /bad\.csv:5: q_id 'NHANES_nope_q4' is not in the ground truth/);
   });
 });
