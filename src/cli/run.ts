@@ -20,6 +20,7 @@ const USAGE = `loupe run --suite S --root DIR (--block ID | --blocks all|ID,ID) 
   model:   --temperature T --max-tokens N --reasoning-effort E --stream --timeout-ms N
            --price-in USD_PER_M --price-out USD_PER_M
   budget:  --max-steps N (default 100) --max-wall-ms N --max-total-tokens N --max-cost USD
+  observations: --max-observation-chars N (cut head+tail beyond N, default 20000)
   exports: --results DIR (LongDA results folder: answers_progress.csv, run_summary.json, ...)
            BLADE: <dataset>/multirun_analyses.json + submission.json; BLADE-MCQ: mcq_results.json;
            DDR: ddr_results.jsonl; AnalystBench: <block>/report.md + figures
@@ -107,7 +108,7 @@ export const runCommand: CliCommand = {
         'reasoning-effort': { type: 'string' }, stream: { type: 'boolean' }, 'timeout-ms': { type: 'string' }, 'price-in': { type: 'string' },
         'price-out': { type: 'string' }, 'max-wall-ms': { type: 'string' }, 'max-total-tokens': { type: 'string' }, 'max-cost': { type: 'string' },
         sandbox: { type: 'string' }, python: { type: 'string' }, 'cell-timeout-ms': { type: 'string' }, 'max-retries': { type: 'string' },
-        verbose: { type: 'boolean' }, 'reference-dir': { type: 'string' }, run: { type: 'string' }, 'tool-option': { type: 'string', multiple: true }, entities: { type: 'string' }, database: { type: 'string' }, metadata: { type: 'string' }, results: { type: 'string' }, trajectory: { type: 'string' },
+        verbose: { type: 'boolean' }, 'reference-dir': { type: 'string' }, 'max-observation-chars': { type: 'string' }, run: { type: 'string' }, 'tool-option': { type: 'string', multiple: true }, entities: { type: 'string' }, database: { type: 'string' }, metadata: { type: 'string' }, results: { type: 'string' }, trajectory: { type: 'string' },
       },
     });
     const storeFile = resolve(io.cwd, v.store ?? join('.loupe', 'runs.sqlite'));
@@ -211,7 +212,7 @@ export const runCommand: CliCommand = {
           }
         }
         io.err(`[${block.id}] resuming run ${run.id} after step ${run.steps}\n`);
-        await resumeBlockRun({ runId: run.id, store, suite, block, agent: run.agent as AgentKind, llm, runsDir, kernel, budget, control, log, referenceDir, onEvent: progressPrinter(io, block.id) });
+        await resumeBlockRun({ runId: run.id, store, suite, block, agent: run.agent as AgentKind, llm, runsDir, kernel, budget, control, log, referenceDir, maxObservationChars: num(v['max-observation-chars'], 'max-observation-chars'), onEvent: progressPrinter(io, block.id) });
         finishRun(run.id, block);
         writeResults();
         return anyFailed ? 1 : 0;
@@ -248,7 +249,7 @@ export const runCommand: CliCommand = {
           controls.add(control);
           let runId: string | undefined;
           const opts: BlockRunOptions = {
-            store, suite, block: job.block, agent, llm, runsDir, kernel, budget, repeat: job.repeat, control, log, referenceDir, toolSetOptions,
+            store, suite, block: job.block, agent, llm, runsDir, kernel, budget, repeat: job.repeat, control, log, referenceDir, maxObservationChars: num(v['max-observation-chars'], 'max-observation-chars'), toolSetOptions,
             onEvent: progressPrinter(io, label), onRunCreated: (id) => { runId = id; io.err(`[${label}] run ${id} started\n`); },
           };
           try {

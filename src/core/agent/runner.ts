@@ -47,6 +47,8 @@ export interface BlockRunOptions {
   runsDir: string;
   kernel: KernelSettings;
   budget?: Budget;
+  /** Observations longer than this are cut head+tail (default 20,000 characters). */
+  maxObservationChars?: number;
   /** 1-based repeat number (recorded). */
   repeat?: number;
   /** Reference scripts folder (default `benchmarks/<suite>/reference` of this checkout / package). */
@@ -252,6 +254,7 @@ export async function startBlockRun(o: BlockRunOptions): Promise<AgentRunResult>
     suiteRoot: o.suite.root,
     suiteKind: o.suite.kind,
     python: o.kernel.python,
+    ...(o.maxObservationChars != null ? { maxObservationChars: o.maxObservationChars } : {}),
     ...(o.toolSetOptions && Object.keys(o.toolSetOptions).length ? { toolSetOptions: o.toolSetOptions } : {}),
   };
   o.store.createRun({
@@ -278,7 +281,7 @@ async function drive(o: BlockRunOptions, runId: string, runDir: string, workspac
   if (o.block.suite === 'blade-mcq') return runBladeMcqBlock({ store: o.store, runId, block: o.block, model, signal: o.control?.signal });
   const m = prepareBenchmarkModel(o.block, model, o.store, runId, toolSet, o.toolSetOptions);
   const res = await runAgent({
-    store: o.store, runId, model: m, toolSet, block: o.block, workspace, startKernel, budget: o.budget, resume,
+    store: o.store, runId, model: m, toolSet, block: o.block, workspace, startKernel, budget: o.budget, resume, maxObservationChars: o.maxObservationChars,
     control: o.control, onEvent: o.onEvent, log,
   });
   await completeBenchmarkRun(o.block, o.store, runId, m, toolSet, o.toolSetOptions, res.status);
@@ -300,5 +303,6 @@ export async function resumeBlockRun(o: BlockRunOptions & { runId: string }): Pr
   const model = modelFor({ ...o, agent: run.agent as AgentKind });
   const runDir = dirname(run.workspace);
   if (run.sandbox !== o.kernel.sandbox) o.store.addEvent(run.id, 'warning', `resumed with sandbox '${o.kernel.sandbox}' (was '${run.sandbox}')`);
-  return drive({ ...o, agent: run.agent as AgentKind, budget: { ...o.budget, maxSteps: o.budget?.maxSteps ?? (run.params.maxSteps as number | undefined) } }, run.id, runDir, run.workspace, toolSet, model, true);
+  const maxObservationChars = o.maxObservationChars ?? (run.params.maxObservationChars as number | undefined);
+  return drive({ ...o, agent: run.agent as AgentKind, maxObservationChars, budget: { ...o.budget, maxSteps: o.budget?.maxSteps ?? (run.params.maxSteps as number | undefined) } }, run.id, runDir, run.workspace, toolSet, model, true);
 }
