@@ -246,7 +246,11 @@ export async function runAgent(o: AgentRunOptions): Promise<AgentRunResult> {
   let noToolStreak = 0;
   try {
     while (!status) {
-      await control.waitIfPaused();
+      if (control.isPaused && !signal.aborted) {
+        emit({ type: 'paused', runId, step: stepIndex });
+        await control.waitIfPaused();
+        emit({ type: 'resumed', runId, step: stepIndex });
+      }
       if (signal.aborted) { status = 'cancelled'; reason = String(signal.reason ?? 'cancelled'); break; }
       const wall = priorDurationMs + (performance.now() - sessionStart);
       if (stepIndex >= maxSteps) { status = 'budget_exhausted'; reason = `max steps (${maxSteps}) reached`; break; }

@@ -190,9 +190,11 @@ test('loop: pause holds the next model call until resume', async () => {
   await withServer([{ toolCalls: [call('echo', { text: 'a' })] }, { toolCalls: [call('done', {})] }], async (url, srv) => {
     const control = new RunControl();
     let pausedAt = -1;
+    const kinds: string[] = [];
     const p = runAgent(opts(store, url, {
       control,
       onEvent: (e) => {
+        kinds.push(e.type);
         if (e.type === 'step-end' && e.step === 0) {
           control.pause();
           pausedAt = srv.requests.length;
@@ -203,6 +205,7 @@ test('loop: pause holds the next model call until resume', async () => {
     const r = await p;
     assert.equal(r.status, 'finished');
     assert.equal(pausedAt, 1);
+    assert.deepEqual(kinds.filter((k) => k === 'paused' || k === 'resumed'), ['paused', 'resumed']);
     assert.equal(srv.requests.length, 2);
   });
   store.close();
