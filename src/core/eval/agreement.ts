@@ -132,3 +132,52 @@ export function pairwiseAgreement(data: ReadonlyArray<readonly Rating[]>): numbe
   }
   return units ? sum / units : NaN;
 }
+
+/**
+ * The label a judgement's verdict carries, for agreement statistics: checklist-support → label,
+ * claim-support → supported, hallucination → hallucinated, semantic-match → match,
+ * pairwise-novelty → winner, trend-answer → answer, checklist-score → score (1–5, interval-scaled),
+ * figure-quality → mean of the four scores. Unjudged (pending / error) → null.
+ * @param j a judgement (any task). @returns the label, or null.
+ */
+export function verdictLabel(j: { task: string; status: string; verdict: unknown }): string | number | boolean | null {
+  if (j.status !== 'done' || j.verdict === null || typeof j.verdict !== 'object') return null;
+  const v = j.verdict as Record<string, unknown>;
+  switch (j.task) {
+    case 'checklist-support': return v.label as string;
+    case 'claim-support': return v.supported as boolean;
+    case 'hallucination': return v.hallucinated as boolean;
+    case 'semantic-match': return v.match as boolean;
+    case 'pairwise-novelty': return v.winner as string;
+    case 'trend-answer': return v.answer as string;
+    case 'checklist-score': return v.score as number;
+    case 'figure-quality': return ((v.readability as number) + (v.groundedness as number) + (v.task_utility as number) + (v.reproducibility as number)) / 4;
+    default: return null;
+  }
+}
+
+/**
+ * Agreement between two judges (e.g. the LLM judge and an expert) on the items both judged,
+ * matched by input hash.
+ * @param a judgements of judge A; `b` of judge B (any tasks; only shared input hashes of the same task count).
+ * @param metric `nominal` (labels) or `interval` (1–5 scores).
+ * @returns items compared, percent agreement, Cohen's κ and Krippendorff's α.
+ */
+export function judgeAgreement(
+  a: ReadonlyArray<{ task: string; inputHash: string; status: string; verdict: unknown }>,
+  b: ReadonlyArray<{ task: string; inputHash: string; status: string; verdict: unknown }>,
+  metric: AlphaMetric = 'nominal',
+): { items: number; agreement: number; kappa: number; alpha: number } {
+  const bm = new Map(b.map((j) => [`${j.task}\u0000${j.inputHash}`, verdictLabel(j)]));
+  const xs: Rating[] = [];
+  const ys: Rating[] = [];
+  for (const j of a) {
+    const x = verdictLabel(j);
+    const y = bm.get(`${j.task}\u0000${j.inputHash}`);
+    if (x === null || y === null || y === undefined) continue;
+    xs.push(x);
+    ys.push(y);
+  }
+  const agree = xs.filter((x, i) => String(x) === String(ys[i])).length;
+  return { items: xs.length, agreement: xs.length ? agree / xs.length : NaN, kappa: cohensKappa(xs, ys).kappa, alpha: krippendorffAlpha([xs, ys], metric).alpha };
+}

@@ -49,3 +49,19 @@ describe('eval/agreement', () => {
     close(pairwiseAgreement([['a', 'a', 'b'], ['a', 'b', 'b'], ['a', 'b', null]]), (1 + 1 / 3 + 1) / 3, 1e-12);
   });
 });
+
+describe('eval/agreement between judges', () => {
+  it('matches items by task and input hash, ignores unjudged ones', async () => {
+    const { judgeAgreement } = await import('../../../../src/core/eval/agreement.ts');
+    const j = (task: string, h: string, verdict: unknown, status = 'done') => ({ task, inputHash: h, status, verdict });
+    const llm = [j('claim-support', 'a', { supported: true }), j('claim-support', 'b', { supported: false }), j('claim-support', 'c', { supported: true }), j('claim-support', 'd', { supported: true }), j('hallucination', 'a', { hallucinated: true })];
+    const human = [j('claim-support', 'a', { supported: true }), j('claim-support', 'b', { supported: true }), j('claim-support', 'c', { supported: true }), j('claim-support', 'd', null, 'pending')];
+    const r = judgeAgreement(llm, human);
+    assert.equal(r.items, 3);
+    close(r.agreement, 2 / 3, 1e-12);
+    // A: T F T, B: T T T → p_o = 2/3, p_e = (2/3)(1) = 2/3 → κ = 0
+    close(r.kappa, 0, 1e-12);
+    const s = judgeAgreement([j('checklist-score', 'x', { score: 4 }), j('checklist-score', 'y', { score: 2 })], [j('checklist-score', 'x', { score: 4 }), j('checklist-score', 'y', { score: 2 })], 'interval');
+    assert.equal(s.alpha, 1);
+  });
+});
