@@ -372,9 +372,13 @@ class DocIndexImpl implements DocIndex {
       await pool.settle();
       pool.close();
     }
-    // forget files that disappeared or left the allowlist
+    // forget files that disappeared. With an allowlist, files outside it are kept: another index of
+    // the same root (e.g. the panel's, with every file) shares this cache and still needs them.
     const keep = new Set(paths);
-    const stale = this.db.prepare<[], { path: string }>('SELECT path FROM files').all().filter((r) => !keep.has(r.path));
+    const stale = this.db
+      .prepare<[], { path: string }>('SELECT path FROM files')
+      .all()
+      .filter((r) => !keep.has(r.path) && (!this.allow || !existsSync(join(this.root, r.path))));
     if (stale.length) {
       const del = this.db.prepare('DELETE FROM files WHERE path = ?');
       this.db.transaction(() => stale.forEach((r) => del.run(r.path)))();
@@ -904,7 +908,11 @@ class DocIndexImpl implements DocIndex {
 
   report(): IndexReport {
     if (this.lastReport) return this.lastReport;
-    const paths = this.db.prepare<[], { path: string }>('SELECT path FROM files').all().map((r) => r.path);
+    const paths = this.db
+      .prepare<[], { path: string }>('SELECT path FROM files')
+      .all()
+      .map((r) => r.path)
+      .filter((p) => !this.allow || this.allow.has(p));
     paths.sort((a, b) => (a.toLowerCase() < b.toLowerCase() ? -1 : 1));
     return this.makeReport(this.fileRows(paths), [], 0, 0, 0);
   }

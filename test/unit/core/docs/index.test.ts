@@ -181,6 +181,21 @@ describe('docs/index: build, report, tools', () => {
     idx.close();
   });
 
+  it('indexes of the same root with different allowlists share the cache without re-extracting', async () => {
+    const a = await openDocIndex({ root, cacheDir: cache, files: ['DEMO_L.pdf'] });
+    assert.equal((await a.build()).extracted, 0);
+    a.close();
+    const all = await openDocIndex({ root, cacheDir: cache });
+    const rep = await all.build();
+    all.close();
+    assert.equal(rep.extracted, 0, 'the allowlisted build did not forget the other files');
+    const b = await openDocIndex({ root, cacheDir: cache, files: ['DEMO_L.pdf'] });
+    const repB = await b.build();
+    assert.equal(repB.extracted, 0);
+    assert.deepEqual(b.report().files.map((f) => f.file), ['DEMO_L.pdf']);
+    b.close();
+  });
+
   it('extraction in worker threads gives the same report as in this thread', async () => {
     const cache2 = tmp('workers');
     const idx = await openDocIndex({ root, cacheDir: cache2, extractWorkers: 2 });
