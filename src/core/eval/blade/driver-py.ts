@@ -476,8 +476,14 @@ def analyse(stmt, code, prev, cur, ns, grp_vars, pending, var_refs):
         mapping = []
         verb = "derive"
         imputes = 0
+        pool = [c for c in refs if c not in keys] if keys else refs
         for o in outputs:
-            ins = inputs_for(o, base, [c for c in refs if c not in keys] if keys else refs)
+            if len(outputs) > 1 and o in pcols:
+                # several columns changed in place by one statement (a loop, df[cols] = ...): each
+                # column comes from itself plus whatever else the statement read
+                ins = [o] + [c for c in pool if c not in outputs]
+            else:
+                ins = inputs_for(o, base, pool)
             mapping.append([ins, o])
             if len(ins) == 1 and ins[0] in df_cols(base) and is_imputation(column(base, ins[0]), column(cur, o)):
                 imputes += 1

@@ -252,6 +252,7 @@ describe('BLADE transform splitting by execution (spec §1.4.1, improved)', () =
     assert.deepEqual(await v("df['wind_max'] = df['wind'].max() - df['wind'].min()"), [['derive', [[['wind'], 'wind_max']]]]);
     assert.deepEqual(await v("df = df.query('alldeaths > 10 and year >= 1960')"), [['filter', [[['year', 'alldeaths'], '']]]]);
     assert.deepEqual(await v("cols = ['masfem', 'masfem_mturk']\ndf['fem'] = df[cols].mean(axis=1)"), [['derive', [[['masfem', 'masfem_mturk'], 'fem']]]]);
+    assert.deepEqual(await v("for c in ['wind', 'min']:\n    df[c] = (df[c] - df[c].mean()) / df['ndam15'].std()"), [['derive', [[['min', 'ndam15'], 'min'], [['wind', 'ndam15'], 'wind']]]]);
   });
 
   it('reports syntax errors, empty code and execution failures', async () => {
