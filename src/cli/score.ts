@@ -13,8 +13,6 @@ import { streamLogger } from '../core/util/log.ts';
 import { UsageError, type CliCommand, type CliIo } from './types.ts';
 
 const USAGE = `loupe score --store FILE (--run ID | --all) [--suite S] [--suite-root DIR | --root DIR]
-       loupe score --longda-answers answers_progress.csv [--ground-truth benchmark.csv] [--option ...] [--json]
-            (a LongTA results file or any CSV with the benchmark columns plus my_answer and q_id)
             [--entities TABLE.COLUMN --database FILE --metadata DIR --checklist FILE]  (DDR: as given to loupe run)
             [--judge none|llm|human] [--judge-model M --judge-base-url URL --judge-api-key-env VAR]
             [--embeddings-model M [--embeddings-base-url URL]] [--option name=value ...] [--no-save] [--json]
@@ -30,7 +28,9 @@ const USAGE = `loupe score --store FILE (--run ID | --all) [--suite S] [--suite-
            BLADE model_cvar_alternatives=all-specs|representative model_cvar_check=strict|blade
                failed_runs=zero|drop coverage_key=id|name k=10 samples=1000 seed=0
   --json prints { judge, options, runs: [...], aggregates: [...] }; rates are fractions in [0, 1].
-  Scores are saved in the store (table scores) unless --no-save.`;
+  Scores are saved in the store (table scores) unless --no-save.
+       loupe score --longda-answers answers_progress.csv [--ground-truth benchmark.csv] [--option ...] [--json]
+  scores a LongTA results file (or any CSV with the benchmark columns plus my_answer and q_id) without a store.`;
 
 /** Parses repeated `--option name=value`. */
 export function parseOptionPairs(pairs: readonly string[] | undefined): Record<string, string> {
