@@ -22,12 +22,13 @@ const MAIN_METRIC: Record<string, { key: string; label: string; percent: boolean
   longda: { key: 'match', label: 'LongDA match', percent: true },
   ddr: { key: 'messageWiseAccuracy', label: 'DDR message-wise accuracy', percent: true },
   analystbench: { key: 'checklistPercent', label: 'AnalystBench checklist (%)', percent: false },
-  blade: { key: 'transformValuePrecision', label: 'BLADE transform precision (value)', percent: false },
+  blade: { key: 'transformValuePrecision', label: 'BLADE transform precision (value)', percent: true },
+  'blade-mcq': { key: 'mcqAccuracy', label: 'BLADE MCQ accuracy', percent: true },
 };
 
 const esc = (s: string) => s.replace(/[&<>"]/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;' })[c]!);
 const fmt = (v: number | null | undefined, percent: boolean) => (v === null || v === undefined || Number.isNaN(v) ? '—' : percent ? (v * 100).toFixed(2) : Number.isInteger(v) ? String(v) : v.toFixed(3));
-const PERCENT_KEYS = /^(coverage|coverageComparable|coverageStructural|match|matchPartial|matchStrict|messageWise.*|trajectoryWise.*|hallucinationRate|weightedF1.*)$/;
+const PERCENT_KEYS = /^(coverage|coverageComparable|coverageStructural|match|matchPartial|matchStrict|(messageWise|trajectoryWise)(SampleAveraged|ItemAveraged|Accuracy)|hallucinationRate|weightedF1.*|\w*Precision|\w*Accuracy)$/;
 
 /** Report content before rendering. */
 export interface ReportModel {
