@@ -139,10 +139,26 @@ describe('Benchmarks view, Documentation Search and Results', function () {
     assert.match(results, /\d+ results · BM25/);
     assert.match(results, /BMXBMI/);
     pngOk(await screenshot('docsearch-results'));
-    // Keyboard: ↓ moves to the second hit and shows its unit; Enter on a PDF hit renders the page.
+    // Keyboard: from the search box ↓ enters the list, ↓ again selects the second hit and shows its unit,
+    // ↑ goes back, Enter on a PDF hit renders its page. (Reads pass no tab title: clicking the tab would take the
+    // keyboard focus away from the webview.)
+    const selectedUnit = () => runner<string>({ action: 'webviewText', selector: '#results .hit[aria-selected="true"] .hit-unit' });
+    const detailUnit = () => runner<string>({ action: 'webviewText', selector: '#detail-unit' });
+    await runner({ action: 'clickInWebview', selector: '#query' });
+    const first = await selectedUnit();
     await runner({ action: 'press', key: 'ArrowDown' });
+    await sleep(300);
+    await runner({ action: 'press', key: 'ArrowDown' });
+    await sleep(700);
+    const second = await selectedUnit();
+    const hits = await runner<string>({ action: 'webviewText', title: 'Docs:', selector: '#hit-1 .hit-unit' });
+    assert.equal(second.trim(), hits.trim(), 'ArrowDown selected the second hit');
+    assert.equal((await detailUnit()).trim(), second.trim(), 'the detail pane shows the selected hit\'s unit');
+    await runner({ action: 'clickInWebview', selector: '#hit-1' }); // the list keeps the keyboard focus after a click
     await runner({ action: 'press', key: 'ArrowUp' });
-    await runner({ action: 'clickInWebview', selector: '#open-page', title: 'Docs:' });
+    await sleep(500);
+    assert.equal((await selectedUnit()).trim(), first.trim());
+    await runner({ action: 'press', key: 'Enter' });
     const page = await webviewText({ title: 'Docs:', expect: /Page \d+ of \d+/, timeoutMs: 60_000 });
     assert.match(page, /match(es)? marked/);
     await sleep(800);
