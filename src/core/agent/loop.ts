@@ -174,7 +174,7 @@ export async function runAgent(o: AgentRunOptions): Promise<AgentRunResult> {
     emit({ type: 'log', runId, kind: 'resume', message: msg });
   }
   let stepIndex = prior.length;
-  store.updateRun(runId, { status: 'running', statusReason: null, startedAt: new Date().toISOString(), endedAt: null });
+  store.updateRun(runId, { status: 'running', statusReason: null, startedAt: new Date().toISOString(), endedAt: null, ownerPid: process.pid });
 
   // ---- kernel (lazy); on resume its state is rebuilt by replaying recorded cells
   let kernel: KernelLike | undefined;
@@ -331,7 +331,7 @@ export async function runAgent(o: AgentRunOptions): Promise<AgentRunResult> {
     else if (kernelStarting) await kernelStarting.then((k) => k.close()).catch(() => undefined);
   }
   const final = status ?? 'failed';
-  store.updateRun(runId, { status: final, statusReason: reason, endedAt: new Date().toISOString(), addDurationMs: performance.now() - sessionStart });
+  store.updateRun(runId, { status: final, statusReason: reason, endedAt: new Date().toISOString(), addDurationMs: performance.now() - sessionStart, ownerPid: null });
   emit({ type: 'run-end', runId, status: final, reason, steps: stepIndex });
   return { runId, status: final, reason, steps: stepIndex };
 }

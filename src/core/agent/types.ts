@@ -223,6 +223,10 @@ export interface RunRecord {
   steps: number;
   tokens: Usage;
   costUsd: number | null;
+  /** pid of the process driving the run while it is `running` (null otherwise). */
+  ownerPid?: number | null;
+  /** Last step commit (ISO time) of the current session. */
+  heartbeatAt?: string | null;
 }
 
 export interface AnswerRecord {

@@ -162,4 +162,9 @@ CREATE TABLE scores (
     name: 'kernel_cells.restarted: the kernel lost its state during this cell (replay starts after it)',
     sql: 'ALTER TABLE kernel_cells ADD COLUMN restarted INTEGER NOT NULL DEFAULT 0;',
   },
+  {
+    id: 4,
+    name: 'runs.owner_pid and runs.heartbeat_at: which process drives a running run (stale runs after a kill)',
+    sql: 'ALTER TABLE runs ADD COLUMN owner_pid INTEGER; ALTER TABLE runs ADD COLUMN heartbeat_at TEXT;',
+  },
 ];

@@ -63,7 +63,23 @@ function runFromRow(r: Row): RunRecord {
     steps: r.steps as number,
     tokens: { input: r.tokens_input as number, output: r.tokens_output as number, cached: r.tokens_cached as number },
     costUsd: (r.cost_usd as number | null) ?? null,
+    ownerPid: (r.owner_pid as number | null | undefined) ?? null,
+    heartbeatAt: (r.heartbeat_at as string | null | undefined) ?? null,
   };
+}
+
+/**
+ * True when a `running` run is really being driven: its owner process is alive on this machine.
+ * A run left `running` by a killed process is stale and can be resumed (`loupe run --resume`).
+ */
+export function isRunActive(run: RunRecord): boolean {
+  if (run.status !== 'running' || !run.ownerPid) return false;
+  try {
+    process.kill(run.ownerPid, 0);
+    return true;
+  } catch (e) {
+    return (e as NodeJS.ErrnoException).code === 'EPERM';
+  }
 }
 
 function stepFromRow(r: Row): StepRecord {
@@ -134,7 +150,7 @@ export class RunStore {
   }
 
   /** Updates status / timings of a run. */
-  updateRun(id: string, patch: { status?: RunStatus; statusReason?: string | null; startedAt?: string; endedAt?: string | null; addDurationMs?: number; sandbox?: string }): void {
+  updateRun(id: string, patch: { status?: RunStatus; statusReason?: string | null; startedAt?: string; endedAt?: string | null; addDurationMs?: number; sandbox?: string; ownerPid?: number | null }): void {
     const sets: string[] = [];
     const vals: unknown[] = [];
     if (patch.status !== undefined) { sets.push('status = ?'); vals.push(patch.status); }
@@ -143,6 +159,7 @@ export class RunStore {
     if (patch.endedAt !== undefined) { sets.push('ended_at = ?'); vals.push(patch.endedAt); }
     if (patch.addDurationMs !== undefined) { sets.push('duration_ms = duration_ms + ?'); vals.push(Math.round(patch.addDurationMs)); }
     if (patch.sandbox !== undefined) { sets.push('sandbox = ?'); vals.push(patch.sandbox); }
+    if (patch.ownerPid !== undefined) { sets.push('owner_pid = ?'); vals.push(patch.ownerPid); }
     if (!sets.length) return;
     this.db.prepare(`UPDATE runs SET ${sets.join(', ')} WHERE id = ?`).run(...vals, id);
   }
@@ -164,6 +181,7 @@ export class RunStore {
         step.runId, step.index, step.startedAt, step.endedAt, step.latencyMs, step.toolMs, JSON.stringify(step.assistant),
         JSON.stringify(step.toolCalls), JSON.stringify(step.extraMessages), step.usage.input, step.usage.output,
         step.usage.cached, step.costUsd, step.finishReason);
+      this.db.prepare('UPDATE runs SET heartbeat_at = ? WHERE id = ?').run(step.endedAt, step.runId);
       this.db.prepare(`UPDATE runs SET steps = steps + 1, tokens_input = tokens_input + ?, tokens_output = tokens_output + ?,
         tokens_cached = tokens_cached + ?, cost_usd = CASE WHEN ? IS NULL THEN cost_usd ELSE COALESCE(cost_usd, 0) + ? END
         WHERE id = ?`).run(step.usage.input, step.usage.output, step.usage.cached, step.costUsd, step.costUsd, step.runId);

@@ -10,7 +10,7 @@ import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync } from 'node
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { main } from '../../../src/cli/main.ts';
-import { openStore } from '../../../src/core/store/run-store.ts';
+import { isRunActive, openStore } from '../../../src/core/store/run-store.ts';
 import { call, rawToolCall, startScriptedLlm, type ChatRequestBody, type Turn } from '../../helpers/scripted-llm.ts';
 import { repoRoot, sharedData } from '../../helpers/shared.ts';
 
@@ -198,6 +198,9 @@ test('loupe run: kill -9 mid-run, then --resume continues with nothing lost or d
 
     const mid = openStore(store);
     assert.equal(mid.getRun(runId)!.status, 'running');
+    assert.equal(mid.getRun(runId)!.ownerPid, child.pid);
+    assert.equal(isRunActive(mid.getRun(runId)!), false, 'a killed run must read as stale');
+    assert.ok(mid.getRun(runId)!.heartbeatAt);
     assert.deepEqual(mid.getSteps(runId).map((s) => s.index), [0, 1]);
     mid.close();
 

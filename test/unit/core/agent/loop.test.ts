@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { LlmClient } from '../../../../src/core/agent/llm.ts';
 import { RunControl, runAgent, truncateObservation, type AgentRunOptions } from '../../../../src/core/agent/loop.ts';
 import type { AgentEvent, KernelExecuteResult, KernelLike, ToolSet } from '../../../../src/core/agent/types.ts';
-import { openStore, type RunStore } from '../../../../src/core/store/run-store.ts';
+import { isRunActive, openStore, type RunStore } from '../../../../src/core/store/run-store.ts';
 import { call, rawToolCall, startScriptedLlm, type Turn } from '../../../helpers/scripted-llm.ts';
 
 const echoSet = (extra: Partial<ToolSet> = {}): ToolSet => ({
@@ -191,6 +191,7 @@ test('loop: pause holds the next model call until resume', async () => {
     const control = new RunControl();
     let pausedAt = -1;
     const kinds: string[] = [];
+    let activeWhilePaused = false;
     const p = runAgent(opts(store, url, {
       control,
       onEvent: (e) => {
@@ -198,6 +199,7 @@ test('loop: pause holds the next model call until resume', async () => {
         if (e.type === 'step-end' && e.step === 0) {
           control.pause();
           pausedAt = srv.requests.length;
+          activeWhilePaused = isRunActive(store.getRun('r1')!);
           setTimeout(() => { assert.equal(srv.requests.length, pausedAt); control.resume(); }, 100);
         }
       },
@@ -206,6 +208,9 @@ test('loop: pause holds the next model call until resume', async () => {
     assert.equal(r.status, 'finished');
     assert.equal(pausedAt, 1);
     assert.deepEqual(kinds.filter((k) => k === 'paused' || k === 'resumed'), ['paused', 'resumed']);
+    assert.equal(activeWhilePaused, true);
+    assert.equal(isRunActive(store.getRun('r1')!), false);
+    assert.equal(store.getRun('r1')!.ownerPid, null);
     assert.equal(srv.requests.length, 2);
   });
   store.close();
