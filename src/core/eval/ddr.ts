@@ -5,6 +5,7 @@
  * aggregated with Bradley–Terry, and hallucination rate from judge labels.
  * Source: spec §3.4 (`run_evaluation.py`, `evaluate/*`), §3.7, §5.3 rows 6–7; paper §3.2, §4.2, §7.
  */
+import { touchedFields } from '../agent/toolsets/ddr-sql.ts';
 import { LoupeInputError } from '../util/errors.ts';
 import { mapLimit, tallyJudgements } from './judges/judge.ts';
 import type { ChecklistLabel, Judge, JudgeContext, Judgement, JudgementTally, JudgeVerdict } from './judges/types.ts';
@@ -340,6 +341,21 @@ export function ddrExploration(touched: ReadonlyArray<readonly string[]>, totalF
     counts: [...counts.entries()].sort((a, b) => b[1] - a[1] || a[0].localeCompare(b[0])),
     queries: touched.length,
   };
+}
+
+/**
+ * {@link ddrExploration} straight from SQL texts (e.g. the `params` of DDR's `sql_calls_*.csv` logs):
+ * each query's `table.column`s are extracted with node-sql-parser against the schema (aliases, CTEs and
+ * `*` resolved; a word-match fallback when the parser fails).
+ * @param sqls the queries in order; `schema` table → columns; `totalFields` default: all columns of `schema`.
+ * @returns exploration figures plus how many queries needed the fallback.
+ * Source: DDR paper §4.2; field extraction via the DDR tool set's `touchedFields`.
+ */
+export function ddrExplorationFromSql(sqls: readonly string[], schema: ReadonlyMap<string, readonly string[]>, totalFields?: number): DdrExploration & { fallbackQueries: number } {
+  const s = new Map([...schema.entries()].map(([t, cs]) => [t, [...cs]]));
+  const touched = sqls.map((q) => touchedFields(q, s));
+  const total = totalFields ?? [...s.values()].reduce((n, cs) => n + cs.length, 0);
+  return { ...ddrExploration(touched.map((t) => t.columns), total), fallbackQueries: touched.filter((t) => t.method === 'fallback').length };
 }
 
 // ------------------------------------------------------------------ novelty (Bradley–Terry)

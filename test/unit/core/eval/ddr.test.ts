@@ -5,6 +5,7 @@ import { touchedFields } from '../../../../src/core/agent/toolsets/ddr-sql.ts';
 import {
   bradleyTerry,
   ddrExploration,
+  ddrExplorationFromSql,
   ddrOptions,
   ddrOverallAverage,
   novelInsights,
@@ -124,6 +125,18 @@ describe('eval/ddr exploration', () => {
     assert.ok(Math.abs(e.entropy - h) < 1e-12);
     assert.ok(Math.abs(e.normalizedEntropy! - h / Math.log2(5)) < 1e-12);
     assert.deepEqual(e.counts[0], ['hosp_patients.gender', 2]);
+  });
+  it('straight from SQL, CTEs and aliases resolved; total defaults to the schema size', () => {
+    const schema = new Map([['hosp_patients', ['subject_id', 'gender', 'anchor_age']], ['hosp_admissions', ['subject_id', 'hadm_id', 'admission_type']]]);
+    const e = ddrExplorationFromSql([
+      'WITH a AS (SELECT subject_id, admission_type FROM hosp_admissions) SELECT p.gender, a.admission_type FROM hosp_patients p JOIN a ON a.subject_id = p.subject_id',
+      'SELECT * FROM hosp_patients',
+    ], schema);
+    assert.equal(e.totalFields, 6);
+    assert.ok(e.counts.some(([f]) => f === 'hosp_admissions.admission_type'));
+    assert.ok(e.counts.some(([f]) => f === 'hosp_patients.anchor_age'), '* expands to every column');
+    assert.equal(e.fieldsAccessed, e.counts.length);
+    assert.equal(e.coverage, e.fieldsAccessed / 6);
   });
   it('uniform access has normalised entropy 1; a single field has none', () => {
     assert.equal(ddrExploration([['a'], ['b'], ['c'], ['d']], 10).normalizedEntropy, 1);
