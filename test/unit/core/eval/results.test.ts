@@ -64,3 +64,32 @@ describe('eval/results data shaping', () => {
     assert.match(md, /\| m \| 25\.00 \|/);
   });
 });
+
+describe('eval/score-run aggregateScores', () => {
+  it('DDR: sample/item averages over entities and Bradley–Terry novelty across models', async () => {
+    const { aggregateScores } = await import('../../../../src/core/eval/score-run.ts');
+    const { CallbackJudge } = await import('../../../../src/core/eval/judges/index.ts');
+    const ctx = (correct: number, judged: number, supporting: number[]) => ({
+      included: true, correct, judged, accuracy: judged ? correct / judged : null, entityId: 'e',
+      items: [{ index: 0, question: 'q', label: 'CORRECT_INFO', supporting, contradicting: [], judgeId: 'x', judgementKey: null, status: 'done' }],
+    });
+    const run = (runId: string, model: string, entityId: string, m: [number, number], insights: string[]) => ({
+      runId, suite: 'ddr', blockId: entityId, model, agent: 'llm', status: 'finished', benchmark: 'ddr', judgeId: 'x', options: {}, pending: 0, unjudged: 0,
+      summary: { coverage: 0.1, normalizedEntropy: 0.5, hallucinationRate: null },
+      detail: { entityId, insights, checklist: { perEntity: [{ entityId, messageWise: ctx(m[0], m[1], [0]), trajectoryWise: ctx(0, m[1], []), validInsights: insights.length, totalInsights: insights.length }] } },
+    });
+    const runs = [
+      run('a1', 'A', 'e1', [1, 2], ['used', 'novel a1', 'novel a2']), run('a2', 'A', 'e2', [3, 3], ['used', 'novel a3']),
+      run('b1', 'B', 'e1', [0, 2], ['used']), run('b2', 'B', 'e2', [1, 4], ['used', 'novel b']),
+    ];
+    const judge = new CallbackJudge('n', ((_t: string, i: { insightsA: string[]; insightsB: string[] }) => ({ winner: i.insightsA.length > i.insightsB.length ? 'A' : i.insightsA.length < i.insightsB.length ? 'B' : 'TIE', reason: '' })) as never);
+    const aggs = await aggregateScores(runs as never, judge);
+    const a = aggs.find((x) => x.model === 'A')!;
+    const b = aggs.find((x) => x.model === 'B')!;
+    assert.equal(a.metrics.messageWiseSampleAveraged, (1 / 2 + 1) / 2);
+    assert.equal(a.metrics.messageWiseItemAveraged, 4 / 5);
+    assert.equal(b.metrics.messageWiseItemAveraged, 1 / 6);
+    assert.equal(a.metrics.noveltyRank, 1, 'A has more uncited insights on both entities');
+    assert.equal(b.metrics.noveltyRank, 2);
+  });
+});
