@@ -19,6 +19,9 @@ import { createDdrToolSet, finishDdrRun, readDdrResult, withDdrInsights, type Dd
 import { ANALYST_INPUT_SETTINGS, analystState, createAnalystToolSet, type AnalystInputSetting } from './toolsets/analystbench.ts';
 import { replayRun, type ReplayReport } from './replay.ts';
 
+/** Step budget of the BLADE reference agent (one step per candidate ground-truth path). */
+export const BLADE_REFERENCE_MAX_STEPS = 40;
+
 /** Suites whose tool sets live here (LongDA's is `toolsets/longda.ts`). */
 export const BENCHMARK_SUITES = ['blade', 'blade-mcq', 'ddr', 'analystbench'] as const;
 
@@ -55,14 +58,16 @@ export function parseToolSetOptions(suite: string, pairs: string[]): ToolSetOpti
 
 /**
  * The tool set of a BLADE / BLADE-MCQ / DDR / AnalystBench block.
- * @param o.maxSteps budget override; `options` named options (see {@link parseToolSetOptions}).
+ * @param o.maxSteps budget override; `options` named options (see {@link parseToolSetOptions});
+ *   `agent` the agent kind (the BLADE `reference` agent gets {@link BLADE_REFERENCE_MAX_STEPS}).
  * @throws LoupeInputError for another suite or a bad option.
  */
-export function benchmarkToolSet(block: Block, o: { maxSteps?: number; options?: ToolSetOptions } = {}): ToolSet {
+export function benchmarkToolSet(block: Block, o: { maxSteps?: number; options?: ToolSetOptions; agent?: string } = {}): ToolSet {
   const opt = o.options ?? {};
   switch (block.suite) {
     case 'blade':
-      return createBladeToolSet({ maxSteps: o.maxSteps, useDataDescription: opt.useDataDescription !== 'false' }) as ToolSet;
+      // The reference agent tries ground-truth paths until one validates: it gets one step per candidate.
+      return createBladeToolSet({ maxSteps: o.maxSteps ?? (o.agent === 'reference' ? BLADE_REFERENCE_MAX_STEPS : undefined), useDataDescription: opt.useDataDescription !== 'false' }) as ToolSet;
     case 'blade-mcq':
       // One call per question, no tools (runBladeMcqBlock); the tool set only names the prompt.
       return { id: 'blade-mcq', tools: [], systemPrompt: 'blade-mcq: one call per question', buildBlockPrompt: (b) => (b as Block).items.map((i) => i.id).join(','), defaultMaxSteps: block.items.length };

@@ -26,7 +26,21 @@ export interface BladeReferencePath extends BladeSubmissionInput {
   source: string;
 }
 
-/** Converts a BLADE `EntireAnalysis` into `submit_analysis` arguments. */
+/**
+ * Some annotated model code calls the frame `data` or `soccer_data` (and passes `data=data`): alias
+ * them to `df` at the top of `def model(df...)` when the body mentions them (a later assignment in
+ * the body still wins).
+ */
+export function aliasModelFrames(mCode: string): string {
+  const lines = mCode.split('\n');
+  const i = lines.findIndex((l) => /^def model\(/.test(l));
+  if (i < 0) return mCode;
+  const body = lines.slice(i + 1).join('\n');
+  const add = ['data', 'soccer_data'].filter((n) => new RegExp(`\\b${n}\\b`).test(body)).map((n) => `    ${n} = df`);
+  return add.length ? [...lines.slice(0, i + 1), ...add, ...lines.slice(i + 1)].join('\n') : mCode;
+}
+
+/** Converts a BLADE `EntireAnalysis` into `submit_analysis` arguments (model frame aliases added). */
 export function submissionFromAnalysis(a: BladeAnalysis): BladeSubmissionInput {
   return {
     conceptual_variables: [
@@ -35,7 +49,7 @@ export function submissionFromAnalysis(a: BladeAnalysis): BladeSubmissionInput {
       ...a.cvars.controls.map((v) => ({ description: v.description, type: v.is_moderator ? ('Moderator' as const) : ('Control' as const), columns: v.columns, ...(v.is_moderator && v.moderator_on ? { moderator_on: v.moderator_on } : {}) })),
     ],
     transform_code: a.transform_code,
-    model_code: a.m_code,
+    model_code: aliasModelFrames(a.m_code),
   };
 }
 

@@ -205,9 +205,9 @@ function sharedDocIndex(root: string, files: string[], cacheDir: string | undefi
   return p;
 }
 
-function toolSetFor(o: Pick<BlockRunOptions, 'block' | 'docs' | 'docsCacheDir' | 'budget' | 'toolSetOptions'>): ToolSet {
+function toolSetFor(o: Pick<BlockRunOptions, 'block' | 'docs' | 'docsCacheDir' | 'budget' | 'toolSetOptions' | 'agent'>): ToolSet {
   const block = o.block;
-  if (block.suite !== 'longda') return benchmarkToolSet(block, { maxSteps: o.budget?.maxSteps, options: o.toolSetOptions });
+  if (block.suite !== 'longda') return benchmarkToolSet(block, { maxSteps: o.budget?.maxSteps, options: o.toolSetOptions, agent: o.agent });
   if (block.suite !== 'longda') throw new LoupeInputError('--suite', `agent runs for suite '${block.suite}' are not wired into loupe run yet (LongDA is)`);
   const first = block.visible.docs[0];
   const docs = o.docs ?? (() => {
