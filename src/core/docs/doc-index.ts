@@ -448,7 +448,9 @@ class DocIndexImpl implements DocIndex {
     const size = mode === 'longta' ? 500 : this.chunkChars;
     const overlap = mode === 'longta' ? 100 : this.overlap;
     const tokens = MODE_PARAMS[mode].tokens;
-    const acc = new Map<string, { ids: number[]; tfs: number[] }>();
+    // per term: postings, plus bookkeeping for the chunk and file being read (no per-chunk maps)
+    type Acc = { ids: number[]; tfs: number[]; lastFile: number; inFile: number };
+    const acc = new Map<string, Acc>();
     const cFile: number[] = [];
     const cUnit: number[] = [];
     const cNo: number[] = [];
@@ -463,7 +465,7 @@ class DocIndexImpl implements DocIndex {
       const f = files[fi]!;
       const lo = cFile.length;
       let sumLen = 0;
-      const fileDf = new Map<string, number>();
+      const fileTerms: Acc[] = [];
       const units = getUnits.all(f.hash);
       units.forEach((u, ui) => {
         const spans = splitChunks(u.text, size, overlap);
@@ -477,21 +479,29 @@ class DocIndexImpl implements DocIndex {
           cEnd.push(sp.end);
           cLen.push(toks.length);
           sumLen += toks.length;
-          const tf = new Map<string, number>();
-          for (const t of toks) tf.set(t, (tf.get(t) ?? 0) + 1);
-          for (const [t, c] of tf) {
+          for (const t of toks) {
             let p = acc.get(t);
-            if (!p) acc.set(t, (p = { ids: [], tfs: [] }));
+            if (!p) acc.set(t, (p = { ids: [], tfs: [], lastFile: -1, inFile: 0 }));
+            const last = p.ids.length - 1;
+            if (last >= 0 && p.ids[last] === id) {
+              if (p.tfs[last]! < 65535) p.tfs[last]!++;
+              continue;
+            }
             p.ids.push(id);
-            p.tfs.push(Math.min(c, 65535));
-            fileDf.set(t, (fileDf.get(t) ?? 0) + 1);
+            p.tfs.push(1);
+            if (p.lastFile !== fi) {
+              p.lastFile = fi;
+              p.inFile = 0;
+              fileTerms.push(p);
+            }
+            p.inFile++;
           }
         });
       });
       const nf = cFile.length - lo;
       let idfSum = 0;
-      for (const df of fileDf.values()) idfSum += rawIdf(nf, df);
-      rfiles.push({ file: f.path, hash: f.hash, kind: f.kind as UnitKind, lo, hi: cFile.length, sumLen, avgIdf: fileDf.size ? idfSum / fileDf.size : 0 });
+      for (const p of fileTerms) idfSum += rawIdf(nf, p.inFile);
+      rfiles.push({ file: f.path, hash: f.hash, kind: f.kind as UnitKind, lo, hi: cFile.length, sumLen, avgIdf: fileTerms.length ? idfSum / fileTerms.length : 0 });
       total += sumLen;
     }
     const n = cFile.length;
