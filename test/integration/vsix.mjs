@@ -1,7 +1,8 @@
 #!/usr/bin/env node
 // Packages Loupe as a .vsix, installs it into code-server with --install-extension (as a user would), starts the
 // real VS Code with only that installed copy, opens "Loupe: Show Welcome" from the palette and checks what the
-// webview renders (environment checks from the installed extension: better-sqlite3 prebuild, Python, bwrap).
+// webview renders (environment checks from the installed extension: better-sqlite3 prebuild, Python, bwrap), then
+// runs the reference agent on the NHANES obesity block from the palette and checks the answers landed in the store.
 // Prints "vsix: N passed, N failed". Usage: node test/integration/vsix.mjs [--skip-package]
 import { spawn, spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
@@ -27,7 +28,12 @@ async function main() {
     if (r.status !== 0) return;
   }
   rmSync(OUT, { recursive: true, force: true });
-  for (const d of ['exts', 'ud/User', 'home', 'tmp', 'ws']) mkdirSync(join(OUT, d), { recursive: true });
+  for (const d of ['exts', 'ud/User', 'home', 'tmp', 'ws/.vscode']) mkdirSync(join(OUT, d), { recursive: true });
+  const shared = resolve(process.env.LOUPE_SHARED ?? join(ROOT, '..', 'shared'));
+  writeFileSync(join(OUT, 'ws/.vscode/settings.json'), JSON.stringify({
+    'loupe.suites': [{ suite: 'longda', root: join(shared, 'data', 'longda', 'benchmark') }],
+    'loupe.runsDirectory': join(OUT, 'runs'),
+  }, null, 2));
   writeFileSync(join(OUT, 'ud/User/settings.json'), JSON.stringify({ 'workbench.startupEditor': 'none', 'security.workspace.trust.enabled': false, 'chat.disableAIFeatures': true, 'workbench.secondarySideBar.defaultVisibility': 'hidden' }));
   const env = { ...process.env, HOME: join(OUT, 'home'), TMPDIR: join(OUT, 'tmp'), EXTENSIONS_GALLERY: '{}' };
   const inst = spawnSync(process.execPath, [CS_ENTRY, '--extensions-dir', join(OUT, 'exts'), '--user-data-dir', join(OUT, 'ud'), '--install-extension', VSIX], { env, encoding: 'utf8' });
@@ -68,13 +74,52 @@ async function main() {
     if (found) {
       await page.keyboard.press('Enter');
       const frame = page.frameLocator('iframe.webview.ready').frameLocator('#active-frame');
-      await frame.locator('[data-check="SQLite with FTS5"]').waitFor({ timeout: 60_000 });
+      await frame.locator('[data-check="SQLite with FTS5"]').waitFor({ timeout: 120_000 });
       const text = await frame.locator('body').innerText();
       check('the Welcome webview renders inside the installed extension', /Loupe/.test(text) && /This machine/.test(text));
       check('better-sqlite3 loads from the .vsix (prebuilt N-API binary)', /✔\s*SQLite with FTS5/.test(text), text.split('\n').find((l) => l.includes('SQLite')));
       await page.waitForTimeout(500);
       await page.screenshot({ path: join(ROOT, 'test-results', 'screenshots', 'vsix-welcome.png') });
+      // A new user's first run: the reference agent on the NHANES obesity block, from the palette.
+      await page.keyboard.press('F1');
+      await page.waitForSelector('.quick-input-widget input', { state: 'visible', timeout: 10_000 });
+      await page.keyboard.type('Loupe: Run Benchmark Block');
+      await page.waitForSelector('.quick-input-list .monaco-list-row:has-text("Loupe: Run Benchmark Block")', { timeout: 10_000 });
+      await page.keyboard.press('Enter');
+      await page.waitForSelector('.quick-input-title:has-text("(2/4)")', { timeout: 60_000 });
+      await page.keyboard.type('Brief_No._508');
+      await page.waitForSelector('.quick-input-list .monaco-list-row:has-text("NHANES_NCHS_Data_Brief_No._508")', { timeout: 10_000 });
+      await page.screenshot({ path: join(ROOT, 'test-results', 'screenshots', 'vsix-palette-block.png') });
+      await page.keyboard.press('Enter');
+      await page.waitForSelector('.quick-input-title:has-text("(3/4)")', { timeout: 10_000 });
+      await page.keyboard.type('reference');
+      await page.waitForTimeout(300);
+      await page.keyboard.press('Enter');
+      await page.waitForSelector('.quick-input-title:has-text("(4/4)")', { timeout: 10_000 });
+      await page.keyboard.type('1');
+      await page.keyboard.press('Enter');
+      const { default: Database } = await import('better-sqlite3');
+      const storeFile = join(OUT, 'runs', 'runs.sqlite');
+      let run;
+      for (let i = 0; i < 360 && !(run && !['pending', 'running'].includes(run.status)); i++) {
+        await page.waitForTimeout(500);
+        if (!existsSync(storeFile)) continue;
+        const db = new Database(storeFile, { readonly: true, fileMustExist: true });
+        try {
+          run = db.prepare("SELECT id, status, status_reason AS reason FROM runs WHERE block_id = 'NHANES_NCHS_Data_Brief_No._508'").get();
+          if (run) run.answers = db.prepare('SELECT query_id AS q, answer FROM answers WHERE run_id = ?').all(run.id);
+        } finally {
+          db.close();
+        }
+      }
+      check('the reference agent run finished from the palette', run?.status === 'finished', `${run?.status} ${run?.reason ?? ''}`);
+      check('all 9 answers of Data Brief 508 recorded', run?.answers?.length === 9, JSON.stringify(run?.answers?.slice(0, 3)));
+      await page.waitForTimeout(1500);
+      await page.screenshot({ path: join(ROOT, 'test-results', 'screenshots', 'vsix-reference-run.png') });
     }
+  } catch (e) {
+    await browser.contexts()[0]?.pages()[0]?.screenshot({ path: join(OUT, 'failure.png') }).catch(() => undefined);
+    throw e;
   } finally {
     await browser.close();
     stop();

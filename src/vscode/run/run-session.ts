@@ -106,6 +106,10 @@ export class RunSession implements vscode.Disposable {
         this.result = await startBlockRun(base);
       }
       return this.result;
+    } catch (e) {
+      // Shown where the user is looking (the run's terminal), then reported by the command as an error message.
+      this.terminal.write(`\r\n\x1b[31m✘ ${(e instanceof Error ? e.message : String(e)).replace(/\n/g, '\r\n')}\x1b[0m\r\n`);
+      throw e;
     } finally {
       if (this.kernel) this.kernel.agentRunning = false;
       await this.uiReady;
