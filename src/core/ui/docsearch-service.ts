@@ -49,6 +49,13 @@ export interface DocSearchServiceOptions {
   /** Files (relative to `target.root`) the target covers; undefined = everything the index finds under the root. */
   files?: string[];
   onIndex?: (index: IndexStatus, files: DocFileInfo[]) => void;
+  /**
+   * Builds the cache in another process first (the extension host passes one that runs `loupe index`), so PDF
+   * extraction does not block the caller's thread; the in-process build afterwards only reuses the cache.
+   * Failures are reported through `onPrebuildError` and the in-process build does the work instead.
+   */
+  prebuild?: (onProgress: (done: number, total: number, file?: string) => void, signal: AbortSignal) => Promise<void>;
+  onPrebuildError?: (e: unknown) => void;
 }
 
 export class DocSearchService {
@@ -77,6 +84,17 @@ export class DocSearchService {
     this.building = (async () => {
       this.setStatus({ state: 'building', done: 0, total: this.opts.files?.length ?? 0, skipped: [] });
       try {
+        if (this.opts.prebuild && !this.index) {
+          try {
+            await this.opts.prebuild((done, total, file) => {
+              if (!abort.signal.aborted) this.setStatus({ state: 'building', done, total, message: file ? `extract ${file}` : 'extract', skipped: [] });
+            }, abort.signal);
+          } catch (e) {
+            if (abort.signal.aborted) return;
+            this.opts.onPrebuildError?.(e);
+          }
+        }
+        if (abort.signal.aborted) return;
         this.index ??= await openDocIndex({ root: this.target.root, cacheDir: this.opts.cacheDir, files: this.opts.files });
         let last = 0;
         const report = await this.index.build({

@@ -5,8 +5,11 @@
  * Hook for other panels: `vscode.commands.executeCommand('loupe.searchDocumentation', args: DocSearchOpenArgs)`
  * opens (or re-targets) the panel pre-filled with a query, a hit to select and a list of searches to replay.
  */
+import { spawn } from 'node:child_process';
+import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import * as vscode from 'vscode';
+import { suiteDocFiles } from '../../core/docs/roots.ts';
 import type { Block, Suite } from '../../core/suites/index.ts';
 import type { RpcEndpoint } from '../../protocol/ipc.ts';
 import {
@@ -18,7 +21,9 @@ import { DidChangeStateNotification } from '../../protocol/webview.ts';
 import type { LoupeContext } from '../context.ts';
 import { suiteRegistry } from '../suites.ts';
 import { connectWebview, webviewHtml, webviewOptions } from '../webview-shell.ts';
-import { DocSearchService, blockDocTarget, runSearchHistory, suiteDocTarget, type ResolvedDocTarget } from '../../core/ui/docsearch-service.ts';
+import {
+  DocSearchService, blockDocTarget, runSearchHistory, suiteDocTarget, type DocSearchServiceOptions, type ResolvedDocTarget,
+} from '../../core/ui/docsearch-service.ts';
 
 /** Resolves a target given by another panel or restored from a serialized webview. */
 export async function resolveDocTarget(ctx: LoupeContext, t: DocSearchTarget): Promise<ResolvedDocTarget> {
@@ -32,6 +37,45 @@ export async function resolveDocTarget(ctx: LoupeContext, t: DocSearchTarget): P
   const entry = await reg.load({ suite: t.suite as never, root: t.root });
   if (!entry.suite) throw new Error(entry.error ?? `Could not load ${t.suite} suite ${t.root}`);
   return suiteDocTarget(entry.suite);
+}
+
+/**
+ * A child-process build of the docs cache with `loupe index` (dist/cli.js), when the CLI indexes exactly the
+ * target's files (LongDA layouts: `<SURVEY>/docs/**`). PDF extraction then never blocks the extension host.
+ */
+function cliPrebuild(ctx: LoupeContext, resolved: ResolvedDocTarget, cacheDir: string): DocSearchServiceOptions['prebuild'] {
+  const { target, files } = resolved;
+  const cli = join(ctx.extension.extensionUri.fsPath, 'dist', 'cli.js');
+  if (target.suite !== 'longda' || !files || !existsSync(cli)) return undefined;
+  let cliFiles: string[] | undefined;
+  try {
+    cliFiles = suiteDocFiles(target.root, 'longda');
+  } catch {
+    return undefined;
+  }
+  const want = new Set(files);
+  if (!cliFiles || cliFiles.length !== want.size || !cliFiles.every((f) => want.has(f))) return undefined;
+  return (onProgress, signal) => new Promise<void>((resolve, reject) => {
+    const t0 = Date.now();
+    const child = spawn(process.execPath, [cli, 'index', '--root', target.root, '--suite', 'longda', '--cache', cacheDir],
+      { env: { ...process.env, ELECTRON_RUN_AS_NODE: '1' }, stdio: ['ignore', 'ignore', 'pipe'] });
+    let tail = '';
+    child.stderr.setEncoding('utf8');
+    child.stderr.on('data', (d: string) => {
+      tail = (tail + d).slice(-4000);
+      for (const m of d.matchAll(/indexing (\d+)\/(\d+) ?([^\n]*)/g)) onProgress(Number(m[1]), Number(m[2]), m[3] || undefined);
+    });
+    const onAbort = () => child.kill();
+    signal.addEventListener('abort', onAbort, { once: true });
+    child.on('error', reject);
+    child.on('exit', (code) => {
+      signal.removeEventListener('abort', onAbort);
+      if (code === 0) {
+        ctx.log.info(`docs index of ${target.root} (${files.length} files) built by loupe index in ${Date.now() - t0} ms`);
+        resolve();
+      } else reject(new Error(`loupe index exited with ${code}: ${tail.trim().split('\n').slice(-3).join(' | ')}`));
+    });
+  });
 }
 
 /** A run's block among the configured suites; else the docs/ folder of the run's workspace. */
@@ -138,10 +182,13 @@ export class DocSearchPanel {
       this.service.target.suite === resolved.target.suite;
     if (!same) {
       this.service?.dispose();
+      const cacheDir = join(this.ctx.extension.globalStorageUri.fsPath, 'docs-index');
       this.service = new DocSearchService(resolved.target, {
-        cacheDir: join(this.ctx.extension.globalStorageUri.fsPath, 'docs-index'),
+        cacheDir,
         files: resolved.files,
         onIndex: (index, files) => this.rpc.notify(DidChangeIndexNotification, { index, files }),
+        prebuild: cliPrebuild(this.ctx, resolved, cacheDir),
+        onPrebuildError: (e) => this.ctx.log.warn(`docs index in a child process failed, building in the extension host: ${e instanceof Error ? e.message : String(e)}`),
       });
       this.panel.title = `Docs: ${resolved.target.title.split(' · ').pop() ?? resolved.target.title}`;
       void this.service.build().catch((e: unknown) => this.ctx.log.error(`docs index ${resolved.target.root}: ${e instanceof Error ? e.message : String(e)}`));

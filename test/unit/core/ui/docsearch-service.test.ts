@@ -75,6 +75,31 @@ describe('docsearch service', () => {
     await assert.rejects(svc.readUnit('../benchmark.csv', 'Line 1'), /not a file of this documentation index/);
   });
 
+  it('runs a prebuild first (reporting its progress) and falls back to the in-process build when it fails', async () => {
+    const t = blockDocTarget(suite, block);
+    const files = (t.files ?? []).filter((f) => /\/BMX_L\.pdf$/.test(f));
+    const seen: IndexStatus[] = [];
+    const ok = new DocSearchService(t.target, {
+      cacheDir: cache, files, onIndex: (st) => seen.push(st),
+      prebuild: async (progress) => progress(1, 1, 'docs/Examination/BMX_L.pdf'),
+    });
+    await ok.build();
+    assert.ok(seen.some((x) => x.state === 'building' && x.message === 'extract docs/Examination/BMX_L.pdf'));
+    assert.equal(ok.state().index.state, 'ready');
+    ok.dispose();
+    const errors: unknown[] = [];
+    const fallback = new DocSearchService(t.target, {
+      cacheDir: cache, files, prebuild: async () => {
+        throw new Error('no cli');
+      }, onPrebuildError: (e) => errors.push(e),
+    });
+    await fallback.build();
+    assert.equal(errors.length, 1);
+    assert.equal(fallback.state().index.state, 'ready');
+    assert.ok((await fallback.search({ query: 'BMXBMI', mode: 'keyword' })).hits.length > 0);
+    fallback.dispose();
+  });
+
   it('lists a run\'s documentation searches for replay', () => {
     const h = runSearchHistory([
       { index: 0, toolCalls: [{ name: 'search_doc', argumentsText: JSON.stringify({ keyword: 'WTMEC2YR', doc_path: 'docs/Demographics/DEMO_L.pdf' }) }] },
