@@ -40,12 +40,12 @@ test('loupe run --agent reference on BLADE datasets validates; --agent replay re
   const multi = JSON.parse(readFileSync(join(dir, 'results', 'caschools', 'multirun_analyses.json'), 'utf8'));
   assert.equal(multi.dataset_name, 'caschools');
   assert.equal(multi.n, 1);
-  assert.match(multi.analyses['0'].transform_code, /^def transform\(df\):/);
+  assert.match(multi.analyses['0'].transform_code, /^def transform\(df\b/);
   assert.equal(multi.analyses['0'].cvars.dv.columns.length >= 1, true);
   const sub = JSON.parse(readFileSync(join(dir, 'results', 'reading', 'submission.json'), 'utf8'));
   assert.equal(sub.dataset_name, 'reading');
   assert.equal(sub.analyses.length, 1);
-  assert.ok(sub.analyses[0].m_code.includes('def model(df)'));
+  assert.match(sub.analyses[0].m_code, /^def model\(df\b/);
   const rep = await cli(dir, ['run', '--agent', 'replay', '--run', lines[0].runId, '--store', store, '--json']);
   assert.equal(rep.code, 0, rep.err + rep.out);
   const line = JSON.parse(rep.out.trim());
