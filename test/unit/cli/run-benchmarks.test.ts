@@ -29,10 +29,10 @@ function cli(dir: string, args: string[]): Promise<{ code: number | null; out: s
 test('loupe run --agent reference on BLADE datasets validates; --agent replay reports no differences', { timeout: 120_000 }, async () => {
   const dir = mkdtempSync(join(tmpdir(), 'loupe-cli-blade-'));
   const store = join(dir, 'runs.sqlite');
-  const r = await cli(dir, ['run', '--suite', 'blade', '--root', sharedData('blade', 'datasets'), '--blocks', 'caschools,reading', '--concurrency', '2', '--agent', 'reference', '--store', store, '--results', join(dir, 'results'), '--json']);
+  const r = await cli(dir, ['run', '--suite', 'blade', '--root', sharedData('blade', 'datasets'), '--blocks', 'caschools,affairs', '--concurrency', '2', '--agent', 'reference', '--store', store, '--results', join(dir, 'results'), '--json']);
   assert.equal(r.code, 0, r.err);
   const lines = r.out.trim().split('\n').map((l) => JSON.parse(l));
-  assert.deepEqual(lines.map((l) => [l.blockId, l.agent, l.status]).sort(), [['caschools', 'reference', 'finished'], ['reading', 'reference', 'finished']]);
+  assert.deepEqual(lines.map((l) => [l.blockId, l.agent, l.status]).sort(), [['affairs', 'reference', 'finished'], ['caschools', 'reference', 'finished']]);
   const s = openStore(store);
   for (const l of lines) assert.ok(bladeState(s.getExtraState(l.runId)).final, `${l.blockId}: no valid submission`);
   s.close();
@@ -42,8 +42,8 @@ test('loupe run --agent reference on BLADE datasets validates; --agent replay re
   assert.equal(multi.n, 1);
   assert.match(multi.analyses['0'].transform_code, /^def transform\(df\b/);
   assert.equal(multi.analyses['0'].cvars.dv.columns.length >= 1, true);
-  const sub = JSON.parse(readFileSync(join(dir, 'results', 'reading', 'submission.json'), 'utf8'));
-  assert.equal(sub.dataset_name, 'reading');
+  const sub = JSON.parse(readFileSync(join(dir, 'results', 'affairs', 'submission.json'), 'utf8'));
+  assert.equal(sub.dataset_name, 'affairs');
   assert.equal(sub.analyses.length, 1);
   assert.match(sub.analyses[0].m_code, /^def model\(df\b/);
   const rep = await cli(dir, ['run', '--agent', 'replay', '--run', lines[0].runId, '--store', store, '--json']);
