@@ -41,7 +41,12 @@ export function openReadOnlyDatabase(path: string): ReadonlyDb {
 
 /** Table and view names to hide from the agent (spec §3.3 `get_database_info`). */
 function isHiddenTable(name: string): boolean {
-  return name.startsWith('sqlite_') || name.endsWith('_comments') || name.endsWith('_documentation');
+  return name.startsWith('sqlite_') || name.startsWith('_loupe') || name.endsWith('_comments') || name.endsWith('_documentation');
+}
+
+/** Table / column descriptions and row counts known from the suite (DDR metadata), used when the database has none. */
+export interface DbMeta {
+  tables: { name: string; comment?: string; rows?: number; columns: { name: string; comment?: string }[] }[];
 }
 
 function tableExists(db: ReadonlyDb, name: string): boolean {
@@ -70,17 +75,20 @@ export function readSchema(db: ReadonlyDb): DbSchema {
 /**
  * `get_database_info()`: the visible tables with their comments.
  * Source: spec §3.3 (`{database_path, table_count, tables, tables_info, filtered_out_count}`); the path
- * is given as `displayPath` so the agent never learns host paths.
- * @param db an open connection; `displayPath` the name shown to the agent.
+ * is given as `displayPath` so the agent never learns host paths. Loupe's `_loupe*` bookkeeping
+ * tables are hidden like DDR's comment tables.
+ * @param db an open connection; `displayPath` the name shown to the agent; `meta` suite metadata
+ *   (comments used when the database has no `table_comments`).
  * @returns a JSON-serialisable object.
  */
-export function databaseInfo(db: ReadonlyDb, displayPath: string): Record<string, unknown> {
+export function databaseInfo(db: ReadonlyDb, displayPath: string, meta?: DbMeta): Record<string, unknown> {
   const all = db.prepare("SELECT name, type FROM sqlite_master WHERE type IN ('table','view') ORDER BY name").all() as { name: string; type: string }[];
   const visible = all.filter((t) => t.type === 'table' && !isHiddenTable(t.name));
   const comments = new Map<string, string>();
   if (tableExists(db, 'table_comments')) {
     for (const r of db.prepare('SELECT table_name, comment FROM table_comments').all() as { table_name: string; comment: string }[]) comments.set(r.table_name, r.comment);
   }
+  for (const t of meta?.tables ?? []) if (t.comment && !comments.has(t.name)) comments.set(t.name, t.comment);
   return {
     database_path: displayPath,
     table_count: visible.length,
@@ -92,10 +100,10 @@ export function databaseInfo(db: ReadonlyDb, displayPath: string): Record<string
 
 /**
  * `describe_table(table)`: row count, columns (name, type, not null, default, primary key, comment).
- * Source: spec §3.3.
+ * Source: spec §3.3. `meta` supplies comments and the row count when the suite knows them.
  * @throws LoupeInputError(table) when the table does not exist (message lists the tables).
  */
-export function describeTable(db: ReadonlyDb, table: string): Record<string, unknown> {
+export function describeTable(db: ReadonlyDb, table: string, meta?: DbMeta): Record<string, unknown> {
   const schema = readSchema(db);
   if (!schema.has(table)) throw new LoupeInputError(table, `no such table. Available tables: ${[...schema.keys()].join(', ')}`);
   const cols = db.prepare('SELECT name, type, "notnull" AS nn, dflt_value, pk FROM pragma_table_info(?)').all(table) as { name: string; type: string; nn: number; dflt_value: unknown; pk: number }[];
@@ -105,7 +113,11 @@ export function describeTable(db: ReadonlyDb, table: string): Record<string, unk
     for (const r of db.prepare('SELECT column_name, comment FROM column_comments WHERE table_name = ?').all(table) as { column_name: string; comment: string }[]) colComments.set(r.column_name, r.comment);
   }
   if (tableExists(db, 'table_comments')) comment = (db.prepare('SELECT comment FROM table_comments WHERE table_name = ?').get(table) as { comment?: string } | undefined)?.comment;
-  const rowCount = (db.prepare(`SELECT count(*) AS n FROM "${table.replaceAll('"', '""')}"`).get() as { n: number }).n;
+  const m = meta?.tables.find((t) => t.name === table);
+  comment ??= m?.comment;
+  for (const c of m?.columns ?? []) if (c.comment && !colComments.has(c.name)) colComments.set(c.name, c.comment);
+  // Row count from the suite's metadata when known (COUNT(*) over a huge table is slow).
+  const rowCount = m?.rows ?? (db.prepare(`SELECT count(*) AS n FROM "${table.replaceAll('"', '""')}"`).get() as { n: number }).n;
   return {
     table_name: table,
     row_count: rowCount,
@@ -152,7 +164,7 @@ export function executeQuery(db: ReadonlyDb, sql: string, caps: QueryCaps = { ma
   const enrich = (msg: string): string => {
     const tables = (db.prepare("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name").all() as { name: string }[])
       .map((t) => t.name)
-      .filter((n) => !n.startsWith('sqlite_') && !n.endsWith('_comments') && !n.endsWith('_documentation'));
+      .filter((n) => !n.startsWith('sqlite_') && !n.startsWith('_loupe') && !n.endsWith('_comments') && !n.endsWith('_documentation'));
     if (/no such table/i.test(msg)) return `${msg}. Available tables: ${tables.join(', ')}`;
     if (/no such column/i.test(msg)) {
       const named = tables.filter((t) => new RegExp(`\\b${t}\\b`, 'i').test(sql));

@@ -164,7 +164,7 @@ export function createDdrToolSet(opts: DdrToolSetOptions = {}): ToolSet<Block> {
       ddrState(ctx.state.extra, opts);
       const block = ctx.block as Block;
       const { db } = dbFor(block);
-      return { observation: json(databaseInfo(db, block.visible.database?.rel ?? 'database')) };
+      return { observation: json(databaseInfo(db, block.visible.database?.rel ?? 'database', block.visible.database)) };
     },
   };
   const describe: ToolDefinition = {
@@ -174,7 +174,8 @@ export function createDdrToolSet(opts: DdrToolSetOptions = {}): ToolSet<Block> {
     run: async (args, ctx) => {
       ddrState(ctx.state.extra, opts);
       try {
-        return { observation: json(describeTable(dbFor(ctx.block as Block).db, String(args.table))) };
+        const block = ctx.block as Block;
+        return { observation: json(describeTable(dbFor(block).db, String(args.table), block.visible.database)) };
       } catch (e) {
         return fail(errorMessage(e));
       }

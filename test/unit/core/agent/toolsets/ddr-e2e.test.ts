@@ -79,6 +79,14 @@ describe('DDR agent end to end on the MIMIC-IV demo (scripted model)', () => {
     assert.equal(res.status, 'finished', res.reason);
     assert.equal(res.steps, 6);
     const steps = store.getSteps('ddr-1');
+    // Loupe's import bookkeeping is hidden; descriptions come from DDR's MIMIC metadata.
+    const info = JSON.parse(steps[0]!.toolCalls[0]!.observation);
+    assert.deepEqual(info.tables, ['hosp_admissions', 'hosp_diagnoses_icd', 'hosp_patients']);
+    assert.match(info.tables_info[0].comment, /^Hospital admissions for each patient/);
+    const desc = JSON.parse(steps[1]!.toolCalls[0]!.observation);
+    assert.equal(desc.row_count, 100);
+    assert.match(desc.comment, /^Patient demographics/);
+    assert.match(desc.columns[0].comment, /^Unique patient identifier/);
     assert.match(steps[4]!.toolCalls[0]!.observation, /^\d+ OperationalError/m);
 
     // message-wise insights: one separate call per non-description tool step (steps 2, 3, 4)
