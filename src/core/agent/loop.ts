@@ -283,7 +283,8 @@ export async function runAgent(o: AgentRunOptions): Promise<AgentRunResult> {
       const t0 = performance.now();
       const records: ToolCallRecord[] = [];
       let finish = false;
-      for (const call of assistant.tool_calls ?? []) {
+      const terminalFirst = !!toolSet.terminalBeforeTools && !!toolSet.isTerminal?.(assistant);
+      for (const call of terminalFirst ? [] : (assistant.tool_calls ?? [])) {
         emit({ type: 'tool-call', runId, step: stepIndex, call: { id: call.id, name: call.function.name, argumentsText: call.function.arguments } });
         const c0 = performance.now();
         const r = await registry.invoke(call, ctx);
@@ -297,7 +298,7 @@ export async function runAgent(o: AgentRunOptions): Promise<AgentRunResult> {
       const extraMessages: ChatMessage[] = [];
       let terminal = false;
       if (!records.length) {
-        if (toolSet.isTerminal?.(assistant)) terminal = true;
+        if (terminalFirst || toolSet.isTerminal?.(assistant)) terminal = true;
         else {
           noToolStreak++;
           extraMessages.push({ role: 'user', content: toolSet.noToolCallMessage ?? DEFAULT_NUDGE });

@@ -112,6 +112,11 @@ export interface ToolSet<Block = unknown> {
   buildBlockPrompt(block: Block): string;
   /** Ends the run when the assistant message alone says so (e.g. DDR `FINISH:`). */
   isTerminal?(assistant: AssistantMessage): boolean;
+  /**
+   * Check {@link ToolSet.isTerminal} before running the message's tool calls, which are then not run
+   * (DDR: the termination check comes first, spec §3.3 step 2). Default: only tool-less messages end.
+   */
+  terminalBeforeTools?: boolean;
   /** Message sent when the model answers with neither a tool call nor a terminal message. */
   noToolCallMessage?: string;
   defaultMaxSteps: number;

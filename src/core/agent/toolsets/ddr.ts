@@ -202,6 +202,8 @@ export function createDdrToolSet(opts: DdrToolSetOptions = {}): ToolSet<Block> {
     systemPrompt: systemPrompt(rule, withPython),
     buildBlockPrompt: buildDdrBlockPrompt,
     isTerminal: (msg: AssistantMessage) => isDdrFinish(msg.content, rule),
+    // DDR checks for FINISH before looking at tool calls: a FINISH message ends the run as is.
+    terminalBeforeTools: true,
     noToolCallMessage: rule === 'paper' ? 'Your message should either contain a tool call or start with "FINISH:" to end the task.' : "Your message should either contain a function call or use 'FINISH' in your message to end the task.",
     defaultMaxSteps: opts.maxSteps ?? 100,
   };

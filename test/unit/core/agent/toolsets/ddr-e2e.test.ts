@@ -113,6 +113,20 @@ describe('DDR agent end to end on the MIMIC-IV demo (scripted model)', () => {
     assert.equal(rep.allMatch, true, JSON.stringify(rep.actions.filter((a) => !a.match)));
   });
 
+  it('FINISH is checked before tool calls: code rule ends on "finish" anywhere, paper rule does not', async () => {
+    const { runAgent } = await import('../../../../../src/core/agent/loop.ts');
+    const msg = { role: 'assistant' as const, content: 'I will finish by checking the admissions.', tool_calls: [{ id: 'c1', type: 'function' as const, function: { name: 'execute_query', arguments: JSON.stringify({ sql: 'SELECT count(*) FROM hosp_admissions' }) } }] };
+    const model = { model: 'inline', complete: async () => ({ message: msg, usage: { input: 0, output: 0, cached: 0 }, costUsd: null, finishReason: 'tool_calls', latencyMs: 0, attempts: 1 }) };
+    for (const [rule, status, queries] of [['code', 'finished', 0], ['paper', 'budget_exhausted', 2]] as const) {
+      const toolSet = createDdrToolSet({ python: false, finishRule: rule });
+      const id = `ddr-rule-${rule}`;
+      store.createRun({ id, suite: 'ddr', blockId: block.id, agent: 'llm', model: 'inline', params: {}, promptHash: '', toolSet: toolSet.id, dataChecksums: {}, loupeVersion: 'test', sandbox: 'off', workspace: '/tmp' });
+      const res = await runAgent({ store, runId: id, model, toolSet: toolSet as never, block, workspace: '/tmp', budget: { maxSteps: 2 } });
+      assert.equal(res.status, status, `${rule}: ${res.reason}`);
+      assert.equal(ddrState(store.getExtraState(id)).queries.length, queries, rule);
+    }
+  });
+
   it('budget end without FINISH: forced final summary becomes the report', async () => {
     const toolSet = createDdrToolSet({ python: false });
     const w = linkWorkspace(block);
