@@ -642,13 +642,14 @@ class DocIndexImpl implements DocIndex {
       .prepare<[string], { text: string }>('SELECT text FROM units WHERE hash = ? ORDER BY idx')
       .all(hash)
       .map((r) => r.text);
+    const lower = units.map((u) => u.toLowerCase());
     const starts = new Int32Array(units.length);
     let off = 0;
-    units.forEach((u, i) => {
+    lower.forEach((u, i) => {
       starts[i] = off;
       off += u.length + 1;
     });
-    const entry = { text: units.join('\n').toLowerCase(), starts };
+    const entry = { text: lower.join('\n'), starts };
     this.lowerCache.set(hash, entry);
     this.lowerChars += entry.text.length;
     for (const [k, v] of this.lowerCache) {
@@ -750,14 +751,17 @@ class DocIndexImpl implements DocIndex {
         let at = low.text.indexOf(needle);
         while (at >= 0) {
           const ui = upperBound(low.starts, at) - 1;
-          const s = at - low.starts[ui]!;
+          const unitEnd = ui + 1 < low.starts.length ? low.starts[ui + 1]! - 1 : low.text.length;
           const text = this.unitText(t.row.hash, ui);
-          if (text.length === (ui + 1 < low.starts.length ? low.starts[ui + 1]! - 1 : low.text.length) - low.starts[ui]!) {
+          if (text.length === unitEnd - low.starts[ui]!) {
+            const s = at - low.starts[ui]!;
             emit(ui, text, s, s + needle.length);
+            at = low.text.indexOf(needle, at + needle.length);
           } else {
-            for (const [a, b] of findAllCaseInsensitive(text, keyword)) if (a === s) emit(ui, text, a, b);
+            // lowercasing changed this unit's length (e.g. "İ"): offsets differ, match the unit itself
+            for (const [a, b] of findAllCaseInsensitive(text, keyword)) emit(ui, text, a, b);
+            at = low.text.indexOf(needle, unitEnd + 1);
           }
-          at = low.text.indexOf(needle, at + needle.length);
         }
         continue;
       }

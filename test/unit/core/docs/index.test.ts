@@ -243,6 +243,24 @@ function runChild(root: string, cache: string, slowMs = 0, killAt = -1): Promise
   });
 }
 
+describe('docs/index: keyword search edge cases', () => {
+  it('case-insensitive search is right when lowercasing changes lengths (İ) and across units', async () => {
+    const root = tmp('unicode');
+    const cache = tmp('unicode-cache');
+    writeFileSync(join(root, 'u.txt'), 'İstanbul survey WEIGHT\nsecond line weight\nİİ weight at end\n');
+    const idx = await openDocIndex({ root, cacheDir: cache });
+    await idx.build();
+    const r = idx.searchDoc('weight', 'u.txt', 10, 3);
+    assert.deepEqual(r.hits.map((h) => [h.unit, h.start, h.end]), [['Line 1', 16, 22], ['Line 2', 12, 18], ['Line 3', 3, 9]]);
+    assert.deepEqual(r.hits.map((h) => h.snippet), ['ey WEIGHT', 'ne weight', 'İİ weight at']);
+    assert.equal(idx.searchDoc('line weight', 'u.txt').hits.length, 1);
+    assert.equal(idx.searchDoc('weight\nsecond', 'u.txt').hits.length, 0, 'no match across unit boundaries');
+    idx.close();
+    rmSync(root, { recursive: true, force: true });
+    rmSync(cache, { recursive: true, force: true });
+  });
+});
+
 describe('docs/index: crash safety and two processes', () => {
   it('a build killed halfway leaves a usable index; the next build completes it', async () => {
     const root = tmp('crash');
