@@ -118,11 +118,11 @@ export function referencePath(annotations: BladeAnnotations, opts: { model?: num
   }
   const codes = order.map((id) => (specs.get(id) as TSpec).code).filter((c) => c.trim());
   const body = codes.map(renameGroupbyTargets).join('\n');
-  const transformCode = `def transform(df: pd.DataFrame) -> pd.DataFrame:\n${indent(body || 'df = df')}\n    return df\n`;
+  const transformCode = `def transform(df):\n${indent(body || 'df = df')}\n    return df\n`;
   let modelBody = model.code.trim() || 'pass';
   // some annotations call the frame `data`
   if (/\bdata\b/.test(modelBody) && !/\bdata\s*=/.test(modelBody)) modelBody = `data = df\n${modelBody}`;
-  const modelCode = `def model(df: pd.DataFrame) -> Any:\n${indent(modelBody)}\n    return None\n`;
+  const modelCode = `def model(df):\n${indent(modelBody)}\n    return None\n`;
 
   const cvars = gtModelCvars(model, annotations.conceptualVars);
   const modelCols = new Set([...model.columnsOrig, ...model.columnsDerived]);
