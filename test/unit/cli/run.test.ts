@@ -347,6 +347,17 @@ test('loupe run --agent reference: the NHANES 508 reference analysis reproduces 
     assert.equal(step0.name, 'python');
     assert.match(step0.observation, /"q1": 40\.3/);
     s.close();
+
+    // loupe runs: list (JSON) and export one run's trajectory and results folder after the fact
+    const t2 = io(process.env, dir);
+    assert.equal(await main(['runs', '--store', join(dir, 's.sqlite'), '--json'], t2.io), 0, t2.err.join(''));
+    const listed = t2.out.join('').trim().split('\n').map((l) => JSON.parse(l));
+    assert.equal(listed.length, 2);
+    assert.ok(listed.every((r) => r.status === 'finished' && r.active === false && r.answers === 9));
+    const t3 = io(process.env, dir);
+    assert.equal(await main(['runs', '--store', join(dir, 's.sqlite'), '--run', listed[0].id, '--trajectory', join(dir, 'tr'), '--results', join(dir, 'res')], t3.io), 0, t3.err.join(''));
+    assert.ok(readFileSync(join(dir, 'tr', `${listed[0].id}.jsonl`), 'utf8').includes('"type":"answer"'));
+    assert.equal(JSON.parse(readFileSync(join(dir, 'res', 'run_summary.json'), 'utf8')).answered_queries, 9);
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
