@@ -37,6 +37,11 @@ export interface KernelOptions {
   cellCpuLimitMs?: number;
   /** Address-space limit (RLIMIT_AS) in MiB; default 4096; 0 = none. */
   memoryLimitMb?: number;
+  /**
+   * Most processes the sandbox may hold at once (driver included; bounds fork bombs): above it every
+   * other process in the sandbox is killed and the cell is told. Sandbox only; default 256; 0 = none.
+   */
+  maxProcesses?: number;
   /** Import allowlist for agent code (`pkg` or `pkg.*`); undefined = anything installed. */
   importAllowlist?: readonly string[];
   /** Code run at start and after each restart (e.g. BLADE loads `df`). A failing preamble fails start(). */
@@ -173,7 +178,10 @@ const ETC_PATHS = ['/etc/alternatives', '/etc/ld.so.cache', '/etc/ld.so.conf', '
  * @returns argv for `bwrap` ending with the python command.
  */
 export function bubblewrapArgs(o: { python: string; driver: string; cwd: string; readOnlyPaths: string[]; writablePaths: string[]; extraReadOnly: string[] }): string[] {
-  const a: string[] = ['--unshare-all', '--die-with-parent', '--new-session', '--hostname', 'loupe-sandbox'];
+  // --cap-drop ALL: when Loupe runs as root (containers, CI), bwrap otherwise keeps every capability
+  // inside its user namespace, and agent code could remount the read-only data read-write or mount over
+  // the run folder. Harmless (already dropped) for an unprivileged user.
+  const a: string[] = ['--unshare-all', '--die-with-parent', '--new-session', '--cap-drop', 'ALL', '--hostname', 'loupe-sandbox'];
   a.push('--ro-bind', '/usr', '/usr');
   for (const l of ['/bin', '/sbin', '/lib', '/lib32', '/lib64', '/libx32']) {
     if (!existsSync(l)) continue;
@@ -293,6 +301,8 @@ export class PythonKernel {
       LOUPE_KERNEL_MEMORY_MB: String(this.#opts.memoryLimitMb ?? 4096),
       LOUPE_KERNEL_MAX_OUTPUT: String(this.#opts.maxOutputChars ?? 1_000_000),
     };
+    // Only in the sandbox's own pid namespace: there the driver can count and kill every process.
+    if (sandboxed) env.LOUPE_KERNEL_MAX_PROCS = String(this.#opts.maxProcesses ?? 256);
     if (this.#opts.importAllowlist) env.LOUPE_KERNEL_ALLOWLIST = JSON.stringify(this.#opts.importAllowlist);
     return { ...env, ...(this.#opts.env ?? {}) };
   }

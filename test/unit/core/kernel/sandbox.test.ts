@@ -126,9 +126,29 @@ describe('core/kernel sandbox (bubblewrap)', { skip: findBubblewrap() ? false : 
     assert.equal(again.result, 'False');
   });
 
+  it('drops every capability: agent code cannot remount the read-only data read-write (Loupe running as root)', async () => {
+    const target = join(visible, 'visible.csv');
+    const r = await k.execute(`import os\ncap = [l.split()[1] for l in open("/proc/self/status") if l.startswith("CapEff")][0]\nout = os.popen("mount -o remount,bind,rw ${visible} 2>&1; echo hacked >> ${target} 2>&1").read()\ncap, out`);
+    assert.equal(r.status, 'ok', r.error?.traceback.join('\n'));
+    assert.match(r.result!, /^\('0000000000000000', /);
+    assert.equal(readFileSync(target, 'utf8'), 'x\n1\n2\n');
+  });
+
+  it('bounds fork bombs: above the process limit every child is killed and the cell is told, state kept', async () => {
+    await k.execute('kept = 42');
+    const r = await k.execute('import os, time\nkids = 0\nfor i in range(300):\n    if os.fork() == 0:\n        time.sleep(30)\n        os._exit(0)\n    kids += 1\ntime.sleep(0.3)\nkids, sum(1 for p in os.listdir("/proc") if p.isdigit()) <= 3');
+    assert.equal(r.status, 'ok', r.error?.traceback.join('\n'));
+    assert.equal(r.result, '(300, True)');
+    assert.match(r.stderr, /More than 256 processes/);
+    const after = await k.execute('kept');
+    assert.equal(after.result, '42');
+    assert.doesNotMatch(after.stderr, /More than/);
+  });
+
   it('builds a bwrap command line with no network, die-with-parent and read-only system dirs', () => {
     const a = bubblewrapArgs({ python: PY, driver: '/d/driver.py', cwd: run, readOnlyPaths: [visible], writablePaths: [run], extraReadOnly: [] });
     for (const f of ['--unshare-all', '--die-with-parent', '--new-session']) assert.ok(a.includes(f), f);
+    assert.equal(a[a.indexOf('--cap-drop') + 1], 'ALL');
     assert.deepEqual(a.slice(a.indexOf('/usr') - 1, a.indexOf('/usr') + 2), ['--ro-bind', '/usr', '/usr']);
     assert.ok(a.join(' ').includes(`--ro-bind ${visible} ${visible}`));
     assert.ok(a.join(' ').includes(`--bind ${run} ${run}`));
