@@ -17,7 +17,7 @@ import { UsageError, type CliCommand, type CliIo } from './types.ts';
 const USAGE = `loupe run --suite S --root DIR (--block ID | --blocks all|ID,ID) [--repeats N] [--concurrency K]
           --agent llm|reference|replay [--model M --base-url URL --api-key-env VAR] [--max-steps N]
           [--store FILE] [--resume RUN] [--json]
-  model:   --temperature T --max-tokens N --reasoning-effort E --stream --timeout-ms N
+  model:   --temperature T --max-tokens N [--max-tokens-field max_tokens|max_completion_tokens] --reasoning-effort E --stream --timeout-ms N --max-retries N
            --price-in USD_PER_M --price-out USD_PER_M
   budget:  --max-steps N (default 100) --max-wall-ms N --max-total-tokens N --max-cost USD
   observations: --max-observation-chars N (cut head+tail beyond N, default 20000)
@@ -67,6 +67,11 @@ function num(v: string | undefined, name: string): number | undefined {
   return n;
 }
 
+function maxTokensField(v: string): 'max_tokens' | 'max_completion_tokens' {
+  if (v !== 'max_tokens' && v !== 'max_completion_tokens') throw new UsageError(`--max-tokens-field must be max_tokens or max_completion_tokens, got '${v}'`);
+  return v;
+}
+
 function progressPrinter(io: CliIo, label: string): (e: AgentEvent) => void {
   return (e) => {
     switch (e.type) {
@@ -107,7 +112,7 @@ export const runCommand: CliCommand = {
         resume: { type: 'string' }, json: { type: 'boolean' }, temperature: { type: 'string' }, 'max-tokens': { type: 'string' },
         'reasoning-effort': { type: 'string' }, stream: { type: 'boolean' }, 'timeout-ms': { type: 'string' }, 'price-in': { type: 'string' },
         'price-out': { type: 'string' }, 'max-wall-ms': { type: 'string' }, 'max-total-tokens': { type: 'string' }, 'max-cost': { type: 'string' },
-        sandbox: { type: 'string' }, python: { type: 'string' }, 'cell-timeout-ms': { type: 'string' }, 'max-retries': { type: 'string' },
+        sandbox: { type: 'string' }, python: { type: 'string' }, 'cell-timeout-ms': { type: 'string' }, 'max-retries': { type: 'string' }, 'max-tokens-field': { type: 'string' },
         verbose: { type: 'boolean' }, 'reference-dir': { type: 'string' }, 'max-observation-chars': { type: 'string' }, run: { type: 'string' }, 'tool-option': { type: 'string', multiple: true }, entities: { type: 'string' }, database: { type: 'string' }, metadata: { type: 'string' }, results: { type: 'string' }, trajectory: { type: 'string' },
       },
     });
@@ -133,6 +138,7 @@ export const runCommand: CliCommand = {
       return {
         model, baseUrl: baseUrl ?? io.env.OPENAI_BASE_URL ?? 'https://api.openai.com/v1', apiKey: io.env[keyEnv] ?? '',
         temperature: num(v.temperature, 'temperature'), maxTokens: num(v['max-tokens'], 'max-tokens'), reasoningEffort: v['reasoning-effort'],
+        ...(v['max-tokens-field'] ? { maxTokensField: maxTokensField(v['max-tokens-field']) } : {}),
         stream: v.stream ?? false, timeoutMs: num(v['timeout-ms'], 'timeout-ms'), maxRetries: num(v['max-retries'], 'max-retries'),
         pricePerMillionInput: num(v['price-in'], 'price-in'), pricePerMillionOutput: num(v['price-out'], 'price-out'),
       };
@@ -207,7 +213,7 @@ export const runCommand: CliCommand = {
         controls.add(control);
         const llm = run.agent === 'llm' ? llmFrom(v.model ?? run.model ?? undefined, v['base-url'] ?? (run.params.baseUrl as string | undefined)) : undefined;
         if (llm) {
-          for (const k of ['temperature', 'maxTokens', 'reasoningEffort', 'stream', 'timeoutMs', 'pricePerMillionInput', 'pricePerMillionOutput'] as const) {
+          for (const k of ['temperature', 'maxTokens', 'maxTokensField', 'reasoningEffort', 'stream', 'timeoutMs', 'maxRetries', 'pricePerMillionInput', 'pricePerMillionOutput'] as const) {
             if (llm[k] === undefined && run.params[k] !== undefined) (llm as unknown as Record<string, unknown>)[k] = run.params[k];
           }
         }

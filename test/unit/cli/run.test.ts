@@ -90,7 +90,7 @@ test('loupe run: scripted llm agent on NHANES Data Brief 508 with faults, sandbo
     const t = io({ ...process.env, LOUPE_TEST_KEY: KEY }, dir);
     const store = join(dir, 'runs.sqlite');
     const code = await main(['run', '--suite', 'longda', '--root', ROOT, '--block', BLOCK, '--agent', 'llm', '--model', 'scripted', '--base-url', srv.baseUrl,
-      '--api-key-env', 'LOUPE_TEST_KEY', '--stream', '--store', store, '--json', '--results', join(dir, 'results'), '--trajectory', join(dir, 'traj')], t.io);
+      '--api-key-env', 'LOUPE_TEST_KEY', '--stream', '--temperature', '0.1', '--max-tokens', '4096', '--max-tokens-field', 'max_completion_tokens', '--store', store, '--json', '--results', join(dir, 'results'), '--trajectory', join(dir, 'traj')], t.io);
     assert.equal(code, 0, t.err.join(''));
     const lines = t.out.join('').trim().split('\n');
     assert.equal(lines.length, 1);
@@ -115,6 +115,11 @@ test('loupe run: scripted llm agent on NHANES Data Brief 508 with faults, sandbo
     // faults were served and retried
     assert.deepEqual(srv.requests.slice(0, 4).map((r) => r.served), ['rate-limit', 'server-error', 'truncate', 'reply']);
     assert.ok(srv.requests.every((r) => r.authorization === `Bearer ${KEY}`));
+    const body = srv.requests.at(-1)!.body;
+    assert.equal(body.temperature, 0.1);
+    assert.equal(body.max_completion_tokens, 4096);
+    assert.equal(body.max_tokens, undefined);
+    assert.equal(body.stream, true);
 
     const s = openStore(store);
     const steps = s.getSteps(line.runId);
