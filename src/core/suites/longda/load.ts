@@ -86,9 +86,12 @@ export function loadLongda(root: string, opts: LoadSuiteOptions = {}): Suite {
     let pos = 0;
     for (const r of g.rows) {
       const at = (col: string) => `${csvFile}:${r.line} column ${col}`;
+      // Every row of the block takes its position, skipped or not: LongTA's q_id is the 1-based row
+      // position in the block, so a skipped row must not shift the ids of the rows after it.
+      pos++;
       const st = parseAnswerStructure(r.cells.answer_structure ?? '');
       if (!st.ok) {
-        problems.push(`${at('answer_structure')}: ${st.error}; query skipped`);
+        problems.push(`${at('answer_structure')}: ${st.error}; query q${pos} skipped`);
         continue;
       }
       const gt = parseGroundTruth(r.cells.answer ?? '');
@@ -104,7 +107,6 @@ export function loadLongda(root: string, opts: LoadSuiteOptions = {}): Suite {
           if (got !== want) problems.push(`${at('answer')}: ${got} value(s) for ${want} label(s)`);
         }
       }
-      pos++;
       const internalRaw = (r.cells.internal_id ?? '').trim();
       const internalId = internalRaw === '' ? pos : Number(internalRaw);
       if (!Number.isInteger(internalId)) problems.push(`${at('internal_id')}: '${internalRaw}' is not an integer`);

@@ -135,6 +135,16 @@ describe('suites/longda bad input', () => {
     assert.equal(s.blocks[1]!.runnable, true);
   });
 
+  it('a skipped query keeps its position: later queries keep their LongTA ids (q_id = row position in block)', async () => {
+    const root = makeRoot('stable-ids', HEADER + 'S1,Pub,1,Q1,single_number,,1\nS1,Pub,2,Q2,{a: b},,2\nS1,Pub,3,Q3,"[x, y]",,"[3, 4]"\n');
+    const s = await loadSuite('longda', root);
+    const b = s.blocks[0]!;
+    const qs = b.items as LongdaQuery[];
+    assert.deepEqual(qs.map((q) => [q.id, q.longdaId, q.question]), [['q1', 'S1_Pub_q1', 'Q1'], ['q3', 'S1_Pub_q3', 'Q3']]);
+    assert.ok(b.problems.some((p) => p.includes('benchmark.csv:3 column answer_structure') && p.includes('q2 skipped')), b.problems.join('\n'));
+    assert.ok(!b.problems.some((p) => p.includes('differs from position')), b.problems.join('\n'));
+  });
+
   it('skips a row with non-UTF-8 bytes naming the file and line; other rows and blocks stay usable', async () => {
     const csv = Buffer.concat([Buffer.from(HEADER + 'S1,Pub,1,Q1,single_number,,1\nS1,Pub,2,Caf'), Buffer.from([0xe9]), Buffer.from(',single_number,,2\nS1,Other,1,Q,single_number,,7\n')]);
     const root = makeRoot('latin1', csv);
