@@ -13,7 +13,7 @@ import DOMPurify from 'dompurify';
 import { marked } from 'marked';
 import type { TopLevelSpec } from 'vega-lite';
 import {
-  DidAppendStepsNotification, GetStepDetailRequest, RevealToolCallRequest, SearchStepsRequest,
+  DidAppendStepsNotification, FocusStepNotification, GetStepDetailRequest, RevealToolCallRequest, SearchStepsRequest,
   type StepDetail, type TimelineHeatmap, type TimelineRun, type TimelineState, type TimelineStep,
 } from '../src/protocol/timeline.ts';
 import { connectHost, h, ready } from './shared/host.ts';
@@ -252,6 +252,10 @@ function init(state: TimelineState): void {
   if (focus !== undefined && focus >= 0) void select(focus);
   if (state.showHeatmap) heatmapBtn.click();
 }
+
+host.rpc.onNotification(FocusStepNotification, ({ index }) => {
+  if (run) void select(index);
+});
 
 host.rpc.onNotification(DidAppendStepsNotification, (u) => {
   if (!run || u.runId !== run.id) return;

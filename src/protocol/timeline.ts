@@ -75,5 +75,8 @@ export const GetStepDetailRequest = new IpcRequest<{ runId: string; index: numbe
 /** Webview → host: the user clicked a tool call: reveal its notebook cell or open the doc search at that query. */
 export const RevealToolCallRequest = new IpcRequest<{ runId: string; index: number; callId: string }, { revealed: 'notebook' | 'docsearch' | 'none' }>('timeline/revealToolCall');
 
+/** Host → webview: select and show this step (e.g. "Open Trajectory Timeline" at a step on an open panel). */
+export const FocusStepNotification = new IpcNotification<{ index: number }>('timeline/focusStep');
+
 /** Host → webview: steps committed since the last update (live runs). */
 export const DidAppendStepsNotification = new IpcNotification<{ runId: string; steps: TimelineStep[]; heatmap: TimelineHeatmap; run: TimelineRun }>('timeline/didAppendSteps');

@@ -73,23 +73,27 @@ describe('Run Benchmark Block (palette → notebook, terminal, timeline, runs vi
   it('runs the block from the palette and records answers matching Data Brief 508', async () => {
     await vscode.commands.executeCommand('workbench.action.closeAllEditors');
     await runner({ action: 'palette', title: 'Loupe: Run Benchmark Block' });
-    // Suite step is skipped when one suite is configured; otherwise pick longda.
-    const title = await runner<string>({ action: 'workbenchText', selector: '.quick-input-widget' });
-    if (/suite/i.test(title)) {
-      await runner({ action: 'type', text: 'longda' });
-      await runner({ action: 'press', key: 'Enter' });
-      await sleep(1500);
-    }
+    /** Waits until the quick pick shows step `n` of the flow (suite loading can take a while on a busy machine). */
+    const step = async (n: number, rowText?: string) => {
+      for (let i = 0; i < 240; i++) {
+        const t = await runner<string>({ action: 'workbenchText', selector: '.quick-input-widget' }).catch(() => '');
+        if (t.includes(`(${n}/4)`) && (!rowText || t.includes(rowText))) return;
+        await sleep(250);
+      }
+      throw new Error(`quick pick step ${n}/4${rowText ? ` showing ${rowText}` : ''} did not appear`);
+    };
+    // The suite step is skipped when one suite is configured.
+    await step(2);
     await runner({ action: 'type', text: 'Brief_No._508' });
-    await sleep(500);
+    await step(2, BLOCK);
     await screenshot('run-palette-block');
     await runner({ action: 'press', key: 'Enter' });
-    await sleep(500);
+    await step(3);
     await runner({ action: 'type', text: 'scripted' });
-    await sleep(300);
+    await step(3, 'scripted-analyst');
     await screenshot('run-palette-profile');
     await runner({ action: 'press', key: 'Enter' });
-    await sleep(500);
+    await step(4);
     await runner({ action: 'type', text: '1' });
     await runner({ action: 'press', key: 'Enter' });
 
@@ -201,6 +205,25 @@ describe('Run Benchmark Block (palette → notebook, terminal, timeline, runs vi
     await webviewText({ title: 'Timeline', expect: /Reveal in notebook/ });
     await sleep(500);
     await screenshot('run-timeline');
+    // A python step reveals its notebook cell.
+    await runner({ action: 'clickInWebview', selector: '.tl-detail vscode-button.reveal', title: 'Timeline' });
+    let revealed: vscode.NotebookCell | undefined;
+    for (let i = 0; i < 50 && !revealed; i++) {
+      await sleep(200);
+      const ed = vscode.window.activeNotebookEditor;
+      const sel = ed?.selections[0];
+      if (ed && sel) revealed = ed.notebook.cellAt(sel.start);
+    }
+    assert.ok(revealed, 'a notebook cell is selected');
+    assert.match(revealed.document.getText(), /read_sas\('data\/Demographics\/DEMO_L\.xpt'\)/);
+    // A documentation step opens the Documentation Search panel at the agent's query.
+    await vscode.commands.executeCommand('loupe.openTimeline', runId, 0);
+    await webviewText({ title: 'Timeline', expect: /Open in Documentation Search/ });
+    await runner({ action: 'clickInWebview', selector: '.tl-detail vscode-button.reveal', title: 'Timeline' });
+    const doc = await webviewText({ expect: /WTMEC2YR[\s\S]*DEMO_L/, timeoutMs: 120_000 });
+    assert.match(doc, /WTMEC2YR/);
+    await sleep(800);
+    await screenshot('run-timeline-docsearch');
     await vscode.commands.executeCommand('loupe.showToolHeatmap', runId);
     const heat = await webviewText({ title: 'Timeline', expect: /Tool usage over normalised progress/ });
     assert.match(heat, /python/);

@@ -3,7 +3,7 @@ import * as vscode from 'vscode';
 import { searchSteps, timelineHeatmap, toTimelineRun, toTimelineStep } from '../../core/agent/timeline.ts';
 import type { RpcEndpoint } from '../../protocol/ipc.ts';
 import {
-  DidAppendStepsNotification, GetStepDetailRequest, RevealToolCallRequest, SearchStepsRequest,
+  DidAppendStepsNotification, FocusStepNotification, GetStepDetailRequest, RevealToolCallRequest, SearchStepsRequest,
   type StepDetail, type TimelineState, type TimelineStep,
 } from '../../protocol/timeline.ts';
 import type { LoupeContext } from '../context.ts';
@@ -31,6 +31,7 @@ export class TimelinePanel {
     const existing = TimelinePanel.panels.get(runId);
     if (existing) {
       existing.panel.reveal(opts.column);
+      if (opts.focusStep !== undefined) existing.rpc.notify(FocusStepNotification, { index: opts.focusStep });
       return existing;
     }
     const run = ctx.store().getRun(runId);
