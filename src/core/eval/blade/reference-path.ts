@@ -44,7 +44,7 @@ const indent = (code: string) =>
 /**
  * Builds one ground-truth path as a submission.
  * @param opts.model index (or spec id) of the GT model to use; default: the first model whose
- *   annotated leaf specs exist. `scope`: `model` (every spec the model's columns need, which may
+ *   variables have exactly one DV and an IV (a submission has one DV) and whose leaf specs exist. `scope`: `model` (every spec the model's columns need, which may
  *   span several GT paths), `single-path` (exactly one GT path: always transform precision 1.0, but
  *   it may miss some model columns) or `auto` (default: `model` when no row-changing spec in it
  *   runs beside specs that the GT computes without it — so its states are GT states — else
@@ -60,7 +60,15 @@ export function referencePath(annotations: BladeAnnotations, opts: { model?: num
   let model: BladeModelSpec | undefined;
   if (typeof opts.model === 'string') model = models.find((m) => m.specId === opts.model);
   else if (typeof opts.model === 'number') model = models[opts.model];
-  else model = models.find((m) => m.leafSpecIds.some((id) => specs.has(id))) ?? models[0];
+  else {
+    // a submission has exactly one DV: prefer models whose variables have one DV and an IV
+    const oneDv = (m: BladeModelSpec) => {
+      const cv = gtModelCvars(m, annotations.conceptualVars);
+      return cv.filter((c) => c.effectiveType === 'DV').length === 1 && cv.some((c) => c.effectiveType === 'IV');
+    };
+    const hasPath = (m: BladeModelSpec) => m.leafSpecIds.some((id) => specs.has(id));
+    model = models.find((m) => hasPath(m) && oneDv(m)) ?? models.find(oneDv) ?? models.find(hasPath) ?? models[0];
+  }
   if (!model) throw new LoupeInputError(`model ${String(opts.model)}`, 'no such model spec');
   const wanted = new Set([...model.derivedSpecIds, ...model.leafSpecIds].filter((id) => id !== ROOT_SPEC_ID));
 
