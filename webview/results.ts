@@ -72,9 +72,9 @@ function renderBladeTable(rows: BladeDecisionRow[]): HTMLElement {
   const head = h('tr', {}, h('th', {}, 'Model'), h('th', {}, 'Decision type'), h('th', { class: 'num' }, 'Precision'), h('th', { class: 'num' }, 'Coverage@k'), h('th', { class: 'num' }, 'F1'));
   return h('table', { class: 'blade' }, h('thead', {}, head), h('tbody', {}, ...rows.map((r) => h('tr', { class: r.decisionType === 'weighted' ? 'aggregate' : undefined },
     h('td', {}, r.model), h('td', {}, r.decisionType),
-    h('td', { class: 'num' }, cellLink(r.precision, 'number', `${r.model} · ${r.decisionType} · precision`)),
-    h('td', { class: 'num' }, cellLink(r.coverage, 'number', `${r.model} · ${r.decisionType} · coverage`)),
-    h('td', { class: 'num' }, cellLink(r.f1, 'number', `${r.model} · ${r.decisionType} · F1`))))));
+    h('td', { class: 'num' }, cellLink(r.precision, 'fraction', `${r.model} · ${r.decisionType} · precision`)),
+    h('td', { class: 'num' }, cellLink(r.coverage, 'fraction', `${r.model} · ${r.decisionType} · coverage`)),
+    h('td', { class: 'num' }, cellLink(r.f1, 'fraction', `${r.model} · ${r.decisionType} · F1`))))));
 }
 
 type ClickHandler = (datum: Record<string, unknown>) => void;

@@ -20,7 +20,8 @@ export interface MetricCell {
   pending?: number;
 }
 
-export type MetricFormat = 'percent' | 'number' | 'integer' | 'tokens' | 'seconds';
+/** `percent`: fraction shown as %; `fraction`: a value in [0, 1] with 2 decimals (precision, F1). */
+export type MetricFormat = 'percent' | 'fraction' | 'number' | 'integer' | 'tokens' | 'seconds';
 
 export interface MetricColumn {
   key: string;

@@ -223,4 +223,56 @@ describe('Benchmarks view, Documentation Search and Results', function () {
     }
     assert.ok(opened, 'clicking a number opened the run\'s timeline');
   });
+
+  it('shows BLADE precision, coverage and F1 with bootstrap CIs per decision type, from real scoring', async function () {
+    this.timeout(180_000);
+    const dir = vscode.workspace.getConfiguration('loupe').get<string>('runsDirectory');
+    assert.ok(dir);
+    const { startBladePython } = await import('../../src/core/eval/blade/python.ts');
+    const { loadBladeGroundTruth, scoreBladeRun } = await import('../../src/core/eval/blade/score.ts');
+    const { referencePath, verifiedReferencePath } = await import('../../src/core/eval/blade/reference-path.ts');
+    const store = openStore(join(dir, 'runs.sqlite'));
+    const py = await startBladePython();
+    try {
+      // Two "agents" that submit ground-truth analyses (BLADE's own reference paths), scored by the real BLADE
+      // scorer: the verified path (transforms, cvars and model all from the GT) and the single-path one.
+      for (const ds of ['affairs', 'reading', 'caschools']) {
+        const gt = await loadBladeGroundTruth(join(shared(), 'data', 'blade', 'datasets', ds), py);
+        const verified = (await verifiedReferencePath(gt, py)).analysis;
+        const single = referencePath(gt.annotations, { scope: 'single-path' }).analysis;
+        // `ui-blade-mixed` has two runs per dataset (one of each), so its bootstrap CIs have width.
+        const analyses = [
+          ['ui-blade-verified', 'a', verified], ['ui-blade-single-path', 'a', single], ['ui-blade-mixed', 'a', verified], ['ui-blade-mixed', 'b', single],
+        ] as const;
+        for (const [model, rep, analysis] of analyses) {
+          const id = `${model}-${ds}-${rep}`;
+          const score = await scoreBladeRun({ runId: id, analysis }, gt, { python: py });
+          if (!store.getRun(id)) {
+            store.createRun({ id, suite: 'blade', blockId: ds, agent: 'reference', model, params: {}, promptHash: 'h', toolSet: 'blade', dataChecksums: {}, loupeVersion: '0.1.0', sandbox: 'off', workspace: dir });
+          }
+          const m = score.metrics;
+          const summary = { cvarPrecision: m.cvar.precision, modelPrecision: m.model.precision, transformValuePrecision: m.transformValue.precision, transformGraphPrecision: m.transformGraph.precision };
+          const runScore = { runId: id, suite: 'blade', blockId: ds, model, agent: 'reference', status: 'done', benchmark: 'blade', judgeId: 'none', options: score.options as unknown as Record<string, unknown>,
+            summary, pending: 0, unjudged: 0, detail: { score, gtCounts: gt.counts, dataset: ds } };
+          saveScore(store.db, { runId: id, benchmark: 'blade', judgeId: 'none', options: runScore.options, summary, detail: runScore, pending: 0, scoredAt: new Date().toISOString() });
+        }
+      }
+    } finally {
+      await py.close();
+      store.close();
+    }
+    await runner({ action: 'palette', title: 'Loupe: Show Results' });
+    await runner({ action: 'clickInWebview', selector: '#refresh' });
+    const text = await webviewText({ expect: /BLADE: precision, coverage and F1[\s\S]*ui-blade-verified[\s\S]*weighted/, timeoutMs: 60_000 });
+    assert.match(text, /ui-blade-single-path/);
+    assert.match(text, /\[\d\.\d\d, \d\.\d\d\]/, 'values carry a 95% CI');
+    const mixed = text.split('\n').filter((l) => l.startsWith('ui-blade-mixed'));
+    assert.ok(mixed.some((l) => /\[(\d\.\d\d), (?!\1\])\d\.\d\d\]/.test(l)), `a model with two runs per dataset has a CI with width: ${mixed.join(' / ')}`);
+    assert.match(text, /samples=1000/);
+    await webviewText({ expect: /BLADE per run/ });
+    await runner({ action: 'clickInWebview', selector: '#blade h2' });
+    await runner({ action: 'press', key: 'End' });
+    await sleep(1500);
+    pngOk(await screenshot('results-view-blade'));
+  });
 });

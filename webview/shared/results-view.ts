@@ -31,6 +31,8 @@ export function formatValue(v: number | null | undefined, format: MetricFormat):
       return formatTokens(v);
     case 'seconds':
       return v >= 3600 ? `${(v / 3600).toFixed(2)} h` : v >= 60 ? `${(v / 60).toFixed(1)} min` : `${v.toFixed(1)} s`;
+    case 'fraction':
+      return v.toFixed(2);
     case 'number':
       if (Number.isInteger(v)) return String(v);
       return Math.abs(v) >= 100 ? v.toFixed(0) : Math.abs(v) >= 10 ? v.toFixed(1) : v.toFixed(2);
@@ -210,7 +212,7 @@ export function bladeSpec(rows: BladeDecisionRow[], theme: ChartTheme = DEFAULT_
     data: { values },
     encoding: { y, yOffset: { field: 'model' }, color: { field: 'model', type: 'nominal', title: 'Model' } },
     layer: [
-      { mark: { type: 'rule', strokeWidth: 2 }, encoding: { x: { field: 'lo', type: 'quantitative', title: 'F1 (95% bootstrap CI)', scale: { domain: [0, 1] } }, x2: { field: 'hi' } } },
+      { mark: { type: 'rule', strokeWidth: 2 }, encoding: { x: { field: 'lo', type: 'quantitative', title: 'F1 (95% bootstrap CI)', scale: { domain: [0, 1] }, axis: { tickCount: 10, format: '.1f' } }, x2: { field: 'hi' } } },
       {
         mark: { type: 'point', filled: true, size: 70, cursor: 'pointer' },
         encoding: {

@@ -153,7 +153,7 @@ function genericTable(suite: string, runs: RunRecord[], scores: Map<string, Stor
   const columns: MetricColumn[] = [...keys].filter((k) => k !== 'n').map((k) => {
     const vals = rs.map((r) => num(scores.get(r.id)?.summary[k])).filter((v): v is number => v !== null);
     const fraction = /rate|accuracy|coverage|precision|recall|f1|match|share|hallucination/i.test(k) && vals.every((v) => v >= 0 && v <= 1);
-    return { key: k, label: k, format: fraction ? 'percent' : 'number' };
+    return { key: k, label: k, format: fraction ? (/precision|recall|f1/i.test(k) ? 'fraction' : 'percent') : 'number' };
   });
   const groups = new Map<string, RunRecord[]>();
   for (const r of rs) groups.set(`${modelOf(r)}\u0000${r.blockId}`, [...(groups.get(`${modelOf(r)}\u0000${r.blockId}`) ?? []), r]);

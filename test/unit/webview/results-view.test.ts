@@ -12,6 +12,7 @@ describe('webview results helpers', () => {
     assert.equal(formatValue(90, 'seconds'), '1.5 min');
     assert.equal(formatValue(6.2, 'number'), '6.20');
     assert.equal(formatValue(3, 'number'), '3');
+    assert.equal(formatValue(1, 'fraction'), '1.00');
     assert.equal(formatValue(null, 'percent'), '—');
     assert.equal(formatTokens(999), '999');
   });
