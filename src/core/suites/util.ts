@@ -54,6 +54,22 @@ export function firstInvalidUtf8Line(buf: Buffer): { line: number; offset: numbe
   return { line, offset: start };
 }
 
+/** @returns a function from a byte offset in `buf` to its 1-based line number (lines end at LF). */
+function lineIndex(buf: Buffer): (offset: number) => number {
+  const nl: number[] = [];
+  for (let i = buf.indexOf(0x0a); i >= 0; i = buf.indexOf(0x0a, i + 1)) nl.push(i);
+  return (offset) => {
+    let lo = 0;
+    let hi = nl.length;
+    while (lo < hi) {
+      const mid = (lo + hi) >> 1;
+      if (nl[mid]! < offset) lo = mid + 1;
+      else hi = mid;
+    }
+    return lo + 1;
+  };
+}
+
 /**
  * Every line (1-based) holding bytes that are not valid UTF-8.
  * @returns sorted line numbers ([] for a valid buffer).
@@ -121,7 +137,12 @@ export function parseCsvFile(
     text = buf.toString('utf8').replace(/^\uFEFF/, '');
   }
   if (text.trim() === '') throw new LoupeInputError(file, 'empty CSV file');
-  let raw: { record: string[]; info: { lines: number; records: number } }[];
+  // Line numbers come from byte offsets: csv-parse's own `lines` counts a CRLF inside a quoted cell
+  // twice (BLADE's annotation cells hold CRLF JSON), which put problems ~100 lines off.
+  const bytes = Buffer.from(text, 'utf8');
+  const lineAt = lineIndex(bytes);
+  const skipped: { bytes: number; message: string }[] = [];
+  let raw: { record: string[]; info: { lines: number; records: number; bytes: number } }[];
   try {
     raw = parse(text, {
       info: true,
@@ -129,13 +150,25 @@ export function parseCsvFile(
       skip_empty_lines: true,
       skip_records_with_error: true,
       on_skip: (err) => {
-        if (err) problems.push(`${file}:${(err as unknown as { lines?: number }).lines ?? '?'}: malformed CSV record (${err.message})`);
+        if (err) skipped.push({ bytes: (err as unknown as { bytes?: number }).bytes ?? 0, message: err.message });
         return undefined;
       },
-    }) as unknown as { record: string[]; info: { lines: number; records: number } }[];
+    }) as unknown as { record: string[]; info: { lines: number; records: number; bytes: number } }[];
   } catch (e) {
-    const lines = (e as { lines?: number }).lines;
-    throw new LoupeInputError(`${file}${lines ? `:${lines}` : ''}`, `malformed CSV: ${(e as Error).message}`);
+    const at = (e as { bytes?: number }).bytes;
+    const line = typeof at === 'number' ? lineAt(Math.max(0, at - 1)) : (e as { lines?: number }).lines;
+    throw new LoupeInputError(`${file}${line ? `:${line}` : ''}`, `malformed CSV: ${(e as Error).message}`);
+  }
+  // A record starts at the first non-newline byte after the end of the record before it (good or skipped).
+  const ends = raw.map((r) => r.info.bytes);
+  const startLine = (prevEnd: number) => {
+    let i = prevEnd;
+    while (i < bytes.length && (bytes[i] === 0x0a || bytes[i] === 0x0d)) i++;
+    return lineAt(Math.min(i, Math.max(0, bytes.length - 1)));
+  };
+  for (const sk of skipped) {
+    const prevEnd = Math.max(0, ...ends.filter((e) => e < sk.bytes), ...skipped.filter((o) => o !== sk && o.bytes < sk.bytes).map((o) => o.bytes));
+    problems.push(`${file}:${startLine(prevEnd)}: malformed CSV record (${sk.message.replace(/ at line \d+/, '')})`);
   }
   if (raw.length === 0) throw new LoupeInputError(file, 'CSV file has no header row');
   const header = raw[0]!.record.map((h) => h.trim());
@@ -143,16 +176,15 @@ export function parseCsvFile(
     if (!header.includes(col)) throw new LoupeInputError(`${file}:1`, `missing column '${col}' (header: ${header.join(', ')})`);
   }
   const rows: CsvRow[] = [];
-  let prevEnd = raw[0]!.info.lines;
   for (let i = 1; i < raw.length; i++) {
     const r = raw[i]!;
-    const start = prevEnd + 1;
-    prevEnd = r.info.lines;
+    const start = startLine(raw[i - 1]!.info.bytes);
+    const end = lineAt(Math.max(0, r.info.bytes - 1));
     if (r.record.length !== header.length) {
       problems.push(`${file}:${start}: malformed CSV record: ${r.record.length} fields, header has ${header.length}`);
       continue;
     }
-    const bad = badLines.find((l) => l >= start && l <= r.info.lines);
+    const bad = badLines.find((l) => l >= start && l <= end);
     if (bad !== undefined) {
       problems.push(`${file}:${bad}: not valid UTF-8; record skipped`);
       continue;

@@ -112,7 +112,15 @@ export function loadBlade(root: string, opts: LoadSuiteOptions = {}, kind: 'blad
   const suiteId = `${kind}:${safeId(basename(dir) === 'datasets' ? basename(resolve(dir, '..')) : basename(dir))}`;
   const suiteProblems: string[] = [];
   const blocks: Block[] = [];
-  for (const d of datasetDirs(dir)) {
+  const datasets = datasetDirs(dir);
+  // A dataset folder with none of the BLADE files (e.g. an empty or unfinished download) is not a
+  // block, but it is said so rather than silently dropped.
+  for (const e of readdirSync(dir, { withFileTypes: true })) {
+    const d = join(dir, e.name);
+    if (e.name.startsWith('.') || e.name.startsWith('_') || !isDir(d) || datasets.includes(d)) continue;
+    suiteProblems.push(`${d}: none of ${BLADE_FILES.join(', ')} in this dataset folder; not listed`);
+  }
+  for (const d of datasets) {
     const name = basename(d);
     const problems: string[] = [];
     const f = (n: string) => join(d, n);

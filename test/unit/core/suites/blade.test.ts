@@ -153,6 +153,26 @@ describe('suites/blade bad input', () => {
     assert.equal(p.hidden.annotations!.models.length, 2);
     assert.equal(p.runnable, true);
   });
+  it('names the physical line of a bad row after annotation cells holding CRLF line breaks (BLADE files do)', async () => {
+    const root = copyPlants('crlf');
+    const f = join(root, 'plants', 'annotations.csv');
+    const lines = readFileSync(f, 'utf8').split('\n');
+    // Line 2's dependency graph spread over 4 physical lines with CRLF, as in BLADE's own files.
+    lines[1] = lines[1]!.replace('{""directed"": true, ', '{\r\n  ""directed"": true,\r\n  ').replace('""links"": ', '\r\n  ""links"": ');
+    const text = lines.join('\n').replace('{""spec_name"": ""light_bin""', '{""spec_name"": light_bin');
+    writeFileSync(f, text);
+    const want = text.split('\n').findIndex((l) => l.includes('""spec_name"": light_bin')) + 1;
+    assert.equal(want, 8);
+    const p = (await loadSuite('blade', root)).blocks.find((b) => b.id === 'plants')!;
+    assert.ok(p.problems.some((x) => x.startsWith(`${f}:${want} column transform_spec_json: invalid JSON`)), p.problems.join('\n'));
+  });
+  it('reports a dataset folder holding no BLADE file instead of dropping it silently', async () => {
+    const root = copyPlants('emptyds');
+    mkdirSync(join(root, 'newdata'));
+    const s = await loadSuite('blade', root);
+    assert.deepEqual(s.blocks.map((b) => b.id).sort(), ['legacy', 'plants']);
+    assert.ok(s.problems.some((x) => x.startsWith(`${join(root, 'newdata')}: none of`)), s.problems.join('\n'));
+  });
   it('keeps a transform with one odd mapping entry, reporting the entry; rejects an unknown variable type', async () => {
     const root = copyPlants('oddmapping');
     const f = join(root, 'plants', 'annotations.csv');
