@@ -3,12 +3,12 @@
  * block per dataset. Kind `blade` gives the analysis task (research question); `blade-mcq` gives the
  * dataset's MCQs as items. Source: spec §1.2; BLADE `blade_bench/utils.py`, `data/dataset.py`.
  */
-import { openSync, readSync, closeSync, readdirSync, existsSync } from 'node:fs';
+import { openSync, readSync, closeSync, readdirSync, existsSync, readFileSync } from 'node:fs';
 import { basename, join, resolve } from 'node:path';
 import { LoupeInputError, errorMessage } from '../../util/errors.ts';
 import { nullLogger } from '../../util/log.ts';
 import type { BladeAnnotations, BladeMcqItem, BladeMcqSet, Block, BlockItem, ColumnInfo, LoadSuiteOptions, Suite, VisibleFile } from '../types.ts';
-import { fileSize, isDir, isFile, readUtf8, safeId } from '../util.ts';
+import { fileSize, invalidUtf8Lines, isDir, isFile, readUtf8, safeId } from '../util.ts';
 import { readFetchStamp } from '../stamp.ts';
 import { countDecisions, parseBladeAnnotations, parseBladeMcqs } from './annotations.ts';
 
@@ -142,6 +142,15 @@ export function loadBlade(root: string, opts: LoadSuiteOptions = {}, kind: 'blad
         if (missingCols.length) problems.push(`${f('data.csv')}:1: columns described in info.json are absent: ${missingCols.join(', ')}`);
       } catch (e) {
         problems.push(`${f('data.csv')}: cannot read header (${errorMessage(e)})`);
+      }
+    }
+    if (hasData && fileSize(f('data.csv')) <= 256 * 1024 * 1024) {
+      // pandas.read_csv (the agent's first step) fails on bytes that are not UTF-8: say where they are.
+      try {
+        const bad = invalidUtf8Lines(readFileSync(f('data.csv')));
+        if (bad.length) problems.push(`${f('data.csv')}:${bad[0]}: not valid UTF-8${bad.length > 1 ? ` (${bad.length} lines)` : ''}; read it with an explicit encoding`);
+      } catch (e) {
+        problems.push(`${f('data.csv')}: cannot read (${errorMessage(e)})`);
       }
     }
     let annotations: BladeAnnotations | undefined;

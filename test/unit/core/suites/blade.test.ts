@@ -166,6 +166,14 @@ describe('suites/blade bad input', () => {
     const p = (await loadSuite('blade', root)).blocks.find((b) => b.id === 'plants')!;
     assert.ok(p.problems.some((x) => x.startsWith(`${f}:${want} column transform_spec_json: invalid JSON`)), p.problems.join('\n'));
   });
+  it('says where data.csv is not UTF-8 (pandas would fail on it); the dataset stays listed', async () => {
+    const root = copyPlants('latin1data');
+    const f = join(root, 'plants', 'data.csv');
+    const lines = readFileSync(f, 'utf8').split('\n');
+    writeFileSync(f, Buffer.concat([Buffer.from(lines.slice(0, 3).join('\n') + '\n'), Buffer.from([0x43, 0x61, 0x66, 0xe9, 0x0a])]));
+    const p = (await loadSuite('blade', root)).blocks.find((b) => b.id === 'plants')!;
+    assert.ok(p.problems.some((x) => x.startsWith(`${f}:4: not valid UTF-8`)), p.problems.join('\n'));
+  });
   it('reports a dataset folder holding no BLADE file instead of dropping it silently', async () => {
     const root = copyPlants('emptyds');
     mkdirSync(join(root, 'newdata'));
