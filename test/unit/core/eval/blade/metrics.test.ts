@@ -96,6 +96,15 @@ describe('BLADE aggregation (spec §1.4.8)', () => {
     assert.equal(aggregateBlade([{ dataset: 'A', gt, runs: [bad] }], { samples: 2 }).point.perType.cvar.coverage, 0);
   });
 
+  it('§1.7 #13: a negative transform denominator (BLADE leaves −1 when no run converted) never gives negative coverage', () => {
+    const r1 = zeroRun('ok');
+    r1.metrics.transformValue = { gtItems: ['a'], gtNames: ['a'], precision: 1, matched: 1, denominator: 1 };
+    const r = aggregateBlade([{ dataset: 'N', gt: { ...gt, numTspecs: -1 }, runs: [r1] }], { samples: 2 });
+    assert.equal(r.point.perType.transformValue.coverage, 0);
+    assert.ok(r.warnings.some((w) => /negative transform denominator/.test(w)));
+    assert.equal(r.totals.T, 0);
+  });
+
   it('§1.7 #13: F1 has a zero guard (NaN in BLADE when P = C = 0)', () => {
     assert.equal(f1(0, 0, true), 0);
     assert.ok(Number.isNaN(f1(0, 0, false)));
