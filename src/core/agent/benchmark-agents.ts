@@ -15,7 +15,7 @@ import type { KernelLike, ToolSet } from './types.ts';
 import { BladeReferenceModel } from './blade-reference.ts';
 import { bladeDatasetSubmission, bladeMultiRunResults, bladeState, createBladeToolSet } from './toolsets/blade.ts';
 import { bladeMcqAccuracy, type BladeMcqState } from './blade-mcq.ts';
-import { createDdrToolSet, finishDdrRun, readDdrResult, withDdrInsights, type DdrEmptyInsights, type DdrFinishRule, type DdrInsightMode } from './toolsets/ddr.ts';
+import { closeDdrRun, createDdrToolSet, finishDdrRun, readDdrResult, withDdrInsights, type DdrEmptyInsights, type DdrFinishRule, type DdrInsightMode } from './toolsets/ddr.ts';
 import { ANALYST_INPUT_SETTINGS, analystState, createAnalystToolSet, type AnalystInputSetting } from './toolsets/analystbench.ts';
 import { replayRun, type ReplayReport } from './replay.ts';
 
@@ -108,6 +108,7 @@ export function prepareBenchmarkModel(block: Block, model: ModelClient, store: R
  */
 export async function completeBenchmarkRun(block: Block, store: RunStore, runId: string, model: ModelClient, toolSet: ToolSet, options: ToolSetOptions = {}, status = 'finished'): Promise<void> {
   if (block.suite !== 'ddr') return;
+  closeDdrRun(runId);
   const messages = messagesFromSteps(toolSet.systemPrompt, toolSet.buildBlockPrompt(block), store.getSteps(runId));
   const flush = (model as { flushInsights?: (m: typeof messages) => Promise<void> }).flushInsights;
   if (flush) await flush(messages);

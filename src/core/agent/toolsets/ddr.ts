@@ -74,8 +74,8 @@ const DESCRIPTION_TOOLS = new Set(['get_database_info', 'describe_table', 'list_
 interface OpenDb {
   db: ReadonlyDb;
   schema: DbSchema;
-  /** Per timeout: the query process. */
-  runners: Map<number, SqlRunner>;
+  /** Per run: its query process (runs never share one, so a killed query cannot hit another run). */
+  runners: Map<string, SqlRunner>;
 }
 const openDbs = new Map<string, OpenDb>();
 
@@ -99,6 +99,14 @@ export function closeDdrDatabases(): void {
     for (const r of o.runners.values()) r.close();
   }
   openDbs.clear();
+}
+
+/** Ends the query process of one run (called when the run ends; the next query would start a new one). */
+export function closeDdrRun(runId: string): void {
+  for (const o of openDbs.values()) {
+    o.runners.get(runId)?.close();
+    o.runners.delete(runId);
+  }
 }
 
 /** Reads (creating) the DDR state of a run. */
@@ -217,10 +225,11 @@ export async function runDdrQuery(sql: string, ctx: ToolContext, caps: QueryCaps
   const state = ddrState(ctx.state.extra, opts);
   const o = dbFor(ctx.block as Block);
   const timeout = opts.queryTimeoutMs ?? 30_000;
-  let runner = o.runners.get(timeout);
-  if (!runner) {
+  let runner = o.runners.get(ctx.runId);
+  if (!runner || runner.timeoutMs !== timeout) {
+    runner?.close();
     runner = new SqlRunner((ctx.block as Block).visible.database!.path, timeout);
-    o.runners.set(timeout, runner);
+    o.runners.set(ctx.runId, runner);
   }
   const touched = touchedFields(sql, o.schema);
   const rec: DdrQueryRecord = { stepIndex: ctx.stepIndex, sql, ok: false, rows: 0, truncated: false, ...touched };

@@ -6,6 +6,7 @@ import type { StepRecord } from '../../../../../src/core/agent/types.ts';
 import { SqlRunner, executeQuery, openReadOnlyDatabase, readSchema, touchedFields } from '../../../../../src/core/agent/toolsets/ddr-sql.ts';
 import {
   closeDdrDatabases,
+  closeDdrRun,
   createDdrToolSet,
   ddrFinalReport,
   ddrInsightsFromReasoning,
@@ -105,6 +106,28 @@ describe('DDR SQL tools on the MIMIC-IV demo (patients, admissions, diagnoses_ic
     assert.equal(res2.isError, true);
     assert.match(res2.observation, /timed out/);
     assert.deepEqual(ddrState(ctx.state.extra).queries.map((q) => [q.ok, q.tables]), [[false, []], [false, ['patients']]]);
+  });
+
+  it('runs have their own query process: a killed runaway query in one run does not hit another', async () => {
+    const block = ddrBlock(dbPath, '10000032');
+    const ts = createDdrToolSet({ python: false, queryTimeoutMs: 800 });
+    const q = ts.tools.find((t) => t.name === 'execute_query')!;
+    const a = toolContext(block, dirname(dbPath));
+    const b = toolContext(block, dirname(dbPath));
+    a.runId = 'run-a';
+    b.runId = 'run-b';
+    const [ra, rb] = await Promise.all([
+      q.run({ sql: 'WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c) SELECT count(*) FROM c' }, a),
+      (async () => {
+        await new Promise((r) => setTimeout(r, 100));
+        return q.run({ sql: 'SELECT count(*) AS n FROM admissions' }, b);
+      })(),
+    ]);
+    assert.match(ra.observation, /timed out/);
+    assert.equal(rb.isError, undefined, rb.observation);
+    assert.deepEqual(JSON.parse(rb.observation).data, [['275']]);
+    closeDdrRun('run-a');
+    closeDdrRun('run-b');
   });
 
   it('tools: database info, describe_table, execute_query record touched fields in run state', async () => {
