@@ -219,7 +219,7 @@ def op_run_path(a):
                         ns = snapshot(base)
                         exec_spec(ns, renamed)
                     _NS_CACHE[next_key] = ns
-                except Exception as e:
+                except BaseException as e:
                     _PATH_CACHE[key] = {"kind": "error", "message": "%s: %s" % (type(e).__name__, e)}
         out.append(_PATH_CACHE[key])
         prefix = prefix + renamed + "\n"
@@ -620,7 +620,7 @@ def op_split(a):
             prev = before.copy(deep=True) if isinstance(before, pd.DataFrame) else before
             try:
                 exec(compile(ast.Module(body=[st], type_ignores=[]), "<transform>", "exec"), ns)
-            except Exception as e:
+            except BaseException as e:  # SystemExit / KeyboardInterrupt from submitted code too
                 return {"status": "execution_failed", "error": "%s: %s (statement: %s)" % (type(e).__name__, e, src[:200]), "units": units}
             cur = ns.get("df")
             if isinstance(prev, pd.DataFrame):
@@ -663,7 +663,7 @@ def op_run_units(a):
             try:
                 exec(compile(u["code"], "<unit>", "exec"), ns)
                 out.append(state_of(ns.get("df")))
-            except Exception as e:
+            except BaseException as e:
                 out.append({"kind": "error", "message": "%s: %s" % (type(e).__name__, e)})
     return out
 

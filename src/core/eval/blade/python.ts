@@ -145,58 +145,81 @@ def __blade_call(op, args_json):
 async function startProcess(opts: BladePythonOptions): Promise<BladePython> {
   const python = opts.python ?? (await findPython()).path;
   const timeoutMs = opts.timeoutMs ?? 120_000;
-  const child: ChildProcessWithoutNullStreams = spawn(python, ['-u', '-c', BLADE_DRIVER_PY], {
-    cwd: opts.cwd,
-    stdio: ['pipe', 'pipe', 'pipe'],
-    env: { ...process.env, PYTHONIOENCODING: 'utf-8', MPLBACKEND: 'Agg' },
-  });
-  const pending = new Map<number, Pending>();
   let nextId = 1;
-  let stderr = '';
-  let exited: string | undefined;
-  child.stderr.on('data', (d: Buffer) => {
-    stderr = (stderr + d.toString()).slice(-4000);
-  });
-  const rl = createInterface({ input: child.stdout });
-  rl.on('line', (line) => {
-    let msg: { id: number; ok: boolean; result?: unknown; error?: string };
-    try {
-      msg = JSON.parse(line) as typeof msg;
-    } catch {
-      return;
-    }
-    const p = pending.get(msg.id);
-    if (!p) return;
-    pending.delete(msg.id);
-    clearTimeout(p.timer);
-    if (msg.ok) p.resolve(msg.result);
-    else p.reject(new Error(`BLADE Python driver: ${msg.error}`));
-  });
-  child.on('exit', (code, signal) => {
-    exited = `exited (${code ?? signal})`;
-    for (const p of pending.values()) {
+  let closed = false;
+
+  /** One driver process; a new one is spawned after a crash or a timeout (code under evaluation may hang or exit). */
+  interface Driver {
+    child: ChildProcessWithoutNullStreams;
+    pending: Map<number, Pending>;
+    exited?: string;
+    stderr: string;
+  }
+  let driver: Driver | undefined;
+  const spawnDriver = (): Driver => {
+    const child: ChildProcessWithoutNullStreams = spawn(python, ['-u', '-c', BLADE_DRIVER_PY], {
+      cwd: opts.cwd,
+      stdio: ['pipe', 'pipe', 'pipe'],
+      env: { ...process.env, PYTHONIOENCODING: 'utf-8', MPLBACKEND: 'Agg' },
+    });
+    const d: Driver = { child, pending: new Map(), stderr: '' };
+    child.stderr.on('data', (b: Buffer) => {
+      d.stderr = (d.stderr + b.toString()).slice(-4000);
+    });
+    createInterface({ input: child.stdout }).on('line', (line) => {
+      let msg: { id: number; ok: boolean; result?: unknown; error?: string };
+      try {
+        msg = JSON.parse(line) as typeof msg;
+      } catch {
+        return;
+      }
+      const p = d.pending.get(msg.id);
+      if (!p) return;
+      d.pending.delete(msg.id);
       clearTimeout(p.timer);
-      p.reject(new Error(`BLADE Python driver ${exited}: ${stderr.trim().slice(-1000)}`));
-    }
-    pending.clear();
-  });
-  child.on('error', (e) => {
-    exited = `failed: ${e.message}`;
-  });
+      if (msg.ok) p.resolve(msg.result);
+      else p.reject(new Error(`BLADE Python driver: ${msg.error}`));
+    });
+    child.on('exit', (code, signal) => {
+      d.exited = `exited (${code ?? signal})`;
+      for (const p of d.pending.values()) {
+        clearTimeout(p.timer);
+        p.reject(new Error(`BLADE Python driver ${d.exited}: ${d.stderr.trim().slice(-1000)}`));
+      }
+      d.pending.clear();
+    });
+    child.on('error', (e) => {
+      d.exited = `failed: ${e.message}`;
+    });
+    return d;
+  };
+  const live = (): Driver => {
+    if (!driver || driver.exited) driver = spawnDriver();
+    return driver;
+  };
+  live();
 
   const call = <T>(op: string, args: unknown): Promise<T> =>
     new Promise<T>((resolve, reject) => {
-      if (exited) {
-        reject(new Error(`BLADE Python driver ${exited}: ${stderr.trim().slice(-1000)}`));
+      if (closed) {
+        reject(new Error('BLADE Python driver is closed'));
         return;
       }
+      const d = live();
       const id = nextId++;
       const timer = setTimeout(() => {
-        pending.delete(id);
-        reject(new Error(`BLADE Python driver: operation ${op} timed out after ${timeoutMs} ms`));
+        d.pending.delete(id);
+        reject(new Error(`BLADE Python driver: operation ${op} timed out after ${timeoutMs} ms (driver restarted)`));
+        d.exited = 'killed after a timeout'; // the next call starts a fresh driver
+        for (const p of d.pending.values()) {
+          clearTimeout(p.timer);
+          p.reject(new Error(`BLADE Python driver restarted: operation ${op} timed out`));
+        }
+        d.pending.clear();
+        d.child.kill('SIGKILL');
       }, timeoutMs);
-      pending.set(id, { resolve: resolve as (v: unknown) => void, reject, timer });
-      child.stdin.write(JSON.stringify({ id, op, args }) + '\n');
+      d.pending.set(id, { resolve: resolve as (v: unknown) => void, reject, timer });
+      d.child.stdin.write(JSON.stringify({ id, op, args }) + '\n');
     });
 
   return {
@@ -205,12 +228,14 @@ async function startProcess(opts: BladePythonOptions): Promise<BladePython> {
     runUnits: (dataPath, units) => call('run_units', { dataPath, units }),
     columns: (dataPath) => call('columns', { dataPath }),
     close: async () => {
-      if (exited) return;
+      closed = true;
+      const d = driver;
+      if (!d || d.exited) return;
       await new Promise<void>((resolve) => {
-        child.once('exit', () => resolve());
-        child.stdin.end();
+        d.child.once('exit', () => resolve());
+        d.child.stdin.end();
         setTimeout(() => {
-          if (!exited) child.kill('SIGKILL');
+          if (!d.exited) d.child.kill('SIGKILL');
         }, 2000).unref();
       });
     },

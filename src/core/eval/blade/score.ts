@@ -252,7 +252,13 @@ export async function scoreBladeRun(run: BladeRunInput, gt: BladeGroundTruth, op
   const context = gt.researchQuestion || undefined;
 
   // ---- transforms (spec §1.4.1, §1.4.3–1.4.4)
-  const split = await opts.python.split(gt.dataPath, a.transform_code);
+  let split: SplitResult;
+  try {
+    split = await opts.python.split(gt.dataPath, a.transform_code);
+  } catch (e) {
+    // a hang (timeout) or a crash of the interpreter counts as a failed execution of the submission
+    split = { status: 'execution_failed', error: errorMessage(e), units: [] };
+  }
   let units: TransformUnit[] = split.status === 'ok' ? unitsFromExecution(split.units) : [];
   let conversion: BladeRunScore['transform']['conversion'] = split.status === 'ok' ? 'execution' : 'none';
   const unsplit = units.filter((u) => u.source === 'execution-unsplit');

@@ -245,6 +245,17 @@ describe('BLADE transform splitting by execution (spec §1.4.1, improved)', () =
   it('a groupby held in a variable, then aggregated', async () => {
     assert.deepEqual(await verbs("g = df.groupby('Education')\ndf = g.agg(mean_age=('Age', 'mean')).reset_index()"), [['groupby', [[['Age'], 'mean_age']], ['Education']]]);
   });
+  it('a hanging transform times out and the driver restarts; sys.exit() in submitted code is an execution failure', async () => {
+    const quick = await startBladePython({ timeoutMs: 3000 });
+    try {
+      assert.equal((await quick.split(data, 'import sys\nsys.exit(3)')).status, 'execution_failed');
+      await assert.rejects(quick.split(data, 'while True:\n    pass'), /timed out/);
+      assert.deepEqual((await quick.columns(data)).columns.slice(0, 2), ['Age', 'Income'], 'a fresh driver answers');
+    } finally {
+      await quick.close();
+    }
+  });
+
   it('strings that are values are not columns (hurricane has columns named category, min, name)', async () => {
     const h = sharedData('blade', 'datasets', 'hurricane', 'data.csv');
     const v = async (code: string) => (await py.split(h, code)).units.map((u) => [u.verb, u.mapping]);
