@@ -61,6 +61,25 @@ export interface DdrQueryRecord extends TouchedFields {
   ok: boolean;
   rows: number;
   truncated: boolean;
+  /** `python` when the SQL was a string literal in a python cell (rows unknown: 0), else `execute_query`. */
+  via?: 'execute_query' | 'python';
+}
+
+/**
+ * SQL statements written as string literals in Python code (`pd.read_sql("SELECT ...", con)`,
+ * `con.execute('''WITH ...''')`): literals whose text starts with SELECT / WITH / PRAGMA / EXPLAIN.
+ * f-string placeholders are kept as written (the parser then falls back to name matching).
+ */
+export function sqlInPython(code: string): string[] {
+  const out: string[] = [];
+  const re = /[rRfFbBuU]{0,2}("""[\s\S]*?"""|'''[\s\S]*?'''|"(?:[^"\\\n]|\\.)*"|'(?:[^'\\\n]|\\.)*')/g;
+  for (const m of code.matchAll(re)) {
+    const lit = m[1]!;
+    const q = lit.startsWith('"""') || lit.startsWith("'''") ? 3 : 1;
+    const text = lit.slice(q, lit.length - q).trim();
+    if (/^(SELECT|WITH|PRAGMA|EXPLAIN)\b/i.test(text)) out.push(text);
+  }
+  return out;
 }
 
 /** Per-run DDR state under `state.extra.ddr`. */
@@ -201,7 +220,18 @@ export function createDdrToolSet(opts: DdrToolSetOptions = {}): ToolSet<Block> {
       name: 'python',
       description: 'Run Python code in a persistent kernel (pandas, numpy imported). `DB_PATH` is the database file (read-only); `con` is an open read-only sqlite3 connection.',
       parameters: { type: 'object', properties: { code: { type: 'string', description: 'Python code to run.' } }, required: ['code'] },
-      run: async (args, ctx) => runPythonTool(ctx, 'ddrPreamble', ddrPreamble(ctx.block as Block), String(args.code)),
+      run: async (args, ctx) => {
+        const code = String(args.code);
+        const r = await runPythonTool(ctx, 'ddrPreamble', ddrPreamble(ctx.block as Block), code);
+        // Exploration metrics also count SQL the agent ran from Python.
+        const sqls = sqlInPython(code);
+        if (sqls.length) {
+          const st = ddrState(ctx.state.extra, opts);
+          const { schema } = dbFor(ctx.block as Block);
+          for (const sql of sqls) st.queries.push({ stepIndex: ctx.stepIndex, sql, ok: !r.isError, rows: 0, truncated: false, via: 'python', ...touchedFields(sql, schema) });
+        }
+        return r;
+      },
     });
   }
   return {
@@ -232,7 +262,7 @@ export async function runDdrQuery(sql: string, ctx: ToolContext, caps: QueryCaps
     o.runners.set(ctx.runId, runner);
   }
   const touched = touchedFields(sql, o.schema);
-  const rec: DdrQueryRecord = { stepIndex: ctx.stepIndex, sql, ok: false, rows: 0, truncated: false, ...touched };
+  const rec: DdrQueryRecord = { stepIndex: ctx.stepIndex, sql, ok: false, rows: 0, truncated: false, via: 'execute_query', ...touched };
   try {
     const r = await runner.query(sql, caps);
     rec.ok = true;

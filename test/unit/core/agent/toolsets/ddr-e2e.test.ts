@@ -97,7 +97,8 @@ describe('DDR agent end to end on the MIMIC-IV demo (scripted model)', () => {
 
     // touched tables / columns from the SQL parser
     const q = ddrState(store.getExtraState('ddr-1')).queries;
-    assert.deepEqual(q.map((x) => x.stepIndex), [2, 3]);
+    assert.deepEqual(q.map((x) => [x.stepIndex, x.via]), [[2, 'execute_query'], [3, 'execute_query'], [4, 'python']]);
+    assert.deepEqual([q[2]!.tables, q[2]!.columns], [['hosp_admissions'], ['hosp_admissions.subject_id']]);
     assert.deepEqual(q[0]!.columns, ['hosp_patients.anchor_age', 'hosp_patients.dod', 'hosp_patients.gender', 'hosp_patients.subject_id']);
     assert.deepEqual(q[1]!.tables, ['hosp_admissions', 'hosp_patients']);
     assert.deepEqual(q[1]!.columns, ['hosp_admissions.admission_type', 'hosp_admissions.admittime', 'hosp_admissions.subject_id', 'hosp_patients.subject_id']);

@@ -14,6 +14,7 @@ import {
   ddrTouchedSummary,
   isDdrFinish,
   parseDdrInsight,
+  sqlInPython,
 } from '../../../../../src/core/agent/toolsets/ddr.ts';
 import { mimicSubsetDb, toolContext } from './fixtures.ts';
 
@@ -169,6 +170,17 @@ describe('DDR termination and insights', () => {
     const ts = createDdrToolSet({ finishRule: 'code', python: false });
     assert.equal(ts.isTerminal!({ role: 'assistant', content: 'finishing touches' }), true);
     assert.equal(createDdrToolSet({ python: false }).isTerminal!({ role: 'assistant', content: 'finishing touches' }), false);
+  });
+
+  it('finds SQL written as string literals in python code', () => {
+    const code = [
+      'a = pd.read_sql("SELECT gender FROM patients WHERE subject_id = 1", con)',
+      "b = con.execute('''",
+      "  WITH x AS (SELECT 1) SELECT * FROM x''').fetchall()",
+      "print('selected rows', f\"select {col} from admissions\")",
+      "c = 'INSERT INTO t VALUES (1)'",
+    ].join('\n');
+    assert.deepEqual(sqlInPython(code), ['SELECT gender FROM patients WHERE subject_id = 1', 'WITH x AS (SELECT 1) SELECT * FROM x', 'select {col} from admissions']);
   });
 
   it('insights: NO INSIGHT parsing, reasoning-derived I_m, final report I_t', () => {
