@@ -30,7 +30,8 @@ const USAGE = `loupe run --suite S --root DIR (--block ID | --blocks all|ID,ID) 
            stores the per-step comparison with the run; exit 1 when anything differs
   DDR data: --entities TABLE.COLUMN --database FILE --metadata DIR (as for loupe blocks; give them again with --resume / replay)
   tool options (BLADE / DDR / AnalystBench): --tool-option key=value (repeatable), e.g. finishRule=code,
-           insights=reasoning, emptyInsights=drop, python=false (DDR); input=sources|toc|template, template=FILE
+           insights=reasoning, emptyInsights=drop, python=false, forcedSummary=false, queryTimeoutMs=N (DDR);
+           input=instruction|sources|toc|template, template=FILE
            (AnalystBench); useDataDescription=false (BLADE)
   kernel:  --sandbox bubblewrap|off (default bubblewrap) --python PATH --cell-timeout-ms N
   store:   --store FILE (default ./.loupe/runs.sqlite); run folders go next to it in runs/

@@ -28,10 +28,10 @@ export const BENCHMARK_SUITES = ['blade', 'blade-mcq', 'ddr', 'analystbench'] as
 /** Named tool-set options (`--tool-option key=value`), recorded in the run's params as `toolSetOptions`. */
 export type ToolSetOptions = Record<string, string>;
 
-const ALLOWED: Record<string, Record<string, readonly string[] | 'path' | 'bool'>> = {
+const ALLOWED: Record<string, Record<string, readonly string[] | 'path' | 'bool' | 'number'>> = {
   blade: { useDataDescription: 'bool' },
   'blade-mcq': {},
-  ddr: { finishRule: ['paper', 'code'], emptyInsights: ['zero', 'drop'], insights: ['separate-call', 'reasoning'], python: 'bool', forcedSummary: 'bool' },
+  ddr: { finishRule: ['paper', 'code'], emptyInsights: ['zero', 'drop'], insights: ['separate-call', 'reasoning'], python: 'bool', forcedSummary: 'bool', queryTimeoutMs: 'number' },
   analystbench: { input: ANALYST_INPUT_SETTINGS, template: 'path' },
 };
 
@@ -50,6 +50,7 @@ export function parseToolSetOptions(suite: string, pairs: string[]): ToolSetOpti
     const spec = allowed[k];
     if (!spec) throw new LoupeInputError('--tool-option', `unknown option '${k}' for suite ${suite} (options: ${Object.keys(allowed).join(', ') || 'none'})`);
     if (spec === 'bool' && v !== 'true' && v !== 'false') throw new LoupeInputError('--tool-option', `${k} must be true or false, got '${v}'`);
+    if (spec === 'number' && !(Number(v) > 0)) throw new LoupeInputError('--tool-option', `${k} must be a positive number, got '${v}'`);
     if (Array.isArray(spec) && !spec.includes(v)) throw new LoupeInputError('--tool-option', `${k} must be one of ${spec.join(', ')}, got '${v}'`);
     out[k] = v;
   }
@@ -72,7 +73,7 @@ export function benchmarkToolSet(block: Block, o: { maxSteps?: number; options?:
       // One call per question, no tools (runBladeMcqBlock); the tool set only names the prompt.
       return { id: 'blade-mcq', tools: [], systemPrompt: 'blade-mcq: one call per question', buildBlockPrompt: (b) => (b as Block).items.map((i) => i.id).join(','), defaultMaxSteps: block.items.length };
     case 'ddr':
-      return createDdrToolSet({ maxSteps: o.maxSteps, finishRule: opt.finishRule as DdrFinishRule | undefined, emptyInsights: opt.emptyInsights as DdrEmptyInsights | undefined, python: opt.python !== 'false' }) as ToolSet;
+      return createDdrToolSet({ maxSteps: o.maxSteps, finishRule: opt.finishRule as DdrFinishRule | undefined, emptyInsights: opt.emptyInsights as DdrEmptyInsights | undefined, python: opt.python !== 'false', ...(opt.queryTimeoutMs ? { queryTimeoutMs: Number(opt.queryTimeoutMs) } : {}) }) as ToolSet;
     case 'analystbench':
       return createAnalystToolSet({
         maxSteps: o.maxSteps,
