@@ -165,6 +165,35 @@ describe('Benchmarks view, Documentation Search and Results', function () {
     pngOk(await screenshot('docsearch-pdf-page'));
   });
 
+  it('opens on a run\'s own search and lists the run\'s searches for replay (the timeline\'s hook)', async () => {
+    const dir = vscode.workspace.getConfiguration('loupe').get<string>('runsDirectory');
+    assert.ok(dir);
+    const store = openStore(join(dir, 'runs.sqlite'));
+    const id = 'ui-docsearch-run';
+    const now = new Date().toISOString();
+    if (!store.getRun(id)) {
+      store.createRun({ id, suite: 'longda', blockId: 'NHANES_NCHS_Data_Brief_No._508', agent: 'llm', model: 'ui-model', params: {}, promptHash: 'h', toolSet: 'longda', dataChecksums: {}, loupeVersion: '0.1.0', sandbox: 'off', workspace: dir });
+      const calls = [
+        { name: 'search_doc', args: { keyword: 'WTMEC2YR', doc_path: 'docs/Demographics/DEMO_L.pdf' } },
+        { name: 'retriever', args: { query: 'obesity prevalence adults aged 20 and over' } },
+      ];
+      calls.forEach((c, i) => store.commitStep({
+        runId: id, index: i, startedAt: now, endedAt: now, latencyMs: 1, toolMs: 1, assistant: { role: 'assistant', content: '', tool_calls: [] },
+        toolCalls: [{ id: `c${i}`, name: c.name, argumentsText: JSON.stringify(c.args), observation: '', isError: false, truncated: false, durationMs: 1 }],
+        extraMessages: [], usage: { input: 1, output: 1, cached: 0 }, costUsd: null, finishReason: 'tool_calls',
+      }));
+    }
+    store.close();
+    await vscode.commands.executeCommand('loupe.searchDocumentation', { runId: id, query: 'WTMEC2YR', mode: 'keyword', file: 'docs/Demographics/DEMO_L.pdf' });
+    const text = await webviewText({ title: 'Docs:', expect: /Searches[\s\S]*step 2 · retriever[\s\S]*docs\/Demographics\/DEMO_L\.pdf[\s\S]*Page \d+/, timeoutMs: 120_000 });
+    assert.match(text, /step 1 · search_doc\s+WTMEC2YR/);
+    assert.match(text, /results? · Keyword/);
+    // Replaying the second search switches to LongTA mode with its query.
+    await runner({ action: 'clickInWebview', selector: 'a[data-history="1"]' });
+    await webviewText({ expect: /results? · LongTA/, timeoutMs: 30_000 });
+    pngOk(await screenshot('docsearch-run-searches'));
+  });
+
   it('shows scored runs per model × block and opens the run behind a number', async () => {
     const dir = vscode.workspace.getConfiguration('loupe').get<string>('runsDirectory');
     assert.ok(dir, 'loupe.runsDirectory is set by the harness');

@@ -37,6 +37,7 @@ export function matchRanges(text: string, query: string, mode: SearchMode): [num
   const hay = caseSensitive ? text : text.toLowerCase();
   const ranges: [number, number][] = [];
   const isWord = (c: string | undefined) => c !== undefined && /[\p{L}\p{N}_]/u.test(c);
+  const isSpace = (c: string | undefined) => c === undefined || /\s/.test(c);
   for (const raw of terms) {
     const term = caseSensitive ? raw : raw.toLowerCase();
     let from = 0;
@@ -44,7 +45,11 @@ export function matchRanges(text: string, query: string, mode: SearchMode): [num
       const i = hay.indexOf(term, from);
       if (i < 0) break;
       const end = i + term.length;
-      const bounded = mode !== 'bm25' || (!isWord(hay[i - 1]) && !isWord(hay[end]));
+      // bm25: word-bounded tokens. longta: LongTA's tokens are whitespace-separated words compared whole, so only
+      // whole whitespace-delimited tokens matched. keyword: any substring (search_doc).
+      const bounded = mode === 'keyword' ? true
+        : mode === 'bm25' ? !isWord(hay[i - 1]) && !isWord(hay[end])
+          : isSpace(hay[i - 1]) && isSpace(hay[end]);
       if (bounded) ranges.push([i, end]);
       from = i + Math.max(1, term.length);
     }

@@ -15,9 +15,11 @@ describe('webview highlight', () => {
     assert.deepEqual(queryTerms('What is the weight of WTMEC2YR?', 'bm25').terms, ['weight', 'wtmec2yr']);
   });
 
-  it('longta mode is case-sensitive on whitespace tokens', () => {
+  it('longta mode is case-sensitive on whole whitespace tokens', () => {
     const t = 'obesity Obesity OBESITY';
     assert.deepEqual(matchRanges(t, 'Obesity', 'longta'), [[8, 15]]);
+    // "20" inside "2022" and "and" inside "band" are not LongTA token matches; "over," keeps its comma as a token.
+    assert.deepEqual(matchRanges('In 2022 aged 20 and over, band', '20 and over', 'longta'), [[13, 15], [16, 19]]);
   });
 
   it('highlight segments concatenate back to the text, with the primary range flagged', () => {
