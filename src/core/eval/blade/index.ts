@@ -30,6 +30,7 @@ export {
 } from './score.ts';
 export {
   aggregateBlade,
+  bladeMetricBars,
   scoreBladeMcqs,
   parseMcqAnswer,
   decisionWeights,
@@ -39,6 +40,7 @@ export {
   METRIC_TYPES,
   DEFAULT_AGGREGATE_OPTIONS,
   type BladeAggregate,
+  type BladeMetricBars,
   type BladeAggregateOptions,
   type BladeDatasetRuns,
   type BladeRunMetrics,

@@ -349,6 +349,60 @@ export function aggregateBlade(datasets: BladeDatasetRuns[], options: Partial<Bl
   };
 }
 
+/** Result of {@link bladeMetricBars}: paper Fig. 4 bars per decision type. */
+export interface BladeMetricBars {
+  perType: Record<MetricType, { precision: Interval; coverage: Interval }>;
+  options: { k: number; samples: number; seed: number; combinations: number; failedRuns: 'zero' | 'drop'; coverageKey: 'id' | 'name' };
+}
+
+/**
+ * Per-metric bars as BLADE's `get_bootstrap_scores` (paper Fig. 4): the precision series is every
+ * run's precision (failures as 0); the coverage series is coverage@k of up to `combinations` random
+ * k-subsets of each dataset's runs; each series is summarised by a seeded bootstrap of its mean.
+ */
+export function bladeMetricBars(datasets: BladeDatasetRuns[], options: Partial<BladeAggregateOptions> & { combinations?: number } = {}): BladeMetricBars {
+  const o: BladeAggregateOptions = { ...DEFAULT_AGGREGATE_OPTIONS, ...options };
+  const combinations = options.combinations ?? 1000;
+  const rand = seededRandom(o.seed);
+  const perType = {} as BladeMetricBars['perType'];
+  const prepared = datasets.map((d) => {
+    const kept = o.failedRuns === 'zero' ? d.runs.map((r) => (r.status === 'ok' ? r : zeroRun(r.status, r.runId))) : d.runs.filter((r) => r.status !== 'failed').map((r) => (r.status === 'ok' ? r : zeroRun(r.status, r.runId)));
+    return prepare(d, kept, o);
+  });
+  const boot = (xs: number[]): Interval => {
+    if (!xs.length) return { mean: NaN, lo: NaN, hi: NaN };
+    const means: number[] = [];
+    for (let i = 0; i < o.samples; i++) {
+      let t = 0;
+      for (let j = 0; j < xs.length; j++) t += xs[Math.floor(rand() * xs.length)]!;
+      means.push(t / xs.length);
+    }
+    return { mean: means.reduce((a, b) => a + b, 0) / means.length, lo: quantile(means, 0.025), hi: quantile(means, 0.975) };
+  };
+  const nt = METRIC_TYPES.length;
+  const prec: number[][] = METRIC_TYPES.map(() => []);
+  const cov: number[][] = METRIC_TYPES.map(() => []);
+  const scratch = new Float64Array(2 * nt);
+  for (const p of prepared) {
+    for (let t = 0; t < nt; t++) for (const x of p.prec[t]!) prec[t]!.push(x);
+    const k = Math.min(o.k, p.n);
+    const idx = Int32Array.from({ length: p.n }, (_, i) => i);
+    for (let c = 0; c < combinations; c++) {
+      // partial Fisher–Yates: a random k-subset without replacement
+      for (let i = 0; i < k; i++) {
+        const j = i + Math.floor(rand() * (p.n - i));
+        const tmp = idx[i]!;
+        idx[i] = idx[j]!;
+        idx[j] = tmp;
+      }
+      datasetScores(p, idx.subarray(0, k), o.k, scratch);
+      for (let t = 0; t < nt; t++) cov[t]!.push(scratch[nt + t]!);
+    }
+  }
+  METRIC_TYPES.forEach((t, i) => (perType[t] = { precision: boot(prec[i]!), coverage: boot(cov[i]!) }));
+  return { perType, options: { k: o.k, samples: o.samples, seed: o.seed, combinations, failedRuns: o.failedRuns, coverageKey: o.coverageKey } };
+}
+
 // ------------------------------------------------------------------------------------------------
 // MCQ (spec §1.3.4, §1.4.8 "MCQ scoring", §1.7 #11)
 // ------------------------------------------------------------------------------------------------

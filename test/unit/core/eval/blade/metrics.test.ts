@@ -1,6 +1,6 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { aggregateBlade, f1, parseMcqAnswer, quantile, scoreBladeMcqs, seededRandom, zeroRun, type BladeDatasetRuns, type McqAnswer, type BladeRunMetrics } from '../../../../../src/core/eval/blade/metrics.ts';
+import { aggregateBlade, bladeMetricBars, f1, parseMcqAnswer, quantile, scoreBladeMcqs, seededRandom, zeroRun, type BladeDatasetRuns, type McqAnswer, type BladeRunMetrics } from '../../../../../src/core/eval/blade/metrics.ts';
 import { parseBladeMcqs } from '../../../../../src/core/suites/blade/annotations.ts';
 import { sharedData } from '../../../../helpers/shared.ts';
 
@@ -118,6 +118,23 @@ describe('BLADE aggregation (spec §1.4.8)', () => {
     assert.throws(() => aggregateBlade(DS, { k: 0 }), /option k/);
     assert.throws(() => aggregateBlade(DS, { samples: 1.5 }), /option samples/);
     assert.throws(() => aggregateBlade([{ dataset: 'E', gt, runs: [] }]), /dataset E: has no runs/);
+  });
+
+  it('per-metric bars (Fig. 4): precision series over runs, coverage over random k-subsets, bootstrapped means; seeded', () => {
+    const a = bladeMetricBars(DS, { k: 2, samples: 300, seed: 5, combinations: 200 });
+    const b = bladeMetricBars(DS, { k: 2, samples: 300, seed: 5, combinations: 200 });
+    assert.deepEqual(a, b);
+    // precision: mean of the 3 run precisions; bootstrap mean close to it
+    assert.ok(Math.abs(a.perType.cvar.precision.mean - 2.5 / 3) < 0.05);
+    // cvar coverage of every 2-subset of the 3 runs is 3/4
+    assert.equal(a.perType.cvar.coverage.lo, 0.75);
+    assert.equal(a.perType.cvar.coverage.hi, 0.75);
+    // transform-value coverage: {r1,r2} → 3/5, {r1,r3} → 1, {r2,r3} → 1 ⇒ mean 13/15
+    assert.ok(Math.abs(a.perType.transformValue.coverage.mean - 13 / 15) < 0.03, String(a.perType.transformValue.coverage.mean));
+    assert.ok(a.perType.transformValue.coverage.lo < a.perType.transformValue.coverage.hi);
+    // all subsets of one run's item only: identical runs → zero-width interval
+    const same = bladeMetricBars([{ dataset: 'S', gt, runs: [runs[2]!, runs[2]!, runs[2]!] }], { k: 2, samples: 50, combinations: 20 });
+    assert.equal(same.perType.transformValue.coverage.lo, same.perType.transformValue.coverage.hi);
   });
 
   it('quantile matches numpy linear interpolation; PRNG is deterministic', () => {
