@@ -105,65 +105,15 @@ if resource is not None and _MEMORY_MB > 0:
         sys.stderr.write("loupe kernel: could not set RLIMIT_AS: %s\n" % e)
 
 
-# ---- process limit (sandbox only: the driver runs in its own pid namespace) ----
-# RLIMIT_NPROC bounds forks for an unprivileged user; the kernel does not apply it to host root (uid 0
-# keeps its exemption inside a user namespace), so a watchdog also counts the namespace's processes
-# and, above the limit, kills every one of them but init (bwrap) and this driver: kill(-1) in a pid
-# namespace reaches exactly those.
+# ---- process limit (sandbox only) ----
+# RLIMIT_NPROC bounds forks inside the sandbox's user namespace for an unprivileged user; the kernel
+# exempts host root, so the host also counts the sandbox's processes and kills it above the limit.
 _MAX_PROCS = int(os.environ.pop("LOUPE_KERNEL_MAX_PROCS", "0") or "0")
-_procs_killed = [0]  # processes killed since the last cell reply
-
-
-def _count_procs():
+if _MAX_PROCS > 0 and resource is not None and hasattr(resource, "RLIMIT_NPROC"):
     try:
-        return sum(1 for p in os.listdir("/proc") if p.isdigit())
-    except OSError:
-        return 0
-
-
-def _proc_watchdog():
-    import time
-
-    while True:
-        try:
-            n = _count_procs()
-            if n > _MAX_PROCS:
-                for _ in range(50):
-                    try:
-                        os.kill(-1, signal.SIGKILL)
-                    except OSError:
-                        pass
-                    # reap our own children so they do not linger as zombies in the count
-                    try:
-                        while os.waitpid(-1, os.WNOHANG)[0] > 0:
-                            pass
-                    except ChildProcessError:
-                        pass
-                    if _count_procs() <= 2:
-                        break
-                    time.sleep(0.01)
-                _procs_killed[0] += n
-            time.sleep(0.05)
-        except Exception:  # noqa: BLE001 - the watchdog never dies
-            time.sleep(0.5)
-
-
-def _in_own_pid_namespace():
-    """True only under bwrap's init (pid 1 = bwrap, we are its child): kill(-1) must never reach a host."""
-    try:
-        with open("/proc/1/comm") as f:
-            return os.getppid() == 1 and os.getpid() <= 16 and f.read().strip() == "bwrap"
-    except OSError:
-        return False
-
-
-if _MAX_PROCS > 0 and _in_own_pid_namespace():
-    if resource is not None and hasattr(resource, "RLIMIT_NPROC"):
-        try:
-            resource.setrlimit(resource.RLIMIT_NPROC, (_MAX_PROCS, _MAX_PROCS))
-        except (ValueError, OSError):
-            pass
-    threading.Thread(target=_proc_watchdog, name="loupe-procs", daemon=True).start()
+        resource.setrlimit(resource.RLIMIT_NPROC, (_MAX_PROCS, _MAX_PROCS))
+    except (ValueError, OSError):
+        pass
 
 
 class CpuTimeExceeded(BaseException):
@@ -477,10 +427,6 @@ def _execute(req, answered):
         err.write("loupe kernel: could not render the result: %s: %s\n" % (type(e).__name__, e))
     reply["stdout"] = out.value() + _fd1_read(_MAX_OUTPUT)
     reply["stderr"] = err.value()
-    if _procs_killed[0]:
-        reply["stderr"] += ("[loupe] More than %d processes were running in the sandbox: all child processes were "
-                            "killed (the kernel's own state is kept).\n" % _MAX_PROCS)
-        _procs_killed[0] = 0
     _busy.clear()  # no new interrupts for this cell from here on
     _send(reply)
     answered[0] = True

@@ -9,7 +9,7 @@
  * the process writes to stderr outside Python's `sys.stderr` is attached to the running cell.
  */
 import { spawn, execFile, type ChildProcessWithoutNullStreams } from 'node:child_process';
-import { existsSync, realpathSync, statSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, readlinkSync, realpathSync, statSync } from 'node:fs';
 import { delimiter, dirname, isAbsolute, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { findPython } from '../env/doctor.ts';
@@ -38,8 +38,9 @@ export interface KernelOptions {
   /** Address-space limit (RLIMIT_AS) in MiB; default 4096; 0 = none. */
   memoryLimitMb?: number;
   /**
-   * Most processes the sandbox may hold at once (driver included; bounds fork bombs): above it every
-   * other process in the sandbox is killed and the cell is told. Sandbox only; default 256; 0 = none.
+   * Most processes the sandbox may hold at once (bounds fork bombs). Sandbox only; default 256; 0 = none.
+   * Enforced from the host (the sandbox's pid namespace is counted every 100 ms; above the limit the
+   * kernel is killed and restarted, and the cell is told) and, for an unprivileged user, by RLIMIT_NPROC.
    */
   maxProcesses?: number;
   /** Import allowlist for agent code (`pkg` or `pkg.*`); undefined = anything installed. */
@@ -94,6 +95,63 @@ interface DriverReply {
   interrupted?: boolean;
   python?: string;
   pid?: number;
+}
+
+/**
+ * Host-side process limit for sandboxed kernels: one timer per host process counts the processes of
+ * every pid namespace in /proc and hands the counts to each kernel. It runs outside the sandbox, so
+ * neither a fork bomb's CPU load (it starves any watchdog inside) nor agent code can stop it.
+ */
+const PROC_WATCH_MS = 100; // one scan ≈ 0.4 ms with ~150 host processes
+const procWatched = new Set<{ checkProcs(counts: Map<string, number>): void }>();
+let procWatchTimer: NodeJS.Timeout | undefined;
+
+function countByPidNamespace(): Map<string, number> {
+  const counts = new Map<string, number>();
+  let names: string[];
+  try {
+    names = readdirSync('/proc');
+  } catch {
+    return counts;
+  }
+  for (const n of names) {
+    const c = n.charCodeAt(0);
+    if (c < 48 || c > 57) continue;
+    try {
+      const ns = readlinkSync(`/proc/${n}/ns/pid`);
+      counts.set(ns, (counts.get(ns) ?? 0) + 1);
+    } catch {
+      /* gone, or not ours to read */
+    }
+  }
+  return counts;
+}
+
+function watchProcs(k: { checkProcs(counts: Map<string, number>): void }): void {
+  procWatched.add(k);
+  if (procWatchTimer) return;
+  procWatchTimer = setInterval(() => {
+    if (procWatched.size === 0) {
+      clearInterval(procWatchTimer);
+      procWatchTimer = undefined;
+      return;
+    }
+    const counts = countByPidNamespace();
+    for (const w of procWatched) w.checkProcs(counts);
+  }, PROC_WATCH_MS);
+  procWatchTimer.unref();
+}
+
+/** The pid namespace of the sandbox under bwrap process `pid` (its first child's), if not the host's. */
+function sandboxPidNamespace(pid: number): string | undefined {
+  try {
+    const inner = readFileSync(`/proc/${pid}/task/${pid}/children`, 'utf8').trim().split(/\s+/)[0];
+    if (!inner) return undefined;
+    const ns = readlinkSync(`/proc/${inner}/ns/pid`);
+    return ns !== readlinkSync('/proc/self/ns/pid') ? ns : undefined;
+  } catch {
+    return undefined;
+  }
 }
 
 const STATE_LOST = 'All variables, imports and loaded data were lost: re-run any setup code you need.';
@@ -231,6 +289,9 @@ export class PythonKernel {
   #busy = false;
   #extraRo: string[] = [];
   #killRequested = false;
+  /** Pid namespace of the current sandbox (host-side process limit), and the count that broke it. */
+  #pidNs: string | undefined;
+  #procLimitHit = 0;
 
   private constructor(opts: KernelOptions, python: string, driver: string) {
     this.#opts = opts;
@@ -362,6 +423,7 @@ export class PythonKernel {
     const exited = new Promise<string>((res) => {
       child.on('exit', (code, signal) => {
         exitInfo = signal ? `killed by ${signal}` : `exited with code ${code}`;
+        if (this.#child === child && this.#procLimitHit) exitInfo = `was killed by Loupe: ${this.#procLimitHit} processes were running in the sandbox, more than the limit of ${this.#opts.maxProcesses ?? 256}`;
         if (this.#child === child) {
           this.#alive = false;
           if (this.#onExit) this.#onExit(exitInfo);
@@ -385,6 +447,10 @@ export class PythonKernel {
     clearTimeout(timer);
     if (r.kind === 'ready') {
       this.#log.debug(`kernel ready: python ${r.msg.python} pid ${this.#pid} sandbox ${o.sandbox}`);
+      this.#procLimitHit = 0;
+      this.#pidNs = o.sandbox === 'bubblewrap' && (o.maxProcesses ?? 256) > 0 ? sandboxPidNamespace(this.#pid) : undefined;
+      if (this.#pidNs) watchProcs(this);
+      else if (o.sandbox === 'bubblewrap' && (o.maxProcesses ?? 256) > 0) this.#log.warn('kernel: cannot find the sandbox pid namespace; the process limit is RLIMIT_NPROC only');
       this.#stray = '';
       return;
     }
@@ -395,6 +461,17 @@ export class PythonKernel {
       ? '\nbubblewrap could not create the sandbox (unprivileged user namespaces may be disabled on this machine: see sysctl kernel.unprivileged_userns_clone / user.max_user_namespaces). Fix that, or opt in to an unsandboxed kernel with "loupe.sandbox": "off".'
       : '';
     throw new Error(`Python kernel ${why} (${cmd} ${o.sandbox === 'bubblewrap' ? '[bubblewrap sandbox]' : this.#python}).${stderr ? `\n${stderr}` : ''}${hint}`);
+  }
+
+  /** Called by the host-side process watch with per-namespace counts: kills a sandbox over its limit. */
+  checkProcs(counts: Map<string, number>): void {
+    if (!this.#alive || !this.#pidNs || this.#procLimitHit) return;
+    const n = counts.get(this.#pidNs) ?? 0;
+    const max = this.#opts.maxProcesses ?? 256;
+    if (n <= max) return;
+    this.#procLimitHit = n;
+    this.#log.warn(`kernel: ${n} processes in the sandbox (limit ${max}); killing it`);
+    this.#kill();
   }
 
   #kill(): void {
@@ -513,7 +590,9 @@ export class PythonKernel {
     const how = outcome.kind === 'exit' ? outcome.how : 'did not respond to the interrupt';
     const status: ExecuteResult['status'] = outcome.kind === 'exit' && !timedOut ? 'crashed' : 'timeout';
     let msg = status === 'crashed'
-      ? (this.#killRequested
+      ? (this.#procLimitHit
+        ? `[loupe] The Python kernel process ${how} while running this cell (a fork bomb?).`
+        : this.#killRequested
         ? '[loupe] The kernel was restarted on request while this cell was running.'
         : `[loupe] The Python kernel process ${how} while running this cell (possibly out of memory: limit ${this.#opts.memoryLimitMb ?? 4096} MiB).`)
       : `[loupe] Cell exceeded the ${timeoutMs / 1000} s time limit and the kernel ${how}.`;
@@ -571,6 +650,7 @@ export class PythonKernel {
   async close(): Promise<void> {
     if (this.#closed) return;
     this.#closed = true;
+    procWatched.delete(this);
     const child = this.#child;
     if (!child || !this.#alive) return;
     const gone = new Promise<void>((res) => child.once('exit', () => res()));
