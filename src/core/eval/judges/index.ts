@@ -2,4 +2,4 @@
 export * from './types.ts';
 export * from './judge.ts';
 export { canonicalText, extractRating, taskDef, PROMPT_VERSION } from './tasks.ts';
-export { extractJson, validateSchema, type MiniSchema } from './schema.ts';
+export { extractJson, relaxToSchema, validateSchema, type MiniSchema } from './schema.ts';

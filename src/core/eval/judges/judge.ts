@@ -8,7 +8,7 @@ import { createHash } from 'node:crypto';
 import OpenAI from 'openai';
 import { LoupeInputError, errorMessage } from '../../util/errors.ts';
 import { nullLogger, type Logger } from '../../util/log.ts';
-import { extractJson, validateSchema } from './schema.ts';
+import { extractJson, relaxToSchema, validateSchema } from './schema.ts';
 import { PROMPT_VERSION, taskDef } from './tasks.ts';
 import type { Judge, JudgeContext, JudgeInput, JudgeTaskName, JudgeVerdict, Judgement, JudgementStore, JudgementTally } from './types.ts';
 
@@ -153,7 +153,8 @@ export class LlmJudge extends BaseJudge {
         this.store.put(j as Judgement, ctx);
         return j;
       }
-      const parsed = extractJson(raw);
+      const extracted = extractJson(raw);
+      const parsed = extracted === undefined ? undefined : relaxToSchema(extracted, def.schema);
       const problems = parsed === undefined ? ['no JSON object in the reply'] : validateSchema(parsed, def.schema);
       const verdict = problems.length === 0 ? def.coerce(parsed) : def.fallback?.(raw);
       if (verdict !== undefined) {

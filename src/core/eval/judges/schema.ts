@@ -59,6 +59,36 @@ export function validateSchema(v: unknown, s: MiniSchema, path = '$'): string[] 
 }
 
 /**
+ * Repairs common, unambiguous deviations of model replies before validation: numeric strings where
+ * numbers are expected (`"4"` → 4), `"true"`/`"false"` for booleans, enum values differing only in
+ * case or surrounding spaces (`"correct_info"` → `"CORRECT_INFO"`). Anything else is left as is.
+ * @param v the parsed reply; `s` the schema. @returns the repaired value (a copy where changed).
+ */
+export function relaxToSchema(v: unknown, s: MiniSchema): unknown {
+  if (s.enum && typeof v === 'string') {
+    const hit = s.enum.find((e) => typeof e === 'string' && e.toLowerCase() === v.trim().toLowerCase());
+    if (hit !== undefined) return hit;
+  }
+  switch (s.type) {
+    case 'object': {
+      if (typeof v !== 'object' || v === null || Array.isArray(v)) return v;
+      const o = { ...(v as Record<string, unknown>) };
+      for (const [k, ps] of Object.entries(s.properties ?? {})) if (k in o) o[k] = relaxToSchema(o[k], ps);
+      return o;
+    }
+    case 'array':
+      return Array.isArray(v) && s.items ? v.map((x) => relaxToSchema(x, s.items!)) : v;
+    case 'number':
+    case 'integer':
+      return typeof v === 'string' && /^\s*-?\d+(\.\d+)?\s*$/.test(v) ? Number(v) : v;
+    case 'boolean':
+      return v === 'true' ? true : v === 'false' ? false : v;
+    default:
+      return v;
+  }
+}
+
+/**
  * Extracts the JSON object from a model reply: the whole text, else a fenced ```json block, else the
  * first balanced `{...}` span.
  * @param text the reply.

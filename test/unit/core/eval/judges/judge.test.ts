@@ -68,6 +68,15 @@ describe('eval/judges LLM judge', () => {
     assert.match(userText(srv.requests.at(-2)!.body), /\[Message 1\]: The patient is a woman/);
   });
 
+  it('repairs harmless deviations (numeric strings, lower-case labels) without a retry', async () => {
+    firstReply = () => ({ content: '{"label": "correct_info", "supporting": ["0"], "contradicting": []}' });
+    const judge = new LlmJudge({ baseUrl: srv.baseUrl, model: 'judge-m', maxRetries: 0 }, new MemoryJudgementStore());
+    const n0 = srv.requests.length;
+    const j = await judge.judge('checklist-support', { question: 'Sex?', answer: 'Female', insights: ['She is a woman'] });
+    assert.equal(srv.requests.length, n0 + 1);
+    assert.deepEqual([j.verdict!.label, j.verdict!.supporting], ['CORRECT_INFO', [0]]);
+  });
+
   it('marks an item unjudged (error) when both replies are invalid, and does not cache the failure', async () => {
     firstReply = () => ({ content: '{"label": "MAYBE"}' });
     retryReply = () => ({ content: '{"label": "PERHAPS"}' });
