@@ -104,7 +104,11 @@ export class RunNotebook {
       if (!existsSync(this.uri.fsPath)) this.writeFile();
       this.doc = await vscode.workspace.openNotebookDocument(this.uri);
     }
-    return vscode.window.showNotebookDocument(this.doc, { viewColumn: opts.viewColumn, preserveFocus: opts.preserveFocus ?? true, preview: false });
+    // Keep the notebook where the analyst already has it (revealing a cell from the timeline must not replace the
+    // timeline in its editor group).
+    const visible = vscode.window.visibleNotebookEditors.find((e) => e.notebook.uri.toString() === this.uri.toString());
+    const viewColumn = opts.viewColumn ?? visible?.viewColumn ?? vscode.ViewColumn.One;
+    return vscode.window.showNotebookDocument(this.doc, { viewColumn, preserveFocus: opts.preserveFocus ?? true, preview: false });
   }
 
   /** Appends cells recorded since the last sync (call after each committed step). Serialised. */
