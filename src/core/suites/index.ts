@@ -2,6 +2,8 @@
  * Entry point of the benchmark suites layer: {@link loadSuite} reads a benchmark in its native
  * layout and returns the common {@link Suite} model. Source: issue 3; spec §1.2, §2.2, §3.2, §4.1.
  */
+import { realpathSync } from 'node:fs';
+import { resolve } from 'node:path';
 import { LoupeInputError } from '../util/errors.ts';
 import type { BladeDecisionCounts, Block, LoadSuiteOptions, Suite, SuiteKind } from './types.ts';
 import { SUITE_KINDS } from './types.ts';
@@ -25,18 +27,68 @@ export * from './types.ts';
 export async function loadSuite(kind: SuiteKind, root: string, opts: LoadSuiteOptions = {}): Promise<Suite> {
   switch (kind) {
     case 'longda':
-      return loadLongda(root, opts);
+      return dropHiddenAliases(loadLongda(root, opts));
     case 'blade':
-      return loadBlade(root, opts, 'blade');
+      return dropHiddenAliases(loadBlade(root, opts, 'blade'));
     case 'blade-mcq':
-      return loadBlade(root, opts, 'blade-mcq');
+      return dropHiddenAliases(loadBlade(root, opts, 'blade-mcq'));
     case 'ddr':
-      return loadDdr(root, opts);
+      return dropHiddenAliases(await loadDdr(root, opts));
     case 'analystbench':
-      return loadAnalystBench(root, opts);
+      return dropHiddenAliases(loadAnalystBench(root, opts));
     default:
       throw new LoupeInputError('--suite', `unknown suite '${String(kind)}' (expected one of ${SUITE_KINDS.join(', ')})`);
   }
+}
+
+/**
+ * Leakage guard at load time: a visible file that is, or resolves through symlinks to, a hidden file
+ * of ANY block of the suite (answers, annotations, publications, reference reports, checklists,
+ * manifests) is removed from the visible set and reported. Catches a symlink in a data folder that
+ * points at the reference report (the sandbox would mount its target), and an AnalystBench source
+ * glob wide enough to take another task's checklist. A block left with no visible file is not runnable.
+ * @returns the same suite, changed in place.
+ */
+export function dropHiddenAliases(suite: Suite): Suite {
+  const cache = new Map<string, string>();
+  const real = (p: string): string => {
+    let r = cache.get(p);
+    if (r === undefined) {
+      try {
+        r = realpathSync(p);
+      } catch {
+        r = resolve(p);
+      }
+      cache.set(p, r);
+    }
+    return r;
+  };
+  const hidden = new Set<string>();
+  for (const b of suite.blocks) {
+    const h = b.hidden;
+    for (const f of [...h.files, ...(h.publications ?? []), ...(h.publication ? [h.publication] : []), ...(h.referenceReport ? [h.referenceReport] : [])]) {
+      hidden.add(resolve(f));
+      hidden.add(real(f));
+    }
+  }
+  for (const b of suite.blocks) {
+    let dropped = 0;
+    for (const key of ['data', 'docs'] as const) {
+      b.visible[key] = b.visible[key].filter((f) => {
+        const r = real(f.path);
+        if (!hidden.has(r) && !hidden.has(resolve(f.path))) return true;
+        const how = r === resolve(f.path) ? 'is' : `resolves to ${r}, which is`;
+        b.problems.push(`${f.path} ${how} a hidden file of this suite (answers, reference, checklist or manifest); not made visible`);
+        dropped++;
+        return false;
+      });
+    }
+    if (dropped && b.runnable && b.visible.data.length + b.visible.docs.length === 0 && !b.visible.database) {
+      b.runnable = false;
+      b.problems.push('no visible file left; not runnable');
+    }
+  }
+  return suite;
 }
 
 /**

@@ -46,7 +46,10 @@ export function firstInvalidUtf8Line(buf: Buffer): { line: number; offset: numbe
     try {
       dec.decode(buf.subarray(start, end));
     } catch {
-      return { line, offset: start };
+      // Byte offset of the first bad byte: the valid prefix decodes to the text before the first U+FFFD.
+      const text = new TextDecoder('utf-8').decode(buf.subarray(start, end));
+      const i = text.indexOf('\uFFFD');
+      return { line, offset: start + (i > 0 ? Buffer.byteLength(text.slice(0, i)) : 0) };
     }
     start = end + 1;
     line++;

@@ -113,7 +113,8 @@ function loadOne(file: string, env: Record<string, string | undefined>, suiteId:
     title,
     items: [],
     visible: { data: [], docs: [], missing: [] },
-    hidden: { files: [], checklist: [] },
+    // The manifest stays hidden even when it cannot be read (another task's wide glob must not show it).
+    hidden: { files: [file], checklist: [] },
     runnable: false,
     problems,
     analyst: { manifest: file, task: fallbackId },

@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { cpSync, existsSync, lstatSync, mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync, statSync, symlinkSync, unlinkSync, writeFileSync } from 'node:fs';
+import { cpSync, existsSync, lstatSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync, statSync, symlinkSync, unlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, relative } from 'node:path';
 import { after, describe, it } from 'node:test';
@@ -195,3 +195,53 @@ describe('leakage guard: DDR (checklists) and AnalystBench (reference report, ch
     assert.ok(!md.includes('40.3'));
   });
 });
+
+describe('suites: visible files that alias hidden ones are dropped at load time', () => {
+  const base = join(tmp, 'alias-base');
+  const root = join(tmp, 'alias-tasks');
+  const manifest = (task: string, extra: Record<string, unknown>) =>
+    JSON.stringify({ format: 'loupe-analystbench/1', task, instruction: 'Write it.', base, ...extra });
+
+  it('drops a source that is a symlink to the reference report, and another task\'s checklist and manifests', async () => {
+    for (const d of [join(base, 'secret'), join(base, 'pub'), join(root, 'a')]) mkdirpSync(d);
+    writeFileSync(join(base, 'secret', 'report.pdf'), 'the published report');
+    writeFileSync(join(base, 'pub', 'd.csv'), 'x\n1\n');
+    symlinkSync(join('..', 'secret', 'report.pdf'), join(base, 'pub', 'innocent.pdf'));
+    // Task a: its checklist lives next to its manifest, inside the suite root.
+    writeFileSync(join(root, 'a', 'task.json'), manifest('a', { sources: ['pub/**'], reference: 'secret/report.pdf', checklist: 'checklist.json' }));
+    writeFileSync(join(root, 'a', 'checklist.json'), JSON.stringify(['Says the rate was 40.3%']));
+    // Task b: a glob wide enough to take the whole suite folder (tasks, checklists, a broken manifest).
+    writeFileSync(join(root, 'b.task.json'), JSON.stringify({ format: 'loupe-analystbench/1', task: 'b', instruction: 'Write it.', base: tmp, sources: ['alias-base/pub/d.csv', 'alias-tasks/**'], reference: 'alias-base/secret/report.pdf' }));
+    writeFileSync(join(root, 'c.task.json'), '{"format": ');
+    const s = await loadSuite('analystbench', root);
+    const a = s.blocks.find((x) => x.id === 'a')!;
+    const b = s.blocks.find((x) => x.id === 'b')!;
+    const rels = (x: Block) => [...x.visible.data, ...x.visible.docs].map((f) => f.rel).sort();
+    assert.deepEqual(rels(a), ['pub/d.csv']);
+    assert.ok(a.problems.some((p) => p.startsWith(join(base, 'pub', 'innocent.pdf')) && p.includes('resolves to')), a.problems.join('\n'));
+    assert.deepEqual(rels(b), ['alias-base/pub/d.csv']);
+    for (const f of ['a/checklist.json', 'a/task.json', 'c.task.json']) assert.ok(b.problems.some((p) => p.startsWith(join(root, f))), `${f}: ${b.problems.join('\n')}`);
+    // Nothing hidden reaches a task workspace.
+    const ws = join(tmp, 'alias-ws');
+    createTaskWorkspace(a, ws);
+    const all = (d: string): string[] => readdirSync(d, { withFileTypes: true }).flatMap((e) => (e.isDirectory() ? all(join(d, e.name)) : [join(d, e.name)]));
+    for (const f of all(ws)) assert.doesNotMatch(readFileSync(f, 'utf8'), /the published report/, f);
+  });
+
+  it('drops a LongDA data file that is a symlink to benchmark.csv', async () => {
+    const ld = join(tmp, 'alias-longda');
+    mkdirpSync(join(ld, 'S1', 'data'));
+    mkdirpSync(join(ld, 'S1', 'docs'));
+    writeFileSync(join(ld, 'benchmark.csv'), 'survey,source,internal_id,query,answer_structure,additional_info,answer\nS1,Pub,1,Q,single_number,,42\n');
+    writeFileSync(join(ld, 'S1', 'data', 'd.csv'), 'a\n1\n');
+    writeFileSync(join(ld, 'S1', 'docs', 'doc.txt'), 'doc');
+    symlinkSync(join('..', '..', 'benchmark.csv'), join(ld, 'S1', 'data', 'answers.csv'));
+    const b = (await loadSuite('longda', ld)).blocks[0]!;
+    assert.deepEqual(b.visible.data.map((f) => f.rel), ['data/d.csv']);
+    assert.equal(b.runnable, true);
+  });
+});
+
+function mkdirpSync(d: string): void {
+  mkdirSync(d, { recursive: true });
+}
