@@ -15,6 +15,7 @@ const BLOCK = 'NHANES_NCHS_Data_Brief_No._508';
 /** LongDA's own query ids (benchmark.csv). */
 const Q = (n: number) => `NHANES_NCHS Data Brief No. 508_q${n}`;
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+const API_KEY = 'sk-loupe-integration-7f3a9c';
 
 /** Last tool observation in a request (the model "reads" it to answer). */
 function lastObservation(req: ChatRequestBody): string {
@@ -60,10 +61,12 @@ describe('Run Benchmark Block (palette → notebook, terminal, timeline, runs vi
       },
       { content: 'Done for now.', toolCalls: [call('final_answer', { summary: 'Answered q1 and q2 from DEMO_L and BMX_L with WTMEC2YR.' })] },
     ];
-    llm = await startScriptedLlm({ script, models: ['scripted-analyst'] });
+    // The server refuses requests without the key, so the run proves the key travels from SecretStorage.
+    llm = await startScriptedLlm({ script, models: ['scripted-analyst'], requireKey: API_KEY });
     const cfg = vscode.workspace.getConfiguration('loupe');
     await cfg.update('models', [{ name: 'scripted', baseUrl: llm.baseUrl, model: 'scripted-analyst', temperature: 0 }], vscode.ConfigurationTarget.Workspace);
     await vscode.extensions.getExtension('loupe-dev.loupe')?.activate();
+    assert.equal(await vscode.commands.executeCommand('loupe.setApiKey', { profile: 'scripted', key: API_KEY }), true);
   });
 
   after(async () => {
@@ -140,6 +143,28 @@ describe('Run Benchmark Block (palette → notebook, terminal, timeline, runs vi
       if (Date.now() - t0 > 180_000) throw new Error(`run did not finish in 180 s (status ${status || 'not created'})`);
     }
     assert.equal(status, 'finished');
+    // The key reached the model server but never the store or the run folder.
+    assert.ok(llm.requests.every((r) => r.authorization === `Bearer ${API_KEY}`));
+    const { readFileSync, readdirSync, statSync } = await import('node:fs');
+    const runsDir = vscode.workspace.getConfiguration('loupe').get<string>('runsDirectory') ?? '';
+    const walk = (d: string): string[] => readdirSync(d).flatMap((f) => {
+      const p = join(d, f);
+      const st = statSync(p, { throwIfNoEntry: false });
+      return !st ? [] : st.isDirectory() ? walk(p) : st.isFile() && st.size < 50_000_000 ? [p] : [];
+    });
+    const leaks = walk(runsDir).filter((f) => readFileSync(f).includes(API_KEY));
+    assert.deepEqual(leaks, [], 'API key written to disk');
+  });
+
+  it('exports the run as a JSONL trajectory and a LongDA results folder', async () => {
+    const jsonl = await vscode.commands.executeCommand<string>('loupe.exportRun', runId, 'jsonl');
+    const { readFileSync, existsSync } = await import('node:fs');
+    const lines = readFileSync(jsonl, 'utf8').trim().split('\n').map((l) => JSON.parse(l) as Record<string, unknown>);
+    assert.ok(lines.length >= 5, `${lines.length} JSONL lines`);
+    const folder = await vscode.commands.executeCommand<string>('loupe.exportRun', runId, 'longda');
+    assert.ok(existsSync(join(folder, 'answers_progress.csv')), `${folder}/answers_progress.csv`);
+    assert.match(readFileSync(join(folder, 'answers_progress.csv'), 'utf8'), /40\.3/);
+    assert.ok(existsSync(join(folder, 'run_summary.json')));
   });
 
   it('shows the agent code as notebook cells with text, table and error outputs', async () => {
@@ -246,12 +271,13 @@ describe('Run Benchmark Block (palette → notebook, terminal, timeline, runs vi
     await vscode.commands.executeCommand('loupe.runs.focus');
     await vscode.commands.executeCommand('loupe.refreshRuns');
     let tree = '';
-    for (let i = 0; i < 40 && !tree.includes(BLOCK); i++) {
+    for (let i = 0; i < 40 && !tree.includes('scripted-analyst · finished'); i++) {
       await sleep(250);
       tree = await runner<string>({ action: 'workbenchText', selector: '[id="workbench.parts.sidebar"]' });
     }
     assert.match(tree, /longda/);
-    assert.match(tree, new RegExp(BLOCK.replace(/\./g, '\\.')));
+    assert.match(tree, /NHANES_NCHS_Data_Brief_No/);
+    assert.match(tree, /scripted-analyst · finished/);
     await screenshot('runs-view');
   });
 
@@ -276,15 +302,16 @@ describe('Run Benchmark Block (palette → notebook, terminal, timeline, runs vi
         }
       };
       let id = '';
-      await until('the run to start', () => {
-        const st = openStore(storePath);
-        try {
-          id = st.listRuns({ blockId: BLOCK }).find((r) => r.model === 'scripted-slow')?.id ?? '';
-        } finally {
-          st.close();
-        }
-        return Boolean(id) && /step 2/.test(api?.runTranscript(id) ?? '');
-      });
+      // One reader connection for the whole test (the extension host writes the same WAL file meanwhile).
+      const reader = openStore(storePath);
+      try {
+        await until('the run to start', () => {
+          id ||= reader.listRuns({ blockId: BLOCK }).find((r) => r.model === 'scripted-slow')?.id ?? '';
+          return Boolean(id) && /step 2/.test(api?.runTranscript(id) ?? '');
+        });
+      } finally {
+        reader.close();
+      }
       // The newest "Loupe: <block>" terminal belongs to this run.
       const term = vscode.window.terminals.filter((t) => t.name === `Loupe: ${BLOCK}`).at(-1);
       assert.ok(term);
@@ -307,6 +334,14 @@ describe('Run Benchmark Block (palette → notebook, terminal, timeline, runs vi
       term.show(false);
       await sleep(800);
       await screenshot('run-terminal-controls');
+      // Delete from the Runs view's action: gone from the store and from disk.
+      assert.equal(await vscode.commands.executeCommand('loupe.deleteRun', id, true), true);
+      const st2 = openStore(storePath);
+      try {
+        assert.equal(st2.getRun(id), undefined);
+      } finally {
+        st2.close();
+      }
     } finally {
       await slow.close();
     }
