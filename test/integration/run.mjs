@@ -80,10 +80,39 @@ function prepareProfile() {
   return { run, shared };
 }
 
+/**
+ * One integration run at a time per checkout: every run wipes and reuses test-results/integration/run, so a second
+ * run started meanwhile would delete the first one's store and profile. Waits (up to 20 min) for a live holder;
+ * takes over a lock whose process is gone.
+ */
+async function acquireRunLock() {
+  const lock = join(ROOT, 'test-results', 'integration.lock');
+  mkdirSync(dirname(lock), { recursive: true });
+  const end = Date.now() + 20 * 60_000;
+  for (let waited = false; ; ) {
+    try {
+      mkdirSync(lock);
+      writeFileSync(join(lock, 'pid'), String(process.pid));
+      process.on('exit', () => rmSync(lock, { recursive: true, force: true }));
+      return;
+    } catch {
+      let pid = 0;
+      try { pid = Number(readFileSync(join(lock, 'pid'), 'utf8')); } catch { /* being created */ }
+      let alive = pid > 0;
+      if (alive) { try { process.kill(pid, 0); } catch { alive = false; } }
+      if (!alive && pid > 0) { rmSync(lock, { recursive: true, force: true }); continue; }
+      if (Date.now() > end) throw new Error(`another integration run (pid ${pid}) holds ${lock}`);
+      if (!waited) { lap(`waiting for the integration run of pid ${pid} to finish`); waited = true; }
+      await new Promise((r) => setTimeout(r, 2000));
+    }
+  }
+}
+
 async function main() {
   ensureCodeServer();
   const suite = join(ROOT, 'out', 'test', 'integration', 'index.js');
   if (!existsSync(suite) || !existsSync(join(ROOT, 'dist', 'extension.js'))) throw new Error('run `npm run build` first');
+  await acquireRunLock();
   const { run, shared } = prepareProfile();
   const port = await freePort();
   const base = `http://127.0.0.1:${port}`;
