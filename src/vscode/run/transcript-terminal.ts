@@ -29,7 +29,7 @@ export class TranscriptTerminal implements vscode.Disposable {
         if (!control) return;
         if (k === 'p') {
           control.pause();
-          this.write('\r\n\x1b[33m⏸ pausing after the current step…\x1b[0m\r\n');
+          this.write('\r\n\x1b[33m‖ pausing after the current step…\x1b[0m\r\n');
         } else if (k === 'r') {
           control.resume();
         } else if (k === 's') {
