@@ -5,7 +5,7 @@
  * from the first 2,000 rows (INTEGER / REAL / TEXT); empty cells become NULL.
  * Source: spec §3.2 (DDR databases), issue 3 "Importing CSV tables into SQLite".
  */
-import { createReadStream, existsSync, mkdirSync, renameSync, rmSync, statSync } from 'node:fs';
+import { createReadStream, existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { dirname, basename, relative, sep } from 'node:path';
 import { createGunzip } from 'node:zlib';
 import { parse } from 'csv-parse';
@@ -79,9 +79,11 @@ export async function importCsvFolder(dir: string, dest: string, opts: ImportOpt
   if (dup) throw new LoupeInputError(dup.file, `two files map to table '${dup.table}'`);
   if (!opts.force && existsSync(dest)) {
     const reused = tryReuse(dest, files);
-    if (reused) return { database: dest, tables: reused, reused: true, problems: [] };
+    // The problems found by the import that built `dest` (bad rows) are reported again on reuse.
+    if (reused) return { database: dest, tables: reused, reused: true, problems: readProblems(dest) };
   }
   mkdirSync(dirname(dest), { recursive: true });
+  removeStalePartials(dest);
   const partial = `${dest}.${process.pid}.partial`;
   rmSync(partial, { force: true });
   const db = new Database(partial);
@@ -104,6 +106,7 @@ export async function importCsvFolder(dir: string, dest: string, opts: ImportOpt
     }
     opts.onProgress?.({ phase: 'import', done: total, total, message: 'done' });
     db.close();
+    writeFileSync(`${dest}.problems.json`, JSON.stringify(problems));
     renameSync(partial, dest);
   } catch (e) {
     try {
@@ -115,6 +118,41 @@ export async function importCsvFolder(dir: string, dest: string, opts: ImportOpt
     throw e;
   }
   return { database: dest, tables, reused: false, problems };
+}
+
+function readProblems(dest: string): string[] {
+  try {
+    const p = JSON.parse(readFileSync(`${dest}.problems.json`, 'utf8')) as unknown;
+    return Array.isArray(p) ? p.filter((x): x is string => typeof x === 'string') : [];
+  } catch {
+    return [];
+  }
+}
+
+/** Removes `dest.<pid>.partial` files left by an import whose process is gone (killed, Ctrl-C, SIGPIPE). */
+function removeStalePartials(dest: string): void {
+  const prefix = `${basename(dest)}.`;
+  let names: string[];
+  try {
+    names = readdirSync(dirname(dest));
+  } catch {
+    return;
+  }
+  for (const n of names) {
+    const m = n.startsWith(prefix) ? /^(\d+)\.partial$/.exec(n.slice(prefix.length)) : null;
+    if (!m) continue;
+    const pid = Number(m[1]);
+    let alive = pid === process.pid;
+    if (!alive) {
+      try {
+        process.kill(pid, 0);
+        alive = true;
+      } catch (e) {
+        alive = (e as NodeJS.ErrnoException).code === 'EPERM';
+      }
+    }
+    if (!alive) rmSync(`${dirname(dest)}/${n}`, { force: true });
+  }
 }
 
 function tryReuse(dest: string, files: TableFile[]): ImportResult['tables'] | undefined {
@@ -180,6 +218,8 @@ async function importOne(db: Database.Database, f: TableFile, onBytes: (n: numbe
   let batch: unknown[][] = [];
   let rows = 0;
   let line = 1;
+  let badUtf8 = 0;
+  let prevEndLine = 0;
   const flush = () => {
     if (!insert || batch.length === 0) return;
     const ins = insert;
@@ -208,11 +248,10 @@ async function importOne(db: Database.Database, f: TableFile, onBytes: (n: numbe
     sample.length = 0;
   };
   try {
-    let prevEnd = 0;
     for await (const item of parser as AsyncIterable<{ record: string[]; info: { lines: number } }>) {
       const rec = item.record;
-      line = prevEnd + 1;
-      prevEnd = item.info.lines;
+      line = prevEndLine + 1;
+      prevEndLine = item.info.lines;
       if (!header) {
         header = rec.map((h, j) => (h.trim() === '' ? `column_${j + 1}` : h.trim()));
         continue;
@@ -220,6 +259,11 @@ async function importOne(db: Database.Database, f: TableFile, onBytes: (n: numbe
       if (rec.length !== header.length) {
         problems.push(`${f.file}:${line}: ${rec.length} fields, header has ${header.length}; row skipped`);
         continue;
+      }
+      // Bytes that are not UTF-8 arrive as U+FFFD: say where (first one per file), keep the row.
+      if (badUtf8 === 0 && rec.some((v) => v.includes('\uFFFD'))) {
+        badUtf8++;
+        problems.push(`${f.file}:${line}: not valid UTF-8 (bytes replaced by U+FFFD in the database)`);
       }
       if (!insert) {
         sample.push(rec);
@@ -230,7 +274,11 @@ async function importOne(db: Database.Database, f: TableFile, onBytes: (n: numbe
       if (batch.length >= 5000) flush();
     }
   } catch (e) {
-    throw new LoupeInputError(`${f.file}:${line}`, `cannot import: ${errorMessage(e)}`);
+    // A CSV syntax error (e.g. a quote never closed) ends this table, not the import: the rows read so
+    // far are kept and the problem names the record. Read errors (corrupt gzip) still fail.
+    const code = (e as { code?: unknown }).code;
+    if (!header || typeof code !== 'string' || !code.startsWith('CSV_')) throw new LoupeInputError(`${f.file}:${line}`, `cannot import: ${errorMessage(e)}`);
+    problems.push(`${f.file}:${prevEndLine + 1}: malformed CSV (${errorMessage(e).replace(/ at line \d+/, '')}); rest of the file skipped`);
   }
   if (!header) throw new LoupeInputError(f.file, 'empty table file (no header row)');
   if (!insert) start();

@@ -296,8 +296,17 @@ export async function loadDdr(root: string, opts: LoadSuiteOptions = {}): Promis
   ids = [...new Set(ids)];
 
   let checklists = new Map<string, ChecklistItem[]>();
+  let checklistBroken = false;
   if (isFile(qaFile)) {
-    const r = readChecklists(qaFile);
+    // A broken checklist file must not take the entities down: they stay runnable, unscored until fixed.
+    let r: ReturnType<typeof readChecklists> = { byEntity: new Map(), problems: [], metadata: undefined };
+    try {
+      r = readChecklists(qaFile);
+    } catch (e) {
+      if (!(e instanceof LoupeInputError)) throw e;
+      checklistBroken = true;
+      suiteProblems.push(`${e.message}; no checklists loaded`);
+    }
     checklists = r.byEntity;
     suiteProblems.push(...r.problems);
     const unknown = [...checklists.keys()].filter((k) => !ids.includes(k));
@@ -333,7 +342,7 @@ export async function loadDdr(root: string, opts: LoadSuiteOptions = {}): Promis
       },
       hidden: { files: hiddenFiles, checklist },
       runnable: !!database,
-      problems,
+      problems: checklistBroken ? [...problems, `${qaFile} could not be read: no checklist for this entity`] : problems,
       ddr: { entityId: id, ...(entityColumn ? { entityColumn } : {}), checklistCount: checklist.length },
     };
   });

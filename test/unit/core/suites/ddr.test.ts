@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { copyFileSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
@@ -144,6 +144,21 @@ describe('suites/ddr bad input', () => {
     assert.ok(s.problems.some((p) => p.startsWith(`${join(dir, 'things.csv')}:3`)), s.problems.join('\n'));
     assert.equal(s.blocks.length, 2);
   });
+  it('a quote never closed ends that table only; non-UTF-8 bytes are reported; problems survive reuse; stale partials go', async () => {
+    const dir = join(tmp, 'badquote');
+    mkdirSync(dir);
+    writeFileSync(join(dir, 'things.csv'), 'id,name\n1,a\n2,"b\n3,c\n');
+    writeFileSync(join(dir, 'other.csv'), Buffer.concat([Buffer.from('id,city\n1,x\n2,Caf'), Buffer.from([0xe9]), Buffer.from('\n')]));
+    const db = join(tmp, 'badquote.sqlite');
+    writeFileSync(`${db}.999999999.partial`, 'left by a killed import');
+    const s = await loadSuite('ddr', dir, { database: db, entities: 'other.id' });
+    assert.deepEqual(s.blocks.map((b) => b.runnable), [true, true]);
+    const want = [`${join(dir, 'things.csv')}:3: malformed CSV (Quote Not Closed`, `${join(dir, 'other.csv')}:3: not valid UTF-8`];
+    for (const w of want) assert.ok(s.problems.some((p) => p.startsWith(w)), `${w}\n${s.problems.join('\n')}`);
+    assert.ok(!existsSync(`${db}.999999999.partial`));
+    const again = await loadSuite('ddr', dir, { database: db, entities: 'other.id' });
+    for (const w of want) assert.ok(again.problems.some((p) => p.startsWith(w)), `reused: ${w}\n${again.problems.join('\n')}`);
+  });
   it('rejects a corrupt .csv.gz naming the file', async () => {
     const dir = join(tmp, 'badgz');
     mkdirSync(dir);
@@ -157,7 +172,11 @@ describe('suites/ddr bad input', () => {
     await assert.rejects(loadSuite('ddr', dir), (e: unknown) => e instanceof LoupeInputError && e.subject === join(dir, 'entity_ids.json'));
     writeFileSync(join(dir, 'entity_ids.json'), '["1", "2"]');
     writeFileSync(join(dir, 'qa.json'), Buffer.from([0x7b, 0x22, 0xff, 0x22, 0x7d]));
-    await assert.rejects(loadSuite('ddr', dir), (e: unknown) => e instanceof LoupeInputError && e.subject === `${join(dir, 'qa.json')}:1` && /UTF-8/.test(e.message));
+    // A broken checklist file is reported, and the entities stay listed (their checklists can be authored later).
+    const broken = await loadSuite('ddr', dir);
+    assert.equal(broken.blocks.length, 2);
+    assert.ok(broken.problems.some((p) => p.startsWith(`${join(dir, 'qa.json')}:1: not valid UTF-8 (byte offset 2)`)), broken.problems.join('\n'));
+    assert.ok(broken.blocks.every((b) => b.problems.some((p) => p.includes('qa.json could not be read'))));
     writeFileSync(join(dir, 'qa.json'), JSON.stringify({ results: [{ entity_id: '1', qa_pairs: [{ question: 'q', answer: 'a' }, { question: 3 }] }, 'junk'] }));
     const s = await loadSuite('ddr', dir);
     assert.equal(s.blocks[0]!.ddr!.checklistCount, 1);
