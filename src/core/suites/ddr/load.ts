@@ -4,7 +4,7 @@
  * one block per entity. Source: spec §3.2–3.3; DDR-Bench `data/<scenario>/`, `run_agent.py`.
  */
 import { createHash } from 'node:crypto';
-import { closeSync, existsSync, openSync, readdirSync, readSync } from 'node:fs';
+import { closeSync, existsSync, openSync, readdirSync, readFileSync, readSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { basename, dirname, join, resolve } from 'node:path';
 import Database from 'better-sqlite3';
@@ -233,6 +233,21 @@ function entityNoun(column: string | undefined, ids: string[], metaDir: string):
   return { noun: 'entity', prompt: (id) => `Analyze ${column ? `${column} ` : 'entity '}${id}` };
 }
 
+/** Names the other benchmark whose root `dir` is (LongDA: benchmark.csv; BLADE: dataset folders), if any. */
+function otherSuiteRoot(dir: string, entries: string[]): string | undefined {
+  if (entries.includes('benchmark.csv')) {
+    try {
+      const head = readFileSync(join(dir, 'benchmark.csv'), 'utf8').slice(0, 4096).split(/\r?\n/)[0] ?? '';
+      if (/(^|,)survey(,|$)/.test(head) && /(^|,)answer_structure(,|$)/.test(head)) return 'a LongDA root (benchmark.csv)';
+    } catch {
+      /* unreadable: let the import report it */
+    }
+  }
+  const blade = entries.filter((n) => isDir(join(dir, n)) && (isFile(join(dir, n, 'annotations.csv')) || (isFile(join(dir, n, 'info.json')) && isFile(join(dir, n, 'data.csv')))));
+  if (blade.length) return `a BLADE datasets/ root (${blade.slice(0, 3).join(', ')}${blade.length > 3 ? ', ...' : ''})`;
+  return undefined;
+}
+
 /**
  * Loads a DDR-Bench suite.
  * @param root SQLite file, or folder holding a SQLite file and/or CSV/CSV.gz tables (imported with
@@ -264,6 +279,9 @@ export async function loadDdr(root: string, opts: LoadSuiteOptions = {}): Promis
     if (dbs.length > 1) suiteProblems.push(`${abs}: several databases (${dbs.join(', ')}); using ${dbs[0]}`);
     if (dbs.length) dbPath = join(abs, dbs[0]!);
     else if (findTableFiles(abs).length) {
+      // Another benchmark's root is not a folder of tables: importing it would copy its answers into a database.
+      const other = otherSuiteRoot(abs, entries);
+      if (other) throw new LoupeInputError(abs, `not a DDR root: this is ${other} (use --suite ${other.startsWith('a LongDA') ? 'longda' : 'blade'})`);
       const dest = opts.database ? resolve(opts.database) : defaultImportPath(abs);
       const r = await importCsvFolder(abs, dest, { ...(opts.log ? { log: opts.log } : {}), ...(opts.onProgress ? { onProgress: opts.onProgress } : {}), ...(opts.tableFilter ? { tableFilter: opts.tableFilter } : {}) });
       suiteProblems.push(...r.problems);

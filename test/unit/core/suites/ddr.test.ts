@@ -159,6 +159,16 @@ describe('suites/ddr bad input', () => {
     const again = await loadSuite('ddr', dir, { database: db, entities: 'other.id' });
     for (const w of want) assert.ok(again.problems.some((p) => p.startsWith(w)), `reused: ${w}\n${again.problems.join('\n')}`);
   });
+  it('refuses a LongDA or BLADE root instead of importing its answers into a database', async () => {
+    const ld = join(tmp, 'ld-as-ddr');
+    mkdirSync(join(ld, 'S1', 'data'), { recursive: true });
+    writeFileSync(join(ld, 'benchmark.csv'), 'survey,source,internal_id,query,answer_structure,additional_info,answer\nS1,P,1,Q,single_number,,42\n');
+    writeFileSync(join(ld, 'S1', 'data', 'd.csv'), 'a\n1\n');
+    const db = join(tmp, 'ld-as-ddr.sqlite');
+    await assert.rejects(loadSuite('ddr', ld, { database: db, entities: 'benchmark.survey' }), (e: unknown) => e instanceof LoupeInputError && /not a DDR root: this is a LongDA root/.test(e.message));
+    assert.ok(!existsSync(db));
+    await assert.rejects(loadSuite('ddr', sharedData('blade', 'datasets'), { database: db, entities: 'x.y' }), (e: unknown) => e instanceof LoupeInputError && /not a DDR root: this is a BLADE datasets/.test(e.message));
+  });
   it('rejects a corrupt .csv.gz naming the file', async () => {
     const dir = join(tmp, 'badgz');
     mkdirSync(dir);
