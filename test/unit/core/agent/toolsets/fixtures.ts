@@ -91,8 +91,10 @@ export function linkWorkspace(block: Block): { ws: string; readOnly: string[] } 
   for (const f of files) {
     const target = join(ws, f.rel);
     mkdirSync(dirname(target), { recursive: true });
-    if (!existsSync(target)) symlinkSync(f.path, target);
-    ro.add(dirname(realpathSync(f.path)));
+    // Link to the real path, which is what the sandbox mounts (the data folder may be reached through a symlink).
+    const real = realpathSync(f.path);
+    if (!existsSync(target)) symlinkSync(real, target);
+    ro.add(dirname(real));
   }
   return { ws, readOnly: [...ro] };
 }
