@@ -43,6 +43,11 @@ export interface KernelOptions {
    * kernel is killed and restarted, and the cell is told) and, for an unprivileged user, by RLIMIT_NPROC.
    */
   maxProcesses?: number;
+  /**
+   * Size of the sandbox's private /tmp and /dev/shm (each a RAM-backed tmpfs) in MiB; default 1024.
+   * The rest of the sandbox but the run folder is read-only, so agent code cannot fill host memory.
+   */
+  tmpSizeMb?: number;
   /** Import allowlist for agent code (`pkg` or `pkg.*`); undefined = anything installed. */
   importAllowlist?: readonly string[];
   /** Code run at start and after each restart (e.g. BLADE loads `df`). A failing preamble fails start(). */
@@ -232,10 +237,13 @@ const ETC_PATHS = ['/etc/alternatives', '/etc/ld.so.cache', '/etc/ld.so.conf', '
  * read-only, `writablePaths` read-write, a private tmpfs at /tmp, no network, new pid/ipc/uts/user
  * namespaces, new session, dies with its parent. Nothing else of the host is visible (no /work,
  * no $HOME, no host /tmp).
+ * The sandbox root and /dev are remounted read-only at the end (writes there went to an unbounded
+ * tmpfs in host memory); /tmp and /dev/shm are tmpfs of `tmpSizeMb` MiB each.
  * @param o.extraReadOnly interpreter directories outside /usr (see `pythonDirs`).
+ * @param o.tmpSizeMb size of /tmp and /dev/shm in MiB (default 1024).
  * @returns argv for `bwrap` ending with the python command.
  */
-export function bubblewrapArgs(o: { python: string; driver: string; cwd: string; readOnlyPaths: string[]; writablePaths: string[]; extraReadOnly: string[] }): string[] {
+export function bubblewrapArgs(o: { python: string; driver: string; cwd: string; readOnlyPaths: string[]; writablePaths: string[]; extraReadOnly: string[]; tmpSizeMb?: number }): string[] {
   // --cap-drop ALL: when Loupe runs as root (containers, CI), bwrap otherwise keeps every capability
   // inside its user namespace, and agent code could remount the read-only data read-write or mount over
   // the run folder. Harmless (already dropped) for an unprivileged user.
@@ -252,12 +260,15 @@ export function bubblewrapArgs(o: { python: string; driver: string; cwd: string;
     }
   }
   for (const e of ETC_PATHS) if (existsSync(e)) a.push('--ro-bind', e, e);
-  a.push('--proc', '/proc', '--dev', '/dev', '--tmpfs', '/tmp', '--dir', '/tmp/home');
+  const tmpBytes = String(Math.max(1, o.tmpSizeMb ?? 1024) * 1024 * 1024);
+  a.push('--proc', '/proc', '--dev', '/dev', '--size', tmpBytes, '--tmpfs', '/dev/shm', '--remount-ro', '/dev');
+  a.push('--size', tmpBytes, '--tmpfs', '/tmp', '--dir', '/tmp/home');
   for (const d of o.extraReadOnly) a.push('--ro-bind', d, d);
   // Writable first, then read-only ones, so a read-only folder inside the run folder stays read-only.
   for (const w of o.writablePaths) a.push('--bind', w, w);
   for (const r of o.readOnlyPaths) a.push('--ro-bind', r, r);
   a.push('--ro-bind', o.driver, '/opt/loupe/driver.py');
+  a.push('--remount-ro', '/');
   a.push('--chdir', o.cwd);
   a.push(o.python, '-u', '/opt/loupe/driver.py');
   return a;
@@ -374,7 +385,7 @@ export class PythonKernel {
     let args: string[];
     if (o.sandbox === 'bubblewrap') {
       cmd = o.bubblewrapPath ?? findBubblewrap() ?? 'bwrap';
-      args = bubblewrapArgs({ python: this.#python, driver: this.#driver, cwd: o.cwd, readOnlyPaths: o.readOnlyPaths, writablePaths: o.writablePaths, extraReadOnly: this.#extraRo });
+      args = bubblewrapArgs({ python: this.#python, driver: this.#driver, cwd: o.cwd, readOnlyPaths: o.readOnlyPaths, writablePaths: o.writablePaths, extraReadOnly: this.#extraRo, ...(o.tmpSizeMb ? { tmpSizeMb: o.tmpSizeMb } : {}) });
     } else {
       cmd = this.#python;
       args = ['-u', this.#driver];

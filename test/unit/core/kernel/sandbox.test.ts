@@ -144,6 +144,19 @@ describe('core/kernel sandbox (bubblewrap)', { skip: findBubblewrap() ? false : 
     assert.equal(after.result, '(False, True)');
   });
 
+  it('cannot fill host memory: the sandbox root and /dev are read-only, /tmp and /dev/shm are bounded', async () => {
+    const small = await PythonKernel.start({ python: PY, cwd: run, sandbox: 'bubblewrap', readOnlyPaths: [], writablePaths: [run], tmpSizeMb: 8 });
+    try {
+      const code = 'import os, errno\nout = {}\nfor p in ["/x", "/etc/x", "/opt/x", "/dev/x", "/tmp/x", "/dev/shm/x"]:\n    try:\n        with open(p, "wb") as f:\n            f.write(b"0" * (9 << 20))\n        out[p] = "wrote"\n    except OSError as e:\n        out[p] = errno.errorcode[e.errno]\nopen("in-run-folder.txt", "w").write("ok")\nout';
+      const r = await small.execute(code);
+      assert.equal(r.status, 'ok', r.error?.traceback.join('\n'));
+      assert.equal(r.result, "{'/x': 'EROFS', '/etc/x': 'EROFS', '/opt/x': 'EROFS', '/dev/x': 'EROFS', '/tmp/x': 'ENOSPC', '/dev/shm/x': 'ENOSPC'}");
+      assert.equal(readFileSync(join(run, 'in-run-folder.txt'), 'utf8'), 'ok');
+    } finally {
+      await small.close();
+    }
+  });
+
   it('builds a bwrap command line with no network, die-with-parent and read-only system dirs', () => {
     const a = bubblewrapArgs({ python: PY, driver: '/d/driver.py', cwd: run, readOnlyPaths: [visible], writablePaths: [run], extraReadOnly: [] });
     for (const f of ['--unshare-all', '--die-with-parent', '--new-session']) assert.ok(a.includes(f), f);
