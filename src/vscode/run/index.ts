@@ -12,7 +12,8 @@ let runsView: RunsViewProvider | undefined;
 
 export function registerRunUi(ctx: LoupeContext): void {
   runsView = ctx.register(new RunsViewProvider(ctx));
-  ctx.register(vscode.window.createTreeView('loupe.runs', { treeDataProvider: runsView, showCollapseAll: true }));
+  const view = ctx.register(vscode.window.createTreeView('loupe.runs', { treeDataProvider: runsView, showCollapseAll: true }));
+  runsView.watch(view);
   ctx.register(new RunNotebookController(ctx));
   ctx.register(TimelinePanel.registerSerializer(ctx));
   ctx.register(createRunStatusItem());

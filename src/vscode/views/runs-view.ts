@@ -51,6 +51,27 @@ export class RunsViewProvider implements vscode.TreeDataProvider<RunsNode>, vsco
     this.emitter.fire(undefined);
   }
 
+  /**
+   * Other processes (the `loupe` CLI, another window) write the same store: while the view is visible, look for
+   * changes every `intervalMs` (a cheap fingerprint of run ids, statuses and step counts) and refresh on change.
+   */
+  watch(view: vscode.TreeView<RunsNode>, intervalMs = 2000): void {
+    let last = '';
+    const tick = () => {
+      if (!view.visible) return;
+      let fp: string;
+      try {
+        fp = this.ctx.store().listRuns({ limit: 5000 }).map((r) => `${r.id}:${r.status}:${r.steps}`).join('|');
+      } catch {
+        return;
+      }
+      if (last && fp !== last) this.refreshSoon();
+      last = fp;
+    };
+    const timer = setInterval(tick, intervalMs);
+    this.disposables.push({ dispose: () => clearInterval(timer) }, view.onDidChangeVisibility(() => tick()));
+  }
+
   getChildren(node?: RunsNode): RunsNode[] {
     let runs: RunRecord[];
     try {
