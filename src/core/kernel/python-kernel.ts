@@ -162,6 +162,12 @@ function sandboxPidNamespace(pid: number): string | undefined {
 const STATE_LOST = 'All variables, imports and loaded data were lost: re-run any setup code you need.';
 const START_TIMEOUT_MS = 60_000;
 const MAX_STRAY_STDERR = 200_000;
+/**
+ * Longest protocol line accepted from the driver (characters). Real replies stay far below (each
+ * stream is capped at `maxOutputChars`, figures are PNGs); agent code that writes to the protocol fd
+ * without a line break would otherwise grow a host string until the CLI or extension host dies.
+ */
+const MAX_PROTOCOL_LINE = 128 * 1024 * 1024;
 
 /**
  * Finds `driver.py` both when running TypeScript from source (`src/core/kernel/`) and from the
@@ -291,7 +297,9 @@ export class PythonKernel {
   #alive = false;
   #closed = false;
   #diedWhileIdle: string | undefined;
-  #buf = '';
+  /** Protocol output received since the last line break. */
+  #parts: string[] = [];
+  #partsLen = 0;
   #stray = '';
   #nextId = 1;
   #pending: { id: number; resolve: (r: DriverReply) => void } | undefined;
@@ -303,6 +311,8 @@ export class PythonKernel {
   /** Pid namespace of the current sandbox (host-side process limit), and the count that broke it. */
   #pidNs: string | undefined;
   #procLimitHit = 0;
+  /** The process wrote more than MAX_PROTOCOL_LINE characters without a line break and was killed. */
+  #protocolFlood = false;
 
   private constructor(opts: KernelOptions, python: string, driver: string) {
     this.#opts = opts;
@@ -390,7 +400,9 @@ export class PythonKernel {
       cmd = this.#python;
       args = ['-u', this.#driver];
     }
-    this.#buf = '';
+    this.#parts = [];
+    this.#partsLen = 0;
+    this.#protocolFlood = false;
     this.#stray = '';
     this.#diedWhileIdle = undefined;
     const child = spawn(cmd, args, { cwd: o.cwd, env: this.#env(), stdio: ['pipe', 'pipe', 'pipe'], detached: true });
@@ -404,25 +416,45 @@ export class PythonKernel {
     });
     let ready: ((r: DriverReply) => void) | undefined;
     const readyP = new Promise<DriverReply>((res) => (ready = res));
+    const onLine = (line: string) => {
+      if (!line.trim()) return;
+      let msg: DriverReply;
+      try {
+        msg = JSON.parse(line) as DriverReply;
+      } catch {
+        this.#stray += line.length > MAX_STRAY_STDERR ? `${line.slice(0, MAX_STRAY_STDERR)}...\n` : line + '\n';
+        if (this.#stray.length > MAX_STRAY_STDERR) this.#stray = this.#stray.slice(-MAX_STRAY_STDERR);
+        return;
+      }
+      if (msg.type === 'ready') ready?.(msg);
+      else if (msg.type === 'result' && this.#pending && msg.id === this.#pending.id) {
+        const p = this.#pending;
+        this.#pending = undefined;
+        p.resolve(msg);
+      }
+    };
     child.stdout.on('data', (chunk: string) => {
-      this.#buf += chunk;
+      if (this.#child !== child || this.#protocolFlood) return;
+      // Chunks without a line break are kept as parts (joined once a line ends): no rescans, no copies.
+      let start = 0;
       let nl: number;
-      while ((nl = this.#buf.indexOf('\n')) >= 0) {
-        const line = this.#buf.slice(0, nl);
-        this.#buf = this.#buf.slice(nl + 1);
-        if (!line.trim()) continue;
-        let msg: DriverReply;
-        try {
-          msg = JSON.parse(line) as DriverReply;
-        } catch {
-          this.#stray += line + '\n';
-          continue;
-        }
-        if (msg.type === 'ready') ready?.(msg);
-        else if (msg.type === 'result' && this.#pending && msg.id === this.#pending.id) {
-          const p = this.#pending;
-          this.#pending = undefined;
-          p.resolve(msg);
+      while ((nl = chunk.indexOf('\n', start)) >= 0) {
+        const piece = chunk.slice(start, nl);
+        const line = this.#parts.length ? this.#parts.join('') + piece : piece;
+        this.#parts = [];
+        this.#partsLen = 0;
+        start = nl + 1;
+        onLine(line);
+      }
+      if (start < chunk.length) {
+        this.#parts.push(start ? chunk.slice(start) : chunk);
+        this.#partsLen += chunk.length - start;
+        if (this.#partsLen > MAX_PROTOCOL_LINE) {
+          this.#parts = [];
+          this.#partsLen = 0;
+          this.#protocolFlood = true;
+          this.#log.warn(`kernel: more than ${MAX_PROTOCOL_LINE} characters on the protocol channel without a line break; killing it`);
+          this.#kill();
         }
       }
     });
@@ -434,7 +466,8 @@ export class PythonKernel {
     const exited = new Promise<string>((res) => {
       child.on('exit', (code, signal) => {
         exitInfo = signal ? `killed by ${signal}` : `exited with code ${code}`;
-        if (this.#child === child && this.#procLimitHit) exitInfo = `was killed by Loupe: ${this.#procLimitHit} processes were running in the sandbox, more than the limit of ${this.#opts.maxProcesses ?? 256}`;
+        if (this.#child === child && this.#protocolFlood) exitInfo = `was killed by Loupe: it wrote more than ${MAX_PROTOCOL_LINE / 1024 / 1024} MiB to the kernel's protocol channel without a line break`;
+        else if (this.#child === child && this.#procLimitHit) exitInfo = `was killed by Loupe: ${this.#procLimitHit} processes were running in the sandbox, more than the limit of ${this.#opts.maxProcesses ?? 256}`;
         if (this.#child === child) {
           this.#alive = false;
           if (this.#onExit) this.#onExit(exitInfo);
@@ -459,6 +492,7 @@ export class PythonKernel {
     if (r.kind === 'ready') {
       this.#log.debug(`kernel ready: python ${r.msg.python} pid ${this.#pid} sandbox ${o.sandbox}`);
       this.#procLimitHit = 0;
+      this.#protocolFlood = false;
       this.#pidNs = o.sandbox === 'bubblewrap' && (o.maxProcesses ?? 256) > 0 ? sandboxPidNamespace(this.#pid) : undefined;
       if (this.#pidNs) watchProcs(this);
       else if (o.sandbox === 'bubblewrap' && (o.maxProcesses ?? 256) > 0) this.#log.warn('kernel: cannot find the sandbox pid namespace; the process limit is RLIMIT_NPROC only');
@@ -601,8 +635,8 @@ export class PythonKernel {
     const how = outcome.kind === 'exit' ? outcome.how : 'did not respond to the interrupt';
     const status: ExecuteResult['status'] = outcome.kind === 'exit' && !timedOut ? 'crashed' : 'timeout';
     let msg = status === 'crashed'
-      ? (this.#procLimitHit
-        ? `[loupe] The Python kernel process ${how} while running this cell (a fork bomb?).`
+      ? (this.#procLimitHit || this.#protocolFlood
+        ? `[loupe] The Python kernel process ${how} while running this cell.`
         : this.#killRequested
         ? '[loupe] The kernel was restarted on request while this cell was running.'
         : `[loupe] The Python kernel process ${how} while running this cell (possibly out of memory: limit ${this.#opts.memoryLimitMb ?? 4096} MiB).`)

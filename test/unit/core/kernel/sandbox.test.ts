@@ -157,6 +157,17 @@ describe('core/kernel sandbox (bubblewrap)', { skip: findBubblewrap() ? false : 
     }
   });
 
+  it('agent code flooding the protocol channel without a line break gets the kernel killed, not the host', async () => {
+    const fd = 'import gc, os\nfd = [o for o in gc.get_objects() if isinstance(o, dict) and "_proto_out" in o][0]["_proto_out"].fileno()\n';
+    const r = await k.execute(`${fd}chunk = b"x" * (1 << 20)\nfor i in range(136):\n    os.write(fd, chunk)\nimport time\ntime.sleep(30)`, { timeoutMs: 60_000 });
+    assert.equal(r.status, 'crashed', r.stderr.slice(0, 500));
+    assert.equal(r.restarted, true);
+    assert.match(r.stderr, /more than 128 MiB to the kernel's protocol channel without a line break/);
+    assert.ok(r.stderr.length < 10_000);
+    const after = await k.execute('6 * 7');
+    assert.equal(after.result, '42');
+  });
+
   it('builds a bwrap command line with no network, die-with-parent and read-only system dirs', () => {
     const a = bubblewrapArgs({ python: PY, driver: '/d/driver.py', cwd: run, readOnlyPaths: [visible], writablePaths: [run], extraReadOnly: [] });
     for (const f of ['--unshare-all', '--die-with-parent', '--new-session']) assert.ok(a.includes(f), f);
