@@ -244,6 +244,7 @@ async function main() {
           break;
         }
         case 'workbenchText': value = await page.locator(req.selector).first().innerText({ timeout: 10_000 }); break;
+        case 'clickWorkbench': await page.locator(req.selector).first().click({ timeout: 10_000 }); break;
         default: throw new Error(`unknown runner action ${req.action}`);
       }
       reply({ ok: true, value });

@@ -26,7 +26,8 @@ type RunnerAction =
   | { action: 'press'; key: string }
   | { action: 'type'; text: string }
   | { action: 'clickInWebview'; selector: string; title?: string }
-  | { action: 'workbenchText'; selector: string };
+  | { action: 'workbenchText'; selector: string }
+  | { action: 'clickWorkbench'; selector: string };
 
 /** Sends one action to the runner and waits for its answer (default 60 s). */
 export async function runner<T = unknown>(req: RunnerAction, timeoutMs = 60_000): Promise<T> {
