@@ -46,6 +46,24 @@ os.dup2(_fd1_file.fileno(), 1)
 sys.stdin = open(os.devnull, "r")
 
 
+def _close_inherited_fds():
+    """Closes every fd the host's parents passed down (e.g. one open on a hidden file): user code gets none."""
+    keep = {0, 1, 2, _proto_in.fileno(), _proto_out.fileno(), _fd1_file.fileno(), sys.stdin.fileno()}
+    try:
+        fds = [int(f) for f in os.listdir("/proc/self/fd")]
+    except OSError:
+        fds = list(range(3, 1024))
+    for fd in fds:
+        if fd not in keep:
+            try:
+                os.close(fd)
+            except OSError:
+                pass
+
+
+_close_inherited_fds()
+
+
 def _fd1_reset():
     try:
         os.ftruncate(1, 0)

@@ -168,6 +168,23 @@ describe('core/kernel sandbox (bubblewrap)', { skip: findBubblewrap() ? false : 
     assert.equal(after.result, '42');
   });
 
+  it('closes file descriptors inherited from the host (an fd open on a hidden file reads nothing inside)', async () => {
+    const wrapper = join(root, 'bwrap-with-fd.py');
+    writeFileSync(wrapper, `#!${PY}\nimport os, sys\nos.dup2(os.open(${JSON.stringify(join(root, 'block', 'answers.csv'))}, os.O_RDONLY), 200)\nos.execv(${JSON.stringify(findBubblewrap())}, [${JSON.stringify(findBubblewrap())}] + sys.argv[1:])\n`, { mode: 0o755 });
+    const leaky = await PythonKernel.start({ python: PY, cwd: run, sandbox: 'bubblewrap', readOnlyPaths: [], writablePaths: [run], bubblewrapPath: wrapper });
+    try {
+      const r = await leaky.execute('import os\ntry:\n    res = os.read(200, 100)\nexcept OSError as e:\n    res = type(e).__name__\nres, sorted(int(f) for f in os.listdir("/proc/self/fd")) [:8]');
+      assert.equal(r.status, 'ok', r.error?.traceback.join('\n'));
+      assert.doesNotMatch(r.result!, /secret ground truth/);
+      assert.match(r.result!, /^\('OSError', \[0, 1, 2, /);
+      // Nor through the sandbox's init (bwrap), which got the same fd.
+      const viaInit = await leaky.execute('try:\n    res = open("/proc/1/fd/200").read()\nexcept OSError as e:\n    res = type(e).__name__\nres');
+      assert.doesNotMatch(viaInit.result ?? '', /secret ground truth/);
+    } finally {
+      await leaky.close();
+    }
+  });
+
   it('builds a bwrap command line with no network, die-with-parent and read-only system dirs', () => {
     const a = bubblewrapArgs({ python: PY, driver: '/d/driver.py', cwd: run, readOnlyPaths: [visible], writablePaths: [run], extraReadOnly: [] });
     for (const f of ['--unshare-all', '--die-with-parent', '--new-session']) assert.ok(a.includes(f), f);
