@@ -160,7 +160,12 @@ export async function fetchSuite(def: SuiteSourceDef, destDir: string, opts: Fet
   if (opts.only?.length) {
     const res = opts.only.map((g) => globToRegExp(g, '--only'));
     files = files.filter((f) => res.some((r) => r.test(f.dest)));
-    if (files.length === 0) throw new LoupeInputError('--only', `no file of ${def.suite} matches ${opts.only.join(', ')}`);
+    if (files.length === 0) {
+      // Globs match destination paths: show their shape (e.g. LongDA's start with benchmark/).
+      const shape = (d: string) => (d.split('/').length > 2 ? `${d.split('/').slice(0, 2).join('/')}/...` : d);
+      const tops = [...new Set(def.files.map((f) => shape(f.dest)))].slice(0, 4);
+      throw new LoupeInputError('--only', `no file of ${def.suite} matches ${opts.only.join(', ')} (globs match paths under --dest, such as ${tops.join(', ')})`);
+    }
   }
   const total = files.reduce((n, f) => n + (f.size ?? 0), 0);
   let done = 0;

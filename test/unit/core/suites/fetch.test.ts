@@ -167,6 +167,8 @@ describe('suites/fetch against a local mirror of ../shared/data', () => {
   it('rejects a bad mirror URL and an --only glob that matches nothing', async () => {
     await assert.rejects(fetchSuite(getSource('blade'), join(tmp, 'x'), { mirror: 'ftp://nope' }), (e: unknown) => e instanceof LoupeInputError && e.subject === '--mirror');
     await assert.rejects(fetchSuite(getSource('blade'), join(tmp, 'x'), { only: ['nothing/**'] }), (e: unknown) => e instanceof LoupeInputError && e.subject === '--only');
+    // A survey glob without LongDA's benchmark/ prefix: the message shows the paths globs are matched against.
+    await assert.rejects(fetchSuite(getSource('longda'), join(tmp, 'x'), { only: ['NHANES/**'] }), (e: unknown) => e instanceof LoupeInputError && /such as .*benchmark\/ASFIN\/\.\.\./.test(e.message));
     assert.throws(() => getSource('nope'), LoupeInputError);
   });
 });
