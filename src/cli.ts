@@ -1,6 +1,14 @@
 /** Entry point of the `loupe` CLI (built to dist/cli.js). All logic lives in src/cli and src/core. */
 import { main } from './cli/main.ts';
 
+// `loupe blocks --json | head`: the reader went away; stop quietly like other Unix tools.
+for (const stream of [process.stdout, process.stderr]) {
+  stream.on('error', (e: NodeJS.ErrnoException) => {
+    if (e.code === 'EPIPE') process.exit(0);
+    throw e;
+  });
+}
+
 main(process.argv.slice(2), {
   out: (s) => process.stdout.write(s),
   err: (s) => process.stderr.write(s),
