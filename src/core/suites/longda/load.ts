@@ -5,6 +5,7 @@
  */
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { basename, dirname, join, resolve } from 'node:path';
+import { parse as parseCsv } from 'csv-parse/sync';
 import { LoupeInputError } from '../../util/errors.ts';
 import { nullLogger } from '../../util/log.ts';
 import type { Block, LoadSuiteOptions, LongdaQuery, Suite, VisibleFile } from '../types.ts';
@@ -73,6 +74,10 @@ export function loadLongda(root: string, opts: LoadSuiteOptions = {}): Suite {
     g.rows.push(r);
   });
 
+  // Positions in a block count every record of the original file that belongs to it, including
+  // records dropped as malformed CSV / not UTF-8 (pandas, and so LongTA, would still number them).
+  const slotLines = assignDroppedRecords(csvFile, csvProblems, rows, groups, suiteProblems);
+
   const usedIds = new Set<string>();
   const surveyCache = new Map<string, { data: VisibleFile[]; docs: VisibleFile[]; problems: string[]; runnable: boolean }>();
   const blocks: Block[] = [];
@@ -83,12 +88,13 @@ export function loadLongda(root: string, opts: LoadSuiteOptions = {}): Suite {
     const problems: string[] = [];
     const items: LongdaQuery[] = [];
     const answers: Record<string, number | number[] | null> = {};
-    let pos = 0;
+    const slots = slotLines.get(`${g.survey}\u0000${g.source}`) ?? g.rows.map((r) => r.line);
     for (const r of g.rows) {
       const at = (col: string) => `${csvFile}:${r.line} column ${col}`;
-      // Every row of the block takes its position, skipped or not: LongTA's q_id is the 1-based row
-      // position in the block, so a skipped row must not shift the ids of the rows after it.
-      pos++;
+      // Every row of the block takes its position, skipped or not (also rows dropped by the CSV
+      // reader): LongTA's q_id is the 1-based row position in the block, so a skipped row must not
+      // shift the ids of the rows after it.
+      const pos = slots.indexOf(r.line) + 1;
       const st = parseAnswerStructure(r.cells.answer_structure ?? '');
       if (!st.ok) {
         problems.push(`${at('answer_structure')}: ${st.error}; query q${pos} skipped`);
@@ -167,6 +173,67 @@ export function loadLongda(root: string, opts: LoadSuiteOptions = {}): Suite {
     blocks,
     problems: suiteProblems,
   };
+}
+
+/**
+ * Gives each record the CSV reader dropped (malformed / not UTF-8; reported in `csvProblems` as
+ * `FILE:LINE: ...`) to its block: by its own `survey,source` fields read leniently from its first
+ * line, else by its neighbours when the good rows before and after it are of the same block.
+ * @returns per block key (`survey\0source`), the sorted start lines of all its records (kept and dropped).
+ */
+function assignDroppedRecords(
+  csvFile: string,
+  csvProblems: string[],
+  rows: { cells: Record<string, string>; line: number }[],
+  groups: Map<string, { survey: string; source: string; rows: { line: number }[] }>,
+  suiteProblems: string[],
+): Map<string, number[]> {
+  const slots = new Map<string, number[]>();
+  const dropped = new Set<number>();
+  for (const p of csvProblems) {
+    if (!p.startsWith(`${csvFile}:`)) continue;
+    const m = /^(\d+): (?:malformed CSV record|not valid UTF-8)/.exec(p.slice(csvFile.length + 1));
+    if (m) dropped.add(Number(m[1]));
+  }
+  // The reader gives a row that follows a record it skipped the skipped record's start line; the row
+  // itself starts after it (after a run of skipped records).
+  for (const r of rows) while (dropped.has(r.line)) r.line++;
+  for (const [key, g] of groups) slots.set(key, g.rows.map((r) => r.line));
+  if (dropped.size === 0) return slots;
+  let lines: string[] = [];
+  try {
+    lines = readFileSync(csvFile).toString('utf8').replace(/^\uFEFF/, '').split('\n');
+  } catch {
+    // Already read once by parseCsvFile; if it vanished since, fall back to neighbours only.
+  }
+  const keyed = rows
+    .map((r) => ({ line: r.line, key: `${(r.cells.survey ?? '').trim()}\u0000${(r.cells.source ?? '').trim()}` }))
+    .filter((r) => groups.has(r.key));
+  for (const line of [...dropped].sort((a, b) => a - b)) {
+    let key: string | undefined;
+    const text = lines[line - 1];
+    if (text !== undefined) {
+      try {
+        const rec = (parseCsv(text, { relax_quotes: true, relax_column_count: true, skip_empty_lines: true }) as string[][])[0];
+        const k = rec && rec.length >= 2 ? `${rec[0]!.trim()}\u0000${rec[1]!.trim()}` : '';
+        if (groups.has(k)) key = k;
+      } catch {
+        // Not even leniently readable: decide by the neighbours.
+      }
+    }
+    if (key === undefined) {
+      const before = keyed.filter((r) => r.line < line).at(-1);
+      const after = keyed.find((r) => r.line > line);
+      if (before && after && before.key === after.key) key = before.key;
+    }
+    if (key === undefined) {
+      suiteProblems.push(`${csvFile}:${line}: cannot tell which block the skipped record belongs to; question ids after it may differ from LongTA's`);
+      continue;
+    }
+    slots.get(key)!.push(line);
+  }
+  for (const l of slots.values()) l.sort((a, b) => a - b);
+  return slots;
 }
 
 function listSurvey(dir: string, survey: string): { data: VisibleFile[]; docs: VisibleFile[]; problems: string[]; runnable: boolean } {

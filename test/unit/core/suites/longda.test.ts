@@ -145,6 +145,41 @@ describe('suites/longda bad input', () => {
     assert.ok(!b.problems.some((p) => p.includes('differs from position')), b.problems.join('\n'));
   });
 
+  it('a row dropped as malformed CSV keeps its position: later queries of its block keep their LongTA ids', async () => {
+    // Row 3 (S1/Pub q2) is not UTF-8, row 6 (S1/Other q2) has too few fields: both are dropped by
+    // the CSV reader, but LongTA numbers questions by position in the block, so they keep theirs.
+    const csvText = Buffer.concat([
+      Buffer.from(HEADER + 'S1,Pub,1,Q1,single_number,,1\nS1,Pub,2,Caf'),
+      Buffer.from([0xe9]),
+      Buffer.from(
+        ',single_number,,2\n' +
+          'S1,Pub,3,Q3,single_number,,3\n' +
+          'S1,Other,1,O1,single_number,,7\n' +
+          'S1,Other,2,O2,single_number\n' +
+          'S1,Other,3,O3,single_number,,9\n' +
+          'S1,Other,4,O4,single_number,,10\n',
+      ),
+    ]);
+    const root = makeRoot('dropped-ids', csvText);
+    const s = await loadSuite('longda', root);
+    const ids = s.blocks.map((b) => (b.items as LongdaQuery[]).map((q) => [q.id, q.longdaId, q.question]));
+    assert.deepEqual(ids, [
+      [['q1', 'S1_Pub_q1', 'Q1'], ['q3', 'S1_Pub_q3', 'Q3']],
+      [['q1', 'S1_Other_q1', 'O1'], ['q3', 'S1_Other_q3', 'O3'], ['q4', 'S1_Other_q4', 'O4']],
+    ]);
+    const csv = join(root, 'benchmark.csv');
+    assert.ok(s.problems.includes(`${csv}:3: not valid UTF-8; record skipped`), s.problems.join('\n'));
+    assert.ok(s.problems.some((p) => p.startsWith(`${csv}:6: malformed CSV record`)), s.problems.join('\n'));
+    assert.ok(!s.blocks.some((b) => b.problems.some((p) => p.includes('differs from position'))), s.blocks.flatMap((b) => b.problems).join('\n'));
+  });
+
+  it('a dropped record that cannot be placed in a block is reported, not silently counted', async () => {
+    const root = makeRoot('dropped-unplaced', HEADER + 'S1,Pub,1,Q1,single_number,,1\nS1,Mystery,2,Q2,single_number\nS1,Other,1,O1,single_number,,7\n');
+    const s = await loadSuite('longda', root);
+    assert.deepEqual(s.blocks.map((b) => (b.items as LongdaQuery[]).map((q) => q.id)), [['q1'], ['q1']]);
+    assert.ok(s.problems.some((p) => p.startsWith(`${join(root, 'benchmark.csv')}:3: cannot tell which block`)), s.problems.join('\n'));
+  });
+
   it('skips a row with non-UTF-8 bytes naming the file and line; other rows and blocks stay usable', async () => {
     const csv = Buffer.concat([Buffer.from(HEADER + 'S1,Pub,1,Q1,single_number,,1\nS1,Pub,2,Caf'), Buffer.from([0xe9]), Buffer.from(',single_number,,2\nS1,Other,1,Q,single_number,,7\n')]);
     const root = makeRoot('latin1', csv);
