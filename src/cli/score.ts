@@ -27,6 +27,8 @@ const USAGE = `loupe score --store FILE (--run ID | --all) [--suite S] [--suite-
                figure_threshold=0.5 figure_assignment=any|one-to-one source_chars=12000
            BLADE model_cvar_alternatives=all-specs|representative model_cvar_check=strict|blade
                failed_runs=zero|drop coverage_key=id|name k=10 samples=1000 seed=0
+               (failed_runs: runs whose scoring failed score 0 and count (zero) or are left out (drop) of
+               the aggregate; runs without a submission count as 0 either way, as in BLADE)
   --json prints { judge, options, runs: [...], aggregates: [...] }; rates are fractions in [0, 1].
   Scores are saved in the store (table scores) unless --no-save.
        loupe score --longda-answers answers_progress.csv [--ground-truth benchmark.csv] [--option ...] [--json]

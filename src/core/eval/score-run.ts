@@ -375,7 +375,7 @@ async function bladeRun(store: RunStore, run: RunRecord, block: Block, raw: Reco
   const s = await scoreBladeRun(input, gt, { python: py, judge: semanticJudgeFrom(o.judge, { runId: run.id }), ...opts, log: o.log ?? nullLogger });
   const m = s.metrics;
   return {
-    ...base(run, 'blade', o.judge.id, { ...opts, ...s.options }),
+    ...base(run, 'blade', o.judge.id, { ...opts, ...s.options, failedRuns: raw.failed_runs ?? 'zero' }),
     pending: s.judges.pending ?? 0,
     unjudged: (s.judges.pending ?? 0) + (s.judges.errors ?? 0),
     summary: {
@@ -455,6 +455,10 @@ export async function scoreStoredRun(store: RunStore, runId: string, o: ScoreRun
         const ctx = blade ?? bladeContext();
         try {
           return await bladeRun(store, run, block, raw, o, ctx);
+        } catch (e) {
+          if (e instanceof LoupeInputError && /^option /.test(e.subject)) throw e;
+          // a failed run still belongs to its dataset: the aggregate scores it 0 or drops it (option failed_runs)
+          return { ...base(run, 'blade', o.judge.id, {}), summary: {}, detail: { dataset: block.blade?.dataset ?? block.id }, error: errorMessage(e) };
         } finally {
           if (!blade) await ctx.close();
         }
@@ -482,6 +486,8 @@ export interface ScoreAggregate {
   metrics: Record<string, number | null>;
   /** How `metrics` were combined. */
   method: string;
+  /** Aggregation options in effect (BLADE: `failed_runs`). */
+  options?: Record<string, unknown>;
   extra?: unknown;
 }
 
@@ -546,15 +552,25 @@ export async function aggregateScores(scores: readonly RunScore[], judge?: Judge
         const v = ok.map((s) => s.summary[key]).filter((x): x is number => typeof x === 'number');
         agg.metrics[key] = v.length ? v.reduce((a, b) => a + b, 0) / v.length : null;
       }
+      if (benchmark === 'blade') agg.options = { failed_runs: raw.failed_runs ?? 'zero' };
       if (benchmark === 'blade' && ok.length) {
         try {
-          const { aggregateBlade } = await import('./blade/metrics.ts');
+          const { aggregateBlade, zeroRun } = await import('./blade/metrics.ts');
           const byDs = new Map<string, { dataset: string; gt: import('./blade/metrics.ts').BladeGtCounts; runs: import('./blade/metrics.ts').BladeRunMetrics[] }>();
           for (const s of ok) {
             const d = s.detail as { score: import('./blade/metrics.ts').BladeRunMetrics; gtCounts: import('./blade/metrics.ts').BladeGtCounts; dataset: string };
             let e = byDs.get(d.dataset);
             if (!e) byDs.set(d.dataset, (e = { dataset: d.dataset, gt: d.gtCounts, runs: [] }));
             e.runs.push(d.score);
+          }
+          // runs whose scoring failed (spec §1.7 #12): status 'failed', scored 0 under failed_runs=zero, dropped under drop.
+          // Their dataset's GT denominators come from its scored runs; a dataset with no scored run cannot be aggregated.
+          const unplaced: string[] = [];
+          for (const s of g.filter((x) => x.error)) {
+            const ds = (s.detail as { dataset?: string } | null)?.dataset ?? s.blockId;
+            const e = byDs.get(ds);
+            if (e) e.runs.push(zeroRun('failed', s.runId));
+            else unplaced.push(`${s.runId} (${ds})`);
           }
           const num = (x: string | undefined) => (x === undefined ? undefined : Number(x));
           const bo: Record<string, unknown> = {};
@@ -567,7 +583,9 @@ export async function aggregateScores(scores: readonly RunScore[], judge?: Judge
           agg.metrics.weightedF1 = a.bootstrap.weightedF1.mean;
           agg.metrics.weightedF1Lo = a.bootstrap.weightedF1.lo;
           agg.metrics.weightedF1Hi = a.bootstrap.weightedF1.hi;
-          agg.method = 'BLADE aggregateBlade (bootstrap) over datasets';
+          if (unplaced.length) a.warnings.push(`failed runs left out (their dataset has no scored run to take GT denominators from): ${unplaced.join(', ')}`);
+          agg.options = { failed_runs: a.options.failedRuns };
+          agg.method = `BLADE aggregateBlade (bootstrap) over datasets; failed_runs=${a.options.failedRuns}: runs whose scoring failed are ${a.options.failedRuns === 'zero' ? 'scored 0 and counted' : 'dropped'}, runs without a submission are padded as 0 either way`;
         } catch (e) {
           agg.extra = { error: errorMessage(e) };
         }
