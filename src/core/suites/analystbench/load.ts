@@ -64,7 +64,7 @@ function expand(s: string, env: Record<string, string | undefined>, unset: strin
  * @param root folder holding `*.task.json` files and/or `<task>/task.json`.
  * @param opts `env` for `${VAR}` expansion in `base` and paths (default `process.env`).
  * @returns one block per manifest. A manifest that is not valid JSON becomes a not-runnable block
- *   with the error; missing sources / reference / unset variables make a block not runnable.
+ *   with the error; a wrong `format`, missing sources / reference / unset variables make a block not runnable.
  *   Source globs never include the reference report or the checklist (they are dropped with a problem).
  * @throws LoupeInputError for a missing or empty root, or a root holding no manifests.
  */
@@ -136,7 +136,8 @@ function loadOne(file: string, env: Record<string, string | undefined>, suiteId:
     problems.push(`${file}: manifest must be a JSON object`);
     return empty(fallbackId);
   }
-  if (m.format !== MANIFEST_FORMAT) problems.push(`${file} format: expected '${MANIFEST_FORMAT}', got '${String(m.format)}'`);
+  const formatOk = m.format === MANIFEST_FORMAT;
+  if (!formatOk) problems.push(`${file} format: expected '${MANIFEST_FORMAT}', got '${String(m.format)}'; not runnable`);
   for (const k of ['task', 'instruction', 'reference'] as const) {
     if (typeof m[k] !== 'string' || m[k].trim() === '') problems.push(`${file} ${k}: required string missing`);
   }
@@ -225,7 +226,7 @@ function loadOne(file: string, env: Record<string, string | undefined>, suiteId:
   if (unset.length) problems.push(`${file}: environment variable(s) not set: ${[...new Set(unset)].join(', ')}`);
   const dedupe = (l: VisibleFile[]) => l.filter((f, i) => l.findIndex((g) => g.rel === f.rel) === i);
   const instruction = typeof m.instruction === 'string' ? m.instruction.trim() : '';
-  const runnable = !!instruction && data.length + docs.length > 0 && !!referenceReport && isFile(referenceReport) && unset.length === 0;
+  const runnable = formatOk && !!instruction && data.length + docs.length > 0 && !!referenceReport && isFile(referenceReport) && unset.length === 0;
   return {
     id,
     suite: 'analystbench',

@@ -85,6 +85,21 @@ describe('suites/analystbench manifests and bad input', () => {
       assert.ok(p.some((x) => x.startsWith(f) && re.test(x)), `${re} in\n${p.join('\n')}`);
     }
   });
+  it('a wrong format value makes an otherwise complete task not runnable, with the problem', async () => {
+    const dir = join(tmp, 'format');
+    mkdirSync(join(dir, 'src'), { recursive: true });
+    writeFileSync(join(dir, 'src', 'a.csv'), 'a\n1\n');
+    writeFileSync(join(dir, 'ref.pdf'), '%PDF');
+    const good = { task: 'ok', instruction: 'Write.', sources: ['src/*.csv'], reference: 'ref.pdf' };
+    manifest(dir, 'ok', { format: 'loupe-analystbench/1', ...good });
+    const f = manifest(dir, 'v2', { format: 'loupe-analystbench/2', ...good, task: 'v2' });
+    manifest(dir, 'none', { ...good, task: 'none' });
+    const s = await loadSuite('analystbench', dir);
+    assert.deepEqual(s.blocks.map((b) => [b.id, b.runnable]), [['none', false], ['ok', true], ['v2', false]]);
+    assert.deepEqual(s.blocks[1]!.problems, []);
+    assert.ok(s.blocks[2]!.problems.some((p) => p.startsWith(`${f} format: expected 'loupe-analystbench/1', got 'loupe-analystbench/2'`)), s.blocks[2]!.problems.join('\n'));
+    assert.ok(s.blocks[0]!.problems.some((p) => / format: expected 'loupe-analystbench\/1', got 'undefined'/.test(p)), s.blocks[0]!.problems.join('\n'));
+  });
   it('reports a non-UTF-8 manifest naming the file and line', async () => {
     const dir = join(tmp, 'latin1');
     const f = manifest(dir, 'x', Buffer.from([0x7b, 0x0a, 0x22, 0xe9, 0x22, 0x7d]));
