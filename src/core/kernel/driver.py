@@ -13,6 +13,8 @@ fd 1 then points at stderr so stray C-level writes cannot corrupt the protocol):
 
 Configuration comes from environment variables read once at start (and removed from os.environ):
   LOUPE_KERNEL_MEMORY_MB   address-space limit (RLIMIT_AS) in MiB, 0/absent = none
+  LOUPE_KERNEL_FSIZE_MB    largest file any process may write (RLIMIT_FSIZE) in MiB, 0/absent = none;
+                           SIGXFSZ is ignored so a write past it fails with OSError EFBIG
   LOUPE_KERNEL_ALLOWLIST   JSON list of import patterns for user code ("pkg" or "pkg.*"), absent = all
   LOUPE_KERNEL_MAX_OUTPUT  max characters kept per stream per cell (head + tail), default 1,000,000
 
@@ -23,6 +25,7 @@ PNG (Agg) at the end of the cell and closed.
 import ast
 import base64
 import builtins
+import errno
 import io
 import json
 import os
@@ -121,6 +124,22 @@ if resource is not None and _MEMORY_MB > 0:
         resource.setrlimit(resource.RLIMIT_AS, (_lim, _lim))
     except (ValueError, OSError) as e:  # report, do not die
         sys.stderr.write("loupe kernel: could not set RLIMIT_AS: %s\n" % e)
+
+
+# ---- file size limit ----
+# RLIMIT_FSIZE bounds every file written by this process and its children (the run folder is on the
+# host's disk). SIGXFSZ would kill the writer: ignored here (inherited across exec), so write()
+# fails with EFBIG and agent code sees OSError "File too large". Python's subprocess restores the
+# default in its children, which then die alone; the kernel survives.
+_FSIZE_MB = int(os.environ.pop("LOUPE_KERNEL_FSIZE_MB", "0") or "0")
+if hasattr(signal, "SIGXFSZ"):
+    signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+if resource is not None and _FSIZE_MB > 0 and hasattr(resource, "RLIMIT_FSIZE"):
+    _flim = _FSIZE_MB * 1024 * 1024
+    try:
+        resource.setrlimit(resource.RLIMIT_FSIZE, (_flim, _flim))
+    except (ValueError, OSError) as e:  # report, do not die
+        sys.stderr.write("loupe kernel: could not set RLIMIT_FSIZE: %s\n" % e)
 
 
 # ---- process limit (sandbox only) ----
@@ -429,6 +448,10 @@ def _execute(req, answered):
     except BaseException as e:  # noqa: BLE001 - SystemExit included: the kernel keeps running
         reply["status"] = "error"
         reply["error"] = _format_error(type(e), e, e.__traceback__, filename)
+        if isinstance(e, OSError) and e.errno == errno.EFBIG and _FSIZE_MB > 0:
+            note = "loupe: files are limited to %d MiB each (kernel option maxFileSizeMb)" % _FSIZE_MB
+            reply["error"]["traceback"].append(note)
+            reply["error"]["evalue"] = "%s; %s" % (reply["error"]["evalue"], note)
     finally:
         sys.stdout, sys.stderr = old_out, old_err
     try:

@@ -38,6 +38,12 @@ export interface KernelOptions {
   /** Address-space limit (RLIMIT_AS) in MiB; default 4096; 0 = none. */
   memoryLimitMb?: number;
   /**
+   * Largest file the kernel and its child processes may write (RLIMIT_FSIZE) in MiB; default 2048; 0 = none.
+   * The run folder is on the host's disk: a runaway write fails with OSError "File too large" (EFBIG;
+   * SIGXFSZ is ignored, so the kernel survives) instead of filling the disk.
+   */
+  maxFileSizeMb?: number;
+  /**
    * Most processes the sandbox may hold at once (bounds fork bombs). Sandbox only; default 256; 0 = none.
    * Enforced from the host (the sandbox's pid namespace is counted every 100 ms; above the limit the
    * kernel is killed and restarted, and the cell is told) and, for an unprivileged user, by RLIMIT_NPROC.
@@ -381,6 +387,7 @@ export class PythonKernel {
       OMP_NUM_THREADS: '1',
       MKL_NUM_THREADS: '1',
       LOUPE_KERNEL_MEMORY_MB: String(this.#opts.memoryLimitMb ?? 4096),
+      LOUPE_KERNEL_FSIZE_MB: String(this.#opts.maxFileSizeMb ?? 2048),
       LOUPE_KERNEL_MAX_OUTPUT: String(this.#opts.maxOutputChars ?? 1_000_000),
     };
     // Only in the sandbox's own pid namespace: there the driver can count and kill every process.
