@@ -233,6 +233,43 @@ function entityNoun(column: string | undefined, ids: string[], metaDir: string):
   return { noun: 'entity', prompt: (id) => `Analyze ${column ? `${column} ` : 'entity '}${id}` };
 }
 
+/** The column holding an entity's id, by the entity noun of {@link entityNoun} (spec §3.3). */
+const ENTITY_COLUMN: Record<string, string | undefined> = { patient: 'subject_id', company: 'cik', user: 'pid' };
+/** Tables preferred for the lookup (smallest, one row per entity) by column. */
+const ENTITY_TABLES: Record<string, string[]> = { subject_id: ['patients'], cik: ['companies', 'company', 'submissions', 'sub'], pid: ['participants', 'users', 'participantinfo'] };
+
+/**
+ * Picks the table to look entity ids up in: one named for the entities (`patients`, also
+ * `hosp_patients`), else the table with that column and the fewest known rows.
+ */
+function entityTable(db: DatabaseInfo, column: string): { table: string; column: string } | undefined {
+  const cands = db.tables
+    .map((t) => ({ t, c: t.columns.find((c) => c.name.toLowerCase() === column) }))
+    .filter((x): x is { t: DatabaseInfo['tables'][number]; c: DatabaseInfo['tables'][number]['columns'][number] } => x.c !== undefined);
+  if (cands.length === 0) return undefined;
+  const pref = ENTITY_TABLES[column] ?? [];
+  const named = cands.find((x) => pref.some((p) => x.t.name.toLowerCase() === p || x.t.name.toLowerCase().endsWith(`_${p}`)));
+  const pick = named ?? [...cands].sort((a, b) => (a.t.rows ?? Infinity) - (b.t.rows ?? Infinity) || a.t.name.localeCompare(b.t.name))[0]!;
+  return { table: pick.t.name, column: pick.c.name };
+}
+
+/** The ids with no row in `table.column` (compared as text, one scan per 500 ids). */
+function absentIds(dbPath: string, table: string, column: string, ids: string[]): Set<string> {
+  const q = (s: string) => `"${s.replace(/"/g, '""')}"`;
+  const found = new Set<string>();
+  const db = new Database(dbPath, { readonly: true, fileMustExist: true });
+  try {
+    for (let i = 0; i < ids.length; i += 500) {
+      const batch = ids.slice(i, i + 500);
+      const sql = `SELECT DISTINCT CAST(${q(column)} AS TEXT) AS v FROM ${q(table)} WHERE CAST(${q(column)} AS TEXT) IN (${batch.map(() => '?').join(',')})`;
+      for (const r of db.prepare(sql).all(...batch) as { v: string }[]) found.add(r.v);
+    }
+  } finally {
+    db.close();
+  }
+  return new Set(ids.filter((id) => !found.has(id)));
+}
+
 /** Names the other benchmark whose root `dir` is (LongDA: benchmark.csv; BLADE: dataset folders), if any. */
 function otherSuiteRoot(dir: string, entries: string[]): string | undefined {
   if (entries.includes('benchmark.csv')) {
@@ -257,7 +294,9 @@ function otherSuiteRoot(dir: string, entries: string[]): string | undefined {
  *   files when they live elsewhere; `checklist` to override `qa.json`.
  * @returns one block per entity; visible = the database (read-only) and its description; hidden =
  *   the entity's checklist (blocks without one are runnable; their checklist is `[]`). Without a
- *   database every block is `runnable: false`.
+ *   database every block is `runnable: false`; so is a block whose id (from `entity_ids.json`) has no
+ *   row in the entity table (e.g. `hosp_patients.subject_id`), with a problem naming both. When the
+ *   entity column cannot be told, the suite says the ids were not checked.
  * @throws LoupeInputError for a missing/empty root, a root that is not DDR, bad `--entities`, or unreadable JSON.
  */
 export async function loadDdr(root: string, opts: LoadSuiteOptions = {}): Promise<Suite> {
@@ -338,6 +377,20 @@ export async function loadDdr(root: string, opts: LoadSuiteOptions = {}): Promis
   const stamp = readFetchStamp(folder);
   const suiteId = `ddr:${safeId(basename(isFile(abs) ? abs.replace(DB_EXT, '') : abs))}`;
   const hiddenFiles = isFile(qaFile) ? [qaFile] : [];
+  // Ids from entity_ids.json must exist in the database (ids from --entities were read from it).
+  let absent = new Set<string>();
+  let lookedUp: string | undefined;
+  if (dbPath && database && !opts.entities) {
+    const col = ENTITY_COLUMN[noun];
+    const where = col ? entityTable(database, col) : undefined;
+    if (!where) {
+      suiteProblems.push(`${entityFile}: entity ids not checked against the database: ${col ? `no table has a column '${col}'` : 'the entity column is unknown'} (give it with --entities TABLE.COLUMN)`);
+    } else {
+      lookedUp = `${where.table}.${where.column}`;
+      absent = absentIds(dbPath, where.table, where.column, ids);
+      if (absent.size) suiteProblems.push(`${entityFile}: ${absent.size} entity id(s) not found in ${lookedUp} (${[...absent].slice(0, 3).join(', ')}${absent.size > 3 ? ', ...' : ''}); not runnable`);
+    }
+  }
   const used = new Set<string>();
   const blocks: Block[] = ids.map((id) => {
     let bid = safeId(`${noun}_${id}`);
@@ -346,6 +399,8 @@ export async function loadDdr(root: string, opts: LoadSuiteOptions = {}): Promis
     const checklist = checklists.get(id) ?? [];
     const problems: string[] = [];
     if (!database) problems.push(`no database in ${abs}: give a SQLite file or a folder of CSV/CSV.gz tables`);
+    const missingInDb = absent.has(id);
+    if (missingInDb) problems.push(`entity id '${id}' (from ${entityFile}) is not in the database: no row of ${lookedUp} has it; not runnable`);
     return {
       id: bid,
       suite: 'ddr',
@@ -359,7 +414,7 @@ export async function loadDdr(root: string, opts: LoadSuiteOptions = {}): Promis
         missing: [],
       },
       hidden: { files: hiddenFiles, checklist },
-      runnable: !!database,
+      runnable: !!database && !missingInDb,
       problems: checklistBroken ? [...problems, `${qaFile} could not be read: no checklist for this entity`] : problems,
       ddr: { entityId: id, ...(entityColumn ? { entityColumn } : {}), checklistCount: checklist.length },
     };

@@ -99,6 +99,23 @@ describe('suites/ddr on the MIMIC-IV demo (CSV.gz folder imported into SQLite)',
     assert.equal(s3.blocks.find((x) => x.ddr!.entityId === '10000032')!.ddr!.checklistCount, 1);
     assert.throws(() => saveChecklist(qa, '1', [{ question: '', answer: 'x' }]), LoupeInputError);
   });
+  it('entity ids from entity_ids.json that are not in the database make their blocks not runnable, naming id and table.column', async () => {
+    const meta = join(tmp, 'mimic-mixed');
+    mkdirSync(meta);
+    writeFileSync(join(meta, 'entity_ids.json'), '["10000032", 99999999, "10014729"]');
+    const m = await loadSuite('ddr', db, { metadataDir: meta });
+    assert.deepEqual(m.blocks.map((b) => [b.ddr!.entityId, b.runnable]), [['10000032', true], ['99999999', false], ['10014729', true]]);
+    const bad = m.blocks[1]!;
+    assert.ok(bad.problems.some((p) => p.includes("entity id '99999999'") && p.includes('hosp_patients.subject_id') && p.includes('not runnable')), bad.problems.join('\n'));
+    assert.deepEqual(m.blocks[0]!.problems, []);
+    assert.ok(m.problems.some((p) => p.includes('1 entity id(s) not found in hosp_patients.subject_id (99999999)')), m.problems.join('\n'));
+  });
+  it('the real DDR MIMIC entity_ids.json against the demo database: none of its patients is in the demo, none runnable', async () => {
+    const m = await loadSuite('ddr', db, { metadataDir: sharedData('ddr', 'mimic') });
+    assert.equal(m.blocks.length, 100);
+    assert.ok(m.blocks.every((b) => !b.runnable && b.problems.some((p) => p.includes(`entity id '${b.ddr!.entityId}'`) && p.includes('hosp_patients.subject_id'))));
+    assert.ok(m.problems.some((p) => /100 entity id\(s\) not found in hosp_patients\.subject_id/.test(p)), m.problems.join('\n'));
+  });
   it('reports that the DDR MIMIC checklist entities are not in the demo', () => {
     assert.ok(s.problems.some((p) => /qa\.json: 100 checklist entities are not in the entity list/.test(p)));
   });
@@ -203,5 +220,7 @@ describe('suites/ddr bad input', () => {
     assert.equal(s.blocks.length, 1);
     assert.equal(s.blocks[0]!.runnable, true);
     assert.ok(!s.blocks[0]!.visible.database!.tables.some((t) => t.name.startsWith('_loupe')));
+    // No way to tell which column holds the ids: said so rather than listing them as checked.
+    assert.ok(s.problems.some((p) => p.startsWith(join(dir, 'entity_ids.json')) && /not checked against the database: the entity column is unknown/.test(p)), s.problems.join('\n'));
   });
 });
