@@ -114,7 +114,17 @@ async function main() {
       }
       check('the reference agent run finished from the palette', run?.status === 'finished', `${run?.status} ${run?.reason ?? ''}`);
       check('all 9 answers of Data Brief 508 recorded', run?.answers?.length === 9, JSON.stringify(run?.answers?.slice(0, 3)));
-      await page.waitForTimeout(1500);
+      // The run's timeline opened beside the notebook and shows the finished run.
+      let timeline = '';
+      for (let i = 0; i < 60 && !/finished[\s\S]*final_answer/.test(timeline); i++) {
+        await page.waitForTimeout(500);
+        timeline = '';
+        const frames = page.frameLocator('iframe.webview.ready');
+        const n = await page.locator('iframe.webview.ready').count();
+        for (let k = 0; k < n; k++) timeline += await frames.nth(k).frameLocator('#active-frame').locator('body').innerText({ timeout: 2000 }).catch(() => '');
+      }
+      check('the timeline of the run renders in the installed extension', /finished[\s\S]*final_answer/.test(timeline), timeline.replace(/\s+/g, ' ').slice(0, 160));
+      await page.waitForTimeout(500);
       await page.screenshot({ path: join(ROOT, 'test-results', 'screenshots', 'vsix-reference-run.png') });
     }
   } catch (e) {
