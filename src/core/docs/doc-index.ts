@@ -92,6 +92,8 @@ interface FileRow {
   n_units: number;
   note: string | null;
   skipped: string | null;
+  /** EXTRACTOR_VERSION that wrote the record; null in caches made before the column existed. */
+  version: number | null;
 }
 
 const MODE_PARAMS: Record<RankMode, { tokens: (s: string) => string[] }> = {
@@ -252,7 +254,7 @@ class DocIndexImpl implements DocIndex {
           CREATE TABLE contents(hash TEXT PRIMARY KEY, version INT NOT NULL, kind TEXT, n_units INT NOT NULL, note TEXT, error TEXT);
           CREATE TABLE units(hash TEXT NOT NULL, idx INT NOT NULL, text TEXT NOT NULL, PRIMARY KEY(hash, idx)) WITHOUT ROWID;
           CREATE TABLE files(path TEXT PRIMARY KEY, hash TEXT NOT NULL, size INT NOT NULL, mtime REAL NOT NULL,
-                             kind TEXT, n_units INT NOT NULL, note TEXT, skipped TEXT);
+                             kind TEXT, n_units INT NOT NULL, note TEXT, skipped TEXT, version INT);
           CREATE TABLE rankers(id INTEGER PRIMARY KEY, mode TEXT NOT NULL, fingerprint TEXT NOT NULL, used REAL NOT NULL,
                                n INT NOT NULL, avgdl REAL NOT NULL, average_idf REAL NOT NULL, files TEXT NOT NULL,
                                chunks BLOB NOT NULL, UNIQUE(mode, fingerprint));
@@ -262,6 +264,14 @@ class DocIndexImpl implements DocIndex {
         `);
       });
       if ((db.pragma('user_version', { simple: true }) as number) !== SCHEMA_VERSION) migrate.immediate();
+      // Caches made before files.version existed keep working: the column is added (NULL = unknown
+      // version, so their skipped / failed files are tried once more).
+      const hasVersion = () => (db.prepare('PRAGMA table_info(files)').all() as { name: string }[]).some((c) => c.name === 'version');
+      if (!hasVersion()) {
+        db.transaction(() => {
+          if (!hasVersion()) db.exec('ALTER TABLE files ADD COLUMN version INT');
+        }).immediate();
+      }
       db.prepare('SELECT count(*) FROM files').get(); // touches the schema: throws on a corrupt file
       return db;
     } catch (e) {
@@ -305,7 +315,7 @@ class DocIndexImpl implements DocIndex {
       'SELECT version, kind, n_units, note, error FROM contents WHERE hash = ?',
     );
     const putFile = this.db.prepare(
-      'INSERT OR REPLACE INTO files(path, hash, size, mtime, kind, n_units, note, skipped) VALUES (?, ?, ?, ?, ?, ?, ?, ?)',
+      `INSERT OR REPLACE INTO files(path, hash, size, mtime, kind, n_units, note, skipped, version) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ${EXTRACTOR_VERSION})`,
     );
     const putContent = this.db.prepare('INSERT OR REPLACE INTO contents(hash, version, kind, n_units, note, error) VALUES (?, ?, ?, ?, ?, ?)');
     const delUnits = this.db.prepare('DELETE FROM units WHERE hash = ?');
@@ -327,7 +337,10 @@ class DocIndexImpl implements DocIndex {
           continue;
         }
         const row = getFile.get(rel);
-        if (row && row.size === st.size && row.mtime === st.mtimeMs) {
+        // A file skipped or failed by another extractor version is tried again (a fixed extractor or
+        // a newly supported type must not leave it skipped forever).
+        const staleSkip = !!row?.skipped && row.version !== EXTRACTOR_VERSION;
+        if (row && !staleSkip && row.size === st.size && row.mtime === st.mtimeMs) {
           if (row.hash === '' && row.skipped) {
             reused++;
             continue;
@@ -348,7 +361,7 @@ class DocIndexImpl implements DocIndex {
         const data = readFileSync(abs);
         const hash = createHash('sha256').update(data).digest('hex');
         const c = getContent.get(hash);
-        if (c && c.version === EXTRACTOR_VERSION) {
+        if (c && c.version === EXTRACTOR_VERSION && !(staleSkip && c.error)) {
           putFile.run(rel, hash, st.size, st.mtimeMs, c.kind, c.n_units, c.note, c.error);
           reused++;
           continue;

@@ -5,7 +5,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
+import Database from 'better-sqlite3';
 import { openDocIndex } from '../../../../src/core/docs/index.ts';
+import { EXTRACTOR_VERSION } from '../../../../src/core/docs/doc-index.ts';
 import { okapiScores } from '../../../../src/core/docs/bm25.ts';
 import { longtaTokens, splitChunks } from '../../../../src/core/docs/text.ts';
 import { sharedData } from '../../../helpers/shared.ts';
@@ -340,6 +342,71 @@ describe('docs/index: real NHANES codebooks', () => {
     assert.ok(r.hits.length === 3 && r.hits.every((h) => h.file === 'Examination/BMX_L.pdf'));
     assert.match(r.text, /^Page \d+ \(chunk \d+\): \.\.\.[\s\S]*Body Mass Index/);
     idx.close();
+    rmSync(cache, { recursive: true, force: true });
+  });
+});
+
+describe('docs/index: skipped / failed files of another extractor version', () => {
+  it('re-extracts a file whose skip record is from an older extractor, also under an unchanged content hash', async () => {
+    const root = tmp('reskip');
+    const cache = tmp('reskip-cache');
+    writeFileSync(join(root, 'notes.txt'), 'Use WTMEC2YR for examination estimates.\n');
+    writeFileSync(join(root, 'layout.tsv'), 'name\tlabel\nRIDAGEYR\tAge in years\n');
+    writeFileSync(join(root, 'corrupt.pdf'), Buffer.from('%PDF-1.7\n1 0 obj <<< broken'));
+    let idx = await openDocIndex({ root, cacheDir: cache });
+    const first = await idx.build();
+    idx.close();
+    assert.deepEqual(first.files.map((f) => f.file).sort(), ['layout.tsv', 'notes.txt']);
+    const notesHash = first.files.find((f) => f.file === 'notes.txt')!.hash;
+    const tsvHash = first.files.find((f) => f.file === 'layout.tsv')!.hash;
+    // What an older extractor left: the .tsv skipped as an unsupported type (no content hash), and
+    // notes.txt failed under its content hash (the contents record itself says the current version).
+    const db = new Database(first.cachePath);
+    const old = EXTRACTOR_VERSION - 1;
+    db.prepare(`UPDATE files SET hash = '', kind = NULL, n_units = 0, skipped = 'unsupported file type ".tsv"', version = ? WHERE path = 'layout.tsv'`).run(old);
+    db.prepare(`UPDATE files SET kind = NULL, n_units = 0, skipped = 'extraction failed: old bug', version = ? WHERE path = 'notes.txt'`).run(old);
+    db.prepare(`UPDATE contents SET kind = NULL, n_units = 0, error = 'extraction failed: old bug' WHERE hash = ?`).run(notesHash);
+    db.prepare('DELETE FROM units WHERE hash = ?').run(notesHash);
+    db.prepare('DELETE FROM units WHERE hash = ?').run(tsvHash);
+    db.prepare('DELETE FROM contents WHERE hash = ?').run(tsvHash);
+    db.close();
+
+    idx = await openDocIndex({ root, cacheDir: cache });
+    const second = await idx.build();
+    assert.deepEqual(second.files.map((f) => [f.file, f.units]).sort(), [['layout.tsv', 1], ['notes.txt', 1]]);
+    assert.deepEqual(second.skipped.map((s) => s.file), ['corrupt.pdf']);
+    assert.equal(second.extracted, 2); // the two stale skips; corrupt.pdf failed under this version: reused
+    assert.equal(idx.search('WTMEC2YR', { mode: 'bm25', top: 1 })[0]?.file, 'notes.txt');
+    const third = await idx.build();
+    idx.close();
+    assert.equal(third.extracted, 0);
+    rmSync(root, { recursive: true, force: true });
+    rmSync(cache, { recursive: true, force: true });
+  });
+
+  it('opens a cache made before files carried a version: adds the column, retries its skipped files once', async () => {
+    const root = tmp('oldcache');
+    const cache = tmp('oldcache-cache');
+    writeFileSync(join(root, 'notes.txt'), 'Age is RIDAGEYR.\n');
+    writeFileSync(join(root, 'corrupt.pdf'), Buffer.from('%PDF-1.7\n1 0 obj <<< broken'));
+    let idx = await openDocIndex({ root, cacheDir: cache });
+    const first = await idx.build();
+    idx.close();
+    const db = new Database(first.cachePath);
+    db.exec('ALTER TABLE files DROP COLUMN version');
+    db.close();
+    idx = await openDocIndex({ root, cacheDir: cache });
+    const second = await idx.build();
+    assert.deepEqual(second.files.map((f) => f.file), ['notes.txt']);
+    assert.deepEqual(second.skipped.map((s) => s.file), ['corrupt.pdf']);
+    assert.equal(second.extracted, 1); // only the failed PDF, of unknown version, is tried again
+    const third = await idx.build();
+    idx.close();
+    assert.equal(third.extracted, 0);
+    const cols = new Database(first.cachePath, { readonly: true });
+    assert.ok((cols.prepare('PRAGMA table_info(files)').all() as { name: string }[]).some((c) => c.name === 'version'));
+    cols.close();
+    rmSync(root, { recursive: true, force: true });
     rmSync(cache, { recursive: true, force: true });
   });
 });
