@@ -105,6 +105,17 @@ function listAllFiles(dir: string): string[] | undefined {
 }
 
 /**
+ * The block as its run workspace presents it. AnalystBench's "instruction only" input setting (spec §4.1) gives the
+ * agent the task text alone: no source tools AND no source files in the workspace, so python cannot open them either.
+ * @param block the block; `toolSetOptions` the run's `--tool-option` values (`input=instruction|sources|toc|template`).
+ * @returns the same block, or a copy whose visible data and docs are empty.
+ */
+export function workspaceBlock(block: Block, toolSetOptions?: Record<string, string>): Block {
+  if (block.suite === 'analystbench' && toolSetOptions?.input === 'instruction') return { ...block, visible: { ...block.visible, data: [], docs: [] } };
+  return block;
+}
+
+/**
  * Creates `<runDir>/workspace` where every visible file appears at its workspace-relative path, as a
  * link to the original. When a top-level folder of the workspace (e.g. `data/`) maps to a real folder
  * whose files are all visible, the folder itself is linked (one link and one sandbox mount instead of
@@ -240,7 +251,7 @@ export async function startBlockRun(o: BlockRunOptions): Promise<AgentRunResult>
   const model = modelFor(o);
   const runId = `${new Date().toISOString().replace(/[-:]/g, '').replace(/\..*/, '')}-${randomUUID().slice(0, 8)}`;
   const runDir = join(o.runsDir, runId);
-  const { workspace } = prepareWorkspace(runDir, o.block);
+  const { workspace } = prepareWorkspace(runDir, workspaceBlock(o.block, o.toolSetOptions));
   // Data checksums are computed while the agent starts working (they are large files) and recorded before the run returns.
   const checksumsP = Promise.all(o.block.visible.data.map(async (f) => [f.rel, await fileSha256(f.path)] as const)).then((e) => Object.fromEntries(e));
   const { apiKey: _key, ...publicLlm } = o.llm ?? ({} as Partial<LlmConfig>);
@@ -275,7 +286,7 @@ export async function startBlockRun(o: BlockRunOptions): Promise<AgentRunResult>
 
 async function drive(o: BlockRunOptions, runId: string, runDir: string, workspace: string, toolSet: ToolSet, model: ModelClient, resume: boolean): Promise<AgentRunResult> {
   const log = o.log ?? nullLogger;
-  const { readOnlyPaths } = prepareWorkspace(runDir, o.block);
+  const { readOnlyPaths } = prepareWorkspace(runDir, workspaceBlock(o.block, o.toolSetOptions));
   const kopts = { cwd: workspace, readOnlyPaths, writablePaths: [runDir] };
   const startKernel = () => (o.startKernel ? o.startKernel(kopts) : defaultStartKernel(o.kernel, o.block.suite, kopts, log));
   if (o.block.suite === 'blade-mcq') return runBladeMcqBlock({ store: o.store, runId, block: o.block, model, signal: o.control?.signal });

@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { existsSync, lstatSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileSha256, prepareWorkspace } from '../../../../src/core/agent/runner.ts';
+import { fileSha256, prepareWorkspace, workspaceBlock } from '../../../../src/core/agent/runner.ts';
 import type { Block, VisibleFile } from '../../../../src/core/suites/types.ts';
 
 function blockWith(data: VisibleFile[], docs: VisibleFile[]): Block {
@@ -52,6 +52,26 @@ test('prepareWorkspace: refuses paths escaping the workspace; fileSha256 hashes 
     const f = vf('data/x.csv', 'abc');
     assert.throws(() => prepareWorkspace(out, blockWith([{ ...f, rel: '../../etc/x.csv' }], [])), /escapes the workspace/);
     assert.equal(await fileSha256(f.path), 'ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad');
+  } finally {
+    rmSync(src, { recursive: true, force: true });
+    rmSync(out, { recursive: true, force: true });
+  }
+});
+
+test('workspaceBlock: AnalystBench "instruction only" puts no source file in the workspace; other settings keep them', () => {
+  const { src, out, vf } = setup();
+  try {
+    const block: Block = { ...blockWith([vf('data/DEMO_L.xpt')], [vf('docs/DEMO_L.pdf')]), suite: 'analystbench' };
+    const bare = prepareWorkspace(join(out, 'instruction'), workspaceBlock(block, { input: 'instruction' }));
+    assert.equal(existsSync(join(bare.workspace, 'data')), false);
+    assert.equal(existsSync(join(bare.workspace, 'docs')), false);
+    assert.deepEqual(bare.readOnlyPaths, []);
+    const full = prepareWorkspace(join(out, 'sources'), workspaceBlock(block, { input: 'sources' }));
+    assert.ok(existsSync(join(full.workspace, 'data', 'DEMO_L.xpt')));
+    assert.ok(existsSync(join(full.workspace, 'docs', 'DEMO_L.pdf')));
+    // Other suites are never stripped.
+    const longda = { ...block, suite: 'longda' } as Block;
+    assert.equal(workspaceBlock(longda, { input: 'instruction' }), longda);
   } finally {
     rmSync(src, { recursive: true, force: true });
     rmSync(out, { recursive: true, force: true });
