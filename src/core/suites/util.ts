@@ -27,6 +27,20 @@ export function readUtf8(file: string): string {
 }
 
 /**
+ * Reads and parses a JSON file.
+ * @returns the parsed value (`unknown`: callers check its shape).
+ * @throws LoupeInputError naming the file for a missing or non-UTF-8 file, or invalid JSON.
+ */
+export function readJson(file: string): unknown {
+  const text = readUtf8(file);
+  try {
+    return JSON.parse(text);
+  } catch (e) {
+    throw new LoupeInputError(file, `invalid JSON: ${e instanceof Error ? e.message : String(e)}`);
+  }
+}
+
+/**
  * Finds the first line holding bytes that are not valid UTF-8.
  * @returns `{ line (1-based), offset (byte) }` or undefined when the buffer is valid.
  */

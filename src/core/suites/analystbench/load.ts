@@ -9,7 +9,7 @@ import { basename, dirname, extname, isAbsolute, join, resolve } from 'node:path
 import { LoupeInputError, errorMessage } from '../../util/errors.ts';
 import { nullLogger } from '../../util/log.ts';
 import type { Block, ChecklistItem, LoadSuiteOptions, Suite, VisibleFile } from '../types.ts';
-import { fileSize, isDir, isFile, posixRelative, readUtf8, safeId } from '../util.ts';
+import { fileSize, isDir, isFile, posixRelative, readJson, readUtf8, safeId } from '../util.ts';
 import { readFetchStamp } from '../stamp.ts';
 import { globFiles } from '../glob.ts';
 
@@ -257,13 +257,7 @@ function loadOne(file: string, env: Record<string, string | undefined>, suiteId:
  * @throws LoupeInputError naming the file (and `[i]`) for bad JSON or entries.
  */
 export function parseChecklist(file: string): ChecklistItem[] {
-  let j: unknown;
-  try {
-    j = JSON.parse(readUtf8(file));
-  } catch (e) {
-    if (e instanceof LoupeInputError) throw e;
-    throw new LoupeInputError(file, `invalid JSON: ${errorMessage(e)}`);
-  }
+  const j = readJson(file);
   if (!Array.isArray(j)) throw new LoupeInputError(file, 'checklist must be a JSON list');
   return j.map((x, i) => {
     if (typeof x === 'string') return { id: `c${i + 1}`, question: x, answer: '' };

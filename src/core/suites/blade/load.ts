@@ -8,7 +8,7 @@ import { basename, join, resolve } from 'node:path';
 import { LoupeInputError, errorMessage } from '../../util/errors.ts';
 import { nullLogger } from '../../util/log.ts';
 import type { BladeAnnotations, BladeMcqItem, BladeMcqSet, Block, BlockItem, ColumnInfo, LoadSuiteOptions, Suite, VisibleFile } from '../types.ts';
-import { fileSize, invalidUtf8Lines, isDir, isFile, readUtf8, safeId } from '../util.ts';
+import { fileSize, invalidUtf8Lines, isDir, isFile, readJson, safeId } from '../util.ts';
 import { readFetchStamp } from '../stamp.ts';
 import { countDecisions, parseBladeAnnotations, parseBladeMcqs } from './annotations.ts';
 
@@ -64,13 +64,7 @@ interface InfoJson {
  * @throws LoupeInputError naming the file for invalid JSON / non-UTF-8 / missing `research_questions`.
  */
 export function parseBladeInfo(file: string): InfoJson {
-  let j: unknown;
-  try {
-    j = JSON.parse(readUtf8(file));
-  } catch (e) {
-    if (e instanceof LoupeInputError) throw e;
-    throw new LoupeInputError(file, `invalid JSON: ${errorMessage(e)}`);
-  }
+  const j = readJson(file);
   if (typeof j !== 'object' || j === null) throw new LoupeInputError(file, 'expected a JSON object');
   const o = j as Record<string, unknown>;
   const rq = o.research_questions;

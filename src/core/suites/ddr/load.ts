@@ -11,7 +11,7 @@ import Database from 'better-sqlite3';
 import { LoupeInputError, errorMessage } from '../../util/errors.ts';
 import { nullLogger } from '../../util/log.ts';
 import type { Block, ChecklistItem, DatabaseInfo, LoadSuiteOptions, Suite } from '../types.ts';
-import { fileSize, isDir, isFile, readUtf8, safeId } from '../util.ts';
+import { fileSize, isDir, isFile, readJson, readUtf8, safeId } from '../util.ts';
 import { readFetchStamp } from '../stamp.ts';
 import { findTableFiles, importCsvFolder, IMPORT_TABLE } from './import.ts';
 
@@ -40,13 +40,7 @@ export function defaultImportPath(dir: string): string {
  * @throws LoupeInputError naming the file for invalid JSON, non-UTF-8, or a non-list.
  */
 export function readEntityIds(file: string): string[] {
-  let j: unknown;
-  try {
-    j = JSON.parse(readUtf8(file));
-  } catch (e) {
-    if (e instanceof LoupeInputError) throw e;
-    throw new LoupeInputError(file, `invalid JSON: ${errorMessage(e)}`);
-  }
+  const j = readJson(file);
   if (!Array.isArray(j)) throw new LoupeInputError(file, 'expected a JSON list of entity ids');
   const bad = j.findIndex((x) => typeof x !== 'string' && typeof x !== 'number');
   if (bad >= 0) throw new LoupeInputError(`${file}[${bad}]`, 'entity id must be a string or number');
@@ -59,13 +53,7 @@ export function readEntityIds(file: string): string[] {
  * @throws LoupeInputError for invalid JSON / non-UTF-8 / no `results` list.
  */
 export function readChecklists(file: string): { byEntity: Map<string, ChecklistItem[]>; problems: string[]; metadata: unknown } {
-  let j: unknown;
-  try {
-    j = JSON.parse(readUtf8(file));
-  } catch (e) {
-    if (e instanceof LoupeInputError) throw e;
-    throw new LoupeInputError(file, `invalid JSON: ${errorMessage(e)}`);
-  }
+  const j = readJson(file);
   const o = j as { results?: unknown; metadata?: unknown };
   if (typeof o !== 'object' || o === null || !Array.isArray(o.results)) throw new LoupeInputError(file, 'not a DDR checklist file (expected {"results": [...]})');
   const byEntity = new Map<string, ChecklistItem[]>();
