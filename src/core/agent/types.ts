@@ -5,6 +5,7 @@
  * {@link StepRecord}, {@link AnswerRecord} and {@link KernelCellRecord}.
  * Source: issue 5; spec §2.3 (LongTA loop/tools), §1.3.3 (BLADE ReAct), §3.3 (DDR loop), §5.1.
  */
+import type { ExecuteResult } from '../kernel/python-kernel.ts';
 import type { Logger } from '../util/log.ts';
 
 /** The subset of JSON Schema the registry validates (type, properties, required, items, enum, anyOf). */
@@ -45,19 +46,8 @@ export interface KernelLike {
   readonly info: { python: string; sandbox: string; pid: number | undefined };
 }
 
-/** Result of one kernel cell (same shape as the kernel's `ExecuteResult`). */
-export interface KernelExecuteResult {
-  status: 'ok' | 'error' | 'timeout' | 'crashed';
-  stdout: string;
-  stderr: string;
-  result?: string;
-  tables?: { html: string; text: string }[];
-  figures?: { png: string }[];
-  error?: { ename: string; evalue: string; traceback: string[] };
-  durationMs: number;
-  /** The kernel restarted: all Python state was lost. */
-  restarted?: boolean;
-}
+/** Result of one kernel cell: the kernel's own `ExecuteResult` (src/core/kernel). */
+export type KernelExecuteResult = ExecuteResult;
 
 /**
  * Mutable per-run state that tools read and write. The loop keeps it in memory and persists every
