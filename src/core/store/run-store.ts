@@ -274,8 +274,9 @@ export class RunStore {
   }
 
   /** Kernel cells in execution order; `includeReplays` false drops state-rebuild replays. */
-  getCells(runId: string, opts: { includeReplays?: boolean; withFigures?: boolean } = {}): KernelCellRecord[] {
-    const rows = this.db.prepare(`SELECT * FROM kernel_cells WHERE run_id = ? ${opts.includeReplays === false ? 'AND replay = 0' : ''} ORDER BY seq`).all(runId) as Row[];
+  getCells(runId: string, opts: { includeReplays?: boolean; withFigures?: boolean; sinceSeq?: number } = {}): KernelCellRecord[] {
+    // sinceSeq: only cells after it (live views append without re-reading every figure of the run).
+    const rows = this.db.prepare(`SELECT * FROM kernel_cells WHERE run_id = ? AND seq > ? ${opts.includeReplays === false ? 'AND replay = 0' : ''} ORDER BY seq`).all(runId, opts.sinceSeq ?? -1) as Row[];
     const figs = this.db.prepare('SELECT png FROM cell_figures WHERE run_id = ? AND cell_seq = ? ORDER BY idx');
     return rows.map((r) => ({
       runId, seq: r.seq as number, stepIndex: r.step_idx as number, code: r.code as string, status: r.status as KernelCellRecord['status'],

@@ -124,8 +124,12 @@ export class RunNotebook {
       return;
     }
     const run = this.run();
-    const present = new Set(doc.getCells().map((c) => cellMeta(c)?.seq).filter((s): s is number => s !== undefined));
-    const cells = this.store.getCells(run.id, { includeReplays: false, withFigures: true }).filter((c) => !present.has(c.seq));
+    const metas = doc.getCells().map((c) => cellMeta(c)).filter((m): m is LoupeCellMeta => m !== undefined);
+    const present = new Set(metas.map((m) => m.seq));
+    // Read only cells after the last agent cell shown: agent cells arrive in order; an analyst cell run here
+    // meanwhile may hold a later seq than agent cells not yet shown, so it does not move the cursor.
+    const sinceSeq = Math.max(-1, ...metas.filter((m) => m.step >= 0).map((m) => m.seq));
+    const cells = this.store.getCells(run.id, { includeReplays: false, withFigures: true, sinceSeq }).filter((c) => !present.has(c.seq));
     if (!cells.length) return;
     const codeCount = doc.getCells().filter((c) => c.kind === vscode.NotebookCellKind.Code).length;
     const edit = new vscode.WorkspaceEdit();
