@@ -249,6 +249,12 @@ export class RunStore {
     return (this.db.prepare('SELECT * FROM steps WHERE run_id = ? AND idx >= ? ORDER BY idx').all(runId, fromIndex) as Row[]).map(stepFromRow);
   }
 
+  /** One step of a run, or undefined (the timeline's detail pane reads steps one at a time). */
+  getStep(runId: string, index: number): StepRecord | undefined {
+    const r = this.db.prepare('SELECT * FROM steps WHERE run_id = ? AND idx = ?').get(runId, index) as Row | undefined;
+    return r ? stepFromRow(r) : undefined;
+  }
+
   /** Recorded answers of a run (numbers or lists of numbers), in first-recorded order. */
   getAnswers(runId: string): AnswerRecord[] {
     return (this.db.prepare('SELECT * FROM answers WHERE run_id = ? ORDER BY rowid').all(runId) as Row[]).map((r) => ({

@@ -70,7 +70,7 @@ export class TimelinePanel {
     this.rpc.onRequest(GetStepDetailRequest, ({ runId: id, index }) => this.detail(id, index));
     this.rpc.onRequest(SearchStepsRequest, ({ runId: id, query }) => ({ indices: searchSteps(this.ctx.store().getSteps(id), query) }));
     this.rpc.onRequest(RevealToolCallRequest, async ({ runId: id, index, callId }) => {
-      const step = this.ctx.store().getSteps(id, index).find((s) => s.index === index);
+      const step = this.ctx.store().getStep(id, index);
       const call = step?.toolCalls.find((c) => c.id === callId);
       if (!call || !TimelinePanel.revealer) return { revealed: 'none' as const };
       return { revealed: await TimelinePanel.revealer(id, index, callId, call.name, call.argumentsText) };
@@ -125,7 +125,7 @@ export class TimelinePanel {
   private lastStatus = '';
 
   private detail(runId: string, index: number): StepDetail {
-    const step = this.ctx.store().getSteps(runId, index).find((s) => s.index === index);
+    const step = this.ctx.store().getStep(runId, index);
     if (!step) throw new Error(`Step ${index + 1} of run ${runId} not found`);
     return {
       index,

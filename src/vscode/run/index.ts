@@ -22,7 +22,7 @@ export function registerRunUi(ctx: LoupeContext): void {
       const run = ctx.store().getRun(runId);
       if (!run) return 'none';
       const nb = RunSession.get(runId)?.notebook ?? new RunNotebook(ctx.store(), run);
-      const step = ctx.store().getSteps(runId, stepIndex)[0];
+      const step = ctx.store().getStep(runId, stepIndex);
       const nth = step ? step.toolCalls.filter((c) => c.name === 'python').findIndex((c) => c.id === callId) : 0;
       return (await nb.revealStep(stepIndex, Math.max(0, nth))) ? 'notebook' : 'none';
     }

@@ -71,6 +71,9 @@ test('store: commitStep is atomic with effects, sums tokens and cost, refuses du
   assert.equal(s.nextCellSeq('r1'), 1);
   assert.deepEqual(s.getSteps('r1').map((x) => x.index), [0, 1]);
   assert.deepEqual(s.getSteps('r1', 1).map((x) => x.index), [1]);
+  assert.equal(s.getStep('r1', 1)?.index, 1);
+  assert.equal(s.getStep('r1', 0)?.index, 0);
+  assert.equal(s.getStep('r1', 7), undefined);
   s.close();
 });
 
