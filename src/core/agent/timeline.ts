@@ -7,6 +7,10 @@ import type { TimelineHeatmap, TimelineRun, TimelineStep } from '../../protocol/
 import { toolUsageHeatmap } from '../eval/longda.ts';
 import type { RunRecord, StepRecord } from './types.ts';
 
+/** How a live timeline picks up steps: store polling interval and the batching window before notifying the webview (ms). */
+export const TIMELINE_POLL_MS = 100;
+export const TIMELINE_BATCH_MS = 30;
+
 const MAIN_ARG = ['code', 'keyword', 'query', 'doc_path', 'sql', 'q_id', 'action', 'table', 'glob', 'summary', 'content'];
 
 /** First meaningful argument of a tool call, one line, at most `max` characters. */

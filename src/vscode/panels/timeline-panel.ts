@@ -1,6 +1,6 @@
 /** The Trajectory Timeline panel: one per run, live while the run writes steps to the store. */
 import * as vscode from 'vscode';
-import { searchSteps, timelineHeatmap, toTimelineRun, toTimelineStep } from '../../core/agent/timeline.ts';
+import { TIMELINE_BATCH_MS, TIMELINE_POLL_MS, searchSteps, timelineHeatmap, toTimelineRun, toTimelineStep } from '../../core/agent/timeline.ts';
 import type { RpcEndpoint } from '../../protocol/ipc.ts';
 import {
   DidAppendStepsNotification, FocusStepNotification, GetStepDetailRequest, RevealToolCallRequest, SearchStepsRequest,
@@ -109,8 +109,8 @@ export class TimelinePanel {
         if (!run) return;
         this.rpc.notify(DidAppendStepsNotification, { runId: this.runId, steps: pending, heatmap: timelineHeatmap(this.steps), run: toTimelineRun(run) });
         pending = [];
-      }, 30);
-    }, { runId: this.runId, intervalMs: 100, fromStart: true });
+      }, TIMELINE_BATCH_MS);
+    }, { runId: this.runId, intervalMs: TIMELINE_POLL_MS, fromStart: true });
     // Status changes without new steps (finished, cancelled) still update the header.
     const statusTimer = setInterval(() => {
       const run = store.getRun(this.runId);
