@@ -86,6 +86,8 @@ export interface AgentRunOptions {
   log?: Logger;
   /** Consecutive replies without a tool call before the run fails (default 5). */
   maxNoToolCallReplies?: number;
+  /** Sandbox mode for tools that contain themselves (DDR's SQL tool); default `bubblewrap`. */
+  sandbox?: 'bubblewrap' | 'off';
 }
 
 export interface AgentRunResult {
@@ -239,6 +241,7 @@ export async function runAgent(o: AgentRunOptions): Promise<AgentRunResult> {
     },
     signal,
     log,
+    sandbox: o.sandbox ?? 'bubblewrap',
   };
 
   let status: FinalRunStatus | undefined;

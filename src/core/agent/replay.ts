@@ -55,6 +55,8 @@ export interface ReplayOptions {
   queryCaps?: QueryCaps;
   /** Per-query time limit the run used (default 30,000 ms, the DDR tool's). */
   queryTimeoutMs?: number;
+  /** Sandbox of the query process (default `bubblewrap`; use the run's own mode). */
+  sandbox?: 'bubblewrap' | 'off';
   /** Observation limit the run's loop used (default 20,000). */
   maxObservationChars?: number;
   /** Store the report as a `replay` event of the run (default true). */
@@ -148,7 +150,7 @@ export async function replayRun(o: ReplayOptions): Promise<ReplayReport> {
     }
   }
   if (queries.length) {
-    const runner = new SqlRunner(o.database!, o.queryTimeoutMs ?? 30_000);
+    const runner = new SqlRunner(o.database!, { timeoutMs: o.queryTimeoutMs ?? 30_000, sandbox: o.sandbox ?? 'bubblewrap' });
     try {
       for (const q of queries) {
         let sql = '';

@@ -292,7 +292,7 @@ async function drive(o: BlockRunOptions, runId: string, runDir: string, workspac
   if (o.block.suite === 'blade-mcq') return runBladeMcqBlock({ store: o.store, runId, block: o.block, model, signal: o.control?.signal });
   const m = prepareBenchmarkModel(o.block, model, o.store, runId, toolSet, o.toolSetOptions);
   const res = await runAgent({
-    store: o.store, runId, model: m, toolSet, block: o.block, workspace, startKernel, budget: o.budget, resume, maxObservationChars: o.maxObservationChars,
+    store: o.store, runId, model: m, toolSet, block: o.block, workspace, startKernel, sandbox: o.kernel.sandbox, budget: o.budget, resume, maxObservationChars: o.maxObservationChars,
     control: o.control, onEvent: o.onEvent, log,
   });
   await completeBenchmarkRun(o.block, o.store, runId, m, toolSet, o.toolSetOptions, res.status);

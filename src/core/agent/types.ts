@@ -82,6 +82,8 @@ export interface ToolContext {
   execute(code: string, opts?: { timeoutMs?: number }): Promise<KernelExecuteResult>;
   signal: AbortSignal;
   log: Logger;
+  /** The run's sandbox mode: tools that run code or queries outside the kernel (DDR's SQL tool) contain themselves the same way. Default `bubblewrap`. */
+  sandbox?: 'bubblewrap' | 'off';
 }
 
 /** One tool. `parameters` is a JSON schema for the arguments object; the registry validates against it. */

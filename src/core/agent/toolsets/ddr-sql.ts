@@ -11,9 +11,12 @@
  */
 import { createRequire } from 'node:module';
 import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
+import { existsSync, realpathSync } from 'node:fs';
+import { basename, dirname } from 'node:path';
 import Database from 'better-sqlite3';
 import sqlParser from 'node-sql-parser';
 import { LoupeInputError, errorMessage } from '../../util/errors.ts';
+import { findBubblewrap } from '../../kernel/python-kernel.ts';
 
 const { Parser } = sqlParser;
 
@@ -236,32 +239,167 @@ interface QueryProcess {
   pending: Map<number, { resolve: (r: QueryResult) => void; reject: (e: Error) => void }>;
 }
 
+/** Options of a {@link SqlRunner}. */
+export interface SqlRunnerOptions {
+  /** Wall-clock limit per query in ms (default 30,000, DDR's code-server default). */
+  timeoutMs?: number;
+  /**
+   * `bubblewrap` (default): the query process runs in its own bubblewrap sandbox that sees only the
+   * database file (read-only), the Node runtime and better-sqlite3 — no run store, no suite root, no
+   * network. `off`: an unsandboxed child process (the run record says so).
+   */
+  sandbox?: 'bubblewrap' | 'off';
+  /** The `bwrap` executable (default: found on PATH, then /usr/bin, /usr/local/bin). */
+  bubblewrapPath?: string;
+  /** Size of the sandbox's /tmp (SQLite's temporary files for sorts) in MiB; default 256. */
+  tmpSizeMb?: number;
+  /** Tests only: skip {@link checkReadStatement}, to prove the sandbox contains what the check refuses. */
+  uncheckedForTests?: boolean;
+}
+
+/** What a statement check decided. */
+export interface StatementCheck {
+  ok: boolean;
+  /** Why the statement is refused (shown to the agent). */
+  reason?: string;
+  /** `parser` when node-sql-parser understood the SQL, `lexical` when the fallback scanner decided. */
+  method: 'parser' | 'lexical';
+}
+
+const FORBIDDEN_WORDS = ['attach', 'detach', 'vacuum', 'pragma', 'load_extension', 'insert', 'update', 'delete', 'drop', 'create', 'alter', 'replace into', 'reindex', 'begin', 'commit', 'rollback', 'savepoint', 'release', 'analyze'];
+
+/** Strips SQL comments and string / quoted-identifier literals, keeping the structure (for the lexical check). */
+function stripSqlLiterals(sql: string): string {
+  return sql
+    .replace(/--[^\n]*/g, ' ')
+    .replace(/\/\*[\s\S]*?(\*\/|$)/g, ' ')
+    .replace(/'(?:[^']|'')*'?/g, "''")
+    .replace(/"(?:[^"]|"")*"?/g, '""')
+    .replace(/`[^`]*`?/g, '``')
+    .replace(/\[[^\]]*\]?/g, '[]');
+}
+
+/**
+ * Accepts only what `execute_query` is for: exactly one `SELECT` (or `WITH … SELECT`, `VALUES`)
+ * statement. Refuses `ATTACH`, `DETACH`, `VACUUM` (incl. `VACUUM INTO`), `PRAGMA`, writes, several
+ * statements and extension loading with a clear reason. The check gives clear errors; containment is
+ * the query sandbox's job (issue 11: better-sqlite3 has no authorizer hook and `stmt.readonly` is
+ * true for `ATTACH`, so neither is a guard).
+ * Source: DDR `tool_server/sqlite_mcp.py` allowed SELECT/WITH/EXPLAIN/PRAGMA behind a substring
+ * filter (spec §3.3, §3.7 item 6); Loupe narrows it to reads of the block's database.
+ * @param sql the agent's SQL text.
+ * @returns `{ok, reason?, method}`; never throws.
+ */
+export function checkReadStatement(sql: string): StatementCheck {
+  const refuse = (reason: string, method: StatementCheck['method']): StatementCheck => ({ ok: false, reason, method });
+  const bare = stripSqlLiterals(sql).trim().replace(/;\s*$/, '');
+  if (!bare) return refuse('empty query: give one SELECT statement.', 'lexical');
+  if (bare.includes(';')) return refuse('only one statement per call is allowed (found several separated by ";").', 'lexical');
+  const lower = bare.toLowerCase().replace(/\s+/g, ' ');
+  for (const w of FORBIDDEN_WORDS) {
+    const re = new RegExp(`(^|[^a-z0-9_$])${w.replace(' ', '\\s+')}([^a-z0-9_$]|$)`);
+    if (!re.test(lower)) continue;
+    // Words that are also harmless function / column names in a SELECT: only refuse them as statements.
+    if ((w === 'replace into' || w === 'release' || w === 'begin' || w === 'analyze' || w === 'update' || w === 'delete' || w === 'insert' || w === 'create' || w === 'drop' || w === 'alter' || w === 'commit' || w === 'rollback' || w === 'savepoint' || w === 'reindex') && !new RegExp(`^(with\\b.*\\)\\s*)?${w.replace(' ', '\\s+')}\\b`).test(lower)) continue;
+    return refuse(`${w.toUpperCase()} is not allowed: the database is read-only and execute_query runs one SELECT statement.`, 'lexical');
+  }
+  try {
+    const ast = parser.astify(sql, { database: 'sqlite' }) as unknown;
+    const list = (Array.isArray(ast) ? ast : [ast]) as { type?: string }[];
+    if (list.length !== 1) return refuse(`only one statement per call is allowed (found ${list.length}).`, 'parser');
+    const type = String(list[0]?.type ?? '').toLowerCase();
+    if (type !== 'select') return refuse(`${type.toUpperCase() || 'this statement'} is not allowed: the database is read-only and execute_query runs one SELECT statement.`, 'parser');
+    return { ok: true, method: 'parser' };
+  } catch {
+    // node-sql-parser does not know every SQLite construct: the lexical check above decided.
+    if (!/^(with|select|values)\b/.test(lower)) return refuse(`only SELECT (or WITH ... SELECT) statements are allowed; this one starts with "${lower.split(' ')[0]}".`, 'lexical');
+    return { ok: true, method: 'lexical' };
+  }
+}
+
+/** Directories a sandboxed Node process needs: the runtime's own folder (Electron ships several files) and better-sqlite3. */
+function nodeRuntimePaths(req: NodeJS.Require): { node: string; mounts: string[]; betterSqlite: string } {
+  const node = realpathSync(process.execPath);
+  const pkgDir = dirname(realpathSync(req.resolve('better-sqlite3/package.json')));
+  return { node, mounts: [dirname(node), pkgDir], betterSqlite: pkgDir };
+}
+
+/**
+ * bwrap argv (without the command) for the SQL query process: a new user, pid, network, IPC and UTS
+ * namespace, capabilities dropped, dies with its parent; visible: /usr and the loader paths, the Node
+ * runtime and better-sqlite3 read-only, the database file read-only at `mountAs`, a sized /tmp;
+ * nothing else of the host (no run store, no suite root, no $HOME, no network).
+ * @param o.node real path of the Node binary; `readOnly` folders to mount read-only at their path;
+ *   `database` real path of the SQLite file; `mountAs` its path inside; `tmpSizeMb` size of /tmp.
+ */
+export function sqlSandboxArgs(o: { node: string; readOnly: string[]; database: string; mountAs: string; tmpSizeMb: number }): string[] {
+  const a: string[] = ['--unshare-all', '--die-with-parent', '--new-session', '--cap-drop', 'ALL', '--hostname', 'loupe-sql'];
+  a.push('--ro-bind', '/usr', '/usr');
+  for (const l of ['/bin', '/sbin', '/lib', '/lib32', '/lib64', '/libx32']) {
+    if (!existsSync(l)) continue;
+    try {
+      const real = realpathSync(l);
+      if (real.startsWith('/usr/')) a.push('--symlink', real.slice(1), l);
+      else a.push('--ro-bind', l, l);
+    } catch {
+      /* dangling link: skip */
+    }
+  }
+  for (const e of ['/etc/ld.so.cache', '/etc/ld.so.conf', '/etc/ld.so.conf.d', '/etc/localtime']) if (existsSync(e)) a.push('--ro-bind', e, e);
+  const tmpBytes = String(Math.max(1, o.tmpSizeMb) * 1024 * 1024);
+  a.push('--proc', '/proc', '--dev', '/dev', '--size', tmpBytes, '--tmpfs', '/tmp');
+  for (const d of o.readOnly) a.push('--ro-bind', d, d);
+  a.push('--dir', dirname(o.mountAs), '--ro-bind', o.database, o.mountAs);
+  // A WAL database opened read-only needs its -wal / -shm files beside it.
+  for (const ext of ['-wal', '-shm']) if (existsSync(o.database + ext)) a.push('--ro-bind', o.database + ext, o.mountAs + ext);
+  a.push('--remount-ro', '/', '--chdir', '/tmp');
+  return a;
+}
+
 /**
  * Runs `execute_query` in a separate Node process with a wall-clock limit, so a runaway query (a huge
  * join, an endless recursive CTE) can neither block the CLI or the VS Code extension host nor keep
  * burning CPU: on timeout the process is killed (SIGKILL) and the next query starts a fresh one.
  * SQLite cannot be interrupted from JavaScript through better-sqlite3, hence a process, not a thread.
- * The child opens the file read-only itself (`readonly: true` + `query_only`) and gets no
- * environment beyond PATH (no API keys). Protocol: one JSON object per line on stdin / stdout.
+ * By default the process runs inside bubblewrap and sees only the database file (read-only, at
+ * `/db/<name>`), the Node runtime and better-sqlite3: an `ATTACH` of the run store, a `VACUUM INTO`
+ * a host path or reading any other file cannot reach the host (issue 11). Every statement is first
+ * checked by {@link checkReadStatement}. The child opens the file read-only itself (`readonly: true` +
+ * `query_only`) and gets no environment beyond PATH (no API keys). Protocol: one JSON object per line
+ * on stdin / stdout.
  */
 export class SqlRunner {
   readonly path: string;
   readonly timeoutMs: number;
+  readonly sandbox: 'bubblewrap' | 'off';
+  #opts: SqlRunnerOptions;
   #proc: QueryProcess | undefined;
   #next = 1;
 
-  /** @param path SQLite file; `timeoutMs` per query (default 30,000, DDR's code-server default). */
-  constructor(path: string, timeoutMs = 30_000) {
+  /**
+   * @param path SQLite file; `opts` a per-query time limit in ms (default 30,000) or {@link SqlRunnerOptions}.
+   * @throws LoupeInputError('loupe.sandbox') when the sandbox is `bubblewrap` and bwrap is not installed.
+   */
+  constructor(path: string, opts: number | SqlRunnerOptions = {}) {
+    const o: SqlRunnerOptions = typeof opts === 'number' ? { timeoutMs: opts } : opts;
     this.path = path;
-    this.timeoutMs = timeoutMs;
+    this.timeoutMs = o.timeoutMs ?? 30_000;
+    this.sandbox = o.sandbox ?? 'bubblewrap';
+    this.#opts = o;
+    if (this.sandbox === 'bubblewrap' && !(o.bubblewrapPath ?? findBubblewrap())) {
+      throw new LoupeInputError('loupe.sandbox', 'bubblewrap (bwrap) is not installed, so SQL queries cannot be sandboxed. Install it (Debian/Ubuntu: sudo apt-get install bubblewrap) or opt in to unsandboxed tools with the sandbox setting "off".');
+    }
   }
 
   #spawn(): QueryProcess {
     const req = createRequire(typeof __filename === 'string' ? __filename : import.meta.url);
+    const rt = nodeRuntimePaths(req);
+    const sandboxed = this.sandbox === 'bubblewrap';
+    const dbPath = sandboxed ? `/db/${basename(this.path).replace(/[^A-Za-z0-9._-]/g, '_') || 'database.sqlite'}` : this.path;
     const src = `
 const __name = (f) => f;
-const Database = require(${JSON.stringify(req.resolve('better-sqlite3'))});
-const db = new Database(${JSON.stringify(this.path)}, { readonly: true, fileMustExist: true });
+const Database = require(${JSON.stringify(rt.betterSqlite)});
+const db = new Database(${JSON.stringify(dbPath)}, { readonly: true, fileMustExist: true });
 db.pragma('query_only = ON');
 const executeQuery = ${executeQuery.toString()};
 let buf = '';
@@ -279,7 +417,18 @@ process.stdin.on('data', (c) => {
   }
 });
 process.stdin.on('end', () => process.exit(0));`;
-    const child = spawn(process.execPath, ['-e', src], { env: { PATH: process.env.PATH ?? '', ELECTRON_RUN_AS_NODE: '1' }, stdio: ['pipe', 'pipe', 'pipe'] });
+    const env = { PATH: '/usr/bin:/bin', ELECTRON_RUN_AS_NODE: '1', SQLITE_TMPDIR: '/tmp' };
+    let cmd: string;
+    let args: string[];
+    if (sandboxed) {
+      cmd = this.#opts.bubblewrapPath ?? findBubblewrap() ?? 'bwrap';
+      args = sqlSandboxArgs({ node: rt.node, readOnly: rt.mounts, database: realpathSync(this.path), mountAs: dbPath, tmpSizeMb: this.#opts.tmpSizeMb ?? 256 });
+      args.push(rt.node, '-e', src);
+    } else {
+      cmd = process.execPath;
+      args = ['-e', src];
+    }
+    const child = spawn(cmd, args, { env: sandboxed ? env : { ...env, PATH: process.env.PATH ?? '' }, stdio: ['pipe', 'pipe', 'pipe'] });
     const proc = { child, pending: new Map<number, { resolve: (r: QueryResult) => void; reject: (e: Error) => void }>() };
     let out = '';
     let err = '';
@@ -317,6 +466,8 @@ process.stdin.on('end', () => process.exit(0));`;
    * @throws Error with SQLite's (enriched) message, or "query timed out after N s and was cancelled".
    */
   query(sql: string, caps: QueryCaps = defaultQueryCaps): Promise<QueryResult> {
+    const check = this.#opts.uncheckedForTests ? { ok: true } as StatementCheck : checkReadStatement(sql);
+    if (!check.ok) return Promise.reject(new Error(`query refused: ${check.reason}`));
     this.#proc ??= this.#spawn();
     const proc = this.#proc;
     const id = this.#next++;

@@ -256,9 +256,10 @@ export async function runDdrQuery(sql: string, ctx: ToolContext, caps: QueryCaps
   const o = dbFor(ctx.block as Block);
   const timeout = opts.queryTimeoutMs ?? 30_000;
   let runner = o.runners.get(ctx.runId);
-  if (!runner || runner.timeoutMs !== timeout) {
+  const sandbox = ctx.sandbox ?? 'bubblewrap';
+  if (!runner || runner.timeoutMs !== timeout || runner.sandbox !== sandbox) {
     runner?.close();
-    runner = new SqlRunner((ctx.block as Block).visible.database!.path, timeout);
+    runner = new SqlRunner((ctx.block as Block).visible.database!.path, { timeoutMs: timeout, sandbox });
     o.runners.set(ctx.runId, runner);
   }
   const touched = touchedFields(sql, o.schema);
