@@ -6,7 +6,7 @@
 import { dirname } from 'node:path';
 import { loadSuite, parseSuiteKind, type LoadSuiteOptions } from '../core/suites/index.ts';
 import type { RunStore } from '../core/store/run-store.ts';
-import { prepareWorkspace, type KernelSettings } from '../core/agent/runner.ts';
+import { kernelPlacement, type KernelSettings } from '../core/agent/runner.ts';
 import type { KernelLike } from '../core/agent/types.ts';
 import { replayStoredRun } from '../core/agent/benchmark-agents.ts';
 import type { Logger } from '../core/util/log.ts';
@@ -45,11 +45,12 @@ export async function runReplayCommand(o: { store: RunStore; runId: string; root
     block,
     runDir: dirname(run.workspace),
     prepare: (dir, b) => {
-      const { workspace, readOnlyPaths } = prepareWorkspace(dir, b);
+      const place = kernelPlacement(dir, b, o.kernel.sandbox);
+      const workspace = place.cwd;
       const startKernel = async (): Promise<KernelLike> => {
         const { PythonKernel, LONGTA_IMPORT_ALLOWLIST } = await import('../core/kernel/index.ts');
         return PythonKernel.start({
-          cwd: workspace, sandbox: o.kernel.sandbox, python: o.kernel.python, readOnlyPaths, writablePaths: [dir], cellTimeoutMs: o.kernel.cellTimeoutMs,
+          ...place, sandbox: o.kernel.sandbox, python: o.kernel.python, cellTimeoutMs: o.kernel.cellTimeoutMs,
           memoryLimitMb: o.kernel.memoryLimitMb, importAllowlist: b.suite === 'longda' ? LONGTA_IMPORT_ALLOWLIST : undefined, log: o.log,
         });
       };

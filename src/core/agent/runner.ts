@@ -8,7 +8,7 @@
  * Source: issue 5 (run store, agents, CLI); spec §2.3.
  */
 import { createHash, randomUUID } from 'node:crypto';
-import { createReadStream, existsSync, mkdirSync, readdirSync, statSync, symlinkSync, type Dirent } from 'node:fs';
+import { createReadStream, existsSync, lstatSync, mkdirSync, readdirSync, statSync, symlinkSync, unlinkSync, writeFileSync, type Dirent } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { LoupeInputError } from '../util/errors.ts';
@@ -26,6 +26,14 @@ import { runBladeMcqBlock } from './blade-mcq.ts';
 import type { AgentEvent, KernelLike, RunParams, ToolSet } from './types.ts';
 
 export type AgentKind = 'llm' | 'reference';
+
+/** Where a run's kernel works: its workspace, what it sees read-only and what it may write. */
+export interface KernelPlacement {
+  cwd: string;
+  readOnlyPaths: string[];
+  writablePaths: string[];
+  mounts?: WorkspaceMount[];
+}
 
 export interface KernelSettings {
   sandbox: 'bubblewrap' | 'off';
@@ -61,7 +69,7 @@ export interface BlockRunOptions {
   onRunCreated?: (runId: string) => void;
   log?: Logger;
   /** Overrides the kernel factory (tests). */
-  startKernel?: (o: { cwd: string; readOnlyPaths: string[]; writablePaths: string[] }) => Promise<KernelLike>;
+  startKernel?: (o: KernelPlacement) => Promise<KernelLike>;
   /** Overrides the docs provider (tests). */
   docs?: () => Promise<LongdaDocs>;
   /** BLADE / DDR / AnalystBench named tool-set options (`--tool-option k=v`); recorded as params.toolSetOptions. */
@@ -115,30 +123,76 @@ export function workspaceBlock(block: Block, toolSetOptions?: Record<string, str
   return block;
 }
 
+/** A read-only mount of the sandbox: `source` (host path) appears at `target` (a path in the workspace). */
+export interface WorkspaceMount {
+  source: string;
+  target: string;
+}
+
+/** Makes `p` an empty directory (mount point), replacing a link left by an older workspace layout. */
+function mountDir(p: string): void {
+  try {
+    if (lstatSync(p).isSymbolicLink()) unlinkSync(p);
+  } catch {
+    /* absent */
+  }
+  mkdirSync(p, { recursive: true });
+}
+
+/** Makes `p` an empty regular file (mount point), replacing a link left by an older workspace layout. */
+function mountFile(p: string): void {
+  mkdirSync(dirname(p), { recursive: true });
+  try {
+    const st = lstatSync(p);
+    if (st.isSymbolicLink()) unlinkSync(p);
+    else return;
+  } catch {
+    /* absent */
+  }
+  writeFileSync(p, '');
+}
+
 /**
- * Creates `<runDir>/workspace` where every visible file appears at its workspace-relative path, as a
- * link to the original. When a top-level folder of the workspace (e.g. `data/`) maps to a real folder
- * whose files are all visible, the folder itself is linked (one link and one sandbox mount instead of
- * one per file); otherwise each file is linked, so nothing hidden is reachable through the workspace.
- * @returns the workspace and the real paths to mount read-only in the sandbox.
+ * Creates `<runDir>/workspace` where every visible file appears at its workspace-relative path.
+ * When a top-level folder of the workspace (e.g. `data/`) maps to a real folder whose files are all
+ * visible, the folder is presented whole (one mount instead of one per file); otherwise each file is,
+ * so nothing hidden is reachable through the workspace.
+ * With `links: false` (the sandboxed layout, default) the workspace holds empty mount points and the
+ * returned `mounts` say what the sandbox binds read-only onto them: inside the sandbox `data/` and
+ * `docs/` are real read-only directories (agents' `os.walk('.')` finds the files) and no link points
+ * out of the workspace. With `links: true` (sandbox off) the entries are links to the originals.
+ * @returns the workspace, the real paths read (for the sandbox-off layout and checksums) and the mounts.
  * @throws LoupeInputError when a visible path would escape the workspace.
  */
-export function prepareWorkspace(runDir: string, block: Block): { workspace: string; readOnlyPaths: string[] } {
+export function prepareWorkspace(runDir: string, block: Block, opts: { links?: boolean } = {}): { workspace: string; readOnlyPaths: string[]; mounts: WorkspaceMount[] } {
+  const links = opts.links ?? false;
   const workspace = join(runDir, 'workspace');
   mkdirSync(workspace, { recursive: true });
   const ro: string[] = [];
+  const mounts: WorkspaceMount[] = [];
+  const place = (source: string, target: string, dir: boolean) => {
+    ro.push(source);
+    if (links) {
+      mkdirSync(dirname(target), { recursive: true });
+      if (!existsSync(target)) symlinkSync(source, target);
+    } else {
+      if (dir) mountDir(target);
+      else mountFile(target);
+      mounts.push({ source, target });
+    }
+  };
   const files = [...block.visible.data, ...block.visible.docs];
   const groups = new Map<string, typeof files>();
   for (const f of files) {
     const dest = join(workspace, f.rel);
     if (!resolve(dest).startsWith(resolve(workspace) + '/')) throw new LoupeInputError(f.rel, 'visible file path escapes the workspace');
     const seg = f.rel.split('/')[0]!;
-    if (seg === f.rel) continue; // a top-level file: linked on its own below
+    if (seg === f.rel) continue; // a top-level file: placed on its own below
     const g = groups.get(seg) ?? [];
     g.push(f);
     groups.set(seg, g);
   }
-  const linkedDirs = new Set<string>();
+  const wholeDirs = new Set<string>();
   for (const [seg, g] of groups) {
     const roots = new Set(g.map((f) => f.path.slice(0, f.path.length - f.rel.length)));
     if (roots.size !== 1 || g.some((f) => !f.path.endsWith(f.rel))) continue;
@@ -146,24 +200,26 @@ export function prepareWorkspace(runDir: string, block: Block): { workspace: str
     const all = listAllFiles(realDir);
     const visible = new Set(g.map((f) => resolve(f.path)));
     if (!all || all.length !== visible.size || !all.every((p) => visible.has(resolve(p)))) continue;
-    const dest = join(workspace, seg);
-    if (!existsSync(dest)) symlinkSync(realDir, dest);
-    ro.push(realDir);
-    linkedDirs.add(seg);
+    place(realDir, join(workspace, seg), true);
+    wholeDirs.add(seg);
   }
   for (const f of files) {
-    if (linkedDirs.has(f.rel.split('/')[0]!)) continue;
-    const dest = join(workspace, f.rel);
-    mkdirSync(dirname(dest), { recursive: true });
-    if (!existsSync(dest)) symlinkSync(f.path, dest);
-    ro.push(f.path);
+    if (wholeDirs.has(f.rel.split('/')[0]!)) continue;
+    place(f.path, join(workspace, f.rel), false);
   }
-  if (block.visible.database) {
-    const dest = join(workspace, block.visible.database.rel);
-    if (!existsSync(dest)) symlinkSync(block.visible.database.path, dest);
-    ro.push(block.visible.database.path);
-  }
-  return { workspace, readOnlyPaths: ro };
+  if (block.visible.database) place(block.visible.database.path, join(workspace, block.visible.database.rel), false);
+  return { workspace, readOnlyPaths: ro, mounts };
+}
+
+/**
+ * The workspace layout and kernel placement for a run folder: sandboxed, the workspace is the only
+ * writable path (not the run folder with its records) and the block's files are mounted read-only into
+ * it; with the sandbox off, the workspace holds links (and nothing of this holds).
+ * @param sandbox the run's sandbox mode.
+ */
+export function kernelPlacement(runDir: string, block: Block, sandbox: 'bubblewrap' | 'off'): KernelPlacement {
+  const { workspace, readOnlyPaths, mounts } = prepareWorkspace(runDir, block, { links: sandbox === 'off' });
+  return sandbox === 'off' ? { cwd: workspace, readOnlyPaths, writablePaths: [workspace] } : { cwd: workspace, readOnlyPaths: [], writablePaths: [workspace], mounts };
 }
 
 const pythonCache = new Map<string, Promise<string>>();
@@ -184,11 +240,11 @@ function resolvePython(configured: string | undefined): Promise<string> {
  * Starts the run's kernel: sandbox per settings, the block's files read-only, the run folder writable,
  * LongTA's import allowlist for LongDA. Throws LoupeInputError (no bubblewrap, bad paths) or Error (start failure).
  */
-export async function defaultStartKernel(k: KernelSettings, suite: string, o: { cwd: string; readOnlyPaths: string[]; writablePaths: string[] }, log: Logger): Promise<KernelLike> {
+export async function defaultStartKernel(k: KernelSettings, suite: string, o: KernelPlacement, log: Logger): Promise<KernelLike> {
   const { PythonKernel, LONGTA_IMPORT_ALLOWLIST } = await import('../kernel/index.ts');
   const python = await resolvePython(k.python);
   return PythonKernel.start({
-    cwd: o.cwd, sandbox: k.sandbox, python, readOnlyPaths: o.readOnlyPaths, writablePaths: o.writablePaths,
+    cwd: o.cwd, sandbox: k.sandbox, python, readOnlyPaths: o.readOnlyPaths, writablePaths: o.writablePaths, ...(o.mounts ? { mounts: o.mounts } : {}),
     cellTimeoutMs: k.cellTimeoutMs, memoryLimitMb: k.memoryLimitMb,
     importAllowlist: suite === 'longda' ? LONGTA_IMPORT_ALLOWLIST : undefined, log,
   });
@@ -251,7 +307,7 @@ export async function startBlockRun(o: BlockRunOptions): Promise<AgentRunResult>
   const model = modelFor(o);
   const runId = `${new Date().toISOString().replace(/[-:]/g, '').replace(/\..*/, '')}-${randomUUID().slice(0, 8)}`;
   const runDir = join(o.runsDir, runId);
-  const { workspace } = prepareWorkspace(runDir, workspaceBlock(o.block, o.toolSetOptions));
+  const { workspace } = prepareWorkspace(runDir, workspaceBlock(o.block, o.toolSetOptions), { links: o.kernel.sandbox === 'off' });
   // Data checksums are computed while the agent starts working (they are large files) and recorded before the run returns.
   const checksumsP = Promise.all(o.block.visible.data.map(async (f) => [f.rel, await fileSha256(f.path)] as const)).then((e) => Object.fromEntries(e));
   const { apiKey: _key, ...publicLlm } = o.llm ?? ({} as Partial<LlmConfig>);
@@ -286,8 +342,7 @@ export async function startBlockRun(o: BlockRunOptions): Promise<AgentRunResult>
 
 async function drive(o: BlockRunOptions, runId: string, runDir: string, workspace: string, toolSet: ToolSet, model: ModelClient, resume: boolean): Promise<AgentRunResult> {
   const log = o.log ?? nullLogger;
-  const { readOnlyPaths } = prepareWorkspace(runDir, workspaceBlock(o.block, o.toolSetOptions));
-  const kopts = { cwd: workspace, readOnlyPaths, writablePaths: [runDir] };
+  const kopts = kernelPlacement(runDir, workspaceBlock(o.block, o.toolSetOptions), o.kernel.sandbox);
   const startKernel = () => (o.startKernel ? o.startKernel(kopts) : defaultStartKernel(o.kernel, o.block.suite, kopts, log));
   if (o.block.suite === 'blade-mcq') return runBladeMcqBlock({ store: o.store, runId, block: o.block, model, signal: o.control?.signal });
   const m = prepareBenchmarkModel(o.block, model, o.store, runId, toolSet, o.toolSetOptions);

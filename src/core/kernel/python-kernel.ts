@@ -27,8 +27,13 @@ export interface KernelOptions {
   sandbox: SandboxMode;
   /** Paths visible read-only inside the sandbox (the block's data and docs). Ignored when sandbox is off. */
   readOnlyPaths: string[];
-  /** Paths visible read-write inside the sandbox (the run folder). Ignored when sandbox is off. */
+  /** Paths visible read-write inside the sandbox (the run's workspace). Ignored when sandbox is off. */
   writablePaths: string[];
+  /**
+   * Read-only mounts placed inside a writable path (the block's `data/`, `docs/` and files appear as real
+   * read-only directories and files of the workspace, not links). Sandbox only; targets must exist.
+   */
+  mounts?: { source: string; target: string }[];
   /** Extra environment variables for the kernel. The host environment is NOT inherited (no API keys leak). */
   env?: Record<string, string>;
   /** Default wall-clock limit per cell in ms (default 120,000, BLADE's value). */
@@ -255,7 +260,7 @@ const ETC_PATHS = ['/etc/alternatives', '/etc/ld.so.cache', '/etc/ld.so.conf', '
  * @param o.tmpSizeMb size of /tmp and /dev/shm in MiB (default 1024).
  * @returns argv for `bwrap` ending with the python command.
  */
-export function bubblewrapArgs(o: { python: string; driver: string; cwd: string; readOnlyPaths: string[]; writablePaths: string[]; extraReadOnly: string[]; tmpSizeMb?: number }): string[] {
+export function bubblewrapArgs(o: { python: string; driver: string; cwd: string; readOnlyPaths: string[]; writablePaths: string[]; extraReadOnly: string[]; tmpSizeMb?: number; mounts?: { source: string; target: string }[] }): string[] {
   // --cap-drop ALL: when Loupe runs as root (containers, CI), bwrap otherwise keeps every capability
   // inside its user namespace, and agent code could remount the read-only data read-write or mount over
   // the run folder. Harmless (already dropped) for an unprivileged user.
@@ -279,6 +284,7 @@ export function bubblewrapArgs(o: { python: string; driver: string; cwd: string;
   // Writable first, then read-only ones, so a read-only folder inside the run folder stays read-only.
   for (const w of o.writablePaths) a.push('--bind', w, w);
   for (const r of o.readOnlyPaths) a.push('--ro-bind', r, r);
+  for (const m of o.mounts ?? []) a.push('--ro-bind', m.source, m.target);
   a.push('--ro-bind', o.driver, '/opt/loupe/driver.py');
   a.push('--remount-ro', '/');
   a.push('--chdir', o.cwd);
@@ -348,7 +354,7 @@ export class PythonKernel {
       if (!bwrap || !existsSync(bwrap)) {
         throw new LoupeInputError('loupe.sandbox', 'bubblewrap (bwrap) is not installed, so agent code cannot be sandboxed. Install it (Debian/Ubuntu: sudo apt-get install bubblewrap; Fedora: sudo dnf install bubblewrap) or opt in to an unsandboxed kernel with the setting "loupe.sandbox": "off" (CLI: --sandbox off).');
       }
-      for (const p of [...opts.readOnlyPaths, ...opts.writablePaths]) {
+      for (const p of [...opts.readOnlyPaths, ...opts.writablePaths, ...(opts.mounts ?? []).flatMap((m) => [m.source, m.target])]) {
         if (!isAbsolute(p)) throw new LoupeInputError(p, 'sandbox paths must be absolute');
         if (!existsSync(p)) throw new LoupeInputError(p, 'sandbox path does not exist');
       }
@@ -402,7 +408,7 @@ export class PythonKernel {
     let args: string[];
     if (o.sandbox === 'bubblewrap') {
       cmd = o.bubblewrapPath ?? findBubblewrap() ?? 'bwrap';
-      args = bubblewrapArgs({ python: this.#python, driver: this.#driver, cwd: o.cwd, readOnlyPaths: o.readOnlyPaths, writablePaths: o.writablePaths, extraReadOnly: this.#extraRo, ...(o.tmpSizeMb ? { tmpSizeMb: o.tmpSizeMb } : {}) });
+      args = bubblewrapArgs({ python: this.#python, driver: this.#driver, cwd: o.cwd, readOnlyPaths: o.readOnlyPaths, writablePaths: o.writablePaths, extraReadOnly: this.#extraRo, ...(o.tmpSizeMb ? { tmpSizeMb: o.tmpSizeMb } : {}), ...(o.mounts?.length ? { mounts: o.mounts } : {}) });
     } else {
       cmd = this.#python;
       args = ['-u', this.#driver];

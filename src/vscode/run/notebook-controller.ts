@@ -6,7 +6,7 @@
  */
 import { basename, dirname } from 'node:path';
 import * as vscode from 'vscode';
-import { defaultStartKernel, prepareWorkspace } from '../../core/agent/runner.ts';
+import { defaultStartKernel, kernelPlacement } from '../../core/agent/runner.ts';
 import { loadSuite, parseSuiteKind } from '../../core/suites/index.ts';
 import type { LoupeContext } from '../context.ts';
 import { executionOutputs } from './run-notebook.ts';
@@ -66,9 +66,8 @@ export class RunNotebookController implements vscode.Disposable {
     const suite = await loadSuite(parseSuiteKind(String(run.params.suiteKind ?? run.suite)), String(run.params.suiteRoot ?? ''));
     const block = suite.blocks.find((b) => b.id === run.blockId);
     if (!block) throw new Error(`block ${run.blockId} is no longer in the suite at ${String(run.params.suiteRoot)}`);
-    const { readOnlyPaths } = prepareWorkspace(runDir, block);
-    const inner = await defaultStartKernel({ sandbox: (run.sandbox as 'bubblewrap' | 'off') || settings.sandbox, python: settings.pythonPath || undefined },
-      run.suite, { cwd: run.workspace, readOnlyPaths, writablePaths: [runDir] }, this.ctx.log);
+    const sandbox = (run.sandbox as 'bubblewrap' | 'off') || settings.sandbox;
+    const inner = await defaultStartKernel({ sandbox, python: settings.pythonPath || undefined }, run.suite, kernelPlacement(runDir, block, sandbox), this.ctx.log);
     const kernel = new SharedKernel(inner);
     kernel.agentRunning = false;
     const cells = store.getCells(runId, { includeReplays: false }).filter((c) => c.stepIndex >= 0);

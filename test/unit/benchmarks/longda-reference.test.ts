@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { PythonKernel, LONGTA_IMPORT_ALLOWLIST, findBubblewrap } from '../../../src/core/kernel/index.ts';
-import { prepareWorkspace } from '../../../src/core/agent/runner.ts';
+import { kernelPlacement } from '../../../src/core/agent/runner.ts';
 import { loadLongda } from '../../../src/core/suites/longda/load.ts';
 import { compareLongdaValues } from '../../../src/core/eval/longda.ts';
 import type { Block, LongdaQuery } from '../../../src/core/suites/types.ts';
@@ -47,9 +47,9 @@ describe('benchmarks/longda/reference scripts on the real NHANES data', () => {
     blocks = suite.blocks.filter((b) => b.longda?.survey === 'NHANES');
     runDir = mkdtempSync(join(tmpdir(), 'loupe-ref-'));
     // Every NHANES block shows the same survey files, so one workspace and one kernel serve all.
-    const { workspace, readOnlyPaths } = prepareWorkspace(runDir, blocks[0]!);
+    const sandbox = findBubblewrap() ? 'bubblewrap' : 'off';
     kernel = await PythonKernel.start({
-      cwd: workspace, sandbox: findBubblewrap() ? 'bubblewrap' : 'off', readOnlyPaths, writablePaths: [runDir],
+      ...kernelPlacement(runDir, blocks[0]!, sandbox), sandbox,
       importAllowlist: LONGTA_IMPORT_ALLOWLIST, preamble: 'DATA_DIR = "data"',
     });
   });
