@@ -4,7 +4,8 @@
  * the DDR insight wrapper and run completion, and replay of a stored run in a fresh workspace.
  * Source: issue 6.
  */
-import { copyFileSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { copyFileSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { containedPath, readContainedFile } from '../util/contained.ts';
 import { dirname, join } from 'node:path';
 import type { Block } from '../suites/types.ts';
 import type { RunStore } from '../store/run-store.ts';
@@ -175,10 +176,20 @@ export function exportBenchmarkResults(store: RunStore, runs: { runId: string; b
     const st = analystState(store.getExtraState(r.runId));
     if (!ws || !st.report) continue;
     const sub = runs.filter((x) => x.block.id === r.block.id).length > 1 ? join(r.block.id, `repeat-${r.repeat}`) : r.block.id;
-    write(join(sub, 'report.md'), readFileSync(join(ws, st.report.path), 'utf8'));
+    let report: string;
+    try {
+      report = readContainedFile(ws, st.report.path, 'utf8');
+    } catch {
+      continue; // a planted link or a report outside the workspace is never exported
+    }
+    write(join(sub, 'report.md'), report);
     for (const f of st.report.figures) {
-      const src = join(ws, f);
-      if (!existsSync(src)) continue;
+      let src: string;
+      try {
+        src = containedPath(ws, f);
+      } catch {
+        continue;
+      }
       mkdirSync(dirname(join(dir, sub, f)), { recursive: true });
       copyFileSync(src, join(dir, sub, f));
       files.push(join(dir, sub, f));

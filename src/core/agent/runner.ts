@@ -12,6 +12,7 @@ import { createReadStream, existsSync, lstatSync, mkdirSync, readdirSync, statSy
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { LoupeInputError } from '../util/errors.ts';
+import { removePlantedLinks } from '../util/contained.ts';
 import { nullLogger, type Logger } from '../util/log.ts';
 import { LOUPE_VERSION } from '../version.ts';
 import { findPython } from '../env/doctor.ts';
@@ -346,10 +347,20 @@ async function drive(o: BlockRunOptions, runId: string, runDir: string, workspac
   const startKernel = () => (o.startKernel ? o.startKernel(kopts) : defaultStartKernel(o.kernel, o.block.suite, kopts, log));
   if (o.block.suite === 'blade-mcq') return runBladeMcqBlock({ store: o.store, runId, block: o.block, model, signal: o.control?.signal });
   const m = prepareBenchmarkModel(o.block, model, o.store, runId, toolSet, o.toolSetOptions);
-  const res = await runAgent({
-    store: o.store, runId, model: m, toolSet, block: o.block, workspace, startKernel, sandbox: o.kernel.sandbox, budget: o.budget, resume, maxObservationChars: o.maxObservationChars,
-    control: o.control, onEvent: o.onEvent, log,
-  });
+  let res: AgentRunResult;
+  try {
+    res = await runAgent({
+      store: o.store, runId, model: m, toolSet, block: o.block, workspace, startKernel, sandbox: o.kernel.sandbox, budget: o.budget, resume, maxObservationChars: o.maxObservationChars,
+      control: o.control, onEvent: o.onEvent, log,
+    });
+  } finally {
+    // Sandboxed, Loupe makes no links in the workspace: every link there was planted by agent code. They are
+    // removed so that no tool, replay or export on the host follows one out of the workspace.
+    if (o.kernel.sandbox !== 'off') {
+      const removed = removePlantedLinks(workspace);
+      if (removed.length) o.store.addEvent(runId, 'warning', `removed ${removed.length} symbolic link(s) planted in the workspace: ${removed.slice(0, 10).join(', ')}${removed.length > 10 ? ', ...' : ''}`);
+    }
+  }
   await completeBenchmarkRun(o.block, o.store, runId, m, toolSet, o.toolSetOptions, res.status);
   return res;
 }

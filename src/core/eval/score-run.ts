@@ -6,6 +6,7 @@
  * Source: issue 8 "CLI and UI".
  */
 import { existsSync, readFileSync, statSync } from 'node:fs';
+import { readContainedFile } from '../util/contained.ts';
 import { extname, join } from 'node:path';
 import { ddrFinalReport, ddrInsightsFromReasoning, ddrState, readDdrResult } from '../agent/toolsets/ddr.ts';
 import { bladeState } from '../agent/toolsets/blade.ts';
@@ -273,7 +274,12 @@ export function criteriaFromChecklist(items: ReadonlyArray<{ question: string; a
 async function analystRun(run: RunRecord, block: Block, raw: Record<string, string>, o: ScoreRunOptions): Promise<RunScore> {
   const opts = analystOptions(raw);
   const reportPath = join(run.workspace, 'report.md');
-  const report = existsSync(reportPath) ? readFileSync(reportPath, 'utf8') : null;
+  let report: string | null;
+  try {
+    report = readContainedFile(run.workspace, 'report.md', 'utf8');
+  } catch {
+    report = null; // absent, or a link the agent planted (never followed)
+  }
   const b = base(run, 'analystbench', o.judge.id, { ...opts });
   if (report === null) {
     return { ...b, summary: { checklistPercent: null, hallucinationRate: null, figureCoveragePercent: null, figureQualityPercent: null }, detail: { reportPath, error: 'no report.md: agent generation failure' }, error: `no report at ${reportPath}` };

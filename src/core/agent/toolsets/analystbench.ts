@@ -8,7 +8,8 @@
  * Source: spec §4.1–§4.2 (AnalystBench has no public code; OpenHands-like local-file agent,
  * "the agent must write the report file").
  */
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
+import { readContainedFile } from '../../util/contained.ts';
 import { isAbsolute, join, normalize, relative } from 'node:path';
 import type { DocIndex } from '../../docs/types.ts';
 import type { Block } from '../../suites/types.ts';
@@ -301,6 +302,9 @@ export function createAnalystToolSet(opts: AnalystToolSetOptions = {}): ToolSet<
 
 /** Reads a report written by a run (`report.md` in the output folder), or null. */
 export function readAnalystReport(outDir: string): string | null {
-  const p = join(outDir, 'report.md');
-  return existsSync(p) ? readFileSync(p, 'utf8') : null;
+  try {
+    return readContainedFile(outDir, 'report.md', 'utf8');
+  } catch {
+    return null; // absent, or a link planted in the workspace (never followed)
+  }
 }
