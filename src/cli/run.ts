@@ -34,6 +34,7 @@ const USAGE = `loupe run --suite S --root DIR (--block ID | --blocks all|ID,ID) 
            input=instruction|sources|toc|template, template=FILE
            (AnalystBench); useDataDescription=false (BLADE)
   kernel:  --sandbox bubblewrap|off (default bubblewrap) --python PATH --cell-timeout-ms N
+           --workspace-quota-mb N (total size the run's workspace may reach; default 2048, 0 = none)
   store:   --store FILE (default ./.loupe/runs.sqlite); run folders go next to it in runs/
   --json prints one line per run: { runId, suite, blockId, agent, status, steps, tokens, durationMs, answers }
   The API key is read from the variable named by --api-key-env (default OPENAI_API_KEY) and never stored.`;
@@ -113,7 +114,7 @@ export const runCommand: CliCommand = {
         resume: { type: 'string' }, json: { type: 'boolean' }, temperature: { type: 'string' }, 'max-tokens': { type: 'string' },
         'reasoning-effort': { type: 'string' }, stream: { type: 'boolean' }, 'timeout-ms': { type: 'string' }, 'price-in': { type: 'string' },
         'price-out': { type: 'string' }, 'max-wall-ms': { type: 'string' }, 'max-total-tokens': { type: 'string' }, 'max-cost': { type: 'string' },
-        sandbox: { type: 'string' }, python: { type: 'string' }, 'cell-timeout-ms': { type: 'string' }, 'max-retries': { type: 'string' }, 'max-tokens-field': { type: 'string' },
+        sandbox: { type: 'string' }, python: { type: 'string' }, 'cell-timeout-ms': { type: 'string' }, 'workspace-quota-mb': { type: 'string' }, 'max-retries': { type: 'string' }, 'max-tokens-field': { type: 'string' },
         verbose: { type: 'boolean' }, 'reference-dir': { type: 'string' }, 'max-observation-chars': { type: 'string' }, run: { type: 'string' }, 'tool-option': { type: 'string', multiple: true }, entities: { type: 'string' }, database: { type: 'string' }, metadata: { type: 'string' }, results: { type: 'string' }, trajectory: { type: 'string' },
       },
     });
@@ -197,7 +198,7 @@ export const runCommand: CliCommand = {
     };
     try {
       const referenceDir = v['reference-dir'] ? resolve(io.cwd, v['reference-dir']) : undefined;
-      const kernel = { sandbox, python: v.python ?? io.env.LOUPE_PYTHON, cellTimeoutMs: num(v['cell-timeout-ms'], 'cell-timeout-ms') };
+      const kernel = { sandbox, python: v.python ?? io.env.LOUPE_PYTHON, cellTimeoutMs: num(v['cell-timeout-ms'], 'cell-timeout-ms'), workspaceQuotaMb: num(v['workspace-quota-mb'], 'workspace-quota-mb') };
       const suiteOpts = { ...(v.entities ? { entities: v.entities } : {}), ...(v.database ? { database: resolve(io.cwd, v.database) } : {}), ...(v.metadata ? { metadataDir: resolve(io.cwd, v.metadata) } : {}) };
       if (v.agent === 'replay') {
         if (!v.run) throw new UsageError('--agent replay needs --run RUN (the id of a recorded run)');

@@ -8,11 +8,11 @@
  * Source: issue 5 (run store, agents, CLI); spec §2.3.
  */
 import { createHash, randomUUID } from 'node:crypto';
-import { createReadStream, existsSync, lstatSync, mkdirSync, readdirSync, statSync, symlinkSync, unlinkSync, writeFileSync, type Dirent } from 'node:fs';
+import { createReadStream, existsSync, lstatSync, mkdirSync, statSync, symlinkSync, unlinkSync, writeFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { LoupeInputError } from '../util/errors.ts';
-import { removePlantedLinks } from '../util/contained.ts';
+import { removePlantedLinks, walkNoFollow } from '../util/contained.ts';
 import { nullLogger, type Logger } from '../util/log.ts';
 import { LOUPE_VERSION } from '../version.ts';
 import { findPython } from '../env/doctor.ts';
@@ -41,6 +41,8 @@ export interface KernelSettings {
   python?: string;
   cellTimeoutMs?: number;
   memoryLimitMb?: number;
+  /** Total size the run's workspace may reach (MiB, default 2048; 0 = none): see the kernel's `workspaceQuotaMb`. */
+  workspaceQuotaMb?: number;
 }
 
 export interface BlockRunOptions {
@@ -104,13 +106,8 @@ export function defaultReferenceDir(suite: string): string {
 
 /** Every regular file under `dir` (recursive, following no links), or undefined when unreadable. */
 function listAllFiles(dir: string): string[] | undefined {
-  try {
-    return (readdirSync(dir, { recursive: true, withFileTypes: true }) as Dirent[])
-      .filter((e) => e.isFile() || e.isSymbolicLink())
-      .map((e) => join(e.parentPath, e.name));
-  } catch {
-    return undefined;
-  }
+  if (!existsSync(dir)) return undefined;
+  return walkNoFollow(dir).filter((e) => e.isFile() || e.isSymbolicLink()).map((e) => join(e.parentPath, e.name));
 }
 
 /**
@@ -246,7 +243,7 @@ export async function defaultStartKernel(k: KernelSettings, suite: string, o: Ke
   const python = await resolvePython(k.python);
   return PythonKernel.start({
     cwd: o.cwd, sandbox: k.sandbox, python, readOnlyPaths: o.readOnlyPaths, writablePaths: o.writablePaths, ...(o.mounts ? { mounts: o.mounts } : {}),
-    cellTimeoutMs: k.cellTimeoutMs, memoryLimitMb: k.memoryLimitMb,
+    cellTimeoutMs: k.cellTimeoutMs, memoryLimitMb: k.memoryLimitMb, ...(k.workspaceQuotaMb != null ? { workspaceQuotaMb: k.workspaceQuotaMb } : {}),
     importAllowlist: suite === 'longda' ? LONGTA_IMPORT_ALLOWLIST : undefined, log,
   });
 }

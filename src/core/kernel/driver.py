@@ -407,6 +407,64 @@ class _CellSource:
         linecache.cache[filename] = (len(code), None, code.splitlines(True), filename)
 
 
+# Background processes a cell started (`subprocess.Popen`, `os.fork`, `nohup ... &`) are ended when the cell
+# ends: LongTA's executor runs code synchronously, so nothing a cell starts outlives it (issue 11). In the
+# sandbox's own pid namespace every process but the namespace's init (pid 1) and this driver belongs to agent
+# code; outside it, the driver's descendants are.
+_OWN_PIDNS = os.environ.pop("LOUPE_KERNEL_OWN_PIDNS", "") == "1"
+
+
+def _pids_to_end():
+    me = os.getpid()
+    procs = {}
+    try:
+        names = os.listdir("/proc")
+    except OSError:
+        return []
+    for n in names:
+        if not n.isdigit():
+            continue
+        pid = int(n)
+        if pid == me:
+            continue
+        try:
+            with open("/proc/%d/stat" % pid, "rb") as f:
+                stat = f.read().decode("utf-8", "replace")
+            ppid = int(stat.rsplit(")", 1)[1].split()[1])
+        except (OSError, ValueError, IndexError):
+            continue
+        procs[pid] = ppid
+    if _OWN_PIDNS:
+        return [p for p in procs if p != 1]
+    out, frontier = [], {me}
+    while frontier:
+        kids = [p for p, pp in procs.items() if pp in frontier and p not in out]
+        out.extend(kids)
+        frontier = set(kids)
+    return out
+
+
+def _end_background(err):
+    ended = 0
+    for _ in range(5):  # a process may fork while we kill: a few passes
+        pids = _pids_to_end()
+        if not pids:
+            break
+        for pid in pids:
+            try:
+                os.kill(pid, signal.SIGKILL)
+                ended += 1
+            except OSError:
+                pass
+        for pid in pids:
+            try:
+                os.waitpid(pid, 0)  # our own children: reap the zombie; others raise ChildProcessError at once
+            except OSError:
+                pass
+    if ended:
+        err.write("loupe: ended %d background process(es) this cell started (nothing a cell starts outlives it)\n" % ended)
+
+
 def _execute(req, answered):
     code = req.get("code", "")
     _cell_counter[0] += 1
@@ -466,6 +524,10 @@ def _execute(req, answered):
             reply["figures"] = figs
     except BaseException as e:  # noqa: BLE001
         err.write("loupe kernel: could not render the result: %s: %s\n" % (type(e).__name__, e))
+    try:
+        _end_background(err)
+    except BaseException as e:  # noqa: BLE001
+        err.write("loupe kernel: could not end background processes: %s\n" % e)
     reply["stdout"] = out.value() + _fd1_read(_MAX_OUTPUT)
     reply["stderr"] = err.value()
     _busy.clear()  # no new interrupts for this cell from here on

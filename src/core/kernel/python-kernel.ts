@@ -9,10 +9,11 @@
  * the process writes to stderr outside Python's `sys.stderr` is attached to the running cell.
  */
 import { spawn, execFile, type ChildProcessWithoutNullStreams } from 'node:child_process';
-import { existsSync, readdirSync, readFileSync, readlinkSync, realpathSync, statSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, readlinkSync, realpathSync, rmdirSync, statSync, writeFileSync } from 'node:fs';
 import { delimiter, dirname, isAbsolute, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { findPython } from '../env/doctor.ts';
+import { treeBytes } from '../util/contained.ts';
 import { LoupeInputError } from '../util/errors.ts';
 import { nullLogger, type Logger } from '../util/log.ts';
 
@@ -48,6 +49,13 @@ export interface KernelOptions {
    * SIGXFSZ is ignored, so the kernel survives) instead of filling the disk.
    */
   maxFileSizeMb?: number;
+  /**
+   * Total size the first writable path (the run's workspace) may reach, in MiB; default 2048; 0 = none.
+   * Enforced from the host: while a cell runs the workspace is measured every 200 ms, and a cell that
+   * grows it past the quota is stopped (the kernel restarts) with a message saying so. Files never grow
+   * past it on their own either (the per-file limit is lowered to the quota).
+   */
+  workspaceQuotaMb?: number;
   /**
    * Most processes the sandbox may hold at once (bounds fork bombs). Sandbox only; default 256; 0 = none.
    * Enforced from the host (the sandbox's pid namespace is counted every 100 ms; above the limit the
@@ -169,6 +177,87 @@ function sandboxPidNamespace(pid: number): string | undefined {
     return undefined;
   }
 }
+
+/**
+ * A pids cgroup (the kernel's own `pids.max`) that holds a process tree: the one process limit that also
+ * binds root, for whom RLIMIT_NPROC is not enforced (issue 11: a fork bomb must be contained for any uid).
+ * Tried on cgroup v2 (`/sys/fs/cgroup` with the pids controller) and v1 (`/sys/fs/cgroup/pids`); where
+ * neither is writable (an unprivileged user), RLIMIT_NPROC and the host-side watch remain.
+ * @param rootPid the bwrap process; its whole tree (already started) is moved in; later forks inherit.
+ * @returns the cgroup folder, or undefined when none could be made.
+ */
+export function confineToPidsCgroup(rootPid: number, max: number): string | undefined {
+  const candidates = ['/sys/fs/cgroup/pids', '/sys/fs/cgroup'];
+  for (const base of candidates) {
+    try {
+      if (base === '/sys/fs/cgroup' && !readFileSync(join(base, 'cgroup.controllers'), 'utf8').split(/\s+/).includes('pids')) continue;
+      if (!existsSync(join(base, 'cgroup.procs'))) continue;
+      const dir = join(base, `loupe-kernel-${process.pid}-${rootPid}`);
+      mkdirSync(dir);
+      try {
+        writeFileSync(join(dir, 'pids.max'), String(max));
+        for (const pid of processTree(rootPid)) {
+          try {
+            writeFileSync(join(dir, 'cgroup.procs'), String(pid));
+          } catch {
+            /* exited meanwhile */
+          }
+        }
+        return dir;
+      } catch {
+        try {
+          rmdirSync(dir);
+        } catch {
+          /* not empty */
+        }
+      }
+    } catch {
+      /* not writable here */
+    }
+  }
+  return undefined;
+}
+
+/** `pid` and all its descendants (host /proc). */
+function processTree(pid: number): number[] {
+  const parent = new Map<number, number>();
+  for (const n of readdirSync('/proc')) {
+    if (!/^\d+$/.test(n)) continue;
+    try {
+      const stat = readFileSync(`/proc/${n}/stat`, 'utf8');
+      parent.set(Number(n), Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]));
+    } catch {
+      /* gone */
+    }
+  }
+  const out = [pid];
+  for (let i = 0; i < out.length; i++) for (const [p, pp] of parent) if (pp === out[i] && !out.includes(p)) out.push(p);
+  return out;
+}
+
+/** Removes a kernel's pids cgroup once its processes are gone (a few tries: the kernel reaps them asynchronously). */
+function removeCgroupLater(dir: string | undefined): void {
+  if (!dir) return;
+  let tries = 0;
+  const t = setInterval(() => {
+    tries++;
+    try {
+      rmdirSync(dir);
+      clearInterval(t);
+    } catch {
+      if (tries > 50) clearInterval(t);
+    }
+  }, 100);
+  t.unref();
+}
+
+/** The per-file limit (MiB, 0 = none): never above the workspace quota. */
+function fileLimitMb(file: number, quota: number): number {
+  if (file <= 0) return quota > 0 ? quota : 0;
+  return quota > 0 ? Math.min(file, quota) : file;
+}
+
+const QUOTA_WATCH_MS = 100;
 
 const STATE_LOST = 'All variables, imports and loaded data were lost: re-run any setup code you need.';
 const START_TIMEOUT_MS = 60_000;
@@ -301,6 +390,8 @@ export function bubblewrapArgs(o: { python: string; driver: string; cwd: string;
  */
 export class PythonKernel {
   #opts: KernelOptions;
+  #cgroup: string | undefined;
+  #quotaHit = 0;
   #python: string;
   #driver: string;
   #log: Logger;
@@ -393,11 +484,12 @@ export class PythonKernel {
       OMP_NUM_THREADS: '1',
       MKL_NUM_THREADS: '1',
       LOUPE_KERNEL_MEMORY_MB: String(this.#opts.memoryLimitMb ?? 4096),
-      LOUPE_KERNEL_FSIZE_MB: String(this.#opts.maxFileSizeMb ?? 2048),
+      LOUPE_KERNEL_FSIZE_MB: String(fileLimitMb(this.#opts.maxFileSizeMb ?? 2048, this.#opts.workspaceQuotaMb ?? 2048)),
       LOUPE_KERNEL_MAX_OUTPUT: String(this.#opts.maxOutputChars ?? 1_000_000),
     };
     // Only in the sandbox's own pid namespace: there the driver can count and kill every process.
     if (sandboxed) env.LOUPE_KERNEL_MAX_PROCS = String(this.#opts.maxProcesses ?? 256);
+    if (sandboxed) env.LOUPE_KERNEL_OWN_PIDNS = '1';
     if (this.#opts.importAllowlist) env.LOUPE_KERNEL_ALLOWLIST = JSON.stringify(this.#opts.importAllowlist);
     return { ...env, ...(this.#opts.env ?? {}) };
   }
@@ -480,6 +572,7 @@ export class PythonKernel {
       child.on('exit', (code, signal) => {
         exitInfo = signal ? `killed by ${signal}` : `exited with code ${code}`;
         if (this.#child === child && this.#protocolFlood) exitInfo = `was killed by Loupe: it wrote more than ${MAX_PROTOCOL_LINE / 1024 / 1024} MiB to the kernel's protocol channel without a line break`;
+        else if (this.#child === child && this.#quotaHit) exitInfo = `was killed by Loupe: the workspace grew to ${(this.#quotaHit / 1048576).toFixed(0)} MiB, over the run's quota of ${this.#opts.workspaceQuotaMb ?? 2048} MiB (kernel option workspaceQuotaMb). Delete files in the workspace to continue`;
         else if (this.#child === child && this.#procLimitHit) exitInfo = `was killed by Loupe: ${this.#procLimitHit} processes were running in the sandbox, more than the limit of ${this.#opts.maxProcesses ?? 256}`;
         if (this.#child === child) {
           this.#alive = false;
@@ -505,9 +598,14 @@ export class PythonKernel {
     if (r.kind === 'ready') {
       this.#log.debug(`kernel ready: python ${r.msg.python} pid ${this.#pid} sandbox ${o.sandbox}`);
       this.#procLimitHit = 0;
+      this.#quotaHit = 0;
       this.#protocolFlood = false;
       this.#pidNs = o.sandbox === 'bubblewrap' && (o.maxProcesses ?? 256) > 0 ? sandboxPidNamespace(this.#pid) : undefined;
       if (this.#pidNs) watchProcs(this);
+      if (o.sandbox === 'bubblewrap' && (o.maxProcesses ?? 256) > 0) {
+        removeCgroupLater(this.#cgroup);
+        this.#cgroup = confineToPidsCgroup(this.#pid, o.maxProcesses ?? 256);
+      }
       else if (o.sandbox === 'bubblewrap' && (o.maxProcesses ?? 256) > 0) this.#log.warn('kernel: cannot find the sandbox pid namespace; the process limit is RLIMIT_NPROC only');
       this.#stray = '';
       return;
@@ -535,6 +633,8 @@ export class PythonKernel {
   #kill(): void {
     const child = this.#child;
     if (!child) return;
+    removeCgroupLater(this.#cgroup);
+    this.#cgroup = undefined;
     this.#alive = false;
     try {
       if (child.pid) process.kill(-child.pid, 'SIGKILL');
@@ -598,12 +698,27 @@ export class PythonKernel {
     type Outcome = { kind: 'reply'; msg: DriverReply } | { kind: 'exit'; how: string } | { kind: 'timeout' };
     let outcome: Outcome;
     let timedOut = false;
+    let quotaTimer: NodeJS.Timeout | undefined;
     try {
       const replyP = new Promise<Outcome>((res) => {
         this.#pending = { id, resolve: (msg) => res({ kind: 'reply', msg }) };
         this.#onExit = (how) => res({ kind: 'exit', how });
       });
       child.stdin.write(JSON.stringify({ op: 'execute', id, code, cpuSeconds: cpuMs > 0 ? cpuMs / 1000 : null }) + '\n');
+      const quotaMb = this.#opts.workspaceQuotaMb ?? 2048;
+      const quotaRoot = this.#opts.writablePaths[0] ?? (this.#opts.sandbox === 'off' ? this.#opts.cwd : undefined);
+      if (quotaMb > 0 && quotaRoot) {
+        const limit = quotaMb * 1048576;
+        const atStart = treeBytes(quotaRoot);
+        quotaTimer = setInterval(() => {
+          const used = treeBytes(quotaRoot);
+          if (used > limit && used > atStart && this.#child === child) {
+            this.#quotaHit = used;
+            this.#log.warn(`kernel: workspace ${quotaRoot} holds ${used} bytes, over the quota of ${quotaMb} MiB; stopping the cell`);
+            this.#kill();
+          }
+        }, QUOTA_WATCH_MS);
+      }
       let timer: NodeJS.Timeout | undefined;
       outcome = await Promise.race([replyP, new Promise<Outcome>((res) => (timer = setTimeout(() => res({ kind: 'timeout' }), timeoutMs)))]);
       clearTimeout(timer);
@@ -616,6 +731,7 @@ export class PythonKernel {
       }
     } finally {
       this.#busy = false;
+      clearInterval(quotaTimer);
     }
     this.#pending = undefined;
     this.#onExit = undefined;
@@ -648,7 +764,7 @@ export class PythonKernel {
     const how = outcome.kind === 'exit' ? outcome.how : 'did not respond to the interrupt';
     const status: ExecuteResult['status'] = outcome.kind === 'exit' && !timedOut ? 'crashed' : 'timeout';
     let msg = status === 'crashed'
-      ? (this.#procLimitHit || this.#protocolFlood
+      ? (this.#procLimitHit || this.#protocolFlood || this.#quotaHit
         ? `[loupe] The Python kernel process ${how} while running this cell.`
         : this.#killRequested
         ? '[loupe] The kernel was restarted on request while this cell was running.'
@@ -713,6 +829,8 @@ export class PythonKernel {
     if (!child || !this.#alive) return;
     const gone = new Promise<void>((res) => child.once('exit', () => res()));
     this.#kill();
-    await Promise.race([gone, new Promise((res) => setTimeout(res, 2_000))]);
+    let timer: NodeJS.Timeout | undefined;
+    await Promise.race([gone, new Promise((res) => (timer = setTimeout(res, 2_000)))]);
+    clearTimeout(timer); // a pending timer kept every CLI process alive 2 s after its work (issue 23)
   }
 }

@@ -47,14 +47,32 @@ export function readContainedFile(root: string, rel: string, encoding: 'utf8' | 
   return encoding ? readFileSync(p, encoding) : readFileSync(p);
 }
 
-/** Every entry below `root`, not following links (links are listed, their targets not entered). */
-function walk(root: string): Dirent[] {
-  try {
-    return readdirSync(root, { recursive: true, withFileTypes: true }) as Dirent[];
-  } catch {
-    return [];
+/**
+ * Every entry below `root`, not following links (links are listed, their targets not entered).
+ * Node's `readdirSync(..., { recursive: true })` follows links to folders (a planted `x -> /` walks the
+ * whole host), so the walk is done here, one folder at a time, entering real folders only.
+ * @param maxEntries stop after this many entries (a planted tree of millions of files cannot stall the host).
+ */
+export function walkNoFollow(root: string, maxEntries = 1_000_000): Dirent[] {
+  const out: Dirent[] = [];
+  const stack = [root];
+  while (stack.length && out.length < maxEntries) {
+    const dir = stack.pop()!;
+    let entries: Dirent[];
+    try {
+      entries = readdirSync(dir, { withFileTypes: true });
+    } catch {
+      continue;
+    }
+    for (const e of entries) {
+      out.push(e);
+      if (e.isDirectory()) stack.push(join(dir, e.name));
+    }
   }
+  return out;
 }
+
+const walk = walkNoFollow;
 
 /**
  * Removes every symbolic link below `root` (links Loupe made itself are not there when the sandbox
