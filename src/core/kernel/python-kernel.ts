@@ -602,11 +602,11 @@ export class PythonKernel {
       this.#protocolFlood = false;
       this.#pidNs = o.sandbox === 'bubblewrap' && (o.maxProcesses ?? 256) > 0 ? sandboxPidNamespace(this.#pid) : undefined;
       if (this.#pidNs) watchProcs(this);
+      else if (o.sandbox === 'bubblewrap' && (o.maxProcesses ?? 256) > 0) this.#log.warn('kernel: cannot find the sandbox pid namespace; the process limit is RLIMIT_NPROC only');
       if (o.sandbox === 'bubblewrap' && (o.maxProcesses ?? 256) > 0) {
         removeCgroupLater(this.#cgroup);
         this.#cgroup = confineToPidsCgroup(this.#pid, o.maxProcesses ?? 256);
       }
-      else if (o.sandbox === 'bubblewrap' && (o.maxProcesses ?? 256) > 0) this.#log.warn('kernel: cannot find the sandbox pid namespace; the process limit is RLIMIT_NPROC only');
       this.#stray = '';
       return;
     }
