@@ -8,14 +8,15 @@
  * re-executing the recorded cells, and the run records that it did).
  * Source: issue 5 "Agent loop"; spec §2.3 (LongTA: 100 steps, final_answer, 20,000-char truncation), §3.3.
  */
-import { createHash } from 'node:crypto';
+import { createHash, randomUUID } from 'node:crypto';
+import { hostname } from 'node:os';
 import { nullLogger, type Logger } from '../util/log.ts';
-import type { RunStore, StepEffects } from '../store/run-store.ts';
+import type { RunLeaseHolder, RunStore, StepEffects } from '../store/run-store.ts';
 import { LlmError, type CompleteOptions, type LlmResponse, type LlmToolSpec } from './llm.ts';
 import { ToolRegistry } from './registry.ts';
 import type {
   AgentEvent, AnswerRecord, AssistantMessage, ChatMessage, FinalRunStatus, KernelCellRecord, KernelExecuteResult, KernelLike,
-  RunState, StepRecord, ToolCallRecord, ToolContext, ToolSet,
+  RunRecord, RunState, StepRecord, ToolCallRecord, ToolContext, ToolSet,
 } from './types.ts';
 
 /** Anything that answers a conversation: {@link LlmClient}, the reference agent, a test double. */
@@ -134,8 +135,21 @@ export function messagesFromSteps(systemPrompt: string, taskPrompt: string, step
  * Never throws for model or tool failures (they end the run as `failed` with the reason); throws only
  * when the run does not exist in the store.
  */
+/** How long a run's lease lasts without a heartbeat (ms); heartbeats come every third of it. */
+export const RUN_LEASE_TTL_MS = 30_000;
+
+/** Thrown when another live process drives the run (nothing was recorded). */
+export class RunLeaseError extends Error {
+  readonly holder: RunLeaseHolder;
+  constructor(runId: string, holder: RunLeaseHolder) {
+    super(`run ${runId} is being driven by another process: ${holder.owner} (host ${holder.host}${holder.pid != null ? `, pid ${holder.pid}` : ''}, last heartbeat ${holder.heartbeatAt ?? 'never'}, lease until ${holder.expiresAt}). Stop that process first, or wait until its lease lapses.`);
+    this.name = 'RunLeaseError';
+    this.holder = holder;
+  }
+}
+
 export async function runAgent(o: AgentRunOptions): Promise<AgentRunResult> {
-  const { store, runId, toolSet } = o;
+  const { store, runId } = o;
   const log = o.log ?? nullLogger;
   const emit = (e: AgentEvent) => {
     try {
@@ -148,6 +162,27 @@ export async function runAgent(o: AgentRunOptions): Promise<AgentRunResult> {
   if (!run) throw new Error(`run ${runId} not found in ${store.file}`);
   const control = o.control ?? new RunControl();
   const signal = control.signal;
+  // ---- the run lease: one driver per run, taken before anything is recorded (issue 11)
+  const leaseOwner = `${hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`;
+  const lease = await store.acquireRunLease(runId, { owner: leaseOwner, host: hostname(), pid: process.pid }, RUN_LEASE_TTL_MS);
+  if (!lease.ok) throw new RunLeaseError(runId, lease.holder);
+  if (lease.tookOverFrom) store.addEvent(runId, 'lease', `took the run over from ${lease.tookOverFrom.owner} (its lease had lapsed or its process is gone)`);
+  const heartbeat = setInterval(() => {
+    void store.renewRunLease(runId, leaseOwner, RUN_LEASE_TTL_MS).then((held) => {
+      if (!held && !signal.aborted) control.stop('the run lease was lost (another process took the run over)');
+    }, () => undefined);
+  }, RUN_LEASE_TTL_MS / 3);
+  heartbeat.unref();
+  try {
+    return await driveRun(o, run, control, signal, log, emit);
+  } finally {
+    clearInterval(heartbeat);
+    await store.releaseRunLease(runId, leaseOwner).catch(() => undefined);
+  }
+}
+
+async function driveRun(o: AgentRunOptions, run: RunRecord, control: RunControl, signal: AbortSignal, log: Logger, emit: (e: AgentEvent) => void): Promise<AgentRunResult> {
+  const { store, runId, toolSet } = o;
   const registry = new ToolRegistry(toolSet.tools);
   const specs = registry.specs();
   const taskPrompt = toolSet.buildBlockPrompt(o.block);

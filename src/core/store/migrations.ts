@@ -167,4 +167,9 @@ CREATE TABLE scores (
     name: 'runs.owner_pid and runs.heartbeat_at: which process drives a running run (stale runs after a kill)',
     sql: 'ALTER TABLE runs ADD COLUMN owner_pid INTEGER; ALTER TABLE runs ADD COLUMN heartbeat_at TEXT;',
   },
+  {
+    id: 5,
+    name: 'run lease: one owner per run (owner id, host, expiry), taken by one conditional update',
+    sql: 'ALTER TABLE runs ADD COLUMN lease_owner TEXT; ALTER TABLE runs ADD COLUMN lease_host TEXT; ALTER TABLE runs ADD COLUMN lease_expires_at TEXT;',
+  },
 ];

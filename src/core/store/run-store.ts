@@ -99,6 +99,31 @@ function stepFromRow(r: Row): StepRecord {
   };
 }
 
+/** Who holds a run's lease. */
+export interface RunLeaseHolder {
+  /** Unique per driving session (e.g. `<host>:<pid>:<uuid>`). */
+  owner: string;
+  host: string;
+  pid: number | null;
+  /** Last heartbeat (ISO time). */
+  heartbeatAt: string | null;
+  /** When the lease lapses without a heartbeat (ISO time). */
+  expiresAt: string;
+}
+
+/** Outcome of {@link RunStore.acquireRunLease}. */
+export type RunLeaseResult = { ok: true; tookOverFrom?: RunLeaseHolder } | { ok: false; holder: RunLeaseHolder };
+
+/** True when `pid` is a live process on this machine. */
+function pidAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (e) {
+    return (e as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
 /** A handle on one store file. Create with {@link openStore}. */
 export class RunStore {
   readonly db: Database.Database;
@@ -162,6 +187,62 @@ export class RunStore {
     if (patch.ownerPid !== undefined) { sets.push('owner_pid = ?'); vals.push(patch.ownerPid); }
     if (!sets.length) return;
     this.db.prepare(`UPDATE runs SET ${sets.join(', ')} WHERE id = ?`).run(...vals, id);
+  }
+
+  /**
+   * Takes the run's lease: the one right to drive (append steps to) a run. Granted when nobody holds it,
+   * when the caller already does, when the holder's lease expired (no heartbeat for its TTL), or when the
+   * holder is a process of this host that no longer exists (killed). The grant is one conditional UPDATE
+   * that names the holder it replaces (compare-and-set), so two processes racing for a run cannot both win.
+   * Source: issue 11 (run lease; reused by remote workers, MCP sessions and interventions).
+   * @param runId the run; `owner` a unique id of the driving session; `host` this machine's name;
+   *   `pid` this process; `ttlMs` how long the lease lasts without a heartbeat.
+   * @returns `{ok: true}` (with the holder taken over from, if any) or `{ok: false, holder}`.
+   * @throws Error when the run does not exist.
+   */
+  async acquireRunLease(runId: string, owner: { owner: string; host: string; pid: number }, ttlMs: number): Promise<RunLeaseResult> {
+    for (let attempt = 0; attempt < 3; attempt++) {
+      const now = new Date();
+      const row = this.db.prepare('SELECT lease_owner, lease_host, owner_pid, heartbeat_at, lease_expires_at FROM runs WHERE id = ?').get(runId) as Row | undefined;
+      if (!row) throw new Error(`no run '${runId}' in ${this.file}`);
+      const holder: RunLeaseHolder | undefined = row.lease_owner ? {
+        owner: row.lease_owner as string, host: (row.lease_host as string | null) ?? '', pid: (row.owner_pid as number | null) ?? null,
+        heartbeatAt: (row.heartbeat_at as string | null) ?? null, expiresAt: (row.lease_expires_at as string | null) ?? new Date(0).toISOString(),
+      } : undefined;
+      const free = !holder || holder.owner === owner.owner || Date.parse(holder.expiresAt) < now.getTime()
+        || (holder.host === owner.host && holder.pid != null && !pidAlive(holder.pid));
+      if (!free) return { ok: false, holder: holder! };
+      const expires = new Date(now.getTime() + ttlMs).toISOString();
+      const r = this.db.prepare(`UPDATE runs SET lease_owner = ?, lease_host = ?, owner_pid = ?, heartbeat_at = ?, lease_expires_at = ?
+        WHERE id = ? AND lease_owner IS ?`).run(owner.owner, owner.host, owner.pid, now.toISOString(), expires, runId, holder?.owner ?? null);
+      if (r.changes === 1) return holder && holder.owner !== owner.owner ? { ok: true, tookOverFrom: holder } : { ok: true };
+      // Someone else changed the lease between the read and the update: look again.
+    }
+    const row = this.db.prepare('SELECT lease_owner, lease_host, owner_pid, heartbeat_at, lease_expires_at FROM runs WHERE id = ?').get(runId) as Row;
+    return { ok: false, holder: { owner: String(row.lease_owner), host: String(row.lease_host ?? ''), pid: (row.owner_pid as number | null) ?? null, heartbeatAt: (row.heartbeat_at as string | null) ?? null, expiresAt: String(row.lease_expires_at ?? '') } };
+  }
+
+  /**
+   * Extends the caller's lease (heartbeat).
+   * @returns false when the caller no longer holds it (taken over after it expired): the caller must stop.
+   */
+  async renewRunLease(runId: string, owner: string, ttlMs: number): Promise<boolean> {
+    const now = new Date();
+    const r = this.db.prepare('UPDATE runs SET heartbeat_at = ?, lease_expires_at = ? WHERE id = ? AND lease_owner = ?')
+      .run(now.toISOString(), new Date(now.getTime() + ttlMs).toISOString(), runId, owner);
+    return r.changes === 1;
+  }
+
+  /** Gives the lease up (only when the caller holds it). */
+  async releaseRunLease(runId: string, owner: string): Promise<void> {
+    this.db.prepare('UPDATE runs SET lease_owner = NULL, lease_host = NULL, lease_expires_at = NULL, owner_pid = NULL WHERE id = ? AND lease_owner = ?').run(runId, owner);
+  }
+
+  /** The current lease holder of a run, if any (expired leases included: see `expiresAt`). */
+  async getRunLease(runId: string): Promise<RunLeaseHolder | undefined> {
+    const row = this.db.prepare('SELECT lease_owner, lease_host, owner_pid, heartbeat_at, lease_expires_at FROM runs WHERE id = ?').get(runId) as Row | undefined;
+    if (!row?.lease_owner) return undefined;
+    return { owner: row.lease_owner as string, host: String(row.lease_host ?? ''), pid: (row.owner_pid as number | null) ?? null, heartbeatAt: (row.heartbeat_at as string | null) ?? null, expiresAt: String(row.lease_expires_at ?? '') };
   }
 
   /** Records the data checksums of a run (file path relative to the workspace → sha256). */
