@@ -17,7 +17,7 @@ import { UsageError, type CliCommand, type CliIo } from './types.ts';
 const USAGE = `loupe run --suite S --root DIR (--block ID | --blocks all|ID,ID) [--repeats N] [--concurrency K]
           --agent llm|reference|replay [--model M --base-url URL --api-key-env VAR] [--max-steps N]
           [--store FILE] [--resume RUN] [--json]
-  model:   --temperature T --max-tokens N [--max-tokens-field max_tokens|max_completion_tokens] --reasoning-effort E --stream --timeout-ms N --max-retries N
+  model:   --temperature T --max-tokens N [--max-tokens-field max_tokens|max_completion_tokens] --reasoning-effort E --stream --idle-timeout-ms N (no bytes for N ms fails the try; default 120000) --timeout-ms N (whole-request cap; default none) --max-retries N
            --price-in USD_PER_M --price-out USD_PER_M
   budget:  --max-steps N (default 100) --max-wall-ms N --max-total-tokens N --max-cost USD
   observations: --max-observation-chars N (cut head+tail beyond N, default 20000)
@@ -112,7 +112,7 @@ export const runCommand: CliCommand = {
         repeats: { type: 'string' }, concurrency: { type: 'string' }, agent: { type: 'string' }, model: { type: 'string' },
         'base-url': { type: 'string' }, 'api-key-env': { type: 'string' }, 'max-steps': { type: 'string' }, store: { type: 'string' },
         resume: { type: 'string' }, json: { type: 'boolean' }, temperature: { type: 'string' }, 'max-tokens': { type: 'string' },
-        'reasoning-effort': { type: 'string' }, stream: { type: 'boolean' }, 'timeout-ms': { type: 'string' }, 'price-in': { type: 'string' },
+        'reasoning-effort': { type: 'string' }, stream: { type: 'boolean' }, 'timeout-ms': { type: 'string' }, 'idle-timeout-ms': { type: 'string' }, 'price-in': { type: 'string' },
         'price-out': { type: 'string' }, 'max-wall-ms': { type: 'string' }, 'max-total-tokens': { type: 'string' }, 'max-cost': { type: 'string' },
         sandbox: { type: 'string' }, python: { type: 'string' }, 'cell-timeout-ms': { type: 'string' }, 'workspace-quota-mb': { type: 'string' }, 'max-retries': { type: 'string' }, 'max-tokens-field': { type: 'string' },
         verbose: { type: 'boolean' }, 'reference-dir': { type: 'string' }, 'max-observation-chars': { type: 'string' }, run: { type: 'string' }, 'tool-option': { type: 'string', multiple: true }, entities: { type: 'string' }, database: { type: 'string' }, metadata: { type: 'string' }, results: { type: 'string' }, trajectory: { type: 'string' },
@@ -141,7 +141,7 @@ export const runCommand: CliCommand = {
         model, baseUrl: baseUrl ?? io.env.OPENAI_BASE_URL ?? 'https://api.openai.com/v1', apiKey: io.env[keyEnv] ?? '',
         temperature: num(v.temperature, 'temperature'), maxTokens: num(v['max-tokens'], 'max-tokens'), reasoningEffort: v['reasoning-effort'],
         ...(v['max-tokens-field'] ? { maxTokensField: maxTokensField(v['max-tokens-field']) } : {}),
-        stream: v.stream ?? false, timeoutMs: num(v['timeout-ms'], 'timeout-ms'), maxRetries: num(v['max-retries'], 'max-retries'),
+        stream: v.stream ?? false, timeoutMs: num(v['timeout-ms'], 'timeout-ms'), idleTimeoutMs: num(v['idle-timeout-ms'], 'idle-timeout-ms'), maxRetries: num(v['max-retries'], 'max-retries'),
         pricePerMillionInput: num(v['price-in'], 'price-in'), pricePerMillionOutput: num(v['price-out'], 'price-out'),
       };
     };

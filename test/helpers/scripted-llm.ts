@@ -38,6 +38,8 @@ export interface ScriptedReply {
   usage?: { prompt_tokens?: number; completion_tokens?: number; cached_tokens?: number };
   /** Extra delay for this reply (ms). */
   delayMs?: number;
+  /** Streamed replies: pause between chunks (ms), e.g. a slow reasoning model that keeps sending. */
+  chunkDelayMs?: number;
 }
 
 export interface ChatRequestBody {
@@ -212,7 +214,8 @@ export async function startScriptedLlm(opts: ScriptedLlmOptions): Promise<Script
       return sendJson(res, 200, { id: 'chatcmpl-scripted', object: 'chat.completion', created: 0, model: body.model, choices: [{ index: 0, message, finish_reason: finish }], usage });
     }
     res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' });
-    const send = (obj: unknown) => res.write(`data: ${JSON.stringify(obj)}\n\n`);
+    const queued: string[] = [];
+    const send = (obj: unknown) => queued.push(`data: ${JSON.stringify(obj)}\n\n`);
     send(chunk(body.model, { role: 'assistant', content: '' }, null));
     if (r.reasoning) send(chunk(body.model, { reasoning_content: r.reasoning }, null));
     if (content) {
@@ -228,8 +231,20 @@ export async function startScriptedLlm(opts: ScriptedLlmOptions): Promise<Script
     });
     send(chunk(body.model, {}, finish));
     send({ id: 'chatcmpl-scripted', object: 'chat.completion.chunk', created: 0, model: body.model, choices: [], usage });
-    res.write('data: [DONE]\n\n');
-    res.end();
+    queued.push('data: [DONE]\n\n');
+    const gap = r.chunkDelayMs ?? 0;
+    if (!gap) {
+      for (const q of queued) res.write(q);
+      res.end();
+      return;
+    }
+    let i = 0;
+    const next = () => {
+      if (i >= queued.length) return void res.end();
+      res.write(queued[i++]!);
+      setTimeout(next, gap);
+    };
+    next();
   }
 
   const server = createServer((req, res) => {

@@ -22,7 +22,13 @@ export interface LlmConfig {
   maxTokensField?: 'max_tokens' | 'max_completion_tokens';
   reasoningEffort?: string;
   stream?: boolean;
-  /** Whole-request timeout in ms (default 600,000). */
+  /**
+   * Idle timeout in ms (default 120,000): a request fails (and is retried) when no bytes arrived for this
+   * long — the whole wait for a non-streamed reply, the gap between chunks of a streamed one — so long
+   * reasoning calls that stream still finish while a hung endpoint holds a run for minutes, not ten.
+   */
+  idleTimeoutMs?: number;
+  /** Optional whole-request cap in ms (default none: the idle timeout governs). */
   timeoutMs?: number;
   /** Retries after the first attempt for 408/409/429/5xx, timeouts, connection errors, truncated streams (default 5). */
   maxRetries?: number;
@@ -35,6 +41,9 @@ export interface LlmConfig {
   /** Price for cached input tokens (default: the input price). */
   pricePerMillionCachedInput?: number;
 }
+
+/** No whole-request cap by default (a day: the SDK needs a number); the idle timeout governs. */
+const NO_TOTAL_CAP_MS = 24 * 3600_000;
 
 /** A tool as sent to the model. */
 export interface LlmToolSpec {
@@ -130,7 +139,7 @@ export class LlmClient {
 
   constructor(cfg: LlmConfig) {
     this.cfg = cfg;
-    this.client = new OpenAI({ baseURL: cfg.baseUrl, apiKey: cfg.apiKey || 'none', maxRetries: 0, timeout: cfg.timeoutMs ?? 600_000 });
+    this.client = new OpenAI({ baseURL: cfg.baseUrl, apiKey: cfg.apiKey || 'none', maxRetries: 0, timeout: cfg.timeoutMs ?? NO_TOTAL_CAP_MS });
   }
 
   /** Model name (for records). */
@@ -208,9 +217,15 @@ export class LlmClient {
   private async once(messages: ChatMessage[], tools: LlmToolSpec[], opts: CompleteOptions): Promise<Omit<LlmResponse, 'latencyMs' | 'attempts'>> {
     const stream = this.cfg.stream ?? false;
     const ctl = new AbortController();
-    const timeoutMs = this.cfg.timeoutMs ?? 600_000;
-    let timedOut = false;
-    const timer = setTimeout(() => { timedOut = true; ctl.abort(); }, timeoutMs);
+    const timeoutMs = this.cfg.timeoutMs ?? NO_TOTAL_CAP_MS;
+    const idleMs = this.cfg.idleTimeoutMs ?? 120_000;
+    let timedOut = '' as '' | 'idle' | 'total';
+    const timer = setTimeout(() => { timedOut = 'total'; ctl.abort(); }, timeoutMs);
+    let idleTimer = setTimeout(() => { timedOut = 'idle'; ctl.abort(); }, idleMs);
+    const touch = () => {
+      clearTimeout(idleTimer);
+      idleTimer = setTimeout(() => { timedOut = 'idle'; ctl.abort(); }, idleMs);
+    };
     const onAbort = () => ctl.abort();
     if (opts.signal?.aborted) ctl.abort();
     opts.signal?.addEventListener('abort', onAbort, { once: true });
@@ -238,6 +253,7 @@ export class LlmClient {
       let usage: Usage = { input: 0, output: 0, cached: 0 };
       const calls: ToolCall[] = [];
       for await (const chunk of s) {
+        touch();
         if (chunk.usage) usage = this.usage(chunk.usage);
         const ch = chunk.choices?.[0];
         if (!ch) continue;
@@ -260,10 +276,12 @@ export class LlmClient {
       if (reasoning) message.reasoning = reasoning;
       return { message, usage, costUsd: computeCost(usage, this.cfg), finishReason };
     } catch (e) {
+      if (timedOut === 'idle' && !(opts.signal?.aborted)) throw new LlmError('timeout', `model request timed out: no bytes received for ${idleMs} ms (idle timeout)`, { retryable: true });
       if (timedOut && !(opts.signal?.aborted)) throw new LlmError('timeout', `model request timed out after ${timeoutMs} ms`, { retryable: true });
       throw e;
     } finally {
       clearTimeout(timer);
+      clearTimeout(idleTimer);
       opts.signal?.removeEventListener('abort', onAbort);
     }
   }

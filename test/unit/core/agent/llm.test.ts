@@ -52,6 +52,28 @@ test('llm: 429 honours Retry-After, 500 and truncated streams are retried with b
   }
 });
 
+test('llm: idle timeout — a streamed reply that keeps sending finishes past it; a silent server is cut at it and retried', async () => {
+  const srv = await startScriptedLlm({ script: [{ content: 'slow but steady reasoning', reasoning: 'thinking...', chunkDelayMs: 150 }] });
+  const srv2 = await startScriptedLlm({ script: [{ faults: [{ type: 'hang' }], content: 'after hang' }] });
+  try {
+    const c = new LlmClient({ baseUrl: srv.baseUrl, model: 'm', stream: true, idleTimeoutMs: 400, retryBaseMs: 1 });
+    const t0 = performance.now();
+    const r = await c.complete(msgs, []);
+    assert.equal(r.message.content, 'slow but steady reasoning');
+    assert.equal(r.attempts, 1);
+    assert.ok(performance.now() - t0 > 400, 'the whole reply took longer than the idle timeout');
+    const c2 = new LlmClient({ baseUrl: srv2.baseUrl, model: 'm', idleTimeoutMs: 300, retryBaseMs: 1 });
+    const t1 = performance.now();
+    const h = await c2.complete(msgs, []);
+    assert.equal(h.message.content, 'after hang');
+    assert.equal(h.attempts, 2);
+    assert.ok(performance.now() - t1 < 5_000);
+  } finally {
+    await srv.close();
+    await srv2.close();
+  }
+});
+
 test('llm: a hanging server hits the per-request timeout, then the retry succeeds; retries are bounded', async () => {
   const srv = await startScriptedLlm({ script: [{ faults: [{ type: 'hang' }], content: 'after hang' }] });
   try {
