@@ -6,8 +6,9 @@
  * Source: issue 5 "Run store".
  */
 import Database from 'better-sqlite3';
-import { mkdirSync } from 'node:fs';
-import { dirname } from 'node:path';
+import { createHash } from 'node:crypto';
+import { existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
 import { LoupeInputError } from '../util/errors.ts';
 import { migrations as defaultMigrations, type Migration } from './migrations.ts';
 import type {
@@ -81,6 +82,15 @@ export function isRunActive(run: RunRecord): boolean {
     return (e as NodeJS.ErrnoException).code === 'EPERM';
   }
 }
+
+/**
+ * Tool arguments, observations and assistant tool-call arguments longer than this (characters) are kept
+ * whole in a content-addressed file of the run folder (`blobs/<sha256>`), not in the SQLite row; reads
+ * put them back, so replay, forking and exports see the full text (issue 11: 10 MB arguments grew the
+ * store by 84 MB).
+ */
+export const BLOB_MIN_CHARS = 1 << 20;
+const BLOB_MARK = '\u0000loupe-blob:';
 
 function stepFromRow(r: Row): StepRecord {
   return {
@@ -254,7 +264,58 @@ export class RunStore {
    * Commits one step and its effects atomically and bumps the run's counters.
    * @throws if a step with the same index already exists (never duplicates).
    */
+  /** The run folder's blob directory, when the run has a run folder on disk. */
+  #blobDir(runId: string): string | undefined {
+    const ws = (this.db.prepare('SELECT workspace FROM runs WHERE id = ?').get(runId) as { workspace?: string } | undefined)?.workspace;
+    if (!ws || !existsSync(dirname(ws))) return undefined;
+    return join(dirname(ws), 'blobs');
+  }
+
+  /** Moves one long text into the run's blob folder; returns the marker stored instead. */
+  #externalize(dir: string | undefined, text: string): string {
+    if (!dir || text.length <= BLOB_MIN_CHARS) return text;
+    const sha = createHash('sha256').update(text).digest('hex');
+    const file = join(dir, sha);
+    if (!existsSync(file)) {
+      mkdirSync(dir, { recursive: true });
+      writeFileSync(file + '.partial', text);
+      renameSync(file + '.partial', file);
+    }
+    return `${BLOB_MARK}${sha}:${text.length}`;
+  }
+
+  #internalize(dir: string | undefined, text: string): string {
+    if (!text.startsWith(BLOB_MARK)) return text;
+    const [sha, len] = text.slice(BLOB_MARK.length).split(':');
+    try {
+      if (!dir) throw new Error('no run folder');
+      return readFileSync(join(dir, sha!), 'utf8');
+    } catch {
+      return `[${len} characters stored in the run folder as blobs/${sha}; that file is missing]`;
+    }
+  }
+
+  /** A step with its long texts moved out (for the row) or put back (for readers). */
+  #mapTexts(step: StepRecord, f: (t: string) => string): StepRecord {
+    const big = (t: string | null | undefined) => typeof t === 'string' && (t.length > BLOB_MIN_CHARS || t.startsWith(BLOB_MARK));
+    if (!step.toolCalls.some((c) => big(c.argumentsText) || big(c.observation)) && !(step.assistant.tool_calls ?? []).some((c) => big(c.function.arguments))) return step;
+    return {
+      ...step,
+      assistant: step.assistant.tool_calls ? { ...step.assistant, tool_calls: step.assistant.tool_calls.map((c) => ({ ...c, function: { ...c.function, arguments: f(c.function.arguments) } })) } : step.assistant,
+      toolCalls: step.toolCalls.map((c) => ({ ...c, argumentsText: f(c.argumentsText), observation: f(c.observation) })),
+    };
+  }
+
+  #readStep(r: Row): StepRecord {
+    const s = stepFromRow(r);
+    const dirs = new Map<string, string | undefined>();
+    const dirOf = (id: string) => (dirs.has(id) ? dirs.get(id) : (dirs.set(id, this.#blobDir(id)), dirs.get(id)));
+    return this.#mapTexts(s, (t) => this.#internalize(t.startsWith(BLOB_MARK) ? dirOf(s.runId) : undefined, t));
+  }
+
   commitStep(step: StepRecord, effects: StepEffects = {}): void {
+    const dir = this.#blobDir(step.runId);
+    step = this.#mapTexts(step, (t) => this.#externalize(dir, t));
     this.db.transaction(() => {
       this.db.prepare(`INSERT INTO steps (run_id, idx, started_at, ended_at, latency_ms, tool_ms, assistant, tool_calls,
         extra_messages, tokens_input, tokens_output, tokens_cached, cost_usd, finish_reason, seq)
@@ -327,13 +388,13 @@ export class RunStore {
 
   /** Steps of a run in order, optionally from step index `fromIndex`. */
   getSteps(runId: string, fromIndex = 0): StepRecord[] {
-    return (this.db.prepare('SELECT * FROM steps WHERE run_id = ? AND idx >= ? ORDER BY idx').all(runId, fromIndex) as Row[]).map(stepFromRow);
+    return (this.db.prepare('SELECT * FROM steps WHERE run_id = ? AND idx >= ? ORDER BY idx').all(runId, fromIndex) as Row[]).map((r) => this.#readStep(r));
   }
 
   /** One step of a run, or undefined (the timeline's detail pane reads steps one at a time). */
   getStep(runId: string, index: number): StepRecord | undefined {
     const r = this.db.prepare('SELECT * FROM steps WHERE run_id = ? AND idx = ?').get(runId, index) as Row | undefined;
-    return r ? stepFromRow(r) : undefined;
+    return r ? this.#readStep(r) : undefined;
   }
 
   /** Recorded answers of a run (numbers or lists of numbers), in first-recorded order. */
@@ -399,7 +460,7 @@ export class RunStore {
       const rows = (opts.runId ? q.all(last, opts.runId) : q.all(last)) as Row[];
       for (const r of rows) {
         last = Math.max(last, r.seq as number);
-        onStep(stepFromRow(r));
+        onStep(this.#readStep(r));
       }
     };
     const timer = setInterval(tick, opts.intervalMs ?? 250);
