@@ -236,8 +236,19 @@ export const runCommand: CliCommand = {
       if (v.block && v.blocks) throw new UsageError('give --block or --blocks, not both');
       const spec = v.block ?? v.blocks;
       if (!spec) throw new UsageError('--block ID or --blocks all|ID,ID is required');
-      if (spec === 'all') blocks = suite.blocks.filter((b) => b.runnable);
-      else {
+      // Problems of the suite (malformed rows dropped, files missing) are warnings here and in each run's record.
+      const suiteWarnings = suite.problems;
+      for (const w of suiteWarnings.slice(0, 20)) io.err(`warning: ${w}\n`);
+      if (suiteWarnings.length > 20) io.err(`warning: ... and ${suiteWarnings.length - 20} more problems\n`);
+      if (spec === 'all') {
+        blocks = suite.blocks.filter((b) => b.runnable);
+        const skipped = suite.blocks.filter((b) => !b.runnable);
+        for (const b of skipped) io.err(`skipped ${b.id}: ${b.problems.join('; ') || 'not runnable'}\n`);
+        if (!blocks.length) {
+          io.err(`loupe run: no runnable block in ${suite.root} (${suite.blocks.length} block(s) found${suiteWarnings.length ? `, ${suiteWarnings.length} problem(s) above` : ''})\n`);
+          return 1;
+        }
+      } else {
         blocks = spec.split(',').map((id) => id.trim()).filter(Boolean).map((id) => {
           const b = suite.blocks.find((x) => x.id === id);
           if (!b) throw new UsageError(`unknown block '${id}'. Blocks: ${suite.blocks.map((x) => x.id).join(', ')}`);
@@ -258,7 +269,11 @@ export const runCommand: CliCommand = {
           let runId: string | undefined;
           const opts: BlockRunOptions = {
             store, suite, block: job.block, agent, llm, runsDir, kernel, budget, repeat: job.repeat, control, log, referenceDir, maxObservationChars: num(v['max-observation-chars'], 'max-observation-chars'), toolSetOptions,
-            onEvent: progressPrinter(io, label), onRunCreated: (id) => { runId = id; io.err(`[${label}] run ${id} started\n`); },
+            onEvent: progressPrinter(io, label), onRunCreated: (id) => {
+              runId = id;
+              io.err(`[${label}] run ${id} started\n`);
+              for (const w of suiteWarnings) store.addEvent(id, 'warning', `suite: ${w}`);
+            },
           };
           try {
             await startBlockRun(opts);

@@ -327,7 +327,7 @@ export async function startBlockRun(o: BlockRunOptions): Promise<AgentRunResult>
     params, promptHash: promptHash(toolSet.systemPrompt, toolSet.buildBlockPrompt(o.block), toolSet.tools.map((t) => ({ name: t.name, description: t.description, parameters: t.parameters }))),
     toolSet: toolSet.id, dataChecksums: {}, loupeVersion: LOUPE_VERSION, sandbox: o.kernel.sandbox, workspace,
   });
-  if (o.kernel.sandbox === 'off') o.store.addEvent(runId, 'warning', 'the Python kernel runs WITHOUT a sandbox (loupe.sandbox = "off")');
+  if (o.kernel.sandbox === 'off') o.store.addEvent(runId, 'warning', 'UNCONTAINED: this run has no sandbox (sandbox "off"). Agent code and the SQL tool run with your user\'s permissions: they can read the answers and any file you can, write anywhere you can, and use the network. Nothing Loupe says about containment holds for this run.');
   o.onRunCreated?.(runId);
   log.info(`run ${runId}: ${o.suite.kind} block ${o.block.id}, agent ${o.agent}`);
   const recorded = checksumsP.then((c) => o.store.setDataChecksums(runId, c), (e: unknown) => o.store.addEvent(runId, 'warning', `data checksums failed: ${(e as Error).message}`));

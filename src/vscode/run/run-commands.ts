@@ -160,7 +160,7 @@ export async function runBenchmarkBlock(ctx: LoupeContext, raw?: unknown): Promi
   const repeats = await pickRepeats(args);
   if (!repeats) return undefined;
   if (ctx.settings.sandbox === 'off') {
-    void vscode.window.showWarningMessage('Loupe: the Python sandbox is OFF (loupe.sandbox = "off"): agent code runs with your permissions and network.');
+    void vscode.window.showWarningMessage('Loupe: the sandbox is OFF (setting loupe.sandbox = "off"). Agent code and the SQL tool run with your permissions and network: they can read the benchmark answers and write anywhere you can. Runs are recorded as uncontained.');
   }
   const llm = profile === REFERENCE ? undefined : await llmConfig(ctx, profile);
   const runIds: string[] = [];

@@ -370,3 +370,26 @@ test('loupe run --agent reference: the NHANES 508 reference analysis reproduces 
     rmSync(dir, { recursive: true, force: true });
   }
 });
+
+test('loupe run --blocks all: a LongDA root with no usable row exits non-zero with the reason; dropped rows are warnings', async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'loupe-empty-'));
+  try {
+    const { writeFileSync } = await import('node:fs');
+    writeFileSync(join(dir, 'benchmark.csv'), 'survey,source,internal_id,query,answer_structure,additional_info,answer\n');
+    const run = (root: string) => new Promise<{ code: number | null; err: string }>((res) => {
+      const c = spawn(process.execPath, ['--no-warnings', join(repoRoot, 'src', 'cli.ts'), 'run', '--suite', 'longda', '--root', root, '--blocks', 'all', '--agent', 'reference', '--store', join(dir, 's.sqlite')], { cwd: dir, stdio: ['ignore', 'pipe', 'pipe'] });
+      let err = '';
+      c.stderr.on('data', (b: Buffer) => { err += b.toString(); });
+      c.on('exit', (code) => res({ code, err }));
+    });
+    const empty = await run(dir);
+    assert.equal(empty.code, 1);
+    assert.match(empty.err, /no runnable block in .*0 block\(s\) found/);
+    writeFileSync(join(dir, 'benchmark.csv'), 'survey,source,internal_id,query,answer_structure,additional_info,answer\nTOY,T 1,1,"What is x?,single_number,,42\n');
+    const broken = await run(dir);
+    assert.equal(broken.code, 1);
+    assert.match(broken.err, /warning: .*benchmark\.csv:2: malformed CSV record/);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
