@@ -156,7 +156,8 @@ function renderResults(): void {
         h('span', { class: 'hit-file', title: hit.file }, hit.file),
         h('span', { class: 'hit-unit' }, hit.unit),
         h('span', { class: 'hit-score num', title: 'Score' }, formatScore(hit.score))),
-      h('div', { class: 'hit-snippet' }, ...segmentsToNodes(snippet, view.query, view.mode)));
+      h('div', { class: 'hit-snippet' }, ...segmentsToNodes(snippet, view.query, view.mode)),
+      ...(hit.alsoIn?.length ? [h('div', { class: 'hit-also muted', title: hit.alsoIn.map((a) => `${a.file} · ${a.unit}`).join('\n') }, `Same text also in ${hit.alsoIn.length} other place${hit.alsoIn.length === 1 ? '' : 's'}: ${hit.alsoIn.slice(0, 3).map((a) => a.file.split('/').pop()).join(', ')}${hit.alsoIn.length > 3 ? ', …' : ''}`)] : []));
     row.addEventListener('click', () => select(i, true));
     row.addEventListener('dblclick', () => open(i));
     return row;

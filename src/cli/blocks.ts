@@ -1,4 +1,5 @@
 import { parseArgs } from 'node:util';
+import { plural } from './plural.ts';
 import { loadSuite, parseSuiteKind, summariseBlock } from '../core/suites/index.ts';
 import { globToRegExp } from '../core/suites/glob.ts';
 import { UsageError, type CliCommand } from './types.ts';
@@ -49,11 +50,11 @@ export const blocksCommand: CliCommand = {
     }
     const runnable = suite.blocks.filter((b) => b.runnable).length;
     const items = suite.blocks.reduce((n, b) => n + b.items.length, 0);
-    io.out(`${suite.title} (${suite.id}, version ${suite.version}): ${suite.blocks.length} blocks, ${items} items, ${runnable} runnable\n`);
+    io.out(`${suite.title} (${suite.id}, version ${suite.version}): ${plural(suite.blocks.length, 'block')}, ${plural(items, 'item')}, ${runnable} runnable\n`);
     const w = Math.max(2, ...suite.blocks.map((b) => b.id.length));
     for (const b of suite.blocks) {
-      const extra = b.ddr ? `, ${b.ddr.checklistCount} checklist items` : b.blade ? `, ${b.blade.counts.cvars.total} cvars/${b.blade.counts.transforms} transforms/${b.blade.counts.models} models` : '';
-      io.out(`${b.runnable ? '✔' : '✘'} ${b.id.padEnd(w)}  ${b.items.length} items${extra}${b.problems.length ? `, ${b.problems.length} problem(s)` : ''}\n`);
+      const extra = b.ddr ? `, ${plural(b.ddr.checklistCount, 'checklist item')}${b.ddr.checklistCount === 0 ? ' (no checklist: runs of this block cannot be scored)' : ''}` : b.blade ? `, ${b.blade.counts.cvars.total} cvars/${b.blade.counts.transforms} transforms/${b.blade.counts.models} models` : '';
+      io.out(`${b.runnable ? '✔' : '✘'} ${b.id.padEnd(w)}  ${plural(b.items.length, 'item')}${extra}${b.problems.length ? `, ${b.problems.length} problem(s)` : ''}\n`);
       for (const p of b.problems) io.out(`    - ${p}\n`);
     }
     for (const p of suite.problems) io.out(`problem: ${p}\n`);

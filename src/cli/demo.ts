@@ -3,6 +3,7 @@ import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { loadSuite, type LongdaQuery } from '../core/suites/index.ts';
 import { openStore } from '../core/store/run-store.ts';
+import { storeFile as storeFileOf } from './store-arg.ts';
 import { startBlockRun } from '../core/agent/runner.ts';
 import { compareLongdaValues } from '../core/eval/longda.ts';
 import type { LlmConfig } from '../core/agent/llm.ts';
@@ -29,7 +30,7 @@ export const demoCommand: CliCommand = {
     if (!block) throw new UsageError(`block ${blockId} not found under ${root}`);
     const model = io.env.LOUPE_MODEL;
     const llm: LlmConfig | undefined = model ? { model, baseUrl: io.env.LOUPE_BASE_URL ?? io.env.OPENAI_BASE_URL ?? 'https://api.openai.com/v1', apiKey: io.env.OPENAI_API_KEY ?? '', temperature: 0 } : undefined;
-    const storeFile = resolve(io.cwd, v.store ?? join('.loupe', 'runs.sqlite'));
+    const storeFile = storeFileOf(io, v.store);
     const store = openStore(storeFile);
     try {
       io.err(`loupe demo: ${llm ? `llm agent (${llm.model})` : 'reference agent'} on ${block.id} (${block.items.length} queries), sandbox ${sandbox}\n`);
@@ -38,7 +39,11 @@ export const demoCommand: CliCommand = {
         store, suite, block, agent: llm ? 'llm' : 'reference', llm, runsDir: join(resolve(storeFile, '..'), 'runs'),
         kernel: { sandbox, python: v.python ?? io.env.LOUPE_PYTHON }, log: streamLogger({ write: (s: string) => io.err(s) }, 'warn'),
         onRunCreated: (id) => { runId = id; },
-        onEvent: (e) => { if (e.type === 'tool-call') io.err(`  step ${e.step + 1}: ${e.call.name}\n`); },
+        onEvent: (e) => {
+          if (e.type === 'tool-call') io.err(`  step ${e.step + 1}: ${e.call.name}\n`);
+          // an unreachable or slow model shows its retries as they happen (as \`loupe run\` does)
+          else if (e.type === 'retry') io.err(`  model retry ${e.attempt} in ${Math.round(e.delayMs)} ms: ${e.reason.slice(0, 160)}\n`);
+        },
       });
       const answers = new Map(store.getAnswers(runId).map((a) => [a.queryId, a.answer]));
       const rows: string[][] = [['query', 'answer', 'ground truth', 'match']];

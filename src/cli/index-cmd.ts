@@ -1,4 +1,5 @@
 import { parseArgs } from 'node:util';
+import { plural } from './plural.ts';
 import { openDocIndex } from '../core/docs/index.ts';
 import { defaultDocsCacheDir, suiteDocFiles } from '../core/docs/roots.ts';
 import { UsageError, type CliCommand } from './types.ts';
@@ -41,7 +42,9 @@ export const indexCommand: CliCommand = {
         io.out(JSON.stringify(rep, null, 2) + '\n');
       } else {
         io.out(`root: ${rep.root}\ncache: ${rep.cachePath}\n`);
-        io.out(`${rep.files.length} files, ${rep.units} units, ${rep.chunks} chunks (${rep.extracted} extracted, ${rep.reused} reused) in ${(rep.ms / 1000).toFixed(1)} s\n`);
+        const skippedSet = new Set(rep.skipped.map((s) => s.file));
+        const indexed = rep.files.filter((f) => !skippedSet.has(f.file)).length;
+        io.out(`${plural(indexed, 'file')} indexed${rep.skipped.length ? ` (${rep.skipped.length} skipped)` : ''}, ${rep.units} units, ${rep.chunks} chunks (${rep.extracted} extracted, ${rep.reused} reused) in ${(rep.ms / 1000).toFixed(1)} s\n`);
         for (const f of rep.files) if (f.note) io.out(`  note ${f.file}: ${f.note}\n`);
         if (rep.skipped.length) {
           io.out(`skipped ${rep.skipped.length}:\n`);

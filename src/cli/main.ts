@@ -1,6 +1,7 @@
 import { LOUPE_VERSION } from '../core/version.ts';
 import { commands } from './commands.ts';
 import { UsageError, type CliIo } from './types.ts';
+import { didYouMean } from './suggest.ts';
 
 export function helpText(): string {
   const width = Math.max(...commands.map((c) => c.name.length));
@@ -34,7 +35,7 @@ export async function main(argv: string[], io: CliIo): Promise<number> {
   }
   const cmd = commands.find((c) => c.name === name);
   if (!cmd) {
-    io.err(`loupe: unknown command '${name}'\n\n${helpText()}`);
+    io.err(`loupe: unknown command '${name}'.${didYouMean(name, commands.map((c) => c.name))}\n\n${helpText()}`);
     return 2;
   }
   if (rest.includes('--help') || rest.includes('-h')) {
@@ -44,8 +45,16 @@ export async function main(argv: string[], io: CliIo): Promise<number> {
   try {
     return await cmd.run(rest, io);
   } catch (e) {
-    if (e instanceof UsageError || (e instanceof TypeError && (e as NodeJS.ErrnoException).code?.startsWith('ERR_PARSE_ARGS'))) {
-      io.err(`loupe ${name}: ${e.message}\nusage: ${cmd.usage}\n`);
+    if (e instanceof UsageError) {
+      io.err(`loupe ${name}: ${e.message}\n${e.showUsage ? `usage: ${cmd.usage}\n` : ''}`);
+      return 2;
+    }
+    if (e instanceof TypeError && (e as NodeJS.ErrnoException).code?.startsWith('ERR_PARSE_ARGS')) {
+      // node:util parseArgs: "Unknown option '--stor'. To specify a positional argument ..." → suggest the nearest option of this command
+      const unknown = /Unknown option '(-{1,2}[^']+)'/.exec(e.message)?.[1];
+      const known = [...new Set(cmd.usage.match(/--[a-z][a-z0-9-]*/g) ?? [])];
+      const msg = unknown ? `unknown option '${unknown}'.${didYouMean(unknown, known)}` : e.message;
+      io.err(`loupe ${name}: ${msg}\nusage: ${cmd.usage}\n`);
       return 2;
     }
     io.err(`loupe ${name}: ${e instanceof Error ? e.message : String(e)}\n`);

@@ -4,11 +4,11 @@ import { buildReport, renderHtml, renderMarkdown } from '../core/eval/report.ts'
 import { aggregateScores, scoreStoredRun, type RunScore } from '../core/eval/score-run.ts';
 import { ExactOnlyJudge } from '../core/eval/judges/index.ts';
 import { listScores, SqliteJudgementStore } from '../core/eval/store.ts';
-import { openStore } from '../core/store/run-store.ts';
+import { openExistingStore } from './store-arg.ts';
 import type { Suite } from '../core/suites/types.ts';
 import { UsageError, type CliCommand } from './types.ts';
 
-const USAGE = `loupe report --store FILE [--format md|html] [--out FILE] [--suite S] [--suite-root DIR] [--title T]
+const USAGE = `loupe report [--store FILE] [--format md|html] [--out FILE] [--suite S] [--suite-root DIR] [--title T]
   Uses the latest score saved by 'loupe score' for each run; LongDA runs without a saved score are
   scored on the spot (no judge needed). Runs of other benchmarks without a saved score are listed as
   not scored. Writes to stdout unless --out is given.`;
@@ -19,10 +19,9 @@ export const reportCommand: CliCommand = {
   usage: USAGE,
   async run(argv, io) {
     const { values } = parseArgs({ args: argv, options: { store: { type: 'string' }, format: { type: 'string' }, out: { type: 'string' }, suite: { type: 'string' }, 'suite-root': { type: 'string' }, title: { type: 'string' } } });
-    if (!values.store) throw new UsageError('--store FILE is required');
     const format = values.format ?? 'md';
     if (format !== 'md' && format !== 'html') throw new UsageError(`--format must be md or html, got '${format}'`);
-    const store = openStore(values.store);
+    const store = openExistingStore(io, values.store);
     let runs: RunScore[] = [];
     try {
       const saved = new Map<string, RunScore>();

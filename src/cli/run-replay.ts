@@ -4,6 +4,7 @@
  * prints it. Source: issue 6 "Reference and replay agents".
  */
 import { dirname } from 'node:path';
+import { plural } from './plural.ts';
 import { loadSuite, parseSuiteKind, type LoadSuiteOptions } from '../core/suites/index.ts';
 import type { RunStore } from '../core/store/run-store.ts';
 import { kernelPlacement, type KernelSettings } from '../core/agent/runner.ts';
@@ -63,6 +64,6 @@ export async function runReplayCommand(o: { store: RunStore; runId: string; root
     total: report.total, matched: report.matched, steps: report.steps, durationMs: report.durationMs,
   };
   if (o.json) o.io.out(JSON.stringify(line) + '\n');
-  else o.io.out(`${run.id}  ${run.blockId}  replay  ${line.status}  ${report.matched}/${report.total} actions match over ${report.steps.length} steps  ${(report.durationMs / 1000).toFixed(1)} s\n`);
+  else o.io.out(`${run.id}  ${run.blockId}  replay  ${line.status}  ${report.matched}/${report.total} actions match over ${plural(report.steps.length, 'step')}  ${(report.durationMs / 1000).toFixed(1)} s\n`);
   return report.allMatch ? 0 : 1;
 }

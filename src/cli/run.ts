@@ -1,8 +1,11 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
+import { plural } from './plural.ts';
 import { dirname, join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { loadSuite, parseSuiteKind, type Block, type Suite } from '../core/suites/index.ts';
 import { openStore, type RunStore } from '../core/store/run-store.ts';
+import { storeFile as storeFileOf } from './store-arg.ts';
+import { didYouMean } from './suggest.ts';
 import { exportLongdaResults, exportTrajectoryJsonl } from '../core/store/export.ts';
 import { RunControl, type Budget } from '../core/agent/loop.ts';
 import { longdaJsonScore } from '../core/eval/score-run.ts';
@@ -74,7 +77,7 @@ function maxTokensField(v: string): 'max_tokens' | 'max_completion_tokens' {
   return v;
 }
 
-function progressPrinter(io: CliIo, label: string): (e: AgentEvent) => void {
+export function progressPrinter(io: CliIo, label: string): (e: AgentEvent) => void {
   return (e) => {
     switch (e.type) {
       case 'tool-call': {
@@ -83,7 +86,11 @@ function progressPrinter(io: CliIo, label: string): (e: AgentEvent) => void {
         break;
       }
       case 'observation':
-        if (e.isError) io.err(`[${label}]   ✘ ${e.observation.split('\n')[0]!.slice(0, 160)}\n`);
+        if (e.isError) {
+          // The reason may be on the lines after a heading ("Submission rejected:\n- PatsyError: ..."): show up to 3 lines.
+          const lines = e.observation.split('\n').map((l) => l.trim()).filter(Boolean).slice(0, 3);
+          io.err(`[${label}]   ✘ ${lines.join(' ').slice(0, 300)}\n`);
+        }
         break;
       case 'retry':
         io.err(`[${label}] model retry ${e.attempt} in ${Math.round(e.delayMs)} ms: ${e.reason.slice(0, 160)}\n`);
@@ -92,7 +99,7 @@ function progressPrinter(io: CliIo, label: string): (e: AgentEvent) => void {
         io.err(`[${label}] ${e.message}\n`);
         break;
       case 'run-end':
-        io.err(`[${label}] ${e.status} after ${e.steps} steps: ${e.reason}\n`);
+        io.err(`[${label}] ${e.status} after ${plural(e.steps, 'step')}: ${e.reason}\n`);
         break;
       default:
         break;
@@ -118,7 +125,7 @@ export const runCommand: CliCommand = {
         verbose: { type: 'boolean' }, 'reference-dir': { type: 'string' }, 'max-observation-chars': { type: 'string' }, run: { type: 'string' }, 'tool-option': { type: 'string', multiple: true }, entities: { type: 'string' }, database: { type: 'string' }, metadata: { type: 'string' }, results: { type: 'string' }, trajectory: { type: 'string' },
       },
     });
-    const storeFile = resolve(io.cwd, v.store ?? join('.loupe', 'runs.sqlite'));
+    const storeFile = storeFileOf(io, v.store);
     const runsDir = join(dirname(storeFile), 'runs');
     const sandbox = (v.sandbox ?? io.env.LOUPE_SANDBOX ?? 'bubblewrap') as 'bubblewrap' | 'off';
     if (sandbox !== 'bubblewrap' && sandbox !== 'off') throw new UsageError(`--sandbox must be bubblewrap or off, got '${sandbox}'`);
@@ -251,7 +258,7 @@ export const runCommand: CliCommand = {
       } else {
         blocks = spec.split(',').map((id) => id.trim()).filter(Boolean).map((id) => {
           const b = suite.blocks.find((x) => x.id === id);
-          if (!b) throw new UsageError(`unknown block '${id}'. Blocks: ${suite.blocks.map((x) => x.id).join(', ')}`);
+          if (!b) throw new UsageError(`unknown block '${id}' in ${suite.root}.${didYouMean(id, suite.blocks.map((x) => x.id)) || ` ${suite.blocks.length} blocks: \`loupe blocks --suite ${suite.kind} --root ${suite.root}\` lists them.`}`, { showUsage: false });
           return b;
         });
       }

@@ -2,7 +2,8 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { loadSuite, parseSuiteKind, type Block } from '../core/suites/index.ts';
-import { isRunActive, openStore } from '../core/store/run-store.ts';
+import { isRunActive } from '../core/store/run-store.ts';
+import { openExistingStore, storeFile as storeFileOf } from './store-arg.ts';
 import { exportLongdaResults, exportTrajectoryJsonl } from '../core/store/export.ts';
 import { UsageError, type CliCommand } from './types.ts';
 
@@ -25,10 +26,10 @@ export const runsCommand: CliCommand = {
         json: { type: 'boolean' }, trajectory: { type: 'string' }, results: { type: 'string' }, run: { type: 'string' },
       },
     });
-    const storeFile = resolve(io.cwd, v.store ?? join('.loupe', 'runs.sqlite'));
     const limit = v.limit ? Number(v.limit) : undefined;
     if (limit !== undefined && !(Number.isInteger(limit) && limit > 0)) throw new UsageError(`--limit must be a positive integer, got '${v.limit}'`);
-    const store = openStore(storeFile);
+    const storeFile = storeFileOf(io, v.store);
+    const store = openExistingStore(io, v.store);
     try {
       let runs = store.listRuns({ suite: v.suite, blockId: v.block, status: v.status as never, limit });
       if (v.run) {

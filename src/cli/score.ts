@@ -8,11 +8,12 @@ import { ExactOnlyJudge, HumanJudge, LlmJudge, type Judge, type JudgementStore }
 import { lexicalEmbedder, openAiEmbedder, type CaptionEmbedder } from '../core/eval/analystbench.ts';
 import { saveScore, SqliteJudgementStore } from '../core/eval/store.ts';
 import { openStore } from '../core/store/run-store.ts';
+import { openExistingStore, storeFile } from './store-arg.ts';
 import type { LoadSuiteOptions, Suite } from '../core/suites/types.ts';
 import { streamLogger } from '../core/util/log.ts';
 import { UsageError, type CliCommand, type CliIo } from './types.ts';
 
-const USAGE = `loupe score --store FILE (--run ID | --all) [--suite S] [--suite-root DIR | --root DIR]
+const USAGE = `loupe score [--store FILE] (--run ID | --all) [--suite S] [--suite-root DIR | --root DIR]
             [--entities TABLE.COLUMN --database FILE --metadata DIR --checklist FILE]  (DDR: as given to loupe run)
             [--judge none|llm|human] [--judge-model M --judge-base-url URL --judge-api-key-env VAR]
             [--embeddings-model M [--embeddings-base-url URL]] [--option name=value ...] [--no-save] [--json]
@@ -143,7 +144,7 @@ export const scoreCommand: CliCommand = {
       },
     });
     if (values['longda-answers']) return scoreLongtaFile(values['longda-answers'], values['ground-truth'], parseOptionPairs(values.option), !!values.json, io);
-    if (!values.store) throw new UsageError('--store FILE is required');
+    openExistingStore(io, values.store).close(); // a mistyped path is an error, not a new empty store
     if (!values.run?.length && !values.all) throw new UsageError('give --run ID (repeatable) or --all');
     if (values.run?.length && values.all) throw new UsageError('--run and --all are exclusive');
     const options = parseOptionPairs(values.option);
@@ -154,7 +155,7 @@ export const scoreCommand: CliCommand = {
       ? openAiEmbedder({ baseUrl: values['embeddings-base-url'] ?? values['judge-base-url'] ?? '', model: values['embeddings-model'], apiKey: io.env[values['judge-api-key-env'] ?? 'OPENAI_API_KEY'] ?? '' })
       : lexicalEmbedder();
     const res = await scoreRuns({
-      storeFile: values.store,
+      storeFile: storeFile(io, values.store),
       ...(values.run?.length ? { runIds: values.run } : {}),
       ...(values.suite ? { suite: values.suite } : {}),
       ...(values['suite-root'] ?? values.root ? { suiteRoot: resolve(io.cwd, (values['suite-root'] ?? values.root)!) } : {}),

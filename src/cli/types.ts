@@ -16,5 +16,11 @@ export interface CliCommand {
   run(argv: string[], io: CliIo): Promise<number>;
 }
 
-/** Thrown for a bad command line; printed with the command's usage and exit code 2. */
-export class UsageError extends Error {}
+/** Thrown for a bad command line; printed with the command's usage (unless `showUsage` is false) and exit code 2. */
+export class UsageError extends Error {
+  readonly showUsage: boolean;
+  constructor(message: string, opts: { showUsage?: boolean } = {}) {
+    super(message);
+    this.showUsage = opts.showUsage ?? true;
+  }
+}

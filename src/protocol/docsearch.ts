@@ -105,6 +105,8 @@ export interface DocHit {
   score: number;
   /** Text around the hit, as the agent would see it. */
   snippet: string;
+  /** Near-duplicate hits (same text in other files or units) collapsed into this one, best first. */
+  alsoIn?: { file: string; unit: string; score: number }[];
 }
 
 export interface SearchParams {

@@ -104,7 +104,16 @@ export function focusSnippet(text: string, query: string, mode: SearchMode, max 
   const first = matchRanges(flat, query, mode)[0];
   const centre = first ? first[0] : 0;
   let s = Math.max(0, centre - Math.floor(max / 3));
-  const e = Math.min(flat.length, s + max);
+  let e = Math.min(flat.length, s + max);
   s = Math.max(0, e - max);
+  // start and end on word boundaries (a snippet never begins or ends mid-word)
+  if (s > 0 && flat[s - 1] !== ' ') {
+    const sp = flat.indexOf(' ', s);
+    if (sp >= 0 && sp - s < 25 && sp + 1 < e) s = sp + 1;
+  }
+  if (e < flat.length && flat[e] !== ' ') {
+    const sp = flat.lastIndexOf(' ', e);
+    if (sp > s && e - sp < 25) e = sp;
+  }
   return (s > 0 ? '…' : '') + flat.slice(s, e) + (e < flat.length ? '…' : '');
 }

@@ -1141,8 +1141,19 @@ function bm25Snippet(chunk: string, tokens: string[], ctx: number): string {
     if (i >= 0 && (at < 0 || i < at)) at = i;
   }
   if (at < 0 || chunk.length <= ctx) return chunk.slice(0, ctx);
-  const from = Math.max(0, Math.min(at - Math.floor(ctx / 3), chunk.length - ctx));
-  return chunk.slice(from, from + ctx);
+  let from = Math.max(0, Math.min(at - Math.floor(ctx / 3), chunk.length - ctx));
+  let to = from + ctx;
+  // on word boundaries: never start or end mid-word (within a short distance)
+  if (from > 0 && /\S/.test(chunk[from - 1]!)) {
+    const m = /\s/.exec(chunk.slice(from, from + 25));
+    if (m && from + m.index + 1 < at + 1) from += m.index + 1;
+  }
+  if (to < chunk.length && /\S/.test(chunk[to]!)) {
+    const back = chunk.slice(Math.max(from, to - 25), to);
+    const sp = back.search(/\s\S*$/);
+    if (sp >= 0) to = Math.max(from, to - 25) + sp;
+  }
+  return chunk.slice(from, to);
 }
 
 /**

@@ -33,7 +33,7 @@ function walk(dir: string, root: string, out: string[]): void {
  */
 export function suiteDocFiles(root: string, suite?: string, survey?: string): string[] | undefined {
   if (!suite && !survey) return undefined;
-  if (suite && suite !== 'longda') throw new LoupeInputError('--suite', `unknown suite "${suite}" for documentation (supported: longda)`);
+  if (suite && suite.toLowerCase() !== 'longda') throw new LoupeInputError('--suite', `unknown suite "${suite}" for documentation (supported: longda)`);
   const out: string[] = [];
   const isDir = (p: string) => {
     try {
@@ -46,10 +46,12 @@ export function suiteDocFiles(root: string, suite?: string, survey?: string): st
     walk(join(root, 'docs'), root, out);
     return out;
   }
-  const surveys = survey ? [survey] : readdirSync(root).filter((s) => isDir(join(root, s, 'docs')));
+  const all = readdirSync(root).filter((s) => isDir(join(root, s, 'docs')));
+  // --survey in any case (`nhanes` finds `NHANES`)
+  const surveys = survey ? [all.find((s) => s === survey) ?? all.find((s) => s.toLowerCase() === survey.toLowerCase()) ?? survey] : all;
   for (const s of surveys) {
     const d = join(root, s, 'docs');
-    if (!isDir(d)) throw new LoupeInputError(survey ? `--survey ${s}` : root, `no docs folder at ${d}`);
+    if (!isDir(d)) throw new LoupeInputError(survey ? `--survey ${s}` : root, `no docs folder at ${d} (surveys with documentation: ${all.join(', ') || 'none'})`);
     walk(d, root, out);
   }
   if (!out.length) throw new LoupeInputError(root, 'no documentation files found (expected <SURVEY>/docs/ folders)');

@@ -59,7 +59,7 @@ export async function findPython(configured?: string, env: NodeJS.ProcessEnv = p
 export async function runChecks(opts: { python?: string } = {}): Promise<Check[]> {
   const checks: Check[] = [];
   const major = Number(process.versions.node.split('.')[0]);
-  checks.push({ name: 'Node ≥ 22', ok: major >= 22, detail: `node ${process.version}` });
+  checks.push({ name: 'Node ≥ 22', ok: major >= 22, detail: major >= 22 ? `node ${process.version}` : `node ${process.version}: Loupe needs Node ≥ 22. Run \`bash .ci/setup\` and put \`.cache/node/bin\` first on PATH, or install Node 22+` });
   try {
     const py = await findPython(opts.python);
     checks.push({ name: 'Python with pandas', ok: true, detail: `${py.path} (python, pandas: ${py.version})` });
@@ -68,15 +68,19 @@ export async function runChecks(opts: { python?: string } = {}): Promise<Check[]
   }
   const bwrap = await run('bwrap', ['--version']);
   checks.push({ name: 'bubblewrap sandbox', ok: bwrap.code === 0, detail: bwrap.code === 0 ? bwrap.stdout.trim() : 'bwrap not found: install Debian package bubblewrap, or set loupe.sandbox to "off"' });
-  try {
-    const { default: Database } = await import('better-sqlite3');
-    const db = new Database(':memory:');
-    const v = db.prepare('select sqlite_version() as v').get() as { v: string };
-    db.exec('create virtual table t using fts5(x)');
-    db.close();
-    checks.push({ name: 'SQLite with FTS5', ok: true, detail: `sqlite ${v.v}` });
-  } catch (e) {
-    checks.push({ name: 'SQLite with FTS5', ok: false, detail: e instanceof Error ? e.message : String(e) });
+  if (major < 22) {
+    checks.push({ name: 'SQLite with FTS5', ok: false, detail: 'not checked: better-sqlite3 13 crashes Node < 22 (fix the Node check first)' });
+  } else {
+    try {
+      const { default: Database } = await import('better-sqlite3');
+      const db = new Database(':memory:');
+      const v = db.prepare('select sqlite_version() as v').get() as { v: string };
+      db.exec('create virtual table t using fts5(x)');
+      db.close();
+      checks.push({ name: 'SQLite with FTS5', ok: true, detail: `sqlite ${v.v}` });
+    } catch (e) {
+      checks.push({ name: 'SQLite with FTS5', ok: false, detail: e instanceof Error ? e.message : String(e) });
+    }
   }
   return checks;
 }

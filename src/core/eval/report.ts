@@ -165,7 +165,7 @@ export async function renderHtml(r: ReportModel): Promise<string> {
     }
   }
   return `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>${esc(r.title)}</title>
-<style>body{font:14px/1.45 system-ui,sans-serif;margin:2em;max-width:1200px}table{border-collapse:collapse;margin:1em 0}td,th{border:1px solid #ccc;padding:3px 8px;text-align:right}td:first-child,th:first-child{text-align:left}caption{text-align:left;font-weight:600;margin-bottom:4px}figure{margin:1.5em 0}figcaption{font-weight:600}.err{color:#a00}</style>
+<style>body{font:14px/1.45 system-ui,sans-serif;margin:2em}table{border-collapse:collapse;margin:1em 0;max-width:100%}td,th{border:1px solid #ccc;padding:3px 6px;text-align:right;overflow-wrap:anywhere}th{white-space:normal;font-size:13px}td:first-child,th:first-child{text-align:left}caption{text-align:left;font-weight:600;margin-bottom:4px}figure{margin:1.5em 0}figcaption{font-weight:600}.err{color:#a00}</style>
 </head><body><h1>${esc(r.title)}</h1><p>Generated ${esc(r.generatedAt)}.</p>${parts.join('\n')}</body></html>
 `;
 }

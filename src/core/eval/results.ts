@@ -254,7 +254,8 @@ export function bladeCiSpec(rows: readonly BladeCiRow[]): VegaLiteSpec {
       width: 120,
       layer: [
         { mark: 'bar', encoding: { x: { field: 'model', type: 'nominal', title: null }, y: { field: 'f1', type: 'quantitative', title: 'F1' } } },
-        { mark: 'errorbar', encoding: { x: { field: 'model', type: 'nominal' }, y: { field: 'lo', type: 'quantitative' }, y2: { field: 'hi' } } },
+        // the error bar's y shares the bar's axis: same title, or Vega-Lite merges them into "F1, lo"
+        { mark: 'errorbar', encoding: { x: { field: 'model', type: 'nominal' }, y: { field: 'lo', type: 'quantitative', title: 'F1' }, y2: { field: 'hi' } } },
       ],
     },
   };

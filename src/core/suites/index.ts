@@ -92,11 +92,12 @@ export function dropHiddenAliases(suite: Suite): Suite {
 }
 
 /**
- * Checks a string names a suite kind.
+ * Checks a string names a suite kind, in any case (`LongDA`, `longda`, `BLADE` all work: the UI prints `LongDA`).
  * @throws LoupeInputError naming `subject` otherwise.
  */
 export function parseSuiteKind(s: string, subject = '--suite'): SuiteKind {
-  if ((SUITE_KINDS as readonly string[]).includes(s)) return s as SuiteKind;
+  const k = s.trim().toLowerCase();
+  if ((SUITE_KINDS as readonly string[]).includes(k)) return k as SuiteKind;
   throw new LoupeInputError(subject, `unknown suite '${s}' (expected one of ${SUITE_KINDS.join(', ')})`);
 }
 export { createGuard, PathNotVisibleError, visibleFiles, type LeakageGuard } from './guard.ts';

@@ -141,7 +141,7 @@ export class DocSearchService {
     const t0 = performance.now();
     const files = p.files?.length ? p.files.filter((f) => this.has(f)) : undefined;
     const hits = index.search(p.query, { mode: p.mode, top: p.top ?? 50, files });
-    return { hits: hits.map((x) => ({ file: x.file, unit: x.unit, start: x.start, end: x.end, score: x.score, snippet: x.snippet })), elapsedMs: performance.now() - t0 };
+    return { hits: collapseNearDuplicates(hits.map((x) => ({ file: x.file, unit: x.unit, start: x.start, end: x.end, score: x.score, snippet: x.snippet }))), elapsedMs: performance.now() - t0 };
   }
 
   async readUnit(file: string, unit: string): Promise<UnitContent> {
@@ -181,6 +181,33 @@ export class DocSearchService {
     this.index?.close();
     this.index = undefined;
   }
+}
+
+/** Words of a snippet for near-duplicate detection (lower case, letters and digits). */
+function snippetWords(s: string): Set<string> {
+  return new Set(s.toLowerCase().match(/[a-z0-9]+/g) ?? []);
+}
+
+/**
+ * Collapses near-duplicate hits for the search panel: the same passage repeated across files (e.g. the
+ * same methodology paragraph in five Dietary codebooks) is shown once, best-scored first, with the others
+ * listed in `alsoIn`. Two snippets are near-duplicates when their word sets overlap with Jaccard ≥ 0.8.
+ * Panel only: the agent's tools return every hit as LongTA does.
+ * @param hits ranked hits (best first). @returns the kept hits in the same order.
+ */
+export function collapseNearDuplicates<H extends { file: string; unit: string; score: number; snippet: string; alsoIn?: { file: string; unit: string; score: number }[] }>(hits: readonly H[], threshold = 0.8): H[] {
+  const kept: { hit: H; words: Set<string> }[] = [];
+  for (const h of hits) {
+    const w = snippetWords(h.snippet);
+    const dup = w.size >= 5 ? kept.find((k) => {
+      let inter = 0;
+      for (const x of w) if (k.words.has(x)) inter++;
+      return inter / (w.size + k.words.size - inter) >= threshold;
+    }) : undefined;
+    if (dup) (dup.hit.alsoIn ??= []).push({ file: h.file, unit: h.unit, score: h.score });
+    else kept.push({ hit: { ...h }, words: w });
+  }
+  return kept.map((k) => k.hit);
 }
 
 /**

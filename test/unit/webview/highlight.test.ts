@@ -47,4 +47,16 @@ describe('webview highlight', () => {
     assert.ok(s.startsWith('…') && s.endsWith('…'));
     assert.ok(s.length <= 102);
   });
+
+  it('focusSnippet starts and ends on word boundaries (never mid-word)', () => {
+    const words = 'participants examination household questionnaire prevalence estimates weighted sample design';
+    const long = `${words} `.repeat(20) + 'obesity NEEDLE obesity ' + `${words} `.repeat(20);
+    for (const max of [97, 100, 103, 111, 130]) {
+      const s = focusSnippet(long, 'needle', 'keyword', max).replace(/^…|…$/g, '');
+      const first = s.split(' ')[0]!;
+      const last = s.split(' ').pop()!;
+      assert.ok(words.split(' ').includes(first) || first === 'obesity', `starts mid-word: "${first}" (max ${max})`);
+      assert.ok(words.split(' ').includes(last) || last === 'obesity', `ends mid-word: "${last}" (max ${max})`);
+    }
+  });
 });

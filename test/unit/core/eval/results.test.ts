@@ -52,6 +52,15 @@ describe('eval/results data shaping', () => {
     assert.equal(rows[1]!.type, 'weighted');
     assert.equal((bladeCiSpec(rows).data as { values: unknown[] }).values.length, 2);
   });
+  it('BLADE F1 chart: the y axis is titled "F1" (was "F1, lo": the error bar layer merged its field name in)', async () => {
+    const iv = (m: number) => ({ mean: m, lo: m - 0.1, hi: m + 0.1 });
+    const rows = bladeCiRows([{ model: 'm', runIds: ['x'], aggregate: { bootstrap: { weightedF1: iv(0.4), perType: { cvar: { precision: iv(0.5), coverage: iv(0.3), f1: iv(0.37) } } } } }]);
+    const { compile } = await import('vega-lite');
+    const vg = JSON.stringify(compile(bladeCiSpec(rows) as never).spec);
+    const titles = [...vg.matchAll(/"title":"([^"]*)"/g)].map((m) => m[1]);
+    assert.ok(titles.includes('F1'), titles.join(' | '));
+    assert.ok(!titles.some((t) => /lo/.test(t!)), titles.join(' | '));
+  });
   it('report lists failures, options and judges', () => {
     const r = buildReport([
       { runId: 'x', suite: 'ddr', blockId: 'p1', model: 'm', agent: 'llm', status: 'finished', benchmark: 'ddr', judgeId: 'human', options: { scenario: 'mimic' }, summary: { messageWiseAccuracy: 0.25 }, pending: 3, unjudged: 3, detail: null },

@@ -112,3 +112,20 @@ describe('docsearch service', () => {
     ]);
   });
 });
+
+describe('docsearch panel results', () => {
+  it('collapses near-duplicate hits (the same passage in several files) into the best one, listing the others', async () => {
+    const { collapseNearDuplicates } = await import('../../../../src/core/ui/docsearch-service.ts');
+    const para = 'Obesity is defined as a body mass index of 30 or higher among adults aged 20 and over in the survey';
+    const hits = [
+      { file: 'docs/DR1IFF_L.pdf', unit: 'Page 2', score: 9, snippet: para },
+      { file: 'docs/BMX_L.pdf', unit: 'Page 4', score: 8, snippet: 'BMXBMI Body Mass Index (kg/m**2) computed from measured weight and height' },
+      { file: 'docs/DR2IFF_L.pdf', unit: 'Page 2', score: 7, snippet: `${para}.` },
+      { file: 'docs/DR1TOT_L.pdf', unit: 'Page 3', score: 6, snippet: para.replace('survey', 'surveys') },
+    ];
+    const out = collapseNearDuplicates(hits);
+    assert.deepEqual(out.map((h) => h.file), ['docs/DR1IFF_L.pdf', 'docs/BMX_L.pdf']);
+    assert.deepEqual(out[0]!.alsoIn!.map((a) => a.file), ['docs/DR2IFF_L.pdf', 'docs/DR1TOT_L.pdf']);
+    assert.equal(out[1]!.alsoIn, undefined);
+  });
+});
