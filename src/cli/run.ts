@@ -5,6 +5,7 @@ import { parseArgs } from 'node:util';
 import { loadSuite, parseSuiteKind, type Block, type Suite } from '../core/suites/index.ts';
 import { openStore, type RunStore } from '../core/store/run-store.ts';
 import { storeFile as storeFileOf } from './store-arg.ts';
+import { LoupeInputError } from '../core/util/errors.ts';
 import { didYouMean } from './suggest.ts';
 import { exportLongdaResults, exportTrajectoryJsonl } from '../core/store/export.ts';
 import { RunControl, type Budget } from '../core/agent/loop.ts';
@@ -284,16 +285,32 @@ export const runCommand: CliCommand = {
           };
           try {
             await startBlockRun(opts);
+            started++;
           } catch (e) {
-            anyFailed = true;
-            io.err(`[${label}] ${e instanceof Error ? e.message : String(e)}\n`);
+            const msg = e instanceof Error ? e.message : String(e);
+            if (spec === 'all' && !runId && e instanceof LoupeInputError) {
+              // `--blocks all`: a block this agent cannot run (e.g. the reference agent without ground truth) is skipped, not a failure
+              skippedForAgent.push(job.block.id);
+              io.err(`skipped ${label}: ${msg}\n`);
+            } else {
+              if (runId) started++;
+              anyFailed = true;
+              io.err(`[${label}] ${msg}\n`);
+            }
           }
           controls.delete(control);
           if (runId) finishRun(runId, job.block, job.repeat);
         }
       };
+      let started = 0;
+      const skippedForAgent: string[] = [];
       await Promise.all(Array.from({ length: Math.min(concurrency, jobs.length) }, worker));
       writeResults();
+      if (skippedForAgent.length) io.err(`${skippedForAgent.length} block(s) skipped: the ${agent} agent cannot run them (${skippedForAgent.join(', ')})\n`);
+      if (!started) {
+        io.err('loupe run: no block could be run\n');
+        return 1;
+      }
       return anyFailed ? 1 : 0;
     } finally {
       process.off('SIGINT', onSig);

@@ -116,3 +116,17 @@ test('a rejected BLADE submission prints its reason on the progress line, not an
   p({ type: 'observation', runId: 'r', step: 3, callId: 'c', name: 'submit_analysis', isError: true, observation: "Submission rejected:\n- PatsyError: Error evaluating factor: NameError: name 'agee' is not defined\nFix the problem and call submit_analysis again." } as never);
   assert.match(err, /✘ Submission rejected: - PatsyError: Error evaluating factor: NameError: name 'agee' is not defined/);
 });
+
+test('run --blocks all on BLADE: blocks the agent cannot run are skipped with the reason; exit 0 when every runnable block ran', { timeout: 180_000 }, async () => {
+  const { cpSync } = await import('node:fs');
+  const root = mkdtempSync(join(tmpdir(), 'loupe-blade-all-'));
+  try {
+    for (const d of ['toy', 'hurricane']) cpSync(sharedData('blade', 'datasets', d), join(root, d), { recursive: true });
+    const r = cli(['run', '--suite', 'BLADE', '--root', root, '--blocks', 'all', '--agent', 'reference', '--store', join(root, 's.sqlite')], { cwd: root });
+    assert.match(r.err, /skipped toy: .*no annotations\.csv/);
+    assert.match(r.err, /1 block\(s\) skipped: the reference agent cannot run them \(toy\)/);
+    assert.equal(r.code, 0, r.err);
+  } finally {
+    rmSync(root, { recursive: true, force: true });
+  }
+});

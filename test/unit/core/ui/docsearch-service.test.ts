@@ -117,7 +117,7 @@ describe('docsearch panel results', () => {
   it('collapses near-duplicate hits (the same passage in several files) into the best one, listing the others', async () => {
     const { collapseNearDuplicates } = await import('../../../../src/core/ui/docsearch-service.ts');
     const para = 'Obesity is defined as a body mass index of 30 or higher among adults aged 20 and over in the survey';
-    const hits = [
+    const hits: { file: string; unit: string; score: number; snippet: string; alsoIn?: { file: string; unit: string; score: number }[] }[] = [
       { file: 'docs/DR1IFF_L.pdf', unit: 'Page 2', score: 9, snippet: para },
       { file: 'docs/BMX_L.pdf', unit: 'Page 4', score: 8, snippet: 'BMXBMI Body Mass Index (kg/m**2) computed from measured weight and height' },
       { file: 'docs/DR2IFF_L.pdf', unit: 'Page 2', score: 7, snippet: `${para}.` },
