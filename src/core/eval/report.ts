@@ -134,6 +134,11 @@ export function renderMarkdown(r: ReportModel): string {
   return out.join('\n');
 }
 
+/** A column header that may wrap between words and camelCase parts (`coverage<wbr>Comparable`), never inside a number. */
+function wrapHeader(h: string): string {
+  return esc(h).replace(/([a-z])([A-Z])/g, '$1<wbr>$2').replace(/_/g, '_<wbr>');
+}
+
 /**
  * Renders the report as one self-contained HTML page: tables (each number's title lists its runs),
  * figures as inline SVG rendered with vega, and every Vega-Lite spec embedded as JSON.
@@ -147,7 +152,7 @@ export async function renderHtml(r: ReportModel): Promise<string> {
   for (const s of r.sections) {
     parts.push(`<h2>${esc(s.heading)}</h2><ul>${s.notes.map((n) => `<li>${esc(n)}</li>`).join('')}</ul>`);
     for (const t of s.tables) {
-      parts.push(`<table><caption>${esc(t.caption)}</caption><thead><tr>${t.header.map((h) => `<th>${esc(h)}</th>`).join('')}</tr></thead><tbody>`);
+      parts.push(`<table><caption>${esc(t.caption)}</caption><thead><tr>${t.header.map((h) => `<th>${wrapHeader(h)}</th>`).join('')}</tr></thead><tbody>`);
       for (const row of t.rows) parts.push(`<tr>${row.map((c) => `<td${c.runIds ? ` title="runs: ${esc(c.runIds.join(', '))}" data-runs="${esc(c.runIds.join(','))}"` : ''}>${esc(c.text)}</td>`).join('')}</tr>`);
       parts.push('</tbody></table>');
     }
@@ -165,7 +170,7 @@ export async function renderHtml(r: ReportModel): Promise<string> {
     }
   }
   return `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>${esc(r.title)}</title>
-<style>body{font:14px/1.45 system-ui,sans-serif;margin:2em}table{border-collapse:collapse;margin:1em 0;max-width:100%}td,th{border:1px solid #ccc;padding:3px 6px;text-align:right;overflow-wrap:anywhere}th{white-space:normal;font-size:13px}td:first-child,th:first-child{text-align:left}caption{text-align:left;font-weight:600;margin-bottom:4px}figure{margin:1.5em 0}figcaption{font-weight:600}.err{color:#a00}</style>
+<style>body{font:14px/1.45 system-ui,sans-serif;margin:2em}table{border-collapse:collapse;margin:1em 0;max-width:100%}td,th{border:1px solid #ccc;padding:3px 6px;text-align:right}td{white-space:nowrap}th{font-size:13px}td:first-child,th:first-child{text-align:left}caption{text-align:left;font-weight:600;margin-bottom:4px}figure{margin:1.5em 0}figcaption{font-weight:600}.err{color:#a00}</style>
 </head><body><h1>${esc(r.title)}</h1><p>Generated ${esc(r.generatedAt)}.</p>${parts.join('\n')}</body></html>
 `;
 }

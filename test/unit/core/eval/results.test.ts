@@ -72,6 +72,15 @@ describe('eval/results data shaping', () => {
     assert.match(md, /Run y not scored: boom/);
     assert.match(md, /\| m \| 25\.00 \|/);
   });
+  it('HTML report tables fit the page: headers wrap between camelCase words, numbers never wrap', async () => {
+    const { renderHtml } = await import('../../../../src/core/eval/report.ts');
+    const r = buildReport([{ runId: 'x', suite: 'ddr', blockId: 'p1', model: 'm', agent: 'llm', status: 'finished', benchmark: 'ddr', judgeId: 'human', options: {}, summary: { messageWiseAccuracy: 0.25 }, pending: 0, unjudged: 0, detail: null }], []);
+    const html = await renderHtml(r);
+    assert.match(html, /<th>model<\/th>/);
+    assert.match((await renderHtml({ ...r, sections: [{ ...r.sections[0]!, tables: [{ caption: "c", header: ["model", "coverageComparable"], rows: [] }] }] } as never)), /<th>coverage<wbr>Comparable<\/th>/);
+    assert.match(html, /td\{white-space:nowrap\}/);
+    assert.doesNotMatch(html, /max-width:1200px/);
+  });
 });
 
 describe('eval/score-run aggregateScores', () => {
