@@ -5,7 +5,7 @@
 // runs the reference agent on the NHANES obesity block from the palette and checks the answers landed in the store.
 // Prints "vsix: N passed, N failed". Usage: node test/integration/vsix.mjs [--skip-package]
 import { spawn, spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -40,6 +40,21 @@ async function main() {
   check('code-server --install-extension dist/loupe.vsix', inst.status === 0, (inst.stdout + inst.stderr).trim().split('\n').pop());
   const list = spawnSync(process.execPath, [CS_ENTRY, '--extensions-dir', join(OUT, 'exts'), '--user-data-dir', join(OUT, 'ud'), '--list-extensions', '--show-versions'], { env, encoding: 'utf8' });
   check('installed extension is listed', /loupe-dev\.loupe@/.test(list.stdout), list.stdout.trim());
+
+  // BLADE scoring from the shipped Python driver: the installed copy's CLI runs the reference agent on one dataset and
+  // scores it; only dist/blade/blade_driver.py exists there (no src/), so the score proves the shipped file loads.
+  const ext = join(OUT, 'exts', readdirSync(join(OUT, 'exts')).find((d) => d.startsWith('loupe-dev.loupe-')) ?? 'missing');
+  check('the .vsix ships the BLADE driver as a Python file', existsSync(join(ext, 'dist', 'blade', 'blade_driver.py')) && !existsSync(join(ext, 'src', 'core', 'eval', 'blade')), ext);
+  const bladeStore = join(OUT, 'blade.sqlite');
+  const cliEnv = { ...process.env, HOME: join(OUT, 'home'), TMPDIR: join(OUT, 'tmp') };
+  delete cliEnv.LOUPE_BLADE_DRIVER;
+  const bRun = spawnSync(process.execPath, [join(ext, 'dist', 'cli.js'), 'run', '--suite', 'blade', '--root', join(shared, 'data', 'blade', 'datasets'), '--block', 'hurricane', '--agent', 'reference', '--store', bladeStore, '--json'], { env: cliEnv, cwd: OUT, encoding: 'utf8', timeout: 300_000 });
+  const bScore = spawnSync(process.execPath, [join(ext, 'dist', 'cli.js'), 'score', '--store', bladeStore, '--all', '--json'], { env: cliEnv, cwd: OUT, encoding: 'utf8', timeout: 300_000 });
+  let f1;
+  try {
+    f1 = JSON.parse(bScore.stdout).runs?.[0]?.summary?.transformValuePrecision; // value hashing runs in the Python driver
+  } catch { /* reported below */ }
+  check('BLADE scoring runs from the installed extension (shipped blade_driver.py)', bRun.status === 0 && bScore.status === 0 && typeof f1 === 'number' && f1 > 0, `run ${bRun.status}, score ${bScore.status}, transformValuePrecision ${f1}; ${(bRun.stderr + bScore.stderr).trim().split('\n').slice(-3).join(' | ')}`);
 
   const port = await new Promise((res) => { const s = createServer(); s.listen(0, '127.0.0.1', () => { const p = s.address().port; s.close(() => res(p)); }); });
   const cs = spawn(process.execPath, [CS_ENTRY, '--bind-addr', `127.0.0.1:${port}`, '--auth', 'none', '--user-data-dir', join(OUT, 'ud'), '--extensions-dir', join(OUT, 'exts'),

@@ -1,6 +1,6 @@
 /**
  * The tiny interface BLADE evaluation needs from Python: call an operation of the driver
- * (`driver-py.ts`) and get its JSON result. Today it is a child process of `/usr/bin/python3`
+ * (`blade_driver.py`, located by `driver-py.ts`) and get its JSON result. Today it is a child process of `/usr/bin/python3`
  * (found by `findPython`); switching to the project kernel (`src/core/kernel/`) only means
  * providing another {@link BladePython}.
  */
@@ -8,7 +8,7 @@ import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
 import { createInterface } from 'node:readline';
 import { findPython } from '../../env/doctor.ts';
 import { PythonKernel, type SandboxMode } from '../../kernel/index.ts';
-import { BLADE_DRIVER_PY } from './driver-py.ts';
+import { bladeDriverPath, bladeDriverSource } from './driver-py.ts';
 
 /** One column state as hashed by the driver (spec §1.4.3). */
 export interface FrameState {
@@ -79,7 +79,7 @@ export interface BladePythonOptions {
 }
 
 /**
- * Starts BLADE's Python side: the driver of `driver-py.ts` in a child process, or (`backend: 'kernel'`)
+ * Starts BLADE's Python side: the driver `blade_driver.py` in a child process, or (`backend: 'kernel'`)
  * inside the project kernel.
  * @returns a {@link BladePython}; call `close()` when done.
  * @throws Error when no interpreter with pandas exists or the kernel cannot start.
@@ -93,7 +93,7 @@ const RESULT_END = '<<<BLADE_END>>>';
 
 /** The driver inside a project kernel: definitions in the preamble, one cell per call. */
 async function startInKernel(opts: BladePythonOptions): Promise<BladePython> {
-  const defs = BLADE_DRIVER_PY.split('for line in sys.stdin:')[0]!;
+  const defs = bladeDriverSource().split('for line in sys.stdin:')[0]!;
   const preamble = `${defs}
 def __blade_call(op, args_json):
     args = json.loads(args_json)
@@ -156,8 +156,9 @@ async function startProcess(opts: BladePythonOptions): Promise<BladePython> {
     stderr: string;
   }
   let driver: Driver | undefined;
+  const driverFile = bladeDriverPath();
   const spawnDriver = (): Driver => {
-    const child: ChildProcessWithoutNullStreams = spawn(python, ['-u', '-c', BLADE_DRIVER_PY], {
+    const child: ChildProcessWithoutNullStreams = spawn(python, ['-u', driverFile], {
       cwd: opts.cwd,
       stdio: ['pipe', 'pipe', 'pipe'],
       env: { ...process.env, PYTHONIOENCODING: 'utf-8', MPLBACKEND: 'Agg' },
