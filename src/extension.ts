@@ -1,12 +1,10 @@
-/** Activation only: build the one context, register the command table and panel serializers. */
+/** Activation only: build the one context, register the command table and the panels (src/vscode/panels/index.ts). */
 import * as vscode from 'vscode';
 import { createCommands, registerCommands } from './vscode/commands.ts';
 import { LoupeContext } from './vscode/context.ts';
-import { WelcomePanel } from './vscode/panels/welcome-panel.ts';
+import { registerPanels } from './vscode/panels/index.ts';
 import { registerRunUi } from './vscode/run/index.ts';
 import { RunSession } from './vscode/run/run-session.ts';
-import { DocSearchPanel } from './vscode/panels/docsearch-panel.ts';
-import { ResultsPanel } from './vscode/panels/results-panel.ts';
 import { registerBenchmarksView } from './vscode/views/benchmarks-view.ts';
 
 /** What `activate` returns: a small API other extensions and the integration tests can use. */
@@ -21,10 +19,8 @@ export function activate(extension: vscode.ExtensionContext): LoupeApi {
   extension.subscriptions.push(ctx);
   try {
     registerCommands(ctx, createCommands());
-    ctx.register(WelcomePanel.registerSerializer(ctx));
+    registerPanels(ctx);
     registerRunUi(ctx);
-    ctx.register(DocSearchPanel.registerSerializer(ctx));
-    ctx.register(ResultsPanel.registerSerializer(ctx));
     registerBenchmarksView(ctx);
     ctx.log.info(`Loupe activated in ${Date.now() - t0} ms (VS Code ${vscode.version}, node ${process.version})`);
   } catch (e) {

@@ -11,7 +11,6 @@ import { join } from 'node:path';
 import * as vscode from 'vscode';
 import { suiteDocFiles } from '../../core/docs/roots.ts';
 import type { Block, Suite } from '../../core/suites/index.ts';
-import type { RpcEndpoint } from '../../protocol/ipc.ts';
 import {
   DidChangeIndexNotification, DidPrefillNotification, GetPdfRequest, ReadUnitRequest, RebuildIndexRequest,
   RevealFileRequest, SearchDocsRequest,
@@ -20,7 +19,7 @@ import {
 import { DidChangeStateNotification } from '../../protocol/webview.ts';
 import type { LoupeContext } from '../context.ts';
 import { suiteRegistry } from '../suites.ts';
-import { connectWebview, webviewHtml, webviewOptions } from '../webview-shell.ts';
+import { LoupePanel, PanelHost, SINGLETON } from './panel-base.ts';
 import {
   DocSearchService, blockDocTarget, runSearchHistory, suiteDocTarget, type DocSearchServiceOptions, type ResolvedDocTarget,
 } from '../../core/ui/docsearch-service.ts';
@@ -112,55 +111,36 @@ export async function pickDocTarget(ctx: LoupeContext): Promise<ResolvedDocTarge
   return root ? { target: { suite: 'folder', root, title: root } } : undefined;
 }
 
-export class DocSearchPanel {
-  static readonly viewType = 'loupe.docsearch';
-  private static current: DocSearchPanel | undefined;
-  private readonly ctx: LoupeContext;
-  private readonly panel: vscode.WebviewPanel;
-  private readonly rpc: RpcEndpoint;
-  private readonly disposables: vscode.Disposable[] = [];
+export class DocSearchPanel extends LoupePanel {
+  static readonly host = new PanelHost<DocSearchPanel, typeof SINGLETON>({
+    viewType: 'loupe.docsearch',
+    title: () => 'Documentation Search',
+    create: (ctx, panel) => new DocSearchPanel(ctx, panel),
+    restoreKey: () => SINGLETON,
+    // Restores the panel after a window reload from the webview's saved state (its target and query).
+    restored: async (ctx, p, state) => {
+      const t = (state as { target?: DocSearchTarget } | undefined)?.target;
+      if (!t || typeof t.root !== 'string') return;
+      try {
+        p.retarget(await resolveDocTarget(ctx, t), undefined, true);
+      } catch (e) {
+        ctx.log.warn(`Documentation Search: could not restore ${t.title}: ${e instanceof Error ? e.message : String(e)}`);
+      }
+    },
+  });
+  static readonly viewType = DocSearchPanel.host.viewType;
   private service: DocSearchService | undefined;
   private prefill: DocSearchPrefill | undefined;
 
   /** Opens the panel for `resolved` (re-targeting an open panel), optionally pre-filled. */
   static show(ctx: LoupeContext, resolved: ResolvedDocTarget, prefill?: DocSearchPrefill): DocSearchPanel {
-    let p = DocSearchPanel.current;
-    if (!p) {
-      const panel = vscode.window.createWebviewPanel(DocSearchPanel.viewType, 'Documentation Search', vscode.ViewColumn.Active,
-        webviewOptions(ctx.extension.extensionUri));
-      p = DocSearchPanel.current = new DocSearchPanel(ctx, panel);
-      p.retarget(resolved, prefill, false);
-    } else {
-      p.panel.reveal();
-      p.retarget(resolved, prefill, true);
-    }
+    const { panel: p, created } = DocSearchPanel.host.show(ctx, SINGLETON);
+    p.retarget(resolved, prefill, !created);
     return p;
   }
 
-  /** Restores the panel after a window reload from the webview's saved state (its target and query). */
-  static registerSerializer(ctx: LoupeContext): vscode.Disposable {
-    return vscode.window.registerWebviewPanelSerializer(DocSearchPanel.viewType, {
-      deserializeWebviewPanel: async (panel, state: unknown) => {
-        panel.webview.options = webviewOptions(ctx.extension.extensionUri);
-        DocSearchPanel.current?.dispose();
-        const p = (DocSearchPanel.current = new DocSearchPanel(ctx, panel));
-        const t = (state as { target?: DocSearchTarget } | undefined)?.target;
-        if (t && typeof t.root === 'string') {
-          try {
-            p.retarget(await resolveDocTarget(ctx, t), undefined, true);
-          } catch (e) {
-            ctx.log.warn(`Documentation Search: could not restore ${t.title}: ${e instanceof Error ? e.message : String(e)}`);
-          }
-        }
-      },
-    });
-  }
-
   private constructor(ctx: LoupeContext, panel: vscode.WebviewPanel) {
-    this.ctx = ctx;
-    this.panel = panel;
-    panel.iconPath = vscode.Uri.joinPath(ctx.extension.extensionUri, 'media', 'loupe.svg');
-    this.rpc = connectWebview(panel.webview, () => this.state());
+    super(ctx, panel, 'docsearch', 'Documentation Search');
     this.rpc.onRequest(SearchDocsRequest, (p) => this.svc().search(p));
     this.rpc.onRequest(ReadUnitRequest, ({ file, unit }) => this.svc().readUnit(file, unit));
     this.rpc.onRequest(GetPdfRequest, async ({ file }) => ({ file, data: await this.svc().pdfBytes(file) }));
@@ -168,8 +148,7 @@ export class DocSearchPanel {
       await this.svc().build(true);
     });
     this.rpc.onRequest(RevealFileRequest, ({ file, unit }) => this.reveal(file, unit));
-    panel.webview.html = webviewHtml(panel.webview, ctx.extension.extensionUri, 'docsearch', 'Documentation Search');
-    panel.onDidDispose(() => this.dispose(), null, this.disposables);
+    this.onDisposed(() => this.service?.dispose());
   }
 
   private svc(): DocSearchService {
@@ -204,7 +183,7 @@ export class DocSearchPanel {
     return { ...s, prefill: this.prefill };
   }
 
-  private state(): DocSearchState {
+  protected state(): DocSearchState {
     const s = this.stateNow();
     this.prefill = undefined; // a prefill is applied once; a reload restores the webview's own state
     return s;
@@ -220,14 +199,6 @@ export class DocSearchPanel {
     const doc = await vscode.workspace.openTextDocument(uri);
     const ln = line ? Math.max(0, Number(line[1]) - 1) : 0;
     await vscode.window.showTextDocument(doc, { viewColumn: vscode.ViewColumn.Beside, selection: new vscode.Range(ln, 0, ln, 0), preview: true });
-  }
-
-  dispose(): void {
-    if (DocSearchPanel.current === this) DocSearchPanel.current = undefined;
-    this.service?.dispose();
-    this.rpc.dispose();
-    this.panel.dispose();
-    while (this.disposables.length) this.disposables.pop()?.dispose();
   }
 }
 

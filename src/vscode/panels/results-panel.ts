@@ -3,55 +3,36 @@
  * BLADE metrics with CIs. Data shaping is in results-data.ts; every number opens its runs via `loupe.openRun`.
  */
 import * as vscode from 'vscode';
-import type { RpcEndpoint } from '../../protocol/ipc.ts';
 import { OpenRunsRequest, RefreshResultsRequest, type ResultsState } from '../../protocol/results.ts';
 import { DidChangeStateNotification } from '../../protocol/webview.ts';
 import type { LoupeContext } from '../context.ts';
-import { connectWebview, webviewHtml, webviewOptions } from '../webview-shell.ts';
+import { LoupePanel, PanelHost, SINGLETON } from './panel-base.ts';
 import { buildResultsState } from '../../core/ui/results-data.ts';
 
-export class ResultsPanel {
-  static readonly viewType = 'loupe.results';
-  private static current: ResultsPanel | undefined;
-  private readonly ctx: LoupeContext;
-  private readonly panel: vscode.WebviewPanel;
-  private readonly rpc: RpcEndpoint;
-  private readonly disposables: vscode.Disposable[] = [];
+export class ResultsPanel extends LoupePanel {
+  static readonly host = new PanelHost<ResultsPanel, typeof SINGLETON>({
+    viewType: 'loupe.results',
+    title: () => 'Loupe Results',
+    create: (ctx, panel) => new ResultsPanel(ctx, panel),
+    restoreKey: () => SINGLETON,
+  });
+  static readonly viewType = ResultsPanel.host.viewType;
 
   static show(ctx: LoupeContext): ResultsPanel {
-    if (ResultsPanel.current) {
-      ResultsPanel.current.panel.reveal();
-      ResultsPanel.current.push();
-      return ResultsPanel.current;
-    }
-    const panel = vscode.window.createWebviewPanel(ResultsPanel.viewType, 'Loupe Results', vscode.ViewColumn.Active, webviewOptions(ctx.extension.extensionUri));
-    return (ResultsPanel.current = new ResultsPanel(ctx, panel));
-  }
-
-  static registerSerializer(ctx: LoupeContext): vscode.Disposable {
-    return vscode.window.registerWebviewPanelSerializer(ResultsPanel.viewType, {
-      deserializeWebviewPanel: async (panel) => {
-        panel.webview.options = webviewOptions(ctx.extension.extensionUri);
-        ResultsPanel.current?.dispose();
-        ResultsPanel.current = new ResultsPanel(ctx, panel);
-      },
-    });
+    const { panel, created } = ResultsPanel.host.show(ctx, SINGLETON);
+    if (!created) panel.push();
+    return panel;
   }
 
   private constructor(ctx: LoupeContext, panel: vscode.WebviewPanel) {
-    this.ctx = ctx;
-    this.panel = panel;
-    panel.iconPath = vscode.Uri.joinPath(ctx.extension.extensionUri, 'media', 'loupe.svg');
-    this.rpc = connectWebview(panel.webview, () => this.state());
+    super(ctx, panel, 'results', 'Loupe Results');
     this.rpc.onRequest(RefreshResultsRequest, () => this.state());
     this.rpc.onRequest(OpenRunsRequest, ({ runIds, label }) => openRuns(ctx, runIds, label));
-    panel.webview.html = webviewHtml(panel.webview, ctx.extension.extensionUri, 'results', 'Loupe Results');
-    panel.onDidDispose(() => this.dispose(), null, this.disposables);
     // Runs finishing or being re-scored elsewhere in this window.
     this.disposables.push(ctx.onDidChangeRuns(() => this.push()));
   }
 
-  private state(): Promise<ResultsState> {
+  protected state(): Promise<ResultsState> {
     return buildResultsState(this.ctx.store(), this.ctx.storePath);
   }
 
@@ -60,13 +41,6 @@ export class ResultsPanel {
       (state) => this.rpc.notify(DidChangeStateNotification, { state }),
       (e: unknown) => this.ctx.log.warn(`Results: ${e instanceof Error ? e.message : String(e)}`),
     );
-  }
-
-  dispose(): void {
-    if (ResultsPanel.current === this) ResultsPanel.current = undefined;
-    this.rpc.dispose();
-    this.panel.dispose();
-    while (this.disposables.length) this.disposables.pop()?.dispose();
   }
 }
 

@@ -1,72 +1,57 @@
 /** The Trajectory Timeline panel: one per run, live while the run writes steps to the store. */
 import * as vscode from 'vscode';
 import { TIMELINE_BATCH_MS, TIMELINE_POLL_MS, searchSteps, timelineHeatmap, toTimelineRun, toTimelineStep } from '../../core/agent/timeline.ts';
-import type { RpcEndpoint } from '../../protocol/ipc.ts';
 import {
   DidAppendStepsNotification, FocusStepNotification, GetStepDetailRequest, RevealToolCallRequest, SearchStepsRequest,
   type StepDetail, type TimelineState, type TimelineStep,
 } from '../../protocol/timeline.ts';
 import type { LoupeContext } from '../context.ts';
-import { connectWebview, webviewHtml, webviewOptions } from '../webview-shell.ts';
+import { LoupePanel, PanelHost } from './panel-base.ts';
 
 /** Reveals what a tool call produced elsewhere (notebook cell, documentation search). Set by the run UI. */
 export type ToolCallRevealer = (runId: string, stepIndex: number, callId: string, toolName: string, argumentsText: string) => Promise<'notebook' | 'docsearch' | 'none'>;
 
-export class TimelinePanel {
-  static readonly viewType = 'loupe.timeline';
-  private static readonly panels = new Map<string, TimelinePanel>();
+export class TimelinePanel extends LoupePanel {
+  static readonly host = new PanelHost<TimelinePanel>({
+    viewType: 'loupe.timeline',
+    title: (ctx, runId) => `Timeline: ${ctx.store().getRun(runId)?.blockId ?? runId}`,
+    create: (ctx, panel, runId) => new TimelinePanel(ctx, panel, runId),
+    restoreKey: (ctx, state) => {
+      const runId = (state as { runId?: string } | undefined)?.runId;
+      return runId && ctx.store().getRun(runId) ? runId : undefined;
+    },
+  });
+  static readonly viewType = TimelinePanel.host.viewType;
   /** Hook used by the Documentation Search / notebook integration (see run-ui.ts). */
   static revealer: ToolCallRevealer | undefined;
-  private readonly disposables: vscode.Disposable[] = [];
-  private readonly rpc: RpcEndpoint;
-  private readonly panel: vscode.WebviewPanel;
-  private readonly ctx: LoupeContext;
   readonly runId: string;
   private steps: TimelineStep[] = [];
   private unsubscribe: (() => void) | undefined;
   private runStartMs = 0;
+  private opts: { focusStep?: number; showHeatmap?: boolean } = {};
 
   /** Shows the timeline of `runId` (creating the panel if needed). */
   static show(ctx: LoupeContext, runId: string, opts: { focusStep?: number; showHeatmap?: boolean; column?: vscode.ViewColumn } = {}): TimelinePanel {
-    const existing = TimelinePanel.panels.get(runId);
+    const existing = TimelinePanel.host.get(runId);
     if (existing) {
       existing.panel.reveal(opts.column);
       if (opts.focusStep !== undefined) existing.rpc.notify(FocusStepNotification, { index: opts.focusStep });
       return existing;
     }
-    const run = ctx.store().getRun(runId);
-    if (!run) throw new Error(`No run ${runId} in the store ${ctx.storePath}`);
-    const panel = vscode.window.createWebviewPanel(TimelinePanel.viewType, `Timeline: ${run.blockId}`, opts.column ?? vscode.ViewColumn.Active,
-      webviewOptions(ctx.extension.extensionUri));
-    return new TimelinePanel(ctx, panel, runId, opts);
-  }
-
-  static registerSerializer(ctx: LoupeContext): vscode.Disposable {
-    return vscode.window.registerWebviewPanelSerializer(TimelinePanel.viewType, {
-      deserializeWebviewPanel: async (panel, state: unknown) => {
-        const runId = (state as { runId?: string } | undefined)?.runId;
-        if (!runId || !ctx.store().getRun(runId)) {
-          panel.dispose();
-          return;
-        }
-        panel.webview.options = webviewOptions(ctx.extension.extensionUri);
-        new TimelinePanel(ctx, panel, runId, {});
-      },
-    });
+    if (!ctx.store().getRun(runId)) throw new Error(`No run ${runId} in the store ${ctx.storePath}`);
+    const { panel } = TimelinePanel.host.show(ctx, runId, opts.column ?? vscode.ViewColumn.Active);
+    panel.opts = opts; // read on the webview's ready handshake, which comes after this
+    return panel;
   }
 
   /** All open timelines (tests and the run UI use it). */
   static get(runId: string): TimelinePanel | undefined {
-    return TimelinePanel.panels.get(runId);
+    return TimelinePanel.host.get(runId);
   }
 
-  private constructor(ctx: LoupeContext, panel: vscode.WebviewPanel, runId: string, opts: { focusStep?: number; showHeatmap?: boolean }) {
-    this.ctx = ctx;
-    this.panel = panel;
+  private constructor(ctx: LoupeContext, panel: vscode.WebviewPanel, runId: string) {
+    super(ctx, panel, 'timeline', `Timeline: ${runId}`);
     this.runId = runId;
-    TimelinePanel.panels.set(runId, this);
-    panel.iconPath = vscode.Uri.joinPath(ctx.extension.extensionUri, 'media', 'loupe.svg');
-    this.rpc = connectWebview(panel.webview, () => this.initialState(opts));
     this.rpc.onRequest(GetStepDetailRequest, ({ runId: id, index }) => this.detail(id, index));
     this.rpc.onRequest(SearchStepsRequest, ({ runId: id, query }) => ({ indices: searchSteps(this.ctx.store().getSteps(id), query) }));
     this.rpc.onRequest(RevealToolCallRequest, async ({ runId: id, index, callId }) => {
@@ -75,8 +60,11 @@ export class TimelinePanel {
       if (!call || !TimelinePanel.revealer) return { revealed: 'none' as const };
       return { revealed: await TimelinePanel.revealer(id, index, callId, call.name, call.argumentsText) };
     });
-    panel.webview.html = webviewHtml(panel.webview, ctx.extension.extensionUri, 'timeline', `Timeline: ${runId}`);
-    panel.onDidDispose(() => this.dispose(), null, this.disposables);
+    this.onDisposed(() => this.unsubscribe?.());
+  }
+
+  protected state(): TimelineState {
+    return this.initialState(this.opts);
   }
 
   private initialState(opts: { focusStep?: number; showHeatmap?: boolean }): TimelineState {
@@ -135,13 +123,5 @@ export class TimelinePanel {
       usage: step.usage,
       finishReason: step.finishReason,
     };
-  }
-
-  dispose(): void {
-    TimelinePanel.panels.delete(this.runId);
-    this.unsubscribe?.();
-    this.rpc.dispose();
-    this.panel.dispose();
-    while (this.disposables.length) this.disposables.pop()?.dispose();
   }
 }

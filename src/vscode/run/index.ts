@@ -1,4 +1,4 @@
-/** Wires the run experience at activation: runs view, notebook controller, timeline serializer, status bar. */
+/** Wires the run experience at activation: runs view, notebook controller, timeline reveal hook, status bar. */
 import * as vscode from 'vscode';
 import type { LoupeContext } from '../context.ts';
 import { TimelinePanel } from '../panels/timeline-panel.ts';
@@ -15,7 +15,6 @@ export function registerRunUi(ctx: LoupeContext): void {
   const view = ctx.register(vscode.window.createTreeView('loupe.runs', { treeDataProvider: runsView, showCollapseAll: true }));
   runsView.watch(view);
   ctx.register(new RunNotebookController(ctx));
-  ctx.register(TimelinePanel.registerSerializer(ctx));
   ctx.register(createRunStatusItem());
   TimelinePanel.revealer = async (runId, stepIndex, callId, toolName, argumentsText) => {
     if (toolName === 'python') {
