@@ -1,7 +1,7 @@
 import { parseArgs } from 'node:util';
 import { plural } from './plural.ts';
 import { loadSuite, parseSuiteKind, summariseBlock } from '../core/suites/index.ts';
-import { globToRegExp } from '../core/suites/glob.ts';
+import { globMatcher } from '../core/suites/glob.ts';
 import { UsageError, type CliCommand } from './types.ts';
 
 /** `loupe blocks`: lists the blocks of a benchmark suite on disk (issue 3 "CLI"). */
@@ -28,14 +28,14 @@ export const blocksCommand: CliCommand = {
     if (!values.root) throw new UsageError('--root is required');
     const kind = parseSuiteKind(values.suite);
     if (values.entities && kind !== 'ddr') throw new UsageError('--entities applies to --suite ddr only');
-    const tables = values.tables ? values.tables.split(',').map((g) => globToRegExp(g.trim(), '--tables')) : undefined;
+    const tables = values.tables ? values.tables.split(',').map((g) => globMatcher(g.trim(), '--tables')) : undefined;
     let lastPct = -1;
     const suite = await loadSuite(kind, values.root, {
       ...(values.entities ? { entities: values.entities } : {}),
       ...(values.publications ? { publications: values.publications } : {}),
       ...(values.database ? { database: values.database } : {}),
       ...(values.metadata ? { metadataDir: values.metadata } : {}),
-      ...(tables ? { tableFilter: (t: string) => tables.some((r) => r.test(t)) } : {}),
+      ...(tables ? { tableFilter: (t: string) => tables.some((m) => m(t)) } : {}),
       env: io.env,
       onProgress: (p) => {
         const pct = p.total ? Math.floor((100 * p.done) / p.total) : -1;

@@ -13,7 +13,7 @@ import { pipeline } from 'node:stream/promises';
 import { LoupeInputError, errorMessage } from '../util/errors.ts';
 import { nullLogger, type Logger } from '../util/log.ts';
 import { FETCH_STAMP, type FetchStamp } from './stamp.ts';
-import { globToRegExp } from './glob.ts';
+import { globMatcher } from './glob.ts';
 import type { Progress } from './types.ts';
 import blade from '../../../benchmarks/blade/source.json' with { type: 'json' };
 import longda from '../../../benchmarks/longda/source.json' with { type: 'json' };
@@ -158,8 +158,8 @@ export async function fetchSuite(def: SuiteSourceDef, destDir: string, opts: Fet
   const root = resolve(destDir);
   let files = def.files;
   if (opts.only?.length) {
-    const res = opts.only.map((g) => globToRegExp(g, '--only'));
-    files = files.filter((f) => res.some((r) => r.test(f.dest)));
+    const ms = opts.only.map((g) => globMatcher(g, '--only'));
+    files = files.filter((f) => ms.some((m) => m(f.dest)));
     if (files.length === 0) {
       // Globs match destination paths: show their shape (e.g. LongDA's start with benchmark/).
       const shape = (d: string) => (d.split('/').length > 2 ? `${d.split('/').slice(0, 2).join('/')}/...` : d);

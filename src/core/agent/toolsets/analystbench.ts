@@ -10,6 +10,7 @@
  */
 import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { readContainedFile } from '../../util/contained.ts';
+import { globMatcher } from '../../suites/glob.ts';
 import { isAbsolute, join, normalize, relative } from 'node:path';
 import type { DocIndex } from '../../docs/types.ts';
 import type { Block } from '../../suites/types.ts';
@@ -66,35 +67,6 @@ export function analystState(extra: Record<string, unknown>, input: AnalystInput
   return fresh;
 }
 
-/**
- * Converts a glob (`*`, `**`, `?`, `{a,b}`) to a RegExp over `/`-separated relative paths.
- * A pattern without `/` matches the file name in any folder (like `find -name`).
- */
-export function globToRegExp(glob: string): RegExp {
-  const g = glob.trim() || '**';
-  let re = '';
-  for (let i = 0; i < g.length; i++) {
-    const c = g[i]!;
-    if (c === '*') {
-      if (g[i + 1] === '*') {
-        i++;
-        if (g[i + 1] === '/') {
-          i++;
-          re += '(?:.*/)?';
-        } else re += '.*';
-      } else re += '[^/]*';
-    } else if (c === '?') re += '[^/]';
-    else if (c === '{') {
-      const end = g.indexOf('}', i);
-      if (end < 0) re += '\\{';
-      else {
-        re += `(?:${g.slice(i + 1, end).split(',').map((s) => s.replace(/[.+^$()|[\]\\]/g, '\\$&').replace(/\*/g, '[^/]*')).join('|')})`;
-        i = end;
-      }
-    } else re += c.replace(/[.+^$()|[\]\\]/g, '\\$&');
-  }
-  return new RegExp(g.includes('/') ? `^${re}$` : `(?:^|/)${re}$`);
-}
 
 function sourceFiles(block: Block): { rel: string; size: number }[] {
   return [...block.visible.data, ...block.visible.docs].map((f) => ({ rel: f.rel, size: f.size }));
@@ -230,8 +202,13 @@ export function createAnalystToolSet(opts: AnalystToolSetOptions = {}): ToolSet<
       parameters: { type: 'object', properties: { glob: { type: 'string', description: 'Glob pattern; "**" matches across folders.' } } },
       run: async (args, ctx) => {
         if (input === 'instruction') return { observation: 'No source files are available in this setting.' };
-        const re = globToRegExp(String(args.glob ?? '**'));
-        const files = sourceFiles(ctx.block as Block).filter((f) => re.test(f.rel));
+        let match: (rel: string) => boolean;
+        try {
+          match = globMatcher(String(args.glob ?? '**'), 'glob', { matchBase: true });
+        } catch (e) {
+          return { observation: errorMessage(e), isError: true };
+        }
+        const files = sourceFiles(ctx.block as Block).filter((f) => match(f.rel));
         return { observation: files.length ? files.map((f) => `${f.rel}${f.size ? `\t${f.size} bytes` : ''}`).join('\n') : `No files match ${JSON.stringify(args.glob ?? '**')}.`, data: { files: files.map((f) => f.rel) } };
       },
     },
