@@ -5,6 +5,7 @@
  * aggregated with Bradley–Terry, and hallucination rate from judge labels.
  * Source: spec §3.4 (`run_evaluation.py`, `evaluate/*`), §3.7, §5.3 rows 6–7; paper §3.2, §4.2, §7.
  */
+import { seededRandom } from '../util/random.ts';
 import { touchedFields } from '../agent/toolsets/ddr-sql.ts';
 import { LoupeInputError } from '../util/errors.ts';
 import { mapLimit, tallyJudgements } from './judges/judge.ts';
@@ -478,7 +479,7 @@ export interface DdrNoveltyScore {
  */
 export async function scoreDdrNovelty(inputs: readonly DdrNoveltyInput[], judge: Judge, opts: { seed?: number; ties?: 'half' | 'ignore'; scenario?: string; concurrency?: number } = {}): Promise<DdrNoveltyScore> {
   const seed = opts.seed ?? 0;
-  const rand = mulberry32(seed);
+  const rand = seededRandom(seed);
   const byEntity = new Map<string, DdrNoveltyInput[]>();
   for (const x of inputs) {
     let l = byEntity.get(x.entityId);
@@ -522,17 +523,3 @@ export async function scoreDdrHallucination(items: ReadonlyArray<{ insight: stri
   return { rate: done.length ? h / done.length : null, hallucinated: h, judged: done.length, judgements: tallyJudgements(js) };
 }
 
-/**
- * Small seeded PRNG (mulberry32) for reproducible order swaps.
- * @param seed 32-bit seed. @returns a function giving floats in [0, 1).
- */
-export function mulberry32(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}

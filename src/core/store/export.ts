@@ -5,6 +5,7 @@
  * Loupe's evaluator can score it. The API key is never part of a run, so it cannot be exported.
  * Source: issue 5 "Exports"; spec §2.3 (outputs of `run_block` / `main.py`), §2.4.
  */
+import { stringify } from 'csv-stringify/sync';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Block, LongdaQuery } from '../suites/types.ts';
@@ -34,10 +35,6 @@ export function exportTrajectoryJsonl(store: RunStore, runId: string): string {
   return lines.map((l) => JSON.stringify(l)).join('\n') + '\n';
 }
 
-function csvCell(v: string): string {
-  return /[",\n\r]/.test(v) ? `"${v.replace(/"/g, '""')}"` : v;
-}
-
 /** Python `str()` of a number / list of numbers (45 → "45.0"), as LongTA stores `raw_answer`. */
 export function pyNumberText(a: AnswerValue): string {
   const one = (x: number) => (Number.isInteger(x) ? `${x}.0` : String(x));
@@ -62,7 +59,7 @@ export interface LongdaResultsSummary {
 export function exportLongdaResults(store: RunStore, runs: { runId: string; block: Block }[], outDir: string): LongdaResultsSummary {
   mkdirSync(join(outDir, 'messages'), { recursive: true });
   const header = ['survey', 'source', 'internal_id', 'query', 'answer_structure', 'additional_info', 'answer', 'my_answer', 'q_id'];
-  const rows: string[] = [header.join(',')];
+  const records: string[][] = [header];
   const codes: Record<string, string> = {};
   const notes: Record<string, string[]> = {};
   const toolUsage: Record<string, number> = {};
@@ -89,7 +86,7 @@ export function exportLongdaResults(store: RunStore, runs: { runId: string; bloc
       const a = answers.get(q.longdaId);
       if (a) answered++;
       const structure = q.answerStructure.kind === 'single_number' ? 'single_number' : `[${q.answerStructure.labels.join(', ')}]`;
-      rows.push([survey, source, String(q.internalId), q.question, structure, q.additionalInfo === '' ? 'NA.' : q.additionalInfo, q.answerText, a ? pyNumberText(a.answer) : '', q.longdaId].map(csvCell).join(','));
+      records.push([survey, source, String(q.internalId), q.question, structure, q.additionalInfo === '' ? 'NA.' : q.additionalInfo, q.answerText, a ? pyNumberText(a.answer) : '', q.longdaId]);
     }
     const code = store.getSavedCode(runId);
     if (code != null) codes[blockKey] = code;
@@ -108,7 +105,8 @@ export function exportLongdaResults(store: RunStore, runs: { runId: string; bloc
     totMs += run.durationMs;
     if (run.model) models.add(run.model);
   }
-  writeFileSync(join(outDir, 'answers_progress.csv'), rows.join('\n') + '\n');
+  // csv-stringify: quotes a field only when it holds a comma, quote or line break (as pandas' to_csv does)
+  writeFileSync(join(outDir, 'answers_progress.csv'), stringify(records, { record_delimiter: '\n' }));
   writeFileSync(join(outDir, 'codes.json'), JSON.stringify(codes, null, 2));
   writeFileSync(join(outDir, 'notes.json'), JSON.stringify(notes, null, 2));
   writeFileSync(join(outDir, 'tool_usage.json'), JSON.stringify(toolUsage, null, 2));

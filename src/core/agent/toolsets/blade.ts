@@ -8,6 +8,7 @@
  * §1.2.5 (`example/submission_schema.json`). The ReAct text protocol of the original is replaced by
  * native function calling; the step budget (10) and the pre-imported libraries are kept.
  */
+import type { BladeAnalysis } from '../../suites/blade/analysis.ts';
 import type { Block, BladeMcqItem, ColumnInfo } from '../../suites/types.ts';
 import { LoupeInputError } from '../../util/errors.ts';
 import type { ToolContext, ToolDefinition, ToolResult, ToolSet } from '../types.ts';
@@ -37,16 +38,9 @@ export interface BladeSubmissionInput {
   model_code: string;
 }
 
-/** BLADE `EntireAnalysis` (spec §1.2.5). */
-export interface BladeEntireAnalysis {
-  cvars: {
-    ivs: { description: string; columns: string[] }[];
-    dv: { description: string; columns: string[] };
-    controls: { description: string; is_moderator: boolean; moderator_on?: string; columns: string[] }[];
-  };
-  transform_code: string;
-  m_code: string;
-}
+/** The submitted analysis: BLADE's `EntireAnalysis`, the same type the scorer reads. */
+export type BladeEntireAnalysis = BladeAnalysis;
+
 
 /** What one `submit_analysis` call produced (kept in `state.extra.blade.submissions`). */
 export interface BladeSubmissionRecord {

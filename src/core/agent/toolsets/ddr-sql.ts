@@ -9,6 +9,7 @@
  *   observation says so when more rows exist;
  * - results are capped per value (1000 chars, as the original) and in total characters, with a note.
  */
+import { quoteIdent } from '../../util/sql.ts';
 import { createRequire } from 'node:module';
 import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
 import { existsSync, realpathSync } from 'node:fs';
@@ -120,7 +121,7 @@ export function describeTable(db: ReadonlyDb, table: string, meta?: DbMeta): Rec
   comment ??= m?.comment;
   for (const c of m?.columns ?? []) if (c.comment && !colComments.has(c.name)) colComments.set(c.name, c.comment);
   // Row count from the suite's metadata when known (COUNT(*) over a huge table is slow).
-  const rowCount = m?.rows ?? (db.prepare(`SELECT count(*) AS n FROM "${table.replaceAll('"', '""')}"`).get() as { n: number }).n;
+  const rowCount = m?.rows ?? (db.prepare(`SELECT count(*) AS n FROM ${quoteIdent(table)}`).get() as { n: number }).n;
   return {
     table_name: table,
     row_count: rowCount,

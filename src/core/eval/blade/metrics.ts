@@ -5,6 +5,7 @@
  * `eval/get_model_metrics.py`, `eval/datamodel/run_mcq.py`; paper Eq. 9–11. Every paper-vs-code
  * choice is an option and is echoed in the result (`options`).
  */
+import { seededRandom } from '../../util/random.ts';
 import { LoupeInputError } from '../../util/errors.ts';
 import type { BladeMcq } from '../../suites/types.ts';
 
@@ -106,18 +107,6 @@ export interface BladeAggregate {
   datasets: { dataset: string; runsUsed: number; runsDropped: number; gt: BladeGtCounts; perType: Record<MetricType, TypeScores> }[];
   warnings: string[];
   options: BladeAggregateOptions & { cvarMatching: 'pairwise'; unweightedFormula: 'fixed' };
-}
-
-/** mulberry32: small, fast, seedable PRNG returning [0, 1). */
-export function seededRandom(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
 }
 
 /** numpy's default (linear) quantile of an unsorted sample. */
@@ -519,3 +508,5 @@ export function scoreBladeMcqs(answers: McqAnswer[], opts: { parsing?: 'strict' 
     options: { parsing, samples, seed },
   };
 }
+
+export { seededRandom };

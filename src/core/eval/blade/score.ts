@@ -30,16 +30,9 @@ import {
 } from './semantic.ts';
 import { buildGroundTruthTransforms, buildSubmissionTransforms, gtSpecsFromAnnotations, matchTransforms, unitsFromExecution, type TransformUnit } from './transforms.ts';
 
-/** BLADE `EntireAnalysis` (spec §1.2.5). */
-export interface BladeAnalysis {
-  cvars: {
-    ivs: { description: string; columns: string[] }[];
-    dv: { description: string; columns: string[] };
-    controls: { description: string; is_moderator: boolean; moderator_on?: string; columns: string[] }[];
-  };
-  transform_code: string;
-  m_code: string;
-}
+export type { BladeAnalysis } from '../../suites/blade/analysis.ts';
+import type { BladeAnalysis } from '../../suites/blade/analysis.ts';
+
 
 /** One run to score: an analysis, or a generation failure (BLADE pads those as zeros). */
 export type BladeRunInput = { runId?: string; analysis: BladeAnalysis } | { runId?: string; generationFailed: string };

@@ -1,8 +1,9 @@
 /**
- * A small JSON-Schema validator (the subset the judge schemas use: type, properties, required,
- * items, enum, minimum, maximum, minItems) and a tolerant JSON extractor for model replies.
+ * Judge verdict schemas (the JSON-Schema subset they use: type, properties, required, items, enum, minimum,
+ * maximum, minItems), validated with ajv, and a tolerant JSON extractor for model replies.
  * Source: issue 8 "JSON output validated against a schema".
  */
+import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
 
 /** The schema subset used by judge verdicts. */
 export interface MiniSchema {
@@ -17,45 +18,45 @@ export interface MiniSchema {
   description?: string;
 }
 
+const ajv = new Ajv({ allErrors: true, strict: false });
+const compiled = new WeakMap<MiniSchema, ValidateFunction>();
+
+/** `/a/0/b` (JSON pointer) → `$.a[0].b`. */
+function pathOf(base: string, pointer: string): string {
+  return base + pointer.split('/').slice(1).map((p) => (/^\d+$/.test(p) ? `[${p}]` : `.${p.replace(/~1/g, '/').replace(/~0/g, '~')}`)).join('');
+}
+
+/** One ajv error in the words judge errors have always used (`$.score: must be ≤ 5`). */
+function describe(e: ErrorObject, base: string): string {
+  const at = pathOf(base, e.instancePath);
+  const p = e.params as Record<string, unknown>;
+  switch (e.keyword) {
+    case 'required': return `${at}.${String(p.missingProperty)}: is required`;
+    case 'enum': return `${at}: must be one of ${(p.allowedValues as unknown[]).map((x) => JSON.stringify(x)).join(', ')}`;
+    case 'type': return `${at}: must be ${p.type === 'object' ? 'an object' : p.type === 'array' ? 'an array' : p.type === 'integer' ? 'an integer' : `a ${String(p.type)}`}`;
+    case 'minimum': return `${at}: must be ≥ ${String(p.limit)}`;
+    case 'maximum': return `${at}: must be ≤ ${String(p.limit)}`;
+    case 'minItems': return `${at}: needs at least ${String(p.limit)} items`;
+    default: return `${at}: ${e.message ?? e.keyword}`;
+  }
+}
+
 /**
- * Validates a value against a {@link MiniSchema}.
+ * Validates a value against a {@link MiniSchema} with ajv (JSON Schema draft-07 semantics).
  * @param v the value; `s` the schema; `path` prefix for messages.
- * @returns a list of problems (`$.score: must be ≤ 5`); empty when valid.
+ * @returns a list of problems (`$.score: must be ≤ 5`), required properties first; empty when valid.
  */
 export function validateSchema(v: unknown, s: MiniSchema, path = '$'): string[] {
-  const out: string[] = [];
-  if (s.enum && !s.enum.some((e) => e === v)) out.push(`${path}: must be one of ${s.enum.map((e) => JSON.stringify(e)).join(', ')}`);
-  switch (s.type) {
-    case 'object': {
-      if (typeof v !== 'object' || v === null || Array.isArray(v)) return [...out, `${path}: must be an object`];
-      const o = v as Record<string, unknown>;
-      for (const r of s.required ?? []) if (!(r in o)) out.push(`${path}.${r}: is required`);
-      for (const [k, ps] of Object.entries(s.properties ?? {})) if (k in o) out.push(...validateSchema(o[k], ps, `${path}.${k}`));
-      break;
-    }
-    case 'array':
-      if (!Array.isArray(v)) return [...out, `${path}: must be an array`];
-      if (s.minItems !== undefined && v.length < s.minItems) out.push(`${path}: needs at least ${s.minItems} items`);
-      if (s.items) v.forEach((x, i) => out.push(...validateSchema(x, s.items!, `${path}[${i}]`)));
-      break;
-    case 'string':
-      if (typeof v !== 'string') out.push(`${path}: must be a string`);
-      break;
-    case 'boolean':
-      if (typeof v !== 'boolean') out.push(`${path}: must be a boolean`);
-      break;
-    case 'number':
-    case 'integer':
-      if (typeof v !== 'number' || !Number.isFinite(v)) out.push(`${path}: must be a number`);
-      else {
-        if (s.type === 'integer' && !Number.isInteger(v)) out.push(`${path}: must be an integer`);
-        if (s.minimum !== undefined && v < s.minimum) out.push(`${path}: must be ≥ ${s.minimum}`);
-        if (s.maximum !== undefined && v > s.maximum) out.push(`${path}: must be ≤ ${s.maximum}`);
-      }
-      break;
-    default:
+  let validate = compiled.get(s);
+  if (!validate) {
+    validate = ajv.compile(s as object);
+    compiled.set(s, validate);
   }
-  return out;
+  if (typeof v === 'number' && !Number.isFinite(v) && (s.type === 'number' || s.type === 'integer')) return [`${path}: must be a number`];
+  if (validate(v)) return [];
+  const errs = validate.errors ?? [];
+  const rank = (e: ErrorObject) => (e.keyword === 'required' ? 0 : 1);
+  return [...new Set([...errs].sort((a, b) => rank(a) - rank(b) || a.instancePath.localeCompare(b.instancePath)).map((e) => describe(e, path)))];
 }
 
 /**

@@ -5,6 +5,7 @@
  * from the first 2,000 rows (INTEGER / REAL / TEXT); empty cells become NULL.
  * Source: spec §3.2 (DDR databases), issue 3 "Importing CSV tables into SQLite".
  */
+import { quoteIdent } from '../../util/sql.ts';
 import { createReadStream, existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { dirname, basename, relative, sep } from 'node:path';
 import { createGunzip } from 'node:zlib';
@@ -61,7 +62,6 @@ export interface ImportResult {
   problems: string[];
 }
 
-const quoteId = (s: string) => `"${s.replace(/"/g, '""')}"`;
 
 /**
  * Imports CSV / CSV.gz tables from `dir` into the SQLite file `dest`. Writes to `dest.<pid>.partial`
@@ -241,9 +241,9 @@ async function importOne(db: Database.Database, f: TableFile, onBytes: (n: numbe
     });
   const start = () => {
     types = inferTypes(header!, sample);
-    db.exec(`DROP TABLE IF EXISTS ${quoteId(f.table)}`);
-    db.exec(`CREATE TABLE ${quoteId(f.table)} (${header!.map((h, j) => `${quoteId(h)} ${types[j]}`).join(', ')})`);
-    insert = db.prepare(`INSERT INTO ${quoteId(f.table)} VALUES (${header!.map(() => '?').join(', ')})`);
+    db.exec(`DROP TABLE IF EXISTS ${quoteIdent(f.table)}`);
+    db.exec(`CREATE TABLE ${quoteIdent(f.table)} (${header!.map((h, j) => `${quoteIdent(h)} ${types[j]}`).join(', ')})`);
+    insert = db.prepare(`INSERT INTO ${quoteIdent(f.table)} VALUES (${header!.map(() => '?').join(', ')})`);
     for (const r of sample) batch.push(convert(r));
     sample.length = 0;
   };

@@ -3,6 +3,7 @@
  * optional `entity_ids.json`, `qa.json` checklists and `metadata.json` table/column descriptions →
  * one block per entity. Source: spec §3.2–3.3; DDR-Bench `data/<scenario>/`, `run_agent.py`.
  */
+import { quoteIdent } from '../../util/sql.ts';
 import { createHash } from 'node:crypto';
 import { closeSync, existsSync, openSync, readdirSync, readFileSync, readSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -154,7 +155,7 @@ export function describeDatabase(path: string, rel: string, comments?: Comments)
         // not the DDR shape
       }
     }
-    const q = (s: string) => `"${s.replace(/"/g, '""')}"`;
+    const q = quoteIdent;
     // Row counts: from Loupe's import bookkeeping, else counted only for databases under 256 MB
     // (COUNT(*) over a 200M-row MIMIC table would take minutes).
     const known = new Map<string, number>();
@@ -199,7 +200,7 @@ export function entitiesFromColumn(dbPath: string, spec: string): { ids: string[
       if (cands.length === 1) table = cands[0];
       else throw new LoupeInputError('--entities', `no table '${m[1]}' in ${dbPath}${cands.length ? ` (ambiguous: ${cands.join(', ')})` : ''}`);
     }
-    const q = (s: string) => `"${s.replace(/"/g, '""')}"`;
+    const q = quoteIdent;
     const cols = (db.prepare(`PRAGMA table_info(${q(table!)})`).all() as { name: string }[]).map((c) => c.name);
     const column = cols.find((c) => c === m[2]) ?? cols.find((c) => c.toLowerCase() === m[2]!.toLowerCase());
     if (!column) throw new LoupeInputError('--entities', `table '${table}' has no column '${m[2]}' (columns: ${cols.join(', ')})`);
@@ -243,7 +244,7 @@ function entityTable(db: DatabaseInfo, column: string): { table: string; column:
 
 /** The ids with no row in `table.column` (compared as text, one scan per 500 ids). */
 function absentIds(dbPath: string, table: string, column: string, ids: string[]): Set<string> {
-  const q = (s: string) => `"${s.replace(/"/g, '""')}"`;
+  const q = quoteIdent;
   const found = new Set<string>();
   const db = new Database(dbPath, { readonly: true, fileMustExist: true });
   try {
