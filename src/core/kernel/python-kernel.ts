@@ -339,6 +339,30 @@ const ETC_PATHS = ['/etc/alternatives', '/etc/ld.so.cache', '/etc/ld.so.conf', '
   '/etc/localtime', '/etc/matplotlibrc', '/etc/mime.types', '/etc/python3', '/etc/ssl/openssl.cnf'];
 
 /**
+ * The start of every Loupe bwrap command line: all namespaces unshared (no network), dies with its parent,
+ * new session, every capability dropped (Loupe may run as root: otherwise agent code could remount the
+ * read-only data read-write), `/usr` and the loader paths read-only, and the given `/etc` files.
+ * Shared by the Python kernel and the SQL query sandbox.
+ * @param hostname the sandbox's host name; `etc` the `/etc` paths to mount read-only when present.
+ */
+export function sandboxBaseArgs(hostname: string, etc: readonly string[]): string[] {
+  const a: string[] = ['--unshare-all', '--die-with-parent', '--new-session', '--cap-drop', 'ALL', '--hostname', hostname];
+  a.push('--ro-bind', '/usr', '/usr');
+  for (const l of ['/bin', '/sbin', '/lib', '/lib32', '/lib64', '/libx32']) {
+    if (!existsSync(l)) continue;
+    try {
+      const real = realpathSync(l);
+      if (real.startsWith('/usr/')) a.push('--symlink', real.slice(1), l);
+      else a.push('--ro-bind', l, l);
+    } catch {
+      /* dangling link: skip */
+    }
+  }
+  for (const e of etc) if (existsSync(e)) a.push('--ro-bind', e, e);
+  return a;
+}
+
+/**
  * The bubblewrap command line for a sandboxed kernel: system dirs read-only, `readOnlyPaths`
  * read-only, `writablePaths` read-write, a private tmpfs at /tmp, no network, new pid/ipc/uts/user
  * namespaces, new session, dies with its parent. Nothing else of the host is visible (no /work,
@@ -353,19 +377,7 @@ export function bubblewrapArgs(o: { python: string; driver: string; cwd: string;
   // --cap-drop ALL: when Loupe runs as root (containers, CI), bwrap otherwise keeps every capability
   // inside its user namespace, and agent code could remount the read-only data read-write or mount over
   // the run folder. Harmless (already dropped) for an unprivileged user.
-  const a: string[] = ['--unshare-all', '--die-with-parent', '--new-session', '--cap-drop', 'ALL', '--hostname', 'loupe-sandbox'];
-  a.push('--ro-bind', '/usr', '/usr');
-  for (const l of ['/bin', '/sbin', '/lib', '/lib32', '/lib64', '/libx32']) {
-    if (!existsSync(l)) continue;
-    try {
-      const real = realpathSync(l);
-      if (real.startsWith('/usr/')) a.push('--symlink', real.slice(1), l);
-      else a.push('--ro-bind', l, l);
-    } catch {
-      /* dangling link: skip */
-    }
-  }
-  for (const e of ETC_PATHS) if (existsSync(e)) a.push('--ro-bind', e, e);
+  const a = sandboxBaseArgs('loupe-sandbox', ETC_PATHS);
   const tmpBytes = String(Math.max(1, o.tmpSizeMb ?? 1024) * 1024 * 1024);
   a.push('--proc', '/proc', '--dev', '/dev', '--size', tmpBytes, '--tmpfs', '/dev/shm', '--remount-ro', '/dev');
   a.push('--size', tmpBytes, '--tmpfs', '/tmp', '--dir', '/tmp/home');

@@ -17,7 +17,7 @@ import { basename, dirname } from 'node:path';
 import Database from 'better-sqlite3';
 import sqlParser from 'node-sql-parser';
 import { LoupeInputError, errorMessage } from '../../util/errors.ts';
-import { findBubblewrap } from '../../kernel/python-kernel.ts';
+import { findBubblewrap, sandboxBaseArgs } from '../../kernel/python-kernel.ts';
 
 const { Parser } = sqlParser;
 
@@ -334,19 +334,7 @@ function nodeRuntimePaths(req: NodeJS.Require): { node: string; mounts: string[]
  *   `database` real path of the SQLite file; `mountAs` its path inside; `tmpSizeMb` size of /tmp.
  */
 export function sqlSandboxArgs(o: { node: string; readOnly: string[]; database: string; mountAs: string; tmpSizeMb: number }): string[] {
-  const a: string[] = ['--unshare-all', '--die-with-parent', '--new-session', '--cap-drop', 'ALL', '--hostname', 'loupe-sql'];
-  a.push('--ro-bind', '/usr', '/usr');
-  for (const l of ['/bin', '/sbin', '/lib', '/lib32', '/lib64', '/libx32']) {
-    if (!existsSync(l)) continue;
-    try {
-      const real = realpathSync(l);
-      if (real.startsWith('/usr/')) a.push('--symlink', real.slice(1), l);
-      else a.push('--ro-bind', l, l);
-    } catch {
-      /* dangling link: skip */
-    }
-  }
-  for (const e of ['/etc/ld.so.cache', '/etc/ld.so.conf', '/etc/ld.so.conf.d', '/etc/localtime']) if (existsSync(e)) a.push('--ro-bind', e, e);
+  const a = sandboxBaseArgs('loupe-sql', ['/etc/ld.so.cache', '/etc/ld.so.conf', '/etc/ld.so.conf.d', '/etc/localtime']);
   const tmpBytes = String(Math.max(1, o.tmpSizeMb) * 1024 * 1024);
   a.push('--proc', '/proc', '--dev', '/dev', '--size', tmpBytes, '--tmpfs', '/tmp');
   for (const d of o.readOnly) a.push('--ro-bind', d, d);
