@@ -18,23 +18,42 @@ export interface LongdaDict {
   readonly entries: Record<string, LongdaValue>;
 }
 
-const NUM = String.raw`[-+]?\d*\.?\d+(?:[eE][-+]?\d+)?`;
-const NUM_RE = new RegExp(NUM, 'g');
-const KV_RE = new RegExp(String.raw`([A-Za-z0-9_\-/\s]+?)\s*[:=]\s*(${NUM})`, 'g');
-const TRAILING_TOL_RE = new RegExp(String.raw`^(.*?\S)\s*\+-\s*${NUM}\s*%?\s*$`, 's');
-const THOUSANDS_RE = /(?<=\d),(?=\d{3}\b)/g;
+// Python's `\d` (LongTA `utils.py`) matches every Unicode decimal digit (`１２`, `١٢`) and `float()` reads them: so do we.
+const D = String.raw`\p{Nd}`;
+const NUM = String.raw`[-+]?${D}*\.?${D}+(?:[eE][-+]?${D}+)?`;
+const NUM_RE = new RegExp(NUM, 'gu');
+const KV_RE = new RegExp(String.raw`([A-Za-z0-9_\-/\s]+?)\s*[:=]\s*(${NUM})`, 'gu');
+// LongTA `_standardize_numeric_text`: every `X +- Y` (numbers may hold thousands commas) becomes `X`, wherever it stands.
+const TOL_NUM = String.raw`[-+]?${D}[${D},]*\.?${D}*(?:[eE][-+]?${D}+)?`;
+const TOLERANCE_RE = new RegExp(String.raw`(${TOL_NUM})\s*\+-\s*${TOL_NUM}`, 'gu');
+const THOUSANDS_RE = /(?<=\p{Nd}),(?=\p{Nd}{3}\b)/gu;
+
+/** A number's text with every Unicode decimal digit made ASCII (`１２.５` → `12.5`), as Python's `float()` reads it. */
+function asciiDigits(s: string): string {
+  return s.replace(/\p{Nd}/gu, (c) => {
+    const cp = c.codePointAt(0)!;
+    if (cp < 128) return c;
+    let start = cp;
+    while (start > 0 && /\p{Nd}/u.test(String.fromCodePoint(start - 1))) start--;
+    return String((cp - start) % 10);
+  });
+}
+
+/** Python `float()` of a matched number. */
+function pyFloat(s: string): number {
+  return Number(asciiDigits(s));
+}
 
 /**
  * Standardises an answer string before parsing, as LongTA does: unicode dashes → `-`, `±`/`+/-` →
- * `+-`, a trailing `X +- Y` reduced to `X`, `%` removed, thousands commas (`1,234`) deleted.
+ * `+-`, every `X +- Y` reduced to `X` (not only a trailing one), `%` removed, thousands commas (`1,234`) deleted.
  * @param s an already-stripped, non-empty string.
  * @returns the standardised string.
  * Source: spec §2.4, LongTA `utils.normalize_answer_value`.
  */
 export function standardizeAnswerText(s: string): string {
   let t = s.replace(/[−–—]/g, '-').replace(/±/g, '+-').replace(/\+\/-/g, '+-');
-  const tol = TRAILING_TOL_RE.exec(t);
-  if (tol) t = tol[1]!;
+  t = t.replace(TOLERANCE_RE, '$1');
   t = t.replace(/%/g, '');
   t = t.replace(THOUSANDS_RE, '');
   return t;
@@ -76,11 +95,11 @@ function normalizeInner(v: unknown, depth: number): LongdaValue {
   const lit = parsePyLiteral(s);
   if (lit !== undefined) return normalizeInner(lit as PyLiteral, depth + 1);
   const kv = [...s.matchAll(KV_RE)];
-  if (kv.length > 0) return dictOf(kv.map((m) => [m[1]!.trim(), Number(m[2])]));
+  if (kv.length > 0) return dictOf(kv.map((m) => [m[1]!.trim(), pyFloat(m[2]!)]));
   const nums = s.match(NUM_RE);
   if (!nums) return null;
-  if (nums.length === 1) return Number(nums[0]);
-  return nums.map(Number);
+  if (nums.length === 1) return pyFloat(nums[0]!);
+  return nums.map(pyFloat);
 }
 
 function dictOf(pairs: Array<[string, LongdaValue]>): LongdaDict {

@@ -5,6 +5,7 @@
  * Used by `loupe score`, `loupe report`, `loupe run --json` and the Results view.
  * Source: issue 8 "CLI and UI".
  */
+import { pyNumberText } from '../store/export.ts';
 import { existsSync, readFileSync, statSync } from 'node:fs';
 import { readContainedFile } from '../util/contained.ts';
 import { extname, join } from 'node:path';
@@ -144,7 +145,9 @@ function longdaRun(store: RunStore, run: RunRecord, block: Block, raw: Record<st
     byAlt.set(q.id, q.longdaId);
     byAlt.set(q.uid, q.longdaId);
   }
-  for (const a of store.getAnswers(run.id)) answers.set(byAlt.get(a.queryId) ?? a.queryId, a.raw || JSON.stringify(a.answer));
+  // One recorded value, one score: the value the answer tool recorded (and the results export writes, as LongTA's
+  // `my_answer`), not the raw text it came from (`[503.6]` for a single-number question was recorded as 503.6).
+  for (const a of store.getAnswers(run.id)) answers.set(byAlt.get(a.queryId) ?? a.queryId, a.answer != null ? pyNumberText(a.answer) : a.raw);
   const score = scoreLongda(queries, answers, opts);
   const steps = store.getSteps(run.id);
   const names = stepToolNames(steps);

@@ -1,3 +1,4 @@
+import { parseAnswerArg } from '../../../src/core/agent/toolsets/longda.ts';
 import assert from 'node:assert/strict';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -17,6 +18,10 @@ const BLOCK = 'NHANES_NCHS_Data_Brief_No._508';
 const Q = (i: number) => `NHANES_NCHS Data Brief No. 508_q${i}`;
 const PUBLISHED = ['40.3', '[39.2, 41.3]', '[35.5, 46.4, 38.9]', '[44.6, 45.0, 31.6]', '9.4', '[9.5, 12.0, 6.6]', '[6.7, 12.1]', '[6.1, 9.2, 4.3]', '[13.0, 14.7, 8.4]'];
 const PERTURBED: Record<number, string> = { 1: '40.3%', 2: '[39.2, 45.0]', 3: '[35.5, 46.4]', 4: 'hs: 44.6, some: 45.0, ba: 31.6', 5: '10.3', 6: '[9.5, None, 6.6]', 7: '[8.0, 12.1]', 9: '13.0, 14.7, 8.4' };
+
+/** What the answer tool records for a raw answer: its parsed value, or nothing when the tool refuses it (a dict, `None`). */
+const recordable = (raw: string) => parseAnswerArg(raw).ok;
+const recorded = (raw: string) => (parseAnswerArg(raw) as { value: number | number[] }).value;
 
 let dir = '';
 let file = '';
@@ -46,13 +51,24 @@ before(() => {
   s.createRun({ ...base, id: 'r-perturbed', model: 'model-b' });
   s.commitStep(step('r-good', 0, ['prompt']));
   s.commitStep(step('r-good', 1, ['read_doc', 'python']));
-  s.commitStep(step('r-good', 2, ['answer', 'answer']), { answers: PUBLISHED.map((raw, i) => ({ runId: 'r-good', queryId: Q(i + 1), answer: 0, raw, stepIndex: 2 })) });
-  s.commitStep(step('r-perturbed', 0, ['search_doc']), { answers: Object.entries(PERTURBED).map(([i, raw]) => ({ runId: 'r-perturbed', queryId: Q(Number(i)), answer: 0, raw, stepIndex: 0 })) });
+  s.commitStep(step('r-good', 2, ['answer', 'answer']), { answers: PUBLISHED.map((raw, i) => ({ runId: 'r-good', queryId: Q(i + 1), answer: recorded(raw), raw, stepIndex: 2 })) });
+  s.commitStep(step('r-perturbed', 0, ['search_doc']), { answers: Object.entries(PERTURBED).filter(([, raw]) => recordable(raw)).map(([i, raw]) => ({ runId: 'r-perturbed', queryId: Q(Number(i)), answer: recorded(raw), raw, stepIndex: 0 })) });
+  // issue 21 item 1: "[40.3]" for a single-number question, recorded by the answer tool as 40.3
+  s.createRun({ ...base, id: 'r-onelist', model: 'model-c' });
+  s.commitStep(step('r-onelist', 0, ['answer']), { answers: [{ runId: 'r-onelist', queryId: Q(1), answer: 40.3, raw: '[40.3]', stepIndex: 0 }] });
   s.close();
 });
 after(() => rmSync(dir, { recursive: true, force: true }));
 
 describe('cli score / report (LongDA)', () => {
+  it('scores the value the answer tool recorded (and the export writes), not its raw text: "[40.3]" → 40.3 for a single-number question', async () => {
+    const t = io();
+    assert.equal(await main(['score', '--store', file, '--run', 'r-onelist', '--json', '--no-save'], t.io), 0, t.err.join(''));
+    const r = (JSON.parse(t.out.join('')) as { runs: Array<Record<string, unknown>> }).runs[0]!;
+    assert.equal(r.match, 1 / 9);
+    assert.equal(r.coverage, 1 / 9);
+  });
+
   it('scores every run: coverage and match as fractions, per-query results, options used', async () => {
     const t = io();
     const code = await main(['score', '--store', file, '--all', '--json'], t.io);
@@ -65,15 +81,17 @@ describe('cli score / report (LongDA)', () => {
     assert.equal(good.coverage, 1);
     assert.equal((good.queries as unknown[]).length, 9);
     assert.deepEqual(good.options, { tolerance: 0.05, tolerance_floor: 1, list_scoring: 'partial', coverage: 'comparable' });
-    assert.equal(bad.match, 5 / 9);
-    assert.equal(bad.coverage, 6 / 9);
-    assert.equal((bad.summary as Record<string, number>).coverageStructural, 5 / 9);
+    // recorded by the answer tool: q2 [39.2, 45.0] (half), q3 [35.5, 46.4] (wrong length), q5 10.3 (within ±1),
+    // q7 [8.0, 12.1] (half), q9 (13.0, 14.7, 8.4) (all); '40.3%', the dict and the list with None are refused by the tool
+    assert.equal(bad.match, 3 / 9);
+    assert.equal(bad.coverage, 4 / 9);
+    assert.equal((bad.summary as Record<string, number>).coverageStructural, 4 / 9);
     assert.deepEqual((good.efficiency as { toolCalls: Record<string, number> }).toolCalls, { prompt: 1, read_doc: 1, python: 1, answer: 2 });
     assert.equal((good.efficiency as { avgStepsPerBlock: number }).avgStepsPerBlock, 3);
     const aggB = j.aggregates.find((a) => a.model === 'model-b')!;
-    assert.equal(aggB.metrics.match, 5 / 9);
+    assert.equal(aggB.metrics.match, 3 / 9);
     const s = openStore(file);
-    assert.equal(listScores(s.db).length, 2, 'scores saved in the store');
+    assert.equal(listScores(s.db).length, 3, 'scores saved in the store');
     s.close();
   });
 
@@ -81,8 +99,8 @@ describe('cli score / report (LongDA)', () => {
     const t = io();
     assert.equal(await main(['score', '--store', file, '--run', 'r-perturbed', '--option', 'list_scoring=strict', '--option', 'coverage=structural', '--json', '--no-save'], t.io), 0);
     const r = (JSON.parse(t.out.join('')) as { runs: Array<Record<string, unknown>> }).runs[0]!;
-    assert.equal(r.match, 3 / 9);
-    assert.equal(r.coverage, 5 / 9);
+    assert.equal(r.match, 2 / 9);
+    assert.equal(r.coverage, 4 / 9);
     assert.equal((r.options as Record<string, string>).list_scoring, 'strict');
     const t2 = io();
     assert.equal(await main(['score', '--store', file, '--all', '--option', 'bogus=1'], t2.io), 1);
@@ -160,8 +178,8 @@ describe('eval/score-run longdaJsonScore (for loupe run --json)', () => {
     const s = openStore(file);
     try {
       const j = longdaJsonScore(s, 'r-perturbed', block);
-      assert.equal(j.match, 5 / 9);
-      assert.equal(j.coverage, 6 / 9);
+      assert.equal(j.match, 3 / 9);
+      assert.equal(j.coverage, 4 / 9);
       assert.equal((j.options as Record<string, unknown>).list_scoring, 'partial');
     } finally {
       s.close();

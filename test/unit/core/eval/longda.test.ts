@@ -204,3 +204,17 @@ describe('eval/longda efficiency and tool usage', () => {
     assert.equal(r.otherCalls, 1);
   });
 });
+
+describe('LongDA answer parsing equals LongTA utils.py (issue 21 items 2 and 3)', () => {
+  it('strips every "X +- Y" / "X ± Y", not only a trailing one', () => {
+    assert.deepEqual(normalizeAnswerValue('men 40.3 +- 1.2, women 39.2 ± 0.8 (5,929 adults)'), [40.3, 39.2, 5929]);
+    assert.equal(normalizeAnswerValue('45 +- 3'), 45);
+    assert.deepEqual(normalizeAnswerValue('1,234 +- 5 and 7'), [1234, 7]);
+  });
+  it('reads Unicode decimal digits as Python float() does', () => {
+    assert.equal(normalizeAnswerValue('１２.５'), 12.5);
+    assert.equal(normalizeAnswerValue('١٢'), 12);
+    assert.deepEqual(normalizeAnswerValue('about ４５ and ७'), [45, 7]);
+  });
+});
+
