@@ -74,6 +74,14 @@ const contexts = [
   { ...common, entryPoints: ['test/integration/index.ts'], outfile: 'out/test/integration/index.js', platform: 'node',
     format: 'cjs', target: 'node22', external: nodeExternals, sourcemap: true,
     plugins: [...common.plugins, integrationTests] },
+  // Test-only panel (issue 13: a panel is one declaration + protocol + webview entry): its host side is loaded by the
+  // extension only when LOUPE_TEST_PANELS names out/test/panels.js; never built by --production (the .vsix build).
+  ...(production ? [] : [
+    { ...common, entryPoints: ['test/fixtures/panels/register.ts'], outfile: 'out/test/panels.js', platform: 'node', format: 'cjs',
+      target: 'node22', external: nodeExternals },
+    { ...common, entryPoints: ['test/fixtures/panels/test-echo.ts'], outdir: 'dist/webview', platform: 'browser', format: 'esm',
+      target: 'es2022', loader: { '.css': 'text' } },
+  ]),
 ];
 
 /** Files the bundles read at runtime (resolved from `dist/` by the code that uses them). */

@@ -1,4 +1,5 @@
 /** Activation only: build the one context, register the command table and the panels (src/vscode/panels/index.ts). */
+import { createRequire } from 'node:module';
 import * as vscode from 'vscode';
 import { createCommands, registerCommands } from './vscode/commands.ts';
 import { LoupeContext } from './vscode/context.ts';
@@ -20,6 +21,7 @@ export function activate(extension: vscode.ExtensionContext): LoupeApi {
   try {
     registerCommands(ctx, createCommands());
     registerPanels(ctx);
+    registerTestPanels(ctx);
     registerRunUi(ctx);
     registerBenchmarksView(ctx);
     ctx.log.info(`Loupe activated in ${Date.now() - t0} ms (VS Code ${vscode.version}, node ${process.version})`);
@@ -30,6 +32,18 @@ export function activate(extension: vscode.ExtensionContext): LoupeApi {
     void vscode.window.showErrorMessage(`Loupe failed to activate: ${msg}`);
   }
   return { runTranscript: (runId) => RunSession.get(runId)?.terminal.plain.join('') };
+}
+
+/**
+ * Integration tests only: \`LOUPE_TEST_PANELS\` names a test bundle (out/test/panels.js) whose \`register(ctx)\`
+ * adds test-only panels. Not set in normal use; the bundle is never part of dist/ or the .vsix.
+ */
+function registerTestPanels(ctx: LoupeContext): void {
+  const entry = process.env.LOUPE_TEST_PANELS;
+  if (!entry) return;
+  const mod = createRequire(__filename)(entry) as { register(c: LoupeContext): void };
+  mod.register(ctx);
+  ctx.log.info(`test panels registered from ${entry}`);
 }
 
 export function deactivate(): void {}
