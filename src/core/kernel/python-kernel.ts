@@ -722,14 +722,21 @@ export class PythonKernel {
       if (quotaMb > 0 && quotaRoot) {
         const limit = quotaMb * 1048576;
         const atStart = treeBytes(quotaRoot);
-        quotaTimer = setInterval(() => {
+        // Every QUOTA_WATCH_MS; a workspace so large that measuring it is slow is measured less often (at most
+        // a tenth of the host's time), so a cell that writes many files cannot stall the extension host.
+        const check = () => {
+          const t0 = performance.now();
           const used = treeBytes(quotaRoot);
+          const took = performance.now() - t0;
           if (used > limit && used > atStart && this.#child === child) {
             this.#quotaHit = used;
             this.#log.warn(`kernel: workspace ${quotaRoot} holds ${used} bytes, over the quota of ${quotaMb} MiB; stopping the cell`);
             this.#kill();
+            return;
           }
-        }, QUOTA_WATCH_MS);
+          quotaTimer = setTimeout(check, Math.max(QUOTA_WATCH_MS, 10 * took));
+        };
+        quotaTimer = setTimeout(check, QUOTA_WATCH_MS);
       }
       let timer: NodeJS.Timeout | undefined;
       outcome = await Promise.race([replyP, new Promise<Outcome>((res) => (timer = setTimeout(() => res({ kind: 'timeout' }), timeoutMs)))]);
@@ -743,7 +750,7 @@ export class PythonKernel {
       }
     } finally {
       this.#busy = false;
-      clearInterval(quotaTimer);
+      clearTimeout(quotaTimer);
     }
     this.#pending = undefined;
     this.#onExit = undefined;
