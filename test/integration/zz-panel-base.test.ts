@@ -13,6 +13,10 @@ describe('Panel base (test-only Echo panel)', function () {
   it('a panel declared once opens, gets its state on the ready handshake and answers a request', async function () {
     await vscode.extensions.getExtension('loupe-dev.loupe')?.activate();
     if (!(await vscode.commands.getCommands(true)).includes('loupe.test.showEcho')) this.skip();
+    // Alone in the window, so that after the runner's reload it is the active tab (VS Code revives a background
+    // webview tab only when it is shown).
+    await vscode.commands.executeCommand('workbench.action.closeAllEditors');
+    await vscode.commands.executeCommand('workbench.action.closeAllGroups');
     await vscode.commands.executeCommand('loupe.test.showEcho');
     if (!hasRunner()) return;
     const text = await webviewText({ title: 'Loupe Test Echo', expect: /echo: ping/ });
