@@ -8,7 +8,7 @@
  * Source: issue 5 (run store, agents, CLI); spec §2.3.
  */
 import { createHash, randomUUID } from 'node:crypto';
-import { createReadStream, existsSync, lstatSync, mkdirSync, statSync, symlinkSync, unlinkSync, writeFileSync } from 'node:fs';
+import { createReadStream, existsSync, lstatSync, mkdirSync, rmdirSync, statSync, symlinkSync, unlinkSync, writeFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { LoupeInputError } from '../util/errors.ts';
@@ -210,6 +210,27 @@ export function prepareWorkspace(runDir: string, block: Block, opts: { links?: b
 }
 
 /**
+ * After a sandboxed run: replaces the workspace's empty mount points with links to the visible files they stood
+ * for, so a person browsing the workspace sees the data (agent code no longer runs there; host tools never follow
+ * links: `util/contained.ts`). Only empty mount points are replaced; anything else is left alone.
+ * @param runDir the run folder; `block` the block as the workspace presents it.
+ */
+export function presentWorkspace(runDir: string, block: Block): void {
+  const { mounts } = prepareWorkspace(runDir, block, { links: false });
+  for (const m of mounts) {
+    try {
+      const st = lstatSync(m.target);
+      if (st.isDirectory()) rmdirSync(m.target); // fails (kept) unless empty
+      else if (st.isFile() && st.size === 0) unlinkSync(m.target);
+      else continue;
+      symlinkSync(m.source, m.target);
+    } catch {
+      /* not empty, or gone: leave it */
+    }
+  }
+}
+
+/**
  * The workspace layout and kernel placement for a run folder: sandboxed, the workspace is the only
  * writable path (not the run folder with its records) and the block's files are mounted read-only into
  * it; with the sandbox off, the workspace holds links (and nothing of this holds).
@@ -356,6 +377,9 @@ async function drive(o: BlockRunOptions, runId: string, runDir: string, workspac
     if (o.kernel.sandbox !== 'off') {
       const removed = removePlantedLinks(workspace);
       if (removed.length) o.store.addEvent(runId, 'warning', `removed ${removed.length} symbolic link(s) planted in the workspace: ${removed.slice(0, 10).join(', ')}${removed.length > 10 ? ', ...' : ''}`);
+      // For people opening the run's workspace afterwards (Open Run Workspace): the empty mount points become
+      // links to the block's visible files again; a resume or an analyst kernel turns them back into mount points.
+      presentWorkspace(runDir, workspaceBlock(o.block, o.toolSetOptions));
     }
   }
   await completeBenchmarkRun(o.block, o.store, runId, m, toolSet, o.toolSetOptions, res.status);

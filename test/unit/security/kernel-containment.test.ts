@@ -5,7 +5,7 @@
  */
 import { strict as assert } from 'node:assert';
 import { after, before, describe, it } from 'node:test';
-import { existsSync, lstatSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, lstatSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, readlinkSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { openStore, type RunStore } from '../../../src/core/store/run-store.ts';
@@ -109,7 +109,10 @@ describe('red team: agent code stays inside its workspace', { skip }, () => {
     assert.match(by('find the data with os.walk'), /\.\/data\/toy\.csv/);
     // 5. planted links are gone after the run and were never followed by the host
     assert.match(by('plant a link to the answers'), /planted/);
-    assert.equal(readdirSync(run.workspace).some((n) => { try { return lstatSync(join(run.workspace, n)).isSymbolicLink(); } catch { return false; } }), false, `links left: ${readdirSync(run.workspace)}`);
+    const links = readdirSync(run.workspace).filter((n) => { try { return lstatSync(join(run.workspace, n)).isSymbolicLink(); } catch { return false; } });
+    // only Loupe's own presentation links to the visible folders are left (for people opening the workspace)
+    assert.deepEqual(links.sort(), ['data', 'docs'], `links left: ${links}`);
+    assert.equal(readlinkSync(join(run.workspace, 'data')), join(root, 'TOY', 'data'));
     assert.ok(store.getEvents(run.id).some((e) => /removed 2 symbolic link/.test(e.message)));
     contained++;
     // 6/7. the quota stops a disk fill, one file or many
