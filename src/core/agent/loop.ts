@@ -256,6 +256,9 @@ async function driveRun(o: AgentRunOptions, run: RunRecord, control: RunControl,
       throw e;
     }
   };
+  // Start the kernel now, while the model thinks about its first step (issue 23: start-up paid once per run and
+  // overlapped with model latency, not on the first python call). A failure here is retried by that call.
+  if (o.startKernel && o.toolSet.tools.some((t) => t.name === 'python')) void getKernel().catch(() => undefined);
   const onAbortInterrupt = () => kernel?.interrupt();
   signal.addEventListener('abort', onAbortInterrupt);
 
