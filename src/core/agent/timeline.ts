@@ -6,6 +6,7 @@
 import type { TimelineHeatmap, TimelineRun, TimelineStep } from '../../protocol/timeline.ts';
 import { toolUsageHeatmap } from '../eval/longda.ts';
 import type { RunRecord, StepRecord } from './types.ts';
+import type { StepSummaryRecord } from '../store/run-store.ts';
 
 /** How a live timeline picks up steps: store polling interval and the batching window before notifying the webview (ms). */
 export const TIMELINE_POLL_MS = 100;
@@ -55,6 +56,28 @@ export function toTimelineStep(step: StepRecord, runStartMs: number): TimelineSt
     tokensOut: step.usage.output,
     tools,
     error: step.toolCalls.some((c) => c.isError),
+    summary,
+  };
+}
+
+/**
+ * One timeline row from a step summary (no texts loaded): the same row {@link toTimelineStep} makes.
+ * @param s from `store.getStepSummaries`; `runStartMs` epoch ms of the run start.
+ */
+export function summaryToTimelineStep(s: StepSummaryRecord, runStartMs: number): TimelineStep {
+  const first = s.toolNames[0];
+  const summary = first ? `${first}(${s.firstArguments === null ? '…' : mainArgument(s.firstArguments)})${s.toolNames.length > 1 ? ` +${s.toolNames.length - 1}` : ''}` : oneLine(s.content, 100) || '(empty message)';
+  const start = Date.parse(s.startedAt);
+  return {
+    index: s.index,
+    startMs: Number.isFinite(start) ? Math.max(0, start - runStartMs) : 0,
+    durationMs: s.latencyMs + s.toolMs,
+    latencyMs: s.latencyMs,
+    toolMs: s.toolMs,
+    tokensIn: s.usage.input,
+    tokensOut: s.usage.output,
+    tools: s.toolNames,
+    error: s.anyError,
     summary,
   };
 }

@@ -109,6 +109,22 @@ function stepFromRow(r: Row): StepRecord {
   };
 }
 
+/** A step without its texts (see {@link RunStore.getStepSummaries}). */
+export interface StepSummaryRecord {
+  runId: string;
+  index: number;
+  startedAt: string;
+  latencyMs: number;
+  toolMs: number;
+  usage: { input: number; output: number };
+  /** The assistant message, cut to 400 characters. */
+  content: string;
+  toolNames: string[];
+  anyError: boolean;
+  /** The first tool call's arguments (null when none, or kept as a blob). */
+  firstArguments: string | null;
+}
+
 /** Who holds a run's lease. */
 export interface RunLeaseHolder {
   /** Unique per driving session (e.g. `<host>:<pid>:<uuid>`). */
@@ -384,6 +400,40 @@ export class RunStore {
   getRun(id: string): RunRecord | undefined {
     const r = this.db.prepare('SELECT * FROM runs WHERE id = ?').get(id) as Row | undefined;
     return r ? runFromRow(r) : undefined;
+  }
+
+  /**
+   * The steps of a run without their texts (observations, reasoning, full arguments): what a list of steps shows.
+   * JSON is read by SQLite, so opening a long trajectory does not parse every observation in the host (issue 23).
+   * @returns one {@link StepSummaryRecord} per step, in order.
+   */
+  async getStepSummaries(runId: string): Promise<StepSummaryRecord[]> {
+    const rows = this.db.prepare(`SELECT idx, started_at, latency_ms, tool_ms, tokens_input, tokens_output,
+        substr(json_extract(assistant, '$.content'), 1, 400) AS content,
+        (SELECT json_group_array(json_extract(value, '$.name')) FROM json_each(steps.tool_calls)) AS names,
+        (SELECT count(*) FROM json_each(steps.tool_calls) WHERE json_extract(value, '$.isError')) AS errors,
+        json_extract(tool_calls, '$[0].argumentsText') AS first_args
+      FROM steps WHERE run_id = ? ORDER BY idx`).all(runId) as Row[];
+    return rows.map((r) => ({
+      runId, index: r.idx as number, startedAt: r.started_at as string, latencyMs: r.latency_ms as number, toolMs: r.tool_ms as number,
+      usage: { input: r.tokens_input as number, output: r.tokens_output as number },
+      content: (r.content as string | null) ?? '', toolNames: JSON.parse((r.names as string | null) ?? '[]') as string[],
+      anyError: (r.errors as number) > 0, firstArguments: typeof r.first_args === 'string' && !r.first_args.startsWith(BLOB_MARK) ? r.first_args : null,
+    }));
+  }
+
+  /**
+   * Steps of a run whose message, reasoning, tool names, arguments or observations contain every word of `query`
+   * (case-insensitive for ASCII), searched in the store rather than in loaded steps. Texts kept as blobs (over 1 MiB)
+   * are not searched.
+   * @returns matching step indices in order (all steps for an empty query).
+   */
+  async searchSteps(runId: string, query: string): Promise<number[]> {
+    const words = query.toLowerCase().split(/\s+/).filter(Boolean);
+    const cond = words.map(() => "instr(lower(assistant || char(10) || tool_calls), ?) > 0").join(' AND ');
+    const rows = this.db.prepare(`SELECT idx FROM steps WHERE run_id = ?${cond ? ` AND ${cond}` : ''} ORDER BY idx`)
+      .all(runId, ...words.map((w) => JSON.stringify(w).slice(1, -1))) as { idx: number }[];
+    return rows.map((r) => r.idx);
   }
 
   /** Steps of a run in order, optionally from step index `fromIndex`. */

@@ -141,7 +141,22 @@ export class DocSearchService {
     const t0 = performance.now();
     const files = p.files?.length ? p.files.filter((f) => this.has(f)) : undefined;
     const hits = index.search(p.query, { mode: p.mode, top: p.top ?? 50, files });
-    return { hits: collapseNearDuplicates(hits.map((x) => ({ file: x.file, unit: x.unit, start: x.start, end: x.end, score: x.score, snippet: x.snippet }))), elapsedMs: performance.now() - t0 };
+    // The panel shows snippets on word boundaries; the agent's tools keep LongTA's exact windows.
+    const unitTexts = new Map<string, string[]>();
+    const textOf = (file: string, i: number): string | undefined => {
+      let us = unitTexts.get(file);
+      if (!us) {
+        try {
+          us = index.units(file).map((u) => u.text);
+        } catch {
+          us = [];
+        }
+        unitTexts.set(file, us);
+      }
+      return us[i];
+    };
+    const shown = hits.map((x) => ({ file: x.file, unit: x.unit, start: x.start, end: x.end, score: x.score, snippet: wordAlignedSnippet(x.snippet, textOf(x.file, x.unitIndex)) }));
+    return { hits: collapseNearDuplicates(shown), elapsedMs: performance.now() - t0 };
   }
 
   async readUnit(file: string, unit: string): Promise<UnitContent> {
@@ -181,6 +196,37 @@ export class DocSearchService {
     this.index?.close();
     this.index = undefined;
   }
+}
+
+/**
+ * A snippet cut on word boundaries for display: when the window starts or ends inside a word of the unit's text,
+ * the partial word is dropped and an ellipsis marks the cut. Unchanged when the unit text is unknown.
+ * @param snippet the window as the index returned it; `unitText` the text of the unit it was taken from.
+ */
+export function wordAlignedSnippet(snippet: string, unitText: string | undefined): string {
+  if (!unitText || !snippet) return snippet;
+  const at = unitText.indexOf(snippet);
+  if (at < 0) return snippet;
+  const word = /[\p{L}\p{N}_]/u;
+  let s = snippet;
+  let lead = '';
+  let tail = '';
+  if (at > 0 && word.test(unitText[at - 1]!) && word.test(s[0]!)) {
+    const m = /\s/.exec(s);
+    if (m && m.index < 30 && m.index + 1 < s.length) {
+      s = s.slice(m.index + 1);
+      lead = '…';
+    }
+  }
+  const end = at + snippet.length;
+  if (end < unitText.length && word.test(unitText[end]!) && word.test(s[s.length - 1]!)) {
+    const cut = s.search(/\s\S*$/);
+    if (cut > 0 && s.length - cut <= 30) {
+      s = s.slice(0, cut);
+      tail = '…';
+    }
+  }
+  return lead + s.trimEnd() + tail;
 }
 
 /** Words of a snippet for near-duplicate detection (lower case, letters and digits). */

@@ -1,6 +1,6 @@
 /** The Trajectory Timeline panel: one per run, live while the run writes steps to the store. */
 import * as vscode from 'vscode';
-import { TIMELINE_BATCH_MS, TIMELINE_POLL_MS, searchSteps, timelineHeatmap, toTimelineRun, toTimelineStep } from '../../core/agent/timeline.ts';
+import { TIMELINE_BATCH_MS, TIMELINE_POLL_MS, summaryToTimelineStep, timelineHeatmap, toTimelineRun, toTimelineStep } from '../../core/agent/timeline.ts';
 import {
   DidAppendStepsNotification, FocusStepNotification, GetStepDetailRequest, RevealToolCallRequest, SearchStepsRequest,
   type StepDetail, type TimelineState, type TimelineStep,
@@ -53,7 +53,7 @@ export class TimelinePanel extends LoupePanel {
     super(ctx, panel, 'timeline', `Timeline: ${runId}`);
     this.runId = runId;
     this.rpc.onRequest(GetStepDetailRequest, ({ runId: id, index }) => this.detail(id, index));
-    this.rpc.onRequest(SearchStepsRequest, ({ runId: id, query }) => ({ indices: searchSteps(this.ctx.store().getSteps(id), query) }));
+    this.rpc.onRequest(SearchStepsRequest, async ({ runId: id, query }) => ({ indices: await this.ctx.store().searchSteps(id, query) }));
     this.rpc.onRequest(RevealToolCallRequest, async ({ runId: id, index, callId }) => {
       const step = this.ctx.store().getStep(id, index);
       const call = step?.toolCalls.find((c) => c.id === callId);
@@ -63,16 +63,17 @@ export class TimelinePanel extends LoupePanel {
     this.onDisposed(() => this.unsubscribe?.());
   }
 
-  protected state(): TimelineState {
+  protected state(): Promise<TimelineState> {
     return this.initialState(this.opts);
   }
 
-  private initialState(opts: { focusStep?: number; showHeatmap?: boolean }): TimelineState {
+  private async initialState(opts: { focusStep?: number; showHeatmap?: boolean }): Promise<TimelineState> {
     const store = this.ctx.store();
     const run = store.getRun(this.runId);
     if (!run) throw new Error(`Run ${this.runId} is no longer in the store`);
     this.runStartMs = Date.parse(run.startedAt ?? run.createdAt) || 0;
-    this.steps = store.getSteps(this.runId).map((s) => toTimelineStep(s, this.runStartMs));
+    // Summaries only: observations stay in the store until a step's detail is asked for (issue 23).
+    this.steps = (await store.getStepSummaries(this.runId)).map((s) => summaryToTimelineStep(s, this.runStartMs));
     this.startLiveUpdates();
     return { run: toTimelineRun(run), steps: this.steps, heatmap: timelineHeatmap(this.steps), focusStep: opts.focusStep, showHeatmap: opts.showHeatmap };
   }

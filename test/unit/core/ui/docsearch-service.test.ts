@@ -129,3 +129,16 @@ describe('docsearch panel results', () => {
     assert.equal(out[1]!.alsoIn, undefined);
   });
 });
+
+describe('docsearch panel snippets', () => {
+  it('are cut on word boundaries of the unit text, with an ellipsis where cut', async () => {
+    const { wordAlignedSnippet } = await import('../../../../src/core/ui/docsearch-service.ts');
+    const unit = 'Full sample 2 year MEC exam weight. Target: Both males and females 0 YEARS - 150 YEARS WTMEC2YR - Full sample';
+    const cut = unit.slice(8, 70); // "mple 2 year MEC exam weight. Target: Both males and females 0 Y"
+    assert.equal(wordAlignedSnippet(cut, unit), '…2 year MEC exam weight. Target: Both males and females 0…');
+    assert.equal(wordAlignedSnippet(unit.slice(0, 20), unit), 'Full sample 2 year…');
+    assert.equal(wordAlignedSnippet(unit.slice(12, 34), unit), '2 year MEC exam weight.'.slice(0, 22));
+    assert.equal(wordAlignedSnippet('not in the unit', unit), 'not in the unit');
+  });
+});
+
