@@ -281,7 +281,8 @@ function sharedDocIndex(root: string, files: string[], cacheDir: string | undefi
   if (!p) {
     p = (async () => {
       const { openDocIndex } = await import('../docs/index.ts');
-      const idx = await openDocIndex({ root, files, ...(cacheDir ? { cacheDir } : {}) });
+      // Two extraction workers: the PDFs of a fresh run are read off the calling thread (the VS Code extension host's).
+      const idx = await openDocIndex({ root, files, extractWorkers: 2, ...(cacheDir ? { cacheDir } : {}) });
       await idx.build();
       return idx;
     })();

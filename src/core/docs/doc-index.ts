@@ -12,7 +12,7 @@
 import { createHash } from 'node:crypto';
 import { mkdirSync, readFileSync, readdirSync, renameSync, statSync, existsSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { isAbsolute, join, relative, resolve, sep } from 'node:path';
+import { dirname, isAbsolute, join, relative, resolve, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Worker } from 'node:worker_threads';
 import Database from 'better-sqlite3';
@@ -997,8 +997,23 @@ const WORKER_CRASHED = 'extraction worker crashed';
 type ExtractResult = { doc?: { kind: UnitKind; units: string[]; note?: string }; error?: string };
 
 /**
+ * The extraction worker's file: `extract-worker.ts` beside this file when running from source, the bundled
+ * `dist/extract-worker.js` (built by esbuild.js, shipped in the .vsix) when running from the CLI or extension
+ * bundles (issue 23: `--workers` did nothing in the shipped CLI and extension). `$LOUPE_EXTRACT_WORKER` overrides.
+ * @returns the absolute path, or undefined when none exists (extraction then runs in the calling thread).
+ */
+export function extractWorkerPath(): string | undefined {
+  const env = process.env.LOUPE_EXTRACT_WORKER;
+  if (env && existsSync(env)) return env;
+  const here = typeof __dirname === 'string' ? __dirname : dirname(fileURLToPath(import.meta.url));
+  const candidates = [join(here, 'extract-worker.ts'), join(here, 'extract-worker.js')];
+  for (let up = here, i = 0; i < 4; i++, up = dirname(up)) candidates.push(join(up, 'dist', 'extract-worker.js'));
+  return candidates.find((c) => existsSync(c));
+}
+
+/**
  * Runs unit extraction with bounded concurrency: in this thread (1) or in worker threads (> 1, when
- * the worker module is available next to this file, i.e. when running from source). `submit` waits
+ * the worker module exists: from source or from the bundles, see {@link extractWorkerPath}). `submit` waits
  * for a free slot; results are handed to their callback in this thread (SQLite writes stay here).
  */
 class ExtractPool {
@@ -1015,12 +1030,12 @@ class ExtractPool {
     this.signal = signal;
     if (this.size > 1) {
       try {
-        const url = new URL('./extract-worker.ts', import.meta.url);
-        if (!existsSync(fileURLToPath(url))) return;
+        const file = extractWorkerPath();
+        if (!file) return;
         for (let i = 0; i < this.size; i++) {
           // no heap limit: a 192–256 MB limit cut peak RSS (865 → 620 MB) but cost ~35% more CPU in GC.
           // A worker that dies anyway is replaced by extraction in this thread for its file.
-          const w = new Worker(url);
+          const w = new Worker(file);
           w.on('message', (m: ExtractResult & { id: number }) => {
             const cb = this.waiting.get(m.id);
             this.waiting.delete(m.id);

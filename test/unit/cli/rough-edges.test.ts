@@ -130,3 +130,18 @@ test('run --blocks all on BLADE: blocks the agent cannot run are skipped with th
     rmSync(root, { recursive: true, force: true });
   }
 });
+
+test('the shipped CLI extracts documentation in worker threads (dist/extract-worker.js), with the same index as in one thread', () => {
+  assert.ok(existsSync(join(repoRoot, 'dist', 'extract-worker.js')), 'the build ships the extraction worker');
+  const root = toySuite();
+  try {
+    const one = cli(['index', '--root', root, '--survey', 'TOY', '--cache', mkdtempSync(join(tmpdir(), 'loupe-w1-')), '--workers', '1', '--json']);
+    const two = cli(['index', '--root', root, '--survey', 'TOY', '--cache', mkdtempSync(join(tmpdir(), 'loupe-w2-')), '--workers', '2', '--json']);
+    assert.equal(two.code, 0, two.err);
+    const pick = (o: string) => { const j = JSON.parse(o) as { units: number; chunks: number; skipped: unknown[] }; return [j.units, j.chunks, j.skipped.length]; };
+    assert.deepEqual(pick(two.out), pick(one.out));
+  } finally {
+    rmSync(root, { recursive: true, force: true });
+  }
+});
+
