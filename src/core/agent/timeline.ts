@@ -41,23 +41,12 @@ function oneLine(s: string, max: number): string {
  * @returns a compact {@link TimelineStep} (about 200 bytes: full text stays in the store, see {@link searchSteps}).
  */
 export function toTimelineStep(step: StepRecord, runStartMs: number): TimelineStep {
-  const tools = step.toolCalls.map((c) => c.name);
-  const first = step.toolCalls[0];
-  const content = step.assistant.content ?? '';
-  const summary = first ? `${first.name}(${mainArgument(first.argumentsText)})${step.toolCalls.length > 1 ? ` +${step.toolCalls.length - 1}` : ''}` : oneLine(content, 100) || '(empty message)';
-  const start = Date.parse(step.startedAt);
-  return {
-    index: step.index,
-    startMs: Number.isFinite(start) ? Math.max(0, start - runStartMs) : 0,
-    durationMs: step.latencyMs + step.toolMs,
-    latencyMs: step.latencyMs,
-    toolMs: step.toolMs,
-    tokensIn: step.usage.input,
-    tokensOut: step.usage.output,
-    tools,
-    error: step.toolCalls.some((c) => c.isError),
-    summary,
-  };
+  return summaryToTimelineStep({
+    runId: step.runId, index: step.index, startedAt: step.startedAt, latencyMs: step.latencyMs, toolMs: step.toolMs,
+    usage: { input: step.usage.input, output: step.usage.output }, content: step.assistant.content ?? '',
+    toolNames: step.toolCalls.map((c) => c.name), anyError: step.toolCalls.some((c) => c.isError),
+    firstArguments: step.toolCalls[0]?.argumentsText ?? null,
+  }, runStartMs);
 }
 
 /**
