@@ -92,9 +92,9 @@ function copyRuntimeFiles() {
   // The Python kernel driver (src/core/kernel/python-kernel.ts `driverPath()` looks in dist/kernel/).
   fs.mkdirSync('dist/kernel', { recursive: true });
   fs.copyFileSync('src/core/kernel/driver.py', 'dist/kernel/driver.py');
-  // BLADE's Python driver (src/core/eval/blade/driver-py.ts `bladeDriverPath()` looks in dist/blade/).
+  // BLADE's Python driver (src/core/benchmarks/blade/eval/driver-py.ts `bladeDriverPath()` looks in dist/blade/).
   fs.mkdirSync('dist/blade', { recursive: true });
-  fs.copyFileSync('src/core/eval/blade/blade_driver.py', 'dist/blade/blade_driver.py');
+  fs.copyFileSync('src/core/benchmarks/blade/eval/blade_driver.py', 'dist/blade/blade_driver.py');
 }
 
 async function main() {

@@ -1,7 +1,7 @@
 import { writeFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { buildReport, renderHtml, renderMarkdown } from '../core/eval/report.ts';
-import { aggregateScores, scoreStoredRun, type RunScore } from '../core/eval/score-run.ts';
+import { aggregateScores, scoreStoredRun, type RunScore } from '../core/runs/score-run.ts';
 import { ExactOnlyJudge } from '../core/eval/judges/index.ts';
 import { listScores, SqliteJudgementStore } from '../core/eval/store.ts';
 import { openExistingStore } from './store-arg.ts';

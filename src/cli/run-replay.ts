@@ -7,9 +7,9 @@ import { dirname } from 'node:path';
 import { plural } from './plural.ts';
 import { loadSuite, parseSuiteKind, type LoadSuiteOptions } from '../core/suites/index.ts';
 import type { RunStore } from '../core/store/run-store.ts';
-import { kernelPlacement, type KernelSettings } from '../core/agent/runner.ts';
+import { kernelPlacement, type KernelSettings } from '../core/runs/runner.ts';
 import type { KernelLike } from '../core/agent/types.ts';
-import { replayStoredRun } from '../core/agent/benchmark-agents.ts';
+import { replayStoredRun } from '../core/runs/benchmark-agents.ts';
 import type { Logger } from '../core/util/log.ts';
 import { UsageError, type CliIo } from './types.ts';
 

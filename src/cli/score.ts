@@ -1,11 +1,11 @@
 import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { parseArgs } from 'node:util';
-import { aggregateScores, bladeContext, OPTION_NAMES, scoreStoredRun, validateOptionNames, type RunScore, type ScoreAggregate } from '../core/eval/score-run.ts';
-import { loadLongdaGroundTruth, longdaOptions, parseLongtaAnswers, scoreLongda } from '../core/eval/longda.ts';
+import { aggregateScores, bladeContext, OPTION_NAMES, scoreStoredRun, validateOptionNames, type RunScore, type ScoreAggregate } from '../core/runs/score-run.ts';
+import { loadLongdaGroundTruth, longdaOptions, parseLongtaAnswers, scoreLongda } from '../core/benchmarks/longda/eval.ts';
 import { LoupeInputError } from '../core/util/errors.ts';
 import { ExactOnlyJudge, HumanJudge, LlmJudge, type Judge, type JudgementStore } from '../core/eval/judges/index.ts';
-import { lexicalEmbedder, openAiEmbedder, type CaptionEmbedder } from '../core/eval/analystbench.ts';
+import { lexicalEmbedder, openAiEmbedder, type CaptionEmbedder } from '../core/benchmarks/analystbench/eval.ts';
 import { saveScore, SqliteJudgementStore } from '../core/eval/store.ts';
 import { openStore } from '../core/store/run-store.ts';
 import { openExistingStore, storeFile } from './store-arg.ts';

@@ -8,7 +8,7 @@ import { existsSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import * as vscode from 'vscode';
 import type { StepRecord } from '../../src/core/agent/types.ts';
-import { loadLongdaGroundTruth, scoreLongda } from '../../src/core/eval/longda.ts';
+import { loadLongdaGroundTruth, scoreLongda } from '../../src/core/benchmarks/longda/eval.ts';
 import { saveScore } from '../../src/core/eval/store.ts';
 import { openStore } from '../../src/core/store/run-store.ts';
 import { hasRunner, runner, screenshot, webviewText } from './helpers/runner.ts';
@@ -257,9 +257,9 @@ describe('Benchmarks view, Documentation Search and Results', function () {
     this.timeout(180_000);
     const dir = vscode.workspace.getConfiguration('loupe').get<string>('runsDirectory');
     assert.ok(dir);
-    const { startBladePython } = await import('../../src/core/eval/blade/python.ts');
-    const { loadBladeGroundTruth, scoreBladeRun } = await import('../../src/core/eval/blade/score.ts');
-    const { referencePath, verifiedReferencePath } = await import('../../src/core/eval/blade/reference-path.ts');
+    const { startBladePython } = await import('../../src/core/benchmarks/blade/eval/python.ts');
+    const { loadBladeGroundTruth, scoreBladeRun } = await import('../../src/core/benchmarks/blade/eval/score.ts');
+    const { referencePath, verifiedReferencePath } = await import('../../src/core/benchmarks/blade/eval/reference-path.ts');
     const store = openStore(join(dir, 'runs.sqlite'));
     const py = await startBladePython();
     try {

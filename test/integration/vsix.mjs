@@ -45,7 +45,7 @@ async function main() {
   // scores it; only dist/blade/blade_driver.py exists there (no src/), so the score proves the shipped file loads.
   const ext = join(OUT, 'exts', readdirSync(join(OUT, 'exts')).find((d) => d.startsWith('loupe-dev.loupe-')) ?? 'missing');
   check('the .vsix ships the documentation extraction worker (dist/extract-worker.js)', existsSync(join(ext, 'dist', 'extract-worker.js')), ext);
-  check('the .vsix ships the BLADE driver as a Python file', existsSync(join(ext, 'dist', 'blade', 'blade_driver.py')) && !existsSync(join(ext, 'src', 'core', 'eval', 'blade')), ext);
+  check('the .vsix ships the BLADE driver as a Python file', existsSync(join(ext, 'dist', 'blade', 'blade_driver.py')) && !existsSync(join(ext, 'src', 'core', 'benchmarks', 'blade', 'eval')), ext);
   const bladeStore = join(OUT, 'blade.sqlite');
   const cliEnv = { ...process.env, HOME: join(OUT, 'home'), TMPDIR: join(OUT, 'tmp') };
   delete cliEnv.LOUPE_BLADE_DRIVER;

@@ -7,7 +7,7 @@
  * GT sizes are the 12 datasets' counts from spec §1.2 (cvars, model specs, unique names, transform
  * units); runs cover random GT items with random precision (seeded). Prints one JSON report.
  */
-import { aggregateBlade, decisionWeights, f1, METRIC_TYPES, seededRandom, zeroRun, type BladeDatasetRuns, type BladeRunMetrics, type MetricType } from '../../src/core/eval/blade/metrics.ts';
+import { aggregateBlade, decisionWeights, f1, METRIC_TYPES, seededRandom, zeroRun, type BladeDatasetRuns, type BladeRunMetrics, type MetricType } from '../../src/core/benchmarks/blade/eval/metrics.ts';
 
 const SIZES: Record<string, [number, number, number, number]> = {
   affairs: [9, 11, 5, 9],

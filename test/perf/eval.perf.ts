@@ -5,8 +5,8 @@
  * written in mixed agent styles (percent signs, thousands commas, ± tolerances, free text, dicts).
  * Prints one JSON report.
  */
-import { loadLongdaGroundTruth, scoreLongda, type LongdaQuery } from '../../src/core/eval/longda.ts';
-import { toolUsageHeatmap } from '../../src/core/eval/longda.ts';
+import { loadLongdaGroundTruth, scoreLongda, type LongdaQuery } from '../../src/core/benchmarks/longda/eval.ts';
+import { toolUsageHeatmap } from '../../src/core/benchmarks/longda/eval.ts';
 import { sharedData } from '../helpers/shared.ts';
 
 const gt0 = loadLongdaGroundTruth(sharedData('longda', 'benchmark', 'benchmark.csv'));

@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createGunzip } from 'node:zlib';
 import { parse } from 'csv-parse';
-import { findTableFiles, importCsvFolder } from '../../src/core/suites/ddr/import.ts';
+import { findTableFiles, importCsvFolder } from '../../src/core/benchmarks/ddr/import.ts';
 import { loadSuite } from '../../src/core/suites/index.ts';
 import { sharedData } from '../helpers/shared.ts';
 

@@ -9,9 +9,9 @@
 import { mkdtempSync, symlinkSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { SqlRunner, executeQuery, openReadOnlyDatabase, readSchema, touchedFields } from '../../src/core/agent/toolsets/ddr-sql.ts';
-import { BladeReferenceModel } from '../../src/core/agent/blade-reference.ts';
-import { createBladeToolSet } from '../../src/core/agent/toolsets/blade.ts';
+import { SqlRunner, executeQuery, openReadOnlyDatabase, readSchema, touchedFields } from '../../src/core/benchmarks/ddr/sql-tool.ts';
+import { BladeReferenceModel } from '../../src/core/benchmarks/blade/reference.ts';
+import { createBladeToolSet } from '../../src/core/benchmarks/blade/toolset.ts';
 import { replayRun } from '../../src/core/agent/replay.ts';
 import { promptHash, runAgent } from '../../src/core/agent/loop.ts';
 import type { KernelLike, ToolSet } from '../../src/core/agent/types.ts';

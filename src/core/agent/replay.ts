@@ -9,7 +9,7 @@ import type { RunStore } from '../store/run-store.ts';
 import { errorMessage } from '../util/errors.ts';
 import { truncateObservation } from './loop.ts';
 import type { KernelCellRecord, KernelExecuteResult, KernelLike } from './types.ts';
-import { SqlRunner, defaultQueryCaps, type QueryCaps } from './toolsets/ddr-sql.ts';
+import { SqlRunner, defaultQueryCaps, type QueryCaps } from '../benchmarks/ddr/sql-tool.ts';
 
 /** One re-executed action. */
 export interface ReplayAction {

@@ -4,7 +4,7 @@
  * Source: issue 7 "Trajectory timeline"; heatmap = LongDA Figure 8 (spec §2.4, via eval/longda.ts).
  */
 import type { TimelineHeatmap, TimelineRun, TimelineStep } from '../../protocol/timeline.ts';
-import { toolUsageHeatmap } from '../eval/longda.ts';
+import { toolUsageHeatmap } from '../benchmarks/longda/eval.ts';
 import type { RunRecord, StepRecord } from './types.ts';
 import type { StepSummaryRecord } from '../store/run-store.ts';
 

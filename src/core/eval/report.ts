@@ -5,7 +5,7 @@
  * both formats and rendered to inline SVG (vega, no browser) in HTML.
  * Source: issue 8 "`loupe report`".
  */
-import type { LongdaRunDetail, RunScore, ScoreAggregate } from './score-run.ts';
+import type { LongdaRunDetail, RunScore, ScoreAggregate } from '../runs/score-run.ts';
 import {
   bladeCiRows, bladeCiSpec, heatmapSpec, heatmapsByModel, longdaMatchVsTokens, matchVsTokensSpec, metricsByModelBlock, modelBarSpec,
   type ModelBlockTable, type ScoredRunRow, type VegaLiteSpec,

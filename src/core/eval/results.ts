@@ -5,7 +5,7 @@
  * carries the run ids behind it so a view can link each number to its runs.
  * Source: issue 8 "Results webview"; spec §2.4 "Other figure procedures", §2.5.
  */
-import { toolUsageHeatmap, type ToolHeatmap } from './longda.ts';
+import { toolUsageHeatmap, type ToolHeatmap } from '../benchmarks/longda/eval.ts';
 
 /** One scored run, flattened for tables. */
 export interface ScoredRunRow {

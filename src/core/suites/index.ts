@@ -7,10 +7,10 @@ import { resolve } from 'node:path';
 import { LoupeInputError } from '../util/errors.ts';
 import type { BladeDecisionCounts, Block, LoadSuiteOptions, Suite, SuiteKind } from './types.ts';
 import { SUITE_KINDS } from './types.ts';
-import { loadLongda } from './longda/load.ts';
-import { loadBlade } from './blade/load.ts';
-import { loadDdr } from './ddr/load.ts';
-import { loadAnalystBench } from './analystbench/load.ts';
+import { loadLongda } from '../benchmarks/longda/load.ts';
+import { loadBlade } from '../benchmarks/blade/load.ts';
+import { loadDdr } from '../benchmarks/ddr/load.ts';
+import { loadAnalystBench } from '../benchmarks/analystbench/load.ts';
 import { publicItems, type PublicItem } from './workspace.ts';
 
 export * from './types.ts';
@@ -141,6 +141,6 @@ export function summariseBlock(b: Block): BlockSummary {
     ...(b.ddr ? { checklistItems: b.ddr.checklistCount } : {}),
   };
 }
-export { saveChecklist, type ChecklistInput } from './ddr/checklist.ts';
-export { importCsvFolder, findTableFiles, type ImportResult } from './ddr/import.ts';
+export { saveChecklist, type ChecklistInput } from '../benchmarks/ddr/checklist.ts';
+export { importCsvFolder, findTableFiles, type ImportResult } from '../benchmarks/ddr/import.ts';
 export { fetchSuite, getSource, FETCHABLE, type FetchResult, type SuiteSourceDef } from './fetch.ts';

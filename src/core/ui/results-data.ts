@@ -4,9 +4,9 @@
  * LongDA tool-usage heatmaps from the recorded steps, BLADE per-decision-type metrics with CIs.
  * Every number keeps the ids of the runs it came from.
  */
-import { countToolCallsInCode, LONGDA_TOOLS, toolUsageHeatmap } from '../eval/longda.ts';
+import { countToolCallsInCode, LONGDA_TOOLS, toolUsageHeatmap } from '../benchmarks/longda/eval.ts';
 import { bladeCiRows } from '../eval/results.ts';
-import { aggregateScores, type RunScore } from '../eval/score-run.ts';
+import { aggregateScores, type RunScore } from '../runs/score-run.ts';
 import { listScores, type StoredScore } from '../eval/store.ts';
 import type { RunRecord } from '../agent/types.ts';
 import type { RunStore } from '../store/run-store.ts';

@@ -7,7 +7,7 @@ import { dirname, join } from 'node:path';
 import * as vscode from 'vscode';
 import type { LlmConfig } from '../../core/agent/llm.ts';
 import type { RunRecord } from '../../core/agent/types.ts';
-import { bladeDatasetSubmission, bladeState } from '../../core/agent/toolsets/blade.ts';
+import { bladeDatasetSubmission, bladeState } from '../../core/benchmarks/blade/toolset.ts';
 import { exportLongdaResults, exportTrajectoryJsonl } from '../../core/store/export.ts';
 import { loadSuite, parseSuiteKind } from '../../core/suites/index.ts';
 import type { Block, Suite } from '../../core/suites/types.ts';

@@ -5,7 +5,7 @@
  */
 import * as vscode from 'vscode';
 import { RunControl, type AgentRunResult } from '../../core/agent/loop.ts';
-import { defaultStartKernel, resumeBlockRun, startBlockRun, type BlockRunOptions } from '../../core/agent/runner.ts';
+import { defaultStartKernel, resumeBlockRun, startBlockRun, type BlockRunOptions } from '../../core/runs/runner.ts';
 import type { AgentEvent } from '../../core/agent/types.ts';
 import type { LlmConfig } from '../../core/agent/llm.ts';
 import type { Block, Suite } from '../../core/suites/types.ts';

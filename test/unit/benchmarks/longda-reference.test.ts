@@ -9,9 +9,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { PythonKernel, LONGTA_IMPORT_ALLOWLIST, findBubblewrap } from '../../../src/core/kernel/index.ts';
-import { kernelPlacement } from '../../../src/core/agent/runner.ts';
-import { loadLongda } from '../../../src/core/suites/longda/load.ts';
-import { compareLongdaValues } from '../../../src/core/eval/longda.ts';
+import { kernelPlacement } from '../../../src/core/runs/runner.ts';
+import { loadLongda } from '../../../src/core/benchmarks/longda/load.ts';
+import { compareLongdaValues } from '../../../src/core/benchmarks/longda/eval.ts';
 import type { Block, LongdaQuery } from '../../../src/core/suites/types.ts';
 import { repoRoot, sharedData } from '../../helpers/shared.ts';
 

@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import Database from 'better-sqlite3';
-import { ddrState } from '../../../src/core/agent/toolsets/ddr.ts';
+import { ddrState } from '../../../src/core/benchmarks/ddr/toolset.ts';
 import { openStore } from '../../../src/core/store/run-store.ts';
 import { call, startScriptedLlm, type ChatRequestBody } from '../../helpers/scripted-llm.ts';
 import { repoRoot } from '../../helpers/shared.ts';

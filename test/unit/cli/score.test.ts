@@ -1,4 +1,4 @@
-import { parseAnswerArg } from '../../../src/core/agent/toolsets/longda.ts';
+import { parseAnswerArg } from '../../../src/core/benchmarks/longda/toolset.ts';
 import assert from 'node:assert/strict';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -8,8 +8,8 @@ import { main } from '../../../src/cli/main.ts';
 import { openStore } from '../../../src/core/store/run-store.ts';
 import type { StepRecord, ToolCallRecord } from '../../../src/core/agent/types.ts';
 import { listScores } from '../../../src/core/eval/store.ts';
-import { loadLongdaGroundTruth } from '../../../src/core/eval/longda.ts';
-import { scoreStoredRun } from '../../../src/core/eval/score-run.ts';
+import { loadLongdaGroundTruth } from '../../../src/core/benchmarks/longda/eval.ts';
+import { scoreStoredRun } from '../../../src/core/runs/score-run.ts';
 import { CallbackJudge, type JudgeInput } from '../../../src/core/eval/judges/index.ts';
 import type { Suite } from '../../../src/core/suites/types.ts';
 import { sharedData } from '../../helpers/shared.ts';
@@ -171,7 +171,7 @@ describe('eval/score-run (DDR run from the store)', () => {
 
 describe('eval/score-run longdaJsonScore (for loupe run --json)', () => {
   it('gives coverage and match fractions for a run without loading the suite', async () => {
-    const { longdaJsonScore } = await import('../../../src/core/eval/score-run.ts');
+    const { longdaJsonScore } = await import('../../../src/core/runs/score-run.ts');
     const { loadSuite } = await import('../../../src/core/suites/index.ts');
     const suite = await loadSuite('longda', sharedData('longda', 'benchmark'));
     const block = suite.blocks.find((b) => b.id === BLOCK)!;

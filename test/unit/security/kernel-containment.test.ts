@@ -9,9 +9,9 @@ import { existsSync, lstatSync, mkdirSync, mkdtempSync, readdirSync, readFileSyn
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { openStore, type RunStore } from '../../../src/core/store/run-store.ts';
-import { startBlockRun } from '../../../src/core/agent/runner.ts';
+import { startBlockRun } from '../../../src/core/runs/runner.ts';
 import { LlmClient } from '../../../src/core/agent/llm.ts';
-import { loadLongda } from '../../../src/core/suites/longda/load.ts';
+import { loadLongda } from '../../../src/core/benchmarks/longda/load.ts';
 import { findBubblewrap } from '../../../src/core/kernel/python-kernel.ts';
 import { treeBytes } from '../../../src/core/util/contained.ts';
 import { call, startScriptedLlm, type ChatRequestBody, type ScriptedLlm } from '../../helpers/scripted-llm.ts';

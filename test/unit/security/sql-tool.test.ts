@@ -16,8 +16,8 @@ import Database from 'better-sqlite3';
 import { LlmClient } from '../../../src/core/agent/llm.ts';
 import { openStore, type RunStore } from '../../../src/core/store/run-store.ts';
 import type { Block } from '../../../src/core/suites/types.ts';
-import { closeDdrDatabases, createDdrToolSet } from '../../../src/core/agent/toolsets/ddr.ts';
-import { SqlRunner, checkReadStatement } from '../../../src/core/agent/toolsets/ddr-sql.ts';
+import { closeDdrDatabases, createDdrToolSet } from '../../../src/core/benchmarks/ddr/toolset.ts';
+import { SqlRunner, checkReadStatement } from '../../../src/core/benchmarks/ddr/sql-tool.ts';
 import { call, startScriptedLlm, type ChatRequestBody, type ScriptedLlm } from '../../helpers/scripted-llm.ts';
 import { runWithModel } from '../core/agent/toolsets/fixtures.ts';
 

@@ -1,7 +1,7 @@
 /** Tool-set selection and named options for BLADE / DDR / AnalystBench runs (no kernel, no model). */
 import { strict as assert } from 'node:assert';
 import { test } from 'node:test';
-import { BLADE_REFERENCE_MAX_STEPS, benchmarkReferenceModel, benchmarkToolSet, parseToolSetOptions } from '../../../../src/core/agent/benchmark-agents.ts';
+import { BLADE_REFERENCE_MAX_STEPS, benchmarkReferenceModel, benchmarkToolSet, parseToolSetOptions } from '../../../../src/core/runs/benchmark-agents.ts';
 import { loadSuite } from '../../../../src/core/suites/index.ts';
 import { LoupeInputError } from '../../../../src/core/util/errors.ts';
 import { sharedData } from '../../../helpers/shared.ts';

@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { existsSync, lstatSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileSha256, kernelPlacement, prepareWorkspace, workspaceBlock } from '../../../../src/core/agent/runner.ts';
+import { fileSha256, kernelPlacement, prepareWorkspace, workspaceBlock } from '../../../../src/core/runs/runner.ts';
 import { PythonKernel, findBubblewrap } from '../../../../src/core/kernel/python-kernel.ts';
 import type { Block, VisibleFile } from '../../../../src/core/suites/types.ts';
 

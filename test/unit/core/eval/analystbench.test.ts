@@ -14,7 +14,7 @@ import {
   scoreAnalystClaims,
   scoreAnalystFigures,
   selectSourceContext,
-} from '../../../../src/core/eval/analystbench.ts';
+} from '../../../../src/core/benchmarks/analystbench/eval.ts';
 import { CallbackJudge, HumanJudge, MemoryJudgementStore, type JudgeInput } from '../../../../src/core/eval/judges/index.ts';
 
 const CHECKLIST = `- The response should include a Key Findings section.

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { describe, it } from 'node:test';
-import { touchedFields } from '../../../../src/core/agent/toolsets/ddr-sql.ts';
+import { touchedFields } from '../../../../src/core/benchmarks/ddr/sql-tool.ts';
 import {
   bradleyTerry,
   ddrExploration,
@@ -15,7 +15,7 @@ import {
   trendCategory,
   validInsights,
   type DdrEntityRun,
-} from '../../../../src/core/eval/ddr.ts';
+} from '../../../../src/core/benchmarks/ddr/eval.ts';
 import { CallbackJudge, HumanJudge, MemoryJudgementStore, type JudgeInput } from '../../../../src/core/eval/judges/index.ts';
 import { sharedData } from '../../../helpers/shared.ts';
 

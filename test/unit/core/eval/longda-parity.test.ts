@@ -8,7 +8,7 @@ import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { describe, it } from 'node:test';
 import { findPython } from '../../../../src/core/env/doctor.ts';
-import { loadLongdaGroundTruth, normalizeAnswerValue, scoreLongda, type LongdaValue } from '../../../../src/core/eval/longda.ts';
+import { loadLongdaGroundTruth, normalizeAnswerValue, scoreLongda, type LongdaValue } from '../../../../src/core/benchmarks/longda/eval.ts';
 import { sharedData } from '../../../helpers/shared.ts';
 
 const PY = String.raw`

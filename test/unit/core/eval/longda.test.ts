@@ -13,7 +13,7 @@ import {
   scoreLongda,
   structuralCoverage,
   toolUsageHeatmap,
-} from '../../../../src/core/eval/longda.ts';
+} from '../../../../src/core/benchmarks/longda/eval.ts';
 import { parsePyLiteral } from '../../../../src/core/eval/py-literal.ts';
 import { LoupeInputError } from '../../../../src/core/util/errors.ts';
 import { sharedData } from '../../../helpers/shared.ts';

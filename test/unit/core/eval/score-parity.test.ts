@@ -12,7 +12,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
 import { main } from '../../../../src/cli/main.ts';
-import { parseAnswerArg } from '../../../../src/core/agent/toolsets/longda.ts';
+import { parseAnswerArg } from '../../../../src/core/benchmarks/longda/toolset.ts';
 import type { StepRecord } from '../../../../src/core/agent/types.ts';
 import { openStore } from '../../../../src/core/store/run-store.ts';
 import { call, startScriptedLlm, type ChatRequestBody, type ScriptedLlm } from '../../../helpers/scripted-llm.ts';

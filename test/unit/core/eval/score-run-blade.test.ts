@@ -6,13 +6,13 @@
  */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { aggregateScores, scoreStoredRun, type RunScore } from '../../../../src/core/eval/score-run.ts';
+import { aggregateScores, scoreStoredRun, type RunScore } from '../../../../src/core/runs/score-run.ts';
 import { openStore } from '../../../../src/core/store/run-store.ts';
 import { loadSuite } from '../../../../src/core/suites/index.ts';
 import type { Suite } from '../../../../src/core/suites/types.ts';
 import { ExactOnlyJudge } from '../../../../src/core/eval/judges/index.ts';
 import { sharedData } from '../../../helpers/shared.ts';
-import { zeroRun, type BladeAggregate, type BladeGtCounts, type BladeRunMetrics } from '../../../../src/core/eval/blade/metrics.ts';
+import { zeroRun, type BladeAggregate, type BladeGtCounts, type BladeRunMetrics } from '../../../../src/core/benchmarks/blade/eval/metrics.ts';
 
 // one dataset: 2 cvars, 1 model spec (1 unique), 2 transform specs → T=2 V=2 M=1 U=1 S=6;
 // weights cvar 2/6, model 1/6, modelCvar 1/6, transformValue 1/6, transformGraph 1/6

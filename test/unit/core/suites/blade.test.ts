@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
 import { loadSuite, type BladeMcqItem } from '../../../../src/core/suites/index.ts';
-import { judge } from '../../../../src/core/suites/blade/annotations.ts';
+import { judge } from '../../../../src/core/benchmarks/blade/annotations.ts';
 import { LoupeInputError } from '../../../../src/core/util/errors.ts';
 import { repoRoot, sharedData } from '../../../helpers/shared.ts';
 

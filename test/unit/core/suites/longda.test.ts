@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { basename, join } from 'node:path';
 import { after, describe, it } from 'node:test';
 import { loadSuite, type LongdaQuery } from '../../../../src/core/suites/index.ts';
-import { parseAnswerStructure, parseGroundTruth } from '../../../../src/core/suites/longda/parse.ts';
+import { parseAnswerStructure, parseGroundTruth } from '../../../../src/core/benchmarks/longda/parse.ts';
 import { LoupeInputError } from '../../../../src/core/util/errors.ts';
 import { repoRoot, sharedData } from '../../../helpers/shared.ts';
 

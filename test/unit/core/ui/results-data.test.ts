@@ -5,7 +5,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { join } from 'node:path';
-import { loadLongdaGroundTruth, scoreLongda, toolUsageHeatmap } from '../../../../src/core/eval/longda.ts';
+import { loadLongdaGroundTruth, scoreLongda, toolUsageHeatmap } from '../../../../src/core/benchmarks/longda/eval.ts';
 import { saveScore } from '../../../../src/core/eval/store.ts';
 import { openStore } from '../../../../src/core/store/run-store.ts';
 import type { StepRecord } from '../../../../src/core/agent/types.ts';

@@ -13,7 +13,7 @@ import { LlmClient } from '../../../../../src/core/agent/llm.ts';
 import { openStore, type RunStore } from '../../../../../src/core/store/run-store.ts';
 import { loadSuite } from '../../../../../src/core/suites/index.ts';
 import type { Block } from '../../../../../src/core/suites/types.ts';
-import { analystState, buildAnalystBlockPrompt, closeAnalystDocIndexes, createAnalystToolSet, reportImageRefs } from '../../../../../src/core/agent/toolsets/analystbench.ts';
+import { analystState, buildAnalystBlockPrompt, closeAnalystDocIndexes, createAnalystToolSet, reportImageRefs } from '../../../../../src/core/benchmarks/analystbench/toolset.ts';
 import { globMatcher } from '../../../../../src/core/suites/glob.ts';
 import { replayRun } from '../../../../../src/core/agent/replay.ts';
 import { call, startScriptedLlm, type ChatRequestBody, type ScriptedLlm } from '../../../../helpers/scripted-llm.ts';

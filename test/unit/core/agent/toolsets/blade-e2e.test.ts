@@ -9,7 +9,7 @@ import { LlmClient } from '../../../../../src/core/agent/llm.ts';
 import { openStore, type RunStore } from '../../../../../src/core/store/run-store.ts';
 import { loadSuite } from '../../../../../src/core/suites/index.ts';
 import type { Block } from '../../../../../src/core/suites/types.ts';
-import { bladeState, createBladeToolSet } from '../../../../../src/core/agent/toolsets/blade.ts';
+import { bladeState, createBladeToolSet } from '../../../../../src/core/benchmarks/blade/toolset.ts';
 import { readReplayReports, replayRun } from '../../../../../src/core/agent/replay.ts';
 import { call, startScriptedLlm, type ChatRequestBody, type ScriptedLlm } from '../../../../helpers/scripted-llm.ts';
 import { sharedData } from '../../../../helpers/shared.ts';

@@ -11,7 +11,7 @@ import {
   createBladeToolSet,
   parseBladeMcqAnswer,
   toEntireAnalysis,
-} from '../../../../../src/core/agent/toolsets/blade.ts';
+} from '../../../../../src/core/benchmarks/blade/toolset.ts';
 import { sharedData } from '../../../../helpers/shared.ts';
 import { toolContext } from './fixtures.ts';
 

@@ -14,7 +14,7 @@ import { messagesFromSteps } from '../../../../../src/core/agent/loop.ts';
 import { openStore, type RunStore } from '../../../../../src/core/store/run-store.ts';
 import { loadSuite } from '../../../../../src/core/suites/index.ts';
 import type { Block } from '../../../../../src/core/suites/types.ts';
-import { closeDdrDatabases, createDdrToolSet, ddrState, finishDdrRun, readDdrInsights, readDdrResult, withDdrInsights } from '../../../../../src/core/agent/toolsets/ddr.ts';
+import { closeDdrDatabases, createDdrToolSet, ddrState, finishDdrRun, readDdrInsights, readDdrResult, withDdrInsights } from '../../../../../src/core/benchmarks/ddr/toolset.ts';
 import { replayRun } from '../../../../../src/core/agent/replay.ts';
 import { call, startScriptedLlm, type ChatRequestBody, type ScriptedLlm } from '../../../../helpers/scripted-llm.ts';
 import { sharedData } from '../../../../helpers/shared.ts';

@@ -3,7 +3,7 @@ import { after, before, describe, it } from 'node:test';
 import { dirname } from 'node:path';
 import type { Block } from '../../../../../src/core/suites/types.ts';
 import type { StepRecord } from '../../../../../src/core/agent/types.ts';
-import { SqlRunner, executeQuery, openReadOnlyDatabase, readSchema, touchedFields } from '../../../../../src/core/agent/toolsets/ddr-sql.ts';
+import { SqlRunner, executeQuery, openReadOnlyDatabase, readSchema, touchedFields } from '../../../../../src/core/benchmarks/ddr/sql-tool.ts';
 import {
   closeDdrDatabases,
   closeDdrRun,
@@ -15,7 +15,7 @@ import {
   isDdrFinish,
   parseDdrInsight,
   sqlInPython,
-} from '../../../../../src/core/agent/toolsets/ddr.ts';
+} from '../../../../../src/core/benchmarks/ddr/toolset.ts';
 import { mimicSubsetDb, toolContext } from './fixtures.ts';
 
 function ddrBlock(dbPath: string, entity: string): Block {

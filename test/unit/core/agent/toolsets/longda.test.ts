@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { buildLongdaPrompt, createLongdaToolSet, parseAnswerArg } from '../../../../../src/core/agent/toolsets/longda.ts';
+import { buildLongdaPrompt, createLongdaToolSet, parseAnswerArg } from '../../../../../src/core/benchmarks/longda/toolset.ts';
 import { ToolRegistry } from '../../../../../src/core/agent/registry.ts';
 import type { RunState, ToolContext } from '../../../../../src/core/agent/types.ts';
 import { openDocIndex } from '../../../../../src/core/docs/index.ts';

@@ -5,7 +5,7 @@
  */
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { columnGraph, expandGraph, pathGraphsFromLeaf, POST_GROUPBY, type TSpec } from '../../../../../src/core/eval/blade/dataflow.ts';
+import { columnGraph, expandGraph, pathGraphsFromLeaf, POST_GROUPBY, type TSpec } from '../../../../../src/core/benchmarks/blade/eval/dataflow.ts';
 
 const S = (id: string, name: string, verb: string, deps: string[][], mapping: [string[], string][] = []): TSpec => ({ id, name, verb, code: '', mapping, branches: deps });
 const ORIG = ['O1', 'O2', 'O3', 'O4'];

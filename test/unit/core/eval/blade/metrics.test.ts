@@ -1,7 +1,7 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { aggregateBlade, bladeMetricBars, f1, parseMcqAnswer, quantile, scoreBladeMcqs, seededRandom, zeroRun, type BladeDatasetRuns, type McqAnswer, type BladeRunMetrics } from '../../../../../src/core/eval/blade/metrics.ts';
-import { parseBladeMcqs } from '../../../../../src/core/suites/blade/annotations.ts';
+import { aggregateBlade, bladeMetricBars, f1, parseMcqAnswer, quantile, scoreBladeMcqs, seededRandom, zeroRun, type BladeDatasetRuns, type McqAnswer, type BladeRunMetrics } from '../../../../../src/core/benchmarks/blade/eval/metrics.ts';
+import { parseBladeMcqs } from '../../../../../src/core/benchmarks/blade/annotations.ts';
 import { sharedData } from '../../../../helpers/shared.ts';
 
 function run(p: { cvar: [string[], number]; model: [string[], number]; mc: [string[], number]; tv: [string[], number]; tg: [string[], number] }, status: BladeRunMetrics['status'] = 'ok'): BladeRunMetrics {

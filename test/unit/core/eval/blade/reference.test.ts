@@ -3,9 +3,9 @@ import assert from 'node:assert/strict';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { sharedData } from '../../../../helpers/shared.ts';
-import { startBladePython, type BladePython } from '../../../../../src/core/eval/blade/python.ts';
-import { loadBladeGroundTruth, scoreBladeRun } from '../../../../../src/core/eval/blade/score.ts';
-import { referencePath, verifiedReferencePath } from '../../../../../src/core/eval/blade/reference-path.ts';
+import { startBladePython, type BladePython } from '../../../../../src/core/benchmarks/blade/eval/python.ts';
+import { loadBladeGroundTruth, scoreBladeRun } from '../../../../../src/core/benchmarks/blade/eval/score.ts';
+import { referencePath, verifiedReferencePath } from '../../../../../src/core/benchmarks/blade/eval/reference-path.ts';
 import { LoupeInputError } from '../../../../../src/core/util/errors.ts';
 
 const DATASETS = ['affairs', 'amtl', 'caschools', 'hurricane', 'mortgage', 'panda_nuts', 'reading', 'teachingratings'];

@@ -1,17 +1,17 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { sharedData } from '../../../../helpers/shared.ts';
-import { startBladePython, type BladePython } from '../../../../../src/core/eval/blade/python.ts';
-import { groundTruthFrom, modelCvarsMatch, parseBladeAnalysis, scoreBladeRun, type BladeAnalysis, type BladeGroundTruth } from '../../../../../src/core/eval/blade/score.ts';
+import { startBladePython, type BladePython } from '../../../../../src/core/benchmarks/blade/eval/python.ts';
+import { groundTruthFrom, modelCvarsMatch, parseBladeAnalysis, scoreBladeRun, type BladeAnalysis, type BladeGroundTruth } from '../../../../../src/core/benchmarks/blade/eval/score.ts';
 import { canonicalText } from '../../../../../src/core/eval/judges/tasks.ts';
-import type { SemanticJudge } from '../../../../../src/core/eval/blade/semantic.ts';
-import { extractModel } from '../../../../../src/core/eval/blade/semantic.ts';
-import { addGraphHash, DEFAULT_DATAFLOW_OPTIONS } from '../../../../../src/core/eval/blade/dataflow.ts';
-import { DiGraph } from '../../../../../src/core/eval/blade/graph.ts';
-import { buildSubmissionTransforms, unitsFromExecution } from '../../../../../src/core/eval/blade/transforms.ts';
+import type { SemanticJudge } from '../../../../../src/core/benchmarks/blade/eval/semantic.ts';
+import { extractModel } from '../../../../../src/core/benchmarks/blade/eval/semantic.ts';
+import { addGraphHash, DEFAULT_DATAFLOW_OPTIONS } from '../../../../../src/core/benchmarks/blade/eval/dataflow.ts';
+import { DiGraph } from '../../../../../src/core/benchmarks/blade/eval/graph.ts';
+import { buildSubmissionTransforms, unitsFromExecution } from '../../../../../src/core/benchmarks/blade/eval/transforms.ts';
 import type { BladeAnnotations, BladeConceptualVarSpec, BladeModelSpec } from '../../../../../src/core/suites/types.ts';
 import { LoupeInputError } from '../../../../../src/core/util/errors.ts';
-import { llmSplitFallback, parseSplitReply } from '../../../../../src/core/eval/blade/llm-split.ts';
+import { llmSplitFallback, parseSplitReply } from '../../../../../src/core/benchmarks/blade/eval/llm-split.ts';
 import { startScriptedLlm } from '../../../../helpers/scripted-llm.ts';
 
 /** Deterministic fake judge: identical text or a listed synonym pair. */

@@ -3,9 +3,9 @@ import assert from 'node:assert/strict';
 import { tmpdir } from 'node:os';
 import { dirname } from 'node:path';
 import { sharedData } from '../../../../helpers/shared.ts';
-import { startBladePython, type BladePython } from '../../../../../src/core/eval/blade/python.ts';
-import { buildGroundTruthTransforms, buildSubmissionTransforms, matchTransforms, unitsFromExecution } from '../../../../../src/core/eval/blade/transforms.ts';
-import type { TSpec } from '../../../../../src/core/eval/blade/dataflow.ts';
+import { startBladePython, type BladePython } from '../../../../../src/core/benchmarks/blade/eval/python.ts';
+import { buildGroundTruthTransforms, buildSubmissionTransforms, matchTransforms, unitsFromExecution } from '../../../../../src/core/benchmarks/blade/eval/transforms.ts';
+import type { TSpec } from '../../../../../src/core/benchmarks/blade/eval/dataflow.ts';
 import { GT_SPECS, GT_SPECS_W_BRANCH, LLM_CODE, LLM_PATH_SPECS } from '../../../../fixtures/blade/toy-specs.ts';
 
 const mk = (a: TSpec[]) => new Map(a.map((s) => [s.id, structuredClone(s)]));

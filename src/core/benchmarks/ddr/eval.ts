@@ -1,0 +1,525 @@
+/**
+ * DDR-Bench scoring: checklist checking of message-wise (I_m) and trajectory-wise (I_t) insights
+ * through a judge, sample- and item-averaged accuracy, the top-k interaction curve, database coverage
+ * and normalised exploration entropy from touched fields, novelty by pairwise judge comparisons
+ * aggregated with Bradley–Terry, and hallucination rate from judge labels.
+ * Source: spec §3.4 (`run_evaluation.py`, `evaluate/*`), §3.7, §5.3 rows 6–7; paper §3.2, §4.2, §7.
+ */
+import { seededRandom } from '../../util/random.ts';
+import { touchedFields } from './sql-tool.ts';
+import { LoupeInputError } from '../../util/errors.ts';
+import { mapLimit, tallyJudgements } from '../../eval/judges/judge.ts';
+import type { ChecklistLabel, Judge, JudgeContext, Judgement, JudgementTally, JudgeVerdict } from '../../eval/judges/types.ts';
+
+/** One checklist fact (a `qa.json` pair). */
+export interface DdrChecklistItem {
+  question: string;
+  answer: string;
+  sourceText?: string;
+}
+
+/** What one run produced for one entity. */
+export interface DdrEntityRun {
+  entityId: string;
+  checklist: readonly DdrChecklistItem[];
+  /** Message-wise insights in order (raw; "NO INSIGHT" ones are filtered per option). */
+  insights: ReadonlyArray<string | null>;
+  /** Trajectory-wise insight: the final report (null / '' when none). */
+  report: string | null;
+  /** Run id, recorded with judgements. */
+  runId?: string;
+}
+
+/** Options of DDR scoring; every score records the values used. */
+export interface DdrOptions {
+  /** `mimic` | `10k` | `globem` (or any name); sets the judge's wording. */
+  scenario: string;
+  /**
+   * Entities with no valid insights / no report: `zero` (paper: they score 0) or `drop` (shipped
+   * code: they leave the averages). Default `zero`.
+   */
+  empty_insights: 'zero' | 'drop';
+  /** `substring` (code: drop any insight containing "NO INSIGHT") or `exact` (only an insight that is just "NO INSIGHT"). Default `substring`. */
+  no_insight_filter: 'substring' | 'exact';
+  /** Judge wording: `scenario` (code: lenient for 10-K only), `always`, `never`. Default `scenario`. */
+  lenient: 'scenario' | 'always' | 'never';
+  /** Parallel judge calls (default 4). */
+  concurrency: number;
+  /**
+   * GLOBEM items: `answer` (the judge answers improved / worsened / same from the findings and the
+   * answer is compared exactly with the ground-truth category: the paper's exact match; the code's
+   * LLM YES/NO equivalence reduces to the same comparison for three fixed categories) or `support`
+   * (the same support check as the other scenarios). Default `answer`.
+   */
+  globem_check: 'answer' | 'support';
+  /** Failed judge calls: `exclude` from denominators (default) or `count` as not correct (code: API_FAILED stays in the denominator). Pending human items are always excluded. */
+  failed_judgements: 'exclude' | 'count';
+}
+
+/** DDR's defaults. */
+export const DEFAULT_DDR_OPTIONS: Readonly<DdrOptions> = Object.freeze({ scenario: 'mimic', empty_insights: 'zero', no_insight_filter: 'substring', lenient: 'scenario', concurrency: 4, globem_check: 'answer', failed_judgements: 'exclude' });
+
+/**
+ * Builds DDR options from `name=value` strings (CLI `--option`).
+ * @param raw values by name. @returns complete options.
+ * @throws LoupeInputError naming the option for an invalid value.
+ */
+export function ddrOptions(raw: Record<string, string | number | undefined> = {}): DdrOptions {
+  const o: DdrOptions = { ...DEFAULT_DDR_OPTIONS };
+  const pick = <T extends string>(name: keyof DdrOptions, allowed: readonly T[]): T | undefined => {
+    const v = raw[name];
+    if (v === undefined) return undefined;
+    if (!allowed.includes(v as T)) throw new LoupeInputError(`option ${name}`, `must be one of ${allowed.join(', ')}, got '${v}'`);
+    return v as T;
+  };
+  if (raw.scenario !== undefined) o.scenario = String(raw.scenario);
+  o.empty_insights = pick('empty_insights', ['zero', 'drop'] as const) ?? o.empty_insights;
+  o.no_insight_filter = pick('no_insight_filter', ['substring', 'exact'] as const) ?? o.no_insight_filter;
+  o.lenient = pick('lenient', ['scenario', 'always', 'never'] as const) ?? o.lenient;
+  o.globem_check = pick('globem_check', ['answer', 'support'] as const) ?? o.globem_check;
+  o.failed_judgements = pick('failed_judgements', ['exclude', 'count'] as const) ?? o.failed_judgements;
+  if (raw.concurrency !== undefined) {
+    const n = Number(raw.concurrency);
+    if (!Number.isInteger(n) || n < 1) throw new LoupeInputError('option concurrency', `must be a positive integer, got '${raw.concurrency}'`);
+    o.concurrency = n;
+  }
+  return o;
+}
+
+/**
+ * Valid message-wise insights: blanks dropped, and "NO INSIGHT" ones dropped by the chosen rule.
+ * @param insights raw insights; `rule` see {@link DdrOptions.no_insight_filter}.
+ * @returns the kept insight texts (their positions are the indices judges refer to).
+ * Source: spec §3.4 "Loading logs", §3.7 item 11.
+ */
+export function validInsights(insights: ReadonlyArray<string | null>, rule: DdrOptions['no_insight_filter'] = 'substring'): string[] {
+  const out: string[] = [];
+  for (const s of insights) {
+    const t = (s ?? '').trim();
+    if (!t) continue;
+    if (rule === 'substring' ? /NO INSIGHT/i.test(t) : /^['"]?NO INSIGHT['".]*$/i.test(t)) continue;
+    out.push(t);
+  }
+  return out;
+}
+
+/** One checked checklist item. */
+export interface DdrItemResult {
+  index: number;
+  question: string;
+  /** null while the judgement is pending or failed (unjudged). */
+  label: ChecklistLabel | null;
+  supporting: number[];
+  contradicting: number[];
+  judgeId: string;
+  judgementKey: string | null;
+  status: Judgement['status'] | 'no-context';
+}
+
+/** Per entity and context. */
+export interface DdrEntityContextScore {
+  entityId: string;
+  /** False when the entity has no insights/report and `empty_insights = drop`. */
+  included: boolean;
+  items: DdrItemResult[];
+  correct: number;
+  /** Judged items (denominator). */
+  judged: number;
+  /** correct / judged, in [0, 1]; null when nothing was judged. */
+  accuracy: number | null;
+}
+
+/** Aggregate accuracy of one context (I_m or I_t). */
+export interface DdrAccuracy {
+  /** Mean over included entities of per-entity accuracy (fraction). */
+  sampleAveraged: number | null;
+  /** Σ correct / Σ judged (fraction). */
+  itemAveraged: number | null;
+  entities: number;
+  items: number;
+  correct: number;
+  pending: number;
+  errors: number;
+}
+
+/** DDR checklist score of a set of entity runs (one model). */
+export interface DdrChecklistScore {
+  benchmark: 'ddr';
+  options: DdrOptions;
+  messageWise: DdrAccuracy;
+  trajectoryWise: DdrAccuracy;
+  /** Top-k curve over message-wise items: k → fractions correct / incorrect / insufficient (spec §3.4). */
+  topK: Array<{ k: number; correct: number; incorrect: number; insufficient: number }>;
+  perEntity: Array<{ entityId: string; messageWise: DdrEntityContextScore; trajectoryWise: DdrEntityContextScore; validInsights: number; totalInsights: number }>;
+  judgements: JudgementTally;
+}
+
+/**
+ * Checks every checklist item of every entity against its message-wise insights and its final
+ * report through `judge`, and aggregates sample- and item-averaged accuracy.
+ * @param runs one entry per entity (entities without a run should be passed with no insights and no
+ *   report: with `empty_insights = zero` they score 0 rather than disappearing).
+ * @param judge decides `checklist-support`; pending/failed items are excluded from denominators and counted.
+ * @param options see {@link DdrOptions}.
+ * @returns accuracies as fractions in [0, 1], per-entity detail and a judgement tally.
+ * Source: spec §3.4 (`evaluate_qa_with_message_list`, `evaluate_qa_with_context`, `calculate_summary_stats`,
+ * `calculate_overall_stats`, `calculate_cumulative_message_stats`), §3.7 item 10, §5.3 row 7.
+ */
+export async function scoreDdrChecklists(runs: readonly DdrEntityRun[], judge: Judge, options: Partial<DdrOptions> = {}): Promise<DdrChecklistScore> {
+  const opts: DdrOptions = { ...DEFAULT_DDR_OPTIONS, ...options };
+  const lenient = opts.lenient === 'always' || (opts.lenient === 'scenario' && opts.scenario.toLowerCase() === '10k');
+  const all: Judgement[] = [];
+  type Job = { e: number; ctx: 'm' | 't'; i: number };
+  const jobs: Job[] = [];
+  const perRun = runs.map((r) => {
+    const ins = validInsights(r.insights, opts.no_insight_filter);
+    const report = (r.report ?? '').trim();
+    return { r, ins, report };
+  });
+  perRun.forEach((p, e) => {
+    p.r.checklist.forEach((_, i) => {
+      if (p.ins.length) jobs.push({ e, ctx: 'm', i });
+      if (p.report) jobs.push({ e, ctx: 't', i });
+    });
+  });
+  const results = await mapLimit(jobs, opts.concurrency, async (job) => {
+    const p = perRun[job.e]!;
+    const item = p.r.checklist[job.i]!;
+    const ctx: JudgeContext = { itemRef: `entity ${p.r.entityId} / item ${job.i} / ${job.ctx === 'm' ? 'message-wise' : 'trajectory-wise'}` };
+    if (p.r.runId) ctx.runId = p.r.runId;
+    const trend = opts.scenario.toLowerCase() === 'globem' && opts.globem_check === 'answer' ? trendCategory(item.answer) : null;
+    if (trend) {
+      const t = await judge.judge('trend-answer', job.ctx === 'm' ? { question: item.question, insights: p.ins } : { question: item.question, report: p.report }, ctx);
+      all.push(t);
+      return asSupport(t, trend);
+    }
+    const j = await judge.judge('checklist-support', job.ctx === 'm'
+      ? { question: item.question, answer: item.answer, insights: p.ins, scenario: opts.scenario, lenient }
+      : { question: item.question, answer: item.answer, report: p.report, scenario: opts.scenario, lenient }, ctx);
+    all.push(j);
+    return j;
+  });
+  const byJob = new Map<string, Pick<Judgement, 'status' | 'judgeId' | 'key'> & { verdict: JudgeVerdict<'checklist-support'> | null }>();
+  jobs.forEach((job, k) => byJob.set(`${job.e}/${job.ctx}/${job.i}`, results[k]!));
+
+  const contextScore = (e: number, ctx: 'm' | 't'): DdrEntityContextScore => {
+    const p = perRun[e]!;
+    const hasContext = ctx === 'm' ? p.ins.length > 0 : p.report.length > 0;
+    const items: DdrItemResult[] = p.r.checklist.map((item, i) => {
+      if (!hasContext) return { index: i, question: item.question, label: 'INSUFFICIENT_INFO', supporting: [], contradicting: [], judgeId: 'none', judgementKey: null, status: 'no-context' };
+      const j = byJob.get(`${e}/${ctx}/${i}`)!;
+      const v = j.status === 'done' ? j.verdict : null;
+      return { index: i, question: item.question, label: v?.label ?? null, supporting: v?.supporting ?? [], contradicting: v?.contradicting ?? [], judgeId: j.judgeId, judgementKey: j.key, status: j.status };
+    });
+    const included = hasContext || opts.empty_insights === 'zero';
+    const judged = items.filter((x) => x.label !== null || (opts.failed_judgements === 'count' && x.status === 'error')).length;
+    const correct = items.filter((x) => x.label === 'CORRECT_INFO').length;
+    return { entityId: p.r.entityId, included, items, correct, judged, accuracy: judged ? correct / judged : null };
+  };
+  const perEntity = perRun.map((p, e) => ({
+    entityId: p.r.entityId,
+    messageWise: contextScore(e, 'm'),
+    trajectoryWise: contextScore(e, 't'),
+    validInsights: p.ins.length,
+    totalInsights: p.r.insights.length,
+  }));
+  const aggregate = (key: 'messageWise' | 'trajectoryWise'): DdrAccuracy => {
+    const scores = perEntity.map((x) => x[key]).filter((s) => s.included);
+    const withAcc = scores.filter((s) => s.accuracy !== null);
+    const correct = scores.reduce((s, x) => s + x.correct, 0);
+    const judged = scores.reduce((s, x) => s + x.judged, 0);
+    let pending = 0;
+    let errors = 0;
+    for (const s of scores) {
+      for (const it of s.items) {
+        if (it.status === 'pending') pending++;
+        else if (it.status === 'error') errors++;
+      }
+    }
+    return {
+      sampleAveraged: withAcc.length ? withAcc.reduce((s, x) => s + x.accuracy!, 0) / withAcc.length : null,
+      itemAveraged: judged ? correct / judged : null,
+      entities: withAcc.length,
+      items: judged,
+      correct,
+      pending,
+      errors,
+    };
+  };
+  const mItems = perEntity.filter((x) => x.messageWise.included).flatMap((x) => x.messageWise.items).filter((x) => x.label !== null);
+  const topK = [];
+  for (let k = 5; k <= 100; k += 5) {
+    let c = 0, inc = 0;
+    for (const it of mItems) {
+      if (it.label === 'CORRECT_INFO' && it.supporting.length && Math.max(...it.supporting) < k) c++;
+      else if (it.label === 'INCORRECT_INFO' && it.contradicting.length && Math.max(...it.contradicting) < k) inc++;
+    }
+    const n = mItems.length || 1;
+    topK.push({ k, correct: c / n, incorrect: inc / n, insufficient: (mItems.length - c - inc) / n });
+  }
+  return { benchmark: 'ddr', options: opts, messageWise: aggregate('messageWise'), trajectoryWise: aggregate('trajectoryWise'), topK, perEntity, judgements: tallyJudgements(all) };
+}
+
+/**
+ * GLOBEM's answer category: "It improved." → improved, "It worsened." → worsened, "It remained almost
+ * the same." → same; null for anything else.
+ * @param answer a ground-truth answer. @returns the category or null.
+ */
+export function trendCategory(answer: string): 'improved' | 'worsened' | 'same' | null {
+  if (/\bimprov/i.test(answer)) return 'improved';
+  if (/\bworsen/i.test(answer)) return 'worsened';
+  if (/\b(same|remained|unchanged)\b/i.test(answer)) return 'same';
+  return null;
+}
+
+/** A trend-answer judgement seen as a checklist label (correct iff the category matches exactly). */
+function asSupport(t: Judgement<'trend-answer'>, truth: 'improved' | 'worsened' | 'same'): Pick<Judgement, 'status' | 'judgeId' | 'key'> & { verdict: JudgeVerdict<'checklist-support'> | null } {
+  if (t.status !== 'done' || !t.verdict) return { status: t.status, judgeId: t.judgeId, key: t.key, verdict: null };
+  const v = t.verdict;
+  const label: ChecklistLabel = v.answer === 'no_idea' ? 'INSUFFICIENT_INFO' : v.answer === truth ? 'CORRECT_INFO' : 'INCORRECT_INFO';
+  return {
+    status: 'done', judgeId: t.judgeId, key: t.key,
+    verdict: { label, supporting: label === 'CORRECT_INFO' ? v.used : [], contradicting: label === 'INCORRECT_INFO' ? v.used : [], evidence: '', reasoning: `answered ${v.answer}; truth ${truth}. ${v.reasoning}` },
+  };
+}
+
+/**
+ * DDR Table 2's "Overall Avg.": the mean of the 12 cells (2 averaging modes × 2 insight types × 3 scenarios).
+ * @param cells the per-scenario scores. @returns the mean of every non-null cell (fraction), null if none.
+ * Source: spec §3.4 "Table 2 metrics" (checked on the Claude row: 47.725).
+ */
+export function ddrOverallAverage(cells: ReadonlyArray<Pick<DdrChecklistScore, 'messageWise' | 'trajectoryWise'>>): number | null {
+  const vals: number[] = [];
+  for (const c of cells) for (const a of [c.messageWise, c.trajectoryWise]) for (const v of [a.sampleAveraged, a.itemAveraged]) if (v !== null) vals.push(v);
+  return vals.length ? vals.reduce((s, x) => s + x, 0) / vals.length : null;
+}
+
+// ------------------------------------------------------------------ exploration coverage / entropy
+
+/** Database exploration of one run. */
+export interface DdrExploration {
+  /** Distinct `table.column`s accessed. */
+  fieldsAccessed: number;
+  totalFields: number;
+  /** fieldsAccessed / totalFields, in [0, 1]. */
+  coverage: number;
+  /** −Σ pᵢ log₂ pᵢ over accessed fields, pᵢ = cᵢ / N (bits). */
+  entropy: number;
+  /** entropy / log₂ n; null when n ≤ 1 (undefined in the paper). */
+  normalizedEntropy: number | null;
+  /** Access count per field, descending. */
+  counts: Array<[string, number]>;
+  queries: number;
+}
+
+/**
+ * Database coverage and normalised exploration entropy from the fields each query touched.
+ * @param touched one array of `table.column` names per query (e.g. `DdrQueryRecord.columns` from the
+ *   DDR tool set, which parses SQL with node-sql-parser); `totalFields` the database's field count
+ *   (paper Table 1: MIMIC 318, 10-K 5,832, GLOBEM 222) or the list of all fields.
+ * @returns coverage (fraction), entropy (bits) and normalised entropy.
+ * @throws LoupeInputError when totalFields is not positive.
+ * Source: DDR paper §4.2 (no code in the repo; spec §3.4 "Metrics described in the paper").
+ */
+export function ddrExploration(touched: ReadonlyArray<readonly string[]>, totalFields: number | readonly string[]): DdrExploration {
+  const total = typeof totalFields === 'number' ? totalFields : new Set(totalFields).size;
+  if (!(total > 0)) throw new LoupeInputError('totalFields', `must be positive, got ${total}`);
+  const counts = new Map<string, number>();
+  for (const q of touched) for (const f of new Set(q)) counts.set(f, (counts.get(f) ?? 0) + 1);
+  const N = [...counts.values()].reduce((s, x) => s + x, 0);
+  let h = 0;
+  for (const c of counts.values()) {
+    const p = c / N;
+    h -= p * Math.log2(p);
+  }
+  const n = counts.size;
+  return {
+    fieldsAccessed: n,
+    totalFields: total,
+    coverage: n / total,
+    entropy: h,
+    normalizedEntropy: n > 1 ? h / Math.log2(n) : null,
+    counts: [...counts.entries()].sort((a, b) => b[1] - a[1] || a[0].localeCompare(b[0])),
+    queries: touched.length,
+  };
+}
+
+/**
+ * {@link ddrExploration} straight from SQL texts (e.g. the `params` of DDR's `sql_calls_*.csv` logs):
+ * each query's `table.column`s are extracted with node-sql-parser against the schema (aliases, CTEs and
+ * `*` resolved; a word-match fallback when the parser fails).
+ * @param sqls the queries in order; `schema` table → columns; `totalFields` default: all columns of `schema`.
+ * @returns exploration figures plus how many queries needed the fallback.
+ * Source: DDR paper §4.2; field extraction via the DDR tool set's `touchedFields`.
+ */
+export function ddrExplorationFromSql(sqls: readonly string[], schema: ReadonlyMap<string, readonly string[]>, totalFields?: number): DdrExploration & { fallbackQueries: number } {
+  const s = new Map([...schema.entries()].map(([t, cs]) => [t, [...cs]]));
+  const touched = sqls.map((q) => touchedFields(q, s));
+  const total = totalFields ?? [...s.values()].reduce((n, cs) => n + cs.length, 0);
+  return { ...ddrExploration(touched.map((t) => t.columns), total), fallbackQueries: touched.filter((t) => t.method === 'fallback').length };
+}
+
+// ------------------------------------------------------------------ novelty (Bradley–Terry)
+
+/** One pairwise comparison outcome. */
+export interface PairOutcome {
+  a: string;
+  b: string;
+  /** `a`, `b` or `tie`. */
+  winner: 'a' | 'b' | 'tie';
+}
+
+/** Bradley–Terry fit. */
+export interface BradleyTerryFit {
+  /** Strength per player, normalised to sum 1 (order of `players`). */
+  strengths: Record<string, number>;
+  /** Players ranked by strength, strongest first. */
+  ranking: string[];
+  iterations: number;
+  converged: boolean;
+  ties: 'half' | 'ignore';
+}
+
+/**
+ * Fits a Bradley–Terry model, P(i beats j) = pᵢ / (pᵢ + pⱼ), by the MM (Zermelo / Hunter 2004)
+ * iteration pᵢ ← Wᵢ / Σⱼ nᵢⱼ / (pᵢ + pⱼ), renormalising to Σp = 1 each sweep.
+ * @param outcomes comparisons; `opts.ties` = `half` (a tie is half a win for each, default) or
+ *   `ignore`; `maxIter` (default 10,000) and `tol` (max |Δp|, default 1e-12) bound the loop.
+ * @returns strengths and ranking. A player with no wins tends to strength 0.
+ * Source: DDR §3.2 "aggregated with the Bradley–Terry model" (optimiser and tie handling unstated,
+ * spec §3.4 — both are options here); Hunter (2004), "MM algorithms for generalized Bradley–Terry models".
+ */
+export function bradleyTerry(outcomes: readonly PairOutcome[], opts: { ties?: 'half' | 'ignore'; maxIter?: number; tol?: number } = {}): BradleyTerryFit {
+  const ties = opts.ties ?? 'half';
+  const players = [...new Set(outcomes.flatMap((o) => [o.a, o.b]))].sort();
+  const idx = new Map(players.map((p, i) => [p, i]));
+  const m = players.length;
+  const wins = new Array<number>(m).fill(0);
+  const n = Array.from({ length: m }, () => new Array<number>(m).fill(0));
+  for (const o of outcomes) {
+    if (o.a === o.b) continue;
+    const i = idx.get(o.a)!;
+    const j = idx.get(o.b)!;
+    if (o.winner === 'tie') {
+      if (ties === 'ignore') continue;
+      wins[i]! += 0.5;
+      wins[j]! += 0.5;
+    } else if (o.winner === 'a') wins[i]!++;
+    else wins[j]!++;
+    n[i]![j]!++;
+    n[j]![i]!++;
+  }
+  let p = new Array<number>(m).fill(1 / Math.max(1, m));
+  const maxIter = opts.maxIter ?? 10_000;
+  const tol = opts.tol ?? 1e-12;
+  let it = 0;
+  let converged = false;
+  for (; it < maxIter; it++) {
+    const next = new Array<number>(m).fill(0);
+    for (let i = 0; i < m; i++) {
+      let den = 0;
+      for (let j = 0; j < m; j++) if (j !== i && n[i]![j]! > 0) den += n[i]![j]! / (p[i]! + p[j]!);
+      next[i] = den > 0 ? wins[i]! / den : p[i]!;
+    }
+    const s = next.reduce((a, b) => a + b, 0) || 1;
+    let delta = 0;
+    for (let i = 0; i < m; i++) {
+      next[i] = next[i]! / s;
+      delta = Math.max(delta, Math.abs(next[i]! - p[i]!));
+    }
+    p = next;
+    if (delta < tol) {
+      converged = true;
+      it++;
+      break;
+    }
+  }
+  const strengths: Record<string, number> = {};
+  players.forEach((pl, i) => (strengths[pl] = p[i]!));
+  const ranking = [...players].sort((x, y) => strengths[y]! - strengths[x]! || x.localeCompare(y));
+  return { strengths, ranking, iterations: it, converged, ties };
+}
+
+/** Insights of one model on one entity, with the checklist results that used some of them. */
+export interface DdrNoveltyInput {
+  model: string;
+  entityId: string;
+  /** Valid message-wise insights (positions = judge indices). */
+  insights: readonly string[];
+  /** Indices cited by any checklist item (supporting or contradicting). */
+  usedIndices: Iterable<number>;
+}
+
+/**
+ * Novel insights: valid insights not cited by any checklist item's supporting / contradicting list.
+ * @param insights valid insights; `used` cited indices. @returns the uncited insights in order.
+ * Source: spec §3.4 "Novelty" step 1.
+ */
+export function novelInsights(insights: readonly string[], used: Iterable<number>): string[] {
+  const u = new Set(used);
+  return insights.filter((_, i) => !u.has(i));
+}
+
+/** Novelty of several models. */
+export interface DdrNoveltyScore {
+  fit: BradleyTerryFit;
+  comparisons: Array<PairOutcome & { entityId: string; swapped: boolean; judgementKey: string | null }>;
+  judgements: JudgementTally;
+  options: { seed: number; ties: 'half' | 'ignore'; scenario: string };
+}
+
+/**
+ * Novelty ranking: for every pair of models on the same entity, the judge compares their novel
+ * insights (anonymised as A/B, order swapped at random with a seeded generator); outcomes are fitted
+ * with {@link bradleyTerry}. Unjudged comparisons are left out.
+ * @param inputs one entry per (model, entity); `judge` decides `pairwise-novelty`.
+ * @param opts seed (default 0), ties (default `half`), scenario, concurrency (default 4).
+ * @returns the fit, every comparison and a judgement tally.
+ * Source: spec §3.4 "Novelty" steps 1–3.
+ */
+export async function scoreDdrNovelty(inputs: readonly DdrNoveltyInput[], judge: Judge, opts: { seed?: number; ties?: 'half' | 'ignore'; scenario?: string; concurrency?: number } = {}): Promise<DdrNoveltyScore> {
+  const seed = opts.seed ?? 0;
+  const rand = seededRandom(seed);
+  const byEntity = new Map<string, DdrNoveltyInput[]>();
+  for (const x of inputs) {
+    let l = byEntity.get(x.entityId);
+    if (!l) byEntity.set(x.entityId, (l = []));
+    l.push(x);
+  }
+  const pairs: Array<{ entityId: string; a: DdrNoveltyInput; b: DdrNoveltyInput; swapped: boolean }> = [];
+  for (const [entityId, l] of [...byEntity.entries()].sort((x, y) => x[0].localeCompare(y[0]))) {
+    const sorted = [...l].sort((x, y) => x.model.localeCompare(y.model));
+    for (let i = 0; i < sorted.length; i++) for (let j = i + 1; j < sorted.length; j++) pairs.push({ entityId, a: sorted[i]!, b: sorted[j]!, swapped: rand() < 0.5 });
+  }
+  const js = await mapLimit(pairs, opts.concurrency ?? 4, (p) => {
+    const na = novelInsights(p.a.insights, p.a.usedIndices);
+    const nb = novelInsights(p.b.insights, p.b.usedIndices);
+    const input: { insightsA: string[]; insightsB: string[]; scenario?: string } = p.swapped ? { insightsA: nb, insightsB: na } : { insightsA: na, insightsB: nb };
+    if (opts.scenario) input.scenario = opts.scenario;
+    return judge.judge('pairwise-novelty', input, { itemRef: `novelty ${p.entityId}: ${p.a.model} vs ${p.b.model}` });
+  });
+  const comparisons: DdrNoveltyScore['comparisons'] = [];
+  pairs.forEach((p, k) => {
+    const j = js[k]!;
+    if (j.status !== 'done' || !j.verdict) return;
+    const w = j.verdict.winner;
+    const winner: PairOutcome['winner'] = w === 'TIE' ? 'tie' : (w === 'A') !== p.swapped ? 'a' : 'b';
+    comparisons.push({ a: p.a.model, b: p.b.model, winner, entityId: p.entityId, swapped: p.swapped, judgementKey: j.key });
+  });
+  const ties = opts.ties ?? 'half';
+  return { fit: bradleyTerry(comparisons, { ties }), comparisons, judgements: tallyJudgements(js), options: { seed, ties, scenario: opts.scenario ?? '' } };
+}
+
+/**
+ * Hallucination rate from judge labels: share of judged insights labelled hallucinated.
+ * @param items insights with the evidence the agent saw; `judge` decides `hallucination`.
+ * @returns rate (fraction, null when nothing judged), counts and tally.
+ * Source: DDR paper §7 / Table 6 (a manual annotation there; here any judge, human included).
+ */
+export async function scoreDdrHallucination(items: ReadonlyArray<{ insight: string; evidence: string; runId?: string }>, judge: Judge, concurrency = 4): Promise<{ rate: number | null; hallucinated: number; judged: number; judgements: JudgementTally }> {
+  const js = await mapLimit(items, concurrency, (x) => judge.judge('hallucination', { insight: x.insight, evidence: x.evidence }, x.runId ? { runId: x.runId } : {}));
+  const done = js.filter((j) => j.status === 'done' && j.verdict);
+  const h = done.filter((j) => j.verdict!.hallucinated).length;
+  return { rate: done.length ? h / done.length : null, hallucinated: h, judged: done.length, judgements: tallyJudgements(js) };
+}
+

@@ -1,0 +1,716 @@
+/**
+ * LongDA scoring: LongTA's answer normalisation, tolerance match, coverage (paper and code
+ * definitions), efficiency, tool-usage counts and the 20-bin tool-usage heatmap (LongDA Figure 8).
+ * Pure functions over plain inputs; no I/O except {@link loadLongdaGroundTruth}.
+ * Source: spec §2.4 / §2.7 / §5.3 (LongTA `utils.py`, `metric.py`, `main.py`,
+ * `paper_figures/tool_usage_analysis.py` @ bd03018).
+ */
+import { readFileSync } from 'node:fs';
+import { parse as parseCsv } from 'csv-parse/sync';
+import { LoupeInputError } from '../../util/errors.ts';
+import { isDict, parsePyLiteral, type PyLiteral } from '../../eval/py-literal.ts';
+
+/** A normalised answer: a number, a list, a dict (not comparable), or `null` (no answer). */
+export type LongdaValue = number | LongdaValue[] | LongdaDict | null;
+/** A `key: value` answer after normalisation; LongTA never compares these (coverage 0). */
+export interface LongdaDict {
+  readonly kind: 'dict';
+  readonly entries: Record<string, LongdaValue>;
+}
+
+// Python's `\d` (LongTA `utils.py`) matches every Unicode decimal digit (`１２`, `١٢`) and `float()` reads them: so do we.
+const D = String.raw`\p{Nd}`;
+const NUM = String.raw`[-+]?${D}*\.?${D}+(?:[eE][-+]?${D}+)?`;
+const NUM_RE = new RegExp(NUM, 'gu');
+const KV_RE = new RegExp(String.raw`([A-Za-z0-9_\-/\s]+?)\s*[:=]\s*(${NUM})`, 'gu');
+// LongTA `_standardize_numeric_text`: every `X +- Y` (numbers may hold thousands commas) becomes `X`, wherever it stands.
+const TOL_NUM = String.raw`[-+]?${D}[${D},]*\.?${D}*(?:[eE][-+]?${D}+)?`;
+const TOLERANCE_RE = new RegExp(String.raw`(${TOL_NUM})\s*\+-\s*${TOL_NUM}`, 'gu');
+const THOUSANDS_RE = /(?<=\p{Nd}),(?=\p{Nd}{3}\b)/gu;
+
+/** A number's text with every Unicode decimal digit made ASCII (`１２.５` → `12.5`), as Python's `float()` reads it. */
+function asciiDigits(s: string): string {
+  return s.replace(/\p{Nd}/gu, (c) => {
+    const cp = c.codePointAt(0)!;
+    if (cp < 128) return c;
+    let start = cp;
+    while (start > 0 && /\p{Nd}/u.test(String.fromCodePoint(start - 1))) start--;
+    return String((cp - start) % 10);
+  });
+}
+
+/** Python `float()` of a matched number. */
+function pyFloat(s: string): number {
+  return Number(asciiDigits(s));
+}
+
+/**
+ * Standardises an answer string before parsing, as LongTA does: unicode dashes → `-`, `±`/`+/-` →
+ * `+-`, every `X +- Y` reduced to `X` (not only a trailing one), `%` removed, thousands commas (`1,234`) deleted.
+ * @param s an already-stripped, non-empty string.
+ * @returns the standardised string.
+ * Source: spec §2.4, LongTA `utils.normalize_answer_value`.
+ */
+export function standardizeAnswerText(s: string): string {
+  let t = s.replace(/[−–—]/g, '-').replace(/±/g, '+-').replace(/\+\/-/g, '+-');
+  t = t.replace(TOLERANCE_RE, '$1');
+  t = t.replace(/%/g, '');
+  t = t.replace(THOUSANDS_RE, '');
+  return t;
+}
+
+/**
+ * LongTA's answer normalisation. None → null; numbers (and booleans) → numbers; lists, tuples and
+ * sets → arrays normalised element-wise; dicts → {@link LongdaDict}; strings are stripped (empty →
+ * null), standardised ({@link standardizeAnswerText}) and then parsed by, in order: a Python
+ * literal; `key: number` pairs (→ dict); every number in the text (one → number, several → list);
+ * else null.
+ * @param v anything: a raw answer string, a number, an array, a parsed literal.
+ * @returns the normalised value.
+ * Source: spec §2.4, LongTA `utils.normalize_answer_value`. The thousands-comma quirk of spec §2.7
+ * item 4 (`"[12.5,100.0]"` in free text) is reproduced on purpose.
+ * @example normalizeAnswerValue('12.5%') === 12.5
+ */
+export function normalizeAnswerValue(v: unknown): LongdaValue {
+  return normalizeInner(v, 0);
+}
+
+function normalizeInner(v: unknown, depth: number): LongdaValue {
+  if (depth > 50) return null;
+  if (v === null || v === undefined) return null;
+  if (typeof v === 'number') return v;
+  if (typeof v === 'boolean') return v ? 1 : 0;
+  if (typeof v === 'bigint') return Number(v);
+  if (Array.isArray(v)) return v.map((x) => normalizeInner(x, depth + 1));
+  if (v instanceof Set) return [...v].map((x) => normalizeInner(x, depth + 1));
+  if (isDict(v)) return dictOf(v.entries.map(([k, x]) => [k, normalizeInner(x, depth + 1)]));
+  if (typeof v === 'object') {
+    if ((v as LongdaDict).kind === 'dict' && typeof (v as LongdaDict).entries === 'object') return v as LongdaDict;
+    return dictOf(Object.entries(v as Record<string, unknown>).map(([k, x]) => [k, normalizeInner(x, depth + 1)]));
+  }
+  if (typeof v !== 'string') return null;
+  const stripped = v.trim();
+  if (stripped === '') return null;
+  const s = standardizeAnswerText(stripped);
+  const lit = parsePyLiteral(s);
+  if (lit !== undefined) return normalizeInner(lit as PyLiteral, depth + 1);
+  const kv = [...s.matchAll(KV_RE)];
+  if (kv.length > 0) return dictOf(kv.map((m) => [m[1]!.trim(), pyFloat(m[2]!)]));
+  const nums = s.match(NUM_RE);
+  if (!nums) return null;
+  if (nums.length === 1) return pyFloat(nums[0]!);
+  return nums.map(pyFloat);
+}
+
+function dictOf(pairs: Array<[string, LongdaValue]>): LongdaDict {
+  const entries: Record<string, LongdaValue> = {};
+  for (const [k, x] of pairs) entries[k] = x;
+  return { kind: 'dict', entries };
+}
+
+/** List scoring: `partial` = mean of element hits (LongTA code, published numbers); `strict` = all elements (paper). */
+export type ListScoring = 'partial' | 'strict';
+/** Coverage definition reported as `coverage`: `comparable` (LongTA code) or `structural` (paper). */
+export type CoverageMode = 'comparable' | 'structural';
+
+/** Options of LongDA scoring; every score records the values used. */
+export interface LongdaOptions {
+  /** ε of τ = max(ε·|g|, floor). Default 0.05 (LongTA `MATCH_TOLERANCE`). */
+  tolerance: number;
+  /** Absolute floor of τ in the answer's own units. Default 1.0 (LongTA; spec §2.7 item 3). */
+  tolerance_floor: number;
+  /** Default `partial`. */
+  list_scoring: ListScoring;
+  /** Which definition the headline `coverage` uses. Default `comparable`; both are always reported. */
+  coverage: CoverageMode;
+}
+
+/** LongTA's defaults (the published numbers use these). */
+export const DEFAULT_LONGDA_OPTIONS: Readonly<LongdaOptions> = Object.freeze({
+  tolerance: 0.05,
+  tolerance_floor: 1.0,
+  list_scoring: 'partial',
+  coverage: 'comparable',
+});
+
+/**
+ * Builds LongDA options from `name=value` strings (CLI `--option`), ignoring names of other benchmarks.
+ * @param raw option values by name; unknown LongDA-looking names are ignored here (the caller validates the union).
+ * @returns complete options (defaults filled in).
+ * @throws LoupeInputError naming the option when a value is invalid.
+ */
+export function longdaOptions(raw: Record<string, string | number | undefined> = {}): LongdaOptions {
+  const o: LongdaOptions = { ...DEFAULT_LONGDA_OPTIONS };
+  if (raw.tolerance !== undefined) {
+    const n = Number(raw.tolerance);
+    if (!Number.isFinite(n) || n < 0) throw new LoupeInputError('option tolerance', `must be a number ≥ 0, got '${raw.tolerance}'`);
+    o.tolerance = n;
+  }
+  if (raw.tolerance_floor !== undefined) {
+    const n = Number(raw.tolerance_floor);
+    if (!Number.isFinite(n) || n < 0) throw new LoupeInputError('option tolerance_floor', `must be a number ≥ 0, got '${raw.tolerance_floor}'`);
+    o.tolerance_floor = n;
+  }
+  if (raw.list_scoring !== undefined) {
+    if (raw.list_scoring !== 'partial' && raw.list_scoring !== 'strict') throw new LoupeInputError('option list_scoring', `must be 'partial' or 'strict', got '${raw.list_scoring}'`);
+    o.list_scoring = raw.list_scoring;
+  }
+  if (raw.coverage !== undefined) {
+    if (raw.coverage !== 'comparable' && raw.coverage !== 'structural') throw new LoupeInputError('option coverage', `must be 'comparable' or 'structural', got '${raw.coverage}'`);
+    o.coverage = raw.coverage;
+  }
+  return o;
+}
+
+/** One ground-truth query of `benchmark.csv`. */
+export interface LongdaQuery {
+  /** `{survey}_{source}_q{i}` (LongTA `main.py`). */
+  qId: string;
+  /** `{survey}_{source}`. */
+  blockId: string;
+  survey: string;
+  source: string;
+  internalId: number;
+  query: string;
+  /** `single_number` or `[name, name, ...]`. */
+  answerStructure: string;
+  additionalInfo: string;
+  /** The raw ground-truth text. */
+  answer: string;
+}
+
+/**
+ * Reads LongDA's `benchmark.csv` (columns survey, source, internal_id, query, answer_structure,
+ * additional_info, answer) and assigns q_ids/blocks as LongTA's `main.py` does (group by
+ * survey+source in order of first appearance; i = 1-based position inside the block).
+ * @param csvPath path of `benchmark.csv`.
+ * @returns the queries in file order.
+ * @throws LoupeInputError naming the file (missing file or column) or the row (empty survey/source).
+ * Source: spec §2.2.
+ */
+export function loadLongdaGroundTruth(csvPath: string): LongdaQuery[] {
+  let text: string;
+  try {
+    text = readFileSync(csvPath, 'utf8');
+  } catch (e) {
+    throw new LoupeInputError(csvPath, 'cannot read the LongDA benchmark file', { cause: e });
+  }
+  return parseLongdaGroundTruth(text, csvPath);
+}
+
+/**
+ * Parses the text of `benchmark.csv`; see {@link loadLongdaGroundTruth}.
+ * @param text CSV text; `name` is used in error messages.
+ * @returns the queries in file order.
+ * @throws LoupeInputError naming `name` or `name:row`.
+ */
+export function parseLongdaGroundTruth(text: string, name = 'benchmark.csv'): LongdaQuery[] {
+  let records: Record<string, string>[];
+  try {
+    records = parseCsv(text, { columns: true, skip_empty_lines: true, bom: true, relax_column_count: false }) as Record<string, string>[];
+  } catch (e) {
+    throw new LoupeInputError(name, `not valid CSV: ${(e as Error).message}`, { cause: e });
+  }
+  const need = ['survey', 'source', 'query', 'answer_structure', 'answer'];
+  const first = records[0];
+  if (first) for (const c of need) if (!(c in first)) throw new LoupeInputError(name, `missing column '${c}'`);
+  const counters = new Map<string, number>();
+  return records.map((r, idx) => {
+    const survey = (r.survey ?? '').trim();
+    const source = (r.source ?? '').trim();
+    if (!survey || !source) throw new LoupeInputError(`${name}:${idx + 2}`, 'empty survey or source');
+    const blockId = `${survey}_${source}`;
+    const i = (counters.get(blockId) ?? 0) + 1;
+    counters.set(blockId, i);
+    return {
+      qId: `${blockId}_q${i}`,
+      blockId,
+      survey,
+      source,
+      internalId: Number(r.internal_id ?? i) || i,
+      query: r.query ?? '',
+      answerStructure: (r.answer_structure ?? '').trim(),
+      additionalInfo: r.additional_info ?? '',
+      answer: r.answer ?? '',
+    };
+  });
+}
+
+/**
+ * Reads a LongTA results file (`answers_progress.csv` or `evaluated_answers.csv`: the benchmark
+ * columns plus `my_answer` and `q_id`), as `evaluate_results.py --csv` does.
+ * @param text CSV text; `name` for error messages; `truth` optional ground truth (e.g. the full
+ *   benchmark.csv) that replaces the file's own `answer` column, matched by q_id.
+ * @returns the queries (the file's rows, in order: the denominator) and raw answers by q_id.
+ * @throws LoupeInputError naming the file (no `my_answer` column) or `file:row` (q_id absent from `truth`).
+ * Source: spec §2.3 (outputs), §2.4 (`evaluate_results.py`).
+ */
+export function parseLongtaAnswers(text: string, name = 'answers_progress.csv', truth?: readonly LongdaQuery[]): { queries: LongdaQuery[]; answers: Map<string, string> } {
+  const queries = parseLongdaGroundTruth(text, name);
+  let records: Record<string, string>[];
+  try {
+    records = parseCsv(text, { columns: true, skip_empty_lines: true, bom: true }) as Record<string, string>[];
+  } catch (e) {
+    throw new LoupeInputError(name, `not valid CSV: ${(e as Error).message}`, { cause: e });
+  }
+  if (records[0] && !('my_answer' in records[0])) throw new LoupeInputError(name, "missing column 'my_answer' (not a LongTA results file)");
+  const byId = truth ? new Map(truth.map((q) => [q.qId, q])) : undefined;
+  const answers = new Map<string, string>();
+  const out = queries.map((q, i) => {
+    const r = records[i]!;
+    const qId = (r.q_id ?? '').trim() || q.qId;
+    const a = (r.my_answer ?? '').trim();
+    if (a) answers.set(qId, a);
+    if (!byId) return { ...q, qId };
+    const t = byId.get(qId);
+    if (!t) throw new LoupeInputError(`${name}:${i + 2}`, `q_id '${qId}' is not in the ground truth`);
+    return t;
+  });
+  return { queries: out, answers };
+}
+
+/**
+ * Number of elements an `answer_structure` asks for: 1 for `single_number`, k for `[a, b, ...]`.
+ * @param structure the `answer_structure` cell.
+ * @returns `{ kind: 'scalar' }` or `{ kind: 'list', length }`; `null` if unrecognised.
+ */
+export function parseAnswerStructure(structure: string): { kind: 'scalar' } | { kind: 'list'; length: number } | null {
+  const s = structure.trim();
+  if (s === 'single_number') return { kind: 'scalar' };
+  const m = /^\[(.*)\]$/s.exec(s);
+  if (!m) return null;
+  const inner = m[1]!.trim();
+  if (inner === '') return { kind: 'list', length: 0 };
+  return { kind: 'list', length: inner.split(',').length };
+}
+
+const isNum = (x: LongdaValue | undefined): x is number => typeof x === 'number';
+
+/** Result of comparing one answer with its ground truth. */
+export interface LongdaComparison {
+  /** LongTA coverage: 1 when the answer is comparable with the ground truth. */
+  comparable: 0 | 1;
+  /** Match with partial credit for lists (mean of hits), in [0, 1]. */
+  matchPartial: number;
+  /** Match requiring every list element within tolerance, 0 or 1. */
+  matchStrict: 0 | 1;
+  /** Mean absolute error over compared elements (undefined when not comparable). */
+  absErr?: number;
+  /** Mean percentage error over elements with |g| > 1e-10 (0–100 scale). */
+  pctErr?: number;
+  /** Per-element 0/1 hits (null for skipped pairs); scalars give one element. */
+  hits?: Array<0 | 1 | null>;
+}
+
+const EPSILON = 1e-10;
+
+/**
+ * Compares a normalised answer with a normalised ground truth, element-wise with tolerance
+ * τ = max(ε·|g|, floor).
+ * @param a the agent's normalised answer; `g` the normalised ground truth; `opts` tolerance options.
+ * @returns comparability, partial and strict match, errors and element hits.
+ * Source: spec §2.4, LongTA `metric.compute_row_metrics` / `_compare_values` (partial) and the
+ * paper's element-wise rule (strict; a skipped non-numeric pair fails strict).
+ */
+export function compareLongdaValues(a: LongdaValue, g: LongdaValue, opts: Pick<LongdaOptions, 'tolerance' | 'tolerance_floor'> = DEFAULT_LONGDA_OPTIONS): LongdaComparison {
+  const none: LongdaComparison = { comparable: 0, matchPartial: 0, matchStrict: 0 };
+  if (a === null || g === null) return none;
+  if (isNum(a) && Number.isNaN(a)) return none;
+  if (isNum(g) && Number.isNaN(g)) return none;
+  const tau = (x: number) => Math.max(opts.tolerance * Math.abs(x), opts.tolerance_floor);
+  if (isNum(a) && isNum(g)) {
+    const err = Math.abs(a - g);
+    const hit: 0 | 1 = err <= tau(g) ? 1 : 0;
+    const r: LongdaComparison = { comparable: 1, matchPartial: hit, matchStrict: hit, absErr: err, hits: [hit] };
+    if (Math.abs(g) > EPSILON) r.pctErr = (err / Math.abs(g)) * 100;
+    return r;
+  }
+  if (Array.isArray(a) && Array.isArray(g)) {
+    if (a.length !== g.length) return none;
+    const hits: Array<0 | 1 | null> = [];
+    let nHit = 0;
+    let n = 0;
+    let errSum = 0;
+    let pctSum = 0;
+    let pctN = 0;
+    for (let i = 0; i < g.length; i++) {
+      const ai = a[i];
+      const gi = g[i];
+      if (!isNum(ai) || !isNum(gi) || Number.isNaN(ai) || Number.isNaN(gi)) {
+        hits.push(null);
+        continue;
+      }
+      const err = Math.abs(ai - gi);
+      const hit: 0 | 1 = err <= tau(gi) ? 1 : 0;
+      hits.push(hit);
+      nHit += hit;
+      n++;
+      errSum += err;
+      if (Math.abs(gi) > EPSILON) {
+        pctSum += (err / Math.abs(gi)) * 100;
+        pctN++;
+      }
+    }
+    if (n === 0) return none;
+    const r: LongdaComparison = {
+      comparable: 1,
+      matchPartial: nHit / n,
+      matchStrict: nHit === g.length ? 1 : 0,
+      absErr: errSum / n,
+      hits,
+    };
+    if (pctN > 0) r.pctErr = pctSum / pctN;
+    return r;
+  }
+  return none;
+}
+
+/**
+ * Paper coverage: the answer syntactically conforms to `answer_structure` — a finite number for
+ * `single_number`, a list of exactly k finite numbers for a k-name list.
+ * @param a the normalised answer; `structure` the `answer_structure` cell.
+ * @returns 1 when it conforms, else 0 (also 0 for an unrecognised structure).
+ * Source: spec §2.4 "Paper definitions", §5.3 row 2.
+ */
+export function structuralCoverage(a: LongdaValue, structure: string): 0 | 1 {
+  const st = parseAnswerStructure(structure);
+  if (!st || a === null) return 0;
+  if (st.kind === 'scalar') return isNum(a) && Number.isFinite(a) ? 1 : 0;
+  if (!Array.isArray(a) || a.length !== st.length) return 0;
+  return a.every((x) => isNum(x) && Number.isFinite(x)) ? 1 : 0;
+}
+
+/** One scored query. */
+export interface LongdaRowScore {
+  qId: string;
+  blockId: string;
+  survey: string;
+  source: string;
+  internalId: number;
+  answerStructure: string;
+  /** Raw answer as recorded (null when the agent gave none). */
+  rawAnswer: string | null;
+  given: LongdaValue;
+  expected: LongdaValue;
+  /** Coverage under the selected definition (0/1). */
+  coverage: 0 | 1;
+  coverageComparable: 0 | 1;
+  coverageStructural: 0 | 1;
+  /** Match under the selected list scoring, in [0, 1]. */
+  match: number;
+  matchPartial: number;
+  matchStrict: 0 | 1;
+  absErr?: number;
+  pctErr?: number;
+  hits?: Array<0 | 1 | null>;
+}
+
+/** Rates over a set of queries; all rates are fractions in [0, 1] (LongTA prints them ×100). */
+export interface LongdaRates {
+  /** Number of ground-truth queries (the denominator, answered or not). */
+  n: number;
+  /** Queries with any non-null normalised answer. */
+  answered: number;
+  coverage: number;
+  coverageComparable: number;
+  coverageStructural: number;
+  match: number;
+  matchPartial: number;
+  matchStrict: number;
+  /** Mean absolute error over comparable rows (null if none). */
+  mae: number | null;
+  /** Mean percentage error (0–100) over comparable rows having one (null if none). */
+  mpe: number | null;
+}
+
+/** A LongDA score of one run. */
+export interface LongdaScore extends LongdaRates {
+  benchmark: 'longda';
+  options: LongdaOptions;
+  /** Per publication (block), in ground-truth order. */
+  bySource: Array<LongdaRates & { blockId: string; survey: string; source: string }>;
+  /** Scalar (`single_number`) vs list queries (LongDA's scalar-vs-list figure). */
+  byType: { scalar: LongdaRates; list: LongdaRates };
+  rows: LongdaRowScore[];
+  /** Answers recorded under q_ids absent from the scored ground truth (LongTA ignores them silently). */
+  unknownQIds: string[];
+}
+
+/** A recorded answer: raw text (as the `answer` tool stored it) or an already parsed value. */
+export type LongdaAnswerInput = string | number | null | undefined | unknown[];
+
+/**
+ * Scores a run's answers against LongDA ground truth.
+ * @param queries the ground truth (all of it, or the blocks the run covered: the denominator is
+ *   `queries.length`, as in LongTA where unanswered rows count).
+ * @param answers raw answers by q_id (Map or record).
+ * @param options see {@link LongdaOptions}; missing values take LongTA's defaults.
+ * @returns rates (fractions in [0, 1]), per-source rates, per-query rows, options used.
+ * Source: spec §2.4 (`metric.compute_row_metrics`, `generate_evaluation_summary`), §2.7, §5.3.
+ */
+export function scoreLongda(
+  queries: readonly LongdaQuery[],
+  answers: ReadonlyMap<string, LongdaAnswerInput> | Readonly<Record<string, LongdaAnswerInput>>,
+  options: Partial<LongdaOptions> = {},
+): LongdaScore {
+  const opts: LongdaOptions = { ...DEFAULT_LONGDA_OPTIONS, ...options };
+  const get = answers instanceof Map ? (k: string) => answers.get(k) : (k: string) => (answers as Record<string, LongdaAnswerInput>)[k];
+  const gtCache = new Map<string, LongdaValue>();
+  const rows: LongdaRowScore[] = [];
+  const known = new Set<string>();
+  for (const q of queries) {
+    known.add(q.qId);
+    let expected = gtCache.get(q.answer);
+    if (expected === undefined) {
+      expected = normalizeAnswerValue(q.answer);
+      gtCache.set(q.answer, expected);
+    }
+    const raw = get(q.qId);
+    const given = normalizeAnswerValue(raw);
+    const cmp = compareLongdaValues(given, expected, opts);
+    const coverageStructural = structuralCoverage(given, q.answerStructure);
+    const row: LongdaRowScore = {
+      qId: q.qId,
+      blockId: q.blockId,
+      survey: q.survey,
+      source: q.source,
+      internalId: q.internalId,
+      answerStructure: q.answerStructure,
+      rawAnswer: raw === null || raw === undefined ? null : typeof raw === 'string' ? raw : JSON.stringify(raw),
+      given,
+      expected,
+      coverage: opts.coverage === 'structural' ? coverageStructural : cmp.comparable,
+      coverageComparable: cmp.comparable,
+      coverageStructural,
+      match: opts.list_scoring === 'strict' ? cmp.matchStrict : cmp.matchPartial,
+      matchPartial: cmp.matchPartial,
+      matchStrict: cmp.matchStrict,
+    };
+    if (cmp.absErr !== undefined) row.absErr = cmp.absErr;
+    if (cmp.pctErr !== undefined) row.pctErr = cmp.pctErr;
+    if (cmp.hits) row.hits = cmp.hits;
+    rows.push(row);
+  }
+  const unknownQIds: string[] = [];
+  const keys = answers instanceof Map ? [...answers.keys()] : Object.keys(answers);
+  for (const k of keys) if (!known.has(k)) unknownQIds.push(k);
+
+  const blocks = new Map<string, LongdaRowScore[]>();
+  for (const r of rows) {
+    let b = blocks.get(r.blockId);
+    if (!b) blocks.set(r.blockId, (b = []));
+    b.push(r);
+  }
+  const bySource = [...blocks.entries()].map(([blockId, rs]) => ({ blockId, survey: rs[0]!.survey, source: rs[0]!.source, ...longdaRates(rs) }));
+  const byType = {
+    scalar: longdaRates(rows.filter((r) => r.answerStructure.trim() === 'single_number')),
+    list: longdaRates(rows.filter((r) => r.answerStructure.trim() !== 'single_number')),
+  };
+  return { benchmark: 'longda', options: opts, ...longdaRates(rows), bySource, byType, rows, unknownQIds };
+}
+
+/** LongDA's tolerance-sensitivity ε grid (paper figure script). */
+export const LONGDA_TOLERANCE_GRID = [0.01, 0.02, 0.03, 0.05, 0.07, 0.1, 0.15, 0.2] as const;
+
+/**
+ * Re-scores the same answers at several ε (floor and list scoring kept), as LongDA's tolerance
+ * sensitivity figure does.
+ * @param queries ground truth; `answers` raw answers by q_id; `eps` grid (default {@link LONGDA_TOLERANCE_GRID}); `options` other options.
+ * @returns one point per ε: match and coverage (fractions).
+ * Source: spec §2.4 "Other figure procedures" (tolerance sensitivity).
+ */
+export function longdaToleranceSensitivity(
+  queries: readonly LongdaQuery[],
+  answers: ReadonlyMap<string, LongdaAnswerInput> | Readonly<Record<string, LongdaAnswerInput>>,
+  eps: readonly number[] = LONGDA_TOLERANCE_GRID,
+  options: Partial<LongdaOptions> = {},
+): Array<{ tolerance: number; match: number; coverage: number }> {
+  return eps.map((e) => {
+    const s = scoreLongda(queries, answers, { ...options, tolerance: e });
+    return { tolerance: e, match: s.match, coverage: s.coverage };
+  });
+}
+
+/**
+ * Aggregates scored rows into rates (fractions in [0, 1]); n counts every row.
+ * @param rows scored rows.
+ * @returns the rates; mae/mpe are null when no row is comparable. An empty input gives zeros.
+ * Source: spec §2.4 `generate_evaluation_summary`.
+ */
+export function longdaRates(rows: readonly LongdaRowScore[]): LongdaRates {
+  const n = rows.length;
+  let answered = 0, cov = 0, covC = 0, covS = 0, m = 0, mP = 0, mS = 0, errSum = 0, errN = 0, pctSum = 0, pctN = 0;
+  for (const r of rows) {
+    if (r.given !== null) answered++;
+    cov += r.coverage;
+    covC += r.coverageComparable;
+    covS += r.coverageStructural;
+    m += r.match;
+    mP += r.matchPartial;
+    mS += r.matchStrict;
+    if (r.coverageComparable && r.absErr !== undefined) {
+      errSum += r.absErr;
+      errN++;
+    }
+    if (r.coverageComparable && r.pctErr !== undefined) {
+      pctSum += r.pctErr;
+      pctN++;
+    }
+  }
+  const d = n || 1;
+  return {
+    n,
+    answered,
+    coverage: cov / d,
+    coverageComparable: covC / d,
+    coverageStructural: covS / d,
+    match: m / d,
+    matchPartial: mP / d,
+    matchStrict: mS / d,
+    mae: errN ? errSum / errN : null,
+    mpe: pctN ? pctSum / pctN : null,
+  };
+}
+
+/** Accounting of one block (one publication) of a LongDA run. */
+export interface LongdaBlockUsage {
+  blockId: string;
+  inputTokens: number;
+  outputTokens: number;
+  /** Agent steps in the block (LongTA: memory steps − 2). */
+  steps: number;
+  /** Wall time of the block, seconds. */
+  wallSeconds: number;
+  /** Tool calls by tool name within the block. */
+  toolCalls?: Readonly<Record<string, number>>;
+}
+
+/** Efficiency figures of a run (paper Table 2 columns). */
+export interface LongdaEfficiency {
+  nBlocks: number;
+  inputTokens: number;
+  outputTokens: number;
+  totalTokens: number;
+  totalSteps: number;
+  /** total steps / blocks run ("Avg. Steps"). */
+  avgStepsPerBlock: number;
+  /** Whole-run wall time, seconds (the sum of blocks unless `runWallSeconds` is given). */
+  wallSeconds: number;
+  wallHours: number;
+  /** Tool calls summed over blocks (paper Table 3). */
+  toolCalls: Record<string, number>;
+}
+
+/**
+ * Sums tokens, steps, wall time and tool calls over a run's blocks.
+ * @param blocks per-block usage; `runWallSeconds` the measured wall time of the whole run when known
+ *   (LongTA's `total_hours` is the whole run, which may exceed the sum of blocks).
+ * @returns efficiency figures; avgStepsPerBlock is 0 for no blocks.
+ * @throws LoupeInputError naming the block when a count is negative or not finite.
+ * Source: spec §2.3 "Token and step accounting", §2.4 "Efficiency metrics".
+ */
+export function longdaEfficiency(blocks: readonly LongdaBlockUsage[], runWallSeconds?: number): LongdaEfficiency {
+  let inT = 0, outT = 0, steps = 0, wall = 0;
+  const toolCalls: Record<string, number> = {};
+  for (const b of blocks) {
+    for (const [k, v] of [['inputTokens', b.inputTokens], ['outputTokens', b.outputTokens], ['steps', b.steps], ['wallSeconds', b.wallSeconds]] as const) {
+      if (!Number.isFinite(v) || v < 0) throw new LoupeInputError(`block ${b.blockId}`, `${k} must be a finite number ≥ 0, got ${v}`);
+    }
+    inT += b.inputTokens;
+    outT += b.outputTokens;
+    steps += b.steps;
+    wall += b.wallSeconds;
+    for (const [t, c] of Object.entries(b.toolCalls ?? {})) toolCalls[t] = (toolCalls[t] ?? 0) + c;
+  }
+  const wallSeconds = runWallSeconds ?? wall;
+  return {
+    nBlocks: blocks.length,
+    inputTokens: inT,
+    outputTokens: outT,
+    totalTokens: inT + outT,
+    totalSteps: steps,
+    avgStepsPerBlock: blocks.length ? steps / blocks.length : 0,
+    wallSeconds,
+    wallHours: wallSeconds / 3600,
+    toolCalls,
+  };
+}
+
+/** LongTA's tools, in the heatmap's row order (paper Figure 8). */
+export const LONGDA_TOOLS = ['prompt', 'notes', 'read_doc', 'search_doc', 'retriever', 'answer', 'save_code'] as const;
+
+/**
+ * Counts tool calls in one code action the way LongDA's figure script does: occurrences of the
+ * substring `name(` for each tool (so `build_prompt(` also counts as `prompt`, as in the original).
+ * @param code the code the agent ran in one step; `tools` names to look for.
+ * @returns tool names, one entry per occurrence, grouped in `tools` order.
+ * Source: spec §2.4 "Tool-usage heatmap" step 1 (`tool_usage_analysis.py`).
+ */
+export function countToolCallsInCode(code: string, tools: readonly string[] = LONGDA_TOOLS): string[] {
+  const out: string[] = [];
+  for (const t of tools) {
+    const needle = `${t}(`;
+    let at = code.indexOf(needle);
+    while (at >= 0) {
+      out.push(t);
+      at = code.indexOf(needle, at + needle.length);
+    }
+  }
+  return out;
+}
+
+/** Tool-usage heatmap: `matrix[tool][bin]`, each non-empty bin column summing to 1. */
+export interface ToolHeatmap {
+  tools: string[];
+  bins: number;
+  /** Raw counts per tool × bin. */
+  counts: number[][];
+  /** Column-normalised counts (columns with no calls stay 0). */
+  matrix: number[][];
+  nTrajectories: number;
+  /** Calls to names not in `tools` (ignored in the matrix). */
+  otherCalls: number;
+}
+
+/**
+ * Builds LongDA Figure 8's heatmap data. Each trajectory is its list of steps after the task step
+ * (step i is 1-based), each step the tool names it called. max_step = largest i calling one of
+ * `tools` (1 if none; other names such as `final_answer` do not count, as in the figure script); bin = min(⌊(i / max_step)·bins⌋, bins−1); counts are summed over trajectories and
+ * each bin column normalised to sum 1.
+ * @param trajectories one entry per block trajectory: `steps[i-1]` = tool names called in step i.
+ * @param opts `tools` (row order; default {@link LONGDA_TOOLS}), `bins` (default 20).
+ * @returns counts and the normalised matrix.
+ * @throws LoupeInputError when `bins` is not a positive integer.
+ * Source: spec §2.4 "Tool-usage heatmap" (`paper_figures/tool_usage_analysis.py`, bd03018).
+ */
+export function toolUsageHeatmap(trajectories: ReadonlyArray<ReadonlyArray<readonly string[]>>, opts: { tools?: readonly string[]; bins?: number } = {}): ToolHeatmap {
+  const tools = [...(opts.tools ?? LONGDA_TOOLS)];
+  const bins = opts.bins ?? 20;
+  if (!Number.isInteger(bins) || bins < 1) throw new LoupeInputError('option bins', `must be a positive integer, got ${bins}`);
+  const row = new Map(tools.map((t, i) => [t, i]));
+  const counts = tools.map(() => new Array<number>(bins).fill(0));
+  let other = 0;
+  for (const steps of trajectories) {
+    let maxStep = 0;
+    steps.forEach((s, k) => {
+      if (s.some((t) => row.has(t))) maxStep = k + 1;
+    });
+    if (maxStep === 0) maxStep = 1;
+    steps.forEach((s, k) => {
+      const i = k + 1;
+      const bin = Math.min(Math.floor((i / maxStep) * bins), bins - 1);
+      for (const t of s) {
+        const r = row.get(t);
+        if (r === undefined) other++;
+        else counts[r]![bin]!++;
+      }
+    });
+  }
+  const matrix = counts.map((r) => [...r]);
+  for (let b = 0; b < bins; b++) {
+    let sum = 0;
+    for (const r of counts) sum += r[b]!;
+    if (sum > 0) for (const r of matrix) r[b] = r[b]! / sum;
+  }
+  return { tools, bins, counts, matrix, nTrajectories: trajectories.length, otherCalls: other };
+}

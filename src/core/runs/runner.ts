@@ -1,0 +1,407 @@
+/**
+ * Runs one benchmark block end to end: prepares the run folder and the block's workspace (the
+ * visible files appear at their workspace-relative paths, as read-only links to the originals),
+ * records the run (suite, block, agent, model parameters without the key, prompt hash, tool set,
+ * data checksums, Loupe version, sandbox mode), starts the sandboxed kernel lazily, and drives
+ * {@link runAgent}. Also resumes a run from the store. The CLI (`loupe run`) and the VS Code
+ * "Run Benchmark Block" UI are thin callers of {@link startBlockRun} / {@link resumeBlockRun}.
+ * Source: issue 5 (run store, agents, CLI); spec §2.3.
+ */
+import { createHash, randomUUID } from 'node:crypto';
+import { createReadStream, existsSync, lstatSync, mkdirSync, rmdirSync, statSync, symlinkSync, unlinkSync, writeFileSync } from 'node:fs';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { LoupeInputError } from '../util/errors.ts';
+import { removePlantedLinks, walkNoFollow } from '../util/contained.ts';
+import { nullLogger, type Logger } from '../util/log.ts';
+import { LOUPE_VERSION } from '../version.ts';
+import { findPython } from '../env/doctor.ts';
+import type { Block, Suite } from '../suites/types.ts';
+import type { RunStore } from '../store/run-store.ts';
+import { LlmClient, type LlmConfig } from '../agent/llm.ts';
+import { promptHash, runAgent, type AgentRunResult, type Budget, type ModelClient, type RunControl } from '../agent/loop.ts';
+import { createLongdaToolSet, type LongdaDocs } from '../benchmarks/longda/toolset.ts';
+import { ReferenceModel, findReferenceScript } from '../benchmarks/longda/reference.ts';
+import { benchmarkReferenceModel, benchmarkToolSet, completeBenchmarkRun, prepareBenchmarkModel } from './benchmark-agents.ts';
+import { runBladeMcqBlock } from '../benchmarks/blade/mcq.ts';
+import type { AgentEvent, KernelLike, RunParams, ToolSet } from '../agent/types.ts';
+
+export type AgentKind = 'llm' | 'reference';
+
+/** Where a run's kernel works: its workspace, what it sees read-only and what it may write. */
+export interface KernelPlacement {
+  cwd: string;
+  readOnlyPaths: string[];
+  writablePaths: string[];
+  mounts?: WorkspaceMount[];
+}
+
+export interface KernelSettings {
+  sandbox: 'bubblewrap' | 'off';
+  python?: string;
+  cellTimeoutMs?: number;
+  memoryLimitMb?: number;
+  /** Total size the run's workspace may reach (MiB, default 2048; 0 = none): see the kernel's `workspaceQuotaMb`. */
+  workspaceQuotaMb?: number;
+}
+
+export interface BlockRunOptions {
+  store: RunStore;
+  suite: Suite;
+  block: Block;
+  agent: AgentKind;
+  /** LLM agent: the model configuration (the key stays in memory). */
+  llm?: LlmConfig;
+  /** Overrides the model client (tests, perf). */
+  modelClient?: ModelClient;
+  /** Run folders are created under this directory. */
+  runsDir: string;
+  kernel: KernelSettings;
+  budget?: Budget;
+  /** Observations longer than this are cut head+tail (default 20,000 characters). */
+  maxObservationChars?: number;
+  /** 1-based repeat number (recorded). */
+  repeat?: number;
+  /** Reference scripts folder (default `benchmarks/<suite>/reference` of this checkout / package). */
+  referenceDir?: string;
+  /** Documentation cache folder (default: the docs layer's default). */
+  docsCacheDir?: string;
+  control?: RunControl;
+  onEvent?: (e: AgentEvent) => void;
+  /** Called with the run id as soon as the run is recorded. */
+  onRunCreated?: (runId: string) => void;
+  log?: Logger;
+  /** Overrides the kernel factory (tests). */
+  startKernel?: (o: KernelPlacement) => Promise<KernelLike>;
+  /** Overrides the docs provider (tests). */
+  docs?: () => Promise<LongdaDocs>;
+  /** BLADE / DDR / AnalystBench named tool-set options (`--tool-option k=v`); recorded as params.toolSetOptions. */
+  toolSetOptions?: Record<string, string>;
+}
+
+const checksumCache = new Map<string, Promise<string>>();
+
+/** sha256 of a file (cached by path, size and mtime for this process; concurrent callers share one read). */
+export function fileSha256(path: string): Promise<string> {
+  const st = statSync(path);
+  const key = `${path}\u0000${st.size}\u0000${st.mtimeMs}`;
+  let p = checksumCache.get(key);
+  if (!p) {
+    p = new Promise<string>((res, rej) => {
+      const h = createHash('sha256');
+      createReadStream(path).on('data', (c) => h.update(c)).on('end', () => res(h.digest('hex'))).on('error', rej);
+    });
+    checksumCache.set(key, p);
+    p.catch(() => checksumCache.delete(key));
+  }
+  return p;
+}
+
+/** Default folder of reference scripts for a suite (works from source and from dist/). */
+export function defaultReferenceDir(suite: string): string {
+  const here = typeof __dirname === 'string' ? __dirname : dirname(fileURLToPath(import.meta.url));
+  const candidates = [join(here, '..', '..', '..', 'benchmarks', suite, 'reference'), join(here, '..', 'benchmarks', suite, 'reference')];
+  return candidates.find((c) => existsSync(c)) ?? candidates[0]!;
+}
+
+/** Every regular file under `dir` (recursive, following no links), or undefined when unreadable. */
+function listAllFiles(dir: string): string[] | undefined {
+  if (!existsSync(dir)) return undefined;
+  return walkNoFollow(dir).filter((e) => e.isFile() || e.isSymbolicLink()).map((e) => join(e.parentPath, e.name));
+}
+
+/**
+ * The block as its run workspace presents it. AnalystBench's "instruction only" input setting (spec §4.1) gives the
+ * agent the task text alone: no source tools AND no source files in the workspace, so python cannot open them either.
+ * @param block the block; `toolSetOptions` the run's `--tool-option` values (`input=instruction|sources|toc|template`).
+ * @returns the same block, or a copy whose visible data and docs are empty.
+ */
+export function workspaceBlock(block: Block, toolSetOptions?: Record<string, string>): Block {
+  if (block.suite === 'analystbench' && toolSetOptions?.input === 'instruction') return { ...block, visible: { ...block.visible, data: [], docs: [] } };
+  return block;
+}
+
+/** A read-only mount of the sandbox: `source` (host path) appears at `target` (a path in the workspace). */
+export interface WorkspaceMount {
+  source: string;
+  target: string;
+}
+
+/** Makes `p` an empty directory (mount point), replacing a link left by an older workspace layout. */
+function mountDir(p: string): void {
+  try {
+    if (lstatSync(p).isSymbolicLink()) unlinkSync(p);
+  } catch {
+    /* absent */
+  }
+  mkdirSync(p, { recursive: true });
+}
+
+/** Makes `p` an empty regular file (mount point), replacing a link left by an older workspace layout. */
+function mountFile(p: string): void {
+  mkdirSync(dirname(p), { recursive: true });
+  try {
+    const st = lstatSync(p);
+    if (st.isSymbolicLink()) unlinkSync(p);
+    else return;
+  } catch {
+    /* absent */
+  }
+  writeFileSync(p, '');
+}
+
+/**
+ * Creates `<runDir>/workspace` where every visible file appears at its workspace-relative path.
+ * When a top-level folder of the workspace (e.g. `data/`) maps to a real folder whose files are all
+ * visible, the folder is presented whole (one mount instead of one per file); otherwise each file is,
+ * so nothing hidden is reachable through the workspace.
+ * With `links: false` (the sandboxed layout, default) the workspace holds empty mount points and the
+ * returned `mounts` say what the sandbox binds read-only onto them: inside the sandbox `data/` and
+ * `docs/` are real read-only directories (agents' `os.walk('.')` finds the files) and no link points
+ * out of the workspace. With `links: true` (sandbox off) the entries are links to the originals.
+ * @returns the workspace, the real paths read (for the sandbox-off layout and checksums) and the mounts.
+ * @throws LoupeInputError when a visible path would escape the workspace.
+ */
+export function prepareWorkspace(runDir: string, block: Block, opts: { links?: boolean } = {}): { workspace: string; readOnlyPaths: string[]; mounts: WorkspaceMount[] } {
+  const links = opts.links ?? false;
+  const workspace = join(runDir, 'workspace');
+  mkdirSync(workspace, { recursive: true });
+  const ro: string[] = [];
+  const mounts: WorkspaceMount[] = [];
+  const place = (source: string, target: string, dir: boolean) => {
+    ro.push(source);
+    if (links) {
+      mkdirSync(dirname(target), { recursive: true });
+      if (!existsSync(target)) symlinkSync(source, target);
+    } else {
+      if (dir) mountDir(target);
+      else mountFile(target);
+      mounts.push({ source, target });
+    }
+  };
+  const files = [...block.visible.data, ...block.visible.docs];
+  const groups = new Map<string, typeof files>();
+  for (const f of files) {
+    const dest = join(workspace, f.rel);
+    if (!resolve(dest).startsWith(resolve(workspace) + '/')) throw new LoupeInputError(f.rel, 'visible file path escapes the workspace');
+    const seg = f.rel.split('/')[0]!;
+    if (seg === f.rel) continue; // a top-level file: placed on its own below
+    const g = groups.get(seg) ?? [];
+    g.push(f);
+    groups.set(seg, g);
+  }
+  const wholeDirs = new Set<string>();
+  for (const [seg, g] of groups) {
+    const roots = new Set(g.map((f) => f.path.slice(0, f.path.length - f.rel.length)));
+    if (roots.size !== 1 || g.some((f) => !f.path.endsWith(f.rel))) continue;
+    const realDir = join([...roots][0]!, seg);
+    const all = listAllFiles(realDir);
+    const visible = new Set(g.map((f) => resolve(f.path)));
+    if (!all || all.length !== visible.size || !all.every((p) => visible.has(resolve(p)))) continue;
+    place(realDir, join(workspace, seg), true);
+    wholeDirs.add(seg);
+  }
+  for (const f of files) {
+    if (wholeDirs.has(f.rel.split('/')[0]!)) continue;
+    place(f.path, join(workspace, f.rel), false);
+  }
+  if (block.visible.database) place(block.visible.database.path, join(workspace, block.visible.database.rel), false);
+  return { workspace, readOnlyPaths: ro, mounts };
+}
+
+/**
+ * After a sandboxed run: replaces the workspace's empty mount points with links to the visible files they stood
+ * for, so a person browsing the workspace sees the data (agent code no longer runs there; host tools never follow
+ * links: `util/contained.ts`). Only empty mount points are replaced; anything else is left alone.
+ * @param runDir the run folder; `block` the block as the workspace presents it.
+ */
+export function presentWorkspace(runDir: string, block: Block): void {
+  const { mounts } = prepareWorkspace(runDir, block, { links: false });
+  for (const m of mounts) {
+    try {
+      const st = lstatSync(m.target);
+      if (st.isDirectory()) rmdirSync(m.target); // fails (kept) unless empty
+      else if (st.isFile() && st.size === 0) unlinkSync(m.target);
+      else continue;
+      symlinkSync(m.source, m.target);
+    } catch {
+      /* not empty, or gone: leave it */
+    }
+  }
+}
+
+/**
+ * The workspace layout and kernel placement for a run folder: sandboxed, the workspace is the only
+ * writable path (not the run folder with its records) and the block's files are mounted read-only into
+ * it; with the sandbox off, the workspace holds links (and nothing of this holds).
+ * @param sandbox the run's sandbox mode.
+ */
+export function kernelPlacement(runDir: string, block: Block, sandbox: 'bubblewrap' | 'off'): KernelPlacement {
+  const { workspace, readOnlyPaths, mounts } = prepareWorkspace(runDir, block, { links: sandbox === 'off' });
+  return sandbox === 'off' ? { cwd: workspace, readOnlyPaths, writablePaths: [workspace] } : { cwd: workspace, readOnlyPaths: [], writablePaths: [workspace], mounts };
+}
+
+const pythonCache = new Map<string, Promise<string>>();
+
+/** Resolves the interpreter once per process (`findPython` probes by importing pandas, which is slow under load). */
+function resolvePython(configured: string | undefined): Promise<string> {
+  const key = configured ?? '';
+  let p = pythonCache.get(key);
+  if (!p) {
+    p = findPython(configured).then((r) => r.path);
+    pythonCache.set(key, p);
+    p.catch(() => pythonCache.delete(key));
+  }
+  return p;
+}
+
+/**
+ * Starts the run's kernel: sandbox per settings, the block's files read-only, the run folder writable,
+ * LongTA's import allowlist for LongDA. Throws LoupeInputError (no bubblewrap, bad paths) or Error (start failure).
+ */
+export async function defaultStartKernel(k: KernelSettings, suite: string, o: KernelPlacement, log: Logger): Promise<KernelLike> {
+  const { PythonKernel, LONGTA_IMPORT_ALLOWLIST } = await import('../kernel/index.ts');
+  const python = await resolvePython(k.python);
+  return PythonKernel.start({
+    cwd: o.cwd, sandbox: k.sandbox, python, readOnlyPaths: o.readOnlyPaths, writablePaths: o.writablePaths, ...(o.mounts ? { mounts: o.mounts } : {}),
+    cellTimeoutMs: k.cellTimeoutMs, memoryLimitMb: k.memoryLimitMb, ...(k.workspaceQuotaMb != null ? { workspaceQuotaMb: k.workspaceQuotaMb } : {}),
+    importAllowlist: suite === 'longda' ? LONGTA_IMPORT_ALLOWLIST : undefined, log,
+  });
+}
+
+const docIndexCache = new Map<string, Promise<LongdaDocs>>();
+
+/**
+ * One documentation index per (docs root, file set, cache folder) in this process: concurrent runs of
+ * blocks sharing a survey's documentation (e.g. the NHANES briefs) build and search it once.
+ */
+function sharedDocIndex(root: string, files: string[], cacheDir: string | undefined): Promise<LongdaDocs> {
+  const key = JSON.stringify([root, [...files].sort(), cacheDir ?? '']);
+  let p = docIndexCache.get(key);
+  if (!p) {
+    p = (async () => {
+      const { openDocIndex } = await import('../docs/index.ts');
+      // Two extraction workers: the PDFs of a fresh run are read off the calling thread (the VS Code extension host's).
+      const idx = await openDocIndex({ root, files, extractWorkers: 2, ...(cacheDir ? { cacheDir } : {}) });
+      await idx.build();
+      return idx;
+    })();
+    docIndexCache.set(key, p);
+    p.catch(() => docIndexCache.delete(key));
+  }
+  return p;
+}
+
+function toolSetFor(o: Pick<BlockRunOptions, 'block' | 'docs' | 'docsCacheDir' | 'budget' | 'toolSetOptions' | 'agent'>): ToolSet {
+  const block = o.block;
+  if (block.suite !== 'longda') return benchmarkToolSet(block, { maxSteps: o.budget?.maxSteps, options: o.toolSetOptions, agent: o.agent });
+  if (block.suite !== 'longda') throw new LoupeInputError('--suite', `agent runs for suite '${block.suite}' are not wired into loupe run yet (LongDA is)`);
+  const first = block.visible.docs[0];
+  const docs = o.docs ?? (() => {
+    if (!first) return Promise.reject(new Error('this block has no documentation files'));
+    return sharedDocIndex(first.path.slice(0, first.path.length - first.rel.length), block.visible.docs.map((d) => d.rel), o.docsCacheDir);
+  });
+  return createLongdaToolSet(block, { docs, maxSteps: o.budget?.maxSteps });
+}
+
+function modelFor(o: Pick<BlockRunOptions, 'agent' | 'llm' | 'modelClient' | 'block' | 'referenceDir'>): ModelClient {
+  if (o.modelClient) return o.modelClient;
+  if (o.agent === 'reference' && o.block.suite !== 'longda') return benchmarkReferenceModel(o.block);
+  if (o.agent === 'reference') {
+    const dir = o.referenceDir ?? defaultReferenceDir(o.block.suite);
+    return new ReferenceModel(o.block, findReferenceScript(dir, o.block));
+  }
+  if (!o.llm) throw new LoupeInputError('--model', 'the llm agent needs a model (--model, --base-url)');
+  return new LlmClient(o.llm);
+}
+
+/**
+ * Records and runs one block.
+ * @returns the final status (also in the store). Model/tool failures end as `failed`, never throw.
+ * @throws LoupeInputError for an unrunnable block, a missing reference script, or a bad model configuration.
+ */
+export async function startBlockRun(o: BlockRunOptions): Promise<AgentRunResult> {
+  const log = o.log ?? nullLogger;
+  if (!o.block.runnable) throw new LoupeInputError(o.block.id, `block is not runnable: ${o.block.problems.join('; ')}`);
+  const toolSet = toolSetFor(o);
+  const model = modelFor(o);
+  const runId = `${new Date().toISOString().replace(/[-:]/g, '').replace(/\..*/, '')}-${randomUUID().slice(0, 8)}`;
+  const runDir = join(o.runsDir, runId);
+  const { workspace } = prepareWorkspace(runDir, workspaceBlock(o.block, o.toolSetOptions), { links: o.kernel.sandbox === 'off' });
+  // Data checksums are computed while the agent starts working (they are large files) and recorded before the run returns.
+  const checksumsP = Promise.all(o.block.visible.data.map(async (f) => [f.rel, await fileSha256(f.path)] as const)).then((e) => Object.fromEntries(e));
+  const { apiKey: _key, ...publicLlm } = o.llm ?? ({} as Partial<LlmConfig>);
+  const params: RunParams = {
+    ...publicLlm,
+    ...(o.budget?.maxSteps != null ? { maxSteps: o.budget.maxSteps } : { maxSteps: toolSet.defaultMaxSteps }),
+    ...(o.budget?.maxWallMs != null ? { maxWallMs: o.budget.maxWallMs } : {}),
+    ...(o.budget?.maxTotalTokens != null ? { maxTotalTokens: o.budget.maxTotalTokens } : {}),
+    ...(o.budget?.maxCostUsd != null ? { maxCostUsd: o.budget.maxCostUsd } : {}),
+    repeat: o.repeat ?? 1,
+    suiteRoot: o.suite.root,
+    suiteKind: o.suite.kind,
+    python: o.kernel.python,
+    ...(o.maxObservationChars != null ? { maxObservationChars: o.maxObservationChars } : {}),
+    ...(o.toolSetOptions && Object.keys(o.toolSetOptions).length ? { toolSetOptions: o.toolSetOptions } : {}),
+  };
+  o.store.createRun({
+    id: runId, suite: o.suite.kind, blockId: o.block.id, agent: o.agent, model: o.agent === 'llm' ? model.model : 'reference',
+    params, promptHash: promptHash(toolSet.systemPrompt, toolSet.buildBlockPrompt(o.block), toolSet.tools.map((t) => ({ name: t.name, description: t.description, parameters: t.parameters }))),
+    toolSet: toolSet.id, dataChecksums: {}, loupeVersion: LOUPE_VERSION, sandbox: o.kernel.sandbox, workspace,
+  });
+  if (o.kernel.sandbox === 'off') o.store.addEvent(runId, 'warning', 'UNCONTAINED: this run has no sandbox (sandbox "off"). Agent code and the SQL tool run with your user\'s permissions: they can read the answers and any file you can, write anywhere you can, and use the network. Nothing Loupe says about containment holds for this run.');
+  o.onRunCreated?.(runId);
+  log.info(`run ${runId}: ${o.suite.kind} block ${o.block.id}, agent ${o.agent}`);
+  const recorded = checksumsP.then((c) => o.store.setDataChecksums(runId, c), (e: unknown) => o.store.addEvent(runId, 'warning', `data checksums failed: ${(e as Error).message}`));
+  try {
+    return await drive(o, runId, runDir, workspace, toolSet, model, false);
+  } finally {
+    await recorded;
+  }
+}
+
+async function drive(o: BlockRunOptions, runId: string, runDir: string, workspace: string, toolSet: ToolSet, model: ModelClient, resume: boolean): Promise<AgentRunResult> {
+  const log = o.log ?? nullLogger;
+  const kopts = kernelPlacement(runDir, workspaceBlock(o.block, o.toolSetOptions), o.kernel.sandbox);
+  const startKernel = () => (o.startKernel ? o.startKernel(kopts) : defaultStartKernel(o.kernel, o.block.suite, kopts, log));
+  if (o.block.suite === 'blade-mcq') return runBladeMcqBlock({ store: o.store, runId, block: o.block, model, signal: o.control?.signal });
+  const m = prepareBenchmarkModel(o.block, model, o.store, runId, toolSet, o.toolSetOptions);
+  let res: AgentRunResult;
+  try {
+    res = await runAgent({
+      store: o.store, runId, model: m, toolSet, block: o.block, workspace, startKernel, sandbox: o.kernel.sandbox, budget: o.budget, resume, maxObservationChars: o.maxObservationChars,
+      control: o.control, onEvent: o.onEvent, log,
+    });
+  } finally {
+    // Sandboxed, Loupe makes no links in the workspace: every link there was planted by agent code. They are
+    // removed so that no tool, replay or export on the host follows one out of the workspace.
+    if (o.kernel.sandbox !== 'off') {
+      const removed = removePlantedLinks(workspace);
+      if (removed.length) o.store.addEvent(runId, 'warning', `removed ${removed.length} symbolic link(s) planted in the workspace: ${removed.slice(0, 10).join(', ')}${removed.length > 10 ? ', ...' : ''}`);
+      // For people opening the run's workspace afterwards (Open Run Workspace): the empty mount points become
+      // links to the block's visible files again; a resume or an analyst kernel turns them back into mount points.
+      presentWorkspace(runDir, workspaceBlock(o.block, o.toolSetOptions));
+    }
+  }
+  await completeBenchmarkRun(o.block, o.store, runId, m, toolSet, o.toolSetOptions, res.status);
+  return res;
+}
+
+/**
+ * Continues a recorded run after its last committed step.
+ * @param o as for {@link startBlockRun}; `suite`/`block` must be the run's (load them from `run.params.suiteRoot`).
+ * @throws LoupeInputError when the run is unknown or belongs to another block.
+ */
+export async function resumeBlockRun(o: BlockRunOptions & { runId: string }): Promise<AgentRunResult> {
+  const run = o.store.getRun(o.runId);
+  if (!run) throw new LoupeInputError('--resume', `no run '${o.runId}' in ${o.store.file}`);
+  if (run.blockId !== o.block.id) throw new LoupeInputError('--resume', `run ${o.runId} is for block ${run.blockId}, not ${o.block.id}`);
+  o = { ...o, toolSetOptions: o.toolSetOptions ?? (run.params.toolSetOptions as Record<string, string> | undefined) };
+  if (run.status === 'finished') throw new LoupeInputError('--resume', `run ${o.runId} already finished`);
+  const toolSet = toolSetFor({ ...o, budget: { ...o.budget, maxSteps: o.budget?.maxSteps ?? (run.params.maxSteps as number | undefined) } });
+  const model = modelFor({ ...o, agent: run.agent as AgentKind });
+  const runDir = dirname(run.workspace);
+  if (run.sandbox !== o.kernel.sandbox) o.store.addEvent(run.id, 'warning', `resumed with sandbox '${o.kernel.sandbox}' (was '${run.sandbox}')`);
+  const maxObservationChars = o.maxObservationChars ?? (run.params.maxObservationChars as number | undefined);
+  return drive({ ...o, agent: run.agent as AgentKind, maxObservationChars, budget: { ...o.budget, maxSteps: o.budget?.maxSteps ?? (run.params.maxSteps as number | undefined) } }, run.id, runDir, run.workspace, toolSet, model, true);
+}
