@@ -1,6 +1,6 @@
 import { parseArgs } from 'node:util';
 import { plural } from './plural.ts';
-import { loadSuite, parseSuiteKind, summariseBlock } from '../core/suites/index.ts';
+import { loadSuite, parseSuiteKind, summariseBlock } from '../core/benchmarks/index.ts';
 import { globMatcher } from '../core/suites/glob.ts';
 import { UsageError, type CliCommand } from './types.ts';
 

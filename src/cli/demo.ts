@@ -1,7 +1,7 @@
 import { existsSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
-import { loadSuite, type LongdaQuery } from '../core/suites/index.ts';
+import { loadSuite, type LongdaQuery } from '../core/benchmarks/index.ts';
 import { openStore } from '../core/store/run-store.ts';
 import { storeFile as storeFileOf } from './store-arg.ts';
 import { startBlockRun } from '../core/runs/runner.ts';

@@ -5,11 +5,12 @@
  */
 import { dirname } from 'node:path';
 import { plural } from './plural.ts';
-import { loadSuite, parseSuiteKind, type LoadSuiteOptions } from '../core/suites/index.ts';
+import type { LoadSuiteOptions } from '../core/benchmarks/index.ts';
+import { reopenRun } from '../core/runs/reopen.ts';
 import type { RunStore } from '../core/store/run-store.ts';
-import { kernelPlacement, type KernelSettings } from '../core/runs/runner.ts';
+import { defaultStartKernel, kernelPlacement, type KernelSettings } from '../core/runs/runner.ts';
 import type { KernelLike } from '../core/agent/types.ts';
-import { replayStoredRun } from '../core/runs/benchmark-agents.ts';
+import { replayStoredRun } from '../core/runs/replay.ts';
 import type { Logger } from '../core/util/log.ts';
 import { UsageError, type CliIo } from './types.ts';
 
@@ -34,11 +35,8 @@ export interface ReplayJsonLine {
 export async function runReplayCommand(o: { store: RunStore; runId: string; root?: string; suiteOpts?: LoadSuiteOptions; kernel: KernelSettings; log: Logger; io: CliIo; json: boolean }): Promise<number> {
   const run = o.store.getRun(o.runId);
   if (!run) throw new UsageError(`--run: no run '${o.runId}' in ${o.store.file}`);
-  const root = o.root ?? (run.params.suiteRoot as string | undefined);
-  if (!root) throw new UsageError(`--run: run ${o.runId} does not record its suite root; pass --root`);
-  const suite = await loadSuite(parseSuiteKind(run.suite), root, o.suiteOpts ?? {});
-  const block = suite.blocks.find((b) => b.id === run.blockId);
-  if (!block) throw new UsageError(`--run: block ${run.blockId} not found under ${root}`);
+  if (!o.root && !run.params.suiteRoot) throw new UsageError(`--run: run ${o.runId} does not record its suite root; pass --root`);
+  const { block } = await reopenRun(run, { ...(o.root ? { suiteRoot: o.root } : {}), ...(o.suiteOpts ? { loadOptions: o.suiteOpts } : {}) });
   o.io.err(`[${block.id}] replaying run ${run.id} in a fresh sandbox\n`);
   const report = await replayStoredRun({
     store: o.store,
@@ -48,13 +46,7 @@ export async function runReplayCommand(o: { store: RunStore; runId: string; root
     prepare: (dir, b) => {
       const place = kernelPlacement(dir, b, o.kernel.sandbox);
       const workspace = place.cwd;
-      const startKernel = async (): Promise<KernelLike> => {
-        const { PythonKernel, LONGTA_IMPORT_ALLOWLIST } = await import('../core/kernel/index.ts');
-        return PythonKernel.start({
-          ...place, sandbox: o.kernel.sandbox, python: o.kernel.python, cellTimeoutMs: o.kernel.cellTimeoutMs,
-          memoryLimitMb: o.kernel.memoryLimitMb, importAllowlist: b.suite === 'longda' ? LONGTA_IMPORT_ALLOWLIST : undefined, log: o.log,
-        });
-      };
+      const startKernel = (): Promise<KernelLike> => defaultStartKernel(o.kernel, b.suite, place, o.log);
       return { workspace, startKernel };
     },
   });

@@ -2,16 +2,16 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { plural } from './plural.ts';
 import { dirname, join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
-import { loadSuite, parseSuiteKind, type Block, type Suite } from '../core/suites/index.ts';
+import { loadSuite, parseSuiteKind, type Block, type Suite } from '../core/benchmarks/index.ts';
 import { openStore, type RunStore } from '../core/store/run-store.ts';
 import { storeFile as storeFileOf } from './store-arg.ts';
 import { LoupeInputError } from '../core/util/errors.ts';
 import { didYouMean } from './suggest.ts';
-import { exportLongdaResults, exportTrajectoryJsonl } from '../core/store/export.ts';
+import { exportTrajectoryJsonl } from '../core/store/export.ts';
 import { RunControl, type Budget } from '../core/agent/loop.ts';
-import { longdaJsonScore } from '../core/runs/score-run.ts';
-import { resumeBlockRun, startBlockRun, type AgentKind, type BlockRunOptions } from '../core/runs/runner.ts';
-import { exportBenchmarkResults, parseToolSetOptions } from '../core/runs/benchmark-agents.ts';
+import { parseToolOptions, resumeBlockRun, startBlockRun, type AgentKind, type BlockRunOptions } from '../core/runs/runner.ts';
+import { getBenchmark } from '../core/benchmarks/registry.ts';
+import { splitOptionPairs } from '../core/benchmarks/options.ts';
 import { runReplayCommand } from './run-replay.ts';
 import type { LlmConfig } from '../core/agent/llm.ts';
 import type { AgentEvent } from '../core/agent/types.ts';
@@ -186,23 +186,20 @@ export const runCommand: CliCommand = {
       const line = runJsonLine(store, runId);
       if (line.status === 'failed' || line.status === 'cancelled') anyFailed = true;
       // LongDA needs no judge: the line carries its score (coverage / match as fractions, options used).
-      if (v.json) io.out(JSON.stringify(block.suite === 'longda' ? { ...line, score: longdaJsonScore(store, runId, block) } : line) + '\n');
+      const quick = getBenchmark(block.suite).runLineScore;
+      if (v.json) io.out(JSON.stringify(quick ? { ...line, score: quick(store, runId, block) } : line) + '\n');
       else io.out(`${line.runId}  ${line.blockId}  ${line.status}  steps=${line.steps}  answers=${line.answers.length}  tokens=${line.tokens.input}/${line.tokens.output}  ${(line.durationMs / 1000).toFixed(1)} s\n`);
     };
     const writeResults = () => {
       if (!v.results || !done.length) return;
       const base = resolve(io.cwd, v.results);
-      if (done[0]!.block.suite !== 'longda') {
-        const s = exportBenchmarkResults(store, done, base);
-        io.err(`results: ${base} (${s.files.length} files)\n`);
+      const def = getBenchmark(done[0]!.block.suite);
+      if (!def.exportResults) {
+        io.err(`results: ${def.title} has no results files of its own; use --trajectory DIR or loupe runs --trajectory\n`);
         return;
       }
-      const repeatsSeen = [...new Set(done.map((d) => d.repeat))].sort((a, b) => a - b);
-      for (const r of repeatsSeen) {
-        const dir = repeatsSeen.length > 1 ? join(base, `repeat-${r}`) : base;
-        const s = exportLongdaResults(store, done.filter((d) => d.repeat === r), dir);
-        io.err(`results: ${s.dir} (${s.blocks} blocks, ${s.answered}/${s.queries} answered)\n`);
-      }
+      const files = def.exportResults(store, done, base);
+      io.err(`results: ${base} (${files.length} files)\n`);
     };
     try {
       const referenceDir = v['reference-dir'] ? resolve(io.cwd, v['reference-dir']) : undefined;
@@ -239,7 +236,8 @@ export const runCommand: CliCommand = {
       const llm = llmFrom(v.model, v['base-url']);
       if (agent === 'llm' && !llm) throw new UsageError('--agent llm needs --model (and usually --base-url)');
       const suite: Suite = await loadSuite(parseSuiteKind(v.suite), v.root, suiteOpts);
-      const toolSetOptions = parseToolSetOptions(suite.kind, v['tool-option'] ?? []);
+      const toolSetOptions = splitOptionPairs(v['tool-option'], '--tool-option');
+      parseToolOptions(suite.kind, toolSetOptions); // checked before any run starts
       let blocks: Block[];
       if (v.block && v.blocks) throw new UsageError('give --block or --blocks, not both');
       const spec = v.block ?? v.blocks;

@@ -1,7 +1,7 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
-import { loadSuite, parseSuiteKind, type Block } from '../core/suites/index.ts';
+import { loadSuite, parseSuiteKind, type Block } from '../core/benchmarks/index.ts';
 import { isRunActive } from '../core/store/run-store.ts';
 import { openExistingStore, storeFile as storeFileOf } from './store-arg.ts';
 import { exportLongdaResults, exportTrajectoryJsonl } from '../core/store/export.ts';

@@ -1,10 +1,12 @@
 import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { parseArgs } from 'node:util';
-import { aggregateScores, bladeContext, OPTION_NAMES, scoreStoredRun, validateOptionNames, type RunScore, type ScoreAggregate } from '../core/runs/score-run.ts';
+import { aggregateScores, scoreStoredRun, scoringSession, validateOptionNames, type RunScore, type ScoreAggregate } from '../core/runs/score-run.ts';
+import { benchmarks, findBenchmark, getBenchmark } from '../core/benchmarks/registry.ts';
+import { formatOptionEcho, optionHelpLines, parseOptions, splitOptionPairs } from '../core/benchmarks/options.ts';
 import { loadLongdaGroundTruth, longdaOptions, parseLongtaAnswers, scoreLongda } from '../core/benchmarks/longda/eval.ts';
 import { LoupeInputError } from '../core/util/errors.ts';
-import { ExactOnlyJudge, HumanJudge, LlmJudge, type Judge, type JudgementStore } from '../core/eval/judges/index.ts';
+import { createJudge, type Judge, type JudgementStore } from '../core/eval/judges/index.ts';
 import { lexicalEmbedder, openAiEmbedder, type CaptionEmbedder } from '../core/benchmarks/analystbench/eval.ts';
 import { saveScore, SqliteJudgementStore } from '../core/eval/store.ts';
 import { openStore } from '../core/store/run-store.ts';
@@ -13,37 +15,28 @@ import type { LoadSuiteOptions, Suite } from '../core/suites/types.ts';
 import { streamLogger } from '../core/util/log.ts';
 import { UsageError, type CliCommand, type CliIo } from './types.ts';
 
-const USAGE = `loupe score [--store FILE] (--run ID | --all) [--suite S] [--suite-root DIR | --root DIR]
+const USAGE_HEAD = `loupe score [--store FILE] (--run ID | --all) [--suite S] [--suite-root DIR | --root DIR]
             [--entities TABLE.COLUMN --database FILE --metadata DIR --checklist FILE]  (DDR: as given to loupe run)
             [--judge none|llm|human] [--judge-model M --judge-base-url URL --judge-api-key-env VAR]
             [--embeddings-model M [--embeddings-base-url URL]] [--option name=value ...] [--no-save] [--json]
   --judge none (default): only identical-text shortcuts are decided; items that need judgement stay unjudged.
   --judge llm: an OpenAI-compatible endpoint (temperature 0, JSON verdicts, cached in the store by prompt hash).
   --judge human: items wait as pending for the annotation panel; scores say how many are pending.
-  options: LongDA tolerance=0.05 tolerance_floor=1 list_scoring=partial|strict coverage=comparable|structural
-           DDR scenario=mimic|10k|globem empty_insights=zero|drop no_insight_filter=substring|exact
-               lenient=scenario|always|never globem_check=answer|support failed_judgements=exclude|count
-               hallucination=on|off novelty_seed=N novelty_ties=half|ignore
-           AnalystBench checklist_normalisation=mean20|rescaled hallucination_aggregate=micro|macro
-               figure_threshold=0.5 figure_assignment=any|one-to-one source_chars=12000
-           BLADE model_cvar_alternatives=all-specs|representative model_cvar_check=strict|blade
-               failed_runs=zero|drop coverage_key=id|name k=10 samples=1000 seed=0
-               (failed_runs: runs whose scoring failed score 0 and count (zero) or are left out (drop) of
-               the aggregate; runs without a submission count as 0 either way, as in BLADE)
+  options (--option name=value; see below)
   --json prints { judge, options, runs: [...], aggregates: [...] }; rates are fractions in [0, 1].
   Scores are saved in the store (table scores) unless --no-save.
        loupe score --longda-answers answers_progress.csv [--ground-truth benchmark.csv] [--option ...] [--json]
   scores a LongTA results file (or any CSV with the benchmark columns plus my_answer and q_id) without a store.`;
 
-/** Parses repeated `--option name=value`. */
+/** The usage text: the scoring options come from each benchmark's declaration. */
+function usage(): string {
+  const opts = benchmarks().filter((b) => b.scoreOptions.length).flatMap((b) => [`  ${b.title} (--suite ${b.kind}):`, ...optionHelpLines(b.scoreOptions, 4)]);
+  return `${USAGE_HEAD}\n  scoring options:\n${opts.join('\n')}`;
+}
+
+/** Parses repeated `--option name=value`. @throws LoupeInputError('--option') for a pair without a name. */
 export function parseOptionPairs(pairs: readonly string[] | undefined): Record<string, string> {
-  const out: Record<string, string> = {};
-  for (const p of pairs ?? []) {
-    const at = p.indexOf('=');
-    if (at <= 0) throw new UsageError(`--option expects name=value, got '${p}'`);
-    out[p.slice(0, at).trim()] = p.slice(at + 1).trim();
-  }
-  return out;
+  return splitOptionPairs(pairs, '--option');
 }
 
 /** DDR loader options given on the command line (the same flags as `loupe run`). */
@@ -56,41 +49,23 @@ export function loadOptionsFromArgs(v: { entities?: string | undefined; database
   };
 }
 
-/** Builds the judge chosen on the command line. */
+/** Builds the judge chosen on the command line (the core factory; messages in the CLI's flags). */
 export function judgeFromArgs(v: { judge?: string; 'judge-model'?: string; 'judge-base-url'?: string; 'judge-api-key-env'?: string }, store: JudgementStore, env: NodeJS.ProcessEnv): Judge {
   const kind = v.judge ?? 'none';
-  if (kind === 'none') return new ExactOnlyJudge(store);
-  if (kind === 'human') return new HumanJudge(store);
-  if (kind === 'llm') {
-    if (!v['judge-model'] || !v['judge-base-url']) throw new UsageError('--judge llm needs --judge-model and --judge-base-url');
-    const keyVar = v['judge-api-key-env'] ?? 'OPENAI_API_KEY';
-    return new LlmJudge({ baseUrl: v['judge-base-url'], model: v['judge-model'], apiKey: env[keyVar] ?? '' }, store);
-  }
-  throw new UsageError(`--judge must be none, llm or human, got '${kind}'`);
+  if (kind !== 'none' && kind !== 'llm' && kind !== 'human') throw new UsageError(`--judge must be none, llm or human, got '${kind}'`);
+  if (kind === 'llm' && (!v['judge-model'] || !v['judge-base-url'])) throw new UsageError('--judge llm needs --judge-model and --judge-base-url');
+  return createJudge({ kind, ...(v['judge-model'] ? { model: v['judge-model'] } : {}), ...(v['judge-base-url'] ? { baseUrl: v['judge-base-url'] } : {}), apiKey: env[v['judge-api-key-env'] ?? 'OPENAI_API_KEY'] ?? '' }, store);
 }
 
 const pct = (x: number | null | undefined) => (x === null || x === undefined ? '—' : (100 * x).toFixed(2));
 const num = (x: number | null | undefined, d = 2) => (x === null || x === undefined ? '—' : x.toFixed(d));
 
-/** One text line per run. */
+/** One text line per run: id, block, model, then the benchmark's own summary. */
 export function runLine(s: RunScore): string {
   const head = `${s.runId}  ${s.suite}/${s.blockId}  ${s.model}`;
   if (s.error) return `${head}  ERROR: ${s.error}`;
-  const m = s.summary;
-  switch (s.benchmark) {
-    case 'longda':
-      return `${head}  match ${pct(m.match)}%  coverage ${pct(m.coverage)}% (structural ${pct(m.coverageStructural)}%)  ${m.answered}/${m.queries} answered  tokens ${m.inputTokens}+${m.outputTokens}  steps ${m.steps}`;
-    case 'ddr':
-      return `${head}  I_m acc ${pct(m.messageWiseAccuracy)}%  I_t acc ${pct(m.trajectoryWiseAccuracy)}%  coverage ${pct(m.coverage)}%  H_norm ${num(m.normalizedEntropy, 3)}  halluc ${pct(m.hallucinationRate)}%${s.pending ? `  (${s.pending} pending)` : ''}${s.unjudged - s.pending ? `  (${s.unjudged - s.pending} unjudged)` : ''}`;
-    case 'analystbench':
-      return `${head}  checklist ${num(m.checklistPercent)}%  halluc ${pct(m.hallucinationRate)}%  fig cov ${num(m.figureCoveragePercent)}%  fig quality ${num(m.figureQualityPercent)}${s.pending ? `  (${s.pending} pending)` : ''}`;
-    case 'blade-mcq':
-      return `${head}  MCQ accuracy ${pct(m.mcqAccuracy)}% (${m.correct}/${m.total}, ${m.unparsed} unparsed)`;
-    case 'blade':
-      return `${head}  precision cvar ${num(m.cvarPrecision, 3)} model ${num(m.modelPrecision, 3)} transform(value) ${num(m.transformValuePrecision, 3)} transform(graph) ${num(m.transformGraphPrecision, 3)}`;
-    default:
-      return head;
-  }
+  const def = findBenchmark(s.benchmark);
+  return def ? `${head}  ${def.scoreLine(s)}` : head;
 }
 
 /** Aggregate lines. */
@@ -106,7 +81,7 @@ export function aggregateLines(aggs: readonly ScoreAggregate[]): string[] {
 /** Scores runs of a store; shared by `loupe score` and `loupe report`. */
 export async function scoreRuns(opts: { storeFile: string; runIds?: string[]; suite?: string; suiteRoot?: string; loadOptions?: Omit<LoadSuiteOptions, 'log' | 'onProgress'>; judge: (js: JudgementStore) => Judge; options: Record<string, string>; embedder?: CaptionEmbedder; save: boolean; io?: CliIo }): Promise<{ judgeId: string; runs: RunScore[]; aggregates: ScoreAggregate[] }> {
   const store = openStore(opts.storeFile);
-  const blade = bladeContext();
+  const session = scoringSession();
   try {
     const js = new SqliteJudgementStore(store.db);
     const judge = opts.judge(js);
@@ -115,14 +90,14 @@ export async function scoreRuns(opts: { storeFile: string; runIds?: string[]; su
     const log = opts.io ? streamLogger({ write: (s: string) => opts.io!.err(s) }, 'warn') : undefined;
     const runs: RunScore[] = [];
     for (const id of ids) {
-      const s = await scoreStoredRun(store, id, { judge, options: opts.options, suites, ...(opts.loadOptions ? { loadOptions: opts.loadOptions } : {}), ...(opts.suiteRoot ? { suiteRoot: opts.suiteRoot } : {}), ...(opts.embedder ? { embedder: opts.embedder } : {}), ...(log ? { log } : {}) }, blade);
+      const s = await scoreStoredRun(store, id, { judge, options: opts.options, suites, ...(opts.loadOptions ? { loadOptions: opts.loadOptions } : {}), ...(opts.suiteRoot ? { suiteRoot: opts.suiteRoot } : {}), ...(opts.embedder ? { embedder: opts.embedder } : {}), ...(log ? { log } : {}) }, session);
       runs.push(s);
       if (opts.save && !s.error) saveScore(store.db, { runId: s.runId, benchmark: s.benchmark, judgeId: s.judgeId, options: s.options, summary: s.summary, detail: s, pending: s.pending, scoredAt: new Date().toISOString() });
     }
     const aggregates = await aggregateScores(runs, judge, opts.options);
     return { judgeId: judge.id, runs, aggregates };
   } finally {
-    await blade.close();
+    await session.close();
     store.close();
   }
 }
@@ -130,7 +105,9 @@ export async function scoreRuns(opts: { storeFile: string; runIds?: string[]; su
 export const scoreCommand: CliCommand = {
   name: 'score',
   summary: 'score recorded runs the way their benchmark does (LongDA, DDR-Bench, AnalystBench, BLADE), with a judge of your choice',
-  usage: USAGE,
+  get usage() {
+    return usage();
+  },
   async run(argv, io) {
     const { values } = parseArgs({
       args: argv,
@@ -172,7 +149,7 @@ export const scoreCommand: CliCommand = {
       io.out(`judge: ${res.judgeId}${Object.keys(options).length ? `   options: ${Object.entries(options).map(([k, v]) => `${k}=${v}`).join(' ')}` : ''}\n`);
       for (const s of res.runs) io.out(runLine(s) + '\n');
       const used = new Map(res.runs.filter((s) => !s.error).map((s) => [s.benchmark, s.options]));
-      for (const [b, o] of used) io.out(`options used (${b}): ${Object.entries(o).map(([k, v]) => `${k}=${typeof v === 'object' ? JSON.stringify(v) : String(v)}`).join(' ')}\n`);
+      for (const [b, o] of used) io.out(`options used (${b}): ${formatOptionEcho(o)}\n`);
       io.out('\n' + aggregateLines(res.aggregates).join('\n') + '\n');
     }
     return res.runs.some((s) => s.error) ? 1 : 0;
@@ -181,7 +158,8 @@ export const scoreCommand: CliCommand = {
 
 /** `loupe score --longda-answers FILE`: scores a LongTA results file against its own or the given ground truth. */
 async function scoreLongtaFile(file: string, truthFile: string | undefined, options: Record<string, string>, json: boolean, io: CliIo): Promise<number> {
-  for (const k of Object.keys(options)) if (!OPTION_NAMES.longda!.includes(k)) throw new LoupeInputError(`option ${k}`, `not a LongDA option (${OPTION_NAMES.longda!.join(', ')})`);
+  const longda = getBenchmark('longda');
+  for (const k of Object.keys(options)) if (!longda.scoreOptions.some((o) => o.name === k)) throw new LoupeInputError(`option ${k}`, `not a LongDA option (${longda.scoreOptions.map((o) => o.name).join(', ')})`);
   const path = resolve(io.cwd, file);
   let text: string;
   try {
@@ -191,7 +169,7 @@ async function scoreLongtaFile(file: string, truthFile: string | undefined, opti
   }
   const truth = truthFile ? loadLongdaGroundTruth(resolve(io.cwd, truthFile)) : undefined;
   const { queries, answers } = parseLongtaAnswers(text, path, truth);
-  const opts = longdaOptions(options);
+  const opts = longdaOptions(parseOptions(longda.scoreOptions, options) as Record<string, string | number>);
   const score = scoreLongda(queries, answers, opts);
   if (json) {
     const { rows, ...rest } = score;
@@ -209,14 +187,10 @@ async function scoreLongtaFile(file: string, truthFile: string | undefined, opti
 export function jsonRun(s: RunScore): Record<string, unknown> {
   const out: Record<string, unknown> = { runId: s.runId, suite: s.suite, blockId: s.blockId, model: s.model, agent: s.agent, status: s.status, benchmark: s.benchmark, judge: s.judgeId, options: s.options, pending: s.pending, unjudged: s.unjudged, summary: s.summary };
   if (s.error) out.error = s.error;
-  if (s.benchmark === 'longda' && !s.error) {
-    const d = s.detail as { score: { coverage: number; match: number; rows: Array<Record<string, unknown>>; unknownQIds: string[] }; efficiency: unknown; heatmap: unknown };
-    out.coverage = d.score.coverage;
-    out.match = d.score.match;
-    out.queries = d.score.rows.map((r) => ({ qId: r.qId, answerStructure: r.answerStructure, rawAnswer: r.rawAnswer, given: r.given, expected: r.expected, coverage: r.coverage, coverageComparable: r.coverageComparable, coverageStructural: r.coverageStructural, match: r.match, matchPartial: r.matchPartial, matchStrict: r.matchStrict, absErr: r.absErr ?? null, hits: r.hits ?? null }));
-    out.unknownQIds = d.score.unknownQIds;
-    out.efficiency = d.efficiency;
-    out.heatmap = d.heatmap;
-  } else if (!s.error) out.detail = s.detail;
+  if (!s.error) {
+    const extra = findBenchmark(s.benchmark)?.scoreJson;
+    if (extra) Object.assign(out, extra(s));
+    else out.detail = s.detail;
+  }
   return out;
 }

@@ -3,7 +3,7 @@
  * setting changes. Shared by the Benchmarks view, "Open Task as Workspace" and the Documentation Search panel.
  */
 import * as vscode from 'vscode';
-import { loadSuite, type Block, type Suite } from '../core/suites/index.ts';
+import { loadSuite, type Block, type Suite } from '../core/benchmarks/index.ts';
 import type { SuiteSetting } from './config.ts';
 import type { LoupeContext } from './context.ts';
 

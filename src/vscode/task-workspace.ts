@@ -4,7 +4,7 @@
  */
 import { join } from 'node:path';
 import * as vscode from 'vscode';
-import { createTaskWorkspace, type Block, type Suite } from '../core/suites/index.ts';
+import { createTaskWorkspace, type Block, type Suite } from '../core/benchmarks/index.ts';
 import type { LoupeContext } from './context.ts';
 import { suiteRegistry } from './suites.ts';
 import { isBlockNode } from './views/benchmarks-view.ts';

@@ -18,7 +18,7 @@ import { startBlockRun } from '../../src/core/runs/runner.ts';
 import { createLongdaToolSet } from '../../src/core/benchmarks/longda/toolset.ts';
 import type { ChatMessage, StepRecord } from '../../src/core/agent/types.ts';
 import { openStore } from '../../src/core/store/run-store.ts';
-import { loadSuite, type LongdaQuery } from '../../src/core/suites/index.ts';
+import { loadSuite, type LongdaQuery } from '../../src/core/benchmarks/index.ts';
 import { call, startScriptedLlm, type Turn } from '../helpers/scripted-llm.ts';
 import { repoRoot, sharedData } from '../helpers/shared.ts';
 

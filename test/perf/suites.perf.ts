@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { createGunzip } from 'node:zlib';
 import { parse } from 'csv-parse';
 import { findTableFiles, importCsvFolder } from '../../src/core/benchmarks/ddr/import.ts';
-import { loadSuite } from '../../src/core/suites/index.ts';
+import { loadSuite } from '../../src/core/benchmarks/index.ts';
 import { sharedData } from '../helpers/shared.ts';
 
 const demo = sharedData('mimic-iv-demo');

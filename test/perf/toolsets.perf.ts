@@ -17,7 +17,7 @@ import { promptHash, runAgent } from '../../src/core/agent/loop.ts';
 import type { KernelLike, ToolSet } from '../../src/core/agent/types.ts';
 import { PythonKernel } from '../../src/core/kernel/index.ts';
 import { openStore } from '../../src/core/store/run-store.ts';
-import { loadSuite } from '../../src/core/suites/index.ts';
+import { loadSuite } from '../../src/core/benchmarks/index.ts';
 import { sharedData } from '../helpers/shared.ts';
 import { mimicSubsetDb } from '../unit/core/agent/toolsets/fixtures.ts';
 

@@ -35,7 +35,8 @@ export interface ToolResult {
 }
 
 /** A numeric answer: a number or a list of numbers (LongDA `answer` tool). */
-export type AnswerValue = number | number[];
+export type { AnswerValue } from '../store/records.ts';
+import type { AnswerValue } from '../store/records.ts';
 
 /** Minimal kernel surface the tools use (matches `PythonKernel` in src/core/kernel). */
 export interface KernelLike {
@@ -114,154 +115,8 @@ export interface ToolSet<Block = unknown> {
   defaultMaxSteps: number;
 }
 
-// ---------------------------------------------------------------- chat messages (OpenAI shape)
-
-export interface ToolCall {
-  id: string;
-  type: 'function';
-  function: { name: string; arguments: string };
-}
-
-export interface SystemMessage { role: 'system'; content: string }
-export interface UserMessage { role: 'user'; content: string }
-export interface AssistantMessage {
-  role: 'assistant';
-  content: string | null;
-  tool_calls?: ToolCall[];
-  /** Reasoning text if the server returned one (not sent back). */
-  reasoning?: string;
-}
-export interface ToolMessage { role: 'tool'; tool_call_id: string; content: string }
-export type ChatMessage = SystemMessage | UserMessage | AssistantMessage | ToolMessage;
-
-/** Token usage of one model call. */
-export interface Usage {
-  input: number;
-  output: number;
-  cached: number;
-}
-
-// ---------------------------------------------------------------- records
-
-export type RunStatus = 'pending' | 'running' | 'finished' | 'budget_exhausted' | 'failed' | 'cancelled';
-/** Terminal statuses reported by `loupe run --json`. */
-export type FinalRunStatus = 'finished' | 'budget_exhausted' | 'failed' | 'cancelled';
-
-/** One tool call of a step, with its observation. */
-export interface ToolCallRecord {
-  id: string;
-  name: string;
-  /** Arguments as the model sent them (may be malformed JSON). */
-  argumentsText: string;
-  observation: string;
-  isError: boolean;
-  /** Observation was cut head+tail. */
-  truncated: boolean;
-  durationMs: number;
-  data?: unknown;
-}
-
-/** One step = one model call plus the tool calls it made. Committed before the next model call. */
-export interface StepRecord {
-  runId: string;
-  index: number;
-  startedAt: string;
-  endedAt: string;
-  /** Model call latency (ms). */
-  latencyMs: number;
-  /** Time spent in tools (ms). */
-  toolMs: number;
-  assistant: AssistantMessage;
-  toolCalls: ToolCallRecord[];
-  /** Messages added after the tool results (e.g. a nudge when no tool was called). */
-  extraMessages: ChatMessage[];
-  usage: Usage;
-  costUsd: number | null;
-  finishReason: string | null;
-}
-
-export interface RunParams {
-  temperature?: number;
-  maxTokens?: number;
-  reasoningEffort?: string;
-  stream?: boolean;
-  maxSteps?: number;
-  maxWallMs?: number;
-  maxTotalTokens?: number;
-  maxCostUsd?: number;
-  pricePerMillionInput?: number;
-  pricePerMillionOutput?: number;
-  baseUrl?: string;
-  repeat?: number;
-  [key: string]: unknown;
-}
-
-export interface RunRecord {
-  id: string;
-  suite: string;
-  blockId: string;
-  agent: string;
-  model: string | null;
-  params: RunParams;
-  promptHash: string;
-  toolSet: string;
-  /** file path (relative to the suite root) → sha256 */
-  dataChecksums: Record<string, string>;
-  loupeVersion: string;
-  sandbox: string;
-  workspace: string;
-  status: RunStatus;
-  statusReason: string | null;
-  createdAt: string;
-  startedAt: string | null;
-  endedAt: string | null;
-  /** Sum of active time over all sessions (resume adds to it). */
-  durationMs: number;
-  steps: number;
-  tokens: Usage;
-  costUsd: number | null;
-  /** pid of the process driving the run while it is `running` (null otherwise). */
-  ownerPid?: number | null;
-  /** Last step commit (ISO time) of the current session. */
-  heartbeatAt?: string | null;
-}
-
-export interface AnswerRecord {
-  runId: string;
-  queryId: string;
-  answer: AnswerValue;
-  raw: string;
-  stepIndex: number;
-}
-
-export interface KernelCellRecord {
-  runId: string;
-  stepIndex: number;
-  /** Order within the run. */
-  seq: number;
-  code: string;
-  status: KernelExecuteResult['status'];
-  stdout: string;
-  stderr: string;
-  result: string | null;
-  error: KernelExecuteResult['error'] | null;
-  tables: { html: string; text: string }[];
-  /** base64 PNGs */
-  figures: string[];
-  durationMs: number;
-  /** true if this execution was a replay on resume (state rebuild). */
-  replay: boolean;
-  /** The kernel restarted during this cell: the state built by earlier cells is gone. */
-  restarted?: boolean;
-}
-
-/** A run log line (resume, kernel restart, warnings) shown with the run. */
-export interface RunEventRecord {
-  runId: string;
-  at: string;
-  kind: string;
-  message: string;
-}
+export * from '../store/records.ts';
+import type { AssistantMessage, FinalRunStatus, StepRecord } from '../store/records.ts';
 
 // ---------------------------------------------------------------- live events
 

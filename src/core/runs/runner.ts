@@ -10,7 +10,6 @@
 import { createHash, randomUUID } from 'node:crypto';
 import { createReadStream, existsSync, lstatSync, mkdirSync, rmdirSync, statSync, symlinkSync, unlinkSync, writeFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { LoupeInputError } from '../util/errors.ts';
 import { removePlantedLinks, walkNoFollow } from '../util/contained.ts';
 import { nullLogger, type Logger } from '../util/log.ts';
@@ -20,10 +19,9 @@ import type { Block, Suite } from '../suites/types.ts';
 import type { RunStore } from '../store/run-store.ts';
 import { LlmClient, type LlmConfig } from '../agent/llm.ts';
 import { promptHash, runAgent, type AgentRunResult, type Budget, type ModelClient, type RunControl } from '../agent/loop.ts';
-import { createLongdaToolSet, type LongdaDocs } from '../benchmarks/longda/toolset.ts';
-import { ReferenceModel, findReferenceScript } from '../benchmarks/longda/reference.ts';
-import { benchmarkReferenceModel, benchmarkToolSet, completeBenchmarkRun, prepareBenchmarkModel } from './benchmark-agents.ts';
-import { runBladeMcqBlock } from '../benchmarks/blade/mcq.ts';
+import { getBenchmark, benchmarks } from '../benchmarks/registry.ts';
+import { parseOptions, type OptionValues } from '../benchmarks/options.ts';
+import type { BenchmarkDefinition } from '../benchmarks/types.ts';
 import type { AgentEvent, KernelLike, RunParams, ToolSet } from '../agent/types.ts';
 
 export type AgentKind = 'llm' | 'reference';
@@ -74,7 +72,7 @@ export interface BlockRunOptions {
   /** Overrides the kernel factory (tests). */
   startKernel?: (o: KernelPlacement) => Promise<KernelLike>;
   /** Overrides the docs provider (tests). */
-  docs?: () => Promise<LongdaDocs>;
+  docs?: () => Promise<unknown>;
   /** BLADE / DDR / AnalystBench named tool-set options (`--tool-option k=v`); recorded as params.toolSetOptions. */
   toolSetOptions?: Record<string, string>;
 }
@@ -97,12 +95,7 @@ export function fileSha256(path: string): Promise<string> {
   return p;
 }
 
-/** Default folder of reference scripts for a suite (works from source and from dist/). */
-export function defaultReferenceDir(suite: string): string {
-  const here = typeof __dirname === 'string' ? __dirname : dirname(fileURLToPath(import.meta.url));
-  const candidates = [join(here, '..', '..', '..', 'benchmarks', suite, 'reference'), join(here, '..', 'benchmarks', suite, 'reference')];
-  return candidates.find((c) => existsSync(c)) ?? candidates[0]!;
-}
+export { defaultReferenceDir } from '../benchmarks/paths.ts';
 
 /** Every regular file under `dir` (recursive, following no links), or undefined when unreadable. */
 function listAllFiles(dir: string): string[] | undefined {
@@ -111,14 +104,24 @@ function listAllFiles(dir: string): string[] | undefined {
 }
 
 /**
- * The block as its run workspace presents it. AnalystBench's "instruction only" input setting (spec §4.1) gives the
- * agent the task text alone: no source tools AND no source files in the workspace, so python cannot open them either.
- * @param block the block; `toolSetOptions` the run's `--tool-option` values (`input=instruction|sources|toc|template`).
- * @returns the same block, or a copy whose visible data and docs are empty.
+ * Parses a run's named tool-set options (`--tool-option k=v`, recorded as `params.toolSetOptions`) against its benchmark's declaration.
+ * @param kind the benchmark; `raw` the options as given. @returns typed values, defaults filled in.
+ * @throws LoupeInputError naming the option (`tool option <name>`) for an unknown name or a bad value.
+ */
+export function parseToolOptions(kind: string, raw: Readonly<Record<string, string>> = {}): OptionValues {
+  const def = getBenchmark(kind);
+  return parseOptions(def.toolOptions, raw, (n) => `tool option ${n}`, `suite ${def.kind}`);
+}
+
+/**
+ * The block as its run workspace presents it under the run's tool options (e.g. AnalystBench's "instruction only"
+ * input setting, spec §4.1: no source tools AND no source files in the workspace, so python cannot open them either).
+ * @param block the block; `toolSetOptions` the run's `--tool-option` values.
+ * @returns the same block, or the benchmark's reduced copy.
  */
 export function workspaceBlock(block: Block, toolSetOptions?: Record<string, string>): Block {
-  if (block.suite === 'analystbench' && toolSetOptions?.input === 'instruction') return { ...block, visible: { ...block.visible, data: [], docs: [] } };
-  return block;
+  const def = getBenchmark(block.suite, `block ${block.id}`);
+  return def.workspaceBlock ? def.workspaceBlock(block, parseToolOptions(def.kind, toolSetOptions)) : block;
 }
 
 /** A read-only mount of the sandbox: `source` (host path) appears at `target` (a path in the workspace). */
@@ -260,56 +263,33 @@ function resolvePython(configured: string | undefined): Promise<string> {
  * LongTA's import allowlist for LongDA. Throws LoupeInputError (no bubblewrap, bad paths) or Error (start failure).
  */
 export async function defaultStartKernel(k: KernelSettings, suite: string, o: KernelPlacement, log: Logger): Promise<KernelLike> {
-  const { PythonKernel, LONGTA_IMPORT_ALLOWLIST } = await import('../kernel/index.ts');
+  const { PythonKernel } = await import('../kernel/index.ts');
+  const allow = getBenchmark(suite).kernelImportAllowlist;
   const python = await resolvePython(k.python);
   return PythonKernel.start({
     cwd: o.cwd, sandbox: k.sandbox, python, readOnlyPaths: o.readOnlyPaths, writablePaths: o.writablePaths, ...(o.mounts ? { mounts: o.mounts } : {}),
     cellTimeoutMs: k.cellTimeoutMs, memoryLimitMb: k.memoryLimitMb, ...(k.workspaceQuotaMb != null ? { workspaceQuotaMb: k.workspaceQuotaMb } : {}),
-    importAllowlist: suite === 'longda' ? LONGTA_IMPORT_ALLOWLIST : undefined, log,
+    importAllowlist: allow ? [...allow] : undefined, log,
   });
-}
-
-const docIndexCache = new Map<string, Promise<LongdaDocs>>();
-
-/**
- * One documentation index per (docs root, file set, cache folder) in this process: concurrent runs of
- * blocks sharing a survey's documentation (e.g. the NHANES briefs) build and search it once.
- */
-function sharedDocIndex(root: string, files: string[], cacheDir: string | undefined): Promise<LongdaDocs> {
-  const key = JSON.stringify([root, [...files].sort(), cacheDir ?? '']);
-  let p = docIndexCache.get(key);
-  if (!p) {
-    p = (async () => {
-      const { openDocIndex } = await import('../docs/index.ts');
-      // Two extraction workers: the PDFs of a fresh run are read off the calling thread (the VS Code extension host's).
-      const idx = await openDocIndex({ root, files, extractWorkers: 2, ...(cacheDir ? { cacheDir } : {}) });
-      await idx.build();
-      return idx;
-    })();
-    docIndexCache.set(key, p);
-    p.catch(() => docIndexCache.delete(key));
-  }
-  return p;
 }
 
 function toolSetFor(o: Pick<BlockRunOptions, 'block' | 'docs' | 'docsCacheDir' | 'budget' | 'toolSetOptions' | 'agent'>): ToolSet {
-  const block = o.block;
-  if (block.suite !== 'longda') return benchmarkToolSet(block, { maxSteps: o.budget?.maxSteps, options: o.toolSetOptions, agent: o.agent });
-  if (block.suite !== 'longda') throw new LoupeInputError('--suite', `agent runs for suite '${block.suite}' are not wired into loupe run yet (LongDA is)`);
-  const first = block.visible.docs[0];
-  const docs = o.docs ?? (() => {
-    if (!first) return Promise.reject(new Error('this block has no documentation files'));
-    return sharedDocIndex(first.path.slice(0, first.path.length - first.rel.length), block.visible.docs.map((d) => d.rel), o.docsCacheDir);
+  const def = getBenchmark(o.block.suite, `block ${o.block.id}`);
+  return def.toolSet({
+    block: o.block, options: parseToolOptions(def.kind, o.toolSetOptions), agent: o.agent,
+    ...(o.budget?.maxSteps != null ? { maxSteps: o.budget.maxSteps } : {}), ...(o.docsCacheDir ? { docsCacheDir: o.docsCacheDir } : {}), ...(o.docs ? { docs: o.docs } : {}),
   });
-  return createLongdaToolSet(block, { docs, maxSteps: o.budget?.maxSteps });
 }
 
 function modelFor(o: Pick<BlockRunOptions, 'agent' | 'llm' | 'modelClient' | 'block' | 'referenceDir'>): ModelClient {
   if (o.modelClient) return o.modelClient;
-  if (o.agent === 'reference' && o.block.suite !== 'longda') return benchmarkReferenceModel(o.block);
   if (o.agent === 'reference') {
-    const dir = o.referenceDir ?? defaultReferenceDir(o.block.suite);
-    return new ReferenceModel(o.block, findReferenceScript(dir, o.block));
+    const def = getBenchmark(o.block.suite, `block ${o.block.id}`);
+    if (!def.referenceAgent) {
+      const withRef = benchmarks().filter((b) => b.referenceAgent).map((b) => b.title);
+      throw new LoupeInputError('--agent', `there is no reference agent for suite '${o.block.suite}' (${withRef.join(' and ')} have one)`);
+    }
+    return def.referenceAgent(o.block, o.referenceDir ? { referenceDir: o.referenceDir } : {});
   }
   if (!o.llm) throw new LoupeInputError('--model', 'the llm agent needs a model (--model, --base-url)');
   return new LlmClient(o.llm);
@@ -364,8 +344,10 @@ async function drive(o: BlockRunOptions, runId: string, runDir: string, workspac
   const log = o.log ?? nullLogger;
   const kopts = kernelPlacement(runDir, workspaceBlock(o.block, o.toolSetOptions), o.kernel.sandbox);
   const startKernel = () => (o.startKernel ? o.startKernel(kopts) : defaultStartKernel(o.kernel, o.block.suite, kopts, log));
-  if (o.block.suite === 'blade-mcq') return runBladeMcqBlock({ store: o.store, runId, block: o.block, model, signal: o.control?.signal });
-  const m = prepareBenchmarkModel(o.block, model, o.store, runId, toolSet, o.toolSetOptions);
+  const def: BenchmarkDefinition = getBenchmark(o.block.suite, `block ${o.block.id}`);
+  if (def.runWithoutLoop) return def.runWithoutLoop({ store: o.store, runId, block: o.block, model, ...(o.control?.signal ? { signal: o.control.signal } : {}) });
+  const hook = { store: o.store, runId, block: o.block, toolSet, options: parseToolOptions(def.kind, o.toolSetOptions) };
+  const m = def.prepareModel ? def.prepareModel(model, hook) : model;
   let res: AgentRunResult;
   try {
     res = await runAgent({
@@ -383,7 +365,7 @@ async function drive(o: BlockRunOptions, runId: string, runDir: string, workspac
       presentWorkspace(runDir, workspaceBlock(o.block, o.toolSetOptions));
     }
   }
-  await completeBenchmarkRun(o.block, o.store, runId, m, toolSet, o.toolSetOptions, res.status);
+  if (def.completeRun) await def.completeRun(m, hook, res.status);
   return res;
 }
 
@@ -396,7 +378,7 @@ export async function resumeBlockRun(o: BlockRunOptions & { runId: string }): Pr
   const run = o.store.getRun(o.runId);
   if (!run) throw new LoupeInputError('--resume', `no run '${o.runId}' in ${o.store.file}`);
   if (run.blockId !== o.block.id) throw new LoupeInputError('--resume', `run ${o.runId} is for block ${run.blockId}, not ${o.block.id}`);
-  o = { ...o, toolSetOptions: o.toolSetOptions ?? (run.params.toolSetOptions as Record<string, string> | undefined) };
+  o = { ...o, toolSetOptions: o.toolSetOptions ?? run.params.toolSetOptions };
   if (run.status === 'finished') throw new LoupeInputError('--resume', `run ${o.runId} already finished`);
   const toolSet = toolSetFor({ ...o, budget: { ...o.budget, maxSteps: o.budget?.maxSteps ?? (run.params.maxSteps as number | undefined) } });
   const model = modelFor({ ...o, agent: run.agent as AgentKind });

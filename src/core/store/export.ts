@@ -10,7 +10,7 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Block, LongdaQuery } from '../suites/types.ts';
 import type { RunStore } from './run-store.ts';
-import type { AnswerValue } from '../agent/types.ts';
+import type { AnswerValue } from './records.ts';
 
 /**
  * One run as JSON lines: `run`, then every `step`, `cell` (figures as counts), `answer`, `note`,

@@ -14,7 +14,7 @@ import { migrations as defaultMigrations, type Migration } from './migrations.ts
 import type {
   AnswerRecord, AnswerValue, AssistantMessage, ChatMessage, KernelCellRecord, RunEventRecord, RunParams, RunRecord,
   RunStatus, StepRecord, ToolCallRecord,
-} from '../agent/types.ts';
+} from './records.ts';
 
 /** What a step changed besides itself; written in the same transaction as the step. */
 export interface StepEffects {

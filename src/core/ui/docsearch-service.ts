@@ -8,7 +8,7 @@ import { readFileSync, realpathSync } from 'node:fs';
 import { extname, join, relative, sep } from 'node:path';
 import { openDocIndex } from '../docs/index.ts';
 import type { DocIndex, IndexReport } from '../docs/index.ts';
-import type { Block, Suite } from '../suites/index.ts';
+import type { Block, Suite } from '../benchmarks/index.ts';
 import { LoupeInputError } from '../util/errors.ts';
 import type {
   DocFileInfo, DocSearchHistoryEntry, DocSearchState, DocSearchTarget, IndexStatus, SearchParams, SearchResult, UnitContent,

@@ -8,7 +8,7 @@ import { countToolCallsInCode, LONGDA_TOOLS, toolUsageHeatmap } from '../benchma
 import { bladeCiRows } from '../eval/results.ts';
 import { aggregateScores, type RunScore } from '../runs/score-run.ts';
 import { listScores, type StoredScore } from '../eval/store.ts';
-import type { RunRecord } from '../agent/types.ts';
+import type { RunRecord } from '../store/records.ts';
 import type { RunStore } from '../store/run-store.ts';
 import type {
   BladeDecisionRow, MetricCell, MetricColumn, MetricsRow, MetricsTable, ResultsState, ScatterPoint, ToolHeatmapView,

@@ -10,7 +10,7 @@ import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import * as vscode from 'vscode';
 import { suiteDocFiles } from '../../core/docs/roots.ts';
-import type { Block, Suite } from '../../core/suites/index.ts';
+import type { Block, Suite } from '../../core/benchmarks/index.ts';
 import {
   DidChangeIndexNotification, DidPrefillNotification, GetPdfRequest, ReadUnitRequest, RebuildIndexRequest,
   RevealFileRequest, SearchDocsRequest,

@@ -7,7 +7,7 @@
 import { basename, dirname } from 'node:path';
 import * as vscode from 'vscode';
 import { defaultStartKernel, kernelPlacement } from '../../core/runs/runner.ts';
-import { loadSuite, parseSuiteKind } from '../../core/suites/index.ts';
+import { loadSuite, parseSuiteKind } from '../../core/benchmarks/index.ts';
 import type { LoupeContext } from '../context.ts';
 import { executionOutputs } from './run-notebook.ts';
 import { RunSession } from './run-session.ts';

@@ -9,7 +9,7 @@ import type { LlmConfig } from '../../core/agent/llm.ts';
 import type { RunRecord } from '../../core/agent/types.ts';
 import { bladeDatasetSubmission, bladeState } from '../../core/benchmarks/blade/toolset.ts';
 import { exportLongdaResults, exportTrajectoryJsonl } from '../../core/store/export.ts';
-import { loadSuite, parseSuiteKind } from '../../core/suites/index.ts';
+import { loadSuite, parseSuiteKind } from '../../core/benchmarks/index.ts';
 import type { Block, Suite } from '../../core/suites/types.ts';
 import type { ModelProfile, SuiteSetting } from '../config.ts';
 import type { LoupeContext } from '../context.ts';

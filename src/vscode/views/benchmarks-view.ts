@@ -4,7 +4,7 @@
  */
 import { basename } from 'node:path';
 import * as vscode from 'vscode';
-import type { Block, BlockItem, Suite } from '../../core/suites/index.ts';
+import type { Block, BlockItem, Suite } from '../../core/benchmarks/index.ts';
 import type { LoupeContext } from '../context.ts';
 import { suiteRegistry, type SuiteEntry } from '../suites.ts';
 

@@ -94,7 +94,7 @@ test('loupe run on a MIMIC-IV demo database: a scripted model explores with exec
     assert.deepEqual(JSON.parse(rep.out.trim()), { ...JSON.parse(rep.out.trim()), status: 'match', total: 2, matched: 2 });
     const bad = await cli(dir, ['run', '--suite', 'ddr', ...common, '--block', 'patient_10001217', '--agent', 'llm', '--model', 'x', '--tool-option', 'finishRule=maybe']);
     assert.equal(bad.code, 1);
-    assert.match(bad.err, /finishRule must be one of paper, code, got 'maybe'/);
+    assert.match(bad.err, /tool option finishRule: must be one of paper, code, got 'maybe'/);
   } finally {
     await srv.close();
   }

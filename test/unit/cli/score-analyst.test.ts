@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { main } from '../../../src/cli/main.ts';
 import { openStore } from '../../../src/core/store/run-store.ts';
-import { loadSuite } from '../../../src/core/suites/index.ts';
+import { loadSuite } from '../../../src/core/benchmarks/index.ts';
 import { SqliteJudgementStore } from '../../../src/core/eval/store.ts';
 import { startScriptedLlm, type ChatRequestBody, type ScriptedLlm } from '../../helpers/scripted-llm.ts';
 
@@ -81,7 +81,7 @@ describe('cli score --judge llm (AnalystBench-style run)', () => {
     assert.equal(r.summary.hallucinationRate, 0.5, '1 of 2 claims unsupported');
     assert.equal(r.summary.figureCoveragePercent, 50, 'by-sex figure matched, age-group figure not');
     assert.equal(r.summary.figureQualityPercent, 80);
-    assert.equal(r.options.lexicalFallback, true);
+    assert.equal(r.options.lexical_fallback, true, 'options are echoed in snake_case, as typed');
     assert.equal(r.options.checklist_normalisation, 'mean20');
     const calls = srv.requests.length;
     assert.equal(calls, 2 + 1 + 2 + 1, 'two criteria, one extraction, two claims, one figure pair');

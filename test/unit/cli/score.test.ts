@@ -172,7 +172,7 @@ describe('eval/score-run (DDR run from the store)', () => {
 describe('eval/score-run longdaJsonScore (for loupe run --json)', () => {
   it('gives coverage and match fractions for a run without loading the suite', async () => {
     const { longdaJsonScore } = await import('../../../src/core/runs/score-run.ts');
-    const { loadSuite } = await import('../../../src/core/suites/index.ts');
+    const { loadSuite } = await import('../../../src/core/benchmarks/index.ts');
     const suite = await loadSuite('longda', sharedData('longda', 'benchmark'));
     const block = suite.blocks.find((b) => b.id === BLOCK)!;
     const s = openStore(file);
@@ -189,7 +189,7 @@ describe('eval/score-run longdaJsonScore (for loupe run --json)', () => {
 
 describe('eval/score-run BLADE MCQ runs', () => {
   it('MCQ accuracy with unparsed answers counted wrong, split by family', async () => {
-    const { loadSuite } = await import('../../../src/core/suites/index.ts');
+    const { loadSuite } = await import('../../../src/core/benchmarks/index.ts');
     const root = sharedData('blade', 'datasets');
     const suite = await loadSuite('blade-mcq', root);
     const block = suite.blocks.find((b) => b.id === 'hurricane')!;

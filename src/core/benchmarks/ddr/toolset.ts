@@ -10,7 +10,7 @@
  */
 import type { Block } from '../../suites/types.ts';
 import { LoupeInputError, errorMessage } from '../../util/errors.ts';
-import type { AssistantMessage, ChatMessage, StepRecord, ToolContext, ToolDefinition, ToolResult, ToolSet } from '../../agent/types.ts';
+import type { AssistantMessage, ChatMessage, StepRecord, ToolContext, ToolDefinition, ToolResult, ToolSet , RunParams } from '../../agent/types.ts';
 import {
   type DbSchema,
   type QueryCaps,
@@ -511,7 +511,7 @@ export interface DdrRunResult {
 export interface DdrRunStoreView extends DdrInsightSink {
   getSteps(runId: string): StepRecord[];
   getExtraState(runId: string): Record<string, unknown>;
-  getRun(runId: string): { status: string; params: Record<string, unknown> } | undefined;
+  getRun(runId: string): { status: string; params: RunParams } | undefined;
 }
 
 /**

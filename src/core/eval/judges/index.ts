@@ -3,3 +3,4 @@ export * from './types.ts';
 export * from './judge.ts';
 export { canonicalText, extractRating, taskDef, PROMPT_VERSION } from './tasks.ts';
 export { extractJson, relaxToSchema, validateSchema, type MiniSchema } from './schema.ts';
+export { createJudge, parseJudgeKind, JUDGE_KINDS, type JudgeKind, type JudgeSpec } from './factory.ts';

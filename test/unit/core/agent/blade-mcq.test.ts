@@ -8,7 +8,7 @@ import { LlmClient } from '../../../../src/core/agent/llm.ts';
 import { startBlockRun } from '../../../../src/core/runs/runner.ts';
 import { bladeMcqAccuracy, type BladeMcqState } from '../../../../src/core/benchmarks/blade/mcq.ts';
 import { openStore } from '../../../../src/core/store/run-store.ts';
-import { loadSuite } from '../../../../src/core/suites/index.ts';
+import { loadSuite } from '../../../../src/core/benchmarks/index.ts';
 import { startScriptedLlm, type ChatRequestBody } from '../../../helpers/scripted-llm.ts';
 import { sharedData } from '../../../helpers/shared.ts';
 

@@ -8,7 +8,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { aggregateScores, scoreStoredRun, type RunScore } from '../../../../src/core/runs/score-run.ts';
 import { openStore } from '../../../../src/core/store/run-store.ts';
-import { loadSuite } from '../../../../src/core/suites/index.ts';
+import { loadSuite } from '../../../../src/core/benchmarks/index.ts';
 import type { Suite } from '../../../../src/core/suites/types.ts';
 import { ExactOnlyJudge } from '../../../../src/core/eval/judges/index.ts';
 import { sharedData } from '../../../helpers/shared.ts';
@@ -83,9 +83,8 @@ describe('score-run BLADE aggregate: failed_runs', () => {
     assert.ok(zero.extra.warnings.some((w) => w.includes('bad2 (other)')), zero.extra.warnings.join('; '));
   });
 
-  it('an invalid failed_runs value is reported', async () => {
-    const [agg] = await aggregateScores([okRun, failedRun], undefined, { failed_runs: 'skip' });
-    assert.match((agg!.extra as { error: string }).error, /failed_runs/);
+  it('an invalid failed_runs value is an error naming the option (parsed once, before aggregating)', async () => {
+    await assert.rejects(aggregateScores([okRun, failedRun], undefined, { failed_runs: 'skip' }), /option failed_runs: must be one of zero, drop, got 'skip'/);
   });
 
   it('scoreStoredRun: a BLADE run whose scoring fails keeps its dataset for the aggregate', async () => {

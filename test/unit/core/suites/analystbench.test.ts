@@ -3,7 +3,7 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { basename, join } from 'node:path';
 import { after, describe, it } from 'node:test';
-import { loadSuite } from '../../../../src/core/suites/index.ts';
+import { loadSuite } from '../../../../src/core/benchmarks/index.ts';
 import { globMatcher } from '../../../../src/core/suites/glob.ts';
 import { LoupeInputError } from '../../../../src/core/util/errors.ts';
 import { repoRoot, sharedDir } from '../../../helpers/shared.ts';

@@ -3,7 +3,7 @@ import { cpSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } f
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
-import { loadSuite, type BladeMcqItem } from '../../../../src/core/suites/index.ts';
+import { loadSuite, type BladeMcqItem } from '../../../../src/core/benchmarks/index.ts';
 import { judge } from '../../../../src/core/benchmarks/blade/annotations.ts';
 import { LoupeInputError } from '../../../../src/core/util/errors.ts';
 import { repoRoot, sharedData } from '../../../helpers/shared.ts';

@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
 import Database from 'better-sqlite3';
-import { loadSuite, type DdrEntityItem, type Progress } from '../../../../src/core/suites/index.ts';
+import { loadSuite, type DdrEntityItem, type Progress } from '../../../../src/core/benchmarks/index.ts';
 import { importCsvFolder } from '../../../../src/core/benchmarks/ddr/import.ts';
 import { saveChecklist } from '../../../../src/core/benchmarks/ddr/checklist.ts';
 import { LoupeInputError } from '../../../../src/core/util/errors.ts';

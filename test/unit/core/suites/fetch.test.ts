@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { fetchSuite, getSource, mirrorUrl } from '../../../../src/core/suites/fetch.ts';
-import { loadSuite, type Progress } from '../../../../src/core/suites/index.ts';
+import { loadSuite, type Progress } from '../../../../src/core/benchmarks/index.ts';
 import { LoupeInputError } from '../../../../src/core/util/errors.ts';
 import { startMirror, type Mirror } from '../../../helpers/mirror.ts';
 import { sharedData } from '../../../helpers/shared.ts';

@@ -12,7 +12,7 @@ import {
   taskMarkdown,
   type Block,
   type LongdaQuery,
-} from '../../../../src/core/suites/index.ts';
+} from '../../../../src/core/benchmarks/index.ts';
 import { LoupeInputError } from '../../../../src/core/util/errors.ts';
 import { repoRoot, sharedData, sharedDir } from '../../../helpers/shared.ts';
 

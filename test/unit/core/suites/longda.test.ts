@@ -3,7 +3,7 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { basename, join } from 'node:path';
 import { after, describe, it } from 'node:test';
-import { loadSuite, type LongdaQuery } from '../../../../src/core/suites/index.ts';
+import { loadSuite, type LongdaQuery } from '../../../../src/core/benchmarks/index.ts';
 import { parseAnswerStructure, parseGroundTruth } from '../../../../src/core/benchmarks/longda/parse.ts';
 import { LoupeInputError } from '../../../../src/core/util/errors.ts';
 import { repoRoot, sharedData } from '../../../helpers/shared.ts';

@@ -4,7 +4,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { loadSuite, type Block, type Suite } from '../../../../src/core/suites/index.ts';
+import { loadSuite, type Block, type Suite } from '../../../../src/core/benchmarks/index.ts';
 import { blockDocTarget, DocSearchService, runSearchHistory, suiteDocTarget } from '../../../../src/core/ui/docsearch-service.ts';
 import type { IndexStatus } from '../../../../src/protocol/docsearch.ts';
 import { sharedData } from '../../../helpers/shared.ts';

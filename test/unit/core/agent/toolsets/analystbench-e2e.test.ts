@@ -11,7 +11,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { LlmClient } from '../../../../../src/core/agent/llm.ts';
 import { openStore, type RunStore } from '../../../../../src/core/store/run-store.ts';
-import { loadSuite } from '../../../../../src/core/suites/index.ts';
+import { loadSuite } from '../../../../../src/core/benchmarks/index.ts';
 import type { Block } from '../../../../../src/core/suites/types.ts';
 import { analystState, buildAnalystBlockPrompt, closeAnalystDocIndexes, createAnalystToolSet, reportImageRefs } from '../../../../../src/core/benchmarks/analystbench/toolset.ts';
 import { globMatcher } from '../../../../../src/core/suites/glob.ts';

@@ -7,7 +7,7 @@ import { strict as assert } from 'node:assert';
 import { after, before, describe, it } from 'node:test';
 import { LlmClient } from '../../../../../src/core/agent/llm.ts';
 import { openStore, type RunStore } from '../../../../../src/core/store/run-store.ts';
-import { loadSuite } from '../../../../../src/core/suites/index.ts';
+import { loadSuite } from '../../../../../src/core/benchmarks/index.ts';
 import type { Block } from '../../../../../src/core/suites/types.ts';
 import { bladeState, createBladeToolSet } from '../../../../../src/core/benchmarks/blade/toolset.ts';
 import { readReplayReports, replayRun } from '../../../../../src/core/agent/replay.ts';

@@ -9,7 +9,7 @@ import { existsSync, mkdirSync, mkdtempSync, readdirSync, symlinkSync } from 'no
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { openStore, type RunStore } from '../../../../../src/core/store/run-store.ts';
-import { loadSuite } from '../../../../../src/core/suites/index.ts';
+import { loadSuite } from '../../../../../src/core/benchmarks/index.ts';
 import type { Block } from '../../../../../src/core/suites/types.ts';
 import { PythonKernel } from '../../../../../src/core/kernel/index.ts';
 import type { KernelLike } from '../../../../../src/core/agent/types.ts';

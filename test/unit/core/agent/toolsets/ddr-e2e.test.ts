@@ -12,7 +12,7 @@ import { join } from 'node:path';
 import { LlmClient } from '../../../../../src/core/agent/llm.ts';
 import { messagesFromSteps } from '../../../../../src/core/agent/loop.ts';
 import { openStore, type RunStore } from '../../../../../src/core/store/run-store.ts';
-import { loadSuite } from '../../../../../src/core/suites/index.ts';
+import { loadSuite } from '../../../../../src/core/benchmarks/index.ts';
 import type { Block } from '../../../../../src/core/suites/types.ts';
 import { closeDdrDatabases, createDdrToolSet, ddrState, finishDdrRun, readDdrInsights, readDdrResult, withDdrInsights } from '../../../../../src/core/benchmarks/ddr/toolset.ts';
 import { replayRun } from '../../../../../src/core/agent/replay.ts';

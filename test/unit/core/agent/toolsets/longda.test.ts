@@ -7,7 +7,7 @@ import { buildLongdaPrompt, createLongdaToolSet, parseAnswerArg } from '../../..
 import { ToolRegistry } from '../../../../../src/core/agent/registry.ts';
 import type { RunState, ToolContext } from '../../../../../src/core/agent/types.ts';
 import { openDocIndex } from '../../../../../src/core/docs/index.ts';
-import { loadSuite } from '../../../../../src/core/suites/index.ts';
+import { loadSuite } from '../../../../../src/core/benchmarks/index.ts';
 import { nullLogger } from '../../../../../src/core/util/log.ts';
 import { repoRoot, sharedData } from '../../../../helpers/shared.ts';
 

@@ -4,41 +4,25 @@
  */
 import { realpathSync } from 'node:fs';
 import { resolve } from 'node:path';
-import { LoupeInputError } from '../util/errors.ts';
-import type { BladeDecisionCounts, Block, LoadSuiteOptions, Suite, SuiteKind } from './types.ts';
-import { SUITE_KINDS } from './types.ts';
-import { loadLongda } from '../benchmarks/longda/load.ts';
-import { loadBlade } from '../benchmarks/blade/load.ts';
-import { loadDdr } from '../benchmarks/ddr/load.ts';
-import { loadAnalystBench } from '../benchmarks/analystbench/load.ts';
+import type { Block, LoadSuiteOptions, Suite } from '../suites/types.ts';
 import { publicItems, type PublicItem } from './workspace.ts';
+import { getBenchmark } from './registry.ts';
 
-export * from './types.ts';
+export * from '../suites/types.ts';
+export { benchmarks, benchmarkKinds, findBenchmark, getBenchmark, registerBenchmark } from './registry.ts';
+export type { BenchmarkDefinition } from './types.ts';
 
 /**
  * Loads a suite of the given kind from `root`.
- * @param kind which benchmark (`longda` | `blade` | `blade-mcq` | `ddr` | `analystbench`).
+ * @param kind a registered benchmark kind (`longda`, `blade`, `blade-mcq`, `ddr`, `analystbench`, ...), any case.
  * @param root absolute or relative path of the benchmark root (LongDA: folder with `benchmark.csv`;
  *   BLADE: `datasets/`; DDR: SQLite file or folder of CSV/CSV.gz tables; AnalystBench: folder of manifests).
  * @param opts see {@link LoadSuiteOptions}.
  * @returns the suite; per-block problems are reported in `block.problems`, file-level ones in `suite.problems`.
- * @throws LoupeInputError when the root does not exist, is empty, or is not the named suite.
+ * @throws LoupeInputError when the kind is unknown, or the root does not exist, is empty, or is not the named suite.
  */
-export async function loadSuite(kind: SuiteKind, root: string, opts: LoadSuiteOptions = {}): Promise<Suite> {
-  switch (kind) {
-    case 'longda':
-      return dropHiddenAliases(loadLongda(root, opts));
-    case 'blade':
-      return dropHiddenAliases(loadBlade(root, opts, 'blade'));
-    case 'blade-mcq':
-      return dropHiddenAliases(loadBlade(root, opts, 'blade-mcq'));
-    case 'ddr':
-      return dropHiddenAliases(await loadDdr(root, opts));
-    case 'analystbench':
-      return dropHiddenAliases(loadAnalystBench(root, opts));
-    default:
-      throw new LoupeInputError('--suite', `unknown suite '${String(kind)}' (expected one of ${SUITE_KINDS.join(', ')})`);
-  }
+export async function loadSuite(kind: string, root: string, opts: LoadSuiteOptions = {}): Promise<Suite> {
+  return dropHiddenAliases(await getBenchmark(kind).load(root, opts));
 }
 
 /**
@@ -95,19 +79,17 @@ export function dropHiddenAliases(suite: Suite): Suite {
  * Checks a string names a suite kind, in any case (`LongDA`, `longda`, `BLADE` all work: the UI prints `LongDA`).
  * @throws LoupeInputError naming `subject` otherwise.
  */
-export function parseSuiteKind(s: string, subject = '--suite'): SuiteKind {
-  const k = s.trim().toLowerCase();
-  if ((SUITE_KINDS as readonly string[]).includes(k)) return k as SuiteKind;
-  throw new LoupeInputError(subject, `unknown suite '${s}' (expected one of ${SUITE_KINDS.join(', ')})`);
+export function parseSuiteKind(s: string, subject = '--suite'): string {
+  return getBenchmark(s, subject).kind;
 }
-export { createGuard, PathNotVisibleError, visibleFiles, type LeakageGuard } from './guard.ts';
+export { createGuard, PathNotVisibleError, visibleFiles, type LeakageGuard } from '../suites/guard.ts';
 export { createTaskWorkspace, publicItems, taskMarkdown, verifyNoHidden, readTaskMarker, TASK_MARKER, type PublicItem, type WorkspaceResult } from './workspace.ts';
 
 /** One line of `loupe blocks --json` (issue 3 "CLI"). */
 export interface BlockSummary {
   id: string;
   title: string;
-  suite: SuiteKind;
+  suite: string;
   /** The items as an agent may see them (LongDA ground truth and MCQ keys removed; see `publicItems`). */
   items: PublicItem[];
   /** `items.length`. */
@@ -118,9 +100,11 @@ export interface BlockSummary {
   survey?: string;
   source?: string;
   /** BLADE / BLADE-MCQ only: ground-truth decision counts per type. */
-  decisions?: BladeDecisionCounts;
+  decisions?: import('../suites/types.ts').BladeDecisionCounts;
   /** DDR only: checklist item count. */
   checklistItems?: number;
+  /** Other fields a benchmark lists (see `BenchmarkDefinition.listingFields`). */
+  [field: string]: unknown;
 }
 
 /**
@@ -136,11 +120,9 @@ export function summariseBlock(b: Block): BlockSummary {
     itemCount: b.items.length,
     runnable: b.runnable,
     problems: b.problems,
-    ...(b.longda ? { survey: b.longda.survey, source: b.longda.source } : {}),
-    ...(b.blade ? { decisions: b.blade.counts } : {}),
-    ...(b.ddr ? { checklistItems: b.ddr.checklistCount } : {}),
+    ...getBenchmark(b.suite).listingFields(b),
   };
 }
-export { saveChecklist, type ChecklistInput } from '../benchmarks/ddr/checklist.ts';
-export { importCsvFolder, findTableFiles, type ImportResult } from '../benchmarks/ddr/import.ts';
-export { fetchSuite, getSource, FETCHABLE, type FetchResult, type SuiteSourceDef } from './fetch.ts';
+export { saveChecklist, type ChecklistInput } from './ddr/checklist.ts';
+export { importCsvFolder, findTableFiles, type ImportResult } from './ddr/import.ts';
+export { fetchSuite, getSource, FETCHABLE, type FetchResult, type SuiteSourceDef } from '../suites/fetch.ts';

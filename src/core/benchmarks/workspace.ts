@@ -6,9 +6,10 @@
 import { chmodSync, copyFileSync, existsSync, lstatSync, mkdirSync, readdirSync, readFileSync, realpathSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { LoupeInputError } from '../util/errors.ts';
-import type { Block, BlockItem, LongdaQuery, VisibleFile } from './types.ts';
-import { fileSize } from './util.ts';
-import { createGuard, visibleFiles } from './guard.ts';
+import type { Block, BlockItem, LongdaQuery, VisibleFile } from '../suites/types.ts';
+import { fileSize } from '../suites/util.ts';
+import { createGuard, visibleFiles } from '../suites/guard.ts';
+import { getBenchmark } from './registry.ts';
 
 /** `auto` workspaces copy the visible files when they total at most this many bytes. */
 export const AUTO_COPY_LIMIT = 64 * 1024 * 1024;
@@ -49,87 +50,8 @@ export function taskMarkdown(block: Block): string {
     if (v.data.length) out.push('## Data files', '', fmtFiles(v.data), '');
     if (v.docs.length) out.push('## Documentation', '', fmtFiles(v.docs), '');
   };
-  switch (block.suite) {
-    case 'longda': {
-      out.push(
-        'Answer every question below from the survey data files and their documentation in this folder.',
-        'Read the documentation first: weights, variable codes, universes and exclusions matter.',
-        'Give each answer as a number (or a list of numbers in the order of the labels shown), in the units asked for.',
-        'Working by hand? Record the answers in `answers.json` as `{"q1": <number>, "q2": [<number>, <number>], ...}`.',
-        '',
-        '## Questions',
-        '',
-      );
-      for (const q of block.items) {
-        if (q.type !== 'longda-query') continue;
-        const shape = q.answerStructure.kind === 'single_number' ? 'one number' : `a list of ${q.answerStructure.length} numbers: [${q.answerStructure.labels.join(', ')}]`;
-        out.push(`### ${q.id}`, '', q.question, '', `- Answer: ${shape}`);
-        if (q.additionalInfo) out.push(`- Notes: ${q.additionalInfo}`);
-        out.push('');
-      }
-      filesSection();
-      break;
-    }
-    case 'blade': {
-      out.push('Plan and carry out a statistical analysis that answers the research question with the dataset in `data.csv`.', '');
-      out.push('## Research question', '', v.researchQuestions?.[0] ?? '(none)', '');
-      if (v.datasetDescription) out.push('## Dataset', '', v.datasetDescription, '');
-      if (v.columns?.length) {
-        out.push('| column | type | description |', '|---|---|---|');
-        for (const c of v.columns) out.push(`| ${c.name} | ${c.dtype ?? ''} | ${c.description.replace(/\|/g, '\\|').replace(/\n/g, ' ')} |`);
-        out.push('');
-      }
-      out.push(
-        '## Deliverables',
-        '',
-        '1. The conceptual variables: the independent variable(s), the dependent variable and the controls (say which control moderates which variable), each tied to the columns that operationalise it.',
-        '2. A Python function `transform(df: pd.DataFrame) -> pd.DataFrame` with every data transformation.',
-        '3. A Python function `model(df: pd.DataFrame)` that fits the statistical model on the transformed data.',
-        '',
-      );
-      filesSection();
-      break;
-    }
-    case 'blade-mcq': {
-      out.push('Each question offers alternative analysis decisions for the research question. Pick one option per question and explain why.', '');
-      if (v.researchQuestions?.[0]) out.push('## Research question', '', v.researchQuestions[0], '');
-      for (const q of block.items) {
-        if (q.type !== 'blade-mcq') continue;
-        const what = q.family === 'cvar' ? 'conceptual variable' : `transformation${q.conceptualVariable ? ` for "${q.conceptualVariable}"` : ''}`;
-        out.push(`### ${q.id}`, '', `Which ${what} is the ${q.mcType === 'select_pos' ? 'MOST' : 'LEAST'} justifiable?`, '');
-        for (const o of q.options) out.push(q.family === 'cvar' ? `${o.label}. ${o.text}` : `${o.label}.\n\n\`\`\`python\n${o.text}\n\`\`\``, '');
-      }
-      filesSection();
-      break;
-    }
-    case 'ddr': {
-      const it = block.items[0];
-      out.push(
-        it && it.type === 'ddr-entity' ? `**${it.prompt}.**` : '',
-        '',
-        'There is no fixed question. Explore the database for this entity, form your own hypotheses, check them with queries, and report what you find.',
-        'Finish with a final report that starts with `FINISH:` and states the insights you found, with the numbers that support them.',
-        '',
-      );
-      if (v.database) {
-        out.push(`## Database \`${v.database.rel}\` (SQLite, read-only)`, '');
-        for (const t of v.database.tables) {
-          out.push(`### \`${t.name}\` (${t.rows ?? '?'} rows)`, '');
-          if (t.comment) out.push(t.comment.replace(/\n/g, ' '), '');
-          for (const c of t.columns) out.push(`- \`${c.name}\` ${c.type}${c.comment ? `: ${c.comment.replace(/\n/g, ' ')}` : ''}`);
-          out.push('');
-        }
-      }
-      filesSection();
-      break;
-    }
-    case 'analystbench': {
-      out.push(v.instruction ?? '', '', 'Write the report as `report.md` in this folder, with any figures beside it.', '');
-      if (v.tableOfContents) out.push('## Table of contents to follow', '', v.tableOfContents.trim(), '');
-      filesSection();
-      break;
-    }
-  }
+  out.push(...getBenchmark(block.suite, `block ${block.id}`).taskText(block));
+  filesSection();
   if (v.missing.length) out.push('## Referenced but not available', '', ...v.missing.map((m) => `- \`${m}\``), '');
   return out.join('\n').replace(/\n{3,}/g, '\n\n');
 }

@@ -1,0 +1,105 @@
+/**
+ * AnalystBench as one benchmark definition: a long analytical report from many sources; scored by a 15-item
+ * checklist (1–5 rubric), claim groundedness and figure coverage/quality. Tasks are Loupe manifests
+ * (`benchmarks/analystbench/README.md`). Source: AnalystBench paper §3–4, App. C; spec §4; issues 3, 6, 8, 12.
+ */
+import { copyFileSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import type { ToolSet } from '../../agent/types.ts';
+import { meanSummaries, aggregateBase } from '../../eval/run-score.ts';
+import { containedPath, readContainedFile } from '../../util/contained.ts';
+import type { OptionSpec } from '../options.ts';
+import type { BenchmarkDefinition } from '../types.ts';
+import { DEFAULT_ANALYST_OPTIONS, type CaptionEmbedder } from './eval.ts';
+import { loadAnalystBench } from './load.ts';
+import { scoreAnalystRun } from './score.ts';
+import { ANALYST_INPUT_SETTINGS, analystState, createAnalystToolSet, type AnalystInputSetting } from './toolset.ts';
+
+const num = (x: number | null | undefined, d = 2) => (x === null || x === undefined ? '—' : x.toFixed(d));
+const pct = (x: number | null | undefined) => (x === null || x === undefined ? '—' : (100 * x).toFixed(2));
+const PAPER = 'AnalystBench paper §4, App. C; spec §4.3';
+
+/** AnalystBench tool-set options (`--tool-option`). */
+export const ANALYST_TOOL_OPTIONS: readonly OptionSpec[] = [
+  { name: 'input', type: 'enum', values: ANALYST_INPUT_SETTINGS, help: 'what the agent gets: the instruction only, the sources, the table of contents, or a template report (default toc when the task has one, else sources)', source: 'AnalystBench paper §3 (input configurations); spec §4.1' },
+  { name: 'template', type: 'path', help: 'the template report for input=template', source: 'AnalystBench paper §3' },
+];
+
+/** AnalystBench scoring options (`--option`). */
+export const ANALYST_SCORE_OPTIONS: readonly OptionSpec[] = [
+  { name: 'checklist_normalisation', type: 'enum', values: ['mean20', 'rescaled'], default: DEFAULT_ANALYST_OPTIONS.checklist_normalisation, help: '1–5 scores to percent: 20 × mean (paper tables) or (mean − 1)/4', source: PAPER },
+  { name: 'hallucination_aggregate', type: 'enum', values: ['micro', 'macro'], default: DEFAULT_ANALYST_OPTIONS.hallucination_aggregate, help: 'unsupported claims pooled (micro) or averaged per report (macro)', source: PAPER },
+  { name: 'figure_threshold', type: 'number', min: -1, max: 1, default: DEFAULT_ANALYST_OPTIONS.figure_threshold, help: 'caption similarity at which a generated figure matches a reference figure', source: PAPER },
+  { name: 'figure_assignment', type: 'enum', values: ['any', 'one-to-one'], default: DEFAULT_ANALYST_OPTIONS.figure_assignment, help: 'a generated figure may match several reference figures, or one', source: PAPER },
+  { name: 'source_chars', type: 'number', min: 100, max: 10_000_000, default: DEFAULT_ANALYST_OPTIONS.source_chars, help: 'characters of source text given to the judge per claim', source: 'Loupe' },
+  { name: 'concurrency', type: 'number', min: 1, max: 64, default: DEFAULT_ANALYST_OPTIONS.concurrency, help: 'parallel judge calls', source: 'Loupe' },
+];
+
+export const analystbench: BenchmarkDefinition = {
+  kind: 'analystbench',
+  title: 'AnalystBench',
+  description: 'a long report from many sources; 15-item checklist, claim groundedness, figure coverage',
+  async load(root, opts) {
+    return loadAnalystBench(root, opts);
+  },
+  taskText(block) {
+    const v = block.visible;
+    const out = [v.instruction ?? '', '', 'Write the report as `report.md` in this folder, with any figures beside it.', ''];
+    if (v.tableOfContents) out.push('## Table of contents to follow', '', v.tableOfContents.trim(), '');
+    return out;
+  },
+  listingFields: () => ({}),
+  toolOptions: ANALYST_TOOL_OPTIONS,
+  scoreOptions: ANALYST_SCORE_OPTIONS,
+  toolSet: (ctx) => createAnalystToolSet({
+    maxSteps: ctx.maxSteps,
+    input: (ctx.options.input as AnalystInputSetting | undefined) ?? (ctx.block.visible.tableOfContents ? 'toc' : 'sources'),
+    ...(ctx.options.template ? { templateReport: readFileSync(ctx.options.template as string, 'utf8') } : {}),
+  }) as ToolSet,
+  referenceAgent: null,
+  kernelImportAllowlist: null,
+  // "Instruction only" (spec §4.1): no source tools AND no source files in the workspace, so python cannot open them either.
+  workspaceBlock: (block, options) => (options.input === 'instruction' ? { ...block, visible: { ...block.visible, data: [], docs: [] } } : block),
+  prepareModel: null,
+  completeRun: null,
+  runWithoutLoop: null,
+  score: (ctx) => scoreAnalystRun({ run: ctx.run, block: ctx.block, judge: ctx.judge, options: ctx.options, log: ctx.log, ...(ctx.extras.embedder ? { embedder: ctx.extras.embedder as CaptionEmbedder } : {}) }),
+  aggregate: async (groups) => groups.map(({ model, scores }) => ({ ...aggregateBase('analystbench', model, scores), metrics: meanSummaries(scores) })),
+  scoreLine(s) {
+    const m = s.summary;
+    return `checklist ${num(m.checklistPercent)}%  halluc ${pct(m.hallucinationRate)}%  fig cov ${num(m.figureCoveragePercent)}%  fig quality ${num(m.figureQualityPercent)}${s.pending ? `  (${s.pending} pending)` : ''}`;
+  },
+  scoreJson: null,
+  runLineScore: null,
+  exportResults(store, runs, dir) {
+    // <block>/report.md and its figures, copied from the run's workspace (a planted link is never followed)
+    const files: string[] = [];
+    for (const r of runs) {
+      const ws = store.getRun(r.runId)?.workspace;
+      const st = analystState(store.getExtraState(r.runId));
+      if (!ws || !st.report) continue;
+      const sub = runs.filter((x) => x.block.id === r.block.id).length > 1 ? join(r.block.id, `repeat-${r.repeat}`) : r.block.id;
+      let report: string;
+      try {
+        report = readContainedFile(ws, st.report.path, 'utf8');
+      } catch {
+        continue;
+      }
+      mkdirSync(join(dir, sub), { recursive: true });
+      writeFileSync(join(dir, sub, 'report.md'), report);
+      files.push(join(dir, sub, 'report.md'));
+      for (const f of st.report.figures) {
+        let src: string;
+        try {
+          src = containedPath(ws, f);
+        } catch {
+          continue;
+        }
+        mkdirSync(dirname(join(dir, sub, f)), { recursive: true });
+        copyFileSync(src, join(dir, sub, f));
+        files.push(join(dir, sub, f));
+      }
+    }
+    return files;
+  },
+};

@@ -1,0 +1,153 @@
+/**
+ * AnalystBench scoring of stored runs: the run's `report.md` against the task's 15-item checklist (1–5 rubric
+ * scores), claim groundedness against the sources, figure coverage and quality against the reference report.
+ * Source: AnalystBench paper §4 and App. C; spec §4.3; issues 8, 12.
+ */
+import { existsSync, readFileSync, statSync } from 'node:fs';
+import { extname, join } from 'node:path';
+import type { RunRecord } from '../../store/records.ts';
+import type { Block } from '../../suites/types.ts';
+import { scoreBase, type RunScore } from '../../eval/run-score.ts';
+import type { Judge } from '../../eval/judges/types.ts';
+import { readContainedFile } from '../../util/contained.ts';
+import { errorMessage } from '../../util/errors.ts';
+import { nullLogger, type Logger } from '../../util/log.ts';
+import type { OptionValues } from '../options.ts';
+import {
+  analystOptions, extractFigures, figureCaptionsFromText, lexicalEmbedder, parseAnalystChecklist, scoreAnalystChecklist, scoreAnalystClaims, scoreAnalystFigures,
+  type AnalystCriterion, type CaptionEmbedder, type ReportFigure,
+} from './eval.ts';
+
+const TEXT_EXT = new Set(['.md', '.txt', '.csv', '.json', '.tsv', '.html', '.htm']);
+
+function readSourcesText(block: Block, maxBytes = 20_000_000): { texts: string[]; skipped: string[] } {
+  const texts: string[] = [];
+  const skipped: string[] = [];
+  let used = 0;
+  for (const f of [...block.visible.docs, ...block.visible.data]) {
+    if (!TEXT_EXT.has(extname(f.path).toLowerCase())) {
+      skipped.push(f.rel);
+      continue;
+    }
+    try {
+      const size = statSync(f.path).size;
+      if (used + size > maxBytes) {
+        skipped.push(f.rel);
+        continue;
+      }
+      texts.push(`[${f.rel}]\n${readFileSync(f.path, 'utf8')}`);
+      used += size;
+    } catch {
+      skipped.push(f.rel);
+    }
+  }
+  return { texts, skipped };
+}
+
+/**
+ * Criteria from suite checklist items: `question` is the criterion; a rubric is read from `answer`
+ * lines `1: …` … `5: …` when present.
+ * @param items checklist items. @returns criteria.
+ */
+export function criteriaFromChecklist(items: ReadonlyArray<{ question: string; answer?: string }>): AnalystCriterion[] {
+  return items.map((c) => {
+    const text = `- ${c.question}\n${(c.answer ?? '').split(/\r?\n/).map((l) => `  ${l.trim().replace(/^[-*]\s*/, '- ')}`).join('\n')}`;
+    const parsed = /(^|\n)\s+- [1-5]\s*:/.test(text) ? parseAnalystChecklist(text)[0] : undefined;
+    if (parsed) return parsed;
+    // a fact checklist (question + expected answer): the criterion asks for that fact
+    return { criterion: c.answer?.trim() ? `${c.question} The expected answer is: ${c.answer.trim()}` : c.question, rubric: [] };
+  });
+}
+
+/**
+ * Scores one AnalystBench run: the report's checklist criteria (1–5 via the judge, normalised), claim
+ * groundedness against the block's sources, and figure coverage and quality against the reference report.
+ * @param o.options parsed scoring options; `o.embedder` caption embedder (default lexical).
+ * @returns the score; a run without `report.md` is an agent generation failure (`error`).
+ */
+export async function scoreAnalystRun(o: { run: RunRecord; block: Block; judge: Judge; options: OptionValues; embedder?: CaptionEmbedder; log?: Logger }): Promise<RunScore> {
+  const { run, block } = o;
+  const opts = analystOptions(o.options as Record<string, string | number>);
+  const reportPath = join(run.workspace, 'report.md');
+  let report: string | null;
+  try {
+    report = readContainedFile(run.workspace, 'report.md', 'utf8');
+  } catch {
+    report = null; // absent, or a link the agent planted (never followed)
+  }
+  const b = scoreBase(run, 'analystbench', o.judge.id, { ...opts });
+  if (report === null) {
+    return { ...b, summary: { checklistPercent: null, hallucinationRate: null, figureCoveragePercent: null, figureQualityPercent: null }, detail: { reportPath, error: 'no report.md: agent generation failure' }, error: `no report at ${reportPath}` };
+  }
+  const criteria = criteriaFromChecklist(block.hidden.checklist ?? []);
+  const instruction = block.visible.instruction ?? '';
+  const checklist = criteria.length ? await scoreAnalystChecklist({ instruction, response: report, runId: run.id }, criteria, o.judge, opts) : null;
+  const sources = readSourcesText(block);
+  const retriever = sources.skipped.length ? await docRetriever(block, o) : null;
+  try {
+    const claims = await scoreAnalystClaims({ report, sources: sources.texts, runId: run.id, ...(retriever ? { select: retriever.select } : {}) }, o.judge, opts);
+    const reference = await referenceFigures(block.hidden.referenceReport);
+    const generated = extractFigures(report);
+    const figures = await scoreAnalystFigures({ reference, generated, instruction, runId: run.id }, o.embedder ?? lexicalEmbedder(), o.judge, opts);
+    const tallies = [checklist?.judgements, claims.judgements, figures.judgements].filter((t) => !!t);
+    const pending = tallies.reduce((s, t) => s + t!.pending, 0);
+    return {
+      ...b,
+      options: { ...opts, figure_matching: figures.method, lexical_fallback: figures.lexicalFallback, source_selection: retriever ? 'doc-index bm25 + lexical' : 'lexical' },
+      pending,
+      unjudged: pending + tallies.reduce((s, t) => s + t!.errors, 0),
+      summary: {
+        checklistPercent: checklist?.percent ?? null,
+        hallucinationRate: claims.rate,
+        figureCoveragePercent: figures.coverage,
+        figureQualityPercent: figures.quality,
+        claims: claims.claims.length,
+        referenceFigures: reference.length,
+        generatedFigures: generated.length,
+        reportChars: report.length,
+      },
+      detail: { checklist, claims, figures, sourcesSkipped: retriever ? [] : sources.skipped },
+    };
+  } finally {
+    retriever?.close();
+  }
+}
+
+/** Reference figures: markdown images, or "Figure n." captions in the text of a PDF / HTML / text report. */
+async function referenceFigures(path: string | undefined): Promise<ReportFigure[]> {
+  if (!path || !existsSync(path)) return [];
+  if (/\.(md|markdown)$/i.test(path)) return extractFigures(readFileSync(path, 'utf8'));
+  const { extractUnits } = await import('../../docs/index.ts');
+  const doc = await extractUnits(path, new Uint8Array(readFileSync(path)));
+  return figureCaptionsFromText(doc.units.join('\n'));
+}
+
+/** Claim → passages of the block's documentation (PDFs included) through the documentation index. */
+async function docRetriever(block: Block, o: { log?: Logger }): Promise<{ select: (claim: string, maxChars: number) => Promise<string>; close: () => void } | null> {
+  const roots = new Set(block.visible.docs.map((d) => (d.path.endsWith(d.rel) ? d.path.slice(0, d.path.length - d.rel.length) : '\u0000')));
+  const [root] = roots;
+  if (roots.size !== 1 || !root || root === '\u0000') return null;
+  try {
+    const { openDocIndex } = await import('../../docs/index.ts');
+    const idx = await openDocIndex({ root, files: block.visible.docs.map((d) => d.rel) });
+    await idx.build();
+    return {
+      async select(claim, maxChars) {
+        const parts: string[] = [];
+        let used = 0;
+        for (const h of idx.search(claim, { top: 12 })) {
+          const unit = idx.units(h.file)[h.unitIndex]?.text ?? h.snippet;
+          const text = `[${h.file} ${h.unit}] ${unit.slice(Math.max(0, h.start - 800), h.end + 800)}`;
+          if (used + text.length > maxChars) break;
+          parts.push(text);
+          used += text.length;
+        }
+        return parts.join('\n…\n');
+      },
+      close: () => idx.close(),
+    };
+  } catch (e) {
+    (o.log ?? nullLogger).warn(`documentation index unavailable for ${block.id}: ${errorMessage(e)}; claims are checked against text sources only`);
+    return null;
+  }
+}

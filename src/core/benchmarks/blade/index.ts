@@ -1,0 +1,163 @@
+/**
+ * BLADE as two benchmark definitions over the same datasets: `blade` (research question + dataset →
+ * conceptual variables, transforms, a statistical model; scored against expert ground-truth decisions) and
+ * `blade-mcq` (Task 1: multiple-choice questions on analysis decisions; accuracy).
+ * Source: BLADE paper (Gu et al. 2024) §3–4; `blade_bench`; spec §1; issues 3, 6, 8, 12.
+ */
+import { join } from 'node:path';
+import { writeFileSync, mkdirSync } from 'node:fs';
+import type { Block } from '../../suites/types.ts';
+import type { ToolSet } from '../../agent/types.ts';
+
+import type { OptionSpec } from '../options.ts';
+import type { BenchmarkDefinition } from '../types.ts';
+import { loadBlade } from './load.ts';
+import { BladeReferenceModel } from './reference.ts';
+import { bladeDatasetSubmission, bladeMultiRunResults, bladeState, createBladeToolSet } from './toolset.ts';
+import { bladeMcqAccuracy, runBladeMcqBlock, type BladeMcqState } from './mcq.ts';
+import { aggregateBladeGroups, aggregateBladeMcq, scoreBladeMcqRun, scoreBladeStoredRun } from './score.ts';
+
+/** Step budget of the BLADE reference agent (one step per candidate ground-truth path). */
+export const BLADE_REFERENCE_MAX_STEPS = 40;
+
+const num = (x: number | null | undefined, d = 2) => (x === null || x === undefined ? '—' : x.toFixed(d));
+const pct = (x: number | null | undefined) => (x === null || x === undefined ? '—' : (100 * x).toFixed(2));
+
+/** BLADE scoring options (`--option`). */
+export const BLADE_SCORE_OPTIONS: readonly OptionSpec[] = [
+  { name: 'model_cvar_alternatives', type: 'enum', values: ['all-specs', 'representative'], default: 'all-specs', help: 'which ground-truth model specs count as alternatives when matching model conceptual variables', source: 'blade_bench eval (model matching); spec §1.7' },
+  { name: 'model_cvar_check', type: 'enum', values: ['strict', 'blade'], default: 'strict', help: 'a model matches only if its variables were compared (strict) or as blade_bench does (blade)', source: 'blade_bench eval; spec §1.7' },
+  { name: 'failed_runs', type: 'enum', values: ['zero', 'drop'], default: 'zero', help: 'runs whose scoring failed score 0 and count (zero) or are left out (drop) of the aggregate; runs without a submission count as 0 either way', source: 'blade_bench eval/metrics (MultiRunResults); spec §1.7 #12' },
+  { name: 'coverage_key', type: 'enum', values: ['id', 'name'], default: 'id', help: 'ground-truth decisions are counted by spec id or by name for coverage@k', source: 'blade_bench eval/metrics' },
+  { name: 'model_coverage_denominator', type: 'enum', values: ['code', 'paper'], default: 'code', help: 'denominator of model coverage as in blade_bench (code) or the paper', source: 'blade_bench eval/metrics vs BLADE paper §4' },
+  { name: 'k', type: 'integer', min: 1, default: 10, help: 'k of coverage@k (runs sampled per dataset)', source: 'BLADE paper §4.2' },
+  { name: 'samples', type: 'integer', min: 1, default: 1000, help: 'bootstrap samples', source: 'blade_bench eval/metrics' },
+  { name: 'seed', type: 'number', default: 0, help: 'bootstrap seed', source: 'Loupe (reproducible bootstrap)' },
+];
+
+/** BLADE tool-set options (`--tool-option`). */
+export const BLADE_TOOL_OPTIONS: readonly OptionSpec[] = [
+  { name: 'useDataDescription', type: 'bool', default: true, help: 'give the agent the dataset description of info.json', source: 'blade_bench prompts (use_data_desc)' },
+];
+
+function bladeTaskText(block: Block): string[] {
+  const v = block.visible;
+  const out: string[] = ['Plan and carry out a statistical analysis that answers the research question with the dataset in `data.csv`.', ''];
+  out.push('## Research question', '', v.researchQuestions?.[0] ?? '(none)', '');
+  if (v.datasetDescription) out.push('## Dataset', '', v.datasetDescription, '');
+  if (v.columns?.length) {
+    out.push('| column | type | description |', '|---|---|---|');
+    for (const c of v.columns) out.push(`| ${c.name} | ${c.dtype ?? ''} | ${c.description.replace(/\|/g, '\\|').replace(/\n/g, ' ')} |`);
+    out.push('');
+  }
+  out.push(
+    '## Deliverables',
+    '',
+    '1. The conceptual variables: the independent variable(s), the dependent variable and the controls (say which control moderates which variable), each tied to the columns that operationalise it.',
+    '2. A Python function `transform(df: pd.DataFrame) -> pd.DataFrame` with every data transformation.',
+    '3. A Python function `model(df: pd.DataFrame)` that fits the statistical model on the transformed data.',
+    '',
+  );
+  return out;
+}
+
+function mcqTaskText(block: Block): string[] {
+  const v = block.visible;
+  const out: string[] = ['Each question offers alternative analysis decisions for the research question. Pick one option per question and explain why.', ''];
+  if (v.researchQuestions?.[0]) out.push('## Research question', '', v.researchQuestions[0], '');
+  for (const q of block.items) {
+    if (q.type !== 'blade-mcq') continue;
+    const what = q.family === 'cvar' ? 'conceptual variable' : `transformation${q.conceptualVariable ? ` for "${q.conceptualVariable}"` : ''}`;
+    out.push(`### ${q.id}`, '', `Which ${what} is the ${q.mcType === 'select_pos' ? 'MOST' : 'LEAST'} justifiable?`, '');
+    for (const o of q.options) out.push(q.family === 'cvar' ? `${o.label}. ${o.text}` : `${o.label}.\n\n\`\`\`python\n${o.text}\n\`\`\``, '');
+  }
+  return out;
+}
+
+const dsOf = (b: Block) => b.blade?.dataset ?? b.id;
+const writeJson = (dir: string, rel: string, v: unknown, files: string[]) => {
+  const p = join(dir, rel);
+  mkdirSync(join(p, '..'), { recursive: true });
+  writeFileSync(p, JSON.stringify(v, null, 2));
+  files.push(p);
+};
+
+export const blade: BenchmarkDefinition = {
+  kind: 'blade',
+  title: 'BLADE',
+  description: 'research question + dataset → conceptual variables, transforms and a model, scored against expert ground-truth decisions',
+  async load(root, opts) {
+    return loadBlade(root, opts, 'blade');
+  },
+  taskText: bladeTaskText,
+  listingFields: (b) => (b.blade ? { decisions: b.blade.counts } : {}),
+  toolOptions: BLADE_TOOL_OPTIONS,
+  scoreOptions: BLADE_SCORE_OPTIONS,
+  // The reference agent tries ground-truth paths until one validates: it gets one step per candidate.
+  toolSet: (ctx) => createBladeToolSet({ maxSteps: ctx.maxSteps ?? (ctx.agent === 'reference' ? BLADE_REFERENCE_MAX_STEPS : undefined), useDataDescription: ctx.options.useDataDescription !== false }) as ToolSet,
+  referenceAgent: (block) => new BladeReferenceModel(block),
+  kernelImportAllowlist: null,
+  workspaceBlock: null,
+  prepareModel: null,
+  completeRun: null,
+  runWithoutLoop: null,
+  score: (ctx) => scoreBladeStoredRun({ store: ctx.store, run: ctx.run, block: ctx.block, judge: ctx.judge, options: ctx.options, session: ctx.session, log: ctx.log }),
+  aggregate: (groups, ctx) => aggregateBladeGroups(groups, ctx.options),
+  scoreLine: (s) => {
+    const m = s.summary;
+    return `precision cvar ${num(m.cvarPrecision, 3)} model ${num(m.modelPrecision, 3)} transform(value) ${num(m.transformValuePrecision, 3)} transform(graph) ${num(m.transformGraphPrecision, 3)}`;
+  },
+  scoreJson: null,
+  runLineScore: null,
+  exportResults(store, runs, dir) {
+    // <dataset>/multirun_analyses.json (BLADE MultiRunResults, repeat order; runs without a valid submission →
+    // [LM_GENERATION_FAILED, reason]) and <dataset>/submission.json (DatasetSubmission of the valid ones), spec §1.2.5
+    const files: string[] = [];
+    const rs = [...runs].sort((a, b) => a.repeat - b.repeat);
+    for (const ds of [...new Set(rs.map((r) => dsOf(r.block)))]) {
+      const mine = rs.filter((r) => dsOf(r.block) === ds);
+      const finals = mine.map((r) => ({ final: bladeState(store.getExtraState(r.runId)).final, message: store.getRun(r.runId)?.statusReason ?? 'no valid submission' }));
+      writeJson(dir, join(ds, 'multirun_analyses.json'), bladeMultiRunResults(ds, finals), files);
+      writeJson(dir, join(ds, 'submission.json'), bladeDatasetSubmission(ds, finals.flatMap((f) => (f.final ? [f.final] : []))), files);
+    }
+    return files;
+  },
+};
+
+export const bladeMcq: BenchmarkDefinition = {
+  kind: 'blade-mcq',
+  title: 'BLADE MCQ',
+  description: 'multiple-choice questions on analysis decisions of a BLADE dataset; accuracy',
+  async load(root, opts) {
+    return loadBlade(root, opts, 'blade-mcq');
+  },
+  taskText: mcqTaskText,
+  listingFields: (b) => (b.blade ? { decisions: b.blade.counts } : {}),
+  toolOptions: [],
+  scoreOptions: [],
+  // One call per question, no tools (runWithoutLoop); the tool set only names the prompt.
+  toolSet: (ctx) => ({ id: 'blade-mcq', tools: [], systemPrompt: 'blade-mcq: one call per question', buildBlockPrompt: (b) => (b as Block).items.map((i) => i.id).join(','), defaultMaxSteps: ctx.block.items.length }),
+  referenceAgent: null,
+  kernelImportAllowlist: null,
+  workspaceBlock: null,
+  prepareModel: null,
+  completeRun: null,
+  runWithoutLoop: (o) => runBladeMcqBlock(o),
+  score: async (ctx) => scoreBladeMcqRun(ctx.store, ctx.run, ctx.block),
+  aggregate: async (groups) => aggregateBladeMcq(groups),
+  scoreLine: (s) => {
+    const m = s.summary;
+    return `MCQ accuracy ${pct(m.mcqAccuracy)}% (${m.correct}/${m.total}, ${m.unparsed} unparsed)`;
+  },
+  scoreJson: null,
+  runLineScore: null,
+  exportResults(store, runs, dir) {
+    const files: string[] = [];
+    const out = [...runs].sort((a, b) => a.repeat - b.repeat).map((r) => {
+      const answers = (store.getExtraState(r.runId).bladeMcq as BladeMcqState | undefined)?.answers ?? [];
+      return { runId: r.runId, dataset: dsOf(r.block), repeat: r.repeat, ...bladeMcqAccuracy(r.block, answers), answers };
+    });
+    if (out.length) writeJson(dir, 'mcq_results.json', out, files);
+    return files;
+  },
+};

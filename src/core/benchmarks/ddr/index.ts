@@ -1,0 +1,117 @@
+/**
+ * DDR-Bench as one benchmark definition: explore a database from a one-line prompt, report insights; scored by
+ * the entity's fact checklist (message-wise and trajectory-wise), exploration coverage, hallucination and
+ * novelty. Source: DDR-Bench paper; DDR code (agents, judges, `calculate_overall_stats`); spec §3; issues 3, 6, 8, 12.
+ */
+import type { ModelClient } from '../../agent/loop.ts';
+import { messagesFromSteps } from '../../agent/loop.ts';
+import type { ToolSet } from '../../agent/types.ts';
+import type { OptionSpec } from '../options.ts';
+import type { BenchmarkDefinition } from '../types.ts';
+import { join } from 'node:path';
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { DEFAULT_DDR_OPTIONS } from './eval.ts';
+import { loadDdr } from './load.ts';
+import { aggregateDdr, scoreDdrRun } from './score.ts';
+import { closeDdrRun, createDdrToolSet, finishDdrRun, readDdrResult, withDdrInsights, type DdrEmptyInsights, type DdrFinishRule, type DdrInsightMode } from './toolset.ts';
+
+const CODE = 'DDR code (agents/, evaluation/)';
+const pct = (x: number | null | undefined) => (x === null || x === undefined ? '—' : (100 * x).toFixed(2));
+const num = (x: number | null | undefined, d = 2) => (x === null || x === undefined ? '—' : x.toFixed(d));
+
+/** DDR tool-set options (`--tool-option`). */
+export const DDR_TOOL_OPTIONS: readonly OptionSpec[] = [
+  { name: 'finishRule', type: 'enum', values: ['paper', 'code'], default: 'paper', help: 'the final report I_t: the FINISH message (paper) or the last assistant message (code)', source: 'DDR-Bench paper §3 vs DDR code (agent loop)' },
+  { name: 'emptyInsights', type: 'enum', values: ['zero', 'drop'], default: 'zero', help: 'an entity with no insight scores 0 (paper) or leaves the averages (code)', source: 'DDR-Bench paper §4 vs DDR code' },
+  { name: 'insights', type: 'enum', values: ['separate-call', 'reasoning'], default: 'separate-call', help: 'message-wise insights from a separate model call per step (code) or from the step\'s reasoning text', source: 'DDR code (insight extraction)' },
+  { name: 'python', type: 'bool', default: true, help: 'give the agent a Python tool beside execute_query', source: 'Loupe (DDR agents are SQL-only)' },
+  { name: 'forcedSummary', type: 'bool', default: true, help: 'when the step budget ends the run, ask once for the final report', source: CODE },
+  { name: 'queryTimeoutMs', type: 'number', min: 0, exclusiveMin: true, help: 'time limit of one SQL query (ms; default the tool\'s)', source: 'Loupe (containment)' },
+];
+
+/** DDR scoring options (`--option`). */
+export const DDR_SCORE_OPTIONS: readonly OptionSpec[] = [
+  { name: 'scenario', type: 'string', help: 'mimic | 10k | globem (default: guessed from the suite root)', source: 'DDR-Bench paper §3 (scenarios)' },
+  { name: 'empty_insights', type: 'enum', values: ['zero', 'drop'], default: DEFAULT_DDR_OPTIONS.empty_insights, help: 'entities without valid insights score 0 (paper) or are dropped (code)', source: 'DDR-Bench paper §4 vs DDR calculate_overall_stats' },
+  { name: 'no_insight_filter', type: 'enum', values: ['substring', 'exact'], default: DEFAULT_DDR_OPTIONS.no_insight_filter, help: 'drop insights containing "NO INSIGHT" (code) or only those that are exactly it', source: CODE },
+  { name: 'lenient', type: 'enum', values: ['scenario', 'always', 'never'], default: DEFAULT_DDR_OPTIONS.lenient, help: 'lenient judge wording: 10-K only (code), always, never', source: `${CODE}; spec §3.7` },
+  { name: 'globem_check', type: 'enum', values: ['answer', 'support'], default: DEFAULT_DDR_OPTIONS.globem_check, help: 'GLOBEM items: exact category answer (paper) or the support check', source: 'DDR-Bench paper §4; spec §3.7' },
+  { name: 'failed_judgements', type: 'enum', values: ['exclude', 'count'], default: DEFAULT_DDR_OPTIONS.failed_judgements, help: 'failed judge calls leave the denominators, or count as not correct (code)', source: CODE },
+  { name: 'concurrency', type: 'integer', min: 1, default: DEFAULT_DDR_OPTIONS.concurrency, help: 'parallel judge calls', source: 'Loupe' },
+  { name: 'hallucination', type: 'enum', values: ['on', 'off'], default: 'on', help: 'audit each insight against what the agent saw (needs a judge)', source: 'DDR-Bench paper §4.4' },
+  { name: 'novelty_seed', type: 'number', default: 0, help: 'seed of the pairwise novelty comparisons', source: 'DDR-Bench paper §4.3 (Bradley–Terry)' },
+  { name: 'novelty_ties', type: 'enum', values: ['half', 'ignore'], default: 'half', help: 'a TIE counts half a win each, or is left out of the Bradley–Terry fit', source: 'DDR-Bench paper §4.3' },
+];
+
+export const ddr: BenchmarkDefinition = {
+  kind: 'ddr',
+  title: 'DDR-Bench',
+  description: 'explore a database from a one-line prompt and report insights; scored by a fact checklist',
+  load: (root, opts) => loadDdr(root, opts),
+  taskText(block) {
+    const v = block.visible;
+    const it = block.items[0];
+    const out: string[] = [
+      it && it.type === 'ddr-entity' ? `**${it.prompt}.**` : '',
+      '',
+      'There is no fixed question. Explore the database for this entity, form your own hypotheses, check them with queries, and report what you find.',
+      'Finish with a final report that starts with `FINISH:` and states the insights you found, with the numbers that support them.',
+      '',
+    ];
+    if (v.database) {
+      out.push(`## Database \`${v.database.rel}\` (SQLite, read-only)`, '');
+      for (const t of v.database.tables) {
+        out.push(`### \`${t.name}\` (${t.rows ?? '?'} rows)`, '');
+        if (t.comment) out.push(t.comment.replace(/\n/g, ' '), '');
+        for (const c of t.columns) out.push(`- \`${c.name}\` ${c.type}${c.comment ? `: ${c.comment.replace(/\n/g, ' ')}` : ''}`);
+        out.push('');
+      }
+    }
+    return out;
+  },
+  listingFields: (b) => (b.ddr ? { checklistItems: b.ddr.checklistCount } : {}),
+  toolOptions: DDR_TOOL_OPTIONS,
+  scoreOptions: DDR_SCORE_OPTIONS,
+  toolSet: (ctx) => createDdrToolSet({
+    maxSteps: ctx.maxSteps, finishRule: ctx.options.finishRule as DdrFinishRule, emptyInsights: ctx.options.emptyInsights as DdrEmptyInsights, python: ctx.options.python !== false,
+    ...(ctx.options.queryTimeoutMs !== undefined ? { queryTimeoutMs: ctx.options.queryTimeoutMs as number } : {}),
+  }) as ToolSet,
+  referenceAgent: null,
+  kernelImportAllowlist: null,
+  workspaceBlock: null,
+  prepareModel(model, ctx) {
+    if (ctx.options.insights === 'reasoning' || model.model === 'reference') return model;
+    return withDdrInsights(model as ModelClient & { complete: ModelClient['complete'] }, ctx.store, ctx.runId, ctx.toolSet.buildBlockPrompt(ctx.block)) as ModelClient;
+  },
+  // After the loop: the result (I_t — with DDR's forced summary when the budget ended the run, unless
+  // forcedSummary=false —, I_m, touched fields) is recorded as the run's `ddr-result` event.
+  async completeRun(model, ctx, status) {
+    closeDdrRun(ctx.runId);
+    const messages = messagesFromSteps(ctx.toolSet.systemPrompt, ctx.toolSet.buildBlockPrompt(ctx.block), ctx.store.getSteps(ctx.runId));
+    const flush = (model as { flushInsights?: (m: typeof messages) => Promise<void> }).flushInsights;
+    if (flush) await flush(messages);
+    await finishDdrRun(ctx.store, ctx.runId, {
+      finishRule: ctx.options.finishRule as DdrFinishRule,
+      emptyInsights: ctx.options.emptyInsights as DdrEmptyInsights,
+      insights: ctx.options.insights as DdrInsightMode,
+      ...(ctx.options.forcedSummary !== false && status === 'budget_exhausted' ? { model, messages } : {}),
+    });
+  },
+  runWithoutLoop: null,
+  score: (ctx) => scoreDdrRun({ store: ctx.store, run: ctx.run, block: ctx.block, suite: ctx.suite, judge: ctx.judge, options: ctx.options }),
+  aggregate: (groups, ctx) => aggregateDdr(groups, ctx.judge, ctx.options),
+  scoreLine(s) {
+    const m = s.summary;
+    return `I_m acc ${pct(m.messageWiseAccuracy)}%  I_t acc ${pct(m.trajectoryWiseAccuracy)}%  coverage ${pct(m.coverage)}%  H_norm ${num(m.normalizedEntropy, 3)}  halluc ${pct(m.hallucinationRate)}%${s.pending ? `  (${s.pending} pending)` : ''}${s.unjudged - s.pending ? `  (${s.unjudged - s.pending} unjudged)` : ''}`;
+  },
+  scoreJson: null,
+  runLineScore: null,
+  exportResults(store, runs, dir) {
+    if (!runs.length) return [];
+    mkdirSync(dir, { recursive: true });
+    const p = join(dir, 'ddr_results.jsonl');
+    const rs = [...runs].sort((a, b) => a.repeat - b.repeat);
+    writeFileSync(p, rs.map((r) => JSON.stringify({ runId: r.runId, entityId: r.block.ddr?.entityId ?? r.block.id, repeat: r.repeat, ...(readDdrResult(store, r.runId) ?? {}) })).join('\n') + '\n');
+    return [p];
+  },
+};

@@ -1,0 +1,109 @@
+/**
+ * LongDA as one benchmark definition: numeric questions about US government surveys, answered from long
+ * codebooks and microdata; blocks per publication; scored by tolerance match (LongTA `metric.py`).
+ * Source: LongDA paper; LongTA repository (`main.py`, `metric.py`, `tools.py`); issues 3, 5, 8, 12.
+ */
+import { join } from 'node:path';
+import { LONGTA_IMPORT_ALLOWLIST } from '../../kernel/allowlists.ts';
+import { exportLongdaResults } from '../../store/export.ts';
+import type { Block } from '../../suites/types.ts';
+import { defaultReferenceDir } from '../paths.ts';
+import type { OptionSpec } from '../options.ts';
+import type { BenchmarkDefinition } from '../types.ts';
+import { DEFAULT_LONGDA_OPTIONS } from './eval.ts';
+import { loadLongda } from './load.ts';
+import { ReferenceModel, findReferenceScript } from './reference.ts';
+import { aggregateLongda, longdaJsonScore, scoreLongdaRun, type LongdaRunDetail } from './score.ts';
+import { createLongdaToolSet, type LongdaDocs } from './toolset.ts';
+import { sharedDocIndex } from './docs.ts';
+
+const LONGTA = 'LongTA metric.py (MATCH_TOLERANCE, is_match)';
+
+/** LongDA scoring options (`--option`). */
+export const LONGDA_SCORE_OPTIONS: readonly OptionSpec[] = [
+  { name: 'tolerance', type: 'number', min: 0, default: DEFAULT_LONGDA_OPTIONS.tolerance, help: 'relative tolerance ε of τ = max(ε·|truth|, floor)', source: LONGTA },
+  { name: 'tolerance_floor', type: 'number', min: 0, default: DEFAULT_LONGDA_OPTIONS.tolerance_floor, help: 'absolute floor of τ in the answer\'s own units', source: `${LONGTA}; spec §2.7 item 3` },
+  { name: 'list_scoring', type: 'enum', values: ['partial', 'strict'], default: DEFAULT_LONGDA_OPTIONS.list_scoring, help: 'lists: mean of element hits (code, published numbers) or all elements (paper)', source: 'LongTA metric.py vs LongDA paper §4' },
+  { name: 'coverage', type: 'enum', values: ['comparable', 'structural'], default: DEFAULT_LONGDA_OPTIONS.coverage, help: 'headline coverage: answers the code can compare, or answers of the right shape (paper)', source: 'LongTA metric.py vs LongDA paper §4' },
+];
+
+const pct = (x: number | null | undefined) => (x === null || x === undefined ? '—' : (100 * x).toFixed(2));
+
+export const longda: BenchmarkDefinition = {
+  kind: 'longda',
+  title: 'LongDA',
+  description: 'numeric questions about US government surveys from long codebooks and microdata; tolerance match',
+  async load(root, opts) {
+    return loadLongda(root, opts);
+  },
+  taskText(block) {
+    const out = [
+      'Answer every question below from the survey data files and their documentation in this folder.',
+      'Read the documentation first: weights, variable codes, universes and exclusions matter.',
+      'Give each answer as a number (or a list of numbers in the order of the labels shown), in the units asked for.',
+      'Working by hand? Record the answers in `answers.json` as `{"q1": <number>, "q2": [<number>, <number>], ...}`.',
+      '',
+      '## Questions',
+      '',
+    ];
+    for (const q of block.items) {
+      if (q.type !== 'longda-query') continue;
+      const shape = q.answerStructure.kind === 'single_number' ? 'one number' : `a list of ${q.answerStructure.length} numbers: [${q.answerStructure.labels.join(', ')}]`;
+      out.push(`### ${q.id}`, '', q.question, '', `- Answer: ${shape}`);
+      if (q.additionalInfo) out.push(`- Notes: ${q.additionalInfo}`);
+      out.push('');
+    }
+    return out;
+  },
+  listingFields: (b) => (b.longda ? { survey: b.longda.survey, source: b.longda.source } : {}),
+  toolOptions: [],
+  scoreOptions: LONGDA_SCORE_OPTIONS,
+  toolSet(ctx) {
+    const block = ctx.block;
+    const first = block.visible.docs[0];
+    const docs = (ctx.docs as (() => Promise<LongdaDocs>) | undefined) ?? (() => {
+      if (!first) return Promise.reject(new Error('this block has no documentation files'));
+      return sharedDocIndex(first.path.slice(0, first.path.length - first.rel.length), block.visible.docs.map((d) => d.rel), ctx.docsCacheDir);
+    });
+    return createLongdaToolSet(block, { docs, maxSteps: ctx.maxSteps });
+  },
+  referenceAgent: (block: Block, o) => new ReferenceModel(block, findReferenceScript(o.referenceDir ?? defaultReferenceDir('longda'), block)),
+  kernelImportAllowlist: LONGTA_IMPORT_ALLOWLIST,
+  workspaceBlock: null,
+  prepareModel: null,
+  completeRun: null,
+  runWithoutLoop: null,
+  async score(ctx) {
+    return scoreLongdaRun(ctx.store, ctx.run, ctx.block, ctx.options);
+  },
+  async aggregate(groups) {
+    return aggregateLongda(groups);
+  },
+  scoreLine(s) {
+    const m = s.summary;
+    return `match ${pct(m.match)}%  coverage ${pct(m.coverage)}% (structural ${pct(m.coverageStructural)}%)  ${m.answered}/${m.queries} answered  tokens ${m.inputTokens}+${m.outputTokens}  steps ${m.steps}`;
+  },
+  scoreJson(s) {
+    const d = s.detail as LongdaRunDetail;
+    return {
+      coverage: d.score.coverage,
+      match: d.score.match,
+      queries: d.score.rows.map((r) => ({ qId: r.qId, answerStructure: r.answerStructure, rawAnswer: r.rawAnswer, given: r.given, expected: r.expected, coverage: r.coverage, coverageComparable: r.coverageComparable, coverageStructural: r.coverageStructural, match: r.match, matchPartial: r.matchPartial, matchStrict: r.matchStrict, absErr: r.absErr ?? null, hits: r.hits ?? null })),
+      unknownQIds: d.score.unknownQIds,
+      efficiency: d.efficiency,
+      heatmap: d.heatmap,
+    };
+  },
+  runLineScore: (store, runId, block) => longdaJsonScore(store, runId, block),
+  exportResults(store, runs, dir) {
+    // LongTA's results folder per repeat: answers_progress.csv, run_summary.json, codes, notes, tool usage
+    const files: string[] = [];
+    const repeats = [...new Set(runs.map((d) => d.repeat))].sort((a, b) => a - b);
+    for (const r of repeats) {
+      const out = repeats.length > 1 ? join(dir, `repeat-${r}`) : dir;
+      exportLongdaResults(store, runs.filter((d) => d.repeat === r), out);
+      files.push(join(out, 'answers_progress.csv'));
+    }
+    return files;
+  },
+};

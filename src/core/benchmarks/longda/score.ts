@@ -1,0 +1,126 @@
+/**
+ * LongDA scoring of a stored run: the answers the answer tool recorded, matched against the block's ground
+ * truth with LongTA's tolerance rule (`eval.ts`), efficiency and the tool-usage heatmap; and the pooled
+ * aggregate of LongTA's `generate_evaluation_summary`. Source: LongDA paper §4 (metrics); LongTA `metric.py`,
+ * `main.py`; issue 8.
+ */
+import { pyNumberText } from '../../store/export.ts';
+import type { RunStore } from '../../store/run-store.ts';
+import type { RunRecord, StepRecord } from '../../store/records.ts';
+import type { Block, LongdaQuery as SuiteLongdaQuery } from '../../suites/types.ts';
+import { aggregateBase, scoreBase, type RunScore, type ScoreAggregate } from '../../eval/run-score.ts';
+import type { ScoreGroup } from '../types.ts';
+import type { OptionValues } from '../options.ts';
+import {
+  LONGDA_TOOLS, longdaEfficiency, longdaOptions, longdaRates, scoreLongda, toolUsageHeatmap,
+  type LongdaEfficiency, type LongdaQuery, type LongdaRowScore, type LongdaScore, type ToolHeatmap,
+} from './eval.ts';
+
+/**
+ * Ground-truth queries of a LongDA block in the evaluator's shape.
+ * @param block a LongDA block from the loader. @returns queries (q_id = LongTA q_id).
+ */
+export function longdaQueriesOf(block: Block): LongdaQuery[] {
+  return block.items.filter((i): i is SuiteLongdaQuery => i.type === 'longda-query').map((q) => ({
+    qId: q.longdaId,
+    blockId: `${block.longda?.survey ?? ''}_${block.longda?.source ?? ''}`,
+    survey: block.longda?.survey ?? '',
+    source: block.longda?.source ?? '',
+    internalId: q.internalId,
+    query: q.question,
+    answerStructure: q.answerStructure.kind === 'single_number' ? 'single_number' : `[${q.answerStructure.labels.join(', ')}]`,
+    additionalInfo: q.additionalInfo,
+    answer: q.answerText,
+  }));
+}
+
+/** Tool names called at each step (one entry per step). */
+export function stepToolNames(steps: readonly StepRecord[]): string[][] {
+  return steps.map((s) => s.toolCalls.map((c) => c.name));
+}
+
+/** LongDA details of one run. */
+export interface LongdaRunDetail {
+  score: LongdaScore;
+  efficiency: LongdaEfficiency;
+  heatmap: ToolHeatmap;
+  /** Tool names called at each step (for pooled heatmaps). */
+  toolSteps: string[][];
+}
+
+/**
+ * Scores one LongDA run (no judge: tolerance matching).
+ * @param options parsed scoring options (`tolerance`, `tolerance_floor`, `list_scoring`, `coverage`).
+ * @returns the run's score; rates are fractions in [0, 1].
+ * @throws LoupeInputError for an invalid option value.
+ */
+export function scoreLongdaRun(store: RunStore, run: RunRecord, block: Block, options: OptionValues): RunScore {
+  const opts = longdaOptions(options as Record<string, string | number>);
+  const queries = longdaQueriesOf(block);
+  const answers = new Map<string, string>();
+  const byAlt = new Map<string, string>();
+  for (const q of block.items) {
+    if (q.type !== 'longda-query') continue;
+    byAlt.set(q.id, q.longdaId);
+    byAlt.set(q.uid, q.longdaId);
+  }
+  // One recorded value, one score: the value the answer tool recorded (and the results export writes, as LongTA's
+  // `my_answer`), not the raw text it came from (`[503.6]` for a single-number question was recorded as 503.6).
+  for (const a of store.getAnswers(run.id)) answers.set(byAlt.get(a.queryId) ?? a.queryId, a.answer != null ? pyNumberText(a.answer) : a.raw);
+  const score = scoreLongda(queries, answers, opts);
+  const steps = store.getSteps(run.id);
+  const names = stepToolNames(steps);
+  const toolCalls: Record<string, number> = {};
+  for (const s of names) for (const t of s) toolCalls[t] = (toolCalls[t] ?? 0) + 1;
+  const efficiency = longdaEfficiency([{ blockId: run.blockId, inputTokens: run.tokens.input, outputTokens: run.tokens.output, steps: run.steps, wallSeconds: run.durationMs / 1000, toolCalls }]);
+  const heatmap = toolUsageHeatmap([names], { tools: [...LONGDA_TOOLS, 'python'] });
+  return {
+    ...scoreBase(run, 'longda', 'none', { ...opts }),
+    summary: {
+      queries: score.n,
+      answered: score.answered,
+      coverage: score.coverage,
+      coverageComparable: score.coverageComparable,
+      coverageStructural: score.coverageStructural,
+      match: score.match,
+      matchPartial: score.matchPartial,
+      matchStrict: score.matchStrict,
+      mae: score.mae,
+      inputTokens: efficiency.inputTokens,
+      outputTokens: efficiency.outputTokens,
+      steps: efficiency.totalSteps,
+      wallSeconds: efficiency.wallSeconds,
+    },
+    detail: { score, efficiency, heatmap, toolSteps: names } satisfies LongdaRunDetail,
+  };
+}
+
+/**
+ * LongDA aggregate per model: rates pooled over every query of the runs (Σ match / Σ queries), tokens and time
+ * summed, average steps per block. Source: LongTA `generate_evaluation_summary`.
+ */
+export function aggregateLongda(groups: readonly ScoreGroup[]): ScoreAggregate[] {
+  return groups.map(({ model, scores }) => {
+    const agg = aggregateBase('longda', model, scores);
+    const ok = scores.filter((s) => !s.error);
+    const rows: LongdaRowScore[] = ok.flatMap((s) => (s.detail as LongdaRunDetail).score.rows);
+    const r = longdaRates(rows);
+    const eff = longdaEfficiency(ok.map((s) => ({ blockId: s.blockId, inputTokens: s.summary.inputTokens ?? 0, outputTokens: s.summary.outputTokens ?? 0, steps: s.summary.steps ?? 0, wallSeconds: s.summary.wallSeconds ?? 0 })));
+    agg.metrics = { queries: r.n, coverage: r.coverage, coverageComparable: r.coverageComparable, coverageStructural: r.coverageStructural, match: r.match, matchPartial: r.matchPartial, matchStrict: r.matchStrict, mae: r.mae, inputTokens: eff.inputTokens, outputTokens: eff.outputTokens, totalTokens: eff.totalTokens, avgStepsPerBlock: eff.avgStepsPerBlock, wallHours: eff.wallHours };
+    agg.method = 'pooled over queries (LongTA generate_evaluation_summary); tokens and time summed over runs';
+    return agg;
+  });
+}
+
+/**
+ * The LongDA score of one run for `loupe run --json` (no judge needed): rates as fractions and the options used.
+ * @returns `{ benchmark, options, queries, answered, coverage, coverageStructural, match, matchStrict }`.
+ * @throws LoupeInputError for an unknown run id or invalid options.
+ */
+export function longdaJsonScore(store: RunStore, runId: string, block: Block, options: OptionValues = {}): Record<string, unknown> {
+  const run = store.getRun(runId);
+  if (!run) throw new Error(`run ${runId} not found in ${store.file}`);
+  const s = scoreLongdaRun(store, run, block, options);
+  const m = s.summary;
+  return { benchmark: 'longda', options: s.options, queries: m.queries, answered: m.answered, coverage: m.coverage, coverageStructural: m.coverageStructural, match: m.match, matchStrict: m.matchStrict };
+}

@@ -1,0 +1,118 @@
+/**
+ * One benchmark = one {@link BenchmarkDefinition}: its loader, task text, tool set, reference agent, options,
+ * scorer and aggregator in one typed object, listed in one registry (`registry.ts`). The runner, the CLI,
+ * the views and `loupe score` iterate the registry; nothing outside a benchmark's folder compares a suite
+ * name (an ESLint rule enforces it). Every member is required: a part a benchmark does not have is written
+ * as `null`, so a forgotten part is a compile error, not a silent `default:` branch.
+ * Source: issue 12.
+ */
+import type { AgentRunResult, ModelClient } from '../agent/loop.ts';
+import type { ToolSet } from '../agent/types.ts';
+import type { Judge } from '../eval/judges/types.ts';
+import type { RunScore, ScoreAggregate, ScoringSession } from '../eval/run-score.ts';
+import type { RunStore } from '../store/run-store.ts';
+import type { RunRecord } from '../store/records.ts';
+import type { Block, LoadSuiteOptions, Suite } from '../suites/types.ts';
+import type { Logger } from '../util/log.ts';
+import type { OptionSpec, OptionValues } from './options.ts';
+
+/** What a tool set is built from. */
+export interface ToolSetContext {
+  block: Block;
+  /** Parsed tool-set options (see {@link BenchmarkDefinition.toolOptions}). */
+  options: OptionValues;
+  agent: 'llm' | 'reference';
+  /** Step budget override (undefined: the tool set's default). */
+  maxSteps?: number;
+  /** Documentation index cache folder. */
+  docsCacheDir?: string;
+  /** Overrides the documentation provider (tests): the benchmark casts it to its own docs interface. */
+  docs?: () => Promise<unknown>;
+}
+
+/** What a run's hooks see. */
+export interface RunHookContext {
+  store: RunStore;
+  runId: string;
+  block: Block;
+  toolSet: ToolSet;
+  /** Parsed tool-set options. */
+  options: OptionValues;
+}
+
+/** Inputs of a benchmark's scorer for one stored run. */
+export interface ScoreContext {
+  store: RunStore;
+  run: RunRecord;
+  suite: Suite;
+  block: Block;
+  judge: Judge;
+  /** Scoring options parsed once against {@link BenchmarkDefinition.scoreOptions} (defaults filled in). */
+  options: OptionValues;
+  /** The raw `name=value` strings as the user gave them (before defaults). */
+  raw: Readonly<Record<string, string>>;
+  /** Shared resources across the runs of one scoring session (BLADE's Python driver and ground truth). */
+  session: ScoringSession;
+  /** Caption embedder and other extras of a surface (AnalystBench figures); benchmark-specific. */
+  extras: Readonly<Record<string, unknown>>;
+  log: Logger;
+}
+
+/** The runs of one model on one benchmark, for {@link BenchmarkDefinition.aggregate}. */
+export interface ScoreGroup {
+  model: string;
+  scores: RunScore[];
+}
+
+/** One run of a block as given to {@link BenchmarkDefinition.exportResults}. */
+export interface ExportedRun {
+  runId: string;
+  block: Block;
+  repeat: number;
+}
+
+/** A benchmark as Loupe runs and scores it. */
+export interface BenchmarkDefinition {
+  /** Registry key and the run's `suite` (`longda`, `blade`, ...): lower case, as typed in `--suite`. */
+  readonly kind: string;
+  /** Display name (`LongDA`, `DDR-Bench`). */
+  readonly title: string;
+  /** One line: what an agent does and how it is scored. */
+  readonly description: string;
+  /** Reads the benchmark in its native layout from `root`. @throws LoupeInputError for a root that is missing, empty or not this benchmark. */
+  load(root: string, opts: LoadSuiteOptions): Promise<Suite>;
+  /** The benchmark-specific part of the agent's task text (TASK.md and the first prompt): instructions and items, never answers. */
+  taskText(block: Block): string[];
+  /** Extra fields of a block in listings (`loupe blocks --json`, Benchmarks view). */
+  listingFields(block: Block): Record<string, unknown>;
+  /** Named tool-set options (`--tool-option`), recorded with each run. */
+  readonly toolOptions: readonly OptionSpec[];
+  /** Named scoring options (`--option`), echoed in every score. */
+  readonly scoreOptions: readonly OptionSpec[];
+  /** The agent's tools, system prompt and block prompt. @throws LoupeInputError for a bad option value. */
+  toolSet(ctx: ToolSetContext): ToolSet;
+  /** The `reference` agent (a model client that submits a known-good solution), or null when the benchmark has none. */
+  readonly referenceAgent: ((block: Block, o: { referenceDir?: string }) => ModelClient) | null;
+  /** Python modules the kernel may import (an allowlist, e.g. LongTA's), or null for any installed module. */
+  readonly kernelImportAllowlist: readonly string[] | null;
+  /** The block as its workspace presents it under these tool options (AnalystBench's "instruction only" hides the sources), or null to use it as it is. */
+  readonly workspaceBlock: ((block: Block, options: OptionValues) => Block) | null;
+  /** Wraps the model for per-step extras (DDR's message-wise insight calls), or null. */
+  readonly prepareModel: ((model: ModelClient, ctx: RunHookContext) => ModelClient) | null;
+  /** Runs after the agent loop (DDR records its insights and final report), or null. */
+  readonly completeRun: ((model: ModelClient, ctx: RunHookContext, status: string) => Promise<void>) | null;
+  /** Runs the block without the agent loop (BLADE MCQ asks one question per call), or null to use the loop. */
+  readonly runWithoutLoop: ((o: { store: RunStore; runId: string; block: Block; model: ModelClient; signal?: AbortSignal }) => Promise<AgentRunResult>) | null;
+  /** Scores one stored run. Throw only for bad options (LoupeInputError); a failure of the run is `error` in the result. */
+  score(ctx: ScoreContext): Promise<RunScore>;
+  /** Combines the scored runs of this benchmark, one group per model, the way the benchmark's paper or code does. */
+  aggregate(groups: ScoreGroup[], ctx: { judge?: Judge; options: OptionValues; raw: Readonly<Record<string, string>> }): Promise<ScoreAggregate[]>;
+  /** One text line of a run's score (`loupe score` without `--json`), after the run's id, block and model. */
+  scoreLine(s: RunScore): string;
+  /** Fields added to a run's `loupe score --json` line (LongDA's per-query rows), or null to print `detail`. */
+  readonly scoreJson: ((s: RunScore) => Record<string, unknown>) | null;
+  /** A score that needs no judge, put on each `loupe run --json` line (LongDA's match and coverage), or null. */
+  readonly runLineScore: ((store: RunStore, runId: string, block: Block) => Record<string, unknown>) | null;
+  /** Writes the benchmark's own results files for runs (`loupe run --results DIR`), or null when it has none. @returns files written. */
+  readonly exportResults: ((store: RunStore, runs: ExportedRun[], dir: string) => string[]) | null;
+}

@@ -1,0 +1,113 @@
+/**
+ * The uniform score of one stored run and the aggregate of a (benchmark, model) group, whatever the
+ * benchmark; plus the scoring session that benchmarks share resources through. Produced by each
+ * benchmark's scorer (src/core/benchmarks/<name>/), read by `loupe score`, `loupe report`, the Results view.
+ * Source: issue 8 "CLI and UI"; issue 12 (one definition per benchmark).
+ */
+import type { RunRecord } from '../store/records.ts';
+
+/** The uniform per-run result. */
+export interface RunScore {
+  runId: string;
+  suite: string;
+  blockId: string;
+  model: string;
+  agent: string;
+  status: string;
+  benchmark: string;
+  judgeId: string;
+  /** Options used, by the name the user types (the benchmark's complete option set, defaults included). */
+  options: Record<string, unknown>;
+  /** Headline metrics: fractions in [0, 1] for rates; percentages only where the name says `Percent`. */
+  summary: Record<string, number | null>;
+  /** Judgements still pending (human) or failed: the score is partial while > 0. */
+  pending: number;
+  unjudged: number;
+  detail: unknown;
+  error?: string;
+}
+
+/** Aggregate of one (benchmark, model) group. */
+export interface ScoreAggregate {
+  benchmark: string;
+  model: string;
+  runs: number;
+  runIds: string[];
+  failed: number;
+  pending: number;
+  /** Per benchmark: pooled, averaged or bootstrapped as `method` says. */
+  metrics: Record<string, number | null>;
+  /** How `metrics` were combined. */
+  method: string;
+  /** Aggregation options in effect (BLADE: `failed_runs`). */
+  options?: Record<string, unknown>;
+  extra?: unknown;
+}
+
+/**
+ * Resources shared by the runs scored together (a Python driver, ground truth per dataset), created on first
+ * use and closed once at the end.
+ */
+export interface ScoringSession {
+  /** The resource under `key`, made by `make` on first use; `close` is called by {@link ScoringSession.close}. */
+  resource<T>(key: string, make: () => T, close?: (value: T) => Promise<void> | void): T;
+  close(): Promise<void>;
+}
+
+/**
+ * A scoring session: resources by key, closed in reverse order of creation.
+ * @returns the session; call `close()` when the scoring is done (errors of one close do not stop the others).
+ */
+export function scoringSession(): ScoringSession {
+  const items = new Map<string, { value: unknown; close?: (v: unknown) => Promise<void> | void }>();
+  return {
+    resource<T>(key: string, make: () => T, close?: (value: T) => Promise<void> | void): T {
+      let e = items.get(key);
+      if (!e) items.set(key, (e = { value: make(), ...(close ? { close: close as (v: unknown) => Promise<void> | void } : {}) }));
+      return e.value as T;
+    },
+    async close() {
+      for (const e of [...items.values()].reverse()) {
+        try {
+          await e.close?.(e.value);
+        } catch {
+          /* a resource that fails to close must not keep the others open */
+        }
+      }
+      items.clear();
+    },
+  };
+}
+
+/** The model a run is grouped under: its model, else its agent (`reference`). */
+export const modelOf = (r: RunRecord): string => r.model ?? r.agent;
+
+/**
+ * The fields of a {@link RunScore} every benchmark fills the same way.
+ * @param benchmark the benchmark kind; `judgeId` the judge's id; `options` the options used.
+ */
+export function scoreBase(run: RunRecord, benchmark: string, judgeId: string, options: Record<string, unknown>): Omit<RunScore, 'summary' | 'detail'> {
+  return { runId: run.id, suite: run.suite, blockId: run.blockId, model: modelOf(run), agent: run.agent, status: run.status, benchmark, judgeId, options, pending: 0, unjudged: 0 };
+}
+
+/**
+ * The skeleton aggregate of a group: counts, run ids, pending, no metrics yet.
+ * @param benchmark kind; `model` the group's model; `scores` its runs.
+ */
+export function aggregateBase(benchmark: string, model: string, scores: readonly RunScore[]): ScoreAggregate {
+  return { benchmark, model, runs: scores.length, runIds: scores.map((s) => s.runId), failed: scores.filter((s) => s.error).length, pending: scores.reduce((n, s) => n + s.pending, 0), metrics: {}, method: 'mean over runs' };
+}
+
+/**
+ * Means of every numeric summary metric over the runs that scored (nulls skipped; a metric no run has is null).
+ * @returns metrics by name.
+ */
+export function meanSummaries(scores: readonly RunScore[]): Record<string, number | null> {
+  const ok = scores.filter((s) => !s.error);
+  const out: Record<string, number | null> = {};
+  for (const key of new Set(ok.flatMap((s) => Object.keys(s.summary)))) {
+    const v = ok.map((s) => s.summary[key]).filter((x): x is number => typeof x === 'number');
+    out[key] = v.length ? v.reduce((a, b) => a + b, 0) / v.length : null;
+  }
+  return out;
+}

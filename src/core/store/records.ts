@@ -1,0 +1,186 @@
+/**
+ * The records of a run as the run store keeps them: run, step (one model call and its tool calls), answer,
+ * kernel cell, run event, and the chat messages a step holds. Below the agent, evaluation and UI layers:
+ * the store and every reader of runs import them from here. Source: issue 5 (run store); issue 12 (layering).
+ */
+import type { ExecuteResult as KernelExecuteResult } from '../kernel/python-kernel.ts';
+
+/** A recorded answer: one number or a list of numbers (LongDA answer structures). */
+export type AnswerValue = number | number[];
+
+// ---------------------------------------------------------------- chat messages (OpenAI shape)
+
+export interface ToolCall {
+  id: string;
+  type: 'function';
+  function: { name: string; arguments: string };
+}
+
+export interface SystemMessage { role: 'system'; content: string }
+export interface UserMessage { role: 'user'; content: string }
+export interface AssistantMessage {
+  role: 'assistant';
+  content: string | null;
+  tool_calls?: ToolCall[];
+  /** Reasoning text if the server returned one (not sent back). */
+  reasoning?: string;
+}
+export interface ToolMessage { role: 'tool'; tool_call_id: string; content: string }
+export type ChatMessage = SystemMessage | UserMessage | AssistantMessage | ToolMessage;
+
+/** Token usage of one model call. */
+export interface Usage {
+  input: number;
+  output: number;
+  cached: number;
+}
+
+// ---------------------------------------------------------------- records
+
+export type RunStatus = 'pending' | 'running' | 'finished' | 'budget_exhausted' | 'failed' | 'cancelled';
+/** Terminal statuses reported by `loupe run --json`. */
+export type FinalRunStatus = 'finished' | 'budget_exhausted' | 'failed' | 'cancelled';
+
+/** One tool call of a step, with its observation. */
+export interface ToolCallRecord {
+  id: string;
+  name: string;
+  /** Arguments as the model sent them (may be malformed JSON). */
+  argumentsText: string;
+  observation: string;
+  isError: boolean;
+  /** Observation was cut head+tail. */
+  truncated: boolean;
+  durationMs: number;
+  data?: unknown;
+}
+
+/** One step = one model call plus the tool calls it made. Committed before the next model call. */
+export interface StepRecord {
+  runId: string;
+  index: number;
+  startedAt: string;
+  endedAt: string;
+  /** Model call latency (ms). */
+  latencyMs: number;
+  /** Time spent in tools (ms). */
+  toolMs: number;
+  assistant: AssistantMessage;
+  toolCalls: ToolCallRecord[];
+  /** Messages added after the tool results (e.g. a nudge when no tool was called). */
+  extraMessages: ChatMessage[];
+  usage: Usage;
+  costUsd: number | null;
+  finishReason: string | null;
+}
+
+/**
+ * What a run was made with, as recorded (no API key): the model configuration, the budget, and where its
+ * suite and block come from. `reopenRun` (src/core/runs/reopen.ts) reads the suite fields back.
+ */
+export interface RunParams {
+  // model configuration (LlmConfig without the key)
+  model?: string;
+  baseUrl?: string;
+  temperature?: number;
+  maxTokens?: number;
+  maxTokensField?: 'max_tokens' | 'max_completion_tokens';
+  reasoningEffort?: string;
+  stream?: boolean;
+  idleTimeoutMs?: number;
+  timeoutMs?: number;
+  maxRetries?: number;
+  retryBaseMs?: number;
+  retryMaxMs?: number;
+  pricePerMillionInput?: number;
+  pricePerMillionOutput?: number;
+  pricePerMillionCachedInput?: number;
+  // budget
+  maxSteps?: number;
+  maxWallMs?: number;
+  maxTotalTokens?: number;
+  maxCostUsd?: number;
+  maxObservationChars?: number;
+  /** 1-based repeat number. */
+  repeat?: number;
+  /** Absolute root the suite was loaded from (folder, or DDR database file). */
+  suiteRoot?: string;
+  /** The benchmark kind (same as the run's `suite`). */
+  suiteKind?: string;
+  /** Interpreter the kernel was configured with. */
+  python?: string;
+  /** Named tool-set options as given (`--tool-option k=v`); see each benchmark's `toolOptions`. */
+  toolSetOptions?: Record<string, string>;
+  /** DDR: how the final report was taken (older runs recorded it here). */
+  finishRule?: 'paper' | 'code';
+  /** Loader options a suite needs to be reopened (DDR `entities`, `database`, `metadataDir`, `checklist`). */
+  loadOptions?: { entities?: string; database?: string; metadataDir?: string; checklist?: string };
+}
+
+export interface RunRecord {
+  id: string;
+  suite: string;
+  blockId: string;
+  agent: string;
+  model: string | null;
+  params: RunParams;
+  promptHash: string;
+  toolSet: string;
+  /** file path (relative to the suite root) → sha256 */
+  dataChecksums: Record<string, string>;
+  loupeVersion: string;
+  sandbox: string;
+  workspace: string;
+  status: RunStatus;
+  statusReason: string | null;
+  createdAt: string;
+  startedAt: string | null;
+  endedAt: string | null;
+  /** Sum of active time over all sessions (resume adds to it). */
+  durationMs: number;
+  steps: number;
+  tokens: Usage;
+  costUsd: number | null;
+  /** pid of the process driving the run while it is `running` (null otherwise). */
+  ownerPid?: number | null;
+  /** Last step commit (ISO time) of the current session. */
+  heartbeatAt?: string | null;
+}
+
+export interface AnswerRecord {
+  runId: string;
+  queryId: string;
+  answer: AnswerValue;
+  raw: string;
+  stepIndex: number;
+}
+
+export interface KernelCellRecord {
+  runId: string;
+  stepIndex: number;
+  /** Order within the run. */
+  seq: number;
+  code: string;
+  status: KernelExecuteResult['status'];
+  stdout: string;
+  stderr: string;
+  result: string | null;
+  error: KernelExecuteResult['error'] | null;
+  tables: { html: string; text: string }[];
+  /** base64 PNGs */
+  figures: string[];
+  durationMs: number;
+  /** true if this execution was a replay on resume (state rebuild). */
+  replay: boolean;
+  /** The kernel restarted during this cell: the state built by earlier cells is gone. */
+  restarted?: boolean;
+}
+
+/** A run log line (resume, kernel restart, warnings) shown with the run. */
+export interface RunEventRecord {
+  runId: string;
+  at: string;
+  kind: string;
+  message: string;
+}
+
