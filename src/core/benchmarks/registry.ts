@@ -14,7 +14,10 @@ import type { BenchmarkDefinition } from './types.ts';
 /** The shipped benchmarks, in display order. */
 const BUILTIN: readonly BenchmarkDefinition[] = [longda, blade, bladeMcq, ddr, analystbench];
 
-const extra: BenchmarkDefinition[] = [];
+// Kept on globalThis: a test bundle (out/test/*.js) has its own copy of this module, and its registrations must
+// reach the extension's copy.
+const KEY = Symbol.for('loupe.benchmarks.extra');
+const extra: BenchmarkDefinition[] = ((globalThis as Record<symbol, unknown>)[KEY] as BenchmarkDefinition[] | undefined) ?? ((globalThis as Record<symbol, unknown>)[KEY] = []) as BenchmarkDefinition[];
 
 /** Every registered benchmark, shipped ones first, in display order. */
 export function benchmarks(): readonly BenchmarkDefinition[] {

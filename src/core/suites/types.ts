@@ -9,11 +9,12 @@
  */
 import type { Logger } from '../util/log.ts';
 
-/** The benchmark kinds Loupe reads natively. `blade-mcq` is BLADE's second task type (Task 1, MCQs). */
-export type SuiteKind = 'longda' | 'blade' | 'blade-mcq' | 'ddr' | 'analystbench';
+/**
+ * A benchmark kind: the key of a registered benchmark (src/core/benchmarks/registry.ts). The shipped ones are
+ * `longda`, `blade`, `blade-mcq` (BLADE's Task 1, MCQs), `ddr`, `analystbench`.
+ */
+export type SuiteKind = string;
 
-/** Every {@link SuiteKind}, in display order. */
-export const SUITE_KINDS: readonly SuiteKind[] = ['longda', 'blade', 'blade-mcq', 'ddr', 'analystbench'];
 
 /** Where a suite came from. */
 export interface SuiteSource {
@@ -190,7 +191,14 @@ export interface AnalystTaskItem {
   instruction: string;
 }
 
-export type BlockItem = LongdaQuery | BladeQuestion | BladeMcqItem | DdrEntityItem | AnalystTaskItem;
+/** An item of a benchmark outside the four (a registered plug-in or test benchmark): its id and the text the agent sees. */
+export interface TaskItem {
+  type: 'task';
+  id: string;
+  text: string;
+}
+
+export type BlockItem = LongdaQuery | BladeQuestion | BladeMcqItem | DdrEntityItem | AnalystTaskItem | TaskItem;
 
 /** A block of work: what one agent run gets. */
 export interface Block {

@@ -152,6 +152,8 @@ export function describeItem(item: BlockItem): { label: string; detail: string }
       return { label: `Entity ${item.entityId}`, detail: item.prompt };
     case 'analyst-task':
       return { label: item.instruction.split('\n')[0]?.slice(0, 120) ?? item.id, detail: item.instruction };
+    case 'task':
+      return { label: item.text.split('\n')[0]?.slice(0, 120) ?? item.id, detail: item.text };
   }
 }
 
