@@ -10,6 +10,36 @@ const noVscode = {
   }],
 };
 
+
+// Benchmark names: only a benchmark's own folder (src/core/benchmarks/<name>/) compares a suite or benchmark with a
+// benchmark name; everything else asks the registry (src/core/benchmarks/registry.ts). Issue 12.
+const SUITE_NAME = '/^(longda|blade|blade-mcq|ddr|analystbench)$/';
+const SUITE_FIELD = '/^(suite|benchmark|kind|suiteKind)$/';
+const suiteNameMessage = 'Do not branch on a benchmark name here: add a member to BenchmarkDefinition (src/core/benchmarks/types.ts) and ask the registry.';
+const noSuiteNames = {
+  'no-restricted-syntax': ['error',
+    { selector: `BinaryExpression:has(> Literal[value=${SUITE_NAME}]):has(> MemberExpression[property.name=${SUITE_FIELD}])`, message: suiteNameMessage },
+    { selector: `BinaryExpression:has(> Literal[value=${SUITE_NAME}]):has(> Identifier[name=${SUITE_FIELD}])`, message: suiteNameMessage },
+    { selector: `SwitchStatement[discriminant.property.name=${SUITE_FIELD}] > SwitchCase > Literal[value=${SUITE_NAME}]`, message: suiteNameMessage },
+    { selector: `SwitchStatement[discriminant.name=${SUITE_FIELD}] > SwitchCase > Literal[value=${SUITE_NAME}]`, message: suiteNameMessage },
+  ],
+};
+
+// Layers of src/core (issue 12): util, suites, store, kernel < docs, env < agent, eval < benchmarks < runs < ui.
+// A lower layer never imports a higher one; agent and eval do not import each other; core imports no protocol
+// types except the view models in core/ui (type imports only).
+const layer = (banned, extra = []) => ({
+  'no-restricted-imports': ['error', {
+    paths: [{ name: 'vscode', message: 'src/core must run without VS Code.' }],
+    patterns: [
+      { group: ['**/vscode/**', '**/extension', '**/extension.ts'], message: 'Core code must not depend on the VS Code glue layer.' },
+      ...banned.map((b) => ({ group: [`**/core/${b}/**`, `../${b}/**`, `../../${b}/**`], message: `this layer must not import src/core/${b} (a higher layer, or agent/eval across): see CONTRIBUTING.md "Layers"` })),
+      ...extra,
+    ],
+  }],
+});
+const noProtocol = { group: ['**/protocol/**'], message: 'src/core must not import src/protocol (only the view models in src/core/ui may, as types).' };
+
 export default tseslint.config(
   { ignores: ['dist/**', 'out/**', 'node_modules/**', '.cache/**', 'test-results/**', '.vscode-test/**', 'media/**'] },
   js.configs.recommended,
@@ -24,6 +54,15 @@ export default tseslint.config(
     },
   },
   { files: ['src/core/**', 'src/protocol/**', 'webview/**', 'test/unit/**', 'test/perf/**', 'benchmarks/**'], rules: noVscode },
+
+  { files: ['src/**/*.ts', 'webview/**/*.ts'], ignores: ['src/core/benchmarks/*/**', 'src/core/ui/results-data.ts', 'src/core/ui/report.ts'], rules: noSuiteNames },
+  { files: ['src/core/util/**', 'src/core/suites/**', 'src/core/store/**', 'src/core/kernel/**'], rules: layer(['docs', 'agent', 'eval', 'benchmarks', 'runs', 'ui'], [noProtocol]) },
+  { files: ['src/core/docs/**', 'src/core/env/**'], rules: layer(['agent', 'eval', 'benchmarks', 'runs', 'ui'], [noProtocol]) },
+  { files: ['src/core/agent/**'], rules: layer(['eval', 'benchmarks', 'runs', 'ui'], [noProtocol]) },
+  { files: ['src/core/eval/**'], rules: layer(['agent', 'benchmarks', 'runs', 'ui'], [noProtocol]) },
+  { files: ['src/core/benchmarks/**'], rules: layer(['runs', 'ui'], [noProtocol]) },
+  { files: ['src/core/runs/**'], rules: layer(['ui'], [noProtocol]) },
+  { files: ['src/core/ui/**'], rules: { 'no-restricted-imports': 'off', '@typescript-eslint/no-restricted-imports': ['error', { paths: [{ name: 'vscode', message: 'src/core must run without VS Code.' }], patterns: [{ group: ['**/vscode/**', '**/extension', '**/extension.ts'], message: 'Core code must not depend on the VS Code glue layer.' }, { ...noProtocol, allowTypeImports: true }] }] } },
   { files: ['webview/**'], languageOptions: { globals: { ...globals.browser } } },
   { files: ['**/*.js', '**/*.cjs'], rules: { '@typescript-eslint/no-require-imports': 'off' } },
 );

@@ -1,4 +1,5 @@
 import { parseArgs } from 'node:util';
+import { benchmarks, getBenchmark } from '../core/benchmarks/registry.ts';
 import { plural } from './plural.ts';
 import { loadSuite, parseSuiteKind, summariseBlock } from '../core/benchmarks/index.ts';
 import { globMatcher } from '../core/suites/glob.ts';
@@ -27,7 +28,10 @@ export const blocksCommand: CliCommand = {
     if (!values.suite) throw new UsageError('--suite is required');
     if (!values.root) throw new UsageError('--root is required');
     const kind = parseSuiteKind(values.suite);
-    if (values.entities && kind !== 'ddr') throw new UsageError('--entities applies to --suite ddr only');
+    const def = getBenchmark(kind);
+    for (const [flag, opt] of [['entities', 'entities'], ['database', 'database'], ['metadata', 'metadataDir'], ['tables', 'tableFilter'], ['publications', 'publications']] as const) {
+      if (values[flag] && !def.loaderOptions.includes(opt)) throw new UsageError(`--${flag} applies to ${benchmarks().filter((b) => b.loaderOptions.includes(opt)).map((b) => `--suite ${b.kind}`).join(' or ') || 'no suite'} only`);
+    }
     const tables = values.tables ? values.tables.split(',').map((g) => globMatcher(g.trim(), '--tables')) : undefined;
     let lastPct = -1;
     const suite = await loadSuite(kind, values.root, {

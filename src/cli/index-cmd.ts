@@ -1,7 +1,8 @@
 import { parseArgs } from 'node:util';
 import { plural } from './plural.ts';
 import { openDocIndex } from '../core/docs/index.ts';
-import { defaultDocsCacheDir, suiteDocFiles } from '../core/docs/roots.ts';
+import { defaultDocsCacheDir } from '../core/docs/roots.ts';
+import { suiteDocFiles } from '../core/benchmarks/index.ts';
 import { UsageError, type CliCommand } from './types.ts';
 
 /** `loupe index`: builds (or refreshes) the documentation index of a folder and prints its report. */

@@ -1,6 +1,7 @@
 import { writeFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
-import { buildReport, renderHtml, renderMarkdown } from '../core/eval/report.ts';
+import { findBenchmark } from '../core/benchmarks/registry.ts';
+import { buildReport, renderHtml, renderMarkdown } from '../core/ui/report.ts';
 import { aggregateScores, scoreStoredRun, type RunScore } from '../core/runs/score-run.ts';
 import { ExactOnlyJudge } from '../core/eval/judges/index.ts';
 import { listScores, SqliteJudgementStore } from '../core/eval/store.ts';
@@ -31,7 +32,7 @@ export const reportCommand: CliCommand = {
       for (const r of store.listRuns(values.suite ? { suite: values.suite } : {}).reverse()) {
         const s = saved.get(r.id);
         if (s) runs.push(s);
-        else if (r.suite === 'longda') runs.push(await scoreStoredRun(store, r.id, { judge, suites, ...(values['suite-root'] ? { suiteRoot: values['suite-root'] } : {}) }));
+        else if (findBenchmark(r.suite)?.judgeFree) runs.push(await scoreStoredRun(store, r.id, { judge, suites, ...(values['suite-root'] ? { suiteRoot: values['suite-root'] } : {}) }));
         else runs.push({ runId: r.id, suite: r.suite, blockId: r.blockId, model: r.model ?? r.agent, agent: r.agent, status: r.status, benchmark: r.suite, judgeId: 'none', options: {}, summary: {}, pending: 0, unjudged: 0, detail: null, error: 'not scored yet (run loupe score)' });
       }
     } finally {

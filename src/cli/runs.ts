@@ -1,10 +1,13 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
-import { loadSuite, parseSuiteKind, type Block } from '../core/benchmarks/index.ts';
+import type { Suite } from '../core/benchmarks/index.ts';
+import { getBenchmark } from '../core/benchmarks/registry.ts';
+import type { ExportedRun } from '../core/benchmarks/types.ts';
+import { reopenRun } from '../core/runs/reopen.ts';
 import { isRunActive } from '../core/store/run-store.ts';
 import { openExistingStore, storeFile as storeFileOf } from './store-arg.ts';
-import { exportLongdaResults, exportTrajectoryJsonl } from '../core/store/export.ts';
+import { exportTrajectoryJsonl } from '../core/store/export.ts';
 import { UsageError, type CliCommand } from './types.ts';
 
 const USAGE = `loupe runs [--store FILE] [--suite S] [--block ID] [--status S] [--limit N] [--json]
@@ -44,19 +47,24 @@ export const runsCommand: CliCommand = {
         io.err(`trajectories: ${runs.length} file(s) in ${dir}\n`);
       }
       if (v.results) {
-        const longda = runs.filter((r) => r.suite === 'longda');
-        const byRoot = new Map<string, Block[]>();
-        const pairs: { runId: string; block: Block }[] = [];
-        for (const r of longda) {
-          const root = r.params.suiteRoot as string | undefined;
-          if (!root) throw new UsageError(`run ${r.id} does not record its suite root`);
-          if (!byRoot.has(root)) byRoot.set(root, (await loadSuite(parseSuiteKind(r.suite), root)).blocks);
-          const block = byRoot.get(root)!.find((b) => b.id === r.blockId);
-          if (!block) throw new UsageError(`run ${r.id}: block ${r.blockId} not found under ${root}`);
-          pairs.push({ runId: r.id, block });
+        // each benchmark writes its own results files; runs are reopened from the root recorded with them
+        const suites = new Map<string, Promise<Suite>>();
+        const byKind = new Map<string, ExportedRun[]>();
+        for (const r of runs) {
+          if (!r.params.suiteRoot) throw new UsageError(`run ${r.id} does not record its suite root`);
+          const { block } = await reopenRun(r, { suites });
+          byKind.set(r.suite, [...(byKind.get(r.suite) ?? []), { runId: r.id, block, repeat: r.params.repeat ?? 1 }]);
         }
-        const s = exportLongdaResults(store, pairs, resolve(io.cwd, v.results));
-        io.err(`results: ${s.dir} (${s.blocks} blocks, ${s.answered}/${s.queries} answered)\n`);
+        const out = resolve(io.cwd, v.results);
+        for (const [kind, rs] of byKind) {
+          const def = getBenchmark(kind);
+          if (!def.exportResults) {
+            io.err(`results: ${def.title} has no results files of its own (use --trajectory DIR)\n`);
+            continue;
+          }
+          const files = def.exportResults(store, rs, byKind.size > 1 ? join(out, kind) : out);
+          io.err(`results: ${byKind.size > 1 ? join(out, kind) : out} (${def.title}: ${files.length} files, ${rs.length} runs)\n`);
+        }
       }
       if (v.json) {
         for (const r of runs) io.out(JSON.stringify({ ...r, active: isRunActive(r), answers: store.getAnswers(r.id).length }) + '\n');

@@ -1,6 +1,7 @@
 import { parseArgs } from 'node:util';
 import { openDocIndex, type SearchMode } from '../core/docs/index.ts';
-import { defaultDocsCacheDir, suiteDocFiles } from '../core/docs/roots.ts';
+import { defaultDocsCacheDir } from '../core/docs/roots.ts';
+import { suiteDocFiles } from '../core/benchmarks/index.ts';
 import { UsageError, type CliCommand } from './types.ts';
 
 const MODES: SearchMode[] = ['bm25', 'keyword', 'longta'];
@@ -32,7 +33,7 @@ export const searchCommand: CliCommand = {
     const top = Number(values.top);
     if (!Number.isInteger(top) || top < 1) throw new UsageError('--top must be a positive integer');
     // --survey alone implies the LongDA layout
-    const files = suiteDocFiles(values.root, values.suite ?? (values.survey ? 'longda' : undefined), values.survey);
+    const files = suiteDocFiles(values.root, values.suite, values.survey);
     const idx = await openDocIndex({ root: values.root, cacheDir: values.cache ?? defaultDocsCacheDir(io.env), files });
     try {
       await idx.build();

@@ -4,7 +4,7 @@
  * argv: BENCH_DIR CACHE_DIR WORKERS
  */
 import { openDocIndex } from '../../src/core/docs/index.ts';
-import { suiteDocFiles } from '../../src/core/docs/roots.ts';
+import { suiteDocFiles } from '../../src/core/benchmarks/index.ts';
 
 const [bench, cache, workers] = process.argv.slice(2) as [string, string, string];
 const files = suiteDocFiles(bench, 'longda');

@@ -15,7 +15,7 @@ import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parse } from 'csv-parse/sync';
 import { openDocIndex, type DocIndex, type SearchMode } from '../../src/core/docs/index.ts';
-import { suiteDocFiles } from '../../src/core/docs/roots.ts';
+import { suiteDocFiles } from '../../src/core/benchmarks/index.ts';
 import { repoRoot, sharedData } from '../helpers/shared.ts';
 
 const parts = new Set((process.env.DOCS_PERF_PARTS ?? 'cold,warm,latency,quality').split(','));

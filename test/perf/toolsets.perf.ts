@@ -12,7 +12,7 @@ import { join } from 'node:path';
 import { SqlRunner, executeQuery, openReadOnlyDatabase, readSchema, touchedFields } from '../../src/core/benchmarks/ddr/sql-tool.ts';
 import { BladeReferenceModel } from '../../src/core/benchmarks/blade/reference.ts';
 import { createBladeToolSet } from '../../src/core/benchmarks/blade/toolset.ts';
-import { replayRun } from '../../src/core/agent/replay.ts';
+import { replayRun } from '../../src/core/runs/replay-run.ts';
 import { promptHash, runAgent } from '../../src/core/agent/loop.ts';
 import type { KernelLike, ToolSet } from '../../src/core/agent/types.ts';
 import { PythonKernel } from '../../src/core/kernel/index.ts';

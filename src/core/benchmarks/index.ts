@@ -6,7 +6,9 @@ import { realpathSync } from 'node:fs';
 import { resolve } from 'node:path';
 import type { Block, LoadSuiteOptions, Suite } from '../suites/types.ts';
 import { publicItems, type PublicItem } from './workspace.ts';
-import { getBenchmark } from './registry.ts';
+import { benchmarks, getBenchmark } from './registry.ts';
+import { docsFolderFiles } from '../docs/roots.ts';
+import { LoupeInputError } from '../util/errors.ts';
 
 export * from '../suites/types.ts';
 export { benchmarks, benchmarkKinds, findBenchmark, getBenchmark, registerBenchmark } from './registry.ts';
@@ -126,3 +128,16 @@ export function summariseBlock(b: Block): BlockSummary {
 export { saveChecklist, type ChecklistInput } from './ddr/checklist.ts';
 export { importCsvFolder, findTableFiles, type ImportResult } from './ddr/import.ts';
 export { fetchSuite, getSource, FETCHABLE, type FetchResult, type SuiteSourceDef } from '../suites/fetch.ts';
+
+/**
+ * The documentation files of a suite root, relative to the root, as its benchmark lays them out (LongDA:
+ * `<SURVEY>/docs/**`); without a suite, a `survey` selects `<survey>/docs/**` and nothing selects every file.
+ * @returns relative paths, or undefined for "every file under the root".
+ * @throws LoupeInputError('--suite') for a benchmark without documentation; LoupeInputError for a root or survey without docs.
+ */
+export function suiteDocFiles(root: string, suite?: string, survey?: string): string[] | undefined {
+  if (!suite) return survey ? docsFolderFiles(root, survey) : undefined;
+  const def = getBenchmark(suite);
+  if (!def.docFiles) throw new LoupeInputError('--suite', `${def.title} has no documentation to search (suites with documentation: ${benchmarks().filter((b) => b.docFiles).map((b) => b.kind).join(', ')})`);
+  return def.docFiles(root, survey);
+}

@@ -83,6 +83,12 @@ export interface BenchmarkDefinition {
   load(root: string, opts: LoadSuiteOptions): Promise<Suite>;
   /** The benchmark-specific part of the agent's task text (TASK.md and the first prompt): instructions and items, never answers. */
   taskText(block: Block): string[];
+  /** The documentation files of a suite root (relative paths) for documentation search, or null when the benchmark has no documentation corpus. @throws LoupeInputError for a root or survey without documentation. */
+  readonly docFiles: ((root: string, survey?: string) => string[]) | null;
+  /** Loader options this benchmark reads (`entities`, `database`, `metadataDir`, `checklist`, `publications`, ...). */
+  readonly loaderOptions: readonly string[];
+  /** Its scores need no judge (tolerance or exact matching): surfaces may score its runs on their own. */
+  readonly judgeFree: boolean;
   /** Extra fields of a block in listings (`loupe blocks --json`, Benchmarks view). */
   listingFields(block: Block): Record<string, unknown>;
   /** Named tool-set options (`--tool-option`), recorded with each run. */

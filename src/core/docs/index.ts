@@ -11,7 +11,7 @@ export { EXTRACTOR_VERSION, RANKER_VERSION, hasDocCache } from './doc-index.ts';
 export { extractUnits, unitKindFor } from './units.ts';
 export { codebookTokens, longtaTokens, splitChunks } from './text.ts';
 export { parseRange } from './format.ts';
-export { defaultDocsCacheDir, suiteDocFiles } from './roots.ts';
+export { defaultDocsCacheDir, docsFolderFiles } from './roots.ts';
 
 export type {
   BuildProgress,

@@ -23,17 +23,13 @@ function walk(dir: string, root: string, out: string[]): void {
 }
 
 /**
- * Lists the documentation files of a suite root, relative to the root.
- * @param root the folder given to `loupe index --root`.
- * @param suite `longda`: only `<SURVEY>/docs/**` (or `docs/**` when `root` is one survey); undefined:
- *   undefined is returned (index everything under the root).
- * @param survey optional survey name (LongDA) restricting the list to `<survey>/docs/**`.
- * @returns relative paths, or undefined for "every file".
- * @throws LoupeInputError when the root has no docs folder for the suite / survey.
+ * Lists the documentation files of a root laid out as `<SURVEY>/docs/**` (or `docs/**` when `root` is one survey),
+ * relative to the root. The LongDA benchmark uses this layout (its definition's `docFiles`).
+ * @param root the folder given to `loupe index --root`; `survey` optional survey name restricting the list to `<survey>/docs/**`.
+ * @returns relative paths.
+ * @throws LoupeInputError when the root has no docs folder for the survey(s).
  */
-export function suiteDocFiles(root: string, suite?: string, survey?: string): string[] | undefined {
-  if (!suite && !survey) return undefined;
-  if (suite && suite.toLowerCase() !== 'longda') throw new LoupeInputError('--suite', `unknown suite "${suite}" for documentation (supported: longda)`);
+export function docsFolderFiles(root: string, survey?: string): string[] {
   const out: string[] = [];
   const isDir = (p: string) => {
     try {

@@ -4,7 +4,7 @@
  */
 import { join } from 'node:path';
 import type { KernelLike } from '../agent/types.ts';
-import { replayRun, type ReplayReport } from '../agent/replay.ts';
+import { replayRun, type ReplayReport } from './replay-run.ts';
 import type { RunStore } from '../store/run-store.ts';
 import type { Block } from '../suites/types.ts';
 

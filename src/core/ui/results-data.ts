@@ -5,7 +5,7 @@
  * Every number keeps the ids of the runs it came from.
  */
 import { countToolCallsInCode, LONGDA_TOOLS, toolUsageHeatmap } from '../benchmarks/longda/eval.ts';
-import { bladeCiRows } from '../eval/results.ts';
+import { bladeCiRows } from './results.ts';
 import { aggregateScores, type RunScore } from '../runs/score-run.ts';
 import { listScores, type StoredScore } from '../eval/store.ts';
 import type { RunRecord } from '../store/records.ts';

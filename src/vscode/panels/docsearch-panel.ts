@@ -9,7 +9,8 @@ import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import * as vscode from 'vscode';
-import { suiteDocFiles } from '../../core/docs/roots.ts';
+import { suiteDocFiles } from '../../core/benchmarks/index.ts';
+import { findBenchmark } from '../../core/benchmarks/registry.ts';
 import type { Block, Suite } from '../../core/benchmarks/index.ts';
 import {
   DidChangeIndexNotification, DidPrefillNotification, GetPdfRequest, ReadUnitRequest, RebuildIndexRequest,
@@ -45,10 +46,10 @@ export async function resolveDocTarget(ctx: LoupeContext, t: DocSearchTarget): P
 function cliPrebuild(ctx: LoupeContext, resolved: ResolvedDocTarget, cacheDir: string): DocSearchServiceOptions['prebuild'] {
   const { target, files } = resolved;
   const cli = join(ctx.extension.extensionUri.fsPath, 'dist', 'cli.js');
-  if (target.suite !== 'longda' || !files || !existsSync(cli)) return undefined;
+  if (!findBenchmark(target.suite)?.docFiles || !files || !existsSync(cli)) return undefined;
   let cliFiles: string[] | undefined;
   try {
-    cliFiles = suiteDocFiles(target.root, 'longda');
+    cliFiles = suiteDocFiles(target.root, target.suite);
   } catch {
     return undefined;
   }
@@ -56,7 +57,7 @@ function cliPrebuild(ctx: LoupeContext, resolved: ResolvedDocTarget, cacheDir: s
   if (!cliFiles || cliFiles.length !== want.size || !cliFiles.every((f) => want.has(f))) return undefined;
   return (onProgress, signal) => new Promise<void>((resolve, reject) => {
     const t0 = Date.now();
-    const child = spawn(process.execPath, [cli, 'index', '--root', target.root, '--suite', 'longda', '--cache', cacheDir],
+    const child = spawn(process.execPath, [cli, 'index', '--root', target.root, '--suite', target.suite, '--cache', cacheDir],
       { env: { ...process.env, ELECTRON_RUN_AS_NODE: '1' }, stdio: ['ignore', 'ignore', 'pipe'] });
     let tail = '';
     child.stderr.setEncoding('utf8');

@@ -1,6 +1,6 @@
 /** The Trajectory Timeline panel: one per run, live while the run writes steps to the store. */
 import * as vscode from 'vscode';
-import { TIMELINE_BATCH_MS, TIMELINE_POLL_MS, summaryToTimelineStep, timelineHeatmap, toTimelineRun, toTimelineStep } from '../../core/agent/timeline.ts';
+import { TIMELINE_BATCH_MS, TIMELINE_POLL_MS, summaryToTimelineStep, timelineHeatmap, toTimelineRun, toTimelineStep } from '../../core/ui/timeline.ts';
 import {
   DidAppendStepsNotification, FocusStepNotification, GetStepDetailRequest, RevealToolCallRequest, SearchStepsRequest,
   type StepDetail, type TimelineState, type TimelineStep,

@@ -7,8 +7,10 @@ import { dirname, join } from 'node:path';
 import * as vscode from 'vscode';
 import type { LlmConfig } from '../../core/agent/llm.ts';
 import type { RunRecord } from '../../core/agent/types.ts';
-import { bladeDatasetSubmission, bladeState } from '../../core/benchmarks/blade/toolset.ts';
-import { exportLongdaResults, exportTrajectoryJsonl } from '../../core/store/export.ts';
+import { findBenchmark } from '../../core/benchmarks/registry.ts';
+import { reopenRun } from '../../core/runs/reopen.ts';
+import { errorMessage } from '../../core/util/errors.ts';
+import { exportTrajectoryJsonl } from '../../core/store/export.ts';
 import { loadSuite, parseSuiteKind } from '../../core/benchmarks/index.ts';
 import type { Block, Suite } from '../../core/suites/types.ts';
 import type { ModelProfile, SuiteSetting } from '../config.ts';
@@ -226,10 +228,12 @@ async function runFrom(ctx: LoupeContext, raw: unknown, title: string): Promise<
 }
 
 async function loadRunBlock(run: RunRecord): Promise<{ suite: Suite; block: Block }> {
-  const suite = await loadSuite(parseSuiteKind(String(run.params.suiteKind ?? run.suite)), String(run.params.suiteRoot ?? ''));
-  const block = suite.blocks.find((b) => b.id === run.blockId);
-  if (!block) throw new Error(`Block ${run.blockId} is no longer in the suite at ${String(run.params.suiteRoot)}`);
-  return { suite, block };
+  try {
+    const { suite, block } = await reopenRun(run);
+    return { suite, block };
+  } catch (e) {
+    throw new Error(`Run ${run.id}: its block ${run.blockId} could not be reopened from ${run.params.suiteRoot ?? 'an unrecorded folder'} (${errorMessage(e)})`, { cause: e });
+  }
 }
 
 export function runCommands(): Record<string, (ctx: LoupeContext, ...args: unknown[]) => unknown> {
@@ -288,10 +292,10 @@ export function runCommands(): Record<string, (ctx: LoupeContext, ...args: unkno
     'loupe.exportRun': async (ctx, arg, format) => {
       const r = await runFrom(ctx, arg, 'Export Run');
       if (!r) return undefined;
+      const def = findBenchmark(r.suite);
       const formats = [
         { label: 'JSONL trajectory', id: 'jsonl' },
-        ...(r.suite === 'longda' ? [{ label: 'LongDA results folder (answers_progress.csv, run_summary.json)', id: 'longda' }] : []),
-        ...(r.suite === 'blade' ? [{ label: 'BLADE submission JSON', id: 'blade' }] : []),
+        ...(def?.exportResults ? [{ label: `${def.title} results files (the benchmark's own format)`, id: def.kind }] : []),
       ];
       const fmt = typeof format === 'string' ? format : (await vscode.window.showQuickPick(formats, { title: `Export run ${r.id}` }))?.id;
       if (!fmt) return undefined;
@@ -302,15 +306,10 @@ export function runCommands(): Record<string, (ctx: LoupeContext, ...args: unkno
       if (fmt === 'jsonl') {
         out = join(outDir, `${r.id}.jsonl`);
         writeFileSync(out, exportTrajectoryJsonl(store, r.id));
-      } else if (fmt === 'longda') {
+      } else if (def?.exportResults && fmt === def.kind) {
         const { block } = await loadRunBlock(r);
-        out = join(outDir, 'longda-results');
-        exportLongdaResults(store, [{ runId: r.id, block }], out);
-      } else if (fmt === 'blade') {
-        const final = bladeState(store.getExtraState(r.id)).final;
-        if (!final) throw new Error(`Run ${r.id} has no valid BLADE submission to export`);
-        out = join(outDir, `${r.blockId}-submission.json`);
-        writeFileSync(out, JSON.stringify(bladeDatasetSubmission(r.blockId, [final]), null, 2));
+        out = join(outDir, `${def.kind}-results`);
+        def.exportResults(store, [{ runId: r.id, block, repeat: r.params.repeat ?? 1 }], out);
       } else throw new Error(`Unknown export format ${fmt}`);
       void vscode.window.showInformationMessage(`Loupe: exported to ${out}`, 'Reveal').then((x) => x && vscode.commands.executeCommand('revealFileInOS', vscode.Uri.file(out)));
       return out;

@@ -12,7 +12,7 @@ import { test } from 'node:test';
 import { openStore } from '../../../src/core/store/run-store.ts';
 import { ddrState, readDdrInsights, readDdrResult } from '../../../src/core/benchmarks/ddr/toolset.ts';
 import { bladeState } from '../../../src/core/benchmarks/blade/toolset.ts';
-import { readReplayReports } from '../../../src/core/agent/replay.ts';
+import { readReplayReports } from '../../../src/core/runs/replay-run.ts';
 import { call, startScriptedLlm } from '../../helpers/scripted-llm.ts';
 import { repoRoot, sharedData } from '../../helpers/shared.ts';
 import { mimicSubsetDb } from '../core/agent/toolsets/fixtures.ts';

@@ -49,6 +49,9 @@ export const analystbench: BenchmarkDefinition = {
     return out;
   },
   listingFields: () => ({}),
+  docFiles: null,
+  loaderOptions: [],
+  judgeFree: false,
   toolOptions: ANALYST_TOOL_OPTIONS,
   scoreOptions: ANALYST_SCORE_OPTIONS,
   toolSet: (ctx) => createAnalystToolSet({

@@ -91,6 +91,9 @@ export const blade: BenchmarkDefinition = {
   },
   taskText: bladeTaskText,
   listingFields: (b) => (b.blade ? { decisions: b.blade.counts } : {}),
+  docFiles: null,
+  loaderOptions: [],
+  judgeFree: false,
   toolOptions: BLADE_TOOL_OPTIONS,
   scoreOptions: BLADE_SCORE_OPTIONS,
   // The reference agent tries ground-truth paths until one validates: it gets one step per candidate.
@@ -133,6 +136,9 @@ export const bladeMcq: BenchmarkDefinition = {
   },
   taskText: mcqTaskText,
   listingFields: (b) => (b.blade ? { decisions: b.blade.counts } : {}),
+  docFiles: null,
+  loaderOptions: [],
+  judgeFree: true,
   toolOptions: [],
   scoreOptions: [],
   // One call per question, no tools (runWithoutLoop); the tool set only names the prompt.

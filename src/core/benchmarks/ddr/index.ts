@@ -70,6 +70,9 @@ export const ddr: BenchmarkDefinition = {
     return out;
   },
   listingFields: (b) => (b.ddr ? { checklistItems: b.ddr.checklistCount } : {}),
+  docFiles: null,
+  loaderOptions: ['entities', 'database', 'metadataDir', 'checklist', 'tableFilter'],
+  judgeFree: false,
   toolOptions: DDR_TOOL_OPTIONS,
   scoreOptions: DDR_SCORE_OPTIONS,
   toolSet: (ctx) => createDdrToolSet({

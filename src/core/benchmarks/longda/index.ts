@@ -4,6 +4,7 @@
  * Source: LongDA paper; LongTA repository (`main.py`, `metric.py`, `tools.py`); issues 3, 5, 8, 12.
  */
 import { join } from 'node:path';
+import { docsFolderFiles } from '../../docs/roots.ts';
 import { LONGTA_IMPORT_ALLOWLIST } from '../../kernel/allowlists.ts';
 import { exportLongdaResults } from '../../store/export.ts';
 import type { Block } from '../../suites/types.ts';
@@ -56,6 +57,9 @@ export const longda: BenchmarkDefinition = {
     return out;
   },
   listingFields: (b) => (b.longda ? { survey: b.longda.survey, source: b.longda.source } : {}),
+  docFiles: (root, survey) => docsFolderFiles(root, survey),
+  loaderOptions: ['publications'],
+  judgeFree: true,
   toolOptions: [],
   scoreOptions: LONGDA_SCORE_OPTIONS,
   toolSet(ctx) {

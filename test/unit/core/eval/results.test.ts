@@ -2,8 +2,8 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import {
   bladeCiRows, bladeCiSpec, heatmapsByModel, heatmapSpec, longdaMatchVsTokens, matchVsTokensSpec, metricsByModelBlock, modelBarSpec,
-} from '../../../../src/core/eval/results.ts';
-import { buildReport, renderMarkdown } from '../../../../src/core/eval/report.ts';
+} from '../../../../src/core/ui/results.ts';
+import { buildReport, renderMarkdown } from '../../../../src/core/ui/report.ts';
 
 describe('eval/results data shaping', () => {
   it('metrics per model × block average repeats and keep the run ids', () => {
@@ -73,7 +73,7 @@ describe('eval/results data shaping', () => {
     assert.match(md, /\| m \| 25\.00 \|/);
   });
   it('HTML report tables fit the page: headers wrap between camelCase words, numbers never wrap', async () => {
-    const { renderHtml } = await import('../../../../src/core/eval/report.ts');
+    const { renderHtml } = await import('../../../../src/core/ui/report.ts');
     const r = buildReport([{ runId: 'x', suite: 'ddr', blockId: 'p1', model: 'm', agent: 'llm', status: 'finished', benchmark: 'ddr', judgeId: 'human', options: {}, summary: { messageWiseAccuracy: 0.25 }, pending: 0, unjudged: 0, detail: null }], []);
     const html = await renderHtml(r);
     assert.match(html, /<th>model<\/th>/);

@@ -15,7 +15,7 @@ import { loadSuite } from '../../../../../src/core/benchmarks/index.ts';
 import type { Block } from '../../../../../src/core/suites/types.ts';
 import { analystState, buildAnalystBlockPrompt, closeAnalystDocIndexes, createAnalystToolSet, reportImageRefs } from '../../../../../src/core/benchmarks/analystbench/toolset.ts';
 import { globMatcher } from '../../../../../src/core/suites/glob.ts';
-import { replayRun } from '../../../../../src/core/agent/replay.ts';
+import { replayRun } from '../../../../../src/core/runs/replay-run.ts';
 import { call, startScriptedLlm, type ChatRequestBody, type ScriptedLlm } from '../../../../helpers/scripted-llm.ts';
 import { repoRoot, sharedDir } from '../../../../helpers/shared.ts';
 import { kernelFactory, linkWorkspace, runWithModel } from './fixtures.ts';

@@ -10,7 +10,7 @@ import { openStore, type RunStore } from '../../../../../src/core/store/run-stor
 import { loadSuite } from '../../../../../src/core/benchmarks/index.ts';
 import type { Block } from '../../../../../src/core/suites/types.ts';
 import { bladeState, createBladeToolSet } from '../../../../../src/core/benchmarks/blade/toolset.ts';
-import { readReplayReports, replayRun } from '../../../../../src/core/agent/replay.ts';
+import { readReplayReports, replayRun } from '../../../../../src/core/runs/replay-run.ts';
 import { call, startScriptedLlm, type ChatRequestBody, type ScriptedLlm } from '../../../../helpers/scripted-llm.ts';
 import { sharedData } from '../../../../helpers/shared.ts';
 import { kernelFactory, linkWorkspace, runWithModel } from './fixtures.ts';

@@ -15,7 +15,7 @@ import { PythonKernel } from '../../../../../src/core/kernel/index.ts';
 import type { KernelLike } from '../../../../../src/core/agent/types.ts';
 import { BladeReferenceModel, bladeReferencePaths } from '../../../../../src/core/benchmarks/blade/reference.ts';
 import { bladeState, createBladeToolSet } from '../../../../../src/core/benchmarks/blade/toolset.ts';
-import { replayRun } from '../../../../../src/core/agent/replay.ts';
+import { replayRun } from '../../../../../src/core/runs/replay-run.ts';
 import { sharedData } from '../../../../helpers/shared.ts';
 import { runWithModel } from './fixtures.ts';
 

@@ -7,8 +7,8 @@
 import { createHash } from 'node:crypto';
 import type { RunStore } from '../store/run-store.ts';
 import { errorMessage } from '../util/errors.ts';
-import { truncateObservation } from './loop.ts';
-import type { KernelCellRecord, KernelExecuteResult, KernelLike } from './types.ts';
+import { truncateObservation } from '../agent/loop.ts';
+import type { KernelCellRecord, KernelExecuteResult, KernelLike } from '../agent/types.ts';
 import { SqlRunner, defaultQueryCaps, type QueryCaps } from '../benchmarks/ddr/sql-tool.ts';
 
 /** One re-executed action. */

@@ -5,7 +5,7 @@
  */
 import type { TimelineHeatmap, TimelineRun, TimelineStep } from '../../protocol/timeline.ts';
 import { toolUsageHeatmap } from '../benchmarks/longda/eval.ts';
-import type { RunRecord, StepRecord } from './types.ts';
+import type { RunRecord, StepRecord } from '../agent/types.ts';
 import type { StepSummaryRecord } from '../store/run-store.ts';
 
 /** How a live timeline picks up steps: store polling interval and the batching window before notifying the webview (ms). */
