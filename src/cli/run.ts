@@ -11,6 +11,7 @@ import { exportTrajectoryJsonl } from '../core/store/export.ts';
 import { RunControl, type Budget } from '../core/agent/loop.ts';
 import { parseToolOptions, resumeBlockRun, startBlockRun, type AgentKind, type BlockRunOptions } from '../core/runs/runner.ts';
 import { getBenchmark } from '../core/benchmarks/registry.ts';
+import { reopenRun } from '../core/runs/reopen.ts';
 import { splitOptionPairs } from '../core/benchmarks/options.ts';
 import { runReplayCommand } from './run-replay.ts';
 import type { LlmConfig } from '../core/agent/llm.ts';
@@ -212,10 +213,8 @@ export const runCommand: CliCommand = {
       if (v.resume) {
         const run = store.getRun(v.resume);
         if (!run) throw new UsageError(`--resume: no run '${v.resume}' in ${storeFile}`);
-        const root = v.root ?? (run.params.suiteRoot as string);
-        const suite = await loadSuite(parseSuiteKind(run.suite), root, suiteOpts);
-        const block = suite.blocks.find((b) => b.id === run.blockId);
-        if (!block) throw new UsageError(`--resume: block ${run.blockId} not found under ${root}`);
+        if (!v.root && !run.params.suiteRoot) throw new UsageError(`--resume: run ${run.id} does not record its suite root; pass --root`);
+        const { suite, block } = await reopenRun(run, { ...(v.root ? { suiteRoot: v.root } : {}), loadOptions: suiteOpts });
         const control = new RunControl();
         controls.add(control);
         const llm = run.agent === 'llm' ? llmFrom(v.model ?? run.model ?? undefined, v['base-url'] ?? (run.params.baseUrl as string | undefined)) : undefined;
@@ -274,7 +273,7 @@ export const runCommand: CliCommand = {
           controls.add(control);
           let runId: string | undefined;
           const opts: BlockRunOptions = {
-            store, suite, block: job.block, agent, llm, runsDir, kernel, budget, repeat: job.repeat, control, log, referenceDir, maxObservationChars: num(v['max-observation-chars'], 'max-observation-chars'), toolSetOptions,
+            store, suite, block: job.block, agent, llm, runsDir, kernel, budget, repeat: job.repeat, control, log, referenceDir, maxObservationChars: num(v['max-observation-chars'], 'max-observation-chars'), toolSetOptions, loadOptions: suiteOpts,
             onEvent: progressPrinter(io, label), onRunCreated: (id) => {
               runId = id;
               io.err(`[${label}] run ${id} started\n`);

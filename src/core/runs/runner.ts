@@ -73,6 +73,8 @@ export interface BlockRunOptions {
   startKernel?: (o: KernelPlacement) => Promise<KernelLike>;
   /** Overrides the docs provider (tests). */
   docs?: () => Promise<unknown>;
+  /** Loader options the suite was loaded with (DDR `entities`, `database`, `metadataDir`): recorded so that `reopenRun` can load it again. */
+  loadOptions?: RunParams['loadOptions'];
   /** BLADE / DDR / AnalystBench named tool-set options (`--tool-option k=v`); recorded as params.toolSetOptions. */
   toolSetOptions?: Record<string, string>;
 }
@@ -323,6 +325,7 @@ export async function startBlockRun(o: BlockRunOptions): Promise<AgentRunResult>
     python: o.kernel.python,
     ...(o.maxObservationChars != null ? { maxObservationChars: o.maxObservationChars } : {}),
     ...(o.toolSetOptions && Object.keys(o.toolSetOptions).length ? { toolSetOptions: o.toolSetOptions } : {}),
+    ...(o.loadOptions && Object.keys(o.loadOptions).length ? { loadOptions: o.loadOptions } : {}),
   };
   o.store.createRun({
     id: runId, suite: o.suite.kind, blockId: o.block.id, agent: o.agent, model: o.agent === 'llm' ? model.model : 'reference',

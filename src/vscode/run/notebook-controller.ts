@@ -7,7 +7,8 @@
 import { basename, dirname } from 'node:path';
 import * as vscode from 'vscode';
 import { defaultStartKernel, kernelPlacement } from '../../core/runs/runner.ts';
-import { loadSuite, parseSuiteKind } from '../../core/benchmarks/index.ts';
+import { reopenRun } from '../../core/runs/reopen.ts';
+import { errorMessage } from '../../core/util/errors.ts';
 import type { LoupeContext } from '../context.ts';
 import { executionOutputs } from './run-notebook.ts';
 import { RunSession } from './run-session.ts';
@@ -63,9 +64,12 @@ export class RunNotebookController implements vscode.Disposable {
     const settings = this.ctx.settings;
     const runDir = dirname(run.workspace);
     // Mount exactly what the agent's kernel saw: the block's visible files, from the suite the run recorded.
-    const suite = await loadSuite(parseSuiteKind(String(run.params.suiteKind ?? run.suite)), String(run.params.suiteRoot ?? ''));
-    const block = suite.blocks.find((b) => b.id === run.blockId);
-    if (!block) throw new Error(`block ${run.blockId} is no longer in the suite at ${String(run.params.suiteRoot)}`);
+    let block;
+    try {
+      ({ block } = await reopenRun(run));
+    } catch (e) {
+      throw new Error(`Run ${run.id}: its block ${run.blockId} could not be reopened from ${run.params.suiteRoot ?? 'an unrecorded folder'} (${errorMessage(e)})`, { cause: e });
+    }
     const sandbox = (run.sandbox as 'bubblewrap' | 'off') || settings.sandbox;
     const inner = await defaultStartKernel({ sandbox, python: settings.pythonPath || undefined }, run.suite, kernelPlacement(runDir, block, sandbox), this.ctx.log);
     const kernel = new SharedKernel(inner);
