@@ -1,4 +1,5 @@
 /** The table of `loupe` subcommands. Add new subcommands here (one file each under src/cli/). */
+import { agreementCommand, annotationsCommand } from './annotations.ts';
 import { blocksCommand } from './blocks.ts';
 import { demoCommand } from './demo.ts';
 import { doctorCommand } from './doctor.ts';
@@ -11,4 +12,4 @@ import { scoreCommand } from './score.ts';
 import { searchCommand } from './search.ts';
 import type { CliCommand } from './types.ts';
 
-export const commands: CliCommand[] = [doctorCommand, indexCommand, searchCommand, runCommand, runsCommand, demoCommand, scoreCommand, reportCommand, blocksCommand, fetchCommand];
+export const commands: CliCommand[] = [doctorCommand, indexCommand, searchCommand, runCommand, runsCommand, demoCommand, scoreCommand, reportCommand, blocksCommand, fetchCommand, annotationsCommand, agreementCommand];

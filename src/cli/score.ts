@@ -6,7 +6,8 @@ import { benchmarks, findBenchmark, getBenchmark } from '../core/benchmarks/regi
 import { formatOptionEcho, optionHelpLines, parseOptions, splitOptionPairs } from '../core/benchmarks/options.ts';
 import { loadLongdaGroundTruth, longdaOptions, parseLongtaAnswers, scoreLongda } from '../core/benchmarks/longda/eval.ts';
 import { LoupeInputError } from '../core/util/errors.ts';
-import { createJudge, type Judge, type JudgementStore } from '../core/eval/judges/index.ts';
+import { createJudge, JUDGE_KINDS, type HumanResolver, type Judge, type JudgeKind, type JudgementStore } from '../core/eval/judges/index.ts';
+import { humanResolver, SqliteAnnotationStore } from '../core/annotations/index.ts';
 import { lexicalEmbedder, openAiEmbedder, type CaptionEmbedder } from '../core/benchmarks/analystbench/eval.ts';
 import { saveScore, SqliteJudgementStore } from '../core/eval/store.ts';
 import { openStore } from '../core/store/run-store.ts';
@@ -17,11 +18,14 @@ import { UsageError, type CliCommand, type CliIo } from './types.ts';
 
 const USAGE_HEAD = `loupe score [--store FILE] (--run ID | --all) [--suite S] [--suite-root DIR | --root DIR]
             [--entities TABLE.COLUMN --database FILE --metadata DIR --checklist FILE]  (DDR: as given to loupe run)
-            [--judge none|llm|human] [--judge-model M --judge-base-url URL --judge-api-key-env VAR]
+            [--judge none|llm|human|llm+human] [--judge-model M --judge-base-url URL --judge-api-key-env VAR]
             [--embeddings-model M [--embeddings-base-url URL]] [--option name=value ...] [--no-save] [--json]
   --judge none (default): only identical-text shortcuts are decided; items that need judgement stay unjudged.
   --judge llm: an OpenAI-compatible endpoint (temperature 0, JSON verdicts, cached in the store by prompt hash).
-  --judge human: items wait as pending for the annotation panel; scores say how many are pending.
+  --judge human: the experts' verdicts from the annotation panel (adjudicated, else majority, else the single
+    annotator; ties stay pending); other items wait as pending; scores say how many are pending.
+  --judge llm+human: experts' verdicts where they exist, the LLM judge elsewhere (needs the --judge-model flags).
+  Every score says how many judgements experts, the LLM and identical-text shortcuts decided, and how many wait.
   options (--option name=value; see below)
   --json prints { judge, options, runs: [...], aggregates: [...] }; rates are fractions in [0, 1].
   Scores are saved in the store (table scores) unless --no-save.
@@ -50,11 +54,11 @@ export function loadOptionsFromArgs(v: { entities?: string | undefined; database
 }
 
 /** Builds the judge chosen on the command line (the core factory; messages in the CLI's flags). */
-export function judgeFromArgs(v: { judge?: string; 'judge-model'?: string; 'judge-base-url'?: string; 'judge-api-key-env'?: string }, store: JudgementStore, env: NodeJS.ProcessEnv): Judge {
+export function judgeFromArgs(v: { judge?: string; 'judge-model'?: string; 'judge-base-url'?: string; 'judge-api-key-env'?: string }, store: JudgementStore, env: NodeJS.ProcessEnv, resolver?: HumanResolver): Judge {
   const kind = v.judge ?? 'none';
-  if (kind !== 'none' && kind !== 'llm' && kind !== 'human') throw new UsageError(`--judge must be none, llm or human, got '${kind}'`);
-  if (kind === 'llm' && (!v['judge-model'] || !v['judge-base-url'])) throw new UsageError('--judge llm needs --judge-model and --judge-base-url');
-  return createJudge({ kind, ...(v['judge-model'] ? { model: v['judge-model'] } : {}), ...(v['judge-base-url'] ? { baseUrl: v['judge-base-url'] } : {}), apiKey: env[v['judge-api-key-env'] ?? 'OPENAI_API_KEY'] ?? '' }, store);
+  if (!(JUDGE_KINDS as readonly string[]).includes(kind)) throw new UsageError(`--judge must be ${JUDGE_KINDS.join(', ')}, got '${kind}'`);
+  if ((kind === 'llm' || kind === 'llm+human') && (!v['judge-model'] || !v['judge-base-url'])) throw new UsageError(`--judge ${kind} needs --judge-model and --judge-base-url`);
+  return createJudge({ kind: kind as JudgeKind, ...(v['judge-model'] ? { model: v['judge-model'] } : {}), ...(v['judge-base-url'] ? { baseUrl: v['judge-base-url'] } : {}), apiKey: env[v['judge-api-key-env'] ?? 'OPENAI_API_KEY'] ?? '' }, store, resolver ?? (async () => undefined));
 }
 
 const pct = (x: number | null | undefined) => (x === null || x === undefined ? '—' : (100 * x).toFixed(2));
@@ -65,7 +69,9 @@ export function runLine(s: RunScore): string {
   const head = `${s.runId}  ${s.suite}/${s.blockId}  ${s.model}`;
   if (s.error) return `${head}  ERROR: ${s.error}`;
   const def = findBenchmark(s.benchmark);
-  return def ? `${head}  ${def.scoreLine(s)}` : head;
+  const d = s.decided;
+  const decided = d && (d.human || (d.llm && s.judgeId.includes('human'))) ? `  decided: human ${d.human} · llm ${d.llm} · pending ${d.pending}` : '';
+  return (def ? `${head}  ${def.scoreLine(s)}` : head) + decided;
 }
 
 /** Aggregate lines. */
@@ -79,12 +85,12 @@ export function aggregateLines(aggs: readonly ScoreAggregate[]): string[] {
 }
 
 /** Scores runs of a store; shared by `loupe score` and `loupe report`. */
-export async function scoreRuns(opts: { storeFile: string; runIds?: string[]; suite?: string; suiteRoot?: string; loadOptions?: Omit<LoadSuiteOptions, 'log' | 'onProgress'>; judge: (js: JudgementStore) => Judge; options: Record<string, string>; embedder?: CaptionEmbedder; save: boolean; io?: CliIo }): Promise<{ judgeId: string; runs: RunScore[]; aggregates: ScoreAggregate[] }> {
+export async function scoreRuns(opts: { storeFile: string; runIds?: string[]; suite?: string; suiteRoot?: string; loadOptions?: Omit<LoadSuiteOptions, 'log' | 'onProgress'>; judge: (js: JudgementStore, resolver: HumanResolver) => Judge; options: Record<string, string>; embedder?: CaptionEmbedder; save: boolean; io?: CliIo }): Promise<{ judgeId: string; runs: RunScore[]; aggregates: ScoreAggregate[] }> {
   const store = openStore(opts.storeFile);
   const session = scoringSession();
   try {
     const js = new SqliteJudgementStore(store.db);
-    const judge = opts.judge(js);
+    const judge = opts.judge(js, humanResolver(new SqliteAnnotationStore(store.db)));
     const ids = opts.runIds ?? store.listRuns(opts.suite ? { suite: opts.suite } : {}).map((r) => r.id).reverse();
     const suites = new Map<string, Promise<Suite>>();
     const log = opts.io ? streamLogger({ write: (s: string) => opts.io!.err(s) }, 'warn') : undefined;
@@ -137,7 +143,7 @@ export const scoreCommand: CliCommand = {
       ...(values.suite ? { suite: values.suite } : {}),
       ...(values['suite-root'] ?? values.root ? { suiteRoot: resolve(io.cwd, (values['suite-root'] ?? values.root)!) } : {}),
       loadOptions: loadOptionsFromArgs(values, io.cwd),
-      judge: (js) => judgeFromArgs(judgeArgs, js, io.env),
+      judge: (js, resolver) => judgeFromArgs(judgeArgs, js, io.env, resolver),
       options,
       embedder,
       save: !values['no-save'],

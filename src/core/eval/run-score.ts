@@ -5,6 +5,7 @@
  * Source: issue 8 "CLI and UI"; issue 12 (one definition per benchmark).
  */
 import type { RunRecord } from '../store/records.ts';
+import type { DecisionCounts } from './judges/judge.ts';
 
 /** The uniform per-run result. */
 export interface RunScore {
@@ -23,6 +24,8 @@ export interface RunScore {
   /** Judgements still pending (human) or failed: the score is partial while > 0. */
   pending: number;
   unjudged: number;
+  /** Who decided the judgements of this score (experts, the LLM, identical-text shortcuts) and how many wait. */
+  decided?: DecisionCounts;
   detail: unknown;
   error?: string;
 }

@@ -10,6 +10,7 @@ import type { LoadSuiteOptions, Suite } from '../suites/types.ts';
 import { LoupeInputError, errorMessage } from '../util/errors.ts';
 import { nullLogger, type Logger } from '../util/log.ts';
 import type { Judge } from '../eval/judges/types.ts';
+import { countingJudge } from '../eval/judges/judge.ts';
 import { aggregateBase, meanSummaries, scoreBase, scoringSession, type RunScore, type ScoreAggregate, type ScoringSession } from '../eval/run-score.ts';
 import { benchmarks, findBenchmark } from '../benchmarks/registry.ts';
 import { parseOptions, type OptionValues } from '../benchmarks/options.ts';
@@ -75,7 +76,8 @@ export interface ScoreRunOptions {
  * Scores one stored run. Never throws for a scoring failure of the run itself: the result carries `error`.
  * @param store the run store; `runId` the run; `o` judge, options, suite cache; `session` resources shared
  *   with other runs scored together (made and closed here when omitted).
- * @returns the run's score.
+ * @returns the run's score, with `decided`: how many judgements experts, the LLM, identical-text shortcuts decided
+ *   and how many are pending or unjudged.
  * @throws LoupeInputError for an unknown run id or invalid options.
  */
 export async function scoreStoredRun(store: RunStore, runId: string, o: ScoreRunOptions, session?: ScoringSession): Promise<RunScore> {
@@ -89,7 +91,9 @@ export async function scoreStoredRun(store: RunStore, runId: string, o: ScoreRun
   const own = session ?? scoringSession();
   try {
     const { suite, block } = await reopenRun(run, { ...(o.suiteRoot ? { suiteRoot: o.suiteRoot } : {}), ...(o.loadOptions ? { loadOptions: o.loadOptions } : {}), ...(o.suites ? { suites: o.suites } : {}), log: o.log ?? nullLogger });
-    return await def.score({ store, run, suite, block, judge: o.judge, options, raw, session: own, extras: o.embedder ? { embedder: o.embedder } : {}, log: o.log ?? nullLogger });
+    const counted = countingJudge(o.judge);
+    const score = await def.score({ store, run, suite, block, judge: counted.judge, options, raw, session: own, extras: o.embedder ? { embedder: o.embedder } : {}, log: o.log ?? nullLogger });
+    return { ...score, decided: counted.counts() };
   } catch (e) {
     if (e instanceof LoupeInputError && /^option /.test(e.subject)) throw e;
     return { ...scoreBase(run, run.suite, o.judge.id, {}), summary: {}, detail: null, error: errorMessage(e) };

@@ -172,4 +172,75 @@ CREATE TABLE scores (
     name: 'run lease: one owner per run (owner id, host, expiry), taken by one conditional update',
     sql: 'ALTER TABLE runs ADD COLUMN lease_owner TEXT; ALTER TABLE runs ADD COLUMN lease_host TEXT; ALTER TABLE runs ADD COLUMN lease_expires_at TEXT;',
   },
+  {
+    id: 6,
+    name: 'annotation model: items (any subject), append-only annotations, queues, reservations; human verdicts of judgements migrate',
+    sql: `
+CREATE TABLE annotation_items (
+  id TEXT PRIMARY KEY,              -- 'j:<task>:<input hash>' for judgement subjects; '<kind>:<hash>' otherwise
+  subject_kind TEXT NOT NULL,       -- judgement | step | span | run-pair | blade-decision
+  subject TEXT NOT NULL,            -- JSON Subject
+  task TEXT NOT NULL,               -- verdict schema: a judge task name, or another item kind
+  schema_version TEXT NOT NULL,     -- hash of the verdict schema
+  input TEXT NOT NULL,              -- JSON: what is judged (the judge input for judgement subjects)
+  input_hash TEXT,
+  criterion TEXT,                   -- the criterion / checklist item, for filters and per-criterion agreement
+  suite TEXT,
+  run_id TEXT,                      -- no FK: annotations outlive runs (shown as orphaned)
+  item_ref TEXT,
+  suite_version TEXT NOT NULL DEFAULT 'unknown',
+  created_at TEXT NOT NULL
+);
+CREATE INDEX annotation_items_task ON annotation_items (task, criterion);
+CREATE INDEX annotation_items_run ON annotation_items (run_id);
+CREATE INDEX annotation_items_input ON annotation_items (input_hash);
+
+CREATE TABLE annotations (
+  id TEXT PRIMARY KEY,              -- uuid; import is idempotent by it
+  item_id TEXT NOT NULL,
+  annotator TEXT NOT NULL,
+  role TEXT NOT NULL,               -- annotator | adjudicator
+  verdict TEXT NOT NULL,            -- JSON, valid for the item's schema
+  evidence TEXT NOT NULL DEFAULT '[]',
+  note TEXT,
+  supersedes TEXT,                  -- id of the annotation this one edits
+  final INTEGER NOT NULL DEFAULT 0, -- 1: an adjudicated verdict
+  origin TEXT NOT NULL,             -- panel | cli | import | migrated
+  created_at TEXT NOT NULL
+);
+CREATE INDEX annotations_item ON annotations (item_id, created_at);
+CREATE INDEX annotations_annotator ON annotations (annotator, item_id);
+
+CREATE TABLE annotation_queues (
+  id TEXT PRIMARY KEY,
+  name TEXT NOT NULL,
+  kind TEXT NOT NULL,               -- items | audit | disagreement
+  spec TEXT NOT NULL,               -- JSON QueueSpec
+  reviewers INTEGER NOT NULL DEFAULT 1,
+  reservation_ms INTEGER NOT NULL DEFAULT 1800000,
+  blind INTEGER NOT NULL DEFAULT 1,
+  created_at TEXT NOT NULL
+);
+CREATE TABLE annotation_queue_items (
+  queue_id TEXT NOT NULL REFERENCES annotation_queues(id) ON DELETE CASCADE,
+  pos INTEGER NOT NULL,
+  item_id TEXT NOT NULL,
+  PRIMARY KEY (queue_id, pos)
+);
+CREATE UNIQUE INDEX annotation_queue_items_item ON annotation_queue_items (queue_id, item_id);
+CREATE TABLE annotation_reservations (
+  queue_id TEXT NOT NULL,
+  item_id TEXT NOT NULL,
+  annotator TEXT NOT NULL,
+  expires_at TEXT NOT NULL,
+  PRIMARY KEY (queue_id, item_id, annotator)
+);
+
+-- Human verdicts stored before this migration (one row per input hash in judgements) become annotations.
+INSERT INTO annotations (id, item_id, annotator, role, verdict, evidence, note, supersedes, final, origin, created_at)
+  SELECT 'migrated:' || cache_key, 'j:' || task || ':' || input_hash, COALESCE(annotator, 'unknown'), 'annotator', verdict, '[]',
+    raw_output, NULL, 0, 'migrated', judged_at
+  FROM judgements WHERE judge_id = 'human' AND status = 'done' AND verdict IS NOT NULL;
+`,
+  },
 ];

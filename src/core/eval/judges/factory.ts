@@ -1,14 +1,15 @@
 /**
  * Builds the judge a scoring asks for, the same way for the CLI (`loupe score --judge`) and the extension
  * (Score Run): `none` (identical-text shortcuts only), `llm` (an OpenAI-compatible endpoint, cached by prompt
- * hash), `human` (items wait for the annotation panel). Source: issue 8 (judges), issue 12 (judge construction in core).
+ * hash), `human` (the experts' resolved verdicts; other items wait for the annotation panel), `llm+human` (human
+ * verdicts where they exist, the LLM elsewhere). Source: issue 8 (judges), issue 12 (judge construction in core).
  */
 import { LoupeInputError } from '../../util/errors.ts';
-import { ExactOnlyJudge, HumanJudge, LlmJudge } from './judge.ts';
+import { ExactOnlyJudge, HumanJudge, HybridJudge, LlmJudge, type HumanResolver } from './judge.ts';
 import type { Judge, JudgementStore } from './types.ts';
 
 /** The judge kinds {@link createJudge} builds. */
-export const JUDGE_KINDS = ['none', 'llm', 'human'] as const;
+export const JUDGE_KINDS = ['none', 'llm', 'human', 'llm+human'] as const;
 export type JudgeKind = (typeof JUDGE_KINDS)[number];
 
 /** What a judge is built from. */
@@ -33,16 +34,23 @@ export function parseJudgeKind(s: string, subject = 'judge'): JudgeKind {
 
 /**
  * Builds a judge whose verdicts are cached in (and human items queued in) `store`.
+ * @param resolver the experts' resolved verdicts (the annotation store); needed by `human` (else only verdicts
+ *   recorded in the judgements table decide) and `llm+human`.
  * @throws LoupeInputError('judge') when an LLM judge has no model or no endpoint.
  */
-export function createJudge(spec: JudgeSpec, store: JudgementStore): Judge {
+export function createJudge(spec: JudgeSpec, store: JudgementStore, resolver?: HumanResolver): Judge {
   switch (spec.kind) {
     case 'none':
       return new ExactOnlyJudge(store);
     case 'human':
-      return new HumanJudge(store);
+      return new HumanJudge(store, resolver);
     case 'llm':
+    case 'llm+human': {
       if (!spec.model || !spec.baseUrl) throw new LoupeInputError('judge', 'an LLM judge needs a model and an endpoint URL');
-      return new LlmJudge({ baseUrl: spec.baseUrl, model: spec.model, apiKey: spec.apiKey ?? '' }, store);
+      const llm = new LlmJudge({ baseUrl: spec.baseUrl, model: spec.model, apiKey: spec.apiKey ?? '' }, store);
+      if (spec.kind === 'llm') return llm;
+      if (!resolver) throw new LoupeInputError('judge', 'llm+human needs the annotation store');
+      return new HybridJudge(llm, store, resolver);
+    }
   }
 }

@@ -172,19 +172,93 @@ export class LlmJudge extends BaseJudge {
 }
 
 /**
- * The human judge: an item without a stored human verdict is queued as `pending` for the expert
- * annotation panel and counts as unjudged until {@link answerHumanJudgement} records a verdict.
+ * How a human judge learns the experts' verdict on an item: the annotation store's resolution (adjudicated >
+ * majority > single annotator; ties stay pending). Returns undefined when no item exists yet. Injected so that
+ * eval does not depend on the annotation layer.
+ */
+export type HumanResolver = (task: JudgeTaskName, inputHash: string) => Promise<{ decidedBy: string; verdict: unknown; annotators: string[] } | undefined>;
+
+/**
+ * The human judge: an item is decided by the experts' resolved verdict (the annotation store, through a
+ * {@link HumanResolver}); without one it is queued as `pending` for the expert annotation panel and counts as
+ * unjudged. Without a resolver, a verdict recorded by {@link answerHumanJudgement} decides (older stores).
  */
 export class HumanJudge extends BaseJudge {
   readonly id = 'human';
+  private readonly resolver: HumanResolver | undefined;
+  constructor(store: JudgementStore, resolver?: HumanResolver) {
+    super(store);
+    this.resolver = resolver;
+  }
   protected async decide<K extends JudgeTaskName>(task: K, input: JudgeInput<K>, inputHash: string, ctx: JudgeContext): Promise<Judgement<K>> {
     const key = humanJudgementKey(inputHash);
     const prev = this.store.get(key) as Judgement<K> | undefined;
-    if (prev) return { ...prev, cached: true };
+    const res = this.resolver ? await this.resolver(task, inputHash) : undefined;
+    if (res && res.decidedBy !== 'pending' && res.decidedBy !== 'llm') {
+      return { key, task, judgeId: this.id, inputHash, promptHash: null, input, raw: null, verdict: res.verdict as JudgeVerdict<K>, status: 'done', at: prev?.at ?? new Date().toISOString(), annotator: res.annotators.join(', '), decidedBy: res.decidedBy, cached: true };
+    }
+    if (prev) return this.resolver && prev.status === 'done' ? { ...prev, status: 'pending', verdict: null, cached: true } : { ...prev, cached: true };
     const j: Judgement<K> = { key, task, judgeId: this.id, inputHash, promptHash: null, input, raw: null, verdict: null, status: 'pending', at: new Date().toISOString() };
     this.store.put(j as Judgement, ctx);
     return j;
   }
+}
+
+/**
+ * `--judge llm+human`: the experts' resolved verdict where one exists, the LLM judge elsewhere (its verdicts
+ * are cached and recorded as usual, so they can be audited). The item is also queued for humans (pending row)
+ * so the annotation panel can serve it.
+ */
+export class HybridJudge implements Judge {
+  readonly id: string;
+  private readonly human: HumanJudge;
+  private readonly llm: Judge;
+  constructor(llm: Judge, store: JudgementStore, resolver: HumanResolver) {
+    this.llm = llm;
+    this.human = new HumanJudge(store, resolver);
+    this.id = `${llm.id}+human`;
+  }
+  async judge<K extends JudgeTaskName>(task: K, input: JudgeInput<K>, ctx: JudgeContext = {}): Promise<Judgement<K>> {
+    const h = await this.human.judge(task, input, ctx);
+    if (h.status === 'done') return h;
+    const l = await this.llm.judge(task, input, ctx);
+    return l.status === 'done' && l.judgeId !== 'exact' ? { ...l, decidedBy: 'llm' } : l;
+  }
+}
+
+/** Counts of who decided the judgements of one scoring (reported with every score). */
+export interface DecisionCounts {
+  /** Decided by experts (adjudicated, majority or single annotator). */
+  human: number;
+  /** Decided by an LLM judge (cached or now). */
+  llm: number;
+  /** Identical-text shortcuts and other non-judge decisions. */
+  exact: number;
+  /** Waiting for an expert. */
+  pending: number;
+  /** Failed or unjudged (no judge configured, invalid replies). */
+  unjudged: number;
+}
+
+/**
+ * Wraps a judge to count who decided each judgement it returns.
+ * @returns the wrapping judge (same id) and a function reading the counts.
+ */
+export function countingJudge(judge: Judge): { judge: Judge; counts: () => DecisionCounts } {
+  const c: DecisionCounts = { human: 0, llm: 0, exact: 0, pending: 0, unjudged: 0 };
+  const wrapped: Judge = {
+    id: judge.id,
+    async judge<K extends JudgeTaskName>(task: K, input: JudgeInput<K>, ctx?: JudgeContext): Promise<Judgement<K>> {
+      const j = await judge.judge(task, input, ctx);
+      if (j.status === 'pending') c.pending++;
+      else if (j.status !== 'done') c.unjudged++;
+      else if (j.judgeId === 'human') c.human++;
+      else if (j.judgeId.startsWith('llm:')) c.llm++;
+      else c.exact++;
+      return j;
+    },
+  };
+  return { judge: wrapped, counts: () => ({ ...c }) };
 }
 
 /**

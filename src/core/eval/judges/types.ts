@@ -102,6 +102,8 @@ export interface Judgement<K extends JudgeTaskName = JudgeTaskName> {
   annotator?: string;
   /** True when served from the cache rather than decided now. */
   cached?: boolean;
+  /** Human and `llm+human` judges: which rule decided (adjudicated, majority, single, llm). */
+  decidedBy?: string;
 }
 
 /** A judge. Implementations: LLM, human, exact-only, scripted (tests). */

@@ -1,0 +1,25 @@
+/**
+ * The annotation model (items, annotations, queues, resolution, agreement) and the store interface.
+ * Source: issue 14; `../shared/spec/annotation.md`.
+ */
+import type { HumanResolver } from '../eval/judges/judge.ts';
+import type { AnnotationStore } from './store.ts';
+
+export * from './model.ts';
+export * from './store.ts';
+export { agreementReport, type AgreementGroup, type AgreementReport, type Estimate, type JudgeHumanAgreement } from './agreement.ts';
+
+/**
+ * The resolver a human (or `llm+human`) judge asks for the experts' verdict: items are brought up to date with the
+ * judgements table once, then each judge input resolves as adjudicated > majority > single annotator > pending.
+ * @param store the annotation store of the run store being scored.
+ */
+export function humanResolver(store: AnnotationStore): HumanResolver {
+  let synced: Promise<number> | undefined;
+  return async (task, inputHash) => {
+    synced ??= store.syncFromJudgements();
+    await synced;
+    const r = await store.resolveJudgement(task, inputHash, 'human');
+    return r ? { decidedBy: r.decidedBy, verdict: r.verdict, annotators: r.annotators } : undefined;
+  };
+}

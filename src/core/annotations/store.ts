@@ -1,0 +1,602 @@
+/**
+ * The annotation store: the asynchronous interface every surface uses (panel, CLI, scoring; a PostgreSQL team
+ * store implements the same interface), and its SQLite implementation over the run store's database (tables of
+ * migration 6 in `src/core/store/migrations.ts`). Items of judge tasks are created from the `judgements` table;
+ * annotations are append-only; queues are saved selections served with reservations.
+ * Source: issue 14; `../shared/spec/annotation.md`.
+ */
+import type Database from 'better-sqlite3';
+import { randomUUID } from 'node:crypto';
+import { canonicalJson, sha256 } from '../eval/judges/judge.ts';
+import { LoupeInputError } from '../util/errors.ts';
+import { seededRandom } from '../util/random.ts';
+import {
+  ANNOTATABLE_TASKS, criterionOf, judgementItemId, labelOf, resolveItem, schemaVersion, validateVerdict,
+  type Annotation, type AnnotationItem, type AnnotationQueue, type AnnotationRole, type EvidenceRef, type QueueSpec,
+  type Resolution, type ResolutionMode, type Subject,
+} from './model.ts';
+
+/** A new annotation to record. */
+export interface NewAnnotation {
+  itemId: string;
+  annotator: string;
+  verdict: unknown;
+  evidence?: EvidenceRef[];
+  note?: string | null;
+  /** The annotation (same item, same annotator) this one edits. */
+  supersedes?: string | null;
+  /** `adjudicator` makes the verdict final. Default `annotator`. */
+  role?: AnnotationRole;
+  /** panel | cli | import. Default `cli`. */
+  origin?: string;
+  /** The queue it was served from (its reservation is released). */
+  queueId?: string;
+}
+
+/** Filter over items. */
+export interface ItemFilter {
+  suite?: string;
+  runIds?: string[];
+  task?: string;
+  /** Case-insensitive substring of the criterion. */
+  criterion?: string;
+  limit?: number;
+}
+
+/** An item at a position of a queue. */
+export interface QueueEntry {
+  queueId: string;
+  /** 0-based position in the queue. */
+  pos: number;
+  item: AnnotationItem;
+}
+
+/** Progress of a queue: items done (enough reviewers, or adjudicated) and annotations per annotator. */
+export interface QueueProgress {
+  total: number;
+  done: number;
+  byAnnotator: Record<string, number>;
+}
+
+/** One line of an annotations JSONL export. */
+export type ExportRecord =
+  | { type: 'header'; format: 'loupe-annotations'; version: 1; exportedAt: string; schemaVersions: Record<string, string> }
+  | ({ type: 'item' } & AnnotationItem)
+  | ({ type: 'annotation' } & Annotation);
+
+/** What an import added. */
+export interface ImportResult {
+  items: number;
+  annotations: number;
+  /** Annotations already present (same id, same content). */
+  unchanged: number;
+}
+
+/** The annotation store interface (asynchronous: SQLite here, PostgreSQL for a team). */
+export interface AnnotationStore {
+  /** Creates items for judgements (any judge but `exact`) not yet itemised. @returns items created. */
+  syncFromJudgements(): Promise<number>;
+  getItem(id: string): Promise<AnnotationItem | undefined>;
+  /** Adds an item of any subject kind (idempotent by id). @throws LoupeInputError for an unknown task. */
+  putItem(item: Omit<AnnotationItem, 'schemaVersion' | 'createdAt'> & { createdAt?: string }): Promise<AnnotationItem>;
+  listItems(filter?: ItemFilter): Promise<AnnotationItem[]>;
+  /** Records a verdict. @throws LoupeInputError for an unknown item, a verdict outside the schema, cited evidence that does not exist, a bad `supersedes`. */
+  annotate(a: NewAnnotation): Promise<Annotation>;
+  annotations(itemId: string): Promise<Annotation[]>;
+  /** The newest LLM verdict given for the item's judge input, if any. */
+  llmVerdict(itemId: string): Promise<{ judgeId: string; verdict: unknown } | undefined>;
+  resolve(itemId: string, mode?: ResolutionMode): Promise<Resolution>;
+  /** Resolution of a judge item by task and input hash; undefined when no such item exists. */
+  resolveJudgement(task: string, inputHash: string, mode?: ResolutionMode): Promise<Resolution | undefined>;
+  /** Opens (creating, or appending newly matching items to) the queue of a spec. */
+  openQueue(spec: QueueSpec, opts?: { name?: string; reviewers?: number; reservationMs?: number; blind?: boolean }): Promise<AnnotationQueue>;
+  getQueue(id: string): Promise<AnnotationQueue | undefined>;
+  listQueues(): Promise<AnnotationQueue[]>;
+  /** The next item for an annotator after `afterPos` (wrapping), reserved for them; undefined when the queue has none left for them. */
+  nextItem(queueId: string, annotator: string, opts?: { afterPos?: number; now?: Date }): Promise<QueueEntry | undefined>;
+  /** The item at a position (any state), for browsing. */
+  itemAt(queueId: string, pos: number): Promise<QueueEntry | undefined>;
+  progress(queueId: string): Promise<QueueProgress>;
+  /** Drops an annotator's reservation of an item. */
+  release(queueId: string, itemId: string, annotator: string): Promise<void>;
+  /** True when the run still exists (items of deleted runs are orphaned). */
+  runExists(runId: string): Promise<boolean>;
+  exportRecords(filter?: ItemFilter): Promise<ExportRecord[]>;
+  /** Imports records atomically. @throws LoupeInputError naming the record at fault; nothing is written then. */
+  importRecords(records: ReadonlyArray<{ line: number; record: ExportRecord }>, source: string): Promise<ImportResult>;
+}
+
+type Row = Record<string, unknown>;
+
+const nowIso = () => new Date().toISOString();
+
+function itemFromRow(r: Row): AnnotationItem {
+  return {
+    id: r.id as string,
+    subject: JSON.parse(r.subject as string) as Subject,
+    task: r.task as string,
+    schemaVersion: r.schema_version as string,
+    input: JSON.parse(r.input as string),
+    inputHash: (r.input_hash as string | null) ?? null,
+    criterion: (r.criterion as string | null) ?? null,
+    suite: (r.suite as string | null) ?? null,
+    runId: (r.run_id as string | null) ?? null,
+    itemRef: (r.item_ref as string | null) ?? null,
+    suiteVersion: r.suite_version as string,
+    createdAt: r.created_at as string,
+  };
+}
+
+function annotationFromRow(r: Row): Annotation {
+  return {
+    id: r.id as string,
+    itemId: r.item_id as string,
+    annotator: r.annotator as string,
+    role: r.role as AnnotationRole,
+    verdict: JSON.parse(r.verdict as string),
+    evidence: JSON.parse(r.evidence as string) as EvidenceRef[],
+    note: (r.note as string | null) ?? null,
+    supersedes: (r.supersedes as string | null) ?? null,
+    final: !!r.final,
+    origin: r.origin as string,
+    createdAt: r.created_at as string,
+  };
+}
+
+function queueFromRow(r: Row): AnnotationQueue {
+  return {
+    id: r.id as string,
+    name: r.name as string,
+    spec: JSON.parse(r.spec as string) as QueueSpec,
+    reviewers: r.reviewers as number,
+    reservationMs: r.reservation_ms as number,
+    blind: !!r.blind,
+    createdAt: r.created_at as string,
+  };
+}
+
+/** `data:<12 hex>` digest of a run's data checksums, or `unknown`. */
+export function suiteVersionOf(dataChecksums: string | null | undefined): string {
+  if (!dataChecksums || dataChecksums === '{}') return 'unknown';
+  try {
+    return `data:${sha256(canonicalJson(JSON.parse(dataChecksums))).slice(0, 12)}`;
+  } catch {
+    return 'unknown';
+  }
+}
+
+/** Default queue name of a spec. */
+export function queueName(spec: QueueSpec): string {
+  const parts = [spec.kind === 'items' ? (spec.includeResolved ? 'All items' : 'Pending items') : spec.kind === 'audit' ? `Audit of LLM verdicts (${spec.perCriterion ?? 10} per criterion, seed ${spec.seed ?? 0})` : 'Disagreements'];
+  if (spec.suite) parts.push(`suite ${spec.suite}`);
+  if (spec.task) parts.push(spec.task);
+  if (spec.criterion) parts.push(`“${spec.criterion}”`);
+  if (spec.runIds?.length) parts.push(spec.runIds.length === 1 ? `run ${spec.runIds[0]}` : `${spec.runIds.length} runs`);
+  return parts.join(' · ');
+}
+
+/** The annotation store on a run store's SQLite database. */
+export class SqliteAnnotationStore implements AnnotationStore {
+  private readonly db: Database.Database;
+  /** @param db an open run store database (`RunStore.db`) at schema version ≥ 6. */
+  constructor(db: Database.Database) {
+    this.db = db;
+  }
+
+  async syncFromJudgements(): Promise<number> {
+    const tasks = ANNOTATABLE_TASKS.map((t) => `'${t}'`).join(',');
+    const rows = this.db.prepare(`SELECT j.task, j.input_hash, j.input, j.run_id, j.item_ref, j.judged_at, r.suite, r.data_checksums
+      FROM judgements j LEFT JOIN runs r ON r.id = j.run_id
+      WHERE j.task IN (${tasks}) AND j.judge_id NOT IN ('exact', 'none')
+        AND NOT EXISTS (SELECT 1 FROM annotation_items i WHERE i.id = 'j:' || j.task || ':' || j.input_hash)
+      ORDER BY j.judged_at, j.rowid`).all() as Row[];
+    if (!rows.length) return 0;
+    const versions = new Map<string, string>();
+    const ins = this.db.prepare(`INSERT OR IGNORE INTO annotation_items (id, subject_kind, subject, task, schema_version, input, input_hash, criterion, suite, run_id, item_ref, suite_version, created_at)
+      VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)`);
+    let n = 0;
+    this.db.transaction(() => {
+      for (const r of rows) {
+        const task = r.task as string;
+        const hash = r.input_hash as string;
+        if (!versions.has(task)) versions.set(task, schemaVersion(task));
+        const input = JSON.parse(r.input as string) as unknown;
+        n += ins.run(judgementItemId(task, hash), 'judgement', JSON.stringify({ kind: 'judgement', task, inputHash: hash }), task, versions.get(task)!, r.input as string, hash,
+          criterionOf(task, input), (r.suite as string | null) ?? null, (r.run_id as string | null) ?? null, (r.item_ref as string | null) ?? null,
+          suiteVersionOf(r.data_checksums as string | null), r.judged_at as string).changes;
+      }
+    })();
+    return n;
+  }
+
+  async getItem(id: string): Promise<AnnotationItem | undefined> {
+    const r = this.db.prepare('SELECT * FROM annotation_items WHERE id = ?').get(id) as Row | undefined;
+    return r ? itemFromRow(r) : undefined;
+  }
+
+  async putItem(item: Omit<AnnotationItem, 'schemaVersion' | 'createdAt'> & { createdAt?: string }): Promise<AnnotationItem> {
+    const v = schemaVersion(item.task);
+    this.db.prepare(`INSERT OR IGNORE INTO annotation_items (id, subject_kind, subject, task, schema_version, input, input_hash, criterion, suite, run_id, item_ref, suite_version, created_at)
+      VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)`).run(item.id, item.subject.kind, JSON.stringify(item.subject), item.task, v, JSON.stringify(item.input), item.inputHash, item.criterion,
+      item.suite, item.runId, item.itemRef, item.suiteVersion, item.createdAt ?? nowIso());
+    return (await this.getItem(item.id))!;
+  }
+
+  private where(f: ItemFilter, alias = 'i'): { sql: string; params: unknown[] } {
+    const w: string[] = [];
+    const p: unknown[] = [];
+    if (f.suite) { w.push(`${alias}.suite = ?`); p.push(f.suite); }
+    if (f.task) { w.push(`${alias}.task = ?`); p.push(f.task); }
+    if (f.criterion) { w.push(`instr(lower(COALESCE(${alias}.criterion, '')), lower(?)) > 0`); p.push(f.criterion); }
+    if (f.runIds?.length) { w.push(`${alias}.run_id IN (${f.runIds.map(() => '?').join(',')})`); p.push(...f.runIds); }
+    return { sql: w.length ? `WHERE ${w.join(' AND ')}` : '', params: p };
+  }
+
+  async listItems(filter: ItemFilter = {}): Promise<AnnotationItem[]> {
+    const { sql, params } = this.where(filter);
+    const lim = filter.limit ? ` LIMIT ${Math.max(0, Math.floor(filter.limit))}` : '';
+    return (this.db.prepare(`SELECT * FROM annotation_items i ${sql} ORDER BY i.created_at, i.rowid${lim}`).all(...params) as Row[]).map(itemFromRow);
+  }
+
+  private checkEvidence(ev: unknown, at: string): EvidenceRef[] {
+    if (ev === undefined || ev === null) return [];
+    if (!Array.isArray(ev)) throw new LoupeInputError(at, 'evidence must be a list');
+    return ev.map((e: unknown, i) => {
+      const x = (e ?? {}) as Record<string, unknown>;
+      const where = `${at} evidence ${i + 1}`;
+      switch (x.kind) {
+        case 'step': {
+          if (typeof x.runId !== 'string' || !Number.isInteger(x.step)) throw new LoupeInputError(where, 'a step needs runId and an integer step');
+          if (!this.db.prepare('SELECT 1 FROM steps WHERE run_id = ? AND idx = ?').get(x.runId, x.step)) throw new LoupeInputError(where, `step ${String(x.step)} of run ${x.runId} does not exist (the run was deleted or has fewer steps)`);
+          return { kind: 'step', runId: x.runId, step: x.step as number };
+        }
+        case 'cell': {
+          if (typeof x.runId !== 'string' || !Number.isInteger(x.seq)) throw new LoupeInputError(where, 'a cell needs runId and an integer seq');
+          if (!this.db.prepare('SELECT 1 FROM kernel_cells WHERE run_id = ? AND seq = ?').get(x.runId, x.seq)) throw new LoupeInputError(where, `notebook cell ${String(x.seq)} of run ${x.runId} does not exist`);
+          return { kind: 'cell', runId: x.runId, seq: x.seq as number };
+        }
+        case 'doc':
+          if (typeof x.path !== 'string' || !x.path) throw new LoupeInputError(where, 'a documentation page needs a path');
+          return { kind: 'doc', path: x.path, ...(Number.isInteger(x.page) ? { page: x.page as number } : {}), ...(typeof x.query === 'string' ? { query: x.query } : {}) };
+        case 'span':
+          if (typeof x.runId !== 'string' || typeof x.artefact !== 'string' || !Number.isInteger(x.start) || !Number.isInteger(x.end) || (x.end as number) < (x.start as number)) throw new LoupeInputError(where, 'a span needs runId, artefact and start ≤ end');
+          return { kind: 'span', runId: x.runId, artefact: x.artefact, start: x.start as number, end: x.end as number, ...(typeof x.quote === 'string' ? { quote: x.quote } : {}) };
+        default:
+          throw new LoupeInputError(where, `unknown evidence kind '${String(x.kind)}' (step, cell, doc, span)`);
+      }
+    });
+  }
+
+  async annotate(a: NewAnnotation): Promise<Annotation> {
+    const at = `item ${a.itemId}`;
+    if (typeof a.annotator !== 'string' || !a.annotator.trim()) throw new LoupeInputError(at, 'an annotation needs an annotator');
+    const item = await this.getItem(a.itemId);
+    if (!item) throw new LoupeInputError(at, 'no such item');
+    validateVerdict(item.task, a.verdict, at);
+    const evidence = this.checkEvidence(a.evidence, at);
+    const role = a.role ?? 'annotator';
+    if (role !== 'annotator' && role !== 'adjudicator') throw new LoupeInputError(at, `role must be annotator or adjudicator, got '${String(role)}'`);
+    if (a.supersedes) {
+      const prev = this.db.prepare('SELECT item_id, annotator FROM annotations WHERE id = ?').get(a.supersedes) as Row | undefined;
+      if (!prev) throw new LoupeInputError(at, `annotation ${a.supersedes} to supersede does not exist`);
+      if (prev.item_id !== a.itemId || prev.annotator !== a.annotator) throw new LoupeInputError(at, `annotation ${a.supersedes} belongs to another item or annotator`);
+    }
+    const ann: Annotation = {
+      id: randomUUID(), itemId: a.itemId, annotator: a.annotator.trim(), role, verdict: a.verdict, evidence, note: a.note?.trim() ? a.note : null,
+      supersedes: a.supersedes ?? null, final: role === 'adjudicator', origin: a.origin ?? 'cli', createdAt: nowIso(),
+    };
+    this.db.transaction(() => {
+      this.insertAnnotation(ann);
+      if (a.queueId) this.db.prepare('DELETE FROM annotation_reservations WHERE queue_id = ? AND item_id = ? AND annotator = ?').run(a.queueId, a.itemId, ann.annotator);
+    })();
+    return ann;
+  }
+
+  private insertAnnotation(a: Annotation): void {
+    this.db.prepare(`INSERT INTO annotations (id, item_id, annotator, role, verdict, evidence, note, supersedes, final, origin, created_at) VALUES (?,?,?,?,?,?,?,?,?,?,?)`).run(
+      a.id, a.itemId, a.annotator, a.role, JSON.stringify(a.verdict), JSON.stringify(a.evidence), a.note, a.supersedes, a.final ? 1 : 0, a.origin, a.createdAt);
+  }
+
+  async annotations(itemId: string): Promise<Annotation[]> {
+    return (this.db.prepare('SELECT * FROM annotations WHERE item_id = ? ORDER BY created_at, id').all(itemId) as Row[]).map(annotationFromRow);
+  }
+
+  /** Every annotation of the items matching a filter, grouped by item (agreement, exports). */
+  async annotationsByItem(filter: ItemFilter = {}): Promise<Map<string, Annotation[]>> {
+    const { sql, params } = this.where(filter);
+    const rows = this.db.prepare(`SELECT a.* FROM annotations a JOIN annotation_items i ON i.id = a.item_id ${sql} ORDER BY a.created_at, a.id`).all(...params) as Row[];
+    const out = new Map<string, Annotation[]>();
+    for (const r of rows) {
+      const a = annotationFromRow(r);
+      const l = out.get(a.itemId);
+      if (l) l.push(a);
+      else out.set(a.itemId, [a]);
+    }
+    return out;
+  }
+
+  /** Newest done LLM verdict per item for the items matching a filter. */
+  async llmVerdicts(filter: ItemFilter = {}): Promise<Map<string, { judgeId: string; verdict: unknown }>> {
+    const { sql, params } = this.where(filter);
+    const rows = this.db.prepare(`SELECT i.id AS item_id, j.judge_id, j.verdict FROM annotation_items i JOIN judgements j ON j.input_hash = i.input_hash AND j.task = i.task
+      ${sql ? `${sql} AND` : 'WHERE'} j.judge_id LIKE 'llm:%' AND j.status = 'done' ORDER BY j.judged_at`).all(...params) as Row[];
+    const out = new Map<string, { judgeId: string; verdict: unknown }>();
+    for (const r of rows) out.set(r.item_id as string, { judgeId: r.judge_id as string, verdict: JSON.parse(r.verdict as string) });
+    return out;
+  }
+
+  async llmVerdict(itemId: string): Promise<{ judgeId: string; verdict: unknown } | undefined> {
+    const r = this.db.prepare(`SELECT j.judge_id, j.verdict FROM annotation_items i JOIN judgements j ON j.input_hash = i.input_hash AND j.task = i.task
+      WHERE i.id = ? AND j.judge_id LIKE 'llm:%' AND j.status = 'done' ORDER BY j.judged_at DESC LIMIT 1`).get(itemId) as Row | undefined;
+    return r ? { judgeId: r.judge_id as string, verdict: JSON.parse(r.verdict as string) } : undefined;
+  }
+
+  async resolve(itemId: string, mode: ResolutionMode = 'human'): Promise<Resolution> {
+    const item = await this.getItem(itemId);
+    if (!item) throw new LoupeInputError(`item ${itemId}`, 'no such item');
+    const llm = mode === 'llm+human' ? (await this.llmVerdict(itemId))?.verdict : undefined;
+    return resolveItem(item, await this.annotations(itemId), mode, llm);
+  }
+
+  async resolveJudgement(task: string, inputHash: string, mode: ResolutionMode = 'human'): Promise<Resolution | undefined> {
+    const id = judgementItemId(task, inputHash);
+    if (!(await this.getItem(id))) return undefined;
+    return this.resolve(id, mode);
+  }
+
+  /** Item ids matching a queue spec, in queue order. */
+  private async select(spec: QueueSpec): Promise<string[]> {
+    const filter: ItemFilter = { ...(spec.suite ? { suite: spec.suite } : {}), ...(spec.task ? { task: spec.task } : {}), ...(spec.criterion ? { criterion: spec.criterion } : {}), ...(spec.runIds?.length ? { runIds: spec.runIds } : {}) };
+    const { sql, params } = this.where(filter);
+    const and = sql ? `${sql} AND` : 'WHERE';
+    if (spec.kind === 'items') {
+      const rows = this.db.prepare(`SELECT i.id, i.task FROM annotation_items i ${and} EXISTS (SELECT 1 FROM judgements j WHERE j.input_hash = i.input_hash AND j.task = i.task AND j.judge_id = 'human')
+        ORDER BY i.created_at, i.rowid`).all(...params) as Row[];
+      if (spec.includeResolved) return rows.map((r) => r.id as string);
+      const anns = await this.annotationsByItem(filter);
+      return rows.filter((r) => resolveItem({ id: r.id as string, task: r.task as string }, anns.get(r.id as string) ?? []).decidedBy === 'pending').map((r) => r.id as string);
+    }
+    if (spec.kind === 'audit') {
+      const llm = await this.llmVerdicts(filter);
+      const rows = this.db.prepare(`SELECT i.id, i.task, i.criterion FROM annotation_items i ${sql} ORDER BY i.created_at, i.rowid`).all(...params) as Row[];
+      const strata = new Map<string, string[]>();
+      for (const r of rows) {
+        if (!llm.has(r.id as string)) continue;
+        const k = `${r.task as string}\u0000${(r.criterion as string | null) ?? ''}`;
+        const l = strata.get(k);
+        if (l) l.push(r.id as string);
+        else strata.set(k, [r.id as string]);
+      }
+      const per = spec.perCriterion ?? 10;
+      const rnd = seededRandom(spec.seed ?? 0);
+      const out: string[] = [];
+      for (const k of [...strata.keys()].sort()) {
+        const ids = [...strata.get(k)!];
+        for (let i = ids.length - 1; i > 0; i--) {
+          const j = Math.floor(rnd() * (i + 1));
+          [ids[i], ids[j]] = [ids[j]!, ids[i]!];
+        }
+        out.push(...ids.slice(0, per));
+      }
+      return out;
+    }
+    // disagreement: humans disagree, or the LLM differs from the human resolution; not yet adjudicated
+    const anns = await this.annotationsByItem(filter);
+    const llm = await this.llmVerdicts(filter);
+    const rows = this.db.prepare(`SELECT i.id, i.task FROM annotation_items i ${sql} ORDER BY i.created_at, i.rowid`).all(...params) as Row[];
+    return rows.filter((r) => {
+      const id = r.id as string;
+      const as = anns.get(id);
+      if (!as?.length) return false;
+      const res = resolveItem({ id, task: r.task as string }, as);
+      if (res.decidedBy === 'adjudicated') return false;
+      const labels = new Set(Object.values(res.humanLabels));
+      if (labels.size > 1) return true;
+      const l = llm.get(id);
+      if (!l || res.decidedBy === 'pending') return false;
+      return labelOf(r.task as string, l.verdict) !== labelOf(r.task as string, res.verdict);
+    }).map((r) => r.id as string);
+  }
+
+  async openQueue(spec: QueueSpec, opts: { name?: string; reviewers?: number; reservationMs?: number; blind?: boolean } = {}): Promise<AnnotationQueue> {
+    if (!['items', 'audit', 'disagreement'].includes(spec.kind)) throw new LoupeInputError('queue kind', `must be items, audit or disagreement, got '${String(spec.kind)}'`);
+    const reviewers = opts.reviewers ?? 1;
+    if (!Number.isInteger(reviewers) || reviewers < 1) throw new LoupeInputError('reviewers per item', `must be a whole number ≥ 1, got ${String(opts.reviewers)}`);
+    const reservationMs = opts.reservationMs ?? 30 * 60_000;
+    if (!(reservationMs > 0)) throw new LoupeInputError('reservation time', `must be > 0 ms, got ${String(opts.reservationMs)}`);
+    await this.syncFromJudgements();
+    const clean: QueueSpec = JSON.parse(canonicalJson(spec)) as QueueSpec;
+    const id = `q-${sha256(canonicalJson(clean)).slice(0, 12)}`;
+    const ids = await this.select(clean);
+    const existing = this.db.prepare('SELECT * FROM annotation_queues WHERE id = ?').get(id) as Row | undefined;
+    this.db.transaction(() => {
+      if (existing) {
+        this.db.prepare('UPDATE annotation_queues SET reviewers = ?, reservation_ms = ?, blind = ? WHERE id = ?').run(reviewers, reservationMs, opts.blind === false ? 0 : 1, id);
+      } else {
+        this.db.prepare('INSERT INTO annotation_queues (id, name, kind, spec, reviewers, reservation_ms, blind, created_at) VALUES (?,?,?,?,?,?,?,?)').run(
+          id, opts.name ?? queueName(clean), clean.kind, JSON.stringify(clean), reviewers, reservationMs, opts.blind === false ? 0 : 1, nowIso());
+      }
+      let pos = (this.db.prepare('SELECT COALESCE(MAX(pos), -1) AS m FROM annotation_queue_items WHERE queue_id = ?').get(id) as { m: number }).m;
+      const ins = this.db.prepare('INSERT OR IGNORE INTO annotation_queue_items (queue_id, pos, item_id) VALUES (?,?,?)');
+      const has = this.db.prepare('SELECT 1 FROM annotation_queue_items WHERE queue_id = ? AND item_id = ?');
+      for (const itemId of ids) if (!has.get(id, itemId)) ins.run(id, ++pos, itemId);
+    })();
+    return (await this.getQueue(id))!;
+  }
+
+  async getQueue(id: string): Promise<AnnotationQueue | undefined> {
+    const r = this.db.prepare('SELECT * FROM annotation_queues WHERE id = ?').get(id) as Row | undefined;
+    return r ? queueFromRow(r) : undefined;
+  }
+
+  async listQueues(): Promise<AnnotationQueue[]> {
+    return (this.db.prepare('SELECT * FROM annotation_queues ORDER BY created_at').all() as Row[]).map(queueFromRow);
+  }
+
+  private entry(queueId: string, pos: number, itemId: string): QueueEntry {
+    const r = this.db.prepare('SELECT * FROM annotation_items WHERE id = ?').get(itemId) as Row | undefined;
+    if (!r) throw new LoupeInputError(`queue ${queueId} position ${pos}`, `item ${itemId} is missing from the store`);
+    return { queueId, pos, item: itemFromRow(r) };
+  }
+
+  async nextItem(queueId: string, annotator: string, opts: { afterPos?: number; now?: Date } = {}): Promise<QueueEntry | undefined> {
+    const q = await this.getQueue(queueId);
+    if (!q) throw new LoupeInputError(`queue ${queueId}`, 'no such queue');
+    const now = opts.now ?? new Date();
+    const nowS = now.toISOString();
+    const stmt = q.spec.kind === 'disagreement'
+      ? this.db.prepare(`SELECT qi.pos, qi.item_id FROM annotation_queue_items qi WHERE qi.queue_id = @q AND qi.pos > @after
+          AND NOT EXISTS (SELECT 1 FROM annotations a WHERE a.item_id = qi.item_id AND a.final = 1)
+          AND NOT EXISTS (SELECT 1 FROM annotation_reservations r WHERE r.queue_id = @q AND r.item_id = qi.item_id AND r.annotator <> @who AND r.expires_at > @now)
+          ORDER BY qi.pos LIMIT 1`)
+      : this.db.prepare(`SELECT qi.pos, qi.item_id FROM annotation_queue_items qi WHERE qi.queue_id = @q AND qi.pos > @after
+          AND NOT EXISTS (SELECT 1 FROM annotations a WHERE a.annotator = @who AND a.item_id = qi.item_id)
+          AND NOT EXISTS (SELECT 1 FROM annotations a WHERE a.item_id = qi.item_id AND a.final = 1)
+          AND (SELECT COUNT(DISTINCT a.annotator) FROM annotations a WHERE a.item_id = qi.item_id AND a.role = 'annotator')
+            + (SELECT COUNT(*) FROM annotation_reservations r WHERE r.queue_id = @q AND r.item_id = qi.item_id AND r.annotator <> @who AND r.expires_at > @now) < @reviewers
+          ORDER BY qi.pos LIMIT 1`);
+    const args = { q: queueId, who: annotator, now: nowS, reviewers: q.reviewers };
+    const after = opts.afterPos ?? -1;
+    const r = (stmt.get({ ...args, after }) ?? (after >= 0 ? stmt.get({ ...args, after: -1 }) : undefined)) as Row | undefined;
+    if (!r) return undefined;
+    this.db.prepare('INSERT OR REPLACE INTO annotation_reservations (queue_id, item_id, annotator, expires_at) VALUES (?,?,?,?)').run(
+      queueId, r.item_id, annotator, new Date(now.getTime() + q.reservationMs).toISOString());
+    return this.entry(queueId, r.pos as number, r.item_id as string);
+  }
+
+  async itemAt(queueId: string, pos: number): Promise<QueueEntry | undefined> {
+    const r = this.db.prepare('SELECT item_id FROM annotation_queue_items WHERE queue_id = ? AND pos = ?').get(queueId, pos) as Row | undefined;
+    return r ? this.entry(queueId, pos, r.item_id as string) : undefined;
+  }
+
+  /** Number of items in a queue (positions are 0 … size − 1). */
+  async queueSize(queueId: string): Promise<number> {
+    return (this.db.prepare('SELECT COUNT(*) AS n FROM annotation_queue_items WHERE queue_id = ?').get(queueId) as { n: number }).n;
+  }
+
+  async progress(queueId: string): Promise<QueueProgress> {
+    const q = await this.getQueue(queueId);
+    if (!q) throw new LoupeInputError(`queue ${queueId}`, 'no such queue');
+    const total = await this.queueSize(queueId);
+    const done = q.spec.kind === 'disagreement'
+      ? (this.db.prepare(`SELECT COUNT(*) AS n FROM annotation_queue_items qi WHERE qi.queue_id = ? AND EXISTS (SELECT 1 FROM annotations a WHERE a.item_id = qi.item_id AND a.final = 1)`).get(queueId) as { n: number }).n
+      : (this.db.prepare(`SELECT COUNT(*) AS n FROM annotation_queue_items qi WHERE qi.queue_id = ? AND (EXISTS (SELECT 1 FROM annotations a WHERE a.item_id = qi.item_id AND a.final = 1)
+          OR (SELECT COUNT(DISTINCT a.annotator) FROM annotations a WHERE a.item_id = qi.item_id AND a.role = 'annotator') >= ?)`).get(queueId, q.reviewers) as { n: number }).n;
+    const rows = this.db.prepare(`SELECT a.annotator, COUNT(DISTINCT a.item_id) AS n FROM annotation_queue_items qi JOIN annotations a ON a.item_id = qi.item_id
+      WHERE qi.queue_id = ? GROUP BY a.annotator ORDER BY a.annotator`).all(queueId) as Row[];
+    return { total, done, byAnnotator: Object.fromEntries(rows.map((r) => [r.annotator as string, r.n as number])) };
+  }
+
+  async release(queueId: string, itemId: string, annotator: string): Promise<void> {
+    this.db.prepare('DELETE FROM annotation_reservations WHERE queue_id = ? AND item_id = ? AND annotator = ?').run(queueId, itemId, annotator);
+  }
+
+  async runExists(runId: string): Promise<boolean> {
+    return !!this.db.prepare('SELECT 1 FROM runs WHERE id = ?').get(runId);
+  }
+
+  async exportRecords(filter: ItemFilter = {}): Promise<ExportRecord[]> {
+    await this.syncFromJudgements();
+    const items = await this.listItems(filter);
+    const anns = await this.annotationsByItem(filter);
+    const withAnn = items.filter((i) => anns.has(i.id));
+    const versions: Record<string, string> = {};
+    for (const i of withAnn) versions[i.task] = i.schemaVersion;
+    const out: ExportRecord[] = [{ type: 'header', format: 'loupe-annotations', version: 1, exportedAt: nowIso(), schemaVersions: versions }];
+    for (const i of withAnn) {
+      out.push({ type: 'item', ...i });
+      for (const a of anns.get(i.id)!) out.push({ type: 'annotation', ...a });
+    }
+    return out;
+  }
+
+  async importRecords(records: ReadonlyArray<{ line: number; record: ExportRecord }>, source: string): Promise<ImportResult> {
+    await this.syncFromJudgements();
+    const at = (line: number) => `${source} line ${line}`;
+    const head = records[0];
+    if (!head || head.record.type !== 'header' || (head.record as { format?: string }).format !== 'loupe-annotations') throw new LoupeInputError(at(head?.line ?? 1), 'is not a Loupe annotations export (the first line must be its header)');
+    const fileItems = new Map<string, AnnotationItem>();
+    const newItems: AnnotationItem[] = [];
+    const newAnns: Annotation[] = [];
+    let unchanged = 0;
+    for (const { line, record } of records.slice(1)) {
+      if (record.type === 'item') {
+        const { type: _t, ...item } = record;
+        if (typeof item.id !== 'string' || typeof item.task !== 'string' || !item.subject) throw new LoupeInputError(at(line), 'an item needs id, task and subject');
+        let here: string;
+        try {
+          here = schemaVersion(item.task);
+        } catch {
+          throw new LoupeInputError(at(line), `item ${item.id}: task '${item.task}' is not known here`);
+        }
+        if (item.schemaVersion !== here) throw new LoupeInputError(at(line), `item ${item.id}: its verdict schema of ${item.task} is version ${item.schemaVersion} in the file but ${here} here; export again from a Loupe with the same judge schemas`);
+        const local = await this.getItem(item.id);
+        if (local && local.suiteVersion !== 'unknown' && item.suiteVersion !== 'unknown' && local.suiteVersion !== item.suiteVersion) {
+          throw new LoupeInputError(at(line), `item ${item.id} comes from suite version ${item.suiteVersion} but this store has it from ${local.suiteVersion}`);
+        }
+        fileItems.set(item.id, item as AnnotationItem);
+        if (!local) newItems.push(item as AnnotationItem);
+      } else if (record.type === 'annotation') {
+        const { type: _t, ...a } = record;
+        if (typeof a.id !== 'string' || typeof a.itemId !== 'string' || typeof a.annotator !== 'string' || !a.annotator) throw new LoupeInputError(at(line), 'an annotation needs id, itemId and annotator');
+        const item = fileItems.get(a.itemId) ?? (await this.getItem(a.itemId));
+        if (!item) throw new LoupeInputError(at(line), `annotation ${a.id}: item ${a.itemId} is neither in the file (before it) nor in this store`);
+        validateVerdict(item.task, a.verdict, at(line));
+        if (a.role !== 'annotator' && a.role !== 'adjudicator') throw new LoupeInputError(at(line), `annotation ${a.id}: role must be annotator or adjudicator`);
+        const ann: Annotation = { id: a.id, itemId: a.itemId, annotator: a.annotator, role: a.role, verdict: a.verdict, evidence: Array.isArray(a.evidence) ? a.evidence : [], note: a.note ?? null,
+          supersedes: a.supersedes ?? null, final: !!a.final, origin: a.origin ?? 'import', createdAt: typeof a.createdAt === 'string' ? a.createdAt : nowIso() };
+        const prev = this.db.prepare('SELECT * FROM annotations WHERE id = ?').get(a.id) as Row | undefined;
+        if (prev) {
+          const p = annotationFromRow(prev);
+          if (canonicalJson({ ...p, origin: '' }) !== canonicalJson({ ...ann, origin: '' })) throw new LoupeInputError(at(line), `annotation ${a.id} is already stored with different content`);
+          unchanged++;
+          continue;
+        }
+        newAnns.push(ann);
+      } else if ((record as { type?: string }).type !== 'header') {
+        throw new LoupeInputError(at(line), `unknown record type '${String((record as { type?: string }).type)}' (item, annotation)`);
+      }
+    }
+    const insItem = this.db.prepare(`INSERT OR IGNORE INTO annotation_items (id, subject_kind, subject, task, schema_version, input, input_hash, criterion, suite, run_id, item_ref, suite_version, created_at)
+      VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)`);
+    this.db.transaction(() => {
+      for (const i of newItems) insItem.run(i.id, i.subject.kind, JSON.stringify(i.subject), i.task, i.schemaVersion, JSON.stringify(i.input ?? null), i.inputHash ?? null, i.criterion ?? null, i.suite ?? null, i.runId ?? null, i.itemRef ?? null, i.suiteVersion ?? 'unknown', i.createdAt ?? nowIso());
+      for (const a of newAnns) this.insertAnnotation(a);
+    })();
+    return { items: newItems.length, annotations: newAnns.length, unchanged };
+  }
+}
+
+/**
+ * Serialises export records as JSONL (one JSON object per line, newline-terminated).
+ * @returns the file text.
+ */
+export function toJsonl(records: readonly ExportRecord[]): string {
+  return records.map((r) => JSON.stringify(r)).join('\n') + '\n';
+}
+
+/**
+ * Parses an annotations JSONL file.
+ * @param text the file's text; `source` names it in errors.
+ * @returns records with their 1-based line numbers (blank lines skipped).
+ * @throws LoupeInputError naming the line: not JSON, not an object, or a last line cut off (truncated file).
+ */
+export function parseJsonl(text: string, source: string): Array<{ line: number; record: ExportRecord }> {
+  const lines = text.split('\n');
+  const out: Array<{ line: number; record: ExportRecord }> = [];
+  for (let i = 0; i < lines.length; i++) {
+    const l = lines[i]!.trim();
+    if (!l) continue;
+    let v: unknown;
+    try {
+      v = JSON.parse(l);
+    } catch {
+      const last = i === lines.length - 1 && !text.endsWith('\n');
+      throw new LoupeInputError(`${source} line ${i + 1}`, last ? 'is cut off (the file looks truncated); nothing was imported' : 'is not JSON (expected one JSON object per line); nothing was imported');
+    }
+    if (!v || typeof v !== 'object' || Array.isArray(v) || typeof (v as { type?: unknown }).type !== 'string') throw new LoupeInputError(`${source} line ${i + 1}`, 'must be a JSON object with a "type"; nothing was imported');
+    out.push({ line: i + 1, record: v as ExportRecord });
+  }
+  if (!out.length) throw new LoupeInputError(source, 'is empty; nothing was imported');
+  return out;
+}
