@@ -189,9 +189,10 @@ async function scoreLongtaFile(file: string, truthFile: string | undefined, opti
   return 0;
 }
 
-/** The JSON shape of one run in `loupe score --json`: LongDA adds `coverage`, `match` and per-query `queries`. */
+/** The JSON shape of one run in `loupe score --json` (`decided`: who decided its judgements): LongDA adds `coverage`, `match` and per-query `queries`. */
 export function jsonRun(s: RunScore): Record<string, unknown> {
   const out: Record<string, unknown> = { runId: s.runId, suite: s.suite, blockId: s.blockId, model: s.model, agent: s.agent, status: s.status, benchmark: s.benchmark, judge: s.judgeId, options: s.options, pending: s.pending, unjudged: s.unjudged, summary: s.summary };
+  if (s.decided) out.decided = s.decided;
   if (s.error) out.error = s.error;
   if (!s.error) {
     const extra = findBenchmark(s.benchmark)?.scoreJson;

@@ -1,0 +1,329 @@
+import assert from 'node:assert/strict';
+import Database from 'better-sqlite3';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import { main } from '../../../../src/cli/main.ts';
+import {
+  agreementReport, humanResolver, judgementItemId, parseJsonl, resolveItem, schemaVersion, SqliteAnnotationStore, toJsonl, type Annotation,
+} from '../../../../src/core/annotations/index.ts';
+import { bootstrapAgreement, gwetAC, krippendorffAlpha } from '../../../../src/core/eval/agreement.ts';
+import { CallbackJudge, countingJudge, HumanJudge, HybridJudge, sha256, canonicalJson } from '../../../../src/core/eval/judges/index.ts';
+import { SqliteJudgementStore } from '../../../../src/core/eval/store.ts';
+import { migrations } from '../../../../src/core/store/migrations.ts';
+import { openStore, type RunStore } from '../../../../src/core/store/run-store.ts';
+import type { StepRecord } from '../../../../src/core/store/records.ts';
+
+const close = (a: number, b: number, eps = 5e-4) => assert.ok(Math.abs(a - b) < eps, `${a} ≉ ${b}`);
+
+// Krippendorff (2011) reliability data, 4 observers × 12 units (also irrCAC's `cac.raw4raters`).
+const K = null;
+const KDATA = [
+  [1, 2, 3, 3, 2, 1, 4, 1, 2, K, K, K],
+  [1, 2, 3, 3, 2, 2, 4, 1, 2, 5, K, 3],
+  [K, 3, 3, 3, 2, 3, 4, 2, 2, 5, 1, K],
+  [1, 2, 3, 3, 2, 4, 4, 1, 2, 5, 1, K],
+];
+
+describe('agreement: published worked examples', () => {
+  it("Krippendorff's α ordinal = 0.815 (Krippendorff 2011, the same data as nominal 0.743 / interval 0.849)", () => {
+    close(krippendorffAlpha(KDATA, 'ordinal').alpha, 0.815);
+    close(krippendorffAlpha(KDATA, 'nominal').alpha, 0.743);
+    close(krippendorffAlpha(KDATA, 'interval').alpha, 0.849);
+  });
+  it("Gwet's AC1 = 0.77544 with p_a 0.8181818, p_e 0.1903212 (irrCAC README, gwet.ac1.raw(cac.raw4raters))", () => {
+    const r = gwetAC(KDATA);
+    close(r.coefficient, 0.77544, 5e-6);
+    close(r.pa, 0.8181818, 1e-7);
+    close(r.pe, 0.1903212, 1e-7);
+    assert.equal(r.units, 11);
+  });
+  it('AC2 with weights: perfect agreement is 1; quadratic weights credit near misses more than identity', () => {
+    assert.equal(gwetAC([[1, 2, 3, 4, 5], [1, 2, 3, 4, 5]], 'quadratic', [1, 2, 3, 4, 5]).coefficient, 1);
+    const near = [[1, 2, 3, 4, 5, 5], [2, 3, 4, 5, 4, 5]];
+    assert.ok(gwetAC(near, 'quadratic', [1, 2, 3, 4, 5]).coefficient > gwetAC(near, 'identity', [1, 2, 3, 4, 5]).coefficient);
+    assert.throws(() => gwetAC([['a', 'b'], ['a', 'a']], 'quadratic'), /numeric ratings/);
+    assert.throws(() => gwetAC([[1, 7]], 'identity', [1, 2, 3]), /not one of the categories/);
+  });
+  it('bootstrap CIs are reproducible by seed and bracket the estimate', () => {
+    const f = (m: Array<Array<number | null | undefined | string | boolean>>) => krippendorffAlpha(m, 'nominal').alpha;
+    const a = bootstrapAgreement(KDATA, f, { seed: 7, resamples: 500 });
+    const b = bootstrapAgreement(KDATA, f, { seed: 7, resamples: 500 });
+    assert.deepEqual(a, b);
+    assert.ok(a.low <= 0.743 && 0.743 <= a.high, `${a.low}..${a.high}`);
+    assert.ok(Number.isNaN(bootstrapAgreement([[]], f).low));
+  });
+});
+
+const ann = (annotator: string, verdict: unknown, at: string, extra: Partial<Annotation> = {}): Annotation => ({
+  id: `${annotator}-${at}`, itemId: 'i', annotator, role: 'annotator', verdict, evidence: [], note: null, supersedes: null, final: false, origin: 'cli', createdAt: at, ...extra,
+});
+const yes = { supported: true, reason: '' };
+const no = { supported: false, reason: '' };
+
+describe('resolution rules', () => {
+  const item = { id: 'i', task: 'claim-support' };
+  it('single annotator, majority, tie, adjudication, and supersedes', () => {
+    assert.equal(resolveItem(item, []).decidedBy, 'pending');
+    assert.equal(resolveItem(item, [ann('a', yes, '1')]).decidedBy, 'single');
+    const maj = resolveItem(item, [ann('a', yes, '1'), ann('b', no, '2'), ann('c', yes, '3')]);
+    assert.equal(maj.decidedBy, 'majority');
+    assert.deepEqual(maj.verdict, yes);
+    assert.deepEqual(maj.annotators, ['a', 'c']);
+    const tie = resolveItem(item, [ann('a', yes, '1'), ann('b', no, '2')]);
+    assert.equal(tie.decidedBy, 'pending');
+    assert.equal(tie.tie, true);
+    assert.equal(resolveItem(item, [ann('a', yes, '1'), ann('b', no, '2')], 'llm+human', no).decidedBy, 'llm');
+    const adj = resolveItem(item, [ann('a', yes, '1'), ann('b', no, '2'), ann('x', no, '3', { role: 'adjudicator', final: true })]);
+    assert.equal(adj.decidedBy, 'adjudicated');
+    assert.deepEqual(adj.verdict, no);
+    // b edits its verdict: the superseded row no longer counts, so a and b now agree
+    const edited = resolveItem(item, [ann('a', yes, '1'), ann('b', no, '2'), ann('b', yes, '3', { supersedes: 'b-2' })]);
+    assert.equal(edited.decidedBy, 'majority');
+    assert.deepEqual(edited.humanLabels, { a: 'true', b: 'true' });
+  });
+});
+
+let dir = '';
+let rs: RunStore;
+let store: SqliteAnnotationStore;
+const claims = ['GDP grew 3% in 2021.', 'Unemployment fell.', 'Inflation was 9%.', 'Exports doubled.'];
+
+function step(runId: string, index: number): StepRecord {
+  const now = new Date().toISOString();
+  return { runId, index, startedAt: now, endedAt: now, latencyMs: 1, toolMs: 1, assistant: { role: 'assistant', content: `step ${index}` }, toolCalls: [], extraMessages: [], usage: { input: 1, output: 1, cached: 0 }, costUsd: null, finishReason: 'stop' } as StepRecord;
+}
+
+before(async () => {
+  dir = mkdtempSync(join(tmpdir(), 'loupe-annot-'));
+  rs = openStore(join(dir, 'runs.sqlite'));
+  rs.createRun({ id: 'run-1', suite: 'analystbench', blockId: 'b1', agent: 'llm', model: 'm', params: {}, promptHash: 'h', toolSet: 't', dataChecksums: { 'a.csv': 'x' }, loupeVersion: 't', sandbox: 'off', workspace: dir });
+  rs.commitStep(step('run-1', 0));
+  rs.commitStep(step('run-1', 1));
+  store = new SqliteAnnotationStore(rs.db);
+  const human = new HumanJudge(new SqliteJudgementStore(rs.db), humanResolver(store));
+  for (const c of claims) await human.judge('claim-support', { claim: c, sources: 'Report of 2021.' }, { runId: 'run-1' });
+  for (const crit of ['Clarity', 'Depth']) for (const r of ['resp A', 'resp B']) await human.judge('checklist-score', { instruction: 'Write', response: r, criterion: crit }, { runId: 'run-1' });
+});
+after(() => {
+  rs?.close();
+  if (dir) rmSync(dir, { recursive: true, force: true });
+});
+
+const claimId = (c: string) => judgementItemId('claim-support', sha256(`claim-support\u0000${canonicalJson({ claim: c, sources: 'Report of 2021.' })}`));
+
+describe('annotation store', () => {
+  it('items come from the human judge\'s pending judgements, with criterion, suite and suite version', async () => {
+    const q = await store.openQueue({ kind: 'items' });
+    const p = await store.progress(q.id);
+    assert.equal(p.total, 8);
+    const item = await store.getItem(claimId(claims[0]!));
+    assert.ok(item);
+    assert.equal(item.suite, 'analystbench');
+    assert.match(item.suiteVersion, /^data:[0-9a-f]{12}$/);
+    assert.equal(item.schemaVersion, schemaVersion('claim-support'));
+    const scores = await store.listItems({ task: 'checklist-score', criterion: 'clar' });
+    assert.equal(scores.length, 2);
+  });
+
+  it('bad verdicts, evidence that does not exist and foreign supersedes are refused; nothing is stored', async () => {
+    const id = claimId(claims[0]!);
+    await assert.rejects(store.annotate({ itemId: id, annotator: 'ann', verdict: { supported: 'yes' } }), /\$\.supported: must be a boolean|reason/);
+    await assert.rejects(store.annotate({ itemId: id, annotator: 'ann', verdict: yes, evidence: [{ kind: 'step', runId: 'run-1', step: 9 }] }), /step 9 of run run-1 does not exist/);
+    await assert.rejects(store.annotate({ itemId: 'j:nope', annotator: 'ann', verdict: yes }), /no such item/);
+    await assert.rejects(store.annotate({ itemId: id, annotator: '', verdict: yes }), /needs an annotator/);
+    assert.equal((await store.annotations(id)).length, 0);
+  });
+
+  it('reservations: with one reviewer an item served to one annotator is not served to another until it expires', async () => {
+    const q = await store.openQueue({ kind: 'items', task: 'claim-support' }, { reviewers: 1, reservationMs: 60_000 });
+    const t0 = new Date('2030-01-01T00:00:00Z');
+    const a = await store.nextItem(q.id, 'alice', { now: t0 });
+    const b = await store.nextItem(q.id, 'bob', { now: t0 });
+    assert.ok(a && b);
+    assert.notEqual(a.item.id, b.item.id);
+    const later = new Date(t0.getTime() + 61_000);
+    const b2 = await store.nextItem(q.id, 'bob', { now: later, afterPos: -1 });
+    assert.equal(b2?.item.id, a.item.id, 'alice\'s reservation expired');
+    await store.release(q.id, a.item.id, 'bob');
+    await store.release(q.id, b.item.id, 'bob');
+    await store.release(q.id, a.item.id, 'alice');
+  });
+
+  it('two reviewers per item: both annotators get the same items; progress counts per annotator; cited steps are kept', async () => {
+    const q = await store.openQueue({ kind: 'items', task: 'claim-support' }, { reviewers: 2 });
+    const verdicts: Record<string, Array<typeof yes>> = { alice: [yes, yes, no, yes], bob: [yes, no, no, yes] };
+    for (const who of ['alice', 'bob']) {
+      let after = -1;
+      for (let k = 0; k < 4; k++) {
+        const e = await store.nextItem(q.id, who, { afterPos: after });
+        assert.ok(e, `${who} item ${k}`);
+        assert.equal(e.pos, k);
+        await store.annotate({ itemId: e.item.id, annotator: who, verdict: verdicts[who]![claims.indexOf((e.item.input as { claim: string }).claim)], queueId: q.id, origin: 'panel', evidence: [{ kind: 'step', runId: 'run-1', step: 1 }] });
+        after = e.pos;
+      }
+      assert.equal(await store.nextItem(q.id, who), undefined);
+    }
+    const p = await store.progress(q.id);
+    assert.deepEqual(p, { total: 4, done: 4, byAnnotator: { alice: 4, bob: 4 } });
+    const hist = await store.annotations(claimId(claims[0]!));
+    assert.deepEqual(hist[0]!.evidence, [{ kind: 'step', runId: 'run-1', step: 1 }]);
+  });
+
+  it('the disagreement queue holds the item the humans disagree on; adjudication makes it final and empties the queue', async () => {
+    const q = await store.openQueue({ kind: 'disagreement' });
+    const p = await store.progress(q.id);
+    assert.equal(p.total, 1);
+    const e = await store.nextItem(q.id, 'carol');
+    assert.equal(e?.item.id, claimId(claims[1]!));
+    assert.equal((await store.resolve(e.item.id)).decidedBy, 'pending');
+    await store.annotate({ itemId: e.item.id, annotator: 'carol', verdict: no, role: 'adjudicator', queueId: q.id });
+    const r = await store.resolve(e.item.id);
+    assert.equal(r.decidedBy, 'adjudicated');
+    assert.equal((await store.progress(q.id)).done, 1);
+    assert.equal(await store.nextItem(q.id, 'carol'), undefined);
+  });
+
+  it('the human judge now decides from the experts; llm+human fills the rest from the LLM; counts say who decided', async () => {
+    const js = new SqliteJudgementStore(rs.db);
+    const counted = countingJudge(new HumanJudge(js, humanResolver(store)));
+    for (const c of claims) await counted.judge.judge('claim-support', { claim: c, sources: 'Report of 2021.' });
+    for (const crit of ['Clarity', 'Depth']) await counted.judge.judge('checklist-score', { instruction: 'Write', response: 'resp A', criterion: crit });
+    assert.deepEqual(counted.counts(), { human: 4, llm: 0, exact: 0, pending: 2, unjudged: 0 });
+    const j = await new HumanJudge(js, humanResolver(store)).judge('claim-support', { claim: claims[1]!, sources: 'Report of 2021.' });
+    assert.equal(j.decidedBy, 'adjudicated');
+    assert.deepEqual(j.verdict, no);
+    const llm = new CallbackJudge('llm:scripted', () => ({ score: 3, reason: 'ok' }) as never, js);
+    const hybrid = countingJudge(new HybridJudge(llm, js, humanResolver(store)));
+    for (const c of claims) await hybrid.judge.judge('claim-support', { claim: c, sources: 'Report of 2021.' });
+    for (const crit of ['Clarity', 'Depth']) await hybrid.judge.judge('checklist-score', { instruction: 'Write', response: 'resp A', criterion: crit });
+    assert.deepEqual(hybrid.counts(), { human: 4, llm: 2, exact: 0, pending: 0, unjudged: 0 });
+  });
+
+  it('agreement report: κ and α for two annotators, judge–human agreement with a confusion matrix', async () => {
+    const rep = await agreementReport(store, { task: 'claim-support' }, { resamples: 200 });
+    const g = rep.groups.find((x) => x.task === 'claim-support' && x.criterion === null)!;
+    assert.deepEqual(g.annotators, ['alice', 'bob']);
+    assert.equal(g.pairableItems, 4);
+    close(g.percentAgreement!, 0.75, 1e-12);
+    // alice T,T,F,T vs bob T,F,F,T: p_o = 0.75, p_e = 0.75·0.5 + 0.25·0.5 = 0.5 → κ = 0.5
+    close(g.cohensKappa!.value!, 0.5, 1e-12);
+    assert.ok(g.alphaNominal.value !== null && g.alphaNominal.ci);
+    assert.equal(rep.totals.adjudicated, 1);
+  });
+
+  it('export → import into another store round-trips; a second import adds nothing; edits supersede', async () => {
+    const first = (await store.annotations(claimId(claims[0]!))).find((a) => a.annotator === 'alice')!;
+    const edit = await store.annotate({ itemId: first.itemId, annotator: 'alice', verdict: no, supersedes: first.id, note: 'on reflection' });
+    assert.equal(edit.supersedes, first.id);
+    await assert.rejects(store.annotate({ itemId: first.itemId, annotator: 'bob', verdict: no, supersedes: first.id }), /another item or annotator/);
+    const recs = await store.exportRecords();
+    const text = toJsonl(recs);
+    const other = openStore(join(dir, 'other.sqlite'));
+    try {
+      const os = new SqliteAnnotationStore(other.db);
+      const r1 = await os.importRecords(parseJsonl(text, 'x.jsonl'), 'x.jsonl');
+      const total = recs.filter((r) => r.type === 'annotation').length;
+      assert.equal(r1.annotations, total);
+      assert.equal(r1.items, 4, "the four claim items carry annotations");
+      const r2 = await os.importRecords(parseJsonl(text, 'x.jsonl'), 'x.jsonl');
+      assert.deepEqual(r2, { items: 0, annotations: 0, unchanged: total });
+      assert.deepEqual(await os.resolve(claimId(claims[1]!)), await store.resolve(claimId(claims[1]!)));
+      // the run is not in this store: its items are orphaned but keep their annotations
+      assert.equal(await os.runExists('run-1'), false);
+      assert.equal((await os.annotations(first.itemId)).length, (await store.annotations(first.itemId)).length);
+    } finally {
+      other.close();
+    }
+  });
+
+  it('imports refuse other schema / suite versions and broken files, naming the line; nothing is written', async () => {
+    const recs = await store.exportRecords();
+    const lines = toJsonl(recs).trimEnd().split('\n');
+    const itemLine = lines.findIndex((l) => l.includes('"type":"item"'));
+    const bad = [...lines];
+    bad[itemLine] = bad[itemLine]!.replace(/"schemaVersion":"[0-9a-f]+"/, '"schemaVersion":"000000000000"');
+    const other = openStore(join(dir, 'third.sqlite'));
+    try {
+      const os = new SqliteAnnotationStore(other.db);
+      await assert.rejects(os.importRecords(parseJsonl(bad.join('\n') + '\n', 'f.jsonl'), 'f.jsonl'), new RegExp(`f\\.jsonl line ${itemLine + 1}: .*version 000000000000 in the file but [0-9a-f]{12} here`));
+      assert.throws(() => parseJsonl(lines.join('\n').slice(0, -7), 'f.jsonl'), new RegExp(`f\\.jsonl line ${lines.length}: is cut off`));
+      assert.throws(() => parseJsonl('{"type":"header"}\nnot json\n{}\n', 'f.jsonl'), /f\.jsonl line 2: is not JSON/);
+      const annLine = lines.findIndex((l) => l.includes('"type":"annotation"'));
+      const badVerdict = [...lines];
+      badVerdict[annLine] = badVerdict[annLine]!.replace(/"verdict":\{[^}]*\}/, '"verdict":{"supported":"maybe"}');
+      await assert.rejects(os.importRecords(parseJsonl(badVerdict.join('\n'), 'f.jsonl'), 'f.jsonl'), new RegExp(`f\\.jsonl line ${annLine + 1}: verdict does not fit`));
+      assert.equal((other.db.prepare('SELECT COUNT(*) AS n FROM annotations').get() as { n: number }).n, 0);
+      // suite version: this store already has the item from another data version
+      const suiteBad = lines.map((l) => l.replace(/"suiteVersion":"data:[0-9a-f]+"/, '"suiteVersion":"data:ffffffffffff"'));
+      await assert.rejects(store.importRecords(parseJsonl(suiteBad.join('\n'), 'g.jsonl'), 'g.jsonl'), /comes from suite version data:ffffffffffff but this store has it from data:[0-9a-f]{12}/);
+    } finally {
+      other.close();
+    }
+  });
+});
+
+describe('migration 6', () => {
+  it('a human verdict stored before the annotation model becomes an annotation, without loss', async () => {
+    const f = join(dir, 'old.sqlite');
+    const db = new Database(f);
+    db.exec('CREATE TABLE migrations (id INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at TEXT NOT NULL)');
+    for (const m of migrations.filter((x) => x.id <= 5)) {
+      db.exec(m.sql);
+      db.prepare('INSERT INTO migrations VALUES (?,?,?)').run(m.id, m.name, 't');
+    }
+    const input = { claim: 'X rose.', sources: 'S' };
+    const hash = sha256(`claim-support\u0000${canonicalJson(input)}`);
+    db.prepare(`INSERT INTO judgements (cache_key, judge_id, task, input_hash, prompt_hash, input, raw_output, verdict, status, annotator, judged_at) VALUES (?,?,?,?,?,?,?,?,?,?,?)`).run(
+      'k1', 'human', 'claim-support', hash, null, JSON.stringify(input), 'checked the table', JSON.stringify({ supported: true, reason: 'table 2' }), 'done', 'dana', '2026-01-01T00:00:00Z');
+    db.close();
+    const s = openStore(f);
+    try {
+      assert.equal(s.schemaVersion(), migrations.at(-1)!.id);
+      const as = new SqliteAnnotationStore(s.db);
+      await as.syncFromJudgements();
+      const r = await as.resolve(judgementItemId('claim-support', hash));
+      assert.equal(r.decidedBy, 'single');
+      assert.deepEqual(r.verdict, { supported: true, reason: 'table 2' });
+      const [a] = await as.annotations(judgementItemId('claim-support', hash));
+      assert.equal(a!.annotator, 'dana');
+      assert.equal(a!.note, 'checked the table');
+      assert.equal(a!.origin, 'migrated');
+    } finally {
+      s.close();
+    }
+  });
+});
+
+describe('CLI: loupe annotations / agreement', () => {
+  const io = () => {
+    const out: string[] = [];
+    const err: string[] = [];
+    return { out, err, io: { out: (s: string) => void out.push(s), err: (s: string) => void err.push(s), env: { LOUPE_ANNOTATOR: 'erin' } as NodeJS.ProcessEnv, cwd: dir } };
+  };
+  it('answer, agreement --json, export, import of a truncated file', async () => {
+    const file = join(dir, 'runs.sqlite');
+    let t = io();
+    const id = judgementItemId('checklist-score', sha256(`checklist-score\u0000${canonicalJson({ instruction: 'Write', response: 'resp B', criterion: 'Depth' })}`));
+    assert.equal(await main(['annotations', 'answer', '--store', file, '--item', id, '--verdict', '{"score": 4, "reason": "deep"}', '--cite', 'step:run-1:0'], t.io), 0, t.err.join(''));
+    assert.match(t.out.join(''), /by erin; item now single/);
+    t = io();
+    assert.equal(await main(['annotations', 'answer', '--store', file, '--item', id, '--verdict', '{"score": 9, "reason": "x"}'], t.io), 1);
+    assert.match(t.err.join(''), /\$\.score: must be ≤ 5/);
+    t = io();
+    assert.equal(await main(['agreement', '--store', file, '--json', '--resamples', '100'], t.io), 0, t.err.join(''));
+    const rep = JSON.parse(t.out.join('')) as { groups: Array<{ task: string; cohensKappa: { value: number } | null }> };
+    assert.ok(rep.groups.some((g) => g.task === 'claim-support' && g.cohensKappa !== null));
+    t = io();
+    assert.equal(await main(['annotations', 'export', '--store', file, '--out', 'a.jsonl'], t.io), 0, t.err.join(''));
+    const text = readFileSync(join(dir, 'a.jsonl'), 'utf8');
+    writeFileSync(join(dir, 'cut.jsonl'), text.slice(0, text.length - 20));
+    t = io();
+    assert.equal(await main(['annotations', 'import', '--store', file, 'cut.jsonl'], t.io), 1);
+    assert.match(t.err.join(''), /cut\.jsonl line \d+: is cut off/);
+    t = io();
+    assert.equal(await main(['annotations', 'import', '--store', file, 'a.jsonl'], t.io), 0, t.err.join(''));
+    assert.match(t.out.join(''), /imported 0 annotation\(s\) and 0 item\(s\); \d+ already present/);
+  });
+});
