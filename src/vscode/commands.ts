@@ -3,6 +3,7 @@
  * `contributes.commands` must list the same ids (an integration test checks both directions).
  */
 import * as vscode from 'vscode';
+import { AgreementPanel, openAnnotationQueueCommand } from './panels/annotation-panel.ts';
 import type { LoupeContext } from './context.ts';
 import { WelcomePanel } from './panels/welcome-panel.ts';
 import { refreshRuns } from './run/index.ts';
@@ -28,6 +29,11 @@ export function createCommands(): Record<string, CommandHandler> {
     'loupe.refreshBenchmarks': (ctx) => suiteRegistry(ctx).refresh(),
     'loupe.openTaskAsWorkspace': (ctx, arg) => openTaskAsWorkspace(ctx, arg),
     'loupe.searchDocumentation': (ctx, arg) => searchDocumentationCommand(ctx, arg),
+    'loupe.openAnnotationQueue': (ctx, arg) => openAnnotationQueueCommand(ctx, arg),
+    'loupe.showAgreement': (ctx) => {
+      AgreementPanel.show(ctx);
+      return true;
+    },
     'loupe.showResults': (ctx) => {
       ResultsPanel.show(ctx);
       return true;

@@ -3,13 +3,14 @@
  * window reload) from this list. A new panel adds its host here (see CONTRIBUTING.md, "Adding a panel").
  */
 import type { LoupeContext } from '../context.ts';
+import { AgreementPanel, AnnotationPanel } from './annotation-panel.ts';
 import { DocSearchPanel } from './docsearch-panel.ts';
 import { type LoupePanel, type PanelHost, registerPanelSerializers } from './panel-base.ts';
 import { ResultsPanel } from './results-panel.ts';
 import { TimelinePanel } from './timeline-panel.ts';
 import { WelcomePanel } from './welcome-panel.ts';
 
-export const panelHosts: readonly PanelHost<LoupePanel, string>[] = [WelcomePanel.host, ResultsPanel.host, DocSearchPanel.host, TimelinePanel.host];
+export const panelHosts: readonly PanelHost<LoupePanel, string>[] = [WelcomePanel.host, ResultsPanel.host, DocSearchPanel.host, TimelinePanel.host, AnnotationPanel.host, AgreementPanel.host];
 
 /** Registers the serializers of all panels (activation). */
 export function registerPanels(ctx: LoupeContext): void {

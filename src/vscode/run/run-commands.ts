@@ -16,7 +16,7 @@ import type { Block, Suite } from '../../core/suites/types.ts';
 import type { ModelProfile, SuiteSetting } from '../config.ts';
 import type { LoupeContext } from '../context.ts';
 import { TimelinePanel } from '../panels/timeline-panel.ts';
-import { RunNotebook } from './run-notebook.ts';
+import { cellMeta, RunNotebook } from './run-notebook.ts';
 import { RunSession } from './run-session.ts';
 
 /** What "Run Benchmark Block" may be given (from the Benchmarks view, a test, or nothing: the palette). */
@@ -253,12 +253,21 @@ export function runCommands(): Record<string, (ctx: LoupeContext, ...args: unkno
       TimelinePanel.show(ctx, r.id, { showHeatmap: true });
       return r.id;
     },
-    'loupe.openRunNotebook': async (ctx, arg) => {
+    'loupe.openRunNotebook': async (ctx, arg, cellSeq) => {
       const r = await runFrom(ctx, arg, 'Open Run Notebook');
       if (!r) return undefined;
       const nb = RunSession.get(r.id)?.notebook ?? new RunNotebook(ctx.store(), r);
       if (!RunSession.get(r.id)) nb.writeFile();
-      await nb.open({ preserveFocus: false });
+      const editor = await nb.open({ preserveFocus: false, ...(typeof cellSeq === 'number' ? { viewColumn: vscode.ViewColumn.Beside } : {}) });
+      if (typeof cellSeq === 'number') {
+        // an annotator's evidence link: select and reveal the cell that ran as kernel cell `cellSeq`
+        const at = editor.notebook.getCells().findIndex((c) => cellMeta(c)?.seq === cellSeq);
+        if (at >= 0) {
+          const range = new vscode.NotebookRange(at, at + 1);
+          editor.selections = [range];
+          editor.revealRange(range, vscode.NotebookEditorRevealType.InCenter);
+        }
+      }
       return nb.uri.fsPath;
     },
     'loupe.openRunWorkspace': async (ctx, arg) => {

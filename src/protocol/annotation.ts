@@ -1,0 +1,155 @@
+/**
+ * Protocol of the expert annotation panel (one queue per panel) and of the agreement view.
+ * The host serves one item at a time ({@link AnnotationItemView}); the webview submits a verdict built from the
+ * task's controls ({@link VerdictControl}) — the same schema the LLM judge fills. Source: issue 14.
+ */
+import { IpcNotification, IpcRequest } from './ipc.ts';
+
+/** One choice of a verdict control, with its keyboard key. */
+export interface VerdictOption {
+  value: string | number | boolean;
+  label: string;
+  /** The key that picks it (`y`, `n`, `1` … `5`). */
+  key: string;
+  /** Rubric anchor text for 1–5 scores, when the item has one. */
+  hint?: string;
+}
+
+/** The controls of a task's verdict: one choice per field (figure quality has four 1–5 fields). */
+export interface VerdictControl {
+  /** The verdict field the choice fills (`supported`, `score`, `label`, `readability`, …). */
+  field: string;
+  label: string;
+  options: VerdictOption[];
+}
+
+/** A trajectory step offered as evidence. */
+export interface StepEvidence {
+  step: number;
+  tools: string[];
+  text: string;
+  error: boolean;
+}
+
+/** A notebook cell offered as evidence; `matches` lists numbers of the item found in its output. */
+export interface CellEvidence {
+  seq: number;
+  step: number;
+  code: string;
+  output: string;
+  matches: string[];
+}
+
+/** A documentation page the agent searched or read. */
+export interface DocEvidence {
+  path: string;
+  page?: number;
+  query?: string;
+  step: number;
+}
+
+/** A cited evidence reference (the store's shape). */
+export type CitedEvidence =
+  | { kind: 'step'; runId: string; step: number }
+  | { kind: 'cell'; runId: string; seq: number }
+  | { kind: 'doc'; path: string; page?: number; query?: string }
+  | { kind: 'span'; runId: string; artefact: string; start: number; end: number; quote?: string };
+
+/** A piece of what is judged: text (markdown when the agent wrote it), split in paragraphs for long reports. */
+export interface ItemField {
+  label: string;
+  text: string;
+  markdown: boolean;
+  /** Long agent output: each paragraph is addressable (report at the paragraph). */
+  paragraphs?: boolean;
+}
+
+/** Another verdict on the item (shown after submitting, unless the queue is not blind). */
+export interface OtherVerdict {
+  who: string;
+  /** `llm:<model>`, an annotator, or `adjudicator`. */
+  kind: 'llm' | 'human' | 'adjudicator';
+  label: string;
+  note: string | null;
+  at: string;
+  superseded: boolean;
+}
+
+/** One served item. */
+export interface AnnotationItemView {
+  queueId: string;
+  /** 0-based position in the queue and the queue's size. */
+  pos: number;
+  size: number;
+  itemId: string;
+  task: string;
+  taskTitle: string;
+  criterion: string | null;
+  suite: string | null;
+  runId: string | null;
+  /** The run was deleted after annotation: evidence links are gone, verdicts remain. */
+  orphaned: boolean;
+  fields: ItemField[];
+  controls: VerdictControl[];
+  evidence: { steps: StepEvidence[]; cells: CellEvidence[]; docs: DocEvidence[] };
+  /** The annotator's current verdict on this item (editing it supersedes). */
+  mine: { annotationId: string; choice: Record<string, string | number | boolean>; note: string | null; evidence: CitedEvidence[]; at: string } | null;
+  /** Adjudication (disagreement queue): the verdict is final. */
+  role: 'annotator' | 'adjudicator';
+  /** Other verdicts and the resolution; null while blind and not yet submitted. */
+  revealed: { others: OtherVerdict[]; resolution: { decidedBy: string; label: string | null } } | null;
+}
+
+/** Queue header: name, progress, who is annotating. */
+export interface QueueView {
+  queueId: string;
+  name: string;
+  kind: 'items' | 'audit' | 'disagreement';
+  reviewers: number;
+  blind: boolean;
+  annotator: string;
+  total: number;
+  done: number;
+  byAnnotator: Record<string, number>;
+}
+
+/** Initial state of the panel. */
+export interface AnnotationState {
+  queue: QueueView;
+  /** The item to show (restored position, else the next for this annotator); null when nothing is left. */
+  item: AnnotationItemView | null;
+}
+
+/** Webview → host: the next item for this annotator after `afterPos` (skip = next without submitting). */
+export const NextItemRequest = new IpcRequest<{ afterPos: number }, AnnotationState>('annotation/next');
+/** Webview → host: the item at a position (browse with j/k). */
+export const ItemAtRequest = new IpcRequest<{ pos: number }, AnnotationState>('annotation/itemAt');
+/** Webview → host: submit a verdict; returns the same item, now revealed, and fresh progress. */
+export const SubmitVerdictRequest = new IpcRequest<{ pos: number; itemId: string; choice: Record<string, string | number | boolean>; note: string; evidence: CitedEvidence[]; supersedes: string | null }, AnnotationState>('annotation/submit');
+/** Webview → host: open a piece of evidence where it lives (timeline step, notebook cell, documentation page). */
+export const OpenEvidenceRequest = new IpcRequest<{ evidence: CitedEvidence }, void>('annotation/openEvidence');
+/** Host → webview: progress changed (another annotator, an import). */
+export const QueueProgressNotification = new IpcNotification<{ queue: QueueView }>('annotation/progress');
+
+/** The agreement view's state (the report of `loupe agreement --json`, typed loosely here). */
+export interface AgreementState {
+  title: string;
+  report: {
+    groups: Array<{
+      task: string; criterion: string | null; level: string; annotators: string[]; items: number; pairableItems: number;
+      percentAgreement: number | null; pairwiseAgreement: number | null;
+      cohensKappa: { value: number | null; ci: { low: number | null; high: number | null } | null } | null;
+      alphaNominal: { value: number | null; ci: { low: number | null; high: number | null } | null };
+      alphaInterval: { value: number | null; ci: { low: number | null; high: number | null } | null } | null;
+      alphaOrdinal: { value: number | null; ci: { low: number | null; high: number | null } | null } | null;
+      gwet: { value: number | null; ci: { low: number | null; high: number | null } | null; weights: string };
+      judgeHuman: Array<{ against: string; items: number; agreement: number | null; kappa: number | null }>;
+      confusion: { labels: string[]; counts: number[][] } | null;
+    }>;
+    bootstrap: { resamples: number; seed: number; level: number };
+    totals: { items: number; adjudicated: number; majority: number; single: number; tied: number };
+  };
+}
+
+/** Webview → host: recompute the report. */
+export const RefreshAgreementRequest = new IpcRequest<Record<string, never>, AgreementState>('agreement/refresh');

@@ -1,0 +1,83 @@
+/**
+ * Agreement view (issue 14): per task and criterion, percent / pairwise agreement, Cohen's κ, Krippendorff's α,
+ * Gwet's AC1/AC2 with bootstrap 95% CIs; LLM judge vs humans, with the confusion matrix drawn with Vega-Lite.
+ */
+import '@vscode-elements/elements/dist/vscode-button/index.js';
+import type { TopLevelSpec } from 'vega-lite';
+import { RefreshAgreementRequest, type AgreementState } from '../src/protocol/annotation.ts';
+import { connectHost, h, ready } from './shared/host.ts';
+
+const host = connectHost();
+const app = document.getElementById('app') as HTMLElement;
+document.head.append(h('style', {}, `
+body { padding: 0 12px; }
+table { border-collapse: collapse; margin: 6px 0 12px; }
+th, td { text-align: left; padding: 3px 10px; border-bottom: 1px solid var(--vscode-panel-border, rgba(128,128,128,.3)); font-variant-numeric: tabular-nums; }
+th { color: var(--vscode-descriptionForeground); font-weight: 600; }
+.muted { color: var(--vscode-descriptionForeground); }
+.group { margin-bottom: 18px; }
+.confusion { margin-top: 4px; }
+`));
+
+type Est = { value: number | null; ci: { low: number | null; high: number | null } | null } | null;
+const f3 = (x: number | null | undefined) => (x === null || x === undefined ? '—' : x.toFixed(3));
+const est = (e: Est) => (e ? `${f3(e.value)}${e.ci ? `  [${f3(e.ci.low)}, ${f3(e.ci.high)}]` : ''}` : '—');
+
+async function render(s: AgreementState): Promise<void> {
+  const r = s.report;
+  const groups = r.groups.map((g, gi) => {
+    const rows: Array<[string, string]> = [
+      ['Items (≥ 2 annotators)', `${g.items} (${g.pairableItems})`],
+      ['Annotators', g.annotators.join(', ') || '—'],
+      ['Percent agreement', f3(g.percentAgreement)],
+      ['Pairwise agreement', f3(g.pairwiseAgreement)],
+      ["Cohen's κ", g.cohensKappa ? est(g.cohensKappa) : '— (needs exactly two annotators)'],
+      ["Krippendorff's α (nominal)", est(g.alphaNominal)],
+      ...(g.alphaInterval ? [["Krippendorff's α (interval)", est(g.alphaInterval)] as [string, string]] : []),
+      ...(g.alphaOrdinal ? [["Krippendorff's α (ordinal)", est(g.alphaOrdinal)] as [string, string]] : []),
+      [g.gwet.weights === 'identity' ? "Gwet's AC1" : `Gwet's AC2 (${g.gwet.weights} weights)`, est(g.gwet)],
+    ];
+    const jh = g.judgeHuman.length
+      ? h('table', { class: 'judge-human' }, h('tr', {}, h('th', {}, 'LLM judge vs'), h('th', {}, 'items'), h('th', {}, 'agreement'), h('th', {}, 'κ')),
+        ...g.judgeHuman.map((j) => h('tr', {}, h('td', {}, j.against), h('td', {}, String(j.items)), h('td', {}, f3(j.agreement)), h('td', {}, f3(j.kappa)))))
+      : h('p', { class: 'muted' }, 'No LLM verdicts on these items.');
+    const chart = h('div', { class: 'confusion', id: `confusion-${gi}` });
+    return { el: h('section', { class: 'group', 'data-task': g.task },
+      h('h2', {}, g.task, g.criterion ? h('span', { class: 'muted' }, ` · ${g.criterion}`) : ''),
+      h('table', { class: 'stats' }, ...rows.map(([k, v]) => h('tr', {}, h('th', {}, k), h('td', {}, v)))),
+      jh, chart), chart, g };
+  });
+  const refresh = h('vscode-button', { id: 'refresh', secondary: true }, 'Refresh');
+  refresh.addEventListener('click', async () => render(await host.rpc.request(RefreshAgreementRequest, {})));
+  app.replaceChildren(
+    h('h1', { id: 'title' }, 'Annotation agreement'),
+    h('p', { class: 'muted' }, `${r.totals.items} annotated item(s): ${r.totals.adjudicated} adjudicated, ${r.totals.majority} decided by majority, ${r.totals.single} by one annotator, ${r.totals.tied} tied. CIs: percentile bootstrap over items, ${r.bootstrap.resamples} resamples, seed ${r.bootstrap.seed}.`),
+    refresh,
+    ...(groups.length ? groups.map((g) => g.el) : [h('p', { id: 'empty' }, 'No annotations yet. Open an annotation queue and judge a few items.')]),
+  );
+  app.removeAttribute('aria-busy');
+  const withMatrix = groups.filter((g) => g.g.confusion && g.g.confusion.labels.length);
+  if (!withMatrix.length) return;
+  const { renderVegaLite } = await import('./shared/vega.ts');
+  for (const { chart, g } of withMatrix) {
+    const c = g.confusion!;
+    const values = c.labels.flatMap((a, i) => c.labels.map((b, j) => ({ llm: a, human: b, n: c.counts[i]![j]! })));
+    const spec: TopLevelSpec = {
+      $schema: 'https://vega.github.io/schema/vega-lite/v6.json',
+      title: 'LLM judge (rows) vs human resolution (columns)',
+      data: { values },
+      width: 60 * c.labels.length, height: 40 * c.labels.length,
+      encoding: { x: { field: 'human', type: 'ordinal', sort: c.labels, title: 'human resolution' }, y: { field: 'llm', type: 'ordinal', sort: c.labels, title: 'LLM judge' } },
+      layer: [
+        { mark: 'rect', encoding: { color: { field: 'n', type: 'quantitative', title: 'items', scale: { scheme: 'blues' } } } },
+        { mark: { type: 'text', fontSize: 13 }, encoding: { text: { field: 'n', type: 'quantitative' } } },
+      ],
+      config: { background: 'transparent', axis: { labelColor: 'currentColor', titleColor: 'currentColor' }, title: { color: 'currentColor' }, legend: { labelColor: 'currentColor', titleColor: 'currentColor' } },
+    };
+    await renderVegaLite(chart, spec);
+  }
+}
+
+ready<AgreementState>(host, 'agreement').then(render, (e: unknown) => {
+  app.replaceChildren(h('p', { class: 'error' }, `Could not compute agreement: ${e instanceof Error ? e.message : String(e)}`));
+});

@@ -1,0 +1,324 @@
+/**
+ * Expert annotation panel (issue 14): one item at a time, keyboard first.
+ * Keys: digits pick a score / label (figure quality: the active scale, then the next), y / n yes / no,
+ * j / k next / previous item in the queue, e cite evidence (↑/↓ move, Space cites, Enter opens, Esc back),
+ * n (Shift+N on yes/no items) note, s skip, Ctrl+Enter submit, Enter after submitting: next item.
+ * The item's draft (choices, note, citations) is kept in the webview state, so a window reload loses nothing.
+ */
+import '@vscode-elements/elements/dist/vscode-button/index.js';
+import '@vscode-elements/elements/dist/vscode-badge/index.js';
+import '@vscode-elements/elements/dist/vscode-textarea/index.js';
+import '@vscode-elements/elements/dist/vscode-progress-bar/index.js';
+import DOMPurify from 'dompurify';
+import { marked } from 'marked';
+import {
+  ItemAtRequest, NextItemRequest, OpenEvidenceRequest, QueueProgressNotification, SubmitVerdictRequest,
+  type AnnotationItemView, type AnnotationState, type CitedEvidence, type QueueView,
+} from '../src/protocol/annotation.ts';
+import css from './annotation.css';
+import { connectHost, h, ready } from './shared/host.ts';
+
+const host = connectHost();
+const app = document.getElementById('app') as HTMLElement;
+document.head.append(h('style', {}, css));
+
+interface Draft {
+  queueId: string;
+  pos: number;
+  itemId: string | null;
+  choice: Record<string, string | number | boolean>;
+  note: string;
+  cited: CitedEvidence[];
+  submitted: boolean;
+}
+
+let queue: QueueView | undefined;
+let item: AnnotationItemView | null = null;
+let draft: Draft = { queueId: '', pos: -1, itemId: null, choice: {}, note: '', cited: [], submitted: false };
+let activeControl = 0;
+let evidenceMode = false;
+let evidenceIndex = 0;
+let message = '';
+/** When the current item was asked for (first paint / next-item latency, read by the integration test). */
+let askedAt = performance.now();
+
+const save = () => host.setViewState(draft);
+const keyOf = (e: CitedEvidence) => JSON.stringify(e);
+const isCited = (e: CitedEvidence) => draft.cited.some((c) => keyOf(c) === keyOf(e));
+
+function markdown(md: string): HTMLElement {
+  const div = h('div', { class: 'markdown' });
+  div.innerHTML = DOMPurify.sanitize(marked.parse(md, { async: false }) as string);
+  return div;
+}
+
+/** Evidence rows of the item, in the order the list shows them (cells holding the item's numbers first). */
+function evidenceRows(it: AnnotationItemView): Array<{ ref: CitedEvidence; label: string; detail: string; hot: boolean }> {
+  if (!it.runId) return [];
+  const runId = it.runId;
+  const cells = [...it.evidence.cells].sort((a, b) => Number(b.matches.length > 0) - Number(a.matches.length > 0) || a.seq - b.seq);
+  return [
+    ...cells.map((c) => ({ ref: { kind: 'cell', runId, seq: c.seq } as CitedEvidence, label: `cell ${c.seq + 1} · step ${c.step + 1}`, detail: `${c.code.split('\n')[0] ?? ''}${c.output ? `  →  ${c.output.split('\n').slice(0, 2).join(' ')}` : ''}`, hot: c.matches.length > 0, matches: c.matches })),
+    ...it.evidence.steps.map((s) => ({ ref: { kind: 'step', runId, step: s.step } as CitedEvidence, label: `step ${s.step + 1}${s.tools.length ? ` · ${s.tools.join(', ')}` : ''}`, detail: s.text, hot: false })),
+    ...it.evidence.docs.map((d) => ({ ref: { kind: 'doc', path: d.path, ...(d.query ? { query: d.query } : {}) } as CitedEvidence, label: `doc · ${d.path.split('/').pop() || d.path}`, detail: `${d.query ? `“${d.query}” ` : ''}(step ${d.step + 1})`, hot: false })),
+  ].map((r) => ({ ...r, detail: 'matches' in r && (r as { matches: string[] }).matches.length ? `holds ${(r as { matches: string[] }).matches.join(', ')} · ${r.detail}` : r.detail }));
+}
+
+function isYesNo(it: AnnotationItemView | null): boolean {
+  return !!it && it.controls.length === 1 && it.controls[0]!.options.some((o) => o.key === 'y');
+}
+
+function render(): void {
+  if (!queue) return;
+  const q = queue;
+  const pct = q.total ? Math.round((100 * q.done) / q.total) : 100;
+  const header = h('header', { class: 'an-header' },
+    h('h1', { id: 'queue-name' }, q.name),
+    h('span', { class: 'an-progress', id: 'progress', title: 'items with enough annotators (or adjudicated) / items in the queue' }, `${q.done} / ${q.total} done`),
+    h('span', { class: 'muted' }, `${q.reviewers} annotator${q.reviewers === 1 ? '' : 's'} per item${q.blind ? ' · blind' : ''}`),
+    h('span', { class: 'muted', id: 'annotator' }, `annotating as ${q.annotator}`),
+    ...Object.entries(q.byAnnotator).map(([who, n]) => h('vscode-badge', { title: `${who} answered ${n} item(s) of this queue` }, `${who}: ${n}`)),
+  );
+  const bar = h('vscode-progress-bar', { value: pct, max: 100, 'aria-label': `${pct}% done` });
+  if (!item) {
+    app.replaceChildren(header, bar, h('section', { class: 'an-empty', id: 'queue-empty' },
+      h('h2', {}, q.total ? 'Nothing left for you in this queue' : 'This queue is empty'),
+      h('p', { class: 'muted' }, q.total ? 'Every item has the annotators it needs (or is reserved by someone else). Browse with k / j, or open another queue.' : 'No item matches. Score a run with the human judge (or the LLM judge, for an audit) first.'),
+      h('vscode-button', { id: 'browse', secondary: true, onclick: () => void go(() => host.rpc.request(ItemAtRequest, { pos: 0 })) }, 'Browse from the first item (j)')));
+    app.removeAttribute('aria-busy');
+    return;
+  }
+  const it = item;
+  const left = h('section', { class: 'an-item', id: 'item', 'data-item': it.itemId, 'data-pos': String(it.pos) },
+    h('div', { class: 'an-task' }, h('strong', {}, it.taskTitle), h('span', { class: 'muted' }, ` · item ${it.pos + 1} of ${it.size}${it.suite ? ` · ${it.suite}` : ''}${it.runId ? ` · run ${it.runId}` : ''}`)),
+    it.orphaned ? h('p', { class: 'warn', id: 'orphaned' }, 'The run of this item was deleted: its evidence is gone, its verdicts remain (orphaned).') : null,
+    ...it.fields.map((f, fi) => {
+      const body = f.paragraphs
+        ? h('div', { class: 'paras' }, ...splitParas(f.text).map((p, k) => {
+          const ref: CitedEvidence | null = it.runId ? { kind: 'span', runId: it.runId, artefact: f.label, start: p.start, end: p.end, quote: p.text.slice(0, 200) } : null;
+          const cited = ref ? isCited(ref) : false;
+          return h('div', { class: `para${cited ? ' cited' : ''}`, id: `para-${fi}-${k}` },
+            f.markdown ? markdown(p.text) : h('p', {}, p.text),
+            ref ? h('button', { class: 'link cite-para', title: 'cite this paragraph as evidence', onclick: () => toggleCite(ref) }, cited ? '✓ cited' : 'cite ¶') : null);
+        }))
+        : f.markdown ? markdown(f.text) : h('p', { class: 'plain' }, f.text);
+      return h('div', { class: 'field' }, h('h3', {}, f.label), body);
+    }),
+  );
+  const controls = h('div', { class: 'an-controls', id: 'controls' }, ...it.controls.map((c, ci) =>
+    h('div', { class: `control${ci === activeControl && it.controls.length > 1 ? ' active' : ''}`, role: 'radiogroup', 'aria-label': c.label },
+      h('div', { class: 'control-label' }, c.label),
+      h('div', { class: 'options' }, ...c.options.map((o) => {
+        const on = draft.choice[c.field] === o.value;
+        return h('button', { class: `opt${on ? ' on' : ''}`, role: 'radio', 'aria-checked': on ? 'true' : 'false', 'data-field': c.field, 'data-value': String(o.value), title: o.hint ?? o.label,
+          onclick: () => choose(ci, o.value) }, h('kbd', {}, o.key), ` ${o.label}`);
+      })),
+      ...c.options.filter((o) => o.hint).map((o) => h('div', { class: `hint${draft.choice[c.field] === o.value ? ' on' : ''}` }, h('b', {}, `${o.label}: `), o.hint!)))));
+  const note = h('vscode-textarea', { id: 'note', rows: 3, placeholder: 'Note (why this verdict) — n to focus, Esc to leave', 'aria-label': 'note' }) as HTMLElement & { value: string };
+  note.value = draft.note;
+  note.addEventListener('input', () => { draft.note = note.value; save(); });
+  const rows = evidenceRows(it);
+  const evList = h('ul', { class: `evidence${evidenceMode ? ' active' : ''}`, id: 'evidence', tabindex: 0, role: 'listbox', 'aria-label': 'evidence' },
+    ...rows.map((r, k) => h('li', { class: `ev${k === evidenceIndex && evidenceMode ? ' sel' : ''}${r.hot ? ' hot' : ''}${isCited(r.ref) ? ' cited' : ''}`, role: 'option', 'aria-selected': isCited(r.ref) ? 'true' : 'false', 'data-ev': keyOf(r.ref) },
+      h('input', { type: 'checkbox', tabindex: -1, 'aria-label': `cite ${r.label}`, ...(isCited(r.ref) ? { checked: true } : {}), onchange: () => toggleCite(r.ref) }),
+      h('span', { class: 'ev-label' }, r.label),
+      h('span', { class: 'ev-detail' }, r.detail),
+      h('button', { class: 'link', title: 'open where it lives', onclick: () => void openEvidence(r.ref) }, 'open'))));
+  const revealed = it.revealed ? h('div', { class: 'an-revealed', id: 'revealed' },
+    h('h3', {}, 'Other verdicts'),
+    h('p', {}, `Resolution: ${it.revealed.resolution.decidedBy}${it.revealed.resolution.label !== null ? ` → ${it.revealed.resolution.label}` : ''}`),
+    h('ul', {}, ...it.revealed.others.map((o) => h('li', { class: o.superseded ? 'superseded' : '' }, h('b', {}, o.who), ` (${o.kind}) `, h('code', {}, o.label), o.note ? ` — ${o.note}` : '', o.superseded ? ' (edited later)' : ''))))
+    : h('p', { class: 'muted', id: 'blind' }, 'Blind: the LLM judge\'s and other annotators\' verdicts appear after you submit.');
+  const actions = h('div', { class: 'an-actions' },
+    h('vscode-button', { id: 'submit', onclick: () => void submit() }, it.mine ? 'Save edit (Ctrl+Enter)' : it.role === 'adjudicator' ? 'Adjudicate (Ctrl+Enter)' : 'Submit (Ctrl+Enter)'),
+    h('vscode-button', { id: 'skip', secondary: true, onclick: () => void skip() }, draft.submitted ? 'Next item (Enter)' : 'Skip (s)'),
+    h('vscode-button', { id: 'prev', secondary: true, onclick: () => void browse(-1) }, 'Previous (k)'),
+    h('vscode-button', { id: 'next', secondary: true, onclick: () => void browse(1) }, 'Next (j)'));
+  const right = h('section', { class: 'an-side' },
+    it.role === 'adjudicator' ? h('p', { class: 'warn' }, 'Adjudication: your verdict is final.') : null,
+    it.mine ? h('p', { class: 'muted', id: 'mine' }, `You answered this item at ${it.mine.at.slice(0, 16).replace('T', ' ')}; a new verdict supersedes it (history kept).`) : null,
+    controls, note,
+    h('h3', {}, `Evidence (${draft.cited.length} cited) `, h('span', { class: 'muted' }, '— e to cite')),
+    evList, actions,
+    message ? h('p', { class: message.startsWith('✔') ? 'ok' : 'error', id: 'message', role: 'status' }, message) : null,
+    revealed);
+  const keys = h('footer', { class: 'an-keys' }, isYesNo(it) ? 'y / n verdict · Shift+N note' : 'digits choose · n note', ' · e evidence · s skip · j / k next / previous · Ctrl+Enter submit');
+  app.replaceChildren(header, bar, h('div', { class: 'an-main' }, left, right), keys);
+  app.removeAttribute('aria-busy');
+  if (evidenceMode) {
+    evList.focus();
+    evList.querySelector('.sel')?.scrollIntoView({ block: 'nearest' });
+  }
+}
+
+/** Paragraphs of a text with their character offsets. */
+function splitParas(text: string): Array<{ text: string; start: number; end: number }> {
+  const out: Array<{ text: string; start: number; end: number }> = [];
+  const re = /\n\s*\n/g;
+  let at = 0;
+  for (const m of text.matchAll(re)) {
+    if (m.index > at) out.push({ text: text.slice(at, m.index), start: at, end: m.index });
+    at = m.index + m[0].length;
+  }
+  if (at < text.length) out.push({ text: text.slice(at), start: at, end: text.length });
+  return out.length ? out : [{ text, start: 0, end: text.length }];
+}
+
+function choose(ci: number, value: string | number | boolean): void {
+  if (!item) return;
+  const c = item.controls[ci];
+  if (!c) return;
+  draft.choice[c.field] = value;
+  activeControl = Math.min(item.controls.length - 1, ci + 1);
+  message = '';
+  save();
+  render();
+}
+
+function toggleCite(ref: CitedEvidence): void {
+  draft.cited = isCited(ref) ? draft.cited.filter((c) => keyOf(c) !== keyOf(ref)) : [...draft.cited, ref];
+  save();
+  render();
+}
+
+async function openEvidence(ref: CitedEvidence): Promise<void> {
+  try {
+    await host.rpc.request(OpenEvidenceRequest, { evidence: ref });
+  } catch (e) {
+    message = `Could not open: ${e instanceof Error ? e.message : String(e)}`;
+    render();
+  }
+}
+
+/** Shows a state from the host, restoring the saved draft when it is for the same item. */
+function show(s: AnnotationState, opts: { keepDraft?: boolean } = {}): void {
+  queue = s.queue;
+  item = s.item;
+  const same = opts.keepDraft && item && draft.itemId === item.itemId && draft.queueId === s.queue.queueId;
+  if (!same) {
+    draft = item
+      ? { queueId: s.queue.queueId, pos: item.pos, itemId: item.itemId, choice: { ...(item.mine?.choice ?? {}) }, note: item.mine?.note ?? '', cited: [...(item.mine?.evidence ?? [])], submitted: false }
+      : { queueId: s.queue.queueId, pos: -1, itemId: null, choice: {}, note: '', cited: [], submitted: false };
+    activeControl = 0;
+    evidenceMode = false;
+    evidenceIndex = 0;
+    message = '';
+  }
+  save();
+  render();
+  const ms = performance.now() - askedAt;
+  document.body.dataset.lastPaintMs = ms.toFixed(1);
+  document.body.dataset.itemId = item?.itemId ?? '';
+}
+
+/** Asks the host for a state (next item or an item by position) and shows it. */
+async function go(ask: () => Promise<AnnotationState>): Promise<void> {
+  askedAt = performance.now();
+  try {
+    show(await ask());
+  } catch (e) {
+    message = e instanceof Error ? e.message : String(e);
+    render();
+  }
+}
+
+const skip = () => go(() => host.rpc.request(NextItemRequest, { afterPos: item?.pos ?? -1 }));
+async function browse(d: number): Promise<void> {
+  if (!queue || !queue.total) return;
+  const pos = Math.max(0, Math.min(queue.total - 1, (item?.pos ?? -1) + d));
+  await go(() => host.rpc.request(ItemAtRequest, { pos }));
+}
+
+async function submit(): Promise<void> {
+  if (!item) return;
+  const missing = item.controls.filter((c) => draft.choice[c.field] === undefined);
+  if (missing.length) {
+    message = `Choose ${missing.map((c) => c.label).join(', ')} first (${missing[0]!.options.map((o) => o.key).join('/')}).`;
+    render();
+    return;
+  }
+  try {
+    const s = await host.rpc.request(SubmitVerdictRequest, { pos: item.pos, itemId: item.itemId, choice: draft.choice, note: draft.note, evidence: draft.cited, supersedes: item.mine?.annotationId ?? null });
+    queue = s.queue;
+    item = s.item;
+    draft.submitted = true;
+    message = '✔ Saved. Enter: next item.';
+    save();
+    render();
+  } catch (e) {
+    message = e instanceof Error ? e.message : String(e);
+    render();
+  }
+}
+
+document.addEventListener('keydown', (ev) => {
+  const t = ev.target as HTMLElement | null;
+  const typing = !!t && (t.tagName === 'VSCODE-TEXTAREA' || t.tagName === 'TEXTAREA' || t.tagName === 'INPUT' && (t as HTMLInputElement).type !== 'checkbox');
+  if (ev.key === 'Enter' && (ev.ctrlKey || ev.metaKey)) {
+    ev.preventDefault();
+    void submit();
+    return;
+  }
+  if (typing) {
+    if (ev.key === 'Escape') (t as HTMLElement).blur();
+    return;
+  }
+  if (!item) {
+    if (ev.key === 'j' || ev.key === 'k') void browse(1);
+    return;
+  }
+  if (evidenceMode) {
+    const rows = evidenceRows(item);
+    if (ev.key === 'ArrowDown' || ev.key === 'ArrowUp') { evidenceIndex = Math.max(0, Math.min(rows.length - 1, evidenceIndex + (ev.key === 'ArrowDown' ? 1 : -1))); ev.preventDefault(); render(); return; }
+    if (ev.key === ' ' && rows[evidenceIndex]) { ev.preventDefault(); toggleCite(rows[evidenceIndex]!.ref); return; }
+    if (ev.key === 'Enter' && rows[evidenceIndex]) { ev.preventDefault(); void openEvidence(rows[evidenceIndex]!.ref); return; }
+    if (ev.key === 'Escape' || ev.key === 'e') { evidenceMode = false; ev.preventDefault(); render(); return; }
+    return;
+  }
+  if (ev.ctrlKey || ev.metaKey || ev.altKey) return;
+  const yesNo = isYesNo(item);
+  if ((ev.key === 'n' && !yesNo) || (ev.key === 'N' && ev.shiftKey)) {
+    ev.preventDefault();
+    (document.getElementById('note') as HTMLElement | null)?.focus();
+    return;
+  }
+  switch (ev.key) {
+    case 'j': ev.preventDefault(); void browse(1); return;
+    case 'k': ev.preventDefault(); void browse(-1); return;
+    case 's': ev.preventDefault(); void skip(); return;
+    case 'e': ev.preventDefault(); evidenceMode = evidenceRows(item).length > 0; if (!evidenceMode) { message = 'This item has no evidence to cite (no run, or the run was deleted).'; } render(); return;
+    case 'Enter': if (draft.submitted) { ev.preventDefault(); void skip(); } return;
+    default: break;
+  }
+  const order = [activeControl, ...item.controls.map((_, i) => i).filter((i) => i !== activeControl)];
+  for (const ci of order) {
+    const o = item.controls[ci]?.options.find((x) => x.key === ev.key);
+    if (o) {
+      ev.preventDefault();
+      choose(ci, o.value);
+      return;
+    }
+  }
+});
+
+host.rpc.onNotification(QueueProgressNotification, ({ queue: q }) => {
+  if (queue && q.queueId === queue.queueId) {
+    queue = q;
+    render();
+  }
+});
+
+ready<AnnotationState>(host, 'annotation').then(async (s) => {
+  const saved = host.getViewState<Draft>();
+  if (saved && saved.queueId === s.queue.queueId && saved.itemId && saved.pos >= 0 && saved.itemId !== s.item?.itemId) {
+    // after a reload: come back to the item being worked on, with its draft
+    draft = saved;
+    askedAt = performance.now();
+    show(await host.rpc.request(ItemAtRequest, { pos: saved.pos }), { keepDraft: true });
+    return;
+  }
+  if (saved && saved.itemId === s.item?.itemId) draft = saved;
+  show(s, { keepDraft: !!saved });
+}, (e: unknown) => {
+  app.replaceChildren(h('p', { class: 'error' }, `Could not load the queue: ${e instanceof Error ? e.message : String(e)}`));
+});
