@@ -86,6 +86,7 @@ function render(): void {
       h('p', { class: 'muted' }, q.total ? 'Every item has the annotators it needs (or is reserved by someone else). Browse with k / j, or open another queue.' : 'No item matches. Score a run with the human judge (or the LLM judge, for an audit) first.'),
       h('vscode-button', { id: 'browse', secondary: true, onclick: () => void go(() => host.rpc.request(ItemAtRequest, { pos: 0 })) }, 'Browse from the first item (j)')));
     app.removeAttribute('aria-busy');
+    keepFocus();
     return;
   }
   const it = item;
@@ -114,6 +115,8 @@ function render(): void {
           onclick: () => choose(ci, o.value) }, h('kbd', {}, o.key), ` ${o.label}`);
       })),
       ...c.options.filter((o) => o.hint).map((o) => h('div', { class: `hint${draft.choice[c.field] === o.value ? ' on' : ''}` }, h('b', {}, `${o.label}: `), o.hint!)))));
+  const summary = it.controls.filter((c) => draft.choice[c.field] !== undefined).map((c) => `${c.label} = ${c.options.find((o) => o.value === draft.choice[c.field])?.label ?? String(draft.choice[c.field])}`);
+  const draftLine = h('p', { class: 'muted', id: 'draft-summary' }, summary.length ? `Your verdict: ${summary.join(' · ')}` : 'No verdict chosen yet.');
   const note = h('vscode-textarea', { id: 'note', rows: 3, placeholder: 'Note (why this verdict) — n to focus, Esc to leave', 'aria-label': 'note' }) as HTMLElement & { value: string };
   note.value = draft.note;
   note.addEventListener('input', () => { draft.note = note.value; save(); });
@@ -137,17 +140,26 @@ function render(): void {
   const right = h('section', { class: 'an-side' },
     it.role === 'adjudicator' ? h('p', { class: 'warn' }, 'Adjudication: your verdict is final.') : null,
     it.mine ? h('p', { class: 'muted', id: 'mine' }, `You answered this item at ${it.mine.at.slice(0, 16).replace('T', ' ')}; a new verdict supersedes it (history kept).`) : null,
-    controls, note,
-    h('h3', {}, `Evidence (${draft.cited.length} cited) `, h('span', { class: 'muted' }, '— e to cite')),
+    controls, draftLine, note,
+    h('h3', { id: 'evidence-title' }, `Evidence (${draft.cited.length} cited) `, h('span', { class: 'muted' }, '— e to cite')),
     evList, actions,
     message ? h('p', { class: message.startsWith('✔') ? 'ok' : 'error', id: 'message', role: 'status' }, message) : null,
     revealed);
-  const keys = h('footer', { class: 'an-keys' }, isYesNo(it) ? 'y / n verdict · Shift+N note' : 'digits choose · n note', ' · e evidence · s skip · j / k next / previous · Ctrl+Enter submit');
+  const keys = h('footer', { class: 'an-keys' }, isYesNo(it) ? 'y / n verdict · Shift+N note' : 'digits choose · n note', ' · e evidence · s skip · j / k next / previous · Ctrl+Enter submit', h('span', { id: 'paint-ms', class: 'muted' }, ''));
   app.replaceChildren(header, bar, h('div', { class: 'an-main' }, left, right), keys);
   app.removeAttribute('aria-busy');
   if (evidenceMode) {
     evList.focus();
     evList.querySelector('.sel')?.scrollIntoView({ block: 'nearest' });
+  } else keepFocus();
+}
+
+/** Keeps keyboard focus inside the panel after a re-render removed the focused element (keys must keep working). */
+function keepFocus(): void {
+  const a = document.activeElement;
+  if (!a || a === document.body || !a.isConnected) {
+    app.tabIndex = -1;
+    app.focus({ preventScroll: true });
   }
 }
 
@@ -207,8 +219,8 @@ function show(s: AnnotationState, opts: { keepDraft?: boolean } = {}): void {
   save();
   render();
   const ms = performance.now() - askedAt;
-  document.body.dataset.lastPaintMs = ms.toFixed(1);
-  document.body.dataset.itemId = item?.itemId ?? '';
+  const paint = document.getElementById('paint-ms');
+  if (paint) paint.textContent = ` · shown in ${ms.toFixed(0)} ms`;
 }
 
 /** Asks the host for a state (next item or an item by position) and shows it. */

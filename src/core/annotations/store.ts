@@ -11,7 +11,7 @@ import { canonicalJson, sha256 } from '../eval/judges/judge.ts';
 import { LoupeInputError } from '../util/errors.ts';
 import { seededRandom } from '../util/random.ts';
 import {
-  ANNOTATABLE_TASKS, criterionOf, judgementItemId, labelOf, resolveItem, schemaVersion, validateVerdict,
+  ANNOTATABLE_TASKS, judgementItemId, labelOf, resolveItem, schemaVersion, validateVerdict,
   type Annotation, type AnnotationItem, type AnnotationQueue, type AnnotationRole, type EvidenceRef, type QueueSpec,
   type Resolution, type ResolutionMode, type Subject,
 } from './model.ts';
@@ -184,27 +184,29 @@ export class SqliteAnnotationStore implements AnnotationStore {
   }
 
   async syncFromJudgements(): Promise<number> {
+    // One INSERT … SELECT (10,000 judgements itemise in tens of ms): criterion by json_extract as criterionOf() reads
+    // it, the schema version per task from JS; then the suite version per run (few runs) from its data checksums.
     const tasks = ANNOTATABLE_TASKS.map((t) => `'${t}'`).join(',');
-    const rows = this.db.prepare(`SELECT j.task, j.input_hash, j.input, j.run_id, j.item_ref, j.judged_at, r.suite, r.data_checksums
-      FROM judgements j LEFT JOIN runs r ON r.id = j.run_id
-      WHERE j.task IN (${tasks}) AND j.judge_id NOT IN ('exact', 'none')
-        AND NOT EXISTS (SELECT 1 FROM annotation_items i WHERE i.id = 'j:' || j.task || ':' || j.input_hash)
-      ORDER BY j.judged_at, j.rowid`).all() as Row[];
-    if (!rows.length) return 0;
-    const versions = new Map<string, string>();
-    const ins = this.db.prepare(`INSERT OR IGNORE INTO annotation_items (id, subject_kind, subject, task, schema_version, input, input_hash, criterion, suite, run_id, item_ref, suite_version, created_at)
-      VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)`);
-    let n = 0;
-    this.db.transaction(() => {
-      for (const r of rows) {
-        const task = r.task as string;
-        const hash = r.input_hash as string;
-        if (!versions.has(task)) versions.set(task, schemaVersion(task));
-        const input = JSON.parse(r.input as string) as unknown;
-        n += ins.run(judgementItemId(task, hash), 'judgement', JSON.stringify({ kind: 'judgement', task, inputHash: hash }), task, versions.get(task)!, r.input as string, hash,
-          criterionOf(task, input), (r.suite as string | null) ?? null, (r.run_id as string | null) ?? null, (r.item_ref as string | null) ?? null,
-          suiteVersionOf(r.data_checksums as string | null), r.judged_at as string).changes;
+    const versionCase = `CASE j.task ${ANNOTATABLE_TASKS.map((t) => `WHEN '${t}' THEN '${schemaVersion(t)}'`).join(' ')} END`;
+    const n = this.db.transaction(() => {
+      const changes = this.db.prepare(`INSERT OR IGNORE INTO annotation_items (id, subject_kind, subject, task, schema_version, input, input_hash, criterion, suite, run_id, item_ref, suite_version, created_at)
+        SELECT 'j:' || j.task || ':' || j.input_hash, 'judgement', json_object('kind', 'judgement', 'task', j.task, 'inputHash', j.input_hash), j.task, ${versionCase}, j.input, j.input_hash,
+          CASE j.task WHEN 'checklist-score' THEN json_extract(j.input, '$.criterion') WHEN 'checklist-support' THEN json_extract(j.input, '$.question')
+            WHEN 'trend-answer' THEN json_extract(j.input, '$.question') WHEN 'semantic-match' THEN json_extract(j.input, '$.kind') END,
+          r.suite, j.run_id, j.item_ref, 'unknown', j.judged_at
+        FROM judgements j LEFT JOIN runs r ON r.id = j.run_id
+        WHERE j.task IN (${tasks}) AND j.judge_id NOT IN ('exact', 'none')
+          AND NOT EXISTS (SELECT 1 FROM annotation_items i WHERE i.id = 'j:' || j.task || ':' || j.input_hash)
+        ORDER BY j.judged_at, j.rowid`).run().changes;
+      if (changes) {
+        const runs = this.db.prepare(`SELECT DISTINCT r.id, r.data_checksums FROM annotation_items i JOIN runs r ON r.id = i.run_id WHERE i.suite_version = 'unknown'`).all() as Row[];
+        const upd = this.db.prepare(`UPDATE annotation_items SET suite_version = ? WHERE run_id = ? AND suite_version = 'unknown'`);
+        for (const r of runs) {
+          const v = suiteVersionOf(r.data_checksums as string | null);
+          if (v !== 'unknown') upd.run(v, r.id);
+        }
       }
+      return changes;
     })();
     return n;
   }
@@ -354,7 +356,7 @@ export class SqliteAnnotationStore implements AnnotationStore {
         ORDER BY i.created_at, i.rowid`).all(...params) as Row[];
       if (spec.includeResolved) return rows.map((r) => r.id as string);
       const anns = await this.annotationsByItem(filter);
-      return rows.filter((r) => resolveItem({ id: r.id as string, task: r.task as string }, anns.get(r.id as string) ?? []).decidedBy === 'pending').map((r) => r.id as string);
+      return rows.filter((r) => { const a = anns.get(r.id as string); return !a || resolveItem({ id: r.id as string, task: r.task as string }, a).decidedBy === 'pending'; }).map((r) => r.id as string);
     }
     if (spec.kind === 'audit') {
       const llm = await this.llmVerdicts(filter);
@@ -417,9 +419,9 @@ export class SqliteAnnotationStore implements AnnotationStore {
           id, opts.name ?? queueName(clean), clean.kind, JSON.stringify(clean), reviewers, reservationMs, opts.blind === false ? 0 : 1, nowIso());
       }
       let pos = (this.db.prepare('SELECT COALESCE(MAX(pos), -1) AS m FROM annotation_queue_items WHERE queue_id = ?').get(id) as { m: number }).m;
+      // the unique (queue, item) index skips items already queued; positions stay dense
       const ins = this.db.prepare('INSERT OR IGNORE INTO annotation_queue_items (queue_id, pos, item_id) VALUES (?,?,?)');
-      const has = this.db.prepare('SELECT 1 FROM annotation_queue_items WHERE queue_id = ? AND item_id = ?');
-      for (const itemId of ids) if (!has.get(id, itemId)) ins.run(id, ++pos, itemId);
+      for (const itemId of ids) if (ins.run(id, pos + 1, itemId).changes) pos++;
     })();
     return (await this.getQueue(id))!;
   }

@@ -193,7 +193,6 @@ CREATE TABLE annotation_items (
 );
 CREATE INDEX annotation_items_task ON annotation_items (task, criterion);
 CREATE INDEX annotation_items_run ON annotation_items (run_id);
-CREATE INDEX annotation_items_input ON annotation_items (input_hash);
 
 CREATE TABLE annotations (
   id TEXT PRIMARY KEY,              -- uuid; import is idempotent by it
