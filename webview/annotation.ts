@@ -12,7 +12,7 @@ import '@vscode-elements/elements/dist/vscode-progress-bar/index.js';
 import DOMPurify from 'dompurify';
 import { marked } from 'marked';
 import {
-  ItemAtRequest, NextItemRequest, OpenEvidenceRequest, QueueProgressNotification, SubmitVerdictRequest,
+  ItemAtRequest, NextItemRequest, OpenEvidenceRequest, QueueProgressNotification, SaveDraftRequest, SubmitVerdictRequest,
   type AnnotationItemView, type AnnotationState, type CitedEvidence, type QueueView,
 } from '../src/protocol/annotation.ts';
 import css from './annotation.css';
@@ -42,7 +42,15 @@ let message = '';
 /** When the current item was asked for (first paint / next-item latency, read by the integration test). */
 let askedAt = performance.now();
 
-const save = () => host.setViewState(draft);
+let draftTimer: ReturnType<typeof setTimeout> | undefined;
+/** Keeps the draft: in the webview state at once, in the store (host) shortly after (every choice, note, citation). */
+function save(immediate = true): void {
+  host.setViewState(draft);
+  if (!item || draft.submitted || draft.itemId !== item.itemId) return;
+  if (draftTimer) clearTimeout(draftTimer);
+  const d = { itemId: item.itemId, choice: { ...draft.choice }, note: draft.note, evidence: [...draft.cited] };
+  draftTimer = setTimeout(() => void host.rpc.request(SaveDraftRequest, d).catch(() => undefined), immediate ? 0 : 400);
+}
 const keyOf = (e: CitedEvidence) => JSON.stringify(e);
 const isCited = (e: CitedEvidence) => draft.cited.some((c) => keyOf(c) === keyOf(e));
 
@@ -119,7 +127,7 @@ function render(): void {
   const draftLine = h('p', { class: 'muted', id: 'draft-summary' }, summary.length ? `Your verdict: ${summary.join(' · ')}` : 'No verdict chosen yet.');
   const note = h('vscode-textarea', { id: 'note', rows: 3, placeholder: 'Note (why this verdict) — n to focus, Esc to leave', 'aria-label': 'note' }) as HTMLElement & { value: string };
   note.value = draft.note;
-  note.addEventListener('input', () => { draft.note = note.value; save(); });
+  note.addEventListener('input', () => { draft.note = note.value; save(false); });
   const rows = evidenceRows(it);
   const evList = h('ul', { class: `evidence${evidenceMode ? ' active' : ''}`, id: 'evidence', tabindex: 0, role: 'listbox', 'aria-label': 'evidence' },
     ...rows.map((r, k) => h('li', { class: `ev${k === evidenceIndex && evidenceMode ? ' sel' : ''}${r.hot ? ' hot' : ''}${isCited(r.ref) ? ' cited' : ''}`, role: 'option', 'aria-selected': isCited(r.ref) ? 'true' : 'false', 'data-ev': keyOf(r.ref) },
@@ -208,15 +216,16 @@ function show(s: AnnotationState, opts: { keepDraft?: boolean } = {}): void {
   item = s.item;
   const same = opts.keepDraft && item && draft.itemId === item.itemId && draft.queueId === s.queue.queueId;
   if (!same) {
+    const from = item?.draft ?? (item?.mine ? { choice: item.mine.choice, note: item.mine.note ?? '', evidence: item.mine.evidence } : undefined);
     draft = item
-      ? { queueId: s.queue.queueId, pos: item.pos, itemId: item.itemId, choice: { ...(item.mine?.choice ?? {}) }, note: item.mine?.note ?? '', cited: [...(item.mine?.evidence ?? [])], submitted: false }
+      ? { queueId: s.queue.queueId, pos: item.pos, itemId: item.itemId, choice: { ...(from?.choice ?? {}) }, note: from?.note ?? '', cited: [...(from?.evidence ?? [])], submitted: false }
       : { queueId: s.queue.queueId, pos: -1, itemId: null, choice: {}, note: '', cited: [], submitted: false };
-    activeControl = 0;
+    activeControl = item ? Math.min(item.controls.length - 1, item.controls.filter((c) => draft.choice[c.field] !== undefined).length) : 0;
     evidenceMode = false;
     evidenceIndex = 0;
     message = '';
   }
-  save();
+  host.setViewState(draft);
   render();
   const ms = performance.now() - askedAt;
   const paint = document.getElementById('paint-ms');
@@ -320,17 +329,16 @@ host.rpc.onNotification(QueueProgressNotification, ({ queue: q }) => {
   }
 });
 
-ready<AnnotationState>(host, 'annotation').then(async (s) => {
+ready<AnnotationState>(host, 'annotation').then((s) => {
+  // The host serves the item this annotator was on (its reservation) with the draft kept in the store; the
+  // webview's own state only fills in when the store has no draft for that same item.
   const saved = host.getViewState<Draft>();
-  if (saved && saved.queueId === s.queue.queueId && saved.itemId && saved.pos >= 0 && saved.itemId !== s.item?.itemId) {
-    // after a reload: come back to the item being worked on, with its draft
+  if (saved && s.item && !s.item.draft && saved.queueId === s.queue.queueId && saved.itemId === s.item.itemId && !saved.submitted) {
     draft = saved;
-    askedAt = performance.now();
-    show(await host.rpc.request(ItemAtRequest, { pos: saved.pos }), { keepDraft: true });
+    show(s, { keepDraft: true });
     return;
   }
-  if (saved && saved.itemId === s.item?.itemId) draft = saved;
-  show(s, { keepDraft: !!saved });
+  show(s);
 }, (e: unknown) => {
   app.replaceChildren(h('p', { class: 'error' }, `Could not load the queue: ${e instanceof Error ? e.message : String(e)}`));
 });

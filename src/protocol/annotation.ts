@@ -94,6 +94,8 @@ export interface AnnotationItemView {
   evidence: { steps: StepEvidence[]; cells: CellEvidence[]; docs: DocEvidence[] };
   /** The annotator's current verdict on this item (editing it supersedes). */
   mine: { annotationId: string; choice: Record<string, string | number | boolean>; note: string | null; evidence: CitedEvidence[]; at: string } | null;
+  /** The annotator's unsubmitted choice on this item, kept in the store (it survives a window reload). */
+  draft: { choice: Record<string, string | number | boolean>; note: string; evidence: CitedEvidence[] } | null;
   /** Adjudication (disagreement queue): the verdict is final. */
   role: 'annotator' | 'adjudicator';
   /** Other verdicts and the resolution; null while blind and not yet submitted. */
@@ -126,6 +128,8 @@ export const NextItemRequest = new IpcRequest<{ afterPos: number }, AnnotationSt
 export const ItemAtRequest = new IpcRequest<{ pos: number }, AnnotationState>('annotation/itemAt');
 /** Webview → host: submit a verdict; returns the same item, now revealed, and fresh progress. */
 export const SubmitVerdictRequest = new IpcRequest<{ pos: number; itemId: string; choice: Record<string, string | number | boolean>; note: string; evidence: CitedEvidence[]; supersedes: string | null }, AnnotationState>('annotation/submit');
+/** Webview → host: keep the unsubmitted choice, note and citations of an item (replaces the previous draft). */
+export const SaveDraftRequest = new IpcRequest<{ itemId: string; choice: Record<string, string | number | boolean>; note: string; evidence: CitedEvidence[] }, void>('annotation/saveDraft');
 /** Webview → host: open a piece of evidence where it lives (timeline step, notebook cell, documentation page). */
 export const OpenEvidenceRequest = new IpcRequest<{ evidence: CitedEvidence }, void>('annotation/openEvidence');
 /** Host → webview: progress changed (another annotator, an import). */

@@ -53,7 +53,7 @@ async function waitItem(n: number): Promise<string> {
   try {
     return await webviewText({ title: 'Annotate', expect: new RegExp(`item ${n} of`), timeoutMs: 20_000 });
   } catch (e) {
-    throw new Error(`item ${n} not shown: message '${await panelText('#message')}', task '${await panelText('.an-task')}' (${e instanceof Error ? e.message.slice(0, 100) : String(e)})`);
+    throw new Error(`item ${n} not shown: message '${await panelText('#message')}', task '${await panelText('.an-task')}' (${e instanceof Error ? e.message.slice(0, 100) : String(e)})`, { cause: e });
   }
 }
 
@@ -82,6 +82,7 @@ describe('Annotation panel', function () {
   this.timeout(600_000);
   let storePath = '';
   let bladeRun = '';
+  let pendingBefore = 0;
   const paints: number[] = [];
 
   before(async function () {
@@ -123,10 +124,24 @@ describe('Annotation panel', function () {
     } finally {
       await llm.close();
     }
+    // The LLM judge's verdicts on the same items (a scripted OpenAI-compatible judge), for judge–human agreement.
+    const judge = await startScriptedLlm({ script: [(req) => {
+      const sys = String(req.messages[0]?.content ?? '');
+      if (/same thing|name the same/i.test(sys)) return { content: '{"match": true, "reason": "same construct"}' };
+      if (/four 1–5 scales/.test(sys)) return { content: '{"readability": 3, "groundedness": 3, "task_utility": 3, "reproducibility": 3, "reason": "ok"}' };
+      if (/claims/i.test(sys) && /quote/i.test(sys)) return { content: '{"claims": []}' };
+      return { content: '{"score": 4, "reason": "mostly"}' };
+    }] });
+    try {
+      const l = await cli(['score', '--store', storePath, '--run', 'ab-annot', '--run', bladeRun, '--judge', 'llm', '--judge-model', 'judge-m', '--judge-base-url', judge.baseUrl, '--no-save', '--json']);
+      assert.equal(l.rc, 0, l.err);
+    } finally {
+      await judge.close();
+    }
     const s = await cli(['score', '--store', storePath, '--run', 'ab-annot', '--run', bladeRun, '--judge', 'human', '--json']);
     assert.equal(s.rc, 0, s.err);
-    const pending = (JSON.parse(s.out) as { runs: Array<{ pending: number }> }).runs.reduce((n, r) => n + r.pending, 0);
-    assert.ok(pending >= 5, `the human judge queued ${pending} items`);
+    pendingBefore = (JSON.parse(s.out) as { runs: Array<{ pending: number }> }).runs.reduce((n, r) => n + r.pending, 0);
+    assert.ok(pendingBefore >= 5, `the human judge queued ${pendingBefore} items`);
   });
 
   after(async () => {
@@ -155,11 +170,12 @@ describe('Annotation panel', function () {
         // cite evidence with the keyboard (e, Space), and open it where it lives (Enter: the notebook cell / timeline step)
         await pressUntil('e', async () => (await panelText('#evidence .sel')) !== '', 'evidence mode');
         await pressUntil('Space', async () => /Evidence \(1 cited\)/i.test(await panelText('#evidence-title')), 'cite');
-        await runner({ action: 'press', key: 'Enter' });
-        await sleep(2500);
+        const evidenceOpen = () => vscode.window.tabGroups.all.some((g) => g.tabs.some((t) => /notebook|Timeline/.test(t.label)));
+        await pressUntil('Enter', async () => evidenceOpen(), 'open evidence');
+        await sleep(1500);
         await screenshot('annotation-item-evidence');
-        assert.ok(vscode.window.tabGroups.all.some((g) => g.tabs.some((t) => /notebook|Timeline/.test(t.label))), 'the cited evidence opened beside the panel');
-        await vscode.commands.executeCommand('workbench.action.closeEditorsInOtherGroups');
+        const opened = vscode.window.tabGroups.all.flatMap((g) => g.tabs).filter((t) => /notebook|Timeline/.test(t.label));
+        await vscode.window.tabGroups.close(opened, true);
         await sleep(500);
         await runner({ action: 'clickInWebview', selector: '#queue-name', title: 'Annotate' });
         await pressUntil('Escape', async () => !(await panelText('#evidence.active')), 'leave evidence');
@@ -171,7 +187,7 @@ describe('Annotation panel', function () {
         const before = await panelText('#draft-summary');
         await vscode.commands.executeCommand('workbench.action.webview.reloadWebviewAction');
         await sleep(1500);
-        text = await webviewText({ title: 'Annotate', expect: /item 3 of/, timeoutMs: 60_000 });
+        await webviewText({ title: 'Annotate', expect: /item 3 of/, timeoutMs: 60_000 });
         assert.match(before, /Your verdict: /);
         assert.equal(await panelText('#draft-summary'), before, 'the draft choice is back after the reload');
         await runner({ action: 'clickInWebview', selector: '#queue-name', title: 'Annotate' });
@@ -184,7 +200,7 @@ describe('Annotation panel', function () {
       if (k < 4) await nextWithEnter(k + 2);
     }
     assert.ok(cited, 'an item with evidence was cited');
-    text = await webviewText({ title: 'Annotate', expect: /expert-a: 5/ });
+    await webviewText({ title: 'Annotate', expect: /expert-a: 5/ });
     const st = new SqliteAnnotationStore(openStore(storePath).db);
     const mine = (await st.annotationsByItem()).size;
     assert.ok(mine >= 5, `${mine} items annotated`);
@@ -196,7 +212,8 @@ describe('Annotation panel', function () {
     await vscode.workspace.getConfiguration('loupe').update('annotator', 'expert-b', vscode.ConfigurationTarget.Global);
     await vscode.commands.executeCommand('workbench.action.closeAllEditors');
     await vscode.commands.executeCommand('loupe.openAnnotationQueue', { kind: 'items' });
-    let text = await webviewText({ title: 'Annotate', expect: /annotating as expert-b/, timeoutMs: 60_000 });
+    await webviewText({ title: 'Annotate', expect: /annotating as expert-b/, timeoutMs: 60_000 });
+    let text: string;
     await runner({ action: 'clickInWebview', selector: '#queue-name', title: 'Annotate' });
     for (let k = 0; k < 5; k++) {
       text = await waitItem(k + 1);
@@ -211,6 +228,8 @@ describe('Annotation panel', function () {
     text = await webviewText({ title: 'Annotation Agreement', expect: /Cohen's κ/, timeoutMs: 60_000 });
     assert.match(text, /Krippendorff's α \(nominal\)/);
     assert.match(text, /expert-a, expert-b/);
+    assert.match(text, /LLM judge vs/, 'judge–human agreement is shown');
+    await webviewText({ title: 'Annotation Agreement', expect: /LLM judge \(rows\)|human resolution/ });
     await sleep(1500);
     await screenshot('annotation-agreement');
   });
@@ -220,17 +239,34 @@ describe('Annotation panel', function () {
     await vscode.workspace.getConfiguration('loupe').update('annotator', 'lead', vscode.ConfigurationTarget.Global);
     await vscode.commands.executeCommand('workbench.action.closeAllEditors');
     await vscode.commands.executeCommand('loupe.openAnnotationQueue', { kind: 'disagreement' });
-    let text = await webviewText({ title: 'Annotate', expect: /Adjudication: your verdict is final/, timeoutMs: 60_000 });
+    const text = await webviewText({ title: 'Annotate', expect: /Adjudication: your verdict is final/, timeoutMs: 60_000 });
     assert.match(text, /expert-a/, 'the adjudicator sees both verdicts');
     await runner({ action: 'clickInWebview', selector: '#queue-name', title: 'Annotate' });
     await answerWithKeys(text, 'a');
     await submitWithKeys();
-    text = await webviewText({ title: 'Annotate', expect: /Resolution: adjudicated/ });
+    await webviewText({ title: 'Annotate', expect: /Resolution: adjudicated/ });
     await screenshot('annotation-adjudicated');
+    // The LLM judge's verdicts on the same items (a scripted OpenAI-compatible judge), for judge–human agreement.
+    const judge = await startScriptedLlm({ script: [(req) => {
+      const sys = String(req.messages[0]?.content ?? '');
+      if (/same thing|name the same/i.test(sys)) return { content: '{"match": true, "reason": "same construct"}' };
+      if (/four 1–5 scales/.test(sys)) return { content: '{"readability": 3, "groundedness": 3, "task_utility": 3, "reproducibility": 3, "reason": "ok"}' };
+      if (/claims/i.test(sys) && /quote/i.test(sys)) return { content: '{"claims": []}' };
+      return { content: '{"score": 4, "reason": "mostly"}' };
+    }] });
+    try {
+      const l = await cli(['score', '--store', storePath, '--run', 'ab-annot', '--run', bladeRun, '--judge', 'llm', '--judge-model', 'judge-m', '--judge-base-url', judge.baseUrl, '--no-save', '--json']);
+      assert.equal(l.rc, 0, l.err);
+    } finally {
+      await judge.close();
+    }
     const s = await cli(['score', '--store', storePath, '--run', 'ab-annot', '--run', bladeRun, '--judge', 'human', '--json']);
     assert.equal(s.rc, 0, s.err);
     const runs = (JSON.parse(s.out) as { runs: Array<{ decided: { human: number; pending: number } }> }).runs;
     const human = runs.reduce((n, r) => n + r.decided.human, 0);
-    assert.ok(human >= 5, `${human} judgements decided by the experts`);
+    const pending = runs.reduce((n, r) => n + r.decided.pending, 0);
+    // 5 items answered by two experts: 3 agreements, 2 ties of which 1 adjudicated → 4 decided by the experts
+    assert.ok(human >= 4, `${human} judgements decided by the experts`);
+    assert.equal(pending, pendingBefore - human, 'every item the experts decided left the pending count');
   });
 });

@@ -5,7 +5,12 @@
  */
 import assert from 'node:assert/strict';
 import * as vscode from 'vscode';
-import { hasRunner, screenshot, webviewText } from './helpers/runner.ts';
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { HumanJudge } from '../../src/core/eval/judges/index.ts';
+import { SqliteJudgementStore } from '../../src/core/eval/store.ts';
+import { openStore } from '../../src/core/store/run-store.ts';
+import { hasRunner, runner, screenshot, webviewText } from './helpers/runner.ts';
 
 describe('Panel base (test-only Echo panel)', function () {
   this.timeout(60_000);
@@ -24,4 +29,45 @@ describe('Panel base (test-only Echo panel)', function () {
     assert.match(text, /created 1/);
     await screenshot('panel-base-echo');
   });
+
+  it('an annotation queue with a draft verdict is open beside it (the runner reloads the window and continues the queue)', async function () {
+    this.timeout(240_000);
+    if (!hasRunner()) this.skip();
+    const cfg = vscode.workspace.getConfiguration('loupe');
+    await cfg.update('annotator', 'restore-tester', vscode.ConfigurationTarget.Global);
+    const storePath = join(cfg.get<string>('runsDirectory') ?? '', 'runs.sqlite');
+    const rs = openStore(storePath);
+    try {
+      const judge = new HumanJudge(new SqliteJudgementStore(rs.db));
+      for (const claim of ['Obesity was 40.3% overall.', 'It doubled since 1990.', 'Women 41.3%.']) await judge.judge('claim-support', { claim, sources: 'Obesity prevalence was 40.3 percent overall.' });
+    } finally {
+      rs.close();
+    }
+    await vscode.commands.executeCommand('workbench.action.newGroupRight');
+    const queueId = await vscode.commands.executeCommand<string>('loupe.openAnnotationQueue', { kind: 'items', task: 'claim-support' });
+    try {
+      await webviewText({ title: 'Annotate', expect: /item 1 of 3/, timeoutMs: 60_000 });
+    } catch (e) {
+      await screenshot('annotation-restore-failed');
+      throw e;
+    }
+    await runner({ action: 'clickInWebview', selector: '#queue-name', title: 'Annotate' });
+    const press = async (key: string, expect: RegExp, selector: string) => {
+      for (let i = 0; i < 4; i++) {
+        await runner({ action: 'press', key });
+        for (let w = 0; w < 6; w++) {
+          if (expect.test(await runner<string>({ action: 'webviewText', title: 'Annotate', selector }).catch(() => ''))) return;
+          await new Promise((r) => setTimeout(r, 250));
+        }
+      }
+      throw new Error(`pressing ${key} did not show ${expect}`);
+    };
+    await press('y', /Your verdict/, '#draft-summary');
+    await press('Control+Enter', /Saved/, '#message');
+    await press('Enter', /item 2 of 3/, '.an-task');
+    await press('n', /Your verdict: Supported = Not supported/, '#draft-summary'); // a draft: chosen, not submitted
+    writeFileSync(join(process.env.LOUPE_RUNNER_RPC_DIR ?? '', 'annotation-restore.json'), JSON.stringify({ storePath, queueId }));
+    await screenshot('annotation-before-reload');
+  });
 });
+

@@ -64,6 +64,13 @@ export type ExportRecord =
   | ({ type: 'item' } & AnnotationItem)
   | ({ type: 'annotation' } & Annotation);
 
+/** An unsubmitted verdict in the making (not an annotation: no history, replaced on every change). */
+export interface AnnotationDraft {
+  choice: Record<string, string | number | boolean>;
+  note: string;
+  evidence: EvidenceRef[];
+}
+
 /** What an import added. */
 export interface ImportResult {
   items: number;
@@ -101,6 +108,9 @@ export interface AnnotationStore {
   release(queueId: string, itemId: string, annotator: string): Promise<void>;
   /** True when the run still exists (items of deleted runs are orphaned). */
   runExists(runId: string): Promise<boolean>;
+  /** Keeps an annotator's unsubmitted choice on a queue item (replacing the previous one); submitting clears it. */
+  saveDraft(queueId: string, itemId: string, annotator: string, draft: AnnotationDraft): Promise<void>;
+  getDraft(queueId: string, itemId: string, annotator: string): Promise<AnnotationDraft | undefined>;
   exportRecords(filter?: ItemFilter): Promise<ExportRecord[]>;
   /** Imports records atomically. @throws LoupeInputError naming the record at fault; nothing is written then. */
   importRecords(records: ReadonlyArray<{ line: number; record: ExportRecord }>, source: string): Promise<ImportResult>;
@@ -289,7 +299,10 @@ export class SqliteAnnotationStore implements AnnotationStore {
     };
     this.db.transaction(() => {
       this.insertAnnotation(ann);
-      if (a.queueId) this.db.prepare('DELETE FROM annotation_reservations WHERE queue_id = ? AND item_id = ? AND annotator = ?').run(a.queueId, a.itemId, ann.annotator);
+      if (a.queueId) {
+        this.db.prepare('DELETE FROM annotation_reservations WHERE queue_id = ? AND item_id = ? AND annotator = ?').run(a.queueId, a.itemId, ann.annotator);
+        this.db.prepare('DELETE FROM annotation_drafts WHERE queue_id = ? AND item_id = ? AND annotator = ?').run(a.queueId, a.itemId, ann.annotator);
+      }
     })();
     return ann;
   }
@@ -495,6 +508,17 @@ export class SqliteAnnotationStore implements AnnotationStore {
 
   async runExists(runId: string): Promise<boolean> {
     return !!this.db.prepare('SELECT 1 FROM runs WHERE id = ?').get(runId);
+  }
+
+  async saveDraft(queueId: string, itemId: string, annotator: string, draft: AnnotationDraft): Promise<void> {
+    if (!(await this.getItem(itemId))) throw new LoupeInputError(`item ${itemId}`, 'no such item');
+    const clean: AnnotationDraft = { choice: draft.choice ?? {}, note: typeof draft.note === 'string' ? draft.note : '', evidence: Array.isArray(draft.evidence) ? draft.evidence : [] };
+    this.db.prepare('INSERT OR REPLACE INTO annotation_drafts (queue_id, item_id, annotator, draft, updated_at) VALUES (?,?,?,?,?)').run(queueId, itemId, annotator, JSON.stringify(clean), nowIso());
+  }
+
+  async getDraft(queueId: string, itemId: string, annotator: string): Promise<AnnotationDraft | undefined> {
+    const r = this.db.prepare('SELECT draft FROM annotation_drafts WHERE queue_id = ? AND item_id = ? AND annotator = ?').get(queueId, itemId, annotator) as Row | undefined;
+    return r ? (JSON.parse(r.draft as string) as AnnotationDraft) : undefined;
   }
 
   async exportRecords(filter: ItemFilter = {}): Promise<ExportRecord[]> {

@@ -235,6 +235,15 @@ CREATE TABLE annotation_reservations (
   PRIMARY KEY (queue_id, item_id, annotator)
 );
 
+CREATE TABLE annotation_drafts (       -- an annotator's unsubmitted choice on a queue item (survives a reload)
+  queue_id TEXT NOT NULL,
+  item_id TEXT NOT NULL,
+  annotator TEXT NOT NULL,
+  draft TEXT NOT NULL,              -- JSON { choice, note, evidence }
+  updated_at TEXT NOT NULL,
+  PRIMARY KEY (queue_id, item_id, annotator)
+);
+
 -- Human verdicts stored before this migration (one row per input hash in judgements) become annotations.
 INSERT INTO annotations (id, item_id, annotator, role, verdict, evidence, note, supersedes, final, origin, created_at)
   SELECT 'migrated:' || cache_key, 'j:' || task || ':' || input_hash, COALESCE(annotator, 'unknown'), 'annotator', verdict, '[]',

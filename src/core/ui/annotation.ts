@@ -169,6 +169,7 @@ export async function itemView(store: SqliteAnnotationStore, rs: RunStore, q: An
   return {
     queueId: q.id, pos, size, itemId: item.id, task: item.task, taskTitle: TITLES[item.task] ?? item.task, criterion: item.criterion, suite: item.suite, runId: item.runId, orphaned,
     fields, controls: verdictControls(item.task, item.input), evidence,
+    draft: (await store.getDraft(q.id, item.id, annotator)) ?? null,
     mine: mineRow ? { annotationId: mineRow.id, choice: choiceOfVerdict(item.task, mineRow.verdict), note: mineRow.note, evidence: mineRow.evidence, at: mineRow.createdAt } : null,
     role, revealed,
   };

@@ -9,7 +9,7 @@ import { annotationState, queueView, verdictFromChoice } from '../../core/ui/ann
 import { annotatorId } from '../../core/util/annotator.ts';
 import { errorMessage } from '../../core/util/errors.ts';
 import {
-  ItemAtRequest, NextItemRequest, OpenEvidenceRequest, QueueProgressNotification, RefreshAgreementRequest, SubmitVerdictRequest,
+  ItemAtRequest, NextItemRequest, OpenEvidenceRequest, QueueProgressNotification, RefreshAgreementRequest, SaveDraftRequest, SubmitVerdictRequest,
   type AgreementState, type AnnotationState, type CitedEvidence,
 } from '../../protocol/annotation.ts';
 import type { LoupeContext } from '../context.ts';
@@ -86,6 +86,7 @@ export class AnnotationPanel extends LoupePanel {
       return this.track(await annotationState(this.annotations, this.ctx.store(), q, currentAnnotator(), { pos: p.pos, item }));
     });
     this.rpc.onRequest(OpenEvidenceRequest, ({ evidence }) => this.openEvidence(evidence));
+    this.rpc.onRequest(SaveDraftRequest, (d) => this.annotations.saveDraft(this.queueId, d.itemId, currentAnnotator(), { choice: d.choice, note: d.note, evidence: d.evidence }));
   }
 
   private async queue(): Promise<AnnotationQueue> {

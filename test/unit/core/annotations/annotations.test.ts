@@ -201,6 +201,18 @@ describe('annotation store', () => {
     assert.deepEqual(hybrid.counts(), { human: 4, llm: 2, exact: 0, pending: 0, unjudged: 0 });
   });
 
+  it('the audit queue is a seeded sample of LLM verdicts, N per task × criterion', async () => {
+    const q = await store.openQueue({ kind: 'audit', perCriterion: 1, seed: 3 });
+    const p = await store.progress(q.id);
+    assert.equal(p.total, 2, 'one LLM-judged checklist-score item per criterion (Clarity, Depth)');
+    const crits: string[] = [];
+    for (let pos = 0; pos < p.total; pos++) crits.push((await store.itemAt(q.id, pos))!.item.criterion!);
+    assert.deepEqual(crits.sort(), ['Clarity', 'Depth']);
+    const again = await store.openQueue({ kind: 'audit', perCriterion: 1, seed: 3 });
+    assert.equal(again.id, q.id, 'the same spec reopens the same queue');
+    assert.equal((await store.progress(q.id)).total, 2, 'reopening adds nothing already queued');
+  });
+
   it('agreement report: κ and α for two annotators, judge–human agreement with a confusion matrix', async () => {
     const rep = await agreementReport(store, { task: 'claim-support' }, { resamples: 200 });
     const g = rep.groups.find((x) => x.task === 'claim-support' && x.criterion === null)!;
