@@ -11,7 +11,7 @@ import {
   OpenRunsRequest, RefreshResultsRequest,
   type BladeDecisionRow, type MetricCell, type MetricFormat, type MetricsTable, type ResultsState,
 } from '../src/protocol/results.ts';
-import { DidChangeStateNotification } from '../src/protocol/webview.ts';
+import { DidChangeStateNotification, ExecuteCommandRequest } from '../src/protocol/webview.ts';
 import css from './results.css';
 import { connectHost, h, ready } from './shared/host.ts';
 import { bladeSpec, cellTooltip, distinct, formatCell, heatmapSpec, scatterSpec, type ChartTheme } from './shared/results-view.ts';
@@ -101,7 +101,10 @@ function render(s: ResultsState): void {
   const header = h('header', {}, h('h1', {}, 'Results'),
     h('span', { class: 'muted source', title: s.source }, s.source),
     s.pendingJudgements ? h('vscode-badge', { title: 'Judgements still pending' }, `${s.pendingJudgements} pending`) : undefined,
-    h('span', { class: 'spacer' }), refresh);
+    h('span', { class: 'spacer' }),
+    s.pendingJudgements ? h('vscode-button', { id: 'annotate', secondary: true, title: 'Open the annotation queue of the items waiting for an expert',
+      onclick: () => void host.rpc.request(ExecuteCommandRequest, { command: 'loupe.openAnnotationQueue', args: [{ kind: 'items' }] }) }, 'Annotate pending items') : undefined,
+    refresh);
   const parts: (HTMLElement | undefined)[] = [header,
     h('p', { class: 'muted' }, `Scored ${new Date(s.generatedAt).toLocaleString()}. Click any number to open the runs behind it.`)];
   if (s.message) parts.push(h('p', { class: 'message', id: 'message' }, s.message));
