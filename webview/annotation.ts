@@ -83,7 +83,7 @@ function render(): void {
   const header = h('header', { class: 'an-header' },
     h('h1', { id: 'queue-name' }, q.name),
     h('span', { class: 'an-progress', id: 'progress', title: 'items with enough annotators (or adjudicated) / items in the queue' }, `${q.done} / ${q.total} done`),
-    h('span', { class: 'muted' }, `${q.reviewers} annotator${q.reviewers === 1 ? '' : 's'} per item${q.blind ? ' · blind' : ''}`),
+    h('span', { class: 'muted' }, q.kind === 'disagreement' ? 'adjudication: one final verdict per item' : `${q.reviewers} annotator${q.reviewers === 1 ? '' : 's'} per item${q.blind ? ' · blind' : ''}`),
     h('span', { class: 'muted', id: 'annotator' }, `annotating as ${q.annotator}`),
     ...Object.entries(q.byAnnotator).map(([who, n]) => h('vscode-badge', { title: `${who} answered ${n} item(s) of this queue` }, `${who}: ${n}`)),
   );
