@@ -200,6 +200,11 @@ export interface TaskItem {
 
 export type BlockItem = LongdaQuery | BladeQuestion | BladeMcqItem | DdrEntityItem | AnalystTaskItem | TaskItem;
 
+/** The codicon each kind of block item shows in the Benchmarks view (one entry per item type; the compiler checks it). */
+export const BLOCK_ITEM_ICONS: { readonly [K in BlockItem['type']]: string } = {
+  'longda-query': 'question', 'blade-question': 'question', 'blade-mcq': 'checklist', 'ddr-entity': 'person', 'analyst-task': 'question', 'task': 'question',
+};
+
 /** A block of work: what one agent run gets. */
 export interface Block {
   /** Stable, filesystem-safe id (`[A-Za-z0-9._-]+`), unique within the suite. */

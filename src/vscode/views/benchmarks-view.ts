@@ -5,6 +5,7 @@
 import { basename } from 'node:path';
 import * as vscode from 'vscode';
 import type { Block, BlockItem, Suite } from '../../core/benchmarks/index.ts';
+import { BLOCK_ITEM_ICONS } from '../../core/suites/types.ts';
 import type { LoupeContext } from '../context.ts';
 import { suiteRegistry, type SuiteEntry } from '../suites.ts';
 
@@ -129,7 +130,7 @@ function itemItem(b: Block, item: BlockItem): vscode.TreeItem {
   t.id = `item:${b.suiteId}:${b.id}:${item.id}`;
   t.contextValue = `item ${item.type}`;
   t.description = item.id;
-  t.iconPath = new vscode.ThemeIcon(item.type === 'blade-mcq' ? 'checklist' : item.type === 'ddr-entity' ? 'person' : 'question');
+  t.iconPath = new vscode.ThemeIcon(BLOCK_ITEM_ICONS[item.type]);
   t.tooltip = new vscode.MarkdownString().appendText(detail);
   return t;
 }
