@@ -66,10 +66,11 @@ function evidenceRows(it: AnnotationItemView): Array<{ ref: CitedEvidence; label
   const runId = it.runId;
   const cells = [...it.evidence.cells].sort((a, b) => Number(b.matches.length > 0) - Number(a.matches.length > 0) || a.seq - b.seq);
   return [
-    ...cells.map((c) => ({ ref: { kind: 'cell', runId, seq: c.seq } as CitedEvidence, label: `cell ${c.seq + 1} · step ${c.step + 1}`, detail: `${c.code.split('\n')[0] ?? ''}${c.output ? `  →  ${c.output.split('\n').slice(0, 2).join(' ')}` : ''}`, hot: c.matches.length > 0, matches: c.matches })),
+    ...cells.map((c) => ({ ref: { kind: 'cell', runId, seq: c.seq } as CitedEvidence, label: `cell ${c.seq + 1} · step ${c.step + 1}`, hot: c.matches.length > 0,
+      detail: `${c.matches.length ? `holds ${c.matches.join(', ')} · ` : ''}${c.code.split('\n')[0] ?? ''}${c.output ? `  →  ${c.output.split('\n').slice(0, 2).join(' ')}` : ''}` })),
     ...it.evidence.steps.map((s) => ({ ref: { kind: 'step', runId, step: s.step } as CitedEvidence, label: `step ${s.step + 1}${s.tools.length ? ` · ${s.tools.join(', ')}` : ''}`, detail: s.text, hot: false })),
     ...it.evidence.docs.map((d) => ({ ref: { kind: 'doc', path: d.path, ...(d.query ? { query: d.query } : {}) } as CitedEvidence, label: `doc · ${d.path.split('/').pop() || d.path}`, detail: `${d.query ? `“${d.query}” ` : ''}(step ${d.step + 1})`, hot: false })),
-  ].map((r) => ({ ...r, detail: 'matches' in r && (r as { matches: string[] }).matches.length ? `holds ${(r as { matches: string[] }).matches.join(', ')} · ${r.detail}` : r.detail }));
+  ];
 }
 
 function isYesNo(it: AnnotationItemView | null): boolean {

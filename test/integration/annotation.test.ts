@@ -12,6 +12,7 @@ import * as vscode from 'vscode';
 import { execFile } from 'node:child_process';
 import { SqliteAnnotationStore } from '../../src/core/annotations/index.ts';
 import { openStore } from '../../src/core/store/run-store.ts';
+import { HURRICANE_SUBMISSION, writeAnalystbenchDemo } from '../helpers/fixtures.ts';
 import { call, startScriptedLlm } from '../helpers/scripted-llm.ts';
 import { hasRunner, runner, screenshot, webviewText } from './helpers/runner.ts';
 
@@ -93,16 +94,7 @@ describe('Annotation panel', function () {
     await cfg.update('annotation.reviewersPerItem', 2, vscode.ConfigurationTarget.Global);
     // AnalystBench-style task with a report
     const dir = mkdtempSync(join(tmpdir(), 'loupe-annot-int-'));
-    const suite = join(dir, 'ab');
-    mkdirSync(join(suite, 'demo', 'sources'), { recursive: true });
-    mkdirSync(join(suite, 'demo', 'ref'), { recursive: true });
-    writeFileSync(join(suite, 'demo', 'sources', 'table.md'), 'Obesity prevalence was 40.3 percent overall.\nMen 39.2 percent, women 41.3 percent.\n');
-    writeFileSync(join(suite, 'demo', 'ref', 'reference.md'), '# Brief\n\n![Obesity prevalence by sex](f1.png)\n');
-    writeFileSync(join(suite, 'demo', 'checklist.json'), JSON.stringify([
-      { question: 'What overall obesity prevalence does the report give?', answer: '40.3%' },
-      { question: 'Does the report compare men and women?', answer: 'Yes' },
-    ]));
-    writeFileSync(join(suite, 'demo', 'task.json'), JSON.stringify({ format: 'loupe-analystbench/1', task: 'demo', instruction: 'Write a short brief on adult obesity from the sources.', base: '.', sources: { docs: ['sources/*.md'] }, reference: 'ref/reference.md', checklist: 'checklist.json' }));
+    const suite = writeAnalystbenchDemo(join(dir, 'ab'));
     const ws = join(dir, 'ws');
     mkdirSync(ws, { recursive: true });
     writeFileSync(join(ws, 'report.md'), '# Obesity\n\nObesity was 40.3% overall, men 39.2% and women 41.3%.\n\nIt doubled since 1990.\n\n![Obesity prevalence among men and women (by sex)](figures/a.png)\n');
@@ -110,13 +102,7 @@ describe('Annotation panel', function () {
     st.createRun({ id: 'ab-annot', suite: 'analystbench', blockId: 'demo', agent: 'llm', model: 'writer', params: { suiteRoot: suite }, promptHash: 'h', toolSet: 'analystbench-toc', dataChecksums: {}, loupeVersion: 't', sandbox: 'off', workspace: ws });
     st.close();
     // BLADE: a scripted, imperfect analysis of hurricane (real data, real BLADE scorer through Python)
-    const cvars = [
-      { description: 'femininity of the hurricane name', type: 'IV', columns: ['masfem'] },
-      { description: 'number of deaths', type: 'DV', columns: ['log_deaths'] },
-      { description: 'hurricane strength', type: 'Control', columns: ['min', 'wind'] },
-    ];
-    const submit = { conceptual_variables: cvars, transform_code: "def transform(df):\n    df['log_deaths'] = np.log1p(df['alldeaths'])\n    return df\n", model_code: "def model(df):\n    return smf.ols('log_deaths ~ masfem + min', data=df).fit()\n" };
-    const llm = await startScriptedLlm({ script: [{ content: 'Submit.', toolCalls: [call('submit_analysis', submit)] }, { content: 'done' }] });
+    const llm = await startScriptedLlm({ script: [{ content: 'Submit.', toolCalls: [call('submit_analysis', HURRICANE_SUBMISSION)] }, { content: 'done' }] });
     try {
       const r = await cli(['run', '--store', storePath, '--suite', 'blade', '--root', join(shared(), 'data', 'blade', 'datasets'), '--block', 'hurricane', '--agent', 'llm', '--model', 'scripted', '--base-url', llm.baseUrl, '--json']);
       assert.equal(r.rc, 0, r.err);

@@ -250,7 +250,11 @@ export class SqliteAnnotationStore implements AnnotationStore {
     return (this.db.prepare(`SELECT * FROM annotation_items i ${sql} ORDER BY i.created_at, i.rowid${lim}`).all(...params) as Row[]).map(itemFromRow);
   }
 
-  private checkEvidence(ev: unknown, at: string): EvidenceRef[] {
+  /**
+   * Checks cited evidence: its shape always; with `mustExist` (a verdict given here) that the step or notebook cell
+   * is in this store — an import may cite runs that live on another machine.
+   */
+  private checkEvidence(ev: unknown, at: string, mustExist = true): EvidenceRef[] {
     if (ev === undefined || ev === null) return [];
     if (!Array.isArray(ev)) throw new LoupeInputError(at, 'evidence must be a list');
     return ev.map((e: unknown, i) => {
@@ -259,12 +263,12 @@ export class SqliteAnnotationStore implements AnnotationStore {
       switch (x.kind) {
         case 'step': {
           if (typeof x.runId !== 'string' || !Number.isInteger(x.step)) throw new LoupeInputError(where, 'a step needs runId and an integer step');
-          if (!this.db.prepare('SELECT 1 FROM steps WHERE run_id = ? AND idx = ?').get(x.runId, x.step)) throw new LoupeInputError(where, `step ${String(x.step)} of run ${x.runId} does not exist (the run was deleted or has fewer steps)`);
+          if (mustExist && !this.db.prepare('SELECT 1 FROM steps WHERE run_id = ? AND idx = ?').get(x.runId, x.step)) throw new LoupeInputError(where, `step ${String(x.step)} of run ${x.runId} does not exist (the run was deleted or has fewer steps)`);
           return { kind: 'step', runId: x.runId, step: x.step as number };
         }
         case 'cell': {
           if (typeof x.runId !== 'string' || !Number.isInteger(x.seq)) throw new LoupeInputError(where, 'a cell needs runId and an integer seq');
-          if (!this.db.prepare('SELECT 1 FROM kernel_cells WHERE run_id = ? AND seq = ?').get(x.runId, x.seq)) throw new LoupeInputError(where, `notebook cell ${String(x.seq)} of run ${x.runId} does not exist`);
+          if (mustExist && !this.db.prepare('SELECT 1 FROM kernel_cells WHERE run_id = ? AND seq = ?').get(x.runId, x.seq)) throw new LoupeInputError(where, `notebook cell ${String(x.seq)} of run ${x.runId} does not exist`);
           return { kind: 'cell', runId: x.runId, seq: x.seq as number };
         }
         case 'doc':
@@ -569,7 +573,7 @@ export class SqliteAnnotationStore implements AnnotationStore {
         if (!item) throw new LoupeInputError(at(line), `annotation ${a.id}: item ${a.itemId} is neither in the file (before it) nor in this store`);
         validateVerdict(item.task, a.verdict, at(line));
         if (a.role !== 'annotator' && a.role !== 'adjudicator') throw new LoupeInputError(at(line), `annotation ${a.id}: role must be annotator or adjudicator`);
-        const ann: Annotation = { id: a.id, itemId: a.itemId, annotator: a.annotator, role: a.role, verdict: a.verdict, evidence: Array.isArray(a.evidence) ? a.evidence : [], note: a.note ?? null,
+        const ann: Annotation = { id: a.id, itemId: a.itemId, annotator: a.annotator, role: a.role, verdict: a.verdict, evidence: this.checkEvidence(a.evidence, at(line), false), note: a.note ?? null,
           supersedes: a.supersedes ?? null, final: !!a.final, origin: a.origin ?? 'import', createdAt: typeof a.createdAt === 'string' ? a.createdAt : nowIso() };
         const prev = this.db.prepare('SELECT * FROM annotations WHERE id = ?').get(a.id) as Row | undefined;
         if (prev) {

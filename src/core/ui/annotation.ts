@@ -120,22 +120,60 @@ export function numbersIn(text: string): string[] {
   return [...out].slice(0, 50);
 }
 
-/** Evidence of a run: steps, cells (with the item's numbers found in their output), documentation pages. */
-export async function runEvidence(rs: RunStore, runId: string, itemText: string): Promise<AnnotationItemView['evidence']> {
-  if (!rs.getRun(runId)) return { steps: [], cells: [], docs: [] };
+/** What a run offers as evidence, before matching it to an item. */
+interface RunEvidenceBase {
+  steps: StepEvidence[];
+  cells: Array<Omit<CellEvidence, 'matches'> & { fullOutput: string }>;
+  docs: DocEvidence[];
+}
+
+/**
+ * Keeps the evidence of the last few runs read (steps, cells, documentation searches), keyed by run id and step
+ * count so a run that grew is read again: serving the next item of the same run reads nothing from the store.
+ */
+export class RunEvidenceCache {
+  private readonly entries = new Map<string, RunEvidenceBase>();
+  private readonly max: number;
+  /** @param max runs kept (oldest dropped first). */
+  constructor(max = 8) {
+    this.max = max;
+  }
+  async get(rs: RunStore, runId: string, steps: number): Promise<RunEvidenceBase> {
+    const key = `${runId}\u0000${steps}`;
+    let e = this.entries.get(key);
+    if (!e) {
+      e = await readRunEvidence(rs, runId);
+      this.entries.set(key, e);
+      if (this.entries.size > this.max) this.entries.delete(this.entries.keys().next().value!);
+    }
+    return e;
+  }
+}
+
+async function readRunEvidence(rs: RunStore, runId: string): Promise<RunEvidenceBase> {
   const steps: StepEvidence[] = (await rs.getStepSummaries(runId)).slice(0, 2000).map((s) => ({ step: s.index, tools: s.toolNames, text: s.content.slice(0, 200), error: s.anyError }));
-  const nums = numbersIn(itemText);
-  const cells: CellEvidence[] = rs.getCells(runId, { includeReplays: false }).slice(0, 2000).map((c) => {
-    const output = [c.stdout, c.result ?? ''].join('\n').trim();
-    return { seq: c.seq, step: c.stepIndex, code: c.code.slice(0, 400), output: output.slice(0, 400), matches: nums.filter((n) => output.includes(n)) };
+  const cells = rs.getCells(runId, { includeReplays: false }).slice(0, 2000).map((c) => {
+    const fullOutput = [c.stdout, c.result ?? ''].join('\n').trim();
+    return { seq: c.seq, step: c.stepIndex, code: c.code.slice(0, 400), output: fullOutput.slice(0, 400), fullOutput };
   });
   const docs: DocEvidence[] = [];
-  const hist = runSearchHistory(rs.getSteps(runId).map((s) => ({ index: s.index, toolCalls: s.toolCalls })));
-  for (const h of hist) {
+  for (const h of runSearchHistory(rs.getSteps(runId).map((s) => ({ index: s.index, toolCalls: s.toolCalls })))) {
     const step = Number(/step (\d+)/.exec(h.label)?.[1] ?? 0) - 1;
     for (const f of h.files ?? ['']) docs.push({ path: f, ...(h.query ? { query: h.query } : {}), step });
   }
   return { steps, cells, docs: docs.slice(0, 500) };
+}
+
+/**
+ * Evidence of a run for an item: steps, cells (with the item's numbers found in their output), documentation pages.
+ * @param cache reuse of what was read for the same run (the panel keeps one); a fresh read without it.
+ */
+export async function runEvidence(rs: RunStore, runId: string, itemText: string, cache: RunEvidenceCache = new RunEvidenceCache(1)): Promise<AnnotationItemView['evidence']> {
+  const run = rs.getRun(runId);
+  if (!run) return { steps: [], cells: [], docs: [] };
+  const base = await cache.get(rs, runId, run.steps);
+  const nums = numbersIn(itemText);
+  return { steps: base.steps, cells: base.cells.map(({ fullOutput, ...c }) => ({ ...c, matches: nums.filter((n) => fullOutput.includes(n)) })), docs: base.docs };
 }
 
 /** Progress header of a queue. */
@@ -148,14 +186,14 @@ export async function queueView(store: SqliteAnnotationStore, q: AnnotationQueue
  * The view of one queue item for one annotator.
  * @param rs the run store (evidence); `item` at `pos` of a queue of `size` items.
  */
-export async function itemView(store: SqliteAnnotationStore, rs: RunStore, q: AnnotationQueue, pos: number, size: number, item: AnnotationItem, annotator: string): Promise<AnnotationItemView> {
+export async function itemView(store: SqliteAnnotationStore, rs: RunStore, q: AnnotationQueue, pos: number, size: number, item: AnnotationItem, annotator: string, cache?: RunEvidenceCache): Promise<AnnotationItemView> {
   const anns = await store.annotations(item.id);
   const { byAnnotator, final } = currentAnnotations(anns);
   const role = q.spec.kind === 'disagreement' ? 'adjudicator' : 'annotator';
   const mineRow = role === 'adjudicator' ? (final?.annotator === annotator ? final : undefined) : byAnnotator.get(annotator);
   const fields = itemFields(item.task, item.input);
   const orphaned = item.runId ? !(await store.runExists(item.runId)) : false;
-  const evidence = item.runId && !orphaned ? await runEvidence(rs, item.runId, fields.map((f) => f.text).join('\n')) : { steps: [], cells: [], docs: [] };
+  const evidence = item.runId && !orphaned ? await runEvidence(rs, item.runId, fields.map((f) => f.text).join('\n'), cache) : { steps: [], cells: [], docs: [] };
   const submitted = anns.some((a) => a.annotator === annotator);
   let revealed: AnnotationItemView['revealed'] = null;
   if (!q.blind || submitted || role === 'adjudicator') {
@@ -177,8 +215,9 @@ export async function itemView(store: SqliteAnnotationStore, rs: RunStore, q: An
 
 /**
  * The panel state at a served (or browsed) entry, or with no item when the queue has nothing left.
+ * @param cache the panel's evidence cache (see {@link RunEvidenceCache}).
  */
-export async function annotationState(store: SqliteAnnotationStore, rs: RunStore, q: AnnotationQueue, annotator: string, entry: { pos: number; item: AnnotationItem } | undefined): Promise<AnnotationState> {
+export async function annotationState(store: SqliteAnnotationStore, rs: RunStore, q: AnnotationQueue, annotator: string, entry: { pos: number; item: AnnotationItem } | undefined, cache?: RunEvidenceCache): Promise<AnnotationState> {
   const queue = await queueView(store, q, annotator);
-  return { queue, item: entry ? await itemView(store, rs, q, entry.pos, queue.total, entry.item, annotator) : null };
+  return { queue, item: entry ? await itemView(store, rs, q, entry.pos, queue.total, entry.item, annotator, cache) : null };
 }

@@ -5,7 +5,7 @@
  */
 import * as vscode from 'vscode';
 import { agreementReport, SqliteAnnotationStore, type AnnotationQueue, type QueueSpec } from '../../core/annotations/index.ts';
-import { annotationState, queueView, verdictFromChoice } from '../../core/ui/annotation.ts';
+import { annotationState, queueView, RunEvidenceCache, verdictFromChoice } from '../../core/ui/annotation.ts';
 import { annotatorId } from '../../core/util/annotator.ts';
 import { errorMessage } from '../../core/util/errors.ts';
 import {
@@ -37,8 +37,8 @@ export class AnnotationPanel extends LoupePanel {
   static readonly viewType = AnnotationPanel.host.viewType;
   readonly queueId: string;
   private readonly annotations: SqliteAnnotationStore;
-  /** Milliseconds the host took to build the last served item (tests print it). */
-  lastServeMs = 0;
+  /** A run's steps, cells and documentation searches, read once per run while the panel is open. */
+  private readonly evidence = new RunEvidenceCache();
 
   /** Opens (creating or refreshing) the queue of `spec` and shows its panel. */
   static async open(ctx: LoupeContext, spec: QueueSpec): Promise<AnnotationPanel> {
@@ -66,7 +66,7 @@ export class AnnotationPanel extends LoupePanel {
     this.rpc.onRequest(ItemAtRequest, async ({ pos }) => {
       const q = await this.queue();
       const e = await this.annotations.itemAt(q.id, pos);
-      return this.track(await annotationState(this.annotations, this.ctx.store(), q, currentAnnotator(), e));
+      return this.track(await annotationState(this.annotations, this.ctx.store(), q, currentAnnotator(), e, this.evidence));
     });
     this.rpc.onRequest(SubmitVerdictRequest, async (p) => {
       const q = await this.queue();
@@ -83,7 +83,7 @@ export class AnnotationPanel extends LoupePanel {
         role: q.spec.kind === 'disagreement' ? 'adjudicator' : 'annotator', origin: 'panel', queueId: q.id,
       });
       for (const other of AnnotationPanel.host.all()) if (other !== this) void other.refreshProgress();
-      return this.track(await annotationState(this.annotations, this.ctx.store(), q, currentAnnotator(), { pos: p.pos, item }));
+      return this.track(await annotationState(this.annotations, this.ctx.store(), q, currentAnnotator(), { pos: p.pos, item }, this.evidence));
     });
     this.rpc.onRequest(OpenEvidenceRequest, ({ evidence }) => this.openEvidence(evidence));
     this.rpc.onRequest(SaveDraftRequest, (d) => this.annotations.saveDraft(this.queueId, d.itemId, currentAnnotator(), { choice: d.choice, note: d.note, evidence: d.evidence }));
@@ -97,13 +97,10 @@ export class AnnotationPanel extends LoupePanel {
 
   /** Serves the next item for this window's annotator (reserved for them). */
   async serve(afterPos: number): Promise<AnnotationState> {
-    const t0 = performance.now();
     const q = await this.queue();
     const who = currentAnnotator();
     const e = await this.annotations.nextItem(q.id, who, { afterPos });
-    const s = this.track(await annotationState(this.annotations, this.ctx.store(), q, who, e));
-    this.lastServeMs = performance.now() - t0;
-    return s;
+    return this.track(await annotationState(this.annotations, this.ctx.store(), q, who, e, this.evidence));
   }
 
   private track(s: AnnotationState): AnnotationState {

@@ -7,6 +7,7 @@ import { main } from '../../../src/cli/main.ts';
 import { openStore } from '../../../src/core/store/run-store.ts';
 import { loadSuite } from '../../../src/core/benchmarks/index.ts';
 import { SqliteJudgementStore } from '../../../src/core/eval/store.ts';
+import { DEMO_REPORT, writeAnalystbenchDemo } from '../../helpers/fixtures.ts';
 import { startScriptedLlm, type ChatRequestBody, type ScriptedLlm } from '../../helpers/scripted-llm.ts';
 
 /** A scripted judge endpoint: the reply depends on which task the system prompt describes. */
@@ -35,25 +36,13 @@ let storeFile = '';
 before(async () => {
   srv = await startScriptedLlm({ script: [(req) => judgeReply(req)] });
   dir = mkdtempSync(join(tmpdir(), 'loupe-score-ab-'));
-  const suite = join(dir, 'suite');
-  mkdirSync(join(suite, 'demo', 'sources'), { recursive: true });
-  mkdirSync(join(suite, 'demo', 'ref'), { recursive: true });
-  writeFileSync(join(suite, 'demo', 'sources', 'table.md'), 'Obesity prevalence was 40.3 percent overall.\nMen 39.2 percent, women 41.3 percent.\n');
-  writeFileSync(join(suite, 'demo', 'ref', 'reference.md'), '# Brief\n\n![Obesity prevalence by sex](f1.png)\n\n![Severe obesity by age group](f2.png)\n');
-  writeFileSync(join(suite, 'demo', 'checklist.json'), JSON.stringify([
-    { question: 'What overall obesity prevalence does the report give?', answer: '40.3%' },
-    { question: 'Does the report compare men and women?', answer: 'Yes' },
-  ]));
-  writeFileSync(join(suite, 'demo', 'task.json'), JSON.stringify({
-    format: 'loupe-analystbench/1', task: 'demo', instruction: 'Write a short brief on adult obesity from the sources.',
-    base: '.', sources: { docs: ['sources/*.md'] }, reference: 'ref/reference.md', checklist: 'checklist.json',
-  }));
+  const suite = writeAnalystbenchDemo(join(dir, 'suite'));
   const s = await loadSuite('analystbench', suite);
   const block = s.blocks[0]!;
   assert.equal(block.runnable, true, block.problems.join('; '));
   const ws = join(dir, 'ws');
   mkdirSync(ws, { recursive: true });
-  writeFileSync(join(ws, 'report.md'), '# Obesity\n\nObesity was 40.3% overall. It doubled since 1990.\n\n![Obesity prevalence among men and women (by sex)](figures/a.png)\n');
+  writeFileSync(join(ws, 'report.md'), DEMO_REPORT);
   storeFile = join(dir, 'runs.sqlite');
   const st = openStore(storeFile);
   st.createRun({ id: 'ab1', suite: 'analystbench', blockId: block.id, agent: 'llm', model: 'writer', params: { suiteRoot: suite }, promptHash: 'h', toolSet: 'analystbench-toc', dataChecksums: {}, loupeVersion: 't', sandbox: 'off', workspace: ws });

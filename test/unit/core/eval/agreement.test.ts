@@ -1,8 +1,18 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { cohensKappa, krippendorffAlpha, pairwiseAgreement } from '../../../../src/core/eval/agreement.ts';
+import { bootstrapAgreement, cohensKappa, gwetAC, krippendorffAlpha, pairwiseAgreement } from '../../../../src/core/eval/agreement.ts';
 
 const close = (a: number, b: number, eps = 5e-4) => assert.ok(Math.abs(a - b) < eps, `${a} ≉ ${b}`);
+
+// Krippendorff (2011), "Computing Krippendorff's Alpha-Reliability", 4 observers × 12 units with missing data:
+// published α nominal = 0.743, interval = 0.849.
+const K = null;
+const data = [
+  [1, 2, 3, 3, 2, 1, 4, 1, 2, K, K, K],
+  [1, 2, 3, 3, 2, 2, 4, 1, 2, 5, K, 3],
+  [K, 3, 3, 3, 2, 3, 4, 2, 2, 5, 1, K],
+  [1, 2, 3, 3, 2, 4, 4, 1, 2, 5, 1, K],
+];
 
 describe('eval/agreement', () => {
   it("Cohen's κ on the textbook 2×2 example (20/5/10/15 of 50 → κ = 0.4)", () => {
@@ -22,15 +32,6 @@ describe('eval/agreement', () => {
     assert.throws(() => cohensKappa(['a'], []), /differ in length/);
   });
 
-  // Krippendorff (2011), "Computing Krippendorff's Alpha-Reliability", 4 observers × 12 units with missing data:
-  // published α nominal = 0.743, interval = 0.849.
-  const K = null;
-  const data = [
-    [1, 2, 3, 3, 2, 1, 4, 1, 2, K, K, K],
-    [1, 2, 3, 3, 2, 2, 4, 1, 2, 5, K, 3],
-    [K, 3, 3, 3, 2, 3, 4, 2, 2, 5, 1, K],
-    [1, 2, 3, 3, 2, 4, 4, 1, 2, 5, 1, K],
-  ];
   it("Krippendorff's α nominal = 0.743 on Krippendorff's example", () => {
     const r = krippendorffAlpha(data, 'nominal');
     close(r.alpha, 0.743);
@@ -63,5 +64,35 @@ describe('eval/agreement between judges', () => {
     close(r.kappa, 0, 1e-12);
     const s = judgeAgreement([j('checklist-score', 'x', { score: 4 }), j('checklist-score', 'y', { score: 2 })], [j('checklist-score', 'x', { score: 4 }), j('checklist-score', 'y', { score: 2 })], 'interval');
     assert.equal(s.alpha, 1);
+  });
+});
+
+describe('eval/agreement: ordinal α, Gwet AC1/AC2, bootstrap CIs', () => {
+  it("Krippendorff's α ordinal = 0.815 (Krippendorff 2011, the same data as nominal 0.743 / interval 0.849)", () => {
+    close(krippendorffAlpha(data, 'ordinal').alpha, 0.815);
+    close(krippendorffAlpha(data, 'nominal').alpha, 0.743);
+    close(krippendorffAlpha(data, 'interval').alpha, 0.849);
+  });
+  it("Gwet's AC1 = 0.77544 with p_a 0.8181818, p_e 0.1903212 (irrCAC README, gwet.ac1.raw(cac.raw4raters))", () => {
+    const r = gwetAC(data);
+    close(r.coefficient, 0.77544, 5e-6);
+    close(r.pa, 0.8181818, 1e-7);
+    close(r.pe, 0.1903212, 1e-7);
+    assert.equal(r.units, 11);
+  });
+  it('AC2 with weights: perfect agreement is 1; quadratic weights credit near misses more than identity', () => {
+    assert.equal(gwetAC([[1, 2, 3, 4, 5], [1, 2, 3, 4, 5]], 'quadratic', [1, 2, 3, 4, 5]).coefficient, 1);
+    const near = [[1, 2, 3, 4, 5, 5], [2, 3, 4, 5, 4, 5]];
+    assert.ok(gwetAC(near, 'quadratic', [1, 2, 3, 4, 5]).coefficient > gwetAC(near, 'identity', [1, 2, 3, 4, 5]).coefficient);
+    assert.throws(() => gwetAC([['a', 'b'], ['a', 'a']], 'quadratic'), /numeric ratings/);
+    assert.throws(() => gwetAC([[1, 7]], 'identity', [1, 2, 3]), /not one of the categories/);
+  });
+  it('bootstrap CIs are reproducible by seed and bracket the estimate', () => {
+    const f = (m: Array<Array<number | null | undefined | string | boolean>>) => krippendorffAlpha(m, 'nominal').alpha;
+    const a = bootstrapAgreement(data, f, { seed: 7, resamples: 500 });
+    const b = bootstrapAgreement(data, f, { seed: 7, resamples: 500 });
+    assert.deepEqual(a, b);
+    assert.ok(a.low <= 0.743 && 0.743 <= a.high, `${a.low}..${a.high}`);
+    assert.ok(Number.isNaN(bootstrapAgreement([[]], f).low));
   });
 });

@@ -15,6 +15,7 @@ import { main } from '../../../../src/cli/main.ts';
 import { parseAnswerArg } from '../../../../src/core/benchmarks/longda/toolset.ts';
 import type { StepRecord } from '../../../../src/core/agent/types.ts';
 import { openStore } from '../../../../src/core/store/run-store.ts';
+import { DEMO_REPORT, HURRICANE_SUBMISSION, writeAnalystbenchDemo } from '../../../helpers/fixtures.ts';
 import { call, startScriptedLlm, type ChatRequestBody, type ScriptedLlm } from '../../../helpers/scripted-llm.ts';
 import { repoRoot, sharedData } from '../../../helpers/shared.ts';
 import { mimicSubsetDb } from '../agent/toolsets/fixtures.ts';
@@ -87,28 +88,16 @@ before(async () => {
   s.createRun({ ...base, id: 'longda-empty', model: 'model-c' });
   s.commitStep(step('longda-empty', 0, ['read_doc']));
   // AnalystBench: a small task whose report the judge partly supports
-  const suite = join(dir, 'ab');
-  mkdirSync(join(suite, 'demo', 'sources'), { recursive: true });
-  mkdirSync(join(suite, 'demo', 'ref'), { recursive: true });
-  writeFileSync(join(suite, 'demo', 'sources', 'table.md'), 'Obesity prevalence was 40.3 percent overall.\nMen 39.2 percent, women 41.3 percent.\n');
-  writeFileSync(join(suite, 'demo', 'ref', 'reference.md'), '# Brief\n\n![Obesity prevalence by sex](f1.png)\n\n![Severe obesity by age group](f2.png)\n');
-  writeFileSync(join(suite, 'demo', 'checklist.json'), JSON.stringify([{ question: 'What overall obesity prevalence does the report give?', answer: '40.3%' }, { question: 'Does the report compare men and women?', answer: 'Yes' }]));
-  writeFileSync(join(suite, 'demo', 'task.json'), JSON.stringify({ format: 'loupe-analystbench/1', task: 'demo', instruction: 'Write a short brief on adult obesity from the sources.', base: '.', sources: { docs: ['sources/*.md'] }, reference: 'ref/reference.md', checklist: 'checklist.json' }));
+  const suite = writeAnalystbenchDemo(join(dir, 'ab'));
   const ws = join(dir, 'ab-ws');
   mkdirSync(ws, { recursive: true });
-  writeFileSync(join(ws, 'report.md'), '# Obesity\n\nObesity was 40.3% overall. It doubled since 1990.\n\n![Obesity prevalence among men and women (by sex)](figures/a.png)\n');
+  writeFileSync(join(ws, 'report.md'), DEMO_REPORT);
   s.createRun({ id: 'analystbench-writer', suite: 'analystbench', blockId: 'demo', agent: 'llm', model: 'writer', params: { suiteRoot: suite }, promptHash: 'h', toolSet: 'analystbench-toc', dataChecksums: {}, loupeVersion: 't', sandbox: 'off', workspace: ws });
   s.createRun({ id: 'analystbench-noreport', suite: 'analystbench', blockId: 'demo', agent: 'llm', model: 'writer', params: { suiteRoot: suite }, promptHash: 'h', toolSet: 'analystbench-toc', dataChecksums: {}, loupeVersion: 't', sandbox: 'off', workspace: join(dir, 'nowhere') });
   s.close();
   // BLADE: reference runs on three datasets, and a scripted imperfect analysis of hurricane
   await run('blade-reference', ['--suite', 'blade', '--root', sharedData('blade', 'datasets'), '--blocks', 'affairs,hurricane,amtl', '--agent', 'reference']);
-  const cvars = [
-    { description: 'femininity of the hurricane name', type: 'IV', columns: ['masfem'] },
-    { description: 'number of deaths', type: 'DV', columns: ['log_deaths'] },
-    { description: 'hurricane strength', type: 'Control', columns: ['min', 'wind'] },
-  ];
-  const submit = { conceptual_variables: cvars, transform_code: "def transform(df):\n    df['log_deaths'] = np.log1p(df['alldeaths'])\n    return df\n", model_code: "def model(df):\n    return smf.ols('log_deaths ~ masfem + min', data=df).fit()\n" };
-  const llm = await startScriptedLlm({ script: [{ content: 'Submit.', toolCalls: [call('submit_analysis', submit)] }, { content: 'done' }] });
+  const llm = await startScriptedLlm({ script: [{ content: 'Submit.', toolCalls: [call('submit_analysis', HURRICANE_SUBMISSION)] }, { content: 'done' }] });
   try {
     await run('blade-scripted', ['--suite', 'blade', '--root', sharedData('blade', 'datasets'), '--block', 'hurricane', '--agent', 'llm', '--model', 'scripted', '--base-url', llm.baseUrl]);
   } finally {
