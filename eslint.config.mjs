@@ -16,8 +16,10 @@ const noVscode = {
 const SUITE_NAME = '/^(longda|blade|blade-mcq|ddr|analystbench)$/';
 const SUITE_FIELD = '/^(suite|benchmark|kind|suiteKind)$/';
 const suiteNameMessage = 'Do not branch on a benchmark name here: add a member to BenchmarkDefinition (src/core/benchmarks/types.ts) and ask the registry.';
+// Only the store and the engine factories of higher-layer stores (annotationStoreOf) reach the SQLite handle (issue 12).
+const noSqliteHandle = { selector: "ImportSpecifier[imported.name='sqliteHandleOf']", message: 'Use the RunStore interface (src/core/store/types.ts); only src/core/store and engine factories (annotationStoreOf) touch the SQLite handle.' };
 const noSuiteNames = {
-  'no-restricted-syntax': ['error',
+  'no-restricted-syntax': ['error', noSqliteHandle,
     { selector: `BinaryExpression:has(> Literal[value=${SUITE_NAME}]):has(> MemberExpression[property.name=${SUITE_FIELD}])`, message: suiteNameMessage },
     { selector: `BinaryExpression:has(> Literal[value=${SUITE_NAME}]):has(> Identifier[name=${SUITE_FIELD}])`, message: suiteNameMessage },
     { selector: `SwitchStatement[discriminant.property.name=${SUITE_FIELD}] > SwitchCase > Literal[value=${SUITE_NAME}]`, message: suiteNameMessage },
@@ -56,6 +58,8 @@ export default tseslint.config(
   { files: ['src/core/**', 'src/protocol/**', 'webview/**', 'test/unit/**', 'test/perf/**', 'benchmarks/**'], rules: noVscode },
 
   { files: ['src/**/*.ts', 'webview/**/*.ts'], ignores: ['src/core/benchmarks/*/**', 'src/core/ui/results-data.ts', 'src/core/ui/report.ts'], rules: noSuiteNames },
+  { files: ['src/core/benchmarks/*/**', 'src/core/ui/results-data.ts', 'src/core/ui/report.ts'], rules: { 'no-restricted-syntax': ['error', noSqliteHandle] } },
+  { files: ['src/core/store/**', 'src/core/annotations/index.ts'], rules: { 'no-restricted-syntax': noSuiteNames['no-restricted-syntax'].filter((x) => x !== noSqliteHandle) } },
   { files: ['src/core/util/**', 'src/core/suites/**', 'src/core/store/**', 'src/core/kernel/**'], rules: layer(['docs', 'agent', 'eval', 'annotations', 'benchmarks', 'runs', 'ui'], [noProtocol]) },
   { files: ['src/core/docs/**', 'src/core/env/**'], rules: layer(['agent', 'eval', 'annotations', 'benchmarks', 'runs', 'ui'], [noProtocol]) },
   { files: ['src/core/agent/**'], rules: layer(['eval', 'annotations', 'benchmarks', 'runs', 'ui'], [noProtocol]) },
@@ -64,6 +68,8 @@ export default tseslint.config(
   { files: ['src/core/benchmarks/**'], rules: layer(['runs', 'ui'], [noProtocol]) },
   { files: ['src/core/runs/**'], rules: layer(['ui'], [noProtocol]) },
   { files: ['src/core/ui/**'], rules: { 'no-restricted-imports': 'off', '@typescript-eslint/no-restricted-imports': ['error', { paths: [{ name: 'vscode', message: 'src/core must run without VS Code.' }], patterns: [{ group: ['**/vscode/**', '**/extension', '**/extension.ts'], message: 'Core code must not depend on the VS Code glue layer.' }, { ...noProtocol, allowTypeImports: true }] }] } },
+  // Store calls are asynchronous: a call nobody awaits loses its error (issue 12).
+  { files: ['src/**/*.ts'], languageOptions: { parserOptions: { projectService: true, tsconfigRootDir: import.meta.dirname } }, rules: { '@typescript-eslint/no-floating-promises': ['error', { ignoreVoid: true }] } },
   { files: ['webview/**'], languageOptions: { globals: { ...globals.browser } } },
   { files: ['**/*.js', '**/*.cjs'], rules: { '@typescript-eslint/no-require-imports': 'off' } },
 );

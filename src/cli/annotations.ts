@@ -5,7 +5,7 @@
 import { readFileSync, writeFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { parseArgs } from 'node:util';
-import { agreementReport, parseJsonl, SqliteAnnotationStore, toJsonl, type AgreementGroup, type EvidenceRef, type ItemFilter, type QueueSpec } from '../core/annotations/index.ts';
+import { agreementReport, annotationStoreOf, parseJsonl, toJsonl, type AgreementGroup, type EvidenceRef, type ItemFilter, type QueueSpec } from '../core/annotations/index.ts';
 import { LoupeInputError } from '../core/util/errors.ts';
 import { annotatorId } from '../core/util/annotator.ts';
 import { openExistingStore, STORE_HELP } from './store-arg.ts';
@@ -64,7 +64,7 @@ async function annotations(argv: string[], io: CliIo): Promise<number> {
   });
   const rs = openExistingStore(io, values.store);
   try {
-    const store = new SqliteAnnotationStore(rs.db);
+    const store = annotationStoreOf(rs);
     const filter = filterOf(values);
     const who = values.annotator ?? annotatorId(io.env);
     switch (sub) {
@@ -146,7 +146,7 @@ async function annotations(argv: string[], io: CliIo): Promise<number> {
         throw new UsageError(`unknown subcommand '${sub}' (list, answer, queue, export, import)`);
     }
   } finally {
-    rs.close();
+    await rs.close();
   }
 }
 
@@ -178,7 +178,7 @@ export const agreementCommand: CliCommand = {
     try {
       const resamples = intArg(values.resamples, '--resamples');
       const seed = intArg(values.seed, '--seed');
-      const rep = await agreementReport(new SqliteAnnotationStore(rs.db), filterOf(values), { ...(resamples !== undefined ? { resamples } : {}), ...(seed !== undefined ? { seed } : {}) });
+      const rep = await agreementReport(annotationStoreOf(rs), filterOf(values), { ...(resamples !== undefined ? { resamples } : {}), ...(seed !== undefined ? { seed } : {}) });
       if (values.json) io.out(JSON.stringify(rep, null, 1) + '\n');
       else {
         io.out(`${rep.totals.items} annotated item(s): ${rep.totals.adjudicated} adjudicated, ${rep.totals.majority} by majority, ${rep.totals.single} by one annotator, ${rep.totals.tied} tied\n`);
@@ -187,7 +187,7 @@ export const agreementCommand: CliCommand = {
       }
       return 0;
     } finally {
-      rs.close();
+      await rs.close();
     }
   },
 };

@@ -45,7 +45,7 @@ export const demoCommand: CliCommand = {
           else if (e.type === 'retry') io.err(`  model retry ${e.attempt} in ${Math.round(e.delayMs)} ms: ${e.reason.slice(0, 160)}\n`);
         },
       });
-      const answers = new Map(store.getAnswers(runId).map((a) => [a.queryId, a.answer]));
+      const answers = new Map((await store.getAnswers(runId)).map((a) => [a.queryId, a.answer]));
       const rows: string[][] = [['query', 'answer', 'ground truth', 'match']];
       let matched = 0;
       const qs = block.items.filter((i): i is LongdaQuery => i.type === 'longda-query');
@@ -61,7 +61,7 @@ export const demoCommand: CliCommand = {
       io.out(`\nrun ${runId}: ${res.status} (${res.reason}); ${answers.size}/${qs.length} answered, match ${(100 * matched / qs.length).toFixed(1)}%  (store: ${storeFile})\n`);
       return res.status === 'finished' ? 0 : 1;
     } finally {
-      store.close();
+      await store.close();
     }
   },
 };

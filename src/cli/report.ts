@@ -4,7 +4,7 @@ import { findBenchmark } from '../core/benchmarks/registry.ts';
 import { buildReport, renderHtml, renderMarkdown } from '../core/ui/report.ts';
 import { aggregateScores, scoreStoredRun, type RunScore } from '../core/runs/score-run.ts';
 import { ExactOnlyJudge } from '../core/eval/judges/index.ts';
-import { listScores, SqliteJudgementStore } from '../core/eval/store.ts';
+import { judgementStoreOf } from '../core/eval/store.ts';
 import { openExistingStore } from './store-arg.ts';
 import type { Suite } from '../core/suites/types.ts';
 import { UsageError, type CliCommand } from './types.ts';
@@ -26,17 +26,17 @@ export const reportCommand: CliCommand = {
     let runs: RunScore[] = [];
     try {
       const saved = new Map<string, RunScore>();
-      for (const s of listScores(store.db)) if (!saved.has(s.runId)) saved.set(s.runId, s.detail as RunScore); // newest first
-      const judge = new ExactOnlyJudge(new SqliteJudgementStore(store.db));
+      for (const s of await store.scores.list()) if (!saved.has(s.runId)) saved.set(s.runId, s.detail as RunScore); // newest first
+      const judge = new ExactOnlyJudge(judgementStoreOf(store));
       const suites = new Map<string, Promise<Suite>>();
-      for (const r of store.listRuns(values.suite ? { suite: values.suite } : {}).reverse()) {
+      for (const r of (await store.listRuns(values.suite ? { suite: values.suite } : {})).reverse()) {
         const s = saved.get(r.id);
         if (s) runs.push(s);
         else if (findBenchmark(r.suite)?.judgeFree) runs.push(await scoreStoredRun(store, r.id, { judge, suites, ...(values['suite-root'] ? { suiteRoot: values['suite-root'] } : {}) }));
         else runs.push({ runId: r.id, suite: r.suite, blockId: r.blockId, model: r.model ?? r.agent, agent: r.agent, status: r.status, benchmark: r.suite, judgeId: 'none', options: {}, summary: {}, pending: 0, unjudged: 0, detail: null, error: 'not scored yet (run loupe score)' });
       }
     } finally {
-      store.close();
+      await store.close();
     }
     runs = runs.filter(Boolean);
     const aggs = await aggregateScores(runs.filter((r) => !r.error));

@@ -33,8 +33,8 @@ export interface ReplayJsonLine {
  * @throws UsageError when the run or its block cannot be found.
  */
 export async function runReplayCommand(o: { store: RunStore; runId: string; root?: string; suiteOpts?: LoadSuiteOptions; kernel: KernelSettings; log: Logger; io: CliIo; json: boolean }): Promise<number> {
-  const run = o.store.getRun(o.runId);
-  if (!run) throw new UsageError(`--run: no run '${o.runId}' in ${o.store.file}`);
+  const run = await o.store.getRun(o.runId);
+  if (!run) throw new UsageError(`--run: no run '${o.runId}' in ${o.store.location}`);
   if (!o.root && !run.params.suiteRoot) throw new UsageError(`--run: run ${o.runId} does not record its suite root; pass --root`);
   const { block } = await reopenRun(run, { ...(o.root ? { suiteRoot: o.root } : {}), ...(o.suiteOpts ? { loadOptions: o.suiteOpts } : {}) });
   o.io.err(`[${block.id}] replaying run ${run.id} in a fresh sandbox\n`);

@@ -58,12 +58,12 @@ export interface RunJsonLine {
 }
 
 /** Builds the `--json` line of a run from the store. */
-export function runJsonLine(store: RunStore, runId: string): RunJsonLine {
-  const r = store.getRun(runId)!;
+export async function runJsonLine(store: RunStore, runId: string): Promise<RunJsonLine> {
+  const r = (await store.getRun(runId))!;
   return {
     runId: r.id, suite: r.suite, blockId: r.blockId, agent: r.agent, status: r.status, steps: r.steps,
     tokens: { input: r.tokens.input, output: r.tokens.output }, durationMs: r.durationMs,
-    answers: store.getAnswers(runId).map((a) => ({ queryId: a.queryId, answer: a.answer })),
+    answers: (await store.getAnswers(runId)).map((a) => ({ queryId: a.queryId, answer: a.answer })),
   };
 }
 
@@ -178,20 +178,20 @@ export const runCommand: CliCommand = {
     }
     let anyFailed = false;
     const done: { runId: string; block: Block; repeat: number }[] = [];
-    const finishRun = (runId: string, block: Block, repeat = 1) => {
+    const finishRun = async (runId: string, block: Block, repeat = 1) => {
       done.push({ runId, block, repeat });
       if (v.trajectory) {
         mkdirSync(resolve(io.cwd, v.trajectory), { recursive: true });
-        writeFileSync(join(resolve(io.cwd, v.trajectory), `${runId}.jsonl`), exportTrajectoryJsonl(store, runId));
+        writeFileSync(join(resolve(io.cwd, v.trajectory), `${runId}.jsonl`), await exportTrajectoryJsonl(store, runId));
       }
-      const line = runJsonLine(store, runId);
+      const line = await runJsonLine(store, runId);
       if (line.status === 'failed' || line.status === 'cancelled') anyFailed = true;
       // LongDA needs no judge: the line carries its score (coverage / match as fractions, options used).
       const quick = getBenchmark(block.suite).runLineScore;
-      if (v.json) io.out(JSON.stringify(quick ? { ...line, score: quick(store, runId, block) } : line) + '\n');
+      if (v.json) io.out(JSON.stringify(quick ? { ...line, score: await quick(store, runId, block) } : line) + '\n');
       else io.out(`${line.runId}  ${line.blockId}  ${line.status}  steps=${line.steps}  answers=${line.answers.length}  tokens=${line.tokens.input}/${line.tokens.output}  ${(line.durationMs / 1000).toFixed(1)} s\n`);
     };
-    const writeResults = () => {
+    const writeResults = async () => {
       if (!v.results || !done.length) return;
       const base = resolve(io.cwd, v.results);
       const def = getBenchmark(done[0]!.block.suite);
@@ -199,7 +199,7 @@ export const runCommand: CliCommand = {
         io.err(`results: ${def.title} has no results files of its own; use --trajectory DIR or loupe runs --trajectory\n`);
         return;
       }
-      const files = def.exportResults(store, done, base);
+      const files = await def.exportResults(store, done, base);
       io.err(`results: ${base} (${files.length} files)\n`);
     };
     try {
@@ -211,7 +211,7 @@ export const runCommand: CliCommand = {
         return await runReplayCommand({ store, runId: v.run, root: v.root, suiteOpts, kernel, log, io, json: !!v.json });
       }
       if (v.resume) {
-        const run = store.getRun(v.resume);
+        const run = await store.getRun(v.resume);
         if (!run) throw new UsageError(`--resume: no run '${v.resume}' in ${storeFile}`);
         if (!v.root && !run.params.suiteRoot) throw new UsageError(`--resume: run ${run.id} does not record its suite root; pass --root`);
         const { suite, block } = await reopenRun(run, { ...(v.root ? { suiteRoot: v.root } : {}), loadOptions: suiteOpts });
@@ -225,8 +225,8 @@ export const runCommand: CliCommand = {
         }
         io.err(`[${block.id}] resuming run ${run.id} after step ${run.steps}\n`);
         await resumeBlockRun({ runId: run.id, store, suite, block, agent: run.agent as AgentKind, llm, runsDir, kernel, budget, control, log, referenceDir, maxObservationChars: num(v['max-observation-chars'], 'max-observation-chars'), onEvent: progressPrinter(io, block.id) });
-        finishRun(run.id, block);
-        writeResults();
+        await finishRun(run.id, block);
+        await writeResults();
         return anyFailed ? 1 : 0;
       }
       if (!v.suite || !v.root) throw new UsageError('--suite and --root are required (or --resume RUN)');
@@ -277,7 +277,7 @@ export const runCommand: CliCommand = {
             onEvent: progressPrinter(io, label), onRunCreated: (id) => {
               runId = id;
               io.err(`[${label}] run ${id} started\n`);
-              for (const w of suiteWarnings) store.addEvent(id, 'warning', `suite: ${w}`);
+              for (const w of suiteWarnings) void store.addEvent(id, 'warning', `suite: ${w}`).catch(() => undefined);
             },
           };
           try {
@@ -296,13 +296,13 @@ export const runCommand: CliCommand = {
             }
           }
           controls.delete(control);
-          if (runId) finishRun(runId, job.block, job.repeat);
+          if (runId) await finishRun(runId, job.block, job.repeat);
         }
       };
       let started = 0;
       const skippedForAgent: string[] = [];
       await Promise.all(Array.from({ length: Math.min(concurrency, jobs.length) }, worker));
-      writeResults();
+      await writeResults();
       if (skippedForAgent.length) io.err(`${skippedForAgent.length} block(s) skipped: the ${agent} agent cannot run them (${skippedForAgent.join(', ')})\n`);
       if (!started) {
         io.err('loupe run: no block could be run\n');
@@ -316,7 +316,7 @@ export const runCommand: CliCommand = {
         stdin.setRawMode(false);
         stdin.pause();
       }
-      store.close();
+      await store.close();
     }
   },
 };

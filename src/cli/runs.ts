@@ -34,16 +34,17 @@ export const runsCommand: CliCommand = {
     const storeFile = storeFileOf(io, v.store);
     const store = openExistingStore(io, v.store);
     try {
-      let runs = store.listRuns({ suite: v.suite, blockId: v.block, status: v.status as never, limit });
+      let runs = await store.listRuns({ suite: v.suite, blockId: v.block, status: v.status as never, limit });
       if (v.run) {
         const ids = v.run.split(',').map((s) => s.trim()).filter(Boolean);
-        for (const id of ids) if (!store.getRun(id)) throw new UsageError(`--run: no run '${id}' in ${storeFile}`);
-        runs = ids.map((id) => store.getRun(id)!);
+        for (const id of ids) if (!await store.getRun(id)) throw new UsageError(`--run: no run '${id}' in ${storeFile}`);
+        runs = [];
+        for (const id of ids) runs.push((await store.getRun(id))!);
       }
       if (v.trajectory) {
         const dir = resolve(io.cwd, v.trajectory);
         mkdirSync(dir, { recursive: true });
-        for (const r of runs) writeFileSync(join(dir, `${r.id}.jsonl`), exportTrajectoryJsonl(store, r.id));
+        for (const r of runs) writeFileSync(join(dir, `${r.id}.jsonl`), await exportTrajectoryJsonl(store, r.id));
         io.err(`trajectories: ${runs.length} file(s) in ${dir}\n`);
       }
       if (v.results) {
@@ -62,22 +63,22 @@ export const runsCommand: CliCommand = {
             io.err(`results: ${def.title} has no results files of its own (use --trajectory DIR)\n`);
             continue;
           }
-          const files = def.exportResults(store, rs, byKind.size > 1 ? join(out, kind) : out);
+          const files = await def.exportResults(store, rs, byKind.size > 1 ? join(out, kind) : out);
           io.err(`results: ${byKind.size > 1 ? join(out, kind) : out} (${def.title}: ${files.length} files, ${rs.length} runs)\n`);
         }
       }
       if (v.json) {
-        for (const r of runs) io.out(JSON.stringify({ ...r, active: isRunActive(r), answers: store.getAnswers(r.id).length }) + '\n');
+        for (const r of runs) io.out(JSON.stringify({ ...r, active: isRunActive(r), answers: (await store.getAnswers(r.id)).length }) + '\n');
       } else if (!v.trajectory && !v.results) {
         if (!runs.length) io.out(`no runs in ${storeFile}\n`);
         for (const r of runs) {
           const st = r.status === 'running' && !isRunActive(r) ? 'running (stale)' : r.status;
-          io.out(`${r.id}  ${r.suite}  ${r.blockId}  ${r.agent}${r.model && r.agent === 'llm' ? `:${r.model}` : ''}  ${st}  steps=${r.steps}  answers=${store.getAnswers(r.id).length}  ${r.createdAt}\n`);
+          io.out(`${r.id}  ${r.suite}  ${r.blockId}  ${r.agent}${r.model && r.agent === 'llm' ? `:${r.model}` : ''}  ${st}  steps=${r.steps}  answers=${(await store.getAnswers(r.id)).length}  ${r.createdAt}\n`);
         }
       }
       return 0;
     } finally {
-      store.close();
+      await store.close();
     }
   },
 };

@@ -7,9 +7,9 @@ import { formatOptionEcho, optionHelpLines, parseOptions, splitOptionPairs } fro
 import { loadLongdaGroundTruth, longdaOptions, parseLongtaAnswers, scoreLongda } from '../core/benchmarks/longda/eval.ts';
 import { LoupeInputError } from '../core/util/errors.ts';
 import { createJudge, JUDGE_KINDS, type HumanResolver, type Judge, type JudgeKind, type JudgementStore } from '../core/eval/judges/index.ts';
-import { humanResolver, SqliteAnnotationStore } from '../core/annotations/index.ts';
+import { annotationStoreOf, humanResolver } from '../core/annotations/index.ts';
 import { lexicalEmbedder, openAiEmbedder, type CaptionEmbedder } from '../core/benchmarks/analystbench/eval.ts';
-import { saveScore, SqliteJudgementStore } from '../core/eval/store.ts';
+import { judgementStoreOf } from '../core/eval/store.ts';
 import { openStore } from '../core/store/run-store.ts';
 import { openExistingStore, storeFile } from './store-arg.ts';
 import type { LoadSuiteOptions, Suite } from '../core/suites/types.ts';
@@ -89,22 +89,22 @@ export async function scoreRuns(opts: { storeFile: string; runIds?: string[]; su
   const store = openStore(opts.storeFile);
   const session = scoringSession();
   try {
-    const js = new SqliteJudgementStore(store.db);
-    const judge = opts.judge(js, humanResolver(new SqliteAnnotationStore(store.db)));
-    const ids = opts.runIds ?? store.listRuns(opts.suite ? { suite: opts.suite } : {}).map((r) => r.id).reverse();
+    const js = judgementStoreOf(store);
+    const judge = opts.judge(js, humanResolver(annotationStoreOf(store)));
+    const ids = opts.runIds ?? (await store.listRuns(opts.suite ? { suite: opts.suite } : {})).map((r) => r.id).reverse();
     const suites = new Map<string, Promise<Suite>>();
     const log = opts.io ? streamLogger({ write: (s: string) => opts.io!.err(s) }, 'warn') : undefined;
     const runs: RunScore[] = [];
     for (const id of ids) {
       const s = await scoreStoredRun(store, id, { judge, options: opts.options, suites, ...(opts.loadOptions ? { loadOptions: opts.loadOptions } : {}), ...(opts.suiteRoot ? { suiteRoot: opts.suiteRoot } : {}), ...(opts.embedder ? { embedder: opts.embedder } : {}), ...(log ? { log } : {}) }, session);
       runs.push(s);
-      if (opts.save && !s.error) saveScore(store.db, { runId: s.runId, benchmark: s.benchmark, judgeId: s.judgeId, options: s.options, summary: s.summary, detail: s, pending: s.pending, scoredAt: new Date().toISOString() });
+      if (opts.save && !s.error) await store.scores.save({ runId: s.runId, benchmark: s.benchmark, judgeId: s.judgeId, options: s.options, summary: s.summary, detail: s, pending: s.pending, scoredAt: new Date().toISOString() });
     }
     const aggregates = await aggregateScores(runs, judge, opts.options);
     return { judgeId: judge.id, runs, aggregates };
   } finally {
     await session.close();
-    store.close();
+    await store.close();
   }
 }
 
@@ -127,13 +127,13 @@ export const scoreCommand: CliCommand = {
       },
     });
     if (values['longda-answers']) return scoreLongtaFile(values['longda-answers'], values['ground-truth'], parseOptionPairs(values.option), !!values.json, io);
-    openExistingStore(io, values.store).close(); // a mistyped path is an error, not a new empty store
+    await openExistingStore(io, values.store).close(); // a mistyped path is an error, not a new empty store
     if (!values.run?.length && !values.all) throw new UsageError('give --run ID (repeatable) or --all');
     if (values.run?.length && values.all) throw new UsageError('--run and --all are exclusive');
     const options = parseOptionPairs(values.option);
     validateOptionNames(options);
     const judgeArgs = { judge: values.judge, 'judge-model': values['judge-model'], 'judge-base-url': values['judge-base-url'], 'judge-api-key-env': values['judge-api-key-env'] };
-    judgeFromArgs(judgeArgs, { get: () => undefined, put: () => {}, listPending: () => [] }, io.env); // validate early
+    judgeFromArgs(judgeArgs, { get: async () => undefined, put: async () => {}, listPending: async () => [] }, io.env); // validate early
     const embedder = values['embeddings-model']
       ? openAiEmbedder({ baseUrl: values['embeddings-base-url'] ?? values['judge-base-url'] ?? '', model: values['embeddings-model'], apiKey: io.env[values['judge-api-key-env'] ?? 'OPENAI_API_KEY'] ?? '' })
       : lexicalEmbedder();

@@ -42,13 +42,13 @@ export function createCommands(): Record<string, CommandHandler> {
     'loupe.openRun': async (ctx, runId) => {
       let id = typeof runId === 'string' ? runId : undefined;
       if (!id) {
-        const runs = ctx.store().listRuns({ limit: 200 });
+        const runs = await ctx.store().listRuns({ limit: 200 });
         const pick = await vscode.window.showQuickPick(runs.map((r) => ({ label: `${r.model ?? r.agent} · ${r.blockId}`, description: r.status, detail: r.id, id: r.id })),
           { title: 'Open Run', matchOnDetail: true });
         id = pick?.id;
       }
       if (!id) return false;
-      TimelinePanel.show(ctx, id);
+      await TimelinePanel.show(ctx, id);
       return true;
     },
   };

@@ -51,7 +51,7 @@ export class LoupeContext implements vscode.Disposable {
   store(): RunStore {
     const path = this.storePath;
     if (this.openedStore?.path !== path) {
-      this.openedStore?.store.close();
+      void this.openedStore?.store.close();
       this.openedStore = { path, store: openStore(path) };
     }
     return this.openedStore.store;
@@ -68,7 +68,7 @@ export class LoupeContext implements vscode.Disposable {
   }
 
   dispose(): void {
-    this.openedStore?.store.close();
+    void this.openedStore?.store.close();
     this.openedStore = undefined;
     this.storeChanged.dispose();
     while (this.disposables.length) {

@@ -10,7 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import * as vscode from 'vscode';
 import { execFile } from 'node:child_process';
-import { SqliteAnnotationStore } from '../../src/core/annotations/index.ts';
+import { annotationStoreOf } from '../../src/core/annotations/index.ts';
 import { openStore } from '../../src/core/store/run-store.ts';
 import { HURRICANE_SUBMISSION, writeAnalystbenchDemo } from '../helpers/fixtures.ts';
 import { call, startScriptedLlm } from '../helpers/scripted-llm.ts';
@@ -99,7 +99,7 @@ describe('Annotation panel', function () {
     mkdirSync(ws, { recursive: true });
     writeFileSync(join(ws, 'report.md'), '# Obesity\n\nObesity was 40.3% overall, men 39.2% and women 41.3%.\n\nIt doubled since 1990.\n\n![Obesity prevalence among men and women (by sex)](figures/a.png)\n');
     const st = openStore(storePath);
-    st.createRun({ id: 'ab-annot', suite: 'analystbench', blockId: 'demo', agent: 'llm', model: 'writer', params: { suiteRoot: suite }, promptHash: 'h', toolSet: 'analystbench-toc', dataChecksums: {}, loupeVersion: 't', sandbox: 'off', workspace: ws });
+    await st.createRun({ id: 'ab-annot', suite: 'analystbench', blockId: 'demo', agent: 'llm', model: 'writer', params: { suiteRoot: suite }, promptHash: 'h', toolSet: 'analystbench-toc', dataChecksums: {}, loupeVersion: 't', sandbox: 'off', workspace: ws });
     st.close();
     // BLADE: a scripted, imperfect analysis of hurricane (real data, real BLADE scorer through Python)
     const llm = await startScriptedLlm({ script: [{ content: 'Submit.', toolCalls: [call('submit_analysis', HURRICANE_SUBMISSION)] }, { content: 'done' }] });
@@ -187,7 +187,7 @@ describe('Annotation panel', function () {
     }
     assert.ok(cited, 'an item with evidence was cited');
     await webviewText({ title: 'Annotate', expect: /expert-a: 5/ });
-    const st = new SqliteAnnotationStore(openStore(storePath).db);
+    const st = annotationStoreOf(openStore(storePath));
     const mine = (await st.annotationsByItem()).size;
     assert.ok(mine >= 5, `${mine} items annotated`);
     console.log(`      webview: first item painted in ${paints[0] ?? '—'} ms, next items in ${paints.slice(1).join(', ')} ms (reported, not asserted)`);

@@ -128,12 +128,12 @@ describe('Run Benchmark Block (palette → notebook, terminal, timeline, runs vi
         continue;
       }
       try {
-        const run = store.listRuns({ blockId: BLOCK }).find((r) => r.model === 'scripted-analyst' && r.agent === 'llm');
+        const run = (await store.listRuns({ blockId: BLOCK })).find((r) => r.model === 'scripted-analyst' && r.agent === 'llm');
         if (run) {
           runId = run.id;
           status = run.status;
           if (!['running', 'pending'].includes(status)) {
-            const answers = store.getAnswers(run.id);
+            const answers = await store.getAnswers(run.id);
             const q1 = answers.find((a) => a.queryId === Q(1));
             const q2 = answers.find((a) => a.queryId === Q(2));
             assert.equal(q1?.answer, 40.3, 'published overall obesity prevalence 40.3');
@@ -211,9 +211,9 @@ describe('Run Benchmark Block (palette → notebook, terminal, timeline, runs vi
     assert.match(out, /check 40\.3 2\.1/);
     const store = openStore(join(vscode.workspace.getConfiguration('loupe').get<string>('runsDirectory') ?? '', 'runs.sqlite'));
     try {
-      const analyst = store.getCells(runId).filter((c) => c.stepIndex < 0);
+      const analyst = (await store.getCells(runId)).filter((c) => c.stepIndex < 0);
       assert.equal(analyst.length, 1);
-      assert.ok(store.getEvents(runId).some((e) => e.kind === 'analyst-kernel'));
+      assert.ok((await store.getEvents(runId)).some((e) => e.kind === 'analyst-kernel'));
     } finally {
       store.close();
     }
@@ -301,7 +301,7 @@ describe('Run Benchmark Block (palette → notebook, terminal, timeline, runs vi
       void vscode.commands.executeCommand('loupe.runBenchmarkBlock', { suite: 'longda', root, blockId: BLOCK, profile: 'scripted-slow', repeats: 1 });
       const storePath = join(cfg.get<string>('runsDirectory') ?? '', 'runs.sqlite');
       const api = vscode.extensions.getExtension<{ runTranscript(id: string): string | undefined }>('loupe-dev.loupe')?.exports;
-      const until = async (what: string, ok: () => boolean, ms = 60_000) => {
+      const until = async (what: string, ok: () => boolean | Promise<boolean>, ms = 60_000) => {
         const t0 = Date.now();
         while (!ok()) {
           if (Date.now() - t0 > ms) throw new Error(`timed out waiting for ${what}`);
@@ -312,8 +312,8 @@ describe('Run Benchmark Block (palette → notebook, terminal, timeline, runs vi
       // One reader connection for the whole test (the extension host writes the same WAL file meanwhile).
       const reader = openStore(storePath);
       try {
-        await until('the run to start', () => {
-          id ||= reader.listRuns({ blockId: BLOCK }).find((r) => r.model === 'scripted-slow')?.id ?? '';
+        await until('the run to start', async () => {
+          id ||= (await reader.listRuns({ blockId: BLOCK })).find((r) => r.model === 'scripted-slow')?.id ?? '';
           return Boolean(id) && /step 2/.test(api?.runTranscript(id) ?? '');
         });
       } finally {
@@ -334,7 +334,7 @@ describe('Run Benchmark Block (palette → notebook, terminal, timeline, runs vi
       await until('stop', () => /run cancelled/.test(api?.runTranscript(id) ?? ''));
       const st = openStore(storePath);
       try {
-        assert.equal(st.getRun(id)?.status, 'cancelled');
+        assert.equal((await st.getRun(id))?.status, 'cancelled');
       } finally {
         st.close();
       }
@@ -345,7 +345,7 @@ describe('Run Benchmark Block (palette → notebook, terminal, timeline, runs vi
       assert.equal(await vscode.commands.executeCommand('loupe.deleteRun', id, true), true);
       const st2 = openStore(storePath);
       try {
-        assert.equal(st2.getRun(id), undefined);
+        assert.equal(await st2.getRun(id), undefined);
       } finally {
         st2.close();
       }

@@ -9,7 +9,6 @@ import { join } from 'node:path';
 import * as vscode from 'vscode';
 import type { StepRecord } from '../../src/core/agent/types.ts';
 import { loadLongdaGroundTruth, scoreLongda } from '../../src/core/benchmarks/longda/eval.ts';
-import { saveScore } from '../../src/core/eval/store.ts';
 import { openStore } from '../../src/core/store/run-store.ts';
 import { hasRunner, runner, screenshot, webviewText } from './helpers/runner.ts';
 
@@ -171,17 +170,17 @@ describe('Benchmarks view, Documentation Search and Results', function () {
     const store = openStore(join(dir, 'runs.sqlite'));
     const id = 'ui-docsearch-run';
     const now = new Date().toISOString();
-    if (!store.getRun(id)) {
-      store.createRun({ id, suite: 'longda', blockId: 'NHANES_NCHS_Data_Brief_No._508', agent: 'llm', model: 'ui-model', params: {}, promptHash: 'h', toolSet: 'longda', dataChecksums: {}, loupeVersion: '0.1.0', sandbox: 'off', workspace: dir });
+    if (!await store.getRun(id)) {
+      await store.createRun({ id, suite: 'longda', blockId: 'NHANES_NCHS_Data_Brief_No._508', agent: 'llm', model: 'ui-model', params: {}, promptHash: 'h', toolSet: 'longda', dataChecksums: {}, loupeVersion: '0.1.0', sandbox: 'off', workspace: dir });
       const calls = [
         { name: 'search_doc', args: { keyword: 'WTMEC2YR', doc_path: 'docs/Demographics/DEMO_L.pdf' } },
         { name: 'retriever', args: { query: 'obesity prevalence adults aged 20 and over' } },
       ];
-      calls.forEach((c, i) => store.commitStep({
+      for (const [i, c] of calls.entries()) {await store.commitStep({
         runId: id, index: i, startedAt: now, endedAt: now, latencyMs: 1, toolMs: 1, assistant: { role: 'assistant', content: '', tool_calls: [] },
         toolCalls: [{ id: `c${i}`, name: c.name, argumentsText: JSON.stringify(c.args), observation: '', isError: false, truncated: false, durationMs: 1 }],
         extraMessages: [], usage: { input: 1, output: 1, cached: 0 }, costUsd: null, finishReason: 'tool_calls',
-      }));
+      });}
     }
     store.close();
     await vscode.commands.executeCommand('loupe.searchDocumentation', { runId: id, query: 'WTMEC2YR', mode: 'keyword', file: 'docs/Demographics/DEMO_L.pdf' });
@@ -213,16 +212,16 @@ describe('Benchmarks view, Documentation Search and Results', function () {
       ['ui-results-b', 'ui-model-b', Object.fromEntries(block.slice(0, 3).map((q) => [q.qId, q.answer]))],
     ];
     for (const [id, model, answers] of sets) {
-      if (!store.getRun(id)) {
-        store.createRun({ id, suite: 'longda', blockId, agent: 'llm', model, params: {}, promptHash: 'h', toolSet: 'longda', dataChecksums: {}, loupeVersion: '0.1.0', sandbox: 'off', workspace: dir });
-        store.commitStep(step(id, 0, ['search_doc', 'retriever'], 12_000, 400));
-        store.commitStep(step(id, 1, ['read_doc', 'search_doc'], 20_000, 600));
-        store.commitStep(step(id, 2, ['answer', 'answer', 'save_code'], 26_000, 900));
+      if (!await store.getRun(id)) {
+        await store.createRun({ id, suite: 'longda', blockId, agent: 'llm', model, params: {}, promptHash: 'h', toolSet: 'longda', dataChecksums: {}, loupeVersion: '0.1.0', sandbox: 'off', workspace: dir });
+        await store.commitStep(step(id, 0, ['search_doc', 'retriever'], 12_000, 400));
+        await store.commitStep(step(id, 1, ['read_doc', 'search_doc'], 20_000, 600));
+        await store.commitStep(step(id, 2, ['answer', 'answer', 'save_code'], 26_000, 900));
         // model-b wanders: more steps and tokens for fewer right answers.
-        if (model === 'ui-model-b') for (let i = 3; i < 9; i++) store.commitStep(step(id, i, i % 2 ? ['retriever'] : ['read_doc', 'search_doc'], 30_000 + i * 4000, 700));
+        if (model === 'ui-model-b') for (let i = 3; i < 9; i++) await store.commitStep(step(id, i, i % 2 ? ['retriever'] : ['read_doc', 'search_doc'], 30_000 + i * 4000, 700));
       }
       const s = scoreLongda(block, answers);
-      saveScore(store.db, { runId: id, benchmark: 'longda', judgeId: 'none', options: s.options as unknown as Record<string, unknown>,
+      await store.scores.save({ runId: id, benchmark: 'longda', judgeId: 'none', options: s.options as unknown as Record<string, unknown>,
         summary: { queries: s.n, coverage: s.coverage, match: s.match }, detail: {}, pending: 0, scoredAt: now });
     }
     store.close();
@@ -276,14 +275,14 @@ describe('Benchmarks view, Documentation Search and Results', function () {
         for (const [model, rep, analysis] of analyses) {
           const id = `${model}-${ds}-${rep}`;
           const score = await scoreBladeRun({ runId: id, analysis }, gt, { python: py });
-          if (!store.getRun(id)) {
-            store.createRun({ id, suite: 'blade', blockId: ds, agent: 'reference', model, params: {}, promptHash: 'h', toolSet: 'blade', dataChecksums: {}, loupeVersion: '0.1.0', sandbox: 'off', workspace: dir });
+          if (!await store.getRun(id)) {
+            await store.createRun({ id, suite: 'blade', blockId: ds, agent: 'reference', model, params: {}, promptHash: 'h', toolSet: 'blade', dataChecksums: {}, loupeVersion: '0.1.0', sandbox: 'off', workspace: dir });
           }
           const m = score.metrics;
           const summary = { cvarPrecision: m.cvar.precision, modelPrecision: m.model.precision, transformValuePrecision: m.transformValue.precision, transformGraphPrecision: m.transformGraph.precision };
           const runScore = { runId: id, suite: 'blade', blockId: ds, model, agent: 'reference', status: 'done', benchmark: 'blade', judgeId: 'none', options: score.options as unknown as Record<string, unknown>,
             summary, pending: 0, unjudged: 0, detail: { score, gtCounts: gt.counts, dataset: ds } };
-          saveScore(store.db, { runId: id, benchmark: 'blade', judgeId: 'none', options: runScore.options, summary, detail: runScore, pending: 0, scoredAt: new Date().toISOString() });
+          await store.scores.save({ runId: id, benchmark: 'blade', judgeId: 'none', options: runScore.options, summary, detail: runScore, pending: 0, scoredAt: new Date().toISOString() });
         }
       }
     } finally {

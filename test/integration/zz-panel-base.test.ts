@@ -8,7 +8,7 @@ import * as vscode from 'vscode';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { HumanJudge } from '../../src/core/eval/judges/index.ts';
-import { SqliteJudgementStore } from '../../src/core/eval/store.ts';
+import { judgementStoreOf } from '../../src/core/eval/store.ts';
 import { openStore } from '../../src/core/store/run-store.ts';
 import { hasRunner, runner, screenshot, webviewText } from './helpers/runner.ts';
 
@@ -38,7 +38,7 @@ describe('Panel base (test-only Echo panel)', function () {
     const storePath = join(cfg.get<string>('runsDirectory') ?? '', 'runs.sqlite');
     const rs = openStore(storePath);
     try {
-      const judge = new HumanJudge(new SqliteJudgementStore(rs.db));
+      const judge = new HumanJudge(judgementStoreOf(rs));
       for (const claim of ['Obesity was 40.3% overall.', 'It doubled since 1990.', 'Women 41.3%.']) await judge.judge('claim-support', { claim, sources: 'Obesity prevalence was 40.3 percent overall.' });
     } finally {
       rs.close();

@@ -59,7 +59,7 @@ try {
     const runs = 3;
     for (let r = 0; r < runs; r++) {
       const id = `ov${r}`;
-      store.createRun({ id, suite: 'longda', blockId: block.id, agent: 'llm', model: 'scripted', params: {}, promptHash: '', toolSet: 'longda', dataChecksums: {}, loupeVersion: '', sandbox: 'off', workspace: dir });
+      await store.createRun({ id, suite: 'longda', blockId: block.id, agent: 'llm', model: 'scripted', params: {}, promptHash: '', toolSet: 'longda', dataChecksums: {}, loupeVersion: '', sandbox: 'off', workspace: dir });
       let last = performance.now();
       const stepStart = new Map<number, number>();
       const res = await runAgent({
@@ -150,7 +150,7 @@ try {
     await srv.close();
     const lines = out.trim().split('\n').filter(Boolean).map((l) => JSON.parse(l) as { status: string; blockId: string; runId: string });
     const cliStore = openStore(join(dir, 'cli', 'runs.sqlite'));
-    for (const l of lines) if (l.status !== 'finished') console.log(`   ${l.blockId}: ${l.status} — ${cliStore.getRun(l.runId)?.statusReason}`);
+    for (const l of lines) if (l.status !== 'finished') console.log(`   ${l.blockId}: ${l.status} — ${(await cliStore.getRun(l.runId))?.statusReason}`);
     cliStore.close();
     if (lines.length < 8) console.log(errText.split('\n').filter((l) => !/step \d+:/.test(l)).slice(0, 40).join('\n'));
     console.log(`3. CLI with 8 concurrent runs (each: 1 sandboxed python cell + ${STEPS - 1} tool steps, 300 ms latency): exit ${code}, ${lines.filter((l) => l.status === 'finished').length}/8 finished in ${Math.round(performance.now() - t0)} ms`);

@@ -14,7 +14,7 @@ const t0 = performance.now();
 if (mode === 'subject') {
   const m = require(bundle) as typeof import('./annotation-entry.ts');
   const rs = m.openStore(file);
-  const store = new m.SqliteAnnotationStore(rs.db);
+  const store = m.annotationStoreOf(rs);
   const q = await store.openQueue({ kind: 'items' });
   let e = await store.nextItem(q.id, 'perf');
   let s = await m.annotationState(store, rs, q, 'perf', e);

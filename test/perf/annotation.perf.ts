@@ -16,7 +16,7 @@ import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { build } from 'esbuild';
 import { canonicalJson, sha256 } from '../../src/core/eval/judges/judge.ts';
-import { openStore } from '../../src/core/store/run-store.ts';
+import { openStore, sqliteHandleOf } from '../../src/core/store/run-store.ts';
 import type { StepRecord } from '../../src/core/store/records.ts';
 
 const here = dirname(fileURLToPath(import.meta.url));
@@ -29,16 +29,16 @@ await build({ entryPoints: [join(here, 'annotation-entry.ts')], outfile: bundle,
 const dir = mkdtempSync(join(tmpdir(), 'loupe-annot-perf-'));
 const template = join(dir, 'template.sqlite');
 const rs = openStore(template);
-rs.createRun({ id: 'perf-run', suite: 'analystbench', blockId: 'b', agent: 'llm', model: 'm', params: {}, promptHash: 'h', toolSet: 't', dataChecksums: { 'a.csv': 'x' }, loupeVersion: 't', sandbox: 'off', workspace: dir });
+await rs.createRun({ id: 'perf-run', suite: 'analystbench', blockId: 'b', agent: 'llm', model: 'm', params: {}, promptHash: 'h', toolSet: 't', dataChecksums: { 'a.csv': 'x' }, loupeVersion: 't', sandbox: 'off', workspace: dir });
 const now = new Date().toISOString();
 for (let i = 0; i < 300; i++) {
   const step: StepRecord = { runId: 'perf-run', index: i, startedAt: now, endedAt: now, latencyMs: 1, toolMs: 1, assistant: { role: 'assistant', content: `Step ${i}: computing the weighted estimate ${i}.` },
     toolCalls: [{ id: `c${i}`, name: i % 3 ? 'python' : 'search_doc', argumentsText: i % 3 ? JSON.stringify({ code: `x_${i} = df.mean()` }) : JSON.stringify({ keyword: `VAR${i}`, doc_path: 'docs/codebook.pdf' }), observation: `obs ${i} `.repeat(30), isError: false, truncated: false, durationMs: 1 }],
     extraMessages: [], usage: { input: 1, output: 1, cached: 0 }, costUsd: null, finishReason: 'tool_calls' };
-  rs.commitStep(step, i % 5 === 0 ? { cells: [{ runId: 'perf-run', seq: i / 5, stepIndex: i, code: `x_${i} = df.mean()\nprint(x_${i})`, status: 'ok', stdout: `${(40 + i / 10).toFixed(1)}\n`, stderr: '', result: null, error: null, tables: [], durationMs: 1, replay: false, figures: [] } as never] } : {});
+  await rs.commitStep(step, i % 5 === 0 ? { cells: [{ runId: 'perf-run', seq: i / 5, stepIndex: i, code: `x_${i} = df.mean()\nprint(x_${i})`, status: 'ok', stdout: `${(40 + i / 10).toFixed(1)}\n`, stderr: '', result: null, error: null, tables: [], durationMs: 1, replay: false, figures: [] } as never] } : {});
 }
-const ins = rs.db.prepare(`INSERT INTO judgements (cache_key, judge_id, task, input_hash, prompt_hash, input, raw_output, verdict, status, run_id, item_ref, judged_at) VALUES (?,?,?,?,?,?,?,?,?,?,?,?)`);
-rs.db.transaction(() => {
+const ins = sqliteHandleOf(rs).prepare(`INSERT INTO judgements (cache_key, judge_id, task, input_hash, prompt_hash, input, raw_output, verdict, status, run_id, item_ref, judged_at) VALUES (?,?,?,?,?,?,?,?,?,?,?,?)`);
+sqliteHandleOf(rs).transaction(() => {
   for (let i = 0; i < N; i++) {
     const input = { claim: `In 2021 the weighted prevalence in group ${i} was ${(30 + (i % 200) / 10).toFixed(1)} percent.`, sources: `Table ${i % 40}: prevalence by group and year. `.repeat(8) };
     const hash = sha256(`claim-support\u0000${canonicalJson(input)}`);

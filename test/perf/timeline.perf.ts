@@ -131,7 +131,7 @@ async function storeDetection(samples: number): Promise<number[]> {
   const reader = openStore(file);
   try {
     const r = run(0);
-    writer.createRun({ id: r.id, suite: r.suite, blockId: r.blockId, agent: r.agent, model: r.model, params: {}, promptHash: '', toolSet: 'longda', dataChecksums: {}, loupeVersion: '0', sandbox: 'off', workspace: dir });
+    await writer.createRun({ id: r.id, suite: r.suite, blockId: r.blockId, agent: r.agent, model: r.model, params: {}, promptHash: '', toolSet: 'longda', dataChecksums: {}, loupeVersion: '0', sandbox: 'off', workspace: dir });
     const lat: number[] = [];
     let pending: { i: number; t0: number; done: () => void } | undefined;
     const unsub = reader.subscribeSteps((s) => {
@@ -146,7 +146,7 @@ async function storeDetection(samples: number): Promise<number[]> {
         // subscribeSteps' poll timer is unref'd; keep the process alive while we wait for it.
         const keepAlive = setTimeout(() => done(), 5000);
         pending = { i, t0: performance.now(), done: () => { clearTimeout(keepAlive); done(); } };
-        writer.commitStep(syntheticStep(i, Date.now()));
+        void writer.commitStep(syntheticStep(i, Date.now()));
       });
     }
     unsub();

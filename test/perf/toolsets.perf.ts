@@ -59,7 +59,7 @@ symlinkSync(block.visible.data[0]!.path, join(ws, 'data.csv'));
 const start = async (): Promise<KernelLike> => PythonKernel.start({ cwd: ws, sandbox: 'bubblewrap', readOnlyPaths: [sharedData('blade', 'datasets', 'hurricane')], writablePaths: [ws] });
 const store = openStore(':memory:');
 const toolSet = createBladeToolSet() as ToolSet;
-store.createRun({ id: 'r', suite: 'blade', blockId: block.id, agent: 'reference', model: 'reference', params: {}, promptHash: promptHash(toolSet.systemPrompt, toolSet.buildBlockPrompt(block), []), toolSet: toolSet.id, dataChecksums: {}, loupeVersion: 'perf', sandbox: 'bubblewrap', workspace: ws });
+await store.createRun({ id: 'r', suite: 'blade', blockId: block.id, agent: 'reference', model: 'reference', params: {}, promptHash: promptHash(toolSet.systemPrompt, toolSet.buildBlockPrompt(block), []), toolSet: toolSet.id, dataChecksums: {}, loupeVersion: 'perf', sandbox: 'bubblewrap', workspace: ws });
 let t0 = performance.now();
 const res = await runAgent({ store, runId: 'r', model: new BladeReferenceModel(block), toolSet, block, workspace: ws, startKernel: start });
 const runMs = performance.now() - t0;

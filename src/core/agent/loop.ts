@@ -158,15 +158,15 @@ export async function runAgent(o: AgentRunOptions): Promise<AgentRunResult> {
       log.warn(`event handler failed: ${(err as Error).message}`);
     }
   };
-  const run = store.getRun(runId);
-  if (!run) throw new Error(`run ${runId} not found in ${store.file}`);
+  const run = await store.getRun(runId);
+  if (!run) throw new Error(`run ${runId} not found in ${store.location}`);
   const control = o.control ?? new RunControl();
   const signal = control.signal;
   // ---- the run lease: one driver per run, taken before anything is recorded (issue 11)
   const leaseOwner = `${hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`;
   const lease = await store.acquireRunLease(runId, { owner: leaseOwner, host: hostname(), pid: process.pid }, RUN_LEASE_TTL_MS);
   if (!lease.ok) throw new RunLeaseError(runId, lease.holder);
-  if (lease.tookOverFrom) store.addEvent(runId, 'lease', `took the run over from ${lease.tookOverFrom.owner} (its lease had lapsed or its process is gone)`);
+  if (lease.tookOverFrom) await store.addEvent(runId, 'lease', `took the run over from ${lease.tookOverFrom.owner} (its lease had lapsed or its process is gone)`);
   const heartbeat = setInterval(() => {
     void store.renewRunLease(runId, leaseOwner, RUN_LEASE_TTL_MS).then((held) => {
       if (!held && !signal.aborted) control.stop('the run lease was lost (another process took the run over)');
@@ -193,30 +193,30 @@ async function driveRun(o: AgentRunOptions, run: RunRecord, control: RunControl,
   const priorDurationMs = run.durationMs;
 
   // ---- state (fresh or rebuilt from the store)
-  const prior = o.resume ? store.getSteps(runId) : [];
-  if (!o.resume && prior.length === 0 && store.getSteps(runId).length > 0) throw new Error(`run ${runId} already has steps: pass resume`);
+  const prior = o.resume ? await store.getSteps(runId) : [];
+  if (!o.resume && prior.length === 0 && (await store.getSteps(runId)).length > 0) throw new Error(`run ${runId} already has steps: pass resume`);
   const messages = messagesFromSteps(toolSet.systemPrompt, taskPrompt, prior);
   const state: RunState = { answers: new Map(), notes: [], savedCode: null, extra: {} };
   let tokens = { input: run.tokens.input, output: run.tokens.output };
   let cost = run.costUsd ?? 0;
   if (o.resume) {
-    for (const a of store.getAnswers(runId)) state.answers.set(a.queryId, { answer: a.answer, raw: a.raw, stepIndex: a.stepIndex });
-    state.notes = store.getNotes(runId);
-    state.savedCode = store.getSavedCode(runId);
-    state.extra = store.getExtraState(runId);
+    for (const a of await store.getAnswers(runId)) state.answers.set(a.queryId, { answer: a.answer, raw: a.raw, stepIndex: a.stepIndex });
+    state.notes = await store.getNotes(runId);
+    state.savedCode = await store.getSavedCode(runId);
+    state.extra = await store.getExtraState(runId);
     const hash = promptHash(toolSet.systemPrompt, taskPrompt, specs);
-    if (hash !== run.promptHash) store.addEvent(runId, 'warning', 'prompt hash differs from the original run (block or tool set changed since)');
+    if (hash !== run.promptHash) await store.addEvent(runId, 'warning', 'prompt hash differs from the original run (block or tool set changed since)');
     const msg = `resumed after step ${prior.length} (${prior.length} committed steps, ${state.answers.size} answers restored)`;
-    store.addEvent(runId, 'resume', msg);
+    await store.addEvent(runId, 'resume', msg);
     emit({ type: 'log', runId, kind: 'resume', message: msg });
   }
   let stepIndex = prior.length;
-  store.updateRun(runId, { status: 'running', statusReason: null, startedAt: new Date().toISOString(), endedAt: null, ownerPid: process.pid });
+  await store.updateRun(runId, { status: 'running', statusReason: null, startedAt: new Date().toISOString(), endedAt: null, ownerPid: process.pid });
 
   // ---- kernel (lazy); on resume its state is rebuilt by replaying recorded cells
   let kernel: KernelLike | undefined;
   let kernelStarting: Promise<KernelLike> | undefined;
-  let cellSeq = store.nextCellSeq(runId);
+  let cellSeq = await store.nextCellSeq(runId);
   let pendingCells: KernelCellRecord[] = [];
   const cellRecord = (code: string, r: KernelExecuteResult, replay: boolean): KernelCellRecord => ({
     runId, stepIndex, seq: cellSeq++, code, status: r.status, stdout: r.stdout, stderr: r.stderr, result: r.result ?? null,
@@ -229,7 +229,7 @@ async function driveRun(o: AgentRunOptions, run: RunRecord, control: RunControl,
     kernelStarting ??= (async () => {
       const k = await o.startKernel!();
       // Replay the successful cells since the kernel last lost its state (a crash/restart wiped what came before).
-      const all = o.resume ? store.getCells(runId, { includeReplays: false, withFigures: false }) : [];
+      const all = o.resume ? await store.getCells(runId, { includeReplays: false, withFigures: false }) : [];
       const lastLoss = all.reduce((m, c, i) => (c.restarted ? i : m), -1);
       const recorded = all.slice(lastLoss + 1).filter((c) => c.status === 'ok');
       if (recorded.length) {
@@ -241,9 +241,9 @@ async function driveRun(o: AgentRunOptions, run: RunRecord, control: RunControl,
           if (r.status !== 'ok') failed++;
           replays.push({ ...cellRecord(c.code, r, true), stepIndex: c.stepIndex });
         }
-        store.applyEffects(runId, stepIndex, { cells: replays });
+        await store.applyEffects(runId, stepIndex, { cells: replays });
         const msg = `kernel state rebuilt by re-executing ${recorded.length} recorded cells in ${Math.round(performance.now() - t0)} ms${failed ? ` (${failed} failed on replay)` : ''}`;
-        store.addEvent(runId, 'kernel-replay', msg);
+        await store.addEvent(runId, 'kernel-replay', msg);
         emit({ type: 'log', runId, kind: 'kernel-replay', message: msg });
       }
       kernel = k;
@@ -274,7 +274,7 @@ async function driveRun(o: AgentRunOptions, run: RunRecord, control: RunControl,
       const k = await getKernel();
       const r = await k.execute(code, opts);
       pendingCells.push(cellRecord(code, r, false));
-      if (r.restarted) store.addEvent(runId, 'kernel-restart', `kernel restarted during step ${stepIndex} (${r.status}): state lost`);
+      if (r.restarted) await store.addEvent(runId, 'kernel-restart', `kernel restarted during step ${stepIndex} (${r.status}): state lost`);
       return r;
     },
     signal,
@@ -310,7 +310,7 @@ async function driveRun(o: AgentRunOptions, run: RunRecord, control: RunControl,
           onDelta: (d) => emit({ type: 'model-delta', runId, step: stepIndex, ...d }),
           onRetry: (r) => {
             emit({ type: 'retry', runId, step: stepIndex, attempt: r.attempt, delayMs: r.delayMs, reason: r.error.message });
-            store.addEvent(runId, 'retry', `step ${stepIndex}: attempt ${r.attempt} in ${Math.round(r.delayMs)} ms after: ${r.error.message}`);
+            void store.addEvent(runId, 'retry', `step ${stepIndex}: attempt ${r.attempt} in ${Math.round(r.delayMs)} ms after: ${r.error.message}`).catch(() => undefined);
           },
         });
       } catch (e) {
@@ -349,7 +349,7 @@ async function driveRun(o: AgentRunOptions, run: RunRecord, control: RunControl,
         runId, index: stepIndex, startedAt, endedAt: new Date().toISOString(), latencyMs: res.latencyMs, toolMs: performance.now() - t0,
         assistant, toolCalls: records, extraMessages, usage: res.usage, costUsd: res.costUsd, finishReason: res.finishReason,
       };
-      store.commitStep(step, effectsSince(snapshot, state, runId, stepIndex, pendingCells));
+      await store.commitStep(step, effectsSince(snapshot, state, runId, stepIndex, pendingCells));
       tokens = { input: tokens.input + res.usage.input, output: tokens.output + res.usage.output };
       cost += res.costUsd ?? 0;
       const { reasoning: _r, ...sent } = assistant;
@@ -373,7 +373,7 @@ async function driveRun(o: AgentRunOptions, run: RunRecord, control: RunControl,
     else if (kernelStarting) await kernelStarting.then((k) => k.close()).catch(() => undefined);
   }
   const final = status ?? 'failed';
-  store.updateRun(runId, { status: final, statusReason: reason, endedAt: new Date().toISOString(), addDurationMs: performance.now() - sessionStart, ownerPid: null });
+  await store.updateRun(runId, { status: final, statusReason: reason, endedAt: new Date().toISOString(), addDurationMs: performance.now() - sessionStart, ownerPid: null });
   emit({ type: 'run-end', runId, status: final, reason, steps: stepIndex });
   return { runId, status: final, reason, steps: stepIndex };
 }

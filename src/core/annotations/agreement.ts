@@ -9,7 +9,7 @@ import {
   bootstrapAgreement, cohensKappa, gwetAC, krippendorffAlpha, pairwiseAgreement, type AgreementWeights, type BootstrapInterval, type Rating,
 } from '../eval/agreement.ts';
 import { currentAnnotations, isScaleTask, labelOf, resolveItem, type Annotation, type AnnotationItem } from './model.ts';
-import type { ItemFilter, SqliteAnnotationStore } from './store.ts';
+import type { AnnotationStore, ItemFilter } from './store.ts';
 
 /** A statistic with its bootstrap interval. */
 export interface Estimate {
@@ -69,7 +69,7 @@ const est = (value: number, ci?: BootstrapInterval): Estimate => ({ value: num(v
  * @param opts bootstrap resamples (default 1000) and seed (default 0); `perCriterion` adds a group per
  *   task × criterion having ≥ 2 pairable items (default true).
  */
-export async function agreementReport(store: SqliteAnnotationStore, filter: ItemFilter = {}, opts: { resamples?: number; seed?: number; perCriterion?: boolean } = {}): Promise<AgreementReport> {
+export async function agreementReport(store: AnnotationStore, filter: ItemFilter = {}, opts: { resamples?: number; seed?: number; perCriterion?: boolean } = {}): Promise<AgreementReport> {
   const resamples = opts.resamples ?? 1000;
   const seed = opts.seed ?? 0;
   await store.syncFromJudgements();

@@ -3,11 +3,29 @@
  * Source: issue 14; `../shared/spec/annotation.md`.
  */
 import type { HumanResolver } from '../eval/judges/judge.ts';
-import type { AnnotationStore } from './store.ts';
+import { sqliteHandleOf } from '../store/run-store.ts';
+import type { RunStore } from '../store/types.ts';
+import { SqliteAnnotationStore, type AnnotationStore } from './store.ts';
 
 export * from './model.ts';
 export * from './store.ts';
 export { agreementReport, type AgreementGroup, type AgreementReport, type Estimate, type JudgeHumanAgreement } from './agreement.ts';
+
+/** Annotation store factories per run-store engine (a second engine adds one line here). */
+const ENGINES: Record<string, (store: RunStore) => AnnotationStore> = {
+  sqlite: (store) => new SqliteAnnotationStore(sqliteHandleOf(store)),
+};
+
+/**
+ * The annotation store kept with a run store (same database, same engine).
+ * @param store an open run store at schema version ≥ 6.
+ * @throws Error naming the engine when no annotation store exists for it.
+ */
+export function annotationStoreOf(store: RunStore): AnnotationStore {
+  const make = ENGINES[store.engine];
+  if (!make) throw new Error(`annotations are not available on the ${store.engine} run store at ${store.location}`);
+  return make(store);
+}
 
 /**
  * The resolver a human (or `llm+human`) judge asks for the experts' verdict: items are brought up to date with the

@@ -92,6 +92,10 @@ export interface AnnotationStore {
   annotations(itemId: string): Promise<Annotation[]>;
   /** The newest LLM verdict given for the item's judge input, if any. */
   llmVerdict(itemId: string): Promise<{ judgeId: string; verdict: unknown } | undefined>;
+  /** Every annotation of the items matching a filter, grouped by item id (agreement, exports). */
+  annotationsByItem(filter?: ItemFilter): Promise<Map<string, Annotation[]>>;
+  /** Newest done LLM verdict per item id for the items matching a filter. */
+  llmVerdicts(filter?: ItemFilter): Promise<Map<string, { judgeId: string; verdict: unknown }>>;
   resolve(itemId: string, mode?: ResolutionMode): Promise<Resolution>;
   /** Resolution of a judge item by task and input hash; undefined when no such item exists. */
   resolveJudgement(task: string, inputHash: string, mode?: ResolutionMode): Promise<Resolution | undefined>;
@@ -188,7 +192,7 @@ export function queueName(spec: QueueSpec): string {
 /** The annotation store on a run store's SQLite database. */
 export class SqliteAnnotationStore implements AnnotationStore {
   private readonly db: Database.Database;
-  /** @param db an open run store database (`RunStore.db`) at schema version ≥ 6. */
+  /** @param db the SQLite handle of a run store at schema version ≥ 6 (`sqliteHandleOf`); callers use `annotationStoreOf`. */
   constructor(db: Database.Database) {
     this.db = db;
   }

@@ -10,7 +10,7 @@ import type { AgentRunResult, ModelClient } from '../agent/loop.ts';
 import type { ToolSet } from '../agent/types.ts';
 import type { Judge } from '../eval/judges/types.ts';
 import type { RunScore, ScoreAggregate, ScoringSession } from '../eval/run-score.ts';
-import type { RunStore } from '../store/run-store.ts';
+import type { RunStore } from '../store/types.ts';
 import type { RunRecord } from '../store/records.ts';
 import type { Block, LoadSuiteOptions, Suite } from '../suites/types.ts';
 import type { Logger } from '../util/log.ts';
@@ -118,7 +118,7 @@ export interface BenchmarkDefinition {
   /** Fields added to a run's `loupe score --json` line (LongDA's per-query rows), or null to print `detail`. */
   readonly scoreJson: ((s: RunScore) => Record<string, unknown>) | null;
   /** A score that needs no judge, put on each `loupe run --json` line (LongDA's match and coverage), or null. */
-  readonly runLineScore: ((store: RunStore, runId: string, block: Block) => Record<string, unknown>) | null;
+  readonly runLineScore: ((store: RunStore, runId: string, block: Block) => Promise<Record<string, unknown>>) | null;
   /** Writes the benchmark's own results files for runs (`loupe run --results DIR`), or null when it has none. @returns files written. */
-  readonly exportResults: ((store: RunStore, runs: ExportedRun[], dir: string) => string[]) | null;
+  readonly exportResults: ((store: RunStore, runs: ExportedRun[], dir: string) => Promise<string[]>) | null;
 }

@@ -112,10 +112,10 @@ const sha = (s: string) => createHash('sha256').update(s).digest('hex');
  */
 export async function replayRun(o: ReplayOptions): Promise<ReplayReport> {
   const t0 = performance.now();
-  const run = o.store.getRun(o.runId);
-  if (!run) throw new Error(`run ${o.runId} not found in ${o.store.file}`);
-  const cells: KernelCellRecord[] = o.store.getCells(o.runId, { includeReplays: false, withFigures: true });
-  const steps = o.store.getSteps(o.runId);
+  const run = await o.store.getRun(o.runId);
+  if (!run) throw new Error(`run ${o.runId} not found in ${o.store.location}`);
+  const cells: KernelCellRecord[] = await o.store.getCells(o.runId, { includeReplays: false, withFigures: true });
+  const steps = await o.store.getSteps(o.runId);
   const queries = steps.flatMap((s) => s.toolCalls.filter((c) => c.name === 'execute_query').map((c) => ({ stepIndex: s.index, call: c })));
   if (cells.length && !o.startKernel) throw new Error(`run ${o.runId} has ${cells.length} Python cells: a kernel is needed to replay it`);
   if (queries.length && !o.database) throw new Error(`run ${o.runId} has ${queries.length} SQL queries: the database is needed to replay it`);
@@ -193,14 +193,13 @@ export async function replayRun(o: ReplayOptions): Promise<ReplayReport> {
     figureByteDifferences,
     durationMs: Math.round(performance.now() - t0),
   };
-  if (o.record !== false) o.store.addEvent(o.runId, 'replay', JSON.stringify(report));
+  if (o.record !== false) await o.store.addEvent(o.runId, 'replay', JSON.stringify(report));
   return report;
 }
 
 /** The replay reports stored with a run, oldest first. */
-export function readReplayReports(store: Pick<RunStore, 'getEvents'>, runId: string): ReplayReport[] {
-  return store
-    .getEvents(runId)
+export async function readReplayReports(store: Pick<RunStore, 'getEvents'>, runId: string): Promise<ReplayReport[]> {
+  return (await store.getEvents(runId))
     .filter((e) => e.kind === 'replay')
     .map((e) => JSON.parse(e.message) as ReplayReport);
 }

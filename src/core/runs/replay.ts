@@ -16,7 +16,7 @@ import type { Block } from '../suites/types.ts';
 export async function replayStoredRun(o: { store: RunStore; runId: string; block: Block; runDir: string; prepare: (runDir: string, block: Block) => { workspace: string; startKernel: () => Promise<KernelLike> } }): Promise<ReplayReport> {
   const dir = join(o.runDir, `replay-${new Date().toISOString().replace(/[-:.]/g, '')}`);
   const { startKernel } = o.prepare(dir, o.block);
-  const run = o.store.getRun(o.runId);
+  const run = await o.store.getRun(o.runId);
   const sandbox = run?.sandbox === 'off' ? 'off' : 'bubblewrap';
   return replayRun({ store: o.store, runId: o.runId, startKernel, sandbox, ...(o.block.visible.database ? { database: o.block.visible.database.path } : {}) });
 }

@@ -16,7 +16,8 @@ import { nullLogger, type Logger } from '../util/log.ts';
 import { LOUPE_VERSION } from '../version.ts';
 import { findPython } from '../env/doctor.ts';
 import type { Block, Suite } from '../suites/types.ts';
-import type { RunStore } from '../store/run-store.ts';
+import type { RunStore } from '../store/types.ts';
+import type { RunRecord } from '../store/records.ts';
 import { LlmClient, type LlmConfig } from '../agent/llm.ts';
 import { promptHash, runAgent, type AgentRunResult, type Budget, type ModelClient, type RunControl } from '../agent/loop.ts';
 import { getBenchmark, benchmarks } from '../benchmarks/registry.ts';
@@ -67,7 +68,7 @@ export interface BlockRunOptions {
   control?: RunControl;
   onEvent?: (e: AgentEvent) => void;
   /** Called with the run id as soon as the run is recorded. */
-  onRunCreated?: (runId: string) => void;
+  onRunCreated?: (runId: string, run: RunRecord) => void;
   log?: Logger;
   /** Overrides the kernel factory (tests). */
   startKernel?: (o: KernelPlacement) => Promise<KernelLike>;
@@ -327,13 +328,13 @@ export async function startBlockRun(o: BlockRunOptions): Promise<AgentRunResult>
     ...(o.toolSetOptions && Object.keys(o.toolSetOptions).length ? { toolSetOptions: o.toolSetOptions } : {}),
     ...(o.loadOptions && Object.keys(o.loadOptions).length ? { loadOptions: o.loadOptions } : {}),
   };
-  o.store.createRun({
+  const created = await o.store.createRun({
     id: runId, suite: o.suite.kind, blockId: o.block.id, agent: o.agent, model: o.agent === 'llm' ? model.model : 'reference',
     params, promptHash: promptHash(toolSet.systemPrompt, toolSet.buildBlockPrompt(o.block), toolSet.tools.map((t) => ({ name: t.name, description: t.description, parameters: t.parameters }))),
     toolSet: toolSet.id, dataChecksums: {}, loupeVersion: LOUPE_VERSION, sandbox: o.kernel.sandbox, workspace,
   });
-  if (o.kernel.sandbox === 'off') o.store.addEvent(runId, 'warning', 'UNCONTAINED: this run has no sandbox (sandbox "off"). Agent code and the SQL tool run with your user\'s permissions: they can read the answers and any file you can, write anywhere you can, and use the network. Nothing Loupe says about containment holds for this run.');
-  o.onRunCreated?.(runId);
+  if (o.kernel.sandbox === 'off') await o.store.addEvent(runId, 'warning', 'UNCONTAINED: this run has no sandbox (sandbox "off"). Agent code and the SQL tool run with your user\'s permissions: they can read the answers and any file you can, write anywhere you can, and use the network. Nothing Loupe says about containment holds for this run.');
+  o.onRunCreated?.(runId, created);
   log.info(`run ${runId}: ${o.suite.kind} block ${o.block.id}, agent ${o.agent}`);
   const recorded = checksumsP.then((c) => o.store.setDataChecksums(runId, c), (e: unknown) => o.store.addEvent(runId, 'warning', `data checksums failed: ${(e as Error).message}`));
   try {
@@ -362,7 +363,7 @@ async function drive(o: BlockRunOptions, runId: string, runDir: string, workspac
     // removed so that no tool, replay or export on the host follows one out of the workspace.
     if (o.kernel.sandbox !== 'off') {
       const removed = removePlantedLinks(workspace);
-      if (removed.length) o.store.addEvent(runId, 'warning', `removed ${removed.length} symbolic link(s) planted in the workspace: ${removed.slice(0, 10).join(', ')}${removed.length > 10 ? ', ...' : ''}`);
+      if (removed.length) await o.store.addEvent(runId, 'warning', `removed ${removed.length} symbolic link(s) planted in the workspace: ${removed.slice(0, 10).join(', ')}${removed.length > 10 ? ', ...' : ''}`);
       // For people opening the run's workspace afterwards (Open Run Workspace): the empty mount points become
       // links to the block's visible files again; a resume or an analyst kernel turns them back into mount points.
       presentWorkspace(runDir, workspaceBlock(o.block, o.toolSetOptions));
@@ -378,15 +379,15 @@ async function drive(o: BlockRunOptions, runId: string, runDir: string, workspac
  * @throws LoupeInputError when the run is unknown or belongs to another block.
  */
 export async function resumeBlockRun(o: BlockRunOptions & { runId: string }): Promise<AgentRunResult> {
-  const run = o.store.getRun(o.runId);
-  if (!run) throw new LoupeInputError('--resume', `no run '${o.runId}' in ${o.store.file}`);
+  const run = await o.store.getRun(o.runId);
+  if (!run) throw new LoupeInputError('--resume', `no run '${o.runId}' in ${o.store.location}`);
   if (run.blockId !== o.block.id) throw new LoupeInputError('--resume', `run ${o.runId} is for block ${run.blockId}, not ${o.block.id}`);
   o = { ...o, toolSetOptions: o.toolSetOptions ?? run.params.toolSetOptions };
   if (run.status === 'finished') throw new LoupeInputError('--resume', `run ${o.runId} already finished`);
   const toolSet = toolSetFor({ ...o, budget: { ...o.budget, maxSteps: o.budget?.maxSteps ?? (run.params.maxSteps as number | undefined) } });
   const model = modelFor({ ...o, agent: run.agent as AgentKind });
   const runDir = dirname(run.workspace);
-  if (run.sandbox !== o.kernel.sandbox) o.store.addEvent(run.id, 'warning', `resumed with sandbox '${o.kernel.sandbox}' (was '${run.sandbox}')`);
+  if (run.sandbox !== o.kernel.sandbox) await o.store.addEvent(run.id, 'warning', `resumed with sandbox '${o.kernel.sandbox}' (was '${run.sandbox}')`);
   const maxObservationChars = o.maxObservationChars ?? (run.params.maxObservationChars as number | undefined);
   return drive({ ...o, agent: run.agent as AgentKind, maxObservationChars, budget: { ...o.budget, maxSteps: o.budget?.maxSteps ?? (run.params.maxSteps as number | undefined) } }, run.id, runDir, run.workspace, toolSet, model, true);
 }

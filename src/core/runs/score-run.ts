@@ -81,8 +81,8 @@ export interface ScoreRunOptions {
  * @throws LoupeInputError for an unknown run id or invalid options.
  */
 export async function scoreStoredRun(store: RunStore, runId: string, o: ScoreRunOptions, session?: ScoringSession): Promise<RunScore> {
-  const run = store.getRun(runId);
-  if (!run) throw new LoupeInputError(`run ${runId}`, `not found in ${store.file}`);
+  const run = await store.getRun(runId);
+  if (!run) throw new LoupeInputError(`run ${runId}`, `not found in ${store.location}`);
   const raw = o.options ?? {};
   validateOptionNames(raw);
   const def = findBenchmark(run.suite);

@@ -9,7 +9,7 @@ import { stringify } from 'csv-stringify/sync';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Block, LongdaQuery } from '../suites/types.ts';
-import type { RunStore } from './run-store.ts';
+import type { RunStore } from './types.ts';
 import type { AnswerValue } from './records.ts';
 
 /**
@@ -18,20 +18,17 @@ import type { AnswerValue } from './records.ts';
  * @returns the JSONL text (ends with a newline).
  * @throws Error when the run does not exist.
  */
-export function exportTrajectoryJsonl(store: RunStore, runId: string): string {
-  const run = store.getRun(runId);
-  if (!run) throw new Error(`run ${runId} not found in ${store.file}`);
+export async function exportTrajectoryJsonl(store: RunStore, runId: string): Promise<string> {
+  const run = await store.getRun(runId);
+  if (!run) throw new Error(`run ${runId} not found in ${store.location}`);
   const lines: unknown[] = [{ type: 'run', ...run }];
-  for (const s of store.getSteps(runId)) lines.push({ type: 'step', ...s });
-  for (const c of store.getCells(runId, { withFigures: false })) {
-    const figures = (store.db.prepare('SELECT COUNT(*) AS n FROM cell_figures WHERE run_id = ? AND cell_seq = ?').get(runId, c.seq) as { n: number }).n;
-    lines.push({ type: 'cell', ...c, figures });
-  }
-  for (const a of store.getAnswers(runId)) lines.push({ type: 'answer', ...a });
-  store.getNotes(runId).forEach((content, i) => lines.push({ type: 'note', index: i + 1, content }));
-  const code = store.getSavedCode(runId);
+  for (const s of await store.getSteps(runId)) lines.push({ type: 'step', ...s });
+  for (const { figureCount, ...c } of await store.getCells(runId, { withFigures: false })) lines.push({ type: 'cell', ...c, figures: figureCount ?? 0 });
+  for (const a of await store.getAnswers(runId)) lines.push({ type: 'answer', ...a });
+  (await store.getNotes(runId)).forEach((content, i) => lines.push({ type: 'note', index: i + 1, content }));
+  const code = await store.getSavedCode(runId);
   if (code != null) lines.push({ type: 'code', code });
-  for (const e of store.getEvents(runId)) lines.push({ type: 'event', ...e });
+  for (const e of await store.getEvents(runId)) lines.push({ type: 'event', ...e });
   return lines.map((l) => JSON.stringify(l)).join('\n') + '\n';
 }
 
@@ -56,7 +53,7 @@ export interface LongdaResultsSummary {
  * @returns counts written.
  * @throws Error when a run is missing or two runs share a block.
  */
-export function exportLongdaResults(store: RunStore, runs: { runId: string; block: Block }[], outDir: string): LongdaResultsSummary {
+export async function exportLongdaResults(store: RunStore, runs: { runId: string; block: Block }[], outDir: string): Promise<LongdaResultsSummary> {
   mkdirSync(join(outDir, 'messages'), { recursive: true });
   const header = ['survey', 'source', 'internal_id', 'query', 'answer_structure', 'additional_info', 'answer', 'my_answer', 'q_id'];
   const records: string[][] = [header];
@@ -73,14 +70,14 @@ export function exportLongdaResults(store: RunStore, runs: { runId: string; bloc
   let totMs = 0;
   const models = new Set<string>();
   for (const { runId, block } of runs) {
-    const run = store.getRun(runId);
-    if (!run) throw new Error(`run ${runId} not found in ${store.file}`);
+    const run = await store.getRun(runId);
+    if (!run) throw new Error(`run ${runId} not found in ${store.location}`);
     if (seen.has(block.id)) throw new Error(`two runs for block ${block.id}: export repeats separately`);
     seen.add(block.id);
     const survey = block.longda?.survey ?? '';
     const source = block.longda?.source ?? block.title;
     const blockKey = `${survey}_${source}`;
-    const answers = new Map(store.getAnswers(runId).map((a) => [a.queryId, a]));
+    const answers = new Map((await store.getAnswers(runId)).map((a) => [a.queryId, a]));
     for (const q of block.items.filter((i): i is LongdaQuery => i.type === 'longda-query')) {
       queries++;
       const a = answers.get(q.longdaId);
@@ -88,10 +85,10 @@ export function exportLongdaResults(store: RunStore, runs: { runId: string; bloc
       const structure = q.answerStructure.kind === 'single_number' ? 'single_number' : `[${q.answerStructure.labels.join(', ')}]`;
       records.push([survey, source, String(q.internalId), q.question, structure, q.additionalInfo === '' ? 'NA.' : q.additionalInfo, q.answerText, a ? pyNumberText(a.answer) : '', q.longdaId]);
     }
-    const code = store.getSavedCode(runId);
+    const code = await store.getSavedCode(runId);
     if (code != null) codes[blockKey] = code;
-    notes[blockKey] = store.getNotes(runId);
-    const steps = store.getSteps(runId);
+    notes[blockKey] = await store.getNotes(runId);
+    const steps = await store.getSteps(runId);
     for (const s of steps) for (const t of s.toolCalls) toolUsage[t.name] = (toolUsage[t.name] ?? 0) + 1;
     writeFileSync(join(outDir, 'messages', `${blockKey.replace(/[/\\]/g, '_')}.json`), JSON.stringify(steps, null, 2));
     blockMetrics[blockKey] = {

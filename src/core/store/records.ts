@@ -167,8 +167,10 @@ export interface KernelCellRecord {
   result: string | null;
   error: KernelExecuteResult['error'] | null;
   tables: { html: string; text: string }[];
-  /** base64 PNGs */
+  /** base64 PNGs (empty when read without figures) */
   figures: string[];
+  /** How many figures the cell has (set by reads, also when read without figures). */
+  figureCount?: number;
   durationMs: number;
   /** true if this execution was a replay on resume (state rebuild). */
   replay: boolean;
@@ -184,3 +186,47 @@ export interface RunEventRecord {
   message: string;
 }
 
+
+/**
+ * One stored judgement as the store keeps it: the task's input and verdict are JSON values here; the typed view
+ * (`Judgement` of `src/core/eval/judges/types.ts`) narrows `task`, `input` and `verdict`. Source: issue 8.
+ */
+export interface JudgementRecord {
+  /** Cache key: hash of judge id, task and prompt (LLM) or input (human). */
+  key: string;
+  task: string;
+  judgeId: string;
+  inputHash: string;
+  promptHash: string | null;
+  input: unknown;
+  raw: string | null;
+  verdict: unknown;
+  status: 'done' | 'pending' | 'error';
+  error?: string;
+  /** ISO time. */
+  at: string;
+  annotator?: string;
+}
+
+/** Where a judgement is used (stored with it). */
+export interface JudgementUse {
+  runId?: string;
+  /** Free-form pointer to the scored item (e.g. `entity 10502319 / item 3`). */
+  itemRef?: string;
+}
+
+/** One stored score of a run (table `scores`). */
+export interface StoredScore {
+  runId: string;
+  benchmark: string;
+  judgeId: string;
+  /** Scoring options as echoed (snake_case names); canonically ordered for the key. */
+  options: Record<string, unknown>;
+  /** Headline metrics (fractions in [0, 1] unless named otherwise). */
+  summary: Record<string, unknown>;
+  /** The full score object (`RunScore`). */
+  detail: unknown;
+  pending: number;
+  /** ISO time. */
+  scoredAt: string;
+}

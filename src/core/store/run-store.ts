@@ -11,31 +11,18 @@ import { existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from '
 import { dirname, join } from 'node:path';
 import { LoupeInputError } from '../util/errors.ts';
 import { migrations as defaultMigrations, type Migration } from './migrations.ts';
+import { SqliteJudgementRows, SqliteScoreRows } from './sqlite-rows.ts';
 import type {
   AnswerRecord, AnswerValue, AssistantMessage, ChatMessage, KernelCellRecord, RunEventRecord, RunParams, RunRecord,
   RunStatus, StepRecord, ToolCallRecord,
 } from './records.ts';
+import type {
+  CellQuery, JudgementRows, NewRun, RunFilter, RunLeaseHolder, RunLeaseResult, RunPatch, RunStore, ScoreRows, StepEffects, StepSummaryRecord,
+} from './types.ts';
 
-/** What a step changed besides itself; written in the same transaction as the step. */
-export interface StepEffects {
-  /** Answers added or updated by this step. */
-  answers?: AnswerRecord[];
-  /** The full notes list after the step, if it changed. */
-  notes?: string[];
-  /** Code saved by this step (`save_code`). */
-  savedCode?: string;
-  /** Kernel cells executed by this step, in order. */
-  cells?: KernelCellRecord[];
-  /** Tool-set state after the step (RunState.extra). */
-  extra?: Record<string, unknown>;
-}
-
-export interface RunFilter {
-  suite?: string;
-  blockId?: string;
-  status?: RunStatus;
-  limit?: number;
-}
+export type {
+  CellQuery, JudgementRows, NewRun, RunFilter, RunLeaseHolder, RunLeaseResult, RunPatch, RunStore, ScoreRows, StepEffects, StepSummaryRecord,
+} from './types.ts';
 
 type Row = Record<string, unknown>;
 
@@ -92,6 +79,10 @@ export function isRunActive(run: RunRecord): boolean {
 export const BLOB_MIN_CHARS = 1 << 20;
 const BLOB_MARK = '\u0000loupe-blob:';
 
+function answerFromRow(r: Row): AnswerRecord {
+  return { runId: r.run_id as string, queryId: r.query_id as string, answer: JSON.parse(r.answer as string) as AnswerValue, raw: r.raw as string, stepIndex: r.step_idx as number };
+}
+
 function stepFromRow(r: Row): StepRecord {
   return {
     runId: r.run_id as string,
@@ -109,37 +100,6 @@ function stepFromRow(r: Row): StepRecord {
   };
 }
 
-/** A step without its texts (see {@link RunStore.getStepSummaries}). */
-export interface StepSummaryRecord {
-  runId: string;
-  index: number;
-  startedAt: string;
-  latencyMs: number;
-  toolMs: number;
-  usage: { input: number; output: number };
-  /** The assistant message, cut to 400 characters. */
-  content: string;
-  toolNames: string[];
-  anyError: boolean;
-  /** The first tool call's arguments (null when none, or kept as a blob). */
-  firstArguments: string | null;
-}
-
-/** Who holds a run's lease. */
-export interface RunLeaseHolder {
-  /** Unique per driving session (e.g. `<host>:<pid>:<uuid>`). */
-  owner: string;
-  host: string;
-  pid: number | null;
-  /** Last heartbeat (ISO time). */
-  heartbeatAt: string | null;
-  /** When the lease lapses without a heartbeat (ISO time). */
-  expiresAt: string;
-}
-
-/** Outcome of {@link RunStore.acquireRunLease}. */
-export type RunLeaseResult = { ok: true; tookOverFrom?: RunLeaseHolder } | { ok: false; holder: RunLeaseHolder };
-
 /** True when `pid` is a live process on this machine. */
 function pidAlive(pid: number): boolean {
   try {
@@ -150,16 +110,34 @@ function pidAlive(pid: number): boolean {
   }
 }
 
-/** A handle on one store file. Create with {@link openStore}. */
-export class RunStore {
-  readonly db: Database.Database;
+/**
+ * The embedded run store: one SQLite file (better-sqlite3, WAL). Calls are synchronous underneath and resolve at
+ * once; the interface is asynchronous for other engines. Create with {@link openStore}.
+ */
+export class SqliteRunStore implements RunStore {
+  readonly engine = 'sqlite';
+  /** The database handle; only SQLite stores of other layers reach it, through {@link sqliteHandleOf}. */
+  readonly #db: Database.Database;
   readonly file: string;
+  readonly judgements: JudgementRows;
+  readonly scores: ScoreRows;
+
+  get location(): string {
+    return this.file;
+  }
+  private get db(): Database.Database {
+    return this.#db;
+  }
+  /** The handle, for {@link sqliteHandleOf} only. */
+  static handleOf(s: SqliteRunStore): Database.Database {
+    return s.#db;
+  }
 
   constructor(file: string, extraMigrations: Migration[] = []) {
     this.file = file;
     if (file !== ':memory:') mkdirSync(dirname(file), { recursive: true });
     try {
-      this.db = new Database(file);
+      this.#db = new Database(file);
     } catch (e) {
       throw new LoupeInputError(file, `cannot open run store: ${(e as Error).message}`, { cause: e });
     }
@@ -168,6 +146,8 @@ export class RunStore {
     this.db.pragma('foreign_keys = ON');
     this.db.pragma('busy_timeout = 5000');
     this.migrate([...defaultMigrations, ...extraMigrations]);
+    this.judgements = new SqliteJudgementRows(this.#db);
+    this.scores = new SqliteScoreRows(this.#db);
   }
 
   private migrate(all: Migration[]): void {
@@ -186,22 +166,19 @@ export class RunStore {
     }
   }
 
-  /** Highest applied migration id. */
-  schemaVersion(): number {
+  async schemaVersion(): Promise<number> {
     return (this.db.prepare('SELECT COALESCE(MAX(id), 0) AS m FROM migrations').get() as { m: number }).m;
   }
 
-  /** Inserts a new run (status `pending` unless given). */
-  createRun(r: Omit<RunRecord, 'createdAt' | 'steps' | 'tokens' | 'costUsd' | 'durationMs' | 'startedAt' | 'endedAt' | 'statusReason' | 'status'> & { status?: RunStatus }): RunRecord {
+  async createRun(r: NewRun): Promise<RunRecord> {
     this.db.prepare(`INSERT INTO runs (id, suite, block_id, agent, model, params, prompt_hash, tool_set, data_checksums,
       loupe_version, sandbox, workspace, status, created_at) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)`).run(
       r.id, r.suite, r.blockId, r.agent, r.model, JSON.stringify(r.params), r.promptHash, r.toolSet,
       JSON.stringify(r.dataChecksums), r.loupeVersion, r.sandbox, r.workspace, r.status ?? 'pending', nowIso());
-    return this.getRun(r.id)!;
+    return (await this.getRun(r.id))!;
   }
 
-  /** Updates status / timings of a run. */
-  updateRun(id: string, patch: { status?: RunStatus; statusReason?: string | null; startedAt?: string; endedAt?: string | null; addDurationMs?: number; sandbox?: string; ownerPid?: number | null }): void {
+  async updateRun(id: string, patch: RunPatch): Promise<void> {
     const sets: string[] = [];
     const vals: unknown[] = [];
     if (patch.status !== undefined) { sets.push('status = ?'); vals.push(patch.status); }
@@ -271,15 +248,10 @@ export class RunStore {
     return { owner: row.lease_owner as string, host: String(row.lease_host ?? ''), pid: (row.owner_pid as number | null) ?? null, heartbeatAt: (row.heartbeat_at as string | null) ?? null, expiresAt: String(row.lease_expires_at ?? '') };
   }
 
-  /** Records the data checksums of a run (file path relative to the workspace → sha256). */
-  setDataChecksums(id: string, checksums: Record<string, string>): void {
+  async setDataChecksums(id: string, checksums: Record<string, string>): Promise<void> {
     this.db.prepare('UPDATE runs SET data_checksums = ? WHERE id = ?').run(JSON.stringify(checksums), id);
   }
 
-  /**
-   * Commits one step and its effects atomically and bumps the run's counters.
-   * @throws if a step with the same index already exists (never duplicates).
-   */
   /** The run folder's blob directory, when the run has a run folder on disk. */
   #blobDir(runId: string): string | undefined {
     const ws = (this.db.prepare('SELECT workspace FROM runs WHERE id = ?').get(runId) as { workspace?: string } | undefined)?.workspace;
@@ -329,7 +301,7 @@ export class RunStore {
     return this.#mapTexts(s, (t) => this.#internalize(t.startsWith(BLOB_MARK) ? dirOf(s.runId) : undefined, t));
   }
 
-  commitStep(step: StepRecord, effects: StepEffects = {}): void {
+  async commitStep(step: StepRecord, effects: StepEffects = {}): Promise<void> {
     const dir = this.#blobDir(step.runId);
     step = this.#mapTexts(step, (t) => this.#externalize(dir, t));
     this.db.transaction(() => {
@@ -343,12 +315,15 @@ export class RunStore {
       this.db.prepare(`UPDATE runs SET steps = steps + 1, tokens_input = tokens_input + ?, tokens_output = tokens_output + ?,
         tokens_cached = tokens_cached + ?, cost_usd = CASE WHEN ? IS NULL THEN cost_usd ELSE COALESCE(cost_usd, 0) + ? END
         WHERE id = ?`).run(step.usage.input, step.usage.output, step.usage.cached, step.costUsd, step.costUsd, step.runId);
-      this.applyEffects(step.runId, step.index, effects);
+      this.#applyEffects(step.runId, step.index, effects);
     })();
   }
 
-  /** Writes effects outside a step (the reference agent, imports). */
-  applyEffects(runId: string, stepIndex: number, effects: StepEffects): void {
+  async applyEffects(runId: string, stepIndex: number, effects: StepEffects): Promise<void> {
+    this.#applyEffects(runId, stepIndex, effects);
+  }
+
+  #applyEffects(runId: string, stepIndex: number, effects: StepEffects): void {
     const tx = this.db.transaction(() => {
       for (const a of effects.answers ?? []) {
         this.db.prepare(`INSERT INTO answers (run_id, query_id, answer, raw, step_idx) VALUES (?,?,?,?,?)
@@ -363,14 +338,17 @@ export class RunStore {
       if (effects.savedCode !== undefined) {
         this.db.prepare('INSERT OR REPLACE INTO saved_code (run_id, step_idx, code) VALUES (?,?,?)').run(runId, stepIndex, effects.savedCode);
       }
-      for (const c of effects.cells ?? []) this.insertCell(c);
+      for (const c of effects.cells ?? []) this.#insertCell(c);
       if (effects.extra) this.db.prepare('UPDATE runs SET state = ? WHERE id = ?').run(JSON.stringify(effects.extra), runId);
     });
     tx();
   }
 
-  /** Records one kernel cell (with figures). */
-  insertCell(c: KernelCellRecord): void {
+  async insertCell(c: KernelCellRecord): Promise<void> {
+    this.#insertCell(c);
+  }
+
+  #insertCell(c: KernelCellRecord): void {
     this.db.prepare(`INSERT INTO kernel_cells (run_id, seq, step_idx, code, status, stdout, stderr, result, error, tables, duration_ms, replay, restarted)
       VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)`).run(c.runId, c.seq, c.stepIndex, c.code, c.status, c.stdout, c.stderr, c.result,
       c.error ? JSON.stringify(c.error) : null, JSON.stringify(c.tables), c.durationMs, c.replay ? 1 : 0, c.restarted ? 1 : 0);
@@ -378,15 +356,13 @@ export class RunStore {
     c.figures.forEach((png, i) => fig.run(c.runId, c.seq, i, Buffer.from(png, 'base64')));
   }
 
-  /** Appends a run event (resume, kernel rebuilt, warnings). */
-  addEvent(runId: string, kind: string, message: string): void {
+  async addEvent(runId: string, kind: string, message: string): Promise<void> {
     this.db.prepare('INSERT INTO run_events (run_id, at, kind, message) VALUES (?,?,?,?)').run(runId, nowIso(), kind, message);
   }
 
   // ------------------------------------------------------------------ read API (UI, evaluation)
 
-  /** Runs, newest first. */
-  listRuns(filter: RunFilter = {}): RunRecord[] {
+  async listRuns(filter: RunFilter = {}): Promise<RunRecord[]> {
     const where: string[] = [];
     const vals: unknown[] = [];
     if (filter.suite) { where.push('suite = ?'); vals.push(filter.suite); }
@@ -396,8 +372,7 @@ export class RunStore {
     return (this.db.prepare(sql).all(...vals, filter.limit ?? 1_000_000) as Row[]).map(runFromRow);
   }
 
-  /** One run, or undefined when the id is unknown. */
-  getRun(id: string): RunRecord | undefined {
+  async getRun(id: string): Promise<RunRecord | undefined> {
     const r = this.db.prepare('SELECT * FROM runs WHERE id = ?').get(id) as Row | undefined;
     return r ? runFromRow(r) : undefined;
   }
@@ -436,62 +411,74 @@ export class RunStore {
     return rows.map((r) => r.idx);
   }
 
-  /** Steps of a run in order, optionally from step index `fromIndex`. */
-  getSteps(runId: string, fromIndex = 0): StepRecord[] {
+  async getSteps(runId: string, fromIndex = 0): Promise<StepRecord[]> {
     return (this.db.prepare('SELECT * FROM steps WHERE run_id = ? AND idx >= ? ORDER BY idx').all(runId, fromIndex) as Row[]).map((r) => this.#readStep(r));
   }
 
-  /** One step of a run, or undefined (the timeline's detail pane reads steps one at a time). */
-  getStep(runId: string, index: number): StepRecord | undefined {
+  async getStep(runId: string, index: number): Promise<StepRecord | undefined> {
     const r = this.db.prepare('SELECT * FROM steps WHERE run_id = ? AND idx = ?').get(runId, index) as Row | undefined;
     return r ? this.#readStep(r) : undefined;
   }
 
-  /** Recorded answers of a run (numbers or lists of numbers), in first-recorded order. */
-  getAnswers(runId: string): AnswerRecord[] {
-    return (this.db.prepare('SELECT * FROM answers WHERE run_id = ? ORDER BY rowid').all(runId) as Row[]).map((r) => ({
-      runId, queryId: r.query_id as string, answer: JSON.parse(r.answer as string) as AnswerValue, raw: r.raw as string, stepIndex: r.step_idx as number,
-    }));
+  async getAnswers(runId: string): Promise<AnswerRecord[]> {
+    return (this.db.prepare('SELECT * FROM answers WHERE run_id = ? ORDER BY rowid').all(runId) as Row[]).map(answerFromRow);
   }
 
-  /** The run's notes list after its last committed step. */
-  getNotes(runId: string): string[] {
+  async getAnswersOf(runIds: string[]): Promise<Map<string, AnswerRecord[]>> {
+    const out = new Map<string, AnswerRecord[]>(runIds.map((id) => [id, []]));
+    for (let i = 0; i < runIds.length; i += 500) {
+      const ids = runIds.slice(i, i + 500);
+      const rows = this.db.prepare(`SELECT * FROM answers WHERE run_id IN (${ids.map(() => '?').join(',')}) ORDER BY rowid`).all(...ids) as Row[];
+      for (const r of rows) out.get(r.run_id as string)!.push(answerFromRow(r));
+    }
+    return out;
+  }
+
+  async getNotes(runId: string): Promise<string[]> {
     return (this.db.prepare('SELECT content FROM notes WHERE run_id = ? ORDER BY idx').all(runId) as { content: string }[]).map((r) => r.content);
   }
 
-  /** The last saved code (LongTA: last call wins), or null. */
-  getSavedCode(runId: string): string | null {
+  async getSavedCode(runId: string): Promise<string | null> {
     const r = this.db.prepare('SELECT code FROM saved_code WHERE run_id = ? ORDER BY step_idx DESC LIMIT 1').get(runId) as { code: string } | undefined;
     return r?.code ?? null;
   }
 
-  /** Tool-set state (RunState.extra) after the last committed step. */
-  getExtraState(runId: string): Record<string, unknown> {
+  async getExtraState(runId: string): Promise<Record<string, unknown>> {
     const r = this.db.prepare('SELECT state FROM runs WHERE id = ?').get(runId) as { state: string | null } | undefined;
     return r?.state ? (JSON.parse(r.state) as Record<string, unknown>) : {};
   }
 
-  /** Kernel cells in execution order; `includeReplays` false drops state-rebuild replays. */
-  getCells(runId: string, opts: { includeReplays?: boolean; withFigures?: boolean; sinceSeq?: number } = {}): KernelCellRecord[] {
+  async getCells(runId: string, opts: CellQuery = {}): Promise<KernelCellRecord[]> {
     // sinceSeq: only cells after it (live views append without re-reading every figure of the run).
     const rows = this.db.prepare(`SELECT * FROM kernel_cells WHERE run_id = ? AND seq > ? ${opts.includeReplays === false ? 'AND replay = 0' : ''} ORDER BY seq`).all(runId, opts.sinceSeq ?? -1) as Row[];
     const figs = this.db.prepare('SELECT png FROM cell_figures WHERE run_id = ? AND cell_seq = ? ORDER BY idx');
+    const counts = new Map((this.db.prepare('SELECT cell_seq, COUNT(*) AS n FROM cell_figures WHERE run_id = ? GROUP BY cell_seq').all(runId) as { cell_seq: number; n: number }[]).map((r) => [r.cell_seq, r.n]));
     return rows.map((r) => ({
       runId, seq: r.seq as number, stepIndex: r.step_idx as number, code: r.code as string, status: r.status as KernelCellRecord['status'],
       stdout: r.stdout as string, stderr: r.stderr as string, result: (r.result as string | null) ?? null,
       error: r.error ? JSON.parse(r.error as string) : null, tables: JSON.parse(r.tables as string),
-      figures: opts.withFigures === false ? [] : (figs.all(runId, r.seq) as { png: Buffer }[]).map((f) => f.png.toString('base64')),
+      figures: opts.withFigures === false || !counts.get(r.seq as number) ? [] : (figs.all(runId, r.seq) as { png: Buffer }[]).map((f) => f.png.toString('base64')),
+      figureCount: counts.get(r.seq as number) ?? 0,
       durationMs: r.duration_ms as number, replay: r.replay === 1, restarted: r.restarted === 1,
     }));
   }
 
-  /** Next kernel cell sequence number for a run. */
-  nextCellSeq(runId: string): number {
+  async nextCellSeq(runId: string): Promise<number> {
     return (this.db.prepare('SELECT COALESCE(MAX(seq), -1) + 1 AS s FROM kernel_cells WHERE run_id = ?').get(runId) as { s: number }).s;
   }
 
-  /** Run events (resume, kernel-replay, kernel-restart, retry, warning), oldest first. */
-  getEvents(runId: string): RunEventRecord[] {
+  async getEventsOf(runIds: string[], kind?: string): Promise<Map<string, RunEventRecord[]>> {
+    const out = new Map<string, RunEventRecord[]>(runIds.map((id) => [id, []]));
+    for (let i = 0; i < runIds.length; i += 500) {
+      const ids = runIds.slice(i, i + 500);
+      const rows = this.db.prepare(`SELECT * FROM run_events WHERE run_id IN (${ids.map(() => '?').join(',')})${kind !== undefined ? ' AND kind = ?' : ''} ORDER BY rowid`)
+        .all(...ids, ...(kind !== undefined ? [kind] : [])) as Row[];
+      for (const r of rows) out.get(r.run_id as string)!.push({ runId: r.run_id as string, at: r.at as string, kind: r.kind as string, message: r.message as string });
+    }
+    return out;
+  }
+
+  async getEvents(runId: string): Promise<RunEventRecord[]> {
     return (this.db.prepare('SELECT * FROM run_events WHERE run_id = ? ORDER BY rowid').all(runId) as Row[]).map((r) => ({
       runId, at: r.at as string, kind: r.kind as string, message: r.message as string,
     }));
@@ -523,12 +510,16 @@ export class RunStore {
    * the schema cascades). The run folder on disk is the caller's to remove.
    * @returns whether a run was deleted.
    */
-  deleteRun(id: string): boolean {
+  async deleteRun(id: string): Promise<boolean> {
     return this.db.prepare('DELETE FROM runs WHERE id = ?').run(id).changes > 0;
   }
 
-  /** Closes the database (idempotent). */
-  close(): void {
+  async close(): Promise<void> {
+    this.closeSync();
+  }
+
+  /** Closes the database at once (idempotent); for exit handlers that cannot wait. */
+  closeSync(): void {
     if (this.db.open) this.db.close();
   }
 }
@@ -540,5 +531,15 @@ export class RunStore {
  * @throws LoupeInputError naming the file when it cannot be opened.
  */
 export function openStore(file: string, extraMigrations: Migration[] = []): RunStore {
-  return new RunStore(file, extraMigrations);
+  return new SqliteRunStore(file, extraMigrations);
+}
+
+/**
+ * The better-sqlite3 handle of a SQLite run store, for the SQLite implementations of stores of higher layers
+ * (`src/core/annotations/store.ts`) that keep their tables in the same file. Nothing else may use it (ESLint).
+ * @throws Error naming the engine when the store is not SQLite.
+ */
+export function sqliteHandleOf(store: RunStore): Database.Database {
+  if (store instanceof SqliteRunStore) return SqliteRunStore.handleOf(store);
+  throw new Error(`the ${store.engine} run store at ${store.location} has no SQLite handle`);
 }

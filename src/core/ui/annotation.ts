@@ -8,7 +8,7 @@
 import type {
   AnnotationItemView, AnnotationState, CellEvidence, DocEvidence, ItemField, OtherVerdict, QueueView, StepEvidence, VerdictControl,
 } from '../../protocol/annotation.ts';
-import { currentAnnotations, labelOf, resolveItem, validateVerdict, type AnnotationItem, type AnnotationQueue, type SqliteAnnotationStore } from '../annotations/index.ts';
+import { currentAnnotations, labelOf, resolveItem, validateVerdict, type AnnotationItem, type AnnotationQueue, type AnnotationStore } from '../annotations/index.ts';
 import { taskDef } from '../eval/judges/tasks.ts';
 import type { JudgeTaskName } from '../eval/judges/types.ts';
 import type { RunStore } from '../store/run-store.ts';
@@ -152,12 +152,12 @@ export class RunEvidenceCache {
 
 async function readRunEvidence(rs: RunStore, runId: string): Promise<RunEvidenceBase> {
   const steps: StepEvidence[] = (await rs.getStepSummaries(runId)).slice(0, 2000).map((s) => ({ step: s.index, tools: s.toolNames, text: s.content.slice(0, 200), error: s.anyError }));
-  const cells = rs.getCells(runId, { includeReplays: false }).slice(0, 2000).map((c) => {
+  const cells = (await rs.getCells(runId, { includeReplays: false })).slice(0, 2000).map((c) => {
     const fullOutput = [c.stdout, c.result ?? ''].join('\n').trim();
     return { seq: c.seq, step: c.stepIndex, code: c.code.slice(0, 400), output: fullOutput.slice(0, 400), fullOutput };
   });
   const docs: DocEvidence[] = [];
-  for (const h of runSearchHistory(rs.getSteps(runId).map((s) => ({ index: s.index, toolCalls: s.toolCalls })))) {
+  for (const h of runSearchHistory((await rs.getSteps(runId)).map((s) => ({ index: s.index, toolCalls: s.toolCalls })))) {
     const step = Number(/step (\d+)/.exec(h.label)?.[1] ?? 0) - 1;
     for (const f of h.files ?? ['']) docs.push({ path: f, ...(h.query ? { query: h.query } : {}), step });
   }
@@ -169,7 +169,7 @@ async function readRunEvidence(rs: RunStore, runId: string): Promise<RunEvidence
  * @param cache reuse of what was read for the same run (the panel keeps one); a fresh read without it.
  */
 export async function runEvidence(rs: RunStore, runId: string, itemText: string, cache: RunEvidenceCache = new RunEvidenceCache(1)): Promise<AnnotationItemView['evidence']> {
-  const run = rs.getRun(runId);
+  const run = await rs.getRun(runId);
   if (!run) return { steps: [], cells: [], docs: [] };
   const base = await cache.get(rs, runId, run.steps);
   const nums = numbersIn(itemText);
@@ -177,7 +177,7 @@ export async function runEvidence(rs: RunStore, runId: string, itemText: string,
 }
 
 /** Progress header of a queue. */
-export async function queueView(store: SqliteAnnotationStore, q: AnnotationQueue, annotator: string): Promise<QueueView> {
+export async function queueView(store: AnnotationStore, q: AnnotationQueue, annotator: string): Promise<QueueView> {
   const p = await store.progress(q.id);
   return { queueId: q.id, name: q.name, kind: q.spec.kind, reviewers: q.reviewers, blind: q.blind, annotator, total: p.total, done: p.done, byAnnotator: p.byAnnotator };
 }
@@ -186,7 +186,7 @@ export async function queueView(store: SqliteAnnotationStore, q: AnnotationQueue
  * The view of one queue item for one annotator.
  * @param rs the run store (evidence); `item` at `pos` of a queue of `size` items.
  */
-export async function itemView(store: SqliteAnnotationStore, rs: RunStore, q: AnnotationQueue, pos: number, size: number, item: AnnotationItem, annotator: string, cache?: RunEvidenceCache): Promise<AnnotationItemView> {
+export async function itemView(store: AnnotationStore, rs: RunStore, q: AnnotationQueue, pos: number, size: number, item: AnnotationItem, annotator: string, cache?: RunEvidenceCache): Promise<AnnotationItemView> {
   const anns = await store.annotations(item.id);
   const { byAnnotator, final } = currentAnnotations(anns);
   const role = q.spec.kind === 'disagreement' ? 'adjudicator' : 'annotator';
@@ -217,7 +217,7 @@ export async function itemView(store: SqliteAnnotationStore, rs: RunStore, q: An
  * The panel state at a served (or browsed) entry, or with no item when the queue has nothing left.
  * @param cache the panel's evidence cache (see {@link RunEvidenceCache}).
  */
-export async function annotationState(store: SqliteAnnotationStore, rs: RunStore, q: AnnotationQueue, annotator: string, entry: { pos: number; item: AnnotationItem } | undefined, cache?: RunEvidenceCache): Promise<AnnotationState> {
+export async function annotationState(store: AnnotationStore, rs: RunStore, q: AnnotationQueue, annotator: string, entry: { pos: number; item: AnnotationItem } | undefined, cache?: RunEvidenceCache): Promise<AnnotationState> {
   const queue = await queueView(store, q, annotator);
   return { queue, item: entry ? await itemView(store, rs, q, entry.pos, queue.total, entry.item, annotator, cache) : null };
 }

@@ -7,7 +7,7 @@
 import { countToolCallsInCode, LONGDA_TOOLS, toolUsageHeatmap } from '../benchmarks/longda/eval.ts';
 import { bladeCiRows } from './results.ts';
 import { aggregateScores, type RunScore } from '../runs/score-run.ts';
-import { listScores, type StoredScore } from '../eval/store.ts';
+import type { StoredScore } from '../store/records.ts';
 import type { RunRecord } from '../store/records.ts';
 import type { RunStore } from '../store/run-store.ts';
 import type {
@@ -74,7 +74,7 @@ export function stepTools(toolCalls: { name: string; argumentsText: string }[]):
   return out;
 }
 
-function longdaSection(runs: RunRecord[], scores: Map<string, StoredScore>, store: RunStore): { table?: MetricsTable; scatter: ScatterPoint[]; heatmaps: ToolHeatmapView[] } {
+async function longdaSection(runs: RunRecord[], scores: Map<string, StoredScore>, store: RunStore): Promise<{ table?: MetricsTable; scatter: ScatterPoint[]; heatmaps: ToolHeatmapView[] }> {
   const scored = runs.filter((r) => r.suite === 'longda');
   if (!scored.length) return { scatter: [], heatmaps: [] };
   const byKey = new Map<string, RunRecord[]>();
@@ -130,7 +130,8 @@ function longdaSection(runs: RunRecord[], scores: Map<string, StoredScore>, stor
       });
     }
     // Tool usage: one trajectory per run (a LongDA run is one block), steps after the task.
-    const trajectories = mine.map((r) => store.getSteps(r.id).map((s) => stepTools(s.toolCalls)));
+    const trajectories: string[][][] = [];
+    for (const r of mine) trajectories.push((await store.getSteps(r.id)).map((s) => stepTools(s.toolCalls)));
     const withCalls = trajectories.filter((t) => t.some((s) => s.length));
     if (withCalls.length) {
       const hm = toolUsageHeatmap(withCalls);
@@ -201,17 +202,17 @@ async function bladeRows(scores: Map<string, StoredScore>): Promise<{ rows: Blad
 }
 
 /** Builds the Results state from a run store. */
-export async function buildResultsState(store: RunStore, source = store.file): Promise<ResultsState> {
-  const runs = store.listRuns();
+export async function buildResultsState(store: RunStore, source = store.location): Promise<ResultsState> {
+  const runs = await store.listRuns();
   let scoreList: StoredScore[];
   try {
-    scoreList = listScores(store.db);
+    scoreList = await store.scores.list();
   } catch {
     scoreList = []; // a store without the scores table (never scored)
   }
   const scores = latestScores(scoreList);
   const tables: MetricsTable[] = [];
-  const longda = longdaSection(runs, scores, store);
+  const longda = await longdaSection(runs, scores, store);
   if (longda.table) tables.push(longda.table);
   for (const suite of ['blade', 'ddr', 'analystbench', 'blade-mcq']) {
     const t = genericTable(suite, runs, scores);

@@ -4,7 +4,7 @@
  * Vega-Lite confusion matrix. All data goes through the annotation store (src/core/annotations). Source: issue 14.
  */
 import * as vscode from 'vscode';
-import { agreementReport, SqliteAnnotationStore, type AnnotationQueue, type QueueSpec } from '../../core/annotations/index.ts';
+import { agreementReport, annotationStoreOf, type AnnotationQueue, type AnnotationStore, type QueueSpec } from '../../core/annotations/index.ts';
 import { annotationState, queueView, RunEvidenceCache, verdictFromChoice } from '../../core/ui/annotation.ts';
 import { annotatorId } from '../../core/util/annotator.ts';
 import { errorMessage } from '../../core/util/errors.ts';
@@ -36,13 +36,13 @@ export class AnnotationPanel extends LoupePanel {
   });
   static readonly viewType = AnnotationPanel.host.viewType;
   readonly queueId: string;
-  private readonly annotations: SqliteAnnotationStore;
+  private readonly annotations: AnnotationStore;
   /** A run's steps, cells and documentation searches, read once per run while the panel is open. */
   private readonly evidence = new RunEvidenceCache();
 
   /** Opens (creating or refreshing) the queue of `spec` and shows its panel. */
   static async open(ctx: LoupeContext, spec: QueueSpec): Promise<AnnotationPanel> {
-    const store = new SqliteAnnotationStore(ctx.store().db);
+    const store = annotationStoreOf(ctx.store());
     const q = await store.openQueue(spec, queueSettings());
     const existing = AnnotationPanel.host.get(q.id);
     if (existing) {
@@ -61,7 +61,7 @@ export class AnnotationPanel extends LoupePanel {
   private constructor(ctx: LoupeContext, panel: vscode.WebviewPanel, queueId: string) {
     super(ctx, panel, 'annotation', 'Annotate');
     this.queueId = queueId;
-    this.annotations = new SqliteAnnotationStore(ctx.store().db);
+    this.annotations = annotationStoreOf(ctx.store());
     this.rpc.onRequest(NextItemRequest, ({ afterPos }) => this.serve(afterPos));
     this.rpc.onRequest(ItemAtRequest, async ({ pos }) => {
       const q = await this.queue();
@@ -121,7 +121,7 @@ export class AnnotationPanel extends LoupePanel {
   private async openEvidence(ev: CitedEvidence): Promise<void> {
     switch (ev.kind) {
       case 'step':
-        TimelinePanel.show(this.ctx, ev.runId, { focusStep: ev.step, column: vscode.ViewColumn.Beside });
+        await TimelinePanel.show(this.ctx, ev.runId, { focusStep: ev.step, column: vscode.ViewColumn.Beside });
         return;
       case 'cell':
         await vscode.commands.executeCommand('loupe.openRunNotebook', ev.runId, ev.seq);
@@ -146,7 +146,7 @@ export async function openAnnotationQueueCommand(ctx: LoupeContext, arg: unknown
   else if (typeof arg === 'string') spec = { kind: 'items', runIds: [arg] };
   else if (a && typeof a === 'object' && (a.run?.id || typeof a.id === 'string')) spec = { kind: 'items', runIds: [a.run?.id ?? a.id!] };
   if (!spec) {
-    const store = new SqliteAnnotationStore(ctx.store().db);
+    const store = annotationStoreOf(ctx.store());
     await store.syncFromJudgements();
     const tasks = [...new Set((await store.listItems()).map((i) => i.task))].sort();
     const pick = await vscode.window.showQuickPick([
@@ -181,7 +181,7 @@ export class AgreementPanel extends LoupePanel {
   }
 
   protected async state(): Promise<AgreementState> {
-    const report = await agreementReport(new SqliteAnnotationStore(this.ctx.store().db));
+    const report = await agreementReport(annotationStoreOf(this.ctx.store()));
     return { title: `Agreement · ${this.ctx.storePath}`, report };
   }
 }

@@ -216,10 +216,10 @@ export async function searchDocumentationCommand(ctx: LoupeContext, arg: unknown
     if (a.target) resolved = await resolveDocTarget(ctx, a.target);
     let history = a.history;
     if (!resolved && typeof a.runId === 'string') {
-      const run = ctx.store().getRun(a.runId);
+      const run = await ctx.store().getRun(a.runId);
       if (!run) throw new Error(`No run ${a.runId} in ${ctx.storePath}`);
       resolved = await runDocTarget(ctx, run.suite, run.blockId, run.workspace);
-      history ??= runSearchHistory(ctx.store().getSteps(run.id));
+      history ??= runSearchHistory(await ctx.store().getSteps(run.id));
     }
     const files = a.files ?? (typeof a.file === 'string' ? [a.file] : undefined);
     if (typeof a.query === 'string' || history) prefill = { query: a.query ?? '', mode: a.mode, files, select: a.select, history };

@@ -56,12 +56,12 @@ export abstract class LoupePanel {
 /** The declaration of a panel kind. `K` keys instances: a constant for singletons, e.g. a run id for timelines. */
 export interface PanelDeclaration<P extends LoupePanel, K extends string> {
   viewType: string;
-  /** Tab title of a new panel for `key`. */
-  title(ctx: LoupeContext, key: K): string;
+  /** Tab title of a new panel for `key` (a promise: the key shows until it resolves). */
+  title(ctx: LoupeContext, key: K): string | Promise<string>;
   /** Builds the panel instance around a webview panel (new or restored). */
   create(ctx: LoupeContext, panel: vscode.WebviewPanel, key: K): P;
   /** The key of a panel restored after a reload, from the webview's saved state; undefined closes it. */
-  restoreKey(ctx: LoupeContext, state: unknown): K | undefined;
+  restoreKey(ctx: LoupeContext, state: unknown): K | undefined | Promise<K | undefined>;
   /** Optional work after a restore (e.g. re-open the target the webview state names). */
   restored?(ctx: LoupeContext, panel: P, state: unknown): Promise<void>;
 }
@@ -99,7 +99,9 @@ export class PanelHost<P extends LoupePanel, K extends string = string> {
       existing.panel.reveal(column);
       return { panel: existing, created: false };
     }
-    const wp = vscode.window.createWebviewPanel(this.declaration.viewType, this.declaration.title(ctx, key), column, webviewOptions(ctx.extension.extensionUri));
+    const title = this.declaration.title(ctx, key);
+    const wp = vscode.window.createWebviewPanel(this.declaration.viewType, typeof title === 'string' ? title : String(key), column, webviewOptions(ctx.extension.extensionUri));
+    if (typeof title !== 'string') void title.then((t) => { wp.title = t; }, () => undefined);
     return { panel: this.#adopt(ctx, wp, key), created: true };
   }
 
@@ -117,7 +119,7 @@ export class PanelHost<P extends LoupePanel, K extends string = string> {
   serializer(ctx: LoupeContext): vscode.Disposable {
     return vscode.window.registerWebviewPanelSerializer(this.declaration.viewType, {
       deserializeWebviewPanel: async (wp, state: unknown) => {
-        const key = this.declaration.restoreKey(ctx, state);
+        const key = await this.declaration.restoreKey(ctx, state);
         if (key === undefined) {
           wp.dispose();
           return;

@@ -51,14 +51,14 @@ export async function openRuns(ctx: LoupeContext, runIds: string[], label: strin
     return;
   }
   const store = ctx.store();
-  const items = runIds.map((id) => {
-    const r = store.getRun(id);
+  const items = await Promise.all(runIds.map(async (id) => {
+    const r = await store.getRun(id);
     return {
       label: r ? `${r.model ?? r.agent} · ${r.blockId}` : id,
       description: r ? `${r.status} · ${r.steps} steps · ${new Date(r.createdAt).toLocaleString()}` : 'not in the store',
       detail: id, id,
     };
-  });
+  }));
   const pick = await vscode.window.showQuickPick(items, { title: `Runs behind ${label}`, matchOnDetail: true });
   if (pick) await vscode.commands.executeCommand('loupe.openRun', pick.id);
 }

@@ -14,11 +14,11 @@ export type ToolCallRevealer = (runId: string, stepIndex: number, callId: string
 export class TimelinePanel extends LoupePanel {
   static readonly host = new PanelHost<TimelinePanel>({
     viewType: 'loupe.timeline',
-    title: (ctx, runId) => `Timeline: ${ctx.store().getRun(runId)?.blockId ?? runId}`,
+    title: async (ctx, runId) => `Timeline: ${(await ctx.store().getRun(runId))?.blockId ?? runId}`,
     create: (ctx, panel, runId) => new TimelinePanel(ctx, panel, runId),
-    restoreKey: (ctx, state) => {
+    restoreKey: async (ctx, state) => {
       const runId = (state as { runId?: string } | undefined)?.runId;
-      return runId && ctx.store().getRun(runId) ? runId : undefined;
+      return runId && await ctx.store().getRun(runId) ? runId : undefined;
     },
   });
   static readonly viewType = TimelinePanel.host.viewType;
@@ -31,14 +31,14 @@ export class TimelinePanel extends LoupePanel {
   private opts: { focusStep?: number; showHeatmap?: boolean } = {};
 
   /** Shows the timeline of `runId` (creating the panel if needed). */
-  static show(ctx: LoupeContext, runId: string, opts: { focusStep?: number; showHeatmap?: boolean; column?: vscode.ViewColumn } = {}): TimelinePanel {
+  static async show(ctx: LoupeContext, runId: string, opts: { focusStep?: number; showHeatmap?: boolean; column?: vscode.ViewColumn } = {}): Promise<TimelinePanel> {
     const existing = TimelinePanel.host.get(runId);
     if (existing) {
       existing.panel.reveal(opts.column);
       if (opts.focusStep !== undefined) existing.rpc.notify(FocusStepNotification, { index: opts.focusStep });
       return existing;
     }
-    if (!ctx.store().getRun(runId)) throw new Error(`No run ${runId} in the store ${ctx.storePath}`);
+    if (!await ctx.store().getRun(runId)) throw new Error(`No run ${runId} in the store ${ctx.storePath}`);
     const { panel } = TimelinePanel.host.show(ctx, runId, opts.column ?? vscode.ViewColumn.Active);
     panel.opts = opts; // read on the webview's ready handshake, which comes after this
     return panel;
@@ -55,7 +55,7 @@ export class TimelinePanel extends LoupePanel {
     this.rpc.onRequest(GetStepDetailRequest, ({ runId: id, index }) => this.detail(id, index));
     this.rpc.onRequest(SearchStepsRequest, async ({ runId: id, query }) => ({ indices: await this.ctx.store().searchSteps(id, query) }));
     this.rpc.onRequest(RevealToolCallRequest, async ({ runId: id, index, callId }) => {
-      const step = this.ctx.store().getStep(id, index);
+      const step = await this.ctx.store().getStep(id, index);
       const call = step?.toolCalls.find((c) => c.id === callId);
       if (!call || !TimelinePanel.revealer) return { revealed: 'none' as const };
       return { revealed: await TimelinePanel.revealer(id, index, callId, call.name, call.argumentsText) };
@@ -69,7 +69,7 @@ export class TimelinePanel extends LoupePanel {
 
   private async initialState(opts: { focusStep?: number; showHeatmap?: boolean }): Promise<TimelineState> {
     const store = this.ctx.store();
-    const run = store.getRun(this.runId);
+    const run = await store.getRun(this.runId);
     if (!run) throw new Error(`Run ${this.runId} is no longer in the store`);
     this.runStartMs = Date.parse(run.startedAt ?? run.createdAt) || 0;
     // Summaries only: observations stay in the store until a step's detail is asked for (issue 23).
@@ -92,17 +92,17 @@ export class TimelinePanel extends LoupePanel {
       this.steps.push(row);
       pending.push(row);
       // Batch bursts (a resumed run may commit many steps at once) into one message.
-      flush ??= setTimeout(() => {
+      flush ??= setTimeout(async () => {
         flush = undefined;
-        const run = store.getRun(this.runId);
+        const run = await store.getRun(this.runId);
         if (!run) return;
         this.rpc.notify(DidAppendStepsNotification, { runId: this.runId, steps: pending, heatmap: timelineHeatmap(this.steps), run: toTimelineRun(run) });
         pending = [];
       }, TIMELINE_BATCH_MS);
     }, { runId: this.runId, intervalMs: TIMELINE_POLL_MS, fromStart: true });
     // Status changes without new steps (finished, cancelled) still update the header.
-    const statusTimer = setInterval(() => {
-      const run = store.getRun(this.runId);
+    const statusTimer = setInterval(async () => {
+      const run = await store.getRun(this.runId).catch(() => undefined);
       if (run && run.status !== this.lastStatus) {
         this.lastStatus = run.status;
         this.rpc.notify(DidAppendStepsNotification, { runId: this.runId, steps: [], heatmap: timelineHeatmap(this.steps), run: toTimelineRun(run) });
@@ -113,8 +113,8 @@ export class TimelinePanel extends LoupePanel {
 
   private lastStatus = '';
 
-  private detail(runId: string, index: number): StepDetail {
-    const step = this.ctx.store().getStep(runId, index);
+  private async detail(runId: string, index: number): Promise<StepDetail> {
+    const step = await this.ctx.store().getStep(runId, index);
     if (!step) throw new Error(`Step ${index + 1} of run ${runId} not found`);
     return {
       index,

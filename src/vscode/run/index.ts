@@ -18,10 +18,10 @@ export function registerRunUi(ctx: LoupeContext): void {
   ctx.register(createRunStatusItem());
   TimelinePanel.revealer = async (runId, stepIndex, callId, toolName, argumentsText) => {
     if (toolName === 'python') {
-      const run = ctx.store().getRun(runId);
+      const run = await ctx.store().getRun(runId);
       if (!run) return 'none';
       const nb = RunSession.get(runId)?.notebook ?? new RunNotebook(ctx.store(), run);
-      const step = ctx.store().getStep(runId, stepIndex);
+      const step = await ctx.store().getStep(runId, stepIndex);
       const nth = step ? step.toolCalls.filter((c) => c.name === 'python').findIndex((c) => c.id === callId) : 0;
       return (await nb.revealStep(stepIndex, Math.max(0, nth))) ? 'notebook' : 'none';
     }

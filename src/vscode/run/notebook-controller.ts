@@ -35,14 +35,16 @@ export class RunNotebookController implements vscode.Disposable {
   }
 
   /** The run a notebook belongs to: `<runsDirectory>/<runId>/notebook.ipynb`. */
-  runIdOf(nb: vscode.NotebookDocument): string | undefined {
+  async runIdOf(nb: vscode.NotebookDocument): Promise<string | undefined> {
     if (basename(nb.uri.fsPath) !== 'notebook.ipynb') return undefined;
     const runId = basename(dirname(nb.uri.fsPath));
-    return this.ctx.store().getRun(runId) ? runId : undefined;
+    return await this.ctx.store().getRun(runId) ? runId : undefined;
   }
 
   private prefer(nb: vscode.NotebookDocument): void {
-    if (this.runIdOf(nb)) this.controller.updateNotebookAffinity(nb, vscode.NotebookControllerAffinity.Preferred);
+    void this.runIdOf(nb).then((id) => {
+      if (id) this.controller.updateNotebookAffinity(nb, vscode.NotebookControllerAffinity.Preferred);
+    }, () => undefined);
   }
 
   private async kernelFor(runId: string, onNote: (s: string) => void): Promise<SharedKernel> {
@@ -59,7 +61,7 @@ export class RunNotebookController implements vscode.Disposable {
 
   private async startPostRunKernel(runId: string, onNote: (s: string) => void): Promise<SharedKernel> {
     const store = this.ctx.store();
-    const run = store.getRun(runId);
+    const run = await store.getRun(runId);
     if (!run) throw new Error(`run ${runId} not found`);
     const settings = this.ctx.settings;
     const runDir = dirname(run.workspace);
@@ -74,15 +76,15 @@ export class RunNotebookController implements vscode.Disposable {
     const inner = await defaultStartKernel({ sandbox, python: settings.pythonPath || undefined }, run.suite, kernelPlacement(runDir, block, sandbox), this.ctx.log);
     const kernel = new SharedKernel(inner);
     kernel.agentRunning = false;
-    const cells = store.getCells(runId, { includeReplays: false }).filter((c) => c.stepIndex >= 0);
+    const cells = (await store.getCells(runId, { includeReplays: false })).filter((c) => c.stepIndex >= 0);
     onNote(`Fresh kernel for run ${runId}: replaying ${cells.length} recorded agent cell(s) to rebuild its state…\n`);
     for (const c of cells) await kernel.execute(c.code);
-    store.addEvent(runId, 'analyst-kernel', `analyst kernel started after the run; replayed ${cells.length} agent cells`);
+    await store.addEvent(runId, 'analyst-kernel', `analyst kernel started after the run; replayed ${cells.length} agent cells`);
     return kernel;
   }
 
   private async execute(cells: vscode.NotebookCell[], nb: vscode.NotebookDocument): Promise<void> {
-    const runId = this.runIdOf(nb);
+    const runId = await this.runIdOf(nb);
     for (const cell of cells) {
       const exec = this.controller.createNotebookCellExecution(cell);
       exec.executionOrder = ++this.order;
@@ -99,7 +101,7 @@ export class RunNotebookController implements vscode.Disposable {
         const outs = executionOutputs(r);
         if (notes.length) outs.unshift(new vscode.NotebookCellOutput([vscode.NotebookCellOutputItem.stdout(notes.join(''))]));
         await exec.replaceOutput(outs);
-        const loupe = { runId, step: -1, seq: this.ctx.store().nextCellSeq(runId) - 1, author: 'analyst' as const };
+        const loupe = { runId, step: -1, seq: await this.ctx.store().nextCellSeq(runId) - 1, author: 'analyst' as const };
         const edit = new vscode.WorkspaceEdit();
         edit.set(nb.uri, [vscode.NotebookEdit.updateCellMetadata(cell.index, { ...cell.metadata, loupe, metadata: { ...(cell.metadata.metadata as object | undefined), loupe } })]);
         await vscode.workspace.applyEdit(edit);

@@ -214,11 +214,11 @@ async function runFrom(ctx: LoupeContext, raw: unknown, title: string): Promise<
   const store = ctx.store();
   const id = typeof raw === 'string' ? raw : (raw as { run?: RunRecord } | undefined)?.run?.id;
   if (id) {
-    const r = store.getRun(id);
+    const r = await store.getRun(id);
     if (!r) throw new Error(`No run ${id} in ${ctx.storePath}`);
     return r;
   }
-  const runs = store.listRuns({ limit: 500 });
+  const runs = await store.listRuns({ limit: 500 });
   if (!runs.length) {
     void vscode.window.showInformationMessage('Loupe: no runs yet. Use "Loupe: Run Benchmark Block".');
     return undefined;
@@ -243,21 +243,21 @@ export function runCommands(): Record<string, (ctx: LoupeContext, ...args: unkno
     'loupe.openTimeline': async (ctx, arg, focusStep) => {
       const r = await runFrom(ctx, arg, 'Open Trajectory Timeline');
       if (!r) return undefined;
-      TimelinePanel.show(ctx, r.id, { focusStep: typeof focusStep === 'number' ? focusStep : undefined });
+      await TimelinePanel.show(ctx, r.id, { focusStep: typeof focusStep === 'number' ? focusStep : undefined });
       return r.id;
     },
     'loupe.showToolHeatmap': async (ctx, arg) => {
       const r = await runFrom(ctx, arg, 'Show Tool-Usage Heatmap');
       if (!r) return undefined;
       TimelinePanel.get(r.id)?.dispose();
-      TimelinePanel.show(ctx, r.id, { showHeatmap: true });
+      await TimelinePanel.show(ctx, r.id, { showHeatmap: true });
       return r.id;
     },
     'loupe.openRunNotebook': async (ctx, arg, cellSeq) => {
       const r = await runFrom(ctx, arg, 'Open Run Notebook');
       if (!r) return undefined;
       const nb = RunSession.get(r.id)?.notebook ?? new RunNotebook(ctx.store(), r);
-      if (!RunSession.get(r.id)) nb.writeFile();
+      if (!RunSession.get(r.id)) await nb.writeFile();
       const editor = await nb.open({ preserveFocus: false, ...(typeof cellSeq === 'number' ? { viewColumn: vscode.ViewColumn.Beside } : {}) });
       if (typeof cellSeq === 'number') {
         // an annotator's evidence link: select and reveal the cell that ran as kernel cell `cellSeq`
@@ -314,11 +314,11 @@ export function runCommands(): Record<string, (ctx: LoupeContext, ...args: unkno
       let out: string;
       if (fmt === 'jsonl') {
         out = join(outDir, `${r.id}.jsonl`);
-        writeFileSync(out, exportTrajectoryJsonl(store, r.id));
+        writeFileSync(out, await exportTrajectoryJsonl(store, r.id));
       } else if (def?.exportResults && fmt === def.kind) {
         const { block } = await loadRunBlock(r);
         out = join(outDir, `${def.kind}-results`);
-        def.exportResults(store, [{ runId: r.id, block, repeat: r.params.repeat ?? 1 }], out);
+        await def.exportResults(store, [{ runId: r.id, block, repeat: r.params.repeat ?? 1 }], out);
       } else throw new Error(`Unknown export format ${fmt}`);
       void vscode.window.showInformationMessage(`Loupe: exported to ${out}`, 'Reveal').then((x) => x && vscode.commands.executeCommand('revealFileInOS', vscode.Uri.file(out)));
       return out;
@@ -332,7 +332,7 @@ export function runCommands(): Record<string, (ctx: LoupeContext, ...args: unkno
         if (ok !== 'Delete') return false;
       }
       TimelinePanel.get(r.id)?.dispose();
-      ctx.store().deleteRun(r.id);
+      await ctx.store().deleteRun(r.id);
       rmSync(dirname(r.workspace), { recursive: true, force: true });
       ctx.fireRunsChanged();
       return true;

@@ -84,16 +84,16 @@ export class RunNotebook {
     this.uri = vscode.Uri.file(RunNotebook.pathFor(run));
   }
 
-  private run(): RunRecord {
-    const r = this.store.getRun(this.runId);
+  private async run(): Promise<RunRecord> {
+    const r = await this.store.getRun(this.runId);
     if (!r) throw new Error(`run ${this.runId} is no longer in the store`);
     return r;
   }
 
   /** Writes the .ipynb from the store (agent and analyst cells, no resume replays). */
-  writeFile(): void {
-    const run = this.run();
-    const cells = this.store.getCells(run.id, { includeReplays: false, withFigures: true });
+  async writeFile(): Promise<void> {
+    const run = await this.run();
+    const cells = await this.store.getCells(run.id, { includeReplays: false, withFigures: true });
     const nb = buildRunNotebook(run, cells, (c) => (c.stepIndex < 0 ? 'analyst' : 'agent'));
     writeFileSync(this.uri.fsPath, JSON.stringify(nb, null, 1));
   }
@@ -101,7 +101,7 @@ export class RunNotebook {
   /** Opens (writing it first if missing) and shows the notebook. */
   async open(opts: { viewColumn?: vscode.ViewColumn; preserveFocus?: boolean } = {}): Promise<vscode.NotebookEditor> {
     if (!this.doc || this.doc.isClosed) {
-      if (!existsSync(this.uri.fsPath)) this.writeFile();
+      if (!existsSync(this.uri.fsPath)) await this.writeFile();
       this.doc = await vscode.workspace.openNotebookDocument(this.uri);
     }
     // Keep the notebook where the analyst already has it (revealing a cell from the timeline must not replace the
@@ -120,16 +120,16 @@ export class RunNotebook {
   private async doSync(): Promise<void> {
     const doc = this.doc;
     if (!doc || doc.isClosed) {
-      this.writeFile();
+      await this.writeFile();
       return;
     }
-    const run = this.run();
+    const run = await this.run();
     const metas = doc.getCells().map((c) => cellMeta(c)).filter((m): m is LoupeCellMeta => m !== undefined);
     const present = new Set(metas.map((m) => m.seq));
     // Read only cells after the last agent cell shown: agent cells arrive in order; an analyst cell run here
     // meanwhile may hold a later seq than agent cells not yet shown, so it does not move the cursor.
     const sinceSeq = Math.max(-1, ...metas.filter((m) => m.step >= 0).map((m) => m.seq));
-    const cells = this.store.getCells(run.id, { includeReplays: false, withFigures: true, sinceSeq }).filter((c) => !present.has(c.seq));
+    const cells = (await this.store.getCells(run.id, { includeReplays: false, withFigures: true, sinceSeq })).filter((c) => !present.has(c.seq));
     if (!cells.length) return;
     const codeCount = doc.getCells().filter((c) => c.kind === vscode.NotebookCellKind.Code).length;
     const edit = new vscode.WorkspaceEdit();

@@ -9,6 +9,7 @@ import { defaultStartKernel, resumeBlockRun, startBlockRun, type BlockRunOptions
 import type { AgentEvent } from '../../core/agent/types.ts';
 import type { LlmConfig } from '../../core/agent/llm.ts';
 import type { Block, Suite } from '../../core/suites/types.ts';
+import type { RunRecord } from '../../core/store/records.ts';
 import type { LoupeContext } from '../context.ts';
 import { TimelinePanel } from '../panels/timeline-panel.ts';
 import { RunNotebook } from './run-notebook.ts';
@@ -64,19 +65,18 @@ export class RunSession implements vscode.Disposable {
     const showUi = this.opts.showUi ?? true;
     if (showUi) this.terminal.show(true);
     const store = this.ctx.store();
-    const onRunCreated = (runId: string) => {
+    const onRunCreated = (runId: string, run: RunRecord) => {
       this.runId = runId;
       RunSession.byRun.set(runId, this);
       RunSession.changed.fire();
       this.ctx.fireRunsChanged();
-      const run = store.getRun(runId);
-      if (!run) return;
       this.notebook = new RunNotebook(store, run);
-      this.notebook.writeFile();
+      const written = this.notebook.writeFile();
       if (showUi) {
         this.uiReady = (async () => {
+          await written;
           await this.notebook?.open({ viewColumn: vscode.ViewColumn.One, preserveFocus: true });
-          TimelinePanel.show(this.ctx, runId, { column: vscode.ViewColumn.Two });
+          await TimelinePanel.show(this.ctx, runId, { column: vscode.ViewColumn.Two });
         })().catch((e: unknown) => this.ctx.log.error(`run UI failed to open: ${e instanceof Error ? e.message : String(e)}`));
       }
     };
@@ -100,7 +100,9 @@ export class RunSession implements vscode.Disposable {
     };
     try {
       if (this.opts.resumeRunId) {
-        onRunCreated(this.opts.resumeRunId);
+        const run = await store.getRun(this.opts.resumeRunId);
+        if (!run) throw new Error(`Run ${this.opts.resumeRunId} is no longer in the store`);
+        onRunCreated(this.opts.resumeRunId, run);
         this.result = await resumeBlockRun({ ...base, runId: this.opts.resumeRunId });
       } else {
         this.result = await startBlockRun(base);

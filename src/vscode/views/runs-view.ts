@@ -57,25 +57,25 @@ export class RunsViewProvider implements vscode.TreeDataProvider<RunsNode>, vsco
    */
   watch(view: vscode.TreeView<RunsNode>, intervalMs = 2000): void {
     let last = '';
-    const tick = () => {
+    const tick = async () => {
       if (!view.visible) return;
       let fp: string;
       try {
-        fp = this.ctx.store().listRuns({ limit: 5000 }).map((r) => `${r.id}:${r.status}:${r.steps}`).join('|');
+        fp = (await this.ctx.store().listRuns({ limit: 5000 })).map((r) => `${r.id}:${r.status}:${r.steps}`).join('|');
       } catch {
         return;
       }
       if (last && fp !== last) this.refreshSoon();
       last = fp;
     };
-    const timer = setInterval(tick, intervalMs);
-    this.disposables.push({ dispose: () => clearInterval(timer) }, view.onDidChangeVisibility(() => tick()));
+    const timer = setInterval(() => void tick(), intervalMs);
+    this.disposables.push({ dispose: () => clearInterval(timer) }, view.onDidChangeVisibility(() => void tick()));
   }
 
-  getChildren(node?: RunsNode): RunsNode[] {
+  async getChildren(node?: RunsNode): Promise<RunsNode[]> {
     let runs: RunRecord[];
     try {
-      runs = this.ctx.store().listRuns({ limit: 5000 });
+      runs = await this.ctx.store().listRuns({ limit: 5000 });
     } catch (e) {
       this.ctx.log.error(`runs view: cannot read the store ${this.ctx.storePath}: ${e instanceof Error ? e.message : String(e)}`);
       return [];
@@ -90,9 +90,11 @@ export class RunsViewProvider implements vscode.TreeDataProvider<RunsNode>, vsco
     }
     if (node.kind === 'block') {
       const store = this.ctx.store();
+      const ids = node.runs.map((r) => r.id);
+      const [answers, assisted] = await Promise.all([store.getAnswersOf(ids), store.getEventsOf(ids, 'assisted')]);
       return [...node.runs]
         .sort((a, b) => b.createdAt.localeCompare(a.createdAt))
-        .map((run) => ({ kind: 'run', run, answers: store.getAnswers(run.id).length, assisted: store.getEvents(run.id).some((e) => e.kind === 'assisted') }));
+        .map((run) => ({ kind: 'run', run, answers: answers.get(run.id)?.length ?? 0, assisted: (assisted.get(run.id)?.length ?? 0) > 0 }));
     }
     return [];
   }

@@ -40,7 +40,7 @@ test('a benchmark registered from its folder is listed, run with a scripted mode
     assert.deepEqual(runs.map((x) => [x.blockId, x.status]).sort(), [['seven', 'finished'], ['small', 'finished']]);
     // the one core function that reopens a stored run's suite and block
     const s = openStore(store);
-    const again = await reopenRun(s.getRun(runs[0]!.runId)!);
+    const again = await reopenRun((await s.getRun(runs[0]!.runId))!);
     assert.equal(again.benchmark.kind, 'count-rows');
     assert.equal(again.block.id, runs[0]!.blockId);
     assert.equal(again.params.suiteRoot, ROOT);

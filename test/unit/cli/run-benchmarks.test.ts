@@ -34,7 +34,7 @@ test('loupe run --agent reference on BLADE datasets validates; --agent replay re
   const lines = r.out.trim().split('\n').map((l) => JSON.parse(l));
   assert.deepEqual(lines.map((l) => [l.blockId, l.agent, l.status]).sort(), [['affairs', 'reference', 'finished'], ['caschools', 'reference', 'finished']]);
   const s = openStore(store);
-  for (const l of lines) assert.ok(bladeState(s.getExtraState(l.runId)).final, `${l.blockId}: no valid submission`);
+  for (const l of lines) assert.ok(bladeState(await s.getExtraState(l.runId)).final, `${l.blockId}: no valid submission`);
   s.close();
   // BLADE submission JSON (spec §1.2.5) in the results folder
   const multi = JSON.parse(readFileSync(join(dir, 'results', 'caschools', 'multirun_analyses.json'), 'utf8'));
@@ -52,7 +52,7 @@ test('loupe run --agent reference on BLADE datasets validates; --agent replay re
   assert.equal(line.status, 'match');
   assert.ok(line.total >= 2 && line.total === line.matched);
   const s2 = openStore(store);
-  assert.equal(readReplayReports(s2, lines[0].runId).length, 1);
+  assert.equal((await readReplayReports(s2, lines[0].runId)).length, 1);
   s2.close();
 });
 
@@ -75,15 +75,15 @@ test('loupe run on a MIMIC-IV demo database: a scripted model explores with exec
     assert.equal(line.status, 'finished');
     assert.equal(line.steps, 4);
     const s = openStore(store);
-    const q = ddrState(s.getExtraState(line.runId)).queries;
+    const q = ddrState(await s.getExtraState(line.runId)).queries;
     assert.deepEqual(q.map((x) => x.tables), [['admissions', 'patients'], ['admissions']]);
     assert.deepEqual(q[1]!.columns, ['admissions.admission_type', 'admissions.admittime', 'admissions.insurance', 'admissions.subject_id']);
-    assert.deepEqual(readDdrInsights(s, line.runId).map((i) => [i.stepIndex, i.insight]), [[0, null], [1, 'The patient is a woman with two admissions.'], [2, 'The patient is a woman with two admissions.']]);
-    const res = readDdrResult(s, line.runId)!;
+    assert.deepEqual((await readDdrInsights(s, line.runId)).map((i) => [i.stepIndex, i.insight]), [[0, null], [1, 'The patient is a woman with two admissions.'], [2, 'The patient is a woman with two admissions.']]);
+    const res = (await readDdrResult(s, line.runId))!;
     assert.equal(res.finalReport, 'FINISH: Patient 10001217: see the queries above.');
     assert.deepEqual(res.options, { finishRule: 'paper', emptyInsights: 'zero', insights: 'separate-call' });
-    assert.equal(s.getRun(line.runId)!.toolSet, 'ddr-sql');
-    assert.deepEqual(s.getRun(line.runId)!.params.toolSetOptions, { python: 'false' });
+    assert.equal((await s.getRun(line.runId))!.toolSet, 'ddr-sql');
+    assert.deepEqual((await s.getRun(line.runId))!.params.toolSetOptions, { python: 'false' });
     const exported = JSON.parse(readFileSync(join(dir, 'results', 'ddr_results.jsonl'), 'utf8').trim());
     assert.equal(exported.entityId, '10001217');
     assert.equal(exported.finalReport, res.finalReport);

@@ -123,7 +123,7 @@ test('loupe run: scripted llm agent on NHANES Data Brief 508 with faults, sandbo
     assert.equal(body.stream, true);
 
     const s = openStore(store);
-    const steps = s.getSteps(line.runId);
+    const steps = await s.getSteps(line.runId);
     const obs = (i: number) => steps[i]!.toolCalls.map((c) => c.observation);
     assert.match(obs(0)[0]!, /^Question ID: NHANES_NCHS Data Brief No. 508_q1\nQ1: What was the overall prevalence of obesity/);
     assert.match(obs(1)[0]!, /tool call format error for 'python': invalid JSON/);
@@ -139,17 +139,17 @@ test('loupe run: scripted llm agent on NHANES Data Brief 508 with faults, sandbo
     assert.match(obs(4)[0]!, /benchmark root visible: False/);
     assert.match(obs(4)[0]!, /data files: True/);
     assert.match(obs(4)[0]!, /home visible: False/);
-    const run = s.getRun(line.runId)!;
+    const run = (await s.getRun(line.runId))!;
     assert.equal(run.sandbox, 'bubblewrap');
     assert.equal(run.model, 'scripted');
     assert.equal(run.toolSet, 'longda');
     assert.match(run.dataChecksums['data/Examination/BMX_L.xpt']!, /^[0-9a-f]{64}$/);
     assert.match(run.promptHash, /^[0-9a-f]{64}$/);
     assert.equal(run.params.baseUrl, srv.baseUrl);
-    assert.equal(s.getNotes(line.runId)[0], 'weights: WTMEC2YR');
-    assert.equal(s.getSavedCode(line.runId), ANALYSIS);
-    assert.equal(s.getCells(line.runId).length, 2);
-    assert.ok(s.getEvents(line.runId).some((e) => e.kind === 'retry'));
+    assert.equal((await s.getNotes(line.runId))[0], 'weights: WTMEC2YR');
+    assert.equal(await s.getSavedCode(line.runId), ANALYSIS);
+    assert.equal((await s.getCells(line.runId)).length, 2);
+    assert.ok((await s.getEvents(line.runId)).some((e) => e.kind === 'retry'));
     s.close();
 
     // exports
@@ -205,11 +205,11 @@ test('loupe run: kill -9 mid-run, then --resume continues with nothing lost or d
     assert.equal(await exited, -1);
 
     const mid = openStore(store);
-    assert.equal(mid.getRun(runId)!.status, 'running');
-    assert.equal(mid.getRun(runId)!.ownerPid, child.pid);
-    assert.equal(isRunActive(mid.getRun(runId)!), false, 'a killed run must read as stale');
-    assert.ok(mid.getRun(runId)!.heartbeatAt);
-    assert.deepEqual(mid.getSteps(runId).map((s) => s.index), [0, 1]);
+    assert.equal((await mid.getRun(runId))!.status, 'running');
+    assert.equal((await mid.getRun(runId))!.ownerPid, child.pid);
+    assert.equal(isRunActive((await mid.getRun(runId))!), false, 'a killed run must read as stale');
+    assert.ok((await mid.getRun(runId))!.heartbeatAt);
+    assert.deepEqual((await mid.getSteps(runId)).map((s) => s.index), [0, 1]);
     mid.close();
 
     const resumed = cli(['run', '--resume', runId, '--store', store, '--json']);
@@ -226,13 +226,13 @@ test('loupe run: kill -9 mid-run, then --resume continues with nothing lost or d
     assert.deepEqual(line.answers, [{ queryId: Q(1), answer: 40.3 }, { queryId: Q(2), answer: [39.2, 41.3] }]);
 
     const s = openStore(store);
-    assert.deepEqual(s.getSteps(runId).map((x) => x.index), [0, 1, 2, 3, 4]);
-    assert.deepEqual(s.getNotes(runId), ['q1 done']);
+    assert.deepEqual((await s.getSteps(runId)).map((x) => x.index), [0, 1, 2, 3, 4]);
+    assert.deepEqual(await s.getNotes(runId), ['q1 done']);
     // the python state (res) was rebuilt by replaying the recorded cell, and the run says so
-    const events = s.getEvents(runId);
+    const events = await s.getEvents(runId);
     assert.ok(events.some((e) => e.kind === 'resume' && /after step 2/.test(e.message)), JSON.stringify(events));
     assert.ok(events.some((e) => e.kind === 'kernel-replay' && /re-executing 1 recorded cells/.test(e.message)), JSON.stringify(events));
-    assert.deepEqual(s.getCells(runId).map((c) => [c.stepIndex, c.replay, c.status]), [[0, false, 'ok'], [0, true, 'ok'], [2, false, 'ok']]);
+    assert.deepEqual((await s.getCells(runId)).map((c) => [c.stepIndex, c.replay, c.status]), [[0, false, 'ok'], [0, true, 'ok'], [2, false, 'ok']]);
     // the resumed model request carried the whole committed conversation once
     const req = srv.requests.filter((r) => r.turn === 2 && r.served === 'reply');
     assert.equal(req.length, 1);
@@ -262,7 +262,7 @@ test('loupe run: SIGINT stops the run as cancelled and still prints its JSON lin
     assert.equal(line.status, 'cancelled');
     assert.equal(line.steps, 1);
     const s = openStore(join(dir, 's.sqlite'));
-    assert.match(s.getRun(line.runId)!.statusReason!, /SIGINT/);
+    assert.match((await s.getRun(line.runId))!.statusReason!, /SIGINT/);
     s.close();
   } finally {
     await srv.close();
@@ -309,7 +309,7 @@ test('loupe run: an unseen LongDA-format block (xlsx data, fixture) — python r
     assert.equal(srv.requests.filter((r) => r.served === 'reply').length >= 3, true);
     // the doc tool reached the documentation index of the block's docs
     const st = openStore(join(dir, 's.sqlite'));
-    const first = st.getSteps(acs.runId)[0]!.toolCalls[0]!;
+    const first = (await st.getSteps(acs.runId))[0]!.toolCalls[0]!;
     st.close();
     assert.equal(first.name, 'search_doc');
     assert.match(first.observation, /\[docs\/readme\.txt\] .*Columns: region, mode, minutes, weight/s);
@@ -348,10 +348,10 @@ test('loupe run --agent reference: the NHANES 508 reference analysis reproduces 
       assert.match(csv, /,40\.3,40\.3,NHANES_NCHS Data Brief No\. 508_q1\n/);
     }
     const s = openStore(join(dir, 's.sqlite'));
-    const runs = s.listRuns({ blockId: BLOCK });
+    const runs = await s.listRuns({ blockId: BLOCK });
     assert.deepEqual(runs.map((r) => r.params.repeat).sort(), [1, 2]);
     // the answers came from the script's output through the python tool, not typed in
-    const step0 = s.getSteps(runs[0]!.id)[0]!.toolCalls[0]!;
+    const step0 = (await s.getSteps(runs[0]!.id))[0]!.toolCalls[0]!;
     assert.equal(step0.name, 'python');
     assert.match(step0.observation, /"q1": 40\.3/);
     s.close();

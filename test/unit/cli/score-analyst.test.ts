@@ -6,7 +6,7 @@ import { after, before, describe, it } from 'node:test';
 import { main } from '../../../src/cli/main.ts';
 import { openStore } from '../../../src/core/store/run-store.ts';
 import { loadSuite } from '../../../src/core/benchmarks/index.ts';
-import { SqliteJudgementStore } from '../../../src/core/eval/store.ts';
+import { judgementStoreOf } from '../../../src/core/eval/store.ts';
 import { DEMO_REPORT, writeAnalystbenchDemo } from '../../helpers/fixtures.ts';
 import { startScriptedLlm, type ChatRequestBody, type ScriptedLlm } from '../../helpers/scripted-llm.ts';
 
@@ -45,7 +45,7 @@ before(async () => {
   writeFileSync(join(ws, 'report.md'), DEMO_REPORT);
   storeFile = join(dir, 'runs.sqlite');
   const st = openStore(storeFile);
-  st.createRun({ id: 'ab1', suite: 'analystbench', blockId: block.id, agent: 'llm', model: 'writer', params: { suiteRoot: suite }, promptHash: 'h', toolSet: 'analystbench-toc', dataChecksums: {}, loupeVersion: 't', sandbox: 'off', workspace: ws });
+  await st.createRun({ id: 'ab1', suite: 'analystbench', blockId: block.id, agent: 'llm', model: 'writer', params: { suiteRoot: suite }, promptHash: 'h', toolSet: 'analystbench-toc', dataChecksums: {}, loupeVersion: 't', sandbox: 'off', workspace: ws });
   st.close();
 });
 after(async () => {
@@ -79,7 +79,7 @@ describe('cli score --judge llm (AnalystBench-style run)', () => {
     assert.equal(await main(args, t2.io), 0);
     assert.equal(srv.requests.length, calls, 're-scoring is served from the judgement cache');
     const st = openStore(storeFile);
-    const js = new SqliteJudgementStore(st.db).listForRun('ab1');
+    const js = await judgementStoreOf(st).listForRun('ab1');
     st.close();
     assert.equal(js.length, 6);
     assert.ok(js.every((j) => j.judgeId === 'llm:judge-m' && j.promptHash && j.raw && j.verdict && j.at));

@@ -75,7 +75,7 @@ test('loupe score: DDR run from loupe run (MIMIC-IV demo subset) with an LLM jud
     assert.equal(s.summary.hallucinationRate, 0);
     // coverage = distinct touched fields / all fields of the two tables
     const st = openStore(store);
-    const touched = new Set(ddrState(st.getExtraState(runId)).queries.flatMap((q) => q.columns));
+    const touched = new Set(ddrState(await st.getExtraState(runId)).queries.flatMap((q) => q.columns));
     st.close();
     const d = new Database(db, { readonly: true });
     const total = ['patients', 'admissions'].reduce((n, t) => n + (d.prepare(`PRAGMA table_info("${t}")`).all() as unknown[]).length, 0);

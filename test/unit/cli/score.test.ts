@@ -7,7 +7,6 @@ import { after, before, describe, it } from 'node:test';
 import { main } from '../../../src/cli/main.ts';
 import { openStore } from '../../../src/core/store/run-store.ts';
 import type { StepRecord, ToolCallRecord } from '../../../src/core/agent/types.ts';
-import { listScores } from '../../../src/core/eval/store.ts';
 import { loadLongdaGroundTruth } from '../../../src/core/benchmarks/longda/eval.ts';
 import { scoreStoredRun } from '../../../src/core/runs/score-run.ts';
 import { CallbackJudge, type JudgeInput } from '../../../src/core/eval/judges/index.ts';
@@ -42,20 +41,20 @@ const io = () => {
   return { out, err, io: { out: (s: string) => out.push(s), err: (s: string) => err.push(s), env: process.env, cwd: process.cwd() } };
 };
 
-before(() => {
+before(async () => {
   dir = mkdtempSync(join(tmpdir(), 'loupe-score-'));
   file = join(dir, 'runs.sqlite');
   const s = openStore(file);
   const base = { suite: 'longda', blockId: BLOCK, agent: 'llm', params: { suiteRoot: sharedData('longda', 'benchmark') }, promptHash: 'h', toolSet: 'longda', dataChecksums: {}, loupeVersion: 't', sandbox: 'off', workspace: dir };
-  s.createRun({ ...base, id: 'r-good', model: 'model-a' });
-  s.createRun({ ...base, id: 'r-perturbed', model: 'model-b' });
-  s.commitStep(step('r-good', 0, ['prompt']));
-  s.commitStep(step('r-good', 1, ['read_doc', 'python']));
-  s.commitStep(step('r-good', 2, ['answer', 'answer']), { answers: PUBLISHED.map((raw, i) => ({ runId: 'r-good', queryId: Q(i + 1), answer: recorded(raw), raw, stepIndex: 2 })) });
-  s.commitStep(step('r-perturbed', 0, ['search_doc']), { answers: Object.entries(PERTURBED).filter(([, raw]) => recordable(raw)).map(([i, raw]) => ({ runId: 'r-perturbed', queryId: Q(Number(i)), answer: recorded(raw), raw, stepIndex: 0 })) });
+  await s.createRun({ ...base, id: 'r-good', model: 'model-a' });
+  await s.createRun({ ...base, id: 'r-perturbed', model: 'model-b' });
+  await s.commitStep(step('r-good', 0, ['prompt']));
+  await s.commitStep(step('r-good', 1, ['read_doc', 'python']));
+  await s.commitStep(step('r-good', 2, ['answer', 'answer']), { answers: PUBLISHED.map((raw, i) => ({ runId: 'r-good', queryId: Q(i + 1), answer: recorded(raw), raw, stepIndex: 2 })) });
+  await s.commitStep(step('r-perturbed', 0, ['search_doc']), { answers: Object.entries(PERTURBED).filter(([, raw]) => recordable(raw)).map(([i, raw]) => ({ runId: 'r-perturbed', queryId: Q(Number(i)), answer: recorded(raw), raw, stepIndex: 0 })) });
   // issue 21 item 1: "[40.3]" for a single-number question, recorded by the answer tool as 40.3
-  s.createRun({ ...base, id: 'r-onelist', model: 'model-c' });
-  s.commitStep(step('r-onelist', 0, ['answer']), { answers: [{ runId: 'r-onelist', queryId: Q(1), answer: 40.3, raw: '[40.3]', stepIndex: 0 }] });
+  await s.createRun({ ...base, id: 'r-onelist', model: 'model-c' });
+  await s.commitStep(step('r-onelist', 0, ['answer']), { answers: [{ runId: 'r-onelist', queryId: Q(1), answer: 40.3, raw: '[40.3]', stepIndex: 0 }] });
   s.close();
 });
 after(() => rmSync(dir, { recursive: true, force: true }));
@@ -91,7 +90,7 @@ describe('cli score / report (LongDA)', () => {
     const aggB = j.aggregates.find((a) => a.model === 'model-b')!;
     assert.equal(aggB.metrics.match, 3 / 9);
     const s = openStore(file);
-    assert.equal(listScores(s.db).length, 3, 'scores saved in the store');
+    assert.equal((await s.scores.list()).length, 3, 'scores saved in the store');
     s.close();
   });
 
@@ -146,12 +145,12 @@ describe('eval/score-run (DDR run from the store)', () => {
     };
     const suite = { id: 'ddr:mimic', kind: 'ddr', title: 'mimic', version: 't', root: '/data/mimic', source: { kind: 'local', root: '/data/mimic' }, blocks: [block], problems: [] } as unknown as Suite;
     const s = openStore(':memory:');
-    s.createRun({ id: 'd1', suite: 'ddr', blockId: block.id, agent: 'llm', model: 'm', params: { suiteRoot: '/data/mimic' }, promptHash: 'h', toolSet: 'ddr', dataChecksums: {}, loupeVersion: 't', sandbox: 'off', workspace: '/tmp' });
-    s.applyEffects('d1', 0, { extra: { ddr: { options: { finishRule: 'paper', emptyInsights: 'zero' }, queries: [
+    await s.createRun({ id: 'd1', suite: 'ddr', blockId: block.id, agent: 'llm', model: 'm', params: { suiteRoot: '/data/mimic' }, promptHash: 'h', toolSet: 'ddr', dataChecksums: {}, loupeVersion: 't', sandbox: 'off', workspace: '/tmp' });
+    await s.applyEffects('d1', 0, { extra: { ddr: { options: { finishRule: 'paper', emptyInsights: 'zero' }, queries: [
       { stepIndex: 0, sql: 'x', ok: true, rows: 1, truncated: false, tables: ['hosp_patients'], columns: ['hosp_patients.gender', 'hosp_patients.subject_id'], method: 'parser' },
       { stepIndex: 1, sql: 'y', ok: true, rows: 1, truncated: false, tables: ['hosp_patients'], columns: ['hosp_patients.gender'], method: 'parser' },
     ] } } });
-    s.addEvent('d1', 'ddr-result', JSON.stringify({ options: {}, finalReport: 'FINISH: Female patient on the MEDICINE service.', finalReportSource: 'finish', insights: [{ stepIndex: 0, tool: 'execute_query', insight: 'The patient is Female.' }, { stepIndex: 1, tool: 'execute_query', insight: 'NO INSIGHT' }], touched: { tables: [], columns: [], queries: 2 } }));
+    await s.addEvent('d1', 'ddr-result', JSON.stringify({ options: {}, finalReport: 'FINISH: Female patient on the MEDICINE service.', finalReportSource: 'finish', insights: [{ stepIndex: 0, tool: 'execute_query', insight: 'The patient is Female.' }, { stepIndex: 1, tool: 'execute_query', insight: 'NO INSIGHT' }], touched: { tables: [], columns: [], queries: 2 } }));
     const judge = new CallbackJudge('scripted', ((task: string, i: JudgeInput<'checklist-support'>) => {
       if (task === 'hallucination') return { hallucinated: false, reason: '' };
       const text = (i.insights ?? [i.report ?? '']).join(' ').toLowerCase();
@@ -177,7 +176,7 @@ describe('eval/score-run longdaJsonScore (for loupe run --json)', () => {
     const block = suite.blocks.find((b) => b.id === BLOCK)!;
     const s = openStore(file);
     try {
-      const j = longdaJsonScore(s, 'r-perturbed', block);
+      const j = await longdaJsonScore(s, 'r-perturbed', block);
       assert.equal(j.match, 3 / 9);
       assert.equal(j.coverage, 4 / 9);
       assert.equal((j.options as Record<string, unknown>).list_scoring, 'partial');
@@ -199,8 +198,8 @@ describe('eval/score-run BLADE MCQ runs', () => {
     const wrongOf = (l: string) => (l === 'A' ? 'B' : 'A');
     const answers = ids.map((id, k) => ({ itemId: id, answer: k === 1 ? wrongOf(key.get(id)!) : k === 2 ? null : key.get(id)!, raw: 'x', stepIndex: k }));
     const s = openStore(':memory:');
-    s.createRun({ id: 'm1', suite: 'blade-mcq', blockId: 'hurricane', agent: 'llm', model: 'm', params: { suiteRoot: root }, promptHash: 'h', toolSet: 'blade-mcq', dataChecksums: {}, loupeVersion: 't', sandbox: 'off', workspace: '/tmp' });
-    s.applyEffects('m1', 0, { extra: { bladeMcq: { answers } } });
+    await s.createRun({ id: 'm1', suite: 'blade-mcq', blockId: 'hurricane', agent: 'llm', model: 'm', params: { suiteRoot: root }, promptHash: 'h', toolSet: 'blade-mcq', dataChecksums: {}, loupeVersion: 't', sandbox: 'off', workspace: '/tmp' });
+    await s.applyEffects('m1', 0, { extra: { bladeMcq: { answers } } });
     const judge = new CallbackJudge('unused', (() => undefined) as never);
     const r = await scoreStoredRun(s, 'm1', { judge, suites: new Map([[`blade-mcq\u0000${root}`, Promise.resolve(suite)]]) });
     s.close();

@@ -86,7 +86,7 @@ describe('red team: agent code stays inside its workspace', { skip }, () => {
       docs: async () => { throw new Error('no docs index in this test'); },
     });
     assert.ok(['finished', 'failed', 'budget_exhausted'].includes(res.status), res.reason);
-    const run = store.getRun(res.runId)!;
+    const run = (await store.getRun(res.runId))!;
     const runDir = join(run.workspace, '..');
     if (process.env.RT_DEBUG) console.log(readdirSync(runDir));
     const by = (name: string) => obs[attacks.findIndex(([n]) => n === name)]!;
@@ -113,7 +113,7 @@ describe('red team: agent code stays inside its workspace', { skip }, () => {
     // only Loupe's own presentation links to the visible folders are left (for people opening the workspace)
     assert.deepEqual(links.sort(), ['data', 'docs'], `links left: ${links}`);
     assert.equal(readlinkSync(join(run.workspace, 'data')), join(root, 'TOY', 'data'));
-    assert.ok(store.getEvents(run.id).some((e) => /removed 2 symbolic link/.test(e.message)));
+    assert.ok((await store.getEvents(run.id)).some((e) => /removed 2 symbolic link/.test(e.message)));
     contained++;
     // 6/7. the quota stops a disk fill, one file or many
     assert.doesNotMatch(by('fill the disk'), /^filled$/m);

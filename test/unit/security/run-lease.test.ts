@@ -49,7 +49,7 @@ test('run lease: resuming a live run is refused naming its owner; two concurrent
     if (process.env.RT_DEBUG) console.log(refused.code, refused.err);
     assert.match(refused.err, new RegExp(`being driven by another process: \\S+:${first.pid}:`));
     const mid = openStore(store);
-    assert.deepEqual(mid.getSteps(runId).map((s) => s.index), [0]);
+    assert.deepEqual((await mid.getSteps(runId)).map((s) => s.index), [0]);
     mid.close();
 
     // 2. kill the owner; two processes resume at once: one proceeds, the other is refused
@@ -63,11 +63,11 @@ test('run lease: resuming a live run is refused naming its owner; two concurrent
     assert.match(losers[0]!.err, /being driven by another process/);
     assert.equal(JSON.parse(winners[0]!.out.trim()).status, 'finished');
     const s = openStore(store);
-    assert.deepEqual(s.getSteps(runId).map((x) => x.index), [0, 1, 2], 'no step recorded twice');
-    assert.equal(s.getAnswers(runId).length, 1);
-    assert.equal(s.getSteps(runId).filter((x) => x.toolCalls.some((c) => c.name === 'final_answer')).length, 1);
+    assert.deepEqual((await s.getSteps(runId)).map((x) => x.index), [0, 1, 2], 'no step recorded twice');
+    assert.equal((await s.getAnswers(runId)).length, 1);
+    assert.equal((await s.getSteps(runId)).filter((x) => x.toolCalls.some((c) => c.name === 'final_answer')).length, 1);
     assert.equal(await s.getRunLease(runId), undefined, 'the lease is released at the end');
-    assert.ok(s.getEvents(runId).some((e) => e.kind === 'lease' && /took the run over/.test(e.message)));
+    assert.ok((await s.getEvents(runId)).some((e) => e.kind === 'lease' && /took the run over/.test(e.message)));
     s.close();
   } finally {
     await srv.close();

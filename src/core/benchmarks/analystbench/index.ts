@@ -74,12 +74,12 @@ export const analystbench: BenchmarkDefinition = {
   },
   scoreJson: null,
   runLineScore: null,
-  exportResults(store, runs, dir) {
+  async exportResults(store, runs, dir) {
     // <block>/report.md and its figures, copied from the run's workspace (a planted link is never followed)
     const files: string[] = [];
     for (const r of runs) {
-      const ws = store.getRun(r.runId)?.workspace;
-      const st = analystState(store.getExtraState(r.runId));
+      const ws = (await store.getRun(r.runId))?.workspace;
+      const st = analystState(await store.getExtraState(r.runId));
       if (!ws || !st.report) continue;
       const sub = runs.filter((x) => x.block.id === r.block.id).length > 1 ? join(r.block.id, `repeat-${r.repeat}`) : r.block.id;
       let report: string;

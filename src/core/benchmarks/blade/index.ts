@@ -112,14 +112,15 @@ export const blade: BenchmarkDefinition = {
   },
   scoreJson: null,
   runLineScore: null,
-  exportResults(store, runs, dir) {
+  async exportResults(store, runs, dir) {
     // <dataset>/multirun_analyses.json (BLADE MultiRunResults, repeat order; runs without a valid submission →
     // [LM_GENERATION_FAILED, reason]) and <dataset>/submission.json (DatasetSubmission of the valid ones), spec §1.2.5
     const files: string[] = [];
     const rs = [...runs].sort((a, b) => a.repeat - b.repeat);
     for (const ds of [...new Set(rs.map((r) => dsOf(r.block)))]) {
       const mine = rs.filter((r) => dsOf(r.block) === ds);
-      const finals = mine.map((r) => ({ final: bladeState(store.getExtraState(r.runId)).final, message: store.getRun(r.runId)?.statusReason ?? 'no valid submission' }));
+      const finals: { final: ReturnType<typeof bladeState>['final']; message: string }[] = [];
+      for (const r of mine) finals.push({ final: bladeState(await store.getExtraState(r.runId)).final, message: (await store.getRun(r.runId))?.statusReason ?? 'no valid submission' });
       writeJson(dir, join(ds, 'multirun_analyses.json'), bladeMultiRunResults(ds, finals), files);
       writeJson(dir, join(ds, 'submission.json'), bladeDatasetSubmission(ds, finals.flatMap((f) => (f.final ? [f.final] : []))), files);
     }
@@ -149,7 +150,7 @@ export const bladeMcq: BenchmarkDefinition = {
   prepareModel: null,
   completeRun: null,
   runWithoutLoop: (o) => runBladeMcqBlock(o),
-  score: async (ctx) => scoreBladeMcqRun(ctx.store, ctx.run, ctx.block),
+  score: async (ctx) => await scoreBladeMcqRun(ctx.store, ctx.run, ctx.block),
   aggregate: async (groups) => aggregateBladeMcq(groups),
   scoreLine: (s) => {
     const m = s.summary;
@@ -157,12 +158,13 @@ export const bladeMcq: BenchmarkDefinition = {
   },
   scoreJson: null,
   runLineScore: null,
-  exportResults(store, runs, dir) {
+  async exportResults(store, runs, dir) {
     const files: string[] = [];
-    const out = [...runs].sort((a, b) => a.repeat - b.repeat).map((r) => {
-      const answers = (store.getExtraState(r.runId).bladeMcq as BladeMcqState | undefined)?.answers ?? [];
-      return { runId: r.runId, dataset: dsOf(r.block), repeat: r.repeat, ...bladeMcqAccuracy(r.block, answers), answers };
-    });
+    const out = [];
+    for (const r of [...runs].sort((a, b) => a.repeat - b.repeat)) {
+      const answers = ((await store.getExtraState(r.runId)).bladeMcq as BladeMcqState | undefined)?.answers ?? [];
+      out.push({ runId: r.runId, dataset: dsOf(r.block), repeat: r.repeat, ...bladeMcqAccuracy(r.block, answers), answers });
+    }
     if (out.length) writeJson(dir, 'mcq_results.json', out, files);
     return files;
   },

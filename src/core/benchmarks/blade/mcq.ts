@@ -33,10 +33,10 @@ export async function runBladeMcqBlock(o: { store: RunStore; runId: string; bloc
   const { store, runId, block } = o;
   const t0 = performance.now();
   const items = block.items.filter((i): i is BladeMcqItem => i.type === 'blade-mcq');
-  const state = (store.getExtraState(runId).bladeMcq as BladeMcqState | undefined) ?? { answers: [] };
+  const state = ((await store.getExtraState(runId)).bladeMcq as BladeMcqState | undefined) ?? { answers: [] };
   const done = new Set(state.answers.map((a) => a.itemId));
-  let stepIndex = store.getSteps(runId).length;
-  store.updateRun(runId, { status: 'running', statusReason: null, startedAt: new Date().toISOString(), endedAt: null });
+  let stepIndex = (await store.getSteps(runId)).length;
+  await store.updateRun(runId, { status: 'running', statusReason: null, startedAt: new Date().toISOString(), endedAt: null });
   let status: AgentRunResult['status'] = 'finished';
   let reason = `answered ${items.length} questions`;
   for (const item of items) {
@@ -62,10 +62,10 @@ export async function runBladeMcqBlock(o: { store: RunStore; runId: string; bloc
       runId, index: stepIndex, startedAt, endedAt: new Date().toISOString(), latencyMs: res.latencyMs, toolMs: 0,
       assistant: res.message, toolCalls: [], extraMessages: [], usage: res.usage, costUsd: res.costUsd, finishReason: res.finishReason,
     };
-    store.commitStep(step, { extra: { bladeMcq: state } });
+    await store.commitStep(step, { extra: { bladeMcq: state } });
     stepIndex++;
   }
-  store.updateRun(runId, { status, statusReason: reason, endedAt: new Date().toISOString(), addDurationMs: performance.now() - t0 });
+  await store.updateRun(runId, { status, statusReason: reason, endedAt: new Date().toISOString(), addDurationMs: performance.now() - t0 });
   return { runId, status, reason, steps: stepIndex };
 }
 

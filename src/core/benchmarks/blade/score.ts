@@ -70,7 +70,7 @@ export async function scoreBladeStoredRun(o: { store: RunStore; run: RunRecord; 
       ctx.gt.set(dataset, gtP);
     }
     const gt = await gtP;
-    const final = bladeState(store.getExtraState(run.id)).final;
+    const final = bladeState(await store.getExtraState(run.id)).final;
     const input = final ? { runId: run.id, analysis: parseBladeAnalysis(final, `run ${run.id}`) } : { runId: run.id, generationFailed: 'no valid submit_analysis' };
     const s = await scoreBladeRun(input, gt, { python: py, judge: semanticJudgeFrom(o.judge, { runId: run.id }), ...opts, log: o.log ?? nullLogger });
     const m = s.metrics;
@@ -159,8 +159,8 @@ export async function aggregateBladeGroups(groups: readonly ScoreGroup[], option
  * Scores one BLADE MCQ run: accuracy over its questions, per family (conceptual variable / transform); an
  * unparsed reply counts as wrong. Source: BLADE paper §4.1 (Task 1).
  */
-export function scoreBladeMcqRun(store: RunStore, run: RunRecord, block: Block): RunScore {
-  const st = store.getExtraState(run.id).bladeMcq as BladeMcqState | undefined;
+export async function scoreBladeMcqRun(store: RunStore, run: RunRecord, block: Block): Promise<RunScore> {
+  const st = (await store.getExtraState(run.id)).bladeMcq as BladeMcqState | undefined;
   const answers = st?.answers ?? [];
   const all = bladeMcqAccuracy(block, answers);
   const fam = new Map(block.items.filter((i) => i.type === 'blade-mcq').map((i) => [i.id, i.family]));

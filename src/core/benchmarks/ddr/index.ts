@@ -90,7 +90,7 @@ export const ddr: BenchmarkDefinition = {
   // forcedSummary=false —, I_m, touched fields) is recorded as the run's `ddr-result` event.
   async completeRun(model, ctx, status) {
     closeDdrRun(ctx.runId);
-    const messages = messagesFromSteps(ctx.toolSet.systemPrompt, ctx.toolSet.buildBlockPrompt(ctx.block), ctx.store.getSteps(ctx.runId));
+    const messages = messagesFromSteps(ctx.toolSet.systemPrompt, ctx.toolSet.buildBlockPrompt(ctx.block), await ctx.store.getSteps(ctx.runId));
     const flush = (model as { flushInsights?: (m: typeof messages) => Promise<void> }).flushInsights;
     if (flush) await flush(messages);
     await finishDdrRun(ctx.store, ctx.runId, {
@@ -109,12 +109,13 @@ export const ddr: BenchmarkDefinition = {
   },
   scoreJson: null,
   runLineScore: null,
-  exportResults(store, runs, dir) {
+  async exportResults(store, runs, dir) {
     if (!runs.length) return [];
     mkdirSync(dir, { recursive: true });
     const p = join(dir, 'ddr_results.jsonl');
-    const rs = [...runs].sort((a, b) => a.repeat - b.repeat);
-    writeFileSync(p, rs.map((r) => JSON.stringify({ runId: r.runId, entityId: r.block.ddr?.entityId ?? r.block.id, repeat: r.repeat, ...(readDdrResult(store, r.runId) ?? {}) })).join('\n') + '\n');
+    const lines: string[] = [];
+    for (const r of [...runs].sort((a, b) => a.repeat - b.repeat)) lines.push(JSON.stringify({ runId: r.runId, entityId: r.block.ddr?.entityId ?? r.block.id, repeat: r.repeat, ...((await readDdrResult(store, r.runId)) ?? {}) }));
+    writeFileSync(p, lines.join('\n') + '\n');
     return [p];
   },
 };

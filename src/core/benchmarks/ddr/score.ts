@@ -35,14 +35,14 @@ export async function scoreDdrRun(o: { store: RunStore; run: RunRecord; block: B
   const picked: Record<string, string | number> = {};
   for (const k of EVAL_OPTIONS) if (o.options[k] !== undefined) picked[k] = o.options[k] as string | number;
   const opts = ddrOptions({ scenario: guessDdrScenario(o.suite.root), ...picked });
-  const steps = store.getSteps(run.id);
-  const recorded = readDdrResult(store, run.id);
+  const steps = await store.getSteps(run.id);
+  const recorded = await readDdrResult(store, run.id);
   const insights = recorded ? recorded.insights : ddrInsightsFromReasoning(steps);
   const report = recorded ? recorded.finalReport : ddrFinalReport(steps, run.params.finishRule ?? 'paper');
   const checklist = (block.hidden.checklist ?? []).map((c) => ({ question: c.question, answer: c.answer }));
   const entityId = block.ddr?.entityId ?? block.id;
   const cs = await scoreDdrChecklists([{ entityId, checklist, insights: insights.map((i) => i.insight), report, runId: run.id }], o.judge, opts);
-  const queries = ddrState(store.getExtraState(run.id)).queries;
+  const queries = ddrState(await store.getExtraState(run.id)).queries;
   const totalFields = block.visible.database?.tables.reduce((s, t) => s + t.columns.length, 0) ?? 0;
   const exploration = totalFields > 0 ? ddrExploration(queries.map((q) => q.columns), totalFields) : null;
   let hallucination: Awaited<ReturnType<typeof scoreDdrHallucination>> | null = null;

@@ -393,8 +393,8 @@ export interface DdrModel {
 
 /** Where insights are written: the run store's event log (kind `ddr-insight`, JSON message). */
 export interface DdrInsightSink {
-  addEvent(runId: string, kind: string, message: string): void;
-  getEvents(runId: string): { kind: string; message: string }[];
+  addEvent(runId: string, kind: string, message: string): Promise<void>;
+  getEvents(runId: string): Promise<{ kind: string; message: string }[]>;
 }
 
 /** JSON body of a `ddr-insight` run event. */
@@ -429,8 +429,9 @@ function lastToolStep(messages: ChatMessage[]): { stepIndex: number; assistant: 
  * @returns a model with the same interface, for `runAgent`.
  */
 export function withDdrInsights<M extends DdrModel>(model: M, sink: DdrInsightSink, runId: string, task: string): M & { flushInsights(messages: ChatMessage[]): Promise<void> } {
-  const done = new Set<number>(readDdrInsights(sink, runId).map((i) => i.stepIndex));
+  let done: Set<number> | undefined;
   const flush = async (messages: ChatMessage[], signal?: AbortSignal) => {
+    done ??= new Set<number>((await readDdrInsights(sink, runId)).map((i) => i.stepIndex));
     const last = lastToolStep(messages);
     if (!last || done.has(last.stepIndex)) return;
     done.add(last.stepIndex);
@@ -444,10 +445,10 @@ export function withDdrInsights<M extends DdrModel>(model: M, sink: DdrInsightSi
         ev.usage = r.usage;
       } catch (e) {
         ev.insight = null;
-        sink.addEvent(runId, 'warning', `insight call for step ${last.stepIndex} failed: ${errorMessage(e)}`);
+        await sink.addEvent(runId, 'warning', `insight call for step ${last.stepIndex} failed: ${errorMessage(e)}`);
       }
     }
-    sink.addEvent(runId, 'ddr-insight', JSON.stringify(ev));
+    await sink.addEvent(runId, 'ddr-insight', JSON.stringify(ev));
   };
   const wrapped = Object.create(model) as M & { flushInsights(messages: ChatMessage[]): Promise<void> };
   wrapped.complete = async (messages: ChatMessage[], tools: Parameters<M['complete']>[1], opts?: Parameters<M['complete']>[2]) => {
@@ -460,9 +461,8 @@ export function withDdrInsights<M extends DdrModel>(model: M, sink: DdrInsightSi
 }
 
 /** The message-wise insights recorded for a run (from `ddr-insight` events), in step order. */
-export function readDdrInsights(sink: Pick<DdrInsightSink, 'getEvents'>, runId: string): DdrInsightEvent[] {
-  const out = sink
-    .getEvents(runId)
+export async function readDdrInsights(sink: Pick<DdrInsightSink, 'getEvents'>, runId: string): Promise<DdrInsightEvent[]> {
+  const out = (await sink.getEvents(runId))
     .filter((e) => e.kind === 'ddr-insight')
     .map((e) => JSON.parse(e.message) as DdrInsightEvent);
   const byStep = new Map<number, DdrInsightEvent>();
@@ -509,9 +509,9 @@ export interface DdrRunResult {
 
 /** What {@link finishDdrRun} reads from and writes to (the run store). */
 export interface DdrRunStoreView extends DdrInsightSink {
-  getSteps(runId: string): StepRecord[];
-  getExtraState(runId: string): Record<string, unknown>;
-  getRun(runId: string): { status: string; params: RunParams } | undefined;
+  getSteps(runId: string): Promise<StepRecord[]>;
+  getExtraState(runId: string): Promise<Record<string, unknown>>;
+  getRun(runId: string): Promise<{ status: string; params: RunParams } | undefined>;
 }
 
 /**
@@ -523,8 +523,8 @@ export interface DdrRunStoreView extends DdrInsightSink {
  */
 export async function finishDdrRun(store: DdrRunStoreView, runId: string, opts: { finishRule?: DdrFinishRule; emptyInsights?: DdrEmptyInsights; insights?: DdrInsightMode; model?: DdrModel; messages?: ChatMessage[] } = {}): Promise<DdrRunResult> {
   const rule = opts.finishRule ?? 'paper';
-  const steps = store.getSteps(runId);
-  const extra = store.getExtraState(runId);
+  const steps = await store.getSteps(runId);
+  const extra = await store.getExtraState(runId);
   const st = ddrState(extra, opts);
   const terminal = [...steps].reverse().find((s) => isDdrFinish(s.assistant.content, rule));
   let finalReport: string | null = terminal?.assistant.content?.trim() ?? null;
@@ -534,7 +534,7 @@ export async function finishDdrRun(store: DdrRunStoreView, runId: string, opts: 
       finalReport = await ddrForcedSummary(opts.model, opts.messages);
       source = 'forced-summary';
     } catch (e) {
-      store.addEvent(runId, 'warning', `forced final summary failed: ${errorMessage(e)}`);
+      await store.addEvent(runId, 'warning', `forced final summary failed: ${errorMessage(e)}`);
     }
   }
   if (!finalReport) {
@@ -542,7 +542,7 @@ export async function finishDdrRun(store: DdrRunStoreView, runId: string, opts: 
     source = finalReport ? 'last-message' : 'none';
   }
   const mode = opts.insights ?? 'separate-call';
-  const recorded = readDdrInsights(store, runId);
+  const recorded = await readDdrInsights(store, runId);
   const insights: DdrInsight[] = mode === 'reasoning' || !recorded.length ? ddrInsightsFromReasoning(steps) : recorded.map(({ stepIndex, tool, insight }) => ({ stepIndex, tool, insight }));
   const result: DdrRunResult = {
     options: { finishRule: rule, emptyInsights: opts.emptyInsights ?? st.options.emptyInsights, insights: mode },
@@ -551,12 +551,12 @@ export async function finishDdrRun(store: DdrRunStoreView, runId: string, opts: 
     insights,
     touched: ddrTouchedSummary(st.queries),
   };
-  store.addEvent(runId, 'ddr-result', JSON.stringify(result));
+  await store.addEvent(runId, 'ddr-result', JSON.stringify(result));
   return result;
 }
 
 /** The last `ddr-result` recorded for a run, or null. */
-export function readDdrResult(store: Pick<DdrInsightSink, 'getEvents'>, runId: string): DdrRunResult | null {
-  const ev = store.getEvents(runId).filter((e) => e.kind === 'ddr-result').pop();
+export async function readDdrResult(store: Pick<DdrInsightSink, 'getEvents'>, runId: string): Promise<DdrRunResult | null> {
+  const ev = (await store.getEvents(runId)).filter((e) => e.kind === 'ddr-result').pop();
   return ev ? (JSON.parse(ev.message) as DdrRunResult) : null;
 }

@@ -78,7 +78,7 @@ export const longda: BenchmarkDefinition = {
   completeRun: null,
   runWithoutLoop: null,
   async score(ctx) {
-    return scoreLongdaRun(ctx.store, ctx.run, ctx.block, ctx.options);
+    return await scoreLongdaRun(ctx.store, ctx.run, ctx.block, ctx.options);
   },
   async aggregate(groups) {
     return aggregateLongda(groups);
@@ -99,13 +99,13 @@ export const longda: BenchmarkDefinition = {
     };
   },
   runLineScore: (store, runId, block) => longdaJsonScore(store, runId, block),
-  exportResults(store, runs, dir) {
+  async exportResults(store, runs, dir) {
     // LongTA's results folder per repeat: answers_progress.csv, run_summary.json, codes, notes, tool usage
     const files: string[] = [];
     const repeats = [...new Set(runs.map((d) => d.repeat))].sort((a, b) => a - b);
     for (const r of repeats) {
       const out = repeats.length > 1 ? join(dir, `repeat-${r}`) : dir;
-      exportLongdaResults(store, runs.filter((d) => d.repeat === r), out);
+      await exportLongdaResults(store, runs.filter((d) => d.repeat === r), out);
       files.push(join(out, 'answers_progress.csv'));
     }
     return files;

@@ -54,7 +54,7 @@ export interface LongdaRunDetail {
  * @returns the run's score; rates are fractions in [0, 1].
  * @throws LoupeInputError for an invalid option value.
  */
-export function scoreLongdaRun(store: RunStore, run: RunRecord, block: Block, options: OptionValues): RunScore {
+export async function scoreLongdaRun(store: RunStore, run: RunRecord, block: Block, options: OptionValues): Promise<RunScore> {
   const opts = longdaOptions(options as Record<string, string | number>);
   const queries = longdaQueriesOf(block);
   const answers = new Map<string, string>();
@@ -66,9 +66,9 @@ export function scoreLongdaRun(store: RunStore, run: RunRecord, block: Block, op
   }
   // One recorded value, one score: the value the answer tool recorded (and the results export writes, as LongTA's
   // `my_answer`), not the raw text it came from (`[503.6]` for a single-number question was recorded as 503.6).
-  for (const a of store.getAnswers(run.id)) answers.set(byAlt.get(a.queryId) ?? a.queryId, a.answer != null ? pyNumberText(a.answer) : a.raw);
+  for (const a of await store.getAnswers(run.id)) answers.set(byAlt.get(a.queryId) ?? a.queryId, a.answer != null ? pyNumberText(a.answer) : a.raw);
   const score = scoreLongda(queries, answers, opts);
-  const steps = store.getSteps(run.id);
+  const steps = await store.getSteps(run.id);
   const names = stepToolNames(steps);
   const toolCalls: Record<string, number> = {};
   for (const s of names) for (const t of s) toolCalls[t] = (toolCalls[t] ?? 0) + 1;
@@ -117,10 +117,10 @@ export function aggregateLongda(groups: readonly ScoreGroup[]): ScoreAggregate[]
  * @returns `{ benchmark, options, queries, answered, coverage, coverageStructural, match, matchStrict }`.
  * @throws LoupeInputError for an unknown run id or invalid options.
  */
-export function longdaJsonScore(store: RunStore, runId: string, block: Block, options: OptionValues = {}): Record<string, unknown> {
-  const run = store.getRun(runId);
-  if (!run) throw new Error(`run ${runId} not found in ${store.file}`);
-  const s = scoreLongdaRun(store, run, block, options);
+export async function longdaJsonScore(store: RunStore, runId: string, block: Block, options: OptionValues = {}): Promise<Record<string, unknown>> {
+  const run = await store.getRun(runId);
+  if (!run) throw new Error(`run ${runId} not found in ${store.location}`);
+  const s = await scoreLongdaRun(store, run, block, options);
   const m = s.summary;
   return { benchmark: 'longda', options: s.options, queries: m.queries, answered: m.answered, coverage: m.coverage, coverageStructural: m.coverageStructural, match: m.match, matchStrict: m.matchStrict };
 }

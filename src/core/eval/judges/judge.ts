@@ -34,13 +34,13 @@ export function sha256(s: string): string {
 /** A judgement store in memory (tests, one-off scoring). */
 export class MemoryJudgementStore implements JudgementStore {
   readonly items = new Map<string, Judgement>();
-  get(key: string): Judgement | undefined {
+  async get(key: string): Promise<Judgement | undefined> {
     return this.items.get(key);
   }
-  put(j: Judgement): void {
+  async put(j: Judgement): Promise<void> {
     this.items.set(j.key, j);
   }
-  listPending(task?: JudgeTaskName): Judgement[] {
+  async listPending(task?: JudgeTaskName): Promise<Judgement[]> {
     return [...this.items.values()].filter((j) => j.status === 'pending' && (!task || j.task === task));
   }
 }
@@ -59,10 +59,10 @@ abstract class BaseJudge implements Judge {
     const exact = def.exact(input);
     if (exact !== undefined) {
       const key = sha256(`exact\u0000${inputHash}`);
-      const prev = this.store.get(key) as Judgement<K> | undefined;
+      const prev = (await this.store.get(key)) as Judgement<K> | undefined;
       if (prev?.status === 'done') return { ...prev, cached: true };
       const j: Judgement<K> = { key, task, judgeId: 'exact', inputHash, promptHash: null, input, raw: null, verdict: exact, status: 'done', at: new Date().toISOString() };
-      this.store.put(j as Judgement, ctx);
+      await this.store.put(j as Judgement, ctx);
       return j;
     }
     return this.decide(task, input, inputHash, ctx);
@@ -127,7 +127,7 @@ export class LlmJudge extends BaseJudge {
     const prompt = def.prompt(input);
     const promptHash = sha256(`${PROMPT_VERSION}\u0000${this.config.temperature ?? 0}\u0000${prompt.system}\u0000${prompt.user}`);
     const key = sha256(`${this.id}\u0000${task}\u0000${promptHash}`);
-    const prev = this.store.get(key) as Judgement<K> | undefined;
+    const prev = (await this.store.get(key)) as Judgement<K> | undefined;
     if (prev?.status === 'done') return { ...prev, cached: true };
 
     const messages: Array<{ role: 'system' | 'user' | 'assistant'; content: string }> = [
@@ -150,7 +150,7 @@ export class LlmJudge extends BaseJudge {
       } catch (e) {
         const j: Judgement<K> = { ...base, raw, verdict: null, status: 'error', error: `model call failed: ${errorMessage(e)}`, at: new Date().toISOString() };
         this.log.warn(`judge ${this.id} ${task}: ${j.error}`);
-        this.store.put(j as Judgement, ctx);
+        await this.store.put(j as Judgement, ctx);
         return j;
       }
       const extracted = extractJson(raw);
@@ -159,14 +159,14 @@ export class LlmJudge extends BaseJudge {
       const verdict = problems.length === 0 ? def.coerce(parsed) : def.fallback?.(raw);
       if (verdict !== undefined) {
         const j: Judgement<K> = { ...base, raw, verdict: verdict as JudgeVerdict<K>, status: 'done', at: new Date().toISOString() };
-        this.store.put(j as Judgement, ctx);
+        await this.store.put(j as Judgement, ctx);
         return j;
       }
       problem = problems.join('; ');
       messages.push({ role: 'assistant', content: raw }, { role: 'user', content: `That reply is not valid (${problem}). Reply again with the JSON object only.` });
     }
     const j: Judgement<K> = { ...base, raw, verdict: null, status: 'error', error: `invalid reply: ${problem}`, at: new Date().toISOString() };
-    this.store.put(j as Judgement, ctx);
+    await this.store.put(j as Judgement, ctx);
     return j;
   }
 }
@@ -192,14 +192,14 @@ export class HumanJudge extends BaseJudge {
   }
   protected async decide<K extends JudgeTaskName>(task: K, input: JudgeInput<K>, inputHash: string, ctx: JudgeContext): Promise<Judgement<K>> {
     const key = humanJudgementKey(inputHash);
-    const prev = this.store.get(key) as Judgement<K> | undefined;
+    const prev = (await this.store.get(key)) as Judgement<K> | undefined;
     const res = this.resolver ? await this.resolver(task, inputHash) : undefined;
     if (res && res.decidedBy !== 'pending' && res.decidedBy !== 'llm') {
       return { key, task, judgeId: this.id, inputHash, promptHash: null, input, raw: null, verdict: res.verdict as JudgeVerdict<K>, status: 'done', at: prev?.at ?? new Date().toISOString(), annotator: res.annotators.join(', '), decidedBy: res.decidedBy, cached: true };
     }
     if (prev) return this.resolver && prev.status === 'done' ? { ...prev, status: 'pending', verdict: null, cached: true } : { ...prev, cached: true };
     const j: Judgement<K> = { key, task, judgeId: this.id, inputHash, promptHash: null, input, raw: null, verdict: null, status: 'pending', at: new Date().toISOString() };
-    this.store.put(j as Judgement, ctx);
+    await this.store.put(j as Judgement, ctx);
     return j;
   }
 }
@@ -275,14 +275,14 @@ export function humanJudgementKey(inputHash: string): string {
  * @returns the stored judgement.
  * @throws LoupeInputError when the key is unknown or the verdict does not fit the schema.
  */
-export function answerHumanJudgement<K extends JudgeTaskName>(store: JudgementStore, key: string, verdict: JudgeVerdict<K>, annotator: string, note?: string): Judgement<K> {
-  const prev = store.get(key) as Judgement<K> | undefined;
+export async function answerHumanJudgement<K extends JudgeTaskName>(store: JudgementStore, key: string, verdict: JudgeVerdict<K>, annotator: string, note?: string): Promise<Judgement<K>> {
+  const prev = (await store.get(key)) as Judgement<K> | undefined;
   if (!prev || prev.judgeId !== 'human') throw new LoupeInputError(`judgement ${key}`, 'no human judgement with this key');
   const problems = validateSchema(verdict, taskDef(prev.task).schema);
   if (problems.length) throw new LoupeInputError(`judgement ${key}`, `verdict does not fit ${prev.task}: ${problems.join('; ')}`);
   const j: Judgement<K> = { ...prev, verdict, status: 'done', raw: note ?? null, annotator, at: new Date().toISOString() };
   delete j.cached;
-  store.put(j as Judgement);
+  await store.put(j as Judgement);
   return j;
 }
 
@@ -350,14 +350,14 @@ export class CallbackJudge extends BaseJudge {
   }
   protected async decide<K extends JudgeTaskName>(task: K, input: JudgeInput<K>, inputHash: string, ctx: JudgeContext): Promise<Judgement<K>> {
     const key = sha256(`${this.id}\u0000${inputHash}`);
-    const prev = this.store.get(key) as Judgement<K> | undefined;
+    const prev = (await this.store.get(key)) as Judgement<K> | undefined;
     if (prev?.status === 'done') return { ...prev, cached: true };
     this.calls++;
     const v = await this.fn(task, input);
     const j: Judgement<K> = v === undefined
       ? { key, task, judgeId: this.id, inputHash, promptHash: null, input, raw: null, verdict: null, status: 'error', error: 'callback gave no verdict', at: new Date().toISOString() }
       : { key, task, judgeId: this.id, inputHash, promptHash: null, input, raw: JSON.stringify(v), verdict: v, status: 'done', at: new Date().toISOString() };
-    this.store.put(j as Judgement, ctx);
+    await this.store.put(j as Judgement, ctx);
     return j;
   }
 }

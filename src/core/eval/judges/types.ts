@@ -127,10 +127,10 @@ export interface JudgeContext {
 
 /** Persistence of judgements (memory for tests; the SQLite run store in the product). */
 export interface JudgementStore {
-  get(key: string): Judgement | undefined;
-  put(j: Judgement, ctx?: JudgeContext): void;
+  get(key: string): Promise<Judgement | undefined>;
+  put(j: Judgement, ctx?: JudgeContext): Promise<void>;
   /** Pending human items, oldest first. */
-  listPending(task?: JudgeTaskName): Judgement[];
+  listPending(task?: JudgeTaskName): Promise<Judgement[]>;
 }
 
 /** Counts of a batch of judgements, reported with every judged score. */

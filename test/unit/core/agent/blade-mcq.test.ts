@@ -38,10 +38,10 @@ test('blade-mcq: every question asked once, answers parsed strictly, accuracy ag
     assert.equal(res.steps, 5);
     assert.equal(prompts.length, 5);
     assert.match(prompts[0]!, /The valid answers are: A, B(, C)?(, D)?\.\nAnswer:$/);
-    const st = store.getExtraState(res.runId).bladeMcq as BladeMcqState;
+    const st = (await store.getExtraState(res.runId)).bladeMcq as BladeMcqState;
     assert.deepEqual(st.answers.map((a) => a.answer === null), [false, false, false, true, true]);
     assert.deepEqual(bladeMcqAccuracy(block, st.answers), { correct: 2, total: 5, accuracy: 0.4 });
-    assert.equal(store.getRun(res.runId)!.toolSet, 'blade-mcq');
+    assert.equal((await store.getRun(res.runId))!.toolSet, 'blade-mcq');
   } finally {
     store.close();
     await srv.close();

@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { LlmClient } from '../../../../src/core/agent/llm.ts';
 import { RunControl, runAgent, truncateObservation, type AgentRunOptions } from '../../../../src/core/agent/loop.ts';
 import type { AgentEvent, KernelExecuteResult, KernelLike, ToolSet } from '../../../../src/core/agent/types.ts';
-import { isRunActive, openStore, type RunStore } from '../../../../src/core/store/run-store.ts';
+import { isRunActive, openStore, sqliteHandleOf, type RunStore } from '../../../../src/core/store/run-store.ts';
 import { call, rawToolCall, startScriptedLlm, type Turn } from '../../../helpers/scripted-llm.ts';
 
 const echoSet = (extra: Partial<ToolSet> = {}): ToolSet => ({
@@ -46,8 +46,8 @@ function fakeKernelFactory(log: string[]) {
   };
 }
 
-function newRun(store: RunStore, id = 'r1'): string {
-  store.createRun({ id, suite: 't', blockId: 'b', agent: 'llm', model: 'm', params: {}, promptHash: 'h', toolSet: 'echo', dataChecksums: {}, loupeVersion: '0', sandbox: 'off', workspace: '/tmp' });
+async function newRun(store: RunStore, id = 'r1'): Promise<string> {
+  await store.createRun({ id, suite: 't', blockId: 'b', agent: 'llm', model: 'm', params: {}, promptHash: 'h', toolSet: 'echo', dataChecksums: {}, loupeVersion: '0', sandbox: 'off', workspace: '/tmp' });
   return id;
 }
 
@@ -76,7 +76,7 @@ test('loop: tool errors become observations, long observations are cut, finishin
     const r = await runAgent(opts(store, url, { onEvent: (e) => events.push(e) }));
     assert.equal(r.status, 'finished');
     assert.equal(r.steps, 3);
-    const steps = store.getSteps('r1');
+    const steps = await store.getSteps('r1');
     const obs0 = steps[0]!.toolCalls.map((t) => t.observation);
     assert.match(obs0[0]!, /tool call format error for 'echo': invalid JSON/);
     assert.match(obs0[1]!, /unknown tool 'nope'. Available tools: echo, big, boom, note, py, done/);
@@ -94,7 +94,7 @@ test('loop: tool errors become observations, long observations are cut, finishin
     assert.equal(req2.filter((m) => m.role === 'tool').length, 4);
     assert.deepEqual(events.map((e) => e.type).filter((t) => t !== 'model-delta').slice(0, 3), ['step-start', 'tool-call', 'observation']);
     assert.equal(events.at(-1)!.type, 'run-end');
-    const run = store.getRun('r1')!;
+    const run = (await store.getRun('r1'))!;
     assert.equal(run.status, 'finished');
     assert.equal(run.steps, 3);
     assert.ok(run.tokens.input > 0 && run.tokens.output > 0);
@@ -112,7 +112,7 @@ test('loop: step budget, token budget, and no-tool-call streak', async () => {
     const r = await runAgent(opts(store, url, { budget: { maxSteps: 3 } }));
     assert.equal(r.status, 'budget_exhausted');
     assert.match(r.reason, /max steps \(3\)/);
-    assert.equal(store.getSteps('r1').length, 3);
+    assert.equal((await store.getSteps('r1')).length, 3);
     const r2 = await runAgent(opts(store, url, { runId: 'r2', budget: { maxTotalTokens: 250 } }));
     assert.equal(r2.status, 'budget_exhausted');
     assert.match(r2.reason, /token budget/);
@@ -139,7 +139,7 @@ test('loop: cost and wall-clock budgets', async () => {
     assert.equal(r.status, 'budget_exhausted');
     assert.match(r.reason, /cost budget/);
     assert.equal(r.steps, 3);
-    assert.ok(Math.abs(store.getRun('r1')!.costUsd! - 0.006) < 1e-9);
+    assert.ok(Math.abs((await store.getRun('r1'))!.costUsd! - 0.006) < 1e-9);
   });
   await withServer(turns, async (url) => {
     const r = await runAgent(opts(store, url, { runId: 'r2', budget: { maxWallMs: 120 } }));
@@ -170,7 +170,7 @@ test('loop: model failures end as failed with the reason and no key in the store
     assert.equal(r.status, 'failed');
     assert.match(r.reason, /401/);
   });
-  const dump = JSON.stringify(store.db.prepare('SELECT * FROM runs').all()) + JSON.stringify(store.db.prepare('SELECT * FROM run_events').all());
+  const dump = JSON.stringify(sqliteHandleOf(store).prepare('SELECT * FROM runs').all()) + JSON.stringify(sqliteHandleOf(store).prepare('SELECT * FROM run_events').all());
   assert.ok(!dump.includes(key), 'key leaked into the store');
   newRun(store, 'r2');
   await withServer([{ toolCalls: [call('echo', { text: 'a' })] }, { faults: [{ type: 'hang' }], content: 'x' }], async (url) => {
@@ -178,8 +178,8 @@ test('loop: model failures end as failed with the reason and no key in the store
     const p = runAgent(opts(store, url, { runId: 'r2', control, onEvent: (e) => { if (e.type === 'step-start' && e.step === 1) setTimeout(() => control.stop(), 30); } }));
     const r = await p;
     assert.equal(r.status, 'cancelled');
-    assert.equal(store.getRun('r2')!.status, 'cancelled');
-    assert.equal(store.getSteps('r2').length, 1);
+    assert.equal((await store.getRun('r2'))!.status, 'cancelled');
+    assert.equal((await store.getSteps('r2')).length, 1);
   });
   store.close();
 });
@@ -199,7 +199,7 @@ test('loop: pause holds the next model call until resume', async () => {
         if (e.type === 'step-end' && e.step === 0) {
           control.pause();
           pausedAt = srv.requests.length;
-          activeWhilePaused = isRunActive(store.getRun('r1')!);
+          void store.getRun('r1').then((r) => { activeWhilePaused = isRunActive(r!); });
           setTimeout(() => { assert.equal(srv.requests.length, pausedAt); control.resume(); }, 100);
         }
       },
@@ -209,8 +209,8 @@ test('loop: pause holds the next model call until resume', async () => {
     assert.equal(pausedAt, 1);
     assert.deepEqual(kinds.filter((k) => k === 'paused' || k === 'resumed'), ['paused', 'resumed']);
     assert.equal(activeWhilePaused, true);
-    assert.equal(isRunActive(store.getRun('r1')!), false);
-    assert.equal(store.getRun('r1')!.ownerPid, null);
+    assert.equal(isRunActive((await store.getRun('r1'))!), false);
+    assert.equal((await store.getRun('r1'))!.ownerPid, null);
     assert.equal(srv.requests.length, 2);
   });
   store.close();
@@ -229,25 +229,25 @@ test('loop: resume continues after the last committed step, restores state and r
   await withServer(script, async (url, srv) => {
     const r1 = await runAgent(opts(store, url, { budget: { maxSteps: 2 }, startKernel: fakeKernelFactory(executed) }));
     assert.equal(r1.status, 'budget_exhausted');
-    assert.deepEqual(store.getNotes('r1'), ['n1', 'n2']);
+    assert.deepEqual(await store.getNotes('r1'), ['n1', 'n2']);
     const executedBefore = executed.length;
     const r2 = await runAgent(opts(store, url, { resume: true, startKernel: fakeKernelFactory(executed) }));
     assert.equal(r2.status, 'finished');
     assert.equal(r2.steps, 4);
     // x = 41 replayed before print(x); print saw 41
     assert.deepEqual(executed.slice(executedBefore), ['x = 41', 'print(x)']);
-    const steps = store.getSteps('r1');
+    const steps = await store.getSteps('r1');
     assert.deepEqual(steps.map((s) => s.index), [0, 1, 2, 3]);
     assert.equal(steps[2]!.toolCalls[0]!.observation, '41');
-    assert.deepEqual(store.getAnswers('r1').map((a) => a.queryId), ['q1', 'q2']);
-    const events = store.getEvents('r1').map((e) => e.kind);
+    assert.deepEqual((await store.getAnswers('r1')).map((a) => a.queryId), ['q1', 'q2']);
+    const events = (await store.getEvents('r1')).map((e) => e.kind);
     assert.ok(events.includes('resume') && events.includes('kernel-replay'), events.join(','));
-    const cells = store.getCells('r1');
+    const cells = await store.getCells('r1');
     assert.deepEqual(cells.map((c) => [c.code, c.replay]), [['x = 41', false], ['x = 41', true], ['print(x)', false]]);
     // the resumed request carried the full conversation: system, user, 2 assistant turns and their tool messages
     const first = srv.requests[2]!.body.messages;
     assert.deepEqual(first.map((m) => m.role), ['system', 'user', 'assistant', 'tool', 'tool', 'assistant', 'tool']);
-    assert.equal(store.getRun('r1')!.steps, 4);
+    assert.equal((await store.getRun('r1'))!.steps, 4);
   });
   store.close();
 });
@@ -265,12 +265,12 @@ test('loop: resume replays only the cells run since the kernel last lost its sta
   ];
   await withServer(script, async (url) => {
     await runAgent(opts(store, url, { budget: { maxSteps: 3 }, startKernel: fakeKernelFactory(executed) }));
-    assert.deepEqual(store.getCells('r1').map((c) => [c.code, c.restarted]), [['x = 1', false], ['crash', true], ['y = 2', false]]);
+    assert.deepEqual((await store.getCells('r1')).map((c) => [c.code, c.restarted]), [['x = 1', false], ['crash', true], ['y = 2', false]]);
     const before = executed.length;
     const r = await runAgent(opts(store, url, { resume: true, startKernel: fakeKernelFactory(executed) }));
     assert.equal(r.status, 'finished');
     assert.deepEqual(executed.slice(before), ['y = 2', 'print(y)', 'print(x)']);
-    const obs = store.getSteps('r1')[3]!.toolCalls;
+    const obs = (await store.getSteps('r1'))[3]!.toolCalls;
     assert.equal(obs[0]!.observation, '2');
     assert.equal(obs[1]!.observation, '');
   });

@@ -21,10 +21,10 @@ function step(i: number): StepRecord {
 test('timeline rows from summaries equal rows from full steps; store search equals in-memory search', async () => {
   const s = openStore(':memory:');
   try {
-    s.createRun({ id: 'r', suite: 'longda', blockId: 'b', agent: 'llm', model: 'm', params: {}, promptHash: 'h', toolSet: 't', dataChecksums: {}, loupeVersion: 'test', sandbox: 'bubblewrap', workspace: '/nonexistent/ws' });
-    for (let i = 0; i < 30; i++) s.commitStep(step(i));
+    await s.createRun({ id: 'r', suite: 'longda', blockId: 'b', agent: 'llm', model: 'm', params: {}, promptHash: 'h', toolSet: 't', dataChecksums: {}, loupeVersion: 'test', sandbox: 'bubblewrap', workspace: '/nonexistent/ws' });
+    for (let i = 0; i < 30; i++) await s.commitStep(step(i));
     const t0 = Date.UTC(2026, 0, 1);
-    const full = s.getSteps('r');
+    const full = await s.getSteps('r');
     assert.deepEqual((await s.getStepSummaries('r')).map((x) => summaryToTimelineStep(x, t0)), full.map((x) => toTimelineStep(x, t0)));
     for (const q of ['', 'python', 'BMXBMI 4', 'obs 7', 'second line', 'answer 40.3', 'nothing-like-this', 'PYTHON x = 9']) {
       assert.deepEqual(await s.searchSteps('r', q), searchSteps(full, q), q);

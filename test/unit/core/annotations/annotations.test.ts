@@ -6,12 +6,12 @@ import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { main } from '../../../../src/cli/main.ts';
 import {
-  agreementReport, humanResolver, judgementItemId, parseJsonl, resolveItem, schemaVersion, SqliteAnnotationStore, toJsonl, type Annotation,
+  agreementReport, humanResolver, judgementItemId, parseJsonl, resolveItem, schemaVersion, annotationStoreOf, toJsonl, type AnnotationStore, type Annotation,
 } from '../../../../src/core/annotations/index.ts';
 import { CallbackJudge, countingJudge, HumanJudge, HybridJudge, sha256, canonicalJson } from '../../../../src/core/eval/judges/index.ts';
-import { SqliteJudgementStore } from '../../../../src/core/eval/store.ts';
+import { judgementStoreOf } from '../../../../src/core/eval/store.ts';
 import { migrations } from '../../../../src/core/store/migrations.ts';
-import { openStore, type RunStore } from '../../../../src/core/store/run-store.ts';
+import { openStore, sqliteHandleOf, type RunStore } from '../../../../src/core/store/run-store.ts';
 import type { StepRecord } from '../../../../src/core/store/records.ts';
 
 const close = (a: number, b: number, eps = 1e-12) => assert.ok(Math.abs(a - b) < eps, `${a} ≉ ${b}`);
@@ -47,7 +47,7 @@ describe('resolution rules', () => {
 
 let dir = '';
 let rs: RunStore;
-let store: SqliteAnnotationStore;
+let store: AnnotationStore;
 const claims = ['GDP grew 3% in 2021.', 'Unemployment fell.', 'Inflation was 9%.', 'Exports doubled.'];
 
 function step(runId: string, index: number): StepRecord {
@@ -58,11 +58,11 @@ function step(runId: string, index: number): StepRecord {
 before(async () => {
   dir = mkdtempSync(join(tmpdir(), 'loupe-annot-'));
   rs = openStore(join(dir, 'runs.sqlite'));
-  rs.createRun({ id: 'run-1', suite: 'analystbench', blockId: 'b1', agent: 'llm', model: 'm', params: {}, promptHash: 'h', toolSet: 't', dataChecksums: { 'a.csv': 'x' }, loupeVersion: 't', sandbox: 'off', workspace: dir });
-  rs.commitStep(step('run-1', 0));
-  rs.commitStep(step('run-1', 1));
-  store = new SqliteAnnotationStore(rs.db);
-  const human = new HumanJudge(new SqliteJudgementStore(rs.db), humanResolver(store));
+  await rs.createRun({ id: 'run-1', suite: 'analystbench', blockId: 'b1', agent: 'llm', model: 'm', params: {}, promptHash: 'h', toolSet: 't', dataChecksums: { 'a.csv': 'x' }, loupeVersion: 't', sandbox: 'off', workspace: dir });
+  await rs.commitStep(step('run-1', 0));
+  await rs.commitStep(step('run-1', 1));
+  store = annotationStoreOf(rs);
+  const human = new HumanJudge(judgementStoreOf(rs), humanResolver(store));
   for (const c of claims) await human.judge('claim-support', { claim: c, sources: 'Report of 2021.' }, { runId: 'run-1' });
   for (const crit of ['Clarity', 'Depth']) for (const r of ['resp A', 'resp B']) await human.judge('checklist-score', { instruction: 'Write', response: r, criterion: crit }, { runId: 'run-1' });
 });
@@ -146,7 +146,7 @@ describe('annotation store', () => {
   });
 
   it('the human judge now decides from the experts; llm+human fills the rest from the LLM; counts say who decided', async () => {
-    const js = new SqliteJudgementStore(rs.db);
+    const js = judgementStoreOf(rs);
     const counted = countingJudge(new HumanJudge(js, humanResolver(store)));
     for (const c of claims) await counted.judge.judge('claim-support', { claim: c, sources: 'Report of 2021.' });
     for (const crit of ['Clarity', 'Depth']) await counted.judge.judge('checklist-score', { instruction: 'Write', response: 'resp A', criterion: crit });
@@ -194,7 +194,7 @@ describe('annotation store', () => {
     const text = toJsonl(recs);
     const other = openStore(join(dir, 'other.sqlite'));
     try {
-      const os = new SqliteAnnotationStore(other.db);
+      const os = annotationStoreOf(other);
       const r1 = await os.importRecords(parseJsonl(text, 'x.jsonl'), 'x.jsonl');
       const total = recs.filter((r) => r.type === 'annotation').length;
       assert.equal(r1.annotations, total);
@@ -218,7 +218,7 @@ describe('annotation store', () => {
     bad[itemLine] = bad[itemLine]!.replace(/"schemaVersion":"[0-9a-f]+"/, '"schemaVersion":"000000000000"');
     const other = openStore(join(dir, 'third.sqlite'));
     try {
-      const os = new SqliteAnnotationStore(other.db);
+      const os = annotationStoreOf(other);
       await assert.rejects(os.importRecords(parseJsonl(bad.join('\n') + '\n', 'f.jsonl'), 'f.jsonl'), new RegExp(`f\\.jsonl line ${itemLine + 1}: .*version 000000000000 in the file but [0-9a-f]{12} here`));
       assert.throws(() => parseJsonl(lines.join('\n').slice(0, -7), 'f.jsonl'), new RegExp(`f\\.jsonl line ${lines.length}: is cut off`));
       assert.throws(() => parseJsonl('{"type":"header"}\nnot json\n{}\n', 'f.jsonl'), /f\.jsonl line 2: is not JSON/);
@@ -229,7 +229,7 @@ describe('annotation store', () => {
       const badEvidence = [...lines];
       badEvidence[annLine] = badEvidence[annLine]!.replace(/"evidence":\[[^\]]*\]/, '"evidence":[{"kind":"script","src":"javascript:alert(1)"}]');
       await assert.rejects(os.importRecords(parseJsonl(badEvidence.join('\n'), 'f.jsonl'), 'f.jsonl'), new RegExp(`f\\.jsonl line ${annLine + 1} evidence 1: unknown evidence kind 'script'`));
-      assert.equal((other.db.prepare('SELECT COUNT(*) AS n FROM annotations').get() as { n: number }).n, 0);
+      assert.equal((sqliteHandleOf(other).prepare('SELECT COUNT(*) AS n FROM annotations').get() as { n: number }).n, 0);
       // suite version: this store already has the item from another data version
       const suiteBad = lines.map((l) => l.replace(/"suiteVersion":"data:[0-9a-f]+"/, '"suiteVersion":"data:ffffffffffff"'));
       await assert.rejects(store.importRecords(parseJsonl(suiteBad.join('\n'), 'g.jsonl'), 'g.jsonl'), /comes from suite version data:ffffffffffff but this store has it from data:[0-9a-f]{12}/);
@@ -255,8 +255,8 @@ describe('migration 6', () => {
     db.close();
     const s = openStore(f);
     try {
-      assert.equal(s.schemaVersion(), migrations.at(-1)!.id);
-      const as = new SqliteAnnotationStore(s.db);
+      assert.equal(await s.schemaVersion(), migrations.at(-1)!.id);
+      const as = annotationStoreOf(s);
       await as.syncFromJudgements();
       const r = await as.resolve(judgementItemId('claim-support', hash));
       assert.equal(r.decidedBy, 'single');

@@ -82,18 +82,18 @@ before(async () => {
   await run('longda-reference', ['--suite', 'longda', '--root', LONGDA, '--block', BLOCK, '--agent', 'reference']);
   const s = openStore(store);
   const base = { suite: 'longda', blockId: BLOCK, agent: 'llm', params: { suiteRoot: LONGDA }, promptHash: 'h', toolSet: 'longda', dataChecksums: {}, loupeVersion: 't', sandbox: 'off', workspace: dir };
-  s.createRun({ ...base, id: 'longda-perturbed', model: 'model-b' });
-  s.commitStep(step('longda-perturbed', 0, ['search_doc', 'python']));
-  s.commitStep(step('longda-perturbed', 1, ['answer']), { answers: Object.entries(PERTURBED).filter(([, raw]) => parseAnswerArg(raw).ok).map(([i, raw]) => ({ runId: 'longda-perturbed', queryId: Q(Number(i)), answer: (parseAnswerArg(raw) as { value: number | number[] }).value, raw, stepIndex: 1 })) });
-  s.createRun({ ...base, id: 'longda-empty', model: 'model-c' });
-  s.commitStep(step('longda-empty', 0, ['read_doc']));
+  await s.createRun({ ...base, id: 'longda-perturbed', model: 'model-b' });
+  await s.commitStep(step('longda-perturbed', 0, ['search_doc', 'python']));
+  await s.commitStep(step('longda-perturbed', 1, ['answer']), { answers: Object.entries(PERTURBED).filter(([, raw]) => parseAnswerArg(raw).ok).map(([i, raw]) => ({ runId: 'longda-perturbed', queryId: Q(Number(i)), answer: (parseAnswerArg(raw) as { value: number | number[] }).value, raw, stepIndex: 1 })) });
+  await s.createRun({ ...base, id: 'longda-empty', model: 'model-c' });
+  await s.commitStep(step('longda-empty', 0, ['read_doc']));
   // AnalystBench: a small task whose report the judge partly supports
   const suite = writeAnalystbenchDemo(join(dir, 'ab'));
   const ws = join(dir, 'ab-ws');
   mkdirSync(ws, { recursive: true });
   writeFileSync(join(ws, 'report.md'), DEMO_REPORT);
-  s.createRun({ id: 'analystbench-writer', suite: 'analystbench', blockId: 'demo', agent: 'llm', model: 'writer', params: { suiteRoot: suite }, promptHash: 'h', toolSet: 'analystbench-toc', dataChecksums: {}, loupeVersion: 't', sandbox: 'off', workspace: ws });
-  s.createRun({ id: 'analystbench-noreport', suite: 'analystbench', blockId: 'demo', agent: 'llm', model: 'writer', params: { suiteRoot: suite }, promptHash: 'h', toolSet: 'analystbench-toc', dataChecksums: {}, loupeVersion: 't', sandbox: 'off', workspace: join(dir, 'nowhere') });
+  await s.createRun({ id: 'analystbench-writer', suite: 'analystbench', blockId: 'demo', agent: 'llm', model: 'writer', params: { suiteRoot: suite }, promptHash: 'h', toolSet: 'analystbench-toc', dataChecksums: {}, loupeVersion: 't', sandbox: 'off', workspace: ws });
+  await s.createRun({ id: 'analystbench-noreport', suite: 'analystbench', blockId: 'demo', agent: 'llm', model: 'writer', params: { suiteRoot: suite }, promptHash: 'h', toolSet: 'analystbench-toc', dataChecksums: {}, loupeVersion: 't', sandbox: 'off', workspace: join(dir, 'nowhere') });
   s.close();
   // BLADE: reference runs on three datasets, and a scripted imperfect analysis of hurricane
   await run('blade-reference', ['--suite', 'blade', '--root', sharedData('blade', 'datasets'), '--blocks', 'affairs,hurricane,amtl', '--agent', 'reference']);

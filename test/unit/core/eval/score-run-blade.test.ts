@@ -95,8 +95,8 @@ describe('score-run BLADE aggregate: failed_runs', () => {
     const broken: Suite = { ...suite, blocks: [{ ...block, hidden: { ...block.hidden, annotations: undefined } }] } as Suite;
     const s = openStore(':memory:');
     try {
-      s.createRun({ id: 'b1', suite: 'blade', blockId: 'hurricane', agent: 'llm', model: 'm', params: { suiteRoot: root }, promptHash: 'h', toolSet: 'blade', dataChecksums: {}, loupeVersion: 't', sandbox: 'off', workspace: '/tmp' });
-      const r = await scoreStoredRun(s, 'b1', { judge: new ExactOnlyJudge({ get: () => undefined, put: () => {}, listPending: () => [] }), suites: new Map([[`blade\u0000${root}`, Promise.resolve(broken)]]) });
+      await s.createRun({ id: 'b1', suite: 'blade', blockId: 'hurricane', agent: 'llm', model: 'm', params: { suiteRoot: root }, promptHash: 'h', toolSet: 'blade', dataChecksums: {}, loupeVersion: 't', sandbox: 'off', workspace: '/tmp' });
+      const r = await scoreStoredRun(s, 'b1', { judge: new ExactOnlyJudge({ get: async () => undefined, put: async () => {}, listPending: async () => [] }), suites: new Map([[`blade\u0000${root}`, Promise.resolve(broken)]]) });
       assert.match(r.error ?? '', /annotations/);
       assert.equal(r.benchmark, 'blade');
       assert.deepEqual(r.detail, { dataset: block.blade?.dataset ?? block.id });

@@ -6,7 +6,6 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { join } from 'node:path';
 import { loadLongdaGroundTruth, scoreLongda, toolUsageHeatmap } from '../../../../src/core/benchmarks/longda/eval.ts';
-import { saveScore } from '../../../../src/core/eval/store.ts';
 import { openStore } from '../../../../src/core/store/run-store.ts';
 import type { StepRecord } from '../../../../src/core/agent/types.ts';
 import { buildResultsState, stepTools } from '../../../../src/core/ui/results-data.ts';
@@ -45,11 +44,11 @@ describe('results data', () => {
     const partly = Object.fromEntries(block.slice(0, 3).map((q) => [q.qId, q.answer]));
     const runs: [string, string, Record<string, string>][] = [['ra', 'model-a', right], ['rb', 'model-b', partly]];
     for (const [id, model, answers] of runs) {
-      store.createRun({ ...base, id, blockId, model });
-      store.commitStep(step(id, 0, [{ name: 'search_doc' }, { name: 'read_doc' }]));
-      store.commitStep(step(id, 1, [{ name: 'python', args: { code: 'answer("q1", 1)' } }]));
+      await store.createRun({ ...base, id, blockId, model });
+      await store.commitStep(step(id, 0, [{ name: 'search_doc' }, { name: 'read_doc' }]));
+      await store.commitStep(step(id, 1, [{ name: 'python', args: { code: 'answer("q1", 1)' } }]));
       const score = scoreLongda(block, answers);
-      saveScore(store.db, {
+      await store.scores.save({
         runId: id, benchmark: 'longda', judgeId: 'none', options: { tolerance: 0.05, list_scoring: 'partial' },
         summary: { queries: score.n, coverage: score.coverage, match: score.match }, detail: score, pending: 0, scoredAt: new Date().toISOString(),
       });
@@ -90,9 +89,9 @@ describe('results data', () => {
       },
     });
     for (const [id, p] of [['b1', 0.5], ['b2', 1]] as const) {
-      store.createRun({ ...base, suite: 'blade', id, blockId: 'fish', model: 'm' });
+      await store.createRun({ ...base, suite: 'blade', id, blockId: 'fish', model: 'm' });
       const rs = runScore(id, p);
-      saveScore(store.db, { runId: id, benchmark: 'blade', judgeId: 'llm', options: {}, summary: rs.summary, detail: rs, pending: rs.pending, scoredAt: new Date().toISOString() });
+      await store.scores.save({ runId: id, benchmark: 'blade', judgeId: 'llm', options: {}, summary: rs.summary, detail: rs, pending: rs.pending, scoredAt: new Date().toISOString() });
     }
     const s = await buildResultsState(store, 'mem');
     const cvar = s.blade.find((r) => r.decisionType === 'cvar');
@@ -109,7 +108,7 @@ describe('results data', () => {
 
   it('says what to do when the store has runs but no scores', async () => {
     const store = openStore(':memory:');
-    store.createRun({ ...base, id: 'x', blockId: 'B', model: 'm' });
+    await store.createRun({ ...base, id: 'x', blockId: 'B', model: 'm' });
     const s = await buildResultsState(store, 'runs.sqlite');
     assert.match(s.message ?? '', /none scored yet.*loupe score/);
     store.close();

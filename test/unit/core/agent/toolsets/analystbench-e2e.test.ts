@@ -80,7 +80,7 @@ describe('AnalystBench-style report task end to end (scripted model, NHANES)', (
     const w = linkWorkspace(block);
     const res = await runWithModel({ store, runId: 'ab-1', toolSet, block, ws: w.ws, model: new LlmClient({ baseUrl: srv.baseUrl, model: 'scripted' }), startKernel: kernelFactory(w) });
     assert.equal(res.status, 'finished', res.reason);
-    const steps = store.getSteps('ab-1');
+    const steps = await store.getSteps('ab-1');
     assert.deepEqual(steps[0]!.toolCalls[0]!.observation.split('\n').map((l) => l.split('\t')[0]), ['benchmark/NHANES/data/Demographics/DEMO_L.xpt', 'benchmark/NHANES/data/Examination/BMX_L.xpt']);
     // The published NCHS Data Brief 508 values, computed from the microdata in the sandbox.
     assert.match(steps[2]!.toolCalls[0]!.observation, /overall 40\.3 men 39\.2 women 41\.3/);
@@ -91,7 +91,7 @@ describe('AnalystBench-style report task end to end (scripted model, NHANES)', (
     assert.equal(steps[3]!.toolCalls[0]!.isError, true);
     const report = readFileSync(join(w.ws, 'report.md'), 'utf8');
     assert.deepEqual(reportImageRefs(report), ['figures/fig-2-1.png']);
-    const st = analystState(store.getExtraState('ab-1'));
+    const st = analystState(await store.getExtraState('ab-1'));
     assert.deepEqual(st.report, { path: 'report.md', chars: report.length, figures: ['figures/fig-2-1.png'] });
     assert.deepEqual(st.figures.map((f) => f.path), ['figures/fig-2-1.png']);
 

@@ -56,11 +56,11 @@ describe('BLADE agent end to end (scripted model, real data)', () => {
     const res = await runWithModel({ store, runId: 'blade-hurricane-1', toolSet: createBladeToolSet(), block, ws: w.ws, model: llm, startKernel: kernelFactory(w) });
     assert.equal(res.status, 'finished', res.reason);
     assert.equal(res.steps, 3);
-    const steps = store.getSteps('blade-hurricane-1');
+    const steps = await store.getSteps('blade-hurricane-1');
     assert.match(steps[0]!.toolCalls[0]!.observation, /\(94, 14\)/);
     assert.equal(steps[1]!.toolCalls[0]!.isError, true);
     assert.equal(steps[2]!.toolCalls[0]!.isError, false);
-    const st = bladeState(store.getExtraState('blade-hurricane-1'));
+    const st = bladeState(await store.getExtraState('blade-hurricane-1'));
     assert.deepEqual(st.submissions.map((s) => s.valid), [false, true]);
     assert.deepEqual(st.final!.cvars.controls[0]!.columns, ['min', 'wind']);
     assert.match(st.submissions[1]!.modelResult!, /masfem/);
@@ -69,6 +69,6 @@ describe('BLADE agent end to end (scripted model, real data)', () => {
     assert.ok(rep.total >= 4, `python cells replayed: ${rep.total}`);
     assert.equal(rep.allMatch, true, JSON.stringify(rep.actions.filter((a) => !a.match)));
     assert.deepEqual(rep.steps.map((s) => s.stepIndex), [0, 1, 2]);
-    assert.equal(readReplayReports(store, 'blade-hurricane-1').length, 1);
+    assert.equal((await readReplayReports(store, 'blade-hurricane-1')).length, 1);
   });
 });

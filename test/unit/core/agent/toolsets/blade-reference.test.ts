@@ -77,9 +77,9 @@ describe('BLADE reference agent on every shared dataset with data', () => {
       const runId = `ref-${b.id}`;
       const res = await runWithModel({ store, runId, toolSet: createBladeToolSet(), block: b, ws: dir, model: new BladeReferenceModel(b), startKernel: () => s1.enter(dir), agent: 'reference' });
       assert.equal(res.status, 'finished', `${b.id}: ${res.reason}`);
-      const st = bladeState(store.getExtraState(runId));
+      const st = bladeState(await store.getExtraState(runId));
       assert.ok(st.final, `${b.id}: no accepted submission`);
-      summary.push(`${b.id}:${st.submissions.length}:${/built by (.*?)\)\.$/.exec(store.getSteps(runId).at(-1)!.assistant.content ?? "")?.[1]}`);
+      summary.push(`${b.id}:${st.submissions.length}:${/built by (.*?)\)\.$/.exec((await store.getSteps(runId)).at(-1)!.assistant.content ?? "")?.[1]}`);
       const rep = await replayRun({ store, runId, startKernel: () => s2.enter(dir) });
       assert.ok(rep.total >= 2, `${b.id}: replayed ${rep.total} cells`);
       assert.equal(rep.allMatch, true, `${b.id}: ${JSON.stringify(rep.actions.filter((a) => !a.match))}`);

@@ -78,7 +78,7 @@ describe('DDR agent end to end on the MIMIC-IV demo (scripted model)', () => {
     const res = await runWithModel({ store, runId: 'ddr-1', toolSet, block, ws: w.ws, model, startKernel: kernelFactory(w) });
     assert.equal(res.status, 'finished', res.reason);
     assert.equal(res.steps, 6);
-    const steps = store.getSteps('ddr-1');
+    const steps = await store.getSteps('ddr-1');
     // Loupe's import bookkeeping is hidden; descriptions come from DDR's MIMIC metadata.
     const info = JSON.parse(steps[0]!.toolCalls[0]!.observation);
     assert.deepEqual(info.tables, ['hosp_admissions', 'hosp_diagnoses_icd', 'hosp_patients']);
@@ -90,13 +90,13 @@ describe('DDR agent end to end on the MIMIC-IV demo (scripted model)', () => {
     assert.match(steps[4]!.toolCalls[0]!.observation, /^\d+ OperationalError/m);
 
     // message-wise insights: one separate call per non-description tool step (steps 2, 3, 4)
-    const ins = readDdrInsights(store, 'ddr-1');
+    const ins = await readDdrInsights(store, 'ddr-1');
     assert.deepEqual(ins.map((i) => [i.stepIndex, i.tool, i.insight !== null]), [[0, 'get_database_info', false], [1, 'describe_table', false], [2, 'execute_query', true], [3, 'execute_query', true], [4, 'python', true]]);
     assert.equal(insightRequests.length, 3);
     assert.match(ins[2]!.insight!, /52/);
 
     // touched tables / columns from the SQL parser
-    const q = ddrState(store.getExtraState('ddr-1')).queries;
+    const q = ddrState(await store.getExtraState('ddr-1')).queries;
     assert.deepEqual(q.map((x) => [x.stepIndex, x.via]), [[2, 'execute_query'], [3, 'execute_query'], [4, 'python']]);
     assert.deepEqual([q[2]!.tables, q[2]!.columns], [['hosp_admissions'], ['hosp_admissions.subject_id']]);
     assert.deepEqual(q[0]!.columns, ['hosp_patients.anchor_age', 'hosp_patients.dod', 'hosp_patients.gender', 'hosp_patients.subject_id']);
@@ -107,7 +107,7 @@ describe('DDR agent end to end on the MIMIC-IV demo (scripted model)', () => {
     assert.equal(result.finalReportSource, 'finish');
     assert.match(result.finalReport!, /^FINISH: Patient 10000032 is a 52-year-old woman .* with \d+ admissions; the database refused writes \(OperationalError\)/);
     assert.deepEqual(result.touched.tables, ['hosp_admissions', 'hosp_patients']);
-    assert.deepEqual(readDdrResult(store, 'ddr-1'), result);
+    assert.deepEqual(await readDdrResult(store, 'ddr-1'), result);
 
     const rep = await replayRun({ store, runId: 'ddr-1', database: block.visible.database!.path, startKernel: kernelFactory(linkWorkspace(block)) });
     assert.deepEqual(rep.actions.map((a) => [a.stepIndex, a.kind]), [[2, 'sql'], [3, 'sql'], [4, 'python'], [4, 'python']]);
@@ -121,10 +121,10 @@ describe('DDR agent end to end on the MIMIC-IV demo (scripted model)', () => {
     for (const [rule, status, queries] of [['code', 'finished', 0], ['paper', 'budget_exhausted', 2]] as const) {
       const toolSet = createDdrToolSet({ python: false, finishRule: rule });
       const id = `ddr-rule-${rule}`;
-      store.createRun({ id, suite: 'ddr', blockId: block.id, agent: 'llm', model: 'inline', params: {}, promptHash: '', toolSet: toolSet.id, dataChecksums: {}, loupeVersion: 'test', sandbox: 'off', workspace: '/tmp' });
+      await store.createRun({ id, suite: 'ddr', blockId: block.id, agent: 'llm', model: 'inline', params: {}, promptHash: '', toolSet: toolSet.id, dataChecksums: {}, loupeVersion: 'test', sandbox: 'off', workspace: '/tmp' });
       const res = await runAgent({ store, runId: id, model, toolSet: toolSet as never, block, workspace: '/tmp', budget: { maxSteps: 2 } });
       assert.equal(res.status, status, `${rule}: ${res.reason}`);
-      assert.equal(ddrState(store.getExtraState(id)).queries.length, queries, rule);
+      assert.equal(ddrState(await store.getExtraState(id)).queries.length, queries, rule);
     }
   });
 
@@ -132,13 +132,13 @@ describe('DDR agent end to end on the MIMIC-IV demo (scripted model)', () => {
     const toolSet = createDdrToolSet({ python: false });
     const w = linkWorkspace(block);
     const model = new LlmClient({ baseUrl: srv.baseUrl, model: 'scripted' });
-    store.createRun({ id: 'ddr-2', suite: 'ddr', blockId: block.id, agent: 'llm', model: 'scripted', params: {}, promptHash: '', toolSet: toolSet.id, dataChecksums: {}, loupeVersion: 'test', sandbox: 'off', workspace: w.ws });
+    await store.createRun({ id: 'ddr-2', suite: 'ddr', blockId: block.id, agent: 'llm', model: 'scripted', params: {}, promptHash: '', toolSet: toolSet.id, dataChecksums: {}, loupeVersion: 'test', sandbox: 'off', workspace: w.ws });
     const { runAgent } = await import('../../../../../src/core/agent/loop.ts');
     const res = await runAgent({ store, runId: 'ddr-2', model, toolSet: toolSet as never, block, workspace: w.ws, budget: { maxSteps: 2 } });
     assert.equal(res.status, 'budget_exhausted');
     // The forced summary is a separate conversation; script it as an insight-style reply.
     const summaryModel = { model: 'scripted', complete: async () => ({ message: { role: 'assistant' as const, content: 'The patient has three tables of data.' }, usage: { input: 0, output: 0, cached: 0 } }) };
-    const result = await finishDdrRun(store, 'ddr-2', { model: summaryModel, messages: messagesFromSteps(toolSet.systemPrompt, toolSet.buildBlockPrompt(block), store.getSteps('ddr-2')), insights: 'reasoning' });
+    const result = await finishDdrRun(store, 'ddr-2', { model: summaryModel, messages: messagesFromSteps(toolSet.systemPrompt, toolSet.buildBlockPrompt(block), await store.getSteps('ddr-2')), insights: 'reasoning' });
     assert.equal(result.finalReportSource, 'forced-summary');
     assert.equal(result.finalReport, 'FINISH: The patient has three tables of data.');
     assert.deepEqual(result.insights.map((i) => i.tool), ['get_database_info', 'describe_table']);

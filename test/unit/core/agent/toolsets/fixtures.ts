@@ -109,7 +109,7 @@ export function kernelFactory(w: { ws: string; readOnly: string[] }): () => Prom
  * in-memory store. Returns the loop result and the store.
  */
 export async function runWithModel(o: { store: RunStore; runId: string; toolSet: ToolSet<Block>; block: Block; ws: string; model: ModelClient; startKernel?: () => Promise<KernelLike>; agent?: string }) {
-  o.store.createRun({
+  await o.store.createRun({
     id: o.runId, suite: o.block.suite, blockId: o.block.id, agent: o.agent ?? 'llm', model: o.model.model, params: {},
     promptHash: promptHash(o.toolSet.systemPrompt, o.toolSet.buildBlockPrompt(o.block), []), toolSet: o.toolSet.id, dataChecksums: {},
     loupeVersion: 'test', sandbox: 'bubblewrap', workspace: o.ws,

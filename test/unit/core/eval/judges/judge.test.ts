@@ -15,7 +15,7 @@ import {
   tallyJudgements,
   validateSchema,
 } from '../../../../../src/core/eval/judges/index.ts';
-import { SqliteJudgementStore } from '../../../../../src/core/eval/store.ts';
+import { judgementStoreOf } from '../../../../../src/core/eval/store.ts';
 import { openStore } from '../../../../../src/core/store/run-store.ts';
 import { LoupeInputError } from '../../../../../src/core/util/errors.ts';
 import { startScriptedLlm, type ChatRequestBody, type ScriptedLlm, type ScriptedReply } from '../../../../helpers/scripted-llm.ts';
@@ -125,17 +125,17 @@ describe('eval/judges LLM judge', () => {
       firstReply = () => ({ content: '{"supported": false, "reason": "not in sources"}' });
       const file = join(dir, 'runs.sqlite');
       const s1 = openStore(file);
-      const j1 = await new LlmJudge({ baseUrl: srv.baseUrl, model: 'judge-m', maxRetries: 0 }, new SqliteJudgementStore(s1.db)).judge('claim-support', { claim: 'X rose 3%', sources: 'X fell' }, { runId: 'r1' });
+      const j1 = await new LlmJudge({ baseUrl: srv.baseUrl, model: 'judge-m', maxRetries: 0 }, judgementStoreOf(s1)).judge('claim-support', { claim: 'X rose 3%', sources: 'X fell' }, { runId: 'r1' });
       s1.close();
       const n0 = srv.requests.length;
       const s2 = openStore(file);
-      const store2 = new SqliteJudgementStore(s2.db);
+      const store2 = judgementStoreOf(s2);
       const j2 = await new LlmJudge({ baseUrl: srv.baseUrl, model: 'judge-m', maxRetries: 0 }, store2).judge('claim-support', { claim: 'X rose 3%', sources: 'X fell' });
       assert.equal(srv.requests.length, n0);
       assert.equal(j2.cached, true);
       assert.deepEqual(j2.verdict, j1.verdict);
       assert.equal(j2.promptHash, j1.promptHash);
-      assert.equal(store2.listForRun('r1').length, 1);
+      assert.equal((await store2.listForRun('r1')).length, 1);
       s2.close();
     } finally {
       rmSync(dir, { recursive: true, force: true });
@@ -149,13 +149,13 @@ describe('eval/judges human and exact-only judges', () => {
     const h = new HumanJudge(store);
     const j = await h.judge('claim-support', { claim: 'Rate was 11.3%', sources: 'The rate was 11.4%' });
     assert.equal(j.status, 'pending');
-    assert.equal(store.listPending('claim-support').length, 1);
-    assert.throws(() => answerHumanJudgement(store, j.key, { supported: 'yes' } as never, 'ann1'), LoupeInputError);
-    answerHumanJudgement(store, j.key, { supported: false, reason: '11.3 ≠ 11.4' }, 'ann1');
+    assert.equal((await store.listPending('claim-support')).length, 1);
+    await assert.rejects(answerHumanJudgement(store, j.key, { supported: 'yes' } as never, 'ann1'), LoupeInputError);
+    await answerHumanJudgement(store, j.key, { supported: false, reason: '11.3 ≠ 11.4' }, 'ann1');
     const again = await h.judge('claim-support', { claim: 'Rate was 11.3%', sources: 'The rate was 11.4%' });
     assert.equal(again.status, 'done');
     assert.equal(again.annotator, 'ann1');
-    assert.equal(store.listPending().length, 0);
+    assert.equal((await store.listPending()).length, 0);
   });
 
   it('exact-only judge decides identical text and leaves the rest unjudged', async () => {
