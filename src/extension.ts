@@ -7,6 +7,13 @@ import { registerPanels } from './vscode/panels/index.ts';
 import { registerRunUi } from './vscode/run/index.ts';
 import { RunSession } from './vscode/run/run-session.ts';
 import { registerBenchmarksView } from './vscode/views/benchmarks-view.ts';
+import { findBenchmark, registerBenchmark } from './core/benchmarks/registry.ts';
+import type { BenchmarkDefinition } from './core/benchmarks/types.ts';
+
+/** What a test-only bundle may add to the running extension. */
+interface TestHooks {
+  registerBenchmark(def: BenchmarkDefinition): void;
+}
 
 /** What `activate` returns: a small API other extensions and the integration tests can use. */
 export interface LoupeApi {
@@ -35,14 +42,15 @@ export function activate(extension: vscode.ExtensionContext): LoupeApi {
 }
 
 /**
- * Integration tests only: \`LOUPE_TEST_PANELS\` names a test bundle (out/test/panels.js) whose \`register(ctx)\`
- * adds test-only panels. Not set in normal use; the bundle is never part of dist/ or the .vsix.
+ * Integration tests only: \`LOUPE_TEST_PANELS\` names a test bundle (out/test/panels.js) whose \`register(ctx, hooks)\`
+ * adds test-only panels and benchmarks (through this bundle's registry). Not set in normal use; the bundle is never
+ * part of dist/ or the .vsix.
  */
 function registerTestPanels(ctx: LoupeContext): void {
   const entry = process.env.LOUPE_TEST_PANELS;
   if (!entry) return;
-  const mod = createRequire(__filename)(entry) as { register(c: LoupeContext): void };
-  mod.register(ctx);
+  const mod = createRequire(__filename)(entry) as { register(c: LoupeContext, hooks: TestHooks): void };
+  mod.register(ctx, { registerBenchmark: (def) => { if (!findBenchmark(def.kind)) registerBenchmark(def); } });
   ctx.log.info(`test panels registered from ${entry}`);
 }
 

@@ -303,7 +303,7 @@ describe('Run Benchmark Block (palette → notebook, terminal, timeline, runs vi
       const api = vscode.extensions.getExtension<{ runTranscript(id: string): string | undefined }>('loupe-dev.loupe')?.exports;
       const until = async (what: string, ok: () => boolean | Promise<boolean>, ms = 60_000) => {
         const t0 = Date.now();
-        while (!ok()) {
+        while (!(await ok())) {
           if (Date.now() - t0 > ms) throw new Error(`timed out waiting for ${what}`);
           await sleep(100);
         }
