@@ -6,7 +6,8 @@
 import * as vscode from 'vscode';
 
 export interface SuiteSetting {
-  suite: 'longda' | 'blade' | 'blade-mcq' | 'ddr' | 'analystbench';
+  /** A registered benchmark kind (src/core/benchmarks/registry.ts); unknown kinds show as a suite that failed to load. */
+  suite: string;
   root: string;
   entities?: string;
 }

@@ -16,6 +16,78 @@ import type { Block, LoadSuiteOptions, Suite } from '../suites/types.ts';
 import type { Logger } from '../util/log.ts';
 import type { OptionSpec, OptionValues } from './options.ts';
 
+/** Tool-usage heatmap data (LongDA Figure 8): tools × step bins. */
+export interface ToolHeatmap {
+  tools: string[];
+  bins: number;
+  /** Raw counts per tool × bin. */
+  counts: number[][];
+  /** Column-normalised counts (columns with no calls stay 0). */
+  matrix: number[][];
+  nTrajectories: number;
+  /** Calls to names not in `tools` (ignored in the matrix). */
+  otherCalls: number;
+}
+
+/** A bootstrap mean with its 95% interval (NaN when unknown). */
+export interface IntervalEstimate {
+  mean: number;
+  lo: number;
+  hi: number;
+}
+
+/** Interval estimates of one model for one category (BLADE: a decision type, or `weighted`). */
+export interface CategoryCiRow {
+  model: string;
+  /** The category (BLADE decision type). */
+  type: string;
+  precision: IntervalEstimate;
+  coverage: IntervalEstimate;
+  f1: IntervalEstimate;
+  runIds: string[];
+}
+
+/**
+ * How the Results view and `loupe report` present a benchmark's scores. Each part a benchmark does not have is
+ * null; the surfaces build every table and figure from these, never from the benchmark's name (issue 12).
+ */
+export interface BenchmarkPresentation {
+  /** Title of the benchmark's table in the Results view (e.g. `LongDA`, `BLADE per run`). */
+  readonly tableTitle: string;
+  /** The headline metric (a key of the run summary) of the report's model × block table and bar chart, or null. */
+  readonly mainMetric: { key: string; label: string; percent: boolean } | null;
+  /**
+   * Fixed Results-view columns: rates from the run summary, weighted per run by the first of `weightKeys` the
+   * summary has (LongDA: its query count), then the runs' steps, tokens and time, and one row per model over all
+   * blocks; null for a column per numeric summary metric, averaged per model × block.
+   */
+  readonly resultsColumns: { rates: ReadonlyArray<{ key: string; label: string; description: string }>; weightKeys: readonly string[] } | null;
+  /**
+   * The rate plotted against total tokens (Results-view scatter from `rate` of the table above; report figure with
+   * its log fit from `point`), or null. Source: LongDA paper Figure 4.
+   */
+  readonly tokenEfficiency: {
+    rate: string;
+    title: string;
+    point(s: RunScore): { inputTokens: number; outputTokens: number; matchSum: number; coverageSum: number; queries: number };
+  } | null;
+  /** Tool-usage heatmaps (LongDA Figure 8): per step from stored steps (Results view) or from a run score (report), or null. */
+  readonly toolUsage: {
+    /** The tools one step called, as the heatmap counts them (LongDA counts its helpers called inside python code). */
+    stepTools(calls: ReadonlyArray<{ name: string; argumentsText: string }>): string[];
+    /** The heatmap of trajectories (each a list of steps' tools) over `tools` (default: the benchmark's tools). */
+    heatmap(trajectories: ReadonlyArray<ReadonlyArray<readonly string[]>>, opts?: { tools?: readonly string[]; bins?: number }): ToolHeatmap;
+    /** A scored run's steps' tool names and the tools its report heatmap shows. */
+    fromScore(s: RunScore): { steps: string[][]; tools: readonly string[] };
+  } | null;
+  /** Per-category interval estimates from the models' aggregates (BLADE decision types with bootstrap CIs), or null. */
+  readonly categoryCis: {
+    caption: string;
+    figureTitle: string;
+    rows(aggs: readonly ScoreAggregate[]): CategoryCiRow[];
+  } | null;
+}
+
 /** What a tool set is built from. */
 export interface ToolSetContext {
   block: Block;
@@ -119,6 +191,8 @@ export interface BenchmarkDefinition {
   readonly scoreJson: ((s: RunScore) => Record<string, unknown>) | null;
   /** A score that needs no judge, put on each `loupe run --json` line (LongDA's match and coverage), or null. */
   readonly runLineScore: ((store: RunStore, runId: string, block: Block) => Promise<Record<string, unknown>>) | null;
+  /** How the Results view and the report show its scores. */
+  readonly presentation: BenchmarkPresentation;
   /** Writes the benchmark's own results files for runs (`loupe run --results DIR`), or null when it has none. @returns files written. */
   readonly exportResults: ((store: RunStore, runs: ExportedRun[], dir: string) => Promise<string[]>) | null;
 }

@@ -5,9 +5,10 @@
  * both formats and rendered to inline SVG (vega, no browser) in HTML.
  * Source: issue 8 "`loupe report`".
  */
-import type { LongdaRunDetail, RunScore, ScoreAggregate } from '../runs/score-run.ts';
+import { findBenchmark } from '../benchmarks/registry.ts';
+import type { RunScore, ScoreAggregate } from '../runs/score-run.ts';
 import {
-  bladeCiRows, bladeCiSpec, heatmapSpec, heatmapsByModel, longdaMatchVsTokens, matchVsTokensSpec, metricsByModelBlock, modelBarSpec,
+  bladeCiSpec, heatmapSpec, heatmapsByModel, longdaMatchVsTokens, matchVsTokensSpec, metricsByModelBlock, modelBarSpec,
   type ModelBlockTable, type ScoredRunRow, type VegaLiteSpec,
 } from './results.ts';
 
@@ -16,15 +17,6 @@ interface Figure {
   title: string;
   spec: VegaLiteSpec;
 }
-
-/** Main metric per benchmark for model × block tables. */
-const MAIN_METRIC: Record<string, { key: string; label: string; percent: boolean }> = {
-  longda: { key: 'match', label: 'LongDA match', percent: true },
-  ddr: { key: 'messageWiseAccuracy', label: 'DDR message-wise accuracy', percent: true },
-  analystbench: { key: 'checklistPercent', label: 'AnalystBench checklist (%)', percent: false },
-  blade: { key: 'transformValuePrecision', label: 'BLADE transform precision (value)', percent: true },
-  'blade-mcq': { key: 'mcqAccuracy', label: 'BLADE MCQ accuracy', percent: true },
-};
 
 const esc = (s: string) => s.replace(/[&<>"]/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;' })[c]!);
 const fmt = (v: number | null | undefined, percent: boolean) => (v === null || v === undefined || Number.isNaN(v) ? '—' : percent ? (v * 100).toFixed(2) : Number.isInteger(v) ? String(v) : v.toFixed(3));
@@ -61,7 +53,10 @@ export function buildReport(runs: readonly RunScore[], aggs: readonly ScoreAggre
       header: ['model', 'runs', ...keys],
       rows: ag.map((a) => [{ text: a.model }, { text: String(a.runs), runIds: a.runIds }, ...keys.map((k) => ({ text: fmt(a.metrics[k], PERCENT_KEYS.test(k)), runIds: a.runIds }))]),
     }];
-    const main = MAIN_METRIC[b];
+    // What to show comes from the benchmark's presentation (src/core/benchmarks/types.ts); a kind no longer registered
+    // (a test-only benchmark's stored scores) gets the aggregate table only.
+    const p = findBenchmark(b)?.presentation;
+    const main = p?.mainMetric;
     const figures: Figure[] = [];
     if (main) {
       const rows: ScoredRunRow[] = ok.map((r) => ({ runId: r.runId, suite: r.suite, blockId: r.blockId, model: r.model, metrics: r.summary }));
@@ -69,26 +64,27 @@ export function buildReport(runs: readonly RunScore[], aggs: readonly ScoreAggre
       tables.push(modelBlockTable(t, main.label, main.percent));
       if (t.modelMeans.some((m) => m.value !== null)) figures.push({ title: main.label, spec: modelBarSpec(t, main.label, main.percent) });
     }
-    if (b === 'longda' && ok.length) {
-      const mt = longdaMatchVsTokens(ok.map((r) => {
-        const d = r.detail as LongdaRunDetail;
-        return { runId: r.runId, model: r.model, inputTokens: d.efficiency.inputTokens, outputTokens: d.efficiency.outputTokens, matchSum: d.score.match * d.score.n, coverageSum: d.score.coverage * d.score.n, queries: d.score.n };
-      }));
-      if (mt.fit) notes.push(`Match vs tokens fit: match = ${mt.fit.a.toFixed(4)}·ln(tokens) + ${mt.fit.b.toFixed(4)} (R² ${mt.fit.r2.toFixed(3)}, models ${mt.fit.models.join(', ')}).`);
-      figures.push({ title: 'LongDA match vs total tokens', spec: matchVsTokensSpec(mt) });
-      const hms = heatmapsByModel(ok.map((r) => ({ runId: r.runId, model: r.model, steps: (r.detail as LongdaRunDetail).toolSteps ?? [] })), { tools: (ok[0]!.detail as LongdaRunDetail).heatmap.tools });
+    const eff = p?.tokenEfficiency;
+    if (eff && ok.length) {
+      const mt = longdaMatchVsTokens(ok.map((r) => ({ runId: r.runId, model: r.model, ...eff.point(r) })));
+      if (mt.fit) notes.push(`${eff.rate[0]!.toUpperCase()}${eff.rate.slice(1)} vs tokens fit: ${eff.rate} = ${mt.fit.a.toFixed(4)}·ln(tokens) + ${mt.fit.b.toFixed(4)} (R² ${mt.fit.r2.toFixed(3)}, models ${mt.fit.models.join(', ')}).`);
+      figures.push({ title: eff.title, spec: matchVsTokensSpec(mt) });
+    }
+    const usage = p?.toolUsage;
+    if (usage && ok.length) {
+      const hms = heatmapsByModel(ok.map((r) => ({ runId: r.runId, model: r.model, steps: usage.fromScore(r).steps })), usage.heatmap, { tools: usage.fromScore(ok[0]!).tools });
       for (const h of hms) figures.push({ title: `Tool usage — ${h.model}`, spec: heatmapSpec(h.model, h.heatmap) });
     }
-    if (b === 'blade') {
-      const withCi = ag.filter((a) => a.extra && typeof a.extra === 'object' && 'bootstrap' in (a.extra as object));
-      if (withCi.length) {
-        const rows = bladeCiRows(withCi.map((a) => ({ model: a.model, runIds: a.runIds, aggregate: a.extra as never })));
+    const cis = p?.categoryCis;
+    if (cis) {
+      const rows = cis.rows(ag);
+      if (rows.length) {
         tables.push({
-          caption: 'BLADE per decision type: bootstrap mean [95% CI]',
+          caption: cis.caption,
           header: ['model', 'type', 'precision', 'coverage', 'F1'],
           rows: rows.map((r) => [{ text: r.model }, { text: r.type }, ...[r.precision, r.coverage, r.f1].map((x) => ({ text: Number.isFinite(x.mean) ? `${x.mean.toFixed(3)} [${x.lo.toFixed(3)}, ${x.hi.toFixed(3)}]` : '—', runIds: r.runIds }))]),
         });
-        figures.push({ title: 'BLADE F1 by decision type', spec: bladeCiSpec(rows) });
+        figures.push({ title: cis.figureTitle, spec: bladeCiSpec(rows) });
       }
     }
     sections.push({ heading: b, notes, tables, figures });

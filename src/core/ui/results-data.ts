@@ -1,11 +1,12 @@
 /**
  * Shapes the run store into the Results panel's state (no `vscode`, so it is tested on a real store in Node):
- * stored scores (table `scores`, written by `loupe score` / the run UI) per model × block, LongDA match vs tokens,
- * LongDA tool-usage heatmaps from the recorded steps, BLADE per-decision-type metrics with CIs.
- * Every number keeps the ids of the runs it came from.
+ * stored scores (table `scores`, written by `loupe score` / the run UI) per model × block, a rate against total
+ * tokens, tool-usage heatmaps from the recorded steps, per-category metrics with CIs — each as the benchmark's
+ * `presentation` (src/core/benchmarks/types.ts) asks, never by its name. Every number keeps the ids of the runs it
+ * came from. Source: issue 8 (Results webview); issue 12 (presentation behind the registry).
  */
-import { countToolCallsInCode, LONGDA_TOOLS, toolUsageHeatmap } from '../benchmarks/longda/eval.ts';
-import { bladeCiRows } from './results.ts';
+import { benchmarks } from '../benchmarks/registry.ts';
+import type { BenchmarkDefinition } from '../benchmarks/types.ts';
 import { aggregateScores, type RunScore } from '../runs/score-run.ts';
 import type { StoredScore } from '../store/records.ts';
 import type { RunRecord } from '../store/records.ts';
@@ -45,37 +46,22 @@ function wmean(pairs: { v: Num; w?: number }[]): Num {
   return n ? s / n : null;
 }
 
-const LONGDA_COLUMNS: MetricColumn[] = [
-  { key: 'coverage', label: 'Coverage', format: 'percent', description: 'Share of queries with a comparable answer (option coverage)' },
-  { key: 'match', label: 'Match', format: 'percent', description: 'Share of queries within tolerance max(eps·|a|, 1) (option list_scoring)' },
+const RUN_COLUMNS: MetricColumn[] = [
   { key: 'steps', label: 'Steps', format: 'number', description: 'Agent steps per block' },
   { key: 'inputTokens', label: 'Input tokens', format: 'tokens' },
   { key: 'outputTokens', label: 'Output tokens', format: 'tokens' },
   { key: 'time', label: 'Time', format: 'seconds', description: 'Active wall time' },
 ];
 
-/** Tool names a step called: function-call names, plus LongTA tool calls inside submitted code (code actions). */
-export function stepTools(toolCalls: { name: string; argumentsText: string }[]): string[] {
-  const out: string[] = [];
-  for (const c of toolCalls) {
-    if ((LONGDA_TOOLS as readonly string[]).includes(c.name)) {
-      out.push(c.name);
-      continue;
-    }
-    let code = '';
-    try {
-      const a = JSON.parse(c.argumentsText) as { code?: unknown };
-      if (typeof a.code === 'string') code = a.code;
-    } catch {
-      code = '';
-    }
-    if (code) out.push(...countToolCallsInCode(code));
-  }
-  return out;
-}
-
-async function longdaSection(runs: RunRecord[], scores: Map<string, StoredScore>, store: RunStore): Promise<{ table?: MetricsTable; scatter: ScatterPoint[]; heatmaps: ToolHeatmapView[] }> {
-  const scored = runs.filter((r) => r.suite === 'longda');
+/**
+ * A benchmark's table with fixed columns (`presentation.resultsColumns`): summary rates weighted per run, the runs'
+ * steps, tokens and time, a row per model over all blocks; and, when the presentation asks, the rate-vs-tokens
+ * scatter and the tool-usage heatmaps from the stored steps.
+ */
+async function fixedSection(def: BenchmarkDefinition, runs: RunRecord[], scores: Map<string, StoredScore>, store: RunStore): Promise<{ table?: MetricsTable; scatter: ScatterPoint[]; heatmaps: ToolHeatmapView[] }> {
+  const p = def.presentation;
+  const spec = p.resultsColumns!;
+  const scored = runs.filter((r) => r.suite === def.kind);
   if (!scored.length) return { scatter: [], heatmaps: [] };
   const byKey = new Map<string, RunRecord[]>();
   for (const r of scored) {
@@ -85,23 +71,27 @@ async function longdaSection(runs: RunRecord[], scores: Map<string, StoredScore>
   const rows: MetricsRow[] = [];
   const models = [...new Set(scored.map(modelOf))].sort();
   let options: Record<string, string | number | boolean> | undefined;
+  const weight = (x: { s?: StoredScore }) => {
+    for (const k of spec.weightKeys) {
+      const v = num(x.s?.summary[k]);
+      if (v !== null) return v;
+    }
+    return undefined;
+  };
   const cellsFor = (rs: RunRecord[], aggregate: boolean): Record<string, MetricCell> => {
     const ids = rs.map((r) => r.id);
-    const sc = rs.map((r) => ({ r, s: scores.get(r.id) }));
-    const withScore = sc.filter((x) => x.s);
-    const queries = (x: { s?: StoredScore }) => num(x.s?.summary.queries) ?? num(x.s?.summary.n) ?? undefined;
-    const n = withScore.reduce((k, x) => k + (queries(x) ?? 0), 0);
+    const withScore = rs.map((r) => ({ r, s: scores.get(r.id) })).filter((x) => x.s);
+    const n = withScore.reduce((k, x) => k + (weight(x) ?? 0), 0);
     const pending = withScore.reduce((k, x) => k + (x.s?.pending ?? 0), 0);
     const rate = (key: string): MetricCell => ({
-      value: wmean(withScore.map((x) => ({ v: num(x.s?.summary[key]), w: queries(x) }))),
+      value: wmean(withScore.map((x) => ({ v: num(x.s?.summary[key]), w: weight(x) }))),
       n: n || undefined, runIds: withScore.map((x) => x.r.id), pending: pending || undefined,
     });
     const blocks = new Set(rs.map((r) => r.blockId)).size || 1;
     const sum = (f: (r: RunRecord) => number) => rs.reduce((k, r) => k + f(r), 0);
     const perRun = aggregate ? blocks : rs.length || 1;
     return {
-      coverage: rate('coverage'),
-      match: rate('match'),
+      ...Object.fromEntries(spec.rates.map((c) => [c.key, rate(c.key)])),
       steps: { value: sum((r) => r.steps) / perRun, runIds: ids },
       inputTokens: { value: sum((r) => r.tokens.input), runIds: ids },
       outputTokens: { value: sum((r) => r.tokens.output), runIds: ids },
@@ -113,40 +103,36 @@ async function longdaSection(runs: RunRecord[], scores: Map<string, StoredScore>
   for (const model of models) {
     const mine = scored.filter((r) => modelOf(r) === model);
     const blocks = [...new Set(mine.map((r) => r.blockId))].sort();
-    for (const b of blocks) {
-      const rs = byKey.get(`${model}\u0000${b}`) ?? [];
-      rows.push({ model, block: b, blockTitle: blockTitle(b), cells: cellsFor(rs, false) });
-    }
+    for (const b of blocks) rows.push({ model, block: b, blockTitle: blockTitle(b), cells: cellsFor(byKey.get(`${model}\u0000${b}`) ?? [], false) });
     const agg = cellsFor(mine, true);
     if (blocks.length > 1) rows.push({ model, block: '*', cells: agg });
     for (const r of mine) {
       const o = scores.get(r.id)?.options;
       if (o && !options) options = Object.fromEntries(Object.entries(o).filter(([, v]) => ['string', 'number', 'boolean'].includes(typeof v))) as Record<string, string | number | boolean>;
     }
-    if (agg.match?.value !== null && agg.match?.value !== undefined) {
-      scatter.push({
-        model, match: agg.match.value, blocks: blocks.length, runIds: mine.map((r) => r.id),
-        totalTokens: mine.reduce((k, r) => k + r.tokens.input + r.tokens.output, 0),
-      });
+    const plotted = p.tokenEfficiency ? agg[p.tokenEfficiency.rate]?.value : null;
+    if (plotted !== null && plotted !== undefined) {
+      scatter.push({ model, match: plotted, blocks: blocks.length, runIds: mine.map((r) => r.id), totalTokens: mine.reduce((k, r) => k + r.tokens.input + r.tokens.output, 0) });
     }
-    // Tool usage: one trajectory per run (a LongDA run is one block), steps after the task.
-    const trajectories: string[][][] = [];
-    for (const r of mine) trajectories.push((await store.getSteps(r.id)).map((s) => stepTools(s.toolCalls)));
-    const withCalls = trajectories.filter((t) => t.some((s) => s.length));
-    if (withCalls.length) {
-      const hm = toolUsageHeatmap(withCalls);
-      heatmaps.push({ model, tools: hm.tools, bins: hm.bins, matrix: hm.matrix, counts: hm.counts, nTrajectories: hm.nTrajectories, runIds: mine.map((r) => r.id) });
+    // Tool usage: one trajectory per run (one block), its steps' tools.
+    const usage = p.toolUsage;
+    if (usage) {
+      const trajectories: string[][][] = [];
+      for (const r of mine) trajectories.push((await store.getSteps(r.id)).map((st) => usage.stepTools(st.toolCalls)));
+      const withCalls = trajectories.filter((t) => t.some((x) => x.length));
+      if (withCalls.length) {
+        const hm = usage.heatmap(withCalls);
+        heatmaps.push({ model, tools: hm.tools, bins: hm.bins, matrix: hm.matrix, counts: hm.counts, nTrajectories: hm.nTrajectories, runIds: mine.map((r) => r.id) });
+      }
     }
   }
-  return {
-    table: { id: 'longda', title: 'LongDA', suite: 'longda', columns: LONGDA_COLUMNS, rows, options },
-    scatter,
-    heatmaps,
-  };
+  const columns: MetricColumn[] = [...spec.rates.map((c) => ({ key: c.key, label: c.label, format: 'percent' as const, description: c.description })), ...RUN_COLUMNS];
+  return { table: { id: def.kind, title: p.tableTitle, suite: def.kind, columns, rows, options }, scatter, heatmaps };
 }
 
-/** A table of every numeric summary metric for suites without a dedicated layout (DDR, AnalystBench, BLADE MCQ). */
-function genericTable(suite: string, runs: RunRecord[], scores: Map<string, StoredScore>): MetricsTable | undefined {
+/** A table of every numeric summary metric, for benchmarks without fixed columns (`presentation.resultsColumns` null). */
+function genericTable(def: BenchmarkDefinition, runs: RunRecord[], scores: Map<string, StoredScore>): MetricsTable | undefined {
+  const suite = def.kind;
   const rs = runs.filter((r) => r.suite === suite && scores.has(r.id));
   if (!rs.length) return undefined;
   const keys = new Set<string>();
@@ -167,8 +153,7 @@ function genericTable(suite: string, runs: RunRecord[], scores: Map<string, Stor
   }));
   const first = scores.get((rs[0] as RunRecord).id);
   const options = first ? Object.fromEntries(Object.entries(first.options).filter(([, v]) => ['string', 'number', 'boolean'].includes(typeof v))) as Record<string, string | number | boolean> : undefined;
-  const titles: Record<string, string> = { ddr: 'DDR-Bench', analystbench: 'AnalystBench', 'blade-mcq': 'BLADE MCQ', blade: 'BLADE per run' };
-  return { id: suite, title: titles[suite] ?? suite, suite, columns, rows, options };
+  return { id: suite, title: def.presentation.tableTitle, suite, columns, rows, options };
 }
 
 const isRunScore = (d: unknown): d is RunScore =>
@@ -181,24 +166,27 @@ const cellOf = (iv: { mean: number; lo: number; hi: number }, runIds: string[], 
 };
 
 /**
- * BLADE per decision type with 95% bootstrap CIs: the stored run scores (`loupe score` keeps the whole RunScore as
- * the score's detail) are aggregated per model by the core (`aggregateScores` → `aggregateBlade`, k, samples, seed)
- * and flattened with `bladeCiRows`.
+ * Per-category rows with 95% bootstrap CIs (BLADE decision types): the stored run scores (`loupe score` keeps the
+ * whole RunScore as the score's detail) of each benchmark with `presentation.categoryCis` are aggregated per model
+ * by the core (`aggregateScores`: BLADE's k, samples, seed) and flattened by the benchmark.
  */
-async function bladeRows(scores: Map<string, StoredScore>): Promise<{ rows: BladeDecisionRow[]; options?: Record<string, string | number | boolean> }> {
-  const runScores = [...scores.values()].map((s) => s.detail).filter(isRunScore).filter((r) => r.benchmark === 'blade' && !r.error);
-  if (!runScores.length) return { rows: [] };
-  const aggs = (await aggregateScores(runScores)).filter((a) => a.benchmark === 'blade');
-  const usable = aggs.filter((a) => (a.extra as { bootstrap?: unknown } | undefined)?.bootstrap);
-  const flat = bladeCiRows(usable.map((a) => ({ model: a.model, runIds: a.runIds, aggregate: a.extra as Parameters<typeof bladeCiRows>[0][number]['aggregate'] })));
-  const pendingOf = (model: string) => aggs.find((a) => a.model === model)?.pending ?? 0;
-  const rows = flat.map((r) => ({
-    model: r.model, decisionType: r.type,
-    precision: cellOf(r.precision, r.runIds, 0), coverage: cellOf(r.coverage, r.runIds, 0), f1: cellOf(r.f1, r.runIds, pendingOf(r.model)),
-  }));
-  const first = usable[0]?.extra as { options?: Record<string, unknown> } | undefined;
-  const options = first?.options ? Object.fromEntries(Object.entries(first.options).filter(([, v]) => ['string', 'number', 'boolean'].includes(typeof v))) as Record<string, string | number | boolean> : undefined;
-  return { rows, options };
+async function categoryRows(scores: Map<string, StoredScore>): Promise<{ rows: BladeDecisionRow[]; options?: Record<string, string | number | boolean> }> {
+  const out: BladeDecisionRow[] = [];
+  let options: Record<string, string | number | boolean> | undefined;
+  for (const def of benchmarks()) {
+    const cis = def.presentation.categoryCis;
+    if (!cis) continue;
+    const runScores = [...scores.values()].map((s) => s.detail).filter(isRunScore).filter((r) => r.benchmark === def.kind && !r.error);
+    if (!runScores.length) continue;
+    const aggs = (await aggregateScores(runScores)).filter((a) => a.benchmark === def.kind);
+    const pendingOf = (model: string) => aggs.find((a) => a.model === model)?.pending ?? 0;
+    for (const r of cis.rows(aggs)) {
+      out.push({ model: r.model, decisionType: r.type, precision: cellOf(r.precision, r.runIds, 0), coverage: cellOf(r.coverage, r.runIds, 0), f1: cellOf(r.f1, r.runIds, pendingOf(r.model)) });
+    }
+    const first = aggs.find((a) => (a.extra as { bootstrap?: unknown } | undefined)?.bootstrap)?.extra as { options?: Record<string, unknown> } | undefined;
+    if (first?.options && !options) options = Object.fromEntries(Object.entries(first.options).filter(([, v]) => ['string', 'number', 'boolean'].includes(typeof v))) as Record<string, string | number | boolean>;
+  }
+  return { rows: out, options };
 }
 
 /** Builds the Results state from a run store. */
@@ -212,19 +200,26 @@ export async function buildResultsState(store: RunStore, source = store.location
   }
   const scores = latestScores(scoreList);
   const tables: MetricsTable[] = [];
-  const longda = await longdaSection(runs, scores, store);
-  if (longda.table) tables.push(longda.table);
-  for (const suite of ['blade', 'ddr', 'analystbench', 'blade-mcq']) {
-    const t = genericTable(suite, runs, scores);
-    if (t) tables.push(t);
+  const scatter: ScatterPoint[] = [];
+  const heatmaps: ToolHeatmapView[] = [];
+  for (const def of benchmarks()) {
+    if (def.presentation.resultsColumns) {
+      const f = await fixedSection(def, runs, scores, store);
+      if (f.table) tables.push(f.table);
+      scatter.push(...f.scatter);
+      heatmaps.push(...f.heatmaps);
+    } else {
+      const t = genericTable(def, runs, scores);
+      if (t) tables.push(t);
+    }
   }
-  const blade = await bladeRows(scores);
+  const blade = await categoryRows(scores);
   const pendingJudgements = [...scores.values()].reduce((k, s) => k + s.pending, 0);
   let message: string | undefined;
   if (!runs.length) message = `No runs in ${source} yet. Run a benchmark block, then score it (loupe score --store … --all).`;
   else if (!scores.size) message = `${runs.length} run${runs.length === 1 ? '' : 's'} in the store, none scored yet: run \`loupe score --store ${source} --all\`.`;
   return {
-    source, generatedAt: new Date().toISOString(), tables, scatter: longda.scatter, heatmaps: longda.heatmaps, blade: blade.rows,
+    source, generatedAt: new Date().toISOString(), tables, scatter, heatmaps, blade: blade.rows,
     bladeOptions: blade.options, pendingJudgements, message,
   };
 }

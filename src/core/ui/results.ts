@@ -5,7 +5,7 @@
  * carries the run ids behind it so a view can link each number to its runs.
  * Source: issue 8 "Results webview"; spec §2.4 "Other figure procedures", §2.5.
  */
-import { toolUsageHeatmap, type ToolHeatmap } from '../benchmarks/longda/eval.ts';
+import type { CategoryCiRow, ToolHeatmap } from '../benchmarks/types.ts';
 
 /** One scored run, flattened for tables. */
 export interface ScoredRunRow {
@@ -119,10 +119,15 @@ export function longdaMatchVsTokens(
 
 /**
  * Tool-usage heatmaps per model (LongDA Figure 8) from each run's step-wise tool names.
- * @param runs per run: model and its steps' tool names (one entry per step).
+ * @param runs per run: model and its steps' tool names (one entry per step); `heatmap` the benchmark's heatmap builder
+ *   (`BenchmarkPresentation.toolUsage.heatmap`); `opts` its tools and bins.
  * @returns model → heatmap (with run ids).
  */
-export function heatmapsByModel(runs: ReadonlyArray<{ runId: string; model: string; steps: ReadonlyArray<readonly string[]> }>, opts: { tools?: readonly string[]; bins?: number } = {}): Array<{ model: string; heatmap: ToolHeatmap; runIds: string[] }> {
+export function heatmapsByModel(
+  runs: ReadonlyArray<{ runId: string; model: string; steps: ReadonlyArray<readonly string[]> }>,
+  heatmap: (trajectories: ReadonlyArray<ReadonlyArray<readonly string[]>>, opts: { tools?: readonly string[]; bins?: number }) => ToolHeatmap,
+  opts: { tools?: readonly string[]; bins?: number } = {},
+): Array<{ model: string; heatmap: ToolHeatmap; runIds: string[] }> {
   const by = new Map<string, { steps: Array<ReadonlyArray<readonly string[]>>; runIds: string[] }>();
   for (const r of runs) {
     let g = by.get(r.model);
@@ -130,38 +135,11 @@ export function heatmapsByModel(runs: ReadonlyArray<{ runId: string; model: stri
     g.steps.push(r.steps);
     g.runIds.push(r.runId);
   }
-  return [...by.entries()].sort((a, b) => a[0].localeCompare(b[0])).map(([model, g]) => ({ model, heatmap: toolUsageHeatmap(g.steps, opts), runIds: g.runIds }));
+  return [...by.entries()].sort((a, b) => a[0].localeCompare(b[0])).map(([model, g]) => ({ model, heatmap: heatmap(g.steps, opts), runIds: g.runIds }));
 }
 
-/** BLADE per-decision-type row with bootstrap CIs (shape of the BLADE engineer's aggregate). */
-export interface BladeCiRow {
-  model: string;
-  type: string;
-  precision: { mean: number; lo: number; hi: number };
-  coverage: { mean: number; lo: number; hi: number };
-  f1: { mean: number; lo: number; hi: number };
-  runIds: string[];
-}
-
-/**
- * Flattens BLADE aggregates (one per model) into rows per decision type, plus weighted F1.
- * @param aggs model → aggregate with `bootstrap.perType[type].{precision,coverage,f1}` and
- *   `bootstrap.weightedF1` intervals `{ mean, lo, hi }`-like (`low`/`high` also accepted).
- * @returns rows for tables and bar charts with error bars.
- */
-export function bladeCiRows(aggs: ReadonlyArray<{ model: string; runIds: string[]; aggregate: { bootstrap: { weightedF1: unknown; perType: Record<string, { precision: unknown; coverage: unknown; f1: unknown }> } } }>): BladeCiRow[] {
-  const iv = (x: unknown) => {
-    const o = x as Record<string, number>;
-    return { mean: o.mean ?? NaN, lo: o.lo ?? o.low ?? o.lower ?? NaN, hi: o.hi ?? o.high ?? o.upper ?? NaN };
-  };
-  const rows: BladeCiRow[] = [];
-  for (const a of aggs) {
-    for (const [type, s] of Object.entries(a.aggregate.bootstrap.perType)) rows.push({ model: a.model, type, precision: iv(s.precision), coverage: iv(s.coverage), f1: iv(s.f1), runIds: a.runIds });
-    const w = iv(a.aggregate.bootstrap.weightedF1);
-    rows.push({ model: a.model, type: 'weighted', precision: { mean: NaN, lo: NaN, hi: NaN }, coverage: { mean: NaN, lo: NaN, hi: NaN }, f1: w, runIds: a.runIds });
-  }
-  return rows;
-}
+/** A per-category row with bootstrap CIs (BLADE decision types): see `BenchmarkPresentation.categoryCis`. */
+export type BladeCiRow = CategoryCiRow;
 
 // ------------------------------------------------------------------ Vega-Lite specs
 

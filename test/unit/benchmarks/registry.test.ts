@@ -13,6 +13,7 @@ import { main } from '../../../src/cli/main.ts';
 import { benchmarkKinds, getBenchmark } from '../../../src/core/benchmarks/registry.ts';
 import { parseOptions } from '../../../src/core/benchmarks/options.ts';
 import { reopenRun } from '../../../src/core/runs/reopen.ts';
+import { buildResultsState } from '../../../src/core/ui/results-data.ts';
 import { openStore } from '../../../src/core/store/run-store.ts';
 import { call, startScriptedLlm } from '../../helpers/scripted-llm.ts';
 import { repoRoot } from '../../helpers/shared.ts';
@@ -55,6 +56,14 @@ test('a benchmark registered from its folder is listed, run with a scripted mode
     const text = io(dir);
     assert.equal(await main(['score', '--store', store, '--all', '--no-save'], text.io), 0);
     assert.match(text.out.join(''), /count-rows\/small {2}scripted {2}correct no/);
+    // saved scores reach the Results view through the benchmark's presentation (its table title), not its name
+    assert.equal(await main(['score', '--store', store, '--all'], io(dir).io), 0);
+    const st = openStore(store);
+    const state = await buildResultsState(st);
+    await st.close();
+    const table = state.tables.find((t) => t.suite === 'count-rows');
+    assert.equal(table?.title, 'Count Rows');
+    assert.deepEqual(table?.rows.map((r) => [r.block, r.cells.correct?.value]), [['seven', 1], ['small', 0]]);
   } finally {
     await srv.close();
     rmSync(dir, { recursive: true, force: true });

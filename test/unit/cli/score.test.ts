@@ -123,6 +123,9 @@ describe('cli score / report (LongDA)', () => {
     assert.match(text, /## longda/);
     assert.match(text, /\| model-a \| 100\.00 \| 100\.00 \|/);
     assert.match(text, /```vega-lite/);
+    // figures the LongDA presentation asks for (src/core/benchmarks/longda/presentation.ts)
+    assert.match(text, /LongDA match vs total tokens/);
+    assert.match(text, /Tool usage — model-a/);
     const out = join(dir, 'r.html');
     const h = io();
     assert.equal(await main(['report', '--store', file, '--format', 'html', '--out', out], h.io), 0);

@@ -74,6 +74,7 @@ export const analystbench: BenchmarkDefinition = {
   },
   scoreJson: null,
   runLineScore: null,
+  presentation: { tableTitle: 'AnalystBench', mainMetric: { key: 'checklistPercent', label: 'AnalystBench checklist (%)', percent: false }, resultsColumns: null, tokenEfficiency: null, toolUsage: null, categoryCis: null },
   async exportResults(store, runs, dir) {
     // <block>/report.md and its figures, copied from the run's workspace (a planted link is never followed)
     const files: string[] = [];

@@ -15,6 +15,7 @@ import { loadBlade } from './load.ts';
 import { BladeReferenceModel } from './reference.ts';
 import { bladeDatasetSubmission, bladeMultiRunResults, bladeState, createBladeToolSet } from './toolset.ts';
 import { bladeMcqAccuracy, runBladeMcqBlock, type BladeMcqState } from './mcq.ts';
+import { BLADE_MCQ_PRESENTATION, BLADE_PRESENTATION } from './presentation.ts';
 import { aggregateBladeGroups, aggregateBladeMcq, scoreBladeMcqRun, scoreBladeStoredRun } from './score.ts';
 
 /** Step budget of the BLADE reference agent (one step per candidate ground-truth path). */
@@ -112,6 +113,7 @@ export const blade: BenchmarkDefinition = {
   },
   scoreJson: null,
   runLineScore: null,
+  presentation: BLADE_PRESENTATION,
   async exportResults(store, runs, dir) {
     // <dataset>/multirun_analyses.json (BLADE MultiRunResults, repeat order; runs without a valid submission →
     // [LM_GENERATION_FAILED, reason]) and <dataset>/submission.json (DatasetSubmission of the valid ones), spec §1.2.5
@@ -158,6 +160,7 @@ export const bladeMcq: BenchmarkDefinition = {
   },
   scoreJson: null,
   runLineScore: null,
+  presentation: BLADE_MCQ_PRESENTATION,
   async exportResults(store, runs, dir) {
     const files: string[] = [];
     const out = [];

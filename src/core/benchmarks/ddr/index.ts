@@ -109,6 +109,7 @@ export const ddr: BenchmarkDefinition = {
   },
   scoreJson: null,
   runLineScore: null,
+  presentation: { tableTitle: 'DDR-Bench', mainMetric: { key: 'messageWiseAccuracy', label: 'DDR message-wise accuracy', percent: true }, resultsColumns: null, tokenEfficiency: null, toolUsage: null, categoryCis: null },
   async exportResults(store, runs, dir) {
     if (!runs.length) return [];
     mkdirSync(dir, { recursive: true });

@@ -9,6 +9,7 @@ import { readFileSync } from 'node:fs';
 import { parse as parseCsv } from 'csv-parse/sync';
 import { LoupeInputError } from '../../util/errors.ts';
 import { isDict, parsePyLiteral, type PyLiteral } from '../../eval/py-literal.ts';
+import type { ToolHeatmap } from '../types.ts';
 
 /** A normalised answer: a number, a list, a dict (not comparable), or `null` (no answer). */
 export type LongdaValue = number | LongdaValue[] | LongdaDict | null;
@@ -660,17 +661,7 @@ export function countToolCallsInCode(code: string, tools: readonly string[] = LO
 }
 
 /** Tool-usage heatmap: `matrix[tool][bin]`, each non-empty bin column summing to 1. */
-export interface ToolHeatmap {
-  tools: string[];
-  bins: number;
-  /** Raw counts per tool × bin. */
-  counts: number[][];
-  /** Column-normalised counts (columns with no calls stay 0). */
-  matrix: number[][];
-  nTrajectories: number;
-  /** Calls to names not in `tools` (ignored in the matrix). */
-  otherCalls: number;
-}
+export type { ToolHeatmap } from '../types.ts';
 
 /**
  * Builds LongDA Figure 8's heatmap data. Each trajectory is its list of steps after the task step

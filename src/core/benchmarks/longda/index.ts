@@ -17,6 +17,7 @@ import { ReferenceModel, findReferenceScript } from './reference.ts';
 import { aggregateLongda, longdaJsonScore, scoreLongdaRun, type LongdaRunDetail } from './score.ts';
 import { createLongdaToolSet, type LongdaDocs } from './toolset.ts';
 import { sharedDocIndex } from './docs.ts';
+import { LONGDA_PRESENTATION } from './presentation.ts';
 
 const LONGTA = 'LongTA metric.py (MATCH_TOLERANCE, is_match)';
 
@@ -99,6 +100,7 @@ export const longda: BenchmarkDefinition = {
     };
   },
   runLineScore: (store, runId, block) => longdaJsonScore(store, runId, block),
+  presentation: LONGDA_PRESENTATION,
   async exportResults(store, runs, dir) {
     // LongTA's results folder per repeat: answers_progress.csv, run_summary.json, codes, notes, tool usage
     const files: string[] = [];

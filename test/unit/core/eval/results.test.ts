@@ -1,7 +1,9 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
+import { bladeCiRows } from '../../../../src/core/benchmarks/blade/presentation.ts';
+import { toolUsageHeatmap } from '../../../../src/core/benchmarks/longda/eval.ts';
 import {
-  bladeCiRows, bladeCiSpec, heatmapsByModel, heatmapSpec, longdaMatchVsTokens, matchVsTokensSpec, metricsByModelBlock, modelBarSpec,
+  bladeCiSpec, heatmapsByModel, heatmapSpec, longdaMatchVsTokens, matchVsTokensSpec, metricsByModelBlock, modelBarSpec,
 } from '../../../../src/core/ui/results.ts';
 import { buildReport, renderMarkdown } from '../../../../src/core/ui/report.ts';
 
@@ -36,7 +38,7 @@ describe('eval/results data shaping', () => {
     const h = heatmapsByModel([
       { runId: 'r1', model: 'm', steps: [['prompt'], ['answer']] },
       { runId: 'r2', model: 'm', steps: [['answer']] },
-    ], { bins: 2 });
+    ], toolUsageHeatmap, { bins: 2 });
     assert.equal(h.length, 1);
     assert.deepEqual(h[0]!.runIds, ['r1', 'r2']);
     // r1: step1 → bin floor(1/2·2)=1, step2 → min(2,1)=1; r2: step1/1·2 → 1
@@ -46,7 +48,7 @@ describe('eval/results data shaping', () => {
   });
   it('BLADE CI rows from aggregates', () => {
     const iv = (m: number) => ({ mean: m, lo: m - 0.1, hi: m + 0.1 });
-    const rows = bladeCiRows([{ model: 'm', runIds: ['x'], aggregate: { bootstrap: { weightedF1: iv(0.4), perType: { cvar: { precision: iv(0.5), coverage: iv(0.3), f1: iv(0.37) } } } } }]);
+    const rows = bladeCiRows([{ model: 'm', runIds: ['x'], extra: { bootstrap: { weightedF1: iv(0.4), perType: { cvar: { precision: iv(0.5), coverage: iv(0.3), f1: iv(0.37) } } } } }]);
     assert.equal(rows.length, 2);
     assert.deepEqual(rows[0]!.f1, { mean: 0.37, lo: 0.27, hi: 0.47 });
     assert.equal(rows[1]!.type, 'weighted');
@@ -54,7 +56,7 @@ describe('eval/results data shaping', () => {
   });
   it('BLADE F1 chart: the y axis is titled "F1" (was "F1, lo": the error bar layer merged its field name in)', async () => {
     const iv = (m: number) => ({ mean: m, lo: m - 0.1, hi: m + 0.1 });
-    const rows = bladeCiRows([{ model: 'm', runIds: ['x'], aggregate: { bootstrap: { weightedF1: iv(0.4), perType: { cvar: { precision: iv(0.5), coverage: iv(0.3), f1: iv(0.37) } } } } }]);
+    const rows = bladeCiRows([{ model: 'm', runIds: ['x'], extra: { bootstrap: { weightedF1: iv(0.4), perType: { cvar: { precision: iv(0.5), coverage: iv(0.3), f1: iv(0.37) } } } } }]);
     const { compile } = await import('vega-lite');
     const vg = JSON.stringify(compile(bladeCiSpec(rows) as never).spec);
     const titles = [...vg.matchAll(/"title":"([^"]*)"/g)].map((m) => m[1]);
@@ -71,6 +73,18 @@ describe('eval/results data shaping', () => {
     assert.match(md, /Options: scenario=mimic/);
     assert.match(md, /Run y not scored: boom/);
     assert.match(md, /\| m \| 25\.00 \|/);
+  });
+  it('report sections follow the benchmark presentation: BLADE decision-type CIs, nothing extra for a kind not registered', () => {
+    const iv = (m: number) => ({ mean: m, lo: m - 0.1, hi: m + 0.1 });
+    const run = { runId: 'b1', suite: 'blade', blockId: 'affairs', model: 'm', agent: 'llm', status: 'finished', benchmark: 'blade', judgeId: 'none', options: {}, summary: { transformValuePrecision: 0.5 }, pending: 0, unjudged: 0, detail: null };
+    const agg = { benchmark: 'blade', model: 'm', runs: 1, runIds: ['b1'], failed: 0, pending: 0, metrics: {}, method: 'bootstrap', extra: { bootstrap: { weightedF1: iv(0.4), perType: { cvar: { precision: iv(0.5), coverage: iv(0.3), f1: iv(0.37) } } } } };
+    const md = renderMarkdown(buildReport([run, { ...run, runId: 'z1', suite: 'zz-unknown', benchmark: 'zz-unknown' }], [agg]));
+    assert.match(md, /BLADE per decision type: bootstrap mean \[95% CI\]/);
+    assert.match(md, /\| m \| cvar \| 0\.500 \[0\.400, 0\.600\]/);
+    assert.match(md, /BLADE F1 by decision type/);
+    assert.match(md, /BLADE transform precision \(value\) per model × block/);
+    const unknown = md.slice(md.indexOf('## zz-unknown'));
+    assert.doesNotMatch(unknown, /per model × block|vega-lite/);
   });
   it('HTML report tables fit the page: headers wrap between camelCase words, numbers never wrap', async () => {
     const { renderHtml } = await import('../../../../src/core/ui/report.ts');

@@ -8,7 +8,8 @@ import { join } from 'node:path';
 import { loadLongdaGroundTruth, scoreLongda, toolUsageHeatmap } from '../../../../src/core/benchmarks/longda/eval.ts';
 import { openStore } from '../../../../src/core/store/run-store.ts';
 import type { StepRecord } from '../../../../src/core/agent/types.ts';
-import { buildResultsState, stepTools } from '../../../../src/core/ui/results-data.ts';
+import { buildResultsState } from '../../../../src/core/ui/results-data.ts';
+import { longdaStepTools as stepTools } from '../../../../src/core/benchmarks/longda/presentation.ts';
 import { sharedData } from '../../../helpers/shared.ts';
 
 const base = {
