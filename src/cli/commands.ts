@@ -1,6 +1,7 @@
 /** The table of `loupe` subcommands. Add new subcommands here (one file each under src/cli/). */
 import { agreementCommand, annotationsCommand } from './annotations.ts';
 import { blocksCommand } from './blocks.ts';
+import { checklistCommand } from './checklist.ts';
 import { demoCommand } from './demo.ts';
 import { doctorCommand } from './doctor.ts';
 import { fetchCommand } from './fetch.ts';
@@ -12,4 +13,4 @@ import { scoreCommand } from './score.ts';
 import { searchCommand } from './search.ts';
 import type { CliCommand } from './types.ts';
 
-export const commands: CliCommand[] = [doctorCommand, indexCommand, searchCommand, runCommand, runsCommand, demoCommand, scoreCommand, reportCommand, blocksCommand, fetchCommand, annotationsCommand, agreementCommand];
+export const commands: CliCommand[] = [doctorCommand, indexCommand, searchCommand, runCommand, runsCommand, demoCommand, scoreCommand, reportCommand, blocksCommand, fetchCommand, annotationsCommand, agreementCommand, checklistCommand];

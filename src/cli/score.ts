@@ -18,6 +18,7 @@ import { UsageError, type CliCommand, type CliIo } from './types.ts';
 
 const USAGE_HEAD = `loupe score [--store FILE] (--run ID | --all) [--suite S] [--suite-root DIR | --root DIR]
             [--entities TABLE.COLUMN --database FILE --metadata DIR --checklist FILE]  (DDR: as given to loupe run)
+            [--checklist-version latest|native|N]
             [--judge none|llm|human|llm+human] [--judge-model M --judge-base-url URL --judge-api-key-env VAR]
             [--embeddings-model M [--embeddings-base-url URL]] [--option name=value ...] [--no-save] [--json]
   --judge none (default): only identical-text shortcuts are decided; items that need judgement stay unjudged.
@@ -26,6 +27,9 @@ const USAGE_HEAD = `loupe score [--store FILE] (--run ID | --all) [--suite S] [-
     annotator; ties stay pending); other items wait as pending; scores say how many are pending.
   --judge llm+human: experts' verdicts where they exist, the LLM judge elsewhere (needs the --judge-model flags).
   Every score says how many judgements experts, the LLM and identical-text shortcuts decided, and how many wait.
+  --checklist-version: DDR / AnalystBench block checklists — latest (default: the newest version written with
+    \`loupe checklist\` or the checklist editor, else the suite's own), native (the suite's own), or a version number.
+    Every score records which checklist it used (source, version, hash).
   options (--option name=value; see below)
   --json prints { judge, options, runs: [...], aggregates: [...] }; rates are fractions in [0, 1].
   Scores are saved in the store (table scores) unless --no-save.
@@ -85,7 +89,7 @@ export function aggregateLines(aggs: readonly ScoreAggregate[]): string[] {
 }
 
 /** Scores runs of a store; shared by `loupe score` and `loupe report`. */
-export async function scoreRuns(opts: { storeFile: string; runIds?: string[]; suite?: string; suiteRoot?: string; loadOptions?: Omit<LoadSuiteOptions, 'log' | 'onProgress'>; judge: (js: JudgementStore, resolver: HumanResolver) => Judge; options: Record<string, string>; embedder?: CaptionEmbedder; save: boolean; io?: CliIo }): Promise<{ judgeId: string; runs: RunScore[]; aggregates: ScoreAggregate[] }> {
+export async function scoreRuns(opts: { storeFile: string; runIds?: string[]; suite?: string; suiteRoot?: string; loadOptions?: Omit<LoadSuiteOptions, 'log' | 'onProgress'>; judge: (js: JudgementStore, resolver: HumanResolver) => Judge; options: Record<string, string>; embedder?: CaptionEmbedder; save: boolean; io?: CliIo; checklist?: 'latest' | 'native' | number }): Promise<{ judgeId: string; runs: RunScore[]; aggregates: ScoreAggregate[] }> {
   const store = openStore(opts.storeFile);
   const session = scoringSession();
   try {
@@ -96,9 +100,9 @@ export async function scoreRuns(opts: { storeFile: string; runIds?: string[]; su
     const log = opts.io ? streamLogger({ write: (s: string) => opts.io!.err(s) }, 'warn') : undefined;
     const runs: RunScore[] = [];
     for (const id of ids) {
-      const s = await scoreStoredRun(store, id, { judge, options: opts.options, suites, ...(opts.loadOptions ? { loadOptions: opts.loadOptions } : {}), ...(opts.suiteRoot ? { suiteRoot: opts.suiteRoot } : {}), ...(opts.embedder ? { embedder: opts.embedder } : {}), ...(log ? { log } : {}) }, session);
+      const s = await scoreStoredRun(store, id, { judge, options: opts.options, suites, ...(opts.loadOptions ? { loadOptions: opts.loadOptions } : {}), ...(opts.suiteRoot ? { suiteRoot: opts.suiteRoot } : {}), ...(opts.embedder ? { embedder: opts.embedder } : {}), ...(log ? { log } : {}), ...(opts.checklist !== undefined ? { checklist: opts.checklist } : {}) }, session);
       runs.push(s);
-      if (opts.save && !s.error) await store.scores.save({ runId: s.runId, benchmark: s.benchmark, judgeId: s.judgeId, options: s.options, summary: s.summary, detail: s, pending: s.pending, scoredAt: new Date().toISOString() });
+      if (opts.save && !s.error) await store.scores.save({ runId: s.runId, benchmark: s.benchmark, judgeId: s.judgeId, options: s.checklist ? { ...s.options, checklist: s.checklist.source === 'authored' ? `v${s.checklist.version}` : 'native' } : s.options, summary: s.summary, detail: s, pending: s.pending, scoredAt: new Date().toISOString() });
     }
     const aggregates = await aggregateScores(runs, judge, opts.options);
     return { judgeId: judge.id, runs, aggregates };
@@ -121,7 +125,7 @@ export const scoreCommand: CliCommand = {
         store: { type: 'string' }, run: { type: 'string', multiple: true }, all: { type: 'boolean' }, suite: { type: 'string' }, 'suite-root': { type: 'string' }, root: { type: 'string' },
         judge: { type: 'string' }, 'judge-model': { type: 'string' }, 'judge-base-url': { type: 'string' }, 'judge-api-key-env': { type: 'string' },
         'embeddings-model': { type: 'string' }, 'embeddings-base-url': { type: 'string' },
-        entities: { type: 'string' }, database: { type: 'string' }, metadata: { type: 'string' }, checklist: { type: 'string' },
+        entities: { type: 'string' }, database: { type: 'string' }, metadata: { type: 'string' }, checklist: { type: 'string' }, 'checklist-version': { type: 'string' },
         option: { type: 'string', multiple: true }, 'no-save': { type: 'boolean' }, json: { type: 'boolean' },
         'longda-answers': { type: 'string' }, 'ground-truth': { type: 'string' },
       },
@@ -132,6 +136,8 @@ export const scoreCommand: CliCommand = {
     if (values.run?.length && values.all) throw new UsageError('--run and --all are exclusive');
     const options = parseOptionPairs(values.option);
     validateOptionNames(options);
+    const cv = values['checklist-version'];
+    if (cv !== undefined && !/^(latest|native|[1-9]\d*)$/.test(cv)) throw new UsageError(`--checklist-version must be latest, native or a version number, got '${cv}'`);
     const judgeArgs = { judge: values.judge, 'judge-model': values['judge-model'], 'judge-base-url': values['judge-base-url'], 'judge-api-key-env': values['judge-api-key-env'] };
     judgeFromArgs(judgeArgs, { get: async () => undefined, put: async () => {}, listPending: async () => [] }, io.env); // validate early
     const embedder = values['embeddings-model']
@@ -148,6 +154,7 @@ export const scoreCommand: CliCommand = {
       embedder,
       save: !values['no-save'],
       io,
+      ...(cv !== undefined ? { checklist: /^\d+$/.test(cv) ? Number(cv) : (cv as 'latest' | 'native') } : {}),
     });
     if (values.json) {
       io.out(JSON.stringify({ judge: res.judgeId, options, runs: res.runs.map(jsonRun), aggregates: res.aggregates }, null, 2) + '\n');
@@ -156,6 +163,8 @@ export const scoreCommand: CliCommand = {
       for (const s of res.runs) io.out(runLine(s) + '\n');
       const used = new Map(res.runs.filter((s) => !s.error).map((s) => [s.benchmark, s.options]));
       for (const [b, o] of used) io.out(`options used (${b}): ${formatOptionEcho(o)}\n`);
+      const lists = [...new Set(res.runs.filter((s) => s.checklist).map((s) => (s.checklist!.source === 'authored' ? `version ${s.checklist!.version}` : 'native')))];
+      if (lists.length) io.out(`checklists used: ${lists.join(', ')}\n`);
       io.out('\n' + aggregateLines(res.aggregates).join('\n') + '\n');
     }
     return res.runs.some((s) => s.error) ? 1 : 0;
@@ -193,6 +202,7 @@ async function scoreLongtaFile(file: string, truthFile: string | undefined, opti
 export function jsonRun(s: RunScore): Record<string, unknown> {
   const out: Record<string, unknown> = { runId: s.runId, suite: s.suite, blockId: s.blockId, model: s.model, agent: s.agent, status: s.status, benchmark: s.benchmark, judge: s.judgeId, options: s.options, pending: s.pending, unjudged: s.unjudged, summary: s.summary };
   if (s.decided) out.decided = s.decided;
+  if (s.checklist) out.checklist = s.checklist;
   if (s.error) out.error = s.error;
   if (!s.error) {
     const extra = findBenchmark(s.benchmark)?.scoreJson;

@@ -41,3 +41,4 @@ export function humanResolver(store: AnnotationStore): HumanResolver {
     return r ? { decidedBy: r.decidedBy, verdict: r.verdict, annotators: r.annotators } : undefined;
   };
 }
+export * from './checklists.ts';

@@ -15,6 +15,26 @@ import type { RunRecord } from '../store/records.ts';
 import type { Block, LoadSuiteOptions, Suite } from '../suites/types.ts';
 import type { Logger } from '../util/log.ts';
 import type { OptionSpec, OptionValues } from './options.ts';
+import type { ChecklistItemKind } from '../annotations/checklists.ts';
+import type { ChecklistItem } from '../suites/types.ts';
+
+/**
+ * A benchmark scored against a per-block checklist (DDR facts, AnalystBench criteria): what its items are and how
+ * its native file is written, so experts can author versions in Loupe (issue 15).
+ */
+export interface BenchmarkChecklist {
+  /** What an item checks. */
+  readonly kind: ChecklistItemKind;
+  /** The entity an item is about (DDR: the block's entity id), or undefined. */
+  entityOf(block: Block): string | undefined;
+  /**
+   * Writes items in the benchmark's native checklist format so its loader reads them back (DDR `qa.json`;
+   * AnalystBench's checklist JSON list). @returns the file written.
+   */
+  exportNative(block: Block, items: readonly ChecklistItem[], file: string): string;
+  /** How a suite is loaded with an exported file as its checklist (loader options), or null when the manifest names it. */
+  loadWith: ((file: string) => Partial<LoadSuiteOptions>) | null;
+}
 
 /** Tool-usage heatmap data (LongDA Figure 8): tools × step bins. */
 export interface ToolHeatmap {
@@ -191,6 +211,8 @@ export interface BenchmarkDefinition {
   readonly scoreJson: ((s: RunScore) => Record<string, unknown>) | null;
   /** A score that needs no judge, put on each `loupe run --json` line (LongDA's match and coverage), or null. */
   readonly runLineScore: ((store: RunStore, runId: string, block: Block) => Promise<Record<string, unknown>>) | null;
+  /** The block checklist experts can author and version, or null when the benchmark has none. */
+  readonly checklist: BenchmarkChecklist | null;
   /** How the Results view and the report show its scores. */
   readonly presentation: BenchmarkPresentation;
   /** Writes the benchmark's own results files for runs (`loupe run --results DIR`), or null when it has none. @returns files written. */

@@ -26,8 +26,22 @@ export interface RunScore {
   unjudged: number;
   /** Who decided the judgements of this score (experts, the LLM, identical-text shortcuts) and how many wait. */
   decided?: DecisionCounts;
+  /** The checklist the run was scored against (benchmarks with checklists): the suite's own, or an authored version. */
+  checklist?: ChecklistUsed;
   detail: unknown;
   error?: string;
+}
+
+/** Which checklist a score used. */
+export interface ChecklistUsed {
+  /** `native`: the suite's file; `authored`: a version written in Loupe. */
+  source: 'native' | 'authored';
+  /** The authored version (absent for native). */
+  version?: number;
+  /** The authored version's content hash, or for native items the same hash of their content (`checklistHash`). */
+  hash: string;
+  /** Items scored (retired items excluded). */
+  items: number;
 }
 
 /** Aggregate of one (benchmark, model) group. */

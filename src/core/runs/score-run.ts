@@ -6,12 +6,13 @@
  * Source: issue 8 "CLI and UI"; issue 12 (registry).
  */
 import type { RunStore } from '../store/run-store.ts';
-import type { LoadSuiteOptions, Suite } from '../suites/types.ts';
+import type { Block, LoadSuiteOptions, Suite } from '../suites/types.ts';
+import { activeChecklistItems, authoredFromNative, checklistHash, checklistStoreOf } from '../annotations/checklists.ts';
 import { LoupeInputError, errorMessage } from '../util/errors.ts';
 import { nullLogger, type Logger } from '../util/log.ts';
 import type { Judge } from '../eval/judges/types.ts';
 import { countingJudge } from '../eval/judges/judge.ts';
-import { aggregateBase, meanSummaries, scoreBase, scoringSession, type RunScore, type ScoreAggregate, type ScoringSession } from '../eval/run-score.ts';
+import { aggregateBase, meanSummaries, scoreBase, scoringSession, type ChecklistUsed, type RunScore, type ScoreAggregate, type ScoringSession } from '../eval/run-score.ts';
 import { benchmarks, findBenchmark } from '../benchmarks/registry.ts';
 import { parseOptions, type OptionValues } from '../benchmarks/options.ts';
 import type { BenchmarkDefinition, ScoreGroup } from '../benchmarks/types.ts';
@@ -67,6 +68,11 @@ export interface ScoreRunOptions {
   embedder?: CaptionEmbedder;
   /** Suite cache shared across runs. */
   suites?: Map<string, Promise<Suite>>;
+  /**
+   * Which checklist to score against, for benchmarks with checklists: `latest` (default) the newest authored version
+   * when there is one, else the suite's own; `native` the suite's own; a number, that authored version.
+   */
+  checklist?: 'latest' | 'native' | number;
   /** Loader options the run was made with (DDR `entities`, `database`, `metadataDir`, `checklist`), when not recorded with it. */
   loadOptions?: Omit<LoadSuiteOptions, 'log' | 'onProgress'>;
   log?: Logger;
@@ -91,15 +97,40 @@ export async function scoreStoredRun(store: RunStore, runId: string, o: ScoreRun
   const own = session ?? scoringSession();
   try {
     const { suite, block } = await reopenRun(run, { ...(o.suiteRoot ? { suiteRoot: o.suiteRoot } : {}), ...(o.loadOptions ? { loadOptions: o.loadOptions } : {}), ...(o.suites ? { suites: o.suites } : {}), log: o.log ?? nullLogger });
+    const picked = def.checklist ? await checklistFor(store, def, suite, block, o.checklist ?? 'latest') : undefined;
     const counted = countingJudge(o.judge);
-    const score = await def.score({ store, run, suite, block, judge: counted.judge, options, raw, session: own, extras: o.embedder ? { embedder: o.embedder } : {}, log: o.log ?? nullLogger });
-    return { ...score, decided: counted.counts() };
+    const score = await def.score({ store, run, suite, block: picked?.block ?? block, judge: counted.judge, options, raw, session: own, extras: o.embedder ? { embedder: o.embedder } : {}, log: o.log ?? nullLogger });
+    return { ...score, decided: counted.counts(), ...(picked ? { checklist: picked.used } : {}) };
   } catch (e) {
-    if (e instanceof LoupeInputError && /^option /.test(e.subject)) throw e;
+    if (e instanceof LoupeInputError && /^(option |checklist version)/.test(e.subject)) throw e;
     return { ...scoreBase(run, run.suite, o.judge.id, {}), summary: {}, detail: null, error: errorMessage(e) };
   } finally {
     if (!session) await own.close();
   }
+}
+
+/**
+ * The checklist a run is scored against: an authored version (issue 15) or the suite's own items.
+ * @param choice `latest` (authored when any, else native), `native`, or an authored version number.
+ * @returns the block with that checklist as its hidden checklist, and what was used.
+ * @throws LoupeInputError (subject `checklist version N`) when that version does not exist.
+ */
+export async function checklistFor(store: RunStore, def: BenchmarkDefinition, suite: Suite, block: Block, choice: 'latest' | 'native' | number): Promise<{ block: Block; used: ChecklistUsed }> {
+  const spec = def.checklist!;
+  const key = { suite: def.kind, suiteId: suite.id, blockId: block.id };
+  const versions = choice === 'native' ? undefined : checklistStoreOf(store);
+  const v = versions ? (typeof choice === 'number' ? await versions.get(key, choice) : await versions.latest(key)) : undefined;
+  if (typeof choice === 'number' && !v) {
+    const have = versions ? (await versions.versions(key)).map((x) => x.version) : [];
+    throw new LoupeInputError(`checklist version ${choice}`, `block ${block.id} has ${have.length ? `versions ${have.join(', ')}` : 'no authored checklist'}`);
+  }
+  if (v) {
+    const items = activeChecklistItems(v.items);
+    return { block: { ...block, hidden: { ...block.hidden, checklist: items } }, used: { source: 'authored', version: v.version, hash: v.hash, items: items.length } };
+  }
+  const native = block.hidden.checklist ?? [];
+  const entity = spec.entityOf(block);
+  return { block, used: { source: 'native', hash: checklistHash(authoredFromNative(native, spec.kind, entity)), items: native.length } };
 }
 
 /**

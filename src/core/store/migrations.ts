@@ -251,4 +251,23 @@ INSERT INTO annotations (id, item_id, annotator, role, verdict, evidence, note, 
   FROM judgements WHERE judge_id = 'human' AND status = 'done' AND verdict IS NOT NULL;
 `,
   },
+  {
+    id: 7,
+    name: 'checklist versions (issue 15): expert-authored checklists of a block, one immutable snapshot per version',
+    sql: `
+CREATE TABLE checklist_versions (
+  suite_id TEXT NOT NULL,           -- Suite.id (kind and scenario/root name)
+  block_id TEXT NOT NULL,
+  suite TEXT NOT NULL,              -- benchmark kind
+  version INTEGER NOT NULL,         -- 1, 2, ... per block
+  parent INTEGER,                   -- the version this one was edited from (NULL for the first)
+  hash TEXT NOT NULL,               -- sha256 of the canonical content of the items
+  items TEXT NOT NULL,              -- JSON AuthoredChecklistItem[] (retired items kept, marked)
+  author TEXT NOT NULL,
+  created_at TEXT NOT NULL,
+  note TEXT NOT NULL DEFAULT '',
+  PRIMARY KEY (suite_id, block_id, version)
+);
+`,
+  },
 ];

@@ -74,6 +74,17 @@ export const analystbench: BenchmarkDefinition = {
   },
   scoreJson: null,
   runLineScore: null,
+  checklist: {
+    kind: 'criterion',
+    entityOf: () => undefined,
+    exportNative(_block, items, file) {
+      // the checklist file a task manifest names (`checklist`): a JSON list of {id, question, answer, sourceText?}
+      mkdirSync(dirname(file), { recursive: true });
+      writeFileSync(file, JSON.stringify(items.map((i) => ({ id: i.id, question: i.question, answer: i.answer, ...(i.sourceText ? { sourceText: i.sourceText } : {}) })), null, 2) + '\n');
+      return file;
+    },
+    loadWith: null,
+  },
   presentation: { tableTitle: 'AnalystBench', mainMetric: { key: 'checklistPercent', label: 'AnalystBench checklist (%)', percent: false }, resultsColumns: null, tokenEfficiency: null, toolUsage: null, categoryCis: null },
   async exportResults(store, runs, dir) {
     // <block>/report.md and its figures, copied from the run's workspace (a planted link is never followed)

@@ -113,6 +113,7 @@ export const blade: BenchmarkDefinition = {
   },
   scoreJson: null,
   runLineScore: null,
+  checklist: null,
   presentation: BLADE_PRESENTATION,
   async exportResults(store, runs, dir) {
     // <dataset>/multirun_analyses.json (BLADE MultiRunResults, repeat order; runs without a valid submission →
@@ -160,6 +161,7 @@ export const bladeMcq: BenchmarkDefinition = {
   },
   scoreJson: null,
   runLineScore: null,
+  checklist: null,
   presentation: BLADE_MCQ_PRESENTATION,
   async exportResults(store, runs, dir) {
     const files: string[] = [];

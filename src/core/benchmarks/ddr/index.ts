@@ -11,6 +11,7 @@ import type { BenchmarkDefinition } from '../types.ts';
 import { join } from 'node:path';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { DEFAULT_DDR_OPTIONS } from './eval.ts';
+import { saveChecklist } from './checklist.ts';
 import { loadDdr } from './load.ts';
 import { aggregateDdr, scoreDdrRun } from './score.ts';
 import { closeDdrRun, createDdrToolSet, finishDdrRun, readDdrResult, withDdrInsights, type DdrEmptyInsights, type DdrFinishRule, type DdrInsightMode } from './toolset.ts';
@@ -109,6 +110,15 @@ export const ddr: BenchmarkDefinition = {
   },
   scoreJson: null,
   runLineScore: null,
+  checklist: {
+    kind: 'fact',
+    entityOf: (block) => block.ddr?.entityId,
+    exportNative(block, items, file) {
+      saveChecklist(file, block.ddr?.entityId ?? block.id, items.map((i) => ({ question: i.question, answer: i.answer, ...(i.sourceText ? { sourceText: i.sourceText } : {}) })));
+      return file;
+    },
+    loadWith: (file) => ({ checklist: file }),
+  },
   presentation: { tableTitle: 'DDR-Bench', mainMetric: { key: 'messageWiseAccuracy', label: 'DDR message-wise accuracy', percent: true }, resultsColumns: null, tokenEfficiency: null, toolUsage: null, categoryCis: null },
   async exportResults(store, runs, dir) {
     if (!runs.length) return [];

@@ -100,6 +100,7 @@ export const longda: BenchmarkDefinition = {
     };
   },
   runLineScore: (store, runId, block) => longdaJsonScore(store, runId, block),
+  checklist: null,
   presentation: LONGDA_PRESENTATION,
   async exportResults(store, runs, dir) {
     // LongTA's results folder per repeat: answers_progress.csv, run_summary.json, codes, notes, tool usage
