@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { parseArgs } from 'node:util';
-import { aggregateScores, scoreStoredRun, scoringSession, validateOptionNames, type RunScore, type ScoreAggregate } from '../core/runs/score-run.ts';
+import { aggregateScores, saveRunScore, scoreStoredRun, scoringSession, validateOptionNames, type RunScore, type ScoreAggregate } from '../core/runs/score-run.ts';
 import { benchmarks, findBenchmark, getBenchmark } from '../core/benchmarks/registry.ts';
 import { formatOptionEcho, optionHelpLines, parseOptions, splitOptionPairs } from '../core/benchmarks/options.ts';
 import { loadLongdaGroundTruth, longdaOptions, parseLongtaAnswers, scoreLongda } from '../core/benchmarks/longda/eval.ts';
@@ -102,7 +102,7 @@ export async function scoreRuns(opts: { storeFile: string; runIds?: string[]; su
     for (const id of ids) {
       const s = await scoreStoredRun(store, id, { judge, options: opts.options, suites, ...(opts.loadOptions ? { loadOptions: opts.loadOptions } : {}), ...(opts.suiteRoot ? { suiteRoot: opts.suiteRoot } : {}), ...(opts.embedder ? { embedder: opts.embedder } : {}), ...(log ? { log } : {}), ...(opts.checklist !== undefined ? { checklist: opts.checklist } : {}) }, session);
       runs.push(s);
-      if (opts.save && !s.error) await store.scores.save({ runId: s.runId, benchmark: s.benchmark, judgeId: s.judgeId, options: s.checklist ? { ...s.options, checklist: s.checklist.source === 'authored' ? `v${s.checklist.version}` : 'native' } : s.options, summary: s.summary, detail: s, pending: s.pending, scoredAt: new Date().toISOString() });
+      if (opts.save) await saveRunScore(store, s);
     }
     const aggregates = await aggregateScores(runs, judge, opts.options);
     return { judgeId: judge.id, runs, aggregates };

@@ -4,6 +4,7 @@
  */
 import * as vscode from 'vscode';
 import { AgreementPanel, openAnnotationQueueCommand } from './panels/annotation-panel.ts';
+import { editChecklistCommand } from './panels/checklist-panel.ts';
 import type { LoupeContext } from './context.ts';
 import { WelcomePanel } from './panels/welcome-panel.ts';
 import { refreshRuns } from './run/index.ts';
@@ -30,6 +31,7 @@ export function createCommands(): Record<string, CommandHandler> {
     'loupe.openTaskAsWorkspace': (ctx, arg) => openTaskAsWorkspace(ctx, arg),
     'loupe.searchDocumentation': (ctx, arg) => searchDocumentationCommand(ctx, arg),
     'loupe.openAnnotationQueue': (ctx, arg) => openAnnotationQueueCommand(ctx, arg),
+    'loupe.editChecklist': (ctx, arg) => editChecklistCommand(ctx, arg),
     'loupe.showAgreement': (ctx) => {
       AgreementPanel.show(ctx);
       return true;

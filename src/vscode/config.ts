@@ -31,7 +31,12 @@ export interface LoupeSettings {
   sandbox: 'bubblewrap' | 'off';
   models: ModelProfile[];
   maxSteps: number;
+  /** How runs are scored from VS Code (re-scoring against a checklist version): judge kind and, for LLM judges, a model profile. */
+  judge: { kind: string; profile: string };
 }
+
+/** The SecretStorage key of a model profile's API key (Set API Key stores it there). */
+export const apiKeySecretName = (profile: string): string => `loupe.apiKey.${profile}`;
 
 /** Reads a snapshot of all Loupe settings. */
 export function readSettings(): LoupeSettings {
@@ -43,5 +48,6 @@ export function readSettings(): LoupeSettings {
     sandbox: c.get<'bubblewrap' | 'off'>('sandbox') ?? 'bubblewrap',
     models: c.get<ModelProfile[]>('models') ?? [],
     maxSteps: c.get<number>('maxSteps') ?? 100,
+    judge: { kind: c.get<string>('judge.kind') ?? 'human', profile: c.get<string>('judge.profile') ?? '' },
   };
 }

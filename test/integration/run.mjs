@@ -250,6 +250,17 @@ async function main() {
           break;
         }
         case 'workbenchText': value = await page.locator(req.selector).first().innerText({ timeout: 10_000 }); break;
+        case 'webviewValue': {
+          // the value of an input / textarea / select in the first visible webview that has it
+          value = null;
+          for (const f of await webviewFrames(req.title)) {
+            if (await f.locator(req.selector).count().catch(() => 0)) {
+              value = await f.locator(req.selector).first().inputValue({ timeout: 5000 });
+              break;
+            }
+          }
+          break;
+        }
         case 'clickWorkbench': await page.locator(req.selector).first().click({ timeout: 10_000 }); break;
         default: throw new Error(`unknown runner action ${req.action}`);
       }

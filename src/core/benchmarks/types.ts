@@ -34,6 +34,17 @@ export interface BenchmarkChecklist {
   exportNative(block: Block, items: readonly ChecklistItem[], file: string): string;
   /** How a suite is loaded with an exported file as its checklist (loader options), or null when the manifest names it. */
   loadWith: ((file: string) => Partial<LoadSuiteOptions>) | null;
+  /**
+   * Runs an expert's evidence query in the block's database, contained like the agent's SQL tool (read-only, in the
+   * sandbox), capped at 100 rows; or null when the benchmark has no database.
+   * @throws Error with the database's message (the caller names the item).
+   */
+  readonly evidenceQuery: ((block: Block, sql: string, o: { sandbox: 'bubblewrap' | 'off' }) => Promise<{ columns: string[]; rows: unknown[][]; rowCount: number; truncated: boolean }>) | null;
+  /**
+   * Problems of items against the block (DDR: a `table.column` source that the database lacks), each naming the
+   * item; empty when all is well.
+   */
+  checkItems(block: Block, items: ReadonlyArray<{ id: string; question: string; sourceText?: string; evidence?: { sql?: string } }>): string[];
 }
 
 /** Tool-usage heatmap data (LongDA Figure 8): tools × step bins. */

@@ -110,6 +110,19 @@ export async function scoreStoredRun(store: RunStore, runId: string, o: ScoreRun
 }
 
 /**
+ * Saves a run's score in the store (replacing the one of the same run × judge × options); a score against a
+ * checklist keys on the checklist used too (`checklist: native | vN` among the options), so scores against two
+ * versions are both kept. Nothing is saved for a score with an error.
+ * @returns whether it was saved.
+ */
+export async function saveRunScore(store: RunStore, s: RunScore): Promise<boolean> {
+  if (s.error) return false;
+  const options = s.checklist ? { ...s.options, checklist: s.checklist.source === 'authored' ? `v${s.checklist.version}` : 'native' } : s.options;
+  await store.scores.save({ runId: s.runId, benchmark: s.benchmark, judgeId: s.judgeId, options, summary: s.summary, detail: s, pending: s.pending, scoredAt: new Date().toISOString() });
+  return true;
+}
+
+/**
  * The checklist a run is scored against: an authored version (issue 15) or the suite's own items.
  * @param choice `latest` (authored when any, else native), `native`, or an authored version number.
  * @returns the block with that checklist as its hidden checklist, and what was used.

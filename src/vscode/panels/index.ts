@@ -4,13 +4,14 @@
  */
 import type { LoupeContext } from '../context.ts';
 import { AgreementPanel, AnnotationPanel } from './annotation-panel.ts';
+import { ChecklistPanel } from './checklist-panel.ts';
 import { DocSearchPanel } from './docsearch-panel.ts';
 import { type LoupePanel, type PanelHost, registerPanelSerializers } from './panel-base.ts';
 import { ResultsPanel } from './results-panel.ts';
 import { TimelinePanel } from './timeline-panel.ts';
 import { WelcomePanel } from './welcome-panel.ts';
 
-export const panelHosts: readonly PanelHost<LoupePanel, string>[] = [WelcomePanel.host, ResultsPanel.host, DocSearchPanel.host, TimelinePanel.host, AnnotationPanel.host, AgreementPanel.host];
+export const panelHosts: readonly PanelHost<LoupePanel, string>[] = [WelcomePanel.host, ResultsPanel.host, DocSearchPanel.host, TimelinePanel.host, AnnotationPanel.host, AgreementPanel.host, ChecklistPanel.host];
 
 /** Registers the serializers of all panels (activation). */
 export function registerPanels(ctx: LoupeContext): void {

@@ -13,7 +13,7 @@ import { errorMessage } from '../../core/util/errors.ts';
 import { exportTrajectoryJsonl } from '../../core/store/export.ts';
 import { loadSuite, parseSuiteKind } from '../../core/benchmarks/index.ts';
 import type { Block, Suite } from '../../core/suites/types.ts';
-import type { ModelProfile, SuiteSetting } from '../config.ts';
+import { apiKeySecretName, type ModelProfile, type SuiteSetting } from '../config.ts';
 import type { LoupeContext } from '../context.ts';
 import { TimelinePanel } from '../panels/timeline-panel.ts';
 import { cellMeta, RunNotebook } from './run-notebook.ts';
@@ -32,7 +32,7 @@ export interface RunBlockArgs {
 }
 
 const REFERENCE = 'reference';
-const secretKey = (profile: string) => `loupe.apiKey.${profile}`;
+const secretKey = apiKeySecretName;
 
 async function loadConfiguredSuite(s: SuiteSetting): Promise<Suite> {
   return loadSuite(parseSuiteKind(s.suite, 'loupe.suites'), s.root, s.entities ? { entities: s.entities } : {});
@@ -57,7 +57,8 @@ function asRunArgs(arg: unknown): RunBlockArgs {
 async function pickSuite(ctx: LoupeContext, args: RunBlockArgs): Promise<Suite | undefined> {
   const configured = ctx.settings.suites;
   let setting: SuiteSetting | undefined;
-  if (args.suite && args.root) setting = { suite: args.suite as SuiteSetting['suite'], root: args.root };
+  // A configured suite of that root keeps its own fields (DDR's entities); otherwise the root alone.
+  if (args.suite && args.root) setting = configured.find((s) => s.suite === args.suite && s.root === args.root) ?? { suite: args.suite, root: args.root };
   else if (args.suite) setting = configured.find((s) => s.suite === args.suite);
   if (!setting) {
     if (!configured.length) {

@@ -6,6 +6,8 @@ import { basename } from 'node:path';
 import * as vscode from 'vscode';
 import type { Block, BlockItem, Suite } from '../../core/benchmarks/index.ts';
 import { BLOCK_ITEM_ICONS } from '../../core/suites/types.ts';
+import { activeChecklistItems, checklistStoreOf } from '../../core/annotations/checklists.ts';
+import { findBenchmark } from '../../core/benchmarks/registry.ts';
 import type { LoupeContext } from '../context.ts';
 import { suiteRegistry, type SuiteEntry } from '../suites.ts';
 
@@ -13,9 +15,15 @@ export const BENCHMARKS_VIEW_ID = 'loupe.benchmarks';
 
 export type BenchmarkNode =
   | { kind: 'suite'; entry: SuiteEntry }
-  | { kind: 'block'; suite: Suite; block: Block }
+  | { kind: 'block'; suite: Suite; block: Block; checklist?: BlockChecklist }
   | { kind: 'item'; suite: Suite; block: Block; item: BlockItem }
   | { kind: 'more'; suite: Suite; block: Block; hidden: number };
+
+/** A block's checklist state (benchmarks with checklists): newest authored version, or the suite's own items. */
+export interface BlockChecklist {
+  version: number | null;
+  items: number;
+}
 
 /** At most this many items are listed under a block (a DDR block can have hundreds of checklist-backed entities). */
 const MAX_ITEMS = 200;
@@ -44,7 +52,17 @@ export class BenchmarksProvider implements vscode.TreeDataProvider<BenchmarkNode
     }
     if (node.kind === 'suite') {
       const suite = node.entry.suite;
-      return suite ? suite.blocks.map((block) => ({ kind: 'block', suite, block })) : [];
+      if (!suite) return [];
+      const def = findBenchmark(suite.kind);
+      if (!def?.checklist) return suite.blocks.map((block) => ({ kind: 'block', suite, block }));
+      // Authored checklists of this suite's blocks in one read; a store that cannot be read leaves the suite's own.
+      let authored = new Map<string, BlockChecklist>();
+      try {
+        authored = new Map((await checklistStoreOf(this.ctx.store()).listLatest(suite.id)).map((v) => [v.blockId, { version: v.version, items: activeChecklistItems(v.items).length }]));
+      } catch (e) {
+        this.ctx.log.warn(`benchmarks view: checklists not read from ${this.ctx.storePath}: ${e instanceof Error ? e.message : String(e)}`);
+      }
+      return suite.blocks.map((block) => ({ kind: 'block', suite, block, checklist: authored.get(block.id) ?? { version: null, items: block.hidden.checklist?.length ?? 0 } }));
     }
     if (node.kind === 'block') {
       const items: BenchmarkNode[] = node.block.items.slice(0, MAX_ITEMS).map((item) => ({ kind: 'item', suite: node.suite, block: node.block, item }));
@@ -59,7 +77,7 @@ export class BenchmarksProvider implements vscode.TreeDataProvider<BenchmarkNode
       case 'suite':
         return suiteItem(node.entry);
       case 'block':
-        return blockItem(node.suite, node.block);
+        return blockItem(node.suite, node.block, node.checklist);
       case 'item':
         return itemItem(node.block, node.item);
       case 'more': {
@@ -101,22 +119,29 @@ function suiteItem(entry: SuiteEntry): vscode.TreeItem {
   return t;
 }
 
-function blockItem(suite: Suite, b: Block): vscode.TreeItem {
+function blockItem(suite: Suite, b: Block, checklist?: BlockChecklist): vscode.TreeItem {
   const t = new vscode.TreeItem(b.title, b.items.length ? vscode.TreeItemCollapsibleState.Collapsed : vscode.TreeItemCollapsibleState.None);
   t.id = `block:${suite.id}:${b.id}`;
   const parts = ['block', b.runnable ? 'runnable' : 'notRunnable'];
   if (b.visible.docs.length) parts.push('docs');
+  if (checklist) parts.push('checklist');
   t.contextValue = parts.join(' ');
   const n = b.items.length;
-  t.description = `${n} item${n === 1 ? '' : 's'}${b.runnable ? '' : ' · not runnable'}`;
+  const noChecklist = !!checklist && checklist.items === 0;
+  const list = checklist ? (noChecklist ? ' · no checklist' : ` · checklist ${checklist.version ? `v${checklist.version}, ` : ''}${checklist.items}`) : '';
+  t.description = `${n} item${n === 1 ? '' : 's'}${list}${b.runnable ? '' : ' · not runnable'}`;
   if (!b.runnable) t.iconPath = new vscode.ThemeIcon('error', new vscode.ThemeColor('problemsErrorIcon.foreground'));
-  else if (b.problems.length) t.iconPath = new vscode.ThemeIcon('warning', new vscode.ThemeColor('problemsWarningIcon.foreground'));
+  else if (b.problems.length || noChecklist) t.iconPath = new vscode.ThemeIcon('warning', new vscode.ThemeColor('problemsWarningIcon.foreground'));
   else t.iconPath = new vscode.ThemeIcon('pass', new vscode.ThemeColor('testing.iconPassed'));
   const md = new vscode.MarkdownString();
   md.appendMarkdown(`**${escapeMd(b.title)}**  \n\`${b.id}\`\n\n`);
   md.appendMarkdown(b.runnable ? '$(pass) Runnable' : '$(error) Not runnable');
   md.appendMarkdown(`  \n${b.visible.data.length} data files · ${b.visible.docs.length} documentation files${b.visible.database ? ' · database' : ''}`);
-  if (b.ddr) md.appendMarkdown(`  \nChecklist: ${b.ddr.checklistCount} items`);
+  if (checklist) {
+    md.appendMarkdown(checklist.items === 0
+      ? '  \n$(warning) No checklist: runs of this block cannot be scored until one is written (Edit Checklist).'
+      : `  \nChecklist: ${checklist.items} items (${checklist.version ? `authored version ${checklist.version}` : 'the suite\u2019s own'})`);
+  }
   if (b.blade) md.appendMarkdown(`  \nGround truth: ${b.blade.counts.transforms} transforms, ${b.blade.counts.cvars.total} conceptual variables, ${b.blade.counts.models} models`);
   if (b.problems.length) md.appendMarkdown(`\n\n**Problems**\n\n${bullets(b.problems)}`);
   md.supportThemeIcons = true;
@@ -173,6 +198,7 @@ export function registerBenchmarksView(ctx: LoupeContext): BenchmarksProvider {
   const provider = new BenchmarksProvider(ctx);
   const view = ctx.register(vscode.window.createTreeView(BENCHMARKS_VIEW_ID, { treeDataProvider: provider, showCollapseAll: true }));
   ctx.register(suiteRegistry(ctx).onDidChange(() => provider.refresh()));
+  ctx.register(ctx.onDidChangeRuns(() => provider.refresh())); // a saved checklist version changes a block's description
   void view;
   return provider;
 }

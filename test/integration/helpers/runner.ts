@@ -26,6 +26,7 @@ type RunnerAction =
   | { action: 'press'; key: string }
   | { action: 'type'; text: string }
   | { action: 'clickInWebview'; selector: string; title?: string }
+  | { action: 'webviewValue'; selector: string; title?: string }
   | { action: 'workbenchText'; selector: string }
   | { action: 'clickWorkbench'; selector: string };
 

@@ -84,6 +84,8 @@ export const analystbench: BenchmarkDefinition = {
       return file;
     },
     loadWith: null,
+    evidenceQuery: null,
+    checkItems: () => [],
   },
   presentation: { tableTitle: 'AnalystBench', mainMetric: { key: 'checklistPercent', label: 'AnalystBench checklist (%)', percent: false }, resultsColumns: null, tokenEfficiency: null, toolUsage: null, categoryCis: null },
   async exportResults(store, runs, dir) {

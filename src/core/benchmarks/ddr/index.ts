@@ -12,6 +12,7 @@ import { join } from 'node:path';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { DEFAULT_DDR_OPTIONS } from './eval.ts';
 import { saveChecklist } from './checklist.ts';
+import { checkReadStatement, SqlRunner } from './sql-tool.ts';
 import { loadDdr } from './load.ts';
 import { aggregateDdr, scoreDdrRun } from './score.ts';
 import { closeDdrRun, createDdrToolSet, finishDdrRun, readDdrResult, withDdrInsights, type DdrEmptyInsights, type DdrFinishRule, type DdrInsightMode } from './toolset.ts';
@@ -118,6 +119,31 @@ export const ddr: BenchmarkDefinition = {
       return file;
     },
     loadWith: (file) => ({ checklist: file }),
+    async evidenceQuery(block, sql, o) {
+      const db = block.visible.database?.path;
+      if (!db) throw new Error(`block ${block.id} has no database`);
+      const check = checkReadStatement(sql);
+      if (!check.ok) throw new Error(check.reason);
+      const runner = new SqlRunner(db, { sandbox: o.sandbox, timeoutMs: 30_000 });
+      try {
+        const r = await runner.query(sql);
+        return { columns: r.cols, rows: r.data, rowCount: r.count, truncated: !!r.truncated };
+      } finally {
+        runner.close();
+      }
+    },
+    checkItems(block, items) {
+      const tables = new Map((block.visible.database?.tables ?? []).map((t) => [t.name.toLowerCase(), new Set(t.columns.map((c) => c.name.toLowerCase()))]));
+      const out: string[] = [];
+      items.forEach((it, k) => {
+        const ref = /^\s*([A-Za-z_][\w]*)\.([A-Za-z_][\w]*)\s*$/.exec(it.sourceText ?? '');
+        if (!ref || !tables.size) return;
+        const cols = tables.get(ref[1]!.toLowerCase());
+        if (!cols) out.push(`item ${k + 1} (${it.id}): the database has no table ${ref[1]} (tables: ${[...tables.keys()].slice(0, 8).join(', ')}${tables.size > 8 ? ', ...' : ''})`);
+        else if (!cols.has(ref[2]!.toLowerCase())) out.push(`item ${k + 1} (${it.id}): table ${ref[1]} has no column ${ref[2]} (columns: ${[...cols].join(', ')})`);
+      });
+      return out;
+    },
   },
   presentation: { tableTitle: 'DDR-Bench', mainMetric: { key: 'messageWiseAccuracy', label: 'DDR message-wise accuracy', percent: true }, resultsColumns: null, tokenEfficiency: null, toolUsage: null, categoryCis: null },
   async exportResults(store, runs, dir) {

@@ -110,6 +110,12 @@ describe('annotations/checklists: native export read back by the suite loader', 
     assert.deepEqual(strip(back), strip(items));
     assert.deepEqual(ddr.checklist!.loadWith!(file), { checklist: file });
 
+    // an item naming a table or column the block's database lacks is refused by name
+    const withDb = { ...block, visible: { database: { tables: [{ name: 'hosp_patients', columns: [{ name: 'gender' }, { name: 'subject_id' }] }] } } } as unknown as Block;
+    assert.deepEqual(ddr.checklist!.checkItems(withDb, [{ id: 'c1', question: 'q', sourceText: 'hosp_patients.gender' }, { id: 'c2', question: 'q', sourceText: 'hosp_patients.sex' }, { id: 'c3', question: 'q', sourceText: 'icu_stays.los' }, { id: 'c4', question: 'q', sourceText: 'from the discharge note' }]), [
+      'item 2 (c2): table hosp_patients has no column sex (columns: gender, subject_id)',
+      'item 3 (c3): the database has no table icu_stays (tables: hosp_patients)',
+    ]);
     const ab = getBenchmark('analystbench');
     const crit = activeChecklistItems([{ id: 'k1', kind: 'criterion', question: 'States the trend', answer: '', rubric: ['1', '2', '3', '4', '5'], author: 'a', updatedAt: 't' }]);
     const f2 = ab.checklist!.exportNative(block, crit, join(tmp, 'ab', 'checklist.json'));

@@ -1,0 +1,206 @@
+/**
+ * The checklist editor: one block's expert-authored checklist (DDR facts with their entity and an evidence query run
+ * in the block's sandboxed database; AnalystBench-style criteria with 1–5 anchors), saved as versions in the run
+ * store; history with what changed; a run of the block re-scored against any version. All data goes through the
+ * checklist store (src/core/annotations/checklists.ts). Source: issue 15.
+ */
+import * as vscode from 'vscode';
+import {
+  activeChecklistItems, authoredFromNative, ChecklistConflictError, checklistStoreOf, diffChecklists, type AuthoredChecklistItem, type ChecklistKey,
+} from '../../core/annotations/checklists.ts';
+import { annotationStoreOf, humanResolver } from '../../core/annotations/index.ts';
+import { findBenchmark } from '../../core/benchmarks/registry.ts';
+import type { BenchmarkDefinition } from '../../core/benchmarks/types.ts';
+import { createJudge, parseJudgeKind } from '../../core/eval/judges/factory.ts';
+import { judgementStoreOf } from '../../core/eval/store.ts';
+import { saveRunScore, scoreStoredRun } from '../../core/runs/score-run.ts';
+import type { Block, Suite } from '../../core/suites/types.ts';
+import { errorMessage, LoupeInputError } from '../../core/util/errors.ts';
+import {
+  LoadVersionRequest, RescoreRequest, RunEvidenceQueryRequest, SaveChecklistRequest,
+  type ChecklistEditorState, type EditorItem, type SaveChecklistResult,
+} from '../../protocol/checklist.ts';
+import { apiKeySecretName } from '../config.ts';
+import type { LoupeContext } from '../context.ts';
+import { suiteRegistry } from '../suites.ts';
+import { currentAnnotator } from './annotation-panel.ts';
+import { LoupePanel, PanelHost } from './panel-base.ts';
+
+/** Panel key: the benchmark kind, the suite root and the block id (a reload finds the block again). */
+const keyOf = (kind: string, root: string, blockId: string) => JSON.stringify([kind, root, blockId]);
+
+export class ChecklistPanel extends LoupePanel {
+  static readonly host = new PanelHost<ChecklistPanel>({
+    viewType: 'loupe.checklist',
+    title: (_ctx, key) => `Checklist: ${(JSON.parse(key) as string[])[2]}`,
+    create: (ctx, panel, key) => new ChecklistPanel(ctx, panel, key),
+    restoreKey: (_ctx, state) => (state as { panelKey?: string } | undefined)?.panelKey,
+  });
+  static readonly viewType = ChecklistPanel.host.viewType;
+  readonly panelKey: string;
+  private target: { def: BenchmarkDefinition; suite: Suite; block: Block } | undefined;
+
+  /**
+   * Opens the checklist editor of a block.
+   * @throws Error in the user's words when the benchmark has no checklists or the block is not found.
+   */
+  static async open(ctx: LoupeContext, kind: string, root: string, blockId: string): Promise<ChecklistPanel> {
+    const def = findBenchmark(kind);
+    if (!def?.checklist) throw new Error(`${def?.title ?? kind} blocks have no checklist to edit (checklists exist for DDR-Bench and AnalystBench-style tasks).`);
+    const found = await suiteRegistry(ctx).findBlock(kind, root, blockId);
+    if (!found) throw new Error(`The block ${blockId} is not in the suite at ${root}.`);
+    const { panel } = ChecklistPanel.host.show(ctx, keyOf(kind, root, blockId));
+    panel.target = { def, ...found };
+    panel.panel.title = `Checklist: ${found.block.title}`;
+    return panel;
+  }
+
+  static get(kind: string, root: string, blockId: string): ChecklistPanel | undefined {
+    return ChecklistPanel.host.get(keyOf(kind, root, blockId));
+  }
+
+  private constructor(ctx: LoupeContext, panel: vscode.WebviewPanel, key: string) {
+    super(ctx, panel, 'checklist', 'Checklist');
+    this.panelKey = key;
+    this.rpc.onRequest(RunEvidenceQueryRequest, ({ sql }) => this.query(sql));
+    this.rpc.onRequest(SaveChecklistRequest, (p) => this.save(p.base, p.items, p.note));
+    this.rpc.onRequest(LoadVersionRequest, ({ version }) => this.loadVersion(version));
+    this.rpc.onRequest(RescoreRequest, ({ runId, version }) => this.rescore(runId, version));
+  }
+
+  private async resolve(): Promise<{ def: BenchmarkDefinition; suite: Suite; block: Block }> {
+    if (this.target) return this.target;
+    const [kind, root, blockId] = JSON.parse(this.panelKey) as [string, string, string];
+    const def = findBenchmark(kind);
+    const found = def?.checklist ? await suiteRegistry(this.ctx).findBlock(kind, root, blockId) : undefined;
+    if (!def || !found) throw new Error(`The block ${blockId} of ${root} could not be loaded again.`);
+    this.target = { def, ...found };
+    return this.target;
+  }
+
+  private async key(): Promise<ChecklistKey> {
+    const { def, suite, block } = await this.resolve();
+    return { suite: def.kind, suiteId: suite.id, blockId: block.id };
+  }
+
+  protected async state(): Promise<ChecklistEditorState & { panelKey: string }> {
+    const { def, suite, block } = await this.resolve();
+    const spec = def.checklist!;
+    const cs = checklistStoreOf(this.ctx.store());
+    const key = await this.key();
+    const versions = await cs.versions(key);
+    const latest = versions.at(-1);
+    const native = block.hidden.checklist ?? [];
+    const items = latest ? latest.items : authoredFromNative(native, spec.kind, spec.entityOf(block));
+    const runs = (await this.ctx.store().listRuns({ suite: def.kind, blockId: block.id, limit: 50 })).map((r) => ({ id: r.id, model: r.model ?? r.agent, status: r.status }));
+    return {
+      panelKey: this.panelKey,
+      suite: def.kind, suiteId: suite.id, blockId: block.id, blockTitle: block.title, benchmarkTitle: def.title, kind: spec.kind,
+      entity: spec.entityOf(block) ?? null, canQuery: !!spec.evidenceQuery && !!block.visible.database,
+      tables: (block.visible.database?.tables ?? []).map((t) => ({ name: t.name, columns: t.columns.map((c) => c.name) })),
+      base: latest?.version ?? null, items: items as EditorItem[], nativeCount: native.length, annotator: currentAnnotator(), runs,
+      versions: versions.map((v, k) => ({ version: v.version, parent: v.parent, author: v.author, createdAt: v.createdAt, note: v.note, hash: v.hash, items: activeChecklistItems(v.items).length, changes: diffChecklists(k ? versions[k - 1]!.items : [], v.items) })),
+    };
+  }
+
+  private async query(sql: string): Promise<{ columns: string[]; rows: unknown[][]; rowCount: number; truncated: boolean }> {
+    const { def, block } = await this.resolve();
+    if (!def.checklist?.evidenceQuery) throw new Error(`${def.title} blocks have no database to query.`);
+    if (!sql.trim()) throw new Error('Write a query first (one SELECT statement).');
+    try {
+      return await def.checklist.evidenceQuery(block, sql, { sandbox: this.ctx.settings.sandbox });
+    } catch (e) {
+      throw new Error(`The query failed: ${errorMessage(e)}`, { cause: e });
+    }
+  }
+
+  private async save(base: number | null, items: EditorItem[], note: string): Promise<SaveChecklistResult> {
+    const { def, block } = await this.resolve();
+    const problems = def.checklist!.checkItems(block, items);
+    if (problems.length) return { ok: false, problems };
+    const author = currentAnnotator();
+    try {
+      const r = await checklistStoreOf(this.ctx.store()).save(await this.key(), { base, items: items as AuthoredChecklistItem[], author, note });
+      this.ctx.fireRunsChanged();
+      return { ok: true, created: r.created, state: await this.state() };
+    } catch (e) {
+      if (e instanceof ChecklistConflictError) {
+        return { ok: false, conflict: { message: e.message, latest: e.latest.version, theirs: e.theirs.map((t) => ({ id: t.id, item: (t.item as EditorItem | undefined) ?? null })) } };
+      }
+      if (e instanceof LoupeInputError) return { ok: false, problems: [e.message] };
+      throw e;
+    }
+  }
+
+  private async loadVersion(version: number | 'native'): Promise<{ items: EditorItem[]; version: number | null }> {
+    const { def, block } = await this.resolve();
+    if (version === 'native') return { items: authoredFromNative(block.hidden.checklist ?? [], def.checklist!.kind, def.checklist!.entityOf(block)) as EditorItem[], version: null };
+    const v = await checklistStoreOf(this.ctx.store()).get(await this.key(), version);
+    if (!v) throw new Error(`Version ${version} of this checklist is not in the store.`);
+    return { items: v.items as EditorItem[], version: v.version };
+  }
+
+  /** Scores a run of this block against a version with the judge of the settings, and saves the score. */
+  private async rescore(runId: string, version: number | 'native'): Promise<{ summary: string; checklist: string }> {
+    const { def, suite } = await this.resolve();
+    const store = this.ctx.store();
+    const j = this.ctx.settings.judge;
+    let kind;
+    try {
+      kind = parseJudgeKind(j.kind, 'the setting loupe.judge.kind');
+    } catch (e) {
+      throw new Error(errorMessage(e), { cause: e });
+    }
+    const profile = this.ctx.settings.models.find((m) => m.name === j.profile);
+    if ((kind === 'llm' || kind === 'llm+human') && !profile) throw new Error(`The judge setting asks for an LLM judge, but no model profile is named "${j.profile}" (setting loupe.judge.profile; profiles: ${this.ctx.settings.models.map((m) => m.name).join(', ') || 'none'}).`);
+    const apiKey = profile ? (await this.ctx.extension.secrets.get(apiKeySecretName(profile.name))) ?? '' : '';
+    const judge = createJudge({ kind, ...(profile ? { model: profile.model, baseUrl: profile.baseUrl, apiKey } : {}) }, judgementStoreOf(store), humanResolver(annotationStoreOf(store)));
+    const s = await scoreStoredRun(store, runId, { judge, checklist: version, suites: new Map([[`${def.kind}\u0000${suite.root}`, Promise.resolve(suite)]]), log: this.ctx.log });
+    if (s.error) throw new Error(`Run ${runId} could not be scored: ${s.error}`);
+    await saveRunScore(store, s);
+    this.ctx.fireRunsChanged();
+    return { summary: def.scoreLine(s), checklist: s.checklist?.source === 'authored' ? `version ${s.checklist.version}` : "the suite's own checklist" };
+  }
+}
+
+/** `loupe.editChecklist`: from a block of the Benchmarks view, or the block of a run (Runs view). */
+export async function editChecklistCommand(ctx: LoupeContext, arg?: unknown): Promise<string | undefined> {
+  const a = (arg ?? {}) as { suite?: { kind?: string; root?: string } | string; block?: { id?: string }; root?: string; blockId?: string; run?: { suite?: string; blockId?: string; params?: { suiteRoot?: string } } };
+  let kind: string | undefined;
+  let root: string | undefined;
+  let blockId: string | undefined;
+  if (a.run) {
+    kind = a.run.suite;
+    root = a.run.params?.suiteRoot;
+    blockId = a.run.blockId;
+  } else if (typeof a.suite === 'object' && a.block) {
+    kind = a.suite.kind;
+    root = a.suite.root;
+    blockId = a.block.id;
+  } else if (typeof a.suite === 'string') {
+    kind = a.suite;
+    root = a.root;
+    blockId = a.blockId;
+  }
+  if (!kind || !root || !blockId) {
+    // From the palette: pick among the blocks of configured suites that have checklists.
+    const entries = (await suiteRegistry(ctx).loadAll()).filter((e) => e.suite && findBenchmark(e.suite.kind)?.checklist);
+    if (!entries.length) {
+      void vscode.window.showWarningMessage('Loupe: no configured suite has checklists (DDR-Bench or AnalystBench-style). Add one to the setting loupe.suites.');
+      return undefined;
+    }
+    const picks: Array<vscode.QuickPickItem & { benchmark: string; root: string; blockId: string }> = entries.flatMap((e) => e.suite!.blocks.map((b) => ({ label: b.title, description: `${e.suite!.kind} · ${b.hidden.checklist?.length ?? 0} native items`, benchmark: e.suite!.kind, root: e.suite!.root, blockId: b.id })));
+    const pick = await vscode.window.showQuickPick(picks, { title: 'Edit Checklist: pick a block', matchOnDescription: true });
+    if (!pick) return undefined;
+    kind = pick.benchmark;
+    root = pick.root;
+    blockId = pick.blockId;
+  }
+  try {
+    await ChecklistPanel.open(ctx, kind, root, blockId);
+    return blockId;
+  } catch (e) {
+    void vscode.window.showErrorMessage(`Loupe: ${errorMessage(e)}`);
+    return undefined;
+  }
+}
