@@ -4,13 +4,17 @@ import { plural } from './plural.ts';
 import { loadSuite, parseSuiteKind, summariseBlock } from '../core/benchmarks/index.ts';
 import { globMatcher } from '../core/suites/glob.ts';
 import { UsageError, type CliCommand } from './types.ts';
+import { existsSync } from 'node:fs';
+import { activeChecklistItems, checklistStoreOf } from '../core/annotations/checklists.ts';
+import { openStore } from '../core/store/run-store.ts';
+import { storeFile } from './store-arg.ts';
 
 /** `loupe blocks`: lists the blocks of a benchmark suite on disk (issue 3 "CLI"). */
 export const blocksCommand: CliCommand = {
   name: 'blocks',
   summary: 'list the blocks of a benchmark suite (LongDA, BLADE, BLADE MCQ, DDR-Bench, AnalystBench-style) on disk',
   usage:
-    'loupe blocks --suite <longda|blade|blade-mcq|ddr|analystbench> --root DIR [--entities TABLE.COLUMN] [--publications DIR] [--database FILE] [--tables GLOB,...] [--metadata DIR] [--json]',
+    'loupe blocks --suite <longda|blade|blade-mcq|ddr|analystbench> --root DIR [--entities TABLE.COLUMN] [--publications DIR] [--database FILE] [--tables GLOB,...] [--metadata DIR] [--store FILE] [--json]\n  DDR / AnalystBench: each block says its checklist (the newest version written with loupe checklist, else the suite\'s own) or that it has none.',
   async run(argv, io) {
     const { values } = parseArgs({
       args: argv,
@@ -22,6 +26,7 @@ export const blocksCommand: CliCommand = {
         database: { type: 'string' },
         metadata: { type: 'string' },
         tables: { type: 'string' },
+        store: { type: 'string' },
         json: { type: 'boolean' },
       },
     });
@@ -52,12 +57,30 @@ export const blocksCommand: CliCommand = {
       for (const p of suite.problems) io.err(`problem: ${p}\n`);
       return 0;
     }
+    // Checklists: the newest version written with `loupe checklist` / the editor (when a store exists), else the suite's own.
+    const authored = new Map<string, { version: number; items: number }>();
+    const file = storeFile(io, values.store);
+    if (def.checklist && existsSync(file)) {
+      const store = openStore(file);
+      try {
+        for (const v of await checklistStoreOf(store).listLatest(suite.id)) authored.set(v.blockId, { version: v.version, items: activeChecklistItems(v.items).length });
+      } finally {
+        await store.close();
+      }
+    }
+    const checklistText = (b: (typeof suite.blocks)[number]): string => {
+      if (!def.checklist) return '';
+      const a = authored.get(b.id);
+      if (a) return `, ${plural(a.items, 'checklist item')} (authored version ${a.version})`;
+      const n = b.hidden.checklist?.length ?? 0;
+      return n ? `, ${plural(n, 'checklist item')}` : ', no checklist (runs of this block cannot be scored until one is written: loupe checklist save)';
+    };
     const runnable = suite.blocks.filter((b) => b.runnable).length;
     const items = suite.blocks.reduce((n, b) => n + b.items.length, 0);
     io.out(`${suite.title} (${suite.id}, version ${suite.version}): ${plural(suite.blocks.length, 'block')}, ${plural(items, 'item')}, ${runnable} runnable\n`);
     const w = Math.max(2, ...suite.blocks.map((b) => b.id.length));
     for (const b of suite.blocks) {
-      const extra = b.ddr ? `, ${plural(b.ddr.checklistCount, 'checklist item')}${b.ddr.checklistCount === 0 ? ' (no checklist: runs of this block cannot be scored)' : ''}` : b.blade ? `, ${b.blade.counts.cvars.total} cvars/${b.blade.counts.transforms} transforms/${b.blade.counts.models} models` : '';
+      const extra = def.checklist ? checklistText(b) : b.blade ? `, ${b.blade.counts.cvars.total} cvars/${b.blade.counts.transforms} transforms/${b.blade.counts.models} models` : '';
       io.out(`${b.runnable ? '✔' : '✘'} ${b.id.padEnd(w)}  ${plural(b.items.length, 'item')}${extra}${b.problems.length ? `, ${b.problems.length} problem(s)` : ''}\n`);
       for (const p of b.problems) io.out(`    - ${p}\n`);
     }

@@ -191,6 +191,10 @@ describe('cli checklist', () => {
     assert.equal(await main(['checklist', 'export', ...common, '--version', '2', '--out', 'qa-v2.json'], exp.io), 0);
     const suite = await loadSuite('ddr', sharedData('mimic-iv-demo'), { entities: 'patients.subject_id', database: join(tmp, 'cli-demo.sqlite'), metadataDir: sharedData('ddr', 'mimic'), checklist: join(tmp, 'qa-v2.json') });
     assert.deepEqual(suite.blocks.find((b) => b.id === 'patient_10000032')!.hidden.checklist!.map((c) => [c.question, c.answer]), [['What is the gender?', 'Female']]);
+    const blocks = io();
+    assert.equal(await main(['blocks', ...common.filter((_, k) => common[k] !== '--block' && common[k - 1] !== '--block')], blocks.io), 0, blocks.err.join(''));
+    assert.match(blocks.out.join(''), /patient_10000032 +1 item, 1 checklist item \(authored version 2\)/);
+    assert.match(blocks.out.join(''), /patient_10001217 +1 item, no checklist \(runs of this block cannot be scored until one is written/);
     const bad = io();
     assert.notEqual(await main(['checklist', 'show', ...common, '--version', '9'], bad.io), 0);
     assert.match(bad.err.join(''), /checklist version 9: block patient_10000032 has versions 1, 2/);
