@@ -3,6 +3,7 @@
  * `contributes.commands` must list the same ids (an integration test checks both directions).
  */
 import * as vscode from 'vscode';
+import { inSettingsTerms } from './config.ts';
 import { AgreementPanel, openAnnotationQueueCommand } from './panels/annotation-panel.ts';
 import { editChecklistCommand } from './panels/checklist-panel.ts';
 import type { LoupeContext } from './context.ts';
@@ -64,7 +65,7 @@ export function registerCommands(ctx: LoupeContext, table: Record<string, Comman
         try {
           return await handler(ctx, ...args);
         } catch (e) {
-          const msg = e instanceof Error ? e.message : String(e);
+          const msg = inSettingsTerms(e instanceof Error ? e.message : String(e));
           ctx.log.error(`${id} failed: ${msg}`);
           void vscode.window.showErrorMessage(`Loupe: ${msg}`);
           return undefined;

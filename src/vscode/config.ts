@@ -35,6 +35,18 @@ export interface LoupeSettings {
   judge: { kind: string; profile: string };
 }
 
+/**
+ * A core message in the words of VS Code settings: core errors name the CLI's loader flags (`--entities`,
+ * `--suite ddr`, `--root`), which mean nothing in the editor. Maps them to the fields of a `loupe.suites` entry.
+ */
+export function inSettingsTerms(message: string): string {
+  return message
+    .replace(/^--(entities|root|database|metadata|publications|suite)\b:?/, (_m, f: string) => `the "${f}" field of the suite in the setting loupe.suites:`)
+    .replace(/with --entities TABLE\.COLUMN/g, 'with "entities": "TABLE.COLUMN" in the suite\'s entry of the setting loupe.suites')
+    .replace(/\(give it with --entities TABLE\.COLUMN\)/g, '(give it as "entities": "TABLE.COLUMN" in the suite\'s entry of loupe.suites)')
+    .replace(/\(use --suite (\S+)\)/g, '(use "suite": "$1" in loupe.suites)');
+}
+
 /** The SecretStorage key of a model profile's API key (Set API Key stores it there). */
 export const apiKeySecretName = (profile: string): string => `loupe.apiKey.${profile}`;
 

@@ -4,7 +4,7 @@
  */
 import * as vscode from 'vscode';
 import { loadSuite, type Block, type Suite } from '../core/benchmarks/index.ts';
-import type { SuiteSetting } from './config.ts';
+import { inSettingsTerms, type SuiteSetting } from './config.ts';
 import type { LoupeContext } from './context.ts';
 
 /** A configured suite and its load result (the suite, or why it failed). */
@@ -64,7 +64,7 @@ export class SuiteRegistry implements vscode.Disposable {
           this.ctx.log.info(`loaded ${setting.suite} suite ${setting.root}: ${suite.blocks.length} blocks in ${Date.now() - t0} ms`);
           return { setting, key, suite };
         } catch (e) {
-          const error = e instanceof Error ? e.message : String(e);
+          const error = inSettingsTerms(e instanceof Error ? e.message : String(e));
           this.ctx.log.warn(`could not load ${setting.suite} suite ${setting.root}: ${error}`);
           return { setting, key, error };
         }
