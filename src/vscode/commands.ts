@@ -5,7 +5,7 @@
 import * as vscode from 'vscode';
 import { inSettingsTerms } from './config.ts';
 import { AgreementPanel, openAnnotationQueueCommand } from './panels/annotation-panel.ts';
-import { editChecklistCommand } from './panels/checklist-panel.ts';
+import { editChecklistCommand, rescoreRunCommand } from './panels/checklist-panel.ts';
 import type { LoupeContext } from './context.ts';
 import { WelcomePanel } from './panels/welcome-panel.ts';
 import { refreshRuns } from './run/index.ts';
@@ -33,6 +33,7 @@ export function createCommands(): Record<string, CommandHandler> {
     'loupe.searchDocumentation': (ctx, arg) => searchDocumentationCommand(ctx, arg),
     'loupe.openAnnotationQueue': (ctx, arg) => openAnnotationQueueCommand(ctx, arg),
     'loupe.editChecklist': (ctx, arg) => editChecklistCommand(ctx, arg),
+    'loupe.rescoreRunChecklist': (ctx, arg) => rescoreRunCommand(ctx, arg),
     'loupe.showAgreement': (ctx) => {
       AgreementPanel.show(ctx);
       return true;

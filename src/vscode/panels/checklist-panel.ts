@@ -143,24 +143,61 @@ export class ChecklistPanel extends LoupePanel {
   /** Scores a run of this block against a version with the judge of the settings, and saves the score. */
   private async rescore(runId: string, version: number | 'native'): Promise<{ summary: string; checklist: string }> {
     const { def, suite } = await this.resolve();
-    const store = this.ctx.store();
-    const j = this.ctx.settings.judge;
-    let kind;
-    try {
-      kind = parseJudgeKind(j.kind, 'the setting loupe.judge.kind');
-    } catch (e) {
-      throw new Error(errorMessage(e), { cause: e });
-    }
-    const profile = this.ctx.settings.models.find((m) => m.name === j.profile);
-    if ((kind === 'llm' || kind === 'llm+human') && !profile) throw new Error(`The judge setting asks for an LLM judge, but no model profile is named "${j.profile}" (setting loupe.judge.profile; profiles: ${this.ctx.settings.models.map((m) => m.name).join(', ') || 'none'}).`);
-    const apiKey = profile ? (await this.ctx.extension.secrets.get(apiKeySecretName(profile.name))) ?? '' : '';
-    const judge = createJudge({ kind, ...(profile ? { model: profile.model, baseUrl: profile.baseUrl, apiKey } : {}) }, judgementStoreOf(store), humanResolver(annotationStoreOf(store)));
-    const s = await scoreStoredRun(store, runId, { judge, checklist: version, suites: new Map([[`${def.kind}\u0000${suite.root}`, Promise.resolve(suite)]]), log: this.ctx.log });
-    if (s.error) throw new Error(`Run ${runId} could not be scored: ${s.error}`);
-    await saveRunScore(store, s);
-    this.ctx.fireRunsChanged();
-    return { summary: def.scoreLine(s), checklist: s.checklist?.source === 'authored' ? `version ${s.checklist.version}` : "the suite's own checklist" };
+    return rescoreRun(this.ctx, runId, version, { def, suite });
   }
+}
+
+/**
+ * Scores a stored run against a checklist version (or the suite's own) with the judge of the settings
+ * (`loupe.judge.kind` / `loupe.judge.profile`), saves the score (kept beside scores against other versions) and
+ * tells the views. @throws Error in the user's words (a judge setting that names no profile, a run that fails).
+ */
+export async function rescoreRun(ctx: LoupeContext, runId: string, version: number | 'native', loaded?: { def: BenchmarkDefinition; suite: Suite }): Promise<{ summary: string; checklist: string }> {
+  const store = ctx.store();
+  const j = ctx.settings.judge;
+  let kind;
+  try {
+    kind = parseJudgeKind(j.kind, 'the setting loupe.judge.kind');
+  } catch (e) {
+    throw new Error(errorMessage(e), { cause: e });
+  }
+  const profile = ctx.settings.models.find((m) => m.name === j.profile);
+  if ((kind === 'llm' || kind === 'llm+human') && !profile) throw new Error(`The judge setting asks for an LLM judge, but no model profile is named "${j.profile}" (setting loupe.judge.profile; profiles: ${ctx.settings.models.map((m) => m.name).join(', ') || 'none'}).`);
+  const apiKey = profile ? (await ctx.extension.secrets.get(apiKeySecretName(profile.name))) ?? '' : '';
+  const judge = createJudge({ kind, ...(profile ? { model: profile.model, baseUrl: profile.baseUrl, apiKey } : {}) }, judgementStoreOf(store), humanResolver(annotationStoreOf(store)));
+  const suites = loaded ? new Map([[`${loaded.def.kind}\u0000${loaded.suite.root}`, Promise.resolve(loaded.suite)]]) : undefined;
+  const s = await scoreStoredRun(store, runId, { judge, checklist: version, ...(suites ? { suites } : {}), log: ctx.log });
+  if (s.error) throw new Error(`Run ${runId} could not be scored: ${s.error}`);
+  await saveRunScore(store, s);
+  ctx.fireRunsChanged();
+  const def = findBenchmark(s.benchmark);
+  return { summary: def ? def.scoreLine(s) : JSON.stringify(s.summary), checklist: s.checklist?.source === 'authored' ? `version ${s.checklist.version}` : "the suite's own checklist" };
+}
+
+/** `loupe.rescoreRunChecklist`: a run (Runs view) re-scored against a checklist version picked from the block's history. */
+export async function rescoreRunCommand(ctx: LoupeContext, arg?: unknown): Promise<string | undefined> {
+  const run = (arg as { run?: { id?: string; suite?: string; blockId?: string; params?: { suiteRoot?: string } } } | undefined)?.run;
+  if (!run?.id || !run.suite || !run.blockId) {
+    void vscode.window.showWarningMessage('Loupe: pick a run in the Runs view to re-score it against a checklist version.');
+    return undefined;
+  }
+  const def = findBenchmark(run.suite);
+  if (!def?.checklist) {
+    void vscode.window.showWarningMessage(`Loupe: ${def?.title ?? run.suite} runs are not scored against a checklist.`);
+    return undefined;
+  }
+  const found = run.params?.suiteRoot ? await suiteRegistry(ctx).findBlock(run.suite, run.params.suiteRoot, run.blockId) : undefined;
+  if (!found) throw new Error(`The block ${run.blockId} of this run could not be loaded from ${run.params?.suiteRoot ?? 'its suite'}.`);
+  const versions = await checklistStoreOf(ctx.store()).versions({ suite: def.kind, suiteId: found.suite.id, blockId: run.blockId });
+  const picks: Array<vscode.QuickPickItem & { version: number | 'native' }> = [
+    ...[...versions].reverse().map((v) => ({ label: `version ${v.version}`, description: `${v.author} · ${new Date(v.createdAt).toLocaleString()} · ${activeChecklistItems(v.items).length} items`, detail: v.note || undefined, version: v.version })),
+    { label: "the suite's own checklist", description: `${found.block.hidden.checklist?.length ?? 0} items`, version: 'native' as const },
+  ];
+  const pick = await vscode.window.showQuickPick(picks, { title: `Re-score ${run.id} against`, matchOnDescription: true });
+  if (!pick) return undefined;
+  const r = await vscode.window.withProgress({ location: vscode.ProgressLocation.Notification, title: `Loupe: scoring ${run.id}` }, () => rescoreRun(ctx, run.id!, pick.version, { def, suite: found.suite }));
+  void vscode.window.showInformationMessage(`Loupe: ${run.blockId} against ${r.checklist}: ${r.summary}`);
+  return r.summary;
 }
 
 /** `loupe.editChecklist`: from a block of the Benchmarks view, or the block of a run (Runs view). */
