@@ -167,6 +167,12 @@ test('scores of reference, scripted and judged runs equal the ones recorded befo
   const judged = ['--judge', 'llm', '--judge-model', 'judge-m', '--judge-base-url', judgeSrv.baseUrl, '--judge-api-key-env', 'JUDGE_KEY'];
   const ab = await scoreJson(['--suite', 'analystbench', '--all', ...judged]);
   const ddr = await scoreJson(['--suite', 'ddr', '--all', '--entities', 'patients.subject_id', '--checklist', ddrChecklist, ...judged]);
+  // Scores record the checklist they used since issue 15 (after the recording): the suite's own here, checked apart.
+  for (const r of [...ab.runs, ...ddr.runs]) {
+    assert.equal((r.checklist as { source?: string } | undefined)?.source, 'native', `run ${String(r.runId)} records its checklist`);
+    delete r.checklist;
+  }
+  for (const r of [...longda.runs, ...blade.runs]) assert.equal(r.checklist, undefined, 'benchmarks without checklists record none');
   for (const [name, j] of Object.entries({ longda, blade, analystbench: ab, ddr })) {
     const runs = (normalise(j.runs) as Array<{ runId: string }>).sort((a, b) => a.runId.localeCompare(b.runId));
     got[name] = { runs, aggregates: normalise(j.aggregates) };
