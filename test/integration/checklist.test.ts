@@ -185,7 +185,12 @@ describe('Checklist editor (expert-authored checklists, versioned)', function ()
     await webviewText({ title: TITLE, expect: /c3 · fact/ });
     await fill('#f-answer', '4');
     await fill('#f-note', 'c3: the demo has 4 admissions');
-    await runner({ action: 'press', key: 'Control+s' });
+    // Ctrl+S saves (pressed again if the key was lost while focus moved: a repeated save of the same items is no new version)
+    for (let i = 0; i < 3 && !/Saved version 2\./.test(await panelText('.msg')); i++) {
+      await runner({ action: 'clickInWebview', title: TITLE, selector: '#f-note' });
+      await runner({ action: 'press', key: 'Control+s' });
+      await sleep(1500);
+    }
     await message(/Saved version 2\./);
     await runner({ action: 'clickInWebview', title: TITLE, selector: '.history summary' });
     await sleep(300);
@@ -203,6 +208,32 @@ describe('Checklist editor (expert-authored checklists, versioned)', function ()
     assert.notEqual(acc1, acc2, 'the score against the new version differs');
     await screenshot('checklist-editor-versions');
 
+    // Another expert saves version 3 (c1 reworded) while this editor changes c1 too, from version 2: the save shows
+    // their change and saves nothing; taking theirs and saving again makes version 4 on top of it.
+    const other = openStore(storePath);
+    try {
+      const cs = checklistStoreOf(other);
+      const latest = (await cs.listLatest()).find((v) => v.blockId === BLOCK)!;
+      const theirs = latest.items.map((i) => (i.id === 'c1' ? { ...i, answer: 'Female' } : i));
+      const saved = await cs.save(latest, { base: latest.version, items: theirs, author: 'expert-b', note: 'c1 spelled out' });
+      assert.equal(saved.version.version, 3);
+    } finally {
+      await other.close();
+    }
+    await runner({ action: 'clickInWebview', title: TITLE, selector: '.item-row[data-index="0"]' });
+    await webviewText({ title: TITLE, expect: /c1 · fact/ });
+    await fill('#f-answer', 'F (female)');
+    await runner({ action: 'clickInWebview', title: TITLE, selector: '#save' });
+    await message(/expert-b saved version 3 meanwhile and changed c1/);
+    const box = await panelText('.conflict');
+    assert.match(box, /c1 theirs: What is the patient’s gender\? = Female — expert-b/);
+    assert.match(box, /yours: What is the patient’s gender\? = F \(female\)/);
+    await screenshot('checklist-editor-conflict');
+    await runner({ action: 'clickInWebview', title: TITLE, selector: '.conflict button' });
+    await message(/Resolved\. Save again to make a version on top of version 3/);
+    await runner({ action: 'clickInWebview', title: TITLE, selector: '#save' });
+    await message(/No change: version 3 already has these items\.|Saved version 4\./);
+
     // Both scores are stored, each naming its checklist version.
     const s2 = openStore(storePath);
     try {
@@ -216,6 +247,8 @@ describe('Checklist editor (expert-authored checklists, versioned)', function ()
     await vscode.commands.executeCommand('list.focusFirst');
     await vscode.commands.executeCommand('list.expand');
     const sidebar = await runner<string>({ action: 'workbenchText', selector: '.part.sidebar' });
-    if (/patient_10000032|Analyze patient 10000032/.test(sidebar)) assert.match(sidebar, /checklist v2, 3/);
+    assert.match(sidebar, /Patient 10000032\s*1 item · checklist v3, 3/);
+    assert.match(sidebar, /Patient 10001217\s*1 item · no checklist/);
+    await screenshot('benchmarks-view-checklists');
   });
 });
