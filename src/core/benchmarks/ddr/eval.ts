@@ -8,6 +8,7 @@
 import { seededRandom } from '../../util/random.ts';
 import { touchedFields } from './sql-tool.ts';
 import { LoupeInputError } from '../../util/errors.ts';
+import { fitBradleyTerry } from '../../eval/bradley-terry.ts';
 import { mapLimit, tallyJudgements } from '../../eval/judges/judge.ts';
 import type { ChecklistLabel, Judge, JudgeContext, Judgement, JudgementTally, JudgeVerdict } from '../../eval/judges/types.ts';
 
@@ -381,63 +382,32 @@ export interface BradleyTerryFit {
 }
 
 /**
- * Fits a Bradley–Terry model, P(i beats j) = pᵢ / (pᵢ + pⱼ), by the MM (Zermelo / Hunter 2004)
- * iteration pᵢ ← Wᵢ / Σⱼ nᵢⱼ / (pᵢ + pⱼ), renormalising to Σp = 1 each sweep.
- * @param outcomes comparisons; `opts.ties` = `half` (a tie is half a win for each, default) or
- *   `ignore`; `maxIter` (default 10,000) and `tol` (max |Δp|, default 1e-12) bound the loop.
- * @returns strengths and ranking. A player with no wins tends to strength 0.
+ * Fits a Bradley–Terry model, P(i beats j) = pᵢ / (pᵢ + pⱼ), with the shared fit of src/core/eval/bradley-terry.ts
+ * (maximum likelihood by Newton–Raphson on θ = log p, no penalty) and reports pᵢ = exp θᵢ / Σⱼ exp θⱼ (sum 1).
+ * @param outcomes comparisons; `opts.ties` = `half` (a tie is half a win for each, default) or `ignore`;
+ *   `maxIter` (Newton steps, default 100) and `tol` (max |Δθ|, default 1e-10) bound the loop. A comparison of a
+ *   player with itself is left out (the player still gets a strength).
+ * @returns strengths and ranking (by θ, then name). A player with no wins tends to strength 0 (the MLE does not
+ *   exist: the steps stop at `maxIter`, `converged` false).
+ * @throws LoupeInputError naming `battle <index>` (of the comparisons that are not self-comparisons) for an empty
+ *   name or a winner other than a / b / tie.
  * Source: DDR §3.2 "aggregated with the Bradley–Terry model" (optimiser and tie handling unstated,
- * spec §3.4 — both are options here); Hunter (2004), "MM algorithms for generalized Bradley–Terry models".
+ * spec §3.4 — tie handling is an option here); Hunter (2004), "MM algorithms for generalized Bradley–Terry models"
+ * (same maximum-likelihood estimate as the MM iteration used before).
  */
 export function bradleyTerry(outcomes: readonly PairOutcome[], opts: { ties?: 'half' | 'ignore'; maxIter?: number; tol?: number } = {}): BradleyTerryFit {
   const ties = opts.ties ?? 'half';
-  const players = [...new Set(outcomes.flatMap((o) => [o.a, o.b]))].sort();
-  const idx = new Map(players.map((p, i) => [p, i]));
-  const m = players.length;
-  const wins = new Array<number>(m).fill(0);
-  const n = Array.from({ length: m }, () => new Array<number>(m).fill(0));
-  for (const o of outcomes) {
-    if (o.a === o.b) continue;
-    const i = idx.get(o.a)!;
-    const j = idx.get(o.b)!;
-    if (o.winner === 'tie') {
-      if (ties === 'ignore') continue;
-      wins[i]! += 0.5;
-      wins[j]! += 0.5;
-    } else if (o.winner === 'a') wins[i]!++;
-    else wins[j]!++;
-    n[i]![j]!++;
-    n[j]![i]!++;
-  }
-  let p = new Array<number>(m).fill(1 / Math.max(1, m));
-  const maxIter = opts.maxIter ?? 10_000;
-  const tol = opts.tol ?? 1e-12;
-  let it = 0;
-  let converged = false;
-  for (; it < maxIter; it++) {
-    const next = new Array<number>(m).fill(0);
-    for (let i = 0; i < m; i++) {
-      let den = 0;
-      for (let j = 0; j < m; j++) if (j !== i && n[i]![j]! > 0) den += n[i]![j]! / (p[i]! + p[j]!);
-      next[i] = den > 0 ? wins[i]! / den : p[i]!;
-    }
-    const s = next.reduce((a, b) => a + b, 0) || 1;
-    let delta = 0;
-    for (let i = 0; i < m; i++) {
-      next[i] = next[i]! / s;
-      delta = Math.max(delta, Math.abs(next[i]! - p[i]!));
-    }
-    p = next;
-    if (delta < tol) {
-      converged = true;
-      it++;
-      break;
-    }
-  }
+  const names = [...new Set(outcomes.flatMap((o) => [o.a, o.b]))];
+  const fit = fitBradleyTerry(outcomes.filter((o) => o.a !== o.b), {
+    ties, players: names, ...(opts.maxIter !== undefined ? { maxIter: opts.maxIter } : {}), ...(opts.tol !== undefined ? { tol: opts.tol } : {}),
+  });
+  const theta = fit.logStrengths;
+  const top = Math.max(...fit.players.map((p) => theta[p]!));
+  const z = fit.players.reduce((s, p) => s + Math.exp(theta[p]! - top), 0);
   const strengths: Record<string, number> = {};
-  players.forEach((pl, i) => (strengths[pl] = p[i]!));
-  const ranking = [...players].sort((x, y) => strengths[y]! - strengths[x]! || x.localeCompare(y));
-  return { strengths, ranking, iterations: it, converged, ties };
+  for (const p of fit.players) strengths[p] = Math.exp(theta[p]! - top) / z;
+  const ranking = [...fit.players].sort((x, y) => theta[y]! - theta[x]! || x.localeCompare(y));
+  return { strengths, ranking, iterations: fit.iterations, converged: fit.converged, ties };
 }
 
 /** Insights of one model on one entity, with the checklist results that used some of them. */
