@@ -7,10 +7,11 @@ import { doctorCommand } from './doctor.ts';
 import { fetchCommand } from './fetch.ts';
 import { indexCommand } from './index-cmd.ts';
 import { reportCommand } from './report.ts';
+import { reviewCommand } from './review.ts';
 import { runCommand } from './run.ts';
 import { runsCommand } from './runs.ts';
 import { scoreCommand } from './score.ts';
 import { searchCommand } from './search.ts';
 import type { CliCommand } from './types.ts';
 
-export const commands: CliCommand[] = [doctorCommand, indexCommand, searchCommand, runCommand, runsCommand, demoCommand, scoreCommand, reportCommand, blocksCommand, fetchCommand, annotationsCommand, agreementCommand, checklistCommand];
+export const commands: CliCommand[] = [doctorCommand, indexCommand, searchCommand, runCommand, runsCommand, demoCommand, scoreCommand, reportCommand, blocksCommand, fetchCommand, annotationsCommand, agreementCommand, checklistCommand, reviewCommand];

@@ -12,6 +12,7 @@ import { refreshRuns } from './run/index.ts';
 import { runCommands } from './run/run-commands.ts';
 import { searchDocumentationCommand } from './panels/docsearch-panel.ts';
 import { ResultsPanel } from './panels/results-panel.ts';
+import { compareRunsCommand, openPairwiseReviewCommand, showPairwiseRankingCommand } from './panels/review-panel.ts';
 import { TimelinePanel } from './panels/timeline-panel.ts';
 import { suiteRegistry } from './suites.ts';
 import { openTaskAsWorkspace } from './task-workspace.ts';
@@ -34,6 +35,9 @@ export function createCommands(): Record<string, CommandHandler> {
     'loupe.openAnnotationQueue': (ctx, arg) => openAnnotationQueueCommand(ctx, arg),
     'loupe.editChecklist': (ctx, arg) => editChecklistCommand(ctx, arg),
     'loupe.rescoreRunChecklist': (ctx, arg) => rescoreRunCommand(ctx, arg),
+    'loupe.compareRuns': (ctx, arg, selection) => compareRunsCommand(ctx, arg, selection),
+    'loupe.openPairwiseReview': (ctx, arg, selection) => openPairwiseReviewCommand(ctx, arg, selection),
+    'loupe.showPairwiseRanking': (ctx) => showPairwiseRankingCommand(ctx),
     'loupe.showAgreement': (ctx) => {
       AgreementPanel.show(ctx);
       return true;

@@ -98,8 +98,9 @@ export interface Resolution {
 /** Which items a queue holds. */
 export interface QueueSpec {
   /** `items`: a filter over items (default: those still pending); `audit`: a seeded stratified sample of items the
-   *  LLM judge decided; `disagreement`: items whose humans disagree or whose LLM verdict differs from the humans'. */
-  kind: 'items' | 'audit' | 'disagreement';
+   *  LLM judge decided; `disagreement`: items whose humans disagree or whose LLM verdict differs from the humans';
+   *  `pairs`: side-by-side pairs (`pairwise-vote` items) of the runs in `runIds`, served most-uncertain-first. */
+  kind: 'items' | 'audit' | 'disagreement' | 'pairs';
   suite?: string;
   runIds?: string[];
   task?: string;

@@ -103,8 +103,12 @@ export interface AnnotationStore {
   openQueue(spec: QueueSpec, opts?: { name?: string; reviewers?: number; reservationMs?: number; blind?: boolean }): Promise<AnnotationQueue>;
   getQueue(id: string): Promise<AnnotationQueue | undefined>;
   listQueues(): Promise<AnnotationQueue[]>;
-  /** The next item for an annotator after `afterPos` (wrapping), reserved for them; undefined when the queue has none left for them. */
-  nextItem(queueId: string, annotator: string, opts?: { afterPos?: number; now?: Date }): Promise<QueueEntry | undefined>;
+  /**
+   * The next item for an annotator after `afterPos` (wrapping), reserved for them; undefined when the queue has none
+   * left for them. With `pick`, every item still open to the annotator is offered (queue order) and `pick` chooses
+   * (most-uncertain-first for pairs); the reservation rules are the same.
+   */
+  nextItem(queueId: string, annotator: string, opts?: { afterPos?: number; now?: Date; pick?: (entries: QueueEntry[]) => QueueEntry | undefined | Promise<QueueEntry | undefined> }): Promise<QueueEntry | undefined>;
   /** The item at a position (any state), for browsing. */
   itemAt(queueId: string, pos: number): Promise<QueueEntry | undefined>;
   progress(queueId: string): Promise<QueueProgress>;
@@ -181,7 +185,7 @@ export function suiteVersionOf(dataChecksums: string | null | undefined): string
 
 /** Default queue name of a spec. */
 export function queueName(spec: QueueSpec): string {
-  const parts = [spec.kind === 'items' ? (spec.includeResolved ? 'All items' : 'Pending items') : spec.kind === 'audit' ? `Audit of LLM verdicts (${spec.perCriterion ?? 10} per criterion, seed ${spec.seed ?? 0})` : 'Disagreements'];
+  const parts = [spec.kind === 'items' ? (spec.includeResolved ? 'All items' : 'Pending items') : spec.kind === 'audit' ? `Audit of LLM verdicts (${spec.perCriterion ?? 10} per criterion, seed ${spec.seed ?? 0})` : spec.kind === 'pairs' ? 'Pairwise review' : 'Disagreements'];
   if (spec.suite) parts.push(`suite ${spec.suite}`);
   if (spec.task) parts.push(spec.task);
   if (spec.criterion) parts.push(`“${spec.criterion}”`);
@@ -379,6 +383,13 @@ export class SqliteAnnotationStore implements AnnotationStore {
       const anns = await this.annotationsByItem(filter);
       return rows.filter((r) => { const a = anns.get(r.id as string); return !a || resolveItem({ id: r.id as string, task: r.task as string }, a).decidedBy === 'pending'; }).map((r) => r.id as string);
     }
+    if (spec.kind === 'pairs') {
+      const runs = spec.runIds ?? [];
+      const inRuns = runs.length ? ` AND json_extract(i.subject, '$.runA') IN (${runs.map(() => '?').join(',')}) AND json_extract(i.subject, '$.runB') IN (${runs.map(() => '?').join(',')})` : '';
+      const rows = this.db.prepare(`SELECT i.id FROM annotation_items i WHERE i.task = 'pairwise-vote'${spec.suite ? ' AND i.suite = ?' : ''}${inRuns} ORDER BY i.created_at, i.rowid`)
+        .all(...(spec.suite ? [spec.suite] : []), ...runs, ...runs) as Row[];
+      return rows.map((r) => r.id as string);
+    }
     if (spec.kind === 'audit') {
       const llm = await this.llmVerdicts(filter);
       const rows = this.db.prepare(`SELECT i.id, i.task, i.criterion FROM annotation_items i ${sql} ORDER BY i.created_at, i.rowid`).all(...params) as Row[];
@@ -422,7 +433,7 @@ export class SqliteAnnotationStore implements AnnotationStore {
   }
 
   async openQueue(spec: QueueSpec, opts: { name?: string; reviewers?: number; reservationMs?: number; blind?: boolean } = {}): Promise<AnnotationQueue> {
-    if (!['items', 'audit', 'disagreement'].includes(spec.kind)) throw new LoupeInputError('queue kind', `must be items, audit or disagreement, got '${String(spec.kind)}'`);
+    if (!['items', 'audit', 'disagreement', 'pairs'].includes(spec.kind)) throw new LoupeInputError('queue kind', `must be items, audit, disagreement or pairs, got '${String(spec.kind)}'`);
     const reviewers = opts.reviewers ?? 1;
     if (!Number.isInteger(reviewers) || reviewers < 1) throw new LoupeInputError('reviewers per item', `must be a whole number ≥ 1, got ${String(opts.reviewers)}`);
     const reservationMs = opts.reservationMs ?? 30 * 60_000;
@@ -462,7 +473,7 @@ export class SqliteAnnotationStore implements AnnotationStore {
     return { queueId, pos, item: itemFromRow(r) };
   }
 
-  async nextItem(queueId: string, annotator: string, opts: { afterPos?: number; now?: Date } = {}): Promise<QueueEntry | undefined> {
+  async nextItem(queueId: string, annotator: string, opts: { afterPos?: number; now?: Date; pick?: (entries: QueueEntry[]) => QueueEntry | undefined | Promise<QueueEntry | undefined> } = {}): Promise<QueueEntry | undefined> {
     const q = await this.getQueue(queueId);
     if (!q) throw new LoupeInputError(`queue ${queueId}`, 'no such queue');
     const now = opts.now ?? new Date();
@@ -477,8 +488,16 @@ export class SqliteAnnotationStore implements AnnotationStore {
           AND NOT EXISTS (SELECT 1 FROM annotations a WHERE a.item_id = qi.item_id AND a.final = 1)
           AND (SELECT COUNT(DISTINCT a.annotator) FROM annotations a WHERE a.item_id = qi.item_id AND a.role = 'annotator')
             + (SELECT COUNT(*) FROM annotation_reservations r WHERE r.queue_id = @q AND r.item_id = qi.item_id AND r.annotator <> @who AND r.expires_at > @now) < @reviewers
-          ORDER BY qi.pos LIMIT 1`);
+          ORDER BY qi.pos${opts.pick ? '' : ' LIMIT 1'}`);
     const args = { q: queueId, who: annotator, now: nowS, reviewers: q.reviewers };
+    if (opts.pick) {
+      const entries = (stmt.all({ ...args, after: -1 }) as Row[]).map((r) => this.entry(queueId, r.pos as number, r.item_id as string));
+      const chosen = entries.length ? await opts.pick(entries) : undefined;
+      if (!chosen) return undefined;
+      this.db.prepare('INSERT OR REPLACE INTO annotation_reservations (queue_id, item_id, annotator, expires_at) VALUES (?,?,?,?)').run(
+        queueId, chosen.item.id, annotator, new Date(now.getTime() + q.reservationMs).toISOString());
+      return chosen;
+    }
     const after = opts.afterPos ?? -1;
     const r = (stmt.get({ ...args, after }) ?? (after >= 0 ? stmt.get({ ...args, after: -1 }) : undefined)) as Row | undefined;
     if (!r) return undefined;

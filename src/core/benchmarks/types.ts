@@ -11,7 +11,7 @@ import type { ToolSet } from '../agent/types.ts';
 import type { Judge } from '../eval/judges/types.ts';
 import type { RunScore, ScoreAggregate, ScoringSession } from '../eval/run-score.ts';
 import type { RunStore } from '../store/types.ts';
-import type { RunRecord } from '../store/records.ts';
+import type { AnswerRecord, RunRecord } from '../store/records.ts';
 import type { Block, LoadSuiteOptions, Suite } from '../suites/types.ts';
 import type { Logger } from '../util/log.ts';
 import type { OptionSpec, OptionValues } from './options.ts';
@@ -175,6 +175,17 @@ export interface ExportedRun {
 }
 
 /** A benchmark as Loupe runs and scores it. */
+/** A run's output as side-by-side review shows it: a Markdown report, or sections aligned by key (decision type, query, insight list). */
+export type ReviewSource = { markdown: string } | { sections: Array<{ key: string; title: string; markdown: string }> };
+
+/** Side-by-side review of a benchmark's runs (issue 16). */
+export interface BenchmarkReview {
+  /** The run's output to compare, or null when the run produced nothing to review ("no report"). */
+  sectionsOf(run: RunRecord, answers: AnswerRecord[]): ReviewSource | null;
+  /** Criteria voted on pairs of this block's runs when the user sets no rubric (AnalystBench: the block's checklist), or null for the default rubric. */
+  criteria(block: Block): string[] | null;
+}
+
 export interface BenchmarkDefinition {
   /** Registry key and the run's `suite` (`longda`, `blade`, ...): lower case, as typed in `--suite`. */
   readonly kind: string;
@@ -226,6 +237,8 @@ export interface BenchmarkDefinition {
   readonly checklist: BenchmarkChecklist | null;
   /** How the Results view and the report show its scores. */
   readonly presentation: BenchmarkPresentation;
+  /** What side-by-side review shows of a run and the criteria it votes on. */
+  readonly review: BenchmarkReview;
   /** Writes the benchmark's own results files for runs (`loupe run --results DIR`), or null when it has none. @returns files written. */
   readonly exportResults: ((store: RunStore, runs: ExportedRun[], dir: string) => Promise<string[]>) | null;
 }

@@ -2,6 +2,7 @@
  * Every panel kind of the extension, listed once: activation registers their serializers (restore after a
  * window reload) from this list. A new panel adds its host here (see CONTRIBUTING.md, "Adding a panel").
  */
+import { RankingPanel, ReviewPanel } from './review-panel.ts';
 import type { LoupeContext } from '../context.ts';
 import { AgreementPanel, AnnotationPanel } from './annotation-panel.ts';
 import { ChecklistPanel } from './checklist-panel.ts';
@@ -11,7 +12,7 @@ import { ResultsPanel } from './results-panel.ts';
 import { TimelinePanel } from './timeline-panel.ts';
 import { WelcomePanel } from './welcome-panel.ts';
 
-export const panelHosts: readonly PanelHost<LoupePanel, string>[] = [WelcomePanel.host, ResultsPanel.host, DocSearchPanel.host, TimelinePanel.host, AnnotationPanel.host, AgreementPanel.host, ChecklistPanel.host];
+export const panelHosts: readonly PanelHost<LoupePanel, string>[] = [WelcomePanel.host, ResultsPanel.host, DocSearchPanel.host, TimelinePanel.host, AnnotationPanel.host, AgreementPanel.host, ChecklistPanel.host, ReviewPanel.host, RankingPanel.host];
 
 /** Registers the serializers of all panels (activation). */
 export function registerPanels(ctx: LoupeContext): void {

@@ -12,7 +12,7 @@ let runsView: RunsViewProvider | undefined;
 
 export function registerRunUi(ctx: LoupeContext): void {
   runsView = ctx.register(new RunsViewProvider(ctx));
-  const view = ctx.register(vscode.window.createTreeView('loupe.runs', { treeDataProvider: runsView, showCollapseAll: true }));
+  const view = ctx.register(vscode.window.createTreeView('loupe.runs', { treeDataProvider: runsView, showCollapseAll: true, canSelectMany: true }));
   runsView.watch(view);
   ctx.register(new RunNotebookController(ctx));
   ctx.register(createRunStatusItem());

@@ -4,6 +4,7 @@
  * `blade-mcq` (Task 1: multiple-choice questions on analysis decisions; accuracy).
  * Source: BLADE paper (Gu et al. 2024) §3–4; `blade_bench`; spec §1; issues 3, 6, 8, 12.
  */
+import { answerSections } from '../../review/answers.ts';
 import { join } from 'node:path';
 import { writeFileSync, mkdirSync } from 'node:fs';
 import type { Block } from '../../suites/types.ts';
@@ -163,6 +164,7 @@ export const bladeMcq: BenchmarkDefinition = {
   runLineScore: null,
   checklist: null,
   presentation: BLADE_MCQ_PRESENTATION,
+  review: { sectionsOf: (_run, answers) => answerSections(answers), criteria: () => null },
   async exportResults(store, runs, dir) {
     const files: string[] = [];
     const out = [];

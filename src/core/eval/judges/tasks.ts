@@ -7,7 +7,7 @@
  */
 import { LoupeInputError } from '../../util/errors.ts';
 import type { MiniSchema } from './schema.ts';
-import type { JudgeInput, JudgeTaskName, JudgeVerdict } from './types.ts';
+import type { JudgeInput, JudgeTaskName, JudgeVerdict, PairChoice } from './types.ts';
 
 /** Version tag mixed into every prompt hash. */
 export const PROMPT_VERSION = 'loupe-judge-v1';
@@ -229,6 +229,37 @@ const defs: { [K in JudgeTaskName]: JudgeTaskDef<K> } = {
     coerce(p) {
       const o = p as { winner: 'A' | 'B' | 'TIE'; reason?: string };
       return { winner: o.winner, reason: o.reason ?? '' };
+    },
+  },
+  'pairwise-report': {
+    schema: {
+      type: 'object', required: ['overall', 'criteria'], properties: {
+        overall: { type: 'string', enum: ['first', 'second', 'tie', 'both-bad'] },
+        criteria: { type: 'array', items: { type: 'object', required: ['criterion', 'choice'], properties: { criterion: { type: 'string' }, choice: { type: 'string', enum: ['first', 'second', 'tie', 'both-bad'] } } } },
+        reason: reasonSchema,
+      },
+    },
+    validate(i) {
+      str(i.instruction, 'instruction');
+      str(i.first, 'first');
+      str(i.second, 'second');
+      if (!Array.isArray(i.criteria) || !i.criteria.length || i.criteria.some((c) => typeof c !== 'string')) throw new LoupeInputError('judge input pairwise-report', 'criteria must be a non-empty list of names');
+    },
+    exact(i) {
+      return i.first === i.second ? { overall: 'tie', criteria: i.criteria.map((criterion) => ({ criterion, choice: 'tie' as const })), reason: 'identical outputs' } : undefined;
+    },
+    prompt(i) {
+      return {
+        system: 'You are an expert data analyst reviewing two anonymous answers to the same analysis task, shown as Output 1 and Output 2. '
+          + 'For each criterion, and overall, decide which output is better: "first", "second", "tie" (equally good) or "both-bad" (neither is acceptable). '
+          + 'Judge substance, correctness and support by the data; ignore length, style and the order of presentation. '
+          + `Reply with JSON only: {"criteria": [{"criterion": "<name>", "choice": "first"|"second"|"tie"|"both-bad"}, ...], "overall": "first"|"second"|"tie"|"both-bad", "reason": "<100 words at most>"}.`,
+        user: `Task:\n${i.instruction}\n\nCriteria:\n${i.criteria.map((c) => `- ${c}`).join('\n')}\n\n=== Output 1 ===\n${i.first || '(no output)'}\n\n=== Output 2 ===\n${i.second || '(no output)'}`,
+      };
+    },
+    coerce(p) {
+      const o = p as { overall: PairChoice; criteria: Array<{ criterion: string; choice: PairChoice }>; reason?: string };
+      return { overall: o.overall, criteria: o.criteria.map((c) => ({ criterion: c.criterion, choice: c.choice })), reason: o.reason ?? '' };
     },
   },
   'hallucination': {

@@ -62,12 +62,20 @@ export interface JudgeTasks {
     input: { report: string };
     verdict: { claims: Array<{ claim: string; quote: string }> };
   };
+  /** Which of two anonymised outputs of one task is better, per criterion and overall (side-by-side review, issue 16). */
+  'pairwise-report': {
+    input: { instruction: string; criteria: string[]; first: string; second: string };
+    verdict: { overall: PairChoice; criteria: Array<{ criterion: string; choice: PairChoice }>; reason: string };
+  };
   /** Four 1–5 quality scores of a generated figure matched to a reference figure. AnalystBench §4.3(d). */
   'figure-quality': {
     input: { referenceCaption: string; generatedCaption: string; generatedCode?: string; instruction?: string; rendered: boolean };
     verdict: { readability: number; groundedness: number; task_utility: number; reproducibility: number; reason: string };
   };
 }
+
+/** A pairwise judge's choice between the output shown first and the one shown second. */
+export type PairChoice = 'first' | 'second' | 'tie' | 'both-bad';
 
 /** Name of a judgement task. */
 export type JudgeTaskName = keyof JudgeTasks;

@@ -1,0 +1,114 @@
+/**
+ * Protocol of side-by-side review (issue 16): the review panel (two runs of one block aligned section by section,
+ * numbers traced to notebook cells, blind votes per criterion) and the pairwise ranking view (Bradley–Terry ratings
+ * with bootstrap CIs, win-rate matrix). Sides are screen sides (`left` / `right`); the host maps them to the pair's
+ * runs, so the webview never knows which run is which until the vote is in.
+ */
+import { IpcNotification, IpcRequest } from './ipc.ts';
+
+/** A choice on the screen. */
+export type ScreenChoice = 'left' | 'right' | 'tie' | 'both-bad';
+
+/** One side of the pair as shown. */
+export interface ReviewSideView {
+  /** `Output A` (left) / `Output B` (right): screen names, not the pair's run order. */
+  title: string;
+  /** The run produced nothing to review ("no report"). */
+  empty: boolean;
+  /** Filled once the reviewer has voted (blind until then). */
+  revealed: { runId: string; agent: string; model: string | null; player: string } | null;
+  /** Numbers written / traced to a cell / with no source found. */
+  numbers: { total: number; traced: number };
+  figures: number;
+}
+
+/** One aligned row: the same section of both outputs (either may be missing). */
+export interface ReviewRowView {
+  key: string;
+  left: { title: string; html: string } | null;
+  right: { title: string; html: string } | null;
+  /** Numbers (ids `L<n>` / `R<n>`) under the same label whose values differ between the sides. */
+  differing: string[];
+}
+
+/** A number of either side: where it was traced (null = "no source found"). */
+export interface ReviewNumberView {
+  raw: string;
+  label: string;
+  /** Notebook cell whose output contains it (0-based seq), or null. */
+  cell: number | null;
+}
+
+/** The pair on screen. */
+export interface PairView {
+  itemId: string;
+  blockId: string;
+  suite: string;
+  criteria: string[];
+  left: ReviewSideView;
+  right: ReviewSideView;
+  rows: ReviewRowView[];
+  /** By id (`L3`, `R12`). */
+  numbers: Record<string, ReviewNumberView>;
+  /** This reviewer's vote, in screen terms, once given. */
+  vote: { criteria: Record<string, ScreenChoice>; overall: ScreenChoice; rationale: string } | null;
+  /** The rule a number is traced by (shown in the legend). */
+  traceRule: string;
+}
+
+/** Queue header. */
+export interface ReviewQueueView {
+  queueId: string;
+  name: string;
+  total: number;
+  done: number;
+  annotator: string;
+  reviewers: number;
+}
+
+/** The review panel's state. */
+export interface ReviewState {
+  queue: ReviewQueueView;
+  pair: PairView | null;
+  /** Why nothing is shown, or what just happened. */
+  message: string | null;
+}
+
+/** Webview → host: the next pair for this reviewer (most uncertain first), skipping `skip` when given. */
+export const NextPairRequest = new IpcRequest<{ skip?: string }, ReviewState>('review/next');
+/** Webview → host: record a vote; the answer reveals the runs. */
+export const SubmitVoteRequest = new IpcRequest<{ itemId: string; criteria: Record<string, ScreenChoice>; overall: ScreenChoice | null; rationale: string }, ReviewState>('review/submit');
+/** Webview → host: open the notebook cell a number was traced to (`side` of the current pair). */
+export const OpenTracedCellRequest = new IpcRequest<{ itemId: string; side: 'left' | 'right'; seq: number }, void>('review/openCell');
+/** Host → webview: queue progress changed elsewhere (another reviewer). */
+export const ReviewProgressNotification = new IpcNotification<{ queue: ReviewQueueView }>('review/progress');
+
+/** One row of the ranking table. */
+export interface RankingRowView {
+  player: string;
+  label: string;
+  rating: number;
+  ciLow: number;
+  ciHigh: number;
+  battles: number;
+  wins: number;
+  ties: number;
+}
+
+/** The ranking view's state: one criterion, one vote source. */
+export interface RankingState {
+  title: string;
+  criterion: string;
+  source: 'human' | 'llm' | 'all';
+  criteria: string[];
+  rows: RankingRowView[];
+  votes: number;
+  bothBad: { votes: number; rate: number | null };
+  matrix: { labels: string[]; rate: Array<Array<number | null>>; battles: number[][] };
+  judgeHuman: { items: number; agreement: number | null; kappa: number | null } | null;
+  positionConsistency: { pairs: number; consistent: number; rate: number | null } | null;
+  options: { ties: string; l2: number; samples: number; seed: number; level: number };
+}
+
+/** Webview → host: the ranking under another criterion or vote source. */
+export const RankingRequest = new IpcRequest<{ criterion: string; source: 'human' | 'llm' | 'all' }, RankingState>('ranking/get');

@@ -1,0 +1,229 @@
+/**
+ * Side-by-side review (issue 16): the review panel (one pairwise queue per panel: two runs of one block aligned
+ * section by section, numbers traced to notebook cells, blind votes per criterion, keyboard first) and the pairwise
+ * ranking view. Votes are annotations of the annotation model (src/core/annotations) through src/core/review.
+ */
+import * as vscode from 'vscode';
+import { annotationStoreOf, type AnnotationQueue, type AnnotationStore } from '../../core/annotations/index.ts';
+import { ensurePairItem, nextPair, openPairwiseQueue, pairOf, pairwiseVerdict, choiceFromSides, leftSideFor } from '../../core/review/pairwise.ts';
+import { pairCriteria } from '../../core/review/sources.ts';
+import type { RunRecord } from '../../core/store/records.ts';
+import type { Suite } from '../../core/suites/types.ts';
+import { pairView, rankingState, reviewQueueView } from '../../core/ui/review.ts';
+import { errorMessage } from '../../core/util/errors.ts';
+import {
+  NextPairRequest, OpenTracedCellRequest, RankingRequest, ReviewProgressNotification, SubmitVoteRequest, type RankingState, type ReviewState,
+} from '../../protocol/review.ts';
+import { DidChangeStateNotification } from '../../protocol/webview.ts';
+import type { LoupeContext } from '../context.ts';
+import { currentAnnotator } from './annotation-panel.ts';
+import { LoupePanel, PanelHost, SINGLETON } from './panel-base.ts';
+
+/** The rubric of the `loupe.review.rubric` setting (empty: the benchmark's criteria, else the default rubric). */
+function rubricSetting(): string[] {
+  const v = vscode.workspace.getConfiguration('loupe.review').get<unknown>('rubric');
+  return Array.isArray(v) ? v.filter((x): x is string => typeof x === 'string' && !!x.trim()) : [];
+}
+
+function reviewersSetting(): number {
+  return Math.max(1, Math.floor(vscode.workspace.getConfiguration('loupe.annotation').get<number>('reviewersPerItem') ?? 1));
+}
+
+export class ReviewPanel extends LoupePanel {
+  static readonly host = new PanelHost<ReviewPanel>({
+    viewType: 'loupe.review',
+    title: () => 'Side-by-Side Review',
+    create: (ctx, panel, queueId) => new ReviewPanel(ctx, panel, queueId),
+    restoreKey: (_ctx, state) => (state as { queueId?: string } | undefined)?.queueId,
+  });
+  static readonly viewType = ReviewPanel.host.viewType;
+  readonly queueId: string;
+  private readonly ann: AnnotationStore;
+  /** Run ids behind the screen sides of the pair on screen. */
+  private sides: { itemId: string; left: string; right: string } | undefined;
+
+  /** Shows the review panel of a pairs queue. */
+  static show(ctx: LoupeContext, q: AnnotationQueue): ReviewPanel {
+    const { panel } = ReviewPanel.host.show(ctx, q.id);
+    panel.panel.title = `Review: ${q.name}`;
+    return panel;
+  }
+
+  static get(queueId: string): ReviewPanel | undefined {
+    return ReviewPanel.host.get(queueId);
+  }
+
+  private constructor(ctx: LoupeContext, panel: vscode.WebviewPanel, queueId: string) {
+    super(ctx, panel, 'review', 'Side-by-Side Review');
+    this.queueId = queueId;
+    this.ann = annotationStoreOf(ctx.store());
+    this.rpc.onRequest(NextPairRequest, async ({ skip }) => {
+      if (skip) await this.ann.release(this.queueId, skip, currentAnnotator());
+      return this.serve(skip);
+    });
+    this.rpc.onRequest(SubmitVoteRequest, async (p) => {
+      const item = await this.ann.getItem(p.itemId);
+      if (!item) throw new Error(`The pair ${p.itemId} is no longer in the store`);
+      const who = currentAnnotator();
+      const shownLeft = leftSideFor(item.id, who);
+      const criteria: Record<string, string> = {};
+      for (const [k, v] of Object.entries(p.criteria)) criteria[k] = choiceFromSides(v, shownLeft);
+      let verdict;
+      try {
+        verdict = pairwiseVerdict(pairOf(item).criteria, criteria, p.overall ? choiceFromSides(p.overall, shownLeft) : undefined, p.rationale, shownLeft);
+      } catch (e) {
+        throw new Error(`Vote not saved: ${errorMessage(e)}`, { cause: e });
+      }
+      await this.ann.annotate({ itemId: item.id, annotator: who, verdict, origin: 'panel', queueId: this.queueId });
+      for (const other of ReviewPanel.host.all()) if (other !== this) void other.refreshProgress();
+      void RankingPanel.host.get(SINGLETON)?.refresh();
+      return this.stateFor(item.id, 'Vote saved. The runs are revealed below. Press n for the next pair.');
+    });
+    this.rpc.onRequest(OpenTracedCellRequest, async ({ itemId, side, seq }) => {
+      if (!this.sides || this.sides.itemId !== itemId) throw new Error('That pair is no longer on screen');
+      await vscode.commands.executeCommand('loupe.openRunNotebook', side === 'left' ? this.sides.left : this.sides.right, seq);
+    });
+  }
+
+  private async queue(): Promise<AnnotationQueue> {
+    const q = await this.ann.getQueue(this.queueId);
+    if (!q) throw new Error(`The review queue ${this.queueId} is no longer in the store ${this.ctx.storePath}`);
+    return q;
+  }
+
+  /** The next pair for this window's reviewer (most uncertain first, reserved for them). */
+  async serve(skip?: string): Promise<ReviewState> {
+    const q = await this.queue();
+    const who = currentAnnotator();
+    let e = await nextPair(this.ann, this.ctx.store(), q.id, who);
+    if (e && skip && e.item.id === skip) {
+      // skipping: serve another pair when there is one, the skipped one otherwise
+      const again = await this.ann.nextItem(q.id, who, { pick: (es) => es.find((x) => x.item.id !== skip) ?? es[0] });
+      e = again ?? e;
+    }
+    if (!e) {
+      this.sides = undefined;
+      return { queue: await reviewQueueView(this.ann, q, who), pair: null, message: 'Nothing left to review for you in this queue. Loupe: Show Pairwise Ranking shows the ratings.' };
+    }
+    return this.stateFor(e.item.id, null);
+  }
+
+  private async stateFor(itemId: string, message: string | null): Promise<ReviewState> {
+    const q = await this.queue();
+    const who = currentAnnotator();
+    const item = await this.ann.getItem(itemId);
+    if (!item) throw new Error(`The pair ${itemId} is no longer in the store`);
+    const { view, sides } = await pairView(this.ann, this.ctx.store(), item, who);
+    this.sides = { itemId, ...sides };
+    return { queue: await reviewQueueView(this.ann, q, who), pair: view, message };
+  }
+
+  private async refreshProgress(): Promise<void> {
+    const q = await this.ann.getQueue(this.queueId);
+    if (q) this.rpc.notify(ReviewProgressNotification, { queue: await reviewQueueView(this.ann, q, currentAnnotator()) });
+  }
+
+  protected async state(): Promise<ReviewState> {
+    return this.serve();
+  }
+}
+
+export class RankingPanel extends LoupePanel {
+  static readonly host = new PanelHost<RankingPanel, typeof SINGLETON>({
+    viewType: 'loupe.ranking',
+    title: () => 'Pairwise Ranking',
+    create: (ctx, panel) => new RankingPanel(ctx, panel),
+    restoreKey: () => SINGLETON,
+  });
+  static readonly viewType = RankingPanel.host.viewType;
+  private current: { criterion: string; source: 'human' | 'llm' | 'all' } = { criterion: 'overall', source: 'human' };
+
+  static show(ctx: LoupeContext): RankingPanel {
+    return RankingPanel.host.show(ctx, SINGLETON).panel;
+  }
+
+  private constructor(ctx: LoupeContext, panel: vscode.WebviewPanel) {
+    super(ctx, panel, 'ranking', 'Pairwise Ranking');
+    this.rpc.onRequest(RankingRequest, async (p) => {
+      this.current = { criterion: p.criterion, source: p.source };
+      return this.state();
+    });
+  }
+
+  /** Recomputes after a vote elsewhere. */
+  async refresh(): Promise<void> {
+    this.rpc.notify(DidChangeStateNotification, { state: await this.state() });
+  }
+
+  protected async state(): Promise<RankingState> {
+    return rankingState(annotationStoreOf(this.ctx.store()), this.ctx.store(), { ...this.current, title: `Pairwise ranking · ${this.ctx.storePath}` });
+  }
+}
+
+/** Run ids from a Runs view invocation: the selection (multi-select) or the clicked run, or run ids given by a caller. */
+function runIdsOf(arg: unknown, selection: unknown): string[] {
+  const idOf = (x: unknown): string | undefined => (typeof x === 'string' ? x : (x as { run?: { id?: string } } | undefined)?.run?.id);
+  if (Array.isArray(selection) && selection.length) return selection.map(idOf).filter((x): x is string => !!x);
+  if (Array.isArray(arg)) return arg.map(idOf).filter((x): x is string => !!x);
+  const one = idOf(arg);
+  return one ? [one] : [];
+}
+
+function criteriaFor(suites: Map<string, Promise<Suite>>): (run: RunRecord) => Promise<string[]> {
+  const rubric = rubricSetting();
+  const byBlock = new Map<string, Promise<string[]>>();
+  return (run) => {
+    const k = `${run.suite}\u0000${run.blockId}`;
+    if (!byBlock.has(k)) byBlock.set(k, pairCriteria(run, { rubric, suites }).then((c) => c.criteria));
+    return byBlock.get(k)!;
+  };
+}
+
+/** `loupe.compareRuns`: two runs selected in the Runs view (or two run ids) side by side, blind. */
+export async function compareRunsCommand(ctx: LoupeContext, arg: unknown, selection: unknown): Promise<string | undefined> {
+  const ids = runIdsOf(arg, selection);
+  if (ids.length !== 2) {
+    void vscode.window.showWarningMessage(`Loupe: select exactly two runs of one block in the Runs view to compare them side by side (${ids.length} selected).`);
+    return undefined;
+  }
+  const rs = ctx.store();
+  const ann = annotationStoreOf(rs);
+  const first = await rs.getRun(ids[0]!);
+  if (!first) throw new Error(`The run ${ids[0]} is no longer in the store.`);
+  const criteria = await criteriaFor(new Map())(first);
+  const item = await ensurePairItem(ann, rs, ids[0]!, ids[1]!, criteria);
+  const p = pairOf(item);
+  const q = await ann.openQueue({ kind: 'pairs', runIds: [p.runA, p.runB] }, { name: `Compare ${p.blockId}`, reviewers: reviewersSetting(), blind: true });
+  ReviewPanel.show(ctx, q);
+  return q.id;
+}
+
+/** `loupe.openPairwiseReview`: a queue of pairs over the selected runs, or over every finished run of a benchmark the user picks. */
+export async function openPairwiseReviewCommand(ctx: LoupeContext, arg: unknown, selection: unknown): Promise<string | undefined> {
+  const rs = ctx.store();
+  let sel: { suite?: string; runIds?: string[] } | undefined;
+  const ids = runIdsOf(arg, selection);
+  if (ids.length >= 2) sel = { runIds: ids };
+  else if (arg && typeof arg === 'object' && typeof (arg as { suite?: unknown }).suite === 'string' && !(arg as { run?: unknown }).run) sel = { suite: (arg as { suite: string }).suite };
+  if (!sel) {
+    const runs = await rs.listRuns({});
+    const bySuite = new Map<string, number>();
+    for (const r of runs) if (r.status === 'finished' || r.status === 'budget_exhausted') bySuite.set(r.suite, (bySuite.get(r.suite) ?? 0) + 1);
+    if (!bySuite.size) {
+      void vscode.window.showWarningMessage('Loupe: there are no finished runs to review yet. Run a benchmark block twice (two models or settings) first.');
+      return undefined;
+    }
+    const pick = await vscode.window.showQuickPick([...bySuite.entries()].map(([suite, n]) => ({ label: suite, description: `${n} finished run${n === 1 ? '' : 's'}`, suite })), { title: 'Open Pairwise Review', placeHolder: 'Review pairs of runs of which benchmark?' });
+    if (!pick) return undefined;
+    sel = { suite: pick.suite };
+  }
+  const res = await openPairwiseQueue(annotationStoreOf(rs), rs, sel, criteriaFor(new Map()), { reviewers: reviewersSetting() });
+  ReviewPanel.show(ctx, res.queue);
+  return res.queue.id;
+}
+
+/** `loupe.showPairwiseRanking`. */
+export function showPairwiseRankingCommand(ctx: LoupeContext): boolean {
+  RankingPanel.show(ctx);
+  return true;
+}

@@ -1,0 +1,180 @@
+/**
+ * Side-by-side review (issue 16) in the real VS Code: two runs of an AnalystBench-style block (reports whose numbers
+ * come from notebook cells) are compared blind — aligned section by section, a number's source cell opened from the
+ * report, three criteria and the overall preference voted by keyboard, the runs revealed after the vote; two BLADE
+ * runs of hurricane are compared aligned by decision type; the ranking view shows ratings with CIs.
+ * Screenshots: review-aligned, review-source-cell, review-revealed, review-blade, review-ranking.
+ */
+import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
+import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import * as vscode from 'vscode';
+import { annotationStoreOf } from '../../src/core/annotations/index.ts';
+import { leftSideFor, pairItemId, type PairwiseVerdict } from '../../src/core/review/pairwise.ts';
+import type { KernelCellRecord } from '../../src/core/store/records.ts';
+import { openStore } from '../../src/core/store/run-store.ts';
+import { HURRICANE_SUBMISSION, writeAnalystbenchDemo } from '../helpers/fixtures.ts';
+import { call, startScriptedLlm } from '../helpers/scripted-llm.ts';
+import { hasRunner, runner, screenshot, webviewText } from './helpers/runner.ts';
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+const shared = () => process.env.LOUPE_SHARED ?? join(process.env.LOUPE_REPO_ROOT ?? process.cwd(), '..', 'shared');
+const TITLE = 'Review:';
+const RUBRIC = ['Accuracy', 'Use of evidence', 'Clarity'];
+
+function cli(args: string[]): Promise<{ rc: number; out: string; err: string }> {
+  const root = process.env.LOUPE_REPO_ROOT ?? process.cwd();
+  return new Promise((resolve) => {
+    execFile(process.execPath, [join(root, 'dist', 'cli.js'), ...args], { env: { ...process.env, ELECTRON_RUN_AS_NODE: '1' }, cwd: tmpdir(), maxBuffer: 64 << 20, timeout: 300_000 },
+      (e, out, err) => resolve({ rc: e ? (typeof e.code === 'number' ? e.code : 1) : 0, out: String(out), err: String(err) }));
+  });
+}
+
+const panelText = (selector: string, title = TITLE) => runner<string>({ action: 'webviewText', title, selector }, 15_000).catch(() => '');
+
+/** Presses `key` until `effect` holds (a key can be lost while focus moves). */
+async function pressUntil(key: string, effect: () => Promise<boolean>, what: string): Promise<void> {
+  for (let i = 0; i < 4; i++) {
+    await runner({ action: 'press', key });
+    for (let w = 0; w < 6; w++) {
+      if (await effect()) return;
+      await sleep(250);
+    }
+  }
+  await screenshot(`review-failed-${what.replace(/\W+/g, '-')}`).catch(() => '');
+  throw new Error(`${what}: pressing ${key} had no effect; message '${await panelText('#message')}'`);
+}
+
+/** Votes the pair on screen by keyboard: one key per criterion, then the overall preference, then Ctrl+Enter. */
+async function voteWithKeys(criteria: string[], keys: string[]): Promise<void> {
+  await runner({ action: 'clickInWebview', title: TITLE, selector: '#queue-name' }); // focus the panel's document
+  for (const [i, k] of keys.entries()) {
+    await pressUntil(k, async () => (await panelText(`.vote-row[data-criterion="${criteria[i]}"] .opt.on`)) !== '', `choice ${i + 1}`);
+  }
+  await pressUntil('Control+Enter', async () => /Vote saved/.test(await panelText('#message')), 'submit');
+}
+
+const cell = (runId: string, seq: number, code: string, stdout: string): KernelCellRecord => ({
+  runId, stepIndex: seq, seq, code, status: 'ok', stdout, stderr: '', result: null, error: null, tables: [], figures: [], durationMs: 5, replay: false,
+});
+
+describe('Side-by-side review', function () {
+  this.timeout(600_000);
+  let storePath = '';
+  const blade: string[] = [];
+  const cfg = () => vscode.workspace.getConfiguration('loupe');
+
+  before(async function () {
+    if (!hasRunner()) this.skip();
+    await vscode.extensions.getExtension('loupe-dev.loupe')?.activate();
+    storePath = join(cfg().get<string>('runsDirectory') ?? '', 'runs.sqlite');
+    await cfg().update('annotator', 'reviewer-1', vscode.ConfigurationTarget.Global);
+    await cfg().update('annotation.reviewersPerItem', 1, vscode.ConfigurationTarget.Global);
+    await cfg().update('review.rubric', RUBRIC, vscode.ConfigurationTarget.Global);
+    // Two AnalystBench-style runs of one block: reports whose numbers were computed in the runs' notebook cells
+    const dir = mkdtempSync(join(tmpdir(), 'loupe-review-int-'));
+    const suite = writeAnalystbenchDemo(join(dir, 'ab'));
+    const reports: Record<string, string> = {
+      'rv-ab-1': '# Obesity brief\n\nAdult obesity was 40.3% overall.\n\n## By sex\n\nMen 39.2% and women 41.3%; the gap is small.\n\n## Method\n\nWeighted estimates from the survey table. It doubled since 1990.\n',
+      'rv-ab-2': '# Obesity brief\n\nAdult obesity was 42.0% overall.\n\n## By sex\n\nMen 39.2% and women 44.1%.\n\n## Trends\n\nSevere obesity rose to 9.2%.\n',
+    };
+    const st = openStore(storePath);
+    try {
+      for (const [id, model] of [['rv-ab-1', 'writer-a'], ['rv-ab-2', 'writer-b']] as const) {
+        const ws = join(dir, id);
+        mkdirSync(ws, { recursive: true });
+        writeFileSync(join(ws, 'report.md'), reports[id]!);
+        await st.createRun({ id, suite: 'analystbench', blockId: 'demo', agent: 'llm', model, params: { suiteRoot: suite, model }, promptHash: 'h', toolSet: 'analystbench-toc', dataChecksums: {}, loupeVersion: 't', sandbox: 'off', workspace: ws });
+        await st.updateRun(id, { status: 'finished' });
+      }
+      await st.insertCell(cell('rv-ab-1', 0, "t = pd.read_csv('table.csv')\nprint(t.prevalence.round(4).to_string())", 'overall    0.4031\nmen        0.3920\nwomen      0.4129'));
+      await st.insertCell(cell('rv-ab-2', 0, "print(est)", 'overall 0.42\nmen 0.392\nwomen 0.441'));
+    } finally {
+      await st.close();
+    }
+    // Two BLADE runs of hurricane (real data), scripted analyses that differ in the model
+    const other = { ...HURRICANE_SUBMISSION, model_code: "def model(df):\n    return smf.ols('log_deaths ~ masfem + min + wind', data=df).fit()\n" };
+    for (const [model, sub] of [['analyst-a', HURRICANE_SUBMISSION], ['analyst-b', other]] as const) {
+      const llm = await startScriptedLlm({ script: [{ content: 'Submit.', toolCalls: [call('submit_analysis', sub)] }, { content: 'done' }] });
+      try {
+        const r = await cli(['run', '--store', storePath, '--suite', 'blade', '--root', join(shared(), 'data', 'blade', 'datasets'), '--block', 'hurricane', '--agent', 'llm', '--model', model, '--base-url', llm.baseUrl, '--json']);
+        assert.equal(r.rc, 0, r.err);
+        blade.push((JSON.parse(r.out.trim().split('\n').pop()!) as { runId: string }).runId);
+      } finally {
+        await llm.close();
+      }
+    }
+  });
+
+  after(async () => {
+    for (const k of ['annotator', 'annotation.reviewersPerItem', 'review.rubric']) await cfg().update(k, undefined, vscode.ConfigurationTarget.Global);
+    await vscode.commands.executeCommand('workbench.action.closeAllEditors');
+  });
+
+  it('two AnalystBench runs side by side: aligned, numbers traced to cells, blind vote of 3 criteria by keyboard, then revealed', async () => {
+    await vscode.commands.executeCommand('workbench.action.closeAllEditors');
+    // as from the Runs view with two runs selected
+    const queueId = await vscode.commands.executeCommand<string>('loupe.compareRuns', { run: { id: 'rv-ab-1' } }, [{ run: { id: 'rv-ab-1' } }, { run: { id: 'rv-ab-2' } }]);
+    assert.ok(queueId, 'a review queue was opened');
+    let text = await webviewText({ title: TITLE, expect: /Output A[\s\S]*Output B/, timeoutMs: 60_000 });
+    assert.match(text, /blind until you vote/);
+    assert.doesNotMatch(text, /writer-a|writer-b|rv-ab-/, 'runs hidden before the vote');
+    // aligned: both have "By sex"; "Method" and "Trends" only on one side each
+    const rows = await panelText('#aligned');
+    assert.match(rows, /By sex[\s\S]*By sex/);
+    assert.match(rows, /no “(Method|Trends)” section in this output/);
+    // numbers traced: 40.3% → 0.4031 (cell 1 of run 1); "1990" has no source; 41.3 vs 44.1 under the same label differ
+    const left = leftSideFor(pairItemId('demo', 'rv-ab-1', 'rv-ab-2'), 'reviewer-1');
+    const leftRun = left === 'A' ? 'rv-ab-1' : 'rv-ab-2';
+    const heads = `${await panelText('#head-left')} | ${await panelText('#head-right')}`;
+    assert.match(heads, leftRun === 'rv-ab-1' ? /3 of 5 numbers traced[\s\S]*\| .*4 of 5 numbers traced/ : /4 of 5 numbers traced[\s\S]*\| .*3 of 5 numbers traced/, heads);
+    assert.notEqual(await panelText('.loupe-num.differ'), '', 'a differing number is highlighted');
+    assert.notEqual(await panelText('.loupe-num.untraced'), '', 'a number with no source is marked');
+    await screenshot('review-aligned');
+    // a traced number opens its cell in the run's notebook
+    await runner({ action: 'clickInWebview', title: TITLE, selector: '.rv-cell.left .loupe-num.traced' });
+    const notebookOpen = () => vscode.window.tabGroups.all.some((g) => g.tabs.some((t) => /notebook/i.test(t.label)));
+    for (let i = 0; i < 40 && !notebookOpen(); i++) await sleep(250);
+    assert.ok(notebookOpen(), 'the source cell opened in the run notebook');
+    await sleep(1500);
+    await screenshot('review-source-cell');
+    await vscode.window.tabGroups.close(vscode.window.tabGroups.all.flatMap((g) => g.tabs).filter((t) => /notebook/i.test(t.label)), true);
+    await sleep(500);
+    // blind vote by keyboard: Accuracy a (left), Use of evidence b (right), Clarity t (tie), overall a (left)
+    await voteWithKeys([...RUBRIC, 'overall'], ['a', 'b', 't', 'a']);
+    text = await webviewText({ title: TITLE, expect: /Vote saved/ });
+    assert.match(await panelText('#revealed-left'), leftRun === 'rv-ab-1' ? /writer-a/ : /writer-b/);
+    await screenshot('review-revealed');
+    const ann = annotationStoreOf(openStore(storePath));
+    const votes = await ann.annotations(pairItemId('demo', 'rv-ab-1', 'rv-ab-2'));
+    assert.equal(votes.length, 1);
+    const v = votes[0]!.verdict as PairwiseVerdict;
+    assert.equal(votes[0]!.annotator, 'reviewer-1');
+    assert.equal(v.shownLeft, left);
+    const other = left === 'A' ? 'B' : 'A';
+    assert.deepEqual(v.criteria, [{ criterion: 'Accuracy', choice: left }, { criterion: 'Use of evidence', choice: other }, { criterion: 'Clarity', choice: 'tie' }]);
+    assert.equal(v.overall, left);
+  });
+
+  it('two BLADE runs aligned by decision type; the ranking view shows ratings with CIs', async () => {
+    await vscode.commands.executeCommand('workbench.action.closeAllEditors');
+    const queueId = await vscode.commands.executeCommand<string>('loupe.openPairwiseReview', undefined, [{ run: { id: blade[0] } }, { run: { id: blade[1] } }]);
+    assert.ok(queueId);
+    const text = await webviewText({ title: TITLE, expect: /Output A[\s\S]*Output B/, timeoutMs: 60_000 });
+    assert.match(text, /hurricane/);
+    const rows = await panelText('#aligned');
+    assert.match(rows, /Conceptual variables[\s\S]*Conceptual variables/i);
+    assert.match(rows, /Model[\s\S]*Model/);
+    await screenshot('review-blade');
+    await voteWithKeys([...RUBRIC, 'overall'], ['b', 'b', 'b', 'b']);
+    await vscode.commands.executeCommand('loupe.showPairwiseRanking');
+    const ranking = await webviewText({ title: 'Pairwise Ranking', expect: /Rating[\s\S]*95% CI/, timeoutMs: 60_000 });
+    assert.match(ranking, /writer-a/);
+    assert.match(ranking, /analyst-a|analyst-b/);
+    assert.match(ranking, /\[\d+, \d+\]/);
+    await sleep(1500);
+    await screenshot('review-ranking');
+  });
+});

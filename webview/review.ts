@@ -1,0 +1,248 @@
+/**
+ * Side-by-side review (issue 16): two outputs of one block aligned section by section, every number linked to the
+ * notebook cell that computed it (or marked "no source found"), numbers that differ under the same heading and label
+ * highlighted; a blind vote per criterion and overall. Keys: a / b / t / x choose Output A / Output B / tie / both bad
+ * for the active criterion (then the next), j / k move between criteria, r writes the rationale, Ctrl+Enter submits,
+ * n next pair once voted, s skips. The vote in the making is kept in the webview state (a reload loses nothing).
+ */
+import '@vscode-elements/elements/dist/vscode-button/index.js';
+import '@vscode-elements/elements/dist/vscode-textarea/index.js';
+import '@vscode-elements/elements/dist/vscode-progress-bar/index.js';
+import DOMPurify from 'dompurify';
+import {
+  NextPairRequest, OpenTracedCellRequest, ReviewProgressNotification, SubmitVoteRequest, type PairView, type ReviewQueueView, type ReviewState, type ScreenChoice,
+} from '../src/protocol/review.ts';
+import css from './review.css';
+import { connectHost, h, ready } from './shared/host.ts';
+
+const host = connectHost();
+const app = document.getElementById('app') as HTMLElement;
+document.head.append(h('style', {}, css));
+
+interface Draft {
+  queueId: string;
+  itemId: string | null;
+  choices: Record<string, ScreenChoice>;
+  overall: ScreenChoice | null;
+  rationale: string;
+}
+
+const OVERALL = '\u0000overall';
+const CHOICES: Array<{ value: ScreenChoice; key: string; label: string }> = [
+  { value: 'left', key: 'a', label: 'A better' },
+  { value: 'right', key: 'b', label: 'B better' },
+  { value: 'tie', key: 't', label: 'Tie' },
+  { value: 'both-bad', key: 'x', label: 'Both bad' },
+];
+
+let queue: ReviewQueueView | undefined;
+let pair: PairView | null = null;
+let draft: Draft = { queueId: '', itemId: null, choices: {}, overall: null, rationale: '' };
+let active = 0;
+let message: string | null = null;
+
+/** Criteria rows of the vote (criteria, then overall). */
+const rowsOfVote = (p: PairView) => [...p.criteria, OVERALL];
+const choiceOf = (c: string): ScreenChoice | null => (c === OVERALL ? draft.overall : draft.choices[c] ?? null);
+
+function save(): void {
+  host.setViewState({ ...draft });
+}
+
+function html(s: string): HTMLElement {
+  const div = h('div', { class: 'markdown' });
+  div.innerHTML = DOMPurify.sanitize(s);
+  return div;
+}
+
+/** Decorates the number spans of a rendered section: traced (link to its cell), no source, differing. */
+function decorate(el: HTMLElement, side: 'left' | 'right', p: PairView, differing: Set<string>): void {
+  for (const span of el.querySelectorAll<HTMLElement>('span.loupe-num')) {
+    const id = span.dataset.num ?? '';
+    const n = p.numbers[id];
+    if (!n) continue;
+    if (differing.has(id)) span.classList.add('differ');
+    if (n.cell !== null) {
+      span.classList.add('traced');
+      span.tabIndex = 0;
+      span.setAttribute('role', 'link');
+      span.title = `${n.raw}${n.label ? ` (${n.label})` : ''} — computed in notebook cell ${n.cell + 1}; click or Enter opens it`;
+      const open = () => void host.rpc.request(OpenTracedCellRequest, { itemId: p.itemId, side, seq: n.cell! }).catch((e: unknown) => { message = e instanceof Error ? e.message : String(e); render(); });
+      span.addEventListener('click', open);
+      span.addEventListener('keydown', (ev) => { if (ev.key === 'Enter') { ev.preventDefault(); ev.stopPropagation(); open(); } });
+    } else {
+      span.classList.add('untraced');
+      span.title = `${n.raw}${n.label ? ` (${n.label})` : ''} — no source found in the run's notebook cells`;
+    }
+    if (differing.has(id)) span.title += ' · differs from the other output under the same label';
+  }
+}
+
+function sideHeader(s: PairView['left'], key: string): HTMLElement {
+  return h('div', { class: 'side-head', id: `head-${key}` },
+    h('h2', {}, s.title),
+    s.revealed ? h('span', { class: 'revealed', id: `revealed-${key}` }, `${s.revealed.player}`, h('span', { class: 'muted' }, ` · run ${s.revealed.runId}`)) : h('span', { class: 'muted blind' }, 'blind until you vote'),
+    h('div', { class: 'muted stats' }, s.empty ? h('span', { class: 'warn', id: `empty-${key}` }, 'no report') : `${s.numbers.traced} of ${s.numbers.total} numbers traced to a cell · ${s.figures} figure${s.figures === 1 ? '' : 's'}`));
+}
+
+function render(): void {
+  if (!queue) return;
+  const q = queue;
+  const pct = q.total ? Math.round((100 * q.done) / q.total) : 100;
+  const header = h('header', { class: 'rv-header' },
+    h('h1', { id: 'queue-name' }, q.name),
+    h('span', { class: 'rv-progress', id: 'progress', title: 'pairs with enough reviewers / pairs in the queue' }, `${q.done} / ${q.total} pairs done`),
+    h('span', { class: 'muted' }, `${q.reviewers} reviewer${q.reviewers === 1 ? '' : 's'} per pair · blind · most uncertain pair first`),
+    h('span', { class: 'muted', id: 'annotator' }, `reviewing as ${q.annotator}`));
+  const bar = h('vscode-progress-bar', { value: pct, max: 100, 'aria-label': `${pct}% done` });
+  if (!pair) {
+    app.replaceChildren(header, bar, h('section', { class: 'rv-empty', id: 'queue-empty' }, h('h2', {}, 'Nothing left to review'), h('p', { class: 'muted' }, message ?? '')));
+    app.removeAttribute('aria-busy');
+    return;
+  }
+  const p = pair;
+  const differing = new Set(p.rows.flatMap((r) => r.differing));
+  const grid = h('div', { class: 'rv-grid', id: 'aligned' }, sideHeader(p.left, 'left'), sideHeader(p.right, 'right'));
+  for (const r of p.rows) {
+    for (const [side, sec] of [['left', r.left], ['right', r.right]] as const) {
+      const cell = h('section', { class: `rv-cell ${side}${sec ? '' : ' missing'}`, 'data-key': r.key, 'data-side': side });
+      if (sec) {
+        cell.append(h('h3', {}, sec.title));
+        const body = html(sec.html);
+        decorate(body, side, p, differing);
+        cell.append(body);
+      } else cell.append(h('p', { class: 'muted' }, `no “${(r.left ?? r.right)!.title}” section in this output`));
+      grid.append(cell);
+    }
+  }
+  const legend = h('p', { class: 'muted legend' }, h('span', { class: 'loupe-num traced' }, '12.3'), ' traced to a cell (click opens it) · ', h('span', { class: 'loupe-num untraced' }, '4.5'), ' no source found · ',
+    h('span', { class: 'loupe-num differ' }, '67'), ' differs from the other output · ', h('span', { title: p.traceRule }, 'rule ⓘ'));
+  const vote = h('section', { class: 'rv-vote', id: 'vote', role: 'group', 'aria-label': 'vote' },
+    h('h2', {}, p.vote ? 'Your vote (saved; change it and submit again to edit)' : 'Your vote'),
+    ...rowsOfVote(p).map((c, i) => {
+      const chosen = choiceOf(c);
+      return h('div', { class: `vote-row${i === active ? ' active' : ''}${c === OVERALL ? ' overall' : ''}`, role: 'radiogroup', 'aria-label': c === OVERALL ? 'Overall' : c, 'data-criterion': c === OVERALL ? 'overall' : c },
+        h('span', { class: 'crit' }, c === OVERALL ? 'Overall preference' : c),
+        h('span', { class: 'opts' }, ...CHOICES.map((o) => h('button', { class: `opt${chosen === o.value ? ' on' : ''}`, role: 'radio', 'aria-checked': chosen === o.value ? 'true' : 'false', 'data-value': o.value,
+          onclick: () => choose(i, o.value) }, h('kbd', {}, o.key), ` ${o.label}`))));
+    }));
+  const rationale = h('vscode-textarea', { id: 'rationale', rows: 2, placeholder: 'Rationale — r to focus, Esc to leave', 'aria-label': 'rationale' }) as HTMLElement & { value: string };
+  rationale.value = draft.rationale;
+  rationale.addEventListener('input', () => { draft.rationale = rationale.value; save(); });
+  const actions = h('div', { class: 'rv-actions' },
+    h('vscode-button', { id: 'submit', onclick: () => void submit() }, p.vote ? 'Save edit (Ctrl+Enter)' : 'Submit vote (Ctrl+Enter)'),
+    h('vscode-button', { id: 'next', secondary: true, onclick: () => void next(!p.vote) }, p.vote ? 'Next pair (n)' : 'Skip (s)'));
+  vote.append(rationale, actions, message ? h('p', { class: message.startsWith('Vote saved') ? 'ok' : 'error', id: 'message', role: 'status' }, message) : h('span', {}));
+  const keys = h('footer', { class: 'rv-keys' }, 'a / b / t / x: A better / B better / tie / both bad · j / k criterion · r rationale · Ctrl+Enter submit · n next pair · s skip');
+  app.replaceChildren(header, bar, h('p', { class: 'muted', id: 'pair-title' }, `${p.suite} · block ${p.blockId} · ${p.criteria.length} criteria`), legend, grid, vote, keys);
+  app.removeAttribute('aria-busy');
+  keepFocus();
+}
+
+function keepFocus(): void {
+  const a = document.activeElement;
+  if (!a || a === document.body || !a.isConnected) {
+    app.tabIndex = -1;
+    app.focus({ preventScroll: true });
+  }
+}
+
+function choose(i: number, v: ScreenChoice): void {
+  if (!pair) return;
+  const c = rowsOfVote(pair)[i];
+  if (c === undefined) return;
+  if (c === OVERALL) draft.overall = v;
+  else draft.choices[c] = v;
+  active = Math.min(rowsOfVote(pair).length - 1, i + 1);
+  message = null;
+  save();
+  render();
+}
+
+function show(s: ReviewState, keep = false): void {
+  queue = s.queue;
+  pair = s.pair;
+  message = s.message;
+  if (!(keep && pair && draft.itemId === pair.itemId)) {
+    draft = pair?.vote
+      ? { queueId: s.queue.queueId, itemId: pair.itemId, choices: { ...pair.vote.criteria }, overall: pair.vote.overall, rationale: pair.vote.rationale }
+      : { queueId: s.queue.queueId, itemId: pair?.itemId ?? null, choices: {}, overall: null, rationale: '' };
+    active = pair ? Math.min(rowsOfVote(pair).length - 1, rowsOfVote(pair).filter((c) => choiceOf(c) !== null).length) : 0;
+  }
+  save();
+  render();
+}
+
+async function next(skipping: boolean): Promise<void> {
+  try {
+    show(await host.rpc.request(NextPairRequest, skipping && pair ? { skip: pair.itemId } : {}));
+  } catch (e) {
+    message = e instanceof Error ? e.message : String(e);
+    render();
+  }
+}
+
+async function submit(): Promise<void> {
+  if (!pair) return;
+  const missing = rowsOfVote(pair).filter((c) => choiceOf(c) === null);
+  if (missing.length) {
+    active = rowsOfVote(pair).indexOf(missing[0]!);
+    message = `Choose for ${missing.map((c) => (c === OVERALL ? 'the overall preference' : `“${c}”`)).join(', ')} first (a / b / t / x).`;
+    render();
+    return;
+  }
+  try {
+    show(await host.rpc.request(SubmitVoteRequest, { itemId: pair.itemId, criteria: draft.choices, overall: draft.overall, rationale: draft.rationale }));
+  } catch (e) {
+    message = e instanceof Error ? e.message : String(e);
+    render();
+  }
+}
+
+document.addEventListener('keydown', (ev) => {
+  const t = ev.target as HTMLElement | null;
+  const typing = !!t && (t.tagName === 'VSCODE-TEXTAREA' || t.tagName === 'TEXTAREA' || t.tagName === 'INPUT');
+  if (ev.key === 'Enter' && (ev.ctrlKey || ev.metaKey)) {
+    ev.preventDefault();
+    void submit();
+    return;
+  }
+  if (typing) {
+    if (ev.key === 'Escape') t.blur();
+    return;
+  }
+  if (!pair || ev.ctrlKey || ev.metaKey || ev.altKey) return;
+  const n = rowsOfVote(pair).length;
+  switch (ev.key) {
+    case 'j': case 'ArrowDown': ev.preventDefault(); active = Math.min(n - 1, active + 1); render(); return;
+    case 'k': case 'ArrowUp': ev.preventDefault(); active = Math.max(0, active - 1); render(); return;
+    case 'r': ev.preventDefault(); (document.getElementById('rationale') as HTMLElement | null)?.focus(); return;
+    case 'n': if (pair.vote) { ev.preventDefault(); void next(false); } return;
+    case 's': ev.preventDefault(); void next(true); return;
+    default: break;
+  }
+  const o = CHOICES.find((x) => x.key === ev.key);
+  if (o) {
+    ev.preventDefault();
+    choose(active, o.value);
+  }
+});
+
+host.rpc.onNotification(ReviewProgressNotification, ({ queue: q }) => {
+  if (queue && q.queueId === queue.queueId) {
+    queue = q;
+    render();
+  }
+});
+
+ready<ReviewState>(host, 'review').then((s) => {
+  const saved = host.getViewState<Draft>();
+  if (saved && s.pair && !s.pair.vote && saved.queueId === s.queue.queueId && saved.itemId === s.pair.itemId) {
+    draft = saved;
+    show(s, true);
+    return;
+  }
+  show(s);
+}, (e: unknown) => {
+  app.replaceChildren(h('p', { class: 'error' }, `Could not load the review: ${e instanceof Error ? e.message : String(e)}`));
+});
