@@ -11,7 +11,7 @@ import type { ToolSet } from '../agent/types.ts';
 import type { Judge } from '../eval/judges/types.ts';
 import type { RunScore, ScoreAggregate, ScoringSession } from '../eval/run-score.ts';
 import type { RunStore } from '../store/types.ts';
-import type { AnswerRecord, RunRecord } from '../store/records.ts';
+import type { RunRecord } from '../store/records.ts';
 import type { Block, LoadSuiteOptions, Suite } from '../suites/types.ts';
 import type { Logger } from '../util/log.ts';
 import type { OptionSpec, OptionValues } from './options.ts';
@@ -180,8 +180,8 @@ export type ReviewSource = { markdown: string } | { sections: Array<{ key: strin
 
 /** Side-by-side review of a benchmark's runs (issue 16). */
 export interface BenchmarkReview {
-  /** The run's output to compare, or null when the run produced nothing to review ("no report"). */
-  sectionsOf(run: RunRecord, answers: AnswerRecord[]): ReviewSource | null;
+  /** The run's output to compare, read from the store (answers, tool-set state, events) or its workspace; null when the run produced nothing to review ("no report"). */
+  sectionsOf(store: RunStore, run: RunRecord): Promise<ReviewSource | null>;
   /** Criteria voted on pairs of this block's runs when the user sets no rubric (AnalystBench: the block's checklist), or null for the default rubric. */
   criteria(block: Block): string[] | null;
 }

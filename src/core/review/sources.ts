@@ -21,7 +21,7 @@ export async function reviewSourceOf(runs: RunStore, runId: string): Promise<{ r
   const run = await runs.getRun(runId);
   if (!run) throw new LoupeInputError(`run ${runId}`, 'is not in the store');
   const b = getBenchmark(run.suite, `run ${run.id}`);
-  return { run, source: b.review.sectionsOf(run, await runs.getAnswers(runId)) };
+  return { run, source: await b.review.sectionsOf(runs, run) };
 }
 
 /** The source as one Markdown text (sections under their titles), '' for none. */

@@ -3,6 +3,7 @@
  * checklist (1–5 rubric), claim groundedness and figure coverage/quality. Tasks are Loupe manifests
  * (`benchmarks/analystbench/README.md`). Source: AnalystBench paper §3–4, App. C; spec §4; issues 3, 6, 8, 12.
  */
+import { analystReviewCriteria, analystReviewSource } from './review.ts';
 import { copyFileSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import type { ToolSet } from '../../agent/types.ts';
@@ -88,6 +89,7 @@ export const analystbench: BenchmarkDefinition = {
     checkItems: () => [],
   },
   presentation: { tableTitle: 'AnalystBench', mainMetric: { key: 'checklistPercent', label: 'AnalystBench checklist (%)', percent: false }, resultsColumns: null, tokenEfficiency: null, toolUsage: null, categoryCis: null },
+  review: { sectionsOf: async (_store, run) => analystReviewSource(run), criteria: analystReviewCriteria },
   async exportResults(store, runs, dir) {
     // <block>/report.md and its figures, copied from the run's workspace (a planted link is never followed)
     const files: string[] = [];

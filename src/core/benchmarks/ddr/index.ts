@@ -3,6 +3,7 @@
  * the entity's fact checklist (message-wise and trajectory-wise), exploration coverage, hallucination and
  * novelty. Source: DDR-Bench paper; DDR code (agents, judges, `calculate_overall_stats`); spec §3; issues 3, 6, 8, 12.
  */
+import { ddrReviewSource } from './review.ts';
 import type { ModelClient } from '../../agent/loop.ts';
 import { messagesFromSteps } from '../../agent/loop.ts';
 import type { ToolSet } from '../../agent/types.ts';
@@ -146,6 +147,7 @@ export const ddr: BenchmarkDefinition = {
     },
   },
   presentation: { tableTitle: 'DDR-Bench', mainMetric: { key: 'messageWiseAccuracy', label: 'DDR message-wise accuracy', percent: true }, resultsColumns: null, tokenEfficiency: null, toolUsage: null, categoryCis: null },
+  review: { sectionsOf: ddrReviewSource, criteria: () => null },
   async exportResults(store, runs, dir) {
     if (!runs.length) return [];
     mkdirSync(dir, { recursive: true });

@@ -3,6 +3,7 @@
  * codebooks and microdata; blocks per publication; scored by tolerance match (LongTA `metric.py`).
  * Source: LongDA paper; LongTA repository (`main.py`, `metric.py`, `tools.py`); issues 3, 5, 8, 12.
  */
+import { longdaReviewSource } from './review.ts';
 import { join } from 'node:path';
 import { docsFolderFiles } from '../../docs/roots.ts';
 import { LONGTA_IMPORT_ALLOWLIST } from '../../kernel/allowlists.ts';
@@ -102,6 +103,7 @@ export const longda: BenchmarkDefinition = {
   runLineScore: (store, runId, block) => longdaJsonScore(store, runId, block),
   checklist: null,
   presentation: LONGDA_PRESENTATION,
+  review: { sectionsOf: longdaReviewSource, criteria: () => null },
   async exportResults(store, runs, dir) {
     // LongTA's results folder per repeat: answers_progress.csv, run_summary.json, codes, notes, tool usage
     const files: string[] = [];
