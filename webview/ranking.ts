@@ -22,22 +22,25 @@ th { color: var(--vscode-descriptionForeground); font-weight: 600; }
 select { background: var(--vscode-dropdown-background); color: var(--vscode-dropdown-foreground); border: 1px solid var(--vscode-dropdown-border); padding: 2px 4px; }
 .charts { display: flex; gap: 24px; flex-wrap: wrap; }
 .error { color: var(--vscode-errorForeground); }
+.warn { color: var(--vscode-editorWarning-foreground, #d29922); }
 `));
 
 const theme = { background: 'transparent', axis: { labelColor: 'currentColor', titleColor: 'currentColor', gridColor: 'rgba(128,128,128,.25)' }, title: { color: 'currentColor' }, legend: { labelColor: 'currentColor', titleColor: 'currentColor' } };
 
 async function render(s: RankingState): Promise<void> {
-  host.setViewState({ criterion: s.criterion, source: s.source });
+  host.setViewState({ suite: s.suite, criterion: s.criterion, source: s.source });
+  const suite = h('select', { id: 'suite', 'aria-label': 'benchmark' }, ...s.suites.map((c) => h('option', { value: c, ...(c === s.suite ? { selected: true } : {}) }, c)));
   const crit = h('select', { id: 'criterion', 'aria-label': 'criterion' }, ...['overall', ...s.criteria].map((c) => h('option', { value: c, ...(c === s.criterion ? { selected: true } : {}) }, c)));
   const src = h('select', { id: 'source', 'aria-label': 'votes from' }, ...(['human', 'llm', 'all'] as const).map((c) => h('option', { value: c, ...(c === s.source ? { selected: true } : {}) }, c === 'human' ? 'human reviewers' : c === 'llm' ? 'LLM pairwise judge' : 'both')));
   const change = async () => {
     try {
-      await render(await host.rpc.request(RankingRequest, { criterion: crit.value, source: src.value as RankingState['source'] }));
+      await render(await host.rpc.request(RankingRequest, { suite: suite.value || null, criterion: crit.value, source: src.value as RankingState['source'] }));
     } catch (e) {
       app.append(h('p', { class: 'error' }, e instanceof Error ? e.message : String(e)));
     }
   };
   crit.addEventListener('change', () => void change());
+  suite.addEventListener('change', () => void change());
   src.addEventListener('change', () => void change());
   const f0 = (x: number) => x.toFixed(0);
   const table = s.rows.length
@@ -50,12 +53,13 @@ async function render(s: RankingState): Promise<void> {
   const facts = h('ul', { class: 'muted', id: 'facts' },
     h('li', {}, `${s.votes} vote${s.votes === 1 ? '' : 's'} counted as battles; “both bad” ${s.bothBad.votes} (${pct(s.bothBad.rate)} of votes), left out of the ratings.`),
     h('li', {}, `Bradley–Terry maximum likelihood on log-strengths (mean 0; ridge λ = ${s.options.l2}), ties ${s.options.ties === 'half' ? 'as half a win' : 'left out'}; Elo-like scale 1000 + 400/ln 10 per unit; percentile bootstrap over votes, ${s.options.samples} samples, seed ${s.options.seed}.`),
+    s.components.length > 1 ? h('li', { class: 'warn', id: 'components' }, `Players in separate groups were never compared, directly or through others: ratings are comparable only within a group (${s.components.map((c) => c.join(', ')).join(' | ')}).`) : null,
     s.judgeHuman ? h('li', { id: 'judge-human' }, `LLM pairwise judge vs human resolution (overall): ${s.judgeHuman.items} pair(s), agreement ${pct(s.judgeHuman.agreement)}, Cohen's κ ${s.judgeHuman.kappa === null ? '—' : s.judgeHuman.kappa.toFixed(3)}.`) : null,
     s.positionConsistency ? h('li', {}, `LLM position consistency (both orders agree): ${s.positionConsistency.consistent}/${s.positionConsistency.pairs} (${pct(s.positionConsistency.rate)}).`) : null);
   const ci = h('div', { id: 'ci-chart' });
   const heat = h('div', { id: 'winrate' });
   app.replaceChildren(h('h1', { id: 'title' }, 'Pairwise ranking'), h('p', { class: 'muted' }, s.title),
-    h('div', { class: 'pickers' }, h('label', {}, 'Criterion ', crit), h('label', {}, 'Votes from ', src)), table, facts, h('div', { class: 'charts' }, ci, heat));
+    h('div', { class: 'pickers' }, h('label', {}, 'Benchmark ', suite), h('label', {}, 'Criterion ', crit), h('label', {}, 'Votes from ', src)), table, facts, h('div', { class: 'charts' }, ci, heat));
   app.removeAttribute('aria-busy');
   if (!s.rows.length) return;
   const { renderVegaLite } = await import('./shared/vega.ts');
@@ -78,7 +82,7 @@ async function render(s: RankingState): Promise<void> {
     encoding: { x: { field: 'col', type: 'nominal', sort: s.matrix.labels, title: null }, y: { field: 'row', type: 'nominal', sort: s.matrix.labels, title: null } },
     layer: [
       { mark: 'rect', encoding: { color: { field: 'rate', type: 'quantitative', title: 'win rate', scale: { domain: [0, 1], scheme: 'redblue' } }, tooltip: [{ field: 'rate', format: '.2f' }, { field: 'n', title: 'battles' }] } },
-      { mark: { type: 'text', fontSize: 12 }, encoding: { text: { field: 'rate', type: 'quantitative', format: '.2f' } } },
+      { mark: { type: 'text', fontSize: 12 }, transform: [{ filter: 'datum.rate !== null' }], encoding: { text: { field: 'rate', type: 'quantitative', format: '.2f' } } },
     ],
     config: theme,
   };

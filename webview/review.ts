@@ -107,7 +107,8 @@ function render(): void {
     for (const [side, sec] of [['left', r.left], ['right', r.right]] as const) {
       const cell = h('section', { class: `rv-cell ${side}${sec ? '' : ' missing'}`, 'data-key': r.key, 'data-side': side });
       if (sec) {
-        cell.append(h('h3', {}, sec.title));
+        // a report section's HTML starts with its own heading; structured sections get their title here
+        if (!/^\s*<h[1-6][\s>]/.test(sec.html)) cell.append(h('h3', {}, sec.title));
         const body = html(sec.html);
         decorate(body, side, p, differing);
         cell.append(body);
@@ -116,7 +117,7 @@ function render(): void {
     }
   }
   const legend = h('p', { class: 'muted legend' }, h('span', { class: 'loupe-num traced' }, '12.3'), ' traced to a cell (click opens it) · ', h('span', { class: 'loupe-num untraced' }, '4.5'), ' no source found · ',
-    h('span', { class: 'loupe-num differ' }, '67'), ' differs from the other output · ', h('span', { title: p.traceRule }, 'rule ⓘ'));
+    h('span', { class: 'loupe-num differ' }, '67'), ' differs from the other output · ', h('span', { class: 'rule', title: p.traceRule, tabindex: 0 }, 'tracing rule'));
   const vote = h('section', { class: 'rv-vote', id: 'vote', role: 'group', 'aria-label': 'vote' },
     h('h2', {}, p.vote ? 'Your vote (saved; change it and submit again to edit)' : 'Your vote'),
     ...rowsOfVote(p).map((c, i) => {

@@ -98,6 +98,11 @@ export interface RankingRowView {
 /** The ranking view's state: one criterion, one vote source. */
 export interface RankingState {
   title: string;
+  /** The benchmark ranked (players of different benchmarks are never compared), and those with votes. */
+  suite: string | null;
+  suites: string[];
+  /** Groups of players never compared with each other (labels); more than one: ratings across groups are not comparable. */
+  components: string[][];
   criterion: string;
   source: 'human' | 'llm' | 'all';
   criteria: string[];
@@ -111,4 +116,4 @@ export interface RankingState {
 }
 
 /** Webview → host: the ranking under another criterion or vote source. */
-export const RankingRequest = new IpcRequest<{ criterion: string; source: 'human' | 'llm' | 'all' }, RankingState>('ranking/get');
+export const RankingRequest = new IpcRequest<{ suite: string | null; criterion: string; source: 'human' | 'llm' | 'all' }, RankingState>('ranking/get');

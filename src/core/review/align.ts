@@ -89,10 +89,15 @@ export function findNumbers(text: string): Found[] {
   return out;
 }
 
-/** Label words: up to three non-stop words before a number in its sentence, lower case. */
+/** Label words: up to three non-stop words before a number in its sentence (lower case), from the text since the previous number, or before it when that is empty ("aged 20–29 was 31%" → "among adults aged"). */
 function labelBefore(context: string): string {
-  const sentence = context.split(/[.;:!?\n]\s|[.;:!?]$|\d/).pop() ?? '';
-  return sentence.toLowerCase().replace(/[^a-z\s'-]/g, ' ').split(/\s+/).filter((w) => w && !STOP.has(w)).slice(-3).join(' ');
+  const sentence = context.split(/[.;:!?\n](?:\s|$)/).pop() ?? '';
+  const pieces = sentence.split(/\d+(?:[.,]\d+)*/);
+  for (let i = pieces.length - 1; i >= 0; i--) {
+    const words = pieces[i]!.toLowerCase().replace(/[^a-z\s'-]/g, ' ').split(/\s+/).filter((w) => w && w !== '-' && !STOP.has(w));
+    if (words.length) return words.slice(-3).join(' ');
+  }
+  return '';
 }
 
 const escapeHtml = (s: string) => s.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;').replace(/'/g, '&#39;');
@@ -132,7 +137,7 @@ class NumberRenderer extends Renderer {
       html += escapeHtml(src.slice(at, f.start));
       this.context += src.slice(at, f.start);
       const id = this.numbers.length;
-      this.numbers.push({ id, value: f.value, raw: f.raw, decimals: f.decimals, percent: f.percent, section: this.section, label: this.cellLabel ?? labelBefore(this.context), source: null });
+      this.numbers.push({ id, value: f.value, raw: f.raw, decimals: f.decimals, percent: f.percent, section: this.section, label: this.cellLabel ?? labelBefore(this.context.slice(-240)), source: null });
       this.sectionIds.push(id);
       html += `<span class="loupe-num" data-num="${id}">${escapeHtml(f.raw)}</span>`;
       this.context += f.raw;
@@ -299,7 +304,7 @@ export interface AlignedRow {
   key: string;
   a: ReviewSection | null;
   b: ReviewSection | null;
-  /** Numbers (A id, B id) under the same label whose values differ after the precision rule. */
+  /** Numbers (A id, B id) under the same label whose values differ after the precision rule (paired in reading order per label). */
   differing: Array<{ label: string; a: number; b: number }>;
 }
 
@@ -359,22 +364,36 @@ export function alignReviewDocs(a: ReviewDoc, b: ReviewDoc): AlignedRow[] {
   return rows;
 }
 
-/** Numbers under the same label in two aligned sections whose values differ (first number per label on each side). */
+/**
+ * Numbers under the same label in two aligned sections whose values differ: the numbers of each label are paired in
+ * reading order (the k-th "women" number of A with the k-th of B); a pair differs when the values are not equal at
+ * the smaller precision written (percent and fraction forms equivalent).
+ */
 function differingNumbers(da: ReviewDoc, sa: ReviewSection, db: ReviewDoc, sb: ReviewSection): Array<{ label: string; a: number; b: number }> {
-  const first = (d: ReviewDoc, s: ReviewSection) => {
-    const m = new Map<string, ReviewNumber>();
-    for (const id of s.numbers) { const x = d.numbers[id]!; if (x.label && !m.has(x.label)) m.set(x.label, x); }
+  const byLabel = (d: ReviewDoc, s: ReviewSection) => {
+    const m = new Map<string, ReviewNumber[]>();
+    for (const id of s.numbers) {
+      const x = d.numbers[id]!;
+      if (!x.label) continue;
+      const l = m.get(x.label);
+      if (l) l.push(x);
+      else m.set(x.label, [x]);
+    }
     return m;
   };
-  const ma = first(da, sa);
-  const mb = first(db, sb);
+  const ma = byLabel(da, sa);
+  const mb = byLabel(db, sb);
   const out: Array<{ label: string; a: number; b: number }> = [];
-  for (const [label, x] of ma) {
-    const y = mb.get(label);
-    if (!y) continue;
-    const d = Math.min(x.decimals, y.decimals);
-    const same = x.percent === y.percent ? roundKey(x.value, d) === roundKey(y.value, d) : numberMatches({ value: x.value, decimals: d }, y.value);
-    if (!same) out.push({ label, a: x.id, b: y.id });
+  for (const [label, xs] of ma) {
+    const ys = mb.get(label);
+    if (!ys) continue;
+    for (let k = 0; k < Math.min(xs.length, ys.length); k++) {
+      const x = xs[k]!;
+      const y = ys[k]!;
+      const d = Math.min(x.decimals, y.decimals);
+      const same = x.percent === y.percent ? roundKey(x.value, d) === roundKey(y.value, d) : numberMatches({ value: x.value, decimals: d }, y.value);
+      if (!same) out.push({ label, a: x.id, b: y.id });
+    }
   }
   return out;
 }

@@ -333,6 +333,8 @@ export interface PairwiseRanking {
   judgeHuman: { items: number; agreement: number | null; kappa: number | null } | null;
   /** Share of LLM verdicts whose two presentation orders agreed. */
   positionConsistency: { pairs: number; consistent: number; rate: number | null } | null;
+  /** Groups of players never compared with each other (directly or through others): ratings across groups are not comparable. One group when every player is connected. */
+  components: string[][];
 }
 
 /**
@@ -353,6 +355,8 @@ export async function pairwiseRanking(ann: AnnotationStore, runs: RunStore, opts
   const samples = opts.samples ?? 1000;
   const seed = opts.seed ?? 0;
   const { votes, players, items, humanByItem, llmByItem } = await collectVotes(ann, runs, opts, source);
+  const suites = [...new Set(items.map((i) => i.suite ?? ''))].sort();
+  if (suites.length > 1) throw new LoupeInputError('pairwise ranking', `the votes are on runs of several benchmarks (${suites.join(', ')}), whose players cannot be compared; rank one benchmark at a time`);
   const criteria = [...new Set(items.flatMap((i) => pairOf(i).criteria))];
   if (criterion !== 'overall' && !criteria.includes(criterion)) throw new LoupeInputError(`criterion '${criterion}'`, `no pair is voted on it (criteria: overall, ${criteria.join(', ') || 'none'})`);
   const battles: Battle[] = [];
@@ -375,8 +379,10 @@ export async function pairwiseRanking(ann: AnnotationStore, runs: RunStore, opts
     }
   }
   let rows: RankingRow[] = [];
+  let components: string[][] = [];
   if (battles.length) {
     const boot = bootstrapBradleyTerry(battles, { samples, seed, level: 0.95, ties, l2 });
+    components = boot.fit.components;
     rows = boot.fit.players.map((p) => {
       const pl = players.get(p)!;
       const s = stats.get(p) ?? { battles: 0, wins: 0, ties: 0 };
@@ -409,7 +415,7 @@ export async function pairwiseRanking(ann: AnnotationStore, runs: RunStore, opts
   return {
     criterion, source, options, rows, votes: counted, bothBad: { votes: bothBad, rate: counted + bothBad ? bothBad / (counted + bothBad) : null },
     matrix: { players: order, labels: order.map((p) => players.get(p)!.label), rate: m.rate, battles: m.battles }, criteria,
-    judgeHuman, positionConsistency: judged ? { pairs: judged, consistent, rate: consistent / judged } : null,
+    judgeHuman, positionConsistency: judged ? { pairs: judged, consistent, rate: consistent / judged } : null, components,
   };
 }
 

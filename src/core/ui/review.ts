@@ -6,7 +6,7 @@
 import type { AnnotationItem, AnnotationQueue, AnnotationStore } from '../annotations/index.ts';
 import { currentAnnotations } from '../annotations/model.ts';
 import { alignReviewDocs, reviewDocFromMarkdown, reviewDocFromSections, traceNumbers, TRACE_RULE, type ReviewDoc } from '../review/align.ts';
-import { leftSideFor, pairOf, pairwiseRanking, playerOf, screenChoice, type PairwiseVerdict, type VoteSource } from '../review/pairwise.ts';
+import { leftSideFor, pairOf, PAIRWISE_TASK, pairwiseRanking, playerOf, screenChoice, type PairwiseVerdict, type VoteSource } from '../review/pairwise.ts';
 import { reviewSourceOf } from '../review/sources.ts';
 import type { RunStore } from '../store/types.ts';
 import type { PairView, RankingState, ReviewNumberView, ReviewQueueView, ReviewRowView, ReviewSideView } from '../../protocol/review.ts';
@@ -71,13 +71,24 @@ function sideHtml(html: string, prefix: 'L' | 'R'): string {
 }
 
 /**
- * The ranking view of one criterion and vote source (Bradley–Terry with bootstrap CIs, win-rate matrix).
- * @throws LoupeInputError for a criterion no pair is voted on.
+ * The ranking view of one benchmark, criterion and vote source (Bradley–Terry with bootstrap CIs, win-rate matrix).
+ * @param o `suite` null: the benchmark with the most pairs; a criterion that benchmark's pairs do not have falls back to `overall`.
  */
-export async function rankingState(ann: AnnotationStore, runs: RunStore, o: { criterion?: string; source?: VoteSource; title: string }): Promise<RankingState> {
-  const r = await pairwiseRanking(ann, runs, { criterion: o.criterion ?? 'overall', source: o.source ?? 'human' });
+export async function rankingState(ann: AnnotationStore, runs: RunStore, o: { suite?: string | null; criterion?: string; source?: VoteSource; title: string }): Promise<RankingState> {
+  const counts = new Map<string, number>();
+  for (const i of await ann.listItems({ task: PAIRWISE_TASK })) if (i.suite) counts.set(i.suite, (counts.get(i.suite) ?? 0) + 1);
+  const suites = [...counts.keys()].sort();
+  const suite = o.suite && counts.has(o.suite) ? o.suite : ([...counts.entries()].sort((a, b) => b[1] - a[1] || a[0].localeCompare(b[0]))[0]?.[0] ?? null);
+  const base = { ...(suite ? { suite } : {}), source: o.source ?? 'human' as VoteSource };
+  let r;
+  try {
+    r = await pairwiseRanking(ann, runs, { ...base, criterion: o.criterion ?? 'overall' });
+  } catch {
+    r = await pairwiseRanking(ann, runs, { ...base, criterion: 'overall' });
+  }
+  const label = new Map(r.rows.map((x) => [x.player, x.label]));
   return {
-    title: o.title, criterion: r.criterion, source: r.source, criteria: r.criteria,
+    title: o.title, suite, suites, components: r.components.map((c) => c.map((p) => label.get(p) ?? p)), criterion: r.criterion, source: r.source, criteria: r.criteria,
     rows: r.rows.map((x) => ({ player: x.player, label: x.label, rating: x.rating, ciLow: x.ciLow, ciHigh: x.ciHigh, battles: x.battles, wins: x.wins, ties: x.ties })),
     votes: r.votes, bothBad: r.bothBad, matrix: { labels: r.matrix.labels, rate: r.matrix.rate, battles: r.matrix.battles }, judgeHuman: r.judgeHuman, positionConsistency: r.positionConsistency, options: r.options,
   };

@@ -77,7 +77,7 @@ export class ReviewPanel extends LoupePanel {
       await this.ann.annotate({ itemId: item.id, annotator: who, verdict, origin: 'panel', queueId: this.queueId });
       for (const other of ReviewPanel.host.all()) if (other !== this) void other.refreshProgress();
       void RankingPanel.host.get(SINGLETON)?.refresh();
-      return this.stateFor(item.id, 'Vote saved. The runs are revealed below. Press n for the next pair.');
+      return this.stateFor(item.id, 'Vote saved. The runs are now named above each output. Press n for the next pair.');
     });
     this.rpc.onRequest(OpenTracedCellRequest, async ({ itemId, side, seq }) => {
       if (!this.sides || this.sides.itemId !== itemId) throw new Error('That pair is no longer on screen');
@@ -136,7 +136,7 @@ export class RankingPanel extends LoupePanel {
     restoreKey: () => SINGLETON,
   });
   static readonly viewType = RankingPanel.host.viewType;
-  private current: { criterion: string; source: 'human' | 'llm' | 'all' } = { criterion: 'overall', source: 'human' };
+  private current: { suite: string | null; criterion: string; source: 'human' | 'llm' | 'all' } = { suite: null, criterion: 'overall', source: 'human' };
 
   static show(ctx: LoupeContext): RankingPanel {
     return RankingPanel.host.show(ctx, SINGLETON).panel;
@@ -145,7 +145,7 @@ export class RankingPanel extends LoupePanel {
   private constructor(ctx: LoupeContext, panel: vscode.WebviewPanel) {
     super(ctx, panel, 'ranking', 'Pairwise Ranking');
     this.rpc.onRequest(RankingRequest, async (p) => {
-      this.current = { criterion: p.criterion, source: p.source };
+      this.current = { suite: p.suite, criterion: p.criterion, source: p.source };
       return this.state();
     });
   }
