@@ -4,8 +4,9 @@
  * agreement and the LLM's position consistency. A criterion and a vote source are picked at the top (keyboard:
  * the selects are in tab order).
  */
+import '@vscode-elements/elements/dist/vscode-button/index.js';
 import type { TopLevelSpec } from 'vega-lite';
-import { RankingRequest, type RankingState } from '../src/protocol/review.ts';
+import { JudgePairsRequest, RankingRequest, type RankingState } from '../src/protocol/review.ts';
 import { DidChangeStateNotification } from '../src/protocol/webview.ts';
 import { connectHost, h, ready } from './shared/host.ts';
 
@@ -39,6 +40,16 @@ async function render(s: RankingState): Promise<void> {
       app.append(h('p', { class: 'error' }, e instanceof Error ? e.message : String(e)));
     }
   };
+  const judgeBtn = h('vscode-button', { id: 'judge-pairs', secondary: true, title: 'the model profile of the setting loupe.judge.profile, each pair asked in both orders' }, 'Judge pairs with the LLM');
+  const status = h('span', { class: 'muted', id: 'judge-status' }, '');
+  judgeBtn.addEventListener('click', () => {
+    status.textContent = 'judging…';
+    host.rpc.request(JudgePairsRequest, { suite: suite.value || null, criterion: crit.value }).then(async (r) => {
+      await render(r);
+      const st = document.getElementById('judge-status');
+      if (st) st.textContent = r.judged;
+    }, (e: unknown) => { status.textContent = e instanceof Error ? e.message : String(e); status.className = 'error'; });
+  });
   crit.addEventListener('change', () => void change());
   suite.addEventListener('change', () => void change());
   src.addEventListener('change', () => void change());
@@ -51,7 +62,8 @@ async function render(s: RankingState): Promise<void> {
     : h('p', { id: 'empty' }, 'No votes under this criterion yet. Open a pairwise review and vote on a few pairs.');
   const pct = (x: number | null) => (x === null ? '—' : `${(x * 100).toFixed(1)}%`);
   const facts = h('ul', { class: 'muted', id: 'facts' },
-    h('li', {}, `${s.votes} vote${s.votes === 1 ? '' : 's'} counted as battles; “both bad” ${s.bothBad.votes} (${pct(s.bothBad.rate)} of votes), left out of the ratings.`),
+    h('li', {}, `${s.votes} vote${s.votes === 1 ? ' counted as a battle' : 's counted as battles'}; “both bad” ${s.bothBad.votes} (${pct(s.bothBad.rate)} of votes), left out of the ratings.`),
+    s.votes < 20 ? h('li', { class: 'warn', id: 'few-votes' }, `Only ${s.votes} vote${s.votes === 1 ? '' : 's'}: the bootstrap can only resample these, so narrow intervals here do not mean certainty.`) : null,
     h('li', {}, `Bradley–Terry maximum likelihood on log-strengths (mean 0; ridge λ = ${s.options.l2}), ties ${s.options.ties === 'half' ? 'as half a win' : 'left out'}; Elo-like scale 1000 + 400/ln 10 per unit; percentile bootstrap over votes, ${s.options.samples} samples, seed ${s.options.seed}.`),
     s.components.length > 1 ? h('li', { class: 'warn', id: 'components' }, `Players in separate groups were never compared, directly or through others: ratings are comparable only within a group (${s.components.map((c) => c.join(', ')).join(' | ')}).`) : null,
     s.judgeHuman ? h('li', { id: 'judge-human' }, `LLM pairwise judge vs human resolution (overall): ${s.judgeHuman.items} pair(s), agreement ${pct(s.judgeHuman.agreement)}, Cohen's κ ${s.judgeHuman.kappa === null ? '—' : s.judgeHuman.kappa.toFixed(3)}.`) : null,
@@ -59,7 +71,7 @@ async function render(s: RankingState): Promise<void> {
   const ci = h('div', { id: 'ci-chart' });
   const heat = h('div', { id: 'winrate' });
   app.replaceChildren(h('h1', { id: 'title' }, 'Pairwise ranking'), h('p', { class: 'muted' }, s.title),
-    h('div', { class: 'pickers' }, h('label', {}, 'Benchmark ', suite), h('label', {}, 'Criterion ', crit), h('label', {}, 'Votes from ', src)), table, facts, h('div', { class: 'charts' }, ci, heat));
+    h('div', { class: 'pickers' }, h('label', {}, 'Benchmark ', suite), h('label', {}, 'Criterion ', crit), h('label', {}, 'Votes from ', src), judgeBtn, status), table, facts, h('div', { class: 'charts' }, ci, heat));
   app.removeAttribute('aria-busy');
   if (!s.rows.length) return;
   const { renderVegaLite } = await import('./shared/vega.ts');

@@ -117,3 +117,6 @@ export interface RankingState {
 
 /** Webview → host: the ranking under another criterion or vote source. */
 export const RankingRequest = new IpcRequest<{ suite: string | null; criterion: string; source: 'human' | 'llm' | 'all' }, RankingState>('ranking/get');
+
+/** Webview → host: run the LLM pairwise judge (profile of `loupe.judge.profile`, both orders) on the benchmark's pairs; the answer is the ranking from its votes. */
+export const JudgePairsRequest = new IpcRequest<{ suite: string | null; criterion: string }, RankingState & { judged: string }>('ranking/judgePairs');

@@ -12,7 +12,7 @@ import { refreshRuns } from './run/index.ts';
 import { runCommands } from './run/run-commands.ts';
 import { searchDocumentationCommand } from './panels/docsearch-panel.ts';
 import { ResultsPanel } from './panels/results-panel.ts';
-import { compareRunsCommand, openPairwiseReviewCommand, showPairwiseRankingCommand } from './panels/review-panel.ts';
+import { compareRunsCommand, judgePairsCommand, openPairwiseReviewCommand, showPairwiseRankingCommand } from './panels/review-panel.ts';
 import { TimelinePanel } from './panels/timeline-panel.ts';
 import { suiteRegistry } from './suites.ts';
 import { openTaskAsWorkspace } from './task-workspace.ts';
@@ -38,6 +38,7 @@ export function createCommands(): Record<string, CommandHandler> {
     'loupe.compareRuns': (ctx, arg, selection) => compareRunsCommand(ctx, arg, selection),
     'loupe.openPairwiseReview': (ctx, arg, selection) => openPairwiseReviewCommand(ctx, arg, selection),
     'loupe.showPairwiseRanking': (ctx) => showPairwiseRankingCommand(ctx),
+    'loupe.judgePairs': (ctx, arg) => judgePairsCommand(ctx, arg),
     'loupe.showAgreement': (ctx) => {
       AgreementPanel.show(ctx);
       return true;

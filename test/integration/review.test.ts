@@ -178,5 +178,27 @@ describe('Side-by-side review', function () {
     assert.match(ranking, /\[\d+, \d+\]/);
     await sleep(1500);
     await screenshot('review-ranking');
+    // the LLM pairwise judge of the settings, asked in both orders: it prefers the report with 42.0% wherever it is shown
+    const judge = await startScriptedLlm({ script: [(req) => {
+      const u = String(req.messages.at(-1)?.content ?? '');
+      const first = u.slice(u.indexOf('=== Output 1 ==='), u.indexOf('=== Output 2 ==='));
+      const pick = first.includes('42.0%') ? 'first' : 'second';
+      return { content: JSON.stringify({ criteria: RUBRIC.map((criterion) => ({ criterion, choice: pick })), overall: pick, reason: 'scripted' }) };
+    }] });
+    const saved = { models: cfg().inspect('models')?.globalValue, profile: cfg().inspect('judge.profile')?.globalValue };
+    try {
+      await cfg().update('models', [{ name: 'pair-judge', baseUrl: judge.baseUrl, model: 'pair-judge', temperature: 0 }], vscode.ConfigurationTarget.Global);
+      await cfg().update('judge.profile', 'pair-judge', vscode.ConfigurationTarget.Global);
+      assert.equal(await vscode.commands.executeCommand('loupe.setApiKey', { profile: 'pair-judge', key: 'k' }), true);
+      await runner({ action: 'clickInWebview', title: 'Pairwise Ranking', selector: '#judge-pairs' });
+      const status = await webviewText({ title: 'Pairwise Ranking', expect: /1 pair judged by llm:pair-judge; both orders agreed on 1/, timeoutMs: 60_000 });
+      assert.match(status, /position consistency \(both orders agree\): 1\/1/);
+      assert.match(status, /LLM pairwise judge vs human resolution \(overall\): 1 pair\(s\), agreement (0\.0|100\.0)%/);
+      await screenshot('review-ranking-llm');
+    } finally {
+      await judge.close();
+      await cfg().update('models', saved.models, vscode.ConfigurationTarget.Global);
+      await cfg().update('judge.profile', saved.profile, vscode.ConfigurationTarget.Global);
+    }
   });
 });

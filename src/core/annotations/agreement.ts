@@ -8,7 +8,7 @@
 import {
   bootstrapAgreement, cohensKappa, gwetAC, krippendorffAlpha, pairwiseAgreement, type AgreementWeights, type BootstrapInterval, type Rating,
 } from '../eval/agreement.ts';
-import { currentAnnotations, isScaleTask, labelOf, resolveItem, type Annotation, type AnnotationItem } from './model.ts';
+import { currentAnnotations, facetsOf, isScaleTask, labelOf as itemLabel, resolveItem, type Annotation, type AnnotationItem } from './model.ts';
 import type { AnnotationStore, ItemFilter } from './store.ts';
 
 /** A statistic with its bootstrap interval. */
@@ -104,12 +104,20 @@ export async function agreementReport(store: AnnotationStore, filter: ItemFilter
           if (g.pairableItems >= 2) groups.push(g);
         }
       }
+      // item kinds whose verdicts have facets (a pairwise vote per criterion): a group per facet
+      const facetNames = new Set<string>();
+      for (const i of all) for (const a of anns.get(i.id) ?? []) for (const k of Object.keys(facetsOf(task, a.verdict) ?? {})) facetNames.add(k);
+      for (const f of [...facetNames].sort()) {
+        const g = group(task, f, all, anns, llm, resamples, seed, (t, v) => facetsOf(t, v)?.[f] ?? null);
+        if (g.pairableItems >= 2) groups.push(g);
+      }
     }
   }
   return { groups, bootstrap: { resamples, seed, level: 0.95 }, totals };
 }
 
-function group(task: string, criterion: string | null, items: AnnotationItem[], anns: Map<string, Annotation[]>, llm: Map<string, { verdict: unknown }>, resamples: number, seed: number): AgreementGroup {
+function group(task: string, criterion: string | null, items: AnnotationItem[], anns: Map<string, Annotation[]>, llm: Map<string, { verdict: unknown }>, resamples: number, seed: number,
+  labelOf: (task: string, verdict: unknown) => string | null = itemLabel): AgreementGroup {
   const scale = isScaleTask(task);
   const current = items.map((i) => currentAnnotations(anns.get(i.id) ?? []).byAnnotator);
   const annotators = [...new Set(current.flatMap((m) => [...m.keys()]))].sort();

@@ -130,17 +130,28 @@ export interface AnnotationQueue {
 /** Judge tasks an expert can answer item by item (claim extraction is a list, not a verdict to annotate). */
 export const ANNOTATABLE_TASKS: readonly JudgeTaskName[] = ['checklist-support', 'checklist-score', 'claim-support', 'semantic-match', 'trend-answer', 'pairwise-novelty', 'hallucination', 'figure-quality'];
 
-const extraSchemas = new Map<string, { schema: MiniSchema; label: (v: unknown) => string | number | boolean | null }>();
+const extraSchemas = new Map<string, { schema: MiniSchema; label: (v: unknown) => string | number | boolean | null; facets?: (v: unknown) => Record<string, string> }>();
 
 /**
  * Registers the verdict schema of a new item kind (pairwise votes, BLADE review fields, taxonomy tags).
  * @param task the kind's name (must not be a judge task); `schema` its verdict schema; `label` the value
- *   agreement statistics compare (default: canonical JSON of the verdict without `reason`).
+ *   agreement statistics compare (default: canonical JSON of the verdict without `reason`); `facets` the labels of
+ *   the parts of a verdict that get their own agreement group (a pairwise vote's choice per criterion).
  * @throws LoupeInputError when the name is a judge task.
  */
-export function registerItemSchema(task: string, schema: MiniSchema, label?: (v: unknown) => string | number | boolean | null): void {
+export function registerItemSchema(task: string, schema: MiniSchema, label?: (v: unknown) => string | number | boolean | null, facets?: (v: unknown) => Record<string, string>): void {
   if ((ANNOTATABLE_TASKS as readonly string[]).includes(task) || task === 'claim-extraction') throw new LoupeInputError(`item kind ${task}`, 'is a judge task; its schema is the judge\'s');
-  extraSchemas.set(task, { schema, label: label ?? ((v) => canonicalJson(stripReason(v))) });
+  extraSchemas.set(task, { schema, label: label ?? ((v) => canonicalJson(stripReason(v))), ...(facets ? { facets } : {}) });
+}
+
+/**
+ * The facet labels of a verdict (name → label: a pairwise vote's choice per criterion), or null when its kind has
+ * no facets. Agreement reports a group per facet.
+ */
+export function facetsOf(task: string, verdict: unknown): Record<string, string> | null {
+  const f = extraSchemas.get(task)?.facets;
+  if (!f || verdict === null || verdict === undefined) return null;
+  return f(verdict);
 }
 
 function stripReason(v: unknown): unknown {

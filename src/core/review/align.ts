@@ -1,40 +1,58 @@
 /**
  * Aligned side-by-side documents for pairwise review (issue 16 "See both outputs aligned"), no LLM involved:
  * a run's output becomes a {@link ReviewDoc} (sections split at headings, figures, every number written in prose,
- * lists, headings and table cells with the words it is about), its numbers are traced to the notebook cell whose
- * output contains them ({@link numberMatches}), and two documents are aligned section by section
- * ({@link alignReviewDocs}) with the numbers that differ under the same label. One marked lexer pass per document;
- * the HTML of each section wraps each number in `<span class="loupe-num" data-num="<id>">` (sanitised later, in
- * the webview, with DOMPurify).
+ * lists, headings and table cells with the words it is about and its offsets), its numbers are traced to the
+ * notebook cell whose output contains them ({@link traceNumbers}, rule {@link numberMatches}), and two documents
+ * are aligned section by section ({@link alignReviewDocs}) with the numbers that differ under the same label.
+ * One marked lexer pass per document; the HTML of each section is marked's, with each number wrapped in
+ * `<span class="loupe-num" data-num="<id>">` (plain markup, sanitised later in the webview with DOMPurify).
  */
 import { distance } from 'fastest-levenshtein';
-import { Lexer, Parser, Renderer, type Token, type Tokens, type TokensList } from 'marked';
+import { getDefaults, Lexer, Parser, Renderer, type Token, type Tokens } from 'marked';
+import { LoupeInputError } from '../util/errors.ts';
+import { CellNumberIndex, findNumbers, sameWrittenValue, type IndexedCell } from './numbers.ts';
+
+export { findNumbers, numberMatches, roundedKey, CellNumberIndex, type FoundNumber, type WrittenNumber, type CellNumber, type IndexedCell, type MatchTier } from './numbers.ts';
 
 /** A number written in a document. */
 export interface ReviewNumber {
   /** 0-based, in reading order within its document. */
   id: number;
   value: number;
-  /** As written (`40.3%`, `1,234`). */
+  /** As written (`40.3%`, `1,234`, `-2.5`). */
   raw: string;
   /** Digits after the decimal point as written. */
   decimals: number;
-  /** Written with `%` or "percent". */
+  /** Written with `%`, "percent" or "per cent" (`value` is then the number written: `40.3%` → 40.3). */
   percent: boolean;
   /** Key of its section. */
   section: string;
-  /** The words it is about: up to three words before it in its sentence (lower case, stop words dropped), or a table cell's row and column headers. */
+  /**
+   * The words it is about, normalised lower case: up to three words before it in its sentence, stop words dropped
+   * ("median age"); when nothing but the sentence start precedes it, up to three words after it; in a table body,
+   * `<row header> · <column header>` ("men · prevalence"); '' when there are none.
+   */
   label: string;
+  /** Offsets in its section's `markdown` (UTF-16 code units; `end` exclusive). */
+  start: number;
+  end: number;
   /** The notebook cell whose output contains it, or null ("no source found"); set by {@link traceNumbers}. */
   source: { seq: number } | null;
 }
 
-/** A section of a document: the text under one heading. */
+/** A section of a document: the text under one heading (or one structured part of an output). */
 export interface ReviewSection {
-  /** Normalised heading (lower case, numbering and punctuation dropped; `#2` for a repeated heading); `preamble` for text before the first heading. */
+  /**
+   * What sections are aligned by. Reports: the heading path, each heading normalised (lower case, leading
+   * numbering and punctuation dropped) and joined by ` / ` (`results / by sex`); a document title (the first heading,
+   * alone at the top level) is `title` and left out of its children's paths; text before the first heading is
+   * `preamble`; a repeated path gets `#2`, `#3`. Structured outputs: the key given.
+   */
   key: string;
   title: string;
+  /** Heading depth (1–6); 0 for the preamble; 2 for structured sections. */
   level: number;
+  /** Its Markdown (heading line included), line ends normalised to `\n`; number offsets refer to it. */
   markdown: string;
   /** Rendered HTML with numbers wrapped (not yet sanitised). */
   html: string;
@@ -42,358 +60,539 @@ export interface ReviewSection {
   numbers: number[];
 }
 
+/** A figure of a document. */
+export interface ReviewFigure {
+  /** Key of its section. */
+  section: string;
+  alt: string;
+  /** As written: a path relative to the run's workspace, a URL or a `data:` URI. */
+  src: string;
+}
+
 /** A run's output as review shows it. */
 export interface ReviewDoc {
   runId: string;
   sections: ReviewSection[];
-  figures: Array<{ section: string; alt: string; src: string }>;
+  figures: ReviewFigure[];
   numbers: ReviewNumber[];
-  /** Nothing to review ("no report"). */
+  /** Nothing to review: shown as "no report". */
   empty: boolean;
+  /** Sections keyed by the caller (structured outputs): aligned by key only, never by similar titles. */
+  keyed: boolean;
 }
 
-/** The tracing rule, as shown to reviewers. */
-export const TRACE_RULE = 'A number is traced to the last notebook cell whose output holds a value equal to it after rounding that value to the precision written; percent and fraction forms are equivalent (12.3% = 0.123); thousands separators are ignored; the sign must agree.';
+/** The tracing rule, as shown to reviewers (the legend of the review panel). */
+export const TRACE_RULE = 'A number is traced to the notebook cell whose output holds a value equal to it after rounding that value to the precision written (half away from zero; an integer matches within 0.5). 12.3% matches 0.123 or 12.3, and 0.123 matches a printed 12.3%; thousands separators are ignored; the sign must agree. Among matching cells: one that printed it as written first, then one that rounds to it, then a percent ↔ fraction match; the latest cell among equals.';
 
-const STOP = new Set(['a', 'an', 'the', 'and', 'or', 'of', 'in', 'on', 'at', 'to', 'for', 'by', 'with', 'was', 'were', 'is', 'are', 'be', 'been', 'from', 'as', 'than', 'that', 'this', 'it', 'its', 'about', 'approximately', 'around', 'roughly', 'nearly', 'some', 'rose', 'fell', 'reached', 'has', 'had', 'have']);
+// ------------------------------------------------------------------------------------------------ documents
 
-/** A number found in a text: offsets, value, decimals, percent. */
-interface Found { start: number; end: number; raw: string; value: number; decimals: number; percent: boolean }
+const STOP = new Set(['a', 'an', 'the', 'and', 'or', 'but', 'of', 'in', 'on', 'at', 'to', 'for', 'by', 'with', 'was', 'were', 'is', 'are', 'be', 'been', 'being', 'from', 'as', 'than', 'that', 'this', 'these', 'those', 'it', 'its', 'about', 'approximately', 'around', 'roughly', 'nearly', 'almost', 'over', 'under', 'some', 'has', 'had', 'have', 'which', 'who', 'whom', 'while', 'we', 'our', 'they', 'their', 'there', 'here', 'also', 'only', 'just', 'then', 'so', 'such', 'into', 'per', 'up', 'down', 'out', 'at', 'i', 'e', 'g', 'ie', 'eg', 'vs', 'versus', 'more', 'less', 'most', 'least', 'very', 'all', 'each', 'both', 'between', 'among', 'within', 'compared', 'rose', 'fell', 'reached', 'increased', 'decreased', 'stood', 'remained']);
+const WORD = /[\p{L}][\p{L}\p{N}'’-]*/gu;
 
-const NUM_RE = /-?(?:\d{1,3}(?:,\d{3})+(?!\d)|\d+)(?:\.\d+)?(?:\s?%|\s?percent\b)?/g;
-
-/**
- * Numbers in a plain text: optional sign, thousands separators (groups of three), decimals, `%` or "percent".
- * A number glued to a letter (`F1`, `v2`, `3rd`, `1990s`) or to a dot (`1.2.3`) is not a number here; a hyphen
- * between digits (`2017-2018`) is not a sign.
- * @returns the numbers in order of appearance.
- */
-export function findNumbers(text: string): Found[] {
-  const out: Found[] = [];
-  for (const m of text.matchAll(NUM_RE)) {
-    let raw = m[0];
-    let start = m.index;
-    const before = start > 0 ? text[start - 1]! : '';
-    if (raw.startsWith('-') && /[\w.]/.test(before)) { raw = raw.slice(1); start++; }
-    const b = start > 0 ? text[start - 1]! : '';
-    const end = start + raw.length;
-    const after = text[end] ?? '';
-    if (/[A-Za-z_]/.test(b) || (b === '.' && /\d/.test(text[start - 2] ?? '')) || /[A-Za-z_]/.test(after) || (after === '.' && /\d/.test(text[end + 1] ?? ''))) continue;
-    const percent = /%|percent$/.test(raw);
-    const num = raw.replace(/\s?(%|percent)$/, '').replace(/,/g, '');
-    const dot = num.indexOf('.');
-    const value = Number(num);
-    if (!Number.isFinite(value)) continue;
-    out.push({ start, end, raw, value, decimals: dot < 0 ? 0 : num.length - dot - 1, percent });
-  }
-  return out;
+/** Label words of a fragment of prose (lower case, stop words dropped). */
+function words(s: string): string[] {
+  return (s.toLowerCase().match(WORD) ?? []).filter((w) => !STOP.has(w));
 }
 
-/** Label words: up to three non-stop words before a number in its sentence (lower case), from the text since the previous number, or before it when that is empty ("aged 20–29 was 31%" → "among adults aged"). */
-function labelBefore(context: string): string {
-  const sentence = context.split(/[.;:!?\n](?:\s|$)/).pop() ?? '';
-  const pieces = sentence.split(/\d+(?:[.,]\d+)*/);
-  for (let i = pieces.length - 1; i >= 0; i--) {
-    const words = pieces[i]!.toLowerCase().replace(/[^a-z\s'-]/g, ' ').split(/\s+/).filter((w) => w && w !== '-' && !STOP.has(w));
-    if (words.length) return words.slice(-3).join(' ');
-  }
-  return '';
+/** A table header or row header as a label part: lower case, markup dropped, spaces collapsed. */
+function headerLabel(s: string): string {
+  return (s.toLowerCase().match(/[\p{L}\p{N}%][\p{L}\p{N}%'’.-]*/gu) ?? []).join(' ');
 }
+
+/** Normalised form of one heading: lower case, leading numbering ("2.1", "IV.") and punctuation dropped. */
+function headingKey(title: string): string {
+  return title.toLowerCase().replace(/^\s*(?:\d+(?:\.\d+)*\.?|[ivxlc]+\.|[a-z]\))\s+/, '').replace(/[^\p{L}\p{N}]+/gu, ' ').trim() || 'section';
+}
+
+/** Length of a heading's leading numbering ("2.1 ", "IV. "), whose digits are not numbers of the report. */
+const NUMBERING = /^\s*(?:\d+(?:\.\d+)*\.?|[IVXLCivxlc]+\.)\s+/;
 
 const escapeHtml = (s: string) => s.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;').replace(/'/g, '&#39;');
 
-/** Normalised section key of a heading. */
-function keyOf(title: string): string {
-  return title.toLowerCase().replace(/^\s*(?:\d+(?:\.\d+)*\.?|[ivx]+\.)\s+/, '').replace(/[^\p{L}\p{N}]+/gu, ' ').trim() || 'section';
-}
-
-/** Plain text of inline tokens (for headings and labels). */
+/** Plain text of inline tokens (heading titles, table headers). */
 function plain(tokens: readonly Token[] | undefined, fallback: string): string {
   if (!tokens) return fallback;
-  return tokens.map((t) => ('tokens' in t && t.tokens ? plain(t.tokens, (t as { text?: string }).text ?? '') : (t as { text?: string }).text ?? '')).join('');
+  let s = '';
+  for (const t of tokens) {
+    if (t.type === 'image') continue;
+    const x = t as { tokens?: Token[]; text?: string };
+    s += x.tokens ? plain(x.tokens, x.text ?? '') : (x.text ?? '');
+  }
+  return s;
 }
 
-/** Builds docs: one renderer whose text hook extracts and wraps numbers. */
-class NumberRenderer extends Renderer {
-  numbers: ReviewNumber[] = [];
-  figures: ReviewDoc['figures'] = [];
-  section = '';
-  sectionIds: number[] = [];
-  /** Plain text of the current block so far (label context). */
-  context = '';
-  /** Label forced for the cell being rendered (row + column headers). */
-  cellLabel: string | null = null;
+/** Where numbers go in a text token: offsets in `token.text` and their ids. */
+type Wraps = Array<{ start: number; end: number; id: number }>;
 
-  private wrap(text: string, escaped: boolean): string {
-    const src = escaped ? text.replace(/&amp;/g, '&').replace(/&lt;/g, '<').replace(/&gt;/g, '>').replace(/&quot;/g, '"').replace(/&#39;/g, "'") : text;
-    const found = findNumbers(src);
-    if (!found.length) {
-      this.context += src;
-      return escapeHtml(src);
+/** One inline leaf of a block, as number extraction sees it. */
+interface Piece {
+  text: string;
+  /** A text token whose numbers count (prose), or null (code span, escape, image…). */
+  token: Tokens.Text | null;
+  /** Offset of `text` in the block's plain text. */
+  at: number;
+}
+
+/** A number found in a block before it gets its id. */
+interface Pending { piece: Piece; f: ReturnType<typeof findNumbers>[number]; pStart: number; pEnd: number; start: number; end: number }
+
+/**
+ * Extraction state of one document: walks the tokens of each section in reading order, records numbers (offsets,
+ * labels), figures, and which text tokens to wrap; the renderer below then wraps them.
+ */
+class Extractor {
+  readonly numbers: ReviewNumber[] = [];
+  readonly figures: ReviewFigure[] = [];
+  readonly wraps = new WeakMap<object, Wraps>();
+  figureIndex = new WeakMap<object, number>();
+  private section = '';
+  private ids: number[] = [];
+  private md = '';
+  private cursor = 0;
+
+  /** Walks one section's tokens. @returns the ids of its numbers. */
+  sectionNumbers(key: string, md: string, tokens: readonly Token[]): number[] {
+    this.section = key;
+    this.ids = [];
+    this.md = md;
+    this.cursor = 0;
+    this.blocks(tokens);
+    return this.ids;
+  }
+
+  private blocks(tokens: readonly Token[]): void {
+    for (const t of tokens) {
+      switch (t.type) {
+        case 'heading':
+          this.inline((t as Tokens.Heading).tokens, { heading: true });
+          break;
+        case 'paragraph':
+          this.inline((t as Tokens.Paragraph).tokens, {});
+          break;
+        case 'text': {
+          const x = t as Tokens.Text;
+          if (x.tokens) this.inline(x.tokens, {});
+          break;
+        }
+        case 'blockquote':
+          this.blocks((t as Tokens.Blockquote).tokens);
+          break;
+        case 'list':
+          for (const item of (t as Tokens.List).items) this.blocks(item.tokens);
+          break;
+        case 'table':
+          this.table(t as Tokens.Table);
+          break;
+        case 'html':
+          this.htmlFigures((t as Tokens.HTML).text);
+          this.skip(t.raw);
+          break;
+        default: // code, space, hr, def: no numbers
+          this.skip(t.raw);
+      }
     }
-    let html = '';
-    let at = 0;
-    for (const f of found) {
-      html += escapeHtml(src.slice(at, f.start));
-      this.context += src.slice(at, f.start);
+  }
+
+  /** Moves the cursor past a token that holds no numbers (so a number after it is not located inside it). */
+  private skip(raw: string): void {
+    if (!raw) return;
+    const p = this.md.indexOf(raw, this.cursor);
+    if (p >= 0) this.cursor = p + raw.length;
+  }
+
+  private table(t: Tokens.Table): void {
+    const heads = t.header.map((c) => headerLabel(plain(c.tokens, c.text)));
+    for (const c of t.header) this.inline(c.tokens, {});
+    for (const row of t.rows) {
+      const rowHead = headerLabel(plain(row[0]?.tokens, row[0]?.text ?? ''));
+      row.forEach((c, i) => {
+        const col = heads[i] ?? '';
+        const label = i === 0 ? col : rowHead && col ? `${rowHead} · ${col}` : rowHead || col;
+        this.inline(c.tokens, { label });
+      });
+    }
+  }
+
+  private htmlFigures(html: string): void {
+    for (const m of html.matchAll(/<img\b[^>]*?\bsrc\s*=\s*["']([^"']+)["'][^>]*>/gi)) {
+      const alt = /\balt\s*=\s*["']([^"']*)["']/i.exec(m[0]);
+      this.figures.push({ section: this.section, alt: alt?.[1] ?? '', src: m[1]! });
+    }
+  }
+
+  /** Leaves of inline tokens in reading order; images become figures; raw HTML is skipped. */
+  private leaves(tokens: readonly Token[], out: Piece[], at: { n: number }): void {
+    for (const t of tokens) {
+      switch (t.type) {
+        case 'text': {
+          const x = t as Tokens.Text;
+          if (x.tokens) { this.leaves(x.tokens, out, at); break; }
+          out.push({ text: x.text, token: x.escaped ? null : x, at: at.n });
+          at.n += x.text.length;
+          break;
+        }
+        case 'strong': case 'em': case 'del': case 'link':
+          this.leaves((t as Tokens.Strong).tokens, out, at);
+          break;
+        case 'image': {
+          const x = t as Tokens.Image;
+          this.figureIndex.set(x, this.figures.length);
+          this.figures.push({ section: this.section, alt: x.text, src: x.href });
+          out.push({ text: ' ', token: null, at: at.n });
+          at.n += 1;
+          break;
+        }
+        case 'html':
+          this.htmlFigures((t as Tokens.HTML).text);
+          out.push({ text: ' ', token: null, at: at.n });
+          at.n += 1;
+          break;
+        case 'br':
+          out.push({ text: '\n', token: null, at: at.n });
+          at.n += 1;
+          break;
+        default: { // codespan, escape, checkbox
+          const text = (t as { text?: string }).text ?? '';
+          out.push({ text, token: null, at: at.n });
+          at.n += text.length;
+        }
+      }
+    }
+  }
+
+  /** One block of inline tokens (paragraph, heading, list text, table cell): numbers, offsets, labels. */
+  private inline(tokens: readonly Token[] | undefined, o: { heading?: boolean; label?: string }): void {
+    if (!tokens?.length) return;
+    const pieces: Piece[] = [];
+    this.leaves(tokens, pieces, { n: 0 });
+    const text = pieces.map((p) => p.text).join('');
+    const numbering = o.heading ? (NUMBERING.exec(text)?.[0].length ?? 0) : 0;
+    const found: Pending[] = [];
+    // locate each leaf in the section markdown in order; numbers inside prose leaves
+    for (const p of pieces) {
+      const raw = p.token ? p.token.raw : p.text;
+      let base = -1;
+      if (raw && raw.trim()) {
+        const q = this.md.indexOf(raw, this.cursor);
+        if (q >= 0) { base = q; this.cursor = q + raw.length; }
+      }
+      if (!p.token) continue;
+      for (const f of findNumbers(p.text)) {
+        if (p.at + f.start < numbering) continue;
+        let start: number;
+        if (base >= 0 && p.token.raw === p.token.text) start = base + f.start;
+        else {
+          const q = this.md.indexOf(f.raw, base >= 0 ? base : this.cursor);
+          start = q >= 0 ? q : Math.min(this.cursor, this.md.length);
+          if (base < 0 && q >= 0) this.cursor = q + f.raw.length;
+        }
+        found.push({ piece: p, f, pStart: p.at + f.start, pEnd: p.at + f.end, start, end: Math.min(this.md.length, start + (start < this.md.length ? f.raw.length : 0)) });
+      }
+    }
+    for (let i = 0; i < found.length; i++) {
+      const x = found[i]!;
       const id = this.numbers.length;
-      this.numbers.push({ id, value: f.value, raw: f.raw, decimals: f.decimals, percent: f.percent, section: this.section, label: this.cellLabel ?? labelBefore(this.context.slice(-240)), source: null });
-      this.sectionIds.push(id);
-      html += `<span class="loupe-num" data-num="${id}">${escapeHtml(f.raw)}</span>`;
-      this.context += f.raw;
-      at = f.end;
+      const label = o.label ?? labelOf(text, found, i);
+      this.numbers.push({ id, value: x.f.value, raw: x.f.raw, decimals: x.f.decimals, percent: x.f.percent, section: this.section, label, start: x.start, end: x.end, source: null });
+      this.ids.push(id);
+      const tok = x.piece.token!;
+      let w = this.wraps.get(tok);
+      if (!w) { w = []; this.wraps.set(tok, w); }
+      w.push({ start: x.f.start, end: x.f.end, id });
     }
-    html += escapeHtml(src.slice(at));
-    this.context += src.slice(at);
-    return html;
+  }
+}
+
+/** Is `text[i]` the end of a sentence or clause (". ", ";", ":", "!", "?", a line break)? */
+function isBoundary(text: string, i: number): boolean {
+  const c = text[i]!;
+  if (c === '\n' || c === ';') return true;
+  if (c === '.' || c === ':' || c === '!' || c === '?') return i + 1 >= text.length || /\s/.test(text[i + 1]!);
+  return false;
+}
+
+/** The label of `found[i]` in its block's plain text (see {@link ReviewNumber.label}). */
+function labelOf(text: string, found: readonly Pending[], i: number): string {
+  const n = found[i]!;
+  const prevEnd = i > 0 ? found[i - 1]!.pEnd : 0;
+  let s = n.pStart - 1;
+  while (s >= prevEnd && !isBoundary(text, s)) s--;
+  const before = words(text.slice(s + 1, n.pStart));
+  if (before.length) return before.slice(-3).join(' ');
+  if (s < prevEnd && i > 0) return ''; // only another number and stop words since the sentence began
+  const stop = i + 1 < found.length ? found[i + 1]!.pStart : text.length;
+  let e = n.pEnd;
+  while (e < stop && !isBoundary(text, e)) e++;
+  return words(text.slice(n.pEnd, e)).slice(0, 3).join(' ');
+}
+
+/** marked's renderer with numbers wrapped and figures kept as references. */
+class ReviewRenderer extends Renderer {
+  ex: Extractor;
+
+  constructor(ex: Extractor) {
+    super();
+    this.ex = ex;
   }
 
   override text(token: Tokens.Text | Tokens.Escape): string {
     if ('tokens' in token && token.tokens) return this.parser.parseInline(token.tokens);
-    return this.wrap(token.text, 'escaped' in token && !!token.escaped);
-  }
-
-  override paragraph(token: Tokens.Paragraph): string {
-    this.context = '';
-    return super.paragraph(token);
-  }
-
-  override heading(token: Tokens.Heading): string {
-    this.context = '';
-    return super.heading(token);
-  }
-
-  override listitem(item: Tokens.ListItem): string {
-    this.context = '';
-    return super.listitem(item);
-  }
-
-  override image(token: Tokens.Image): string {
-    this.figures.push({ section: this.section, alt: token.text, src: token.href });
-    if (/^data:image\/(png|jpeg|gif|svg\+xml);base64,/.test(token.href)) return super.image(token);
-    return `<span class="loupe-figure" title="${escapeHtml(token.href)}">[figure: ${escapeHtml(token.text || token.href)}]</span>`;
-  }
-
-  override table(token: Tokens.Table): string {
-    const headers = token.header.map((c) => plain(c.tokens, c.text).trim().toLowerCase());
-    let head = '';
-    this.cellLabel = null;
-    for (const c of token.header) { this.context = ''; head += this.tablecell(c); }
-    let body = '';
-    for (const row of token.rows) {
-      const rowHead = plain(row[0]?.tokens, row[0]?.text ?? '').trim().toLowerCase();
-      let cells = '';
-      row.forEach((c, i) => {
-        this.context = '';
-        this.cellLabel = i === 0 ? null : `${rowHead} · ${headers[i] ?? ''}`.trim();
-        cells += this.tablecell(c);
-      });
-      this.cellLabel = null;
-      body += this.tablerow({ text: cells });
+    if ('escaped' in token && token.escaped) return token.text;
+    const w = this.ex.wraps.get(token);
+    if (!w) return escapeHtml(token.text);
+    let html = '';
+    let at = 0;
+    for (const x of w) {
+      html += escapeHtml(token.text.slice(at, x.start)) + `<span class="loupe-num" data-num="${x.id}">${escapeHtml(token.text.slice(x.start, x.end))}</span>`;
+      at = x.end;
     }
-    return `<table>\n<thead>\n${this.tablerow({ text: head })}</thead>\n${body ? `<tbody>${body}</tbody>` : ''}</table>\n`;
+    return html + escapeHtml(token.text.slice(at));
+  }
+
+  /** Figures embedded as data URIs are shown; a file or URL becomes a reference the webview resolves (`data-fig`: index in `ReviewDoc.figures`). */
+  override image(token: Tokens.Image): string {
+    if (/^data:image\/(?:png|jpeg|gif|webp);base64,[A-Za-z0-9+/=\s]+$/.test(token.href)) return super.image(token);
+    const i = this.ex.figureIndex.get(token);
+    return `<span class="loupe-figure"${i === undefined ? '' : ` data-fig="${i}"`} title="${escapeHtml(token.href)}">[figure: ${escapeHtml(token.text || token.href)}]</span>`;
   }
 }
 
+function checkText(v: unknown, subject: string): string {
+  if (typeof v !== 'string') throw new LoupeInputError(subject, `must be text, got ${v === null ? 'null' : typeof v}`);
+  return v.replace(/\r\n?/g, '\n');
+}
+
+function renderSection(ex: Extractor, parser: Parser, key: string, md: string, tokens: Token[]): { html: string; numbers: number[] } {
+  const numbers = ex.sectionNumbers(key, md, tokens);
+  return { html: parser.parse(tokens), numbers };
+}
+
+function newParser(ex: Extractor): Parser {
+  return new Parser({ ...getDefaults(), renderer: new ReviewRenderer(ex) });
+}
+
 /**
- * A review document from sections already keyed (structured outputs: BLADE decision types, DDR insights, LongDA
- * answers). Keys are kept as given (made unique with `#n`).
+ * A review document from sections already keyed (structured outputs: BLADE decision types, DDR report and
+ * insights, LongDA answers per query), with the same number extraction and HTML as {@link reviewDocFromMarkdown}.
+ * Keys are kept as given (a repeated key gets `#2`, `#3`); sections are aligned by key only (`keyed`).
+ * @param runId the run; `sections` in reading order, Markdown each (no heading needed: the title is shown).
+ * @returns the document; `empty` when every section's Markdown is blank.
+ * @throws LoupeInputError when a key is blank or a title / Markdown is not text.
  */
 export function reviewDocFromSections(runId: string, sections: ReadonlyArray<{ key: string; title: string; markdown: string }>): ReviewDoc {
-  const r = new NumberRenderer();
+  const ex = new Extractor();
+  const parser = newParser(ex);
   const seen = new Map<string, number>();
   const out: ReviewSection[] = [];
-  for (const s of sections) {
+  sections.forEach((s, i) => {
+    if (typeof s.key !== 'string' || !s.key.trim()) throw new LoupeInputError(`run ${runId} section ${i + 1}`, 'has no key');
+    const md = checkText(s.markdown, `run ${runId} section ${s.key}`);
+    const title = checkText(s.title, `run ${runId} section ${s.key} title`);
     const n = (seen.get(s.key) ?? 0) + 1;
     seen.set(s.key, n);
     const key = n > 1 ? `${s.key}#${n}` : s.key;
-    r.section = key;
-    r.sectionIds = [];
-    const tokens = new Lexer().lex(s.markdown);
-    const html = new Parser({ renderer: r }).parse(tokens);
-    out.push({ key, title: s.title, level: 2, markdown: s.markdown, html, numbers: r.sectionIds });
-  }
-  return { runId, sections: out, figures: r.figures, numbers: r.numbers, empty: !sections.some((s) => s.markdown.trim()) };
+    const r = renderSection(ex, parser, key, md, new Lexer().lex(md));
+    out.push({ key, title, level: 2, markdown: md, html: r.html, numbers: r.numbers });
+  });
+  return { runId, sections: out, figures: ex.figures, numbers: ex.numbers, empty: !out.some((s) => s.markdown.trim()), keyed: true };
 }
 
 /**
- * A review document from a Markdown report: one lexer pass; a section per heading (text before the first heading
- * is the `preamble`); numbers from prose, lists, headings and table cells (never code); figures from images.
- * @param markdown the report ('' → an empty doc, "no report").
+ * A review document from a Markdown report, in one lexer pass: a section per heading (the text before the first
+ * heading is the `preamble` section, titled "Introduction"); numbers from prose, list items, headings (not their
+ * leading numbering) and table cells — never from code blocks, code spans, raw HTML, link URLs or image sources;
+ * figures from images (`![alt](src)`, also `<img src>`), files or data URIs alike.
+ * @param runId the run; `markdown` the report ('' or blank → an empty doc, "no report").
+ * @returns the document; keys as in {@link ReviewSection.key}.
+ * @throws LoupeInputError when `markdown` is not text.
  */
 export function reviewDocFromMarkdown(runId: string, markdown: string): ReviewDoc {
-  const r = new NumberRenderer();
-  if (!markdown.trim()) return { runId, sections: [], figures: [], numbers: [], empty: true };
-  const all: TokensList = new Lexer().lex(markdown);
+  const src = checkText(markdown, `run ${runId} report`);
+  if (!src.trim()) return { runId, sections: [], figures: [], numbers: [], empty: true, keyed: false };
+  const all = new Lexer().lex(src);
   const groups: Array<{ title: string; level: number; tokens: Token[] }> = [];
-  let cur: { title: string; level: number; tokens: Token[] } | null = null;
+  let cur: (typeof groups)[number] | null = null;
   for (const t of all) {
     if (t.type === 'heading') {
-      cur = { title: plain((t as Tokens.Heading).tokens, (t as Tokens.Heading).text), level: (t as Tokens.Heading).depth, tokens: [t] };
+      const h = t as Tokens.Heading;
+      cur = { title: plain(h.tokens, h.text).trim(), level: h.depth, tokens: [t] };
       groups.push(cur);
     } else {
       if (!cur) { cur = { title: 'Introduction', level: 0, tokens: [] }; groups.push(cur); }
       cur.tokens.push(t);
     }
   }
+  // a document title: the first heading, the only one at its level or above
+  const heads = groups.filter((g) => g.level > 0);
+  const top = heads.length ? Math.min(...heads.map((g) => g.level)) : 0;
+  const titleGroup = heads.length > 1 && heads[0]!.level === top && heads.filter((g) => g.level === top).length === 1 ? heads[0]! : null;
+  const ex = new Extractor();
+  const parser = newParser(ex);
   const seen = new Map<string, number>();
+  const path: Array<{ level: number; key: string }> = [];
   const sections: ReviewSection[] = [];
   for (const g of groups) {
-    const base = g.level === 0 ? 'preamble' : keyOf(g.title);
+    let base: string;
+    if (g.level === 0) base = 'preamble';
+    else if (g === titleGroup) base = 'title';
+    else {
+      while (path.length && path[path.length - 1]!.level >= g.level) path.pop();
+      path.push({ level: g.level, key: headingKey(g.title) });
+      base = path.map((p) => p.key).join(' / ');
+    }
     const n = (seen.get(base) ?? 0) + 1;
     seen.set(base, n);
     const key = n > 1 ? `${base}#${n}` : base;
-    r.section = key;
-    r.sectionIds = [];
-    const list = Object.assign([...g.tokens], { links: all.links }) as TokensList;
-    const html = new Parser({ renderer: r }).parse(list);
-    sections.push({ key, title: g.title, level: g.level, markdown: g.tokens.map((t) => t.raw).join(''), html, numbers: r.sectionIds });
+    const md = g.tokens.map((t) => t.raw).join('');
+    const r = renderSection(ex, parser, key, md, g.tokens);
+    sections.push({ key, title: g.title, level: g.level, markdown: md, html: r.html, numbers: r.numbers });
   }
-  return { runId, sections, figures: r.figures, numbers: r.numbers, empty: false };
+  return { runId, sections, figures: ex.figures, numbers: ex.numbers, empty: false, keyed: false };
 }
 
-/** Round half away from zero to `d` decimals, as a canonical string (no `-0`). */
-function roundKey(v: number, d: number): string {
-  const f = 10 ** d;
-  const x = Math.sign(v) * Math.round(Math.abs(v) * f + 1e-9) / f;
-  return (x === 0 ? 0 : x).toFixed(d);
-}
+// ------------------------------------------------------------------------------------------------ tracing
 
 /**
- * The tracing rule ({@link TRACE_RULE}): does a cell value match a written number? Equal after rounding the cell
- * value to the decimals written (half away from zero); percent and fraction forms equivalent (the cell value, ×100
- * or ÷100, may match); thousands separators are already gone from both; the sign must agree.
- * @param written the number as written; `cellValue` a number printed by a cell.
- */
-export function numberMatches(written: Pick<ReviewNumber, 'value' | 'decimals'>, cellValue: number): boolean {
-  const want = roundKey(written.value, written.decimals);
-  return [cellValue, cellValue * 100, cellValue / 100].some((v) => roundKey(v, written.decimals) === want);
-}
-
-/**
- * Traces every number of a document to the last cell whose output (stdout, result, tables) holds a matching value
- * ({@link numberMatches}); sets `source`, null when none. Cell numbers are indexed once per precision used.
- * @param cells the run's cells in execution order (replays excluded by the caller).
+ * Traces every number of a document to a notebook cell of its run: the cell whose output (stdout, result, table
+ * texts) holds a value that matches it by {@link numberMatches}; when several do, the best — one that printed it at
+ * no finer precision than written, then one whose value rounds to it, then a percent ↔ fraction match — and among
+ * equals the latest (highest `seq`: a recomputed value supersedes an earlier one). Sets `source` on each number,
+ * null = "no source found". The cells' numbers are indexed once ({@link CellNumberIndex}), one map per precision
+ * the document uses, so tracing is linear in the numbers of both.
+ * @param doc the document (changed in place); `cells` the run's cells (`KernelCellRecord`s fit; replays skipped).
  * @returns the same document.
  */
-export function traceNumbers(doc: ReviewDoc, cells: ReadonlyArray<{ seq: number; stdout: string; result: string | null; tables: ReadonlyArray<{ text: string }> }>): ReviewDoc {
-  const values: Array<{ seq: number; v: number }> = [];
-  for (const c of cells) {
-    const text = [c.stdout, c.result ?? '', ...c.tables.map((t) => t.text)].join('\n');
-    for (const f of findNumbers(text)) values.push({ seq: c.seq, v: f.value });
-  }
-  const byPrecision = new Map<number, Map<string, number>>();
-  const index = (d: number): Map<string, number> => {
-    let m = byPrecision.get(d);
-    if (!m) {
-      m = new Map();
-      for (const { seq, v } of values) for (const x of [v, v * 100, v / 100]) m.set(roundKey(x, d), seq); // later cells win
-      byPrecision.set(d, m);
-    }
-    return m;
-  };
+export function traceNumbers(doc: ReviewDoc, cells: ReadonlyArray<IndexedCell> | CellNumberIndex): ReviewDoc {
+  const index = cells instanceof CellNumberIndex ? cells : new CellNumberIndex(cells);
   for (const n of doc.numbers) {
-    const seq = values.length ? index(n.decimals).get(roundKey(n.value, n.decimals)) : undefined;
-    n.source = seq === undefined ? null : { seq };
+    const hit = index.find(n);
+    n.source = hit ? { seq: hit.seq } : null;
   }
   return doc;
 }
 
+// ------------------------------------------------------------------------------------------------ alignment
+
 /** One aligned row: the same section of both documents, or a section only one has. */
 export interface AlignedRow {
+  /** The A section's key, else the B section's. */
   key: string;
+  titleA: string | null;
+  titleB: string | null;
   a: ReviewSection | null;
   b: ReviewSection | null;
-  /** Numbers (A id, B id) under the same label whose values differ after the precision rule (paired in reading order per label). */
+  /** How the two were matched: equal keys, similar titles, or not (one side only). */
+  match: 'key' | 'title' | null;
+  /** Numbers (A id, B id) under the same label whose values differ after the precision rule ({@link sameWrittenValue}). */
   differing: Array<{ label: string; a: number; b: number }>;
 }
 
-/** Similarity of two titles in [0, 1] (1 − Levenshtein distance / longer length). */
-function similarity(x: string, y: string): number {
-  const l = Math.max(x.length, y.length);
-  return l ? 1 - distance(x, y) / l : 1;
-}
-
-/** Titles at least this similar are aligned when their keys differ. */
+/** Titles (normalised headings) at least this similar are aligned when their keys differ: 1 − Levenshtein distance / longer length. */
 export const TITLE_SIMILARITY = 0.6;
 
+/** The last heading of a key, without its `#n`. */
+function ownTitle(key: string): string {
+  const k = key.replace(/#\d+$/, '');
+  const i = k.lastIndexOf(' / ');
+  return i < 0 ? k : k.slice(i + 3);
+}
+
 /**
- * Aligns two documents in reading order: sections with equal keys first (longest common subsequence, so order is
- * kept), then, between those anchors, sections whose titles are similar (≥ {@link TITLE_SIMILARITY}, or one key
- * contains the other: "Results" ↔ "Key results"); the rest stand alone on their side.
- * @returns rows with the differing numbers of each aligned pair.
+ * Similarity of two section titles in [0, 1]: 1 − Levenshtein distance / longer length of their normalised last
+ * headings, and at least {@link TITLE_SIMILARITY} when one's words are the other's plus some ("results" ↔ "key
+ * results").
+ */
+export function titleSimilarity(x: string, y: string): number {
+  const a = ownTitle(x);
+  const b = ownTitle(y);
+  const l = Math.max(a.length, b.length);
+  const sim = l ? 1 - distance(a, b) / l : 1;
+  const contains = a.length > 2 && b.length > 2 && (` ${a} `.includes(` ${b} `) || ` ${b} `.includes(` ${a} `));
+  return contains ? Math.max(sim, TITLE_SIMILARITY) : sim;
+}
+
+/**
+ * Aligns two documents in reading order, like a diff: sections with equal keys first (a longest common subsequence,
+ * so order is kept), then, between two such anchors, sections whose titles are similar ({@link titleSimilarity} ≥
+ * {@link TITLE_SIMILARITY}; the order-preserving matching with the greatest total similarity) — not for structured
+ * documents (`keyed`), whose keys are the only match; every other section gets a row alone on its side, in place.
+ * @returns the rows, each with the numbers that differ under the same label.
  */
 export function alignReviewDocs(a: ReviewDoc, b: ReviewDoc): AlignedRow[] {
   const A = a.sections;
   const B = b.sections;
   const n = A.length;
   const m = B.length;
-  const L: number[][] = Array.from({ length: n + 1 }, () => new Array<number>(m + 1).fill(0));
+  const fuzzy = !a.keyed && !b.keyed;
+  const L: Int32Array[] = Array.from({ length: n + 1 }, () => new Int32Array(m + 1));
   for (let i = n - 1; i >= 0; i--) for (let j = m - 1; j >= 0; j--) L[i]![j] = A[i]!.key === B[j]!.key ? L[i + 1]![j + 1]! + 1 : Math.max(L[i + 1]![j]!, L[i]![j + 1]!);
-  const anchors: Array<[number, number]> = [];
-  for (let i = 0, j = 0; i < n && j < m;) {
-    if (A[i]!.key === B[j]!.key) { anchors.push([i, j]); i++; j++; } else if (L[i + 1]![j]! >= L[i]![j + 1]!) i++; else j++;
-  }
   const rows: AlignedRow[] = [];
+  const row = (x: ReviewSection | null, y: ReviewSection | null, match: AlignedRow['match']): AlignedRow => ({
+    key: x?.key ?? y!.key, titleA: x?.title ?? null, titleB: y?.title ?? null, a: x, b: y, match, differing: x && y ? differingNumbers(a, x, b, y) : [],
+  });
   const gap = (i0: number, i1: number, j0: number, j1: number) => {
-    let j = j0;
-    for (let i = i0; i < i1; i++) {
-      let hit = -1;
-      for (let k = j; k < j1; k++) {
-        const x = A[i]!.key;
-        const y = B[k]!.key;
-        if (similarity(x, y) >= TITLE_SIMILARITY || (x.length > 2 && y.length > 2 && (x.includes(y) || y.includes(x)))) { hit = k; break; }
-      }
-      if (hit < 0) { rows.push(row(A[i]!, null)); continue; }
-      for (; j < hit; j++) rows.push(row(null, B[j]!));
-      rows.push(row(A[i]!, B[hit]!));
-      j = hit + 1;
+    const h = i1 - i0;
+    const w = j1 - j0;
+    if (!fuzzy || !h || !w) {
+      for (let i = i0; i < i1; i++) rows.push(row(A[i]!, null, null));
+      for (let j = j0; j < j1; j++) rows.push(row(null, B[j]!, null));
+      return;
     }
-    for (; j < j1; j++) rows.push(row(null, B[j]!));
+    const sim = (i: number, j: number) => { const s = titleSimilarity(A[i0 + i]!.key, B[j0 + j]!.key); return s >= TITLE_SIMILARITY ? s : -1; };
+    const S: Float64Array[] = Array.from({ length: h + 1 }, () => new Float64Array(w + 1));
+    const M: Float64Array[] = Array.from({ length: h }, () => new Float64Array(w));
+    for (let i = h - 1; i >= 0; i--) {
+      for (let j = w - 1; j >= 0; j--) {
+        const s = sim(i, j);
+        M[i]![j] = s;
+        S[i]![j] = Math.max(S[i + 1]![j]!, S[i]![j + 1]!, s > 0 ? s + S[i + 1]![j + 1]! : -Infinity);
+      }
+    }
+    let i = 0;
+    let j = 0;
+    while (i < h && j < w) {
+      const s = M[i]![j]!;
+      if (s > 0 && S[i]![j] === s + S[i + 1]![j + 1]!) { rows.push(row(A[i0 + i]!, B[j0 + j]!, 'title')); i++; j++; } else if (S[i]![j] === S[i + 1]![j]) { rows.push(row(A[i0 + i]!, null, null)); i++; } else { rows.push(row(null, B[j0 + j]!, null)); j++; }
+    }
+    for (; i < h; i++) rows.push(row(A[i0 + i]!, null, null));
+    for (; j < w; j++) rows.push(row(null, B[j0 + j]!, null));
   };
-  const row = (x: ReviewSection | null, y: ReviewSection | null): AlignedRow => ({ key: x?.key ?? y!.key, a: x, b: y, differing: x && y ? differingNumbers(a, x, b, y) : [] });
   let pi = 0;
   let pj = 0;
-  for (const [i, j] of anchors) {
-    gap(pi, i, pj, j);
-    rows.push(row(A[i]!, B[j]!));
-    pi = i + 1;
-    pj = j + 1;
+  for (let i = 0, j = 0; i < n && j < m;) {
+    if (A[i]!.key === B[j]!.key) {
+      gap(pi, i, pj, j);
+      rows.push(row(A[i]!, B[j]!, 'key'));
+      pi = ++i;
+      pj = ++j;
+    } else if (L[i + 1]![j]! >= L[i]![j + 1]!) i++;
+    else j++;
   }
   gap(pi, n, pj, m);
   return rows;
 }
 
 /**
- * Numbers under the same label in two aligned sections whose values differ: the numbers of each label are paired in
- * reading order (the k-th "women" number of A with the k-th of B); a pair differs when the values are not equal at
- * the smaller precision written (percent and fraction forms equivalent).
+ * Numbers under the same label in two aligned sections whose values differ: the k-th number labelled ℓ in A is
+ * compared with the k-th labelled ℓ in B (the same label written twice pairs in order); the same value is the
+ * finer one rounded to the coarser one's precision, percent ↔ fraction allowed ({@link sameWrittenValue}).
  */
 function differingNumbers(da: ReviewDoc, sa: ReviewSection, db: ReviewDoc, sb: ReviewSection): Array<{ label: string; a: number; b: number }> {
   const byLabel = (d: ReviewDoc, s: ReviewSection) => {
     const m = new Map<string, ReviewNumber[]>();
     for (const id of s.numbers) {
       const x = d.numbers[id]!;
-      if (!x.label) continue;
       const l = m.get(x.label);
-      if (l) l.push(x);
-      else m.set(x.label, [x]);
+      if (l) l.push(x); else m.set(x.label, [x]);
     }
     return m;
   };
-  const ma = byLabel(da, sa);
   const mb = byLabel(db, sb);
   const out: Array<{ label: string; a: number; b: number }> = [];
-  for (const [label, xs] of ma) {
+  for (const [label, xs] of byLabel(da, sa)) {
     const ys = mb.get(label);
     if (!ys) continue;
-    for (let k = 0; k < Math.min(xs.length, ys.length); k++) {
-      const x = xs[k]!;
-      const y = ys[k]!;
-      const d = Math.min(x.decimals, y.decimals);
-      const same = x.percent === y.percent ? roundKey(x.value, d) === roundKey(y.value, d) : numberMatches({ value: x.value, decimals: d }, y.value);
-      if (!same) out.push({ label, a: x.id, b: y.id });
-    }
+    for (let k = 0; k < Math.min(xs.length, ys.length); k++) if (!sameWrittenValue(xs[k]!, ys[k]!)) out.push({ label, a: xs[k]!.id, b: ys[k]!.id });
   }
-  return out;
+  return out.sort((p, q) => p.a - q.a);
 }

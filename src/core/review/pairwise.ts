@@ -56,7 +56,7 @@ registerItemSchema(PAIRWISE_TASK, {
     shownLeft: { type: 'string', enum: ['A', 'B'] },
     consistent: { type: 'boolean' },
   },
-}, (v) => (v as PairwiseVerdict).overall);
+}, (v) => (v as PairwiseVerdict).overall, (v) => Object.fromEntries((v as PairwiseVerdict).criteria.map((c) => [c.criterion, c.choice])));
 
 /** The rubric used when neither the setting nor the benchmark names criteria. */
 export const DEFAULT_RUBRIC: readonly string[] = ['Correctness', 'Completeness', 'Clarity'];

@@ -5,14 +5,17 @@
  */
 import * as vscode from 'vscode';
 import { annotationStoreOf, type AnnotationQueue, type AnnotationStore } from '../../core/annotations/index.ts';
-import { ensurePairItem, nextPair, openPairwiseQueue, pairOf, pairwiseVerdict, choiceFromSides, leftSideFor } from '../../core/review/pairwise.ts';
-import { pairCriteria } from '../../core/review/sources.ts';
+import { choiceFromSides, ensurePairItem, judgePairs, leftSideFor, nextPair, openPairwiseQueue, pairOf, PAIRWISE_TASK, pairwiseVerdict } from '../../core/review/pairwise.ts';
+import { pairCriteria, pairInstruction, reviewMarkdown, reviewSourceOf } from '../../core/review/sources.ts';
+import { createJudge } from '../../core/eval/judges/factory.ts';
+import { judgementStoreOf } from '../../core/eval/store.ts';
+import { apiKeySecretName } from '../config.ts';
 import type { RunRecord } from '../../core/store/records.ts';
 import type { Suite } from '../../core/suites/types.ts';
 import { pairView, rankingState, reviewQueueView } from '../../core/ui/review.ts';
 import { errorMessage } from '../../core/util/errors.ts';
 import {
-  NextPairRequest, OpenTracedCellRequest, RankingRequest, ReviewProgressNotification, SubmitVoteRequest, type RankingState, type ReviewState,
+  JudgePairsRequest, NextPairRequest, OpenTracedCellRequest, RankingRequest, ReviewProgressNotification, SubmitVoteRequest, type RankingState, type ReviewState,
 } from '../../protocol/review.ts';
 import { DidChangeStateNotification } from '../../protocol/webview.ts';
 import type { LoupeContext } from '../context.ts';
@@ -148,6 +151,11 @@ export class RankingPanel extends LoupePanel {
       this.current = { suite: p.suite, criterion: p.criterion, source: p.source };
       return this.state();
     });
+    this.rpc.onRequest(JudgePairsRequest, async (p) => {
+      const r = await judgePairsWithSettings(ctx, p.suite);
+      this.current = { suite: p.suite, criterion: p.criterion, source: 'llm' };
+      return { ...(await this.state()), judged: r };
+    });
   }
 
   /** Recomputes after a vote elsewhere. */
@@ -220,6 +228,41 @@ export async function openPairwiseReviewCommand(ctx: LoupeContext, arg: unknown,
   const res = await openPairwiseQueue(annotationStoreOf(rs), rs, sel, criteriaFor(new Map()), { reviewers: reviewersSetting() });
   ReviewPanel.show(ctx, res.queue);
   return res.queue.id;
+}
+
+/**
+ * Runs the LLM pairwise judge of the settings (`loupe.judge.profile`) on the pairs of a benchmark (both orders; an
+ * inconsistent choice is a tie). @returns a one-line summary. @throws Error in settings terms when no profile is set.
+ */
+export async function judgePairsWithSettings(ctx: LoupeContext, suite: string | null): Promise<string> {
+  const rs = ctx.store();
+  const j = ctx.settings.judge;
+  const profile = ctx.settings.models.find((m) => m.name === j.profile);
+  if (!profile) throw new Error(`The LLM pairwise judge needs a model profile: set loupe.judge.profile to one of ${ctx.settings.models.map((m) => m.name).join(', ') || 'the profiles of loupe.models (none yet)'}.`);
+  const apiKey = (await ctx.extension.secrets.get(apiKeySecretName(profile.name))) ?? '';
+  const judge = createJudge({ kind: 'llm', model: profile.model, baseUrl: profile.baseUrl, apiKey }, judgementStoreOf(rs), async () => undefined);
+  const items = await annotationStoreOf(rs).listItems({ task: PAIRWISE_TASK, ...(suite ? { suite } : {}) });
+  if (!items.length) throw new Error('There are no pairs to judge yet: open a pairwise review first.');
+  const suites = new Map<string, Promise<Suite>>();
+  const res = await vscode.window.withProgress({ location: vscode.ProgressLocation.Notification, title: `Loupe: LLM pairwise judge (${profile.name}) on ${items.length} pair${items.length === 1 ? '' : 's'}` },
+    () => judgePairs(rs, judge, items, async (id) => reviewMarkdown((await reviewSourceOf(rs, id)).source), (p) => pairInstruction(rs, p, suites)));
+  const line = `${res.judged} pair${res.judged === 1 ? '' : 's'} judged by ${judge.id}; both orders agreed on ${res.consistent}${res.failed.length ? `; ${res.failed.length} not judged (${res.failed[0]!.error})` : ''}`;
+  void RankingPanel.host.get(SINGLETON)?.refresh();
+  return line;
+}
+
+/** `loupe.judgePairs`: the LLM pairwise judge on a benchmark's pairs (picked when several have pairs). */
+export async function judgePairsCommand(ctx: LoupeContext, arg: unknown): Promise<string | undefined> {
+  let suite = typeof arg === 'string' ? arg : (arg as { suite?: string } | undefined)?.suite ?? null;
+  if (!suite) {
+    const suites = [...new Set((await annotationStoreOf(ctx.store()).listItems({ task: PAIRWISE_TASK })).map((i) => i.suite).filter((x): x is string => !!x))].sort();
+    if (suites.length > 1) suite = (await vscode.window.showQuickPick(suites, { title: 'Judge Pairs with the LLM', placeHolder: 'Pairs of which benchmark?' })) ?? null;
+    else suite = suites[0] ?? null;
+    if (!suite) return undefined;
+  }
+  const line = await judgePairsWithSettings(ctx, suite);
+  void vscode.window.showInformationMessage(`Loupe: ${line}.`);
+  return line;
 }
 
 /** `loupe.showPairwiseRanking`. */

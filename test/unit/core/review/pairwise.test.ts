@@ -150,7 +150,7 @@ describe('ranking and active sampling', () => {
     assert.equal(r2.votes, r.votes);
     assert.ok(Math.abs(r2.bothBad.rate! - 1 / (r.votes + 1)) < 1e-12);
     // per criterion: on Clarity, weak is voted better than strong once by erin
-    const sw = items.find((i) => pairOf(i).runA.endsWith('strong') && pairOf(i).runB.endsWith('weak') || pairOf(i).runB.endsWith('strong') && pairOf(i).runA.endsWith('weak'))!;
+    const sw = [...items].reverse().find((i) => pairOf(i).runA.endsWith('strong') && pairOf(i).runB.endsWith('weak') || pairOf(i).runB.endsWith('strong') && pairOf(i).runA.endsWith('weak'))!;
     const weakIs = pairOf(sw).runA.endsWith('weak') ? 'A' : 'B';
     await ann.annotate({ itemId: sw.id, annotator: 'erin', verdict: vote(weakIs === 'A' ? 'B' : 'A', { Clarity: weakIs }) });
     const clarity = await pairwiseRanking(ann, rs, { suite: 'analystbench', criterion: 'Clarity', samples: 100 });
@@ -192,6 +192,21 @@ describe('ranking and active sampling', () => {
     const d = await judgePairs(rs, dropper, items, async (id) => text(id), async () => 'x', { inconsistent: 'drop' });
     assert.equal(d.judged, 4);
     assert.equal(d.consistent, 0);
+  });
+});
+
+describe('agreement on votes', () => {
+  it('the agreement report has the overall vote and a group per criterion, on the pair\'s runs whatever side each reviewer saw', async () => {
+    const { agreementReport } = await import('../../../../src/core/annotations/index.ts');
+    const r = await agreementReport(ann, { task: 'pairwise-vote' }, { resamples: 50 });
+    const overall = r.groups.find((g) => g.task === 'pairwise-vote' && g.criterion === null)!;
+    assert.ok(overall.pairableItems >= 8, `${overall.pairableItems} pairs with two reviewers`);
+    const clarity = r.groups.find((g) => g.criterion === 'Clarity')!;
+    assert.ok(clarity, 'a group per criterion');
+    assert.ok(clarity.annotators.includes('ann') && clarity.annotators.includes('bob'));
+    const correctness = r.groups.find((g) => g.criterion === 'Correctness')!;
+    // erin agreed with ann and bob on Correctness but voted the weak run better on Clarity
+    assert.ok(clarity.percentAgreement! < correctness.percentAgreement!, `Clarity ${clarity.percentAgreement} vs Correctness ${correctness.percentAgreement}`);
   });
 });
 
