@@ -131,6 +131,8 @@ interface Piece {
   token: Tokens.Text | null;
   /** Offset of `text` in the block's plain text. */
   at: number;
+  /** Its Markdown source when it is not `text` or the token's raw (image, code span), to move past it. */
+  raw?: string;
 }
 
 /** A number found in a block before it gets its id. */
@@ -238,22 +240,22 @@ class Extractor {
           const x = t as Tokens.Image;
           this.figureIndex.set(x, this.figures.length);
           this.figures.push({ section: this.section, alt: x.text, src: x.href });
-          out.push({ text: ' ', token: null, at: at.n });
+          out.push({ text: ' ', token: null, at: at.n, raw: x.raw });
           at.n += 1;
           break;
         }
         case 'html':
           this.htmlFigures((t as Tokens.HTML).text);
-          out.push({ text: ' ', token: null, at: at.n });
+          out.push({ text: ' ', token: null, at: at.n, raw: t.raw });
           at.n += 1;
           break;
-        case 'br':
-          out.push({ text: '\n', token: null, at: at.n });
+        case 'br': // a hard break ends a clause (a soft line break in a paragraph does not)
+          out.push({ text: BREAK, token: null, at: at.n, raw: t.raw });
           at.n += 1;
           break;
         default: { // codespan, escape, checkbox
           const text = (t as { text?: string }).text ?? '';
-          out.push({ text, token: null, at: at.n });
+          out.push({ text, token: null, at: at.n, raw: t.raw });
           at.n += text.length;
         }
       }
@@ -270,7 +272,7 @@ class Extractor {
     const found: Pending[] = [];
     // locate each leaf in the section markdown in order; numbers inside prose leaves
     for (const p of pieces) {
-      const raw = p.token ? p.token.raw : p.text;
+      const raw = p.token ? p.token.raw : (p.raw ?? p.text);
       let base = -1;
       if (raw && raw.trim()) {
         const q = this.md.indexOf(raw, this.cursor);
@@ -303,10 +305,13 @@ class Extractor {
   }
 }
 
-/** Is `text[i]` the end of a sentence or clause (". ", ";", ":", "!", "?", a line break)? */
+/** Stands for a hard line break in a block's plain text. */
+const BREAK = '\u2029';
+
+/** Is `text[i]` the end of a sentence or clause (". ", ";", ":", "!", "?", a hard line break)? */
 function isBoundary(text: string, i: number): boolean {
   const c = text[i]!;
-  if (c === '\n' || c === ';') return true;
+  if (c === BREAK || c === ';') return true;
   if (c === '.' || c === ':' || c === '!' || c === '?') return i + 1 >= text.length || /\s/.test(text[i + 1]!);
   return false;
 }
@@ -490,21 +495,15 @@ export interface AlignedRow {
 /** Titles (normalised headings) at least this similar are aligned when their keys differ: 1 − Levenshtein distance / longer length. */
 export const TITLE_SIMILARITY = 0.6;
 
-/** The last heading of a key, without its `#n`. */
-function ownTitle(key: string): string {
-  const k = key.replace(/#\d+$/, '');
-  const i = k.lastIndexOf(' / ');
-  return i < 0 ? k : k.slice(i + 3);
-}
-
 /**
- * Similarity of two section titles in [0, 1]: 1 − Levenshtein distance / longer length of their normalised last
- * headings, and at least {@link TITLE_SIMILARITY} when one's words are the other's plus some ("results" ↔ "key
- * results").
+ * Similarity of two section titles in [0, 1]: 1 − Levenshtein distance / longer length of the normalised headings
+ * (lower case, numbering and punctuation dropped), and at least {@link TITLE_SIMILARITY} when one's words are the
+ * other's with more around them ("Results" ↔ "Key results").
+ * @example titleSimilarity('2. Results', 'Key results') >= TITLE_SIMILARITY
  */
 export function titleSimilarity(x: string, y: string): number {
-  const a = ownTitle(x);
-  const b = ownTitle(y);
+  const a = headingKey(x);
+  const b = headingKey(y);
   const l = Math.max(a.length, b.length);
   const sim = l ? 1 - distance(a, b) / l : 1;
   const contains = a.length > 2 && b.length > 2 && (` ${a} `.includes(` ${b} `) || ` ${b} `.includes(` ${a} `));
@@ -538,7 +537,7 @@ export function alignReviewDocs(a: ReviewDoc, b: ReviewDoc): AlignedRow[] {
       for (let j = j0; j < j1; j++) rows.push(row(null, B[j]!, null));
       return;
     }
-    const sim = (i: number, j: number) => { const s = titleSimilarity(A[i0 + i]!.key, B[j0 + j]!.key); return s >= TITLE_SIMILARITY ? s : -1; };
+    const sim = (i: number, j: number) => { const s = titleSimilarity(A[i0 + i]!.title, B[j0 + j]!.title); return s >= TITLE_SIMILARITY ? s : -1; };
     const S: Float64Array[] = Array.from({ length: h + 1 }, () => new Float64Array(w + 1));
     const M: Float64Array[] = Array.from({ length: h }, () => new Float64Array(w));
     for (let i = h - 1; i >= 0; i--) {

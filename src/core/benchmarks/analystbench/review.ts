@@ -1,16 +1,20 @@
 /**
- * AnalystBench in side-by-side review (issue 16): the run's `report.md` (the file the scorer reads), aligned by
- * heading; pairs are voted on the task's checklist criteria.
+ * AnalystBench in side-by-side review (issue 16 "See both outputs aligned"): the run's `report.md` (the file the
+ * scorer reads), aligned by heading; pairs are voted on the task's checklist criteria.
  */
 import type { RunRecord } from '../../store/records.ts';
 import type { Block } from '../../suites/types.ts';
 import { readContainedFile } from '../../util/contained.ts';
 import type { ReviewSource } from '../types.ts';
 
-/** The report of a run, or null when it wrote none (the scorer's "agent generation failure"). */
-export async function analystReviewSource(run: RunRecord): Promise<ReviewSource | null> {
+/**
+ * The report of a run: `report.md` in its workspace (written by `write_report`; a link planted there is never
+ * followed), whole, to be split at its headings.
+ * @returns `{ markdown }`, or null when there is no report or it is blank (the scorer's "agent generation failure").
+ */
+export async function analystReviewSource(run: Pick<RunRecord, 'workspace'>): Promise<ReviewSource | null> {
   try {
-    const md = readContainedFile(run.workspace, 'report.md', 'utf8') as string;
+    const md = readContainedFile(run.workspace, 'report.md', 'utf8');
     return md.trim() ? { markdown: md } : null;
   } catch {
     return null;

@@ -1,16 +1,25 @@
 /**
- * LongDA in side-by-side review (issue 16): one section per query with the answer as recorded, so two runs align
- * query by query and each number links to the cell that computed it.
+ * LongDA in side-by-side review (issue 16 "See both outputs aligned"): one section per query with the answer as
+ * recorded, so two runs align query by query and each number links to the cell that computed it.
  */
 import type { RunStore } from '../../store/types.ts';
-import type { RunRecord } from '../../store/records.ts';
+import type { AnswerRecord, RunRecord } from '../../store/records.ts';
 import type { ReviewSource } from '../types.ts';
 
-/** Sections `query:<id>` (answers in first-recorded order; the last answer of a query wins), or null without answers. */
-export async function longdaReviewSource(store: RunStore, run: RunRecord): Promise<ReviewSource | null> {
-  const answers = await store.getAnswers(run.id);
+/**
+ * The review sections of a LongDA run's answers (`answer` tool, queryId = the LongDA question id `q_id`): one
+ * section `query:<q_id>` titled `Query <q_id>` per question, in the order first answered, holding the last answer
+ * recorded for it — as the agent wrote it (`raw`), else the value (a list as `[a, b]`).
+ * @returns the sections, or null when the run answered nothing.
+ */
+export function longdaReviewSections(answers: readonly AnswerRecord[]): ReviewSource | null {
   if (!answers.length) return null;
   const last = new Map<string, string>();
-  for (const a of answers) last.set(a.queryId, a.raw || (typeof a.answer === 'string' ? a.answer : JSON.stringify(a.answer)));
+  for (const a of answers) last.set(a.queryId, a.raw?.trim() || (Array.isArray(a.answer) ? `[${a.answer.join(', ')}]` : String(a.answer)));
   return { sections: [...last].map(([q, text]) => ({ key: `query:${q}`, title: `Query ${q}`, markdown: text })) };
+}
+
+/** {@link longdaReviewSections} of a stored run (`BenchmarkReview.sectionsOf`). */
+export async function longdaReviewSource(store: RunStore, run: RunRecord): Promise<ReviewSource | null> {
+  return longdaReviewSections(await store.getAnswers(run.id));
 }
