@@ -1,5 +1,6 @@
 /** The table of `loupe` subcommands. Add new subcommands here (one file each under src/cli/). */
 import { agreementCommand, annotationsCommand } from './annotations.ts';
+import { bladeCommand } from './blade-gt.ts';
 import { blocksCommand } from './blocks.ts';
 import { checklistCommand } from './checklist.ts';
 import { demoCommand } from './demo.ts';
@@ -14,4 +15,4 @@ import { scoreCommand } from './score.ts';
 import { searchCommand } from './search.ts';
 import type { CliCommand } from './types.ts';
 
-export const commands: CliCommand[] = [doctorCommand, indexCommand, searchCommand, runCommand, runsCommand, demoCommand, scoreCommand, reportCommand, blocksCommand, fetchCommand, annotationsCommand, agreementCommand, checklistCommand, reviewCommand];
+export const commands: CliCommand[] = [doctorCommand, indexCommand, searchCommand, runCommand, runsCommand, demoCommand, scoreCommand, reportCommand, blocksCommand, fetchCommand, annotationsCommand, agreementCommand, checklistCommand, reviewCommand, bladeCommand];

@@ -18,7 +18,7 @@ import { UsageError, type CliCommand, type CliIo } from './types.ts';
 
 const USAGE_HEAD = `loupe score [--store FILE] (--run ID | --all) [--suite S] [--suite-root DIR | --root DIR]
             [--entities TABLE.COLUMN --database FILE --metadata DIR --checklist FILE]  (DDR: as given to loupe run)
-            [--checklist-version latest|native|N]
+            [--checklist-version latest|native|N] [--gt-version latest|shipped|N]
             [--judge none|llm|human|llm+human] [--judge-model M --judge-base-url URL --judge-api-key-env VAR]
             [--embeddings-model M [--embeddings-base-url URL]] [--option name=value ...] [--no-save] [--json]
   --judge none (default): only identical-text shortcuts are decided; items that need judgement stay unjudged.
@@ -27,6 +27,8 @@ const USAGE_HEAD = `loupe score [--store FILE] (--run ID | --all) [--suite S] [-
     annotator; ties stay pending); other items wait as pending; scores say how many are pending.
   --judge llm+human: experts' verdicts where they exist, the LLM judge elsewhere (needs the --judge-model flags).
   Every score says how many judgements experts, the LLM and identical-text shortcuts decided, and how many wait.
+  --gt-version: BLADE ground truth — latest (default: the newest version saved with loupe blade gt save, else the
+    dataset's annotations.csv), shipped (the file, version 0) or a version number; every score records it.
   --checklist-version: DDR / AnalystBench block checklists — latest (default: the newest version written with
     \`loupe checklist\` or the checklist editor, else the suite's own), native (the suite's own), or a version number.
     Every score records which checklist it used (source, version, hash).
@@ -89,7 +91,7 @@ export function aggregateLines(aggs: readonly ScoreAggregate[]): string[] {
 }
 
 /** Scores runs of a store; shared by `loupe score` and `loupe report`. */
-export async function scoreRuns(opts: { storeFile: string; runIds?: string[]; suite?: string; suiteRoot?: string; loadOptions?: Omit<LoadSuiteOptions, 'log' | 'onProgress'>; judge: (js: JudgementStore, resolver: HumanResolver) => Judge; options: Record<string, string>; embedder?: CaptionEmbedder; save: boolean; io?: CliIo; checklist?: 'latest' | 'native' | number }): Promise<{ judgeId: string; runs: RunScore[]; aggregates: ScoreAggregate[] }> {
+export async function scoreRuns(opts: { storeFile: string; runIds?: string[]; suite?: string; suiteRoot?: string; loadOptions?: Omit<LoadSuiteOptions, 'log' | 'onProgress'>; judge: (js: JudgementStore, resolver: HumanResolver) => Judge; options: Record<string, string>; embedder?: CaptionEmbedder; save: boolean; io?: CliIo; checklist?: 'latest' | 'native' | number; groundTruth?: 'latest' | 'shipped' | number }): Promise<{ judgeId: string; runs: RunScore[]; aggregates: ScoreAggregate[] }> {
   const store = openStore(opts.storeFile);
   const session = scoringSession();
   try {
@@ -100,7 +102,7 @@ export async function scoreRuns(opts: { storeFile: string; runIds?: string[]; su
     const log = opts.io ? streamLogger({ write: (s: string) => opts.io!.err(s) }, 'warn') : undefined;
     const runs: RunScore[] = [];
     for (const id of ids) {
-      const s = await scoreStoredRun(store, id, { judge, options: opts.options, suites, ...(opts.loadOptions ? { loadOptions: opts.loadOptions } : {}), ...(opts.suiteRoot ? { suiteRoot: opts.suiteRoot } : {}), ...(opts.embedder ? { embedder: opts.embedder } : {}), ...(log ? { log } : {}), ...(opts.checklist !== undefined ? { checklist: opts.checklist } : {}) }, session);
+      const s = await scoreStoredRun(store, id, { judge, options: opts.options, suites, ...(opts.loadOptions ? { loadOptions: opts.loadOptions } : {}), ...(opts.suiteRoot ? { suiteRoot: opts.suiteRoot } : {}), ...(opts.embedder ? { embedder: opts.embedder } : {}), ...(log ? { log } : {}), ...(opts.checklist !== undefined ? { checklist: opts.checklist } : {}), ...(opts.groundTruth !== undefined ? { groundTruth: opts.groundTruth } : {}) }, session);
       runs.push(s);
       if (opts.save) await saveRunScore(store, s);
     }
@@ -125,7 +127,7 @@ export const scoreCommand: CliCommand = {
         store: { type: 'string' }, run: { type: 'string', multiple: true }, all: { type: 'boolean' }, suite: { type: 'string' }, 'suite-root': { type: 'string' }, root: { type: 'string' },
         judge: { type: 'string' }, 'judge-model': { type: 'string' }, 'judge-base-url': { type: 'string' }, 'judge-api-key-env': { type: 'string' },
         'embeddings-model': { type: 'string' }, 'embeddings-base-url': { type: 'string' },
-        entities: { type: 'string' }, database: { type: 'string' }, metadata: { type: 'string' }, checklist: { type: 'string' }, 'checklist-version': { type: 'string' },
+        entities: { type: 'string' }, database: { type: 'string' }, metadata: { type: 'string' }, checklist: { type: 'string' }, 'checklist-version': { type: 'string' }, 'gt-version': { type: 'string' },
         option: { type: 'string', multiple: true }, 'no-save': { type: 'boolean' }, json: { type: 'boolean' },
         'longda-answers': { type: 'string' }, 'ground-truth': { type: 'string' },
       },
@@ -136,6 +138,8 @@ export const scoreCommand: CliCommand = {
     if (values.run?.length && values.all) throw new UsageError('--run and --all are exclusive');
     const options = parseOptionPairs(values.option);
     validateOptionNames(options);
+    const gv = values['gt-version'];
+    if (gv !== undefined && !/^(latest|shipped|\d+)$/.test(gv)) throw new UsageError(`--gt-version must be latest, shipped or a version number, got '${gv}'`);
     const cv = values['checklist-version'];
     if (cv !== undefined && !/^(latest|native|[1-9]\d*)$/.test(cv)) throw new UsageError(`--checklist-version must be latest, native or a version number, got '${cv}'`);
     const judgeArgs = { judge: values.judge, 'judge-model': values['judge-model'], 'judge-base-url': values['judge-base-url'], 'judge-api-key-env': values['judge-api-key-env'] };
@@ -155,6 +159,7 @@ export const scoreCommand: CliCommand = {
       save: !values['no-save'],
       io,
       ...(cv !== undefined ? { checklist: /^\d+$/.test(cv) ? Number(cv) : (cv as 'latest' | 'native') } : {}),
+      ...(gv !== undefined ? { groundTruth: gv === '0' ? 'shipped' as const : /^\d+$/.test(gv) ? Number(gv) : (gv as 'latest' | 'shipped') } : {}),
     });
     if (values.json) {
       io.out(JSON.stringify({ judge: res.judgeId, options, runs: res.runs.map(jsonRun), aggregates: res.aggregates }, null, 2) + '\n');
@@ -203,6 +208,7 @@ export function jsonRun(s: RunScore): Record<string, unknown> {
   const out: Record<string, unknown> = { runId: s.runId, suite: s.suite, blockId: s.blockId, model: s.model, agent: s.agent, status: s.status, benchmark: s.benchmark, judge: s.judgeId, options: s.options, pending: s.pending, unjudged: s.unjudged, summary: s.summary };
   if (s.decided) out.decided = s.decided;
   if (s.checklist) out.checklist = s.checklist;
+  if (s.groundTruth) out.groundTruth = s.groundTruth;
   if (s.error) out.error = s.error;
   if (!s.error) {
     const extra = findBenchmark(s.benchmark)?.scoreJson;

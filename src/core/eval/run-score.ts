@@ -28,8 +28,21 @@ export interface RunScore {
   decided?: DecisionCounts;
   /** The checklist the run was scored against (benchmarks with checklists): the suite's own, or an authored version. */
   checklist?: ChecklistUsed;
+  /** The ground truth the run was scored against (benchmarks with versioned ground truth: BLADE). */
+  groundTruth?: GroundTruthUsed;
   detail: unknown;
   error?: string;
+}
+
+/** Which ground truth a score used (BLADE, issue 17). */
+export interface GroundTruthUsed {
+  /** `shipped`: the dataset's own file (version 0); `authored`: a version saved in Loupe. */
+  source: 'shipped' | 'authored';
+  version: number;
+  /** sha256 of the ground-truth file text. */
+  hash: string;
+  /** Specs of each kind in that version. */
+  specs: { conceptualVars: number; transforms: number; models: number };
 }
 
 /** Which checklist a score used. */

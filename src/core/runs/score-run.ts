@@ -73,6 +73,11 @@ export interface ScoreRunOptions {
    * when there is one, else the suite's own; `native` the suite's own; a number, that authored version.
    */
   checklist?: 'latest' | 'native' | number;
+  /**
+   * Which ground truth to score against, for benchmarks with versioned ground truth (BLADE): `latest` (default) the
+   * newest version saved in Loupe, else the shipped file; `shipped` the shipped file (version 0); a number, that version.
+   */
+  groundTruth?: 'latest' | 'shipped' | number;
   /** Loader options the run was made with (DDR `entities`, `database`, `metadataDir`, `checklist`), when not recorded with it. */
   loadOptions?: Omit<LoadSuiteOptions, 'log' | 'onProgress'>;
   log?: Logger;
@@ -99,10 +104,10 @@ export async function scoreStoredRun(store: RunStore, runId: string, o: ScoreRun
     const { suite, block } = await reopenRun(run, { ...(o.suiteRoot ? { suiteRoot: o.suiteRoot } : {}), ...(o.loadOptions ? { loadOptions: o.loadOptions } : {}), ...(o.suites ? { suites: o.suites } : {}), log: o.log ?? nullLogger });
     const picked = def.checklist ? await checklistFor(store, def, suite, block, o.checklist ?? 'latest') : undefined;
     const counted = countingJudge(o.judge);
-    const score = await def.score({ store, run, suite, block: picked?.block ?? block, judge: counted.judge, options, raw, session: own, extras: o.embedder ? { embedder: o.embedder } : {}, log: o.log ?? nullLogger });
+    const score = await def.score({ store, run, suite, block: picked?.block ?? block, judge: counted.judge, options, raw, session: own, extras: { ...(o.embedder ? { embedder: o.embedder } : {}), groundTruthVersion: o.groundTruth ?? 'latest' }, log: o.log ?? nullLogger });
     return { ...score, decided: counted.counts(), ...(picked ? { checklist: picked.used } : {}) };
   } catch (e) {
-    if (e instanceof LoupeInputError && /^(option |checklist version)/.test(e.subject)) throw e;
+    if (e instanceof LoupeInputError && /^(option |checklist version|ground-truth version)/.test(e.subject)) throw e;
     return { ...scoreBase(run, run.suite, o.judge.id, {}), summary: {}, detail: null, error: errorMessage(e) };
   } finally {
     if (!session) await own.close();
@@ -111,13 +116,14 @@ export async function scoreStoredRun(store: RunStore, runId: string, o: ScoreRun
 
 /**
  * Saves a run's score in the store (replacing the one of the same run × judge × options); a score against a
- * checklist keys on the checklist used too (`checklist: native | vN` among the options), so scores against two
- * versions are both kept. Nothing is saved for a score with an error.
+ * checklist keys on the checklist used too (`checklist: native | vN` among the options), a BLADE score on its
+ * ground truth (`ground_truth: shipped | vN`), so scores against two versions are both kept. Nothing is saved for a score with an error.
  * @returns whether it was saved.
  */
 export async function saveRunScore(store: RunStore, s: RunScore): Promise<boolean> {
   if (s.error) return false;
-  const options = s.checklist ? { ...s.options, checklist: s.checklist.source === 'authored' ? `v${s.checklist.version}` : 'native' } : s.options;
+  let options = s.checklist ? { ...s.options, checklist: s.checklist.source === 'authored' ? `v${s.checklist.version}` : 'native' } : s.options;
+  if (s.groundTruth) options = { ...options, ground_truth: s.groundTruth.source === 'authored' ? `v${s.groundTruth.version}` : 'shipped' };
   await store.scores.save({ runId: s.runId, benchmark: s.benchmark, judgeId: s.judgeId, options, summary: s.summary, detail: s, pending: s.pending, scoredAt: new Date().toISOString() });
   return true;
 }

@@ -270,4 +270,21 @@ CREATE TABLE checklist_versions (
 );
 `,
   },
+  {
+    id: 8,
+    name: 'BLADE ground-truth versions (issue 17): a dataset\'s annotations.csv, one immutable full text per version',
+    sql: `
+CREATE TABLE blade_gt_versions (
+  dataset TEXT NOT NULL,            -- BLADE dataset name (affairs, hurricane, ...)
+  version INTEGER NOT NULL,         -- 1, 2, ... (0 is the shipped file, never stored)
+  parent INTEGER NOT NULL,          -- the version it was edited from (0 = shipped)
+  hash TEXT NOT NULL,               -- sha256 of the CSV text (line endings normalised)
+  csv TEXT NOT NULL,                -- the whole annotations.csv, BLADE's own columns and JSON shapes
+  author TEXT NOT NULL,
+  created_at TEXT NOT NULL,
+  note TEXT NOT NULL DEFAULT '',
+  PRIMARY KEY (dataset, version)
+);
+`,
+  },
 ];

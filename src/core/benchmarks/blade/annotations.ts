@@ -52,13 +52,14 @@ export function stripColumnPrefix(c: string): string {
 
 /**
  * Parses one dataset's `annotations.csv`.
- * @param file absolute path.
+ * @param file absolute path (with `text`: the name rows are reported under); `text` the CSV itself (a stored
+ *   ground-truth version) instead of reading `file`.
  * @returns parsed specs plus problems (`file:LINE column C: ...`) for rows that could not be used;
  *   a bad row never stops the others.
  * @throws LoupeInputError when the file is unreadable, not UTF-8, empty, or has no `spec_id` column.
  */
-export function parseBladeAnnotations(file: string): { annotations: BladeAnnotations; problems: string[] } {
-  const { header, rows, problems } = parseCsvFile(file, { requiredColumns: ['spec_id'] });
+export function parseBladeAnnotations(file: string, text?: string): { annotations: BladeAnnotations; problems: string[] } {
+  const { header, rows, problems } = parseCsvFile(file, { requiredColumns: ['spec_id'], ...(text !== undefined ? { text } : {}) });
   if (!JSON_COLUMNS.some((c) => header.includes(c))) throw new LoupeInputError(`${file}:1`, `no BLADE spec columns (expected some of ${JSON_COLUMNS.join(', ')})`);
   const out: BladeAnnotations = { file, transforms: [], conceptualVars: [], models: [], transformReviews: [], cvarReviews: [] };
   for (const r of rows) {

@@ -4,6 +4,7 @@
  * `blade-mcq` (Task 1: multiple-choice questions on analysis decisions; accuracy).
  * Source: BLADE paper (Gu et al. 2024) §3–4; `blade_bench`; spec §1; issues 3, 6, 8, 12.
  */
+import type { GtChoice } from './gt-versions.ts';
 import { bladeReviewSource } from './review.ts';
 import { answerSections } from '../../review/answers.ts';
 import { join } from 'node:path';
@@ -107,7 +108,7 @@ export const blade: BenchmarkDefinition = {
   prepareModel: null,
   completeRun: null,
   runWithoutLoop: null,
-  score: (ctx) => scoreBladeStoredRun({ store: ctx.store, run: ctx.run, block: ctx.block, judge: ctx.judge, options: ctx.options, session: ctx.session, log: ctx.log }),
+  score: (ctx) => scoreBladeStoredRun({ store: ctx.store, run: ctx.run, block: ctx.block, judge: ctx.judge, options: ctx.options, session: ctx.session, log: ctx.log, groundTruth: (ctx.extras.groundTruthVersion as GtChoice | undefined) ?? 'latest' }),
   aggregate: (groups, ctx) => aggregateBladeGroups(groups, ctx.options),
   scoreLine: (s) => {
     const m = s.summary;

@@ -7,7 +7,7 @@
 import type { RunStore } from '../../store/run-store.ts';
 import type { RunRecord } from '../../store/records.ts';
 import type { Block } from '../../suites/types.ts';
-import { aggregateBase, meanSummaries, scoreBase, type RunScore, type ScoreAggregate, type ScoringSession } from '../../eval/run-score.ts';
+import { aggregateBase, meanSummaries, scoreBase, type GroundTruthUsed, type RunScore, type ScoreAggregate, type ScoringSession } from '../../eval/run-score.ts';
 import type { Judge } from '../../eval/judges/types.ts';
 import { LoupeInputError, errorMessage } from '../../util/errors.ts';
 import { nullLogger, type Logger } from '../../util/log.ts';
@@ -17,6 +17,7 @@ import { bladeState } from './toolset.ts';
 import { bladeMcqAccuracy, type BladeMcqState } from './mcq.ts';
 import type { BladePython } from './eval/python.ts';
 import type { BladeGroundTruth } from './eval/score.ts';
+import type { GtChoice } from './gt-versions.ts';
 
 /** Shared state for BLADE scoring across runs: one Python driver, ground truth per dataset. */
 interface BladeSession {
@@ -50,9 +51,10 @@ export function bladeSession(session: ScoringSession, pythonPath?: string): Blad
  * @param options parsed scoring options (`model_cvar_alternatives`, `model_cvar_check`, `failed_runs`, ...).
  * @throws LoupeInputError only for an invalid option value.
  */
-export async function scoreBladeStoredRun(o: { store: RunStore; run: RunRecord; block: Block; judge: Judge; options: OptionValues; session: ScoringSession; log?: Logger }): Promise<RunScore> {
+export async function scoreBladeStoredRun(o: { store: RunStore; run: RunRecord; block: Block; judge: Judge; options: OptionValues; session: ScoringSession; log?: Logger; groundTruth?: GtChoice }): Promise<RunScore> {
   const { store, run, block, options } = o;
   const dataset = block.blade?.dataset ?? block.id;
+  let used: GroundTruthUsed | undefined;
   try {
     const { parseBladeAnalysis, scoreBladeRun, groundTruthFrom } = await import('./eval/score.ts');
     const { semanticJudgeFrom } = await import('./eval/semantic.ts');
@@ -64,10 +66,14 @@ export async function scoreBladeStoredRun(o: { store: RunStore; run: RunRecord; 
     if (!dataPath || !block.hidden.annotations) throw new LoupeInputError(`block ${block.id}`, 'BLADE scoring needs data.csv and annotations');
     const ctx = bladeSession(o.session);
     const py = await ctx.python();
-    let gtP = ctx.gt.get(dataset);
+    const { groundTruthFor } = await import('./gt-versions.ts');
+    const picked = await groundTruthFor(store, dataset, block.hidden.annotations.file, block.hidden.annotations, o.groundTruth ?? 'latest');
+    used = picked.used;
+    const gtKey = `${dataset}\u0000${picked.used.hash}`;
+    let gtP = ctx.gt.get(gtKey);
     if (!gtP) {
-      gtP = groundTruthFrom({ dataset, dataPath, annotations: block.hidden.annotations, researchQuestion: block.visible.researchQuestions?.[0] ?? '' }, py, { log: o.log ?? nullLogger });
-      ctx.gt.set(dataset, gtP);
+      gtP = groundTruthFrom({ dataset, dataPath, annotations: picked.annotations, researchQuestion: block.visible.researchQuestions?.[0] ?? '' }, py, { log: o.log ?? nullLogger });
+      ctx.gt.set(gtKey, gtP);
     }
     const gt = await gtP;
     const final = bladeState(await store.getExtraState(run.id)).final;
@@ -92,9 +98,10 @@ export async function scoreBladeStoredRun(o: { store: RunStore; run: RunRecord; 
         transformGraphPrecision: m.transformGraph.precision,
       },
       detail: { score: s, gtCounts: gt.counts, dataset },
+      ...(used ? { groundTruth: used } : {}),
     };
   } catch (e) {
-    if (e instanceof LoupeInputError && /^option /.test(e.subject)) throw e;
+    if (e instanceof LoupeInputError && /^(option |ground-truth version)/.test(e.subject)) throw e;
     // a failed run still belongs to its dataset: the aggregate scores it 0 or drops it (option failed_runs)
     return { ...scoreBase(run, 'blade', o.judge.id, {}), summary: {}, detail: { dataset }, error: errorMessage(e) };
   }

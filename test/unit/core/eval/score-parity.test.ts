@@ -173,6 +173,15 @@ test('scores of reference, scripted and judged runs equal the ones recorded befo
     delete r.checklist;
   }
   for (const r of [...longda.runs, ...blade.runs]) assert.equal(r.checklist, undefined, 'benchmarks without checklists record none');
+  // BLADE scores record their ground truth since issue 17 (after the recording): the shipped file here, checked apart.
+  for (const r of blade.runs as Array<Record<string, unknown>>) {
+    const g = r.groundTruth as { source?: string; version?: number } | undefined;
+    if (r.error) continue;
+    assert.equal(g?.source, 'shipped', `run ${String(r.runId)} records its ground truth`);
+    assert.equal(g?.version, 0);
+    delete r.groundTruth;
+  }
+  for (const r of [...longda.runs, ...ab.runs, ...ddr.runs] as Array<Record<string, unknown>>) assert.equal(r.groundTruth, undefined, 'benchmarks without versioned ground truth record none');
   for (const [name, j] of Object.entries({ longda, blade, analystbench: ab, ddr })) {
     const runs = (normalise(j.runs) as Array<{ runId: string }>).sort((a, b) => a.runId.localeCompare(b.runId));
     got[name] = { runs, aggregates: normalise(j.aggregates) };
