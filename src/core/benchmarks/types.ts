@@ -175,6 +175,37 @@ export interface ExportedRun {
 }
 
 /** A benchmark as Loupe runs and scores it. */
+/** One decision of a ground truth as the ground-truth view lists it. */
+export interface GroundTruthDecision {
+  id: string;
+  /** Short name (spec name, variable concept). */
+  label: string;
+  /** Kind within its group (IV / DV / Control / Moderator, a transform verb, a model name). */
+  kind: string;
+  /** Named fields shown when the decision is selected (code, rationale, conditions, columns, ...). */
+  fields: Array<{ name: string; value: string; code?: boolean }>;
+}
+
+/** A benchmark's expert ground truth of one block, as the ground-truth view shows it (issue 17). */
+export interface GroundTruthView {
+  title: string;
+  /** The version shown (0 = the shipped file) and every version there is. */
+  version: number;
+  versions: Array<{ version: number; author: string; createdAt: string; note: string; hash: string; changes: string }>;
+  groups: Array<{ title: string; decisions: GroundTruthDecision[] }>;
+  /** The decision graph (transforms and their dependencies): node ids are decision ids; `layer` places them left to right. */
+  graph: { nodes: Array<{ id: string; label: string; layer: number; row: number }>; edges: Array<{ from: string; to: string; alternative: boolean }> } | null;
+  /** Review rows kept apart from the decisions (candidates and annotators' labels). */
+  reviews: Array<{ id: string; kind: string; label: string; verdict: string }>;
+  problems: string[];
+}
+
+/** Ground truth a benchmark keeps versioned in the store (BLADE's annotations.csv). */
+export interface BenchmarkGroundTruth {
+  /** The view of a block's ground truth at a version (`latest`: the newest, 0 the shipped file). @throws LoupeInputError for a version that does not exist. */
+  view(store: RunStore, block: Block, version: number | 'latest'): Promise<GroundTruthView>;
+}
+
 /** A run's output as side-by-side review shows it: a Markdown report, or sections aligned by key (decision type, query, insight list). */
 export type ReviewSource = { markdown: string } | { sections: Array<{ key: string; title: string; markdown: string }> };
 
@@ -239,6 +270,8 @@ export interface BenchmarkDefinition {
   readonly presentation: BenchmarkPresentation;
   /** What side-by-side review shows of a run and the criteria it votes on. */
   readonly review: BenchmarkReview;
+  /** The expert ground truth experts can see and version (BLADE), or null. */
+  readonly groundTruth: BenchmarkGroundTruth | null;
   /** Writes the benchmark's own results files for runs (`loupe run --results DIR`), or null when it has none. @returns files written. */
   readonly exportResults: ((store: RunStore, runs: ExportedRun[], dir: string) => Promise<string[]>) | null;
 }

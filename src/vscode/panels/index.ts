@@ -2,6 +2,7 @@
  * Every panel kind of the extension, listed once: activation registers their serializers (restore after a
  * window reload) from this list. A new panel adds its host here (see CONTRIBUTING.md, "Adding a panel").
  */
+import { GroundTruthPanel } from './ground-truth-panel.ts';
 import { RankingPanel, ReviewPanel } from './review-panel.ts';
 import type { LoupeContext } from '../context.ts';
 import { AgreementPanel, AnnotationPanel } from './annotation-panel.ts';
@@ -12,7 +13,7 @@ import { ResultsPanel } from './results-panel.ts';
 import { TimelinePanel } from './timeline-panel.ts';
 import { WelcomePanel } from './welcome-panel.ts';
 
-export const panelHosts: readonly PanelHost<LoupePanel, string>[] = [WelcomePanel.host, ResultsPanel.host, DocSearchPanel.host, TimelinePanel.host, AnnotationPanel.host, AgreementPanel.host, ChecklistPanel.host, ReviewPanel.host, RankingPanel.host];
+export const panelHosts: readonly PanelHost<LoupePanel, string>[] = [WelcomePanel.host, ResultsPanel.host, DocSearchPanel.host, TimelinePanel.host, AnnotationPanel.host, AgreementPanel.host, ChecklistPanel.host, ReviewPanel.host, RankingPanel.host, GroundTruthPanel.host];
 
 /** Registers the serializers of all panels (activation). */
 export function registerPanels(ctx: LoupeContext): void {

@@ -125,6 +125,7 @@ function blockItem(suite: Suite, b: Block, checklist?: BlockChecklist): vscode.T
   const parts = ['block', b.runnable ? 'runnable' : 'notRunnable'];
   if (b.visible.docs.length) parts.push('docs');
   if (checklist) parts.push('checklist');
+  if (findBenchmark(suite.kind)?.groundTruth && b.hidden.annotations) parts.push('groundtruth');
   t.contextValue = parts.join(' ');
   const n = b.items.length;
   const noChecklist = !!checklist && checklist.items === 0;

@@ -90,6 +90,7 @@ export const analystbench: BenchmarkDefinition = {
   },
   presentation: { tableTitle: 'AnalystBench', mainMetric: { key: 'checklistPercent', label: 'AnalystBench checklist (%)', percent: false }, resultsColumns: null, tokenEfficiency: null, toolUsage: null, categoryCis: null },
   review: { sectionsOf: async (_store, run) => analystReviewSource(run), criteria: analystReviewCriteria },
+  groundTruth: null,
   async exportResults(store, runs, dir) {
     // <block>/report.md and its figures, copied from the run's workspace (a planted link is never followed)
     const files: string[] = [];

@@ -4,6 +4,7 @@
  * `blade-mcq` (Task 1: multiple-choice questions on analysis decisions; accuracy).
  * Source: BLADE paper (Gu et al. 2024) §3–4; `blade_bench`; spec §1; issues 3, 6, 8, 12.
  */
+import { bladeGroundTruthView } from './gt-view.ts';
 import type { GtChoice } from './gt-versions.ts';
 import { bladeReviewSource } from './review.ts';
 import { answerSections } from '../../review/answers.ts';
@@ -119,6 +120,7 @@ export const blade: BenchmarkDefinition = {
   checklist: null,
   presentation: BLADE_PRESENTATION,
   review: { sectionsOf: bladeReviewSource, criteria: () => null },
+  groundTruth: { view: bladeGroundTruthView },
   async exportResults(store, runs, dir) {
     // <dataset>/multirun_analyses.json (BLADE MultiRunResults, repeat order; runs without a valid submission →
     // [LM_GENERATION_FAILED, reason]) and <dataset>/submission.json (DatasetSubmission of the valid ones), spec §1.2.5
@@ -168,6 +170,7 @@ export const bladeMcq: BenchmarkDefinition = {
   checklist: null,
   presentation: BLADE_MCQ_PRESENTATION,
   review: { sectionsOf: async (store, run) => answerSections(await store.getAnswers(run.id)), criteria: () => null },
+  groundTruth: null,
   async exportResults(store, runs, dir) {
     const files: string[] = [];
     const out = [];

@@ -148,6 +148,7 @@ export const ddr: BenchmarkDefinition = {
   },
   presentation: { tableTitle: 'DDR-Bench', mainMetric: { key: 'messageWiseAccuracy', label: 'DDR message-wise accuracy', percent: true }, resultsColumns: null, tokenEfficiency: null, toolUsage: null, categoryCis: null },
   review: { sectionsOf: ddrReviewSource, criteria: () => null },
+  groundTruth: null,
   async exportResults(store, runs, dir) {
     if (!runs.length) return [];
     mkdirSync(dir, { recursive: true });

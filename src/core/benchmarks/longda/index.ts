@@ -104,6 +104,7 @@ export const longda: BenchmarkDefinition = {
   checklist: null,
   presentation: LONGDA_PRESENTATION,
   review: { sectionsOf: longdaReviewSource, criteria: () => null },
+  groundTruth: null,
   async exportResults(store, runs, dir) {
     // LongTA's results folder per repeat: answers_progress.csv, run_summary.json, codes, notes, tool usage
     const files: string[] = [];
