@@ -10,9 +10,9 @@
 import { distance } from 'fastest-levenshtein';
 import { getDefaults, Lexer, Parser, Renderer, type Token, type Tokens } from 'marked';
 import { LoupeInputError } from '../util/errors.ts';
-import { CellNumberIndex, findNumbers, sameWrittenValue, type IndexedCell } from './numbers.ts';
+import { CellNumberIndex, findNumbers, isLetterAt, sameWrittenValue, type IndexedCell } from './numbers.ts';
 
-export { findNumbers, numberMatches, roundedKey, CellNumberIndex, type FoundNumber, type WrittenNumber, type CellNumber, type IndexedCell, type MatchTier } from './numbers.ts';
+export { findNumbers, numberMatches, roundedKey, roundedScaled, sameWrittenValue, CellNumberIndex, type FoundNumber, type WrittenNumber, type CellNumber, type IndexedCell, type MatchTier } from './numbers.ts';
 
 /** A number written in a document. */
 export interface ReviewNumber {
@@ -28,9 +28,11 @@ export interface ReviewNumber {
   /** Key of its section. */
   section: string;
   /**
-   * The words it is about, normalised lower case: up to three words before it in its sentence, stop words dropped
-   * ("median age"); when nothing but the sentence start precedes it, up to three words after it; in a table body,
-   * `<row header> · <column header>` ("men · prevalence"); '' when there are none.
+   * The words it is about, normalised lower case, stop words dropped: up to three words before it in its sentence
+   * ("median age"), looking past earlier numbers when only stop words separate them ("aged 20–29 was 31%" → "adults
+   * aged" for all three); for the first number of a sentence with no words before it, up to three words after it
+   * ("40% of adults" → "adults"); in a table body, `<row header> · <column header>` ("men · prevalence"); '' when
+   * there are none.
    */
   label: string;
   /** Offsets in its section's `markdown` (UTF-16 code units; `end` exclusive). */
@@ -87,11 +89,48 @@ export const TRACE_RULE = 'A number is traced to the notebook cell whose output 
 // ------------------------------------------------------------------------------------------------ documents
 
 const STOP = new Set(['a', 'an', 'the', 'and', 'or', 'but', 'of', 'in', 'on', 'at', 'to', 'for', 'by', 'with', 'was', 'were', 'is', 'are', 'be', 'been', 'being', 'from', 'as', 'than', 'that', 'this', 'these', 'those', 'it', 'its', 'about', 'approximately', 'around', 'roughly', 'nearly', 'almost', 'over', 'under', 'some', 'has', 'had', 'have', 'which', 'who', 'whom', 'while', 'we', 'our', 'they', 'their', 'there', 'here', 'also', 'only', 'just', 'then', 'so', 'such', 'into', 'per', 'up', 'down', 'out', 'at', 'i', 'e', 'g', 'ie', 'eg', 'vs', 'versus', 'more', 'less', 'most', 'least', 'very', 'all', 'each', 'both', 'between', 'among', 'within', 'compared', 'rose', 'fell', 'reached', 'increased', 'decreased', 'stood', 'remained']);
-const WORD = /[\p{L}][\p{L}\p{N}'’-]*/gu;
+/** A character of a label word: letter, digit, apostrophe or hyphen. */
+function isWordAt(text: string, i: number): boolean {
+  const k = text.charCodeAt(i);
+  return (k >= 48 && k <= 57) || k === 39 || k === 45 || k === 0x2019 || isLetterAt(text, i);
+}
 
-/** Label words of a fragment of prose (lower case, stop words dropped). */
-function words(s: string): string[] {
-  return (s.toLowerCase().match(WORD) ?? []).filter((w) => !STOP.has(w));
+/**
+ * Label words of `text[from, to)`: words (a letter, then letters, digits, apostrophes, hyphens), lower case, stop
+ * words dropped; the last `max` of them (`last`) or the first `max`, joined by a space. Scans only as far as needed.
+ */
+function labelWords(text: string, from: number, to: number, max: number, last: boolean): string {
+  const out: string[] = [];
+  if (last) {
+    let i = to - 1;
+    while (out.length < max) {
+      while (i >= from && !isWordAt(text, i)) i--;
+      if (i < from) break;
+      const e = i + 1;
+      while (i >= from && isWordAt(text, i)) i--;
+      let b = i + 1;
+      while (b < e && !isLetterAt(text, b)) b++;
+      if (b < e) {
+        const w = text.slice(b, e).toLowerCase();
+        if (!STOP.has(w)) out.unshift(w);
+      }
+    }
+  } else {
+    let i = from;
+    while (out.length < max) {
+      while (i < to && !isWordAt(text, i)) i++;
+      if (i >= to) break;
+      const b0 = i;
+      while (i < to && isWordAt(text, i)) i++;
+      let b = b0;
+      while (b < i && !isLetterAt(text, b)) b++;
+      if (b < i) {
+        const w = text.slice(b, i).toLowerCase();
+        if (!STOP.has(w)) out.push(w);
+      }
+    }
+  }
+  return out.join(' ');
 }
 
 /** A table header or row header as a label part: lower case, markup dropped, spaces collapsed. */
@@ -107,7 +146,8 @@ function headingKey(title: string): string {
 /** Length of a heading's leading numbering ("2.1 ", "IV. "), whose digits are not numbers of the report. */
 const NUMBERING = /^\s*(?:\d+(?:\.\d+)*\.?|[IVXLCivxlc]+\.)\s+/;
 
-const escapeHtml = (s: string) => s.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;').replace(/'/g, '&#39;');
+const HTML_ESCAPES: Record<string, string> = { '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' };
+const escapeHtml = (s: string) => (/[&<>"']/.test(s) ? s.replace(/[&<>"']/g, (c) => HTML_ESCAPES[c]!) : s);
 
 /** Plain text of inline tokens (heading titles, table headers). */
 function plain(tokens: readonly Token[] | undefined, fallback: string): string {
@@ -121,8 +161,8 @@ function plain(tokens: readonly Token[] | undefined, fallback: string): string {
   return s;
 }
 
-/** Where numbers go in a text token: offsets in `token.text` and their ids. */
-type Wraps = Array<{ start: number; end: number; id: number }>;
+/** Where numbers go in a text token: start and end offsets in `token.text` and id of each, flat (`[s0, e0, id0, s1, …]`). */
+type Wraps = number[];
 
 /** One inline leaf of a block, as number extraction sees it. */
 interface Piece {
@@ -131,12 +171,9 @@ interface Piece {
   token: Tokens.Text | null;
   /** Offset of `text` in the block's plain text. */
   at: number;
-  /** Its Markdown source when it is not `text` or the token's raw (image, code span), to move past it. */
-  raw?: string;
+  /** Its Markdown source (to move past it in the section markdown). */
+  raw: string;
 }
-
-/** A number found in a block before it gets its id. */
-interface Pending { piece: Piece; f: ReturnType<typeof findNumbers>[number]; pStart: number; pEnd: number; start: number; end: number }
 
 /**
  * Extraction state of one document: walks the tokens of each section in reading order, records numbers (offsets,
@@ -145,8 +182,8 @@ interface Pending { piece: Piece; f: ReturnType<typeof findNumbers>[number]; pSt
 class Extractor {
   readonly numbers: ReviewNumber[] = [];
   readonly figures: ReviewFigure[] = [];
-  readonly wraps = new WeakMap<object, Wraps>();
-  figureIndex = new WeakMap<object, number>();
+  readonly wraps = new Map<object, Wraps>();
+  readonly figureIndex = new Map<object, number>();
   private section = '';
   private ids: number[] = [];
   private md = '';
@@ -163,24 +200,25 @@ class Extractor {
   }
 
   private blocks(tokens: readonly Token[]): void {
-    for (const t of tokens) {
+    for (let k = 0; k < tokens.length; k++) {
+      const t = tokens[k]!;
       switch (t.type) {
         case 'heading':
-          this.inline((t as Tokens.Heading).tokens, { heading: true });
+          this.inline((t as Tokens.Heading).tokens, true, null);
           break;
         case 'paragraph':
-          this.inline((t as Tokens.Paragraph).tokens, {});
+          this.inline((t as Tokens.Paragraph).tokens, false, null);
           break;
         case 'text': {
           const x = t as Tokens.Text;
-          if (x.tokens) this.inline(x.tokens, {});
+          if (x.tokens) this.inline(x.tokens, false, null);
           break;
         }
         case 'blockquote':
           this.blocks((t as Tokens.Blockquote).tokens);
           break;
         case 'list':
-          for (const item of (t as Tokens.List).items) this.blocks(item.tokens);
+          for (let i = 0, items = (t as Tokens.List).items; i < items.length; i++) this.blocks(items[i]!.tokens);
           break;
         case 'table':
           this.table(t as Tokens.Table);
@@ -204,13 +242,14 @@ class Extractor {
 
   private table(t: Tokens.Table): void {
     const heads = t.header.map((c) => headerLabel(plain(c.tokens, c.text)));
-    for (const c of t.header) this.inline(c.tokens, {});
-    for (const row of t.rows) {
+    for (let i = 0; i < t.header.length; i++) this.inline(t.header[i]!.tokens, false, null);
+    for (let r = 0; r < t.rows.length; r++) {
+      const row = t.rows[r]!;
       const rowHead = headerLabel(plain(row[0]?.tokens, row[0]?.text ?? ''));
       row.forEach((c, i) => {
         const col = heads[i] ?? '';
         const label = i === 0 ? col : rowHead && col ? `${rowHead} · ${col}` : rowHead || col;
-        this.inline(c.tokens, { label });
+        this.inline(c.tokens, false, label);
       });
     }
   }
@@ -224,12 +263,13 @@ class Extractor {
 
   /** Leaves of inline tokens in reading order; images become figures; raw HTML is skipped. */
   private leaves(tokens: readonly Token[], out: Piece[], at: { n: number }): void {
-    for (const t of tokens) {
+    for (let k = 0; k < tokens.length; k++) {
+      const t = tokens[k]!;
       switch (t.type) {
         case 'text': {
           const x = t as Tokens.Text;
           if (x.tokens) { this.leaves(x.tokens, out, at); break; }
-          out.push({ text: x.text, token: x.escaped ? null : x, at: at.n });
+          out.push({ text: x.text, token: x.escaped ? null : x, at: at.n, raw: x.raw });
           at.n += x.text.length;
           break;
         }
@@ -263,72 +303,95 @@ class Extractor {
   }
 
   /** One block of inline tokens (paragraph, heading, list text, table cell): numbers, offsets, labels. */
-  private inline(tokens: readonly Token[] | undefined, o: { heading?: boolean; label?: string }): void {
+  private inline(tokens: readonly Token[] | undefined, heading: boolean, label: string | null): void {
     if (!tokens?.length) return;
     const pieces: Piece[] = [];
     this.leaves(tokens, pieces, { n: 0 });
-    const text = pieces.map((p) => p.text).join('');
-    const numbering = o.heading ? (NUMBERING.exec(text)?.[0].length ?? 0) : 0;
-    const found: Pending[] = [];
+    const numbering = heading ? (NUMBERING.exec(joinText(pieces))?.[0].length ?? 0) : 0;
+    const first = this.numbers.length;
+    // start and end of each number in the block's plain text, for labels
+    let pos: number[] | null = null;
     // locate each leaf in the section markdown in order; numbers inside prose leaves
-    for (const p of pieces) {
-      const raw = p.token ? p.token.raw : (p.raw ?? p.text);
+    for (let k = 0; k < pieces.length; k++) {
+      const p = pieces[k]!;
+      const raw = p.raw;
       let base = -1;
-      if (raw && raw.trim()) {
+      if (raw) {
         const q = this.md.indexOf(raw, this.cursor);
         if (q >= 0) { base = q; this.cursor = q + raw.length; }
       }
-      if (!p.token) continue;
-      for (const f of findNumbers(p.text)) {
+      const tok = p.token;
+      if (!tok || !HAS_DIGIT.test(p.text)) continue;
+      const fs = findNumbers(p.text);
+      for (let x = 0; x < fs.length; x++) {
+        const f = fs[x]!;
         if (p.at + f.start < numbering) continue;
         let start: number;
-        if (base >= 0 && p.token.raw === p.token.text) start = base + f.start;
+        if (base >= 0 && tok.raw === tok.text) start = base + f.start;
         else {
           const q = this.md.indexOf(f.raw, base >= 0 ? base : this.cursor);
           start = q >= 0 ? q : Math.min(this.cursor, this.md.length);
           if (base < 0 && q >= 0) this.cursor = q + f.raw.length;
         }
-        found.push({ piece: p, f, pStart: p.at + f.start, pEnd: p.at + f.end, start, end: Math.min(this.md.length, start + (start < this.md.length ? f.raw.length : 0)) });
+        const id = this.numbers.length;
+        this.numbers.push({ id, value: f.value, raw: f.raw, decimals: f.decimals, percent: f.percent, section: this.section, label: label ?? '', start, end: Math.min(this.md.length, start + (start < this.md.length ? f.raw.length : 0)), source: null });
+        this.ids.push(id);
+        const w = this.wraps.get(tok);
+        if (w) w.push(f.start, f.end, id);
+        else this.wraps.set(tok, [f.start, f.end, id]);
+        if (label === null) (pos ??= []).push(p.at + f.start, p.at + f.end);
       }
     }
-    for (let i = 0; i < found.length; i++) {
-      const x = found[i]!;
-      const id = this.numbers.length;
-      const label = o.label ?? labelOf(text, found, i);
-      this.numbers.push({ id, value: x.f.value, raw: x.f.raw, decimals: x.f.decimals, percent: x.f.percent, section: this.section, label, start: x.start, end: x.end, source: null });
-      this.ids.push(id);
-      const tok = x.piece.token!;
-      let w = this.wraps.get(tok);
-      if (!w) { w = []; this.wraps.set(tok, w); }
-      w.push({ start: x.f.start, end: x.f.end, id });
+    if (pos) {
+      const text = joinText(pieces);
+      for (let i = 0; i < pos.length / 2; i++) this.numbers[first + i]!.label = labelOf(text, pos, i);
     }
   }
+}
+
+const HAS_DIGIT = /\d/;
+
+/** The plain text of a block's leaves. */
+function joinText(pieces: readonly Piece[]): string {
+  let text = '';
+  for (let k = 0; k < pieces.length; k++) text += pieces[k]!.text;
+  return text;
 }
 
 /** Stands for a hard line break in a block's plain text. */
 const BREAK = '\u2029';
 
-/** Is `text[i]` the end of a sentence or clause (". ", ";", ":", "!", "?", a hard line break)? */
+/** Is `text[i]` the end of a sentence or clause (". ", ";", ":", "!", "?", a hard line break)? (Char codes: no strings made.) */
 function isBoundary(text: string, i: number): boolean {
-  const c = text[i]!;
-  if (c === BREAK || c === ';') return true;
-  if (c === '.' || c === ':' || c === '!' || c === '?') return i + 1 >= text.length || /\s/.test(text[i + 1]!);
+  const c = text.charCodeAt(i);
+  if (c === 0x2029 || c === 59) return true; // BREAK, ';'
+  if (c === 46 || c === 58 || c === 33 || c === 63) { // '.', ':', '!', '?'
+    const n = text.charCodeAt(i + 1);
+    return Number.isNaN(n) || n === 32 || n === 10 || n === 9 || n === 13 || n === 0xa0 || n === 0x2029;
+  }
   return false;
 }
 
-/** The label of `found[i]` in its block's plain text (see {@link ReviewNumber.label}). */
-function labelOf(text: string, found: readonly Pending[], i: number): string {
-  const n = found[i]!;
-  const prevEnd = i > 0 ? found[i - 1]!.pEnd : 0;
-  let s = n.pStart - 1;
-  while (s >= prevEnd && !isBoundary(text, s)) s--;
-  const before = words(text.slice(s + 1, n.pStart));
-  if (before.length) return before.slice(-3).join(' ');
-  if (s < prevEnd && i > 0) return ''; // only another number and stop words since the sentence began
-  const stop = i + 1 < found.length ? found[i + 1]!.pStart : text.length;
-  let e = n.pEnd;
+/** The label of the i-th number of a block (`pos`: start, end of each in the block's plain text; see {@link ReviewNumber.label}). */
+function labelOf(text: string, pos: readonly number[], i: number): string {
+  let end = pos[2 * i]!;
+  let first = true; // no earlier number in its sentence
+  for (let j = i; ; j--) {
+    const from = j > 0 ? pos[2 * j - 1]! : 0;
+    let s = end - 1;
+    while (s >= from && !isBoundary(text, s)) s--;
+    const w = labelWords(text, s + 1, end, 3, true);
+    if (w) return w;
+    if (s >= from || j === 0) break; // the sentence starts here
+    first = false; // only stop words since the previous number: look before that one
+    end = pos[2 * j - 2]!;
+  }
+  if (!first) return '';
+  const after = pos[2 * i + 1]!;
+  const stop = 2 * i + 2 < pos.length ? pos[2 * i + 2]! : text.length;
+  let e = after;
   while (e < stop && !isBoundary(text, e)) e++;
-  return words(text.slice(n.pEnd, e)).slice(0, 3).join(' ');
+  return labelWords(text, after, e, 3, false);
 }
 
 /** marked's renderer with numbers wrapped and figures kept as references. */
@@ -347,9 +410,11 @@ class ReviewRenderer extends Renderer {
     if (!w) return escapeHtml(token.text);
     let html = '';
     let at = 0;
-    for (const x of w) {
-      html += escapeHtml(token.text.slice(at, x.start)) + `<span class="loupe-num" data-num="${x.id}">${escapeHtml(token.text.slice(x.start, x.end))}</span>`;
-      at = x.end;
+    for (let k = 0; k < w.length; k += 3) {
+      const start = w[k]!;
+      const end = w[k + 1]!;
+      html += escapeHtml(token.text.slice(at, start)) + `<span class="loupe-num" data-num="${w[k + 2]!}">${escapeHtml(token.text.slice(start, end))}</span>`;
+      at = end;
     }
     return html + escapeHtml(token.text.slice(at));
   }
@@ -469,9 +534,10 @@ export function reviewDocFromMarkdown(runId: string, markdown: string): ReviewDo
  */
 export function traceNumbers(doc: ReviewDoc, cells: ReadonlyArray<IndexedCell> | CellNumberIndex): ReviewDoc {
   const index = cells instanceof CellNumberIndex ? cells : new CellNumberIndex(cells);
-  for (const n of doc.numbers) {
-    const hit = index.find(n);
-    n.source = hit ? { seq: hit.seq } : null;
+  const hits = index.findAll(doc.numbers);
+  for (let i = 0; i < doc.numbers.length; i++) {
+    const hit = hits[i];
+    doc.numbers[i]!.source = hit ? { seq: hit.seq } : null;
   }
   return doc;
 }
@@ -573,14 +639,15 @@ export function alignReviewDocs(a: ReviewDoc, b: ReviewDoc): AlignedRow[] {
 
 /**
  * Numbers under the same label in two aligned sections whose values differ: the k-th number labelled ℓ in A is
- * compared with the k-th labelled ℓ in B (the same label written twice pairs in order); the same value is the
- * finer one rounded to the coarser one's precision, percent ↔ fraction allowed ({@link sameWrittenValue}).
+ * compared with the k-th labelled ℓ in B (the same label written twice pairs in reading order); the same value is
+ * the finer one rounded to the coarser one's precision, percent ↔ fraction allowed ({@link sameWrittenValue}).
+ * Unlabelled numbers are compared only between structured documents (a LongDA answer: its position is its label).
  */
 function differingNumbers(da: ReviewDoc, sa: ReviewSection, db: ReviewDoc, sb: ReviewSection): Array<{ label: string; a: number; b: number }> {
   const byLabel = (d: ReviewDoc, s: ReviewSection) => {
     const m = new Map<string, ReviewNumber[]>();
-    for (const id of s.numbers) {
-      const x = d.numbers[id]!;
+    for (let i = 0; i < s.numbers.length; i++) {
+      const x = d.numbers[s.numbers[i]!]!;
       const l = m.get(x.label);
       if (l) l.push(x); else m.set(x.label, [x]);
     }
@@ -588,7 +655,9 @@ function differingNumbers(da: ReviewDoc, sa: ReviewSection, db: ReviewDoc, sb: R
   };
   const mb = byLabel(db, sb);
   const out: Array<{ label: string; a: number; b: number }> = [];
+  const unlabelled = da.keyed && db.keyed;
   for (const [label, xs] of byLabel(da, sa)) {
+    if (!label && !unlabelled) continue;
     const ys = mb.get(label);
     if (!ys) continue;
     for (let k = 0; k < Math.min(xs.length, ys.length); k++) if (!sameWrittenValue(xs[k]!, ys[k]!)) out.push({ label, a: xs[k]!.id, b: ys[k]!.id });

@@ -39,6 +39,14 @@ export interface CellNumber {
 const NUM_RE = /[-\u2212]?(?:\d{1,3}(?:,\d{3})+(?!\d)|\d+)(?:\.\d+)?(?:[eE][-+]?\d+)?(?: ?%| ?percent\b| ?per cent\b)?/g;
 const LETTER = /[\p{L}_]/u;
 
+/** Is the character at `i` a letter or underscore (false out of range; ASCII checked without a regular expression)? */
+export function isLetterAt(text: string, i: number): boolean {
+  const k = text.charCodeAt(i);
+  if (Number.isNaN(k)) return false;
+  if (k < 128) return (k >= 65 && k <= 90) || (k >= 97 && k <= 122) || k === 95;
+  return LETTER.test(String.fromCharCode(k));
+}
+
 /**
  * Numbers in a plain text, in order of appearance: optional sign (`-` or `−`), thousands separators (groups of
  * three: `1,234,567`), decimals, exponent (`1.2e-05`, as cells print them), `%` / "percent" / "per cent". Not a
@@ -50,79 +58,95 @@ const LETTER = /[\p{L}_]/u;
  */
 export function findNumbers(text: string): FoundNumber[] {
   const out: FoundNumber[] = [];
+  scanNumbers(text, (start, end, value, decimals, percent) => { out.push({ start, end, raw: text.slice(start, end), value, decimals, percent }); });
+  return out;
+}
+
+/** The numbers of {@link findNumbers}, handed to `found` without building objects (cell outputs are scanned this way). */
+function scanNumbers(text: string, found: (start: number, end: number, value: number, decimals: number, percent: boolean) => void): void {
   NUM_RE.lastIndex = 0;
   for (let m = NUM_RE.exec(text); m; m = NUM_RE.exec(text)) {
     let raw = m[0];
     let start = m.index;
     const c0 = raw.charCodeAt(0);
-    if ((c0 === 45 || c0 === 0x2212) && start > 0 && /[\p{L}\p{N}_.]/u.test(text[start - 1]!)) { raw = raw.slice(1); start++; }
+    if ((c0 === 45 || c0 === 0x2212) && start > 0 && (isLetterAt(text, start - 1) || isDigit(text, start - 1) || text.charCodeAt(start - 1) === 46)) { raw = raw.slice(1); start++; }
     const end = start + raw.length;
-    const b = start > 0 ? text[start - 1]! : '';
-    const a = end < text.length ? text[end]! : '';
-    const pm = /(?: ?%| ?percent| ?per cent)$/.exec(raw);
+    const last = raw.charCodeAt(raw.length - 1);
+    const pm = last === 37 || last === 116 ? /(?: ?%| ?percent| ?per cent)$/.exec(raw) : null; // '%', 't'
     const percent = pm !== null;
-    if ((b && LETTER.test(b)) || (b === '.' && /\d/.test(text[start - 2] ?? '')) || (!percent && a && LETTER.test(a)) || (a === '.' && /\d/.test(text[end + 1] ?? ''))) continue;
+    if (isLetterAt(text, start - 1) || (text.charCodeAt(start - 1) === 46 && isDigit(text, start - 2)) || (!percent && isLetterAt(text, end)) || (text.charCodeAt(end) === 46 && isDigit(text, end + 1))) continue;
     let num = pm ? raw.slice(0, pm.index) : raw;
     if (num.charCodeAt(0) === 0x2212) num = '-' + num.slice(1);
-    num = num.replace(/,/g, '');
+    if (num.includes(',')) num = num.replace(/,/g, '');
     const value = Number(num);
     if (!Number.isFinite(value)) continue;
-    out.push({ start, end, raw, value, decimals: decimalsOf(num), percent });
+    found(start, end, value, decimalsOf(num), percent);
   }
-  return out;
+}
+
+function isDigit(text: string, i: number): boolean {
+  const k = text.charCodeAt(i);
+  return k >= 48 && k <= 57;
 }
 
 /** Digits after the point of a plain number string (exponent applied). */
 function decimalsOf(num: string): number {
-  const e = num.search(/[eE]/);
+  let e = num.indexOf('e');
+  if (e < 0) e = num.indexOf('E');
   const mant = e < 0 ? num : num.slice(0, e);
   const exp = e < 0 ? 0 : Number(num.slice(e + 1));
   const dot = mant.indexOf('.');
   return Math.max(0, (dot < 0 ? 0 : mant.length - dot - 1) - exp);
 }
 
-/** Decimals of a value once trailing zeros are dropped (`0.3920` → 3). */
-function significantDecimals(n: FoundNumber): number {
-  if (n.decimals === 0) return 0;
-  let d = n.decimals;
-  let x = Math.abs(n.value) * 10 ** d;
-  while (d > 0 && Math.abs(x / 10 - Math.round(x / 10)) < 1e-6 * Math.max(1, x / 10)) { x /= 10; d--; }
-  return d;
+/** Decimals of the number printed at `text[start, end)` once trailing zeros are dropped (`0.3920` → 3). */
+function significantDecimals(text: string, start: number, end: number, decimals: number): number {
+  if (decimals === 0) return 0;
+  let i = end - 1;
+  while (i >= start && !isDigit(text, i)) i--; // past "%" / "percent"
+  let zeros = 0;
+  for (let k = start; k < i; k++) { const c = text.charCodeAt(k); if (c === 101 || c === 69) return decimals; } // an exponent: as computed
+  while (i >= start && text.charCodeAt(i) === 48) { zeros++; i--; }
+  return Math.max(0, decimals - zeros);
 }
 
 /**
- * `v × 10^shift` rounded half away from zero to `d` decimals, as the integer `round(v × 10^(shift + d))` in a
- * canonical string (`-` only when non-zero). Exact on the value's decimal form (15 significant digits), so
- * 1.005 → "101" at 2 decimals; `shift` ±2 converts fraction ↔ percent without floating-point error.
+ * `v × 10^shift` rounded half away from zero to `d` decimals, as the integer `round(v × 10^(shift + d))` (a number,
+ * never -0). Exact on the value's decimal form (15 significant digits), so 1.005 → 101 at 2 decimals; `shift` ±2
+ * converts fraction ↔ percent without floating-point error.
  */
-export function roundedKey(v: number, d: number, shift = 0): string {
-  if (v === 0 || !Number.isFinite(v)) return v === 0 ? '0' : String(v);
-  const s = Math.abs(v) * 10 ** (d + shift);
-  if (s < 4e15) {
-    const fl = Math.floor(s);
-    const fr = s - fl;
-    if (Math.abs(fr - 0.5) > 1e-9 + s * 1e-12) {
-      const r = fr > 0.5 ? fl + 1 : fl;
-      return r === 0 ? '0' : (v < 0 ? '-' : '') + String(r);
-    }
-  }
-  // at a tie in binary: round the decimal form
-  const p = Math.abs(v).toPrecision(15);
-  const ei = p.indexOf('e');
-  const mant = ei < 0 ? p : p.slice(0, ei);
-  const exp = ei < 0 ? 0 : Number(p.slice(ei + 1));
-  const dot = mant.indexOf('.');
-  const digits = dot < 0 ? mant : mant.slice(0, dot) + mant.slice(dot + 1);
-  const keep = (dot < 0 ? mant.length : dot) + exp + shift + d;
-  let kept: string;
-  if (keep < 0) kept = '0';
-  else if (keep >= digits.length) kept = digits + '0'.repeat(keep - digits.length);
+export function roundedScaled(v: number, d: number, shift = 0): number {
+  if (v === 0 || !Number.isFinite(v)) return v === 0 ? 0 : v;
+  const s = (v < 0 ? -v : v) * 10 ** (d + shift);
+  if (s >= 4e15) return v < 0 ? -Math.round(s) : Math.round(s);
+  const fl = Math.floor(s);
+  const fr = s - fl;
+  let r: number;
+  if (Math.abs(fr - 0.5) > 1e-9 + s * 1e-12) r = fr > 0.5 ? fl + 1 : fl;
   else {
-    kept = keep === 0 ? '0' : digits.slice(0, keep);
-    if (digits.charCodeAt(keep) >= 53) kept = increment(kept);
+    // at a tie in binary: round the decimal form
+    const p = Math.abs(v).toPrecision(15);
+    const ei = p.indexOf('e');
+    const mant = ei < 0 ? p : p.slice(0, ei);
+    const exp = ei < 0 ? 0 : Number(p.slice(ei + 1));
+    const dot = mant.indexOf('.');
+    const digits = dot < 0 ? mant : mant.slice(0, dot) + mant.slice(dot + 1);
+    const keep = (dot < 0 ? mant.length : dot) + exp + shift + d;
+    let kept: string;
+    if (keep < 0) kept = '0';
+    else if (keep >= digits.length) kept = digits + '0'.repeat(keep - digits.length);
+    else {
+      kept = keep === 0 ? '0' : digits.slice(0, keep);
+      if (digits.charCodeAt(keep) >= 53) kept = increment(kept);
+    }
+    r = Number(kept);
   }
-  kept = kept.replace(/^0+(?=\d)/, '');
-  return kept === '0' ? '0' : (v < 0 ? '-' : '') + kept;
+  return r === 0 ? 0 : v < 0 ? -r : r;
+}
+
+/** {@link roundedScaled} as a string (`'101'`, `'-101'`, `'0'`). */
+export function roundedKey(v: number, d: number, shift = 0): string {
+  return String(roundedScaled(v, d, shift));
 }
 
 /** Adds one to a non-negative integer string. */
@@ -161,15 +185,16 @@ function parseOne(s: string, subject: string): FoundNumber {
 export function numberMatches(written: string | WrittenNumber, cellValue: number | string | CellNumber): boolean {
   const w = typeof written === 'string' ? parseOne(written, 'written number') : written;
   const c: CellNumber = typeof cellValue === 'number' ? { value: cellValue } : typeof cellValue === 'string' ? parseOne(cellValue, 'cell value') : cellValue;
-  const want = roundedKey(w.value, w.decimals);
-  if (roundedKey(c.value, w.decimals) === want) return true;
-  if (w.percent && !c.percent) return roundedKey(c.value, w.decimals, 2) === want;
-  if (!w.percent && c.percent) return roundedKey(c.value, w.decimals, -2) === want;
+  const want = roundedScaled(w.value, w.decimals);
+  if (roundedScaled(c.value, w.decimals) === want) return true;
+  if (w.percent && !c.percent) return roundedScaled(c.value, w.decimals, 2) === want;
+  if (!w.percent && c.percent) return roundedScaled(c.value, w.decimals, -2) === want;
   return false;
 }
 
 /** Whether two written numbers state the same value: the finer one rounded to the coarser one's precision matches it ({@link numberMatches}, either percent form). */
 export function sameWrittenValue(x: WrittenNumber, y: WrittenNumber): boolean {
+  if (x.value === y.value && !!x.percent === !!y.percent) return true;
   const [coarse, fine] = x.decimals <= y.decimals ? [x, y] : [y, x];
   return numberMatches(coarse, { value: fine.value, percent: !!fine.percent });
 }
@@ -189,27 +214,39 @@ export type MatchTier = 0 | 1 | 2;
 
 /**
  * The numbers printed by a run's cells, indexed for tracing: built once, then one map per (decimals, percent)
- * combination a report uses, keyed by {@link roundedKey}, holding the best cell for each key. Best = lowest
+ * combination a report uses, keyed by {@link roundedScaled}, holding the best cell for each key. Best = lowest
  * {@link MatchTier} (0: the cell printed the number at no finer precision than written; 1: the cell's value rounds
  * to it; 2: it matches only after percent ↔ fraction conversion), then the latest cell (highest `seq`: a recomputed
  * value supersedes an earlier one).
  */
 export class CellNumberIndex {
-  private readonly values: Array<{ seq: number; n: FoundNumber; sig: number }> = [];
-  private readonly maps = new Map<string, Map<string, { seq: number; tier: MatchTier }>>();
+  // the cells' numbers, in seq order, as parallel arrays
+  private readonly value: number[] = [];
+  private readonly seq: number[] = [];
+  /** significant decimals · 2 + (printed as a percent ? 1 : 0) */
+  private readonly form: number[] = [];
+  /** (decimals, percent) → rounded key → packed best match: (3 − tier) · 2^32 + seq, greatest best. */
+  private readonly maps = new Map<number, Map<number, number>>();
 
   /** @param cells the run's cells (any order; replays skipped). */
   constructor(cells: ReadonlyArray<IndexedCell>) {
     const sorted = [...cells].filter((c) => !c.replay).sort((a, b) => a.seq - b.seq);
     for (const c of sorted) {
       const texts = [c.stdout, c.result ?? '', ...c.tables.map((t) => t.text)];
-      for (const t of texts) if (t) for (const n of findNumbers(t)) this.values.push({ seq: c.seq, n, sig: significantDecimals(n) });
+      for (const t of texts) {
+        if (!t) continue;
+        scanNumbers(t, (start, end, value, decimals, percent) => {
+          this.value.push(value);
+          this.seq.push(c.seq);
+          this.form.push(significantDecimals(t, start, end, decimals) * 2 + (percent ? 1 : 0));
+        });
+      }
     }
   }
 
   /** How many numbers the cells printed. */
   get size(): number {
-    return this.values.length;
+    return this.value.length;
   }
 
   /**
@@ -217,23 +254,77 @@ export class CellNumberIndex {
    * @returns its seq and tier, or null ("no source found").
    */
   find(written: WrittenNumber): { seq: number; tier: MatchTier } | null {
-    if (!this.values.length) return null;
-    return this.map(written.decimals, !!written.percent).get(roundedKey(written.value, written.decimals)) ?? null;
+    if (!this.value.length) return null;
+    const v = this.map(written.decimals, !!written.percent).get(roundedScaled(written.value, written.decimals));
+    if (v === undefined) return null;
+    const hi = Math.floor(v / 2 ** 32);
+    return { seq: v - hi * 2 ** 32, tier: (3 - hi) as MatchTier };
   }
 
-  private map(d: number, percent: boolean): Map<string, { seq: number; tier: MatchTier }> {
-    const k = `${d}|${percent ? 1 : 0}`;
+  /**
+   * {@link find} for many written numbers at once, without indexing every cell value at every precision: the written
+   * keys of each (decimals, percent) are collected first, then each cell value is rounded once per such combination
+   * and kept only where a written number waits for it.
+   * @returns the best match of each written number, in order (null: no source found).
+   */
+  findAll(written: ReadonlyArray<WrittenNumber>): Array<{ seq: number; tier: MatchTier } | null> {
+    const out: Array<{ seq: number; tier: MatchTier } | null> = new Array<{ seq: number; tier: MatchTier } | null>(written.length).fill(null);
+    if (!this.value.length || !written.length) return out;
+    const groups = new Map<number, Map<number, number>>();
+    const keys: number[] = new Array<number>(written.length);
+    for (let i = 0; i < written.length; i++) {
+      const w = written[i]!;
+      const combo = w.decimals * 2 + (w.percent ? 1 : 0);
+      let best = groups.get(combo);
+      if (!best) { best = new Map(); groups.set(combo, best); }
+      const key = roundedScaled(w.value, w.decimals);
+      keys[i] = key;
+      if (!best.has(key)) best.set(key, -1);
+    }
+    for (const [combo, best] of groups) {
+      const d = combo >> 1;
+      const percent = (combo & 1) === 1;
+      for (let i = 0; i < this.value.length; i++) {
+        const v = this.value[i]!;
+        const form = this.form[i]!;
+        const cellPercent = (form & 1) === 1;
+        let k = roundedScaled(v, d);
+        let cur = best.get(k);
+        if (cur !== undefined) { const p = (form >> 1 <= d ? 3 : 2) * 2 ** 32 + this.seq[i]!; if (p > cur) best.set(k, p); }
+        if (percent === cellPercent) continue;
+        k = roundedScaled(v, d, percent ? 2 : -2);
+        cur = best.get(k);
+        if (cur !== undefined) { const p = 1 * 2 ** 32 + this.seq[i]!; if (p > cur) best.set(k, p); }
+      }
+    }
+    for (let i = 0; i < written.length; i++) {
+      const w = written[i]!;
+      const v = groups.get(w.decimals * 2 + (w.percent ? 1 : 0))!.get(keys[i]!)!;
+      if (v < 0) continue;
+      const hi = Math.floor(v / 2 ** 32);
+      out[i] = { seq: v - hi * 2 ** 32, tier: (3 - hi) as MatchTier };
+    }
+    return out;
+  }
+
+  private map(d: number, percent: boolean): Map<number, number> {
+    const k = d * 2 + (percent ? 1 : 0);
     let m = this.maps.get(k);
     if (m) return m;
     m = new Map();
-    const put = (key: string, seq: number, tier: MatchTier) => {
+    const put = (key: number, seq: number, tier: MatchTier) => {
+      const v = (3 - tier) * 2 ** 32 + seq;
       const cur = m!.get(key);
-      if (!cur || tier < cur.tier || (tier === cur.tier && seq >= cur.seq)) m!.set(key, { seq, tier });
+      if (cur === undefined || v > cur) m!.set(key, v);
     };
-    for (const { seq, n, sig } of this.values) {
-      put(roundedKey(n.value, d), seq, sig <= d ? 0 : 1);
-      if (percent && !n.percent) put(roundedKey(n.value, d, 2), seq, 2);
-      else if (!percent && n.percent) put(roundedKey(n.value, d, -2), seq, 2);
+    for (let i = 0; i < this.value.length; i++) {
+      const v = this.value[i]!;
+      const seq = this.seq[i]!;
+      const form = this.form[i]!;
+      const cellPercent = (form & 1) === 1;
+      put(roundedScaled(v, d), seq, form >> 1 <= d ? 0 : 1);
+      if (percent && !cellPercent) put(roundedScaled(v, d, 2), seq, 2);
+      else if (!percent && cellPercent) put(roundedScaled(v, d, -2), seq, 2);
     }
     this.maps.set(k, m);
     return m;

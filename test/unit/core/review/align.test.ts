@@ -66,6 +66,8 @@ describe('review documents from Markdown', () => {
     assert.equal(num(d, '39.2').label, 'men · prevalence');
     assert.equal(num(d, '1,234').label, 'men · n');
     assert.equal(num(d, '4').label, 'shifts see table', 'a comma does not end the clause');
+    const ages = reviewDocFromMarkdown('r', 'Prevalence among adults aged 20–29 was 31.3%. Between 2017 and 2018 it fell.');
+    assert.deepEqual(ages.numbers.map((n) => [n.raw, n.label]), [['20', 'prevalence adults aged'], ['29', 'prevalence adults aged'], ['31.3%', 'prevalence adults aged'], ['2017', ''], ['2018', '']], 'past earlier numbers, not past the sentence');
     const s = reviewDocFromMarkdown('r', 'The median age of respondents\nwas 41 years. 12.5% were smokers.');
     assert.deepEqual(s.numbers.map((n) => n.label), ['median age respondents', 'smokers'], 'a soft line break does not end the sentence');
   });
@@ -209,6 +211,9 @@ describe('alignment', () => {
     const empty = reviewDocFromMarkdown('a', '');
     const b = reviewDocFromMarkdown('b', '## X\n\nt\n');
     assert.deepEqual(alignReviewDocs(empty, b).map((r) => [r.a, r.titleB]), [[null, 'X']]);
+    const u1 = reviewDocFromMarkdown('a', 'Between 2017 and 2018.');
+    const u2 = reviewDocFromMarkdown('b', 'Between 2017 and 2019.');
+    assert.deepEqual(alignReviewDocs(u1, u2)[0]!.differing, [], 'unlabelled prose numbers are not compared');
     const t1 = reviewDocFromMarkdown('a', '| g | rate |\n|---|---|\n| men | 0.39 |\n| women | 0.41 |\n');
     const t2 = reviewDocFromMarkdown('b', '| g | rate |\n|---|---|\n| men | 39% |\n| women | 0.44 |\n');
     assert.deepEqual(alignReviewDocs(t1, t2)[0]!.differing.map((d) => d.label), ['women · rate'], '0.39 = 39%');
