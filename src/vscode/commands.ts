@@ -12,7 +12,7 @@ import { refreshRuns } from './run/index.ts';
 import { runCommands } from './run/run-commands.ts';
 import { searchDocumentationCommand } from './panels/docsearch-panel.ts';
 import { ResultsPanel } from './panels/results-panel.ts';
-import { showGroundTruthCommand } from './panels/ground-truth-panel.ts';
+import { rescoreRunGroundTruthCommand, showGroundTruthCommand } from './panels/ground-truth-panel.ts';
 import { compareRunsCommand, judgePairsCommand, openPairwiseReviewCommand, showPairwiseRankingCommand } from './panels/review-panel.ts';
 import { TimelinePanel } from './panels/timeline-panel.ts';
 import { suiteRegistry } from './suites.ts';
@@ -41,6 +41,7 @@ export function createCommands(): Record<string, CommandHandler> {
     'loupe.showPairwiseRanking': (ctx) => showPairwiseRankingCommand(ctx),
     'loupe.judgePairs': (ctx, arg) => judgePairsCommand(ctx, arg),
     'loupe.showGroundTruth': (ctx, arg) => showGroundTruthCommand(ctx, arg),
+    'loupe.rescoreRunGroundTruth': (ctx, arg) => rescoreRunGroundTruthCommand(ctx, arg),
     'loupe.showAgreement': (ctx) => {
       AgreementPanel.show(ctx);
       return true;

@@ -169,6 +169,22 @@ describe('Side-by-side review', function () {
     assert.match(rows, /Model[\s\S]*Model/);
     await screenshot('review-blade');
     await voteWithKeys([...RUBRIC, 'overall'], ['b', 'b', 'b', 'b']);
+    // the Runs view's re-score against a ground-truth version (issue 17): the only version of hurricane here is 0
+    const rs0 = openStore(storePath);
+    const bladeRun = (await rs0.getRun(blade[0]!))!;
+    await rs0.close();
+    const rescored = vscode.commands.executeCommand<string | undefined>('loupe.rescoreRunGroundTruth', { run: bladeRun });
+    await sleep(1500);
+    await runner({ action: 'press', key: 'Enter' });
+    const line = await rescored;
+    assert.match(line ?? '', /cvar|transform|model/i, `re-score summary: ${line}`);
+    const rs1 = openStore(storePath);
+    try {
+      const kept = (await rs1.scores.list(blade[0]!)).map((x) => (x.options as Record<string, unknown>).ground_truth);
+      assert.ok(kept.includes('shipped'), `scores of ${blade[0]}: ${kept.join(', ')}`);
+    } finally {
+      await rs1.close();
+    }
     await vscode.commands.executeCommand('loupe.showPairwiseRanking');
     const ranking = await webviewText({ title: 'Pairwise Ranking', expect: /Rating[\s\S]*95% CI/, timeoutMs: 60_000 });
     // one benchmark at a time (players of different benchmarks are never compared): AnalystBench first (ties by name)

@@ -152,7 +152,7 @@ export class ChecklistPanel extends LoupePanel {
  * (`loupe.judge.kind` / `loupe.judge.profile`), saves the score (kept beside scores against other versions) and
  * tells the views. @throws Error in the user's words (a judge setting that names no profile, a run that fails).
  */
-export async function rescoreRun(ctx: LoupeContext, runId: string, version: number | 'native', loaded?: { def: BenchmarkDefinition; suite: Suite }): Promise<{ summary: string; checklist: string }> {
+export async function rescoreRun(ctx: LoupeContext, runId: string, version: number | 'native' | { groundTruth: number | 'shipped' }, loaded?: { def: BenchmarkDefinition; suite: Suite }): Promise<{ summary: string; checklist: string }> {
   const store = ctx.store();
   const j = ctx.settings.judge;
   let kind;
@@ -166,12 +166,15 @@ export async function rescoreRun(ctx: LoupeContext, runId: string, version: numb
   const apiKey = profile ? (await ctx.extension.secrets.get(apiKeySecretName(profile.name))) ?? '' : '';
   const judge = createJudge({ kind, ...(profile ? { model: profile.model, baseUrl: profile.baseUrl, apiKey } : {}) }, judgementStoreOf(store), humanResolver(annotationStoreOf(store)));
   const suites = loaded ? new Map([[`${loaded.def.kind}\u0000${loaded.suite.root}`, Promise.resolve(loaded.suite)]]) : undefined;
-  const s = await scoreStoredRun(store, runId, { judge, checklist: version, ...(suites ? { suites } : {}), log: ctx.log });
+  const pick = typeof version === 'object' ? { groundTruth: version.groundTruth } : { checklist: version };
+  const s = await scoreStoredRun(store, runId, { judge, ...pick, ...(suites ? { suites } : {}), log: ctx.log });
   if (s.error) throw new Error(`Run ${runId} could not be scored: ${s.error}`);
   await saveRunScore(store, s);
   ctx.fireRunsChanged();
   const def = findBenchmark(s.benchmark);
-  return { summary: def ? def.scoreLine(s) : JSON.stringify(s.summary), checklist: s.checklist?.source === 'authored' ? `version ${s.checklist.version}` : "the suite's own checklist" };
+  const against = s.groundTruth ? (s.groundTruth.source === 'authored' ? `ground truth version ${s.groundTruth.version}` : 'the shipped ground truth')
+    : s.checklist?.source === 'authored' ? `version ${s.checklist.version}` : "the suite's own checklist";
+  return { summary: def ? def.scoreLine(s) : JSON.stringify(s.summary), checklist: against };
 }
 
 /** `loupe.rescoreRunChecklist`: a run (Runs view) re-scored against a checklist version picked from the block's history. */
