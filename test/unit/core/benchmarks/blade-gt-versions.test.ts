@@ -34,6 +34,25 @@ describe('BLADE ground truth versions', () => {
     }
   });
 
+  it('an old list-of-lists branches row loads, exports and re-loads the same; the view reports a missing dependency and a cycle', async () => {
+    const { transformGraph } = await import('../../../../src/core/benchmarks/blade/gt-view.ts');
+    const t = (id: string, deps: unknown) => JSON.stringify({ spec_name: id, specification: id, trans_verb: ['derive'], code: `df['${id}'] = 1`, rationale: '', conditions: '', input_cols_to_output_col_mapping: [[['a'], id]], branches: deps });
+    const csv = editGtCsv('Unnamed: 0,spec_id,transform_spec_json\n', (rows) => {
+      rows.push({ 'Unnamed: 0': '0', spec_id: 'ROOT_SPEC_ID', transform_spec_json: JSON.stringify({ spec_name: 'ROOT' }) });
+      rows.push({ 'Unnamed: 0': '1', spec_id: 'old', transform_spec_json: t('old', [['ROOT_SPEC_ID'], ['ghost']]) });
+      rows.push({ 'Unnamed: 0': '2', spec_id: 'c1', transform_spec_json: t('c1', [{ dependencies: ['c2'], condition: '' }]) });
+      rows.push({ 'Unnamed: 0': '3', spec_id: 'c2', transform_spec_json: t('c2', [{ dependencies: ['c1'], condition: '' }]) });
+    });
+    const a = parseGtCsv(csv, 'old.csv').annotations;
+    const old = a.transforms.find((x) => x.specId === 'old')!;
+    assert.deepEqual(old.branches, [{ dependencies: ['ROOT_SPEC_ID'], condition: '' }, { dependencies: ['ghost'], condition: '' }]);
+    assert.equal(specs(parseGtCsv(editGtCsv(csv, () => undefined), 'again').annotations), specs(a));
+    const g = transformGraph(a);
+    assert.ok(g.problems.some((p) => /old.*depends on ghost, which is not a spec/.test(p)), g.problems.join('; '));
+    assert.ok(g.problems.some((p) => /dependency cycle/.test(p)), g.problems.join('; '));
+    assert.ok(g.edges.some((e) => e.from === 'ROOT_SPEC_ID' && e.to === 'old' && !e.alternative));
+  });
+
   it('keeps Unnamed: n columns and names the row and column of a bad cell', () => {
     const csv = 'Unnamed: 0,spec_id,conceptual_spec_json,transform_spec_json\n0,ROOT_SPEC_ID,,"{""spec_name"": ""ROOT""}"\n1,abc,"{not json",\n';
     const out = editGtCsv(csv, (rows) => rows.push({ 'Unnamed: 0': '2', spec_id: 'def', conceptual_spec_json: '' }));
