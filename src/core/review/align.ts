@@ -100,10 +100,11 @@ function isWordAt(text: string, i: number): boolean {
  * words dropped; the last `max` of them (`last`) or the first `max`, joined by a space. Scans only as far as needed.
  */
 function labelWords(text: string, from: number, to: number, max: number, last: boolean): string {
-  const out: string[] = [];
+  let out = '';
+  let n = 0;
   if (last) {
     let i = to - 1;
-    while (out.length < max) {
+    while (n < max) {
       while (i >= from && !isWordAt(text, i)) i--;
       if (i < from) break;
       const e = i + 1;
@@ -112,12 +113,12 @@ function labelWords(text: string, from: number, to: number, max: number, last: b
       while (b < e && !isLetterAt(text, b)) b++;
       if (b < e) {
         const w = text.slice(b, e).toLowerCase();
-        if (!STOP.has(w)) out.unshift(w);
+        if (!STOP.has(w)) { out = n ? `${w} ${out}` : w; n++; }
       }
     }
   } else {
     let i = from;
-    while (out.length < max) {
+    while (n < max) {
       while (i < to && !isWordAt(text, i)) i++;
       if (i >= to) break;
       const b0 = i;
@@ -126,11 +127,11 @@ function labelWords(text: string, from: number, to: number, max: number, last: b
       while (b < i && !isLetterAt(text, b)) b++;
       if (b < i) {
         const w = text.slice(b, i).toLowerCase();
-        if (!STOP.has(w)) out.push(w);
+        if (!STOP.has(w)) { out = n ? `${out} ${w}` : w; n++; }
       }
     }
   }
-  return out.join(' ');
+  return out;
 }
 
 /** A table header or row header as a label part: lower case, markup dropped, spaces collapsed. */
@@ -188,6 +189,9 @@ class Extractor {
   private ids: number[] = [];
   private md = '';
   private cursor = 0;
+  /** The leaves of the block being read (reused) and the plain-text length so far. */
+  private readonly pieces: Piece[] = [];
+  private at = 0;
 
   /** Walks one section's tokens. @returns the ids of its numbers. */
   sectionNumbers(key: string, md: string, tokens: readonly Token[]): number[] {
@@ -262,41 +266,41 @@ class Extractor {
   }
 
   /** Leaves of inline tokens in reading order; images become figures; raw HTML is skipped. */
-  private leaves(tokens: readonly Token[], out: Piece[], at: { n: number }): void {
+  private leaves(tokens: readonly Token[], out: Piece[]): void {
     for (let k = 0; k < tokens.length; k++) {
       const t = tokens[k]!;
       switch (t.type) {
         case 'text': {
           const x = t as Tokens.Text;
-          if (x.tokens) { this.leaves(x.tokens, out, at); break; }
-          out.push({ text: x.text, token: x.escaped ? null : x, at: at.n, raw: x.raw });
-          at.n += x.text.length;
+          if (x.tokens) { this.leaves(x.tokens, out); break; }
+          out.push({ text: x.text, token: x.escaped ? null : x, at: this.at, raw: x.raw });
+          this.at += x.text.length;
           break;
         }
         case 'strong': case 'em': case 'del': case 'link':
-          this.leaves((t as Tokens.Strong).tokens, out, at);
+          this.leaves((t as Tokens.Strong).tokens, out);
           break;
         case 'image': {
           const x = t as Tokens.Image;
           this.figureIndex.set(x, this.figures.length);
           this.figures.push({ section: this.section, alt: x.text, src: x.href });
-          out.push({ text: ' ', token: null, at: at.n, raw: x.raw });
-          at.n += 1;
+          out.push({ text: ' ', token: null, at: this.at, raw: x.raw });
+          this.at += 1;
           break;
         }
         case 'html':
           this.htmlFigures((t as Tokens.HTML).text);
-          out.push({ text: ' ', token: null, at: at.n, raw: t.raw });
-          at.n += 1;
+          out.push({ text: ' ', token: null, at: this.at, raw: t.raw });
+          this.at += 1;
           break;
         case 'br': // a hard break ends a clause (a soft line break in a paragraph does not)
-          out.push({ text: BREAK, token: null, at: at.n, raw: t.raw });
-          at.n += 1;
+          out.push({ text: BREAK, token: null, at: this.at, raw: t.raw });
+          this.at += 1;
           break;
         default: { // codespan, escape, checkbox
           const text = (t as { text?: string }).text ?? '';
-          out.push({ text, token: null, at: at.n, raw: t.raw });
-          at.n += text.length;
+          out.push({ text, token: null, at: this.at, raw: t.raw });
+          this.at += text.length;
         }
       }
     }
@@ -305,8 +309,10 @@ class Extractor {
   /** One block of inline tokens (paragraph, heading, list text, table cell): numbers, offsets, labels. */
   private inline(tokens: readonly Token[] | undefined, heading: boolean, label: string | null): void {
     if (!tokens?.length) return;
-    const pieces: Piece[] = [];
-    this.leaves(tokens, pieces, { n: 0 });
+    const pieces = this.pieces;
+    pieces.length = 0;
+    this.at = 0;
+    this.leaves(tokens, pieces);
     const numbering = heading ? (NUMBERING.exec(joinText(pieces))?.[0].length ?? 0) : 0;
     const first = this.numbers.length;
     // start and end of each number in the block's plain text, for labels
@@ -344,7 +350,8 @@ class Extractor {
     }
     if (pos) {
       const text = joinText(pieces);
-      for (let i = 0; i < pos.length / 2; i++) this.numbers[first + i]!.label = labelOf(text, pos, i);
+      const labels = labelsOf(text, pos);
+      for (let i = 0; i < labels.length; i++) this.numbers[first + i]!.label = labels[i]!;
     }
   }
 }
@@ -372,26 +379,32 @@ function isBoundary(text: string, i: number): boolean {
   return false;
 }
 
-/** The label of the i-th number of a block (`pos`: start, end of each in the block's plain text; see {@link ReviewNumber.label}). */
-function labelOf(text: string, pos: readonly number[], i: number): string {
-  let end = pos[2 * i]!;
-  let first = true; // no earlier number in its sentence
-  for (let j = i; ; j--) {
-    const from = j > 0 ? pos[2 * j - 1]! : 0;
-    let s = end - 1;
+/**
+ * The labels of a block's numbers (`pos`: start, end of each in the block's plain text `text`; see
+ * {@link ReviewNumber.label}), in one pass: the words of the text since the previous number (or since the sentence
+ * began); when there are none, the last words found earlier in the same sentence; for the first number of a sentence
+ * with none, the words after it.
+ */
+function labelsOf(text: string, pos: readonly number[]): string[] {
+  const out: string[] = [];
+  let carry = '';
+  for (let i = 0; 2 * i < pos.length; i++) {
+    const start = pos[2 * i]!;
+    const from = i > 0 ? pos[2 * i - 1]! : 0;
+    let s = start - 1;
     while (s >= from && !isBoundary(text, s)) s--;
-    const w = labelWords(text, s + 1, end, 3, true);
-    if (w) return w;
-    if (s >= from || j === 0) break; // the sentence starts here
-    first = false; // only stop words since the previous number: look before that one
-    end = pos[2 * j - 2]!;
+    const first = s >= from || i === 0; // the sentence began since the previous number
+    if (first) carry = '';
+    const w = labelWords(text, s + 1, start, 3, true);
+    if (w) { carry = w; out.push(w); continue; }
+    if (carry || !first) { out.push(carry); continue; }
+    const after = pos[2 * i + 1]!;
+    const stop = 2 * i + 2 < pos.length ? pos[2 * i + 2]! : text.length;
+    let e = after;
+    while (e < stop && !isBoundary(text, e)) e++;
+    out.push(labelWords(text, after, e, 3, false));
   }
-  if (!first) return '';
-  const after = pos[2 * i + 1]!;
-  const stop = 2 * i + 2 < pos.length ? pos[2 * i + 2]! : text.length;
-  let e = after;
-  while (e < stop && !isBoundary(text, e)) e++;
-  return labelWords(text, after, e, 3, false);
+  return out;
 }
 
 /** marked's renderer with numbers wrapped and figures kept as references. */
