@@ -258,6 +258,8 @@ function fileLimitMb(file: number, quota: number): number {
 }
 
 const QUOTA_WATCH_MS = 100;
+/** Longest close() waits for the killed process to exit before letting go of it (ms). */
+const CLOSE_WAIT_MS = 2_000;
 
 const STATE_LOST = 'All variables, imports and loaded data were lost: re-run any setup code you need.';
 const START_TIMEOUT_MS = 60_000;
@@ -408,6 +410,10 @@ export class PythonKernel {
   #driver: string;
   #log: Logger;
   #child: ChildProcessWithoutNullStreams | undefined;
+  /** Settles once the current child has exited (or failed to start). */
+  #gone: Promise<void> = Promise.resolve();
+  /** Settles once the current child has exited and its pipes are closed (its 'close' event), or failed to start. */
+  #released: Promise<void> = Promise.resolve();
   #pid = 0;
   #alive = false;
   #closed = false;
@@ -599,6 +605,11 @@ export class PythonKernel {
         res(exitInfo);
       });
     });
+    this.#gone = exited.then(() => undefined);
+    this.#released = new Promise<void>((res) => {
+      child.once('close', () => res());
+      child.once('error', () => res());
+    });
     let timer: NodeJS.Timeout | undefined;
     type StartOutcome = { kind: 'ready'; msg: DriverReply } | { kind: 'exit'; how: string } | { kind: 'timeout' };
     const r = await Promise.race<StartOutcome>([
@@ -671,6 +682,8 @@ export class PythonKernel {
 
   async #restartProcess(): Promise<void> {
     this.#kill();
+    // close() meanwhile: never start a process nobody will close (issue 23)
+    if (this.#closed) throw new Error('Python kernel is closed');
     await this.#spawn();
     await this.#runPreamble();
   }
@@ -770,7 +783,7 @@ export class PythonKernel {
       if (m.error) res.error = m.error;
       if (timedOut) res.stderr += `[loupe] Cell interrupted after the ${timeoutMs / 1000} s time limit. The kernel state is kept.\n`;
       if (m.status === 'timeout' && !timedOut) res.stderr += `[loupe] Cell stopped: it used more than ${cpuMs / 1000} s of CPU time. The kernel state is kept.\n`;
-      if (m.memoryError && mayRestart) {
+      if (m.memoryError && mayRestart && !this.#closed) {
         res.stderr += `[loupe] The cell ran out of memory (limit ${this.#opts.memoryLimitMb ?? 4096} MiB); the kernel was restarted. ${STATE_LOST}\n`;
         await this.#restartProcess();
         restarted = true;
@@ -782,7 +795,9 @@ export class PythonKernel {
     // The process died, or ignored the interrupt: kill it and start afresh.
     const how = outcome.kind === 'exit' ? outcome.how : 'did not respond to the interrupt';
     const status: ExecuteResult['status'] = outcome.kind === 'exit' && !timedOut ? 'crashed' : 'timeout';
-    let msg = status === 'crashed'
+    let msg = this.#closed
+      ? '[loupe] The Python kernel was closed while this cell was running.'
+      : status === 'crashed'
       ? (this.#procLimitHit || this.#protocolFlood || this.#quotaHit
         ? `[loupe] The Python kernel process ${how} while running this cell.`
         : this.#killRequested
@@ -790,7 +805,7 @@ export class PythonKernel {
         : `[loupe] The Python kernel process ${how} while running this cell (possibly out of memory: limit ${this.#opts.memoryLimitMb ?? 4096} MiB).`)
       : `[loupe] Cell exceeded the ${timeoutMs / 1000} s time limit and the kernel ${how}.`;
     this.#killRequested = false;
-    if (mayRestart) {
+    if (mayRestart && !this.#closed) {
       await this.#restartProcess();
       msg += ` The kernel was restarted. ${STATE_LOST}`;
     } else {
@@ -839,17 +854,41 @@ export class PythonKernel {
     return p;
   }
 
-  /** Stops the process. Further calls to execute() throw. Idempotent. */
+  /**
+   * Stops the process: SIGKILL to its process group (background processes a cell started go with it; the kernel
+   * holds no state worth a graceful shutdown), then waits until it has exited, at most {@link CLOSE_WAIT_MS}.
+   * Nothing of the kernel keeps the host's event loop alive once the promise resolves: the wait's timer is
+   * cleared, the child's pipes are destroyed (an escaped grandchild holding them cannot pin the host), and a
+   * process that did not exit within the wait is unref'd and logged. Before issue 23 a 2 s timer that was never
+   * cleared kept every CLI process alive 2 s after its work. A cell running meanwhile returns `crashed` without
+   * a restart. Further calls to execute() throw. Idempotent; never throws.
+   * @returns once the process has exited and its handles are released: a few ms after the call, at most
+   *   {@link CLOSE_WAIT_MS} (2,000 ms) when the process does not die. Source: issue 23 "no process outlives its work".
+   */
   async close(): Promise<void> {
     if (this.#closed) return;
     this.#closed = true;
     procWatched.delete(this);
     const child = this.#child;
-    if (!child || !this.#alive) return;
-    const gone = new Promise<void>((res) => child.once('exit', () => res()));
+    if (!child) return;
+    const gone = this.#gone;
     this.#kill();
     let timer: NodeJS.Timeout | undefined;
-    await Promise.race([gone, new Promise((res) => (timer = setTimeout(res, 2_000)))]);
-    clearTimeout(timer); // a pending timer kept every CLI process alive 2 s after its work (issue 23)
+    const exited = await Promise.race([gone.then(() => true), new Promise<boolean>((res) => (timer = setTimeout(() => res(false), CLOSE_WAIT_MS)))]);
+    clearTimeout(timer);
+    if (!exited) {
+      this.#log.warn(`kernel: process ${child.pid ?? '?'} did not exit within ${CLOSE_WAIT_MS} ms of SIGKILL; letting it go`);
+      child.unref();
+    }
+    child.stdin.destroy();
+    child.stdout.destroy();
+    child.stderr.destroy();
+    // the child's 'close' comes once it has exited and its pipes are closed (a turn of the loop after destroy())
+    if (exited) {
+      await this.#released;
+      // The process and pipe handles are closed by now, but libuv runs their close callbacks in the close phase
+      // that ends this turn of the loop: resolve in the next turn, when they no longer count as alive.
+      await new Promise<void>((res) => setImmediate(() => setImmediate(res)));
+    }
   }
 }

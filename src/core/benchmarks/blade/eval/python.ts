@@ -232,13 +232,17 @@ async function startProcess(opts: BladePythonOptions): Promise<BladePython> {
       closed = true;
       const d = driver;
       if (!d || d.exited) return;
+      // EOF ends the driver; SIGKILL after a 2 s grace only if it has not exited (timer cleared then: issue 23)
+      let timer: NodeJS.Timeout | undefined;
       await new Promise<void>((resolve) => {
         d.child.once('exit', () => resolve());
         d.child.stdin.end();
-        setTimeout(() => {
+        timer = setTimeout(() => {
           if (!d.exited) d.child.kill('SIGKILL');
-        }, 2000).unref();
+        }, 2000);
+        timer.unref();
       });
+      clearTimeout(timer);
     },
   };
 }
