@@ -6,7 +6,7 @@
  * {@link registerItemSchema} rather than new stores.
  * Source: `../shared/spec/annotation.md` (design note); issue 14.
  */
-import { canonicalJson, sha256 } from '../eval/judges/judge.ts';
+import { canonicalJson, sha256 } from '../eval/judges/canonical.ts';
 import { validateSchema, type MiniSchema } from '../eval/judges/schema.ts';
 import { taskDef } from '../eval/judges/tasks.ts';
 import type { JudgeTaskName } from '../eval/judges/types.ts';

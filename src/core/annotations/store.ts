@@ -7,7 +7,8 @@
  */
 import type Database from 'better-sqlite3';
 import { randomUUID } from 'node:crypto';
-import { canonicalJson, sha256 } from '../eval/judges/judge.ts';
+import { canonicalJson, sha256 } from '../eval/judges/canonical.ts';
+import { bulkWriteWithBackgroundCheckpoint } from '../store/wal.ts';
 import { LoupeInputError } from '../util/errors.ts';
 import { seededRandom } from '../util/random.ts';
 import {
@@ -193,6 +194,31 @@ export function queueName(spec: QueueSpec): string {
   return parts.join(' · ');
 }
 
+/** Judgements to itemise from which a sync leaves its WAL checkpoint to a worker thread (see `store/wal.ts`). */
+const BULK_SYNC_JUDGEMENTS = 1000;
+
+/** Suite versions by data checksums text (a pure function of it), for {@link registerSuiteVersionFunction}. */
+const suiteVersionCache = new Map<string | null, string>();
+const withSuiteVersionFunction = new WeakSet<Database.Database>();
+
+/**
+ * Registers `loupe_suite_version(data_checksums)` ({@link suiteVersionOf}) on a connection, once: SQLite refuses to
+ * redefine a function while a statement of the connection is running, so it is never redefined.
+ */
+function registerSuiteVersionFunction(db: Database.Database): void {
+  if (withSuiteVersionFunction.has(db)) return;
+  db.function('loupe_suite_version', { deterministic: true }, (checksums: unknown) => {
+    const k = typeof checksums === 'string' ? checksums : null;
+    let v = suiteVersionCache.get(k);
+    if (v === undefined) {
+      if (suiteVersionCache.size > 10_000) suiteVersionCache.clear();
+      suiteVersionCache.set(k, (v = suiteVersionOf(k)));
+    }
+    return v;
+  });
+  withSuiteVersionFunction.add(db);
+}
+
 /** The annotation store on a run store's SQLite database. */
 export class SqliteAnnotationStore implements AnnotationStore {
   private readonly db: Database.Database;
@@ -201,23 +227,39 @@ export class SqliteAnnotationStore implements AnnotationStore {
     this.db = db;
   }
 
+  /**
+   * Creates items for judgements (any judge but `exact` / `none`) not yet itemised: only the judgements from the
+   * watermark of migration 9 on (triggers keep it), so a sync with nothing new reads one row and returns 0.
+   * Items are created in (judged_at, rowid) order (the first judgement of a task + input hash names its item), each
+   * with its run's suite version; items of earlier syncs still without one get it once their run has checksums.
+   * @returns the number of items created. Source: issue 14; incremental since issue 23 (first item of a queue).
+   */
   async syncFromJudgements(): Promise<number> {
-    // One INSERT … SELECT (10,000 judgements itemise in tens of ms): criterion by json_extract as criterionOf() reads
-    // it, the schema version per task from JS; then the suite version per run (few runs) from its data checksums.
+    const mark = this.db.prepare('SELECT judgements_from AS f FROM annotation_sync WHERE id = 1');
+    const first = (mark.get() as { f: number | null } | undefined)?.f;
+    if (first == null) return 0;
+    // One INSERT … SELECT: criterion by json_extract as criterionOf() reads it, the schema version per task from JS,
+    // the suite version per run from its data checksums (a SQL function, computed once per distinct checksums).
     const tasks = ANNOTATABLE_TASKS.map((t) => `'${t}'`).join(',');
     const versionCase = `CASE j.task ${ANNOTATABLE_TASKS.map((t) => `WHEN '${t}' THEN '${schemaVersion(t)}'`).join(' ')} END`;
-    const n = this.db.transaction(() => {
+    registerSuiteVersionFunction(this.db);
+    // IMMEDIATE: the watermark read, the items written and the watermark cleared are one step for every writer.
+    const sync = () => {
+      const from = (mark.get() as { f: number | null } | undefined)?.f;
+      if (from == null) return 0;
+      // INSERT OR IGNORE skips items that exist (the primary key lookup is the only check needed).
       const changes = this.db.prepare(`INSERT OR IGNORE INTO annotation_items (id, subject_kind, subject, task, schema_version, input, input_hash, criterion, suite, run_id, item_ref, suite_version, created_at)
         SELECT 'j:' || j.task || ':' || j.input_hash, 'judgement', json_object('kind', 'judgement', 'task', j.task, 'inputHash', j.input_hash), j.task, ${versionCase}, j.input, j.input_hash,
           CASE j.task WHEN 'checklist-score' THEN json_extract(j.input, '$.criterion') WHEN 'checklist-support' THEN json_extract(j.input, '$.question')
             WHEN 'trend-answer' THEN json_extract(j.input, '$.question') WHEN 'semantic-match' THEN json_extract(j.input, '$.kind') END,
-          r.suite, j.run_id, j.item_ref, 'unknown', j.judged_at
+          r.suite, j.run_id, j.item_ref, loupe_suite_version(r.data_checksums), j.judged_at
         FROM judgements j LEFT JOIN runs r ON r.id = j.run_id
-        WHERE j.task IN (${tasks}) AND j.judge_id NOT IN ('exact', 'none')
-          AND NOT EXISTS (SELECT 1 FROM annotation_items i WHERE i.id = 'j:' || j.task || ':' || j.input_hash)
-        ORDER BY j.judged_at, j.rowid`).run().changes;
+        WHERE j.rowid >= ? AND j.task IN (${tasks}) AND j.judge_id NOT IN ('exact', 'none')
+        ORDER BY j.judged_at, j.rowid`).run(from).changes;
+      this.db.prepare('UPDATE annotation_sync SET judgements_from = NULL WHERE id = 1').run();
       if (changes) {
-        const runs = this.db.prepare(`SELECT DISTINCT r.id, r.data_checksums FROM annotation_items i JOIN runs r ON r.id = i.run_id WHERE i.suite_version = 'unknown'`).all() as Row[];
+        // Earlier items whose run was missing or had no checksums then (few: a partial index holds them).
+        const runs = this.db.prepare(`SELECT r.id, r.data_checksums FROM runs r WHERE r.id IN (SELECT i.run_id FROM annotation_items i WHERE i.suite_version = 'unknown')`).all() as Row[];
         const upd = this.db.prepare(`UPDATE annotation_items SET suite_version = ? WHERE run_id = ? AND suite_version = 'unknown'`);
         for (const r of runs) {
           const v = suiteVersionOf(r.data_checksums as string | null);
@@ -225,8 +267,11 @@ export class SqliteAnnotationStore implements AnnotationStore {
         }
       }
       return changes;
-    })();
-    return n;
+    };
+    // Thousands of items (a first sync after scoring): the WAL checkpoint of ~1 KB per item runs on a worker thread,
+    // not here, while the queue and its first item are prepared.
+    const last = (this.db.prepare('SELECT MAX(rowid) AS m FROM judgements').get() as { m: number | null }).m ?? first;
+    return last - first + 1 >= BULK_SYNC_JUDGEMENTS ? bulkWriteWithBackgroundCheckpoint(this.db, sync).result : this.db.transaction(sync).immediate();
   }
 
   async getItem(id: string): Promise<AnnotationItem | undefined> {
@@ -371,18 +416,44 @@ export class SqliteAnnotationStore implements AnnotationStore {
     return this.resolve(id, mode);
   }
 
-  /** Item ids matching a queue spec, in queue order. */
-  private async select(spec: QueueSpec): Promise<string[]> {
-    const filter: ItemFilter = { ...(spec.suite ? { suite: spec.suite } : {}), ...(spec.task ? { task: spec.task } : {}), ...(spec.criterion ? { criterion: spec.criterion } : {}), ...(spec.runIds?.length ? { runIds: spec.runIds } : {}) };
+  /** The item filter of a queue spec. */
+  private filterOf(spec: QueueSpec): ItemFilter {
+    return { ...(spec.suite ? { suite: spec.suite } : {}), ...(spec.task ? { task: spec.task } : {}), ...(spec.criterion ? { criterion: spec.criterion } : {}), ...(spec.runIds?.length ? { runIds: spec.runIds } : {}) };
+  }
+
+  /**
+   * An `items` spec (items with a human judgement; resolved ones only with `includeResolved`): the statement that
+   * appends the matching items not yet in a queue at dense positions after its last, in queue order (created_at,
+   * rowid) — one INSERT … SELECT, so 10,000 item ids never travel through JS. Resolutions are decided in JS only
+   * for items that have annotations.
+   * @returns a function running the statement for a queue id and its last position (−1 when empty).
+   */
+  private async itemsAppender(spec: QueueSpec): Promise<(queueId: string, lastPos: number) => void> {
+    const filter = this.filterOf(spec);
     const { sql, params } = this.where(filter);
     const and = sql ? `${sql} AND` : 'WHERE';
-    if (spec.kind === 'items') {
-      const rows = this.db.prepare(`SELECT i.id, i.task FROM annotation_items i ${and} EXISTS (SELECT 1 FROM judgements j WHERE j.input_hash = i.input_hash AND j.task = i.task AND j.judge_id = 'human')
-        ORDER BY i.created_at, i.rowid`).all(...params) as Row[];
-      if (spec.includeResolved) return rows.map((r) => r.id as string);
+    let resolved: string[] = [];
+    if (!spec.includeResolved) {
       const anns = await this.annotationsByItem(filter);
-      return rows.filter((r) => { const a = anns.get(r.id as string); return !a || resolveItem({ id: r.id as string, task: r.task as string }, a).decidedBy === 'pending'; }).map((r) => r.id as string);
+      if (anns.size) {
+        const tasks = new Map((this.db.prepare(`SELECT DISTINCT i.id, i.task FROM annotation_items i JOIN annotations a ON a.item_id = i.id ${sql}`).all(...params) as Row[]).map((r) => [r.id as string, r.task as string]));
+        resolved = [...anns].filter(([id, a]) => resolveItem({ id, task: tasks.get(id)! }, a).decidedBy !== 'pending').map(([id]) => id);
+      }
     }
+    const stmt = this.db.prepare(`INSERT INTO annotation_queue_items (queue_id, pos, item_id)
+      SELECT ?, ? + row_number() OVER (ORDER BY i.created_at, i.rowid), i.id FROM annotation_items i
+      ${and} EXISTS (SELECT 1 FROM judgements j WHERE j.input_hash = i.input_hash AND j.task = i.task AND j.judge_id = 'human')
+        AND NOT EXISTS (SELECT 1 FROM annotation_queue_items qi WHERE qi.queue_id = ? AND qi.item_id = i.id)${resolved.length ? `
+        AND i.id NOT IN (SELECT value FROM json_each(?))` : ''}`);
+    return (queueId, lastPos) => {
+      stmt.run(queueId, lastPos, ...params, queueId, ...(resolved.length ? [JSON.stringify(resolved)] : []));
+    };
+  }
+
+  /** Item ids matching a queue spec of kind pairs, audit or disagreement, in queue order. */
+  private async select(spec: QueueSpec): Promise<string[]> {
+    const filter = this.filterOf(spec);
+    const { sql, params } = this.where(filter);
     if (spec.kind === 'pairs') {
       const runs = spec.runIds ?? [];
       const inRuns = runs.length ? ` AND json_extract(i.subject, '$.runA') IN (${runs.map(() => '?').join(',')}) AND json_extract(i.subject, '$.runB') IN (${runs.map(() => '?').join(',')})` : '';
@@ -441,7 +512,8 @@ export class SqliteAnnotationStore implements AnnotationStore {
     await this.syncFromJudgements();
     const clean: QueueSpec = JSON.parse(canonicalJson(spec)) as QueueSpec;
     const id = `q-${sha256(canonicalJson(clean)).slice(0, 12)}`;
-    const ids = await this.select(clean);
+    const append = clean.kind === 'items' ? await this.itemsAppender(clean) : undefined;
+    const ids = append ? [] : await this.select(clean);
     const existing = this.db.prepare('SELECT * FROM annotation_queues WHERE id = ?').get(id) as Row | undefined;
     this.db.transaction(() => {
       if (existing) {
@@ -451,6 +523,7 @@ export class SqliteAnnotationStore implements AnnotationStore {
           id, opts.name ?? queueName(clean), clean.kind, JSON.stringify(clean), reviewers, reservationMs, opts.blind === false ? 0 : 1, nowIso());
       }
       let pos = (this.db.prepare('SELECT COALESCE(MAX(pos), -1) AS m FROM annotation_queue_items WHERE queue_id = ?').get(id) as { m: number }).m;
+      if (append) return append(id, pos);
       // the unique (queue, item) index skips items already queued; positions stay dense
       const ins = this.db.prepare('INSERT OR IGNORE INTO annotation_queue_items (queue_id, pos, item_id) VALUES (?,?,?)');
       for (const itemId of ids) if (ins.run(id, pos + 1, itemId).changes) pos++;

@@ -287,4 +287,32 @@ CREATE TABLE blade_gt_versions (
 );
 `,
   },
+  {
+    id: 9,
+    name: 'annotation items from judgements incrementally (issue 23): a sync watermark kept by triggers, indexes for the sync order, the queue filter and unknown suite versions',
+    sql: `
+-- The lowest judgements rowid the annotation store has not itemised yet; NULL when every judgement is itemised.
+-- Triggers lower it on every new judgement (and on a change of task, judge or input hash), whatever writes it,
+-- so a sync with nothing new reads one row, and a sync reads only judgements from there on.
+CREATE TABLE annotation_sync (
+  id INTEGER PRIMARY KEY CHECK (id = 1),
+  judgements_from INTEGER
+);
+INSERT INTO annotation_sync (id, judgements_from) SELECT 1, MIN(rowid) FROM judgements;
+CREATE TRIGGER annotation_sync_judgement_insert AFTER INSERT ON judgements BEGIN
+  UPDATE annotation_sync SET judgements_from = MIN(COALESCE(judgements_from, NEW.rowid), NEW.rowid) WHERE id = 1;
+END;
+CREATE TRIGGER annotation_sync_judgement_update AFTER UPDATE OF task, judge_id, input_hash ON judgements BEGIN
+  UPDATE annotation_sync SET judgements_from = MIN(COALESCE(judgements_from, NEW.rowid), NEW.rowid) WHERE id = 1;
+END;
+-- The sync itemises in (judged_at, rowid) order: read from this index, not sorted in a temporary b-tree.
+CREATE INDEX judgements_judged ON judgements (judged_at);
+-- "Has a human judgement" (queues of pending items) answered from the index alone; it replaces the
+-- input-hash index (same leading column).
+CREATE INDEX judgements_item ON judgements (input_hash, task, judge_id);
+DROP INDEX judgements_input;
+-- Items still waiting for their run's suite version (the run was missing or had no data checksums).
+CREATE INDEX annotation_items_unknown_suite ON annotation_items (run_id) WHERE suite_version = 'unknown';
+`,
+  },
 ];

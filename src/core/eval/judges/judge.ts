@@ -4,32 +4,15 @@
  * shortcuts are decided). All share caching by hash and the identical-text shortcut.
  * Source: issue 8 "Judges".
  */
-import { createHash } from 'node:crypto';
 import OpenAI from 'openai';
 import { LoupeInputError, errorMessage } from '../../util/errors.ts';
 import { nullLogger, type Logger } from '../../util/log.ts';
+import { canonicalJson, sha256 } from './canonical.ts';
 import { extractJson, relaxToSchema, validateSchema } from './schema.ts';
 import { PROMPT_VERSION, taskDef } from './tasks.ts';
 import type { Judge, JudgeContext, JudgeInput, JudgeTaskName, JudgeVerdict, Judgement, JudgementStore, JudgementTally } from './types.ts';
 
-/**
- * JSON with object keys sorted (stable across key order), for hashing.
- * @param v any JSON-compatible value. @returns the canonical text.
- */
-export function canonicalJson(v: unknown): string {
-  if (v === null || typeof v !== 'object') return JSON.stringify(v) ?? 'null';
-  if (Array.isArray(v)) return `[${v.map(canonicalJson).join(',')}]`;
-  const o = v as Record<string, unknown>;
-  return `{${Object.keys(o).filter((k) => o[k] !== undefined).sort().map((k) => `${JSON.stringify(k)}:${canonicalJson(o[k])}`).join(',')}}`;
-}
-
-/**
- * sha256 hex of a string.
- * @param s text. @returns 64 hex characters.
- */
-export function sha256(s: string): string {
-  return createHash('sha256').update(s).digest('hex');
-}
+export { canonicalJson, sha256 } from './canonical.ts';
 
 /** A judgement store in memory (tests, one-off scoring). */
 export class MemoryJudgementStore implements JudgementStore {

@@ -3,7 +3,8 @@
  * maximum, minItems), validated with ajv, and a tolerant JSON extractor for model replies.
  * Source: issue 8 "JSON output validated against a schema".
  */
-import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
+import { createRequire } from 'node:module';
+import type { Ajv, ErrorObject, ValidateFunction } from 'ajv';
 
 /** The schema subset used by judge verdicts. */
 export interface MiniSchema {
@@ -18,8 +19,23 @@ export interface MiniSchema {
   description?: string;
 }
 
-const ajv = new Ajv({ allErrors: true, strict: false });
+let ajv: Ajv | undefined;
 const compiled = new WeakMap<MiniSchema, ValidateFunction>();
+
+/**
+ * The validator, loaded on the first validation rather than with this module: ajv (~250 KB) cost every process
+ * that only needs the schemas — the annotation panel's host side, the CLI — ~30 ms at start (issue 23). A bundle
+ * keeps ajv inside (esbuild bundles the literal `require('ajv')` and runs it on the first call); run from source
+ * (ES modules) it is required from node_modules.
+ */
+function validator(): Ajv {
+  if (!ajv) {
+    // eslint-disable-next-line @typescript-eslint/no-require-imports -- the literal require() is what makes it lazy in bundles
+    const mod = (typeof require === 'function' ? require('ajv') : createRequire(import.meta.url)('ajv')) as typeof import('ajv');
+    ajv = new mod.Ajv({ allErrors: true, strict: false });
+  }
+  return ajv;
+}
 
 /** `/a/0/b` (JSON pointer) → `$.a[0].b`. */
 function pathOf(base: string, pointer: string): string {
@@ -49,7 +65,7 @@ function describe(e: ErrorObject, base: string): string {
 export function validateSchema(v: unknown, s: MiniSchema, path = '$'): string[] {
   let validate = compiled.get(s);
   if (!validate) {
-    validate = ajv.compile(s as object);
+    validate = validator().compile(s as object);
     compiled.set(s, validate);
   }
   if (typeof v === 'number' && !Number.isFinite(v) && (s.type === 'number' || s.type === 'integer')) return [`${path}: must be a number`];
