@@ -9,45 +9,27 @@ import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import * as vscode from 'vscode';
-import { execFile } from 'node:child_process';
 import { annotationStoreOf } from '../../src/core/annotations/index.ts';
 import { openStore } from '../../src/core/store/run-store.ts';
 import { HURRICANE_SUBMISSION, writeAnalystbenchDemo } from '../helpers/fixtures.ts';
 import { call, startScriptedLlm } from '../helpers/scripted-llm.ts';
-import { hasRunner, runner, screenshot, webviewText } from './helpers/runner.ts';
+import { cli as shippedCli, hasRunner, pressUntil as helperPressUntil, runner, screenshot, webviewText } from './helpers/runner.ts';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const shared = () => process.env.LOUPE_SHARED ?? join(process.env.LOUPE_REPO_ROOT ?? process.cwd(), '..', 'shared');
 
-/** The shipped CLI (dist/cli.js), as a user runs it next to the editor. */
-function cli(args: string[]): Promise<{ rc: number; out: string; err: string }> {
-  const root = process.env.LOUPE_REPO_ROOT ?? process.cwd();
-  return new Promise((resolve) => {
-    execFile(process.execPath, [join(root, 'dist', 'cli.js'), ...args], { env: { ...process.env, LOUPE_ANNOTATOR: 'cli', ELECTRON_RUN_AS_NODE: '1' }, cwd: tmpdir(), maxBuffer: 64 << 20, timeout: 300_000 },
-      (e, out, err) => resolve({ rc: e ? (typeof e.code === 'number' ? e.code : 1) : 0, out: String(out), err: String(err) }));
-  });
-}
+/** The shipped CLI as annotator 'cli'. */
+const cli = (args: string[]) => shippedCli(args, { LOUPE_ANNOTATOR: 'cli' });
 
 /** Text of `selector` in the annotation panel ('' when absent). */
 async function panelText(selector: string): Promise<string> {
   return runner<string>({ action: 'webviewText', title: 'Annotate', selector }, 15_000).catch(() => '');
 }
 
-/**
- * Presses a key in the panel until its effect shows (a key pressed while VS Code moves focus between the workbench
- * and the webview's frames can be dropped; a person would press again). At most 4 presses, 1.5 s apart.
- */
-async function pressUntil(key: string, effect: () => Promise<boolean>, what: string): Promise<void> {
-  for (let i = 0; i < 4; i++) {
-    await runner({ action: 'press', key });
-    for (let w = 0; w < 6; w++) {
-      if (await effect()) return;
-      await sleep(250);
-    }
-  }
-  await screenshot(`annotation-failed-${what.replace(/\W+/g, '-')}`).catch(() => '');
-  throw new Error(`${what}: pressing ${key} had no effect; panel message '${await panelText('#message')}'; evidence '${(await panelText('#evidence')).slice(0, 200)}'`);
-}
+const pressUntil = (key: string, effect: () => Promise<boolean>, what: string) => helperPressUntil(key, effect, what, {
+  shotPrefix: 'annotation',
+  explain: async () => `panel message '${await panelText('#message')}'; evidence '${(await panelText('#evidence')).slice(0, 200)}'`,
+});
 
 /** Waits for the panel to show item `n` (1-based); on failure says what the panel shows. */
 async function waitItem(n: number): Promise<string> {

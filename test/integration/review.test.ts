@@ -6,7 +6,6 @@
  * Screenshots: review-aligned, review-source-cell, review-revealed, review-blade, review-ranking.
  */
 import assert from 'node:assert/strict';
-import { execFile } from 'node:child_process';
 import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -17,35 +16,17 @@ import type { KernelCellRecord } from '../../src/core/store/records.ts';
 import { openStore } from '../../src/core/store/run-store.ts';
 import { HURRICANE_SUBMISSION, writeAnalystbenchDemo } from '../helpers/fixtures.ts';
 import { call, startScriptedLlm } from '../helpers/scripted-llm.ts';
-import { hasRunner, runner, screenshot, webviewText } from './helpers/runner.ts';
+import { cli, hasRunner, pressUntil as helperPressUntil, runner, screenshot, webviewText } from './helpers/runner.ts';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const shared = () => process.env.LOUPE_SHARED ?? join(process.env.LOUPE_REPO_ROOT ?? process.cwd(), '..', 'shared');
 const TITLE = 'Review:';
 const RUBRIC = ['Accuracy', 'Use of evidence', 'Clarity'];
 
-function cli(args: string[]): Promise<{ rc: number; out: string; err: string }> {
-  const root = process.env.LOUPE_REPO_ROOT ?? process.cwd();
-  return new Promise((resolve) => {
-    execFile(process.execPath, [join(root, 'dist', 'cli.js'), ...args], { env: { ...process.env, ELECTRON_RUN_AS_NODE: '1' }, cwd: tmpdir(), maxBuffer: 64 << 20, timeout: 300_000 },
-      (e, out, err) => resolve({ rc: e ? (typeof e.code === 'number' ? e.code : 1) : 0, out: String(out), err: String(err) }));
-  });
-}
-
 const panelText = (selector: string, title = TITLE) => runner<string>({ action: 'webviewText', title, selector }, 15_000).catch(() => '');
 
-/** Presses `key` until `effect` holds (a key can be lost while focus moves). */
-async function pressUntil(key: string, effect: () => Promise<boolean>, what: string): Promise<void> {
-  for (let i = 0; i < 4; i++) {
-    await runner({ action: 'press', key });
-    for (let w = 0; w < 6; w++) {
-      if (await effect()) return;
-      await sleep(250);
-    }
-  }
-  await screenshot(`review-failed-${what.replace(/\W+/g, '-')}`).catch(() => '');
-  throw new Error(`${what}: pressing ${key} had no effect; message '${await panelText('#message')}'`);
-}
+const pressUntil = (key: string, effect: () => Promise<boolean>, what: string) =>
+  helperPressUntil(key, effect, what, { shotPrefix: 'review', explain: async () => `message '${await panelText('#message')}'` });
 
 /** Votes the pair on screen by keyboard: one key per criterion, then the overall preference, then Ctrl+Enter. */
 async function voteWithKeys(criteria: string[], keys: string[]): Promise<void> {

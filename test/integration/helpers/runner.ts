@@ -3,7 +3,9 @@
  * chromium) to act on the workbench. Requests go out as a console line `__LOUPE_RUNNER__ <json>`; the runner
  * answers by writing `<rpcDir>/<id>.json`, which this side polls for.
  */
+import { execFile } from 'node:child_process';
 import { existsSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
 let nextId = 1;
@@ -86,4 +88,34 @@ export async function openByPaletteAndCapture(title: string, name: string, expec
   await new Promise((r) => setTimeout(r, 400));
   const png = await screenshot(name);
   return { text, png };
+}
+
+/**
+ * Runs the shipped CLI (dist/cli.js) as a user runs it next to the editor, from a scratch cwd, with `env` added to
+ * the extension host's environment. Never rejects: the exit code, stdout and stderr come back (5 min at most).
+ */
+export function cli(args: string[], env: Record<string, string> = {}): Promise<{ rc: number; out: string; err: string }> {
+  const root = process.env.LOUPE_REPO_ROOT ?? process.cwd();
+  return new Promise((resolve) => {
+    execFile(process.execPath, [join(root, 'dist', 'cli.js'), ...args], { env: { ...process.env, ...env, ELECTRON_RUN_AS_NODE: '1' }, cwd: tmpdir(), maxBuffer: 64 << 20, timeout: 300_000 },
+      (e, out, err) => resolve({ rc: e ? (typeof e.code === 'number' ? e.code : 1) : 0, out: String(out), err: String(err) }));
+  });
+}
+
+/**
+ * Presses `key` until `effect` holds: a key pressed while VS Code moves focus between the workbench and a webview's
+ * frames can be dropped, and a person would press again. At most 4 presses, each watched for 1.5 s; on failure takes
+ * the screenshot `<shotPrefix>-failed-<what>` and throws naming `what`, the key and `explain()` (what the panel shows).
+ */
+export async function pressUntil(key: string, effect: () => Promise<boolean>, what: string,
+  opts: { shotPrefix: string; explain: () => Promise<string> }): Promise<void> {
+  for (let i = 0; i < 4; i++) {
+    await runner({ action: 'press', key });
+    for (let w = 0; w < 6; w++) {
+      if (await effect()) return;
+      await new Promise((r) => setTimeout(r, 250));
+    }
+  }
+  await screenshot(`${opts.shotPrefix}-failed-${what.replace(/\W+/g, '-')}`).catch(() => '');
+  throw new Error(`${what}: pressing ${key} had no effect; ${await opts.explain()}`);
 }
