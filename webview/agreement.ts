@@ -6,18 +6,14 @@ import '@vscode-elements/elements/dist/vscode-button/index.js';
 import type { TopLevelSpec } from 'vega-lite';
 import { RefreshAgreementRequest, type AgreementState } from '../src/protocol/annotation.ts';
 import { connectHost, h, ready } from './shared/host.ts';
+import { useStatTableStyles } from './shared/tables.ts';
 
 const host = connectHost();
 const app = document.getElementById('app') as HTMLElement;
-document.head.append(h('style', {}, `
-body { padding: 0 12px; }
-table { border-collapse: collapse; margin: 6px 0 12px; }
-th, td { text-align: left; padding: 3px 10px; border-bottom: 1px solid var(--vscode-panel-border, rgba(128,128,128,.3)); font-variant-numeric: tabular-nums; }
-th { color: var(--vscode-descriptionForeground); font-weight: 600; }
-.muted { color: var(--vscode-descriptionForeground); }
+useStatTableStyles(`
 .group { margin-bottom: 18px; }
 .confusion { margin-top: 4px; }
-`));
+`);
 
 type Est = { value: number | null; ci: { low: number | null; high: number | null } | null } | null;
 const f3 = (x: number | null | undefined) => (x === null || x === undefined ? '—' : x.toFixed(3));
@@ -72,7 +68,6 @@ async function render(s: AgreementState): Promise<void> {
         { mark: 'rect', encoding: { color: { field: 'n', type: 'quantitative', title: 'items', scale: { scheme: 'blues' } } } },
         { mark: { type: 'text', fontSize: 13 }, encoding: { text: { field: 'n', type: 'quantitative' } } },
       ],
-      config: { background: 'transparent', axis: { labelColor: 'currentColor', titleColor: 'currentColor' }, title: { color: 'currentColor' }, legend: { labelColor: 'currentColor', titleColor: 'currentColor' } },
     };
     await renderVegaLite(chart, spec);
   }

@@ -9,24 +9,16 @@ import type { TopLevelSpec } from 'vega-lite';
 import { JudgePairsRequest, RankingRequest, type RankingState } from '../src/protocol/review.ts';
 import { DidChangeStateNotification } from '../src/protocol/webview.ts';
 import { connectHost, h, ready } from './shared/host.ts';
+import { useStatTableStyles } from './shared/tables.ts';
 
 const host = connectHost();
 const app = document.getElementById('app') as HTMLElement;
-document.head.append(h('style', {}, `
-body { padding: 0 12px; }
-table { border-collapse: collapse; margin: 6px 0 12px; }
-th, td { text-align: left; padding: 3px 10px; border-bottom: 1px solid var(--vscode-panel-border, rgba(128,128,128,.3)); font-variant-numeric: tabular-nums; }
-td.num, th.num { text-align: right; }
-th { color: var(--vscode-descriptionForeground); font-weight: 600; }
-.muted { color: var(--vscode-descriptionForeground); }
+useStatTableStyles(`
 .pickers { display: flex; gap: 16px; align-items: center; margin: 6px 0; }
 select { background: var(--vscode-dropdown-background); color: var(--vscode-dropdown-foreground); border: 1px solid var(--vscode-dropdown-border); padding: 2px 4px; }
 .charts { display: flex; gap: 24px; flex-wrap: wrap; }
-.error { color: var(--vscode-errorForeground); }
-.warn { color: var(--vscode-editorWarning-foreground, #d29922); }
-`));
+`);
 
-const theme = { background: 'transparent', axis: { labelColor: 'currentColor', titleColor: 'currentColor', gridColor: 'rgba(128,128,128,.25)' }, title: { color: 'currentColor' }, legend: { labelColor: 'currentColor', titleColor: 'currentColor' } };
 
 async function render(s: RankingState): Promise<void> {
   host.setViewState({ suite: s.suite, criterion: s.criterion, source: s.source });
@@ -84,7 +76,6 @@ async function render(s: RankingState): Promise<void> {
       { mark: { type: 'rule', strokeWidth: 2 }, encoding: { x: { field: 'lo', type: 'quantitative', title: 'rating', scale: { zero: false } }, x2: { field: 'hi' } } },
       { mark: { type: 'point', filled: true, size: 70 }, encoding: { x: { field: 'rating', type: 'quantitative' } } },
     ],
-    config: theme,
   };
   await renderVegaLite(ci, ciSpec);
   const values = s.matrix.labels.flatMap((a, i) => s.matrix.labels.map((b, j) => ({ row: a, col: b, rate: s.matrix.rate[i]![j], n: s.matrix.battles[i]![j]! }))).filter((v) => v.row !== v.col);
@@ -96,7 +87,6 @@ async function render(s: RankingState): Promise<void> {
       { mark: 'rect', encoding: { color: { field: 'rate', type: 'quantitative', title: 'win rate', scale: { domain: [0, 1], scheme: 'redblue' } }, tooltip: [{ field: 'rate', format: '.2f' }, { field: 'n', title: 'battles' }] } },
       { mark: { type: 'text', fontSize: 12 }, transform: [{ filter: 'datum.rate !== null' }], encoding: { text: { field: 'rate', type: 'quantitative', format: '.2f' } } },
     ],
-    config: theme,
   };
   await renderVegaLite(heat, heatSpec);
 }
