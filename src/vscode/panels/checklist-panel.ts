@@ -177,20 +177,33 @@ export async function rescoreRun(ctx: LoupeContext, runId: string, version: numb
   return { summary: def ? def.scoreLine(s) : JSON.stringify(s.summary), checklist: against };
 }
 
-/** `loupe.rescoreRunChecklist`: a run (Runs view) re-scored against a checklist version picked from the block's history. */
-export async function rescoreRunCommand(ctx: LoupeContext, arg?: unknown): Promise<string | undefined> {
+/**
+ * The run a Runs-view command was invoked on, with its benchmark and its block loaded from the suite, or undefined
+ * after telling the user why not (no run picked: "pick a run in the Runs view to `purpose`"; a benchmark without
+ * `need`: "… runs are not scored against `what`"). @throws Error when the run's block cannot be loaded.
+ */
+export async function runBlockFromArg<K extends 'checklist' | 'groundTruth'>(ctx: LoupeContext, arg: unknown, need: K, purpose: string, what: string):
+  Promise<{ run: { id: string; suite: string; blockId: string }; def: BenchmarkDefinition & { [P in K]-?: NonNullable<BenchmarkDefinition[P]> }; found: { suite: Suite; block: Block } } | undefined> {
   const run = (arg as { run?: { id?: string; suite?: string; blockId?: string; params?: { suiteRoot?: string } } } | undefined)?.run;
   if (!run?.id || !run.suite || !run.blockId) {
-    void vscode.window.showWarningMessage('Loupe: pick a run in the Runs view to re-score it against a checklist version.');
+    void vscode.window.showWarningMessage(`Loupe: pick a run in the Runs view to ${purpose}.`);
     return undefined;
   }
   const def = findBenchmark(run.suite);
-  if (!def?.checklist) {
-    void vscode.window.showWarningMessage(`Loupe: ${def?.title ?? run.suite} runs are not scored against a checklist.`);
+  if (!def?.[need]) {
+    void vscode.window.showWarningMessage(`Loupe: ${def?.title ?? run.suite} runs are not scored against ${what}.`);
     return undefined;
   }
   const found = run.params?.suiteRoot ? await suiteRegistry(ctx).findBlock(run.suite, run.params.suiteRoot, run.blockId) : undefined;
   if (!found) throw new Error(`The block ${run.blockId} of this run could not be loaded from ${run.params?.suiteRoot ?? 'its suite'}.`);
+  return { run: { id: run.id, suite: run.suite, blockId: run.blockId }, def: def as BenchmarkDefinition & { [P in K]-?: NonNullable<BenchmarkDefinition[P]> }, found };
+}
+
+/** `loupe.rescoreRunChecklist`: a run (Runs view) re-scored against a checklist version picked from the block's history. */
+export async function rescoreRunCommand(ctx: LoupeContext, arg?: unknown): Promise<string | undefined> {
+  const got = await runBlockFromArg(ctx, arg, 'checklist', 're-score it against a checklist version', 'a checklist');
+  if (!got) return undefined;
+  const { run, def, found } = got;
   const versions = await checklistStoreOf(ctx.store()).versions({ suite: def.kind, suiteId: found.suite.id, blockId: run.blockId });
   const picks: Array<vscode.QuickPickItem & { version: number | 'native' }> = [
     ...[...versions].reverse().map((v) => ({ label: `version ${v.version}`, description: `${v.author} · ${new Date(v.createdAt).toLocaleString()} · ${activeChecklistItems(v.items).length} items`, detail: v.note || undefined, version: v.version })),
@@ -198,7 +211,7 @@ export async function rescoreRunCommand(ctx: LoupeContext, arg?: unknown): Promi
   ];
   const pick = await vscode.window.showQuickPick(picks, { title: `Re-score ${run.id} against`, matchOnDescription: true });
   if (!pick) return undefined;
-  const r = await vscode.window.withProgress({ location: vscode.ProgressLocation.Notification, title: `Loupe: scoring ${run.id}` }, () => rescoreRun(ctx, run.id!, pick.version, { def, suite: found.suite }));
+  const r = await vscode.window.withProgress({ location: vscode.ProgressLocation.Notification, title: `Loupe: scoring ${run.id}` }, () => rescoreRun(ctx, run.id, pick.version, { def, suite: found.suite }));
   void vscode.window.showInformationMessage(`Loupe: ${run.blockId} against ${r.checklist}: ${r.summary}`);
   return r.summary;
 }

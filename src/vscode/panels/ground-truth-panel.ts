@@ -9,7 +9,7 @@ import { errorMessage } from '../../core/util/errors.ts';
 import { ShowGroundTruthRequest, type GroundTruthState } from '../../protocol/ground-truth.ts';
 import type { LoupeContext } from '../context.ts';
 import { suiteRegistry } from '../suites.ts';
-import { rescoreRun } from './checklist-panel.ts';
+import { rescoreRun, runBlockFromArg } from './checklist-panel.ts';
 import { LoupePanel, PanelHost } from './panel-base.ts';
 
 /** `<kind>\u0000<root>\u0000<block id>` */
@@ -90,25 +90,16 @@ export async function showGroundTruthCommand(ctx: LoupeContext, arg?: unknown): 
 
 /** `loupe.rescoreRunGroundTruth` (Runs view): scores a run again against a ground-truth version picked from the block's versions; the score is kept beside the others. */
 export async function rescoreRunGroundTruthCommand(ctx: LoupeContext, arg?: unknown): Promise<string | undefined> {
-  const run = (arg as { run?: { id?: string; suite?: string; blockId?: string; params?: { suiteRoot?: string } } } | undefined)?.run;
-  if (!run?.id || !run.suite || !run.blockId) {
-    void vscode.window.showWarningMessage('Loupe: pick a run in the Runs view to re-score it against a ground-truth version.');
-    return undefined;
-  }
-  const def = findBenchmark(run.suite);
-  if (!def?.groundTruth) {
-    void vscode.window.showWarningMessage(`Loupe: ${def?.title ?? run.suite} runs are not scored against a versioned ground truth.`);
-    return undefined;
-  }
-  const found = run.params?.suiteRoot ? await suiteRegistry(ctx).findBlock(run.suite, run.params.suiteRoot, run.blockId) : undefined;
-  if (!found) throw new Error(`The block ${run.blockId} of this run could not be loaded from ${run.params?.suiteRoot ?? 'its suite'}.`);
+  const got = await runBlockFromArg(ctx, arg, 'groundTruth', 're-score it against a ground-truth version', 'a versioned ground truth');
+  if (!got) return undefined;
+  const { run, def, found } = got;
   const view = await def.groundTruth.view(ctx.store(), found.block, 'latest');
   const pick = await vscode.window.showQuickPick([...view.versions].reverse().map((v) => ({
     label: v.version === 0 ? 'version 0 (shipped)' : `version ${v.version}`, description: v.version === 0 ? v.note : `${v.author} · ${v.createdAt.slice(0, 16).replace('T', ' ')} · ${v.changes}`, detail: v.version ? v.note || undefined : undefined, version: v.version,
   })), { title: `Re-score ${run.id} against ground truth` });
   if (!pick) return undefined;
   const r = await vscode.window.withProgress({ location: vscode.ProgressLocation.Notification, title: `Loupe: scoring ${run.id}` },
-    () => rescoreRun(ctx, run.id!, { groundTruth: pick.version === 0 ? 'shipped' : pick.version }, { def, suite: found.suite }));
+    () => rescoreRun(ctx, run.id, { groundTruth: pick.version === 0 ? 'shipped' : pick.version }, { def, suite: found.suite }));
   void vscode.window.showInformationMessage(`Loupe: ${run.blockId} against ${r.checklist}: ${r.summary}`);
   return r.summary;
 }
