@@ -9,8 +9,7 @@ import { judgementStoreOf } from '../core/eval/store.ts';
 import {
   judgePairs, openPairwiseQueue, pairOf, pairwiseRanking, pairwiseVerdict, PAIRWISE_TASK, VOTE_CHOICES, type PairwiseRanking, type VoteSource,
 } from '../core/review/pairwise.ts';
-import { pairCriteria, pairInstruction, reviewMarkdown, reviewSourceOf } from '../core/review/sources.ts';
-import type { RunRecord } from '../core/store/records.ts';
+import { criteriaByBlock, pairInstruction, reviewMarkdown, reviewSourceOf } from '../core/review/sources.ts';
 import type { Suite } from '../core/suites/types.ts';
 import { annotatorId } from '../core/util/annotator.ts';
 import { judgeFromArgs } from './score.ts';
@@ -74,11 +73,7 @@ async function review(argv: string[], io: CliIo): Promise<number> {
         const rubric = values.criteria ? values.criteria.split(',').map((s) => s.trim()).filter(Boolean) : [];
         if (values.criteria !== undefined && !rubric.length) throw new UsageError('--criteria names no criterion');
         const reviewers = intArg(values.reviewers, '--reviewers');
-        const crit = new Map<string, Promise<string[]>>();
-        const criteriaOf = (run: RunRecord) => {
-          if (!crit.has(run.blockId)) crit.set(run.blockId, pairCriteria(run, { rubric, suites }).then((c) => c.criteria));
-          return crit.get(run.blockId)!;
-        };
+        const criteriaOf = criteriaByBlock({ rubric, suites });
         const res = await openPairwiseQueue(ann, rs, sel, criteriaOf, reviewers !== undefined ? { reviewers } : {});
         if (values.json) io.out(JSON.stringify({ queue: res.queue, pairs: res.items.map((i) => ({ id: i.id, ...pairOf(i) })), skipped: res.skipped }, null, 1) + '\n');
         else {

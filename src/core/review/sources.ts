@@ -50,6 +50,25 @@ export async function pairCriteria(run: RunRecord, o: { rubric?: readonly string
 }
 
 /**
+ * {@link pairCriteria} for many runs, asked once per benchmark and block: the function returned resolves a run to its
+ * block's criteria (same rules and fallbacks as pairCriteria; `suites` is shared so each suite is reopened once).
+ * Used where a queue of pairs is opened (CLI `loupe review pairs`, the VS Code review commands).
+ */
+export function criteriaByBlock(o: { rubric?: readonly string[]; suites?: Map<string, Promise<Suite>> } = {}): (run: RunRecord) => Promise<string[]> {
+  const suites = o.suites ?? new Map<string, Promise<Suite>>();
+  const byBlock = new Map<string, Promise<string[]>>();
+  return (run) => {
+    const k = `${run.suite}\u0000${run.blockId}`;
+    let c = byBlock.get(k);
+    if (!c) {
+      c = pairCriteria(run, { ...(o.rubric ? { rubric: o.rubric } : {}), suites }).then((r) => r.criteria);
+      byBlock.set(k, c);
+    }
+    return c;
+  };
+}
+
+/**
  * The task text of a pair's block for the LLM pairwise judge (the benchmark's task text; `block <id>` when the suite
  * cannot be reopened).
  */

@@ -6,11 +6,10 @@
 import * as vscode from 'vscode';
 import { annotationStoreOf, type AnnotationQueue, type AnnotationStore } from '../../core/annotations/index.ts';
 import { choiceFromSides, ensurePairItem, judgePairs, leftSideFor, nextPair, openPairwiseQueue, pairOf, PAIRWISE_TASK, pairwiseVerdict } from '../../core/review/pairwise.ts';
-import { pairCriteria, pairInstruction, reviewMarkdown, reviewSourceOf } from '../../core/review/sources.ts';
+import { criteriaByBlock, pairInstruction, reviewMarkdown, reviewSourceOf } from '../../core/review/sources.ts';
 import { createJudge } from '../../core/eval/judges/factory.ts';
 import { judgementStoreOf } from '../../core/eval/store.ts';
 import { apiKeySecretName } from '../config.ts';
-import type { RunRecord } from '../../core/store/records.ts';
 import type { Suite } from '../../core/suites/types.ts';
 import { pairView, rankingState, reviewQueueView } from '../../core/ui/review.ts';
 import { errorMessage } from '../../core/util/errors.ts';
@@ -177,16 +176,6 @@ function runIdsOf(arg: unknown, selection: unknown): string[] {
   return one ? [one] : [];
 }
 
-function criteriaFor(suites: Map<string, Promise<Suite>>): (run: RunRecord) => Promise<string[]> {
-  const rubric = rubricSetting();
-  const byBlock = new Map<string, Promise<string[]>>();
-  return (run) => {
-    const k = `${run.suite}\u0000${run.blockId}`;
-    if (!byBlock.has(k)) byBlock.set(k, pairCriteria(run, { rubric, suites }).then((c) => c.criteria));
-    return byBlock.get(k)!;
-  };
-}
-
 /** `loupe.compareRuns`: two runs selected in the Runs view (or two run ids) side by side, blind. */
 export async function compareRunsCommand(ctx: LoupeContext, arg: unknown, selection: unknown): Promise<string | undefined> {
   const ids = runIdsOf(arg, selection);
@@ -198,7 +187,7 @@ export async function compareRunsCommand(ctx: LoupeContext, arg: unknown, select
   const ann = annotationStoreOf(rs);
   const first = await rs.getRun(ids[0]!);
   if (!first) throw new Error(`The run ${ids[0]} is no longer in the store.`);
-  const criteria = await criteriaFor(new Map())(first);
+  const criteria = await criteriaByBlock({ rubric: rubricSetting() })(first);
   const item = await ensurePairItem(ann, rs, ids[0]!, ids[1]!, criteria);
   const p = pairOf(item);
   const q = await ann.openQueue({ kind: 'pairs', runIds: [p.runA, p.runB] }, { name: `Compare ${p.blockId}`, reviewers: reviewersSetting(), blind: true });
@@ -225,7 +214,7 @@ export async function openPairwiseReviewCommand(ctx: LoupeContext, arg: unknown,
     if (!pick) return undefined;
     sel = { suite: pick.suite };
   }
-  const res = await openPairwiseQueue(annotationStoreOf(rs), rs, sel, criteriaFor(new Map()), { reviewers: reviewersSetting() });
+  const res = await openPairwiseQueue(annotationStoreOf(rs), rs, sel, criteriaByBlock({ rubric: rubricSetting() }), { reviewers: reviewersSetting() });
   ReviewPanel.show(ctx, res.queue);
   return res.queue.id;
 }
