@@ -62,10 +62,10 @@ async function render(s: AgreementState): Promise<void> {
       $schema: 'https://vega.github.io/schema/vega-lite/v6.json',
       title: 'LLM judge (rows) vs human resolution (columns)',
       data: { values },
-      width: 60 * c.labels.length, height: 40 * c.labels.length,
+      width: Math.max(140, 60 * c.labels.length), height: Math.max(90, 40 * c.labels.length),
       encoding: { x: { field: 'human', type: 'ordinal', sort: c.labels, title: 'human resolution' }, y: { field: 'llm', type: 'ordinal', sort: c.labels, title: 'LLM judge' } },
       layer: [
-        { mark: 'rect', encoding: { color: { field: 'n', type: 'quantitative', title: 'items', scale: { scheme: 'blues' } } } },
+        { mark: 'rect', encoding: { color: { field: 'n', type: 'quantitative', title: 'items', scale: { scheme: 'blues' }, legend: { format: 'd', tickMinStep: 1 } } } },
         { mark: { type: 'text', fontSize: 13 }, encoding: { text: { field: 'n', type: 'quantitative' } } },
       ],
     };

@@ -275,7 +275,7 @@ async function main() {
     ['extensionDevelopmentPath', `vscode-remote://${authority}${ROOT}`],
     ['extensionTestsPath', `vscode-remote://${authority}${suite}`],
   ]);
-  await page.goto(`${base}/?folder=${encodeURIComponent(join(run, 'ws'))}&payload=${encodeURIComponent(payload)}`);
+  await page.goto(`${base}/?folder=${encodeURIComponent(join(run, 'ws'))}&payload=${encodeURIComponent(payload)}`, { timeout: 120_000 });
   lap('workbench loading; tests run in the extension host');
   const timeout = new Promise((_, rej) => setTimeout(() => rej(new Error(`integration tests did not finish in ${TOTAL_TIMEOUT_MS} ms`)), TOTAL_TIMEOUT_MS));
   let code;
@@ -294,7 +294,7 @@ async function main() {
   if (code === 0 && grep && /panel base/i.test(grep) && existsSync(join(ROOT, 'out', 'test', 'panels.js'))) {
     try {
       const devOnly = JSON.stringify([['extensionDevelopmentPath', `vscode-remote://${authority}${ROOT}`]]);
-      await page.goto(`${base}/?folder=${encodeURIComponent(join(run, 'ws'))}&payload=${encodeURIComponent(devOnly)}`);
+      await page.goto(`${base}/?folder=${encodeURIComponent(join(run, 'ws'))}&payload=${encodeURIComponent(devOnly)}`, { timeout: 120_000 });
       let restored = '';
       for (let i = 0; i < 120 && !/echo: ping[\s\S]*created 1/.test(restored); i++) {
         await page.waitForTimeout(500);
