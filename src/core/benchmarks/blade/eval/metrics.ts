@@ -68,6 +68,14 @@ export interface BladeAggregateOptions {
   f1ZeroGuard: boolean;
   /** Model coverage denominator: `code` = min(|G|, |R|) with R the first k runs, `paper` = min(|G|, k) (Eq. 11). */
   modelCoverageDenominator: 'code' | 'paper';
+  /**
+   * Where generation failures stand in a dataset's run order (coverage@k takes the first k): `append` (BLADE
+   * `MultiRunResults.get_single_run_metrics`: `ret + empty`, after every successful run) or `in-place` (the order the
+   * runs were made). Issue 21 item 5.
+   */
+  generationFailures: 'append' | 'in-place';
+  /** The unweighted score: `code` (BLADE `final_metrics.py`: `… + 0.5 * f1_gspecs + 0.5 + f1_vspecs) / 4`) or `paper` (`0.5 * f1_vspecs`). Issue 21 item 7. */
+  unweightedFormula: 'code' | 'paper';
 }
 
 export const DEFAULT_AGGREGATE_OPTIONS: BladeAggregateOptions = {
@@ -78,7 +86,30 @@ export const DEFAULT_AGGREGATE_OPTIONS: BladeAggregateOptions = {
   coverageKey: 'id',
   f1ZeroGuard: true,
   modelCoverageDenominator: 'code',
+  generationFailures: 'in-place',
+  unweightedFormula: 'paper',
 };
+
+/** Option values that reproduce BLADE's code (`--preset official`, issue 21). */
+export const BLADE_OFFICIAL_AGGREGATE: Readonly<Pick<BladeAggregateOptions, 'failedRuns' | 'coverageKey' | 'f1ZeroGuard' | 'modelCoverageDenominator' | 'generationFailures' | 'unweightedFormula'>> = Object.freeze({
+  failedRuns: 'drop', coverageKey: 'name', f1ZeroGuard: false, modelCoverageDenominator: 'code', generationFailures: 'append', unweightedFormula: 'code',
+});
+
+/**
+ * A dataset's runs in the order BLADE scores them: under `append`, generation failures move after the other runs
+ * (stable), as `MultiRunResults.get_single_run_metrics` returns `ret + empty`.
+ * @returns the runs in order and how many generation failures changed position.
+ * Source: BLADE `eval/datamodel/run.py` @ 6118fa8d.
+ */
+export function orderBladeRuns<T extends { status: BladeRunMetrics['status'] }>(runs: readonly T[], mode: BladeAggregateOptions['generationFailures']): { runs: T[]; moved: number } {
+  if (mode === 'in-place') return { runs: [...runs], moved: 0 };
+  const ordered = [...runs.filter((r) => r.status !== 'generation_failed'), ...runs.filter((r) => r.status === 'generation_failed')];
+  let moved = 0;
+  ordered.forEach((r, i) => {
+    if (r.status === 'generation_failed' && runs[i] !== r) moved++;
+  });
+  return { runs: ordered, moved };
+}
 
 export interface TypeScores {
   precision: number;
@@ -106,7 +137,9 @@ export interface BladeAggregate {
   totals: { T: number; V: number; M: number; U: number; S: number };
   datasets: { dataset: string; runsUsed: number; runsDropped: number; gt: BladeGtCounts; perType: Record<MetricType, TypeScores> }[];
   warnings: string[];
-  options: BladeAggregateOptions & { cvarMatching: 'pairwise'; unweightedFormula: 'fixed' };
+  options: BladeAggregateOptions & { cvarMatching: 'pairwise' };
+  /** Items an official-code option changed: `generation_failures` runs moved to the end of their dataset. */
+  changedBy: Record<string, number>;
 }
 
 /** numpy's default (linear) quantile of an unsorted sample. */
@@ -255,11 +288,16 @@ export function aggregateBlade(datasets: BladeDatasetRuns[], options: Partial<Bl
   oneOf('failed_runs', o.failedRuns, ['zero', 'drop']);
   oneOf('coverage_key', o.coverageKey, ['id', 'name']);
   oneOf('model_coverage_denominator', o.modelCoverageDenominator, ['code', 'paper']);
+  oneOf('generation_failures', o.generationFailures, ['append', 'in-place']);
+  oneOf('unweighted_formula', o.unweightedFormula, ['code', 'paper']);
   const warnings: string[] = [];
   const prepared: Prepared[] = [];
   const dsInfo: BladeAggregate['datasets'] = [];
+  let moved = 0;
   for (const d of datasets) {
-    const kept = o.failedRuns === 'zero' ? d.runs.map((r) => (r.status === 'ok' ? r : zeroRun(r.status, r.runId))) : d.runs.filter((r) => r.status !== 'failed').map((r) => (r.status === 'ok' ? r : zeroRun(r.status, r.runId)));
+    const ordered = orderBladeRuns(d.runs, o.generationFailures);
+    moved += ordered.moved;
+    const kept = o.failedRuns === 'zero' ? ordered.runs.map((r) => (r.status === 'ok' ? r : zeroRun(r.status, r.runId))) : ordered.runs.filter((r) => r.status !== 'failed').map((r) => (r.status === 'ok' ? r : zeroRun(r.status, r.runId)));
     if (!kept.length) throw new LoupeInputError(`dataset ${d.dataset}`, 'has no runs to aggregate');
     if (kept.length <= o.k) warnings.push(`${d.dataset}: ${kept.length} runs ≤ k=${o.k}; BLADE requires more than k runs per dataset`);
     if (d.gt.numTspecs < 0) warnings.push(`${d.dataset}: negative transform denominator treated as 0`);
@@ -288,7 +326,10 @@ export function aggregateBlade(datasets: BladeDatasetRuns[], options: Partial<Bl
       perType[t] = { precision: P, coverage: C, f1: F };
       weighted += weights[t] * F;
     });
-    const unweighted = (perType.cvar.f1 + perType.model.f1 + perType.modelCvar.f1 + 0.5 * perType.transformGraph.f1 + 0.5 * perType.transformValue.f1) / 4;
+    // BLADE final_metrics.py: (f1_cvars + f1_models + f1_models_cvars + 0.5 * f1_gspecs + 0.5 + f1_vspecs) / 4
+    const unweighted = o.unweightedFormula === 'code'
+      ? (perType.cvar.f1 + perType.model.f1 + perType.modelCvar.f1 + 0.5 * perType.transformGraph.f1 + 0.5 + perType.transformValue.f1) / 4
+      : (perType.cvar.f1 + perType.model.f1 + perType.modelCvar.f1 + 0.5 * perType.transformGraph.f1 + 0.5 * perType.transformValue.f1) / 4;
     return { perType, weighted, unweighted };
   };
   // point estimate: runs in given order
@@ -334,7 +375,8 @@ export function aggregateBlade(datasets: BladeDatasetRuns[], options: Partial<Bl
     totals,
     datasets: dsInfo,
     warnings,
-    options: { ...o, cvarMatching: 'pairwise', unweightedFormula: 'fixed' },
+    options: { ...o, cvarMatching: 'pairwise' },
+    changedBy: moved ? { generation_failures: moved } : {},
   };
 }
 
@@ -355,7 +397,7 @@ export function bladeMetricBars(datasets: BladeDatasetRuns[], options: Partial<B
   const rand = seededRandom(o.seed);
   const perType = {} as BladeMetricBars['perType'];
   const prepared = datasets.map((d) => {
-    const kept = o.failedRuns === 'zero' ? d.runs.map((r) => (r.status === 'ok' ? r : zeroRun(r.status, r.runId))) : d.runs.filter((r) => r.status !== 'failed').map((r) => (r.status === 'ok' ? r : zeroRun(r.status, r.runId)));
+    const kept = o.failedRuns === 'zero' ? orderBladeRuns(d.runs, o.generationFailures).runs.map((r) => (r.status === 'ok' ? r : zeroRun(r.status, r.runId))) : d.runs.filter((r) => r.status !== 'failed').map((r) => (r.status === 'ok' ? r : zeroRun(r.status, r.runId)));
     return prepare(d, kept, o);
   });
   const boot = (xs: number[]): Interval => {
