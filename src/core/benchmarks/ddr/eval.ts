@@ -351,18 +351,24 @@ export function ddrTopK(items: readonly DdrItemResult[], failed: DdrOptions['fai
  * Source: DDR_Bench `_parse_context_quality_result`, `calculate_summary_stats` @ cc0aafb0 (issue 21 items 13, 14).
  */
 function officialItem(it: DdrItemResult, raw: string | null, o: DdrOptions): DdrItemResult {
-  if (raw === null || !/^(llm|file)/.test(it.judgeId) || (o.unparsed_reply === 'error' && o.label_case === 'any')) return it;
+  if (raw === null || !/^(llm|file)/.test(it.judgeId)) return it;
   const r = ddrOfficialReading(raw);
   if (!r) return it;
-  if (r.kind === 'text' && o.unparsed_reply === 'substring') {
+  if (r.kind === 'text') {
+    if (o.unparsed_reply !== 'substring') return it;
     const label = r.label as ChecklistLabel;
     const changed = it.status !== 'done' || it.label !== label;
     return { ...it, label, supporting: [], contradicting: [], status: 'done', ...(changed ? { officialLabel: r.label, changedBy: 'unparsed_reply' as const } : {}) };
   }
-  if (r.kind === 'json' && o.label_case === 'exact' && it.status === 'done' && !EXACT_LABELS.has(r.label)) {
-    return { ...it, label: 'INSUFFICIENT_INFO', officialLabel: r.label, ...(it.label !== 'INSUFFICIENT_INFO' ? { changedBy: 'label_case' as const } : {}) };
-  }
-  return it;
+  // a JSON reply: DDR's own format (`context_quality`, `supporting_message_indices`) is read here too
+  const exact = EXACT_LABELS.has(r.label);
+  const relaxed = EXACT_LABELS.has(r.label.trim().toUpperCase()) ? (r.label.trim().toUpperCase() as ChecklistLabel) : null;
+  const label: ChecklistLabel | null = exact ? (r.label as ChecklistLabel) : o.label_case === 'exact' ? 'INSUFFICIENT_INFO' : relaxed;
+  const uncounted = !exact && o.label_case === 'exact';
+  if (label === null || (it.status === 'done' && it.label === label)) return it;
+  const changed = uncounted && relaxed !== label;
+  if (it.status !== 'done') return { ...it, label, supporting: r.supporting, contradicting: r.contradicting, status: 'done', ...(uncounted ? { officialLabel: r.label } : {}), ...(changed ? { changedBy: 'label_case' as const } : {}) };
+  return { ...it, label, ...(uncounted ? { officialLabel: r.label } : {}), ...(changed ? { changedBy: 'label_case' as const } : {}) };
 }
 
 /**

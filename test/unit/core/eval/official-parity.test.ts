@@ -96,3 +96,79 @@ describe('LongDA equals LongDA metric.py (fixture longda/)', () => {
     assert.deepEqual(s.changedBy, {});
   });
 });
+
+describe('DDR-Bench equals DDR evaluate/ on its own log folder + qa.json (fixture ddr/)', async () => {
+  const { scoreDdrChecklists, ddrOptions } = await import('../../../../src/core/benchmarks/ddr/eval.ts');
+  const { readDdrLogFolder } = await import('../../../../src/core/benchmarks/ddr/official-logs.ts');
+  const { extractJson, relaxToSchema, validateSchema } = await import('../../../../src/core/eval/judges/schema.ts');
+  const { taskDef } = await import('../../../../src/core/eval/judges/tasks.ts');
+  type Ctx = { message_wise: Array<string | null>; chat_wise: Array<string | null> };
+  const replies = readJson<Record<string, Ctx>>('ddr/replies.json');
+  const exp = readJson<{
+    overall_statistics: Record<'message_wise_context' | 'chat_wise_context', { average_correct_percentage: number; overall_correct_percentage: number; total_questions: number; total_correct: number }>;
+    cumulative_message_statistics: { stats_by_threshold: Record<string, { correct_percentage: number; incorrect_percentage: number; insufficient_percentage: number }> };
+    entity_results: Array<{ entity_id: string; message_wise_context_results: Array<{ context_quality: string }>; chat_wise_context_results: Array<{ context_quality: string }> }>;
+  }>('ddr/expected.json');
+  /** Replays the recorded replies through Loupe's own reply reading (as the LLM judge reads a reply, no retry). */
+  const replay = {
+    id: 'llm:replay',
+    async judge(task: string, input: unknown, ctx?: { itemRef?: string }) {
+      const m = /^entity (\S+) \/ item (\d+) \/ (message|trajectory)-wise$/.exec(ctx?.itemRef ?? '')!;
+      const raw = replies[m[1]!]![m[3] === 'message' ? 'message_wise' : 'chat_wise'][Number(m[2])] ?? null;
+      const base = { key: ctx!.itemRef!, task, judgeId: 'llm:replay', inputHash: '', promptHash: null, input, raw, at: '' };
+      if (raw === null) return { ...base, verdict: null, status: 'error', error: 'model call failed' };
+      const def = taskDef('checklist-support');
+      const x = extractJson(raw);
+      const p = x === undefined ? undefined : relaxToSchema(x, def.schema);
+      return p !== undefined && !validateSchema(p, def.schema).length ? { ...base, verdict: def.coerce(p), status: 'done' } : { ...base, verdict: null, status: 'error', error: 'invalid reply' };
+    },
+  } as unknown as import('../../../../src/core/eval/judges/types.ts').Judge;
+  const { runs, missing } = readDdrLogFolder(join(FIX, 'ddr/logs'), join(FIX, 'ddr/qa.json'), 'mimic');
+  const spec = getBenchmark('ddr').scoreOptions;
+  const score = async (preset: 'official' | 'paper') => scoreDdrChecklists(runs, replay, ddrOptions(parseOptionsWithPreset(spec, preset, {}) as Record<string, string | number>));
+
+  it('reads the log folder as DDR does (NO INSIGHT and blanks dropped, report cut at "- INFO -", unlogged entity left out)', () => {
+    assert.deepEqual(runs.map((r) => r.entityId), ['1001', '1002', '1003']);
+    assert.deepEqual(missing, ['1004']);
+    assert.equal(runs[0]!.report, 'FINISH: heart rate 88 bpm; lactate 3.1; creatinine rising to 1.6.');
+  });
+
+  it('official preset: identical per-item labels, sample/item averages and top-k curve to 1e-12', async () => {
+    const s = await score('official');
+    const byId = new Map(s.perEntity.map((e) => [e.entityId, e]));
+    for (const er of exp.entity_results) {
+      const e = byId.get(er.entity_id)!;
+      const lab = (q: string) => (q === 'CORRECT_INFO' ? 'CORRECT_INFO' : q === 'INCORRECT_INFO' ? 'INCORRECT_INFO' : q === 'API_FAILED' ? 'failed' : 'not-correct-not-incorrect');
+      const mine = (it: { label: string | null; status: string }) => (it.status === 'error' ? 'failed' : it.label === 'CORRECT_INFO' || it.label === 'INCORRECT_INFO' ? it.label : 'not-correct-not-incorrect');
+      assert.deepEqual(e.messageWise.included ? e.messageWise.items.map(mine) : [], er.message_wise_context_results.map((r) => lab(r.context_quality)), `${er.entity_id} message-wise`);
+      assert.deepEqual(e.trajectoryWise.included ? e.trajectoryWise.items.map(mine) : [], er.chat_wise_context_results.map((r) => lab(r.context_quality)), `${er.entity_id} chat-wise`);
+    }
+    const o = exp.overall_statistics;
+    close(100 * s.messageWise.sampleAveraged!, o.message_wise_context.average_correct_percentage, 'message-wise sample-averaged');
+    close(100 * s.messageWise.itemAveraged!, o.message_wise_context.overall_correct_percentage, 'message-wise item-averaged');
+    close(100 * s.trajectoryWise.sampleAveraged!, o.chat_wise_context.average_correct_percentage, 'chat-wise sample-averaged');
+    close(100 * s.trajectoryWise.itemAveraged!, o.chat_wise_context.overall_correct_percentage, 'chat-wise item-averaged');
+    assert.equal(s.messageWise.items, o.message_wise_context.total_questions);
+    assert.equal(s.trajectoryWise.items, o.chat_wise_context.total_questions);
+    for (const p of s.topK) {
+      const e = exp.cumulative_message_statistics.stats_by_threshold[`top_${p.k}`]!;
+      close(100 * p.correct, e.correct_percentage, `top_${p.k} correct`);
+      close(100 * p.incorrect, e.incorrect_percentage, `top_${p.k} incorrect`);
+      close(100 * p.insufficient, e.insufficient_percentage, `top_${p.k} insufficient`);
+    }
+    // item 13 flipped one verdict (INCORRECT_INFO read as correct); item 14: `correct_info` and `Insufficient_Info` uncounted, one of them changed
+    assert.equal(s.changedBy.unparsed_reply, 2);
+    assert.equal(s.changedBy.label_case, 1);
+  });
+
+  it('paper preset: the non-JSON replies fail, lower-case labels are read, failures and empty entities as the paper says', async () => {
+    const s = await score('paper');
+    const e1 = s.perEntity.find((e) => e.entityId === '1001')!;
+    assert.deepEqual(e1.messageWise.items.map((i) => i.label), ['CORRECT_INFO', null, 'CORRECT_INFO', 'INSUFFICIENT_INFO']);
+    assert.equal(e1.messageWise.accuracy, 2 / 3);
+    assert.equal(e1.trajectoryWise.accuracy, 1 / 2, 'failed call and unparsed reply leave the denominator');
+    assert.deepEqual(s.changedBy, {});
+    // 1002 has no valid insight: 0 under empty_insights=zero; message-wise average over 1001, 1002, 1003
+    close(s.messageWise.sampleAveraged, (2 / 3 + 0 + 2 / 3) / 3, 'paper sample-averaged');
+  });
+});
