@@ -172,3 +172,54 @@ describe('DDR-Bench equals DDR evaluate/ on its own log folder + qa.json (fixtur
     close(s.messageWise.sampleAveraged, (2 / 3 + 0 + 2 / 3) / 3, 'paper sample-averaged');
   });
 });
+
+describe('BLADE equals blade_bench final_metrics on run order, F1 and the unweighted score (fixture blade/)', async () => {
+  const { aggregateBlade, METRIC_TYPES } = await import('../../../../src/core/benchmarks/blade/eval/metrics.ts');
+  type Raw = { k: number; datasets: Array<{ dataset: string; gt: { numCvars: number; numMspecs: number; numMspecsUnique: number; numTspecs: number }; runs: Array<{ status: 'ok' | 'generation_failed'; precision?: Record<string, number>; items?: Record<string, string[]> }> }> };
+  const raw = readJson<Raw>('blade/runs.json');
+  const exp = readJson<{ noModelCvar: { weighted: string | number; unweighted: string | number }; precision: Record<string, number>; coverage: Record<string, number>; weighted: number; unweighted: number }>('blade/expected.json');
+  const datasets = (drop: boolean) => raw.datasets.map((d) => ({
+    dataset: d.dataset,
+    gt: d.gt,
+    runs: d.runs.map((r) => ({
+      status: r.status,
+      metrics: Object.fromEntries(METRIC_TYPES.map((t) => {
+        const items = drop && t === 'modelCvar' ? [] : (r.items?.[t] ?? []);
+        return [t, { gtItems: items, gtNames: items, precision: drop && t === 'modelCvar' ? 0 : (r.precision?.[t] ?? 0), matched: 0, denominator: 0 }];
+      })) as never,
+    })),
+  }));
+  const opts = (preset: 'official' | 'paper') => {
+    const o = parseOptionsWithPreset(getBenchmark('blade').scoreOptions, preset, {});
+    return { k: raw.k, samples: 1, seed: 0, failedRuns: o.failed_runs as 'zero' | 'drop', coverageKey: o.coverage_key as 'id' | 'name', modelCoverageDenominator: o.model_coverage_denominator as 'code' | 'paper', generationFailures: o.generation_failures as 'append' | 'in-place', unweightedFormula: o.unweighted_formula as 'code' | 'paper', f1ZeroGuard: o.f1_zero !== 'nan' };
+  };
+
+  it('official preset: precision, coverage@k (failures appended), weighted and unweighted scores to 1e-12', () => {
+    const a = aggregateBlade(datasets(false), opts('official'));
+    for (const t of METRIC_TYPES) {
+      close(a.point.perType[t].precision, exp.precision[t]!, `${t} precision`);
+      close(a.point.perType[t].coverage, exp.coverage[t]!, `${t} coverage`);
+    }
+    close(a.point.weightedF1, exp.weighted, 'weighted');
+    close(a.point.unweightedF1, exp.unweighted, 'unweighted (+ 0.5 +)');
+    assert.deepEqual(a.changedBy, { generation_failures: 3 }, 'three generation failures stood before a successful run');
+  });
+
+  it('official preset: F1 with precision = coverage = 0 is NaN, and so are the scores', () => {
+    const a = aggregateBlade(datasets(true), opts('official'));
+    assert.ok(Number.isNaN(a.point.perType.modelCvar.f1));
+    assert.equal(String(a.point.weightedF1), String(exp.noModelCvar.weighted));
+    assert.equal(String(a.point.unweightedF1), String(exp.noModelCvar.unweighted));
+  });
+
+  it('paper preset: failures keep their place, F1 0 when P = C = 0, the unweighted formula as written', () => {
+    const a = aggregateBlade(datasets(false), opts('paper'));
+    const f = a.point.perType;
+    close(a.point.unweightedF1, (f.cvar.f1 + f.model.f1 + f.modelCvar.f1 + 0.5 * f.transformGraph.f1 + 0.5 * f.transformValue.f1) / 4, 'paper unweighted');
+    assert.ok(f.cvar.coverage < exp.coverage.cvar!, 'in place, a failure inside the first k lowers coverage@k');
+    assert.deepEqual(a.changedBy, {});
+    const z = aggregateBlade(datasets(true), opts('paper'));
+    assert.equal(z.point.perType.modelCvar.f1, 0);
+    assert.ok(Number.isFinite(z.point.weightedF1));
+  });
+});
