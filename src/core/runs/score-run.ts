@@ -109,7 +109,7 @@ export async function scoreStoredRun(store: RunStore, runId: string, o: ScoreRun
     const picked = def.checklist ? await checklistFor(store, def, suite, block, o.checklist ?? 'latest') : undefined;
     const counted = countingJudge(o.judge);
     const score = await def.score({ store, run, suite, block: picked?.block ?? block, judge: counted.judge, options, raw, session: own, extras: { ...(o.embedder ? { embedder: o.embedder } : {}), groundTruthVersion: o.groundTruth ?? 'latest' }, log: o.log ?? nullLogger });
-    return { ...score, options: { ...options, ...score.options }, preset, decided: counted.counts(), ...(picked ? { checklist: picked.used } : {}) };
+    return { ...score, preset, decided: counted.counts(), ...(picked ? { checklist: picked.used } : {}) };
   } catch (e) {
     if (e instanceof LoupeInputError && /^(option |checklist version|ground-truth version)/.test(e.subject)) throw e;
     return { ...scoreBase(run, run.suite, o.judge.id, {}), summary: {}, detail: null, error: errorMessage(e) };

@@ -155,7 +155,7 @@ export async function aggregateBladeGroups(groups: readonly ScoreGroup[], option
         agg.metrics.weightedF1Lo = a.bootstrap.weightedF1.lo;
         agg.metrics.weightedF1Hi = a.bootstrap.weightedF1.hi;
         if (unplaced.length) a.warnings.push(`failed runs left out (their dataset has no scored run to take GT denominators from): ${unplaced.join(', ')}`);
-        agg.options = { failed_runs: a.options.failedRuns, generation_failures: a.options.generationFailures, f1_zero: a.options.f1ZeroGuard ? 'zero' : 'nan', unweighted_formula: a.options.unweightedFormula, coverage_key: a.options.coverageKey, model_coverage_denominator: a.options.modelCoverageDenominator };
+        agg.options = { failed_runs: a.options.failedRuns }; // every aggregation option is in extra.options
         agg.metrics.unweightedF1 = a.point.unweightedF1;
         if (Object.keys(a.changedBy).length) agg.changedBy = a.changedBy;
         agg.method = `BLADE aggregateBlade (bootstrap) over datasets; failed_runs=${a.options.failedRuns}: runs whose scoring failed are ${a.options.failedRuns === 'zero' ? 'scored 0 and counted' : 'dropped'}, runs without a submission are padded as 0 either way`;

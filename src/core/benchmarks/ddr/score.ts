@@ -87,7 +87,8 @@ const avg = (xs: Array<number | null>) => {
 
 /**
  * DDR aggregates: per model, sample-averaged (mean over entities) and item-averaged (Σ correct / Σ judged)
- * accuracy; with a judge and two or more models, Bradley–Terry novelty strengths and ranks (`novelty_seed`,
+ * accuracy, the top-k curve pooled over entities (`extra.topK`, DDR calculate_cumulative_message_stats); with a judge
+ * and two or more models, Bradley–Terry novelty strengths and ranks (`novelty_seed`,
  * `novelty_ties`). Source: DDR `calculate_overall_stats`; DDR-Bench paper §4.3 (novelty).
  */
 export async function aggregateDdr(groups: readonly ScoreGroup[], judge: Judge | undefined, options: OptionValues): Promise<ScoreAggregate[]> {
@@ -111,7 +112,7 @@ export async function aggregateDdr(groups: readonly ScoreGroup[], judge: Judge |
       normalizedEntropy: avg(ok.map((s) => s.summary.normalizedEntropy ?? null)),
       hallucinationRate: avg(ok.map((s) => s.summary.hallucinationRate ?? null)),
     };
-    agg.method = 'sample-averaged = mean over entities; item-averaged = Σ correct / Σ judged (DDR calculate_overall_stats); topK pooled over entities (calculate_cumulative_message_stats)';
+    agg.method = 'sample-averaged = mean over entities; item-averaged = Σ correct / Σ judged (DDR calculate_overall_stats)';
     agg.extra = { topK: ddrTopK(m.flatMap((x) => x.items), options.failed_judgements === 'count' ? 'count' : 'exclude') };
     return agg;
   });
