@@ -3,6 +3,10 @@ import { resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { aggregateScores, saveRunScore, scoreStoredRun, scoringSession, validateOptionNames, type RunScore, type ScoreAggregate } from '../core/runs/score-run.ts';
 import { presetOf } from '../core/eval/run-score.ts';
+import { RecordedJudge } from '../core/eval/judges/recorded.ts';
+import { MemoryJudgementStore } from '../core/eval/judges/judge.ts';
+import { ddrOptions, scoreDdrChecklists } from '../core/benchmarks/ddr/eval.ts';
+import { readDdrLogFolder } from '../core/benchmarks/ddr/official-logs.ts';
 import { benchmarks, findBenchmark, getBenchmark } from '../core/benchmarks/registry.ts';
 import { formatOptionEcho, optionPresetHelpLines, parseOptionsWithPreset, parsePreset, SCORE_PRESETS, splitOptionPairs, type ScorePreset } from '../core/benchmarks/options.ts';
 import { loadLongdaGroundTruth, longdaOptions, parseLongtaAnswers, scoreLongda } from '../core/benchmarks/longda/eval.ts';
@@ -32,6 +36,10 @@ const USAGE_HEAD = `loupe score [--store FILE] (--run ID | --all) [--suite S] [-
   --judge human: the experts' verdicts from the annotation panel (adjudicated, else majority, else the single
     annotator; ties stay pending); other items wait as pending; scores say how many are pending.
   --judge llm+human: experts' verdicts where they exist, the LLM judge elsewhere (needs the --judge-model flags).
+  --judge file:VERDICTS.jsonl: recorded verdicts, one JSON object a line keyed by the benchmark's own ids —
+    {"task": "checklist-support", "id": {"entity": "1001", "item": 0, "context": "message-wise"}, "raw": "<reply>"}
+    (DDR: entity + checklist item index + context; AnalystBench: {"task": ID, "criterion": index}); "verdict": {...}
+    in Loupe's shape instead of "raw" also works. No model is called; an item with no line is a failed judgement.
   Every score says how many judgements experts, the LLM and identical-text shortcuts decided, and how many wait.
   --gt-version: BLADE ground truth — latest (default: the newest version saved with loupe blade gt save, else the
     dataset's annotations.csv), shipped (the file, version 0) or a version number; every score records it.
@@ -42,7 +50,11 @@ const USAGE_HEAD = `loupe score [--store FILE] (--run ID | --all) [--suite S] [-
   --json prints { judge, options, runs: [...], aggregates: [...] }; rates are fractions in [0, 1].
   Scores are saved in the store (table scores) unless --no-save.
        loupe score --longda-answers answers_progress.csv [--ground-truth benchmark.csv] [--preset P] [--option ...] [--json]
-  scores a LongTA results file (or any CSV with the benchmark columns plus my_answer and q_id) without a store.`;
+  scores a LongTA results file (or any CSV with the benchmark columns plus my_answer and q_id) without a store.
+       loupe score --ddr-logs LOGS_DIR --qa qa.json [--scenario mimic|10k|globem] --judge file:VERDICTS.jsonl
+            [--preset P] [--option ...] [--json]
+  scores DDR-Bench's own agent logs (<prefix>_<entity>/insights*.csv, session_stats*.json) against its qa.json,
+  without a store (the judge: file:, or llm with the --judge-model flags).`;
 
 /** The usage text: the scoring options come from each benchmark's declaration. */
 function usage(): string {
@@ -65,10 +77,17 @@ export function loadOptionsFromArgs(v: { entities?: string | undefined; database
   };
 }
 
-/** Builds the judge chosen on the command line (the core factory; messages in the CLI's flags). */
-export function judgeFromArgs(v: { judge?: string; 'judge-model'?: string; 'judge-base-url'?: string; 'judge-api-key-env'?: string }, store: JudgementStore, env: NodeJS.ProcessEnv, resolver?: HumanResolver): Judge {
+/**
+ * Builds the judge chosen on the command line (the core factory; messages in the CLI's flags); `file:PATH` is the
+ * recorded-verdicts judge (PATH relative to `cwd`).
+ */
+export function judgeFromArgs(v: { judge?: string; 'judge-model'?: string; 'judge-base-url'?: string; 'judge-api-key-env'?: string }, store: JudgementStore, env: NodeJS.ProcessEnv, resolver?: HumanResolver, cwd = process.cwd()): Judge {
   const kind = v.judge ?? 'none';
-  if (!(JUDGE_KINDS as readonly string[]).includes(kind)) throw new UsageError(`--judge must be ${JUDGE_KINDS.join(', ')}, got '${kind}'`);
+  if (kind.startsWith('file:')) {
+    if (kind.length === 5) throw new UsageError('--judge file: needs a path, e.g. --judge file:verdicts.jsonl');
+    return new RecordedJudge(resolve(cwd, kind.slice(5)));
+  }
+  if (!(JUDGE_KINDS as readonly string[]).includes(kind)) throw new UsageError(`--judge must be ${JUDGE_KINDS.join(', ')} or file:VERDICTS.jsonl, got '${kind}'`);
   if ((kind === 'llm' || kind === 'llm+human') && (!v['judge-model'] || !v['judge-base-url'])) throw new UsageError(`--judge ${kind} needs --judge-model and --judge-base-url`);
   return createJudge({ kind: kind as JudgeKind, ...(v['judge-model'] ? { model: v['judge-model'] } : {}), ...(v['judge-base-url'] ? { baseUrl: v['judge-base-url'] } : {}), apiKey: env[v['judge-api-key-env'] ?? 'OPENAI_API_KEY'] ?? '' }, store, resolver ?? (async () => undefined));
 }
@@ -136,9 +155,15 @@ export const scoreCommand: CliCommand = {
         entities: { type: 'string' }, database: { type: 'string' }, metadata: { type: 'string' }, checklist: { type: 'string' }, 'checklist-version': { type: 'string' }, 'gt-version': { type: 'string' },
         option: { type: 'string', multiple: true }, preset: { type: 'string' }, 'no-save': { type: 'boolean' }, json: { type: 'boolean' },
         'longda-answers': { type: 'string' }, 'ground-truth': { type: 'string' },
+        'ddr-logs': { type: 'string' }, qa: { type: 'string' }, scenario: { type: 'string' },
       },
     });
     const preset = parsePreset(values.preset, '--preset');
+    if (values['ddr-logs']) {
+      if (!values.qa) throw new UsageError('--ddr-logs needs --qa FILE (the scenario\'s qa.json)');
+      const judgeArgs = { judge: values.judge, 'judge-model': values['judge-model'], 'judge-base-url': values['judge-base-url'], 'judge-api-key-env': values['judge-api-key-env'] };
+      return scoreDdrLogs({ logs: values['ddr-logs'], qa: values.qa, scenario: values.scenario ?? 'mimic', judge: judgeFromArgs(judgeArgs, new MemoryJudgementStore(), io.env, undefined, io.cwd), options: parseOptionPairs(values.option), preset, json: !!values.json }, io);
+    }
     if (values['longda-answers']) return scoreLongtaFile(values['longda-answers'], values['ground-truth'], parseOptionPairs(values.option), preset, !!values.json, io);
     await openExistingStore(io, values.store).close(); // a mistyped path is an error, not a new empty store
     if (!values.run?.length && !values.all) throw new UsageError('give --run ID (repeatable) or --all');
@@ -150,7 +175,7 @@ export const scoreCommand: CliCommand = {
     const cv = values['checklist-version'];
     if (cv !== undefined && !/^(latest|native|[1-9]\d*)$/.test(cv)) throw new UsageError(`--checklist-version must be latest, native or a version number, got '${cv}'`);
     const judgeArgs = { judge: values.judge, 'judge-model': values['judge-model'], 'judge-base-url': values['judge-base-url'], 'judge-api-key-env': values['judge-api-key-env'] };
-    judgeFromArgs(judgeArgs, { get: async () => undefined, put: async () => {}, listPending: async () => [] }, io.env); // validate early
+    judgeFromArgs(judgeArgs, { get: async () => undefined, put: async () => {}, listPending: async () => [] }, io.env, undefined, io.cwd); // validate early
     const embedder = values['embeddings-model']
       ? openAiEmbedder({ baseUrl: values['embeddings-base-url'] ?? values['judge-base-url'] ?? '', model: values['embeddings-model'], apiKey: io.env[values['judge-api-key-env'] ?? 'OPENAI_API_KEY'] ?? '' })
       : lexicalEmbedder();
@@ -160,7 +185,7 @@ export const scoreCommand: CliCommand = {
       ...(values.suite ? { suite: values.suite } : {}),
       ...(values['suite-root'] ?? values.root ? { suiteRoot: resolve(io.cwd, (values['suite-root'] ?? values.root)!) } : {}),
       loadOptions: loadOptionsFromArgs(values, io.cwd),
-      judge: (js, resolver) => judgeFromArgs(judgeArgs, js, io.env, resolver),
+      judge: (js, resolver) => judgeFromArgs(judgeArgs, js, io.env, resolver, io.cwd),
       options,
       preset,
       embedder,
@@ -210,6 +235,26 @@ async function scoreLongtaFile(file: string, truthFile: string | undefined, opti
     io.out(`preset: ${preset}   options used (longda): ${Object.entries(score.options).map(([k, v]) => `${k}=${v}`).join(' ')}\n`);
     if (score.changedBy && Object.keys(score.changedBy).length) io.out(`changed by official-code options: ${Object.entries(score.changedBy).map(([k, v]) => `${k} ${v}`).join(', ')}\n`);
     for (const b of score.bySource) io.out(`  ${b.blockId}: match ${pct(b.match)}%  coverage ${pct(b.coverage)}%  (${b.n})\n`);
+  }
+  return 0;
+}
+
+/** `loupe score --ddr-logs DIR --qa FILE`: DDR-Bench's own logs scored against its checklist, without a store. */
+async function scoreDdrLogs(o: { logs: string; qa: string; scenario: string; judge: Judge; options: Record<string, string>; preset: ScorePreset; json: boolean }, io: CliIo): Promise<number> {
+  const def = getBenchmark('ddr');
+  for (const k of Object.keys(o.options)) if (!def.scoreOptions.some((s) => s.name === k)) throw new LoupeInputError(`option ${k}`, `not a DDR-Bench option (${def.scoreOptions.map((s) => s.name).join(', ')})`);
+  const opts = ddrOptions({ ...(parseOptionsWithPreset(def.scoreOptions, o.preset, o.options) as Record<string, string | number>), scenario: o.scenario });
+  const { runs, missing } = readDdrLogFolder(resolve(io.cwd, o.logs), resolve(io.cwd, o.qa), o.scenario);
+  const s = await scoreDdrChecklists(runs, o.judge, opts);
+  const notRecorded = o.judge instanceof RecordedJudge ? o.judge.missing.length : 0;
+  if (o.json) {
+    io.out(JSON.stringify({ logs: resolve(io.cwd, o.logs), qa: resolve(io.cwd, o.qa), judge: o.judge.id, preset: o.preset, options: s.options, entities: runs.length, entitiesWithoutLogs: missing, notRecorded, messageWise: s.messageWise, trajectoryWise: s.trajectoryWise, topK: s.topK, changedBy: s.changedBy, perEntity: s.perEntity.map((e) => ({ entityId: e.entityId, messageWise: { included: e.messageWise.included, accuracy: e.messageWise.accuracy, labels: e.messageWise.items.map((i) => i.officialLabel ?? i.label) }, trajectoryWise: { included: e.trajectoryWise.included, accuracy: e.trajectoryWise.accuracy, labels: e.trajectoryWise.items.map((i) => i.officialLabel ?? i.label) } })) }, jsonNumbers, 2) + '\n');
+  } else {
+    io.out(`${resolve(io.cwd, o.logs)}: ${runs.length} entities scored${missing.length ? ` (${missing.length} in qa.json without logs)` : ''}   judge: ${o.judge.id}   preset: ${o.preset}\n`);
+    for (const [name, a] of [['message-wise', s.messageWise], ['trajectory-wise', s.trajectoryWise]] as const) io.out(`${name}: sample-averaged ${pct(a.sampleAveraged)}%  item-averaged ${pct(a.itemAveraged)}%  (${a.entities} entities, ${a.items} items, ${a.errors} failed)\n`);
+    io.out(`options used (ddr): ${formatOptionEcho(s.options as unknown as Record<string, unknown>)}\n`);
+    if (Object.keys(s.changedBy).length) io.out(`changed by official-code options: ${Object.entries(s.changedBy).map(([k, v]) => `${k} ${v}`).join(', ')}\n`);
+    if (notRecorded) io.out(`${notRecorded} items had no recorded verdict (failed judgements)\n`);
   }
   return 0;
 }

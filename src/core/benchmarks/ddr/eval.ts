@@ -251,7 +251,8 @@ export async function scoreDdrChecklists(runs: readonly DdrEntityRun[], judge: J
   const results = await mapLimit(jobs, opts.concurrency, async (job) => {
     const p = perRun[job.e]!;
     const item = p.r.checklist[job.i]!;
-    const ctx: JudgeContext = { itemRef: `entity ${p.r.entityId} / item ${job.i} / ${job.ctx === 'm' ? 'message-wise' : 'trajectory-wise'}` };
+    const context = job.ctx === 'm' ? 'message-wise' : 'trajectory-wise';
+    const ctx: JudgeContext = { itemRef: `entity ${p.r.entityId} / item ${job.i} / ${context}`, nativeId: { entity: p.r.entityId, item: job.i, context } };
     if (p.r.runId) ctx.runId = p.r.runId;
     const trend = opts.scenario.toLowerCase() === 'globem' && opts.globem_check === 'answer' ? trendCategory(item.answer) : null;
     if (trend) {

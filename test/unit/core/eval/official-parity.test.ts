@@ -223,3 +223,57 @@ describe('BLADE equals blade_bench final_metrics on run order, F1 and the unweig
     assert.ok(Number.isFinite(z.point.weightedF1));
   });
 });
+
+describe('loupe score --ddr-logs with --judge file: (DDR\'s own outputs re-scored without a model)', async () => {
+  const { main } = await import('../../../../src/cli/main.ts');
+  const { RecordedJudge } = await import('../../../../src/core/eval/judges/recorded.ts');
+  const run = async (args: string[]) => {
+    const out: string[] = [];
+    const err: string[] = [];
+    const rc = await main(['score', '--ddr-logs', 'logs', '--qa', 'qa.json', '--judge', 'file:verdicts.jsonl', ...args], { out: (s: string) => out.push(s), err: (s: string) => err.push(s), env: {}, cwd: join(FIX, 'ddr') } as never);
+    return { rc, out: out.join(''), err: err.join('') };
+  };
+  const exp = readJson<{ overall_statistics: Record<'message_wise_context' | 'chat_wise_context', { average_correct_percentage: number; overall_correct_percentage: number }>; cumulative_message_statistics: { stats_by_threshold: Record<string, { correct_percentage: number }> } }>('ddr/expected.json');
+
+  it('matches DDR evaluate/ on the same replies under the default (official) preset', async () => {
+    const r = await run(['--json']);
+    assert.equal(r.rc, 0, r.err);
+    const j = JSON.parse(r.out) as { preset: string; judge: string; entities: number; entitiesWithoutLogs: string[]; notRecorded: number; changedBy: Record<string, number>; messageWise: { sampleAveraged: number; itemAveraged: number }; trajectoryWise: { sampleAveraged: number; itemAveraged: number }; topK: Array<{ k: number; correct: number }>; perEntity: Array<{ entityId: string; messageWise: { labels: string[] } }> };
+    assert.equal(j.preset, 'official');
+    assert.equal(j.judge, 'file:verdicts.jsonl');
+    assert.equal(j.entities, 3);
+    assert.deepEqual(j.entitiesWithoutLogs, ['1004']);
+    assert.equal(j.notRecorded, 1, 'the failed API call has no recorded verdict');
+    const o = exp.overall_statistics;
+    close(100 * j.messageWise.sampleAveraged, o.message_wise_context.average_correct_percentage, 'message-wise sample');
+    close(100 * j.messageWise.itemAveraged, o.message_wise_context.overall_correct_percentage, 'message-wise item');
+    close(100 * j.trajectoryWise.sampleAveraged, o.chat_wise_context.average_correct_percentage, 'chat-wise sample');
+    close(100 * j.trajectoryWise.itemAveraged, o.chat_wise_context.overall_correct_percentage, 'chat-wise item');
+    for (const p of j.topK) close(100 * p.correct, exp.cumulative_message_statistics.stats_by_threshold[`top_${p.k}`]!.correct_percentage, `top_${p.k}`);
+    assert.deepEqual(j.perEntity[0]!.messageWise.labels, ['CORRECT_INFO', 'CORRECT_INFO', 'correct_info', 'INSUFFICIENT_INFO']);
+    assert.deepEqual(j.changedBy, { unparsed_reply: 2, label_case: 1 });
+  });
+
+  it('prints the preset and what official-code options changed; --preset paper and --option override', async () => {
+    const r = await run([]);
+    assert.equal(r.rc, 0, r.err);
+    assert.match(r.out, /preset: official/);
+    assert.match(r.out, /changed by official-code options: unparsed_reply 2, label_case 1/);
+    const p = await run(['--preset', 'paper', '--option', 'label_case=exact', '--json']);
+    const j = JSON.parse(p.out) as { preset: string; options: Record<string, string>; changedBy: Record<string, number> };
+    assert.equal(j.preset, 'paper');
+    assert.equal(j.options.empty_insights, 'zero');
+    assert.equal(j.options.label_case, 'exact');
+    assert.deepEqual(j.changedBy, { label_case: 1 });
+  });
+
+  it('bad verdict files and presets are named', async () => {
+    const bad = await run(['--preset', 'published']);
+    assert.notEqual(bad.rc, 0);
+    assert.match(bad.err, /--preset.*official, paper/);
+    assert.throws(() => new RecordedJudge('v.jsonl', '{"id": {"entity": "1"}, "raw": "x"}\nnot json\n'), (e: unknown) => e instanceof LoupeInputError && e.subject === 'v.jsonl:2');
+    assert.throws(() => new RecordedJudge('v.jsonl', '{"id": {"entity": "1"}}\n'), (e: unknown) => e instanceof LoupeInputError && /verdict.*raw/.test(e.message));
+    assert.throws(() => new RecordedJudge('v.jsonl', '{"id": {"item": 0}, "raw": "a"}\n{"id": {"item": "0"}, "raw": "b"}\n'), (e: unknown) => e instanceof LoupeInputError && /repeats/.test(e.message));
+    assert.throws(() => new RecordedJudge(join(FIX, 'no-such.jsonl')), (e: unknown) => e instanceof LoupeInputError && /cannot read/.test(e.message));
+  });
+});
