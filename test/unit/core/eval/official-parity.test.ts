@@ -277,3 +277,28 @@ describe('loupe score --ddr-logs with --judge file: (DDR\'s own outputs re-score
     assert.throws(() => new RecordedJudge(join(FIX, 'no-such.jsonl')), (e: unknown) => e instanceof LoupeInputError && /cannot read/.test(e.message));
   });
 });
+
+describe('BLADE Fig. 4 coverage series equal blade_bench MetricsAcrossRuns coverage (issue 21 item 10)', async () => {
+  const { bladeMetricBars, METRIC_TYPES, forEachCombination, binomial } = await import('../../../../src/core/benchmarks/blade/eval/metrics.ts');
+  const raw = readJson<{ k: number; datasets: Array<{ dataset: string; gt: { numCvars: number; numMspecs: number; numMspecsUnique: number; numTspecs: number }; runs: Array<{ status: 'ok' | 'generation_failed'; precision?: Record<string, number>; items?: Record<string, string[]> }> }> }>('blade/runs.json');
+  const exp = readJson<Record<string, Record<string, number[]>>>('blade/expected_fig4.json');
+
+  it('enumerates every k-subset in itertools order when C(n, k) ≤ 1000 (generation failures appended, as BLADE)', () => {
+    const datasets = raw.datasets.map((d) => ({ dataset: d.dataset, gt: d.gt, runs: d.runs.map((r) => ({ status: r.status, metrics: Object.fromEntries(METRIC_TYPES.map((t) => [t, { gtItems: r.items?.[t] ?? [], gtNames: r.items?.[t] ?? [], precision: r.precision?.[t] ?? 0, matched: 0, denominator: 0 }])) as never })) }));
+    const bars = bladeMetricBars(datasets, { k: raw.k, samples: 10, seed: 0, generationFailures: 'append', coverageKey: 'name', failedRuns: 'drop' });
+    assert.deepEqual(bars.subsets, { enumerated: 2, sampled: 0 });
+    for (const t of METRIC_TYPES) {
+      const want = raw.datasets.flatMap((d) => exp[d.dataset]![t]!);
+      assert.equal(bars.coverageSeries[t].length, want.length, t);
+      bars.coverageSeries[t].forEach((x, i) => close(x, want[i]!, `${t}[${i}]`));
+    }
+  });
+
+  it('combinations: C(n, k) and lexicographic enumeration', () => {
+    const seen: string[] = [];
+    forEachCombination(4, 2, (c) => seen.push([...c].join('')));
+    assert.deepEqual(seen, ['01', '02', '03', '12', '13', '23']);
+    assert.equal(binomial(20, 10), 184756);
+    assert.equal(binomial(3, 5), 0);
+  });
+});

@@ -384,12 +384,21 @@ export function aggregateBlade(datasets: BladeDatasetRuns[], options: Partial<Bl
 export interface BladeMetricBars {
   perType: Record<MetricType, { precision: Interval; coverage: Interval }>;
   options: { k: number; samples: number; seed: number; combinations: number; failedRuns: 'zero' | 'drop'; coverageKey: 'id' | 'name' };
+  /**
+   * Datasets whose coverage series holds every k-subset (C(n, k) ≤ `combinations`, as BLADE) and datasets sampled
+   * (BLADE reservoir-samples with Python's `random`, Loupe with its seeded generator: those bars differ by sampling).
+   */
+  subsets: { enumerated: number; sampled: number };
+  /** The coverage@k series per decision type (one value per k-subset, datasets in order) the bars summarise. */
+  coverageSeries: Record<MetricType, number[]>;
 }
 
 /**
  * Per-metric bars as BLADE's `get_bootstrap_scores` (paper Fig. 4): the precision series is every
- * run's precision (failures as 0); the coverage series is coverage@k of up to `combinations` random
- * k-subsets of each dataset's runs; each series is summarised by a seeded bootstrap of its mean.
+ * run's precision (failures as 0); the coverage series is coverage@k of every k-subset of a dataset's runs when
+ * C(n, k) ≤ `combinations` (BLADE `SubmissionRuns.__get_combinations`; a dataset then weighs by its count of subsets),
+ * else of `combinations` random k-subsets; each series is summarised by a seeded bootstrap of its mean (Loupe's
+ * generator, not numpy's: the intervals are sampled differently from BLADE's).
  */
 export function bladeMetricBars(datasets: BladeDatasetRuns[], options: Partial<BladeAggregateOptions> & { combinations?: number } = {}): BladeMetricBars {
   const o: BladeAggregateOptions = { ...DEFAULT_AGGREGATE_OPTIONS, ...options };
@@ -397,7 +406,8 @@ export function bladeMetricBars(datasets: BladeDatasetRuns[], options: Partial<B
   const rand = seededRandom(o.seed);
   const perType = {} as BladeMetricBars['perType'];
   const prepared = datasets.map((d) => {
-    const kept = o.failedRuns === 'zero' ? orderBladeRuns(d.runs, o.generationFailures).runs.map((r) => (r.status === 'ok' ? r : zeroRun(r.status, r.runId))) : d.runs.filter((r) => r.status !== 'failed').map((r) => (r.status === 'ok' ? r : zeroRun(r.status, r.runId)));
+    const ordered = orderBladeRuns(d.runs, o.generationFailures).runs;
+    const kept = o.failedRuns === 'zero' ? ordered.map((r) => (r.status === 'ok' ? r : zeroRun(r.status, r.runId))) : ordered.filter((r) => r.status !== 'failed').map((r) => (r.status === 'ok' ? r : zeroRun(r.status, r.runId)));
     return prepare(d, kept, o);
   });
   const boot = (xs: number[]): Interval => {
@@ -414,12 +424,22 @@ export function bladeMetricBars(datasets: BladeDatasetRuns[], options: Partial<B
   const prec: number[][] = METRIC_TYPES.map(() => []);
   const cov: number[][] = METRIC_TYPES.map(() => []);
   const scratch = new Float64Array(2 * nt);
+  let enumerated = 0;
   for (const p of prepared) {
     for (let t = 0; t < nt; t++) for (const x of p.prec[t]!) prec[t]!.push(x);
     const k = Math.min(o.k, p.n);
     const idx = Int32Array.from({ length: p.n }, (_, i) => i);
+    if (binomial(p.n, k) <= combinations) {
+      // BLADE SubmissionRuns.__get_combinations: every k-subset (itertools.combinations order) when C(n, k) ≤ the budget
+      enumerated++;
+      forEachCombination(p.n, k, (c) => {
+        datasetScores(p, c, o.k, scratch);
+        for (let t = 0; t < nt; t++) cov[t]!.push(scratch[nt + t]!);
+      });
+      continue;
+    }
     for (let c = 0; c < combinations; c++) {
-      // partial Fisher–Yates: a random k-subset without replacement
+      // partial Fisher–Yates: a random k-subset without replacement (BLADE reservoir-samples with Python's random)
       for (let i = 0; i < k; i++) {
         const j = i + Math.floor(rand() * (p.n - i));
         const tmp = idx[i]!;
@@ -431,7 +451,30 @@ export function bladeMetricBars(datasets: BladeDatasetRuns[], options: Partial<B
     }
   }
   METRIC_TYPES.forEach((t, i) => (perType[t] = { precision: boot(prec[i]!), coverage: boot(cov[i]!) }));
-  return { perType, options: { k: o.k, samples: o.samples, seed: o.seed, combinations, failedRuns: o.failedRuns, coverageKey: o.coverageKey } };
+  const coverageSeries = Object.fromEntries(METRIC_TYPES.map((t, i) => [t, cov[i]!])) as Record<MetricType, number[]>;
+  return { perType, options: { k: o.k, samples: o.samples, seed: o.seed, combinations, failedRuns: o.failedRuns, coverageKey: o.coverageKey }, subsets: { enumerated, sampled: prepared.length - enumerated }, coverageSeries };
+}
+
+/** C(n, k) as a float (exact below 2^53; large values only need comparing with a budget). */
+export function binomial(n: number, k: number): number {
+  if (k < 0 || k > n) return 0;
+  let r = 1;
+  for (let i = 1; i <= Math.min(k, n - k); i++) r = (r * (n - Math.min(k, n - k) + i)) / i;
+  return Math.round(r);
+}
+
+/** Calls `fn` with every k-subset of 0..n−1 in lexicographic order (Python `itertools.combinations`); the array is reused. */
+export function forEachCombination(n: number, k: number, fn: (c: Int32Array) => void): void {
+  const c = Int32Array.from({ length: k }, (_, i) => i);
+  if (k > n) return;
+  for (;;) {
+    fn(c);
+    let i = k - 1;
+    while (i >= 0 && c[i] === n - k + i) i--;
+    if (i < 0) return;
+    c[i]!++;
+    for (let j = i + 1; j < k; j++) c[j] = c[j - 1]! + 1;
+  }
 }
 
 // ------------------------------------------------------------------------------------------------
