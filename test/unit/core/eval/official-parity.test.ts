@@ -302,3 +302,29 @@ describe('BLADE Fig. 4 coverage series equal blade_bench MetricsAcrossRuns cover
     assert.equal(binomial(3, 5), 0);
   });
 });
+
+describe('loupe score --longda-answers under presets', async () => {
+  const { main } = await import('../../../../src/cli/main.ts');
+  const run = async (args: string[]) => {
+    const out: string[] = [];
+    const err: string[] = [];
+    const rc = await main(['score', '--longda-answers', 'answers_progress.csv', ...args], { out: (s: string) => out.push(s), err: (s: string) => err.push(s), env: {}, cwd: join(FIX, 'longda') } as never);
+    return { rc, out: out.join(''), err: err.join('') };
+  };
+  it('official (default): MAE is written as "Infinity" and the changed row is counted; paper leaves it out', async () => {
+    const o = await run(['--json']);
+    assert.equal(o.rc, 0, o.err);
+    const j = JSON.parse(o.out) as { preset: string; mae: unknown; changedBy: Record<string, number> };
+    assert.equal(j.preset, 'official');
+    assert.equal(j.mae, 'Infinity');
+    assert.deepEqual(j.changedBy, { infinite_mae: 1 });
+    const p = JSON.parse((await run(['--json', '--preset', 'paper', '--option', 'list_scoring=partial'])).out) as { preset: string; mae: number; options: Record<string, unknown> };
+    assert.equal(p.preset, 'paper');
+    assert.equal(typeof p.mae, 'number');
+    assert.equal(p.options.list_scoring, 'partial', '--option overrides the preset');
+    assert.equal(p.options.infinite_mae, 'exclude');
+    const t = await run([]);
+    assert.match(t.out, /preset: official/);
+    assert.match(t.out, /changed by official-code options: infinite_mae 1/);
+  });
+});
