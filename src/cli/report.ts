@@ -1,3 +1,4 @@
+import { presetOf } from '../core/eval/run-score.ts';
 import { writeFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { findBenchmark } from '../core/benchmarks/registry.ts';
@@ -26,7 +27,8 @@ export const reportCommand: CliCommand = {
     let runs: RunScore[] = [];
     try {
       const saved = new Map<string, RunScore>();
-      for (const s of await store.scores.list()) if (!saved.has(s.runId)) saved.set(s.runId, s.detail as RunScore); // newest first
+      // newest first; a score saved before presets existed (issue 21) reads as preset 'legacy'
+      for (const s of await store.scores.list()) if (!saved.has(s.runId)) saved.set(s.runId, { ...(s.detail as RunScore), preset: presetOf(s.detail as RunScore) });
       const judge = new ExactOnlyJudge(judgementStoreOf(store));
       const suites = new Map<string, Promise<Suite>>();
       for (const r of (await store.listRuns(values.suite ? { suite: values.suite } : {})).reverse()) {

@@ -116,3 +116,56 @@ export function optionHelpLines(specs: readonly OptionSpec[], indent = 4): strin
 export function formatOptionEcho(values: Readonly<Record<string, unknown>>): string {
   return Object.entries(values).map(([k, v]) => `${k}=${typeof v === 'object' && v !== null ? JSON.stringify(v) : String(v)}`).join(' ');
 }
+
+/**
+ * The scoring presets every benchmark answers to (issue 21): `official` reproduces the benchmark's published code
+ * (its numbers compare with the published tables; the default), `paper` follows the paper's text where the two differ.
+ * A benchmark's option takes a preset's value from {@link OptionSpec.presets}; an option without one keeps its default.
+ */
+export const SCORE_PRESETS = ['official', 'paper'] as const;
+/** A scoring preset name. */
+export type ScorePreset = (typeof SCORE_PRESETS)[number];
+/** The preset of a score when none is given. */
+export const DEFAULT_SCORE_PRESET: ScorePreset = 'official';
+/** The label of a score stored before presets existed (its options are whatever that version used). */
+export const LEGACY_PRESET = 'legacy';
+
+/**
+ * Checks a preset name.
+ * @param subject what to name in an error (`--preset` on the CLI, `preset` elsewhere).
+ * @returns the preset. @throws LoupeInputError naming `subject` for an unknown name.
+ */
+export function parsePreset(raw: string | undefined, subject = 'preset'): ScorePreset {
+  if (raw === undefined) return DEFAULT_SCORE_PRESET;
+  const v = raw.trim();
+  if (!(SCORE_PRESETS as readonly string[]).includes(v)) throw new LoupeInputError(subject, `must be one of ${SCORE_PRESETS.join(', ')}, got '${raw}'`);
+  return v as ScorePreset;
+}
+
+/**
+ * Parses options the way a preset resolves them: defaults, then the preset's values, then `raw` (individual
+ * options override the preset).
+ * @param preset `official` | `paper`; other arguments as {@link parseOptions}.
+ * @returns typed values of every option that has a default or a preset value.
+ * @throws LoupeInputError naming an unknown option or a bad value.
+ */
+export function parseOptionsWithPreset(specs: readonly OptionSpec[], preset: ScorePreset, raw: Readonly<Record<string, string>>, subject: (name: string) => string = (n) => `option ${n}`, what = 'this benchmark'): OptionValues {
+  const base = parseOptions(specs, {}, subject, what);
+  for (const s of specs) if (s.presets?.[preset] !== undefined) base[s.name] = s.presets[preset];
+  const given = parseOptions(specs, raw, subject, what);
+  for (const k of Object.keys(raw)) base[k] = given[k]!;
+  return base;
+}
+
+/**
+ * Help lines of a declaration with the preset values: `name=a|b (official a, paper b): help`.
+ * @returns one line per option, indented by `indent` spaces.
+ */
+export function optionPresetHelpLines(specs: readonly OptionSpec[], indent = 4): string[] {
+  const lines = optionHelpLines(specs, indent);
+  return specs.map((s, i) => {
+    if (!s.presets) return lines[i]!;
+    const vals = SCORE_PRESETS.map((p) => `${p} ${String(s.presets![p] ?? s.default ?? '—')}`).join(', ');
+    return lines[i]!.replace(/ \(default [^)]*\)(?=: )|(?=: )/, ` (${vals})`);
+  });
+}

@@ -19,6 +19,16 @@ export interface RunScore {
   judgeId: string;
   /** Options used, by the name the user types (the benchmark's complete option set, defaults included). */
   options: Record<string, unknown>;
+  /**
+   * The scoring preset the options were resolved from (`official`, `paper`; issue 21); absent on a score made before
+   * presets existed — read it with {@link presetOf}, which says `legacy` then.
+   */
+  preset?: string;
+  /**
+   * Items whose result an option reproducing a bug of the official code changed, by option name (e.g. DDR
+   * `unparsed_reply`: verdicts the official substring fallback flipped). Absent or 0 when none did.
+   */
+  changedBy?: Record<string, number>;
   /** Headline metrics: fractions in [0, 1] for rates; percentages only where the name says `Percent`. */
   summary: Record<string, number | null>;
   /** Judgements still pending (human) or failed: the score is partial while > 0. */
@@ -71,6 +81,10 @@ export interface ScoreAggregate {
   method: string;
   /** Aggregation options in effect (BLADE: `failed_runs`). */
   options?: Record<string, unknown>;
+  /** The scoring preset of the aggregation options (issue 21). */
+  preset?: string;
+  /** Items an official-bug option changed in the aggregate (BLADE: generation failures moved to the end), by option. */
+  changedBy?: Record<string, number>;
   extra?: unknown;
 }
 
@@ -140,4 +154,24 @@ export function meanSummaries(scores: readonly RunScore[]): Record<string, numbe
     out[key] = v.length ? v.reduce((a, b) => a + b, 0) / v.length : null;
   }
   return out;
+}
+
+/**
+ * The preset a score was made with: its `preset`, else `preset` among its stored options, else `legacy` (a score
+ * stored before presets existed, issue 21; re-score it to get one).
+ * @param s a run score or a stored score row's `options`.
+ */
+export function presetOf(s: { preset?: string; options?: Record<string, unknown> } | null | undefined): string {
+  if (s?.preset) return s.preset;
+  const p = s?.options?.preset;
+  return typeof p === 'string' && p ? p : 'legacy';
+}
+
+/**
+ * Adds `n` to `changedBy[option]` of a score (nothing when `n` is 0).
+ * @returns the same object, for chaining.
+ */
+export function countChanged<T extends { changedBy?: Record<string, number> }>(s: T, option: string, n: number): T {
+  if (n > 0) s.changedBy = { ...s.changedBy, [option]: (s.changedBy?.[option] ?? 0) + n };
+  return s;
 }

@@ -14,7 +14,7 @@ import type { Judge } from '../eval/judges/types.ts';
 import { countingJudge } from '../eval/judges/judge.ts';
 import { aggregateBase, meanSummaries, scoreBase, scoringSession, type ChecklistUsed, type RunScore, type ScoreAggregate, type ScoringSession } from '../eval/run-score.ts';
 import { benchmarks, findBenchmark } from '../benchmarks/registry.ts';
-import { parseOptions, type OptionValues } from '../benchmarks/options.ts';
+import { DEFAULT_SCORE_PRESET, parseOptions, parseOptionsWithPreset, type OptionValues, type ScorePreset } from '../benchmarks/options.ts';
 import type { BenchmarkDefinition, ScoreGroup } from '../benchmarks/types.ts';
 import type { CaptionEmbedder } from '../benchmarks/analystbench/eval.ts';
 import { reopenRun } from './reopen.ts';
@@ -48,13 +48,14 @@ export function validateOptionNames(raw: Readonly<Record<string, string>>): void
 }
 
 /**
- * The options of `raw` that a benchmark declares, parsed, with its defaults.
+ * The options of `raw` that a benchmark declares, parsed: its defaults, then the preset's values, then `raw`.
+ * @param preset `official` (default: the benchmark's own code) or `paper`.
  * @throws LoupeInputError for a bad value.
  */
-export function benchmarkOptions(def: BenchmarkDefinition, raw: Readonly<Record<string, string>>): OptionValues {
+export function benchmarkOptions(def: BenchmarkDefinition, raw: Readonly<Record<string, string>>, preset: ScorePreset = DEFAULT_SCORE_PRESET): OptionValues {
   const mine: Record<string, string> = {};
   for (const o of def.scoreOptions) if (raw[o.name] !== undefined) mine[o.name] = raw[o.name]!;
-  return parseOptions(def.scoreOptions, mine, (n) => `option ${n}`, def.title);
+  return parseOptionsWithPreset(def.scoreOptions, preset, mine, (n) => `option ${n}`, def.title);
 }
 
 /** Inputs of {@link scoreStoredRun}. */
@@ -62,6 +63,8 @@ export interface ScoreRunOptions {
   judge: Judge;
   /** Raw `--option name=value` values. */
   options?: Record<string, string>;
+  /** The preset the options are resolved from (default `official`, issue 21); `options` override it. */
+  preset?: ScorePreset;
   /** Override the suite root recorded with the run. */
   suiteRoot?: string;
   /** Caption embedder for AnalystBench figures (default: the lexical fallback). */
@@ -98,14 +101,15 @@ export async function scoreStoredRun(store: RunStore, runId: string, o: ScoreRun
   validateOptionNames(raw);
   const def = findBenchmark(run.suite);
   if (!def) return { ...scoreBase(run, run.suite, o.judge.id, {}), summary: {}, detail: null, error: `scoring of suite '${run.suite}' runs is not supported by this version of Loupe` };
-  const options = benchmarkOptions(def, raw);
+  const preset = o.preset ?? DEFAULT_SCORE_PRESET;
+  const options = benchmarkOptions(def, raw, preset);
   const own = session ?? scoringSession();
   try {
     const { suite, block } = await reopenRun(run, { ...(o.suiteRoot ? { suiteRoot: o.suiteRoot } : {}), ...(o.loadOptions ? { loadOptions: o.loadOptions } : {}), ...(o.suites ? { suites: o.suites } : {}), log: o.log ?? nullLogger });
     const picked = def.checklist ? await checklistFor(store, def, suite, block, o.checklist ?? 'latest') : undefined;
     const counted = countingJudge(o.judge);
     const score = await def.score({ store, run, suite, block: picked?.block ?? block, judge: counted.judge, options, raw, session: own, extras: { ...(o.embedder ? { embedder: o.embedder } : {}), groundTruthVersion: o.groundTruth ?? 'latest' }, log: o.log ?? nullLogger });
-    return { ...score, decided: counted.counts(), ...(picked ? { checklist: picked.used } : {}) };
+    return { ...score, preset, decided: counted.counts(), ...(picked ? { checklist: picked.used } : {}) };
   } catch (e) {
     if (e instanceof LoupeInputError && /^(option |checklist version|ground-truth version)/.test(e.subject)) throw e;
     return { ...scoreBase(run, run.suite, o.judge.id, {}), summary: {}, detail: null, error: errorMessage(e) };
@@ -124,6 +128,7 @@ export async function saveRunScore(store: RunStore, s: RunScore): Promise<boolea
   if (s.error) return false;
   let options = s.checklist ? { ...s.options, checklist: s.checklist.source === 'authored' ? `v${s.checklist.version}` : 'native' } : s.options;
   if (s.groundTruth) options = { ...options, ground_truth: s.groundTruth.source === 'authored' ? `v${s.groundTruth.version}` : 'shipped' };
+  if (s.preset) options = { ...options, preset: s.preset };
   await store.scores.save({ runId: s.runId, benchmark: s.benchmark, judgeId: s.judgeId, options, summary: s.summary, detail: s, pending: s.pending, scoredAt: new Date().toISOString() });
   return true;
 }
@@ -156,11 +161,12 @@ export async function checklistFor(store: RunStore, def: BenchmarkDefinition, su
  * Aggregates run scores per (benchmark, model) with each benchmark's own aggregator (LongDA pools queries; DDR
  * averages over entities and fits Bradley–Terry novelty across models; BLADE bootstraps over datasets; the others
  * average per-run metrics). Runs of a benchmark this version does not know are averaged.
- * @param scores per-run scores; `judge` for judged aggregates (DDR novelty; omit to skip); `raw` the `--option` values.
+ * @param scores per-run scores; `judge` for judged aggregates (DDR novelty; omit to skip); `raw` the `--option` values;
+ *   `preset` the preset they override (default `official`), recorded in every aggregate.
  * @returns one aggregate per group, sorted by benchmark then model.
  * @throws LoupeInputError for invalid options.
  */
-export async function aggregateScores(scores: readonly RunScore[], judge?: Judge, raw: Record<string, string> = {}): Promise<ScoreAggregate[]> {
+export async function aggregateScores(scores: readonly RunScore[], judge?: Judge, raw: Record<string, string> = {}, preset: ScorePreset = DEFAULT_SCORE_PRESET): Promise<ScoreAggregate[]> {
   const byBenchmark = new Map<string, Map<string, RunScore[]>>();
   for (const s of scores) {
     let m = byBenchmark.get(s.benchmark);
@@ -177,7 +183,8 @@ export async function aggregateScores(scores: readonly RunScore[], judge?: Judge
       out.push(...groups.map(({ model, scores: g }) => ({ ...aggregateBase(kind, model, g), metrics: meanSummaries(g) })));
       continue;
     }
-    out.push(...(await def.aggregate(groups, { ...(judge ? { judge } : {}), options: benchmarkOptions(def, raw), raw })));
+    const aggs = await def.aggregate(groups, { ...(judge ? { judge } : {}), options: benchmarkOptions(def, raw, preset), raw });
+    out.push(...aggs.map((a) => ({ ...a, preset })));
   }
   return out.sort((a, b) => a.benchmark.localeCompare(b.benchmark) || a.model.localeCompare(b.model));
 }

@@ -5,6 +5,7 @@
  * `presentation` (src/core/benchmarks/types.ts) asks, never by its name. Every number keeps the ids of the runs it
  * came from. Source: issue 8 (Results webview); issue 12 (presentation behind the registry).
  */
+import { presetOf } from '../eval/run-score.ts';
 import { benchmarks } from '../benchmarks/registry.ts';
 import type { BenchmarkDefinition } from '../benchmarks/types.ts';
 import { aggregateScores, type RunScore } from '../runs/score-run.ts';
@@ -108,7 +109,8 @@ async function fixedSection(def: BenchmarkDefinition, runs: RunRecord[], scores:
     if (blocks.length > 1) rows.push({ model, block: '*', cells: agg });
     for (const r of mine) {
       const o = scores.get(r.id)?.options;
-      if (o && !options) options = Object.fromEntries(Object.entries(o).filter(([, v]) => ['string', 'number', 'boolean'].includes(typeof v))) as Record<string, string | number | boolean>;
+      // the preset the score was made with; `legacy` for a score saved before presets existed (issue 21)
+      if (o && !options) options = { ...(Object.fromEntries(Object.entries(o).filter(([, v]) => ['string', 'number', 'boolean'].includes(typeof v))) as Record<string, string | number | boolean>), preset: presetOf({ options: o }) };
     }
     const plotted = p.tokenEfficiency ? agg[p.tokenEfficiency.rate]?.value : null;
     if (plotted !== null && plotted !== undefined) {

@@ -72,13 +72,15 @@ test('a benchmark registered from its folder is listed, run with a scripted mode
 
 test('options are declared once: parsed into typed values with defaults, printed in help, echoed as typed', async () => {
   const longda = getBenchmark('LongDA');
-  assert.deepEqual(parseOptions(longda.scoreOptions, { tolerance: '0.1' }), { tolerance: 0.1, tolerance_floor: 1, list_scoring: 'partial', coverage: 'comparable' });
+  assert.deepEqual(parseOptions(longda.scoreOptions, { tolerance: '0.1' }), { tolerance: 0.1, tolerance_floor: 1, list_scoring: 'partial', coverage: 'comparable', infinite_mae: 'inf' });
   assert.throws(() => parseOptions(longda.scoreOptions, { tolerance: 'x' }), /option tolerance: must be a number, got 'x'/);
-  assert.throws(() => parseOptions(longda.scoreOptions, { tol: '1' }), /option tol: unknown for this benchmark \(options: tolerance, tolerance_floor, list_scoring, coverage\)/);
+  assert.throws(() => parseOptions(longda.scoreOptions, { tol: '1' }), /option tol: unknown for this benchmark \(options: tolerance, tolerance_floor, list_scoring, coverage, infinite_mae\)/);
   const h = io(process.cwd());
   assert.equal(await main(['score', '--help'], h.io), 0);
   const help = h.out.join('') + h.err.join('');
   for (const b of ['longda', 'blade', 'ddr', 'analystbench']) for (const o of getBenchmark(b).scoreOptions) assert.ok(help.includes(`${o.name}=`), `${b} option ${o.name} in help`);
   assert.match(help, /model_cvar_alternatives=all-specs\|representative \(default all-specs\)/);
+  assert.match(help, /--preset official\|paper/);
+  assert.match(help, /failed_judgements=exclude\|count \(official count, paper exclude\)/);
   for (const b of ['blade', 'ddr', 'analystbench']) for (const o of getBenchmark(b).scoreOptions) assert.match(o.name, /^[a-z0-9_]+$/, 'scoring options are snake_case, as typed');
 });

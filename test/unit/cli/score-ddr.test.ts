@@ -83,7 +83,7 @@ test('loupe score: DDR run from loupe run (MIMIC-IV demo subset) with an LLM jud
     assert.equal(s.summary.coverage, touched.size / total);
     assert.ok(touched.has('admissions.admission_type') && touched.has('patients.gender'));
     assert.equal(s.options.scenario, 'mimic');
-    assert.equal(s.options.empty_insights, 'zero');
+    assert.equal(s.options.empty_insights, 'drop', 'the official preset (default): DDR code drops entities without insights');
     assert.equal(res.aggregates[0]!.metrics.messageWiseItemAveraged, 2 / 3);
     // judge calls: 3 items × (I_m + I_t) + 2 hallucination labels; a second scoring is free
     const calls = judgeSrv.requests.length;

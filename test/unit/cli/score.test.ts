@@ -79,7 +79,7 @@ describe('cli score / report (LongDA)', () => {
     assert.equal(good.match, 1);
     assert.equal(good.coverage, 1);
     assert.equal((good.queries as unknown[]).length, 9);
-    assert.deepEqual(good.options, { tolerance: 0.05, tolerance_floor: 1, list_scoring: 'partial', coverage: 'comparable' });
+    assert.deepEqual(good.options, { tolerance: 0.05, tolerance_floor: 1, list_scoring: 'partial', coverage: 'comparable', infinite_mae: 'inf' });
     // recorded by the answer tool: q2 [39.2, 45.0] (half), q3 [35.5, 46.4] (wrong length), q5 10.3 (within ±1),
     // q7 [8.0, 12.1] (half), q9 (13.0, 14.7, 8.4) (all); '40.3%', the dict and the list with None are refused by the tool
     assert.equal(bad.match, 3 / 9);
@@ -204,8 +204,13 @@ describe('eval/score-run BLADE MCQ runs', () => {
     await s.createRun({ id: 'm1', suite: 'blade-mcq', blockId: 'hurricane', agent: 'llm', model: 'm', params: { suiteRoot: root }, promptHash: 'h', toolSet: 'blade-mcq', dataChecksums: {}, loupeVersion: 't', sandbox: 'off', workspace: '/tmp' });
     await s.applyEffects('m1', 0, { extra: { bladeMcq: { answers } } });
     const judge = new CallbackJudge('unused', (() => undefined) as never);
-    const r = await scoreStoredRun(s, 'm1', { judge, suites: new Map([[`blade-mcq\u0000${root}`, Promise.resolve(suite)]]) });
+    const r = await scoreStoredRun(s, 'm1', { judge, options: { mcq_parsing: 'strict' }, suites: new Map([[`blade-mcq\u0000${root}`, Promise.resolve(suite)]]) });
+    // the official preset re-reads each reply as blade_bench does: 'x' holds none of A-D, so every answer is unparsed
+    const official = await scoreStoredRun(s, 'm1', { judge, suites: new Map([[`blade-mcq\u0000${root}`, Promise.resolve(suite)]]) });
     s.close();
+    assert.equal(official.preset, 'official');
+    assert.equal(official.summary.correct, 0);
+    assert.deepEqual(official.changedBy, { mcq_parsing: ids.length - 1 });
     assert.equal(r.error, undefined);
     assert.equal(r.summary.total, ids.length);
     assert.equal(r.summary.correct, ids.length - 2);

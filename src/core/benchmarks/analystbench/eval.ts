@@ -126,14 +126,15 @@ export interface AnalystChecklistScore {
 
 /**
  * Scores a report against each criterion through the judge (one call per criterion).
- * @param task instruction and report text (plotting code included); `criteria` from {@link parseAnalystChecklist}.
+ * @param task instruction and report text (plotting code included), the task's id (recorded verdicts are keyed by
+ *   task + criterion index); `criteria` from {@link parseAnalystChecklist}.
  * @returns per-criterion scores and the normalised percentage over judged criteria; pending ones are counted.
  * Source: spec §4.3(b).
  */
-export async function scoreAnalystChecklist(task: { instruction: string; response: string; runId?: string }, criteria: readonly AnalystCriterion[], judge: Judge, options: Partial<AnalystOptions> = {}): Promise<AnalystChecklistScore> {
+export async function scoreAnalystChecklist(task: { instruction: string; response: string; runId?: string; taskId?: string }, criteria: readonly AnalystCriterion[], judge: Judge, options: Partial<AnalystOptions> = {}): Promise<AnalystChecklistScore> {
   const opts = { ...DEFAULT_ANALYST_OPTIONS, ...options };
   const ctx: JudgeContext = task.runId ? { runId: task.runId } : {};
-  const js = await mapLimit(criteria, opts.concurrency, (c, i) => judge.judge('checklist-score', { instruction: task.instruction, response: task.response, criterion: c.criterion, rubric: c.rubric }, { ...ctx, itemRef: `criterion ${i + 1}` }));
+  const js = await mapLimit(criteria, opts.concurrency, (c, i) => judge.judge('checklist-score', { instruction: task.instruction, response: task.response, criterion: c.criterion, rubric: c.rubric }, { ...ctx, itemRef: `criterion ${i + 1}`, ...(task.taskId !== undefined ? { nativeId: { task: task.taskId, criterion: i } } : {}) }));
   const scores = js.map((j, i) => ({ criterion: criteria[i]!.criterion, score: j.status === 'done' ? j.verdict!.score : null, reason: j.verdict?.reason ?? j.error ?? '', judgeId: j.judgeId, status: j.status }));
   const got = scores.map((s) => s.score).filter((s): s is NonNullable<typeof s> => s !== null);
   return { percent: normaliseChecklist(got, opts.checklist_normalisation), scores, judgements: tallyJudgements(js) };

@@ -81,7 +81,7 @@ export async function scoreAnalystRun(o: { run: RunRecord; block: Block; judge: 
   }
   const criteria = criteriaFromChecklist(block.hidden.checklist ?? []);
   const instruction = block.visible.instruction ?? '';
-  const checklist = criteria.length ? await scoreAnalystChecklist({ instruction, response: report, runId: run.id }, criteria, o.judge, opts) : null;
+  const checklist = criteria.length ? await scoreAnalystChecklist({ instruction, response: report, runId: run.id, taskId: block.id }, criteria, o.judge, opts) : null;
   const sources = readSourcesText(block);
   const retriever = sources.skipped.length ? await docRetriever(block, o) : null;
   try {

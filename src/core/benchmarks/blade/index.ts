@@ -20,6 +20,7 @@ import { BladeReferenceModel } from './reference.ts';
 import { bladeDatasetSubmission, bladeMultiRunResults, bladeState, createBladeToolSet } from './toolset.ts';
 import { bladeMcqAccuracy, runBladeMcqBlock, type BladeMcqState } from './mcq.ts';
 import { BLADE_MCQ_PRESENTATION, BLADE_PRESENTATION } from './presentation.ts';
+import { BLADE_OFFICIAL_AGGREGATE } from './eval/metrics.ts';
 import { aggregateBladeGroups, aggregateBladeMcq, scoreBladeMcqRun, scoreBladeStoredRun } from './score.ts';
 
 /** Step budget of the BLADE reference agent (one step per candidate ground-truth path). */
@@ -31,13 +32,18 @@ const pct = (x: number | null | undefined) => (x === null || x === undefined ? '
 /** BLADE scoring options (`--option`). */
 export const BLADE_SCORE_OPTIONS: readonly OptionSpec[] = [
   { name: 'model_cvar_alternatives', type: 'enum', values: ['all-specs', 'representative'], default: 'all-specs', help: 'which ground-truth model specs count as alternatives when matching model conceptual variables', source: 'blade_bench eval (model matching); spec §1.7' },
-  { name: 'model_cvar_check', type: 'enum', values: ['strict', 'blade'], default: 'strict', help: 'a model matches only if its variables were compared (strict) or as blade_bench does (blade)', source: 'blade_bench eval; spec §1.7' },
-  { name: 'failed_runs', type: 'enum', values: ['zero', 'drop'], default: 'zero', help: 'runs whose scoring failed score 0 and count (zero) or are left out (drop) of the aggregate; runs without a submission count as 0 either way', source: 'blade_bench eval/metrics (MultiRunResults); spec §1.7 #12' },
-  { name: 'coverage_key', type: 'enum', values: ['id', 'name'], default: 'id', help: 'ground-truth decisions are counted by spec id or by name for coverage@k', source: 'blade_bench eval/metrics' },
-  { name: 'model_coverage_denominator', type: 'enum', values: ['code', 'paper'], default: 'code', help: 'denominator of model coverage as in blade_bench (code) or the paper', source: 'blade_bench eval/metrics vs BLADE paper §4' },
+  { name: 'model_cvar_check', type: 'enum', values: ['strict', 'blade'], default: 'strict', help: 'a model matches only if its variables were compared (strict) or as blade_bench does (blade)', source: 'blade_bench eval; spec §1.7', presets: { official: 'blade', paper: 'strict' } },
+  { name: 'failed_runs', type: 'enum', values: ['zero', 'drop'], default: 'zero', help: 'runs whose scoring failed score 0 and count (zero) or are left out (drop) of the aggregate; runs without a submission count as 0 either way', source: 'blade_bench eval/metrics (MultiRunResults); spec §1.7 #12', presets: { official: BLADE_OFFICIAL_AGGREGATE.failedRuns, paper: 'zero' } },
+  { name: 'generation_failures', type: 'enum', values: ['append', 'in-place'], default: 'in-place', help: 'runs without a submission move after the successful runs of their dataset before coverage@k takes the first k (code: ret + empty) or keep their place', source: 'blade_bench eval/datamodel/run.py get_single_run_metrics (issue 21 item 5)', presets: { official: BLADE_OFFICIAL_AGGREGATE.generationFailures, paper: 'in-place' } },
+  { name: 'f1_zero', type: 'enum', values: ['nan', 'zero'], default: 'zero', help: 'F1 when precision = coverage = 0: NaN as numpy gives (code) or 0', source: 'blade_bench eval/metrics/final_metrics.py harmonic_mean (issue 21 item 6)', presets: { official: 'nan', paper: 'zero' } },
+  { name: 'unweighted_formula', type: 'enum', values: ['code', 'paper'], default: 'paper', help: 'unweighted score with the code\'s "+ 0.5 +" term or the paper\'s 0.5 × transform-value F1', source: 'blade_bench eval/metrics/final_metrics.py vs BLADE paper §4 (issue 21 item 7)', presets: { official: BLADE_OFFICIAL_AGGREGATE.unweightedFormula, paper: 'paper' } },
+  { name: 'coverage_key', type: 'enum', values: ['id', 'name'], default: 'id', help: 'ground-truth decisions are counted by spec id or by name (code) for coverage@k', source: 'blade_bench eval/metrics', presets: { official: BLADE_OFFICIAL_AGGREGATE.coverageKey, paper: 'id' } },
+  { name: 'model_coverage_denominator', type: 'enum', values: ['code', 'paper'], default: 'code', help: 'denominator of model coverage: min(|G|, runs in the window) (code) or min(|G|, k) (paper Eq. 11)', source: 'blade_bench eval/metrics vs BLADE paper §4', presets: { official: 'code', paper: 'paper' } },
+  { name: 'whole_table_verbs', type: 'enum', values: ['fixed', 'blade'], default: 'fixed', help: 'orderby / deduplicate transforms are whole-table nodes like filter (fixed) or expand as blade_bench does (blade)', source: 'blade_bench eval/datamodel transform graph; spec §1.7 #15', presets: { official: 'blade', paper: 'fixed' } },
+  { name: 'graph_hash_collisions', type: 'enum', values: ['keep-all', 'keep-last'], default: 'keep-all', help: 'non-isomorphic transform graphs sharing a WL hash are all kept, or only the last (blade_bench)', source: 'blade_bench graph hashing; spec §1.7 #9', presets: { official: 'keep-last', paper: 'keep-all' } },
   { name: 'k', type: 'integer', min: 1, default: 10, help: 'k of coverage@k (runs sampled per dataset)', source: 'BLADE paper §4.2' },
   { name: 'samples', type: 'integer', min: 1, default: 1000, help: 'bootstrap samples', source: 'blade_bench eval/metrics' },
-  { name: 'seed', type: 'number', default: 0, help: 'bootstrap seed', source: 'Loupe (reproducible bootstrap)' },
+  { name: 'seed', type: 'number', default: 0, help: 'bootstrap seed (Loupe\'s generator: the bootstrap interval is sampled differently from numpy\'s)', source: 'Loupe (reproducible bootstrap)' },
 ];
 
 /** BLADE tool-set options (`--tool-option`). */
@@ -150,7 +156,9 @@ export const bladeMcq: BenchmarkDefinition = {
   loaderOptions: [],
   judgeFree: true,
   toolOptions: [],
-  scoreOptions: [],
+  scoreOptions: [
+    { name: 'mcq_parsing', type: 'enum', values: ['strict', 'blade'], default: 'strict', help: 'reading the chosen letter: strict (JSON answer, a lone letter or "answer: B") or as blade_bench does (the first of A-D anywhere in the first line)', source: 'blade_bench eval/datamodel/run_mcq.py; spec §1.7 #11', presets: { official: 'blade', paper: 'strict' } },
+  ],
   // One call per question, no tools (runWithoutLoop); the tool set only names the prompt.
   toolSet: (ctx) => ({ id: 'blade-mcq', tools: [], systemPrompt: 'blade-mcq: one call per question', buildBlockPrompt: (b) => (b as Block).items.map((i) => i.id).join(','), defaultMaxSteps: ctx.block.items.length }),
   referenceAgent: null,
@@ -159,7 +167,7 @@ export const bladeMcq: BenchmarkDefinition = {
   prepareModel: null,
   completeRun: null,
   runWithoutLoop: (o) => runBladeMcqBlock(o),
-  score: async (ctx) => await scoreBladeMcqRun(ctx.store, ctx.run, ctx.block),
+  score: async (ctx) => await scoreBladeMcqRun(ctx.store, ctx.run, ctx.block, ctx.options.mcq_parsing === 'blade' ? 'blade' : 'strict'),
   aggregate: async (groups) => aggregateBladeMcq(groups),
   scoreLine: (s) => {
     const m = s.summary;

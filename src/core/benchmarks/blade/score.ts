@@ -69,10 +69,11 @@ export async function scoreBladeStoredRun(o: { store: RunStore; run: RunRecord; 
     const { groundTruthFor } = await import('./gt-versions.ts');
     const picked = await groundTruthFor(store, dataset, block.hidden.annotations.file, block.hidden.annotations, o.groundTruth ?? 'latest');
     used = picked.used;
-    const gtKey = `${dataset}\u0000${picked.used.hash}`;
+    const dataflow = { wholeTableVerbs: (options.whole_table_verbs ?? 'fixed') as 'fixed' | 'blade', graphHashCollisions: (options.graph_hash_collisions ?? 'keep-all') as 'keep-all' | 'keep-last' };
+    const gtKey = `${dataset}\u0000${picked.used.hash}\u0000${dataflow.wholeTableVerbs}\u0000${dataflow.graphHashCollisions}`;
     let gtP = ctx.gt.get(gtKey);
     if (!gtP) {
-      gtP = groundTruthFrom({ dataset, dataPath, annotations: picked.annotations, researchQuestion: block.visible.researchQuestions?.[0] ?? '' }, py, { log: o.log ?? nullLogger });
+      gtP = groundTruthFrom({ dataset, dataPath, annotations: picked.annotations, researchQuestion: block.visible.researchQuestions?.[0] ?? '' }, py, { dataflow, log: o.log ?? nullLogger });
       ctx.gt.set(gtKey, gtP);
     }
     const gt = await gtP;
@@ -142,6 +143,9 @@ export async function aggregateBladeGroups(groups: readonly ScoreGroup[], option
           failedRuns: options.failed_runs as 'zero' | 'drop',
           coverageKey: options.coverage_key as 'id' | 'name',
           modelCoverageDenominator: options.model_coverage_denominator as 'code' | 'paper',
+          generationFailures: (options.generation_failures ?? 'in-place') as 'append' | 'in-place',
+          unweightedFormula: (options.unweighted_formula ?? 'paper') as 'code' | 'paper',
+          f1ZeroGuard: options.f1_zero !== 'nan',
           k: options.k as number,
           samples: options.samples as number,
           seed: options.seed as number,
@@ -151,7 +155,9 @@ export async function aggregateBladeGroups(groups: readonly ScoreGroup[], option
         agg.metrics.weightedF1Lo = a.bootstrap.weightedF1.lo;
         agg.metrics.weightedF1Hi = a.bootstrap.weightedF1.hi;
         if (unplaced.length) a.warnings.push(`failed runs left out (their dataset has no scored run to take GT denominators from): ${unplaced.join(', ')}`);
-        agg.options = { failed_runs: a.options.failedRuns };
+        agg.options = { failed_runs: a.options.failedRuns }; // every aggregation option is in extra.options
+        agg.metrics.unweightedF1 = a.point.unweightedF1;
+        if (Object.keys(a.changedBy).length) agg.changedBy = a.changedBy;
         agg.method = `BLADE aggregateBlade (bootstrap) over datasets; failed_runs=${a.options.failedRuns}: runs whose scoring failed are ${a.options.failedRuns === 'zero' ? 'scored 0 and counted' : 'dropped'}, runs without a submission are padded as 0 either way`;
       } catch (e) {
         agg.extra = { error: errorMessage(e) };
@@ -166,16 +172,29 @@ export async function aggregateBladeGroups(groups: readonly ScoreGroup[], option
  * Scores one BLADE MCQ run: accuracy over its questions, per family (conceptual variable / transform); an
  * unparsed reply counts as wrong. Source: BLADE paper §4.1 (Task 1).
  */
-export async function scoreBladeMcqRun(store: RunStore, run: RunRecord, block: Block): Promise<RunScore> {
+export async function scoreBladeMcqRun(store: RunStore, run: RunRecord, block: Block, parsing: 'strict' | 'blade' = 'strict'): Promise<RunScore> {
   const st = (await store.getExtraState(run.id)).bladeMcq as BladeMcqState | undefined;
-  const answers = st?.answers ?? [];
+  const recorded = st?.answers ?? [];
+  let reparsed = 0;
+  let answers = recorded;
+  if (parsing === 'blade') {
+    // issue 21 item 11: re-read each reply as blade_bench does; count the answers whose letter that changed
+    const { parseMcqAnswer } = await import('./eval/metrics.ts');
+    const nOpts = new Map(block.items.filter((i) => i.type === 'blade-mcq').map((i) => [i.id, i.options.length]));
+    answers = recorded.map((a) => {
+      const letter = parseMcqAnswer(a.raw, nOpts.get(a.itemId) ?? 4, 'blade');
+      if (letter !== a.answer) reparsed++;
+      return { ...a, answer: letter };
+    });
+  }
   const all = bladeMcqAccuracy(block, answers);
   const fam = new Map(block.items.filter((i) => i.type === 'blade-mcq').map((i) => [i.id, i.family]));
   const part = (f: 'cvar' | 'transform') => bladeMcqAccuracy(block, answers.filter((a) => fam.get(a.itemId) === f));
   const t = part('transform');
   const c = part('cvar');
   return {
-    ...scoreBase(run, 'blade-mcq', 'none', { parsing: 'strict', unparsed: 'wrong' }),
+    ...scoreBase(run, 'blade-mcq', 'none', { mcq_parsing: parsing, unparsed: 'wrong' }),
+    ...(reparsed ? { changedBy: { mcq_parsing: reparsed } } : {}),
     summary: { mcqAccuracy: all.accuracy, correct: all.correct, total: all.total, unparsed: answers.filter((a) => a.answer === null).length, transformAccuracy: t.total ? t.accuracy : null, cvarAccuracy: c.total ? c.accuracy : null },
     detail: { answers },
   };

@@ -53,12 +53,69 @@ export interface DdrOptions {
    * (the same support check as the other scenarios). Default `answer`.
    */
   globem_check: 'answer' | 'support';
-  /** Failed judge calls: `exclude` from denominators (default) or `count` as not correct (code: API_FAILED stays in the denominator). Pending human items are always excluded. */
+  /** Failed judge calls: `exclude` from denominators (default) or `count` as not correct (code: API_FAILED stays in the denominator; the top-k curve follows too). Pending human items are always excluded. */
   failed_judgements: 'exclude' | 'count';
+  /**
+   * A judge reply that is not JSON (after removing code fences): `substring` (DDR `_parse_context_quality_result`:
+   * CORRECT_INFO if the text contains `CORRECT_INFO` anywhere — so a reply saying INCORRECT_INFO reads as correct —
+   * else INCORRECT_INFO, else INSUFFICIENT_INFO; no message indices) or `error` (Loupe: the reply is invalid, retried,
+   * then a failed judgement). Applies to LLM and recorded replies. Default `error`. Issue 21 item 13.
+   */
+  unparsed_reply: 'substring' | 'error';
+  /**
+   * A JSON reply's label spelled otherwise than exactly (`"correct_info"`): `exact` (DDR code: counts as none of the
+   * three labels, stays in the denominator, never correct) or `any` (Loupe: read case-insensitively). Default `any`.
+   * Issue 21 item 14.
+   */
+  label_case: 'exact' | 'any';
 }
 
 /** DDR's defaults. */
-export const DEFAULT_DDR_OPTIONS: Readonly<DdrOptions> = Object.freeze({ scenario: 'mimic', empty_insights: 'zero', no_insight_filter: 'substring', lenient: 'scenario', concurrency: 4, globem_check: 'answer', failed_judgements: 'exclude' });
+export const DEFAULT_DDR_OPTIONS: Readonly<DdrOptions> = Object.freeze({ scenario: 'mimic', empty_insights: 'zero', no_insight_filter: 'substring', lenient: 'scenario', concurrency: 4, globem_check: 'answer', failed_judgements: 'exclude', unparsed_reply: 'error', label_case: 'any' });
+
+/** The option values of DDR's shipped code (`--preset official`, issue 21 item 15). */
+export const DDR_OFFICIAL_OPTIONS: Readonly<Pick<DdrOptions, 'empty_insights' | 'failed_judgements' | 'unparsed_reply' | 'label_case'>> = Object.freeze({ empty_insights: 'drop', failed_judgements: 'count', unparsed_reply: 'substring', label_case: 'exact' });
+
+const EXACT_LABELS: ReadonlySet<string> = new Set(['CORRECT_INFO', 'INCORRECT_INFO', 'INSUFFICIENT_INFO']);
+
+/** A judge reply read the way DDR's code reads it. */
+export interface DdrOfficialReading {
+  /** `json`: the reply parsed as JSON; `text`: it did not, and the substring fallback decided. */
+  kind: 'json' | 'text';
+  /** The label exactly as the code keeps it (`context_quality`, or Loupe's `label` key; may be `correct_info`). */
+  label: string;
+  supporting: number[];
+  contradicting: number[];
+}
+
+/**
+ * Reads a checklist judge reply as DDR's `_parse_context_quality_result` does: code fences removed, `json.loads`;
+ * on success the `context_quality` field (Loupe's prompt calls it `label`; default `INSUFFICIENT_INFO`) kept as
+ * written; on failure the first of `CORRECT_INFO`, `INCORRECT_INFO` contained in the upper-cased text (the first
+ * test also matches inside `INCORRECT_INFO`), else `INSUFFICIENT_INFO`.
+ * @param raw the reply text. @returns the reading, or null for JSON that is not an object (the code raises there).
+ * Source: DDR_Bench `evaluate/unified_evaluator.py` `_parse_context_quality_result` @ cc0aafb0.
+ */
+export function ddrOfficialReading(raw: string): DdrOfficialReading | null {
+  const text = raw.replaceAll('```json', '').replaceAll('```', '');
+  let data: unknown;
+  let parsed = true;
+  try {
+    data = JSON.parse(text);
+  } catch {
+    parsed = false;
+  }
+  if (parsed) {
+    if (typeof data !== 'object' || data === null || Array.isArray(data)) return null;
+    const d = data as Record<string, unknown>;
+    const label = d.context_quality ?? d.label ?? 'INSUFFICIENT_INFO';
+    const ints = (v: unknown) => (Array.isArray(v) ? v.filter((x): x is number => typeof x === 'number') : []);
+    return { kind: 'json', label: typeof label === 'string' ? label : JSON.stringify(label), supporting: ints(d.supporting_message_indices ?? d.supporting), contradicting: ints(d.contradicting_message_indices ?? d.contradicting) };
+  }
+  const upper = text.toUpperCase();
+  const label = upper.includes('CORRECT_INFO') ? 'CORRECT_INFO' : upper.includes('INCORRECT_INFO') ? 'INCORRECT_INFO' : 'INSUFFICIENT_INFO';
+  return { kind: 'text', label, supporting: [], contradicting: [] };
+}
 
 /**
  * Builds DDR options from `name=value` strings (CLI `--option`).
@@ -79,6 +136,8 @@ export function ddrOptions(raw: Record<string, string | number | undefined> = {}
   o.lenient = pick('lenient', ['scenario', 'always', 'never'] as const) ?? o.lenient;
   o.globem_check = pick('globem_check', ['answer', 'support'] as const) ?? o.globem_check;
   o.failed_judgements = pick('failed_judgements', ['exclude', 'count'] as const) ?? o.failed_judgements;
+  o.unparsed_reply = pick('unparsed_reply', ['substring', 'error'] as const) ?? o.unparsed_reply;
+  o.label_case = pick('label_case', ['exact', 'any'] as const) ?? o.label_case;
   if (raw.concurrency !== undefined) {
     const n = Number(raw.concurrency);
     if (!Number.isInteger(n) || n < 1) throw new LoupeInputError('option concurrency', `must be a positive integer, got '${raw.concurrency}'`);
@@ -115,6 +174,10 @@ export interface DdrItemResult {
   judgeId: string;
   judgementKey: string | null;
   status: Judgement['status'] | 'no-context';
+  /** The label as DDR's code kept it, when an official-code option changed this item's label (e.g. `correct_info`). */
+  officialLabel?: string;
+  /** Which official-code option changed this item (`unparsed_reply`, `label_case`). */
+  changedBy?: 'unparsed_reply' | 'label_case';
 }
 
 /** Per entity and context. */
@@ -153,6 +216,8 @@ export interface DdrChecklistScore {
   topK: Array<{ k: number; correct: number; incorrect: number; insufficient: number }>;
   perEntity: Array<{ entityId: string; messageWise: DdrEntityContextScore; trajectoryWise: DdrEntityContextScore; validInsights: number; totalInsights: number }>;
   judgements: JudgementTally;
+  /** Items whose label an official-code option changed, by option (`unparsed_reply`, `label_case`). */
+  changedBy: Record<string, number>;
 }
 
 /**
@@ -186,7 +251,8 @@ export async function scoreDdrChecklists(runs: readonly DdrEntityRun[], judge: J
   const results = await mapLimit(jobs, opts.concurrency, async (job) => {
     const p = perRun[job.e]!;
     const item = p.r.checklist[job.i]!;
-    const ctx: JudgeContext = { itemRef: `entity ${p.r.entityId} / item ${job.i} / ${job.ctx === 'm' ? 'message-wise' : 'trajectory-wise'}` };
+    const context = job.ctx === 'm' ? 'message-wise' : 'trajectory-wise';
+    const ctx: JudgeContext = { itemRef: `entity ${p.r.entityId} / item ${job.i} / ${context}`, nativeId: { entity: p.r.entityId, item: job.i, context } };
     if (p.r.runId) ctx.runId = p.r.runId;
     const trend = opts.scenario.toLowerCase() === 'globem' && opts.globem_check === 'answer' ? trendCategory(item.answer) : null;
     if (trend) {
@@ -200,7 +266,7 @@ export async function scoreDdrChecklists(runs: readonly DdrEntityRun[], judge: J
     all.push(j);
     return j;
   });
-  const byJob = new Map<string, Pick<Judgement, 'status' | 'judgeId' | 'key'> & { verdict: JudgeVerdict<'checklist-support'> | null }>();
+  const byJob = new Map<string, Pick<Judgement, 'status' | 'judgeId' | 'key'> & { verdict: JudgeVerdict<'checklist-support'> | null; raw?: string | null }>();
   jobs.forEach((job, k) => byJob.set(`${job.e}/${job.ctx}/${job.i}`, results[k]!));
 
   const contextScore = (e: number, ctx: 'm' | 't'): DdrEntityContextScore => {
@@ -210,7 +276,8 @@ export async function scoreDdrChecklists(runs: readonly DdrEntityRun[], judge: J
       if (!hasContext) return { index: i, question: item.question, label: 'INSUFFICIENT_INFO', supporting: [], contradicting: [], judgeId: 'none', judgementKey: null, status: 'no-context' };
       const j = byJob.get(`${e}/${ctx}/${i}`)!;
       const v = j.status === 'done' ? j.verdict : null;
-      return { index: i, question: item.question, label: v?.label ?? null, supporting: v?.supporting ?? [], contradicting: v?.contradicting ?? [], judgeId: j.judgeId, judgementKey: j.key, status: j.status };
+      const base: DdrItemResult = { index: i, question: item.question, label: v?.label ?? null, supporting: v?.supporting ?? [], contradicting: v?.contradicting ?? [], judgeId: j.judgeId, judgementKey: j.key, status: j.status };
+      return officialItem(base, j.raw ?? null, opts);
     });
     const included = hasContext || opts.empty_insights === 'zero';
     const judged = items.filter((x) => x.label !== null || (opts.failed_judgements === 'count' && x.status === 'error')).length;
@@ -247,18 +314,62 @@ export async function scoreDdrChecklists(runs: readonly DdrEntityRun[], judge: J
       errors,
     };
   };
-  const mItems = perEntity.filter((x) => x.messageWise.included).flatMap((x) => x.messageWise.items).filter((x) => x.label !== null);
-  const topK = [];
+  const topK = ddrTopK(perEntity.filter((x) => x.messageWise.included).flatMap((x) => x.messageWise.items), opts.failed_judgements);
+  const changedBy: Record<string, number> = {};
+  for (const x of perEntity) for (const sc of [x.messageWise, x.trajectoryWise]) if (sc.included) for (const it of sc.items) if (it.changedBy) changedBy[it.changedBy] = (changedBy[it.changedBy] ?? 0) + 1;
+  return { benchmark: 'ddr', options: opts, messageWise: aggregate('messageWise'), trajectoryWise: aggregate('trajectoryWise'), topK, perEntity, judgements: tallyJudgements(all), changedBy };
+}
+
+/**
+ * The top-k interaction curve over message-wise items: for k = 5, 10, …, 100 the fractions whose supporting (correct)
+ * or contradicting (incorrect) message indices all lie below k; the rest are insufficient.
+ * @param items message-wise items of the included entities; `failed` whether failed judgements stay in the
+ *   denominator (`count`: DDR code, every result is counted) or leave it (`exclude`). Pending items always leave.
+ * @returns one point per k (fractions in [0, 1]; zeros when no item counts).
+ * Source: DDR_Bench `base_evaluator.calculate_cumulative_message_stats` @ cc0aafb0 (issue 21 item 12).
+ */
+export function ddrTopK(items: readonly DdrItemResult[], failed: DdrOptions['failed_judgements']): Array<{ k: number; correct: number; incorrect: number; insufficient: number }> {
+  const counted = items.filter((x) => x.label !== null || (failed === 'count' && x.status === 'error'));
+  const out = [];
   for (let k = 5; k <= 100; k += 5) {
     let c = 0, inc = 0;
-    for (const it of mItems) {
+    for (const it of counted) {
       if (it.label === 'CORRECT_INFO' && it.supporting.length && Math.max(...it.supporting) < k) c++;
       else if (it.label === 'INCORRECT_INFO' && it.contradicting.length && Math.max(...it.contradicting) < k) inc++;
     }
-    const n = mItems.length || 1;
-    topK.push({ k, correct: c / n, incorrect: inc / n, insufficient: (mItems.length - c - inc) / n });
+    const n = counted.length || 1;
+    out.push({ k, correct: c / n, incorrect: inc / n, insufficient: counted.length ? (counted.length - c - inc) / n : 0 });
   }
-  return { benchmark: 'ddr', options: opts, messageWise: aggregate('messageWise'), trajectoryWise: aggregate('trajectoryWise'), topK, perEntity, judgements: tallyJudgements(all) };
+  return out;
+}
+
+/**
+ * One item as DDR's code would label it from the judge's raw reply (LLM or recorded judges only; human and
+ * identical-text verdicts have no reply to re-read): under `unparsed_reply = substring` a reply that is not JSON
+ * takes the substring fallback's label (no indices) — also when Loupe had failed it; under `label_case = exact` a
+ * JSON label not spelled exactly counts as none of the three labels (here INSUFFICIENT_INFO: never correct, never
+ * incorrect, in the denominator). Marks the item with the option when its label changed.
+ * Source: DDR_Bench `_parse_context_quality_result`, `calculate_summary_stats` @ cc0aafb0 (issue 21 items 13, 14).
+ */
+function officialItem(it: DdrItemResult, raw: string | null, o: DdrOptions): DdrItemResult {
+  if (raw === null || !/^(llm|file)/.test(it.judgeId)) return it;
+  const r = ddrOfficialReading(raw);
+  if (!r) return it;
+  if (r.kind === 'text') {
+    if (o.unparsed_reply !== 'substring') return it;
+    const label = r.label as ChecklistLabel;
+    const changed = it.status !== 'done' || it.label !== label;
+    return { ...it, label, supporting: [], contradicting: [], status: 'done', ...(changed ? { officialLabel: r.label, changedBy: 'unparsed_reply' as const } : {}) };
+  }
+  // a JSON reply: DDR's own format (`context_quality`, `supporting_message_indices`) is read here too
+  const exact = EXACT_LABELS.has(r.label);
+  const relaxed = EXACT_LABELS.has(r.label.trim().toUpperCase()) ? (r.label.trim().toUpperCase() as ChecklistLabel) : null;
+  const label: ChecklistLabel | null = exact ? (r.label as ChecklistLabel) : o.label_case === 'exact' ? 'INSUFFICIENT_INFO' : relaxed;
+  const uncounted = !exact && o.label_case === 'exact';
+  if (label === null || (it.status === 'done' && it.label === label)) return it;
+  const changed = uncounted && relaxed !== label;
+  if (it.status !== 'done') return { ...it, label, supporting: r.supporting, contradicting: r.contradicting, status: 'done', ...(uncounted ? { officialLabel: r.label } : {}), ...(changed ? { changedBy: 'label_case' as const } : {}) };
+  return { ...it, label, ...(uncounted ? { officialLabel: r.label } : {}), ...(changed ? { changedBy: 'label_case' as const } : {}) };
 }
 
 /**

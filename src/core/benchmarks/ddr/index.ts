@@ -11,7 +11,7 @@ import type { OptionSpec } from '../options.ts';
 import type { BenchmarkDefinition } from '../types.ts';
 import { join } from 'node:path';
 import { mkdirSync, writeFileSync } from 'node:fs';
-import { DEFAULT_DDR_OPTIONS } from './eval.ts';
+import { DDR_OFFICIAL_OPTIONS, DEFAULT_DDR_OPTIONS } from './eval.ts';
 import { saveChecklist } from './checklist.ts';
 import { checkReadStatement, SqlRunner } from './sql-tool.ts';
 import { loadDdr } from './load.ts';
@@ -35,11 +35,13 @@ export const DDR_TOOL_OPTIONS: readonly OptionSpec[] = [
 /** DDR scoring options (`--option`). */
 export const DDR_SCORE_OPTIONS: readonly OptionSpec[] = [
   { name: 'scenario', type: 'string', help: 'mimic | 10k | globem (default: guessed from the suite root)', source: 'DDR-Bench paper §3 (scenarios)' },
-  { name: 'empty_insights', type: 'enum', values: ['zero', 'drop'], default: DEFAULT_DDR_OPTIONS.empty_insights, help: 'entities without valid insights score 0 (paper) or are dropped (code)', source: 'DDR-Bench paper §4 vs DDR calculate_overall_stats' },
+  { name: 'empty_insights', type: 'enum', values: ['zero', 'drop'], default: DEFAULT_DDR_OPTIONS.empty_insights, help: 'entities without valid insights score 0 (paper) or are dropped (code)', source: 'DDR-Bench paper §4 vs DDR calculate_overall_stats', presets: { official: DDR_OFFICIAL_OPTIONS.empty_insights, paper: 'zero' } },
   { name: 'no_insight_filter', type: 'enum', values: ['substring', 'exact'], default: DEFAULT_DDR_OPTIONS.no_insight_filter, help: 'drop insights containing "NO INSIGHT" (code) or only those that are exactly it', source: CODE },
   { name: 'lenient', type: 'enum', values: ['scenario', 'always', 'never'], default: DEFAULT_DDR_OPTIONS.lenient, help: 'lenient judge wording: 10-K only (code), always, never', source: `${CODE}; spec §3.7` },
   { name: 'globem_check', type: 'enum', values: ['answer', 'support'], default: DEFAULT_DDR_OPTIONS.globem_check, help: 'GLOBEM items: exact category answer (paper) or the support check', source: 'DDR-Bench paper §4; spec §3.7' },
-  { name: 'failed_judgements', type: 'enum', values: ['exclude', 'count'], default: DEFAULT_DDR_OPTIONS.failed_judgements, help: 'failed judge calls leave the denominators, or count as not correct (code)', source: CODE },
+  { name: 'failed_judgements', type: 'enum', values: ['exclude', 'count'], default: DEFAULT_DDR_OPTIONS.failed_judgements, help: 'failed judge calls leave the denominators (top-k curve too), or count as not correct (code)', source: `${CODE}: calculate_summary_stats, calculate_cumulative_message_stats`, presets: { official: DDR_OFFICIAL_OPTIONS.failed_judgements, paper: 'exclude' } },
+  { name: 'unparsed_reply', type: 'enum', values: ['substring', 'error'], default: DEFAULT_DDR_OPTIONS.unparsed_reply, help: 'a judge reply that is not JSON: labelled by substring as the code does (INCORRECT_INFO reads as correct) or a failed judgement', source: 'DDR unified_evaluator._parse_context_quality_result', presets: { official: DDR_OFFICIAL_OPTIONS.unparsed_reply, paper: 'error' } },
+  { name: 'label_case', type: 'enum', values: ['exact', 'any'], default: DEFAULT_DDR_OPTIONS.label_case, help: 'a judge label in other case ("correct_info"): counted as no label but kept in the denominator (code) or read case-insensitively', source: 'DDR base_evaluator.calculate_summary_stats', presets: { official: DDR_OFFICIAL_OPTIONS.label_case, paper: 'any' } },
   { name: 'concurrency', type: 'integer', min: 1, default: DEFAULT_DDR_OPTIONS.concurrency, help: 'parallel judge calls', source: 'Loupe' },
   { name: 'hallucination', type: 'enum', values: ['on', 'off'], default: 'on', help: 'audit each insight against what the agent saw (needs a judge)', source: 'DDR-Bench paper §4.4' },
   { name: 'novelty_seed', type: 'number', default: 0, help: 'seed of the pairwise novelty comparisons', source: 'DDR-Bench paper §4.3 (Bradley–Terry)' },

@@ -12,7 +12,7 @@ import { aggregateBase, scoreBase, type RunScore, type ScoreAggregate } from '..
 import type { Judge } from '../../eval/judges/types.ts';
 import type { OptionValues } from '../options.ts';
 import type { ScoreGroup } from '../types.ts';
-import { ddrExploration, ddrOptions, scoreDdrChecklists, scoreDdrHallucination, scoreDdrNovelty, validInsights, type DdrChecklistScore, type DdrNoveltyInput } from './eval.ts';
+import { ddrExploration, ddrOptions, ddrTopK, scoreDdrChecklists, scoreDdrHallucination, scoreDdrNovelty, validInsights, type DdrChecklistScore, type DdrNoveltyInput } from './eval.ts';
 import { ddrFinalReport, ddrInsightsFromReasoning, ddrState, readDdrResult } from './toolset.ts';
 
 /** Guesses the DDR scenario (mimic / 10k / globem) from a suite root path. */
@@ -23,7 +23,7 @@ export function guessDdrScenario(root: string): string {
   return 'mimic';
 }
 
-const EVAL_OPTIONS = ['scenario', 'empty_insights', 'no_insight_filter', 'lenient', 'globem_check', 'failed_judgements', 'concurrency'] as const;
+const EVAL_OPTIONS = ['scenario', 'empty_insights', 'no_insight_filter', 'lenient', 'globem_check', 'failed_judgements', 'unparsed_reply', 'label_case', 'concurrency'] as const;
 
 /**
  * Scores one DDR run.
@@ -76,6 +76,7 @@ export async function scoreDdrRun(o: { store: RunStore; run: RunRecord; block: B
       hallucinationRate: hallucination?.rate ?? null,
     },
     detail: { checklist: cs, exploration, hallucination, entityId, insights: validInsights(insights.map((i) => i.insight), opts.no_insight_filter) },
+    ...(Object.keys(cs.changedBy).length ? { changedBy: cs.changedBy } : {}),
   };
 }
 
@@ -86,7 +87,8 @@ const avg = (xs: Array<number | null>) => {
 
 /**
  * DDR aggregates: per model, sample-averaged (mean over entities) and item-averaged (Σ correct / Σ judged)
- * accuracy; with a judge and two or more models, Bradley–Terry novelty strengths and ranks (`novelty_seed`,
+ * accuracy, the top-k curve pooled over entities (`extra.topK`, DDR calculate_cumulative_message_stats); with a judge
+ * and two or more models, Bradley–Terry novelty strengths and ranks (`novelty_seed`,
  * `novelty_ties`). Source: DDR `calculate_overall_stats`; DDR-Bench paper §4.3 (novelty).
  */
 export async function aggregateDdr(groups: readonly ScoreGroup[], judge: Judge | undefined, options: OptionValues): Promise<ScoreAggregate[]> {
@@ -111,6 +113,7 @@ export async function aggregateDdr(groups: readonly ScoreGroup[], judge: Judge |
       hallucinationRate: avg(ok.map((s) => s.summary.hallucinationRate ?? null)),
     };
     agg.method = 'sample-averaged = mean over entities; item-averaged = Σ correct / Σ judged (DDR calculate_overall_stats)';
+    agg.extra = { topK: ddrTopK(m.flatMap((x) => x.items), options.failed_judgements === 'count' ? 'count' : 'exclude') };
     return agg;
   });
   // novelty across models sharing entities
@@ -125,7 +128,7 @@ export async function aggregateDdr(groups: readonly ScoreGroup[], judge: Judge |
     for (const a of out) {
       a.metrics.noveltyStrength = nov.fit.strengths[a.model] ?? null;
       a.metrics.noveltyRank = nov.fit.ranking.indexOf(a.model) + 1 || null;
-      a.extra = { novelty: nov };
+      a.extra = { ...(a.extra as object), novelty: nov };
     }
   }
   return out;

@@ -124,6 +124,12 @@ export interface LongdaOptions {
   list_scoring: ListScoring;
   /** Which definition the headline `coverage` uses. Default `comparable`; both are always reported. */
   coverage: CoverageMode;
+  /**
+   * An infinite answer (`1e999`) compared with a finite truth: `inf` (LongTA `metric.py`: its error enters the mean,
+   * so MAE / MPE are infinite; the official value) or `exclude` (rows whose error is not finite leave the MAE / MPE
+   * means; coverage and match are unchanged). Default `inf`. Issue 21 item 4.
+   */
+  infinite_mae: 'inf' | 'exclude';
 }
 
 /** LongTA's defaults (the published numbers use these). */
@@ -132,6 +138,7 @@ export const DEFAULT_LONGDA_OPTIONS: Readonly<LongdaOptions> = Object.freeze({
   tolerance_floor: 1.0,
   list_scoring: 'partial',
   coverage: 'comparable',
+  infinite_mae: 'inf',
 });
 
 /**
@@ -159,6 +166,10 @@ export function longdaOptions(raw: Record<string, string | number | undefined> =
   if (raw.coverage !== undefined) {
     if (raw.coverage !== 'comparable' && raw.coverage !== 'structural') throw new LoupeInputError('option coverage', `must be 'comparable' or 'structural', got '${raw.coverage}'`);
     o.coverage = raw.coverage;
+  }
+  if (raw.infinite_mae !== undefined) {
+    if (raw.infinite_mae !== 'inf' && raw.infinite_mae !== 'exclude') throw new LoupeInputError('option infinite_mae', `must be 'inf' or 'exclude', got '${raw.infinite_mae}'`);
+    o.infinite_mae = raw.infinite_mae;
   }
   return o;
 }
@@ -418,7 +429,7 @@ export interface LongdaRates {
   match: number;
   matchPartial: number;
   matchStrict: number;
-  /** Mean absolute error over comparable rows (null if none). */
+  /** Mean absolute error over comparable rows (null if none; `Infinity` when a row's error is, under `infinite_mae = inf`). */
   mae: number | null;
   /** Mean percentage error (0–100) over comparable rows having one (null if none). */
   mpe: number | null;
@@ -435,6 +446,8 @@ export interface LongdaScore extends LongdaRates {
   rows: LongdaRowScore[];
   /** Answers recorded under q_ids absent from the scored ground truth (LongTA ignores them silently). */
   unknownQIds: string[];
+  /** Rows an official-code option changed, by option (`infinite_mae`: rows whose infinite error entered the MAE). */
+  changedBy: Record<string, number>;
 }
 
 /** A recorded answer: raw text (as the `answer` tool stored it) or an already parsed value. */
@@ -502,12 +515,13 @@ export function scoreLongda(
     if (!b) blocks.set(r.blockId, (b = []));
     b.push(r);
   }
-  const bySource = [...blocks.entries()].map(([blockId, rs]) => ({ blockId, survey: rs[0]!.survey, source: rs[0]!.source, ...longdaRates(rs) }));
+  const bySource = [...blocks.entries()].map(([blockId, rs]) => ({ blockId, survey: rs[0]!.survey, source: rs[0]!.source, ...longdaRates(rs, opts) }));
   const byType = {
-    scalar: longdaRates(rows.filter((r) => r.answerStructure.trim() === 'single_number')),
-    list: longdaRates(rows.filter((r) => r.answerStructure.trim() !== 'single_number')),
+    scalar: longdaRates(rows.filter((r) => r.answerStructure.trim() === 'single_number'), opts),
+    list: longdaRates(rows.filter((r) => r.answerStructure.trim() !== 'single_number'), opts),
   };
-  return { benchmark: 'longda', options: opts, ...longdaRates(rows), bySource, byType, rows, unknownQIds };
+  const infinite = opts.infinite_mae === 'inf' ? rows.filter((r) => r.coverageComparable && r.absErr !== undefined && !Number.isFinite(r.absErr)).length : 0;
+  return { benchmark: 'longda', options: opts, ...longdaRates(rows, opts), bySource, byType, rows, unknownQIds, changedBy: infinite ? { infinite_mae: infinite } : {} };
 }
 
 /** LongDA's tolerance-sensitivity ε grid (paper figure script). */
@@ -534,11 +548,12 @@ export function longdaToleranceSensitivity(
 
 /**
  * Aggregates scored rows into rates (fractions in [0, 1]); n counts every row.
- * @param rows scored rows.
+ * @param rows scored rows; `o.infinite_mae` (default `inf`, LongTA) whether a non-finite error enters MAE / MPE.
  * @returns the rates; mae/mpe are null when no row is comparable. An empty input gives zeros.
- * Source: spec §2.4 `generate_evaluation_summary`.
+ * Source: spec §2.4 `generate_evaluation_summary` (LongTA `metric.py`: `covered_df["abs_error"].mean()`).
  */
-export function longdaRates(rows: readonly LongdaRowScore[]): LongdaRates {
+export function longdaRates(rows: readonly LongdaRowScore[], o: Pick<LongdaOptions, 'infinite_mae'> = DEFAULT_LONGDA_OPTIONS): LongdaRates {
+  const keep = (x: number) => o.infinite_mae === 'inf' || Number.isFinite(x);
   const n = rows.length;
   let answered = 0, cov = 0, covC = 0, covS = 0, m = 0, mP = 0, mS = 0, errSum = 0, errN = 0, pctSum = 0, pctN = 0;
   for (const r of rows) {
@@ -549,11 +564,11 @@ export function longdaRates(rows: readonly LongdaRowScore[]): LongdaRates {
     m += r.match;
     mP += r.matchPartial;
     mS += r.matchStrict;
-    if (r.coverageComparable && r.absErr !== undefined) {
+    if (r.coverageComparable && r.absErr !== undefined && keep(r.absErr)) {
       errSum += r.absErr;
       errN++;
     }
-    if (r.coverageComparable && r.pctErr !== undefined) {
+    if (r.coverageComparable && r.pctErr !== undefined && keep(r.pctErr)) {
       pctSum += r.pctErr;
       pctN++;
     }

@@ -26,8 +26,9 @@ const LONGTA = 'LongTA metric.py (MATCH_TOLERANCE, is_match)';
 export const LONGDA_SCORE_OPTIONS: readonly OptionSpec[] = [
   { name: 'tolerance', type: 'number', min: 0, default: DEFAULT_LONGDA_OPTIONS.tolerance, help: 'relative tolerance ε of τ = max(ε·|truth|, floor)', source: LONGTA },
   { name: 'tolerance_floor', type: 'number', min: 0, default: DEFAULT_LONGDA_OPTIONS.tolerance_floor, help: 'absolute floor of τ in the answer\'s own units', source: `${LONGTA}; spec §2.7 item 3` },
-  { name: 'list_scoring', type: 'enum', values: ['partial', 'strict'], default: DEFAULT_LONGDA_OPTIONS.list_scoring, help: 'lists: mean of element hits (code, published numbers) or all elements (paper)', source: 'LongTA metric.py vs LongDA paper §4' },
-  { name: 'coverage', type: 'enum', values: ['comparable', 'structural'], default: DEFAULT_LONGDA_OPTIONS.coverage, help: 'headline coverage: answers the code can compare, or answers of the right shape (paper)', source: 'LongTA metric.py vs LongDA paper §4' },
+  { name: 'list_scoring', type: 'enum', values: ['partial', 'strict'], default: DEFAULT_LONGDA_OPTIONS.list_scoring, help: 'lists: mean of element hits (code, published numbers) or all elements (paper)', source: 'LongTA metric.py vs LongDA paper §4', presets: { official: 'partial', paper: 'strict' } },
+  { name: 'coverage', type: 'enum', values: ['comparable', 'structural'], default: DEFAULT_LONGDA_OPTIONS.coverage, help: 'headline coverage: answers the code can compare, or answers of the right shape (paper)', source: 'LongTA metric.py vs LongDA paper §4', presets: { official: 'comparable', paper: 'structural' } },
+  { name: 'infinite_mae', type: 'enum', values: ['inf', 'exclude'], default: DEFAULT_LONGDA_OPTIONS.infinite_mae, help: 'an infinite answer makes MAE/MPE infinite (code) or its row leaves the MAE/MPE means', source: 'LongDA metric.py generate_evaluation_summary (issue 21 item 4)', presets: { official: 'inf', paper: 'exclude' } },
 ];
 
 const pct = (x: number | null | undefined) => (x === null || x === undefined ? '—' : (100 * x).toFixed(2));
@@ -82,8 +83,8 @@ export const longda: BenchmarkDefinition = {
   async score(ctx) {
     return await scoreLongdaRun(ctx.store, ctx.run, ctx.block, ctx.options);
   },
-  async aggregate(groups) {
-    return aggregateLongda(groups);
+  async aggregate(groups, ctx) {
+    return aggregateLongda(groups, ctx.options);
   },
   scoreLine(s) {
     const m = s.summary;

@@ -92,6 +92,7 @@ export async function scoreLongdaRun(store: RunStore, run: RunRecord, block: Blo
       wallSeconds: efficiency.wallSeconds,
     },
     detail: { score, efficiency, heatmap, toolSteps: names } satisfies LongdaRunDetail,
+    ...(Object.keys(score.changedBy).length ? { changedBy: score.changedBy } : {}),
   };
 }
 
@@ -99,12 +100,13 @@ export async function scoreLongdaRun(store: RunStore, run: RunRecord, block: Blo
  * LongDA aggregate per model: rates pooled over every query of the runs (Σ match / Σ queries), tokens and time
  * summed, average steps per block. Source: LongTA `generate_evaluation_summary`.
  */
-export function aggregateLongda(groups: readonly ScoreGroup[]): ScoreAggregate[] {
+export function aggregateLongda(groups: readonly ScoreGroup[], options: OptionValues = {}): ScoreAggregate[] {
+  const o = longdaOptions(options as Record<string, string | number>);
   return groups.map(({ model, scores }) => {
     const agg = aggregateBase('longda', model, scores);
     const ok = scores.filter((s) => !s.error);
     const rows: LongdaRowScore[] = ok.flatMap((s) => (s.detail as LongdaRunDetail).score.rows);
-    const r = longdaRates(rows);
+    const r = longdaRates(rows, o);
     const eff = longdaEfficiency(ok.map((s) => ({ blockId: s.blockId, inputTokens: s.summary.inputTokens ?? 0, outputTokens: s.summary.outputTokens ?? 0, steps: s.summary.steps ?? 0, wallSeconds: s.summary.wallSeconds ?? 0 })));
     agg.metrics = { queries: r.n, coverage: r.coverage, coverageComparable: r.coverageComparable, coverageStructural: r.coverageStructural, match: r.match, matchPartial: r.matchPartial, matchStrict: r.matchStrict, mae: r.mae, inputTokens: eff.inputTokens, outputTokens: eff.outputTokens, totalTokens: eff.totalTokens, avgStepsPerBlock: eff.avgStepsPerBlock, wallHours: eff.wallHours };
     agg.method = 'pooled over queries (LongTA generate_evaluation_summary); tokens and time summed over runs';

@@ -130,6 +130,11 @@ export interface JudgeContext {
   runId?: string;
   /** Free-form pointer to the scored item (e.g. `entity 10502319 / item 3`). */
   itemRef?: string;
+  /**
+   * The item's id in the benchmark's own terms, which a recorded-verdicts file is keyed by (issue 21): DDR
+   * `{ entity, item, context }` (context `message-wise` | `trajectory-wise`), AnalystBench `{ task, criterion }`.
+   */
+  nativeId?: Readonly<Record<string, string | number>>;
   signal?: AbortSignal;
 }
 

@@ -50,18 +50,19 @@ async function weighted(scores: RunScore[], failedRuns?: string) {
 }
 
 describe('score-run BLADE aggregate: failed_runs', () => {
-  it('a run whose scoring failed scores 0 and counts by default and with zero, and is dropped with drop', async () => {
+  it('a run whose scoring failed scores 0 and counts with zero, and is dropped with drop and by default (official preset: BLADE drops it)', async () => {
     const dflt = await weighted([okRun, failedRun]);
     const zero = await weighted([okRun, failedRun], 'zero');
     const drop = await weighted([okRun, failedRun], 'drop');
-    assert.ok(Math.abs(dflt.w - WITH_ZERO) < 1e-12, `default ${dflt.w}`);
+    assert.ok(Math.abs(dflt.w - ONLY_VALID) < 1e-12, `default ${dflt.w}`);
     assert.ok(Math.abs(zero.w - WITH_ZERO) < 1e-12, `zero ${zero.w}`);
     assert.ok(Math.abs(drop.w - ONLY_VALID) < 1e-12, `drop ${drop.w}`);
     assert.equal(zero.extra.datasets[0]!.runsUsed, 2);
     assert.equal(drop.extra.datasets[0]!.runsUsed, 1);
     assert.equal(drop.extra.datasets[0]!.runsDropped, 1);
     // the option is recorded in the output
-    assert.deepEqual(dflt.agg.options, { failed_runs: 'zero' });
+    assert.deepEqual(dflt.agg.options, { failed_runs: 'drop' });
+    assert.equal(dflt.agg.preset, 'official');
     assert.deepEqual(drop.agg.options, { failed_runs: 'drop' });
     assert.match(drop.agg.method, /failed_runs=drop/);
     assert.equal(drop.extra.options.failedRuns, 'drop');

@@ -57,7 +57,7 @@ describe('results data', () => {
     const s = await buildResultsState(store, 'mem');
     const t = s.tables.find((x) => x.id === 'longda');
     assert.ok(t);
-    assert.deepEqual(t.options, { tolerance: 0.05, list_scoring: 'partial' });
+    assert.deepEqual(t.options, { tolerance: 0.05, list_scoring: 'partial', preset: 'legacy' }, 'a score stored without a preset reads as legacy (issue 21)');
     const a = t.rows.find((r) => r.model === 'model-a');
     const b = t.rows.find((r) => r.model === 'model-b');
     assert.equal(a?.cells.match?.value, 1);

@@ -68,6 +68,14 @@ export interface BladeAggregateOptions {
   f1ZeroGuard: boolean;
   /** Model coverage denominator: `code` = min(|G|, |R|) with R the first k runs, `paper` = min(|G|, k) (Eq. 11). */
   modelCoverageDenominator: 'code' | 'paper';
+  /**
+   * Where generation failures stand in a dataset's run order (coverage@k takes the first k): `append` (BLADE
+   * `MultiRunResults.get_single_run_metrics`: `ret + empty`, after every successful run) or `in-place` (the order the
+   * runs were made). Issue 21 item 5.
+   */
+  generationFailures: 'append' | 'in-place';
+  /** The unweighted score: `code` (BLADE `final_metrics.py`: `… + 0.5 * f1_gspecs + 0.5 + f1_vspecs) / 4`) or `paper` (`0.5 * f1_vspecs`). Issue 21 item 7. */
+  unweightedFormula: 'code' | 'paper';
 }
 
 export const DEFAULT_AGGREGATE_OPTIONS: BladeAggregateOptions = {
@@ -78,7 +86,30 @@ export const DEFAULT_AGGREGATE_OPTIONS: BladeAggregateOptions = {
   coverageKey: 'id',
   f1ZeroGuard: true,
   modelCoverageDenominator: 'code',
+  generationFailures: 'in-place',
+  unweightedFormula: 'paper',
 };
+
+/** Option values that reproduce BLADE's code (`--preset official`, issue 21). */
+export const BLADE_OFFICIAL_AGGREGATE: Readonly<Pick<BladeAggregateOptions, 'failedRuns' | 'coverageKey' | 'f1ZeroGuard' | 'modelCoverageDenominator' | 'generationFailures' | 'unweightedFormula'>> = Object.freeze({
+  failedRuns: 'drop', coverageKey: 'name', f1ZeroGuard: false, modelCoverageDenominator: 'code', generationFailures: 'append', unweightedFormula: 'code',
+});
+
+/**
+ * A dataset's runs in the order BLADE scores them: under `append`, generation failures move after the other runs
+ * (stable), as `MultiRunResults.get_single_run_metrics` returns `ret + empty`.
+ * @returns the runs in order and how many generation failures changed position.
+ * Source: BLADE `eval/datamodel/run.py` @ 6118fa8d.
+ */
+export function orderBladeRuns<T extends { status: BladeRunMetrics['status'] }>(runs: readonly T[], mode: BladeAggregateOptions['generationFailures']): { runs: T[]; moved: number } {
+  if (mode === 'in-place') return { runs: [...runs], moved: 0 };
+  const ordered = [...runs.filter((r) => r.status !== 'generation_failed'), ...runs.filter((r) => r.status === 'generation_failed')];
+  let moved = 0;
+  ordered.forEach((r, i) => {
+    if (r.status === 'generation_failed' && runs[i] !== r) moved++;
+  });
+  return { runs: ordered, moved };
+}
 
 export interface TypeScores {
   precision: number;
@@ -106,7 +137,9 @@ export interface BladeAggregate {
   totals: { T: number; V: number; M: number; U: number; S: number };
   datasets: { dataset: string; runsUsed: number; runsDropped: number; gt: BladeGtCounts; perType: Record<MetricType, TypeScores> }[];
   warnings: string[];
-  options: BladeAggregateOptions & { cvarMatching: 'pairwise'; unweightedFormula: 'fixed' };
+  options: BladeAggregateOptions & { cvarMatching: 'pairwise' };
+  /** Items an official-code option changed: `generation_failures` runs moved to the end of their dataset. */
+  changedBy: Record<string, number>;
 }
 
 /** numpy's default (linear) quantile of an unsorted sample. */
@@ -255,11 +288,16 @@ export function aggregateBlade(datasets: BladeDatasetRuns[], options: Partial<Bl
   oneOf('failed_runs', o.failedRuns, ['zero', 'drop']);
   oneOf('coverage_key', o.coverageKey, ['id', 'name']);
   oneOf('model_coverage_denominator', o.modelCoverageDenominator, ['code', 'paper']);
+  oneOf('generation_failures', o.generationFailures, ['append', 'in-place']);
+  oneOf('unweighted_formula', o.unweightedFormula, ['code', 'paper']);
   const warnings: string[] = [];
   const prepared: Prepared[] = [];
   const dsInfo: BladeAggregate['datasets'] = [];
+  let moved = 0;
   for (const d of datasets) {
-    const kept = o.failedRuns === 'zero' ? d.runs.map((r) => (r.status === 'ok' ? r : zeroRun(r.status, r.runId))) : d.runs.filter((r) => r.status !== 'failed').map((r) => (r.status === 'ok' ? r : zeroRun(r.status, r.runId)));
+    const ordered = orderBladeRuns(d.runs, o.generationFailures);
+    moved += ordered.moved;
+    const kept = o.failedRuns === 'zero' ? ordered.runs.map((r) => (r.status === 'ok' ? r : zeroRun(r.status, r.runId))) : ordered.runs.filter((r) => r.status !== 'failed').map((r) => (r.status === 'ok' ? r : zeroRun(r.status, r.runId)));
     if (!kept.length) throw new LoupeInputError(`dataset ${d.dataset}`, 'has no runs to aggregate');
     if (kept.length <= o.k) warnings.push(`${d.dataset}: ${kept.length} runs ≤ k=${o.k}; BLADE requires more than k runs per dataset`);
     if (d.gt.numTspecs < 0) warnings.push(`${d.dataset}: negative transform denominator treated as 0`);
@@ -288,7 +326,10 @@ export function aggregateBlade(datasets: BladeDatasetRuns[], options: Partial<Bl
       perType[t] = { precision: P, coverage: C, f1: F };
       weighted += weights[t] * F;
     });
-    const unweighted = (perType.cvar.f1 + perType.model.f1 + perType.modelCvar.f1 + 0.5 * perType.transformGraph.f1 + 0.5 * perType.transformValue.f1) / 4;
+    // BLADE final_metrics.py: (f1_cvars + f1_models + f1_models_cvars + 0.5 * f1_gspecs + 0.5 + f1_vspecs) / 4
+    const unweighted = o.unweightedFormula === 'code'
+      ? (perType.cvar.f1 + perType.model.f1 + perType.modelCvar.f1 + 0.5 * perType.transformGraph.f1 + 0.5 + perType.transformValue.f1) / 4
+      : (perType.cvar.f1 + perType.model.f1 + perType.modelCvar.f1 + 0.5 * perType.transformGraph.f1 + 0.5 * perType.transformValue.f1) / 4;
     return { perType, weighted, unweighted };
   };
   // point estimate: runs in given order
@@ -334,7 +375,8 @@ export function aggregateBlade(datasets: BladeDatasetRuns[], options: Partial<Bl
     totals,
     datasets: dsInfo,
     warnings,
-    options: { ...o, cvarMatching: 'pairwise', unweightedFormula: 'fixed' },
+    options: { ...o, cvarMatching: 'pairwise' },
+    changedBy: moved ? { generation_failures: moved } : {},
   };
 }
 
@@ -342,12 +384,21 @@ export function aggregateBlade(datasets: BladeDatasetRuns[], options: Partial<Bl
 export interface BladeMetricBars {
   perType: Record<MetricType, { precision: Interval; coverage: Interval }>;
   options: { k: number; samples: number; seed: number; combinations: number; failedRuns: 'zero' | 'drop'; coverageKey: 'id' | 'name' };
+  /**
+   * Datasets whose coverage series holds every k-subset (C(n, k) ≤ `combinations`, as BLADE) and datasets sampled
+   * (BLADE reservoir-samples with Python's `random`, Loupe with its seeded generator: those bars differ by sampling).
+   */
+  subsets: { enumerated: number; sampled: number };
+  /** The coverage@k series per decision type (one value per k-subset, datasets in order) the bars summarise. */
+  coverageSeries: Record<MetricType, number[]>;
 }
 
 /**
  * Per-metric bars as BLADE's `get_bootstrap_scores` (paper Fig. 4): the precision series is every
- * run's precision (failures as 0); the coverage series is coverage@k of up to `combinations` random
- * k-subsets of each dataset's runs; each series is summarised by a seeded bootstrap of its mean.
+ * run's precision (failures as 0); the coverage series is coverage@k of every k-subset of a dataset's runs when
+ * C(n, k) ≤ `combinations` (BLADE `SubmissionRuns.__get_combinations`; a dataset then weighs by its count of subsets),
+ * else of `combinations` random k-subsets; each series is summarised by a seeded bootstrap of its mean (Loupe's
+ * generator, not numpy's: the intervals are sampled differently from BLADE's).
  */
 export function bladeMetricBars(datasets: BladeDatasetRuns[], options: Partial<BladeAggregateOptions> & { combinations?: number } = {}): BladeMetricBars {
   const o: BladeAggregateOptions = { ...DEFAULT_AGGREGATE_OPTIONS, ...options };
@@ -355,7 +406,8 @@ export function bladeMetricBars(datasets: BladeDatasetRuns[], options: Partial<B
   const rand = seededRandom(o.seed);
   const perType = {} as BladeMetricBars['perType'];
   const prepared = datasets.map((d) => {
-    const kept = o.failedRuns === 'zero' ? d.runs.map((r) => (r.status === 'ok' ? r : zeroRun(r.status, r.runId))) : d.runs.filter((r) => r.status !== 'failed').map((r) => (r.status === 'ok' ? r : zeroRun(r.status, r.runId)));
+    const ordered = orderBladeRuns(d.runs, o.generationFailures).runs;
+    const kept = o.failedRuns === 'zero' ? ordered.map((r) => (r.status === 'ok' ? r : zeroRun(r.status, r.runId))) : ordered.filter((r) => r.status !== 'failed').map((r) => (r.status === 'ok' ? r : zeroRun(r.status, r.runId)));
     return prepare(d, kept, o);
   });
   const boot = (xs: number[]): Interval => {
@@ -372,12 +424,22 @@ export function bladeMetricBars(datasets: BladeDatasetRuns[], options: Partial<B
   const prec: number[][] = METRIC_TYPES.map(() => []);
   const cov: number[][] = METRIC_TYPES.map(() => []);
   const scratch = new Float64Array(2 * nt);
+  let enumerated = 0;
   for (const p of prepared) {
     for (let t = 0; t < nt; t++) for (const x of p.prec[t]!) prec[t]!.push(x);
     const k = Math.min(o.k, p.n);
     const idx = Int32Array.from({ length: p.n }, (_, i) => i);
+    if (binomial(p.n, k) <= combinations) {
+      // BLADE SubmissionRuns.__get_combinations: every k-subset (itertools.combinations order) when C(n, k) ≤ the budget
+      enumerated++;
+      forEachCombination(p.n, k, (c) => {
+        datasetScores(p, c, o.k, scratch);
+        for (let t = 0; t < nt; t++) cov[t]!.push(scratch[nt + t]!);
+      });
+      continue;
+    }
     for (let c = 0; c < combinations; c++) {
-      // partial Fisher–Yates: a random k-subset without replacement
+      // partial Fisher–Yates: a random k-subset without replacement (BLADE reservoir-samples with Python's random)
       for (let i = 0; i < k; i++) {
         const j = i + Math.floor(rand() * (p.n - i));
         const tmp = idx[i]!;
@@ -389,7 +451,30 @@ export function bladeMetricBars(datasets: BladeDatasetRuns[], options: Partial<B
     }
   }
   METRIC_TYPES.forEach((t, i) => (perType[t] = { precision: boot(prec[i]!), coverage: boot(cov[i]!) }));
-  return { perType, options: { k: o.k, samples: o.samples, seed: o.seed, combinations, failedRuns: o.failedRuns, coverageKey: o.coverageKey } };
+  const coverageSeries = Object.fromEntries(METRIC_TYPES.map((t, i) => [t, cov[i]!])) as Record<MetricType, number[]>;
+  return { perType, options: { k: o.k, samples: o.samples, seed: o.seed, combinations, failedRuns: o.failedRuns, coverageKey: o.coverageKey }, subsets: { enumerated, sampled: prepared.length - enumerated }, coverageSeries };
+}
+
+/** C(n, k) as a float (exact below 2^53; large values only need comparing with a budget). */
+export function binomial(n: number, k: number): number {
+  if (k < 0 || k > n) return 0;
+  let r = 1;
+  for (let i = 1; i <= Math.min(k, n - k); i++) r = (r * (n - Math.min(k, n - k) + i)) / i;
+  return Math.round(r);
+}
+
+/** Calls `fn` with every k-subset of 0..n−1 in lexicographic order (Python `itertools.combinations`); the array is reused. */
+export function forEachCombination(n: number, k: number, fn: (c: Int32Array) => void): void {
+  const c = Int32Array.from({ length: k }, (_, i) => i);
+  if (k > n) return;
+  for (;;) {
+    fn(c);
+    let i = k - 1;
+    while (i >= 0 && c[i] === n - k + i) i--;
+    if (i < 0) return;
+    c[i]!++;
+    for (let j = i + 1; j < k; j++) c[j] = c[j - 1]! + 1;
+  }
 }
 
 // ------------------------------------------------------------------------------------------------

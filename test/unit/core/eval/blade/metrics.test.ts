@@ -49,7 +49,7 @@ describe('BLADE aggregation (spec §1.4.8)', () => {
     const buggy = (F.cvar.f1 + F.model.f1 + F.modelCvar.f1 + 0.5 * F.transformGraph.f1 + 0.5 + F.transformValue.f1) / 4;
     close(r.point.unweightedF1, fixed);
     assert.notEqual(r.point.unweightedF1, buggy);
-    assert.equal(r.options.unweightedFormula, 'fixed');
+    assert.equal(r.options.unweightedFormula, 'paper');
   });
 
   it('bootstrap is seeded and reproducible; CI brackets the mean; §1.7 #5 weighted CI comes from weighted samples', () => {
