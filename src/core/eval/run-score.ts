@@ -32,6 +32,22 @@ export interface RunScore {
   groundTruth?: GroundTruthUsed;
   detail: unknown;
   error?: string;
+  /**
+   * Human help the run had (issue 20): its interventions, its fork point, the label its scores are kept apart under,
+   * and — for benchmarks that define it (LongDA) — after how many interventions the block was solved (null: never).
+   * Absent for runs scored before issue 20 (treated as unassisted unless the store says otherwise).
+   */
+  assistance?: ScoreAssistance;
+}
+
+/** See {@link RunScore.assistance}. */
+export interface ScoreAssistance {
+  interventions: number;
+  forkOf?: { runId: string; step: number };
+  /** `assisted`, `fork` or `assisted fork`; absent for an unassisted run. */
+  label?: 'assisted' | 'fork' | 'assisted fork';
+  /** Interventions before the block counted as solved (LongDA: every answer within tolerance); null when never. */
+  untilSolved?: number | null;
 }
 
 /** Which ground truth a score used (BLADE, issue 17). */
@@ -72,6 +88,8 @@ export interface ScoreAggregate {
   /** Aggregation options in effect (BLADE: `failed_runs`). */
   options?: Record<string, unknown>;
   extra?: unknown;
+  /** The group's assistance label (issue 20): assisted and forked runs are aggregated apart from unassisted ones. */
+  assistance?: 'assisted' | 'fork' | 'assisted fork';
 }
 
 /**
