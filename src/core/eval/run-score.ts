@@ -43,6 +43,8 @@ export interface RunScore {
 /** See {@link RunScore.assistance}. */
 export interface ScoreAssistance {
   interventions: number;
+  /** An analyst ran code in the agent's kernel while it was running (also counts as assisted). */
+  analystCode?: boolean;
   forkOf?: { runId: string; step: number };
   /** `assisted`, `fork` or `assisted fork`; absent for an unassisted run. */
   label?: 'assisted' | 'fork' | 'assisted fork';

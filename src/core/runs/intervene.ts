@@ -29,6 +29,8 @@ export function interventionSupport(run: Pick<RunRecord, 'id' | 'agent'>): Inter
 /** A run's human steps summarised: how many, and whether it is a fork. */
 export interface RunAssistance {
   interventions: number;
+  /** An analyst ran code in the agent's kernel while the agent was running (run event `assisted`, issue 9). */
+  analystCode?: boolean;
   /** Set for a fork: its parent and fork point (1-based step count replayed). */
   forkOf?: { runId: string; step: number };
 }
@@ -39,7 +41,7 @@ export interface RunAssistance {
  */
 export function assistanceLabel(a: RunAssistance | undefined): 'assisted' | 'fork' | 'assisted fork' | undefined {
   if (!a) return undefined;
-  if (a.interventions > 0) return a.forkOf ? 'assisted fork' : 'assisted';
+  if (a.interventions > 0 || a.analystCode) return a.forkOf ? 'assisted fork' : 'assisted';
   return a.forkOf ? 'fork' : undefined;
 }
 
@@ -48,8 +50,11 @@ export function assistanceLabel(a: RunAssistance | undefined): 'assisted' | 'for
  * @returns run id → {@link RunAssistance} (interventions 0 and no forkOf for a plain run).
  */
 export async function assistanceOf(store: RunStore, runs: readonly RunRecord[]): Promise<Map<string, RunAssistance>> {
-  const all = await store.getInterventionsOf(runs.map((r) => r.id));
-  return new Map(runs.map((r) => [r.id, { interventions: all.get(r.id)?.length ?? 0, ...(r.params.forkOf ? { forkOf: r.params.forkOf } : {}) }]));
+  const ids = runs.map((r) => r.id);
+  const [all, code] = await Promise.all([store.getInterventionsOf(ids), store.getEventsOf(ids, 'assisted')]);
+  return new Map(runs.map((r) => [r.id, {
+    interventions: all.get(r.id)?.length ?? 0, ...((code.get(r.id)?.length ?? 0) > 0 ? { analystCode: true } : {}), ...(r.params.forkOf ? { forkOf: r.params.forkOf } : {}),
+  }]));
 }
 
 /**

@@ -18,8 +18,7 @@ import { parseOptions, type OptionValues } from '../benchmarks/options.ts';
 import type { BenchmarkDefinition, ScoreGroup } from '../benchmarks/types.ts';
 import type { CaptionEmbedder } from '../benchmarks/analystbench/eval.ts';
 import { reopenRun } from './reopen.ts';
-import { assistanceLabel } from './intervene.ts';
-import type { RunRecord } from '../store/records.ts';
+import { assistanceLabel, assistanceOf, type RunAssistance } from './intervene.ts';
 import type { ScoreAssistance } from '../eval/run-score.ts';
 
 export type { RunScore, ScoreAggregate, ScoringSession } from '../eval/run-score.ts';
@@ -111,7 +110,7 @@ export async function scoreStoredRun(store: RunStore, runId: string, o: ScoreRun
     const score = await def.score(ctx);
     // Issue 20: the human help the run had, and (where the benchmark defines it) after how many interventions it was solved.
     const interventions = await store.getInterventions(run.id);
-    const assistance = assistanceFrom(run, interventions.length);
+    const assistance = scoreAssistance((await assistanceOf(store, [run])).get(run.id)!);
     if (interventions.length && def.solvedAfterInterventions) assistance.untilSolved = await def.solvedAfterInterventions.count(ctx, interventions);
     return { ...score, decided: counted.counts(), ...(picked ? { checklist: picked.used } : {}), assistance };
   } catch (e) {
@@ -122,8 +121,8 @@ export async function scoreStoredRun(store: RunStore, runId: string, o: ScoreRun
   }
 }
 
-function assistanceFrom(run: RunRecord, interventions: number): ScoreAssistance {
-  const a: ScoreAssistance = { interventions, ...(run.params.forkOf ? { forkOf: run.params.forkOf } : {}) };
+function scoreAssistance(r: RunAssistance): ScoreAssistance {
+  const a: ScoreAssistance = { ...r };
   const label = assistanceLabel(a);
   if (label) a.label = label;
   return a;
@@ -135,14 +134,13 @@ function assistanceFrom(run: RunRecord, interventions: number): ScoreAssistance 
  * @param scores run scores (changed in place). @returns the same array.
  */
 export async function refreshAssistance(store: RunStore, scores: RunScore[]): Promise<RunScore[]> {
-  const runs = new Map((await store.listRuns()).map((r) => [r.id, r]));
-  const all = await store.getInterventionsOf(scores.map((s) => s.runId));
+  const ids = new Set(scores.map((s) => s.runId));
+  const help = await assistanceOf(store, (await store.listRuns()).filter((r) => ids.has(r.id)));
   for (const s of scores) {
-    const run = runs.get(s.runId);
-    if (!run) continue;
-    const n = all.get(s.runId)?.length ?? 0;
-    const a = assistanceFrom(run, n);
-    if (s.assistance?.interventions === n && s.assistance.untilSolved !== undefined) a.untilSolved = s.assistance.untilSolved;
+    const h = help.get(s.runId);
+    if (!h) continue;
+    const a = scoreAssistance(h);
+    if (s.assistance?.interventions === h.interventions && s.assistance.untilSolved !== undefined) a.untilSolved = s.assistance.untilSolved;
     s.assistance = a;
   }
   return scores;

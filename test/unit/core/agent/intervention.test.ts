@@ -139,6 +139,12 @@ test('intervention: a stopped run takes a hint under its lease; refused while an
     await assert.rejects(interveneStoredRun(store, 'r1', { who: 'ana', text: 'more' }), /already finished: fork it/);
     await assert.rejects(interveneStoredRun(store, 'nope', { who: 'ana', text: 'x' }), /run nope: not found/);
   });
+  // An analyst who ran code in the agent's kernel during the run (issue 9's `assisted` event) also makes it assisted.
+  await newRun(store, 'coded');
+  await store.addEvent('coded', 'assisted', 'an analyst ran code in the kernel while the agent was running');
+  const coded = (await assistanceOf(store, [(await store.getRun('coded'))!])).get('coded');
+  assert.deepEqual(coded, { interventions: 0, analystCode: true });
+  assert.equal(assistanceLabel(coded), 'assisted');
   await newRun(store, 'ref', { agent: 'reference' });
   await assert.rejects(interveneStoredRun(store, 'ref', { who: 'ana', text: 'x' }), /reference agent's: it follows a fixed script/);
   assert.match((interventionSupport({ id: 'e1', agent: 'mcp:claude-desktop' }) as { reason: string }).reason, /external client \(mcp:claude-desktop\).*Loupe's own agent only/);
