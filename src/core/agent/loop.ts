@@ -419,20 +419,22 @@ async function driveRun(o: AgentRunOptions, run: RunRecord, control: RunControl,
         // A fork's prefix: the parent's recorded message, no model call.
         const { reasoning: _r, ...recorded } = replayed.assistant;
         res = { message: recorded, usage: { input: 0, output: 0, cached: 0 }, costUsd: null, finishReason: 'replayed', latencyMs: 0, attempts: 0 };
-      } else try {
-        res = await o.model.complete(messages, specs, {
-          signal,
-          onDelta: (d) => emit({ type: 'model-delta', runId, step: stepIndex, ...d }),
-          onRetry: (r) => {
-            emit({ type: 'retry', runId, step: stepIndex, attempt: r.attempt, delayMs: r.delayMs, reason: r.error.message });
-            void store.addEvent(runId, 'retry', `step ${stepIndex}: attempt ${r.attempt} in ${Math.round(r.delayMs)} ms after: ${r.error.message}`).catch(() => undefined);
-          },
-        });
-      } catch (e) {
-        if (signal.aborted || (e instanceof LlmError && e.kind === 'aborted')) { status = 'cancelled'; reason = String(signal.reason ?? 'cancelled'); break; }
-        status = 'failed';
-        reason = `model call failed: ${e instanceof Error ? e.message : String(e)}`;
-        break;
+      } else {
+        try {
+          res = await o.model.complete(messages, specs, {
+            signal,
+            onDelta: (d) => emit({ type: 'model-delta', runId, step: stepIndex, ...d }),
+            onRetry: (r) => {
+              emit({ type: 'retry', runId, step: stepIndex, attempt: r.attempt, delayMs: r.delayMs, reason: r.error.message });
+              void store.addEvent(runId, 'retry', `step ${stepIndex}: attempt ${r.attempt} in ${Math.round(r.delayMs)} ms after: ${r.error.message}`).catch(() => undefined);
+            },
+          });
+        } catch (e) {
+          if (signal.aborted || (e instanceof LlmError && e.kind === 'aborted')) { status = 'cancelled'; reason = String(signal.reason ?? 'cancelled'); break; }
+          status = 'failed';
+          reason = `model call failed: ${e instanceof Error ? e.message : String(e)}`;
+          break;
+        }
       }
       const snapshot = snapshotState(state);
       const assistant: AssistantMessage = res.message;

@@ -74,7 +74,6 @@ for (const engine of ['sqlite', 'memory'] as const) {
       { toolCalls: [call('echo', { text: 'b' })] },
       { toolCalls: [call('done', {})] },
     ], async (srv) => {
-      let added: Promise<unknown> | undefined;
       const onEvent = (e: AgentEvent) => {
         events.push(e);
         if (e.type === 'step-start' && e.step === 0) control.pause(); // takes effect after step 1
@@ -82,7 +81,7 @@ for (const engine of ['sqlite', 'memory'] as const) {
       const running = runAgent(opts(store, srv.baseUrl, { control, onEvent }));
       // Added before the pause took effect: it waits for the step boundary, then is recorded.
       while (!control.isPaused) await new Promise((r) => setTimeout(r, 5));
-      added = control.intervene({ who: 'ana', text: '  The weight column is WTMEC2YR.  ' });
+      const added = control.intervene({ who: 'ana', text: '  The weight column is WTMEC2YR.  ' });
       const rec = (await added) as { seq: number; beforeStep: number; text: string };
       assert.equal(control.isParked, true);
       assert.deepEqual([rec.seq, rec.beforeStep, rec.text], [1, 1, 'The weight column is WTMEC2YR.']);
