@@ -25,7 +25,11 @@ export function registerRunUi(ctx: LoupeContext): void {
       s.terminal.write('\r\n\x1b[33m✎ press p first: hints are added while the run is paused\x1b[0m\r\n');
       return;
     }
-    void interveneCommand(ctx, s.runId).catch((e: unknown) => void vscode.window.showErrorMessage(`Loupe: ${e instanceof Error ? e.message : String(e)}`));
+    void interveneCommand(ctx, s.runId).catch((e: unknown) => {
+      const msg = e instanceof Error ? e.message : String(e);
+      s.terminal.write(`\r\n\x1b[31m✘ hint not recorded: ${msg}\x1b[0m\r\n`);
+      void vscode.window.showErrorMessage(`Loupe: ${msg}`);
+    });
   };
   TimelinePanel.attachAssistance = attachTimelineAssistance;
   TimelinePanel.revealer = async (runId, stepIndex, callId, toolName, argumentsText) => {
