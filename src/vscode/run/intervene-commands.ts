@@ -78,9 +78,12 @@ export async function interveneCommand(ctx: LoupeContext, arg?: unknown, text?: 
     prompt: 'Recorded as a human step (who, when, text); the run becomes assisted and its scores are kept apart. Nothing already recorded changes.',
     placeHolder: 'e.g. The exam weight is WTMEC2YR; exclude pregnant women.',
     ignoreFocusOut: true,
-    validateInput: (v) => (v.trim() ? undefined : 'Write the hint (it cannot be empty)'),
   });
   if (message === undefined) return undefined;
+  if (!message.trim()) {
+    void vscode.window.showWarningMessage('Loupe: the hint was empty; nothing was recorded.');
+    return undefined;
+  }
   const input = { who: currentAnalyst(), kind: kind === 'correction' ? 'correction' as const : 'hint' as const, text: message };
   let rec: InterventionRecord;
   if (live) {
