@@ -20,6 +20,7 @@ import { connectHost, h, ready } from './shared/host.ts';
 import { filterSteps, formatDuration, formatTokens, toolGlyph } from './shared/timeline-model.ts';
 import { VirtualList } from './shared/virtual-list.ts';
 import css from './timeline.css';
+import { mountAssistance, type AssistView } from './timeline-assist.ts';
 
 const ROW_HEIGHT = 26;
 const host = connectHost();
@@ -38,6 +39,8 @@ let query = '';
 let matches: Set<number> | null = null;
 let list: VirtualList<TimelineStep>;
 const detailCache = new Map<number, StepDetail>();
+/** Issue 20: human steps, run controls and forks. */
+let assist: AssistView | undefined;
 
 const header = h('header', { class: 'tl-header' });
 const toolSelect = h('vscode-single-select', { id: 'tool-filter', 'aria-label': 'Filter by tool' });
@@ -142,6 +145,7 @@ function renderDetail(d: StepDetail): void {
   });
   detailEl.replaceChildren(
     h('h2', {}, `Step ${d.index + 1}`, h('span', { class: 'muted' }, ` · ${d.usage.input} in / ${d.usage.output} out tokens${d.finishReason ? ` · ${d.finishReason}` : ''}`)),
+    ...(assist?.detail(d.index, all.length - 1) ?? []),
     d.reasoning ? h('details', {}, h('summary', {}, 'Reasoning'), h('pre', { class: 'reasoning' }, d.reasoning)) : '',
     d.content ? markdown(d.content) : h('p', { class: 'muted' }, '(no message text)'),
     ...calls,
@@ -222,8 +226,13 @@ function init(state: TimelineState): void {
   heatmap = state.heatmap;
   maxDuration = Math.max(1, ...all.map((s) => s.durationMs));
   const saved = host.getViewState<{ runId: string; selected: number }>();
+  assist = mountAssistance(host, run.id, (i) => void select(Math.max(0, Math.min(i, all.length - 1))), () => {
+    const d = detailCache.get(selected);
+    if (d) renderDetail(d);
+  });
   app.replaceChildren(
     header,
+    assist.element,
     h('div', { class: 'tl-toolbar' }, toolSelect, search, count, heatmapBtn),
     heatmapEl,
     h('div', { class: 'tl-main' }, listEl, detailEl),

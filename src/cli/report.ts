@@ -3,7 +3,7 @@ import { writeFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { findBenchmark } from '../core/benchmarks/registry.ts';
 import { buildReport, renderHtml, renderMarkdown } from '../core/ui/report.ts';
-import { aggregateScores, scoreStoredRun, type RunScore } from '../core/runs/score-run.ts';
+import { aggregateScores, assistedModel, refreshAssistance, scoreStoredRun, type RunScore } from '../core/runs/score-run.ts';
 import { ExactOnlyJudge } from '../core/eval/judges/index.ts';
 import { judgementStoreOf } from '../core/eval/store.ts';
 import { openExistingStore } from './store-arg.ts';
@@ -37,12 +37,15 @@ export const reportCommand: CliCommand = {
         else if (findBenchmark(r.suite)?.judgeFree) runs.push(await scoreStoredRun(store, r.id, { judge, suites, ...(values['suite-root'] ? { suiteRoot: values['suite-root'] } : {}) }));
         else runs.push({ runId: r.id, suite: r.suite, blockId: r.blockId, model: r.model ?? r.agent, agent: r.agent, status: r.status, benchmark: r.suite, judgeId: 'none', options: {}, summary: {}, pending: 0, unjudged: 0, detail: null, error: 'not scored yet (run loupe score)' });
       }
+      await refreshAssistance(store, runs); // issue 20: interventions added since a score was saved count too
     } finally {
       await store.close();
     }
     runs = runs.filter(Boolean);
     const aggs = await aggregateScores(runs.filter((r) => !r.error));
-    const model = buildReport(runs, aggs, values.title ?? 'Loupe results');
+    // Issue 20: per-run tables and figures show assisted / forked runs under their own label, as the aggregates do.
+    const shown = runs.map((r) => (r.assistance?.label ? { ...r, model: assistedModel(r.model, r.assistance.label) } : r));
+    const model = buildReport(shown, aggs, values.title ?? 'Loupe results');
     const text = format === 'md' ? renderMarkdown(model) : await renderHtml(model);
     if (values.out) {
       writeFileSync(values.out, text);

@@ -14,6 +14,8 @@ import { getBenchmark } from '../core/benchmarks/registry.ts';
 import { reopenRun } from '../core/runs/reopen.ts';
 import { splitOptionPairs } from '../core/benchmarks/options.ts';
 import { runReplayCommand } from './run-replay.ts';
+import { parseForkSpec } from '../core/runs/intervene.ts';
+import { cliWho } from './intervene.ts';
 import type { LlmConfig } from '../core/agent/llm.ts';
 import type { AgentEvent } from '../core/agent/types.ts';
 import { streamLogger } from '../core/util/log.ts';
@@ -21,7 +23,7 @@ import { UsageError, type CliCommand, type CliIo } from './types.ts';
 
 const USAGE = `loupe run --suite S --root DIR (--block ID | --blocks all|ID,ID) [--repeats N] [--concurrency K]
           --agent llm|reference|replay [--model M --base-url URL --api-key-env VAR] [--max-steps N]
-          [--store FILE] [--resume RUN] [--json]
+          [--store FILE] [--resume RUN] [--fork RUN@STEP [--hint TEXT]] [--json]
   model:   --temperature T --max-tokens N [--max-tokens-field max_tokens|max_completion_tokens] --reasoning-effort E --stream --idle-timeout-ms N (no bytes for N ms fails the try; default 120000) --timeout-ms N (whole-request cap; default none) --max-retries N
            --price-in USD_PER_M --price-out USD_PER_M
   budget:  --max-steps N (default 100) --max-wall-ms N --max-total-tokens N --max-cost USD
@@ -41,6 +43,9 @@ const USAGE = `loupe run --suite S --root DIR (--block ID | --blocks all|ID,ID) 
   kernel:  --sandbox bubblewrap|off (default bubblewrap) --python PATH --cell-timeout-ms N
            --workspace-quota-mb N (total size the run's workspace may reach; default 2048, 0 = none)
   store:   --store FILE (default ./.loupe/runs.sqlite); run folders go next to it in runs/
+  fork:    --fork RUN@STEP starts a new run that replays RUN's steps 1..STEP without model calls (cells re-run in a
+           fresh kernel) and continues with --model/--base-url (default: RUN's model); --hint TEXT [--hint-kind
+           hint|correction] adds a human step before the first new step. A replayed cell that now errors stops it.
   --json prints one line per run: { runId, suite, blockId, agent, status, steps, tokens, durationMs, answers }
   The API key is read from the variable named by --api-key-env (default OPENAI_API_KEY) and never stored.`;
 
@@ -125,6 +130,7 @@ export const runCommand: CliCommand = {
         'price-out': { type: 'string' }, 'max-wall-ms': { type: 'string' }, 'max-total-tokens': { type: 'string' }, 'max-cost': { type: 'string' },
         sandbox: { type: 'string' }, python: { type: 'string' }, 'cell-timeout-ms': { type: 'string' }, 'workspace-quota-mb': { type: 'string' }, 'max-retries': { type: 'string' }, 'max-tokens-field': { type: 'string' },
         verbose: { type: 'boolean' }, 'reference-dir': { type: 'string' }, 'max-observation-chars': { type: 'string' }, run: { type: 'string' }, 'tool-option': { type: 'string', multiple: true }, entities: { type: 'string' }, database: { type: 'string' }, metadata: { type: 'string' }, results: { type: 'string' }, trajectory: { type: 'string' },
+        fork: { type: 'string' }, hint: { type: 'string' }, 'hint-kind': { type: 'string' },
       },
     });
     const storeFile = storeFileOf(io, v.store);
@@ -209,6 +215,35 @@ export const runCommand: CliCommand = {
       if (v.agent === 'replay') {
         if (!v.run) throw new UsageError('--agent replay needs --run RUN (the id of a recorded run)');
         return await runReplayCommand({ store, runId: v.run, root: v.root, suiteOpts, kernel, log, io, json: !!v.json });
+      }
+      if (v.hint !== undefined && !v.fork) throw new UsageError('--hint goes with --fork RUN@STEP (to add one to a stopped run: loupe intervene)');
+      if (v.fork) {
+        if (v.resume) throw new UsageError('--fork and --resume are exclusive');
+        const { runId: parentId, step } = parseForkSpec(v.fork);
+        const parent = await store.getRun(parentId);
+        if (!parent) throw new UsageError(`--fork: no run '${parentId}' in ${storeFile}`);
+        const { suite, block } = await reopenRun(parent, { ...(v.root ? { suiteRoot: v.root } : {}), loadOptions: suiteOpts });
+        const agent = (v.agent ?? 'llm') as AgentKind;
+        if (agent !== 'llm') throw new UsageError('--fork continues with a model: --agent llm (the default)');
+        const llm = llmFrom(v.model ?? parent.params.model ?? (parent.agent === 'llm' ? parent.model ?? undefined : undefined), v['base-url'] ?? (parent.params.baseUrl as string | undefined));
+        if (!llm) throw new UsageError(`--fork: run ${parentId} is not an LLM run; give --model (and --base-url) to continue it with`);
+        const hk = v['hint-kind'] ?? 'hint';
+        if (hk !== 'hint' && hk !== 'correction') throw new UsageError(`--hint-kind must be hint or correction, got '${hk}'`);
+        const control = new RunControl();
+        controls.add(control);
+        let runId: string | undefined;
+        io.err(`[${block.id}] forking run ${parentId} at step ${step}
+`);
+        await startBlockRun({
+          store, suite, block, agent, llm, runsDir, kernel, budget, control, log, referenceDir, maxObservationChars: num(v['max-observation-chars'], 'max-observation-chars'),
+          loadOptions: suiteOpts, ...(v['tool-option'] ? { toolSetOptions: splitOptionPairs(v['tool-option'], '--tool-option') } : {}),
+          forkOf: { runId: parentId, step, ...(v.hint !== undefined ? { hint: { who: cliWho(io), kind: hk, text: v.hint } } : {}) },
+          onEvent: progressPrinter(io, block.id), onRunCreated: (id) => { runId = id; io.err(`[${block.id}] run ${id} started (fork of ${parentId}@${step})
+`); },
+        });
+        if (runId) await finishRun(runId, block);
+        await writeResults();
+        return anyFailed ? 1 : 0;
       }
       if (v.resume) {
         const run = await store.getRun(v.resume);

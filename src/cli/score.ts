@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { parseArgs } from 'node:util';
-import { aggregateScores, saveRunScore, scoreStoredRun, scoringSession, validateOptionNames, type RunScore, type ScoreAggregate } from '../core/runs/score-run.ts';
+import { aggregateScores, assistedModel, saveRunScore, scoreStoredRun, scoringSession, validateOptionNames, type RunScore, type ScoreAggregate } from '../core/runs/score-run.ts';
 import { presetOf } from '../core/eval/run-score.ts';
 import { RecordedJudge } from '../core/eval/judges/recorded.ts';
 import { MemoryJudgementStore } from '../core/eval/judges/judge.ts';
@@ -97,7 +97,9 @@ const num = (x: number | null | undefined, d = 2) => (x === null || x === undefi
 
 /** One text line per run: id, block, model, then the benchmark's own summary. */
 export function runLine(s: RunScore): string {
-  const head = `${s.runId}  ${s.suite}/${s.blockId}  ${s.model}`;
+  const a = s.assistance;
+  const help = a?.label ? `  [${a.label}: ${a.interventions} intervention${a.interventions === 1 ? '' : 's'}${a.forkOf ? `, forked from ${a.forkOf.runId}@${a.forkOf.step}` : ''}${a.untilSolved !== undefined ? `, solved after ${a.untilSolved ?? '— (never)'}` : ''}]` : '';
+  const head = `${s.runId}  ${s.suite}/${s.blockId}  ${assistedModel(s.model, a?.label)}${help}`;
   if (s.error) return `${head}  ERROR: ${s.error}`;
   const def = findBenchmark(s.benchmark);
   const d = s.decided;
@@ -263,6 +265,7 @@ async function scoreDdrLogs(o: { logs: string; qa: string; scenario: string; jud
 export function jsonRun(s: RunScore): Record<string, unknown> {
   const out: Record<string, unknown> = { runId: s.runId, suite: s.suite, blockId: s.blockId, model: s.model, agent: s.agent, status: s.status, benchmark: s.benchmark, judge: s.judgeId, preset: presetOf(s), ...(s.changedBy ? { changedBy: s.changedBy } : {}), options: s.options, pending: s.pending, unjudged: s.unjudged, summary: s.summary };
   if (s.decided) out.decided = s.decided;
+  if (s.assistance) out.assistance = s.assistance;
   if (s.checklist) out.checklist = s.checklist;
   if (s.groundTruth) out.groundTruth = s.groundTruth;
   if (s.error) out.error = s.error;

@@ -10,6 +10,7 @@ import type { LoupeContext } from './context.ts';
 import { WelcomePanel } from './panels/welcome-panel.ts';
 import { refreshRuns } from './run/index.ts';
 import { runCommands } from './run/run-commands.ts';
+import { interveneCommands } from './run/intervene-commands.ts';
 import { searchDocumentationCommand } from './panels/docsearch-panel.ts';
 import { ResultsPanel } from './panels/results-panel.ts';
 import { rescoreRunGroundTruthCommand, showGroundTruthCommand } from './panels/ground-truth-panel.ts';
@@ -28,6 +29,7 @@ export function createCommands(): Record<string, CommandHandler> {
     },
     'loupe.showLog': (ctx) => ctx.output.show(true),
     ...runCommands(),
+    ...interveneCommands(),
     'loupe.refreshRuns': () => refreshRuns(),
     // Benchmarks view, Documentation Search, Results (issues 3, 4, 8)
     'loupe.refreshBenchmarks': (ctx) => suiteRegistry(ctx).refresh(),

@@ -4,10 +4,10 @@
  * runs, scores and shows runs on it proves the runner, the scorer and the Results view use nothing but the interface.
  */
 import type {
-  AnswerRecord, JudgementRecord, JudgementUse, KernelCellRecord, RunEventRecord, RunRecord, StepRecord, StoredScore,
+  AnswerRecord, InterventionRecord, JudgementRecord, JudgementUse, KernelCellRecord, RunEventRecord, RunRecord, StepRecord, StoredScore,
 } from '../../src/core/store/records.ts';
 import type {
-  CellQuery, JudgementRows, NewRun, RunFilter, RunLeaseHolder, RunLeaseResult, RunPatch, RunStore, ScoreRows, StepEffects, StepSummaryRecord,
+  CellQuery, JudgementRows, NewIntervention, NewRun, RunFilter, RunLeaseHolder, RunLeaseResult, RunPatch, RunStore, ScoreRows, StepEffects, StepSummaryRecord,
 } from '../../src/core/store/types.ts';
 
 const clone = <T>(x: T): T => structuredClone(x);
@@ -22,6 +22,7 @@ export class MemoryRunStore implements RunStore {
   #code = new Map<string, string>();
   #cells = new Map<string, KernelCellRecord[]>();
   #events = new Map<string, RunEventRecord[]>();
+  #interventions = new Map<string, InterventionRecord[]>();
   #seq = 0;
   #stepSeq: Array<{ seq: number; step: StepRecord }> = [];
   #judgements = new Map<string, JudgementRecord & { use: JudgementUse }>();
@@ -107,6 +108,20 @@ export class MemoryRunStore implements RunStore {
   async addEvent(runId: string, kind: string, message: string): Promise<void> {
     this.#events.set(runId, [...(this.#events.get(runId) ?? []), { runId, at: new Date().toISOString(), kind, message }]);
   }
+  async addIntervention(i: NewIntervention, leaseOwner: string): Promise<InterventionRecord | undefined> {
+    const r = this.#run(i.runId);
+    if (r.lease?.owner !== leaseOwner) return undefined;
+    const list = this.#interventions.get(i.runId) ?? [];
+    const rec: InterventionRecord = { runId: i.runId, seq: list.length + 1, beforeStep: i.beforeStep ?? r.steps, at: i.at ?? new Date().toISOString(), who: i.who, kind: i.kind, text: i.text };
+    this.#interventions.set(i.runId, [...list, rec]);
+    return clone(rec);
+  }
+  async getInterventions(runId: string): Promise<InterventionRecord[]> {
+    return clone(this.#interventions.get(runId) ?? []);
+  }
+  async getInterventionsOf(ids: string[]): Promise<Map<string, InterventionRecord[]>> {
+    return new Map(ids.map((id) => [id, clone(this.#interventions.get(id) ?? [])]));
+  }
   async listRuns(f: RunFilter = {}): Promise<RunRecord[]> {
     const all = [...this.#runs.values()].filter((r) => (!f.suite || r.suite === f.suite) && (!f.blockId || r.blockId === f.blockId) && (!f.status || r.status === f.status));
     return all.reverse().slice(0, f.limit ?? Infinity).map((r) => this.#public(r));
@@ -176,6 +191,7 @@ export class MemoryRunStore implements RunStore {
   }
   async deleteRun(id: string): Promise<boolean> {
     this.#scores = this.#scores.filter((s) => s.runId !== id);
+    this.#interventions.delete(id);
     return this.#runs.delete(id);
   }
   readonly judgements: JudgementRows = {

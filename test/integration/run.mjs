@@ -275,7 +275,8 @@ async function main() {
     ['extensionDevelopmentPath', `vscode-remote://${authority}${ROOT}`],
     ['extensionTestsPath', `vscode-remote://${authority}${suite}`],
   ]);
-  await page.goto(`${base}/?folder=${encodeURIComponent(join(run, 'ws'))}&payload=${encodeURIComponent(payload)}`, { timeout: 120_000 });
+  // A loaded machine (several suites at once) can take over 30 s to serve the workbench.
+  await page.goto(`${base}/?folder=${encodeURIComponent(join(run, 'ws'))}&payload=${encodeURIComponent(payload)}`, { timeout: 180_000 });
   lap('workbench loading; tests run in the extension host');
   const timeout = new Promise((_, rej) => setTimeout(() => rej(new Error(`integration tests did not finish in ${TOTAL_TIMEOUT_MS} ms`)), TOTAL_TIMEOUT_MS));
   let code;

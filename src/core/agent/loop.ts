@@ -12,6 +12,8 @@ import { createHash, randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
 import { nullLogger, type Logger } from '../util/log.ts';
 import type { RunLeaseHolder, RunStore, StepEffects } from '../store/run-store.ts';
+import type { InterventionRecord } from '../store/records.ts';
+import { LoupeInputError } from '../util/errors.ts';
 import { LlmError, type CompleteOptions, type LlmResponse, type LlmToolSpec } from './llm.ts';
 import { ToolRegistry } from './registry.ts';
 import type {
@@ -35,11 +37,80 @@ export interface Budget {
   maxCostUsd?: number;
 }
 
+/** What an analyst gives to intervene in a paused run (issue 20). */
+export interface InterventionInput {
+  /** Who adds it (recorded). */
+  who: string;
+  /** Default `hint`. */
+  kind?: 'hint' | 'correction';
+  text: string;
+}
+
+/** Longest intervention text accepted (characters). */
+export const MAX_INTERVENTION_CHARS = 20_000;
+
+/**
+ * Checks an intervention before anything is recorded.
+ * @returns the input with `kind` filled in and the text trimmed.
+ * @throws LoupeInputError (subject `intervention`) for an empty or over-long text, a missing author or an unknown kind.
+ */
+export function validateIntervention(i: InterventionInput): Required<InterventionInput> {
+  const text = (i.text ?? '').trim();
+  if (!text) throw new LoupeInputError('intervention', 'the message is empty');
+  if (text.length > MAX_INTERVENTION_CHARS) throw new LoupeInputError('intervention', `the message has ${text.length} characters; at most ${MAX_INTERVENTION_CHARS} are accepted`);
+  if (!i.who?.trim()) throw new LoupeInputError('intervention', 'who adds it is not known');
+  const kind = i.kind ?? 'hint';
+  if (kind !== 'hint' && kind !== 'correction') throw new LoupeInputError('intervention', `kind must be hint or correction, got '${String(kind)}'`);
+  return { who: i.who.trim(), kind, text };
+}
+
+/**
+ * The user message a human step becomes in the model's conversation (issue 20): the analyst's text, introduced so the
+ * model knows it comes from the person supervising the run.
+ */
+export function interventionMessage(i: Pick<InterventionRecord, 'kind' | 'text'>): ChatMessage {
+  return { role: 'user', content: `${i.kind === 'correction' ? 'Correction' : 'Hint'} from the analyst supervising this run: ${i.text}` };
+}
+
 /** Pause / resume / stop for live UIs (p / r / s keys). Pausing takes effect between steps. */
 export class RunControl {
   readonly abort = new AbortController();
   private paused = false;
   private waiters: (() => void)[] = [];
+  private parked = false;
+  private parkWaiters: (() => void)[] = [];
+  private intervener: ((i: Required<InterventionInput>) => Promise<InterventionRecord>) | undefined;
+
+  /** True while the loop waits at a step boundary because the run is paused (an intervention can be added now). */
+  get isParked(): boolean {
+    return this.parked;
+  }
+  /** Called by the loop when it starts / stops waiting at a pause. */
+  setParked(v: boolean): void {
+    this.parked = v;
+    if (v) for (const w of this.parkWaiters.splice(0)) w();
+  }
+  /** Called by the loop that drives the run (and holds its lease); undefined when the run ends. */
+  setIntervener(fn: ((i: Required<InterventionInput>) => Promise<InterventionRecord>) | undefined): void {
+    this.intervener = fn;
+    if (!fn) for (const w of this.parkWaiters.splice(0)) w();
+  }
+  /**
+   * Adds a human step to the paused run this control drives (issue 20): waits until the loop has stopped at the step
+   * boundary (a pause takes effect after the current step), then the loop records it under its run lease and sends it
+   * with the next model request.
+   * @returns the stored record.
+   * @throws LoupeInputError when the run is not paused, not being driven (ended), stopped, or the input is invalid;
+   *   RunLeaseError when the loop lost the run's lease.
+   */
+  async intervene(i: InterventionInput): Promise<InterventionRecord> {
+    const v = validateIntervention(i);
+    if (!this.paused) throw new LoupeInputError('intervention', 'pause the run first (interventions are added between steps)');
+    if (!this.parked && this.intervener && !this.abort.signal.aborted) await new Promise<void>((r) => this.parkWaiters.push(r));
+    if (this.abort.signal.aborted) throw new LoupeInputError('intervention', 'the run was stopped');
+    if (!this.intervener || !this.paused) throw new LoupeInputError('intervention', 'the run is no longer paused in this process');
+    return this.intervener(v);
+  }
 
   get signal(): AbortSignal {
     return this.abort.signal;
@@ -58,6 +129,7 @@ export class RunControl {
   stop(reason = 'stopped by user'): void {
     this.abort.abort(reason);
     this.resume();
+    for (const w of this.parkWaiters.splice(0)) w();
   }
   /** Resolves when not paused (or when stopped). */
   waitIfPaused(): Promise<void> {
@@ -89,6 +161,13 @@ export interface AgentRunOptions {
   maxNoToolCallReplies?: number;
   /** Sandbox mode for tools that contain themselves (DDR's SQL tool); default `bubblewrap`. */
   sandbox?: 'bubblewrap' | 'off';
+  /**
+   * A fork (issue 20): the parent's recorded steps to replay first, in a fresh run and kernel, without model calls —
+   * their assistant messages are taken as recorded and their tool calls executed again (cells re-run, answers and
+   * notes re-recorded). A replayed step that ends the run does not end the fork. If a cell that ran without error in
+   * the parent now errors, the fork stops (`failed`) naming the step and the cell.
+   */
+  replay?: { parentRunId: string; steps: StepRecord[]; cells: KernelCellRecord[] };
 }
 
 export interface AgentRunResult {
@@ -117,15 +196,23 @@ export function truncateObservation(text: string, max = 20_000): { text: string;
 
 const DEFAULT_NUDGE = 'Your reply contained no tool call. Continue by calling one of the tools; call final_answer when you are done.';
 
-/** Rebuilds the conversation from committed steps. */
-export function messagesFromSteps(systemPrompt: string, taskPrompt: string, steps: StepRecord[]): ChatMessage[] {
+/**
+ * Rebuilds the conversation from committed steps and the run's human steps (issue 20): an intervention is a user
+ * message placed before the step `beforeStep`; those at or after the end come last, in the order added.
+ * @param interventions the run's interventions (any order; sorted by seq here).
+ */
+export function messagesFromSteps(systemPrompt: string, taskPrompt: string, steps: StepRecord[], interventions: readonly InterventionRecord[] = []): ChatMessage[] {
   const msgs: ChatMessage[] = [{ role: 'system', content: systemPrompt }, { role: 'user', content: taskPrompt }];
+  const human = [...interventions].sort((a, b) => a.seq - b.seq);
   for (const s of steps) {
+    for (const i of human) if (i.beforeStep === s.index) msgs.push(interventionMessage(i));
     const { reasoning: _r, ...assistant } = s.assistant;
     msgs.push(assistant);
     for (const tc of s.toolCalls) msgs.push({ role: 'tool', tool_call_id: tc.id, content: tc.observation });
     msgs.push(...s.extraMessages);
   }
+  const end = steps.length ? steps[steps.length - 1]!.index + 1 : 0;
+  for (const i of human) if (i.beforeStep >= end) msgs.push(interventionMessage(i));
   return msgs;
 }
 
@@ -174,14 +261,14 @@ export async function runAgent(o: AgentRunOptions): Promise<AgentRunResult> {
   }, RUN_LEASE_TTL_MS / 3);
   heartbeat.unref();
   try {
-    return await driveRun(o, run, control, signal, log, emit);
+    return await driveRun(o, run, control, signal, log, emit, leaseOwner);
   } finally {
     clearInterval(heartbeat);
     await store.releaseRunLease(runId, leaseOwner).catch(() => undefined);
   }
 }
 
-async function driveRun(o: AgentRunOptions, run: RunRecord, control: RunControl, signal: AbortSignal, log: Logger, emit: (e: AgentEvent) => void): Promise<AgentRunResult> {
+async function driveRun(o: AgentRunOptions, run: RunRecord, control: RunControl, signal: AbortSignal, log: Logger, emit: (e: AgentEvent) => void, leaseOwner: string): Promise<AgentRunResult> {
   const { store, runId, toolSet } = o;
   const registry = new ToolRegistry(toolSet.tools);
   const specs = registry.specs();
@@ -195,7 +282,12 @@ async function driveRun(o: AgentRunOptions, run: RunRecord, control: RunControl,
   // ---- state (fresh or rebuilt from the store)
   const prior = o.resume ? await store.getSteps(runId) : [];
   if (!o.resume && prior.length === 0 && (await store.getSteps(runId)).length > 0) throw new Error(`run ${runId} already has steps: pass resume`);
-  const messages = messagesFromSteps(toolSet.systemPrompt, taskPrompt, prior);
+  // Human steps (issue 20): those within or right after the committed steps are part of the conversation now; a fork's
+  // copies of its parent's, placed before steps still to be replayed, are sent when their step comes.
+  const human = await store.getInterventions(runId);
+  const messages = messagesFromSteps(toolSet.systemPrompt, taskPrompt, prior, human.filter((i) => i.beforeStep <= prior.length));
+  const pendingHuman = human.filter((i) => i.beforeStep > prior.length).sort((a, b) => a.seq - b.seq);
+  const replaySteps = o.replay && !o.resume ? o.replay.steps : [];
   const state: RunState = { answers: new Map(), notes: [], savedCode: null, extra: {} };
   let tokens = { input: run.tokens.input, output: run.tokens.output };
   let cost = run.costUsd ?? 0;
@@ -282,6 +374,18 @@ async function driveRun(o: AgentRunOptions, run: RunRecord, control: RunControl,
     sandbox: o.sandbox ?? 'bubblewrap',
   };
 
+  control.setIntervener(async (i) => {
+    const rec = await store.addIntervention({ runId, who: i.who, kind: i.kind, text: i.text, beforeStep: stepIndex }, leaseOwner);
+    if (!rec) {
+      const holder = await store.getRunLease(runId);
+      if (holder) throw new RunLeaseError(runId, holder);
+      throw new LoupeInputError('intervention', `run ${runId} is no longer driven by this process`);
+    }
+    messages.push(interventionMessage(rec));
+    emit({ type: 'intervention', runId, step: stepIndex, record: rec });
+    return rec;
+  });
+
   let status: FinalRunStatus | undefined;
   let reason = '';
   let noToolStreak = 0;
@@ -289,9 +393,15 @@ async function driveRun(o: AgentRunOptions, run: RunRecord, control: RunControl,
     while (!status) {
       if (control.isPaused && !signal.aborted) {
         emit({ type: 'paused', runId, step: stepIndex });
-        await control.waitIfPaused();
+        control.setParked(true);
+        try {
+          await control.waitIfPaused();
+        } finally {
+          control.setParked(false);
+        }
         emit({ type: 'resumed', runId, step: stepIndex });
       }
+      while (pendingHuman.length && pendingHuman[0]!.beforeStep <= stepIndex) messages.push(interventionMessage(pendingHuman.shift()!));
       if (signal.aborted) { status = 'cancelled'; reason = String(signal.reason ?? 'cancelled'); break; }
       const wall = priorDurationMs + (performance.now() - sessionStart);
       if (stepIndex >= maxSteps) { status = 'budget_exhausted'; reason = `max steps (${maxSteps}) reached`; break; }
@@ -304,20 +414,27 @@ async function driveRun(o: AgentRunOptions, run: RunRecord, control: RunControl,
       const startedAt = new Date().toISOString();
       emit({ type: 'step-start', runId, step: stepIndex });
       let res: LlmResponse;
-      try {
-        res = await o.model.complete(messages, specs, {
-          signal,
-          onDelta: (d) => emit({ type: 'model-delta', runId, step: stepIndex, ...d }),
-          onRetry: (r) => {
-            emit({ type: 'retry', runId, step: stepIndex, attempt: r.attempt, delayMs: r.delayMs, reason: r.error.message });
-            void store.addEvent(runId, 'retry', `step ${stepIndex}: attempt ${r.attempt} in ${Math.round(r.delayMs)} ms after: ${r.error.message}`).catch(() => undefined);
-          },
-        });
-      } catch (e) {
-        if (signal.aborted || (e instanceof LlmError && e.kind === 'aborted')) { status = 'cancelled'; reason = String(signal.reason ?? 'cancelled'); break; }
-        status = 'failed';
-        reason = `model call failed: ${e instanceof Error ? e.message : String(e)}`;
-        break;
+      const replayed = stepIndex < replaySteps.length ? replaySteps[stepIndex]! : undefined;
+      if (replayed) {
+        // A fork's prefix: the parent's recorded message, no model call.
+        const { reasoning: _r, ...recorded } = replayed.assistant;
+        res = { message: recorded, usage: { input: 0, output: 0, cached: 0 }, costUsd: null, finishReason: 'replayed', latencyMs: 0, attempts: 0 };
+      } else {
+        try {
+          res = await o.model.complete(messages, specs, {
+            signal,
+            onDelta: (d) => emit({ type: 'model-delta', runId, step: stepIndex, ...d }),
+            onRetry: (r) => {
+              emit({ type: 'retry', runId, step: stepIndex, attempt: r.attempt, delayMs: r.delayMs, reason: r.error.message });
+              void store.addEvent(runId, 'retry', `step ${stepIndex}: attempt ${r.attempt} in ${Math.round(r.delayMs)} ms after: ${r.error.message}`).catch(() => undefined);
+            },
+          });
+        } catch (e) {
+          if (signal.aborted || (e instanceof LlmError && e.kind === 'aborted')) { status = 'cancelled'; reason = String(signal.reason ?? 'cancelled'); break; }
+          status = 'failed';
+          reason = `model call failed: ${e instanceof Error ? e.message : String(e)}`;
+          break;
+        }
       }
       const snapshot = snapshotState(state);
       const assistant: AssistantMessage = res.message;
@@ -345,6 +462,12 @@ async function driveRun(o: AgentRunOptions, run: RunRecord, control: RunControl,
           extraMessages.push({ role: 'user', content: toolSet.noToolCallMessage ?? DEFAULT_NUDGE });
         }
       } else noToolStreak = 0;
+      let diverged: string | undefined;
+      if (replayed) {
+        finish = false;
+        terminal = false;
+        diverged = replayDivergence(o.replay!.parentRunId, stepIndex, o.replay!.cells.filter((c) => c.stepIndex === replayed.index && !c.replay), pendingCells);
+      }
       const step: StepRecord = {
         runId, index: stepIndex, startedAt, endedAt: new Date().toISOString(), latencyMs: res.latencyMs, toolMs: performance.now() - t0,
         assistant, toolCalls: records, extraMessages, usage: res.usage, costUsd: res.costUsd, finishReason: res.finishReason,
@@ -358,7 +481,13 @@ async function driveRun(o: AgentRunOptions, run: RunRecord, control: RunControl,
       messages.push(...extraMessages);
       stepIndex++;
       emit({ type: 'step-end', runId, step: step.index, record: step });
-      if (finish) { status = 'finished'; reason = 'the agent called its finishing tool'; }
+      if (replayed && !diverged && stepIndex === replaySteps.length) {
+        const msg = `replayed ${replaySteps.length} recorded step${replaySteps.length === 1 ? '' : 's'} of run ${o.replay!.parentRunId} without model calls; continuing with ${o.model.model}`;
+        await store.addEvent(runId, 'fork', msg);
+        emit({ type: 'log', runId, kind: 'fork', message: msg });
+      }
+      if (diverged) { status = 'failed'; reason = diverged; await store.addEvent(runId, 'fork-diverged', diverged); }
+      else if (finish) { status = 'finished'; reason = 'the agent called its finishing tool'; }
       else if (terminal) { status = 'finished'; reason = 'the agent ended the run (termination rule)'; }
       else if (signal.aborted) { status = 'cancelled'; reason = String(signal.reason ?? 'cancelled'); }
       else if (noToolStreak >= maxNoTool) { status = 'failed'; reason = `the model replied ${noToolStreak} times in a row without a tool call`; }
@@ -368,6 +497,7 @@ async function driveRun(o: AgentRunOptions, run: RunRecord, control: RunControl,
     reason = `internal error: ${e instanceof Error ? e.message : String(e)}`;
     log.error(e instanceof Error ? e : String(e));
   } finally {
+    control.setIntervener(undefined);
     signal.removeEventListener('abort', onAbortInterrupt);
     if (kernel) await kernel.close().catch(() => undefined);
     else if (kernelStarting) await kernelStarting.then((k) => k.close()).catch(() => undefined);
@@ -376,6 +506,24 @@ async function driveRun(o: AgentRunOptions, run: RunRecord, control: RunControl,
   await store.updateRun(runId, { status: final, statusReason: reason, endedAt: new Date().toISOString(), addDurationMs: performance.now() - sessionStart, ownerPid: null });
   emit({ type: 'run-end', runId, status: final, reason, steps: stepIndex });
   return { runId, status: final, reason, steps: stepIndex };
+}
+
+/**
+ * Compares a fork's re-executed cells of one replayed step with the parent's recorded ones (issue 20).
+ * @returns a message naming the step and the first cell that ran without error in the parent but errors now (or did
+ *   not run at all), or undefined when none does.
+ */
+export function replayDivergence(parentRunId: string, stepIndex: number, recorded: readonly KernelCellRecord[], now: readonly KernelCellRecord[]): string | undefined {
+  for (let k = 0; k < recorded.length; k++) {
+    const r = recorded[k]!;
+    if (r.status !== 'ok') continue;
+    const n = now[k];
+    if (n && n.status === 'ok') continue;
+    const first = r.code.split('\n').find((l) => l.trim()) ?? '';
+    const what = n ? `now ${n.status === 'error' && n.error ? `errors: ${n.error.ename}: ${n.error.evalue}` : `ends ${n.status}`}` : 'did not run again';
+    return `fork replay diverged at step ${stepIndex + 1}: cell ${k + 1} of that step (kernel cell #${r.seq} of run ${parentRunId}, "${first.slice(0, 80)}") ran without error in the parent but ${what}`;
+  }
+  return undefined;
 }
 
 interface Snapshot {

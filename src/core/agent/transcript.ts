@@ -60,7 +60,9 @@ export function formatAgentEvent(e: AgentEvent, opts: TranscriptOptions = {}): s
     case 'retry':
       return `${stamp}${paint(C.yellow, `↻ retry ${e.attempt} in ${(e.delayMs / 1000).toFixed(1)}s: ${e.reason}`)}\r\n`;
     case 'paused':
-      return `${stamp}${paint(C.yellow, `‖ paused before step ${e.step + 1} — press r to resume, s to stop`)}\r\n`;
+      return `${stamp}${paint(C.yellow, `‖ paused before step ${e.step + 1} — press i to add a hint, r to resume, s to stop`)}\r\n`;
+    case 'intervention':
+      return `${stamp}${paint(C.blue, `✎ ${e.record.kind} from ${e.record.who} (sent before step ${e.step + 1}): ${nl(clip(e.record.text, opts.maxArgChars ?? 400))}`)}\r\n`;
     case 'resumed':
       return `${stamp}${paint(C.yellow, '▶ resumed')}\r\n`;
     case 'log':

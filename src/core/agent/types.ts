@@ -116,7 +116,7 @@ export interface ToolSet<Block = unknown> {
 }
 
 export * from '../store/records.ts';
-import type { AssistantMessage, FinalRunStatus, StepRecord } from '../store/records.ts';
+import type { AssistantMessage, FinalRunStatus, InterventionRecord, StepRecord } from '../store/records.ts';
 
 // ---------------------------------------------------------------- live events
 
@@ -129,5 +129,6 @@ export type AgentEvent =
   | { type: 'retry'; runId: string; step: number; attempt: number; delayMs: number; reason: string }
   | { type: 'paused'; runId: string; step: number }
   | { type: 'resumed'; runId: string; step: number }
+  | { type: 'intervention'; runId: string; step: number; record: InterventionRecord }
   | { type: 'log'; runId: string; kind: string; message: string }
   | { type: 'run-end'; runId: string; status: FinalRunStatus; reason: string; steps: number };

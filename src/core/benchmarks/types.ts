@@ -11,7 +11,7 @@ import type { ToolSet } from '../agent/types.ts';
 import type { Judge } from '../eval/judges/types.ts';
 import type { RunScore, ScoreAggregate, ScoringSession } from '../eval/run-score.ts';
 import type { RunStore } from '../store/types.ts';
-import type { RunRecord } from '../store/records.ts';
+import type { InterventionRecord, RunRecord } from '../store/records.ts';
 import type { Block, LoadSuiteOptions, Suite } from '../suites/types.ts';
 import type { Logger } from '../util/log.ts';
 import type { OptionSpec, OptionValues } from './options.ts';
@@ -161,6 +161,17 @@ export interface ScoreContext {
   log: Logger;
 }
 
+/**
+ * Issue 20: after how many human steps an assisted run solved its block (LongDA: every answer within tolerance).
+ * `metric` names the aggregate metric (mean over the runs that got there), `label` says it in words.
+ */
+export interface SolvedAfterInterventions {
+  readonly metric: string;
+  readonly label: string;
+  /** @returns the number of interventions placed before the first step after which the block counted as solved, or null. */
+  count(ctx: ScoreContext, interventions: readonly InterventionRecord[]): Promise<number | null>;
+}
+
 /** The runs of one model on one benchmark, for {@link BenchmarkDefinition.aggregate}. */
 export interface ScoreGroup {
   model: string;
@@ -274,4 +285,6 @@ export interface BenchmarkDefinition {
   readonly groundTruth: BenchmarkGroundTruth | null;
   /** Writes the benchmark's own results files for runs (`loupe run --results DIR`), or null when it has none. @returns files written. */
   readonly exportResults: ((store: RunStore, runs: ExportedRun[], dir: string) => Promise<string[]>) | null;
+  /** Issue 20: when an assisted run counts as having solved its block, or absent/null when the benchmark has no such rule. */
+  readonly solvedAfterInterventions?: SolvedAfterInterventions | null;
 }

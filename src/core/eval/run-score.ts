@@ -42,6 +42,24 @@ export interface RunScore {
   groundTruth?: GroundTruthUsed;
   detail: unknown;
   error?: string;
+  /**
+   * Human help the run had (issue 20): its interventions, its fork point, the label its scores are kept apart under,
+   * and — for benchmarks that define it (LongDA) — after how many interventions the block was solved (null: never).
+   * Absent for runs scored before issue 20 (treated as unassisted unless the store says otherwise).
+   */
+  assistance?: ScoreAssistance;
+}
+
+/** See {@link RunScore.assistance}. */
+export interface ScoreAssistance {
+  interventions: number;
+  /** An analyst ran code in the agent's kernel while it was running (also counts as assisted). */
+  analystCode?: boolean;
+  forkOf?: { runId: string; step: number };
+  /** `assisted`, `fork` or `assisted fork`; absent for an unassisted run. */
+  label?: 'assisted' | 'fork' | 'assisted fork';
+  /** Interventions before the block counted as solved (LongDA: every answer within tolerance); null when never. */
+  untilSolved?: number | null;
 }
 
 /** Which ground truth a score used (BLADE, issue 17). */
@@ -86,6 +104,8 @@ export interface ScoreAggregate {
   /** Items an official-bug option changed in the aggregate (BLADE: generation failures moved to the end), by option. */
   changedBy?: Record<string, number>;
   extra?: unknown;
+  /** The group's assistance label (issue 20): assisted and forked runs are aggregated apart from unassisted ones. */
+  assistance?: 'assisted' | 'fork' | 'assisted fork';
 }
 
 /**

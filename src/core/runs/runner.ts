@@ -19,7 +19,8 @@ import type { Block, Suite } from '../suites/types.ts';
 import type { RunStore } from '../store/types.ts';
 import type { RunRecord } from '../store/records.ts';
 import { LlmClient, type LlmConfig } from '../agent/llm.ts';
-import { promptHash, runAgent, type AgentRunResult, type Budget, type ModelClient, type RunControl } from '../agent/loop.ts';
+import { promptHash, runAgent, type AgentRunOptions, type AgentRunResult, type Budget, type InterventionInput, type ModelClient, type RunControl } from '../agent/loop.ts';
+import { readForkPoint, seedForkInterventions, type ForkPoint } from './intervene.ts';
 import { getBenchmark, benchmarks } from '../benchmarks/registry.ts';
 import { parseOptions, type OptionValues } from '../benchmarks/options.ts';
 import type { BenchmarkDefinition } from '../benchmarks/types.ts';
@@ -78,6 +79,11 @@ export interface BlockRunOptions {
   loadOptions?: RunParams['loadOptions'];
   /** BLADE / DDR / AnalystBench named tool-set options (`--tool-option k=v`); recorded as params.toolSetOptions. */
   toolSetOptions?: Record<string, string>;
+  /**
+   * Fork (issue 20): start from run `runId`'s first `step` steps (1-based count; replayed without model calls, cells
+   * re-executed in a fresh kernel) and continue with this run's model, after `hint` if given. Recorded as params.forkOf.
+   */
+  forkOf?: { runId: string; step: number; hint?: InterventionInput };
 }
 
 const checksumCache = new Map<string, Promise<string>>();
@@ -306,6 +312,11 @@ function modelFor(o: Pick<BlockRunOptions, 'agent' | 'llm' | 'modelClient' | 'bl
 export async function startBlockRun(o: BlockRunOptions): Promise<AgentRunResult> {
   const log = o.log ?? nullLogger;
   if (!o.block.runnable) throw new LoupeInputError(o.block.id, `block is not runnable: ${o.block.problems.join('; ')}`);
+  let fork: ForkPoint | undefined;
+  if (o.forkOf) {
+    fork = await readForkPoint(o.store, o.forkOf.runId, o.forkOf.step, o.block.id);
+    o = { ...o, toolSetOptions: o.toolSetOptions ?? fork.parent.params.toolSetOptions, maxObservationChars: o.maxObservationChars ?? (fork.parent.params.maxObservationChars as number | undefined) };
+  }
   const toolSet = toolSetFor(o);
   const model = modelFor(o);
   const runId = `${new Date().toISOString().replace(/[-:]/g, '').replace(/\..*/, '')}-${randomUUID().slice(0, 8)}`;
@@ -327,6 +338,7 @@ export async function startBlockRun(o: BlockRunOptions): Promise<AgentRunResult>
     ...(o.maxObservationChars != null ? { maxObservationChars: o.maxObservationChars } : {}),
     ...(o.toolSetOptions && Object.keys(o.toolSetOptions).length ? { toolSetOptions: o.toolSetOptions } : {}),
     ...(o.loadOptions && Object.keys(o.loadOptions).length ? { loadOptions: o.loadOptions } : {}),
+    ...(fork ? { forkOf: { runId: fork.parent.id, step: fork.step } } : {}),
   };
   const created = await o.store.createRun({
     id: runId, suite: o.suite.kind, blockId: o.block.id, agent: o.agent, model: o.agent === 'llm' ? model.model : 'reference',
@@ -334,21 +346,26 @@ export async function startBlockRun(o: BlockRunOptions): Promise<AgentRunResult>
     toolSet: toolSet.id, dataChecksums: {}, loupeVersion: LOUPE_VERSION, sandbox: o.kernel.sandbox, workspace,
   });
   if (o.kernel.sandbox === 'off') await o.store.addEvent(runId, 'warning', 'UNCONTAINED: this run has no sandbox (sandbox "off"). Agent code and the SQL tool run with your user\'s permissions: they can read the answers and any file you can, write anywhere you can, and use the network. Nothing Loupe says about containment holds for this run.');
+  if (fork) {
+    const copied = await seedForkInterventions(o.store, runId, fork, o.forkOf?.hint);
+    await o.store.addEvent(runId, 'fork', `forked from run ${fork.parent.id} at step ${fork.step}: steps 1–${fork.step} are replayed without model calls${copied.length ? `; ${copied.length} human step${copied.length === 1 ? '' : 's'} carried over or added` : ''}`);
+  }
   o.onRunCreated?.(runId, created);
   log.info(`run ${runId}: ${o.suite.kind} block ${o.block.id}, agent ${o.agent}`);
   const recorded = checksumsP.then((c) => o.store.setDataChecksums(runId, c), (e: unknown) => o.store.addEvent(runId, 'warning', `data checksums failed: ${(e as Error).message}`));
   try {
-    return await drive(o, runId, runDir, workspace, toolSet, model, false);
+    return await drive(o, runId, runDir, workspace, toolSet, model, false, fork ? { parentRunId: fork.parent.id, steps: fork.steps, cells: fork.cells } : undefined);
   } finally {
     await recorded;
   }
 }
 
-async function drive(o: BlockRunOptions, runId: string, runDir: string, workspace: string, toolSet: ToolSet, model: ModelClient, resume: boolean): Promise<AgentRunResult> {
+async function drive(o: BlockRunOptions, runId: string, runDir: string, workspace: string, toolSet: ToolSet, model: ModelClient, resume: boolean, replay?: AgentRunOptions['replay']): Promise<AgentRunResult> {
   const log = o.log ?? nullLogger;
   const kopts = kernelPlacement(runDir, workspaceBlock(o.block, o.toolSetOptions), o.kernel.sandbox);
   const startKernel = () => (o.startKernel ? o.startKernel(kopts) : defaultStartKernel(o.kernel, o.block.suite, kopts, log));
   const def: BenchmarkDefinition = getBenchmark(o.block.suite, `block ${o.block.id}`);
+  if (def.runWithoutLoop && replay) throw new LoupeInputError(`run ${runId}`, `${def.title} runs do not go through the agent loop: they cannot be forked`);
   if (def.runWithoutLoop) return def.runWithoutLoop({ store: o.store, runId, block: o.block, model, ...(o.control?.signal ? { signal: o.control.signal } : {}) });
   const hook = { store: o.store, runId, block: o.block, toolSet, options: parseToolOptions(def.kind, o.toolSetOptions) };
   const m = def.prepareModel ? def.prepareModel(model, hook) : model;
@@ -356,7 +373,7 @@ async function drive(o: BlockRunOptions, runId: string, runDir: string, workspac
   try {
     res = await runAgent({
       store: o.store, runId, model: m, toolSet, block: o.block, workspace, startKernel, sandbox: o.kernel.sandbox, budget: o.budget, resume, maxObservationChars: o.maxObservationChars,
-      control: o.control, onEvent: o.onEvent, log,
+      control: o.control, onEvent: o.onEvent, log, ...(replay ? { replay } : {}),
     });
   } finally {
     // Sandboxed, Loupe makes no links in the workspace: every link there was planted by agent code. They are

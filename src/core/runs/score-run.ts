@@ -18,6 +18,8 @@ import { DEFAULT_SCORE_PRESET, parseOptions, parseOptionsWithPreset, type Option
 import type { BenchmarkDefinition, ScoreGroup } from '../benchmarks/types.ts';
 import type { CaptionEmbedder } from '../benchmarks/analystbench/eval.ts';
 import { reopenRun } from './reopen.ts';
+import { assistanceLabel, assistanceOf, type RunAssistance } from './intervene.ts';
+import type { ScoreAssistance } from '../eval/run-score.ts';
 
 export type { RunScore, ScoreAggregate, ScoringSession } from '../eval/run-score.ts';
 export { scoringSession } from '../eval/run-score.ts';
@@ -108,14 +110,44 @@ export async function scoreStoredRun(store: RunStore, runId: string, o: ScoreRun
     const { suite, block } = await reopenRun(run, { ...(o.suiteRoot ? { suiteRoot: o.suiteRoot } : {}), ...(o.loadOptions ? { loadOptions: o.loadOptions } : {}), ...(o.suites ? { suites: o.suites } : {}), log: o.log ?? nullLogger });
     const picked = def.checklist ? await checklistFor(store, def, suite, block, o.checklist ?? 'latest') : undefined;
     const counted = countingJudge(o.judge);
-    const score = await def.score({ store, run, suite, block: picked?.block ?? block, judge: counted.judge, options, raw, session: own, extras: { ...(o.embedder ? { embedder: o.embedder } : {}), groundTruthVersion: o.groundTruth ?? 'latest' }, log: o.log ?? nullLogger });
-    return { ...score, preset, decided: counted.counts(), ...(picked ? { checklist: picked.used } : {}) };
+    const ctx = { store, run, suite, block: picked?.block ?? block, judge: counted.judge, options, raw, session: own, extras: { ...(o.embedder ? { embedder: o.embedder } : {}), groundTruthVersion: o.groundTruth ?? 'latest' }, log: o.log ?? nullLogger };
+    const score = await def.score(ctx);
+    // Issue 20: the human help the run had, and (where the benchmark defines it) after how many interventions it was solved.
+    const interventions = await store.getInterventions(run.id);
+    const assistance = scoreAssistance((await assistanceOf(store, [run])).get(run.id)!);
+    if (interventions.length && def.solvedAfterInterventions) assistance.untilSolved = await def.solvedAfterInterventions.count(ctx, interventions);
+    return { ...score, preset, decided: counted.counts(), ...(picked ? { checklist: picked.used } : {}), assistance };
   } catch (e) {
     if (e instanceof LoupeInputError && /^(option |checklist version|ground-truth version)/.test(e.subject)) throw e;
     return { ...scoreBase(run, run.suite, o.judge.id, {}), summary: {}, detail: null, error: errorMessage(e) };
   } finally {
     if (!session) await own.close();
   }
+}
+
+function scoreAssistance(r: RunAssistance): ScoreAssistance {
+  const a: ScoreAssistance = { ...r };
+  const label = assistanceLabel(a);
+  if (label) a.label = label;
+  return a;
+}
+
+/**
+ * Brings the assistance of scores (saved ones may predate an intervention) up to date from the store (issue 20): the
+ * interventions and fork point now recorded; a solved-after count is kept only while the intervention count is unchanged.
+ * @param scores run scores (changed in place). @returns the same array.
+ */
+export async function refreshAssistance(store: RunStore, scores: RunScore[]): Promise<RunScore[]> {
+  const ids = new Set(scores.map((s) => s.runId));
+  const help = await assistanceOf(store, (await store.listRuns()).filter((r) => ids.has(r.id)));
+  for (const s of scores) {
+    const h = help.get(s.runId);
+    if (!h) continue;
+    const a = scoreAssistance(h);
+    if (s.assistance?.interventions === h.interventions && s.assistance.untilSolved !== undefined) a.untilSolved = s.assistance.untilSolved;
+    s.assistance = a;
+  }
+  return scores;
 }
 
 /**
@@ -158,6 +190,30 @@ export async function checklistFor(store: RunStore, def: BenchmarkDefinition, su
 }
 
 /**
+ * The model name an assisted or forked run's scores are grouped and shown under: `gpt-x (assisted)`, `gpt-x (fork)`,
+ * `gpt-x (assisted fork)`; the model itself for an unassisted run.
+ */
+export function assistedModel(model: string, label: string | undefined): string {
+  return label ? `${model} (${label})` : model;
+}
+
+/** Adds `interventionsPerRun` (and the benchmark's solved-after metric) to an assisted / forked group's aggregate. */
+function addAssistanceMetrics(a: ScoreAggregate, scores: readonly RunScore[]): void {
+  const ids = new Set(a.runIds);
+  const mine = scores.filter((s) => ids.has(s.runId) && s.benchmark === a.benchmark);
+  const label = mine.find((s) => s.assistance?.label)?.assistance?.label;
+  if (!label || !mine.length) return;
+  a.assistance = label;
+  a.metrics.interventionsPerRun = mine.reduce((n, s) => n + (s.assistance?.interventions ?? 0), 0) / mine.length;
+  const solved = findBenchmark(a.benchmark)?.solvedAfterInterventions;
+  if (solved) {
+    const counts = mine.map((s) => s.assistance?.untilSolved).filter((x): x is number => typeof x === 'number');
+    a.metrics[solved.metric] = counts.length ? counts.reduce((x, y) => x + y, 0) / counts.length : null;
+    a.metrics[`${solved.metric}Runs`] = counts.length;
+  }
+}
+
+/**
  * Aggregates run scores per (benchmark, model) with each benchmark's own aggregator (LongDA pools queries; DDR
  * averages over entities and fits Bradley–Terry novelty across models; BLADE bootstraps over datasets; the others
  * average per-run metrics). Runs of a benchmark this version does not know are averaged.
@@ -171,8 +227,10 @@ export async function aggregateScores(scores: readonly RunScore[], judge?: Judge
   for (const s of scores) {
     let m = byBenchmark.get(s.benchmark);
     if (!m) byBenchmark.set(s.benchmark, (m = new Map()));
-    let g = m.get(s.model);
-    if (!g) m.set(s.model, (g = []));
+    // Issue 20: assisted and forked runs are a group of their own, never pooled with unassisted runs of the model.
+    const key = assistedModel(s.model, s.assistance?.label);
+    let g = m.get(key);
+    if (!g) m.set(key, (g = []));
     g.push(s);
   }
   const out: ScoreAggregate[] = [];
@@ -186,5 +244,6 @@ export async function aggregateScores(scores: readonly RunScore[], judge?: Judge
     const aggs = await def.aggregate(groups, { ...(judge ? { judge } : {}), options: benchmarkOptions(def, raw, preset), raw });
     out.push(...aggs.map((a) => ({ ...a, preset })));
   }
+  for (const a of out) addAssistanceMetrics(a, scores);
   return out.sort((a, b) => a.benchmark.localeCompare(b.benchmark) || a.model.localeCompare(b.model));
 }

@@ -315,4 +315,20 @@ DROP INDEX judgements_input;
 CREATE INDEX annotation_items_unknown_suite ON annotation_items (run_id) WHERE suite_version = 'unknown';
 `,
   },
+  {
+    id: 12,
+    name: 'interventions (issue 20): human steps — hints and corrections an analyst added to a paused run',
+    sql: `
+CREATE TABLE interventions (
+  run_id TEXT NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
+  seq INTEGER NOT NULL,             -- 1, 2, ... per run
+  before_step INTEGER NOT NULL,     -- 0-based index of the step whose model request first includes it
+  at TEXT NOT NULL,
+  who TEXT NOT NULL,
+  kind TEXT NOT NULL,               -- hint | correction
+  text TEXT NOT NULL,
+  PRIMARY KEY (run_id, seq)
+);
+`,
+  },
 ];

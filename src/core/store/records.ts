@@ -115,6 +115,11 @@ export interface RunParams {
   finishRule?: 'paper' | 'code';
   /** Loader options a suite needs to be reopened (DDR `entities`, `database`, `metadataDir`, `checklist`). */
   loadOptions?: { entities?: string; database?: string; metadataDir?: string; checklist?: string };
+  /**
+   * A fork (issue 20): the run it was forked from and the fork point, the number of the parent's steps it replayed
+   * (1-based: `step` 3 replays steps 1–3 without model calls and continues from step 4).
+   */
+  forkOf?: { runId: string; step: number };
 }
 
 export interface RunRecord {
@@ -176,6 +181,24 @@ export interface KernelCellRecord {
   replay: boolean;
   /** The kernel restarted during this cell: the state built by earlier cells is gone. */
   restarted?: boolean;
+}
+
+/**
+ * A human step (issue 20): a hint or a correction an analyst added to a run while it was paused, sent to the model as a
+ * user message before the step `beforeStep` (0-based: the number of committed steps when it was added). Never edited.
+ */
+export interface InterventionRecord {
+  runId: string;
+  /** 1, 2, ... per run, in the order added. */
+  seq: number;
+  /** 0-based index of the step whose model request first includes it. */
+  beforeStep: number;
+  /** ISO time it was recorded. */
+  at: string;
+  /** Who added it (the analyst's name as the surface knows it, e.g. the OS user). */
+  who: string;
+  kind: 'hint' | 'correction';
+  text: string;
 }
 
 /** A run log line (resume, kernel restart, warnings) shown with the run. */

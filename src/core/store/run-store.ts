@@ -13,15 +13,15 @@ import { LoupeInputError } from '../util/errors.ts';
 import { migrations as defaultMigrations, type Migration } from './migrations.ts';
 import { SqliteJudgementRows, SqliteScoreRows } from './sqlite-rows.ts';
 import type {
-  AnswerRecord, AnswerValue, AssistantMessage, ChatMessage, KernelCellRecord, RunEventRecord, RunParams, RunRecord,
+  AnswerRecord, AnswerValue, AssistantMessage, ChatMessage, InterventionRecord, KernelCellRecord, RunEventRecord, RunParams, RunRecord,
   RunStatus, StepRecord, ToolCallRecord,
 } from './records.ts';
 import type {
-  CellQuery, JudgementRows, NewRun, RunFilter, RunLeaseHolder, RunLeaseResult, RunPatch, RunStore, ScoreRows, StepEffects, StepSummaryRecord,
+  CellQuery, JudgementRows, NewIntervention, NewRun, RunFilter, RunLeaseHolder, RunLeaseResult, RunPatch, RunStore, ScoreRows, StepEffects, StepSummaryRecord,
 } from './types.ts';
 
 export type {
-  CellQuery, JudgementRows, NewRun, RunFilter, RunLeaseHolder, RunLeaseResult, RunPatch, RunStore, ScoreRows, StepEffects, StepSummaryRecord,
+  CellQuery, JudgementRows, NewIntervention, NewRun, RunFilter, RunLeaseHolder, RunLeaseResult, RunPatch, RunStore, ScoreRows, StepEffects, StepSummaryRecord,
 } from './types.ts';
 
 type Row = Record<string, unknown>;
@@ -358,6 +358,38 @@ export class SqliteRunStore implements RunStore {
 
   async addEvent(runId: string, kind: string, message: string): Promise<void> {
     this.db.prepare('INSERT INTO run_events (run_id, at, kind, message) VALUES (?,?,?,?)').run(runId, nowIso(), kind, message);
+  }
+
+  /**
+   * Records a human step only while `leaseOwner` holds the run's lease: one INSERT ... SELECT whose WHERE is the lease
+   * check, so a process that lost the lease cannot write (issue 20).
+   * @returns the record, or undefined when the lease is not held by `leaseOwner`. @throws Error for an unknown run.
+   */
+  async addIntervention(i: NewIntervention, leaseOwner: string): Promise<InterventionRecord | undefined> {
+    const run = this.db.prepare('SELECT steps FROM runs WHERE id = ?').get(i.runId) as { steps: number } | undefined;
+    if (!run) throw new Error(`run ${i.runId} not found in ${this.file}`);
+    const at = i.at ?? nowIso();
+    const before = i.beforeStep ?? run.steps;
+    const row = this.db.prepare(`INSERT INTO interventions (run_id, seq, before_step, at, who, kind, text)
+      SELECT id, (SELECT COALESCE(MAX(seq), 0) + 1 FROM interventions WHERE run_id = ?), ?, ?, ?, ?, ? FROM runs WHERE id = ? AND lease_owner = ?
+      RETURNING seq`).get(i.runId, before, at, i.who, i.kind, i.text, i.runId, leaseOwner) as { seq: number } | undefined;
+    return row ? { runId: i.runId, seq: row.seq, beforeStep: before, at, who: i.who, kind: i.kind, text: i.text } : undefined;
+  }
+
+  async getInterventions(runId: string): Promise<InterventionRecord[]> {
+    return (await this.getInterventionsOf([runId])).get(runId)!;
+  }
+
+  async getInterventionsOf(runIds: string[]): Promise<Map<string, InterventionRecord[]>> {
+    const out = new Map<string, InterventionRecord[]>(runIds.map((id) => [id, []]));
+    for (let i = 0; i < runIds.length; i += 500) {
+      const ids = runIds.slice(i, i + 500);
+      const rows = this.db.prepare(`SELECT * FROM interventions WHERE run_id IN (${ids.map(() => '?').join(',')}) ORDER BY run_id, seq`).all(...ids) as Row[];
+      for (const r of rows) {
+        out.get(r.run_id as string)!.push({ runId: r.run_id as string, seq: r.seq as number, beforeStep: r.before_step as number, at: r.at as string, who: r.who as string, kind: r.kind as InterventionRecord['kind'], text: r.text as string });
+      }
+    }
+    return out;
   }
 
   // ------------------------------------------------------------------ read API (UI, evaluation)

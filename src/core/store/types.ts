@@ -6,7 +6,7 @@
  * in callers. Source: issue 12 "Store interface".
  */
 import type {
-  AnswerRecord, JudgementRecord, JudgementUse, KernelCellRecord, RunEventRecord, RunRecord, RunStatus, StepRecord, StoredScore,
+  AnswerRecord, InterventionRecord, JudgementRecord, JudgementUse, KernelCellRecord, RunEventRecord, RunRecord, RunStatus, StepRecord, StoredScore,
 } from './records.ts';
 
 /** What a step changed besides itself; written in the same transaction as the step. */
@@ -21,6 +21,18 @@ export interface StepEffects {
   cells?: KernelCellRecord[];
   /** Tool-set state after the step (RunState.extra). */
   extra?: Record<string, unknown>;
+}
+
+/** What a caller gives to record an intervention (the store numbers it and takes `beforeStep` from the run). */
+export interface NewIntervention {
+  runId: string;
+  who: string;
+  kind: 'hint' | 'correction';
+  text: string;
+  /** ISO time (default now). */
+  at?: string;
+  /** Position in the conversation (default: the run's committed step count, i.e. before the next step). Forks copy their parent's. */
+  beforeStep?: number;
 }
 
 /** Which runs {@link RunStore.listRuns} returns. */
@@ -147,6 +159,17 @@ export interface RunStore {
   insertCell(c: KernelCellRecord): Promise<void>;
   /** Appends a run event (resume, kernel rebuilt, warnings). */
   addEvent(runId: string, kind: string, message: string): Promise<void>;
+  /**
+   * Records a human step (issue 20) atomically, only if `leaseOwner` holds the run's lease (compare-and-set with the
+   * lease column), numbered after the run's last intervention.
+   * @returns the stored record, or undefined when `leaseOwner` does not hold the lease (nothing recorded).
+   * @throws Error when the run does not exist.
+   */
+  addIntervention(i: NewIntervention, leaseOwner: string): Promise<InterventionRecord | undefined>;
+  /** A run's interventions in the order added. */
+  getInterventions(runId: string): Promise<InterventionRecord[]>;
+  /** Interventions of several runs in one read (run id → records; [] when none). */
+  getInterventionsOf(runIds: string[]): Promise<Map<string, InterventionRecord[]>>;
 
   /** Runs, newest first. */
   listRuns(filter?: RunFilter): Promise<RunRecord[]>;

@@ -8,7 +8,8 @@
 import { presetOf } from '../eval/run-score.ts';
 import { benchmarks } from '../benchmarks/registry.ts';
 import type { BenchmarkDefinition } from '../benchmarks/types.ts';
-import { aggregateScores, type RunScore } from '../runs/score-run.ts';
+import { aggregateScores, assistedModel, type RunScore } from '../runs/score-run.ts';
+import { assistanceLabel, assistanceOf } from '../runs/intervene.ts';
 import type { StoredScore } from '../store/records.ts';
 import type { RunRecord } from '../store/records.ts';
 import type { RunStore } from '../store/run-store.ts';
@@ -59,7 +60,7 @@ const RUN_COLUMNS: MetricColumn[] = [
  * steps, tokens and time, a row per model over all blocks; and, when the presentation asks, the rate-vs-tokens
  * scatter and the tool-usage heatmaps from the stored steps.
  */
-async function fixedSection(def: BenchmarkDefinition, runs: RunRecord[], scores: Map<string, StoredScore>, store: RunStore): Promise<{ table?: MetricsTable; scatter: ScatterPoint[]; heatmaps: ToolHeatmapView[] }> {
+async function fixedSection(def: BenchmarkDefinition, runs: RunRecord[], scores: Map<string, StoredScore>, store: RunStore, interventions = new Map<string, number>()): Promise<{ table?: MetricsTable; scatter: ScatterPoint[]; heatmaps: ToolHeatmapView[] }> {
   const p = def.presentation;
   const spec = p.resultsColumns!;
   const scored = runs.filter((r) => r.suite === def.kind);
@@ -97,8 +98,10 @@ async function fixedSection(def: BenchmarkDefinition, runs: RunRecord[], scores:
       inputTokens: { value: sum((r) => r.tokens.input), runIds: ids },
       outputTokens: { value: sum((r) => r.tokens.output), runIds: ids },
       time: { value: sum((r) => r.durationMs) / 1000, runIds: ids },
+      ...(assisted ? { interventions: { value: sum((r) => interventions.get(r.id) ?? 0) / (rs.length || 1), runIds: ids } } : {}),
     };
   };
+  const assisted = scored.some((r) => (interventions.get(r.id) ?? 0) > 0);
   const scatter: ScatterPoint[] = [];
   const heatmaps: ToolHeatmapView[] = [];
   for (const model of models) {
@@ -128,7 +131,8 @@ async function fixedSection(def: BenchmarkDefinition, runs: RunRecord[], scores:
       }
     }
   }
-  const columns: MetricColumn[] = [...spec.rates.map((c) => ({ key: c.key, label: c.label, format: 'percent' as const, description: c.description })), ...RUN_COLUMNS];
+  const columns: MetricColumn[] = [...spec.rates.map((c) => ({ key: c.key, label: c.label, format: 'percent' as const, description: c.description })), ...RUN_COLUMNS,
+    ...(assisted ? [{ key: 'interventions', label: 'Interventions', format: 'number' as const, description: 'Human interventions (hints, corrections) per run; assisted runs are rows of their own' }] : [])];
   return { table: { id: def.kind, title: p.tableTitle, suite: def.kind, columns, rows, options }, scatter, heatmaps };
 }
 
@@ -193,7 +197,14 @@ async function categoryRows(scores: Map<string, StoredScore>): Promise<{ rows: B
 
 /** Builds the Results state from a run store. */
 export async function buildResultsState(store: RunStore, source = store.location): Promise<ResultsState> {
-  const runs = await store.listRuns();
+  // Issue 20: assisted and forked runs are shown under their own model label (`m (assisted)`), apart from unassisted ones.
+  const listed = await store.listRuns();
+  const help = await assistanceOf(store, listed);
+  const runs = listed.map((r) => {
+    const label = assistanceLabel(help.get(r.id));
+    return label ? { ...r, model: assistedModel(r.model ?? r.agent, label) } : r;
+  });
+  const interventions = new Map([...help].map(([id, a]) => [id, a.interventions]));
   let scoreList: StoredScore[];
   try {
     scoreList = await store.scores.list();
@@ -206,7 +217,7 @@ export async function buildResultsState(store: RunStore, source = store.location
   const heatmaps: ToolHeatmapView[] = [];
   for (const def of benchmarks()) {
     if (def.presentation.resultsColumns) {
-      const f = await fixedSection(def, runs, scores, store);
+      const f = await fixedSection(def, runs, scores, store, interventions);
       if (f.table) tables.push(f.table);
       scatter.push(...f.scatter);
       heatmaps.push(...f.heatmaps);

@@ -6,6 +6,7 @@ import {
   type StepDetail, type TimelineState, type TimelineStep,
 } from '../../protocol/timeline.ts';
 import type { LoupeContext } from '../context.ts';
+import type { RpcEndpoint } from '../../protocol/ipc.ts';
 import { LoupePanel, PanelHost } from './panel-base.ts';
 
 /** Reveals what a tool call produced elsewhere (notebook cell, documentation search). Set by the run UI. */
@@ -24,6 +25,8 @@ export class TimelinePanel extends LoupePanel {
   static readonly viewType = TimelinePanel.host.viewType;
   /** Hook used by the Documentation Search / notebook integration (see run-ui.ts). */
   static revealer: ToolCallRevealer | undefined;
+  /** Issue 20: wires human steps, run controls and forks into a timeline (set by the run UI, `run/timeline-assist.ts`). */
+  static attachAssistance: ((ctx: LoupeContext, rpc: RpcEndpoint, runId: string) => vscode.Disposable) | undefined;
   readonly runId: string;
   private steps: TimelineStep[] = [];
   private unsubscribe: (() => void) | undefined;
@@ -61,6 +64,7 @@ export class TimelinePanel extends LoupePanel {
       return { revealed: await TimelinePanel.revealer(id, index, callId, call.name, call.argumentsText) };
     });
     this.onDisposed(() => this.unsubscribe?.());
+    if (TimelinePanel.attachAssistance) this.disposables.push(TimelinePanel.attachAssistance(ctx, this.rpc, runId));
   }
 
   protected state(): Promise<TimelineState> {

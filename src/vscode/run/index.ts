@@ -7,6 +7,8 @@ import { RunNotebookController } from './notebook-controller.ts';
 import { createRunStatusItem } from './run-commands.ts';
 import { RunNotebook } from './run-notebook.ts';
 import { RunSession } from './run-session.ts';
+import { interveneCommand } from './intervene-commands.ts';
+import { attachTimelineAssistance } from './timeline-assist.ts';
 
 let runsView: RunsViewProvider | undefined;
 
@@ -16,6 +18,20 @@ export function registerRunUi(ctx: LoupeContext): void {
   runsView.watch(view);
   ctx.register(new RunNotebookController(ctx));
   ctx.register(createRunStatusItem());
+  // Issue 20: the transcript's `i` key and the timeline's run controls.
+  RunSession.onInterveneKey = (s) => {
+    if (!s.runId) return;
+    if (!s.control.isPaused) {
+      s.terminal.write('\r\n\x1b[33m✎ press p first: hints are added while the run is paused\x1b[0m\r\n');
+      return;
+    }
+    void interveneCommand(ctx, s.runId).catch((e: unknown) => {
+      const msg = e instanceof Error ? e.message : String(e);
+      s.terminal.write(`\r\n\x1b[31m✘ hint not recorded: ${msg}\x1b[0m\r\n`);
+      void vscode.window.showErrorMessage(`Loupe: ${msg}`);
+    });
+  };
+  TimelinePanel.attachAssistance = attachTimelineAssistance;
   TimelinePanel.revealer = async (runId, stepIndex, callId, toolName, argumentsText) => {
     if (toolName === 'python') {
       const run = await ctx.store().getRun(runId);

@@ -116,7 +116,7 @@ async function pickRepeats(args: RunBlockArgs): Promise<number | undefined> {
   return pick ? Number(pick.label) : undefined;
 }
 
-async function llmConfig(ctx: LoupeContext, p: ModelProfile): Promise<LlmConfig> {
+export async function llmConfig(ctx: LoupeContext, p: ModelProfile): Promise<LlmConfig> {
   const apiKey = await ctx.extension.secrets.get(secretKey(p.name));
   return {
     baseUrl: p.baseUrl, model: p.model, apiKey: apiKey ?? undefined, temperature: p.temperature, maxTokens: p.maxTokens,

@@ -4,7 +4,7 @@
  * controller so the analyst can run cells on it.
  */
 import * as vscode from 'vscode';
-import { RunControl, type AgentRunResult } from '../../core/agent/loop.ts';
+import { RunControl, type AgentRunResult, type InterventionInput } from '../../core/agent/loop.ts';
 import { defaultStartKernel, resumeBlockRun, startBlockRun, type BlockRunOptions } from '../../core/runs/runner.ts';
 import type { AgentEvent } from '../../core/agent/types.ts';
 import type { LlmConfig } from '../../core/agent/llm.ts';
@@ -26,6 +26,8 @@ export interface SessionStart {
   resumeRunId?: string;
   /** Open the notebook, terminal and timeline (default true). */
   showUi?: boolean;
+  /** Fork (issue 20): start from this run's first `step` steps (replayed without model calls), after `hint` if given. */
+  forkOf?: { runId: string; step: number; hint?: InterventionInput };
 }
 
 export class RunSession implements vscode.Disposable {
@@ -33,6 +35,11 @@ export class RunSession implements vscode.Disposable {
   private static readonly changed = new vscode.EventEmitter<void>();
   /** Fires when sessions start or end (status bar, runs view). */
   static readonly onDidChange = RunSession.changed.event;
+  private static readonly assistChanged = new vscode.EventEmitter<string>();
+  /** Fires with the run id when a live run pauses, resumes, takes a hint or ends (issue 20: the timeline's run controls). */
+  static readonly onDidChangeAssistance = RunSession.assistChanged.event;
+  /** Handles the transcript's `i` key (add a hint while paused); set by the run commands. */
+  static onInterveneKey: ((session: RunSession) => void) | undefined;
 
   readonly control = new RunControl();
   readonly terminal: TranscriptTerminal;
@@ -55,7 +62,10 @@ export class RunSession implements vscode.Disposable {
   constructor(ctx: LoupeContext, opts: SessionStart) {
     this.ctx = ctx;
     this.opts = opts;
-    this.terminal = new TranscriptTerminal(`Loupe: ${opts.block.id}`, this.control);
+    this.terminal = new TranscriptTerminal(`Loupe: ${opts.block.id}`, this.control, (k) => {
+      if (k === 'i') RunSession.onInterveneKey?.(this);
+      else if (k === 'p' && this.runId) RunSession.assistChanged.fire(this.runId);
+    });
   }
 
   /** Runs to the end (or until stopped). Never throws for model/tool failures: they end the run as `failed`. */
@@ -82,6 +92,7 @@ export class RunSession implements vscode.Disposable {
     };
     const onEvent = (e: AgentEvent) => {
       this.terminal.event(e);
+      if (e.type === 'paused' || e.type === 'resumed' || e.type === 'intervention' || e.type === 'run-end') RunSession.assistChanged.fire(e.runId);
       if (e.type === 'step-end' || e.type === 'run-end') {
         void this.uiReady.then(() => this.notebook?.sync());
         this.ctx.fireRunsChanged();
@@ -91,7 +102,7 @@ export class RunSession implements vscode.Disposable {
       store, suite, block, agent: this.opts.agent, llm: this.opts.llm, runsDir: this.ctx.runsDirectory, repeat: this.opts.repeat,
       kernel: { sandbox: settings.sandbox, python: settings.pythonPath || undefined },
       budget: { maxSteps: this.opts.agent === 'llm' ? settings.maxSteps : undefined },
-      control: this.control, onEvent, onRunCreated, log: this.ctx.log,
+      control: this.control, onEvent, onRunCreated, log: this.ctx.log, ...(this.opts.forkOf ? { forkOf: this.opts.forkOf } : {}),
       startKernel: async (k) => {
         const inner = await defaultStartKernel({ sandbox: settings.sandbox, python: settings.pythonPath || undefined }, block.suite, k, this.ctx.log);
         this.kernel = new SharedKernel(inner);

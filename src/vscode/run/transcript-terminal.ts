@@ -1,4 +1,4 @@
-/** The "Loupe: <block>" terminal: the live transcript of a run; keys p (pause), r (resume), s (stop). */
+/** The "Loupe: <block>" terminal: the live transcript of a run; keys p (pause), i (add a hint while paused), r (resume), s (stop). */
 import * as vscode from 'vscode';
 import type { RunControl } from '../../core/agent/loop.ts';
 import { formatAgentEvent } from '../../core/agent/transcript.ts';
@@ -40,7 +40,7 @@ export class TranscriptTerminal implements vscode.Disposable {
       },
     };
     this.terminal = vscode.window.createTerminal({ name: title, pty, iconPath: new vscode.ThemeIcon('eye') });
-    this.write(`\x1b[1m${title}\x1b[0m — keys: \x1b[1mp\x1b[0m pause after this step · \x1b[1mr\x1b[0m resume · \x1b[1ms\x1b[0m stop\r\n`);
+    this.write(`\x1b[1m${title}\x1b[0m — keys: \x1b[1mp\x1b[0m pause after this step · \x1b[1mi\x1b[0m add a hint (paused) · \x1b[1mr\x1b[0m resume · \x1b[1ms\x1b[0m stop\r\n`);
   }
 
   show(preserveFocus = true): void {

@@ -7,7 +7,7 @@ import { RunSession } from '../run/run-session.ts';
 export type RunsNode =
   | { kind: 'suite'; suite: string; runs: RunRecord[] }
   | { kind: 'block'; suite: string; blockId: string; runs: RunRecord[] }
-  | { kind: 'run'; run: RunRecord; answers: number; assisted: boolean };
+  | { kind: 'run'; run: RunRecord; answers: number; assisted: boolean; interventions?: number };
 
 const STATUS_ICON: Record<string, [string, string?]> = {
   finished: ['pass', 'testing.iconPassed'],
@@ -91,10 +91,10 @@ export class RunsViewProvider implements vscode.TreeDataProvider<RunsNode>, vsco
     if (node.kind === 'block') {
       const store = this.ctx.store();
       const ids = node.runs.map((r) => r.id);
-      const [answers, assisted] = await Promise.all([store.getAnswersOf(ids), store.getEventsOf(ids, 'assisted')]);
+      const [answers, assisted, human] = await Promise.all([store.getAnswersOf(ids), store.getEventsOf(ids, 'assisted'), store.getInterventionsOf(ids)]);
       return [...node.runs]
         .sort((a, b) => b.createdAt.localeCompare(a.createdAt))
-        .map((run) => ({ kind: 'run', run, answers: answers.get(run.id)?.length ?? 0, assisted: (assisted.get(run.id)?.length ?? 0) > 0 }));
+        .map((run) => ({ kind: 'run', run, answers: answers.get(run.id)?.length ?? 0, assisted: (assisted.get(run.id)?.length ?? 0) > 0 || (human.get(run.id)?.length ?? 0) > 0, interventions: human.get(run.id)?.length ?? 0 }));
     }
     return [];
   }
@@ -120,14 +120,15 @@ export class RunsViewProvider implements vscode.TreeDataProvider<RunsNode>, vsco
     const [icon, color] = STATUS_ICON[running ? 'running' : r.status] ?? ['circle-outline'];
     const item = new vscode.TreeItem(`${r.agent === 'reference' ? 'reference' : (r.model ?? r.agent)} · ${running ? 'running' : r.status}`, vscode.TreeItemCollapsibleState.None);
     item.id = `run:${r.id}`;
-    item.description = `${r.steps} steps · ${node.answers} answers${node.assisted ? ' · assisted' : ''} · ${ago(r.startedAt ?? r.createdAt)}`;
+    item.description = `${r.steps} steps · ${node.answers} answers${node.assisted ? ' · assisted' : ''}${r.params.forkOf ? ` · fork@${r.params.forkOf.step}` : ''} · ${ago(r.startedAt ?? r.createdAt)}`;
     item.iconPath = new vscode.ThemeIcon(icon, color ? new vscode.ThemeColor(color) : undefined);
     const md = new vscode.MarkdownString(undefined, true);
     md.appendMarkdown(`**${r.blockId}** · run \`${r.id}\`\n\n`);
     md.appendMarkdown(`status **${r.status}**${r.statusReason ? ` — ${r.statusReason}` : ''}\n\n`);
     md.appendMarkdown(`agent \`${r.agent}\`${r.model ? ` · model \`${r.model}\`` : ''} · tool set \`${r.toolSet}\` · sandbox \`${r.sandbox}\`\n\n`);
     md.appendMarkdown(`${r.steps} steps · ${r.tokens.input} input / ${r.tokens.output} output tokens · ${(r.durationMs / 1000).toFixed(1)} s${r.costUsd != null ? ` · $${r.costUsd.toFixed(4)}` : ''}\n\n`);
-    md.appendMarkdown(`${node.answers} answers recorded${node.assisted ? ' · **assisted** (an analyst ran code while the agent was running)' : ''}`);
+    md.appendMarkdown(`${node.answers} answers recorded${node.assisted ? ` · **assisted** (${node.interventions ? `${node.interventions} hint${node.interventions === 1 ? '' : 's'} or correction${node.interventions === 1 ? '' : 's'} from an analyst` : 'an analyst ran code while the agent was running'}; scored apart)` : ''}`);
+    if (r.params.forkOf) md.appendMarkdown(`\n\nfork of run \`${r.params.forkOf.runId}\` at step ${r.params.forkOf.step} (steps 1–${r.params.forkOf.step} replayed without model calls)`);
     item.tooltip = md;
     const resumable = !running && (r.status === 'cancelled' || r.status === 'failed' || r.status === 'budget_exhausted' || r.status === 'running');
     item.contextValue = running ? 'run.running' : resumable ? 'run.resumable' : 'run.done';

@@ -15,7 +15,7 @@ import type { BenchmarkDefinition } from '../types.ts';
 import { DEFAULT_LONGDA_OPTIONS } from './eval.ts';
 import { loadLongda } from './load.ts';
 import { ReferenceModel, findReferenceScript } from './reference.ts';
-import { aggregateLongda, longdaJsonScore, scoreLongdaRun, type LongdaRunDetail } from './score.ts';
+import { aggregateLongda, longdaInterventionsUntilWithinTolerance, longdaJsonScore, scoreLongdaRun, type LongdaRunDetail } from './score.ts';
 import { createLongdaToolSet, type LongdaDocs } from './toolset.ts';
 import { sharedDocIndex } from './docs.ts';
 import { LONGDA_PRESENTATION } from './presentation.ts';
@@ -102,6 +102,11 @@ export const longda: BenchmarkDefinition = {
     };
   },
   runLineScore: (store, runId, block) => longdaJsonScore(store, runId, block),
+  solvedAfterInterventions: {
+    metric: 'interventionsUntilWithinTolerance',
+    label: 'interventions until every answer is within tolerance',
+    count: (ctx, interventions) => longdaInterventionsUntilWithinTolerance(ctx.store, ctx.run, ctx.block, ctx.options, interventions),
+  },
   checklist: null,
   presentation: LONGDA_PRESENTATION,
   review: { sectionsOf: longdaReviewSource, criteria: () => null },

@@ -6,7 +6,8 @@
  */
 import { pyNumberText } from '../../store/export.ts';
 import type { RunStore } from '../../store/run-store.ts';
-import type { RunRecord, StepRecord } from '../../store/records.ts';
+import type { InterventionRecord, RunRecord, StepRecord } from '../../store/records.ts';
+import { parseAnswerArg } from './toolset.ts';
 import type { Block, LongdaQuery as SuiteLongdaQuery } from '../../suites/types.ts';
 import { aggregateBase, scoreBase, type RunScore, type ScoreAggregate } from '../../eval/run-score.ts';
 import type { ScoreGroup } from '../types.ts';
@@ -94,6 +95,48 @@ export async function scoreLongdaRun(store: RunStore, run: RunRecord, block: Blo
     detail: { score, efficiency, heatmap, toolSteps: names } satisfies LongdaRunDetail,
     ...(Object.keys(score.changedBy).length ? { changedBy: score.changedBy } : {}),
   };
+}
+
+/**
+ * Issue 20: the number of interventions an assisted run had before every answer of its block was within tolerance.
+ * Replays the answers the run's `answer` tool recorded (add / update, step by step, as the tool stored them) and
+ * scores them after each step with LongTA's tolerance rule and the given options; the first step after which every
+ * query matches fixes the count (interventions placed before or at that step).
+ * @param options parsed LongDA scoring options. @returns the count, or null when the answers never all matched.
+ */
+export async function longdaInterventionsUntilWithinTolerance(store: RunStore, run: RunRecord, block: Block, options: OptionValues, interventions: readonly InterventionRecord[]): Promise<number | null> {
+  const opts = longdaOptions(options as Record<string, string | number>);
+  const queries = longdaQueriesOf(block);
+  if (!queries.length) return null;
+  const single = new Map<string, boolean>();
+  const byAlt = new Map<string, string>();
+  for (const q of block.items) {
+    if (q.type !== 'longda-query') continue;
+    single.set(q.longdaId, q.answerStructure.kind === 'single_number');
+    byAlt.set(q.id, q.longdaId);
+    byAlt.set(q.uid, q.longdaId);
+  }
+  const answers = new Map<string, string>();
+  for (const s of await store.getSteps(run.id)) {
+    for (const c of s.toolCalls) {
+      if (c.name !== 'answer' || c.isError) continue;
+      let args: { action?: unknown; q_id?: unknown; answer?: unknown };
+      try {
+        args = JSON.parse(c.argumentsText) as typeof args;
+      } catch {
+        continue;
+      }
+      if (args.action !== 'add' && args.action !== 'update') continue;
+      const qid = byAlt.get(String(args.q_id)) ?? String(args.q_id);
+      const p = parseAnswerArg(args.answer);
+      if (!p.ok) continue;
+      const v = single.get(qid) && Array.isArray(p.value) && p.value.length === 1 ? p.value[0]! : p.value;
+      answers.set(qid, pyNumberText(v));
+    }
+    const sc = scoreLongda(queries, answers, opts);
+    if (sc.rows.length && sc.rows.every((r) => r.match >= 1)) return interventions.filter((i) => i.beforeStep <= s.index).length;
+  }
+  return null;
 }
 
 /**
