@@ -28,7 +28,7 @@ body { padding: 0 12px; }
 .form { display: grid; grid-template-columns: 160px minmax(0, 1fr); gap: 6px 10px; max-width: 1100px; align-items: start; }
 .form label { font-weight: 600; padding-top: 3px; }
 input, textarea, select { background: var(--vscode-input-background); color: var(--vscode-input-foreground); border: 1px solid var(--vscode-input-border, #555); font-family: inherit; padding: 3px 5px; }
-textarea.code { font-family: var(--vscode-editor-font-family); font-size: var(--vscode-editor-font-size); min-height: 70px; width: 100%; box-sizing: border-box; }
+textarea.code { font-family: var(--vscode-editor-font-family); font-size: var(--vscode-editor-font-size); min-height: 28px; width: 100%; box-sizing: border-box; }
 input.wide, textarea.wide { width: 100%; box-sizing: border-box; }
 .hint { font-size: 11px; }
 .check { margin-top: 10px; border-left: 3px solid var(--vscode-panel-border, #555); padding: 4px 10px; max-width: 1100px; }
@@ -142,9 +142,9 @@ function formView(): HTMLElement {
       ...row('Specification', inp('f-specification', f.specification)),
       ...row('Verbs', inp('f-transVerb', f.transVerb.join(', ')), 'trans_verb: derive, filter, group, mutate, select, summarize, deduplicate'),
       ...row('Code', area('f-code', f.code, true, 5), 'pandas on df (BLADE: pd, np, stats, sm, smf)'),
-      ...row('Columns in → out', area('f-mapping', f.mapping.map((m) => `${m.inputs.join(', ')} -> ${m.output}`).join('\n'), true, 2), 'input_cols_to_output_col_mapping, one per line: a, b -> out (empty out: the whole table)'),
-      ...row('Branches', area('f-branches', f.branches.map((b) => `${b.dependencies.map(nameOf).join(' + ')}${b.condition ? ` | ${b.condition}` : ''}`).join('\n'), true, 2), `one branch per line: dependencies joined by + (names or ids), | condition. Transforms: ${c.transforms.map((t) => t.name).join(', ')}`),
-      ...row('Rationale', area('f-rationale', f.rationale)),
+      ...row('Columns in → out', area('f-mapping', f.mapping.map((m) => `${m.inputs.join(', ')} -> ${m.output}`).join('\n'), true, 1), 'input_cols_to_output_col_mapping, one per line: a, b -> out (empty out: the whole table)'),
+      ...row('Branches', area('f-branches', f.branches.map((b) => `${b.dependencies.map(nameOf).join(' + ')}${b.condition ? ` | ${b.condition}` : ''}`).join('\n'), true, 1), `one branch per line: dependencies joined by + (names or ids), | condition. Transforms: ${c.transforms.map((t) => t.name).join(', ')}`),
+      ...row('Rationale', area('f-rationale', f.rationale, false, 1)),
     );
   } else if (f.kind === 'cvar') {
     const sel = h('select', { id: 'f-variableType' }, ...['IV', 'DV', 'Control'].map((t) => h('option', { value: t, ...(f.variableType === t ? { selected: true } : {}) }, t)));
@@ -221,6 +221,7 @@ async function runCheck(): Promise<void> {
   const r = await call('checking on data.csv…', () => host.rpc.request(CheckFormRequest, { form }));
   if (r) { check = r; checkedHash = hashOf(form); }
   render();
+  document.getElementById('check-result')?.scrollIntoView({ block: 'start' });
 }
 
 async function save(): Promise<void> {
@@ -273,7 +274,7 @@ function agreementView(): HTMLElement[] {
   rule.addEventListener('change', () => void call('agreement', async () => apply(await host.rpc.request(SetModeRequest, { mode: 'agreement', rule: { kind: (rule as HTMLSelectElement).value as 'all-yes' | 'majority', minAnnotators: a.rule.minAnnotators } }))));
   const typeName = { cvar: 'Conceptual variables', transform: 'Transforms', model: 'Models' } as const;
   const fig = h('div', { class: 'fig', id: 'figure', role: 'img', 'aria-label': 'decisions judged justifiable per decision type, expert vs agent' },
-    ...a.rows.flatMap((r) => [
+    ...(['cvar', 'transform', 'model'] as const).flatMap((t) => a.rows.filter((r) => r.type === t)).flatMap((r) => [
       h('span', {}, r.source === 'expert' ? typeName[r.type] : ''), h('span', { class: 'muted' }, r.source),
       h('div', { class: `bar ${r.source}` }, h('span', { style: `width:${Math.round((r.justifiable ?? 0) * 100)}%` })),
       h('span', {}, `${pct(r.justifiable)} justifiable · n = ${r.pairable}`),
@@ -318,6 +319,7 @@ function render(): void {
 
 async function setMode(m: DecisionsMode): Promise<void> {
   if (state?.mode === 'author') state.form = readForm();
+  message = '';
   const s = await call('', () => host.rpc.request(SetModeRequest, { mode: m }));
   if (s) apply(s);
 }

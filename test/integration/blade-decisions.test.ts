@@ -112,7 +112,7 @@ describe('BLADE ground-truth authoring and review', function () {
     await pressUntil('Control+Enter', async () => /Check passed|Check failed/.test(await text('#check-result')), 'check');
     const result = await text('#check-result');
     assert.match(result, /Check passed/, result);
-    assert.match(result, /Branch 1 \(after ROOT\)[\s\S]*94 rows[\s\S]*added: log_damage_loupe/);
+    assert.match(result, /Branch 1 \(after ROOT[^)]*\)\)[\s\S]*94 rows[\s\S]*added: log_damage_loupe/);
     assert.match(result, /Branch 2 \(after remove_Katrina\)[\s\S]*9[0-3] rows/);
     assert.match(result, /Columns: [\s\S]*log_damage_loupe/);
     await sleep(400);

@@ -124,3 +124,22 @@ describe('BLADE authoring: save', () => {
     }
   });
 });
+
+describe('BLADE authoring: CLI', () => {
+  it('loupe blade gt check reports columns and exits 1 on a failing form; author saves a passing one as a new version', async () => {
+    const { writeFileSync } = await import('node:fs');
+    const { main } = await import('../../../../src/cli/main.ts');
+    const out: string[] = [];
+    const err: string[] = [];
+    const io = { out: (s: string) => void out.push(s), err: (s: string) => void err.push(s), env: { LOUPE_ANNOTATOR: 'expert-cli' }, cwd: dir };
+    const store = join(dir, 'cli.sqlite');
+    const DATASETS = sharedData('blade', 'datasets');
+    writeFileSync(join(dir, 'bad.json'), JSON.stringify(transform({ code: "df['x'] = df['nope']" })));
+    writeFileSync(join(dir, 'good.json'), JSON.stringify(transform()));
+    assert.equal(await main(['blade', 'gt', 'check', '--store', store, '--root', DATASETS, '--dataset', 'hurricane', '--file', join(dir, 'bad.json')], io), 1);
+    assert.match(out.join(''), /check FAILED[\s\S]*KeyError: 'nope'/);
+    out.length = 0;
+    assert.equal(await main(['blade', 'gt', 'author', '--store', store, '--root', DATASETS, '--dataset', 'hurricane', '--file', join(dir, 'good.json'), '--note', 'from the CLI'], io), 0, err.join(''));
+    assert.match(out.join(''), /check passed[\s\S]*added deaths_per_wind[\s\S]*saved hurricane ground truth version 1/);
+  });
+});
