@@ -167,8 +167,16 @@ export async function authorGroundTruthCommand(ctx: LoupeContext, arg?: unknown)
 export async function reviewBladeDecisionsCommand(ctx: LoupeContext, arg?: unknown): Promise<string | undefined> {
   const d = await pickDataset(ctx, arg, 'Review BLADE Decisions: pick a dataset');
   if (!d) return undefined;
-  const a = (arg ?? {}) as { runIds?: string[]; perDataset?: number; seed?: number; includeExpert?: boolean };
+  const a = { ...((arg ?? {}) as { runIds?: string[]; perDataset?: number; seed?: number; includeExpert?: boolean }) };
   const c = vscode.workspace.getConfiguration('loupe');
+  if (a.includeExpert === undefined && !a.runIds) {
+    const pick = await vscode.window.showQuickPick([
+      { label: 'Agent decisions', description: 'sampled from the recorded runs of this dataset', expert: false },
+      { label: 'Agent and expert decisions', description: 'also the ground truth\'s decisions, for expert–expert agreement', expert: true },
+    ], { title: 'Review BLADE Decisions: which decisions?' });
+    if (!pick) return undefined;
+    a.includeExpert = pick.expert;
+  }
   const p = BladeDecisionsPanel.show(ctx, d.kind, d.root, d.blockId);
   try {
     const id = await vscode.window.withProgress({ location: vscode.ProgressLocation.Notification, title: 'Loupe: sampling decisions to review' }, () => p.openReview({
