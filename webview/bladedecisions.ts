@@ -80,8 +80,10 @@ const num = (x: number | null) => (x === null ? '—' : x.toFixed(2));
 
 function apply(s: BladeDecisionsState): void {
   const itemBefore = state?.review?.item?.id;
+  const annotatorBefore = state?.annotator;
   state = s;
-  if (s.review?.item?.id !== itemBefore) {
+  if (s.review?.item?.id !== itemBefore || s.annotator !== annotatorBefore) {
+    if (message.startsWith('Saved. Enter')) message = '';
     field = 0;
     labels = { ...(s.review?.item?.mine?.labels ?? {}) };
     explanation = s.review?.item?.mine?.explanation ?? '';
@@ -142,8 +144,8 @@ function formView(): HTMLElement {
       ...row('Specification', inp('f-specification', f.specification)),
       ...row('Verbs', inp('f-transVerb', f.transVerb.join(', ')), 'trans_verb: derive, filter, group, mutate, select, summarize, deduplicate'),
       ...row('Code', area('f-code', f.code, true, 5), 'pandas on df (BLADE: pd, np, stats, sm, smf)'),
-      ...row('Columns in → out', area('f-mapping', f.mapping.map((m) => `${m.inputs.join(', ')} -> ${m.output}`).join('\n'), true, 1), 'input_cols_to_output_col_mapping, one per line: a, b -> out (empty out: the whole table)'),
-      ...row('Branches', area('f-branches', f.branches.map((b) => `${b.dependencies.map(nameOf).join(' + ')}${b.condition ? ` | ${b.condition}` : ''}`).join('\n'), true, 1), `one branch per line: dependencies joined by + (names or ids), | condition. Transforms: ${c.transforms.map((t) => t.name).join(', ')}`),
+      ...row('Columns in → out', area('f-mapping', f.mapping.map((m) => `${m.inputs.join(', ')} -> ${m.output}`).join('\n'), true, Math.max(1, f.mapping.length)), 'input_cols_to_output_col_mapping, one per line: a, b -> out (empty out: the whole table)'),
+      ...row('Branches', area('f-branches', f.branches.map((b) => `${b.dependencies.map(nameOf).join(' + ')}${b.condition ? ` | ${b.condition}` : ''}`).join('\n'), true, Math.max(1, f.branches.length)), `one branch per line: dependencies joined by + (names or ids), | condition. Transforms: ${c.transforms.map((t) => t.name).join(', ')}`),
       ...row('Rationale', area('f-rationale', f.rationale, false, 1)),
     );
   } else if (f.kind === 'cvar') {
@@ -366,7 +368,7 @@ document.addEventListener('keydown', (ev) => {
   }
 });
 
-host.rpc.onNotification(DidChangeStateNotification, ({ state: s }) => { check = null; apply(s as BladeDecisionsState); });
+host.rpc.onNotification(DidChangeStateNotification, ({ state: s }) => { check = null; message = ''; apply(s as BladeDecisionsState); });
 
 ready<BladeDecisionsState>(host, 'bladedecisions').then(apply, (e: unknown) => {
   app.replaceChildren(h('p', { class: 'error' }, `Could not open the BLADE decisions panel: ${e instanceof Error ? e.message : String(e)}`));
