@@ -7,6 +7,13 @@ import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { bladeGtStoreOf, diffGroundTruth, parseGtCsv, type BladeGtVersion } from '../core/benchmarks/blade/gt-versions.ts';
+import { annotationStoreOf } from '../core/annotations/index.ts';
+import type { DecisionForm } from '../core/benchmarks/blade/authoring.ts';
+import { BLADE_REVIEW_TASK, withReviewRows, type DecisionInput } from '../core/benchmarks/blade/decision-review.ts';
+import { BladeDecisionWorkbench } from '../core/benchmarks/blade/decision-workbench.ts';
+import { loadBlade } from '../core/benchmarks/blade/load.ts';
+import type { SandboxMode } from '../core/kernel/index.ts';
+import type { Block } from '../core/suites/types.ts';
 import { annotatorId } from '../core/util/annotator.ts';
 import { LoupeInputError } from '../core/util/errors.ts';
 import { openExistingStore, STORE_HELP, storeFile } from './store-arg.ts';
@@ -21,7 +28,18 @@ const USAGE = `loupe blade gt <show|versions|diff|save|export> --root DATASETS_D
   save     --file annotations.csv [--parent N] [--note TEXT] [--author NAME]
                                            stores an edited file as the next version (refused when a row cannot be
                                            used; the same content as its parent saves nothing)
-  export   --version N --out FILE          writes a version as annotations.csv (BLADE's columns and JSON shapes)`;
+  export   --version N --out FILE [--with-reviews]
+                                           writes a version as annotations.csv (BLADE's columns and JSON shapes);
+                                           --with-reviews appends the review rows of this dataset's decisions to
+                                           annotate_cvar_spec_json / annotate_transform_spec_json
+  check    --file FORM.json [--sandbox bubblewrap|off]
+                                           runs the checks of a spec form (kind transform | cvar | model, BLADE's
+                                           fields) on data.csv in the sandboxed kernel; exit 1 when it fails
+  author   --file FORM.json [--note TEXT] [--author NAME] [--sandbox ...]
+                                           checks the form and, when it passes, saves it as the next version
+loupe blade review agreement --root DATASETS_DIR --dataset NAME [--rule all-yes|majority] [--json]
+                                           agreement per decision type (expert vs agent decisions) and the
+                                           decisions offered for acceptance by consensus`;
 
 interface Ctx { shippedFile: string; shipped: string; dataset: string }
 
@@ -42,15 +60,18 @@ const versionArg = (s: string | undefined, flag: string): number | 'latest' | un
 
 async function gt(argv: string[], io: CliIo): Promise<number> {
   const [group, sub, ...rest] = argv;
-  if (group !== 'gt' || !sub || sub === '--help') throw new UsageError('give a subcommand: loupe blade gt show|versions|diff|save|export');
+  if (group === 'review') return review(sub, rest, io);
+  if (group !== 'gt' || !sub || sub === '--help') throw new UsageError('give a subcommand: loupe blade gt show|versions|diff|save|export|check|author, or loupe blade review agreement');
   const { values } = parseArgs({
     args: rest,
     options: {
       store: { type: 'string' }, root: { type: 'string' }, dataset: { type: 'string' }, version: { type: 'string' }, json: { type: 'boolean' }, from: { type: 'string' }, to: { type: 'string' },
       file: { type: 'string' }, parent: { type: 'string' }, note: { type: 'string' }, author: { type: 'string' }, out: { type: 'string' },
+      'with-reviews': { type: 'boolean' }, sandbox: { type: 'string' },
     },
   });
   const c = datasetOf(values, io);
+  if (sub === 'check' || sub === 'author') return author(sub, values, c, io);
   // save may create the store; the others read an existing one
   const rs = sub === 'save' ? openStore(storeFile(io, values.store)) : openExistingStore(io, values.store);
   try {
@@ -119,8 +140,18 @@ async function gt(argv: string[], io: CliIo): Promise<number> {
         if (!values.out) throw new UsageError('--out FILE is required');
         const v = await get(versionArg(values.version ?? 'latest', '--version')!);
         const out = resolve(io.cwd, values.out);
-        writeFileSync(out, v.csv);
-        io.out(`wrote ${out}: ${c.dataset} ground truth version ${v.version}\n`);
+        let csv = v.csv;
+        let n = 0;
+        if (values['with-reviews']) {
+          const ann = annotationStoreOf(rs);
+          const items = (await ann.listItems({ task: BLADE_REVIEW_TASK })).filter((i) => (i.input as DecisionInput).dataset === c.dataset);
+          const byItem = await ann.annotationsByItem({ task: BLADE_REVIEW_TASK });
+          const reviewed = items.filter((i) => byItem.has(i.id)).map((i) => ({ item: i, annotations: byItem.get(i.id)! }));
+          csv = withReviewRows(csv, reviewed);
+          n = reviewed.length;
+        }
+        writeFileSync(out, csv);
+        io.out(`wrote ${out}: ${c.dataset} ground truth version ${v.version}${values['with-reviews'] ? ` with the review rows of ${n} reviewed decision${n === 1 ? '' : 's'}` : ''}\n`);
         return 0;
       }
       default:
@@ -131,9 +162,82 @@ async function gt(argv: string[], io: CliIo): Promise<number> {
   }
 }
 
+/** The BLADE block of a dataset (for the checks: data.csv, the shipped ground truth). */
+function blockOf(root: string, dataset: string, io: CliIo): Block {
+  const suite = loadBlade(resolve(io.cwd, root));
+  const block = suite.blocks.find((b) => b.id === dataset || b.blade?.dataset === dataset);
+  if (!block) throw new LoupeInputError(`dataset ${dataset}`, `is not a BLADE dataset under ${root}`);
+  return block;
+}
+
+const sandboxArg = (s: string | undefined): SandboxMode | undefined => {
+  if (s === undefined) return undefined;
+  if (s !== 'bubblewrap' && s !== 'off') throw new UsageError(`--sandbox must be bubblewrap or off, got '${s}'`);
+  return s;
+};
+
+/** `check` / `author`: a spec form (JSON) checked on data.csv; `author` saves it when the check passes. */
+async function author(sub: 'check' | 'author', values: { root?: string | undefined; dataset?: string | undefined; file?: string | undefined; note?: string | undefined; author?: string | undefined; store?: string | undefined; sandbox?: string | undefined; json?: boolean | undefined }, c: Ctx, io: CliIo): Promise<number> {
+  if (!values.file) throw new UsageError('--file FORM.json is required (a spec form: {"kind": "transform", "specName": ..., "code": ..., "mapping": [...], "branches": [...]})');
+  const file = resolve(io.cwd, values.file);
+  let form: DecisionForm;
+  try {
+    form = JSON.parse(readFileSync(file, 'utf8')) as DecisionForm;
+  } catch (e) {
+    throw new LoupeInputError(file, `is not a JSON spec form: ${(e as Error).message}`);
+  }
+  if (!form || !['transform', 'cvar', 'model'].includes(form.kind)) throw new LoupeInputError(file, 'kind must be transform, cvar or model');
+  const rs = openStore(storeFile(io, values.store));
+  const sandbox = sandboxArg(values.sandbox);
+  const wb = new BladeDecisionWorkbench(rs, blockOf(values.root!, c.dataset, io), sandbox ? { sandbox } : {});
+  try {
+    const check = await wb.check(form);
+    if (values.json) io.out(JSON.stringify(check, null, 1) + '\n');
+    else {
+      io.out(`${check.ok ? 'check passed' : 'check FAILED'} (${check.durationMs} ms) on ${c.dataset}/data.csv: ${check.data.rows} rows, ${check.data.columns.length} columns\n`);
+      for (const b of check.branches) io.out(`  ${form.kind === 'transform' ? `branch ${b.branch + 1} (after ${b.dependencies.join(' + ')})` : 'table'}: ${b.error ? `error: ${b.error}` : `${b.rows} rows; columns ${b.columns?.join(', ')}${b.added?.length ? `; added ${b.added.join(', ')}` : ''}`}\n`);
+      if (check.model) io.out(`  model: ${check.model.ok ? `${check.model.type}, ${check.model.nobs} observations` : `error: ${check.model.error}`}\n`);
+      for (const p of check.problems) io.out(`  problem: ${p.field}: ${p.message}\n`);
+    }
+    if (!check.ok) return 1;
+    if (sub === 'author') {
+      const { version, specId } = await wb.save(form, check, values.author ?? annotatorId(io.env), values.note ?? '');
+      io.out(`saved ${c.dataset} ground truth version ${version.version} with spec ${specId}\n`);
+    }
+    return 0;
+  } finally {
+    await wb.close();
+    await rs.close();
+  }
+}
+
+/** `loupe blade review agreement`. */
+async function review(sub: string | undefined, rest: string[], io: CliIo): Promise<number> {
+  if (sub !== 'agreement') throw new UsageError('give a subcommand: loupe blade review agreement');
+  const { values } = parseArgs({ args: rest, options: { store: { type: 'string' }, root: { type: 'string' }, dataset: { type: 'string' }, rule: { type: 'string' }, json: { type: 'boolean' } } });
+  const c = datasetOf(values, io);
+  const rule = values.rule ?? 'all-yes';
+  if (rule !== 'all-yes' && rule !== 'majority') throw new UsageError(`--rule must be all-yes or majority, got '${rule}'`);
+  const rs = openExistingStore(io, values.store);
+  const wb = new BladeDecisionWorkbench(rs, blockOf(values.root!, c.dataset, io));
+  try {
+    const a = await wb.agreement({ kind: rule, minAnnotators: 2 });
+    if (values.json) { io.out(JSON.stringify(a, null, 1) + '\n'); return 0; }
+    const pct = (x: number | null) => (x === null ? '—' : `${Math.round(x * 100)}%`);
+    io.out(`${c.dataset}: decisions judged justifiable (rule ${rule}), among decisions with ≥ 2 verdicts\n`);
+    for (const r of a.rows) io.out(`  ${r.type.padEnd(9)} ${r.source.padEnd(6)} n=${String(r.pairable).padEnd(4)} justifiable ${pct(r.justifiable).padEnd(5)} same judgement ${pct(r.percentAgreement).padEnd(5)} κ ${r.cohensKappa?.toFixed(2) ?? '—'}  α ${r.alpha?.toFixed(2) ?? '—'}\n`);
+    io.out(`offered for acceptance: ${a.candidates.filter((x) => x.acceptedIn === null).length}\n`);
+    for (const x of a.candidates) io.out(`  ${x.itemId}  ${x.type}  ${x.summary}${x.acceptedIn !== null ? `  (accepted in v${x.acceptedIn})` : ''}\n`);
+    return 0;
+  } finally {
+    await wb.close();
+    await rs.close();
+  }
+}
+
 export const bladeCommand: CliCommand = {
   name: 'blade',
-  summary: 'BLADE ground truth versioned in the store: show, versions, diff, save an edited annotations.csv, export',
+  summary: 'BLADE ground truth versioned in the store: show, versions, diff, save an edited annotations.csv, export (with review rows), check / author a spec form; review agreement',
   usage: USAGE,
   run: gt,
 };

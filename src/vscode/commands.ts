@@ -14,6 +14,7 @@ import { interveneCommands } from './run/intervene-commands.ts';
 import { searchDocumentationCommand } from './panels/docsearch-panel.ts';
 import { ResultsPanel } from './panels/results-panel.ts';
 import { rescoreRunGroundTruthCommand, showGroundTruthCommand } from './panels/ground-truth-panel.ts';
+import { authorGroundTruthCommand, reviewBladeDecisionsCommand, showBladeDecisionAgreementCommand } from './panels/blade-decisions-panel.ts';
 import { compareRunsCommand, judgePairsCommand, openPairwiseReviewCommand, showPairwiseRankingCommand } from './panels/review-panel.ts';
 import { TimelinePanel } from './panels/timeline-panel.ts';
 import { suiteRegistry } from './suites.ts';
@@ -44,6 +45,9 @@ export function createCommands(): Record<string, CommandHandler> {
     'loupe.judgePairs': (ctx, arg) => judgePairsCommand(ctx, arg),
     'loupe.showGroundTruth': (ctx, arg) => showGroundTruthCommand(ctx, arg),
     'loupe.rescoreRunGroundTruth': (ctx, arg) => rescoreRunGroundTruthCommand(ctx, arg),
+    'loupe.authorGroundTruth': (ctx, arg) => authorGroundTruthCommand(ctx, arg),
+    'loupe.reviewBladeDecisions': (ctx, arg) => reviewBladeDecisionsCommand(ctx, arg),
+    'loupe.showBladeDecisionAgreement': (ctx, arg) => showBladeDecisionAgreementCommand(ctx, arg),
     'loupe.showAgreement': (ctx) => {
       AgreementPanel.show(ctx);
       return true;

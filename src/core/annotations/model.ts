@@ -99,8 +99,9 @@ export interface Resolution {
 export interface QueueSpec {
   /** `items`: a filter over items (default: those still pending); `audit`: a seeded stratified sample of items the
    *  LLM judge decided; `disagreement`: items whose humans disagree or whose LLM verdict differs from the humans';
-   *  `pairs`: side-by-side pairs (`pairwise-vote` items) of the runs in `runIds`, served most-uncertain-first. */
-  kind: 'items' | 'audit' | 'disagreement' | 'pairs';
+   *  `pairs`: side-by-side pairs (`pairwise-vote` items) of the runs in `runIds`, served most-uncertain-first;
+   *  `blade-decisions`: a seeded sample of BLADE decisions per dataset (a kind registered with `registerQueueKind`). */
+  kind: 'items' | 'audit' | 'disagreement' | 'pairs' | 'blade-decisions';
   suite?: string;
   runIds?: string[];
   task?: string;

@@ -194,6 +194,18 @@ export function queueName(spec: QueueSpec): string {
   return parts.join(' · ');
 }
 
+/** Item selections of queue kinds registered by other modules (BLADE decision samples), by kind. */
+const queueKinds = new Map<string, (store: AnnotationStore, spec: QueueSpec) => Promise<string[]>>();
+
+/**
+ * Registers a queue kind whose items another module selects (the way {@link registerItemSchema} adds item kinds):
+ * `select` returns the item ids of a spec in queue order; serving, reservations and progress are the store's.
+ * Source: issue 18 (BLADE decision review queues).
+ */
+export function registerQueueKind(kind: QueueSpec['kind'], select: (store: AnnotationStore, spec: QueueSpec) => Promise<string[]>): void {
+  queueKinds.set(kind, select);
+}
+
 /** Judgements to itemise from which a sync leaves its WAL checkpoint to a worker thread (see `store/wal.ts`). */
 const BULK_SYNC_JUDGEMENTS = 1000;
 
@@ -450,8 +462,10 @@ export class SqliteAnnotationStore implements AnnotationStore {
     };
   }
 
-  /** Item ids matching a queue spec of kind pairs, audit or disagreement, in queue order. */
+  /** Item ids matching a queue spec of kind pairs, audit or disagreement (or a registered kind), in queue order. */
   private async select(spec: QueueSpec): Promise<string[]> {
+    const registered = queueKinds.get(spec.kind);
+    if (registered) return registered(this, spec);
     const filter = this.filterOf(spec);
     const { sql, params } = this.where(filter);
     if (spec.kind === 'pairs') {
@@ -504,7 +518,7 @@ export class SqliteAnnotationStore implements AnnotationStore {
   }
 
   async openQueue(spec: QueueSpec, opts: { name?: string; reviewers?: number; reservationMs?: number; blind?: boolean } = {}): Promise<AnnotationQueue> {
-    if (!['items', 'audit', 'disagreement', 'pairs'].includes(spec.kind)) throw new LoupeInputError('queue kind', `must be items, audit, disagreement or pairs, got '${String(spec.kind)}'`);
+    if (!['items', 'audit', 'disagreement', 'pairs', ...queueKinds.keys()].includes(spec.kind)) throw new LoupeInputError('queue kind', `must be ${['items', 'audit', 'disagreement', 'pairs', ...queueKinds.keys()].join(', ')}, got '${String(spec.kind)}'`);
     const reviewers = opts.reviewers ?? 1;
     if (!Number.isInteger(reviewers) || reviewers < 1) throw new LoupeInputError('reviewers per item', `must be a whole number ≥ 1, got ${String(opts.reviewers)}`);
     const reservationMs = opts.reservationMs ?? 30 * 60_000;

@@ -3,6 +3,7 @@
  * window reload) from this list. A new panel adds its host here (see CONTRIBUTING.md, "Adding a panel").
  */
 import { GroundTruthPanel } from './ground-truth-panel.ts';
+import { BladeDecisionsPanel } from './blade-decisions-panel.ts';
 import { RankingPanel, ReviewPanel } from './review-panel.ts';
 import type { LoupeContext } from '../context.ts';
 import { AgreementPanel, AnnotationPanel } from './annotation-panel.ts';
@@ -13,7 +14,7 @@ import { ResultsPanel } from './results-panel.ts';
 import { TimelinePanel } from './timeline-panel.ts';
 import { WelcomePanel } from './welcome-panel.ts';
 
-export const panelHosts: readonly PanelHost<LoupePanel, string>[] = [WelcomePanel.host, ResultsPanel.host, DocSearchPanel.host, TimelinePanel.host, AnnotationPanel.host, AgreementPanel.host, ChecklistPanel.host, ReviewPanel.host, RankingPanel.host, GroundTruthPanel.host];
+export const panelHosts: readonly PanelHost<LoupePanel, string>[] = [WelcomePanel.host, ResultsPanel.host, DocSearchPanel.host, TimelinePanel.host, AnnotationPanel.host, AgreementPanel.host, ChecklistPanel.host, ReviewPanel.host, RankingPanel.host, GroundTruthPanel.host, BladeDecisionsPanel.host];
 
 /** Registers the serializers of all panels (activation). */
 export function registerPanels(ctx: LoupeContext): void {
