@@ -99,8 +99,9 @@ export interface Resolution {
 export interface QueueSpec {
   /** `items`: a filter over items (default: those still pending); `audit`: a seeded stratified sample of items the
    *  LLM judge decided; `disagreement`: items whose humans disagree or whose LLM verdict differs from the humans';
-   *  `pairs`: side-by-side pairs (`pairwise-vote` items) of the runs in `runIds`, served most-uncertain-first. */
-  kind: 'items' | 'audit' | 'disagreement' | 'pairs';
+   *  `pairs`: side-by-side pairs (`pairwise-vote` items) of the runs in `runIds`, served most-uncertain-first;
+   *  `sampled`: the items of `itemIds` in that order (a sample drawn by its maker: failure analysis, issue 19). */
+  kind: 'items' | 'audit' | 'disagreement' | 'pairs' | 'sampled';
   suite?: string;
   runIds?: string[];
   task?: string;
@@ -111,6 +112,10 @@ export interface QueueSpec {
   /** `audit` only: items per task × criterion (default 10) and the sampling seed (default 0). */
   perCriterion?: number;
   seed?: number;
+  /** `sampled` only: the items, in queue order. */
+  itemIds?: string[];
+  /** `sampled` only: how the sample was drawn (shown with the queue; part of its identity). */
+  sampling?: { title: string; perStratum: number; seed: number; strata: number };
 }
 
 /** A saved selection of items with its reviewing rules. */
