@@ -8,6 +8,10 @@ import { judgementStoreOf } from '../core/eval/store.ts';
 import { openExistingStore } from './store-arg.ts';
 import type { Suite } from '../core/suites/types.ts';
 import { UsageError, type CliCommand } from './types.ts';
+import { annotationStoreOf } from '../core/annotations/index.ts';
+import { failureFigures, type FailureFigures } from '../core/failures/figures.ts';
+import { taxonomyCatalog } from '../core/failures/registry.ts';
+import { failureReportSection } from '../core/failures/report.ts';
 
 const USAGE = `loupe report [--store FILE] [--format md|html] [--out FILE] [--suite S] [--suite-root DIR] [--title T]
   Uses the latest score saved by 'loupe score' for each run; LongDA runs without a saved score are
@@ -24,6 +28,7 @@ export const reportCommand: CliCommand = {
     if (format !== 'md' && format !== 'html') throw new UsageError(`--format must be md or html, got '${format}'`);
     const store = openExistingStore(io, values.store);
     let runs: RunScore[] = [];
+    let failures: FailureFigures | undefined;
     try {
       const saved = new Map<string, RunScore>();
       for (const s of await store.scores.list()) if (!saved.has(s.runId)) saved.set(s.runId, s.detail as RunScore); // newest first
@@ -35,12 +40,16 @@ export const reportCommand: CliCommand = {
         else if (findBenchmark(r.suite)?.judgeFree) runs.push(await scoreStoredRun(store, r.id, { judge, suites, ...(values['suite-root'] ? { suiteRoot: values['suite-root'] } : {}) }));
         else runs.push({ runId: r.id, suite: r.suite, blockId: r.blockId, model: r.model ?? r.agent, agent: r.agent, status: r.status, benchmark: r.suite, judgeId: 'none', options: {}, summary: {}, pending: 0, unjudged: 0, detail: null, error: 'not scored yet (run loupe score)' });
       }
+      // expert failure analysis (issue 19): Fig. 8, Table 6 and Table 4 forms from resolved annotations
+      failures = await failureFigures(annotationStoreOf(store), taxonomyCatalog(io.cwd).taxonomies, values.suite ? { suite: values.suite } : {});
     } finally {
       await store.close();
     }
     runs = runs.filter(Boolean);
     const aggs = await aggregateScores(runs.filter((r) => !r.error));
     const model = buildReport(runs, aggs, values.title ?? 'Loupe results');
+    const failureSection = failures ? failureReportSection(failures) : null;
+    if (failureSection) model.sections.push(failureSection);
     const text = format === 'md' ? renderMarkdown(model) : await renderHtml(model);
     if (values.out) {
       writeFileSync(values.out, text);

@@ -253,3 +253,21 @@ describe('figure tables', () => {
     assert.ok(ddrTable.rows.find((r) => r.classId === 'insufficient-breadth')!.count >= 4);
   });
 });
+
+describe('loupe report', () => {
+  it('has the failure-analysis section with the Fig. 8, Table 6 and Table 4 forms (after the store tests above)', async () => {
+    const { main } = await import('../../../../src/cli/main.ts');
+    const out: string[] = [];
+    const err: string[] = [];
+    const io = { out: (s: string) => void out.push(s), err: (s: string) => void err.push(s), env: {}, cwd: dir };
+    assert.equal(await main(['report', '--store', join(dir, 'runs.sqlite'), '--suite', 'ddr'], io), 0, err.join(''));
+    const md = out.join('');
+    assert.match(md, /## Failure analysis \(expert annotations\)/);
+    assert.match(md, /\*\*Failure classes per model and scenario \(DDR-Bench Fig\. 8 form\)[^\n]*\n\n\| model \| scenario \| cases \| Insufficient breadth/);
+    assert.match(md, /\| model-a \| 10k \| 2 \|/);
+    assert.match(md, /Hallucination rate per model and domain, % \(DDR-Bench Table 6 form/);
+    assert.match(md, /\| model-a \| [\d.]+ \(\d+\/\d+\) \| [\d.]+ \(\d+\/\d+\) \| [\d.]+ \(\d+\/\d+\) \|/);
+    assert.match(md, /DDR-Bench failure modes: failure modes with counts and examples \(AnalystBench Table 4 form/);
+    assert.match(md, /```vega-lite\n\{"\$schema":"https:\/\/vega\.github\.io\/schema\/vega-lite\/v6\.json","title":"Failure classes per model and scenario/);
+  });
+});
