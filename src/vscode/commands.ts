@@ -15,6 +15,7 @@ import { ResultsPanel } from './panels/results-panel.ts';
 import { rescoreRunGroundTruthCommand, showGroundTruthCommand } from './panels/ground-truth-panel.ts';
 import { compareRunsCommand, judgePairsCommand, openPairwiseReviewCommand, showPairwiseRankingCommand } from './panels/review-panel.ts';
 import { TimelinePanel } from './panels/timeline-panel.ts';
+import { openFailureQueueCommand, showFailureFiguresCommand, tagFailureOfItemCommand, tagFailuresCommand } from './panels/failures-panel.ts';
 import { suiteRegistry } from './suites.ts';
 import { openTaskAsWorkspace } from './task-workspace.ts';
 
@@ -42,6 +43,11 @@ export function createCommands(): Record<string, CommandHandler> {
     'loupe.judgePairs': (ctx, arg) => judgePairsCommand(ctx, arg),
     'loupe.showGroundTruth': (ctx, arg) => showGroundTruthCommand(ctx, arg),
     'loupe.rescoreRunGroundTruth': (ctx, arg) => rescoreRunGroundTruthCommand(ctx, arg),
+    // Failure-mode analysis (issue 19)
+    'loupe.tagFailures': (ctx, arg) => tagFailuresCommand(ctx, arg),
+    'loupe.tagFailure': (ctx, arg) => tagFailureOfItemCommand(ctx, arg),
+    'loupe.openFailureQueue': (ctx, arg) => openFailureQueueCommand(ctx, arg),
+    'loupe.showFailureFigures': (ctx) => showFailureFiguresCommand(ctx),
     'loupe.showAgreement': (ctx) => {
       AgreementPanel.show(ctx);
       return true;
