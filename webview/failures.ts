@@ -110,8 +110,10 @@ function renderSteps(): void {
   stepsEl.replaceChildren(h('h2', {}, `Steps (${r.steps.length})`), ...r.steps.map((s) => {
     const tags = r.tags.filter((t) => t.kind === 'step' && s.index >= t.from && s.index <= t.to);
     const row = h('div', { class: `step${s.index >= a && s.index <= b ? ' sel' : ''}${s.index === cursor ? ' cursor' : ''}`, role: 'option', 'data-step': s.index, 'aria-selected': s.index >= a && s.index <= b ? 'true' : 'false' },
-      h('span', { class: 'muted' }, String(s.index + 1)), s.error ? h('span', { class: 'err' }, '✘') : '', h('span', {}, s.summary),
-      ...tags.map((t) => h('span', { class: 'tagmark', title: `${t.annotator}: ${t.classes.join(', ')} (${t.severity})${t.note ? ` — ${t.note}` : ''}` }, t.classes.map((c) => tax(t.taxonomy)?.classes.find((x) => x.id === c)?.label ?? c).join(', '))));
+      h('span', { class: 'muted' }, String(s.index + 1)), s.error ? h('span', { class: 'err' }, '✘') : '',
+      // tags first: a long summary is cut at the pane's edge
+      ...tags.map((t) => h('span', { class: 'tagmark', title: `${t.annotator}: ${t.classes.join(', ')} (${t.severity})${t.note ? ` — ${t.note}` : ''}` }, t.classes.map((c) => tax(t.taxonomy)?.classes.find((x) => x.id === c)?.label ?? c).join(', '))),
+      h('span', {}, s.summary));
     row.addEventListener('click', (ev) => { cursor = s.index; if (!(ev as MouseEvent).shiftKey) anchor = cursor; void showStep(); renderSteps(); });
     return row;
   }));

@@ -147,5 +147,18 @@ describe('Failure analysis panel', function () {
     await sleep(500);
     await screenshot('failures-fig8');
     assert.ok(chart.length > 0, `the chart rendered (text '${chart.slice(0, 200)}')`);
+    // the same chart in the Results view
+    await vscode.commands.executeCommand('loupe.showResults');
+    await webviewText({ title: 'Loupe Results', expect: /Failure classes per model and scenario/, timeoutMs: 30_000 });
+    const t1 = Date.now();
+    let svg = 0;
+    while (Date.now() - t1 < 20_000 && !svg) {
+      svg = (await runner<string>({ action: 'webviewText', title: 'Loupe Results', selector: '#chart-failures' }, 15_000).catch(() => '')).length;
+      await sleep(300);
+    }
+    await runner({ action: 'clickInWebview', selector: '#failures h2', title: 'Loupe Results' }).catch(() => undefined);
+    await sleep(500);
+    await screenshot('failures-results-fig8');
+    assert.match(await runner<string>({ action: 'webviewText', title: 'Loupe Results', selector: '#failures' }, 15_000), /From 3 resolved expert failure cases of 8 sampled/);
   });
 });

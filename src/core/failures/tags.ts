@@ -162,13 +162,15 @@ export async function tagSteps(ann: AnnotationStore, runs: RunStore, t: TagCommo
 }
 
 /**
- * The sentences of a text (Intl.Segmenter, sentence granularity) as [start, end) character offsets.
+ * The sentences of a text (Intl.Segmenter, sentence granularity) as [start, end) character offsets, trailing white
+ * space excluded.
  * Sentences are the agreement units of report tags.
  */
 export function sentenceOffsets(text: string): Array<[number, number]> {
   const out: Array<[number, number]> = [];
   for (const s of new Intl.Segmenter('en', { granularity: 'sentence' }).segment(text)) {
-    if (s.segment.trim()) out.push([s.index, s.index + s.segment.length]);
+    // without the white space that follows the sentence (a tag on the sentence quotes just the sentence)
+    if (s.segment.trim()) out.push([s.index, s.index + s.segment.trimEnd().length]);
   }
   return out;
 }
