@@ -271,3 +271,34 @@ describe('loupe report', () => {
     assert.match(md, /```vega-lite\n\{"\$schema":"https:\/\/vega\.github\.io\/schema\/vega-lite\/v6\.json","title":"Failure classes per model and scenario/);
   });
 });
+
+describe('loupe failures', () => {
+  it('taxonomies, queue, tag and agreement from the command line; bad input named', async () => {
+    const { main } = await import('../../../../src/cli/main.ts');
+    const run = async (args: string[]) => {
+      const out: string[] = [];
+      const err: string[] = [];
+      const rc = await main(['failures', ...args], { out: (s: string) => void out.push(s), err: (s: string) => void err.push(s), env: { LOUPE_ANNOTATOR: 'cli-user' }, cwd: dir });
+      return { rc, out: out.join(''), err: err.join('') };
+    };
+    const store = join(dir, 'runs.sqlite');
+    const t = await run(['taxonomies', '--workspace', join(dir, 'nowhere')]);
+    assert.equal(t.rc, 0, t.err);
+    assert.match(t.out, /^longda  LongDA answer failures \(Loupe's own\)  \[Loupe's own;/m);
+    const bad = await run(['taxonomies', '--workspace', join(dir, 'ws')]);
+    assert.equal(bad.rc, 1);
+    assert.match(bad.err, /b-syntax\.json:5: is not valid JSON/);
+    const q = await run(['queue', '--kind', 'failures', '--store', store, '--per', '1', '--seed', '9', '--json']);
+    assert.equal(q.rc, 0, q.err);
+    assert.equal((JSON.parse(q.out) as { items: string[] }).items.length, 4);
+    const tag = await run(['tag', '--store', store, '--run', ids[2]!, '--steps', '2-4', '--taxonomy', 'ddr', '--classes', 'insufficient-depth', '--workspace', join(dir, 'nowhere')]);
+    assert.equal(tag.rc, 0, tag.err);
+    assert.match(tag.out, /tagged steps 2–4 of run/);
+    const gone = await run(['tag', '--store', store, '--run', ids[2]!, '--steps', '7', '--taxonomy', 'ddr', '--classes', 'insufficient-depth', '--workspace', join(dir, 'nowhere')]);
+    assert.notEqual(gone.rc, 0);
+    assert.match(gone.err, /step 7 does not exist \(the run has 6 steps\)/);
+    const ag = await run(['agreement', '--store', store, '--taxonomy', 'ddr', '--workspace', join(dir, 'nowhere')]);
+    assert.equal(ag.rc, 0, ag.err);
+    assert.match(ag.out, /Trajectories \(units = steps\): \d+ documents, \d+ units, annotators ann-a, ann-b, cli-user/);
+  });
+});
