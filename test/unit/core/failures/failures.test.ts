@@ -284,7 +284,7 @@ describe('loupe failures', () => {
     const store = join(dir, 'runs.sqlite');
     const t = await run(['taxonomies', '--workspace', join(dir, 'nowhere')]);
     assert.equal(t.rc, 0, t.err);
-    assert.match(t.out, /^longda  LongDA answer failures \(Loupe's own\)  \[Loupe's own;/m);
+    assert.match(t.out, /^longda {2}LongDA answer failures \(Loupe's own\) {2}\[Loupe's own;/m);
     const bad = await run(['taxonomies', '--workspace', join(dir, 'ws')]);
     assert.equal(bad.rc, 1);
     assert.match(bad.err, /b-syntax\.json:5: is not valid JSON/);
