@@ -9,6 +9,7 @@ import {
   type ChecklistEditorState, type EditorItem, type SaveChecklistResult,
 } from '../src/protocol/checklist.ts';
 import css from './checklist.css';
+import { ExecuteCommandRequest } from '../src/protocol/webview.ts';
 import { connectHost, h, ready } from './shared/host.ts';
 
 const host = connectHost();
@@ -34,6 +35,8 @@ let message: { kind: 'ok' | 'error' | 'warn'; text: string; lines?: string[] } |
 let conflict: Extract<SaveChecklistResult, { conflict: unknown }>['conflict'] | null = null;
 let queryBusy = false;
 let rescoreText = '';
+/** Items the last re-score judged incorrect (issue 19: each offers "Tag failure"). */
+let rescoreFailed: { runId: string; items: Array<{ ref: string; question: string; detail: string }> } | null = null;
 
 const keep = () => host.setViewState(draft);
 const items = () => (viewing ? viewing.items : draft.items);
@@ -201,6 +204,14 @@ async function viewVersion(v: number | 'native' | null): Promise<void> {
   render();
 }
 
+/** The re-scored run's items judged incorrect, each with "Tag failure" (opens its trajectory with the item attached). */
+function failedList(): HTMLElement | string {
+  if (!rescoreFailed) return '';
+  const f = rescoreFailed;
+  return h('ul', { id: 'failed-items' }, ...f.items.map((i) => h('li', {}, `${i.ref}: ${i.question} (${i.detail}) `,
+    h('button', { class: 'secondary tag-failure', onclick: () => void host.rpc.request(ExecuteCommandRequest, { command: 'loupe.tagFailure', args: [{ runId: f.runId, ...i }] }) }, 'Tag failure'))));
+}
+
 async function rescore(): Promise<void> {
   const run = (document.getElementById('rescore-run') as HTMLSelectElement | null)?.value;
   const ver = (document.getElementById('rescore-version') as HTMLSelectElement | null)?.value;
@@ -210,6 +221,7 @@ async function rescore(): Promise<void> {
   try {
     const r = await host.rpc.request(RescoreRequest, { runId: run, version: ver === 'native' ? 'native' : Number(ver) });
     rescoreText = `Against ${r.checklist}: ${r.summary}`;
+    rescoreFailed = r.failed?.length ? { runId: run, items: r.failed } : null;
   } catch (e) {
     rescoreText = e instanceof Error ? e.message : String(e);
   }
@@ -287,7 +299,7 @@ function render(): void {
   if (s.runs.length) {
     const runSel = h('select', { id: 'rescore-run' }, ...s.runs.map((r) => h('option', { value: r.id }, `${r.model} · ${r.status} · ${r.id}`)));
     const verSel = h('select', { id: 'rescore-version' }, ...[...s.versions].reverse().map((v) => h('option', { value: String(v.version) }, `version ${v.version}`)), h('option', { value: 'native' }, 'suite\u2019s own'));
-    app.append(h('div', { class: 'rescore' }, h('span', {}, 'Re-score run '), runSel, h('span', {}, ' against '), verSel, h('button', { id: 'rescore', class: 'secondary', onclick: () => void rescore() }, 'Re-score'), h('div', { id: 'rescore-result', class: 'muted' }, rescoreText)));
+    app.append(h('div', { class: 'rescore' }, h('span', {}, 'Re-score run '), runSel, h('span', {}, ' against '), verSel, h('button', { id: 'rescore', class: 'secondary', onclick: () => void rescore() }, 'Re-score'), h('div', { id: 'rescore-result', class: 'muted' }, rescoreText), failedList()));
   }
 }
 

@@ -138,12 +138,21 @@ function render(s: ResultsState): void {
       if (row) openRuns(row.f1.runIds, `${row.model} · ${row.decisionType} · F1`);
     }]);
   }
+  if (s.failures) failuresSection(s.failures, parts, charts);
   if (!s.tables.length && !s.scatter.length && !s.heatmaps.length && !s.blade.length && !s.message) {
     parts.push(h('p', { class: 'muted', id: 'message' }, 'No scored runs yet.'));
   }
   app.replaceChildren(...parts.filter((p): p is HTMLElement => p !== undefined));
   app.removeAttribute('aria-busy');
   for (const [el, spec, onClick] of charts) void chart(el, spec, onClick);
+}
+
+/** Expert failure analysis (issue 19): the Fig. 8-form chart, added to the page's sections and charts. */
+function failuresSection(f: NonNullable<ResultsState['failures']>, parts: (HTMLElement | undefined)[], charts: [HTMLElement, Record<string, unknown>, ClickHandler | undefined][]): void {
+  const el = h('div', { class: 'chart', id: 'chart-failures' });
+  parts.push(h('section', { id: 'failures' }, h('h2', {}, 'Failure classes per model and scenario'),
+    h('p', { class: 'muted' }, `From ${f.resolved} resolved expert failure cases of ${f.cases} sampled (DDR-Bench Fig. 8 form). Loupe: Show Failure Figures has Table 6 too.`), el));
+  charts.push([el, f.fig8, undefined]);
 }
 
 host.rpc.onNotification(DidChangeStateNotification, ({ state }) => render(state as ResultsState));

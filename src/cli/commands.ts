@@ -5,6 +5,7 @@ import { blocksCommand } from './blocks.ts';
 import { checklistCommand } from './checklist.ts';
 import { demoCommand } from './demo.ts';
 import { doctorCommand } from './doctor.ts';
+import { failuresCommand } from './failures.ts';
 import { fetchCommand } from './fetch.ts';
 import { indexCommand } from './index-cmd.ts';
 import { interveneCommand } from './intervene.ts';
@@ -16,4 +17,4 @@ import { scoreCommand } from './score.ts';
 import { searchCommand } from './search.ts';
 import type { CliCommand } from './types.ts';
 
-export const commands: CliCommand[] = [doctorCommand, indexCommand, searchCommand, runCommand, runsCommand, demoCommand, scoreCommand, reportCommand, blocksCommand, fetchCommand, annotationsCommand, agreementCommand, checklistCommand, reviewCommand, bladeCommand, interveneCommand];
+export const commands: CliCommand[] = [doctorCommand, indexCommand, searchCommand, runCommand, runsCommand, demoCommand, scoreCommand, reportCommand, blocksCommand, fetchCommand, annotationsCommand, agreementCommand, checklistCommand, reviewCommand, bladeCommand, interveneCommand, failuresCommand];

@@ -9,6 +9,10 @@ import { judgementStoreOf } from '../core/eval/store.ts';
 import { openExistingStore } from './store-arg.ts';
 import type { Suite } from '../core/suites/types.ts';
 import { UsageError, type CliCommand } from './types.ts';
+import { annotationStoreOf } from '../core/annotations/index.ts';
+import { failureFigures, type FailureFigures } from '../core/failures/figures.ts';
+import { taxonomyCatalog } from '../core/failures/registry.ts';
+import { failureReportSection } from '../core/failures/report.ts';
 
 const USAGE = `loupe report [--store FILE] [--format md|html] [--out FILE] [--suite S] [--suite-root DIR] [--title T]
   Uses the latest score saved by 'loupe score' for each run; LongDA runs without a saved score are
@@ -25,6 +29,7 @@ export const reportCommand: CliCommand = {
     if (format !== 'md' && format !== 'html') throw new UsageError(`--format must be md or html, got '${format}'`);
     const store = openExistingStore(io, values.store);
     let runs: RunScore[] = [];
+    let failures: FailureFigures | undefined;
     try {
       const saved = new Map<string, RunScore>();
       // newest first; a score saved before presets existed (issue 21) reads as preset 'legacy'
@@ -38,6 +43,8 @@ export const reportCommand: CliCommand = {
         else runs.push({ runId: r.id, suite: r.suite, blockId: r.blockId, model: r.model ?? r.agent, agent: r.agent, status: r.status, benchmark: r.suite, judgeId: 'none', options: {}, summary: {}, pending: 0, unjudged: 0, detail: null, error: 'not scored yet (run loupe score)' });
       }
       await refreshAssistance(store, runs); // issue 20: interventions added since a score was saved count too
+      // expert failure analysis (issue 19): Fig. 8, Table 6 and Table 4 forms from resolved annotations
+      failures = await failureFigures(annotationStoreOf(store), taxonomyCatalog(io.cwd).taxonomies, values.suite ? { suite: values.suite } : {});
     } finally {
       await store.close();
     }
@@ -46,6 +53,8 @@ export const reportCommand: CliCommand = {
     // Issue 20: per-run tables and figures show assisted / forked runs under their own label, as the aggregates do.
     const shown = runs.map((r) => (r.assistance?.label ? { ...r, model: assistedModel(r.model, r.assistance.label) } : r));
     const model = buildReport(shown, aggs, values.title ?? 'Loupe results');
+    const failureSection = failures ? failureReportSection(failures) : null;
+    if (failureSection) model.sections.push(failureSection);
     const text = format === 'md' ? renderMarkdown(model) : await renderHtml(model);
     if (values.out) {
       writeFileSync(values.out, text);

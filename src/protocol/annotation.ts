@@ -106,7 +106,7 @@ export interface AnnotationItemView {
 export interface QueueView {
   queueId: string;
   name: string;
-  kind: 'items' | 'audit' | 'disagreement' | 'pairs' | 'blade-decisions';
+  kind: 'items' | 'audit' | 'disagreement' | 'pairs' | 'blade-decisions' | 'sampled';
   reviewers: number;
   blind: boolean;
   annotator: string;

@@ -84,4 +84,4 @@ export const SaveChecklistRequest = new IpcRequest<{ base: number | null; items:
 export const LoadVersionRequest = new IpcRequest<{ version: number | 'native' }, { items: EditorItem[]; version: number | null }>('checklist/version');
 
 /** Webview → host: re-score a run of the block against a version (a scripted or configured judge is the user's). */
-export const RescoreRequest = new IpcRequest<{ runId: string; version: number | 'native' }, { summary: string; checklist: string }>('checklist/rescore');
+export const RescoreRequest = new IpcRequest<{ runId: string; version: number | 'native' }, { summary: string; checklist: string; failed?: Array<{ ref: string; question: string; detail: string }> }>('checklist/rescore');

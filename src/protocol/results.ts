@@ -99,6 +99,8 @@ export interface ResultsState {
   pendingJudgements: number;
   /** Shown instead of content when there is nothing to show (no store, no scored runs). */
   message?: string;
+  /** Expert failure analysis (issue 19): the Fig. 8-form chart (Vega-Lite) of resolved failure cases, if any. */
+  failures?: { fig8: Record<string, unknown>; cases: number; resolved: number };
 }
 
 export const RefreshResultsRequest = new IpcRequest<Record<string, never>, ResultsState>('results/refresh');

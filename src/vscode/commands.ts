@@ -17,6 +17,7 @@ import { rescoreRunGroundTruthCommand, showGroundTruthCommand } from './panels/g
 import { authorGroundTruthCommand, reviewBladeDecisionsCommand, showBladeDecisionAgreementCommand } from './panels/blade-decisions-panel.ts';
 import { compareRunsCommand, judgePairsCommand, openPairwiseReviewCommand, showPairwiseRankingCommand } from './panels/review-panel.ts';
 import { TimelinePanel } from './panels/timeline-panel.ts';
+import { openFailureQueueCommand, showFailureFiguresCommand, tagFailureOfItemCommand, tagFailuresCommand } from './panels/failures-panel.ts';
 import { suiteRegistry } from './suites.ts';
 import { openTaskAsWorkspace } from './task-workspace.ts';
 
@@ -48,6 +49,11 @@ export function createCommands(): Record<string, CommandHandler> {
     'loupe.authorGroundTruth': (ctx, arg) => authorGroundTruthCommand(ctx, arg),
     'loupe.reviewBladeDecisions': (ctx, arg) => reviewBladeDecisionsCommand(ctx, arg),
     'loupe.showBladeDecisionAgreement': (ctx, arg) => showBladeDecisionAgreementCommand(ctx, arg),
+    // Failure-mode analysis (issue 19)
+    'loupe.tagFailures': (ctx, arg) => tagFailuresCommand(ctx, arg),
+    'loupe.tagFailure': (ctx, arg) => tagFailureOfItemCommand(ctx, arg),
+    'loupe.openFailureQueue': (ctx, arg) => openFailureQueueCommand(ctx, arg),
+    'loupe.showFailureFigures': (ctx) => showFailureFiguresCommand(ctx),
     'loupe.showAgreement': (ctx) => {
       AgreementPanel.show(ctx);
       return true;

@@ -100,8 +100,9 @@ export interface QueueSpec {
   /** `items`: a filter over items (default: those still pending); `audit`: a seeded stratified sample of items the
    *  LLM judge decided; `disagreement`: items whose humans disagree or whose LLM verdict differs from the humans';
    *  `pairs`: side-by-side pairs (`pairwise-vote` items) of the runs in `runIds`, served most-uncertain-first;
-   *  `blade-decisions`: a seeded sample of BLADE decisions per dataset (a kind registered with `registerQueueKind`). */
-  kind: 'items' | 'audit' | 'disagreement' | 'pairs' | 'blade-decisions';
+   *  `blade-decisions`: a seeded sample of BLADE decisions per dataset (a kind registered with `registerQueueKind`);
+   *  `sampled`: the items of `itemIds` in that order (a sample drawn by its maker: failure analysis, issue 19). */
+  kind: 'items' | 'audit' | 'disagreement' | 'pairs' | 'blade-decisions' | 'sampled';
   suite?: string;
   runIds?: string[];
   task?: string;
@@ -112,6 +113,10 @@ export interface QueueSpec {
   /** `audit` only: items per task × criterion (default 10) and the sampling seed (default 0). */
   perCriterion?: number;
   seed?: number;
+  /** `sampled` only: the items, in queue order. */
+  itemIds?: string[];
+  /** `sampled` only: how the sample was drawn (shown with the queue; part of its identity). */
+  sampling?: { title: string; perStratum: number; seed: number; strata: number };
 }
 
 /** A saved selection of items with its reviewing rules. */

@@ -186,6 +186,7 @@ export function suiteVersionOf(dataChecksums: string | null | undefined): string
 
 /** Default queue name of a spec. */
 export function queueName(spec: QueueSpec): string {
+  if (spec.kind === 'sampled') return spec.sampling ? `${spec.sampling.title} (${spec.sampling.perStratum} per stratum, seed ${spec.sampling.seed})` : `Sample of ${spec.itemIds?.length ?? 0} items`;
   const parts = [spec.kind === 'items' ? (spec.includeResolved ? 'All items' : 'Pending items') : spec.kind === 'audit' ? `Audit of LLM verdicts (${spec.perCriterion ?? 10} per criterion, seed ${spec.seed ?? 0})` : spec.kind === 'pairs' ? 'Pairwise review' : 'Disagreements'];
   if (spec.suite) parts.push(`suite ${spec.suite}`);
   if (spec.task) parts.push(spec.task);
@@ -468,6 +469,10 @@ export class SqliteAnnotationStore implements AnnotationStore {
     if (registered) return registered(this, spec);
     const filter = this.filterOf(spec);
     const { sql, params } = this.where(filter);
+    if (spec.kind === 'sampled') {
+      const has = this.db.prepare('SELECT 1 FROM annotation_items WHERE id = ?');
+      return (spec.itemIds ?? []).filter((id) => has.get(id));
+    }
     if (spec.kind === 'pairs') {
       const runs = spec.runIds ?? [];
       const inRuns = runs.length ? ` AND json_extract(i.subject, '$.runA') IN (${runs.map(() => '?').join(',')}) AND json_extract(i.subject, '$.runB') IN (${runs.map(() => '?').join(',')})` : '';
@@ -518,7 +523,7 @@ export class SqliteAnnotationStore implements AnnotationStore {
   }
 
   async openQueue(spec: QueueSpec, opts: { name?: string; reviewers?: number; reservationMs?: number; blind?: boolean } = {}): Promise<AnnotationQueue> {
-    if (!['items', 'audit', 'disagreement', 'pairs', ...queueKinds.keys()].includes(spec.kind)) throw new LoupeInputError('queue kind', `must be ${['items', 'audit', 'disagreement', 'pairs', ...queueKinds.keys()].join(', ')}, got '${String(spec.kind)}'`);
+    if (!['items', 'audit', 'disagreement', 'pairs', 'sampled', ...queueKinds.keys()].includes(spec.kind)) throw new LoupeInputError('queue kind', `must be ${['items', 'audit', 'disagreement', 'pairs', 'sampled', ...queueKinds.keys()].join(', ')}, got '${String(spec.kind)}'`);
     const reviewers = opts.reviewers ?? 1;
     if (!Number.isInteger(reviewers) || reviewers < 1) throw new LoupeInputError('reviewers per item', `must be a whole number ≥ 1, got ${String(opts.reviewers)}`);
     const reservationMs = opts.reservationMs ?? 30 * 60_000;

@@ -17,6 +17,7 @@ import type { Logger } from '../util/log.ts';
 import type { OptionSpec, OptionValues } from './options.ts';
 import type { ChecklistItemKind } from '../annotations/checklists.ts';
 import type { ChecklistItem } from '../suites/types.ts';
+import type { Taxonomy } from '../failures/taxonomy.ts';
 
 /**
  * A benchmark scored against a per-block checklist (DDR facts, AnalystBench criteria): what its items are and how
@@ -228,6 +229,37 @@ export interface BenchmarkReview {
   criteria(block: Block): string[] | null;
 }
 
+/** An item a run's score judged incorrect: what failure analysis samples and experts tag (issue 19). */
+export interface FailedItem {
+  /** Stable reference within the run (`item 3`, a query id, `criterion 7`). */
+  ref: string;
+  /** What was asked (checklist question, query, criterion). */
+  question: string;
+  /** How it failed, in one line (`I_m INCORRECT_INFO, I_t INSUFFICIENT_INFO`, `expected 12.4, got 9.1`, `score 2/5`). */
+  detail: string;
+}
+
+/** An insight of a run, for the hallucination audit (DDR §7). */
+export interface RunInsight {
+  /** 0-based position among the run's insights. */
+  index: number;
+  text: string;
+  /** The step it was written after (what the agent saw is that step and those before), or null for the final report. */
+  stepIndex: number | null;
+}
+
+/** Expert failure-mode analysis of a benchmark's runs (issue 19). */
+export interface BenchmarkFailureAnalysis {
+  /** The benchmark's failure taxonomy (paper's, or Loupe's own and marked so). */
+  readonly taxonomy: Taxonomy;
+  /** The scenario or domain of a scored run (DDR: mimic / globem / 10k): the strata of samples and the columns of Fig. 8 and Table 6. */
+  scenario(score: RunScore): string;
+  /** Items the score judged incorrect, each with a stable ref; empty when none (or the score has no per-item detail). */
+  failedItems(score: RunScore): FailedItem[];
+  /** The run's insights for the hallucination audit (DDR), or null when the benchmark has none. */
+  readonly insights: ((store: RunStore, run: RunRecord) => Promise<RunInsight[]>) | null;
+}
+
 export interface BenchmarkDefinition {
   /** Registry key and the run's `suite` (`longda`, `blade`, ...): lower case, as typed in `--suite`. */
   readonly kind: string;
@@ -287,4 +319,6 @@ export interface BenchmarkDefinition {
   readonly exportResults: ((store: RunStore, runs: ExportedRun[], dir: string) => Promise<string[]>) | null;
   /** Issue 20: when an assisted run counts as having solved its block, or absent/null when the benchmark has no such rule. */
   readonly solvedAfterInterventions?: SolvedAfterInterventions | null;
+  /** Failure-mode analysis: taxonomy, failed items, insights (issue 19), or null. */
+  readonly failureAnalysis: BenchmarkFailureAnalysis | null;
 }

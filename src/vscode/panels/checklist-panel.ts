@@ -152,7 +152,7 @@ export class ChecklistPanel extends LoupePanel {
  * (`loupe.judge.kind` / `loupe.judge.profile`), saves the score (kept beside scores against other versions) and
  * tells the views. @throws Error in the user's words (a judge setting that names no profile, a run that fails).
  */
-export async function rescoreRun(ctx: LoupeContext, runId: string, version: number | 'native' | { groundTruth: number | 'shipped' }, loaded?: { def: BenchmarkDefinition; suite: Suite }): Promise<{ summary: string; checklist: string }> {
+export async function rescoreRun(ctx: LoupeContext, runId: string, version: number | 'native' | { groundTruth: number | 'shipped' }, loaded?: { def: BenchmarkDefinition; suite: Suite }): Promise<{ summary: string; checklist: string; failed?: Array<{ ref: string; question: string; detail: string }> }> {
   const store = ctx.store();
   const j = ctx.settings.judge;
   let kind;
@@ -174,7 +174,8 @@ export async function rescoreRun(ctx: LoupeContext, runId: string, version: numb
   const def = findBenchmark(s.benchmark);
   const against = s.groundTruth ? (s.groundTruth.source === 'authored' ? `ground truth version ${s.groundTruth.version}` : 'the shipped ground truth')
     : s.checklist?.source === 'authored' ? `version ${s.checklist.version}` : "the suite's own checklist";
-  return { summary: def ? def.scoreLine(s) : JSON.stringify(s.summary), checklist: against };
+  // items judged incorrect, each offered for "Tag failure" (issue 19)
+  return { summary: def ? def.scoreLine(s) : JSON.stringify(s.summary), checklist: against, failed: def?.failureAnalysis?.failedItems(s) ?? [] };
 }
 
 /**

@@ -8,6 +8,20 @@ import { DidChangeStateNotification } from '../../protocol/webview.ts';
 import type { LoupeContext } from '../context.ts';
 import { LoupePanel, PanelHost, SINGLETON } from './panel-base.ts';
 import { buildResultsState } from '../../core/ui/results-data.ts';
+import { annotationStoreOf } from '../../core/annotations/index.ts';
+import { failureClassSpec, failureFigures, taxonomyCatalog } from '../../core/failures/index.ts';
+
+/** The Fig. 8-form chart of resolved failure cases (issue 19), when there are any. */
+async function failuresChart(ctx: LoupeContext): Promise<Pick<ResultsState, 'failures'>> {
+  try {
+    const figs = await failureFigures(annotationStoreOf(ctx.store()), taxonomyCatalog(vscode.workspace.workspaceFolders?.[0]?.uri.fsPath).taxonomies);
+    if (!figs.fig8.length) return {};
+    return { failures: { fig8: failureClassSpec(figs.fig8), cases: figs.counts.cases, resolved: figs.counts.casesResolved } };
+  } catch (e) {
+    ctx.log.warn(`Results: failure figures: ${e instanceof Error ? e.message : String(e)}`);
+    return {};
+  }
+}
 
 export class ResultsPanel extends LoupePanel {
   static readonly host = new PanelHost<ResultsPanel, typeof SINGLETON>({
@@ -32,8 +46,9 @@ export class ResultsPanel extends LoupePanel {
     this.disposables.push(ctx.onDidChangeRuns(() => this.push()));
   }
 
-  protected state(): Promise<ResultsState> {
-    return buildResultsState(this.ctx.store(), this.ctx.storePath);
+  protected async state(): Promise<ResultsState> {
+    const state = await buildResultsState(this.ctx.store(), this.ctx.storePath);
+    return { ...state, ...(await failuresChart(this.ctx)) };
   }
 
   private push(): void {

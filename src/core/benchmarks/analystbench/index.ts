@@ -15,6 +15,7 @@ import { DEFAULT_ANALYST_OPTIONS, type CaptionEmbedder } from './eval.ts';
 import { loadAnalystBench } from './load.ts';
 import { scoreAnalystRun } from './score.ts';
 import { ANALYST_INPUT_SETTINGS, analystState, createAnalystToolSet, type AnalystInputSetting } from './toolset.ts';
+import { ANALYSTBENCH_FAILURE_ANALYSIS } from './failures.ts';
 
 const num = (x: number | null | undefined, d = 2) => (x === null || x === undefined ? '—' : x.toFixed(d));
 const pct = (x: number | null | undefined) => (x === null || x === undefined ? '—' : (100 * x).toFixed(2));
@@ -91,6 +92,7 @@ export const analystbench: BenchmarkDefinition = {
   presentation: { tableTitle: 'AnalystBench', mainMetric: { key: 'checklistPercent', label: 'AnalystBench checklist (%)', percent: false }, resultsColumns: null, tokenEfficiency: null, toolUsage: null, categoryCis: null },
   review: { sectionsOf: async (_store, run) => analystReviewSource(run), criteria: analystReviewCriteria },
   groundTruth: null,
+  failureAnalysis: ANALYSTBENCH_FAILURE_ANALYSIS,
   async exportResults(store, runs, dir) {
     // <block>/report.md and its figures, copied from the run's workspace (a planted link is never followed)
     const files: string[] = [];

@@ -22,6 +22,7 @@ import { bladeMcqAccuracy, runBladeMcqBlock, type BladeMcqState } from './mcq.ts
 import { BLADE_MCQ_PRESENTATION, BLADE_PRESENTATION } from './presentation.ts';
 import { BLADE_OFFICIAL_AGGREGATE } from './eval/metrics.ts';
 import { aggregateBladeGroups, aggregateBladeMcq, scoreBladeMcqRun, scoreBladeStoredRun } from './score.ts';
+import { BLADE_FAILURE_ANALYSIS } from './failures.ts';
 
 /** Step budget of the BLADE reference agent (one step per candidate ground-truth path). */
 export const BLADE_REFERENCE_MAX_STEPS = 40;
@@ -127,6 +128,7 @@ export const blade: BenchmarkDefinition = {
   presentation: BLADE_PRESENTATION,
   review: { sectionsOf: bladeReviewSource, criteria: () => null },
   groundTruth: { view: bladeGroundTruthView },
+  failureAnalysis: BLADE_FAILURE_ANALYSIS,
   async exportResults(store, runs, dir) {
     // <dataset>/multirun_analyses.json (BLADE MultiRunResults, repeat order; runs without a valid submission →
     // [LM_GENERATION_FAILED, reason]) and <dataset>/submission.json (DatasetSubmission of the valid ones), spec §1.2.5
@@ -179,6 +181,7 @@ export const bladeMcq: BenchmarkDefinition = {
   presentation: BLADE_MCQ_PRESENTATION,
   review: { sectionsOf: async (store, run) => answerSections(await store.getAnswers(run.id)), criteria: () => null },
   groundTruth: null,
+  failureAnalysis: BLADE_FAILURE_ANALYSIS,
   async exportResults(store, runs, dir) {
     const files: string[] = [];
     const out = [];

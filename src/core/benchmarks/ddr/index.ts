@@ -17,6 +17,7 @@ import { checkReadStatement, SqlRunner } from './sql-tool.ts';
 import { loadDdr } from './load.ts';
 import { aggregateDdr, scoreDdrRun } from './score.ts';
 import { closeDdrRun, createDdrToolSet, finishDdrRun, readDdrResult, withDdrInsights, type DdrEmptyInsights, type DdrFinishRule, type DdrInsightMode } from './toolset.ts';
+import { DDR_FAILURE_ANALYSIS } from './failures.ts';
 
 const CODE = 'DDR code (agents/, evaluation/)';
 const pct = (x: number | null | undefined) => (x === null || x === undefined ? '—' : (100 * x).toFixed(2));
@@ -151,6 +152,7 @@ export const ddr: BenchmarkDefinition = {
   presentation: { tableTitle: 'DDR-Bench', mainMetric: { key: 'messageWiseAccuracy', label: 'DDR message-wise accuracy', percent: true }, resultsColumns: null, tokenEfficiency: null, toolUsage: null, categoryCis: null },
   review: { sectionsOf: ddrReviewSource, criteria: () => null },
   groundTruth: null,
+  failureAnalysis: DDR_FAILURE_ANALYSIS,
   async exportResults(store, runs, dir) {
     if (!runs.length) return [];
     mkdirSync(dir, { recursive: true });

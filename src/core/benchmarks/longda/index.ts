@@ -19,6 +19,7 @@ import { aggregateLongda, longdaInterventionsUntilWithinTolerance, longdaJsonSco
 import { createLongdaToolSet, type LongdaDocs } from './toolset.ts';
 import { sharedDocIndex } from './docs.ts';
 import { LONGDA_PRESENTATION } from './presentation.ts';
+import { LONGDA_FAILURE_ANALYSIS } from './failures.ts';
 
 const LONGTA = 'LongTA metric.py (MATCH_TOLERANCE, is_match)';
 
@@ -111,6 +112,7 @@ export const longda: BenchmarkDefinition = {
   presentation: LONGDA_PRESENTATION,
   review: { sectionsOf: longdaReviewSource, criteria: () => null },
   groundTruth: null,
+  failureAnalysis: LONGDA_FAILURE_ANALYSIS,
   async exportResults(store, runs, dir) {
     // LongTA's results folder per repeat: answers_progress.csv, run_summary.json, codes, notes, tool usage
     const files: string[] = [];

@@ -1,0 +1,117 @@
+/**
+ * Protocol of the Failure Analysis panel (issue 19): a run's trajectory and report with the failure tags on them,
+ * the failure case or hallucination check being worked from a sampled queue, and the figures (Fig. 8 / Table 6).
+ */
+import type { Taxonomy } from '../core/failures/taxonomy.ts';
+import { IpcRequest } from './ipc.ts';
+
+export type SeverityName = 'minor' | 'major' | 'critical';
+
+/** One step of the trajectory list. */
+export interface FailureStep {
+  index: number;
+  summary: string;
+  tools: string[];
+  error: boolean;
+}
+
+/** A text artefact of the run spans can be tagged on (report, insights), shown as plain text so offsets hold. */
+export interface FailureArtefact {
+  name: string;
+  title: string;
+  text: string;
+  /** [start, end) of each sentence (the agreement units). */
+  sentences: Array<[number, number]>;
+}
+
+/** A failure tag on the run, as listed. */
+export interface FailureTagView {
+  itemId: string;
+  kind: 'step' | 'span';
+  /** Steps (0-based, inclusive) or characters [from, to) of `artefact`. */
+  from: number;
+  to: number;
+  artefact?: string;
+  quote?: string;
+  taxonomy: string;
+  classes: string[];
+  severity: SeverityName;
+  note: string | null;
+  annotator: string;
+}
+
+/** The run shown. */
+export interface FailureRunView {
+  runId: string;
+  suite: string;
+  blockId: string;
+  model: string;
+  steps: FailureStep[];
+  artefacts: FailureArtefact[];
+  tags: FailureTagView[];
+  /** The taxonomy preselected (the benchmark's). */
+  taxonomy: string;
+  /** Step to select on open. */
+  focusStep?: number;
+}
+
+/** The queue item being worked. */
+export interface FailureCaseView {
+  kind: 'failure-case' | 'hallucination-check';
+  itemId: string;
+  queueId: string;
+  queueName: string;
+  pos: number;
+  total: number;
+  done: number;
+  model: string;
+  scenario: string;
+  /** failure-case: the item's ref, question and how it failed; hallucination-check: the insight. */
+  ref: string;
+  question: string;
+  detail: string;
+  taxonomy: string;
+  /** This annotator's current verdict, if any. */
+  mine: { classes?: string[]; severity?: SeverityName; judgeWrong?: boolean; correct?: boolean; derivable?: boolean; note?: string | null } | null;
+}
+
+/** Figures of the expert failure analysis (Vega-Lite specs and counts). */
+export interface FailureFiguresView {
+  fig8: unknown;
+  table6: unknown;
+  fig8Rows: number;
+  table6Rows: number;
+  counts: { cases: number; casesResolved: number; checks: number; checksResolved: number; tags: number; tagsResolved: number };
+}
+
+export interface FailuresState {
+  annotator: string;
+  taxonomies: Taxonomy[];
+  /** Workspace taxonomy files that did not load, each naming file and line. */
+  taxonomyErrors: string[];
+  run: FailureRunView | null;
+  case: FailureCaseView | null;
+  /** The queue has nothing left for this annotator. */
+  queueDone?: { queueName: string; total: number; done: number };
+  figures: FailureFiguresView | null;
+  /** One line to show (saved, errors). */
+  message?: string;
+}
+
+/** Full text of a step (message, calls, observations) for the detail pane. */
+export const GetFailureStepRequest = new IpcRequest<{ runId: string; index: number }, { text: string }>('failures/step');
+
+/** Tags steps or a span of the shown run. @returns the refreshed state (message says what was saved). */
+export const TagFailureRequest = new IpcRequest<{
+  target: { kind: 'steps'; from: number; to: number } | { kind: 'span'; artefact: string; start: number; end: number };
+  taxonomy: string; classes: string[]; severity: SeverityName; note: string;
+}, FailuresState>('failures/tag');
+
+/** Submits the verdict on the current queue item and serves the next. */
+export const SubmitCaseRequest = new IpcRequest<{ itemId: string; classes: string[]; severity: SeverityName; judgeWrong: boolean; correct: boolean; derivable: boolean; note: string }, FailuresState>('failures/submit');
+
+/** Skips the current queue item (released) and serves the next. */
+export const SkipCaseRequest = new IpcRequest<{ itemId: string }, FailuresState>('failures/skip');
+
+/** Shows the figures (Fig. 8 / Table 6) from resolved annotations. */
+export const ShowFailureFiguresRequest = new IpcRequest<Record<string, never>, FailuresState>('failures/figures');

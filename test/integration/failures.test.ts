@@ -1,0 +1,164 @@
+/**
+ * Failure-mode analysis (issue 19) in the real VS Code: an expert tags two steps (a range) and a report span of a
+ * DDR run with the keyboard only, works through a seeded failure-analysis queue sampled per model × scenario (each
+ * item served with its trajectory), and sees the Fig. 8-style chart. Screenshots: failures-tags, failures-queue,
+ * failures-fig8.
+ */
+import assert from 'node:assert/strict';
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import * as vscode from 'vscode';
+import { annotationStoreOf } from '../../src/core/annotations/index.ts';
+import { openStore } from '../../src/core/store/run-store.ts';
+import { seedFailureFixture } from '../helpers/failure-fixtures.ts';
+import { hasRunner, runner, screenshot, webviewText } from './helpers/runner.ts';
+
+const TITLE = 'Failure Analysis';
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+const text = (selector: string) => runner<string>({ action: 'webviewText', title: TITLE, selector }, 15_000).catch(() => '');
+
+/** Presses a key until its effect shows (a key can be dropped while focus moves between frames); at most 4 presses. */
+async function pressUntil(key: string, effect: () => Promise<boolean>, what: string): Promise<void> {
+  for (let i = 0; i < 4; i++) {
+    await runner({ action: 'press', key });
+    for (let w = 0; w < 8; w++) {
+      if (await effect()) return;
+      await sleep(250);
+    }
+  }
+  await screenshot(`failures-failed-${what.replace(/\W+/g, '-')}`).catch(() => '');
+  throw new Error(`${what}: pressing ${key} had no effect; message '${await text('#message')}'`);
+}
+
+const focusPanel = () => runner({ action: 'clickInWebview', selector: '#annotator', title: TITLE });
+
+describe('Failure analysis panel', function () {
+  this.timeout(600_000);
+  let storePath = '';
+  const RUN = 'ddr-model-a-mimic-e1';
+
+  before(async () => {
+    await vscode.extensions.getExtension('loupe-dev.loupe')?.activate();
+    const cfg = vscode.workspace.getConfiguration('loupe');
+    storePath = join(cfg.get<string>('runsDirectory') ?? '', 'runs.sqlite');
+    await cfg.update('annotator', 'expert-f', vscode.ConfigurationTarget.Global);
+    await cfg.update('failures.perStratum', 2, vscode.ConfigurationTarget.Global);
+    await cfg.update('failures.seed', 3, vscode.ConfigurationTarget.Global);
+    const st = openStore(storePath);
+    await seedFailureFixture(st, mkdtempSync(join(tmpdir(), 'loupe-fail-int-')));
+    await st.close();
+  });
+
+  after(async () => {
+    const cfg = vscode.workspace.getConfiguration('loupe');
+    for (const k of ['annotator', 'failures.perStratum', 'failures.seed']) await cfg.update(k, undefined, vscode.ConfigurationTarget.Global);
+  });
+
+  it('tags a step range and a report span with the keyboard only', async function () {
+    if (!hasRunner()) this.skip();
+    await vscode.commands.executeCommand('loupe.tagFailures', RUN);
+    await webviewText({ title: TITLE, expect: /Steps \(6\)/, timeoutMs: 30_000 });
+    await focusPanel();
+    await pressUntil('l', async () => /Step 1/.test(await text('#step-detail')), 'focus steps');
+    await pressUntil('j', async () => /Step 2/.test(await text('#step-detail')), 'step 2');
+    await pressUntil('Shift+J', async () => /Step 3/.test(await text('#step-detail')), 'extend to step 3');
+    await pressUntil('t', async () => /Tag steps 2–3/.test(await text('#tag-form')), 'open tag form');
+    await pressUntil('1', async () => /insufficient-breadth/.test(await text('#tag-summary')), 'class 1');
+    await pressUntil('5', async () => /over-reasoning/.test(await text('#tag-summary')), 'class 5');
+    await pressUntil('s', async () => /critical/.test(await text('#tag-summary')), 'severity');
+    await pressUntil('Enter', async () => /Tagged steps 2–3 of run/.test(await text('#message')), 'save step tag');
+    // the report: move to its third sentence and tag it
+    await pressUntil('r', async () => (await text('#report')).length > 0, 'focus report');
+    await pressUntil('j', async () => true, 'sentence 2');
+    await pressUntil('j', async () => true, 'sentence 3');
+    await pressUntil('t', async () => /Tag “The company will double/.test(await text('#tag-form')), 'open span tag form');
+    await pressUntil('5', async () => /over-reasoning/.test(await text('#tag-summary')), 'span class');
+    await pressUntil('Enter', async () => /Tagged “The company will double/.test(await text('#message')), 'save span tag');
+    const tags = await text('#tag-list');
+    assert.match(tags, /steps 2–3\s+Insufficient breadth, Over-reasoning\s+critical\s+expert-f/);
+    assert.match(tags, /report: “The company will double/);
+    const st = openStore(storePath);
+    try {
+      const items = await annotationStoreOf(st).listItems({ runIds: [RUN], task: 'failure-tag' });
+      assert.equal(items.length, 2);
+      assert.deepEqual(items.map((i) => i.subject.kind).sort(), ['span', 'step']);
+    } finally {
+      await st.close();
+    }
+    await sleep(300);
+    await screenshot('failures-tags');
+  });
+
+  it('works through a seeded failure queue sampled per model × scenario, each item with its trajectory', async function () {
+    if (!hasRunner()) this.skip();
+    const queueId = await vscode.commands.executeCommand<string>('loupe.openFailureQueue', 'failures');
+    assert.ok(queueId, 'a queue was opened');
+    await webviewText({ title: TITLE, expect: /Failure case 1 of 8/, timeoutMs: 30_000 });
+    await focusPanel();
+    const seen = new Set<string>();
+    for (let n = 1; n <= 3; n++) {
+      const q = await text('#case-question');
+      assert.match(q, /^item \d: Fact \d of entity e\d\?/);
+      seen.add(q);
+      assert.match(await text('#steps'), /Steps \(6\)/, 'served with its trajectory');
+      if (n === 1) {
+        // tag where it fails; the verdict takes its classes from the tags
+        await pressUntil('l', async () => /Step 1/.test(await text('#step-detail')), 'focus steps');
+        await pressUntil('t', async () => /Tag step 1/.test(await text('#tag-form')), 'open tag form');
+        await pressUntil('2', async () => /insufficient-depth/.test(await text('#tag-summary')), 'class 2');
+        await pressUntil('Enter', async () => /Tagged step 1 of run/.test(await text('#message')), 'save tag');
+        await pressUntil('c', async () => /insufficient-depth/.test(await text('#case-summary')), 'verdict from tags');
+      } else {
+        await pressUntil('c', async () => /Why did item/.test(await text('#case-form')), 'open verdict');
+        await pressUntil(String(n + 2), async () => !/no class yet/.test(await text('#case-summary')), 'verdict class');
+      }
+      await pressUntil('Enter', async () => new RegExp(`Failure case ${n + 1} of 8 · ${n} done`).test(await text('#case-pos')), `submit ${n}`);
+    }
+    assert.equal(seen.size, 3);
+    await sleep(300);
+    await screenshot('failures-queue');
+    const st = openStore(storePath);
+    try {
+      const ann = annotationStoreOf(st);
+      const p = await ann.progress(queueId!);
+      assert.deepEqual([p.total, p.done, p.byAnnotator['expert-f']], [8, 3, 3]);
+      const q = await ann.getQueue(queueId!);
+      assert.equal(q?.spec.sampling?.perStratum, 2);
+      assert.equal(q?.spec.sampling?.seed, 3);
+      assert.equal(q?.spec.sampling?.strata, 4);
+    } finally {
+      await st.close();
+    }
+  });
+
+  it('shows the Fig. 8-style chart of failure classes per model and scenario', async function () {
+    if (!hasRunner()) this.skip();
+    await pressUntil('f', async () => /Failure cases resolved: 3 of 8/.test(await text('#figure-counts')), 'figures');
+    // vega renders the chart (an SVG or canvas with the facet titles) inside #fig8-chart
+    const t0 = Date.now();
+    let chart = '';
+    while (Date.now() - t0 < 20_000) {
+      chart = await text('#fig8-chart');
+      if (/mimic|10k/.test(chart) || chart.length > 20) break;
+      await sleep(300);
+    }
+    await runner({ action: 'clickInWebview', selector: '#figure-counts', title: TITLE });
+    await sleep(500);
+    await screenshot('failures-fig8');
+    assert.ok(chart.length > 0, `the chart rendered (text '${chart.slice(0, 200)}')`);
+    // the same chart in the Results view
+    await vscode.commands.executeCommand('loupe.showResults');
+    await webviewText({ title: 'Loupe Results', expect: /Failure classes per model and scenario/, timeoutMs: 30_000 });
+    const t1 = Date.now();
+    let svg = 0;
+    while (Date.now() - t1 < 20_000 && !svg) {
+      svg = (await runner<string>({ action: 'webviewText', title: 'Loupe Results', selector: '#chart-failures' }, 15_000).catch(() => '')).length;
+      await sleep(300);
+    }
+    await runner({ action: 'clickInWebview', selector: '#failures h2', title: 'Loupe Results' }).catch(() => undefined);
+    await sleep(500);
+    await screenshot('failures-results-fig8');
+    assert.match(await runner<string>({ action: 'webviewText', title: 'Loupe Results', selector: '#failures' }, 15_000), /From 3 resolved expert failure cases of 8 sampled/);
+  });
+});
