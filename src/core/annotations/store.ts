@@ -41,6 +41,9 @@ export interface ItemFilter {
   task?: string;
   /** Case-insensitive substring of the criterion. */
   criterion?: string;
+  /** Only items of judge tasks ({@link ANNOTATABLE_TASKS}), which the annotation panel answers; items of registered
+   *  kinds (pairwise votes, BLADE decision reviews, failure tags) are served by their own panels. */
+  judgeTasksOnly?: boolean;
   limit?: number;
 }
 
@@ -305,6 +308,7 @@ export class SqliteAnnotationStore implements AnnotationStore {
     const p: unknown[] = [];
     if (f.suite) { w.push(`${alias}.suite = ?`); p.push(f.suite); }
     if (f.task) { w.push(`${alias}.task = ?`); p.push(f.task); }
+    else if (f.judgeTasksOnly) { w.push(`${alias}.task IN (${ANNOTATABLE_TASKS.map(() => '?').join(',')})`); p.push(...ANNOTATABLE_TASKS); }
     if (f.criterion) { w.push(`instr(lower(COALESCE(${alias}.criterion, '')), lower(?)) > 0`); p.push(f.criterion); }
     if (f.runIds?.length) { w.push(`${alias}.run_id IN (${f.runIds.map(() => '?').join(',')})`); p.push(...f.runIds); }
     return { sql: w.length ? `WHERE ${w.join(' AND ')}` : '', params: p };
@@ -429,9 +433,10 @@ export class SqliteAnnotationStore implements AnnotationStore {
     return this.resolve(id, mode);
   }
 
-  /** The item filter of a queue spec. */
+  /** The item filter of a queue spec: the generic kinds (items, audit, disagreement) hold only judge-task items. */
   private filterOf(spec: QueueSpec): ItemFilter {
-    return { ...(spec.suite ? { suite: spec.suite } : {}), ...(spec.task ? { task: spec.task } : {}), ...(spec.criterion ? { criterion: spec.criterion } : {}), ...(spec.runIds?.length ? { runIds: spec.runIds } : {}) };
+    const generic = spec.kind === 'items' || spec.kind === 'audit' || spec.kind === 'disagreement';
+    return { ...(spec.suite ? { suite: spec.suite } : {}), ...(spec.task ? { task: spec.task } : {}), ...(spec.criterion ? { criterion: spec.criterion } : {}), ...(spec.runIds?.length ? { runIds: spec.runIds } : {}), ...(generic ? { judgeTasksOnly: true } : {}) };
   }
 
   /**

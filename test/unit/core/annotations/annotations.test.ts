@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { main } from '../../../../src/cli/main.ts';
 import {
-  agreementReport, humanResolver, judgementItemId, parseJsonl, resolveItem, schemaVersion, annotationStoreOf, toJsonl, type AnnotationStore, type Annotation,
+  agreementReport, humanResolver, judgementItemId, parseJsonl, registerItemSchema, resolveItem, schemaVersion, annotationStoreOf, toJsonl, type AnnotationStore, type Annotation,
 } from '../../../../src/core/annotations/index.ts';
 import { CallbackJudge, countingJudge, HumanJudge, HybridJudge, sha256, canonicalJson } from '../../../../src/core/eval/judges/index.ts';
 import { judgementStoreOf } from '../../../../src/core/eval/store.ts';
@@ -300,5 +300,25 @@ describe('CLI: loupe annotations / agreement', () => {
     t = io();
     assert.equal(await main(['annotations', 'import', '--store', file, 'a.jsonl'], t.io), 0, t.err.join(''));
     assert.match(t.out.join(''), /imported 0 annotation\(s\) and 0 item\(s\); \d+ already present/);
+  });
+});
+
+describe('queues and registered item kinds', () => {
+  it('generic queues (items, audit, disagreement) leave out items of registered kinds, which their own panels serve', async () => {
+    registerItemSchema('test-own-panel', { type: 'object', required: ['ok'], properties: { ok: { type: 'boolean' } } }, (v) => (v as { ok: boolean }).ok);
+    const own = openStore(join(dir, 'own-panel.sqlite'));
+    const store = annotationStoreOf(own);
+    const input = { what: 'a thing only its own panel answers' };
+    await store.putItem({ id: 'own-1', subject: { kind: 'step', runId: 'run-1', from: 1, to: 1 }, task: 'test-own-panel', input, inputHash: sha256(canonicalJson(input)).slice(0, 32), criterion: null, suite: 'own-panel-suite', runId: 'run-1', itemRef: 'own 1', suiteVersion: 'unknown' });
+    await store.annotate({ itemId: 'own-1', annotator: 'alice', verdict: { ok: true } });
+    await store.annotate({ itemId: 'own-1', annotator: 'bob', verdict: { ok: false } });
+    assert.equal((await store.resolve('own-1')).tie, true, 'the two annotators disagree');
+    for (const kind of ['disagreement', 'items'] as const) {
+      const q = await store.openQueue({ kind, suite: 'own-panel-suite', includeResolved: true });
+      assert.equal((await store.progress(q.id)).total, 0, `${kind} queue`);
+    }
+    const named = await store.openQueue({ kind: 'disagreement', suite: 'own-panel-suite', task: 'test-own-panel' });
+    assert.equal((await store.progress(named.id)).total, 1, 'asked for by its task, the item is served');
+    await own.close();
   });
 });
