@@ -199,6 +199,12 @@ test('scores of reference, scripted and judged runs equal the ones recorded befo
     delete r.groundTruth;
   }
   for (const r of [...longda.runs, ...ab.runs, ...ddr.runs] as Array<Record<string, unknown>>) assert.equal(r.groundTruth, undefined, 'benchmarks without versioned ground truth record none');
+  // Scores record the analyst's interventions since issue 20 (after the recording): none in these runs, checked apart.
+  for (const r of [...longda.runs, ...blade.runs, ...ab.runs, ...ddr.runs] as Array<Record<string, unknown>>) {
+    if (r.assistance === undefined) continue;
+    assert.deepEqual(r.assistance, { interventions: 0 }, `run ${String(r.runId)} is unassisted`);
+    delete r.assistance;
+  }
   for (const [name, j] of Object.entries({ longda, blade, analystbench: ab, ddr })) {
     const runs = (normalise(j.runs) as Array<{ runId: string }>).sort((a, b) => a.runId.localeCompare(b.runId));
     got[name] = { runs, aggregates: normalise(j.aggregates) };
