@@ -15,7 +15,7 @@ import type { OptionValues } from '../options.ts';
 import type { ScoreGroup } from '../types.ts';
 import { bladeState } from './toolset.ts';
 import { bladeMcqAccuracy, type BladeMcqState } from './mcq.ts';
-import type { BladePython } from './eval/python.ts';
+import type { BladePython, ValueHashing } from './eval/python.ts';
 import type { BladeGroundTruth } from './eval/score.ts';
 import type { GtChoice } from './gt-versions.ts';
 
@@ -65,12 +65,17 @@ export async function scoreBladeStoredRun(o: { store: RunStore; run: RunRecord; 
     const dataPath = block.visible.data.find((f) => /data\.csv$/.test(f.path))?.path;
     if (!dataPath || !block.hidden.annotations) throw new LoupeInputError(`block ${block.id}`, 'BLADE scoring needs data.csv and annotations');
     const ctx = bladeSession(o.session);
-    const py = await ctx.python();
+    const valueHashing = (options.value_hashing ?? 'blade') as ValueHashing;
+    const py = (await ctx.python()).withValueHashing(valueHashing);
     const { groundTruthFor } = await import('./gt-versions.ts');
     const picked = await groundTruthFor(store, dataset, block.hidden.annotations.file, block.hidden.annotations, o.groundTruth ?? 'latest');
     used = picked.used;
-    const dataflow = { wholeTableVerbs: (options.whole_table_verbs ?? 'fixed') as 'fixed' | 'blade', graphHashCollisions: (options.graph_hash_collisions ?? 'keep-all') as 'keep-all' | 'keep-last' };
-    const gtKey = `${dataset}\u0000${picked.used.hash}\u0000${dataflow.wholeTableVerbs}\u0000${dataflow.graphHashCollisions}`;
+    const dataflow = {
+      wholeTableVerbs: (options.whole_table_verbs ?? 'fixed') as 'fixed' | 'blade',
+      graphHashCollisions: (options.graph_hash_collisions ?? 'keep-all') as 'keep-all' | 'keep-last',
+      unitOutputs: (options.unit_outputs ?? 'all') as 'all' | 'one-per-input-set',
+    };
+    const gtKey = `${dataset}\u0000${picked.used.hash}\u0000${dataflow.wholeTableVerbs}\u0000${dataflow.graphHashCollisions}\u0000${dataflow.unitOutputs}\u0000${valueHashing}`;
     let gtP = ctx.gt.get(gtKey);
     if (!gtP) {
       gtP = groundTruthFrom({ dataset, dataPath, annotations: picked.annotations, researchQuestion: block.visible.researchQuestions?.[0] ?? '' }, py, { dataflow, log: o.log ?? nullLogger });
@@ -89,6 +94,7 @@ export async function scoreBladeStoredRun(o: { store: RunStore; run: RunRecord; 
         cvar_matching: s.options.cvarMatching,
         model_extraction: s.options.modelExtraction,
         failed_runs: options.failed_runs,
+        value_hashing: valueHashing,
       }),
       pending: s.judges.pending ?? 0,
       unjudged: (s.judges.pending ?? 0) + (s.judges.errors ?? 0),
