@@ -1,5 +1,5 @@
 /** Pure helpers of the Trajectory Timeline (unit-tested in Node). */
-import type { TimelineStep } from '../../src/protocol/timeline.ts';
+import type { AnswerMark, OutcomeTally, TimelineStep } from '../../src/protocol/timeline.ts';
 
 /** Steps that called `tool` (all when empty) and, when `matches` is given (a search is active), are in it. */
 export function filterSteps(steps: readonly TimelineStep[], tool: string, matches: ReadonlySet<number> | null): TimelineStep[] {
@@ -47,3 +47,25 @@ export function visibleRange(scrollTop: number, viewportHeight: number, rowHeigh
   return { start, end: Math.max(start, end) };
 }
 
+
+/** The glyph of each verdict (the word is always shown next to it: colour is never the only cue). */
+export const VERDICT_GLYPH: Record<AnswerMark['verdict'], string> = { right: '✓', wrong: '✗', partial: '◐', unanswered: '∅', pending: '…' };
+
+/**
+ * The verdict of a step from the answers it recorded: `right` when all are right, `wrong` when all are wrong or
+ * unanswered, `pending` while any waits for a judge, else `partial`; `text` is the row's label ("✓ right", "2✓ 1✗").
+ */
+export function stepVerdict(marks: readonly AnswerMark[]): { verdict: AnswerMark['verdict']; text: string } {
+  const n = (v: AnswerMark['verdict']) => marks.filter((m) => m.verdict === v).length;
+  const verdict: AnswerMark['verdict'] = n('pending') ? 'pending' : n('right') === marks.length ? 'right'
+    : n('wrong') + n('unanswered') === marks.length ? 'wrong' : 'partial';
+  if (marks.length === 1) return { verdict, text: `${VERDICT_GLYPH[verdict]} ${verdict}` };
+  const parts = (['right', 'partial', 'wrong', 'unanswered', 'pending'] as const).filter((v) => n(v)).map((v) => `${n(v)}${VERDICT_GLYPH[v]}`);
+  return { verdict, text: parts.join(' ') };
+}
+
+/** "5 right · 1 partial · 2 wrong of 8 items" (verdicts with no items left out). */
+export function tallyText(t: OutcomeTally): string {
+  const parts = (['right', 'partial', 'wrong', 'unanswered', 'pending'] as const).filter((v) => t[v]).map((v) => `${t[v]} ${v}`);
+  return `${parts.join(' · ') || 'nothing scored'} of ${t.total} item${t.total === 1 ? '' : 's'}`;
+}

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import type { TimelineStep } from '../../../src/protocol/timeline.ts';
-import { filterSteps, formatDuration, formatTokens, toolGlyph, visibleRange } from '../../../webview/shared/timeline-model.ts';
+import type { AnswerMark, TimelineStep } from '../../../src/protocol/timeline.ts';
+import { filterSteps, formatDuration, formatTokens, stepVerdict, tallyText, toolGlyph, VERDICT_GLYPH, visibleRange } from '../../../webview/shared/timeline-model.ts';
 
 const row = (index: number, tools: string[], text: string): TimelineStep => ({
   index, startMs: 0, durationMs: 1, latencyMs: 1, toolMs: 0, tokensIn: 1, tokensOut: 1, tools, error: false, summary: text,
@@ -29,5 +29,23 @@ describe('webview timeline model', () => {
     assert.deepEqual(visibleRange(26 * 5000, 260, 26, 10_000, 8), { start: 4992, end: 5019 });
     assert.deepEqual(visibleRange(26 * 9999, 260, 26, 10_000, 8), { start: 9991, end: 10_000 });
     assert.deepEqual(visibleRange(0, 260, 26, 0), { start: 0, end: 0 });
+  });
+});
+
+describe('answer verdicts of a step (issue 22)', () => {
+  const mark = (verdict: AnswerMark['verdict']): AnswerMark => ({ ref: verdict, question: 'q', verdict, credit: verdict === 'right' ? 1 : verdict === 'pending' ? null : 0, given: '', expected: '' });
+  it('one answer: its verdict in words', () => {
+    assert.deepEqual(stepVerdict([mark('wrong')]), { verdict: 'wrong', text: `${VERDICT_GLYPH.wrong} wrong` });
+  });
+  it('several: right only when all are, wrong when none is, pending while any waits; counts per verdict', () => {
+    assert.equal(stepVerdict([mark('right'), mark('right')]).verdict, 'right');
+    assert.equal(stepVerdict([mark('wrong'), mark('unanswered')]).verdict, 'wrong');
+    assert.equal(stepVerdict([mark('right'), mark('pending')]).verdict, 'pending');
+    const mixed = stepVerdict([mark('right'), mark('right'), mark('wrong')]);
+    assert.equal(mixed.verdict, 'partial');
+    assert.equal(mixed.text, `2${VERDICT_GLYPH.right} 1${VERDICT_GLYPH.wrong}`);
+  });
+  it('tally text leaves out empty verdicts', () => {
+    assert.equal(tallyText({ right: 2, partial: 0, wrong: 1, unanswered: 0, pending: 0, total: 3 }), '2 right · 1 wrong of 3 items');
   });
 });
