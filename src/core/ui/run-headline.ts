@@ -45,12 +45,8 @@ export function headlineFrom(def: BenchmarkDefinition | undefined, summary: Reco
  */
 export async function runHeadlines(store: RunStore, runs: readonly RunRecord[], o: { suites?: Map<string, Promise<Suite>>; live?: boolean } = {}): Promise<Map<string, RunHeadline>> {
   const out = new Map<string, RunHeadline>();
-  let stored: StoredScore[] = [];
-  try {
-    stored = await store.scores.list();
-  } catch {
-    stored = []; // a store never scored
-  }
+  // a store never scored has no scores table
+  const stored: StoredScore[] = await store.scores.list().catch(() => []);
   const newest = new Map<string, StoredScore>();
   for (const s of stored) if (!newest.has(s.runId)) newest.set(s.runId, s);
   for (const r of runs) {
