@@ -18,6 +18,8 @@ export interface MetricCell {
   runIds: string[];
   /** Items still waiting for a (human) judge. */
   pending?: number;
+  /** Spread of the per-run values across the repeats behind the number (issue 22), when there are several runs. */
+  spread?: Spread;
 }
 
 /** `percent`: fraction shown as %; `fraction`: a value in [0, 1] with 2 decimals (precision, F1). */

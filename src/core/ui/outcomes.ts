@@ -104,7 +104,7 @@ export const SPREAD_CI_FROM = 5;
  * 5 on, the mean with a percentile-bootstrap 95% CI of the mean (`resamples` resamples with replacement, seeded, so
  * the same values always give the same interval).
  * @param values one value per repeat (non-finite values are dropped); same unit in and out.
- * @returns the spread with `n`, or null for no values.
+ * @returns the spread with `n` and the points in ascending order, or null for no values.
  */
 export function spreadOf(values: readonly number[], o: { resamples?: number; seed?: number } = {}): Spread | null {
   const xs = values.filter((v) => Number.isFinite(v));
@@ -113,7 +113,8 @@ export function spreadOf(values: readonly number[], o: { resamples?: number; see
   const mean = xs.reduce((a, b) => a + b, 0) / n;
   const min = Math.min(...xs);
   const max = Math.max(...xs);
-  if (n < SPREAD_CI_FROM) return { kind: 'points', n, mean, min, max, points: [...xs] };
+  const points = [...xs].sort((a, b) => a - b);
+  if (n < SPREAD_CI_FROM) return { kind: 'points', n, mean, min, max, points };
   const rnd = seededRandom(o.seed ?? 42);
   const B = o.resamples ?? 2000;
   const means: number[] = [];
@@ -124,7 +125,7 @@ export function spreadOf(values: readonly number[], o: { resamples?: number; see
   }
   means.sort((a, b) => a - b);
   const q = (p: number) => means[Math.min(B - 1, Math.max(0, Math.floor(p * B)))] as number;
-  return { kind: 'ci', n, mean, min, max, lo: q(0.025), hi: q(0.975), points: [...xs] };
+  return { kind: 'ci', n, mean, min, max, lo: q(0.025), hi: q(0.975), points };
 }
 
 /**

@@ -10,7 +10,8 @@ import { benchmarks } from '../benchmarks/registry.ts';
 import type { BenchmarkDefinition } from '../benchmarks/types.ts';
 import { aggregateScores, assistedModel, type RunScore } from '../runs/score-run.ts';
 import { assistanceLabel, assistanceOf } from '../runs/intervene.ts';
-import type { StoredScore } from '../store/records.ts';
+import type { AnswerRecord, StoredScore } from '../store/records.ts';
+import { isRunScore, questionDrilldown, spreadOf } from './outcomes.ts';
 import type { RunRecord } from '../store/records.ts';
 import type { RunStore } from '../store/run-store.ts';
 import type {
@@ -46,6 +47,13 @@ function wmean(pairs: { v: Num; w?: number }[]): Num {
     n += k;
   }
   return n ? s / n : null;
+}
+
+/** The spread of one metric over the repeats of a model × block (issue 22): only where there are 2 or more values. */
+function repeatSpread(values: Num[]): Pick<MetricCell, 'spread'> {
+  const xs = values.filter((v): v is number => v !== null);
+  const sp = xs.length > 1 ? spreadOf(xs) : null;
+  return sp ? { spread: sp } : {};
 }
 
 const RUN_COLUMNS: MetricColumn[] = [
@@ -88,6 +96,7 @@ async function fixedSection(def: BenchmarkDefinition, runs: RunRecord[], scores:
     const rate = (key: string): MetricCell => ({
       value: wmean(withScore.map((x) => ({ v: num(x.s?.summary[key]), w: weight(x) }))),
       n: n || undefined, runIds: withScore.map((x) => x.r.id), pending: pending || undefined,
+      ...(aggregate ? {} : repeatSpread(withScore.map((x) => num(x.s?.summary[key])))),
     });
     const blocks = new Set(rs.map((r) => r.blockId)).size || 1;
     const sum = (f: (r: RunRecord) => number) => rs.reduce((k, r) => k + f(r), 0);
@@ -155,6 +164,7 @@ function genericTable(def: BenchmarkDefinition, runs: RunRecord[], scores: Map<s
     cells: Object.fromEntries(columns.map((c) => [c.key, {
       value: wmean(g.map((r) => ({ v: num(scores.get(r.id)?.summary[c.key]) }))), runIds: g.map((r) => r.id),
       pending: g.reduce((k, r) => k + (scores.get(r.id)?.pending ?? 0), 0) || undefined,
+      ...repeatSpread(g.map((r) => num(scores.get(r.id)?.summary[c.key]))),
     } satisfies MetricCell])),
   }));
   const first = scores.get((rs[0] as RunRecord).id);
@@ -162,9 +172,6 @@ function genericTable(def: BenchmarkDefinition, runs: RunRecord[], scores: Map<s
   return { id: suite, title: def.presentation.tableTitle, suite, columns, rows, options };
 }
 
-const isRunScore = (d: unknown): d is RunScore =>
-  typeof d === 'object' && d !== null && typeof (d as RunScore).runId === 'string' && typeof (d as RunScore).benchmark === 'string' &&
-  typeof (d as RunScore).summary === 'object' && 'detail' in d;
 
 const cellOf = (iv: { mean: number; lo: number; hi: number }, runIds: string[], pending: number): MetricCell => {
   const ok = Number.isFinite(iv.mean);
@@ -227,12 +234,16 @@ export async function buildResultsState(store: RunStore, source = store.location
     }
   }
   const blade = await categoryRows(scores);
+  // Issue 22: block → question → each repeat's answer against the truth, for benchmarks that score items.
+  const itemRuns = runs.filter((r) => isRunScore(scores.get(r.id)?.detail));
+  const answers: Map<string, AnswerRecord[]> = itemRuns.length ? await store.getAnswersOf(itemRuns.map((r) => r.id)) : new Map();
+  const drilldown = questionDrilldown(itemRuns, new Map(itemRuns.map((r) => [r.id, scores.get(r.id)!.detail as RunScore])), answers);
   const pendingJudgements = [...scores.values()].reduce((k, s) => k + s.pending, 0);
   let message: string | undefined;
   if (!runs.length) message = `No runs in ${source} yet. Run a benchmark block, then score it (loupe score --store … --all).`;
   else if (!scores.size) message = `${runs.length} run${runs.length === 1 ? '' : 's'} in the store, none scored yet: run \`loupe score --store ${source} --all\`.`;
   return {
     source, generatedAt: new Date().toISOString(), tables, scatter, heatmaps, blade: blade.rows,
-    bladeOptions: blade.options, pendingJudgements, message,
+    bladeOptions: blade.options, pendingJudgements, message, ...(drilldown.length ? { drilldown } : {}),
   };
 }

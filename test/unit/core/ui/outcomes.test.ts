@@ -17,6 +17,7 @@ import { saveRunScore, scoreStoredRun } from '../../../../src/core/runs/score-ru
 import { openStore } from '../../../../src/core/store/run-store.ts';
 import type { RunStore } from '../../../../src/core/store/types.ts';
 import { answerMarks, isRunScore, outcomeTally, questionDrilldown, spreadOf, SPREAD_CI_FROM, timelineScoring } from '../../../../src/core/ui/outcomes.ts';
+import { buildResultsState } from '../../../../src/core/ui/results-data.ts';
 import { sharedData } from '../../../helpers/shared.ts';
 
 const BLOCK = 'NHANES_NCHS_Data_Brief_No._508';
@@ -132,12 +133,23 @@ describe('item outcomes (issue 22)', () => {
     assert.deepEqual(q3.repeats.map((x) => [x.verdict, x.stepIndex]), [['wrong', 2], ['right', 2]]);
   });
 
+  it('Results state: the drill-down, and the spread of each rate across the repeats of a model × block', async () => {
+    const st = await buildResultsState(store, 'test');
+    assert.equal(st.drilldown?.length, 1);
+    assert.deepEqual(st.drilldown![0]!.runIds.sort(), ['r1', 'r2']);
+    const row = st.tables.find((t) => t.suite === 'longda')!.rows.find((r) => r.block === BLOCK)!;
+    const perRun = await Promise.all(['r1', 'r2'].map(async (id) => (await store.scores.list(id))[0]!.summary.match as number));
+    assert.equal(row.cells.match?.spread?.kind, 'points');
+    assert.deepEqual(row.cells.match?.spread?.points, [...perRun].sort((a, b) => a - b));
+    assert.deepEqual([row.cells.match?.spread?.min, row.cells.match?.spread?.max], [Math.min(...perRun), Math.max(...perRun)]);
+  });
+
   it('spread: min–max and points below 5 repeats, a seeded bootstrap CI of the mean from 5 on', () => {
     assert.equal(spreadOf([]), null);
     const few = [0.2, 0.9, 0.5];
     const a = spreadOf(few)!;
     assert.equal(a.kind, 'points');
-    assert.deepEqual([a.min, a.max, a.n, a.points], [Math.min(...few), Math.max(...few), 3, few]);
+    assert.deepEqual([a.min, a.max, a.n, a.points], [Math.min(...few), Math.max(...few), 3, [...few].sort((x, y) => x - y)]);
     const many = [0.1, 0.4, 0.35, 0.8, 0.6, 0.55];
     assert.ok(many.length >= SPREAD_CI_FROM);
     const b = spreadOf(many)!;
