@@ -78,8 +78,11 @@ export class BenchmarksProvider implements vscode.TreeDataProvider<BenchmarkNode
         return suiteItem(node.entry);
       case 'block':
         return blockItem(node.suite, node.block, node.checklist);
-      case 'item':
-        return itemItem(node.block, node.item);
+      case 'item': {
+        const t = itemItem(node.block, node.item);
+        t.command = { command: 'loupe.showBenchmarkItem', title: 'Show Benchmark Item', arguments: [node] };
+        return t;
+      }
       case 'more': {
         const t = new vscode.TreeItem(`… ${node.hidden} more items`, vscode.TreeItemCollapsibleState.None);
         t.contextValue = 'more';
