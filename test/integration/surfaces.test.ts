@@ -12,6 +12,10 @@ import { loadLongdaGroundTruth } from '../../src/core/benchmarks/longda/eval.ts'
 import { parseAnswerArg } from '../../src/core/benchmarks/longda/toolset.ts';
 import type { StepRecord } from '../../src/core/store/records.ts';
 import { openStore } from '../../src/core/store/run-store.ts';
+import { loadSuite } from '../../src/core/benchmarks/index.ts';
+import { createJudge } from '../../src/core/eval/judges/factory.ts';
+import { judgementStoreOf } from '../../src/core/eval/store.ts';
+import { saveRunScore, scoreStoredRun } from '../../src/core/runs/score-run.ts';
 import { hasRunner, pressUntil as helperPressUntil, runner, screenshot, webviewText } from './helpers/runner.ts';
 
 const shared = () => process.env.LOUPE_SHARED ?? join(process.env.LOUPE_REPO_ROOT ?? process.cwd(), '..', 'shared');
@@ -68,10 +72,6 @@ describe('Surfaces as an expert uses them (issue 22)', function () {
     }
   });
 
-  after(async () => {
-    await vscode.commands.executeCommand('workbench.action.closeAllEditors');
-  });
-
   it('timeline: each answer step shows right / partial / wrong; the expected value stays hidden until asked', async () => {
     await vscode.commands.executeCommand('workbench.action.closeAllEditors');
     await vscode.commands.executeCommand('loupe.openRun', 'sf-longda-1');
@@ -92,5 +92,76 @@ describe('Surfaces as an expert uses them (issue 22)', function () {
     // by keyboard: ↑ selects the partly right step
     await runner({ action: 'clickInWebview', title: TL, selector: '.tl-row.selected' });
     await pressUntil('ArrowUp', async () => /partial/.test(await panelText('#step-answers', TL)), 'ArrowUp to the partial answer');
+  });
+
+  it('Runs view: each run shows its headline metric (LongDA match), not an answer count alone', async () => {
+    await vscode.commands.executeCommand('loupe.refreshRuns');
+    await vscode.commands.executeCommand('loupe.runs.focus');
+    let tree = '';
+    for (let i = 0; i < 60 && !/analyst-model · \d+\.\d% · finished[\s\S]*LongDA match/.test(tree); i++) {
+      await new Promise((r) => setTimeout(r, 500));
+      tree = await runner<string>({ action: 'workbenchText', selector: '[id="workbench.parts.sidebar"]' }).catch(() => '');
+    }
+    assert.match(tree, /analyst-model · \d+\.\d% · finished/, tree.slice(0, 800));
+    assert.doesNotMatch(tree, /0 answers/);
+    await screenshot('surfaces-runs-view-metric');
+  });
+
+  it('Results: per-question drill-down (each repeat against the truth, a step link) and the spread across repeats', async () => {
+    const judge = createJudge({ kind: 'none' }, judgementStoreOf(openStore(storePath)));
+    const st = openStore(storePath);
+    try {
+      for (const id of ['sf-longda-1', 'sf-longda-2', 'sf-longda-3']) await saveRunScore(st, await scoreStoredRun(st, id, { judge }));
+    } finally {
+      await st.close();
+    }
+    await vscode.commands.executeCommand('workbench.action.closeAllEditors');
+    await vscode.commands.executeCommand('loupe.showResults');
+    const RES = 'Loupe Results';
+    const text = await webviewText({ title: RES, expect: /Per question/, timeoutMs: 60_000 });
+    assert.match(text, /range [\d.]+–[\d.]+% · n=3/, 'the match cell shows the spread of its 3 repeats');
+    // open the block and its first question
+    await runner({ action: 'clickInWebview', title: RES, selector: '.dd-question summary' });
+    const dd = await panelText('#drilldown', RES);
+    assert.match(dd, /Ground truth:/);
+    assert.match(dd, /analyst-model\s+1\s+✓ right[\s\S]*analyst-model\s+3\s+✗ wrong/, dd.slice(0, 1200));
+    await screenshot('surfaces-results-drilldown');
+    await runner({ action: 'clickInWebview', title: RES, selector: '.dd-step[data-run="sf-longda-3"]' });
+    const tl = await webviewText({ title: TL, expect: /Step 1[\s\S]*Answers recorded at this step/, timeoutMs: 30_000 });
+    assert.match(tl, /wrong/);
+  });
+
+  it('Benchmarks view: clicking a question shows it; its ground truth only after "Show ground truth"', async () => {
+    await vscode.commands.executeCommand('workbench.action.closeAllEditors');
+    const suite = await loadSuite('longda', root(), {});
+    const block = suite.blocks[0]!;
+    const item = block.items[0]!;
+    assert.equal(item.type, 'longda-query');
+    const q = item.type === 'longda-query' ? item : undefined;
+    await vscode.commands.executeCommand('loupe.benchmarks.focus');
+    const sidebar = '[id="workbench.parts.sidebar"]';
+    const row = (label: string) => `${sidebar} .monaco-list-row[aria-label*="${label.replace(/["\\]/g, '').slice(0, 24)}"]`;
+    // expand LongDA, then its first block, then click the block's first question (a person's clicks)
+    await runner({ action: 'clickWorkbench', selector: row(suite.title) });
+    await runner({ action: 'clickWorkbench', selector: row(block.title) });
+    await runner({ action: 'clickWorkbench', selector: row(q!.question) });
+    const text = await webviewText({ title: 'Item:', expect: /hidden until you ask/, timeoutMs: 30_000 });
+    assert.ok(text.includes(q!.question), text.slice(0, 400));
+    assert.ok(!text.includes(q!.answerText), 'the answer is not shown before the reviewer asks');
+    await runner({ action: 'clickInWebview', title: 'Item:', selector: '#show-ground-truth' });
+    const shown = await webviewText({ title: 'Item:', expect: /Ground truth/ });
+    assert.ok(shown.includes(q!.answerText), shown.slice(0, 600));
+    await screenshot('surfaces-benchmark-item-ground-truth');
+    // a BLADE dataset's ground-truth decisions are reachable from its research question
+    const blade = await loadSuite('blade', join(shared(), 'data', 'blade', 'datasets'), {});
+    const withGt = blade.blocks.find((b) => b.hidden.annotations && b.items.some((i) => i.type === 'blade-question'))!;
+    await vscode.commands.executeCommand('loupe.showBenchmarkItem', { suite: { kind: 'blade', root: blade.root }, block: { id: withGt.id }, item: { id: withGt.items.find((i) => i.type === 'blade-question')!.id } });
+    await webviewText({ title: 'Item:', expect: /Open ground-truth decisions/ });
+    await runner({ action: 'clickInWebview', title: 'Item:', selector: '#open-decisions' });
+    await webviewText({ title: 'Ground truth:', expect: /Show ground truth|Reveal/i, timeoutMs: 30_000 });
+  });
+
+  after(async () => {
+    await vscode.commands.executeCommand('workbench.action.closeAllEditors');
   });
 });

@@ -15,6 +15,8 @@ import type { Suite } from '../suites/types.ts';
 export interface RunHeadline {
   /** `LongDA match 66.7%`, `not scored`, `scoring failed`. */
   text: string;
+  /** The value alone (`66.7%`), for narrow places; '' when there is none. */
+  short: string;
   /** The value in the metric's unit (a fraction for percent metrics), null when there is none. */
   value: number | null;
   /** Where it came from: `stored score of <ISO time>`, `scored live`, or why there is none. */
@@ -34,7 +36,7 @@ export function headlineFrom(def: BenchmarkDefinition | undefined, summary: Reco
   const v = summary[m.key];
   const value = typeof v === 'number' && Number.isFinite(v) ? v : null;
   const shown = value === null ? '—' : m.percent ? `${(value * 100).toFixed(1)}%` : `${Number(value.toFixed(2))}`;
-  return { text: `${m.label} ${shown}${pending ? ` (${pending} pending)` : ''}`, value, source, pending };
+  return { text: `${m.label} ${shown}${pending ? ` (${pending} pending)` : ''}`, short: value === null ? '' : shown, value, source, pending };
 }
 
 /**
@@ -60,14 +62,14 @@ export async function runHeadlines(store: RunStore, runs: readonly RunRecord[], 
     }
     if (o.live !== false && def.judgeFree && r.status !== 'running' && r.status !== 'pending' && r.steps > 0) {
       const sc = await scoreStoredRun(store, r.id, { judge: createJudge({ kind: 'none' }, judgementStoreOf(store)), ...(o.suites ? { suites: o.suites } : {}) }).catch((e: unknown) => ({ error: e instanceof Error ? e.message : String(e), summary: {}, pending: 0 }));
-      if (sc.error) out.set(r.id, { text: 'scoring failed', value: null, source: sc.error, pending: 0 });
+      if (sc.error) out.set(r.id, { text: 'scoring failed', short: '', value: null, source: sc.error, pending: 0 });
       else {
         const h = headlineFrom(def, sc.summary, 'scored live (not saved)', sc.pending);
         if (h) out.set(r.id, h);
       }
       continue;
     }
-    out.set(r.id, { text: 'not scored', value: null, source: def.judgeFree ? 'the run has not ended' : 'this benchmark needs a judge: score the run to see its metric', pending: 0 });
+    out.set(r.id, { text: 'not scored', short: '', value: null, source: def.judgeFree ? 'the run has not ended' : 'this benchmark needs a judge: score the run to see its metric', pending: 0 });
   }
   return out;
 }

@@ -145,7 +145,9 @@ export class RunsViewProvider implements vscode.TreeDataProvider<RunsNode>, vsco
     const live = RunSession.get(r.id);
     const running = r.status === 'running' && live !== undefined && !live.result;
     const [icon, color] = STATUS_ICON[running ? 'running' : r.status] ?? ['circle-outline'];
-    const item = new vscode.TreeItem(`${r.agent === 'reference' ? 'reference' : (r.model ?? r.agent)} · ${running ? 'running' : r.status}`, vscode.TreeItemCollapsibleState.None);
+    // The headline value sits in the label (the sidebar is narrow); its name and source in the description and tooltip.
+    const value = node.headline?.short ? ` · ${node.headline.short}` : '';
+    const item = new vscode.TreeItem(`${r.agent === 'reference' ? 'reference' : (r.model ?? r.agent)}${value} · ${running ? 'running' : r.status}`, vscode.TreeItemCollapsibleState.None);
     item.id = `run:${r.id}`;
     // The run's headline metric (issue 22); answers only where the benchmark records them (a BLADE run has none).
     const metric = node.headline ? `${node.headline.text} · ` : '';
