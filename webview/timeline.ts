@@ -17,7 +17,7 @@ import {
   type AnswerMark, type StepDetail, type TimelineHeatmap, type TimelineRun, type TimelineScoring, type TimelineState, type TimelineStep,
 } from '../src/protocol/timeline.ts';
 import { connectHost, h, ready } from './shared/host.ts';
-import { filterSteps, formatDuration, formatTokens, stepVerdict, tallyText, toolGlyph, VERDICT_GLYPH } from './shared/timeline-model.ts';
+import { argSections, filterSteps, formatDuration, formatTokens, stepVerdict, tallyText, toolGlyph, VERDICT_GLYPH } from './shared/timeline-model.ts';
 import { VirtualList } from './shared/virtual-list.ts';
 import css from './timeline.css';
 import { mountAssistance, type AssistView } from './timeline-assist.ts';
@@ -177,6 +177,19 @@ function prettyArgs(text: string): string {
   }
 }
 
+/** A call's arguments: readable sections when structured (a BLADE submission), else the pretty-printed JSON. */
+function argumentsView(text: string): HTMLElement[] {
+  const sections = argSections(text);
+  if (!sections) return [h('div', { class: 'label' }, 'Arguments'), h('pre', { class: 'args' }, prettyArgs(text))];
+  return [h('div', { class: 'args-sections' }, ...sections.map((sec) => {
+    const body = sec.kind === 'code' ? h('pre', { class: 'args code' }, sec.text)
+      : sec.kind === 'text' ? h('div', { class: 'args text' }, sec.text)
+        : h('table', { class: 'args table' }, h('thead', {}, h('tr', {}, ...sec.columns.map((c) => h('th', {}, c)))),
+          h('tbody', {}, ...sec.rows.map((r) => h('tr', {}, ...r.map((x) => h('td', {}, x))))));
+    return h('section', { class: 'arg-section' }, h('div', { class: 'label' }, sec.title), body);
+  }))];
+}
+
 function renderDetail(d: StepDetail): void {
   const calls = d.toolCalls.map((c) => {
     const reveal = h('vscode-button', { secondary: true, class: 'reveal', 'data-call': c.id }, c.name === 'python' ? 'Reveal in notebook' : /doc|retriever/.test(c.name) ? 'Open in Documentation Search' : 'Reveal');
@@ -187,7 +200,7 @@ function renderDetail(d: StepDetail): void {
     return h('article', { class: `call${c.isError ? ' error' : ''}` },
       h('h3', {}, h('span', { class: `tl-icon tool-${toolGlyph(c.name).cls}` }, toolGlyph(c.name).glyph), ` ${c.name}`,
         h('span', { class: 'muted' }, ` · ${formatDuration(c.durationMs)}${c.isError ? ' · error' : ''}${c.truncated ? ' · observation cut' : ''}`), reveal),
-      h('div', { class: 'label' }, 'Arguments'), h('pre', { class: 'args' }, prettyArgs(c.argumentsText)),
+      ...argumentsView(c.argumentsText),
       h('div', { class: 'label' }, 'Observation'), h('pre', { class: 'obs' }, c.observation));
   });
   detailEl.replaceChildren(

@@ -69,3 +69,45 @@ export function tallyText(t: OutcomeTally): string {
   const parts = (['right', 'partial', 'wrong', 'unanswered', 'pending'] as const).filter((v) => t[v]).map((v) => `${t[v]} ${v}`);
   return `${parts.join(' · ') || 'nothing scored'} of ${t.total} item${t.total === 1 ? '' : 's'}`;
 }
+
+/** One readable section of a tool call's arguments: multi-line text as code, a list of records as a table. */
+export type ArgSection =
+  | { title: string; kind: 'code'; text: string }
+  | { title: string; kind: 'text'; text: string }
+  | { title: string; kind: 'table'; columns: string[]; rows: string[][] };
+
+/** `conceptual_variables` → "Conceptual variables", `q_id` → "Q id". */
+export function humanKey(k: string): string {
+  const t = k.replace(/[_-]+/g, ' ').trim();
+  return t ? t[0]!.toUpperCase() + t.slice(1) : k;
+}
+
+const cellText = (v: unknown): string => (v === null || v === undefined ? '' : Array.isArray(v) ? v.map((x) => (typeof x === 'string' ? x : JSON.stringify(x))).join(', ') : typeof v === 'object' ? JSON.stringify(v) : String(v));
+
+/**
+ * A tool call's arguments as readable sections (a BLADE submission: its conceptual variables as a table, its
+ * transform and model code as code), or null when the arguments are not a JSON object with a structured or
+ * multi-line field (then they are shown as they are). Strings with line breaks become code with real line breaks;
+ * lists of records become tables over the union of their keys; anything else is one line of text.
+ */
+export function argSections(argumentsText: string): ArgSection[] | null {
+  let v: unknown;
+  try {
+    v = JSON.parse(argumentsText);
+  } catch {
+    return null;
+  }
+  if (typeof v !== 'object' || v === null || Array.isArray(v)) return null;
+  const entries = Object.entries(v as Record<string, unknown>);
+  const rich = entries.some(([, x]) => (typeof x === 'string' && x.includes('\n')) || (Array.isArray(x) && x.some((r) => typeof r === 'object' && r !== null && !Array.isArray(r))));
+  if (!rich) return null;
+  return entries.map(([k, x]): ArgSection => {
+    const title = humanKey(k);
+    if (typeof x === 'string') return x.includes('\n') ? { title, kind: 'code', text: x.replace(/\s+$/, '') } : { title, kind: 'text', text: x };
+    if (Array.isArray(x) && x.length && x.every((r) => typeof r === 'object' && r !== null && !Array.isArray(r))) {
+      const columns = [...new Set(x.flatMap((r) => Object.keys(r as object)))];
+      return { title, kind: 'table', columns: columns.map(humanKey), rows: x.map((r) => columns.map((c) => cellText((r as Record<string, unknown>)[c]))) };
+    }
+    return { title, kind: 'text', text: cellText(x) };
+  });
+}
