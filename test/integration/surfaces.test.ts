@@ -16,7 +16,7 @@ import { loadSuite } from '../../src/core/benchmarks/index.ts';
 import { createJudge } from '../../src/core/eval/judges/factory.ts';
 import { judgementStoreOf } from '../../src/core/eval/store.ts';
 import { saveRunScore, scoreStoredRun } from '../../src/core/runs/score-run.ts';
-import { hasRunner, pressUntil as helperPressUntil, runner, screenshot, webviewText } from './helpers/runner.ts';
+import { cli, hasRunner, pressUntil as helperPressUntil, runner, screenshot, webviewText } from './helpers/runner.ts';
 
 const shared = () => process.env.LOUPE_SHARED ?? join(process.env.LOUPE_REPO_ROOT ?? process.cwd(), '..', 'shared');
 const BLOCK = 'NHANES_NCHS_Data_Brief_No._508';
@@ -159,6 +159,27 @@ describe('Surfaces as an expert uses them (issue 22)', function () {
     await webviewText({ title: 'Item:', expect: /Open ground-truth decisions/ });
     await runner({ action: 'clickInWebview', title: 'Item:', selector: '#open-decisions' });
     await webviewText({ title: 'Ground truth:', expect: /Show the ground truth/, timeoutMs: 30_000 });
+  });
+
+  it('BLADE: a submission reads as sections (conceptual variables, transform code, model); no "Model result: None"', async () => {
+    await vscode.commands.executeCommand('workbench.action.closeAllEditors');
+    // the reference agent of caschools submits annotated model code that returns None
+    const r = await cli(['run', '--store', storePath, '--suite', 'blade', '--root', join(shared(), 'data', 'blade', 'datasets'), '--block', 'caschools', '--agent', 'reference', '--json']);
+    assert.equal(r.rc, 0, r.err);
+    const runId = (JSON.parse(r.out.trim().split('\n').pop()!) as { runId: string }).runId;
+    const st = openStore(storePath);
+    const steps = await st.getSteps(runId);
+    await st.close();
+    const submit = steps.find((x) => x.toolCalls.some((c) => c.name === 'submit_analysis' && !c.isError))!;
+    assert.ok(submit, 'the reference submitted');
+    const obs = submit.toolCalls.find((c) => c.name === 'submit_analysis')!.observation;
+    assert.doesNotMatch(obs, /Model result \(first lines\):\nNone/);
+    assert.match(obs, /model\(df\) returned nothing/);
+    await vscode.commands.executeCommand('loupe.openTimeline', runId, submit.index);
+    const text = await webviewText({ title: TL, expect: /Conceptual variables[\s\S]*Transform code[\s\S]*Model code/, timeoutMs: 60_000 });
+    assert.doesNotMatch(text, /\\n/, 'no escaped line breaks in the submission');
+    assert.match(await panelText('.arg-section table', TL), /Description[\s\S]*Type[\s\S]*Columns/);
+    await screenshot('surfaces-blade-submission');
   });
 
   after(async () => {
