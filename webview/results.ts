@@ -151,11 +151,11 @@ function render(s: ResultsState): void {
     charts.push([el, scatterSpec(s.scatter, t), (d) => openRuns((d.runIds as string[]) ?? [], `${String(d.model)} · match vs tokens`)]);
   }
   if (s.heatmaps.length) {
-    const sec = h('section', {}, h('h2', {}, 'Tool usage over the trajectory'),
-      h('p', { class: 'muted' }, 'Share of each tool among the calls in each position bin (LongDA Figure 8). Click a cell to open the model\'s runs.'));
+    const sec = h('section', { id: 'heatmaps' }, h('h2', {}, 'Tool usage over the trajectory'),
+      h('p', { class: 'muted' }, 'Share of each tool among the calls in each position bin (binned as LongDA Figure 8). "Tools the runs called" counts every call by its name; the paper view keeps the paper\'s tool list (helpers called inside code counted). Click a cell to open the model\'s runs.'));
     for (const hm of s.heatmaps) {
-      const el = h('div', { class: 'chart heatmap', 'data-model': hm.model });
-      sec.append(el);
+      const el = h('div', { class: 'chart heatmap', 'data-model': hm.model, 'data-view': hm.view ?? 'paper' });
+      sec.append(h('h3', { class: 'heatmap-title' }, `${hm.benchmark ? `${hm.benchmark} · ` : ''}${hm.view === 'own' ? 'tools the runs called' : 'paper tool list (Figure 8)'}`), el);
       charts.push([el, heatmapSpec(hm, t), () => openRuns(hm.runIds, `${hm.model} · tool usage`)]);
     }
     parts.push(sec);

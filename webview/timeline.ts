@@ -51,6 +51,10 @@ const toolSelect = h('vscode-single-select', { id: 'tool-filter', 'aria-label': 
 const search = h('vscode-textfield', { id: 'search', placeholder: 'Search messages, arguments, observations', 'aria-label': 'Search steps' });
 const count = h('span', { class: 'muted', id: 'count' });
 const heatmapBtn = h('vscode-button', { id: 'heatmap-toggle', secondary: true }, 'Heatmap');
+/** Column labels of the step list (issue 22: no unlabelled numbers). */
+const listHead = h('div', { class: 'tl-row tl-head', 'aria-hidden': 'true' },
+  h('span', { class: 'tl-idx' }, '#'), h('span', {}, 'Tools'), h('span', {}, 'Step'), h('span', {}, 'Duration'), h('span', { class: 'num' }, 'Time'),
+  h('span', { class: 'num tl-tok' }, 'Tokens'), h('span', {}, 'Answer'), h('span', { title: 'tool calls without error' }, 'OK'));
 const listEl = h('div', { class: 'tl-list', id: 'steps', tabindex: 0, role: 'listbox', 'aria-label': 'Steps' });
 const detailEl = h('section', { class: 'tl-detail', id: 'detail', 'aria-live': 'polite' }, h('p', { class: 'muted' }, 'Select a step to see its message, arguments and observations.'));
 const heatmapEl = h('section', { class: 'tl-heatmap', id: 'heatmap', hidden: true });
@@ -116,7 +120,8 @@ function renderRow(s: TimelineStep): HTMLElement {
     role: 'option', 'aria-selected': s.index === selected ? 'true' : 'false', 'data-step': s.index,
   },
   h('span', { class: 'tl-idx' }, String(s.index + 1)),
-  h('span', { class: 'tl-icons' }, ...(s.tools.length ? s.tools.slice(0, 3) : ['']).map((t) => h('span', { class: `tl-icon tool-${toolGlyph(t).cls}`, title: t || 'message' }, toolGlyph(t).glyph))),
+  h('span', { class: 'tl-icons', title: s.tools.join(', ') || 'message' }, ...(s.tools.length ? s.tools.slice(0, 2) : ['']).map((t) => h('span', { class: `tl-icon tool-${toolGlyph(t).cls}`, title: t || 'message' }, toolGlyph(t).glyph)),
+    s.tools.length > 2 ? h('span', { class: 'tl-more' }, `+${s.tools.length - 2}`) : ''),
   h('span', { class: 'tl-summary', title: s.summary }, s.summary),
   h('span', { class: 'tl-bar', title: `model ${formatDuration(s.latencyMs)} · tools ${formatDuration(s.toolMs)}` }, h('span', { style: `width:${width}%` })),
   h('span', { class: 'tl-dur num' }, formatDuration(s.durationMs)),
@@ -240,7 +245,7 @@ async function renderHeatmap(): Promise<void> {
       x: { field: 'bin', type: 'ordinal', title: `Progress (${heatmap.bins} bins)`, scale: { domain: Array.from({ length: heatmap.bins }, (_, i) => i) },
         axis: { labelExpr: `datum.value % 5 == 0 ? round(datum.value * 100 / ${heatmap.bins}) + '%' : ''` } },
       y: { field: 'tool', type: 'nominal', title: null, sort: heatmap.tools },
-      color: { field: 'share', type: 'quantitative', title: 'Share of calls', scale: { scheme: 'blues' } },
+      color: { field: 'share', type: 'quantitative', title: 'Share of calls', scale: { scheme: 'blues', domain: [0, 1] }, legend: { format: '.0%' } },
     },
   };
   const chart = h('div', { class: 'chart', id: 'heatmap-chart' });
@@ -304,7 +309,7 @@ function init(state: TimelineState): void {
     assist.element,
     h('div', { class: 'tl-toolbar' }, toolSelect, search, count, heatmapBtn),
     heatmapEl,
-    h('div', { class: 'tl-main' }, listEl, detailEl),
+    h('div', { class: 'tl-main' }, h('div', { class: 'tl-listwrap' }, listHead, listEl), detailEl),
   );
   list = new VirtualList<TimelineStep>({ container: listEl, rowHeight: ROW_HEIGHT, renderRow });
   renderHeader();

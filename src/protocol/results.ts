@@ -67,6 +67,13 @@ export interface ScatterPoint {
 /** LongDA Figure 8: tool × bin shares for one model (columns sum to 1). */
 export interface ToolHeatmapView {
   model: string;
+  /**
+   * `paper`: the tool list of the benchmark's paper figure (LongDA Figure 8, helpers counted inside code); `own`: the
+   * tools the runs actually called (issue 22). Absent: `paper`.
+   */
+  view?: 'paper' | 'own';
+  /** The benchmark (table title) the runs belong to. */
+  benchmark?: string;
   tools: string[];
   bins: number;
   /** `matrix[tool][bin]`, column-normalised. */

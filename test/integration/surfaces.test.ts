@@ -77,6 +77,7 @@ describe('Surfaces as an expert uses them (issue 22)', function () {
     await vscode.commands.executeCommand('loupe.openRun', 'sf-longda-1');
     const text = await webviewText({ title: TL, expect: /1 right · 1 partial · 1 wrong/, timeoutMs: 60_000 });
     assert.match(text, /scored live against the ground truth/);
+    assert.match(await panelText('.tl-head', TL), /Tokens[\s\S]*Answer/, 'the step list\'s columns are labelled');
     const rows = await panelText('#steps', TL);
     assert.match(rows, /✓ right[\s\S]*◐ partial[\s\S]*✗ wrong/, rows);
     // the wrong answer: its verdict and what was given, not the truth
@@ -126,6 +127,10 @@ describe('Surfaces as an expert uses them (issue 22)', function () {
     assert.match(dd, /Ground truth:/);
     assert.match(dd, /analyst-model\s+1\s+✓ right[\s\S]*analyst-model\s+3\s+✗ wrong/, dd.slice(0, 1200));
     await screenshot('surfaces-results-drilldown');
+    // tool usage: LongDA's paper view and the tools the runs called
+    const hm = await panelText('#heatmaps', RES);
+    assert.match(hm, /LongDA · paper tool list \(Figure 8\)/);
+    assert.match(hm, /LongDA · tools the runs called/);
     await runner({ action: 'clickInWebview', title: RES, selector: '.dd-step[data-run="sf-longda-3"]' });
     const tl = await webviewText({ title: TL, expect: /Step 1[\s\S]*Answers recorded at this step/, timeoutMs: 30_000 });
     assert.match(tl, /wrong/);

@@ -12,6 +12,7 @@ import { aggregateScores, assistedModel, type RunScore } from '../runs/score-run
 import { assistanceLabel, assistanceOf } from '../runs/intervene.ts';
 import type { AnswerRecord, StoredScore } from '../store/records.ts';
 import { isRunScore, questionDrilldown, spreadOf } from './outcomes.ts';
+import { ownToolsHeatmap } from './timeline.ts';
 import type { RunRecord } from '../store/records.ts';
 import type { RunStore } from '../store/run-store.ts';
 import type {
@@ -136,13 +137,29 @@ async function fixedSection(def: BenchmarkDefinition, runs: RunRecord[], scores:
       const withCalls = trajectories.filter((t) => t.some((x) => x.length));
       if (withCalls.length) {
         const hm = usage.heatmap(withCalls);
-        heatmaps.push({ model, tools: hm.tools, bins: hm.bins, matrix: hm.matrix, counts: hm.counts, nTrajectories: hm.nTrajectories, runIds: mine.map((r) => r.id) });
+        heatmaps.push({ model, view: 'paper', benchmark: p.tableTitle, tools: hm.tools, bins: hm.bins, matrix: hm.matrix, counts: hm.counts, nTrajectories: hm.nTrajectories, runIds: mine.map((r) => r.id) });
       }
     }
   }
   const columns: MetricColumn[] = [...spec.rates.map((c) => ({ key: c.key, label: c.label, format: 'percent' as const, description: c.description })), ...RUN_COLUMNS,
     ...(assisted ? [{ key: 'interventions', label: 'Interventions', format: 'number' as const, description: 'Human interventions (hints, corrections) per run; assisted runs are rows of their own' }] : [])];
   return { table: { id: def.kind, title: p.tableTitle, suite: def.kind, columns, rows, options }, scatter, heatmaps };
+}
+
+/**
+ * Issue 22: per model, the heatmap of the tools its runs of this benchmark actually called (every benchmark, the
+ * paper's tool list aside), from the step summaries (no observation texts read).
+ */
+async function ownHeatmaps(def: BenchmarkDefinition, runs: RunRecord[], store: RunStore): Promise<ToolHeatmapView[]> {
+  const mine = runs.filter((r) => r.suite === def.kind && r.steps > 0);
+  const out: ToolHeatmapView[] = [];
+  for (const model of [...new Set(mine.map(modelOf))].sort()) {
+    const rs = mine.filter((r) => modelOf(r) === model);
+    const trajectories = await Promise.all(rs.map(async (r) => (await store.getStepSummaries(r.id)).map((s) => s.toolNames)));
+    const hm = ownToolsHeatmap(trajectories.filter((t) => t.some((x) => x.length)));
+    if (hm) out.push({ model, view: 'own', benchmark: def.presentation.tableTitle, tools: hm.tools, bins: hm.bins, matrix: hm.matrix, counts: hm.counts, nTrajectories: hm.nTrajectories, runIds: rs.map((r) => r.id) });
+  }
+  return out;
 }
 
 /** A table of every numeric summary metric, for benchmarks without fixed columns (`presentation.resultsColumns` null). */
@@ -232,6 +249,7 @@ export async function buildResultsState(store: RunStore, source = store.location
       const t = genericTable(def, runs, scores);
       if (t) tables.push(t);
     }
+    heatmaps.push(...await ownHeatmaps(def, runs, store));
   }
   const blade = await categoryRows(scores);
   // Issue 22: block → question → each repeat's answer against the truth, for benchmarks that score items.
