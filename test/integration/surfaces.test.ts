@@ -93,6 +93,11 @@ describe('Surfaces as an expert uses them (issue 22)', function () {
     // by keyboard: ↑ selects the partly right step
     await runner({ action: 'clickInWebview', title: TL, selector: '.tl-row.selected' });
     await pressUntil('ArrowUp', async () => /partial/.test(await panelText('#step-answers', TL)), 'ArrowUp to the partial answer');
+    await runner({ action: 'clickInWebview', title: TL, selector: '#heatmap-toggle' });
+    for (let i = 0; i < 40 && !(await panelText('#heatmap-chart svg', TL).catch(() => '')); i++) await new Promise((r) => setTimeout(r, 250));
+    const legend = await panelText('#heatmap', TL);
+    assert.doesNotMatch(legend, /1\.000000/, 'the legend reads as a share');
+    await screenshot('surfaces-timeline-heatmap');
   });
 
   it('Runs view: each run shows its headline metric (LongDA match), not an answer count alone', async () => {

@@ -9,6 +9,7 @@ import type { LlmConfig } from '../../core/agent/llm.ts';
 import type { RunRecord } from '../../core/agent/types.ts';
 import { findBenchmark } from '../../core/benchmarks/registry.ts';
 import { reopenRun } from '../../core/runs/reopen.ts';
+import { referenceAgentAvailable } from '../../core/runs/runner.ts';
 import { errorMessage } from '../../core/util/errors.ts';
 import { exportTrajectoryJsonl } from '../../core/store/export.ts';
 import { loadSuite, parseSuiteKind } from '../../core/benchmarks/index.ts';
@@ -93,19 +94,33 @@ async function pickBlock(suite: Suite, args: RunBlockArgs): Promise<Block | unde
   return pick.b;
 }
 
-async function pickProfile(ctx: LoupeContext, args: RunBlockArgs): Promise<ModelProfile | typeof REFERENCE | undefined> {
+async function pickProfile(ctx: LoupeContext, args: RunBlockArgs, block: Block): Promise<ModelProfile | typeof REFERENCE | undefined> {
   const profiles = ctx.settings.models;
-  if (args.profile === REFERENCE) return REFERENCE;
+  // Issue 22: offer only agents that can run this block (no reference agent for DDR, none for a LongDA block without a script).
+  const ref = referenceAgentAvailable(block);
+  if (args.profile === REFERENCE) {
+    if (!ref.ok) throw new Error(`The reference agent cannot run block ${block.id}: ${ref.reason}.`);
+    return REFERENCE;
+  }
   if (args.profile) {
     const p = profiles.find((x) => x.name === args.profile);
     if (!p) throw new Error(`No model profile '${args.profile}' in loupe.models`);
     return p;
   }
+  if (!profiles.length && !ref.ok) {
+    const open = 'Open Settings';
+    const pick = await vscode.window.showWarningMessage(`Loupe: no agent can run block ${block.id}. Add a model profile to the setting loupe.models (the reference agent cannot run it: ${ref.reason}).`, open);
+    if (pick === open) await vscode.commands.executeCommand('workbench.action.openSettings', 'loupe.models');
+    return undefined;
+  }
   const items = [
     ...profiles.map((p) => ({ label: `$(hubot) ${p.name}`, description: `${p.model} · ${p.baseUrl}`, p: p as ModelProfile | typeof REFERENCE })),
-    { label: '$(beaker) reference', description: 'the reference solution (no model): checks data, tools and scoring', p: REFERENCE as ModelProfile | typeof REFERENCE },
+    ...(ref.ok ? [{ label: '$(beaker) reference', description: 'the reference solution (no model): checks data, tools and scoring', p: REFERENCE as ModelProfile | typeof REFERENCE }] : []),
   ];
-  const pick = await vscode.window.showQuickPick(items, { title: 'Run Benchmark Block (3/4): model profile', placeHolder: profiles.length ? 'Which model?' : 'No model profiles in loupe.models yet: the reference agent is always available' });
+  const pick = await vscode.window.showQuickPick(items, {
+    title: 'Run Benchmark Block (3/4): agent',
+    placeHolder: profiles.length ? (ref.ok ? 'Which model?' : `Which model? (no reference agent for this block: ${ref.reason})`) : 'No model profiles in loupe.models yet: the reference agent can run this block',
+  });
   return pick?.p;
 }
 
@@ -158,7 +173,7 @@ export async function runBenchmarkBlock(ctx: LoupeContext, raw?: unknown): Promi
   if (!suite) return undefined;
   const block = await pickBlock(suite, args);
   if (!block) return undefined;
-  const profile = await pickProfile(ctx, args);
+  const profile = await pickProfile(ctx, args, block);
   if (!profile) return undefined;
   const repeats = await pickRepeats(args);
   if (!repeats) return undefined;
