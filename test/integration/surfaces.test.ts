@@ -192,6 +192,64 @@ describe('Surfaces as an expert uses them (issue 22)', function () {
     await screenshot('surfaces-blade-submission');
   });
 
+  it('running: the picker offers only agents that can run the block, in VS Code words; Stop lists only running runs; Export asks where', async () => {
+    const notes = async () => runner<string>({ action: 'workbenchText', selector: '.notifications-toasts' }).catch(() => '');
+    const quick = async () => runner<string>({ action: 'workbenchText', selector: '.quick-input-widget' }).catch(() => '');
+    const until = async (what: string, f: () => Promise<boolean>, ms = 20_000) => {
+      const t0 = Date.now();
+      while (!(await f())) {
+        if (Date.now() - t0 > ms) {
+          await screenshot(`surfaces-failed-${what.replace(/\W+/g, '-')}`);
+          throw new Error(`${what}: not seen within ${ms} ms; notifications '${(await notes()).slice(0, 300)}', quick input '${(await quick()).slice(0, 300)}'`);
+        }
+        await new Promise((r) => setTimeout(r, 250));
+      }
+    };
+    await vscode.commands.executeCommand('notifications.clearAll');
+    const suite = await loadSuite('longda', root(), {});
+    const { existsSync } = await import('node:fs');
+    const { defaultReferenceDir } = await import('../../src/core/benchmarks/paths.ts');
+    const noScript = suite.blocks.find((b) => b.runnable && !existsSync(join(defaultReferenceDir('longda'), `${b.id}.py`)))!;
+    assert.ok(noScript, 'a runnable LongDA block without a reference script');
+    // asked for the reference agent on that block: an error in VS Code's words, no CLI flag
+    void vscode.commands.executeCommand('loupe.runBenchmarkBlock', { suite: 'longda', root: root(), blockId: noScript.id, profile: 'reference' });
+    await until('the reference error', async () => /reference agent cannot run block/.test(await notes()));
+    assert.doesNotMatch(await notes(), /--agent|--model/);
+    await screenshot('surfaces-run-picker-reference-error');
+    await vscode.commands.executeCommand('notifications.clearAll');
+    // no model profiles here and no reference script: no agent is offered, the user is told what to configure
+    void vscode.commands.executeCommand('loupe.runBenchmarkBlock', { suite: 'longda', root: root(), blockId: noScript.id });
+    await until('the no-agent warning', async () => /no agent can run block/.test(await notes()));
+    assert.doesNotMatch(await quick(), /reference/);
+    await vscode.commands.executeCommand('notifications.clearAll');
+    // Stop Run with nothing running in this window: no list of finished runs
+    void vscode.commands.executeCommand('loupe.stopRun');
+    await until('the stop message', async () => /no run is running in this window/.test(await notes()));
+    assert.doesNotMatch(await quick(), /sf-longda-/, 'finished runs are not offered');
+    await vscode.commands.executeCommand('notifications.clearAll');
+    // Export asks where to write (the run's folder by default)
+    const exported = vscode.commands.executeCommand<string | undefined>('loupe.exportRun', 'sf-longda-1', 'jsonl');
+    await until('the save dialog', async () => /sf-longda-1\.jsonl/.test(await quick()));
+    await screenshot('surfaces-export-save-dialog');
+    await runner({ action: 'press', key: 'Escape' });
+    assert.equal(await exported, undefined, 'cancelled: nothing written');
+  });
+
+  it('Welcome ends with the next step; the Benchmarks view never claims "no suites" while they load', async () => {
+    await vscode.commands.executeCommand('workbench.action.closeAllEditors');
+    await vscode.commands.executeCommand('loupe.showWelcome');
+    const text = await webviewText({ title: 'Loupe', expect: /Next step/, timeoutMs: 60_000 });
+    assert.match(text, /Run a benchmark block/);
+    await screenshot('surfaces-welcome-next-step');
+    await vscode.commands.executeCommand('loupe.benchmarks.focus');
+    await vscode.commands.executeCommand('loupe.refreshBenchmarks');
+    for (let i = 0; i < 12; i++) {
+      const side = await runner<string>({ action: 'workbenchText', selector: '[id="workbench.parts.sidebar"]' }).catch(() => '');
+      assert.doesNotMatch(side, /No benchmark suites are configured yet/);
+      await new Promise((r) => setTimeout(r, 150));
+    }
+  });
+
   after(async () => {
     await vscode.commands.executeCommand('workbench.action.closeAllEditors');
   });

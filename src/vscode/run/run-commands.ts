@@ -226,7 +226,7 @@ export async function setApiKey(ctx: LoupeContext, raw?: unknown): Promise<boole
 }
 
 /** A run id from a command argument (string, Runs-view node) or a QuickPick over the store. */
-async function runFrom(ctx: LoupeContext, raw: unknown, title: string): Promise<RunRecord | undefined> {
+async function runFrom(ctx: LoupeContext, raw: unknown, title: string, o: { only?: (r: RunRecord) => boolean; none?: string } = {}): Promise<RunRecord | undefined> {
   const store = ctx.store();
   const id = typeof raw === 'string' ? raw : (raw as { run?: RunRecord } | undefined)?.run?.id;
   if (id) {
@@ -234,9 +234,10 @@ async function runFrom(ctx: LoupeContext, raw: unknown, title: string): Promise<
     if (!r) throw new Error(`No run ${id} in ${ctx.storePath}`);
     return r;
   }
-  const runs = await store.listRuns({ limit: 500 });
+  const all = await store.listRuns({ limit: 500 });
+  const runs = o.only ? all.filter(o.only) : all;
   if (!runs.length) {
-    void vscode.window.showInformationMessage('Loupe: no runs yet. Use "Loupe: Run Benchmark Block".');
+    void vscode.window.showInformationMessage(all.length && o.none ? `Loupe: ${o.none}` : 'Loupe: no runs yet. Use "Loupe: Run Benchmark Block".');
     return undefined;
   }
   const pick = await vscode.window.showQuickPick(runs.map((r) => ({ label: `${r.blockId} · ${r.status}`, description: `${r.agent}${r.model ? ` · ${r.model}` : ''} · ${r.createdAt}`, detail: r.id, r })), { title, matchOnDetail: true });
@@ -305,7 +306,8 @@ export function runCommands(): Record<string, (ctx: LoupeContext, ...args: unkno
       return res.status;
     },
     'loupe.stopRun': async (ctx, arg) => {
-      const r = await runFrom(ctx, arg, 'Stop Run');
+      // Issue 22: only runs that are running in this window can be stopped, so only those are offered.
+      const r = await runFrom(ctx, arg, 'Stop Run', { only: (x) => !!RunSession.get(x.id) && !RunSession.get(x.id)?.result, none: 'no run is running in this window.' });
       const s = r && RunSession.get(r.id);
       if (!s || s.result) {
         void vscode.window.showInformationMessage('Loupe: that run is not running in this window.');
@@ -314,7 +316,8 @@ export function runCommands(): Record<string, (ctx: LoupeContext, ...args: unkno
       s.control.stop('stopped from the Runs view');
       return true;
     },
-    'loupe.exportRun': async (ctx, arg, format) => {
+    /** Args: run, format (`jsonl` or the benchmark's kind), target (a file for JSONL, a folder for results; else a save dialog). */
+    'loupe.exportRun': async (ctx, arg, format, target) => {
       const r = await runFrom(ctx, arg, 'Export Run');
       if (!r) return undefined;
       const def = findBenchmark(r.suite);
@@ -324,16 +327,26 @@ export function runCommands(): Record<string, (ctx: LoupeContext, ...args: unkno
       ];
       const fmt = typeof format === 'string' ? format : (await vscode.window.showQuickPick(formats, { title: `Export run ${r.id}` }))?.id;
       if (!fmt) return undefined;
+      // Issue 22: where to is the user's choice (a save dialog), the run's folder by default.
       const outDir = join(dirname(r.workspace), 'export');
-      mkdirSync(outDir, { recursive: true });
       const store = ctx.store();
       let out: string;
       if (fmt === 'jsonl') {
-        out = join(outDir, `${r.id}.jsonl`);
+        const chosen = typeof target === 'string' ? target : (await vscode.window.showSaveDialog({
+          title: `Export run ${r.id} as a JSONL trajectory`, defaultUri: vscode.Uri.file(join(outDir, `${r.id}.jsonl`)), filters: { 'JSON Lines': ['jsonl'] }, saveLabel: 'Export',
+        }))?.fsPath;
+        if (!chosen) return undefined;
+        out = chosen;
+        mkdirSync(dirname(out), { recursive: true });
         writeFileSync(out, await exportTrajectoryJsonl(store, r.id));
       } else if (def?.exportResults && fmt === def.kind) {
+        const chosen = typeof target === 'string' ? target : (await vscode.window.showSaveDialog({
+          title: `Export run ${r.id} as ${def.title} results (a folder)`, defaultUri: vscode.Uri.file(join(outDir, `${def.kind}-results`)), saveLabel: 'Export here',
+        }))?.fsPath;
+        if (!chosen) return undefined;
         const { block } = await loadRunBlock(r);
-        out = join(outDir, `${def.kind}-results`);
+        out = chosen;
+        mkdirSync(out, { recursive: true });
         await def.exportResults(store, [{ runId: r.id, block, repeat: r.params.repeat ?? 1 }], out);
       } else throw new Error(`Unknown export format ${fmt}`);
       void vscode.window.showInformationMessage(`Loupe: exported to ${out}`, 'Reveal').then((x) => x && vscode.commands.executeCommand('revealFileInOS', vscode.Uri.file(out)));
