@@ -193,7 +193,15 @@ describe('Surfaces as an expert uses them (issue 22)', function () {
   });
 
   it('running: the picker offers only agents that can run the block, in VS Code words; Stop lists only running runs; Export asks where', async () => {
-    const notes = async () => runner<string>({ action: 'workbenchText', selector: '.notifications-toasts' }).catch(() => '');
+    // The messages the extension shows (same extension host: the window API is shared), recorded and still shown.
+    const shown: string[] = [];
+    const w = vscode.window as unknown as Record<string, (...a: unknown[]) => unknown>;
+    const originals = Object.fromEntries(['showErrorMessage', 'showWarningMessage', 'showInformationMessage'].map((k) => [k, w[k]!]));
+    for (const [k, f] of Object.entries(originals)) w[k] = (...a: unknown[]) => {
+      shown.push(String(a[0]));
+      return f.apply(vscode.window, a);
+    };
+    const notes = async () => shown.join('\n');
     const quick = async () => runner<string>({ action: 'workbenchText', selector: '.quick-input-widget' }).catch(() => '');
     const until = async (what: string, f: () => Promise<boolean>, ms = 20_000) => {
       const t0 = Date.now();
@@ -206,6 +214,7 @@ describe('Surfaces as an expert uses them (issue 22)', function () {
       }
     };
     await vscode.commands.executeCommand('notifications.clearAll');
+    shown.length = 0;
     const suite = await loadSuite('longda', root(), {});
     const { existsSync } = await import('node:fs');
     const { defaultReferenceDir } = await import('../../src/core/benchmarks/paths.ts');
@@ -217,22 +226,26 @@ describe('Surfaces as an expert uses them (issue 22)', function () {
     assert.doesNotMatch(await notes(), /--agent|--model/);
     await screenshot('surfaces-run-picker-reference-error');
     await vscode.commands.executeCommand('notifications.clearAll');
+    shown.length = 0;
     // no model profiles here and no reference script: no agent is offered, the user is told what to configure
     void vscode.commands.executeCommand('loupe.runBenchmarkBlock', { suite: 'longda', root: root(), blockId: noScript.id });
     await until('the no-agent warning', async () => /no agent can run block/.test(await notes()));
     assert.doesNotMatch(await quick(), /reference/);
     await vscode.commands.executeCommand('notifications.clearAll');
+    shown.length = 0;
     // Stop Run with nothing running in this window: no list of finished runs
     void vscode.commands.executeCommand('loupe.stopRun');
     await until('the stop message', async () => /no run is running in this window/.test(await notes()));
     assert.doesNotMatch(await quick(), /sf-longda-/, 'finished runs are not offered');
     await vscode.commands.executeCommand('notifications.clearAll');
+    shown.length = 0;
     // Export asks where to write (the run's folder by default)
     const exported = vscode.commands.executeCommand<string | undefined>('loupe.exportRun', 'sf-longda-1', 'jsonl');
     await until('the save dialog', async () => /sf-longda-1\.jsonl/.test(await quick()));
     await screenshot('surfaces-export-save-dialog');
     await runner({ action: 'press', key: 'Escape' });
     assert.equal(await exported, undefined, 'cancelled: nothing written');
+    Object.assign(w, originals);
   });
 
   it('Welcome ends with the next step; the Benchmarks view never claims "no suites" while they load', async () => {
@@ -248,6 +261,34 @@ describe('Surfaces as an expert uses them (issue 22)', function () {
       assert.doesNotMatch(side, /No benchmark suites are configured yet/);
       await new Promise((r) => setTimeout(r, 150));
     }
+  });
+
+  it('task and run workspaces: the window they open knows its suite, block and store, and the folder holds none of it', async () => {
+    const folder = await vscode.commands.executeCommand<string>('loupe.openTaskAsWorkspace', { suite: 'longda', root: root(), blockId: BLOCK, open: false });
+    assert.ok(folder);
+    const api = vscode.extensions.getExtension('loupe-dev.loupe')!.exports as { folderContext(f: string): { kind: string; suites: Array<{ suite: string; root: string }>; runsDirectory: string; blockId: string } | undefined };
+    const fc = api.folderContext(folder);
+    assert.ok(fc, 'the folder\'s window context is remembered');
+    assert.equal(fc.kind, 'task');
+    assert.deepEqual(fc.suites.map((x) => [x.suite, x.root]), [['longda', root()]]);
+    assert.equal(fc.runsDirectory, join(storePath, '..'));
+    assert.equal(fc.blockId, BLOCK);
+    // nothing in the folder tells an agent where the suite root or the store is
+    const { readdirSync, readFileSync, lstatSync, existsSync } = await import('node:fs');
+    assert.ok(!existsSync(join(folder, '.vscode', 'settings.json')), 'no workspace settings written');
+    const walk = (d: string): string[] => readdirSync(d).flatMap((n) => {
+      const p = join(d, n);
+      const st = lstatSync(p);
+      return st.isDirectory() ? walk(p) : st.isFile() && st.size < 2_000_000 ? [p] : [];
+    });
+    for (const f of walk(folder)) {
+      const t = readFileSync(f, 'utf8');
+      assert.ok(!t.includes(root()) && !t.includes(storePath), `${f} names the suite root or the store`);
+    }
+    const ws = await vscode.commands.executeCommand<string>('loupe.openRunWorkspace', { run: { id: 'sf-longda-1' }, open: false });
+    const rc = api.folderContext(ws)!;
+    assert.equal(rc.kind, 'run');
+    assert.deepEqual(rc.suites.map((x) => [x.suite, x.root]), [['longda', root()]]);
   });
 
   after(async () => {

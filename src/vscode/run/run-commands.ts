@@ -19,6 +19,7 @@ import type { LoupeContext } from '../context.ts';
 import { TimelinePanel } from '../panels/timeline-panel.ts';
 import { cellMeta, RunNotebook } from './run-notebook.ts';
 import { RunSession } from './run-session.ts';
+import { rememberFolder } from '../folder-context.ts';
 
 /** What "Run Benchmark Block" may be given (from the Benchmarks view, a test, or nothing: the palette). */
 export interface RunBlockArgs {
@@ -290,6 +291,13 @@ export function runCommands(): Record<string, (ctx: LoupeContext, ...args: unkno
     'loupe.openRunWorkspace': async (ctx, arg) => {
       const r = await runFrom(ctx, arg, 'Open Run Workspace');
       if (!r) return undefined;
+      // Issue 22: the new window shows this run's suite and store (kept in the extension's state, not in the folder).
+      const kind = r.params.suiteKind ?? r.suite;
+      const root = r.params.suiteRoot;
+      const configured = ctx.settings.suites.find((x) => x.suite === kind && x.root === root);
+      const suites = configured ? [configured] : root ? [{ suite: kind, root, ...(r.params.loadOptions?.entities ? { entities: r.params.loadOptions.entities } : {}) }] : [];
+      await rememberFolder(ctx.extension.globalState, r.workspace, { kind: 'run', suites, runsDirectory: ctx.runsDirectory, blockId: r.blockId, runId: r.id });
+      if ((arg as { open?: boolean } | undefined)?.open === false) return r.workspace;
       await vscode.commands.executeCommand('vscode.openFolder', vscode.Uri.file(r.workspace), { forceNewWindow: true });
       return r.workspace;
     },
