@@ -197,10 +197,12 @@ describe('Surfaces as an expert uses them (issue 22)', function () {
     const shown: string[] = [];
     const w = vscode.window as unknown as Record<string, (...a: unknown[]) => unknown>;
     const originals = Object.fromEntries(['showErrorMessage', 'showWarningMessage', 'showInformationMessage'].map((k) => [k, w[k]!]));
-    for (const [k, f] of Object.entries(originals)) w[k] = (...a: unknown[]) => {
-      shown.push(String(a[0]));
-      return f.apply(vscode.window, a);
-    };
+    for (const [k, f] of Object.entries(originals)) {
+      w[k] = (...a: unknown[]) => {
+        shown.push(String(a[0]));
+        return f.apply(vscode.window, a);
+      };
+    }
     const notes = async () => shown.join('\n');
     const quick = async () => runner<string>({ action: 'workbenchText', selector: '.quick-input-widget' }).catch(() => '');
     const until = async (what: string, f: () => Promise<boolean>, ms = 20_000) => {
