@@ -293,6 +293,42 @@ describe('Surfaces as an expert uses them (issue 22)', function () {
     assert.deepEqual(rc.suites.map((x) => [x.suite, x.root]), [['longda', root()]]);
   });
 
+  it('run notebook: re-running an agent cell keeps its recorded output; the run goes to a new analyst cell, marked on the cell', async () => {
+    await vscode.commands.executeCommand('workbench.action.closeAllEditors');
+    const st = openStore(storePath);
+    const run = (await st.listRuns()).find((r) => r.suite === 'blade' && r.blockId === 'caschools')!;
+    const cells = await st.getCells(run.id);
+    await st.close();
+    assert.ok(run && cells.length, 'the BLADE reference run recorded kernel cells');
+    await vscode.commands.executeCommand('loupe.openRunNotebook', run.id);
+    let nb: vscode.NotebookDocument | undefined;
+    for (let i = 0; i < 40 && !nb; i++) {
+      nb = vscode.workspace.notebookDocuments.find((d) => d.uri.fsPath.endsWith(join(run.id, 'notebook.ipynb')));
+      if (!nb) await new Promise((r) => setTimeout(r, 250));
+    }
+    assert.ok(nb, 'the run notebook opened');
+    const meta = (c: vscode.NotebookCell) => ((c.metadata as { loupe?: { author?: string }; metadata?: { loupe?: { author?: string } } }).loupe ?? (c.metadata as { metadata?: { loupe?: { author?: string } } }).metadata?.loupe);
+    const agent = nb.getCells().find((c) => meta(c)?.author === 'agent')!;
+    assert.ok(agent, 'an agent cell');
+    const text = (c: vscode.NotebookCell) => c.outputs.flatMap((o) => o.items).map((it) => new TextDecoder().decode(it.data)).join('\n');
+    const before = text(agent);
+    const count = nb.cellCount;
+    const editor = await vscode.window.showNotebookDocument(nb, { viewColumn: vscode.ViewColumn.One });
+    await vscode.commands.executeCommand('notebook.selectKernel', { editor, id: 'loupe-run-kernel', extension: 'loupe-dev.loupe' });
+    await vscode.commands.executeCommand('notebook.cell.execute', { ranges: [{ start: agent.index, end: agent.index + 1 }], document: nb.uri });
+    let copy = '';
+    for (let i = 0; i < 300 && !(nb.cellCount > count && /Fresh kernel/.test(copy = text(nb.cellAt(agent.index + 1)))); i++) await new Promise((r) => setTimeout(r, 200));
+    assert.equal(nb.cellCount, count + 1, 'a new cell below the agent cell');
+    assert.match(copy, /Fresh kernel for run/, 'the kernel notice is in the analyst\'s cell');
+    assert.equal(text(agent), before, 'the agent cell\'s recorded output is unchanged');
+    assert.doesNotMatch(text(agent), /Fresh kernel/);
+    for (let i = 0; i < 40 && meta(nb.cellAt(agent.index + 1))?.author !== 'analyst'; i++) await new Promise((r) => setTimeout(r, 250));
+    assert.equal(meta(nb.cellAt(agent.index + 1))?.author, 'analyst');
+    await new Promise((r) => setTimeout(r, 800));
+    await screenshot('surfaces-notebook-analyst-copy');
+    await vscode.commands.executeCommand('workbench.action.revertAndCloseActiveEditor').then(undefined, () => undefined);
+  });
+
   after(async () => {
     await vscode.commands.executeCommand('workbench.action.closeAllEditors');
   });
