@@ -329,6 +329,20 @@ describe('Surfaces as an expert uses them (issue 22)', function () {
     await vscode.commands.executeCommand('workbench.action.revertAndCloseActiveEditor').then(undefined, () => undefined);
   });
 
+  it('three repeats open one notebook, one timeline and one terminal; the others are listed', async () => {
+    await vscode.commands.executeCommand('workbench.action.closeAllEditors');
+    const terminalsBefore = vscode.window.terminals.length;
+    const ids = await vscode.commands.executeCommand<string[]>('loupe.runBenchmarkBlock', { suite: 'longda', root: root(), blockId: BLOCK, profile: 'reference', repeats: 3 });
+    assert.equal(ids?.length, 3, 'three runs');
+    await new Promise((r) => setTimeout(r, 1500));
+    const tabs = vscode.window.tabGroups.all.flatMap((g) => g.tabs).map((t) => t.label);
+    assert.equal(tabs.filter((l) => /^Timeline:/.test(l)).length, 1, tabs.join(' | '));
+    const notebooks = vscode.window.tabGroups.all.flatMap((g) => g.tabs).filter((t) => t.input instanceof vscode.TabInputNotebook && ids!.some((id) => (t.input as vscode.TabInputNotebook).uri.fsPath.includes(id)));
+    assert.equal(notebooks.length, 1, 'one run notebook');
+    assert.equal(vscode.window.terminals.length - terminalsBefore, 1, 'one transcript terminal');
+    await screenshot('surfaces-repeats-one-group');
+  });
+
   after(async () => {
     await vscode.commands.executeCommand('workbench.action.closeAllEditors');
   });

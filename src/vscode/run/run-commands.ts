@@ -187,7 +187,8 @@ export async function runBenchmarkBlock(ctx: LoupeContext, raw?: unknown): Promi
     for (let i = 1; i <= repeats; i++) {
       if (token.isCancellationRequested) break;
       progress.report({ message: `run ${i} of ${repeats} (${profile === REFERENCE ? 'reference' : profile.name})` });
-      const session = new RunSession(ctx, { suite, block, agent: profile === REFERENCE ? 'reference' : 'llm', llm, repeat: i });
+      // Issue 22: repeats open one notebook, timeline and terminal (the first run's); the others are listed at the end.
+      const session = new RunSession(ctx, { suite, block, agent: profile === REFERENCE ? 'reference' : 'llm', llm, repeat: i, showUi: i === 1 });
       ctx.register(session);
       const cancel = token.onCancellationRequested(() => session.control.stop('cancelled from the progress notification'));
       try {
@@ -201,9 +202,20 @@ export async function runBenchmarkBlock(ctx: LoupeContext, raw?: unknown): Promi
     }
     return runIds;
   });
+  void work.then((ids) => listOtherRepeats(ids, block.id), () => undefined);
   if (args.background) return runIds;
   await work;
   return runIds;
+}
+
+/** After repeats: the first run is open; the message lists the others and opens the one picked. */
+async function listOtherRepeats(ids: string[], blockId: string): Promise<void> {
+  if (ids.length < 2) return;
+  const open = 'Open Another Run…';
+  const pick = await vscode.window.showInformationMessage(`Loupe: ${ids.length} runs of ${blockId} finished. The first is open; the others: ${ids.slice(1).join(', ')} (also in the Runs view).`, open);
+  if (pick !== open) return;
+  const id = await vscode.window.showQuickPick(ids.slice(1).map((x, k) => ({ label: `repeat ${k + 2}`, description: x, id: x })), { title: `Runs of ${blockId}` });
+  if (id) await vscode.commands.executeCommand('loupe.openRun', id.id);
 }
 
 export async function setApiKey(ctx: LoupeContext, raw?: unknown): Promise<boolean> {
