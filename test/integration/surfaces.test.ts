@@ -243,7 +243,7 @@ describe('Surfaces as an expert uses them (issue 22)', function () {
     shown.length = 0;
     // Export asks where to write (the run's folder by default)
     const exported = vscode.commands.executeCommand<string | undefined>('loupe.exportRun', 'sf-longda-1', 'jsonl');
-    await until('the save dialog', async () => /sf-longda-1\.jsonl/.test(await quick()));
+    await until('the save dialog', async () => /Export run sf-longda-1 as a JSONL trajectory/.test(await quick()));
     await screenshot('surfaces-export-save-dialog');
     await runner({ action: 'press', key: 'Escape' });
     assert.equal(await exported, undefined, 'cancelled: nothing written');
