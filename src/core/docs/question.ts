@@ -22,6 +22,8 @@ export interface QuestionOptions {
   rrfK?: number;
   /** Weights of the three rankings in the fusion (default 1 each). */
   weights?: { variables?: number; pages?: number; design?: number };
+  /** Page ranking query: the measures only (default) or the whole question. */
+  pageQuery?: 'measures' | 'question';
 }
 
 /** A candidate variable for a question. */
@@ -163,7 +165,8 @@ export class QuestionRetriever {
   ask(question: string, opts: QuestionOptions = {}): QuestionResult {
     const top = opts.top ?? 10;
     const k = opts.rrfK ?? 60;
-    const w = { variables: 1, pages: 1, design: 1, ...opts.weights };
+    // design files get twice the weight: every estimate needs the design weights (and groupings their variables)
+    const w = { variables: 1, pages: 1, design: 2, ...opts.weights };
     const toks = codebookTokens(question);
     const groupings: Array<{ concept: string; variables: string[] }> = [];
     const groupTerms = new Set<string>();
@@ -205,7 +208,7 @@ export class QuestionRetriever {
 
     // 2. pages by the index's bm25 ranking, measures only (grouping words would pull every demographics page)
     const pageFiles: string[] = [];
-    const pageQuery = measures.join(' ');
+    const pageQuery = opts.pageQuery === 'question' ? question : measures.join(' ');
     if (pageQuery) {
       for (const h of this.idx.search(pageQuery, { mode: 'bm25', top: 100 })) {
         if (!pageFiles.includes(h.file)) pageFiles.push(h.file);
