@@ -18,6 +18,7 @@ import { authorGroundTruthCommand, reviewBladeDecisionsCommand, showBladeDecisio
 import { compareRunsCommand, judgePairsCommand, openPairwiseReviewCommand, showPairwiseRankingCommand } from './panels/review-panel.ts';
 import { TimelinePanel } from './panels/timeline-panel.ts';
 import { openFailureQueueCommand, showFailureFiguresCommand, tagFailureOfItemCommand, tagFailuresCommand } from './panels/failures-panel.ts';
+import { browseVariablesCommand } from './panels/variables-panel.ts';
 import { suiteRegistry } from './suites.ts';
 import { openTaskAsWorkspace } from './task-workspace.ts';
 
@@ -37,6 +38,8 @@ export function createCommands(): Record<string, CommandHandler> {
     'loupe.refreshBenchmarks': (ctx) => suiteRegistry(ctx).refresh(),
     'loupe.openTaskAsWorkspace': (ctx, arg) => openTaskAsWorkspace(ctx, arg),
     'loupe.searchDocumentation': (ctx, arg) => searchDocumentationCommand(ctx, arg),
+    // Variable catalog (issue 25)
+    'loupe.browseVariables': (ctx, arg) => browseVariablesCommand(ctx, arg),
     'loupe.openAnnotationQueue': (ctx, arg) => openAnnotationQueueCommand(ctx, arg),
     'loupe.editChecklist': (ctx, arg) => editChecklistCommand(ctx, arg),
     'loupe.rescoreRunChecklist': (ctx, arg) => rescoreRunCommand(ctx, arg),

@@ -25,7 +25,12 @@ export interface SurveyCatalog {
   coverage: { columns: number; documented: number };
   /** Documentation files each parser read. */
   parsers: Record<string, number>;
+  /** Data files found under the data folder, by file stem (`DEMO_L` → `NHANES/data/Demographics/DEMO_L.xpt`, relative to the root). */
+  dataFiles: Record<string, string>;
 }
+
+/** Extensions of data files a catalog entry can point at (what `pandas` reads). */
+const DATA_EXT = new Set(['.xpt', '.csv', '.tsv', '.xlsx', '.sas7bdat', '.sav', '.dta', '.parquet']);
 
 function walk(dir: string, out: string[]): void {
   let entries;
@@ -84,7 +89,11 @@ export function surveyCatalog(idx: DocIndex, dataDir: string | undefined, root: 
     isDir = false;
   }
   if (isDir) walk(dataDir!, dataFiles);
+  const byStem: Record<string, string> = {};
   for (const abs of dataFiles.sort()) {
+    if (DATA_EXT.has(extname(abs).toLowerCase())) byStem[basename(abs, extname(abs))] ??= relative(root, abs).split(sep).join('/');
+  }
+  for (const abs of dataFiles) {
     if (extname(abs).toLowerCase() !== '.xpt') continue;
     const rel = relative(root, abs).split(sep).join('/');
     let cols;
@@ -109,7 +118,7 @@ export function surveyCatalog(idx: DocIndex, dataDir: string | undefined, root: 
     }
   }
   const variables = [...documented, ...undocumented];
-  return { variables, problems, coverage: { columns, documented: covered }, parsers };
+  return { variables, problems, coverage: { columns, documented: covered }, parsers, dataFiles: byStem };
 }
 
 /**
