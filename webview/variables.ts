@@ -25,7 +25,7 @@ input[type=text] { background: var(--vscode-input-background); color: var(--vsco
 #filter { width: 260px; }
 #question { flex: 1; min-width: 320px; }
 .main { display: grid; grid-template-columns: minmax(380px, 1.5fr) minmax(280px, 1fr); gap: 10px; }
-.thead, .row { display: grid; grid-template-columns: 110px 1fr 90px 1fr; gap: 8px; padding: 0 6px; align-items: center; }
+.thead, .row { display: grid; grid-template-columns: 160px 1fr 90px 1fr; gap: 8px; padding: 0 6px; align-items: center; }
 .thead { font-weight: 600; border-bottom: 1px solid var(--vscode-panel-border, rgba(128,128,128,.35)); height: ${ROW}px; }
 .row { height: ${ROW}px; white-space: nowrap; cursor: pointer; }
 .row > span { overflow: hidden; text-overflow: ellipsis; }
@@ -112,9 +112,22 @@ function refilter(): void {
   renderDetail();
 }
 
+interface ViewState {
+  target?: VariablesState['target'];
+  filter?: string;
+  selected?: { name: string; file: string };
+}
+
+/** Saved so a hidden panel comes back as it was (VS Code re-creates hidden webviews). */
+function saveView(): void {
+  const cur = shown[selected];
+  host.setViewState({ target: state.target, filter: filterEl.value, selected: cur ? { name: cur.v.name, file: cur.v.file } : undefined } satisfies ViewState);
+}
+
 function select(i: number): void {
   if (!shown.length) return;
   selected = Math.max(0, Math.min(shown.length - 1, i));
+  saveView();
   list.scrollToIndex(selected);
   list.refresh();
   renderDetail();
@@ -202,21 +215,29 @@ function renderHeader(): void {
   statusEl.textContent = state.status === 'building' ? (state.message ?? 'Building the catalog…') : state.status === 'error' ? `Could not build the catalog: ${state.message ?? ''}` : `${state.variables.length} variables${cov}`;
   statusEl.className = state.status === 'error' ? 'error' : 'muted';
   problemsEl.replaceChildren();
+  problemsEl.hidden = !state.problems.length;
   if (state.problems.length) {
     problemsEl.append(h('summary', {}, `${state.problems.length} file(s) skipped`), ...state.problems.map((p) => h('div', { class: 'muted' }, `${p.file}: ${p.reason}`)));
   }
 }
 
 function applyState(s: VariablesState): void {
+  const saved = host.getViewState<ViewState>();
+  const sameTarget = saved?.target && s.target && saved.target.root === s.target.root && saved.target.survey === s.target.survey;
   state = s;
-  host.setViewState({ target: s.target });
+  if (sameTarget && typeof saved.filter === 'string' && !filterEl.value) filterEl.value = saved.filter;
   renderHeader();
   refilter();
+  const want = sameTarget ? saved.selected : undefined;
+  const at = want ? shown.findIndex((x) => x.v.name === want.name && x.v.file === want.file) : -1;
+  if (at >= 0) select(at);
+  else saveView();
 }
 
 filterEl.addEventListener('input', () => {
   selected = 0;
   refilter();
+  saveView();
 });
 filterEl.addEventListener('keydown', (ev: KeyboardEvent) => {
   if (ev.key === 'ArrowDown' || ev.key === 'Enter') {
