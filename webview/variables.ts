@@ -24,7 +24,8 @@ body { padding: 0 12px; }
 input[type=text] { background: var(--vscode-input-background); color: var(--vscode-input-foreground); border: 1px solid var(--vscode-input-border, #555); padding: 3px 6px; }
 #filter { width: 260px; }
 #question { flex: 1; min-width: 320px; }
-.main { display: grid; grid-template-columns: minmax(380px, 1.5fr) minmax(280px, 1fr); gap: 10px; }
+.main { display: grid; grid-template-columns: minmax(0, 1.5fr) minmax(240px, 1fr); gap: 10px; }
+@media (max-width: 760px) { .main { grid-template-columns: 1fr; } #detail { max-height: none; } }
 .thead, .row { display: grid; grid-template-columns: 160px 1fr 90px 1fr; gap: 8px; padding: 0 6px; align-items: center; }
 .thead { font-weight: 600; border-bottom: 1px solid var(--vscode-panel-border, rgba(128,128,128,.35)); height: ${ROW}px; }
 .row { height: ${ROW}px; white-space: nowrap; cursor: pointer; }
@@ -189,6 +190,7 @@ async function ask(): Promise<void> {
   say('Looking for the variables…');
   try {
     answer = await host.rpc.request(AskQuestionRequest, { question: q });
+    filterEl.value = ''; // the question is the new search; the filter then narrows its candidates
     conceptsEl.textContent = `Groupings: ${answer.concepts.groupings.join(', ') || 'none'} · measures: ${answer.concepts.measures.join(' ') || 'none'}${answer.concepts.family ? ` · design data: ${answer.concepts.family}` : ''} · ${answer.elapsedMs} ms`;
     filesEl.replaceChildren(h('span', { class: 'muted' }, 'Files to read: '), ...answer.files.slice(0, 6).map((f, i) => h('span', { class: 'mono', title: f.from.join(', ') }, `${i + 1}. ${f.file.split('/').pop()}  `)));
     selected = 0;

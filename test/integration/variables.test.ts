@@ -14,6 +14,8 @@ import { hasRunner, pressUntil, runner, screenshot, webviewText } from './helper
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const TITLE = 'Variables:';
 const text = (selector: string) => runner<string>({ action: 'webviewText', selector }, 15_000).catch(() => '');
+/** Reads from the Variables panel by its tab title (when a notebook beside it shows a webview of its own). */
+const textIn = (selector: string) => runner<string>({ action: 'webviewText', selector, title: TITLE }, 15_000).catch(() => '');
 
 function pngOk(p: string): void {
   assert.ok(existsSync(p) && statSync(p).size > 10_000, `screenshot ${p} missing or empty`);
@@ -106,9 +108,10 @@ describe('Variables panel', function () {
     const t = await webviewText({ title: TITLE, expect: /candidate variables for the question/, timeoutMs: 30_000 });
     assert.match(t, /Groupings: age, sex/);
     assert.match(t, /Files to read: 1\. DEMO_L\.pdf/);
-    assert.match(await text('#files'), /BMX_L\.pdf/);
-    assert.match(await text('#table'), /BMXBMI/);
     await sleep(400);
     pngOk(await screenshot('variables-question'));
+    assert.match(await textIn('#files'), /BMX_L\.pdf/);
+    const table = await textIn('#table');
+    assert.match(table, /BMXBMI/, `table: '${table}'; count: '${await textIn('#count')}'; first row: '${await textIn('#table .row')}'`);
   });
 });
