@@ -9,14 +9,15 @@
  * - NCSES data dictionaries (SDR, NSCG, NTEWS `D*.xlsx`: SAS_NAME | DESCRIPTION | QUESTION | DOMAIN |
  *   SAS_FMT) with the value labels of the survey's SAS `PROC FORMAT` file (`P*.sas`):
  *   {@link parseNcsesDictionary}, {@link parseSasFormats}.
- * Data-file headers (SAS XPORT `.xpt`) give the columns a data file really has: {@link readXptColumns}.
+ * - Markdown variable tables (`| Variable | Label | Values |`): {@link parseMarkdownTables}.
+ * Data-file headers (SAS XPORT `.xpt`, CSV) give the columns a data file really has: {@link readXptColumns}, {@link readCsvColumns}.
  */
 import { closeSync, openSync, readSync } from 'node:fs';
 import { basename, extname } from 'node:path';
 import { LoupeInputError } from '../util/errors.ts';
 
 /** Version of the catalog parsers; a change re-parses every file (cached per content hash). */
-export const CATALOG_VERSION = 1;
+export const CATALOG_VERSION = 2;
 
 /** One value code of a variable: `code` as printed ("1", ".", "0 to 79"), `label` its description. */
 export interface ValueCode {
@@ -55,7 +56,7 @@ export interface CatalogVariable {
 /** Result of parsing one documentation file. */
 export interface ParsedDoc {
   /** Which parser matched: null when none (not a codebook). */
-  parser: 'nhanes-codebook' | 'ncses-dictionary' | 'sas-formats' | null;
+  parser: 'nhanes-codebook' | 'ncses-dictionary' | 'sas-formats' | 'markdown-table' | null;
   variables: CatalogVariable[];
   /** SAS formats defined in the file (name upper-case without `$`/trailing dot → values). */
   formats?: Record<string, ValueCode[]>;
@@ -273,6 +274,67 @@ export function attachFormats(vars: CatalogVariable[], formats: Record<string, V
   return n;
 }
 
+const MD_NAME = /^(variable|variable name|name|var|column)$/i;
+const MD_LABEL = /^(label|sas label|description|variable label)$/i;
+const MD_VALUES = /^(values?|codes?|value labels?|code list)$/i;
+const MD_UNIVERSE = /^(universe|target|domain)$/i;
+
+function mdCells(line: string): string[] | null {
+  const t = line.trim();
+  if (!t.startsWith('|')) return null;
+  return t.replace(/^\|/, '').replace(/\|$/, '').split('|').map((c) => c.trim().replace(/^(\*\*|__|`)(.*)\1$/, '$2').trim());
+}
+
+/**
+ * Parses Markdown variable tables (`| Variable | Label | Values |` with a `|---|` rule): one entry per row whose
+ * first matching column holds a variable name. Values like `1=Male; 2=Female` become value codes.
+ * @param doc path of the Markdown file; the data file is its stem (`codebooks/BMX_J.md` documents `BMX_J`).
+ * @param units the file's lines.
+ * @returns entries with `page` = the row's line label.
+ * Source: Markdown codebook tables (GitHub-flavoured Markdown tables), as in Loupe's unseen NHANES fixtures.
+ */
+export function parseMarkdownTables(doc: string, units: readonly string[]): CatalogVariable[] {
+  const file = basename(doc, extname(doc));
+  const out: CatalogVariable[] = [];
+  for (let i = 0; i + 1 < units.length; i++) {
+    const head = mdCells(units[i]!);
+    const rule = mdCells(units[i + 1]!);
+    if (!head || !rule || !rule.every((c) => /^:?-{3,}:?$/.test(c))) continue;
+    const col = (re: RegExp) => head.findIndex((c) => re.test(c));
+    const n = col(MD_NAME);
+    const l = col(MD_LABEL);
+    if (n < 0 || l < 0) continue;
+    const vc = col(MD_VALUES);
+    const uc = col(MD_UNIVERSE);
+    let j = i + 2;
+    for (; j < units.length; j++) {
+      const cells = mdCells(units[j]!);
+      if (!cells) break;
+      const name = cells[n] ?? '';
+      if (!NAME_RE.test(name)) continue;
+      const values: ValueCode[] = [];
+      for (const part of vc >= 0 ? (cells[vc] ?? '').split(/;\s*/) : []) {
+        const m = /^\s*([^=]+?)\s*=\s*(.+?)\s*$/.exec(part);
+        if (m) values.push({ code: m[1]!, label: m[2]! });
+      }
+      out.push({
+        name,
+        label: cells[l] || null,
+        file,
+        doc,
+        page: unitLabel('Line', j),
+        unitIndex: j,
+        universe: uc >= 0 ? cells[uc] || null : null,
+        text: null,
+        values,
+        documented: true,
+      });
+    }
+    i = j - 1;
+  }
+  return out;
+}
+
 /**
  * Chooses the parser for one documentation file by its content and parses it.
  * A file whose name says it is a codebook / data dictionary (`codebook`, `dictionary`, or an NHANES
@@ -295,11 +357,33 @@ export function parseDoc(doc: string, units: readonly string[], kind: 'Page' | '
     const variables = parseNhanesCodebook(doc, units, kind);
     if (variables.length) return { parser: 'nhanes-codebook', variables };
   }
+  if (kind === 'Line' && /\.(md|markdown|txt)$/i.test(doc) && units.some((u) => u.trimStart().startsWith('|'))) {
+    const variables = parseMarkdownTables(doc, units);
+    if (variables.length) return { parser: 'markdown-table', variables };
+  }
   const name = basename(doc);
   if (/codebook|dictionary|data ?dictionary/i.test(name) || /^[A-Z0-9]+(_[A-Z0-9]+)*_[A-Z]\.(pdf|md|txt|html?)$/.test(name)) {
-    return { parser: null, variables: [], error: 'looks like a codebook but no variable definitions were recognised (neither NHANES "Variable Name:" blocks nor SAS_NAME rows)' };
+    return { parser: null, variables: [], error: 'looks like a codebook but no variable definitions were recognised (no NHANES "Variable Name:" blocks, SAS_NAME rows or Markdown variable tables)' };
   }
   return { parser: null, variables: [] };
+}
+
+/**
+ * Reads the header row of a CSV / TSV data file (first line only).
+ * @param path absolute path; the delimiter is a tab for `.tsv`, else a comma.
+ * @returns column names in order (quotes removed), empty labels.
+ */
+export function readCsvColumns(path: string): Array<{ name: string; label: string }> {
+  const fd = openSync(path, 'r');
+  try {
+    const buf = Buffer.alloc(65536);
+    const n = readSync(fd, buf, 0, buf.length, 0);
+    const line = buf.subarray(0, n).toString('utf8').replace(/^\uFEFF/, '').split(/\r?\n/)[0] ?? '';
+    const sep = /\.tsv$/i.test(path) ? '\t' : ',';
+    return line.split(sep).map((c) => ({ name: c.trim().replace(/^"|"$/g, ''), label: '' })).filter((c) => c.name);
+  } finally {
+    closeSync(fd);
+  }
 }
 
 /**

@@ -1,12 +1,12 @@
 /**
  * One survey's variable catalog (issue 25): the documented variables parsed by the documentation index,
- * value labels of SAS format files attached, and the columns of the survey's data files (`.xpt` headers)
+ * value labels of SAS format files attached, and the columns of the survey's data files (`.xpt`, `.csv`, `.tsv` headers)
  * that no documentation defines, listed as undocumented.
  */
 import { readdirSync, statSync } from 'node:fs';
 import { basename, extname, join, relative, sep } from 'node:path';
 import { errorMessage } from '../util/errors.ts';
-import { attachFormats, readXptColumns, type CatalogVariable, type ValueCode } from './catalog.ts';
+import { attachFormats, readCsvColumns, readXptColumns, type CatalogVariable, type ValueCode } from './catalog.ts';
 import type { DocIndex } from './types.ts';
 
 /** A file that could not be used, with the reason. */
@@ -94,11 +94,12 @@ export function surveyCatalog(idx: DocIndex, dataDir: string | undefined, root: 
     if (DATA_EXT.has(extname(abs).toLowerCase())) byStem[basename(abs, extname(abs))] ??= relative(root, abs).split(sep).join('/');
   }
   for (const abs of dataFiles) {
-    if (extname(abs).toLowerCase() !== '.xpt') continue;
+    const ext = extname(abs).toLowerCase();
+    if (ext !== '.xpt' && ext !== '.csv' && ext !== '.tsv') continue;
     const rel = relative(root, abs).split(sep).join('/');
     let cols;
     try {
-      cols = readXptColumns(abs);
+      cols = ext === '.xpt' ? readXptColumns(abs) : readCsvColumns(abs);
     } catch (e) {
       problems.push({ file: rel, reason: errorMessage(e) });
       continue;

@@ -6,7 +6,7 @@ import { after, before, describe, it } from 'node:test';
 import { docsFolderFiles, openDocIndex, type DocIndex } from '../../../../src/core/docs/index.ts';
 import { parseDoc, parseNhanesValueTable, parseSasFormats, readXptColumns } from '../../../../src/core/docs/catalog.ts';
 import { filterCatalog, surveyCatalog, type SurveyCatalog } from '../../../../src/core/docs/survey-catalog.ts';
-import { sharedData } from '../../../helpers/shared.ts';
+import { repoRoot, sharedData } from '../../../helpers/shared.ts';
 
 function tmp(prefix: string): string {
   return mkdtempSync(join(tmpdir(), `loupe-catalog-${prefix}-`));
@@ -237,5 +237,34 @@ describe('variable catalog: unparseable codebooks are reported and skipped', () 
       rmSync(cache, { recursive: true, force: true });
       rmSync(dir, { recursive: true, force: true });
     }
+  });
+});
+
+describe('variable catalog: Markdown variable tables and CSV data headers (unseen-survey fixture)', () => {
+  it('reads `| Variable | Label |` rows and lists CSV columns without documentation as undocumented', async () => {
+    const root = join(repoRoot, 'test', 'fixtures', 'suites', 'longda-unseen');
+    const cache = tmp('md-cache');
+    const idx = await openDocIndex({ root, cacheDir: cache, files: docsFolderFiles(root, 'NHANES1718') });
+    try {
+      await idx.build();
+      const cat = surveyCatalog(idx, join(root, 'NHANES1718', 'data'), root);
+      assert.equal(cat.parsers['markdown-table'], 1);
+      const bmi = cat.variables.find((v) => v.name === 'BMXBMI')!;
+      assert.deepEqual([bmi.label, bmi.file, bmi.doc, bmi.documented], ['Body Mass Index (kg/m**2)', 'BMX_J', 'NHANES1718/docs/codebooks/BMX_J.md', true]);
+      assert.equal(idx.units(bmi.doc!)[bmi.unitIndex!]!.label, bmi.page);
+      assert.ok(idx.units(bmi.doc!)[bmi.unitIndex!]!.text.includes('BMXBMI'));
+      assert.deepEqual(cat.variables.filter((v) => !v.documented).map((v) => [v.name, v.label]), [['RIDAGEYR', null], ['WTMEC2YR', null]]);
+      assert.deepEqual(cat.coverage, { columns: 4, documented: 2 });
+    } finally {
+      idx.close();
+      rmSync(cache, { recursive: true, force: true });
+    }
+  });
+
+  it('parses value codes of a Values column', () => {
+    const p = parseDoc('S/docs/DEMO_X.md', ['| Variable | Label | Values |', '|---|---|---|', '| RIAGENDR | Gender | 1=Male; 2=Female |', 'after the table'], 'Line');
+    assert.equal(p.parser, 'markdown-table');
+    assert.deepEqual(p.variables[0]!.values, [{ code: '1', label: 'Male' }, { code: '2', label: 'Female' }]);
+    assert.equal(p.variables[0]!.page, 'Line 3');
   });
 });
