@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
@@ -47,6 +47,19 @@ describe('retrieval evaluation: metrics and labels', () => {
       assert.throws(() => loadRetrievalLabels(join(dir, 'nofiles.json'), dir), /nofiles\.json entry 1: "files"/);
     } finally {
       rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('the LongDA labels agree with the reference solutions: per publication, the codebooks of exactly the data files the solution reads', () => {
+    const labels = JSON.parse(readFileSync(join(repoRoot, 'benchmarks', 'longda', 'retrieval-labels.json'), 'utf8')) as { questions: Array<{ source: string; files: string[] }> };
+    const refDir = join(repoRoot, 'benchmarks', 'longda', 'reference');
+    const scripts = readdirSync(refDir).filter((f) => /^NHANES_NCHS_Data_Brief_No\._\d+\.py$/.test(f));
+    assert.ok(scripts.length >= 5, `reference solutions: ${scripts.length}`);
+    for (const f of scripts) {
+      const brief = /No\._(\d+)/.exec(f)![1]!;
+      const read = new Set([...readFileSync(join(refDir, f), 'utf8').matchAll(/([A-Z0-9_]+)\.xpt/g)].map((m) => m[1]!));
+      const labelled = new Set(labels.questions.filter((q) => q.source === `NCHS Data Brief No. ${brief}`).flatMap((q) => q.files.map((p) => p.split('/').pop()!.replace(/\.pdf$/, ''))));
+      assert.deepEqual([...labelled].sort(), [...read].sort(), `brief ${brief}`);
     }
   });
 
