@@ -7,6 +7,7 @@
  * pages (the index's `bm25` mode). The three file rankings are fused by reciprocal rank fusion.
  * Source: Cormack, Clarke & Büttcher 2009 (RRF, k = 60); Robertson & Zaragoza 2009 (BM25, k1 = 1.2, b = 0.75).
  */
+import { LoupeInputError } from '../util/errors.ts';
 import { codebookQueryTerms, codebookTokens } from './text.ts';
 import type { CatalogVariable } from './catalog.ts';
 import { SURVEY_DESIGNS, type SurveyDesign } from './survey-design.ts';
@@ -24,6 +25,60 @@ export interface QuestionOptions {
   weights?: { variables?: number; pages?: number; design?: number };
   /** Page ranking query: the measures only (default) or the whole question. */
   pageQuery?: 'measures' | 'question';
+  /** Extra measure terms from an LLM decomposition ({@link decomposeWithModel}), matched like the question's own words. */
+  extraMeasures?: string[];
+}
+
+/** What an LLM decomposition of a question returns (all lists of short phrases). */
+export interface LlmDecomposition {
+  population: string[];
+  measures: string[];
+  groupings: string[];
+  design: string[];
+}
+
+/** The instruction of the optional LLM decomposition (the question is sent as the user message). */
+export const DECOMPOSE_SYSTEM_PROMPT = [
+  'You help a survey analyst find the variables a question needs in the survey codebooks.',
+  'Split the question into concepts and answer with JSON only:',
+  '{"population": [...], "measures": [...], "groupings": [...], "design": [...]}',
+  'population: who is counted (e.g. "adults 20 and over", "pregnant women excluded");',
+  'measures: what is measured, in the words a codebook label would use, with synonyms (e.g. "hemoglobin", "body mass index");',
+  'groupings: the breakdowns (e.g. "sex", "age group", "race and Hispanic origin", "family income");',
+  'design: survey design needs (e.g. "examination weight", "fasting subsample weight"). Short phrases, no explanations.',
+].join('\n');
+
+/**
+ * Parses an LLM's decomposition answer: the first JSON object in the text, each field a list of strings.
+ * @param text the model's reply.
+ * @returns the four lists (missing or malformed fields → empty lists).
+ * @throws LoupeInputError naming the reply when it holds no JSON object.
+ */
+export function parseDecomposition(text: string): LlmDecomposition {
+  const a = text.indexOf('{');
+  const b = text.lastIndexOf('}');
+  let raw: Record<string, unknown>;
+  try {
+    if (a < 0 || b <= a) throw new Error('no JSON object');
+    raw = JSON.parse(text.slice(a, b + 1)) as Record<string, unknown>;
+  } catch (e) {
+    throw new LoupeInputError('model reply', `not a JSON decomposition (${(e as Error).message}): ${text.slice(0, 120)}`);
+  }
+  const list = (k: string) => (Array.isArray(raw[k]) ? (raw[k] as unknown[]).filter((x): x is string => typeof x === 'string' && x.trim() !== '').map((x) => x.trim()) : []);
+  return { population: list('population'), measures: list('measures'), groupings: list('groupings'), design: list('design') };
+}
+
+/**
+ * Optional LLM-assisted decomposition of a question (issue 25): asks the configured model for the question's
+ * population, measures, groupings and design needs; pass `measures` (and `population`) as
+ * {@link QuestionOptions.extraMeasures}.
+ * @param question the analyst's question; `complete(system, user)` calls the model and resolves to its text
+ *   (the caller owns the client, its key and its errors).
+ * @returns the parsed decomposition.
+ * @throws LoupeInputError when the reply holds no JSON object; whatever `complete` throws.
+ */
+export async function decomposeWithModel(question: string, complete: (system: string, user: string) => Promise<string>): Promise<LlmDecomposition> {
+  return parseDecomposition(await complete(DECOMPOSE_SYSTEM_PROMPT, question));
 }
 
 /** A candidate variable for a question. */
@@ -174,7 +229,8 @@ export class QuestionRetriever {
       if (toks.some((t) => g.terms.includes(t))) groupings.push(g);
       g.terms.forEach((t) => groupTerms.add(t));
     }
-    const measures = [...new Set(toks.filter((t) => !QUESTION_WORDS.has(t) && !groupTerms.has(t) && !/^[\d.]+$/.test(t)))];
+    const extra = codebookTokens((opts.extraMeasures ?? []).join(' '));
+    const measures = [...new Set([...toks, ...extra].filter((t) => !QUESTION_WORDS.has(t) && !groupTerms.has(t) && !/^[\d.]+$/.test(t)))];
     // query terms: measures (1), survey synonyms and catalog synonyms (0.5)
     const q = new Map<string, number>();
     for (const { term, weight } of codebookQueryTerms(measures.join(' '))) q.set(term, Math.max(q.get(term) ?? 0, weight));

@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
 import { main } from '../../../src/cli/main.ts';
 import { sharedData } from '../../helpers/shared.ts';
+import { startScriptedLlm } from '../../helpers/scripted-llm.ts';
 
 function io() {
   const out: string[] = [];
@@ -85,6 +86,29 @@ describe('cli: loupe variables / search --mode question / search-eval', () => {
     const r = JSON.parse(t.out.join('')) as { files: Array<{ file: string }>; variables: Array<{ name: string; why: string }> };
     assert.equal(r.files[0]!.file, 'NH/docs/TCHOL_L.md');
     assert.equal(r.variables[0]!.name, 'LBXTC');
+  });
+
+  it('search --mode question with a model: the scripted decomposition adds measures the question does not name', async () => {
+    const q = 'how high were blood lipid levels?';
+    const without = io();
+    assert.equal(await main(['search', '--root', root, '--survey', 'NH', '--cache', cache, '--mode', 'question', '--json', q], without.io), 0, without.err.join(''));
+    assert.ok(!(JSON.parse(without.out.join('')) as { variables: Array<{ name: string }> }).variables.some((v) => v.name === 'LBXTC'));
+    const srv = await startScriptedLlm({ script: [{ content: 'Here: {"population": ["participants"], "measures": ["total cholesterol"], "groupings": [], "design": []}' }] });
+    try {
+      const t = io();
+      const args = ['search', '--root', root, '--survey', 'NH', '--cache', cache, '--mode', 'question', '--model', 'scripted', '--base-url', srv.baseUrl, '--json', q];
+      assert.equal(await main(args, t.io), 0, t.err.join(''));
+      const r = JSON.parse(t.out.join('')) as { variables: Array<{ name: string }>; llm: { measures: string[] } };
+      assert.deepEqual(r.llm.measures, ['total cholesterol']);
+      assert.equal(r.variables[0]!.name, 'LBXTC');
+      const sent = srv.requests[0]!.body;
+      assert.equal(sent.messages[1]!.content, q);
+      assert.match(sent.messages[0]!.content ?? '', /JSON only/);
+    } finally {
+      await srv.close();
+    }
+    const bad = io();
+    assert.equal(await main(['search', '--root', root, '--survey', 'NH', '--cache', cache, '--model', 'm', '--base-url', 'http://127.0.0.1:9', 'x'], bad.io), 2);
   });
 
   it('search-eval --json reports recall@k, MRR and nDCG per mode and per split part', async () => {

@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { docsFolderFiles, openDocIndex, type DocIndex } from '../../../../src/core/docs/index.ts';
 import { surveyCatalog } from '../../../../src/core/docs/survey-catalog.ts';
-import { QuestionRetriever, catalogSynonyms } from '../../../../src/core/docs/question.ts';
+import { QuestionRetriever, catalogSynonyms, decomposeWithModel, parseDecomposition } from '../../../../src/core/docs/question.ts';
 import { evaluateRetrieval, loadRetrievalLabels } from '../../../../src/core/docs/retrieval-eval.ts';
 import { repoRoot, sharedData } from '../../../helpers/shared.ts';
 
@@ -61,6 +61,19 @@ describe('retrieval evaluation: metrics and labels', () => {
       const labelled = new Set(labels.questions.filter((q) => q.source === `NCHS Data Brief No. ${brief}`).flatMap((q) => q.files.map((p) => p.split('/').pop()!.replace(/\.pdf$/, ''))));
       assert.deepEqual([...labelled].sort(), [...read].sort(), `brief ${brief}`);
     }
+  });
+
+  it('parses an LLM decomposition (JSON inside prose; bad fields dropped) and rejects a reply without JSON', async () => {
+    const d = parseDecomposition('Sure! {"population": ["children 2-4"], "measures": ["hemoglobin", 3], "groupings": "sex"}');
+    assert.deepEqual(d, { population: ['children 2-4'], measures: ['hemoglobin'], groupings: [], design: [] });
+    assert.throws(() => parseDecomposition('no idea'), /model reply: not a JSON decomposition/);
+    let seen = '';
+    const r = await decomposeWithModel('anemia in children?', async (system, user) => {
+      seen = `${system}\n---\n${user}`;
+      return '{"measures": ["hemoglobin"]}';
+    });
+    assert.deepEqual(r.measures, ['hemoglobin']);
+    assert.match(seen, /---\nanemia in children\?$/);
   });
 
   it('builds synonyms from acronyms the catalog defines, in both directions', () => {
