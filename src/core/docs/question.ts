@@ -25,6 +25,8 @@ export interface QuestionOptions {
   weights?: { variables?: number; pages?: number; design?: number };
   /** Page ranking query: the measures only (default) or the whole question. */
   pageQuery?: 'measures' | 'question';
+  /** Files of the variable ranking must score at least this share of its best file (0 = keep all; default 0.5, chosen on the tuning part). */
+  minVariableShare?: number;
   /** Extra measure terms from an LLM decomposition ({@link decomposeWithModel}), matched like the question's own words. */
   extraMeasures?: string[];
 }
@@ -261,6 +263,10 @@ export class QuestionRetriever {
       if (prev === undefined) varFiles.push(f);
     }
     varFiles.sort((a, b) => varScore.get(b)! - varScore.get(a)!);
+    // weak matches (a common word in one label) are noise: keep files scoring at least `minVariableShare` of the best
+    const bestVar = varFiles.length ? varScore.get(varFiles[0]!)! : 0;
+    const minShare = opts.minVariableShare ?? 0.5;
+    if (minShare > 0) varFiles.splice(0, varFiles.length, ...varFiles.filter((f) => varScore.get(f)! >= minShare * bestVar));
 
     // 2. pages by the index's bm25 ranking, measures only (grouping words would pull every demographics page)
     const pageFiles: string[] = [];
