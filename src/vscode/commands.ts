@@ -19,6 +19,7 @@ import { compareRunsCommand, judgePairsCommand, openPairwiseReviewCommand, showP
 import { TimelinePanel } from './panels/timeline-panel.ts';
 import { ItemPanel } from './panels/item-panel.ts';
 import { openFailureQueueCommand, showFailureFiguresCommand, tagFailureOfItemCommand, tagFailuresCommand } from './panels/failures-panel.ts';
+import { browseVariablesCommand } from './panels/variables-panel.ts';
 import { suiteRegistry } from './suites.ts';
 import { openTaskAsWorkspace } from './task-workspace.ts';
 
@@ -38,6 +39,8 @@ export function createCommands(): Record<string, CommandHandler> {
     'loupe.refreshBenchmarks': (ctx) => suiteRegistry(ctx).refresh(),
     'loupe.openTaskAsWorkspace': (ctx, arg) => openTaskAsWorkspace(ctx, arg),
     'loupe.searchDocumentation': (ctx, arg) => searchDocumentationCommand(ctx, arg),
+    // Variable catalog (issue 25)
+    'loupe.browseVariables': (ctx, arg) => browseVariablesCommand(ctx, arg),
     'loupe.openAnnotationQueue': (ctx, arg) => openAnnotationQueueCommand(ctx, arg),
     'loupe.editChecklist': (ctx, arg) => editChecklistCommand(ctx, arg),
     'loupe.rescoreRunChecklist': (ctx, arg) => rescoreRunCommand(ctx, arg),
