@@ -16,6 +16,7 @@ import {
   DidAppendStepsNotification, FocusStepNotification, GetStepDetailRequest, RevealToolCallRequest, SearchStepsRequest,
   type AnswerMark, type StepDetail, type TimelineHeatmap, type TimelineRun, type TimelineScoring, type TimelineState, type TimelineStep,
 } from '../src/protocol/timeline.ts';
+import { ExecuteCommandRequest } from '../src/protocol/webview.ts';
 import { connectHost, h, ready } from './shared/host.ts';
 import { argSections, filterSteps, formatDuration, formatTokens, stepVerdict, tallyText, toolGlyph, VERDICT_GLYPH } from './shared/timeline-model.ts';
 import { VirtualList } from './shared/virtual-list.ts';
@@ -100,6 +101,16 @@ function markView(m: AnswerMark): HTMLElement {
       parts.push(btn);
     }
     parts.push(expected);
+  }
+  if (m.verdict === 'wrong' || m.verdict === 'partial') {
+    // issue 19: tag the failure where it is; the failure panel opens this trajectory with the item attached (the
+    // detail says what was given and the verdict, never the expected value: tagging stays blind)
+    const tag = h('vscode-button', { secondary: true, class: 'tag-failure', 'data-ref': m.ref, title: 'Open this run in the failure analysis with the item attached, to tag the step(s) where it went wrong' }, 'Tag failure');
+    tag.addEventListener('click', () => void host.rpc.request(ExecuteCommandRequest, {
+      command: 'loupe.tagFailure',
+      args: [{ runId: run.id, ref: m.ref, question: m.question, detail: `${m.given ? `answered ${m.given}` : 'no answer'}; judged ${m.verdict}`, ...(m.stepIndex !== undefined ? { step: m.stepIndex } : {}) }],
+    }));
+    parts.push(tag);
   }
   return h('div', { class: `answer-mark ${m.verdict}`, 'data-ref': m.ref }, ...parts);
 }

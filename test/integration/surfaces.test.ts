@@ -98,6 +98,14 @@ describe('Surfaces as an expert uses them (issue 22)', function () {
     const legend = await panelText('#heatmap', TL);
     assert.doesNotMatch(legend, /1\.000000/, 'the legend reads as a share');
     await screenshot('surfaces-timeline-heatmap');
+    // issue 19: "Tag failure" on the wrong answer opens the failure analysis of this run with the item attached
+    await runner({ action: 'clickInWebview', title: TL, selector: '.tl-row[data-step="2"]' });
+    await webviewText({ title: TL, expect: /Tag failure/ });
+    await runner({ action: 'clickInWebview', title: TL, selector: '.answer-mark.wrong .tag-failure' });
+    const fa = await webviewText({ title: 'Failure Analysis', expect: /judged wrong/, timeoutMs: 60_000 });
+    assert.match(fa, new RegExp(`${gt()[2]!.qId.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}`), 'the wrong item is attached');
+    assert.ok(!fa.includes(JSON.stringify(truth(2))), 'tagging stays blind: the expected value is not carried over');
+    await screenshot('surfaces-tag-failure-from-timeline');
   });
 
   it('Runs view: each run shows its headline metric (LongDA match), not an answer count alone', async () => {
