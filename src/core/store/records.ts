@@ -69,7 +69,8 @@ export interface StepRecord {
   toolCalls: ToolCallRecord[];
   /** Messages added after the tool results (e.g. a nudge when no tool was called). */
   extraMessages: ChatMessage[];
-  usage: Usage;
+  /** Token use of the step's model call; null when unknown (an external MCP client, issue 24). */
+  usage: Usage | null;
   costUsd: number | null;
   finishReason: string | null;
 }
@@ -144,7 +145,8 @@ export interface RunRecord {
   /** Sum of active time over all sessions (resume adds to it). */
   durationMs: number;
   steps: number;
-  tokens: Usage;
+  /** Summed token use of the run's model calls; null when unknown (an external MCP client does not report it, issue 24). */
+  tokens: Usage | null;
   costUsd: number | null;
   /** pid of the process driving the run while it is `running` (null otherwise). */
   ownerPid?: number | null;
