@@ -9,6 +9,7 @@ import { failuresCommand } from './failures.ts';
 import { fetchCommand } from './fetch.ts';
 import { indexCommand } from './index-cmd.ts';
 import { interveneCommand } from './intervene.ts';
+import { mcpCommand } from './mcp.ts';
 import { reportCommand } from './report.ts';
 import { reviewCommand } from './review.ts';
 import { runCommand } from './run.ts';
@@ -17,4 +18,4 @@ import { scoreCommand } from './score.ts';
 import { searchCommand } from './search.ts';
 import type { CliCommand } from './types.ts';
 
-export const commands: CliCommand[] = [doctorCommand, indexCommand, searchCommand, runCommand, runsCommand, demoCommand, scoreCommand, reportCommand, blocksCommand, fetchCommand, annotationsCommand, agreementCommand, checklistCommand, reviewCommand, bladeCommand, interveneCommand, failuresCommand];
+export const commands: CliCommand[] = [doctorCommand, indexCommand, searchCommand, runCommand, runsCommand, demoCommand, scoreCommand, reportCommand, blocksCommand, fetchCommand, annotationsCommand, agreementCommand, checklistCommand, reviewCommand, bladeCommand, interveneCommand, failuresCommand, mcpCommand];

@@ -121,6 +121,12 @@ export interface RunParams {
    * (1-based: `step` 3 replays steps 1–3 without model calls and continues from step 4).
    */
   forkOf?: { runId: string; step: number };
+  /**
+   * A run driven by an external MCP client (issue 24): who it is, how it was connected, whether it declared a sandbox
+   * of its own (`contained`; false: the run is uncontained), and the name of the `finish` tool variant when the block's
+   * tool set ends on a message (DDR).
+   */
+  mcp?: { client: string; clientVersion: string; transport: 'stdio' | 'http'; contained: boolean; finishTool?: string };
 }
 
 export interface RunRecord {
