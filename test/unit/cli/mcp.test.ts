@@ -13,7 +13,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { request } from 'node:http';
 import { networkInterfaces, tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
@@ -22,6 +22,8 @@ import { loadSuite } from '../../../src/core/benchmarks/index.ts';
 import { blockToolSet } from '../../../src/core/runs/runner.ts';
 import { interveneStoredRun } from '../../../src/core/runs/intervene.ts';
 import { openStore } from '../../../src/core/store/run-store.ts';
+import { ddrState, readDdrResult } from '../../../src/core/benchmarks/ddr/toolset.ts';
+import { mimicSubsetDb } from '../core/agent/toolsets/fixtures.ts';
 import { call, startScriptedLlm, type ChatRequestBody, type Turn } from '../../helpers/scripted-llm.ts';
 import { repoRoot, sharedData } from '../../helpers/shared.ts';
 
@@ -310,5 +312,67 @@ test('loupe mcp over http: token, Origin and Host checks, loopback only; a sandb
     if (child.exitCode === null) child.kill('SIGKILL');
     rmSync(dir, { recursive: true, force: true });
     void err;
+  }
+});
+
+test('loupe mcp on a DDR block (MIMIC-IV demo): execute_query in the SQL sandbox, the finish variant ends the run with the insight list; a flooding client is bounded by the step limit', { timeout: 240_000 }, async () => {
+  needBuild();
+  const dir = mkdtempSync(join(tmpdir(), 'loupe-mcp-ddr-'));
+  const db = mimicSubsetDb(['hosp/patients', 'hosp/admissions']);
+  const store = join(dir, 'runs.sqlite');
+  const args = ['mcp', '--suite', 'ddr', '--root', db, '--entities', 'patients.subject_id', '--block', 'patient_10001217', '--store', store];
+  try {
+    const c = new Client({ name: 'ddr-agent', version: '0.3' });
+    await c.connect(new StdioClientTransport({ command: process.execPath, args: [CLI, ...args], cwd: dir, stderr: 'pipe' }));
+    const names = (await c.listTools()).tools.map((t) => t.name);
+    assert.ok(names.includes('get_database_info') && names.includes('execute_query'), names.join());
+    assert.equal(names.at(-1), 'finish', 'DDR ends on a FINISH message: MCP clients get the finish variant');
+    const q = text(await c.callTool({ name: 'execute_query', arguments: { sql: 'SELECT gender, anchor_age FROM patients WHERE subject_id = 10001217' } }));
+    assert.match(q, /"gender"/);
+    // the SQL sandbox is read-only
+    const w = await c.callTool({ name: 'execute_query', arguments: { sql: 'DELETE FROM patients' } });
+    assert.equal(w.isError, true);
+    const bad = await c.callTool({ name: 'finish', arguments: { insights: 'not a list' } });
+    assert.equal(bad.isError, true);
+    assert.match(text(bad), /insights must be an array of strings/);
+    const fin = await c.callTool({ name: 'finish', arguments: { insights: ['The patient is a woman aged 52.', 'She had two admissions.'] } });
+    assert.match(text(fin), /has ended: finished/);
+    await c.close();
+    const s = openStore(store);
+    try {
+      const [run] = await s.listRuns();
+      assert.ok(run);
+      assert.equal(run.status, 'finished', run.statusReason ?? '');
+      assert.equal(run.params.mcp?.finishTool, 'finish');
+      const steps = await s.getSteps(run.id);
+      assert.equal(steps.length, 3, 'the rejected finish call (bad arguments) was not a step; the good one was');
+      assert.equal(steps.at(-1)!.assistant.content, 'FINISH: - The patient is a woman aged 52.\n- She had two admissions.');
+      assert.equal(ddrState(await s.getExtraState(run.id)).queries.length, 2);
+      const res = (await readDdrResult(s, run.id))!;
+      assert.equal(res.finalReport, 'FINISH: - The patient is a woman aged 52.\n- She had two admissions.');
+      assert.equal(res.options.insights, 'reasoning', 'an MCP client cannot be asked separate insight calls');
+      assert.ok((await s.getEvents(run.id)).some((e) => e.kind === 'mcp' && /'finish' tool is a Loupe variant/.test(e.message)));
+    } finally {
+      await s.close();
+    }
+
+    // a client sending 6 calls at once with --max-steps 3: three are recorded, the rest refused, the run out of budget
+    const c2 = new Client({ name: 'flood', version: '1' });
+    await c2.connect(new StdioClientTransport({ command: process.execPath, args: [CLI, ...args, '--max-steps', '3'], cwd: dir, stderr: 'pipe' }));
+    const results = await Promise.allSettled(Array.from({ length: 6 }, (_, i) => c2.callTool({ name: 'execute_query', arguments: { sql: `SELECT ${i} AS i` } })));
+    assert.equal(results.filter((r) => r.status === 'fulfilled').length, 3);
+    for (const r of results.filter((x) => x.status === 'rejected')) assert.match(String((r as PromiseRejectedResult).reason), /has ended \(budget_exhausted: max steps \(3\) reached\)/);
+    await c2.close();
+    const s2 = openStore(store);
+    try {
+      const flood = (await s2.listRuns()).find((r) => r.agent === 'mcp:flood/1')!;
+      assert.equal(flood.status, 'budget_exhausted');
+      assert.equal((await s2.getSteps(flood.id)).length, 3);
+    } finally {
+      await s2.close();
+    }
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+    rmSync(dirname(db), { recursive: true, force: true });
   }
 });
