@@ -7,6 +7,7 @@ import { registerPanels } from './vscode/panels/index.ts';
 import { registerRunUi } from './vscode/run/index.ts';
 import { RunSession } from './vscode/run/run-session.ts';
 import { registerBenchmarksView } from './vscode/views/benchmarks-view.ts';
+import { registerMcpServers } from './vscode/mcp-servers.ts';
 import { findBenchmark, registerBenchmark } from './core/benchmarks/registry.ts';
 import type { BenchmarkDefinition } from './core/benchmarks/types.ts';
 
@@ -31,6 +32,7 @@ export function activate(extension: vscode.ExtensionContext): LoupeApi {
     registerTestPanels(ctx);
     registerRunUi(ctx);
     registerBenchmarksView(ctx);
+    registerMcpServers(ctx);
     ctx.log.info(`Loupe activated in ${Date.now() - t0} ms (VS Code ${vscode.version}, node ${process.version})`);
   } catch (e) {
     // VS Code does not show a notification when an extension fails to activate, so we do it ourselves.

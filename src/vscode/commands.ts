@@ -20,6 +20,7 @@ import { TimelinePanel } from './panels/timeline-panel.ts';
 import { openFailureQueueCommand, showFailureFiguresCommand, tagFailureOfItemCommand, tagFailuresCommand } from './panels/failures-panel.ts';
 import { suiteRegistry } from './suites.ts';
 import { openTaskAsWorkspace } from './task-workspace.ts';
+import { evaluateChatAgentCommand } from './mcp-servers.ts';
 
 export type CommandHandler = (ctx: LoupeContext, ...args: unknown[]) => unknown;
 
@@ -36,6 +37,7 @@ export function createCommands(): Record<string, CommandHandler> {
     // Benchmarks view, Documentation Search, Results (issues 3, 4, 8)
     'loupe.refreshBenchmarks': (ctx) => suiteRegistry(ctx).refresh(),
     'loupe.openTaskAsWorkspace': (ctx, arg) => openTaskAsWorkspace(ctx, arg),
+    'loupe.evaluateChatAgent': (ctx, arg) => evaluateChatAgentCommand(ctx, arg),
     'loupe.searchDocumentation': (ctx, arg) => searchDocumentationCommand(ctx, arg),
     'loupe.openAnnotationQueue': (ctx, arg) => openAnnotationQueueCommand(ctx, arg),
     'loupe.editChecklist': (ctx, arg) => editChecklistCommand(ctx, arg),

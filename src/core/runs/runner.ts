@@ -416,6 +416,7 @@ export async function resumeBlockRun(o: BlockRunOptions & { runId: string }): Pr
   if (run.blockId !== o.block.id) throw new LoupeInputError('--resume', `run ${o.runId} is for block ${run.blockId}, not ${o.block.id}`);
   o = { ...o, toolSetOptions: o.toolSetOptions ?? run.params.toolSetOptions };
   if (run.status === 'finished') throw new LoupeInputError('--resume', `run ${o.runId} already finished`);
+  if (run.agent.startsWith('mcp:') && !(o.modelClient as { external?: boolean } | undefined)?.external) throw new LoupeInputError(`run ${o.runId}`, `was driven by the external MCP client ${run.agent.slice(4)}: only a new MCP connection can continue it (loupe mcp --resume)`);
   const toolSet = toolSetFor({ ...o, budget: { ...o.budget, maxSteps: o.budget?.maxSteps ?? (run.params.maxSteps as number | undefined) } });
   const model = modelFor({ ...o, agent: run.agent as AgentKind });
   const runDir = dirname(run.workspace);

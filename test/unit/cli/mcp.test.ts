@@ -149,7 +149,7 @@ test('loupe mcp over stdio: the SDK client sees the block\'s tools, prompt and d
       const [run] = await s.listRuns();
       assert.ok(run);
       assert.equal(run.agent, 'mcp:loupe-test-agent/1.0');
-      assert.equal(run.model, 'mcp:loupe-test-agent/1.0');
+      assert.equal(run.model, 'mcp:loupe-test-agent/1.0 (uncontained)', 'scores of uncontained runs are grouped apart');
       assert.equal(run.status, 'finished', run.statusReason ?? '');
       assert.equal(run.tokens, null, 'token counts of an MCP client are unknown: null, not 0');
       assert.deepEqual(run.params.mcp, { client: 'loupe-test-agent', clientVersion: '1.0', transport: 'stdio', contained: false });
@@ -273,6 +273,7 @@ test('loupe mcp over http: token, Origin and Host checks, loopback only; a sandb
       assert.equal(run.status, 'running');
       assert.equal(run.agent, 'mcp:sandboxed-agent/2.1');
       assert.equal(run.params.mcp?.contained, true);
+      assert.equal(run.model, 'mcp:sandboxed-agent/2.1');
       assert.equal(run.params.mcp?.transport, 'http');
       assert.equal((await s.getSteps(run.id)).length, 2);
       assert.ok(!(await s.getEvents(run.id)).some((e) => /UNCONTAINED/.test(e.message)));

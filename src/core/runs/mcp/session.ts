@@ -200,7 +200,9 @@ export class McpBlockSession {
     const client: McpClientIdentity = { name: v?.name || 'unknown-client', version: v?.version || '0', sandboxed: !!experimental?.sandbox };
     this.#client = client;
     const agent = `mcp:${client.name}/${client.version}` as const;
-    const bridge = new McpAgentBridge(agent);
+    // The run's model names the client; an uncontained client's runs are grouped apart (`… (uncontained)`) in every
+    // score table, aggregate and report, which group by model.
+    const bridge = new McpAgentBridge(client.sandboxed ? agent : `${agent} (uncontained)`);
     this.#bridge = bridge;
     const o = this.#o;
     const onEvent = (e: AgentEvent) => {
