@@ -146,14 +146,12 @@ export const mcpCommand: CliCommand = {
       if (transport === 'stdio') {
         const session = new McpBlockSession(sessionOptions());
         const stdio = new StdioServerTransport(process.stdin, process.stdout);
-        const closed = new Promise<void>((r) => (session.server.onclose = () => r()));
         const onSig = () => session.stop('interrupted (signal)');
         process.once('SIGINT', onSig);
         process.once('SIGTERM', onSig);
         await session.server.connect(stdio);
         io.err(`loupe mcp: serving ${suite.kind} block ${block.id} over stdio (${session.tools().length} tools)\n`);
-        await closed;
-        session.stop('the MCP client disconnected');
+        await session.closed;
         const out = await session.done;
         process.off('SIGINT', onSig);
         process.off('SIGTERM', onSig);

@@ -119,7 +119,6 @@ export async function startMcpHttpServer(o: McpHttpOptions): Promise<McpHttpServ
         session.stop('the MCP client ended the session');
       },
     });
-    session.server.onclose = () => session.stop('the MCP session was closed');
     await session.server.connect(transport);
     await transport.handleRequest(req, res, body);
   };

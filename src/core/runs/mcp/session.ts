@@ -118,6 +118,7 @@ export class McpBlockSession {
   #client: McpClientIdentity | undefined;
   #startError: string | undefined;
   #docs: Map<string, { rel: string; path: string }>;
+  #closed: Promise<void>;
 
   /** @throws LoupeInputError for an unrunnable block or a bad tool option (as `loupe run`). */
   constructor(o: McpBlockSessionOptions) {
@@ -132,6 +133,13 @@ export class McpBlockSession {
       { capabilities: { tools: {}, prompts: {}, resources: {} }, instructions: this.toolSet.systemPrompt },
     );
     this.server.oninitialized = () => this.#start();
+    // A client that disconnects stops its run (status cancelled; `loupe mcp --resume RUN` continues it).
+    this.#closed = new Promise<void>((resolve) => {
+      this.server.onclose = () => {
+        this.stop('the MCP client disconnected');
+        resolve();
+      };
+    });
     this.server.setRequestHandler(ListToolsRequestSchema, async () => ({ tools: this.tools() }));
     this.server.setRequestHandler(CallToolRequestSchema, async (req) => this.#call(req.params.name, req.params.arguments ?? {}));
     this.server.setRequestHandler(ListPromptsRequestSchema, async () => ({
@@ -169,6 +177,11 @@ export class McpBlockSession {
       });
     }
     return tools;
+  }
+
+  /** Resolves when the connection closed (the run is then being stopped, see {@link done}). */
+  get closed(): Promise<void> {
+    return this.#closed;
   }
 
   /** The recorded run's id (undefined before the client initialised). */
