@@ -2,9 +2,9 @@
  * One MCP session on one benchmark block (issue 24): an MCP server (the SDK's low-level `Server`) whose tools are
  * exactly the block's tool set — the same names, JSON schemas and descriptions Loupe's own agent sees — whose prompt
  * is the block's task, and whose resources are the block's visible documentation files (read-only; nothing hidden is
- * listed or readable). When the client has initialised, the session records a run whose agent is
- * `mcp:<client name>/<version>` and drives it through the agent loop (`runner.ts`): every tool call is a recorded
- * step, Python and SQL run in the same sandboxes as `loupe run`, the run holds the store's run lease, the step and
+ * listed or readable). At the client's first tool call (a client that only lists tools leaves no run), the session
+ * records a run whose agent is `mcp:<client name>/<version>` and drives it through the agent loop (`runner.ts`):
+ * every tool call is a recorded step, Python and SQL run in the same sandboxes as `loupe run`, the run holds the store's run lease, the step and
  * time limits are the same options, and the block's finishing tool ends and scores the run. Blocks whose tool set
  * ends on a message (DDR's `FINISH:`) get a `finish` tool taking the insight list — a Loupe variant, recorded as such.
  * Source: issue 24; MCP specification 2025-06-18 (tools, prompts, resources).
@@ -103,7 +103,7 @@ const MIME: Record<string, string> = { '.pdf': 'application/pdf', '.txt': 'text/
 
 /**
  * One MCP connection's server on one block, and the run it records. Create it, connect `server` to a transport
- * (stdio or streamable HTTP); the run starts when the client has initialised.
+ * (stdio or streamable HTTP); the run starts with the client's first tool call.
  */
 export class McpBlockSession {
   readonly server: Server;
@@ -119,6 +119,7 @@ export class McpBlockSession {
   #startError: string | undefined;
   #docs: Map<string, { rel: string; path: string }>;
   #closed: Promise<void>;
+  #stopped = false;
 
   /** @throws LoupeInputError for an unrunnable block or a bad tool option (as `loupe run`). */
   constructor(o: McpBlockSessionOptions) {
@@ -132,7 +133,7 @@ export class McpBlockSession {
       { name: `loupe-${o.block.suite}`, title: `Loupe: ${getBenchmark(o.block.suite).title} block ${o.block.id}`, version: LOUPE_VERSION },
       { capabilities: { tools: {}, prompts: {}, resources: {} }, instructions: this.toolSet.systemPrompt },
     );
-    this.server.oninitialized = () => this.#start();
+    this.server.oninitialized = () => this.#identify();
     // A client that disconnects stops its run (status cancelled; `loupe mcp --resume RUN` continues it).
     this.#closed = new Promise<void>((resolve) => {
       this.server.onclose = () => {
@@ -184,7 +185,7 @@ export class McpBlockSession {
     return this.#closed;
   }
 
-  /** The recorded run's id (undefined before the client initialised). */
+  /** The recorded run's id (undefined before the first tool call). */
   get runId(): string | undefined {
     return this.#runId;
   }
@@ -201,17 +202,24 @@ export class McpBlockSession {
 
   /** Stops the run (status `cancelled`, resumable with `loupe mcp --resume RUN`), e.g. when the client disconnected. */
   stop(reason: string): void {
+    this.#stopped = true;
     if (!this.#bridge) this.#doneResolve(undefined);
     this.#control.stop(reason);
   }
 
+  /** Who the client is, from its `initialize` request. */
+  #identify(): McpClientIdentity {
+    if (this.#client) return this.#client;
+    const v = this.server.getClientVersion();
+    const experimental = this.server.getClientCapabilities()?.experimental as Record<string, unknown> | undefined;
+    this.#client = { name: v?.name || 'unknown-client', version: v?.version || '0', sandboxed: !!experimental?.sandbox };
+    return this.#client;
+  }
+
+  /** Records (or reopens) the run and starts driving it: on the first tool call, so a client that only lists tools leaves no empty run. */
   #start(): void {
     if (this.#bridge) return;
-    const v = this.server.getClientVersion();
-    const caps = this.server.getClientCapabilities();
-    const experimental = caps?.experimental as Record<string, unknown> | undefined;
-    const client: McpClientIdentity = { name: v?.name || 'unknown-client', version: v?.version || '0', sandboxed: !!experimental?.sandbox };
-    this.#client = client;
+    const client = this.#identify();
     const agent = `mcp:${client.name}/${client.version}` as const;
     // The run's model names the client; an uncontained client's runs are grouped apart (`… (uncontained)`) in every
     // score table, aggregate and report, which group by model.
@@ -290,8 +298,9 @@ export class McpBlockSession {
     // An unknown tool is a protocol error (MCP spec: tools/call errors); nothing is recorded.
     if (!known) throw new McpError(ErrorCode.InvalidParams, `unknown tool '${name}'. This block's tools: ${this.tools().map((t) => t.name).join(', ')}`);
     if (this.#startError) throw new McpError(ErrorCode.InvalidRequest, `the run could not be driven: ${this.#startError}`);
-    const bridge = this.#bridge;
-    if (!bridge) throw new McpError(ErrorCode.InvalidRequest, 'the client has not finished initialising (send notifications/initialized first)');
+    if (this.#stopped) throw new McpError(ErrorCode.InvalidRequest, 'the session was stopped; nothing was recorded');
+    this.#start();
+    const bridge = this.#bridge!;
     let out: McpCallOutcome;
     try {
       if (name === this.finishTool) {
