@@ -231,7 +231,7 @@ function rawPost(url: string, headers: Record<string, string>): Promise<number> 
   });
 }
 
-test('loupe mcp over http: token, Origin and Host checks, loopback only; a sandboxed client\'s run is contained; a second server on the run is refused by the lease; --resume continues it', { timeout: 240_000 }, async () => {
+test('loupe mcp over http: token, Origin and Host checks, loopback only; a sandboxed client\'s run is contained; a dropped connection resumes by session id; a second server on the run is refused by the lease; --resume continues it', { timeout: 240_000 }, async () => {
   needBuild();
   const dir = mkdtempSync(join(tmpdir(), 'loupe-mcp-http-'));
   const store = join(dir, 'runs.sqlite');
@@ -257,7 +257,8 @@ test('loupe mcp over http: token, Origin and Host checks, loopback only; a sandb
 
     // a client that declares its own sandbox, token as a query parameter
     const c = new Client({ name: 'sandboxed-agent', version: '2.1' }, { capabilities: { experimental: { sandbox: { kind: 'container' } } } });
-    await c.connect(new StreamableHTTPClientTransport(new URL(`${url}?token=${encodeURIComponent(token)}`)));
+    const first = new StreamableHTTPClientTransport(new URL(`${url}?token=${encodeURIComponent(token)}`));
+    await c.connect(first);
     assert.deepEqual((await c.listTools()).tools.map((t) => t.name), ['prompt', 'read_doc', 'search_doc', 'retriever', 'notes', 'answer', 'save_code', 'python', 'final_answer']);
     const out = text(await c.callTool({ name: 'python', arguments: { code: 'print(6 * 7)' } }));
     assert.equal(out.trim(), '42');
@@ -289,22 +290,30 @@ test('loupe mcp over http: token, Origin and Host checks, loopback only; a sandb
     assert.equal(code, 2, secondErr.join(''));
     assert.match(secondErr.join(''), /is being driven by another process/);
 
-    // stopping the server stops the run (resumable); --resume over stdio continues it with nothing lost
+    // a dropped connection (the session is not ended) is resumed by its session id: same session, same run
+    const sessionId = first.sessionId;
+    assert.ok(sessionId);
     await c.close();
+    const c3 = new Client({ name: 'sandboxed-agent', version: '2.1' });
+    await c3.connect(new StreamableHTTPClientTransport(new URL(url), { sessionId, requestInit: { headers: { Authorization: `Bearer ${token}` } } }));
+    assert.match(text(await c3.callTool({ name: 'notes', arguments: { action: 'add', content: 'after reconnect' } })), /./);
+    await c3.close();
+
+    // stopping the server stops the run (resumable); --resume over stdio continues it with nothing lost
     child.kill('SIGINT');
     await new Promise((r) => child.once('exit', r));
     const t2 = new StdioClientTransport({ command: process.execPath, args: [CLI, 'mcp', '--resume', runId, '--store', store], cwd: dir, stderr: 'pipe' });
     const c2 = new Client({ name: 'sandboxed-agent', version: '2.1' }, { capabilities: { experimental: { sandbox: {} } } });
     await c2.connect(t2);
     const notes = text(await c2.callTool({ name: 'notes', arguments: { action: 'list' } }));
-    assert.match(notes, /weights: WTMEC2YR/);
+    assert.match(notes, /weights: WTMEC2YR[\s\S]*after reconnect/);
     assert.match(text(await c2.callTool({ name: 'final_answer', arguments: {} })), /has ended: finished/);
     await c2.close();
     const s2 = openStore(store);
     try {
       const run = (await s2.getRun(runId))!;
       assert.equal(run.status, 'finished');
-      assert.deepEqual((await s2.getSteps(runId)).map((x) => x.toolCalls[0]!.name), ['python', 'notes', 'notes', 'final_answer']);
+      assert.deepEqual((await s2.getSteps(runId)).map((x) => x.toolCalls[0]!.name), ['python', 'notes', 'notes', 'notes', 'final_answer']);
       assert.ok((await s2.getEvents(runId)).some((e) => e.kind === 'resume'));
     } finally {
       await s2.close();
