@@ -230,6 +230,17 @@ export function messagesFromSteps(systemPrompt: string, taskPrompt: string, step
 /** How long a run's lease lasts without a heartbeat (ms); heartbeats come every third of it. */
 export const RUN_LEASE_TTL_MS = 30_000;
 
+/**
+ * Thrown by a model client whose wait for the next step ran out of the run's budget (an MCP client idle past the wall
+ * clock limit, issue 24): the run ends `budget_exhausted` with this message as its reason.
+ */
+export class BudgetExhaustedError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'BudgetExhaustedError';
+  }
+}
+
 /** Thrown when another live process drives the run (nothing was recorded). */
 export class RunLeaseError extends Error {
   readonly holder: RunLeaseHolder;
@@ -436,6 +447,7 @@ async function driveRun(o: AgentRunOptions, run: RunRecord, control: RunControl,
           });
         } catch (e) {
           if (signal.aborted || (e instanceof LlmError && e.kind === 'aborted')) { status = 'cancelled'; reason = String(signal.reason ?? 'cancelled'); break; }
+          if (e instanceof BudgetExhaustedError) { status = 'budget_exhausted'; reason = e.message; break; }
           status = 'failed';
           reason = `model call failed: ${e instanceof Error ? e.message : String(e)}`;
           break;

@@ -8,7 +8,7 @@
  * Source: issue 24 "Every call is a recorded step of a run".
  */
 import type { CompleteOptions, LlmResponse, LlmToolSpec } from '../../agent/llm.ts';
-import type { ModelClient } from '../../agent/loop.ts';
+import { BudgetExhaustedError, type ModelClient } from '../../agent/loop.ts';
 import type { AssistantMessage, ChatMessage, StepRecord } from '../../agent/types.ts';
 
 /** What an MCP tool call gets back: the recorded observation, and how the run stands after it. */
@@ -50,6 +50,7 @@ export class McpAgentBridge implements ModelClient {
   #lastStep: StepRecord | undefined;
   #closed: string | undefined;
   #seq = 0;
+  #deadline: { at: number; reason: string } | undefined;
 
   /** @param model the name recorded as the run's model (`mcp:<client>/<version>`). */
   constructor(model: string) {
@@ -81,6 +82,14 @@ export class McpAgentBridge implements ModelClient {
     });
   }
 
+  /**
+   * The run's wall clock ends at `at` (epoch ms): waiting for the client's next call past it ends the run
+   * `budget_exhausted` with `reason` (the loop checks the budget only between steps).
+   */
+  setDeadline(at: number, reason: string): void {
+    this.#deadline = { at, reason };
+  }
+
   /** The loop committed a step (its `step-end` event). */
   stepCommitted(step: StepRecord): void {
     this.#lastStep = step;
@@ -105,15 +114,26 @@ export class McpAgentBridge implements ModelClient {
     const asked = performance.now();
     const next = this.#queue.shift() ?? await new Promise<PendingCall>((resolve, reject) => {
       const signal = opts?.signal;
+      let timer: NodeJS.Timeout | undefined;
+      const done = () => { signal?.removeEventListener('abort', onAbort); clearTimeout(timer); };
       const onAbort = () => {
         this.#waiter = undefined;
+        done();
         reject(new McpRunClosedError(String(signal?.reason ?? 'cancelled')));
       };
       if (signal?.aborted) return onAbort();
       signal?.addEventListener('abort', onAbort, { once: true });
+      const d = this.#deadline;
+      if (d) {
+        timer = setTimeout(() => {
+          this.#waiter = undefined;
+          done();
+          reject(new BudgetExhaustedError(d.reason));
+        }, Math.max(0, d.at - Date.now()));
+      }
       this.#waiter = {
-        resolve: (c) => { signal?.removeEventListener('abort', onAbort); resolve(c); },
-        reject: (e) => { signal?.removeEventListener('abort', onAbort); reject(e); },
+        resolve: (c) => { done(); resolve(c); },
+        reject: (e) => { done(); reject(e); },
       };
     });
     this.#inFlight = next;

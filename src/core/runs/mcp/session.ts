@@ -246,15 +246,21 @@ export class McpBlockSession {
         o.onRunCreated?.(id);
       },
     };
+    const wall = o.budget?.maxWallMs;
+    const setDeadline = (priorMs: number) => { if (wall != null) bridge.setDeadline(Date.now() + wall - priorMs, `wall clock budget (${wall} ms) reached while waiting for the client's next call`); };
     let p: Promise<{ runId: string; status: string; reason: string; steps: number }>;
     if (o.resumeRunId) {
       this.#runId = o.resumeRunId;
       p = o.store.getRun(o.resumeRunId).then(async (run) => {
         if (run && run.agent !== agent) await o.store.addEvent(run.id, 'mcp', `resumed over MCP by ${agent} (the run was started by ${run.agent})`);
+        setDeadline(run?.durationMs ?? 0);
         o.onRunCreated?.(o.resumeRunId!);
         return resumeBlockRun({ ...common, runId: o.resumeRunId! });
       });
-    } else p = startBlockRun(common);
+    } else {
+      setDeadline(0);
+      p = startBlockRun(common);
+    }
     p.then(async (res) => {
       const score = await this.#score(res.runId).catch(async (e: unknown) => {
         await o.store.addEvent(res.runId, 'warning', `scoring the MCP run failed: ${(e as Error).message}`).catch(() => undefined);

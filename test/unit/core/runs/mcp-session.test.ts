@@ -60,6 +60,30 @@ test('MCP session on a BLADE block: the tool set as Loupe\'s agent sees it, pyth
   }
 });
 
+test('MCP session: a client idle past the wall clock budget ends the run budget_exhausted; its next call is refused', { timeout: 60_000 }, async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'loupe-mcp-wall-'));
+  const store = openStore(join(dir, 'runs.sqlite'));
+  try {
+    const suite = await loadSuite('blade', sharedData('blade', 'datasets'));
+    const block = suite.blocks.find((b) => b.runnable)!;
+    const session = new McpBlockSession({ store, suite, block, runsDir: join(dir, 'runs'), kernel: { sandbox: 'bubblewrap' }, transport: 'stdio', budget: { maxWallMs: 2000 } });
+    const [a, b] = InMemoryTransport.createLinkedPair();
+    await session.server.connect(b);
+    const c = new Client({ name: 'idle', version: '1' });
+    await c.connect(a);
+    await c.callTool({ name: 'python', arguments: { code: 'print(1)' } });
+    const out = await session.done;
+    assert.equal(out?.status, 'budget_exhausted');
+    assert.match(out!.reason, /wall clock budget \(2000 ms\) reached while waiting for the client's next call/);
+    await assert.rejects(c.callTool({ name: 'python', arguments: { code: 'print(2)' } }), /has ended \(budget_exhausted/);
+    assert.equal((await store.getSteps(out!.runId)).length, 1);
+    await c.close();
+  } finally {
+    await store.close();
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
 test('finishMessage: the FINISH message the finish variant records (bullets after the optional report)', () => {
   assert.equal(finishMessage(['a', ' b ', '']), 'FINISH: - a\n- b');
   assert.equal(finishMessage(['x'], 'Report.'), 'FINISH: Report.\n- x');
