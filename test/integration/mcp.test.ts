@@ -12,7 +12,7 @@ import * as vscode from 'vscode';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { openStore } from '../../src/core/store/run-store.ts';
-import { hasRunner, screenshot, webviewText } from './helpers/runner.ts';
+import { hasRunner, runner, screenshot, webviewText } from './helpers/runner.ts';
 
 const BLOCK = 'NHANES_NCHS_Data_Brief_No._508';
 const Q = (n: number) => `NHANES_NCHS Data Brief No. 508_q${n}`;
@@ -86,6 +86,12 @@ describe('Evaluate Chat Agent on Block: the block served over MCP, recorded and 
     const why = await webviewText({ title: 'Timeline', expect: /cannot be intervened on/ });
     assert.match(why, /external MCP client \(vscode-agent-mode-test\/1\.0\)/);
     await screenshot('mcp-run-timeline');
+    // a step's detail: the tool call and its observation, token use unknown
+    await runner({ action: 'clickInWebview', selector: '.tl-row[data-step="0"]', title: 'Timeline' });
+    await webviewText({ title: 'Timeline', expect: /Step 1 · tokens unknown/ });
+    await runner({ action: 'clickInWebview', selector: '.tl-row[data-step="1"]', title: 'Timeline' });
+    assert.match(await webviewText({ title: 'Timeline', expect: /Step 2 · tokens unknown/ }), /answer/);
+    await screenshot('mcp-run-step-detail');
     assert.equal(await vscode.commands.executeCommand('loupe.intervene', runId, 'try again'), undefined);
     const s2 = openStore(storePath);
     try {
