@@ -8,6 +8,7 @@ import { registerRunUi } from './vscode/run/index.ts';
 import { RunSession } from './vscode/run/run-session.ts';
 import { registerBenchmarksView } from './vscode/views/benchmarks-view.ts';
 import { registerMcpServers } from './vscode/mcp-servers.ts';
+import { folderContext, openTaskFile, type FolderContext } from './vscode/folder-context.ts';
 import { findBenchmark, registerBenchmark } from './core/benchmarks/registry.ts';
 import type { BenchmarkDefinition } from './core/benchmarks/types.ts';
 
@@ -20,6 +21,8 @@ interface TestHooks {
 export interface LoupeApi {
   /** The transcript written to a run's terminal so far (colours stripped), or undefined if the run is not live here. */
   runTranscript(runId: string): string | undefined;
+  /** The suite, block and store a folder opened as a task or run workspace inherits (issue 22), if any. */
+  folderContext(folder: string): FolderContext | undefined;
 }
 
 export function activate(extension: vscode.ExtensionContext): LoupeApi {
@@ -33,6 +36,10 @@ export function activate(extension: vscode.ExtensionContext): LoupeApi {
     registerRunUi(ctx);
     registerBenchmarksView(ctx);
     registerMcpServers(ctx);
+    if (ctx.folderContext) {
+      ctx.log.info(`task/run workspace of block ${ctx.folderContext.blockId}: suite ${ctx.folderContext.suites.map((x) => x.suite).join(', ')}, runs in ${ctx.folderContext.runsDirectory}`);
+      void openTaskFile(ctx.folderContext);
+    }
     ctx.log.info(`Loupe activated in ${Date.now() - t0} ms (VS Code ${vscode.version}, node ${process.version})`);
   } catch (e) {
     // VS Code does not show a notification when an extension fails to activate, so we do it ourselves.
@@ -40,7 +47,7 @@ export function activate(extension: vscode.ExtensionContext): LoupeApi {
     ctx.log.error(`activation failed: ${msg}`);
     void vscode.window.showErrorMessage(`Loupe failed to activate: ${msg}`);
   }
-  return { runTranscript: (runId) => RunSession.get(runId)?.terminal.plain.join('') };
+  return { runTranscript: (runId) => RunSession.get(runId)?.terminal.plain.join(''), folderContext: (folder) => folderContext(extension.globalState, folder) };
 }
 
 /**

@@ -8,13 +8,13 @@ import '@vscode-elements/elements/dist/vscode-button/index.js';
 import '@vscode-elements/elements/dist/vscode-badge/index.js';
 import embed, { type VisualizationSpec } from 'vega-embed';
 import {
-  OpenRunsRequest, RefreshResultsRequest,
-  type BladeDecisionRow, type MetricCell, type MetricFormat, type MetricsTable, type ResultsState,
+  OpenRunsRequest, OpenStepRequest, RefreshResultsRequest,
+  type BladeDecisionRow, type MetricCell, type MetricFormat, type MetricsTable, type QuestionDrilldown, type ResultsState,
 } from '../src/protocol/results.ts';
 import { DidChangeStateNotification, ExecuteCommandRequest } from '../src/protocol/webview.ts';
 import css from './results.css';
 import { connectHost, h, ready } from './shared/host.ts';
-import { bladeSpec, cellTooltip, distinct, formatCell, heatmapSpec, scatterSpec, type ChartTheme } from './shared/results-view.ts';
+import { bladeSpec, cellTooltip, distinct, formatCell, formatSpread, heatmapSpec, scatterSpec, type ChartTheme } from './shared/results-view.ts';
 
 const host = connectHost();
 const app = document.getElementById('app') as HTMLElement;
@@ -49,7 +49,39 @@ function cellLink(c: MetricCell | undefined, format: MetricFormat, label: string
     ev.preventDefault();
     openRuns(c.runIds, label);
   });
-  return a;
+  const sp = formatSpread(c.spread, format);
+  if (!sp) return a;
+  return h('span', { class: 'with-spread' }, a, h('span', { class: 'spread muted', title: c.spread?.kind === 'ci' ? 'bootstrap 95% CI of the mean over repeats' : `repeats: ${sp.points}` },
+    sp.text, c.spread?.kind === 'points' ? h('span', { class: 'points' }, ` (${sp.points})`) : undefined));
+}
+
+const VERDICT_GLYPH: Record<string, string> = { right: '✓', wrong: '✗', partial: '◐', unanswered: '∅', pending: '…' };
+
+/** Per question (issue 22): block → question → each repeat's answer against the truth, linked to its step. */
+function renderDrilldown(blocks: QuestionDrilldown[]): HTMLElement {
+  return h('section', { id: 'drilldown' }, h('h2', {}, 'Per question'),
+    h('p', { class: 'muted' }, 'Each repeat\'s answer against the ground truth. Click a step to open it in the run\'s timeline.'),
+    ...blocks.map((b) => h('details', { class: 'dd-block', 'data-block': b.blockId, open: blocks.length === 1 },
+      h('summary', {}, `${b.blockId} `, h('span', { class: 'muted' }, `· ${b.questions.length} questions · ${b.runIds.length} runs`)),
+      ...b.questions.map((q) => {
+        const sp = formatSpread(q.spread ?? undefined, 'percent');
+        return h('details', { class: 'dd-question', 'data-ref': q.ref },
+          h('summary', {}, h('span', { class: 'dd-ref' }, q.ref), ' ', h('span', { class: 'muted' }, q.question), ' ',
+            ...q.repeats.map((r) => h('span', { class: `dd-dot ${r.verdict}`, title: `${r.model} · repeat ${r.repeat}: ${r.verdict}` }, VERDICT_GLYPH[r.verdict] ?? '?')),
+            sp ? h('span', { class: 'spread muted' }, ` credit ${sp.text}`) : undefined),
+          q.expected ? h('div', { class: 'dd-truth' }, 'Ground truth: ', h('code', {}, q.expected)) : undefined,
+          h('table', { class: 'dd-repeats' }, h('thead', {}, h('tr', {}, h('th', {}, 'Model'), h('th', { class: 'num' }, 'Repeat'), h('th', {}, 'Verdict'), h('th', {}, 'Answer'), h('th', {}, 'Step'))),
+            h('tbody', {}, ...q.repeats.map((r) => {
+              const step = r.stepIndex === undefined ? h('span', { class: 'muted' }, '—') : h('a', { href: '#', class: 'dd-step', 'data-run': r.runId, 'data-step': r.stepIndex }, `step ${r.stepIndex + 1}`);
+              step.addEventListener('click', (ev) => {
+                ev.preventDefault();
+                if (r.stepIndex !== undefined) void host.rpc.request(OpenStepRequest, { runId: r.runId, stepIndex: r.stepIndex });
+              });
+              return h('tr', {}, h('td', {}, r.model), h('td', { class: 'num' }, String(r.repeat)),
+                h('td', { class: `verdict ${r.verdict}` }, `${VERDICT_GLYPH[r.verdict] ?? ''} ${r.verdict}${r.verdict === 'partial' && r.credit !== null ? ` (${Math.round(r.credit * 100)}%)` : ''}`),
+                h('td', {}, h('code', {}, r.given || 'no answer')), h('td', {}, step));
+            }))));
+      }))));
 }
 
 function renderTable(t: MetricsTable): HTMLElement {
@@ -109,6 +141,7 @@ function render(s: ResultsState): void {
     h('p', { class: 'muted' }, `Scored ${new Date(s.generatedAt).toLocaleString()}. Click any number to open the runs behind it.`)];
   if (s.message) parts.push(h('p', { class: 'message', id: 'message' }, s.message));
   for (const table of s.tables) parts.push(renderTable(table));
+  if (s.drilldown?.length) parts.push(renderDrilldown(s.drilldown));
 
   const charts: [HTMLElement, Record<string, unknown>, ClickHandler | undefined][] = [];
   if (s.scatter.length) {
@@ -118,11 +151,11 @@ function render(s: ResultsState): void {
     charts.push([el, scatterSpec(s.scatter, t), (d) => openRuns((d.runIds as string[]) ?? [], `${String(d.model)} · match vs tokens`)]);
   }
   if (s.heatmaps.length) {
-    const sec = h('section', {}, h('h2', {}, 'Tool usage over the trajectory'),
-      h('p', { class: 'muted' }, 'Share of each tool among the calls in each position bin (LongDA Figure 8). Click a cell to open the model\'s runs.'));
+    const sec = h('section', { id: 'heatmaps' }, h('h2', {}, 'Tool usage over the trajectory'),
+      h('p', { class: 'muted' }, 'Share of each tool among the calls in each position bin (binned as LongDA Figure 8). "Tools the runs called" counts every call by its name; the paper view keeps the paper\'s tool list (helpers called inside code counted). Click a cell to open the model\'s runs.'));
     for (const hm of s.heatmaps) {
-      const el = h('div', { class: 'chart heatmap', 'data-model': hm.model });
-      sec.append(el);
+      const el = h('div', { class: 'chart heatmap', 'data-model': hm.model, 'data-view': hm.view ?? 'paper' });
+      sec.append(h('h3', { class: 'heatmap-title' }, `${hm.benchmark ? `${hm.benchmark} · ` : ''}${hm.view === 'own' ? 'tools the runs called' : 'paper tool list (Figure 8)'}`), el);
       charts.push([el, heatmapSpec(hm, t), () => openRuns(hm.runIds, `${hm.model} · tool usage`)]);
     }
     parts.push(sec);

@@ -14,10 +14,10 @@ import { marked } from 'marked';
 import type { TopLevelSpec } from 'vega-lite';
 import {
   DidAppendStepsNotification, FocusStepNotification, GetStepDetailRequest, RevealToolCallRequest, SearchStepsRequest,
-  type StepDetail, type TimelineHeatmap, type TimelineRun, type TimelineState, type TimelineStep,
+  type AnswerMark, type StepDetail, type TimelineHeatmap, type TimelineRun, type TimelineScoring, type TimelineState, type TimelineStep,
 } from '../src/protocol/timeline.ts';
 import { connectHost, h, ready } from './shared/host.ts';
-import { filterSteps, formatDuration, formatTokens, toolGlyph } from './shared/timeline-model.ts';
+import { argSections, filterSteps, formatDuration, formatTokens, stepVerdict, tallyText, toolGlyph, VERDICT_GLYPH } from './shared/timeline-model.ts';
 import { VirtualList } from './shared/virtual-list.ts';
 import css from './timeline.css';
 import { mountAssistance, type AssistView } from './timeline-assist.ts';
@@ -31,6 +31,10 @@ let run: TimelineRun;
 let all: TimelineStep[] = [];
 let shown: TimelineStep[] = [];
 let heatmap: TimelineHeatmap;
+/** Right / wrong / partial per answer step (issue 22), or null. */
+let scoring: TimelineScoring | null = null;
+/** Items whose expected value the user asked to see (hidden until asked). */
+const revealed = new Set<string>();
 let selected = -1;
 let maxDuration = 1;
 let toolFilter = '';
@@ -47,6 +51,10 @@ const toolSelect = h('vscode-single-select', { id: 'tool-filter', 'aria-label': 
 const search = h('vscode-textfield', { id: 'search', placeholder: 'Search messages, arguments, observations', 'aria-label': 'Search steps' });
 const count = h('span', { class: 'muted', id: 'count' });
 const heatmapBtn = h('vscode-button', { id: 'heatmap-toggle', secondary: true }, 'Heatmap');
+/** Column labels of the step list (issue 22: no unlabelled numbers). */
+const listHead = h('div', { class: 'tl-row tl-head', 'aria-hidden': 'true' },
+  h('span', { class: 'tl-idx' }, '#'), h('span', {}, 'Tools'), h('span', {}, 'Step'), h('span', {}, 'Duration'), h('span', { class: 'num' }, 'Time'),
+  h('span', { class: 'num tl-tok' }, 'Tokens'), h('span', {}, 'Answer'), h('span', { title: 'tool calls without error' }, 'OK'));
 const listEl = h('div', { class: 'tl-list', id: 'steps', tabindex: 0, role: 'listbox', 'aria-label': 'Steps' });
 const detailEl = h('section', { class: 'tl-detail', id: 'detail', 'aria-live': 'polite' }, h('p', { class: 'muted' }, 'Select a step to see its message, arguments and observations.'));
 const heatmapEl = h('section', { class: 'tl-heatmap', id: 'heatmap', hidden: true });
@@ -59,7 +67,41 @@ function renderHeader(): void {
     h('span', { class: 'muted' }, `${run.agent}${run.model ? ` · ${run.model}` : ''} · ${run.suite}`),
     h('span', { class: 'muted', id: 'run-totals' },
       `${run.steps} steps · ${run.tokens ? `${formatTokens(run.tokens.input)} in / ${formatTokens(run.tokens.output)} out` : 'tokens unknown (external client)'} · ${formatDuration(run.durationMs)}`),
+    scoringSummary(),
   );
+}
+
+/** The run's tally of right / partial / wrong items, and where it came from. */
+function scoringSummary(): HTMLElement | string {
+  if (!scoring) return '';
+  if (scoring.error) return h('span', { class: 'muted', id: 'run-score' }, `Not scored: ${scoring.error}`);
+  const from = scoring.source === 'live' ? 'scored live against the ground truth' : `score of ${new Date(scoring.scoredAt).toLocaleString()}`;
+  return h('span', { class: 'score-tally', id: 'run-score', title: from }, tallyText(scoring.tally), h('span', { class: 'muted' }, ` · ${from}`));
+}
+
+/** One answer's verdict, what the run gave, and its expected value behind a button (hidden until asked). */
+function markView(m: AnswerMark): HTMLElement {
+  const key = m.ref;
+  const expected = h('span', { class: 'expected', 'data-ref': m.ref }, revealed.has(key) ? `expected ${m.expected}` : '');
+  const parts: (HTMLElement | string)[] = [
+    h('span', { class: `verdict ${m.verdict}` }, `${VERDICT_GLYPH[m.verdict]} ${m.verdict}${m.verdict === 'partial' && m.credit !== null ? ` (${Math.round(m.credit * 100)}%)` : ''}`),
+    h('span', { class: 'mark-ref' }, ` ${m.ref}`),
+    h('span', { class: 'muted' }, ` · ${m.question}`),
+    h('div', { class: 'given' }, m.given ? `given ${m.given}` : 'no answer'),
+  ];
+  if (m.expected) {
+    if (!revealed.has(key)) {
+      const btn = h('vscode-button', { secondary: true, class: 'show-expected', 'data-ref': m.ref, title: 'Show the ground truth of this item' }, 'Show expected value');
+      btn.addEventListener('click', () => {
+        revealed.add(key);
+        expected.textContent = `expected ${m.expected}`;
+        btn.remove();
+      });
+      parts.push(btn);
+    }
+    parts.push(expected);
+  }
+  return h('div', { class: `answer-mark ${m.verdict}`, 'data-ref': m.ref }, ...parts);
 }
 
 function renderToolOptions(): void {
@@ -78,16 +120,26 @@ function renderRow(s: TimelineStep): HTMLElement {
     role: 'option', 'aria-selected': s.index === selected ? 'true' : 'false', 'data-step': s.index,
   },
   h('span', { class: 'tl-idx' }, String(s.index + 1)),
-  h('span', { class: 'tl-icons' }, ...(s.tools.length ? s.tools.slice(0, 3) : ['']).map((t) => h('span', { class: `tl-icon tool-${toolGlyph(t).cls}`, title: t || 'message' }, toolGlyph(t).glyph))),
+  h('span', { class: 'tl-icons', title: s.tools.join(', ') || 'message' }, ...(s.tools.length ? s.tools.slice(0, 2) : ['']).map((t) => h('span', { class: `tl-icon tool-${toolGlyph(t).cls}`, title: t || 'message' }, toolGlyph(t).glyph)),
+    s.tools.length > 2 ? h('span', { class: 'tl-more' }, `+${s.tools.length - 2}`) : ''),
   h('span', { class: 'tl-summary', title: s.summary }, s.summary),
   h('span', { class: 'tl-bar', title: `model ${formatDuration(s.latencyMs)} · tools ${formatDuration(s.toolMs)}` }, h('span', { style: `width:${width}%` })),
   h('span', { class: 'tl-dur num' }, formatDuration(s.durationMs)),
   s.tokensIn === null || s.tokensOut === null
     ? h('span', { class: 'tl-tok num', title: 'token use unknown: an external client (MCP) does not report it' }, '—')
     : h('span', { class: 'tl-tok num', title: `${s.tokensIn} input / ${s.tokensOut} output tokens` }, formatTokens(s.tokensIn + s.tokensOut)),
+  verdictCell(s.index),
   h('span', { class: `tl-status ${s.error ? 'bad' : 'ok'}`, title: s.error ? 'a tool call failed' : 'ok' }, s.error ? '✘' : '✔'));
   row.addEventListener('click', () => void select(s.index));
   return row;
+}
+
+/** The verdict of the answers this step recorded (empty for steps that recorded none). */
+function verdictCell(index: number): HTMLElement {
+  const marks = scoring?.byStep[index];
+  if (!marks?.length) return h('span', { class: 'tl-verdict' });
+  const v = stepVerdict(marks);
+  return h('span', { class: `tl-verdict ${v.verdict}`, title: marks.map((m) => `${m.ref}: ${m.verdict}`).join('\n') }, v.text);
 }
 
 function applyFilter(keepScroll = true): void {
@@ -132,6 +184,19 @@ function prettyArgs(text: string): string {
   }
 }
 
+/** A call's arguments: readable sections when structured (a BLADE submission), else the pretty-printed JSON. */
+function argumentsView(text: string): HTMLElement[] {
+  const sections = argSections(text);
+  if (!sections) return [h('div', { class: 'label' }, 'Arguments'), h('pre', { class: 'args' }, prettyArgs(text))];
+  return [h('div', { class: 'args-sections' }, ...sections.map((sec) => {
+    const body = sec.kind === 'code' ? h('pre', { class: 'args code' }, sec.text)
+      : sec.kind === 'text' ? h('div', { class: 'args text' }, sec.text)
+        : h('table', { class: 'args table' }, h('thead', {}, h('tr', {}, ...sec.columns.map((c) => h('th', {}, c)))),
+          h('tbody', {}, ...sec.rows.map((r) => h('tr', {}, ...r.map((x) => h('td', {}, x))))));
+    return h('section', { class: 'arg-section' }, h('div', { class: 'label' }, sec.title), body);
+  }))];
+}
+
 function renderDetail(d: StepDetail): void {
   const calls = d.toolCalls.map((c) => {
     const reveal = h('vscode-button', { secondary: true, class: 'reveal', 'data-call': c.id }, c.name === 'python' ? 'Reveal in notebook' : /doc|retriever/.test(c.name) ? 'Open in Documentation Search' : 'Reveal');
@@ -142,16 +207,24 @@ function renderDetail(d: StepDetail): void {
     return h('article', { class: `call${c.isError ? ' error' : ''}` },
       h('h3', {}, h('span', { class: `tl-icon tool-${toolGlyph(c.name).cls}` }, toolGlyph(c.name).glyph), ` ${c.name}`,
         h('span', { class: 'muted' }, ` · ${formatDuration(c.durationMs)}${c.isError ? ' · error' : ''}${c.truncated ? ' · observation cut' : ''}`), reveal),
-      h('div', { class: 'label' }, 'Arguments'), h('pre', { class: 'args' }, prettyArgs(c.argumentsText)),
+      ...argumentsView(c.argumentsText),
       h('div', { class: 'label' }, 'Observation'), h('pre', { class: 'obs' }, c.observation));
   });
   detailEl.replaceChildren(
     h('h2', {}, `Step ${d.index + 1}`, h('span', { class: 'muted' }, ` · ${d.usage ? `${d.usage.input} in / ${d.usage.output} out tokens` : 'tokens unknown'}${d.finishReason ? ` · ${d.finishReason}` : ''}`)),
     ...(assist?.detail(d.index, all.length - 1) ?? []),
+    ...answersSection(d.index),
     d.reasoning ? h('details', {}, h('summary', {}, 'Reasoning'), h('pre', { class: 'reasoning' }, d.reasoning)) : '',
     d.content ? markdown(d.content) : h('p', { class: 'muted' }, '(no message text)'),
     ...calls,
   );
+}
+
+/** The answers a step recorded with their verdicts (issue 22). */
+function answersSection(index: number): HTMLElement[] {
+  const marks = scoring?.byStep[index];
+  if (!marks?.length) return [];
+  return [h('section', { class: 'answers', id: 'step-answers' }, h('div', { class: 'label' }, `Answers recorded at this step (${scoring?.source === 'live' ? 'scored live' : 'stored score'})`), ...marks.map(markView))];
 }
 
 async function renderHeatmap(): Promise<void> {
@@ -174,7 +247,7 @@ async function renderHeatmap(): Promise<void> {
       x: { field: 'bin', type: 'ordinal', title: `Progress (${heatmap.bins} bins)`, scale: { domain: Array.from({ length: heatmap.bins }, (_, i) => i) },
         axis: { labelExpr: `datum.value % 5 == 0 ? round(datum.value * 100 / ${heatmap.bins}) + '%' : ''` } },
       y: { field: 'tool', type: 'nominal', title: null, sort: heatmap.tools },
-      color: { field: 'share', type: 'quantitative', title: 'Share of calls', scale: { scheme: 'blues' } },
+      color: { field: 'share', type: 'quantitative', title: 'Share of calls', scale: { scheme: 'blues', domain: [0, 1] }, legend: { format: '.0%' } },
     },
   };
   const chart = h('div', { class: 'chart', id: 'heatmap-chart' });
@@ -226,6 +299,7 @@ function init(state: TimelineState): void {
   run = state.run;
   all = state.steps;
   heatmap = state.heatmap;
+  scoring = state.scoring ?? null;
   maxDuration = Math.max(1, ...all.map((s) => s.durationMs));
   const saved = host.getViewState<{ runId: string; selected: number }>();
   assist = mountAssistance(host, run.id, (i) => void select(Math.max(0, Math.min(i, all.length - 1))), () => {
@@ -237,7 +311,7 @@ function init(state: TimelineState): void {
     assist.element,
     h('div', { class: 'tl-toolbar' }, toolSelect, search, count, heatmapBtn),
     heatmapEl,
-    h('div', { class: 'tl-main' }, listEl, detailEl),
+    h('div', { class: 'tl-main' }, h('div', { class: 'tl-listwrap' }, listHead, listEl), detailEl),
   );
   list = new VirtualList<TimelineStep>({ container: listEl, rowHeight: ROW_HEIGHT, renderRow });
   renderHeader();
@@ -275,6 +349,11 @@ host.rpc.onNotification(DidAppendStepsNotification, (u) => {
   for (const s of u.steps) if (!known.has(s.index)) all.push(s);
   if (query) void runSearch(query);
   heatmap = u.heatmap;
+  if (u.scoring !== undefined) {
+    scoring = u.scoring;
+    const d = detailCache.get(selected);
+    if (d) renderDetail(d);
+  }
   maxDuration = Math.max(maxDuration, ...u.steps.map((s) => s.durationMs));
   renderHeader();
   renderToolOptions();

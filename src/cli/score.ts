@@ -54,7 +54,13 @@ const USAGE_HEAD = `loupe score [--store FILE] (--run ID | --all) [--suite S] [-
        loupe score --ddr-logs LOGS_DIR --qa qa.json [--scenario mimic|10k|globem] --judge file:VERDICTS.jsonl
             [--preset P] [--option ...] [--json]
   scores DDR-Bench's own agent logs (<prefix>_<entity>/insights*.csv, session_stats*.json) against its qa.json,
-  without a store (the judge: file:, or llm with the --judge-model flags).`;
+  without a store (the judge: file:, or llm with the --judge-model flags).
+       loupe score --blade-outputs FILE|DIR [--blade-outputs ...] --root BLADE_DATASETS [--judge file:VERDICTS.jsonl]
+            [--preset P] [--option ...] [--json]
+  scores BLADE's own outputs (multirun_analyses.json as its harness writes it per dataset, or a submission file with
+  dataset_name + analyses) against the ground truth in BLADE_DATASETS/<dataset> (data.csv, annotations.csv), without
+  a store. Recorded verdicts are keyed {"dataset", "run" (the analysis key in the file), "kind"
+  (conceptual-variable | model), "truth", "submitted"}; without --judge only identical texts match.`;
 
 /** The usage text: the scoring options come from each benchmark's declaration. */
 function usage(): string {
@@ -158,6 +164,7 @@ export const scoreCommand: CliCommand = {
         option: { type: 'string', multiple: true }, preset: { type: 'string' }, 'no-save': { type: 'boolean' }, json: { type: 'boolean' },
         'longda-answers': { type: 'string' }, 'ground-truth': { type: 'string' },
         'ddr-logs': { type: 'string' }, qa: { type: 'string' }, scenario: { type: 'string' },
+        'blade-outputs': { type: 'string', multiple: true },
       },
     });
     const preset = parsePreset(values.preset, '--preset');
@@ -165,6 +172,12 @@ export const scoreCommand: CliCommand = {
       if (!values.qa) throw new UsageError('--ddr-logs needs --qa FILE (the scenario\'s qa.json)');
       const judgeArgs = { judge: values.judge, 'judge-model': values['judge-model'], 'judge-base-url': values['judge-base-url'], 'judge-api-key-env': values['judge-api-key-env'] };
       return scoreDdrLogs({ logs: values['ddr-logs'], qa: values.qa, scenario: values.scenario ?? 'mimic', judge: judgeFromArgs(judgeArgs, new MemoryJudgementStore(), io.env, undefined, io.cwd), options: parseOptionPairs(values.option), preset, json: !!values.json }, io);
+    }
+    if (values['blade-outputs']?.length) {
+      const root = values.root ?? values['suite-root'];
+      if (!root) throw new UsageError('--blade-outputs needs --root DIR (the BLADE datasets folder with <dataset>/annotations.csv)');
+      const judgeArgs = { judge: values.judge ?? 'none', 'judge-model': values['judge-model'], 'judge-base-url': values['judge-base-url'], 'judge-api-key-env': values['judge-api-key-env'] };
+      return scoreBladeOutputFiles({ files: values['blade-outputs'].map((f) => resolve(io.cwd, f)), root: resolve(io.cwd, root), judge: judgeFromArgs(judgeArgs, new MemoryJudgementStore(), io.env, undefined, io.cwd), options: parseOptionPairs(values.option), preset, json: !!values.json }, io);
     }
     if (values['longda-answers']) return scoreLongtaFile(values['longda-answers'], values['ground-truth'], parseOptionPairs(values.option), preset, !!values.json, io);
     await openExistingStore(io, values.store).close(); // a mistyped path is an error, not a new empty store
@@ -259,6 +272,28 @@ async function scoreDdrLogs(o: { logs: string; qa: string; scenario: string; jud
     if (notRecorded) io.out(`${notRecorded} items had no recorded verdict (failed judgements)\n`);
   }
   return 0;
+}
+
+/** `loupe score --blade-outputs FILE --root DIR`: BLADE's own output files scored against its ground truth, without a store. */
+async function scoreBladeOutputFiles(o: { files: string[]; root: string; judge: Judge; options: Record<string, string>; preset: ScorePreset; json: boolean }, io: CliIo): Promise<number> {
+  const def = getBenchmark('blade');
+  for (const k of Object.keys(o.options)) if (!def.scoreOptions.some((s) => s.name === k)) throw new LoupeInputError(`option ${k}`, `not a BLADE option (${def.scoreOptions.map((s) => s.name).join(', ')})`);
+  const options = parseOptionsWithPreset(def.scoreOptions, o.preset, o.options);
+  const { scoreBladeOutputs } = await import('../core/benchmarks/blade/native.ts');
+  const s = await scoreBladeOutputs({ files: o.files, datasetsRoot: o.root, judge: o.judge, options });
+  const notRecorded = o.judge instanceof RecordedJudge ? o.judge.missing.length : 0;
+  const a = s.aggregate;
+  if (o.json) {
+    io.out(JSON.stringify({ files: o.files, root: o.root, judge: o.judge.id, preset: o.preset, options: s.options, datasets: s.datasets, judged: s.judged, notRecorded, missingVerdicts: o.judge instanceof RecordedJudge ? o.judge.missing : [], runs: s.runs.map(({ score: _s, ...r }) => r), aggregate: a ? { point: a.point, bootstrap: a.bootstrap, options: a.options, changedBy: a.changedBy, warnings: a.warnings } : null }, jsonNumbers, 2) + '\n');
+  } else {
+    io.out(`${s.runs.length} BLADE analyses in ${s.datasets.length} datasets   judge: ${o.judge.id}   preset: ${o.preset}\n`);
+    for (const d of s.datasets.filter((x) => x.error)) io.out(`  ${d.dataset}: not scored (${d.error})\n`);
+    for (const r of s.runs) io.out(`  ${r.dataset} #${r.run}: ${r.status}${r.error ? ` (${r.error})` : ''}${r.status === 'ok' ? `  cvar ${pct(r.precision.cvar)}%  model ${pct(r.precision.model)}%  transform value ${pct(r.precision.transformValue)}%  graph ${pct(r.precision.transformGraph)}%` : ''}\n`);
+    if (a) io.out(`weighted F1 ${num(a.point.weightedF1, 4)} (bootstrap ${num(a.bootstrap.weightedF1.mean, 4)}, 95% CI ${num(a.bootstrap.weightedF1.lo, 4)}–${num(a.bootstrap.weightedF1.hi, 4)})  unweighted F1 ${num(a.point.unweightedF1, 4)}\n`);
+    io.out(`options used (blade): ${formatOptionEcho(s.options)}\n`);
+    if (notRecorded) io.out(`${notRecorded} semantic matches had no recorded verdict (counted as no match)\n`);
+  }
+  return s.runs.some((r) => r.status === 'failed') ? 1 : 0;
 }
 
 /** The JSON shape of one run in `loupe score --json` (`decided`: who decided its judgements): LongDA adds `coverage`, `match` and per-query `queries`. */

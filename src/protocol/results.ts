@@ -18,6 +18,8 @@ export interface MetricCell {
   runIds: string[];
   /** Items still waiting for a (human) judge. */
   pending?: number;
+  /** Spread of the per-run values across the repeats behind the number (issue 22), when there are several runs. */
+  spread?: Spread;
 }
 
 /** `percent`: fraction shown as %; `fraction`: a value in [0, 1] with 2 decimals (precision, F1). */
@@ -65,6 +67,13 @@ export interface ScatterPoint {
 /** LongDA Figure 8: tool × bin shares for one model (columns sum to 1). */
 export interface ToolHeatmapView {
   model: string;
+  /**
+   * `paper`: the tool list of the benchmark's paper figure (LongDA Figure 8, helpers counted inside code); `own`: the
+   * tools the runs actually called (issue 22). Absent: `paper`.
+   */
+  view?: 'paper' | 'own';
+  /** The benchmark (table title) the runs belong to. */
+  benchmark?: string;
   tools: string[];
   bins: number;
   /** `matrix[tool][bin]`, column-normalised. */
@@ -85,6 +94,43 @@ export interface BladeDecisionRow {
   f1: MetricCell;
 }
 
+/**
+ * The spread of a value across repeats (issue 22): min–max and every point below 5 repeats (`points`); from 5 on the
+ * mean with a bootstrap 95% CI (`ci`). `n` repeats; same unit as the value.
+ */
+export interface Spread {
+  kind: 'points' | 'ci';
+  n: number;
+  mean: number;
+  min: number;
+  max: number;
+  points: number[];
+  /** `ci` only: the 95% interval of the mean. */
+  lo?: number;
+  hi?: number;
+}
+
+/** One repeat's answer to a question. */
+export interface RepeatAnswer {
+  runId: string;
+  model: string;
+  /** 1-based repeat number. */
+  repeat: number;
+  verdict: 'right' | 'wrong' | 'partial' | 'unanswered' | 'pending';
+  credit: number | null;
+  given: string;
+  /** 0-based step that recorded the answer (link target), when there is one. */
+  stepIndex?: number;
+}
+
+/** The per-question drill-down of one block (issue 22). */
+export interface QuestionDrilldown {
+  suite: string;
+  blockId: string;
+  runIds: string[];
+  questions: Array<{ ref: string; question: string; expected: string; repeats: RepeatAnswer[]; spread: Spread | null }>;
+}
+
 export interface ResultsState {
   /** Where the runs came from (store file). */
   source: string;
@@ -99,10 +145,14 @@ export interface ResultsState {
   pendingJudgements: number;
   /** Shown instead of content when there is nothing to show (no store, no scored runs). */
   message?: string;
+  /** Per-question drill-down of the blocks whose benchmark scores items (issue 22). */
+  drilldown?: QuestionDrilldown[];
   /** Expert failure analysis (issue 19): the Fig. 8-form chart (Vega-Lite) of resolved failure cases, if any. */
   failures?: { fig8: Record<string, unknown>; cases: number; resolved: number };
 }
 
 export const RefreshResultsRequest = new IpcRequest<Record<string, never>, ResultsState>('results/refresh');
+/** Opens a run's timeline at a step (drill-down → step link). */
+export const OpenStepRequest = new IpcRequest<{ runId: string; stepIndex: number }, void>('results/openStep');
 /** Opens the runs behind a number (label says which number, for the pick list). */
 export const OpenRunsRequest = new IpcRequest<{ runIds: string[]; label: string }, void>('results/openRuns');

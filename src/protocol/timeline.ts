@@ -49,6 +49,46 @@ export interface TimelineHeatmap {
   counts: number[][];
 }
 
+/** The verdict of one scored item on the step that recorded its answer (issue 22). */
+export interface AnswerMark {
+  /** The item (query id, `item 3`, `criterion 2`). */
+  ref: string;
+  question: string;
+  verdict: 'right' | 'wrong' | 'partial' | 'unanswered' | 'pending';
+  /** Credit in [0, 1], null while pending. */
+  credit: number | null;
+  /** What the run gave, as text. */
+  given: string;
+  /** The ground truth as text ('' when the benchmark has none to show): the webview shows it only when asked. */
+  expected: string;
+  /** 0-based step that recorded the answer (absent: an item without an answer step). */
+  stepIndex?: number;
+}
+
+/** Items by verdict. */
+export interface OutcomeTally {
+  right: number;
+  partial: number;
+  wrong: number;
+  unanswered: number;
+  pending: number;
+  total: number;
+}
+
+/** A run's correctness as the timeline shows it: from its stored score, or scored live (judge-free benchmarks). */
+export interface TimelineScoring {
+  source: 'stored' | 'live';
+  /** ISO time of the score. */
+  scoredAt: string;
+  tally: OutcomeTally;
+  /** Step index → the items whose answer that step recorded. */
+  byStep: Record<number, AnswerMark[]>;
+  /** Items with no answer step (unanswered, judged on the whole report). */
+  unplaced: AnswerMark[];
+  /** Why the run could not be scored (then no marks). */
+  error?: string;
+}
+
 export interface TimelineState {
   run: TimelineRun;
   steps: TimelineStep[];
@@ -57,6 +97,8 @@ export interface TimelineState {
   focusStep?: number;
   /** Open with the heatmap shown. */
   showHeatmap?: boolean;
+  /** Right / wrong / partial per answer step, or null when the run has no per-item score (yet). */
+  scoring?: TimelineScoring | null;
 }
 
 export interface StepDetail {
@@ -82,4 +124,4 @@ export const RevealToolCallRequest = new IpcRequest<{ runId: string; index: numb
 export const FocusStepNotification = new IpcNotification<{ index: number }>('timeline/focusStep');
 
 /** Host → webview: steps committed since the last update (live runs). */
-export const DidAppendStepsNotification = new IpcNotification<{ runId: string; steps: TimelineStep[]; heatmap: TimelineHeatmap; run: TimelineRun }>('timeline/didAppendSteps');
+export const DidAppendStepsNotification = new IpcNotification<{ runId: string; steps: TimelineStep[]; heatmap: TimelineHeatmap; run: TimelineRun; scoring?: TimelineScoring | null }>('timeline/didAppendSteps');

@@ -17,7 +17,9 @@ import { rescoreRunGroundTruthCommand, showGroundTruthCommand } from './panels/g
 import { authorGroundTruthCommand, reviewBladeDecisionsCommand, showBladeDecisionAgreementCommand } from './panels/blade-decisions-panel.ts';
 import { compareRunsCommand, judgePairsCommand, openPairwiseReviewCommand, showPairwiseRankingCommand } from './panels/review-panel.ts';
 import { TimelinePanel } from './panels/timeline-panel.ts';
+import { ItemPanel } from './panels/item-panel.ts';
 import { openFailureQueueCommand, showFailureFiguresCommand, tagFailureOfItemCommand, tagFailuresCommand } from './panels/failures-panel.ts';
+import { browseVariablesCommand } from './panels/variables-panel.ts';
 import { suiteRegistry } from './suites.ts';
 import { openTaskAsWorkspace } from './task-workspace.ts';
 import { evaluateChatAgentCommand } from './mcp-servers.ts';
@@ -39,6 +41,8 @@ export function createCommands(): Record<string, CommandHandler> {
     'loupe.openTaskAsWorkspace': (ctx, arg) => openTaskAsWorkspace(ctx, arg),
     'loupe.evaluateChatAgent': (ctx, arg) => evaluateChatAgentCommand(ctx, arg),
     'loupe.searchDocumentation': (ctx, arg) => searchDocumentationCommand(ctx, arg),
+    // Variable catalog (issue 25)
+    'loupe.browseVariables': (ctx, arg) => browseVariablesCommand(ctx, arg),
     'loupe.openAnnotationQueue': (ctx, arg) => openAnnotationQueueCommand(ctx, arg),
     'loupe.editChecklist': (ctx, arg) => editChecklistCommand(ctx, arg),
     'loupe.rescoreRunChecklist': (ctx, arg) => rescoreRunCommand(ctx, arg),
@@ -47,6 +51,13 @@ export function createCommands(): Record<string, CommandHandler> {
     'loupe.showPairwiseRanking': (ctx) => showPairwiseRankingCommand(ctx),
     'loupe.judgePairs': (ctx, arg) => judgePairsCommand(ctx, arg),
     'loupe.showGroundTruth': (ctx, arg) => showGroundTruthCommand(ctx, arg),
+    /** Issue 22: an item clicked in the Benchmarks view (its ground truth hidden until asked). */
+    'loupe.showBenchmarkItem': async (ctx, arg) => {
+      const n = arg as { suite?: { kind?: string; root?: string }; block?: { id?: string }; item?: { id?: string } } | undefined;
+      if (!n?.suite?.kind || !n.suite.root || !n.block?.id || !n.item?.id) throw new Error('Choose an item in the Benchmarks view.');
+      await ItemPanel.show(ctx, { kind: n.suite.kind, root: n.suite.root, blockId: n.block.id, itemId: n.item.id });
+      return true;
+    },
     'loupe.rescoreRunGroundTruth': (ctx, arg) => rescoreRunGroundTruthCommand(ctx, arg),
     'loupe.authorGroundTruth': (ctx, arg) => authorGroundTruthCommand(ctx, arg),
     'loupe.reviewBladeDecisions': (ctx, arg) => reviewBladeDecisionsCommand(ctx, arg),

@@ -44,7 +44,11 @@ export function inSettingsTerms(message: string): string {
     .replace(/^--(entities|root|database|metadata|publications|suite)\b:?/, (_m, f: string) => `the "${f}" field of the suite in the setting loupe.suites:`)
     .replace(/with --entities TABLE\.COLUMN/g, 'with "entities": "TABLE.COLUMN" in the suite\'s entry of the setting loupe.suites')
     .replace(/\(give it with --entities TABLE\.COLUMN\)/g, '(give it as "entities": "TABLE.COLUMN" in the suite\'s entry of loupe.suites)')
-    .replace(/\(use --suite (\S+)\)/g, '(use "suite": "$1" in loupe.suites)');
+    .replace(/\(use --suite (\S+)\)/g, '(use "suite": "$1" in loupe.suites)')
+    // run options (issue 22): the agent and model are chosen in the Run Benchmark Block picker and loupe.models
+    .replace(/^--agent\b:?\s*/, 'Agent: ')
+    .replace(/^--model\b:?\s*/, 'Model: ')
+    .replace(/\(--model, --base-url\)/g, '(a model profile in the setting loupe.models)');
 }
 
 /** The SecretStorage key of a model profile's API key (Set API Key stores it there). */

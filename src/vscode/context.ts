@@ -7,6 +7,7 @@ import * as vscode from 'vscode';
 import { openStore, type RunStore } from '../core/store/run-store.ts';
 import type { Logger } from '../core/util/log.ts';
 import { readSettings, type LoupeSettings } from './config.ts';
+import { windowFolderContext, type FolderContext } from './folder-context.ts';
 
 export class LoupeContext implements vscode.Disposable {
   readonly extension: vscode.ExtensionContext;
@@ -21,6 +22,7 @@ export class LoupeContext implements vscode.Disposable {
 
   constructor(extension: vscode.ExtensionContext) {
     this.extension = extension;
+    this.folderContext = windowFolderContext(extension.globalState);
     this.output = vscode.window.createOutputChannel('Loupe', { log: true });
     this.register(this.output);
     const o = this.output;
@@ -33,8 +35,15 @@ export class LoupeContext implements vscode.Disposable {
     };
   }
 
+  /** This window's task / run workspace context (issue 22), read once at activation. */
+  readonly folderContext: FolderContext | undefined;
+
+  /** The settings, with a task / run workspace window's suite and runs directory where its own settings have none. */
   get settings(): LoupeSettings {
-    return readSettings();
+    const s = readSettings();
+    const fc = this.folderContext;
+    if (!fc) return s;
+    return { ...s, suites: s.suites.length ? s.suites : fc.suites, runsDirectory: s.runsDirectory || fc.runsDirectory };
   }
 
   /** Folder for run workspaces and the run store: setting `loupe.runsDirectory` or global storage. */

@@ -7,6 +7,7 @@ import * as vscode from 'vscode';
 import { createTaskWorkspace, type Block, type Suite } from '../core/benchmarks/index.ts';
 import type { LoupeContext } from './context.ts';
 import { suiteRegistry } from './suites.ts';
+import { rememberFolder } from './folder-context.ts';
 import { isBlockNode } from './views/benchmarks-view.ts';
 
 /** Arguments accepted from other code and tests (the tree passes its block node instead). */
@@ -76,6 +77,10 @@ export async function openTaskAsWorkspace(ctx: LoupeContext, arg?: unknown): Pro
   const made = createTaskWorkspace(pair.block, taskWorkspaceDir(ctx.runsDirectory, pair.suite, pair.block));
   const folder = made.dir;
   ctx.log.info(`task workspace for ${pair.block.id}: ${folder} (${made.files.length} files, ${made.mode})`);
+  // Issue 22: the window opened on this folder knows its suite, block and store from the extension's state (not the folder).
+  const suite = pair.suite;
+  const setting = suiteRegistry(ctx).settings().find((x) => x.suite === suite.kind && (x.root === suite.root)) ?? { suite: suite.kind, root: suite.root };
+  await rememberFolder(ctx.extension.globalState, folder, { kind: 'task', suites: [setting], runsDirectory: ctx.runsDirectory, blockId: pair.block.id });
   if (opts.open === false) return folder;
   let newWindow = opts.newWindow;
   if (newWindow === undefined) {

@@ -161,11 +161,12 @@ describe('Run Benchmark Block (palette → notebook, terminal, timeline, runs vi
   });
 
   it('exports the run as a JSONL trajectory and a LongDA results folder', async () => {
-    const jsonl = await vscode.commands.executeCommand<string>('loupe.exportRun', runId, 'jsonl');
+    const { tmpdir } = await import('node:os');
+    const jsonl = await vscode.commands.executeCommand<string>('loupe.exportRun', runId, 'jsonl', join(tmpdir(), `loupe-export-${runId}.jsonl`)); // target given: no save dialog
     const { readFileSync, existsSync } = await import('node:fs');
     const lines = readFileSync(jsonl, 'utf8').trim().split('\n').map((l) => JSON.parse(l) as Record<string, unknown>);
     assert.ok(lines.length >= 5, `${lines.length} JSONL lines`);
-    const folder = await vscode.commands.executeCommand<string>('loupe.exportRun', runId, 'longda');
+    const folder = await vscode.commands.executeCommand<string>('loupe.exportRun', runId, 'longda', join(tmpdir(), `loupe-export-${runId}-longda`));
     assert.ok(existsSync(join(folder, 'answers_progress.csv')), `${folder}/answers_progress.csv`);
     assert.match(readFileSync(join(folder, 'answers_progress.csv'), 'utf8'), /40\.3/);
     assert.ok(existsSync(join(folder, 'run_summary.json')));

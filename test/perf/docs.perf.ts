@@ -7,7 +7,11 @@
  * - retrieval quality on the labelled NHANES set (benchmarks/longda/retrieval-labels.json):
  *   recall@5/@10 of the needed codebook files, default mode vs longta mode, plus short keyword
  *   queries (SAS labels of variables → the codebook defining them).
- * Env: DOCS_PERF_PARTS=cold,warm,latency,quality (default all).
+ * - question mode (issue 25): latency p50/p95 of `QuestionRetriever.ask` in-process over every NHANES question of
+ *   benchmark.csv (query + additional_info; goal p95 ≤ 20 ms), and recall@10 / MRR / nDCG of the needed files on the
+ *   tuning and held-back parts of retrieval-split.json, question mode vs bm25 vs longta, with and without the
+ *   design (demographics) file.
+ * Env: DOCS_PERF_PARTS=cold,warm,latency,quality,question (default all).
  */
 import { spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
@@ -17,8 +21,11 @@ import { parse } from 'csv-parse/sync';
 import { openDocIndex, type DocIndex, type SearchMode } from '../../src/core/docs/index.ts';
 import { suiteDocFiles } from '../../src/core/benchmarks/index.ts';
 import { repoRoot, sharedData } from '../helpers/shared.ts';
+import { surveyCatalog } from '../../src/core/docs/survey-catalog.ts';
+import { QuestionRetriever } from '../../src/core/docs/question.ts';
+import { evaluateRetrieval, loadRetrievalLabels } from '../../src/core/docs/retrieval-eval.ts';
 
-const parts = new Set((process.env.DOCS_PERF_PARTS ?? 'cold,warm,latency,quality').split(','));
+const parts = new Set((process.env.DOCS_PERF_PARTS ?? 'cold,warm,latency,quality,question').split(','));
 const bench = sharedData('longda', 'benchmark');
 const files = suiteDocFiles(bench, 'longda')!;
 const cache = process.env.DOCS_PERF_CACHE ?? mkdtempSync(join(tmpdir(), 'loupe-docs-perf-'));
@@ -195,6 +202,50 @@ if (parts.has('quality')) {
   }
   q.keyword = kw;
   report.quality = q;
+  idx.close();
+}
+
+if (parts.has('question')) {
+  const nh = files.filter((f) => f.startsWith('NHANES/'));
+  const idx = await openBuilt(nh);
+  const qr = new QuestionRetriever(idx, surveyCatalog(idx, join(bench, 'NHANES', 'data'), bench).variables);
+  const questions = rows.filter((r) => r.survey === 'NHANES').map((r) => `${r.query} ${r.additional_info}`);
+  const first: number[] = [];
+  const best: number[] = [];
+  for (const q of questions) {
+    let b = Infinity;
+    for (let i = 0; i < 5; i++) {
+      const t = performance.now();
+      qr.ask(q);
+      const dt = performance.now() - t;
+      if (i === 0) first.push(dt);
+      b = Math.min(b, dt);
+    }
+    best.push(b);
+  }
+  const labels = loadRetrievalLabels(join(repoRoot, 'benchmarks', 'longda', 'retrieval-labels.json'), bench);
+  const split = JSON.parse(readFileSync(join(repoRoot, 'benchmarks', 'longda', 'retrieval-split.json'), 'utf8')) as Record<string, unknown>;
+  const design = new Set(qr.designDocs());
+  const rankers: Record<string, (q: string) => string[]> = {
+    question: (q) => qr.ask(q).files.map((f) => f.file),
+    bm25: (q) => topFiles(idx, q, 'bm25', 10),
+    longta: (q) => topFiles(idx, q, 'longta', 10, false),
+  };
+  const quality: Record<string, unknown> = {};
+  for (const part of ['tuning', 'heldBack']) {
+    const sources = new Set(split[part] as string[]);
+    const ls = labels.filter((l) => sources.has(l.source!));
+    const per: Record<string, unknown> = { questions: ls.length };
+    for (const [m, rank] of Object.entries(rankers)) per[m] = { ...evaluateRetrieval(ls, rank, 10), withoutDesignFiles: evaluateRetrieval(ls, rank, 10, (f) => design.has(f)).recallAtK };
+    quality[part] = per;
+  }
+  report.question = {
+    questions: questions.length,
+    latency: { first: { p50Ms: round(pct(first, 50), 3), p95Ms: round(pct(first, 95), 3) }, best: { p50Ms: round(pct(best, 50), 3), p95Ms: round(pct(best, 95), 3) }, goalP95Ms: 20 },
+    quality,
+    goalHeldBackRecallAt10: 0.6,
+    designFiles: [...design],
+  };
   idx.close();
 }
 

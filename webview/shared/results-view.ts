@@ -2,7 +2,7 @@
  * Pure helpers of the Results panel: number formatting and the Vega-Lite specs of its charts. No DOM, so they are
  * tested in Node (test/unit/webview/results-view.test.ts).
  */
-import type { BladeDecisionRow, MetricCell, MetricFormat, ScatterPoint, ToolHeatmapView } from '../../src/protocol/results.ts';
+import type { BladeDecisionRow, MetricCell, MetricFormat, ScatterPoint, Spread, ToolHeatmapView } from '../../src/protocol/results.ts';
 
 /** Colours the charts take from the VS Code theme (CSS variables read by the webview). */
 export interface ChartTheme {
@@ -58,6 +58,19 @@ export function formatCell(c: MetricCell | undefined, format: MetricFormat): { t
   return { text, ci: `[${f(lo)}, ${f(hi)}]` };
 }
 
+/**
+ * The spread across repeats in a column's unit (issue 22): "range 33.3–66.7% · n=3" with the points below 5 repeats,
+ * "95% CI [41.2, 58.8] · n=6" (bootstrap of the mean) from 5 on.
+ */
+export function formatSpread(sp: Spread | undefined, format: MetricFormat): { text: string; points: string } | undefined {
+  if (!sp) return undefined;
+  const f = (x: number) => (format === 'percent' ? (x * 100).toFixed(1) : formatValue(x, format));
+  const unit = format === 'percent' ? '%' : '';
+  const points = sp.points.map((x) => formatValue(x, format)).join(', ');
+  if (sp.kind === 'ci' && sp.lo !== undefined && sp.hi !== undefined) return { text: `95% CI [${f(sp.lo)}, ${f(sp.hi)}]${unit} · n=${sp.n}`, points };
+  return { text: `range ${f(sp.min)}–${f(sp.max)}${unit} · n=${sp.n}`, points };
+}
+
 /** A tooltip for a cell: value, CI, n, pending judgements and how many runs are behind it. */
 export function cellTooltip(label: string, c: MetricCell | undefined, format: MetricFormat): string {
   if (!c) return label;
@@ -65,6 +78,8 @@ export function cellTooltip(label: string, c: MetricCell | undefined, format: Me
   const parts = [`${label}: ${text}`];
   if (ci) parts.push(`95% CI ${ci}`);
   if (c.n !== undefined) parts.push(`n = ${c.n}`);
+  const sp = formatSpread(c.spread, format);
+  if (sp) parts.push(`across repeats: ${sp.text} (${c.spread?.kind === 'ci' ? 'bootstrap 95% CI of the mean' : `values ${sp.points}`})`);
   if (c.pending) parts.push(`${c.pending} pending judgement${c.pending === 1 ? '' : 's'}`);
   parts.push(c.runIds.length === 1 ? 'click to open the run' : `click to choose among ${c.runIds.length} runs`);
   return parts.join(' · ');

@@ -80,6 +80,25 @@ export interface CategoryCiRow {
 }
 
 /**
+ * One scored item of a run (a LongDA query, a DDR checklist fact, an AnalystBench criterion) as the timeline and the
+ * Results drill-down show it: right / wrong / partial, what the run gave and what was expected (issue 22).
+ */
+export interface ItemOutcome {
+  /** The item's id: for items answered through the answer tool, the `queryId` of the run's answer records. */
+  ref: string;
+  /** What was asked, one line. */
+  question: string;
+  /** `right` full credit, `wrong` none, `partial` some, `unanswered` no answer, `pending` not judged yet. */
+  verdict: 'right' | 'wrong' | 'partial' | 'unanswered' | 'pending';
+  /** Credit in [0, 1] (LongDA match, 1 for a supported fact, criterion score / 5), null while pending. */
+  credit: number | null;
+  /** What the run gave, as text ('' when nothing). */
+  given: string;
+  /** What was expected (ground truth), as text: shown only on demand. */
+  expected: string;
+}
+
+/**
  * How the Results view and `loupe report` present a benchmark's scores. Each part a benchmark does not have is
  * null; the surfaces build every table and figure from these, never from the benchmark's name (issue 12).
  */
@@ -119,6 +138,11 @@ export interface BenchmarkPresentation {
     figureTitle: string;
     rows(aggs: readonly ScoreAggregate[]): CategoryCiRow[];
   } | null;
+  /**
+   * The scored items of a run score with their verdicts (timeline answer marks, Results per-question drill-down), or
+   * null when the benchmark scores a run as a whole (BLADE). An empty list for a score without per-item detail.
+   */
+  readonly itemOutcomes: ((s: RunScore) => ItemOutcome[]) | null;
 }
 
 /** What a tool set is built from. */

@@ -29,6 +29,7 @@ import {
 } from './format.ts';
 import { codebookQueryTerms, codebookTokens, longtaTokens, splitChunks } from './text.ts';
 import { extractUnits, unitKindFor } from './units.ts';
+import { CATALOG_VERSION, parseDoc, type ParsedDoc } from './catalog.ts';
 import type {
   BuildProgress,
   DocHit,
@@ -272,6 +273,8 @@ class DocIndexImpl implements DocIndex {
           if (!hasVersion()) db.exec('ALTER TABLE files ADD COLUMN version INT');
         }).immediate();
       }
+      // the variable catalog (issue 25): one parse per content hash and parser version; added to older caches in place
+      db.exec('CREATE TABLE IF NOT EXISTS catalog(hash TEXT NOT NULL, version INT NOT NULL, parsed TEXT NOT NULL, PRIMARY KEY(hash, version)) WITHOUT ROWID');
       db.prepare('SELECT count(*) FROM files').get(); // touches the schema: throws on a corrupt file
       return db;
     } catch (e) {
@@ -408,6 +411,9 @@ class DocIndexImpl implements DocIndex {
       this.rankers.set(mode, this.ensureRanker(mode, indexed, signal));
       phases[`${mode}RankerMs`] = Math.round(performance.now() - tm);
     }
+    const tc = performance.now();
+    this.catalogOf(indexed);
+    phases.catalogMs = Math.round(performance.now() - tc);
     this.gc();
     this.phases = phases;
     progress({ phase: 'done', done: paths.length, total: paths.length });
@@ -609,7 +615,9 @@ class DocIndexImpl implements DocIndex {
         if (live.has(o.hash)) continue;
         this.db.prepare('DELETE FROM units WHERE hash = ?').run(o.hash);
         this.db.prepare('DELETE FROM contents WHERE hash = ?').run(o.hash);
+        this.db.prepare('DELETE FROM catalog WHERE hash = ?').run(o.hash);
       }
+      this.db.prepare('DELETE FROM catalog WHERE version <> ?').run(CATALOG_VERSION);
     })();
   }
 
@@ -692,6 +700,36 @@ class DocIndexImpl implements DocIndex {
 
   private fileRow(rel: string): FileRow | undefined {
     return this.db.prepare<[string], FileRow>('SELECT * FROM files WHERE path = ?').get(rel);
+  }
+
+  /** Parsed variable definitions of the given files (cached per content hash; parsed when missing). */
+  private catalogOf(rows: FileRow[]): Array<ParsedDoc & { doc: string }> {
+    const get = this.db.prepare<[string, number], { parsed: string }>('SELECT parsed FROM catalog WHERE hash = ? AND version = ?');
+    const put = this.db.prepare('INSERT OR REPLACE INTO catalog(hash, version, parsed) VALUES (?, ?, ?)');
+    const out: Array<ParsedDoc & { doc: string }> = [];
+    for (const r of rows) {
+      if (r.skipped || !r.kind) continue;
+      const hit = get.get(r.hash, CATALOG_VERSION);
+      let p: ParsedDoc;
+      if (hit) p = JSON.parse(hit.parsed) as ParsedDoc;
+      else {
+        try {
+          p = parseDoc(r.path, this.unitsOfHash(r.hash), r.kind as UnitKind);
+        } catch (e) {
+          p = { parser: null, variables: [], error: `catalog parser failed: ${errorMessage(e)}` };
+        }
+        put.run(r.hash, CATALOG_VERSION, JSON.stringify(p));
+      }
+      // the cached parse is per content: the same bytes under another path name that path
+      for (const v of p.variables) v.doc = r.path;
+      out.push({ ...p, doc: r.path });
+    }
+    return out;
+  }
+
+  catalog(): Array<ParsedDoc & { doc: string }> {
+    const rows = this.db.prepare<[], FileRow>('SELECT * FROM files ORDER BY path').all().filter((r) => !this.allow || this.allow.has(r.path));
+    return this.catalogOf(rows);
   }
 
   units(file: string): DocUnit[] {

@@ -3,6 +3,7 @@
  * `retriever` tools and the VS Code "Documentation Search" panel both use these shapes, so an analyst
  * sees exactly what the agent could find. Source: spec §2.3 (LongTA `tools/common.py`, `tools/*.py`).
  */
+import type { ParsedDoc } from './catalog.ts';
 
 /** How a file is split into units (spec §2.3 "Document units"). */
 export type UnitKind = 'Page' | 'Line' | 'Row';
@@ -152,6 +153,11 @@ export interface DocIndex {
   searchDoc(keyword: string, path?: string, maxMatches?: number, contextChars?: number, scope?: ToolScope): ToolResult;
   /** LongTA `retriever`: BM25 top-k chunks. `mode` defaults to `longta` (the agent's tool). */
   retrieve(query: string, path?: string, k?: number, opts?: ToolScope & { mode?: 'bm25' | 'longta'; contextChars?: number }): ToolResult;
+  /**
+   * Variable definitions parsed from each indexed file (issue 25; parsed at `build()`, cached per
+   * content hash). Files no parser recognises have no variables; codebooks that fail carry `error`.
+   */
+  catalog(): Array<ParsedDoc & { doc: string }>;
   /** Files, units and skipped files with reasons of the current index. */
   report(): IndexReport;
   close(): void;

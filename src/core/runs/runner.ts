@@ -304,6 +304,23 @@ function toolSetFor(o: Pick<BlockRunOptions, 'block' | 'docs' | 'docsCacheDir' |
   });
 }
 
+/**
+ * Whether the `reference` agent can run a block: its benchmark has one and it accepts the block (LongDA: a reference
+ * script exists for it; BLADE: an annotated model with an IV and a DV). Builds the agent without running anything.
+ * @param o.referenceDir where reference scripts are looked for (default: the benchmark's own).
+ * @returns `{ ok: true }`, or `{ ok: false, reason }` saying why in words (no flags), for the surfaces to explain.
+ */
+export function referenceAgentAvailable(block: Block, o: { referenceDir?: string } = {}): { ok: true } | { ok: false; reason: string } {
+  const def = getBenchmark(block.suite, `block ${block.id}`);
+  if (!def.referenceAgent) return { ok: false, reason: `${def.title} has no reference agent` };
+  try {
+    def.referenceAgent(block, o.referenceDir ? { referenceDir: o.referenceDir } : {});
+    return { ok: true };
+  } catch (e) {
+    return { ok: false, reason: e instanceof Error ? e.message : String(e) };
+  }
+}
+
 function modelFor(o: Pick<BlockRunOptions, 'agent' | 'llm' | 'modelClient' | 'block' | 'referenceDir'>): ModelClient {
   if (o.modelClient) return o.modelClient;
   if (o.agent === 'reference') {

@@ -10,7 +10,9 @@ import { benchmarks } from '../benchmarks/registry.ts';
 import type { BenchmarkDefinition } from '../benchmarks/types.ts';
 import { aggregateScores, assistedModel, type RunScore } from '../runs/score-run.ts';
 import { assistanceLabel, assistanceOf } from '../runs/intervene.ts';
-import type { StoredScore } from '../store/records.ts';
+import type { AnswerRecord, StoredScore } from '../store/records.ts';
+import { isRunScore, questionDrilldown, spreadOf } from './outcomes.ts';
+import { ownToolsHeatmap } from './timeline.ts';
 import type { RunRecord } from '../store/records.ts';
 import type { RunStore } from '../store/run-store.ts';
 import type {
@@ -46,6 +48,13 @@ function wmean(pairs: { v: Num; w?: number }[]): Num {
     n += k;
   }
   return n ? s / n : null;
+}
+
+/** The spread of one metric over the repeats of a model × block (issue 22): only where there are 2 or more values. */
+function repeatSpread(values: Num[]): Pick<MetricCell, 'spread'> {
+  const xs = values.filter((v): v is number => v !== null);
+  const sp = xs.length > 1 ? spreadOf(xs) : null;
+  return sp ? { spread: sp } : {};
 }
 
 const RUN_COLUMNS: MetricColumn[] = [
@@ -88,6 +97,7 @@ async function fixedSection(def: BenchmarkDefinition, runs: RunRecord[], scores:
     const rate = (key: string): MetricCell => ({
       value: wmean(withScore.map((x) => ({ v: num(x.s?.summary[key]), w: weight(x) }))),
       n: n || undefined, runIds: withScore.map((x) => x.r.id), pending: pending || undefined,
+      ...(aggregate ? {} : repeatSpread(withScore.map((x) => num(x.s?.summary[key])))),
     });
     const blocks = new Set(rs.map((r) => r.blockId)).size || 1;
     const sum = (f: (r: RunRecord) => number) => rs.reduce((k, r) => k + f(r), 0);
@@ -131,13 +141,29 @@ async function fixedSection(def: BenchmarkDefinition, runs: RunRecord[], scores:
       const withCalls = trajectories.filter((t) => t.some((x) => x.length));
       if (withCalls.length) {
         const hm = usage.heatmap(withCalls);
-        heatmaps.push({ model, tools: hm.tools, bins: hm.bins, matrix: hm.matrix, counts: hm.counts, nTrajectories: hm.nTrajectories, runIds: mine.map((r) => r.id) });
+        heatmaps.push({ model, view: 'paper', benchmark: p.tableTitle, tools: hm.tools, bins: hm.bins, matrix: hm.matrix, counts: hm.counts, nTrajectories: hm.nTrajectories, runIds: mine.map((r) => r.id) });
       }
     }
   }
   const columns: MetricColumn[] = [...spec.rates.map((c) => ({ key: c.key, label: c.label, format: 'percent' as const, description: c.description })), ...RUN_COLUMNS,
     ...(assisted ? [{ key: 'interventions', label: 'Interventions', format: 'number' as const, description: 'Human interventions (hints, corrections) per run; assisted runs are rows of their own' }] : [])];
   return { table: { id: def.kind, title: p.tableTitle, suite: def.kind, columns, rows, options }, scatter, heatmaps };
+}
+
+/**
+ * Issue 22: per model, the heatmap of the tools its runs of this benchmark actually called (every benchmark, the
+ * paper's tool list aside), from the step summaries (no observation texts read).
+ */
+async function ownHeatmaps(def: BenchmarkDefinition, runs: RunRecord[], store: RunStore): Promise<ToolHeatmapView[]> {
+  const mine = runs.filter((r) => r.suite === def.kind && r.steps > 0);
+  const out: ToolHeatmapView[] = [];
+  for (const model of [...new Set(mine.map(modelOf))].sort()) {
+    const rs = mine.filter((r) => modelOf(r) === model);
+    const trajectories = await Promise.all(rs.map(async (r) => (await store.getStepSummaries(r.id)).map((s) => s.toolNames)));
+    const hm = ownToolsHeatmap(trajectories.filter((t) => t.some((x) => x.length)));
+    if (hm) out.push({ model, view: 'own', benchmark: def.presentation.tableTitle, tools: hm.tools, bins: hm.bins, matrix: hm.matrix, counts: hm.counts, nTrajectories: hm.nTrajectories, runIds: rs.map((r) => r.id) });
+  }
+  return out;
 }
 
 /** A table of every numeric summary metric, for benchmarks without fixed columns (`presentation.resultsColumns` null). */
@@ -159,6 +185,7 @@ function genericTable(def: BenchmarkDefinition, runs: RunRecord[], scores: Map<s
     cells: Object.fromEntries(columns.map((c) => [c.key, {
       value: wmean(g.map((r) => ({ v: num(scores.get(r.id)?.summary[c.key]) }))), runIds: g.map((r) => r.id),
       pending: g.reduce((k, r) => k + (scores.get(r.id)?.pending ?? 0), 0) || undefined,
+      ...repeatSpread(g.map((r) => num(scores.get(r.id)?.summary[c.key]))),
     } satisfies MetricCell])),
   }));
   const first = scores.get((rs[0] as RunRecord).id);
@@ -166,9 +193,6 @@ function genericTable(def: BenchmarkDefinition, runs: RunRecord[], scores: Map<s
   return { id: suite, title: def.presentation.tableTitle, suite, columns, rows, options };
 }
 
-const isRunScore = (d: unknown): d is RunScore =>
-  typeof d === 'object' && d !== null && typeof (d as RunScore).runId === 'string' && typeof (d as RunScore).benchmark === 'string' &&
-  typeof (d as RunScore).summary === 'object' && 'detail' in d;
 
 const cellOf = (iv: { mean: number; lo: number; hi: number }, runIds: string[], pending: number): MetricCell => {
   const ok = Number.isFinite(iv.mean);
@@ -229,14 +253,19 @@ export async function buildResultsState(store: RunStore, source = store.location
       const t = genericTable(def, runs, scores);
       if (t) tables.push(t);
     }
+    heatmaps.push(...await ownHeatmaps(def, runs, store));
   }
   const blade = await categoryRows(scores);
+  // Issue 22: block → question → each repeat's answer against the truth, for benchmarks that score items.
+  const itemRuns = runs.filter((r) => isRunScore(scores.get(r.id)?.detail));
+  const answers: Map<string, AnswerRecord[]> = itemRuns.length ? await store.getAnswersOf(itemRuns.map((r) => r.id)) : new Map();
+  const drilldown = questionDrilldown(itemRuns, new Map(itemRuns.map((r) => [r.id, scores.get(r.id)!.detail as RunScore])), answers);
   const pendingJudgements = [...scores.values()].reduce((k, s) => k + s.pending, 0);
   let message: string | undefined;
   if (!runs.length) message = `No runs in ${source} yet. Run a benchmark block, then score it (loupe score --store … --all).`;
   else if (!scores.size) message = `${runs.length} run${runs.length === 1 ? '' : 's'} in the store, none scored yet: run \`loupe score --store ${source} --all\`.`;
   return {
     source, generatedAt: new Date().toISOString(), tables, scatter, heatmaps, blade: blade.rows,
-    bladeOptions: blade.options, pendingJudgements, message,
+    bladeOptions: blade.options, pendingJudgements, message, ...(drilldown.length ? { drilldown } : {}),
   };
 }

@@ -107,3 +107,17 @@ export function timelineHeatmap(steps: readonly TimelineStep[], bins = 20): Time
   const h = toolUsageHeatmap([steps.map((s) => s.tools)], { tools, bins });
   return { tools: h.tools, bins: h.bins, matrix: h.matrix, counts: h.counts };
 }
+
+/**
+ * Tool-usage heatmap over the tools the runs actually called (issue 22: every benchmark's own tools, `python` and
+ * `final_answer` included), rows most used first; same binning as LongDA Figure 8 (`toolUsageHeatmap`).
+ * @param trajectories one entry per run: each step's tool names. `bins` default 20.
+ * @returns the heatmap, or null when no step called a tool.
+ */
+export function ownToolsHeatmap(trajectories: ReadonlyArray<ReadonlyArray<readonly string[]>>, bins = 20): ReturnType<typeof toolUsageHeatmap> | null {
+  const freq = new Map<string, number>();
+  for (const t of trajectories) for (const s of t) for (const x of s) freq.set(x, (freq.get(x) ?? 0) + 1);
+  if (!freq.size) return null;
+  const tools = [...freq.entries()].sort((a, b) => b[1] - a[1] || a[0].localeCompare(b[0])).map(([t]) => t);
+  return toolUsageHeatmap(trajectories, { tools, bins });
+}

@@ -3,7 +3,8 @@
  * BLADE metrics with CIs. Data shaping is in results-data.ts; every number opens its runs via `loupe.openRun`.
  */
 import * as vscode from 'vscode';
-import { OpenRunsRequest, RefreshResultsRequest, type ResultsState } from '../../protocol/results.ts';
+import { OpenRunsRequest, OpenStepRequest, RefreshResultsRequest, type ResultsState } from '../../protocol/results.ts';
+import { TimelinePanel } from './timeline-panel.ts';
 import { DidChangeStateNotification } from '../../protocol/webview.ts';
 import type { LoupeContext } from '../context.ts';
 import { LoupePanel, PanelHost, SINGLETON } from './panel-base.ts';
@@ -42,6 +43,9 @@ export class ResultsPanel extends LoupePanel {
     super(ctx, panel, 'results', 'Loupe Results');
     this.rpc.onRequest(RefreshResultsRequest, () => this.state());
     this.rpc.onRequest(OpenRunsRequest, ({ runIds, label }) => openRuns(ctx, runIds, label));
+    this.rpc.onRequest(OpenStepRequest, async ({ runId, stepIndex }) => {
+      await TimelinePanel.show(ctx, runId, { focusStep: stepIndex });
+    });
     // Runs finishing or being re-scored elsewhere in this window.
     this.disposables.push(ctx.onDidChangeRuns(() => this.push()));
   }

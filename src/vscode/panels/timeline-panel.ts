@@ -1,11 +1,14 @@
 /** The Trajectory Timeline panel: one per run, live while the run writes steps to the store. */
 import * as vscode from 'vscode';
+import { timelineScoring } from '../../core/ui/outcomes.ts';
+import type { Suite } from '../../core/suites/types.ts';
 import { TIMELINE_BATCH_MS, TIMELINE_POLL_MS, summaryToTimelineStep, timelineHeatmap, toTimelineRun, toTimelineStep } from '../../core/ui/timeline.ts';
 import {
   DidAppendStepsNotification, FocusStepNotification, GetStepDetailRequest, RevealToolCallRequest, SearchStepsRequest,
-  type StepDetail, type TimelineState, type TimelineStep,
+  type StepDetail, type TimelineScoring, type TimelineState, type TimelineStep,
 } from '../../protocol/timeline.ts';
 import type { LoupeContext } from '../context.ts';
+import type { RunRecord } from '../../core/store/records.ts';
 import type { RpcEndpoint } from '../../protocol/ipc.ts';
 import { LoupePanel, PanelHost } from './panel-base.ts';
 
@@ -64,6 +67,8 @@ export class TimelinePanel extends LoupePanel {
       return { revealed: await TimelinePanel.revealer(id, index, callId, call.name, call.argumentsText) };
     });
     this.onDisposed(() => this.unsubscribe?.());
+    // A score saved elsewhere (Results, `loupe score`, the checklist panel) updates the marks.
+    this.disposables.push(ctx.onDidChangeRuns(() => void this.pushScoring()));
     if (TimelinePanel.attachAssistance) this.disposables.push(TimelinePanel.attachAssistance(ctx, this.rpc, runId));
   }
 
@@ -79,7 +84,39 @@ export class TimelinePanel extends LoupePanel {
     // Summaries only: observations stay in the store until a step's detail is asked for (issue 23).
     this.steps = (await store.getStepSummaries(this.runId)).map((s) => summaryToTimelineStep(s, this.runStartMs));
     this.startLiveUpdates();
-    return { run: toTimelineRun(run), steps: this.steps, heatmap: timelineHeatmap(this.steps), focusStep: opts.focusStep, showHeatmap: opts.showHeatmap };
+    const scoring = await this.scoring(run);
+    return { run: toTimelineRun(run), steps: this.steps, heatmap: timelineHeatmap(this.steps), focusStep: opts.focusStep, showHeatmap: opts.showHeatmap, scoring };
+  }
+
+  private readonly suites = new Map<string, Promise<Suite>>();
+  /** What the last scoring saw (answers and status), so a live run is re-scored only when its answers change. */
+  private scoredKey = '';
+
+  /** Right / wrong / partial marks of the run (issue 22); null when the run has no per-item score, a failure is logged. */
+  private async scoring(run: RunRecord): Promise<TimelineScoring | null> {
+    try {
+      const answers = await this.ctx.store().getAnswers(run.id);
+      this.scoredKey = `${run.status}|${answers.map((a) => `${a.queryId}@${a.stepIndex}`).join(',')}`;
+      return await timelineScoring(this.ctx.store(), run, this.suites);
+    } catch (e) {
+      this.ctx.log.warn(`Timeline ${run.id}: scoring: ${e instanceof Error ? e.message : String(e)}`);
+      return null;
+    }
+  }
+
+  /** Re-scores the run and sends the marks (after a score was saved). */
+  private async pushScoring(): Promise<void> {
+    const run = await this.ctx.store().getRun(this.runId).catch(() => undefined);
+    if (!run) return;
+    const scoring = await this.scoring(run);
+    this.rpc.notify(DidAppendStepsNotification, { runId: this.runId, steps: [], heatmap: timelineHeatmap(this.steps), run: toTimelineRun(run), scoring });
+  }
+
+  /** The scoring to send with an update: undefined when nothing it depends on changed. */
+  private async rescore(run: RunRecord): Promise<TimelineScoring | null | undefined> {
+    const answers = await this.ctx.store().getAnswers(run.id).catch(() => []);
+    const key = `${run.status}|${answers.map((a) => `${a.queryId}@${a.stepIndex}`).join(',')}`;
+    return key === this.scoredKey ? undefined : this.scoring(run);
   }
 
   /** Polls the store for steps committed after the ones already shown (any process may be writing). */
@@ -100,7 +137,8 @@ export class TimelinePanel extends LoupePanel {
         flush = undefined;
         const run = await store.getRun(this.runId);
         if (!run) return;
-        this.rpc.notify(DidAppendStepsNotification, { runId: this.runId, steps: pending, heatmap: timelineHeatmap(this.steps), run: toTimelineRun(run) });
+        const scoring = await this.rescore(run);
+        this.rpc.notify(DidAppendStepsNotification, { runId: this.runId, steps: pending, heatmap: timelineHeatmap(this.steps), run: toTimelineRun(run), ...(scoring !== undefined ? { scoring } : {}) });
         pending = [];
       }, TIMELINE_BATCH_MS);
     }, { runId: this.runId, intervalMs: TIMELINE_POLL_MS, fromStart: true });
@@ -109,7 +147,8 @@ export class TimelinePanel extends LoupePanel {
       const run = await store.getRun(this.runId).catch(() => undefined);
       if (run && run.status !== this.lastStatus) {
         this.lastStatus = run.status;
-        this.rpc.notify(DidAppendStepsNotification, { runId: this.runId, steps: [], heatmap: timelineHeatmap(this.steps), run: toTimelineRun(run) });
+        const scoring = await this.rescore(run);
+        this.rpc.notify(DidAppendStepsNotification, { runId: this.runId, steps: [], heatmap: timelineHeatmap(this.steps), run: toTimelineRun(run), ...(scoring !== undefined ? { scoring } : {}) });
       }
     }, 500);
     this.disposables.push({ dispose: () => clearInterval(statusTimer) });

@@ -142,8 +142,9 @@ export async function forkRunCommand(ctx: LoupeContext, arg?: unknown, stepArg?:
     forkOf: { runId: run.id, step, ...(hint.trim() ? { hint: { who: currentAnalyst(), kind: 'hint' as const, text: hint } } : {}) },
   });
   ctx.register(session);
-  const done = session.run().then(async (r) => {
-    await offerForkComparison(ctx, run.id, step!, r.runId);
+  const done = session.run().then((r) => {
+    // the offer waits on the user's click: never hold the command's result (and its callers) on it
+    void offerForkComparison(ctx, run.id, step!, r.runId).catch(() => undefined);
     return r;
   });
   if ((opts as { background?: boolean } | undefined)?.background) {

@@ -10,7 +10,7 @@ import { defaultStartKernel, kernelPlacement } from '../../core/runs/runner.ts';
 import { reopenRun } from '../../core/runs/reopen.ts';
 import { errorMessage } from '../../core/util/errors.ts';
 import type { LoupeContext } from '../context.ts';
-import { executionOutputs } from './run-notebook.ts';
+import { cellMeta, executionOutputs } from './run-notebook.ts';
 import { RunSession } from './run-session.ts';
 import { SharedKernel } from './shared-kernel.ts';
 
@@ -32,6 +32,18 @@ export class RunNotebookController implements vscode.Disposable {
     this.controller.executeHandler = (cells, nb) => this.execute(cells, nb);
     this.disposables.push(vscode.workspace.onDidOpenNotebookDocument((nb) => this.prefer(nb)));
     for (const nb of vscode.workspace.notebookDocuments) this.prefer(nb);
+    // Issue 22: who wrote a cell is visible on the cell (agent step n, or analyst).
+    this.disposables.push(vscode.notebooks.registerNotebookCellStatusBarItemProvider('jupyter-notebook', {
+      provideCellStatusBarItems: (cell) => {
+        const m = cellMeta(cell);
+        if (!m) return [];
+        const item = m.author === 'agent'
+          ? new vscode.NotebookCellStatusBarItem(`$(hubot) agent · step ${m.step + 1}`, vscode.NotebookCellStatusBarAlignment.Left)
+          : new vscode.NotebookCellStatusBarItem('$(person) analyst', vscode.NotebookCellStatusBarAlignment.Left);
+        item.tooltip = m.author === 'agent' ? 'Written and run by the agent; its recorded output is never changed (re-running it runs a copy below)' : 'Added by an analyst (the run is marked assisted if this ran while the agent was running)';
+        return [item];
+      },
+    }));
   }
 
   /** The run a notebook belongs to: `<runsDirectory>/<runId>/notebook.ipynb`. */
@@ -85,7 +97,15 @@ export class RunNotebookController implements vscode.Disposable {
 
   private async execute(cells: vscode.NotebookCell[], nb: vscode.NotebookDocument): Promise<void> {
     const runId = await this.runIdOf(nb);
-    for (const cell of cells) {
+    for (const original of cells) {
+      let cell = original;
+      // Issue 22: the recorded output of an agent cell is never changed. Re-running one runs a copy in a new analyst
+      // cell right below it, which gets the output (and any kernel notice).
+      if (runId && cellMeta(cell)?.author === 'agent') {
+        const copy = await this.analystCopyBelow(nb, cell);
+        if (!copy) continue;
+        cell = copy;
+      }
       const exec = this.controller.createNotebookCellExecution(cell);
       exec.executionOrder = ++this.order;
       exec.start(Date.now());
@@ -96,7 +116,10 @@ export class RunNotebookController implements vscode.Disposable {
       }
       const notes: string[] = [];
       try {
-        const kernel = await this.kernelFor(runId, (s) => notes.push(s));
+        const kernel = await this.kernelFor(runId, (s) => {
+          notes.push(s);
+          this.ctx.log.info(`run ${runId} notebook: ${s.trim()}`);
+        });
         const r = await kernel.executeAsAnalyst(this.ctx.store(), runId, cell.document.getText());
         const outs = executionOutputs(r);
         if (notes.length) outs.unshift(new vscode.NotebookCellOutput([vscode.NotebookCellOutputItem.stdout(notes.join(''))]));
@@ -112,6 +135,17 @@ export class RunNotebookController implements vscode.Disposable {
       }
     }
     this.ctx.fireRunsChanged();
+  }
+
+  /** Inserts a copy of an agent cell as an analyst cell right below it; returns the new cell (undefined if it failed). */
+  private async analystCopyBelow(nb: vscode.NotebookDocument, cell: vscode.NotebookCell): Promise<vscode.NotebookCell | undefined> {
+    const at = cell.index + 1;
+    const data = new vscode.NotebookCellData(vscode.NotebookCellKind.Code, cell.document.getText(), cell.document.languageId);
+    const edit = new vscode.WorkspaceEdit();
+    edit.set(nb.uri, [vscode.NotebookEdit.insertCells(at, [data])]);
+    if (!await vscode.workspace.applyEdit(edit)) return undefined;
+    this.ctx.log.info(`run notebook ${nb.uri.fsPath}: agent cell ${cell.index + 1} re-run as a new analyst cell ${at + 1} (the agent cell's recorded output is kept)`);
+    return nb.cellAt(at);
   }
 
   dispose(): void {

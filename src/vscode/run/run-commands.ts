@@ -9,6 +9,7 @@ import type { LlmConfig } from '../../core/agent/llm.ts';
 import type { RunRecord } from '../../core/agent/types.ts';
 import { findBenchmark } from '../../core/benchmarks/registry.ts';
 import { reopenRun } from '../../core/runs/reopen.ts';
+import { referenceAgentAvailable } from '../../core/runs/runner.ts';
 import { errorMessage } from '../../core/util/errors.ts';
 import { exportTrajectoryJsonl } from '../../core/store/export.ts';
 import { loadSuite, parseSuiteKind } from '../../core/benchmarks/index.ts';
@@ -18,6 +19,7 @@ import type { LoupeContext } from '../context.ts';
 import { TimelinePanel } from '../panels/timeline-panel.ts';
 import { cellMeta, RunNotebook } from './run-notebook.ts';
 import { RunSession } from './run-session.ts';
+import { rememberFolder } from '../folder-context.ts';
 
 /** What "Run Benchmark Block" may be given (from the Benchmarks view, a test, or nothing: the palette). */
 export interface RunBlockArgs {
@@ -93,19 +95,33 @@ async function pickBlock(suite: Suite, args: RunBlockArgs): Promise<Block | unde
   return pick.b;
 }
 
-async function pickProfile(ctx: LoupeContext, args: RunBlockArgs): Promise<ModelProfile | typeof REFERENCE | undefined> {
+async function pickProfile(ctx: LoupeContext, args: RunBlockArgs, block: Block): Promise<ModelProfile | typeof REFERENCE | undefined> {
   const profiles = ctx.settings.models;
-  if (args.profile === REFERENCE) return REFERENCE;
+  // Issue 22: offer only agents that can run this block (no reference agent for DDR, none for a LongDA block without a script).
+  const ref = referenceAgentAvailable(block);
+  if (args.profile === REFERENCE) {
+    if (!ref.ok) throw new Error(`The reference agent cannot run block ${block.id}: ${ref.reason}.`);
+    return REFERENCE;
+  }
   if (args.profile) {
     const p = profiles.find((x) => x.name === args.profile);
     if (!p) throw new Error(`No model profile '${args.profile}' in loupe.models`);
     return p;
   }
+  if (!profiles.length && !ref.ok) {
+    const open = 'Open Settings';
+    const pick = await vscode.window.showWarningMessage(`Loupe: no agent can run block ${block.id}. Add a model profile to the setting loupe.models (the reference agent cannot run it: ${ref.reason}).`, open);
+    if (pick === open) await vscode.commands.executeCommand('workbench.action.openSettings', 'loupe.models');
+    return undefined;
+  }
   const items = [
     ...profiles.map((p) => ({ label: `$(hubot) ${p.name}`, description: `${p.model} · ${p.baseUrl}`, p: p as ModelProfile | typeof REFERENCE })),
-    { label: '$(beaker) reference', description: 'the reference solution (no model): checks data, tools and scoring', p: REFERENCE as ModelProfile | typeof REFERENCE },
+    ...(ref.ok ? [{ label: '$(beaker) reference', description: 'the reference solution (no model): checks data, tools and scoring', p: REFERENCE as ModelProfile | typeof REFERENCE }] : []),
   ];
-  const pick = await vscode.window.showQuickPick(items, { title: 'Run Benchmark Block (3/4): model profile', placeHolder: profiles.length ? 'Which model?' : 'No model profiles in loupe.models yet: the reference agent is always available' });
+  const pick = await vscode.window.showQuickPick(items, {
+    title: 'Run Benchmark Block (3/4): agent',
+    placeHolder: profiles.length ? (ref.ok ? 'Which model?' : `Which model? (no reference agent for this block: ${ref.reason})`) : 'No model profiles in loupe.models yet: the reference agent can run this block',
+  });
   return pick?.p;
 }
 
@@ -158,7 +174,7 @@ export async function runBenchmarkBlock(ctx: LoupeContext, raw?: unknown): Promi
   if (!suite) return undefined;
   const block = await pickBlock(suite, args);
   if (!block) return undefined;
-  const profile = await pickProfile(ctx, args);
+  const profile = await pickProfile(ctx, args, block);
   if (!profile) return undefined;
   const repeats = await pickRepeats(args);
   if (!repeats) return undefined;
@@ -171,7 +187,8 @@ export async function runBenchmarkBlock(ctx: LoupeContext, raw?: unknown): Promi
     for (let i = 1; i <= repeats; i++) {
       if (token.isCancellationRequested) break;
       progress.report({ message: `run ${i} of ${repeats} (${profile === REFERENCE ? 'reference' : profile.name})` });
-      const session = new RunSession(ctx, { suite, block, agent: profile === REFERENCE ? 'reference' : 'llm', llm, repeat: i });
+      // Issue 22: repeats open one notebook, timeline and terminal (the first run's); the others are listed at the end.
+      const session = new RunSession(ctx, { suite, block, agent: profile === REFERENCE ? 'reference' : 'llm', llm, repeat: i, showUi: i === 1 });
       ctx.register(session);
       const cancel = token.onCancellationRequested(() => session.control.stop('cancelled from the progress notification'));
       try {
@@ -185,9 +202,20 @@ export async function runBenchmarkBlock(ctx: LoupeContext, raw?: unknown): Promi
     }
     return runIds;
   });
+  void work.then((ids) => listOtherRepeats(ids, block.id), () => undefined);
   if (args.background) return runIds;
   await work;
   return runIds;
+}
+
+/** After repeats: the first run is open; the message lists the others and opens the one picked. */
+async function listOtherRepeats(ids: string[], blockId: string): Promise<void> {
+  if (ids.length < 2) return;
+  const open = 'Open Another Run…';
+  const pick = await vscode.window.showInformationMessage(`Loupe: ${ids.length} runs of ${blockId} finished. The first is open; the others: ${ids.slice(1).join(', ')} (also in the Runs view).`, open);
+  if (pick !== open) return;
+  const id = await vscode.window.showQuickPick(ids.slice(1).map((x, k) => ({ label: `repeat ${k + 2}`, description: x, id: x })), { title: `Runs of ${blockId}` });
+  if (id) await vscode.commands.executeCommand('loupe.openRun', id.id);
 }
 
 export async function setApiKey(ctx: LoupeContext, raw?: unknown): Promise<boolean> {
@@ -211,7 +239,7 @@ export async function setApiKey(ctx: LoupeContext, raw?: unknown): Promise<boole
 }
 
 /** A run id from a command argument (string, Runs-view node) or a QuickPick over the store. */
-async function runFrom(ctx: LoupeContext, raw: unknown, title: string): Promise<RunRecord | undefined> {
+async function runFrom(ctx: LoupeContext, raw: unknown, title: string, o: { only?: (r: RunRecord) => boolean; none?: string } = {}): Promise<RunRecord | undefined> {
   const store = ctx.store();
   const id = typeof raw === 'string' ? raw : (raw as { run?: RunRecord } | undefined)?.run?.id;
   if (id) {
@@ -219,9 +247,10 @@ async function runFrom(ctx: LoupeContext, raw: unknown, title: string): Promise<
     if (!r) throw new Error(`No run ${id} in ${ctx.storePath}`);
     return r;
   }
-  const runs = await store.listRuns({ limit: 500 });
+  const all = await store.listRuns({ limit: 500 });
+  const runs = o.only ? all.filter(o.only) : all;
   if (!runs.length) {
-    void vscode.window.showInformationMessage('Loupe: no runs yet. Use "Loupe: Run Benchmark Block".');
+    void vscode.window.showInformationMessage(all.length && o.none ? `Loupe: ${o.none}` : 'Loupe: no runs yet. Use "Loupe: Run Benchmark Block".');
     return undefined;
   }
   const pick = await vscode.window.showQuickPick(runs.map((r) => ({ label: `${r.blockId} · ${r.status}`, description: `${r.agent}${r.model ? ` · ${r.model}` : ''} · ${r.createdAt}`, detail: r.id, r })), { title, matchOnDetail: true });
@@ -274,6 +303,13 @@ export function runCommands(): Record<string, (ctx: LoupeContext, ...args: unkno
     'loupe.openRunWorkspace': async (ctx, arg) => {
       const r = await runFrom(ctx, arg, 'Open Run Workspace');
       if (!r) return undefined;
+      // Issue 22: the new window shows this run's suite and store (kept in the extension's state, not in the folder).
+      const kind = r.params.suiteKind ?? r.suite;
+      const root = r.params.suiteRoot;
+      const configured = ctx.settings.suites.find((x) => x.suite === kind && x.root === root);
+      const suites = configured ? [configured] : root ? [{ suite: kind, root, ...(r.params.loadOptions?.entities ? { entities: r.params.loadOptions.entities } : {}) }] : [];
+      await rememberFolder(ctx.extension.globalState, r.workspace, { kind: 'run', suites, runsDirectory: ctx.runsDirectory, blockId: r.blockId, runId: r.id });
+      if ((arg as { open?: boolean } | undefined)?.open === false) return r.workspace;
       await vscode.commands.executeCommand('vscode.openFolder', vscode.Uri.file(r.workspace), { forceNewWindow: true });
       return r.workspace;
     },
@@ -290,7 +326,8 @@ export function runCommands(): Record<string, (ctx: LoupeContext, ...args: unkno
       return res.status;
     },
     'loupe.stopRun': async (ctx, arg) => {
-      const r = await runFrom(ctx, arg, 'Stop Run');
+      // Issue 22: only runs that are running in this window can be stopped, so only those are offered.
+      const r = await runFrom(ctx, arg, 'Stop Run', { only: (x) => !!RunSession.get(x.id) && !RunSession.get(x.id)?.result, none: 'no run is running in this window.' });
       const s = r && RunSession.get(r.id);
       if (!s || s.result) {
         void vscode.window.showInformationMessage('Loupe: that run is not running in this window.');
@@ -299,7 +336,8 @@ export function runCommands(): Record<string, (ctx: LoupeContext, ...args: unkno
       s.control.stop('stopped from the Runs view');
       return true;
     },
-    'loupe.exportRun': async (ctx, arg, format) => {
+    /** Args: run, format (`jsonl` or the benchmark's kind), target (a file for JSONL, a folder for results; else a save dialog). */
+    'loupe.exportRun': async (ctx, arg, format, target) => {
       const r = await runFrom(ctx, arg, 'Export Run');
       if (!r) return undefined;
       const def = findBenchmark(r.suite);
@@ -309,16 +347,26 @@ export function runCommands(): Record<string, (ctx: LoupeContext, ...args: unkno
       ];
       const fmt = typeof format === 'string' ? format : (await vscode.window.showQuickPick(formats, { title: `Export run ${r.id}` }))?.id;
       if (!fmt) return undefined;
+      // Issue 22: where to is the user's choice (a save dialog), the run's folder by default.
       const outDir = join(dirname(r.workspace), 'export');
-      mkdirSync(outDir, { recursive: true });
       const store = ctx.store();
       let out: string;
       if (fmt === 'jsonl') {
-        out = join(outDir, `${r.id}.jsonl`);
+        const chosen = typeof target === 'string' ? target : (await vscode.window.showSaveDialog({
+          title: `Export run ${r.id} as a JSONL trajectory`, defaultUri: vscode.Uri.file(join(outDir, `${r.id}.jsonl`)), filters: { 'JSON Lines': ['jsonl'] }, saveLabel: 'Export',
+        }))?.fsPath;
+        if (!chosen) return undefined;
+        out = chosen;
+        mkdirSync(dirname(out), { recursive: true });
         writeFileSync(out, await exportTrajectoryJsonl(store, r.id));
       } else if (def?.exportResults && fmt === def.kind) {
+        const chosen = typeof target === 'string' ? target : (await vscode.window.showSaveDialog({
+          title: `Export run ${r.id} as ${def.title} results (a folder)`, defaultUri: vscode.Uri.file(join(outDir, `${def.kind}-results`)), saveLabel: 'Export here',
+        }))?.fsPath;
+        if (!chosen) return undefined;
         const { block } = await loadRunBlock(r);
-        out = join(outDir, `${def.kind}-results`);
+        out = chosen;
+        mkdirSync(out, { recursive: true });
         await def.exportResults(store, [{ runId: r.id, block, repeat: r.params.repeat ?? 1 }], out);
       } else throw new Error(`Unknown export format ${fmt}`);
       void vscode.window.showInformationMessage(`Loupe: exported to ${out}`, 'Reveal').then((x) => x && vscode.commands.executeCommand('revealFileInOS', vscode.Uri.file(out)));

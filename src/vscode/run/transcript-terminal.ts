@@ -6,7 +6,10 @@ import type { AgentEvent } from '../../core/agent/types.ts';
 
 export class TranscriptTerminal implements vscode.Disposable {
   private readonly writeEmitter = new vscode.EventEmitter<string>();
-  private readonly terminal: vscode.Terminal;
+  /** Created when first shown (issue 22: repeats that are not shown add no terminal). */
+  private terminal: vscode.Terminal | undefined;
+  private readonly title: string;
+  private readonly pty: vscode.Pseudoterminal;
   private readonly buffer: string[] = [];
   private opened = false;
   private readonly startMs = Date.now();
@@ -39,11 +42,13 @@ export class TranscriptTerminal implements vscode.Disposable {
         this.onKey?.(k);
       },
     };
-    this.terminal = vscode.window.createTerminal({ name: title, pty, iconPath: new vscode.ThemeIcon('eye') });
+    this.title = title;
+    this.pty = pty;
     this.write(`\x1b[1m${title}\x1b[0m — keys: \x1b[1mp\x1b[0m pause after this step · \x1b[1mi\x1b[0m add a hint (paused) · \x1b[1mr\x1b[0m resume · \x1b[1ms\x1b[0m stop\r\n`);
   }
 
   show(preserveFocus = true): void {
+    this.terminal ??= vscode.window.createTerminal({ name: this.title, pty: this.pty, iconPath: new vscode.ThemeIcon('eye') });
     this.terminal.show(preserveFocus);
   }
 

@@ -47,7 +47,8 @@ export class BenchmarksProvider implements vscode.TreeDataProvider<BenchmarkNode
 
   async getChildren(node?: BenchmarkNode): Promise<BenchmarkNode[]> {
     if (!node) {
-      const entries = await suiteRegistry(this.ctx).loadAll();
+      // Issue 22: while configured suites load, the view says so (not "No benchmark suites are configured yet").
+      const entries = await vscode.window.withProgress({ location: { viewId: BENCHMARKS_VIEW_ID } }, () => suiteRegistry(this.ctx).loadAll());
       return entries.map((entry) => ({ kind: 'suite', entry }));
     }
     if (node.kind === 'suite') {
@@ -78,8 +79,11 @@ export class BenchmarksProvider implements vscode.TreeDataProvider<BenchmarkNode
         return suiteItem(node.entry);
       case 'block':
         return blockItem(node.suite, node.block, node.checklist);
-      case 'item':
-        return itemItem(node.block, node.item);
+      case 'item': {
+        const t = itemItem(node.block, node.item);
+        t.command = { command: 'loupe.showBenchmarkItem', title: 'Show Benchmark Item', arguments: [node] };
+        return t;
+      }
       case 'more': {
         const t = new vscode.TreeItem(`… ${node.hidden} more items`, vscode.TreeItemCollapsibleState.None);
         t.contextValue = 'more';
@@ -196,9 +200,15 @@ function escapeMd(s: string): string {
 
 /** Creates the view and keeps it in sync with the suite registry. */
 export function registerBenchmarksView(ctx: LoupeContext): BenchmarksProvider {
+  // The view's welcome text: "Loading…" when suites are configured, the how-to when none are (package.json viewsWelcome).
+  const setConfigured = () => void vscode.commands.executeCommand('setContext', 'loupe.suitesConfigured', suiteRegistry(ctx).settings().length > 0);
+  setConfigured();
   const provider = new BenchmarksProvider(ctx);
   const view = ctx.register(vscode.window.createTreeView(BENCHMARKS_VIEW_ID, { treeDataProvider: provider, showCollapseAll: true }));
-  ctx.register(suiteRegistry(ctx).onDidChange(() => provider.refresh()));
+  ctx.register(suiteRegistry(ctx).onDidChange(() => {
+    setConfigured();
+    provider.refresh();
+  }));
   ctx.register(ctx.onDidChangeRuns(() => provider.refresh())); // a saved checklist version changes a block's description
   void view;
   return provider;

@@ -3,11 +3,13 @@ import * as vscode from 'vscode';
 import type { RunRecord } from '../../core/agent/types.ts';
 import type { LoupeContext } from '../context.ts';
 import { RunSession } from '../run/run-session.ts';
+import { runHeadlines, type RunHeadline } from '../../core/ui/run-headline.ts';
+import type { Suite } from '../../core/suites/types.ts';
 
 export type RunsNode =
   | { kind: 'suite'; suite: string; runs: RunRecord[] }
   | { kind: 'block'; suite: string; blockId: string; runs: RunRecord[] }
-  | { kind: 'run'; run: RunRecord; answers: number; assisted: boolean; interventions?: number };
+  | { kind: 'run'; run: RunRecord; answers: number; assisted: boolean; interventions?: number; headline?: RunHeadline };
 
 const STATUS_ICON: Record<string, [string, string?]> = {
   finished: ['pass', 'testing.iconPassed'],
@@ -33,6 +35,9 @@ export class RunsViewProvider implements vscode.TreeDataProvider<RunsNode>, vsco
   private readonly ctx: LoupeContext;
   private readonly disposables: vscode.Disposable[] = [];
   private timer: ReturnType<typeof setTimeout> | undefined;
+  /** Suites loaded to score judge-free runs live, and those scores by run id + status + steps (issue 22). */
+  private readonly suites = new Map<string, Promise<Suite>>();
+  private readonly live = new Map<string, RunHeadline>();
 
   constructor(ctx: LoupeContext) {
     this.ctx = ctx;
@@ -91,12 +96,34 @@ export class RunsViewProvider implements vscode.TreeDataProvider<RunsNode>, vsco
     if (node.kind === 'block') {
       const store = this.ctx.store();
       const ids = node.runs.map((r) => r.id);
-      const [answers, assisted, human] = await Promise.all([store.getAnswersOf(ids), store.getEventsOf(ids, 'assisted'), store.getInterventionsOf(ids)]);
+      const [answers, assisted, human, headlines] = await Promise.all([store.getAnswersOf(ids), store.getEventsOf(ids, 'assisted'), store.getInterventionsOf(ids), this.headlines(node.runs)]);
       return [...node.runs]
         .sort((a, b) => b.createdAt.localeCompare(a.createdAt))
-        .map((run) => ({ kind: 'run', run, answers: answers.get(run.id)?.length ?? 0, assisted: (assisted.get(run.id)?.length ?? 0) > 0 || (human.get(run.id)?.length ?? 0) > 0, interventions: human.get(run.id)?.length ?? 0 }));
+        .map((run) => ({ kind: 'run', run, answers: answers.get(run.id)?.length ?? 0, assisted: (assisted.get(run.id)?.length ?? 0) > 0 || (human.get(run.id)?.length ?? 0) > 0, interventions: human.get(run.id)?.length ?? 0, headline: headlines.get(run.id) }));
     }
     return [];
+  }
+
+  /** Headline metrics of runs: stored scores, else judge-free runs scored live once per run state. */
+  private async headlines(runs: readonly RunRecord[]): Promise<Map<string, RunHeadline>> {
+    const key = (r: RunRecord) => `${r.id}:${r.status}:${r.steps}`;
+    try {
+      const stored = await runHeadlines(this.ctx.store(), runs, { live: false });
+      const toScore = runs.filter((r) => stored.get(r.id)?.text === 'not scored' && !this.live.has(key(r)));
+      const scored = toScore.length ? await runHeadlines(this.ctx.store(), toScore, { suites: this.suites }) : new Map<string, RunHeadline>();
+      for (const r of toScore) {
+        const h = scored.get(r.id);
+        if (h) this.live.set(key(r), h);
+      }
+      for (const r of runs) {
+        const h = this.live.get(key(r));
+        if (h && stored.get(r.id)?.text === 'not scored') stored.set(r.id, h);
+      }
+      return stored;
+    } catch (e) {
+      this.ctx.log.warn(`runs view: headline metrics: ${e instanceof Error ? e.message : String(e)}`);
+      return new Map();
+    }
   }
 
   getTreeItem(node: RunsNode): vscode.TreeItem {
@@ -118,15 +145,20 @@ export class RunsViewProvider implements vscode.TreeDataProvider<RunsNode>, vsco
     const live = RunSession.get(r.id);
     const running = r.status === 'running' && live !== undefined && !live.result;
     const [icon, color] = STATUS_ICON[running ? 'running' : r.status] ?? ['circle-outline'];
-    const item = new vscode.TreeItem(`${r.agent === 'reference' ? 'reference' : (r.model ?? r.agent)} · ${running ? 'running' : r.status}`, vscode.TreeItemCollapsibleState.None);
+    // The headline value sits in the label (the sidebar is narrow); its name and source in the description and tooltip.
+    const value = node.headline?.short ? ` · ${node.headline.short}` : '';
+    const item = new vscode.TreeItem(`${r.agent === 'reference' ? 'reference' : (r.model ?? r.agent)}${value} · ${running ? 'running' : r.status}`, vscode.TreeItemCollapsibleState.None);
     item.id = `run:${r.id}`;
-    item.description = `${r.steps} steps · ${node.answers} answers${node.assisted ? ' · assisted' : ''}${r.params.forkOf ? ` · fork@${r.params.forkOf.step}` : ''} · ${ago(r.startedAt ?? r.createdAt)}`;
+    // The run's headline metric (issue 22); answers only where the benchmark records them (a BLADE run has none).
+    const metric = node.headline ? `${node.headline.text} · ` : '';
+    item.description = `${metric}${r.steps} steps${node.answers ? ` · ${node.answers} answers` : ''}${node.assisted ? ' · assisted' : ''}${r.params.forkOf ? ` · fork@${r.params.forkOf.step}` : ''} · ${ago(r.startedAt ?? r.createdAt)}`;
     item.iconPath = new vscode.ThemeIcon(icon, color ? new vscode.ThemeColor(color) : undefined);
     const md = new vscode.MarkdownString(undefined, true);
     md.appendMarkdown(`**${r.blockId}** · run \`${r.id}\`\n\n`);
     md.appendMarkdown(`status **${r.status}**${r.statusReason ? ` — ${r.statusReason}` : ''}\n\n`);
     md.appendMarkdown(`agent \`${r.agent}\`${r.model ? ` · model \`${r.model}\`` : ''} · tool set \`${r.toolSet}\` · sandbox \`${r.sandbox}\`\n\n`);
     md.appendMarkdown(`${r.steps} steps · ${r.tokens ? `${r.tokens.input} input / ${r.tokens.output} output tokens` : 'tokens unknown (external client)'} · ${(r.durationMs / 1000).toFixed(1)} s${r.costUsd != null ? ` · $${r.costUsd.toFixed(4)}` : ''}\n\n`);
+    if (node.headline) md.appendMarkdown(`**${node.headline.text}** — ${node.headline.source}\n\n`);
     md.appendMarkdown(`${node.answers} answers recorded${node.assisted ? ` · **assisted** (${node.interventions ? `${node.interventions} hint${node.interventions === 1 ? '' : 's'} or correction${node.interventions === 1 ? '' : 's'} from an analyst` : 'an analyst ran code while the agent was running'}; scored apart)` : ''}`);
     if (r.params.forkOf) md.appendMarkdown(`\n\nfork of run \`${r.params.forkOf.runId}\` at step ${r.params.forkOf.step} (steps 1–${r.params.forkOf.step} replayed without model calls)`);
     item.tooltip = md;

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { ToolHeatmapView } from '../../../src/protocol/results.ts';
-import { bladeSpec, cellTooltip, formatCell, formatTokens, formatValue, heatmapSpec, heatmapValues, logFit, scatterSpec } from '../../../webview/shared/results-view.ts';
+import { bladeSpec, cellTooltip, formatCell, formatSpread, formatTokens, formatValue, heatmapSpec, heatmapValues, logFit, scatterSpec } from '../../../webview/shared/results-view.ts';
 
 describe('webview results helpers', () => {
   it('formats values per column unit', () => {
@@ -67,5 +67,16 @@ describe('webview results helpers', () => {
     ]) as { data: { values: { lo: number; hi: number }[] } };
     assert.equal(spec.data.values.length, 1);
     assert.deepEqual([spec.data.values[0]?.lo, spec.data.values[0]?.hi], [0.4, 0.55]);
+  });
+});
+
+describe('spread across repeats (issue 22)', () => {
+  it('below 5 repeats: the range and every point; from 5 on: the bootstrap CI of the mean; n always shown', () => {
+    const few = formatSpread({ kind: 'points', n: 3, mean: 0.5, min: 0.25, max: 0.75, points: [0.25, 0.5, 0.75] }, 'percent')!;
+    assert.equal(few.text, 'range 25.0–75.0% · n=3');
+    assert.equal(few.points, '25.0%, 50.0%, 75.0%');
+    const many = formatSpread({ kind: 'ci', n: 6, mean: 0.5, min: 0.1, max: 0.9, lo: 0.3, hi: 0.7, points: [0.1, 0.3, 0.5, 0.5, 0.7, 0.9] }, 'fraction')!;
+    assert.equal(many.text, '95% CI [0.30, 0.70] · n=6');
+    assert.equal(formatSpread(undefined, 'percent'), undefined);
   });
 });

@@ -15,7 +15,7 @@ import { DEFAULT_ANALYST_OPTIONS, type CaptionEmbedder } from './eval.ts';
 import { loadAnalystBench } from './load.ts';
 import { scoreAnalystRun } from './score.ts';
 import { ANALYST_INPUT_SETTINGS, analystState, createAnalystToolSet, type AnalystInputSetting } from './toolset.ts';
-import { ANALYSTBENCH_FAILURE_ANALYSIS } from './failures.ts';
+import { ANALYSTBENCH_FAILURE_ANALYSIS, analystItemOutcomes } from './failures.ts';
 
 const num = (x: number | null | undefined, d = 2) => (x === null || x === undefined ? '—' : x.toFixed(d));
 const pct = (x: number | null | undefined) => (x === null || x === undefined ? '—' : (100 * x).toFixed(2));
@@ -89,7 +89,7 @@ export const analystbench: BenchmarkDefinition = {
     evidenceQuery: null,
     checkItems: () => [],
   },
-  presentation: { tableTitle: 'AnalystBench', mainMetric: { key: 'checklistPercent', label: 'AnalystBench checklist (%)', percent: false }, resultsColumns: null, tokenEfficiency: null, toolUsage: null, categoryCis: null },
+  presentation: { tableTitle: 'AnalystBench', mainMetric: { key: 'checklistPercent', label: 'AnalystBench checklist (%)', percent: false }, resultsColumns: null, tokenEfficiency: null, toolUsage: null, categoryCis: null, itemOutcomes: analystItemOutcomes },
   review: { sectionsOf: async (_store, run) => analystReviewSource(run), criteria: analystReviewCriteria },
   groundTruth: null,
   failureAnalysis: ANALYSTBENCH_FAILURE_ANALYSIS,

@@ -40,6 +40,8 @@ export const BLADE_PRESENTATION: BenchmarkPresentation = {
   tokenEfficiency: null,
   toolUsage: null,
   categoryCis: { caption: 'BLADE per decision type: bootstrap mean [95% CI]', figureTitle: 'BLADE F1 by decision type', rows: bladeCiRows },
+  // BLADE scores a run's analysis as a whole (precision, coverage@k): no per-item verdicts
+  itemOutcomes: null,
 };
 
 export const BLADE_MCQ_PRESENTATION: BenchmarkPresentation = {
@@ -49,4 +51,5 @@ export const BLADE_MCQ_PRESENTATION: BenchmarkPresentation = {
   tokenEfficiency: null,
   toolUsage: null,
   categoryCis: null,
+  itemOutcomes: null,
 };

@@ -15,8 +15,10 @@ import type { OptionValues } from '../options.ts';
 import type { ScoreGroup } from '../types.ts';
 import { bladeState } from './toolset.ts';
 import { bladeMcqAccuracy, type BladeMcqState } from './mcq.ts';
-import type { BladePython } from './eval/python.ts';
+import type { BladePython, ValueHashing } from './eval/python.ts';
 import type { BladeGroundTruth } from './eval/score.ts';
+import type { DataflowOptions } from './eval/dataflow.ts';
+import type { BladeAggregateOptions } from './eval/metrics.ts';
 import type { GtChoice } from './gt-versions.ts';
 
 /** Shared state for BLADE scoring across runs: one Python driver, ground truth per dataset. */
@@ -46,6 +48,37 @@ export function bladeSession(session: ScoringSession, pythonPath?: string): Blad
 }
 
 /**
+ * The transform data-flow switches of parsed BLADE scoring options (`whole_table_verbs`, `graph_hash_collisions`,
+ * `unit_outputs`); absent options take the Loupe 0.1 behaviour. Source: spec §1.7 #9, #15; issue 21 item 9.
+ */
+export function bladeDataflowOptions(options: OptionValues): DataflowOptions {
+  return {
+    wholeTableVerbs: (options.whole_table_verbs ?? 'fixed') as 'fixed' | 'blade',
+    graphHashCollisions: (options.graph_hash_collisions ?? 'keep-all') as 'keep-all' | 'keep-last',
+    unitOutputs: (options.unit_outputs ?? 'all') as 'all' | 'one-per-input-set',
+  };
+}
+
+/**
+ * BLADE's aggregation options (`aggregateBlade`) from parsed scoring options (`failed_runs`, `coverage_key`,
+ * `model_coverage_denominator`, `generation_failures`, `unweighted_formula`, `f1_zero`, `k`, `samples`, `seed`).
+ * Source: spec §1.4.8, §1.7; issue 21 items 5–7.
+ */
+export function bladeAggregateOptions(options: OptionValues): Partial<BladeAggregateOptions> {
+  return {
+    failedRuns: options.failed_runs as 'zero' | 'drop',
+    coverageKey: options.coverage_key as 'id' | 'name',
+    modelCoverageDenominator: options.model_coverage_denominator as 'code' | 'paper',
+    generationFailures: (options.generation_failures ?? 'in-place') as 'append' | 'in-place',
+    unweightedFormula: (options.unweighted_formula ?? 'paper') as 'code' | 'paper',
+    f1ZeroGuard: options.f1_zero !== 'nan',
+    k: options.k as number,
+    samples: options.samples as number,
+    seed: options.seed as number,
+  };
+}
+
+/**
  * Scores one BLADE run. A run whose scoring fails (no data, Python error) is returned with `error` and its
  * dataset, so the aggregate can score it 0 or drop it (`failed_runs`).
  * @param options parsed scoring options (`model_cvar_alternatives`, `model_cvar_check`, `failed_runs`, ...).
@@ -65,12 +98,13 @@ export async function scoreBladeStoredRun(o: { store: RunStore; run: RunRecord; 
     const dataPath = block.visible.data.find((f) => /data\.csv$/.test(f.path))?.path;
     if (!dataPath || !block.hidden.annotations) throw new LoupeInputError(`block ${block.id}`, 'BLADE scoring needs data.csv and annotations');
     const ctx = bladeSession(o.session);
-    const py = await ctx.python();
+    const valueHashing = (options.value_hashing ?? 'blade') as ValueHashing;
+    const py = (await ctx.python()).withValueHashing(valueHashing);
     const { groundTruthFor } = await import('./gt-versions.ts');
     const picked = await groundTruthFor(store, dataset, block.hidden.annotations.file, block.hidden.annotations, o.groundTruth ?? 'latest');
     used = picked.used;
-    const dataflow = { wholeTableVerbs: (options.whole_table_verbs ?? 'fixed') as 'fixed' | 'blade', graphHashCollisions: (options.graph_hash_collisions ?? 'keep-all') as 'keep-all' | 'keep-last' };
-    const gtKey = `${dataset}\u0000${picked.used.hash}\u0000${dataflow.wholeTableVerbs}\u0000${dataflow.graphHashCollisions}`;
+    const dataflow = bladeDataflowOptions(options);
+    const gtKey = `${dataset}\u0000${picked.used.hash}\u0000${dataflow.wholeTableVerbs}\u0000${dataflow.graphHashCollisions}\u0000${dataflow.unitOutputs}\u0000${valueHashing}`;
     let gtP = ctx.gt.get(gtKey);
     if (!gtP) {
       gtP = groundTruthFrom({ dataset, dataPath, annotations: picked.annotations, researchQuestion: block.visible.researchQuestions?.[0] ?? '' }, py, { dataflow, log: o.log ?? nullLogger });
@@ -79,7 +113,7 @@ export async function scoreBladeStoredRun(o: { store: RunStore; run: RunRecord; 
     const gt = await gtP;
     const final = bladeState(await store.getExtraState(run.id)).final;
     const input = final ? { runId: run.id, analysis: parseBladeAnalysis(final, `run ${run.id}`) } : { runId: run.id, generationFailed: 'no valid submit_analysis' };
-    const s = await scoreBladeRun(input, gt, { python: py, judge: semanticJudgeFrom(o.judge, { runId: run.id }), ...opts, log: o.log ?? nullLogger });
+    const s = await scoreBladeRun(input, gt, { python: py, judge: semanticJudgeFrom(o.judge, { runId: run.id, dataset }), ...opts, log: o.log ?? nullLogger });
     const m = s.metrics;
     return {
       ...scoreBase(run, 'blade', o.judge.id, {
@@ -89,6 +123,7 @@ export async function scoreBladeStoredRun(o: { store: RunStore; run: RunRecord; 
         cvar_matching: s.options.cvarMatching,
         model_extraction: s.options.modelExtraction,
         failed_runs: options.failed_runs,
+        value_hashing: valueHashing,
       }),
       pending: s.judges.pending ?? 0,
       unjudged: (s.judges.pending ?? 0) + (s.judges.errors ?? 0),
@@ -139,17 +174,7 @@ export async function aggregateBladeGroups(groups: readonly ScoreGroup[], option
           if (e) e.runs.push(zeroRun('failed', s.runId));
           else unplaced.push(`${s.runId} (${ds})`);
         }
-        const a = aggregateBlade([...byDs.values()], {
-          failedRuns: options.failed_runs as 'zero' | 'drop',
-          coverageKey: options.coverage_key as 'id' | 'name',
-          modelCoverageDenominator: options.model_coverage_denominator as 'code' | 'paper',
-          generationFailures: (options.generation_failures ?? 'in-place') as 'append' | 'in-place',
-          unweightedFormula: (options.unweighted_formula ?? 'paper') as 'code' | 'paper',
-          f1ZeroGuard: options.f1_zero !== 'nan',
-          k: options.k as number,
-          samples: options.samples as number,
-          seed: options.seed as number,
-        });
+        const a = aggregateBlade([...byDs.values()], bladeAggregateOptions(options));
         agg.extra = a;
         agg.metrics.weightedF1 = a.bootstrap.weightedF1.mean;
         agg.metrics.weightedF1Lo = a.bootstrap.weightedF1.lo;

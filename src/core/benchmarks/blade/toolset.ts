@@ -227,13 +227,19 @@ def __loupe_validate(_data_path, _transform_code, _model_code, _wanted):
             if not callable(mfn):
                 raise NameError("model_code does not define a function named model")
             out["stage"] = "model"
+            printed_before = len(buf.getvalue())
             res = mfn(t.copy())
-            r = repr(res)
-            try:
-                if hasattr(res, "summary"):
-                    r = str(res.summary())
-            except Exception:
-                pass
+            if res is None:
+                # model() printed its result (or nothing) instead of returning it: show what it printed
+                out["model_returned_none"] = True
+                r = buf.getvalue()[printed_before:].strip()
+            else:
+                r = repr(res)
+                try:
+                    if hasattr(res, "summary"):
+                        r = str(res.summary())
+                except Exception:
+                    pass
             out["model_repr"] = r[:2000]
             out["stage"] = "done"
             out["ok"] = not out["missing"]
@@ -261,6 +267,22 @@ interface ValidationOutput {
   columns: string[];
   missing: { variable: string; columns: string[] }[];
   model_repr: string;
+  /** model(df) returned None: `model_repr` is what it printed ('' when nothing). */
+  model_returned_none?: boolean;
+}
+
+/**
+ * The "model result" part of an accepted submission's observation: the result's first 25 lines; when model(df)
+ * returned None, what it printed, or a plain note that it returned nothing (never the text "None").
+ */
+export function modelResultText(v: Pick<ValidationOutput, 'model_repr' | 'model_returned_none'>): string {
+  const first = (t: string) => t.split('\n').slice(0, 25).join('\n');
+  if (v.model_returned_none) {
+    return v.model_repr.trim()
+      ? `model(df) returned nothing; what it printed (first lines):\n${first(v.model_repr)}`
+      : 'model(df) returned nothing and printed nothing (return the fitted model to see its result here).';
+  }
+  return `Model result (first lines):\n${first(v.model_repr)}`;
 }
 
 /**
@@ -328,7 +350,7 @@ export async function submitAnalysis(args: Record<string, unknown>, ctx: ToolCon
   }
   state.final = toEntireAnalysis(input);
   return {
-    observation: `Submission accepted: the transform returned ${v.columns.length} columns and the model ran.\nModel result (first lines):\n${v.model_repr.split('\n').slice(0, 25).join('\n')}`,
+    observation: `Submission accepted: the transform returned ${v.columns.length} columns and the model ran.\n${modelResultText(v)}`,
     finish: true,
     data: record,
   };

@@ -6,7 +6,7 @@
 import type { RunScore } from '../../eval/run-score.ts';
 import type { RunRecord } from '../../store/records.ts';
 import type { RunStore } from '../../store/types.ts';
-import type { BenchmarkFailureAnalysis, FailedItem, RunInsight } from '../types.ts';
+import type { BenchmarkFailureAnalysis, FailedItem, ItemOutcome, RunInsight } from '../types.ts';
 import type { DdrChecklistScore } from './eval.ts';
 import { ddrFinalReport, ddrInsightsFromReasoning, readDdrResult } from './toolset.ts';
 import { DDR_TAXONOMY } from './taxonomy.ts';
@@ -31,6 +31,26 @@ export function ddrFailedItems(score: RunScore): FailedItem[] {
     out.push({ ref: `item ${idx + 1}`, question: (a ?? b)!.question, detail: `I_m ${a?.label ?? 'unjudged'}, I_t ${b?.label ?? 'unjudged'}` });
   }
   return out;
+}
+
+/**
+ * The checklist items of a DDR score with their verdicts under the message-wise context (the paper's headline
+ * accuracy, I_m): `right` for CORRECT_INFO, `wrong` for another label, `pending` while unjudged; `given` names both
+ * contexts' labels. Source: DDR-Bench §3.4 (`evaluate_qa_with_message_list`).
+ * @returns one entry per item (ref `item <n>`, 1-based); empty for a score without detail.
+ */
+export function ddrItemOutcomes(score: RunScore): ItemOutcome[] {
+  const e = (score.detail as { checklist?: DdrChecklistScore } | null)?.checklist?.perEntity?.[0];
+  if (!e) return [];
+  const t = new Map(e.trajectoryWise.items.map((i) => [i.index, i]));
+  return e.messageWise.items.map((i) => ({
+    ref: `item ${i.index + 1}`,
+    question: i.question,
+    verdict: i.label === null ? 'pending' : i.label === 'CORRECT_INFO' ? 'right' : 'wrong',
+    credit: i.label === null ? null : i.label === 'CORRECT_INFO' ? 1 : 0,
+    given: `I_m ${i.label ?? 'unjudged'}, I_t ${t.get(i.index)?.label ?? 'unjudged'}`,
+    expected: '',
+  }));
 }
 
 /** The run's message-wise insights (valid ones) then its final report, for the hallucination audit. */

@@ -17,7 +17,7 @@ import { checkReadStatement, SqlRunner } from './sql-tool.ts';
 import { loadDdr } from './load.ts';
 import { aggregateDdr, scoreDdrRun } from './score.ts';
 import { closeDdrRun, createDdrToolSet, finishDdrRun, readDdrResult, withDdrInsights, type DdrEmptyInsights, type DdrFinishRule, type DdrInsightMode } from './toolset.ts';
-import { DDR_FAILURE_ANALYSIS } from './failures.ts';
+import { DDR_FAILURE_ANALYSIS, ddrItemOutcomes } from './failures.ts';
 
 const CODE = 'DDR code (agents/, evaluation/)';
 const pct = (x: number | null | undefined) => (x === null || x === undefined ? '—' : (100 * x).toFixed(2));
@@ -150,7 +150,7 @@ export const ddr: BenchmarkDefinition = {
       return out;
     },
   },
-  presentation: { tableTitle: 'DDR-Bench', mainMetric: { key: 'messageWiseAccuracy', label: 'DDR message-wise accuracy', percent: true }, resultsColumns: null, tokenEfficiency: null, toolUsage: null, categoryCis: null },
+  presentation: { tableTitle: 'DDR-Bench', mainMetric: { key: 'messageWiseAccuracy', label: 'DDR message-wise accuracy', percent: true }, resultsColumns: null, tokenEfficiency: null, toolUsage: null, categoryCis: null, itemOutcomes: ddrItemOutcomes },
   review: { sectionsOf: ddrReviewSource, criteria: () => null },
   groundTruth: null,
   failureAnalysis: DDR_FAILURE_ANALYSIS,

@@ -64,7 +64,15 @@ export const longda: BenchmarkDefinition = {
   docFiles: (root, survey) => docsFolderFiles(root, survey),
   loaderOptions: ['publications'],
   judgeFree: true,
-  toolOptions: [],
+  toolOptions: [
+    {
+      name: 'findVariables',
+      type: 'bool',
+      default: false,
+      help: "add Loupe's find_variables tool (variables and files a question needs, from the codebooks' variable catalog); off keeps LongTA's tools exactly",
+      source: 'Loupe (issue 25); not part of LongTA',
+    },
+  ],
   scoreOptions: LONGDA_SCORE_OPTIONS,
   toolSet(ctx) {
     const block = ctx.block;
@@ -73,7 +81,7 @@ export const longda: BenchmarkDefinition = {
       if (!first) return Promise.reject(new Error('this block has no documentation files'));
       return sharedDocIndex(first.path.slice(0, first.path.length - first.rel.length), block.visible.docs.map((d) => d.rel), ctx.docsCacheDir);
     });
-    return createLongdaToolSet(block, { docs, maxSteps: ctx.maxSteps });
+    return createLongdaToolSet(block, { docs, maxSteps: ctx.maxSteps, findVariables: ctx.options.findVariables === true });
   },
   referenceAgent: (block: Block, o) => new ReferenceModel(block, findReferenceScript(o.referenceDir ?? defaultReferenceDir('longda'), block)),
   kernelImportAllowlist: LONGTA_IMPORT_ALLOWLIST,

@@ -3,7 +3,8 @@
  * tokens and time), match against total tokens (LongDA paper Figure 4), tool-usage heatmaps (Figure 8).
  * Source: LongDA paper §5 (Figures 4 and 8); issue 12 (presentation behind the registry).
  */
-import type { BenchmarkPresentation } from '../types.ts';
+import type { BenchmarkPresentation, ItemOutcome } from '../types.ts';
+import type { RunScore } from '../../eval/run-score.ts';
 import { countToolCallsInCode, LONGDA_TOOLS, toolUsageHeatmap } from './eval.ts';
 import type { LongdaRunDetail } from './score.ts';
 
@@ -28,6 +29,26 @@ export function longdaStepTools(toolCalls: ReadonlyArray<{ name: string; argumen
     if (code) out.push(...countToolCallsInCode(code));
   }
   return out;
+}
+
+const valueText = (v: unknown): string => (v === null || v === undefined ? '' : JSON.stringify(v));
+
+/**
+ * The queries of a LongDA score with their verdicts: `right` when match is 1 under the score's list scoring, `partial`
+ * for a list matched in part, `wrong` for 0, `unanswered` without an answer; given and expected values as JSON text.
+ * @param s a LongDA run score (detail {@link LongdaRunDetail}). @returns one entry per query (ref = LongTA q_id), in
+ *   the block's order; empty for a score without detail. Source: LongTA `metric.py` (match), as scored in `eval.ts`.
+ */
+export function longdaItemOutcomes(s: RunScore): ItemOutcome[] {
+  const rows = (s.detail as LongdaRunDetail | null)?.score?.rows ?? [];
+  return rows.map((r) => ({
+    ref: r.qId,
+    question: `${r.survey} ${r.source} query ${r.internalId} (${r.answerStructure})`,
+    verdict: r.rawAnswer === null ? 'unanswered' : r.match >= 1 ? 'right' : r.match > 0 ? 'partial' : 'wrong',
+    credit: r.match,
+    given: r.rawAnswer === null ? '' : valueText(r.given),
+    expected: valueText(r.expected),
+  }));
 }
 
 export const LONGDA_PRESENTATION: BenchmarkPresentation = {
@@ -58,4 +79,5 @@ export const LONGDA_PRESENTATION: BenchmarkPresentation = {
     },
   },
   categoryCis: null,
+  itemOutcomes: longdaItemOutcomes,
 };

@@ -13,12 +13,20 @@ import type { Block, LongdaQuery } from '../../suites/types.ts';
 import { parsePyLiteral } from '../../eval/py-literal.ts';
 import type { AnswerValue, ToolContext, ToolDefinition, ToolResult, ToolSet } from '../../agent/types.ts';
 import { formatKernelResult } from '../../agent/kernel-output.ts';
+import { QuestionRetriever } from '../../docs/question.ts';
+import { surveyCatalog } from '../../docs/survey-catalog.ts';
+import type { DocIndex } from '../../docs/types.ts';
 
 /** The document functions the doc tools call (`DocIndex` from src/core/docs implements them). */
 export interface LongdaDocs {
   readDoc(path: string, range?: string, scope?: { files?: string[] }): { text: string };
   searchDoc(keyword: string, path?: string, maxMatches?: number, contextChars?: number, scope?: { files?: string[] }): { text: string };
   retrieve(query: string, path?: string, k?: number, opts?: { files?: string[]; mode?: 'bm25' | 'longta'; contextChars?: number }): { text: string };
+}
+
+/** True when the docs provider is a full documentation index (it has the variable catalog). */
+function isDocIndex(d: LongdaDocs): d is LongdaDocs & DocIndex {
+  return typeof (d as Partial<DocIndex>).catalog === 'function' && typeof (d as Partial<DocIndex>).search === 'function';
 }
 
 export interface LongdaToolSetOptions {
@@ -37,6 +45,11 @@ export interface LongdaToolSetOptions {
   disabledTools?: string[];
   /** Step budget (LongTA paper: 100). */
   maxSteps?: number;
+  /**
+   * Adds Loupe's `find_variables` tool (question-level retrieval over the codebooks' variable catalog, issue 25).
+   * Off by default: the LongTA tools stay exactly as in the benchmark.
+   */
+  findVariables?: boolean;
 }
 
 /** LongTA `answer_structure` as written in benchmark.csv. */
@@ -147,6 +160,31 @@ export function createLongdaToolSet(block: Block, opts: LongdaToolSetOptions = {
   const int = (v: unknown) => (typeof v === 'number' ? Math.trunc(v) : undefined);
   const str = (v: unknown) => (typeof v === 'string' && v !== '' ? v : undefined);
 
+  let retriever: QuestionRetriever | undefined;
+  const findVariables: ToolDefinition = {
+    name: 'find_variables',
+    description:
+      'From an analysis question, the survey variables it likely needs (name, label, data file, the codebook page defining it) and the documentation files to read first, from the variable catalog of the codebooks. Check each candidate in its codebook.',
+    parameters: { type: 'object', properties: { question: { type: 'string', description: 'The question, with any definitions it gives.' } }, required: ['question'] },
+    async run(args) {
+      const q = str(args.question)?.trim();
+      if (!q) return { observation: 'Error: find_variables needs a question.', isError: true };
+      const d = await docs();
+      if (typeof d === 'string') return { observation: d, isError: true };
+      if (!isDocIndex(d)) return { observation: 'Error: the variable catalog is not available in this run.', isError: true };
+      try {
+        retriever ??= new QuestionRetriever(d, surveyCatalog(d, undefined, d.root).variables);
+        const r = retriever.ask(q, { top: 8, topVariables: 15 });
+        const lines = ['Variables (best first):'];
+        for (const v of r.variables) lines.push(`- ${v.name} (${v.file}): ${v.label ?? ''} — ${v.doc} ${v.page ?? ''} [${v.why}]`);
+        lines.push('', 'Documentation files to read:', ...r.files.map((f, i) => `${i + 1}. ${f.file}`));
+        return { observation: lines.join('\n'), data: r };
+      } catch (e) {
+        return { observation: `Error: ${(e as Error).message}`, isError: true };
+      }
+    },
+  };
+
   const tools: ToolDefinition[] = [
     {
       name: 'prompt',
@@ -184,6 +222,7 @@ export function createLongdaToolSet(block: Block, opts: LongdaToolSetOptions = {
       parameters: { type: 'object', properties: { query: { type: 'string' }, doc_path: { type: 'string' }, max_matches: { type: 'integer', minimum: 1 } }, required: ['query'] },
       run: (args) => docCall((d) => d.retrieve(args.query as string, str(args.doc_path), int(args.max_matches) ?? opts.retrieverK ?? 5, { files: docFiles, mode: opts.retrieverMode ?? 'longta' })),
     },
+    ...(opts.findVariables ? [findVariables] : []),
     {
       name: 'notes',
       description: 'A notebook for this block. action: add (content), view (index, 1-based), update (index, content), list (first 100 characters of each), clear.',

@@ -132,7 +132,7 @@ after(async () => {
 const VOLATILE = /^(wallSeconds|wallHours|durationMs|scoredAt|at|startedAt|endedAt|latencyMs|toolMs|elapsedMs)$/;
 // Issue 21 (after the recording) added presets: every score records its preset and the items official-code options
 // changed, and new options are echoed. The recording is compared under the options it was made with (OLD_DEFAULTS).
-const ADDED = /^(preset|changedBy|infinite_mae|unparsed_reply|label_case|generation_failures|unweighted_formula|unweightedF1)$/;
+const ADDED = /^(preset|changedBy|infinite_mae|unparsed_reply|label_case|generation_failures|unweighted_formula|unweightedF1|value_hashing|unitOutputs)$/;
 /** The value without the keys issue 21 added (both sides of the comparison; DDR aggregates gained `extra.topK`). */
 function withoutAdded(v: unknown, parent = ''): unknown {
   if (Array.isArray(v)) return v.map((x) => withoutAdded(x, parent));
@@ -143,7 +143,7 @@ function withoutAdded(v: unknown, parent = ''): unknown {
   return v;
 }
 const OLD_DEFAULTS: Record<string, string[]> = {
-  blade: ['model_cvar_check=strict', 'failed_runs=zero', 'generation_failures=in-place', 'f1_zero=zero', 'unweighted_formula=paper', 'coverage_key=id', 'whole_table_verbs=fixed', 'graph_hash_collisions=keep-all'],
+  blade: ['model_cvar_check=strict', 'failed_runs=zero', 'generation_failures=in-place', 'f1_zero=zero', 'unweighted_formula=paper', 'coverage_key=id', 'whole_table_verbs=fixed', 'graph_hash_collisions=keep-all', 'value_hashing=vectorised', 'unit_outputs=all'],
   ddr: ['empty_insights=zero', 'failed_judgements=exclude', 'unparsed_reply=error', 'label_case=any'],
 };
 const old = (suite: string) => (OLD_DEFAULTS[suite] ?? []).flatMap((o) => ['--option', o]);
@@ -199,6 +199,12 @@ test('scores of reference, scripted and judged runs equal the ones recorded befo
     delete r.groundTruth;
   }
   for (const r of [...longda.runs, ...ab.runs, ...ddr.runs] as Array<Record<string, unknown>>) assert.equal(r.groundTruth, undefined, 'benchmarks without versioned ground truth record none');
+  // Scores record the analyst's interventions since issue 20 (after the recording): none in these runs, checked apart.
+  for (const r of [...longda.runs, ...blade.runs, ...ab.runs, ...ddr.runs] as Array<Record<string, unknown>>) {
+    if (r.assistance === undefined) continue;
+    assert.deepEqual(r.assistance, { interventions: 0 }, `run ${String(r.runId)} is unassisted`);
+    delete r.assistance;
+  }
   for (const [name, j] of Object.entries({ longda, blade, analystbench: ab, ddr })) {
     const runs = (normalise(j.runs) as Array<{ runId: string }>).sort((a, b) => a.runId.localeCompare(b.runId));
     got[name] = { runs, aggregates: normalise(j.aggregates) };

@@ -41,8 +41,11 @@ def canon(s):
     if pdt.is_integer_dtype(dt):
         return s.astype(str)
     if pdt.is_float_dtype(dt):
-        # vectorised rounding to 5 decimals (BLADE rounds element-wise; both sides here use this)
-        return s.round(5).fillna(0).astype(str)
+        if HASHING[0] == "vectorised":
+            # Loupe <= 0.1: Series.round (numpy: scale, rint, unscale) differs from round() on half-way values
+            return s.round(5).fillna(0).astype(str)
+        # BLADE nb/df_hash.py DFValueHasher._prep_series: Python's round per value
+        return s.apply(lambda x: round(x, 5)).fillna(0).astype(str)
     if dt == bool:
         return s.astype(str)
     if dt == object:
@@ -70,6 +73,19 @@ def digest(strs):
     return hashlib.sha256(":".join(strs).encode("utf-8")).hexdigest()
 
 
+# Value hashing (option value_hashing): "blade" as nb/df_hash.py (Python round per value; the prepared column
+# goes through astype(str), so a date column's missing values hash as "nan"); "vectorised" as Loupe <= 0.1
+# (Series.round; a column whose prepared values are not all strings, e.g. dates with NaT, hashes its raw values).
+HASHING = ["blade"]
+
+
+def canon_strs(s, categorical=False):
+    c = canon_cat(s) if categorical else canon(s)
+    if HASHING[0] == "vectorised":
+        return list(c)
+    return list(c.astype(str))
+
+
 def column(df, name):
     pos = [i for i, c in enumerate(df.columns) if str(c) == name]
     return df.iloc[:, pos[0]]
@@ -81,19 +97,19 @@ _HASH_MEMO = {}
 def column_hashes(s, with_cat):
     # identical columns (same dtype, same values in order) recur across steps and paths: memoise
     try:
-        fp = (str(s.dtype), hashlib.sha1(pd.util.hash_pandas_object(s, index=False).values.tobytes()).hexdigest(), with_cat)
+        fp = (str(s.dtype), hashlib.sha1(pd.util.hash_pandas_object(s, index=False).values.tobytes()).hexdigest(), with_cat, HASHING[0])
     except Exception:
         fp = None
     if fp is not None and fp in _HASH_MEMO:
         return _HASH_MEMO[fp]
     try:
-        h = digest(list(canon(s.copy())))
+        h = digest(canon_strs(s.copy()))
     except Exception:
         h = digest([str(v) for v in s])
     c = None
     if with_cat:
         try:
-            c = digest(list(canon_cat(s.copy())))
+            c = digest(canon_strs(s.copy(), True))
         except Exception:
             c = h
     if fp is not None:
@@ -203,7 +219,7 @@ def op_run_path(a):
         if not code.strip():
             out.append(None)
             continue
-        key = (data_path, prefix, code)
+        key = (data_path, prefix, code, HASHING[0], WITH_CAT[0])  # the state's hashes depend on the hashing mode
         renamed = rename_groupby(code)
         next_key = (data_path, prefix + renamed + "\n")
         if key not in _PATH_CACHE:
@@ -685,6 +701,7 @@ for line in sys.stdin:
         continue
     req = json.loads(line)
     WITH_CAT[0] = bool((req.get("args") or {}).get("withCategorical"))
+    HASHING[0] = (req.get("args") or {}).get("hashing") or "blade"
     try:
         res = {"id": req["id"], "ok": True, "result": OPS[req["op"]](req.get("args") or {})}
     except Exception as e:

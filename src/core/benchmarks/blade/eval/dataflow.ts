@@ -73,9 +73,16 @@ export interface DataflowOptions {
   wholeTableVerbs: 'fixed' | 'blade';
   /** §1.7 #9: keep every non-isomorphic subgraph under a WL hash (fixed) or only the last one (BLADE). */
   graphHashCollisions: 'keep-all' | 'keep-last';
+  /**
+   * Issue 21 item 9: a submitted unit mapping one input set to several outputs (`pd.get_dummies`) keeps every
+   * output (`all`), or one per input set as BLADE's unit format does (`one-per-input-set`:
+   * `TransformDataReturn.column_mapping: Dict[FrozenSet[str], str]`, the last output wins at the first one's place).
+   * Ground-truth specs are not affected (BLADE reads them as a list). Absent = `all`.
+   */
+  unitOutputs?: 'all' | 'one-per-input-set';
 }
 
-export const DEFAULT_DATAFLOW_OPTIONS: DataflowOptions = { wholeTableVerbs: 'fixed', graphHashCollisions: 'keep-all' };
+export const DEFAULT_DATAFLOW_OPTIONS: DataflowOptions = { wholeTableVerbs: 'fixed', graphHashCollisions: 'keep-all', unitOutputs: 'all' };
 
 const inputCols = (s: TSpec): string[] => s.mapping.flatMap(([ins]) => ins);
 

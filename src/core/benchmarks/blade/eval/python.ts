@@ -53,7 +53,30 @@ export interface BladePython {
   runUnits(dataPath: string, units: { code: string }[]): Promise<StepState[]>;
   /** Column names and row count of a data.csv. */
   columns(dataPath: string): Promise<{ columns: string[]; rows: number }>;
+  /** The same driver hashing column values by `mode` (option `value_hashing`; default `blade`). Closing either closes both. */
+  withValueHashing(mode: ValueHashing): BladePython;
   close(): Promise<void>;
+}
+
+/**
+ * How column values are canonicalised before hashing (issue 21 item 8). `blade`: as BLADE `nb/df_hash.py`
+ * `DFValueHasher._prep_series` — floats rounded per value with Python's `round(x, 5)`, the prepared column passed
+ * through `astype(str)` (a date column's missing values hash as `nan`). `vectorised`: Loupe ≤ 0.1 — `Series.round(5)`
+ * (numpy's scale–rint–unscale, which differs on half-way values) and raw values when the prepared column is not all
+ * strings (dates with missing values).
+ */
+export type ValueHashing = 'blade' | 'vectorised';
+
+/** The operations of the driver over one `call(op, args)`, with the hashing mode added to every call's arguments. */
+function driverApi(call: <T>(op: string, args: unknown) => Promise<T>, close: () => Promise<void>, hashing: ValueHashing = 'blade'): BladePython {
+  return {
+    runPath: (dataPath, steps) => call('run_path', { dataPath, steps, hashing }),
+    split: (dataPath, code) => call('split', { dataPath, code, hashing }),
+    runUnits: (dataPath, units) => call('run_units', { dataPath, units, hashing }),
+    columns: (dataPath) => call('columns', { dataPath, hashing }),
+    withValueHashing: (mode) => driverApi(call, close, mode),
+    close,
+  };
 }
 
 interface Pending {
@@ -98,6 +121,7 @@ async function startInKernel(opts: BladePythonOptions): Promise<BladePython> {
 def __blade_call(op, args_json):
     args = json.loads(args_json)
     WITH_CAT[0] = bool(args.get("withCategorical"))
+    HASHING[0] = args.get("hashing") or "blade"
     res = OPS[op](args)
     sys.stdout.write("${RESULT_START}" + json.dumps(res) + "${RESULT_END}")
     sys.stdout.flush()
@@ -127,13 +151,7 @@ def __blade_call(op, args_json):
     chain = p.catch(() => undefined);
     return p;
   };
-  return {
-    runPath: (dataPath, steps) => call('run_path', { dataPath, steps }),
-    split: (dataPath, code) => call('split', { dataPath, code }),
-    runUnits: (dataPath, units) => call('run_units', { dataPath, units }),
-    columns: (dataPath) => call('columns', { dataPath }),
-    close: () => kernel.close(),
-  };
+  return driverApi(call, () => kernel.close());
 }
 
 /**
@@ -223,26 +241,20 @@ async function startProcess(opts: BladePythonOptions): Promise<BladePython> {
       d.child.stdin.write(JSON.stringify({ id, op, args }) + '\n');
     });
 
-  return {
-    runPath: (dataPath, steps) => call('run_path', { dataPath, steps }),
-    split: (dataPath, code) => call('split', { dataPath, code }),
-    runUnits: (dataPath, units) => call('run_units', { dataPath, units }),
-    columns: (dataPath) => call('columns', { dataPath }),
-    close: async () => {
-      closed = true;
-      const d = driver;
-      if (!d || d.exited) return;
-      // EOF ends the driver; SIGKILL after a 2 s grace only if it has not exited (timer cleared then: issue 23)
-      let timer: NodeJS.Timeout | undefined;
-      await new Promise<void>((resolve) => {
-        d.child.once('exit', () => resolve());
-        d.child.stdin.end();
-        timer = setTimeout(() => {
-          if (!d.exited) d.child.kill('SIGKILL');
-        }, 2000);
-        timer.unref();
-      });
-      clearTimeout(timer);
-    },
-  };
+  return driverApi(call, async () => {
+    closed = true;
+    const d = driver;
+    if (!d || d.exited) return;
+    // EOF ends the driver; SIGKILL after a 2 s grace only if it has not exited (timer cleared then: issue 23)
+    let timer: NodeJS.Timeout | undefined;
+    await new Promise<void>((resolve) => {
+      d.child.once('exit', () => resolve());
+      d.child.stdin.end();
+      timer = setTimeout(() => {
+        if (!d.exited) d.child.kill('SIGKILL');
+      }, 2000);
+      timer.unref();
+    });
+    clearTimeout(timer);
+  });
 }

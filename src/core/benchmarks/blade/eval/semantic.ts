@@ -29,14 +29,18 @@ export function identicalText(a: string, b: string): boolean {
 
 /**
  * Adapts a project judge (`src/core/eval/judges`, task `semantic-match`) with the exact shortcut.
- * @param judge any {@link Judge}; `ctx.runId` is passed through for the annotation panel.
+ * @param judge any {@link Judge}; `ctx.runId` is passed through for the annotation panel; with `ctx.dataset` every
+ *   question carries the native id `{dataset, run, kind, truth, submitted}` (`run` defaults to `runId`), which a
+ *   recorded-verdicts judge (`--judge file:`) looks up.
  */
-export function semanticJudgeFrom(judge: Judge, ctx: { runId?: string } = {}): SemanticJudge {
+export function semanticJudgeFrom(judge: Judge, ctx: { runId?: string; dataset?: string; run?: string } = {}): SemanticJudge {
   return {
     id: judge.id,
     async same(kind, a, b, context) {
       if (identicalText(a, b)) return { match: true, judgeId: 'exact', status: 'exact' };
-      const j = await judge.judge('semantic-match', { kind, a, b, context }, { runId: ctx.runId, itemRef: `blade ${kind}: ${a} ~ ${b}` });
+      // native id of the decision pair (recorded-verdicts judge, issue 21): dataset + run + decision kind + both texts
+      const nativeId = ctx.dataset !== undefined ? { dataset: ctx.dataset, run: ctx.run ?? ctx.runId ?? '', kind, truth: a, submitted: b } : undefined;
+      const j = await judge.judge('semantic-match', { kind, a, b, context }, { runId: ctx.runId, itemRef: `blade ${kind}: ${a} ~ ${b}`, ...(nativeId ? { nativeId } : {}) });
       return { match: j.status === 'done' && j.verdict ? j.verdict.match : null, judgeId: j.judgeId, status: j.status };
     },
   };

@@ -99,7 +99,8 @@ export function submissionSpecs(units: TransformUnit[], opts: DataflowOptions = 
   const chain: TSpec[] = [{ id: ROOT_SPEC_ID, name: 'ROOT', verb: '', code: '', mapping: [], branches: [] }];
   const states = new Map<string, NodeState>();
   const last = () => chain[chain.length - 1]!.id;
-  units.forEach((u, i) => {
+  units.forEach((unit, i) => {
+    const u = opts.unitOutputs === 'one-per-input-set' ? { ...unit, mapping: onePerInputSet(unit.mapping) } : unit;
     if (u.verb === 'groupby' || u.groupbyCols.length) {
       const gid = `node_${i}_groupby`;
       chain.push({ id: gid, name: gid, verb: 'groupby', code: '', mapping: [[u.groupbyCols, '']], branches: [[last()]] });
@@ -121,6 +122,23 @@ export function submissionSpecs(units: TransformUnit[], opts: DataflowOptions = 
   });
   const specs = new Map(chain.map((s) => [s.id, s]));
   return { specs, states, leaf: chain[chain.length - 1]! };
+}
+
+/**
+ * A unit's mapping as BLADE's `column_mapping: Dict[FrozenSet[str], str]` holds it: one output per input set, the
+ * last output written at the place of the first (Python dict semantics). Issue 21 item 9.
+ * @param mapping `[inputColumns, outputColumn]` pairs in the unit's order.
+ * @returns the pairs left, in first-occurrence order of their input sets.
+ */
+export function onePerInputSet(mapping: readonly [string[], string][]): [string[], string][] {
+  const byKey = new Map<string, [string[], string]>();
+  for (const [ins, out] of mapping) {
+    const key = [...new Set(ins)].sort().join('\u0000');
+    const had = byKey.get(key);
+    if (had) had[1] = out;
+    else byKey.set(key, [ins, out]);
+  }
+  return [...byKey.values()];
 }
 
 /** Submission transform state from its units (one linear path). */

@@ -123,3 +123,26 @@ test('longda parseAnswerArg: numbers, lists, literal strings', () => {
   assert.equal(parseAnswerArg([1, 'a']).ok, false);
   assert.equal(parseAnswerArg(Number.NaN).ok, false);
 });
+
+test('longda findVariables option: off by default; on, find_variables names variables and codebook pages from the catalog', async () => {
+  const suite = await loadSuite('longda', sharedData('longda', 'benchmark'));
+  const block = suite.blocks.find((b) => b.id === 'NHANES_NCHS_Data_Brief_No._508')!;
+  assert.ok(!new ToolRegistry(createLongdaToolSet(block).tools).names().includes('find_variables'));
+  const cache = mkdtempSync(join(tmpdir(), 'loupe-findvars-'));
+  try {
+    const first = block.visible.docs[0]!;
+    const root = first.path.slice(0, first.path.length - first.rel.length);
+    const ts = createLongdaToolSet(block, { findVariables: true, docs: async () => { const d = await openDocIndex({ root, files: block.visible.docs.map((x) => x.rel), cacheDir: cache }); await d.build(); return d; } });
+    const reg = new ToolRegistry(ts.tools);
+    assert.deepEqual(reg.names(), ['prompt', 'read_doc', 'search_doc', 'retriever', 'find_variables', 'notes', 'answer', 'save_code', 'python', 'final_answer']);
+    const ctx = ctxFor(block, ts.buildBlockPrompt(block));
+    const r = await inv(reg, ctx, 'find_variables', { question: 'average body mass index of adults by sex' });
+    assert.ok(!r.isError, r.observation);
+    assert.match(r.observation, /^- BMXBMI \(BMX_L\): Body Mass Index \(kg\/m\*\*2\) — docs\/Examination\/BMX_L\.pdf Page \d+ \[measure\]$/m);
+    assert.match(r.observation, /^- RIAGENDR \(DEMO_L\): Gender — docs\/Demographics\/DEMO_L\.pdf Page \d+ \[sex\]$/m);
+    assert.match(r.observation, /Documentation files to read:\n1\. docs\/Demographics\/DEMO_L\.pdf/);
+    assert.match((await inv(reg, ctx, 'find_variables', { question: '  ' })).observation, /needs a question/);
+  } finally {
+    rmSync(cache, { recursive: true, force: true });
+  }
+});
