@@ -134,9 +134,11 @@ describe('Surfaces as an expert uses them (issue 22)', function () {
     const RES = 'Loupe Results';
     const text = await webviewText({ title: RES, expect: /Per question/, timeoutMs: 60_000 });
     assert.match(text, /range [\d.]+–[\d.]+% · n=3/, 'the match cell shows the spread of its 3 repeats');
-    // open the block and its first question
-    await runner({ action: 'clickInWebview', title: RES, selector: '.dd-question summary' });
-    const dd = await panelText('#drilldown', RES);
+    // open the block (closed when the store holds runs of several blocks, as in the full integration run) and its first question
+    const blockSel = `.dd-block[data-block="${BLOCK}"]`;
+    if (!/_q1/.test(await panelText(blockSel, RES))) await runner({ action: 'clickInWebview', title: RES, selector: `${blockSel} > summary` });
+    await runner({ action: 'clickInWebview', title: RES, selector: `${blockSel} .dd-question summary` });
+    const dd = await panelText(blockSel, RES);
     assert.match(dd, /Ground truth:/);
     assert.match(dd, /analyst-model\s+1\s+✓ right[\s\S]*analyst-model\s+3\s+✗ wrong/, dd.slice(0, 1200));
     await screenshot('surfaces-results-drilldown');
@@ -237,10 +239,17 @@ describe('Surfaces as an expert uses them (issue 22)', function () {
     await screenshot('surfaces-run-picker-reference-error');
     await vscode.commands.executeCommand('notifications.clearAll');
     shown.length = 0;
-    // no model profiles here and no reference script: no agent is offered, the user is told what to configure
-    void vscode.commands.executeCommand('loupe.runBenchmarkBlock', { suite: 'longda', root: root(), blockId: noScript.id });
-    await until('the no-agent warning', async () => /no agent can run block/.test(await notes()));
-    assert.doesNotMatch(await quick(), /reference/);
+    // no model profiles (earlier suites of a full run may have set some: hidden by an empty workspace value) and no
+    // reference script: no agent is offered, the user is told what to configure
+    const savedModels = cfg().inspect('models')?.workspaceValue;
+    await cfg().update('models', [], vscode.ConfigurationTarget.Workspace);
+    try {
+      void vscode.commands.executeCommand('loupe.runBenchmarkBlock', { suite: 'longda', root: root(), blockId: noScript.id });
+      await until('the no-agent warning', async () => /no agent can run block/.test(await notes()));
+      assert.doesNotMatch(await quick(), /reference/);
+    } finally {
+      await cfg().update('models', savedModels, vscode.ConfigurationTarget.Workspace);
+    }
     await vscode.commands.executeCommand('notifications.clearAll');
     shown.length = 0;
     // Stop Run with nothing running in this window: no list of finished runs
