@@ -122,8 +122,8 @@ describe('Surfaces as an expert uses them (issue 22)', function () {
   });
 
   it('Results: per-question drill-down (each repeat against the truth, a step link) and the spread across repeats', async () => {
-    const judge = createJudge({ kind: 'none' }, judgementStoreOf(openStore(storePath)));
     const st = openStore(storePath);
+    const judge = createJudge({ kind: 'none' }, judgementStoreOf(st));
     try {
       for (const id of ['sf-longda-1', 'sf-longda-2', 'sf-longda-3']) await saveRunScore(st, await scoreStoredRun(st, id, { judge }));
     } finally {
@@ -359,6 +359,14 @@ describe('Surfaces as an expert uses them (issue 22)', function () {
     assert.equal(notebooks.length, 1, 'one run notebook');
     assert.equal(vscode.window.terminals.length - terminalsBefore, 1, 'one transcript terminal');
     await screenshot('surfaces-repeats-one-group');
+    // the repeats end here, not while the next suite works with the same store
+    for (let i = 0; i < 240; i++) {
+      const st = openStore(storePath);
+      const open = (await Promise.all(ids!.map((id) => st.getRun(id)))).filter((r) => r && (r.status === 'running' || r.status === 'pending'));
+      await st.close();
+      if (!open.length) break;
+      await new Promise((r) => setTimeout(r, 500));
+    }
   });
 
   after(async () => {
