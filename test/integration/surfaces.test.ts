@@ -16,7 +16,7 @@ import { loadSuite } from '../../src/core/benchmarks/index.ts';
 import { createJudge } from '../../src/core/eval/judges/factory.ts';
 import { judgementStoreOf } from '../../src/core/eval/store.ts';
 import { saveRunScore, scoreStoredRun } from '../../src/core/runs/score-run.ts';
-import { cli, hasRunner, pressUntil as helperPressUntil, runner, screenshot, webviewText } from './helpers/runner.ts';
+import { hasRunner, pressUntil as helperPressUntil, runner, screenshot, webviewText } from './helpers/runner.ts';
 
 const shared = () => process.env.LOUPE_SHARED ?? join(process.env.LOUPE_REPO_ROOT ?? process.cwd(), '..', 'shared');
 const BLOCK = 'NHANES_NCHS_Data_Brief_No._508';
@@ -184,12 +184,20 @@ describe('Surfaces as an expert uses them (issue 22)', function () {
   it('BLADE: a submission reads as sections (conceptual variables, transform code, model); no "Model result: None"', async () => {
     await vscode.commands.executeCommand('workbench.action.closeAllEditors');
     // the reference agent of caschools submits annotated model code that returns None
-    const r = await cli(['run', '--store', storePath, '--suite', 'blade', '--root', join(shared(), 'data', 'blade', 'datasets'), '--block', 'caschools', '--agent', 'reference', '--json']);
-    assert.equal(r.rc, 0, r.err);
-    const runId = (JSON.parse(r.out.trim().split('\n').pop()!) as { runId: string }).runId;
-    const st = openStore(storePath);
-    const steps = await st.getSteps(runId);
-    await st.close();
+    // run in this window (a CLI process writing the same store is covered by the review and MCP suites)
+    const bladeRoot = (cfg().get<{ suite: string; root: string }[]>('suites') ?? []).find((x) => x.suite === 'blade')?.root ?? join(shared(), 'data', 'blade', 'datasets');
+    const ids = await vscode.commands.executeCommand<string[]>('loupe.runBenchmarkBlock', { suite: 'blade', root: bladeRoot, blockId: 'caschools', profile: 'reference', repeats: 1 });
+    const runId = ids?.[0];
+    assert.ok(runId, 'the reference run of caschools started');
+    let steps: StepRecord[] = [];
+    for (let i = 0; i < 240; i++) {
+      const st = openStore(storePath);
+      const run = await st.getRun(runId);
+      steps = await st.getSteps(runId);
+      await st.close();
+      if (run && run.status !== 'running' && run.status !== 'pending') break;
+      await new Promise((r) => setTimeout(r, 500));
+    }
     const submit = steps.find((x) => x.toolCalls.some((c) => c.name === 'submit_analysis' && !c.isError))!;
     assert.ok(submit, 'the reference submitted');
     const obs = submit.toolCalls.find((c) => c.name === 'submit_analysis')!.observation;
