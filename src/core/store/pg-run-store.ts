@@ -1,0 +1,493 @@
+/**
+ * The team run store on PostgreSQL (`pg`): the same records, rules and logical schema as the embedded SQLite store
+ * (`run-store.ts`), so several experts' editors and the CLI share runs, steps, cells, judgements and scores. Long
+ * texts stay in the rows (no run-folder blobs: a colleague on another machine has no run folder). The global step
+ * order (`steps.seq`, what subscribers poll) is taken under a transaction-scoped advisory lock, so it follows commit
+ * order. Open with {@link openPgStore} (or `openStoreAt`, `open.ts`). The password is never stored in the object,
+ * logged or put in a message. Source: issue 26 "Team store: PostgreSQL beside the embedded SQLite".
+ */
+import pg from 'pg';
+import { LoupeInputError } from '../util/errors.ts';
+import { redactStoreUrls, storePassword, type PostgresLocation } from './location.ts';
+import { pgMigrations } from './pg-migrations.ts';
+import { PgJudgementRows, PgScoreRows, type PgQuery } from './pg-rows.ts';
+import { answerFromRow, pidAlive, runFromRow, stepFromRow } from './run-store.ts';
+import type { Migration } from './migrations.ts';
+import type { AnswerRecord, InterventionRecord, KernelCellRecord, RunEventRecord, RunRecord, StepRecord } from './records.ts';
+import type {
+  CellQuery, JudgementRows, NewIntervention, NewRun, RunFilter, RunLeaseHolder, RunLeaseResult, RunPatch, RunStore, ScoreRows, StepEffects, StepSummaryRecord,
+} from './types.ts';
+
+type Row = Record<string, unknown>;
+
+const nowIso = () => new Date().toISOString();
+/** Advisory lock keys (any constant bigint; one per purpose). */
+const LOCK_MIGRATE = 0x10_0e_26_01;
+const LOCK_STEP_SEQ = 0x10_0e_26_02;
+
+/** BIGINT (int8) columns as JS numbers: counters and ids stay far below 2^53. */
+const types = {
+  getTypeParser: ((oid: number, format?: 'text' | 'binary') => (oid === 20 ? (v: string) => Number(v) : pg.types.getTypeParser(oid, format as 'text'))) as typeof pg.types.getTypeParser,
+};
+
+function leaseFromRow(row: Row): RunLeaseHolder {
+  return {
+    owner: String(row.lease_owner), host: String(row.lease_host ?? ''), pid: (row.owner_pid as number | null) ?? null,
+    heartbeatAt: (row.heartbeat_at as string | null) ?? null, expiresAt: String(row.lease_expires_at ?? new Date(0).toISOString()),
+  };
+}
+
+/** The run store on a PostgreSQL database. Create with {@link openPgStore}. */
+export class PgRunStore implements RunStore {
+  readonly engine = 'postgres';
+  readonly location: string;
+  readonly judgements: JudgementRows;
+  readonly scores: ScoreRows;
+  readonly #pool: pg.Pool;
+  readonly #loc: PostgresLocation;
+  #closed = false;
+
+  /** Use {@link openPgStore}: the constructor neither connects nor migrates. */
+  constructor(loc: PostgresLocation, password: string | undefined) {
+    this.#loc = loc;
+    this.location = loc.url;
+    this.#pool = new pg.Pool({
+      host: loc.host, port: loc.port, database: loc.database, user: loc.user, password: password ?? '', ssl: loc.ssl ? { rejectUnauthorized: true } : false,
+      max: 4, connectionTimeoutMillis: 10_000, idleTimeoutMillis: 30_000, application_name: 'loupe', types,
+    });
+    // An idle connection dropped by a server restart must not crash the process: the pool opens a new one on next use.
+    this.#pool.on('error', () => undefined);
+    const q: PgQuery = (sql, params) => this.#q(sql, params);
+    this.judgements = new PgJudgementRows(q);
+    this.scores = new PgScoreRows(q);
+  }
+
+  /** Where the server is, for messages (host:port or socket directory; never the password). */
+  get server(): string {
+    return this.#loc.host.startsWith('/') ? `socket ${this.#loc.host} port ${this.#loc.port}` : `${this.#loc.host}:${this.#loc.port}`;
+  }
+
+  /** A driver error as one message naming the store and server; never a password. */
+  #fail(e: unknown): Error {
+    const err = e as Error & { code?: string };
+    const unreachable = ['ECONNREFUSED', 'ENOTFOUND', 'EHOSTUNREACH', 'ETIMEDOUT', 'ENOENT', 'EAI_AGAIN'].includes(err.code ?? '')
+      || /timeout expired|Connection terminated/i.test(err.message ?? '');
+    if (unreachable) return new LoupeInputError(this.location, `cannot reach PostgreSQL at ${this.server} (${err.code ?? redactStoreUrls(err.message)})`, { cause: e });
+    if (err.code === '28P01' || err.code === '28000') return new LoupeInputError(this.location, `PostgreSQL refused role '${this.#loc.user}': ${redactStoreUrls(err.message)}`, { cause: e });
+    if (err.code === '3D000') return new LoupeInputError(this.location, `no database '${this.#loc.database}' on ${this.server}: create it first (createdb)`, { cause: e });
+    const out = new Error(redactStoreUrls(err.message ?? String(e)), { cause: e });
+    (out as Error & { code?: string }).code = err.code;
+    return out;
+  }
+
+  async #q(sql: string, params: unknown[] = []): Promise<Row[]> {
+    try {
+      return (await this.#pool.query(sql, params)).rows as Row[];
+    } catch (e) {
+      throw this.#fail(e);
+    }
+  }
+
+  /** Runs `fn` in one transaction on one connection (rolled back when it throws). */
+  async #tx<T>(fn: (q: PgQuery) => Promise<T>): Promise<T> {
+    let client: pg.PoolClient;
+    try {
+      client = await this.#pool.connect();
+    } catch (e) {
+      throw this.#fail(e);
+    }
+    const q: PgQuery = async (sql, params = []) => {
+      try {
+        return (await client.query(sql, params)).rows as Row[];
+      } catch (e) {
+        throw this.#fail(e);
+      }
+    };
+    let broken: unknown;
+    try {
+      await q('BEGIN');
+      const out = await fn(q);
+      await q('COMMIT');
+      return out;
+    } catch (e) {
+      try {
+        await client.query('ROLLBACK');
+      } catch (r) {
+        broken = r;
+      }
+      throw e;
+    } finally {
+      client.release(broken instanceof Error ? broken : undefined);
+    }
+  }
+
+  /**
+   * Applies pending migrations, each in its own transaction under an advisory lock (two Loupe processes opening a
+   * new database at once apply each migration once).
+   * @throws Error when two migrations share an id; LoupeInputError when the database's schema is newer than this
+   *   Loupe's (both versions named).
+   */
+  async migrate(all: Migration[]): Promise<void> {
+    const sorted = [...all].sort((a, b) => a.id - b.id);
+    for (let i = 1; i < sorted.length; i++) {
+      if (sorted[i]!.id === sorted[i - 1]!.id) throw new Error(`run store: two migrations share id ${sorted[i]!.id} ('${sorted[i - 1]!.name}', '${sorted[i]!.name}')`);
+    }
+    const known = sorted.length ? sorted[sorted.length - 1]!.id : 0;
+    await this.#tx(async (q) => {
+      await q('SELECT pg_advisory_xact_lock($1)', [LOCK_MIGRATE]);
+      await q('CREATE TABLE IF NOT EXISTS migrations (id INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at TEXT NOT NULL)');
+      const applied = (await q('SELECT COALESCE(MAX(id), 0) AS m FROM migrations'))[0]!.m as number;
+      if (applied > known) {
+        throw new LoupeInputError(this.location, `the database's run store schema is version ${applied}, newer than this Loupe's ${known}: update Loupe`);
+      }
+      for (const m of sorted) {
+        if (m.id <= applied) continue;
+        await q(m.sql);
+        await q('INSERT INTO migrations (id, name, applied_at) VALUES ($1, $2, $3)', [m.id, m.name, nowIso()]);
+      }
+    });
+  }
+
+  async schemaVersion(): Promise<number> {
+    return (await this.#q('SELECT COALESCE(MAX(id), 0) AS m FROM migrations'))[0]!.m as number;
+  }
+
+  async createRun(r: NewRun): Promise<RunRecord> {
+    await this.#q(`INSERT INTO runs (id, suite, block_id, agent, model, params, prompt_hash, tool_set, data_checksums,
+      loupe_version, sandbox, workspace, status, created_at) VALUES ($1,$2,$3,$4,$5,$6,$7,$8,$9,$10,$11,$12,$13,$14)`, [
+      r.id, r.suite, r.blockId, r.agent, r.model, JSON.stringify(r.params), r.promptHash, r.toolSet,
+      JSON.stringify(r.dataChecksums), r.loupeVersion, r.sandbox, r.workspace, r.status ?? 'pending', nowIso()]);
+    return (await this.getRun(r.id))!;
+  }
+
+  async updateRun(id: string, patch: RunPatch): Promise<void> {
+    const sets: string[] = [];
+    const vals: unknown[] = [];
+    const p = (v: unknown) => (vals.push(v), `$${vals.length}`);
+    if (patch.status !== undefined) sets.push(`status = ${p(patch.status)}`);
+    if (patch.statusReason !== undefined) sets.push(`status_reason = ${p(patch.statusReason)}`);
+    if (patch.startedAt !== undefined) sets.push(`started_at = COALESCE(started_at, ${p(patch.startedAt)})`);
+    if (patch.endedAt !== undefined) sets.push(`ended_at = ${p(patch.endedAt)}`);
+    if (patch.addDurationMs !== undefined) sets.push(`duration_ms = duration_ms + ${p(Math.round(patch.addDurationMs))}`);
+    if (patch.sandbox !== undefined) sets.push(`sandbox = ${p(patch.sandbox)}`);
+    if (patch.ownerPid !== undefined) sets.push(`owner_pid = ${p(patch.ownerPid)}`);
+    if (!sets.length) return;
+    await this.#q(`UPDATE runs SET ${sets.join(', ')} WHERE id = ${p(id)}`, vals);
+  }
+
+  async setDataChecksums(id: string, checksums: Record<string, string>): Promise<void> {
+    await this.#q('UPDATE runs SET data_checksums = $1 WHERE id = $2', [JSON.stringify(checksums), id]);
+  }
+
+  /**
+   * Takes the run's lease (see `RunStore.acquireRunLease`): one conditional UPDATE naming the holder it replaces
+   * (compare-and-set), so two processes (on any machines) racing for a run cannot both win.
+   * @throws Error when the run does not exist.
+   */
+  async acquireRunLease(runId: string, owner: { owner: string; host: string; pid: number }, ttlMs: number): Promise<RunLeaseResult> {
+    const read = async () => (await this.#q('SELECT lease_owner, lease_host, owner_pid, heartbeat_at, lease_expires_at FROM runs WHERE id = $1', [runId]))[0];
+    for (let attempt = 0; attempt < 3; attempt++) {
+      const now = new Date();
+      const row = await read();
+      if (!row) throw new Error(`no run '${runId}' in ${this.location}`);
+      const holder = row.lease_owner ? leaseFromRow(row) : undefined;
+      const free = !holder || holder.owner === owner.owner || Date.parse(holder.expiresAt) < now.getTime()
+        || (holder.host === owner.host && holder.pid != null && !pidAlive(holder.pid));
+      if (!free) return { ok: false, holder: holder! };
+      const expires = new Date(now.getTime() + ttlMs).toISOString();
+      const done = await this.#q(`UPDATE runs SET lease_owner = $1, lease_host = $2, owner_pid = $3, heartbeat_at = $4, lease_expires_at = $5
+        WHERE id = $6 AND lease_owner IS NOT DISTINCT FROM $7 RETURNING id`, [owner.owner, owner.host, owner.pid, now.toISOString(), expires, runId, holder?.owner ?? null]);
+      if (done.length === 1) return holder && holder.owner !== owner.owner ? { ok: true, tookOverFrom: holder } : { ok: true };
+    }
+    return { ok: false, holder: leaseFromRow((await read())!) };
+  }
+
+  async renewRunLease(runId: string, owner: string, ttlMs: number): Promise<boolean> {
+    const now = new Date();
+    const r = await this.#q('UPDATE runs SET heartbeat_at = $1, lease_expires_at = $2 WHERE id = $3 AND lease_owner = $4 RETURNING id',
+      [now.toISOString(), new Date(now.getTime() + ttlMs).toISOString(), runId, owner]);
+    return r.length === 1;
+  }
+
+  async releaseRunLease(runId: string, owner: string): Promise<void> {
+    await this.#q('UPDATE runs SET lease_owner = NULL, lease_host = NULL, lease_expires_at = NULL, owner_pid = NULL WHERE id = $1 AND lease_owner = $2', [runId, owner]);
+  }
+
+  async getRunLease(runId: string): Promise<RunLeaseHolder | undefined> {
+    const [row] = await this.#q('SELECT lease_owner, lease_host, owner_pid, heartbeat_at, lease_expires_at FROM runs WHERE id = $1', [runId]);
+    return row?.lease_owner ? leaseFromRow(row) : undefined;
+  }
+
+  async commitStep(step: StepRecord, effects: StepEffects = {}): Promise<void> {
+    await this.#tx(async (q) => {
+      await q('SELECT pg_advisory_xact_lock($1)', [LOCK_STEP_SEQ]);
+      await q(`INSERT INTO steps (run_id, idx, started_at, ended_at, latency_ms, tool_ms, assistant, tool_calls,
+        extra_messages, tokens_input, tokens_output, tokens_cached, cost_usd, finish_reason, seq)
+        VALUES ($1,$2,$3,$4,$5,$6,$7,$8,$9,$10,$11,$12,$13,$14,(SELECT COALESCE(MAX(seq), 0) + 1 FROM steps))`, [
+        step.runId, step.index, step.startedAt, step.endedAt, step.latencyMs, step.toolMs, JSON.stringify(step.assistant),
+        JSON.stringify(step.toolCalls), JSON.stringify(step.extraMessages), step.usage.input, step.usage.output,
+        step.usage.cached, step.costUsd, step.finishReason]);
+      await q(`UPDATE runs SET heartbeat_at = $1, steps = steps + 1, tokens_input = tokens_input + $2, tokens_output = tokens_output + $3,
+        tokens_cached = tokens_cached + $4, cost_usd = CASE WHEN $5::double precision IS NULL THEN cost_usd ELSE COALESCE(cost_usd, 0) + $5 END
+        WHERE id = $6`, [step.endedAt, step.usage.input, step.usage.output, step.usage.cached, step.costUsd, step.runId]);
+      await this.#applyEffects(q, step.runId, step.index, effects);
+    });
+  }
+
+  async applyEffects(runId: string, stepIndex: number, effects: StepEffects): Promise<void> {
+    await this.#tx((q) => this.#applyEffects(q, runId, stepIndex, effects));
+  }
+
+  async #applyEffects(q: PgQuery, runId: string, stepIndex: number, effects: StepEffects): Promise<void> {
+    for (const a of effects.answers ?? []) {
+      await q(`INSERT INTO answers (run_id, query_id, answer, raw, step_idx) VALUES ($1,$2,$3,$4,$5)
+        ON CONFLICT (run_id, query_id) DO UPDATE SET answer = excluded.answer, raw = excluded.raw, step_idx = excluded.step_idx`,
+      [runId, a.queryId, JSON.stringify(a.answer), a.raw, stepIndex]);
+    }
+    if (effects.notes) {
+      await q('DELETE FROM notes WHERE run_id = $1', [runId]);
+      if (effects.notes.length) {
+        await q('INSERT INTO notes (run_id, idx, content) SELECT $1, i - 1, c FROM unnest($2::text[]) WITH ORDINALITY AS t(c, i)', [runId, effects.notes]);
+      }
+    }
+    if (effects.savedCode !== undefined) {
+      await q('INSERT INTO saved_code (run_id, step_idx, code) VALUES ($1,$2,$3) ON CONFLICT (run_id, step_idx) DO UPDATE SET code = excluded.code', [runId, stepIndex, effects.savedCode]);
+    }
+    for (const c of effects.cells ?? []) await this.#insertCell(q, c);
+    if (effects.extra) await q('UPDATE runs SET state = $1 WHERE id = $2', [JSON.stringify(effects.extra), runId]);
+  }
+
+  async insertCell(c: KernelCellRecord): Promise<void> {
+    await this.#tx((q) => this.#insertCell(q, c));
+  }
+
+  async #insertCell(q: PgQuery, c: KernelCellRecord): Promise<void> {
+    await q(`INSERT INTO kernel_cells (run_id, seq, step_idx, code, status, stdout, stderr, result, error, tables, duration_ms, replay, restarted)
+      VALUES ($1,$2,$3,$4,$5,$6,$7,$8,$9,$10,$11,$12,$13)`, [c.runId, c.seq, c.stepIndex, c.code, c.status, c.stdout, c.stderr, c.result,
+      c.error ? JSON.stringify(c.error) : null, JSON.stringify(c.tables), c.durationMs, c.replay ? 1 : 0, c.restarted ? 1 : 0]);
+    for (const [i, png] of c.figures.entries()) {
+      await q('INSERT INTO cell_figures (run_id, cell_seq, idx, png) VALUES ($1,$2,$3,$4)', [c.runId, c.seq, i, Buffer.from(png, 'base64')]);
+    }
+  }
+
+  async addEvent(runId: string, kind: string, message: string): Promise<void> {
+    await this.#q('INSERT INTO run_events (run_id, at, kind, message) VALUES ($1,$2,$3,$4)', [runId, nowIso(), kind, message]);
+  }
+
+  /**
+   * Records a human step only while `leaseOwner` holds the run's lease (one INSERT ... SELECT whose WHERE is the
+   * lease check; the run row is locked so two interventions get consecutive numbers).
+   * @returns the record, or undefined when the lease is not held by `leaseOwner`. @throws Error for an unknown run.
+   */
+  async addIntervention(i: NewIntervention, leaseOwner: string): Promise<InterventionRecord | undefined> {
+    return this.#tx(async (q) => {
+      const [run] = await q('SELECT steps FROM runs WHERE id = $1 FOR UPDATE', [i.runId]);
+      if (!run) throw new Error(`run ${i.runId} not found in ${this.location}`);
+      const at = i.at ?? nowIso();
+      const before = i.beforeStep ?? (run.steps as number);
+      const [row] = await q(`INSERT INTO interventions (run_id, seq, before_step, at, who, kind, text)
+        SELECT id, (SELECT COALESCE(MAX(seq), 0) + 1 FROM interventions WHERE run_id = $1), $2, $3, $4, $5, $6 FROM runs WHERE id = $1 AND lease_owner = $7
+        RETURNING seq`, [i.runId, before, at, i.who, i.kind, i.text, leaseOwner]);
+      return row ? { runId: i.runId, seq: row.seq as number, beforeStep: before, at, who: i.who, kind: i.kind, text: i.text } : undefined;
+    });
+  }
+
+  async getInterventions(runId: string): Promise<InterventionRecord[]> {
+    return (await this.getInterventionsOf([runId])).get(runId)!;
+  }
+
+  async getInterventionsOf(runIds: string[]): Promise<Map<string, InterventionRecord[]>> {
+    const out = new Map<string, InterventionRecord[]>(runIds.map((id) => [id, []]));
+    if (!runIds.length) return out;
+    const rows = await this.#q('SELECT * FROM interventions WHERE run_id = ANY($1::text[]) ORDER BY run_id, seq', [runIds]);
+    for (const r of rows) {
+      out.get(r.run_id as string)!.push({ runId: r.run_id as string, seq: r.seq as number, beforeStep: r.before_step as number, at: r.at as string, who: r.who as string, kind: r.kind as InterventionRecord['kind'], text: r.text as string });
+    }
+    return out;
+  }
+
+  async listRuns(filter: RunFilter = {}): Promise<RunRecord[]> {
+    const where: string[] = [];
+    const vals: unknown[] = [];
+    const p = (v: unknown) => (vals.push(v), `$${vals.length}`);
+    if (filter.suite) where.push(`suite = ${p(filter.suite)}`);
+    if (filter.blockId) where.push(`block_id = ${p(filter.blockId)}`);
+    if (filter.status) where.push(`status = ${p(filter.status)}`);
+    const sql = `SELECT * FROM runs ${where.length ? 'WHERE ' + where.join(' AND ') : ''} ORDER BY created_at DESC, rid DESC LIMIT ${p(filter.limit ?? 1_000_000)}`;
+    return (await this.#q(sql, vals)).map(runFromRow);
+  }
+
+  async getRun(id: string): Promise<RunRecord | undefined> {
+    const [r] = await this.#q('SELECT * FROM runs WHERE id = $1', [id]);
+    return r ? runFromRow(r) : undefined;
+  }
+
+  /**
+   * The steps of a run without their texts, JSON read by the server (see `RunStore.getStepSummaries`). A JSON
+   * `\u0000` escape (which PostgreSQL's json operators cannot turn into text) is dropped before parsing.
+   */
+  async getStepSummaries(runId: string): Promise<StepSummaryRecord[]> {
+    const rows = await this.#q(`SELECT idx, started_at, latency_ms, tool_ms, tokens_input, tokens_output,
+        substr(a ->> 'content', 1, 400) AS content,
+        (SELECT COALESCE(json_agg(e ->> 'name'), '[]'::json)::text FROM json_array_elements(t) e) AS names,
+        (SELECT count(*)::int FROM json_array_elements(t) e WHERE (e ->> 'isError') = 'true') AS errors,
+        t -> 0 ->> 'argumentsText' AS first_args
+      FROM (SELECT idx, started_at, latency_ms, tool_ms, tokens_input, tokens_output,
+              replace(assistant, '\\u0000', '')::json AS a, replace(tool_calls, '\\u0000', '')::json AS t
+            FROM steps WHERE run_id = $1) s ORDER BY idx`, [runId]);
+    return rows.map((r) => ({
+      runId, index: r.idx as number, startedAt: r.started_at as string, latencyMs: r.latency_ms as number, toolMs: r.tool_ms as number,
+      usage: { input: r.tokens_input as number, output: r.tokens_output as number },
+      content: (r.content as string | null) ?? '', toolNames: JSON.parse((r.names as string | null) ?? '[]') as string[],
+      anyError: (r.errors as number) > 0, firstArguments: typeof r.first_args === 'string' ? r.first_args : null,
+    }));
+  }
+
+  async searchSteps(runId: string, query: string): Promise<number[]> {
+    const words = query.toLowerCase().split(/\s+/).filter(Boolean);
+    const cond = words.map((_, i) => `strpos(lower(assistant || chr(10) || tool_calls), $${i + 2}) > 0`).join(' AND ');
+    const rows = await this.#q(`SELECT idx FROM steps WHERE run_id = $1${cond ? ` AND ${cond}` : ''} ORDER BY idx`,
+      [runId, ...words.map((w) => JSON.stringify(w).slice(1, -1))]);
+    return rows.map((r) => r.idx as number);
+  }
+
+  async getSteps(runId: string, fromIndex = 0): Promise<StepRecord[]> {
+    return (await this.#q('SELECT * FROM steps WHERE run_id = $1 AND idx >= $2 ORDER BY idx', [runId, fromIndex])).map(stepFromRow);
+  }
+
+  async getStep(runId: string, index: number): Promise<StepRecord | undefined> {
+    const [r] = await this.#q('SELECT * FROM steps WHERE run_id = $1 AND idx = $2', [runId, index]);
+    return r ? stepFromRow(r) : undefined;
+  }
+
+  async getAnswers(runId: string): Promise<AnswerRecord[]> {
+    return (await this.getAnswersOf([runId])).get(runId)!;
+  }
+
+  async getAnswersOf(runIds: string[]): Promise<Map<string, AnswerRecord[]>> {
+    const out = new Map<string, AnswerRecord[]>(runIds.map((id) => [id, []]));
+    if (!runIds.length) return out;
+    for (const r of await this.#q('SELECT * FROM answers WHERE run_id = ANY($1::text[]) ORDER BY rid', [runIds])) out.get(r.run_id as string)!.push(answerFromRow(r));
+    return out;
+  }
+
+  async getNotes(runId: string): Promise<string[]> {
+    return (await this.#q('SELECT content FROM notes WHERE run_id = $1 ORDER BY idx', [runId])).map((r) => r.content as string);
+  }
+
+  async getSavedCode(runId: string): Promise<string | null> {
+    const [r] = await this.#q('SELECT code FROM saved_code WHERE run_id = $1 ORDER BY step_idx DESC LIMIT 1', [runId]);
+    return (r?.code as string | undefined) ?? null;
+  }
+
+  async getExtraState(runId: string): Promise<Record<string, unknown>> {
+    const [r] = await this.#q('SELECT state FROM runs WHERE id = $1', [runId]);
+    return r?.state ? (JSON.parse(r.state as string) as Record<string, unknown>) : {};
+  }
+
+  async getCells(runId: string, opts: CellQuery = {}): Promise<KernelCellRecord[]> {
+    const rows = await this.#q(`SELECT * FROM kernel_cells WHERE run_id = $1 AND seq > $2 ${opts.includeReplays === false ? 'AND replay = 0' : ''} ORDER BY seq`, [runId, opts.sinceSeq ?? -1]);
+    const figs = new Map<number, string[]>();
+    const counts = new Map<number, number>();
+    if (rows.length) {
+      const withFigures = opts.withFigures !== false;
+      const figRows = await this.#q(`SELECT cell_seq, ${withFigures ? 'png' : 'NULL::bytea AS png'} FROM cell_figures WHERE run_id = $1 AND cell_seq > $2 ORDER BY cell_seq, idx`, [runId, opts.sinceSeq ?? -1]);
+      for (const f of figRows) {
+        const s = f.cell_seq as number;
+        counts.set(s, (counts.get(s) ?? 0) + 1);
+        if (withFigures) figs.set(s, [...(figs.get(s) ?? []), (f.png as Buffer).toString('base64')]);
+      }
+    }
+    return rows.map((r) => ({
+      runId, seq: r.seq as number, stepIndex: r.step_idx as number, code: r.code as string, status: r.status as KernelCellRecord['status'],
+      stdout: r.stdout as string, stderr: r.stderr as string, result: (r.result as string | null) ?? null,
+      error: r.error ? JSON.parse(r.error as string) : null, tables: JSON.parse(r.tables as string),
+      figures: figs.get(r.seq as number) ?? [], figureCount: counts.get(r.seq as number) ?? 0,
+      durationMs: r.duration_ms as number, replay: r.replay === 1, restarted: r.restarted === 1,
+    }));
+  }
+
+  async nextCellSeq(runId: string): Promise<number> {
+    return (await this.#q('SELECT COALESCE(MAX(seq), -1) + 1 AS s FROM kernel_cells WHERE run_id = $1', [runId]))[0]!.s as number;
+  }
+
+  async getEventsOf(runIds: string[], kind?: string): Promise<Map<string, RunEventRecord[]>> {
+    const out = new Map<string, RunEventRecord[]>(runIds.map((id) => [id, []]));
+    if (!runIds.length) return out;
+    const rows = await this.#q(`SELECT * FROM run_events WHERE run_id = ANY($1::text[])${kind !== undefined ? ' AND kind = $2' : ''} ORDER BY rid`,
+      kind !== undefined ? [runIds, kind] : [runIds]);
+    for (const r of rows) out.get(r.run_id as string)!.push({ runId: r.run_id as string, at: r.at as string, kind: r.kind as string, message: r.message as string });
+    return out;
+  }
+
+  async getEvents(runId: string): Promise<RunEventRecord[]> {
+    return (await this.getEventsOf([runId])).get(runId)!;
+  }
+
+  /**
+   * Calls `onStep` for every step committed after now (by any process or machine writing the database), polling
+   * every `intervalMs` (default 250); a failed poll (server restarting) is retried on the next tick.
+   */
+  subscribeSteps(onStep: (s: StepRecord) => void, opts: { runId?: string; intervalMs?: number; fromStart?: boolean } = {}): () => void {
+    let last: number | undefined = opts.fromStart ? 0 : undefined;
+    let busy = false;
+    let stopped = false;
+    const tick = async () => {
+      if (busy || stopped) return;
+      busy = true;
+      try {
+        last ??= (await this.#q('SELECT COALESCE(MAX(seq), 0) AS s FROM steps'))[0]!.s as number;
+        const rows = opts.runId
+          ? await this.#q('SELECT * FROM steps WHERE seq > $1 AND run_id = $2 ORDER BY seq', [last, opts.runId])
+          : await this.#q('SELECT * FROM steps WHERE seq > $1 ORDER BY seq', [last]);
+        for (const r of rows) {
+          if (stopped) break;
+          last = Math.max(last, r.seq as number);
+          onStep(stepFromRow(r));
+        }
+      } catch {
+        // the next tick retries (the pool reconnects)
+      } finally {
+        busy = false;
+      }
+    };
+    if (!opts.fromStart) void tick();
+    const timer = setInterval(() => void tick(), opts.intervalMs ?? 250);
+    timer.unref?.();
+    return () => {
+      stopped = true;
+      clearInterval(timer);
+    };
+  }
+
+  async deleteRun(id: string): Promise<boolean> {
+    return (await this.#q('DELETE FROM runs WHERE id = $1 RETURNING id', [id])).length > 0;
+  }
+
+  async close(): Promise<void> {
+    if (this.#closed) return;
+    this.#closed = true;
+    await this.#pool.end();
+  }
+}
+
+/**
+ * Connects to a PostgreSQL run store and applies pending migrations.
+ * @param loc the parsed location (`parseStoreLocation`).
+ * @param opts `password` from the caller (SecretStorage; else `passwordEnv` / `PGPASSWORD`), `extraMigrations`
+ *   (portable SQL, ids above the built-in ones).
+ * @returns the open store.
+ * @throws LoupeInputError naming the URL (never the password) and the host and port when the server cannot be
+ *   reached, refuses the role, has no such database, or holds a newer schema; Error on duplicate migration ids.
+ */
+export async function openPgStore(loc: PostgresLocation, opts: { password?: string; extraMigrations?: Migration[] } = {}): Promise<PgRunStore> {
+  const all = pgMigrations(opts.extraMigrations);
+  const store = new PgRunStore(loc, storePassword(loc, opts.password));
+  try {
+    await store.migrate(all);
+  } catch (e) {
+    await store.close();
+    throw e;
+  }
+  return store;
+}
