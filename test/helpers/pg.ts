@@ -81,7 +81,7 @@ export async function startPg(settings: Record<string, string> = {}): Promise<Pg
     const err = e as Error & { stderr?: Buffer };
     const msg = `PostgreSQL test server did not start (${bin}, ${asRoot ? 'as user postgres via runuser' : 'as this user'}): ${err.stderr?.toString().trim() || err.message}\n${logTail()}`;
     rmSync(dir, { recursive: true, force: true });
-    throw new Error(msg);
+    throw new Error(msg, { cause: e });
   }
   const host = '127.0.0.1';
   const url = (database: string) => `postgres://loupe@${host}:${port}/${database}?passwordEnv=${passwordEnv}`;

@@ -150,7 +150,12 @@ export class SqliteRunStore implements RunStore {
     this.db.pragma('synchronous = NORMAL');
     this.db.pragma('foreign_keys = ON');
     this.db.pragma('busy_timeout = 5000');
-    this.migrate([...defaultMigrations, ...extraMigrations]);
+    try {
+      this.migrate([...defaultMigrations, ...extraMigrations]);
+    } catch (e) {
+      this.#db.close();
+      throw e;
+    }
     this.judgements = new SqliteJudgementRows(this.#db);
     this.scores = new SqliteScoreRows(this.#db);
   }
@@ -162,6 +167,8 @@ export class SqliteRunStore implements RunStore {
     for (let i = 1; i < sorted.length; i++) {
       if (sorted[i]!.id === sorted[i - 1]!.id) throw new Error(`run store: two migrations share id ${sorted[i]!.id} ('${sorted[i - 1]!.name}', '${sorted[i]!.name}')`);
     }
+    const known = sorted.length ? sorted[sorted.length - 1]!.id : 0;
+    if (applied > known) throw new LoupeInputError(this.file, `the run store's schema is version ${applied}, newer than this Loupe's ${known}: update Loupe`);
     for (const m of sorted) {
       if (m.id <= applied) continue;
       this.db.transaction(() => {
