@@ -12,14 +12,14 @@ import type { RunStore } from './types.ts';
 /**
  * Opens (creating tables if needed) the run store at a location and applies pending migrations.
  * @param location a parsed {@link StoreLocation}, or text for `parseStoreLocation` (paths relative to `cwd`).
- * @param opts `cwd` (default `process.cwd()`), `password` for PostgreSQL (from SecretStorage; never stored),
+ * @param opts `cwd` (default `process.cwd()`), `env` for `passwordEnv` / `PGPASSWORD` / `PGUSER` (default `process.env`), `password` for PostgreSQL (from SecretStorage; never stored),
  *   `extraMigrations` (ids above the built-in ones).
  * @returns the open store (`engine` `sqlite` or `postgres`).
  * @throws LoupeInputError naming the location (a URL without its password) when it is malformed or cannot be opened
  *   or reached.
  */
-export async function openStoreAt(location: string | StoreLocation, opts: { cwd?: string; password?: string; extraMigrations?: Migration[] } = {}): Promise<RunStore> {
-  const loc = typeof location === 'string' ? parseStoreLocation(location, opts.cwd ?? process.cwd()) : location;
+export async function openStoreAt(location: string | StoreLocation, opts: { cwd?: string; password?: string; env?: NodeJS.ProcessEnv; extraMigrations?: Migration[] } = {}): Promise<RunStore> {
+  const loc = typeof location === 'string' ? parseStoreLocation(location, opts.cwd ?? process.cwd(), opts.env) : location;
   if (loc.engine === 'sqlite') return openStore(loc.file, opts.extraMigrations);
-  return openPgStore(loc, { password: opts.password, extraMigrations: opts.extraMigrations });
+  return openPgStore(loc, { password: opts.password, env: opts.env, extraMigrations: opts.extraMigrations });
 }

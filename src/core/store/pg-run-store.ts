@@ -475,14 +475,14 @@ export class PgRunStore implements RunStore {
  * Connects to a PostgreSQL run store and applies pending migrations.
  * @param loc the parsed location (`parseStoreLocation`).
  * @param opts `password` from the caller (SecretStorage; else `passwordEnv` / `PGPASSWORD`), `extraMigrations`
- *   (portable SQL, ids above the built-in ones).
+ *   (portable SQL, ids above the built-in ones), `env` for the password variable (default `process.env`).
  * @returns the open store.
  * @throws LoupeInputError naming the URL (never the password) and the host and port when the server cannot be
  *   reached, refuses the role, has no such database, or holds a newer schema; Error on duplicate migration ids.
  */
-export async function openPgStore(loc: PostgresLocation, opts: { password?: string; extraMigrations?: Migration[] } = {}): Promise<PgRunStore> {
+export async function openPgStore(loc: PostgresLocation, opts: { password?: string; env?: NodeJS.ProcessEnv; extraMigrations?: Migration[] } = {}): Promise<PgRunStore> {
   const all = pgMigrations(opts.extraMigrations);
-  const store = new PgRunStore(loc, storePassword(loc, opts.password));
+  const store = new PgRunStore(loc, storePassword(loc, opts.password, opts.env));
   try {
     await store.migrate(all);
   } catch (e) {
