@@ -2,15 +2,23 @@
  * The run store's migrations on PostgreSQL: the same ids, names, tables and columns as `migrations.ts` (SQLite),
  * translated where SQLite's dialect differs. Types: `REAL` → `DOUBLE PRECISION`, `BLOB` → `BYTEA`, counters
  * `BIGINT`; JSON columns stay `TEXT` holding the same JSON; 0/1 flags stay integers. SQLite's implicit `rowid`
- * (insertion order of runs, answers, run events, judgements) is an explicit `rid BIGSERIAL` column. Every SQLite
+ * (insertion order: answers, events, copies) is an explicit `rid BIGSERIAL` column on every table. Every SQLite
  * migration must be either translated here or listed as portable, so a new one cannot be forgotten
  * ({@link pgMigrations} throws).
  * Source: issue 26 "Same logical schema and migrations as SQLite".
  */
 import { migrations as sqliteMigrations, type Migration } from './migrations.ts';
 
-/** Migrations whose SQLite text runs unchanged on PostgreSQL. */
+/** Migrations whose SQLite text runs unchanged on PostgreSQL (then the statements of {@link RID_AFTER}). */
 const PORTABLE = new Set([3, 4, 5, 6, 7, 8, 12]);
+
+/** After a portable migration: the insertion-order column (SQLite's rowid) of each table it created. */
+const RID_AFTER: Record<number, string[]> = {
+  6: ['annotation_items', 'annotations', 'annotation_queues', 'annotation_queue_items', 'annotation_reservations', 'annotation_drafts'],
+  7: ['checklist_versions'],
+  8: ['blade_gt_versions'],
+  12: ['interventions'],
+};
 
 /** PostgreSQL text of the migrations that differ. */
 const TRANSLATED: Record<number, string> = {
@@ -60,6 +68,7 @@ CREATE TABLE steps (
   cost_usd DOUBLE PRECISION,
   finish_reason TEXT,
   seq BIGINT NOT NULL,
+  rid BIGSERIAL NOT NULL,
   PRIMARY KEY (run_id, idx)
 );
 CREATE INDEX steps_seq ON steps (seq);
@@ -78,6 +87,7 @@ CREATE TABLE notes (
   run_id TEXT NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
   idx INTEGER NOT NULL,
   content TEXT NOT NULL,
+  rid BIGSERIAL NOT NULL,
   PRIMARY KEY (run_id, idx)
 );
 
@@ -85,6 +95,7 @@ CREATE TABLE saved_code (
   run_id TEXT NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
   step_idx INTEGER NOT NULL,
   code TEXT NOT NULL,
+  rid BIGSERIAL NOT NULL,
   PRIMARY KEY (run_id, step_idx)
 );
 
@@ -101,6 +112,7 @@ CREATE TABLE kernel_cells (
   tables TEXT NOT NULL,
   duration_ms DOUBLE PRECISION NOT NULL,
   replay INTEGER NOT NULL DEFAULT 0,
+  rid BIGSERIAL NOT NULL,
   PRIMARY KEY (run_id, seq)
 );
 
@@ -109,6 +121,7 @@ CREATE TABLE cell_figures (
   cell_seq INTEGER NOT NULL,
   idx INTEGER NOT NULL,
   png BYTEA NOT NULL,
+  rid BIGSERIAL NOT NULL,
   PRIMARY KEY (run_id, cell_seq, idx),
   FOREIGN KEY (run_id, cell_seq) REFERENCES kernel_cells(run_id, seq) ON DELETE CASCADE
 );
@@ -184,7 +197,8 @@ CREATE INDEX annotation_items_unknown_suite ON annotation_items (run_id) WHERE s
  */
 export function pgMigrations(extra: Migration[] = []): Migration[] {
   const built = sqliteMigrations.map((m) => {
-    const sql = TRANSLATED[m.id] ?? (PORTABLE.has(m.id) ? m.sql : undefined);
+    const rid = (RID_AFTER[m.id] ?? []).map((t) => `ALTER TABLE ${t} ADD COLUMN rid BIGSERIAL NOT NULL;`).join('\n');
+    const sql = TRANSLATED[m.id] ?? (PORTABLE.has(m.id) ? `${m.sql}\n${rid}` : undefined);
     if (sql === undefined) throw new Error(`run store migration ${m.id} ('${m.name}') has no PostgreSQL translation in pg-migrations.ts`);
     return { ...m, sql };
   });

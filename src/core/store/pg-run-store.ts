@@ -62,6 +62,11 @@ export class PgRunStore implements RunStore {
     this.scores = new PgScoreRows(q);
   }
 
+  /** The connection pool, for {@link pgPoolOf} only (engine-level copy and PostgreSQL stores of higher layers). */
+  static poolOf(s: PgRunStore): pg.Pool {
+    return s.#pool;
+  }
+
   /** Where the server is, for messages (host:port or socket directory; never the password). */
   get server(): string {
     return this.#loc.host.startsWith('/') ? `socket ${this.#loc.host} port ${this.#loc.port}` : `${this.#loc.host}:${this.#loc.port}`;
@@ -490,4 +495,14 @@ export async function openPgStore(loc: PostgresLocation, opts: { password?: stri
     throw e;
   }
   return store;
+}
+
+/**
+ * The connection pool of a PostgreSQL run store, for code of `src/core/store/` (copy) and the PostgreSQL
+ * implementations of stores of higher layers that keep their tables in the same database. Nothing else may use it.
+ * @throws Error naming the engine when the store is not PostgreSQL.
+ */
+export function pgPoolOf(store: RunStore): pg.Pool {
+  if (store instanceof PgRunStore) return PgRunStore.poolOf(store);
+  throw new Error(`the ${store.engine} run store at ${store.location} is not a PostgreSQL store`);
 }
