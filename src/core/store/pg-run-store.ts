@@ -30,6 +30,18 @@ const types = {
   getTypeParser: ((oid: number, format?: 'text' | 'binary') => (oid === 20 ? (v: string) => Number(v) : pg.types.getTypeParser(oid, format as 'text'))) as typeof pg.types.getTypeParser,
 };
 
+/** A value as an SQL literal for a simple (unparameterised) query: text escaped by `pg.escapeLiteral`, text arrays as `ARRAY[...]::text[]`. */
+function sqlLiteral(v: string | number | boolean | null | undefined | string[]): string {
+  if (v === null || v === undefined) return 'NULL';
+  if (typeof v === 'number') {
+    if (!Number.isFinite(v)) throw new Error(`cannot store the number ${v}`);
+    return String(v);
+  }
+  if (typeof v === 'boolean') return v ? 'TRUE' : 'FALSE';
+  if (Array.isArray(v)) return `ARRAY[${v.map((x) => pg.escapeLiteral(x)).join(', ')}]::text[]`;
+  return pg.escapeLiteral(v);
+}
+
 function leaseFromRow(row: Row): RunLeaseHolder {
   return {
     owner: String(row.lease_owner), host: String(row.lease_host ?? ''), pid: (row.owner_pid as number | null) ?? null,
@@ -54,6 +66,9 @@ export class PgRunStore implements RunStore {
     this.#pool = new pg.Pool({
       host: loc.host, port: loc.port, database: loc.database, user: loc.user, password: password ?? '', ssl: loc.ssl ? { rejectUnauthorized: true } : false,
       max: 4, connectionTimeoutMillis: 10_000, idleTimeoutMillis: 30_000, application_name: 'loupe', types,
+      // The durability of the SQLite store (WAL, synchronous = NORMAL): a crash of the machine may lose the last
+      // commits, never corrupts; a commit does not wait for its WAL flush (PostgreSQL flushes within 3 × wal_writer_delay).
+      options: '-c synchronous_commit=off',
     });
     // An idle connection dropped by a server restart must not crash the process: the pool opens a new one on next use.
     this.#pool.on('error', () => undefined);
@@ -85,16 +100,28 @@ export class PgRunStore implements RunStore {
     return out;
   }
 
+  /**
+   * One statement (or one simple query) in its own transaction. A pooled connection that the server closed (a
+   * restart: the statement was never run) is dropped and the statement sent again on a new one, up to 5 times.
+   */
   async #q(sql: string, params: unknown[] = []): Promise<Row[]> {
-    try {
-      return (await this.#pool.query(sql, params)).rows as Row[];
-    } catch (e) {
-      throw this.#fail(e);
+    for (let attempt = 0; ; attempt++) {
+      try {
+        return (await this.#pool.query(sql, params)).rows as Row[];
+      } catch (e) {
+        const code = (e as { code?: string }).code ?? '';
+        const closed = ['57P01', '57P02', '57P03', '08006', '08003'].includes(code) || /Connection terminated|connection not open/i.test((e as Error).message ?? '');
+        if (!closed || attempt >= 5 || this.#closed) throw this.#fail(e);
+        await new Promise((r) => setTimeout(r, 50 * attempt));
+      }
     }
   }
 
-  /** Runs `fn` in one transaction on one connection (rolled back when it throws). */
-  async #tx<T>(fn: (q: PgQuery) => Promise<T>): Promise<T> {
+  /**
+   * Runs `fn` in one transaction on one connection (rolled back when it throws). `begin` is sent as one simple
+   * query (it may take transaction locks in the same round trip).
+   */
+  async #tx<T>(fn: (q: PgQuery) => Promise<T>, begin = 'BEGIN'): Promise<T> {
     let client: pg.PoolClient;
     try {
       client = await this.#pool.connect();
@@ -110,7 +137,7 @@ export class PgRunStore implements RunStore {
     };
     let broken: unknown;
     try {
-      await q('BEGIN');
+      await q(begin);
       const out = await fn(q);
       await q('COMMIT');
       return out;
@@ -223,20 +250,53 @@ export class PgRunStore implements RunStore {
     return row?.lease_owner ? leaseFromRow(row) : undefined;
   }
 
+  /**
+   * Commits a step and its effects in one round trip: one simple query (an implicit transaction: all or nothing)
+   * that takes the step-order lock, then writes the step, the run's counters and state, answers, notes and saved
+   * code (data-modifying CTEs), and the kernel cells with their figures. Values are inlined as escaped literals
+   * (`pg.escapeLiteral`), as the simple protocol has no parameters; the lock's statement comes first so the step's
+   * `seq` is read after it (commit order).
+   * @throws Error (unique violation) if the step index exists; nothing is written then.
+   */
   async commitStep(step: StepRecord, effects: StepEffects = {}): Promise<void> {
-    await this.#tx(async (q) => {
-      await q('SELECT pg_advisory_xact_lock($1)', [LOCK_STEP_SEQ]);
-      await q(`INSERT INTO steps (run_id, idx, started_at, ended_at, latency_ms, tool_ms, assistant, tool_calls,
-        extra_messages, tokens_input, tokens_output, tokens_cached, cost_usd, finish_reason, seq)
-        VALUES ($1,$2,$3,$4,$5,$6,$7,$8,$9,$10,$11,$12,$13,$14,(SELECT COALESCE(MAX(seq), 0) + 1 FROM steps))`, [
-        step.runId, step.index, step.startedAt, step.endedAt, step.latencyMs, step.toolMs, JSON.stringify(step.assistant),
-        JSON.stringify(step.toolCalls), JSON.stringify(step.extraMessages), step.usage.input, step.usage.output,
-        step.usage.cached, step.costUsd, step.finishReason]);
-      await q(`UPDATE runs SET heartbeat_at = $1, steps = steps + 1, tokens_input = tokens_input + $2, tokens_output = tokens_output + $3,
-        tokens_cached = tokens_cached + $4, cost_usd = CASE WHEN $5::double precision IS NULL THEN cost_usd ELSE COALESCE(cost_usd, 0) + $5 END
-        WHERE id = $6`, [step.endedAt, step.usage.input, step.usage.output, step.usage.cached, step.costUsd, step.runId]);
-      await this.#applyEffects(q, step.runId, step.index, effects);
-    });
+    const answers = new Map<string, { answer: string; raw: string }>();
+    for (const a of effects.answers ?? []) answers.set(a.queryId, { answer: JSON.stringify(a.answer), raw: a.raw });
+    const notes = effects.notes;
+    const L = sqlLiteral;
+    const run = L(step.runId);
+    const sql = [`SELECT pg_advisory_xact_lock(${LOCK_STEP_SEQ})`,
+      `WITH s AS (
+          INSERT INTO steps (run_id, idx, started_at, ended_at, latency_ms, tool_ms, assistant, tool_calls,
+            extra_messages, tokens_input, tokens_output, tokens_cached, cost_usd, finish_reason, seq)
+          VALUES (${[step.runId, step.index, step.startedAt, step.endedAt, step.latencyMs, step.toolMs, JSON.stringify(step.assistant), JSON.stringify(step.toolCalls),
+            JSON.stringify(step.extraMessages), step.usage.input, step.usage.output, step.usage.cached, step.costUsd, step.finishReason].map(L).join(', ')},
+            (SELECT COALESCE(MAX(seq), 0) + 1 FROM steps)) RETURNING 1
+        ), r AS (
+          UPDATE runs SET heartbeat_at = ${L(step.endedAt)}, steps = steps + 1, tokens_input = tokens_input + ${L(step.usage.input)},
+            tokens_output = tokens_output + ${L(step.usage.output)}, tokens_cached = tokens_cached + ${L(step.usage.cached)},
+            cost_usd = ${step.costUsd === null ? 'cost_usd' : `COALESCE(cost_usd, 0) + ${L(step.costUsd)}`}
+            ${effects.extra ? `, state = ${L(JSON.stringify(effects.extra))}` : ''}
+          WHERE id = ${run} RETURNING 1
+        )${answers.size ? `, a AS (
+          INSERT INTO answers (run_id, query_id, answer, raw, step_idx)
+          SELECT ${run}, t.q, t.a, t.r, ${L(step.index)} FROM unnest(${L([...answers.keys()])}, ${L([...answers.values()].map((v) => v.answer))}, ${L([...answers.values()].map((v) => v.raw))}) WITH ORDINALITY AS t(q, a, r, o) ORDER BY t.o
+          ON CONFLICT (run_id, query_id) DO UPDATE SET answer = excluded.answer, raw = excluded.raw, step_idx = excluded.step_idx RETURNING 1
+        )` : ''}${notes ? `, nd AS (
+          DELETE FROM notes WHERE run_id = ${run} AND idx >= ${notes.length} RETURNING 1
+        ), ni AS (
+          INSERT INTO notes (run_id, idx, content) SELECT ${run}, t.i - 1, t.c FROM unnest(${L(notes)}) WITH ORDINALITY AS t(c, i)
+          ON CONFLICT (run_id, idx) DO UPDATE SET content = excluded.content RETURNING 1
+        )` : ''}${effects.savedCode !== undefined ? `, sc AS (
+          INSERT INTO saved_code (run_id, step_idx, code) VALUES (${run}, ${L(step.index)}, ${L(effects.savedCode)})
+          ON CONFLICT (run_id, step_idx) DO UPDATE SET code = excluded.code RETURNING 1
+        )` : ''}
+        SELECT count(*) FROM s`];
+    for (const c of effects.cells ?? []) {
+      sql.push(`INSERT INTO kernel_cells (run_id, seq, step_idx, code, status, stdout, stderr, result, error, tables, duration_ms, replay, restarted)
+        VALUES (${[c.runId, c.seq, c.stepIndex, c.code, c.status, c.stdout, c.stderr, c.result, c.error ? JSON.stringify(c.error) : null, JSON.stringify(c.tables), c.durationMs, c.replay ? 1 : 0, c.restarted ? 1 : 0].map(L).join(', ')})`);
+      for (const [i, png] of c.figures.entries()) sql.push(`INSERT INTO cell_figures (run_id, cell_seq, idx, png) VALUES (${L(c.runId)}, ${L(c.seq)}, ${i}, decode(${L(png)}, 'base64'))`);
+    }
+    await this.#q(sql.join(';\n'));
   }
 
   async applyEffects(runId: string, stepIndex: number, effects: StepEffects): Promise<void> {

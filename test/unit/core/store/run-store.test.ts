@@ -79,6 +79,25 @@ forEachEngine((e) => {
     await s.close();
   });
 
+  it('texts with quotes, backslashes, dollar signs, statement breaks and any Unicode are stored as given', async () => {
+    const s = await e.open(await e.fresh());
+    await s.createRun({ ...base, id: "r'1" });
+    const nasty = "it's \\ $1 $$ E'x' ;-- DROP TABLE runs; \u00e9\u{1F600} \\' '' \n\t";
+    await s.commitStep(step("r'1", 0, { assistant: { role: 'assistant', content: nasty, tool_calls: [] }, finishReason: nasty }), {
+      answers: [{ runId: "r'1", queryId: nasty, answer: 1, raw: nasty, stepIndex: 0 }], notes: [nasty, ''], savedCode: nasty, extra: { nasty },
+      cells: [{ runId: "r'1", seq: 0, stepIndex: 0, code: nasty, status: 'ok', stdout: nasty, stderr: '', result: nasty, error: null, tables: [], figures: [], durationMs: 1, replay: false }],
+    });
+    const st = (await s.getStep("r'1", 0))!;
+    assert.deepEqual([st.assistant.content, st.finishReason], [nasty, nasty]);
+    assert.deepEqual((await s.getAnswers("r'1")).map((a) => [a.queryId, a.raw]), [[nasty, nasty]]);
+    assert.deepEqual(await s.getNotes("r'1"), [nasty, '']);
+    assert.equal(await s.getSavedCode("r'1"), nasty);
+    assert.deepEqual(await s.getExtraState("r'1"), { nasty });
+    assert.equal((await s.getCells("r'1"))[0]!.stdout, nasty);
+    assert.equal((await s.listRuns()).length, 1);
+    await s.close();
+  });
+
   it('a failed step transaction leaves no partial effects', async () => {
     const s = await e.open(await e.fresh());
     await s.createRun({ ...base, id: 'r1' });
@@ -203,4 +222,24 @@ forEachEngine((e) => {
     assert.equal((await s.scores.list()).length, 2);
     await s.close();
   });
+
+  if (e.name === 'postgres') {
+    it('the database restarted while a store is open: the next calls reconnect, nothing committed is lost', async () => {
+      const s = await e.open(await e.fresh());
+      await s.createRun({ ...base, id: 'r1' });
+      await s.commitStep(step('r1', 0));
+      await Promise.all([s.getRun('r1'), s.getSteps('r1'), s.getEvents('r1')]); // several pooled connections
+      e.server()!.restart();
+      await s.commitStep(step('r1', 1)); // the connections the restart closed are replaced, the commit is sent again
+      assert.equal((await s.getRun('r1'))!.steps, 2);
+      assert.deepEqual((await s.getSteps('r1')).map((x) => x.index), [0, 1]);
+      await s.close();
+    });
+
+    it('an unreachable server is a clear error naming host and port; nothing is created', async () => {
+      const url = e.server()!.url('x').replace(`:${e.server()!.port}/`, ':1/');
+      await assert.rejects(e.open(url), /cannot reach PostgreSQL at 127\.0\.0\.1:1 \(ECONNREFUSED\)/);
+      await assert.rejects(e.open(e.server()!.url('no_such_db')), /no database 'no_such_db' on 127\.0\.0\.1:\d+: create it first/);
+    });
+  }
 });
