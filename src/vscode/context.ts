@@ -4,9 +4,11 @@
  */
 import { join } from 'node:path';
 import * as vscode from 'vscode';
-import { openStore, type RunStore } from '../core/store/run-store.ts';
+import { parseStoreLocation, storePassword, type StoreLocation } from '../core/store/location.ts';
+import { openStoreLazily } from '../core/store/open.ts';
+import type { RunStore } from '../core/store/run-store.ts';
 import type { Logger } from '../core/util/log.ts';
-import { readSettings, type LoupeSettings } from './config.ts';
+import { readSettings, storePasswordSecretName, type LoupeSettings } from './config.ts';
 import { windowFolderContext, type FolderContext } from './folder-context.ts';
 
 export class LoupeContext implements vscode.Disposable {
@@ -51,19 +53,45 @@ export class LoupeContext implements vscode.Disposable {
     return this.settings.runsDirectory || vscode.Uri.joinPath(this.extension.globalStorageUri, 'runs').fsPath;
   }
 
-  /** The run store file: `<runsDirectory>/runs.sqlite` (the CLI's `--store` can point at the same file). */
-  get storePath(): string {
-    return join(this.runsDirectory, 'runs.sqlite');
+  /**
+   * Where the run store is: the setting `loupe.store` (a team store URL, parsed once; a URL is never a path), else
+   * `<runsDirectory>/runs.sqlite` (the CLI's `--store` can point at the same file or URL).
+   * @throws LoupeInputError naming the setting's value (without any password) when it is not a store location.
+   */
+  get storeLocation(): StoreLocation {
+    const value = this.settings.store;
+    return value ? parseStoreLocation(value, this.runsDirectory) : { engine: 'sqlite', file: join(this.runsDirectory, 'runs.sqlite') };
   }
 
-  /** The run store, opened on first use (and reopened when the runs directory setting changed). */
+  /** The run store as shown in messages: its file, or its URL (never a password). */
+  get storePath(): string {
+    const loc = this.storeLocation;
+    return loc.engine === 'sqlite' ? loc.file : loc.url;
+  }
+
+  /**
+   * The run store, opened on first use (and reopened when `loupe.store` or the runs directory changed). A team store
+   * connects on its first call; its password comes from SecretStorage (Loupe: Set Team Store Password), else the
+   * URL's `passwordEnv` variable or `PGPASSWORD`.
+   */
   store(): RunStore {
-    const path = this.storePath;
+    const loc = this.storeLocation;
+    const path = loc.engine === 'sqlite' ? loc.file : loc.url;
     if (this.openedStore?.path !== path) {
       void this.openedStore?.store.close();
-      this.openedStore = { path, store: openStore(path) };
+      const secrets = this.extension.secrets;
+      this.openedStore = {
+        path,
+        store: openStoreLazily(loc, loc.engine === 'postgres' ? { password: async () => (await secrets.get(storePasswordSecretName(loc.url))) ?? storePassword(loc) } : {}),
+      };
     }
     return this.openedStore.store;
+  }
+
+  /** Closes the open store so the next {@link store} call reconnects (after a new password was set). */
+  reopenStore(): void {
+    void this.openedStore?.store.close();
+    this.openedStore = undefined;
   }
 
   /** Tells views that the store changed. */

@@ -3,7 +3,7 @@
  * Source: issue 14; `../shared/spec/annotation.md`.
  */
 import type { HumanResolver } from '../eval/judges/judge.ts';
-import { pgPoolOf } from '../store/pg-run-store.ts';
+import { pgReadyPoolOf } from '../store/pg-run-store.ts';
 import { sqliteHandleOf } from '../store/run-store.ts';
 import type { RunStore } from '../store/types.ts';
 import { PgAnnotationStore } from './pg-store.ts';
@@ -17,7 +17,7 @@ export { agreementReport, type AgreementGroup, type AgreementReport, type Estima
 /** Annotation store factories per run-store engine (a second engine adds one line here). */
 const ENGINES: Record<string, (store: RunStore) => AnnotationStore> = {
   sqlite: (store) => new SqliteAnnotationStore(sqliteHandleOf(store)),
-  postgres: (store) => new PgAnnotationStore(pgPoolOf(store)),
+  postgres: (store) => new PgAnnotationStore(() => pgReadyPoolOf(store)),
 };
 
 /**

@@ -32,16 +32,16 @@ function numbered(sql: string): string {
 
 /** The annotation store on a PostgreSQL run store's database. Callers use `annotationStoreOf`. */
 export class PgAnnotationStore implements AnnotationStore {
-  readonly #pool: pg.Pool;
-  /** @param pool the connection pool of a PostgreSQL run store (`pgPoolOf`). */
-  constructor(pool: pg.Pool) {
+  readonly #pool: () => Promise<pg.Pool>;
+  /** @param pool the connection pool of a PostgreSQL run store, once migrated (`pgReadyPoolOf`). */
+  constructor(pool: () => Promise<pg.Pool>) {
     this.#pool = pool;
   }
 
-  #q: Q = async (sql, params = []) => (await this.#pool.query(numbered(sql), params)).rows as Row[];
+  #q: Q = async (sql, params = []) => (await (await this.#pool()).query(numbered(sql), params)).rows as Row[];
 
   async #tx<T>(fn: (q: Q) => Promise<T>): Promise<T> {
-    const client = await this.#pool.connect();
+    const client = await (await this.#pool()).connect();
     const q: Q = async (sql, params = []) => (await client.query(numbered(sql), params)).rows as Row[];
     let broken: Error | undefined;
     try {
@@ -390,7 +390,8 @@ export class PgAnnotationStore implements AnnotationStore {
           AND (SELECT COUNT(DISTINCT a.annotator) FROM annotations a WHERE a.item_id = qi.item_id AND a.role = 'annotator')
             + (SELECT COUNT(*) FROM annotation_reservations r WHERE r.queue_id = $1 AND r.item_id = qi.item_id AND r.annotator <> $3 AND r.expires_at > $4) < $5::int
           ORDER BY qi.pos${opts.pick ? '' : ' LIMIT 1'}`;
-    const run = async (after: number) => (await this.#pool.query(text, q.spec.kind === 'disagreement' ? [queueId, after, annotator, now.toISOString()] : [queueId, after, annotator, now.toISOString(), q.reviewers])).rows as Row[];
+    const pool = await this.#pool();
+    const run = async (after: number) => (await pool.query(text, q.spec.kind === 'disagreement' ? [queueId, after, annotator, now.toISOString()] : [queueId, after, annotator, now.toISOString(), q.reviewers])).rows as Row[];
     const until = new Date(now.getTime() + q.reservationMs);
     if (opts.pick) {
       const entries: QueueEntry[] = [];

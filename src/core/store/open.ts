@@ -5,7 +5,7 @@
  */
 import { parseStoreLocation, type StoreLocation } from './location.ts';
 import type { Migration } from './migrations.ts';
-import { openPgStore } from './pg-run-store.ts';
+import { openPgStore, openPgStoreLazily } from './pg-run-store.ts';
 import { openStore } from './run-store.ts';
 import type { RunStore } from './types.ts';
 
@@ -22,4 +22,18 @@ export async function openStoreAt(location: string | StoreLocation, opts: { cwd?
   const loc = typeof location === 'string' ? parseStoreLocation(location, opts.cwd ?? process.cwd(), opts.env) : location;
   if (loc.engine === 'sqlite') return openStore(loc.file, opts.extraMigrations);
   return openPgStore(loc, { password: opts.password, env: opts.env, extraMigrations: opts.extraMigrations });
+}
+
+/**
+ * Opens the run store at a location without waiting (for synchronous callers such as the VS Code extension's store
+ * accessor): SQLite opens at once; PostgreSQL connects and migrates on the first call, whose error (server
+ * unreachable, newer schema) is that call's, and the next call tries again.
+ * @param location a parsed {@link StoreLocation}.
+ * @param opts `password`: asked on each new PostgreSQL connection (SecretStorage), else `passwordEnv` / `PGPASSWORD`.
+ * @returns the store.
+ * @throws LoupeInputError when a SQLite file cannot be opened.
+ */
+export function openStoreLazily(location: StoreLocation, opts: { password?: () => Promise<string | undefined> } = {}): RunStore {
+  if (location.engine === 'sqlite') return openStore(location.file);
+  return openPgStoreLazily(location, opts.password ? { password: opts.password } : {});
 }

@@ -58,13 +58,19 @@ export class PgRunStore implements RunStore {
   readonly #pool: pg.Pool;
   readonly #loc: PostgresLocation;
   #closed = false;
+  /** Pending migrations of a store opened lazily ({@link openPgStoreLazily}); every call waits for them. */
+  #ready: (() => Promise<void>) | undefined;
+  #readyRun: Promise<void> | undefined;
 
-  /** Use {@link openPgStore}: the constructor neither connects nor migrates. */
-  constructor(loc: PostgresLocation, password: string | undefined) {
+  /**
+   * Use {@link openPgStore} or {@link openPgStoreLazily}: the constructor neither connects nor migrates.
+   * @param password the password, or a function asked on every new connection (VS Code SecretStorage).
+   */
+  constructor(loc: PostgresLocation, password: string | undefined | (() => Promise<string | undefined>)) {
     this.#loc = loc;
     this.location = loc.url;
     this.#pool = new pg.Pool({
-      host: loc.host, port: loc.port, database: loc.database, user: loc.user, password: password ?? '', ssl: loc.ssl ? { rejectUnauthorized: true } : false,
+      host: loc.host, port: loc.port, database: loc.database, user: loc.user, password: typeof password === 'function' ? async () => (await password()) ?? '' : password ?? '', ssl: loc.ssl ? { rejectUnauthorized: true } : false,
       max: 4, connectionTimeoutMillis: 10_000, idleTimeoutMillis: 30_000, application_name: 'loupe', types,
       // The durability of the SQLite store (WAL, synchronous = NORMAL): a crash of the machine may lose the last
       // commits, never corrupts; a commit does not wait for its WAL flush (PostgreSQL flushes within 3 × wal_writer_delay).
@@ -79,6 +85,12 @@ export class PgRunStore implements RunStore {
 
   /** The connection pool, for {@link pgPoolOf} only (engine-level copy and PostgreSQL stores of higher layers). */
   static poolOf(s: PgRunStore): pg.Pool {
+    return s.#pool;
+  }
+
+  /** The pool once pending migrations are applied (for {@link pgPoolOf} callers of a lazily opened store). */
+  static async readyPoolOf(s: PgRunStore): Promise<pg.Pool> {
+    await s.#waitReady();
     return s.#pool;
   }
 
@@ -104,7 +116,20 @@ export class PgRunStore implements RunStore {
    * One statement (or one simple query) in its own transaction. A pooled connection that the server closed (a
    * restart: the statement was never run) is dropped and the statement sent again on a new one, up to 5 times.
    */
+  /** Waits for a lazily opened store's migrations (retried on the next call when they failed, e.g. server down). */
+  async #waitReady(): Promise<void> {
+    if (!this.#ready) return;
+    this.#readyRun ??= this.#ready().then(() => { this.#ready = undefined; }, (e: unknown) => { this.#readyRun = undefined; throw e; });
+    await this.#readyRun;
+  }
+
+  /** Makes every call wait for `migrate` first (see {@link openPgStoreLazily}). */
+  static deferMigrations(s: PgRunStore, migrate: () => Promise<void>): void {
+    s.#ready = migrate;
+  }
+
   async #q(sql: string, params: unknown[] = []): Promise<Row[]> {
+    await this.#waitReady();
     for (let attempt = 0; ; attempt++) {
       try {
         return (await this.#pool.query(sql, params)).rows as Row[];
@@ -121,7 +146,8 @@ export class PgRunStore implements RunStore {
    * Runs `fn` in one transaction on one connection (rolled back when it throws). `begin` is sent as one simple
    * query (it may take transaction locks in the same round trip).
    */
-  async #tx<T>(fn: (q: PgQuery) => Promise<T>, begin = 'BEGIN'): Promise<T> {
+  async #tx<T>(fn: (q: PgQuery) => Promise<T>, begin = 'BEGIN', migrating = false): Promise<T> {
+    if (!migrating) await this.#waitReady();
     let client: pg.PoolClient;
     try {
       client = await this.#pool.connect();
@@ -177,7 +203,7 @@ export class PgRunStore implements RunStore {
         await q(m.sql);
         await q('INSERT INTO migrations (id, name, applied_at) VALUES ($1, $2, $3)', [m.id, m.name, nowIso()]);
       }
-    });
+    }, 'BEGIN', true);
   }
 
   async schemaVersion(): Promise<number> {
@@ -564,5 +590,31 @@ export async function openPgStore(loc: PostgresLocation, opts: { password?: stri
  */
 export function pgPoolOf(store: RunStore): pg.Pool {
   if (store instanceof PgRunStore) return PgRunStore.poolOf(store);
+  throw new Error(`the ${store.engine} run store at ${store.location} is not a PostgreSQL store`);
+}
+
+/**
+ * Opens a PostgreSQL run store without waiting: the object is returned at once and its first call connects and
+ * applies pending migrations (a failure is that call's error, and the next call tries again). For synchronous
+ * callers (the VS Code extension's store accessor).
+ * @param loc the parsed location; `opts.password` a value or a function asked on each new connection
+ *   (SecretStorage); `extraMigrations` as in {@link openPgStore}.
+ * @returns the store (engine `postgres`).
+ * @throws (from the first call) Error on duplicate migration ids, LoupeInputError as {@link openPgStore}.
+ */
+export function openPgStoreLazily(loc: PostgresLocation, opts: { password?: () => Promise<string | undefined>; extraMigrations?: Migration[] } = {}): PgRunStore {
+  const all = pgMigrations(opts.extraMigrations);
+  const store = new PgRunStore(loc, opts.password ?? (async () => storePassword(loc)));
+  PgRunStore.deferMigrations(store, () => store.migrate(all));
+  return store;
+}
+
+/**
+ * The connection pool of a PostgreSQL run store once its pending migrations are applied (a lazily opened store
+ * migrates on first use): for the PostgreSQL stores of higher layers (`annotationStoreOf`).
+ * @throws Error naming the engine when the store is not PostgreSQL; the migration's error when it fails.
+ */
+export async function pgReadyPoolOf(store: RunStore): Promise<pg.Pool> {
+  if (store instanceof PgRunStore) return PgRunStore.readyPoolOf(store);
   throw new Error(`the ${store.engine} run store at ${store.location} is not a PostgreSQL store`);
 }

@@ -9,6 +9,9 @@ import { migrations } from '../../../../src/core/store/migrations.ts';
 import { sqliteHandleOf } from '../../../../src/core/store/run-store.ts';
 import type { StepRecord } from '../../../../src/core/agent/types.ts';
 import { forEachEngine } from '../../../helpers/store-engines.ts';
+import { annotationStoreOf } from '../../../../src/core/annotations/index.ts';
+import { parseStoreLocation } from '../../../../src/core/store/location.ts';
+import { openStoreLazily } from '../../../../src/core/store/open.ts';
 
 function step(runId: string, index: number, over: Partial<StepRecord> = {}): StepRecord {
   return {
@@ -233,6 +236,20 @@ forEachEngine((e) => {
       await s.commitStep(step('r1', 1)); // the connections the restart closed are replaced, the commit is sent again
       assert.equal((await s.getRun('r1'))!.steps, 2);
       assert.deepEqual((await s.getSteps('r1')).map((x) => x.index), [0, 1]);
+      await s.close();
+    });
+
+    it('opened lazily (the VS Code accessor): the first call connects and migrates, with the password asked from a provider; a failed first call is retried by the next', async () => {
+      const url = await e.fresh();
+      const srv = e.server()!;
+      let asked = 0;
+      let pw = 'wrong';
+      const s = openStoreLazily(parseStoreLocation(url, '/'), { password: async () => (asked++, pw) });
+      await assert.rejects(s.listRuns(), /PostgreSQL refused role 'loupe'/);
+      pw = process.env[srv.passwordEnv]!;
+      assert.deepEqual(await annotationStoreOf(s).listQueues(), [], 'an annotation call first also waits for the migrations');
+      assert.equal(await s.schemaVersion(), migrations.at(-1)!.id);
+      assert.ok(asked >= 2, `password asked ${asked} times`);
       await s.close();
     });
 
