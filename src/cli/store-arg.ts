@@ -4,7 +4,7 @@
  * once (`parseStoreLocation`): a URL is never a path, and no password is ever printed.
  */
 import { existsSync } from 'node:fs';
-import { join } from 'node:path';
+import { dirname, join, resolve } from 'node:path';
 import { describeStoreLocation, parseStoreLocation, type StoreLocation } from '../core/store/location.ts';
 import { openStoreAt } from '../core/store/open.ts';
 import type { RunStore } from '../core/store/run-store.ts';
@@ -53,4 +53,12 @@ export async function openExistingStore(io: CliIo, value: string | undefined): P
 /** How a store location is named in messages (path, or URL without password). */
 export function storeName(io: CliIo, value: string | undefined): string {
   return describeStoreLocation(storeLocation(io, value));
+}
+
+/**
+ * The folder for run folders (workspaces) of runs recorded into a store: `runs/` next to a SQLite file; for a team
+ * store, `./.loupe/runs` on this machine (a run's workspace stays local, its record goes to the team store).
+ */
+export function runsDirOf(io: CliIo, loc: StoreLocation): string {
+  return loc.engine === 'sqlite' ? join(dirname(loc.file), 'runs') : resolve(io.cwd, '.loupe', 'runs');
 }
