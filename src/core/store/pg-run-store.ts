@@ -42,6 +42,12 @@ function sqlLiteral(v: string | number | boolean | null | undefined | string[]):
   return pg.escapeLiteral(v);
 }
 
+/** True for the error of a connection the server closed (shutdown, restart) or that broke: the statement did not run. */
+function connectionClosed(e: unknown): boolean {
+  const code = (e as { code?: string }).code ?? '';
+  return ['57P01', '57P02', '57P03', '08006', '08003'].includes(code) || /Connection terminated|connection not open/i.test((e as Error).message ?? '');
+}
+
 function leaseFromRow(row: Row): RunLeaseHolder {
   return {
     owner: String(row.lease_owner), host: String(row.lease_host ?? ''), pid: (row.owner_pid as number | null) ?? null,
@@ -134,9 +140,7 @@ export class PgRunStore implements RunStore {
       try {
         return (await this.#pool.query(sql, params)).rows as Row[];
       } catch (e) {
-        const code = (e as { code?: string }).code ?? '';
-        const closed = ['57P01', '57P02', '57P03', '08006', '08003'].includes(code) || /Connection terminated|connection not open/i.test((e as Error).message ?? '');
-        if (!closed || attempt >= 5 || this.#closed) throw this.#fail(e);
+        if (!connectionClosed(e) || attempt >= 5 || this.#closed) throw this.#fail(e);
         await new Promise((r) => setTimeout(r, 50 * attempt));
       }
     }
@@ -148,34 +152,44 @@ export class PgRunStore implements RunStore {
    */
   async #tx<T>(fn: (q: PgQuery) => Promise<T>, begin = 'BEGIN', migrating = false): Promise<T> {
     if (!migrating) await this.#waitReady();
-    let client: pg.PoolClient;
-    try {
-      client = await this.#pool.connect();
-    } catch (e) {
-      throw this.#fail(e);
-    }
-    const q: PgQuery = async (sql, params = []) => {
+    for (let attempt = 0; ; attempt++) {
+      let client: pg.PoolClient;
       try {
-        return (await client.query(sql, params)).rows as Row[];
+        client = await this.#pool.connect();
       } catch (e) {
         throw this.#fail(e);
       }
-    };
-    let broken: unknown;
-    try {
-      await q(begin);
-      const out = await fn(q);
-      await q('COMMIT');
-      return out;
-    } catch (e) {
       try {
-        await client.query('ROLLBACK');
-      } catch (r) {
-        broken = r;
+        await client.query(begin);
+      } catch (e) {
+        // A pooled connection the server closed (restart): nothing ran; drop it and start again on a new one.
+        client.release(e as Error);
+        if (!connectionClosed(e) || attempt >= 5 || this.#closed) throw this.#fail(e);
+        await new Promise((r) => setTimeout(r, 50 * attempt));
+        continue;
       }
-      throw e;
-    } finally {
-      client.release(broken instanceof Error ? broken : undefined);
+      const q: PgQuery = async (sql, params = []) => {
+        try {
+          return (await client.query(sql, params)).rows as Row[];
+        } catch (e) {
+          throw this.#fail(e);
+        }
+      };
+      let broken: unknown;
+      try {
+        const out = await fn(q);
+        await q('COMMIT');
+        return out;
+      } catch (e) {
+        try {
+          await client.query('ROLLBACK');
+        } catch (r) {
+          broken = r;
+        }
+        throw e;
+      } finally {
+        client.release(broken instanceof Error ? broken : undefined);
+      }
     }
   }
 

@@ -235,6 +235,10 @@ forEachEngine((e) => {
       e.server()!.restart();
       await s.commitStep(step('r1', 1)); // the connections the restart closed are replaced, the commit is sent again
       assert.equal((await s.getRun('r1'))!.steps, 2);
+      await Promise.all([s.getRun('r1'), s.getSteps('r1'), s.getEvents('r1')]);
+      e.server()!.restart();
+      await s.applyEffects('r1', 1, { notes: ['after the restart'] }); // a transaction whose BEGIN meets a closed connection starts again
+      assert.deepEqual(await s.getNotes('r1'), ['after the restart']);
       assert.deepEqual((await s.getSteps('r1')).map((x) => x.index), [0, 1]);
       await s.close();
     });
