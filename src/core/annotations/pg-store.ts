@@ -8,6 +8,7 @@
 import type pg from 'pg';
 import { randomUUID } from 'node:crypto';
 import { canonicalJson, sha256 } from '../eval/judges/canonical.ts';
+import { connectionClosed } from '../store/pg-run-store.ts';
 import { LoupeInputError } from '../util/errors.ts';
 import { seededRandom } from '../util/random.ts';
 import {
@@ -38,14 +39,35 @@ export class PgAnnotationStore implements AnnotationStore {
     this.#pool = pool;
   }
 
-  #q: Q = async (sql, params = []) => (await (await this.#pool()).query(numbered(sql), params)).rows as Row[];
+  /** One statement; resent on a new connection when the pooled one was closed by a server restart (it did not run). */
+  #q: Q = async (sql, params = []) => {
+    const pool = await this.#pool();
+    for (let attempt = 0; ; attempt++) {
+      try {
+        return (await pool.query(numbered(sql), params)).rows as Row[];
+      } catch (e) {
+        if (!connectionClosed(e) || attempt >= 5) throw e;
+        await new Promise((r) => setTimeout(r, 50 * attempt));
+      }
+    }
+  };
 
   async #tx<T>(fn: (q: Q) => Promise<T>): Promise<T> {
-    const client = await (await this.#pool()).connect();
+    const pool = await this.#pool();
+    let client = await pool.connect();
+    for (let attempt = 0; ; attempt++) {
+      try {
+        await client.query('BEGIN');
+        break;
+      } catch (e) {
+        client.release(e as Error); // closed by a server restart: nothing ran; take a new connection
+        if (!connectionClosed(e) || attempt >= 5) throw e;
+        client = await pool.connect();
+      }
+    }
     const q: Q = async (sql, params = []) => (await client.query(numbered(sql), params)).rows as Row[];
     let broken: Error | undefined;
     try {
-      await client.query('BEGIN');
       const out = await fn(q);
       await client.query('COMMIT');
       return out;

@@ -43,7 +43,7 @@ function sqlLiteral(v: string | number | boolean | null | undefined | string[]):
 }
 
 /** True for the error of a connection the server closed (shutdown, restart) or that broke: the statement did not run. */
-function connectionClosed(e: unknown): boolean {
+export function connectionClosed(e: unknown): boolean {
   const code = (e as { code?: string }).code ?? '';
   return ['57P01', '57P02', '57P03', '08006', '08003'].includes(code) || /Connection terminated|connection not open/i.test((e as Error).message ?? '');
 }
