@@ -6,6 +6,7 @@ import { join } from 'node:path';
 import * as vscode from 'vscode';
 import { parseStoreLocation, storePassword, type StoreLocation } from '../core/store/location.ts';
 import { openStoreLazily } from '../core/store/open.ts';
+import { watchStoreChanges } from '../core/store/pg-run-store.ts';
 import type { RunStore } from '../core/store/run-store.ts';
 import type { Logger } from '../core/util/log.ts';
 import { readSettings, storePasswordSecretName, type LoupeSettings } from './config.ts';
@@ -17,7 +18,7 @@ export class LoupeContext implements vscode.Disposable {
   /** Core-facing logger over the "Loupe" log channel. */
   readonly log: Logger;
   private readonly disposables: vscode.Disposable[] = [];
-  private openedStore: { path: string; store: RunStore } | undefined;
+  private openedStore: { path: string; store: RunStore; unwatch?: () => void } | undefined;
   private readonly storeChanged = new vscode.EventEmitter<void>();
   /** Fires when runs were added, changed or deleted through this window. */
   readonly onDidChangeRuns = this.storeChanged.event;
@@ -78,18 +79,23 @@ export class LoupeContext implements vscode.Disposable {
     const loc = this.storeLocation;
     const path = loc.engine === 'sqlite' ? loc.file : loc.url;
     if (this.openedStore?.path !== path) {
-      void this.openedStore?.store.close();
+      this.reopenStore();
       const secrets = this.extension.secrets;
-      this.openedStore = {
-        path,
-        store: openStoreLazily(loc, loc.engine === 'postgres' ? { password: async () => (await secrets.get(storePasswordSecretName(loc.url))) ?? storePassword(loc) } : {}),
-      };
+      const store = openStoreLazily(loc, loc.engine === 'postgres' ? { password: async () => (await secrets.get(storePasswordSecretName(loc.url))) ?? storePassword(loc) } : {});
+      // A team store announces what colleagues write (LISTEN/NOTIFY): views refresh within a fraction of a second.
+      let timer: NodeJS.Timeout | undefined;
+      const unwatch = watchStoreChanges(store, () => {
+        if (timer) return;
+        timer = setTimeout(() => { timer = undefined; this.storeChanged.fire(); }, 200);
+      });
+      this.openedStore = { path, store, ...(unwatch ? { unwatch: () => { unwatch(); if (timer) clearTimeout(timer); } } : {}) };
     }
     return this.openedStore.store;
   }
 
   /** Closes the open store so the next {@link store} call reconnects (after a new password was set). */
   reopenStore(): void {
+    this.openedStore?.unwatch?.();
     void this.openedStore?.store.close();
     this.openedStore = undefined;
   }
@@ -105,8 +111,7 @@ export class LoupeContext implements vscode.Disposable {
   }
 
   dispose(): void {
-    void this.openedStore?.store.close();
-    this.openedStore = undefined;
+    this.reopenStore();
     this.storeChanged.dispose();
     while (this.disposables.length) {
       try {

@@ -8,7 +8,7 @@
 import type pg from 'pg';
 import { randomUUID } from 'node:crypto';
 import { canonicalJson, sha256 } from '../eval/judges/canonical.ts';
-import { connectionClosed } from '../store/pg-run-store.ts';
+import { CHANGES, connectionClosed } from '../store/pg-run-store.ts';
 import { LoupeInputError } from '../util/errors.ts';
 import { seededRandom } from '../util/random.ts';
 import {
@@ -201,6 +201,7 @@ export class PgAnnotationStore implements AnnotationStore {
     };
     await this.#tx(async (q) => {
       await this.#insertAnnotation(q, ann);
+      await q(`SELECT pg_notify('${CHANGES}', ?)`, [JSON.stringify({ kind: 'annotation', itemId: ann.itemId, annotator: ann.annotator })]);
       if (a.queueId) {
         await q('DELETE FROM annotation_reservations WHERE queue_id = ? AND item_id = ? AND annotator = ?', [a.queueId, a.itemId, ann.annotator]);
         await q('DELETE FROM annotation_drafts WHERE queue_id = ? AND item_id = ? AND annotator = ?', [a.queueId, a.itemId, ann.annotator]);

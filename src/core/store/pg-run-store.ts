@@ -21,6 +21,12 @@ import type {
 type Row = Record<string, unknown>;
 
 const nowIso = () => new Date().toISOString();
+/** The NOTIFY channel of a team store's changes (see {@link PgRunStore.watchChanges}). */
+export const CHANGES = 'loupe_changes';
+
+/** A change announced on {@link CHANGES}: a run created / updated / deleted, a step committed, an annotation added. */
+export type StoreChange = { kind: 'run'; runId: string } | { kind: 'step'; runId: string; index: number } | { kind: 'annotation'; itemId: string; annotator: string } | { kind: 'reconnected' };
+
 /** Advisory lock keys (any constant bigint; one per purpose). */
 const LOCK_MIGRATE = 0x10_0e_26_01;
 const LOCK_STEP_SEQ = 0x10_0e_26_02;
@@ -66,6 +72,9 @@ export class PgRunStore implements RunStore {
   #closed = false;
   /** Pending migrations of a store opened lazily ({@link openPgStoreLazily}); every call waits for them. */
   #ready: (() => Promise<void>) | undefined;
+  readonly #clientConfig: pg.ClientConfig;
+  readonly #watchers = new Set<(c: StoreChange) => void>();
+  #listener: { client: pg.Client | undefined; timer: NodeJS.Timeout | undefined; failures: number } | undefined;
   #readyRun: Promise<void> | undefined;
 
   /**
@@ -75,6 +84,10 @@ export class PgRunStore implements RunStore {
   constructor(loc: PostgresLocation, password: string | undefined | (() => Promise<string | undefined>)) {
     this.#loc = loc;
     this.location = loc.url;
+    this.#clientConfig = {
+      host: loc.host, port: loc.port, database: loc.database, user: loc.user, password: typeof password === 'function' ? async () => (await password()) ?? '' : password ?? '', ssl: loc.ssl ? { rejectUnauthorized: true } : false,
+      connectionTimeoutMillis: 10_000, application_name: 'loupe-listen',
+    };
     this.#pool = new pg.Pool({
       host: loc.host, port: loc.port, database: loc.database, user: loc.user, password: typeof password === 'function' ? async () => (await password()) ?? '' : password ?? '', ssl: loc.ssl ? { rejectUnauthorized: true } : false,
       max: 4, connectionTimeoutMillis: 10_000, idleTimeoutMillis: 30_000, application_name: 'loupe', types,
@@ -229,6 +242,7 @@ export class PgRunStore implements RunStore {
       loupe_version, sandbox, workspace, status, created_at) VALUES ($1,$2,$3,$4,$5,$6,$7,$8,$9,$10,$11,$12,$13,$14)`, [
       r.id, r.suite, r.blockId, r.agent, r.model, JSON.stringify(r.params), r.promptHash, r.toolSet,
       JSON.stringify(r.dataChecksums), r.loupeVersion, r.sandbox, r.workspace, r.status ?? 'pending', nowIso()]);
+    await this.#notify({ kind: 'run', runId: r.id });
     return (await this.getRun(r.id))!;
   }
 
@@ -244,7 +258,7 @@ export class PgRunStore implements RunStore {
     if (patch.sandbox !== undefined) sets.push(`sandbox = ${p(patch.sandbox)}`);
     if (patch.ownerPid !== undefined) sets.push(`owner_pid = ${p(patch.ownerPid)}`);
     if (!sets.length) return;
-    await this.#q(`UPDATE runs SET ${sets.join(', ')} WHERE id = ${p(id)}`, vals);
+    await this.#q(`WITH u AS (UPDATE runs SET ${sets.join(', ')} WHERE id = ${p(id)} RETURNING id) SELECT pg_notify('${CHANGES}', ${p(JSON.stringify({ kind: 'run', runId: id }))}) FROM u`, vals);
   }
 
   async setDataChecksums(id: string, checksums: Record<string, string>): Promise<void> {
@@ -336,6 +350,7 @@ export class PgRunStore implements RunStore {
         VALUES (${[c.runId, c.seq, c.stepIndex, c.code, c.status, c.stdout, c.stderr, c.result, c.error ? JSON.stringify(c.error) : null, JSON.stringify(c.tables), c.durationMs, c.replay ? 1 : 0, c.restarted ? 1 : 0].map(L).join(', ')})`);
       for (const [i, png] of c.figures.entries()) sql.push(`INSERT INTO cell_figures (run_id, cell_seq, idx, png) VALUES (${L(c.runId)}, ${L(c.seq)}, ${i}, decode(${L(png)}, 'base64'))`);
     }
+    sql.push(`SELECT pg_notify('${CHANGES}', ${L(JSON.stringify({ kind: 'step', runId: step.runId, index: step.index }))})`);
     await this.#q(sql.join(';\n'));
   }
 
@@ -566,12 +581,97 @@ export class PgRunStore implements RunStore {
   }
 
   async deleteRun(id: string): Promise<boolean> {
-    return (await this.#q('DELETE FROM runs WHERE id = $1 RETURNING id', [id])).length > 0;
+    const gone = (await this.#q('DELETE FROM runs WHERE id = $1 RETURNING id', [id])).length > 0;
+    if (gone) await this.#notify({ kind: 'run', runId: id });
+    return gone;
+  }
+
+  async #notify(c: StoreChange): Promise<void> {
+    await this.#q(`SELECT pg_notify('${CHANGES}', $1)`, [JSON.stringify(c)]);
+  }
+
+  /**
+   * Calls `onChange` for every run, step or annotation written to this database by any process or machine
+   * (PostgreSQL LISTEN/NOTIFY on channel `loupe_changes`, sent in the writing transaction). One listening connection
+   * per store; when it breaks (server restart) it reconnects after a second (backing off to 30 s while it fails) and
+ * reports `{ kind: 'reconnected' }`,
+   * so views re-read what they may have missed.
+   * @returns an unsubscribe function.
+   */
+  watchChanges(onChange: (c: StoreChange) => void): () => void {
+    this.#watchers.add(onChange);
+    if (!this.#listener) {
+      this.#listener = { client: undefined, timer: undefined, failures: 0 };
+      void this.#listen(false);
+    }
+    return () => {
+      this.#watchers.delete(onChange);
+      if (!this.#watchers.size) this.#stopListening();
+    };
+  }
+
+  /** A promise that resolves once the listening connection is up (tests, and callers that must not miss a change). */
+  async listening(): Promise<void> {
+    for (let i = 0; i < 200 && this.#listener && !this.#listener.client; i++) await new Promise((r) => setTimeout(r, 25));
+  }
+
+  async #listen(again: boolean): Promise<void> {
+    const l = this.#listener;
+    if (!l || this.#closed) return;
+    const client = new pg.Client(this.#clientConfig);
+    const retry = () => {
+      if (l.client === client) l.client = undefined;
+      client.removeAllListeners();
+      client.on('error', () => undefined);
+      void client.end().catch(() => undefined);
+      // 1 s, then doubling up to 30 s while the server stays unreachable or refuses the password
+      if (this.#listener === l && !this.#closed) l.timer = setTimeout(() => void this.#listen(true), Math.min(30_000, 1000 * 2 ** Math.min(l.failures++, 5)));
+      l.timer?.unref?.();
+    };
+    try {
+      await client.connect();
+      client.on('notification', (n) => {
+        let c: StoreChange;
+        try {
+          c = JSON.parse(n.payload ?? '{}') as StoreChange;
+        } catch {
+          return;
+        }
+        for (const w of [...this.#watchers]) w(c);
+      });
+      client.on('error', retry);
+      client.on('end', retry);
+      await client.query(`LISTEN ${CHANGES}`);
+      if (this.#listener !== l || this.#closed) {
+        client.removeAllListeners();
+        await client.end().catch(() => undefined);
+        return;
+      }
+      l.client = client;
+      l.failures = 0;
+      if (again) for (const w of [...this.#watchers]) w({ kind: 'reconnected' });
+    } catch {
+      retry();
+    }
+  }
+
+  #stopListening(): void {
+    const l = this.#listener;
+    this.#listener = undefined;
+    if (!l) return;
+    if (l.timer) clearTimeout(l.timer);
+    if (l.client) {
+      l.client.removeAllListeners();
+      l.client.on('error', () => undefined);
+      void l.client.end().catch(() => undefined);
+    }
   }
 
   async close(): Promise<void> {
     if (this.#closed) return;
     this.#closed = true;
+    this.#watchers.clear();
+    this.#stopListening();
     await this.#pool.end();
   }
 }
@@ -631,4 +731,13 @@ export function openPgStoreLazily(loc: PostgresLocation, opts: { password?: () =
 export async function pgReadyPoolOf(store: RunStore): Promise<pg.Pool> {
   if (store instanceof PgRunStore) return PgRunStore.readyPoolOf(store);
   throw new Error(`the ${store.engine} run store at ${store.location} is not a PostgreSQL store`);
+}
+
+/**
+ * Watches a run store for changes written by other processes or machines: a PostgreSQL store announces them with
+ * LISTEN/NOTIFY; other engines have no change feed here (undefined: callers keep their own refresh).
+ * @returns an unsubscribe function, or undefined when the engine has no change feed.
+ */
+export function watchStoreChanges(store: RunStore, onChange: (c: StoreChange) => void): (() => void) | undefined {
+  return store instanceof PgRunStore ? store.watchChanges(onChange) : undefined;
 }

@@ -12,6 +12,7 @@ import { forEachEngine } from '../../../helpers/store-engines.ts';
 import { annotationStoreOf } from '../../../../src/core/annotations/index.ts';
 import { parseStoreLocation } from '../../../../src/core/store/location.ts';
 import { openStoreLazily } from '../../../../src/core/store/open.ts';
+import { watchStoreChanges, type PgRunStore, type StoreChange } from '../../../../src/core/store/pg-run-store.ts';
 
 function step(runId: string, index: number, over: Partial<StepRecord> = {}): StepRecord {
   return {
@@ -255,6 +256,41 @@ forEachEngine((e) => {
       assert.equal(await s.schemaVersion(), migrations.at(-1)!.id);
       assert.ok(asked >= 2, `password asked ${asked} times`);
       await s.close();
+    });
+
+    it('live team view: a watcher sees runs, steps and annotations another connection writes (LISTEN/NOTIFY), also after a server restart', async () => {
+      const loc = await e.fresh();
+      const reader = await e.open(loc);
+      const writer = await e.open(loc);
+      const seen: Array<{ c: StoreChange; at: number }> = [];
+      const stop = watchStoreChanges(reader, (c) => seen.push({ c, at: performance.now() }))!;
+      await (reader as PgRunStore).listening();
+      const waitFor = async (pred: (c: StoreChange) => boolean) => {
+        for (let i = 0; i < 200 && !seen.some((x) => pred(x.c)); i++) await new Promise((r) => setTimeout(r, 10));
+        const hit = seen.find((x) => pred(x.c));
+        assert.ok(hit, `no change matching in ${JSON.stringify(seen.map((x) => x.c))}`);
+        return hit.at;
+      };
+      const t0 = performance.now();
+      await writer.createRun({ ...base, id: 'r1' });
+      const runLag = (await waitFor((c) => c.kind === 'run' && c.runId === 'r1')) - t0;
+      const t1 = performance.now();
+      await writer.commitStep(step('r1', 0));
+      const stepLag = (await waitFor((c) => c.kind === 'step' && c.runId === 'r1' && c.index === 0)) - t1;
+      await writer.judgements.put({ key: 'k', task: 'claim-support', judgeId: 'human', inputHash: 'h1', promptHash: null, input: { claim: 'c', sources: 's' }, raw: null, verdict: null, status: 'pending', at: '2026-01-01T00:00:00Z' }, { runId: 'r1' });
+      const ann = annotationStoreOf(writer);
+      await ann.syncFromJudgements();
+      await ann.annotate({ itemId: 'j:claim-support:h1', annotator: 'bo', verdict: { supported: true, reason: '' } });
+      await waitFor((c) => c.kind === 'annotation' && c.annotator === 'bo');
+      assert.ok(Math.max(runLag, stepLag) < 1000, `lags ${runLag} ${stepLag} ms`);
+      e.server()!.restart();
+      await waitFor((c) => c.kind === 'reconnected');
+      await writer.commitStep(step('r1', 1));
+      await waitFor((c) => c.kind === 'step' && c.index === 1);
+      stop();
+      await reader.close();
+      await writer.close();
+      console.log(`change seen after: run ${runLag.toFixed(1)} ms, step ${stepLag.toFixed(1)} ms`);
     });
 
     it('an unreachable server is a clear error naming host and port; nothing is created', async () => {
