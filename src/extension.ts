@@ -7,6 +7,7 @@ import { registerPanels } from './vscode/panels/index.ts';
 import { registerRunUi } from './vscode/run/index.ts';
 import { RunSession } from './vscode/run/run-session.ts';
 import { registerBenchmarksView } from './vscode/views/benchmarks-view.ts';
+import { registerMcpServers } from './vscode/mcp-servers.ts';
 import { folderContext, openTaskFile, type FolderContext } from './vscode/folder-context.ts';
 import { findBenchmark, registerBenchmark } from './core/benchmarks/registry.ts';
 import type { BenchmarkDefinition } from './core/benchmarks/types.ts';
@@ -34,6 +35,7 @@ export function activate(extension: vscode.ExtensionContext): LoupeApi {
     registerTestPanels(ctx);
     registerRunUi(ctx);
     registerBenchmarksView(ctx);
+    registerMcpServers(ctx);
     if (ctx.folderContext) {
       ctx.log.info(`task/run workspace of block ${ctx.folderContext.blockId}: suite ${ctx.folderContext.suites.map((x) => x.suite).join(', ')}, runs in ${ctx.folderContext.runsDirectory}`);
       void openTaskFile(ctx.folderContext);

@@ -91,6 +91,14 @@ function renderHeader(): HTMLElement {
 
 function renderCase(): void {
   const c = state.case;
+  const att = state.run?.attached;
+  if (!c && att) {
+    caseEl.replaceChildren(h('div', { class: 'fa-case', id: 'case-bar' },
+      h('div', { class: 'muted', id: 'case-pos' }, 'Failed item attached: tag the steps or report sentences where it went wrong'),
+      h('div', { class: 'q', id: 'case-question' }, `${att.ref}: ${att.question}`),
+      h('div', { class: 'muted', id: 'case-detail' }, att.detail)));
+    return;
+  }
   if (!c) {
     caseEl.replaceChildren(state.queueDone ? h('div', { class: 'fa-case', id: 'queue-done' }, `${state.queueDone.queueName}: nothing left for you (${state.queueDone.done} of ${state.queueDone.total} items done).`) : '');
     return;

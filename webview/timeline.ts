@@ -16,6 +16,7 @@ import {
   DidAppendStepsNotification, FocusStepNotification, GetStepDetailRequest, RevealToolCallRequest, SearchStepsRequest,
   type AnswerMark, type StepDetail, type TimelineHeatmap, type TimelineRun, type TimelineScoring, type TimelineState, type TimelineStep,
 } from '../src/protocol/timeline.ts';
+import { ExecuteCommandRequest } from '../src/protocol/webview.ts';
 import { connectHost, h, ready } from './shared/host.ts';
 import { argSections, filterSteps, formatDuration, formatTokens, stepVerdict, tallyText, toolGlyph, VERDICT_GLYPH } from './shared/timeline-model.ts';
 import { VirtualList } from './shared/virtual-list.ts';
@@ -66,7 +67,7 @@ function renderHeader(): void {
     h('span', { class: `status ${statusClass}`, id: 'run-status', title: run.statusReason ?? '' }, run.status),
     h('span', { class: 'muted' }, `${run.agent}${run.model ? ` · ${run.model}` : ''} · ${run.suite}`),
     h('span', { class: 'muted', id: 'run-totals' },
-      `${run.steps} steps · ${formatTokens(run.tokens.input)} in / ${formatTokens(run.tokens.output)} out · ${formatDuration(run.durationMs)}`),
+      `${run.steps} steps · ${run.tokens ? `${formatTokens(run.tokens.input)} in / ${formatTokens(run.tokens.output)} out` : 'tokens unknown (external client)'} · ${formatDuration(run.durationMs)}`),
     scoringSummary(),
   );
 }
@@ -101,6 +102,16 @@ function markView(m: AnswerMark): HTMLElement {
     }
     parts.push(expected);
   }
+  if (m.verdict === 'wrong' || m.verdict === 'partial') {
+    // issue 19: tag the failure where it is; the failure panel opens this trajectory with the item attached (the
+    // detail says what was given and the verdict, never the expected value: tagging stays blind)
+    const tag = h('vscode-button', { secondary: true, class: 'tag-failure', 'data-ref': m.ref, title: 'Open this run in the failure analysis with the item attached, to tag the step(s) where it went wrong' }, 'Tag failure');
+    tag.addEventListener('click', () => void host.rpc.request(ExecuteCommandRequest, {
+      command: 'loupe.tagFailure',
+      args: [{ runId: run.id, ref: m.ref, question: m.question, detail: `${m.given ? `answered ${m.given}` : 'no answer'}; judged ${m.verdict}`, ...(m.stepIndex !== undefined ? { step: m.stepIndex } : {}) }],
+    }));
+    parts.push(tag);
+  }
   return h('div', { class: `answer-mark ${m.verdict}`, 'data-ref': m.ref }, ...parts);
 }
 
@@ -125,7 +136,9 @@ function renderRow(s: TimelineStep): HTMLElement {
   h('span', { class: 'tl-summary', title: s.summary }, s.summary),
   h('span', { class: 'tl-bar', title: `model ${formatDuration(s.latencyMs)} · tools ${formatDuration(s.toolMs)}` }, h('span', { style: `width:${width}%` })),
   h('span', { class: 'tl-dur num' }, formatDuration(s.durationMs)),
-  h('span', { class: 'tl-tok num', title: `${s.tokensIn} input / ${s.tokensOut} output tokens` }, formatTokens(s.tokensIn + s.tokensOut)),
+  s.tokensIn === null || s.tokensOut === null
+    ? h('span', { class: 'tl-tok num', title: 'token use unknown: an external client (MCP) does not report it' }, '—')
+    : h('span', { class: 'tl-tok num', title: `${s.tokensIn} input / ${s.tokensOut} output tokens` }, formatTokens(s.tokensIn + s.tokensOut)),
   verdictCell(s.index),
   h('span', { class: `tl-status ${s.error ? 'bad' : 'ok'}`, title: s.error ? 'a tool call failed' : 'ok' }, s.error ? '✘' : '✔'));
   row.addEventListener('click', () => void select(s.index));
@@ -209,7 +222,7 @@ function renderDetail(d: StepDetail): void {
       h('div', { class: 'label' }, 'Observation'), h('pre', { class: 'obs' }, c.observation));
   });
   detailEl.replaceChildren(
-    h('h2', {}, `Step ${d.index + 1}`, h('span', { class: 'muted' }, ` · ${d.usage.input} in / ${d.usage.output} out tokens${d.finishReason ? ` · ${d.finishReason}` : ''}`)),
+    h('h2', {}, `Step ${d.index + 1}`, h('span', { class: 'muted' }, ` · ${d.usage ? `${d.usage.input} in / ${d.usage.output} out tokens` : 'tokens unknown'}${d.finishReason ? ` · ${d.finishReason}` : ''}`)),
     ...(assist?.detail(d.index, all.length - 1) ?? []),
     ...answersSection(d.index),
     d.reasoning ? h('details', {}, h('summary', {}, 'Reasoning'), h('pre', { class: 'reasoning' }, d.reasoning)) : '',

@@ -9,6 +9,7 @@ import { failuresCommand } from './failures.ts';
 import { fetchCommand } from './fetch.ts';
 import { indexCommand } from './index-cmd.ts';
 import { interveneCommand } from './intervene.ts';
+import { mcpCommand } from './mcp.ts';
 import { reportCommand } from './report.ts';
 import { reviewCommand } from './review.ts';
 import { runCommand } from './run.ts';
@@ -20,4 +21,4 @@ import { variablesCommand } from './variables.ts';
 import { searchEvalCommand } from './search-eval.ts';
 import type { CliCommand } from './types.ts';
 
-export const commands: CliCommand[] = [doctorCommand, indexCommand, searchCommand, variablesCommand, searchEvalCommand, runCommand, runsCommand, demoCommand, scoreCommand, reportCommand, blocksCommand, fetchCommand, annotationsCommand, agreementCommand, checklistCommand, reviewCommand, bladeCommand, interveneCommand, failuresCommand, storeCommand];
+export const commands: CliCommand[] = [doctorCommand, indexCommand, searchCommand, variablesCommand, searchEvalCommand, runCommand, runsCommand, demoCommand, scoreCommand, reportCommand, blocksCommand, fetchCommand, annotationsCommand, agreementCommand, checklistCommand, reviewCommand, bladeCommand, interveneCommand, failuresCommand, mcpCommand, storeCommand];

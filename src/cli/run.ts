@@ -59,7 +59,8 @@ export interface RunJsonLine {
   agent: string;
   status: string;
   steps: number;
-  tokens: { input: number; output: number };
+  /** null when unknown (an MCP client's run). */
+  tokens: { input: number; output: number } | null;
   durationMs: number;
   answers: { queryId: string; answer: number | number[] }[];
 }
@@ -69,7 +70,7 @@ export async function runJsonLine(store: RunStore, runId: string): Promise<RunJs
   const r = (await store.getRun(runId))!;
   return {
     runId: r.id, suite: r.suite, blockId: r.blockId, agent: r.agent, status: r.status, steps: r.steps,
-    tokens: { input: r.tokens.input, output: r.tokens.output }, durationMs: r.durationMs,
+    tokens: r.tokens ? { input: r.tokens.input, output: r.tokens.output } : null, durationMs: r.durationMs,
     answers: (await store.getAnswers(runId)).map((a) => ({ queryId: a.queryId, answer: a.answer })),
   };
 }
@@ -198,7 +199,7 @@ export const runCommand: CliCommand = {
       // LongDA needs no judge: the line carries its score (coverage / match as fractions, options used).
       const quick = getBenchmark(block.suite).runLineScore;
       if (v.json) io.out(JSON.stringify(quick ? { ...line, score: await quick(store, runId, block) } : line) + '\n');
-      else io.out(`${line.runId}  ${line.blockId}  ${line.status}  steps=${line.steps}  answers=${line.answers.length}  tokens=${line.tokens.input}/${line.tokens.output}  ${(line.durationMs / 1000).toFixed(1)} s\n`);
+      else io.out(`${line.runId}  ${line.blockId}  ${line.status}  steps=${line.steps}  answers=${line.answers.length}  tokens=${line.tokens ? `${line.tokens.input}/${line.tokens.output}` : 'unknown'}  ${(line.durationMs / 1000).toFixed(1)} s\n`);
     };
     const writeResults = async () => {
       if (!v.results || !done.length) return;

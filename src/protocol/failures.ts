@@ -53,6 +53,8 @@ export interface FailureRunView {
   taxonomy: string;
   /** Step to select on open. */
   focusStep?: number;
+  /** The failed item this run was opened for ("Tag failure" on it): tags made here are linked to it. */
+  attached?: { ref: string; question: string; detail: string };
 }
 
 /** The queue item being worked. */

@@ -14,7 +14,8 @@ export interface TimelineRun {
   status: string;
   statusReason: string | null;
   steps: number;
-  tokens: { input: number; output: number };
+  /** null when unknown (a run of an external MCP client). */
+  tokens: { input: number; output: number } | null;
   durationMs: number;
   startedAt: string | null;
 }
@@ -29,8 +30,9 @@ export interface TimelineStep {
   durationMs: number;
   latencyMs: number;
   toolMs: number;
-  tokensIn: number;
-  tokensOut: number;
+  /** null when unknown (a step of an external MCP client). */
+  tokensIn: number | null;
+  tokensOut: number | null;
   /** Tool names called in this step, in order (empty: a message without tool calls). */
   tools: string[];
   /** Any tool call ended in an error observation. */
@@ -105,7 +107,8 @@ export interface StepDetail {
   content: string;
   reasoning: string;
   toolCalls: { id: string; name: string; argumentsText: string; observation: string; isError: boolean; truncated: boolean; durationMs: number }[];
-  usage: { input: number; output: number; cached: number };
+  /** null when unknown (a step of an external MCP client). */
+  usage: { input: number; output: number; cached: number } | null;
   finishReason: string | null;
 }
 

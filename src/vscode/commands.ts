@@ -23,6 +23,7 @@ import { browseVariablesCommand } from './panels/variables-panel.ts';
 import { suiteRegistry } from './suites.ts';
 import { openTaskAsWorkspace } from './task-workspace.ts';
 import { setStorePassword } from './store-password.ts';
+import { evaluateChatAgentCommand } from './mcp-servers.ts';
 
 export type CommandHandler = (ctx: LoupeContext, ...args: unknown[]) => unknown;
 
@@ -40,6 +41,7 @@ export function createCommands(): Record<string, CommandHandler> {
     // Benchmarks view, Documentation Search, Results (issues 3, 4, 8)
     'loupe.refreshBenchmarks': (ctx) => suiteRegistry(ctx).refresh(),
     'loupe.openTaskAsWorkspace': (ctx, arg) => openTaskAsWorkspace(ctx, arg),
+    'loupe.evaluateChatAgent': (ctx, arg) => evaluateChatAgentCommand(ctx, arg),
     'loupe.searchDocumentation': (ctx, arg) => searchDocumentationCommand(ctx, arg),
     // Variable catalog (issue 25)
     'loupe.browseVariables': (ctx, arg) => browseVariablesCommand(ctx, arg),

@@ -26,7 +26,8 @@ export function taskWorkspaceDir(runsDirectory: string, suite: Suite, block: Blo
   return join(runsDirectory, 'tasks', suite.id.replace(/[^A-Za-z0-9._-]+/g, '_'), block.id);
 }
 
-async function pickBlock(ctx: LoupeContext): Promise<{ suite: Suite; block: Block } | undefined> {
+/** Asks for a block of the configured suites (quick pick titled `title`). @returns it, or undefined when cancelled or none is configured. */
+export async function pickBlock(ctx: LoupeContext, title = 'Open Task as Workspace'): Promise<{ suite: Suite; block: Block } | undefined> {
   const entries = await suiteRegistry(ctx).loadAll();
   type Item = vscode.QuickPickItem & { pair?: { suite: Suite; block: Block } };
   const items: Item[] = [];
@@ -50,7 +51,7 @@ async function pickBlock(ctx: LoupeContext): Promise<{ suite: Suite; block: Bloc
     }
     return undefined;
   }
-  const pick = await vscode.window.showQuickPick(items, { title: 'Open Task as Workspace', placeHolder: 'Which block?', matchOnDescription: true, matchOnDetail: true });
+  const pick = await vscode.window.showQuickPick(items, { title, placeHolder: 'Which block?', matchOnDescription: true, matchOnDetail: true });
   return pick?.pair;
 }
 

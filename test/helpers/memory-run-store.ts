@@ -39,7 +39,8 @@ export class MemoryRunStore implements RunStore {
   }
   async createRun(r: NewRun): Promise<RunRecord> {
     if (this.#runs.has(r.id)) throw new Error(`run ${r.id} exists`);
-    this.#runs.set(r.id, { ...clone(r), status: r.status ?? 'pending', statusReason: null, createdAt: new Date(Date.now() + this.#runs.size).toISOString(), startedAt: null, endedAt: null, durationMs: 0, steps: 0, tokens: { input: 0, output: 0, cached: 0 }, costUsd: null, extra: {} });
+    const { tokensKnown: _tk, ...fields } = r;
+    this.#runs.set(r.id, { ...clone(fields), status: r.status ?? 'pending', statusReason: null, createdAt: new Date(Date.now() + this.#runs.size).toISOString(), startedAt: null, endedAt: null, durationMs: 0, steps: 0, tokens: r.tokensKnown === false ? null : { input: 0, output: 0, cached: 0 }, costUsd: null, extra: {} });
     return (await this.getRun(r.id))!;
   }
   async updateRun(id: string, p: RunPatch): Promise<void> {
@@ -84,7 +85,7 @@ export class MemoryRunStore implements RunStore {
     this.#stepSeq.push({ seq: ++this.#seq, step: clone(step) });
     const r = this.#run(step.runId);
     r.steps++;
-    r.tokens = { input: r.tokens.input + step.usage.input, output: r.tokens.output + step.usage.output, cached: r.tokens.cached + step.usage.cached };
+    if (r.tokens && step.usage) r.tokens = { input: r.tokens.input + step.usage.input, output: r.tokens.output + step.usage.output, cached: r.tokens.cached + step.usage.cached };
     if (step.costUsd !== null) r.costUsd = (r.costUsd ?? 0) + step.costUsd;
     await this.applyEffects(step.runId, step.index, effects);
   }
@@ -136,7 +137,7 @@ export class MemoryRunStore implements RunStore {
   }
   async getStepSummaries(runId: string): Promise<StepSummaryRecord[]> {
     return (await this.getSteps(runId)).map((s) => ({
-      runId, index: s.index, startedAt: s.startedAt, latencyMs: s.latencyMs, toolMs: s.toolMs, usage: { input: s.usage.input, output: s.usage.output },
+      runId, index: s.index, startedAt: s.startedAt, latencyMs: s.latencyMs, toolMs: s.toolMs, usage: s.usage ? { input: s.usage.input, output: s.usage.output } : null,
       content: (s.assistant.content ?? '').slice(0, 400), toolNames: s.toolCalls.map((c) => c.name), anyError: s.toolCalls.some((c) => c.isError), firstArguments: s.toolCalls[0]?.argumentsText ?? null,
     }));
   }

@@ -13,7 +13,7 @@ import * as vscode from 'vscode';
 import { bladeGtStoreOf } from '../../src/core/benchmarks/blade/gt-versions.ts';
 import { openStore } from '../../src/core/store/run-store.ts';
 import { call, startScriptedLlm } from '../helpers/scripted-llm.ts';
-import { hasRunner, runner, screenshot, webviewText } from './helpers/runner.ts';
+import { hasRunner, pressUntil as sharedPressUntil, runner, screenshot, webviewText } from './helpers/runner.ts';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const shared = () => process.env.LOUPE_SHARED ?? join(process.env.LOUPE_REPO_ROOT ?? process.cwd(), '..', 'shared');
@@ -42,17 +42,8 @@ function cli(args: string[]): Promise<{ rc: number; out: string; err: string }> 
 const text = (selector: string) => runner<string>({ action: 'webviewText', title: TITLE, selector }, 15_000).catch(() => '');
 
 /** Presses a key until its effect shows (a key can be dropped while focus moves between frames). */
-async function pressUntil(key: string, effect: () => Promise<boolean>, what: string): Promise<void> {
-  for (let i = 0; i < 4; i++) {
-    await runner({ action: 'press', key });
-    for (let w = 0; w < 8; w++) {
-      if (await effect()) return;
-      await sleep(250);
-    }
-  }
-  await screenshot(`blade-failed-${what.replace(/\W+/g, '-')}`).catch(() => '');
-  throw new Error(`${what}: pressing ${key} had no effect; message '${await text('#message')}', progress '${await text('#progress')}'`);
-}
+const pressUntil = (key: string, effect: () => Promise<boolean>, what: string) =>
+  sharedPressUntil(key, effect, what, { shotPrefix: 'blade', explain: async () => `message '${await text('#message')}', progress '${await text('#progress')}'` });
 
 describe('BLADE ground-truth authoring and review', function () {
   this.timeout(900_000);

@@ -12,24 +12,15 @@ import * as vscode from 'vscode';
 import { annotationStoreOf } from '../../src/core/annotations/index.ts';
 import { openStore } from '../../src/core/store/run-store.ts';
 import { seedFailureFixture } from '../helpers/failure-fixtures.ts';
-import { hasRunner, runner, screenshot, webviewText } from './helpers/runner.ts';
+import { hasRunner, pressUntil as sharedPressUntil, runner, screenshot, webviewText } from './helpers/runner.ts';
 
 const TITLE = 'Failure Analysis';
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const text = (selector: string) => runner<string>({ action: 'webviewText', title: TITLE, selector }, 15_000).catch(() => '');
 
-/** Presses a key until its effect shows (a key can be dropped while focus moves between frames); at most 4 presses. */
-async function pressUntil(key: string, effect: () => Promise<boolean>, what: string): Promise<void> {
-  for (let i = 0; i < 4; i++) {
-    await runner({ action: 'press', key });
-    for (let w = 0; w < 8; w++) {
-      if (await effect()) return;
-      await sleep(250);
-    }
-  }
-  await screenshot(`failures-failed-${what.replace(/\W+/g, '-')}`).catch(() => '');
-  throw new Error(`${what}: pressing ${key} had no effect; message '${await text('#message')}'`);
-}
+/** Presses a key until its effect shows (the shared helper; at most 4 presses), explaining a failure by the panel's message. */
+const pressUntil = (key: string, effect: () => Promise<boolean>, what: string) =>
+  sharedPressUntil(key, effect, what, { shotPrefix: 'failures', explain: async () => `message '${await text('#message')}'` });
 
 const focusPanel = () => runner({ action: 'clickInWebview', selector: '#annotator', title: TITLE });
 
@@ -70,8 +61,9 @@ describe('Failure analysis panel', function () {
     await pressUntil('Enter', async () => /Tagged steps 2–3 of run/.test(await text('#message')), 'save step tag');
     // the report: move to its third sentence and tag it
     await pressUntil('r', async () => (await text('#report')).length > 0, 'focus report');
-    await pressUntil('j', async () => true, 'sentence 2');
-    await pressUntil('j', async () => true, 'sentence 3');
+    // each move is checked on the selected sentence (a key press under load may land late)
+    await pressUntil('j', async () => (await text('.sent.sel[data-sentence="1"]')).length > 0, 'sentence 2');
+    await pressUntil('j', async () => (await text('.sent.sel[data-sentence="2"]')).length > 0, 'sentence 3');
     await pressUntil('t', async () => /Tag “The company will double/.test(await text('#tag-form')), 'open span tag form');
     await pressUntil('5', async () => /over-reasoning/.test(await text('#tag-summary')), 'span class');
     await pressUntil('Enter', async () => /Tagged “The company will double/.test(await text('#message')), 'save span tag');

@@ -24,6 +24,11 @@ import type {
 /** Anything that answers a conversation: {@link LlmClient}, the reference agent, a test double. */
 export interface ModelClient {
   readonly model: string;
+  /**
+   * The "model" is an external client driving the run through tool calls (an MCP client, issue 24): its token use is
+   * unknown (steps record null, not 0) and it cannot be asked for extra completions (DDR's separate insight calls).
+   */
+  readonly external?: boolean;
   complete(messages: ChatMessage[], tools: LlmToolSpec[], opts?: CompleteOptions): Promise<LlmResponse>;
 }
 
@@ -225,6 +230,17 @@ export function messagesFromSteps(systemPrompt: string, taskPrompt: string, step
 /** How long a run's lease lasts without a heartbeat (ms); heartbeats come every third of it. */
 export const RUN_LEASE_TTL_MS = 30_000;
 
+/**
+ * Thrown by a model client whose wait for the next step ran out of the run's budget (an MCP client idle past the wall
+ * clock limit, issue 24): the run ends `budget_exhausted` with this message as its reason.
+ */
+export class BudgetExhaustedError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'BudgetExhaustedError';
+  }
+}
+
 /** Thrown when another live process drives the run (nothing was recorded). */
 export class RunLeaseError extends Error {
   readonly holder: RunLeaseHolder;
@@ -289,7 +305,7 @@ async function driveRun(o: AgentRunOptions, run: RunRecord, control: RunControl,
   const pendingHuman = human.filter((i) => i.beforeStep > prior.length).sort((a, b) => a.seq - b.seq);
   const replaySteps = o.replay && !o.resume ? o.replay.steps : [];
   const state: RunState = { answers: new Map(), notes: [], savedCode: null, extra: {} };
-  let tokens = { input: run.tokens.input, output: run.tokens.output };
+  let tokens = { input: run.tokens?.input ?? 0, output: run.tokens?.output ?? 0 };
   let cost = run.costUsd ?? 0;
   if (o.resume) {
     for (const a of await store.getAnswers(runId)) state.answers.set(a.queryId, { answer: a.answer, raw: a.raw, stepIndex: a.stepIndex });
@@ -431,6 +447,7 @@ async function driveRun(o: AgentRunOptions, run: RunRecord, control: RunControl,
           });
         } catch (e) {
           if (signal.aborted || (e instanceof LlmError && e.kind === 'aborted')) { status = 'cancelled'; reason = String(signal.reason ?? 'cancelled'); break; }
+          if (e instanceof BudgetExhaustedError) { status = 'budget_exhausted'; reason = e.message; break; }
           status = 'failed';
           reason = `model call failed: ${e instanceof Error ? e.message : String(e)}`;
           break;
@@ -470,7 +487,7 @@ async function driveRun(o: AgentRunOptions, run: RunRecord, control: RunControl,
       }
       const step: StepRecord = {
         runId, index: stepIndex, startedAt, endedAt: new Date().toISOString(), latencyMs: res.latencyMs, toolMs: performance.now() - t0,
-        assistant, toolCalls: records, extraMessages, usage: res.usage, costUsd: res.costUsd, finishReason: res.finishReason,
+        assistant, toolCalls: records, extraMessages, usage: o.model.external ? null : res.usage, costUsd: res.costUsd, finishReason: res.finishReason,
       };
       await store.commitStep(step, effectsSince(snapshot, state, runId, stepIndex, pendingCells));
       tokens = { input: tokens.input + res.usage.input, output: tokens.output + res.usage.output };

@@ -55,7 +55,7 @@ export function formatAgentEvent(e: AgentEvent, opts: TranscriptOptions = {}): s
     }
     case 'step-end': {
       const r = e.record;
-      return `${stamp}${paint(C.gray, `tokens ${r.usage.input} in / ${r.usage.output} out · model ${(r.latencyMs / 1000).toFixed(1)}s · tools ${(r.toolMs / 1000).toFixed(1)}s`)}\r\n`;
+      return `${stamp}${paint(C.gray, `${r.usage ? `tokens ${r.usage.input} in / ${r.usage.output} out` : 'tokens unknown'} · model ${(r.latencyMs / 1000).toFixed(1)}s · tools ${(r.toolMs / 1000).toFixed(1)}s`)}\r\n`;
     }
     case 'retry':
       return `${stamp}${paint(C.yellow, `↻ retry ${e.attempt} in ${(e.delayMs / 1000).toFixed(1)}s: ${e.reason}`)}\r\n`;

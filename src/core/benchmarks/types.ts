@@ -120,7 +120,8 @@ export interface BenchmarkPresentation {
   readonly tokenEfficiency: {
     rate: string;
     title: string;
-    point(s: RunScore): { inputTokens: number; outputTokens: number; matchSum: number; coverageSum: number; queries: number };
+    /** The run's point, or null when its token use is unknown (an external MCP client, issue 24): left out of the figure. */
+    point(s: RunScore): { inputTokens: number; outputTokens: number; matchSum: number; coverageSum: number; queries: number } | null;
   } | null;
   /** Tool-usage heatmaps (LongDA Figure 8): per step from stored steps (Results view) or from a run score (report), or null. */
   readonly toolUsage: {

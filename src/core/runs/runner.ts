@@ -26,7 +26,8 @@ import { parseOptions, type OptionValues } from '../benchmarks/options.ts';
 import type { BenchmarkDefinition } from '../benchmarks/types.ts';
 import type { AgentEvent, KernelLike, RunParams, ToolSet } from '../agent/types.ts';
 
-export type AgentKind = 'llm' | 'reference';
+/** Who drives a run: Loupe's LLM agent, the reference agent, or an external MCP client (`mcp:<client>/<version>`, issue 24). */
+export type AgentKind = 'llm' | 'reference' | `mcp:${string}`;
 
 /** Where a run's kernel works: its workspace, what it sees read-only and what it may write. */
 export interface KernelPlacement {
@@ -84,6 +85,10 @@ export interface BlockRunOptions {
    * re-executed in a fresh kernel) and continue with this run's model, after `hint` if given. Recorded as params.forkOf.
    */
   forkOf?: { runId: string; step: number; hint?: InterventionInput };
+  /** Extra run parameters recorded with the run (an MCP run's client and containment, issue 24). */
+  extraParams?: Partial<RunParams>;
+  /** Token counts of this run are unknown (an MCP client does not report them): stored as null, not 0 (issue 24). */
+  tokensUnknown?: boolean;
 }
 
 const checksumCache = new Map<string, Promise<string>>();
@@ -282,10 +287,19 @@ export async function defaultStartKernel(k: KernelSettings, suite: string, o: Ke
   });
 }
 
+/**
+ * The tool set a run of this block gets: the benchmark's tools, system prompt and block prompt under the run's tool
+ * options and step budget. The same for Loupe's agent and for an MCP client (issue 24: same names, schemas, descriptions).
+ * @throws LoupeInputError for an unknown benchmark or a bad tool option.
+ */
+export function blockToolSet(o: Pick<BlockRunOptions, 'block' | 'docs' | 'docsCacheDir' | 'budget' | 'toolSetOptions' | 'agent'>): ToolSet {
+  return toolSetFor(o);
+}
+
 function toolSetFor(o: Pick<BlockRunOptions, 'block' | 'docs' | 'docsCacheDir' | 'budget' | 'toolSetOptions' | 'agent'>): ToolSet {
   const def = getBenchmark(o.block.suite, `block ${o.block.id}`);
   return def.toolSet({
-    block: o.block, options: parseToolOptions(def.kind, o.toolSetOptions), agent: o.agent,
+    block: o.block, options: parseToolOptions(def.kind, o.toolSetOptions), agent: o.agent === 'reference' ? 'reference' : 'llm',
     ...(o.budget?.maxSteps != null ? { maxSteps: o.budget.maxSteps } : {}), ...(o.docsCacheDir ? { docsCacheDir: o.docsCacheDir } : {}), ...(o.docs ? { docs: o.docs } : {}),
   });
 }
@@ -356,9 +370,10 @@ export async function startBlockRun(o: BlockRunOptions): Promise<AgentRunResult>
     ...(o.toolSetOptions && Object.keys(o.toolSetOptions).length ? { toolSetOptions: o.toolSetOptions } : {}),
     ...(o.loadOptions && Object.keys(o.loadOptions).length ? { loadOptions: o.loadOptions } : {}),
     ...(fork ? { forkOf: { runId: fork.parent.id, step: fork.step } } : {}),
+    ...(o.extraParams ?? {}),
   };
   const created = await o.store.createRun({
-    id: runId, suite: o.suite.kind, blockId: o.block.id, agent: o.agent, model: o.agent === 'llm' ? model.model : 'reference',
+    id: runId, suite: o.suite.kind, blockId: o.block.id, agent: o.agent, model: o.agent === 'reference' ? 'reference' : model.model, ...(o.tokensUnknown ? { tokensKnown: false } : {}),
     params, promptHash: promptHash(toolSet.systemPrompt, toolSet.buildBlockPrompt(o.block), toolSet.tools.map((t) => ({ name: t.name, description: t.description, parameters: t.parameters }))),
     toolSet: toolSet.id, dataChecksums: {}, loupeVersion: LOUPE_VERSION, sandbox: o.kernel.sandbox, workspace,
   });
@@ -418,6 +433,7 @@ export async function resumeBlockRun(o: BlockRunOptions & { runId: string }): Pr
   if (run.blockId !== o.block.id) throw new LoupeInputError('--resume', `run ${o.runId} is for block ${run.blockId}, not ${o.block.id}`);
   o = { ...o, toolSetOptions: o.toolSetOptions ?? run.params.toolSetOptions };
   if (run.status === 'finished') throw new LoupeInputError('--resume', `run ${o.runId} already finished`);
+  if (run.agent.startsWith('mcp:') && !(o.modelClient as { external?: boolean } | undefined)?.external) throw new LoupeInputError(`run ${o.runId}`, `was driven by the external MCP client ${run.agent.slice(4)}: only a new MCP connection can continue it (loupe mcp --resume)`);
   const toolSet = toolSetFor({ ...o, budget: { ...o.budget, maxSteps: o.budget?.maxSteps ?? (run.params.maxSteps as number | undefined) } });
   const model = modelFor({ ...o, agent: run.agent as AgentKind });
   const runDir = dirname(run.workspace);

@@ -93,11 +93,11 @@ export async function exportLongdaResults(store: RunStore, runs: { runId: string
     writeFileSync(join(outDir, 'messages', `${blockKey.replace(/[/\\]/g, '_')}.json`), JSON.stringify(steps, null, 2));
     blockMetrics[blockKey] = {
       run_id: runId, status: run.status, status_reason: run.statusReason, steps: run.steps,
-      tokens: { input: run.tokens.input, output: run.tokens.output, total: run.tokens.input + run.tokens.output },
+      tokens: run.tokens ? { input: run.tokens.input, output: run.tokens.output, total: run.tokens.input + run.tokens.output } : null,
       duration_seconds: run.durationMs / 1000,
     };
-    totIn += run.tokens.input;
-    totOut += run.tokens.output;
+    totIn += run.tokens?.input ?? 0;
+    totOut += run.tokens?.output ?? 0;
     totSteps += run.steps;
     totMs += run.durationMs;
     if (run.model) models.add(run.model);

@@ -331,4 +331,12 @@ CREATE TABLE interventions (
 );
 `,
   },
+  {
+    id: 15,
+    name: 'unknown token counts (issue 24): runs and steps of external MCP clients, whose token use Loupe cannot see, read as null (not 0)',
+    sql: `
+ALTER TABLE runs ADD COLUMN tokens_known INTEGER NOT NULL DEFAULT 1;
+ALTER TABLE steps ADD COLUMN tokens_known INTEGER NOT NULL DEFAULT 1;
+`,
+  },
 ];

@@ -239,9 +239,9 @@ export class PgRunStore implements RunStore {
 
   async createRun(r: NewRun): Promise<RunRecord> {
     await this.#q(`INSERT INTO runs (id, suite, block_id, agent, model, params, prompt_hash, tool_set, data_checksums,
-      loupe_version, sandbox, workspace, status, created_at) VALUES ($1,$2,$3,$4,$5,$6,$7,$8,$9,$10,$11,$12,$13,$14)`, [
+      loupe_version, sandbox, workspace, status, created_at, tokens_known) VALUES ($1,$2,$3,$4,$5,$6,$7,$8,$9,$10,$11,$12,$13,$14,$15)`, [
       r.id, r.suite, r.blockId, r.agent, r.model, JSON.stringify(r.params), r.promptHash, r.toolSet,
-      JSON.stringify(r.dataChecksums), r.loupeVersion, r.sandbox, r.workspace, r.status ?? 'pending', nowIso()]);
+      JSON.stringify(r.dataChecksums), r.loupeVersion, r.sandbox, r.workspace, r.status ?? 'pending', nowIso(), r.tokensKnown === false ? 0 : 1]);
     await this.#notify({ kind: 'run', runId: r.id });
     return (await this.getRun(r.id))!;
   }
@@ -318,16 +318,17 @@ export class PgRunStore implements RunStore {
     const notes = effects.notes;
     const L = sqlLiteral;
     const run = L(step.runId);
+    const usage = step.usage ?? { input: 0, output: 0, cached: 0 }; // unknown (an MCP client): stored as 0 with tokens_known = 0
     const sql = [`SELECT pg_advisory_xact_lock(${LOCK_STEP_SEQ})`,
       `WITH s AS (
           INSERT INTO steps (run_id, idx, started_at, ended_at, latency_ms, tool_ms, assistant, tool_calls,
-            extra_messages, tokens_input, tokens_output, tokens_cached, cost_usd, finish_reason, seq)
+            extra_messages, tokens_input, tokens_output, tokens_cached, cost_usd, finish_reason, tokens_known, seq)
           VALUES (${[step.runId, step.index, step.startedAt, step.endedAt, step.latencyMs, step.toolMs, JSON.stringify(step.assistant), JSON.stringify(step.toolCalls),
-            JSON.stringify(step.extraMessages), step.usage.input, step.usage.output, step.usage.cached, step.costUsd, step.finishReason].map(L).join(', ')},
+            JSON.stringify(step.extraMessages), usage.input, usage.output, usage.cached, step.costUsd, step.finishReason, step.usage ? 1 : 0].map(L).join(', ')},
             (SELECT COALESCE(MAX(seq), 0) + 1 FROM steps)) RETURNING 1
         ), r AS (
-          UPDATE runs SET heartbeat_at = ${L(step.endedAt)}, steps = steps + 1, tokens_input = tokens_input + ${L(step.usage.input)},
-            tokens_output = tokens_output + ${L(step.usage.output)}, tokens_cached = tokens_cached + ${L(step.usage.cached)},
+          UPDATE runs SET heartbeat_at = ${L(step.endedAt)}, steps = steps + 1, tokens_input = tokens_input + ${L(usage.input)},
+            tokens_output = tokens_output + ${L(usage.output)}, tokens_cached = tokens_cached + ${L(usage.cached)},
             cost_usd = ${step.costUsd === null ? 'cost_usd' : `COALESCE(cost_usd, 0) + ${L(step.costUsd)}`}
             ${effects.extra ? `, state = ${L(JSON.stringify(effects.extra))}` : ''}
           WHERE id = ${run} RETURNING 1
@@ -447,17 +448,17 @@ export class PgRunStore implements RunStore {
    * `\u0000` escape (which PostgreSQL's json operators cannot turn into text) is dropped before parsing.
    */
   async getStepSummaries(runId: string): Promise<StepSummaryRecord[]> {
-    const rows = await this.#q(`SELECT idx, started_at, latency_ms, tool_ms, tokens_input, tokens_output,
+    const rows = await this.#q(`SELECT idx, started_at, latency_ms, tool_ms, tokens_input, tokens_output, tokens_known,
         substr(a ->> 'content', 1, 400) AS content,
         (SELECT COALESCE(json_agg(e ->> 'name'), '[]'::json)::text FROM json_array_elements(t) e) AS names,
         (SELECT count(*)::int FROM json_array_elements(t) e WHERE (e ->> 'isError') = 'true') AS errors,
         t -> 0 ->> 'argumentsText' AS first_args
-      FROM (SELECT idx, started_at, latency_ms, tool_ms, tokens_input, tokens_output,
+      FROM (SELECT idx, started_at, latency_ms, tool_ms, tokens_input, tokens_output, tokens_known,
               replace(assistant, '\\u0000', '')::json AS a, replace(tool_calls, '\\u0000', '')::json AS t
             FROM steps WHERE run_id = $1) s ORDER BY idx`, [runId]);
     return rows.map((r) => ({
       runId, index: r.idx as number, startedAt: r.started_at as string, latencyMs: r.latency_ms as number, toolMs: r.tool_ms as number,
-      usage: { input: r.tokens_input as number, output: r.tokens_output as number },
+      usage: r.tokens_known === 0 ? null : { input: r.tokens_input as number, output: r.tokens_output as number },
       content: (r.content as string | null) ?? '', toolNames: JSON.parse((r.names as string | null) ?? '[]') as string[],
       anyError: (r.errors as number) > 0, firstArguments: typeof r.first_args === 'string' ? r.first_args : null,
     }));

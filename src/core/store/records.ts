@@ -69,7 +69,8 @@ export interface StepRecord {
   toolCalls: ToolCallRecord[];
   /** Messages added after the tool results (e.g. a nudge when no tool was called). */
   extraMessages: ChatMessage[];
-  usage: Usage;
+  /** Token use of the step's model call; null when unknown (an external MCP client, issue 24). */
+  usage: Usage | null;
   costUsd: number | null;
   finishReason: string | null;
 }
@@ -120,6 +121,12 @@ export interface RunParams {
    * (1-based: `step` 3 replays steps 1–3 without model calls and continues from step 4).
    */
   forkOf?: { runId: string; step: number };
+  /**
+   * A run driven by an external MCP client (issue 24): who it is, how it was connected, whether it declared a sandbox
+   * of its own (`contained`; false: the run is uncontained), and the name of the `finish` tool variant when the block's
+   * tool set ends on a message (DDR).
+   */
+  mcp?: { client: string; clientVersion: string; transport: 'stdio' | 'http'; contained: boolean; finishTool?: string };
 }
 
 export interface RunRecord {
@@ -144,7 +151,8 @@ export interface RunRecord {
   /** Sum of active time over all sessions (resume adds to it). */
   durationMs: number;
   steps: number;
-  tokens: Usage;
+  /** Summed token use of the run's model calls; null when unknown (an external MCP client does not report it, issue 24). */
+  tokens: Usage | null;
   costUsd: number | null;
   /** pid of the process driving the run while it is `running` (null otherwise). */
   ownerPid?: number | null;

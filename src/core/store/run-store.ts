@@ -51,7 +51,7 @@ export function runFromRow(r: Row): RunRecord {
     endedAt: (r.ended_at as string | null) ?? null,
     durationMs: r.duration_ms as number,
     steps: r.steps as number,
-    tokens: { input: r.tokens_input as number, output: r.tokens_output as number, cached: r.tokens_cached as number },
+    tokens: r.tokens_known === 0 ? null : { input: r.tokens_input as number, output: r.tokens_output as number, cached: r.tokens_cached as number },
     costUsd: (r.cost_usd as number | null) ?? null,
     ownerPid: (r.owner_pid as number | null | undefined) ?? null,
     heartbeatAt: (r.heartbeat_at as string | null | undefined) ?? null,
@@ -98,7 +98,7 @@ export function stepFromRow(r: Row): StepRecord {
     assistant: JSON.parse(r.assistant as string) as AssistantMessage,
     toolCalls: JSON.parse(r.tool_calls as string) as ToolCallRecord[],
     extraMessages: JSON.parse(r.extra_messages as string) as ChatMessage[],
-    usage: { input: r.tokens_input as number, output: r.tokens_output as number, cached: r.tokens_cached as number },
+    usage: r.tokens_known === 0 ? null : { input: r.tokens_input as number, output: r.tokens_output as number, cached: r.tokens_cached as number },
     costUsd: (r.cost_usd as number | null) ?? null,
     finishReason: (r.finish_reason as string | null) ?? null,
   };
@@ -184,9 +184,9 @@ export class SqliteRunStore implements RunStore {
 
   async createRun(r: NewRun): Promise<RunRecord> {
     this.db.prepare(`INSERT INTO runs (id, suite, block_id, agent, model, params, prompt_hash, tool_set, data_checksums,
-      loupe_version, sandbox, workspace, status, created_at) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)`).run(
+      loupe_version, sandbox, workspace, status, created_at, tokens_known) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)`).run(
       r.id, r.suite, r.blockId, r.agent, r.model, JSON.stringify(r.params), r.promptHash, r.toolSet,
-      JSON.stringify(r.dataChecksums), r.loupeVersion, r.sandbox, r.workspace, r.status ?? 'pending', nowIso());
+      JSON.stringify(r.dataChecksums), r.loupeVersion, r.sandbox, r.workspace, r.status ?? 'pending', nowIso(), r.tokensKnown === false ? 0 : 1);
     return (await this.getRun(r.id))!;
   }
 
@@ -318,15 +318,15 @@ export class SqliteRunStore implements RunStore {
     step = this.#mapTexts(step, (t) => this.#externalize(dir, t));
     this.db.transaction(() => {
       this.db.prepare(`INSERT INTO steps (run_id, idx, started_at, ended_at, latency_ms, tool_ms, assistant, tool_calls,
-        extra_messages, tokens_input, tokens_output, tokens_cached, cost_usd, finish_reason, seq)
-        VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,(SELECT COALESCE(MAX(seq), 0) + 1 FROM steps))`).run(
+        extra_messages, tokens_input, tokens_output, tokens_cached, cost_usd, finish_reason, tokens_known, seq)
+        VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,(SELECT COALESCE(MAX(seq), 0) + 1 FROM steps))`).run(
         step.runId, step.index, step.startedAt, step.endedAt, step.latencyMs, step.toolMs, JSON.stringify(step.assistant),
-        JSON.stringify(step.toolCalls), JSON.stringify(step.extraMessages), step.usage.input, step.usage.output,
-        step.usage.cached, step.costUsd, step.finishReason);
+        JSON.stringify(step.toolCalls), JSON.stringify(step.extraMessages), step.usage?.input ?? 0, step.usage?.output ?? 0,
+        step.usage?.cached ?? 0, step.costUsd, step.finishReason, step.usage ? 1 : 0);
       this.db.prepare('UPDATE runs SET heartbeat_at = ? WHERE id = ?').run(step.endedAt, step.runId);
       this.db.prepare(`UPDATE runs SET steps = steps + 1, tokens_input = tokens_input + ?, tokens_output = tokens_output + ?,
         tokens_cached = tokens_cached + ?, cost_usd = CASE WHEN ? IS NULL THEN cost_usd ELSE COALESCE(cost_usd, 0) + ? END
-        WHERE id = ?`).run(step.usage.input, step.usage.output, step.usage.cached, step.costUsd, step.costUsd, step.runId);
+        WHERE id = ?`).run(step.usage?.input ?? 0, step.usage?.output ?? 0, step.usage?.cached ?? 0, step.costUsd, step.costUsd, step.runId);
       this.#applyEffects(step.runId, step.index, effects);
     })();
   }
@@ -427,7 +427,7 @@ export class SqliteRunStore implements RunStore {
    * @returns one {@link StepSummaryRecord} per step, in order.
    */
   async getStepSummaries(runId: string): Promise<StepSummaryRecord[]> {
-    const rows = this.db.prepare(`SELECT idx, started_at, latency_ms, tool_ms, tokens_input, tokens_output,
+    const rows = this.db.prepare(`SELECT idx, started_at, latency_ms, tool_ms, tokens_input, tokens_output, tokens_known,
         substr(json_extract(assistant, '$.content'), 1, 400) AS content,
         (SELECT json_group_array(json_extract(value, '$.name')) FROM json_each(steps.tool_calls)) AS names,
         (SELECT count(*) FROM json_each(steps.tool_calls) WHERE json_extract(value, '$.isError')) AS errors,
@@ -435,7 +435,7 @@ export class SqliteRunStore implements RunStore {
       FROM steps WHERE run_id = ? ORDER BY idx`).all(runId) as Row[];
     return rows.map((r) => ({
       runId, index: r.idx as number, startedAt: r.started_at as string, latencyMs: r.latency_ms as number, toolMs: r.tool_ms as number,
-      usage: { input: r.tokens_input as number, output: r.tokens_output as number },
+      usage: r.tokens_known === 0 ? null : { input: r.tokens_input as number, output: r.tokens_output as number },
       content: (r.content as string | null) ?? '', toolNames: JSON.parse((r.names as string | null) ?? '[]') as string[],
       anyError: (r.errors as number) > 0, firstArguments: typeof r.first_args === 'string' && !r.first_args.startsWith(BLOB_MARK) ? r.first_args : null,
     }));

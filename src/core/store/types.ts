@@ -50,7 +50,8 @@ export interface StepSummaryRecord {
   startedAt: string;
   latencyMs: number;
   toolMs: number;
-  usage: { input: number; output: number };
+  /** Null when the step's token use is unknown (an external MCP client, issue 24). */
+  usage: { input: number; output: number } | null;
   /** The assistant message, cut to 400 characters. */
   content: string;
   toolNames: string[];
@@ -75,7 +76,11 @@ export interface RunLeaseHolder {
 export type RunLeaseResult = { ok: true; tookOverFrom?: RunLeaseHolder } | { ok: false; holder: RunLeaseHolder };
 
 /** The fields a caller gives to create a run. */
-export type NewRun = Omit<RunRecord, 'createdAt' | 'steps' | 'tokens' | 'costUsd' | 'durationMs' | 'startedAt' | 'endedAt' | 'statusReason' | 'status'> & { status?: RunStatus };
+export type NewRun = Omit<RunRecord, 'createdAt' | 'steps' | 'tokens' | 'costUsd' | 'durationMs' | 'startedAt' | 'endedAt' | 'statusReason' | 'status'> & {
+  status?: RunStatus;
+  /** False when the run's token use cannot be known (an external MCP client): its tokens read as null (issue 24). Default true. */
+  tokensKnown?: boolean;
+};
 
 /** Status / timing changes of a run. */
 export interface RunPatch {

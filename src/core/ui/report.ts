@@ -65,8 +65,10 @@ export function buildReport(runs: readonly RunScore[], aggs: readonly ScoreAggre
       if (t.modelMeans.some((m) => m.value !== null)) figures.push({ title: main.label, spec: modelBarSpec(t, main.label, main.percent) });
     }
     const eff = p?.tokenEfficiency;
-    if (eff && ok.length) {
-      const mt = longdaMatchVsTokens(ok.map((r) => ({ runId: r.runId, model: r.model, ...eff.point(r) })));
+    // Runs whose token use is unknown (external MCP clients, issue 24) are left out of the rate-vs-tokens figure.
+    const points = eff ? ok.flatMap((r) => { const pt = eff.point(r); return pt ? [{ runId: r.runId, model: r.model, ...pt }] : []; }) : [];
+    if (eff && points.length) {
+      const mt = longdaMatchVsTokens(points);
       if (mt.fit) notes.push(`${eff.rate[0]!.toUpperCase()}${eff.rate.slice(1)} vs tokens fit: ${eff.rate} = ${mt.fit.a.toFixed(4)}·ln(tokens) + ${mt.fit.b.toFixed(4)} (R² ${mt.fit.r2.toFixed(3)}, models ${mt.fit.models.join(', ')}).`);
       figures.push({ title: eff.title, spec: matchVsTokensSpec(mt) });
     }

@@ -101,12 +101,15 @@ async function fixedSection(def: BenchmarkDefinition, runs: RunRecord[], scores:
     });
     const blocks = new Set(rs.map((r) => r.blockId)).size || 1;
     const sum = (f: (r: RunRecord) => number) => rs.reduce((k, r) => k + f(r), 0);
+    // Token use is unknown for external MCP clients (issue 24): summed over the runs that know it, null when none does.
+    const known = rs.filter((r) => r.tokens !== null);
+    const tokenSum = (f: (t: NonNullable<RunRecord['tokens']>) => number) => (known.length ? known.reduce((k, r) => k + f(r.tokens!), 0) : null);
     const perRun = aggregate ? blocks : rs.length || 1;
     return {
       ...Object.fromEntries(spec.rates.map((c) => [c.key, rate(c.key)])),
       steps: { value: sum((r) => r.steps) / perRun, runIds: ids },
-      inputTokens: { value: sum((r) => r.tokens.input), runIds: ids },
-      outputTokens: { value: sum((r) => r.tokens.output), runIds: ids },
+      inputTokens: { value: tokenSum((t) => t.input), runIds: known.map((r) => r.id) },
+      outputTokens: { value: tokenSum((t) => t.output), runIds: known.map((r) => r.id) },
       time: { value: sum((r) => r.durationMs) / 1000, runIds: ids },
       ...(assisted ? { interventions: { value: sum((r) => interventions.get(r.id) ?? 0) / (rs.length || 1), runIds: ids } } : {}),
     };
@@ -126,8 +129,9 @@ async function fixedSection(def: BenchmarkDefinition, runs: RunRecord[], scores:
       if (o && !options) options = { ...(Object.fromEntries(Object.entries(o).filter(([, v]) => ['string', 'number', 'boolean'].includes(typeof v))) as Record<string, string | number | boolean>), preset: presetOf({ options: o }) };
     }
     const plotted = p.tokenEfficiency ? agg[p.tokenEfficiency.rate]?.value : null;
-    if (plotted !== null && plotted !== undefined) {
-      scatter.push({ model, match: plotted, blocks: blocks.length, runIds: mine.map((r) => r.id), totalTokens: mine.reduce((k, r) => k + r.tokens.input + r.tokens.output, 0) });
+    // A model whose runs' token use is unknown (an external MCP client) has no point on the rate-vs-tokens figure.
+    if (plotted !== null && plotted !== undefined && mine.every((r) => r.tokens !== null)) {
+      scatter.push({ model, match: plotted, blocks: blocks.length, runIds: mine.map((r) => r.id), totalTokens: mine.reduce((k, r) => k + r.tokens!.input + r.tokens!.output, 0) });
     }
     // Tool usage: one trajectory per run (one block), its steps' tools.
     const usage = p.toolUsage;

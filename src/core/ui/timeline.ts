@@ -43,7 +43,7 @@ function oneLine(s: string, max: number): string {
 export function toTimelineStep(step: StepRecord, runStartMs: number): TimelineStep {
   return summaryToTimelineStep({
     runId: step.runId, index: step.index, startedAt: step.startedAt, latencyMs: step.latencyMs, toolMs: step.toolMs,
-    usage: { input: step.usage.input, output: step.usage.output }, content: step.assistant.content ?? '',
+    usage: step.usage ? { input: step.usage.input, output: step.usage.output } : null, content: step.assistant.content ?? '',
     toolNames: step.toolCalls.map((c) => c.name), anyError: step.toolCalls.some((c) => c.isError),
     firstArguments: step.toolCalls[0]?.argumentsText ?? null,
   }, runStartMs);
@@ -63,8 +63,8 @@ export function summaryToTimelineStep(s: StepSummaryRecord, runStartMs: number):
     durationMs: s.latencyMs + s.toolMs,
     latencyMs: s.latencyMs,
     toolMs: s.toolMs,
-    tokensIn: s.usage.input,
-    tokensOut: s.usage.output,
+    tokensIn: s.usage?.input ?? null,
+    tokensOut: s.usage?.output ?? null,
     tools: s.toolNames,
     error: s.anyError,
     summary,
@@ -91,7 +91,7 @@ export function searchSteps(steps: readonly StepRecord[], query: string): number
 export function toTimelineRun(r: RunRecord): TimelineRun {
   return {
     id: r.id, suite: r.suite, blockId: r.blockId, agent: r.agent, model: r.model, status: r.status, statusReason: r.statusReason,
-    steps: r.steps, tokens: { input: r.tokens.input, output: r.tokens.output }, durationMs: r.durationMs, startedAt: r.startedAt,
+    steps: r.steps, tokens: r.tokens ? { input: r.tokens.input, output: r.tokens.output } : null, durationMs: r.durationMs, startedAt: r.startedAt,
   };
 }
 

@@ -183,7 +183,10 @@ export class FailuresPanel extends LoupePanel {
       }
     }
     const def = findBenchmark(run.suite);
+    const caseItem = this.mode.kind === 'run' && this.mode.caseItemId ? await this.ann.getItem(this.mode.caseItemId) : undefined;
+    const attached = caseItem?.task === FAILURE_CASE_TASK ? (({ ref, question, detail }: FailureCaseInput) => ({ ref, question, detail }))(caseItem.input as FailureCaseInput) : undefined;
     return {
+      ...(attached ? { attached } : {}),
       runId, suite: run.suite, blockId: run.blockId, model: run.model ?? run.agent, steps, artefacts: await this.artefacts(runId), tags,
       taxonomy: def?.failureAnalysis?.taxonomy.id ?? this.catalog().taxonomies[0]?.id ?? '', ...(focusStep !== undefined ? { focusStep } : {}),
     };

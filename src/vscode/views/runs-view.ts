@@ -157,13 +157,16 @@ export class RunsViewProvider implements vscode.TreeDataProvider<RunsNode>, vsco
     md.appendMarkdown(`**${r.blockId}** · run \`${r.id}\`\n\n`);
     md.appendMarkdown(`status **${r.status}**${r.statusReason ? ` — ${r.statusReason}` : ''}\n\n`);
     md.appendMarkdown(`agent \`${r.agent}\`${r.model ? ` · model \`${r.model}\`` : ''} · tool set \`${r.toolSet}\` · sandbox \`${r.sandbox}\`\n\n`);
-    md.appendMarkdown(`${r.steps} steps · ${r.tokens.input} input / ${r.tokens.output} output tokens · ${(r.durationMs / 1000).toFixed(1)} s${r.costUsd != null ? ` · $${r.costUsd.toFixed(4)}` : ''}\n\n`);
+    md.appendMarkdown(`${r.steps} steps · ${r.tokens ? `${r.tokens.input} input / ${r.tokens.output} output tokens` : 'tokens unknown (external client)'} · ${(r.durationMs / 1000).toFixed(1)} s${r.costUsd != null ? ` · $${r.costUsd.toFixed(4)}` : ''}\n\n`);
     if (node.headline) md.appendMarkdown(`**${node.headline.text}** — ${node.headline.source}\n\n`);
     md.appendMarkdown(`${node.answers} answers recorded${node.assisted ? ` · **assisted** (${node.interventions ? `${node.interventions} hint${node.interventions === 1 ? '' : 's'} or correction${node.interventions === 1 ? '' : 's'} from an analyst` : 'an analyst ran code while the agent was running'}; scored apart)` : ''}`);
     if (r.params.forkOf) md.appendMarkdown(`\n\nfork of run \`${r.params.forkOf.runId}\` at step ${r.params.forkOf.step} (steps 1–${r.params.forkOf.step} replayed without model calls)`);
     item.tooltip = md;
     const resumable = !running && (r.status === 'cancelled' || r.status === 'failed' || r.status === 'budget_exhausted' || r.status === 'running');
-    item.contextValue = running ? 'run.running' : resumable ? 'run.resumable' : 'run.done';
+    // Runs of external MCP clients: Loupe can neither resume nor intervene on them (only the client drives them).
+    const mcp = r.agent.startsWith('mcp:');
+    if (mcp) md.appendMarkdown(`\n\ndriven by the MCP client \`${r.agent.slice(4)}\`${r.params.mcp?.contained === false ? ' · **uncontained** (the client declared no sandbox of its own; scored apart)' : ''}: it cannot be given hints or resumed from here — Loupe only answers the client's tool calls`);
+    item.contextValue = mcp ? `run.external.${r.status}` : running ? 'run.running' : resumable ? 'run.resumable' : 'run.done';
     item.command = { command: 'loupe.openTimeline', title: 'Open Trajectory Timeline', arguments: [r.id] };
     return item;
   }

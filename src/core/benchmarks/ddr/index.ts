@@ -89,7 +89,8 @@ export const ddr: BenchmarkDefinition = {
   kernelImportAllowlist: null,
   workspaceBlock: null,
   prepareModel(model, ctx) {
-    if (ctx.options.insights === 'reasoning' || model.model === 'reference') return model;
+    // An external MCP client (issue 24) cannot be asked separate insight calls: its insights come from its messages.
+    if (ctx.options.insights === 'reasoning' || model.model === 'reference' || model.external) return model;
     return withDdrInsights(model as ModelClient & { complete: ModelClient['complete'] }, ctx.store, ctx.runId, ctx.toolSet.buildBlockPrompt(ctx.block)) as ModelClient;
   },
   // After the loop: the result (I_t — with DDR's forced summary when the budget ended the run, unless
@@ -102,8 +103,8 @@ export const ddr: BenchmarkDefinition = {
     await finishDdrRun(ctx.store, ctx.runId, {
       finishRule: ctx.options.finishRule as DdrFinishRule,
       emptyInsights: ctx.options.emptyInsights as DdrEmptyInsights,
-      insights: ctx.options.insights as DdrInsightMode,
-      ...(ctx.options.forcedSummary !== false && status === 'budget_exhausted' ? { model, messages } : {}),
+      insights: model.external ? 'reasoning' : ctx.options.insights as DdrInsightMode,
+      ...(ctx.options.forcedSummary !== false && status === 'budget_exhausted' && !model.external ? { model, messages } : {}),
     });
   },
   runWithoutLoop: null,

@@ -97,7 +97,7 @@ export const longda: BenchmarkDefinition = {
   },
   scoreLine(s) {
     const m = s.summary;
-    return `match ${pct(m.match)}%  coverage ${pct(m.coverage)}% (structural ${pct(m.coverageStructural)}%)  ${m.answered}/${m.queries} answered  tokens ${m.inputTokens}+${m.outputTokens}  steps ${m.steps}`;
+    return `match ${pct(m.match)}%  coverage ${pct(m.coverage)}% (structural ${pct(m.coverageStructural)}%)  ${m.answered}/${m.queries} answered  tokens ${m.inputTokens == null ? 'unknown' : `${m.inputTokens}+${m.outputTokens}`}  steps ${m.steps}`;
   },
   scoreJson(s) {
     const d = s.detail as LongdaRunDetail;

@@ -66,6 +66,7 @@ export const LONGDA_PRESENTATION: BenchmarkPresentation = {
     title: 'LongDA match vs total tokens',
     point(s) {
       const d = s.detail as LongdaRunDetail;
+      if (d.tokensUnknown) return null;
       return { inputTokens: d.efficiency.inputTokens, outputTokens: d.efficiency.outputTokens, matchSum: d.score.match * d.score.n, coverageSum: d.score.coverage * d.score.n, queries: d.score.n };
     },
   },

@@ -44,6 +44,8 @@ export function stepToolNames(steps: readonly StepRecord[]): string[][] {
 export interface LongdaRunDetail {
   score: LongdaScore;
   efficiency: LongdaEfficiency;
+  /** The run's token use is unknown (an external MCP client, issue 24): `efficiency`'s token counts are not measurements. */
+  tokensUnknown?: true;
   heatmap: ToolHeatmap;
   /** Tool names called at each step (for pooled heatmaps). */
   toolSteps: string[][];
@@ -73,7 +75,9 @@ export async function scoreLongdaRun(store: RunStore, run: RunRecord, block: Blo
   const names = stepToolNames(steps);
   const toolCalls: Record<string, number> = {};
   for (const s of names) for (const t of s) toolCalls[t] = (toolCalls[t] ?? 0) + 1;
-  const efficiency = longdaEfficiency([{ blockId: run.blockId, inputTokens: run.tokens.input, outputTokens: run.tokens.output, steps: run.steps, wallSeconds: run.durationMs / 1000, toolCalls }]);
+  // An external MCP client's token use is unknown (issue 24): null in the summary, never counted as 0.
+  const tokensKnown = run.tokens !== null;
+  const efficiency = longdaEfficiency([{ blockId: run.blockId, inputTokens: run.tokens?.input ?? 0, outputTokens: run.tokens?.output ?? 0, steps: run.steps, wallSeconds: run.durationMs / 1000, toolCalls }]);
   const heatmap = toolUsageHeatmap([names], { tools: [...LONGDA_TOOLS, 'python'] });
   return {
     ...scoreBase(run, 'longda', 'none', { ...opts }),
@@ -87,12 +91,12 @@ export async function scoreLongdaRun(store: RunStore, run: RunRecord, block: Blo
       matchPartial: score.matchPartial,
       matchStrict: score.matchStrict,
       mae: score.mae,
-      inputTokens: efficiency.inputTokens,
-      outputTokens: efficiency.outputTokens,
+      inputTokens: tokensKnown ? efficiency.inputTokens : null,
+      outputTokens: tokensKnown ? efficiency.outputTokens : null,
       steps: efficiency.totalSteps,
       wallSeconds: efficiency.wallSeconds,
     },
-    detail: { score, efficiency, heatmap, toolSteps: names } satisfies LongdaRunDetail,
+    detail: { score, efficiency, heatmap, toolSteps: names, ...(tokensKnown ? {} : { tokensUnknown: true as const }) } satisfies LongdaRunDetail,
     ...(Object.keys(score.changedBy).length ? { changedBy: score.changedBy } : {}),
   };
 }
@@ -151,7 +155,9 @@ export function aggregateLongda(groups: readonly ScoreGroup[], options: OptionVa
     const rows: LongdaRowScore[] = ok.flatMap((s) => (s.detail as LongdaRunDetail).score.rows);
     const r = longdaRates(rows, o);
     const eff = longdaEfficiency(ok.map((s) => ({ blockId: s.blockId, inputTokens: s.summary.inputTokens ?? 0, outputTokens: s.summary.outputTokens ?? 0, steps: s.summary.steps ?? 0, wallSeconds: s.summary.wallSeconds ?? 0 })));
-    agg.metrics = { queries: r.n, coverage: r.coverage, coverageComparable: r.coverageComparable, coverageStructural: r.coverageStructural, match: r.match, matchPartial: r.matchPartial, matchStrict: r.matchStrict, mae: r.mae, inputTokens: eff.inputTokens, outputTokens: eff.outputTokens, totalTokens: eff.totalTokens, avgStepsPerBlock: eff.avgStepsPerBlock, wallHours: eff.wallHours };
+    // Tokens are summed over the runs whose token use is known; none known (an MCP client's runs, issue 24): null.
+    const known = ok.some((s) => s.summary.inputTokens != null);
+    agg.metrics = { queries: r.n, coverage: r.coverage, coverageComparable: r.coverageComparable, coverageStructural: r.coverageStructural, match: r.match, matchPartial: r.matchPartial, matchStrict: r.matchStrict, mae: r.mae, inputTokens: known ? eff.inputTokens : null, outputTokens: known ? eff.outputTokens : null, totalTokens: known ? eff.totalTokens : null, avgStepsPerBlock: eff.avgStepsPerBlock, wallHours: eff.wallHours };
     agg.method = 'pooled over queries (LongTA generate_evaluation_summary); tokens and time summed over runs';
     return agg;
   });

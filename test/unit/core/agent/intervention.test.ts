@@ -146,7 +146,8 @@ test('intervention: a stopped run takes a hint under its lease; refused while an
   assert.equal(assistanceLabel(coded), 'assisted');
   await newRun(store, 'ref', { agent: 'reference' });
   await assert.rejects(interveneStoredRun(store, 'ref', { who: 'ana', text: 'x' }), /reference agent's: it follows a fixed script/);
-  assert.match((interventionSupport({ id: 'e1', agent: 'mcp:claude-desktop' }) as { reason: string }).reason, /external client \(mcp:claude-desktop\).*Loupe's own agent only/);
+  assert.match((interventionSupport({ id: 'e1', agent: 'mcp:claude-desktop' }) as { reason: string }).reason, /external MCP client \(claude-desktop\).*cannot send it a message, so MCP runs cannot be intervened on/);
+  assert.match((interventionSupport({ id: 'e2', agent: 'remote-worker' }) as { reason: string }).reason, /external client \(remote-worker\).*Loupe's own agent only/);
   await store.close();
 });
 
@@ -205,8 +206,8 @@ test('fork: replays the parent up to a step without model calls (cells re-run), 
   assert.deepEqual(forkKernel, ['x = 7', 'print(x)'], 'the fork\'s fresh kernel re-ran the recorded cells');
   const steps = await store.getSteps('f');
   assert.deepEqual(steps.slice(0, 3).map((s) => s.finishReason), ['replayed', 'replayed', 'replayed']);
-  assert.ok(steps.slice(3).every((s) => s.finishReason !== 'replayed' && s.usage.input > 0), 'steps 4–5 came from the model');
-  assert.ok(steps.slice(0, 3).every((s) => s.usage.input === 0 && s.latencyMs === 0));
+  assert.ok(steps.slice(3).every((s) => s.finishReason !== 'replayed' && s.usage!.input > 0), 'steps 4–5 came from the model');
+  assert.ok(steps.slice(0, 3).every((s) => s.usage!.input === 0 && s.latencyMs === 0));
   assert.deepEqual((await store.getAnswers('f')).map((a) => a.queryId).sort(), ['q1', 'q2']);
   assert.match((await store.getEvents('f')).map((e) => e.message).join('\n'), /replayed 3 recorded steps of run p without model calls; continuing with other/);
   const a = (await assistanceOf(store, [(await store.getRun('f'))!])).get('f');

@@ -97,7 +97,7 @@ test('loop: tool errors become observations, long observations are cut, finishin
     const run = (await store.getRun('r1'))!;
     assert.equal(run.status, 'finished');
     assert.equal(run.steps, 3);
-    assert.ok(run.tokens.input > 0 && run.tokens.output > 0);
+    assert.ok(run.tokens!.input > 0 && run.tokens!.output > 0);
   });
   store.close();
 });

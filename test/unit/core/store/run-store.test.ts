@@ -102,6 +102,19 @@ forEachEngine((e) => {
     await s.close();
   });
 
+  it('unknown token use (an external MCP client) reads as null, not 0, on runs, steps and summaries', async () => {
+    const s = await e.open(await e.fresh());
+    await s.createRun({ ...base, id: 'm1', tokensKnown: false });
+    await s.commitStep(step('m1', 0, { usage: null, costUsd: null }));
+    assert.equal((await s.getRun('m1'))!.tokens, null);
+    assert.equal((await s.getStep('m1', 0))!.usage, null);
+    assert.equal((await s.getStepSummaries('m1'))[0]!.usage, null);
+    await s.createRun({ ...base, id: 'k1' });
+    await s.commitStep(step('k1', 0));
+    assert.deepEqual((await s.getStepSummaries('k1'))[0]!.usage, { input: 10, output: 3 });
+    await s.close();
+  });
+
   it('a failed step transaction leaves no partial effects', async () => {
     const s = await e.open(await e.fresh());
     await s.createRun({ ...base, id: 'r1' });

@@ -43,11 +43,15 @@ describe('results data', () => {
     // model-a: every answer right (the ground truth itself). model-b: only the first three.
     const right = Object.fromEntries(block.map((q) => [q.qId, q.answer]));
     const partly = Object.fromEntries(block.slice(0, 3).map((q) => [q.qId, q.answer]));
-    const runs: [string, string, Record<string, string>][] = [['ra', 'model-a', right], ['rb', 'model-b', partly]];
+    // mcp:x: an external MCP client whose token use is unknown (issue 24): its tokens are null, never 0, and it has no
+    // point on the match-vs-tokens figure
+    const runs: [string, string, Record<string, string>][] = [['ra', 'model-a', right], ['rb', 'model-b', partly], ['rm', 'mcp:x/1', partly]];
     for (const [id, model, answers] of runs) {
-      await store.createRun({ ...base, id, blockId, model });
-      await store.commitStep(step(id, 0, [{ name: 'search_doc' }, { name: 'read_doc' }]));
-      await store.commitStep(step(id, 1, [{ name: 'python', args: { code: 'answer("q1", 1)' } }]));
+      const mcp = model.startsWith('mcp:');
+      await store.createRun({ ...base, id, blockId, model, ...(mcp ? { agent: model, tokensKnown: false } : {}) });
+      const usage = (s: StepRecord): StepRecord => (mcp ? { ...s, usage: null } : s);
+      await store.commitStep(usage(step(id, 0, [{ name: 'search_doc' }, { name: 'read_doc' }])));
+      await store.commitStep(usage(step(id, 1, [{ name: 'python', args: { code: 'answer("q1", 1)' } }])));
       const score = scoreLongda(block, answers);
       await store.scores.save({
         runId: id, benchmark: 'longda', judgeId: 'none', options: { tolerance: 0.05, list_scoring: 'partial' },
@@ -65,7 +69,15 @@ describe('results data', () => {
     assert.ok(Math.abs((b?.cells.match?.value ?? 0) - 3 / 9) < 1e-9);
     assert.equal(a?.cells.inputTokens?.value, 2000);
     assert.equal(a?.cells.steps?.value, 2);
-    assert.equal(s.scatter.length, 2);
+    const m = t.rows.find((r) => r.model === 'mcp:x/1');
+    assert.ok(Math.abs((m?.cells.match?.value ?? 0) - 3 / 9) < 1e-9);
+    assert.equal(m?.cells.inputTokens?.value, null, 'unknown token use is null, not 0');
+    assert.equal(m?.cells.outputTokens?.value, null);
+    assert.equal(m?.cells.steps?.value, 2);
+    assert.equal((await store.getRun('rm'))?.tokens, null);
+    assert.ok((await store.getSteps('rm')).every((x) => x.usage === null));
+    assert.ok((await store.getStepSummaries('rm')).every((x) => x.usage === null));
+    assert.equal(s.scatter.length, 2, 'no match-vs-tokens point for the MCP client');
     assert.deepEqual(s.scatter.find((p) => p.model === 'model-b')?.runIds, ['rb']);
     assert.equal(s.scatter.find((p) => p.model === 'model-a')?.totalTokens, 2200);
     const hm = s.heatmaps.find((x) => x.model === 'model-a');
