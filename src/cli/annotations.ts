@@ -62,7 +62,7 @@ async function annotations(argv: string[], io: CliIo): Promise<number> {
       kind: { type: 'string' }, reviewers: { type: 'string' }, 'per-criterion': { type: 'string' }, seed: { type: 'string' }, 'all-items': { type: 'boolean' }, out: { type: 'string' },
     },
   });
-  const rs = openExistingStore(io, values.store);
+  const rs = await openExistingStore(io, values.store);
   try {
     const store = annotationStoreOf(rs);
     const filter = filterOf(values);
@@ -174,7 +174,7 @@ export const agreementCommand: CliCommand = {
   usage: AGREEMENT_USAGE,
   async run(argv, io) {
     const { values } = parseArgs({ args: argv, options: { store: { type: 'string' }, task: { type: 'string' }, suite: { type: 'string' }, run: { type: 'string', multiple: true }, criterion: { type: 'string' }, resamples: { type: 'string' }, seed: { type: 'string' }, json: { type: 'boolean' } } });
-    const rs = openExistingStore(io, values.store);
+    const rs = await openExistingStore(io, values.store);
     try {
       const resamples = intArg(values.resamples, '--resamples');
       const seed = intArg(values.seed, '--seed');

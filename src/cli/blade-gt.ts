@@ -16,8 +16,8 @@ import type { SandboxMode } from '../core/kernel/index.ts';
 import type { Block } from '../core/suites/types.ts';
 import { annotatorId } from '../core/util/annotator.ts';
 import { LoupeInputError } from '../core/util/errors.ts';
-import { openExistingStore, STORE_HELP, storeFile } from './store-arg.ts';
-import { openStore } from '../core/store/run-store.ts';
+import { openExistingStore, STORE_HELP, storeLocation } from './store-arg.ts';
+import { openStoreAt } from '../core/store/open.ts';
 import { UsageError, type CliCommand, type CliIo } from './types.ts';
 
 const USAGE = `loupe blade gt <show|versions|diff|save|export> --root DATASETS_DIR --dataset NAME [${STORE_HELP}]
@@ -73,7 +73,7 @@ async function gt(argv: string[], io: CliIo): Promise<number> {
   const c = datasetOf(values, io);
   if (sub === 'check' || sub === 'author') return author(sub, values, c, io);
   // save may create the store; the others read an existing one
-  const rs = sub === 'save' ? openStore(storeFile(io, values.store)) : openExistingStore(io, values.store);
+  const rs = sub === 'save' ? await openStoreAt(storeLocation(io, values.store), { env: io.env }) : await openExistingStore(io, values.store);
   try {
     const gts = bladeGtStoreOf(rs);
     const shippedVersion: BladeGtVersion = { dataset: c.dataset, version: 0, parent: 0, hash: '', csv: c.shipped, author: 'BLADE', createdAt: '', note: 'shipped annotations.csv' };
@@ -187,7 +187,7 @@ async function author(sub: 'check' | 'author', values: { root?: string | undefin
     throw new LoupeInputError(file, `is not a JSON spec form: ${(e as Error).message}`);
   }
   if (!form || !['transform', 'cvar', 'model'].includes(form.kind)) throw new LoupeInputError(file, 'kind must be transform, cvar or model');
-  const rs = openStore(storeFile(io, values.store));
+  const rs = await openStoreAt(storeLocation(io, values.store), { env: io.env });
   const sandbox = sandboxArg(values.sandbox);
   const wb = new BladeDecisionWorkbench(rs, blockOf(values.root!, c.dataset, io), sandbox ? { sandbox } : {});
   try {
@@ -218,7 +218,7 @@ async function review(sub: string | undefined, rest: string[], io: CliIo): Promi
   const c = datasetOf(values, io);
   const rule = values.rule ?? 'all-yes';
   if (rule !== 'all-yes' && rule !== 'majority') throw new UsageError(`--rule must be all-yes or majority, got '${rule}'`);
-  const rs = openExistingStore(io, values.store);
+  const rs = await openExistingStore(io, values.store);
   const wb = new BladeDecisionWorkbench(rs, blockOf(values.root!, c.dataset, io));
   try {
     const a = await wb.agreement({ kind: rule, minAnnotators: 2 });

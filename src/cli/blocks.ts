@@ -6,8 +6,8 @@ import { globMatcher } from '../core/suites/glob.ts';
 import { UsageError, type CliCommand } from './types.ts';
 import { existsSync } from 'node:fs';
 import { activeChecklistItems, checklistStoreOf } from '../core/annotations/checklists.ts';
-import { openStore } from '../core/store/run-store.ts';
-import { storeFile } from './store-arg.ts';
+import { storeLocation } from './store-arg.ts';
+import { openStoreAt } from '../core/store/open.ts';
 
 /** `loupe blocks`: lists the blocks of a benchmark suite on disk (issue 3 "CLI"). */
 export const blocksCommand: CliCommand = {
@@ -59,9 +59,9 @@ export const blocksCommand: CliCommand = {
     }
     // Checklists: the newest version written with `loupe checklist` / the editor (when a store exists), else the suite's own.
     const authored = new Map<string, { version: number; items: number }>();
-    const file = storeFile(io, values.store);
-    if (def.checklist && existsSync(file)) {
-      const store = openStore(file);
+    const loc = storeLocation(io, values.store);
+    if (def.checklist && (loc.engine === 'postgres' || existsSync(loc.file))) {
+      const store = await openStoreAt(loc, { env: io.env });
       try {
         for (const v of await checklistStoreOf(store).listLatest(suite.id)) authored.set(v.blockId, { version: v.version, items: activeChecklistItems(v.items).length });
       } finally {

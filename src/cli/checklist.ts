@@ -13,12 +13,13 @@ import {
 import { loadSuite, parseSuiteKind } from '../core/benchmarks/index.ts';
 import { benchmarks, getBenchmark } from '../core/benchmarks/registry.ts';
 import type { BenchmarkDefinition } from '../core/benchmarks/types.ts';
-import { openStore, type RunStore } from '../core/store/run-store.ts';
+import type { RunStore } from '../core/store/run-store.ts';
 import type { Block, Suite } from '../core/suites/types.ts';
 import { annotatorId } from '../core/util/annotator.ts';
 import { errorMessage, LoupeInputError } from '../core/util/errors.ts';
 import { plural } from './plural.ts';
-import { STORE_HELP, storeFile } from './store-arg.ts';
+import { STORE_HELP, storeLocation } from './store-arg.ts';
+import { openStoreAt } from '../core/store/open.ts';
 import { UsageError, type CliCommand, type CliIo } from './types.ts';
 
 const USAGE = `loupe checklist <show|versions|diff|save|export> --suite <ddr|analystbench|...> --root DIR --block ID
@@ -92,8 +93,8 @@ async function checklist(argv: string[], io: CliIo): Promise<number> {
   const block = suite.blocks.find((b) => b.id === values.block);
   if (!block) throw new UsageError(`--block ${values.block}: not a block of ${suite.id} (${suite.blocks.slice(0, 5).map((b) => b.id).join(', ')}${suite.blocks.length > 5 ? ', ...' : ''})`);
   const key: ChecklistKey = { suite: def.kind, suiteId: suite.id, blockId: block.id };
-  const file = storeFile(io, values.store);
-  const store = sub === 'save' || existsSync(file) ? openStore(file) : undefined;
+  const loc = storeLocation(io, values.store);
+  const store = sub === 'save' || loc.engine === 'postgres' || existsSync(loc.file) ? await openStoreAt(loc, { env: io.env }) : undefined;
   try {
     switch (sub) {
       case 'show': {

@@ -2,8 +2,9 @@ import { existsSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { loadSuite, type LongdaQuery } from '../core/benchmarks/index.ts';
-import { openStore } from '../core/store/run-store.ts';
-import { storeFile as storeFileOf } from './store-arg.ts';
+import { runsDirOf, storeLocation } from './store-arg.ts';
+import { describeStoreLocation } from '../core/store/location.ts';
+import { openStoreAt } from '../core/store/open.ts';
 import { startBlockRun } from '../core/runs/runner.ts';
 import { compareLongdaValues } from '../core/benchmarks/longda/eval.ts';
 import type { LlmConfig } from '../core/agent/llm.ts';
@@ -30,13 +31,14 @@ export const demoCommand: CliCommand = {
     if (!block) throw new UsageError(`block ${blockId} not found under ${root}`);
     const model = io.env.LOUPE_MODEL;
     const llm: LlmConfig | undefined = model ? { model, baseUrl: io.env.LOUPE_BASE_URL ?? io.env.OPENAI_BASE_URL ?? 'https://api.openai.com/v1', apiKey: io.env.OPENAI_API_KEY ?? '', temperature: 0 } : undefined;
-    const storeFile = storeFileOf(io, v.store);
-    const store = openStore(storeFile);
+    const loc = storeLocation(io, v.store);
+    const storeFile = describeStoreLocation(loc);
+    const store = await openStoreAt(loc, { env: io.env });
     try {
       io.err(`loupe demo: ${llm ? `llm agent (${llm.model})` : 'reference agent'} on ${block.id} (${block.items.length} queries), sandbox ${sandbox}\n`);
       let runId = '';
       const res = await startBlockRun({
-        store, suite, block, agent: llm ? 'llm' : 'reference', llm, runsDir: join(resolve(storeFile, '..'), 'runs'),
+        store, suite, block, agent: llm ? 'llm' : 'reference', llm, runsDir: runsDirOf(io, loc),
         kernel: { sandbox, python: v.python ?? io.env.LOUPE_PYTHON }, log: streamLogger({ write: (s: string) => io.err(s) }, 'warn'),
         onRunCreated: (id) => { runId = id; },
         onEvent: (e) => {

@@ -56,7 +56,7 @@ async function failures(argv: string[], io: CliIo): Promise<number> {
     }
     return catalog.errors.length ? 1 : 0;
   }
-  const rs = openExistingStore(io, values.store);
+  const rs = await openExistingStore(io, values.store);
   try {
     const ann = annotationStoreOf(rs);
     const sel = { ...(values.suite ? { suite: values.suite } : {}), ...(values.run?.length ? { runIds: values.run } : {}) };

@@ -35,7 +35,7 @@ export const interveneCommand: CliCommand = {
     if (!v.run) throw new UsageError('--run RUN is required');
     if (v.text === undefined) throw new UsageError('--text TEXT is required');
     if (v.kind !== undefined && v.kind !== 'hint' && v.kind !== 'correction') throw new UsageError(`--kind must be hint or correction, got '${v.kind}'`);
-    const store = openExistingStore(io, v.store);
+    const store = await openExistingStore(io, v.store);
     try {
       const rec = await interveneStoredRun(store, v.run, { who: v.who ?? cliWho(io), kind: (v.kind as 'hint' | 'correction' | undefined) ?? 'hint', text: v.text });
       if (v.json) io.out(JSON.stringify(rec) + '\n');

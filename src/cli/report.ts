@@ -27,7 +27,7 @@ export const reportCommand: CliCommand = {
     const { values } = parseArgs({ args: argv, options: { store: { type: 'string' }, format: { type: 'string' }, out: { type: 'string' }, suite: { type: 'string' }, 'suite-root': { type: 'string' }, title: { type: 'string' } } });
     const format = values.format ?? 'md';
     if (format !== 'md' && format !== 'html') throw new UsageError(`--format must be md or html, got '${format}'`);
-    const store = openExistingStore(io, values.store);
+    const store = await openExistingStore(io, values.store);
     let runs: RunScore[] = [];
     let failures: FailureFigures | undefined;
     try {

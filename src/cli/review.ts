@@ -63,7 +63,7 @@ async function review(argv: string[], io: CliIo): Promise<number> {
       source: { type: 'string' }, ties: { type: 'string' }, l2: { type: 'string' }, samples: { type: 'string' }, seed: { type: 'string' },
     },
   });
-  const rs = openExistingStore(io, values.store);
+  const rs = await openExistingStore(io, values.store);
   try {
     const ann = annotationStoreOf(rs);
     const sel = { ...(values.suite ? { suite: values.suite } : {}), ...(values.run?.length ? { runIds: values.run } : {}), ...(values.block?.length ? { blockIds: values.block } : {}) };

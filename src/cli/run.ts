@@ -1,10 +1,12 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { plural } from './plural.ts';
-import { dirname, join, resolve } from 'node:path';
+import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { loadSuite, parseSuiteKind, type Block, type Suite } from '../core/benchmarks/index.ts';
-import { openStore, type RunStore } from '../core/store/run-store.ts';
-import { storeFile as storeFileOf } from './store-arg.ts';
+import type { RunStore } from '../core/store/run-store.ts';
+import { runsDirOf, storeLocation } from './store-arg.ts';
+import { describeStoreLocation } from '../core/store/location.ts';
+import { openStoreAt } from '../core/store/open.ts';
 import { LoupeInputError } from '../core/util/errors.ts';
 import { didYouMean } from './suggest.ts';
 import { exportTrajectoryJsonl } from '../core/store/export.ts';
@@ -134,8 +136,9 @@ export const runCommand: CliCommand = {
         fork: { type: 'string' }, hint: { type: 'string' }, 'hint-kind': { type: 'string' },
       },
     });
-    const storeFile = storeFileOf(io, v.store);
-    const runsDir = join(dirname(storeFile), 'runs');
+    const loc = storeLocation(io, v.store);
+    const storeFile = describeStoreLocation(loc);
+    const runsDir = runsDirOf(io, loc);
     const sandbox = (v.sandbox ?? io.env.LOUPE_SANDBOX ?? 'bubblewrap') as 'bubblewrap' | 'off';
     if (sandbox !== 'bubblewrap' && sandbox !== 'off') throw new UsageError(`--sandbox must be bubblewrap or off, got '${sandbox}'`);
     if (sandbox === 'bubblewrap') {
@@ -162,7 +165,7 @@ export const runCommand: CliCommand = {
       };
     };
     const log = streamLogger({ write: (s: string) => io.err(s) }, v.verbose ? 'debug' : 'warn');
-    const store = openStore(storeFile);
+    const store = await openStoreAt(loc, { env: io.env });
     const controls = new Set<RunControl>();
     const onSig = () => { io.err('loupe run: stopping (Ctrl-C again to force)\n'); for (const c of controls) c.stop('interrupted (SIGINT)'); process.off('SIGINT', onSig); };
     process.on('SIGINT', onSig);

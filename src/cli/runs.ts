@@ -6,7 +6,7 @@ import { getBenchmark } from '../core/benchmarks/registry.ts';
 import type { ExportedRun } from '../core/benchmarks/types.ts';
 import { reopenRun } from '../core/runs/reopen.ts';
 import { isRunActive } from '../core/store/run-store.ts';
-import { openExistingStore, storeFile as storeFileOf } from './store-arg.ts';
+import { openExistingStore, storeName } from './store-arg.ts';
 import { exportTrajectoryJsonl } from '../core/store/export.ts';
 import { UsageError, type CliCommand } from './types.ts';
 
@@ -31,8 +31,8 @@ export const runsCommand: CliCommand = {
     });
     const limit = v.limit ? Number(v.limit) : undefined;
     if (limit !== undefined && !(Number.isInteger(limit) && limit > 0)) throw new UsageError(`--limit must be a positive integer, got '${v.limit}'`);
-    const storeFile = storeFileOf(io, v.store);
-    const store = openExistingStore(io, v.store);
+    const storeFile = storeName(io, v.store);
+    const store = await openExistingStore(io, v.store);
     try {
       let runs = await store.listRuns({ suite: v.suite, blockId: v.block, status: v.status as never, limit });
       if (v.run) {

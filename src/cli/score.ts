@@ -15,8 +15,8 @@ import { createJudge, JUDGE_KINDS, type HumanResolver, type Judge, type JudgeKin
 import { annotationStoreOf, humanResolver } from '../core/annotations/index.ts';
 import { lexicalEmbedder, openAiEmbedder, type CaptionEmbedder } from '../core/benchmarks/analystbench/eval.ts';
 import { judgementStoreOf } from '../core/eval/store.ts';
-import { openStore } from '../core/store/run-store.ts';
-import { openExistingStore, storeFile } from './store-arg.ts';
+import { openStoreAt } from '../core/store/open.ts';
+import { openExistingStore, storeName } from './store-arg.ts';
 import type { LoadSuiteOptions, Suite } from '../core/suites/types.ts';
 import { streamLogger } from '../core/util/log.ts';
 import { UsageError, type CliCommand, type CliIo } from './types.ts';
@@ -125,7 +125,7 @@ export function aggregateLines(aggs: readonly ScoreAggregate[]): string[] {
 
 /** Scores runs of a store; shared by `loupe score` and `loupe report`. */
 export async function scoreRuns(opts: { storeFile: string; runIds?: string[]; suite?: string; suiteRoot?: string; loadOptions?: Omit<LoadSuiteOptions, 'log' | 'onProgress'>; judge: (js: JudgementStore, resolver: HumanResolver) => Judge; options: Record<string, string>; preset?: ScorePreset; embedder?: CaptionEmbedder; save: boolean; io?: CliIo; checklist?: 'latest' | 'native' | number; groundTruth?: 'latest' | 'shipped' | number }): Promise<{ judgeId: string; runs: RunScore[]; aggregates: ScoreAggregate[] }> {
-  const store = openStore(opts.storeFile);
+  const store = await openStoreAt(opts.storeFile, { ...(opts.io ? { cwd: opts.io.cwd, env: opts.io.env } : {}) });
   const session = scoringSession();
   try {
     const js = judgementStoreOf(store);
@@ -180,7 +180,7 @@ export const scoreCommand: CliCommand = {
       return scoreBladeOutputFiles({ files: values['blade-outputs'].map((f) => resolve(io.cwd, f)), root: resolve(io.cwd, root), judge: judgeFromArgs(judgeArgs, new MemoryJudgementStore(), io.env, undefined, io.cwd), options: parseOptionPairs(values.option), preset, json: !!values.json }, io);
     }
     if (values['longda-answers']) return scoreLongtaFile(values['longda-answers'], values['ground-truth'], parseOptionPairs(values.option), preset, !!values.json, io);
-    await openExistingStore(io, values.store).close(); // a mistyped path is an error, not a new empty store
+    await (await openExistingStore(io, values.store)).close(); // a mistyped path is an error, not a new empty store
     if (!values.run?.length && !values.all) throw new UsageError('give --run ID (repeatable) or --all');
     if (values.run?.length && values.all) throw new UsageError('--run and --all are exclusive');
     const options = parseOptionPairs(values.option);
@@ -195,7 +195,7 @@ export const scoreCommand: CliCommand = {
       ? openAiEmbedder({ baseUrl: values['embeddings-base-url'] ?? values['judge-base-url'] ?? '', model: values['embeddings-model'], apiKey: io.env[values['judge-api-key-env'] ?? 'OPENAI_API_KEY'] ?? '' })
       : lexicalEmbedder();
     const res = await scoreRuns({
-      storeFile: storeFile(io, values.store),
+      storeFile: storeName(io, values.store),
       ...(values.run?.length ? { runIds: values.run } : {}),
       ...(values.suite ? { suite: values.suite } : {}),
       ...(values['suite-root'] ?? values.root ? { suiteRoot: resolve(io.cwd, (values['suite-root'] ?? values.root)!) } : {}),

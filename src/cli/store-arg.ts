@@ -1,25 +1,64 @@
-/** The `--store` option, the same for every command: default `./.loupe/runs.sqlite`; only `run`/`demo` create one. */
+/**
+ * The `--store` option, the same for every command: a SQLite file (default `./.loupe/runs.sqlite`; only `run`/`demo`
+ * create one) or a PostgreSQL team store URL (`postgres://user@host:port/db?passwordEnv=NAME`). The location is parsed
+ * once (`parseStoreLocation`): a URL is never a path, and no password is ever printed.
+ */
 import { existsSync } from 'node:fs';
-import { join, resolve } from 'node:path';
-import { openStore, type RunStore } from '../core/store/run-store.ts';
+import { dirname, join, resolve } from 'node:path';
+import { describeStoreLocation, parseStoreLocation, type StoreLocation } from '../core/store/location.ts';
+import { openStoreAt } from '../core/store/open.ts';
+import type { RunStore } from '../core/store/run-store.ts';
+import { LoupeInputError } from '../core/util/errors.ts';
 import { UsageError, type CliIo } from './types.ts';
 
 export const DEFAULT_STORE = join('.loupe', 'runs.sqlite');
-export const STORE_HELP = `--store FILE (default ./${DEFAULT_STORE})`;
+export const STORE_HELP = `--store FILE|postgres://USER@HOST:PORT/DB?passwordEnv=VAR (default ./${DEFAULT_STORE})`;
 
-/** The store file a command uses (absolute). A URL is never a path. */
+/** The parsed `--store` location (paths absolute). @throws UsageError for a malformed location or URL. */
+export function storeLocation(io: CliIo, value: string | undefined): StoreLocation {
+  try {
+    return parseStoreLocation(value ?? DEFAULT_STORE, io.cwd, io.env);
+  } catch (e) {
+    if (e instanceof LoupeInputError) throw new UsageError(`--store ${e.message}`);
+    throw e;
+  }
+}
+
+/**
+ * The store file a command uses (absolute), for commands that keep files next to the store (`run`, `demo`, ...).
+ * @throws UsageError for a postgres:// URL (record into a SQLite file, then `loupe store copy` it to the team store).
+ */
 export function storeFile(io: CliIo, value: string | undefined): string {
-  if (value && /^[a-z][a-z0-9+.-]*:\/\//i.test(value)) throw new UsageError(`--store ${value}: a URL is not a store file (this version of Loupe stores runs in a SQLite file)`);
-  return resolve(io.cwd, value ?? DEFAULT_STORE);
+  const loc = storeLocation(io, value);
+  if (loc.engine !== 'sqlite') {
+    throw new UsageError(`--store ${loc.url}: this command works on a SQLite store file; record into a file and copy it to the team store with \`loupe store copy --from FILE --to URL\``);
+  }
+  return loc.file;
 }
 
 /**
  * Opens a store that must exist (every command that reads runs). A mistyped path is an error, never a new
- * empty database.
- * @throws UsageError naming the path.
+ * empty database; a PostgreSQL store is connected to (its tables created on first use).
+ * @throws UsageError naming the path; LoupeInputError naming the URL (and host and port) when the server cannot
+ *   be reached.
  */
-export function openExistingStore(io: CliIo, value: string | undefined): RunStore {
-  const file = storeFile(io, value);
-  if (!existsSync(file)) throw new UsageError(`no run store at ${file}${value ? '' : ' (the default)'}: check the path, or record runs first with \`loupe run\``);
-  return openStore(file);
+export async function openExistingStore(io: CliIo, value: string | undefined): Promise<RunStore> {
+  const loc = storeLocation(io, value);
+  if (loc.engine === 'sqlite' && !existsSync(loc.file)) {
+    throw new UsageError(`no run store at ${loc.file}${value ? '' : ' (the default)'}: check the path, or record runs first with \`loupe run\``);
+  }
+  return openStoreAt(loc, { cwd: io.cwd, env: io.env });
+}
+
+/** How a store location is named in messages (path, or URL without password). */
+export function storeName(io: CliIo, value: string | undefined): string {
+  return describeStoreLocation(storeLocation(io, value));
+}
+
+/**
+ * The folder for run folders (workspaces) of runs recorded into a store: `runs/` next to a SQLite file; for a team
+ * store, `./.loupe/runs` on this machine (a run's workspace stays local, its record goes to the team store).
+ */
+export function runsDirOf(io: CliIo, loc: StoreLocation): string {
+  return loc.engine === 'sqlite' ? join(dirname(loc.file), 'runs') : resolve(io.cwd, '.loupe', 'runs');
 }

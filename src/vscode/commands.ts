@@ -22,6 +22,7 @@ import { openFailureQueueCommand, showFailureFiguresCommand, tagFailureOfItemCom
 import { browseVariablesCommand } from './panels/variables-panel.ts';
 import { suiteRegistry } from './suites.ts';
 import { openTaskAsWorkspace } from './task-workspace.ts';
+import { setStorePassword } from './store-password.ts';
 import { evaluateChatAgentCommand } from './mcp-servers.ts';
 
 export type CommandHandler = (ctx: LoupeContext, ...args: unknown[]) => unknown;
@@ -33,6 +34,7 @@ export function createCommands(): Record<string, CommandHandler> {
       return true;
     },
     'loupe.showLog': (ctx) => ctx.output.show(true),
+    'loupe.setStorePassword': (ctx, arg) => setStorePassword(ctx, arg),
     ...runCommands(),
     ...interveneCommands(),
     'loupe.refreshRuns': () => refreshRuns(),

@@ -27,6 +27,8 @@ export interface ModelProfile {
 export interface LoupeSettings {
   suites: SuiteSetting[];
   runsDirectory: string;
+  /** `loupe.store`: empty (the SQLite file in the runs folder) or a team store URL `postgres://user@host:port/db`. */
+  store: string;
   pythonPath: string;
   sandbox: 'bubblewrap' | 'off';
   models: ModelProfile[];
@@ -53,6 +55,8 @@ export function inSettingsTerms(message: string): string {
 
 /** The SecretStorage key of a model profile's API key (Set API Key stores it there). */
 export const apiKeySecretName = (profile: string): string => `loupe.apiKey.${profile}`;
+/** SecretStorage key of a team store's password (per store URL, which holds no password). */
+export const storePasswordSecretName = (url: string): string => `loupe.storePassword.${url}`;
 
 /** Reads a snapshot of all Loupe settings. */
 export function readSettings(): LoupeSettings {
@@ -60,6 +64,7 @@ export function readSettings(): LoupeSettings {
   return {
     suites: c.get<SuiteSetting[]>('suites') ?? [],
     runsDirectory: c.get<string>('runsDirectory') ?? '',
+    store: (c.get<string>('store') ?? '').trim(),
     pythonPath: c.get<string>('python.path') ?? '',
     sandbox: c.get<'bubblewrap' | 'off'>('sandbox') ?? 'bubblewrap',
     models: c.get<ModelProfile[]>('models') ?? [],

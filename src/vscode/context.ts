@@ -4,9 +4,12 @@
  */
 import { join } from 'node:path';
 import * as vscode from 'vscode';
-import { openStore, type RunStore } from '../core/store/run-store.ts';
+import { parseStoreLocation, storePassword, type StoreLocation } from '../core/store/location.ts';
+import { openStoreLazily } from '../core/store/open.ts';
+import { watchStoreChanges } from '../core/store/pg-run-store.ts';
+import type { RunStore } from '../core/store/run-store.ts';
 import type { Logger } from '../core/util/log.ts';
-import { readSettings, type LoupeSettings } from './config.ts';
+import { readSettings, storePasswordSecretName, type LoupeSettings } from './config.ts';
 import { windowFolderContext, type FolderContext } from './folder-context.ts';
 
 export class LoupeContext implements vscode.Disposable {
@@ -15,7 +18,7 @@ export class LoupeContext implements vscode.Disposable {
   /** Core-facing logger over the "Loupe" log channel. */
   readonly log: Logger;
   private readonly disposables: vscode.Disposable[] = [];
-  private openedStore: { path: string; store: RunStore } | undefined;
+  private openedStore: { path: string; store: RunStore; unwatch?: () => void } | undefined;
   private readonly storeChanged = new vscode.EventEmitter<void>();
   /** Fires when runs were added, changed or deleted through this window. */
   readonly onDidChangeRuns = this.storeChanged.event;
@@ -51,19 +54,50 @@ export class LoupeContext implements vscode.Disposable {
     return this.settings.runsDirectory || vscode.Uri.joinPath(this.extension.globalStorageUri, 'runs').fsPath;
   }
 
-  /** The run store file: `<runsDirectory>/runs.sqlite` (the CLI's `--store` can point at the same file). */
-  get storePath(): string {
-    return join(this.runsDirectory, 'runs.sqlite');
+  /**
+   * Where the run store is: the setting `loupe.store` (a team store URL, parsed once; a URL is never a path), else
+   * `<runsDirectory>/runs.sqlite` (the CLI's `--store` can point at the same file or URL).
+   * @throws LoupeInputError naming the setting's value (without any password) when it is not a store location.
+   */
+  get storeLocation(): StoreLocation {
+    const value = this.settings.store;
+    return value ? parseStoreLocation(value, this.runsDirectory) : { engine: 'sqlite', file: join(this.runsDirectory, 'runs.sqlite') };
   }
 
-  /** The run store, opened on first use (and reopened when the runs directory setting changed). */
+  /** The run store as shown in messages: its file, or its URL (never a password). */
+  get storePath(): string {
+    const loc = this.storeLocation;
+    return loc.engine === 'sqlite' ? loc.file : loc.url;
+  }
+
+  /**
+   * The run store, opened on first use (and reopened when `loupe.store` or the runs directory changed). A team store
+   * connects on its first call; its password comes from SecretStorage (Loupe: Set Team Store Password), else the
+   * URL's `passwordEnv` variable or `PGPASSWORD`.
+   */
   store(): RunStore {
-    const path = this.storePath;
+    const loc = this.storeLocation;
+    const path = loc.engine === 'sqlite' ? loc.file : loc.url;
     if (this.openedStore?.path !== path) {
-      void this.openedStore?.store.close();
-      this.openedStore = { path, store: openStore(path) };
+      this.reopenStore();
+      const secrets = this.extension.secrets;
+      const store = openStoreLazily(loc, loc.engine === 'postgres' ? { password: async () => (await secrets.get(storePasswordSecretName(loc.url))) ?? storePassword(loc) } : {});
+      // A team store announces what colleagues write (LISTEN/NOTIFY): views refresh within a fraction of a second.
+      let timer: NodeJS.Timeout | undefined;
+      const unwatch = watchStoreChanges(store, () => {
+        if (timer) return;
+        timer = setTimeout(() => { timer = undefined; this.storeChanged.fire(); }, 200);
+      });
+      this.openedStore = { path, store, ...(unwatch ? { unwatch: () => { unwatch(); if (timer) clearTimeout(timer); } } : {}) };
     }
     return this.openedStore.store;
+  }
+
+  /** Closes the open store so the next {@link store} call reconnects (after a new password was set). */
+  reopenStore(): void {
+    this.openedStore?.unwatch?.();
+    void this.openedStore?.store.close();
+    this.openedStore = undefined;
   }
 
   /** Tells views that the store changed. */
@@ -77,8 +111,7 @@ export class LoupeContext implements vscode.Disposable {
   }
 
   dispose(): void {
-    void this.openedStore?.store.close();
-    this.openedStore = undefined;
+    this.reopenStore();
     this.storeChanged.dispose();
     while (this.disposables.length) {
       try {

@@ -8,6 +8,8 @@
  */
 import { createHash } from 'node:crypto';
 import type Database from 'better-sqlite3';
+import type pg from 'pg';
+import { pgReadyPoolOf } from '../store/pg-run-store.ts';
 import { sqliteHandleOf } from '../store/run-store.ts';
 import type { RunStore } from '../store/types.ts';
 import type { ChecklistItem } from '../suites/types.ts';
@@ -185,7 +187,8 @@ export interface ChecklistStore {
 }
 
 type Row = Record<string, unknown>;
-const versionFromRow = (r: Row): ChecklistVersion => ({
+/** A `checklist_versions` row (either engine) as a {@link ChecklistVersion}. */
+export const versionFromRow = (r: Row): ChecklistVersion => ({
   suite: r.suite as string, suiteId: r.suite_id as string, blockId: r.block_id as string, version: r.version as number,
   parent: (r.parent as number | null) ?? null, hash: r.hash as string, items: JSON.parse(r.items as string) as AuthoredChecklistItem[],
   author: r.author as string, createdAt: r.created_at as string, note: (r.note as string) ?? '',
@@ -225,43 +228,122 @@ export class SqliteChecklistStore implements ChecklistStore {
     const tx = this.#db.transaction((): { version: ChecklistVersion; created: boolean } => {
       const latestRow = this.#db.prepare('SELECT * FROM checklist_versions WHERE suite_id = ? AND block_id = ? ORDER BY version DESC LIMIT 1').get(key.suiteId, key.blockId) as Row | undefined;
       const latest = latestRow ? versionFromRow(latestRow) : undefined;
-      if (o.base !== null && o.base !== undefined && o.base > (latest?.version ?? 0)) throw new LoupeInputError(`checklist of ${key.blockId}`, `there is no version ${o.base} to edit from (latest: ${latest?.version ?? 'none'})`);
       const baseRow = o.base ? (this.#db.prepare('SELECT * FROM checklist_versions WHERE suite_id = ? AND block_id = ? AND version = ?').get(key.suiteId, key.blockId, o.base) as Row | undefined) : undefined;
-      const baseItems = baseRow ? versionFromRow(baseRow).items : [];
-      let items = o.items;
-      if (latest && latest.version !== (o.base ?? 0)) {
-        // Someone saved meanwhile: merge unless we both changed the same item.
-        const byId = (l: readonly AuthoredChecklistItem[]) => new Map(l.map((i) => [i.id, i]));
-        const b = byId(baseItems);
-        const mine = byId(o.items);
-        const theirs = byId(latest.items);
-        const ids = [...new Set([...b.keys(), ...mine.keys(), ...theirs.keys()])];
-        const iChanged = (id: string) => !sameContent(b.get(id), mine.get(id));
-        const theyChanged = (id: string) => !sameContent(b.get(id), theirs.get(id));
-        const clash = ids.filter((id) => iChanged(id) && theyChanged(id) && !sameContent(mine.get(id), theirs.get(id)));
-        if (clash.length) throw new ChecklistConflictError(key, latest, clash.map((id) => ({ id, item: theirs.get(id) })));
-        const order = [...latest.items.map((i) => i.id), ...o.items.map((i) => i.id).filter((id) => !theirs.has(id))];
-        items = order.flatMap((id) => {
-          const it = iChanged(id) ? mine.get(id) : theirs.get(id);
-          return it ? [it] : [];
-        });
+      const out = planChecklistSave(key, latest, baseRow ? versionFromRow(baseRow).items : [], o);
+      if (out.created) {
+        const v = out.version;
+        this.#db.prepare('INSERT INTO checklist_versions (suite_id, block_id, suite, version, parent, hash, items, author, created_at, note) VALUES (?,?,?,?,?,?,?,?,?,?)')
+          .run(key.suiteId, key.blockId, key.suite, v.version, v.parent, v.hash, JSON.stringify(v.items), v.author, v.createdAt, v.note);
       }
-      const now = new Date().toISOString();
-      const prev = new Map((latest?.items ?? baseItems).map((i) => [i.id, i]));
-      items = items.map((i) => (sameContent(prev.get(i.id), i) && prev.get(i.id) ? { ...i, author: prev.get(i.id)!.author, updatedAt: prev.get(i.id)!.updatedAt } : { ...i, author: o.author, updatedAt: now }));
-      const hash = checklistHash(items);
-      if (latest && latest.hash === hash) return { version: latest, created: false };
-      const version = (latest?.version ?? 0) + 1;
-      this.#db.prepare('INSERT INTO checklist_versions (suite_id, block_id, suite, version, parent, hash, items, author, created_at, note) VALUES (?,?,?,?,?,?,?,?,?,?)')
-        .run(key.suiteId, key.blockId, key.suite, version, latest?.version ?? null, hash, JSON.stringify(items), o.author, now, o.note ?? '');
-      return { version: { ...key, version, parent: latest?.version ?? null, hash, items, author: o.author, createdAt: now, note: o.note ?? '' }, created: true };
+      return out;
     });
     return tx.immediate();
   }
 }
 
+/**
+ * What saving a checklist edit makes, engine-independent (the stores call it inside their transaction): the merge
+ * with versions saved since `base`, author stamps, and the next version — or the latest when nothing changed.
+ * @param latest the newest stored version (undefined: none); `baseItems` the items of version `o.base` ([] for none).
+ * @returns the version to insert (`created`), or the unchanged latest.
+ * @throws ChecklistConflictError when someone saved since `base` and changed an item this save changes too;
+ *   LoupeInputError when `base` does not exist.
+ */
+export function planChecklistSave(key: ChecklistKey, latest: ChecklistVersion | undefined, baseItems: AuthoredChecklistItem[], o: { base: number | null; items: AuthoredChecklistItem[]; author: string; note?: string }): { version: ChecklistVersion; created: boolean } {
+  if (o.base !== null && o.base !== undefined && o.base > (latest?.version ?? 0)) throw new LoupeInputError(`checklist of ${key.blockId}`, `there is no version ${o.base} to edit from (latest: ${latest?.version ?? 'none'})`);
+  let items = o.items;
+  if (latest && latest.version !== (o.base ?? 0)) {
+    // Someone saved meanwhile: merge unless we both changed the same item.
+    const byId = (l: readonly AuthoredChecklistItem[]) => new Map(l.map((i) => [i.id, i]));
+    const b = byId(baseItems);
+    const mine = byId(o.items);
+    const theirs = byId(latest.items);
+    const ids = [...new Set([...b.keys(), ...mine.keys(), ...theirs.keys()])];
+    const iChanged = (id: string) => !sameContent(b.get(id), mine.get(id));
+    const theyChanged = (id: string) => !sameContent(b.get(id), theirs.get(id));
+    const clash = ids.filter((id) => iChanged(id) && theyChanged(id) && !sameContent(mine.get(id), theirs.get(id)));
+    if (clash.length) throw new ChecklistConflictError(key, latest, clash.map((id) => ({ id, item: theirs.get(id) })));
+    const order = [...latest.items.map((i) => i.id), ...o.items.map((i) => i.id).filter((id) => !theirs.has(id))];
+    items = order.flatMap((id) => {
+      const it = iChanged(id) ? mine.get(id) : theirs.get(id);
+      return it ? [it] : [];
+    });
+  }
+  const now = new Date().toISOString();
+  const prev = new Map((latest?.items ?? baseItems).map((i) => [i.id, i]));
+  items = items.map((i) => (sameContent(prev.get(i.id), i) && prev.get(i.id) ? { ...i, author: prev.get(i.id)!.author, updatedAt: prev.get(i.id)!.updatedAt } : { ...i, author: o.author, updatedAt: now }));
+  const hash = checklistHash(items);
+  if (latest && latest.hash === hash) return { version: latest, created: false };
+  const version = (latest?.version ?? 0) + 1;
+  return { version: { ...key, version, parent: latest?.version ?? null, hash, items, author: o.author, createdAt: now, note: o.note ?? '' }, created: true };
+}
+
+/** {@link ChecklistStore} in the PostgreSQL team store (table `checklist_versions`); a save locks its block's key. */
+export class PgChecklistStore implements ChecklistStore {
+  readonly #pool: () => Promise<pg.Pool>;
+  /** @param pool the run store's pool once migrated (`pgReadyPoolOf`); callers use {@link checklistStoreOf}. */
+  constructor(pool: () => Promise<pg.Pool>) {
+    this.#pool = pool;
+  }
+
+  async #rows(sql: string, params: unknown[]): Promise<Row[]> {
+    return (await (await this.#pool()).query(sql, params)).rows as Row[];
+  }
+
+  async latest(key: ChecklistKey): Promise<ChecklistVersion | undefined> {
+    const [r] = await this.#rows('SELECT * FROM checklist_versions WHERE suite_id = $1 AND block_id = $2 ORDER BY version DESC LIMIT 1', [key.suiteId, key.blockId]);
+    return r ? versionFromRow(r) : undefined;
+  }
+
+  async get(key: ChecklistKey, version: number): Promise<ChecklistVersion | undefined> {
+    const [r] = await this.#rows('SELECT * FROM checklist_versions WHERE suite_id = $1 AND block_id = $2 AND version = $3', [key.suiteId, key.blockId, version]);
+    return r ? versionFromRow(r) : undefined;
+  }
+
+  async versions(key: ChecklistKey): Promise<ChecklistVersion[]> {
+    return (await this.#rows('SELECT * FROM checklist_versions WHERE suite_id = $1 AND block_id = $2 ORDER BY version', [key.suiteId, key.blockId])).map(versionFromRow);
+  }
+
+  async listLatest(suiteId?: string): Promise<ChecklistVersion[]> {
+    const rows = await this.#rows(`SELECT v.* FROM checklist_versions v WHERE ${suiteId !== undefined ? 'v.suite_id = $1 AND ' : ''}v.version = (SELECT MAX(version) FROM checklist_versions w WHERE w.suite_id = v.suite_id AND w.block_id = v.block_id) ORDER BY v.suite_id, v.block_id`,
+      suiteId !== undefined ? [suiteId] : []);
+    return rows.map(versionFromRow);
+  }
+
+  async save(key: ChecklistKey, o: { base: number | null; items: AuthoredChecklistItem[]; author: string; note?: string }): Promise<{ version: ChecklistVersion; created: boolean }> {
+    if (!o.author?.trim()) throw new LoupeInputError('checklist author', 'say who is saving (the annotator name)');
+    validateChecklistItems(o.items);
+    const client = await (await this.#pool()).connect();
+    let broken: Error | undefined;
+    try {
+      await client.query('BEGIN');
+      await client.query('SELECT pg_advisory_xact_lock(hashtext($1))', [`checklist|${key.suiteId}|${key.blockId}`]);
+      const [latestRow] = (await client.query('SELECT * FROM checklist_versions WHERE suite_id = $1 AND block_id = $2 ORDER BY version DESC LIMIT 1', [key.suiteId, key.blockId])).rows as Row[];
+      const [baseRow] = o.base ? (await client.query('SELECT * FROM checklist_versions WHERE suite_id = $1 AND block_id = $2 AND version = $3', [key.suiteId, key.blockId, o.base])).rows as Row[] : [];
+      const out = planChecklistSave(key, latestRow ? versionFromRow(latestRow) : undefined, baseRow ? versionFromRow(baseRow).items : [], o);
+      if (out.created) {
+        const v = out.version;
+        await client.query('INSERT INTO checklist_versions (suite_id, block_id, suite, version, parent, hash, items, author, created_at, note) VALUES ($1,$2,$3,$4,$5,$6,$7,$8,$9,$10)',
+          [key.suiteId, key.blockId, key.suite, v.version, v.parent, v.hash, JSON.stringify(v.items), v.author, v.createdAt, v.note]);
+      }
+      await client.query('COMMIT');
+      return out;
+    } catch (e) {
+      try {
+        await client.query('ROLLBACK');
+      } catch (r) {
+        broken = r as Error;
+      }
+      throw e;
+    } finally {
+      client.release(broken);
+    }
+  }
+}
+
 const ENGINES: Record<string, (store: RunStore) => ChecklistStore> = {
   sqlite: (store) => new SqliteChecklistStore(sqliteHandleOf(store)),
+  postgres: (store) => new PgChecklistStore(() => pgReadyPoolOf(store)),
 };
 
 /**

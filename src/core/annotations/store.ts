@@ -132,7 +132,8 @@ type Row = Record<string, unknown>;
 
 const nowIso = () => new Date().toISOString();
 
-function itemFromRow(r: Row): AnnotationItem {
+/** An `annotation_items` row (either engine) as an {@link AnnotationItem}. */
+export function itemFromRow(r: Row): AnnotationItem {
   return {
     id: r.id as string,
     subject: JSON.parse(r.subject as string) as Subject,
@@ -149,7 +150,8 @@ function itemFromRow(r: Row): AnnotationItem {
   };
 }
 
-function annotationFromRow(r: Row): Annotation {
+/** An `annotations` row (either engine) as an {@link Annotation}. */
+export function annotationFromRow(r: Row): Annotation {
   return {
     id: r.id as string,
     itemId: r.item_id as string,
@@ -165,7 +167,8 @@ function annotationFromRow(r: Row): Annotation {
   };
 }
 
-function queueFromRow(r: Row): AnnotationQueue {
+/** An `annotation_queues` row (either engine) as an {@link AnnotationQueue}. */
+export function queueFromRow(r: Row): AnnotationQueue {
   return {
     id: r.id as string,
     name: r.name as string,
@@ -199,7 +202,7 @@ export function queueName(spec: QueueSpec): string {
 }
 
 /** Item selections of queue kinds registered by other modules (BLADE decision samples), by kind. */
-const queueKinds = new Map<string, (store: AnnotationStore, spec: QueueSpec) => Promise<string[]>>();
+export const queueKinds = new Map<string, (store: AnnotationStore, spec: QueueSpec) => Promise<string[]>>();
 
 /**
  * Registers a queue kind whose items another module selects (the way {@link registerItemSchema} adds item kinds):

@@ -10,6 +10,7 @@ import { createHash } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { LoupeInputError } from '../util/errors.ts';
+import { redactStoreUrls } from './location.ts';
 import { migrations as defaultMigrations, type Migration } from './migrations.ts';
 import { SqliteJudgementRows, SqliteScoreRows } from './sqlite-rows.ts';
 import type {
@@ -28,7 +29,8 @@ type Row = Record<string, unknown>;
 
 const nowIso = () => new Date().toISOString();
 
-function runFromRow(r: Row): RunRecord {
+/** A `runs` row (either engine) as a {@link RunRecord}. */
+export function runFromRow(r: Row): RunRecord {
   return {
     id: r.id as string,
     suite: r.suite as string,
@@ -79,11 +81,13 @@ export function isRunActive(run: RunRecord): boolean {
 export const BLOB_MIN_CHARS = 1 << 20;
 const BLOB_MARK = '\u0000loupe-blob:';
 
-function answerFromRow(r: Row): AnswerRecord {
+/** An `answers` row (either engine) as an {@link AnswerRecord}. */
+export function answerFromRow(r: Row): AnswerRecord {
   return { runId: r.run_id as string, queryId: r.query_id as string, answer: JSON.parse(r.answer as string) as AnswerValue, raw: r.raw as string, stepIndex: r.step_idx as number };
 }
 
-function stepFromRow(r: Row): StepRecord {
+/** A `steps` row (either engine) as a {@link StepRecord} (texts as stored). */
+export function stepFromRow(r: Row): StepRecord {
   return {
     runId: r.run_id as string,
     index: r.idx as number,
@@ -101,7 +105,7 @@ function stepFromRow(r: Row): StepRecord {
 }
 
 /** True when `pid` is a live process on this machine. */
-function pidAlive(pid: number): boolean {
+export function pidAlive(pid: number): boolean {
   try {
     process.kill(pid, 0);
     return true;
@@ -134,6 +138,7 @@ export class SqliteRunStore implements RunStore {
   }
 
   constructor(file: string, extraMigrations: Migration[] = []) {
+    if (/^[a-z][a-z0-9+.-]*:\/\//i.test(file)) throw new LoupeInputError(redactStoreUrls(file), 'a URL is not a SQLite store file (open a postgres:// store with openStoreAt)');
     this.file = file;
     if (file !== ':memory:') mkdirSync(dirname(file), { recursive: true });
     try {
@@ -145,7 +150,12 @@ export class SqliteRunStore implements RunStore {
     this.db.pragma('synchronous = NORMAL');
     this.db.pragma('foreign_keys = ON');
     this.db.pragma('busy_timeout = 5000');
-    this.migrate([...defaultMigrations, ...extraMigrations]);
+    try {
+      this.migrate([...defaultMigrations, ...extraMigrations]);
+    } catch (e) {
+      this.#db.close();
+      throw e;
+    }
     this.judgements = new SqliteJudgementRows(this.#db);
     this.scores = new SqliteScoreRows(this.#db);
   }
@@ -157,6 +167,8 @@ export class SqliteRunStore implements RunStore {
     for (let i = 1; i < sorted.length; i++) {
       if (sorted[i]!.id === sorted[i - 1]!.id) throw new Error(`run store: two migrations share id ${sorted[i]!.id} ('${sorted[i - 1]!.name}', '${sorted[i]!.name}')`);
     }
+    const known = sorted.length ? sorted[sorted.length - 1]!.id : 0;
+    if (applied > known) throw new LoupeInputError(this.file, `the run store's schema is version ${applied}, newer than this Loupe's ${known}: update Loupe`);
     for (const m of sorted) {
       if (m.id <= applied) continue;
       this.db.transaction(() => {

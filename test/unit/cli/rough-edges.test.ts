@@ -4,7 +4,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn, spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { progressPrinter } from '../../../src/cli/run.ts';
@@ -55,10 +55,20 @@ test('a store that does not exist is an error for score, report and runs (no emp
     const d = cli(['runs'], { cwd: dir });
     assert.equal(d.code, 2);
     assert.match(d.err, /no run store at .*\.loupe\/runs\.sqlite \(the default\)/);
-    const url = cli(['runs', '--store', 'postgres://x@localhost/db'], { cwd: dir });
-    assert.equal(url.code, 2);
-    assert.match(url.err, /a URL is not a store file/);
+    // a postgres:// URL is a team store, never a path: nothing reachable at it is a clear error naming host and port
+    const url = cli(['runs', '--store', 'postgres://x@127.0.0.1:1/db'], { cwd: dir });
+    assert.equal(url.code, 1, url.err);
+    assert.match(url.err, /postgres:\/\/x@127\.0\.0\.1:1\/db: cannot reach PostgreSQL at 127\.0\.0\.1:1 \(ECONNREFUSED\)/);
     assert.equal(existsSync(join(dir, 'postgres:')), false);
+    // a password written in the URL is refused and never echoed; other schemes are not stores
+    const pw = cli(['runs', '--store', 'postgres://x:s3cret-pw@127.0.0.1:1/db'], { cwd: dir });
+    assert.equal(pw.code, 2, pw.err);
+    assert.match(pw.err, /postgres:\/\/x:\*\*\*@127\.0\.0\.1:1\/db: the password must not be written in the URL.*passwordEnv/);
+    assert.doesNotMatch(pw.err, /s3cret/);
+    const other = cli(['runs', '--store', 'mysql://x@127.0.0.1/db'], { cwd: dir });
+    assert.equal(other.code, 2);
+    assert.match(other.err, /not a run store: give a SQLite file path or a postgres:\/\/ URL/);
+    assert.equal(readdirSync(dir).length, 0, 'nothing created in the working folder');
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }

@@ -11,6 +11,8 @@ import type Database from 'better-sqlite3';
 import { parse } from 'csv-parse/sync';
 import { stringify } from 'csv-stringify/sync';
 import type { GroundTruthUsed } from '../../eval/run-score.ts';
+import type pg from 'pg';
+import { pgReadyPoolOf } from '../../store/pg-run-store.ts';
 import { sqliteHandleOf } from '../../store/run-store.ts';
 import type { RunStore } from '../../store/types.ts';
 import type { BladeAnnotations } from '../../suites/types.ts';
@@ -137,28 +139,93 @@ export class SqliteBladeGtStore implements BladeGtStore {
   }
 
   async save(v: { dataset: string; csv: string; author: string; note?: string; parent: number; shippedCsv: string }): Promise<BladeGtVersion> {
-    const name = `${v.dataset}/annotations.csv (new version)`;
-    const { problems } = parseGtCsv(v.csv, name);
-    if (problems.length) throw new LoupeInputError(name, `${problems.length} row problem${problems.length === 1 ? '' : 's'}; nothing saved:\n  ${problems.slice(0, 10).join('\n  ')}`);
-    if (!v.author.trim()) throw new LoupeInputError(name, 'a version needs an author');
-    const parentCsv = v.parent === 0 ? v.shippedCsv : (await this.get(v.dataset, v.parent))?.csv;
-    if (parentCsv === undefined) throw new LoupeInputError(`ground-truth version ${v.parent}`, `dataset ${v.dataset} has no such version`);
-    const hash = gtHash(v.csv);
-    if (hash === gtHash(parentCsv)) {
-      if (v.parent === 0) return { dataset: v.dataset, version: 0, parent: 0, hash, csv: parentCsv, author: 'BLADE', createdAt: '', note: 'shipped annotations.csv' };
-      return (await this.get(v.dataset, v.parent))!;
-    }
+    const plan = await planGtSave(v, (d, n) => this.get(d, n));
+    if ('existing' in plan) return plan.existing;
     return this.#db.transaction(() => {
       const next = ((this.#db.prepare('SELECT MAX(version) AS m FROM blade_gt_versions WHERE dataset = ?').get(v.dataset) as { m: number | null }).m ?? 0) + 1;
-      const row: BladeGtVersion = { dataset: v.dataset, version: next, parent: v.parent, hash, csv: v.csv, author: v.author.trim(), createdAt: new Date().toISOString(), note: v.note?.trim() ?? '' };
+      const row: BladeGtVersion = { ...plan.row, version: next, createdAt: new Date().toISOString() };
       this.#db.prepare('INSERT INTO blade_gt_versions (dataset, version, parent, hash, csv, author, created_at, note) VALUES (?,?,?,?,?,?,?,?)').run(row.dataset, row.version, row.parent, row.hash, row.csv, row.author, row.createdAt, row.note);
       return row;
     })();
   }
 }
 
+/**
+ * Checks a new ground-truth version (either engine, before its transaction): the text parses as BLADE ground truth,
+ * it has an author, its parent exists; a text equal to its parent is that parent.
+ * @returns the existing version to return, or the row to insert (without number and time).
+ * @throws LoupeInputError naming each row problem, a missing author or parent.
+ */
+async function planGtSave(v: { dataset: string; csv: string; author: string; note?: string; parent: number; shippedCsv: string }, get: (dataset: string, version: number) => Promise<BladeGtVersion | undefined>): Promise<{ existing: BladeGtVersion } | { row: Omit<BladeGtVersion, 'version' | 'createdAt'> }> {
+  const name = `${v.dataset}/annotations.csv (new version)`;
+  const { problems } = parseGtCsv(v.csv, name);
+  if (problems.length) throw new LoupeInputError(name, `${problems.length} row problem${problems.length === 1 ? '' : 's'}; nothing saved:\n  ${problems.slice(0, 10).join('\n  ')}`);
+  if (!v.author.trim()) throw new LoupeInputError(name, 'a version needs an author');
+  const parentCsv = v.parent === 0 ? v.shippedCsv : (await get(v.dataset, v.parent))?.csv;
+  if (parentCsv === undefined) throw new LoupeInputError(`ground-truth version ${v.parent}`, `dataset ${v.dataset} has no such version`);
+  const hash = gtHash(v.csv);
+  if (hash === gtHash(parentCsv)) {
+    if (v.parent === 0) return { existing: { dataset: v.dataset, version: 0, parent: 0, hash, csv: parentCsv, author: 'BLADE', createdAt: '', note: 'shipped annotations.csv' } };
+    return { existing: (await get(v.dataset, v.parent))! };
+  }
+  return { row: { dataset: v.dataset, parent: v.parent, hash, csv: v.csv, author: v.author.trim(), note: v.note?.trim() ?? '' } };
+}
+
+/** The PostgreSQL ground-truth store (table `blade_gt_versions` of the team store); a save locks its dataset. */
+export class PgBladeGtStore implements BladeGtStore {
+  readonly #pool: () => Promise<pg.Pool>;
+  /** @param pool the run store's pool once migrated (`pgReadyPoolOf`); callers use {@link bladeGtStoreOf}. */
+  constructor(pool: () => Promise<pg.Pool>) {
+    this.#pool = pool;
+  }
+
+  async #rows(sql: string, params: unknown[]): Promise<Row[]> {
+    return (await (await this.#pool()).query(sql, params)).rows as Row[];
+  }
+
+  async versions(dataset: string): Promise<BladeGtVersion[]> {
+    return (await this.#rows('SELECT * FROM blade_gt_versions WHERE dataset = $1 ORDER BY version', [dataset])).map(fromRow);
+  }
+
+  async get(dataset: string, version: number): Promise<BladeGtVersion | undefined> {
+    const [r] = await this.#rows('SELECT * FROM blade_gt_versions WHERE dataset = $1 AND version = $2', [dataset, version]);
+    return r ? fromRow(r) : undefined;
+  }
+
+  async latest(dataset: string): Promise<BladeGtVersion | undefined> {
+    const [r] = await this.#rows('SELECT * FROM blade_gt_versions WHERE dataset = $1 ORDER BY version DESC LIMIT 1', [dataset]);
+    return r ? fromRow(r) : undefined;
+  }
+
+  async save(v: { dataset: string; csv: string; author: string; note?: string; parent: number; shippedCsv: string }): Promise<BladeGtVersion> {
+    const plan = await planGtSave(v, (d, n) => this.get(d, n));
+    if ('existing' in plan) return plan.existing;
+    const client = await (await this.#pool()).connect();
+    let broken: Error | undefined;
+    try {
+      await client.query('BEGIN');
+      await client.query('SELECT pg_advisory_xact_lock(hashtext($1))', [`blade-gt|${v.dataset}`]);
+      const next = (((await client.query('SELECT MAX(version) AS m FROM blade_gt_versions WHERE dataset = $1', [v.dataset])).rows[0] as { m: number | null }).m ?? 0) + 1;
+      const row: BladeGtVersion = { ...plan.row, version: next, createdAt: new Date().toISOString() };
+      await client.query('INSERT INTO blade_gt_versions (dataset, version, parent, hash, csv, author, created_at, note) VALUES ($1,$2,$3,$4,$5,$6,$7,$8)', [row.dataset, row.version, row.parent, row.hash, row.csv, row.author, row.createdAt, row.note]);
+      await client.query('COMMIT');
+      return row;
+    } catch (e) {
+      try {
+        await client.query('ROLLBACK');
+      } catch (r) {
+        broken = r as Error;
+      }
+      throw e;
+    } finally {
+      client.release(broken);
+    }
+  }
+}
+
 const ENGINES: Record<string, (store: RunStore) => BladeGtStore> = {
   sqlite: (store) => new SqliteBladeGtStore(sqliteHandleOf(store)),
+  postgres: (store) => new PgBladeGtStore(() => pgReadyPoolOf(store)),
 };
 
 /**

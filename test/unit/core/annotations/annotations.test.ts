@@ -11,7 +11,8 @@ import {
 import { CallbackJudge, countingJudge, HumanJudge, HybridJudge, sha256, canonicalJson } from '../../../../src/core/eval/judges/index.ts';
 import { judgementStoreOf } from '../../../../src/core/eval/store.ts';
 import { migrations } from '../../../../src/core/store/migrations.ts';
-import { openStore, sqliteHandleOf, type RunStore } from '../../../../src/core/store/run-store.ts';
+import { openStore, type RunStore } from '../../../../src/core/store/run-store.ts';
+import { forEachEngine } from '../../../helpers/store-engines.ts';
 import type { StepRecord } from '../../../../src/core/store/records.ts';
 
 const close = (a: number, b: number, eps = 1e-12) => assert.ok(Math.abs(a - b) < eps, `${a} ≉ ${b}`);
@@ -46,8 +47,6 @@ describe('resolution rules', () => {
 });
 
 let dir = '';
-let rs: RunStore;
-let store: AnnotationStore;
 const claims = ['GDP grew 3% in 2021.', 'Unemployment fell.', 'Inflation was 9%.', 'Exports doubled.'];
 
 function step(runId: string, index: number): StepRecord {
@@ -55,9 +54,23 @@ function step(runId: string, index: number): StepRecord {
   return { runId, index, startedAt: now, endedAt: now, latencyMs: 1, toolMs: 1, assistant: { role: 'assistant', content: `step ${index}` }, toolCalls: [], extraMessages: [], usage: { input: 1, output: 1, cached: 0 }, costUsd: null, finishReason: 'stop' } as StepRecord;
 }
 
-before(async () => {
+before(() => {
   dir = mkdtempSync(join(tmpdir(), 'loupe-annot-'));
-  rs = openStore(join(dir, 'runs.sqlite'));
+});
+after(() => {
+  if (dir) rmSync(dir, { recursive: true, force: true });
+});
+
+const claimId = (c: string) => judgementItemId('claim-support', sha256(`claim-support\u0000${canonicalJson({ claim: c, sources: 'Report of 2021.' })}`));
+
+// The store suite runs on both engines (SQLite file; a real PostgreSQL server in a temp dir).
+forEachEngine((e) => {
+let rs: RunStore;
+let store: AnnotationStore;
+let location = '';
+before(async () => {
+  location = await e.fresh();
+  rs = await e.open(location);
   await rs.createRun({ id: 'run-1', suite: 'analystbench', blockId: 'b1', agent: 'llm', model: 'm', params: {}, promptHash: 'h', toolSet: 't', dataChecksums: { 'a.csv': 'x' }, loupeVersion: 't', sandbox: 'off', workspace: dir });
   await rs.commitStep(step('run-1', 0));
   await rs.commitStep(step('run-1', 1));
@@ -66,12 +79,9 @@ before(async () => {
   for (const c of claims) await human.judge('claim-support', { claim: c, sources: 'Report of 2021.' }, { runId: 'run-1' });
   for (const crit of ['Clarity', 'Depth']) for (const r of ['resp A', 'resp B']) await human.judge('checklist-score', { instruction: 'Write', response: r, criterion: crit }, { runId: 'run-1' });
 });
-after(() => {
-  rs?.close();
-  if (dir) rmSync(dir, { recursive: true, force: true });
+after(async () => {
+  await rs?.close();
 });
-
-const claimId = (c: string) => judgementItemId('claim-support', sha256(`claim-support\u0000${canonicalJson({ claim: c, sources: 'Report of 2021.' })}`));
 
 describe('annotation store', () => {
   it('items come from the human judge\'s pending judgements, with criterion, suite and suite version', async () => {
@@ -192,7 +202,7 @@ describe('annotation store', () => {
     await assert.rejects(store.annotate({ itemId: first.itemId, annotator: 'bob', verdict: no, supersedes: first.id }), /another item or annotator/);
     const recs = await store.exportRecords();
     const text = toJsonl(recs);
-    const other = openStore(join(dir, 'other.sqlite'));
+    const other = await e.open(await e.fresh());
     try {
       const os = annotationStoreOf(other);
       const r1 = await os.importRecords(parseJsonl(text, 'x.jsonl'), 'x.jsonl');
@@ -206,7 +216,7 @@ describe('annotation store', () => {
       assert.equal(await os.runExists('run-1'), false);
       assert.equal((await os.annotations(first.itemId)).length, (await store.annotations(first.itemId)).length);
     } finally {
-      other.close();
+      await other.close();
     }
   });
 
@@ -216,7 +226,7 @@ describe('annotation store', () => {
     const itemLine = lines.findIndex((l) => l.includes('"type":"item"'));
     const bad = [...lines];
     bad[itemLine] = bad[itemLine]!.replace(/"schemaVersion":"[0-9a-f]+"/, '"schemaVersion":"000000000000"');
-    const other = openStore(join(dir, 'third.sqlite'));
+    const other = await e.open(await e.fresh());
     try {
       const os = annotationStoreOf(other);
       await assert.rejects(os.importRecords(parseJsonl(bad.join('\n') + '\n', 'f.jsonl'), 'f.jsonl'), new RegExp(`f\\.jsonl line ${itemLine + 1}: .*version 000000000000 in the file but [0-9a-f]{12} here`));
@@ -229,14 +239,66 @@ describe('annotation store', () => {
       const badEvidence = [...lines];
       badEvidence[annLine] = badEvidence[annLine]!.replace(/"evidence":\[[^\]]*\]/, '"evidence":[{"kind":"script","src":"javascript:alert(1)"}]');
       await assert.rejects(os.importRecords(parseJsonl(badEvidence.join('\n'), 'f.jsonl'), 'f.jsonl'), new RegExp(`f\\.jsonl line ${annLine + 1} evidence 1: unknown evidence kind 'script'`));
-      assert.equal((sqliteHandleOf(other).prepare('SELECT COUNT(*) AS n FROM annotations').get() as { n: number }).n, 0);
+      assert.equal((await os.annotationsByItem()).size, 0, 'nothing written');
       // suite version: this store already has the item from another data version
       const suiteBad = lines.map((l) => l.replace(/"suiteVersion":"data:[0-9a-f]+"/, '"suiteVersion":"data:ffffffffffff"'));
       await assert.rejects(store.importRecords(parseJsonl(suiteBad.join('\n'), 'g.jsonl'), 'g.jsonl'), /comes from suite version data:ffffffffffff but this store has it from data:[0-9a-f]{12}/);
     } finally {
-      other.close();
+      await other.close();
     }
   });
+});
+describe('CLI: loupe annotations / agreement', () => {
+  const io = () => {
+    const out: string[] = [];
+    const err: string[] = [];
+    return { out, err, io: { out: (s: string) => void out.push(s), err: (s: string) => void err.push(s), env: { LOUPE_ANNOTATOR: 'erin', ...(e.server() ? { [e.server()!.passwordEnv]: process.env[e.server()!.passwordEnv] } : {}) } as NodeJS.ProcessEnv, cwd: dir } };
+  };
+  it('answer, agreement --json, export, import of a truncated file', async () => {
+    const file = location;
+    let t = io();
+    const id = judgementItemId('checklist-score', sha256(`checklist-score\u0000${canonicalJson({ instruction: 'Write', response: 'resp B', criterion: 'Depth' })}`));
+    assert.equal(await main(['annotations', 'answer', '--store', file, '--item', id, '--verdict', '{"score": 4, "reason": "deep"}', '--cite', 'step:run-1:0'], t.io), 0, t.err.join(''));
+    assert.match(t.out.join(''), /by erin; item now single/);
+    t = io();
+    assert.equal(await main(['annotations', 'answer', '--store', file, '--item', id, '--verdict', '{"score": 9, "reason": "x"}'], t.io), 1);
+    assert.match(t.err.join(''), /\$\.score: must be ≤ 5/);
+    t = io();
+    assert.equal(await main(['agreement', '--store', file, '--json', '--resamples', '100'], t.io), 0, t.err.join(''));
+    const rep = JSON.parse(t.out.join('')) as { groups: Array<{ task: string; cohensKappa: { value: number } | null }> };
+    assert.ok(rep.groups.some((g) => g.task === 'claim-support' && g.cohensKappa !== null));
+    t = io();
+    assert.equal(await main(['annotations', 'export', '--store', file, '--out', 'a.jsonl'], t.io), 0, t.err.join(''));
+    const text = readFileSync(join(dir, 'a.jsonl'), 'utf8');
+    writeFileSync(join(dir, 'cut.jsonl'), text.slice(0, text.length - 20));
+    t = io();
+    assert.equal(await main(['annotations', 'import', '--store', file, 'cut.jsonl'], t.io), 1);
+    assert.match(t.err.join(''), /cut\.jsonl line \d+: is cut off/);
+    t = io();
+    assert.equal(await main(['annotations', 'import', '--store', file, 'a.jsonl'], t.io), 0, t.err.join(''));
+    assert.match(t.out.join(''), /imported 0 annotation\(s\) and 0 item\(s\); \d+ already present/);
+  });
+});
+
+describe('queues and registered item kinds', () => {
+  it('generic queues (items, audit, disagreement) leave out items of registered kinds, which their own panels serve', async () => {
+    if (e.name === 'sqlite') registerItemSchema('test-own-panel', { type: 'object', required: ['ok'], properties: { ok: { type: 'boolean' } } }, (v) => (v as { ok: boolean }).ok);
+    const own = await e.open(await e.fresh());
+    const store = annotationStoreOf(own);
+    const input = { what: 'a thing only its own panel answers' };
+    await store.putItem({ id: 'own-1', subject: { kind: 'step', runId: 'run-1', from: 1, to: 1 }, task: 'test-own-panel', input, inputHash: sha256(canonicalJson(input)).slice(0, 32), criterion: null, suite: 'own-panel-suite', runId: 'run-1', itemRef: 'own 1', suiteVersion: 'unknown' });
+    await store.annotate({ itemId: 'own-1', annotator: 'alice', verdict: { ok: true } });
+    await store.annotate({ itemId: 'own-1', annotator: 'bob', verdict: { ok: false } });
+    assert.equal((await store.resolve('own-1')).tie, true, 'the two annotators disagree');
+    for (const kind of ['disagreement', 'items'] as const) {
+      const q = await store.openQueue({ kind, suite: 'own-panel-suite', includeResolved: true });
+      assert.equal((await store.progress(q.id)).total, 0, `${kind} queue`);
+    }
+    const named = await store.openQueue({ kind: 'disagreement', suite: 'own-panel-suite', task: 'test-own-panel' });
+    assert.equal((await store.progress(named.id)).total, 1, 'asked for by its task, the item is served');
+    await own.close();
+  });
+});
 });
 
 describe('migration 6', () => {
@@ -271,54 +333,3 @@ describe('migration 6', () => {
   });
 });
 
-describe('CLI: loupe annotations / agreement', () => {
-  const io = () => {
-    const out: string[] = [];
-    const err: string[] = [];
-    return { out, err, io: { out: (s: string) => void out.push(s), err: (s: string) => void err.push(s), env: { LOUPE_ANNOTATOR: 'erin' } as NodeJS.ProcessEnv, cwd: dir } };
-  };
-  it('answer, agreement --json, export, import of a truncated file', async () => {
-    const file = join(dir, 'runs.sqlite');
-    let t = io();
-    const id = judgementItemId('checklist-score', sha256(`checklist-score\u0000${canonicalJson({ instruction: 'Write', response: 'resp B', criterion: 'Depth' })}`));
-    assert.equal(await main(['annotations', 'answer', '--store', file, '--item', id, '--verdict', '{"score": 4, "reason": "deep"}', '--cite', 'step:run-1:0'], t.io), 0, t.err.join(''));
-    assert.match(t.out.join(''), /by erin; item now single/);
-    t = io();
-    assert.equal(await main(['annotations', 'answer', '--store', file, '--item', id, '--verdict', '{"score": 9, "reason": "x"}'], t.io), 1);
-    assert.match(t.err.join(''), /\$\.score: must be ≤ 5/);
-    t = io();
-    assert.equal(await main(['agreement', '--store', file, '--json', '--resamples', '100'], t.io), 0, t.err.join(''));
-    const rep = JSON.parse(t.out.join('')) as { groups: Array<{ task: string; cohensKappa: { value: number } | null }> };
-    assert.ok(rep.groups.some((g) => g.task === 'claim-support' && g.cohensKappa !== null));
-    t = io();
-    assert.equal(await main(['annotations', 'export', '--store', file, '--out', 'a.jsonl'], t.io), 0, t.err.join(''));
-    const text = readFileSync(join(dir, 'a.jsonl'), 'utf8');
-    writeFileSync(join(dir, 'cut.jsonl'), text.slice(0, text.length - 20));
-    t = io();
-    assert.equal(await main(['annotations', 'import', '--store', file, 'cut.jsonl'], t.io), 1);
-    assert.match(t.err.join(''), /cut\.jsonl line \d+: is cut off/);
-    t = io();
-    assert.equal(await main(['annotations', 'import', '--store', file, 'a.jsonl'], t.io), 0, t.err.join(''));
-    assert.match(t.out.join(''), /imported 0 annotation\(s\) and 0 item\(s\); \d+ already present/);
-  });
-});
-
-describe('queues and registered item kinds', () => {
-  it('generic queues (items, audit, disagreement) leave out items of registered kinds, which their own panels serve', async () => {
-    registerItemSchema('test-own-panel', { type: 'object', required: ['ok'], properties: { ok: { type: 'boolean' } } }, (v) => (v as { ok: boolean }).ok);
-    const own = openStore(join(dir, 'own-panel.sqlite'));
-    const store = annotationStoreOf(own);
-    const input = { what: 'a thing only its own panel answers' };
-    await store.putItem({ id: 'own-1', subject: { kind: 'step', runId: 'run-1', from: 1, to: 1 }, task: 'test-own-panel', input, inputHash: sha256(canonicalJson(input)).slice(0, 32), criterion: null, suite: 'own-panel-suite', runId: 'run-1', itemRef: 'own 1', suiteVersion: 'unknown' });
-    await store.annotate({ itemId: 'own-1', annotator: 'alice', verdict: { ok: true } });
-    await store.annotate({ itemId: 'own-1', annotator: 'bob', verdict: { ok: false } });
-    assert.equal((await store.resolve('own-1')).tie, true, 'the two annotators disagree');
-    for (const kind of ['disagreement', 'items'] as const) {
-      const q = await store.openQueue({ kind, suite: 'own-panel-suite', includeResolved: true });
-      assert.equal((await store.progress(q.id)).total, 0, `${kind} queue`);
-    }
-    const named = await store.openQueue({ kind: 'disagreement', suite: 'own-panel-suite', task: 'test-own-panel' });
-    assert.equal((await store.progress(named.id)).total, 1, 'asked for by its task, the item is served');
-    await own.close();
-  });
-});

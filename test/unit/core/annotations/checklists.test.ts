@@ -19,6 +19,7 @@ import { CallbackJudge } from '../../../../src/core/eval/judges/index.ts';
 import type { JudgeInput } from '../../../../src/core/eval/judges/types.ts';
 import { scoreStoredRun } from '../../../../src/core/runs/score-run.ts';
 import { openStore } from '../../../../src/core/store/run-store.ts';
+import { forEachEngine } from '../../../helpers/store-engines.ts';
 import type { Block, Suite } from '../../../../src/core/suites/types.ts';
 import { LoupeInputError } from '../../../../src/core/util/errors.ts';
 import { main } from '../../../../src/cli/main.ts';
@@ -32,9 +33,9 @@ const fact = (id: string, question: string, answer: string, extra: Partial<Autho
   id, kind: 'fact', question, answer, entity: '10000032', author: 'ann', updatedAt: '2026-01-01T00:00:00.000Z', ...extra,
 });
 
-describe('annotations/checklists: versions', () => {
+forEachEngine((e) => describe('annotations/checklists: versions', () => {
   it('saves versions with hash, author, parent and note; same content is not a new version; retired items stay, excluded', async () => {
-    const s = openStore(':memory:');
+    const s = await e.open(await e.fresh());
     const cs = checklistStoreOf(s);
     const v1 = await cs.save(KEY, { base: null, items: [fact('c1', 'What is the gender?', 'F'), fact('c2', 'How many admissions?', '4')], author: 'alice', note: 'first pass' });
     assert.equal(v1.created, true);
@@ -58,7 +59,7 @@ describe('annotations/checklists: versions', () => {
   });
 
   it('two experts from the same base: different items merge, the same item is a conflict that shows the other change and saves nothing', async () => {
-    const s = openStore(':memory:');
+    const s = await e.open(await e.fresh());
     const cs = checklistStoreOf(s);
     const base = (await cs.save(KEY, { base: null, items: [fact('c1', 'Gender?', 'F'), fact('c2', 'Admissions?', '4')], author: 'alice' })).version;
     // bob edits c1 from v1
@@ -80,7 +81,7 @@ describe('annotations/checklists: versions', () => {
   });
 
   it('refuses bad items by name and saves nothing', async () => {
-    const s = openStore(':memory:');
+    const s = await e.open(await e.fresh());
     const cs = checklistStoreOf(s);
     await assert.rejects(cs.save(KEY, { base: null, items: [fact('c1', 'Gender?', 'F'), fact('c1', 'Again?', 'x')], author: 'a' }), /item 2 \(c1\): the id c1 is used twice/);
     await assert.rejects(cs.save(KEY, { base: null, items: [fact('c1', 'Gender?', '')], author: 'a' }), /item 1 \(c1\): needs the expected answer/);
@@ -89,7 +90,9 @@ describe('annotations/checklists: versions', () => {
     assert.equal(await cs.latest(KEY), undefined);
     await s.close();
   });
+}));
 
+describe('annotations/checklists: rubrics', () => {
   it('a criterion rubric reaches the AnalystBench scorer as its five anchors', () => {
     const [item] = activeChecklistItems([{ id: 'k1', kind: 'criterion', question: 'Explains the main driver', answer: '', rubric: ['absent', 'vague', 'named', 'named with numbers', 'named, quantified and sourced'], author: 'a', updatedAt: 't' }]);
     const [crit] = criteriaFromChecklist([item!]);

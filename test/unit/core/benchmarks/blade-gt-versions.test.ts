@@ -7,6 +7,7 @@ import { main } from '../../../../src/cli/main.ts';
 import { bladeGtStoreOf, diffGroundTruth, editGtCsv, gtHash, parseGtCsv } from '../../../../src/core/benchmarks/blade/gt-versions.ts';
 import { parseBladeAnnotations } from '../../../../src/core/benchmarks/blade/annotations.ts';
 import { openStore } from '../../../../src/core/store/run-store.ts';
+import { forEachEngine } from '../../../helpers/store-engines.ts';
 import type { BladeAnnotations } from '../../../../src/core/suites/types.ts';
 import { HURRICANE_SUBMISSION } from '../../../helpers/fixtures.ts';
 import { call, startScriptedLlm } from '../../../helpers/scripted-llm.ts';
@@ -61,9 +62,11 @@ describe('BLADE ground truth versions', () => {
     assert.equal(problems.length, 1);
     assert.match(problems[0]!, /fixture\.csv:3 column conceptual_spec_json: invalid JSON/);
   });
+});
 
+forEachEngine((e) => describe('BLADE ground truth versions in the store', () => {
   it('versions hash on content; equal content saves nothing; a bad row is refused with its line; diff by spec', async () => {
-    const rs = openStore(join(dir, 'v.sqlite'));
+    const rs = await e.open(await e.fresh());
     try {
       const gts = bladeGtStoreOf(rs);
       const shipped = readFileSync(join(DATASETS, 'affairs', 'annotations.csv'), 'utf8');
@@ -84,7 +87,7 @@ describe('BLADE ground truth versions', () => {
       await rs.close();
     }
   });
-});
+}));
 
 describe('scoring against a ground-truth version', () => {
   it('a transform missing from the shipped ground truth counts once a version adds it; each score names its version; both are kept', { timeout: 300_000 }, async () => {

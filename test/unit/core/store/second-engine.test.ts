@@ -18,12 +18,14 @@ import { openStore } from '../../../../src/core/store/run-store.ts';
 import type { RunStore } from '../../../../src/core/store/types.ts';
 import { buildResultsState } from '../../../../src/core/ui/results-data.ts';
 import { MemoryRunStore } from '../../../helpers/memory-run-store.ts';
+import { startPg } from '../../../helpers/pg.ts';
+import { openStoreAt } from '../../../../src/core/store/open.ts';
 import { call, startScriptedLlm } from '../../../helpers/scripted-llm.ts';
 import { repoRoot } from '../../../helpers/shared.ts';
 
 const ROOT = join(repoRoot, 'test', 'fixtures', 'benchmarks', 'count-rows');
 
-test('the in-memory engine runs, scores and shows a benchmark through the same callers as SQLite, with the same scores', { timeout: 60_000 }, async () => {
+test('the in-memory and PostgreSQL engines run, score and show a benchmark through the same callers as SQLite, with the same scores', { timeout: 90_000 }, async () => {
   const dir = mkdtempSync(join(tmpdir(), 'loupe-engine-'));
   const srv = await startScriptedLlm({ scriptFor: (first) => [{ content: 'Counting.', toolCalls: [call('submit_count', { count: first.includes('seven.csv') ? 7 : 2 })] }] });
   const suite = await loadSuite('count-rows', ROOT);
@@ -50,6 +52,16 @@ test('the in-memory engine runs, scores and shows a benchmark through the same c
     assert.deepEqual(a.scores, [['seven', 1], ['small', 0]]);
     assert.deepEqual(a, b, 'same runs, scores and Results table on both engines');
     assert.equal(memory.engine, 'memory');
+    const srv = await startPg({ fsync: 'off' });
+    try {
+      const pg = await openStoreAt(await srv.createDatabase('engine'));
+      const c = await outcome(pg, 'postgres');
+      await pg.close();
+      assert.equal(pg.engine, 'postgres');
+      assert.deepEqual(c, b, 'same runs, scores and Results table on PostgreSQL');
+    } finally {
+      srv.stop();
+    }
   } finally {
     await srv.close();
     rmSync(dir, { recursive: true, force: true });

@@ -1,0 +1,47 @@
+/**
+ * `loupe store copy --from LOCATION --to LOCATION`: copies a run store into another, SQLite file ⇄ PostgreSQL team
+ * store (or file to file), ids preserved, in one transaction of the target; copying again changes nothing.
+ * Source: issue 26 "Move data".
+ */
+import { parseArgs } from 'node:util';
+import { copyStore } from '../core/store/copy.ts';
+import { openStoreAt } from '../core/store/open.ts';
+import type { RunStore } from '../core/store/types.ts';
+import { openExistingStore, storeLocation } from './store-arg.ts';
+import { UsageError, type CliCommand } from './types.ts';
+
+const USAGE = `loupe store copy --from FILE|URL --to FILE|URL [--json]
+  Copies every run, step, cell, event, judgement, score, annotation, queue, checklist and ground-truth version of
+  --from into --to (created if it is a new SQLite file; a PostgreSQL database must exist), ids preserved, in one
+  transaction: a failed copy writes nothing, a repeated copy adds nothing. Rows only --to holds are kept.
+  A URL is postgres://USER@HOST:PORT/DB?passwordEnv=VAR (the password from VAR or PGPASSWORD, never in the URL).`;
+
+export const storeCommand: CliCommand = {
+  name: 'store',
+  summary: 'copy a run store between a SQLite file and a PostgreSQL team store (ids preserved, idempotent)',
+  usage: USAGE,
+  async run(argv, io) {
+    const [sub, ...rest] = argv;
+    if (sub !== 'copy') throw new UsageError(sub ? `unknown subcommand '${sub}' (known: copy)` : 'give a subcommand: copy');
+    const { values: v, positionals } = parseArgs({ args: rest, options: { from: { type: 'string' }, to: { type: 'string' }, json: { type: 'boolean' } }, allowPositionals: true });
+    if (positionals.length) throw new UsageError(`unexpected argument '${positionals[0]}'`);
+    if (!v.from || !v.to) throw new UsageError('give both --from and --to');
+    const [a, b] = [storeLocation(io, v.from), storeLocation(io, v.to)];
+    if (JSON.stringify(a) === JSON.stringify(b)) throw new UsageError('--from and --to are the same store');
+    const from = await openExistingStore(io, v.from);
+    let to: RunStore | undefined;
+    try {
+      to = await openStoreAt(b, { cwd: io.cwd, env: io.env });
+      const rep = await copyStore(from, to);
+      if (v.json) io.out(JSON.stringify(rep, null, 2) + '\n');
+      else {
+        io.out(`copied ${rep.from} → ${rep.to}\n`);
+        for (const t of rep.tables) if (t.rows || t.added) io.out(`  ${t.table.padEnd(24)} ${String(t.rows).padStart(7)} rows, ${t.added} new\n`);
+      }
+      return 0;
+    } finally {
+      await to?.close();
+      await from.close();
+    }
+  },
+};

@@ -1,0 +1,210 @@
+/**
+ * Copies everything a run store holds into another one, of either engine (SQLite file ⇄ PostgreSQL team store):
+ * runs, steps, answers, notes, saved code, kernel cells and figures, run events, interventions, judgements, scores,
+ * annotation items / annotations / queues / reservations / drafts, checklist and ground-truth versions. Rows are
+ * copied table by table with their ids and in their insertion order, as an upsert on each table's key (the source
+ * wins for a row both hold; rows only the target holds are kept), all in one transaction of the target: a failed
+ * copy writes nothing, and copying again changes nothing (idempotent). Run events have no key: the n-th of several
+ * identical events is copied unless the target already holds n of them. Steps keep their `seq`.
+ * Source: issue 26 "Move data: `loupe store copy --from FILE.sqlite --to postgres://...` (and back)".
+ */
+import type pg from 'pg';
+import { pgPoolOf } from './pg-run-store.ts';
+import { sqliteHandleOf } from './run-store.ts';
+import type { RunStore } from './types.ts';
+
+type Row = Record<string, unknown>;
+
+/** Every table of the logical schema that holds data, parents first, with its key (null: no key). */
+export const COPY_TABLES: ReadonlyArray<{ name: string; key: string[] | null }> = [
+  { name: 'runs', key: ['id'] },
+  { name: 'steps', key: ['run_id', 'idx'] },
+  { name: 'answers', key: ['run_id', 'query_id'] },
+  { name: 'notes', key: ['run_id', 'idx'] },
+  { name: 'saved_code', key: ['run_id', 'step_idx'] },
+  { name: 'kernel_cells', key: ['run_id', 'seq'] },
+  { name: 'cell_figures', key: ['run_id', 'cell_seq', 'idx'] },
+  { name: 'run_events', key: null },
+  { name: 'interventions', key: ['run_id', 'seq'] },
+  { name: 'judgements', key: ['cache_key'] },
+  { name: 'scores', key: ['run_id', 'judge_id', 'options'] },
+  { name: 'annotation_items', key: ['id'] },
+  { name: 'annotations', key: ['id'] },
+  { name: 'annotation_queues', key: ['id'] },
+  { name: 'annotation_queue_items', key: ['queue_id', 'pos'] },
+  { name: 'annotation_reservations', key: ['queue_id', 'item_id', 'annotator'] },
+  { name: 'annotation_drafts', key: ['queue_id', 'item_id', 'annotator'] },
+  { name: 'checklist_versions', key: ['suite_id', 'block_id', 'version'] },
+  { name: 'blade_gt_versions', key: ['dataset', 'version'] },
+];
+
+/** Tables that are bookkeeping of one database, never copied (the target keeps its own). */
+export const NOT_COPIED = ['migrations', 'annotation_sync'];
+
+/** Rows per table: read from the source, and added to the target (0 everywhere on a repeated copy). */
+export interface CopyReport {
+  from: string;
+  to: string;
+  tables: Array<{ table: string; rows: number; added: number }>;
+}
+
+const PAGE = 500;
+
+/** Engine-level row access (inside `src/core/store/` only). */
+interface RowIo {
+  /** Logical columns of a table (PostgreSQL's `rid` ordering column excluded). */
+  columns(table: string): Promise<string[]>;
+  count(table: string): Promise<number>;
+  /** A page of rows in insertion order. */
+  read(table: string, cols: string[], key: string[] | null, offset: number): Promise<Row[]>;
+  /** Runs `fn` in one transaction; `put` upserts rows (keyless tables: row i is added when the target holds fewer than `nth[i]` identical rows). */
+  transaction(fn: (put: Put) => Promise<void>) : Promise<void>;
+}
+
+type Put = (table: string, cols: string[], key: string[] | null, rows: Row[], nth: number[]) => Promise<void>;
+
+const q = (c: string) => `"${c}"`;
+
+function sqliteIo(store: RunStore): RowIo {
+  const db = sqliteHandleOf(store);
+  return {
+    async columns(table) {
+      return (db.prepare(`PRAGMA table_info(${q(table)})`).all() as { name: string }[]).map((r) => r.name);
+    },
+    async count(table) {
+      return (db.prepare(`SELECT COUNT(*) AS n FROM ${q(table)}`).get() as { n: number }).n;
+    },
+    async read(table, cols, _key, offset) {
+      return db.prepare(`SELECT ${cols.map(q).join(', ')} FROM ${q(table)} ORDER BY rowid LIMIT ? OFFSET ?`).all(PAGE, offset) as Row[];
+    },
+    async transaction(fn) {
+      db.exec('BEGIN');
+      try {
+        await fn(async (table, cols, key, rows, nth) => {
+          const values = cols.map(() => '?').join(', ');
+          const sql = key
+            ? `INSERT INTO ${q(table)} (${cols.map(q).join(', ')}) VALUES (${values}) ON CONFLICT (${key.map(q).join(', ')}) DO UPDATE SET ${cols.filter((c) => !key.includes(c)).map((c) => `${q(c)} = excluded.${q(c)}`).join(', ')}`
+            : `INSERT INTO ${q(table)} (${cols.map(q).join(', ')}) SELECT ${values} WHERE (SELECT COUNT(*) FROM ${q(table)} WHERE ${cols.map((c) => `${q(c)} IS ?`).join(' AND ')}) < ?`;
+          const st = db.prepare(sql);
+          rows.forEach((r, i) => {
+            const v = cols.map((c) => r[c] ?? null);
+            st.run(...(key ? v : [...v, ...v, nth[i]]));
+          });
+        });
+        db.exec('COMMIT');
+      } catch (e) {
+        db.exec('ROLLBACK');
+        throw e;
+      }
+    },
+  };
+}
+
+function pgIo(store: RunStore): RowIo {
+  const pool = pgPoolOf(store);
+  const hasRid = new Map<string, boolean>();
+  const columnsOf = async (table: string) => {
+    const rows = (await pool.query('SELECT column_name FROM information_schema.columns WHERE table_schema = current_schema() AND table_name = $1 ORDER BY ordinal_position', [table])).rows as { column_name: string }[];
+    hasRid.set(table, rows.some((r) => r.column_name === 'rid'));
+    return rows.map((r) => r.column_name).filter((c) => c !== 'rid');
+  };
+  return {
+    columns: columnsOf,
+    async count(table) {
+      return Number((await pool.query(`SELECT COUNT(*) AS n FROM ${q(table)}`)).rows[0].n);
+    },
+    async read(table, cols, key, offset) {
+      if (!hasRid.has(table)) await columnsOf(table);
+      const order = hasRid.get(table) ? 'rid' : (key ?? cols).map(q).join(', ');
+      return (await pool.query(`SELECT ${cols.map(q).join(', ')} FROM ${q(table)} ORDER BY ${order} LIMIT $1 OFFSET $2`, [PAGE, offset])).rows as Row[];
+    },
+    async transaction(fn) {
+      const client: pg.PoolClient = await pool.connect();
+      let broken: Error | undefined;
+      try {
+        await client.query('BEGIN');
+        await fn(async (table, cols, key, rows, nth) => {
+          if (!key) {
+            const sql = `INSERT INTO ${q(table)} (${cols.map(q).join(', ')}) SELECT ${cols.map((_, i) => `$${i + 1}`).join(', ')}
+              WHERE (SELECT COUNT(*) FROM ${q(table)} WHERE ${cols.map((c, i) => `${q(c)} IS NOT DISTINCT FROM $${i + 1}`).join(' AND ')}) < $${cols.length + 1}`;
+            for (const [i, r] of rows.entries()) await client.query(sql, [...cols.map((c) => r[c] ?? null), nth[i]]);
+            return;
+          }
+          const per = Math.max(1, Math.min(PAGE, Math.floor(60_000 / cols.length)));
+          for (let i = 0; i < rows.length; i += per) {
+            const batch = rows.slice(i, i + per);
+            const params: unknown[] = [];
+            const tuples = batch.map((r) => `(${cols.map((c) => (params.push(r[c] ?? null), `$${params.length}`)).join(', ')})`);
+            const rest = cols.filter((c) => !key.includes(c));
+            await client.query(`INSERT INTO ${q(table)} (${cols.map(q).join(', ')}) VALUES ${tuples.join(', ')}
+              ON CONFLICT (${key.map(q).join(', ')}) DO ${rest.length ? `UPDATE SET ${rest.map((c) => `${q(c)} = excluded.${q(c)}`).join(', ')}` : 'NOTHING'}`, params);
+          }
+        });
+        await client.query('COMMIT');
+      } catch (e) {
+        try {
+          await client.query('ROLLBACK');
+        } catch (r) {
+          broken = r as Error;
+        }
+        throw e;
+      } finally {
+        client.release(broken);
+      }
+    },
+  };
+}
+
+function rowIo(store: RunStore): RowIo {
+  if (store.engine === 'sqlite') return sqliteIo(store);
+  if (store.engine === 'postgres') return pgIo(store);
+  throw new Error(`cannot copy the ${store.engine} run store at ${store.location}: only sqlite and postgres stores are copied`);
+}
+
+/**
+ * Copies every row of `from` into `to` (see the module comment), in one transaction of `to`.
+ * @param from an open run store (SQLite or PostgreSQL).
+ * @param to an open run store at the same schema version (SQLite or PostgreSQL; may be the other engine).
+ * @returns rows read per table and rows added to the target.
+ * @throws Error naming both stores when their schema versions differ, or a table or column is missing on one side;
+ *   the target is then unchanged.
+ */
+export async function copyStore(from: RunStore, to: RunStore): Promise<CopyReport> {
+  const [vf, vt] = [await from.schemaVersion(), await to.schemaVersion()];
+  if (vf !== vt) throw new Error(`cannot copy ${from.location} (schema ${vf}) to ${to.location} (schema ${vt}): open both with the same Loupe first`);
+  const src = rowIo(from);
+  const dst = rowIo(to);
+  const plan: Array<{ name: string; key: string[] | null; cols: string[]; before: number }> = [];
+  for (const t of COPY_TABLES) {
+    const cols = await src.columns(t.name);
+    const have = new Set(await dst.columns(t.name));
+    if (!cols.length || !have.size) throw new Error(`table ${t.name} is missing in ${cols.length ? to.location : from.location}`);
+    const missing = cols.filter((c) => !have.has(c));
+    if (missing.length) throw new Error(`${to.location}: table ${t.name} has no column ${missing.join(', ')}`);
+    plan.push({ ...t, cols, before: await dst.count(t.name) });
+  }
+  const rows = new Map<string, number>();
+  await dst.transaction(async (put) => {
+    for (const t of plan) {
+      let n = 0;
+      const seen = new Map<string, number>(); // keyless tables: how many identical rows so far
+      for (;;) {
+        const page = await src.read(t.name, t.cols, t.key, n);
+        if (!page.length) break;
+        const nth = t.key ? [] : page.map((r) => {
+          const sig = JSON.stringify(t.cols.map((c) => r[c] ?? null));
+          const k = (seen.get(sig) ?? 0) + 1;
+          seen.set(sig, k);
+          return k;
+        });
+        await put(t.name, t.cols, t.key, page, nth);
+        n += page.length;
+        if (page.length < PAGE) break;
+      }
+      rows.set(t.name, n);
+    }
+  });
+  const tables: CopyReport['tables'] = [];
+  for (const t of plan) tables.push({ table: t.name, rows: rows.get(t.name) ?? 0, added: (await dst.count(t.name)) - t.before });
+  return { from: from.location, to: to.location, tables };
+}

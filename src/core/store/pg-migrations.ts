@@ -1,0 +1,206 @@
+/**
+ * The run store's migrations on PostgreSQL: the same ids, names, tables and columns as `migrations.ts` (SQLite),
+ * translated where SQLite's dialect differs. Types: `REAL` → `DOUBLE PRECISION`, `BLOB` → `BYTEA`, counters
+ * `BIGINT`; JSON columns stay `TEXT` holding the same JSON; 0/1 flags stay integers. SQLite's implicit `rowid`
+ * (insertion order: answers, events, copies) is an explicit `rid BIGSERIAL` column on every table. Every SQLite
+ * migration must be either translated here or listed as portable, so a new one cannot be forgotten
+ * ({@link pgMigrations} throws).
+ * Source: issue 26 "Same logical schema and migrations as SQLite".
+ */
+import { migrations as sqliteMigrations, type Migration } from './migrations.ts';
+
+/** Migrations whose SQLite text runs unchanged on PostgreSQL (then the statements of {@link RID_AFTER}). */
+const PORTABLE = new Set([3, 4, 5, 6, 7, 8, 12, 15]);
+
+/** After a portable migration: the insertion-order column (SQLite's rowid) of each table it created. */
+const RID_AFTER: Record<number, string[]> = {
+  6: ['annotation_items', 'annotations', 'annotation_queues', 'annotation_queue_items', 'annotation_reservations', 'annotation_drafts'],
+  7: ['checklist_versions'],
+  8: ['blade_gt_versions'],
+  12: ['interventions'],
+};
+
+/** PostgreSQL text of the migrations that differ. */
+const TRANSLATED: Record<number, string> = {
+  1: `
+CREATE TABLE runs (
+  id TEXT PRIMARY KEY,
+  suite TEXT NOT NULL,
+  block_id TEXT NOT NULL,
+  agent TEXT NOT NULL,
+  model TEXT,
+  params TEXT NOT NULL,
+  prompt_hash TEXT NOT NULL,
+  tool_set TEXT NOT NULL,
+  data_checksums TEXT NOT NULL,
+  loupe_version TEXT NOT NULL,
+  sandbox TEXT NOT NULL,
+  workspace TEXT NOT NULL,
+  status TEXT NOT NULL,
+  status_reason TEXT,
+  created_at TEXT NOT NULL,
+  started_at TEXT,
+  ended_at TEXT,
+  duration_ms BIGINT NOT NULL DEFAULT 0,
+  steps INTEGER NOT NULL DEFAULT 0,
+  tokens_input BIGINT NOT NULL DEFAULT 0,
+  tokens_output BIGINT NOT NULL DEFAULT 0,
+  tokens_cached BIGINT NOT NULL DEFAULT 0,
+  cost_usd DOUBLE PRECISION,
+  state TEXT,
+  rid BIGSERIAL NOT NULL
+);
+CREATE INDEX runs_block ON runs (suite, block_id);
+
+CREATE TABLE steps (
+  run_id TEXT NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
+  idx INTEGER NOT NULL,
+  started_at TEXT NOT NULL,
+  ended_at TEXT NOT NULL,
+  latency_ms DOUBLE PRECISION NOT NULL,
+  tool_ms DOUBLE PRECISION NOT NULL,
+  assistant TEXT NOT NULL,
+  tool_calls TEXT NOT NULL,
+  extra_messages TEXT NOT NULL,
+  tokens_input BIGINT NOT NULL,
+  tokens_output BIGINT NOT NULL,
+  tokens_cached BIGINT NOT NULL,
+  cost_usd DOUBLE PRECISION,
+  finish_reason TEXT,
+  seq BIGINT NOT NULL,
+  rid BIGSERIAL NOT NULL,
+  PRIMARY KEY (run_id, idx)
+);
+CREATE INDEX steps_seq ON steps (seq);
+
+CREATE TABLE answers (
+  run_id TEXT NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
+  query_id TEXT NOT NULL,
+  answer TEXT NOT NULL,
+  raw TEXT NOT NULL,
+  step_idx INTEGER NOT NULL,
+  rid BIGSERIAL NOT NULL,
+  PRIMARY KEY (run_id, query_id)
+);
+
+CREATE TABLE notes (
+  run_id TEXT NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
+  idx INTEGER NOT NULL,
+  content TEXT NOT NULL,
+  rid BIGSERIAL NOT NULL,
+  PRIMARY KEY (run_id, idx)
+);
+
+CREATE TABLE saved_code (
+  run_id TEXT NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
+  step_idx INTEGER NOT NULL,
+  code TEXT NOT NULL,
+  rid BIGSERIAL NOT NULL,
+  PRIMARY KEY (run_id, step_idx)
+);
+
+CREATE TABLE kernel_cells (
+  run_id TEXT NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
+  seq INTEGER NOT NULL,
+  step_idx INTEGER NOT NULL,
+  code TEXT NOT NULL,
+  status TEXT NOT NULL,
+  stdout TEXT NOT NULL,
+  stderr TEXT NOT NULL,
+  result TEXT,
+  error TEXT,
+  tables TEXT NOT NULL,
+  duration_ms DOUBLE PRECISION NOT NULL,
+  replay INTEGER NOT NULL DEFAULT 0,
+  rid BIGSERIAL NOT NULL,
+  PRIMARY KEY (run_id, seq)
+);
+
+CREATE TABLE cell_figures (
+  run_id TEXT NOT NULL,
+  cell_seq INTEGER NOT NULL,
+  idx INTEGER NOT NULL,
+  png BYTEA NOT NULL,
+  rid BIGSERIAL NOT NULL,
+  PRIMARY KEY (run_id, cell_seq, idx),
+  FOREIGN KEY (run_id, cell_seq) REFERENCES kernel_cells(run_id, seq) ON DELETE CASCADE
+);
+
+CREATE TABLE run_events (
+  run_id TEXT NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
+  at TEXT NOT NULL,
+  kind TEXT NOT NULL,
+  message TEXT NOT NULL,
+  rid BIGSERIAL PRIMARY KEY
+);
+CREATE INDEX run_events_run ON run_events (run_id);
+`,
+  2: `
+CREATE TABLE judgements (
+  cache_key TEXT PRIMARY KEY,
+  judge_id TEXT NOT NULL,
+  task TEXT NOT NULL,
+  input_hash TEXT NOT NULL,
+  prompt_hash TEXT,
+  input TEXT NOT NULL,
+  raw_output TEXT,
+  verdict TEXT,
+  status TEXT NOT NULL,
+  error TEXT,
+  run_id TEXT,
+  item_ref TEXT,
+  annotator TEXT,
+  judged_at TEXT NOT NULL,
+  rid BIGSERIAL NOT NULL
+);
+CREATE INDEX judgements_pending ON judgements (status, task);
+CREATE INDEX judgements_run ON judgements (run_id);
+CREATE INDEX judgements_input ON judgements (input_hash);
+
+CREATE TABLE scores (
+  run_id TEXT NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
+  benchmark TEXT NOT NULL,
+  judge_id TEXT NOT NULL,
+  options TEXT NOT NULL,
+  summary TEXT NOT NULL,
+  detail TEXT NOT NULL,
+  pending INTEGER NOT NULL DEFAULT 0,
+  scored_at TEXT NOT NULL,
+  PRIMARY KEY (run_id, judge_id, options)
+);
+`,
+  9: `
+CREATE TABLE annotation_sync (
+  id INTEGER PRIMARY KEY CHECK (id = 1),
+  judgements_from BIGINT
+);
+INSERT INTO annotation_sync (id, judgements_from) SELECT 1, MIN(rid) FROM judgements;
+CREATE FUNCTION annotation_sync_lower() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+  UPDATE annotation_sync SET judgements_from = LEAST(COALESCE(judgements_from, NEW.rid), NEW.rid) WHERE id = 1;
+  RETURN NEW;
+END $$;
+CREATE TRIGGER annotation_sync_judgement_insert AFTER INSERT ON judgements FOR EACH ROW EXECUTE FUNCTION annotation_sync_lower();
+CREATE TRIGGER annotation_sync_judgement_update AFTER UPDATE OF task, judge_id, input_hash ON judgements FOR EACH ROW EXECUTE FUNCTION annotation_sync_lower();
+CREATE INDEX judgements_judged ON judgements (judged_at);
+CREATE INDEX judgements_item ON judgements (input_hash, task, judge_id);
+DROP INDEX judgements_input;
+CREATE INDEX annotation_items_unknown_suite ON annotation_items (run_id) WHERE suite_version = 'unknown';
+`,
+};
+
+/**
+ * The PostgreSQL migrations, in the SQLite list's order with the same ids and names.
+ * @param extra migrations of other areas (their SQL must be portable).
+ * @returns the list to apply.
+ * @throws Error naming a SQLite migration that is neither translated nor marked portable.
+ */
+export function pgMigrations(extra: Migration[] = []): Migration[] {
+  const built = sqliteMigrations.map((m) => {
+    const rid = (RID_AFTER[m.id] ?? []).map((t) => `ALTER TABLE ${t} ADD COLUMN rid BIGSERIAL NOT NULL;`).join('\n');
+    const sql = TRANSLATED[m.id] ?? (PORTABLE.has(m.id) ? `${m.sql}\n${rid}` : undefined);
+    if (sql === undefined) throw new Error(`run store migration ${m.id} ('${m.name}') has no PostgreSQL translation in pg-migrations.ts`);
+    return { ...m, sql };
+  });
+  return [...built, ...extra];
+}
