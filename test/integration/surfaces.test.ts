@@ -203,6 +203,7 @@ describe('Surfaces as an expert uses them (issue 22)', function () {
     const obs = submit.toolCalls.find((c) => c.name === 'submit_analysis')!.observation;
     assert.doesNotMatch(obs, /Model result \(first lines\):\nNone/);
     assert.match(obs, /model\(df\) returned nothing/);
+    await vscode.commands.executeCommand('workbench.action.closeAllEditors'); // the run UI's timeline: open one on the step
     await vscode.commands.executeCommand('loupe.openTimeline', runId, submit.index);
     const text = await webviewText({ title: TL, expect: /Conceptual variables[\s\S]*Transform code[\s\S]*Model code/, timeoutMs: 60_000 });
     assert.doesNotMatch(text, /\\n/, 'no escaped line breaks in the submission');
