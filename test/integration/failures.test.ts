@@ -63,11 +63,14 @@ describe('Failure analysis panel', function () {
     // 'r' moves the keys to the report; the first 'j' after it shows where they went (a key under load may land late)
     const sentence = async (i: number) => (await text(`.sent.sel[data-sentence="${i}"]`)).length > 0;
     for (let i = 0; i < 4 && !(await sentence(1)); i++) {
-      await runner({ action: 'press', key: 'r' });
+      // by key first; after a full run the webview has once kept its keys on the steps after 'r': focus the pane by mouse
+      if (i < 2) await runner({ action: 'press', key: 'r' });
+      else await runner({ action: 'clickInWebview', selector: '#report-pane', title: TITLE });
       await sleep(400);
       await runner({ action: 'press', key: 'j' });
       for (let w = 0; w < 8 && !(await sentence(1)); w++) await sleep(250);
     }
+    if (!(await sentence(1))) await screenshot('failures-failed-report-keys').catch(() => '');
     assert.ok(await sentence(1), 'the keys are on the report: sentence 2 selected');
     await pressUntil('j', () => sentence(2), 'sentence 3');
     await pressUntil('t', async () => /Tag “The company will double/.test(await text('#tag-form')), 'open span tag form');
