@@ -9,7 +9,7 @@
 import { createHash } from 'node:crypto';
 import type Database from 'better-sqlite3';
 import type pg from 'pg';
-import { pgReadyPoolOf } from '../store/pg-run-store.ts';
+import { pgReadyPoolOf, pgTransaction } from '../store/pg-run-store.ts';
 import { sqliteHandleOf } from '../store/run-store.ts';
 import type { RunStore } from '../store/types.ts';
 import type { ChecklistItem } from '../suites/types.ts';
@@ -314,9 +314,7 @@ export class PgChecklistStore implements ChecklistStore {
     if (!o.author?.trim()) throw new LoupeInputError('checklist author', 'say who is saving (the annotator name)');
     validateChecklistItems(o.items);
     const client = await (await this.#pool()).connect();
-    let broken: Error | undefined;
-    try {
-      await client.query('BEGIN');
+    return pgTransaction(client, async () => {
       await client.query('SELECT pg_advisory_xact_lock(hashtext($1))', [`checklist|${key.suiteId}|${key.blockId}`]);
       const [latestRow] = (await client.query('SELECT * FROM checklist_versions WHERE suite_id = $1 AND block_id = $2 ORDER BY version DESC LIMIT 1', [key.suiteId, key.blockId])).rows as Row[];
       const [baseRow] = o.base ? (await client.query('SELECT * FROM checklist_versions WHERE suite_id = $1 AND block_id = $2 AND version = $3', [key.suiteId, key.blockId, o.base])).rows as Row[] : [];
@@ -326,18 +324,8 @@ export class PgChecklistStore implements ChecklistStore {
         await client.query('INSERT INTO checklist_versions (suite_id, block_id, suite, version, parent, hash, items, author, created_at, note) VALUES ($1,$2,$3,$4,$5,$6,$7,$8,$9,$10)',
           [key.suiteId, key.blockId, key.suite, v.version, v.parent, v.hash, JSON.stringify(v.items), v.author, v.createdAt, v.note]);
       }
-      await client.query('COMMIT');
       return out;
-    } catch (e) {
-      try {
-        await client.query('ROLLBACK');
-      } catch (r) {
-        broken = r as Error;
-      }
-      throw e;
-    } finally {
-      client.release(broken);
-    }
+    });
   }
 }
 

@@ -8,7 +8,7 @@
 import type pg from 'pg';
 import { randomUUID } from 'node:crypto';
 import { canonicalJson, sha256 } from '../eval/judges/canonical.ts';
-import { CHANGES, connectionClosed } from '../store/pg-run-store.ts';
+import { CHANGES, connectionClosed, pgTransaction } from '../store/pg-run-store.ts';
 import { LoupeInputError } from '../util/errors.ts';
 import { seededRandom } from '../util/random.ts';
 import {
@@ -66,21 +66,7 @@ export class PgAnnotationStore implements AnnotationStore {
       }
     }
     const q: Q = async (sql, params = []) => (await client.query(numbered(sql), params)).rows as Row[];
-    let broken: Error | undefined;
-    try {
-      const out = await fn(q);
-      await client.query('COMMIT');
-      return out;
-    } catch (e) {
-      try {
-        await client.query('ROLLBACK');
-      } catch (r) {
-        broken = r as Error;
-      }
-      throw e;
-    } finally {
-      client.release(broken);
-    }
+    return pgTransaction(client, () => fn(q), { begun: true });
   }
 
   /**

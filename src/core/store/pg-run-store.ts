@@ -54,6 +54,38 @@ export function connectionClosed(e: unknown): boolean {
   return ['57P01', '57P02', '57P03', '08006', '08003'].includes(code) || /Connection terminated|connection not open/i.test((e as Error).message ?? '');
 }
 
+/**
+ * Runs `body` in a transaction on `client` — BEGIN (unless `begun`: the caller's retry loop began it), COMMIT, or
+ * ROLLBACK when it throws — and releases the client (as broken when BEGIN or the ROLLBACK failed, so the pool drops
+ * it). Used by the PostgreSQL engines of the annotation, checklist and ground-truth stores.
+ * @returns what `body` returned. @throws what BEGIN, `body` or COMMIT threw.
+ */
+export async function pgTransaction<T>(client: pg.PoolClient, body: () => Promise<T>, opts: { begun?: boolean } = {}): Promise<T> {
+  if (!opts.begun) {
+    try {
+      await client.query('BEGIN');
+    } catch (e) {
+      client.release(e as Error);
+      throw e;
+    }
+  }
+  let broken: Error | undefined;
+  try {
+    const out = await body();
+    await client.query('COMMIT');
+    return out;
+  } catch (e) {
+    try {
+      await client.query('ROLLBACK');
+    } catch (r) {
+      broken = r as Error;
+    }
+    throw e;
+  } finally {
+    client.release(broken);
+  }
+}
+
 function leaseFromRow(row: Row): RunLeaseHolder {
   return {
     owner: String(row.lease_owner), host: String(row.lease_host ?? ''), pid: (row.owner_pid as number | null) ?? null,

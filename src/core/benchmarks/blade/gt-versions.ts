@@ -12,7 +12,7 @@ import { parse } from 'csv-parse/sync';
 import { stringify } from 'csv-stringify/sync';
 import type { GroundTruthUsed } from '../../eval/run-score.ts';
 import type pg from 'pg';
-import { pgReadyPoolOf } from '../../store/pg-run-store.ts';
+import { pgReadyPoolOf, pgTransaction } from '../../store/pg-run-store.ts';
 import { sqliteHandleOf } from '../../store/run-store.ts';
 import type { RunStore } from '../../store/types.ts';
 import type { BladeAnnotations } from '../../suites/types.ts';
@@ -201,25 +201,13 @@ export class PgBladeGtStore implements BladeGtStore {
     const plan = await planGtSave(v, (d, n) => this.get(d, n));
     if ('existing' in plan) return plan.existing;
     const client = await (await this.#pool()).connect();
-    let broken: Error | undefined;
-    try {
-      await client.query('BEGIN');
+    return pgTransaction(client, async () => {
       await client.query('SELECT pg_advisory_xact_lock(hashtext($1))', [`blade-gt|${v.dataset}`]);
       const next = (((await client.query('SELECT MAX(version) AS m FROM blade_gt_versions WHERE dataset = $1', [v.dataset])).rows[0] as { m: number | null }).m ?? 0) + 1;
       const row: BladeGtVersion = { ...plan.row, version: next, createdAt: new Date().toISOString() };
       await client.query('INSERT INTO blade_gt_versions (dataset, version, parent, hash, csv, author, created_at, note) VALUES ($1,$2,$3,$4,$5,$6,$7,$8)', [row.dataset, row.version, row.parent, row.hash, row.csv, row.author, row.createdAt, row.note]);
-      await client.query('COMMIT');
       return row;
-    } catch (e) {
-      try {
-        await client.query('ROLLBACK');
-      } catch (r) {
-        broken = r as Error;
-      }
-      throw e;
-    } finally {
-      client.release(broken);
-    }
+    });
   }
 }
 
