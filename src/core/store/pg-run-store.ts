@@ -586,6 +586,7 @@ export class PgRunStore implements RunStore {
     let busy = false;
     let stopped = false;
     const tick = async () => {
+      if (this.#closed) return stop();
       if (busy || stopped) return;
       busy = true;
       try {
@@ -607,10 +608,11 @@ export class PgRunStore implements RunStore {
     if (!opts.fromStart) void tick();
     const timer = setInterval(() => void tick(), opts.intervalMs ?? 250);
     timer.unref?.();
-    return () => {
+    const stop = () => {
       stopped = true;
       clearInterval(timer);
     };
+    return stop;
   }
 
   async deleteRun(id: string): Promise<boolean> {

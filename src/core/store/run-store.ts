@@ -538,6 +538,8 @@ export class SqliteRunStore implements RunStore {
       ? this.db.prepare('SELECT * FROM steps WHERE seq > ? AND run_id = ? ORDER BY seq')
       : this.db.prepare('SELECT * FROM steps WHERE seq > ? ORDER BY seq');
     const tick = () => {
+      // A store closed under a subscriber (the window switched stores) ends the subscription instead of throwing.
+      if (!this.db.open) return stop();
       const rows = (opts.runId ? q.all(last, opts.runId) : q.all(last)) as Row[];
       for (const r of rows) {
         last = Math.max(last, r.seq as number);
@@ -546,8 +548,16 @@ export class SqliteRunStore implements RunStore {
     };
     const timer = setInterval(tick, opts.intervalMs ?? 250);
     timer.unref?.();
-    return () => clearInterval(timer);
+    const stop = () => {
+      clearInterval(timer);
+      this.#subscriptions.delete(stop);
+    };
+    this.#subscriptions.add(stop);
+    return stop;
   }
+
+  /** Unsubscribe functions of live {@link subscribeSteps} subscriptions; {@link closeSync} ends them all. */
+  readonly #subscriptions = new Set<() => void>();
 
   /**
    * Deletes a run and everything recorded with it (steps, answers, notes, code, cells, figures, events, scores:
@@ -564,6 +574,7 @@ export class SqliteRunStore implements RunStore {
 
   /** Closes the database at once (idempotent); for exit handlers that cannot wait. */
   closeSync(): void {
+    for (const stop of [...this.#subscriptions]) stop();
     if (this.db.open) this.db.close();
   }
 }

@@ -152,6 +152,31 @@ forEachEngine((e) => {
     await reader.close();
   });
 
+  it('closing a store ends its step subscriptions: no poll runs on a closed connection (the window switched stores)', async () => {
+    const loc = await e.fresh();
+    const writer = await e.open(loc);
+    const reader = await e.open(loc);
+    await writer.createRun({ ...base, id: 'r1' });
+    const seen: number[] = [];
+    const uncaught: unknown[] = [];
+    const onUncaught = (err: unknown) => uncaught.push(err);
+    process.on('uncaughtException', onUncaught);
+    try {
+      const unsub = reader.subscribeSteps((st) => seen.push(st.index), { intervalMs: 5, fromStart: true });
+      await writer.commitStep(step('r1', 0));
+      for (let i = 0; i < 200 && seen.length < 1; i++) await new Promise((r) => setTimeout(r, 5));
+      await reader.close();
+      await writer.commitStep(step('r1', 1));
+      await new Promise((r) => setTimeout(r, 60));
+      unsub(); // still safe after close
+    } finally {
+      process.off('uncaughtException', onUncaught);
+    }
+    assert.deepEqual(seen, [0]);
+    assert.deepEqual(uncaught.map(String), []);
+    await writer.close();
+  });
+
   it('step summaries and search read JSON in the store; events and deletes', async () => {
     const s = await e.open(await e.fresh());
     await s.createRun({ ...base, id: 'r1' });
