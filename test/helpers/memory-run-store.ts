@@ -52,6 +52,7 @@ export class MemoryRunStore implements RunStore {
     if (p.addDurationMs !== undefined) r.durationMs += Math.round(p.addDurationMs);
     if (p.sandbox !== undefined) r.sandbox = p.sandbox;
     if (p.ownerPid !== undefined) r.ownerPid = p.ownerPid;
+    if (p.workspace !== undefined) r.workspace = p.workspace;
   }
   async setDataChecksums(id: string, c: Record<string, string>): Promise<void> {
     this.#run(id).dataChecksums = { ...c };
@@ -124,7 +125,7 @@ export class MemoryRunStore implements RunStore {
     return new Map(ids.map((id) => [id, clone(this.#interventions.get(id) ?? [])]));
   }
   async listRuns(f: RunFilter = {}): Promise<RunRecord[]> {
-    const all = [...this.#runs.values()].filter((r) => (!f.suite || r.suite === f.suite) && (!f.blockId || r.blockId === f.blockId) && (!f.status || r.status === f.status));
+    const all = [...this.#runs.values()].filter((r) => (!f.suite || r.suite === f.suite) && (!f.blockId || r.blockId === f.blockId) && (!f.status || r.status === f.status) && (!f.sweepId || r.sweepId === f.sweepId));
     return all.reverse().slice(0, f.limit ?? Infinity).map((r) => this.#public(r));
   }
   #public(r: RunRecord & { lease?: RunLeaseHolder; extra: Record<string, unknown> }): RunRecord {

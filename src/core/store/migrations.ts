@@ -339,4 +339,12 @@ ALTER TABLE runs ADD COLUMN tokens_known INTEGER NOT NULL DEFAULT 1;
 ALTER TABLE steps ADD COLUMN tokens_known INTEGER NOT NULL DEFAULT 1;
 `,
   },
+  {
+    id: 17,
+    name: 'sweeps (issue 27): the sweep a queued run belongs to (blocks × repeats × model profiles run by workers)',
+    sql: `
+ALTER TABLE runs ADD COLUMN sweep_id TEXT;
+CREATE INDEX runs_sweep ON runs (sweep_id);
+`,
+  },
 ];

@@ -10,7 +10,7 @@
 import { migrations as sqliteMigrations, type Migration } from './migrations.ts';
 
 /** Migrations whose SQLite text runs unchanged on PostgreSQL (then the statements of {@link RID_AFTER}). */
-const PORTABLE = new Set([3, 4, 5, 6, 7, 8, 12, 15]);
+const PORTABLE = new Set([3, 4, 5, 6, 7, 8, 12, 15, 17]);
 
 /** After a portable migration: the insertion-order column (SQLite's rowid) of each table it created. */
 const RID_AFTER: Record<number, string[]> = {

@@ -271,9 +271,9 @@ export class PgRunStore implements RunStore {
 
   async createRun(r: NewRun): Promise<RunRecord> {
     await this.#q(`INSERT INTO runs (id, suite, block_id, agent, model, params, prompt_hash, tool_set, data_checksums,
-      loupe_version, sandbox, workspace, status, created_at, tokens_known) VALUES ($1,$2,$3,$4,$5,$6,$7,$8,$9,$10,$11,$12,$13,$14,$15)`, [
+      loupe_version, sandbox, workspace, status, created_at, tokens_known, sweep_id) VALUES ($1,$2,$3,$4,$5,$6,$7,$8,$9,$10,$11,$12,$13,$14,$15,$16)`, [
       r.id, r.suite, r.blockId, r.agent, r.model, JSON.stringify(r.params), r.promptHash, r.toolSet,
-      JSON.stringify(r.dataChecksums), r.loupeVersion, r.sandbox, r.workspace, r.status ?? 'pending', nowIso(), r.tokensKnown === false ? 0 : 1]);
+      JSON.stringify(r.dataChecksums), r.loupeVersion, r.sandbox, r.workspace, r.status ?? 'pending', nowIso(), r.tokensKnown === false ? 0 : 1, r.sweepId ?? null]);
     await this.#notify({ kind: 'run', runId: r.id });
     return (await this.getRun(r.id))!;
   }
@@ -289,6 +289,7 @@ export class PgRunStore implements RunStore {
     if (patch.addDurationMs !== undefined) sets.push(`duration_ms = duration_ms + ${p(Math.round(patch.addDurationMs))}`);
     if (patch.sandbox !== undefined) sets.push(`sandbox = ${p(patch.sandbox)}`);
     if (patch.ownerPid !== undefined) sets.push(`owner_pid = ${p(patch.ownerPid)}`);
+    if (patch.workspace !== undefined) sets.push(`workspace = ${p(patch.workspace)}`);
     if (!sets.length) return;
     await this.#q(`WITH u AS (UPDATE runs SET ${sets.join(', ')} WHERE id = ${p(id)} RETURNING id) SELECT pg_notify('${CHANGES}', ${p(JSON.stringify({ kind: 'run', runId: id }))}) FROM u`, vals);
   }
@@ -466,6 +467,7 @@ export class PgRunStore implements RunStore {
     if (filter.suite) where.push(`suite = ${p(filter.suite)}`);
     if (filter.blockId) where.push(`block_id = ${p(filter.blockId)}`);
     if (filter.status) where.push(`status = ${p(filter.status)}`);
+    if (filter.sweepId) where.push(`sweep_id = ${p(filter.sweepId)}`);
     const sql = `SELECT * FROM runs ${where.length ? 'WHERE ' + where.join(' AND ') : ''} ORDER BY created_at DESC, rid DESC LIMIT ${p(filter.limit ?? 1_000_000)}`;
     return (await this.#q(sql, vals)).map(runFromRow);
   }

@@ -55,6 +55,7 @@ export function runFromRow(r: Row): RunRecord {
     costUsd: (r.cost_usd as number | null) ?? null,
     ownerPid: (r.owner_pid as number | null | undefined) ?? null,
     heartbeatAt: (r.heartbeat_at as string | null | undefined) ?? null,
+    sweepId: (r.sweep_id as string | null | undefined) ?? null,
   };
 }
 
@@ -184,9 +185,9 @@ export class SqliteRunStore implements RunStore {
 
   async createRun(r: NewRun): Promise<RunRecord> {
     this.db.prepare(`INSERT INTO runs (id, suite, block_id, agent, model, params, prompt_hash, tool_set, data_checksums,
-      loupe_version, sandbox, workspace, status, created_at, tokens_known) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)`).run(
+      loupe_version, sandbox, workspace, status, created_at, tokens_known, sweep_id) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)`).run(
       r.id, r.suite, r.blockId, r.agent, r.model, JSON.stringify(r.params), r.promptHash, r.toolSet,
-      JSON.stringify(r.dataChecksums), r.loupeVersion, r.sandbox, r.workspace, r.status ?? 'pending', nowIso(), r.tokensKnown === false ? 0 : 1);
+      JSON.stringify(r.dataChecksums), r.loupeVersion, r.sandbox, r.workspace, r.status ?? 'pending', nowIso(), r.tokensKnown === false ? 0 : 1, r.sweepId ?? null);
     return (await this.getRun(r.id))!;
   }
 
@@ -200,6 +201,7 @@ export class SqliteRunStore implements RunStore {
     if (patch.addDurationMs !== undefined) { sets.push('duration_ms = duration_ms + ?'); vals.push(Math.round(patch.addDurationMs)); }
     if (patch.sandbox !== undefined) { sets.push('sandbox = ?'); vals.push(patch.sandbox); }
     if (patch.ownerPid !== undefined) { sets.push('owner_pid = ?'); vals.push(patch.ownerPid); }
+    if (patch.workspace !== undefined) { sets.push('workspace = ?'); vals.push(patch.workspace); }
     if (!sets.length) return;
     this.db.prepare(`UPDATE runs SET ${sets.join(', ')} WHERE id = ?`).run(...vals, id);
   }
@@ -412,6 +414,7 @@ export class SqliteRunStore implements RunStore {
     if (filter.suite) { where.push('suite = ?'); vals.push(filter.suite); }
     if (filter.blockId) { where.push('block_id = ?'); vals.push(filter.blockId); }
     if (filter.status) { where.push('status = ?'); vals.push(filter.status); }
+    if (filter.sweepId) { where.push('sweep_id = ?'); vals.push(filter.sweepId); }
     const sql = `SELECT * FROM runs ${where.length ? 'WHERE ' + where.join(' AND ') : ''} ORDER BY created_at DESC, rowid DESC LIMIT ?`;
     return (this.db.prepare(sql).all(...vals, filter.limit ?? 1_000_000) as Row[]).map(runFromRow);
   }

@@ -40,6 +40,8 @@ export interface RunFilter {
   suite?: string;
   blockId?: string;
   status?: RunStatus;
+  /** Only the units of this sweep (issue 27). */
+  sweepId?: string;
   limit?: number;
 }
 
@@ -91,6 +93,8 @@ export interface RunPatch {
   addDurationMs?: number;
   sandbox?: string;
   ownerPid?: number | null;
+  /** Where the run's workspace is on the machine now driving it (a queued unit taken by a worker, issue 27). */
+  workspace?: string;
 }
 
 /** Options of {@link RunStore.getCells}. */
