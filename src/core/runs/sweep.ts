@@ -7,6 +7,7 @@
  * Source: issue 27 "Scale-out runs: sweeps of blocks × repeats × models".
  */
 import { randomBytes } from 'node:crypto';
+import { hostname } from 'node:os';
 import { LoupeInputError } from '../util/errors.ts';
 import type { Logger } from '../util/log.ts';
 import type { Block, Suite } from '../suites/types.ts';
@@ -172,6 +173,31 @@ export async function runSweepUnit(d: UnitDriver, unit: SweepUnit): Promise<{ ru
   const before = await d.store.getRun(unit.runId);
   if (!before) throw new LoupeInputError(`run ${unit.runId}`, `the run of this unit of sweep ${unit.sweepId} is not in ${d.store.location} (deleted?)`);
   if (unitSettled(before)) return { run: before, settled: true };
+  const driving = drivingOf(d);
+  if (driving.has(unit.runId)) throw new Error(`run ${unit.runId} is already being driven by this worker`);
+  // A lease this very process still holds for a run it no longer drives (its release failed while the database was
+  // away) is given up here, so that the retry does not wait for it to lapse.
+  const lease = await d.store.getRunLease(unit.runId);
+  if (lease && lease.pid === process.pid && lease.host === hostname()) {
+    await d.store.releaseRunLease(unit.runId, lease.owner);
+    await d.store.addEvent(unit.runId, 'lease', `gave up the lease ${lease.owner} left by an earlier attempt of this worker`);
+  }
+  driving.add(unit.runId);
+  try {
+    return await driveUnit(d, unit, before);
+  } finally {
+    driving.delete(unit.runId);
+  }
+}
+
+const drivingByDriver = new WeakMap<UnitDriver, Set<string>>();
+function drivingOf(d: UnitDriver): Set<string> {
+  let s = drivingByDriver.get(d);
+  if (!s) drivingByDriver.set(d, (s = new Set()));
+  return s;
+}
+
+async function driveUnit(d: UnitDriver, unit: SweepUnit, before: RunRecord): Promise<{ run: RunRecord; settled: boolean; result?: AgentRunResult }> {
   const { suite, block } = await reopenRun(before, { suiteRoot: d.suiteRoot ?? unit.suiteRoot, ...(unit.loadOptions ? { loadOptions: unit.loadOptions } : {}), ...(d.suites ? { suites: d.suites } : {}) });
   const llm: LlmConfig | undefined = unit.profile ? { ...unit.profile, apiKey: d.env[unit.apiKeyEnv ?? 'OPENAI_API_KEY'] ?? '' } : undefined;
   const control = d.control?.(unit);
