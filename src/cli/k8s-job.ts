@@ -1,7 +1,7 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
-import { SANDBOX_REFUSED_EXIT, workerJobManifest } from '../core/runs/k8s-job.ts';
+import { SANDBOX_REFUSED_EXIT } from '../core/kernel/sandbox-probe.ts';
 import { UsageError, type CliCommand } from './types.ts';
 
 const USAGE = `loupe k8s-job --image IMAGE --workers N --store-secret NAME [--out FILE] [--name NAME] [--namespace NS]
@@ -30,6 +30,10 @@ export const k8sJobCommand: CliCommand = {
     if (!v.image || !v.workers || !v['store-secret']) throw new UsageError('--image, --workers and --store-secret are required');
     const workers = Number(v.workers);
     const concurrency = v.concurrency === undefined ? undefined : Number(v.concurrency);
+    // loaded on use, without the deprecation warning (node's punycode) its schema validator's dependencies cause
+    const quiet = process.noDeprecation;
+    process.noDeprecation = true;
+    const { workerJobManifest } = await import('../core/runs/k8s-job.ts').finally(() => { process.noDeprecation = quiet; });
     const manifest = workerJobManifest({
       image: v.image, workers, storeSecret: v['store-secret'], ...(v.name ? { name: v.name } : {}), ...(v.namespace ? { namespace: v.namespace } : {}),
       ...(concurrency !== undefined ? { concurrency } : {}), ...(v.root ? { root: v.root } : {}), ...(v['data-claim'] ? { dataClaim: v['data-claim'] } : {}),

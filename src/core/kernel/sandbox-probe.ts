@@ -10,6 +10,9 @@ import { findBubblewrap, sandboxBaseArgs } from './python-kernel.ts';
 /** The test hook: set to `1`, the probe runs inside a namespace that forbids new user namespaces (bwrap `--disable-userns`), as on a machine without them. */
 export const SIMULATE_NO_USERNS_ENV = 'LOUPE_SIMULATE_NO_USERNS';
 
+/** Exit code of a worker that cannot create its sandbox (EX_CONFIG of sysexits.h); a Kubernetes Job fails on it. */
+export const SANDBOX_REFUSED_EXIT = 78;
+
 /** Outcome of {@link probeSandbox}. */
 export type SandboxProbe = { ok: true; bwrap: string } | { ok: false; reason: string };
 

@@ -16,9 +16,9 @@
  */
 import { Job } from 'kubernetes-models/batch/v1/Job';
 import { LoupeInputError } from '../util/errors.ts';
+import { SANDBOX_REFUSED_EXIT } from '../kernel/sandbox-probe.ts';
 
-/** Exit code of a worker that cannot create its sandbox (EX_CONFIG of sysexits.h). */
-export const SANDBOX_REFUSED_EXIT = 78;
+export { SANDBOX_REFUSED_EXIT };
 
 /** What the Job is made of (see {@link workerJobManifest}). */
 export interface WorkerJobOptions {

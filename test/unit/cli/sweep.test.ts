@@ -50,6 +50,17 @@ function script(first: string): Turn[] {
   ];
 }
 
+/** The parts of the Job manifest the test reads. */
+interface Manifest {
+  kind: string;
+  spec: {
+    parallelism: number;
+    completions?: number;
+    podFailurePolicy: { rules: { action: string; onExitCodes?: { values: number[] } }[] };
+    template: { spec: { hostUsers: boolean; containers: { args: string[]; image: unknown; securityContext: { procMount: string; seccompProfile: { type: string }; privileged: boolean; capabilities: { drop: string[] } } }[] } };
+  };
+}
+
 const waitFor = async (what: string, cond: () => Promise<boolean> | boolean, timeoutMs: number, everyMs = 100) => {
   const t0 = Date.now();
   while (Date.now() - t0 < timeoutMs) {
@@ -225,26 +236,26 @@ describe('sweeps over the PostgreSQL job queue', () => {
     const t = io();
     const file = join(dir, 'k8s', 'job.json');
     assert.equal(await main(['k8s-job', '--image', 'registry.example/loupe-worker:1', '--workers', '8', '--store-secret', 'loupe-store', '--concurrency', '2', '--root', '/data/longda', '--data-claim', 'longda-data', '--sweep', 'sweep27', '--out', file], t.io), 0, t.err.join(''));
-    const m = JSON.parse(readFileSync(file, 'utf8')) as Record<string, any>;
+    const m = JSON.parse(readFileSync(file, 'utf8')) as Manifest;
     validateJobManifest(m);
     assert.equal(m.kind, 'Job');
     assert.equal(m.spec.parallelism, 8);
     assert.equal(m.spec.completions, undefined, 'work-queue pattern: no completions');
     const pod = m.spec.template.spec;
     assert.equal(pod.hostUsers, false);
-    const ctr = pod.containers[0];
+    const ctr = pod.containers[0]!;
     assert.deepEqual(ctr.args, ['worker', '--store', '$(LOUPE_STORE)', '--concurrency', '2', '--until-empty', '--root', '/data/longda']);
     assert.equal(ctr.securityContext.procMount, 'Unmasked');
     assert.equal(ctr.securityContext.seccompProfile.type, 'Unconfined');
     assert.equal(ctr.securityContext.privileged, false);
     assert.deepEqual(ctr.securityContext.capabilities.drop, ['ALL']);
-    assert.ok(m.spec.podFailurePolicy.rules.some((r: any) => r.action === 'FailJob' && r.onExitCodes.values.includes(SANDBOX_REFUSED_EXIT)));
+    assert.ok(m.spec.podFailurePolicy.rules.some((r) => r.action === 'FailJob' && r.onExitCodes?.values.includes(SANDBOX_REFUSED_EXIT)));
     // the validation can fail: a container without an image, a wrong procMount
     const broken = structuredClone(m);
-    broken.spec.template.spec.containers[0].securityContext.procMount = 'Open';
+    broken.spec.template.spec.containers[0]!.securityContext.procMount = 'Open';
     assert.throws(() => validateJobManifest(broken), /Job manifest: kubernetes-models rejects it/);
     const noImage = structuredClone(m);
-    noImage.spec.template.spec.containers[0].image = 42;
+    noImage.spec.template.spec.containers[0]!.image = 42;
     assert.throws(() => validateJobManifest(noImage), /image/);
     // bad input names the thing at fault
     const bad = io();
