@@ -198,6 +198,9 @@ describe('sweeps over the PostgreSQL job queue', () => {
       try {
         const states = (await c.query(`SELECT state, count(*)::int AS n FROM ${QUEUE_SCHEMA}.job WHERE name = $1 GROUP BY state`, [UNIT_QUEUE])).rows as { state: string; n: number }[];
         assert.deepEqual(states, [{ state: 'completed', n: UNITS }]);
+        // the server really restarted while the workers ran
+        const started = Date.parse(String((await c.query('SELECT pg_postmaster_start_time() AS t')).rows[0].t));
+        assert.ok(started > tSweep && started < tSweep + sweepMs, `postmaster started ${new Date(started).toISOString()}`);
       } finally {
         await c.end();
       }
@@ -207,7 +210,10 @@ describe('sweeps over the PostgreSQL job queue', () => {
       assert.equal(await main(['runs', '--store', url, '--sweep', 'sweep27'], p1.io), 0);
       assert.match(p1.out.join(''), new RegExp(`sweep sweep27: ${UNITS}/${UNITS} done, 0 running, 0 failed, 0 queued`));
       assert.match(p1.out.join(''), /scripted-a\s+20\s+20\s+0\s+0\s+0/);
-      console.log(`sweep: ${UNITS} units, single process ${tSingle} ms; 4 workers (2 killed at steps ${killed.map((k) => k.steps).join(', ')}, database restarted once): ${sweepMs} ms; ${llm.requests.length} model requests (${UNITS * STEPS} steps recorded)`);
+      const retried = settledLines.filter((l) => (l as { attempt?: number }).attempt! > 1).length;
+      const notSettled = workers.map((w) => w.err.join('')).join('').match(/not settled: .*/g) ?? [];
+      const sawRestart = workers.filter((w) => /terminat|57P01|ECONNREFUSED|Connection terminated/i.test(w.err.join(''))).length;
+      console.log(`sweep: ${UNITS} units, single process ${tSingle} ms; 4 workers (2 killed at steps ${killed.map((k) => k.steps).join(', ')}, database restarted once): ${sweepMs} ms; ${llm.requests.length} model requests (${UNITS * STEPS} steps recorded); ${retried} unit(s) settled on a retry; ${sawRestart} worker(s) logged the restart; attempts not settled: ${notSettled.length}${notSettled.length ? ` (${[...new Set(notSettled.map((m) => m.slice(0, 160)))].join(' | ')})` : ''}`);
     } finally {
       await store.close();
     }
