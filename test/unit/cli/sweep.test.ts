@@ -219,6 +219,34 @@ describe('sweeps over the PostgreSQL job queue', () => {
     }
   });
 
+  it('SIGTERM: a worker stops its run after the current step, exits 0, and the unit goes back to the queue', { timeout: 120_000 }, async () => {
+    const url = await srv.createDatabase('sigterm');
+    const enq = io();
+    assert.equal(await main(['run', '--suite', 'count-rows', '--root', root, '--blocks', 'b1', '--agent', 'llm', '--model', 'scripted-a', '--base-url', llm.baseUrl, '--max-steps', '6',
+      '--store', url, '--queue', '--unit-heartbeat-s', '10', '--sweep', 'term', '--json'], enq.io), 0, enq.err.join(''));
+    const store = await openStoreAt(url);
+    try {
+      const a = worker(url);
+      await waitFor('the unit half done', async () => ((await store.getRun('term-u0001'))?.steps ?? 0) >= 1, 60_000, 50);
+      a.c.kill('SIGTERM');
+      const code = await Promise.race([a.exited, new Promise<never>((_, rej) => setTimeout(() => rej(new Error('worker did not stop')), 30_000).unref())]);
+      assert.equal(code, 0, a.err.join(''));
+      assert.match(a.err.join(''), /stopping \(SIGTERM\)/);
+      const stopped = (await store.getRun('term-u0001'))!;
+      assert.equal(stopped.status, 'cancelled');
+      assert.ok(stopped.steps >= 1 && stopped.steps < STEPS, `steps ${stopped.steps}`);
+      const b = worker(url);
+      const codeB = await Promise.race([b.exited, new Promise<never>((_, rej) => setTimeout(() => rej(new Error('second worker did not drain the queue')), 60_000).unref())]);
+      assert.equal(codeB, 0, b.err.join(''));
+      const run = (await store.getRun('term-u0001'))!;
+      assert.equal(run.status, 'finished');
+      assert.equal(run.steps, STEPS);
+      assert.ok((await store.getEvents(run.id)).some((e) => e.kind === 'resume' && e.message.includes(`after step ${stopped.steps}`)));
+    } finally {
+      await store.close();
+    }
+  });
+
   it('a worker that cannot create its sandbox (no user namespaces) refuses to start and takes no unit', { timeout: 60_000 }, async () => {
     const url = await srv.createDatabase('nouserns');
     const w = worker(url, { LOUPE_SIMULATE_NO_USERNS: '1' });
