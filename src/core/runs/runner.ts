@@ -488,7 +488,14 @@ export async function driveQueuedRun(o: BlockRunOptions & { runId: string }): Pr
     await o.store.updateRun(run.id, { workspace });
     if (!fresh) await o.store.addEvent(run.id, 'worker', `workspace moved to ${workspace} on this machine (was ${run.workspace}); files written by recorded cells come back when they are replayed`);
   }
-  if (!fresh) return resumeBlockRun({ ...o, runId: run.id });
+  if (!fresh) {
+    // an earlier attempt died before it recorded the data checksums: record them now
+    if (!Object.keys(run.dataChecksums).length && o.block.visible.data.length) {
+      await Promise.all(o.block.visible.data.map(async (f) => [f.rel, await fileSha256(f.path)] as const)).then(
+        (e) => o.store.setDataChecksums(run.id, Object.fromEntries(e)), (e: unknown) => o.store.addEvent(run.id, 'warning', `data checksums failed: ${(e as Error).message}`));
+    }
+    return resumeBlockRun({ ...o, runId: run.id });
+  }
   o = { ...o, toolSetOptions: o.toolSetOptions ?? run.params.toolSetOptions, maxObservationChars: o.maxObservationChars ?? (run.params.maxObservationChars as number | undefined) };
   const budget = { ...o.budget, maxSteps: o.budget?.maxSteps ?? (run.params.maxSteps as number | undefined) };
   const toolSet = toolSetFor({ ...o, budget });
