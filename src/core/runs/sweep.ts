@@ -120,7 +120,15 @@ export async function recordSweepRuns(store: RunStore, suite: Suite, units: Swee
   const blocks = new Map(suite.blocks.map((b) => [b.id, b]));
   for (const u of units) if (!blocks.get(u.blockId)?.runnable) throw new LoupeInputError(u.blockId, `block is not runnable in ${suite.root}`);
   const out: RunRecord[] = [];
-  for (const u of units) {
+  try {
+    for (const u of units) await record(u);
+  } catch (e) {
+    for (const r of out) await store.deleteRun(r.id).catch(() => undefined); // all or nothing
+    throw e;
+  }
+  return out;
+
+  async function record(u: SweepUnit): Promise<void> {
     out.push(await createQueuedRun({
       store, suite, block: blocks.get(u.blockId)!, agent: u.agent, ...(u.profile ? { llm: { ...u.profile, apiKey: '' } } : {}), runsDir,
       kernel: { ...u.kernel, sandbox: 'bubblewrap' }, ...(u.budget ? { budget: u.budget } : {}), repeat: u.repeat,
@@ -128,7 +136,6 @@ export async function recordSweepRuns(store: RunStore, suite: Suite, units: Swee
       ...(u.loadOptions ? { loadOptions: u.loadOptions } : {}), ...(u.referenceDir ? { referenceDir: u.referenceDir } : {}), runId: u.runId, sweepId,
     }));
   }
-  return out;
 }
 
 /**

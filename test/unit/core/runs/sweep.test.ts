@@ -73,6 +73,9 @@ forEachEngine((e) => {
       assert.deepEqual(sweepProgressOf('sw1', await store.listRuns({ sweepId: 'sw1' })), p);
       await assert.rejects(recordSweepRuns(store, s, units, '/nowhere/runs'), /sweep sw1: already exists/);
       await assert.rejects(sweepProgress(store, 'nope'), /sweep nope: no unit of this sweep/);
+      // a unit that cannot be recorded (count-rows has no reference agent) records none of the sweep
+      await assert.rejects(recordSweepRuns(store, s, planSweep(spec(s, { sweepId: 'sw2', agent: 'reference', profiles: [] })), '/nowhere/runs'), /no reference agent/);
+      assert.equal((await store.listRuns({ sweepId: 'sw2' })).length, 0);
     } finally {
       await store.close();
     }
