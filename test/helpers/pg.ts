@@ -28,6 +28,8 @@ export interface PgServer {
   stop(): void;
   /** Restarts the server on the same port (the "database restarted while Loupe is open" fault). */
   restart(): void;
+  /** Stops the server for about `ms` milliseconds, then starts it again on the same port (an outage). */
+  outage(ms: number): Promise<void>;
 }
 
 function binDir(): string {
@@ -100,6 +102,11 @@ export async function startPg(settings: Record<string, string> = {}): Promise<Pg
     },
     restart() {
       run('pg_ctl', ['restart', '-D', data, '-w', '-t', '30', '-m', 'fast', '-l', log, '-o', opts]);
+    },
+    async outage(ms) {
+      run('pg_ctl', ['stop', '-D', data, '-m', 'fast', '-w', '-t', '30']);
+      await new Promise((r) => setTimeout(r, ms));
+      run('pg_ctl', ['start', '-D', data, '-w', '-t', '30', '-l', log, '-o', opts]);
     },
     stop() {
       if (stopped) return;

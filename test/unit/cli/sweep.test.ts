@@ -247,6 +247,32 @@ describe('sweeps over the PostgreSQL job queue', () => {
     }
   });
 
+  it('a database outage longer than the store rides out: the units in hand are retried and resume, none is lost or doubled', { timeout: 150_000 }, async () => {
+    const url = await srv.createDatabase('outage');
+    const enq = io();
+    assert.equal(await main(['run', '--suite', 'count-rows', '--root', root, '--blocks', 'b1,b2,b3,b4', '--agent', 'llm', '--model', 'scripted-a', '--base-url', llm.baseUrl, '--max-steps', '6',
+      '--store', url, '--queue', '--unit-heartbeat-s', '10', '--sweep', 'outage', '--json'], enq.io), 0, enq.err.join(''));
+    const store = await openStoreAt(url);
+    try {
+      const ws = [worker(url), worker(url)];
+      await waitFor('two units half done', async () => (await store.listRuns({ sweepId: 'outage' })).filter((r) => r.status === 'running' && r.steps >= 1).length >= 2, 60_000, 50);
+      const t = Date.now();
+      await srv.outage(4000);
+      const outageMs = Date.now() - t;
+      const codes = await Promise.race([Promise.all(ws.map((w) => w.exited)), new Promise<never>((_, rej) => setTimeout(() => rej(new Error('workers did not drain the queue')), 120_000).unref())]);
+      assert.deepEqual(codes, [0, 0], ws.map((w) => w.err.join('').slice(-1500)).join('\n----\n'));
+      const runs = await store.listRuns({ sweepId: 'outage' });
+      for (const r of runs) {
+        assert.equal(r.status, 'finished', `${r.id}: ${r.status} ${r.statusReason}`);
+        assert.deepEqual((await store.getSteps(r.id)).map((s) => s.index), [0, 1, 2, 3]);
+      }
+      const retried = ws.flatMap((w) => w.out.join('').trim().split('\n').filter(Boolean).map((l) => JSON.parse(l) as { attempt: number })).filter((l) => l.attempt > 1).length;
+      console.log(`outage: database down ${outageMs} ms; ${runs.length} units finished, ${retried} on a retry`);
+    } finally {
+      await store.close();
+    }
+  });
+
   it('a worker that cannot create its sandbox (no user namespaces) refuses to start and takes no unit', { timeout: 60_000 }, async () => {
     const url = await srv.createDatabase('nouserns');
     const w = worker(url, { LOUPE_SIMULATE_NO_USERNS: '1' });
