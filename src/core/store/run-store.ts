@@ -12,17 +12,17 @@ import { dirname, join } from 'node:path';
 import { LoupeInputError } from '../util/errors.ts';
 import { redactStoreUrls } from './location.ts';
 import { migrations as defaultMigrations, type Migration } from './migrations.ts';
-import { SqliteJudgementRows, SqliteScoreRows } from './sqlite-rows.ts';
+import { SqliteArtefactRows, SqliteJudgementRows, SqliteScoreRows } from './sqlite-rows.ts';
 import type {
   AnswerRecord, AnswerValue, AssistantMessage, ChatMessage, InterventionRecord, KernelCellRecord, RunEventRecord, RunParams, RunRecord,
   RunStatus, StepRecord, ToolCallRecord,
 } from './records.ts';
 import type {
-  CellQuery, JudgementRows, NewIntervention, NewRun, RunFilter, RunLeaseHolder, RunLeaseResult, RunPatch, RunStore, ScoreRows, StepEffects, StepSummaryRecord,
+  ArtefactRows, CellQuery, JudgementRows, NewIntervention, NewRun, RunFilter, RunLeaseHolder, RunLeaseResult, RunPatch, RunStore, ScoreRows, StepEffects, StepSummaryRecord,
 } from './types.ts';
 
 export type {
-  CellQuery, JudgementRows, NewIntervention, NewRun, RunFilter, RunLeaseHolder, RunLeaseResult, RunPatch, RunStore, ScoreRows, StepEffects, StepSummaryRecord,
+  ArtefactRows, CellQuery, JudgementRows, NewIntervention, NewRun, RunFilter, RunLeaseHolder, RunLeaseResult, RunPatch, RunStore, RunArtefact, ScoreRows, StepEffects, StepSummaryRecord,
 } from './types.ts';
 
 type Row = Record<string, unknown>;
@@ -125,6 +125,7 @@ export class SqliteRunStore implements RunStore {
   readonly file: string;
   readonly judgements: JudgementRows;
   readonly scores: ScoreRows;
+  readonly artefacts: ArtefactRows;
 
   get location(): string {
     return this.file;
@@ -158,6 +159,7 @@ export class SqliteRunStore implements RunStore {
     }
     this.judgements = new SqliteJudgementRows(this.#db);
     this.scores = new SqliteScoreRows(this.#db);
+    this.artefacts = new SqliteArtefactRows(this.#db);
   }
 
   private migrate(all: Migration[]): void {
@@ -565,7 +567,12 @@ export class SqliteRunStore implements RunStore {
    * @returns whether a run was deleted.
    */
   async deleteRun(id: string): Promise<boolean> {
-    return this.db.prepare('DELETE FROM runs WHERE id = ?').run(id).changes > 0;
+    return this.db.transaction(() => {
+      const deleted = this.db.prepare('DELETE FROM runs WHERE id = ?').run(id).changes > 0;
+      // contents no run refers to any more (content-addressed artefacts of the deleted run)
+      if (deleted) this.db.prepare('DELETE FROM artefact_blobs WHERE NOT EXISTS (SELECT 1 FROM run_artefacts a WHERE a.sha256 = artefact_blobs.sha256)').run();
+      return deleted;
+    })();
   }
 
   async close(): Promise<void> {
