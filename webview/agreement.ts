@@ -4,7 +4,7 @@
  */
 import '@vscode-elements/elements/dist/vscode-button/index.js';
 import type { TopLevelSpec } from 'vega-lite';
-import { RefreshAgreementRequest, type AgreementState } from '../src/protocol/annotation.ts';
+import { AgreementChangedNotification, RefreshAgreementRequest, type AgreementState } from '../src/protocol/annotation.ts';
 import { connectHost, h, ready } from './shared/host.ts';
 import { useStatTableStyles } from './shared/tables.ts';
 
@@ -77,4 +77,10 @@ async function render(s: AgreementState): Promise<void> {
 
 ready<AgreementState>(host, 'agreement').then(render, (e: unknown) => {
   app.replaceChildren(h('p', { class: 'error' }, `Could not compute agreement: ${e instanceof Error ? e.message : String(e)}`));
+});
+
+// A colleague's annotations landed (team store): the report is redrawn in place, keeping the focus on Refresh.
+host.rpc.onNotification(AgreementChangedNotification, (s) => {
+  const hadFocus = document.activeElement?.id === 'refresh';
+  void render(s).then(() => { if (hadFocus) (document.getElementById('refresh') as HTMLElement | null)?.focus(); });
 });

@@ -159,3 +159,5 @@ export interface AgreementState {
 
 /** Webview → host: recompute the report. */
 export const RefreshAgreementRequest = new IpcRequest<Record<string, never>, AgreementState>('agreement/refresh');
+/** Host → webview: the report recomputed because annotations changed (a colleague's, on a team store). */
+export const AgreementChangedNotification = new IpcNotification<AgreementState>('agreement/changed');
