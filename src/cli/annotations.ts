@@ -5,7 +5,7 @@
 import { readFileSync, writeFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { parseArgs } from 'node:util';
-import { agreementReport, annotationStoreOf, annotatorLabel, parseJsonl, toJsonl, type AgreementGroup, type EvidenceRef, type ItemFilter, type QueueSpec } from '../core/annotations/index.ts';
+import { agreementReport, annotationStoreOf, annotatorLabel, rolesByAnnotator, parseJsonl, toJsonl, type AgreementGroup, type EvidenceRef, type ItemFilter, type QueueSpec } from '../core/annotations/index.ts';
 import { LoupeInputError } from '../core/util/errors.ts';
 import { annotatorId } from '../core/util/annotator.ts';
 import { openExistingStore, STORE_HELP } from './store-arg.ts';
@@ -75,11 +75,12 @@ async function annotations(argv: string[], io: CliIo): Promise<number> {
         for (const i of items) {
           const res = await store.resolve(i.id);
           const orphaned = i.runId ? !(await store.runExists(i.runId)) : false;
-          rows.push({ id: i.id, task: i.task, criterion: i.criterion, suite: i.suite, runId: i.runId, orphaned, decidedBy: res.decidedBy, humanLabels: res.humanLabels, verdict: res.verdict });
+          const roles = Object.keys(res.humanLabels).length ? rolesByAnnotator(await store.annotations(i.id)) : {};
+          rows.push({ id: i.id, task: i.task, criterion: i.criterion, suite: i.suite, runId: i.runId, orphaned, decidedBy: res.decidedBy, humanLabels: res.humanLabels, roles, verdict: res.verdict });
         }
         if (values.json) io.out(JSON.stringify({ items: rows }, null, 1) + '\n');
         else {
-          for (const r of rows) io.out(`${r.id}  ${r.task}  ${r.decidedBy}${Object.keys(r.humanLabels).length ? `  ${Object.entries(r.humanLabels).map(([k, v]) => `${k}=${v}`).join(' ')}` : ''}${r.orphaned ? '  (orphaned: run deleted)' : ''}${r.criterion ? `\n    ${r.criterion.slice(0, 100)}` : ''}\n`);
+          for (const r of rows) io.out(`${r.id}  ${r.task}  ${r.decidedBy}${Object.keys(r.humanLabels).length ? `  ${Object.entries(r.humanLabels).map(([k, v]) => `${annotatorLabel(k, r.roles[k])}=${v}`).join(' ')}` : ''}${r.orphaned ? '  (orphaned: run deleted)' : ''}${r.criterion ? `\n    ${r.criterion.slice(0, 100)}` : ''}\n`);
           io.out(`${rows.length} item(s)\n`);
         }
         return 0;

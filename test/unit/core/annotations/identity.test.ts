@@ -68,6 +68,9 @@ forEachEngine((e) => {
     const qOut = await cli(['annotations', 'queue', '--store', loc, '--annotator', 'Ana']);
     assert.equal(qOut.code, 0, qOut.err);
     assert.match(qOut.out, srv ? new RegExp(`Ana \\(role ${anaRole}\\): 3, Bo \\(role ${boRole}\\): 3`) : /Ana: 3, Bo: 3/);
+    const listOut = await cli(['annotations', 'list', '--store', loc]);
+    assert.equal(listOut.code, 0, listOut.err);
+    assert.match(listOut.out, srv ? new RegExp(`Ana \\(role ${anaRole}\\)=true Bo \\(role ${boRole}\\)=true`) : /Ana=true Bo=true/);
     if (srv) {
       // a client logged in as Ana cannot record another role, neither on insert nor by editing the row
       const url = new URL(anaLoc);
