@@ -6,14 +6,15 @@
  * copied table by table with their ids and in their insertion order, as an upsert on each table's key (the source
  * wins for a row both hold; rows only the target holds are kept), all in one transaction of the target: a failed
  * copy writes nothing, and copying again changes nothing (idempotent). Run events have no key: the n-th of several
- * identical events is copied unless the target already holds n of them. Steps keep their `seq`; annotations keep
+ * identical events is copied unless the target already holds n of them. Steps keep their `seq`; copied from SQLite to
+ * PostgreSQL, their texts kept as run-folder blobs (over 1 MiB) are put back into the rows; annotations keep
  * the database role that wrote them (`db_role`: on PostgreSQL only the tables' owner may write it, so copy into a
  * team store as the role that owns it).
  * Source: issue 26 "Move data: `loupe store copy --from FILE.sqlite --to postgres://...` (and back)".
  */
 import type pg from 'pg';
 import { pgPoolOf } from './pg-run-store.ts';
-import { sqliteHandleOf } from './run-store.ts';
+import { sqliteHandleOf, stepRowWithBlobTexts } from './run-store.ts';
 import type { RunStore } from './types.ts';
 
 type Row = Record<string, unknown>;
@@ -192,13 +193,23 @@ export async function copyStore(from: RunStore, to: RunStore): Promise<CopyRepor
     plan.push({ ...t, cols, before: await dst.count(t.name) });
   }
   const rows = new Map<string, number>();
+  // Long step texts a SQLite store keeps as files of the run folder (blobs/) go into the rows of a team store, which
+  // has no run folders (a colleague reads the whole observation).
+  const workspaces = new Map<string, string | undefined>();
+  const inline = from.engine === 'sqlite' && to.engine !== 'sqlite';
+  const withTexts = async (r: Row): Promise<Row> => {
+    const id = r.run_id as string;
+    if (!workspaces.has(id)) workspaces.set(id, (await from.getRun(id))?.workspace);
+    return stepRowWithBlobTexts(r, workspaces.get(id));
+  };
   await dst.transaction(async (put) => {
     for (const t of plan) {
       let n = 0;
       const seen = new Map<string, number>(); // keyless tables: how many identical rows so far
       for (;;) {
         const limit = t.page ?? PAGE;
-        const page = await src.read(t.name, t.cols, t.key, n, limit);
+        let page = await src.read(t.name, t.cols, t.key, n, limit);
+        if (inline && t.name === 'steps') page = await Promise.all(page.map(withTexts));
         if (!page.length) break;
         const nth = t.key ? [] : page.map((r) => {
           const sig = JSON.stringify(t.cols.map((c) => r[c] ?? null));

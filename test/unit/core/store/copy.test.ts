@@ -172,6 +172,28 @@ describe('loupe store copy', () => {
     assert.deepEqual(all, [['Cara', role], ['ana', null], ['bo', null]], 'the owner copying keeps who wrote each annotation (not its own role)');
   });
 
+  it('long step texts a SQLite file keeps in the run folder (blobs/) go whole into the team store\'s rows', async () => {
+    const f = join(dir, 'blobs.sqlite');
+    const ws = join(dir, 'blob-run', 'workspace');
+    mkdirSync(ws, { recursive: true });
+    const s = openStore(f);
+    await s.createRun({ id: 'rb', suite: 'longda', blockId: 'b', agent: 'llm', model: 'm', params: {}, promptHash: 'h', toolSet: 't', dataChecksums: {}, loupeVersion: 't', sandbox: 'off', workspace: ws });
+    const big = `${'observation '.repeat(120_000)}end`; // 1.4 MB: kept as a file of the run folder
+    const st = step('rb', 0);
+    await s.commitStep({ ...st, toolCalls: [{ ...st.toolCalls[0]!, observation: big }] });
+    const row = sqliteHandleOf(s).prepare('SELECT tool_calls FROM steps WHERE run_id = ?').get('rb') as { tool_calls: string };
+    assert.ok(row.tool_calls.length < 10_000, 'the SQLite row holds a marker, not the text');
+    await s.close();
+    const url = await srv.createDatabase('blobs');
+    const r = await cli(['store', 'copy', '--from', 'blobs.sqlite', '--to', url]);
+    assert.equal(r.code, 0, r.err);
+    rmSync(join(dir, 'blob-run'), { recursive: true, force: true }); // a colleague's machine: no run folder
+    const p = await openStoreAt(url);
+    const [got] = await p.getSteps('rb');
+    await p.close();
+    assert.equal(got!.toolCalls[0]!.observation, big);
+  });
+
   it('a target at another schema version is refused and left unchanged; a missing source is an error', async () => {
     const url = await srv.createDatabase('newer');
     const p = await openStoreAt(url, { extraMigrations: [{ id: 1000, name: 'future', sql: 'CREATE TABLE future_t (x INTEGER)' }] });
