@@ -100,10 +100,17 @@ export class PgArtefactRows implements ArtefactRows {
     const now = new Date().toISOString();
     await this.#tx(async (q) => {
       if (!(await q('SELECT 1 FROM runs WHERE id = $1', [runId])).length) throw new Error(`no run '${runId}' in the store`);
-      for (const f of files) {
+      const all = files.map((f) => {
         const bytes = Buffer.from(f.bytes.buffer, f.bytes.byteOffset, f.bytes.byteLength);
-        const sha = createHash('sha256').update(bytes).digest('hex');
-        await q('INSERT INTO artefact_blobs (sha256, media_type, size, bytes, created_at) VALUES ($1,$2,$3,$4,$5) ON CONFLICT (sha256) DO NOTHING', [sha, f.mediaType, bytes.byteLength, bytes, now]);
+        return { ...f, bytes, sha: createHash('sha256').update(bytes).digest('hex') };
+      });
+      // contents the store holds already are not sent again (a capture repeated after scoring)
+      const have = new Set((await q('SELECT sha256 FROM artefact_blobs WHERE sha256 = ANY($1::text[])', [all.map((f) => f.sha)])).map((r) => r.sha256 as string));
+      for (const { bytes, sha, ...f } of all) {
+        if (!have.has(sha)) {
+          await q('INSERT INTO artefact_blobs (sha256, media_type, size, bytes, created_at) VALUES ($1,$2,$3,$4,$5) ON CONFLICT (sha256) DO NOTHING', [sha, f.mediaType, bytes.byteLength, bytes, now]);
+          have.add(sha);
+        }
         await q('INSERT INTO run_artefacts (run_id, path, sha256, captured_at) VALUES ($1,$2,$3,$4) ON CONFLICT (run_id, path) DO UPDATE SET sha256 = excluded.sha256, captured_at = excluded.captured_at', [runId, f.path, sha, now]);
       }
     });
