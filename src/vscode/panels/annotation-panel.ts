@@ -89,7 +89,7 @@ export class AnnotationPanel extends LoupePanel {
     this.rpc.onRequest(SaveDraftRequest, (d) => this.annotations.saveDraft(this.queueId, d.itemId, currentAnnotator(), { choice: d.choice, note: d.note, evidence: d.evidence }));
     // Colleagues' annotations on a team store (LISTEN/NOTIFY, through the context): the progress follows; the item
     // being answered and its draft are untouched.
-    this.disposables.push(ctx.onDidChangeRuns(() => {
+    this.disposables.push(ctx.onDidChangeAnnotations(() => {
       this.refreshProgress().catch((e: unknown) => this.ctx.log.warn(`Annotation queue ${this.queueId}: ${errorMessage(e)}`));
     }));
   }
@@ -183,8 +183,8 @@ export class AgreementPanel extends LoupePanel {
   private constructor(ctx: LoupeContext, panel: vscode.WebviewPanel) {
     super(ctx, panel, 'agreement', 'Annotation Agreement');
     this.rpc.onRequest(RefreshAgreementRequest, () => this.state());
-    // New annotations (a colleague's, on a team store) recompute the report.
-    this.disposables.push(ctx.onDidChangeRuns(() => {
+    // New annotations (a colleague's, on a team store) recompute the report; runs and steps landing do not.
+    this.disposables.push(ctx.onDidChangeAnnotations(() => {
       this.state().then((s) => this.rpc.notify(AgreementChangedNotification, s), (e: unknown) => this.ctx.log.warn(`Agreement: ${errorMessage(e)}`));
     }));
   }
