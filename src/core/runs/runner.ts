@@ -14,6 +14,7 @@ import { LoupeInputError } from '../util/errors.ts';
 import { removePlantedLinks, walkNoFollow } from '../util/contained.ts';
 import { nullLogger, type Logger } from '../util/log.ts';
 import { LOUPE_VERSION } from '../version.ts';
+import { captureRunArtefacts } from '../store/artefacts.ts';
 import { findPython } from '../env/doctor.ts';
 import type { Block, Suite } from '../suites/types.ts';
 import type { RunStore } from '../store/types.ts';
@@ -424,7 +425,23 @@ async function drive(o: BlockRunOptions, runId: string, runDir: string, workspac
     }
   }
   if (def.completeRun) await def.completeRun(m, hook, res.status);
+  await storeArtefacts(o.store, runId, log);
   return res;
+}
+
+/**
+ * Keeps the files the agent wrote (report, figures, outputs) in the run store when a run ends (issue 26), so a
+ * colleague without the run folder sees the same evidence. A failure is a run event, never a failed run.
+ */
+async function storeArtefacts(store: RunStore, runId: string, log: Logger): Promise<void> {
+  try {
+    const run = await store.getRun(runId);
+    if (!run) return;
+    const c = await captureRunArtefacts(store, run);
+    log.info(`run ${runId}: ${c.stored.length} artefact file(s), ${c.bytes} bytes kept in the store${c.skipped.length ? `; ${c.skipped.length} skipped (see the run's events)` : ''}`);
+  } catch (e) {
+    await store.addEvent(runId, 'warning', `artefacts: the run's files were not kept in the store: ${(e as Error).message}`).catch(() => undefined);
+  }
 }
 
 /**

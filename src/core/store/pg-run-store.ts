@@ -10,12 +10,12 @@ import pg from 'pg';
 import { LoupeInputError } from '../util/errors.ts';
 import { redactStoreUrls, storePassword, type PostgresLocation } from './location.ts';
 import { pgMigrations } from './pg-migrations.ts';
-import { PgJudgementRows, PgScoreRows, type PgQuery } from './pg-rows.ts';
+import { PgArtefactRows, PgJudgementRows, PgScoreRows, type PgQuery } from './pg-rows.ts';
 import { answerFromRow, pidAlive, runFromRow, stepFromRow } from './run-store.ts';
 import type { Migration } from './migrations.ts';
 import type { AnswerRecord, InterventionRecord, KernelCellRecord, RunEventRecord, RunRecord, StepRecord } from './records.ts';
 import type {
-  CellQuery, JudgementRows, NewIntervention, NewRun, RunFilter, RunLeaseHolder, RunLeaseResult, RunPatch, RunStore, ScoreRows, StepEffects, StepSummaryRecord,
+  ArtefactRows, CellQuery, JudgementRows, NewIntervention, NewRun, RunFilter, RunLeaseHolder, RunLeaseResult, RunPatch, RunStore, ScoreRows, StepEffects, StepSummaryRecord,
 } from './types.ts';
 
 type Row = Record<string, unknown>;
@@ -99,6 +99,7 @@ export class PgRunStore implements RunStore {
   readonly location: string;
   readonly judgements: JudgementRows;
   readonly scores: ScoreRows;
+  readonly artefacts: ArtefactRows;
   readonly #pool: pg.Pool;
   readonly #loc: PostgresLocation;
   #closed = false;
@@ -132,6 +133,7 @@ export class PgRunStore implements RunStore {
     const q: PgQuery = (sql, params) => this.#q(sql, params);
     this.judgements = new PgJudgementRows(q);
     this.scores = new PgScoreRows(q);
+    this.artefacts = new PgArtefactRows(q, (fn) => this.#tx(fn));
   }
 
   /** The connection pool, for {@link pgPoolOf} only (engine-level copy and PostgreSQL stores of higher layers). */
@@ -252,7 +254,8 @@ export class PgRunStore implements RunStore {
     const known = sorted.length ? sorted[sorted.length - 1]!.id : 0;
     await this.#tx(async (q) => {
       await q('SELECT pg_advisory_xact_lock($1)', [LOCK_MIGRATE]);
-      await q('CREATE TABLE IF NOT EXISTS migrations (id INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at TEXT NOT NULL)');
+      // Only when missing: an annotator's own login role (no CREATE on the schema) opens an up-to-date store.
+      if (!(await q("SELECT to_regclass('migrations') IS NOT NULL AS t"))[0]!.t) await q('CREATE TABLE migrations (id INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at TEXT NOT NULL)');
       const applied = (await q('SELECT COALESCE(MAX(id), 0) AS m FROM migrations'))[0]!.m as number;
       if (applied > known) {
         throw new LoupeInputError(this.location, `the database's run store schema is version ${applied}, newer than this Loupe's ${known}: update Loupe`);
@@ -618,7 +621,12 @@ export class PgRunStore implements RunStore {
   }
 
   async deleteRun(id: string): Promise<boolean> {
-    const gone = (await this.#q('DELETE FROM runs WHERE id = $1 RETURNING id', [id])).length > 0;
+    const gone = await this.#tx(async (q) => {
+      const deleted = (await q('DELETE FROM runs WHERE id = $1 RETURNING id', [id])).length > 0;
+      // contents no run refers to any more (content-addressed artefacts of the deleted run)
+      if (deleted) await q('DELETE FROM artefact_blobs b WHERE NOT EXISTS (SELECT 1 FROM run_artefacts a WHERE a.sha256 = b.sha256)');
+      return deleted;
+    });
     if (gone) await this.#notify({ kind: 'run', runId: id });
     return gone;
   }

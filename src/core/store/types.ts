@@ -127,6 +127,35 @@ export interface ScoreRows {
   list(runId?: string): Promise<StoredScore[]>;
 }
 
+/** One file of a run kept in the store (issue 26 "Artefacts in the store"): its path and the content it held. */
+export interface RunArtefact {
+  runId: string;
+  /** Relative to the run workspace, '/' separated (e.g. `report.md`, `figures/fig-3-1.png`). */
+  path: string;
+  /** Hex sha256 of the bytes: the key of the content, shared by every run and path holding the same bytes. */
+  sha256: string;
+  /** e.g. `text/markdown`, `image/png` (from the name the content was first stored under). */
+  mediaType: string;
+  /** Bytes. */
+  size: number;
+  /** ISO time the file was (last) stored for this run. */
+  capturedAt: string;
+}
+
+/** Run artefacts kept with the runs, content-addressed (tables `artefact_blobs` and `run_artefacts`, migration 16). */
+export interface ArtefactRows {
+  /**
+   * Stores files of a run in one transaction: each content once (by sha256), and run + path → sha256 (replacing the
+   * path's previous content). Bounds are the caller's (`captureRunArtefacts`, `artefacts.ts`).
+   * @throws Error when the run does not exist.
+   */
+  put(runId: string, files: ReadonlyArray<{ path: string; bytes: Uint8Array; mediaType: string }>): Promise<void>;
+  /** The stored files of a run, by path. */
+  list(runId: string): Promise<RunArtefact[]>;
+  /** One stored file of a run with its bytes, or undefined. */
+  get(runId: string, path: string): Promise<{ artefact: RunArtefact; bytes: Buffer } | undefined>;
+}
+
 /**
  * A run store. Writers: the agent loop (one process may drive several runs). Readers: CLI, VS Code UI, evaluation,
  * possibly in another process. Every method is asynchronous; `subscribeSteps` polls and calls back.
@@ -222,6 +251,8 @@ export interface RunStore {
   readonly judgements: JudgementRows;
   /** Saved scores. */
   readonly scores: ScoreRows;
+  /** Files of runs kept in the store (reports, figures, agent outputs) for readers without the run folder. */
+  readonly artefacts: ArtefactRows;
 
   /** Closes the store (idempotent). */
   close(): Promise<void>;
