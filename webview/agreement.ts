@@ -16,8 +16,6 @@ useStatTableStyles(`
 `);
 
 type Est = { value: number | null; ci: { low: number | null; high: number | null } | null } | null;
-/** An annotator with the database role(s) that wrote their annotations (team store), as `annotatorLabel` of src/core/annotations/model.ts. */
-const annotatorLabel = (name: string, roles: string[] | undefined) => (roles?.length ? `${name} (${roles.length === 1 ? 'role' : 'roles'} ${roles.join(', ')})` : name);
 const f3 = (x: number | null | undefined) => (x === null || x === undefined ? '—' : x.toFixed(3));
 const est = (e: Est) => (e ? `${f3(e.value)}${e.ci ? `  [${f3(e.ci.low)}, ${f3(e.ci.high)}]` : ''}` : '—');
 
@@ -26,7 +24,7 @@ async function render(s: AgreementState): Promise<void> {
   const groups = r.groups.map((g, gi) => {
     const rows: Array<[string, string]> = [
       ['Items (≥ 2 annotators)', `${g.items} (${g.pairableItems})`],
-      ['Annotators', g.annotators.map((a) => annotatorLabel(a, g.roles?.[a])).join(', ') || '—'],
+      ['Annotators', g.annotators.map((a) => s.labels?.[a] ?? a).join(', ') || '—'],
       ['Percent agreement', f3(g.percentAgreement)],
       ['Pairwise agreement', f3(g.pairwiseAgreement)],
       ["Cohen's κ", g.cohensKappa ? est(g.cohensKappa) : '— (needs exactly two annotators)'],

@@ -251,7 +251,7 @@ function reviewView(): HTMLElement[] {
   const r = state!.review;
   if (!r) return [h('p', { class: 'muted' }, 'No review queue is open. Run “Loupe: Review BLADE Decisions” to sample decisions of recorded runs.')];
   const head = h('p', { id: 'progress' }, `${r.queueName} · ${r.item ? `item ${r.item.pos + 1} of ${r.total}` : 'nothing left for you'} · ${r.done} / ${r.total} done · annotating as ${r.annotator}`,
-    h('span', { class: 'muted' }, ` · ${Object.entries(r.byAnnotator).map(([k, v]) => `${k}: ${v}`).join(', ')}`));
+    h('span', { class: 'muted', id: 'by-annotator' }, ` · ${Object.entries(r.byAnnotator).map(([k, v]) => `${r.labels?.[k] ?? k}: ${v}`).join(', ')}`));
   if (!r.item) return [head, h('p', { id: 'done' }, 'Every sampled decision has its reviewers. See Agreement (3).')];
   const it = r.item;
   const table = h('table', { class: 'fields', id: 'fields' }, ...it.fields.map((f, i) => {
@@ -265,7 +265,7 @@ function reviewView(): HTMLElement[] {
   const ex = h('textarea', { id: 'explanation', class: 'wide', rows: 2, placeholder: 'Explanation (e: write, Esc: back to the keys)' }, explanation);
   ex.addEventListener('input', () => { explanation = (ex as HTMLTextAreaElement).value; submitted = false; });
   const sum = h('p', { id: 'draft-summary' }, 'Your verdict: ', it.fields.map((f) => `${f.name} = ${labels[f.name] ?? '?'}`).join(', '));
-  const others = it.others?.length ? h('section', { class: 'card', id: 'others' }, h('strong', {}, 'Other verdicts'), ...it.others.map((o) => h('p', {}, `${o.annotator}: ${Object.entries(o.verdict.labels).map(([k, v]) => `${k} = ${v}`).join(', ')}${o.verdict.explanation ? ` — ${o.verdict.explanation}` : ''}`))) : h('span', {});
+  const others = it.others?.length ? h('section', { class: 'card', id: 'others' }, h('strong', {}, 'Other verdicts'), ...it.others.map((o) => h('p', {}, `${r.labels?.[o.annotator] ?? o.annotator}: ${Object.entries(o.verdict.labels).map(([k, v]) => `${k} = ${v}`).join(', ')}${o.verdict.explanation ? ` — ${o.verdict.explanation}` : ''}`))) : h('span', {});
   return [head, decisionView(), table, ex, sum, h('p', { class: 'muted' }, 'y / n / u answer the current field · j / k move · e explanation · Ctrl+Enter submit · Enter next item'), others];
 }
 
@@ -282,12 +282,12 @@ function agreementView(): HTMLElement[] {
       h('span', {}, `${pct(r.justifiable)} justifiable · n = ${r.pairable}`),
     ]));
   const stats = h('table', { class: 'stats', id: 'stats' }, h('tr', {}, ...['type', 'source', 'reviewed (≥ 2)', 'justifiable', 'same judgement', "Cohen's κ", "Krippendorff's α", 'annotators', 'Yes per field'].map((x) => h('th', {}, x))),
-    ...a.rows.map((r) => h('tr', {}, h('td', {}, r.type), h('td', {}, r.source), h('td', {}, `${r.items} (${r.pairable})`), h('td', {}, pct(r.justifiable)), h('td', {}, pct(r.percentAgreement)), h('td', {}, num(r.cohensKappa)), h('td', {}, num(r.alpha)), h('td', {}, r.annotators.join(', ') || '—'),
+    ...a.rows.map((r) => h('tr', {}, h('td', {}, r.type), h('td', {}, r.source), h('td', {}, `${r.items} (${r.pairable})`), h('td', {}, pct(r.justifiable)), h('td', {}, pct(r.percentAgreement)), h('td', {}, num(r.cohensKappa)), h('td', {}, num(r.alpha)), h('td', { class: 'annotators' }, r.annotators.map((w) => a.labels?.[w] ?? w).join(', ') || '—'),
       h('td', { class: 'muted' }, Object.entries(r.fieldYes).map(([k, v]) => `${k} ${pct(v)}`).join(' · ')))));
   const cands = h('table', { class: 'cands', id: 'candidates' }, ...a.candidates.map((c, i) => {
     const b = c.acceptedIn !== null ? h('span', { class: 'ok' }, `accepted in v${c.acceptedIn}`) : h('vscode-button', { class: 'accept', 'data-item': c.itemId }, 'Accept…');
     b.addEventListener('click', () => { if (c.acceptedIn === null) void accept(c.itemId); });
-    return h('tr', { class: i === cand ? 'sel' : '' }, h('td', {}, c.type), h('td', {}, c.summary), h('td', { class: 'muted' }, c.annotators.join(', ')), h('td', {}, b));
+    return h('tr', { class: i === cand ? 'sel' : '' }, h('td', {}, c.type), h('td', {}, c.summary), h('td', { class: 'muted' }, c.annotators.map((w) => a.labels?.[w] ?? w).join(', ')), h('td', {}, b));
   }));
   return [
     h('p', {}, 'Consensus rule: ', rule),

@@ -120,7 +120,7 @@ function renderSteps(): void {
     const row = h('div', { class: `step${s.index >= a && s.index <= b ? ' sel' : ''}${s.index === cursor ? ' cursor' : ''}`, role: 'option', 'data-step': s.index, 'aria-selected': s.index >= a && s.index <= b ? 'true' : 'false' },
       h('span', { class: 'muted' }, String(s.index + 1)), s.error ? h('span', { class: 'err' }, '✘') : '',
       // tags first: a long summary is cut at the pane's edge
-      ...tags.map((t) => h('span', { class: 'tagmark', title: `${t.annotator}: ${t.classes.join(', ')} (${t.severity})${t.note ? ` — ${t.note}` : ''}` }, t.classes.map((c) => tax(t.taxonomy)?.classes.find((x) => x.id === c)?.label ?? c).join(', '))),
+      ...tags.map((t) => h('span', { class: 'tagmark', title: `${t.annotatorLabel ?? t.annotator}: ${t.classes.join(', ')} (${t.severity})${t.note ? ` — ${t.note}` : ''}` }, t.classes.map((c) => tax(t.taxonomy)?.classes.find((x) => x.id === c)?.label ?? c).join(', '))),
       h('span', {}, s.summary));
     row.addEventListener('click', (ev) => { cursor = s.index; if (!(ev as MouseEvent).shiftKey) anchor = cursor; void showStep(); renderSteps(); });
     return row;
@@ -154,7 +154,7 @@ function renderReport(): void {
   art.sentences.forEach(([s, e], i) => {
     if (s > last) body.append(art.text.slice(last, s));
     const tagged = tags.filter((t) => t.from < e && t.to > s);
-    body.append(h('span', { class: `sent${i >= a && i <= b ? ' sel' : ''}${tagged.length ? ' tagged' : ''}`, 'data-sentence': i, title: tagged.map((t) => `${t.annotator}: ${t.classes.join(', ')}`).join('\n') || undefined }, art.text.slice(s, e)));
+    body.append(h('span', { class: `sent${i >= a && i <= b ? ' sel' : ''}${tagged.length ? ' tagged' : ''}`, 'data-sentence': i, title: tagged.map((t) => `${t.annotatorLabel ?? t.annotator}: ${t.classes.join(', ')}`).join('\n') || undefined }, art.text.slice(s, e)));
     last = e;
   });
   if (last < art.text.length) body.append(art.text.slice(last));
@@ -166,7 +166,7 @@ function renderTags(): void {
   if (!tags.length) { tagsEl.replaceChildren(h('p', { class: 'muted' }, 'No failure tags on this run yet.')); return; }
   tagsEl.replaceChildren(h('table', { class: 'tags', id: 'tag-list' }, h('tr', {}, h('th', {}, 'Where'), h('th', {}, 'Classes'), h('th', {}, 'Severity'), h('th', {}, 'Annotator'), h('th', {}, 'Note')),
     ...tags.map((t) => h('tr', {}, h('td', {}, t.kind === 'step' ? (t.from === t.to ? `step ${t.from + 1}` : `steps ${t.from + 1}–${t.to + 1}`) : `${t.artefact}: “${(t.quote ?? '').slice(0, 60)}”`),
-      h('td', {}, t.classes.map((c) => tax(t.taxonomy)?.classes.find((x) => x.id === c)?.label ?? c).join(', ')), h('td', {}, t.severity), h('td', {}, t.annotator), h('td', {}, t.note ?? '')))));
+      h('td', {}, t.classes.map((c) => tax(t.taxonomy)?.classes.find((x) => x.id === c)?.label ?? c).join(', ')), h('td', {}, t.severity), h('td', { class: 'tag-annotator' }, t.annotatorLabel ?? t.annotator), h('td', {}, t.note ?? '')))));
 }
 
 function renderForm(): void {

@@ -58,6 +58,7 @@ async function render(s: RankingState): Promise<void> {
     s.votes < 20 ? h('li', { class: 'warn', id: 'few-votes' }, `Only ${s.votes} vote${s.votes === 1 ? '' : 's'}: the bootstrap can only resample these, so narrow intervals here do not mean certainty.`) : null,
     h('li', {}, `Bradley–Terry maximum likelihood on log-strengths (mean 0; ridge λ = ${s.options.l2}), ties ${s.options.ties === 'half' ? 'as half a win' : 'left out'}; Elo-like scale 1000 + 400/ln 10 per unit; percentile bootstrap over votes, ${s.options.samples} samples, seed ${s.options.seed}.`),
     s.components.length > 1 ? h('li', { class: 'warn', id: 'components' }, `Players in separate groups were never compared, directly or through others: ratings are comparable only within a group (${s.components.map((c) => c.join(', ')).join(' | ')}).`) : null,
+    s.reviewers?.length ? h('li', { id: 'reviewers' }, `Human votes by ${s.reviewers.map((r) => `${r.label} (${r.votes})`).join(', ')}.`) : null,
     s.judgeHuman ? h('li', { id: 'judge-human' }, `LLM pairwise judge vs human resolution (overall): ${s.judgeHuman.items} pair(s), agreement ${pct(s.judgeHuman.agreement)}, Cohen's κ ${s.judgeHuman.kappa === null ? '—' : s.judgeHuman.kappa.toFixed(3)}.`) : null,
     s.positionConsistency ? h('li', {}, `LLM position consistency (both orders agree): ${s.positionConsistency.consistent}/${s.positionConsistency.pairs} (${pct(s.positionConsistency.rate)}).`) : null);
   const ci = h('div', { id: 'ci-chart' });

@@ -8,6 +8,7 @@
 import '@vscode-elements/elements/dist/vscode-button/index.js';
 import '@vscode-elements/elements/dist/vscode-textarea/index.js';
 import '@vscode-elements/elements/dist/vscode-progress-bar/index.js';
+import '@vscode-elements/elements/dist/vscode-badge/index.js';
 import DOMPurify from 'dompurify';
 import {
   NextPairRequest, OpenTracedCellRequest, ReviewProgressNotification, SubmitVoteRequest, type PairView, type ReviewQueueView, type ReviewState, type ScreenChoice,
@@ -93,7 +94,8 @@ function render(): void {
     h('h1', { id: 'queue-name' }, q.name),
     h('span', { class: 'rv-progress', id: 'progress', title: 'pairs with enough reviewers / pairs in the queue' }, `${q.done} / ${q.total} pairs done`),
     h('span', { class: 'muted' }, `${q.reviewers} reviewer${q.reviewers === 1 ? '' : 's'} per pair · blind · most uncertain pair first`),
-    h('span', { class: 'muted', id: 'annotator' }, `reviewing as ${q.annotator}`));
+    h('span', { class: 'muted', id: 'annotator' }, `reviewing as ${q.annotator}`),
+    ...(q.byReviewer ?? []).map((r) => h('vscode-badge', { class: 'rv-reviewer', title: `${r.label} voted on ${r.voted} pair(s) of this queue` }, `${r.label}: ${r.voted}`)));
   const bar = h('vscode-progress-bar', { value: pct, max: 100, 'aria-label': `${pct}% done` });
   if (!pair) {
     app.replaceChildren(header, bar, h('section', { class: 'rv-empty', id: 'queue-empty' }, h('h2', {}, 'Nothing left to review'), h('p', { class: 'muted' }, message ?? '')));

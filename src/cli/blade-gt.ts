@@ -225,9 +225,10 @@ async function review(sub: string | undefined, rest: string[], io: CliIo): Promi
     if (values.json) { io.out(JSON.stringify(a, null, 1) + '\n'); return 0; }
     const pct = (x: number | null) => (x === null ? '—' : `${Math.round(x * 100)}%`);
     io.out(`${c.dataset}: decisions judged justifiable (rule ${rule}), among decisions with ≥ 2 verdicts\n`);
-    for (const r of a.rows) io.out(`  ${r.type.padEnd(9)} ${r.source.padEnd(6)} n=${String(r.pairable).padEnd(4)} justifiable ${pct(r.justifiable).padEnd(5)} same judgement ${pct(r.percentAgreement).padEnd(5)} κ ${r.cohensKappa?.toFixed(2) ?? '—'}  α ${r.alpha?.toFixed(2) ?? '—'}\n`);
+    const who = (names: readonly string[]) => names.map((n) => a.labels[n] ?? n).join(', ') || '—';
+    for (const r of a.rows) io.out(`  ${r.type.padEnd(9)} ${r.source.padEnd(6)} n=${String(r.pairable).padEnd(4)} justifiable ${pct(r.justifiable).padEnd(5)} same judgement ${pct(r.percentAgreement).padEnd(5)} κ ${r.cohensKappa?.toFixed(2) ?? '—'}  α ${r.alpha?.toFixed(2) ?? '—'}  annotators ${who(r.annotators)}\n`);
     io.out(`offered for acceptance: ${a.candidates.filter((x) => x.acceptedIn === null).length}\n`);
-    for (const x of a.candidates) io.out(`  ${x.itemId}  ${x.type}  ${x.summary}${x.acceptedIn !== null ? `  (accepted in v${x.acceptedIn})` : ''}\n`);
+    for (const x of a.candidates) io.out(`  ${x.itemId}  ${x.type}  ${x.summary}  (by ${who(x.annotators)})${x.acceptedIn !== null ? `  (accepted in v${x.acceptedIn})` : ''}\n`);
     return 0;
   } finally {
     await wb.close();

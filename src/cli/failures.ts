@@ -4,7 +4,7 @@
  */
 import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
-import { annotationStoreOf } from '../core/annotations/index.ts';
+import { annotationStoreOf, annotatorLabel } from '../core/annotations/index.ts';
 import {
   failureTagAgreement, findTaxonomy, openFailureQueue, openHallucinationQueue, tagSpan, tagSteps, taxonomyCatalog, SEVERITIES, type Severity, type UnitAgreement,
 } from '../core/failures/index.ts';
@@ -31,7 +31,7 @@ const int = (v: string | undefined, flag: string, dflt: number): number => {
 };
 
 function printAgreement(io: CliIo, a: UnitAgreement): void {
-  io.out(`${a.unit === 'step' ? 'Trajectories (units = steps)' : 'Reports (units = sentences)'}: ${a.documents} documents, ${a.units} units, annotators ${a.annotators.join(', ') || '—'}\n`);
+  io.out(`${a.unit === 'step' ? 'Trajectories (units = steps)' : 'Reports (units = sentences)'}: ${a.documents} documents, ${a.units} units, annotators ${a.annotators.map((w) => annotatorLabel(w, a.roles[w])).join(', ') || '—'}\n`);
   const f = (x: number | null) => (x === null ? '—' : x.toFixed(3));
   for (const c of a.classes) io.out(`  ${c.label.padEnd(34)} pairable ${String(c.pairableUnits).padStart(4)}  agree ${f(c.percentAgreement)}  κ ${f(c.cohensKappa)}  α ${f(c.alpha)}  positives ${Object.entries(c.positives).map(([k, v]) => `${k}=${v}`).join(' ')}\n`);
 }
@@ -89,7 +89,7 @@ async function failures(argv: string[], io: CliIo): Promise<number> {
           if (!m || !values.artefact || !values['text-file']) throw new UsageError('--span START-END needs --artefact and --text-file');
           r = await tagSpan(ann, rs, { ...common, runId: values.run[0], artefact: values.artefact, text: readFileSync(values['text-file'], 'utf8'), start: Number(m[1]), end: Number(m[2]) });
         } else throw new UsageError('give --steps or --span');
-        io.out(values.json ? `${JSON.stringify({ item: r.item.id, annotation: r.annotation.id })}\n` : `tagged ${r.item.itemRef} (item ${r.item.id})\n`);
+        io.out(values.json ? `${JSON.stringify({ item: r.item.id, annotation: r.annotation.id })}\n` : `tagged ${r.item.itemRef} (item ${r.item.id}) by ${annotatorLabel(r.annotation.annotator, r.annotation.dbRole ? [r.annotation.dbRole] : [])}\n`);
         return 0;
       }
       case 'agreement': {

@@ -4,7 +4,7 @@
  * panel in VS Code. Source: issue 16.
  */
 import { parseArgs } from 'node:util';
-import { annotationStoreOf } from '../core/annotations/index.ts';
+import { annotationStoreOf, annotatorLabel } from '../core/annotations/index.ts';
 import { judgementStoreOf } from '../core/eval/store.ts';
 import {
   judgePairs, openPairwiseQueue, pairOf, pairwiseRanking, pairwiseVerdict, PAIRWISE_TASK, VOTE_CHOICES, type PairwiseRanking, type VoteSource,
@@ -46,6 +46,7 @@ export function rankingLines(r: PairwiseRanking): string[] {
   const w = Math.max(6, ...r.rows.map((x) => x.label.length));
   out.push(`${'#'.padStart(2)}  ${'player'.padEnd(w)}  rating   95% CI          battles  wins  ties`);
   r.rows.forEach((x, i) => out.push(`${String(i + 1).padStart(2)}  ${x.label.padEnd(w)}  ${x.rating.toFixed(0).padStart(6)}  [${x.ciLow.toFixed(0)}, ${x.ciHigh.toFixed(0)}]`.padEnd(w + 34) + `${String(x.battles).padStart(7)}  ${String(x.wins).padStart(4)}  ${String(x.ties).padStart(4)}`));
+  if (r.reviewers.length) out.push(`reviewers: ${r.reviewers.map((x) => `${x.label} ${x.votes} vote(s)`).join(', ')}`);
   if (r.judgeHuman) out.push(`LLM judge vs human resolution: ${r.judgeHuman.items} pair(s), agreement ${r.judgeHuman.agreement?.toFixed(3) ?? '—'}, κ ${r.judgeHuman.kappa?.toFixed(3) ?? '—'}`);
   if (r.positionConsistency) out.push(`LLM position consistency: ${r.positionConsistency.consistent}/${r.positionConsistency.pairs}`);
   return out;
@@ -96,7 +97,7 @@ async function review(argv: string[], io: CliIo): Promise<number> {
         }
         const verdict = pairwiseVerdict(p.criteria, choices, values.overall, values.rationale ?? '');
         const a = await ann.annotate({ itemId: item.id, annotator: values.annotator ?? annotatorId(io.env), verdict, origin: 'cli' });
-        io.out(values.json ? JSON.stringify({ annotation: a }, null, 1) + '\n' : `recorded ${a.id} by ${a.annotator}: overall ${verdict.overall}\n`);
+        io.out(values.json ? JSON.stringify({ annotation: a }, null, 1) + '\n' : `recorded ${a.id} by ${annotatorLabel(a.annotator, a.dbRole ? [a.dbRole] : [])}: overall ${verdict.overall}\n`);
         return 0;
       }
       case 'judge': {

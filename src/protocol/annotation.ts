@@ -140,6 +140,8 @@ export const QueueProgressNotification = new IpcNotification<{ queue: QueueView 
 /** The agreement view's state (the report of `loupe agreement --json`, typed loosely here). */
 export interface AgreementState {
   title: string;
+  /** How each annotator of the report is shown: the name with the database role(s) that wrote their annotations, e.g. `Ana (role ana_pg)` (team store; the name alone on SQLite). */
+  labels: Record<string, string>;
   report: {
     groups: Array<{
       task: string; criterion: string | null; level: string; annotators: string[]; roles: Record<string, string[]>; items: number; pairableItems: number;

@@ -38,6 +38,8 @@ export interface FailureTagView {
   severity: SeverityName;
   note: string | null;
   annotator: string;
+  /** How the annotator is shown: the name with the database role that wrote the tag, e.g. `Ana (role ana_pg)` (team store; the name alone on SQLite). */
+  annotatorLabel: string;
 }
 
 /** The run shown. */

@@ -64,6 +64,8 @@ export interface ReviewQueueView {
   done: number;
   annotator: string;
   reviewers: number;
+  /** Pairs voted per reviewer of this queue, each shown with the database role(s) that wrote their votes, e.g. `Ana (role ana_pg)` (team store; the name alone on SQLite). */
+  byReviewer: Array<{ label: string; voted: number }>;
 }
 
 /** The review panel's state. */
@@ -113,6 +115,8 @@ export interface RankingState {
   judgeHuman: { items: number; agreement: number | null; kappa: number | null } | null;
   positionConsistency: { pairs: number; consistent: number; rate: number | null } | null;
   options: { ties: string; l2: number; samples: number; seed: number; level: number };
+  /** The human reviewers whose votes are counted, each shown with the database role(s) that wrote their votes (team store), and their number of votes. */
+  reviewers: Array<{ label: string; votes: number }>;
 }
 
 /** Webview → host: the ranking under another criterion or vote source. */

@@ -4,12 +4,19 @@
  * environment variable); the Runs view then lists the team's runs, and a run a colleague records appears without a
  * refresh (LISTEN/NOTIFY); clearing the setting returns to the SQLite file. An open annotation queue and the
  * agreement view follow a colleague's annotation written by another process (the shipped CLI, logged in as its own
- * database role) within about a second, and name the role that wrote it.
+ * database role) within about a second, and name the role that wrote it. The failure-tag, side-by-side review,
+ * pairwise ranking and BLADE decision agreement panels name each annotator's role too.
  */
 import assert from 'node:assert/strict';
+import { mkdtempSync, readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import * as vscode from 'vscode';
 import { annotationStoreOf } from '../../src/core/annotations/index.ts';
+import { ensureExpertDecisionItems, type DecisionInput } from '../../src/core/benchmarks/blade/decision-review.ts';
+import { parseGtCsv } from '../../src/core/benchmarks/blade/gt-versions.ts';
 import { openStoreAt } from '../../src/core/store/open.ts';
+import { seedFailureFixture } from '../helpers/failure-fixtures.ts';
 import { startPg, type PgServer } from '../helpers/pg.ts';
 import { cli, hasRunner, runner, screenshot, webviewText } from './helpers/runner.ts';
 
@@ -17,7 +24,18 @@ describe('Team store (PostgreSQL) chosen by the loupe.store setting', function (
   this.timeout(180_000);
   let srv: PgServer | undefined;
   let url = '';
+  let boUrl = '';
+  const role = 'bo_pg';
   const config = () => vscode.workspace.getConfiguration('loupe');
+  /** The colleague's own login (a database role, not the tables' owner), created once the schema exists. */
+  const boLogin = async () => (boUrl ||= await srv!.createRole(role, 'vscode_team'));
+  const useTeamStore = async () => {
+    const bare = url.replace(/\?passwordEnv=.*$/, '');
+    if (config().get('store') !== bare) {
+      await config().update('store', bare, vscode.ConfigurationTarget.Global);
+      assert.equal(await vscode.commands.executeCommand('loupe.setStorePassword', { password: process.env[srv!.passwordEnv] }), true);
+    }
+  };
 
   before(async () => {
     srv = await startPg({ fsync: 'off' });
@@ -67,15 +85,10 @@ describe('Team store (PostgreSQL) chosen by the loupe.store setting', function (
 
   it('an open annotation queue and the agreement view show a colleague\'s annotation, with the role that wrote it, within about a second', async function () {
     if (!hasRunner()) this.skip();
-    const bare = url.replace(/\?passwordEnv=.*$/, '');
-    if (config().get('store') !== bare) {
-      await config().update('store', bare, vscode.ConfigurationTarget.Global);
-      assert.equal(await vscode.commands.executeCommand('loupe.setStorePassword', { password: process.env[srv!.passwordEnv] }), true);
-    }
+    await useTeamStore();
     await config().update('annotator', 'ana', vscode.ConfigurationTarget.Global);
     // the colleague: another process (the shipped CLI) logged in as a database role of their own
-    const role = 'bo_pg';
-    const boUrl = await srv!.createRole(role, 'vscode_team');
+    await boLogin();
     const owner = await openStoreAt(url);
     const ann = annotationStoreOf(owner);
     await ann.syncFromJudgements();
@@ -117,5 +130,71 @@ describe('Team store (PostgreSQL) chosen by the loupe.store setting', function (
     console.log(`colleague's annotation shown after (ms from the CLI's exit; polled every ~50 ms plus one webview read): ${JSON.stringify(lags)}`);
     await screenshot('team-store-annotation-live');
     for (const [k, ms] of Object.entries(lags)) assert.ok(ms < 1500, `${k}: shown after ${ms} ms`);
+  });
+
+  it('the failure tags, side-by-side review, pairwise ranking and BLADE decision agreement name each annotator with their database role', async function () {
+    if (!hasRunner()) this.skip();
+    await useTeamStore();
+    await config().update('annotator', 'ana', vscode.ConfigurationTarget.Global);
+    await boLogin();
+    // DDR-style runs with steps and scores, and the review items of hurricane's ground-truth decisions
+    const shared = process.env.LOUPE_SHARED ?? join(process.env.LOUPE_REPO_ROOT ?? process.cwd(), '..', 'shared');
+    const datasets = join(shared, 'data', 'blade', 'datasets');
+    const owner = await openStoreAt(url);
+    await seedFailureFixture(owner, mkdtempSync(join(tmpdir(), 'loupe-team-roles-')));
+    const gt = parseGtCsv(readFileSync(join(datasets, 'hurricane', 'annotations.csv'), 'utf8'), 'hurricane').annotations;
+    const cols = readFileSync(join(datasets, 'hurricane', 'data.csv'), 'utf8').split('\n', 1)[0]!.split(',').map((c) => c.replace(/"/g, '').trim());
+    const decisions = (await ensureExpertDecisionItems(annotationStoreOf(owner), { dataset: 'hurricane', researchQuestion: '', dataColumns: cols }, gt, 0, 'blade'))
+      .filter((i) => (i.input as DecisionInput).decision.type === 'cvar').slice(0, 2);
+    await owner.close();
+    assert.equal(decisions.length, 2);
+    const RUN = 'ddr-model-a-mimic-e1';
+    // the colleague (CLI as bo_pg) tags steps, votes on a pair and reviews two decisions; ana (the window's login, the
+    // tables' owner) reviews the same decisions from the CLI too
+    const tagged = await cli(['failures', 'tag', '--store', boUrl, '--run', RUN, '--steps', '2-3', '--taxonomy', 'ddr', '--classes', 'over-reasoning', '--annotator', 'bo']);
+    assert.equal(tagged.rc, 0, tagged.err);
+    assert.match(tagged.out, new RegExp(`by bo \\(role ${role}\\)`));
+    const pairs = await cli(['review', 'pairs', '--store', url, '--run', RUN, '--run', 'ddr-model-b-mimic-e1', '--criteria', 'Correctness', '--reviewers', '2', '--json']);
+    assert.equal(pairs.rc, 0, pairs.err);
+    const pairId = (JSON.parse(pairs.out) as { pairs: Array<{ id: string }> }).pairs[0]!.id;
+    const vote = await cli(['review', 'vote', '--store', boUrl, '--pair', pairId, '--overall', 'A', '--criterion', 'Correctness=A', '--rationale', 'more complete', '--annotator', 'bo']);
+    assert.equal(vote.rc, 0, vote.err);
+    const verdict = JSON.stringify({ decisionType: 'cvar', labels: { is_reasonable: 'Yes', can_derive_from_data: 'Yes' }, explanation: 'fits the question' });
+    for (const [who, login] of [['bo', boUrl], ['ana', url]] as const) {
+      for (const d of decisions) {
+        const r = await cli(['annotations', 'answer', '--store', login, '--item', d.id, '--annotator', who, '--verdict', verdict]);
+        assert.equal(r.rc, 0, r.err);
+      }
+    }
+    const owned = new URL(url).username;
+    // Failure Analysis: the tags table names the role
+    await vscode.commands.executeCommand('workbench.action.closeAllEditors');
+    await vscode.commands.executeCommand('loupe.tagFailures', RUN);
+    const failures = await webviewText({ title: 'Failure Analysis', expect: new RegExp(`bo \\(role ${role}\\)`), timeoutMs: 60_000 });
+    assert.match(failures, /steps 2–3[\s\S]*Over-reasoning[\s\S]*bo \(role bo_pg\)/, failures.slice(0, 800));
+    await screenshot('team-store-failures-roles');
+    // Side-by-side review of the same pair: the queue header counts the colleague's vote under their role
+    await vscode.commands.executeCommand('workbench.action.closeAllEditors');
+    await vscode.commands.executeCommand('loupe.compareRuns', { run: { id: RUN } }, [{ run: { id: RUN } }, { run: { id: 'ddr-model-b-mimic-e1' } }]);
+    const review = await webviewText({ title: 'Review:', expect: new RegExp(`bo \\(role ${role}\\): 1`), timeoutMs: 60_000 });
+    assert.match(review, /reviewing as ana/);
+    await screenshot('team-store-review-roles');
+    // Pairwise ranking: whose votes are counted
+    await vscode.commands.executeCommand('loupe.showPairwiseRanking');
+    const ranking = await webviewText({ title: 'Pairwise Ranking', expect: /Human votes by/, timeoutMs: 60_000 });
+    assert.match(ranking, new RegExp(`Human votes by bo \\(role ${role}\\) \\(1\\)`), ranking.slice(0, 800));
+    await screenshot('team-store-ranking-roles');
+    // BLADE decision agreement of hurricane: both reviewers with their roles, in the table and the candidates
+    const suitesBefore = config().inspect('suites')?.workspaceValue;
+    await config().update('suites', [{ suite: 'blade', root: datasets }], vscode.ConfigurationTarget.Workspace);
+    try {
+      await vscode.commands.executeCommand('workbench.action.closeAllEditors');
+      await vscode.commands.executeCommand('loupe.showBladeDecisionAgreement', { suite: 'blade', root: datasets, blockId: 'hurricane' });
+      const agreement = await webviewText({ title: 'BLADE decisions: hurricane', expect: /Offered for acceptance/, timeoutMs: 120_000 });
+      assert.match(agreement, new RegExp(`ana \\(role ${owned}\\), bo \\(role ${role}\\)`), agreement.slice(0, 1200));
+      await screenshot('team-store-blade-agreement-roles');
+    } finally {
+      await config().update('suites', suitesBefore, vscode.ConfigurationTarget.Workspace);
+    }
   });
 });

@@ -314,3 +314,16 @@ export function rolesByAnnotator(annotations: Iterable<Annotation>): Record<stri
   }
   return Object.fromEntries([...out].map(([k, v]) => [k, [...v].sort()]));
 }
+
+/**
+ * How each annotator is shown, by {@link annotatorLabel}: annotator → `name (role r)` from the database roles recorded
+ * on their annotations (`name` alone when none is, as on SQLite).
+ * @param annotations any annotations (roles are taken from all of them); `only` limits the keys to these annotators
+ *   (an annotator of `only` without annotations here maps to the bare name).
+ * @returns annotator → display label.
+ */
+export function annotatorLabels(annotations: Iterable<Annotation>, only?: Iterable<string>): Record<string, string> {
+  const roles = rolesByAnnotator(annotations);
+  const who = only ? [...new Set(only)] : Object.keys(roles);
+  return Object.fromEntries(who.map((w) => [w, annotatorLabel(w, roles[w])]));
+}

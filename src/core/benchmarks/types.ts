@@ -338,6 +338,14 @@ export interface BenchmarkDefinition {
   readonly presentation: BenchmarkPresentation;
   /** What side-by-side review shows of a run and the criteria it votes on. */
   readonly review: BenchmarkReview;
+  /**
+   * The files of a run's workspace that its score, side-by-side review, failure tagging or results export read as
+   * evidence (AnalystBench: `report.md` and its figures), paths relative to the workspace, most important first; or
+   * null when they read nothing from the workspace (answers and tool-set state are rows of the store). Issue 26: these
+   * are kept in the store before anything else the agent wrote, so a flood of other files cannot push them out of the
+   * per-run bounds (`captureRunArtefacts`).
+   */
+  readonly evidenceFiles: ((store: RunStore, run: RunRecord) => Promise<string[]>) | null;
   /** The expert ground truth experts can see and version (BLADE), or null. */
   readonly groundTruth: BenchmarkGroundTruth | null;
   /** Writes the benchmark's own results files for runs (`loupe run --results DIR`), or null when it has none. @returns files written. */

@@ -8,7 +8,7 @@
  * Source: issue 19 "Agreement per class is computed on units"; Krippendorff 2011; `../eval/agreement.ts`.
  */
 import { cohensKappa, krippendorffAlpha, type Rating } from '../eval/agreement.ts';
-import { currentAnnotations, type AnnotationItem } from '../annotations/model.ts';
+import { currentAnnotations, rolesByAnnotator, type AnnotationItem } from '../annotations/model.ts';
 import type { AnnotationStore } from '../annotations/store.ts';
 import type { RunStore } from '../store/types.ts';
 import type { Taxonomy } from './taxonomy.ts';
@@ -47,6 +47,8 @@ export interface UnitAgreement {
   documents: number;
   units: number;
   annotators: string[];
+  /** Per annotator: the database roles that wrote their tags and verdicts (issue 26 "Identity"; sorted, [] when none is recorded, as on SQLite). */
+  roles: Record<string, string[]>;
   classes: ClassAgreement[];
 }
 
@@ -54,10 +56,11 @@ const num = (x: number): number | null => (Number.isFinite(x) ? x : null);
 
 /**
  * Per-class agreement over unit documents.
- * @param docs documents with their readers' tags; `unit` is recorded in the result.
+ * @param docs documents with their readers' tags; `unit` is recorded in the result; `roles` the database roles per
+ *   annotator (kept for the annotators of `docs`; default none).
  * @returns one entry per class of the taxonomy, in its order.
  */
-export function unitAgreement(docs: readonly UnitDocument[], taxonomy: Taxonomy, unit: 'step' | 'sentence'): UnitAgreement {
+export function unitAgreement(docs: readonly UnitDocument[], taxonomy: Taxonomy, unit: 'step' | 'sentence', roles: Readonly<Record<string, readonly string[]>> = {}): UnitAgreement {
   const annotators = [...new Set(docs.flatMap((d) => [...d.readers.keys()]))].sort();
   const total = docs.reduce((s, d) => s + d.units, 0);
   // sets[annotator][unit] = classes, or null when the annotator did not read the unit's document
@@ -91,12 +94,13 @@ export function unitAgreement(docs: readonly UnitDocument[], taxonomy: Taxonomy,
       alpha: annotators.length >= 2 && total ? num(krippendorffAlpha(data, 'nominal').alpha) : null,
     };
   });
-  return { taxonomy: taxonomy.id, unit, documents: docs.length, units: total, annotators, classes };
+  return { taxonomy: taxonomy.id, unit, documents: docs.length, units: total, annotators, roles: Object.fromEntries(annotators.map((a) => [a, [...(roles[a] ?? [])].sort()])), classes };
 }
 
 /**
  * Unit-based agreement of a taxonomy's tags in the store: trajectories (units = steps, documents = runs with a
- * step tag or a failure-case verdict) and reports (units = sentences, documents = run artefacts with a span tag).
+ * step tag or a failure-case verdict) and reports (units = sentences, documents = run artefacts with a span tag);
+ * each names its annotators with the database roles that wrote their tags (`roles`, team store).
  * @param filter restricts to a suite or runs.
  */
 export async function failureTagAgreement(ann: AnnotationStore, runs: RunStore, taxonomy: Taxonomy, filter: { suite?: string; runIds?: string[] } = {}): Promise<{ steps: UnitAgreement; sentences: UnitAgreement }> {
@@ -143,5 +147,6 @@ export async function failureTagAgreement(ann: AnnotationStore, runs: RunStore, 
     const where = await docOf(c);
     if (where) for (const w of who) reader(where.d, w);
   }
-  return { steps: unitAgreement([...stepDocs.values()], taxonomy, 'step'), sentences: unitAgreement([...spanDocs.values()], taxonomy, 'sentence') };
+  const roles = rolesByAnnotator([...tagAnns.values(), ...caseAnns.values()].flat());
+  return { steps: unitAgreement([...stepDocs.values()], taxonomy, 'step', roles), sentences: unitAgreement([...spanDocs.values()], taxonomy, 'sentence', roles) };
 }

@@ -10,7 +10,7 @@
 import { canonicalJson, sha256 } from '../eval/judges/judge.ts';
 import { cohensKappa } from '../eval/agreement.ts';
 import { bootstrapBradleyTerry, fitBradleyTerry, mostUncertainPair, winRateMatrix, type Battle } from '../eval/bradley-terry.ts';
-import { currentAnnotations, registerItemSchema, type Annotation, type AnnotationItem } from '../annotations/model.ts';
+import { annotatorLabel, currentAnnotations, registerItemSchema, rolesByAnnotator, type Annotation, type AnnotationItem } from '../annotations/model.ts';
 import type { AnnotationStore, QueueEntry } from '../annotations/store.ts';
 import { suiteVersionOf } from '../annotations/store.ts';
 import type { Judge, PairChoice } from '../eval/judges/types.ts';
@@ -258,7 +258,7 @@ function battleOf(v: PairwiseVerdict, criterion: string, pa: string, pb: string)
 export type VoteSource = 'human' | 'llm' | 'all';
 
 /** Votes of pair items, each with its players, in a stable order. */
-interface Vote { item: AnnotationItem; verdict: PairwiseVerdict; by: string; pa: Player; pb: Player }
+interface Vote { item: AnnotationItem; verdict: PairwiseVerdict; by: string; pa: Player; pb: Player; /** The human reviewer (display name), absent for the LLM judge. */ reviewer?: string }
 
 async function collectVotes(ann: AnnotationStore, runs: RunStore, filter: { suite?: string; runIds?: readonly string[] }, source: VoteSource): Promise<{ votes: Vote[]; players: Map<string, Player>; items: AnnotationItem[]; humanByItem: Map<string, Annotation[]>; llmByItem: Map<string, { judgeId: string; verdict: unknown }> }> {
   const f = { task: PAIRWISE_TASK, ...(filter.suite ? { suite: filter.suite } : {}) };
@@ -286,8 +286,8 @@ async function collectVotes(ann: AnnotationStore, runs: RunStore, filter: { suit
     players.set(pb.player, pb);
     if (source !== 'llm') {
       const { byAnnotator, final } = currentAnnotations(humanByItem.get(item.id) ?? []);
-      if (final) votes.push({ item, verdict: final.verdict as PairwiseVerdict, by: `adjudicator:${final.annotator}`, pa, pb });
-      else for (const [who, a] of [...byAnnotator.entries()].sort((x, y) => x[0].localeCompare(y[0]))) votes.push({ item, verdict: a.verdict as PairwiseVerdict, by: who, pa, pb });
+      if (final) votes.push({ item, verdict: final.verdict as PairwiseVerdict, by: `adjudicator:${final.annotator}`, pa, pb, reviewer: final.annotator });
+      else for (const [who, a] of [...byAnnotator.entries()].sort((x, y) => x[0].localeCompare(y[0]))) votes.push({ item, verdict: a.verdict as PairwiseVerdict, by: who, pa, pb, reviewer: who });
     }
     if (source !== 'human') {
       const l = llmByItem.get(item.id);
@@ -335,6 +335,12 @@ export interface PairwiseRanking {
   positionConsistency: { pairs: number; consistent: number; rate: number | null } | null;
   /** Groups of players never compared with each other (directly or through others): ratings across groups are not comparable. One group when every player is connected. */
   components: string[][];
+  /**
+   * The human reviewers whose votes this ranking counts (battles and "both bad" under the criterion), by name: the
+   * database roles that wrote their votes (issue 26 "Identity"; [] on SQLite), the label shown (`Ana (role ana_pg)`,
+   * {@link annotatorLabel}) and their number of votes. Empty for the LLM judge's votes alone.
+   */
+  reviewers: Array<{ annotator: string; roles: string[]; label: string; votes: number }>;
 }
 
 /**
@@ -342,7 +348,8 @@ export interface PairwiseRanking {
  * @param opts criterion (`overall`, default, or a criterion name), source of votes (default `human`), ties
  *   (`half` default: a tie is half a win), `l2` ridge on log-strengths (default 0.01, keeps a player that won or
  *   lost every battle finite; 0 = plain maximum likelihood), bootstrap samples (default 1000), seed (default 0).
- * @returns rows strongest first; an empty ranking when no vote counts.
+ * @returns rows strongest first; an empty ranking when no vote counts; the human reviewers counted, with their
+ *   database roles (`reviewers`).
  * Source: issue 16 "Ranking"; Chatbot Arena (Chiang et al. 2024 §5) for the Elo-like scale and bootstrap.
  */
 export async function pairwiseRanking(ann: AnnotationStore, runs: RunStore, opts: { suite?: string; runIds?: readonly string[]; criterion?: string; source?: VoteSource; ties?: 'half' | 'ignore'; l2?: number; samples?: number; seed?: number } = {}): Promise<PairwiseRanking> {
@@ -361,11 +368,15 @@ export async function pairwiseRanking(ann: AnnotationStore, runs: RunStore, opts
   if (criterion !== 'overall' && !criteria.includes(criterion)) throw new LoupeInputError(`criterion '${criterion}'`, `no pair is voted on it (criteria: overall, ${criteria.join(', ') || 'none'})`);
   const battles: Battle[] = [];
   let bothBad = 0;
+  const byReviewer = new Map<string, number>();
   for (const v of votes) {
     const b = battleOf(v.verdict, criterion, v.pa.player, v.pb.player);
     if (b === 'both-bad') bothBad++;
     else if (b) battles.push(b);
+    if (b && v.reviewer !== undefined) byReviewer.set(v.reviewer, (byReviewer.get(v.reviewer) ?? 0) + 1);
   }
+  const roles = rolesByAnnotator(items.flatMap((i) => humanByItem.get(i.id) ?? []));
+  const reviewers = [...byReviewer.keys()].sort().map((w) => ({ annotator: w, roles: roles[w] ?? [], label: annotatorLabel(w, roles[w]), votes: byReviewer.get(w)! }));
   const counted = battles.length;
   const options = { ties, l2, samples, seed, level: 0.95 };
   const stats = new Map<string, { battles: number; wins: number; ties: number }>();
@@ -415,7 +426,7 @@ export async function pairwiseRanking(ann: AnnotationStore, runs: RunStore, opts
   return {
     criterion, source, options, rows, votes: counted, bothBad: { votes: bothBad, rate: counted + bothBad ? bothBad / (counted + bothBad) : null },
     matrix: { players: order, labels: order.map((p) => players.get(p)!.label), rate: m.rate, battles: m.battles }, criteria,
-    judgeHuman, positionConsistency: judged ? { pairs: judged, consistent, rate: consistent / judged } : null, components,
+    judgeHuman, positionConsistency: judged ? { pairs: judged, consistent, rate: consistent / judged } : null, components, reviewers,
   };
 }
 

@@ -14,13 +14,13 @@ import { LoupeInputError } from '../util/errors.ts';
 import { removePlantedLinks, walkNoFollow } from '../util/contained.ts';
 import { nullLogger, type Logger } from '../util/log.ts';
 import { LOUPE_VERSION } from '../version.ts';
-import { captureRunArtefacts } from '../store/artefacts.ts';
+import { captureRunEvidence } from './evidence.ts';
 import { findPython } from '../env/doctor.ts';
 import type { Block, Suite } from '../suites/types.ts';
 import type { RunStore } from '../store/types.ts';
 import type { RunRecord } from '../store/records.ts';
 import { LlmClient, type LlmConfig } from '../agent/llm.ts';
-import { promptHash, runAgent, type AgentRunOptions, type AgentRunResult, type Budget, type InterventionInput, type ModelClient, type RunControl } from '../agent/loop.ts';
+import { promptHash, runAgent, RunLeaseError, type AgentRunOptions, type AgentRunResult, type Budget, type InterventionInput, type ModelClient, type RunControl } from '../agent/loop.ts';
 import { readForkPoint, seedForkInterventions, type ForkPoint } from './intervene.ts';
 import { getBenchmark, benchmarks } from '../benchmarks/registry.ts';
 import { parseOptions, type OptionValues } from '../benchmarks/options.ts';
@@ -400,6 +400,22 @@ export async function startBlockRun(o: BlockRunOptions): Promise<AgentRunResult>
 
 async function drive(o: BlockRunOptions, runId: string, runDir: string, workspace: string, toolSet: ToolSet, model: ModelClient, resume: boolean, replay?: AgentRunOptions['replay']): Promise<AgentRunResult> {
   const log = o.log ?? nullLogger;
+  let driven = true;
+  try {
+    return await driveBlock(o, runId, runDir, workspace, toolSet, model, resume, replay);
+  } catch (e) {
+    // another process holds the run's lease: it drives the run and keeps its files when the run ends
+    if (e instanceof RunLeaseError) driven = false;
+    throw e;
+  } finally {
+    // However the run ended — finished, out of budget, failed, cancelled, or an exception out of the loop or the
+    // benchmark's hooks — the files the agent wrote are kept in the store (issue 26), evidence files first.
+    if (driven) await storeArtefacts(o.store, runId, log);
+  }
+}
+
+async function driveBlock(o: BlockRunOptions, runId: string, runDir: string, workspace: string, toolSet: ToolSet, model: ModelClient, resume: boolean, replay?: AgentRunOptions['replay']): Promise<AgentRunResult> {
+  const log = o.log ?? nullLogger;
   const kopts = kernelPlacement(runDir, workspaceBlock(o.block, o.toolSetOptions), o.kernel.sandbox);
   const startKernel = () => (o.startKernel ? o.startKernel(kopts) : defaultStartKernel(o.kernel, o.block.suite, kopts, log));
   const def: BenchmarkDefinition = getBenchmark(o.block.suite, `block ${o.block.id}`);
@@ -425,23 +441,17 @@ async function drive(o: BlockRunOptions, runId: string, runDir: string, workspac
     }
   }
   if (def.completeRun) await def.completeRun(m, hook, res.status);
-  await storeArtefacts(o.store, runId, log);
   return res;
 }
 
 /**
- * Keeps the files the agent wrote (report, figures, outputs) in the run store when a run ends (issue 26), so a
- * colleague without the run folder sees the same evidence. A failure is a run event, never a failed run.
+ * Keeps the files the agent wrote (report, figures, outputs) in the run store when a run ends (issue 26), the
+ * benchmark's evidence files first, so a colleague without the run folder sees the same evidence. A failure is a run
+ * event, never a failed run.
  */
 async function storeArtefacts(store: RunStore, runId: string, log: Logger): Promise<void> {
-  try {
-    const run = await store.getRun(runId);
-    if (!run) return;
-    const c = await captureRunArtefacts(store, run);
-    log.info(`run ${runId}: ${c.stored.length} artefact file(s), ${c.bytes} bytes kept in the store${c.skipped.length ? `; ${c.skipped.length} skipped (see the run's events)` : ''}`);
-  } catch (e) {
-    await store.addEvent(runId, 'warning', `artefacts: the run's files were not kept in the store: ${(e as Error).message}`).catch(() => undefined);
-  }
+  const run = await store.getRun(runId).catch(() => undefined);
+  if (run) await captureRunEvidence(store, run, log);
 }
 
 /**

@@ -7,9 +7,11 @@
  * figures are already rows (`kernel_cells`, `cell_figures`).
  *
  * Bounds: an agent may try to fill the disk (or the team database). A capture keeps files of at most
- * {@link ARTEFACT_FILE_MAX_BYTES} each and {@link ARTEFACT_RUN_MAX_BYTES} / {@link ARTEFACT_RUN_MAX_FILES} per run,
- * smallest first (a report and its figures before a dumped data file); what it skips is named in the result and in
- * a `warning` run event, never silently. Links are never followed and empty files (the sandbox's mount points) are
+ * {@link ARTEFACT_FILE_MAX_BYTES} each and {@link ARTEFACT_RUN_MAX_BYTES} / {@link ARTEFACT_RUN_MAX_FILES} per run:
+ * first the files a score or review reads (the benchmark's `evidenceFiles`, given by the caller as `first`, in that
+ * order: an agent that writes thousands of files cannot push its report out), then the rest smallest first (a
+ * figure before a dumped data file); what it skips is named in the result and in a `warning` run event, never
+ * silently. Links are never followed and empty files (the sandbox's mount points) are
  * not stored; files of the block's inputs (`dataChecksums`) are not outputs.
  */
 import { existsSync, lstatSync } from 'node:fs';
@@ -56,13 +58,17 @@ export interface ArtefactCapture {
 
 /**
  * Stores the files an agent wrote in a run's workspace into the run store (see the module comment), replacing what
- * an earlier capture stored under the same paths. Called when a run ends (the runner) and when it is scored.
+ * an earlier capture stored under the same paths. Called when a run ends, however it ends (the runner, through
+ * `captureRunEvidence` of `runs/evidence.ts`), and when a run is first scored.
  * @param store the run store holding the run; `run` the run (its `workspace` folder is read, links never followed).
- * @param limits override the bounds (tests): bytes per file, bytes per run, files per run.
- * @returns what was stored and skipped; nothing when the workspace folder is absent (another machine's run).
+ * @param limits `first`: workspace-relative paths captured before every other file, in this order (the benchmark's
+ *   evidence files; paths that are not files of the workspace are ignored); the bounds can be overridden (tests):
+ *   bytes per file, bytes per run, files per run.
+ * @returns what was stored (in capture order) and skipped; nothing when the workspace folder is absent (another
+ *   machine's run).
  * @throws Error from the store (the run is gone, the database is unreachable).
  */
-export async function captureRunArtefacts(store: RunStore, run: Pick<RunRecord, 'id' | 'workspace' | 'dataChecksums'>, limits: { fileBytes?: number; runBytes?: number; runFiles?: number } = {}): Promise<ArtefactCapture> {
+export async function captureRunArtefacts(store: RunStore, run: Pick<RunRecord, 'id' | 'workspace' | 'dataChecksums'>, limits: { fileBytes?: number; runBytes?: number; runFiles?: number; first?: readonly string[] } = {}): Promise<ArtefactCapture> {
   const fileMax = limits.fileBytes ?? ARTEFACT_FILE_MAX_BYTES;
   const runMax = limits.runBytes ?? ARTEFACT_RUN_MAX_BYTES;
   const filesMax = limits.runFiles ?? ARTEFACT_RUN_MAX_FILES;
@@ -86,7 +92,10 @@ export async function captureRunArtefacts(store: RunStore, run: Pick<RunRecord, 
     if (size === 0) continue; // the sandbox's empty mount points; an empty file is no evidence
     found.push({ path: rel, size });
   }
-  found.sort((a, b) => a.size - b.size || a.path.localeCompare(b.path));
+  const rank = new Map<string, number>();
+  (limits.first ?? []).forEach((p, i) => { const k = p.split(sep).join('/').replace(/^\.\//, ''); if (!rank.has(k)) rank.set(k, i); });
+  const ranked = (f: { path: string }) => rank.get(f.path) ?? Infinity;
+  found.sort((a, b) => ranked(a) - ranked(b) || a.size - b.size || a.path.localeCompare(b.path));
   const files: Array<{ path: string; bytes: Buffer; mediaType: string }> = [];
   for (const f of found) {
     if (f.size > fileMax) { out.skipped.push({ ...f, reason: 'file too large' }); continue; }

@@ -4,7 +4,7 @@
  * section, every number traced to the notebook cell that computed it) and the ranking view.
  */
 import type { AnnotationItem, AnnotationQueue, AnnotationStore } from '../annotations/index.ts';
-import { currentAnnotations } from '../annotations/model.ts';
+import { annotatorLabel, currentAnnotations } from '../annotations/model.ts';
 import { alignReviewDocs, reviewDocFromMarkdown, reviewDocFromSections, traceNumbers, TRACE_RULE, type ReviewDoc } from '../review/align.ts';
 import { leftSideFor, pairOf, PAIRWISE_TASK, pairwiseRanking, playerOf, screenChoice, type PairwiseVerdict, type VoteSource } from '../review/pairwise.ts';
 import { reviewSourceOf } from '../review/sources.ts';
@@ -19,10 +19,11 @@ async function docOf(runs: RunStore, runId: string): Promise<ReviewDoc> {
   return doc;
 }
 
-/** Header of a review queue. */
+/** Header of a review queue: progress, and pairs voted per reviewer labelled with their database roles (team store). */
 export async function reviewQueueView(ann: AnnotationStore, q: AnnotationQueue, annotator: string): Promise<ReviewQueueView> {
   const p = await ann.progress(q.id);
-  return { queueId: q.id, name: q.name, total: p.total, done: p.done, annotator, reviewers: q.reviewers };
+  const byReviewer = Object.entries(p.byAnnotator).map(([w, n]) => ({ label: annotatorLabel(w, p.roles[w]), voted: n }));
+  return { queueId: q.id, name: q.name, total: p.total, done: p.done, annotator, reviewers: q.reviewers, byReviewer };
 }
 
 /**
@@ -91,5 +92,6 @@ export async function rankingState(ann: AnnotationStore, runs: RunStore, o: { su
     title: o.title, suite, suites, components: r.components.map((c) => c.map((p) => label.get(p) ?? p)), criterion: r.criterion, source: r.source, criteria: r.criteria,
     rows: r.rows.map((x) => ({ player: x.player, label: x.label, rating: x.rating, ciLow: x.ciLow, ciHigh: x.ciHigh, battles: x.battles, wins: x.wins, ties: x.ties })),
     votes: r.votes, bothBad: r.bothBad, matrix: { labels: r.matrix.labels, rate: r.matrix.rate, battles: r.matrix.battles }, judgeHuman: r.judgeHuman, positionConsistency: r.positionConsistency, options: r.options,
+    reviewers: r.reviewers.map((x) => ({ label: x.label, votes: x.votes })),
   };
 }

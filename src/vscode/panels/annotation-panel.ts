@@ -4,7 +4,7 @@
  * Vega-Lite confusion matrix. All data goes through the annotation store (src/core/annotations). Source: issue 14.
  */
 import * as vscode from 'vscode';
-import { agreementReport, annotationStoreOf, type AnnotationQueue, type AnnotationStore, type QueueSpec } from '../../core/annotations/index.ts';
+import { agreementReport, annotationStoreOf, annotatorLabel, type AnnotationQueue, type AnnotationStore, type QueueSpec } from '../../core/annotations/index.ts';
 import { annotationState, queueView, RunEvidenceCache, verdictFromChoice } from '../../core/ui/annotation.ts';
 import { annotatorId } from '../../core/util/annotator.ts';
 import { errorMessage } from '../../core/util/errors.ts';
@@ -191,6 +191,7 @@ export class AgreementPanel extends LoupePanel {
 
   protected async state(): Promise<AgreementState> {
     const report = await agreementReport(annotationStoreOf(this.ctx.store()));
-    return { title: `Agreement · ${this.ctx.storePath}`, report };
+    const labels = Object.fromEntries(report.groups.flatMap((g) => g.annotators.map((a) => [a, annotatorLabel(a, g.roles[a])] as const)));
+    return { title: `Agreement · ${this.ctx.storePath}`, report, labels };
   }
 }

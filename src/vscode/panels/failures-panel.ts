@@ -5,7 +5,7 @@
  * in src/core/failures (this file only wires the store, the settings and the webview).
  */
 import * as vscode from 'vscode';
-import { annotationStoreOf, currentAnnotations, type AnnotationStore } from '../../core/annotations/index.ts';
+import { annotationStoreOf, annotatorLabel, currentAnnotations, type AnnotationStore } from '../../core/annotations/index.ts';
 import { findBenchmark } from '../../core/benchmarks/registry.ts';
 import {
   FAILURE_CASE_TASK, FAILURE_TAG_TASK, HALLUCINATION_CHECK_TASK, failureClassSpec, failureFigures, findTaxonomy, hallucinationSpec, openFailureQueue, openHallucinationQueue,
@@ -178,8 +178,8 @@ export class FailuresPanel extends LoupePanel {
       for (const [who, a] of currentAnnotations(anns.get(i.id) ?? []).byAnnotator) {
         const v = a.verdict as FailureTagVerdict;
         const s = i.subject;
-        if (s.kind === 'step') tags.push({ itemId: i.id, kind: 'step', from: s.from, to: s.to, taxonomy: v.taxonomy, classes: v.classes, severity: v.severity, note: a.note, annotator: who });
-        else if (s.kind === 'span') tags.push({ itemId: i.id, kind: 'span', from: s.start, to: s.end, artefact: s.artefact, quote: s.quote, taxonomy: v.taxonomy, classes: v.classes, severity: v.severity, note: a.note, annotator: who });
+        if (s.kind === 'step') tags.push({ itemId: i.id, kind: 'step', from: s.from, to: s.to, taxonomy: v.taxonomy, classes: v.classes, severity: v.severity, note: a.note, annotator: who, annotatorLabel: annotatorLabel(who, a.dbRole ? [a.dbRole] : []) });
+        else if (s.kind === 'span') tags.push({ itemId: i.id, kind: 'span', from: s.start, to: s.end, artefact: s.artefact, quote: s.quote, taxonomy: v.taxonomy, classes: v.classes, severity: v.severity, note: a.note, annotator: who, annotatorLabel: annotatorLabel(who, a.dbRole ? [a.dbRole] : []) });
       }
     }
     const def = findBenchmark(run.suite);

@@ -3,7 +3,7 @@
  * checklist (1–5 rubric), claim groundedness and figure coverage/quality. Tasks are Loupe manifests
  * (`benchmarks/analystbench/README.md`). Source: AnalystBench paper §3–4, App. C; spec §4; issues 3, 6, 8, 12.
  */
-import { analystReviewCriteria, analystReviewSource } from './review.ts';
+import { analystEvidenceFiles, analystReviewCriteria, analystReviewSource } from './review.ts';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import type { ToolSet } from '../../agent/types.ts';
@@ -91,6 +91,7 @@ export const analystbench: BenchmarkDefinition = {
   },
   presentation: { tableTitle: 'AnalystBench', mainMetric: { key: 'checklistPercent', label: 'AnalystBench checklist (%)', percent: false }, resultsColumns: null, tokenEfficiency: null, toolUsage: null, categoryCis: null, itemOutcomes: analystItemOutcomes },
   review: { sectionsOf: async (store, run) => analystReviewSource(store, run), criteria: analystReviewCriteria },
+  evidenceFiles: analystEvidenceFiles,
   groundTruth: null,
   failureAnalysis: ANALYSTBENCH_FAILURE_ANALYSIS,
   async exportResults(store, runs, dir) {

@@ -16,7 +16,7 @@
 import { randomUUID } from 'node:crypto';
 import { canonicalJson, sha256 } from '../../eval/judges/canonical.ts';
 import { cohensKappa, krippendorffAlpha, type Rating } from '../../eval/agreement.ts';
-import { currentAnnotations, registerItemSchema, type Annotation, type AnnotationItem, type QueueSpec } from '../../annotations/model.ts';
+import { currentAnnotations, registerItemSchema, rolesByAnnotator, type Annotation, type AnnotationItem, type QueueSpec } from '../../annotations/model.ts';
 import { registerQueueKind, suiteVersionOf, type AnnotationStore } from '../../annotations/store.ts';
 import type { RunRecord } from '../../store/records.ts';
 import type { RunStore } from '../../store/types.ts';
@@ -333,6 +333,8 @@ export interface DecisionAgreementRow {
   items: number;
   pairable: number;
   annotators: string[];
+  /** Per annotator: the database roles that wrote their verdicts on these decisions (issue 26 "Identity"; sorted, [] when none is recorded, as on SQLite). */
+  roles: Record<string, string[]>;
   /** Share of decisions with ≥ 2 verdicts judged justifiable by the consensus rule (the paper's "agreement"). */
   justifiable: number | null;
   /** Share of those whose annotators gave the same judgement (justifiable / unjustifiable / unsure). */
@@ -347,7 +349,8 @@ export interface DecisionAgreementRow {
 /**
  * Agreement per decision type and source, in the form of the paper's figure (share of decisions judged justifiable,
  * expert decisions vs agent decisions), with the inter-annotator agreement of the judgements (percent, Cohen's κ,
- * Krippendorff's α) and the share of Yes per field.
+ * Krippendorff's α) and the share of Yes per field; each row names its annotators with the database roles that wrote
+ * their verdicts (team store).
  * @param filter restrict to some items (e.g. a queue's). Source: BLADE paper §3 ("agreement 75% / 80% among experts,
  *   27% / 13% on LM decisions"); statistics from `src/core/eval/agreement.ts`.
  */
@@ -362,6 +365,8 @@ export async function decisionAgreement(ann: AnnotationStore, opts: { itemIds?: 
       const group = items.filter((i) => (i.input as DecisionInput).source === source && (i.input as DecisionInput).decision.type === type && anns.has(i.id));
       const current = group.map((i) => currentAnnotations(anns.get(i.id)!).byAnnotator);
       const annotators = [...new Set(current.flatMap((m) => [...m.keys()]))].sort();
+      const allRoles = rolesByAnnotator(group.flatMap((i) => anns.get(i.id)!));
+      const roles = Object.fromEntries(annotators.map((a) => [a, allRoles[a] ?? []]));
       const data: Rating[][] = annotators.map((w) => current.map((m) => { const a = m.get(w); return a ? judge(Object.values((a.verdict as DecisionVerdict).labels)) : null; }));
       let pairable = 0;
       let same = 0;
@@ -385,7 +390,7 @@ export async function decisionAgreement(ann: AnnotationStore, opts: { itemIds?: 
         if (both.length) kappa = fin(cohensKappa(both.map((b) => b[0]), both.map((b) => b[1])).kappa);
       }
       rows.push({
-        type, source, items: group.length, pairable, annotators, justifiable: pairable ? just / pairable : null, percentAgreement: pairable ? same / pairable : null,
+        type, source, items: group.length, pairable, annotators, roles, justifiable: pairable ? just / pairable : null, percentAgreement: pairable ? same / pairable : null,
         cohensKappa: kappa, alpha: pairable ? fin(krippendorffAlpha(data, 'nominal').alpha) : null, fieldYes,
       });
     }

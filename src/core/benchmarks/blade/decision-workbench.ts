@@ -6,7 +6,7 @@
  * Source: issue 18; BLADE paper §3, App. A.2.
  */
 import { readFileSync } from 'node:fs';
-import { annotationStoreOf, currentAnnotations, type AnnotationQueue, type AnnotationStore } from '../../annotations/index.ts';
+import { annotatorLabel, annotatorLabels, annotationStoreOf, currentAnnotations, type AnnotationQueue, type AnnotationStore } from '../../annotations/index.ts';
 import type { RunRecord } from '../../store/records.ts';
 import type { RunStore } from '../../store/types.ts';
 import type { BladeAnnotations, Block } from '../../suites/types.ts';
@@ -38,6 +38,8 @@ export interface DecisionReviewView {
   total: number;
   done: number;
   byAnnotator: Record<string, number>;
+  /** How each annotator of `byAnnotator` and of `item.others` is shown: the name with the database role(s) that wrote their verdicts, e.g. `Ana (role ana_pg)` (team store; the bare name on SQLite). */
+  labels: Record<string, string>;
   item: null | {
     id: string;
     pos: number;
@@ -66,6 +68,8 @@ export interface DecisionAgreementView {
   rule: ConsensusRule;
   rows: DecisionAgreementRow[];
   candidates: AcceptanceCandidate[];
+  /** How each annotator of the rows and candidates is shown (`Ana (role ana_pg)` on a team store, the bare name on SQLite). */
+  labels: Record<string, string>;
 }
 
 /** A one-line summary of a decision. */
@@ -186,19 +190,22 @@ export class BladeDecisionWorkbench {
     return this.ann.openQueue(spec, { reviewers: o.reviewers, blind: true, name: `BLADE ${this.dataset}: ${o.perDataset} decisions per source (seed ${o.seed})` });
   }
 
-  /** The next item of a review queue for an annotator after `afterPos` (reserved), or the item at `pos`. */
+  /** The next item of a review queue for an annotator after `afterPos` (reserved), or the item at `pos`; annotators labelled with their database roles (`labels`). */
   async reviewView(queueId: string, annotator: string, at: { afterPos?: number; pos?: number } = {}): Promise<DecisionReviewView> {
     const q = await this.ann.getQueue(queueId);
     if (!q) throw new LoupeInputError(`review queue ${queueId}`, 'no such queue');
     const e = at.pos !== undefined ? await this.ann.itemAt(queueId, at.pos) : await this.ann.nextItem(queueId, annotator, { afterPos: at.afterPos ?? -1 });
     const p = await this.ann.progress(queueId);
-    const base = { queueId, queueName: q.name, annotator, total: p.total, done: p.done, byAnnotator: p.byAnnotator };
+    const labels = Object.fromEntries(Object.keys(p.byAnnotator).map((w) => [w, annotatorLabel(w, p.roles[w])]));
+    const base = { queueId, queueName: q.name, annotator, total: p.total, done: p.done, byAnnotator: p.byAnnotator, labels };
     if (!e) return { ...base, item: null };
     const input = e.item.input as DecisionInput;
-    const { byAnnotator } = currentAnnotations(await this.ann.annotations(e.item.id));
+    const anns = await this.ann.annotations(e.item.id);
+    const { byAnnotator } = currentAnnotations(anns);
     const mine = byAnnotator.get(annotator);
     return {
       ...base,
+      labels: { ...annotatorLabels(anns), ...labels },
       item: {
         id: e.item.id, pos: e.pos, input, fields: [...REVIEW_FIELDS[input.decision.type]], mine: mine ? (mine.verdict as DecisionVerdict) : null,
         others: mine || !q.blind ? [...byAnnotator].filter(([w]) => w !== annotator).map(([w, a]) => ({ annotator: w, verdict: a.verdict as DecisionVerdict })) : null,
@@ -223,7 +230,7 @@ export class BladeDecisionWorkbench {
     return undefined;
   }
 
-  /** Agreement per decision type and source of this dataset, and the decisions offered for acceptance. */
+  /** Agreement per decision type and source of this dataset, and the decisions offered for acceptance; annotators labelled with their database roles (`labels`). */
   async agreement(rule: ConsensusRule = DEFAULT_CONSENSUS): Promise<DecisionAgreementView> {
     const items = (await this.ann.listItems({ task: BLADE_REVIEW_TASK })).filter((i) => (i.input as DecisionInput).dataset === this.dataset);
     const rows = await decisionAgreement(this.ann, { itemIds: items.map((i) => i.id), rule });
@@ -238,7 +245,8 @@ export class BladeDecisionWorkbench {
       if (c.status !== 'justifiable') continue;
       candidates.push({ itemId: i.id, dataset: inp.dataset, type: inp.decision.type, summary: decisionSummary(inp.decision), annotators: c.annotators, acceptedIn: accepted.get(i.id) ?? null });
     }
-    return { rule, rows, candidates };
+    const shown = new Set([...rows.flatMap((r) => r.annotators), ...candidates.flatMap((c) => c.annotators)]);
+    return { rule, rows, candidates, labels: annotatorLabels(items.flatMap((i) => anns.get(i.id) ?? []), shown) };
   }
 
   /** The spec form prefilled from a reviewed decision, against the newest ground truth. */

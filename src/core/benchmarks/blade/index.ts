@@ -130,6 +130,7 @@ export const blade: BenchmarkDefinition = {
   presentation: BLADE_PRESENTATION,
   review: { sectionsOf: bladeReviewSource, criteria: () => null },
   groundTruth: { view: bladeGroundTruthView },
+  evidenceFiles: null,
   failureAnalysis: BLADE_FAILURE_ANALYSIS,
   async exportResults(store, runs, dir) {
     // <dataset>/multirun_analyses.json (BLADE MultiRunResults, repeat order; runs without a valid submission →
@@ -183,6 +184,7 @@ export const bladeMcq: BenchmarkDefinition = {
   presentation: BLADE_MCQ_PRESENTATION,
   review: { sectionsOf: async (store, run) => answerSections(await store.getAnswers(run.id)), criteria: () => null },
   groundTruth: null,
+  evidenceFiles: null,
   failureAnalysis: BLADE_FAILURE_ANALYSIS,
   async exportResults(store, runs, dir) {
     const files: string[] = [];

@@ -153,6 +153,7 @@ export const ddr: BenchmarkDefinition = {
   presentation: { tableTitle: 'DDR-Bench', mainMetric: { key: 'messageWiseAccuracy', label: 'DDR message-wise accuracy', percent: true }, resultsColumns: null, tokenEfficiency: null, toolUsage: null, categoryCis: null, itemOutcomes: ddrItemOutcomes },
   review: { sectionsOf: ddrReviewSource, criteria: () => null },
   groundTruth: null,
+  evidenceFiles: null,
   failureAnalysis: DDR_FAILURE_ANALYSIS,
   async exportResults(store, runs, dir) {
     if (!runs.length) return [];

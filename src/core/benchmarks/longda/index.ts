@@ -120,6 +120,7 @@ export const longda: BenchmarkDefinition = {
   presentation: LONGDA_PRESENTATION,
   review: { sectionsOf: longdaReviewSource, criteria: () => null },
   groundTruth: null,
+  evidenceFiles: null,
   failureAnalysis: LONGDA_FAILURE_ANALYSIS,
   async exportResults(store, runs, dir) {
     // LongTA's results folder per repeat: answers_progress.csv, run_summary.json, codes, notes, tool usage
