@@ -134,47 +134,69 @@ if (parts.has('warm')) {
 type Row = { survey: string; source: string; internal_id: string; query: string; additional_info: string };
 const rows = parse(readFileSync(join(bench, 'benchmark.csv')), { columns: true, skip_empty_lines: true }) as Row[];
 
-if (parts.has('latency')) {
+/**
+ * One latency sample in a fresh process (argv: latency-child MODE): open the index (built, nothing changed), then
+ * every query once in this order — the first pass after opening, postings read on first use — then a second pass.
+ * Prints { openMs, first: ms[], second: ms[] }.
+ */
+async function latencyChild(mode: SearchMode): Promise<void> {
+  const queries = latencyQueries();
+  const t0 = performance.now();
   const idx = await openBuilt();
-  const queries = [...rows.map((r) => r.query), ...['WTMEC2YR', 'RIDAGEYR', 'body mass index', 'poverty', 'replicate weights', 'sample design']];
-  const out: Record<string, unknown> = { queries: queries.length };
-  // Each query runs REPEAT times: `first` is the first run's wall time, `best` the fastest run (what
-  // the code costs when the shared machine does not preempt it), `cpu` the CPU time of the fastest.
-  const REPEAT = 5;
-  for (const mode of ['bm25', 'longta', 'keyword'] as SearchMode[]) {
-    for (const q of queries.slice(0, 20)) idx.search(q, { mode, top: 10 }); // warm the postings cache like a session would
-    const first: number[] = [];
-    const best: number[] = [];
-    for (const q of queries) {
-      let b = Infinity;
-      for (let i = 0; i < (mode === 'keyword' ? 2 : REPEAT); i++) {
-        const t = performance.now();
-        idx.search(q, { mode, top: 10 });
-        const dt = performance.now() - t;
-        if (i === 0) first.push(dt);
-        b = Math.min(b, dt);
-      }
-      best.push(b);
+  const openMs = performance.now() - t0;
+  const pass = () => queries.map((q) => {
+    const t = performance.now();
+    idx.search(q, { mode, top: 10 });
+    return performance.now() - t;
+  });
+  const first = pass();
+  const second = pass();
+  idx.close();
+  console.log(JSON.stringify({ openMs, first, second }));
+}
+
+/** The latency queries: every LongDA question, then a few keywords. */
+function latencyQueries(): string[] {
+  return [...rows.map((r) => r.query), ...['WTMEC2YR', 'RIDAGEYR', 'body mass index', 'poverty', 'replicate weights', 'sample design']];
+}
+
+if (process.env.DOCS_PERF_CHILD === 'latency') {
+  await latencyChild(process.argv[2] as SearchMode);
+  process.exit(0);
+}
+
+if (parts.has('latency')) {
+  // Search p95 in-process, first pass after opening the index included (issue 23): each sample is a fresh process
+  // that opens the built index and runs every query once (first pass) and again (second pass); BM25 and LongTA
+  // samples alternate, LAT_ROUNDS of each; the gate is the median over samples of the first pass's p95. The second
+  // pass (warm postings) is printed as the reference.
+  (await openBuilt()).close(); // the index exists (cold build not timed here)
+  const rounds = Number(process.env.LAT_ROUNDS ?? 3);
+  const out: Record<string, unknown> = { queries: latencyQueries().length, rounds, goalP95Ms: 2 };
+  const samples: Record<string, { openMs: number; first: number[]; second: number[] }[]> = { bm25: [], longta: [] };
+  for (let r = 0; r < rounds; r++) {
+    for (const mode of ['bm25', 'longta'] as const) {
+      const c = spawnSync(process.execPath, ['--disable-warning=MODULE_TYPELESS_PACKAGE_JSON', join(repoRoot, 'test', 'perf', 'docs.perf.ts'), mode], {
+        encoding: 'utf8', maxBuffer: 1 << 26, env: { ...process.env, DOCS_PERF_CHILD: 'latency', DOCS_PERF_CACHE: cache, DOCS_PERF_PARTS: 'none' },
+      });
+      if (c.status !== 0) throw new Error(`latency child failed: ${c.stderr}`);
+      samples[mode]!.push(JSON.parse(c.stdout.trim().split('\n').at(-1)!));
     }
+  }
+  for (const [mode, ss] of Object.entries(samples)) {
+    const m = (xs: number[]) => pct(xs, 50);
+    const firstP95 = m(ss.map((s) => pct(s.first, 95)));
+    const secondP95 = m(ss.map((s) => pct(s.second, 95)));
+    verdict(`search p95, ${mode}, in-process, first pass after opening the index (${latencyQueries().length} queries, fresh process, median of ${rounds})`,
+      '≤ 2 ms', `${firstP95.toFixed(3)} ms`, `${secondP95.toFixed(3)} ms (second pass)`, firstP95 / 2, firstP95 <= 2);
     out[mode] = {
-      first: { p50Ms: round(pct(first, 50), 3), p95Ms: round(pct(first, 95), 3) },
-      best: { p50Ms: round(pct(best, 50), 3), p95Ms: round(pct(best, 95), 3) },
+      firstPass: { p50Ms: round(m(ss.map((s) => pct(s.first, 50))), 3), p95Ms: round(firstP95, 3), maxMs: round(m(ss.map((s) => Math.max(...s.first))), 3) },
+      secondPass: { p50Ms: round(m(ss.map((s) => pct(s.second, 50))), 3), p95Ms: round(secondP95, 3) },
+      openMs: round(m(ss.map((s) => s.openMs)), 1),
     };
   }
-  const cold = await openDocIndex({ root: bench, cacheDir: cache, files });
-  await cold.build();
-  const ts: number[] = [];
-  for (const q of queries) {
-    const t = performance.now();
-    cold.search(q, { mode: 'bm25', top: 10 });
-    ts.push(performance.now() - t);
-  }
-  cold.close();
-  out.bm25FirstTouch = { p50Ms: round(pct(ts, 50), 3), p95Ms: round(pct(ts, 95), 3), note: 'fresh process state: postings read from SQLite on first use' };
-  out.chunks = { bm25: idx.report().chunks };
-  out.goalP95Ms = 2;
+  out.loadAverage = loadavg().map((x) => round(x, 1));
   report.latency = out;
-  idx.close();
 }
 
 /** First k distinct files of a ranked hit list. */
