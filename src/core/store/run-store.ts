@@ -551,7 +551,10 @@ export class SqliteRunStore implements RunStore {
   subscribeSteps(onStep: (s: StepRecord) => void, opts: SubscribeStepsOptions = {}): () => void {
     let last = opts.afterSeq ?? (opts.fromStart ? 0 : (this.db.prepare('SELECT COALESCE(MAX(seq), 0) AS s FROM steps').get() as { s: number }).s);
     const q = opts.runId
-      ? this.db.prepare('SELECT * FROM steps WHERE seq > ? AND run_id = ? ORDER BY seq')
+      // `+run_id`: walk the seq index from the watermark (new steps only). On run_id SQLite would read every step of
+      // the run — past its texts, for seq is stored after them — at each poll: ~130 ms per 100 ms poll on a
+      // 10,000-step run of 20 KB observations (issue 23).
+      ? this.db.prepare('SELECT * FROM steps WHERE seq > ? AND +run_id = ? ORDER BY seq')
       : this.db.prepare('SELECT * FROM steps WHERE seq > ? ORDER BY seq');
     const tick = () => {
       // A store closed under a subscriber (the window switched stores) ends the subscription instead of throwing.
