@@ -90,7 +90,6 @@ export class OffThreadReader {
         if (!done) return;
         this.#pending.delete(m.id);
         if (this.#pending.size === 0) w.unref();
-        if (m.error !== undefined && process.env.LOUPE_DEBUG_READER) console.error("reader:", m.error);
         done(m.error === undefined ? m.rows : undefined);
       });
       const fail = () => {
