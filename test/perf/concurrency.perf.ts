@@ -1,6 +1,7 @@
 /**
- * Python runs that scale to the cores (issue 23): eight LongDA blocks, each run = one Python cell (the run's kernel,
- * sandboxed as `loupe run` does by default) + notes + final_answer, with a scripted OpenAI-compatible model answering
+ * Python runs that scale to the cores (issue 23): eight LongDA blocks, each run = 10 steps (the scenario of
+ * agent.perf.ts part 2): one Python cell (the run's kernel, sandboxed as `loupe run` does by default), notes and
+ * answer views, final_answer, with a scripted OpenAI-compatible model answering
  * after 300 ms, run by the shipped CLI (dist/cli.js, built first) — what a user waits for, process start to exit.
  *  - subject: `loupe run --blocks <8> --concurrency 8`: its wall time;
  *  - baseline: the same command with `--concurrency 1` in the same perf run: each run alone. From it, the single-run
@@ -42,10 +43,13 @@ const suite = await loadSuite('longda', ROOT);
 const runnable = suite.blocks.filter((b) => b.runnable);
 const eight = [...runnable.filter((b) => b.longda?.survey === 'NHANES'), ...runnable.filter((b) => b.longda?.survey !== 'NHANES')].slice(0, CONCURRENCY);
 const firstQid = (b: (typeof eight)[number]) => b.items.filter((x): x is LongdaQuery => x.type === 'longda-query')[0]!.longdaId;
+// The issue's scenario (agent.perf.ts part 2: 10 steps per run at 300 ms), with one Python cell each: the first step.
+const STEPS = 10;
 const script = (b: (typeof eight)[number]): Turn[] => [
   { content: 'Loading the data.', toolCalls: [call('python', { code: 'import pandas as pd\nprint(pd.DataFrame({"w": [1.0, 2.0, 3.0]}).w.mean())' })] },
-  { content: 'Noting.', toolCalls: [call('notes', { action: 'add', content: `the mean is 2 (${b.id})` })] },
-  { content: 'Checking the answer.', toolCalls: [call('answer', { action: 'view', q_id: firstQid(b) })] },
+  ...Array.from({ length: STEPS - 2 }, (_, i): Turn => (i % 2 === 0
+    ? { content: `Step ${i + 1}: noting.`, toolCalls: [call('notes', { action: 'add', content: `finding ${i}: the mean is 2 (${b.id})` })] }
+    : { content: `Step ${i + 1}: checking.`, toolCalls: [call('answer', { action: 'view', q_id: firstQid(b) })] })),
   { content: 'Done.', toolCalls: [call('final_answer', { summary: 'perf' })] },
 ];
 const llm = await startScriptedLlm({ latencyMs: LATENCY_MS, scriptFor: (first) => script(eight.find((b) => first.includes(firstQid(b)))!) });
@@ -109,7 +113,7 @@ function sample(concurrency: number, k: number): Promise<Sample> {
   const dir = mkdtempSync(join(tmpdir(), `loupe-conc-perf-${concurrency}-${k}-`));
   const args = [CLI, 'run', '--suite', 'longda', '--root', ROOT, '--blocks', eight.map((b) => b.id).join(','), '--concurrency', String(concurrency),
     '--agent', 'llm', '--model', 'scripted', '--base-url', llm.baseUrl, '--api-key-env', 'LOUPE_PERF_KEY', '--store', join(dir, 'runs.sqlite'),
-    '--sandbox', sandbox, '--max-steps', '8', '--json'];
+    '--sandbox', sandbox, '--max-steps', String(STEPS + 2), '--json'];
   return new Promise((resolve, reject) => {
     const t0 = performance.now();
     const cg = cgroupFor(`${concurrency}-${k}`);
@@ -162,7 +166,7 @@ const ideal = med(ideals);
 const wall = med(subj.map((s) => s.wallMs));
 const ratio = wall / ideal;
 const ok = ratio <= GOAL;
-console.log(`8 blocks at concurrency 8, one Python cell each (sandbox ${sandbox}), ${LATENCY_MS} ms model latency, shipped CLI, process start → exit (median of ${ROUNDS} alternating pairs)`);
+console.log(`8 blocks × ${STEPS} steps at concurrency 8, one Python cell each (sandbox ${sandbox}), ${LATENCY_MS} ms model latency, shipped CLI, process start → exit (median of ${ROUNDS} alternating pairs)`);
 console.log(`  goal ≤ ${GOAL}× ideal · measured ${(wall / 1000).toFixed(2)} s · ideal ${(ideal / 1000).toFixed(2)} s = max(single-run work ${med(base.map((b) => b.cpuS)).toFixed(2)} CPU s / min(${cores} cores, ${CONCURRENCY}) (CPU by ${cpuBy}), longest single run ${(med(base.map((b) => Math.max(...b.runMs))) / 1000).toFixed(2)} s) · ratio ${ratio.toFixed(2)} · ${ok ? 'PASS' : 'FAIL'}`);
 console.log(`  baseline (--concurrency 1) wall ${(med(base.map((b) => b.wallMs)) / 1000).toFixed(2)} s; subject CPU ${med(subj.map((s) => s.cpuS)).toFixed(2)} s; load average ${loadavg().map((x) => x.toFixed(1)).join(' ')}`);
 console.log(JSON.stringify({ baseline: base.map((b) => ({ wallMs: Math.round(b.wallMs), cpuS: b.cpuS, runMs: b.runMs.map(Math.round) })), subject: subj.map((s) => ({ wallMs: Math.round(s.wallMs), cpuS: s.cpuS })) }));
