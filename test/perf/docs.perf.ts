@@ -36,8 +36,8 @@ const pct = (xs: number[], p: number) => {
   return s[Math.min(s.length - 1, Math.floor((p / 100) * s.length))] ?? NaN;
 };
 const round = (x: number, d = 2) => Number(x.toFixed(d));
-/** Extraction workers of the shipped CLI's default (`loupe index` without --workers). */
-const COLD_DEFAULT_WORKERS = '1,2';
+/** Extraction worker counts the cold part measures (`loupe index --workers N`; the CLI's default is 1); COLD_WORKERS overrides. */
+const COLD_WORKER_COUNTS = '1,2';
 let failed = 0;
 /** Prints one gate: goal / measured / baseline / ratio / PASS|FAIL; a FAIL makes the process exit 1. */
 function verdict(name: string, goal: string, measured: string, baseline: string, ratio: number, ok: boolean): void {
@@ -56,7 +56,7 @@ if (parts.has('cold')) {
   const cli = join(repoRoot, 'dist', 'cli.js');
   const pdfs = files.filter((f) => f.toLowerCase().endsWith('.pdf')).map((f) => join(bench, f));
   const rounds = Number(process.env.COLD_ROUNDS ?? 3);
-  const workerCounts = (process.env.COLD_WORKERS ?? `${COLD_DEFAULT_WORKERS}`).split(',').map(Number);
+  const workerCounts = (process.env.COLD_WORKERS ?? `${COLD_WORKER_COUNTS}`).split(',').map(Number);
   /** Runs `cmd` as a child; resolves with wall ms and the child's CPU s (user+sys, children included via bash time). */
   const timed = (cmd: string[], env: NodeJS.ProcessEnv = process.env) => new Promise<{ ms: number; cpuS: number; out: string }>((resolve, reject) => {
     const t = performance.now();
