@@ -4,7 +4,7 @@
  */
 import '@vscode-elements/elements/dist/vscode-button/index.js';
 import type { TopLevelSpec } from 'vega-lite';
-import { RefreshAgreementRequest, type AgreementState } from '../src/protocol/annotation.ts';
+import { AgreementChangedNotification, RefreshAgreementRequest, type AgreementState } from '../src/protocol/annotation.ts';
 import { connectHost, h, ready } from './shared/host.ts';
 import { useStatTableStyles } from './shared/tables.ts';
 
@@ -16,6 +16,8 @@ useStatTableStyles(`
 `);
 
 type Est = { value: number | null; ci: { low: number | null; high: number | null } | null } | null;
+/** An annotator with the database role(s) that wrote their annotations (team store), as `annotatorLabel` of src/core/annotations/model.ts. */
+const annotatorLabel = (name: string, roles: string[] | undefined) => (roles?.length ? `${name} (${roles.length === 1 ? 'role' : 'roles'} ${roles.join(', ')})` : name);
 const f3 = (x: number | null | undefined) => (x === null || x === undefined ? '—' : x.toFixed(3));
 const est = (e: Est) => (e ? `${f3(e.value)}${e.ci ? `  [${f3(e.ci.low)}, ${f3(e.ci.high)}]` : ''}` : '—');
 
@@ -24,7 +26,7 @@ async function render(s: AgreementState): Promise<void> {
   const groups = r.groups.map((g, gi) => {
     const rows: Array<[string, string]> = [
       ['Items (≥ 2 annotators)', `${g.items} (${g.pairableItems})`],
-      ['Annotators', g.annotators.join(', ') || '—'],
+      ['Annotators', g.annotators.map((a) => annotatorLabel(a, g.roles?.[a])).join(', ') || '—'],
       ['Percent agreement', f3(g.percentAgreement)],
       ['Pairwise agreement', f3(g.pairwiseAgreement)],
       ["Cohen's κ", g.cohensKappa ? est(g.cohensKappa) : '— (needs exactly two annotators)'],
@@ -75,4 +77,10 @@ async function render(s: AgreementState): Promise<void> {
 
 ready<AgreementState>(host, 'agreement').then(render, (e: unknown) => {
   app.replaceChildren(h('p', { class: 'error' }, `Could not compute agreement: ${e instanceof Error ? e.message : String(e)}`));
+});
+
+// A colleague's annotations landed (team store): the report is redrawn in place, keeping the focus on Refresh.
+host.rpc.onNotification(AgreementChangedNotification, (s) => {
+  const hadFocus = document.activeElement?.id === 'refresh';
+  void render(s).then(() => { if (hadFocus) (document.getElementById('refresh') as HTMLElement | null)?.focus(); });
 });

@@ -86,7 +86,7 @@ function render(): void {
     h('span', { class: 'an-progress', id: 'progress', title: 'items with enough annotators (or adjudicated) / items in the queue' }, `${q.done} / ${q.total} done`),
     h('span', { class: 'muted' }, q.kind === 'disagreement' ? 'adjudication: one final verdict per item' : `${q.reviewers} annotator${q.reviewers === 1 ? '' : 's'} per item${q.blind ? ' · blind' : ''}`),
     h('span', { class: 'muted', id: 'annotator' }, `annotating as ${q.annotator}`),
-    ...Object.entries(q.byAnnotator).map(([who, n]) => h('vscode-badge', { title: `${who} answered ${n} item(s) of this queue` }, `${who}: ${n}`)),
+    ...Object.entries(q.byAnnotator).map(([who, n]) => h('vscode-badge', { class: 'an-annotator', title: `${q.labels?.[who] ?? who} answered ${n} item(s) of this queue` }, `${q.labels?.[who] ?? who}: ${n}`)),
   );
   const bar = h('vscode-progress-bar', { value: pct, max: 100, 'aria-label': `${pct}% done` });
   if (!item) {

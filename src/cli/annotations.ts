@@ -5,7 +5,7 @@
 import { readFileSync, writeFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { parseArgs } from 'node:util';
-import { agreementReport, annotationStoreOf, parseJsonl, toJsonl, type AgreementGroup, type EvidenceRef, type ItemFilter, type QueueSpec } from '../core/annotations/index.ts';
+import { agreementReport, annotationStoreOf, annotatorLabel, rolesByAnnotator, parseJsonl, toJsonl, type AgreementGroup, type EvidenceRef, type ItemFilter, type QueueSpec } from '../core/annotations/index.ts';
 import { LoupeInputError } from '../core/util/errors.ts';
 import { annotatorId } from '../core/util/annotator.ts';
 import { openExistingStore, STORE_HELP } from './store-arg.ts';
@@ -75,11 +75,12 @@ async function annotations(argv: string[], io: CliIo): Promise<number> {
         for (const i of items) {
           const res = await store.resolve(i.id);
           const orphaned = i.runId ? !(await store.runExists(i.runId)) : false;
-          rows.push({ id: i.id, task: i.task, criterion: i.criterion, suite: i.suite, runId: i.runId, orphaned, decidedBy: res.decidedBy, humanLabels: res.humanLabels, verdict: res.verdict });
+          const roles = Object.keys(res.humanLabels).length ? rolesByAnnotator(await store.annotations(i.id)) : {};
+          rows.push({ id: i.id, task: i.task, criterion: i.criterion, suite: i.suite, runId: i.runId, orphaned, decidedBy: res.decidedBy, humanLabels: res.humanLabels, roles, verdict: res.verdict });
         }
         if (values.json) io.out(JSON.stringify({ items: rows }, null, 1) + '\n');
         else {
-          for (const r of rows) io.out(`${r.id}  ${r.task}  ${r.decidedBy}${Object.keys(r.humanLabels).length ? `  ${Object.entries(r.humanLabels).map(([k, v]) => `${k}=${v}`).join(' ')}` : ''}${r.orphaned ? '  (orphaned: run deleted)' : ''}${r.criterion ? `\n    ${r.criterion.slice(0, 100)}` : ''}\n`);
+          for (const r of rows) io.out(`${r.id}  ${r.task}  ${r.decidedBy}${Object.keys(r.humanLabels).length ? `  ${Object.entries(r.humanLabels).map(([k, v]) => `${annotatorLabel(k, r.roles[k])}=${v}`).join(' ')}` : ''}${r.orphaned ? '  (orphaned: run deleted)' : ''}${r.criterion ? `\n    ${r.criterion.slice(0, 100)}` : ''}\n`);
           io.out(`${rows.length} item(s)\n`);
         }
         return 0;
@@ -100,7 +101,7 @@ async function annotations(argv: string[], io: CliIo): Promise<number> {
         });
         const res = await store.resolve(a.itemId);
         if (values.json) io.out(JSON.stringify({ annotation: a, resolution: res }, null, 1) + '\n');
-        else io.out(`recorded ${a.id} by ${a.annotator}${a.final ? ' (final)' : ''}; item now ${res.decidedBy}\n`);
+        else io.out(`recorded ${a.id} by ${annotatorLabel(a.annotator, a.dbRole ? [a.dbRole] : [])}${a.final ? ' (final)' : ''}; item now ${res.decidedBy}\n`);
         return 0;
       }
       case 'queue': {
@@ -116,7 +117,7 @@ async function annotations(argv: string[], io: CliIo): Promise<number> {
         const next = await store.nextItem(q.id, who);
         if (next) await store.release(q.id, next.item.id, who);
         if (values.json) io.out(JSON.stringify({ queue: q, progress: p, next: next ? { pos: next.pos, itemId: next.item.id } : null }, null, 1) + '\n');
-        else io.out(`${q.id}  ${q.name}\n  ${p.done} / ${p.total} done  (${q.reviewers} reviewer(s) per item)${Object.keys(p.byAnnotator).length ? `  ${Object.entries(p.byAnnotator).map(([k, v]) => `${k}: ${v}`).join(', ')}` : ''}\n  next for ${who}: ${next ? `${next.item.id} (#${next.pos + 1})` : 'nothing left'}\n`);
+        else io.out(`${q.id}  ${q.name}\n  ${p.done} / ${p.total} done  (${q.reviewers} reviewer(s) per item)${Object.keys(p.byAnnotator).length ? `  ${Object.entries(p.byAnnotator).map(([k, v]) => `${annotatorLabel(k, p.roles[k])}: ${v}`).join(', ')}` : ''}\n  next for ${who}: ${next ? `${next.item.id} (#${next.pos + 1})` : 'nothing left'}\n`);
         return 0;
       }
       case 'export': {
@@ -155,7 +156,7 @@ const ci = (e: { value: number | null; ci: { low: number | null; high: number | 
 
 /** Text lines of one agreement group. */
 export function agreementLines(g: AgreementGroup): string[] {
-  const out = [`${g.task}${g.criterion ? ` · ${g.criterion.slice(0, 80)}` : ''}  (${g.items} item(s), ${g.pairableItems} with ≥ 2 annotators; ${g.annotators.join(', ') || 'no annotators'})`];
+  const out = [`${g.task}${g.criterion ? ` · ${g.criterion.slice(0, 80)}` : ''}  (${g.items} item(s), ${g.pairableItems} with ≥ 2 annotators; ${g.annotators.map((a) => annotatorLabel(a, g.roles[a])).join(', ') || 'no annotators'})`];
   out.push(`  percent ${f3(g.percentAgreement)}  pairwise ${f3(g.pairwiseAgreement)}  κ ${ci(g.cohensKappa)}  α nominal ${ci(g.alphaNominal)}${g.alphaInterval ? `  α interval ${ci(g.alphaInterval)}` : ''}${g.alphaOrdinal ? `  α ordinal ${ci(g.alphaOrdinal)}` : ''}  ${g.gwet.weights === 'identity' ? 'AC1' : 'AC2'} ${ci(g.gwet)}`);
   for (const j of g.judgeHuman) out.push(`  LLM judge vs ${j.against}: ${j.items} item(s), agreement ${f3(j.agreement)}, κ ${f3(j.kappa)}`);
   return out;

@@ -9,6 +9,7 @@ import { failuresCommand } from './failures.ts';
 import { fetchCommand } from './fetch.ts';
 import { indexCommand } from './index-cmd.ts';
 import { interveneCommand } from './intervene.ts';
+import { k8sJobCommand } from './k8s-job.ts';
 import { mcpCommand } from './mcp.ts';
 import { reportCommand } from './report.ts';
 import { reviewCommand } from './review.ts';
@@ -18,7 +19,8 @@ import { scoreCommand } from './score.ts';
 import { searchCommand } from './search.ts';
 import { storeCommand } from './store.ts';
 import { variablesCommand } from './variables.ts';
+import { workerCommand } from './worker.ts';
 import { searchEvalCommand } from './search-eval.ts';
 import type { CliCommand } from './types.ts';
 
-export const commands: CliCommand[] = [doctorCommand, indexCommand, searchCommand, variablesCommand, searchEvalCommand, runCommand, runsCommand, demoCommand, scoreCommand, reportCommand, blocksCommand, fetchCommand, annotationsCommand, agreementCommand, checklistCommand, reviewCommand, bladeCommand, interveneCommand, failuresCommand, mcpCommand, storeCommand];
+export const commands: CliCommand[] = [doctorCommand, indexCommand, searchCommand, variablesCommand, searchEvalCommand, runCommand, runsCommand, demoCommand, scoreCommand, reportCommand, blocksCommand, fetchCommand, annotationsCommand, agreementCommand, checklistCommand, reviewCommand, bladeCommand, interveneCommand, failuresCommand, mcpCommand, storeCommand, workerCommand, k8sJobCommand];

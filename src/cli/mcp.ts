@@ -4,12 +4,11 @@
  * step of a run in the store, as with `loupe run`. Source: issue 24.
  */
 import { hostname } from 'node:os';
-import { dirname, join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
 import { loadSuite, parseSuiteKind, type Block, type Suite } from '../core/benchmarks/index.ts';
 import { RunLeaseError, type Budget } from '../core/agent/loop.ts';
-import { openStore } from '../core/store/run-store.ts';
+import { openStoreAt } from '../core/store/open.ts';
 import { reopenRun } from '../core/runs/reopen.ts';
 import { McpBlockSession, type McpBlockSessionOptions, type McpRunOutcome } from '../core/runs/mcp/session.ts';
 import { startMcpHttpServer } from '../core/runs/mcp/http.ts';
@@ -17,11 +16,11 @@ import { splitOptionPairs } from '../core/benchmarks/options.ts';
 import { LoupeInputError } from '../core/util/errors.ts';
 import { streamLogger } from '../core/util/log.ts';
 import { progressPrinter } from './run.ts';
-import { storeFile as storeFileOf } from './store-arg.ts';
+import { runsDirOf, STORE_HELP, storeLocation } from './store-arg.ts';
 import { didYouMean } from './suggest.ts';
 import { UsageError, type CliCommand } from './types.ts';
 
-const USAGE = `loupe mcp --suite S --root DIR --block ID [--store FILE] [--transport stdio|http] [--port N]
+const USAGE = `loupe mcp --suite S --root DIR --block ID [${STORE_HELP}] [--transport stdio|http] [--port N]
           [--resume RUN] [--max-steps N] [--max-wall-ms N] [--tool-option key=value ...] [--json]
   Serves the block's tools (the same names, schemas and descriptions as Loupe's agent sees), its task as the prompt
   'task', and its visible documentation files as read-only resources. When a client connects, a run is recorded
@@ -91,8 +90,10 @@ export const mcpCommand: CliCommand = {
       if (!token || token.length < 16) throw new UsageError(`--token-env ${v['token-env']}: the variable must hold a token of at least 16 characters`);
     }
     const log = streamLogger({ write: (s: string) => io.err(s) }, v.verbose ? 'debug' : 'warn');
-    const file = storeFileOf(io, v.store);
-    const store = openStore(file);
+    // A SQLite file (run folders in runs/ next to it) or a team store URL (its runs' folders under ./.loupe/runs here;
+    // steps, answers, scores and the files the client's run wrote go to the team store)
+    const loc = storeLocation(io, v.store);
+    const store = await openStoreAt(loc, { cwd: io.cwd, env: io.env });
     try {
       let suite: Suite;
       let block: Block;
@@ -123,7 +124,7 @@ export const mcpCommand: CliCommand = {
         if (!found) throw new LoupeInputError(`--block ${v.block}`, `not in suite ${suite.root}${didYouMean(v.block, suite.blocks.map((b) => b.id))}`);
         block = found;
       }
-      const runsDir = join(dirname(file), 'runs');
+      const runsDir = runsDirOf(io, loc);
       const kernel = {
         sandbox, ...(v.python ? { python: v.python } : {}), ...(v['cell-timeout-ms'] ? { cellTimeoutMs: num(v['cell-timeout-ms'], 'cell-timeout-ms') } : {}),
         ...(v['workspace-quota-mb'] ? { workspaceQuotaMb: num(v['workspace-quota-mb'], 'workspace-quota-mb') } : {}),

@@ -5,7 +5,9 @@ import { parseArgs } from 'node:util';
 import { loadSuite, parseSuiteKind, type Block, type Suite } from '../core/benchmarks/index.ts';
 import type { RunStore } from '../core/store/run-store.ts';
 import { runsDirOf, storeLocation } from './store-arg.ts';
-import { describeStoreLocation } from '../core/store/location.ts';
+import { describeStoreLocation, parseStoreLocation, type PostgresLocation, type StoreLocation } from '../core/store/location.ts';
+import { newSweepId, planSweep, recordSweepRuns, type SweepSpec } from '../core/runs/sweep.ts';
+import { openUnitQueue, type UnitRetryPolicy } from '../core/runs/queue.ts';
 import { openStoreAt } from '../core/store/open.ts';
 import { LoupeInputError } from '../core/util/errors.ts';
 import { didYouMean } from './suggest.ts';
@@ -48,6 +50,12 @@ const USAGE = `loupe run --suite S --root DIR (--block ID | --blocks all|ID,ID) 
   fork:    --fork RUN@STEP starts a new run that replays RUN's steps 1..STEP without model calls (cells re-run in a
            fresh kernel) and continues with --model/--base-url (default: RUN's model); --hint TEXT [--hint-kind
            hint|correction] adds a human step before the first new step. A replayed cell that now errors stops it.
+  sweep:   --queue [postgres://...] records every unit (block × repeat × model) as a pending run of a new sweep in the
+           team store (--store postgres://...) and enqueues it in the PostgreSQL job queue (pg-boss; default the
+           store's database) instead of running it here; \`loupe worker\` runs the units (on any number of machines),
+           \`loupe runs --sweep ID\` shows progress. --models M,M (one unit per model; same --base-url and settings),
+           --sweep ID (default sweep-<time>-<hex>), --unit-heartbeat-s N (a unit whose worker is silent this long is
+           retried; default 30, at least 10), --unit-retries N (default 10). Workers always sandbox (no --sandbox off).
   --json prints one line per run: { runId, suite, blockId, agent, status, steps, tokens, durationMs, answers }
   The API key is read from the variable named by --api-key-env (default OPENAI_API_KEY) and never stored.`;
 
@@ -122,6 +130,8 @@ export const runCommand: CliCommand = {
   summary: 'run an agent (llm or reference) on benchmark blocks, recording every step; --resume continues a run',
   usage: USAGE,
   async run(argv, io) {
+    // \`--queue\` alone: the queue lives in the store's database
+    argv = argv.map((a, i) => (a === '--queue' && (i + 1 >= argv.length || argv[i + 1]!.startsWith('--')) ? '--queue=' : a));
     const { values: v } = parseArgs({
       args: argv,
       options: {
@@ -134,14 +144,21 @@ export const runCommand: CliCommand = {
         sandbox: { type: 'string' }, python: { type: 'string' }, 'cell-timeout-ms': { type: 'string' }, 'workspace-quota-mb': { type: 'string' }, 'max-retries': { type: 'string' }, 'max-tokens-field': { type: 'string' },
         verbose: { type: 'boolean' }, 'reference-dir': { type: 'string' }, 'max-observation-chars': { type: 'string' }, run: { type: 'string' }, 'tool-option': { type: 'string', multiple: true }, entities: { type: 'string' }, database: { type: 'string' }, metadata: { type: 'string' }, results: { type: 'string' }, trajectory: { type: 'string' },
         fork: { type: 'string' }, hint: { type: 'string' }, 'hint-kind': { type: 'string' },
+        queue: { type: 'string' }, models: { type: 'string' }, sweep: { type: 'string' }, 'unit-heartbeat-s': { type: 'string' }, 'unit-retries': { type: 'string' },
       },
     });
+    const queued = v.queue !== undefined;
     const loc = storeLocation(io, v.store);
     const storeFile = describeStoreLocation(loc);
     const runsDir = runsDirOf(io, loc);
     const sandbox = (v.sandbox ?? io.env.LOUPE_SANDBOX ?? 'bubblewrap') as 'bubblewrap' | 'off';
     if (sandbox !== 'bubblewrap' && sandbox !== 'off') throw new UsageError(`--sandbox must be bubblewrap or off, got '${sandbox}'`);
-    if (sandbox === 'bubblewrap') {
+    if (queued) {
+      if (sandbox === 'off') throw new UsageError('--queue: sweep workers always run agent code in the sandbox; drop --sandbox off');
+      if (v.resume || v.fork || v.agent === 'replay') throw new UsageError('--queue enqueues new runs: not with --resume, --fork or --agent replay');
+      if (loc.engine !== 'postgres') throw new UsageError(`--queue needs the team store (--store postgres://...): workers on other machines cannot reach ${storeFile}`);
+    } else if (v.models || v.sweep || v['unit-heartbeat-s'] || v['unit-retries']) throw new UsageError('--models, --sweep, --unit-heartbeat-s and --unit-retries go with --queue');
+    if (queued) { /* the enqueuing machine runs no agent code */ } else if (sandbox === 'bubblewrap') {
       const { findBubblewrap } = await import('../core/kernel/index.ts');
       if (!findBubblewrap(io.env)) {
         io.err('loupe run: bubblewrap (bwrap) is not installed, so agent code cannot be sandboxed. Install it (apt-get install bubblewrap) or pass --sandbox off to run Python unsandboxed.\n');
@@ -271,8 +288,9 @@ export const runCommand: CliCommand = {
       if (!v.suite || !v.root) throw new UsageError('--suite and --root are required (or --resume RUN)');
       const agent = (v.agent ?? '') as AgentKind;
       if (agent !== 'llm' && agent !== 'reference') throw new UsageError('--agent must be llm, reference or replay');
-      const llm = llmFrom(v.model, v['base-url']);
-      if (agent === 'llm' && !llm) throw new UsageError('--agent llm needs --model (and usually --base-url)');
+      if (v.models && v.model) throw new UsageError('give --model or --models, not both');
+      const llm = llmFrom(v.model ?? v.models?.split(',')[0]?.trim(), v['base-url']);
+      if (agent === 'llm' && !llm) throw new UsageError(`--agent llm needs --model${queued ? ' or --models' : ''} (and usually --base-url)`);
       const suite: Suite = await loadSuite(parseSuiteKind(v.suite), v.root, suiteOpts);
       const toolSetOptions = splitOptionPairs(v['tool-option'], '--tool-option');
       parseToolOptions(suite.kind, toolSetOptions); // checked before any run starts
@@ -300,6 +318,19 @@ export const runCommand: CliCommand = {
         });
       }
       const repeats = num(v.repeats, 'repeats') ?? 1;
+      if (queued) {
+        const models = agent === 'llm' ? (v.models ?? v.model ?? '').split(',').map((m) => m.trim()).filter(Boolean) : [];
+        return await enqueueSweep({
+          io, store, loc: loc as PostgresLocation, queueText: v.queue!, json: !!v.json, runsDir,
+          spec: {
+            sweepId: v.sweep ?? newSweepId(), suite, blocks, repeats, agent, profiles: models.map((m) => { const { apiKey: _k, ...p } = llmFrom(m, v['base-url'])!; return p; }),
+            apiKeyEnv: keyEnv, budget, ...(num(v['max-observation-chars'], 'max-observation-chars') != null ? { maxObservationChars: num(v['max-observation-chars'], 'max-observation-chars')! } : {}),
+            toolSetOptions, loadOptions: suiteOpts, kernel: { ...(kernel.python ? { python: kernel.python } : {}), ...(kernel.cellTimeoutMs != null ? { cellTimeoutMs: kernel.cellTimeoutMs } : {}), ...(kernel.workspaceQuotaMb != null ? { workspaceQuotaMb: kernel.workspaceQuotaMb } : {}) },
+            ...(referenceDir ? { referenceDir } : {}),
+          },
+          policy: { heartbeatSeconds: num(v['unit-heartbeat-s'], 'unit-heartbeat-s') ?? 30, retryLimit: num(v['unit-retries'], 'unit-retries') ?? 10 },
+        });
+      }
       const concurrency = Math.max(1, num(v.concurrency, 'concurrency') ?? 1);
       const jobs: { block: Block; repeat: number }[] = [];
       for (const block of blocks) for (let r = 1; r <= repeats; r++) jobs.push({ block, repeat: r });
@@ -359,3 +390,38 @@ export const runCommand: CliCommand = {
     }
   },
 };
+
+/**
+ * \`loupe run ... --queue\`: records the sweep's units as pending runs in the team store, then enqueues them.
+ * @returns the exit code (0).
+ */
+async function enqueueSweep(o: { io: CliIo; store: RunStore; loc: PostgresLocation; queueText: string; json: boolean; runsDir: string; spec: SweepSpec; policy: UnitRetryPolicy }): Promise<number> {
+  const { io } = o;
+  let queueLoc: StoreLocation = o.loc;
+  if (o.queueText) {
+    try {
+      queueLoc = parseStoreLocation(o.queueText, io.cwd, io.env);
+    } catch (e) {
+      throw new UsageError(`--queue ${(e as Error).message}`);
+    }
+    if (queueLoc.engine !== 'postgres') throw new UsageError(`--queue ${o.queueText}: the queue is a PostgreSQL database (postgres://...)`);
+  }
+  if ((o.policy.heartbeatSeconds ?? 30) < 10) throw new UsageError('--unit-heartbeat-s must be at least 10 (pg-boss)');
+  const units = planSweep(o.spec);
+  const queue = await openUnitQueue(queueLoc, { env: io.env, supervise: false });
+  try {
+    await recordSweepRuns(o.store, o.spec.suite, units, o.runsDir);
+    try {
+      await queue.send(units, o.policy);
+    } catch (e) {
+      for (const u of units) await o.store.updateRun(u.runId, { status: 'cancelled', statusReason: `could not be enqueued: ${(e as Error).message}` }).catch(() => undefined);
+      throw e;
+    }
+  } finally {
+    await queue.stop({ graceful: false });
+  }
+  const models = [...new Set(units.map((u) => u.profile?.model ?? u.agent))];
+  if (o.json) io.out(JSON.stringify({ sweepId: o.spec.sweepId, units: units.length, models, queue: queueLoc.url, runIds: units.map((u) => u.runId) }) + '\n');
+  else io.out(`sweep ${o.spec.sweepId}: ${units.length} units (${o.spec.blocks.length} block(s) × ${o.spec.repeats} repeat(s) × ${models.length} model(s)) queued in ${queueLoc.url}\n  start workers: loupe worker --store ${o.loc.url}${o.queueText ? ` --queue ${queueLoc.url}` : ''}\n  progress:      loupe runs --store ${o.loc.url} --sweep ${o.spec.sweepId}\n`);
+  return 0;
+}

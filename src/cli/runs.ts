@@ -9,13 +9,24 @@ import { isRunActive } from '../core/store/run-store.ts';
 import { openExistingStore, storeName } from './store-arg.ts';
 import { exportTrajectoryJsonl } from '../core/store/export.ts';
 import { UsageError, type CliCommand } from './types.ts';
+import { sweepProgressOf, type SweepProgress } from '../core/runs/sweep.ts';
+
+/** A sweep's progress as a table: one line per model, then the totals. */
+export function formatSweepProgress(p: SweepProgress): string {
+  const rows = [['model', 'units', 'done', 'running', 'failed', 'queued'], ...[...p.models, p.total].map((m) => [m.model, m.total, m.done, m.running, m.failed, m.queued].map(String))];
+  const w = rows[0]!.map((_, i) => Math.max(...rows.map((r) => r[i]!.length)));
+  const t = p.total;
+  return `sweep ${p.sweepId}: ${t.done}/${t.total} done, ${t.running} running, ${t.failed} failed, ${t.queued} queued\n` + rows.map((r) => r.map((c, i) => (i ? c.padStart(w[i]!) : c.padEnd(w[i]!))).join('  ')).join('\n') + '\n';
+}
 
 const USAGE = `loupe runs [--store FILE] [--suite S] [--block ID] [--status S] [--limit N] [--json]
-          [--trajectory DIR] [--results DIR] [--run RUN,RUN]
+          [--trajectory DIR] [--results DIR] [--run RUN,RUN] [--sweep ID]
   Lists recorded runs (newest first). A run left 'running' by a killed process shows as 'running (stale)':
   continue it with loupe run --resume RUN.
   --trajectory DIR writes <runId>.jsonl for the selected runs; --results DIR writes the LongDA results folder
-  (answers_progress.csv, run_summary.json, ...) for the selected LongDA runs (one run per block).`;
+  (answers_progress.csv, run_summary.json, ...) for the selected LongDA runs (one run per block).
+  --sweep ID shows a sweep's progress (loupe run ... --queue): units done / running / failed / queued per model;
+  with --json one object { sweepId, models: [{ model, total, done, running, failed, queued }], total }.`;
 
 export const runsCommand: CliCommand = {
   name: 'runs',
@@ -26,7 +37,7 @@ export const runsCommand: CliCommand = {
       args: argv,
       options: {
         store: { type: 'string' }, suite: { type: 'string' }, block: { type: 'string' }, status: { type: 'string' }, limit: { type: 'string' },
-        json: { type: 'boolean' }, trajectory: { type: 'string' }, results: { type: 'string' }, run: { type: 'string' },
+        json: { type: 'boolean' }, trajectory: { type: 'string' }, results: { type: 'string' }, run: { type: 'string' }, sweep: { type: 'string' },
       },
     });
     const limit = v.limit ? Number(v.limit) : undefined;
@@ -34,6 +45,15 @@ export const runsCommand: CliCommand = {
     const storeFile = storeName(io, v.store);
     const store = await openExistingStore(io, v.store);
     try {
+      if (v.sweep !== undefined) {
+        if (v.run || v.trajectory || v.results) throw new UsageError('--sweep shows a sweep\'s progress: not with --run, --trajectory or --results');
+        const runs = await store.listRuns({ sweepId: v.sweep });
+        if (!runs.length) throw new UsageError(`--sweep: no unit of sweep '${v.sweep}' in ${storeFile}`, { showUsage: false });
+        const p = sweepProgressOf(v.sweep, runs);
+        if (v.json) io.out(JSON.stringify(p) + '\n');
+        else io.out(formatSweepProgress(p));
+        return 0;
+      }
       let runs = await store.listRuns({ suite: v.suite, blockId: v.block, status: v.status as never, limit });
       if (v.run) {
         const ids = v.run.split(',').map((s) => s.trim()).filter(Boolean);

@@ -113,6 +113,8 @@ export interface QueueView {
   total: number;
   done: number;
   byAnnotator: Record<string, number>;
+  /** How each annotator of `byAnnotator` is shown: the display name with the database role(s) that wrote their annotations, e.g. `ana (role ana_pg)` (team store). */
+  labels: Record<string, string>;
 }
 
 /** Initial state of the panel. */
@@ -140,7 +142,7 @@ export interface AgreementState {
   title: string;
   report: {
     groups: Array<{
-      task: string; criterion: string | null; level: string; annotators: string[]; items: number; pairableItems: number;
+      task: string; criterion: string | null; level: string; annotators: string[]; roles: Record<string, string[]>; items: number; pairableItems: number;
       percentAgreement: number | null; pairwiseAgreement: number | null;
       cohensKappa: { value: number | null; ci: { low: number | null; high: number | null } | null } | null;
       alphaNominal: { value: number | null; ci: { low: number | null; high: number | null } | null };
@@ -157,3 +159,5 @@ export interface AgreementState {
 
 /** Webview → host: recompute the report. */
 export const RefreshAgreementRequest = new IpcRequest<Record<string, never>, AgreementState>('agreement/refresh');
+/** Host → webview: the report recomputed because annotations changed (a colleague's, on a team store). */
+export const AgreementChangedNotification = new IpcNotification<AgreementState>('agreement/changed');

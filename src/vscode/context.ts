@@ -22,6 +22,9 @@ export class LoupeContext implements vscode.Disposable {
   private readonly storeChanged = new vscode.EventEmitter<void>();
   /** Fires when runs were added, changed or deleted through this window. */
   readonly onDidChangeRuns = this.storeChanged.event;
+  private readonly annotationsChanged = new vscode.EventEmitter<void>();
+  /** Fires when annotations were added to a team store, by this window or a colleague's (LISTEN/NOTIFY; a SQLite store has no such feed). */
+  readonly onDidChangeAnnotations = this.annotationsChanged.event;
 
   constructor(extension: vscode.ExtensionContext) {
     this.extension = extension;
@@ -84,11 +87,13 @@ export class LoupeContext implements vscode.Disposable {
       const store = openStoreLazily(loc, loc.engine === 'postgres' ? { password: async () => (await secrets.get(storePasswordSecretName(loc.url))) ?? storePassword(loc) } : {});
       // A team store announces what colleagues write (LISTEN/NOTIFY): views refresh within a fraction of a second.
       let timer: NodeJS.Timeout | undefined;
-      const unwatch = watchStoreChanges(store, () => {
+      let annTimer: NodeJS.Timeout | undefined;
+      const unwatch = watchStoreChanges(store, (c) => {
+        if ((c.kind === 'annotation' || c.kind === 'reconnected') && !annTimer) annTimer = setTimeout(() => { annTimer = undefined; this.annotationsChanged.fire(); }, 200);
         if (timer) return;
         timer = setTimeout(() => { timer = undefined; this.storeChanged.fire(); }, 200);
       });
-      this.openedStore = { path, store, ...(unwatch ? { unwatch: () => { unwatch(); if (timer) clearTimeout(timer); } } : {}) };
+      this.openedStore = { path, store, ...(unwatch ? { unwatch: () => { unwatch(); if (timer) clearTimeout(timer); if (annTimer) clearTimeout(annTimer); } } : {}) };
     }
     return this.openedStore.store;
   }
@@ -113,6 +118,7 @@ export class LoupeContext implements vscode.Disposable {
   dispose(): void {
     this.reopenStore();
     this.storeChanged.dispose();
+    this.annotationsChanged.dispose();
     while (this.disposables.length) {
       try {
         this.disposables.pop()?.dispose();

@@ -7,8 +7,10 @@ import type {
   AnswerRecord, InterventionRecord, JudgementRecord, JudgementUse, KernelCellRecord, RunEventRecord, RunRecord, StepRecord, StoredScore,
 } from '../../src/core/store/records.ts';
 import type {
-  CellQuery, JudgementRows, NewIntervention, NewRun, RunFilter, RunLeaseHolder, RunLeaseResult, RunPatch, RunStore, ScoreRows, StepEffects, StepSummaryRecord,
+  ArtefactRows, CellQuery, JudgementRows, NewIntervention, NewRun, RunFilter, RunLeaseHolder, RunLeaseResult, RunArtefact, RunPatch, RunStore, ScoreRows, StepEffects, StepSummaryRecord,
 } from '../../src/core/store/types.ts';
+
+import { createHash } from 'node:crypto';
 
 const clone = <T>(x: T): T => structuredClone(x);
 
@@ -52,6 +54,7 @@ export class MemoryRunStore implements RunStore {
     if (p.addDurationMs !== undefined) r.durationMs += Math.round(p.addDurationMs);
     if (p.sandbox !== undefined) r.sandbox = p.sandbox;
     if (p.ownerPid !== undefined) r.ownerPid = p.ownerPid;
+    if (p.workspace !== undefined) r.workspace = p.workspace;
   }
   async setDataChecksums(id: string, c: Record<string, string>): Promise<void> {
     this.#run(id).dataChecksums = { ...c };
@@ -124,7 +127,7 @@ export class MemoryRunStore implements RunStore {
     return new Map(ids.map((id) => [id, clone(this.#interventions.get(id) ?? [])]));
   }
   async listRuns(f: RunFilter = {}): Promise<RunRecord[]> {
-    const all = [...this.#runs.values()].filter((r) => (!f.suite || r.suite === f.suite) && (!f.blockId || r.blockId === f.blockId) && (!f.status || r.status === f.status));
+    const all = [...this.#runs.values()].filter((r) => (!f.suite || r.suite === f.suite) && (!f.blockId || r.blockId === f.blockId) && (!f.status || r.status === f.status) && (!f.sweepId || r.sweepId === f.sweepId));
     return all.reverse().slice(0, f.limit ?? Infinity).map((r) => this.#public(r));
   }
   #public(r: RunRecord & { lease?: RunLeaseHolder; extra: Record<string, unknown> }): RunRecord {
@@ -194,6 +197,7 @@ export class MemoryRunStore implements RunStore {
   async deleteRun(id: string): Promise<boolean> {
     this.#scores = this.#scores.filter((s) => s.runId !== id);
     this.#interventions.delete(id);
+    this.#artefacts.delete(id);
     return this.#runs.delete(id);
   }
   readonly judgements: JudgementRows = {
@@ -204,6 +208,23 @@ export class MemoryRunStore implements RunStore {
     },
     listPending: async (task) => [...this.#judgements.values()].filter((j) => j.status === 'pending' && (!task || j.task === task)).map(clone),
     listForRun: async (runId) => [...this.#judgements.values()].filter((j) => j.use.runId === runId).map(clone),
+  };
+  #artefacts = new Map<string, Map<string, { artefact: RunArtefact; bytes: Buffer }>>();
+  readonly artefacts: ArtefactRows = {
+    put: async (runId, files) => {
+      this.#run(runId);
+      const m = this.#artefacts.get(runId) ?? new Map();
+      for (const f of files) {
+        const bytes = Buffer.from(f.bytes);
+        m.set(f.path, { artefact: { runId, path: f.path, sha256: createHash('sha256').update(bytes).digest('hex'), mediaType: f.mediaType, size: bytes.byteLength, capturedAt: new Date().toISOString() }, bytes });
+      }
+      this.#artefacts.set(runId, m);
+    },
+    list: async (runId) => [...(this.#artefacts.get(runId)?.values() ?? [])].map((x) => clone(x.artefact)).sort((a, b) => a.path.localeCompare(b.path)),
+    get: async (runId, path) => {
+      const x = this.#artefacts.get(runId)?.get(path);
+      return x ? { artefact: clone(x.artefact), bytes: Buffer.from(x.bytes) } : undefined;
+    },
   };
   readonly scores: ScoreRows = {
     save: async (s) => {

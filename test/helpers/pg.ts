@@ -24,10 +24,18 @@ export interface PgServer {
   url(database: string): string;
   /** Creates an empty database and returns its store URL. */
   createDatabase(name: string): Promise<string>;
+  /**
+   * Creates a login role (not a superuser, not the tables' owner: an annotator's own login) with the password of
+   * `passwordEnv`, allowed to read and write every table of `database` (whose store must be migrated already).
+   * @returns the store URL of `database` as that role.
+   */
+  createRole(name: string, database: string): Promise<string>;
   /** Stops the server (pg_ctl stop -m fast) and removes its directory. */
   stop(): void;
   /** Restarts the server on the same port (the "database restarted while Loupe is open" fault). */
   restart(): void;
+  /** Stops the server for about `ms` milliseconds, then starts it again on the same port (an outage). */
+  outage(ms: number): Promise<void>;
 }
 
 function binDir(): string {
@@ -98,8 +106,31 @@ export async function startPg(settings: Record<string, string> = {}): Promise<Pg
       }
       return url(name);
     },
+    async createRole(name, database) {
+      const id = `"${name.replace(/"/g, '')}"`;
+      const admin = new pg.Client({ host, port, user: 'loupe', password, database: 'postgres' });
+      await admin.connect();
+      try {
+        await admin.query(`CREATE ROLE ${id} LOGIN PASSWORD ${pg.escapeLiteral(password)}`);
+      } finally {
+        await admin.end();
+      }
+      const c = new pg.Client({ host, port, user: 'loupe', password, database });
+      await c.connect();
+      try {
+        await c.query(`GRANT SELECT, INSERT, UPDATE, DELETE ON ALL TABLES IN SCHEMA public TO ${id}; GRANT USAGE ON ALL SEQUENCES IN SCHEMA public TO ${id}`);
+      } finally {
+        await c.end();
+      }
+      return `postgres://${encodeURIComponent(name)}@${host}:${port}/${database}?passwordEnv=${passwordEnv}`;
+    },
     restart() {
       run('pg_ctl', ['restart', '-D', data, '-w', '-t', '30', '-m', 'fast', '-l', log, '-o', opts]);
+    },
+    async outage(ms) {
+      run('pg_ctl', ['stop', '-D', data, '-m', 'fast', '-w', '-t', '30']);
+      await new Promise((r) => setTimeout(r, ms));
+      run('pg_ctl', ['start', '-D', data, '-w', '-t', '30', '-l', log, '-o', opts]);
     },
     stop() {
       if (stopped) return;

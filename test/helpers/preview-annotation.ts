@@ -13,7 +13,7 @@ const item = (pos: number): AnnotationItemView => ({
   evidence: { steps: [{ step: 0, tools: ['python'], text: 'compute', error: false }], cells: [{ seq: 0, step: 0, code: 'df.mean()', output: '40.3', matches: ['40.3'] }], docs: [] },
   draft: null, mine: null, role: 'annotator', revealed: null,
 });
-const queue = { queueId: 'q-1', name: 'Pending items', kind: 'items' as const, reviewers: 1, blind: true, annotator: 'me', total: 3, done: 0, byAnnotator: {} };
+const queue = { queueId: 'q-1', name: 'Pending items', kind: 'items' as const, reviewers: 1, blind: true, annotator: 'me', total: 3, done: 0, byAnnotator: {}, labels: {} };
 const submitted: unknown[] = [];
 const res = await preview({
   panel: 'annotation', png: 'test-results/preview-annotation.png',

@@ -280,7 +280,15 @@ export async function runAgent(o: AgentRunOptions): Promise<AgentRunResult> {
     return await driveRun(o, run, control, signal, log, emit, leaseOwner);
   } finally {
     clearInterval(heartbeat);
-    await store.releaseRunLease(runId, leaseOwner).catch(() => undefined);
+    // The store may be away for a moment (a database restart): try again for a few seconds, else the lease lapses by itself.
+    for (let attempt = 0; attempt < 10; attempt++) {
+      try {
+        await store.releaseRunLease(runId, leaseOwner);
+        break;
+      } catch {
+        await new Promise((r) => setTimeout(r, 500));
+      }
+    }
   }
 }
 

@@ -8,7 +8,7 @@
 import {
   bootstrapAgreement, cohensKappa, gwetAC, krippendorffAlpha, pairwiseAgreement, type AgreementWeights, type BootstrapInterval, type Rating,
 } from '../eval/agreement.ts';
-import { currentAnnotations, facetsOf, isScaleTask, labelOf as itemLabel, resolveItem, type Annotation, type AnnotationItem } from './model.ts';
+import { currentAnnotations, facetsOf, rolesByAnnotator, isScaleTask, labelOf as itemLabel, resolveItem, type Annotation, type AnnotationItem } from './model.ts';
 import type { AnnotationStore, ItemFilter } from './store.ts';
 
 /** A statistic with its bootstrap interval. */
@@ -32,6 +32,8 @@ export interface AgreementGroup {
   /** `nominal` labels, or `scale` (1–5 scores: interval/ordinal α, quadratic-weighted AC2). */
   level: 'nominal' | 'scale';
   annotators: string[];
+  /** Per annotator: the database roles that wrote their annotations of these items (issue 26 "Identity"; sorted, [] when none is recorded, as on SQLite). */
+  roles: Record<string, string[]>;
   /** Items with at least one human verdict / with at least two. */
   items: number;
   pairableItems: number;
@@ -121,6 +123,8 @@ function group(task: string, criterion: string | null, items: AnnotationItem[], 
   const scale = isScaleTask(task);
   const current = items.map((i) => currentAnnotations(anns.get(i.id) ?? []).byAnnotator);
   const annotators = [...new Set(current.flatMap((m) => [...m.keys()]))].sort();
+  const allRoles = rolesByAnnotator(items.flatMap((i) => anns.get(i.id) ?? []));
+  const roles = Object.fromEntries(annotators.map((a) => [a, allRoles[a] ?? []]));
   const value = (a: Annotation | undefined): Rating => {
     const l = a ? labelOf(task, a.verdict) : null;
     return l === null ? null : scale ? Number(l) : l;
@@ -166,7 +170,7 @@ function group(task: string, criterion: string | null, items: AnnotationItem[], 
     confusion = { labels, counts };
   }
   return {
-    task, criterion, level: scale ? 'scale' : 'nominal', annotators, items: items.length, pairableItems: pairable,
+    task, criterion, level: scale ? 'scale' : 'nominal', annotators, roles, items: items.length, pairableItems: pairable,
     percentAgreement: pairable ? unanimous / pairable : null,
     pairwiseAgreement: num(pairwiseAgreement(data.length ? data : [[]])),
     cohensKappa: annotators.length === 2 ? est(kappa(data), boot(kappa)) : null,

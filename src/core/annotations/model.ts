@@ -73,6 +73,16 @@ export interface Annotation {
   /** Where it was made: panel | cli | import | migrated. */
   origin: string;
   createdAt: string;
+  /**
+   * The database role that wrote the row (issue 26 "Identity"), as opposed to `annotator`, the display name the
+   * client chose. PostgreSQL: the server's `current_user` of the writing connection, set by the server (a column
+   * default and a trigger: a client logged in as another role cannot choose it; only the store's owner role, which
+   * runs `loupe store copy`, carries a recorded value over). An import is written by whoever imports it, so it gets the
+   * importer's role. SQLite: always null — a SQLite file has no roles or logins, and whatever the writing process
+   * could put there (its OS user) would be a claim anyone able to write the file can make. Null as well for
+   * annotations written before schema version 16.
+   */
+  dbRole: string | null;
 }
 
 /** How an item's verdict was decided (the resolution rule, strongest first). */
@@ -277,4 +287,30 @@ export function resolveItem(item: Pick<AnnotationItem, 'id' | 'task'>, annotatio
   }
   if (mode === 'llm+human' && llmVerdict !== undefined && llmVerdict !== null) return { itemId: item.id, decidedBy: 'llm', verdict: llmVerdict, annotators: [], humanLabels, tie };
   return { itemId: item.id, decidedBy: 'pending', verdict: null, annotators: [], humanLabels, tie };
+}
+
+/**
+ * How an annotator is shown where annotators are listed (agreement, queue progress, CLI): the display name, with the
+ * database role(s) that wrote their annotations when the store records any (issue 26 "Identity").
+ * @param name the display name (`annotator`); `roles` the distinct database roles (empty on SQLite).
+ * @returns e.g. `Ana (role ana_pg)`, `Ana (roles ana_pg, admin)`, or `Ana` when no role is recorded.
+ */
+export function annotatorLabel(name: string, roles: readonly string[] | undefined): string {
+  const r = [...new Set(roles ?? [])].sort();
+  if (!r.length) return name;
+  return `${name} (${r.length === 1 ? 'role' : 'roles'} ${r.join(', ')})`;
+}
+
+/**
+ * The database roles that wrote each annotator's annotations (see {@link Annotation.dbRole}).
+ * @param annotations any annotations. @returns annotator → distinct non-null roles, sorted (annotators without a recorded role map to []).
+ */
+export function rolesByAnnotator(annotations: Iterable<Annotation>): Record<string, string[]> {
+  const out = new Map<string, Set<string>>();
+  for (const a of annotations) {
+    const s = out.get(a.annotator) ?? new Set<string>();
+    if (a.dbRole) s.add(a.dbRole);
+    out.set(a.annotator, s);
+  }
+  return Object.fromEntries([...out].map(([k, v]) => [k, [...v].sort()]));
 }

@@ -16,7 +16,7 @@ import {
   type Annotation, type AnnotationItem, type AnnotationQueue, type EvidenceRef, type QueueSpec, type Resolution, type ResolutionMode,
 } from './model.ts';
 import {
-  annotationFromRow, itemFromRow, queueFromRow, queueKinds, queueName, suiteVersionOf,
+  annotationFromRow, itemFromRow, progressRoles, queueFromRow, queueKinds, queueName, suiteVersionOf,
   type AnnotationDraft, type AnnotationStore, type ExportRecord, type ImportResult, type ItemFilter, type NewAnnotation, type QueueEntry, type QueueProgress,
 } from './store.ts';
 
@@ -183,10 +183,10 @@ export class PgAnnotationStore implements AnnotationStore {
     }
     const ann: Annotation = {
       id: randomUUID(), itemId: a.itemId, annotator: a.annotator.trim(), role, verdict: a.verdict, evidence, note: a.note?.trim() ? a.note : null,
-      supersedes: a.supersedes ?? null, final: role === 'adjudicator', origin: a.origin ?? 'cli', createdAt: nowIso(),
+      supersedes: a.supersedes ?? null, final: role === 'adjudicator', origin: a.origin ?? 'cli', createdAt: nowIso(), dbRole: null,
     };
     await this.#tx(async (q) => {
-      await this.#insertAnnotation(q, ann);
+      ann.dbRole = await this.#insertAnnotation(q, ann);
       await q(`SELECT pg_notify('${CHANGES}', ?)`, [JSON.stringify({ kind: 'annotation', itemId: ann.itemId, annotator: ann.annotator })]);
       if (a.queueId) {
         await q('DELETE FROM annotation_reservations WHERE queue_id = ? AND item_id = ? AND annotator = ?', [a.queueId, a.itemId, ann.annotator]);
@@ -196,9 +196,11 @@ export class PgAnnotationStore implements AnnotationStore {
     return ann;
   }
 
-  async #insertAnnotation(q: Q, a: Annotation): Promise<void> {
-    await q('INSERT INTO annotations (id, item_id, annotator, role, verdict, evidence, note, supersedes, final, origin, created_at) VALUES (?,?,?,?,?,?,?,?,?,?,?)', [
+  /** Inserts an annotation; `db_role` is left to the server (column default / trigger: the connection's role). @returns the role recorded. */
+  async #insertAnnotation(q: Q, a: Annotation): Promise<string | null> {
+    const [r] = await q('INSERT INTO annotations (id, item_id, annotator, role, verdict, evidence, note, supersedes, final, origin, created_at) VALUES (?,?,?,?,?,?,?,?,?,?,?) RETURNING db_role', [
       a.id, a.itemId, a.annotator, a.role, JSON.stringify(a.verdict), JSON.stringify(a.evidence), a.note, a.supersedes, a.final ? 1 : 0, a.origin, a.createdAt]);
+    return (r?.db_role as string | null | undefined) ?? null;
   }
 
   async annotations(itemId: string): Promise<Annotation[]> {
@@ -437,7 +439,9 @@ export class PgAnnotationStore implements AnnotationStore {
           OR (SELECT COUNT(DISTINCT a.annotator) FROM annotations a WHERE a.item_id = qi.item_id AND a.role = 'annotator') >= ?::int)`, [queueId, q.reviewers]))[0]!.n as number;
     const rows = await this.#q(`SELECT a.annotator, COUNT(DISTINCT a.item_id)::int AS n FROM annotation_queue_items qi JOIN annotations a ON a.item_id = qi.item_id
       WHERE qi.queue_id = ? GROUP BY a.annotator ORDER BY a.annotator`, [queueId]);
-    return { total, done, byAnnotator: Object.fromEntries(rows.map((r) => [r.annotator as string, r.n as number])) };
+    const roles = await this.#q(`SELECT DISTINCT a.annotator, a.db_role FROM annotation_queue_items qi JOIN annotations a ON a.item_id = qi.item_id
+      WHERE qi.queue_id = ? AND a.db_role IS NOT NULL ORDER BY a.annotator, a.db_role`, [queueId]);
+    return { total, done, byAnnotator: Object.fromEntries(rows.map((r) => [r.annotator as string, r.n as number])), roles: progressRoles(rows, roles) };
   }
 
   async release(queueId: string, itemId: string, annotator: string): Promise<void> {
@@ -509,11 +513,11 @@ export class PgAnnotationStore implements AnnotationStore {
         validateVerdict(item.task, a.verdict, at(line));
         if (a.role !== 'annotator' && a.role !== 'adjudicator') throw new LoupeInputError(at(line), `annotation ${a.id}: role must be annotator or adjudicator`);
         const ann: Annotation = { id: a.id, itemId: a.itemId, annotator: a.annotator, role: a.role, verdict: a.verdict, evidence: await this.#checkEvidence(a.evidence, at(line), false), note: a.note ?? null,
-          supersedes: a.supersedes ?? null, final: !!a.final, origin: a.origin ?? 'import', createdAt: typeof a.createdAt === 'string' ? a.createdAt : nowIso() };
+          supersedes: a.supersedes ?? null, final: !!a.final, origin: a.origin ?? 'import', createdAt: typeof a.createdAt === 'string' ? a.createdAt : nowIso(), dbRole: null };
         const [prev] = await this.#q('SELECT * FROM annotations WHERE id = ?', [a.id]);
         if (prev) {
           const p = annotationFromRow(prev);
-          if (canonicalJson({ ...p, origin: '' }) !== canonicalJson({ ...ann, origin: '' })) throw new LoupeInputError(at(line), `annotation ${a.id} is already stored with different content`);
+          if (canonicalJson({ ...p, origin: '', dbRole: null }) !== canonicalJson({ ...ann, origin: '', dbRole: null })) throw new LoupeInputError(at(line), `annotation ${a.id} is already stored with different content`);
           unchanged++;
           continue;
         }

@@ -60,6 +60,8 @@ export interface QueueProgress {
   total: number;
   done: number;
   byAnnotator: Record<string, number>;
+  /** Per annotator of `byAnnotator`: the database roles that wrote their annotations of this queue (sorted; [] on SQLite). */
+  roles: Record<string, string[]>;
 }
 
 /** One line of an annotations JSONL export. */
@@ -164,7 +166,19 @@ export function annotationFromRow(r: Row): Annotation {
     final: !!r.final,
     origin: r.origin as string,
     createdAt: r.created_at as string,
+    dbRole: (r.db_role as string | null | undefined) ?? null,
   };
+}
+
+/**
+ * The `roles` of a {@link QueueProgress} (either engine): every annotator of `counts` (rows `{annotator}`) → the
+ * distinct database roles of `roles` (rows `{annotator, db_role}`), [] when none is recorded.
+ */
+export function progressRoles(counts: readonly Row[], roles: readonly Row[]): Record<string, string[]> {
+  const out: Record<string, string[]> = Object.fromEntries(counts.map((r) => [r.annotator as string, [] as string[]]));
+  for (const r of roles) (out[r.annotator as string] ??= []).push(r.db_role as string);
+  for (const k of Object.keys(out)) out[k] = [...new Set(out[k])].sort();
+  return out;
 }
 
 /** An `annotation_queues` row (either engine) as an {@link AnnotationQueue}. */
@@ -372,7 +386,7 @@ export class SqliteAnnotationStore implements AnnotationStore {
     }
     const ann: Annotation = {
       id: randomUUID(), itemId: a.itemId, annotator: a.annotator.trim(), role, verdict: a.verdict, evidence, note: a.note?.trim() ? a.note : null,
-      supersedes: a.supersedes ?? null, final: role === 'adjudicator', origin: a.origin ?? 'cli', createdAt: nowIso(),
+      supersedes: a.supersedes ?? null, final: role === 'adjudicator', origin: a.origin ?? 'cli', createdAt: nowIso(), dbRole: null,
     };
     this.db.transaction(() => {
       this.insertAnnotation(ann);
@@ -626,7 +640,9 @@ export class SqliteAnnotationStore implements AnnotationStore {
           OR (SELECT COUNT(DISTINCT a.annotator) FROM annotations a WHERE a.item_id = qi.item_id AND a.role = 'annotator') >= ?)`).get(queueId, q.reviewers) as { n: number }).n;
     const rows = this.db.prepare(`SELECT a.annotator, COUNT(DISTINCT a.item_id) AS n FROM annotation_queue_items qi JOIN annotations a ON a.item_id = qi.item_id
       WHERE qi.queue_id = ? GROUP BY a.annotator ORDER BY a.annotator`).all(queueId) as Row[];
-    return { total, done, byAnnotator: Object.fromEntries(rows.map((r) => [r.annotator as string, r.n as number])) };
+    const roles = this.db.prepare(`SELECT DISTINCT a.annotator, a.db_role FROM annotation_queue_items qi JOIN annotations a ON a.item_id = qi.item_id
+      WHERE qi.queue_id = ? AND a.db_role IS NOT NULL ORDER BY a.annotator, a.db_role`).all(queueId) as Row[];
+    return { total, done, byAnnotator: Object.fromEntries(rows.map((r) => [r.annotator as string, r.n as number])), roles: progressRoles(rows, roles) };
   }
 
   async release(queueId: string, itemId: string, annotator: string): Promise<void> {
@@ -697,11 +713,11 @@ export class SqliteAnnotationStore implements AnnotationStore {
         validateVerdict(item.task, a.verdict, at(line));
         if (a.role !== 'annotator' && a.role !== 'adjudicator') throw new LoupeInputError(at(line), `annotation ${a.id}: role must be annotator or adjudicator`);
         const ann: Annotation = { id: a.id, itemId: a.itemId, annotator: a.annotator, role: a.role, verdict: a.verdict, evidence: this.checkEvidence(a.evidence, at(line), false), note: a.note ?? null,
-          supersedes: a.supersedes ?? null, final: !!a.final, origin: a.origin ?? 'import', createdAt: typeof a.createdAt === 'string' ? a.createdAt : nowIso() };
+          supersedes: a.supersedes ?? null, final: !!a.final, origin: a.origin ?? 'import', createdAt: typeof a.createdAt === 'string' ? a.createdAt : nowIso(), dbRole: null };
         const prev = this.db.prepare('SELECT * FROM annotations WHERE id = ?').get(a.id) as Row | undefined;
         if (prev) {
           const p = annotationFromRow(prev);
-          if (canonicalJson({ ...p, origin: '' }) !== canonicalJson({ ...ann, origin: '' })) throw new LoupeInputError(at(line), `annotation ${a.id} is already stored with different content`);
+          if (canonicalJson({ ...p, origin: '', dbRole: null }) !== canonicalJson({ ...ann, origin: '', dbRole: null })) throw new LoupeInputError(at(line), `annotation ${a.id} is already stored with different content`);
           unchanged++;
           continue;
         }

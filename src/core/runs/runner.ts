@@ -14,6 +14,7 @@ import { LoupeInputError } from '../util/errors.ts';
 import { removePlantedLinks, walkNoFollow } from '../util/contained.ts';
 import { nullLogger, type Logger } from '../util/log.ts';
 import { LOUPE_VERSION } from '../version.ts';
+import { captureRunArtefacts } from '../store/artefacts.ts';
 import { findPython } from '../env/doctor.ts';
 import type { Block, Suite } from '../suites/types.ts';
 import type { RunStore } from '../store/types.ts';
@@ -344,6 +345,27 @@ function modelFor(o: Pick<BlockRunOptions, 'agent' | 'llm' | 'modelClient' | 'bl
   return new LlmClient(o.llm);
 }
 
+/** The parameters recorded with a run (the model configuration without its key, budget, suite, options). */
+function runParams(o: BlockRunOptions, toolSet: ToolSet, fork?: ForkPoint): RunParams {
+  const { apiKey: _key, ...publicLlm } = o.llm ?? ({} as Partial<LlmConfig>);
+  return {
+    ...publicLlm,
+    ...(o.budget?.maxSteps != null ? { maxSteps: o.budget.maxSteps } : { maxSteps: toolSet.defaultMaxSteps }),
+    ...(o.budget?.maxWallMs != null ? { maxWallMs: o.budget.maxWallMs } : {}),
+    ...(o.budget?.maxTotalTokens != null ? { maxTotalTokens: o.budget.maxTotalTokens } : {}),
+    ...(o.budget?.maxCostUsd != null ? { maxCostUsd: o.budget.maxCostUsd } : {}),
+    repeat: o.repeat ?? 1,
+    suiteRoot: o.suite.root,
+    suiteKind: o.suite.kind,
+    python: o.kernel.python,
+    ...(o.maxObservationChars != null ? { maxObservationChars: o.maxObservationChars } : {}),
+    ...(o.toolSetOptions && Object.keys(o.toolSetOptions).length ? { toolSetOptions: o.toolSetOptions } : {}),
+    ...(o.loadOptions && Object.keys(o.loadOptions).length ? { loadOptions: o.loadOptions } : {}),
+    ...(fork ? { forkOf: { runId: fork.parent.id, step: fork.step } } : {}),
+    ...(o.extraParams ?? {}),
+  };
+}
+
 /**
  * Records and runs one block.
  * @returns the final status (also in the store). Model/tool failures end as `failed`, never throw.
@@ -364,23 +386,7 @@ export async function startBlockRun(o: BlockRunOptions): Promise<AgentRunResult>
   const { workspace } = prepareWorkspace(runDir, workspaceBlock(o.block, o.toolSetOptions), { links: o.kernel.sandbox === 'off' });
   // Data checksums are computed while the agent starts working (they are large files) and recorded before the run returns.
   const checksumsP = Promise.all(o.block.visible.data.map(async (f) => [f.rel, await fileSha256(f.path)] as const)).then((e) => Object.fromEntries(e));
-  const { apiKey: _key, ...publicLlm } = o.llm ?? ({} as Partial<LlmConfig>);
-  const params: RunParams = {
-    ...publicLlm,
-    ...(o.budget?.maxSteps != null ? { maxSteps: o.budget.maxSteps } : { maxSteps: toolSet.defaultMaxSteps }),
-    ...(o.budget?.maxWallMs != null ? { maxWallMs: o.budget.maxWallMs } : {}),
-    ...(o.budget?.maxTotalTokens != null ? { maxTotalTokens: o.budget.maxTotalTokens } : {}),
-    ...(o.budget?.maxCostUsd != null ? { maxCostUsd: o.budget.maxCostUsd } : {}),
-    repeat: o.repeat ?? 1,
-    suiteRoot: o.suite.root,
-    suiteKind: o.suite.kind,
-    python: o.kernel.python,
-    ...(o.maxObservationChars != null ? { maxObservationChars: o.maxObservationChars } : {}),
-    ...(o.toolSetOptions && Object.keys(o.toolSetOptions).length ? { toolSetOptions: o.toolSetOptions } : {}),
-    ...(o.loadOptions && Object.keys(o.loadOptions).length ? { loadOptions: o.loadOptions } : {}),
-    ...(fork ? { forkOf: { runId: fork.parent.id, step: fork.step } } : {}),
-    ...(o.extraParams ?? {}),
-  };
+  const params = runParams(o, toolSet, fork);
   const created = await o.store.createRun({
     id: runId, suite: o.suite.kind, blockId: o.block.id, agent: o.agent, model: o.agent === 'reference' ? 'reference' : model.model, ...(o.tokensUnknown ? { tokensKnown: false } : {}),
     params, promptHash: promptHash(toolSet.systemPrompt, toolSet.buildBlockPrompt(o.block), toolSet.tools.map((t) => ({ name: t.name, description: t.description, parameters: t.parameters }))),
@@ -428,7 +434,23 @@ async function drive(o: BlockRunOptions, runId: string, runDir: string, workspac
     }
   }
   if (def.completeRun) await def.completeRun(m, hook, res.status);
+  await storeArtefacts(o.store, runId, log);
   return res;
+}
+
+/**
+ * Keeps the files the agent wrote (report, figures, outputs) in the run store when a run ends (issue 26), so a
+ * colleague without the run folder sees the same evidence. A failure is a run event, never a failed run.
+ */
+async function storeArtefacts(store: RunStore, runId: string, log: Logger): Promise<void> {
+  try {
+    const run = await store.getRun(runId);
+    if (!run) return;
+    const c = await captureRunArtefacts(store, run);
+    log.info(`run ${runId}: ${c.stored.length} artefact file(s), ${c.bytes} bytes kept in the store${c.skipped.length ? `; ${c.skipped.length} skipped (see the run's events)` : ''}`);
+  } catch (e) {
+    await store.addEvent(runId, 'warning', `artefacts: the run's files were not kept in the store: ${(e as Error).message}`).catch(() => undefined);
+  }
 }
 
 /**
@@ -449,4 +471,68 @@ export async function resumeBlockRun(o: BlockRunOptions & { runId: string }): Pr
   if (run.sandbox !== o.kernel.sandbox) await o.store.addEvent(run.id, 'warning', `resumed with sandbox '${o.kernel.sandbox}' (was '${run.sandbox}')`);
   const maxObservationChars = o.maxObservationChars ?? (run.params.maxObservationChars as number | undefined);
   return drive({ ...o, agent: run.agent as AgentKind, maxObservationChars, budget: { ...o.budget, maxSteps: o.budget?.maxSteps ?? (run.params.maxSteps as number | undefined) } }, run.id, runDir, run.workspace, toolSet, model, true);
+}
+
+/**
+ * Records a run that a worker will drive later (a unit of a sweep, issue 27): status `pending`, the same parameters,
+ * prompt hash and tool set as {@link startBlockRun} would record, and the sweep it belongs to. Nothing is prepared
+ * on disk (the workspace is made on the worker's machine, see {@link driveQueuedRun}); no model is called.
+ * @param o as for {@link startBlockRun}, plus `runId` (chosen by the sweep, unique in the store) and `sweepId`.
+ * @returns the stored run.
+ * @throws LoupeInputError for an unrunnable block, a bad tool option or model configuration; Error when the store
+ *   already holds a run with that id.
+ */
+export async function createQueuedRun(o: BlockRunOptions & { runId: string; sweepId: string }): Promise<RunRecord> {
+  if (!o.block.runnable) throw new LoupeInputError(o.block.id, `block is not runnable: ${o.block.problems.join('; ')}`);
+  const toolSet = toolSetFor(o);
+  const model = modelFor(o);
+  return o.store.createRun({
+    id: o.runId, suite: o.suite.kind, blockId: o.block.id, agent: o.agent, model: o.agent === 'reference' ? 'reference' : model.model,
+    params: runParams(o, toolSet), promptHash: promptHash(toolSet.systemPrompt, toolSet.buildBlockPrompt(o.block), toolSet.tools.map((t) => ({ name: t.name, description: t.description, parameters: t.parameters }))),
+    toolSet: toolSet.id, dataChecksums: {}, loupeVersion: LOUPE_VERSION, sandbox: o.kernel.sandbox, workspace: join(o.runsDir, o.runId, 'workspace'), sweepId: o.sweepId,
+  });
+}
+
+/**
+ * Drives a run recorded by {@link createQueuedRun} on this machine (a sweep worker, issue 27): its workspace moves
+ * to `runsDir/<run id>/workspace` here; a run never started begins at step 1 (data checksums recorded), any other
+ * continues after its last committed step with the kernel state rebuilt by replaying its recorded cells, exactly
+ * as {@link resumeBlockRun}. The run lease (taken by the agent loop) makes sure one process drives it.
+ * @param o as for {@link startBlockRun} (`suite`/`block` the run's), plus `runId`.
+ * @returns the final status, or the stored one (no model call) when the run had already finished or exhausted its budget.
+ * @throws LoupeInputError when the run is unknown or of another block; RunLeaseError (agent loop) when another live
+ *   process drives it; the store's errors when it cannot be reached.
+ */
+export async function driveQueuedRun(o: BlockRunOptions & { runId: string }): Promise<AgentRunResult> {
+  const run = await o.store.getRun(o.runId);
+  if (!run) throw new LoupeInputError(`run ${o.runId}`, `no such run in ${o.store.location}`);
+  if (run.blockId !== o.block.id) throw new LoupeInputError(`run ${o.runId}`, `is for block ${run.blockId}, not ${o.block.id}`);
+  if (run.status === 'finished' || run.status === 'budget_exhausted') return { runId: run.id, status: run.status, reason: run.statusReason ?? '', steps: run.steps };
+  const workspace = join(o.runsDir, run.id, 'workspace');
+  const fresh = run.status === 'pending' && run.steps === 0;
+  if (run.workspace !== workspace) {
+    await o.store.updateRun(run.id, { workspace });
+    if (!fresh) await o.store.addEvent(run.id, 'worker', `workspace moved to ${workspace} on this machine (was ${run.workspace}); files written by recorded cells come back when they are replayed`);
+  }
+  if (!fresh) {
+    // an earlier attempt died before it recorded the data checksums: record them now
+    if (!Object.keys(run.dataChecksums).length && o.block.visible.data.length) {
+      await Promise.all(o.block.visible.data.map(async (f) => [f.rel, await fileSha256(f.path)] as const)).then(
+        (e) => o.store.setDataChecksums(run.id, Object.fromEntries(e)), (e: unknown) => o.store.addEvent(run.id, 'warning', `data checksums failed: ${(e as Error).message}`));
+    }
+    return resumeBlockRun({ ...o, runId: run.id });
+  }
+  o = { ...o, toolSetOptions: o.toolSetOptions ?? run.params.toolSetOptions, maxObservationChars: o.maxObservationChars ?? (run.params.maxObservationChars as number | undefined) };
+  const budget = { ...o.budget, maxSteps: o.budget?.maxSteps ?? (run.params.maxSteps as number | undefined) };
+  const toolSet = toolSetFor({ ...o, budget });
+  const model = modelFor(o);
+  prepareWorkspace(dirname(workspace), workspaceBlock(o.block, o.toolSetOptions), { links: o.kernel.sandbox === 'off' });
+  const recorded = Promise.all(o.block.visible.data.map(async (f) => [f.rel, await fileSha256(f.path)] as const)).then(
+    (e) => o.store.setDataChecksums(run.id, Object.fromEntries(e)), (e: unknown) => o.store.addEvent(run.id, 'warning', `data checksums failed: ${(e as Error).message}`));
+  o.onRunCreated?.(run.id, run);
+  try {
+    return await drive({ ...o, budget }, run.id, dirname(workspace), workspace, toolSet, model, false);
+  } finally {
+    await recorded.catch(() => undefined);
+  }
 }

@@ -17,6 +17,7 @@ import { benchmarks, findBenchmark } from '../benchmarks/registry.ts';
 import { DEFAULT_SCORE_PRESET, parseOptions, parseOptionsWithPreset, type OptionValues, type ScorePreset } from '../benchmarks/options.ts';
 import type { BenchmarkDefinition, ScoreGroup } from '../benchmarks/types.ts';
 import type { CaptionEmbedder } from '../benchmarks/analystbench/eval.ts';
+import { captureRunArtefacts } from '../store/artefacts.ts';
 import { reopenRun } from './reopen.ts';
 import { assistanceLabel, assistanceOf, type RunAssistance } from './intervene.ts';
 import type { ScoreAssistance } from '../eval/run-score.ts';
@@ -106,6 +107,10 @@ export async function scoreStoredRun(store: RunStore, runId: string, o: ScoreRun
   const preset = o.preset ?? DEFAULT_SCORE_PRESET;
   const options = benchmarkOptions(def, raw, preset);
   const own = session ?? scoringSession();
+  // The evidence the score reads (issue 26): kept in the store once, for runs that ended before the store kept it.
+  if (run.status !== 'running' && !(await store.artefacts.list(run.id)).length) {
+    await captureRunArtefacts(store, run).catch((e: unknown) => (o.log ?? nullLogger).warn(`run ${run.id}: its artefacts were not stored: ${errorMessage(e)}`));
+  }
   try {
     const { suite, block } = await reopenRun(run, { ...(o.suiteRoot ? { suiteRoot: o.suiteRoot } : {}), ...(o.loadOptions ? { loadOptions: o.loadOptions } : {}), ...(o.suites ? { suites: o.suites } : {}), log: o.log ?? nullLogger });
     const picked = def.checklist ? await checklistFor(store, def, suite, block, o.checklist ?? 'latest') : undefined;

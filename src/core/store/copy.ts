@@ -1,22 +1,29 @@
 /**
  * Copies everything a run store holds into another one, of either engine (SQLite file ⇄ PostgreSQL team store):
- * runs, steps, answers, notes, saved code, kernel cells and figures, run events, interventions, judgements, scores,
+ * runs, steps, answers, notes, saved code, kernel cells and figures, run events, interventions, run artefacts (content-
+ * addressed files of the run folders, with their contents), judgements, scores,
  * annotation items / annotations / queues / reservations / drafts, checklist and ground-truth versions. Rows are
  * copied table by table with their ids and in their insertion order, as an upsert on each table's key (the source
  * wins for a row both hold; rows only the target holds are kept), all in one transaction of the target: a failed
  * copy writes nothing, and copying again changes nothing (idempotent). Run events have no key: the n-th of several
- * identical events is copied unless the target already holds n of them. Steps keep their `seq`.
+ * identical events is copied unless the target already holds n of them. Steps keep their `seq`; copied from SQLite to
+ * PostgreSQL, their texts kept as run-folder blobs (over 1 MiB) are put back into the rows; annotations keep
+ * the database role that wrote them (`db_role`: on PostgreSQL only the tables' owner may write it, so copy into a
+ * team store as the role that owns it).
  * Source: issue 26 "Move data: `loupe store copy --from FILE.sqlite --to postgres://...` (and back)".
  */
 import type pg from 'pg';
 import { pgPoolOf } from './pg-run-store.ts';
-import { sqliteHandleOf } from './run-store.ts';
+import { sqliteHandleOf, stepRowWithBlobTexts } from './run-store.ts';
 import type { RunStore } from './types.ts';
 
 type Row = Record<string, unknown>;
 
-/** Every table of the logical schema that holds data, parents first, with its key (null: no key). */
-export const COPY_TABLES: ReadonlyArray<{ name: string; key: string[] | null }> = [
+/**
+ * Every table of the logical schema that holds data, parents first, with its key (null: no key) and, for tables of
+ * large rows, the rows read and written at a time (default 500; artefact contents are up to 16 MiB each).
+ */
+export const COPY_TABLES: ReadonlyArray<{ name: string; key: string[] | null; page?: number }> = [
   { name: 'runs', key: ['id'] },
   { name: 'steps', key: ['run_id', 'idx'] },
   { name: 'answers', key: ['run_id', 'query_id'] },
@@ -26,6 +33,8 @@ export const COPY_TABLES: ReadonlyArray<{ name: string; key: string[] | null }> 
   { name: 'cell_figures', key: ['run_id', 'cell_seq', 'idx'] },
   { name: 'run_events', key: null },
   { name: 'interventions', key: ['run_id', 'seq'] },
+  { name: 'artefact_blobs', key: ['sha256'], page: 4 },
+  { name: 'run_artefacts', key: ['run_id', 'path'] },
   { name: 'judgements', key: ['cache_key'] },
   { name: 'scores', key: ['run_id', 'judge_id', 'options'] },
   { name: 'annotation_items', key: ['id'] },
@@ -56,7 +65,7 @@ interface RowIo {
   columns(table: string): Promise<string[]>;
   count(table: string): Promise<number>;
   /** A page of rows in insertion order. */
-  read(table: string, cols: string[], key: string[] | null, offset: number): Promise<Row[]>;
+  read(table: string, cols: string[], key: string[] | null, offset: number, limit: number): Promise<Row[]>;
   /** Runs `fn` in one transaction; `put` upserts rows (keyless tables: row i is added when the target holds fewer than `nth[i]` identical rows). */
   transaction(fn: (put: Put) => Promise<void>) : Promise<void>;
 }
@@ -74,8 +83,8 @@ function sqliteIo(store: RunStore): RowIo {
     async count(table) {
       return (db.prepare(`SELECT COUNT(*) AS n FROM ${q(table)}`).get() as { n: number }).n;
     },
-    async read(table, cols, _key, offset) {
-      return db.prepare(`SELECT ${cols.map(q).join(', ')} FROM ${q(table)} ORDER BY rowid LIMIT ? OFFSET ?`).all(PAGE, offset) as Row[];
+    async read(table, cols, _key, offset, limit) {
+      return db.prepare(`SELECT ${cols.map(q).join(', ')} FROM ${q(table)} ORDER BY rowid LIMIT ? OFFSET ?`).all(limit, offset) as Row[];
     },
     async transaction(fn) {
       db.exec('BEGIN');
@@ -113,10 +122,10 @@ function pgIo(store: RunStore): RowIo {
     async count(table) {
       return Number((await pool.query(`SELECT COUNT(*) AS n FROM ${q(table)}`)).rows[0].n);
     },
-    async read(table, cols, key, offset) {
+    async read(table, cols, key, offset, limit) {
       if (!hasRid.has(table)) await columnsOf(table);
       const order = hasRid.get(table) ? 'rid' : (key ?? cols).map(q).join(', ');
-      return (await pool.query(`SELECT ${cols.map(q).join(', ')} FROM ${q(table)} ORDER BY ${order} LIMIT $1 OFFSET $2`, [PAGE, offset])).rows as Row[];
+      return (await pool.query(`SELECT ${cols.map(q).join(', ')} FROM ${q(table)} ORDER BY ${order} LIMIT $1 OFFSET $2`, [limit, offset])).rows as Row[];
     },
     async transaction(fn) {
       const client: pg.PoolClient = await pool.connect();
@@ -174,7 +183,7 @@ export async function copyStore(from: RunStore, to: RunStore): Promise<CopyRepor
   if (vf !== vt) throw new Error(`cannot copy ${from.location} (schema ${vf}) to ${to.location} (schema ${vt}): open both with the same Loupe first`);
   const src = rowIo(from);
   const dst = rowIo(to);
-  const plan: Array<{ name: string; key: string[] | null; cols: string[]; before: number }> = [];
+  const plan: Array<{ name: string; key: string[] | null; page?: number; cols: string[]; before: number }> = [];
   for (const t of COPY_TABLES) {
     const cols = await src.columns(t.name);
     const have = new Set(await dst.columns(t.name));
@@ -184,12 +193,23 @@ export async function copyStore(from: RunStore, to: RunStore): Promise<CopyRepor
     plan.push({ ...t, cols, before: await dst.count(t.name) });
   }
   const rows = new Map<string, number>();
+  // Long step texts a SQLite store keeps as files of the run folder (blobs/) go into the rows of a team store, which
+  // has no run folders (a colleague reads the whole observation).
+  const workspaces = new Map<string, string | undefined>();
+  const inline = from.engine === 'sqlite' && to.engine !== 'sqlite';
+  const withTexts = async (r: Row): Promise<Row> => {
+    const id = r.run_id as string;
+    if (!workspaces.has(id)) workspaces.set(id, (await from.getRun(id))?.workspace);
+    return stepRowWithBlobTexts(r, workspaces.get(id));
+  };
   await dst.transaction(async (put) => {
     for (const t of plan) {
       let n = 0;
       const seen = new Map<string, number>(); // keyless tables: how many identical rows so far
       for (;;) {
-        const page = await src.read(t.name, t.cols, t.key, n);
+        const limit = t.page ?? PAGE;
+        let page = await src.read(t.name, t.cols, t.key, n, limit);
+        if (inline && t.name === 'steps') page = await Promise.all(page.map(withTexts));
         if (!page.length) break;
         const nth = t.key ? [] : page.map((r) => {
           const sig = JSON.stringify(t.cols.map((c) => r[c] ?? null));
@@ -199,7 +219,7 @@ export async function copyStore(from: RunStore, to: RunStore): Promise<CopyRepor
         });
         await put(t.name, t.cols, t.key, page, nth);
         n += page.length;
-        if (page.length < PAGE) break;
+        if (page.length < limit) break;
       }
       rows.set(t.name, n);
     }

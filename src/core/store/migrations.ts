@@ -339,4 +339,40 @@ ALTER TABLE runs ADD COLUMN tokens_known INTEGER NOT NULL DEFAULT 1;
 ALTER TABLE steps ADD COLUMN tokens_known INTEGER NOT NULL DEFAULT 1;
 `,
   },
+  {
+    id: 16,
+    name: 'team identity and evidence (issue 26): the database role that wrote each annotation; run artefacts stored content-addressed',
+    sql: `
+-- The database role that wrote the annotation: PostgreSQL's current_user, filled by the server (column default and a
+-- trigger, pg-migrations.ts); NULL on SQLite, which has no roles (and for annotations written before this migration).
+ALTER TABLE annotations ADD COLUMN db_role TEXT;
+
+-- Evidence a remote annotator needs (reports, figures, files an agent wrote that a score or review reads), kept in
+-- the store by content: one row per distinct content (sha256 of the bytes) ...
+CREATE TABLE artefact_blobs (
+  sha256 TEXT PRIMARY KEY,          -- hex sha256 of bytes
+  media_type TEXT NOT NULL,         -- e.g. text/markdown, image/png (from the name it was first stored under)
+  size INTEGER NOT NULL,            -- bytes
+  bytes BLOB NOT NULL,
+  created_at TEXT NOT NULL
+);
+-- ... and one row per file of a run: its path relative to the run workspace and the content it held.
+CREATE TABLE run_artefacts (
+  run_id TEXT NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
+  path TEXT NOT NULL,               -- relative to the run workspace, '/' separated
+  sha256 TEXT NOT NULL REFERENCES artefact_blobs(sha256),
+  captured_at TEXT NOT NULL,
+  PRIMARY KEY (run_id, path)
+);
+CREATE INDEX run_artefacts_blob ON run_artefacts (sha256);
+`,
+  },
+  {
+    id: 17,
+    name: 'sweeps (issue 27): the sweep a queued run belongs to (blocks × repeats × model profiles run by workers)',
+    sql: `
+ALTER TABLE runs ADD COLUMN sweep_id TEXT;
+CREATE INDEX runs_sweep ON runs (sweep_id);
+`,
+  },
 ];

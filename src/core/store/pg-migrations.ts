@@ -10,7 +10,7 @@
 import { migrations as sqliteMigrations, type Migration } from './migrations.ts';
 
 /** Migrations whose SQLite text runs unchanged on PostgreSQL (then the statements of {@link RID_AFTER}). */
-const PORTABLE = new Set([3, 4, 5, 6, 7, 8, 12, 15]);
+const PORTABLE = new Set([3, 4, 5, 6, 7, 8, 12, 15, 17]);
 
 /** After a portable migration: the insertion-order column (SQLite's rowid) of each table it created. */
 const RID_AFTER: Record<number, string[]> = {
@@ -186,6 +186,45 @@ CREATE INDEX judgements_judged ON judgements (judged_at);
 CREATE INDEX judgements_item ON judgements (input_hash, task, judge_id);
 DROP INDEX judgements_input;
 CREATE INDEX annotation_items_unknown_suite ON annotation_items (run_id) WHERE suite_version = 'unknown';
+`,
+  16: `
+-- Annotations written before this migration keep NULL (who wrote them is not known); new rows get the role the
+-- writing connection logged in as. A role that does not own the table (an annotator's login) cannot choose the value:
+-- the trigger overwrites whatever its client sent. Only the table's owner (the role that migrates the store and runs
+-- loupe store copy) may carry a role recorded elsewhere over, so a copy keeps who wrote each annotation.
+ALTER TABLE annotations ADD COLUMN db_role TEXT;
+ALTER TABLE annotations ALTER COLUMN db_role SET DEFAULT current_user;
+CREATE FUNCTION annotations_db_role() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+  IF pg_has_role(current_user, (SELECT relowner FROM pg_class WHERE oid = TG_RELID), 'MEMBER') THEN
+    RETURN NEW;
+  END IF;
+  IF TG_OP = 'INSERT' THEN
+    NEW.db_role := current_user;
+  ELSE
+    NEW.db_role := OLD.db_role;
+  END IF;
+  RETURN NEW;
+END $$;
+CREATE TRIGGER annotations_db_role BEFORE INSERT OR UPDATE ON annotations FOR EACH ROW EXECUTE FUNCTION annotations_db_role();
+
+CREATE TABLE artefact_blobs (
+  sha256 TEXT PRIMARY KEY,
+  media_type TEXT NOT NULL,
+  size BIGINT NOT NULL,
+  bytes BYTEA NOT NULL,
+  created_at TEXT NOT NULL,
+  rid BIGSERIAL NOT NULL
+);
+CREATE TABLE run_artefacts (
+  run_id TEXT NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
+  path TEXT NOT NULL,
+  sha256 TEXT NOT NULL REFERENCES artefact_blobs(sha256),
+  captured_at TEXT NOT NULL,
+  rid BIGSERIAL NOT NULL,
+  PRIMARY KEY (run_id, path)
+);
+CREATE INDEX run_artefacts_blob ON run_artefacts (sha256);
 `,
 };
 

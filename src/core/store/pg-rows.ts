@@ -3,8 +3,10 @@
  * `pg-migrations.ts`): the same rows and rules as `sqlite-rows.ts`.
  * Source: issue 26 (PostgreSQL team store); issue 8 (judgements and scores).
  */
+import { createHash } from 'node:crypto';
 import type { JudgementRecord, JudgementUse, StoredScore } from './records.ts';
-import type { JudgementRows, ScoreRows } from './types.ts';
+import { artefactFromRow } from './sqlite-rows.ts';
+import type { ArtefactRows, JudgementRows, RunArtefact, ScoreRows } from './types.ts';
 
 type Row = Record<string, unknown>;
 /** Runs one statement and returns its rows. */
@@ -82,5 +84,42 @@ export class PgScoreRows implements ScoreRows {
       runId: r.run_id as string, benchmark: r.benchmark as string, judgeId: r.judge_id as string, options: JSON.parse(r.options as string),
       summary: JSON.parse(r.summary as string), detail: JSON.parse(r.detail as string), pending: r.pending as number, scoredAt: r.scored_at as string,
     }));
+  }
+}
+
+/** {@link ArtefactRows} on a PostgreSQL run store (migration 16): the same rows and rules as `SqliteArtefactRows`. */
+export class PgArtefactRows implements ArtefactRows {
+  readonly #q: PgQuery;
+  readonly #tx: <T>(fn: (q: PgQuery) => Promise<T>) => Promise<T>;
+  /** @param tx runs `fn` in one transaction of the store. */
+  constructor(q: PgQuery, tx: <T>(fn: (q: PgQuery) => Promise<T>) => Promise<T>) {
+    this.#q = q;
+    this.#tx = tx;
+  }
+  async put(runId: string, files: ReadonlyArray<{ path: string; bytes: Uint8Array; mediaType: string }>): Promise<void> {
+    const now = new Date().toISOString();
+    await this.#tx(async (q) => {
+      if (!(await q('SELECT 1 FROM runs WHERE id = $1', [runId])).length) throw new Error(`no run '${runId}' in the store`);
+      const all = files.map((f) => {
+        const bytes = Buffer.from(f.bytes.buffer, f.bytes.byteOffset, f.bytes.byteLength);
+        return { ...f, bytes, sha: createHash('sha256').update(bytes).digest('hex') };
+      });
+      // contents the store holds already are not sent again (a capture repeated after scoring)
+      const have = new Set((await q('SELECT sha256 FROM artefact_blobs WHERE sha256 = ANY($1::text[])', [all.map((f) => f.sha)])).map((r) => r.sha256 as string));
+      for (const { bytes, sha, ...f } of all) {
+        if (!have.has(sha)) {
+          await q('INSERT INTO artefact_blobs (sha256, media_type, size, bytes, created_at) VALUES ($1,$2,$3,$4,$5) ON CONFLICT (sha256) DO NOTHING', [sha, f.mediaType, bytes.byteLength, bytes, now]);
+          have.add(sha);
+        }
+        await q('INSERT INTO run_artefacts (run_id, path, sha256, captured_at) VALUES ($1,$2,$3,$4) ON CONFLICT (run_id, path) DO UPDATE SET sha256 = excluded.sha256, captured_at = excluded.captured_at', [runId, f.path, sha, now]);
+      }
+    });
+  }
+  async list(runId: string): Promise<RunArtefact[]> {
+    return (await this.#q('SELECT a.run_id, a.path, a.sha256, a.captured_at, b.media_type, b.size FROM run_artefacts a JOIN artefact_blobs b ON b.sha256 = a.sha256 WHERE a.run_id = $1 ORDER BY a.path', [runId])).map(artefactFromRow);
+  }
+  async get(runId: string, path: string): Promise<{ artefact: RunArtefact; bytes: Buffer } | undefined> {
+    const [r] = await this.#q('SELECT a.run_id, a.path, a.sha256, a.captured_at, b.media_type, b.size, b.bytes FROM run_artefacts a JOIN artefact_blobs b ON b.sha256 = a.sha256 WHERE a.run_id = $1 AND a.path = $2', [runId, path]);
+    return r ? { artefact: artefactFromRow(r), bytes: r.bytes as Buffer } : undefined;
   }
 }

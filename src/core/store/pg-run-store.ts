@@ -10,12 +10,12 @@ import pg from 'pg';
 import { LoupeInputError } from '../util/errors.ts';
 import { redactStoreUrls, storePassword, type PostgresLocation } from './location.ts';
 import { pgMigrations } from './pg-migrations.ts';
-import { PgJudgementRows, PgScoreRows, type PgQuery } from './pg-rows.ts';
+import { PgArtefactRows, PgJudgementRows, PgScoreRows, type PgQuery } from './pg-rows.ts';
 import { answerFromRow, pidAlive, runFromRow, stepFromRow } from './run-store.ts';
 import type { Migration } from './migrations.ts';
 import type { AnswerRecord, InterventionRecord, KernelCellRecord, RunEventRecord, RunRecord, StepRecord } from './records.ts';
 import type {
-  CellQuery, JudgementRows, NewIntervention, NewRun, RunFilter, RunLeaseHolder, RunLeaseResult, RunPatch, RunStore, ScoreRows, StepEffects, StepSummaryRecord,
+  ArtefactRows, CellQuery, JudgementRows, NewIntervention, NewRun, RunFilter, RunLeaseHolder, RunLeaseResult, RunPatch, RunStore, ScoreRows, StepEffects, StepSummaryRecord,
   SubscribeStepsOptions,
 } from './types.ts';
 
@@ -100,6 +100,7 @@ export class PgRunStore implements RunStore {
   readonly location: string;
   readonly judgements: JudgementRows;
   readonly scores: ScoreRows;
+  readonly artefacts: ArtefactRows;
   readonly #pool: pg.Pool;
   readonly #loc: PostgresLocation;
   #closed = false;
@@ -133,6 +134,7 @@ export class PgRunStore implements RunStore {
     const q: PgQuery = (sql, params) => this.#q(sql, params);
     this.judgements = new PgJudgementRows(q);
     this.scores = new PgScoreRows(q);
+    this.artefacts = new PgArtefactRows(q, (fn) => this.#tx(fn));
   }
 
   /** The connection pool, for {@link pgPoolOf} only (engine-level copy and PostgreSQL stores of higher layers). */
@@ -253,7 +255,8 @@ export class PgRunStore implements RunStore {
     const known = sorted.length ? sorted[sorted.length - 1]!.id : 0;
     await this.#tx(async (q) => {
       await q('SELECT pg_advisory_xact_lock($1)', [LOCK_MIGRATE]);
-      await q('CREATE TABLE IF NOT EXISTS migrations (id INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at TEXT NOT NULL)');
+      // Only when missing: an annotator's own login role (no CREATE on the schema) opens an up-to-date store.
+      if (!(await q("SELECT to_regclass('migrations') IS NOT NULL AS t"))[0]!.t) await q('CREATE TABLE migrations (id INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at TEXT NOT NULL)');
       const applied = (await q('SELECT COALESCE(MAX(id), 0) AS m FROM migrations'))[0]!.m as number;
       if (applied > known) {
         throw new LoupeInputError(this.location, `the database's run store schema is version ${applied}, newer than this Loupe's ${known}: update Loupe`);
@@ -272,9 +275,9 @@ export class PgRunStore implements RunStore {
 
   async createRun(r: NewRun): Promise<RunRecord> {
     await this.#q(`INSERT INTO runs (id, suite, block_id, agent, model, params, prompt_hash, tool_set, data_checksums,
-      loupe_version, sandbox, workspace, status, created_at, tokens_known) VALUES ($1,$2,$3,$4,$5,$6,$7,$8,$9,$10,$11,$12,$13,$14,$15)`, [
+      loupe_version, sandbox, workspace, status, created_at, tokens_known, sweep_id) VALUES ($1,$2,$3,$4,$5,$6,$7,$8,$9,$10,$11,$12,$13,$14,$15,$16)`, [
       r.id, r.suite, r.blockId, r.agent, r.model, JSON.stringify(r.params), r.promptHash, r.toolSet,
-      JSON.stringify(r.dataChecksums), r.loupeVersion, r.sandbox, r.workspace, r.status ?? 'pending', nowIso(), r.tokensKnown === false ? 0 : 1]);
+      JSON.stringify(r.dataChecksums), r.loupeVersion, r.sandbox, r.workspace, r.status ?? 'pending', nowIso(), r.tokensKnown === false ? 0 : 1, r.sweepId ?? null]);
     await this.#notify({ kind: 'run', runId: r.id });
     return (await this.getRun(r.id))!;
   }
@@ -290,6 +293,7 @@ export class PgRunStore implements RunStore {
     if (patch.addDurationMs !== undefined) sets.push(`duration_ms = duration_ms + ${p(Math.round(patch.addDurationMs))}`);
     if (patch.sandbox !== undefined) sets.push(`sandbox = ${p(patch.sandbox)}`);
     if (patch.ownerPid !== undefined) sets.push(`owner_pid = ${p(patch.ownerPid)}`);
+    if (patch.workspace !== undefined) sets.push(`workspace = ${p(patch.workspace)}`);
     if (!sets.length) return;
     await this.#q(`WITH u AS (UPDATE runs SET ${sets.join(', ')} WHERE id = ${p(id)} RETURNING id) SELECT pg_notify('${CHANGES}', ${p(JSON.stringify({ kind: 'run', runId: id }))}) FROM u`, vals);
   }
@@ -467,6 +471,7 @@ export class PgRunStore implements RunStore {
     if (filter.suite) where.push(`suite = ${p(filter.suite)}`);
     if (filter.blockId) where.push(`block_id = ${p(filter.blockId)}`);
     if (filter.status) where.push(`status = ${p(filter.status)}`);
+    if (filter.sweepId) where.push(`sweep_id = ${p(filter.sweepId)}`);
     const sql = `SELECT * FROM runs ${where.length ? 'WHERE ' + where.join(' AND ') : ''} ORDER BY created_at DESC, rid DESC LIMIT ${p(filter.limit ?? 1_000_000)}`;
     return (await this.#q(sql, vals)).map(runFromRow);
   }
@@ -617,7 +622,12 @@ export class PgRunStore implements RunStore {
   }
 
   async deleteRun(id: string): Promise<boolean> {
-    const gone = (await this.#q('DELETE FROM runs WHERE id = $1 RETURNING id', [id])).length > 0;
+    const gone = await this.#tx(async (q) => {
+      const deleted = (await q('DELETE FROM runs WHERE id = $1 RETURNING id', [id])).length > 0;
+      // contents no run refers to any more (content-addressed artefacts of the deleted run)
+      if (deleted) await q('DELETE FROM artefact_blobs b WHERE NOT EXISTS (SELECT 1 FROM run_artefacts a WHERE a.sha256 = b.sha256)');
+      return deleted;
+    });
     if (gone) await this.#notify({ kind: 'run', runId: id });
     return gone;
   }

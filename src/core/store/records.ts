@@ -158,6 +158,8 @@ export interface RunRecord {
   ownerPid?: number | null;
   /** Last step commit (ISO time) of the current session. */
   heartbeatAt?: string | null;
+  /** The sweep this run is a unit of (`loupe run --queue`, issue 27); null for a run started directly. */
+  sweepId?: string | null;
 }
 
 export interface AnswerRecord {

@@ -12,19 +12,19 @@ import { dirname, join } from 'node:path';
 import { LoupeInputError } from '../util/errors.ts';
 import { redactStoreUrls } from './location.ts';
 import { migrations as defaultMigrations, type Migration } from './migrations.ts';
-import { SqliteJudgementRows, SqliteScoreRows } from './sqlite-rows.ts';
+import { SqliteArtefactRows, SqliteJudgementRows, SqliteScoreRows } from './sqlite-rows.ts';
 import { OffThreadReader } from './read-worker.ts';
 import type {
   AnswerRecord, AnswerValue, AssistantMessage, ChatMessage, InterventionRecord, KernelCellRecord, RunEventRecord, RunParams, RunRecord,
   RunStatus, StepRecord, ToolCallRecord,
 } from './records.ts';
 import type {
-  CellQuery, JudgementRows, NewIntervention, NewRun, RunFilter, RunLeaseHolder, RunLeaseResult, RunPatch, RunStore, ScoreRows, StepEffects, StepSummaryRecord,
+  ArtefactRows, CellQuery, JudgementRows, NewIntervention, NewRun, RunFilter, RunLeaseHolder, RunLeaseResult, RunPatch, RunStore, ScoreRows, StepEffects, StepSummaryRecord,
   SubscribeStepsOptions,
 } from './types.ts';
 
 export type {
-  CellQuery, JudgementRows, NewIntervention, NewRun, RunFilter, RunLeaseHolder, RunLeaseResult, RunPatch, RunStore, ScoreRows, StepEffects, StepSummaryRecord,
+  ArtefactRows, CellQuery, JudgementRows, NewIntervention, NewRun, RunFilter, RunLeaseHolder, RunLeaseResult, RunPatch, RunStore, RunArtefact, ScoreRows, StepEffects, StepSummaryRecord,
 } from './types.ts';
 
 type Row = Record<string, unknown>;
@@ -57,6 +57,7 @@ export function runFromRow(r: Row): RunRecord {
     costUsd: (r.cost_usd as number | null) ?? null,
     ownerPid: (r.owner_pid as number | null | undefined) ?? null,
     heartbeatAt: (r.heartbeat_at as string | null | undefined) ?? null,
+    sweepId: (r.sweep_id as string | null | undefined) ?? null,
   };
 }
 
@@ -82,6 +83,37 @@ export function isRunActive(run: RunRecord): boolean {
  */
 export const BLOB_MIN_CHARS = 1 << 20;
 const BLOB_MARK = '\u0000loupe-blob:';
+
+/**
+ * A SQLite `steps` row with the texts it keeps as run-folder blobs (over {@link BLOB_MIN_CHARS}) put back into its
+ * JSON columns, for a store without run folders (`loupe store copy` to PostgreSQL). A blob file that is missing
+ * becomes a note saying so (as readers of the file show it).
+ * @param row a `steps` row (columns `assistant`, `tool_calls` as stored); `workspace` the run's workspace folder
+ *   (its blobs are in `<run folder>/blobs/<sha256>`), undefined when unknown.
+ * @returns the same row when it holds no blob marker, else a copy with full texts.
+ */
+export function stepRowWithBlobTexts(row: Record<string, unknown>, workspace: string | undefined): Record<string, unknown> {
+  const marked = (c: unknown) => typeof c === 'string' && c.includes('\\u0000loupe-blob:');
+  if (!marked(row.tool_calls) && !marked(row.assistant)) return row;
+  const dir = workspace ? join(dirname(workspace), 'blobs') : undefined;
+  const put = (t: string): string => {
+    if (typeof t !== 'string' || !t.startsWith(BLOB_MARK)) return t;
+    const [sha, len] = t.slice(BLOB_MARK.length).split(':');
+    try {
+      if (!dir || !/^[0-9a-f]{64}$/.test(sha ?? '')) throw new Error('no blob');
+      return readFileSync(join(dir, sha!), 'utf8');
+    } catch {
+      return `[${len} characters stored in the run folder as blobs/${sha}; that file is missing]`;
+    }
+  };
+  const assistant = JSON.parse(row.assistant as string) as AssistantMessage;
+  const calls = JSON.parse(row.tool_calls as string) as ToolCallRecord[];
+  return {
+    ...row,
+    assistant: JSON.stringify(assistant.tool_calls ? { ...assistant, tool_calls: assistant.tool_calls.map((c) => ({ ...c, function: { ...c.function, arguments: put(c.function.arguments) } })) } : assistant),
+    tool_calls: JSON.stringify(calls.map((c) => ({ ...c, argumentsText: put(c.argumentsText), observation: put(c.observation) }))),
+  };
+}
 
 /** An `answers` row (either engine) as an {@link AnswerRecord}. */
 export function answerFromRow(r: Row): AnswerRecord {
@@ -127,6 +159,7 @@ export class SqliteRunStore implements RunStore {
   readonly file: string;
   readonly judgements: JudgementRows;
   readonly scores: ScoreRows;
+  readonly artefacts: ArtefactRows;
 
   get location(): string {
     return this.file;
@@ -160,6 +193,7 @@ export class SqliteRunStore implements RunStore {
     }
     this.judgements = new SqliteJudgementRows(this.#db);
     this.scores = new SqliteScoreRows(this.#db);
+    this.artefacts = new SqliteArtefactRows(this.#db);
   }
 
   private migrate(all: Migration[]): void {
@@ -186,9 +220,9 @@ export class SqliteRunStore implements RunStore {
 
   async createRun(r: NewRun): Promise<RunRecord> {
     this.db.prepare(`INSERT INTO runs (id, suite, block_id, agent, model, params, prompt_hash, tool_set, data_checksums,
-      loupe_version, sandbox, workspace, status, created_at, tokens_known) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)`).run(
+      loupe_version, sandbox, workspace, status, created_at, tokens_known, sweep_id) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)`).run(
       r.id, r.suite, r.blockId, r.agent, r.model, JSON.stringify(r.params), r.promptHash, r.toolSet,
-      JSON.stringify(r.dataChecksums), r.loupeVersion, r.sandbox, r.workspace, r.status ?? 'pending', nowIso(), r.tokensKnown === false ? 0 : 1);
+      JSON.stringify(r.dataChecksums), r.loupeVersion, r.sandbox, r.workspace, r.status ?? 'pending', nowIso(), r.tokensKnown === false ? 0 : 1, r.sweepId ?? null);
     return (await this.getRun(r.id))!;
   }
 
@@ -202,6 +236,7 @@ export class SqliteRunStore implements RunStore {
     if (patch.addDurationMs !== undefined) { sets.push('duration_ms = duration_ms + ?'); vals.push(Math.round(patch.addDurationMs)); }
     if (patch.sandbox !== undefined) { sets.push('sandbox = ?'); vals.push(patch.sandbox); }
     if (patch.ownerPid !== undefined) { sets.push('owner_pid = ?'); vals.push(patch.ownerPid); }
+    if (patch.workspace !== undefined) { sets.push('workspace = ?'); vals.push(patch.workspace); }
     if (!sets.length) return;
     this.db.prepare(`UPDATE runs SET ${sets.join(', ')} WHERE id = ?`).run(...vals, id);
   }
@@ -414,6 +449,7 @@ export class SqliteRunStore implements RunStore {
     if (filter.suite) { where.push('suite = ?'); vals.push(filter.suite); }
     if (filter.blockId) { where.push('block_id = ?'); vals.push(filter.blockId); }
     if (filter.status) { where.push('status = ?'); vals.push(filter.status); }
+    if (filter.sweepId) { where.push('sweep_id = ?'); vals.push(filter.sweepId); }
     const sql = `SELECT * FROM runs ${where.length ? 'WHERE ' + where.join(' AND ') : ''} ORDER BY created_at DESC, rowid DESC LIMIT ?`;
     return (this.db.prepare(sql).all(...vals, filter.limit ?? 1_000_000) as Row[]).map(runFromRow);
   }
@@ -584,7 +620,12 @@ export class SqliteRunStore implements RunStore {
    * @returns whether a run was deleted.
    */
   async deleteRun(id: string): Promise<boolean> {
-    return this.db.prepare('DELETE FROM runs WHERE id = ?').run(id).changes > 0;
+    return this.db.transaction(() => {
+      const deleted = this.db.prepare('DELETE FROM runs WHERE id = ?').run(id).changes > 0;
+      // contents no run refers to any more (content-addressed artefacts of the deleted run)
+      if (deleted) this.db.prepare('DELETE FROM artefact_blobs WHERE NOT EXISTS (SELECT 1 FROM run_artefacts a WHERE a.sha256 = artefact_blobs.sha256)').run();
+      return deleted;
+    })();
   }
 
   async close(): Promise<void> {

@@ -4,8 +4,9 @@
  * which judge and how many items are still pending"; issue 12 (one store interface).
  */
 import type Database from 'better-sqlite3';
+import { createHash } from 'node:crypto';
 import type { JudgementRecord, JudgementUse, StoredScore } from './records.ts';
-import type { JudgementRows, ScoreRows } from './types.ts';
+import type { ArtefactRows, JudgementRows, RunArtefact, ScoreRows } from './types.ts';
 
 type Row = Record<string, unknown>;
 
@@ -81,5 +82,38 @@ export class SqliteScoreRows implements ScoreRows {
       runId: r.run_id as string, benchmark: r.benchmark as string, judgeId: r.judge_id as string, options: JSON.parse(r.options as string),
       summary: JSON.parse(r.summary as string), detail: JSON.parse(r.detail as string), pending: r.pending as number, scoredAt: r.scored_at as string,
     }));
+  }
+}
+
+/** A `run_artefacts` row joined with its blob's media type and size (either engine) as a {@link RunArtefact}. */
+export function artefactFromRow(r: Row): RunArtefact {
+  return { runId: r.run_id as string, path: r.path as string, sha256: r.sha256 as string, mediaType: r.media_type as string, size: Number(r.size), capturedAt: r.captured_at as string };
+}
+
+/** {@link ArtefactRows} on a SQLite run store database (migration 16). */
+export class SqliteArtefactRows implements ArtefactRows {
+  readonly #db: Database.Database;
+  constructor(db: Database.Database) {
+    this.#db = db;
+  }
+  async put(runId: string, files: ReadonlyArray<{ path: string; bytes: Uint8Array; mediaType: string }>): Promise<void> {
+    const now = new Date().toISOString();
+    const blob = this.#db.prepare('INSERT INTO artefact_blobs (sha256, media_type, size, bytes, created_at) VALUES (?,?,?,?,?) ON CONFLICT (sha256) DO NOTHING');
+    const map = this.#db.prepare('INSERT INTO run_artefacts (run_id, path, sha256, captured_at) VALUES (?,?,?,?) ON CONFLICT (run_id, path) DO UPDATE SET sha256 = excluded.sha256, captured_at = excluded.captured_at');
+    this.#db.transaction(() => {
+      if (!this.#db.prepare('SELECT 1 FROM runs WHERE id = ?').get(runId)) throw new Error(`no run '${runId}' in the store`);
+      for (const f of files) {
+        const sha = createHash('sha256').update(f.bytes).digest('hex');
+        blob.run(sha, f.mediaType, f.bytes.byteLength, Buffer.from(f.bytes.buffer, f.bytes.byteOffset, f.bytes.byteLength), now);
+        map.run(runId, f.path, sha, now);
+      }
+    })();
+  }
+  async list(runId: string): Promise<RunArtefact[]> {
+    return (this.#db.prepare('SELECT a.run_id, a.path, a.sha256, a.captured_at, b.media_type, b.size FROM run_artefacts a JOIN artefact_blobs b ON b.sha256 = a.sha256 WHERE a.run_id = ? ORDER BY a.path').all(runId) as Row[]).map(artefactFromRow);
+  }
+  async get(runId: string, path: string): Promise<{ artefact: RunArtefact; bytes: Buffer } | undefined> {
+    const r = this.#db.prepare('SELECT a.run_id, a.path, a.sha256, a.captured_at, b.media_type, b.size, b.bytes FROM run_artefacts a JOIN artefact_blobs b ON b.sha256 = a.sha256 WHERE a.run_id = ? AND a.path = ?').get(runId, path) as Row | undefined;
+    return r ? { artefact: artefactFromRow(r), bytes: r.bytes as Buffer } : undefined;
   }
 }

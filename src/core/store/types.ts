@@ -40,6 +40,8 @@ export interface RunFilter {
   suite?: string;
   blockId?: string;
   status?: RunStatus;
+  /** Only the units of this sweep (issue 27). */
+  sweepId?: string;
   limit?: number;
 }
 
@@ -101,6 +103,8 @@ export interface RunPatch {
   addDurationMs?: number;
   sandbox?: string;
   ownerPid?: number | null;
+  /** Where the run's workspace is on the machine now driving it (a queued unit taken by a worker, issue 27). */
+  workspace?: string;
 }
 
 /** Options of {@link RunStore.getCells}. */
@@ -131,6 +135,35 @@ export interface ScoreRows {
   save(s: StoredScore): Promise<void>;
   /** Stored scores, newest first; `runId` restricts to one run. */
   list(runId?: string): Promise<StoredScore[]>;
+}
+
+/** One file of a run kept in the store (issue 26 "Artefacts in the store"): its path and the content it held. */
+export interface RunArtefact {
+  runId: string;
+  /** Relative to the run workspace, '/' separated (e.g. `report.md`, `figures/fig-3-1.png`). */
+  path: string;
+  /** Hex sha256 of the bytes: the key of the content, shared by every run and path holding the same bytes. */
+  sha256: string;
+  /** e.g. `text/markdown`, `image/png` (from the name the content was first stored under). */
+  mediaType: string;
+  /** Bytes. */
+  size: number;
+  /** ISO time the file was (last) stored for this run. */
+  capturedAt: string;
+}
+
+/** Run artefacts kept with the runs, content-addressed (tables `artefact_blobs` and `run_artefacts`, migration 16). */
+export interface ArtefactRows {
+  /**
+   * Stores files of a run in one transaction: each content once (by sha256), and run + path → sha256 (replacing the
+   * path's previous content). Bounds are the caller's (`captureRunArtefacts`, `artefacts.ts`).
+   * @throws Error when the run does not exist.
+   */
+  put(runId: string, files: ReadonlyArray<{ path: string; bytes: Uint8Array; mediaType: string }>): Promise<void>;
+  /** The stored files of a run, by path. */
+  list(runId: string): Promise<RunArtefact[]>;
+  /** One stored file of a run with its bytes, or undefined. */
+  get(runId: string, path: string): Promise<{ artefact: RunArtefact; bytes: Buffer } | undefined>;
 }
 
 /**
@@ -230,6 +263,8 @@ export interface RunStore {
   readonly judgements: JudgementRows;
   /** Saved scores. */
   readonly scores: ScoreRows;
+  /** Files of runs kept in the store (reports, figures, agent outputs) for readers without the run folder. */
+  readonly artefacts: ArtefactRows;
 
   /** Closes the store (idempotent). */
   close(): Promise<void>;

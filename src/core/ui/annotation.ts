@@ -8,7 +8,7 @@
 import type {
   AnnotationItemView, AnnotationState, CellEvidence, DocEvidence, ItemField, OtherVerdict, QueueView, StepEvidence, VerdictControl,
 } from '../../protocol/annotation.ts';
-import { currentAnnotations, labelOf, resolveItem, validateVerdict, type AnnotationItem, type AnnotationQueue, type AnnotationStore } from '../annotations/index.ts';
+import { annotatorLabel, currentAnnotations, labelOf, resolveItem, validateVerdict, type AnnotationItem, type AnnotationQueue, type AnnotationStore } from '../annotations/index.ts';
 import { taskDef } from '../eval/judges/tasks.ts';
 import type { JudgeTaskName } from '../eval/judges/types.ts';
 import type { RunStore } from '../store/run-store.ts';
@@ -179,7 +179,8 @@ export async function runEvidence(rs: RunStore, runId: string, itemText: string,
 /** Progress header of a queue. */
 export async function queueView(store: AnnotationStore, q: AnnotationQueue, annotator: string): Promise<QueueView> {
   const p = await store.progress(q.id);
-  return { queueId: q.id, name: q.name, kind: q.spec.kind, reviewers: q.reviewers, blind: q.blind, annotator, total: p.total, done: p.done, byAnnotator: p.byAnnotator };
+  return { queueId: q.id, name: q.name, kind: q.spec.kind, reviewers: q.reviewers, blind: q.blind, annotator, total: p.total, done: p.done, byAnnotator: p.byAnnotator,
+    labels: Object.fromEntries(Object.keys(p.byAnnotator).map((who) => [who, annotatorLabel(who, p.roles[who])])) };
 }
 
 /**
@@ -198,7 +199,7 @@ export async function itemView(store: AnnotationStore, rs: RunStore, q: Annotati
   let revealed: AnnotationItemView['revealed'] = null;
   if (!q.blind || submitted || role === 'adjudicator') {
     const superseded = new Set(anns.map((a) => a.supersedes).filter(Boolean));
-    const others: OtherVerdict[] = anns.map((a) => ({ who: a.annotator, kind: a.final ? 'adjudicator' : 'human', label: labelOf(item.task, a.verdict) ?? '—', note: a.note ?? (noteOf(a.verdict) || null), at: a.createdAt, superseded: superseded.has(a.id) }));
+    const others: OtherVerdict[] = anns.map((a) => ({ who: annotatorLabel(a.annotator, a.dbRole ? [a.dbRole] : []), kind: a.final ? 'adjudicator' : 'human', label: labelOf(item.task, a.verdict) ?? '—', note: a.note ?? (noteOf(a.verdict) || null), at: a.createdAt, superseded: superseded.has(a.id) }));
     const llm = await store.llmVerdict(item.id);
     if (llm) others.unshift({ who: llm.judgeId, kind: 'llm', label: labelOf(item.task, llm.verdict) ?? '—', note: noteOf(llm.verdict) || null, at: '', superseded: false });
     const res = resolveItem(item, anns);

@@ -9,7 +9,7 @@ import { annotationState, queueView, RunEvidenceCache, verdictFromChoice } from 
 import { annotatorId } from '../../core/util/annotator.ts';
 import { errorMessage } from '../../core/util/errors.ts';
 import {
-  ItemAtRequest, NextItemRequest, OpenEvidenceRequest, QueueProgressNotification, RefreshAgreementRequest, SaveDraftRequest, SubmitVerdictRequest,
+  AgreementChangedNotification, ItemAtRequest, NextItemRequest, OpenEvidenceRequest, QueueProgressNotification, RefreshAgreementRequest, SaveDraftRequest, SubmitVerdictRequest,
   type AgreementState, type AnnotationState, type CitedEvidence,
 } from '../../protocol/annotation.ts';
 import type { LoupeContext } from '../context.ts';
@@ -87,6 +87,11 @@ export class AnnotationPanel extends LoupePanel {
     });
     this.rpc.onRequest(OpenEvidenceRequest, ({ evidence }) => this.openEvidence(evidence));
     this.rpc.onRequest(SaveDraftRequest, (d) => this.annotations.saveDraft(this.queueId, d.itemId, currentAnnotator(), { choice: d.choice, note: d.note, evidence: d.evidence }));
+    // Colleagues' annotations on a team store (LISTEN/NOTIFY, through the context): the progress follows; the item
+    // being answered and its draft are untouched.
+    this.disposables.push(ctx.onDidChangeAnnotations(() => {
+      this.refreshProgress().catch((e: unknown) => this.ctx.log.warn(`Annotation queue ${this.queueId}: ${errorMessage(e)}`));
+    }));
   }
 
   private async queue(): Promise<AnnotationQueue> {
@@ -178,6 +183,10 @@ export class AgreementPanel extends LoupePanel {
   private constructor(ctx: LoupeContext, panel: vscode.WebviewPanel) {
     super(ctx, panel, 'agreement', 'Annotation Agreement');
     this.rpc.onRequest(RefreshAgreementRequest, () => this.state());
+    // New annotations (a colleague's, on a team store) recompute the report; runs and steps landing do not.
+    this.disposables.push(ctx.onDidChangeAnnotations(() => {
+      this.state().then((s) => this.rpc.notify(AgreementChangedNotification, s), (e: unknown) => this.ctx.log.warn(`Agreement: ${errorMessage(e)}`));
+    }));
   }
 
   protected async state(): Promise<AgreementState> {

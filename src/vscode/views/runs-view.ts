@@ -1,12 +1,18 @@
-/** The Runs view: suite → block → run (status, agent, model, time, answers), refreshed as runs change. */
+/**
+ * The Runs view: suite → block → run (status, agent, model, time, answers), refreshed as runs change. The units of a
+ * sweep (issue 27) sit under their sweep instead: sweep → model → block → run, with done / running / failed / queued.
+ */
 import * as vscode from 'vscode';
 import type { RunRecord } from '../../core/agent/types.ts';
 import type { LoupeContext } from '../context.ts';
 import { RunSession } from '../run/run-session.ts';
 import { runHeadlines, type RunHeadline } from '../../core/ui/run-headline.ts';
 import type { Suite } from '../../core/suites/types.ts';
+import { sweepProgressOf, type SweepModelProgress } from '../../core/runs/sweep.ts';
 
 export type RunsNode =
+  | { kind: 'sweep'; sweepId: string; runs: RunRecord[]; counts: SweepModelProgress }
+  | { kind: 'sweep-model'; sweepId: string; counts: SweepModelProgress; runs: RunRecord[] }
   | { kind: 'suite'; suite: string; runs: RunRecord[] }
   | { kind: 'block'; suite: string; blockId: string; runs: RunRecord[] }
   | { kind: 'run'; run: RunRecord; answers: number; assisted: boolean; interventions?: number; headline?: RunHeadline };
@@ -86,8 +92,24 @@ export class RunsViewProvider implements vscode.TreeDataProvider<RunsNode>, vsco
       return [];
     }
     if (!node) {
-      const suites = [...new Set(runs.map((r) => r.suite))].sort();
-      return suites.map((suite) => ({ kind: 'suite', suite, runs: runs.filter((r) => r.suite === suite) }));
+      const sweeps = [...new Set(runs.map((r) => r.sweepId).filter((s): s is string => !!s))].sort().reverse();
+      const single = runs.filter((r) => !r.sweepId);
+      const suites = [...new Set(single.map((r) => r.suite))].sort();
+      return [
+        ...sweeps.map((sweepId): RunsNode => {
+          const of = runs.filter((r) => r.sweepId === sweepId);
+          return { kind: 'sweep', sweepId, runs: of, counts: sweepProgressOf(sweepId, of).total };
+        }),
+        ...suites.map((suite): RunsNode => ({ kind: 'suite', suite, runs: single.filter((r) => r.suite === suite) })),
+      ];
+    }
+    if (node.kind === 'sweep') {
+      const p = sweepProgressOf(node.sweepId, node.runs);
+      return p.models.map((counts) => ({ kind: 'sweep-model', sweepId: node.sweepId, counts, runs: node.runs.filter((r) => (r.model ?? r.agent) === counts.model) }));
+    }
+    if (node.kind === 'sweep-model') {
+      const blocks = [...new Set(node.runs.map((r) => r.blockId))].sort();
+      return blocks.map((blockId) => ({ kind: 'block', suite: node.runs[0]!.suite, blockId, runs: node.runs.filter((r) => r.blockId === blockId) }));
     }
     if (node.kind === 'suite') {
       const blocks = [...new Set(node.runs.map((r) => r.blockId))].sort();
@@ -127,6 +149,18 @@ export class RunsViewProvider implements vscode.TreeDataProvider<RunsNode>, vsco
   }
 
   getTreeItem(node: RunsNode): vscode.TreeItem {
+    if (node.kind === 'sweep' || node.kind === 'sweep-model') {
+      const c = node.counts;
+      const item = new vscode.TreeItem(node.kind === 'sweep' ? `sweep ${node.sweepId}` : c.model, node.kind === 'sweep' ? vscode.TreeItemCollapsibleState.Expanded : vscode.TreeItemCollapsibleState.Collapsed);
+      item.id = node.kind === 'sweep' ? `sweep:${node.sweepId}` : `sweep:${node.sweepId}:${c.model}`;
+      item.description = `${c.done}/${c.total} done · ${c.running} running · ${c.failed} failed · ${c.queued} queued`;
+      item.tooltip = node.kind === 'sweep'
+        ? `Sweep ${node.sweepId}: ${c.total} units run by workers from the job queue — ${c.done} done, ${c.running} running, ${c.failed} failed, ${c.queued} queued (not started, or waiting to be retried)`
+        : `${c.model} in sweep ${node.sweepId}: ${c.done} of ${c.total} units done, ${c.running} running, ${c.failed} failed, ${c.queued} queued`;
+      item.iconPath = new vscode.ThemeIcon(node.kind === 'sweep' ? 'server-process' : 'hubot', c.failed ? new vscode.ThemeColor('testing.iconFailed') : undefined);
+      item.contextValue = node.kind;
+      return item;
+    }
     if (node.kind === 'suite') {
       const item = new vscode.TreeItem(node.suite, vscode.TreeItemCollapsibleState.Expanded);
       item.description = `${node.runs.length} run${node.runs.length === 1 ? '' : 's'}`;

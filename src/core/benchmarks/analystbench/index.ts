@@ -4,11 +4,11 @@
  * (`benchmarks/analystbench/README.md`). Source: AnalystBench paper §3–4, App. C; spec §4; issues 3, 6, 8, 12.
  */
 import { analystReviewCriteria, analystReviewSource } from './review.ts';
-import { copyFileSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import type { ToolSet } from '../../agent/types.ts';
 import { meanSummaries, aggregateBase } from '../../eval/run-score.ts';
-import { containedPath, readContainedFile } from '../../util/contained.ts';
+import { readRunFile } from '../../store/artefacts.ts';
 import type { OptionSpec } from '../options.ts';
 import type { BenchmarkDefinition } from '../types.ts';
 import { DEFAULT_ANALYST_OPTIONS, type CaptionEmbedder } from './eval.ts';
@@ -68,7 +68,7 @@ export const analystbench: BenchmarkDefinition = {
   prepareModel: null,
   completeRun: null,
   runWithoutLoop: null,
-  score: (ctx) => scoreAnalystRun({ run: ctx.run, block: ctx.block, judge: ctx.judge, options: ctx.options, log: ctx.log, ...(ctx.extras.embedder ? { embedder: ctx.extras.embedder as CaptionEmbedder } : {}) }),
+  score: (ctx) => scoreAnalystRun({ store: ctx.store, run: ctx.run, block: ctx.block, judge: ctx.judge, options: ctx.options, log: ctx.log, ...(ctx.extras.embedder ? { embedder: ctx.extras.embedder as CaptionEmbedder } : {}) }),
   aggregate: async (groups) => groups.map(({ model, scores }) => ({ ...aggregateBase('analystbench', model, scores), metrics: meanSummaries(scores) })),
   scoreLine(s) {
     const m = s.summary;
@@ -90,20 +90,21 @@ export const analystbench: BenchmarkDefinition = {
     checkItems: () => [],
   },
   presentation: { tableTitle: 'AnalystBench', mainMetric: { key: 'checklistPercent', label: 'AnalystBench checklist (%)', percent: false }, resultsColumns: null, tokenEfficiency: null, toolUsage: null, categoryCis: null, itemOutcomes: analystItemOutcomes },
-  review: { sectionsOf: async (_store, run) => analystReviewSource(run), criteria: analystReviewCriteria },
+  review: { sectionsOf: async (store, run) => analystReviewSource(store, run), criteria: analystReviewCriteria },
   groundTruth: null,
   failureAnalysis: ANALYSTBENCH_FAILURE_ANALYSIS,
   async exportResults(store, runs, dir) {
-    // <block>/report.md and its figures, copied from the run's workspace (a planted link is never followed)
+    // <block>/report.md and its figures, copied from the run's workspace (a planted link is never followed), else from
+    // the copies kept in the store (a colleague's run on the team store)
     const files: string[] = [];
     for (const r of runs) {
-      const ws = (await store.getRun(r.runId))?.workspace;
+      const run = await store.getRun(r.runId);
       const st = analystState(await store.getExtraState(r.runId));
-      if (!ws || !st.report) continue;
+      if (!run || !st.report) continue;
       const sub = runs.filter((x) => x.block.id === r.block.id).length > 1 ? join(r.block.id, `repeat-${r.repeat}`) : r.block.id;
       let report: string;
       try {
-        report = readContainedFile(ws, st.report.path, 'utf8');
+        report = await readRunFile(store, run, st.report.path, 'utf8');
       } catch {
         continue;
       }
@@ -111,14 +112,14 @@ export const analystbench: BenchmarkDefinition = {
       writeFileSync(join(dir, sub, 'report.md'), report);
       files.push(join(dir, sub, 'report.md'));
       for (const f of st.report.figures) {
-        let src: string;
+        let bytes: Buffer;
         try {
-          src = containedPath(ws, f);
+          bytes = await readRunFile(store, run, f, null);
         } catch {
           continue;
         }
         mkdirSync(dirname(join(dir, sub, f)), { recursive: true });
-        copyFileSync(src, join(dir, sub, f));
+        writeFileSync(join(dir, sub, f), bytes);
         files.push(join(dir, sub, f));
       }
     }

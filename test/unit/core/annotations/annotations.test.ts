@@ -18,7 +18,7 @@ import type { StepRecord } from '../../../../src/core/store/records.ts';
 const close = (a: number, b: number, eps = 1e-12) => assert.ok(Math.abs(a - b) < eps, `${a} ≉ ${b}`);
 
 const ann = (annotator: string, verdict: unknown, at: string, extra: Partial<Annotation> = {}): Annotation => ({
-  id: `${annotator}-${at}`, itemId: 'i', annotator, role: 'annotator', verdict, evidence: [], note: null, supersedes: null, final: false, origin: 'cli', createdAt: at, ...extra,
+  id: `${annotator}-${at}`, itemId: 'i', annotator, role: 'annotator', verdict, evidence: [], note: null, supersedes: null, final: false, origin: 'cli', createdAt: at, dbRole: null, ...extra,
 });
 const yes = { supported: true, reason: '' };
 const no = { supported: false, reason: '' };
@@ -136,7 +136,7 @@ describe('annotation store', () => {
       assert.equal(await store.nextItem(q.id, who), undefined);
     }
     const p = await store.progress(q.id);
-    assert.deepEqual(p, { total: 4, done: 4, byAnnotator: { alice: 4, bob: 4 } });
+    assert.deepEqual(p, { total: 4, done: 4, byAnnotator: { alice: 4, bob: 4 }, roles: e.name === 'postgres' ? { alice: ['loupe'], bob: ['loupe'] } : { alice: [], bob: [] } });
     const hist = await store.annotations(claimId(claims[0]!));
     assert.deepEqual(hist[0]!.evidence, [{ kind: 'step', runId: 'run-1', step: 1 }]);
   });
@@ -259,7 +259,7 @@ describe('CLI: loupe annotations / agreement', () => {
     let t = io();
     const id = judgementItemId('checklist-score', sha256(`checklist-score\u0000${canonicalJson({ instruction: 'Write', response: 'resp B', criterion: 'Depth' })}`));
     assert.equal(await main(['annotations', 'answer', '--store', file, '--item', id, '--verdict', '{"score": 4, "reason": "deep"}', '--cite', 'step:run-1:0'], t.io), 0, t.err.join(''));
-    assert.match(t.out.join(''), /by erin; item now single/);
+    assert.match(t.out.join(''), e.name === 'postgres' ? /by erin \(role loupe\); item now single/ : /by erin; item now single/);
     t = io();
     assert.equal(await main(['annotations', 'answer', '--store', file, '--item', id, '--verdict', '{"score": 9, "reason": "x"}'], t.io), 1);
     assert.match(t.err.join(''), /\$\.score: must be ≤ 5/);

@@ -1,6 +1,7 @@
 /**
  * Issue 26, team store: two annotator identities in two processes annotate the same queue on a real PostgreSQL
- * server; each sees the other's progress within 1 s of the annotation; agreement is computed over both.
+ * server, each logged in as a database role of their own; each sees the other's progress within 1 s of the annotation;
+ * agreement is computed over both; every annotation records the role that wrote it.
  */
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
@@ -41,7 +42,8 @@ it('two annotators in two processes share one queue on PostgreSQL: each sees the
   const store = annotationStoreOf(rs);
   const q = await store.openQueue({ kind: 'items' }, { reviewers: 2 });
   assert.equal((await store.progress(q.id)).total, N);
-  const [ana, bo] = await Promise.all([annotator(url, q.id, 'ana', 'bo', 150, N), annotator(url, q.id, 'bo', 'ana', 200, N)]);
+  const [anaUrl, boUrl] = [await srv.createRole('ana_team', 'team'), await srv.createRole('bo_team', 'team')];
+  const [ana, bo] = await Promise.all([annotator(anaUrl, q.id, 'ana', 'bo', 150, N), annotator(boUrl, q.id, 'bo', 'ana', 200, N)]);
   const lag = (writer: Ev[], reader: Ev[]) => writer.filter((e) => e.event === 'annotated').map((w) => {
     const s = reader.find((r) => r.event === 'seen' && (r.count ?? 0) >= (w.count ?? 0));
     assert.ok(s, `annotation ${w.count} was never seen by the other process`);
@@ -57,6 +59,8 @@ it('two annotators in two processes share one queue on PostgreSQL: each sees the
   assert.ok(g, JSON.stringify(rep.groups));
   assert.equal(g.items, N);
   assert.deepEqual(g.annotators, ['ana', 'bo']);
+  assert.deepEqual(g.roles, { ana: ['ana_team'], bo: ['bo_team'] }, 'each annotation records the database role of the process that wrote it');
+  assert.deepEqual(p.roles, g.roles);
   await rs.close();
   console.log(`cross-process progress lag (ms): max ${Math.max(...lags)}, median ${[...lags].sort((a, b) => a - b)[lags.length >> 1]}`);
 });

@@ -98,7 +98,7 @@ describe('BLADE decision review', () => {
   });
 
   it('consensus: all-yes needs every annotator\'s every field Yes; majority takes more than half; too few annotators is pending', () => {
-    const a = (who: string, v: DecisionVerdict, at: string, extra: Partial<Annotation> = {}): Annotation => ({ id: `${who}-${at}`, itemId: 'i', annotator: who, role: 'annotator', verdict: v, evidence: [], note: null, supersedes: null, final: false, origin: 't', createdAt: at, ...extra });
+    const a = (who: string, v: DecisionVerdict, at: string, extra: Partial<Annotation> = {}): Annotation => ({ id: `${who}-${at}`, itemId: 'i', annotator: who, role: 'annotator', verdict: v, evidence: [], note: null, supersedes: null, final: false, origin: 't', createdAt: at, dbRole: null, ...extra });
     const yes = verdict('transform', 'Yes');
     const mixed = decisionVerdict('transform', { is_suited_to_cv: 'Yes', is_steps_reasonable: 'Yes', annotator_is_rationale_reasonable: 'Unsure' }, '');
     assert.equal(consensusOf([a('x', yes, '1')]).status, 'pending');

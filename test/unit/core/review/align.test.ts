@@ -253,6 +253,7 @@ const step = (index: number, content: string | null, tool?: string): StepRecord 
 const fakeStore = (o: { answers?: AnswerRecord[]; extra?: Record<string, unknown>; steps?: StepRecord[]; events?: Array<{ kind: string; message: string }> }) => ({
   getAnswers: async () => o.answers ?? [],
   getExtraState: async () => o.extra ?? {},
+  artefacts: { get: async () => undefined },
   getSteps: async () => o.steps ?? [],
   getEvents: async () => (o.events ?? []).map((e) => ({ runId: 'run-1', at: '', ...e })),
 }) as unknown as RunStore;
@@ -261,11 +262,11 @@ describe('per-benchmark review sources', () => {
   it('AnalystBench: the whole report.md, null without one', async () => {
     const ws = mkdtempSync(join(tmpdir(), 'loupe-review-'));
     try {
-      assert.equal(await analystReviewSource(run({ workspace: ws })), null);
+      assert.equal(await analystReviewSource(fakeStore({}), run({ workspace: ws })), null);
       writeFileSync(join(ws, 'report.md'), '# Brief\n\nRate 40.3%.\n');
-      assert.deepEqual(await analystReviewSource(run({ workspace: ws })), { markdown: '# Brief\n\nRate 40.3%.\n' });
+      assert.deepEqual(await analystReviewSource(fakeStore({}), run({ workspace: ws })), { markdown: '# Brief\n\nRate 40.3%.\n' });
       writeFileSync(join(ws, 'report.md'), '\n  \n');
-      assert.equal(await analystReviewSource(run({ workspace: ws })), null);
+      assert.equal(await analystReviewSource(fakeStore({}), run({ workspace: ws })), null);
     } finally {
       rmSync(ws, { recursive: true, force: true });
     }

@@ -4,13 +4,15 @@
  * (ids, order, bytes); copying again adds nothing; the team store answers the same reads as the file.
  */
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { main } from '../../../../src/cli/main.ts';
 import { annotationStoreOf } from '../../../../src/core/annotations/index.ts';
 import { canonicalJson, sha256 } from '../../../../src/core/eval/judges/index.ts';
+import { analystReviewSource } from '../../../../src/core/benchmarks/analystbench/review.ts';
+import { captureRunArtefacts, readRunFile } from '../../../../src/core/store/artefacts.ts';
 import { COPY_TABLES, NOT_COPIED, type CopyReport } from '../../../../src/core/store/copy.ts';
 import { openStoreAt } from '../../../../src/core/store/open.ts';
 import { openStore, sqliteHandleOf } from '../../../../src/core/store/run-store.ts';
@@ -20,6 +22,7 @@ import { startPg, type PgServer } from '../../../helpers/pg.ts';
 let dir = '';
 let srv: PgServer;
 let file = '';
+const PNG = Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a, 0, 0, 0, 0xff]);
 
 function step(runId: string, index: number): StepRecord {
   return {
@@ -60,6 +63,14 @@ before(async () => {
     await s.addEvent(id, 'resume', `resumed ${id}`);
     await s.addEvent(id, 'resume', `resumed ${id}`); // two identical events stay two
   }
+  // what the agent of r1 wrote: a report and a figure (identical bytes under two names are stored once)
+  const ws = join(dir, 'r1', 'workspace');
+  mkdirSync(join(ws, 'figures'), { recursive: true });
+  writeFileSync(join(ws, 'report.md'), '# Findings\n\n![trend](figures/fig-1-1.png)\n');
+  writeFileSync(join(ws, 'figures', 'fig-1-1.png'), PNG);
+  writeFileSync(join(ws, 'figures', 'copy.png'), PNG);
+  const cap = await captureRunArtefacts(s, (await s.getRun('r1'))!);
+  assert.deepEqual([cap.stored.sort(), cap.skipped], [['figures/copy.png', 'figures/fig-1-1.png', 'report.md'], []]);
   await s.updateRun('r1', { status: 'failed', statusReason: 'budget', endedAt: '2026-01-01T00:01:00Z' });
   assert.equal((await s.acquireRunLease('r1', { owner: 'me', host: 'h', pid: process.pid }, 60_000)).ok, true);
   await s.addIntervention({ runId: 'r1', who: 'ana', kind: 'hint', text: 'use the median' }, 'me');
@@ -99,6 +110,7 @@ describe('loupe store copy', () => {
     const rep = JSON.parse(first.out) as CopyReport;
     const added = Object.fromEntries(rep.tables.map((t) => [t.table, t.added]));
     assert.deepEqual([added.runs, added.steps, added.answers, added.cell_figures, added.run_events, added.interventions, added.judgements, added.scores, added.annotations, added.annotation_drafts], [2, 4, 4, 2, 4, 1, 2, 1, 2, 1]);
+    assert.deepEqual([added.artefact_blobs, added.run_artefacts], [2, 3], 'two contents, three files');
     assert.ok(!rep.to.includes(process.env[srv.passwordEnv]!), 'no password in the report');
     const again = await cli(['store', 'copy', '--from', 'a.sqlite', '--to', url, '--json']);
     assert.equal(again.code, 0, again.err);
@@ -118,6 +130,12 @@ describe('loupe store copy', () => {
     assert.deepEqual(await p.listRuns(), await a.listRuns());
     assert.deepEqual(await p.judgements.listForRun('r1'), await a.judgements.listForRun('r1'));
     assert.deepEqual(await p.scores.list(), await a.scores.list());
+    assert.deepEqual(await p.artefacts.list('r1'), await a.artefacts.list('r1'));
+    // an expert on another machine: no run folder, the evidence comes from the team store
+    const away = { ...(await p.getRun('r1'))!, workspace: join(dir, 'elsewhere', 'workspace') };
+    assert.deepEqual(await readRunFile(p, away, 'figures/fig-1-1.png', null), PNG);
+    assert.deepEqual(await analystReviewSource(p, away), { markdown: '# Findings\n\n![trend](figures/fig-1-1.png)\n' });
+    await assert.rejects(readRunFile(p, away, 'nothing.md', 'utf8'), /no such file/);
     await a.close();
     await p.close();
     const runs = await cli(['runs', '--store', url]);
@@ -128,6 +146,52 @@ describe('loupe store copy', () => {
     assert.equal(back.code, 0, back.err);
     assert.match(back.out, /annotations\s+2 rows, 2 new/);
     assert.deepEqual(dump(join(dir, 'b.sqlite')), dump(file), 'every row of every table equal after the round trip');
+  });
+
+  it('the database role that wrote an annotation on the team store survives a copy to SQLite and back', async () => {
+    const url = await srv.createDatabase('roles');
+    assert.equal((await cli(['store', 'copy', '--from', 'a.sqlite', '--to', url])).code, 0);
+    const role = `cara_pg_${process.pid}`;
+    const asCara = await openStoreAt(await srv.createRole(role, 'roles'));
+    const ann = annotationStoreOf(asCara);
+    const [item] = await ann.listItems();
+    const a = await ann.annotate({ itemId: item!.id, annotator: 'Cara', verdict: { supported: true, reason: 'p. 3' } });
+    assert.equal(a.dbRole, role);
+    await asCara.close();
+    const there = await cli(['store', 'copy', '--from', url, '--to', 'c.sqlite']);
+    assert.equal(there.code, 0, there.err);
+    const c = openStore(join(dir, 'c.sqlite'));
+    const rows = sqliteHandleOf(c).prepare('SELECT annotator, db_role FROM annotations ORDER BY annotator').all();
+    await c.close();
+    assert.deepEqual(rows, [{ annotator: 'Cara', db_role: role }, { annotator: 'ana', db_role: null }, { annotator: 'bo', db_role: null }]);
+    const back = await srv.createDatabase('roles_back');
+    assert.equal((await cli(['store', 'copy', '--from', 'c.sqlite', '--to', back])).code, 0);
+    const p = await openStoreAt(back);
+    const all = [...(await annotationStoreOf(p).annotationsByItem()).values()].flat().map((x) => [x.annotator, x.dbRole]).sort();
+    await p.close();
+    assert.deepEqual(all, [['Cara', role], ['ana', null], ['bo', null]], 'the owner copying keeps who wrote each annotation (not its own role)');
+  });
+
+  it('long step texts a SQLite file keeps in the run folder (blobs/) go whole into the team store\'s rows', async () => {
+    const f = join(dir, 'blobs.sqlite');
+    const ws = join(dir, 'blob-run', 'workspace');
+    mkdirSync(ws, { recursive: true });
+    const s = openStore(f);
+    await s.createRun({ id: 'rb', suite: 'longda', blockId: 'b', agent: 'llm', model: 'm', params: {}, promptHash: 'h', toolSet: 't', dataChecksums: {}, loupeVersion: 't', sandbox: 'off', workspace: ws });
+    const big = `${'observation '.repeat(120_000)}end`; // 1.4 MB: kept as a file of the run folder
+    const st = step('rb', 0);
+    await s.commitStep({ ...st, toolCalls: [{ ...st.toolCalls[0]!, observation: big }] });
+    const row = sqliteHandleOf(s).prepare('SELECT tool_calls FROM steps WHERE run_id = ?').get('rb') as { tool_calls: string };
+    assert.ok(row.tool_calls.length < 10_000, 'the SQLite row holds a marker, not the text');
+    await s.close();
+    const url = await srv.createDatabase('blobs');
+    const r = await cli(['store', 'copy', '--from', 'blobs.sqlite', '--to', url]);
+    assert.equal(r.code, 0, r.err);
+    rmSync(join(dir, 'blob-run'), { recursive: true, force: true }); // a colleague's machine: no run folder
+    const p = await openStoreAt(url);
+    const [got] = await p.getSteps('rb');
+    await p.close();
+    assert.equal(got!.toolCalls[0]!.observation, big);
   });
 
   it('a target at another schema version is refused and left unchanged; a missing source is an error', async () => {
