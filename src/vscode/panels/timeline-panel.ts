@@ -2,7 +2,7 @@
 import * as vscode from 'vscode';
 import { timelineScoring } from '../../core/ui/outcomes.ts';
 import type { Suite } from '../../core/suites/types.ts';
-import { TIMELINE_BATCH_MS, TIMELINE_POLL_MS, summaryToTimelineStep, timelineHeatmap, toTimelineRun, toTimelineStep } from '../../core/ui/timeline.ts';
+import { followTimeline, openTimeline, timelineHeatmap, toTimelineRun, type OpenedTimeline } from '../../core/ui/timeline.ts';
 import {
   DidAppendStepsNotification, FocusStepNotification, GetStepDetailRequest, RevealToolCallRequest, SearchStepsRequest,
   type StepDetail, type TimelineScoring, type TimelineState, type TimelineStep,
@@ -33,7 +33,6 @@ export class TimelinePanel extends LoupePanel {
   readonly runId: string;
   private steps: TimelineStep[] = [];
   private unsubscribe: (() => void) | undefined;
-  private runStartMs = 0;
   private opts: { focusStep?: number; showHeatmap?: boolean } = {};
 
   /** Shows the timeline of `runId` (creating the panel if needed). */
@@ -77,15 +76,13 @@ export class TimelinePanel extends LoupePanel {
   }
 
   private async initialState(opts: { focusStep?: number; showHeatmap?: boolean }): Promise<TimelineState> {
-    const store = this.ctx.store();
-    const run = await store.getRun(this.runId);
-    if (!run) throw new Error(`Run ${this.runId} is no longer in the store`);
-    this.runStartMs = Date.parse(run.startedAt ?? run.createdAt) || 0;
-    // Summaries only: observations stay in the store until a step's detail is asked for (issue 23).
-    this.steps = (await store.getStepSummaries(this.runId)).map((s) => summaryToTimelineStep(s, this.runStartMs));
-    this.startLiveUpdates();
+    // Summaries only, read off the host's thread: observations stay in the store until a step's detail is asked for (issue 23).
+    const opened = await openTimeline(this.ctx.store(), this.runId);
+    const { run } = opened;
+    this.steps = opened.steps;
+    this.startLiveUpdates(opened);
     const scoring = await this.scoring(run);
-    return { run: toTimelineRun(run), steps: this.steps, heatmap: timelineHeatmap(this.steps), focusStep: opts.focusStep, showHeatmap: opts.showHeatmap, scoring };
+    return { run: toTimelineRun(run), steps: this.steps, heatmap: opened.heatmap, focusStep: opts.focusStep, showHeatmap: opts.showHeatmap, scoring };
   }
 
   private readonly suites = new Map<string, Promise<Suite>>();
@@ -120,28 +117,17 @@ export class TimelinePanel extends LoupePanel {
   }
 
   /** Polls the store for steps committed after the ones already shown (any process may be writing). */
-  private startLiveUpdates(): void {
+  private startLiveUpdates(opened: OpenedTimeline): void {
     this.unsubscribe?.();
     const store = this.ctx.store();
-    let pending: TimelineStep[] = [];
-    let flush: ReturnType<typeof setTimeout> | undefined;
-    const known = new Set(this.steps.map((s) => s.index));
-    this.unsubscribe = store.subscribeSteps((s) => {
-      if (known.has(s.index)) return;
-      known.add(s.index);
-      const row = toTimelineStep(s, this.runStartMs);
-      this.steps.push(row);
-      pending.push(row);
-      // Batch bursts (a resumed run may commit many steps at once) into one message.
-      flush ??= setTimeout(async () => {
-        flush = undefined;
-        const run = await store.getRun(this.runId);
-        if (!run) return;
-        const scoring = await this.rescore(run);
-        this.rpc.notify(DidAppendStepsNotification, { runId: this.runId, steps: pending, heatmap: timelineHeatmap(this.steps), run: toTimelineRun(run), ...(scoring !== undefined ? { scoring } : {}) });
-        pending = [];
-      }, TIMELINE_BATCH_MS);
-    }, { runId: this.runId, intervalMs: TIMELINE_POLL_MS, fromStart: true });
+    // Only steps committed after the summaries were read (a step is never read twice, observations never in bulk).
+    this.unsubscribe = followTimeline(store, opened, new Set(this.steps.map((s) => s.index)), (rows) => void (async () => {
+      this.steps.push(...rows);
+      const run = await store.getRun(this.runId).catch(() => undefined);
+      if (!run) return;
+      const scoring = await this.rescore(run);
+      this.rpc.notify(DidAppendStepsNotification, { runId: this.runId, steps: rows, heatmap: timelineHeatmap(this.steps), run: toTimelineRun(run), ...(scoring !== undefined ? { scoring } : {}) });
+    })());
     // Status changes without new steps (finished, cancelled) still update the header.
     const statusTimer = setInterval(async () => {
       const run = await store.getRun(this.runId).catch(() => undefined);
