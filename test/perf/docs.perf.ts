@@ -24,6 +24,7 @@ import { repoRoot, sharedData } from '../helpers/shared.ts';
 import { surveyCatalog } from '../../src/core/docs/survey-catalog.ts';
 import { QuestionRetriever } from '../../src/core/docs/question.ts';
 import { evaluateRetrieval, loadRetrievalLabels } from '../../src/core/docs/retrieval-eval.ts';
+import { verdict } from './verdict.ts';
 
 const parts = new Set((process.env.DOCS_PERF_PARTS ?? 'cold,warm,latency,quality,question').split(','));
 const bench = sharedData('longda', 'benchmark');
@@ -38,13 +39,6 @@ const pct = (xs: number[], p: number) => {
 const round = (x: number, d = 2) => Number(x.toFixed(d));
 /** Extraction worker counts the cold part measures (`loupe index --workers N`; the CLI's default is 1); COLD_WORKERS overrides. */
 const COLD_WORKER_COUNTS = '1,2';
-let failed = 0;
-/** Prints one gate: goal / measured / baseline / ratio / PASS|FAIL; a FAIL makes the process exit 1. */
-function verdict(name: string, goal: string, measured: string, baseline: string, ratio: number, ok: boolean): void {
-  if (!ok) failed++;
-  console.log(`${name}\n  goal ${goal} · measured ${measured} · baseline ${baseline} · ratio ${ratio.toFixed(2)} · ${ok ? 'PASS' : 'FAIL'}`);
-}
-
 if (parts.has('cold')) {
   // P1 (issue 23): what a user waits for — the shipped CLI (dist/cli.js) building the index of every LongDA doc from an
   // empty cache, process start to exit — vs poppler's pdftotext over the same PDFs with the same parallelism (N
@@ -320,4 +314,3 @@ if (parts.has('question')) {
 
 if (!process.env.DOCS_PERF_CACHE) rmSync(cache, { recursive: true, force: true });
 console.log(JSON.stringify(report, null, 2));
-process.exitCode = failed ? 1 : 0;
