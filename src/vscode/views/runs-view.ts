@@ -14,7 +14,7 @@ export type RunsNode =
   | { kind: 'sweep'; sweepId: string; runs: RunRecord[]; counts: SweepModelProgress }
   | { kind: 'sweep-model'; sweepId: string; counts: SweepModelProgress; runs: RunRecord[] }
   | { kind: 'suite'; suite: string; runs: RunRecord[] }
-  | { kind: 'block'; suite: string; blockId: string; runs: RunRecord[] }
+  | { kind: 'block'; suite: string; blockId: string; runs: RunRecord[]; /** the group it is under (tree ids stay unique) */ scope: string }
   | { kind: 'run'; run: RunRecord; answers: number; assisted: boolean; interventions?: number; headline?: RunHeadline };
 
 const STATUS_ICON: Record<string, [string, string?]> = {
@@ -109,11 +109,11 @@ export class RunsViewProvider implements vscode.TreeDataProvider<RunsNode>, vsco
     }
     if (node.kind === 'sweep-model') {
       const blocks = [...new Set(node.runs.map((r) => r.blockId))].sort();
-      return blocks.map((blockId) => ({ kind: 'block', suite: node.runs[0]!.suite, blockId, runs: node.runs.filter((r) => r.blockId === blockId) }));
+      return blocks.map((blockId) => ({ kind: 'block', suite: node.runs[0]!.suite, blockId, runs: node.runs.filter((r) => r.blockId === blockId), scope: `sweep:${node.sweepId}:${node.counts.model}` }));
     }
     if (node.kind === 'suite') {
       const blocks = [...new Set(node.runs.map((r) => r.blockId))].sort();
-      return blocks.map((blockId) => ({ kind: 'block', suite: node.suite, blockId, runs: node.runs.filter((r) => r.blockId === blockId) }));
+      return blocks.map((blockId) => ({ kind: 'block', suite: node.suite, blockId, runs: node.runs.filter((r) => r.blockId === blockId), scope: `suite:${node.suite}` }));
     }
     if (node.kind === 'block') {
       const store = this.ctx.store();
@@ -148,6 +148,18 @@ export class RunsViewProvider implements vscode.TreeDataProvider<RunsNode>, vsco
     }
   }
 
+  /**
+   * The open store in tree ids of groups: VS Code keeps a node's expanded/collapsed state by id, so without it a
+   * block collapsed in one store would stay collapsed (its runs hidden) after the window switches to another store.
+   */
+  private storeKey(): string {
+    try {
+      return this.ctx.storePath;
+    } catch {
+      return 'store';
+    }
+  }
+
   getTreeItem(node: RunsNode): vscode.TreeItem {
     if (node.kind === 'sweep' || node.kind === 'sweep-model') {
       const c = node.counts;
@@ -164,6 +176,7 @@ export class RunsViewProvider implements vscode.TreeDataProvider<RunsNode>, vsco
     if (node.kind === 'suite') {
       const item = new vscode.TreeItem(node.suite, vscode.TreeItemCollapsibleState.Expanded);
       item.description = `${node.runs.length} run${node.runs.length === 1 ? '' : 's'}`;
+      item.id = `${this.storeKey()}|suite:${node.suite}`;
       item.iconPath = new vscode.ThemeIcon('beaker');
       item.contextValue = 'suite';
       return item;
@@ -171,6 +184,7 @@ export class RunsViewProvider implements vscode.TreeDataProvider<RunsNode>, vsco
     if (node.kind === 'block') {
       const item = new vscode.TreeItem(node.blockId, node.runs.length <= 3 ? vscode.TreeItemCollapsibleState.Expanded : vscode.TreeItemCollapsibleState.Collapsed);
       item.description = `${node.runs.length} run${node.runs.length === 1 ? '' : 's'}`;
+      item.id = `${this.storeKey()}|${node.scope}|block:${node.suite}:${node.blockId}`;
       item.iconPath = new vscode.ThemeIcon('package');
       item.contextValue = 'block';
       return item;
