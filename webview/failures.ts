@@ -365,7 +365,8 @@ function apply(s: FailuresState): void {
   if (runChanged) {
     cursor = anchor = s.run?.focusStep ?? 0;
     sCursor = sAnchor = 0;
-    artefact = 0;
+    // an attached item opens the report pane on its own text (a LongDA query's answer), else the first
+    artefact = s.run?.focusArtefact ?? 0;
   }
   app.replaceChildren(renderHeader(), messageEl, caseEl,
     s.run ? h('div', { class: 'fa-main' }, stepsEl, detailEl, reportPane) : '',

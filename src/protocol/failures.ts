@@ -57,6 +57,8 @@ export interface FailureRunView {
   focusStep?: number;
   /** The failed item this run was opened for ("Tag failure" on it): tags made here are linked to it. */
   attached?: { ref: string; question: string; detail: string };
+  /** Position in `artefacts` of the text the attached item belongs to (a LongDA query's answer): the report pane opens on it. */
+  focusArtefact?: number;
 }
 
 /** The queue item being worked. */
