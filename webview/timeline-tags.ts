@@ -61,7 +61,12 @@ export function mountFailureTagging(host: HostApi, runId: string, failures: Time
     sel.addEventListener('change', () => { fm.taxonomy = (sel as HTMLSelectElement).value; fm.classes.clear(); render(); });
     const note = h('textarea', { id: 'tl-tag-note', rows: 2, placeholder: 'Why (n to write, Ctrl+Enter to save)' }) as HTMLTextAreaElement;
     note.value = fm.note;
-    note.addEventListener('input', () => { fm.note = note.value; });
+    const summary = () => `${fm.classes.size ? [...fm.classes].join(', ') : 'no class yet'} · ${fm.severity}${fm.note.trim() ? ` · note “${fm.note.trim().slice(0, 60)}”` : ''}`;
+    note.addEventListener('input', () => {
+      fm.note = note.value;
+      const el = formEl.querySelector('#tl-tag-summary');
+      if (el) el.textContent = summary();
+    });
     const save = h('vscode-button', { id: 'tl-tag-save' }, 'Save tag (Enter)');
     save.addEventListener('click', () => void submit());
     const cancel = h('vscode-button', { id: 'tl-tag-cancel', secondary: true }, 'Cancel (Esc)');
@@ -75,7 +80,7 @@ export function mountFailureTagging(host: HostApi, runId: string, failures: Time
       })),
       h('div', { id: 'tl-tag-severity' }, 'Severity (s): ', ...SEVERITIES.map((s) => h('strong', { class: s === fm.severity ? 'on' : 'muted' }, ` ${s} `))),
       note,
-      h('div', { class: 'tl-tag-actions' }, save, cancel, h('span', { class: 'muted', id: 'tl-tag-summary' }, `${fm.classes.size ? [...fm.classes].join(', ') : 'no class yet'} · ${fm.severity}`))));
+      h('div', { class: 'tl-tag-actions' }, save, cancel, h('span', { class: 'muted', id: 'tl-tag-summary' }, summary()))));
     formEl.querySelector('#tl-tag-form')!.addEventListener('keydown', (ev) => onFormKey(ev as KeyboardEvent));
   };
 

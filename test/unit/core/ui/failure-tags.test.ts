@@ -58,7 +58,7 @@ describe('failureTagViews (the tags the timeline and the Failure Analysis panel 
 
 describe('artefactOfItem (the text the report pane opens on for an attached item)', () => {
   const answers = ['q1', 'q2', 'q3'].map((q, i) => ({ runId: 'r', queryId: `Brief 508_${q}`, answer: i, raw: String(i), stepIndex: i }));
-  const arts = () => longdaReviewSections(answers)!.sections.map((x) => ({ name: (x as { key: string }).key, title: x.title }));
+  const arts = () => (longdaReviewSections(answers) as { sections: Array<{ key: string; title: string }> }).sections.map((x) => ({ name: x.key, title: x.title }));
 
   it('a LongDA query: the section of that query, not the first', () => {
     assert.equal(artefactOfItem(arts(), 'Brief 508_q3'), 2);
