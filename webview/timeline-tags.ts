@@ -26,6 +26,8 @@ export interface FailureTagging {
   selectionChanged(): void;
   /** New tags from the host (saved elsewhere). */
   update(f: TimelineFailures): void;
+  /** The form's keys while it is open (wherever the panel's focus is, but typing in the note): true when handled. */
+  handleKey(ev: KeyboardEvent): boolean;
 }
 
 const where = (a: number, b: number) => (a === b ? `step ${a + 1}` : `steps ${a + 1}–${b + 1}`);
@@ -81,7 +83,6 @@ export function mountFailureTagging(host: HostApi, runId: string, failures: Time
       h('div', { id: 'tl-tag-severity' }, 'Severity (s): ', ...SEVERITIES.map((s) => h('strong', { class: s === fm.severity ? 'on' : 'muted' }, ` ${s} `))),
       note,
       h('div', { class: 'tl-tag-actions' }, save, cancel, h('span', { class: 'muted', id: 'tl-tag-summary' }, summary()))));
-    formEl.querySelector('#tl-tag-form')!.addEventListener('keydown', (ev) => onFormKey(ev as KeyboardEvent));
   };
 
   function close(): void {
@@ -108,8 +109,8 @@ export function mountFailureTagging(host: HostApi, runId: string, failures: Time
     }
   }
 
-  function onFormKey(ev: KeyboardEvent): void {
-    if (!form) return;
+  function onFormKey(ev: KeyboardEvent): boolean {
+    if (!form) return false;
     const target = ev.target as HTMLElement;
     const inNote = target.tagName === 'TEXTAREA';
     let handled = true;
@@ -122,7 +123,8 @@ export function mountFailureTagging(host: HostApi, runId: string, failures: Time
       const c = tax(form.taxonomy)?.classes[Number(ev.key) - 1];
       if (c) { if (form.classes.has(c.id)) form.classes.delete(c.id); else form.classes.add(c.id); render(); focusForm(); }
     } else handled = false;
-    if (handled) { ev.preventDefault(); ev.stopPropagation(); }
+    if (handled) ev.preventDefault();
+    return handled;
   }
 
   return {
@@ -138,7 +140,7 @@ export function mountFailureTagging(host: HostApi, runId: string, failures: Time
     },
     open() {
       if (!f) { say('Failure tagging is unavailable: the run\'s tags could not be read (see the Loupe log).', true); return; }
-      if (view.range()[0] < 0) { say('Select a step first (click, or ↑/↓ in the step list); Shift+↑/↓ extends the range.', true); return; }
+      if (view.range()[0] < 0) { say('Select a step first (click, or ↑/↓ in the step list); Shift+↑/↓ or Shift+J/K extends the range.', true); return; }
       form ??= { taxonomy: f.taxonomy, classes: new Set(), severity: 'major', note: '' };
       say('');
       render();
@@ -155,5 +157,6 @@ export function mountFailureTagging(host: HostApi, runId: string, failures: Time
       f = next;
       view.redraw();
     },
+    handleKey: onFormKey,
   };
 }

@@ -57,7 +57,7 @@ const toolSelect = h('vscode-single-select', { id: 'tool-filter', 'aria-label': 
 const search = h('vscode-textfield', { id: 'search', placeholder: 'Search messages, arguments, observations', 'aria-label': 'Search steps' });
 const count = h('span', { class: 'muted', id: 'count' });
 const heatmapBtn = h('vscode-button', { id: 'heatmap-toggle', secondary: true }, 'Heatmap');
-const tagBtn = h('vscode-button', { id: 'tag-steps', secondary: true, title: 'Tag the selected step or step range as a failure (key t; Shift+↑/↓ or Shift+click extends the range)' }, 'Tag failure…');
+const tagBtn = h('vscode-button', { id: 'tag-steps', secondary: true, title: 'Tag the selected step or step range as a failure (key t; Shift+↑/↓, Shift+J/K or Shift+click extends the range)' }, 'Tag failure…');
 /** Column labels of the step list (issue 22: no unlabelled numbers). */
 const listHead = h('div', { class: 'tl-row tl-head', 'aria-hidden': 'true' },
   h('span', { class: 'tl-idx' }, '#'), h('span', {}, 'Tools'), h('span', {}, 'Step'), h('span', {}, 'Duration'), h('span', { class: 'num' }, 'Time'),
@@ -150,7 +150,11 @@ function renderRow(s: TimelineStep): HTMLElement {
     : h('span', { class: 'tl-tok num', title: `${s.tokensIn} input / ${s.tokensOut} output tokens` }, formatTokens(s.tokensIn + s.tokensOut)),
   verdictCell(s.index),
   h('span', { class: `tl-status ${s.error ? 'bad' : 'ok'}`, title: s.error ? 'a tool call failed' : 'ok' }, s.error ? '✘' : '✔'));
-  row.addEventListener('click', (ev) => void select(s.index, (ev as MouseEvent).shiftKey));
+  row.addEventListener('click', (ev) => {
+    // the keys (↑/↓, Shift+↑/↓, t) go to the list after a click on a row
+    listEl.focus({ preventScroll: true });
+    void select(s.index, (ev as MouseEvent).shiftKey);
+  });
   return row;
 }
 
@@ -301,8 +305,9 @@ function onKey(ev: KeyboardEvent): void {
   }
   const pos = Math.max(0, shown.findIndex((s) => s.index === selected));
   let next = -1;
-  if (ev.key === 'ArrowDown' || ev.key === 'j') next = Math.min(shown.length - 1, selected < 0 ? 0 : pos + 1);
-  else if (ev.key === 'ArrowUp' || ev.key === 'k') next = Math.max(0, pos - 1);
+  // Shift+↓/↑ or J/K (Shift+j/k) extend the selected range (the browser host may keep Shift+arrows for itself)
+  if (ev.key === 'ArrowDown' || ev.key === 'j' || ev.key === 'J') next = Math.min(shown.length - 1, selected < 0 ? 0 : pos + 1);
+  else if (ev.key === 'ArrowUp' || ev.key === 'k' || ev.key === 'K') next = Math.max(0, pos - 1);
   else if (ev.key === 'Home') next = 0;
   else if (ev.key === 'End') next = shown.length - 1;
   else if (ev.key === 'PageDown') next = Math.min(shown.length - 1, pos + 20);
@@ -377,7 +382,15 @@ function init(state: TimelineState): void {
     heatmapEl.hidden = !heatmapEl.hidden;
     void renderHeatmap();
   });
-  listEl.addEventListener('keydown', onKey);
+  // Keys work wherever the panel's focus is (VS Code may give the focus back to the document, not the list), except
+  // while typing in a field; the open tag form takes its keys first.
+  document.addEventListener('keydown', (ev) => {
+    if (tagging?.handleKey(ev)) return;
+    const t = ev.target as HTMLElement;
+    if (/^(INPUT|TEXTAREA|SELECT|VSCODE-TEXTFIELD|VSCODE-SINGLE-SELECT|VSCODE-TEXTAREA)$/.test(t.tagName) || t.closest?.('#tl-tag-form')) return;
+    if (t.closest?.('.tl-human-row') && (ev.key === 'Enter' || ev.key === ' ')) return;
+    onKey(ev);
+  });
   app.removeAttribute('aria-busy');
   performance.mark('loupe:timeline-ready');
   const focus = state.focusStep ?? (saved?.runId === run.id ? saved.selected : -1);
