@@ -19,6 +19,7 @@ import {
 import { ExecuteCommandRequest } from '../src/protocol/webview.ts';
 import { connectHost, h, ready } from './shared/host.ts';
 import { argSections, filterSteps, formatDuration, formatTokens, stepVerdict, tallyText, toolGlyph, VERDICT_GLYPH } from './shared/timeline-model.ts';
+import { argSectionsView } from './shared/arg-sections.ts';
 import { VirtualList } from './shared/virtual-list.ts';
 import css from './timeline.css';
 import { mountAssistance, type AssistView } from './timeline-assist.ts';
@@ -222,13 +223,7 @@ function prettyArgs(text: string): string {
 function argumentsView(text: string): HTMLElement[] {
   const sections = argSections(text);
   if (!sections) return [h('div', { class: 'label' }, 'Arguments'), h('pre', { class: 'args' }, prettyArgs(text))];
-  return [h('div', { class: 'args-sections' }, ...sections.map((sec) => {
-    const body = sec.kind === 'code' ? h('pre', { class: 'args code' }, sec.text)
-      : sec.kind === 'text' ? h('div', { class: 'args text' }, sec.text)
-        : h('table', { class: 'args table' }, h('thead', {}, h('tr', {}, ...sec.columns.map((c) => h('th', {}, c)))),
-          h('tbody', {}, ...sec.rows.map((r) => h('tr', {}, ...r.map((x) => h('td', {}, x))))));
-    return h('section', { class: 'arg-section' }, h('div', { class: 'label' }, sec.title), body);
-  }))];
+  return [argSectionsView(sections)];
 }
 
 function renderDetail(d: StepDetail): void {
