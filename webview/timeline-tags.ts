@@ -44,7 +44,13 @@ export function mountFailureTagging(host: HostApi, runId: string, failures: Time
   let form: { taxonomy: string; classes: Set<string>; severity: SeverityName; note: string } | null = null;
   const message = h('div', { class: 'tl-tag-message', id: 'tag-message', 'aria-live': 'polite' });
   const formEl = h('div', { id: 'tl-tag-form-wrap' });
-  const root = h('section', { class: 'tl-tagging' }, message, formEl);
+  const attachedEl = h('div', { id: 'tl-attached' });
+  const root = h('section', { class: 'tl-tagging' }, attachedEl, message, formEl);
+  const renderAttached = () => {
+    const a = f?.attached;
+    attachedEl.replaceChildren(...(a ? [h('div', { class: 'tl-attached' }, h('span', { class: 'muted' }, 'Failed item attached (tags are linked to it): '), h('strong', {}, `${a.ref}: ${a.question}`), h('span', { class: 'muted' }, ` · ${a.detail}`))] : []));
+  };
+  renderAttached();
   const say = (text: string, error = false) => { message.textContent = text; message.className = `tl-tag-message${error ? ' error' : ''}`; };
   if (f?.errors.length) say(`Taxonomy files not loaded: ${f.errors.join(' · ')}`, true);
 
@@ -99,6 +105,7 @@ export function mountFailureTagging(host: HostApi, runId: string, failures: Time
     try {
       const r = await host.rpc.request(TagStepsRequest, { runId, from: a, to: b, taxonomy: form.taxonomy, classes: [...form.classes], severity: form.severity, note: form.note });
       f = r.failures;
+      renderAttached();
       form = null;
       render();
       say(r.message);
@@ -155,6 +162,7 @@ export function mountFailureTagging(host: HostApi, runId: string, failures: Time
     },
     update(next) {
       f = next;
+      renderAttached();
       view.redraw();
     },
     handleKey: onFormKey,

@@ -121,3 +121,6 @@ export const SkipCaseRequest = new IpcRequest<{ itemId: string }, FailuresState>
 
 /** Shows the figures (Fig. 8 / Table 6) from resolved annotations. */
 export const ShowFailureFiguresRequest = new IpcRequest<Record<string, never>, FailuresState>('failures/figures');
+
+/** Opens the shown run's Trajectory Timeline at `step` (0-based) to tag there, the attached failed item carried along. */
+export const OpenInTimelineRequest = new IpcRequest<{ step: number }, void>('failures/openTimeline');

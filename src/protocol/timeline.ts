@@ -102,6 +102,8 @@ export interface TimelineFailures {
   annotator: string;
   /** Workspace taxonomy files that did not load, each naming file and line. */
   errors: string[];
+  /** The failed item the timeline was opened for ("Tag failure" → Open in Timeline): tags made here are linked to it. */
+  attached?: { ref: string; question: string; detail: string };
 }
 
 export interface TimelineState {

@@ -273,5 +273,26 @@ describe('Failure tags in the Trajectory Timeline (issue 19)', function () {
     assert.match(report, /^33\.3$/m, `the attached query's answer is shown, not the first's: '${report}'`);
     assert.match(await text('#step-detail'), /^Step 3/, 'the answer step is selected');
     await screenshot('failures-attached-longda-query');
+    // o: the same run's Trajectory Timeline at the selected step, the failed item carried along; tag it there by keys
+    const LTL = 'Timeline: NHANES_NCHS_Data_Brief_No._508';
+    const ltl = (selector: string) => runner<string>({ action: 'webviewText', title: LTL, selector }, 15_000).catch(() => '');
+    await focusPanel();
+    await pressUntil('o', async () => /Failed item attached[\s\S]*508_q3: third query/.test(await ltl('#tl-attached')), 'open in timeline');
+    const lpress = (key: string, effect: () => Promise<boolean>, what: string) =>
+      sharedPressUntil(key, effect, what, { shotPrefix: 'timeline-tags', explain: async () => `message '${await ltl('#tag-message')}'` });
+    await lpress('t', async () => /Tag step 3/.test(await ltl('#tl-tag-where')), 'timeline tag form on the answer step');
+    await lpress('1', async () => /wrong-variable/.test(await ltl('#tl-tag-summary')), 'LongDA class 1');
+    await lpress('Enter', async () => /Tagged step 3 of run/.test(await ltl('#tag-message')), 'save');
+    await screenshot('timeline-tag-attached-item');
+    const st = openStore(storePath);
+    try {
+      const ann = annotationStoreOf(st);
+      const tag = (await ann.listItems({ runIds: [LONGDA], task: 'failure-tag' })).find((i) => i.subject.kind === 'step' && i.subject.from === 2);
+      const fcase = (await ann.listItems({ runIds: [LONGDA], task: 'failure-case' }))[0];
+      assert.ok(tag && fcase, 'a step tag and the failure case are stored');
+      assert.equal((tag.input as { caseItemId?: string }).caseItemId, fcase.id, 'the timeline tag is linked to the attached failed item');
+    } finally {
+      await st.close();
+    }
   });
 });

@@ -15,7 +15,7 @@ import {
 import { artefactOfItem, failureTagViews } from '../../core/ui/failure-tags.ts';
 import { errorMessage } from '../../core/util/errors.ts';
 import {
-  GetFailureStepRequest, ShowFailureFiguresRequest, SkipCaseRequest, SubmitCaseRequest, TagFailureRequest,
+  GetFailureStepRequest, OpenInTimelineRequest, ShowFailureFiguresRequest, SkipCaseRequest, SubmitCaseRequest, TagFailureRequest,
   type FailureArtefact, type FailureCaseView, type FailureRunView, type FailuresState,
 } from '../../protocol/failures.ts';
 import { DidChangeStateNotification } from '../../protocol/webview.ts';
@@ -23,6 +23,7 @@ import type { LoupeContext } from '../context.ts';
 import { currentAnnotator } from './annotation-panel.ts';
 import { fireFailureTagsChanged, onDidChangeFailureTags } from './failure-tag-events.ts';
 import { LoupePanel, PanelHost } from './panel-base.ts';
+import { TimelinePanel } from './timeline-panel.ts';
 
 type Mode = { kind: 'run'; runId: string; caseItemId?: string; focusStep?: number } | { kind: 'queue'; queueId: string } | { kind: 'figures' };
 
@@ -87,6 +88,14 @@ export class FailuresPanel extends LoupePanel {
       return this.build();
     });
     this.rpc.onRequest(ShowFailureFiguresRequest, async () => this.build(true));
+    // tag in the timeline instead (same tags, same store), the failed item carried along
+    this.rpc.onRequest(OpenInTimelineRequest, async ({ step }) => {
+      const runId = this.runId();
+      if (!runId) throw new Error('No run is shown.');
+      const caseId = this.caseItemId();
+      const item = caseId ? await this.ann.getItem(caseId) : undefined;
+      await TimelinePanel.show(this.ctx, runId, { focusStep: step, ...(item?.task === FAILURE_CASE_TASK ? { caseItemId: item.id } : {}) });
+    });
     // a tag saved in the timeline (same store, same tags) shows here at once
     this.disposables.push(onDidChangeFailureTags((id) => { if (!this.selfTagged && id === this.runId()) void this.push(this.mode.kind === 'figures'); }));
   }

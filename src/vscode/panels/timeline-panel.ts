@@ -2,7 +2,7 @@
 import * as vscode from 'vscode';
 import { annotationStoreOf } from '../../core/annotations/index.ts';
 import { findBenchmark } from '../../core/benchmarks/registry.ts';
-import { findTaxonomy, tagSteps, taxonomyCatalog, type FailureTagVerdict } from '../../core/failures/index.ts';
+import { FAILURE_CASE_TASK, findTaxonomy, tagSteps, taxonomyCatalog, type FailureCaseInput, type FailureTagVerdict } from '../../core/failures/index.ts';
 import { failureTagViews } from '../../core/ui/failure-tags.ts';
 import { timelineScoring } from '../../core/ui/outcomes.ts';
 import type { Suite } from '../../core/suites/types.ts';
@@ -41,18 +41,26 @@ export class TimelinePanel extends LoupePanel {
   private unsubscribe: (() => void) | undefined;
   private runStartMs = 0;
   private opts: { focusStep?: number; showHeatmap?: boolean } = {};
+  /** The failure case (a failed item) the timeline was opened for: tags made here are linked to it. */
+  private caseItemId: string | undefined;
 
   /** Shows the timeline of `runId` (creating the panel if needed). */
-  static async show(ctx: LoupeContext, runId: string, opts: { focusStep?: number; showHeatmap?: boolean; column?: vscode.ViewColumn } = {}): Promise<TimelinePanel> {
+  static async show(ctx: LoupeContext, runId: string, opts: { focusStep?: number; showHeatmap?: boolean; column?: vscode.ViewColumn; caseItemId?: string } = {}): Promise<TimelinePanel> {
     const existing = TimelinePanel.host.get(runId);
     if (existing) {
       existing.panel.reveal(opts.column);
+      if (opts.caseItemId && opts.caseItemId !== existing.caseItemId) {
+        existing.caseItemId = opts.caseItemId;
+        const failures = await existing.failures().catch(() => undefined);
+        if (failures) existing.rpc.notify(DidChangeFailureTagsNotification, { runId, failures });
+      }
       if (opts.focusStep !== undefined) existing.rpc.notify(FocusStepNotification, { index: opts.focusStep });
       return existing;
     }
     if (!await ctx.store().getRun(runId)) throw new Error(`No run ${runId} in the store ${ctx.storePath}`);
     const { panel } = TimelinePanel.host.show(ctx, runId, opts.column ?? vscode.ViewColumn.Active);
     panel.opts = opts; // read on the webview's ready handshake, which comes after this
+    panel.caseItemId = opts.caseItemId;
     return panel;
   }
 
@@ -78,6 +86,7 @@ export class TimelinePanel extends LoupePanel {
       const taxonomy = findTaxonomy(this.catalog(), p.taxonomy);
       const r = await tagSteps(annotationStoreOf(this.ctx.store()), this.ctx.store(), {
         taxonomy, classes: p.classes, severity: p.severity, note: p.note, annotator: currentAnnotator(), origin: 'timeline', runId: this.runId, from: p.from, to: p.to,
+        ...(this.caseItemId ? { caseItemId: this.caseItemId } : {}),
       });
       fireFailureTagsChanged(this.runId);
       return { failures: await this.failures(), message: `Tagged ${r.item.itemRef}: ${(r.annotation.verdict as FailureTagVerdict).classes.join(', ')} (${p.severity}).` };
@@ -122,8 +131,11 @@ export class TimelinePanel extends LoupePanel {
     const run = await this.ctx.store().getRun(this.runId);
     const cat = this.catalog();
     const own = run ? findBenchmark(run.suite)?.failureAnalysis?.taxonomy.id : undefined;
+    const item = this.caseItemId ? await annotationStoreOf(this.ctx.store()).getItem(this.caseItemId) : undefined;
+    const c = item?.task === FAILURE_CASE_TASK ? item.input as FailureCaseInput : undefined;
     return {
-      taxonomies: cat.taxonomies, taxonomy: own ?? cat.taxonomies[0]?.id ?? '', tags: await failureTagViews(annotationStoreOf(this.ctx.store()), this.runId),
+      ...(c ? { attached: { ref: c.ref, question: c.question, detail: c.detail } } : {}),
+      taxonomies: cat.taxonomies, taxonomy: (c?.taxonomy ?? own) ?? cat.taxonomies[0]?.id ?? '', tags: await failureTagViews(annotationStoreOf(this.ctx.store()), this.runId),
       annotator: currentAnnotator(), errors: cat.errors.map((e) => e.message),
     };
   }
