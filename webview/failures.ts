@@ -86,6 +86,7 @@ function renderHeader(): HTMLElement {
   return h('div', { class: 'fa-head' },
     h('h1', {}, r ? `${r.model} · ${r.blockId}` : 'Failure Analysis'),
     r ? h('span', { class: 'muted' }, `${r.suite} · run ${r.runId}`) : '',
+    r ? h('vscode-button', { id: 'open-timeline', secondary: true, title: 'Open this run\'s Trajectory Timeline at the selected step to tag there (key o)', onclick: () => openInTimeline() }, 'Open in Timeline') : '',
     h('span', { class: 'muted', id: 'annotator' }, `annotator ${state.annotator}`),
     h('span', { class: 'muted keys' }, 'l steps · r report · t tag · c verdict · f figures · o open in timeline'));
 }
@@ -301,6 +302,10 @@ function focusForm(): void {
   f?.focus();
 }
 
+function openInTimeline(): void {
+  void host.rpc.request(OpenInTimelineRequest, { step: cursor }).catch((e: unknown) => say(e instanceof Error ? e.message : String(e), true));
+}
+
 async function showFigures(): Promise<void> {
   try {
     apply(await host.rpc.request(ShowFailureFiguresRequest, {}));
@@ -340,7 +345,7 @@ function onKey(ev: KeyboardEvent): void {
   else if (ev.key === 'c') openCaseForm();
   else if (ev.key === 'x' && state.case) void host.rpc.request(SkipCaseRequest, { itemId: state.case.itemId }).then(apply, (e: unknown) => say(String(e), true));
   else if (ev.key === 'f') void showFigures();
-  else if (ev.key === 'o' && r) void host.rpc.request(OpenInTimelineRequest, { step: cursor }).catch((e: unknown) => say(e instanceof Error ? e.message : String(e), true));
+  else if (ev.key === 'o' && r) openInTimeline();
   else if (ev.key === 'Enter' && state.case && !form) openCaseForm();
   else if (r && (ev.key === 'ArrowDown' || ev.key === 'j' || ev.key === 'J' || ev.key === 'ArrowUp' || ev.key === 'k' || ev.key === 'K')) {
     const down = ev.key === 'ArrowDown' || ev.key === 'j' || ev.key === 'J';
