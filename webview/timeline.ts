@@ -3,6 +3,8 @@
  * a detail pane with the full message / arguments / observations (markdown via marked + DOMPurify), live
  * updates, and the tool-usage heatmap (tools × 20 bins of normalised progress, LongDA Figure 8) in Vega-Lite.
  * The list is virtualised: only rows in view are in the DOM.
+ * Keys (anywhere in the panel but a text field): ↑/↓ or j/k, Home/End, PageUp/PageDown move; Shift+↑/↓, J/K or
+ * Shift+click extend a step range; t (or "Tag failure…") tags the range as a failure (issue 19, `timeline-tags.ts`).
  */
 import '@vscode-elements/elements/dist/vscode-button/index.js';
 import '@vscode-elements/elements/dist/vscode-badge/index.js';
