@@ -139,7 +139,8 @@ export class MemoryRunStore implements RunStore {
     return r ? this.#public(r) : undefined;
   }
   async getStepSummaries(runId: string): Promise<StepSummaryRecord[]> {
-    return (await this.getSteps(runId)).map((s) => ({
+    const seqOf = new Map(this.#stepSeq.filter((x) => x.step.runId === runId).map((x) => [x.step.index, x.seq]));
+    return (await this.getSteps(runId)).map((s) => ({ seq: seqOf.get(s.index) ?? 0,
       runId, index: s.index, startedAt: s.startedAt, latencyMs: s.latencyMs, toolMs: s.toolMs, usage: s.usage ? { input: s.usage.input, output: s.usage.output } : null,
       content: (s.assistant.content ?? '').slice(0, 400), toolNames: s.toolCalls.map((c) => c.name), anyError: s.toolCalls.some((c) => c.isError), firstArguments: s.toolCalls[0]?.argumentsText ?? null,
     }));
@@ -182,8 +183,8 @@ export class MemoryRunStore implements RunStore {
   async getEventsOf(ids: string[], kind?: string): Promise<Map<string, RunEventRecord[]>> {
     return new Map(await Promise.all(ids.map(async (id) => [id, (await this.getEvents(id)).filter((e) => kind === undefined || e.kind === kind)] as const)));
   }
-  subscribeSteps(onStep: (s: StepRecord) => void, o: { runId?: string; intervalMs?: number; fromStart?: boolean } = {}): () => void {
-    let last = o.fromStart ? 0 : this.#seq;
+  subscribeSteps(onStep: (s: StepRecord) => void, o: { runId?: string; intervalMs?: number; fromStart?: boolean; afterSeq?: number } = {}): () => void {
+    let last = o.afterSeq ?? (o.fromStart ? 0 : this.#seq);
     const t = setInterval(() => {
       for (const x of this.#stepSeq.filter((y) => y.seq > last && (!o.runId || y.step.runId === o.runId))) {
         last = x.seq;

@@ -13,7 +13,7 @@
  *   design (demographics) file.
  * Env: DOCS_PERF_PARTS=cold,warm,latency,quality,question (default all).
  */
-import { spawnSync } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -24,6 +24,7 @@ import { repoRoot, sharedData } from '../helpers/shared.ts';
 import { surveyCatalog } from '../../src/core/docs/survey-catalog.ts';
 import { QuestionRetriever } from '../../src/core/docs/question.ts';
 import { evaluateRetrieval, loadRetrievalLabels } from '../../src/core/docs/retrieval-eval.ts';
+import { verdict } from './verdict.ts';
 
 const parts = new Set((process.env.DOCS_PERF_PARTS ?? 'cold,warm,latency,quality,question').split(','));
 const bench = sharedData('longda', 'benchmark');
@@ -36,37 +37,64 @@ const pct = (xs: number[], p: number) => {
   return s[Math.min(s.length - 1, Math.floor((p / 100) * s.length))] ?? NaN;
 };
 const round = (x: number, d = 2) => Number(x.toFixed(d));
-
+/** Extraction worker counts the cold part measures (`loupe index --workers N`; the CLI's default is 1); COLD_WORKERS overrides. */
+const COLD_WORKER_COUNTS = '1,2';
 if (parts.has('cold')) {
-  const pdfs = files.filter((f) => f.toLowerCase().endsWith('.pdf'));
-  // baseline: poppler's pdftotext on the same PDFs, one after the other; wall time and CPU time
-  const t = performance.now();
-  const tm = spawnSync('bash', ['-c', `TIMEFORMAT='%U %S'; time (for f in "$@"; do pdftotext -q "$f" - >/dev/null; done)`, '_', ...pdfs.map((f) => join(bench, f))], { encoding: 'utf8' });
-  const pdftotextMs = performance.now() - t;
-  if (tm.status !== 0) throw new Error(`pdftotext baseline failed: ${tm.stderr}`);
-  const [pu, ps] = (tm.stderr.trim().split('\n').at(-1) ?? '').split(' ').map(Number);
-  const pdftotextCpuS = (pu ?? NaN) + (ps ?? NaN);
-  const runs: Record<string, unknown> = {};
-  for (const workers of [1, 2]) {
-    rmSync(cache, { recursive: true, force: true });
-    const child = spawnSync(process.execPath, ['--disable-warning=MODULE_TYPELESS_PACKAGE_JSON', join(repoRoot, 'test', 'perf', 'docs-cold.child.ts'), bench, cache, String(workers)], {
-      encoding: 'utf8',
-      maxBuffer: 1 << 26,
-    });
-    if (child.status !== 0) throw new Error(`cold build failed: ${child.stderr}`);
-    const r = JSON.parse(child.stdout.trim().split('\n').at(-1)!) as { ms: number; cpuS: number; peakRssMB: number; skipped: unknown[] };
-    runs[`extractWorkers=${workers}`] = { ...r, skipped: r.skipped.length, ratioVsPdftotextWall: round(r.ms / pdftotextMs), ratioVsPdftotextCpu: round(r.cpuS / pdftotextCpuS) };
-    if (workers === 2) runs.skippedFiles = r.skipped;
+  // P1 (issue 23): what a user waits for — the shipped CLI (dist/cli.js) building the index of every LongDA doc from an
+  // empty cache, process start to exit — vs poppler's pdftotext over the same PDFs with the same parallelism (N
+  // workers ↔ N pdftotext processes at a time). Baseline and subject alternate, COLD_ROUNDS pairs per N; medians.
+  if (process.env.LOUPE_PERF_NO_BUILD !== '1') {
+    const b = spawnSync(process.execPath, ['esbuild.js'], { cwd: repoRoot, encoding: 'utf8' });
+    if (b.status !== 0) throw new Error(`build failed:\n${b.stdout}\n${b.stderr}`);
   }
-  report.cold = {
-    pdfs: pdfs.length,
-    pdftotextMs: Math.round(pdftotextMs),
-    pdftotextCpuS: round(pdftotextCpuS),
-    ...runs,
-    goalRatio: 3,
-    goalPeakRssMB: 600,
-    loadAverage: loadavg().map((x) => round(x, 1)),
-  };
+  const cli = join(repoRoot, 'dist', 'cli.js');
+  const pdfs = files.filter((f) => f.toLowerCase().endsWith('.pdf')).map((f) => join(bench, f));
+  const rounds = Number(process.env.COLD_ROUNDS ?? 3);
+  const workerCounts = (process.env.COLD_WORKERS ?? `${COLD_WORKER_COUNTS}`).split(',').map(Number);
+  /** Runs `cmd` as a child; resolves with wall ms and the child's CPU s (user+sys, children included via bash time). */
+  const timed = (cmd: string[], env: NodeJS.ProcessEnv = process.env) => new Promise<{ ms: number; cpuS: number; out: string }>((resolve, reject) => {
+    const t = performance.now();
+    const c = spawn('bash', ['-c', `TIMEFORMAT='%U %S'; time "$@" 2>&3`, '_', ...cmd], { env, stdio: ['ignore', 'pipe', 'pipe', 'pipe'] });
+    let out = '';
+    let err = '';
+    let tm = '';
+    c.stdout!.on('data', (d: Buffer) => (out += d.toString()));
+    c.stdio[3]!.on('data', (d: Buffer) => (err += d.toString()));
+    c.stderr!.on('data', (d: Buffer) => (tm += d.toString()));
+    c.on('exit', (code) => {
+      const ms = performance.now() - t;
+      if (code !== 0) return reject(new Error(`${cmd.slice(0, 3).join(' ')} failed (${code}): ${err.slice(-2000)}`));
+      const [u, s2] = (tm.trim().split('\n').at(-1) ?? '').split(' ').map(Number);
+      resolve({ ms, cpuS: (u ?? NaN) + (s2 ?? NaN), out });
+    });
+  });
+  const cold: Record<string, unknown> = { pdfs: pdfs.length, rounds, goalRatio: 3 };
+  for (const workers of workerCounts) {
+    const base: { ms: number; cpuS: number }[] = [];
+    const subj: { ms: number; cpuS: number; peakRssMB?: number; chunks?: number }[] = [];
+    let skipped: unknown[] = [];
+    for (let r = 0; r < rounds; r++) {
+      // baseline: N pdftotext processes at a time over the same PDFs (xargs -P N), text thrown away
+      base.push(await timed(['bash', '-c', `printf '%s\\0' "$@" | xargs -0 -n 1 -P ${workers} sh -c 'pdftotext -q "$0" - >/dev/null'`, '_', ...pdfs]));
+      rmSync(cache, { recursive: true, force: true });
+      const s = await timed([process.execPath, cli, 'index', '--root', bench, '--suite', 'longda', '--cache', cache, '--workers', String(workers), '--json']);
+      const rep = JSON.parse(s.out) as { chunks: number; skipped: unknown[] };
+      skipped = rep.skipped;
+      subj.push({ ms: s.ms, cpuS: s.cpuS, chunks: rep.chunks });
+    }
+    const m = (xs: number[]) => pct(xs, 50);
+    const ms = m(subj.map((x) => x.ms));
+    const baseMs = m(base.map((x) => x.ms));
+    const ratio = ms / baseMs;
+    verdict(`P1 cold index of all shared LongDA docs, shipped CLI \`loupe index --workers ${workers}\` (${subj[0]?.chunks} chunks) vs pdftotext ×${workers} parallel over the ${pdfs.length} PDFs (median of ${rounds} alternating pairs)`,
+      `≤ 3× pdftotext`, `${(ms / 1000).toFixed(2)} s`, `${(baseMs / 1000).toFixed(2)} s`, ratio, ratio <= 3);
+    cold[`workers=${workers}`] = {
+      ms: subj.map((x) => Math.round(x.ms)), cpuS: subj.map((x) => round(x.cpuS)), pdftotextMs: base.map((x) => Math.round(x.ms)), pdftotextCpuS: base.map((x) => round(x.cpuS)),
+      ratio: round(ratio), ratioCpu: round(m(subj.map((x) => x.cpuS)) / m(base.map((x) => x.cpuS))), skipped: skipped.length,
+    };
+  }
+  cold.loadAverage = loadavg().map((x) => round(x, 1));
+  report.cold = cold;
 }
 
 async function openBuilt(subset = files): Promise<DocIndex> {
@@ -100,47 +128,82 @@ if (parts.has('warm')) {
 type Row = { survey: string; source: string; internal_id: string; query: string; additional_info: string };
 const rows = parse(readFileSync(join(bench, 'benchmark.csv')), { columns: true, skip_empty_lines: true }) as Row[];
 
-if (parts.has('latency')) {
+/**
+ * One latency sample in a fresh process (argv: latency-child MODE): open the index (built, nothing changed), then
+ * every query once in this order — the first pass after opening, postings read on first use — then a second pass.
+ * Prints { openMs, first: ms[], second: ms[] }.
+ */
+async function latencyChild(mode: SearchMode): Promise<void> {
+  const queries = latencyQueries();
+  const t0 = performance.now();
   const idx = await openBuilt();
-  const queries = [...rows.map((r) => r.query), ...['WTMEC2YR', 'RIDAGEYR', 'body mass index', 'poverty', 'replicate weights', 'sample design']];
-  const out: Record<string, unknown> = { queries: queries.length };
-  // Each query runs REPEAT times: `first` is the first run's wall time, `best` the fastest run (what
-  // the code costs when the shared machine does not preempt it), `cpu` the CPU time of the fastest.
-  const REPEAT = 5;
-  for (const mode of ['bm25', 'longta', 'keyword'] as SearchMode[]) {
-    for (const q of queries.slice(0, 20)) idx.search(q, { mode, top: 10 }); // warm the postings cache like a session would
-    const first: number[] = [];
-    const best: number[] = [];
-    for (const q of queries) {
-      let b = Infinity;
-      for (let i = 0; i < (mode === 'keyword' ? 2 : REPEAT); i++) {
-        const t = performance.now();
-        idx.search(q, { mode, top: 10 });
-        const dt = performance.now() - t;
-        if (i === 0) first.push(dt);
-        b = Math.min(b, dt);
-      }
-      best.push(b);
+  const openMs = performance.now() - t0;
+  // wall time per query, and the process's CPU time (what the search costs when the shared machine does not preempt it)
+  const cpu: number[][] = [[], []];
+  const pass = (k: number) => queries.map((q) => {
+    const c = threadCpuUs();
+    const t = performance.now();
+    idx.search(q, { mode, top: 10 });
+    const dt = performance.now() - t;
+    cpu[k]!.push((threadCpuUs() - c) / 1000);
+    return dt;
+  });
+  const first = pass(0);
+  const second = pass(1);
+  idx.close();
+  console.log(JSON.stringify({ openMs, first, second, firstCpu: cpu[0], secondCpu: cpu[1] }));
+}
+
+/** CPU time of this process in µs (user + system, all threads: V8's helpers too). */
+function threadCpuUs(): number {
+  const u = process.cpuUsage();
+  return u.user + u.system;
+}
+
+/** The latency queries: every LongDA question, then a few keywords. */
+function latencyQueries(): string[] {
+  return [...rows.map((r) => r.query), ...['WTMEC2YR', 'RIDAGEYR', 'body mass index', 'poverty', 'replicate weights', 'sample design']];
+}
+
+if (process.env.DOCS_PERF_CHILD === 'latency') {
+  await latencyChild(process.argv[2] as SearchMode);
+  process.exit(0);
+}
+
+if (parts.has('latency')) {
+  // Search p95 in-process, first pass after opening the index included (issue 23): each sample is a fresh process
+  // that opens the built index and runs every query once (first pass) and again (second pass); BM25 and LongTA
+  // samples alternate, LAT_ROUNDS of each; the gate is the median over samples of the first pass's p95. The second
+  // pass (warm postings) is printed as the reference.
+  (await openBuilt()).close(); // the index exists (cold build not timed here)
+  const rounds = Number(process.env.LAT_ROUNDS ?? 3);
+  const out: Record<string, unknown> = { queries: latencyQueries().length, rounds, goalP95Ms: 2 };
+  const samples: Record<string, { openMs: number; first: number[]; second: number[]; firstCpu: number[]; secondCpu: number[] }[]> = { bm25: [], longta: [] };
+  for (let r = 0; r < rounds; r++) {
+    for (const mode of ['bm25', 'longta'] as const) {
+      const c = spawnSync(process.execPath, ['--disable-warning=MODULE_TYPELESS_PACKAGE_JSON', join(repoRoot, 'test', 'perf', 'docs.perf.ts'), mode], {
+        encoding: 'utf8', maxBuffer: 1 << 26, env: { ...process.env, DOCS_PERF_CHILD: 'latency', DOCS_PERF_CACHE: cache, DOCS_PERF_PARTS: 'none' },
+      });
+      if (c.status !== 0) throw new Error(`latency child failed: ${c.stderr}`);
+      samples[mode]!.push(JSON.parse(c.stdout.trim().split('\n').at(-1)!));
     }
+  }
+  for (const [mode, ss] of Object.entries(samples)) {
+    const m = (xs: number[]) => pct(xs, 50);
+    const firstP95 = m(ss.map((s) => pct(s.first, 95)));
+    const secondP95 = m(ss.map((s) => pct(s.second, 95)));
+    verdict(`search p95, ${mode}, in-process, first pass after opening the index (${latencyQueries().length} queries, fresh process, median of ${rounds})`,
+      '≤ 2 ms', `${firstP95.toFixed(3)} ms`, `${secondP95.toFixed(3)} ms (second pass)`, firstP95 / 2, firstP95 <= 2);
+    console.log(`  process CPU time per query, p95: first pass ${m(ss.map((s) => pct(s.firstCpu, 95))).toFixed(3)} ms · second pass ${m(ss.map((s) => pct(s.secondCpu, 95))).toFixed(3)} ms (includes V8's GC and compiler threads)`);
     out[mode] = {
-      first: { p50Ms: round(pct(first, 50), 3), p95Ms: round(pct(first, 95), 3) },
-      best: { p50Ms: round(pct(best, 50), 3), p95Ms: round(pct(best, 95), 3) },
+      firstPass: { p50Ms: round(m(ss.map((s) => pct(s.first, 50))), 3), p95Ms: round(firstP95, 3), maxMs: round(m(ss.map((s) => Math.max(...s.first))), 3) },
+      secondPass: { p50Ms: round(m(ss.map((s) => pct(s.second, 50))), 3), p95Ms: round(secondP95, 3) },
+      cpuTime: { firstPassP95Ms: round(m(ss.map((s) => pct(s.firstCpu, 95))), 3), secondPassP95Ms: round(m(ss.map((s) => pct(s.secondCpu, 95))), 3) },
+      openMs: round(m(ss.map((s) => s.openMs)), 1),
     };
   }
-  const cold = await openDocIndex({ root: bench, cacheDir: cache, files });
-  await cold.build();
-  const ts: number[] = [];
-  for (const q of queries) {
-    const t = performance.now();
-    cold.search(q, { mode: 'bm25', top: 10 });
-    ts.push(performance.now() - t);
-  }
-  cold.close();
-  out.bm25FirstTouch = { p50Ms: round(pct(ts, 50), 3), p95Ms: round(pct(ts, 95), 3), note: 'fresh process state: postings read from SQLite on first use' };
-  out.chunks = { bm25: idx.report().chunks };
-  out.goalP95Ms = 2;
+  out.loadAverage = loadavg().map((x) => round(x, 1));
   report.latency = out;
-  idx.close();
 }
 
 /** First k distinct files of a ranked hit list. */

@@ -10,6 +10,7 @@ import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { PythonKernel, findBubblewrap } from '../../src/core/kernel/index.ts';
 import { findPython } from '../../src/core/env/doctor.ts';
+import { verdict } from './verdict.ts';
 
 const N = 300;
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
@@ -57,10 +58,10 @@ try {
   const fmt = (x: number) => x.toFixed(3);
   console.log(`kernel.perf: ${N} round trips each, python ${python}`);
   console.log(`  baseline raw stdio echo        median ${fmt(median(base))} ms  p95 ${fmt(p95(base))} ms`);
-  console.log(`  kernel 1+1 (sandbox off)       median ${fmt(median(off.times))} ms  p95 ${fmt(p95(off.times))} ms  ratio ${(median(off.times) / median(base)).toFixed(2)}x  start ${off.start.toFixed(0)} ms  goal ≤ 5 ms: ${median(off.times) <= 5 ? 'MET' : 'MISSED'}`);
+  verdict(`  kernel 1+1 round trip (sandbox off; p95 ${fmt(p95(off.times))} ms, start ${off.start.toFixed(0)} ms)`, '≤ 5 ms median', `${fmt(median(off.times))} ms`, `raw stdio echo ${fmt(median(base))} ms`, median(off.times) / median(base), median(off.times) <= 5);
   if (findBubblewrap()) {
     const bw = await kernelRoundTrips(python, 'bubblewrap', cwd);
-    console.log(`  kernel 1+1 (bubblewrap)        median ${fmt(median(bw.times))} ms  p95 ${fmt(p95(bw.times))} ms  ratio ${(median(bw.times) / median(base)).toFixed(2)}x  start ${bw.start.toFixed(0)} ms  goal ≤ 5 ms: ${median(bw.times) <= 5 ? 'MET' : 'MISSED'}`);
+    verdict(`  kernel 1+1 round trip (bubblewrap; p95 ${fmt(p95(bw.times))} ms, start ${bw.start.toFixed(0)} ms)`, '≤ 5 ms median', `${fmt(median(bw.times))} ms`, `raw stdio echo ${fmt(median(base))} ms`, median(bw.times) / median(base), median(bw.times) <= 5);
   } else {
     console.log('  bubblewrap not installed: sandboxed round trip not measured');
   }

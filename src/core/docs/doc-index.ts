@@ -82,6 +82,8 @@ interface Ranker {
   cEnd: Int32Array;
   cLen: Int32Array;
   postings: Map<string, { ids: Int32Array; tfs: Uint16Array } | null>;
+  /** per chunk: rank_bm25's length normalisation k1·(1 − b + b·len/avgdl) at the whole ranker's avgdl, made on first search. */
+  norm?: Float64Array;
 }
 
 interface FileRow {
@@ -112,12 +114,15 @@ function toPosix(p: string): string {
   return p.split(sep).join('/');
 }
 
+// A blob read from SQLite is a fresh Buffer nobody else writes: view it in place when aligned, copy otherwise.
 function bufToInt32(b: Buffer): Int32Array {
+  if (b.byteOffset % 4 === 0) return new Int32Array(b.buffer, b.byteOffset, b.byteLength >> 2);
   const copy = new Uint8Array(b.byteLength);
   copy.set(b);
   return new Int32Array(copy.buffer);
 }
 function bufToUint16(b: Buffer): Uint16Array {
+  if (b.byteOffset % 2 === 0) return new Uint16Array(b.buffer, b.byteOffset, b.byteLength >> 1);
   const copy = new Uint8Array(b.byteLength);
   copy.set(b);
   return new Uint16Array(copy.buffer);
@@ -178,6 +183,8 @@ class DocIndexImpl implements DocIndex {
   private unitCache = new Map<string, string[]>();
   private unitLru: string[] = [];
   private scratch = new Float64Array(0);
+  /** Chunk ids a search touched (scratch, as long as `scratch`). */
+  private touchedBuf = new Int32Array(0);
   private phases: Record<string, number> | undefined;
   /** keyword search: per content hash, the lowercased units joined by "\n" and each unit's start offset */
   private lowerCache = new Map<string, { text: string; starts: Int32Array }>();
@@ -291,6 +298,7 @@ class DocIndexImpl implements DocIndex {
       if (!isCorruptError(e)) throw e;
       this.discardCorrupt();
       this.db = this.connect();
+      this.stmts = undefined;
       this.rankers.clear();
       return fn();
     }
@@ -629,9 +637,19 @@ class DocIndexImpl implements DocIndex {
     return r;
   }
 
+  /** Statements of the search path, prepared once per connection (a prepare costs more than the read itself). */
+  private stmts: { postings: Database.Statement<[number, string], { ids: Buffer; tfs: Buffer }>; unit: Database.Statement<[string, number], { text: string }> } | undefined;
+  private get searchStmts(): NonNullable<DocIndexImpl['stmts']> {
+    return (this.stmts ??= {
+      postings: this.db.prepare<[number, string], { ids: Buffer; tfs: Buffer }>('SELECT ids, tfs FROM postings WHERE ranker = ? AND term = ?'),
+      unit: this.db.prepare<[string, number], { text: string }>('SELECT text FROM units WHERE hash = ? AND idx = ?'),
+    });
+  }
+
   private postingsOf(r: Ranker, term: string): { ids: Int32Array; tfs: Uint16Array } | null {
-    if (r.postings.has(term)) return r.postings.get(term)!;
-    const row = this.db.prepare<[number, string], { ids: Buffer; tfs: Buffer }>('SELECT ids, tfs FROM postings WHERE ranker = ? AND term = ?').get(r.id, term);
+    const hit = r.postings.get(term);
+    if (hit !== undefined) return hit;
+    const row = this.searchStmts.postings.get(r.id, term);
     const p = row ? { ids: bufToInt32(row.ids), tfs: bufToUint16(row.tfs) } : null;
     if (r.postings.size > 20000) r.postings.clear();
     r.postings.set(term, p);
@@ -684,7 +702,7 @@ class DocIndexImpl implements DocIndex {
   private unitText(hash: string, idx: number): string {
     const cached = this.unitCache.get(hash);
     if (cached) return cached[idx] ?? '';
-    return this.db.prepare<[string, number], { text: string }>('SELECT text FROM units WHERE hash = ? AND idx = ?').get(hash, idx)?.text ?? '';
+    return this.searchStmts.unit.get(hash, idx)?.text ?? '';
   }
 
   /** Files (relative) visible under the index allowlist and an optional per-call scope. */
@@ -901,11 +919,23 @@ class DocIndexImpl implements DocIndex {
       }
     }
     if (n === 0) return [];
-    if (this.scratch.length < r.n) this.scratch = new Float64Array(r.n);
+    if (this.scratch.length < r.n) {
+      this.scratch = new Float64Array(r.n);
+      this.touchedBuf = new Int32Array(r.n);
+    }
     const scores = this.scratch;
-    const touched: number[] = [];
+    const touchedBuf = this.touchedBuf;
+    let nTouched = 0;
     const inCorpus = (id: number) => id >= lo && id < hi && (!mask || mask[r.cFile[id]!] === 1);
     const { k1, b } = RANK_BM25_DEFAULTS;
+    // k1·(1 − b + b·len/avgdl) per chunk: the same doubles as computed inline, made once per ranker
+    let norm = avgdl === r.avgdl ? r.norm : undefined;
+    if (!norm) {
+      norm = new Float64Array(r.n);
+      for (let id = 0; id < r.n; id++) norm[id] = k1 * (1 - b + (b * r.cLen[id]!) / avgdl);
+      if (avgdl === r.avgdl) r.norm = norm;
+    }
+    const num = k1 + 1;
     for (const { term: t, weight } of terms) {
       const p = this.postingsOf(r, t);
       if (!p) continue;
@@ -924,15 +954,20 @@ class DocIndexImpl implements DocIndex {
       // default mode: the always-positive idf ln(1 + (N − df + 0.5)/(df + 0.5)) (Lucene's variant)
       const idf = weight * (mode === 'bm25' ? Math.log(1 + (r.n - df + 0.5) / (df + 0.5)) : okapiIdf(n, df, averageIdf));
       if (idf === 0) continue;
+      const ids = p.ids;
+      const tfs = p.tfs;
+      const cFile = r.cFile;
       for (let i = from; i < to; i++) {
-        const id = p.ids[i]!;
-        if (mask && mask[r.cFile[id]!] !== 1) continue;
-        const f = p.tfs[i]!;
-        if (scores[id] === 0) touched.push(id);
-        scores[id]! += (idf * (f * (k1 + 1))) / (f + k1 * (1 - b + (b * r.cLen[id]!) / avgdl));
-        if (scores[id] === 0) scores[id] = Number.MIN_VALUE; // keep "touched" bookkeeping exact
+        const id = ids[i]!;
+        if (mask && mask[cFile[id]!] !== 1) continue;
+        const f = tfs[i]!;
+        const before = scores[id]!;
+        if (before === 0) touchedBuf[nTouched++] = id;
+        const after = before + (idf * (f * num)) / (f + norm[id]!);
+        scores[id] = after === 0 ? Number.MIN_VALUE : after; // keep "touched" bookkeeping exact
       }
     }
+    const touched = touchedBuf.subarray(0, nTouched);
     // top k: score desc; ties by chunk id desc (numpy argsort reversed), as rank_bm25's get_top_n
     const better = (a: number, b2: number) => scores[a]! > scores[b2]! || (scores[a] === scores[b2] && a > b2);
     let top = topK(touched, mode === 'bm25' ? k * 4 + 16 : k, better, mode === 'bm25' ? (id) => scores[id]! > 0 : undefined);
@@ -949,7 +984,7 @@ class DocIndexImpl implements DocIndex {
     if (mode === 'longta' && top.length < k) {
       // rank_bm25 returns k chunks even when fewer have a positive score: the rest in argsort order
       const picked = new Set(top);
-      const negatives = touched.filter((id) => scores[id]! < 0).sort((a, b2) => (better(a, b2) ? -1 : 1));
+      const negatives = [...touched].filter((id) => scores[id]! < 0).sort((a, b2) => (better(a, b2) ? -1 : 1));
       top = top.filter((id) => scores[id]! >= 0);
       for (let id = hi - 1; id >= lo && top.length < k; id--) {
         if (picked.has(id) || !inCorpus(id)) continue;
@@ -993,7 +1028,7 @@ class DocIndexImpl implements DocIndex {
  * The k best ids by `better` (a strict order), best first, using a size-k binary min-heap: O(n log k).
  * @param keep optional filter applied before ranking.
  */
-function topK(ids: readonly number[], k: number, better: (a: number, b: number) => boolean, keep?: (id: number) => boolean): number[] {
+function topK(ids: ArrayLike<number>, k: number, better: (a: number, b: number) => boolean, keep?: (id: number) => boolean): number[] {
   const heap: number[] = []; // heap[0] is the worst of the kept ones
   const worse = (a: number, b: number) => better(b, a);
   const up = (i: number) => {
@@ -1017,7 +1052,8 @@ function topK(ids: readonly number[], k: number, better: (a: number, b: number) 
     }
   };
   if (k <= 0) return [];
-  for (const id of ids) {
+  for (let j = 0; j < ids.length; j++) {
+    const id = ids[j]!;
     if (keep && !keep(id)) continue;
     if (heap.length < k) {
       heap.push(id);

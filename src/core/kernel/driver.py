@@ -17,6 +17,8 @@ Configuration comes from environment variables read once at start (and removed f
                            SIGXFSZ is ignored so a write past it fails with OSError EFBIG
   LOUPE_KERNEL_ALLOWLIST   JSON list of import patterns for user code ("pkg" or "pkg.*"), absent = all
   LOUPE_KERNEL_MAX_OUTPUT  max characters kept per stream per cell (head + tail), default 1,000,000
+  LOUPE_KERNEL_PRELOAD     JSON list of modules imported after "ready", before the first request is read (their
+                           import cost is paid while the host's model thinks; a failing import is ignored)
 
 Execution is IPython-like: all statements run, a trailing expression is evaluated and its repr
 returned; a DataFrame result also yields html/text tables; open matplotlib figures are rendered to
@@ -110,6 +112,7 @@ def _send(obj):
 # ---- configuration ----
 _MEMORY_MB = int(os.environ.pop("LOUPE_KERNEL_MEMORY_MB", "0") or "0")
 _ALLOW_RAW = os.environ.pop("LOUPE_KERNEL_ALLOWLIST", "")
+_PRELOAD_RAW = os.environ.pop("LOUPE_KERNEL_PRELOAD", "")
 _MAX_OUTPUT = int(os.environ.pop("LOUPE_KERNEL_MAX_OUTPUT", "1000000") or "1000000")
 _MAX_REPR = 200_000
 
@@ -568,6 +571,14 @@ def main():
     signal.signal(signal.SIGINT, signal.default_int_handler)
     threading.Thread(target=_reader, name="loupe-reader", daemon=True).start()
     _send({"type": "ready", "python": sys.version.split()[0], "pid": os.getpid()})
+    # Modules the cells will import anyway (pandas: ~0.5 s), imported now, while the model writes the first cell
+    # (issue 23). Requests wait in the queue meanwhile; an interrupt is ignored (not busy). Not user code: the
+    # allowlist does not apply, and nothing is bound in the cells' namespace.
+    for name in json.loads(_PRELOAD_RAW) if _PRELOAD_RAW else []:
+        try:
+            __import__(name)
+        except BaseException:  # noqa: B036 - a broken optional module must not stop the kernel
+            pass
     while True:
         req = None
         answered = [False]

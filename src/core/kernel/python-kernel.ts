@@ -69,6 +69,12 @@ export interface KernelOptions {
   tmpSizeMb?: number;
   /** Import allowlist for agent code (`pkg` or `pkg.*`); undefined = anything installed. */
   importAllowlist?: readonly string[];
+  /**
+   * Modules the driver imports right after it is ready, before it reads the first cell (e.g. `pandas`, ~0.5 s): the
+   * cost is paid while the model writes that cell instead of in it (issue 23). A module that fails to import is
+   * skipped; the cells still `import` it themselves.
+   */
+  preloadModules?: readonly string[];
   /** Code run at start and after each restart (e.g. BLADE loads `df`). A failing preamble fails start(). */
   preamble?: string;
   /** Grace period after an interrupt before the process is killed and restarted (ms, default 2,000). */
@@ -509,6 +515,7 @@ export class PythonKernel {
     if (sandboxed) env.LOUPE_KERNEL_MAX_PROCS = String(this.#opts.maxProcesses ?? 256);
     if (sandboxed) env.LOUPE_KERNEL_OWN_PIDNS = '1';
     if (this.#opts.importAllowlist) env.LOUPE_KERNEL_ALLOWLIST = JSON.stringify(this.#opts.importAllowlist);
+    if (this.#opts.preloadModules?.length) env.LOUPE_KERNEL_PRELOAD = JSON.stringify(this.#opts.preloadModules);
     return { ...env, ...(this.#opts.env ?? {}) };
   }
 

@@ -16,6 +16,7 @@ import type { Migration } from './migrations.ts';
 import type { AnswerRecord, InterventionRecord, KernelCellRecord, RunEventRecord, RunRecord, StepRecord } from './records.ts';
 import type {
   ArtefactRows, CellQuery, JudgementRows, NewIntervention, NewRun, RunFilter, RunLeaseHolder, RunLeaseResult, RunPatch, RunStore, ScoreRows, StepEffects, StepSummaryRecord,
+  SubscribeStepsOptions,
 } from './types.ts';
 
 type Row = Record<string, unknown>;
@@ -485,19 +486,19 @@ export class PgRunStore implements RunStore {
    * `\u0000` escape (which PostgreSQL's json operators cannot turn into text) is dropped before parsing.
    */
   async getStepSummaries(runId: string): Promise<StepSummaryRecord[]> {
-    const rows = await this.#q(`SELECT idx, started_at, latency_ms, tool_ms, tokens_input, tokens_output, tokens_known,
+    const rows = await this.#q(`SELECT idx, seq, started_at, latency_ms, tool_ms, tokens_input, tokens_output, tokens_known,
         substr(a ->> 'content', 1, 400) AS content,
         (SELECT COALESCE(json_agg(e ->> 'name'), '[]'::json)::text FROM json_array_elements(t) e) AS names,
         (SELECT count(*)::int FROM json_array_elements(t) e WHERE (e ->> 'isError') = 'true') AS errors,
         t -> 0 ->> 'argumentsText' AS first_args
-      FROM (SELECT idx, started_at, latency_ms, tool_ms, tokens_input, tokens_output, tokens_known,
+      FROM (SELECT idx, seq, started_at, latency_ms, tool_ms, tokens_input, tokens_output, tokens_known,
               replace(assistant, '\\u0000', '')::json AS a, replace(tool_calls, '\\u0000', '')::json AS t
             FROM steps WHERE run_id = $1) s ORDER BY idx`, [runId]);
     return rows.map((r) => ({
       runId, index: r.idx as number, startedAt: r.started_at as string, latencyMs: r.latency_ms as number, toolMs: r.tool_ms as number,
       usage: r.tokens_known === 0 ? null : { input: r.tokens_input as number, output: r.tokens_output as number },
       content: (r.content as string | null) ?? '', toolNames: JSON.parse((r.names as string | null) ?? '[]') as string[],
-      anyError: (r.errors as number) > 0, firstArguments: typeof r.first_args === 'string' ? r.first_args : null,
+      anyError: (r.errors as number) > 0, firstArguments: typeof r.first_args === 'string' ? r.first_args : null, seq: Number(r.seq),
     }));
   }
 
@@ -586,8 +587,8 @@ export class PgRunStore implements RunStore {
    * Calls `onStep` for every step committed after now (by any process or machine writing the database), polling
    * every `intervalMs` (default 250); a failed poll (server restarting) is retried on the next tick.
    */
-  subscribeSteps(onStep: (s: StepRecord) => void, opts: { runId?: string; intervalMs?: number; fromStart?: boolean } = {}): () => void {
-    let last: number | undefined = opts.fromStart ? 0 : undefined;
+  subscribeSteps(onStep: (s: StepRecord) => void, opts: SubscribeStepsOptions = {}): () => void {
+    let last: number | undefined = opts.afterSeq ?? (opts.fromStart ? 0 : undefined);
     let busy = false;
     let stopped = false;
     const tick = async () => {
@@ -610,7 +611,7 @@ export class PgRunStore implements RunStore {
         busy = false;
       }
     };
-    if (!opts.fromStart) void tick();
+    if (last === undefined) void tick();
     const timer = setInterval(() => void tick(), opts.intervalMs ?? 250);
     timer.unref?.();
     const stop = () => {

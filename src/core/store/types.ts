@@ -45,6 +45,14 @@ export interface RunFilter {
   limit?: number;
 }
 
+/** Options of {@link RunStore.subscribeSteps}. */
+export interface SubscribeStepsOptions {
+  runId?: string;
+  intervalMs?: number;
+  fromStart?: boolean;
+  afterSeq?: number;
+}
+
 /** A step without its texts (see {@link RunStore.getStepSummaries}). */
 export interface StepSummaryRecord {
   runId: string;
@@ -60,6 +68,8 @@ export interface StepSummaryRecord {
   anyError: boolean;
   /** The first tool call's arguments (null when none, or kept as a blob). */
   firstArguments: string | null;
+  /** The step's place in the store's global commit order (pass the largest to `subscribeSteps` as `afterSeq`). */
+  seq: number;
 }
 
 /** Who holds a run's lease. */
@@ -241,9 +251,11 @@ export interface RunStore {
   getEventsOf(runIds: string[], kind?: string): Promise<Map<string, RunEventRecord[]>>;
   /**
    * Calls `onStep` for every step committed after now (by any process writing the store), polling every
-   * `intervalMs` (default 250). Returns an unsubscribe function.
+   * `intervalMs` (default 250). `fromStart` delivers every stored step first; `afterSeq` every step committed after
+   * the one of that `seq` (a {@link StepSummaryRecord}'s), so a reader that listed the summaries misses none and
+   * reads none twice. Returns an unsubscribe function.
    */
-  subscribeSteps(onStep: (s: StepRecord) => void, opts?: { runId?: string; intervalMs?: number; fromStart?: boolean }): () => void;
+  subscribeSteps(onStep: (s: StepRecord) => void, opts?: SubscribeStepsOptions): () => void;
   /** Deletes a run and everything recorded with it; the run folder on disk is the caller's. Returns whether one was deleted. */
   deleteRun(id: string): Promise<boolean>;
 

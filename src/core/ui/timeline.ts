@@ -6,7 +6,7 @@
 import type { TimelineHeatmap, TimelineRun, TimelineStep } from '../../protocol/timeline.ts';
 import { toolUsageHeatmap } from '../benchmarks/longda/eval.ts';
 import type { RunRecord, StepRecord } from '../agent/types.ts';
-import type { StepSummaryRecord } from '../store/run-store.ts';
+import type { RunStore, StepSummaryRecord } from '../store/run-store.ts';
 
 /** How a live timeline picks up steps: store polling interval and the batching window before notifying the webview (ms). */
 export const TIMELINE_POLL_MS = 100;
@@ -53,7 +53,7 @@ export function toTimelineStep(step: StepRecord, runStartMs: number): TimelineSt
  * One timeline row from a step summary (no texts loaded): the same row {@link toTimelineStep} makes.
  * @param s from `store.getStepSummaries`; `runStartMs` epoch ms of the run start.
  */
-export function summaryToTimelineStep(s: StepSummaryRecord, runStartMs: number): TimelineStep {
+export function summaryToTimelineStep(s: Omit<StepSummaryRecord, 'seq'>, runStartMs: number): TimelineStep {
   const first = s.toolNames[0];
   const summary = first ? `${first}(${s.firstArguments === null ? '…' : mainArgument(s.firstArguments)})${s.toolNames.length > 1 ? ` +${s.toolNames.length - 1}` : ''}` : oneLine(s.content, 100) || '(empty message)';
   const start = Date.parse(s.startedAt);
@@ -85,6 +85,67 @@ export function searchSteps(steps: readonly StepRecord[], query: string): number
     if (words.every((w) => text.includes(w))) out.push(s.index);
   }
   return out;
+}
+
+/** What a timeline shows when it opens (see {@link openTimeline}). */
+export interface OpenedTimeline {
+  run: RunRecord;
+  /** Epoch ms the step offsets are counted from (the run's start, else its creation). */
+  runStartMs: number;
+  /** One row per stored step, in order. */
+  steps: TimelineStep[];
+  heatmap: TimelineHeatmap;
+  /** The largest `seq` of the steps read (0 when none): {@link followTimeline} continues after it. */
+  lastSeq: number;
+}
+
+/**
+ * Opens a run's timeline from the store (issue 23): the run and one row per step built from the step summaries —
+ * observations, reasoning and full arguments stay in the store until a step's detail is asked for (`store.getStep`)
+ * and a search runs in the store (`store.searchSteps`). A SQLite store reads the summaries on a worker thread.
+ * @param store any run store; `runId` the run to show.
+ * @returns the run, rows, heatmap and the `seq` watermark to follow the run from.
+ * @throws Error naming the run when it is not in the store.
+ */
+export async function openTimeline(store: RunStore, runId: string): Promise<OpenedTimeline> {
+  const run = await store.getRun(runId);
+  if (!run) throw new Error(`Run ${runId} is not in the store ${store.location}`);
+  const runStartMs = Date.parse(run.startedAt ?? run.createdAt) || 0;
+  const summaries = await store.getStepSummaries(runId);
+  let lastSeq = 0;
+  const steps = summaries.map((s) => {
+    if (s.seq > lastSeq) lastSeq = s.seq;
+    return summaryToTimelineStep(s, runStartMs);
+  });
+  return { run, runStartMs, steps, heatmap: timelineHeatmap(steps), lastSeq };
+}
+
+/**
+ * Follows an opened timeline: every step committed after it was opened (by any process), as rows, batched over
+ * {@link TIMELINE_BATCH_MS} and polled every {@link TIMELINE_POLL_MS}; no step already shown is read again.
+ * @param opened from {@link openTimeline}; `known` the indices already shown (the opened rows', added to as rows come).
+ * @param onRows called with the new rows of one batch, in commit order.
+ * @returns a function that stops following.
+ */
+export function followTimeline(store: RunStore, opened: Pick<OpenedTimeline, 'run' | 'runStartMs' | 'lastSeq'>, known: Set<number>, onRows: (rows: TimelineStep[]) => void): () => void {
+  let pending: TimelineStep[] = [];
+  let flush: ReturnType<typeof setTimeout> | undefined;
+  const stop = store.subscribeSteps((s) => {
+    if (known.has(s.index)) return;
+    known.add(s.index);
+    pending.push(toTimelineStep(s, opened.runStartMs));
+    // Batch bursts (a resumed run may commit many steps at once) into one message.
+    flush ??= setTimeout(() => {
+      flush = undefined;
+      const rows = pending;
+      pending = [];
+      onRows(rows);
+    }, TIMELINE_BATCH_MS);
+  }, { runId: opened.run.id, intervalMs: TIMELINE_POLL_MS, afterSeq: opened.lastSeq });
+  return () => {
+    stop();
+    if (flush) clearTimeout(flush);
+  };
 }
 
 /** The run header of the timeline. */

@@ -6,7 +6,7 @@ import { FAILURE_CASE_TASK, findTaxonomy, tagSteps, taxonomyCatalog, type Failur
 import { failureTagViews } from '../../core/ui/failure-tags.ts';
 import { timelineScoring } from '../../core/ui/outcomes.ts';
 import type { Suite } from '../../core/suites/types.ts';
-import { TIMELINE_BATCH_MS, TIMELINE_POLL_MS, summaryToTimelineStep, timelineHeatmap, toTimelineRun, toTimelineStep } from '../../core/ui/timeline.ts';
+import { followTimeline, openTimeline, timelineHeatmap, toTimelineRun, type OpenedTimeline } from '../../core/ui/timeline.ts';
 import {
   DidAppendStepsNotification, DidChangeFailureTagsNotification, FocusStepNotification, GetStepDetailRequest, RevealToolCallRequest, SearchStepsRequest, TagStepsRequest,
   type StepDetail, type TimelineFailures, type TimelineScoring, type TimelineState, type TimelineStep,
@@ -39,7 +39,6 @@ export class TimelinePanel extends LoupePanel {
   readonly runId: string;
   private steps: TimelineStep[] = [];
   private unsubscribe: (() => void) | undefined;
-  private runStartMs = 0;
   private opts: { focusStep?: number; showHeatmap?: boolean } = {};
   /** The failure case (a failed item) the timeline was opened for: tags made here are linked to it. */
   private caseItemId: string | undefined;
@@ -107,19 +106,17 @@ export class TimelinePanel extends LoupePanel {
   }
 
   private async initialState(opts: { focusStep?: number; showHeatmap?: boolean }): Promise<TimelineState> {
-    const store = this.ctx.store();
-    const run = await store.getRun(this.runId);
-    if (!run) throw new Error(`Run ${this.runId} is no longer in the store`);
-    this.runStartMs = Date.parse(run.startedAt ?? run.createdAt) || 0;
-    // Summaries only: observations stay in the store until a step's detail is asked for (issue 23).
-    this.steps = (await store.getStepSummaries(this.runId)).map((s) => summaryToTimelineStep(s, this.runStartMs));
-    this.startLiveUpdates();
-    const scoring = await this.scoring(run);
-    const failures = await this.failures().catch((e: unknown) => {
+    // Summaries only, read off the host's thread: observations stay in the store until a step's detail is asked for (issue 23).
+    const opened = await openTimeline(this.ctx.store(), this.runId);
+    const { run } = opened;
+    this.steps = opened.steps;
+    this.startLiveUpdates(opened);
+    // the failure tags are read alongside the scoring (one small indexed query each), not after it
+    const [scoring, failures] = await Promise.all([this.scoring(run), this.failures().catch((e: unknown) => {
       this.ctx.log.warn(`Timeline ${run.id}: failure tags: ${e instanceof Error ? e.message : String(e)}`);
       return undefined;
-    });
-    return { run: toTimelineRun(run), steps: this.steps, heatmap: timelineHeatmap(this.steps), focusStep: opts.focusStep, showHeatmap: opts.showHeatmap, scoring, ...(failures ? { failures } : {}) };
+    })]);
+    return { run: toTimelineRun(run), steps: this.steps, heatmap: opened.heatmap, focusStep: opts.focusStep, showHeatmap: opts.showHeatmap, scoring, ...(failures ? { failures } : {}) };
   }
 
   private catalog() {
@@ -172,28 +169,17 @@ export class TimelinePanel extends LoupePanel {
   }
 
   /** Polls the store for steps committed after the ones already shown (any process may be writing). */
-  private startLiveUpdates(): void {
+  private startLiveUpdates(opened: OpenedTimeline): void {
     this.unsubscribe?.();
     const store = this.ctx.store();
-    let pending: TimelineStep[] = [];
-    let flush: ReturnType<typeof setTimeout> | undefined;
-    const known = new Set(this.steps.map((s) => s.index));
-    this.unsubscribe = store.subscribeSteps((s) => {
-      if (known.has(s.index)) return;
-      known.add(s.index);
-      const row = toTimelineStep(s, this.runStartMs);
-      this.steps.push(row);
-      pending.push(row);
-      // Batch bursts (a resumed run may commit many steps at once) into one message.
-      flush ??= setTimeout(async () => {
-        flush = undefined;
-        const run = await store.getRun(this.runId);
-        if (!run) return;
-        const scoring = await this.rescore(run);
-        this.rpc.notify(DidAppendStepsNotification, { runId: this.runId, steps: pending, heatmap: timelineHeatmap(this.steps), run: toTimelineRun(run), ...(scoring !== undefined ? { scoring } : {}) });
-        pending = [];
-      }, TIMELINE_BATCH_MS);
-    }, { runId: this.runId, intervalMs: TIMELINE_POLL_MS, fromStart: true });
+    // Only steps committed after the summaries were read (a step is never read twice, observations never in bulk).
+    this.unsubscribe = followTimeline(store, opened, new Set(this.steps.map((s) => s.index)), (rows) => void (async () => {
+      this.steps.push(...rows);
+      const run = await store.getRun(this.runId).catch(() => undefined);
+      if (!run) return;
+      const scoring = await this.rescore(run);
+      this.rpc.notify(DidAppendStepsNotification, { runId: this.runId, steps: rows, heatmap: timelineHeatmap(this.steps), run: toTimelineRun(run), ...(scoring !== undefined ? { scoring } : {}) });
+    })());
     // Status changes without new steps (finished, cancelled) still update the header.
     const statusTimer = setInterval(async () => {
       const run = await store.getRun(this.runId).catch(() => undefined);

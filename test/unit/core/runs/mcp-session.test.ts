@@ -66,7 +66,7 @@ test('MCP session: a client idle past the wall clock budget ends the run budget_
   try {
     const suite = await loadSuite('blade', sharedData('blade', 'datasets'));
     const block = suite.blocks.find((b) => b.runnable)!;
-    const session = new McpBlockSession({ store, suite, block, runsDir: join(dir, 'runs'), kernel: { sandbox: 'bubblewrap' }, transport: 'stdio', budget: { maxWallMs: 2000 } });
+    const session = new McpBlockSession({ store, suite, block, runsDir: join(dir, 'runs'), kernel: { sandbox: 'bubblewrap' }, transport: 'stdio', budget: { maxWallMs: 8000 } }); // room for the first cell's kernel start on a loaded machine
     const [a, b] = InMemoryTransport.createLinkedPair();
     await session.server.connect(b);
     const c = new Client({ name: 'idle', version: '1' });
@@ -74,7 +74,7 @@ test('MCP session: a client idle past the wall clock budget ends the run budget_
     await c.callTool({ name: 'python', arguments: { code: 'print(1)' } });
     const out = await session.done;
     assert.equal(out?.status, 'budget_exhausted');
-    assert.match(out!.reason, /wall clock budget \(2000 ms\) reached while waiting for the client's next call/);
+    assert.match(out!.reason, /wall clock budget \(8000 ms\) reached while waiting for the client's next call/);
     await assert.rejects(c.callTool({ name: 'python', arguments: { code: 'print(2)' } }), /has ended \(budget_exhausted/);
     assert.equal((await store.getSteps(out!.runId)).length, 1);
     await c.close();
