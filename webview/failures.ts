@@ -6,13 +6,14 @@
  * - tag form: digits toggle classes, `s` cycles severity, `n` writes a note, Enter saves, Escape cancels;
  * - a queue item (failure case / hallucination check): `c` opens its verdict form (digits toggle classes, or
  *   1 = facts correct / 2 = derivable; `w` = the judge was wrong), Enter submits and serves the next; `x` skips;
- * - `f` shows the figures (Fig. 8 form, Table 6 form).
+ * - `f` shows the figures (Fig. 8 form, Table 6 form);
+ * - `o` opens the run's Trajectory Timeline at the selected step to tag there (the attached item carried along).
  */
 import '@vscode-elements/elements/dist/vscode-button/index.js';
 import type { TopLevelSpec } from 'vega-lite';
 import type { Taxonomy } from '../src/core/failures/taxonomy.ts';
 import {
-  GetFailureStepRequest, ShowFailureFiguresRequest, SkipCaseRequest, SubmitCaseRequest, TagFailureRequest,
+  GetFailureStepRequest, OpenInTimelineRequest, ShowFailureFiguresRequest, SkipCaseRequest, SubmitCaseRequest, TagFailureRequest,
   type FailureArtefact, type FailuresState, type SeverityName,
 } from '../src/protocol/failures.ts';
 import { DidChangeStateNotification } from '../src/protocol/webview.ts';
@@ -85,8 +86,9 @@ function renderHeader(): HTMLElement {
   return h('div', { class: 'fa-head' },
     h('h1', {}, r ? `${r.model} · ${r.blockId}` : 'Failure Analysis'),
     r ? h('span', { class: 'muted' }, `${r.suite} · run ${r.runId}`) : '',
+    r ? h('vscode-button', { id: 'open-timeline', secondary: true, title: 'Open this run\'s Trajectory Timeline at the selected step to tag there (key o)', onclick: () => openInTimeline() }, 'Open in Timeline') : '',
     h('span', { class: 'muted', id: 'annotator' }, `annotator ${state.annotator}`),
-    h('span', { class: 'muted keys' }, 'l steps · r report · t tag · c verdict · f figures'));
+    h('span', { class: 'muted keys' }, 'l steps · r report · t tag · c verdict · f figures · o open in timeline'));
 }
 
 function renderCase(): void {
@@ -300,6 +302,10 @@ function focusForm(): void {
   f?.focus();
 }
 
+function openInTimeline(): void {
+  void host.rpc.request(OpenInTimelineRequest, { step: cursor }).catch((e: unknown) => say(e instanceof Error ? e.message : String(e), true));
+}
+
 async function showFigures(): Promise<void> {
   try {
     apply(await host.rpc.request(ShowFailureFiguresRequest, {}));
@@ -339,6 +345,7 @@ function onKey(ev: KeyboardEvent): void {
   else if (ev.key === 'c') openCaseForm();
   else if (ev.key === 'x' && state.case) void host.rpc.request(SkipCaseRequest, { itemId: state.case.itemId }).then(apply, (e: unknown) => say(String(e), true));
   else if (ev.key === 'f') void showFigures();
+  else if (ev.key === 'o' && r) openInTimeline();
   else if (ev.key === 'Enter' && state.case && !form) openCaseForm();
   else if (r && (ev.key === 'ArrowDown' || ev.key === 'j' || ev.key === 'J' || ev.key === 'ArrowUp' || ev.key === 'k' || ev.key === 'K')) {
     const down = ev.key === 'ArrowDown' || ev.key === 'j' || ev.key === 'J';
@@ -365,7 +372,8 @@ function apply(s: FailuresState): void {
   if (runChanged) {
     cursor = anchor = s.run?.focusStep ?? 0;
     sCursor = sAnchor = 0;
-    artefact = 0;
+    // an attached item opens the report pane on its own text (a LongDA query's answer), else the first
+    artefact = s.run?.focusArtefact ?? 0;
   }
   app.replaceChildren(renderHeader(), messageEl, caseEl,
     s.run ? h('div', { class: 'fa-main' }, stepsEl, detailEl, reportPane) : '',

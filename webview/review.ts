@@ -14,6 +14,7 @@ import {
   NextPairRequest, OpenTracedCellRequest, ReviewProgressNotification, SubmitVoteRequest, type PairView, type ReviewQueueView, type ReviewState, type ScreenChoice,
 } from '../src/protocol/review.ts';
 import css from './review.css';
+import { renderStructuredJson } from './shared/arg-sections.ts';
 import { connectHost, h, ready } from './shared/host.ts';
 
 const host = connectHost();
@@ -113,6 +114,8 @@ function render(): void {
         if (!/^\s*<h[1-6][\s>]/.test(sec.html)) cell.append(h('h3', {}, sec.title));
         const body = html(sec.html);
         decorate(body, side, p, differing);
+        // a submission the agent pasted into its words (BLADE's conclusion) reads as sections, as in the timeline
+        renderStructuredJson(body);
         cell.append(body);
       } else cell.append(h('p', { class: 'muted' }, `no “${(r.left ?? r.right)!.title}” section in this output`));
       grid.append(cell);

@@ -3,6 +3,8 @@
  * a detail pane with the full message / arguments / observations (markdown via marked + DOMPurify), live
  * updates, and the tool-usage heatmap (tools × 20 bins of normalised progress, LongDA Figure 8) in Vega-Lite.
  * The list is virtualised: only rows in view are in the DOM.
+ * Keys (anywhere in the panel but a text field): ↑/↓ or j/k, Home/End, PageUp/PageDown move; Shift+↑/↓, J/K or
+ * Shift+click extend a step range; t (or "Tag failure…") tags the range as a failure (issue 19, `timeline-tags.ts`).
  */
 import '@vscode-elements/elements/dist/vscode-button/index.js';
 import '@vscode-elements/elements/dist/vscode-badge/index.js';
@@ -13,15 +15,17 @@ import DOMPurify from 'dompurify';
 import { marked } from 'marked';
 import type { TopLevelSpec } from 'vega-lite';
 import {
-  DidAppendStepsNotification, FocusStepNotification, GetStepDetailRequest, RevealToolCallRequest, SearchStepsRequest,
-  type AnswerMark, type StepDetail, type TimelineHeatmap, type TimelineRun, type TimelineScoring, type TimelineState, type TimelineStep,
+  DidAppendStepsNotification, DidChangeFailureTagsNotification, FocusStepNotification, GetStepDetailRequest, RevealToolCallRequest, SearchStepsRequest,
+  type AnswerMark, type StepDetail, type TimelineFailures, type TimelineHeatmap, type TimelineRun, type TimelineScoring, type TimelineState, type TimelineStep,
 } from '../src/protocol/timeline.ts';
 import { ExecuteCommandRequest } from '../src/protocol/webview.ts';
 import { connectHost, h, ready } from './shared/host.ts';
 import { argSections, filterSteps, formatDuration, formatTokens, stepVerdict, tallyText, toolGlyph, VERDICT_GLYPH } from './shared/timeline-model.ts';
+import { argSectionsView } from './shared/arg-sections.ts';
 import { VirtualList } from './shared/virtual-list.ts';
 import css from './timeline.css';
 import { mountAssistance, type AssistView } from './timeline-assist.ts';
+import { mountFailureTagging, type FailureTagging } from './timeline-tags.ts';
 
 const ROW_HEIGHT = 26;
 const host = connectHost();
@@ -37,6 +41,10 @@ let scoring: TimelineScoring | null = null;
 /** Items whose expected value the user asked to see (hidden until asked). */
 const revealed = new Set<string>();
 let selected = -1;
+/** The other end of the selected step range (Shift+↑/↓, Shift+click); equal to `selected` for one step. */
+let anchor = -1;
+/** Issue 19: failure tags on this run and the tag form. */
+let tagging: FailureTagging | undefined;
 let maxDuration = 1;
 let toolFilter = '';
 let query = '';
@@ -52,6 +60,7 @@ const toolSelect = h('vscode-single-select', { id: 'tool-filter', 'aria-label': 
 const search = h('vscode-textfield', { id: 'search', placeholder: 'Search messages, arguments, observations', 'aria-label': 'Search steps' });
 const count = h('span', { class: 'muted', id: 'count' });
 const heatmapBtn = h('vscode-button', { id: 'heatmap-toggle', secondary: true }, 'Heatmap');
+const tagBtn = h('vscode-button', { id: 'tag-steps', secondary: true, title: 'Tag the selected step or step range as a failure (key t; Shift+↑/↓, Shift+J/K or Shift+click extends the range)' }, 'Tag failure…');
 /** Column labels of the step list (issue 22: no unlabelled numbers). */
 const listHead = h('div', { class: 'tl-row tl-head', 'aria-hidden': 'true' },
   h('span', { class: 'tl-idx' }, '#'), h('span', {}, 'Tools'), h('span', {}, 'Step'), h('span', {}, 'Duration'), h('span', { class: 'num' }, 'Time'),
@@ -126,14 +135,17 @@ function renderToolOptions(): void {
 
 function renderRow(s: TimelineStep): HTMLElement {
   const width = Math.max(2, Math.round((s.durationMs / maxDuration) * 100));
+  const [lo, hi] = selRange();
+  const inRange = s.index >= lo && s.index <= hi;
+  const tags = tagging?.marks(s.index) ?? [];
   const row = h('div', {
-    class: `tl-row${s.index === selected ? ' selected' : ''}${s.error ? ' error' : ''}`,
-    role: 'option', 'aria-selected': s.index === selected ? 'true' : 'false', 'data-step': s.index,
+    class: `tl-row${s.index === selected ? ' selected' : ''}${inRange && hi > lo ? ' in-range' : ''}${tags.length ? ' tagged' : ''}${s.error ? ' error' : ''}`,
+    role: 'option', 'aria-selected': inRange ? 'true' : 'false', 'data-step': s.index,
   },
   h('span', { class: 'tl-idx' }, String(s.index + 1)),
   h('span', { class: 'tl-icons', title: s.tools.join(', ') || 'message' }, ...(s.tools.length ? s.tools.slice(0, 2) : ['']).map((t) => h('span', { class: `tl-icon tool-${toolGlyph(t).cls}`, title: t || 'message' }, toolGlyph(t).glyph)),
     s.tools.length > 2 ? h('span', { class: 'tl-more' }, `+${s.tools.length - 2}`) : ''),
-  h('span', { class: 'tl-summary', title: s.summary }, s.summary),
+  h('span', { class: 'tl-summary', title: s.summary }, ...tags, s.summary),
   h('span', { class: 'tl-bar', title: `model ${formatDuration(s.latencyMs)} · tools ${formatDuration(s.toolMs)}` }, h('span', { style: `width:${width}%` })),
   h('span', { class: 'tl-dur num' }, formatDuration(s.durationMs)),
   s.tokensIn === null || s.tokensOut === null
@@ -141,7 +153,11 @@ function renderRow(s: TimelineStep): HTMLElement {
     : h('span', { class: 'tl-tok num', title: `${s.tokensIn} input / ${s.tokensOut} output tokens` }, formatTokens(s.tokensIn + s.tokensOut)),
   verdictCell(s.index),
   h('span', { class: `tl-status ${s.error ? 'bad' : 'ok'}`, title: s.error ? 'a tool call failed' : 'ok' }, s.error ? '✘' : '✔'));
-  row.addEventListener('click', () => void select(s.index));
+  row.addEventListener('click', (ev) => {
+    // the keys (↑/↓, Shift+↑/↓, t) go to the list after a click on a row
+    listEl.focus({ preventScroll: true });
+    void select(s.index, (ev as MouseEvent).shiftKey);
+  });
   return row;
 }
 
@@ -159,8 +175,18 @@ function applyFilter(keepScroll = true): void {
   list.setItems(shown, keepScroll);
 }
 
-async function select(index: number): Promise<void> {
+/** The selected step range [first, last] (0-based); [-1, -1] when nothing is selected. */
+function selRange(): [number, number] {
+  if (selected < 0) return [-1, -1];
+  const a = anchor < 0 ? selected : anchor;
+  return [Math.min(a, selected), Math.max(a, selected)];
+}
+
+async function select(index: number, extend = false): Promise<void> {
+  if (!extend || selected < 0) anchor = index;
+  else if (anchor < 0) anchor = selected;
   selected = index;
+  tagging?.selectionChanged();
   list.refresh();
   const pos = shown.findIndex((s) => s.index === index);
   if (pos >= 0) list.scrollToIndex(pos);
@@ -199,13 +225,7 @@ function prettyArgs(text: string): string {
 function argumentsView(text: string): HTMLElement[] {
   const sections = argSections(text);
   if (!sections) return [h('div', { class: 'label' }, 'Arguments'), h('pre', { class: 'args' }, prettyArgs(text))];
-  return [h('div', { class: 'args-sections' }, ...sections.map((sec) => {
-    const body = sec.kind === 'code' ? h('pre', { class: 'args code' }, sec.text)
-      : sec.kind === 'text' ? h('div', { class: 'args text' }, sec.text)
-        : h('table', { class: 'args table' }, h('thead', {}, h('tr', {}, ...sec.columns.map((c) => h('th', {}, c)))),
-          h('tbody', {}, ...sec.rows.map((r) => h('tr', {}, ...r.map((x) => h('td', {}, x))))));
-    return h('section', { class: 'arg-section' }, h('div', { class: 'label' }, sec.title), body);
-  }))];
+  return [argSectionsView(sections)];
 }
 
 function renderDetail(d: StepDetail): void {
@@ -225,6 +245,7 @@ function renderDetail(d: StepDetail): void {
     h('h2', {}, `Step ${d.index + 1}`, h('span', { class: 'muted' }, ` · ${d.usage ? `${d.usage.input} in / ${d.usage.output} out tokens` : 'tokens unknown'}${d.finishReason ? ` · ${d.finishReason}` : ''}`)),
     ...(assist?.detail(d.index, all.length - 1) ?? []),
     ...answersSection(d.index),
+    ...(tagging?.detail(d.index) ?? []),
     d.reasoning ? h('details', {}, h('summary', {}, 'Reasoning'), h('pre', { class: 'reasoning' }, d.reasoning)) : '',
     d.content ? markdown(d.content) : h('p', { class: 'muted' }, '(no message text)'),
     ...calls,
@@ -274,17 +295,23 @@ async function renderHeatmap(): Promise<void> {
 
 function onKey(ev: KeyboardEvent): void {
   if (!shown.length) return;
+  if (ev.key === 't' && !ev.ctrlKey && !ev.metaKey && !ev.altKey) {
+    ev.preventDefault();
+    tagging?.open();
+    return;
+  }
   const pos = Math.max(0, shown.findIndex((s) => s.index === selected));
   let next = -1;
-  if (ev.key === 'ArrowDown' || ev.key === 'j') next = Math.min(shown.length - 1, selected < 0 ? 0 : pos + 1);
-  else if (ev.key === 'ArrowUp' || ev.key === 'k') next = Math.max(0, pos - 1);
+  // Shift+↓/↑ or J/K (Shift+j/k) extend the selected range (the browser host may keep Shift+arrows for itself)
+  if (ev.key === 'ArrowDown' || ev.key === 'j' || ev.key === 'J') next = Math.min(shown.length - 1, selected < 0 ? 0 : pos + 1);
+  else if (ev.key === 'ArrowUp' || ev.key === 'k' || ev.key === 'K') next = Math.max(0, pos - 1);
   else if (ev.key === 'Home') next = 0;
   else if (ev.key === 'End') next = shown.length - 1;
   else if (ev.key === 'PageDown') next = Math.min(shown.length - 1, pos + 20);
   else if (ev.key === 'PageUp') next = Math.max(0, pos - 20);
   if (next >= 0) {
     ev.preventDefault();
-    void select((shown[next] as TimelineStep).index);
+    void select((shown[next] as TimelineStep).index, ev.shiftKey);
   }
 }
 
@@ -317,10 +344,21 @@ function init(state: TimelineState): void {
     const d = detailCache.get(selected);
     if (d) renderDetail(d);
   });
+  tagging = mountFailureTagging(host, run.id, state.failures, {
+    range: selRange,
+    redraw: () => {
+      list.refresh();
+      const d = detailCache.get(selected);
+      if (d) renderDetail(d);
+    },
+    focusList: () => listEl.focus(),
+  });
+  tagBtn.addEventListener('click', () => tagging?.open());
   app.replaceChildren(
     header,
     assist.element,
-    h('div', { class: 'tl-toolbar' }, toolSelect, search, count, heatmapBtn),
+    h('div', { class: 'tl-toolbar' }, toolSelect, search, count, heatmapBtn, tagBtn),
+    tagging.element,
     heatmapEl,
     h('div', { class: 'tl-main' }, h('div', { class: 'tl-listwrap' }, listHead, listEl), detailEl),
   );
@@ -341,13 +379,25 @@ function init(state: TimelineState): void {
     heatmapEl.hidden = !heatmapEl.hidden;
     void renderHeatmap();
   });
-  listEl.addEventListener('keydown', onKey);
+  // Keys work wherever the panel's focus is (VS Code may give the focus back to the document, not the list), except
+  // while typing in a field; the open tag form takes its keys first.
+  document.addEventListener('keydown', (ev) => {
+    if (tagging?.handleKey(ev)) return;
+    const t = ev.target as HTMLElement;
+    if (/^(INPUT|TEXTAREA|SELECT|VSCODE-TEXTFIELD|VSCODE-SINGLE-SELECT|VSCODE-TEXTAREA)$/.test(t.tagName) || t.closest?.('#tl-tag-form')) return;
+    if (t.closest?.('.tl-human-row') && (ev.key === 'Enter' || ev.key === ' ')) return;
+    onKey(ev);
+  });
   app.removeAttribute('aria-busy');
   performance.mark('loupe:timeline-ready');
   const focus = state.focusStep ?? (saved?.runId === run.id ? saved.selected : -1);
   if (focus !== undefined && focus >= 0) void select(focus);
   if (state.showHeatmap) heatmapBtn.click();
 }
+
+host.rpc.onNotification(DidChangeFailureTagsNotification, ({ runId, failures }) => {
+  if (run && runId === run.id) tagging?.update(failures as TimelineFailures);
+});
 
 host.rpc.onNotification(FocusStepNotification, ({ index }) => {
   if (run) void select(index);

@@ -57,6 +57,8 @@ export interface FailureRunView {
   focusStep?: number;
   /** The failed item this run was opened for ("Tag failure" on it): tags made here are linked to it. */
   attached?: { ref: string; question: string; detail: string };
+  /** Position in `artefacts` of the text the attached item belongs to (a LongDA query's answer): the report pane opens on it. */
+  focusArtefact?: number;
 }
 
 /** The queue item being worked. */
@@ -119,3 +121,6 @@ export const SkipCaseRequest = new IpcRequest<{ itemId: string }, FailuresState>
 
 /** Shows the figures (Fig. 8 / Table 6) from resolved annotations. */
 export const ShowFailureFiguresRequest = new IpcRequest<Record<string, never>, FailuresState>('failures/figures');
+
+/** Opens the shown run's Trajectory Timeline at `step` (0-based) to tag there, the attached failed item carried along. */
+export const OpenInTimelineRequest = new IpcRequest<{ step: number }, void>('failures/openTimeline');

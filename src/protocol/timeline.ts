@@ -3,6 +3,8 @@
  * arguments and observations of a step are fetched on expand ({@link GetStepDetailRequest}) so that a
  * 10,000-step run opens quickly.
  */
+import type { Taxonomy } from '../core/failures/taxonomy.ts';
+import type { FailureTagView, SeverityName } from './failures.ts';
 import { IpcNotification, IpcRequest } from './ipc.ts';
 
 export interface TimelineRun {
@@ -89,6 +91,21 @@ export interface TimelineScoring {
   error?: string;
 }
 
+/** Failure tagging in the timeline (issue 19): the same tags, taxonomies and store as the Failure Analysis panel. */
+export interface TimelineFailures {
+  /** Taxonomies offered (the benchmarks' and the workspace's). */
+  taxonomies: Taxonomy[];
+  /** The taxonomy preselected: the run's benchmark's. */
+  taxonomy: string;
+  /** Tags on this run (steps and spans; the timeline marks the step ones). */
+  tags: FailureTagView[];
+  annotator: string;
+  /** Workspace taxonomy files that did not load, each naming file and line. */
+  errors: string[];
+  /** The failed item the timeline was opened for ("Tag failure" → Open in Timeline): tags made here are linked to it. */
+  attached?: { ref: string; question: string; detail: string };
+}
+
 export interface TimelineState {
   run: TimelineRun;
   steps: TimelineStep[];
@@ -99,6 +116,8 @@ export interface TimelineState {
   showHeatmap?: boolean;
   /** Right / wrong / partial per answer step, or null when the run has no per-item score (yet). */
   scoring?: TimelineScoring | null;
+  /** Failure tags of the run and what tagging needs (absent: tagging unavailable, e.g. the store could not be read). */
+  failures?: TimelineFailures;
 }
 
 export interface StepDetail {
@@ -125,3 +144,9 @@ export const FocusStepNotification = new IpcNotification<{ index: number }>('tim
 
 /** Host → webview: steps committed since the last update (live runs). */
 export const DidAppendStepsNotification = new IpcNotification<{ runId: string; steps: TimelineStep[]; heatmap: TimelineHeatmap; run: TimelineRun; scoring?: TimelineScoring | null }>('timeline/didAppendSteps');
+
+/** Webview → host: tag steps `from`–`to` (0-based, inclusive) as a failure (issue 19). @returns the run's tags afterwards and what was saved. */
+export const TagStepsRequest = new IpcRequest<{ runId: string; from: number; to: number; taxonomy: string; classes: string[]; severity: SeverityName; note: string }, { failures: TimelineFailures; message: string }>('timeline/tagSteps');
+
+/** Host → webview: the run's failure tags changed (tagged here or in the Failure Analysis panel). */
+export const DidChangeFailureTagsNotification = new IpcNotification<{ runId: string; failures: TimelineFailures }>('timeline/didChangeFailureTags');

@@ -3,7 +3,7 @@
  * come from notebook cells) are compared blind — aligned section by section, a number's source cell opened from the
  * report, three criteria and the overall preference voted by keyboard, the runs revealed after the vote; two BLADE
  * runs of hurricane are compared aligned by decision type; the ranking view shows ratings with CIs.
- * Screenshots: review-aligned, review-source-cell, review-revealed, review-blade, review-ranking.
+ * Screenshots: review-aligned, review-source-cell, review-revealed, review-blade, review-blade-pasted-submission, review-ranking.
  */
 import assert from 'node:assert/strict';
 import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
@@ -78,7 +78,9 @@ describe('Side-by-side review', function () {
     // Two BLADE runs of hurricane (real data), scripted analyses that differ in the model
     const other = { ...HURRICANE_SUBMISSION, model_code: "def model(df):\n    return smf.ols('log_deaths ~ masfem + min + wind', data=df).fit()\n" };
     for (const [model, sub] of [['analyst-a', HURRICANE_SUBMISSION], ['analyst-b', other]] as const) {
-      const llm = await startScriptedLlm({ script: [{ content: 'Submit.', toolCalls: [call('submit_analysis', sub)] }, { content: 'done' }] });
+      // analyst-b pastes its submission into its message as models do (issue 22: it must not read as raw JSON)
+      const words = model === 'analyst-b' ? `Submitting my analysis:\n\n\`\`\`json\n${JSON.stringify(sub)}\n\`\`\`` : 'Submit.';
+      const llm = await startScriptedLlm({ script: [{ content: words, toolCalls: [call('submit_analysis', sub)] }, { content: 'done' }] });
       try {
         const r = await cli(['run', '--store', storePath, '--suite', 'blade', '--root', join(shared(), 'data', 'blade', 'datasets'), '--block', 'hurricane', '--agent', 'llm', '--model', model, '--base-url', llm.baseUrl, '--json']);
         assert.equal(r.rc, 0, r.err);
@@ -148,7 +150,13 @@ describe('Side-by-side review', function () {
     const rows = await panelText('#aligned');
     assert.match(rows, /Conceptual variables[\s\S]*Conceptual variables/i);
     assert.match(rows, /Model[\s\S]*Model/);
+    // the submission analyst-b pasted into its words reads as sections (the timeline's renderer), not raw JSON
+    assert.doesNotMatch(rows, /"transform_code"|"conceptual_variables"|\\n/, 'no raw submission JSON');
+    assert.match(rows, /Conceptual variables[\s\S]*Description\s+Type\s+Columns[\s\S]*femininity of the hurricane name\s+IV\s+masfem[\s\S]*Transform code[\s\S]*def transform\(df\):[\s\S]*Model code/);
     await screenshot('review-blade');
+    // (a click scrolls the conclusion into view)
+    await runner({ action: 'clickInWebview', title: TITLE, selector: '.rv-cell[data-key="conclusion"] .arg-section' });
+    await screenshot('review-blade-pasted-submission');
     await voteWithKeys([...RUBRIC, 'overall'], ['b', 'b', 'b', 'b']);
     // the Runs view's re-score against a ground-truth version (issue 17): the shipped one, version 0 (the BLADE
     // decisions suite may have saved newer versions of hurricane in this store: the pick is filtered to 'shipped')

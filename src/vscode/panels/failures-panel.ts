@@ -5,22 +5,25 @@
  * in src/core/failures (this file only wires the store, the settings and the webview).
  */
 import * as vscode from 'vscode';
-import { annotationStoreOf, annotatorLabel, currentAnnotations, type AnnotationStore } from '../../core/annotations/index.ts';
+import { annotationStoreOf, currentAnnotations, type AnnotationStore } from '../../core/annotations/index.ts';
 import { findBenchmark } from '../../core/benchmarks/registry.ts';
 import {
-  FAILURE_CASE_TASK, FAILURE_TAG_TASK, HALLUCINATION_CHECK_TASK, failureClassSpec, failureFigures, findTaxonomy, hallucinationSpec, openFailureQueue, openHallucinationQueue,
+  FAILURE_CASE_TASK, HALLUCINATION_CHECK_TASK, failureClassSpec, failureFigures, findTaxonomy, hallucinationSpec, openFailureQueue, openHallucinationQueue,
   recordFailureCase, recordHallucinationCheck, sentenceOffsets, tagSpan, tagSteps, taxonomyCatalog, ensureFailureCase,
   type FailureCaseInput, type FailureCaseVerdict, type FailureTagVerdict, type HallucinationInput, type HallucinationVerdict, type TaxonomyCatalog,
 } from '../../core/failures/index.ts';
+import { artefactOfItem, failureTagViews } from '../../core/ui/failure-tags.ts';
 import { errorMessage } from '../../core/util/errors.ts';
 import {
-  GetFailureStepRequest, ShowFailureFiguresRequest, SkipCaseRequest, SubmitCaseRequest, TagFailureRequest,
-  type FailureArtefact, type FailureCaseView, type FailureRunView, type FailuresState, type FailureTagView,
+  GetFailureStepRequest, OpenInTimelineRequest, ShowFailureFiguresRequest, SkipCaseRequest, SubmitCaseRequest, TagFailureRequest,
+  type FailureArtefact, type FailureCaseView, type FailureRunView, type FailuresState,
 } from '../../protocol/failures.ts';
 import { DidChangeStateNotification } from '../../protocol/webview.ts';
 import type { LoupeContext } from '../context.ts';
 import { currentAnnotator } from './annotation-panel.ts';
+import { fireFailureTagsChanged, onDidChangeFailureTags } from './failure-tag-events.ts';
 import { LoupePanel, PanelHost } from './panel-base.ts';
+import { TimelinePanel } from './timeline-panel.ts';
 
 type Mode = { kind: 'run'; runId: string; caseItemId?: string; focusStep?: number } | { kind: 'queue'; queueId: string } | { kind: 'figures' };
 
@@ -58,6 +61,9 @@ export class FailuresPanel extends LoupePanel {
         const r = await tagSpan(this.ann, this.ctx.store(), { ...common, runId, artefact: art.name, text: art.text, start: t.start, end: t.end });
         this.message = `Tagged ${r.item.itemRef}: ${(r.annotation.verdict as FailureTagVerdict).classes.join(', ')} (${p.severity}).`;
       }
+      this.selfTagged = true;
+      fireFailureTagsChanged(runId);
+      this.selfTagged = false;
       return this.build();
     });
     this.rpc.onRequest(SubmitCaseRequest, async (p) => {
@@ -82,7 +88,20 @@ export class FailuresPanel extends LoupePanel {
       return this.build();
     });
     this.rpc.onRequest(ShowFailureFiguresRequest, async () => this.build(true));
+    // tag in the timeline instead (same tags, same store), the failed item carried along
+    this.rpc.onRequest(OpenInTimelineRequest, async ({ step }) => {
+      const runId = this.runId();
+      if (!runId) throw new Error('No run is shown.');
+      const caseId = this.caseItemId();
+      const item = caseId ? await this.ann.getItem(caseId) : undefined;
+      await TimelinePanel.show(this.ctx, runId, { focusStep: step, ...(item?.task === FAILURE_CASE_TASK ? { caseItemId: item.id } : {}) });
+    });
+    // a tag saved in the timeline (same store, same tags) shows here at once
+    this.disposables.push(onDidChangeFailureTags((id) => { if (!this.selfTagged && id === this.runId()) void this.push(this.mode.kind === 'figures'); }));
   }
+
+  /** Set while this panel announces its own tag (its answer already carries the new state). */
+  private selfTagged = false;
 
   /** Shows a run to tag (optionally with the failure case it was opened for, and a step to select). */
   static async showRun(ctx: LoupeContext, runId: string, opts: { caseItemId?: string; focusStep?: number } = {}): Promise<FailuresPanel> {
@@ -171,23 +190,16 @@ export class FailuresPanel extends LoupePanel {
     const run = await store.getRun(runId);
     if (!run) throw new Error(`Run ${runId} is no longer in the store.`);
     const steps = (await store.getStepSummaries(runId)).map((s) => ({ index: s.index, summary: stepSummary(s), tools: s.toolNames, error: s.anyError }));
-    const items = await this.ann.listItems({ runIds: [runId], task: FAILURE_TAG_TASK });
-    const anns = await this.ann.annotationsByItem({ runIds: [runId], task: FAILURE_TAG_TASK });
-    const tags: FailureTagView[] = [];
-    for (const i of items) {
-      for (const [who, a] of currentAnnotations(anns.get(i.id) ?? []).byAnnotator) {
-        const v = a.verdict as FailureTagVerdict;
-        const s = i.subject;
-        if (s.kind === 'step') tags.push({ itemId: i.id, kind: 'step', from: s.from, to: s.to, taxonomy: v.taxonomy, classes: v.classes, severity: v.severity, note: a.note, annotator: who, annotatorLabel: annotatorLabel(who, a.dbRole ? [a.dbRole] : []) });
-        else if (s.kind === 'span') tags.push({ itemId: i.id, kind: 'span', from: s.start, to: s.end, artefact: s.artefact, quote: s.quote, taxonomy: v.taxonomy, classes: v.classes, severity: v.severity, note: a.note, annotator: who, annotatorLabel: annotatorLabel(who, a.dbRole ? [a.dbRole] : []) });
-      }
-    }
+    const tags = await failureTagViews(this.ann, runId);
     const def = findBenchmark(run.suite);
     const caseItem = this.mode.kind === 'run' && this.mode.caseItemId ? await this.ann.getItem(this.mode.caseItemId) : undefined;
     const attached = caseItem?.task === FAILURE_CASE_TASK ? (({ ref, question, detail }: FailureCaseInput) => ({ ref, question, detail }))(caseItem.input as FailureCaseInput) : undefined;
+    const artefacts = await this.artefacts(runId);
+    // the report pane opens on the attached item's text (a LongDA query's answer), not the first
+    const focusArtefact = attached ? artefactOfItem(artefacts, attached.ref) : -1;
     return {
-      ...(attached ? { attached } : {}),
-      runId, suite: run.suite, blockId: run.blockId, model: run.model ?? run.agent, steps, artefacts: await this.artefacts(runId), tags,
+      ...(attached ? { attached } : {}), ...(focusArtefact >= 0 ? { focusArtefact } : {}),
+      runId, suite: run.suite, blockId: run.blockId, model: run.model ?? run.agent, steps, artefacts, tags,
       taxonomy: def?.failureAnalysis?.taxonomy.id ?? this.catalog().taxonomies[0]?.id ?? '', ...(focusStep !== undefined ? { focusStep } : {}),
     };
   }

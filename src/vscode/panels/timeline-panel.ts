@@ -1,15 +1,21 @@
 /** The Trajectory Timeline panel: one per run, live while the run writes steps to the store. */
 import * as vscode from 'vscode';
+import { annotationStoreOf } from '../../core/annotations/index.ts';
+import { findBenchmark } from '../../core/benchmarks/registry.ts';
+import { FAILURE_CASE_TASK, findTaxonomy, tagSteps, taxonomyCatalog, type FailureCaseInput, type FailureTagVerdict } from '../../core/failures/index.ts';
+import { failureTagViews } from '../../core/ui/failure-tags.ts';
 import { timelineScoring } from '../../core/ui/outcomes.ts';
 import type { Suite } from '../../core/suites/types.ts';
 import { followTimeline, openTimeline, timelineHeatmap, toTimelineRun, type OpenedTimeline } from '../../core/ui/timeline.ts';
 import {
-  DidAppendStepsNotification, FocusStepNotification, GetStepDetailRequest, RevealToolCallRequest, SearchStepsRequest,
-  type StepDetail, type TimelineScoring, type TimelineState, type TimelineStep,
+  DidAppendStepsNotification, DidChangeFailureTagsNotification, FocusStepNotification, GetStepDetailRequest, RevealToolCallRequest, SearchStepsRequest, TagStepsRequest,
+  type StepDetail, type TimelineFailures, type TimelineScoring, type TimelineState, type TimelineStep,
 } from '../../protocol/timeline.ts';
 import type { LoupeContext } from '../context.ts';
 import type { RunRecord } from '../../core/store/records.ts';
 import type { RpcEndpoint } from '../../protocol/ipc.ts';
+import { currentAnnotator } from './annotation-panel.ts';
+import { fireFailureTagsChanged, onDidChangeFailureTags } from './failure-tag-events.ts';
 import { LoupePanel, PanelHost } from './panel-base.ts';
 
 /** Reveals what a tool call produced elsewhere (notebook cell, documentation search). Set by the run UI. */
@@ -34,18 +40,26 @@ export class TimelinePanel extends LoupePanel {
   private steps: TimelineStep[] = [];
   private unsubscribe: (() => void) | undefined;
   private opts: { focusStep?: number; showHeatmap?: boolean } = {};
+  /** The failure case (a failed item) the timeline was opened for: tags made here are linked to it. */
+  private caseItemId: string | undefined;
 
   /** Shows the timeline of `runId` (creating the panel if needed). */
-  static async show(ctx: LoupeContext, runId: string, opts: { focusStep?: number; showHeatmap?: boolean; column?: vscode.ViewColumn } = {}): Promise<TimelinePanel> {
+  static async show(ctx: LoupeContext, runId: string, opts: { focusStep?: number; showHeatmap?: boolean; column?: vscode.ViewColumn; caseItemId?: string } = {}): Promise<TimelinePanel> {
     const existing = TimelinePanel.host.get(runId);
     if (existing) {
       existing.panel.reveal(opts.column);
+      if (opts.caseItemId && opts.caseItemId !== existing.caseItemId) {
+        existing.caseItemId = opts.caseItemId;
+        const failures = await existing.failures().catch(() => undefined);
+        if (failures) existing.rpc.notify(DidChangeFailureTagsNotification, { runId, failures });
+      }
       if (opts.focusStep !== undefined) existing.rpc.notify(FocusStepNotification, { index: opts.focusStep });
       return existing;
     }
     if (!await ctx.store().getRun(runId)) throw new Error(`No run ${runId} in the store ${ctx.storePath}`);
     const { panel } = TimelinePanel.host.show(ctx, runId, opts.column ?? vscode.ViewColumn.Active);
     panel.opts = opts; // read on the webview's ready handshake, which comes after this
+    panel.caseItemId = opts.caseItemId;
     return panel;
   }
 
@@ -65,6 +79,22 @@ export class TimelinePanel extends LoupePanel {
       if (!call || !TimelinePanel.revealer) return { revealed: 'none' as const };
       return { revealed: await TimelinePanel.revealer(id, index, callId, call.name, call.argumentsText) };
     });
+    // issue 19: tag a step or a step range as a failure, through the same code and store as the Failure Analysis panel
+    this.rpc.onRequest(TagStepsRequest, async (p) => {
+      if (p.runId !== this.runId) throw new Error(`This timeline shows run ${this.runId}, not ${p.runId}.`);
+      const taxonomy = findTaxonomy(this.catalog(), p.taxonomy);
+      const r = await tagSteps(annotationStoreOf(this.ctx.store()), this.ctx.store(), {
+        taxonomy, classes: p.classes, severity: p.severity, note: p.note, annotator: currentAnnotator(), origin: 'timeline', runId: this.runId, from: p.from, to: p.to,
+        ...(this.caseItemId ? { caseItemId: this.caseItemId } : {}),
+      });
+      fireFailureTagsChanged(this.runId);
+      return { failures: await this.failures(), message: `Tagged ${r.item.itemRef}: ${(r.annotation.verdict as FailureTagVerdict).classes.join(', ')} (${p.severity}).` };
+    });
+    this.disposables.push(onDidChangeFailureTags(async (id) => {
+      if (id !== this.runId) return;
+      const failures = await this.failures().catch(() => undefined);
+      if (failures) this.rpc.notify(DidChangeFailureTagsNotification, { runId: this.runId, failures });
+    }));
     this.onDisposed(() => this.unsubscribe?.());
     // A score saved elsewhere (Results, `loupe score`, the checklist panel) updates the marks.
     this.disposables.push(ctx.onDidChangeRuns(() => void this.pushScoring()));
@@ -81,8 +111,30 @@ export class TimelinePanel extends LoupePanel {
     const { run } = opened;
     this.steps = opened.steps;
     this.startLiveUpdates(opened);
-    const scoring = await this.scoring(run);
-    return { run: toTimelineRun(run), steps: this.steps, heatmap: opened.heatmap, focusStep: opts.focusStep, showHeatmap: opts.showHeatmap, scoring };
+    // the failure tags are read alongside the scoring (one small indexed query each), not after it
+    const [scoring, failures] = await Promise.all([this.scoring(run), this.failures().catch((e: unknown) => {
+      this.ctx.log.warn(`Timeline ${run.id}: failure tags: ${e instanceof Error ? e.message : String(e)}`);
+      return undefined;
+    })]);
+    return { run: toTimelineRun(run), steps: this.steps, heatmap: opened.heatmap, focusStep: opts.focusStep, showHeatmap: opts.showHeatmap, scoring, ...(failures ? { failures } : {}) };
+  }
+
+  private catalog() {
+    return taxonomyCatalog(vscode.workspace.workspaceFolders?.[0]?.uri.fsPath);
+  }
+
+  /** The run's failure tags and the taxonomies to tag with (the run's benchmark's preselected). */
+  private async failures(): Promise<TimelineFailures> {
+    const run = await this.ctx.store().getRun(this.runId);
+    const cat = this.catalog();
+    const own = run ? findBenchmark(run.suite)?.failureAnalysis?.taxonomy.id : undefined;
+    const item = this.caseItemId ? await annotationStoreOf(this.ctx.store()).getItem(this.caseItemId) : undefined;
+    const c = item?.task === FAILURE_CASE_TASK ? item.input as FailureCaseInput : undefined;
+    return {
+      ...(c ? { attached: { ref: c.ref, question: c.question, detail: c.detail } } : {}),
+      taxonomies: cat.taxonomies, taxonomy: (c?.taxonomy ?? own) ?? cat.taxonomies[0]?.id ?? '', tags: await failureTagViews(annotationStoreOf(this.ctx.store()), this.runId),
+      annotator: currentAnnotator(), errors: cat.errors.map((e) => e.message),
+    };
   }
 
   private readonly suites = new Map<string, Promise<Suite>>();
