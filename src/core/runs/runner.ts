@@ -297,12 +297,23 @@ export function blockToolSet(o: Pick<BlockRunOptions, 'block' | 'docs' | 'docsCa
   return toolSetFor(o);
 }
 
-function toolSetFor(o: Pick<BlockRunOptions, 'block' | 'docs' | 'docsCacheDir' | 'budget' | 'toolSetOptions' | 'agent'>): ToolSet {
+function toolSetFor(o: Pick<BlockRunOptions, 'block' | 'docs' | 'docsCacheDir' | 'budget' | 'toolSetOptions' | 'agent' | 'llm'>): ToolSet {
   const def = getBenchmark(o.block.suite, `block ${o.block.id}`);
   return def.toolSet({
     block: o.block, options: parseToolOptions(def.kind, o.toolSetOptions), agent: o.agent === 'reference' ? 'reference' : 'llm',
     ...(o.budget?.maxSteps != null ? { maxSteps: o.budget.maxSteps } : {}), ...(o.docsCacheDir ? { docsCacheDir: o.docsCacheDir } : {}), ...(o.docs ? { docs: o.docs } : {}),
+    ...(o.agent === 'llm' && o.llm ? { complete: completionOf(o.llm) } : {}),
   });
+}
+
+/** The run's model as a plain completion for tools that ask it (no tools offered; its own client, so the loop's model is untouched). */
+function completionOf(cfg: LlmConfig): (system: string, user: string) => Promise<string> {
+  let client: LlmClient | undefined;
+  return async (system, user) => {
+    client ??= new LlmClient(cfg);
+    const r = await client.complete([{ role: 'system', content: system }, { role: 'user', content: user }], []);
+    return r.message.content ?? '';
+  };
 }
 
 /**

@@ -92,7 +92,7 @@ export class VariablesPanel extends LoupePanel {
         });
       } catch (e) {
         const m = e instanceof Error ? e.message : String(e);
-        throw new Error(`The model profile "${p.name}" (${p.model}) could not break the question into concepts: ${m}`);
+        throw new Error(`The model profile "${p.name}" (${p.model}) could not break the question into concepts: ${m}`, { cause: e });
       }
     });
     // the question-mode toggle follows the model profiles in the settings
