@@ -247,6 +247,10 @@ export const runCommand: CliCommand = {
         const agent = (v.agent ?? 'llm') as AgentKind;
         if (agent !== 'llm') throw new UsageError('--fork continues with a model: --agent llm (the default)');
         const llm = llmFrom(v.model ?? parent.params.model ?? (parent.agent === 'llm' ? parent.model ?? undefined : undefined), v['base-url'] ?? (parent.params.baseUrl as string | undefined));
+        if (!llm && parent.agent.startsWith('mcp:')) {
+          const m = parent.params.mcp;
+          throw new UsageError(`--fork: run ${parentId} was driven by the MCP client ${m ? `${m.client} ${m.clientVersion}` : parent.agent.slice(4)}: a fork continues with Loupe's own agent — give --model (and --base-url) to continue it with (an MCP client cannot continue a fork)`);
+        }
         if (!llm) throw new UsageError(`--fork: run ${parentId} is not an LLM run; give --model (and --base-url) to continue it with`);
         const hk = v['hint-kind'] ?? 'hint';
         if (hk !== 'hint' && hk !== 'correction') throw new UsageError(`--hint-kind must be hint or correction, got '${hk}'`);

@@ -398,6 +398,14 @@ export async function startBlockRun(o: BlockRunOptions): Promise<AgentRunResult>
   if (fork) {
     const copied = await seedForkInterventions(o.store, runId, fork, o.forkOf?.hint);
     await o.store.addEvent(runId, 'fork', `forked from run ${fork.parent.id} at step ${fork.step}: steps 1–${fork.step} are replayed without model calls${copied.length ? `; ${copied.length} human step${copied.length === 1 ? '' : 's'} carried over or added` : ''}`);
+    const mcp = fork.parent.agent.startsWith('mcp:') ? fork.parent.params.mcp : undefined;
+    if (mcp) {
+      // Issue 24: the parent's steps were an MCP client's tool calls; the fork replays them and Loupe's agent continues.
+      await o.store.addEvent(runId, 'fork', `steps 1–${fork.step} were the MCP client ${mcp.client} ${mcp.clientVersion}'s calls, replayed; Loupe's agent continues with ${model.model}`);
+      if (!mcp.contained) {
+        await o.store.addEvent(runId, 'warning', `UNCONTAINED parent: the MCP client ${mcp.client} declared no sandbox of its own when it drove steps 1–${fork.step}. Only its calls of Loupe's tools are replayed here; whatever its own shell or file tools did is neither replayed nor contained.`);
+      }
+    }
   }
   o.onRunCreated?.(runId, created);
   log.info(`run ${runId}: ${o.suite.kind} block ${o.block.id}, agent ${o.agent}`);
