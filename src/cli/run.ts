@@ -50,6 +50,8 @@ const USAGE = `loupe run --suite S --root DIR (--block ID | --blocks all|ID,ID) 
   fork:    --fork RUN@STEP starts a new run that replays RUN's steps 1..STEP without model calls (cells re-run in a
            fresh kernel) and continues with --model/--base-url (default: RUN's model); --hint TEXT [--hint-kind
            hint|correction] adds a human step before the first new step. A replayed cell that now errors stops it.
+           A run an MCP client drove (loupe mcp) forks the same way: its calls are replayed and Loupe's agent continues
+           (give --model); an MCP client cannot continue a fork.
   sweep:   --queue [postgres://...] records every unit (block × repeat × model) as a pending run of a new sweep in the
            team store (--store postgres://...) and enqueues it in the PostgreSQL job queue (pg-boss; default the
            store's database) instead of running it here; \`loupe worker\` runs the units (on any number of machines),
