@@ -122,7 +122,7 @@ export async function forkRunCommand(ctx: LoupeContext, arg?: unknown, stepArg?:
   if (typeof profileArg === 'string' && !profile) throw new Error(`No model profile '${profileArg}' in loupe.models`);
   if (!profile) {
     const pick = await vscode.window.showQuickPick(profiles.map((p) => ({ label: `$(hubot) ${p.name}`, description: `${p.model} · ${p.baseUrl}${p.model === run.model ? ' · the parent\'s model' : ''}`, p })),
-      { title: `Fork from step ${step}: continue with which model profile?`, ...(mcp ? { placeHolder: mcp } : {}) });
+      { title: `Fork from step ${step}: continue with which model profile?${mcp ? ` (${mcp})` : ''}` });
     if (!pick) return undefined;
     profile = pick.p;
   }
