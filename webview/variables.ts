@@ -3,7 +3,8 @@
  * selected variable's detail (value codes, universe, question, codebook page), "Open codebook page", "Copy as
  * pandas", and question mode (the variables a question needs, best first).
  * Keyboard: `/` focuses the filter, ↑/↓ (or j/k) move in the table, `o` opens the codebook page, `p` copies as
- * pandas, `q` focuses the question box (Enter asks, Escape returns to the catalog).
+ * pandas, `q` focuses the question box (Enter asks, Escape returns to the catalog), `m` turns on or off "Let the
+ * model break the question into concepts" (enabled only when a model profile is configured; its sub-queries are shown).
  */
 import '@vscode-elements/elements/dist/vscode-button/index.js';
 import { AskQuestionRequest, CopyAsPandasRequest, OpenCodebookRequest, type QuestionAnswer, type VariableRow, type VariablesState } from '../src/protocol/variables.ts';
@@ -40,7 +41,10 @@ input[type=text] { background: var(--vscode-input-background); color: var(--vsco
 #detail table { border-collapse: collapse; }
 #detail td, #detail th { text-align: left; padding: 1px 8px 1px 0; vertical-align: top; }
 .mono { font-family: var(--vscode-editor-font-family); }
-#concepts, #files { font-size: 12px; margin: 4px 0; }
+#concepts, #files, #subqueries { font-size: 12px; margin: 4px 0; }
+#use-model-label { display: inline-flex; gap: 4px; align-items: center; }
+#use-model-label.off { color: var(--vscode-disabledForeground, var(--vscode-descriptionForeground)); }
+#subqueries .sq { font-family: var(--vscode-editor-font-family); border: 1px solid var(--vscode-panel-border, #888); border-radius: 3px; padding: 0 4px; margin-right: 4px; }
 #message { min-height: 1.4em; }
 .keys { font-size: 11px; }
 `));
@@ -56,6 +60,10 @@ const filterEl = h('input', { id: 'filter', type: 'text', placeholder: 'Filter: 
 const questionEl = h('input', { id: 'question', type: 'text', placeholder: 'Ask: which variables does this question need?  ( q, Enter )', 'aria-label': 'Question' });
 const askBtn = h('vscode-button', { id: 'ask', secondary: true }, 'Find variables');
 const clearBtn = h('vscode-button', { id: 'clear', secondary: true }, 'Back to catalog');
+const useModelEl = h('input', { id: 'use-model', type: 'checkbox', 'aria-describedby': 'use-model-text' });
+const useModelText = h('span', { id: 'use-model-text' }, 'Let the model break the question into concepts');
+const useModelLabel = h('label', { id: 'use-model-label', for: 'use-model' }, useModelEl, useModelText);
+const subQueriesEl = h('div', { id: 'subqueries' });
 const countEl = h('span', { id: 'count', class: 'muted' });
 const conceptsEl = h('div', { id: 'concepts', class: 'muted' });
 const filesEl = h('div', { id: 'files' });
@@ -189,13 +197,23 @@ async function ask(): Promise<void> {
   if (!q) return say('Type a question first.', true);
   say('Looking for the variables…');
   try {
-    answer = await host.rpc.request(AskQuestionRequest, { question: q });
+    const useModel = useModelEl.checked && !useModelEl.disabled;
+    if (useModel) say('The model is breaking the question into concepts…');
+    answer = await host.rpc.request(AskQuestionRequest, { question: q, ...(useModel ? { useModel: true } : {}) });
     filterEl.value = ''; // the question is the new search; the filter then narrows its candidates
     conceptsEl.textContent = `Groupings: ${answer.concepts.groupings.join(', ') || 'none'} · measures: ${answer.concepts.measures.join(' ') || 'none'}${answer.concepts.family ? ` · design data: ${answer.concepts.family}` : ''} · ${answer.elapsedMs} ms`;
+    const d = answer.decomposition;
+    subQueriesEl.replaceChildren(...(d
+      ? [
+        h('span', { class: 'muted' }, `Model ${d.model} searched ${d.subQueries.length} sub-quer${d.subQueries.length === 1 ? 'y' : 'ies'}: `),
+        ...(d.subQueries.length ? d.subQueries.map((x) => h('span', { class: 'sq' }, x)) : [h('span', { class: 'muted' }, 'none')]),
+        h('span', { class: 'muted' }, ` · groupings: ${d.groupings.join(', ') || 'none'} · design: ${d.design.join(', ') || 'none'}`),
+      ]
+      : []));
     filesEl.replaceChildren(h('span', { class: 'muted' }, 'Files to read: '), ...answer.files.slice(0, 6).map((f, i) => h('span', { class: 'mono', title: f.from.join(', ') }, `${i + 1}. ${f.file.split('/').pop()}  `)));
     selected = 0;
     refilter();
-    say(`${answer.variables.length} candidate variables for the question.`);
+    say(`${answer.variables.length} candidate variables for the question${d ? `, with ${d.model}'s sub-queries` : ''}.`);
     tableEl.focus();
   } catch (e) {
     say(message(e), true);
@@ -205,10 +223,22 @@ async function ask(): Promise<void> {
 function clearAnswer(): void {
   answer = undefined;
   conceptsEl.textContent = '';
+  subQueriesEl.replaceChildren();
   filesEl.replaceChildren();
   selected = 0;
   refilter();
   say('');
+}
+
+/** The "Let the model break the question into concepts" toggle: enabled only when a model profile is configured. */
+function renderDecomposer(): void {
+  const d = state.decomposer;
+  const ok = !!d && 'profile' in d;
+  useModelEl.disabled = !ok;
+  if (!ok) useModelEl.checked = false;
+  useModelLabel.className = ok ? '' : 'off';
+  useModelText.textContent = ok ? `Let the model break the question into concepts (profile ${d.profile}, ${d.model}) ( m )` : 'Let a model break the question into concepts (needs a model profile)';
+  useModelLabel.title = ok ? 'The model lists the measures, population, groupings and design the question needs; its measures and population are searched besides the question\'s own words.' : (d && 'unavailable' in d ? d.unavailable : 'No model profile is configured: add one to the setting loupe.models.');
 }
 
 function renderHeader(): void {
@@ -227,6 +257,7 @@ function applyState(s: VariablesState): void {
   const saved = host.getViewState<ViewState>();
   const sameTarget = saved?.target && s.target && saved.target.root === s.target.root && saved.target.survey === s.target.survey;
   state = s;
+  renderDecomposer();
   if (sameTarget && typeof saved.filter === 'string' && !filterEl.value) filterEl.value = saved.filter;
   renderHeader();
   refilter();
@@ -282,6 +313,13 @@ window.addEventListener('keydown', (ev) => {
   } else if (ev.key === 'q') {
     ev.preventDefault();
     questionEl.focus();
+  } else if (ev.key === 'm' && document.activeElement !== useModelEl) {
+    ev.preventDefault();
+    if (useModelEl.disabled) say(useModelLabel.title, true);
+    else {
+      useModelEl.checked = !useModelEl.checked;
+      say(useModelEl.checked ? 'The model will break the next question into concepts.' : 'Questions are searched without the model.');
+    }
   }
 });
 
@@ -290,7 +328,9 @@ host.rpc.onNotification(DidChangeStateNotification, ({ state: s }) => applyState
 app.replaceChildren(
   h('div', { class: 'vh' }, titleEl, statusEl),
   h('div', { class: 'bar' }, questionEl, askBtn, clearBtn),
+  h('div', { class: 'bar' }, useModelLabel),
   conceptsEl,
+  subQueriesEl,
   filesEl,
   h('div', { class: 'bar' }, filterEl, countEl),
   h('div', { class: 'main' },
@@ -298,7 +338,7 @@ app.replaceChildren(
     detailEl),
   messageEl,
   problemsEl,
-  h('div', { class: 'keys muted' }, 'Keys: / filter · q question · ↑/↓ move · o codebook page · p copy as pandas · Esc back to catalog'),
+  h('div', { class: 'keys muted' }, 'Keys: / filter · q question · m model breaks the question into concepts · ↑/↓ move · o codebook page · p copy as pandas · Esc back to catalog'),
 );
 
 ready<VariablesState>(host, 'variables').then((s) => {

@@ -103,7 +103,11 @@ export const mcpCommand: CliCommand = {
         if (transport !== 'stdio') throw new UsageError('--resume continues a run over a new stdio connection (an HTTP session is resumed by its session id)');
         const run = await store.getRun(v.resume);
         if (!run) throw new LoupeInputError('--resume', `no run '${v.resume}' in ${store.location}`);
-        if (!run.agent.startsWith('mcp:')) throw new LoupeInputError('--resume', `run ${run.id} was made by ${run.agent}, not an MCP client: continue it with loupe run --resume ${run.id}`);
+        if (!run.agent.startsWith('mcp:')) {
+          const f = run.params.forkOf;
+          if (f) throw new LoupeInputError('--resume', `run ${run.id} is a fork (of run ${f.runId} at step ${f.step}) continued by Loupe's own agent, not by an MCP client: continue it with loupe run --resume ${run.id}; an MCP client continues the parent with loupe mcp --resume ${f.runId}`);
+          throw new LoupeInputError('--resume', `run ${run.id} was made by ${run.agent}, not an MCP client: continue it with loupe run --resume ${run.id}`);
+        }
         if (run.status === 'finished') throw new LoupeInputError('--resume', `run ${run.id} already finished`);
         const holder = await store.getRunLease(run.id);
         if (holder && Date.parse(holder.expiresAt) > Date.now() && !(holder.host === hostname() && holder.pid != null && !pidAlive(holder.pid))) {

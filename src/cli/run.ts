@@ -50,6 +50,8 @@ const USAGE = `loupe run --suite S --root DIR (--block ID | --blocks all|ID,ID) 
   fork:    --fork RUN@STEP starts a new run that replays RUN's steps 1..STEP without model calls (cells re-run in a
            fresh kernel) and continues with --model/--base-url (default: RUN's model); --hint TEXT [--hint-kind
            hint|correction] adds a human step before the first new step. A replayed cell that now errors stops it.
+           A run an MCP client drove (loupe mcp) forks the same way: its calls are replayed and Loupe's agent continues
+           (give --model); an MCP client cannot continue a fork.
   sweep:   --queue [postgres://...] records every unit (block × repeat × model) as a pending run of a new sweep in the
            team store (--store postgres://...) and enqueues it in the PostgreSQL job queue (pg-boss; default the
            store's database) instead of running it here; \`loupe worker\` runs the units (on any number of machines),
@@ -247,6 +249,10 @@ export const runCommand: CliCommand = {
         const agent = (v.agent ?? 'llm') as AgentKind;
         if (agent !== 'llm') throw new UsageError('--fork continues with a model: --agent llm (the default)');
         const llm = llmFrom(v.model ?? parent.params.model ?? (parent.agent === 'llm' ? parent.model ?? undefined : undefined), v['base-url'] ?? (parent.params.baseUrl as string | undefined));
+        if (!llm && parent.agent.startsWith('mcp:')) {
+          const m = parent.params.mcp;
+          throw new UsageError(`--fork: run ${parentId} was driven by the MCP client ${m ? `${m.client} ${m.clientVersion}` : parent.agent.slice(4)}: a fork continues with Loupe's own agent — give --model (and --base-url) to continue it with (an MCP client cannot continue a fork)`);
+        }
         if (!llm) throw new UsageError(`--fork: run ${parentId} is not an LLM run; give --model (and --base-url) to continue it with`);
         const hk = v['hint-kind'] ?? 'hint';
         if (hk !== 'hint' && hk !== 'correction') throw new UsageError(`--hint-kind must be hint or correction, got '${hk}'`);

@@ -216,6 +216,9 @@ export const scoreCommand: CliCommand = {
       for (const s of res.runs) io.out(runLine(s) + '\n');
       const used = new Map(res.runs.filter((s) => !s.error).map((s) => [s.benchmark, s.options]));
       for (const [b, o] of used) io.out(`options used (${b}): ${formatOptionEcho(o)}\n`);
+      // which tools and retrieval the agents had, when a run was made with other than the default tool options
+      const tools = [...new Set(res.runs.filter((s) => !s.error && s.toolOptions && !defaultToolOptions(s)).map((s) => `${s.benchmark}: ${formatOptionEcho(s.toolOptions!)}`))];
+      for (const t of tools) io.out(`tool options of runs (${t})\n`);
       const changed = changedTotals(res.runs, res.aggregates);
       if (changed) io.out(`changed by official-code options: ${changed}\n`);
       const lists = [...new Set(res.runs.filter((s) => s.checklist).map((s) => (s.checklist!.source === 'authored' ? `version ${s.checklist!.version}` : 'native')))];
@@ -297,8 +300,15 @@ async function scoreBladeOutputFiles(o: { files: string[]; root: string; judge: 
 }
 
 /** The JSON shape of one run in `loupe score --json` (`decided`: who decided its judgements): LongDA adds `coverage`, `match` and per-query `queries`. */
+/** Whether a score's run had its benchmark's default tool options. */
+function defaultToolOptions(s: RunScore): boolean {
+  const specs = findBenchmark(s.benchmark)?.toolOptions ?? [];
+  return Object.entries(s.toolOptions ?? {}).every(([k, v]) => specs.find((o) => o.name === k)?.default === v);
+}
+
 export function jsonRun(s: RunScore): Record<string, unknown> {
   const out: Record<string, unknown> = { runId: s.runId, suite: s.suite, blockId: s.blockId, model: s.model, agent: s.agent, status: s.status, benchmark: s.benchmark, judge: s.judgeId, preset: presetOf(s), ...(s.changedBy ? { changedBy: s.changedBy } : {}), options: s.options, pending: s.pending, unjudged: s.unjudged, summary: s.summary };
+  if (s.toolOptions) out.toolOptions = s.toolOptions;
   if (s.decided) out.decided = s.decided;
   if (s.assistance) out.assistance = s.assistance;
   if (s.checklist) out.checklist = s.checklist;

@@ -55,6 +55,11 @@ export interface VariablesState {
   /** Codebooks that could not be parsed and data files that could not be read. */
   problems: { file: string; reason: string }[];
   coverage: { columns: number; documented: number };
+  /**
+   * The model profile that can break a question into concepts (question mode's "Let the model break the question
+   * into concepts"), or why none can (no model profile configured: the toggle is then disabled).
+   */
+  decomposer?: { profile: string; model: string } | { unavailable: string };
 }
 
 /** A question-mode answer: candidate variables (best first) and the documentation files to read. */
@@ -63,9 +68,15 @@ export interface QuestionAnswer {
   variables: Array<{ name: string; file: string; why: string; score: number }>;
   files: Array<{ file: string; from: string[] }>;
   elapsedMs: number;
+  /**
+   * When a model broke the question into concepts: the model (profile name), its phrases, and the sub-queries
+   * matched besides the question's own words (its measures, then its population).
+   */
+  decomposition?: { model: string; population: string[]; measures: string[]; groupings: string[]; design: string[]; subQueries: string[] };
 }
 
-export const AskQuestionRequest = new IpcRequest<{ question: string }, QuestionAnswer>('variables/ask');
+/** Question mode; `useModel`: let the configured model profile break the question into concepts first. */
+export const AskQuestionRequest = new IpcRequest<{ question: string; useModel?: boolean }, QuestionAnswer>('variables/ask');
 /** Opens the variable's codebook page in the Documentation Search panel. */
 export const OpenCodebookRequest = new IpcRequest<{ name: string; file: string }, void>('variables/openCodebook');
 /** Inserts a pandas snippet reading the variable into the run notebook (or copies it when no notebook is open). */

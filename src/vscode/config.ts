@@ -35,6 +35,8 @@ export interface LoupeSettings {
   maxSteps: number;
   /** How runs are scored from VS Code (re-scoring against a checklist version): judge kind and, for LLM judges, a model profile. */
   judge: { kind: string; profile: string };
+  /** `loupe.variables.profile`: the model profile that breaks questions into concepts in the Variables panel (empty: the first profile). */
+  variablesProfile: string;
 }
 
 /**
@@ -70,5 +72,6 @@ export function readSettings(): LoupeSettings {
     models: c.get<ModelProfile[]>('models') ?? [],
     maxSteps: c.get<number>('maxSteps') ?? 100,
     judge: { kind: c.get<string>('judge.kind') ?? 'human', profile: c.get<string>('judge.profile') ?? '' },
+    variablesProfile: (c.get<string>('variables.profile') ?? '').trim(),
   };
 }

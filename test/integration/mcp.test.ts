@@ -3,7 +3,9 @@
  * no link, nothing naming the suite root) and registers the block's MCP server through `vscode.lm`; the server
  * definition the editor would start (command, arguments, environment, working folder) is started with the MCP SDK's
  * client, which solves part of NHANES Data Brief 508; the run it records is in this window's store, shows in the Runs
- * view, and opens in the timeline (screenshot).
+ * view, and opens in the timeline (screenshot). Forking that run from its timeline: the profile pick says Loupe's own
+ * agent continues the fork (screenshot); the fork replays the client's steps without model calls and the scripted
+ * model (OpenAI-compatible, 127.0.0.1) continues.
  */
 import assert from 'node:assert/strict';
 import { lstatSync, readFileSync, readdirSync } from 'node:fs';
@@ -13,6 +15,7 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { openStore } from '../../src/core/store/run-store.ts';
 import { hasRunner, runner, screenshot, webviewText } from './helpers/runner.ts';
+import { call, startScriptedLlm } from '../helpers/scripted-llm.ts';
 
 const BLOCK = 'NHANES_NCHS_Data_Brief_No._508';
 const Q = (n: number) => `NHANES_NCHS Data Brief No. 508_q${n}`;
@@ -98,6 +101,48 @@ describe('Evaluate Chat Agent on Block: the block served over MCP, recorded and 
       assert.deepEqual(await s2.getInterventions(runId), []);
     } finally {
       await s2.close();
+    }
+  });
+
+  it('forks the MCP run from its timeline: Loupe\'s own agent continues after the client\'s replayed steps', async () => {
+    const cfg = () => vscode.workspace.getConfiguration('loupe');
+    const before = cfg().inspect('models')?.workspaceValue;
+    const never = (): never => {
+      throw new Error('a replayed step called the model');
+    };
+    const llm = await startScriptedLlm({ script: [never, never, { content: 'Done.', toolCalls: [call('final_answer', { summary: 'q1 from the client' })] }] });
+    const storePath = join(cfg().get<string>('runsDirectory') ?? '', 'runs.sqlite');
+    try {
+      await cfg().update('models', [{ name: 'scripted-mcp-fork', baseUrl: llm.baseUrl, model: 'scripted-mcp-fork', temperature: 0 }], vscode.ConfigurationTarget.Workspace);
+      await vscode.commands.executeCommand('workbench.action.closeAllEditors');
+      await vscode.commands.executeCommand('loupe.openTimeline', runId, 1);
+      await webviewText({ title: 'Timeline', expect: /Fork from this step/ });
+      await runner({ action: 'clickInWebview', selector: '#fork-step', title: 'Timeline' });
+      let pick = '';
+      for (let i = 0; i < 60 && !/continues the fork/.test(pick); i++) {
+        await new Promise((r) => setTimeout(r, 500));
+        pick = await runner<string>({ action: 'workbenchText', selector: '.quick-input-widget' }).catch(() => '');
+      }
+      assert.match(pick, /steps 1–2 were the MCP client vscode-agent-mode-test's calls; Loupe's own agent continues the fork, not the client/);
+      await screenshot('mcp-fork-profile-pick');
+      await runner({ action: 'press', key: 'Escape' });
+      const forkId = await vscode.commands.executeCommand<string>('loupe.forkRun', runId, 2, 'scripted-mcp-fork', '');
+      assert.ok(forkId);
+      assert.equal(llm.requests.length, 1, 'the two replayed steps made no model call');
+      const s = openStore(storePath);
+      try {
+        const fork = (await s.getRun(forkId))!;
+        assert.equal(fork.status, 'finished', fork.statusReason ?? '');
+        assert.deepEqual(fork.params.forkOf, { runId, step: 2 });
+        assert.deepEqual((await s.getSteps(forkId)).map((x) => [x.toolCalls[0]?.name, x.finishReason === 'replayed']), [['python', true], ['answer', true], ['final_answer', false]]);
+        assert.deepEqual((await s.getAnswers(forkId)).map((x) => [x.queryId, x.answer]), [[Q(1), 40.3]]);
+        assert.ok((await s.getEvents(forkId)).some((e) => /were the MCP client vscode-agent-mode-test 1\.0's calls, replayed; Loupe's agent continues with scripted-mcp-fork/.test(e.message)));
+      } finally {
+        await s.close();
+      }
+    } finally {
+      await llm.close();
+      await cfg().update('models', before, vscode.ConfigurationTarget.Workspace);
     }
   });
 });

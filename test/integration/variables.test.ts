@@ -2,7 +2,9 @@
  * The Variables panel (issue 25) in the real VS Code on the shared NHANES documentation: open it from the palette,
  * filter the catalog, read a variable's value codes, move with the keyboard, open the codebook page in the
  * Documentation Search panel, copy as pandas (clipboard, then into an open notebook), and ask a question.
- * Screenshots: variables-catalog, variables-codebook-page, variables-question.
+ * Without a model profile the "Let the model break the question into concepts" toggle is off and says why; with one
+ * (a scripted OpenAI-compatible server on 127.0.0.1), `m` turns it on and the question's sub-queries are shown.
+ * Screenshots: variables-catalog, variables-codebook-page, variables-question, variables-question-model.
  */
 import assert from 'node:assert/strict';
 import { existsSync, mkdtempSync, statSync, writeFileSync } from 'node:fs';
@@ -10,6 +12,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import * as vscode from 'vscode';
 import { hasRunner, pressUntil, runner, screenshot, webviewText } from './helpers/runner.ts';
+import { startScriptedLlm } from '../helpers/scripted-llm.ts';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const TITLE = 'Variables:';
@@ -113,5 +116,44 @@ describe('Variables panel', function () {
     assert.match(await textIn('#files'), /BMX_L\.pdf/);
     const table = await textIn('#table');
     assert.match(table, /BMXBMI/, `table: '${table}'; count: '${await textIn('#count')}'; first row: '${await textIn('#table .row')}'`);
+  });
+
+  it('the model breaks the question into concepts only when a model profile is configured; its sub-queries are shown', async function () {
+    if (!hasRunner()) this.skip();
+    const cfg = () => vscode.workspace.getConfiguration('loupe');
+    const before = { models: cfg().inspect('models')?.workspaceValue, profile: cfg().inspect('variables.profile')?.workspaceValue };
+    const QUESTION = 'How common was anemia among adults, by sex?';
+    const llm = await startScriptedLlm({
+      script: [() => ({ content: '{"population": ["adults 20 and over"], "measures": ["hemoglobin", "anemia"], "groupings": ["sex"], "design": ["examination weight"]}' })],
+    });
+    try {
+      await cfg().update('models', [], vscode.ConfigurationTarget.Workspace);
+      await webviewText({ title: TITLE, expect: /Let a model break the question into concepts \(needs a model profile\)/, timeoutMs: 20_000 });
+      // m without a profile says why, in the words of the settings
+      await runner({ action: 'clickInWebview', selector: '#table', title: TITLE });
+      await runner({ action: 'press', key: 'm' });
+      await webviewText({ title: TITLE, expect: /no model profile is configured: add one to the setting loupe\.models/, timeoutMs: 10_000 });
+      await cfg().update('models', [{ name: 'scripted-vars', baseUrl: llm.baseUrl, model: 'scripted-decomposer', temperature: 0 }], vscode.ConfigurationTarget.Workspace);
+      await webviewText({ title: TITLE, expect: /Let the model break the question into concepts \(profile scripted-vars, scripted-decomposer\)/, timeoutMs: 20_000 });
+      // by keyboard: m turns it on, q goes to the question, Enter asks
+      await runner({ action: 'clickInWebview', selector: '#table', title: TITLE });
+      await runner({ action: 'press', key: 'm' });
+      await webviewText({ title: TITLE, expect: /The model will break the next question into concepts/, timeoutMs: 10_000 });
+      await runner({ action: 'press', key: 'q' });
+      await runner({ action: 'press', key: 'Control+a' });
+      await runner({ action: 'type', text: QUESTION });
+      await runner({ action: 'press', key: 'Enter' });
+      const t = await webviewText({ title: TITLE, expect: /candidate variables for the question, with scripted-vars's sub-queries/, timeoutMs: 60_000 });
+      assert.match(await textIn('#subqueries'), /Model scripted-vars searched 3 sub-queries:\s*hemoglobin\s*anemia\s*adults 20 and over/);
+      assert.equal(llm.requests.length, 1);
+      assert.equal(llm.requests[0]!.body.messages.at(-1)!.content, QUESTION);
+      assert.match(await textIn('#table'), /LBXHGB/, t);
+      await sleep(400);
+      pngOk(await screenshot('variables-question-model'));
+    } finally {
+      await llm.close();
+      await cfg().update('models', before.models, vscode.ConfigurationTarget.Workspace);
+      await cfg().update('variables.profile', before.profile, vscode.ConfigurationTarget.Workspace);
+    }
   });
 });

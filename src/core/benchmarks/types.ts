@@ -157,6 +157,12 @@ export interface ToolSetContext {
   docsCacheDir?: string;
   /** Overrides the documentation provider (tests): the benchmark casts it to its own docs interface. */
   docs?: () => Promise<unknown>;
+  /**
+   * The run's own model as a plain completion (`complete(system, user)` → the reply text; no tools), for tools that
+   * ask it (LongDA `find_variables` with `findVariablesDecompose=run-model`). Absent when the run has no model of
+   * Loupe's: the reference agent, an MCP client.
+   */
+  complete?: (system: string, user: string) => Promise<string>;
 }
 
 /** What a run's hooks see. */

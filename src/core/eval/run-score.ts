@@ -20,6 +20,12 @@ export interface RunScore {
   /** Options used, by the name the user types (the benchmark's complete option set, defaults included). */
   options: Record<string, unknown>;
   /**
+   * The tool-set options the run was made with (its recorded `params.toolSetOptions`, the benchmark's defaults filled
+   * in): which tools and retrieval the agent had, e.g. LongDA `findVariables`, `findVariablesDecompose`. Absent for a
+   * benchmark without tool-set options.
+   */
+  toolOptions?: Record<string, unknown>;
+  /**
    * The scoring preset the options were resolved from (`official`, `paper`; issue 21); absent on a score made before
    * presets existed — read it with {@link presetOf}, which says `legacy` then.
    */

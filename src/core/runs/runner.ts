@@ -306,12 +306,23 @@ export function blockToolSet(o: Pick<BlockRunOptions, 'block' | 'docs' | 'docsCa
   return toolSetFor(o);
 }
 
-function toolSetFor(o: Pick<BlockRunOptions, 'block' | 'docs' | 'docsCacheDir' | 'budget' | 'toolSetOptions' | 'agent'>): ToolSet {
+function toolSetFor(o: Pick<BlockRunOptions, 'block' | 'docs' | 'docsCacheDir' | 'budget' | 'toolSetOptions' | 'agent' | 'llm'>): ToolSet {
   const def = getBenchmark(o.block.suite, `block ${o.block.id}`);
   return def.toolSet({
     block: o.block, options: parseToolOptions(def.kind, o.toolSetOptions), agent: o.agent === 'reference' ? 'reference' : 'llm',
     ...(o.budget?.maxSteps != null ? { maxSteps: o.budget.maxSteps } : {}), ...(o.docsCacheDir ? { docsCacheDir: o.docsCacheDir } : {}), ...(o.docs ? { docs: o.docs } : {}),
+    ...(o.agent === 'llm' && o.llm ? { complete: completionOf(o.llm) } : {}),
   });
+}
+
+/** The run's model as a plain completion for tools that ask it (no tools offered; its own client, so the loop's model is untouched). */
+function completionOf(cfg: LlmConfig): (system: string, user: string) => Promise<string> {
+  let client: LlmClient | undefined;
+  return async (system, user) => {
+    client ??= new LlmClient(cfg);
+    const r = await client.complete([{ role: 'system', content: system }, { role: 'user', content: user }], []);
+    return r.message.content ?? '';
+  };
 }
 
 /**
@@ -396,6 +407,14 @@ export async function startBlockRun(o: BlockRunOptions): Promise<AgentRunResult>
   if (fork) {
     const copied = await seedForkInterventions(o.store, runId, fork, o.forkOf?.hint);
     await o.store.addEvent(runId, 'fork', `forked from run ${fork.parent.id} at step ${fork.step}: steps 1–${fork.step} are replayed without model calls${copied.length ? `; ${copied.length} human step${copied.length === 1 ? '' : 's'} carried over or added` : ''}`);
+    const mcp = fork.parent.agent.startsWith('mcp:') ? fork.parent.params.mcp : undefined;
+    if (mcp) {
+      // Issue 24: the parent's steps were an MCP client's tool calls; the fork replays them and Loupe's agent continues.
+      await o.store.addEvent(runId, 'fork', `steps 1–${fork.step} were the MCP client ${mcp.client} ${mcp.clientVersion}'s calls, replayed; Loupe's agent continues with ${model.model}`);
+      if (!mcp.contained) {
+        await o.store.addEvent(runId, 'warning', `UNCONTAINED parent: the MCP client ${mcp.client} declared no sandbox of its own when it drove steps 1–${fork.step}. Only its calls of Loupe's tools are replayed here; whatever its own shell or file tools did is neither replayed nor contained.`);
+      }
+    }
   }
   o.onRunCreated?.(runId, created);
   log.info(`run ${runId}: ${o.suite.kind} block ${o.block.id}, agent ${o.agent}`);

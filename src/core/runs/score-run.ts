@@ -119,12 +119,26 @@ export async function scoreStoredRun(store: RunStore, runId: string, o: ScoreRun
     const interventions = await store.getInterventions(run.id);
     const assistance = scoreAssistance((await assistanceOf(store, [run])).get(run.id)!);
     if (interventions.length && def.solvedAfterInterventions) assistance.untilSolved = await def.solvedAfterInterventions.count(ctx, interventions);
-    return { ...score, preset, decided: counted.counts(), ...(picked ? { checklist: picked.used } : {}), assistance };
+    const toolOptions = runToolOptions(def, run.params.toolSetOptions);
+    return { ...score, preset, decided: counted.counts(), ...(picked ? { checklist: picked.used } : {}), assistance, ...(toolOptions ? { toolOptions } : {}) };
   } catch (e) {
     if (e instanceof LoupeInputError && /^(option |checklist version|ground-truth version)/.test(e.subject)) throw e;
     return { ...scoreBase(run, run.suite, o.judge.id, {}), summary: {}, detail: null, error: errorMessage(e) };
   } finally {
     if (!session) await own.close();
+  }
+}
+
+/**
+ * The tool-set options a run was made with, defaults filled in (what its score says about the agent's tools and
+ * retrieval); the recorded values as they are when they no longer parse (an option of an older Loupe).
+ */
+function runToolOptions(def: BenchmarkDefinition, recorded: Record<string, string> | undefined): Record<string, unknown> | undefined {
+  if (!def.toolOptions.length && !recorded) return undefined;
+  try {
+    return parseOptions(def.toolOptions, recorded ?? {}, (n) => `tool option ${n}`, def.title);
+  } catch {
+    return { ...recorded };
   }
 }
 

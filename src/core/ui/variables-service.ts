@@ -6,7 +6,7 @@
 import { extname, join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { docsFolderFiles, openDocIndex, type DocIndex } from '../docs/index.ts';
-import { QuestionRetriever } from '../docs/question.ts';
+import { QuestionRetriever, decomposeWithModel } from '../docs/question.ts';
 import { surveyCatalog, type SurveyCatalog } from '../docs/survey-catalog.ts';
 import { LoupeInputError, errorMessage } from '../util/errors.ts';
 import type { QuestionAnswer, VariableRow, VariablesState, VariablesTarget } from '../../protocol/variables.ts';
@@ -125,18 +125,32 @@ export class VariablesService {
     return v;
   }
 
-  /** Question-mode retrieval (no LLM): candidate variables and documentation files. */
-  ask(question: string): QuestionAnswer {
+  /**
+   * Question-mode retrieval: candidate variables and documentation files. Without `model`, the question alone is
+   * decomposed (groupings, design, measure words); with `model`, the model first breaks the question into
+   * population, measures, groupings and design phrases, and its measures and population are matched as extra
+   * sub-queries (issue 25, optional LLM-assisted decomposition).
+   * @param question the analyst's question; `model.complete(system, user)` calls the model and resolves to its reply
+   *   text, `model.label` names it in the answer (e.g. the profile name).
+   * @returns the answer (`elapsedMs`: wall-clock ms of the whole request, model call included; `decomposition`: the
+   *   model's phrases and the sub-queries used, when a model was asked).
+   * @throws LoupeInputError for an empty question or a model reply with no JSON object; whatever `complete` throws.
+   */
+  async ask(question: string, model?: { label: string; complete: (system: string, user: string) => Promise<string> }): Promise<QuestionAnswer> {
     if (!this.qr) throw new Error('The catalog is still being built.');
     if (!question.trim()) throw new LoupeInputError('question', 'type a question first');
     const t0 = performance.now();
-    const r = this.qr.ask(question, { top: 10, topVariables: 30 });
-    return {
+    const llm = model ? await decomposeWithModel(question, model.complete) : undefined;
+    const subQueries = llm ? [...llm.measures, ...llm.population] : [];
+    const r = this.qr.ask(question, { top: 10, topVariables: 30, ...(subQueries.length ? { extraMeasures: subQueries } : {}) });
+    const answer: QuestionAnswer = {
       concepts: r.concepts,
       variables: r.variables.map((v) => ({ name: v.name, file: v.file, why: v.why, score: v.score })),
       files: r.files.map((f) => ({ file: f.file, from: f.from })),
       elapsedMs: Math.round((performance.now() - t0) * 10) / 10,
     };
+    if (llm && model) answer.decomposition = { model: model.label, ...llm, subQueries };
+    return answer;
   }
 
   /**

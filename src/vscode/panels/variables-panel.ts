@@ -8,11 +8,13 @@ import { spawn } from 'node:child_process';
 import { existsSync, readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import * as vscode from 'vscode';
+import { LlmClient } from '../../core/agent/llm.ts';
 import { findBenchmark } from '../../core/benchmarks/registry.ts';
 import { VariablesService } from '../../core/ui/variables-service.ts';
 import type { DocSearchOpenArgs } from '../../protocol/docsearch.ts';
 import { AskQuestionRequest, CopyAsPandasRequest, OpenCodebookRequest, type VariablesState, type VariablesTarget } from '../../protocol/variables.ts';
 import { DidChangeStateNotification } from '../../protocol/webview.ts';
+import { apiKeySecretName, type ModelProfile } from '../config.ts';
 import type { LoupeContext } from '../context.ts';
 import { suiteRegistry } from '../suites.ts';
 import { LoupePanel, PanelHost, SINGLETON } from './panel-base.ts';
@@ -75,10 +77,28 @@ export class VariablesPanel extends LoupePanel {
 
   private constructor(ctx: LoupeContext, panel: vscode.WebviewPanel) {
     super(ctx, panel, 'variables', 'Variables');
-    this.rpc.onRequest(AskQuestionRequest, async ({ question }) => {
+    this.rpc.onRequest(AskQuestionRequest, async ({ question, useModel }) => {
       await this.svc().build();
-      return this.svc().ask(question);
+      if (!useModel) return this.svc().ask(question);
+      const d = this.decomposer();
+      if ('unavailable' in d) throw new Error(`The model cannot break the question into concepts: ${d.unavailable}`);
+      const p = d.profile;
+      const apiKey = await this.ctx.extension.secrets.get(apiKeySecretName(p.name));
+      const client = new LlmClient({ baseUrl: p.baseUrl, model: p.model, apiKey: apiKey ?? undefined, temperature: 0, maxTokens: p.maxTokens, reasoningEffort: p.reasoningEffort, maxRetries: 1 });
+      try {
+        return await this.svc().ask(question, {
+          label: p.name,
+          complete: async (system, user) => (await client.complete([{ role: 'system', content: system }, { role: 'user', content: user }], [])).message.content ?? '',
+        });
+      } catch (e) {
+        const m = e instanceof Error ? e.message : String(e);
+        throw new Error(`The model profile "${p.name}" (${p.model}) could not break the question into concepts: ${m}`, { cause: e });
+      }
     });
+    // the question-mode toggle follows the model profiles in the settings
+    this.disposables.push(vscode.workspace.onDidChangeConfiguration((e) => {
+      if (e.affectsConfiguration('loupe.models') || e.affectsConfiguration('loupe.variables.profile')) this.rpc.notify(DidChangeStateNotification, { state: this.state() });
+    }));
     this.rpc.onRequest(OpenCodebookRequest, ({ name, file }) => this.openCodebook(name, file));
     this.rpc.onRequest(CopyAsPandasRequest, ({ name, file }) => this.copyAsPandas(name, file));
     this.onDisposed(() => this.service?.dispose());
@@ -97,14 +117,32 @@ export class VariablesPanel extends LoupePanel {
     const cli = join(this.ctx.extension.extensionUri.fsPath, 'dist', 'cli.js');
     this.service = new VariablesService(target, {
       cacheDir,
-      onState: (state) => this.rpc.notify(DidChangeStateNotification, { state }),
+      onState: (state) => this.rpc.notify(DidChangeStateNotification, { state: this.withDecomposer(state) }),
       // PDF extraction in a child process (`loupe index`), so the extension host never blocks on it
       prebuild: existsSync(cli) ? () => this.prebuild(cli, target, cacheDir) : undefined,
       onPrebuildError: (e) => this.ctx.log.warn(`variables: index in a child process failed, building in the extension host: ${e instanceof Error ? e.message : String(e)}`),
     });
     this.panel.title = `Variables: ${target.survey}`;
     void this.service.build();
-    if (notify) this.rpc.notify(DidChangeStateNotification, { state: this.service.state() });
+    if (notify) this.rpc.notify(DidChangeStateNotification, { state: this.state() });
+  }
+
+  /**
+   * The model profile that breaks questions into concepts: the one named by loupe.variables.profile, else the first
+   * of loupe.models; why there is none otherwise (in the words of the settings).
+   */
+  private decomposer(): { profile: ModelProfile } | { unavailable: string } {
+    const { models, variablesProfile } = this.ctx.settings;
+    if (variablesProfile) {
+      const p = models.find((m) => m.name === variablesProfile);
+      return p ? { profile: p } : { unavailable: `the setting loupe.variables.profile names "${variablesProfile}", which is not a profile of loupe.models (${models.map((m) => m.name).join(', ') || 'none yet'}).` };
+    }
+    return models[0] ? { profile: models[0] } : { unavailable: 'no model profile is configured: add one to the setting loupe.models.' };
+  }
+
+  private withDecomposer(s: VariablesState): VariablesState {
+    const d = this.decomposer();
+    return { ...s, decomposer: 'profile' in d ? { profile: d.profile.name, model: d.profile.model } : { unavailable: d.unavailable } };
   }
 
   private prebuild(cli: string, t: VariablesTarget, cacheDir: string): Promise<void> {
@@ -124,7 +162,7 @@ export class VariablesPanel extends LoupePanel {
   }
 
   protected state(): VariablesState {
-    return this.service?.state() ?? { status: 'idle', variables: [], problems: [], coverage: { columns: 0, documented: 0 } };
+    return this.withDecomposer(this.service?.state() ?? { status: 'idle', variables: [], problems: [], coverage: { columns: 0, documented: 0 } });
   }
 
   private async openCodebook(name: string, file: string): Promise<void> {

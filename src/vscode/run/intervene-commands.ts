@@ -115,12 +115,14 @@ export async function forkRunCommand(ctx: LoupeContext, arg?: unknown, stepArg?:
   }
   if (step > run.steps) throw new Error(`Step ${step} is beyond the last step of run ${run.id} (it has ${run.steps} steps).`);
   const profiles = ctx.settings.models;
-  if (!profiles.length) throw new Error('Add a model profile to the setting loupe.models first: a fork continues with a model.');
+  // Issue 24: a run an MCP client drove is forked like any other, but Loupe's own agent continues the fork (a client cannot)
+  const mcp = run.agent.startsWith('mcp:') ? `steps 1–${step} were the MCP client ${run.params.mcp?.client ?? run.agent.slice(4)}'s calls; Loupe's own agent continues the fork, not the client` : undefined;
+  if (!profiles.length) throw new Error(`Add a model profile to the setting loupe.models first: a fork continues with a model${mcp ? ` (${mcp})` : ''}.`);
   let profile = typeof profileArg === 'string' ? profiles.find((p) => p.name === profileArg) : undefined;
   if (typeof profileArg === 'string' && !profile) throw new Error(`No model profile '${profileArg}' in loupe.models`);
   if (!profile) {
     const pick = await vscode.window.showQuickPick(profiles.map((p) => ({ label: `$(hubot) ${p.name}`, description: `${p.model} · ${p.baseUrl}${p.model === run.model ? ' · the parent\'s model' : ''}`, p })),
-      { title: `Fork from step ${step}: continue with which model profile?` });
+      { title: `Fork from step ${step}: continue with which model profile?${mcp ? ` (${mcp})` : ''}` });
     if (!pick) return undefined;
     profile = pick.p;
   }

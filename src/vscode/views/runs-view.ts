@@ -213,7 +213,7 @@ export class RunsViewProvider implements vscode.TreeDataProvider<RunsNode>, vsco
     const resumable = !running && (r.status === 'cancelled' || r.status === 'failed' || r.status === 'budget_exhausted' || r.status === 'running');
     // Runs of external MCP clients: Loupe can neither resume nor intervene on them (only the client drives them).
     const mcp = r.agent.startsWith('mcp:');
-    if (mcp) md.appendMarkdown(`\n\ndriven by the MCP client \`${r.agent.slice(4)}\`${r.params.mcp?.contained === false ? ' · **uncontained** (the client declared no sandbox of its own; scored apart)' : ''}: it cannot be given hints or resumed from here — Loupe only answers the client's tool calls`);
+    if (mcp) md.appendMarkdown(`\n\ndriven by the MCP client \`${r.agent.slice(4)}\`${r.params.mcp?.contained === false ? ' · **uncontained** (the client declared no sandbox of its own; scored apart)' : ''}: it cannot be given hints or resumed from here — Loupe only answers the client's tool calls. Forking it from a step replays the client's calls up to there; Loupe's own agent then continues with a model profile`);
     item.contextValue = mcp ? `run.external.${r.status}` : running ? 'run.running' : resumable ? 'run.resumable' : 'run.done';
     item.command = { command: 'loupe.openTimeline', title: 'Open Trajectory Timeline', arguments: [r.id] };
     return item;

@@ -1,13 +1,18 @@
 /**
  * `loupe mcp` against third-party MCP tools (issue 24): the MCP conformance suite (`@modelcontextprotocol/conformance
- * server --url`) over streamable HTTP for the scenarios that apply to a benchmark block's server (those that read the
- * suite's own fixture tools or resources, e.g. `resources-read-text` with `test://static-text`, do not), and the
+ * server --url`) over streamable HTTP for the scenarios that apply to a benchmark block's server (those that call the
+ * suite's own fixture tools do not). `resources-read-text` reads the suite's fixed URI `test://static-text`: it runs
+ * through a loopback proxy that changes only that URI, in the request, to the text resource of a real documentation
+ * file of the block (`loupe-doc:///docs/Demographics/DEMO_L.pdf?as=text`), so its checks (contents, uri, mimeType,
+ * text) hold for Loupe's own resource; the response is passed on unchanged. And the
  * inspector's CLI (`@modelcontextprotocol/inspector-cli`) over stdio on the NHANES DB508 block: it lists the tools and
  * calls `search_doc` and `python`. Spawns the built CLI (`npm run build` first).
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
+import { createServer, request } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -21,6 +26,46 @@ const CONFORMANCE = join(repoRoot, 'node_modules', '@modelcontextprotocol', 'con
 const INSPECTOR = join(repoRoot, 'node_modules', '@modelcontextprotocol', 'inspector-cli', 'build', 'cli.js');
 const SCENARIOS = ['server-initialize', 'ping', 'tools-list', 'prompts-list', 'resources-list', 'dns-rebinding-protection'];
 
+/**
+ * A loopback HTTP proxy to `target` that rewrites the `uri` of a JSON-RPC `resources/read` request from `from` to `to`
+ * (nothing else: headers but Host, other requests and every response pass unchanged). @returns its URL (same path and query).
+ */
+async function rewritingProxy(target: URL, from: string, to: string): Promise<{ url: string; rewritten: () => number; close(): Promise<void> }> {
+  let n = 0;
+  const srv = createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (b: Buffer) => chunks.push(b));
+    req.on('end', () => {
+      let body = Buffer.concat(chunks);
+      try {
+        const msg = JSON.parse(body.toString('utf8')) as { method?: string; params?: { uri?: string } };
+        if (msg.method === 'resources/read' && msg.params?.uri === from) {
+          msg.params.uri = to;
+          body = Buffer.from(JSON.stringify(msg));
+          n++;
+        }
+      } catch {
+        // not JSON (a GET, an empty body): forwarded as is
+      }
+      const headers: Record<string, string | string[] | undefined> = { ...req.headers, host: target.host };
+      if (chunks.length) headers['content-length'] = String(body.length);
+      const up = request({ host: target.hostname, port: target.port, method: req.method, path: req.url, headers }, (r) => {
+        res.writeHead(r.statusCode ?? 502, r.headers);
+        r.pipe(res);
+      });
+      up.on('error', () => res.destroy());
+      up.end(body);
+    });
+  });
+  await new Promise<void>((r) => srv.listen(0, '127.0.0.1', r));
+  const port = (srv.address() as AddressInfo).port;
+  return {
+    url: `http://127.0.0.1:${port}${target.pathname}${target.search}`,
+    rewritten: () => n,
+    close: () => new Promise((r) => { srv.closeAllConnections(); srv.close(() => r()); }),
+  };
+}
+
 function run(args: string[], cwd: string): Promise<{ code: number | null; out: string; err: string }> {
   return new Promise((resolve) => {
     const c = spawn(process.execPath, args, { cwd, stdio: ['ignore', 'pipe', 'pipe'] });
@@ -32,7 +77,7 @@ function run(args: string[], cwd: string): Promise<{ code: number | null; out: s
   });
 }
 
-test('MCP conformance suite over streamable HTTP: initialize, ping, tools, prompts, resources, DNS rebinding protection', { timeout: 240_000 }, async () => {
+test('MCP conformance suite over streamable HTTP: initialize, ping, tools, prompts, resources (list, read text), DNS rebinding protection', { timeout: 240_000 }, async () => {
   assert.ok(existsSync(CLI), 'run npm run build first');
   const dir = mkdtempSync(join(tmpdir(), 'loupe-mcp-conf-'));
   const server = spawn(process.execPath, [CLI, 'mcp', '--suite', 'longda', '--root', ROOT, '--block', BLOCK, '--store', join(dir, 's.sqlite'), '--transport', 'http', '--json'], { cwd: dir, stdio: ['ignore', 'pipe', 'pipe'] });
@@ -50,6 +95,16 @@ test('MCP conformance suite over streamable HTTP: initialize, ping, tools, promp
       const r = await run([CONFORMANCE, 'server', '--url', `${url}?token=${encodeURIComponent(token)}`, '--scenario', scenario], dir);
       assert.equal(r.code, 0, `${scenario}: ${r.out}${r.err}`);
       assert.match(r.out, /Passed: (\d+)\/\1, 0 failed/, `${scenario}: ${r.out}`);
+    }
+    // resources-read-text: the suite's fixture URI stands for the text of a real documentation file of the block
+    const proxy = await rewritingProxy(new URL(`${url}?token=${encodeURIComponent(token)}`), 'test://static-text', 'loupe-doc:///docs/Demographics/DEMO_L.pdf?as=text');
+    try {
+      const r = await run([CONFORMANCE, 'server', '--url', proxy.url, '--scenario', 'resources-read-text'], dir);
+      assert.equal(r.code, 0, `resources-read-text: ${r.out}${r.err}`);
+      assert.match(r.out, /Passed: (\d+)\/\1, 0 failed/, `resources-read-text: ${r.out}`);
+      assert.equal(proxy.rewritten(), 1, 'the scenario read the fixture URI once, answered by Loupe\'s resource');
+    } finally {
+      await proxy.close();
     }
   } finally {
     server.kill('SIGINT');

@@ -113,14 +113,28 @@ test('loupe mcp over stdio: the SDK client sees the block\'s tools, prompt and d
     assert.ok(text({ content: [prompt.messages[0]!.content] }).includes(ts.buildBlockPrompt(block)));
     assert.equal(c.getInstructions(), ts.systemPrompt);
     // resources: the visible documentation, nothing else; a hidden file is not addressable
+    // (each file as it is, and a PDF also as its text: `…?as=text`, text/plain, page by page as read_doc extracts it)
     const resources = (await c.listResources()).resources;
-    assert.equal(resources.length, block.visible.docs.length);
-    assert.ok(resources.length > 0);
-    assert.deepEqual(resources.map((r) => r.name).sort(), block.visible.docs.map((d) => d.rel).sort());
+    const files = resources.filter((r) => !r.uri.endsWith('?as=text'));
+    assert.equal(files.length, block.visible.docs.length);
+    assert.ok(files.length > 0);
+    assert.deepEqual(files.map((r) => r.name).sort(), block.visible.docs.map((d) => d.rel).sort());
+    const texts = resources.filter((r) => r.uri.endsWith('?as=text'));
+    assert.deepEqual(texts.map((r) => r.name).sort(), block.visible.docs.filter((d) => d.rel.endsWith('.pdf')).map((d) => `${d.rel} (text)`).sort());
+    assert.ok(texts.every((r) => r.mimeType === 'text/plain'));
     const pdf = resources.find((r) => r.mimeType === 'application/pdf')!;
     const read = await c.readResource({ uri: pdf.uri });
     assert.ok(Buffer.from((read.contents[0] as { blob: string }).blob, 'base64').subarray(0, 5).toString() === '%PDF-');
-    for (const uri of ['loupe-doc:///benchmark.csv', `loupe-doc:///${encodeURIComponent(join(ROOT, 'benchmark.csv'))}`, 'loupe-doc:///../benchmark.csv', `file://${join(ROOT, 'benchmark.csv')}`]) {
+    const demo = texts.find((r) => r.name === 'docs/Demographics/DEMO_L.pdf (text)')!;
+    assert.equal(demo.uri, 'loupe-doc:///docs/Demographics/DEMO_L.pdf?as=text');
+    const demoText = (await c.readResource({ uri: demo.uri })).contents;
+    assert.equal(demoText.length, 1);
+    assert.equal(demoText[0]!.uri, demo.uri);
+    assert.equal(demoText[0]!.mimeType, 'text/plain');
+    const pages = (demoText[0] as { text: string }).text;
+    assert.match(pages, /^\[Page 1\]\n/);
+    assert.match(pages, /\[Page \d+\]\n[^[]*Variable Name: RIAGENDR SAS Label: Gender/);
+    for (const uri of ['loupe-doc:///benchmark.csv', 'loupe-doc:///benchmark.csv?as=text', `loupe-doc:///${encodeURIComponent(join(ROOT, 'benchmark.csv'))}`, 'loupe-doc:///../benchmark.csv', `file://${join(ROOT, 'benchmark.csv')}`]) {
       await assert.rejects(c.readResource({ uri }), /resource not found/);
     }
 

@@ -6,6 +6,7 @@
 import { longdaReviewSource } from './review.ts';
 import { join } from 'node:path';
 import { docsFolderFiles } from '../../docs/roots.ts';
+import { LoupeInputError } from '../../util/errors.ts';
 import { LONGTA_IMPORT_ALLOWLIST } from '../../kernel/allowlists.ts';
 import { exportLongdaResults } from '../../store/export.ts';
 import type { Block } from '../../suites/types.ts';
@@ -72,6 +73,14 @@ export const longda: BenchmarkDefinition = {
       help: "add Loupe's find_variables tool (variables and files a question needs, from the codebooks' variable catalog); off keeps LongTA's tools exactly",
       source: 'Loupe (issue 25); not part of LongTA',
     },
+    {
+      name: 'findVariablesDecompose',
+      type: 'enum',
+      values: ['off', 'run-model'],
+      default: 'off',
+      help: "find_variables retrieval: off = from the question's own words; run-model = the run's own model first breaks the question into concepts (one extra model call per find_variables call); needs findVariables=true and a run with a model",
+      source: 'Loupe (issue 25): optional LLM-assisted question decomposition; not part of LongTA',
+    },
   ],
   scoreOptions: LONGDA_SCORE_OPTIONS,
   toolSet(ctx) {
@@ -81,7 +90,14 @@ export const longda: BenchmarkDefinition = {
       if (!first) return Promise.reject(new Error('this block has no documentation files'));
       return sharedDocIndex(first.path.slice(0, first.path.length - first.rel.length), block.visible.docs.map((d) => d.rel), ctx.docsCacheDir);
     });
-    return createLongdaToolSet(block, { docs, maxSteps: ctx.maxSteps, findVariables: ctx.options.findVariables === true });
+    let decompose: ((system: string, user: string) => Promise<string>) | undefined;
+    if (ctx.options.findVariablesDecompose === 'run-model') {
+      const subject = 'tool option findVariablesDecompose';
+      if (ctx.options.findVariables !== true) throw new LoupeInputError(subject, "'run-model' decomposes the questions of the find_variables tool: turn the tool on with findVariables=true");
+      if (!ctx.complete) throw new LoupeInputError(subject, "'run-model' asks the run's own model, and this run has none (the reference agent and MCP clients have no model of Loupe's): use findVariablesDecompose=off");
+      decompose = ctx.complete;
+    }
+    return createLongdaToolSet(block, { docs, maxSteps: ctx.maxSteps, findVariables: ctx.options.findVariables === true, ...(decompose ? { decompose } : {}) });
   },
   referenceAgent: (block: Block, o) => new ReferenceModel(block, findReferenceScript(o.referenceDir ?? defaultReferenceDir('longda'), block)),
   kernelImportAllowlist: LONGTA_IMPORT_ALLOWLIST,

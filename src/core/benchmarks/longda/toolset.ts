@@ -13,7 +13,7 @@ import type { Block, LongdaQuery } from '../../suites/types.ts';
 import { parsePyLiteral } from '../../eval/py-literal.ts';
 import type { AnswerValue, ToolContext, ToolDefinition, ToolResult, ToolSet } from '../../agent/types.ts';
 import { formatKernelResult } from '../../agent/kernel-output.ts';
-import { QuestionRetriever } from '../../docs/question.ts';
+import { QuestionRetriever, decomposeWithModel, type LlmDecomposition } from '../../docs/question.ts';
 import { surveyCatalog } from '../../docs/survey-catalog.ts';
 import type { DocIndex } from '../../docs/types.ts';
 
@@ -50,6 +50,11 @@ export interface LongdaToolSetOptions {
    * Off by default: the LongTA tools stay exactly as in the benchmark.
    */
   findVariables?: boolean;
+  /**
+   * With `findVariables`: the run's model (`complete(system, user)` → reply text) first breaks each question into
+   * concepts, whose measures and population are searched as sub-queries (tool option `findVariablesDecompose=run-model`).
+   */
+  decompose?: (system: string, user: string) => Promise<string>;
 }
 
 /** LongTA `answer_structure` as written in benchmark.csv. */
@@ -174,11 +179,21 @@ export function createLongdaToolSet(block: Block, opts: LongdaToolSetOptions = {
       if (!isDocIndex(d)) return { observation: 'Error: the variable catalog is not available in this run.', isError: true };
       try {
         retriever ??= new QuestionRetriever(d, surveyCatalog(d, undefined, d.root).variables);
-        const r = retriever.ask(q, { top: 8, topVariables: 15 });
-        const lines = ['Variables (best first):'];
+        let llm: LlmDecomposition | undefined;
+        if (opts.decompose) {
+          try {
+            llm = await decomposeWithModel(q, opts.decompose);
+          } catch (e) {
+            return { observation: `Error: the model could not break the question into concepts: ${(e as Error).message}`, isError: true };
+          }
+        }
+        const subQueries = llm ? [...llm.measures, ...llm.population] : [];
+        const r = retriever.ask(q, { top: 8, topVariables: 15, ...(subQueries.length ? { extraMeasures: subQueries } : {}) });
+        const lines = llm ? [`Sub-queries from the model's decomposition: ${subQueries.join('; ') || 'none'}`, ''] : [];
+        lines.push('Variables (best first):');
         for (const v of r.variables) lines.push(`- ${v.name} (${v.file}): ${v.label ?? ''} — ${v.doc} ${v.page ?? ''} [${v.why}]`);
         lines.push('', 'Documentation files to read:', ...r.files.map((f, i) => `${i + 1}. ${f.file}`));
-        return { observation: lines.join('\n'), data: r };
+        return { observation: lines.join('\n'), data: llm ? { ...r, decomposition: { ...llm, subQueries } } : r };
       } catch (e) {
         return { observation: `Error: ${(e as Error).message}`, isError: true };
       }

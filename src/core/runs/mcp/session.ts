@@ -23,6 +23,9 @@ import type { RunStore } from '../../store/types.ts';
 import { nullLogger, type Logger } from '../../util/log.ts';
 import { LOUPE_VERSION } from '../../version.ts';
 import { getBenchmark } from '../../benchmarks/registry.ts';
+import { sharedDocIndex } from '../../benchmarks/longda/docs.ts';
+import type { DocIndex, DocUnit } from '../../docs/types.ts';
+import { unitKindFor } from '../../docs/units.ts';
 import { ExactOnlyJudge } from '../../eval/judges/judge.ts';
 import { judgementStoreOf } from '../../eval/store.ts';
 import { blockToolSet, resumeBlockRun, startBlockRun, type KernelPlacement, type KernelSettings } from '../runner.ts';
@@ -31,6 +34,11 @@ import { McpAgentBridge, McpRunClosedError, type McpCallOutcome } from './bridge
 
 /** URI scheme of the block's documentation resources: `loupe-doc:///<workspace-relative path>`. */
 export const MCP_DOC_SCHEME = 'loupe-doc';
+/**
+ * Suffix of the text resource of a documentation file that is not text itself (PDF, spreadsheet):
+ * `loupe-doc:///docs/DEMO_L.pdf?as=text` is its text as `read_doc` extracts it, unit by unit (`text/plain`).
+ */
+export const MCP_TEXT_SUFFIX = '?as=text';
 
 /** What the client said about itself in `initialize`, as recorded with the run. */
 export interface McpClientIdentity {
@@ -98,8 +106,34 @@ export function finishMessage(insights: readonly string[], report?: string): str
   return `FINISH: ${report?.trim() ? `${report.trim()}\n` : ''}${lines.join('\n')}`;
 }
 
-const TEXT_EXT = new Set(['.txt', '.md', '.csv', '.tsv', '.json', '.html', '.htm', '.xml', '.sas', '.do', '.r', '.py', '.sql', '.yaml', '.yml']);
-const MIME: Record<string, string> = { '.pdf': 'application/pdf', '.txt': 'text/plain', '.md': 'text/markdown', '.csv': 'text/csv', '.json': 'application/json', '.html': 'text/html', '.htm': 'text/html', '.xlsx': 'application/vnd.openxmlformats-officedocument.spreadsheetml.sheet' };
+/** Documentation files served as they are, as text (UTF-8), with their media type (IANA; code and SAS files as text/plain). */
+const TEXT_MIME: Record<string, string> = {
+  '.txt': 'text/plain', '.md': 'text/markdown', '.csv': 'text/csv', '.tsv': 'text/tab-separated-values', '.json': 'application/json', '.html': 'text/html',
+  '.htm': 'text/html', '.xml': 'application/xml', '.sas': 'text/plain', '.do': 'text/plain', '.r': 'text/plain', '.py': 'text/x-python', '.sql': 'application/sql',
+  '.yaml': 'application/yaml', '.yml': 'application/yaml',
+};
+/** Binary documentation files (served as a blob, and as extracted text under {@link MCP_TEXT_SUFFIX}). */
+const BINARY_MIME: Record<string, string> = {
+  '.pdf': 'application/pdf', '.xlsx': 'application/vnd.openxmlformats-officedocument.spreadsheetml.sheet', '.xls': 'application/vnd.ms-excel',
+  '.docx': 'application/vnd.openxmlformats-officedocument.wordprocessingml.document',
+};
+
+/**
+ * The text resource of a documentation file's extracted units: each unit under its label (`[Page 3]`), as `read_doc` shows them.
+ * @param units the file's units (docs index). @returns the text (units separated by a blank line).
+ */
+export function unitsText(units: readonly DocUnit[]): string {
+  return units.map((u) => `[${u.label}]\n${u.text}`).join('\n\n');
+}
+
+/** One documentation resource of a block. */
+interface DocResource {
+  rel: string;
+  path: string;
+  mimeType: string;
+  /** `file`: the file's bytes (text or blob by its type); `text`: the text extracted from a binary file. */
+  as: 'file' | 'text';
+}
 
 /**
  * One MCP connection's server on one block, and the run it records. Create it, connect `server` to a transport
@@ -117,7 +151,8 @@ export class McpBlockSession {
   #control = new RunControl();
   #client: McpClientIdentity | undefined;
   #startError: string | undefined;
-  #docs: Map<string, { rel: string; path: string }>;
+  #docs: Map<string, DocResource>;
+
   #closed: Promise<void>;
   #stopped = false;
 
@@ -127,7 +162,15 @@ export class McpBlockSession {
     if (!o.block.runnable) throw new Error(`block ${o.block.id} is not runnable: ${o.block.problems.join('; ')}`);
     this.toolSet = blockToolSet({ block: o.block, agent: 'mcp:client', ...(o.toolSetOptions ? { toolSetOptions: o.toolSetOptions } : {}), ...(o.budget ? { budget: o.budget } : {}), ...(o.docsCacheDir ? { docsCacheDir: o.docsCacheDir } : {}), ...(o.docs ? { docs: o.docs } : {}) });
     this.finishTool = this.toolSet.isTerminal ? finishToolName(this.toolSet) : null;
-    this.#docs = new Map(o.block.visible.docs.map((f) => [`${MCP_DOC_SCHEME}:///${f.rel.split('/').map(encodeURIComponent).join('/')}`, { rel: f.rel, path: f.path }]));
+    this.#docs = new Map();
+    for (const f of o.block.visible.docs) {
+      const uri = `${MCP_DOC_SCHEME}:///${f.rel.split('/').map(encodeURIComponent).join('/')}`;
+      const ext = extname(f.rel).toLowerCase();
+      const text = TEXT_MIME[ext];
+      this.#docs.set(uri, { rel: f.rel, path: f.path, mimeType: text ?? BINARY_MIME[ext] ?? 'application/octet-stream', as: 'file' });
+      // a PDF or spreadsheet is also offered as its text, which clients without a PDF reader can use
+      if (!text && unitKindFor(f.rel)) this.#docs.set(`${uri}${MCP_TEXT_SUFFIX}`, { rel: f.rel, path: f.path, mimeType: 'text/plain', as: 'text' });
+    }
     this.#done = new Promise((r) => (this.#doneResolve = r));
     this.server = new Server(
       { name: `loupe-${o.block.suite}`, title: `Loupe: ${getBenchmark(o.block.suite).title} block ${o.block.id}`, version: LOUPE_VERSION },
@@ -154,17 +197,38 @@ export class McpBlockSession {
       };
     });
     this.server.setRequestHandler(ListResourcesRequestSchema, async () => ({
-      resources: [...this.#docs].map(([uri, f]) => ({ uri, name: f.rel, mimeType: MIME[extname(f.rel).toLowerCase()] ?? 'application/octet-stream', description: 'Documentation of the block (read-only)' })),
+      resources: [...this.#docs].map(([uri, f]) => ({
+        uri, name: f.as === 'text' ? `${f.rel} (text)` : f.rel, mimeType: f.mimeType,
+        description: f.as === 'text' ? `Text of the documentation file ${f.rel}, page by page as read_doc extracts it (read-only)` : 'Documentation of the block (read-only)',
+      })),
     }));
     this.server.setRequestHandler(ReadResourceRequestSchema, async (req) => {
-      const f = this.#docs.get(req.params.uri);
+      const uri = req.params.uri;
+      const f = this.#docs.get(uri);
       // Only the block's visible documentation is addressable: any other URI (a hidden file, a path) is unknown.
-      if (!f) throw new McpError(-32002, `resource not found: ${req.params.uri} is not a documentation file of block ${o.block.id}`, { uri: req.params.uri });
-      const ext = extname(f.rel).toLowerCase();
+      if (!f) throw new McpError(-32002, `resource not found: ${uri} is not a documentation file of block ${o.block.id}`, { uri });
+      if (f.as === 'text') return { contents: [{ uri, mimeType: f.mimeType, text: unitsText(await this.#units(f)) }] };
       const bytes = readFileSync(f.path);
-      const mimeType = MIME[ext] ?? 'application/octet-stream';
-      return { contents: [TEXT_EXT.has(ext) ? { uri: req.params.uri, mimeType, text: bytes.toString('utf8') } : { uri: req.params.uri, mimeType, blob: bytes.toString('base64') }] };
+      return { contents: [TEXT_MIME[extname(f.rel).toLowerCase()] === f.mimeType ? { uri, mimeType: f.mimeType, text: bytes.toString('utf8') } : { uri, mimeType: f.mimeType, blob: bytes.toString('base64') }] };
     });
+  }
+
+  /**
+   * The extracted units of a binary documentation file, from the documentation index of its folder — the one the doc
+   * tools use in this process (shared, same cache; built on first use).
+   * @throws McpError naming the file when its text cannot be extracted.
+   */
+  async #units(f: DocResource): Promise<DocUnit[]> {
+    const root = f.path.slice(0, f.path.length - f.rel.length);
+    const files = this.#o.block.visible.docs.filter((d) => d.path.slice(0, d.path.length - d.rel.length) === root).map((d) => d.rel);
+    try {
+      // the shared index is a full DocIndex (typed as the doc tools' subset): its units are the pages read_doc shows
+      const idx = (await sharedDocIndex(root, files, this.#o.docsCacheDir)) as object as { units?: DocIndex['units'] };
+      if (typeof idx.units !== 'function') throw new Error('the documentation index gives no pages');
+      return idx.units(f.rel);
+    } catch (e) {
+      throw new McpError(ErrorCode.InternalError, `the text of ${f.rel} could not be extracted: ${(e as Error).message}`);
+    }
   }
 
   /** The tools as MCP lists them: the block's tool set (names, descriptions, JSON schemas as Loupe's agent sees them), plus the `finish` variant where the tool set ends on a message. */

@@ -17,9 +17,10 @@ test('named tool-set options are checked per suite and parsed once into typed va
   assert.throws(() => parse('ddr', ['finishRule=sometimes']), /tool option finishRule: must be one of paper, code, got 'sometimes'/);
   assert.throws(() => parse('ddr', ['queryTimeoutMs=-1']), /positive number/);
   assert.throws(() => parse('blade', ['finishRule=code']), (e: unknown) => e instanceof LoupeInputError && /tool option finishRule: unknown for suite blade \(options: useDataDescription\)/.test(e.message));
-  assert.throws(() => parse('longda', ['x=1']), /options: findVariables\)/);
-  assert.deepEqual(parse('longda', []), { findVariables: false }); // LongTA's tools exactly, unless asked
-  assert.deepEqual(parse('longda', ['findVariables=true']), { findVariables: true });
+  assert.throws(() => parse('longda', ['x=1']), /options: findVariables, findVariablesDecompose\)/);
+  assert.deepEqual(parse('longda', []), { findVariables: false, findVariablesDecompose: 'off' }); // LongTA's tools exactly, unless asked
+  assert.deepEqual(parse('longda', ['findVariables=true', 'findVariablesDecompose=run-model']), { findVariables: true, findVariablesDecompose: 'run-model' });
+  assert.throws(() => parse('longda', ['findVariablesDecompose=yes']), /tool option findVariablesDecompose: must be one of off, run-model, got 'yes'/);
   assert.throws(() => parse('ddr', ['finishRule']), /expected name=value/);
 });
 
