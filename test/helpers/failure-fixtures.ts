@@ -3,7 +3,12 @@
  * with six steps, a saved score whose checklist has items judged incorrect, and recorded insights and a final
  * report. Used by the unit tests and the integration test.
  */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { annotationStoreOf, type AnnotationStore } from '../../src/core/annotations/index.ts';
 import type { StepRecord } from '../../src/core/store/records.ts';
+import { openStore } from '../../src/core/store/run-store.ts';
 import type { RunStore } from '../../src/core/store/types.ts';
 
 export const FIXTURE_MODELS = ['model-a', 'model-b'] as const;
@@ -52,4 +57,25 @@ export async function seedFailureFixture(st: RunStore, workspace: string): Promi
     }
   }
   return ids;
+}
+
+/** A seeded failure-analysis store in a temp folder, for unit tests: its folder, run store, annotation store, run ids. */
+export interface FailureFixture {
+  dir: string;
+  rs: RunStore;
+  ann: AnnotationStore;
+  ids: string[];
+}
+
+/** Creates a temp folder with a SQLite run store seeded by {@link seedFailureFixture}. */
+export async function openFailureFixture(prefix: string): Promise<FailureFixture> {
+  const dir = mkdtempSync(join(tmpdir(), prefix));
+  const rs = openStore(join(dir, 'runs.sqlite'));
+  return { dir, rs, ann: annotationStoreOf(rs), ids: await seedFailureFixture(rs, dir) };
+}
+
+/** Closes the store of {@link openFailureFixture} and removes its folder (safe on a fixture that failed to open). */
+export async function closeFailureFixture(fx: FailureFixture | undefined): Promise<void> {
+  await fx?.rs.close();
+  if (fx?.dir) rmSync(fx.dir, { recursive: true, force: true });
 }

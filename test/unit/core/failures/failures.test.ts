@@ -1,17 +1,16 @@
 import assert from 'node:assert/strict';
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { annotationStoreOf, type AnnotationStore } from '../../../../src/core/annotations/index.ts';
+import type { AnnotationStore } from '../../../../src/core/annotations/index.ts';
 import { krippendorffAlpha } from '../../../../src/core/eval/agreement.ts';
 import {
   builtinTaxonomies, failureClassRows, failureFigures, failureModeRows, failureTagAgreement, findTaxonomy, hallucinationRows, interleave, jsonPathLine,
   loadWorkspaceTaxonomies, openFailureQueue, openHallucinationQueue, parseTaxonomyText, recordFailureCase, recordHallucinationCheck, stratifiedSample, tagSpan, tagSteps,
   taxonomyCatalog, unitAgreement, validateTaxonomy, type Taxonomy, type UnitDocument,
 } from '../../../../src/core/failures/index.ts';
-import { openStore, type RunStore } from '../../../../src/core/store/run-store.ts';
-import { FIXTURE_REPORT, seedFailureFixture } from '../../../helpers/failure-fixtures.ts';
+import type { RunStore } from '../../../../src/core/store/run-store.ts';
+import { FIXTURE_REPORT, openFailureFixture, closeFailureFixture, type FailureFixture } from '../../../helpers/failure-fixtures.ts';
 
 let dir = '';
 let rs: RunStore;
@@ -20,16 +19,12 @@ let ids: string[] = [];
 const DDR = () => findTaxonomy(builtinTaxonomies(), 'ddr');
 const AB = () => findTaxonomy(builtinTaxonomies(), 'analystbench-report');
 
+let fx: FailureFixture | undefined;
 before(async () => {
-  dir = mkdtempSync(join(tmpdir(), 'loupe-failures-'));
-  rs = openStore(join(dir, 'runs.sqlite'));
-  ann = annotationStoreOf(rs);
-  ids = await seedFailureFixture(rs, dir);
+  fx = await openFailureFixture('loupe-failures-');
+  ({ dir, rs, ann, ids } = fx);
 });
-after(async () => {
-  await rs?.close();
-  if (dir) rmSync(dir, { recursive: true, force: true });
-});
+after(() => closeFailureFixture(fx));
 
 describe('failure taxonomies', () => {
   it('the benchmarks declare theirs: DDR 8 classes in 3 groups (§6), AnalystBench 9 modes (Table 4), LongDA and BLADE marked as Loupe\'s own', () => {

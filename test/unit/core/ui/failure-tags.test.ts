@@ -1,31 +1,23 @@
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { annotationStoreOf, type AnnotationStore } from '../../../../src/core/annotations/index.ts';
+import type { AnnotationStore } from '../../../../src/core/annotations/index.ts';
 import { longdaReviewSections } from '../../../../src/core/benchmarks/longda/review.ts';
 import { builtinTaxonomies, findTaxonomy, sentenceOffsets, tagSpan, tagSteps } from '../../../../src/core/failures/index.ts';
-import { openStore, type RunStore } from '../../../../src/core/store/run-store.ts';
+import type { RunStore } from '../../../../src/core/store/run-store.ts';
 import { artefactOfItem, failureTagViews } from '../../../../src/core/ui/failure-tags.ts';
-import { FIXTURE_REPORT, seedFailureFixture } from '../../../helpers/failure-fixtures.ts';
+import { FIXTURE_REPORT, openFailureFixture, closeFailureFixture, type FailureFixture } from '../../../helpers/failure-fixtures.ts';
 
-let dir = '';
 let rs: RunStore;
 let ann: AnnotationStore;
 let ids: string[] = [];
 const DDR = () => findTaxonomy(builtinTaxonomies(), 'ddr');
 
+let fx: FailureFixture | undefined;
 before(async () => {
-  dir = mkdtempSync(join(tmpdir(), 'loupe-failure-tags-'));
-  rs = openStore(join(dir, 'runs.sqlite'));
-  ann = annotationStoreOf(rs);
-  ids = await seedFailureFixture(rs, dir);
+  fx = await openFailureFixture('loupe-failure-tags-');
+  ({ rs, ann, ids } = fx);
 });
-after(async () => {
-  await rs?.close();
-  if (dir) rmSync(dir, { recursive: true, force: true });
-});
+after(() => closeFailureFixture(fx));
 
 describe('failureTagViews (the tags the timeline and the Failure Analysis panel list)', () => {
   it('lists step ranges and spans of one run, one row per annotator with their latest verdict, nothing of other runs', async () => {
