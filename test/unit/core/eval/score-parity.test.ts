@@ -19,6 +19,8 @@ import { DEMO_REPORT, HURRICANE_SUBMISSION, writeAnalystbenchDemo } from '../../
 import { call, startScriptedLlm, type ChatRequestBody, type ScriptedLlm } from '../../../helpers/scripted-llm.ts';
 import { repoRoot, sharedData } from '../../../helpers/shared.ts';
 import { mimicSubsetDb } from '../agent/toolsets/fixtures.ts';
+import { parseOptions } from '../../../../src/core/benchmarks/options.ts';
+import { getBenchmark } from '../../../../src/core/benchmarks/registry.ts';
 
 const EXPECTED = join(repoRoot, 'test', 'fixtures', 'score-parity', 'expected.json');
 const LONGDA = sharedData('longda', 'benchmark');
@@ -204,6 +206,16 @@ test('scores of reference, scripted and judged runs equal the ones recorded befo
     if (r.assistance === undefined) continue;
     assert.deepEqual(r.assistance, { interventions: 0 }, `run ${String(r.runId)} is unassisted`);
     delete r.assistance;
+  }
+  // Scores record the run's tool options with defaults filled in since issue 25 (after the recording): the
+  // registry's defaults and what the runs above set, checked apart.
+  for (const [name, j] of Object.entries({ longda, blade, analystbench: ab, ddr })) {
+    for (const r of [...j.runs, ...j.aggregates] as Array<Record<string, unknown>>) {
+      if (r.toolOptions === undefined) continue;
+      const set: Record<string, Record<string, string>> = { ddr: { python: 'false' } }; // as the runs above were made
+      assert.deepEqual(r.toolOptions, parseOptions(getBenchmark(name).toolOptions, set[name] ?? {}), `${name}: ${String(r.runId ?? 'aggregate')} records its tool options`);
+      delete r.toolOptions;
+    }
   }
   for (const [name, j] of Object.entries({ longda, blade, analystbench: ab, ddr })) {
     const runs = (normalise(j.runs) as Array<{ runId: string }>).sort((a, b) => a.runId.localeCompare(b.runId));
