@@ -13,7 +13,7 @@
  * Source: issue 26 "Move data: `loupe store copy --from FILE.sqlite --to postgres://...` (and back)".
  */
 import type pg from 'pg';
-import { pgPoolOf } from './pg-run-store.ts';
+import { pgPoolOf, pgTransaction } from './pg-run-store.ts';
 import { sqliteHandleOf, stepRowWithBlobTexts } from './run-store.ts';
 import type { RunStore } from './types.ts';
 
@@ -129,9 +129,7 @@ function pgIo(store: RunStore): RowIo {
     },
     async transaction(fn) {
       const client: pg.PoolClient = await pool.connect();
-      let broken: Error | undefined;
-      try {
-        await client.query('BEGIN');
+      await pgTransaction(client, async () => {
         await fn(async (table, cols, key, rows, nth) => {
           if (!key) {
             const sql = `INSERT INTO ${q(table)} (${cols.map(q).join(', ')}) SELECT ${cols.map((_, i) => `$${i + 1}`).join(', ')}
@@ -149,17 +147,7 @@ function pgIo(store: RunStore): RowIo {
               ON CONFLICT (${key.map(q).join(', ')}) DO ${rest.length ? `UPDATE SET ${rest.map((c) => `${q(c)} = excluded.${q(c)}`).join(', ')}` : 'NOTHING'}`, params);
           }
         });
-        await client.query('COMMIT');
-      } catch (e) {
-        try {
-          await client.query('ROLLBACK');
-        } catch (r) {
-          broken = r as Error;
-        }
-        throw e;
-      } finally {
-        client.release(broken);
-      }
+      });
     },
   };
 }

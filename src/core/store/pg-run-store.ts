@@ -58,7 +58,7 @@ export function connectionClosed(e: unknown): boolean {
 /**
  * Runs `body` in a transaction on `client` — BEGIN (unless `begun`: the caller's retry loop began it), COMMIT, or
  * ROLLBACK when it throws — and releases the client (as broken when BEGIN or the ROLLBACK failed, so the pool drops
- * it). Used by the PostgreSQL engines of the annotation, checklist and ground-truth stores.
+ * it). Used by the PostgreSQL engines of the annotation, checklist and ground-truth stores and by `loupe store copy`.
  * @returns what `body` returned. @throws what BEGIN, `body` or COMMIT threw.
  */
 export async function pgTransaction<T>(client: pg.PoolClient, body: () => Promise<T>, opts: { begun?: boolean } = {}): Promise<T> {
