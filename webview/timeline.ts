@@ -237,12 +237,12 @@ function renderDetail(d: StepDetail): void {
     });
     return h('article', { class: `call${c.isError ? ' error' : ''}` },
       h('h3', {}, h('span', { class: `tl-icon tool-${toolGlyph(c.name).cls}` }, toolGlyph(c.name).glyph), ` ${c.name}`,
-        h('span', { class: 'muted' }, ` · ${formatDuration(c.durationMs)}${c.isError ? ' · error' : ''}${c.truncated ? ' · observation cut' : ''}`), reveal),
+        h('span', { class: 'muted' }, ` · ${formatDuration(c.durationMs)}${c.modelUse ? ` · ${modelUseText(c.modelUse)}` : ''}${c.isError ? ' · error' : ''}${c.truncated ? ' · observation cut' : ''}`), reveal),
       ...argumentsView(c.argumentsText),
       h('div', { class: 'label' }, 'Observation'), h('pre', { class: 'obs' }, c.observation));
   });
   detailEl.replaceChildren(
-    h('h2', {}, `Step ${d.index + 1}`, h('span', { class: 'muted' }, ` · ${d.usage ? `${d.usage.input} in / ${d.usage.output} out tokens` : 'tokens unknown'}${d.finishReason ? ` · ${d.finishReason}` : ''}`)),
+    h('h2', {}, `Step ${d.index + 1}`, h('span', { class: 'muted' }, ` · ${d.usage ? `${d.usage.input} in / ${d.usage.output} out tokens${toolTokensText(d)}` : 'tokens unknown'}${d.finishReason ? ` · ${d.finishReason}` : ''}`)),
     ...(assist?.detail(d.index, all.length - 1) ?? []),
     ...answersSection(d.index),
     ...(tagging?.detail(d.index) ?? []),
@@ -250,6 +250,17 @@ function renderDetail(d: StepDetail): void {
     d.content ? markdown(d.content) : h('p', { class: 'muted' }, '(no message text)'),
     ...calls,
   );
+}
+
+/** A tool call's own model calls, e.g. "its model call: 700 in / 50 out tokens, $0.0019". */
+function modelUseText(m: NonNullable<StepDetail['toolCalls'][number]['modelUse']>): string {
+  return `${m.calls === 1 ? 'its model call' : `its ${m.calls} model calls`}: ${m.input} in / ${m.output} out tokens${m.costUsd != null ? `, $${m.costUsd.toPrecision(2)}` : ''}`;
+}
+
+/** The part of a step's tokens its tools' model calls used, e.g. " (incl. 700 in / 50 out by find_variables)". */
+function toolTokensText(d: StepDetail): string {
+  const by = d.toolCalls.filter((c) => c.modelUse).map((c) => `${c.modelUse!.input} in / ${c.modelUse!.output} out by ${c.name}`);
+  return by.length ? ` (incl. ${by.join(', ')})` : '';
 }
 
 /** The answers a step recorded with their verdicts (issue 22). */

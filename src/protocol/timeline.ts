@@ -125,8 +125,12 @@ export interface StepDetail {
   /** Assistant message (markdown), may be empty. */
   content: string;
   reasoning: string;
-  toolCalls: { id: string; name: string; argumentsText: string; observation: string; isError: boolean; truncated: boolean; durationMs: number }[];
-  /** null when unknown (a step of an external MCP client). */
+  toolCalls: {
+    id: string; name: string; argumentsText: string; observation: string; isError: boolean; truncated: boolean; durationMs: number;
+    /** The model calls the tool made (find_variables decomposing with the run's model), included in `usage`. */
+    modelUse?: { calls: number; input: number; output: number; costUsd: number | null };
+  }[];
+  /** The step's model call plus its tools' model calls; null when unknown (a step of an external MCP client). */
   usage: { input: number; output: number; cached: number } | null;
   finishReason: string | null;
 }

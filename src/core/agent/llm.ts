@@ -8,7 +8,7 @@
  * Source: issue 5 "LLM client"; spec §2.3 (LongTA: 2 attempts, 60 s wait) — we use a configurable policy.
  */
 import OpenAI from 'openai';
-import type { AssistantMessage, ChatMessage, JsonSchema, ToolCall, Usage } from './types.ts';
+import type { AssistantMessage, ChatMessage, JsonSchema, ToolCall, ToolModelUse, Usage } from './types.ts';
 
 export interface LlmConfig {
   /** e.g. `https://api.openai.com/v1`, `http://127.0.0.1:8000/v1`. */
@@ -100,6 +100,21 @@ export function computeCost(usage: Usage, cfg: Pick<LlmConfig, 'pricePerMillionI
   const pout = cfg.pricePerMillionOutput ?? 0;
   const uncached = Math.max(0, usage.input - usage.cached);
   return (uncached * pin + usage.cached * pcached + usage.output * pout) / 1e6;
+}
+
+/**
+ * Adds one model call to what a tool's model calls used so far (issue 25: the tool's share of a step's tokens and cost).
+ * @param acc the calls so far, or undefined for none.
+ * @param usage the call's tokens; `costUsd` its cost in USD (null when no price is set).
+ * @returns a new total: calls + 1, tokens summed, cost summed (null only while every call's cost is null).
+ */
+export function addModelUse(acc: ToolModelUse | undefined, usage: Usage, costUsd: number | null): ToolModelUse {
+  const cost = acc?.costUsd == null && costUsd == null ? null : (acc?.costUsd ?? 0) + (costUsd ?? 0);
+  return {
+    calls: (acc?.calls ?? 0) + 1,
+    usage: { input: (acc?.usage.input ?? 0) + usage.input, output: (acc?.usage.output ?? 0) + usage.output, cached: (acc?.usage.cached ?? 0) + usage.cached },
+    costUsd: cost,
+  };
 }
 
 /**

@@ -18,7 +18,7 @@ import { LlmError, type CompleteOptions, type LlmResponse, type LlmToolSpec } fr
 import { ToolRegistry } from './registry.ts';
 import type {
   AgentEvent, AnswerRecord, AssistantMessage, ChatMessage, FinalRunStatus, KernelCellRecord, KernelExecuteResult, KernelLike,
-  RunRecord, RunState, StepRecord, ToolCallRecord, ToolContext, ToolSet,
+  RunRecord, RunState, StepRecord, ToolCallRecord, ToolContext, ToolSet, Usage,
 } from './types.ts';
 
 /** Anything that answers a conversation: {@link LlmClient}, the reference agent, a test double. */
@@ -474,6 +474,7 @@ async function driveRun(o: AgentRunOptions, run: RunRecord, control: RunControl,
         const cut = truncateObservation(r.observation ?? '', maxObs);
         const rec: ToolCallRecord = { id: call.id, name: call.function.name, argumentsText: call.function.arguments, observation: cut.text, isError: !!r.isError, truncated: cut.truncated, durationMs: performance.now() - c0 };
         if (r.data !== undefined) rec.data = r.data;
+        if (r.modelUse && r.modelUse.calls > 0) rec.modelUse = r.modelUse;
         records.push(rec);
         emit({ type: 'observation', runId, step: stepIndex, callId: call.id, name: rec.name, observation: rec.observation, isError: rec.isError });
         if (r.finish && !r.isError) finish = true;
@@ -493,13 +494,16 @@ async function driveRun(o: AgentRunOptions, run: RunRecord, control: RunControl,
         terminal = false;
         diverged = replayDivergence(o.replay!.parentRunId, stepIndex, o.replay!.cells.filter((c) => c.stepIndex === replayed.index && !c.replay), pendingCells);
       }
+      // The step's tokens and cost: its model call plus the model calls its tools made (issue 25: find_variables
+      // decomposing with the run's model), so the run's totals and its budget count both.
+      const withTools = records.reduce((u, r) => (r.modelUse ? { usage: addUsage(u.usage, r.modelUse.usage), costUsd: u.costUsd == null && r.modelUse.costUsd == null ? null : (u.costUsd ?? 0) + (r.modelUse.costUsd ?? 0) } : u), { usage: res.usage, costUsd: res.costUsd });
       const step: StepRecord = {
         runId, index: stepIndex, startedAt, endedAt: new Date().toISOString(), latencyMs: res.latencyMs, toolMs: performance.now() - t0,
-        assistant, toolCalls: records, extraMessages, usage: o.model.external ? null : res.usage, costUsd: res.costUsd, finishReason: res.finishReason,
+        assistant, toolCalls: records, extraMessages, usage: o.model.external ? null : withTools.usage, costUsd: withTools.costUsd, finishReason: res.finishReason,
       };
       await store.commitStep(step, effectsSince(snapshot, state, runId, stepIndex, pendingCells));
-      tokens = { input: tokens.input + res.usage.input, output: tokens.output + res.usage.output };
-      cost += res.costUsd ?? 0;
+      tokens = { input: tokens.input + withTools.usage.input, output: tokens.output + withTools.usage.output };
+      cost += withTools.costUsd ?? 0;
       const { reasoning: _r, ...sent } = assistant;
       messages.push(sent);
       for (const r of records) messages.push({ role: 'tool', tool_call_id: r.id, content: r.observation });
@@ -531,6 +535,10 @@ async function driveRun(o: AgentRunOptions, run: RunRecord, control: RunControl,
   await store.updateRun(runId, { status: final, statusReason: reason, endedAt: new Date().toISOString(), addDurationMs: performance.now() - sessionStart, ownerPid: null });
   emit({ type: 'run-end', runId, status: final, reason, steps: stepIndex });
   return { runId, status: final, reason, steps: stepIndex };
+}
+
+function addUsage(a: Usage, b: Usage): Usage {
+  return { input: a.input + b.input, output: a.output + b.output, cached: a.cached + b.cached };
 }
 
 /**

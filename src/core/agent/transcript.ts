@@ -55,7 +55,8 @@ export function formatAgentEvent(e: AgentEvent, opts: TranscriptOptions = {}): s
     }
     case 'step-end': {
       const r = e.record;
-      return `${stamp}${paint(C.gray, `${r.usage ? `tokens ${r.usage.input} in / ${r.usage.output} out` : 'tokens unknown'} · model ${(r.latencyMs / 1000).toFixed(1)}s · tools ${(r.toolMs / 1000).toFixed(1)}s`)}\r\n`;
+      const byTools = r.toolCalls.filter((c) => c.modelUse).map((c) => `${c.modelUse!.usage.input} in / ${c.modelUse!.usage.output} out by ${c.name}`);
+      return `${stamp}${paint(C.gray, `${r.usage ? `tokens ${r.usage.input} in / ${r.usage.output} out${byTools.length ? ` (incl. ${byTools.join(', ')})` : ''}` : 'tokens unknown'} · model ${(r.latencyMs / 1000).toFixed(1)}s · tools ${(r.toolMs / 1000).toFixed(1)}s`)}\r\n`;
     }
     case 'retry':
       return `${stamp}${paint(C.yellow, `↻ retry ${e.attempt} in ${(e.delayMs / 1000).toFixed(1)}s: ${e.reason}`)}\r\n`;

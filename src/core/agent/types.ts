@@ -32,11 +32,16 @@ export interface ToolResult {
   isError?: boolean;
   /** This call ends the run with status `finished` (e.g. LongDA `final_answer`). */
   finish?: boolean;
+  /**
+   * The model calls this tool call made (also when it then failed): the loop records them with the call and adds them
+   * to the step's tokens and cost, so the run's totals and its token/cost budget count them.
+   */
+  modelUse?: ToolModelUse;
 }
 
 /** A numeric answer: a number or a list of numbers (LongDA `answer` tool). */
 export type { AnswerValue } from '../store/records.ts';
-import type { AnswerValue } from '../store/records.ts';
+import type { AnswerValue, ToolModelUse } from '../store/records.ts';
 
 /** Minimal kernel surface the tools use (matches `PythonKernel` in src/core/kernel). */
 export interface KernelLike {

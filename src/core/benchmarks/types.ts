@@ -11,7 +11,7 @@ import type { ToolSet } from '../agent/types.ts';
 import type { Judge } from '../eval/judges/types.ts';
 import type { RunScore, ScoreAggregate, ScoringSession } from '../eval/run-score.ts';
 import type { RunStore } from '../store/types.ts';
-import type { InterventionRecord, RunRecord } from '../store/records.ts';
+import type { InterventionRecord, RunRecord, Usage } from '../store/records.ts';
 import type { Block, LoadSuiteOptions, Suite } from '../suites/types.ts';
 import type { Logger } from '../util/log.ts';
 import type { OptionSpec, OptionValues } from './options.ts';
@@ -158,11 +158,20 @@ export interface ToolSetContext {
   /** Overrides the documentation provider (tests): the benchmark casts it to its own docs interface. */
   docs?: () => Promise<unknown>;
   /**
-   * The run's own model as a plain completion (`complete(system, user)` → the reply text; no tools), for tools that
-   * ask it (LongDA `find_variables` with `findVariablesDecompose=run-model`). Absent when the run has no model of
-   * Loupe's: the reference agent, an MCP client.
+   * The run's own model as a plain completion (`complete(system, user, { signal })` → the reply text with the call's
+   * tokens and cost at the run's prices; no tools), for tools that ask it (LongDA `find_variables` with
+   * `findVariablesDecompose=run-model`). A tool that calls it returns what the calls used as
+   * `ToolResult.modelUse` (`addModelUse`), so the step, the run's totals and its budget count them. Absent when the
+   * run has no model of Loupe's: the reference agent, an MCP client.
    */
-  complete?: (system: string, user: string) => Promise<string>;
+  complete?: (system: string, user: string, opts?: { signal?: AbortSignal }) => Promise<ToolCompletion>;
+}
+
+/** One completion a tool asked the run's model for: the reply text, its tokens, and its cost in USD (null: no price set). */
+export interface ToolCompletion {
+  text: string;
+  usage: Usage;
+  costUsd: number | null;
 }
 
 /** What a run's hooks see. */

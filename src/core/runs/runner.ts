@@ -24,7 +24,7 @@ import { promptHash, runAgent, RunLeaseError, type AgentRunOptions, type AgentRu
 import { readForkPoint, seedForkInterventions, type ForkPoint } from './intervene.ts';
 import { getBenchmark, benchmarks } from '../benchmarks/registry.ts';
 import { parseOptions, type OptionValues } from '../benchmarks/options.ts';
-import type { BenchmarkDefinition } from '../benchmarks/types.ts';
+import type { BenchmarkDefinition, ToolSetContext } from '../benchmarks/types.ts';
 import type { AgentEvent, KernelLike, RunParams, ToolSet } from '../agent/types.ts';
 
 /** Who drives a run: Loupe's LLM agent, the reference agent, or an external MCP client (`mcp:<client>/<version>`, issue 24). */
@@ -315,13 +315,16 @@ function toolSetFor(o: Pick<BlockRunOptions, 'block' | 'docs' | 'docsCacheDir' |
   });
 }
 
-/** The run's model as a plain completion for tools that ask it (no tools offered; its own client, so the loop's model is untouched). */
-function completionOf(cfg: LlmConfig): (system: string, user: string) => Promise<string> {
+/**
+ * The run's model as a plain completion for tools that ask it (no tools offered; its own client, so the loop's model is
+ * untouched): the reply text with the call's tokens and its cost at the run's prices, for the tool to report.
+ */
+function completionOf(cfg: LlmConfig): NonNullable<ToolSetContext['complete']> {
   let client: LlmClient | undefined;
-  return async (system, user) => {
+  return async (system, user, opts) => {
     client ??= new LlmClient(cfg);
-    const r = await client.complete([{ role: 'system', content: system }, { role: 'user', content: user }], []);
-    return r.message.content ?? '';
+    const r = await client.complete([{ role: 'system', content: system }, { role: 'user', content: user }], [], opts?.signal ? { signal: opts.signal } : {});
+    return { text: r.message.content ?? '', usage: r.usage, costUsd: r.costUsd };
   };
 }
 

@@ -53,6 +53,19 @@ export interface ToolCallRecord {
   truncated: boolean;
   durationMs: number;
   data?: unknown;
+  /**
+   * Model calls the tool itself made (LongDA `find_variables` with `findVariablesDecompose=run-model` asks the run's
+   * model to decompose the question): their tokens and cost, already included in the step's `usage` and `costUsd`.
+   * Absent when the tool called no model.
+   */
+  modelUse?: ToolModelUse;
+}
+
+/** The model calls one tool call made: how many, their summed tokens, and their cost in USD at the run's prices (null: no price set). */
+export interface ToolModelUse {
+  calls: number;
+  usage: Usage;
+  costUsd: number | null;
 }
 
 /** One step = one model call plus the tool calls it made. Committed before the next model call. */
@@ -69,8 +82,12 @@ export interface StepRecord {
   toolCalls: ToolCallRecord[];
   /** Messages added after the tool results (e.g. a nudge when no tool was called). */
   extraMessages: ChatMessage[];
-  /** Token use of the step's model call; null when unknown (an external MCP client, issue 24). */
+  /**
+   * Token use of the step: its model call plus the model calls its tools made (each tool call's share in
+   * {@link ToolCallRecord.modelUse}); null when unknown (an external MCP client, issue 24).
+   */
   usage: Usage | null;
+  /** Cost in USD of the same calls at the run's prices; null when no price was set. */
   costUsd: number | null;
   finishReason: string | null;
 }

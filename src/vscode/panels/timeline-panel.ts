@@ -201,7 +201,10 @@ export class TimelinePanel extends LoupePanel {
       index,
       content: step.assistant.content ?? '',
       reasoning: step.assistant.reasoning ?? '',
-      toolCalls: step.toolCalls.map((c) => ({ id: c.id, name: c.name, argumentsText: c.argumentsText, observation: c.observation, isError: c.isError, truncated: c.truncated, durationMs: c.durationMs })),
+      toolCalls: step.toolCalls.map((c) => ({
+        id: c.id, name: c.name, argumentsText: c.argumentsText, observation: c.observation, isError: c.isError, truncated: c.truncated, durationMs: c.durationMs,
+        ...(c.modelUse ? { modelUse: { calls: c.modelUse.calls, input: c.modelUse.usage.input, output: c.modelUse.usage.output, costUsd: c.modelUse.costUsd } } : {}),
+      })),
       usage: step.usage,
       finishReason: step.finishReason,
     };

@@ -13,6 +13,7 @@ import { join } from 'node:path';
 import { main } from '../../../src/cli/main.ts';
 import { openStore } from '../../../src/core/store/run-store.ts';
 import { DECOMPOSE_SYSTEM_PROMPT } from '../../../src/core/docs/question.ts';
+import { computeCost } from '../../../src/core/agent/llm.ts';
 import { call, startScriptedLlm, type Turn } from '../../helpers/scripted-llm.ts';
 import { sharedData } from '../../helpers/shared.ts';
 
@@ -81,6 +82,86 @@ test('loupe run --tool-option findVariablesDecompose=run-model: the run model de
       assert.equal((await s2.listRuns()).length, 1, 'the refused runs recorded nothing');
     } finally {
       await s2.close();
+    }
+  } finally {
+    await llm.close();
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test('find_variables with findVariablesDecompose=run-model: the decomposition call counts in the step, the run totals and the token and cost budgets', { timeout: 240_000 }, async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'loupe-fv-usage-'));
+  const store = join(dir, 'runs.sqlite');
+  // what the server reports for each call; expectations below are sums of these
+  const own0 = { prompt_tokens: 100, completion_tokens: 10 };
+  const own1 = { prompt_tokens: 200, completion_tokens: 20 };
+  const dec = { prompt_tokens: 700, completion_tokens: 50 };
+  const prices = { pricePerMillionInput: 2, pricePerMillionOutput: 10 };
+  const u = (x: { prompt_tokens: number; completion_tokens: number }) => ({ input: x.prompt_tokens, output: x.completion_tokens, cached: 0 });
+  const agent: Turn[] = [
+    { content: 'Which variables?', toolCalls: [call('find_variables', { question: QUESTION })], usage: own0 },
+    { content: 'Done.', toolCalls: [call('final_answer', { summary: 'looked up variables' })], usage: own1 },
+  ];
+  const llm = await startScriptedLlm({
+    scriptFor: (first) => (first === QUESTION ? [{ content: '{"population": ["adults"], "measures": ["hemoglobin"], "groupings": ["sex"], "design": []}', usage: dec }] : agent),
+  });
+  const base = ['--suite', 'longda', '--root', ROOT, '--block', BLOCK, '--store', store, '--json', '--agent', 'llm', '--model', 'scripted', '--base-url', llm.baseUrl,
+    '--price-in', String(prices.pricePerMillionInput), '--price-out', String(prices.pricePerMillionOutput),
+    '--tool-option', 'findVariables=true', '--tool-option', 'findVariablesDecompose=run-model'];
+  const run = async (extra: string[]) => {
+    const t = io(dir);
+    assert.equal(await main(['run', ...base, ...extra], t.io), 0, t.err.join(''));
+    return JSON.parse(t.out.join('').trim()) as { runId: string; status: string; steps: number; tokens: { input: number; output: number } | null };
+  };
+  const cost = (x: { prompt_tokens: number; completion_tokens: number }) => computeCost(u(x), prices)!;
+  try {
+    const r = await run([]);
+    assert.equal(r.status, 'finished');
+    const s = openStore(store);
+    try {
+      const steps = await s.getSteps(r.runId);
+      const fv = steps[0]!.toolCalls[0]!;
+      assert.equal(fv.name, 'find_variables');
+      assert.deepEqual(fv.modelUse, { calls: 1, usage: u(dec), costUsd: cost(dec) });
+      assert.deepEqual(steps[0]!.usage, { input: own0.prompt_tokens + dec.prompt_tokens, output: own0.completion_tokens + dec.completion_tokens, cached: 0 });
+      assert.ok(Math.abs(steps[0]!.costUsd! - (cost(own0) + cost(dec))) < 1e-12, `step cost ${steps[0]!.costUsd}`);
+      assert.equal(steps[1]!.toolCalls[0]!.modelUse, undefined, 'final_answer called no model');
+      assert.deepEqual(steps[1]!.usage, u(own1));
+      const rec = (await s.getRun(r.runId))!;
+      const total = { input: own0.prompt_tokens + dec.prompt_tokens + own1.prompt_tokens, output: own0.completion_tokens + dec.completion_tokens + own1.completion_tokens };
+      assert.deepEqual(rec.tokens && { input: rec.tokens.input, output: rec.tokens.output }, total);
+      assert.deepEqual(r.tokens, total, 'loupe run --json reports the totals with the decomposition');
+      assert.ok(Math.abs(rec.costUsd! - (cost(own0) + cost(dec) + cost(own1))) < 1e-12, `run cost ${rec.costUsd}`);
+    } finally {
+      await s.close();
+    }
+
+    // A token budget the agent's own first call stays under but its find_variables decomposition crosses: the run stops
+    // before the second model call, as it does when the agent's own calls reach the budget.
+    const ownFirst = own0.prompt_tokens + own0.completion_tokens;
+    const withDec = ownFirst + dec.prompt_tokens + dec.completion_tokens;
+    const maxTokens = Math.floor((ownFirst + withDec) / 2);
+    const requestsBefore = llm.requests.length;
+    const b = await run(['--max-total-tokens', String(maxTokens)]);
+    assert.equal(b.status, 'budget_exhausted');
+    assert.equal(b.steps, 1);
+    assert.equal(llm.requests.length - requestsBefore, 2, 'the agent call and the decomposition; no second agent call');
+    const s2 = openStore(store);
+    try {
+      assert.equal((await s2.getRun(b.runId))!.statusReason, `token budget (${maxTokens}) reached`);
+    } finally {
+      await s2.close();
+    }
+    // the same with a cost budget
+    const maxCost = (cost(own0) + cost(own0) + cost(dec)) / 2;
+    const c = await run(['--max-cost', String(maxCost)]);
+    assert.equal(c.status, 'budget_exhausted');
+    assert.equal(c.steps, 1);
+    const s3 = openStore(store);
+    try {
+      assert.equal((await s3.getRun(c.runId))!.statusReason, `cost budget ($${maxCost}) reached`);
+    } finally {
+      await s3.close();
     }
   } finally {
     await llm.close();

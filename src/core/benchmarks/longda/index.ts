@@ -12,7 +12,7 @@ import { exportLongdaResults } from '../../store/export.ts';
 import type { Block } from '../../suites/types.ts';
 import { defaultReferenceDir } from '../paths.ts';
 import type { OptionSpec } from '../options.ts';
-import type { BenchmarkDefinition } from '../types.ts';
+import type { BenchmarkDefinition, ToolSetContext } from '../types.ts';
 import { DEFAULT_LONGDA_OPTIONS } from './eval.ts';
 import { loadLongda } from './load.ts';
 import { ReferenceModel, findReferenceScript } from './reference.ts';
@@ -90,7 +90,7 @@ export const longda: BenchmarkDefinition = {
       if (!first) return Promise.reject(new Error('this block has no documentation files'));
       return sharedDocIndex(first.path.slice(0, first.path.length - first.rel.length), block.visible.docs.map((d) => d.rel), ctx.docsCacheDir);
     });
-    let decompose: ((system: string, user: string) => Promise<string>) | undefined;
+    let decompose: ToolSetContext['complete'];
     if (ctx.options.findVariablesDecompose === 'run-model') {
       const subject = 'tool option findVariablesDecompose';
       if (ctx.options.findVariables !== true) throw new LoupeInputError(subject, "'run-model' decomposes the questions of the find_variables tool: turn the tool on with findVariables=true");

@@ -11,7 +11,9 @@
  */
 import type { Block, LongdaQuery } from '../../suites/types.ts';
 import { parsePyLiteral } from '../../eval/py-literal.ts';
-import type { AnswerValue, ToolContext, ToolDefinition, ToolResult, ToolSet } from '../../agent/types.ts';
+import type { AnswerValue, ToolContext, ToolDefinition, ToolModelUse, ToolResult, ToolSet } from '../../agent/types.ts';
+import { addModelUse } from '../../agent/llm.ts';
+import type { ToolSetContext } from '../types.ts';
 import { formatKernelResult } from '../../agent/kernel-output.ts';
 import { QuestionRetriever, decomposeWithModel, type LlmDecomposition } from '../../docs/question.ts';
 import { surveyCatalog } from '../../docs/survey-catalog.ts';
@@ -51,10 +53,11 @@ export interface LongdaToolSetOptions {
    */
   findVariables?: boolean;
   /**
-   * With `findVariables`: the run's model (`complete(system, user)` → reply text) first breaks each question into
-   * concepts, whose measures and population are searched as sub-queries (tool option `findVariablesDecompose=run-model`).
+   * With `findVariables`: the run's model (`complete(system, user, { signal })` → reply text, tokens, cost) first breaks
+   * each question into concepts, whose measures and population are searched as sub-queries (tool option
+   * `findVariablesDecompose=run-model`). The calls' tokens and cost are returned with the tool call (`modelUse`).
    */
-  decompose?: (system: string, user: string) => Promise<string>;
+  decompose?: ToolSetContext['complete'];
 }
 
 /** LongTA `answer_structure` as written in benchmark.csv. */
@@ -171,20 +174,27 @@ export function createLongdaToolSet(block: Block, opts: LongdaToolSetOptions = {
     description:
       'From an analysis question, the survey variables it likely needs (name, label, data file, the codebook page defining it) and the documentation files to read first, from the variable catalog of the codebooks. Check each candidate in its codebook.',
     parameters: { type: 'object', properties: { question: { type: 'string', description: 'The question, with any definitions it gives.' } }, required: ['question'] },
-    async run(args) {
+    async run(args, ctx) {
       const q = str(args.question)?.trim();
       if (!q) return { observation: 'Error: find_variables needs a question.', isError: true };
       const d = await docs();
       if (typeof d === 'string') return { observation: d, isError: true };
       if (!isDocIndex(d)) return { observation: 'Error: the variable catalog is not available in this run.', isError: true };
+      // What the decomposition's model calls used, reported with the tool call also when the call then fails.
+      let modelUse: ToolModelUse | undefined;
       try {
         retriever ??= new QuestionRetriever(d, surveyCatalog(d, undefined, d.root).variables);
         let llm: LlmDecomposition | undefined;
-        if (opts.decompose) {
+        const decompose = opts.decompose;
+        if (decompose) {
           try {
-            llm = await decomposeWithModel(q, opts.decompose);
+            llm = await decomposeWithModel(q, async (system, user) => {
+              const c = await decompose(system, user, { signal: ctx.signal });
+              modelUse = addModelUse(modelUse, c.usage, c.costUsd);
+              return c.text;
+            });
           } catch (e) {
-            return { observation: `Error: the model could not break the question into concepts: ${(e as Error).message}`, isError: true };
+            return { observation: `Error: the model could not break the question into concepts: ${(e as Error).message}`, isError: true, ...(modelUse ? { modelUse } : {}) };
           }
         }
         const subQueries = llm ? [...llm.measures, ...llm.population] : [];
@@ -193,9 +203,9 @@ export function createLongdaToolSet(block: Block, opts: LongdaToolSetOptions = {
         lines.push('Variables (best first):');
         for (const v of r.variables) lines.push(`- ${v.name} (${v.file}): ${v.label ?? ''} — ${v.doc} ${v.page ?? ''} [${v.why}]`);
         lines.push('', 'Documentation files to read:', ...r.files.map((f, i) => `${i + 1}. ${f.file}`));
-        return { observation: lines.join('\n'), data: llm ? { ...r, decomposition: { ...llm, subQueries } } : r };
+        return { observation: lines.join('\n'), data: llm ? { ...r, decomposition: { ...llm, subQueries } } : r, ...(modelUse ? { modelUse } : {}) };
       } catch (e) {
-        return { observation: `Error: ${(e as Error).message}`, isError: true };
+        return { observation: `Error: ${(e as Error).message}`, isError: true, ...(modelUse ? { modelUse } : {}) };
       }
     },
   };

@@ -66,6 +66,16 @@ describe('core/agent/transcript', () => {
     assert.ok(obs.startsWith('\u001b[31m  ✘ \u001b[0m'), JSON.stringify(obs));
   });
 
+  it("says which part of a step's tokens its tools' own model calls used", () => {
+    const record = step(0, [{ name: 'find_variables', args: '{"question":"q"}' }, { name: 'read_doc', args: '{}' }]);
+    const plain = formatAgentEvent({ type: 'step-end', runId: 'r', step: 0, record }, { color: false });
+    assert.match(plain, /tokens 100 in \/ 20 out · model/);
+    const dec = { input: 70, output: 5, cached: 0 };
+    record.toolCalls[0]!.modelUse = { calls: 1, usage: dec, costUsd: null };
+    const s = formatAgentEvent({ type: 'step-end', runId: 'r', step: 0, record }, { color: false });
+    assert.ok(s.includes(`tokens 100 in / 20 out (incl. ${dec.input} in / ${dec.output} out by find_variables) · model`), s);
+  });
+
   it('prints elapsed time and the end status', () => {
     const s = formatAgentEvent({ type: 'run-end', runId: 'r', status: 'budget_exhausted', reason: 'max steps (3)', steps: 3 }, { color: false, startMs: 0, now: () => 12_345 });
     assert.equal(s, '\r\n[12.3s] ■ run budget_exhausted after 3 steps: max steps (3)\r\n');
