@@ -439,5 +439,12 @@ ready<TimelineState>(host, 'timeline').then((s) => {
   performance.mark('loupe:timeline-state');
   init(s);
 }, (e: unknown) => {
-  app.replaceChildren(h('p', { class: 'error' }, `Could not load the run: ${e instanceof Error ? e.message : String(e)}`));
+  // e.g. the run store in use changed and this run is not in it: say so and offer the Runs view (the page loads again,
+  // with the run, when the store is switched back)
+  const runsBtn = h('vscode-button', { id: 'show-runs', secondary: true }, 'Show Runs');
+  runsBtn.addEventListener('click', () => void host.rpc.request(ExecuteCommandRequest, { command: 'loupe.runs.focus' }));
+  app.replaceChildren(h('section', { class: 'tl-unavailable', id: 'unavailable', role: 'alert' },
+    h('h1', {}, 'Run not available'), h('p', {}, e instanceof Error ? e.message : String(e)), runsBtn));
+  app.removeAttribute('aria-busy');
+  runsBtn.focus();
 });

@@ -25,6 +25,13 @@ export class LoupeContext implements vscode.Disposable {
   private readonly annotationsChanged = new vscode.EventEmitter<void>();
   /** Fires when annotations were added to a team store, by this window or a colleague's (LISTEN/NOTIFY; a SQLite store has no such feed). */
   readonly onDidChangeAnnotations = this.annotationsChanged.event;
+  private readonly storeSwitched = new vscode.EventEmitter<void>();
+  /**
+   * Fires when the run store in use is another one: the setting `loupe.store` (or the runs directory) now names another
+   * store, or the store was reopened (a new team store password). What shows a stored run reads it again from
+   * {@link store}; the runs views refresh (`onDidChangeRuns` fires too).
+   */
+  readonly onDidSwitchStore = this.storeSwitched.event;
 
   constructor(extension: vscode.ExtensionContext) {
     this.extension = extension;
@@ -39,6 +46,24 @@ export class LoupeContext implements vscode.Disposable {
       warn: (m, ...a) => o.warn(m, ...a),
       error: (m, ...a) => o.error(m, ...a),
     };
+    let shown = this.storePathOrError();
+    this.register(vscode.workspace.onDidChangeConfiguration((e) => {
+      if (!e.affectsConfiguration('loupe.store') && !e.affectsConfiguration('loupe.runsDirectory')) return;
+      const now = this.storePathOrError();
+      if (now === shown) return;
+      shown = now;
+      this.storeSwitched.fire();
+      this.storeChanged.fire();
+    }));
+  }
+
+  /** {@link storePath}, or the message of a setting that is not a store location (compared to notice a switch). */
+  private storePathOrError(): string {
+    try {
+      return this.storePath;
+    } catch (e) {
+      return `invalid: ${e instanceof Error ? e.message : String(e)}`;
+    }
   }
 
   /** This window's task / run workspace context (issue 22), read once at activation. */
@@ -98,8 +123,13 @@ export class LoupeContext implements vscode.Disposable {
     return this.openedStore.store;
   }
 
-  /** Closes the open store so the next {@link store} call reconnects (after a new password was set). */
+  /** Closes the open store so the next {@link store} call reconnects (after a new password was set); fires {@link onDidSwitchStore}. */
   reopenStore(): void {
+    this.closeStore();
+    this.storeSwitched.fire();
+  }
+
+  private closeStore(): void {
     this.openedStore?.unwatch?.();
     void this.openedStore?.store.close();
     this.openedStore = undefined;
@@ -116,9 +146,10 @@ export class LoupeContext implements vscode.Disposable {
   }
 
   dispose(): void {
-    this.reopenStore();
+    this.closeStore();
     this.storeChanged.dispose();
     this.annotationsChanged.dispose();
+    this.storeSwitched.dispose();
     while (this.disposables.length) {
       try {
         this.disposables.pop()?.dispose();

@@ -20,6 +20,7 @@ export abstract class LoupePanel {
   protected readonly disposables: vscode.Disposable[] = [];
   #disposed = false;
   #onDisposed: (() => void)[] = [];
+  readonly #page: { webview: PanelKind; title: string };
 
   /**
    * @param webview the bundle `dist/webview/<webview>.js`; `title` the page title.
@@ -30,8 +31,15 @@ export abstract class LoupePanel {
     this.panel = panel;
     panel.iconPath = vscode.Uri.joinPath(ctx.extension.extensionUri, 'media', 'loupe.svg');
     this.rpc = connectWebview(panel.webview, () => this.state());
+    this.#page = { webview, title };
     panel.webview.html = webviewHtml(panel.webview, ctx.extension.extensionUri, webview, title);
     panel.onDidDispose(() => this.dispose(), null, this.disposables);
+  }
+
+  /** Loads the page again (a fresh nonce, so the webview restarts): it asks for {@link state} anew on its ready handshake. */
+  protected reloadWebview(): void {
+    if (this.#disposed) return;
+    this.panel.webview.html = webviewHtml(this.panel.webview, this.ctx.extension.extensionUri, this.#page.webview, this.#page.title);
   }
 
   /** The state the webview receives on its ready handshake. */

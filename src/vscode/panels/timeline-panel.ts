@@ -95,7 +95,9 @@ export class TimelinePanel extends LoupePanel {
       const failures = await this.failures().catch(() => undefined);
       if (failures) this.rpc.notify(DidChangeFailureTagsNotification, { runId: this.runId, failures });
     }));
-    this.onDisposed(() => this.unsubscribe?.());
+    this.onDisposed(() => this.stopLiveUpdates());
+    // Another run store (the Loupe: Store setting, a new team store password): read the run again from it.
+    this.disposables.push(ctx.onDidSwitchStore(() => this.followStore()));
     // A score saved elsewhere (Results, `loupe score`, the checklist panel) updates the marks.
     this.disposables.push(ctx.onDidChangeRuns(() => void this.pushScoring()));
     if (TimelinePanel.attachAssistance) this.disposables.push(TimelinePanel.attachAssistance(ctx, this.rpc, runId));
@@ -105,7 +107,30 @@ export class TimelinePanel extends LoupePanel {
     return this.initialState(this.opts);
   }
 
+  /**
+   * The run store in use changed: stop following the old one and load the page again, which reads the run from the
+   * new store (or says it is not there; switching back shows it again).
+   */
+  private followStore(): void {
+    this.stopLiveUpdates();
+    this.lastStatus = '';
+    this.scoredKey = '';
+    this.reloadWebview();
+  }
+
   private async initialState(opts: { focusStep?: number; showHeatmap?: boolean }): Promise<TimelineState> {
+    let location: string;
+    try {
+      location = this.ctx.storePath;
+    } catch (e) {
+      throw new Error(`The Loupe: Store setting does not name a run store, so run ${this.runId} cannot be shown: ${e instanceof Error ? e.message : String(e)}`);
+    }
+    const found = await this.ctx.store().getRun(this.runId).then((r) => !!r, (e: unknown) => {
+      throw new Error(`The run store ${location} cannot be read, so run ${this.runId} cannot be shown: ${e instanceof Error ? e.message : String(e)}`);
+    });
+    if (!found) {
+      throw new Error(`Run ${this.runId} is not in the run store now in use (${location}). It is still in the store it was recorded in: set Loupe: Store back to that store to see it here, or open one of this store's runs from the Runs view.`);
+    }
     // Summaries only, read off the host's thread: observations stay in the store until a step's detail is asked for (issue 23).
     const opened = await openTimeline(this.ctx.store(), this.runId);
     const { run } = opened;
@@ -168,9 +193,18 @@ export class TimelinePanel extends LoupePanel {
     return key === this.scoredKey ? undefined : this.scoring(run);
   }
 
+  private statusTimer: ReturnType<typeof setInterval> | undefined;
+
+  private stopLiveUpdates(): void {
+    this.unsubscribe?.();
+    this.unsubscribe = undefined;
+    clearInterval(this.statusTimer);
+    this.statusTimer = undefined;
+  }
+
   /** Polls the store for steps committed after the ones already shown (any process may be writing). */
   private startLiveUpdates(opened: OpenedTimeline): void {
-    this.unsubscribe?.();
+    this.stopLiveUpdates();
     const store = this.ctx.store();
     // Only steps committed after the summaries were read (a step is never read twice, observations never in bulk).
     this.unsubscribe = followTimeline(store, opened, new Set(this.steps.map((s) => s.index)), (rows) => void (async () => {
@@ -181,7 +215,7 @@ export class TimelinePanel extends LoupePanel {
       this.rpc.notify(DidAppendStepsNotification, { runId: this.runId, steps: rows, heatmap: timelineHeatmap(this.steps), run: toTimelineRun(run), ...(scoring !== undefined ? { scoring } : {}) });
     })());
     // Status changes without new steps (finished, cancelled) still update the header.
-    const statusTimer = setInterval(async () => {
+    this.statusTimer = setInterval(async () => {
       const run = await store.getRun(this.runId).catch(() => undefined);
       if (run && run.status !== this.lastStatus) {
         this.lastStatus = run.status;
@@ -189,7 +223,6 @@ export class TimelinePanel extends LoupePanel {
         this.rpc.notify(DidAppendStepsNotification, { runId: this.runId, steps: [], heatmap: timelineHeatmap(this.steps), run: toTimelineRun(run), ...(scoring !== undefined ? { scoring } : {}) });
       }
     }, 500);
-    this.disposables.push({ dispose: () => clearInterval(statusTimer) });
   }
 
   private lastStatus = '';
