@@ -67,7 +67,7 @@ describe('Timeline follows a switch of the run store', function () {
 
     // to the team store: the same run id there is the team's copy (cancelled, one step more), its steps read again
     await useStore(url);
-    text = await webviewText({ title: 'Timeline: e1', expect: /cancelled[\s\S]*7 steps[\s\S]*A step only the team copy has/, timeoutMs: 30_000 });
+    await webviewText({ title: 'Timeline: e1', expect: /cancelled[\s\S]*7 steps[\s\S]*A step only the team copy has/, timeoutMs: 30_000 });
     await screenshot('timeline-store-switched');
 
     // back to the file: the local copy again, and a second timeline of a run only the file holds

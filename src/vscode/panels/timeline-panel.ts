@@ -123,10 +123,10 @@ export class TimelinePanel extends LoupePanel {
     try {
       location = this.ctx.storePath;
     } catch (e) {
-      throw new Error(`The Loupe: Store setting does not name a run store, so run ${this.runId} cannot be shown: ${e instanceof Error ? e.message : String(e)}`);
+      throw new Error(`The Loupe: Store setting does not name a run store, so run ${this.runId} cannot be shown: ${e instanceof Error ? e.message : String(e)}`, { cause: e });
     }
     const found = await this.ctx.store().getRun(this.runId).then((r) => !!r, (e: unknown) => {
-      throw new Error(`The run store ${location} cannot be read, so run ${this.runId} cannot be shown: ${e instanceof Error ? e.message : String(e)}`);
+      throw new Error(`The run store ${location} cannot be read, so run ${this.runId} cannot be shown: ${e instanceof Error ? e.message : String(e)}`, { cause: e });
     });
     if (!found) {
       throw new Error(`Run ${this.runId} is not in the run store now in use (${location}). It is still in the store it was recorded in: set Loupe: Store back to that store to see it here, or open one of this store's runs from the Runs view.`);
