@@ -137,7 +137,9 @@ export function mountFailureTagging(host: HostApi, runId: string, failures: Time
   return {
     element: root,
     marks(index) {
-      return stepTags(index).map((t) => h('span', { class: `tl-tagmark ${t.severity}`, title: `${t.annotatorLabel}: ${label(t)} (${t.severity}, ${where(t.from, t.to)})${t.note ? ` — ${t.note}` : ''}` }, `⚑ ${label(t)}`));
+      // the flag never shrinks; the label gives way (ellipsis) when the step column is narrow, the title keeps it whole
+      return stepTags(index).map((t) => h('span', { class: `tl-tagmark ${t.severity}`, title: `${t.annotatorLabel}: ${label(t)} (${t.severity}, ${where(t.from, t.to)})${t.note ? ` — ${t.note}` : ''}` },
+        h('span', { class: 'tl-flag' }, '⚑'), h('span', { class: 'tl-flag-label' }, ` ${label(t)}`)));
     },
     detail(index) {
       const tags = stepTags(index);

@@ -145,7 +145,7 @@ function renderRow(s: TimelineStep): HTMLElement {
   h('span', { class: 'tl-idx' }, String(s.index + 1)),
   h('span', { class: 'tl-icons', title: s.tools.join(', ') || 'message' }, ...(s.tools.length ? s.tools.slice(0, 2) : ['']).map((t) => h('span', { class: `tl-icon tool-${toolGlyph(t).cls}`, title: t || 'message' }, toolGlyph(t).glyph)),
     s.tools.length > 2 ? h('span', { class: 'tl-more' }, `+${s.tools.length - 2}`) : ''),
-  h('span', { class: 'tl-summary', title: s.summary }, ...tags, s.summary),
+  h('span', { class: 'tl-summary', title: s.summary }, ...tags, h('span', { class: 'tl-summary-text' }, s.summary)),
   h('span', { class: 'tl-bar', title: `model ${formatDuration(s.latencyMs)} · tools ${formatDuration(s.toolMs)}` }, h('span', { style: `width:${width}%` })),
   h('span', { class: 'tl-dur num' }, formatDuration(s.durationMs)),
   s.tokensIn === null || s.tokensOut === null

@@ -261,6 +261,36 @@ async function main() {
           }
           break;
         }
+        case 'webviewRects': {
+          // geometry of the elements matching the selector in the first visible webview that has them: each one's box,
+          // the box of its first character, and what its clipping ancestors (itself included) leave visible of it
+          value = [];
+          for (const f of await webviewFrames(req.title)) {
+            if (!(await f.locator(req.selector).count().catch(() => 0))) continue;
+            value = await f.locator(req.selector).evaluateAll((els) => els.map((el) => {
+              const box = (r) => ({ left: r.left, right: r.right, top: r.top, bottom: r.bottom });
+              const walker = document.createTreeWalker(el, NodeFilter.SHOW_TEXT);
+              const t = walker.nextNode();
+              let first = null;
+              if (t && t.length) {
+                const rg = document.createRange();
+                rg.setStart(t, 0);
+                rg.setEnd(t, 1);
+                first = box(rg.getBoundingClientRect());
+              }
+              const clip = { left: 0, top: 0, right: document.documentElement.clientWidth, bottom: document.documentElement.clientHeight };
+              for (let a = el; a; a = a.parentElement) {
+                if (getComputedStyle(a).overflowX === 'visible') continue;
+                const r = a.getBoundingClientRect();
+                clip.left = Math.max(clip.left, r.left); clip.right = Math.min(clip.right, r.right);
+                clip.top = Math.max(clip.top, r.top); clip.bottom = Math.min(clip.bottom, r.bottom);
+              }
+              return { box: box(el.getBoundingClientRect()), first, clip, text: el.textContent, viewport: document.documentElement.clientWidth };
+            }));
+            break;
+          }
+          break;
+        }
         case 'clickWorkbench': await page.locator(req.selector).first().click({ timeout: 10_000 }); break;
         default: throw new Error(`unknown runner action ${req.action}`);
       }

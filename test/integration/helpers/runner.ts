@@ -29,6 +29,7 @@ type RunnerAction =
   | { action: 'type'; text: string }
   | { action: 'clickInWebview'; selector: string; title?: string }
   | { action: 'webviewValue'; selector: string; title?: string }
+  | { action: 'webviewRects'; selector: string; title?: string }
   | { action: 'workbenchText'; selector: string }
   | { action: 'clickWorkbench'; selector: string };
 
@@ -49,6 +50,11 @@ export async function runner<T = unknown>(req: RunnerAction, timeoutMs = 60_000)
   }
   throw new Error(`runner did not answer ${req.action} within ${timeoutMs} ms`);
 }
+
+/** A box in a webview's CSS pixels. */
+export interface Box { left: number; right: number; top: number; bottom: number }
+/** What `webviewRects` answers for each element: its box, its first character's box, what its clipping ancestors leave visible. */
+export interface ElementRects { box: Box; first: Box | null; clip: Box; text: string; viewport: number }
 
 /** Saves a PNG of the whole workbench to test-results/screenshots/<name>.png and returns its path. */
 export async function screenshot(name: string): Promise<string> {
