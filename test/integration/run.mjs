@@ -268,6 +268,7 @@ async function main() {
           for (const f of await webviewFrames(req.title)) {
             if (!(await f.locator(req.selector).count().catch(() => 0))) continue;
             value = await f.locator(req.selector).evaluateAll((els) => els.map((el) => {
+              /* global document, NodeFilter, getComputedStyle -- runs in the webview's page */
               const box = (r) => ({ left: r.left, right: r.right, top: r.top, bottom: r.bottom });
               const walker = document.createTreeWalker(el, NodeFilter.SHOW_TEXT);
               const t = walker.nextNode();
