@@ -23,6 +23,9 @@ describe('Timeline follows a switch of the run store', function () {
   let file = '';
   const RUN = 'ddr-model-a-mimic-e1';
   const LOCAL = 'timeline-local-only';
+  const MODEL_USE = 'timeline-model-use';
+  const own = { input: 100, output: 10, cached: 0 };
+  const dec = { input: 700, output: 50, cached: 0 };
   const config = () => vscode.workspace.getConfiguration('loupe');
   const useStore = (v: string | undefined) => config().update('store', v, vscode.ConfigurationTarget.Global);
 
@@ -41,6 +44,14 @@ describe('Timeline follows a switch of the run store', function () {
     };
     await local.commitStep(step);
     await local.updateRun(LOCAL, { status: 'finished' });
+    // a step whose find_variables call asked the run's model (issue 25): the step's tokens include that call's
+    await local.createRun({ id: MODEL_USE, suite: 'longda', blockId: 'model-use-block', agent: 'llm', model: 'm', params: {}, promptHash: 'h', toolSet: 'longda', dataChecksums: {}, loupeVersion: 't', sandbox: 'off', workspace: join(dir, 'ws') });
+    await local.commitStep({
+      ...step, runId: MODEL_USE, usage: { input: own.input + dec.input, output: own.output + dec.output, cached: 0 }, costUsd: 0.0021,
+      assistant: { role: 'assistant', content: 'Which variables?' },
+      toolCalls: [{ id: 'fv', name: 'find_variables', argumentsText: '{"question":"anemia by sex"}', observation: 'Variables (best first):', isError: false, truncated: false, durationMs: 40, modelUse: { calls: 1, usage: dec, costUsd: 0.0019 } }],
+    });
+    await local.updateRun(MODEL_USE, { status: 'finished' });
     await local.close();
     const team = await openStoreAt(url);
     await seedFailureFixture(team, join(dir, 'ws'));
@@ -102,5 +113,16 @@ describe('Timeline follows a switch of the run store', function () {
     text = await webviewText({ title: 'Timeline: local-block', expect: /local-model[\s\S]*1 steps?/, timeoutMs: 30_000 });
     assert.doesNotMatch(text, /Run not available/);
     await screenshot('timeline-store-switched-back');
+  });
+
+  it("shows the part of a step's tokens its tool's own model call used", async function () {
+    if (!hasRunner()) this.skip();
+    await vscode.commands.executeCommand('workbench.action.closeAllEditors');
+    await useStore(file);
+    await vscode.commands.executeCommand('loupe.openTimeline', MODEL_USE, 0);
+    const text = await webviewText({ title: 'Timeline: model-use-block', expect: /Step 1 ·/, timeoutMs: 60_000 });
+    assert.match(text, new RegExp(`Step 1 · ${own.input + dec.input} in / ${own.output + dec.output} out tokens \\(incl\\. ${dec.input} in / ${dec.output} out by find_variables\\)`));
+    assert.match(text, new RegExp(`find_variables\\s*· 40 ms · its model call: ${dec.input} in / ${dec.output} out tokens, \\$0\\.0019`));
+    await screenshot('timeline-tool-model-use');
   });
 });
