@@ -29,6 +29,7 @@ import {
 } from './format.ts';
 import { codebookQueryTerms, codebookTokens, longtaTokens, splitChunks } from './text.ts';
 import { extractUnits, unitKindFor } from './units.ts';
+import { DEFAULT_PDF_EXTRACTOR, parsePdfExtractor, type PdfExtractor } from './pdf.ts';
 import { CATALOG_VERSION, parseDoc, type ParsedDoc } from './catalog.ts';
 import type {
   BuildProgress,
@@ -46,8 +47,14 @@ import type {
   UnitKind,
 } from './types.ts';
 
-/** Bumped when unit extraction changes: cached units of older versions are re-extracted. */
-export const EXTRACTOR_VERSION = 3;
+/**
+ * The version of unit extraction with each PDF extractor (`pdf.ts`); cached units of another version are re-extracted.
+ * Bump both, to numbers neither used before, when extraction of other file types changes. 3 = pdf.js (Loupe before
+ * issue 23: caches built with it stay valid for `pdfjs`); 4 = PDFium.
+ */
+export const EXTRACTOR_VERSIONS: Readonly<Record<PdfExtractor, number>> = { pdfjs: 3, pdfium: 4 };
+/** The extraction version of the default PDF extractor. */
+export const EXTRACTOR_VERSION = EXTRACTOR_VERSIONS[DEFAULT_PDF_EXTRACTOR];
 /** Bumped when tokenizers / chunking / postings layout change: rankers are rebuilt. */
 export const RANKER_VERSION = 3;
 const SCHEMA_VERSION = 1;
@@ -189,9 +196,17 @@ class DocIndexImpl implements DocIndex {
   /** keyword search: per content hash, the lowercased units joined by "\n" and each unit's start offset */
   private lowerCache = new Map<string, { text: string; starts: Int32Array }>();
   private lowerChars = 0;
+  /** The PDF extractor of this index and its extraction version (`EXTRACTOR_VERSIONS`). */
+  private readonly pdfExtractor: PdfExtractor;
+  private readonly xv: number;
+  /** Key of cached catalog parses: the parser's version and the extraction version of the text it parsed. */
+  private readonly catalogKey: number;
 
   constructor(opts: DocIndexOptions) {
     this.opts = opts;
+    this.pdfExtractor = opts.pdfExtractor === undefined ? DEFAULT_PDF_EXTRACTOR : parsePdfExtractor(opts.pdfExtractor, 'pdfExtractor');
+    this.xv = EXTRACTOR_VERSIONS[this.pdfExtractor];
+    this.catalogKey = CATALOG_VERSION * 1000 + this.xv;
     this.root = resolve(opts.root);
     let st;
     try {
@@ -326,14 +341,14 @@ class DocIndexImpl implements DocIndex {
       'SELECT version, kind, n_units, note, error FROM contents WHERE hash = ?',
     );
     const putFile = this.db.prepare(
-      `INSERT OR REPLACE INTO files(path, hash, size, mtime, kind, n_units, note, skipped, version) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ${EXTRACTOR_VERSION})`,
+      `INSERT OR REPLACE INTO files(path, hash, size, mtime, kind, n_units, note, skipped, version) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ${this.xv})`,
     );
     const putContent = this.db.prepare('INSERT OR REPLACE INTO contents(hash, version, kind, n_units, note, error) VALUES (?, ?, ?, ?, ?, ?)');
     const delUnits = this.db.prepare('DELETE FROM units WHERE hash = ?');
     const putUnit = this.db.prepare('INSERT INTO units(hash, idx, text) VALUES (?, ?, ?)');
     let extracted = 0;
     let reused = 0;
-    const pool = new ExtractPool(this.opts.extractWorkers ?? 1, signal);
+    const pool = new ExtractPool(this.opts.extractWorkers ?? 1, signal, this.pdfExtractor);
     try {
       for (let i = 0; i < paths.length; i++) {
         signal?.throwIfAborted();
@@ -350,14 +365,14 @@ class DocIndexImpl implements DocIndex {
         const row = getFile.get(rel);
         // A file skipped or failed by another extractor version is tried again (a fixed extractor or
         // a newly supported type must not leave it skipped forever).
-        const staleSkip = !!row?.skipped && row.version !== EXTRACTOR_VERSION;
+        const staleSkip = !!row?.skipped && row.version !== this.xv;
         if (row && !staleSkip && row.size === st.size && row.mtime === st.mtimeMs) {
           if (row.hash === '' && row.skipped) {
             reused++;
             continue;
           }
           const c = getContent.get(row.hash);
-          if (c && c.version === EXTRACTOR_VERSION) {
+          if (c && c.version === this.xv) {
             reused++;
             continue;
           }
@@ -372,7 +387,7 @@ class DocIndexImpl implements DocIndex {
         const data = readFileSync(abs);
         const hash = createHash('sha256').update(data).digest('hex');
         const c = getContent.get(hash);
-        if (c && c.version === EXTRACTOR_VERSION && !(staleSkip && c.error)) {
+        if (c && c.version === this.xv && !(staleSkip && c.error)) {
           putFile.run(rel, hash, st.size, st.mtimeMs, c.kind, c.n_units, c.note, c.error);
           reused++;
           continue;
@@ -385,7 +400,7 @@ class DocIndexImpl implements DocIndex {
           this.db.transaction(() => {
             delUnits.run(hash);
             units.forEach((u, idx) => putUnit.run(hash, idx, u));
-            putContent.run(hash, EXTRACTOR_VERSION, kind, units.length, note, error);
+            putContent.run(hash, this.xv, kind, units.length, note, error);
             putFile.run(rel, hash, st.size, st.mtimeMs, kind, units.length, note, error);
           })();
           extracted++;
@@ -456,14 +471,15 @@ class DocIndexImpl implements DocIndex {
       files.push(f);
       units += r.n_units;
     }
-    const rep: IndexReport = { root: this.root, cachePath: this.cachePath, files, skipped, units, chunks: bm?.n ?? 0, extracted, reused, ms: Math.round(ms) };
+    const rep: IndexReport = { root: this.root, cachePath: this.cachePath, files, skipped, units, chunks: bm?.n ?? 0, extracted, reused, ms: Math.round(ms), pdfExtractor: this.pdfExtractor };
     if (this.phases) rep.phases = this.phases;
     return rep;
   }
 
   private fingerprint(mode: RankMode, files: FileRow[]): string {
     const h = createHash('sha256');
-    h.update(`${RANKER_VERSION}|${mode}|${mode === 'longta' ? '500/100' : `${this.chunkChars}/${this.overlap}`}\n`);
+    // the units a ranker indexes depend on the extraction version too (the same file hash, other text)
+    h.update(`${RANKER_VERSION}|${mode}|${mode === 'longta' ? '500/100' : `${this.chunkChars}/${this.overlap}`}|x${this.xv}\n`);
     for (const f of files) h.update(`${f.path}\t${f.hash}\n`);
     return h.digest('hex');
   }
@@ -606,7 +622,7 @@ class DocIndexImpl implements DocIndex {
       .all();
     const orphan = this.db
       .prepare<[number], { hash: string }>('SELECT hash FROM contents WHERE version <> ? OR hash NOT IN (SELECT hash FROM files)')
-      .all(EXTRACTOR_VERSION);
+      .all(this.xv);
     if (!old.length && !orphan.length) return;
     // units of content still referenced by a live ranker stay (a ranker may point at an older version of a file)
     const live = new Set<string>();
@@ -625,7 +641,7 @@ class DocIndexImpl implements DocIndex {
         this.db.prepare('DELETE FROM contents WHERE hash = ?').run(o.hash);
         this.db.prepare('DELETE FROM catalog WHERE hash = ?').run(o.hash);
       }
-      this.db.prepare('DELETE FROM catalog WHERE version <> ?').run(CATALOG_VERSION);
+      this.db.prepare('DELETE FROM catalog WHERE version <> ?').run(this.catalogKey);
     })();
   }
 
@@ -727,7 +743,7 @@ class DocIndexImpl implements DocIndex {
     const out: Array<ParsedDoc & { doc: string }> = [];
     for (const r of rows) {
       if (r.skipped || !r.kind) continue;
-      const hit = get.get(r.hash, CATALOG_VERSION);
+      const hit = get.get(r.hash, this.catalogKey);
       let p: ParsedDoc;
       if (hit) p = JSON.parse(hit.parsed) as ParsedDoc;
       else {
@@ -736,7 +752,7 @@ class DocIndexImpl implements DocIndex {
         } catch (e) {
           p = { parser: null, variables: [], error: `catalog parser failed: ${errorMessage(e)}` };
         }
-        put.run(r.hash, CATALOG_VERSION, JSON.stringify(p));
+        put.run(r.hash, this.catalogKey, JSON.stringify(p));
       }
       // the cached parse is per content: the same bytes under another path name that path
       for (const v of p.variables) v.doc = r.path;
@@ -1099,9 +1115,12 @@ class ExtractPool {
   private nextId = 1;
   private waiting = new Map<number, (r: ExtractResult) => void>();
 
-  constructor(size: number, signal?: AbortSignal) {
+  private readonly pdfExtractor: PdfExtractor;
+
+  constructor(size: number, signal: AbortSignal | undefined, pdfExtractor: PdfExtractor) {
     this.size = Math.max(1, Math.floor(size));
     this.signal = signal;
+    this.pdfExtractor = pdfExtractor;
     if (this.size > 1) {
       try {
         const file = extractWorkerPath();
@@ -1155,7 +1174,7 @@ class ExtractPool {
   }
 
   private runHere(name: string, data: Uint8Array): Promise<ExtractResult> {
-    return extractUnits(name, data, { signal: this.signal }).then(
+    return extractUnits(name, data, { signal: this.signal, pdfExtractor: this.pdfExtractor }).then(
       (doc) => ({ doc }),
       (e: unknown) => {
         if (this.signal?.aborted) return { error: 'aborted' };
@@ -1174,7 +1193,7 @@ class ExtractPool {
         resolve(r);
       });
       const copy = new Uint8Array(data);
-      w.postMessage({ id, name, data: copy }, [copy.buffer]);
+      w.postMessage({ id, name, data: copy, pdfExtractor: this.pdfExtractor }, [copy.buffer]);
     });
   }
 

@@ -4,6 +4,7 @@
  * sees exactly what the agent could find. Source: spec §2.3 (LongTA `tools/common.py`, `tools/*.py`).
  */
 import type { ParsedDoc } from './catalog.ts';
+import type { PdfExtractor } from './pdf.ts';
 
 /** How a file is split into units (spec §2.3 "Document units"). */
 export type UnitKind = 'Page' | 'Line' | 'Row';
@@ -89,6 +90,8 @@ export interface IndexReport {
   ms: number;
   /** Wall time per build phase (extractMs includes scanning and hashing; one entry per ranker). */
   phases?: Record<string, number>;
+  /** The PDF text extractor whose text the index holds (`DocIndexOptions.pdfExtractor`). */
+  pdfExtractor?: PdfExtractor;
 }
 
 /** Progress of a build: `done` of `total` files; `file` is the one being processed. */
@@ -116,6 +119,11 @@ export interface DocIndexOptions {
    * parallel when running from source; a bundled build falls back to this thread.
    */
   extractWorkers?: number;
+  /**
+   * PDF text extractor (see `pdf.ts`): `pdfium` (default) or `pdfjs` (Loupe's extractor before issue 23). The index's
+   * units, rankers and variable catalog are those of this extractor's text; switching re-extracts the PDFs.
+   */
+  pdfExtractor?: PdfExtractor;
   /** Cancels a running build; the index stays consistent (work done so far is kept). */
   signal?: AbortSignal;
   onProgress?: (p: BuildProgress) => void;
