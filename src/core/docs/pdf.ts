@@ -229,6 +229,7 @@ export function pageTextFromPdfium(raw: string): string {
   return raw
     .replace(/\r\n?/g, '\n')
     .replace(/([A-Za-z]*)\uFFFE/g, (_m, frag: string) => (frag && !COMPOUND_PREFIX.has(frag.toLowerCase()) ? frag : `${frag}-`))
+    // eslint-disable-next-line no-control-regex -- control characters are what this removes
     .replace(/[\uFFFD\u0000-\u0008\u000B\u000C\u000E-\u001F\u007F]+/g, ' ');
 }
 

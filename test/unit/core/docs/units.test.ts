@@ -10,7 +10,7 @@ async function rejects(p: Promise<unknown>, re: RegExp) {
   await assert.rejects(p, (e: unknown) => e instanceof LoupeInputError && re.test(e.message));
 }
 
-for (const pdfExtractor of PDF_EXTRACTORS) describe(`docs/units: PDF (${pdfExtractor})`, () => {
+for (const pdfExtractor of PDF_EXTRACTORS) {describe(`docs/units: PDF (${pdfExtractor})`, () => {
   it('one unit per page, reading order by line, hyphenation joined', async () => {
     const pdf = makePdf([
       [
@@ -34,7 +34,7 @@ for (const pdfExtractor of PDF_EXTRACTORS) describe(`docs/units: PDF (${pdfExtra
     await rejects(extractUnits('bad.pdf', Buffer.from('%PDF-1.4\nthis is not a pdf body'), { pdfExtractor }), /not a valid PDF/);
     await rejects(extractUnits('cut.pdf', makePdf([[{ text: 'x', x: 1, y: 1 }]]).subarray(0, 150), { pdfExtractor }), /not a valid PDF/);
   });
-});
+});}
 
 describe('docs/units: PDF page text', () => {
   it('joins pdf.js items of one baseline left to right with spaces at gaps', () => {
