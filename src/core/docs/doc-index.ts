@@ -1082,7 +1082,9 @@ function topK(ids: ArrayLike<number>, k: number, better: (a: number, b: number) 
   return heap.sort((a, b) => (better(a, b) ? -1 : better(b, a) ? 1 : 0));
 }
 
-const WORKER_CRASHED = 'extraction worker crashed';
+const WORKER_CRASHED = 'extraction worker crashed (out of memory?): the file was not read';
+/** Longest time one file may take in an extraction worker before the worker is stopped (ms; `$LOUPE_EXTRACT_FILE_MS`). */
+const fileTimeLimitMs = (): number => (Number(process.env.LOUPE_EXTRACT_FILE_MS) > 0 ? Number(process.env.LOUPE_EXTRACT_FILE_MS) : 300_000);
 
 type ExtractResult = { doc?: { kind: UnitKind; units: string[]; note?: string }; error?: string };
 
@@ -1102,58 +1104,67 @@ export function extractWorkerPath(): string | undefined {
 }
 
 /**
- * Runs unit extraction with bounded concurrency: in this thread (1) or in worker threads (> 1, when
- * the worker module exists: from source or from the bundles, see {@link extractWorkerPath}). `submit` waits
- * for a free slot; results are handed to their callback in this thread (SQLite writes stay here).
+ * Runs unit extraction with bounded concurrency in worker threads (issue 23: never on the calling thread, which in
+ * VS Code is the extension host's), created on the first file that needs extracting (a build that reuses everything
+ * starts none); in the calling thread only with `size` 0 or when no worker module exists (see
+ * {@link extractWorkerPath}). `submit` waits for a free slot; results are handed to their callback in this thread
+ * (SQLite writes stay here). A worker that crashes is replaced by extraction in this thread for its file.
  */
 class ExtractPool {
   private readonly size: number;
+  private readonly inThread: boolean;
   private readonly signal: AbortSignal | undefined;
   private readonly workers: Worker[] = [];
   private readonly idle: Worker[] = [];
   private inflight = new Set<Promise<void>>();
   private nextId = 1;
   private waiting = new Map<number, (r: ExtractResult) => void>();
-
   private readonly pdfExtractor: PdfExtractor;
+  private readonly file: string | undefined;
+  private closed = false;
 
   constructor(size: number, signal: AbortSignal | undefined, pdfExtractor: PdfExtractor) {
-    this.size = Math.max(1, Math.floor(size));
+    this.inThread = !(size >= 1);
+    this.size = Math.max(1, Math.floor(size) || 1);
     this.signal = signal;
     this.pdfExtractor = pdfExtractor;
-    if (this.size > 1) {
-      try {
-        const file = extractWorkerPath();
-        if (!file) return;
-        for (let i = 0; i < this.size; i++) {
-          // no heap limit: a 192–256 MB limit cut peak RSS (865 → 620 MB) but cost ~35% more CPU in GC.
-          // A worker that dies anyway is replaced by extraction in this thread for its file.
-          const w = new Worker(file);
-          w.on('message', (m: ExtractResult & { id: number }) => {
-            const cb = this.waiting.get(m.id);
-            this.waiting.delete(m.id);
-            this.idle.push(w);
-            cb?.(m);
-          });
-          w.on('error', () => {
-            /* a crashed worker fails its job through 'exit' below */
-          });
-          w.on('exit', () => {
-            for (const [id, cb] of [...this.waiting]) {
-              if ((w as unknown as { jobs?: Set<number> }).jobs?.has(id)) {
-                this.waiting.delete(id);
-                cb({ error: WORKER_CRASHED });
-              }
-            }
-          });
-          this.workers.push(w);
-          this.idle.push(w);
-        }
-      } catch {
-        // bundled build (no worker file): extract in this thread
-        this.close();
-      }
+    this.file = this.inThread ? undefined : extractWorkerPath();
+  }
+
+  /** A new worker while fewer than `size` exist; undefined in this-thread mode or when none can start. */
+  private spawn(): Worker | undefined {
+    if (!this.file || this.closed || this.workers.length >= this.size) return undefined;
+    let w: Worker;
+    try {
+      // no heap limit: a 192–256 MB limit cut peak RSS (865 → 620 MB) but cost ~35% more CPU in GC.
+      w = new Worker(this.file);
+    } catch {
+      return undefined;
     }
+    w.on('message', (m: ExtractResult & { id: number }) => {
+      const cb = this.waiting.get(m.id);
+      this.waiting.delete(m.id);
+      this.idle.push(w);
+      cb?.(m);
+    });
+    w.on('error', () => {
+      /* a crashed worker fails its job through 'exit' below */
+    });
+    w.on('exit', () => {
+      const i = this.workers.indexOf(w);
+      if (i >= 0) this.workers.splice(i, 1);
+      const j = this.idle.indexOf(w);
+      if (j >= 0) this.idle.splice(j, 1);
+      for (const [id, cb] of [...this.waiting]) {
+        if ((w as unknown as { jobs?: Set<number> }).jobs?.has(id)) {
+          this.waiting.delete(id);
+          const late = (w as unknown as { timedOut?: number }).timedOut;
+          cb({ error: late ? `extraction took longer than ${late >= 1000 ? `${Math.round(late / 1000)} s` : `${late} ms`} and was stopped` : WORKER_CRASHED });
+        }
+      }
+    });
+    this.workers.push(w);
+    return w;
   }
 
   /** Starts extracting `data`; resolves once the job is queued (waits while all slots are busy). */
@@ -1168,9 +1179,10 @@ class ExtractPool {
   }
 
   private run(name: string, data: Uint8Array): Promise<ExtractResult> {
-    const w = this.idle.pop();
+    const w = this.idle.pop() ?? this.spawn();
     if (!w) return this.runHere(name, data);
-    return this.runOn(w, name, data).then((r) => (r.error === WORKER_CRASHED && !this.signal?.aborted ? this.runHere(name, data) : r));
+    // a file that crashed or stalled its worker is reported failed, never retried on this thread (the extension host's)
+    return this.runOn(w, name, data);
   }
 
   private runHere(name: string, data: Uint8Array): Promise<ExtractResult> {
@@ -1188,7 +1200,14 @@ class ExtractPool {
     const jobs = ((w as unknown as { jobs?: Set<number> }).jobs ??= new Set());
     jobs.add(id);
     return new Promise((resolve) => {
+      const limit = fileTimeLimitMs();
+      const timer = setTimeout(() => {
+        (w as unknown as { timedOut?: number }).timedOut = limit;
+        void w.terminate();
+      }, limit);
+      timer.unref();
       this.waiting.set(id, (r) => {
+        clearTimeout(timer);
         jobs.delete(id);
         resolve(r);
       });
@@ -1209,7 +1228,8 @@ class ExtractPool {
   }
 
   close(): void {
-    for (const w of this.workers) void w.terminate();
+    this.closed = true;
+    for (const w of [...this.workers]) void w.terminate();
     this.workers.length = 0;
     this.idle.length = 0;
   }

@@ -115,8 +115,9 @@ export interface DocIndexOptions {
   /** Chunk overlap in characters for the default mode (default 100). */
   overlap?: number;
   /**
-   * Files extracted at once (default 1 = in this thread). Above 1, worker threads extract PDFs in
-   * parallel when running from source; a bundled build falls back to this thread.
+   * Files extracted at once, each in its own worker thread (default 1: one worker, so extraction never runs on the
+   * calling thread — in VS Code the extension host's); 0 extracts in the calling thread. Without the worker module
+   * (see `extractWorkerPath`) extraction falls back to the calling thread.
    */
   extractWorkers?: number;
   /**

@@ -204,9 +204,11 @@ describe('docs/index: build, report, tools', () => {
     const idx = await openDocIndex({ root, cacheDir: cache2, extractWorkers: 2 });
     const rep = await idx.build();
     idx.close();
-    const ref = await openDocIndex({ root, cacheDir: cache });
+    const cache3 = tmp('in-thread');
+    const ref = await openDocIndex({ root, cacheDir: cache3, extractWorkers: 0 });
     const refRep = await ref.build();
     ref.close();
+    rmSync(cache3, { recursive: true, force: true });
     const strip = (r: typeof rep) => ({ files: r.files, skipped: r.skipped, units: r.units, chunks: r.chunks });
     assert.deepEqual(strip(rep), strip(refRep));
     assert.equal(rep.extracted, refRep.files.length + refRep.skipped.length - 1); // all but the .gif
@@ -399,6 +401,57 @@ describe('docs/index: PDF extractors (pdfium default, pdfjs)', () => {
       openDocIndex({ root, cacheDir: root, pdfExtractor: 'poppler' as 'pdfjs' }),
       (e: unknown) => e instanceof LoupeInputError && /^pdfExtractor: unknown PDF extractor "poppler": use "pdfium" or "pdfjs"/.test(e.message),
     );
+    rmSync(root, { recursive: true, force: true });
+  });
+});
+
+describe('docs/index: extraction stays in its worker thread', () => {
+  const withEnv = async (env: Record<string, string>, fn: () => Promise<void>) => {
+    const saved = Object.fromEntries(Object.keys(env).map((k) => [k, process.env[k]]));
+    Object.assign(process.env, env);
+    try {
+      await fn();
+    } finally {
+      for (const [k, v] of Object.entries(saved)) {
+        if (v === undefined) delete process.env[k];
+        else process.env[k] = v;
+      }
+    }
+  };
+  const fixture = () => {
+    const root = tmp('wroot');
+    writeFileSync(join(root, 'a.pdf'), makePdf([[{ text: 'Variable Name: BMXBMI', x: 72, y: 720 }]]));
+    writeFileSync(join(root, 'notes.txt'), 'WTMEC2YR\n');
+    return root;
+  };
+  it('a file that crashes its worker is reported failed, not read again on the calling thread', async () => {
+    const root = fixture();
+    const worker = join(root, '..', `crash-worker-${process.pid}.mjs`);
+    writeFileSync(worker, "import { parentPort } from 'node:worker_threads';\nparentPort.on('message', () => process.exit(3));\n");
+    await withEnv({ LOUPE_EXTRACT_WORKER: worker }, async () => {
+      const idx = await openDocIndex({ root, cacheDir: join(root, '.cache') }); // default: one worker
+      const rep = await idx.build();
+      idx.close();
+      assert.deepEqual(rep.files, []);
+      assert.deepEqual(rep.skipped.map((s) => [s.file, s.reason]).sort(), [
+        ['a.pdf', 'extraction worker crashed (out of memory?): the file was not read'],
+        ['notes.txt', 'extraction worker crashed (out of memory?): the file was not read'],
+      ]);
+    });
+    rmSync(worker, { force: true });
+    rmSync(root, { recursive: true, force: true });
+  });
+  it('a file that stalls its worker past the time limit is stopped and reported', async () => {
+    const root = fixture();
+    const worker = join(root, '..', `stall-worker-${process.pid}.mjs`);
+    writeFileSync(worker, "import { parentPort } from 'node:worker_threads';\nparentPort.on('message', () => {});\n");
+    await withEnv({ LOUPE_EXTRACT_WORKER: worker, LOUPE_EXTRACT_FILE_MS: '200' }, async () => {
+      const idx = await openDocIndex({ root, cacheDir: join(root, '.cache') });
+      const rep = await idx.build();
+      idx.close();
+      assert.deepEqual(rep.skipped.map((s) => s.reason), ['extraction took longer than 200 ms and was stopped', 'extraction took longer than 200 ms and was stopped']);
+    });
+    rmSync(worker, { force: true });
     rmSync(root, { recursive: true, force: true });
   });
 });
