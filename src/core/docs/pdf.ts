@@ -87,7 +87,8 @@ function loadPdfium(): Promise<PdfiumModule> {
   pdfiumPromise ??= (async () => {
     const req = packageRequire();
     if (!req) throw new Error('cannot locate the @embedpdf/pdfium package');
-    const { init } = await import('@embedpdf/pdfium');
+    // required (the package's CommonJS build), as the .vsix ships it: an import() from the bundles would ask for its ESM build
+    const { init } = req('@embedpdf/pdfium') as typeof import('@embedpdf/pdfium');
     const m = await init({ wasmBinary: readFileSync(req.resolve('@embedpdf/pdfium/pdfium.wasm')).buffer as ArrayBuffer });
     m.PDFiumExt_Init();
     return m;
