@@ -7,6 +7,7 @@
  *  - {@link DocIndexLease.extracted}: every file of the set is current (`search_doc` over all files), without
  *    waiting for the rankers and the catalog;
  *  - {@link DocIndexLease.built}: the build is complete (`retriever`, the variable catalog).
+ * Files nobody waits for are extracted smallest first.
  * Every stage gives the answer a complete index gives: a tool never reads a file before this build made it current,
  * and never searches a subset of the files as if it were all of them (deterministic results, no partial answers).
  * When the last lease is released before the build ends, the build is aborted (its extraction workers end at once,
@@ -14,7 +15,8 @@
  * stage with its error (each stage promise has a handler: no unhandled rejection) and is forgotten, so the next
  * lease tries again.
  */
-import { posix, relative, isAbsolute, sep } from 'node:path';
+import { statSync } from 'node:fs';
+import { isAbsolute, join, posix, relative, sep } from 'node:path';
 import type { DocIndex } from './types.ts';
 
 /** What a run holds while it may use a shared documentation index. */
@@ -100,7 +102,7 @@ class SharedBuild {
               if (pending.has(w)) return w;
               this.wanted.pop();
             }
-            return undefined;
+            return this.smallest(pending, root);
           },
           fileReady: (rel) => {
             this.ready.add(rel);
@@ -128,6 +130,34 @@ class SharedBuild {
         if (this.ac.signal.aborted) this.index?.close();
       },
     );
+  }
+
+  private sizes: Map<string, number> | undefined;
+  /**
+   * Nothing wanted: the smallest pending file (codebooks before the long dietary tables), so the workers are busy with
+   * short files when a tool call arrives and its file waits for little; and more files are current early.
+   */
+  private smallest(pending: ReadonlySet<string>, root: string): string | undefined {
+    if (!this.sizes) {
+      this.sizes = new Map();
+      for (const f of this.files) {
+        try {
+          this.sizes.set(f, statSync(join(root, f)).size);
+        } catch {
+          this.sizes.set(f, 0);
+        }
+      }
+    }
+    let best: string | undefined;
+    let bestSize = Infinity;
+    for (const f of pending) {
+      const z = this.sizes.get(f) ?? 0;
+      if (z < bestSize) {
+        best = f;
+        bestSize = z;
+      }
+    }
+    return best;
   }
 
   file(path: string, root: string): Promise<DocIndex> {

@@ -129,6 +129,18 @@ describe('acquireDocIndex (issue 23: the first search of a fresh run)', () => {
     again.release();
   });
 
+  it('files nobody waits for are taken smallest first', async () => {
+    const root = tmp('sizes');
+    const sized = { 'big.pdf': 3000, 'small.pdf': 10, 'mid.pdf': 500 };
+    for (const [n, z] of Object.entries(sized)) writeFileSync(join(root, n), 'x'.repeat(z));
+    const f = fakeIndex(Object.keys(sized));
+    const lease = acquireDocIndex(root, Object.keys(sized), 'cache-5', async () => f.idx);
+    await f.step(4);
+    await lease.built();
+    assert.deepEqual(f.taken, ['small.pdf', 'mid.pdf', 'big.pdf']);
+    lease.release();
+  });
+
   it('a path outside the set waits for every file (the tool then says it does not know it)', async () => {
     const f = fakeIndex(files);
     const lease = acquireDocIndex('/docs', files, 'cache-2', async () => f.idx);
