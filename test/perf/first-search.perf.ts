@@ -1,0 +1,128 @@
+/**
+ * "The first search_doc of a fresh run" (issue 23: the first search does not wait for the whole suite). A real LongDA
+ * block (NHANES Data Brief 508, $LOUPE_SHARED: 80 PDFs, 28 MB of documentation) runs through core's `startBlockRun`
+ * (the runner the CLI and the extension use) with an empty documentation cache and a scripted OpenAI-compatible model
+ * whose first reply takes LATENCY_MS and calls `search_doc` on one codebook; its second reply ends the run.
+ * Measured: run start → the first search_doc observation.
+ *  - subject: Loupe as shipped: the block's index build starts at run start and the search waits for its file only;
+ *  - baseline: the previous behaviour, same run and tools: the whole block is indexed on the first doc tool call
+ *    (the `docs` provider override, i.e. `openDocIndex(..., extractWorkers: 2).build()` then the search);
+ *  - alone: the cold extraction of that one file (an index of it alone, two workers: their start-up included), E.
+ * Goal: subject ≤ model latency + 2·E — the answer cannot come before the model asks (latency), and then waits at
+ * most for one file already being extracted (files nobody asked for go smallest first, so it is smaller than most)
+ * plus its own extraction. Baseline, subject and alone alternate, ROUNDS of each, first touch counted; medians.
+ * Also printed (no goal): the same run with `search_doc` over all files (waits for every file of the block, not the
+ * rankers) for the subject, and the baseline's time.
+ * Usage: node test/perf/first-search.perf.ts   (exit 1 on a FAIL)
+ */
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { loadSuite } from '../../src/core/benchmarks/index.ts';
+import { openDocIndex } from '../../src/core/docs/index.ts';
+import { startBlockRun } from '../../src/core/runs/runner.ts';
+import { openStore } from '../../src/core/store/run-store.ts';
+import type { AgentEvent } from '../../src/core/agent/types.ts';
+import { sharedDir } from '../helpers/shared.ts';
+import { call, startScriptedLlm } from '../helpers/scripted-llm.ts';
+import { verdict } from './verdict.ts';
+
+const ROUNDS = Number(process.env.FIRST_SEARCH_ROUNDS ?? 3);
+const LATENCY_MS = 2000;
+const BLOCK = 'NHANES_NCHS_Data_Brief_No._508';
+const DOC = 'docs/Examination/BMX_L.pdf';
+const KEYWORD = 'BMXBMI';
+const ROOT = join(sharedDir(), 'data', 'longda', 'benchmark');
+
+if (!existsSync(join(ROOT, 'benchmark.csv'))) {
+  console.log(`first-search.perf: SKIP — LongDA data not found at ${ROOT} (set LOUPE_SHARED)`);
+  process.exit(0);
+}
+const suite = await loadSuite('longda', ROOT);
+const block = suite.blocks.find((b) => b.id === BLOCK);
+if (!block) throw new Error(`block ${BLOCK} not found`);
+const doc = block.visible.docs.find((d) => d.rel === DOC);
+if (!doc) throw new Error(`${DOC} is not a documentation file of ${BLOCK}`);
+const docsRoot = doc.path.slice(0, doc.path.length - doc.rel.length);
+
+const finish = { content: 'Done.', toolCalls: [call('final_answer', { summary: 'perf' })] };
+const llmOne = await startScriptedLlm({ script: [{ delayMs: LATENCY_MS, toolCalls: [call('search_doc', { keyword: KEYWORD, doc_path: DOC })] }, finish] });
+const llmAll = await startScriptedLlm({ script: [{ delayMs: LATENCY_MS, toolCalls: [call('search_doc', { keyword: KEYWORD })] }, finish] });
+
+interface Sample { answerMs: number; askedMs: number; observation: string; index: unknown }
+
+/** One fresh run (empty docs cache): run start → the first search_doc observation. */
+async function runOnce(mode: 'subject' | 'baseline', scope: 'one' | 'all'): Promise<Sample> {
+  const dir = mkdtempSync(join(tmpdir(), `loupe-first-search-${mode}-`));
+  const cache = join(dir, 'docs-cache');
+  const store = openStore(join(dir, 'runs.sqlite'));
+  const llm = scope === 'one' ? llmOne : llmAll;
+  let askedAt: number | undefined;
+  let answer: Sample | undefined;
+  const t0 = performance.now();
+  const onEvent = (e: AgentEvent) => {
+    if (e.type === 'tool-call' && e.call.name === 'search_doc') askedAt ??= performance.now();
+    if (e.type === 'observation' && e.name === 'search_doc' && !answer) answer = { answerMs: performance.now() - t0, askedMs: (askedAt ?? NaN) - t0, observation: e.observation, index: undefined };
+  };
+  try {
+    const res = await startBlockRun({
+      store, suite, block: block!, agent: 'llm', llm: { baseUrl: llm.baseUrl, model: 'scripted', apiKey: 'perf' }, runsDir: join(dir, 'runs'),
+      kernel: { sandbox: 'off' }, docsCacheDir: cache, budget: { maxSteps: 4 }, onEvent,
+      ...(mode === 'baseline'
+        ? { docs: async () => { const idx = await openDocIndex({ root: docsRoot, files: block!.visible.docs.map((d) => d.rel), cacheDir: cache, extractWorkers: 2 }); await idx.build(); return idx; } }
+        : {}),
+    });
+    if (!answer) throw new Error(`${mode}: no search_doc observation (run ${res.status}: ${res.reason})`);
+    if (!/Found \d+ match/.test(answer.observation)) throw new Error(`${mode}: unexpected search_doc observation: ${answer.observation.slice(0, 300)}`);
+    const steps = await store.getSteps(res.runId);
+    answer.index = (steps[0]?.toolCalls?.[0] as { data?: { index?: unknown } } | undefined)?.data?.index;
+    return answer;
+  } finally {
+    await store.close();
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+/** The cold extraction of DOC alone (two workers, their start-up included). */
+async function alone(): Promise<number> {
+  const cache = mkdtempSync(join(tmpdir(), 'loupe-first-search-alone-'));
+  try {
+    const t0 = performance.now();
+    const idx = await openDocIndex({ root: docsRoot, files: [DOC], cacheDir: cache, extractWorkers: 2 });
+    await idx.build();
+    const ms = performance.now() - t0;
+    idx.close();
+    return ms;
+  } finally {
+    rmSync(cache, { recursive: true, force: true });
+  }
+}
+
+const med = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
+const S: Sample[] = [];
+const B: Sample[] = [];
+const E: number[] = [];
+for (let r = 0; r < ROUNDS; r++) {
+  B.push(await runOnce('baseline', 'one'));
+  S.push(await runOnce('subject', 'one'));
+  E.push(await alone());
+  console.log(`round ${r + 1}: baseline ${Math.round(B.at(-1)!.answerMs)} ms · subject ${Math.round(S.at(-1)!.answerMs)} ms (asked at ${Math.round(S.at(-1)!.askedMs)} ms; ${JSON.stringify(S.at(-1)!.index)}) · one file alone ${Math.round(E.at(-1)!)} ms`);
+}
+const all = await runOnce('subject', 'all');
+console.log(`search_doc over all files, subject once: ${Math.round(all.answerMs)} ms (asked at ${Math.round(all.askedMs)} ms; ${JSON.stringify(all.index)})`);
+await llmOne.close();
+await llmAll.close();
+
+const s = med(S.map((x) => x.answerMs));
+const b = med(B.map((x) => x.answerMs));
+const e = med(E);
+const goal = LATENCY_MS + 2 * e;
+console.log(`first search_doc (${DOC}) of a fresh ${BLOCK} run, empty docs cache, ${LATENCY_MS} ms model latency, core startBlockRun (median of ${ROUNDS} alternating)`);
+verdict(
+  'first search_doc of a fresh run: run start → answer',
+  `≤ model latency + 2 × one file's cold extraction = ${LATENCY_MS} + 2 × ${Math.round(e)} = ${Math.round(goal)} ms`,
+  `${Math.round(s)} ms`,
+  `whole block indexed on the first call ${Math.round(b)} ms`,
+  s / b,
+  s <= goal,
+);
