@@ -303,7 +303,7 @@ test('loop: the tool set prepares when the run starts, before the first model re
     const control = new RunControl();
     const r = await runAgent(opts(store, url, { runId: 'r2', control, toolSet: echoSet({ prepare }), onEvent: (e) => { if (e.type === 'step-start' && e.step === 1) setTimeout(() => control.stop(), 30); } }));
     assert.equal(r.status, 'cancelled');
-    assert.deepEqual(log, ['prepare', 'tool', 'aborted', 'release']);
+    assert.deepEqual(log, ['prepare', 'aborted', 'release']);
   });
   store.close();
 });
