@@ -13,9 +13,16 @@
  * plus its own extraction. Baseline, subject and alone alternate, ROUNDS of each, first touch counted; medians.
  * Also printed (no goal): the same run with `search_doc` over all files (waits for every file of the block, not the
  * rankers) for the subject, and the baseline's time.
+ * Second gate, the price of starting the build at run start: "no process outlives its work by more than 100 ms" when
+ * a run ends while its block's documentation is still being indexed. The shipped CLI (dist/cli.js, built first unless
+ * LOUPE_PERF_NO_BUILD=1) runs the block with a model that never reads the docs (a notes call after LATENCY_MS, then
+ * final_answer); subject: an empty docs cache (TMPDIR: the CLI's cache is <tmpdir>/loupe-docs-cache), so the build is
+ * extracting when the run ends and must stop its workers; baseline: the same run on a complete cache (nothing left
+ * to extract). Measured: the CLI's --json line → its exit; 5 alternating pairs, medians; goal ≤ 100 ms as exit.perf.
  * Usage: node test/perf/first-search.perf.ts   (exit 1 on a FAIL)
  */
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { spawn, spawnSync } from 'node:child_process';
+import { existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { loadSuite } from '../../src/core/benchmarks/index.ts';
@@ -23,7 +30,7 @@ import { openDocIndex } from '../../src/core/docs/index.ts';
 import { startBlockRun } from '../../src/core/runs/runner.ts';
 import { openStore } from '../../src/core/store/run-store.ts';
 import type { AgentEvent } from '../../src/core/agent/types.ts';
-import { sharedDir } from '../helpers/shared.ts';
+import { repoRoot, sharedDir } from '../helpers/shared.ts';
 import { call, startScriptedLlm } from '../helpers/scripted-llm.ts';
 import { verdict } from './verdict.ts';
 
@@ -125,4 +132,70 @@ verdict(
   `whole block indexed on the first call ${Math.round(b)} ms`,
   s / b,
   s <= goal,
+);
+
+// ---- second gate: a run that ends while its documentation is being indexed exits promptly
+const CLI = join(repoRoot, 'dist', 'cli.js');
+const TAIL_GOAL_MS = 100;
+const TAIL_ROUNDS = 5;
+if (process.env.LOUPE_PERF_NO_BUILD !== '1') {
+  const r = spawnSync(process.execPath, ['esbuild.js'], { cwd: repoRoot, encoding: 'utf8' });
+  if (r.status !== 0) throw new Error(`build failed:\n${r.stdout}\n${r.stderr}`);
+}
+const notesLlm = await startScriptedLlm({ script: [{ delayMs: LATENCY_MS, toolCalls: [call('notes', { action: 'add', content: 'perf' })] }, finish] });
+const warmTmp = mkdtempSync(join(tmpdir(), 'loupe-first-search-warm-'));
+{
+  const idx = await openDocIndex({ root: docsRoot, files: block.visible.docs.map((d) => d.rel), cacheDir: join(warmTmp, 'loupe-docs-cache'), extractWorkers: 2 });
+  await idx.build();
+  idx.close();
+}
+
+/** One CLI run: its --json line → its exit (ms). `cold`: a fresh TMPDIR, so the docs cache is empty. */
+function tail(cold: boolean, k: number): Promise<number> {
+  const dir = mkdtempSync(join(tmpdir(), `loupe-first-search-tail-${k}-`));
+  const tmp = cold ? join(dir, 'tmp') : warmTmp;
+  mkdirSync(tmp, { recursive: true });
+  const args = [CLI, 'run', '--suite', 'longda', '--root', ROOT, '--block', BLOCK, '--agent', 'llm', '--model', 'scripted', '--base-url', notesLlm.baseUrl,
+    '--api-key-env', 'LOUPE_PERF_KEY', '--store', join(dir, 'runs.sqlite'), '--sandbox', 'off', '--max-steps', '5', '--json', '--python', join(dir, 'no-python')];
+  return new Promise((resolve, reject) => {
+    const c = spawn(process.execPath, args, { cwd: dir, env: { ...process.env, TMPDIR: tmp, LOUPE_PERF_KEY: 'perf', LOUPE_NO_KEYS: '1' }, stdio: ['ignore', 'pipe', 'pipe'] });
+    let out = '';
+    let err = '';
+    let lineAt: number | undefined;
+    c.stdout.on('data', (d: Buffer) => {
+      out += d.toString();
+      if (lineAt === undefined && /^\{"runId".*\n/m.test(out)) lineAt = performance.now();
+    });
+    c.stderr.on('data', (d: Buffer) => (err += d.toString()));
+    c.on('error', reject);
+    c.on('exit', (code) => {
+      const exitAt = performance.now();
+      rmSync(dir, { recursive: true, force: true });
+      if (code !== 0 || lineAt === undefined) reject(new Error(`run failed (exit ${code}):\n${out}\n${err}`));
+      else resolve(exitAt - lineAt);
+    });
+  });
+}
+
+const coldTails: number[] = [];
+const warmTails: number[] = [];
+try {
+  for (let k = 0; k < TAIL_ROUNDS; k++) {
+    warmTails.push(await tail(false, k));
+    coldTails.push(await tail(true, k));
+  }
+} finally {
+  await notesLlm.close();
+  rmSync(warmTmp, { recursive: true, force: true });
+}
+console.log(`tails (ms): cold ${coldTails.map(Math.round).join(', ')} · warm ${warmTails.map(Math.round).join(', ')}`);
+const ct = med(coldTails);
+const wt = med(warmTails);
+verdict(
+  'a run that ends while its documentation is being indexed: shipped CLI --json line → exit',
+  `≤ ${TAIL_GOAL_MS} ms`,
+  `${ct.toFixed(1)} ms`,
+  `same run, complete docs cache ${wt.toFixed(1)} ms (ratio to the goal)`,
+  ct / TAIL_GOAL_MS,
+  ct <= TAIL_GOAL_MS,
 );
