@@ -236,3 +236,30 @@ export function acquireDocIndex(root: string, files: string[], cacheDir: string 
     },
   };
 }
+
+/** What a doc tool call reads: one file (the tool's doc path), every file of the set, or the complete index. */
+export type DocNeed = { file: string } | 'all files' | 'complete index';
+
+/** How long a doc tool call waited for the index, and how far the build was then (recorded with the step's tool data). */
+export interface DocWait {
+  waitedFor: string;
+  /** ms from the call to the stage it needed */
+  waitedMs: number;
+  /** files of the set current when the call was answered, of `filesTotal` */
+  filesReady: number;
+  filesTotal: number;
+}
+
+/**
+ * Waits for the stage of a lease's build a doc tool call needs (see {@link DocIndexLease}).
+ * @param need `{ file }` for `read_doc` / `search_doc` on one file, `'all files'` for `search_doc` over all files,
+ *   `'complete index'` for ranked retrieval and the variable catalog.
+ * @returns the index and the wait, for the step's record.
+ * @throws (rejects with) the build's error.
+ */
+export async function waitForDocs(lease: DocIndexLease, need: DocNeed): Promise<{ index: DocIndex; wait: DocWait }> {
+  const t0 = performance.now();
+  const index = await (typeof need === 'object' ? lease.file(need.file) : need === 'all files' ? lease.extracted() : lease.built());
+  const p = lease.progress();
+  return { index, wait: { waitedFor: typeof need === 'object' ? `file ${need.file}` : need, waitedMs: Math.round(performance.now() - t0), filesReady: p.ready, filesTotal: p.total } };
+}

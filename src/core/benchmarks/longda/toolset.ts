@@ -16,7 +16,7 @@ import { formatKernelResult } from '../../agent/kernel-output.ts';
 import { QuestionRetriever, decomposeWithModel, type LlmDecomposition } from '../../docs/question.ts';
 import { surveyCatalog } from '../../docs/survey-catalog.ts';
 import type { DocIndex } from '../../docs/types.ts';
-import type { DocIndexLease } from '../../docs/shared-build.ts';
+import { waitForDocs, type DocIndexLease, type DocNeed, type DocWait } from '../../docs/shared-build.ts';
 
 /** The document functions the doc tools call (`DocIndex` from src/core/docs implements them). */
 export interface LongdaDocs {
@@ -159,18 +159,14 @@ export function createLongdaToolSet(block: Block, opts: LongdaToolSetOptions = {
   const docFiles = block.visible.docs.map((d) => d.rel);
   let docsP: Promise<LongdaDocs> | undefined;
   let lease: DocIndexLease | undefined;
-  /** What a doc tool call waits for: one file (by the tool's path), every file of the block, or the complete index. */
-  type Need = { file: string } | 'all files' | 'complete index';
-  type WaitNote = { waitedFor: string; waitedMs: number; filesReady: number; filesTotal: number };
+  type Need = DocNeed;
   const docs = async (need: Need = 'complete index'): Promise<LongdaDocs | string> => (await docsWithNote(need)).d;
-  const docsWithNote = async (need: Need): Promise<{ d: LongdaDocs | string; note?: WaitNote }> => {
+  const docsWithNote = async (need: Need): Promise<{ d: LongdaDocs | string; note?: DocWait }> => {
     if (opts.docIndex) {
       const l = (lease ??= opts.docIndex());
-      const t0 = performance.now();
       try {
-        const d = await (typeof need === 'object' ? l.file(need.file) : need === 'all files' ? l.extracted() : l.built());
-        const p = l.progress();
-        return { d, note: { waitedFor: typeof need === 'object' ? `file ${need.file}` : need, waitedMs: Math.round(performance.now() - t0), filesReady: p.ready, filesTotal: p.total } };
+        const { index, wait } = await waitForDocs(l, need);
+        return { d: index, note: wait };
       } catch (e) {
         if (lease === l) lease = undefined;
         l.release();
