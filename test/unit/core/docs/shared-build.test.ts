@@ -6,6 +6,7 @@ import { after, describe, it } from 'node:test';
 import { openDocIndex } from '../../../../src/core/docs/index.ts';
 import { acquireDocIndex, type OpenIndex } from '../../../../src/core/docs/shared-build.ts';
 import type { BuildSchedule, DocIndex } from '../../../../src/core/docs/types.ts';
+import { makePdf } from './make-pdf.ts';
 
 const dirs: string[] = [];
 function tmp(prefix: string): string {
@@ -37,6 +38,26 @@ describe('DocIndex.build schedule (issue 23)', () => {
     order.length = 0;
     await idx.build({ schedule });
     assert.equal(order.length, 12);
+    idx.close();
+  });
+});
+
+describe('cancelled build (issue 23: no process outlives its work)', () => {
+  it('ends its extraction workers at once: the file they were extracting is not written after the abort', async () => {
+    const root = tmp('abort');
+    const page = (i: number) => [{ text: `Variable Name: V${i}`, x: 72, y: 720 }];
+    writeFileSync(join(root, 'a.pdf'), makePdf(Array.from({ length: 30 }, (_, i) => page(i))));
+    writeFileSync(join(root, 'b.pdf'), makePdf([page(0)]));
+    const cache = tmp('abort-cache');
+    const ac = new AbortController();
+    let idx = await openDocIndex({ root, cacheDir: cache, extractWorkers: 2 });
+    // a.pdf is handed to a worker, then the build is cancelled as it takes b.pdf
+    await assert.rejects(idx.build({ signal: ac.signal, onProgress: (p) => p.phase === 'extract' && p.file === 'b.pdf' && ac.abort() }), (e: unknown) => (e as Error).name === 'AbortError');
+    idx.close();
+    idx = await openDocIndex({ root, cacheDir: cache });
+    const rep = await idx.build();
+    assert.equal(rep.reused, 0, 'nothing was written after the abort: the worker did not finish a.pdf');
+    assert.equal(rep.extracted, 2);
     idx.close();
   });
 });
