@@ -159,9 +159,8 @@ export function createLongdaToolSet(block: Block, opts: LongdaToolSetOptions = {
   const docFiles = block.visible.docs.map((d) => d.rel);
   let docsP: Promise<LongdaDocs> | undefined;
   let lease: DocIndexLease | undefined;
-  type Need = DocNeed;
-  const docs = async (need: Need = 'complete index'): Promise<LongdaDocs | string> => (await docsWithNote(need)).d;
-  const docsWithNote = async (need: Need): Promise<{ d: LongdaDocs | string; note?: DocWait }> => {
+  const docs = async (need: DocNeed = 'complete index'): Promise<LongdaDocs | string> => (await docsWithNote(need)).d;
+  const docsWithNote = async (need: DocNeed): Promise<{ d: LongdaDocs | string; note?: DocWait }> => {
     if (opts.docIndex) {
       const l = (lease ??= opts.docIndex());
       try {
@@ -182,7 +181,7 @@ export function createLongdaToolSet(block: Block, opts: LongdaToolSetOptions = {
       return { d: `Error: the documentation index could not be opened: ${(e as Error).message}` };
     }
   };
-  const docCall = async (need: Need, f: (d: LongdaDocs) => { text: string }): Promise<ToolResult> => {
+  const docCall = async (need: DocNeed, f: (d: LongdaDocs) => { text: string }): Promise<ToolResult> => {
     const { d, note } = await docsWithNote(need);
     if (typeof d === 'string') return { observation: d, isError: true };
     try {
@@ -192,7 +191,7 @@ export function createLongdaToolSet(block: Block, opts: LongdaToolSetOptions = {
       return { observation: `Error: ${(e as Error).message}`, isError: true };
     }
   };
-  const fileOr = (p: string | undefined, otherwise: Need): Need => (p ? { file: p } : otherwise);
+  const fileOr = (p: string | undefined, otherwise: DocNeed): DocNeed => (p ? { file: p } : otherwise);
   const int = (v: unknown) => (typeof v === 'number' ? Math.trunc(v) : undefined);
   const str = (v: unknown) => (typeof v === 'string' && v !== '' ? v : undefined);
 
