@@ -33,6 +33,7 @@ import { DEFAULT_PDF_EXTRACTOR, parsePdfExtractor, type PdfExtractor } from './p
 import { CATALOG_VERSION, parseDoc, type ParsedDoc } from './catalog.ts';
 import type {
   BuildProgress,
+  BuildSchedule,
   DocHit,
   DocIndex,
   DocIndexOptions,
@@ -319,11 +320,11 @@ class DocIndexImpl implements DocIndex {
     }
   }
 
-  async build(opts: { signal?: AbortSignal; onProgress?: (p: BuildProgress) => void } = {}): Promise<IndexReport> {
+  async build(opts: { signal?: AbortSignal; onProgress?: (p: BuildProgress) => void; schedule?: BuildSchedule } = {}): Promise<IndexReport> {
     return this.withRepair(() => this.buildOnce(opts));
   }
 
-  private async buildOnce(opts: { signal?: AbortSignal; onProgress?: (p: BuildProgress) => void }): Promise<IndexReport> {
+  private async buildOnce(opts: { signal?: AbortSignal; onProgress?: (p: BuildProgress) => void; schedule?: BuildSchedule }): Promise<IndexReport> {
     const t0 = performance.now();
     const signal = opts.signal ?? this.opts.signal;
     const progress = opts.onProgress ?? this.opts.onProgress ?? (() => {});
@@ -349,10 +350,21 @@ class DocIndexImpl implements DocIndex {
     let extracted = 0;
     let reused = 0;
     const pool = new ExtractPool(this.opts.extractWorkers ?? 1, signal, this.pdfExtractor);
+    // ---- issue 23 (first search of a fresh run): the schedule may take a file out of order, and hears when each is current
+    const schedule = opts.schedule;
+    const ready = (rel: string) => schedule?.fileReady?.(rel);
+    const pending = new Set(paths);
+    const take = (): string => {
+      const pick = schedule?.next?.(pending);
+      const rel = pick !== undefined && pending.has(pick) ? pick : pending.values().next().value!;
+      pending.delete(rel);
+      return rel;
+    };
+    // ---- end issue 23
     try {
       for (let i = 0; i < paths.length; i++) {
         signal?.throwIfAborted();
-        const rel = paths[i]!;
+        const rel = take();
         progress({ phase: 'extract', done: i, total: paths.length, file: rel });
         signal?.throwIfAborted();
         const abs = join(this.root, rel);
@@ -369,11 +381,13 @@ class DocIndexImpl implements DocIndex {
         if (row && !staleSkip && row.size === st.size && row.mtime === st.mtimeMs) {
           if (row.hash === '' && row.skipped) {
             reused++;
+            ready(rel);
             continue;
           }
           const c = getContent.get(row.hash);
           if (c && c.version === this.xv) {
             reused++;
+            ready(rel);
             continue;
           }
         }
@@ -382,6 +396,7 @@ class DocIndexImpl implements DocIndex {
           const base = rel.slice(rel.lastIndexOf('/') + 1);
           putFile.run(rel, '', st.size, st.mtimeMs, null, 0, null, `unsupported file type "${base.includes('.') ? base.slice(base.lastIndexOf('.')) : '(no extension)'}"`);
           reused++;
+          ready(rel);
           continue;
         }
         const data = readFileSync(abs);
@@ -390,6 +405,7 @@ class DocIndexImpl implements DocIndex {
         if (c && c.version === this.xv && !(staleSkip && c.error)) {
           putFile.run(rel, hash, st.size, st.mtimeMs, c.kind, c.n_units, c.note, c.error);
           reused++;
+          ready(rel);
           continue;
         }
         await pool.submit(rel, data, (res) => {
@@ -404,6 +420,7 @@ class DocIndexImpl implements DocIndex {
             putFile.run(rel, hash, st.size, st.mtimeMs, kind, units.length, note, error);
           })();
           extracted++;
+          ready(rel);
         });
       }
       await pool.drain();
@@ -423,6 +440,7 @@ class DocIndexImpl implements DocIndex {
       this.db.transaction(() => stale.forEach((r) => del.run(r.path)))();
     }
     signal?.throwIfAborted();
+    schedule?.extracted?.(); // issue 23
     const rows = this.fileRows(paths);
     const indexed = rows.filter((r) => !r.skipped && r.kind);
     const tIndex = performance.now();
@@ -1128,6 +1146,8 @@ class ExtractPool {
     this.size = Math.max(1, Math.floor(size) || 1);
     this.signal = signal;
     this.pdfExtractor = pdfExtractor;
+    // issue 23: a cancelled build ends its workers now (their jobs fail through 'exit'), not after their current file
+    signal?.addEventListener('abort', this.onAbort, { once: true });
     this.file = this.inThread ? undefined : extractWorkerPath();
   }
 
@@ -1227,8 +1247,11 @@ class ExtractPool {
     while (this.inflight.size) await Promise.allSettled(this.inflight);
   }
 
+  private readonly onAbort = (): void => this.close();
+
   close(): void {
     this.closed = true;
+    this.signal?.removeEventListener('abort', this.onAbort);
     for (const w of [...this.workers]) void w.terminate();
     this.workers.length = 0;
     this.idle.length = 0;

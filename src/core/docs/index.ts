@@ -16,6 +16,7 @@ export { defaultDocsCacheDir, docsFolderFiles } from './roots.ts';
 
 export type {
   BuildProgress,
+  BuildSchedule,
   DocHit,
   DocIndex,
   DocIndexOptions,

@@ -102,6 +102,19 @@ export interface BuildProgress {
   file?: string;
 }
 
+/**
+ * The order a build takes its files in and the moment each one is current (issue 23: the first search of a fresh run
+ * waits only for what it reads). Called in the building thread, between files; none of them may throw.
+ */
+export interface BuildSchedule {
+  /** Before each file is taken: a pending path (relative, posix) to take next, or undefined for the default order (the root's sorted listing). */
+  next?(pending: ReadonlySet<string>): string | undefined;
+  /** Once per file when its row is current for this build (reused, unsupported, extracted or failed): the read tools can read it. */
+  fileReady?(rel: string): void;
+  /** Once, when every file of the build is current (before the rankers and the catalog are built): keyword search over all files can run. */
+  extracted?(): void;
+}
+
 /** Options of `openDocIndex`. */
 export interface DocIndexOptions {
   /** Folder the docs live in; every `file` is relative to it. */
@@ -151,7 +164,7 @@ export interface ToolScope {
 export interface DocIndex {
   readonly root: string;
   /** Scans the root, extracts new/changed files (by content hash), rebuilds the rankers when needed. */
-  build(opts?: { signal?: AbortSignal; onProgress?: (p: BuildProgress) => void }): Promise<IndexReport>;
+  build(opts?: { signal?: AbortSignal; onProgress?: (p: BuildProgress) => void; schedule?: BuildSchedule }): Promise<IndexReport>;
   /** Ranked hits over all (allowed) docs. Call `build()` first. */
   search(query: string, opts?: SearchOptions): DocHit[];
   /** All units of one indexed file (for "show the whole unit"). Throws `LoupeInputError` if unknown. */
