@@ -26,7 +26,7 @@ const problemMatcher = {
 
 // Native or worker-loading packages stay outside the bundle and ship in node_modules.
 // vega (report SVGs) is ESM with top-level await: loaded at run time with import(), never bundled into cjs.
-const nodeExternals = ['vscode', 'better-sqlite3', 'pdfjs-dist', 'playwright-core', 'mocha', 'vega', 'vega-lite'];
+const nodeExternals = ['vscode', 'better-sqlite3', 'pdfjs-dist', '@embedpdf/pdfium', 'playwright-core', 'mocha', 'vega', 'vega-lite'];
 
 const webviewEntries = fs.existsSync('webview')
   ? fs.readdirSync('webview').filter((f) => /^[a-z0-9-]+\.ts$/.test(f) && f !== 'env.d.ts')

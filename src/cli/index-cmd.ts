@@ -3,13 +3,14 @@ import { plural } from './plural.ts';
 import { openDocIndex } from '../core/docs/index.ts';
 import { defaultDocsCacheDir } from '../core/docs/roots.ts';
 import { suiteDocFiles } from '../core/benchmarks/index.ts';
+import { pdfExtractorOption } from './pdf-extractor-option.ts';
 import { UsageError, type CliCommand } from './types.ts';
 
 /** `loupe index`: builds (or refreshes) the documentation index of a folder and prints its report. */
 export const indexCommand: CliCommand = {
   name: 'index',
   summary: 'build the documentation index of a folder (PDF/text/CSV/XLSX units, BM25) and report skipped files',
-  usage: 'loupe index --root DIR [--suite longda] [--survey NAME] [--cache DIR] [--workers N] [--json]',
+  usage: 'loupe index --root DIR [--suite longda] [--survey NAME] [--cache DIR] [--workers N] [--pdf-extractor pdfium|pdfjs] [--json]',
   async run(argv, io) {
     const { values } = parseArgs({
       args: argv,
@@ -18,6 +19,7 @@ export const indexCommand: CliCommand = {
         suite: { type: 'string' },
         survey: { type: 'string' },
         cache: { type: 'string' },
+        'pdf-extractor': { type: 'string' },
         workers: { type: 'string', default: '1' },
         json: { type: 'boolean' },
       },
@@ -26,7 +28,7 @@ export const indexCommand: CliCommand = {
     const workers = Number(values.workers);
     if (!Number.isInteger(workers) || workers < 1) throw new UsageError('--workers must be a positive integer');
     const files = suiteDocFiles(values.root, values.suite, values.survey);
-    const idx = await openDocIndex({ root: values.root, cacheDir: values.cache ?? defaultDocsCacheDir(io.env), files, extractWorkers: workers });
+    const idx = await openDocIndex({ root: values.root, cacheDir: values.cache ?? defaultDocsCacheDir(io.env), files, extractWorkers: workers, ...pdfExtractorOption(values['pdf-extractor']) });
     try {
       let last = 0;
       const rep = await idx.build({
@@ -42,7 +44,7 @@ export const indexCommand: CliCommand = {
       if (values.json) {
         io.out(JSON.stringify(rep, null, 2) + '\n');
       } else {
-        io.out(`root: ${rep.root}\ncache: ${rep.cachePath}\n`);
+        io.out(`root: ${rep.root}\ncache: ${rep.cachePath}\nPDF extractor: ${rep.pdfExtractor ?? 'pdfium'}\n`);
         const skippedSet = new Set(rep.skipped.map((s) => s.file));
         const indexed = rep.files.filter((f) => !skippedSet.has(f.file)).length;
         io.out(`${plural(indexed, 'file')} indexed${rep.skipped.length ? ` (${rep.skipped.length} skipped)` : ''}, ${rep.units} units, ${rep.chunks} chunks (${rep.extracted} extracted, ${rep.reused} reused) in ${(rep.ms / 1000).toFixed(1)} s\n`);

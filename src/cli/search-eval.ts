@@ -8,6 +8,7 @@ import { surveyCatalog } from '../core/docs/survey-catalog.ts';
 import { QuestionRetriever } from '../core/docs/question.ts';
 import { evaluateRetrieval, loadRetrievalLabels, type RetrievalLabel } from '../core/docs/retrieval-eval.ts';
 import { LoupeInputError } from '../core/util/errors.ts';
+import { pdfExtractorOption } from './pdf-extractor-option.ts';
 import { UsageError, type CliCommand } from './types.ts';
 
 const MODES = ['bm25', 'longta', 'question'] as const;
@@ -32,7 +33,7 @@ export const searchEvalCommand: CliCommand = {
   name: 'search-eval',
   summary: 'evaluate documentation retrieval on labelled questions (recall@k, MRR, nDCG; bm25 | longta | question)',
   usage:
-    'loupe search-eval --labels FILE --root DIR --survey NAME [--split FILE] [--modes bm25,longta,question] [--k 10] [--benchmark DIR] [--text query+info|query] [--cache DIR] [--json]',
+    'loupe search-eval --labels FILE --root DIR --survey NAME [--split FILE] [--modes bm25,longta,question] [--k 10] [--benchmark DIR] [--text query+info|query] [--cache DIR] [--pdf-extractor pdfium|pdfjs] [--json]',
   async run(argv, io) {
     const { values } = parseArgs({
       args: argv,
@@ -46,6 +47,7 @@ export const searchEvalCommand: CliCommand = {
         benchmark: { type: 'string' },
         text: { type: 'string', default: 'query+info' },
         cache: { type: 'string' },
+        'pdf-extractor': { type: 'string' },
         json: { type: 'boolean' },
       },
     });
@@ -75,7 +77,7 @@ export const searchEvalCommand: CliCommand = {
     }
     const files = docsFolderFiles(values.root, values.survey);
     const folder = files[0]!.startsWith('docs/') ? '' : files[0]!.split('/')[0]!;
-    const idx = await openDocIndex({ root: values.root, cacheDir: values.cache ?? defaultDocsCacheDir(io.env), files });
+    const idx = await openDocIndex({ root: values.root, cacheDir: values.cache ?? defaultDocsCacheDir(io.env), files, ...pdfExtractorOption(values['pdf-extractor']) });
     try {
       await idx.build();
       const cat = surveyCatalog(idx, join(values.root, folder, 'data'), values.root);

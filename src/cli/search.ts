@@ -6,6 +6,7 @@ import { surveyCatalog } from '../core/docs/survey-catalog.ts';
 import { QuestionRetriever, decomposeWithModel, type LlmDecomposition } from '../core/docs/question.ts';
 import { LlmClient } from '../core/agent/llm.ts';
 import { join } from 'node:path';
+import { pdfExtractorOption } from './pdf-extractor-option.ts';
 import { UsageError, type CliCommand } from './types.ts';
 
 const MODES: Array<SearchMode | 'question'> = ['bm25', 'keyword', 'longta', 'question'];
@@ -15,7 +16,7 @@ export const searchCommand: CliCommand = {
   name: 'search',
   summary: 'search the documentation of a folder (bm25 | keyword | longta | question) and print the top hits',
   usage:
-    'loupe search --root DIR [--suite longda] [--survey NAME] [--mode bm25|keyword|longta|question] [--top K] [--cache DIR] [--json]\n' +
+    'loupe search --root DIR [--suite longda] [--survey NAME] [--mode bm25|keyword|longta|question] [--top K] [--cache DIR] [--pdf-extractor pdfium|pdfjs] [--json]\n' +
     '             [--model M --base-url URL [--api-key-env VAR]]  (question mode: the model decomposes the question first) "query"',
   async run(argv, io) {
     const { values, positionals } = parseArgs({
@@ -28,6 +29,7 @@ export const searchCommand: CliCommand = {
         mode: { type: 'string', default: 'bm25' },
         top: { type: 'string', default: '10' },
         cache: { type: 'string' },
+        'pdf-extractor': { type: 'string' },
         json: { type: 'boolean' },
         model: { type: 'string' },
         'base-url': { type: 'string' },
@@ -45,7 +47,7 @@ export const searchCommand: CliCommand = {
     if (!Number.isInteger(top) || top < 1) throw new UsageError('--top must be a positive integer');
     // --survey alone implies the LongDA layout
     const files = suiteDocFiles(values.root, values.suite, values.survey);
-    const idx = await openDocIndex({ root: values.root, cacheDir: values.cache ?? defaultDocsCacheDir(io.env), files });
+    const idx = await openDocIndex({ root: values.root, cacheDir: values.cache ?? defaultDocsCacheDir(io.env), files, ...pdfExtractorOption(values['pdf-extractor']) });
     try {
       await idx.build();
       if (mode === 'question') {

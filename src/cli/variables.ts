@@ -3,13 +3,14 @@ import { join } from 'node:path';
 import { docsFolderFiles, openDocIndex } from '../core/docs/index.ts';
 import { defaultDocsCacheDir } from '../core/docs/roots.ts';
 import { filterCatalog, surveyCatalog } from '../core/docs/survey-catalog.ts';
+import { pdfExtractorOption } from './pdf-extractor-option.ts';
 import { UsageError, type CliCommand } from './types.ts';
 
 /** `loupe variables`: lists or searches a survey's variable catalog (name, label, file, doc, page, values). */
 export const variablesCommand: CliCommand = {
   name: 'variables',
   summary: "list or search a survey's variable catalog (from its codebooks; data columns without documentation are marked)",
-  usage: 'loupe variables --root DIR --survey NAME [--cache DIR] [--limit N] [--json] [query]',
+  usage: 'loupe variables --root DIR --survey NAME [--cache DIR] [--pdf-extractor pdfium|pdfjs] [--limit N] [--json] [query]',
   async run(argv, io) {
     const { values, positionals } = parseArgs({
       args: argv,
@@ -18,6 +19,7 @@ export const variablesCommand: CliCommand = {
         root: { type: 'string' },
         survey: { type: 'string' },
         cache: { type: 'string' },
+        'pdf-extractor': { type: 'string' },
         limit: { type: 'string' },
         json: { type: 'boolean' },
       },
@@ -29,7 +31,7 @@ export const variablesCommand: CliCommand = {
     const files = docsFolderFiles(values.root, values.survey);
     // the survey folder as spelled on disk (`--survey nhanes` finds `NHANES`)
     const folder = files[0]!.startsWith('docs/') ? '' : files[0]!.split('/')[0]!;
-    const idx = await openDocIndex({ root: values.root, cacheDir: values.cache ?? defaultDocsCacheDir(io.env), files });
+    const idx = await openDocIndex({ root: values.root, cacheDir: values.cache ?? defaultDocsCacheDir(io.env), files, ...pdfExtractorOption(values['pdf-extractor']) });
     try {
       await idx.build();
       const cat = surveyCatalog(idx, join(values.root, folder, 'data'), values.root);

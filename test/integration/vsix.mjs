@@ -5,7 +5,7 @@
 // runs the reference agent on the NHANES obesity block from the palette and checks the answers landed in the store.
 // Prints "vsix: N passed, N failed". Usage: node test/integration/vsix.mjs [--skip-package]
 import { spawn, spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdirSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -45,6 +45,17 @@ async function main() {
   // scores it; only dist/blade/blade_driver.py exists there (no src/), so the score proves the shipped file loads.
   const ext = join(OUT, 'exts', readdirSync(join(OUT, 'exts')).find((d) => d.startsWith('loupe-dev.loupe-')) ?? 'missing');
   check('the .vsix ships the documentation extraction worker (dist/extract-worker.js)', existsSync(join(ext, 'dist', 'extract-worker.js')), ext);
+  // PDF text from the shipped PDFium WebAssembly build, in the shipped extraction worker (no node_modules of the repo)
+  const idxRoot = join(OUT, 'idx-root');
+  mkdirSync(idxRoot, { recursive: true });
+  copyFileSync(join(shared, 'data', 'longda', 'benchmark', 'NHANES', 'docs', 'Examination', 'BMX_L.pdf'), join(idxRoot, 'BMX_L.pdf'));
+  const ix = spawnSync(process.execPath, [join(ext, 'dist', 'cli.js'), 'index', '--root', idxRoot, '--cache', join(OUT, 'idx-cache'), '--workers', '2', '--json'], { cwd: OUT, encoding: 'utf8', timeout: 120_000 });
+  let ixRep;
+  try {
+    ixRep = JSON.parse(ix.stdout);
+  } catch { /* reported below */ }
+  check('the installed CLI reads a codebook PDF with PDFium in its extraction workers', ix.status === 0 && ixRep?.pdfExtractor === 'pdfium' && ixRep.files?.[0]?.units > 10 && ixRep.skipped?.length === 0,
+    `status ${ix.status}, extractor ${ixRep?.pdfExtractor}, units ${ixRep?.files?.[0]?.units}, skipped ${JSON.stringify(ixRep?.skipped)} ${ix.stderr.trim().split('\n').slice(-2).join(' | ')}`);
   check('the .vsix ships the BLADE driver as a Python file', existsSync(join(ext, 'dist', 'blade', 'blade_driver.py')) && !existsSync(join(ext, 'src', 'core', 'benchmarks', 'blade', 'eval')), ext);
   const bladeStore = join(OUT, 'blade.sqlite');
   const cliEnv = { ...process.env, HOME: join(OUT, 'home'), TMPDIR: join(OUT, 'tmp') };

@@ -375,6 +375,8 @@ async function driveRun(o: AgentRunOptions, run: RunRecord, control: RunControl,
   // Start the kernel now, while the model thinks about its first step (issue 23: start-up paid once per run and
   // overlapped with model latency, not on the first python call). A failure here is retried by that call.
   if (o.startKernel && o.toolSet.tools.some((t) => t.name === 'python')) void getKernel().catch(() => undefined);
+  // Likewise the tool set's own preparations (issue 23: the documentation index build), released when the loop ends.
+  const releasePrepared = toolSet.prepare?.({ signal });
   const onAbortInterrupt = () => kernel?.interrupt();
   signal.addEventListener('abort', onAbortInterrupt);
 
@@ -528,6 +530,7 @@ async function driveRun(o: AgentRunOptions, run: RunRecord, control: RunControl,
   } finally {
     control.setIntervener(undefined);
     signal.removeEventListener('abort', onAbortInterrupt);
+    releasePrepared?.();
     if (kernel) await kernel.close().catch(() => undefined);
     else if (kernelStarting) await kernelStarting.then((k) => k.close()).catch(() => undefined);
   }

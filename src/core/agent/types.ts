@@ -118,6 +118,13 @@ export interface ToolSet<Block = unknown> {
   /** Message sent when the model answers with neither a tool call nor a terminal message. */
   noToolCallMessage?: string;
   defaultMaxSteps: number;
+  /**
+   * Starts work the tools will need while the model writes its first step (issue 23: LongDA's documentation index
+   * build), like the run's kernel. The agent loop calls it once when the run starts, with the run's abort signal, and
+   * calls the returned function when the loop ends, however it ends. It must not throw or leave a rejected promise:
+   * a failure is reported by the tool call that needs the work.
+   */
+  prepare?(o: { signal: AbortSignal }): () => void;
 }
 
 export * from '../store/records.ts';

@@ -29,9 +29,11 @@ import {
 } from './format.ts';
 import { codebookQueryTerms, codebookTokens, longtaTokens, splitChunks } from './text.ts';
 import { extractUnits, unitKindFor } from './units.ts';
+import { DEFAULT_PDF_EXTRACTOR, parsePdfExtractor, type PdfExtractor } from './pdf.ts';
 import { CATALOG_VERSION, parseDoc, type ParsedDoc } from './catalog.ts';
 import type {
   BuildProgress,
+  BuildSchedule,
   DocHit,
   DocIndex,
   DocIndexOptions,
@@ -46,8 +48,14 @@ import type {
   UnitKind,
 } from './types.ts';
 
-/** Bumped when unit extraction changes: cached units of older versions are re-extracted. */
-export const EXTRACTOR_VERSION = 3;
+/**
+ * The version of unit extraction with each PDF extractor (`pdf.ts`); cached units of another version are re-extracted.
+ * Bump both, to numbers neither used before, when extraction of other file types changes. 3 = pdf.js (Loupe before
+ * issue 23: caches built with it stay valid for `pdfjs`); 4 = PDFium.
+ */
+export const EXTRACTOR_VERSIONS: Readonly<Record<PdfExtractor, number>> = { pdfjs: 3, pdfium: 4 };
+/** The extraction version of the default PDF extractor. */
+export const EXTRACTOR_VERSION = EXTRACTOR_VERSIONS[DEFAULT_PDF_EXTRACTOR];
 /** Bumped when tokenizers / chunking / postings layout change: rankers are rebuilt. */
 export const RANKER_VERSION = 3;
 const SCHEMA_VERSION = 1;
@@ -189,9 +197,17 @@ class DocIndexImpl implements DocIndex {
   /** keyword search: per content hash, the lowercased units joined by "\n" and each unit's start offset */
   private lowerCache = new Map<string, { text: string; starts: Int32Array }>();
   private lowerChars = 0;
+  /** The PDF extractor of this index and its extraction version (`EXTRACTOR_VERSIONS`). */
+  private readonly pdfExtractor: PdfExtractor;
+  private readonly xv: number;
+  /** Key of cached catalog parses: the parser's version and the extraction version of the text it parsed. */
+  private readonly catalogKey: number;
 
   constructor(opts: DocIndexOptions) {
     this.opts = opts;
+    this.pdfExtractor = opts.pdfExtractor === undefined ? DEFAULT_PDF_EXTRACTOR : parsePdfExtractor(opts.pdfExtractor, 'pdfExtractor');
+    this.xv = EXTRACTOR_VERSIONS[this.pdfExtractor];
+    this.catalogKey = CATALOG_VERSION * 1000 + this.xv;
     this.root = resolve(opts.root);
     let st;
     try {
@@ -304,11 +320,11 @@ class DocIndexImpl implements DocIndex {
     }
   }
 
-  async build(opts: { signal?: AbortSignal; onProgress?: (p: BuildProgress) => void } = {}): Promise<IndexReport> {
+  async build(opts: { signal?: AbortSignal; onProgress?: (p: BuildProgress) => void; schedule?: BuildSchedule } = {}): Promise<IndexReport> {
     return this.withRepair(() => this.buildOnce(opts));
   }
 
-  private async buildOnce(opts: { signal?: AbortSignal; onProgress?: (p: BuildProgress) => void }): Promise<IndexReport> {
+  private async buildOnce(opts: { signal?: AbortSignal; onProgress?: (p: BuildProgress) => void; schedule?: BuildSchedule }): Promise<IndexReport> {
     const t0 = performance.now();
     const signal = opts.signal ?? this.opts.signal;
     const progress = opts.onProgress ?? this.opts.onProgress ?? (() => {});
@@ -326,18 +342,29 @@ class DocIndexImpl implements DocIndex {
       'SELECT version, kind, n_units, note, error FROM contents WHERE hash = ?',
     );
     const putFile = this.db.prepare(
-      `INSERT OR REPLACE INTO files(path, hash, size, mtime, kind, n_units, note, skipped, version) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ${EXTRACTOR_VERSION})`,
+      `INSERT OR REPLACE INTO files(path, hash, size, mtime, kind, n_units, note, skipped, version) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ${this.xv})`,
     );
     const putContent = this.db.prepare('INSERT OR REPLACE INTO contents(hash, version, kind, n_units, note, error) VALUES (?, ?, ?, ?, ?, ?)');
     const delUnits = this.db.prepare('DELETE FROM units WHERE hash = ?');
     const putUnit = this.db.prepare('INSERT INTO units(hash, idx, text) VALUES (?, ?, ?)');
     let extracted = 0;
     let reused = 0;
-    const pool = new ExtractPool(this.opts.extractWorkers ?? 1, signal);
+    const pool = new ExtractPool(this.opts.extractWorkers ?? 1, signal, this.pdfExtractor);
+    // ---- issue 23 (first search of a fresh run): the schedule may take a file out of order, and hears when each is current
+    const schedule = opts.schedule;
+    const ready = (rel: string) => schedule?.fileReady?.(rel);
+    const pending = new Set(paths);
+    const take = (): string => {
+      const pick = schedule?.next?.(pending);
+      const rel = pick !== undefined && pending.has(pick) ? pick : pending.values().next().value!;
+      pending.delete(rel);
+      return rel;
+    };
+    // ---- end issue 23
     try {
       for (let i = 0; i < paths.length; i++) {
         signal?.throwIfAborted();
-        const rel = paths[i]!;
+        const rel = take();
         progress({ phase: 'extract', done: i, total: paths.length, file: rel });
         signal?.throwIfAborted();
         const abs = join(this.root, rel);
@@ -350,15 +377,17 @@ class DocIndexImpl implements DocIndex {
         const row = getFile.get(rel);
         // A file skipped or failed by another extractor version is tried again (a fixed extractor or
         // a newly supported type must not leave it skipped forever).
-        const staleSkip = !!row?.skipped && row.version !== EXTRACTOR_VERSION;
+        const staleSkip = !!row?.skipped && row.version !== this.xv;
         if (row && !staleSkip && row.size === st.size && row.mtime === st.mtimeMs) {
           if (row.hash === '' && row.skipped) {
             reused++;
+            ready(rel);
             continue;
           }
           const c = getContent.get(row.hash);
-          if (c && c.version === EXTRACTOR_VERSION) {
+          if (c && c.version === this.xv) {
             reused++;
+            ready(rel);
             continue;
           }
         }
@@ -367,14 +396,16 @@ class DocIndexImpl implements DocIndex {
           const base = rel.slice(rel.lastIndexOf('/') + 1);
           putFile.run(rel, '', st.size, st.mtimeMs, null, 0, null, `unsupported file type "${base.includes('.') ? base.slice(base.lastIndexOf('.')) : '(no extension)'}"`);
           reused++;
+          ready(rel);
           continue;
         }
         const data = readFileSync(abs);
         const hash = createHash('sha256').update(data).digest('hex');
         const c = getContent.get(hash);
-        if (c && c.version === EXTRACTOR_VERSION && !(staleSkip && c.error)) {
+        if (c && c.version === this.xv && !(staleSkip && c.error)) {
           putFile.run(rel, hash, st.size, st.mtimeMs, c.kind, c.n_units, c.note, c.error);
           reused++;
+          ready(rel);
           continue;
         }
         await pool.submit(rel, data, (res) => {
@@ -385,10 +416,11 @@ class DocIndexImpl implements DocIndex {
           this.db.transaction(() => {
             delUnits.run(hash);
             units.forEach((u, idx) => putUnit.run(hash, idx, u));
-            putContent.run(hash, EXTRACTOR_VERSION, kind, units.length, note, error);
+            putContent.run(hash, this.xv, kind, units.length, note, error);
             putFile.run(rel, hash, st.size, st.mtimeMs, kind, units.length, note, error);
           })();
           extracted++;
+          ready(rel);
         });
       }
       await pool.drain();
@@ -408,6 +440,7 @@ class DocIndexImpl implements DocIndex {
       this.db.transaction(() => stale.forEach((r) => del.run(r.path)))();
     }
     signal?.throwIfAborted();
+    schedule?.extracted?.(); // issue 23
     const rows = this.fileRows(paths);
     const indexed = rows.filter((r) => !r.skipped && r.kind);
     const tIndex = performance.now();
@@ -456,14 +489,15 @@ class DocIndexImpl implements DocIndex {
       files.push(f);
       units += r.n_units;
     }
-    const rep: IndexReport = { root: this.root, cachePath: this.cachePath, files, skipped, units, chunks: bm?.n ?? 0, extracted, reused, ms: Math.round(ms) };
+    const rep: IndexReport = { root: this.root, cachePath: this.cachePath, files, skipped, units, chunks: bm?.n ?? 0, extracted, reused, ms: Math.round(ms), pdfExtractor: this.pdfExtractor };
     if (this.phases) rep.phases = this.phases;
     return rep;
   }
 
   private fingerprint(mode: RankMode, files: FileRow[]): string {
     const h = createHash('sha256');
-    h.update(`${RANKER_VERSION}|${mode}|${mode === 'longta' ? '500/100' : `${this.chunkChars}/${this.overlap}`}\n`);
+    // the units a ranker indexes depend on the extraction version too (the same file hash, other text)
+    h.update(`${RANKER_VERSION}|${mode}|${mode === 'longta' ? '500/100' : `${this.chunkChars}/${this.overlap}`}|x${this.xv}\n`);
     for (const f of files) h.update(`${f.path}\t${f.hash}\n`);
     return h.digest('hex');
   }
@@ -606,7 +640,7 @@ class DocIndexImpl implements DocIndex {
       .all();
     const orphan = this.db
       .prepare<[number], { hash: string }>('SELECT hash FROM contents WHERE version <> ? OR hash NOT IN (SELECT hash FROM files)')
-      .all(EXTRACTOR_VERSION);
+      .all(this.xv);
     if (!old.length && !orphan.length) return;
     // units of content still referenced by a live ranker stay (a ranker may point at an older version of a file)
     const live = new Set<string>();
@@ -625,7 +659,7 @@ class DocIndexImpl implements DocIndex {
         this.db.prepare('DELETE FROM contents WHERE hash = ?').run(o.hash);
         this.db.prepare('DELETE FROM catalog WHERE hash = ?').run(o.hash);
       }
-      this.db.prepare('DELETE FROM catalog WHERE version <> ?').run(CATALOG_VERSION);
+      this.db.prepare('DELETE FROM catalog WHERE version <> ?').run(this.catalogKey);
     })();
   }
 
@@ -727,7 +761,7 @@ class DocIndexImpl implements DocIndex {
     const out: Array<ParsedDoc & { doc: string }> = [];
     for (const r of rows) {
       if (r.skipped || !r.kind) continue;
-      const hit = get.get(r.hash, CATALOG_VERSION);
+      const hit = get.get(r.hash, this.catalogKey);
       let p: ParsedDoc;
       if (hit) p = JSON.parse(hit.parsed) as ParsedDoc;
       else {
@@ -736,7 +770,7 @@ class DocIndexImpl implements DocIndex {
         } catch (e) {
           p = { parser: null, variables: [], error: `catalog parser failed: ${errorMessage(e)}` };
         }
-        put.run(r.hash, CATALOG_VERSION, JSON.stringify(p));
+        put.run(r.hash, this.catalogKey, JSON.stringify(p));
       }
       // the cached parse is per content: the same bytes under another path name that path
       for (const v of p.variables) v.doc = r.path;
@@ -1066,7 +1100,9 @@ function topK(ids: ArrayLike<number>, k: number, better: (a: number, b: number) 
   return heap.sort((a, b) => (better(a, b) ? -1 : better(b, a) ? 1 : 0));
 }
 
-const WORKER_CRASHED = 'extraction worker crashed';
+const WORKER_CRASHED = 'extraction worker crashed (out of memory?): the file was not read';
+/** Longest time one file may take in an extraction worker before the worker is stopped (ms; `$LOUPE_EXTRACT_FILE_MS`). */
+const fileTimeLimitMs = (): number => (Number(process.env.LOUPE_EXTRACT_FILE_MS) > 0 ? Number(process.env.LOUPE_EXTRACT_FILE_MS) : 300_000);
 
 type ExtractResult = { doc?: { kind: UnitKind; units: string[]; note?: string }; error?: string };
 
@@ -1086,55 +1122,69 @@ export function extractWorkerPath(): string | undefined {
 }
 
 /**
- * Runs unit extraction with bounded concurrency: in this thread (1) or in worker threads (> 1, when
- * the worker module exists: from source or from the bundles, see {@link extractWorkerPath}). `submit` waits
- * for a free slot; results are handed to their callback in this thread (SQLite writes stay here).
+ * Runs unit extraction with bounded concurrency in worker threads (issue 23: never on the calling thread, which in
+ * VS Code is the extension host's), created on the first file that needs extracting (a build that reuses everything
+ * starts none); in the calling thread only with `size` 0 or when no worker module exists (see
+ * {@link extractWorkerPath}). `submit` waits for a free slot; results are handed to their callback in this thread
+ * (SQLite writes stay here). A worker that crashes is replaced by extraction in this thread for its file.
  */
 class ExtractPool {
   private readonly size: number;
+  private readonly inThread: boolean;
   private readonly signal: AbortSignal | undefined;
   private readonly workers: Worker[] = [];
   private readonly idle: Worker[] = [];
   private inflight = new Set<Promise<void>>();
   private nextId = 1;
   private waiting = new Map<number, (r: ExtractResult) => void>();
+  private readonly pdfExtractor: PdfExtractor;
+  private readonly file: string | undefined;
+  private closed = false;
 
-  constructor(size: number, signal?: AbortSignal) {
-    this.size = Math.max(1, Math.floor(size));
+  constructor(size: number, signal: AbortSignal | undefined, pdfExtractor: PdfExtractor) {
+    this.inThread = !(size >= 1);
+    this.size = Math.max(1, Math.floor(size) || 1);
     this.signal = signal;
-    if (this.size > 1) {
-      try {
-        const file = extractWorkerPath();
-        if (!file) return;
-        for (let i = 0; i < this.size; i++) {
-          // no heap limit: a 192–256 MB limit cut peak RSS (865 → 620 MB) but cost ~35% more CPU in GC.
-          // A worker that dies anyway is replaced by extraction in this thread for its file.
-          const w = new Worker(file);
-          w.on('message', (m: ExtractResult & { id: number }) => {
-            const cb = this.waiting.get(m.id);
-            this.waiting.delete(m.id);
-            this.idle.push(w);
-            cb?.(m);
-          });
-          w.on('error', () => {
-            /* a crashed worker fails its job through 'exit' below */
-          });
-          w.on('exit', () => {
-            for (const [id, cb] of [...this.waiting]) {
-              if ((w as unknown as { jobs?: Set<number> }).jobs?.has(id)) {
-                this.waiting.delete(id);
-                cb({ error: WORKER_CRASHED });
-              }
-            }
-          });
-          this.workers.push(w);
-          this.idle.push(w);
-        }
-      } catch {
-        // bundled build (no worker file): extract in this thread
-        this.close();
-      }
+    this.pdfExtractor = pdfExtractor;
+    // issue 23: a cancelled build ends its workers now (their jobs fail through 'exit'), not after their current file
+    signal?.addEventListener('abort', this.onAbort, { once: true });
+    this.file = this.inThread ? undefined : extractWorkerPath();
+  }
+
+  /** A new worker while fewer than `size` exist; undefined in this-thread mode or when none can start. */
+  private spawn(): Worker | undefined {
+    if (!this.file || this.closed || this.workers.length >= this.size) return undefined;
+    let w: Worker;
+    try {
+      // no heap limit: a 192–256 MB limit cut peak RSS (865 → 620 MB) but cost ~35% more CPU in GC.
+      w = new Worker(this.file);
+    } catch {
+      return undefined;
     }
+    w.on('message', (m: ExtractResult & { id: number }) => {
+      const cb = this.waiting.get(m.id);
+      this.waiting.delete(m.id);
+      this.idle.push(w);
+      cb?.(m);
+    });
+    w.on('error', () => {
+      /* a crashed worker fails its job through 'exit' below */
+    });
+    w.on('exit', () => {
+      const i = this.workers.indexOf(w);
+      if (i >= 0) this.workers.splice(i, 1);
+      const j = this.idle.indexOf(w);
+      if (j >= 0) this.idle.splice(j, 1);
+      for (const [id, cb] of [...this.waiting]) {
+        if ((w as unknown as { jobs?: Set<number> }).jobs?.has(id)) {
+          this.waiting.delete(id);
+          const late = (w as unknown as { timedOut?: number }).timedOut;
+          cb({ error: late ? `extraction took longer than ${late >= 1000 ? `${Math.round(late / 1000)} s` : `${late} ms`} and was stopped` : WORKER_CRASHED });
+        }
+      }
+    });
+    this.workers.push(w);
+    return w;
   }
 
   /** Starts extracting `data`; resolves once the job is queued (waits while all slots are busy). */
@@ -1149,13 +1199,14 @@ class ExtractPool {
   }
 
   private run(name: string, data: Uint8Array): Promise<ExtractResult> {
-    const w = this.idle.pop();
+    const w = this.idle.pop() ?? this.spawn();
     if (!w) return this.runHere(name, data);
-    return this.runOn(w, name, data).then((r) => (r.error === WORKER_CRASHED && !this.signal?.aborted ? this.runHere(name, data) : r));
+    // a file that crashed or stalled its worker is reported failed, never retried on this thread (the extension host's)
+    return this.runOn(w, name, data);
   }
 
   private runHere(name: string, data: Uint8Array): Promise<ExtractResult> {
-    return extractUnits(name, data, { signal: this.signal }).then(
+    return extractUnits(name, data, { signal: this.signal, pdfExtractor: this.pdfExtractor }).then(
       (doc) => ({ doc }),
       (e: unknown) => {
         if (this.signal?.aborted) return { error: 'aborted' };
@@ -1169,12 +1220,19 @@ class ExtractPool {
     const jobs = ((w as unknown as { jobs?: Set<number> }).jobs ??= new Set());
     jobs.add(id);
     return new Promise((resolve) => {
+      const limit = fileTimeLimitMs();
+      const timer = setTimeout(() => {
+        (w as unknown as { timedOut?: number }).timedOut = limit;
+        void w.terminate();
+      }, limit);
+      timer.unref();
       this.waiting.set(id, (r) => {
+        clearTimeout(timer);
         jobs.delete(id);
         resolve(r);
       });
       const copy = new Uint8Array(data);
-      w.postMessage({ id, name, data: copy }, [copy.buffer]);
+      w.postMessage({ id, name, data: copy, pdfExtractor: this.pdfExtractor }, [copy.buffer]);
     });
   }
 
@@ -1189,8 +1247,12 @@ class ExtractPool {
     while (this.inflight.size) await Promise.allSettled(this.inflight);
   }
 
+  private readonly onAbort = (): void => this.close();
+
   close(): void {
-    for (const w of this.workers) void w.terminate();
+    this.closed = true;
+    this.signal?.removeEventListener('abort', this.onAbort);
+    for (const w of [...this.workers]) void w.terminate();
     this.workers.length = 0;
     this.idle.length = 0;
   }

@@ -7,7 +7,8 @@
 import { openDocIndexSync } from './doc-index.ts';
 import type { DocIndex, DocIndexOptions } from './types.ts';
 
-export { EXTRACTOR_VERSION, RANKER_VERSION, hasDocCache } from './doc-index.ts';
+export { EXTRACTOR_VERSION, EXTRACTOR_VERSIONS, RANKER_VERSION, hasDocCache } from './doc-index.ts';
+export { DEFAULT_PDF_EXTRACTOR, PDF_EXTRACTORS, parsePdfExtractor, type PdfExtractor } from './pdf.ts';
 export { extractUnits, unitKindFor } from './units.ts';
 export { codebookTokens, longtaTokens, splitChunks } from './text.ts';
 export { parseRange } from './format.ts';
@@ -15,6 +16,7 @@ export { defaultDocsCacheDir, docsFolderFiles } from './roots.ts';
 
 export type {
   BuildProgress,
+  BuildSchedule,
   DocHit,
   DocIndex,
   DocIndexOptions,

@@ -4,6 +4,7 @@
  * sees exactly what the agent could find. Source: spec §2.3 (LongTA `tools/common.py`, `tools/*.py`).
  */
 import type { ParsedDoc } from './catalog.ts';
+import type { PdfExtractor } from './pdf.ts';
 
 /** How a file is split into units (spec §2.3 "Document units"). */
 export type UnitKind = 'Page' | 'Line' | 'Row';
@@ -89,6 +90,8 @@ export interface IndexReport {
   ms: number;
   /** Wall time per build phase (extractMs includes scanning and hashing; one entry per ranker). */
   phases?: Record<string, number>;
+  /** The PDF text extractor whose text the index holds (`DocIndexOptions.pdfExtractor`). */
+  pdfExtractor?: PdfExtractor;
 }
 
 /** Progress of a build: `done` of `total` files; `file` is the one being processed. */
@@ -97,6 +100,19 @@ export interface BuildProgress {
   done: number;
   total: number;
   file?: string;
+}
+
+/**
+ * The order a build takes its files in and the moment each one is current (issue 23: the first search of a fresh run
+ * waits only for what it reads). Called in the building thread, between files; none of them may throw.
+ */
+export interface BuildSchedule {
+  /** Before each file is taken: a pending path (relative, posix) to take next, or undefined for the default order (the root's sorted listing). */
+  next?(pending: ReadonlySet<string>): string | undefined;
+  /** Once per file when its row is current for this build (reused, unsupported, extracted or failed): the read tools can read it. */
+  fileReady?(rel: string): void;
+  /** Once, when every file of the build is current (before the rankers and the catalog are built): keyword search over all files can run. */
+  extracted?(): void;
 }
 
 /** Options of `openDocIndex`. */
@@ -112,10 +128,16 @@ export interface DocIndexOptions {
   /** Chunk overlap in characters for the default mode (default 100). */
   overlap?: number;
   /**
-   * Files extracted at once (default 1 = in this thread). Above 1, worker threads extract PDFs in
-   * parallel when running from source; a bundled build falls back to this thread.
+   * Files extracted at once, each in its own worker thread (default 1: one worker, so extraction never runs on the
+   * calling thread — in VS Code the extension host's); 0 extracts in the calling thread. Without the worker module
+   * (see `extractWorkerPath`) extraction falls back to the calling thread.
    */
   extractWorkers?: number;
+  /**
+   * PDF text extractor (see `pdf.ts`): `pdfium` (default) or `pdfjs` (Loupe's extractor before issue 23). The index's
+   * units, rankers and variable catalog are those of this extractor's text; switching re-extracts the PDFs.
+   */
+  pdfExtractor?: PdfExtractor;
   /** Cancels a running build; the index stays consistent (work done so far is kept). */
   signal?: AbortSignal;
   onProgress?: (p: BuildProgress) => void;
@@ -142,7 +164,7 @@ export interface ToolScope {
 export interface DocIndex {
   readonly root: string;
   /** Scans the root, extracts new/changed files (by content hash), rebuilds the rankers when needed. */
-  build(opts?: { signal?: AbortSignal; onProgress?: (p: BuildProgress) => void }): Promise<IndexReport>;
+  build(opts?: { signal?: AbortSignal; onProgress?: (p: BuildProgress) => void; schedule?: BuildSchedule }): Promise<IndexReport>;
   /** Ranked hits over all (allowed) docs. Call `build()` first. */
   search(query: string, opts?: SearchOptions): DocHit[];
   /** All units of one indexed file (for "show the whole unit"). Throws `LoupeInputError` if unknown. */

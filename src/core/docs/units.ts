@@ -10,7 +10,7 @@
 import { extname } from 'node:path';
 import { parse as parseCsv } from 'csv-parse/sync';
 import { LoupeInputError } from '../util/errors.ts';
-import { extractPdfPages } from './pdf.ts';
+import { extractPdfPages, type PdfExtractor } from './pdf.ts';
 import type { UnitKind } from './types.ts';
 
 /** Extracted units of one file. */
@@ -162,7 +162,8 @@ async function xlsxUnits(data: Uint8Array, subject: string): Promise<{ units: st
  * Extracts the units of one file.
  * @param name path relative to the root (for messages and the extension).
  * @param data the file's bytes.
- * @param opts `maxTextBytes` / `maxLineChars` limits, `signal` to cancel PDF extraction.
+ * @param opts `maxTextBytes` / `maxLineChars` limits, `signal` to cancel PDF extraction, `pdfExtractor` the PDF text
+ *   extractor (default `pdfium`, see `pdf.ts`).
  * @returns the units (see {@link ExtractedDoc}).
  * @throws LoupeInputError naming the file with the reason it cannot be indexed (unsupported type,
  *   corrupt/encrypted/empty PDF, binary content in a text file, too large, invalid JSON/CSV/XLSX).
@@ -170,13 +171,13 @@ async function xlsxUnits(data: Uint8Array, subject: string): Promise<{ units: st
 export async function extractUnits(
   name: string,
   data: Uint8Array,
-  opts: { maxTextBytes?: number; maxLineChars?: number; signal?: AbortSignal } = {},
+  opts: { maxTextBytes?: number; maxLineChars?: number; signal?: AbortSignal; pdfExtractor?: PdfExtractor } = {},
 ): Promise<ExtractedDoc> {
   const ext = extname(name).toLowerCase();
   const kind = unitKindFor(name);
   if (!kind) throw new LoupeInputError(name, `unsupported file type "${ext || '(no extension)'}"`);
   if (kind === 'Page') {
-    const pages = await extractPdfPages(data, name, opts.signal);
+    const pages = await extractPdfPages(data, name, opts.signal, opts.pdfExtractor);
     const units = pages.map(collapseWhitespace);
     if (units.length === 0) throw new LoupeInputError(name, 'PDF has no pages');
     const note = units.every((u) => u === '') ? 'no text layer (scanned PDF?): pages are empty' : undefined;

@@ -55,4 +55,13 @@ describe('cli: loupe index / loupe search', () => {
     assert.equal(await main(['search', '--root', root, '--mode', 'fuzzy', 'x'], u.io), 2);
     assert.match(u.err.join(''), /--mode must be one of bm25, keyword, longta/);
   });
+
+  it('index --pdf-extractor: the report names the extractor; an unknown one is refused naming the option', async () => {
+    const t = io();
+    assert.equal(await main(['index', '--root', root, '--suite', 'longda', '--cache', cache, '--pdf-extractor', 'pdfjs'], t.io), 0, t.err.join(''));
+    assert.match(t.out.join(''), /^PDF extractor: pdfjs$/m);
+    const u = io();
+    assert.notEqual(await main(['index', '--root', root, '--cache', cache, '--pdf-extractor', 'poppler'], u.io), 0);
+    assert.match(u.err.join(''), /--pdf-extractor: unknown PDF extractor "poppler": use "pdfium" or "pdfjs"/);
+  });
 });

@@ -58,6 +58,7 @@ export const analystbench: BenchmarkDefinition = {
   scoreOptions: ANALYST_SCORE_OPTIONS,
   toolSet: (ctx) => createAnalystToolSet({
     maxSteps: ctx.maxSteps,
+    block: ctx.block,
     input: (ctx.options.input as AnalystInputSetting | undefined) ?? (ctx.block.visible.tableOfContents ? 'toc' : 'sources'),
     ...(ctx.options.template ? { templateReport: readFileSync(ctx.options.template as string, 'utf8') } : {}),
   }) as ToolSet,

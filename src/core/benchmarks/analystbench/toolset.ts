@@ -13,6 +13,7 @@ import { readContainedFile } from '../../util/contained.ts';
 import { globMatcher } from '../../suites/glob.ts';
 import { isAbsolute, join, normalize, relative } from 'node:path';
 import type { DocIndex } from '../../docs/types.ts';
+import { acquireDocIndex, waitForDocs, type DocIndexLease, type DocNeed } from '../../docs/shared-build.ts';
 import type { Block } from '../../suites/types.ts';
 import { LoupeInputError, errorMessage } from '../../util/errors.ts';
 import type { ToolContext, ToolDefinition, ToolResult, ToolSet } from '../../agent/types.ts';
@@ -40,6 +41,12 @@ export interface AnalystToolSetOptions {
   maxSteps?: number;
   /** Opens the documentation index over `root` (the documents' real folder; default: `openDocIndex` of `src/core/docs`). */
   openDocs?: (root: string, files: string[]) => Promise<DocIndex>;
+  /**
+   * The block the runs of this tool set work on. With it (and without `openDocs`), when its documents live under one
+   * folder, their index build is the docs layer's shared build (issue 23): started when the run starts, extracted in
+   * worker threads, and each doc tool waits only for what it reads (one file, every file, or the complete index).
+   */
+  block?: Block;
 }
 
 /** A figure saved by the `python` tool. */
@@ -183,8 +190,30 @@ export function createAnalystToolSet(opts: AnalystToolSetOptions = {}): ToolSet<
     }
     return p;
   };
-  const docTool = async (ctx: ToolContext, f: (d: DocIndex) => { text: string; hits: unknown[] }): Promise<ToolResult> => {
+  // issue 23: the block's shared documentation build, when its documents live under one folder
+  const sharedRoot = !opts.openDocs && opts.block && input !== 'instruction' && opts.block.visible.docs.length ? docsRoot(opts.block) : undefined;
+  const sharedFiles = opts.block?.visible.docs.map((d) => d.rel) ?? [];
+  let lease: DocIndexLease | undefined;
+  const docTool = async (ctx: ToolContext, need: DocNeed, f: (d: DocIndex) => { text: string; hits: unknown[] }): Promise<ToolResult> => {
     if (input === 'instruction') return { observation: 'No source documents are available in this setting.', isError: true };
+    if (sharedRoot !== undefined) {
+      const l = (lease ??= acquireDocIndex(sharedRoot, sharedFiles, undefined));
+      let got;
+      try {
+        got = await waitForDocs(l, need);
+      } catch (e) {
+        // a failed build is reported here and tried again by the next doc tool call
+        if (lease === l) lease = undefined;
+        l.release();
+        return { observation: `Error: the documentation index could not be opened: ${errorMessage(e)}`, isError: true };
+      }
+      try {
+        const r = f(got.index);
+        return { observation: r.text, data: { hits: r.hits, index: got.wait } };
+      } catch (e) {
+        return { observation: `Error: ${errorMessage(e)}`, isError: true };
+      }
+    }
     try {
       const r = f(await docs(ctx));
       return { observation: r.text, data: { hits: r.hits } };
@@ -216,19 +245,19 @@ export function createAnalystToolSet(opts: AnalystToolSetOptions = {}): ToolSet<
       name: 'read_doc',
       description: 'Read a document: a preview without range_str, or units (pages / lines / rows) like "1-3,5".',
       parameters: { type: 'object', properties: { doc_path: { type: 'string' }, range_str: { type: 'string' } }, required: ['doc_path'] },
-      run: (args, ctx) => docTool(ctx, (d) => d.readDoc(String(args.doc_path), str(args.range_str))),
+      run: (args, ctx) => docTool(ctx, str(args.doc_path) ? { file: String(args.doc_path) } : 'all files', (d) => d.readDoc(String(args.doc_path), str(args.range_str))),
     },
     {
       name: 'search_doc',
       description: 'Exact, case-insensitive keyword search in one document or all documents, with context.',
       parameters: { type: 'object', properties: { keyword: { type: 'string' }, doc_path: { type: 'string' }, max_matches: { type: 'integer' }, context_chars: { type: 'integer' } }, required: ['keyword'] },
-      run: (args, ctx) => docTool(ctx, (d) => d.searchDoc(String(args.keyword), str(args.doc_path), num(args.max_matches), num(args.context_chars))),
+      run: (args, ctx) => docTool(ctx, str(args.doc_path) ? { file: String(args.doc_path) } : 'all files', (d) => d.searchDoc(String(args.keyword), str(args.doc_path), num(args.max_matches), num(args.context_chars))),
     },
     {
       name: 'retriever',
       description: 'BM25 search of the documents: the passages most relevant to a query.',
       parameters: { type: 'object', properties: { query: { type: 'string' }, doc_path: { type: 'string' }, max_matches: { type: 'integer' } }, required: ['query'] },
-      run: (args, ctx) => docTool(ctx, (d) => d.retrieve(String(args.query), str(args.doc_path), num(args.max_matches))),
+      run: (args, ctx) => docTool(ctx, 'complete index', (d) => d.retrieve(String(args.query), str(args.doc_path), num(args.max_matches))),
     },
     {
       name: 'python',
@@ -274,6 +303,21 @@ export function createAnalystToolSet(opts: AnalystToolSetOptions = {}): ToolSet<
     buildBlockPrompt: (block) => buildAnalystBlockPrompt(block, opts),
     noToolCallMessage: 'Continue with a tool call; call write_report with the full Markdown report when you are done.',
     defaultMaxSteps: opts.maxSteps ?? 50,
+    ...(sharedRoot !== undefined
+      ? {
+          // the documentation build starts with the run, overlapping the model's first turn (issue 23)
+          prepare({ signal }: { signal: AbortSignal }) {
+            lease ??= acquireDocIndex(sharedRoot, sharedFiles, undefined);
+            const release = () => {
+              signal.removeEventListener('abort', release);
+              lease?.release();
+              lease = undefined;
+            };
+            signal.addEventListener('abort', release, { once: true });
+            return release;
+          },
+        }
+      : {}),
   };
 }
 

@@ -18,7 +18,7 @@ import { loadLongda } from './load.ts';
 import { ReferenceModel, findReferenceScript } from './reference.ts';
 import { aggregateLongda, longdaInterventionsUntilWithinTolerance, longdaJsonScore, scoreLongdaRun, type LongdaRunDetail } from './score.ts';
 import { createLongdaToolSet, type LongdaDocs } from './toolset.ts';
-import { sharedDocIndex } from './docs.ts';
+import { docIndexLease } from './docs.ts';
 import { LONGDA_PRESENTATION } from './presentation.ts';
 import { LONGDA_FAILURE_ANALYSIS } from './failures.ts';
 
@@ -86,10 +86,11 @@ export const longda: BenchmarkDefinition = {
   toolSet(ctx) {
     const block = ctx.block;
     const first = block.visible.docs[0];
-    const docs = (ctx.docs as (() => Promise<LongdaDocs>) | undefined) ?? (() => {
-      if (!first) return Promise.reject(new Error('this block has no documentation files'));
-      return sharedDocIndex(first.path.slice(0, first.path.length - first.rel.length), block.visible.docs.map((d) => d.rel), ctx.docsCacheDir);
-    });
+    const docs = (ctx.docs as (() => Promise<LongdaDocs>) | undefined) ?? (() => Promise.reject(new Error('this block has no documentation files')));
+    // the block's documentation build starts when the run starts and each doc tool waits only for what it reads (issue 23)
+    const docIndex = !ctx.docs && first
+      ? () => docIndexLease(first.path.slice(0, first.path.length - first.rel.length), block.visible.docs.map((d) => d.rel), ctx.docsCacheDir)
+      : undefined;
     let decompose: ToolSetContext['complete'];
     if (ctx.options.findVariablesDecompose === 'run-model') {
       const subject = 'tool option findVariablesDecompose';
@@ -97,7 +98,7 @@ export const longda: BenchmarkDefinition = {
       if (!ctx.complete) throw new LoupeInputError(subject, "'run-model' asks the run's own model, and this run has none (the reference agent and MCP clients have no model of Loupe's): use findVariablesDecompose=off");
       decompose = ctx.complete;
     }
-    return createLongdaToolSet(block, { docs, maxSteps: ctx.maxSteps, findVariables: ctx.options.findVariables === true, ...(decompose ? { decompose } : {}) });
+    return createLongdaToolSet(block, { docs, ...(docIndex ? { docIndex } : {}), maxSteps: ctx.maxSteps, findVariables: ctx.options.findVariables === true, ...(decompose ? { decompose } : {}) });
   },
   referenceAgent: (block: Block, o) => new ReferenceModel(block, findReferenceScript(o.referenceDir ?? defaultReferenceDir('longda'), block)),
   kernelImportAllowlist: LONGTA_IMPORT_ALLOWLIST,

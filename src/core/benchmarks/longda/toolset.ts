@@ -18,6 +18,7 @@ import { formatKernelResult } from '../../agent/kernel-output.ts';
 import { QuestionRetriever, decomposeWithModel, type LlmDecomposition } from '../../docs/question.ts';
 import { surveyCatalog } from '../../docs/survey-catalog.ts';
 import type { DocIndex } from '../../docs/types.ts';
+import { waitForDocs, type DocIndexLease, type DocNeed, type DocWait } from '../../docs/shared-build.ts';
 
 /** The document functions the doc tools call (`DocIndex` from src/core/docs implements them). */
 export interface LongdaDocs {
@@ -34,6 +35,12 @@ function isDocIndex(d: LongdaDocs): d is LongdaDocs & DocIndex {
 export interface LongdaToolSetOptions {
   /** Opens the documentation index of the block (called lazily once). Without it the doc tools say docs are unavailable. */
   docs?: () => Promise<LongdaDocs>;
+  /**
+   * The block's shared documentation index build (issue 23; takes precedence over `docs`): its lease is taken when the
+   * run starts (`ToolSet.prepare`), so the build overlaps the model's first turn, and each doc tool waits only for
+   * the stage it reads (see {@link createLongdaToolSet}).
+   */
+  docIndex?: () => DocIndexLease;
   /** `search_doc` defaults (LongTA config: 5 matches, 150 chars of context). */
   searchMaxMatches?: number;
   searchContextChars?: number;
@@ -134,8 +141,17 @@ function fmtAnswer(a: AnswerValue): string {
   return Array.isArray(a) ? `[${a.join(', ')}]` : String(a);
 }
 
+/** The doc tools: with none of them a run needs no documentation index. */
+const DOC_TOOLS = ['read_doc', 'search_doc', 'retriever', 'find_variables'];
+
 /**
  * Builds the LongDA tool set for one block.
+ * With `opts.docIndex`, the block's documentation index build starts when the run starts (`prepare`, only when a doc
+ * tool is enabled) and a doc tool call waits only for what it reads (issue 23): `read_doc` and `search_doc` on one
+ * file wait for that file (extracted next when still pending), `search_doc` over all files for every file of the
+ * block, `retriever` and `find_variables` for the complete index. Results are always those of the complete index;
+ * the step's tool data records the wait (`index: { waitedFor, waitedMs, filesReady, filesTotal }`, files of the block
+ * current when the call was answered). A failed build is reported by the doc tool call (and tried again by the next).
  * @param block the block (its queries define valid q_ids and list lengths).
  * @param opts docs provider, search defaults, disabled tools.
  * @returns a {@link ToolSet} for {@link runAgent}.
@@ -145,26 +161,40 @@ export function createLongdaToolSet(block: Block, opts: LongdaToolSetOptions = {
   const byId = new Map(qs.map((q) => [q.longdaId, q]));
   const docFiles = block.visible.docs.map((d) => d.rel);
   let docsP: Promise<LongdaDocs> | undefined;
-  const docs = async (): Promise<LongdaDocs | string> => {
-    if (!opts.docs) return 'Error: the documentation index is not available in this run.';
+  let lease: DocIndexLease | undefined;
+  const docs = async (need: DocNeed = 'complete index'): Promise<LongdaDocs | string> => (await docsWithNote(need)).d;
+  const docsWithNote = async (need: DocNeed): Promise<{ d: LongdaDocs | string; note?: DocWait }> => {
+    if (opts.docIndex) {
+      const l = (lease ??= opts.docIndex());
+      try {
+        const { index, wait } = await waitForDocs(l, need);
+        return { d: index, note: wait };
+      } catch (e) {
+        if (lease === l) lease = undefined;
+        l.release();
+        return { d: `Error: the documentation index could not be opened: ${(e as Error).message}` };
+      }
+    }
+    if (!opts.docs) return { d: 'Error: the documentation index is not available in this run.' };
     docsP ??= opts.docs();
     try {
-      return await docsP;
+      return { d: await docsP };
     } catch (e) {
       docsP = undefined;
-      return `Error: the documentation index could not be opened: ${(e as Error).message}`;
+      return { d: `Error: the documentation index could not be opened: ${(e as Error).message}` };
     }
   };
-  const docCall = async (f: (d: LongdaDocs) => { text: string }): Promise<ToolResult> => {
-    const d = await docs();
+  const docCall = async (need: DocNeed, f: (d: LongdaDocs) => { text: string }): Promise<ToolResult> => {
+    const { d, note } = await docsWithNote(need);
     if (typeof d === 'string') return { observation: d, isError: true };
     try {
       const r = f(d);
-      return { observation: r.text, data: r, isError: /^Error\b/.test(r.text) };
+      return { observation: r.text, data: note ? { ...r, index: note } : r, isError: /^Error\b/.test(r.text) };
     } catch (e) {
       return { observation: `Error: ${(e as Error).message}`, isError: true };
     }
   };
+  const fileOr = (p: string | undefined, otherwise: DocNeed): DocNeed => (p ? { file: p } : otherwise);
   const int = (v: unknown) => (typeof v === 'number' ? Math.trunc(v) : undefined);
   const str = (v: unknown) => (typeof v === 'string' && v !== '' ? v : undefined);
 
@@ -229,7 +259,7 @@ export function createLongdaToolSet(block: Block, opts: LongdaToolSetOptions = {
       name: 'read_doc',
       description: 'Reads a documentation file by units (PDF pages, text lines, table rows). Without range_str: the number of units and the first few. With range_str like "1-3,5" (1-based): those units.',
       parameters: { type: 'object', properties: { doc_path: { type: 'string', description: 'Path from "Available documentation files".' }, range_str: { type: 'string', description: 'e.g. "1-3,5"' } }, required: ['doc_path'] },
-      run: (args) => docCall((d) => d.readDoc(args.doc_path as string, str(args.range_str), { files: docFiles })),
+      run: (args) => docCall(fileOr(str(args.doc_path), 'all files'), (d) => d.readDoc(args.doc_path as string, str(args.range_str), { files: docFiles })),
     },
     {
       name: 'search_doc',
@@ -239,13 +269,13 @@ export function createLongdaToolSet(block: Block, opts: LongdaToolSetOptions = {
         properties: { keyword: { type: 'string' }, doc_path: { type: 'string' }, max_matches: { type: 'integer', minimum: 1 }, context_chars: { type: 'integer', minimum: 0 } },
         required: ['keyword'],
       },
-      run: (args) => docCall((d) => d.searchDoc(args.keyword as string, str(args.doc_path), int(args.max_matches) ?? opts.searchMaxMatches ?? 5, int(args.context_chars) ?? opts.searchContextChars ?? 150, { files: docFiles })),
+      run: (args) => docCall(fileOr(str(args.doc_path), 'all files'), (d) => d.searchDoc(args.keyword as string, str(args.doc_path), int(args.max_matches) ?? opts.searchMaxMatches ?? 5, int(args.context_chars) ?? opts.searchContextChars ?? 150, { files: docFiles })),
     },
     {
       name: 'retriever',
       description: 'BM25 search over documentation chunks (one file, or all when doc_path is omitted). Returns the best-ranked chunks.',
       parameters: { type: 'object', properties: { query: { type: 'string' }, doc_path: { type: 'string' }, max_matches: { type: 'integer', minimum: 1 } }, required: ['query'] },
-      run: (args) => docCall((d) => d.retrieve(args.query as string, str(args.doc_path), int(args.max_matches) ?? opts.retrieverK ?? 5, { files: docFiles, mode: opts.retrieverMode ?? 'longta' })),
+      run: (args) => docCall('complete index', (d) => d.retrieve(args.query as string, str(args.doc_path), int(args.max_matches) ?? opts.retrieverK ?? 5, { files: docFiles, mode: opts.retrieverMode ?? 'longta' })),
     },
     ...(opts.findVariables ? [findVariables] : []),
     {
@@ -359,9 +389,25 @@ export function createLongdaToolSet(block: Block, opts: LongdaToolSetOptions = {
     },
   ];
   const disabled = new Set((opts.disabledTools ?? []).filter((t) => t !== 'answer'));
+  const enabled = tools.filter((t) => !disabled.has(t.name));
+  const docIndex = opts.docIndex;
   return {
     id: 'longda',
-    tools: tools.filter((t) => !disabled.has(t.name)),
+    tools: enabled,
+    ...(docIndex && enabled.some((t) => DOC_TOOLS.includes(t.name))
+      ? {
+          prepare({ signal }: { signal: AbortSignal }) {
+            lease ??= docIndex();
+            const release = () => {
+              signal.removeEventListener('abort', release);
+              lease?.release();
+              lease = undefined;
+            };
+            signal.addEventListener('abort', release, { once: true });
+            return release;
+          },
+        }
+      : {}),
     systemPrompt: SYSTEM_PROMPT,
     buildBlockPrompt: buildLongdaPrompt,
     noToolCallMessage: 'Your reply contained no tool call. Continue by calling a tool (python, answer, ...); call final_answer when every question is answered.',

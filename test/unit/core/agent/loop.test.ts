@@ -282,3 +282,28 @@ test('loop: truncateObservation keeps head and tail', () => {
   const t = truncateObservation('a'.repeat(50) + 'b'.repeat(50), 20);
   assert.ok(t.truncated && t.text.startsWith('a'.repeat(10)) && t.text.endsWith('b'.repeat(10)) && /80 characters removed/.test(t.text));
 });
+
+test('loop: the tool set prepares when the run starts, before the first model reply, and is released when the run ends or is cancelled (issue 23)', async () => {
+  const store = openStore(':memory:');
+  newRun(store);
+  newRun(store, 'r2');
+  const log: string[] = [];
+  const prepare = ({ signal }: { signal: AbortSignal }) => {
+    log.push('prepare');
+    signal.addEventListener('abort', () => log.push('aborted'));
+    return () => log.push('release');
+  };
+  await withServer([{ toolCalls: [call('echo', { text: 'a' })] }, { toolCalls: [call('done', {})] }], async (url) => {
+    const r = await runAgent(opts(store, url, { toolSet: echoSet({ prepare }), onEvent: (e) => { if (e.type === 'observation') log.push('tool'); } }));
+    assert.equal(r.status, 'finished');
+    assert.deepEqual(log, ['prepare', 'tool', 'tool', 'release']);
+  });
+  log.length = 0;
+  await withServer([{ toolCalls: [call('echo', { text: 'a' })] }, { faults: [{ type: 'hang' }], content: 'x' }], async (url) => {
+    const control = new RunControl();
+    const r = await runAgent(opts(store, url, { runId: 'r2', control, toolSet: echoSet({ prepare }), onEvent: (e) => { if (e.type === 'step-start' && e.step === 1) setTimeout(() => control.stop(), 30); } }));
+    assert.equal(r.status, 'cancelled');
+    assert.deepEqual(log, ['prepare', 'aborted', 'release']);
+  });
+  store.close();
+});

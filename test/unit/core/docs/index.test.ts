@@ -1,13 +1,14 @@
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { mkdtempSync, mkdirSync, rmSync, writeFileSync, existsSync } from 'node:fs';
+import { mkdtempSync, mkdirSync, readdirSync, rmSync, writeFileSync, existsSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import Database from 'better-sqlite3';
 import { openDocIndex } from '../../../../src/core/docs/index.ts';
-import { EXTRACTOR_VERSION } from '../../../../src/core/docs/doc-index.ts';
+import { EXTRACTOR_VERSION, EXTRACTOR_VERSIONS } from '../../../../src/core/docs/doc-index.ts';
+import { LoupeInputError } from '../../../../src/core/util/errors.ts';
 import { okapiScores } from '../../../../src/core/docs/bm25.ts';
 import { longtaTokens, splitChunks } from '../../../../src/core/docs/text.ts';
 import { sharedData } from '../../../helpers/shared.ts';
@@ -203,9 +204,11 @@ describe('docs/index: build, report, tools', () => {
     const idx = await openDocIndex({ root, cacheDir: cache2, extractWorkers: 2 });
     const rep = await idx.build();
     idx.close();
-    const ref = await openDocIndex({ root, cacheDir: cache });
+    const cache3 = tmp('in-thread');
+    const ref = await openDocIndex({ root, cacheDir: cache3, extractWorkers: 0 });
     const refRep = await ref.build();
     ref.close();
+    rmSync(cache3, { recursive: true, force: true });
     const strip = (r: typeof rep) => ({ files: r.files, skipped: r.skipped, units: r.units, chunks: r.chunks });
     assert.deepEqual(strip(rep), strip(refRep));
     assert.equal(rep.extracted, refRep.files.length + refRep.skipped.length - 1); // all but the .gif
@@ -343,6 +346,113 @@ describe('docs/index: real NHANES codebooks', () => {
     assert.match(r.text, /^Page \d+ \(chunk \d+\): \.\.\.[\s\S]*Body Mass Index/);
     idx.close();
     rmSync(cache, { recursive: true, force: true });
+  });
+});
+
+describe('docs/index: PDF extractors (pdfium default, pdfjs)', () => {
+  it('switching the extractor re-extracts the PDFs, rebuilds the rankers and the catalog; the same one reuses all', async () => {
+    const docs = sharedData('longda', 'benchmark', 'NHANES', 'docs');
+    const cache = tmp('extractors');
+    const files = ['Examination/BMX_L.pdf', 'Demographics/DEMO_L.pdf'];
+    const build = async (pdfExtractor?: 'pdfium' | 'pdfjs') => {
+      const idx = await openDocIndex({ root: docs, cacheDir: cache, files, ...(pdfExtractor ? { pdfExtractor } : {}) });
+      const rep = await idx.build();
+      const out = {
+        rep,
+        page1: idx.units('Examination/BMX_L.pdf')[0]!.text,
+        vars: idx.catalog().flatMap((d) => d.variables.map((v) => v.name)).sort(),
+        top: idx.search('body mass index', { mode: 'bm25', top: 1 })[0]!.file,
+      };
+      idx.close();
+      return out;
+    };
+    const js = await build('pdfjs');
+    assert.equal(js.rep.pdfExtractor, 'pdfjs');
+    assert.equal(js.rep.extracted, 2);
+    const db = () => new Database(join(cache, readdirSync(cache).find((f) => f.endsWith('.sqlite'))!), { readonly: true });
+    const versions = () => {
+      const d = db();
+      const v = (d.prepare('SELECT DISTINCT version FROM contents').all() as { version: number }[]).map((r) => r.version);
+      const rankers = (d.prepare('SELECT count(*) AS n FROM rankers').get() as { n: number }).n;
+      d.close();
+      return { v, rankers };
+    };
+    assert.deepEqual(versions(), { v: [EXTRACTOR_VERSIONS.pdfjs], rankers: 2 });
+    const pd = await build(); // default: pdfium
+    assert.equal(pd.rep.pdfExtractor, 'pdfium');
+    assert.equal(pd.rep.extracted, 2, 'the other extractor\'s units are not reused');
+    // new rankers (bm25 + longta) for the new text, although the files' content hashes are unchanged
+    assert.deepEqual(versions(), { v: [EXTRACTOR_VERSIONS.pdfium], rankers: 4 });
+    for (const r of [js, pd]) {
+      assert.match(r.page1, /^National Health and Nutrition Examination Survey August 2021-August 2023 Data Documentation, Codebook, and Frequencies Body Measures \(BMX_L\)/);
+      assert.equal(r.top, 'Examination/BMX_L.pdf');
+    }
+    assert.ok(pd.vars.includes('BMXBMI') && pd.vars.includes('WTMEC2YR'));
+    assert.deepEqual(pd.vars, js.vars, 'the variable catalog parses both extractors\' text alike');
+    const again = await build('pdfium');
+    assert.equal(again.rep.extracted, 0);
+    assert.equal(again.rep.reused, 2);
+    rmSync(cache, { recursive: true, force: true });
+  });
+
+  it('an unknown extractor is refused naming the option', async () => {
+    const root = tmp('badx');
+    await assert.rejects(
+      openDocIndex({ root, cacheDir: root, pdfExtractor: 'poppler' as 'pdfjs' }),
+      (e: unknown) => e instanceof LoupeInputError && /^pdfExtractor: unknown PDF extractor "poppler": use "pdfium" or "pdfjs"/.test(e.message),
+    );
+    rmSync(root, { recursive: true, force: true });
+  });
+});
+
+describe('docs/index: extraction stays in its worker thread', () => {
+  const withEnv = async (env: Record<string, string>, fn: () => Promise<void>) => {
+    const saved = Object.fromEntries(Object.keys(env).map((k) => [k, process.env[k]]));
+    Object.assign(process.env, env);
+    try {
+      await fn();
+    } finally {
+      for (const [k, v] of Object.entries(saved)) {
+        if (v === undefined) delete process.env[k];
+        else process.env[k] = v;
+      }
+    }
+  };
+  const fixture = () => {
+    const root = tmp('wroot');
+    writeFileSync(join(root, 'a.pdf'), makePdf([[{ text: 'Variable Name: BMXBMI', x: 72, y: 720 }]]));
+    writeFileSync(join(root, 'notes.txt'), 'WTMEC2YR\n');
+    return root;
+  };
+  it('a file that crashes its worker is reported failed, not read again on the calling thread', async () => {
+    const root = fixture();
+    const worker = join(root, '..', `crash-worker-${process.pid}.mjs`);
+    writeFileSync(worker, "import { parentPort } from 'node:worker_threads';\nparentPort.on('message', () => process.exit(3));\n");
+    await withEnv({ LOUPE_EXTRACT_WORKER: worker }, async () => {
+      const idx = await openDocIndex({ root, cacheDir: join(root, '.cache') }); // default: one worker
+      const rep = await idx.build();
+      idx.close();
+      assert.deepEqual(rep.files, []);
+      assert.deepEqual(rep.skipped.map((s) => [s.file, s.reason]).sort(), [
+        ['a.pdf', 'extraction worker crashed (out of memory?): the file was not read'],
+        ['notes.txt', 'extraction worker crashed (out of memory?): the file was not read'],
+      ]);
+    });
+    rmSync(worker, { force: true });
+    rmSync(root, { recursive: true, force: true });
+  });
+  it('a file that stalls its worker past the time limit is stopped and reported', async () => {
+    const root = fixture();
+    const worker = join(root, '..', `stall-worker-${process.pid}.mjs`);
+    writeFileSync(worker, "import { parentPort } from 'node:worker_threads';\nparentPort.on('message', () => {});\n");
+    await withEnv({ LOUPE_EXTRACT_WORKER: worker, LOUPE_EXTRACT_FILE_MS: '200' }, async () => {
+      const idx = await openDocIndex({ root, cacheDir: join(root, '.cache') });
+      const rep = await idx.build();
+      idx.close();
+      assert.deepEqual(rep.skipped.map((s) => s.reason), ['extraction took longer than 200 ms and was stopped', 'extraction took longer than 200 ms and was stopped']);
+    });
+    rmSync(worker, { force: true });
+    rmSync(root, { recursive: true, force: true });
   });
 });
 

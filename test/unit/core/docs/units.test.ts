@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import ExcelJS from 'exceljs';
 import { extractUnits, htmlToText, looksBinary, unitKindFor } from '../../../../src/core/docs/units.ts';
-import { pageTextFromItems } from '../../../../src/core/docs/pdf.ts';
+import { PDF_EXTRACTORS, pageTextFromItems, pageTextFromPdfium } from '../../../../src/core/docs/pdf.ts';
 import { LoupeInputError } from '../../../../src/core/util/errors.ts';
 import { makePdf } from './make-pdf.ts';
 
@@ -10,7 +10,7 @@ async function rejects(p: Promise<unknown>, re: RegExp) {
   await assert.rejects(p, (e: unknown) => e instanceof LoupeInputError && re.test(e.message));
 }
 
-describe('docs/units: PDF', () => {
+for (const pdfExtractor of PDF_EXTRACTORS) {describe(`docs/units: PDF (${pdfExtractor})`, () => {
   it('one unit per page, reading order by line, hyphenation joined', async () => {
     const pdf = makePdf([
       [
@@ -22,24 +22,33 @@ describe('docs/units: PDF', () => {
       ],
       [{ text: 'Page two WTMEC2YR', x: 72, y: 720 }],
     ]);
-    const doc = await extractUnits('codebook.pdf', pdf);
+    const doc = await extractUnits('codebook.pdf', pdf, { pdfExtractor });
     assert.equal(doc.kind, 'Page');
     assert.deepEqual(doc.units, ['Variable Name: BMXBMI left part right part the examination was done', 'Page two WTMEC2YR']);
   });
   it('rejects an encrypted PDF with a reason', async () => {
-    await rejects(extractUnits('enc.pdf', makePdf([[{ text: 'secret', x: 72, y: 720 }]], { encrypt: true })), /^enc\.pdf: encrypted PDF/);
+    await rejects(extractUnits('enc.pdf', makePdf([[{ text: 'secret', x: 72, y: 720 }]], { encrypt: true }), { pdfExtractor }), /^enc\.pdf: encrypted PDF/);
   });
   it('rejects an empty and a corrupt PDF with a reason', async () => {
-    await rejects(extractUnits('empty.pdf', Buffer.alloc(0)), /empty file/);
-    await rejects(extractUnits('bad.pdf', Buffer.from('%PDF-1.4\nthis is not a pdf body')), /not a valid PDF/);
-    await rejects(extractUnits('cut.pdf', makePdf([[{ text: 'x', x: 1, y: 1 }]]).subarray(0, 150)), /not a valid PDF/);
+    await rejects(extractUnits('empty.pdf', Buffer.alloc(0), { pdfExtractor }), /empty file/);
+    await rejects(extractUnits('bad.pdf', Buffer.from('%PDF-1.4\nthis is not a pdf body'), { pdfExtractor }), /not a valid PDF/);
+    await rejects(extractUnits('cut.pdf', makePdf([[{ text: 'x', x: 1, y: 1 }]]).subarray(0, 150), { pdfExtractor }), /not a valid PDF/);
   });
+});}
+
+describe('docs/units: PDF page text', () => {
   it('joins pdf.js items of one baseline left to right with spaces at gaps', () => {
     const t = (str: string, x: number, y: number, w: number) => ({ str, transform: [10, 0, 0, 10, x, y], width: w, height: 10, hasEOL: false });
     assert.equal(pageTextFromItems([t('Name', 0, 100, 20), t('Value', 50, 100, 25), t('next', 0, 80, 20)]), 'Name Value\nnext');
     assert.equal(pageTextFromItems([t('self-', 0, 100, 20), t('reported', 0, 88, 30)]), 'self-reported', 'compounds keep their hyphen');
     assert.equal(pageTextFromItems([t('measure-', 0, 100, 20), t('ment', 0, 88, 30)]), 'measurement');
     assert.equal(pageTextFromItems([t('2021-', 0, 100, 20), t('2023', 0, 88, 30)]), '2021-\n2023');
+  });
+  it('PDFium text: CRLF lines, words it joined at U+FFFE, unmapped glyphs and control characters', () => {
+    assert.equal(pageTextFromPdfium('the exami\uFFFEnation\r\nnext'), 'the examination\nnext');
+    assert.equal(pageTextFromPdfium('self\uFFFEreported and Self\uFFFEcare'), 'self-reported and Self-care', 'compounds keep their hyphen');
+    assert.equal(pageTextFromPdfium('2021\uFFFE2023'), '2021-2023', 'no word before the mark: the hyphen stays');
+    assert.equal(pageTextFromPdfium('Foreword \uFFFD\uFFFD\uFFFD\uFFFD 1\u0002x'), 'Foreword   1 x');
   });
 });
 

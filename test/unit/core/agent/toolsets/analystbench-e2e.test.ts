@@ -10,6 +10,9 @@ import { after, before, describe, it } from 'node:test';
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { LlmClient } from '../../../../../src/core/agent/llm.ts';
+import { ToolRegistry } from '../../../../../src/core/agent/registry.ts';
+import type { ToolContext } from '../../../../../src/core/agent/types.ts';
+import { nullLogger } from '../../../../../src/core/util/log.ts';
 import { openStore, type RunStore } from '../../../../../src/core/store/run-store.ts';
 import { loadSuite } from '../../../../../src/core/benchmarks/index.ts';
 import type { Block } from '../../../../../src/core/suites/types.ts';
@@ -98,6 +101,28 @@ describe('AnalystBench-style report task end to end (scripted model, NHANES)', (
     const rep = await replayRun({ store, runId: 'ab-1', startKernel: kernelFactory(linkWorkspace(block)) });
     assert.equal(rep.total, 2);
     assert.equal(rep.allMatch, true, JSON.stringify(rep.actions.filter((a) => !a.match)));
+  });
+
+  it('with its block, the documentation build starts with the run and a search on one file waits only for that file (issue 23)', async () => {
+    const toolSet = createAnalystToolSet({ block });
+    assert.ok(toolSet.prepare, 'a tool set with doc tools and its block prepares the index');
+    assert.equal(createAnalystToolSet({ block, input: 'instruction' }).prepare, undefined, 'instruction only: no documents, no build');
+    const ac = new AbortController();
+    const release = toolSet.prepare({ signal: ac.signal });
+    try {
+      const reg = new ToolRegistry(toolSet.tools);
+      const doc = block.visible.docs.find((d) => d.rel.endsWith('BMX_L.pdf'))!.rel;
+      const state = { answers: new Map(), notes: [], savedCode: null, extra: {} };
+      const ctx = { runId: 'r', stepIndex: 0, workspace: '/nonexistent', block, taskPrompt: '', state, signal: ac.signal, log: nullLogger,
+        kernel: () => Promise.reject(new Error('no kernel')), execute: () => Promise.reject(new Error('no kernel')) } as ToolContext;
+      const r = await reg.invoke({ id: 'c', type: 'function', function: { name: 'search_doc', arguments: JSON.stringify({ keyword: 'BMXBMI', doc_path: doc }) } }, ctx);
+      assert.match(r.observation, /Found \d+ matches for 'BMXBMI'/);
+      const wait = (r.data as { index: { waitedFor: string; filesTotal: number } }).index;
+      assert.equal(wait.waitedFor, `file ${doc}`);
+      assert.equal(wait.filesTotal, 2);
+    } finally {
+      release();
+    }
   });
 
   it('input settings: instruction only hides sources; template needs a template; globs', () => {

@@ -7,6 +7,7 @@ import { buildLongdaPrompt, createLongdaToolSet, parseAnswerArg } from '../../..
 import { ToolRegistry } from '../../../../../src/core/agent/registry.ts';
 import type { RunState, ToolContext } from '../../../../../src/core/agent/types.ts';
 import { openDocIndex } from '../../../../../src/core/docs/index.ts';
+import type { DocIndexLease } from '../../../../../src/core/docs/shared-build.ts';
 import { loadSuite } from '../../../../../src/core/benchmarks/index.ts';
 import { nullLogger } from '../../../../../src/core/util/log.ts';
 import { repoRoot, sharedData } from '../../../../helpers/shared.ts';
@@ -145,4 +146,76 @@ test('longda findVariables option: off by default; on, find_variables names vari
   } finally {
     rmSync(cache, { recursive: true, force: true });
   }
+});
+
+test('longda doc index (issue 23): the build starts when the run starts, and each doc tool waits only for what it reads', async () => {
+  const suite = await loadSuite('longda', UNSEEN);
+  const block = suite.blocks.find((b) => b.longda?.survey === 'NHANES1718')!;
+  const cache = mkdtempSync(join(tmpdir(), 'loupe-docs-'));
+  try {
+    const first = block.visible.docs[0]!;
+    const root = first.path.slice(0, first.path.length - first.rel.length);
+    const real = await openDocIndex({ root, files: block.visible.docs.map((x) => x.rel), cacheDir: cache });
+    await real.build();
+    const calls: string[] = [];
+    let leases = 0;
+    let released = 0;
+    const docIndex = (): DocIndexLease => {
+      leases++;
+      return {
+        file: async (p) => (calls.push(`file ${p}`), real),
+        extracted: async () => (calls.push('extracted'), real),
+        built: async () => (calls.push('built'), real),
+        progress: () => ({ ready: 1, total: block.visible.docs.length }),
+        release: () => void released++,
+      };
+    };
+    const ts = createLongdaToolSet(block, { docIndex });
+    assert.ok(ts.prepare, 'a tool set with doc tools prepares its documentation index');
+    const ac = new AbortController();
+    const release = ts.prepare({ signal: ac.signal });
+    assert.equal(leases, 1, 'the build was asked for when the run started, before any tool call');
+    const reg = new ToolRegistry(ts.tools);
+    const ctx = ctxFor(block, ts.buildBlockPrompt(block));
+    const doc = block.visible.docs.find((d) => d.rel.endsWith('BMX_J.md'))!.rel;
+    const one = await inv(reg, ctx, 'search_doc', { keyword: 'BMXBMI', doc_path: doc });
+    assert.match(one.observation, /Found \d+ match/);
+    assert.deepEqual((one.data as { index: unknown }).index, { waitedFor: `file ${doc}`, waitedMs: (one.data as { index: { waitedMs: number } }).index.waitedMs, filesReady: 1, filesTotal: block.visible.docs.length });
+    await inv(reg, ctx, 'read_doc', { doc_path: doc });
+    await inv(reg, ctx, 'search_doc', { keyword: 'BMXBMI' });
+    await inv(reg, ctx, 'retriever', { query: 'body mass index' });
+    assert.deepEqual(calls, [`file ${doc}`, `file ${doc}`, 'extracted', 'built']);
+    assert.equal(leases, 1, 'the tools use the lease taken at the start');
+    ac.abort();
+    assert.equal(released, 1, 'a cancelled run gives its lease back at once');
+    release();
+    assert.equal(released, 1);
+    // no doc tools: nothing to build
+    const noDocs = createLongdaToolSet(block, { docIndex, disabledTools: ['read_doc', 'search_doc', 'retriever'] });
+    assert.equal(noDocs.prepare, undefined);
+    real.close();
+  } finally {
+    rmSync(cache, { recursive: true, force: true });
+  }
+});
+
+test('longda doc index (issue 23): a failed build is reported by the doc tool call and tried again by the next', async () => {
+  const suite = await loadSuite('longda', UNSEEN);
+  const block = suite.blocks.find((b) => b.longda?.survey === 'NHANES1718')!;
+  let leases = 0;
+  const docIndex = (): DocIndexLease => {
+    leases++;
+    const fail = () => Promise.reject(new Error('docs root does not exist'));
+    return { file: fail, extracted: fail, built: fail, progress: () => ({ ready: 0, total: 1 }), release: () => {} };
+  };
+  const ts = createLongdaToolSet(block, { docIndex });
+  const release = ts.prepare!({ signal: new AbortController().signal });
+  const reg = new ToolRegistry(ts.tools);
+  const ctx = ctxFor(block, ts.buildBlockPrompt(block));
+  const r = await inv(reg, ctx, 'search_doc', { keyword: 'x' });
+  assert.equal(r.isError, true);
+  assert.match(r.observation, /^Error: the documentation index could not be opened: docs root does not exist/);
+  await inv(reg, ctx, 'search_doc', { keyword: 'x' });
+  assert.equal(leases, 2);
+  release();
 });
