@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { LlmClient } from '../../../../src/core/agent/llm.ts';
+import { addModelUse, computeCost, LlmClient } from '../../../../src/core/agent/llm.ts';
 import { RunControl, runAgent, truncateObservation, type AgentRunOptions } from '../../../../src/core/agent/loop.ts';
 import type { AgentEvent, KernelExecuteResult, KernelLike, ToolSet } from '../../../../src/core/agent/types.ts';
 import { isRunActive, openStore, sqliteHandleOf, type RunStore } from '../../../../src/core/store/run-store.ts';
@@ -306,4 +306,53 @@ test('loop: the tool set prepares when the run starts, before the first model re
     assert.deepEqual(log, ['prepare', 'aborted', 'release']);
   });
   store.close();
+});
+
+test("loop: a tool's own model calls (ToolResult.modelUse) count in the step, the run's totals and the token and cost budgets, also when the tool then fails", async () => {
+  const store = openStore(':memory:');
+  for (const id of ['r1', 'r2', 'r3']) await newRun(store, id);
+  const own = { prompt_tokens: 100, completion_tokens: 10 };
+  const toolUse = addModelUse(undefined, { input: 700, output: 50, cached: 0 }, 0.0019);
+  const asking = echoSet({
+    tools: [
+      { name: 'ask', description: 'asks the model', parameters: { type: 'object', properties: { fail: { type: 'boolean' } } },
+        run: async (a) => (a.fail ? { observation: 'Error: the reply did not parse', isError: true, modelUse: toolUse } : { observation: 'asked', modelUse: toolUse }) },
+      { name: 'done', description: 'finish', parameters: { type: 'object', properties: {} }, run: async () => ({ observation: 'bye', finish: true }) },
+    ],
+  });
+  const prices = { pricePerMillionInput: 1, pricePerMillionOutput: 10 };
+  const ownCost = computeCost({ input: own.prompt_tokens, output: own.completion_tokens, cached: 0 }, prices)!;
+  const turns: Turn[] = [
+    { toolCalls: [call('ask', {}), call('ask', { fail: true })], usage: own },
+    { toolCalls: [call('done', {})], usage: own },
+  ];
+  await withServer(turns, async (url) => {
+    const priced = new LlmClient({ baseUrl: url, model: 'm', ...prices });
+    const r = await runAgent(opts(store, url, { model: priced, toolSet: asking }));
+    assert.equal(r.status, 'finished');
+    const [s0, s1] = await store.getSteps('r1');
+    assert.deepEqual(s0!.toolCalls.map((c) => c.modelUse), [toolUse, toolUse]);
+    assert.deepEqual(s0!.usage, { input: own.prompt_tokens + 2 * toolUse.usage.input, output: own.completion_tokens + 2 * toolUse.usage.output, cached: 0 });
+    assert.ok(Math.abs(s0!.costUsd! - (ownCost + 2 * toolUse.costUsd!)) < 1e-12);
+    assert.equal(s1!.toolCalls[0]!.modelUse, undefined);
+    const run = (await store.getRun('r1'))!;
+    assert.deepEqual(run.tokens && [run.tokens.input, run.tokens.output], [2 * own.prompt_tokens + 2 * toolUse.usage.input, 2 * own.completion_tokens + 2 * toolUse.usage.output]);
+  });
+  // budgets the agent's own first call stays under, crossed by its tools' calls: the run stops before the next model call
+  const firstWithTools = own.prompt_tokens + own.completion_tokens + 2 * (toolUse.usage.input + toolUse.usage.output);
+  await withServer(turns, async (url, srv) => {
+    const r = await runAgent(opts(store, url, { runId: 'r2', toolSet: asking, budget: { maxTotalTokens: firstWithTools - 1 } }));
+    assert.equal(r.status, 'budget_exhausted');
+    assert.match(r.reason, /token budget/);
+    assert.equal(r.steps, 1);
+    assert.equal(srv.requests.length, 1);
+  });
+  await withServer(turns, async (url) => {
+    const priced = new LlmClient({ baseUrl: url, model: 'm', ...prices });
+    const r = await runAgent(opts(store, url, { runId: 'r3', model: priced, toolSet: asking, budget: { maxCostUsd: ownCost + toolUse.costUsd! } }));
+    assert.equal(r.status, 'budget_exhausted');
+    assert.match(r.reason, /cost budget/);
+    assert.equal(r.steps, 1);
+  });
+  await store.close();
 });
