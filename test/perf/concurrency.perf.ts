@@ -22,6 +22,7 @@ import { findPython } from '../../src/core/env/doctor.ts';
 import { loadSuite, type LongdaQuery } from '../../src/core/benchmarks/index.ts';
 import { call, startScriptedLlm, type Turn } from '../helpers/scripted-llm.ts';
 import { repoRoot, sharedDir } from '../helpers/shared.ts';
+import { warmLongdaDocs } from './warm-docs.ts';
 
 const GOAL = 1.5;
 const ROUNDS = Number(process.env.CONC_ROUNDS ?? 3);
@@ -54,6 +55,7 @@ const script = (b: (typeof eight)[number]): Turn[] => [
 ];
 const llm = await startScriptedLlm({ latencyMs: LATENCY_MS, scriptFor: (first) => script(eight.find((b) => first.includes(firstQid(b)))!) });
 const sandbox = findBubblewrap() ? 'bubblewrap' : 'off';
+warmLongdaDocs(CLI, ROOT); // a complete docs cache: this part measures runs, not first-ever indexing (see warm-docs.ts)
 
 // CPU time of the CLI and every process it started, kernels included: a kernel is killed with its process group, so
 // its sandbox's processes end as orphans that the CLI's ancestors never wait for (bash `time` missed them). This

@@ -19,6 +19,7 @@ import { findBubblewrap } from '../../src/core/kernel/index.ts';
 import { openStore, sqliteHandleOf } from '../../src/core/store/run-store.ts';
 import { repoRoot, sharedDir } from '../helpers/shared.ts';
 import { call, startScriptedLlm, type Turn } from '../helpers/scripted-llm.ts';
+import { warmLongdaDocs } from './warm-docs.ts';
 
 const GOAL_MS = 100;
 const ROUNDS = 5;
@@ -37,6 +38,7 @@ if (process.env.LOUPE_PERF_NO_BUILD !== '1') {
 if (!existsSync(CLI)) throw new Error(`${CLI} not found: build first (node esbuild.js)`);
 
 const sandbox = findBubblewrap() ? 'bubblewrap' : 'off';
+warmLongdaDocs(CLI, ROOT); // a complete docs cache: this part measures runs, not first-ever indexing (see warm-docs.ts)
 const finish: Turn = { content: 'Done.', toolCalls: [call('final_answer', { summary: 'perf' })] };
 const subjectLlm = await startScriptedLlm({ script: [{ toolCalls: [call('python', { code: 'print(1 + 1)' })] }, finish] });
 const baselineLlm = await startScriptedLlm({ script: [{ toolCalls: [call('notes', { action: 'add', content: 'perf' })] }, finish] });

@@ -18,7 +18,7 @@
  * Second gate, the price of starting the build at run start: "no process outlives its work by more than 100 ms" when
  * a run ends while its block's documentation is still being indexed. The shipped CLI (dist/cli.js, built first unless
  * LOUPE_PERF_NO_BUILD=1) runs the block with a model that never reads the docs (a notes call after LATENCY_MS, then
- * final_answer); subject: an empty docs cache (TMPDIR: the CLI's cache is <tmpdir>/loupe-docs-cache), so the build is
+ * final_answer); subject: an empty docs cache (LOUPE_CACHE: the CLI's docs cache is $LOUPE_CACHE/docs), so the build is
  * extracting when the run ends and must stop its workers; baseline: the same run on a complete cache (nothing left
  * to extract). Measured: the CLI's --json line → its exit; 5 alternating pairs, medians; goal ≤ 100 ms as exit.perf.
  * Usage: node test/perf/first-search.perf.ts   (exit 1 on a FAIL; FIRST_SEARCH_LATENCY_MS, FIRST_SEARCH_ROUNDS override)
@@ -156,12 +156,12 @@ if (process.env.LOUPE_PERF_NO_BUILD !== '1') {
 const notesLlm = await startScriptedLlm({ script: [{ delayMs: LATENCY_MS, toolCalls: [call('notes', { action: 'add', content: 'perf' })] }, finish] });
 const warmTmp = mkdtempSync(join(tmpdir(), 'loupe-first-search-warm-'));
 {
-  const idx = await openDocIndex({ root: docsRoot, files: block.visible.docs.map((d) => d.rel), cacheDir: join(warmTmp, 'loupe-docs-cache'), extractWorkers: 2 });
+  const idx = await openDocIndex({ root: docsRoot, files: block.visible.docs.map((d) => d.rel), cacheDir: join(warmTmp, 'docs'), extractWorkers: 2 });
   await idx.build();
   idx.close();
 }
 
-/** One CLI run: its --json line → its exit (ms). `cold`: a fresh TMPDIR, so the docs cache is empty. */
+/** One CLI run: its --json line → its exit (ms). `cold`: a fresh TMPDIR and LOUPE_CACHE, so the docs cache is empty. */
 function tail(cold: boolean, k: number): Promise<number> {
   const dir = mkdtempSync(join(tmpdir(), `loupe-first-search-tail-${k}-`));
   const tmp = cold ? join(dir, 'tmp') : warmTmp;
@@ -169,7 +169,7 @@ function tail(cold: boolean, k: number): Promise<number> {
   const args = [CLI, 'run', '--suite', 'longda', '--root', ROOT, '--block', BLOCK, '--agent', 'llm', '--model', 'scripted', '--base-url', notesLlm.baseUrl,
     '--api-key-env', 'LOUPE_PERF_KEY', '--store', join(dir, 'runs.sqlite'), '--sandbox', 'off', '--max-steps', '5', '--json', '--python', join(dir, 'no-python')];
   return new Promise((resolve, reject) => {
-    const c = spawn(process.execPath, args, { cwd: dir, env: { ...process.env, TMPDIR: tmp, LOUPE_PERF_KEY: 'perf', LOUPE_NO_KEYS: '1' }, stdio: ['ignore', 'pipe', 'pipe'] });
+    const c = spawn(process.execPath, args, { cwd: dir, env: { ...process.env, TMPDIR: tmp, LOUPE_CACHE: tmp, LOUPE_PERF_KEY: 'perf', LOUPE_NO_KEYS: '1' }, stdio: ['ignore', 'pipe', 'pipe'] });
     let out = '';
     let err = '';
     let lineAt: number | undefined;

@@ -11,7 +11,6 @@
  */
 import { createHash } from 'node:crypto';
 import { mkdirSync, readFileSync, readdirSync, renameSync, statSync, existsSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import { dirname, isAbsolute, join, relative, resolve, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Worker } from 'node:worker_threads';
@@ -31,6 +30,7 @@ import { codebookQueryTerms, codebookTokens, longtaTokens, splitChunks } from '.
 import { extractUnits, unitKindFor } from './units.ts';
 import { DEFAULT_PDF_EXTRACTOR, parsePdfExtractor, type PdfExtractor } from './pdf.ts';
 import { CATALOG_VERSION, parseDoc, type ParsedDoc } from './catalog.ts';
+import { defaultDocsCacheDir } from './roots.ts';
 import type {
   BuildProgress,
   BuildSchedule,
@@ -229,7 +229,8 @@ class DocIndexImpl implements DocIndex {
         this.allow.add(rel);
       }
     }
-    const cacheDir = opts.cacheDir ?? join(tmpdir(), 'loupe-docs-cache');
+    // the user's docs cache (what `loupe index` builds by default), so a run reuses an index built ahead of it
+    const cacheDir = opts.cacheDir ?? defaultDocsCacheDir();
     mkdirSync(cacheDir, { recursive: true });
     this.cachePath = cacheFileFor(this.root, cacheDir);
     this.openDb();

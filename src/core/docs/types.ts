@@ -119,7 +119,7 @@ export interface BuildSchedule {
 export interface DocIndexOptions {
   /** Folder the docs live in; every `file` is relative to it. */
   root: string;
-  /** Folder for the SQLite cache (one file per root). Default: `<os tmpdir>/loupe-docs-cache`. */
+  /** Folder for the SQLite cache (one file per root). Default: the user's docs cache, `defaultDocsCacheDir()` (`$LOUPE_CACHE/docs`, else `$XDG_CACHE_HOME/loupe/docs`, else `~/.cache/loupe/docs`), where `loupe index` builds by default. */
   cacheDir?: string;
   /** Allowlist of files (relative to root). When given, nothing else is indexed or readable. */
   files?: string[];
