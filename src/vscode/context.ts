@@ -82,6 +82,11 @@ export class LoupeContext implements vscode.Disposable {
     return this.settings.runsDirectory || vscode.Uri.joinPath(this.extension.globalStorageUri, 'runs').fsPath;
   }
 
+  /** The documentation index cache the panels and the runs share (Documentation Search prebuilds it): global storage. */
+  get docsCacheDirectory(): string {
+    return vscode.Uri.joinPath(this.extension.globalStorageUri, 'docs-index').fsPath;
+  }
+
   /**
    * Where the run store is: the setting `loupe.store` (a team store URL, parsed once; a URL is never a path), else
    * `<runsDirectory>/runs.sqlite` (the CLI's `--store` can point at the same file or URL).

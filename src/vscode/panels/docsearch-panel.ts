@@ -162,7 +162,7 @@ export class DocSearchPanel extends LoupePanel {
       this.service.target.suite === resolved.target.suite;
     if (!same) {
       this.service?.dispose();
-      const cacheDir = join(this.ctx.extension.globalStorageUri.fsPath, 'docs-index');
+      const cacheDir = this.ctx.docsCacheDirectory;
       this.service = new DocSearchService(resolved.target, {
         cacheDir,
         files: resolved.files,

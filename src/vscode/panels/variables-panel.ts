@@ -113,7 +113,7 @@ export class VariablesPanel extends LoupePanel {
     const s = this.service?.target;
     if (s && s.root === target.root && s.survey === target.survey) return;
     this.service?.dispose();
-    const cacheDir = join(this.ctx.extension.globalStorageUri.fsPath, 'docs-index');
+    const cacheDir = this.ctx.docsCacheDirectory;
     const cli = join(this.ctx.extension.extensionUri.fsPath, 'dist', 'cli.js');
     this.service = new VariablesService(target, {
       cacheDir,

@@ -100,6 +100,7 @@ export class RunSession implements vscode.Disposable {
     };
     const base: BlockRunOptions = {
       store, suite, block, agent: this.opts.agent, llm: this.opts.llm, runsDir: this.ctx.runsDirectory, repeat: this.opts.repeat,
+      docsCacheDir: this.ctx.docsCacheDirectory, // the index Documentation Search built serves the run's doc tools
       kernel: { sandbox: settings.sandbox, python: settings.pythonPath || undefined },
       budget: { maxSteps: this.opts.agent === 'llm' ? settings.maxSteps : undefined },
       control: this.control, onEvent, onRunCreated, log: this.ctx.log, ...(this.opts.forkOf ? { forkOf: this.opts.forkOf } : {}),
