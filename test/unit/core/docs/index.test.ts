@@ -234,7 +234,7 @@ describe('docs/index: build, report, tools', () => {
   });
 });
 
-function runChild(root: string, cache: string, slowMs = 0, killAt = -1): Promise<{ code: number | null; out: string }> {
+function runChild(root: string, cache: string, slowMs = 0, killAt = -1): Promise<{ code: number | null; out: string; err: string }> {
   return new Promise((resolve, reject) => {
     const p = spawn(process.execPath, [child, root, cache, slowMs ? String(slowMs) : ''], { stdio: ['ignore', 'pipe', 'pipe'] });
     let out = '';
@@ -242,9 +242,10 @@ function runChild(root: string, cache: string, slowMs = 0, killAt = -1): Promise
       out += d.toString();
       if (killAt >= 0 && out.includes(`progress ${killAt}\n`)) p.kill('SIGKILL');
     });
-    p.stderr.on('data', () => {});
+    let err = '';
+    p.stderr.on('data', (d: Buffer) => (err += d.toString()));
     p.on('error', reject);
-    p.on('close', (code) => resolve({ code, out }));
+    p.on('close', (code) => resolve({ code, out, err }));
   });
 }
 
@@ -309,8 +310,8 @@ describe('docs/index: crash safety and two processes', () => {
     const cache = tmp('two-cache');
     for (let i = 0; i < 25; i++) writeFileSync(join(root, `d${i}.txt`), `row ${i} RIAGENDR\n`.repeat(50));
     const [a, b] = await Promise.all([runChild(root, cache, 5), runChild(root, cache, 5)]);
-    assert.equal(a.code, 0, a.out);
-    assert.equal(b.code, 0, b.out);
+    assert.equal(a.code, 0, `${a.out}\n${a.err}`);
+    assert.equal(b.code, 0, `${b.out}\n${b.err}`);
     const doneA = a.out.split('\n').find((l) => l.startsWith('done'));
     const doneB = b.out.split('\n').find((l) => l.startsWith('done'));
     assert.equal(doneA, doneB);
