@@ -237,10 +237,24 @@ class DocIndexImpl implements DocIndex {
   }
 
   private openDb(): void {
-    try {
-      this.db = this.connect();
-    } catch (e) {
-      if (!isCorruptError(e)) throw e;
+    // Another process opening the same new cache at once (two `loupe run`s, a panel and a run) can make the open fail
+    // for a moment: a lock held while it creates the schema, or a header it is still writing. Those are retried for up
+    // to ~2 s; a file still unreadable after that is corrupt and replaced.
+    let lastCorrupt: unknown;
+    for (let attempt = 0; attempt < 20; attempt++) {
+      try {
+        this.db = this.connect();
+        return;
+      } catch (e) {
+        const code = String((e as { code?: unknown }).code ?? '');
+        if (isCorruptError(e)) lastCorrupt = e;
+        else if (!code.startsWith('SQLITE_BUSY') && !code.startsWith('SQLITE_LOCKED')) throw e;
+        if (isCorruptError(e) && attempt >= 2) break;
+        Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 100);
+      }
+    }
+    if (!lastCorrupt) this.db = this.connect(); // still locked after ~2 s: the busy timeout's own error, named
+    else {
       this.discardCorrupt();
       this.db = this.connect();
     }
