@@ -28,7 +28,7 @@ import {
 } from './format.ts';
 import { codebookQueryTerms, codebookTokens, longtaTokens, splitChunks } from './text.ts';
 import { extractUnits, unitKindFor } from './units.ts';
-import { DEFAULT_PDF_EXTRACTOR, parsePdfExtractor, type PdfExtractor } from './pdf.ts';
+import { DEFAULT_PDF_EXTRACTOR, EXTRACTOR_VERSIONS, parsePdfExtractor, type PdfExtractor } from './pdf.ts';
 import { CATALOG_VERSION, parseDoc, type ParsedDoc } from './catalog.ts';
 import { defaultDocsCacheDir } from './roots.ts';
 import type {
@@ -48,14 +48,7 @@ import type {
   UnitKind,
 } from './types.ts';
 
-/**
- * The version of unit extraction with each PDF extractor (`pdf.ts`); cached units of another version are re-extracted.
- * Bump both, to numbers neither used before, when extraction of other file types changes. 3 = pdf.js (Loupe before
- * issue 23: caches built with it stay valid for `pdfjs`); 4 = PDFium.
- */
-export const EXTRACTOR_VERSIONS: Readonly<Record<PdfExtractor, number>> = { pdfjs: 3, pdfium: 4 };
-/** The extraction version of the default PDF extractor. */
-export const EXTRACTOR_VERSION = EXTRACTOR_VERSIONS[DEFAULT_PDF_EXTRACTOR];
+export { EXTRACTOR_VERSION, EXTRACTOR_VERSIONS } from './pdf.ts';
 /** Bumped when tokenizers / chunking / postings layout change: rankers are rebuilt. */
 export const RANKER_VERSION = 3;
 const SCHEMA_VERSION = 1;

@@ -36,6 +36,15 @@ export const PDF_EXTRACTORS: readonly PdfExtractor[] = ['pdfium', 'pdfjs'];
 export const DEFAULT_PDF_EXTRACTOR: PdfExtractor = 'pdfium';
 
 /**
+ * The version of unit extraction with each PDF extractor (above); cached units of another version are re-extracted.
+ * Bump both, to numbers neither used before, when extraction of other file types changes. 3 = pdf.js (Loupe before
+ * issue 23: caches built with it stay valid for `pdfjs`); 4 = PDFium.
+ */
+export const EXTRACTOR_VERSIONS: Readonly<Record<PdfExtractor, number>> = { pdfjs: 3, pdfium: 4 };
+/** The extraction version of the default PDF extractor. */
+export const EXTRACTOR_VERSION = EXTRACTOR_VERSIONS[DEFAULT_PDF_EXTRACTOR];
+
+/**
  * Checks a user-given extractor name.
  * @param value the name as given; `subject` names the setting or option in errors.
  * @returns the extractor.

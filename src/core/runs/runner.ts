@@ -26,6 +26,7 @@ import { getBenchmark, benchmarks } from '../benchmarks/registry.ts';
 import { parseOptions, type OptionValues } from '../benchmarks/options.ts';
 import type { BenchmarkDefinition, ToolSetContext } from '../benchmarks/types.ts';
 import type { AgentEvent, KernelLike, RunParams, ToolSet } from '../agent/types.ts';
+import { DEFAULT_PDF_EXTRACTOR, EXTRACTOR_VERSION } from '../docs/pdf.ts';
 
 /** Who drives a run: Loupe's LLM agent, the reference agent, or an external MCP client (`mcp:<client>/<version>`, issue 24). */
 export type AgentKind = 'llm' | 'reference' | `mcp:${string}`;
@@ -376,6 +377,8 @@ function runParams(o: BlockRunOptions, toolSet: ToolSet, fork?: ForkPoint): RunP
     ...(o.toolSetOptions && Object.keys(o.toolSetOptions).length ? { toolSetOptions: o.toolSetOptions } : {}),
     ...(o.loadOptions && Object.keys(o.loadOptions).length ? { loadOptions: o.loadOptions } : {}),
     ...(fork ? { forkOf: { runId: fork.parent.id, step: fork.step } } : {}),
+    // a tool set that prepares a documentation index shows text made by the index's extractor (runs use the default)
+    ...(toolSet.prepare ? { docsText: { pdfExtractor: DEFAULT_PDF_EXTRACTOR, extractorVersion: EXTRACTOR_VERSION } } : {}),
     ...(o.extraParams ?? {}),
   };
 }

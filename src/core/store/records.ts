@@ -144,6 +144,11 @@ export interface RunParams {
    * tool set ends on a message (DDR).
    */
   mcp?: { client: string; clientVersion: string; transport: 'stdio' | 'http'; contained: boolean; finishTool?: string };
+  /**
+   * Where the text the doc tools showed came from (issue 23), for runs whose tool set reads documentation: the PDF
+   * extractor (`pdfium`, or `pdfjs` before issue 23, when runs recorded nothing) and the index's extraction version.
+   */
+  docsText?: { pdfExtractor: string; extractorVersion: number };
 }
 
 export interface RunRecord {

@@ -84,6 +84,7 @@ test('loupe run on a MIMIC-IV demo database: a scripted model explores with exec
     assert.deepEqual(res.options, { finishRule: 'paper', emptyInsights: 'zero', insights: 'separate-call' });
     assert.equal((await s.getRun(line.runId))!.toolSet, 'ddr-sql');
     assert.deepEqual((await s.getRun(line.runId))!.params.toolSetOptions, { python: 'false' });
+    assert.equal((await s.getRun(line.runId))!.params.docsText, undefined, 'a tool set without documentation records no docs text source');
     const exported = JSON.parse(readFileSync(join(dir, 'results', 'ddr_results.jsonl'), 'utf8').trim());
     assert.equal(exported.entityId, '10001217');
     assert.equal(exported.finalReport, res.finalReport);

@@ -52,6 +52,7 @@ test('loupe run --tool-option findVariablesDecompose=run-model: the run model de
     try {
       const run = (await s.getRun(runId))!;
       assert.deepEqual(run.params.toolSetOptions, { findVariables: 'true', findVariablesDecompose: 'run-model' });
+      assert.deepEqual(run.params.docsText, { pdfExtractor: 'pdfium', extractorVersion: 4 }, 'the run records which extractor made the text its doc tools showed');
       const steps = await s.getSteps(runId);
       const obs = steps[0]!.toolCalls[0]!.observation;
       assert.match(obs, /^Sub-queries from the model's decomposition: hemoglobin; adults$/m);
