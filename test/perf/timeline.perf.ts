@@ -1,14 +1,19 @@
 /// <reference lib="dom" />
 /**
- * Timeline perf (issue 7): a synthetic 10,000-step trajectory opened in the Trajectory Timeline webview in headless
- * chromium (same CSP as VS Code, host in Node). Reports, each against a baseline measured in the same run:
- *  - time to first paint and to "ready" (rows on screen): 10,000 steps vs 10 steps   (goal ≤ 1 s)
- *  - JS heap after load: 10,000 steps vs 10 steps                                      (goal ≤ 150 MB)
- *  - long tasks (> 50 ms) while scrolling the whole list top to bottom                  (goal: none)
- *  - live update: store commit → row visible in the open timeline, p50/p95 over 20 steps (goal ≤ 200 ms);
- *    split into the store's change detection (subscribeSteps, 100 ms polling as the panel uses) and the
- *    webview's notification → render time.
- * Usage: node esbuild.js && node test/perf/timeline.perf.ts
+ * Timeline perf (issue 7, gates per issue 23): a synthetic 10,000-step trajectory opened in the Trajectory Timeline
+ * webview in headless chromium (same CSP as VS Code, host in Node), against a 10-step trajectory as the baseline.
+ * Baseline and subject alternate, ROUNDS rounds (each: 10 steps, then 10,000 steps, then the store's change
+ * detection); every gate is the median over rounds. Gates (verdict lines; a FAIL exits 1; absolute goals, the ratio
+ * printed is to the goal, the 10-step baseline beside it):
+ *  - 10,000 rows posted to an open panel (postMessage with structured clone, as VS Code delivers) → painted ≤ 1000 ms
+ *  - JS heap after load ≤ 150 MB
+ *  - long tasks (> 50 ms) while scrolling the whole list top to bottom: none (median count over rounds)
+ *  - live update, store commit → row visible, p95 over 20 steps ≤ 200 ms: the sum of the store's change detection
+ *    (subscribeSteps, 100 ms polling as the panel uses), the panel's batching window and the webview's
+ *    notification → render time, each measured.
+ * Printed as information, not gated: time to "ready" through this harness's own transport (see the comment there),
+ * state arrived → rows rendered, first contentful paint, and the parts of the live update.
+ * Usage: node esbuild.js && node test/perf/timeline.perf.ts   (exit 1 on a FAIL)
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -18,6 +23,15 @@ import type { RunRecord, StepRecord } from '../../src/core/agent/types.ts';
 import { openStore } from '../../src/core/store/run-store.ts';
 import type { TimelineState } from '../../src/protocol/timeline.ts';
 import { preview } from '../helpers/webview-preview.ts';
+import { verdict } from './verdict.ts';
+
+const ROUNDS = 3;
+const BIG = 10_000;
+const SMALL = 10;
+const LIVE_SAMPLES = 20;
+const DELIVER_GOAL_MS = 1000;
+const HEAP_GOAL_MB = 150;
+const LIVE_GOAL_MS = 200;
 
 const TOOLS = ['read_doc', 'search_doc', 'retriever', 'python', 'answer', 'notes', 'save_code'];
 
@@ -109,7 +123,7 @@ async function measure(n: number, withScroll: boolean): Promise<Measured> {
           return tasks;
         });
         // Live updates: notification → row rendered (the webview part of "commit → visible").
-        for (let k = 0; k < 20; k++) {
+        for (let k = 0; k < LIVE_SAMPLES; k++) {
           const i = 2 * n + 20 + k;
           const step = toTimelineStep(syntheticStep(i, 0), 0);
           const t0 = Date.now();
@@ -158,20 +172,48 @@ async function storeDetection(samples: number): Promise<number[]> {
   }
 }
 
-const small = await measure(10, false);
-const big = await measure(10_000, true);
-const store = await storeDetection(20);
+const smalls: Measured[] = [];
+const bigs: Measured[] = [];
+const stores: number[][] = [];
+for (let r = 0; r < ROUNDS; r++) {
+  smalls.push(await measure(SMALL, true));
+  bigs.push(await measure(BIG, true));
+  stores.push(await storeDetection(LIVE_SAMPLES));
+}
 const BATCH_MS = TIMELINE_BATCH_MS; // the panel's batching window, added to the measured parts
-const e2e = store.map((s, i) => s + BATCH_MS + (big.liveMs[i] ?? NaN));
-
+/** Per round: commit → visible = store detection + batching window + webview notification → row, sample by sample. */
+const e2e = (ms: Measured[]) => ms.map((m, r) => stores[r]!.map((s, i) => s + BATCH_MS + (m.liveMs[i] ?? NaN)));
+const med = (xs: number[]) => pct(xs, 50);
+const over = (ms: Measured[], k: Exclude<keyof Measured, 'longTasks' | 'liveMs'>) => med(ms.map((m) => m[k]));
 const f = (x: number) => x.toFixed(1);
+const rounds = `median of ${ROUNDS} alternating rounds`;
+
 console.log('timeline perf (headless chromium, same CSP as VS Code)');
-console.log(`  ready through this harness's transport (playwright exposeFunction, JSON; slow for MBs): 10 steps ${f(small.readyMs)} ms · 10,000 steps ${f(big.readyMs)} ms · ratio ${(big.readyMs / small.readyMs).toFixed(2)}× (goal ≤ 1000 ms)`);
-console.log(`  10,000 rows posted to an open panel (postMessage, as VS Code delivers) → painted: ${f(big.deliverMs)} ms (goal ≤ 1000 ms)`);
-console.log(`  of which state arrived → rows rendered: 10 steps ${f(small.renderMs)} ms · 10,000 steps ${f(big.renderMs)} ms (the rest is page load + the transport)`);
-console.log(`  first contentful paint: 10 steps ${f(small.fcpMs)} ms · 10,000 steps ${f(big.fcpMs)} ms`);
-console.log(`  JS heap after load:     10 steps ${f(small.heapMb)} MB · 10,000 steps ${f(big.heapMb)} MB · ratio ${(big.heapMb / small.heapMb).toFixed(2)}× (goal ≤ 150 MB)`);
-console.log(`  long tasks > 50 ms while scrolling 20,000 rows: ${big.longTasks.length}${big.longTasks.length ? ` (max ${f(Math.max(...big.longTasks))} ms)` : ''} (goal 0)`);
-console.log(`  live update, webview notification → row: p50 ${f(pct(big.liveMs, 50))} ms, p95 ${f(pct(big.liveMs, 95))} ms`);
-console.log(`  live update, store commit → detected (${TIMELINE_POLL_MS} ms polling): p50 ${f(pct(store, 50))} ms, p95 ${f(pct(store, 95))} ms`);
-console.log(`  live update, commit → visible (sum incl. ${BATCH_MS} ms batching): p50 ${f(pct(e2e, 50))} ms, p95 ${f(pct(e2e, 95))} ms (goal ≤ 200 ms) · vs polling interval ${(pct(e2e, 95) / TIMELINE_POLL_MS).toFixed(2)}×`);
+const deliver = over(bigs, 'deliverMs');
+verdict(`10,000 rows posted to an open panel (postMessage, as VS Code delivers) → painted (${rounds})`,
+  `≤ ${DELIVER_GOAL_MS} ms`, `${f(deliver)} ms`, `${SMALL} rows posted ${f(over(smalls, 'deliverMs'))} ms; ratio to the goal`, deliver / DELIVER_GOAL_MS, deliver <= DELIVER_GOAL_MS);
+const heap = over(bigs, 'heapMb');
+verdict(`JS heap after load, 10,000 steps (${rounds})`,
+  `≤ ${HEAP_GOAL_MB} MB`, `${f(heap)} MB`, `${SMALL} steps ${f(over(smalls, 'heapMb'))} MB; ratio to the goal`, heap / HEAP_GOAL_MB, heap <= HEAP_GOAL_MB);
+const longTasks = med(bigs.map((m) => m.longTasks.length));
+const longest = Math.max(0, ...bigs.flatMap((m) => m.longTasks));
+verdict(`long tasks > 50 ms while scrolling 20,000 rows (${rounds}; per round ${bigs.map((m) => m.longTasks.length).join(', ')}${longest ? `, longest ${f(longest)} ms` : ''})`,
+  '0', `${longTasks}`, `scrolling ${2 * SMALL} rows: ${med(smalls.map((m) => m.longTasks.length))}; ratio is the count`, longTasks, longTasks === 0);
+const liveBig = med(e2e(bigs).map((xs) => pct(xs, 95)));
+verdict(`live update, store commit → row visible in a 10,000-step timeline, p95 of ${LIVE_SAMPLES} (detection + ${BATCH_MS} ms batching + render; ${rounds})`,
+  `≤ ${LIVE_GOAL_MS} ms`, `${f(liveBig)} ms`, `${SMALL}-step timeline ${f(med(e2e(smalls).map((xs) => pct(xs, 95))))} ms; ratio to the goal`, liveBig / LIVE_GOAL_MS, liveBig <= LIVE_GOAL_MS);
+
+// Information only. "Ready" here is the page load plus the initial state delivered through this harness's transport:
+// playwright's exposeFunction, which JSON-serialises the whole state through the DevTools protocol (slow for MBs).
+// VS Code does not use that path — it posts the state into the webview with postMessage (structured clone), which the
+// first gate above measures — so this number describes the test harness, not what a user waits for, and is no gate.
+console.log(`  (information) ready through this harness's transport (playwright exposeFunction, JSON; not VS Code's path): ${SMALL} steps ${f(over(smalls, 'readyMs'))} ms · 10,000 steps ${f(over(bigs, 'readyMs'))} ms`);
+console.log(`  (information) state arrived → rows rendered: ${SMALL} steps ${f(over(smalls, 'renderMs'))} ms · 10,000 steps ${f(over(bigs, 'renderMs'))} ms`);
+console.log(`  (information) first contentful paint: ${SMALL} steps ${f(over(smalls, 'fcpMs'))} ms · 10,000 steps ${f(over(bigs, 'fcpMs'))} ms`);
+console.log(`  (information) live update parts, 10,000 steps: webview notification → row p50 ${f(med(bigs.map((m) => pct(m.liveMs, 50))))} ms, p95 ${f(med(bigs.map((m) => pct(m.liveMs, 95))))} ms; store commit → detected (${TIMELINE_POLL_MS} ms polling) p50 ${f(med(stores.map((xs) => pct(xs, 50))))} ms, p95 ${f(med(stores.map((xs) => pct(xs, 95))))} ms; commit → visible p95 ${(liveBig / TIMELINE_POLL_MS).toFixed(2)}× the polling interval`);
+console.log(JSON.stringify({
+  rounds: ROUNDS,
+  big: bigs.map((m) => ({ deliverMs: m.deliverMs, heapMb: +m.heapMb.toFixed(2), longTasks: m.longTasks.length, liveP95Ms: pct(m.liveMs, 95), readyMs: +m.readyMs.toFixed(1) })),
+  small: smalls.map((m) => ({ deliverMs: m.deliverMs, heapMb: +m.heapMb.toFixed(2), longTasks: m.longTasks.length, liveP95Ms: pct(m.liveMs, 95), readyMs: +m.readyMs.toFixed(1) })),
+  storeDetectionP95Ms: stores.map((xs) => +pct(xs, 95).toFixed(1)),
+}));
