@@ -120,17 +120,29 @@ export async function openTimeline(store: RunStore, runId: string): Promise<Open
   return { run, runStartMs, steps, heatmap: timelineHeatmap(steps), lastSeq };
 }
 
+/** A followed timeline (see {@link followTimeline}): call it to stop following. */
+export interface TimelineFollow {
+  (): void;
+  /**
+   * Reads the steps committed since the last read now, through the same read and watermark as the poll (a writer in
+   * this process has just committed one: a run in the same VS Code window), instead of waiting for the next poll.
+   */
+  poll(): void;
+}
+
 /**
  * Follows an opened timeline: every step committed after it was opened (by any process), as rows, batched over
- * {@link TIMELINE_BATCH_MS} and polled every {@link TIMELINE_POLL_MS}; no step already shown is read again.
+ * {@link TIMELINE_BATCH_MS} and polled every `intervalMs` (default {@link TIMELINE_POLL_MS}); `poll()` on the result
+ * reads at once. No step already shown is read again; rows come in commit order.
  * @param opened from {@link openTimeline}; `known` the indices already shown (the opened rows', added to as rows come).
  * @param onRows called with the new rows of one batch, in commit order.
- * @returns a function that stops following.
+ * @param opts `intervalMs`: the polling interval in ms (steps written by other processes arrive within it).
+ * @returns the follow: call it to stop; `poll()` to read now.
  */
-export function followTimeline(store: RunStore, opened: Pick<OpenedTimeline, 'run' | 'runStartMs' | 'lastSeq'>, known: Set<number>, onRows: (rows: TimelineStep[]) => void): () => void {
+export function followTimeline(store: RunStore, opened: Pick<OpenedTimeline, 'run' | 'runStartMs' | 'lastSeq'>, known: Set<number>, onRows: (rows: TimelineStep[]) => void, opts: { intervalMs?: number } = {}): TimelineFollow {
   let pending: TimelineStep[] = [];
   let flush: ReturnType<typeof setTimeout> | undefined;
-  const stop = store.subscribeSteps((s) => {
+  const sub = store.subscribeSteps((s) => {
     if (known.has(s.index)) return;
     known.add(s.index);
     pending.push(toTimelineStep(s, opened.runStartMs));
@@ -141,11 +153,13 @@ export function followTimeline(store: RunStore, opened: Pick<OpenedTimeline, 'ru
       pending = [];
       onRows(rows);
     }, TIMELINE_BATCH_MS);
-  }, { runId: opened.run.id, intervalMs: TIMELINE_POLL_MS, afterSeq: opened.lastSeq });
-  return () => {
-    stop();
+  }, { runId: opened.run.id, intervalMs: opts.intervalMs ?? TIMELINE_POLL_MS, afterSeq: opened.lastSeq });
+  const stop = () => {
+    sub();
     if (flush) clearTimeout(flush);
+    flush = undefined;
   };
+  return Object.assign(stop, { poll: () => sub.poll() });
 }
 
 /** The run header of the timeline. */
