@@ -34,13 +34,14 @@ function gated(run: string, steps: number): { script: Turn[]; open(k: number): v
   return { script, open: (k) => opens[k]!() };
 }
 
-/** Where each mark stands in the timeline's text (-1: absent) and how often it is there. */
+/** Where each step's row stands in the timeline's text (-1: absent) and how many rows it has. */
 function rows(text: string, run: string, steps: number): { at: number[]; counts: number[] } {
   const at: number[] = [];
   const counts: number[] = [];
   for (let k = 0; k < steps; k++) {
-    at.push(text.indexOf(mark(run, k)));
-    counts.push(text.split(mark(run, k)).length - 1);
+    const row = `python(code=print(${JSON.stringify(mark(run, k))}))`; // the row's summary of the step's python call
+    at.push(text.indexOf(row));
+    counts.push(text.split(row).length - 1);
   }
   return { at, counts };
 }
@@ -81,7 +82,7 @@ describe('Timeline gets the steps of a run in this window pushed (issue 23)', fu
       const text = await webviewText({ title: TITLE, expect: new RegExp(mark(run, k)), timeoutMs: 60_000 });
       assert.match(text, /running/, `step ${k} arrived while the run was running`);
       const r = rows(text, run, steps);
-      assert.deepEqual(r.counts, Array.from({ length: steps }, (_, i) => (i <= k ? 1 : 0)), `rows after step ${k}: each once, none ahead`);
+      assert.deepEqual(r.counts, Array.from({ length: steps }, (_, i) => (i <= k ? 1 : 0)), `rows after step ${k}: each once, none ahead; timeline: ${text.slice(0, 1500)}`);
       assert.deepEqual(r.at.slice(0, k + 1), [...r.at.slice(0, k + 1)].sort((x, y) => x - y), 'rows in step order');
       if (k === 1) {
         await sleep(400);
