@@ -34,12 +34,16 @@ function gated(run: string, steps: number): { script: Turn[]; open(k: number): v
   return { script, open: (k) => opens[k]!() };
 }
 
+/** The row's summary of step `k`'s python call. */
+const rowOf = (run: string, k: number) => `python(code=print(${JSON.stringify(mark(run, k))}))`;
+const rowRe = (run: string, k: number) => new RegExp(rowOf(run, k).replace(/[()"]/g, '\\$&'));
+
 /** Where each step's row stands in the timeline's text (-1: absent) and how many rows it has. */
 function rows(text: string, run: string, steps: number): { at: number[]; counts: number[] } {
   const at: number[] = [];
   const counts: number[] = [];
   for (let k = 0; k < steps; k++) {
-    const row = `python(code=print(${JSON.stringify(mark(run, k))}))`; // the row's summary of the step's python call
+    const row = rowOf(run, k);
     at.push(text.indexOf(row));
     counts.push(text.split(row).length - 1);
   }
@@ -79,7 +83,7 @@ describe('Timeline gets the steps of a run in this window pushed (issue 23)', fu
     for (let k = 0; k < steps; k++) {
       gates.open(k);
       // bounded: with the hour-long poll only the push brings the row; the model's next turn waits for this check
-      const text = await webviewText({ title: TITLE, expect: new RegExp(mark(run, k)), timeoutMs: 60_000 });
+      const text = await webviewText({ title: TITLE, expect: rowRe(run, k), timeoutMs: 60_000 });
       assert.match(text, /running/, `step ${k} arrived while the run was running`);
       const r = rows(text, run, steps);
       assert.deepEqual(r.counts, Array.from({ length: steps }, (_, i) => (i <= k ? 1 : 0)), `rows after step ${k}: each once, none ahead; timeline: ${text.slice(0, 1500)}`);
@@ -134,7 +138,7 @@ describe('Timeline gets the steps of a run in this window pushed (issue 23)', fu
     await cfg().update('store', join(other, 'runs.sqlite'), vscode.ConfigurationTarget.Global);
     await webviewText({ title: TITLE, expect: /Run not available/, timeoutMs: 30_000 });
     await cfg().update('store', undefined, vscode.ConfigurationTarget.Global);
-    text = await webviewText({ title: TITLE, expect: new RegExp(`finished[\\s\\S]*${mark('a', STEPS - 1)}`), timeoutMs: 30_000 });
+    text = await webviewText({ title: TITLE, expect: new RegExp(`finished[\\s\\S]*${rowRe('a', STEPS - 1).source}`), timeoutMs: 30_000 });
     assert.deepEqual(rows(text, 'a', STEPS).counts, [1, 1, 1]);
 
     // a run started after the switch (the store opened again): its timeline still gets its steps pushed
