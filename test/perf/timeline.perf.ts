@@ -12,7 +12,8 @@
  *    the store part through the panel's own follow (followTimeline: 100 ms polling, batching window) plus the webview's
  *    notification → render time, each measured, summed sample by sample.
  *  - the same for a run in this window (pushed: after its step-end the panel reads at once, the poll's own read):
- *    p95 ≤ one polling interval, ratio to the polled p95 (baseline and subject alternate within each round).
+ *    p95 ≤ 200 ms and below the polled p95 of the same run (baseline and subject alternate within each round); its
+ *    host part (commit → rows handed to the webview) p95 ≤ one polling interval.
  * Printed as information, not gated: time to "ready" through this harness's own transport (see the comment there),
  * state arrived → rows rendered, first contentful paint, and the parts of the live update.
  * Usage: node esbuild.js && node test/perf/timeline.perf.ts   (exit 1 on a FAIL)
@@ -221,11 +222,18 @@ const p95 = (ms: Measured[], store: number[][]) => med(e2e(ms, store).map((xs) =
 const liveBig = p95(bigs, polled);
 verdict(`live update, a step another process committed → row visible in a 10,000-step timeline (polled every ${TIMELINE_POLL_MS} ms), p95 of ${LIVE_SAMPLES} (store poll + batching + render; ${rounds})`,
   `≤ ${LIVE_GOAL_MS} ms`, `${f(liveBig)} ms`, `${SMALL}-step timeline ${f(p95(smalls, polled))} ms; ratio to the goal`, liveBig / LIVE_GOAL_MS, liveBig <= LIVE_GOAL_MS);
-// The subject of the push: a run in this window never waits for a poll, so its p95 is within one polling interval.
+// The subject of the push: a run in this window never waits for a poll. End to end (what the user sees) it has the same
+// goal and must beat the polled path of the same run; the host's part alone (commit → rows handed to the webview) must
+// stay within one polling interval, which no polled read can (the render part is the browser's, the same for both).
 const pushedBig = p95(bigs, pushed);
 verdict(`live update, a step a run in this window committed → row visible in a 10,000-step timeline (pushed: read at once), p95 of ${LIVE_SAMPLES} (read + batching + render; ${rounds})`,
-  `≤ ${TIMELINE_POLL_MS} ms (one polling interval)`, `${f(pushedBig)} ms`, `polled ${f(liveBig)} ms (${SMALL}-step timeline pushed ${f(p95(smalls, pushed))} ms); ratio pushed / polled`,
-  pushedBig / liveBig, pushedBig <= TIMELINE_POLL_MS && pushedBig <= LIVE_GOAL_MS);
+  `≤ ${LIVE_GOAL_MS} ms and below the polled path`, `${f(pushedBig)} ms`, `polled ${f(liveBig)} ms (${SMALL}-step timeline pushed ${f(p95(smalls, pushed))} ms); ratio pushed / polled`,
+  pushedBig / liveBig, pushedBig <= LIVE_GOAL_MS && pushedBig < liveBig);
+const hostPushed = med(pushed.map((xs) => pct(xs, 95)));
+const hostPolled = med(polled.map((xs) => pct(xs, 95)));
+verdict(`live update, host part: store commit → rows handed to the webview, p95 of ${LIVE_SAMPLES}, pushed (${rounds}; batching included)`,
+  `≤ ${TIMELINE_POLL_MS} ms (one polling interval)`, `${f(hostPushed)} ms`, `polled ${f(hostPolled)} ms; ratio pushed / polled`,
+  hostPushed / hostPolled, hostPushed <= TIMELINE_POLL_MS);
 
 // Information only. "Ready" here is the page load plus the initial state delivered through this harness's transport:
 // playwright's exposeFunction, which JSON-serialises the whole state through the DevTools protocol (slow for MBs).
