@@ -214,6 +214,7 @@ export class TimelinePanel extends LoupePanel {
     this.follow?.();
     this.follow = undefined;
     this.generation++;
+    this.statusQueued = false;
     clearInterval(this.statusTimer);
     this.statusTimer = undefined;
   }
@@ -250,9 +251,12 @@ export class TimelinePanel extends LoupePanel {
 
   /** Sends the run's header when its status changed since the last one sent. */
   private checkStatus(): void {
-    if (!this.follow) return;
+    // one check waiting at a time (a slow team store must not pile up the 500 ms timer's checks)
+    if (!this.follow || this.statusQueued) return;
+    this.statusQueued = true;
     const store = this.ctx.store();
     this.send(async () => {
+      this.statusQueued = false;
       const run = await store.getRun(this.runId).catch(() => undefined);
       if (run && run.status !== this.lastStatus) {
         this.lastStatus = run.status;
@@ -263,6 +267,7 @@ export class TimelinePanel extends LoupePanel {
   }
 
   private lastStatus = '';
+  private statusQueued = false;
 
   private async detail(runId: string, index: number): Promise<StepDetail> {
     const step = await this.ctx.store().getStep(runId, index);
