@@ -4,6 +4,7 @@ import * as vscode from 'vscode';
 import { createCommands, registerCommands } from './vscode/commands.ts';
 import { LoupeContext } from './vscode/context.ts';
 import { registerPanels } from './vscode/panels/index.ts';
+import { TimelinePanel } from './vscode/panels/timeline-panel.ts';
 import { registerRunUi } from './vscode/run/index.ts';
 import { RunSession } from './vscode/run/run-session.ts';
 import { registerBenchmarksView } from './vscode/views/benchmarks-view.ts';
@@ -15,6 +16,8 @@ import type { BenchmarkDefinition } from './core/benchmarks/types.ts';
 /** What a test-only bundle may add to the running extension. */
 interface TestHooks {
   registerBenchmark(def: BenchmarkDefinition): void;
+  /** The store polling interval of timelines opened from now on (ms): a test lengthens it to see pushed steps alone. */
+  setTimelinePollMs(ms: number): void;
 }
 
 /** What `activate` returns: a small API other extensions and the integration tests can use. */
@@ -59,7 +62,10 @@ function registerTestPanels(ctx: LoupeContext): void {
   const entry = process.env.LOUPE_TEST_PANELS;
   if (!entry) return;
   const mod = createRequire(__filename)(entry) as { register(c: LoupeContext, hooks: TestHooks): void };
-  mod.register(ctx, { registerBenchmark: (def) => { if (!findBenchmark(def.kind)) registerBenchmark(def); } });
+  mod.register(ctx, {
+    registerBenchmark: (def) => { if (!findBenchmark(def.kind)) registerBenchmark(def); },
+    setTimelinePollMs: (ms) => { TimelinePanel.pollIntervalMs = ms; },
+  });
   ctx.log.info(`test panels registered from ${entry}`);
 }
 

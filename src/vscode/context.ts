@@ -32,6 +32,13 @@ export class LoupeContext implements vscode.Disposable {
    * {@link store}; the runs views refresh (`onDidChangeRuns` fires too).
    */
   readonly onDidSwitchStore = this.storeSwitched.event;
+  private readonly stepsCommitted = new vscode.EventEmitter<{ runId: string; ended: boolean }>();
+  /**
+   * Fires right after a run driven in this window committed a step to the store (`ended`: the run ended): what shows
+   * that run live (the Timeline) reads the store now instead of at its next poll. Runs written by other processes (a
+   * `loupe run` in a terminal, a team store run on another machine) fire nothing: they are seen by polling.
+   */
+  readonly onDidCommitSteps = this.stepsCommitted.event;
 
   constructor(extension: vscode.ExtensionContext) {
     this.extension = extension;
@@ -140,6 +147,11 @@ export class LoupeContext implements vscode.Disposable {
     this.openedStore = undefined;
   }
 
+  /** Tells live views of `runId` that it committed a step (or ended) in this window: see {@link onDidCommitSteps}. */
+  fireStepsCommitted(runId: string, ended = false): void {
+    this.stepsCommitted.fire({ runId, ended });
+  }
+
   /** Tells views that the store changed. */
   fireRunsChanged(): void {
     this.storeChanged.fire();
@@ -155,6 +167,7 @@ export class LoupeContext implements vscode.Disposable {
     this.storeChanged.dispose();
     this.annotationsChanged.dispose();
     this.storeSwitched.dispose();
+    this.stepsCommitted.dispose();
     while (this.disposables.length) {
       try {
         this.disposables.pop()?.dispose();

@@ -7,7 +7,7 @@ import type {
   AnswerRecord, InterventionRecord, JudgementRecord, JudgementUse, KernelCellRecord, RunEventRecord, RunRecord, StepRecord, StoredScore,
 } from '../../src/core/store/records.ts';
 import type {
-  ArtefactRows, CellQuery, JudgementRows, NewIntervention, NewRun, RunFilter, RunLeaseHolder, RunLeaseResult, RunArtefact, RunPatch, RunStore, ScoreRows, StepEffects, StepSummaryRecord,
+  ArtefactRows, CellQuery, JudgementRows, NewIntervention, NewRun, RunFilter, RunLeaseHolder, RunLeaseResult, RunArtefact, RunPatch, RunStore, ScoreRows, StepEffects, StepSummaryRecord, StepSubscription,
 } from '../../src/core/store/types.ts';
 
 import { createHash } from 'node:crypto';
@@ -183,16 +183,19 @@ export class MemoryRunStore implements RunStore {
   async getEventsOf(ids: string[], kind?: string): Promise<Map<string, RunEventRecord[]>> {
     return new Map(await Promise.all(ids.map(async (id) => [id, (await this.getEvents(id)).filter((e) => kind === undefined || e.kind === kind)] as const)));
   }
-  subscribeSteps(onStep: (s: StepRecord) => void, o: { runId?: string; intervalMs?: number; fromStart?: boolean; afterSeq?: number } = {}): () => void {
+  subscribeSteps(onStep: (s: StepRecord) => void, o: { runId?: string; intervalMs?: number; fromStart?: boolean; afterSeq?: number } = {}): StepSubscription {
     let last = o.afterSeq ?? (o.fromStart ? 0 : this.#seq);
-    const t = setInterval(() => {
+    let stopped = false;
+    const tick = () => {
+      if (stopped) return;
       for (const x of this.#stepSeq.filter((y) => y.seq > last && (!o.runId || y.step.runId === o.runId))) {
         last = x.seq;
         onStep(clone(x.step));
       }
-    }, o.intervalMs ?? 250);
+    };
+    const t = setInterval(tick, o.intervalMs ?? 250);
     t.unref?.();
-    return () => clearInterval(t);
+    return Object.assign(() => { stopped = true; clearInterval(t); }, { poll: tick });
   }
   async deleteRun(id: string): Promise<boolean> {
     this.#scores = this.#scores.filter((s) => s.runId !== id);

@@ -8,9 +8,12 @@
  *  - 10,000 rows posted to an open panel (postMessage with structured clone, as VS Code delivers) → painted ≤ 1000 ms
  *  - JS heap after load ≤ 150 MB
  *  - long tasks (> 50 ms) while scrolling the whole list top to bottom: none (median count over rounds)
- *  - live update, store commit → row visible, p95 over 20 steps ≤ 200 ms: the sum of the store's change detection
- *    (subscribeSteps, 100 ms polling as the panel uses), the panel's batching window and the webview's
- *    notification → render time, each measured.
+ *  - live update, store commit → row visible, p95 over 20 steps ≤ 200 ms, for a run another process writes (polled):
+ *    the store part through the panel's own follow (followTimeline: 100 ms polling, batching window) plus the webview's
+ *    notification → render time, each measured, summed sample by sample.
+ *  - the same for a run in this window (pushed: after its step-end the panel reads at once, the poll's own read):
+ *    p95 ≤ 200 ms and below the polled p95 of the same run (baseline and subject alternate within each round); its
+ *    host part (commit → rows handed to the webview) p95 ≤ one polling interval.
  * Printed as information, not gated: time to "ready" through this harness's own transport (see the comment there),
  * state arrived → rows rendered, first contentful paint, and the parts of the live update.
  * Usage: node esbuild.js && node test/perf/timeline.perf.ts   (exit 1 on a FAIL)
@@ -18,7 +21,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { TIMELINE_BATCH_MS, TIMELINE_POLL_MS, timelineHeatmap, toTimelineRun, toTimelineStep } from '../../src/core/ui/timeline.ts';
+import { followTimeline, openTimeline, TIMELINE_BATCH_MS, TIMELINE_POLL_MS, timelineHeatmap, toTimelineRun, toTimelineStep } from '../../src/core/ui/timeline.ts';
 import type { RunRecord, StepRecord } from '../../src/core/agent/types.ts';
 import { openStore } from '../../src/core/store/run-store.ts';
 import type { TimelineState } from '../../src/protocol/timeline.ts';
@@ -137,36 +140,45 @@ async function measure(n: number, withScroll: boolean): Promise<Measured> {
   return out;
 }
 
-/** Store side of "commit → visible": time from commitStep in one connection to subscribeSteps firing in another. */
-async function storeDetection(samples: number): Promise<number[]> {
+/**
+ * Store side of "commit → visible", through the panel's own follow (`followTimeline`: subscription, poll, batching
+ * window), from the start of `commitStep` to the rows handed to the panel, in ms, one per sample:
+ *  - `polled`: the run is written by another process (another connection to the file); the timeline finds the step at
+ *    its next poll ({@link TIMELINE_POLL_MS}).
+ *  - `pushed`: the run is in this VS Code window (one store, as the extension host shares it); after the commit the run
+ *    session's step-end tells the panel (`ctx.onDidCommitSteps`), which reads at once (`poll()`), the poll's own read.
+ */
+async function storeDetection(samples: number, mode: 'polled' | 'pushed'): Promise<number[]> {
   const dir = mkdtempSync(join(tmpdir(), 'loupe-tl-perf-'));
   const file = join(dir, 'runs.sqlite');
-  const writer = openStore(file);
   const reader = openStore(file);
+  const writer = mode === 'polled' ? openStore(file) : reader;
   try {
     const r = run(0);
     await writer.createRun({ id: r.id, suite: r.suite, blockId: r.blockId, agent: r.agent, model: r.model, params: {}, promptHash: '', toolSet: 'longda', dataChecksums: {}, loupeVersion: '0', sandbox: 'off', workspace: dir });
+    const opened = await openTimeline(reader, r.id);
     const lat: number[] = [];
     let pending: { i: number; t0: number; done: () => void } | undefined;
-    const unsub = reader.subscribeSteps((s) => {
-      if (pending && s.index === pending.i) {
+    const follow = followTimeline(reader, opened, new Set(), (rows) => {
+      if (pending && rows.some((x) => x.index === pending!.i)) {
         lat.push(performance.now() - pending.t0);
         pending.done();
       }
-    }, { runId: r.id, intervalMs: TIMELINE_POLL_MS });
+    });
     for (let i = 0; i < samples; i++) {
       await new Promise((r2) => setTimeout(r2, 37 * (i % 5)));
       await new Promise<void>((done) => {
-        // subscribeSteps' poll timer is unref'd; keep the process alive while we wait for it.
+        // the poll timer is unref'd; keep the process alive while we wait for it
         const keepAlive = setTimeout(() => done(), 5000);
         pending = { i, t0: performance.now(), done: () => { clearTimeout(keepAlive); done(); } };
-        void writer.commitStep(syntheticStep(i, Date.now()));
+        void writer.commitStep(syntheticStep(i, Date.now())).then(() => { if (mode === 'pushed') follow.poll(); });
       });
     }
-    unsub();
+    follow();
+    if (lat.length < samples) throw new Error(`${mode}: ${samples - lat.length} of ${samples} steps never reached the timeline`);
     return lat;
   } finally {
-    writer.close();
+    if (writer !== reader) writer.close();
     reader.close();
     rmSync(dir, { recursive: true, force: true });
   }
@@ -174,15 +186,22 @@ async function storeDetection(samples: number): Promise<number[]> {
 
 const smalls: Measured[] = [];
 const bigs: Measured[] = [];
-const stores: number[][] = [];
+const polled: number[][] = [];
+const pushed: number[][] = [];
 for (let r = 0; r < ROUNDS; r++) {
   smalls.push(await measure(SMALL, true));
   bigs.push(await measure(BIG, true));
-  stores.push(await storeDetection(LIVE_SAMPLES));
+  // baseline (polled) and subject (pushed) alternate, the first of each round taking turns
+  if (r % 2 === 0) {
+    polled.push(await storeDetection(LIVE_SAMPLES, 'polled'));
+    pushed.push(await storeDetection(LIVE_SAMPLES, 'pushed'));
+  } else {
+    pushed.push(await storeDetection(LIVE_SAMPLES, 'pushed'));
+    polled.push(await storeDetection(LIVE_SAMPLES, 'polled'));
+  }
 }
-const BATCH_MS = TIMELINE_BATCH_MS; // the panel's batching window, added to the measured parts
-/** Per round: commit → visible = store detection + batching window + webview notification → row, sample by sample. */
-const e2e = (ms: Measured[]) => ms.map((m, r) => stores[r]!.map((s, i) => s + BATCH_MS + (m.liveMs[i] ?? NaN)));
+/** Per round: commit → visible = store part (measured through the panel's follow, batching included) + webview notification → row, sample by sample. */
+const e2e = (ms: Measured[], store: number[][]) => ms.map((m, r) => store[r]!.map((s, i) => s + (m.liveMs[i] ?? NaN)));
 const med = (xs: number[]) => pct(xs, 50);
 const over = (ms: Measured[], k: Exclude<keyof Measured, 'longTasks' | 'liveMs'>) => med(ms.map((m) => m[k]));
 const f = (x: number) => x.toFixed(1);
@@ -199,9 +218,22 @@ const longTasks = med(bigs.map((m) => m.longTasks.length));
 const longest = Math.max(0, ...bigs.flatMap((m) => m.longTasks));
 verdict(`long tasks > 50 ms while scrolling 20,000 rows (${rounds}; per round ${bigs.map((m) => m.longTasks.length).join(', ')}${longest ? `, longest ${f(longest)} ms` : ''})`,
   '0', `${longTasks}`, `scrolling ${2 * SMALL} rows: ${med(smalls.map((m) => m.longTasks.length))}; ratio is the count`, longTasks, longTasks === 0);
-const liveBig = med(e2e(bigs).map((xs) => pct(xs, 95)));
-verdict(`live update, store commit → row visible in a 10,000-step timeline, p95 of ${LIVE_SAMPLES} (detection + ${BATCH_MS} ms batching + render; ${rounds})`,
-  `≤ ${LIVE_GOAL_MS} ms`, `${f(liveBig)} ms`, `${SMALL}-step timeline ${f(med(e2e(smalls).map((xs) => pct(xs, 95))))} ms; ratio to the goal`, liveBig / LIVE_GOAL_MS, liveBig <= LIVE_GOAL_MS);
+const p95 = (ms: Measured[], store: number[][]) => med(e2e(ms, store).map((xs) => pct(xs, 95)));
+const liveBig = p95(bigs, polled);
+verdict(`live update, a step another process committed → row visible in a 10,000-step timeline (polled every ${TIMELINE_POLL_MS} ms), p95 of ${LIVE_SAMPLES} (store poll + batching + render; ${rounds})`,
+  `≤ ${LIVE_GOAL_MS} ms`, `${f(liveBig)} ms`, `${SMALL}-step timeline ${f(p95(smalls, polled))} ms; ratio to the goal`, liveBig / LIVE_GOAL_MS, liveBig <= LIVE_GOAL_MS);
+// The subject of the push: a run in this window never waits for a poll. End to end (what the user sees) it has the same
+// goal and must beat the polled path of the same run; the host's part alone (commit → rows handed to the webview) must
+// stay within one polling interval, which no polled read can (the render part is the browser's, the same for both).
+const pushedBig = p95(bigs, pushed);
+verdict(`live update, a step a run in this window committed → row visible in a 10,000-step timeline (pushed: read at once), p95 of ${LIVE_SAMPLES} (read + batching + render; ${rounds})`,
+  `≤ ${LIVE_GOAL_MS} ms and below the polled path`, `${f(pushedBig)} ms`, `polled ${f(liveBig)} ms (${SMALL}-step timeline pushed ${f(p95(smalls, pushed))} ms); ratio pushed / polled`,
+  pushedBig / liveBig, pushedBig <= LIVE_GOAL_MS && pushedBig < liveBig);
+const hostPushed = med(pushed.map((xs) => pct(xs, 95)));
+const hostPolled = med(polled.map((xs) => pct(xs, 95)));
+verdict(`live update, host part: store commit → rows handed to the webview, p95 of ${LIVE_SAMPLES}, pushed (${rounds}; batching included)`,
+  `≤ ${TIMELINE_POLL_MS} ms (one polling interval)`, `${f(hostPushed)} ms`, `polled ${f(hostPolled)} ms; ratio pushed / polled`,
+  hostPushed / hostPolled, hostPushed <= TIMELINE_POLL_MS);
 
 // Information only. "Ready" here is the page load plus the initial state delivered through this harness's transport:
 // playwright's exposeFunction, which JSON-serialises the whole state through the DevTools protocol (slow for MBs).
@@ -210,10 +242,12 @@ verdict(`live update, store commit → row visible in a 10,000-step timeline, p9
 console.log(`  (information) ready through this harness's transport (playwright exposeFunction, JSON; not VS Code's path): ${SMALL} steps ${f(over(smalls, 'readyMs'))} ms · 10,000 steps ${f(over(bigs, 'readyMs'))} ms`);
 console.log(`  (information) state arrived → rows rendered: ${SMALL} steps ${f(over(smalls, 'renderMs'))} ms · 10,000 steps ${f(over(bigs, 'renderMs'))} ms`);
 console.log(`  (information) first contentful paint: ${SMALL} steps ${f(over(smalls, 'fcpMs'))} ms · 10,000 steps ${f(over(bigs, 'fcpMs'))} ms`);
-console.log(`  (information) live update parts, 10,000 steps: webview notification → row p50 ${f(med(bigs.map((m) => pct(m.liveMs, 50))))} ms, p95 ${f(med(bigs.map((m) => pct(m.liveMs, 95))))} ms; store commit → detected (${TIMELINE_POLL_MS} ms polling) p50 ${f(med(stores.map((xs) => pct(xs, 50))))} ms, p95 ${f(med(stores.map((xs) => pct(xs, 95))))} ms; commit → visible p95 ${(liveBig / TIMELINE_POLL_MS).toFixed(2)}× the polling interval`);
+const part = (xs: number[][], q: number) => f(med(xs.map((x) => pct(x, q))));
+console.log(`  (information) live update parts, 10,000 steps: webview notification → row p50 ${f(med(bigs.map((m) => pct(m.liveMs, 50))))} ms, p95 ${f(med(bigs.map((m) => pct(m.liveMs, 95))))} ms; store commit → rows to the panel, polled (${TIMELINE_POLL_MS} ms) p50 ${part(polled, 50)} ms, p95 ${part(polled, 95)} ms; pushed p50 ${part(pushed, 50)} ms, p95 ${part(pushed, 95)} ms (both through the panel's batching: ≥ ${TIMELINE_BATCH_MS} ms between messages)`);
 console.log(JSON.stringify({
   rounds: ROUNDS,
   big: bigs.map((m) => ({ deliverMs: m.deliverMs, heapMb: +m.heapMb.toFixed(2), longTasks: m.longTasks.length, liveP95Ms: pct(m.liveMs, 95), readyMs: +m.readyMs.toFixed(1) })),
   small: smalls.map((m) => ({ deliverMs: m.deliverMs, heapMb: +m.heapMb.toFixed(2), longTasks: m.longTasks.length, liveP95Ms: pct(m.liveMs, 95), readyMs: +m.readyMs.toFixed(1) })),
-  storeDetectionP95Ms: stores.map((xs) => +pct(xs, 95).toFixed(1)),
+  polledP95Ms: polled.map((xs) => +pct(xs, 95).toFixed(1)),
+  pushedP95Ms: pushed.map((xs) => +pct(xs, 95).toFixed(1)),
 }));

@@ -16,7 +16,7 @@ import type { Migration } from './migrations.ts';
 import type { AnswerRecord, InterventionRecord, KernelCellRecord, RunEventRecord, RunRecord, StepRecord } from './records.ts';
 import type {
   ArtefactRows, CellQuery, JudgementRows, NewIntervention, NewRun, RunFilter, RunLeaseHolder, RunLeaseResult, RunPatch, RunStore, ScoreRows, StepEffects, StepSummaryRecord,
-  SubscribeStepsOptions,
+  StepSubscription, SubscribeStepsOptions,
 } from './types.ts';
 
 type Row = Record<string, unknown>;
@@ -585,16 +585,24 @@ export class PgRunStore implements RunStore {
 
   /**
    * Calls `onStep` for every step committed after now (by any process or machine writing the database), polling
-   * every `intervalMs` (default 250); a failed poll (server restarting) is retried on the next tick.
+   * every `intervalMs` (default 250); a failed poll (server restarting) is retried on the next tick. `poll()` on the
+   * returned subscription reads at once; asked while a read is under way (which may have started before the commit it
+   * is told of), it reads once more right after that one — reads never overlap, so the watermark orders them.
    */
-  subscribeSteps(onStep: (s: StepRecord) => void, opts: SubscribeStepsOptions = {}): () => void {
+  subscribeSteps(onStep: (s: StepRecord) => void, opts: SubscribeStepsOptions = {}): StepSubscription {
     let last: number | undefined = opts.afterSeq ?? (opts.fromStart ? 0 : undefined);
     let busy = false;
+    let again = false;
     let stopped = false;
-    const tick = async () => {
+    const tick = async (): Promise<void> => {
       if (this.#closed) return stop();
-      if (busy || stopped) return;
+      if (stopped) return;
+      if (busy) {
+        again = true;
+        return;
+      }
       busy = true;
+      again = false;
       try {
         last ??= (await this.#q('SELECT COALESCE(MAX(seq), 0) AS s FROM steps'))[0]!.s as number;
         const rows = opts.runId
@@ -610,6 +618,7 @@ export class PgRunStore implements RunStore {
       } finally {
         busy = false;
       }
+      if (again) return tick();
     };
     if (last === undefined) void tick();
     const timer = setInterval(() => void tick(), opts.intervalMs ?? 250);
@@ -618,7 +627,7 @@ export class PgRunStore implements RunStore {
       stopped = true;
       clearInterval(timer);
     };
-    return stop;
+    return Object.assign(stop, { poll: () => void tick() });
   }
 
   async deleteRun(id: string): Promise<boolean> {

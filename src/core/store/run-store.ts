@@ -20,11 +20,12 @@ import type {
 } from './records.ts';
 import type {
   ArtefactRows, CellQuery, JudgementRows, NewIntervention, NewRun, RunFilter, RunLeaseHolder, RunLeaseResult, RunPatch, RunStore, ScoreRows, StepEffects, StepSummaryRecord,
-  SubscribeStepsOptions,
+  StepSubscription, SubscribeStepsOptions,
 } from './types.ts';
 
 export type {
   ArtefactRows, CellQuery, JudgementRows, NewIntervention, NewRun, RunFilter, RunLeaseHolder, RunLeaseResult, RunPatch, RunStore, RunArtefact, ScoreRows, StepEffects, StepSummaryRecord,
+  StepSubscription,
 } from './types.ts';
 
 type Row = Record<string, unknown>;
@@ -582,9 +583,10 @@ export class SqliteRunStore implements RunStore {
 
   /**
    * Calls `onStep` for every step committed after now (by any process writing this file), polling
-   * every `intervalMs` (default 250). Returns an unsubscribe function.
+   * every `intervalMs` (default 250). Returns the subscription: call it to stop; `poll()` reads at once (the read is
+   * synchronous, so a poll and the timer never overlap).
    */
-  subscribeSteps(onStep: (s: StepRecord) => void, opts: SubscribeStepsOptions = {}): () => void {
+  subscribeSteps(onStep: (s: StepRecord) => void, opts: SubscribeStepsOptions = {}): StepSubscription {
     let last = opts.afterSeq ?? (opts.fromStart ? 0 : (this.db.prepare('SELECT COALESCE(MAX(seq), 0) AS s FROM steps').get() as { s: number }).s);
     const q = opts.runId
       // `+run_id`: walk the seq index from the watermark (new steps only). On run_id SQLite would read every step of
@@ -601,14 +603,16 @@ export class SqliteRunStore implements RunStore {
         onStep(this.#readStep(r));
       }
     };
+    let stopped = false;
     const timer = setInterval(tick, opts.intervalMs ?? 250);
     timer.unref?.();
     const stop = () => {
+      stopped = true;
       clearInterval(timer);
       this.#subscriptions.delete(stop);
     };
     this.#subscriptions.add(stop);
-    return stop;
+    return Object.assign(stop, { poll: () => { if (!stopped) tick(); } });
   }
 
   /** Unsubscribe functions of live {@link subscribeSteps} subscriptions; {@link closeSync} ends them all. */

@@ -53,6 +53,16 @@ export interface SubscribeStepsOptions {
   afterSeq?: number;
 }
 
+/**
+ * A live {@link RunStore.subscribeSteps}: call it to stop. `poll()` reads the steps committed since the last read now
+ * instead of at the next tick — the same read and watermark as the timer's, so a step is never delivered twice nor
+ * skipped, in commit order; a `poll()` while a read is under way reads once more after it. Safe after stop or close.
+ */
+export interface StepSubscription {
+  (): void;
+  poll(): void;
+}
+
 /** A step without its texts (see {@link RunStore.getStepSummaries}). */
 export interface StepSummaryRecord {
   runId: string;
@@ -253,9 +263,10 @@ export interface RunStore {
    * Calls `onStep` for every step committed after now (by any process writing the store), polling every
    * `intervalMs` (default 250). `fromStart` delivers every stored step first; `afterSeq` every step committed after
    * the one of that `seq` (a {@link StepSummaryRecord}'s), so a reader that listed the summaries misses none and
-   * reads none twice. Returns an unsubscribe function.
+   * reads none twice. Returns the subscription: call it to stop; its `poll()` reads at once (a writer in this
+   * process has just committed, see {@link StepSubscription}).
    */
-  subscribeSteps(onStep: (s: StepRecord) => void, opts?: SubscribeStepsOptions): () => void;
+  subscribeSteps(onStep: (s: StepRecord) => void, opts?: SubscribeStepsOptions): StepSubscription;
   /** Deletes a run and everything recorded with it; the run folder on disk is the caller's. Returns whether one was deleted. */
   deleteRun(id: string): Promise<boolean>;
 

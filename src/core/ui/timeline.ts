@@ -8,7 +8,10 @@ import { toolUsageHeatmap } from '../benchmarks/longda/eval.ts';
 import type { RunRecord, StepRecord } from '../agent/types.ts';
 import type { RunStore, StepSummaryRecord } from '../store/run-store.ts';
 
-/** How a live timeline picks up steps: store polling interval and the batching window before notifying the webview (ms). */
+/**
+ * How a live timeline picks up steps (ms): the store polling interval, and the least time between two messages to the
+ * webview (rows read sooner after a message wait for the end of that window and go together; see {@link followTimeline}).
+ */
 export const TIMELINE_POLL_MS = 100;
 export const TIMELINE_BATCH_MS = 30;
 
@@ -120,32 +123,51 @@ export async function openTimeline(store: RunStore, runId: string): Promise<Open
   return { run, runStartMs, steps, heatmap: timelineHeatmap(steps), lastSeq };
 }
 
+/** A followed timeline (see {@link followTimeline}): call it to stop following. */
+export interface TimelineFollow {
+  (): void;
+  /**
+   * Reads the steps committed since the last read now, through the same read and watermark as the poll (a writer in
+   * this process has just committed one: a run in the same VS Code window), instead of waiting for the next poll.
+   */
+  poll(): void;
+}
+
 /**
- * Follows an opened timeline: every step committed after it was opened (by any process), as rows, batched over
- * {@link TIMELINE_BATCH_MS} and polled every {@link TIMELINE_POLL_MS}; no step already shown is read again.
+ * Follows an opened timeline: every step committed after it was opened (by any process), as rows, polled every
+ * `intervalMs` (default {@link TIMELINE_POLL_MS}); `poll()` on the result reads at once. The rows of one read go out
+ * together at once; rows read within {@link TIMELINE_BATCH_MS} of the last batch wait for the end of that window, so a
+ * burst (a resumed or forked run replaying its steps) makes few messages. No step already shown is read again; rows
+ * come in commit order.
  * @param opened from {@link openTimeline}; `known` the indices already shown (the opened rows', added to as rows come).
  * @param onRows called with the new rows of one batch, in commit order.
- * @returns a function that stops following.
+ * @param opts `intervalMs`: the polling interval in ms (steps written by other processes arrive within it).
+ * @returns the follow: call it to stop; `poll()` to read now.
  */
-export function followTimeline(store: RunStore, opened: Pick<OpenedTimeline, 'run' | 'runStartMs' | 'lastSeq'>, known: Set<number>, onRows: (rows: TimelineStep[]) => void): () => void {
+export function followTimeline(store: RunStore, opened: Pick<OpenedTimeline, 'run' | 'runStartMs' | 'lastSeq'>, known: Set<number>, onRows: (rows: TimelineStep[]) => void, opts: { intervalMs?: number } = {}): TimelineFollow {
   let pending: TimelineStep[] = [];
   let flush: ReturnType<typeof setTimeout> | undefined;
-  const stop = store.subscribeSteps((s) => {
+  let lastFlush = -Infinity;
+  const sub = store.subscribeSteps((s) => {
     if (known.has(s.index)) return;
     known.add(s.index);
     pending.push(toTimelineStep(s, opened.runStartMs));
-    // Batch bursts (a resumed run may commit many steps at once) into one message.
+    // After the read (a timer, even of 0 ms, fires after the read's rows are all in), or at the end of the batching
+    // window of the last message: bursts (a resumed run may commit many steps at once) go in few messages.
     flush ??= setTimeout(() => {
       flush = undefined;
+      lastFlush = performance.now();
       const rows = pending;
       pending = [];
       onRows(rows);
-    }, TIMELINE_BATCH_MS);
-  }, { runId: opened.run.id, intervalMs: TIMELINE_POLL_MS, afterSeq: opened.lastSeq });
-  return () => {
-    stop();
+    }, Math.max(0, lastFlush + TIMELINE_BATCH_MS - performance.now()));
+  }, { runId: opened.run.id, intervalMs: opts.intervalMs ?? TIMELINE_POLL_MS, afterSeq: opened.lastSeq });
+  const stop = () => {
+    sub();
     if (flush) clearTimeout(flush);
+    flush = undefined;
   };
+  return Object.assign(stop, { poll: () => sub.poll() });
 }
 
 /** The run header of the timeline. */

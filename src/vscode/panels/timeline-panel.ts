@@ -6,7 +6,7 @@ import { FAILURE_CASE_TASK, findTaxonomy, tagSteps, taxonomyCatalog, type Failur
 import { failureTagViews } from '../../core/ui/failure-tags.ts';
 import { timelineScoring } from '../../core/ui/outcomes.ts';
 import type { Suite } from '../../core/suites/types.ts';
-import { followTimeline, openTimeline, timelineHeatmap, toTimelineRun, type OpenedTimeline } from '../../core/ui/timeline.ts';
+import { followTimeline, openTimeline, TIMELINE_POLL_MS, timelineHeatmap, toTimelineRun, type OpenedTimeline, type TimelineFollow } from '../../core/ui/timeline.ts';
 import {
   DidAppendStepsNotification, DidChangeFailureTagsNotification, FocusStepNotification, GetStepDetailRequest, RevealToolCallRequest, SearchStepsRequest, TagStepsRequest,
   type StepDetail, type TimelineFailures, type TimelineScoring, type TimelineState, type TimelineStep,
@@ -36,9 +36,18 @@ export class TimelinePanel extends LoupePanel {
   static revealer: ToolCallRevealer | undefined;
   /** Issue 20: wires human steps, run controls and forks into a timeline (set by the run UI, `run/timeline-assist.ts`). */
   static attachAssistance: ((ctx: LoupeContext, rpc: RpcEndpoint, runId: string) => vscode.Disposable) | undefined;
+  /**
+   * How often an open timeline reads the store for steps other processes committed (ms). Steps of a run in this
+   * window come at once (`ctx.onDidCommitSteps`). Integration tests lengthen it (test hooks, src/extension.ts).
+   */
+  static pollIntervalMs = TIMELINE_POLL_MS;
   readonly runId: string;
   private steps: TimelineStep[] = [];
-  private unsubscribe: (() => void) | undefined;
+  private follow: TimelineFollow | undefined;
+  /** Updates go to the webview one after another, in the order they were read (their reads are asynchronous). */
+  private sending: Promise<void> = Promise.resolve();
+  /** Counts the subscriptions: an update read under an earlier one (before a store switch) is not sent. */
+  private generation = 0;
   private opts: { focusStep?: number; showHeatmap?: boolean } = {};
   /** The failure case (a failed item) the timeline was opened for: tags made here are linked to it. */
   private caseItemId: string | undefined;
@@ -98,6 +107,12 @@ export class TimelinePanel extends LoupePanel {
     this.onDisposed(() => this.stopLiveUpdates());
     // Another run store (the Loupe: Store setting, a new team store password): read the run again from it.
     this.disposables.push(ctx.onDidSwitchStore(() => this.followStore()));
+    // A run in this window committed a step (or ended): read it now through the poll's own read, not at the next tick.
+    this.disposables.push(ctx.onDidCommitSteps((e) => {
+      if (e.runId !== this.runId) return;
+      this.follow?.poll();
+      if (e.ended) this.checkStatus();
+    }));
     // A score saved elsewhere (Results, `loupe score`, the checklist panel) updates the marks.
     this.disposables.push(ctx.onDidChangeRuns(() => void this.pushScoring()));
     if (TimelinePanel.attachAssistance) this.disposables.push(TimelinePanel.attachAssistance(ctx, this.rpc, runId));
@@ -196,36 +211,63 @@ export class TimelinePanel extends LoupePanel {
   private statusTimer: ReturnType<typeof setInterval> | undefined;
 
   private stopLiveUpdates(): void {
-    this.unsubscribe?.();
-    this.unsubscribe = undefined;
+    this.follow?.();
+    this.follow = undefined;
+    this.generation++;
+    this.statusQueued = false;
     clearInterval(this.statusTimer);
     this.statusTimer = undefined;
   }
 
-  /** Polls the store for steps committed after the ones already shown (any process may be writing). */
+  /** Queues an update for the webview after the ones before it; dropped when the subscription it was read under ended. */
+  private send(update: () => Promise<void>): void {
+    const generation = this.generation;
+    this.sending = this.sending.then(async () => {
+      if (generation === this.generation) await update();
+    }).catch((e: unknown) => this.ctx.log.warn(`Timeline ${this.runId}: update: ${e instanceof Error ? e.message : String(e)}`));
+  }
+
+  /**
+   * Follows the store for steps committed after the ones already shown: polled (any process may be writing), and read
+   * at once when a run in this window commits one (`ctx.onDidCommitSteps`).
+   */
   private startLiveUpdates(opened: OpenedTimeline): void {
     this.stopLiveUpdates();
     const store = this.ctx.store();
     // Only steps committed after the summaries were read (a step is never read twice, observations never in bulk).
-    this.unsubscribe = followTimeline(store, opened, new Set(this.steps.map((s) => s.index)), (rows) => void (async () => {
+    this.follow = followTimeline(store, opened, new Set(this.steps.map((s) => s.index)), (rows) => {
       this.steps.push(...rows);
-      const run = await store.getRun(this.runId).catch(() => undefined);
-      if (!run) return;
-      const scoring = await this.rescore(run);
-      this.rpc.notify(DidAppendStepsNotification, { runId: this.runId, steps: rows, heatmap: timelineHeatmap(this.steps), run: toTimelineRun(run), ...(scoring !== undefined ? { scoring } : {}) });
-    })());
+      const heatmap = timelineHeatmap(this.steps);
+      this.send(async () => {
+        const run = await store.getRun(this.runId).catch(() => undefined);
+        if (!run) return;
+        const scoring = await this.rescore(run);
+        this.rpc.notify(DidAppendStepsNotification, { runId: this.runId, steps: rows, heatmap, run: toTimelineRun(run), ...(scoring !== undefined ? { scoring } : {}) });
+      });
+    }, { intervalMs: TimelinePanel.pollIntervalMs });
     // Status changes without new steps (finished, cancelled) still update the header.
-    this.statusTimer = setInterval(async () => {
+    this.statusTimer = setInterval(() => this.checkStatus(), 500);
+  }
+
+  /** Sends the run's header when its status changed since the last one sent. */
+  private checkStatus(): void {
+    // one check waiting at a time (a slow team store must not pile up the 500 ms timer's checks)
+    if (!this.follow || this.statusQueued) return;
+    this.statusQueued = true;
+    const store = this.ctx.store();
+    this.send(async () => {
+      this.statusQueued = false;
       const run = await store.getRun(this.runId).catch(() => undefined);
       if (run && run.status !== this.lastStatus) {
         this.lastStatus = run.status;
         const scoring = await this.rescore(run);
         this.rpc.notify(DidAppendStepsNotification, { runId: this.runId, steps: [], heatmap: timelineHeatmap(this.steps), run: toTimelineRun(run), ...(scoring !== undefined ? { scoring } : {}) });
       }
-    }, 500);
+    });
   }
 
   private lastStatus = '';
+  private statusQueued = false;
 
   private async detail(runId: string, index: number): Promise<StepDetail> {
     const step = await this.ctx.store().getStep(runId, index);

@@ -92,6 +92,8 @@ export class RunSession implements vscode.Disposable {
     };
     const onEvent = (e: AgentEvent) => {
       this.terminal.event(e);
+      // the step is committed when step-end comes: an open timeline of this run reads it now, not at its next poll
+      if (e.type === 'step-end' || e.type === 'run-end') this.ctx.fireStepsCommitted(e.runId, e.type === 'run-end');
       if (e.type === 'paused' || e.type === 'resumed' || e.type === 'intervention' || e.type === 'run-end') RunSession.assistChanged.fire(e.runId);
       if (e.type === 'step-end' || e.type === 'run-end') {
         void this.uiReady.then(() => this.notebook?.sync());

@@ -177,6 +177,50 @@ forEachEngine((e) => {
     await writer.close();
   });
 
+  it('poll() reads what was committed at once, through the timer\'s read: each step once, in commit order, none after stop', async () => {
+    const loc = await e.fresh();
+    const writer = await e.open(loc);
+    const reader = await e.open(loc);
+    await writer.createRun({ ...base, id: 'r1' });
+    await writer.createRun({ ...base, id: 'r2' });
+    const seen: number[] = [];
+    // a poll interval no test waits for: only poll() can deliver
+    const sub = reader.subscribeSteps((st) => seen.push(st.index), { runId: 'r1', intervalMs: 3_600_000, afterSeq: 0 });
+    const until = async (n: number) => {
+      for (let i = 0; i < 400 && seen.length < n; i++) await new Promise((r) => setTimeout(r, 5));
+    };
+    try {
+      await writer.commitStep(step('r1', 0));
+      sub.poll();
+      await until(1);
+      assert.deepEqual(seen, [0]);
+      // through the reading connection itself (the extension host's run and timeline share the store) and the other;
+      // polls asked while a read is under way, and more polls than commits
+      await reader.commitStep(step('r1', 1));
+      await writer.commitStep(step('r2', 0));
+      sub.poll();
+      await writer.commitStep(step('r1', 2));
+      sub.poll();
+      sub.poll();
+      await until(3);
+      await reader.commitStep(step('r1', 3));
+      sub.poll();
+      sub.poll();
+      await until(4);
+      await new Promise((r) => setTimeout(r, 50));
+      assert.deepEqual(seen, [0, 1, 2, 3], 'each step of the run once, in commit order');
+    } finally {
+      sub();
+    }
+    await writer.commitStep(step('r1', 4));
+    sub.poll(); // after stop: nothing
+    await new Promise((r) => setTimeout(r, 50));
+    assert.deepEqual(seen, [0, 1, 2, 3]);
+    await writer.close();
+    await reader.close();
+    sub.poll(); // and after close
+  });
+
   it('step summaries and search read JSON in the store; events and deletes', async () => {
     const s = await e.open(await e.fresh());
     await s.createRun({ ...base, id: 'r1' });

@@ -87,3 +87,52 @@ test('openTimeline + followTimeline: rows from summaries, then only steps commit
     rmSync(dir, { recursive: true, force: true });
   }
 });
+
+test('followTimeline.poll(): a step committed in this process reaches the timeline without its poll, once, in order', async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'loupe-tl-push-'));
+  const store = openStore(join(dir, 'runs.sqlite'));
+  try {
+    await store.createRun(newRun('a', dir));
+    await store.createRun(newRun('other', dir));
+    for (let i = 0; i < 2; i++) await store.commitStep(step('a', i));
+    const opened = await openTimeline(store, 'a');
+    const batches: number[][] = [];
+    const known = new Set(opened.steps.map((s) => s.index));
+    // a poll no test waits for: rows can only come from poll(), as the run session's step-end triggers it
+    const follow = followTimeline(store, opened, known, (rows) => batches.push(rows.map((r) => r.index)), { intervalMs: 3_600_000 });
+    const settle = async (n: number) => {
+      for (let i = 0; i < 200 && batches.flat().length < n; i++) await new Promise((r) => setTimeout(r, 10));
+    };
+    await store.commitStep(step('a', 2));
+    follow.poll();
+    await settle(1);
+    assert.deepEqual(batches, [[2]]);
+    // a burst: several commits, a poll after each (and a spare one) — in commit order, no step twice, and the rows
+    // read within the batching window of a message go together in the next one
+    for (let i = 3; i < 6; i++) {
+      await store.commitStep(step('a', i));
+      await store.commitStep(step('other', i));
+      follow.poll();
+    }
+    follow.poll();
+    await settle(4);
+    await new Promise((r) => setTimeout(r, 100));
+    assert.deepEqual(batches.flat(), [2, 3, 4, 5]);
+    assert.ok(batches.length < 4, `the burst was batched: ${JSON.stringify(batches)}`);
+    // two steps in one read: one message
+    await store.commitStep(step('a', 6));
+    await store.commitStep(step('a', 7));
+    follow.poll();
+    await settle(6);
+    assert.deepEqual(batches.at(-1), [6, 7]);
+    assert.deepEqual([...known].sort((x, y) => x - y), [0, 1, 2, 3, 4, 5, 6, 7]);
+    follow();
+    await store.commitStep(step('a', 8));
+    follow.poll();
+    await new Promise((r) => setTimeout(r, 100));
+    assert.deepEqual(batches.flat(), [2, 3, 4, 5, 6, 7], 'nothing after stop');
+  } finally {
+    await store.close();
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
