@@ -32,6 +32,9 @@ export class LoupeContext implements vscode.Disposable {
    * {@link store}; the runs views refresh (`onDidChangeRuns` fires too).
    */
   readonly onDidSwitchStore = this.storeSwitched.event;
+  /** Stores held by runs in progress (see holdStore), and those to close when their last holder releases them. */
+  private readonly storeHolds = new Map<RunStore, number>();
+  private readonly closeWhenReleased = new Set<RunStore>();
   private readonly stepsCommitted = new vscode.EventEmitter<{ runId: string; ended: boolean }>();
   /**
    * Fires right after a run driven in this window committed a step to the store (`ended`: the run ended): what shows
@@ -135,6 +138,31 @@ export class LoupeContext implements vscode.Disposable {
     return this.openedStore.store;
   }
 
+  /**
+   * The run store for work that must finish where it started (a run in progress writes its steps there): the store
+   * stays open until `release()`, also when `loupe.store` names another store meanwhile (views switch at once; the
+   * old store is closed when its last holder releases it).
+   */
+  holdStore(): { store: RunStore; release(): void } {
+    const store = this.store();
+    this.storeHolds.set(store, (this.storeHolds.get(store) ?? 0) + 1);
+    let released = false;
+    return {
+      store,
+      release: () => {
+        if (released) return;
+        released = true;
+        const n = (this.storeHolds.get(store) ?? 1) - 1;
+        if (n > 0) {
+          this.storeHolds.set(store, n);
+          return;
+        }
+        this.storeHolds.delete(store);
+        if (this.closeWhenReleased.delete(store)) void store.close();
+      },
+    };
+  }
+
   /** Closes the open store so the next {@link store} call reconnects (after a new password was set); fires {@link onDidSwitchStore}. */
   reopenStore(): void {
     this.closeStore();
@@ -143,7 +171,10 @@ export class LoupeContext implements vscode.Disposable {
 
   private closeStore(): void {
     this.openedStore?.unwatch?.();
-    void this.openedStore?.store.close();
+    const store = this.openedStore?.store;
+    // a store a run in progress still writes to is closed when that run lets go of it (see holdStore)
+    if (store && this.storeHolds.has(store)) this.closeWhenReleased.add(store);
+    else void store?.close();
     this.openedStore = undefined;
   }
 
@@ -164,6 +195,9 @@ export class LoupeContext implements vscode.Disposable {
 
   dispose(): void {
     this.closeStore();
+    for (const held of this.closeWhenReleased) void held.close();
+    this.closeWhenReleased.clear();
+    this.storeHolds.clear();
     this.storeChanged.dispose();
     this.annotationsChanged.dispose();
     this.storeSwitched.dispose();

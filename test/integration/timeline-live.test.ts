@@ -150,4 +150,40 @@ describe('Timeline gets the steps of a run in this window pushed (issue 23)', fu
     await sleep(400);
     await screenshot('timeline-live-finished');
   });
+
+  it('a run in progress keeps writing to its store when loupe.store is switched meanwhile, and finishes there', async () => {
+    const STEPS = 3;
+    const gc = gated('c', STEPS);
+    const c = await startScriptedLlm({ script: gc.script, models: ['scripted-live-c'] });
+    try {
+      const models = (cfg().get<{ name: string }[]>('models') ?? []).filter((m) => m.name !== 'scripted-live-c');
+      await cfg().update('models', [...models, { name: 'scripted-live-c', baseUrl: c.baseUrl, model: 'scripted-live-c' }], vscode.ConfigurationTarget.Workspace);
+      await vscode.commands.executeCommand('workbench.action.closeAllEditors');
+      void vscode.commands.executeCommand('loupe.runBenchmarkBlock', { suite: 'longda', root: root(), blockId: BLOCK, profile: 'scripted-live-c', repeats: 1 });
+      await until('the run on scripted-live-c and its timeline', async () => Boolean(await runOf('scripted-live-c')) && /running/.test(await webviewText({ title: TITLE }).catch(() => '')));
+      gc.open(0);
+      await webviewText({ title: TITLE, expect: rowRe('c', 0), timeoutMs: 60_000 });
+      // the user switches the store while the run is still running: views follow the new store at once ...
+      await cfg().update('store', join(other, 'runs.sqlite'), vscode.ConfigurationTarget.Global);
+      await webviewText({ title: TITLE, expect: /Run not available/, timeoutMs: 30_000 });
+      for (let k = 1; k <= STEPS; k++) gc.open(k);
+      // ... and the run's remaining steps still go to the store it started in, where it finishes
+      await until('run c finished in its own store', async () => !['pending', 'running'].includes((await runOf('scripted-live-c'))?.status ?? 'pending'), 120_000);
+      const run = (await runOf('scripted-live-c'))!;
+      const s = openStore(storePath());
+      let steps: number;
+      try {
+        steps = (await s.getSteps(run.id)).length;
+      } finally {
+        await s.close();
+      }
+      assert.equal(run.status, 'finished', `run c ended ${run.status} after the store switch`);
+      assert.equal(steps, STEPS + 1);
+      await cfg().update('store', undefined, vscode.ConfigurationTarget.Global);
+      const text = await webviewText({ title: TITLE, expect: new RegExp(`finished[\\s\\S]*${rowRe('c', STEPS - 1).source}`), timeoutMs: 30_000 });
+      assert.deepEqual(rows(text, 'c', STEPS).counts, [1, 1, 1]);
+    } finally {
+      await c.close();
+    }
+  });
 });

@@ -74,7 +74,9 @@ export class RunSession implements vscode.Disposable {
     const settings = this.ctx.settings;
     const showUi = this.opts.showUi ?? true;
     if (showUi) this.terminal.show(true);
-    const store = this.ctx.store();
+    // held, not borrowed: a switch of loupe.store during the run must not close the store its steps go to
+    const held = this.ctx.holdStore();
+    const store = held.store;
     const onRunCreated = (runId: string, run: RunRecord) => {
       this.runId = runId;
       RunSession.byRun.set(runId, this);
@@ -132,6 +134,7 @@ export class RunSession implements vscode.Disposable {
       await this.notebook?.sync();
       RunSession.changed.fire();
       this.ctx.fireRunsChanged();
+      held.release();
     }
   }
 
