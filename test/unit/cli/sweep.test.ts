@@ -178,7 +178,12 @@ describe('sweeps over the PostgreSQL job queue', () => {
       const runs = await store.listRuns({ sweepId: 'sweep27' });
       assert.equal(runs.length, UNITS);
       for (const r of runs) {
-        assert.equal(r.status, 'finished', `${r.id}: ${r.status} ${r.statusReason}`);
+        if (r.status !== 'finished') {
+          // what the unit did, to tell a lost commit from a resumed conversation gone out of step
+          const got = await store.getSteps(r.id);
+          const events = await store.getEvents(r.id).catch(() => []);
+          assert.fail(`${r.id}: ${r.status} ${r.statusReason}; killed ${JSON.stringify(killed)}; steps ${JSON.stringify(got.map((s) => [s.index, s.toolCalls.map((c) => `${c.name}${c.argumentsText}${c.isError ? '!' : ''}`), s.startedAt]))}; events ${JSON.stringify(events).slice(0, 3000)}`);
+        }
         assert.equal(r.steps, singleSteps.get(r.blockId), `${r.id} steps`);
         const steps = await store.getSteps(r.id);
         assert.deepEqual(steps.map((s) => s.index), Array.from({ length: r.steps }, (_, i) => i), `${r.id}: step indices`);
@@ -263,7 +268,12 @@ describe('sweeps over the PostgreSQL job queue', () => {
       assert.deepEqual(codes, [0, 0], ws.map((w) => w.err.join('').slice(-1500)).join('\n----\n'));
       const runs = await store.listRuns({ sweepId: 'outage' });
       for (const r of runs) {
-        assert.equal(r.status, 'finished', `${r.id}: ${r.status} ${r.statusReason}`);
+        if (r.status !== 'finished') {
+          // what the unit did, to tell a lost commit from a resumed conversation gone out of step
+          const got = await store.getSteps(r.id);
+          const events = await store.getEvents(r.id).catch(() => []);
+          assert.fail(`${r.id}: ${r.status} ${r.statusReason}; steps ${JSON.stringify(got.map((s) => [s.index, s.toolCalls.map((c) => `${c.name}${c.argumentsText}${c.isError ? '!' : ''}`), s.startedAt]))}; events ${JSON.stringify(events).slice(0, 3000)}`);
+        }
         assert.deepEqual((await store.getSteps(r.id)).map((s) => s.index), [0, 1, 2, 3]);
       }
       const retried = ws.flatMap((w) => w.out.join('').trim().split('\n').filter(Boolean).map((l) => JSON.parse(l) as { attempt: number })).filter((l) => l.attempt > 1).length;
