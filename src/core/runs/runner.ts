@@ -7,11 +7,11 @@
  * "Run Benchmark Block" UI are thin callers of {@link startBlockRun} / {@link resumeBlockRun}.
  * Source: issue 5 (run store, agents, CLI); spec §2.3.
  */
-import { createHash, randomUUID } from 'node:crypto';
-import { createReadStream, existsSync, lstatSync, mkdirSync, rmdirSync, statSync, symlinkSync, unlinkSync, writeFileSync } from 'node:fs';
-import { dirname, join, resolve } from 'node:path';
+import { randomUUID } from 'node:crypto';
+import { dirname, join, relative, resolve } from 'node:path';
 import { LoupeInputError } from '../util/errors.ts';
-import { removePlantedLinks, walkNoFollow } from '../util/contained.ts';
+import { ensureFolder, entryKindContained, mkdirContained, removeContainedEntry, removePlantedLinks, symlinkContained, writeContainedFile } from '../util/contained.ts';
+import { fileSha256, listAllFiles } from '../suites/files.ts';
 import { nullLogger, type Logger } from '../util/log.ts';
 import { LOUPE_VERSION } from '../version.ts';
 import { captureRunEvidence } from './evidence.ts';
@@ -93,31 +93,9 @@ export interface BlockRunOptions {
   tokensUnknown?: boolean;
 }
 
-const checksumCache = new Map<string, Promise<string>>();
-
-/** sha256 of a file (cached by path, size and mtime for this process; concurrent callers share one read). */
-export function fileSha256(path: string): Promise<string> {
-  const st = statSync(path);
-  const key = `${path}\u0000${st.size}\u0000${st.mtimeMs}`;
-  let p = checksumCache.get(key);
-  if (!p) {
-    p = new Promise<string>((res, rej) => {
-      const h = createHash('sha256');
-      createReadStream(path).on('data', (c) => h.update(c)).on('end', () => res(h.digest('hex'))).on('error', rej);
-    });
-    checksumCache.set(key, p);
-    p.catch(() => checksumCache.delete(key));
-  }
-  return p;
-}
+export { fileSha256 };
 
 export { defaultReferenceDir } from '../benchmarks/paths.ts';
-
-/** Every regular file under `dir` (recursive, following no links), or undefined when unreadable. */
-function listAllFiles(dir: string): string[] | undefined {
-  if (!existsSync(dir)) return undefined;
-  return walkNoFollow(dir).filter((e) => e.isFile() || e.isSymbolicLink()).map((e) => join(e.parentPath, e.name));
-}
 
 /**
  * Parses a run's named tool-set options (`--tool-option k=v`, recorded as `params.toolSetOptions`) against its benchmark's declaration.
@@ -146,27 +124,24 @@ export interface WorkspaceMount {
   target: string;
 }
 
-/** Makes `p` an empty directory (mount point), replacing a link left by an older workspace layout. */
-function mountDir(p: string): void {
-  try {
-    if (lstatSync(p).isSymbolicLink()) unlinkSync(p);
-  } catch {
-    /* absent */
-  }
-  mkdirSync(p, { recursive: true });
+/**
+ * Makes `rel` an empty directory (mount point) of the workspace, replacing a link left by an older workspace layout
+ * (or planted by agent code on an earlier attempt): contained, nothing on the way is followed (issue 36).
+ */
+function mountDir(workspace: string, rel: string): void {
+  if (entryKindContained(workspace, rel)?.kind === 'link') removeContainedEntry(workspace, rel);
+  mkdirContained(workspace, rel);
 }
 
-/** Makes `p` an empty regular file (mount point), replacing a link left by an older workspace layout. */
-function mountFile(p: string): void {
-  mkdirSync(dirname(p), { recursive: true });
-  try {
-    const st = lstatSync(p);
-    if (st.isSymbolicLink()) unlinkSync(p);
-    else return;
-  } catch {
-    /* absent */
-  }
-  writeFileSync(p, '');
+/**
+ * Makes `rel` an empty regular file (mount point) of the workspace, replacing a link left by an older layout (or
+ * planted); an existing entry of another kind is left (the sandbox then refuses to mount onto it). Contained (issue 36).
+ */
+function mountFile(workspace: string, rel: string): void {
+  const e = entryKindContained(workspace, rel);
+  if (e?.kind === 'link') removeContainedEntry(workspace, rel);
+  else if (e) return;
+  writeContainedFile(workspace, rel, '');
 }
 
 /**
@@ -184,17 +159,17 @@ function mountFile(p: string): void {
 export function prepareWorkspace(runDir: string, block: Block, opts: { links?: boolean } = {}): { workspace: string; readOnlyPaths: string[]; mounts: WorkspaceMount[] } {
   const links = opts.links ?? false;
   const workspace = join(runDir, 'workspace');
-  mkdirSync(workspace, { recursive: true });
+  ensureFolder(workspace);
   const ro: string[] = [];
   const mounts: WorkspaceMount[] = [];
   const place = (source: string, target: string, dir: boolean) => {
     ro.push(source);
+    const rel = relative(workspace, target);
     if (links) {
-      mkdirSync(dirname(target), { recursive: true });
-      if (!existsSync(target)) symlinkSync(source, target);
+      symlinkContained(workspace, rel, source);
     } else {
-      if (dir) mountDir(target);
-      else mountFile(target);
+      if (dir) mountDir(workspace, rel);
+      else mountFile(workspace, rel);
       mounts.push({ source, target });
     }
   };
@@ -236,15 +211,16 @@ export function prepareWorkspace(runDir: string, block: Block, opts: { links?: b
  */
 export function presentWorkspace(runDir: string, block: Block): void {
   const { mounts } = prepareWorkspace(runDir, block, { links: false });
+  const workspace = join(runDir, 'workspace');
   for (const m of mounts) {
     try {
-      const st = lstatSync(m.target);
-      if (st.isDirectory()) rmdirSync(m.target); // fails (kept) unless empty
-      else if (st.isFile() && st.size === 0) unlinkSync(m.target);
-      else continue;
-      symlinkSync(m.source, m.target);
+      const rel = relative(workspace, m.target);
+      const e = entryKindContained(workspace, rel);
+      if (!e || !(e.kind === 'dir' || (e.kind === 'file' && e.size === 0))) continue;
+      if (!removeContainedEntry(workspace, rel)) continue; // a folder that is not empty: kept
+      symlinkContained(workspace, rel, m.source);
     } catch {
-      /* not empty, or gone: leave it */
+      /* planted on its path, or gone: leave it */
     }
   }
 }

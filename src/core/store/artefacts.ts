@@ -14,9 +14,8 @@
  * silently. Links are never followed and empty files (the sandbox's mount points) are
  * not stored; files of the block's inputs (`dataChecksums`) are not outputs.
  */
-import { existsSync, lstatSync } from 'node:fs';
-import { extname, join, relative, sep } from 'node:path';
-import { readContainedFile, walkNoFollow } from '../util/contained.ts';
+import { extname, sep } from 'node:path';
+import { listContained, readContainedFile } from '../util/contained.ts';
 import type { RunRecord } from './records.ts';
 import type { RunStore } from './types.ts';
 
@@ -73,24 +72,23 @@ export async function captureRunArtefacts(store: RunStore, run: Pick<RunRecord, 
   const runMax = limits.runBytes ?? ARTEFACT_RUN_MAX_BYTES;
   const filesMax = limits.runFiles ?? ARTEFACT_RUN_MAX_FILES;
   const out: ArtefactCapture = { stored: [], bytes: 0, skipped: [], truncatedWalk: false };
-  if (!run.workspace || !existsSync(run.workspace) || !lstatSync(run.workspace).isDirectory()) return out;
+  let listing: ReturnType<typeof listContained> | null;
+  try {
+    // the workspace folder absent (another machine's run), a link or not a folder: nothing to capture
+    listing = run.workspace ? listContained(run.workspace, WALK_MAX_ENTRIES) : null;
+  } catch {
+    listing = null;
+  }
+  if (!listing) return out;
   const inputs = new Set(Object.keys(run.dataChecksums ?? {}));
-  const entries = walkNoFollow(run.workspace, WALK_MAX_ENTRIES);
-  out.truncatedWalk = entries.length >= WALK_MAX_ENTRIES;
+  out.truncatedWalk = listing.truncated;
   const found: Array<{ path: string; size: number }> = [];
-  for (const e of entries) {
-    if (!e.isFile()) continue; // links, folders, sockets: never stored (links are never followed)
-    const abs = join(e.parentPath, e.name);
-    const rel = relative(run.workspace, abs).split(sep).join('/');
-    if (inputs.has(rel)) continue;
-    let size: number;
-    try {
-      size = lstatSync(abs).size;
-    } catch {
-      continue; // removed meanwhile
-    }
-    if (size === 0) continue; // the sandbox's empty mount points; an empty file is no evidence
-    found.push({ path: rel, size });
+  for (const e of listing.entries) {
+    // links, folders, FIFOs, sockets, devices: never stored (never followed or opened); hard links are refused by the read
+    if (e.kind !== 'file') continue;
+    if (inputs.has(e.path)) continue;
+    if (e.size === 0) continue; // the sandbox's empty mount points; an empty file is no evidence
+    found.push({ path: e.path, size: e.size });
   }
   const rank = new Map<string, number>();
   (limits.first ?? []).forEach((p, i) => { const k = p.split(sep).join('/').replace(/^\.\//, ''); if (!rank.has(k)) rank.set(k, i); });
@@ -103,7 +101,7 @@ export async function captureRunArtefacts(store: RunStore, run: Pick<RunRecord, 
     if (out.bytes + f.size > runMax) { out.skipped.push({ ...f, reason: 'run byte limit' }); continue; }
     let bytes: Buffer;
     try {
-      bytes = readContainedFile(run.workspace, f.path, null);
+      bytes = readContainedFile(run.workspace, f.path, null, { maxBytes: fileMax });
     } catch {
       out.skipped.push({ ...f, reason: 'unreadable' });
       continue;
@@ -122,17 +120,20 @@ export async function captureRunArtefacts(store: RunStore, run: Pick<RunRecord, 
 }
 
 /**
- * Reads a file of a run: from its workspace folder when this machine has it (links and paths leaving the workspace
- * refused, as `readContainedFile`), else the copy kept in the store by {@link captureRunArtefacts}.
+ * Reads a file of a run: from its workspace folder when this machine has it, contained (`readContainedFile` of
+ * `util/contained.ts`, issue 36: links, FIFOs, sockets, devices, hard-linked files and paths leaving the workspace are
+ * refused, reads bounded to {@link ARTEFACT_FILE_MAX_BYTES}), else the copy kept in the store by
+ * {@link captureRunArtefacts}.
  * @param store the run store; `run` the run; `rel` the path relative to the workspace (`report.md`).
  * @returns the text (UTF-8) or the bytes (`encoding` null).
- * @throws LoupeInputError (from `readContainedFile`) when neither the folder nor the store has the file.
+ * @throws LoupeInputError (a `ContainedPathError` naming `rel` and why) when neither the folder nor the store has the file.
  */
 export async function readRunFile(store: RunStore, run: Pick<RunRecord, 'id' | 'workspace'>, rel: string, encoding: 'utf8'): Promise<string>;
 export async function readRunFile(store: RunStore, run: Pick<RunRecord, 'id' | 'workspace'>, rel: string, encoding: null): Promise<Buffer>;
 export async function readRunFile(store: RunStore, run: Pick<RunRecord, 'id' | 'workspace'>, rel: string, encoding: 'utf8' | null): Promise<string | Buffer> {
   try {
-    return encoding ? readContainedFile(run.workspace, rel, encoding) : readContainedFile(run.workspace, rel, null);
+    const opts = { maxBytes: ARTEFACT_FILE_MAX_BYTES };
+    return encoding ? readContainedFile(run.workspace, rel, encoding, opts) : readContainedFile(run.workspace, rel, null, opts);
   } catch (e) {
     const key = rel.split(sep).join('/').replace(/^\.\//, '');
     const kept = await store.artefacts.get(run.id, key).catch(() => undefined);

@@ -6,8 +6,7 @@
  * Source: issue 5 "Exports"; spec §2.3 (outputs of `run_block` / `main.py`), §2.4.
  */
 import { stringify } from 'csv-stringify/sync';
-import { mkdirSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { ensureFolder, writeContainedFile } from '../util/contained.ts';
 import type { Block, LongdaQuery } from '../suites/types.ts';
 import type { RunStore } from './types.ts';
 import type { AnswerValue } from './records.ts';
@@ -54,7 +53,8 @@ export interface LongdaResultsSummary {
  * @throws Error when a run is missing or two runs share a block.
  */
 export async function exportLongdaResults(store: RunStore, runs: { runId: string; block: Block }[], outDir: string): Promise<LongdaResultsSummary> {
-  mkdirSync(join(outDir, 'messages'), { recursive: true });
+  // the results folder is the user's; files below it are written contained (no link planted there is followed)
+  ensureFolder(outDir);
   const header = ['survey', 'source', 'internal_id', 'query', 'answer_structure', 'additional_info', 'answer', 'my_answer', 'q_id'];
   const records: string[][] = [header];
   const codes: Record<string, string> = {};
@@ -90,7 +90,7 @@ export async function exportLongdaResults(store: RunStore, runs: { runId: string
     notes[blockKey] = await store.getNotes(runId);
     const steps = await store.getSteps(runId);
     for (const s of steps) for (const t of s.toolCalls) toolUsage[t.name] = (toolUsage[t.name] ?? 0) + 1;
-    writeFileSync(join(outDir, 'messages', `${blockKey.replace(/[/\\]/g, '_')}.json`), JSON.stringify(steps, null, 2));
+    writeContainedFile(outDir, `messages/${blockKey.replace(/[/\\]/g, '_')}.json`, JSON.stringify(steps, null, 2));
     blockMetrics[blockKey] = {
       run_id: runId, status: run.status, status_reason: run.statusReason, steps: run.steps,
       tokens: run.tokens ? { input: run.tokens.input, output: run.tokens.output, total: run.tokens.input + run.tokens.output } : null,
@@ -103,13 +103,13 @@ export async function exportLongdaResults(store: RunStore, runs: { runId: string
     if (run.model) models.add(run.model);
   }
   // csv-stringify: quotes a field only when it holds a comma, quote or line break (as pandas' to_csv does)
-  writeFileSync(join(outDir, 'answers_progress.csv'), stringify(records, { record_delimiter: '\n' }));
-  writeFileSync(join(outDir, 'codes.json'), JSON.stringify(codes, null, 2));
-  writeFileSync(join(outDir, 'notes.json'), JSON.stringify(notes, null, 2));
-  writeFileSync(join(outDir, 'tool_usage.json'), JSON.stringify(toolUsage, null, 2));
-  writeFileSync(join(outDir, 'block_metrics.json'), JSON.stringify(blockMetrics, null, 2));
+  writeContainedFile(outDir, 'answers_progress.csv', stringify(records, { record_delimiter: '\n' }));
+  writeContainedFile(outDir, 'codes.json', JSON.stringify(codes, null, 2));
+  writeContainedFile(outDir, 'notes.json', JSON.stringify(notes, null, 2));
+  writeContainedFile(outDir, 'tool_usage.json', JSON.stringify(toolUsage, null, 2));
+  writeContainedFile(outDir, 'block_metrics.json', JSON.stringify(blockMetrics, null, 2));
   const n = runs.length;
-  writeFileSync(join(outDir, 'run_summary.json'), JSON.stringify({
+  writeContainedFile(outDir, 'run_summary.json', JSON.stringify({
     model: [...models].join(', '),
     n_blocks: n,
     total_queries: queries,

@@ -7,8 +7,9 @@
  * What an agent may have planted there: symbolic links (`report.md -> ~/.bashrc`, `figures -> ~/`), FIFOs (a read
  * blocks forever), UNIX sockets, device nodes, hard links to host files, trees of millions of files, huge files.
  * The rules:
- * - A path is given as a `root` (Loupe's own folder: the run workspace, the export folder; trusted, resolved once
- *   with `realpath`) and a path `rel` inside it. Each component of `rel` is looked at with `lstat`, never followed:
+ * - A path is given as a `root` (Loupe's own folder: the run workspace, the export folder; it must be a folder and
+ *   not itself a link; folders above it may be links of the user's own layout; resolved once with `realpath`) and a
+ *   path `rel` inside it. Whether a root read from the store may be used at all is the caller's check. Each component of `rel` is looked at with `lstat`, never followed:
  *   every folder on the way must be a real folder, the last component a regular file (or a folder where asked).
  * - Links, FIFOs, sockets and devices are refused, and so is a regular file with more than one hard link (it may be
  *   a host file's other name). A refusal is a {@link ContainedPathError} naming the path and why.
@@ -44,7 +45,7 @@ export type ContainedRefusal = 'outside' | 'absent' | 'link' | 'fifo' | 'socket'
 
 const REASON: Record<ContainedRefusal, string> = {
   outside: 'is outside the folder it must stay in',
-  absent: 'does not exist',
+  absent: 'no such file or folder',
   link: 'is (or passes through) a symbolic link; links in an agent-writable folder are never followed',
   fifo: 'is a FIFO (named pipe), not a regular file; it is never opened',
   socket: 'is a socket, not a regular file; it is never opened',
@@ -95,8 +96,10 @@ function lstatOrNull(p: string): Stats | null {
   }
 }
 
-/** The root's real path; it must be a folder. */
+/** The root's real path; it must be a folder, and not itself a link (folders above it may be: the user's layout). */
 function realRoot(root: string): string {
+  const own = lstatOrNull(resolve(root));
+  if (own?.isSymbolicLink()) throw new ContainedPathError(root, 'link');
   let r: string;
   try {
     r = realpathSync(resolve(root));
@@ -153,7 +156,7 @@ function walkFolders(real: string, rel: string, parts: readonly string[], create
       st = lstatOrNull(cur);
     }
     const shown = parts.slice(0, i + 1).join('/');
-    if (!st) throw new ContainedPathError(rel, 'absent', i + 1 < parts.length || !create ? `${shown} does not exist` : undefined);
+    if (!st) throw new ContainedPathError(rel, 'absent', i + 1 < parts.length || !create ? `no ${shown}` : undefined);
     const k = kindOf(st);
     if (k !== 'dir') throw new ContainedPathError(rel, k === 'file' ? 'not a folder' : refusalOf(k), shown === rel ? undefined : `at ${shown}`);
     seen.push([cur, st.dev, st.ino]);
@@ -277,6 +280,23 @@ export function readContainedFile(root: string, rel: string, encoding: 'utf8' | 
 }
 
 /**
+ * Makes a folder the user named (an export folder, `loupe run --results DIR`) with the folders above it, following the
+ * user's own links above it as any tool would; the files then written into it go through
+ * {@link writeContainedFile} with it as the root, so nothing below it is followed. Not for agent-writable places:
+ * a folder inside a workspace is made with {@link mkdirContained}.
+ * @returns the folder's absolute path.
+ * @throws ContainedPathError when the path is a link itself or not a folder; Error from the file system. Source: issue 36.
+ */
+export function ensureFolder(dir: string): string {
+  const abs = resolve(dir);
+  const st = lstatOrNull(abs);
+  if (st && st.isSymbolicLink()) throw new ContainedPathError(dir, 'link');
+  if (st && !st.isDirectory()) throw new ContainedPathError(dir, 'not a folder');
+  if (!st) mkdirSync(abs, { recursive: true });
+  return abs;
+}
+
+/**
  * Makes the folder `rel` inside `root` (and the folders on its way), never through a link.
  * @returns the absolute path of the folder.
  * @throws ContainedPathError naming `rel` when a component is a link, a file, a FIFO, socket or device, or the path
@@ -296,7 +316,7 @@ export function mkdirContained(root: string, rel: string): string {
  * link, FIFO or hard link planted at the target is never written through.
  * @param root Loupe's folder (run workspace, export folder); `rel` the file inside it.
  * @param data the contents (text is written as UTF-8).
- * @returns the absolute path written.
+ * @returns the absolute path written (`root` as given joined with `rel`).
  * @throws ContainedPathError naming `rel` when the path leaves `root`, a folder on the way is a link or not a folder,
  *   or the target exists and is not a regular file with one link (a link, FIFO, socket, device, hard link, folder:
  *   refused, left as it is); Error from the file system (disk full). Source: issue 36.
@@ -353,7 +373,7 @@ export function writeContainedFile(root: string, rel: string, data: string | Uin
     if ((e as NodeJS.ErrnoException).code === 'EISDIR' || (e as NodeJS.ErrnoException).code === 'ENOTEMPTY') throw new ContainedPathError(rel, 'not a file');
     throw e;
   }
-  return target;
+  return join(resolve(root), ...parts);
 }
 
 /**

@@ -4,8 +4,9 @@
  * (`benchmarks/analystbench/README.md`). Source: AnalystBench paper §3–4, App. C; spec §4; issues 3, 6, 8, 12.
  */
 import { analystEvidenceFiles, analystReviewCriteria, analystReviewSource } from './review.ts';
-import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
-import { dirname, join } from 'node:path';
+import { basename, dirname, join } from 'node:path';
+import { ensureFolder, writeContainedFile } from '../../util/contained.ts';
+import { readUtf8 } from '../../suites/util.ts';
 import type { ToolSet } from '../../agent/types.ts';
 import { meanSummaries, aggregateBase } from '../../eval/run-score.ts';
 import { readRunFile } from '../../store/artefacts.ts';
@@ -60,7 +61,7 @@ export const analystbench: BenchmarkDefinition = {
     maxSteps: ctx.maxSteps,
     block: ctx.block,
     input: (ctx.options.input as AnalystInputSetting | undefined) ?? (ctx.block.visible.tableOfContents ? 'toc' : 'sources'),
-    ...(ctx.options.template ? { templateReport: readFileSync(ctx.options.template as string, 'utf8') } : {}),
+    ...(ctx.options.template ? { templateReport: readUtf8(ctx.options.template as string) } : {}),
   }) as ToolSet,
   referenceAgent: null,
   kernelImportAllowlist: null,
@@ -82,8 +83,7 @@ export const analystbench: BenchmarkDefinition = {
     entityOf: () => undefined,
     exportNative(_block, items, file) {
       // the checklist file a task manifest names (`checklist`): a JSON list of {id, question, answer, sourceText?}
-      mkdirSync(dirname(file), { recursive: true });
-      writeFileSync(file, JSON.stringify(items.map((i) => ({ id: i.id, question: i.question, answer: i.answer, ...(i.sourceText ? { sourceText: i.sourceText } : {}) })), null, 2) + '\n');
+      writeContainedFile(ensureFolder(dirname(file)), basename(file), JSON.stringify(items.map((i) => ({ id: i.id, question: i.question, answer: i.answer, ...(i.sourceText ? { sourceText: i.sourceText } : {}) })), null, 2) + '\n');
       return file;
     },
     loadWith: null,
@@ -96,9 +96,11 @@ export const analystbench: BenchmarkDefinition = {
   groundTruth: null,
   failureAnalysis: ANALYSTBENCH_FAILURE_ANALYSIS,
   async exportResults(store, runs, dir) {
-    // <block>/report.md and its figures, copied from the run's workspace (a planted link is never followed), else from
-    // the copies kept in the store (a colleague's run on the team store)
+    // <block>/report.md and its figures, copied from the run's workspace (read contained: a planted link, FIFO or hard
+    // link is never followed), else from the copies kept in the store (a colleague's run on the team store); written
+    // contained below the user's results folder (a figure path of the run's state cannot leave it, issue 36)
     const files: string[] = [];
+    ensureFolder(dir);
     for (const r of runs) {
       const run = await store.getRun(r.runId);
       const st = analystState(await store.getExtraState(r.runId));
@@ -110,9 +112,7 @@ export const analystbench: BenchmarkDefinition = {
       } catch {
         continue;
       }
-      mkdirSync(join(dir, sub), { recursive: true });
-      writeFileSync(join(dir, sub, 'report.md'), report);
-      files.push(join(dir, sub, 'report.md'));
+      files.push(writeContainedFile(dir, join(sub, 'report.md'), report));
       for (const f of st.report.figures) {
         let bytes: Buffer;
         try {
@@ -120,9 +120,11 @@ export const analystbench: BenchmarkDefinition = {
         } catch {
           continue;
         }
-        mkdirSync(dirname(join(dir, sub, f)), { recursive: true });
-        writeFileSync(join(dir, sub, f), bytes);
-        files.push(join(dir, sub, f));
+        try {
+          files.push(writeContainedFile(dir, join(sub, f), bytes));
+        } catch {
+          continue; // a figure path leaving the folder (a crafted state): not exported
+        }
       }
     }
     return files;

@@ -3,8 +3,8 @@
  * scores), claim groundedness against the sources, figure coverage and quality against the reference report.
  * Source: AnalystBench paper §4 and App. C; spec §4.3; issues 8, 12.
  */
-import { existsSync, readFileSync, statSync } from 'node:fs';
-import { extname, join } from 'node:path';
+import { join } from 'node:path';
+import { readReferenceReport, readSourcesText } from './sources.ts';
 import { readRunFile } from '../../store/artefacts.ts';
 import type { RunRecord } from '../../store/records.ts';
 import type { RunStore } from '../../store/types.ts';
@@ -19,32 +19,6 @@ import {
   analystOptions, extractFigures, figureCaptionsFromText, lexicalEmbedder, parseAnalystChecklist, scoreAnalystChecklist, scoreAnalystClaims, scoreAnalystFigures,
   type AnalystCriterion, type CaptionEmbedder, type ReportFigure,
 } from './eval.ts';
-
-const TEXT_EXT = new Set(['.md', '.txt', '.csv', '.json', '.tsv', '.html', '.htm']);
-
-function readSourcesText(block: Block, maxBytes = 20_000_000): { texts: string[]; skipped: string[] } {
-  const texts: string[] = [];
-  const skipped: string[] = [];
-  let used = 0;
-  for (const f of [...block.visible.docs, ...block.visible.data]) {
-    if (!TEXT_EXT.has(extname(f.path).toLowerCase())) {
-      skipped.push(f.rel);
-      continue;
-    }
-    try {
-      const size = statSync(f.path).size;
-      if (used + size > maxBytes) {
-        skipped.push(f.rel);
-        continue;
-      }
-      texts.push(`[${f.rel}]\n${readFileSync(f.path, 'utf8')}`);
-      used += size;
-    } catch {
-      skipped.push(f.rel);
-    }
-  }
-  return { texts, skipped };
-}
 
 /**
  * Criteria from suite checklist items: `question` is the criterion; a rubric is read from `answer`
@@ -118,10 +92,11 @@ export async function scoreAnalystRun(o: { store?: RunStore; run: RunRecord; blo
 
 /** Reference figures: markdown images, or "Figure n." captions in the text of a PDF / HTML / text report. */
 async function referenceFigures(path: string | undefined): Promise<ReportFigure[]> {
-  if (!path || !existsSync(path)) return [];
-  if (/\.(md|markdown)$/i.test(path)) return extractFigures(readFileSync(path, 'utf8'));
+  const bytes = path ? readReferenceReport(path) : null;
+  if (!path || !bytes) return [];
+  if (/\.(md|markdown)$/i.test(path)) return extractFigures(bytes.toString('utf8'));
   const { extractUnits } = await import('../../docs/index.ts');
-  const doc = await extractUnits(path, new Uint8Array(readFileSync(path)));
+  const doc = await extractUnits(path, new Uint8Array(bytes));
   return figureCaptionsFromText(doc.units.join('\n'));
 }
 

@@ -8,8 +8,7 @@
  * Source: spec §4.1–§4.2 (AnalystBench has no public code; OpenHands-like local-file agent,
  * "the agent must write the report file").
  */
-import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
-import { readContainedFile } from '../../util/contained.ts';
+import { containedFileExists, readContainedFile, writeContainedFile } from '../../util/contained.ts';
 import { globMatcher } from '../../suites/glob.ts';
 import { isAbsolute, join, normalize, relative } from 'node:path';
 import type { DocIndex } from '../../docs/types.ts';
@@ -142,20 +141,29 @@ export async function closeAnalystDocIndexes(): Promise<void> {
 }
 
 /**
- * Saves the figures of a kernel result as PNG with the code that made them.
- * @returns the saved figures (paths relative to `outDir`).
+ * Saves the figures of a kernel result as PNG with the code that made them, contained (issue 36): each file is
+ * created new in `figures/` and renamed into place; a link, FIFO, socket or hard link planted at `figures/` or at a
+ * figure's path is never written through, and that figure is not saved.
+ * @param outDir the run's output folder (the workspace); `stepIndex` the step; `code` the cell's source; `figures`
+ *   base64 PNGs; `already` figures this step saved before.
+ * @returns the saved figures (paths relative to `outDir`) and, for each one not saved, `<path>: <why>`.
+ * @throws Error from the file system other than a refusal (disk full).
  */
-export function saveFigures(outDir: string, stepIndex: number, code: string, figures: { png: string }[], already: number): AnalystFigure[] {
-  if (!figures.length) return [];
-  mkdirSync(join(outDir, 'figures'), { recursive: true });
-  const out: AnalystFigure[] = [];
+export function saveFigures(outDir: string, stepIndex: number, code: string, figures: { png: string }[], already: number): { saved: AnalystFigure[]; refused: string[] } {
+  const saved: AnalystFigure[] = [];
+  const refused: string[] = [];
   figures.forEach((f, k) => {
     const base = `figures/fig-${stepIndex}-${already + k + 1}`;
-    writeFileSync(join(outDir, `${base}.png`), Buffer.from(f.png, 'base64'));
-    writeFileSync(join(outDir, `${base}.py`), code);
-    out.push({ path: `${base}.png`, codePath: `${base}.py`, stepIndex });
+    try {
+      writeContainedFile(outDir, `${base}.png`, Buffer.from(f.png, 'base64'));
+      writeContainedFile(outDir, `${base}.py`, code);
+      saved.push({ path: `${base}.png`, codePath: `${base}.py`, stepIndex });
+    } catch (e) {
+      if (!(e instanceof LoupeInputError)) throw e;
+      refused.push(errorMessage(e));
+    }
   });
-  return out;
+  return { saved, refused };
 }
 
 /** Image references `![..](path)` and `<img src="path">` of a Markdown text (local paths only). */
@@ -270,10 +278,11 @@ export function createAnalystToolSet(opts: AnalystToolSetOptions = {}): ToolSet<
         const r = await ctx.execute(code);
         if (r.restarted) ctx.state.extra.analystPreamble = false;
         const st = analystState(ctx.state.extra, input);
-        const saved = saveFigures(outDir(ctx), ctx.stepIndex, code, r.figures ?? [], st.figures.filter((f) => f.stepIndex === ctx.stepIndex).length);
+        const { saved, refused } = saveFigures(outDir(ctx), ctx.stepIndex, code, r.figures ?? [], st.figures.filter((f) => f.stepIndex === ctx.stepIndex).length);
         st.figures.push(...saved);
         let obs = formatKernelResult(r);
         if (saved.length) obs += `\nSaved: ${saved.map((f) => f.path).join(', ')}`;
+        if (refused.length) obs += `\nNot saved: ${refused.join('; ')}`;
         return { observation: obs, isError: r.status !== 'ok', data: { ...r, figures: undefined, savedFigures: saved } };
       },
     },
@@ -286,10 +295,15 @@ export function createAnalystToolSet(opts: AnalystToolSetOptions = {}): ToolSet<
         if (!md.trim()) return { observation: 'The report is empty.', isError: true };
         const dir = outDir(ctx);
         const refs = reportImageRefs(md);
-        const missing = refs.filter((r) => isAbsolute(r) || normalize(r).startsWith('..') || !existsSync(join(dir, r)));
-        if (missing.length) return { observation: `The report references figures that do not exist: ${missing.join(', ')}. Saved figures: ${analystState(ctx.state.extra, input).figures.map((f) => f.path).join(', ') || 'none'}.`, isError: true };
-        mkdirSync(dir, { recursive: true });
-        writeFileSync(join(dir, 'report.md'), md);
+        // a reference to a planted link, FIFO or hard link counts as missing: the check follows nothing (issue 36)
+        const missing = refs.filter((r) => isAbsolute(r) || normalize(r).startsWith('..') || !containedFileExists(dir, r));
+        if (missing.length) return { observation: `The report references figures that do not exist (or are not regular files of the workspace): ${missing.join(', ')}. Saved figures: ${analystState(ctx.state.extra, input).figures.map((f) => f.path).join(', ') || 'none'}.`, isError: true };
+        try {
+          writeContainedFile(dir, 'report.md', md);
+        } catch (e) {
+          if (!(e instanceof LoupeInputError)) throw e;
+          return { observation: `The report was not written: ${errorMessage(e)}. Remove it (or write nothing there) and call write_report again.`, isError: true };
+        }
         const st = analystState(ctx.state.extra, input);
         st.report = { path: 'report.md', chars: md.length, figures: refs.map((r) => relative(dir, join(dir, r))) };
         return { observation: `Report written to report.md (${md.length} characters, ${refs.length} figure${refs.length === 1 ? '' : 's'}).`, finish: true, data: st.report };
@@ -321,7 +335,10 @@ export function createAnalystToolSet(opts: AnalystToolSetOptions = {}): ToolSet<
   };
 }
 
-/** Reads a report written by a run (`report.md` in the output folder), or null. */
+/**
+ * Reads a report written by a run (`report.md` in the output folder), contained (issue 36).
+ * @returns the text, or null when it is absent, planted (link, FIFO, hard link) or too large.
+ */
 export function readAnalystReport(outDir: string): string | null {
   try {
     return readContainedFile(outDir, 'report.md', 'utf8');

@@ -9,7 +9,7 @@ import type { GtChoice } from './gt-versions.ts';
 import { bladeReviewSource } from './review.ts';
 import { answerSections } from '../../review/answers.ts';
 import { join } from 'node:path';
-import { writeFileSync, mkdirSync } from 'node:fs';
+import { ensureFolder, writeContainedFile } from '../../util/contained.ts';
 import type { Block } from '../../suites/types.ts';
 import type { ToolSet } from '../../agent/types.ts';
 
@@ -90,10 +90,8 @@ function mcqTaskText(block: Block): string[] {
 
 const dsOf = (b: Block) => b.blade?.dataset ?? b.id;
 const writeJson = (dir: string, rel: string, v: unknown, files: string[]) => {
-  const p = join(dir, rel);
-  mkdirSync(join(p, '..'), { recursive: true });
-  writeFileSync(p, JSON.stringify(v, null, 2));
-  files.push(p);
+  // the results folder is the user's; what is written below it follows no link (issue 36)
+  files.push(writeContainedFile(ensureFolder(dir), rel, JSON.stringify(v, null, 2)));
 };
 
 export const blade: BenchmarkDefinition = {

@@ -9,8 +9,7 @@ import { messagesFromSteps } from '../../agent/loop.ts';
 import type { ToolSet } from '../../agent/types.ts';
 import type { OptionSpec } from '../options.ts';
 import type { BenchmarkDefinition } from '../types.ts';
-import { join } from 'node:path';
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { ensureFolder, writeContainedFile } from '../../util/contained.ts';
 import { DDR_OFFICIAL_OPTIONS, DEFAULT_DDR_OPTIONS } from './eval.ts';
 import { saveChecklist } from './checklist.ts';
 import { checkReadStatement, SqlRunner } from './sql-tool.ts';
@@ -157,11 +156,9 @@ export const ddr: BenchmarkDefinition = {
   failureAnalysis: DDR_FAILURE_ANALYSIS,
   async exportResults(store, runs, dir) {
     if (!runs.length) return [];
-    mkdirSync(dir, { recursive: true });
-    const p = join(dir, 'ddr_results.jsonl');
+    ensureFolder(dir);
     const lines: string[] = [];
     for (const r of [...runs].sort((a, b) => a.repeat - b.repeat)) lines.push(JSON.stringify({ runId: r.runId, entityId: r.block.ddr?.entityId ?? r.block.id, repeat: r.repeat, ...((await readDdrResult(store, r.runId)) ?? {}) }));
-    writeFileSync(p, lines.join('\n') + '\n');
-    return [p];
+    return [writeContainedFile(dir, 'ddr_results.jsonl', lines.join('\n') + '\n')];
   },
 };
