@@ -100,6 +100,26 @@ export interface ToolDefinition {
   run(args: Record<string, unknown>, ctx: ToolContext): Promise<ToolResult>;
 }
 
+/**
+ * A path of the run workspace that a tool set's host-side code (Loupe's own code, outside the sandbox) touches: the
+ * report a tool writes, the folder figures are saved in. Issue 36: every such access goes through the contained file
+ * API (`util/contained.ts`), and the containment test (`test/unit/security/host-paths.test.ts`) plants a link, a
+ * FIFO, a socket and a hard link at each declared path and drives the tools, scoring, review, export and artefact
+ * capture of the run.
+ */
+export interface HostPath {
+  /** The path relative to the workspace as the tool set names it (`report.md`, `figures/fig-<step>-<n>.png`). */
+  path: string;
+  /** A concrete instance of `path` for step 0 (`figures/fig-0-1.png`): where the test plants. */
+  example: string;
+  /** A file or a folder. */
+  kind: 'file' | 'dir';
+  /** The tools whose host-side code reads, writes or checks it (names of {@link ToolSet.tools}). */
+  tools: string[];
+  /** What the host does there. */
+  access: Array<'read' | 'write' | 'exists'>;
+}
+
 /** A benchmark's tool set: the tools, prompts and termination rule the loop uses for it. */
 export interface ToolSet<Block = unknown> {
   /** e.g. `longda`, `blade-react`, `ddr-sql`. Recorded with each run. */
@@ -118,6 +138,12 @@ export interface ToolSet<Block = unknown> {
   /** Message sent when the model answers with neither a tool call nor a terminal message. */
   noToolCallMessage?: string;
   defaultMaxSteps: number;
+  /**
+   * Every workspace path the tools' host-side code touches (issue 36), or `[]` when they touch none (their notes,
+   * answers, saved code and submissions are rows of the store; what runs in the kernel or the SQL sandbox is contained
+   * there). Required: a tool set cannot be added without saying it, and the containment test is driven from it.
+   */
+  hostPaths: readonly HostPath[];
   /**
    * Starts work the tools will need while the model writes its first step (issue 23: LongDA's documentation index
    * build), like the run's kernel. The agent loop calls it once when the run starts, with the run's abort signal, and

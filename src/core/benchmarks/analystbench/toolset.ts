@@ -15,7 +15,7 @@ import type { DocIndex } from '../../docs/types.ts';
 import { acquireDocIndex, waitForDocs, type DocIndexLease, type DocNeed } from '../../docs/shared-build.ts';
 import type { Block } from '../../suites/types.ts';
 import { LoupeInputError, errorMessage } from '../../util/errors.ts';
-import type { ToolContext, ToolDefinition, ToolResult, ToolSet } from '../../agent/types.ts';
+import type { HostPath, ToolContext, ToolDefinition, ToolResult, ToolSet } from '../../agent/types.ts';
 import { formatKernelResult, ensurePreamble } from '../../agent/kernel-output.ts';
 
 /**
@@ -174,6 +174,18 @@ export function reportImageRefs(markdown: string): string[] {
   return [...refs].filter((r) => !/^(?:https?:|data:)/i.test(r));
 }
 
+/**
+ * The workspace paths AnalystBench's host-side code touches (issue 36): `python` saves figures and their cells under
+ * `figures/`; `write_report` checks the figures a report embeds and writes `report.md`; scoring, review, export and
+ * artefact capture read them. Each goes through the contained file API.
+ */
+export const ANALYST_HOST_PATHS: readonly HostPath[] = [
+  { path: 'report.md', example: 'report.md', kind: 'file', tools: ['write_report'], access: ['write', 'read'] },
+  { path: 'figures', example: 'figures', kind: 'dir', tools: ['python', 'write_report'], access: ['write', 'exists'] },
+  { path: 'figures/fig-<step>-<n>.png', example: 'figures/fig-0-1.png', kind: 'file', tools: ['python', 'write_report'], access: ['write', 'exists', 'read'] },
+  { path: 'figures/fig-<step>-<n>.py', example: 'figures/fig-0-1.py', kind: 'file', tools: ['python'], access: ['write', 'read'] },
+];
+
 const PREAMBLE = ['import matplotlib', 'matplotlib.use("Agg")', 'import matplotlib.pyplot as plt', 'import pandas as pd', 'import numpy as np'].join('\n');
 
 /**
@@ -317,6 +329,7 @@ export function createAnalystToolSet(opts: AnalystToolSetOptions = {}): ToolSet<
     buildBlockPrompt: (block) => buildAnalystBlockPrompt(block, opts),
     noToolCallMessage: 'Continue with a tool call; call write_report with the full Markdown report when you are done.',
     defaultMaxSteps: opts.maxSteps ?? 50,
+    hostPaths: ANALYST_HOST_PATHS,
     ...(sharedRoot !== undefined
       ? {
           // the documentation build starts with the run, overlapping the model's first turn (issue 23)

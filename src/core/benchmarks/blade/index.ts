@@ -163,7 +163,7 @@ export const bladeMcq: BenchmarkDefinition = {
     { name: 'mcq_parsing', type: 'enum', values: ['strict', 'blade'], default: 'strict', help: 'reading the chosen letter: strict (JSON answer, a lone letter or "answer: B") or as blade_bench does (the first of A-D anywhere in the first line)', source: 'blade_bench eval/datamodel/run_mcq.py; spec §1.7 #11', presets: { official: 'blade', paper: 'strict' } },
   ],
   // One call per question, no tools (runWithoutLoop); the tool set only names the prompt.
-  toolSet: (ctx) => ({ id: 'blade-mcq', tools: [], systemPrompt: 'blade-mcq: one call per question', buildBlockPrompt: (b) => (b as Block).items.map((i) => i.id).join(','), defaultMaxSteps: ctx.block.items.length }),
+  toolSet: (ctx) => ({ id: 'blade-mcq', tools: [], hostPaths: [], systemPrompt: 'blade-mcq: one call per question', buildBlockPrompt: (b) => (b as Block).items.map((i) => i.id).join(','), defaultMaxSteps: ctx.block.items.length }),
   referenceAgent: null,
   kernelImportAllowlist: null,
   workspaceBlock: null,

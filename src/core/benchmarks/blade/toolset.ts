@@ -396,6 +396,8 @@ export function createBladeToolSet(opts: BladeToolSetOptions = {}): ToolSet<Bloc
   return {
     id: 'blade-agent',
     tools: [python, submit],
+    // the submission is a row of the store (tool-set state); python runs in the kernel's sandbox (issue 36)
+    hostPaths: [],
     systemPrompt: SYSTEM_PROMPT,
     buildBlockPrompt: (block) => buildBladeBlockPrompt(block, opts),
     noToolCallMessage: 'Please continue: call `python` to explore or `submit_analysis` to hand in your analysis.',

@@ -237,6 +237,8 @@ export function createDdrToolSet(opts: DdrToolSetOptions = {}): ToolSet<Block> {
   return {
     id: withPython ? 'ddr-sql+python' : 'ddr-sql',
     tools,
+    // queries run in the SQL tool's sandbox, python in the kernel's; insights and the report are rows of the store (issue 36)
+    hostPaths: [],
     systemPrompt: systemPrompt(rule, withPython),
     buildBlockPrompt: buildDdrBlockPrompt,
     isTerminal: (msg: AssistantMessage) => isDdrFinish(msg.content, rule),

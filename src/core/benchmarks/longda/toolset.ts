@@ -394,6 +394,8 @@ export function createLongdaToolSet(block: Block, opts: LongdaToolSetOptions = {
   return {
     id: 'longda',
     tools: enabled,
+    // notes, answers and saved code are rows of the store; python runs in the kernel's sandbox (issue 36)
+    hostPaths: [],
     ...(docIndex && enabled.some((t) => DOC_TOOLS.includes(t.name))
       ? {
           prepare({ signal }: { signal: AbortSignal }) {

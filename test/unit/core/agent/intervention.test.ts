@@ -14,6 +14,7 @@ const toolSet: ToolSet = {
   systemPrompt: 'sys',
   buildBlockPrompt: (b) => `task ${String(b)}`,
   defaultMaxSteps: 100,
+  hostPaths: [],
   tools: [
     { name: 'echo', description: 'echo', parameters: { type: 'object', properties: { text: { type: 'string' } }, required: ['text'] }, run: async (a) => ({ observation: `echo:${a.text as string}` }) },
     { name: 'note', description: 'answer', parameters: { type: 'object', properties: { n: { type: 'number' } }, required: ['n'] },

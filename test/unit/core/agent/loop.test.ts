@@ -11,6 +11,7 @@ const echoSet = (extra: Partial<ToolSet> = {}): ToolSet => ({
   systemPrompt: 'sys',
   buildBlockPrompt: (b) => `task ${String(b)}`,
   defaultMaxSteps: 100,
+  hostPaths: [],
   tools: [
     { name: 'echo', description: 'echo', parameters: { type: 'object', properties: { text: { type: 'string' } }, required: ['text'] }, run: async (a) => ({ observation: `echo:${a.text as string}` }) },
     { name: 'big', description: 'big', parameters: { type: 'object', properties: {} }, run: async () => ({ observation: 'H'.repeat(30_000) + 'TAIL' }) },
