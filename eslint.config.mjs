@@ -30,9 +30,9 @@ const noSuiteNames = {
 // Layers of src/core (issue 12): util, suites, store, kernel < docs, env < agent, eval < benchmarks < runs < ui.
 // A lower layer never imports a higher one; agent and eval do not import each other; core imports no protocol
 // types except the view models in core/ui (type imports only).
-const layer = (banned, extra = []) => ({
+const layer = (banned, extra = [], paths = []) => ({
   'no-restricted-imports': ['error', {
-    paths: [{ name: 'vscode', message: 'src/core must run without VS Code.' }],
+    paths: [{ name: 'vscode', message: 'src/core must run without VS Code.' }, ...paths],
     patterns: [
       { group: ['**/vscode/**', '**/extension', '**/extension.ts'], message: 'Core code must not depend on the VS Code glue layer.' },
       ...banned.map((b) => ({ group: [`**/core/${b}/**`, `../${b}/**`, `../../${b}/**`], message: `this layer must not import src/core/${b} (a higher layer, or agent/eval across): see CONTRIBUTING.md "Layers"` })),
@@ -41,6 +41,31 @@ const layer = (banned, extra = []) => ({
   }],
 });
 const noProtocol = { group: ['**/protocol/**'], message: 'src/core must not import src/protocol (only the view models in src/core/ui may, as types).' };
+
+// Contained file access (issue 36): host code of tool sets, runs, scoring, review, failure tagging, artefact capture
+// and exports touches agent-writable places (run workspace, run folder, task workspace) only through
+// src/core/util/contained.ts. A linter cannot know which paths an agent can write; a module boundary can: no node:fs
+// in these files. The rule is merged into each layer's no-restricted-imports below (ESLint keeps one per file).
+const containedMessage = 'Host code here touches places an agent can write: use src/core/util/contained.ts (readContainedFile, writeContainedFile, statContained, listContained, ...), never node:fs (issue 36; CONTRIBUTING "Containment"). Suite files are read in src/core/suites/ or a loader.';
+const noFs = ['node:fs', 'fs', 'node:fs/promises', 'fs/promises'].map((name) => ({ name, message: containedMessage }));
+const CONTAINED_SCOPE = [
+  'src/core/agent/**', // tool-set types, the loop
+  'src/core/benchmarks/*/toolset.ts', // tool sets
+  'src/core/benchmarks/*/index.ts', // definitions: run hooks, results exports
+  'src/core/benchmarks/*/score.ts', 'src/core/benchmarks/*/eval/**', // scoring
+  'src/core/benchmarks/*/review.ts', 'src/core/benchmarks/*/failures.ts', // review, failure tagging
+  'src/core/benchmarks/workspace.ts', // task workspaces
+  'src/core/runs/**', 'src/core/eval/**', 'src/core/review/**', 'src/core/failures/**',
+  'src/core/store/artefacts.ts', 'src/core/store/export.ts',
+];
+// The exceptions: each reads only files Loupe or the user owns, never a place an agent can write.
+const CONTAINED_EXCEPTIONS = [
+  'src/core/benchmarks/blade/eval/score.ts', // the BLADE dataset folder (data.csv, annotations.csv) of the suite; the agent's submission is a store row
+  'src/core/benchmarks/blade/eval/driver-py.ts', // Loupe's own BLADE scoring driver (dist/blade/blade_driver.py)
+  'src/core/runs/mcp/session.ts', // the block's visible documentation at its suite path (only files the block lists)
+  'src/core/eval/judges/recorded.ts', // a recorded-verdicts file the user names (--judge recorded:FILE)
+  'src/core/failures/taxonomy.ts', // .loupe/taxonomies/*.json of the user's VS Code workspace folder, not a run workspace
+];
 
 export default tseslint.config(
   { ignores: ['dist/**', 'out/**', 'node_modules/**', '.cache/**', 'test-results/**', '.vscode-test/**', 'media/**'] },
@@ -69,6 +94,13 @@ export default tseslint.config(
   { files: ['src/core/annotations/**'], rules: layer(['agent', 'benchmarks', 'runs', 'ui'], [noProtocol]) },
   { files: ['src/core/benchmarks/**'], rules: layer(['runs', 'ui'], [noProtocol]) },
   { files: ['src/core/runs/**'], rules: layer(['ui'], [noProtocol]) },
+  // contained file access (issue 36): the layer rules again, with node:fs banned, for the code that touches agent-writable places
+  { files: CONTAINED_SCOPE.filter((g) => g.startsWith('src/core/store/')), ignores: CONTAINED_EXCEPTIONS, rules: layer(['docs', 'agent', 'eval', 'annotations', 'benchmarks', 'runs', 'ui'], [noProtocol], noFs) },
+  { files: ['src/core/agent/**'], ignores: CONTAINED_EXCEPTIONS, rules: layer(['eval', 'annotations', 'benchmarks', 'runs', 'ui'], [noProtocol], noFs) },
+  { files: ['src/core/eval/**'], ignores: CONTAINED_EXCEPTIONS, rules: layer(['agent', 'annotations', 'benchmarks', 'runs', 'ui'], [noProtocol], noFs) },
+  { files: CONTAINED_SCOPE.filter((g) => g.startsWith('src/core/benchmarks/')), ignores: CONTAINED_EXCEPTIONS, rules: layer(['runs', 'ui'], [noProtocol], noFs) },
+  { files: ['src/core/runs/**'], ignores: CONTAINED_EXCEPTIONS, rules: layer(['ui'], [noProtocol], noFs) },
+  { files: ['src/core/review/**', 'src/core/failures/**'], ignores: CONTAINED_EXCEPTIONS, rules: { 'no-restricted-imports': ['error', { paths: [{ name: 'vscode', message: 'src/core must run without VS Code.' }, ...noFs], patterns: [{ group: ['**/vscode/**', '**/extension', '**/extension.ts'], message: 'Core code must not depend on the VS Code glue layer.' }] }] } },
   { files: ['src/core/ui/**'], rules: { 'no-restricted-imports': 'off', '@typescript-eslint/no-restricted-imports': ['error', { paths: [{ name: 'vscode', message: 'src/core must run without VS Code.' }], patterns: [{ group: ['**/vscode/**', '**/extension', '**/extension.ts'], message: 'Core code must not depend on the VS Code glue layer.' }, { ...noProtocol, allowTypeImports: true }] }] } },
   // Store calls are asynchronous: a call nobody awaits loses its error (issue 12).
   { files: ['src/**/*.ts'], languageOptions: { parserOptions: { projectService: true, tsconfigRootDir: import.meta.dirname } }, rules: { '@typescript-eslint/no-floating-promises': ['error', { ignoreVoid: true }] } },

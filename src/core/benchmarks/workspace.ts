@@ -3,8 +3,9 @@
  * as symlinks or read-only copies. Hidden resources are never linked or copied; the result is
  * verified after creation. Source: issue 3 "Open Task as Workspace".
  */
-import { chmodSync, copyFileSync, existsSync, lstatSync, mkdirSync, readdirSync, readFileSync, realpathSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
-import { dirname, join, resolve } from 'node:path';
+import { join, resolve } from 'node:path';
+import { ensureFolder, listContained, readContainedFile, removeContainedEntry, removeFolderTree, symlinkContained, writeContainedFile } from '../util/contained.ts';
+import { readSuiteFile, realPathOr } from '../suites/files.ts';
 import { LoupeInputError } from '../util/errors.ts';
 import type { Block, BlockItem, LongdaQuery, VisibleFile } from '../suites/types.ts';
 import { fileSize } from '../suites/util.ts';
@@ -81,14 +82,18 @@ export function createTaskWorkspace(block: Block, destDir: string, opts: { mode?
   const totalBytes = guardFirst.files.reduce((n, f) => n + fileSize(f.path), 0);
   const mode: 'symlink' | 'copy' = opts.mode === 'copy' || opts.mode === 'symlink' ? opts.mode : totalBytes <= (opts.copyLimitBytes ?? AUTO_COPY_LIMIT) ? 'copy' : 'symlink';
   const dir = resolve(destDir);
-  if (existsSync(dir)) {
-    const entries = readdirSync(dir);
-    if (entries.length > 0) {
-      if (!entries.includes(TASK_MARKER)) throw new LoupeInputError(dir, 'folder exists and is not empty (and is not a Loupe task workspace)');
-      rmSync(dir, { recursive: true, force: true });
-    }
+  // an agent may have worked in an earlier workspace here: it is listed and removed without following anything (issue 36)
+  let entries: string[] = [];
+  try {
+    entries = listContained(dir, 10_000).entries.filter((e) => !e.path.includes('/')).map((e) => e.path);
+  } catch {
+    entries = []; // not there yet
   }
-  mkdirSync(dir, { recursive: true });
+  if (entries.length > 0) {
+    if (!entries.includes(TASK_MARKER)) throw new LoupeInputError(dir, 'folder exists and is not empty (and is not a Loupe task workspace)');
+    removeFolderTree(dir);
+  }
+  ensureFolder(dir);
   const guard = guardFirst;
   const files: VisibleFile[] = [];
   const dropped = visibleFiles(block).length - guard.files.length;
@@ -96,18 +101,14 @@ export function createTaskWorkspace(block: Block, destDir: string, opts: { mode?
     const src = guard.resolve(f.rel);
     const dst = join(dir, ...f.rel.split('/'));
     if (!dst.startsWith(dir)) continue;
-    mkdirSync(dirname(dst), { recursive: true });
-    if (mode === 'symlink') symlinkSync(src, dst);
-    else {
-      copyFileSync(src, dst);
-      chmodSync(dst, 0o444);
-    }
+    if (mode === 'symlink') symlinkContained(dir, f.rel, src);
+    else writeContainedFile(dir, f.rel, readSuiteFile(src), { mode: 0o444 });
     files.push({ path: dst, rel: f.rel, size: f.size });
   }
   const taskFile = join(dir, 'TASK.md');
-  writeFileSync(taskFile, taskMarkdown(block));
-  writeFileSync(
-    join(dir, TASK_MARKER),
+  writeContainedFile(dir, 'TASK.md', taskMarkdown(block));
+  writeContainedFile(
+    dir, TASK_MARKER,
     JSON.stringify({ block: block.id, suite: block.suite, suiteId: block.suiteId, mode, createdAt: new Date().toISOString(), files: files.map((f) => f.rel), droppedHidden: dropped }, null, 2),
   );
   verifyNoHidden(block, dir);
@@ -122,42 +123,31 @@ export function verifyNoHidden(block: Block, dir: string): void {
   const hidden = new Set<string>();
   const add = (p: string) => {
     hidden.add(resolve(p));
-    try {
-      hidden.add(realpathSync(p));
-    } catch {
-      // not on disk
-    }
+    hidden.add(realPathOr(p));
   };
   for (const h of block.hidden.files) add(h);
   for (const p of block.hidden.publications ?? []) add(p);
   if (block.hidden.referenceReport) add(block.hidden.referenceReport);
-  const walk = (d: string, depth: number) => {
-    if (depth > 40) return;
-    for (const e of readdirSync(d)) {
-      const p = join(d, e);
-      const st = lstatSync(p);
-      if (st.isDirectory()) walk(p, depth + 1);
-      else {
-        let r = p;
-        try {
-          r = realpathSync(p);
-        } catch {
-          // dangling link: fine
-        }
-        if (hidden.has(r)) {
-          rmSync(p, { force: true });
-          throw new Error(`leak: ${p} resolves to hidden resource ${r}`);
-        }
-      }
+  // listed without following anything; a link's target is resolved only to compare it with the hidden files
+  for (const e of listContained(dir).entries) {
+    if (e.kind === 'dir' || e.path.split('/').length > 41) continue;
+    const p = join(dir, ...e.path.split('/'));
+    const r = realPathOr(p);
+    if (hidden.has(r)) {
+      removeContainedEntry(dir, e.path);
+      throw new Error(`leak: ${p} resolves to hidden resource ${r}`);
     }
-  };
-  walk(dir, 0);
+  }
 }
 
-/** Reads the marker of a workspace Loupe created, or undefined. */
+/**
+ * Reads the marker of a workspace Loupe created, contained (an agent works in the task workspace: a link, FIFO or
+ * hard link planted as the marker is not read, issue 36).
+ * @returns the marker, or undefined when absent, planted or not JSON.
+ */
 export function readTaskMarker(dir: string): { block: string; suite: string; suiteId: string; files: string[] } | undefined {
   try {
-    return JSON.parse(readFileSync(join(dir, TASK_MARKER), 'utf8')) as { block: string; suite: string; suiteId: string; files: string[] };
+    return JSON.parse(readContainedFile(dir, TASK_MARKER, 'utf8', { maxBytes: 1 << 20 })) as { block: string; suite: string; suiteId: string; files: string[] };
   } catch {
     return undefined;
   }

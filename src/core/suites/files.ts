@@ -3,7 +3,7 @@
  * and listings for the runner. What an agent may write is read only through `util/contained.ts` (issue 36); these
  * helpers are for the suite's own folders. Source: issue 5 (data checksums of a run); issue 11 (no link followed).
  */
-import { createReadStream, existsSync, statSync } from 'node:fs';
+import { createReadStream, existsSync, readFileSync, realpathSync, statSync } from 'node:fs';
 import { createHash } from 'node:crypto';
 import { join } from 'node:path';
 import { walkNoFollow } from '../util/contained.ts';
@@ -37,4 +37,24 @@ export function fileSha256(path: string): Promise<string> {
 export function listAllFiles(dir: string): string[] | undefined {
   if (!existsSync(dir)) return undefined;
   return walkNoFollow(dir).filter((e) => e.isFile() || e.isSymbolicLink()).map((e) => join(e.parentPath, e.name));
+}
+
+/**
+ * The bytes of a suite file (a visible file a task workspace copies).
+ * @throws Error from the file system (missing, unreadable).
+ */
+export function readSuiteFile(path: string): Buffer {
+  return readFileSync(path);
+}
+
+/**
+ * The real path of a suite path (links resolved), or the path itself when it does not resolve (a dangling link).
+ * For comparing what a workspace entry stands for with the block's hidden files; nothing is read.
+ */
+export function realPathOr(path: string): string {
+  try {
+    return realpathSync(path);
+  } catch {
+    return path;
+  }
 }

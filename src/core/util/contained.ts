@@ -28,8 +28,8 @@
  * Source: issue 36 (host-side code never follows what an agent planted); issue 11 (run folder and disk bounded).
  */
 import {
-  closeSync, constants, fstatSync, lstatSync, mkdirSync, openSync, readdirSync, readlinkSync, readSync, realpathSync, renameSync, rmdirSync,
-  symlinkSync, unlinkSync, writeSync, type Dirent, type Stats,
+  closeSync, constants, fchmodSync, fstatSync, lstatSync, mkdirSync, openSync, readdirSync, readlinkSync, readSync, realpathSync, renameSync, rmdirSync,
+  rmSync, symlinkSync, unlinkSync, writeSync, type Dirent, type Stats,
 } from 'node:fs';
 import { randomBytes } from 'node:crypto';
 import { isAbsolute, join, normalize, relative, resolve, sep } from 'node:path';
@@ -297,6 +297,21 @@ export function ensureFolder(dir: string): string {
 }
 
 /**
+ * Removes a whole folder Loupe made (a task workspace being replaced), entries and all; links inside are removed,
+ * never followed (`rm -r` semantics). The folder itself must not be a link.
+ * @returns true when it was there.
+ * @throws ContainedPathError when `dir` is a link or not a folder; Error from the file system. Source: issue 36.
+ */
+export function removeFolderTree(dir: string): boolean {
+  const st = lstatOrNull(resolve(dir));
+  if (!st) return false;
+  if (st.isSymbolicLink()) throw new ContainedPathError(dir, 'link');
+  if (!st.isDirectory()) throw new ContainedPathError(dir, 'not a folder');
+  rmSync(resolve(dir), { recursive: true, force: true });
+  return true;
+}
+
+/**
  * Makes the folder `rel` inside `root` (and the folders on its way), never through a link.
  * @returns the absolute path of the folder.
  * @throws ContainedPathError naming `rel` when a component is a link, a file, a FIFO, socket or device, or the path
@@ -315,13 +330,13 @@ export function mkdirContained(root: string, rel: string): string {
  * followed), the bytes go to a new file created there (`O_CREAT | O_EXCL | O_NOFOLLOW`) and renamed into place, so a
  * link, FIFO or hard link planted at the target is never written through.
  * @param root Loupe's folder (run workspace, export folder); `rel` the file inside it.
- * @param data the contents (text is written as UTF-8).
+ * @param data the contents (text is written as UTF-8); `opts.mode` the file's permission bits (default 0o644).
  * @returns the absolute path written (`root` as given joined with `rel`).
  * @throws ContainedPathError naming `rel` when the path leaves `root`, a folder on the way is a link or not a folder,
  *   or the target exists and is not a regular file with one link (a link, FIFO, socket, device, hard link, folder:
  *   refused, left as it is); Error from the file system (disk full). Source: issue 36.
  */
-export function writeContainedFile(root: string, rel: string, data: string | Uint8Array): string {
+export function writeContainedFile(root: string, rel: string, data: string | Uint8Array, opts: { mode?: number } = {}): string {
   const real = realRoot(root);
   const parts = partsOf(root, rel);
   const { dir, seen } = walkFolders(real, rel, parts.slice(0, -1), true);
@@ -335,7 +350,7 @@ export function writeContainedFile(root: string, rel: string, data: string | Uin
   }
   const tmpName = `.${name.slice(0, 100)}.loupe-${process.pid}-${randomBytes(6).toString('hex')}.tmp`;
   const tmp = join(dir, tmpName);
-  const fd = openSync(tmp, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW | constants.O_NONBLOCK, 0o644);
+  const fd = openSync(tmp, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW | constants.O_NONBLOCK, 0o600);
   let ok = false;
   try {
     const where = fdPath(fd);
@@ -351,6 +366,7 @@ export function writeContainedFile(root: string, rel: string, data: string | Uin
     const bytes = typeof data === 'string' ? Buffer.from(data, 'utf8') : data;
     let off = 0;
     while (off < bytes.byteLength) off += writeSync(fd, bytes, off, bytes.byteLength - off);
+    fchmodSync(fd, opts.mode ?? 0o644);
     ok = true;
   } finally {
     closeSync(fd);

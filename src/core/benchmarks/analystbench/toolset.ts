@@ -8,7 +8,7 @@
  * Source: spec §4.1–§4.2 (AnalystBench has no public code; OpenHands-like local-file agent,
  * "the agent must write the report file").
  */
-import { containedFileExists, readContainedFile, writeContainedFile } from '../../util/contained.ts';
+import { containedFileExists, readContainedFile, removeContainedEntry, writeContainedFile } from '../../util/contained.ts';
 import { globMatcher } from '../../suites/glob.ts';
 import { isAbsolute, join, normalize, relative } from 'node:path';
 import type { DocIndex } from '../../docs/types.ts';
@@ -154,12 +154,16 @@ export function saveFigures(outDir: string, stepIndex: number, code: string, fig
   const refused: string[] = [];
   figures.forEach((f, k) => {
     const base = `figures/fig-${stepIndex}-${already + k + 1}`;
+    let png = false;
     try {
       writeContainedFile(outDir, `${base}.png`, Buffer.from(f.png, 'base64'));
+      png = true;
       writeContainedFile(outDir, `${base}.py`, code);
       saved.push({ path: `${base}.png`, codePath: `${base}.py`, stepIndex });
     } catch (e) {
       if (!(e instanceof LoupeInputError)) throw e;
+      // a figure is saved with its code or not at all
+      if (png) removeContainedEntry(outDir, `${base}.png`);
       refused.push(errorMessage(e));
     }
   });
