@@ -313,7 +313,7 @@ export function createAnalystToolSet(opts: AnalystToolSetOptions = {}): ToolSet<
         const refs = reportImageRefs(md);
         // a reference to a planted link, FIFO or hard link counts as missing: the check follows nothing (issue 36)
         const missing = refs.filter((r) => isAbsolute(r) || normalize(r).startsWith('..') || !containedFileExists(dir, r));
-        if (missing.length) return { observation: `The report references figures that do not exist (or are not regular files of the workspace): ${missing.join(', ')}. Saved figures: ${analystState(ctx.state.extra, input).figures.map((f) => f.path).join(', ') || 'none'}.`, isError: true };
+        if (missing.length) return { observation: `The report references figures that do not exist: ${missing.join(', ')}. Saved figures: ${analystState(ctx.state.extra, input).figures.map((f) => f.path).join(', ') || 'none'}. (Only regular files of the workspace count: a link, FIFO or socket there is not followed.)`, isError: true };
         try {
           writeContainedFile(dir, 'report.md', md);
         } catch (e) {
