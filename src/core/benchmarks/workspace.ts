@@ -83,7 +83,7 @@ export function createTaskWorkspace(block: Block, destDir: string, opts: { mode?
   const mode: 'symlink' | 'copy' = opts.mode === 'copy' || opts.mode === 'symlink' ? opts.mode : totalBytes <= (opts.copyLimitBytes ?? AUTO_COPY_LIMIT) ? 'copy' : 'symlink';
   const dir = resolve(destDir);
   // an agent may have worked in an earlier workspace here: it is listed and removed without following anything (issue 36)
-  let entries: string[] = [];
+  let entries: string[];
   try {
     entries = listContained(dir, 10_000).entries.filter((e) => !e.path.includes('/')).map((e) => e.path);
   } catch {

@@ -3,8 +3,8 @@
  * `python` tool call appears as a code cell with its outputs as it happens. The Loupe notebook controller runs
  * cells the analyst adds on the same kernel; those are stored as analyst cells.
  */
-import { existsSync, writeFileSync } from 'node:fs';
-import { dirname, join } from 'node:path';
+import { containedFileExists, writeContainedFile } from '../../core/util/contained.ts';
+import { basename, dirname, join } from 'node:path';
 import * as vscode from 'vscode';
 import { buildRunNotebook, kernelCellOutputs, type NotebookOutput } from '../../core/agent/notebook.ts';
 import type { KernelCellRecord, KernelExecuteResult, RunRecord } from '../../core/agent/types.ts';
@@ -95,13 +95,14 @@ export class RunNotebook {
     const run = await this.run();
     const cells = await this.store.getCells(run.id, { includeReplays: false, withFigures: true });
     const nb = buildRunNotebook(run, cells, (c) => (c.stepIndex < 0 ? 'analyst' : 'agent'));
-    writeFileSync(this.uri.fsPath, JSON.stringify(nb, null, 1));
+    // the run folder may hold what an uncontained client planted: written contained (issue 36)
+    writeContainedFile(dirname(this.uri.fsPath), basename(this.uri.fsPath), JSON.stringify(nb, null, 1));
   }
 
   /** Opens (writing it first if missing) and shows the notebook. */
   async open(opts: { viewColumn?: vscode.ViewColumn; preserveFocus?: boolean } = {}): Promise<vscode.NotebookEditor> {
     if (!this.doc || this.doc.isClosed) {
-      if (!existsSync(this.uri.fsPath)) await this.writeFile();
+      if (!containedFileExists(dirname(this.uri.fsPath), basename(this.uri.fsPath))) await this.writeFile();
       this.doc = await vscode.workspace.openNotebookDocument(this.uri);
     }
     // Keep the notebook where the analyst already has it (revealing a cell from the timeline must not replace the
