@@ -231,6 +231,8 @@ function fileLimitMb(file: number, quota: number): number {
 }
 
 const QUOTA_WATCH_MS = 100;
+/** Growth of a workspace already over its quota that is not held against a cell (ext4 allocates metadata blocks late). */
+const QUOTA_SLACK = 1024 * 1024;
 /**
  * Without a cgroup, RLIMIT_AS is the memory budget divided by the allowed process count; the count is lowered so that
  * each process keeps at least this much address space (Python with pandas and matplotlib maps ~430 MiB).
@@ -759,15 +761,15 @@ export class PythonKernel {
     let outcome: Outcome;
     let timedOut = false;
     let quotaTimer: NodeJS.Timeout | undefined;
+    const quota = this.#quota();
+    const atStart = quota ? diskUsage(quota.root).bytes : 0;
     try {
       const replyP = new Promise<Outcome>((res) => {
         this.#pending = { id, resolve: (msg) => res({ kind: 'reply', msg }) };
         this.#onExit = (how) => res({ kind: 'exit', how });
       });
       child.stdin.write(JSON.stringify({ op: 'execute', id, code, cpuSeconds: cpuMs > 0 ? cpuMs / 1000 : null }) + '\n');
-      const quota = this.#quota();
       if (quota) {
-        const atStart = diskUsage(quota.root).bytes;
         // Every QUOTA_WATCH_MS; a workspace so large that measuring it is slow is measured less often (at most
         // a tenth of the host's time), so a cell that writes many files cannot stall the extension host.
         const check = () => {
@@ -804,7 +806,7 @@ export class PythonKernel {
     if (outcome.kind === 'reply') {
       // Nothing of the agent's runs until the next cell (issue 37): threads and processes the cell left are frozen.
       this.#pause();
-      if (this.#quota()) setImmediate(() => this.#overQuota(child, 0));
+      if (quota) setImmediate(() => this.#overQuota(child, atStart));
       const m = outcome.msg;
       const res: ExecuteResult = {
         status: timedOut ? 'timeout' : (m.status ?? 'error'),
@@ -866,14 +868,16 @@ export class PythonKernel {
   }
 
   /**
-   * Measures the workspace (what the disk spends: {@link diskUsage}); over the quota and above `atStart` (what the cell
-   * found), kills process `child` if it is still the current one. @returns true when it killed it.
+   * Measures the workspace (what the disk spends: {@link diskUsage}); over the quota and grown by more than
+   * QUOTA_SLACK since `atStart` (what the cell found: a workspace already over the quota lets a cell delete files, and
+   * the file system's own late metadata blocks do not count as the cell's), kills process `child` if it is still the
+   * current one. @returns true when it killed it.
    */
   #overQuota(child: ChildProcessWithoutNullStreams, atStart: number): boolean {
     const q = this.#quota();
     if (!q || this.#child !== child || !this.#alive) return false;
     const used = diskUsage(q.root).bytes;
-    if (used <= q.limit || used <= atStart) return false;
+    if (used <= q.limit || (atStart > q.limit && used <= atStart + QUOTA_SLACK)) return false;
     this.#quotaHit = used;
     this.#log.warn(`kernel: workspace ${q.root} takes ${used} bytes on disk, over the quota of ${q.mb} MiB; stopping the kernel`);
     this.#kill();
