@@ -804,9 +804,14 @@ export class PythonKernel {
       ? `[loupe] ${oomKilled} process(es) of the kernel were killed by the memory limit: all its processes together may use at most ${this.#limits.memory.budgetMb} MiB (kernel option memoryLimitMb).\n`
       : '';
     if (outcome.kind === 'reply') {
-      // Nothing of the agent's runs until the next cell (issue 37): threads and processes the cell left are frozen.
-      this.#pause();
-      if (quota) setImmediate(() => this.#overQuota(child, atStart));
+      // Nothing of the agent's runs until the next cell (issue 37): threads and processes the cell left are frozen at
+      // the end of this turn of the event loop, unless the next cell has already started (back-to-back calls: a replay,
+      // a script) — then there is no "between" to stop, and the ~1 ms freeze and thaw are saved.
+      setImmediate(() => {
+        if (this.#child !== child || this.#busy) return;
+        this.#pause();
+        if (quota) this.#overQuota(child, atStart);
+      });
       const m = outcome.msg;
       const res: ExecuteResult = {
         status: timedOut ? 'timeout' : (m.status ?? 'error'),
