@@ -207,8 +207,30 @@ function sandboxPidNamespace(pid: number): string | undefined {
   }
 }
 
-/** `pid` and all its descendants (host /proc). */
+/**
+ * `pid` and all its descendants (host /proc): through each thread's `children` list (a walk of the tree only, a few
+ * reads for a kernel), else by scanning every process's parent. In a sandbox an orphan is adopted by the sandbox's
+ * init, so no process of the sandbox leaves this tree.
+ */
 function processTree(pid: number): number[] {
+  const out = [pid];
+  try {
+    for (let i = 0; i < out.length; i++) {
+      for (const t of readdirSync(`/proc/${out[i]}/task`)) {
+        let kids = '';
+        try {
+          kids = readFileSync(`/proc/${out[i]}/task/${t}/children`, 'utf8');
+        } catch (e) {
+          if ((e as NodeJS.ErrnoException).code === 'ENOENT' && !existsSync(`/proc/${out[i]}/task/${t}`)) continue; // thread gone
+          throw e;
+        }
+        for (const k of kids.split(' ')) if (k.trim() && !out.includes(Number(k))) out.push(Number(k));
+      }
+    }
+    return out;
+  } catch {
+    /* no children lists (CONFIG_PROC_CHILDREN off), or the tree changed: full scan */
+  }
   const parent = new Map<number, number>();
   for (const n of readdirSync('/proc')) {
     if (!/^\d+$/.test(n)) continue;
@@ -219,9 +241,9 @@ function processTree(pid: number): number[] {
       /* gone */
     }
   }
-  const out = [pid];
-  for (let i = 0; i < out.length; i++) for (const [p, pp] of parent) if (pp === out[i] && !out.includes(p)) out.push(p);
-  return out;
+  const all = [pid];
+  for (let i = 0; i < all.length; i++) for (const [p, pp] of parent) if (pp === all[i] && !all.includes(p)) all.push(p);
+  return all;
 }
 
 /** The per-file limit (MiB, 0 = none): never above the workspace quota. */
