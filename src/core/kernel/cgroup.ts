@@ -303,13 +303,16 @@ function createV2(name: string, limits: CgroupLimits): KernelCgroup | undefined 
   const parents = [join(V1_ROOT, own, '..'), V1_ROOT];
   const dir = makeUnder(parents, name);
   if (!dir) return undefined;
-  const ctl = (() => {
+  const controllers = () => {
     try {
       return readFileSync(join(dir, 'cgroup.controllers'), 'utf8').split(/\s+/);
     } catch {
       return [];
     }
-  })();
+  };
+  // The parent may not pass a controller down yet: enable it in its subtree_control where allowed (each on its own).
+  for (const c of ['memory', 'pids', 'cpu']) if (!controllers().includes(c)) tryWrite(join(dir, '..', 'cgroup.subtree_control'), `+${c}`);
+  const ctl = controllers();
   const info: CgroupInfo = { version: 2, dirs: [dir], memory: false, swap: false, pids: false, cpu: false, freezer: existsSync(join(dir, 'cgroup.freeze')), cpuUsage: existsSync(join(dir, 'cpu.stat')) };
   if (limits.memoryBytes && ctl.includes('memory')) {
     info.memory = tryWrite(join(dir, 'memory.max'), String(limits.memoryBytes));
