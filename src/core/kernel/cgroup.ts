@@ -128,13 +128,16 @@ export class KernelCgroup {
    * that hierarchy when writable, else at its root). A controller whose limit cannot be written is left out (its flag
    * in {@link CgroupInfo} is false).
    * @param tag a short label in the folder's name (`loupe-kernel-<host pid>-<n>-<tag>`, unique per call).
+   * @param v2Root tests only: a cgroup v2 mount to use instead of `/sys/fs/cgroup` (e.g. the hybrid layout's
+   *   `/sys/fs/cgroup/unified`, which has no controllers but a freezer).
    * @returns the cgroup, or undefined when no folder could be made anywhere (not root and no delegation, no cgroupfs).
    *   Never throws.
    */
-  static create(tag: string, limits: CgroupLimits): KernelCgroup | undefined {
+  static create(tag: string, limits: CgroupLimits, v2Root?: string): KernelCgroup | undefined {
     const name = `loupe-kernel-${process.pid}-${++seq}-${tag.replace(/[^A-Za-z0-9_-]/g, '').slice(0, 20)}`;
     try {
-      return existsSync(join(V1_ROOT, 'cgroup.controllers')) ? createV2(name, limits) : createV1(name, limits);
+      if (v2Root) return createV2(name, limits, v2Root);
+      return existsSync(join(V1_ROOT, 'cgroup.controllers')) ? createV2(name, limits, V1_ROOT) : createV1(name, limits);
     } catch {
       return undefined;
     }
@@ -297,10 +300,10 @@ export class KernelCgroup {
   }
 }
 
-function createV2(name: string, limits: CgroupLimits): KernelCgroup | undefined {
+function createV2(name: string, limits: CgroupLimits, root: string): KernelCgroup | undefined {
   const own = ownCgroups().get('') ?? '/';
   // A delegated subtree (our own cgroup's parent when we are in a leaf, e.g. a systemd user scope), else the root.
-  const parents = [join(V1_ROOT, own, '..'), V1_ROOT];
+  const parents = [...(own !== '/' ? [join(root, own, '..')] : []), root];
   const dir = makeUnder(parents, name);
   if (!dir) return undefined;
   const controllers = () => {

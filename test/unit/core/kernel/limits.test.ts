@@ -13,6 +13,7 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { after, before, describe, it } from 'node:test';
 import { PythonKernel, describeKernelLimits, findBubblewrap } from '../../../../src/core/kernel/index.ts';
+import { KernelCgroup } from '../../../../src/core/kernel/cgroup.ts';
 
 const PY = '/usr/bin/python3';
 const skip = !findBubblewrap() ? 'bubblewrap is not installed' : false;
@@ -102,6 +103,34 @@ describe('core/kernel limits for the kernel\'s whole life (issue 37)', { skip },
     await k.close();
     assert.ok(await eventually(() => !alive(pid), 5000), 'the frozen kernel survived close()');
     assert.ok(await eventually(() => cg2.dirs.every((d) => !existsSync(d)), 10_000), `cgroup left after close: ${cg2.dirs.join(', ')}`);
+  });
+
+  it('cgroup v2: a spinning process gets no CPU while frozen; release kills it and removes the folder', async (t) => {
+    // /sys/fs/cgroup itself when it is v2; on a hybrid v1 machine its `unified` mount (no controllers, but a freezer)
+    const root = existsSync('/sys/fs/cgroup/cgroup.controllers') ? '/sys/fs/cgroup' : '/sys/fs/cgroup/unified';
+    const cg = existsSync(join(root, 'cgroup.procs')) ? KernelCgroup.create('v2test', { memoryBytes: 200 * 1048576, pids: 10 }, root) : undefined;
+    if (!cg) {
+      t.skip('no writable cgroup v2 mount here');
+      return;
+    }
+    assert.equal(cg.info.version, 2);
+    assert.equal(cg.info.freezer, true);
+    const [cmd, args] = cg.wrap(PY, ['-c', 'import time\nt = time.monotonic()\nwhile time.monotonic() - t < 30: pass']);
+    const p = spawn(cmd, args, { stdio: 'ignore' });
+    try {
+      assert.ok(await eventually(() => cg.procs().includes(p.pid!), 5000), 'the process is not in the cgroup');
+      const ticks = () => Number(readFileSync(`/proc/${p.pid}/stat`, 'utf8').split(') ')[1]!.split(' ')[11]);
+      assert.ok(cg.freeze());
+      assert.ok(await eventually(() => cg.isFrozen(), 2000), 'not frozen');
+      const u0 = ticks();
+      await sleep(1000);
+      assert.equal(ticks() - u0, 0, 'CPU used while frozen');
+      cg.release();
+      assert.ok(await eventually(() => p.exitCode !== null || p.signalCode !== null, 5000), 'the frozen process survived release()');
+      assert.ok(await eventually(() => !existsSync(cg.info.dirs[0]!), 10_000), 'cgroup folder left');
+    } finally {
+      p.kill('SIGKILL');
+    }
   });
 
   it('the host process SIGKILLed while its kernel is frozen: the kernel dies and its cgroup is removed', async (t) => {
