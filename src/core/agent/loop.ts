@@ -14,6 +14,7 @@ import { nullLogger, type Logger } from '../util/log.ts';
 import type { RunLeaseHolder, RunStore, StepEffects } from '../store/run-store.ts';
 import type { InterventionRecord } from '../store/records.ts';
 import { LoupeInputError } from '../util/errors.ts';
+import { describeKernelLimits } from '../kernel/limits.ts';
 import { LlmError, type CompleteOptions, type LlmResponse, type LlmToolSpec } from './llm.ts';
 import { ToolRegistry } from './registry.ts';
 import type {
@@ -344,6 +345,9 @@ async function driveRun(o: AgentRunOptions, run: RunRecord, control: RunControl,
     if (!o.startKernel) throw new Error('this run has no Python kernel');
     kernelStarting ??= (async () => {
       const k = await o.startKernel!();
+      // Which limits hold for this run's kernel and how: per process or for all its processes together (issue 37).
+      const limits = k.info.limits;
+      if (limits) await store.addEvent(runId, 'kernel-limits', `${describeKernelLimits(limits)} ${JSON.stringify(limits)}`);
       // Replay the successful cells since the kernel last lost its state (a crash/restart wiped what came before).
       const all = o.resume ? await store.getCells(runId, { includeReplays: false, withFigures: false }) : [];
       const lastLoss = all.reduce((m, c, i) => (c.restarted ? i : m), -1);

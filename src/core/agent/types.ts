@@ -6,6 +6,7 @@
  * Source: issue 5; spec §2.3 (LongTA loop/tools), §1.3.3 (BLADE ReAct), §3.3 (DDR loop), §5.1.
  */
 import type { ExecuteResult } from '../kernel/python-kernel.ts';
+import type { KernelLimits } from '../kernel/limits.ts';
 import type { Logger } from '../util/log.ts';
 
 /** The subset of JSON Schema the registry validates (type, properties, required, items, enum, anyOf). */
@@ -49,7 +50,8 @@ export interface KernelLike {
   interrupt(): void;
   restart(): Promise<void>;
   close(): Promise<void>;
-  readonly info: { python: string; sandbox: string; pid: number | undefined };
+  /** `limits`: what the kernel enforces and how (issue 37), recorded with the run when present. */
+  readonly info: { python: string; sandbox: string; pid: number | undefined; limits?: KernelLimits };
 }
 
 /** Result of one kernel cell: the kernel's own `ExecuteResult` (src/core/kernel). */

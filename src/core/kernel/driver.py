@@ -12,7 +12,10 @@ fd 1 then points at stderr so stray C-level writes cannot corrupt the protocol):
   {"type": "pong", "id": N}
 
 Configuration comes from environment variables read once at start (and removed from os.environ):
-  LOUPE_KERNEL_MEMORY_MB   address-space limit (RLIMIT_AS) in MiB, 0/absent = none
+  LOUPE_KERNEL_MEMORY_MB   address-space limit (RLIMIT_AS) per process in MiB, 0/absent = none. The aggregate
+                           limits (memory, processes and CPU rate of the whole tree) are the host's cgroup, and
+                           between cells the host freezes the whole tree (driver included) or stops it with
+                           SIGSTOP: nothing here needs to stop threads a cell left (issue 37)
   LOUPE_KERNEL_FSIZE_MB    largest file any process may write (RLIMIT_FSIZE) in MiB, 0/absent = none;
                            SIGXFSZ is ignored so a write past it fails with OSError EFBIG
   LOUPE_KERNEL_ALLOWLIST   JSON list of import patterns for user code ("pkg" or "pkg.*"), absent = all
@@ -175,6 +178,8 @@ def _cpu_used():
 
 
 def _set_cpu_budget(seconds):
+    """Moves the RLIMIT_CPU soft limit to `seconds` of CPU from now (per process: children get their own). Between
+    cells the limit is lifted, but nothing runs then: the host freezes the kernel (issue 37)."""
     if resource is None:
         return
     _soft, hard = resource.getrlimit(resource.RLIMIT_CPU)

@@ -9,11 +9,14 @@
  * the process writes to stderr outside Python's `sys.stderr` is attached to the running cell.
  */
 import { spawn, execFile, type ChildProcessWithoutNullStreams } from 'node:child_process';
-import { existsSync, mkdirSync, readdirSync, readFileSync, readlinkSync, realpathSync, rmdirSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, readlinkSync, realpathSync, statSync } from 'node:fs';
 import { delimiter, dirname, isAbsolute, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { findPython } from '../env/doctor.ts';
-import { treeBytes } from '../util/contained.ts';
+import { diskUsage } from '../util/disk-usage.ts';
+import { KernelCgroup } from './cgroup.ts';
+import type { KernelLimits } from './limits.ts';
+export { describeKernelLimits, type KernelLimits } from './limits.ts';
 import { LoupeInputError } from '../util/errors.ts';
 import { nullLogger, type Logger } from '../util/log.ts';
 
@@ -41,8 +44,24 @@ export interface KernelOptions {
   cellTimeoutMs?: number;
   /** CPU-time limit per cell in ms (RLIMIT_CPU soft limit moved per cell). Default: the cell's wall limit. */
   cellCpuLimitMs?: number;
-  /** Address-space limit (RLIMIT_AS) in MiB; default 4096; 0 = none. */
+  /**
+   * Memory budget of the kernel in MiB; default 4096; 0 = none. Where Loupe can make a cgroup (root, or a delegated
+   * cgroup v2 subtree) it is the limit of all the kernel's processes together (memory.limit_in_bytes / memory.max,
+   * swap not on top), and each process also gets it as its address-space limit (RLIMIT_AS: a single huge allocation
+   * fails with MemoryError instead of the OOM killer). Without a cgroup, RLIMIT_AS is scaled so that the per-process
+   * limit times the allowed process count stays within the budget (see {@link KernelLimits}). Source: issue 37.
+   */
   memoryLimitMb?: number;
+  /**
+   * CPU rate of all the kernel's processes together, in cores (cgroup cpu.cfs_quota_us / cpu.max); default 1; 0 = none.
+   * Between cells the kernel gets no CPU at all (it is frozen). Source: issue 37.
+   */
+  cpuCores?: number;
+  /**
+   * `auto` (default): a cgroup for the kernel where one can be made; `off`: none (per-process limits and SIGSTOP
+   * between cells, as on a machine without cgroups: for tests and for hosts whose cgroups Loupe must not touch).
+   */
+  cgroups?: 'auto' | 'off';
   /**
    * Largest file the kernel and its child processes may write (RLIMIT_FSIZE) in MiB; default 2048; 0 = none.
    * The run folder is on the host's disk: a runaway write fails with OSError "File too large" (EFBIG;
@@ -51,9 +70,11 @@ export interface KernelOptions {
   maxFileSizeMb?: number;
   /**
    * Total size the first writable path (the run's workspace) may reach, in MiB; default 2048; 0 = none.
-   * Enforced from the host: while a cell runs the workspace is measured every 200 ms, and a cell that
-   * grows it past the quota is stopped (the kernel restarts) with a message saying so. Files never grow
-   * past it on their own either (the per-file limit is lowered to the quota).
+   * Enforced from the host: while a cell runs the workspace is measured every 100 ms (what the disk really spends:
+   * blocks of files and directories, at least one block per inode, name bytes: see `diskUsage`), and once more when
+   * the cell has ended and the kernel is frozen; a cell that grows it past the quota is stopped (the kernel restarts)
+   * with a message saying so. Between cells nothing of the agent's runs (see {@link KernelLimits.betweenCells}), so
+   * nothing can write. Files never grow past it on their own either (the per-file limit is lowered to the quota).
    */
   workspaceQuotaMb?: number;
   /**
@@ -109,6 +130,8 @@ export interface KernelInfo {
   sandbox: SandboxMode;
   /** Host pid of the spawned process (the `bwrap` process when sandboxed). */
   pid: number;
+  /** The limits in force for the current process, and how each is enforced. */
+  limits: KernelLimits;
 }
 
 interface DriverReply {
@@ -185,47 +208,29 @@ function sandboxPidNamespace(pid: number): string | undefined {
 }
 
 /**
- * A pids cgroup (the kernel's own `pids.max`) that holds a process tree: the one process limit that also
- * binds root, for whom RLIMIT_NPROC is not enforced (issue 11: a fork bomb must be contained for any uid).
- * Tried on cgroup v2 (`/sys/fs/cgroup` with the pids controller) and v1 (`/sys/fs/cgroup/pids`); where
- * neither is writable (an unprivileged user), RLIMIT_NPROC and the host-side watch remain.
- * @param rootPid the bwrap process; its whole tree (already started) is moved in; later forks inherit.
- * @returns the cgroup folder, or undefined when none could be made.
+ * `pid` and all its descendants (host /proc): through each thread's `children` list (a walk of the tree only, a few
+ * reads for a kernel), else by scanning every process's parent. In a sandbox an orphan is adopted by the sandbox's
+ * init, so no process of the sandbox leaves this tree.
  */
-export function confineToPidsCgroup(rootPid: number, max: number): string | undefined {
-  const candidates = ['/sys/fs/cgroup/pids', '/sys/fs/cgroup'];
-  for (const base of candidates) {
-    try {
-      if (base === '/sys/fs/cgroup' && !readFileSync(join(base, 'cgroup.controllers'), 'utf8').split(/\s+/).includes('pids')) continue;
-      if (!existsSync(join(base, 'cgroup.procs'))) continue;
-      const dir = join(base, `loupe-kernel-${process.pid}-${rootPid}`);
-      mkdirSync(dir);
-      try {
-        writeFileSync(join(dir, 'pids.max'), String(max));
-        for (const pid of processTree(rootPid)) {
-          try {
-            writeFileSync(join(dir, 'cgroup.procs'), String(pid));
-          } catch {
-            /* exited meanwhile */
-          }
-        }
-        return dir;
-      } catch {
-        try {
-          rmdirSync(dir);
-        } catch {
-          /* not empty */
-        }
-      }
-    } catch {
-      /* not writable here */
-    }
-  }
-  return undefined;
-}
-
-/** `pid` and all its descendants (host /proc). */
 function processTree(pid: number): number[] {
+  const out = [pid];
+  try {
+    for (let i = 0; i < out.length; i++) {
+      for (const t of readdirSync(`/proc/${out[i]}/task`)) {
+        let kids = '';
+        try {
+          kids = readFileSync(`/proc/${out[i]}/task/${t}/children`, 'utf8');
+        } catch (e) {
+          if ((e as NodeJS.ErrnoException).code === 'ENOENT' && !existsSync(`/proc/${out[i]}/task/${t}`)) continue; // thread gone
+          throw e;
+        }
+        for (const k of kids.split(' ')) if (k.trim() && !out.includes(Number(k))) out.push(Number(k));
+      }
+    }
+    return out;
+  } catch {
+    /* no children lists (CONFIG_PROC_CHILDREN off), or the tree changed: full scan */
+  }
   const parent = new Map<number, number>();
   for (const n of readdirSync('/proc')) {
     if (!/^\d+$/.test(n)) continue;
@@ -236,25 +241,9 @@ function processTree(pid: number): number[] {
       /* gone */
     }
   }
-  const out = [pid];
-  for (let i = 0; i < out.length; i++) for (const [p, pp] of parent) if (pp === out[i] && !out.includes(p)) out.push(p);
-  return out;
-}
-
-/** Removes a kernel's pids cgroup once its processes are gone (a few tries: the kernel reaps them asynchronously). */
-function removeCgroupLater(dir: string | undefined): void {
-  if (!dir) return;
-  let tries = 0;
-  const t = setInterval(() => {
-    tries++;
-    try {
-      rmdirSync(dir);
-      clearInterval(t);
-    } catch {
-      if (tries > 50) clearInterval(t);
-    }
-  }, 100);
-  t.unref();
+  const all = [pid];
+  for (let i = 0; i < all.length; i++) for (const [p, pp] of parent) if (pp === all[i] && !all.includes(p)) all.push(p);
+  return all;
 }
 
 /** The per-file limit (MiB, 0 = none): never above the workspace quota. */
@@ -264,6 +253,14 @@ function fileLimitMb(file: number, quota: number): number {
 }
 
 const QUOTA_WATCH_MS = 100;
+/** Growth of a workspace already over its quota that is not held against a cell (ext4 allocates metadata blocks late). */
+const QUOTA_SLACK = 1024 * 1024;
+/**
+ * Without a cgroup, RLIMIT_AS is the memory budget divided by the allowed process count; the count is lowered so that
+ * each process keeps at least this much address space (Python with pandas and matplotlib maps ~430 MiB).
+ */
+const MIN_PROCESS_AS_MB = 1024;
+const MIB = 1024 * 1024;
 /** Longest close() waits for the killed process to exit before letting go of it (ms). */
 const CLOSE_WAIT_MS = 2_000;
 
@@ -410,7 +407,13 @@ export function bubblewrapArgs(o: { python: string; driver: string; cwd: string;
  */
 export class PythonKernel {
   #opts: KernelOptions;
-  #cgroup: string | undefined;
+  /** The current process's cgroup (a new one per process), and the limits in force for it. */
+  #cg: KernelCgroup | undefined;
+  #limits: KernelLimits;
+  /** A cgroup could not be joined once (the wrapper exited 125): no more tries for this kernel. */
+  #noCgroup = false;
+  /** Pids sent SIGSTOP at the end of the last cell (the fallback without a freezer). */
+  #stopped: number[] | undefined;
   #quotaHit = 0;
   #python: string;
   #driver: string;
@@ -446,11 +449,39 @@ export class PythonKernel {
     this.#python = python;
     this.#driver = driver;
     this.#log = opts.log ?? nullLogger;
+    this.#limits = this.#planLimits(undefined);
   }
 
-  /** Interpreter, sandbox mode and host pid of the current process (changes after a restart). */
-  get info(): { python: string; sandbox: SandboxMode; pid: number } {
-    return { python: this.#python, sandbox: this.#opts.sandbox, pid: this.#pid };
+  /** Interpreter, sandbox mode, host pid and limits of the current process (change after a restart). */
+  get info(): KernelInfo {
+    return { python: this.#python, sandbox: this.#opts.sandbox, pid: this.#pid, limits: this.#limits };
+  }
+
+  /** The limits a process gets with cgroup `cg` (or none): see {@link KernelLimits}. */
+  #planLimits(cg: KernelCgroup | undefined): KernelLimits {
+    const o = this.#opts;
+    const sandboxed = o.sandbox === 'bubblewrap';
+    const budget = Math.max(0, o.memoryLimitMb ?? 4096);
+    const maxProcs = sandboxed ? Math.max(0, o.maxProcesses ?? 256) : 0;
+    const cores = Math.max(0, o.cpuCores ?? 1);
+    const i = cg?.info;
+    const cgName = i ? `cgroup v${i.version}` : '';
+    let procs = maxProcs;
+    let perProcess = budget;
+    const aggregate = !!(budget && i?.memory);
+    if (budget && !aggregate && maxProcs) {
+      // No aggregate limit: RLIMIT_AS × process count ≤ budget (issue 37), keeping ≥ MIN_PROCESS_AS_MB per process.
+      procs = Math.max(1, Math.min(maxProcs, Math.floor(budget / MIN_PROCESS_AS_MB)));
+      perProcess = Math.floor(budget / procs);
+    }
+    return {
+      betweenCells: i?.freezer ? 'cgroup-freezer' : 'sigstop',
+      cgroup: i ? { version: i.version, dirs: [...i.dirs] } : null,
+      memory: { budgetMb: budget, aggregate, mechanism: aggregate ? `${cgName} ${i!.version === 1 ? 'memory.limit_in_bytes' : 'memory.max'}${i!.swap ? ' + swap limit' : ''}` : 'RLIMIT_AS per process', perProcessMb: perProcess },
+      processes: { max: procs, mechanism: procs ? (i?.pids ? `${cgName} pids.max, host-side count of the sandbox's pid namespace` : `host-side count of the sandbox's pid namespace, RLIMIT_NPROC`) : 'none' },
+      cpu: { coresAggregate: cores && i?.cpu ? cores : null, mechanism: cores && i?.cpu ? `${cgName} ${i.version === 1 ? 'cpu.cfs_quota_us' : 'cpu.max'}` : 'no cgroup cpu controller' },
+      workspaceQuota: { limitMb: Math.max(0, o.workspaceQuotaMb ?? 2048), mechanism: 'host polls the workspace every 100 ms during a cell and once after it (blocks of files and directories, ≥ 1 block per inode, name bytes); no file-system quota' },
+    };
   }
 
   /**
@@ -507,12 +538,12 @@ export class PythonKernel {
       OPENBLAS_NUM_THREADS: '1',
       OMP_NUM_THREADS: '1',
       MKL_NUM_THREADS: '1',
-      LOUPE_KERNEL_MEMORY_MB: String(this.#opts.memoryLimitMb ?? 4096),
+      LOUPE_KERNEL_MEMORY_MB: String(this.#limits.memory.perProcessMb),
       LOUPE_KERNEL_FSIZE_MB: String(fileLimitMb(this.#opts.maxFileSizeMb ?? 2048, this.#opts.workspaceQuotaMb ?? 2048)),
       LOUPE_KERNEL_MAX_OUTPUT: String(this.#opts.maxOutputChars ?? 1_000_000),
     };
     // Only in the sandbox's own pid namespace: there the driver can count and kill every process.
-    if (sandboxed) env.LOUPE_KERNEL_MAX_PROCS = String(this.#opts.maxProcesses ?? 256);
+    if (sandboxed) env.LOUPE_KERNEL_MAX_PROCS = String(this.#limits.processes.max);
     if (sandboxed) env.LOUPE_KERNEL_OWN_PIDNS = '1';
     if (this.#opts.importAllowlist) env.LOUPE_KERNEL_ALLOWLIST = JSON.stringify(this.#opts.importAllowlist);
     if (this.#opts.preloadModules?.length) env.LOUPE_KERNEL_PRELOAD = JSON.stringify(this.#opts.preloadModules);
@@ -530,6 +561,19 @@ export class PythonKernel {
       cmd = this.#python;
       args = ['-u', this.#driver];
     }
+    // A cgroup per process (issue 37): aggregate memory, processes and CPU, and the freezer used between cells.
+    this.#cg?.release();
+    this.#cg = undefined;
+    this.#stopped = undefined;
+    if (o.cgroups !== 'off' && !this.#noCgroup) {
+      const budget = Math.max(0, o.memoryLimitMb ?? 4096);
+      this.#cg = KernelCgroup.create(o.sandbox === 'bubblewrap' ? 'bwrap' : 'plain', {
+        memoryBytes: budget * MIB, pids: o.sandbox === 'bubblewrap' ? Math.max(0, o.maxProcesses ?? 256) : 0, cpuCores: Math.max(0, o.cpuCores ?? 1),
+      });
+      if (this.#cg) [cmd, args] = this.#cg.wrap(cmd, args);
+    }
+    this.#limits = this.#planLimits(this.#cg);
+    const cgAtSpawn = this.#cg;
     this.#parts = [];
     this.#partsLen = 0;
     this.#protocolFlood = false;
@@ -598,7 +642,7 @@ export class PythonKernel {
         exitInfo = signal ? `killed by ${signal}` : `exited with code ${code}`;
         if (this.#child === child && this.#protocolFlood) exitInfo = `was killed by Loupe: it wrote more than ${MAX_PROTOCOL_LINE / 1024 / 1024} MiB to the kernel's protocol channel without a line break`;
         else if (this.#child === child && this.#quotaHit) exitInfo = `was killed by Loupe: the workspace grew to ${(this.#quotaHit / 1048576).toFixed(0)} MiB, over the run's quota of ${this.#opts.workspaceQuotaMb ?? 2048} MiB (kernel option workspaceQuotaMb). Delete files in the workspace to continue`;
-        else if (this.#child === child && this.#procLimitHit) exitInfo = `was killed by Loupe: ${this.#procLimitHit} processes were running in the sandbox, more than the limit of ${this.#opts.maxProcesses ?? 256}`;
+        else if (this.#child === child && this.#procLimitHit) exitInfo = `was killed by Loupe: ${this.#procLimitHit} processes were running in the sandbox, more than the limit of ${this.#limits.processes.max}`;
         if (this.#child === child) {
           this.#alive = false;
           if (this.#onExit) this.#onExit(exitInfo);
@@ -633,15 +677,17 @@ export class PythonKernel {
       this.#pidNs = o.sandbox === 'bubblewrap' && (o.maxProcesses ?? 256) > 0 ? sandboxPidNamespace(this.#pid) : undefined;
       if (this.#pidNs) watchProcs(this);
       else if (o.sandbox === 'bubblewrap' && (o.maxProcesses ?? 256) > 0) this.#log.warn('kernel: cannot find the sandbox pid namespace; the process limit is RLIMIT_NPROC only');
-      if (o.sandbox === 'bubblewrap' && (o.maxProcesses ?? 256) > 0) {
-        removeCgroupLater(this.#cgroup);
-        this.#cgroup = confineToPidsCgroup(this.#pid, o.maxProcesses ?? 256);
-      }
       this.#stray = '';
       return;
     }
     const stderr = this.#stray.trim();
     this.#kill();
+    if (r.kind === 'exit' && cgAtSpawn && / code 125$/.test(r.how) && !this.#closed) {
+      // the wrapper could not join the cgroup: start without one (per-process limits, SIGSTOP between cells)
+      this.#log.warn('kernel: could not move the kernel into its cgroup; starting it without one');
+      this.#noCgroup = true;
+      return this.#spawn();
+    }
     const why = r.kind === 'timeout' ? `did not start within ${START_TIMEOUT_MS / 1000} s` : r.how;
     const hint = o.sandbox === 'bubblewrap' && /^bwrap:/m.test(stderr)
       ? '\nbubblewrap could not create the sandbox (unprivileged user namespaces may be disabled on this machine: see sysctl kernel.unprivileged_userns_clone / user.max_user_namespaces). Fix that, or opt in to an unsandboxed kernel with "loupe.sandbox": "off".'
@@ -653,7 +699,8 @@ export class PythonKernel {
   checkProcs(counts: Map<string, number>): void {
     if (!this.#alive || !this.#pidNs || this.#procLimitHit) return;
     const n = counts.get(this.#pidNs) ?? 0;
-    const max = this.#opts.maxProcesses ?? 256;
+    // the sandbox's init (bwrap, pid 1) is not one of the agent's processes when the limit was scaled down (issue 37)
+    const max = this.#limits.processes.max === (this.#opts.maxProcesses ?? 256) ? this.#limits.processes.max : this.#limits.processes.max + 1;
     if (n <= max) return;
     this.#procLimitHit = n;
     this.#log.warn(`kernel: ${n} processes in the sandbox (limit ${max}); killing it`);
@@ -663,8 +710,10 @@ export class PythonKernel {
   #kill(): void {
     const child = this.#child;
     if (!child) return;
-    removeCgroupLater(this.#cgroup);
-    this.#cgroup = undefined;
+    // SIGKILL to everything in the cgroup and thaw it (a frozen v1 task dies only once thawed); the guard removes it.
+    this.#cg?.release();
+    this.#cg = undefined;
+    this.#stopped = undefined;
     this.#alive = false;
     try {
       if (child.pid) process.kill(-child.pid, 'SIGKILL');
@@ -727,33 +776,29 @@ export class PythonKernel {
     const child = this.#child!;
     this.#stray = '';
     this.#busy = true;
+    this.#resume();
+    const cg = this.#cg;
+    const oomBefore = cg?.oomKills() ?? 0;
     type Outcome = { kind: 'reply'; msg: DriverReply } | { kind: 'exit'; how: string } | { kind: 'timeout' };
     let outcome: Outcome;
     let timedOut = false;
     let quotaTimer: NodeJS.Timeout | undefined;
+    const quota = this.#quota();
+    const atStart = quota ? diskUsage(quota.root).bytes : 0;
     try {
       const replyP = new Promise<Outcome>((res) => {
         this.#pending = { id, resolve: (msg) => res({ kind: 'reply', msg }) };
         this.#onExit = (how) => res({ kind: 'exit', how });
       });
       child.stdin.write(JSON.stringify({ op: 'execute', id, code, cpuSeconds: cpuMs > 0 ? cpuMs / 1000 : null }) + '\n');
-      const quotaMb = this.#opts.workspaceQuotaMb ?? 2048;
-      const quotaRoot = this.#opts.writablePaths[0] ?? (this.#opts.sandbox === 'off' ? this.#opts.cwd : undefined);
-      if (quotaMb > 0 && quotaRoot) {
-        const limit = quotaMb * 1048576;
-        const atStart = treeBytes(quotaRoot);
+      if (quota) {
         // Every QUOTA_WATCH_MS; a workspace so large that measuring it is slow is measured less often (at most
         // a tenth of the host's time), so a cell that writes many files cannot stall the extension host.
         const check = () => {
           const t0 = performance.now();
-          const used = treeBytes(quotaRoot);
+          const over = this.#overQuota(child, atStart);
           const took = performance.now() - t0;
-          if (used > limit && used > atStart && this.#child === child) {
-            this.#quotaHit = used;
-            this.#log.warn(`kernel: workspace ${quotaRoot} holds ${used} bytes, over the quota of ${quotaMb} MiB; stopping the cell`);
-            this.#kill();
-            return;
-          }
+          if (over) return;
           quotaTimer = setTimeout(check, Math.max(QUOTA_WATCH_MS, 10 * took));
         };
         quotaTimer = setTimeout(check, QUOTA_WATCH_MS);
@@ -776,12 +821,24 @@ export class PythonKernel {
     this.#onExit = undefined;
     const stray = this.#stray;
     this.#stray = '';
+    const oomKilled = cg ? cg.oomKills() - oomBefore : 0;
+    const aggregateNote = oomKilled > 0
+      ? `[loupe] ${oomKilled} process(es) of the kernel were killed by the memory limit: all its processes together may use at most ${this.#limits.memory.budgetMb} MiB (kernel option memoryLimitMb).\n`
+      : '';
     if (outcome.kind === 'reply') {
+      // Nothing of the agent's runs until the next cell (issue 37): threads and processes the cell left are frozen at
+      // the end of this turn of the event loop, unless the next cell has already started (back-to-back calls: a replay,
+      // a script) — then there is no "between" to stop, and the ~1 ms freeze and thaw are saved.
+      setImmediate(() => {
+        if (this.#child !== child || this.#busy) return;
+        this.#pause();
+        if (quota) this.#overQuota(child, atStart);
+      });
       const m = outcome.msg;
       const res: ExecuteResult = {
         status: timedOut ? 'timeout' : (m.status ?? 'error'),
         stdout: m.stdout ?? '',
-        stderr: notes + (m.stderr ?? '') + stray,
+        stderr: notes + (m.stderr ?? '') + stray + aggregateNote,
         durationMs: 0,
       };
       if (m.result !== undefined) res.result = m.result;
@@ -809,7 +866,9 @@ export class PythonKernel {
         ? `[loupe] The Python kernel process ${how} while running this cell.`
         : this.#killRequested
         ? '[loupe] The kernel was restarted on request while this cell was running.'
-        : `[loupe] The Python kernel process ${how} while running this cell (possibly out of memory: limit ${this.#opts.memoryLimitMb ?? 4096} MiB).`)
+        : oomKilled > 0
+        ? `[loupe] The Python kernel process ${how} while running this cell: out of memory (all the kernel's processes together may use at most ${this.#limits.memory.budgetMb} MiB, kernel option memoryLimitMb).`
+        : `[loupe] The Python kernel process ${how} while running this cell (possibly out of memory: limit ${this.#limits.memory.budgetMb} MiB).`)
       : `[loupe] Cell exceeded the ${timeoutMs / 1000} s time limit and the kernel ${how}.`;
     this.#killRequested = false;
     if (mayRestart && !this.#closed) {
@@ -826,6 +885,73 @@ export class PythonKernel {
       durationMs: performance.now() - t0,
       restarted: mayRestart || restarted ? true : undefined,
     };
+  }
+
+  /** The workspace quota: its root and limit in bytes, or undefined when there is none. */
+  #quota(): { root: string; limit: number; mb: number } | undefined {
+    const mb = this.#opts.workspaceQuotaMb ?? 2048;
+    const root = this.#opts.writablePaths[0] ?? (this.#opts.sandbox === 'off' ? this.#opts.cwd : undefined);
+    return mb > 0 && root ? { root, limit: mb * MIB, mb } : undefined;
+  }
+
+  /**
+   * Measures the workspace (what the disk spends: {@link diskUsage}); over the quota and grown by more than
+   * QUOTA_SLACK since `atStart` (what the cell found: a workspace already over the quota lets a cell delete files, and
+   * the file system's own late metadata blocks do not count as the cell's), kills process `child` if it is still the
+   * current one. @returns true when it killed it.
+   */
+  #overQuota(child: ChildProcessWithoutNullStreams, atStart: number): boolean {
+    const q = this.#quota();
+    if (!q || this.#child !== child || !this.#alive) return false;
+    const used = diskUsage(q.root).bytes;
+    if (used <= q.limit || (atStart > q.limit && used <= atStart + QUOTA_SLACK)) return false;
+    this.#quotaHit = used;
+    this.#log.warn(`kernel: workspace ${q.root} takes ${used} bytes on disk, over the quota of ${q.mb} MiB; stopping the kernel`);
+    this.#kill();
+    return true;
+  }
+
+  /**
+   * Stops everything of the kernel until the next cell: freezes its cgroup, or (no freezer) sends SIGSTOP to every
+   * process of its tree, in passes until no new process appears. Source: issue 37.
+   */
+  #pause(): void {
+    const child = this.#child;
+    if (!this.#alive || !child?.pid) return;
+    if (this.#cg?.info.freezer && this.#cg.freeze()) return;
+    const stopped = new Set<number>();
+    for (let pass = 0; pass < 5; pass++) {
+      let fresh = 0;
+      for (const p of processTree(child.pid)) {
+        if (stopped.has(p)) continue;
+        try {
+          process.kill(p, 'SIGSTOP');
+          stopped.add(p);
+          fresh++;
+        } catch {
+          /* gone */
+        }
+      }
+      if (!fresh) break;
+    }
+    this.#stopped = [...stopped];
+  }
+
+  /** Lets the kernel run again: thaws its cgroup, or sends SIGCONT to what {@link #pause} stopped (and its tree). */
+  #resume(): void {
+    this.#cg?.thaw();
+    const stopped = this.#stopped;
+    if (!stopped) return;
+    this.#stopped = undefined;
+    const all = new Set(stopped);
+    if (this.#child?.pid) for (const p of processTree(this.#child.pid)) all.add(p);
+    for (const p of all) {
+      try {
+        process.kill(p, 'SIGCONT');
+      } catch {
+        /* gone */
+      }
+    }
   }
 
   #sendInterrupt(): void {
