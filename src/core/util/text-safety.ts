@@ -1,0 +1,97 @@
+/**
+ * Agent text is data on every expert surface (issue 38): whatever an agent, a model or an MCP client wrote — model
+ * text, observations, answers, insight text, agent and client names, file names — is shown to an expert in a
+ * terminal, a CLI table or a VS Code message. There it must not act: no ANSI/CSI colours or cursor moves, no OSC
+ * window titles, OSC 8 links or OSC 52 clipboard writes, no DCS strings, no carriage return overwriting a line, no
+ * bidirectional overrides reordering what is shown. These functions show such characters *escaped* (visible, never
+ * dropped silently, so the evidence is not changed in meaning) and are the one place that decides how.
+ * Source: issue 38 "Agent text is data on every expert surface"; ECMA-48 (C0/C1 control sets, CSI/OSC/DCS);
+ * Unicode TR #9 (bidi embedding/override/isolate controls); Trojan Source (CVE-2021-42574).
+ */
+
+export interface NeutraliseOptions {
+  /** Keep `\n` (and turn `\r\n` into `\n`); otherwise a line break is shown as `␤`. Default true. */
+  keepNewlines?: boolean;
+  /** Keep `\t`; otherwise shown as `␉`. Default true. */
+  keepTabs?: boolean;
+}
+
+// C0 (U+0000–U+001F), DEL (U+007F), C1 (U+0080–U+009F), bidi embeddings/overrides (U+202A–U+202E) and isolates
+// (U+2066–U+2069), the implicit marks U+200E/U+200F/U+061C, line/paragraph separators (U+2028/U+2029), and the
+// interlinear annotation / object replacement controls U+FFF9–U+FFFB.
+// eslint-disable-next-line no-control-regex
+const UNSAFE = /[\u0000-\u001f\u007f-\u009f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069\ufff9-\ufffb]/;
+// eslint-disable-next-line no-control-regex
+const UNSAFE_G = /\r\n|[\u0000-\u001f\u007f-\u009f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069\ufff9-\ufffb]/g;
+
+/** How one unsafe character is shown: C0 and DEL as their Unicode control pictures (ESC → `␛`), others as `\uXXXX`. */
+function shown(ch: string): string {
+  const code = ch.charCodeAt(0);
+  if (code < 0x20) return String.fromCharCode(0x2400 + code);
+  if (code === 0x7f) return '\u2421';
+  return `\\u${code.toString(16).padStart(4, '0')}`;
+}
+
+/**
+ * Shows every terminal/display control character of `text` escaped, so the text cannot act on a terminal, a
+ * table or a message: C0 controls (ESC → `␛`, so `ESC[2J` prints as `␛[2J`; `\r` → `␍`; NUL → `␀`), DEL (`␡`),
+ * C1 controls (`\u009b`, the 8-bit CSI, prints as the six characters `\u009b`), bidi overrides/isolates/marks and
+ * U+2028/U+2029 (`\u202e` …). With the defaults `\n` and `\t` stay (a `\r\n` becomes `\n`); printable text,
+ * including every non-ASCII letter and emoji, is unchanged.
+ * @param text any string (model text, an observation, an answer, a name); a non-string is turned into one with
+ *   `String()`.
+ * @param opts {@link NeutraliseOptions}: `keepNewlines` (default true), `keepTabs` (default true).
+ * @returns the neutralised text; the same string when nothing had to change. Never throws.
+ * @example neutraliseControls('a\x1b[2Jb') === 'a␛[2Jb'
+ * Source: issue 38; ECMA-48 §5 (C0, C1, CSI, OSC, DCS).
+ */
+export function neutraliseControls(text: string, opts: NeutraliseOptions = {}): string {
+  const s = typeof text === 'string' ? text : String(text);
+  if (!UNSAFE.test(s)) return s;
+  const keepNl = opts.keepNewlines ?? true;
+  const keepTab = opts.keepTabs ?? true;
+  return s.replace(UNSAFE_G, (ch) => {
+    if (ch === '\r\n') return keepNl ? '\n' : '\u2424';
+    if (ch === '\n') return keepNl ? '\n' : '\u2424';
+    if (ch === '\t') return keepTab ? '\t' : '\u2409';
+    return shown(ch);
+  });
+}
+
+/**
+ * True when `text` holds a character {@link neutraliseControls} would escape (with the default options, i.e.
+ * `\n`, `\r\n` and `\t` allowed).
+ * @param text any string. @returns whether it holds a control character. Never throws.
+ * Source: issue 38.
+ */
+export function hasControls(text: string): boolean {
+  return UNSAFE.test(text.replace(/\r\n|[\n\t]/g, ''));
+}
+
+/**
+ * One line of agent-derived text for a table cell, a label or a one-line message: controls escaped as in
+ * {@link neutraliseControls}, line breaks and tabs shown (`␤`, `␉`), and cut to `maxChars` characters (code
+ * points, so an emoji is never split) with `…` appended.
+ * @param text any string; @param maxChars the longest result before the `…` (default 200; ≥ 1).
+ * @returns the single-line text. Never throws.
+ * @example oneLine('bad\nname\x1b]0;t\x07') === 'bad␤name␛]0;t␇'
+ * Source: issue 38.
+ */
+export function oneLine(text: string, maxChars = 200): string {
+  const s = neutraliseControls(text, { keepNewlines: false, keepTabs: false });
+  const cps = Array.from(s);
+  return cps.length > maxChars ? `${cps.slice(0, Math.max(1, maxChars)).join('')}…` : s;
+}
+
+/**
+ * Agent-derived text inside a VS Code notification or QuickPick label: {@link oneLine} (default 300 characters),
+ * and Markdown-style links broken apart — a notification turns `[label](command:…)` / `[label](https://…)` into a
+ * clickable link, so `](` becomes `] (` and the text stays readable but inert.
+ * @param text any string; @param maxChars the longest result (default 300).
+ * @returns the inert single-line text. Never throws.
+ * @example forMessage('[x](command:rm)') === '[x] (command:rm)'
+ * Source: issue 38; VS Code notifications' link syntax (`parseLinkedText`, vs/base/common/linkedText.ts).
+ */
+export function forMessage(text: string, maxChars = 300): string {
+  return oneLine(text, maxChars).replace(/\]\s*\(/g, '] (');
+}
