@@ -24,6 +24,7 @@ import { suiteRegistry } from './suites.ts';
 import { openTaskAsWorkspace } from './task-workspace.ts';
 import { setStorePassword } from './store-password.ts';
 import { evaluateChatAgentCommand } from './mcp-servers.ts';
+import { showErrorMessage } from './messages.ts';
 
 export type CommandHandler = (ctx: LoupeContext, ...args: unknown[]) => unknown;
 
@@ -103,7 +104,7 @@ export function registerCommands(ctx: LoupeContext, table: Record<string, Comman
         } catch (e) {
           const msg = inSettingsTerms(e instanceof Error ? e.message : String(e));
           ctx.log.error(`${id} failed: ${msg}`);
-          void vscode.window.showErrorMessage(`Loupe: ${msg}`);
+          void showErrorMessage(`Loupe: ${msg}`);
           return undefined;
         }
       }),

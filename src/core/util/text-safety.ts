@@ -84,14 +84,17 @@ export function oneLine(text: string, maxChars = 200): string {
 }
 
 /**
- * Agent-derived text inside a VS Code notification or QuickPick label: {@link oneLine} (default 300 characters),
- * and Markdown-style links broken apart — a notification turns `[label](command:…)` / `[label](https://…)` into a
- * clickable link, so `](` becomes `] (` and the text stays readable but inert.
- * @param text any string; @param maxChars the longest result (default 300).
- * @returns the inert single-line text. Never throws.
+ * Text for a VS Code notification or modal detail that may hold agent-derived text: controls escaped as in
+ * {@link neutraliseControls} (line breaks and tabs kept), Markdown-style links broken apart — a notification turns
+ * `[label](command:…)` / `[label](https://…)` into a clickable link, so `](` becomes `] (` and the text stays
+ * readable but inert — and cut to `maxChars` characters with `…`.
+ * @param text any string; @param maxChars the longest result (default 2,000).
+ * @returns the inert text. Never throws.
  * @example forMessage('[x](command:rm)') === '[x] (command:rm)'
  * Source: issue 38; VS Code notifications' link syntax (`parseLinkedText`, vs/base/common/linkedText.ts).
  */
-export function forMessage(text: string, maxChars = 300): string {
-  return oneLine(text, maxChars).replace(/\]\s*\(/g, '] (');
+export function forMessage(text: string, maxChars = 2000): string {
+  const s = neutraliseControls(text).replace(/\]\s*\(/g, '] (');
+  const cps = Array.from(s);
+  return cps.length > maxChars ? `${cps.slice(0, maxChars).join('')}…` : s;
 }

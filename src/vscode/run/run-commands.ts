@@ -20,6 +20,7 @@ import { TimelinePanel } from '../panels/timeline-panel.ts';
 import { cellMeta, RunNotebook } from './run-notebook.ts';
 import { RunSession } from './run-session.ts';
 import { rememberFolder } from '../folder-context.ts';
+import { showErrorMessage, showInformationMessage, showWarningMessage } from '../messages.ts';
 
 /** What "Run Benchmark Block" may be given (from the Benchmarks view, a test, or nothing: the palette). */
 export interface RunBlockArgs {
@@ -65,7 +66,7 @@ async function pickSuite(ctx: LoupeContext, args: RunBlockArgs): Promise<Suite |
   if (!setting) {
     if (!configured.length) {
       const open = 'Open Settings';
-      const pick = await vscode.window.showWarningMessage('Loupe: no benchmark suites configured. Add one to the setting loupe.suites.', open);
+      const pick = await showWarningMessage('Loupe: no benchmark suites configured. Add one to the setting loupe.suites.', open);
       if (pick === open) await vscode.commands.executeCommand('workbench.action.openSettings', 'loupe.suites');
       return undefined;
     }
@@ -110,7 +111,7 @@ async function pickProfile(ctx: LoupeContext, args: RunBlockArgs, block: Block):
   }
   if (!profiles.length && !ref.ok) {
     const open = 'Open Settings';
-    const pick = await vscode.window.showWarningMessage(`Loupe: no agent can run block ${block.id}. Add a model profile to the setting loupe.models (the reference agent cannot run it: ${ref.reason}).`, open);
+    const pick = await showWarningMessage(`Loupe: no agent can run block ${block.id}. Add a model profile to the setting loupe.models (the reference agent cannot run it: ${ref.reason}).`, open);
     if (pick === open) await vscode.commands.executeCommand('workbench.action.openSettings', 'loupe.models');
     return undefined;
   }
@@ -166,7 +167,7 @@ export function createRunStatusItem(): vscode.Disposable {
 /** Loupe: Run Benchmark Block. Resolves with the run ids once every run ended (or at once with `background`). */
 export async function runBenchmarkBlock(ctx: LoupeContext, raw?: unknown): Promise<string[] | undefined> {
   if (!vscode.workspace.isTrusted) {
-    void vscode.window.showErrorMessage('Loupe: running agents executes model-written code. Trust this workspace first (Workspaces: Manage Workspace Trust).');
+    void showErrorMessage('Loupe: running agents executes model-written code. Trust this workspace first (Workspaces: Manage Workspace Trust).');
     return undefined;
   }
   const args = asRunArgs(raw);
@@ -179,7 +180,7 @@ export async function runBenchmarkBlock(ctx: LoupeContext, raw?: unknown): Promi
   const repeats = await pickRepeats(args);
   if (!repeats) return undefined;
   if (ctx.settings.sandbox === 'off') {
-    void vscode.window.showWarningMessage('Loupe: the sandbox is OFF (setting loupe.sandbox = "off"). Agent code and the SQL tool run with your permissions and network: they can read the benchmark answers and write anywhere you can. Runs are recorded as uncontained.');
+    void showWarningMessage('Loupe: the sandbox is OFF (setting loupe.sandbox = "off"). Agent code and the SQL tool run with your permissions and network: they can read the benchmark answers and write anywhere you can. Runs are recorded as uncontained.');
   }
   const llm = profile === REFERENCE ? undefined : await llmConfig(ctx, profile);
   const runIds: string[] = [];
@@ -195,7 +196,7 @@ export async function runBenchmarkBlock(ctx: LoupeContext, raw?: unknown): Promi
         const r = await session.run();
         runIds.push(r.runId);
         progress.report({ increment: 100 / repeats, message: `run ${i}: ${r.status} after ${r.steps} steps` });
-        if (r.status === 'failed') void vscode.window.showWarningMessage(`Loupe: run ${r.runId} failed: ${r.reason}`);
+        if (r.status === 'failed') void showWarningMessage(`Loupe: run ${r.runId} failed: ${r.reason}`);
       } finally {
         cancel.dispose();
       }
@@ -212,7 +213,7 @@ export async function runBenchmarkBlock(ctx: LoupeContext, raw?: unknown): Promi
 async function listOtherRepeats(ids: string[], blockId: string): Promise<void> {
   if (ids.length < 2) return;
   const open = 'Open Another Run…';
-  const pick = await vscode.window.showInformationMessage(`Loupe: ${ids.length} runs of ${blockId} finished. The first is open; the others: ${ids.slice(1).join(', ')} (also in the Runs view).`, open);
+  const pick = await showInformationMessage(`Loupe: ${ids.length} runs of ${blockId} finished. The first is open; the others: ${ids.slice(1).join(', ')} (also in the Runs view).`, open);
   if (pick !== open) return;
   const id = await vscode.window.showQuickPick(ids.slice(1).map((x, k) => ({ label: `repeat ${k + 2}`, description: x, id: x })), { title: `Runs of ${blockId}` });
   if (id) await vscode.commands.executeCommand('loupe.openRun', id.id);
@@ -224,7 +225,7 @@ export async function setApiKey(ctx: LoupeContext, raw?: unknown): Promise<boole
   let name = a.profile;
   if (!name) {
     if (!profiles.length) {
-      void vscode.window.showWarningMessage('Loupe: add a model profile to the setting loupe.models first.');
+      void showWarningMessage('Loupe: add a model profile to the setting loupe.models first.');
       return false;
     }
     name = (await vscode.window.showQuickPick(profiles.map((p) => ({ label: p.name, description: `${p.model} · ${p.baseUrl}` })), { title: 'Set API Key for…' }))?.label;
@@ -234,7 +235,7 @@ export async function setApiKey(ctx: LoupeContext, raw?: unknown): Promise<boole
   if (key === undefined) return false;
   if (key === '') await ctx.extension.secrets.delete(secretKey(name));
   else await ctx.extension.secrets.store(secretKey(name), key);
-  void vscode.window.showInformationMessage(key ? `Loupe: API key for ${name} stored.` : `Loupe: API key for ${name} removed.`);
+  void showInformationMessage(key ? `Loupe: API key for ${name} stored.` : `Loupe: API key for ${name} removed.`);
   return true;
 }
 
@@ -250,7 +251,7 @@ async function runFrom(ctx: LoupeContext, raw: unknown, title: string, o: { only
   const all = await store.listRuns({ limit: 500 });
   const runs = o.only ? all.filter(o.only) : all;
   if (!runs.length) {
-    void vscode.window.showInformationMessage(all.length && o.none ? `Loupe: ${o.none}` : 'Loupe: no runs yet. Use "Loupe: Run Benchmark Block".');
+    void showInformationMessage(all.length && o.none ? `Loupe: ${o.none}` : 'Loupe: no runs yet. Use "Loupe: Run Benchmark Block".');
     return undefined;
   }
   const pick = await vscode.window.showQuickPick(runs.map((r) => ({ label: `${r.blockId} · ${r.status}`, description: `${r.agent}${r.model ? ` · ${r.model}` : ''} · ${r.createdAt}`, detail: r.id, r })), { title, matchOnDetail: true });
@@ -330,7 +331,7 @@ export function runCommands(): Record<string, (ctx: LoupeContext, ...args: unkno
       const r = await runFrom(ctx, arg, 'Stop Run', { only: (x) => !!RunSession.get(x.id) && !RunSession.get(x.id)?.result, none: 'no run is running in this window.' });
       const s = r && RunSession.get(r.id);
       if (!s || s.result) {
-        void vscode.window.showInformationMessage('Loupe: that run is not running in this window.');
+        void showInformationMessage('Loupe: that run is not running in this window.');
         return false;
       }
       s.control.stop('stopped from the Runs view');
@@ -369,7 +370,7 @@ export function runCommands(): Record<string, (ctx: LoupeContext, ...args: unkno
         mkdirSync(out, { recursive: true });
         await def.exportResults(store, [{ runId: r.id, block, repeat: r.params.repeat ?? 1 }], out);
       } else throw new Error(`Unknown export format ${fmt}`);
-      void vscode.window.showInformationMessage(`Loupe: exported to ${out}`, 'Reveal').then((x) => x && vscode.commands.executeCommand('revealFileInOS', vscode.Uri.file(out)));
+      void showInformationMessage(`Loupe: exported to ${out}`, 'Reveal').then((x) => x && vscode.commands.executeCommand('revealFileInOS', vscode.Uri.file(out)));
       return out;
     },
     'loupe.deleteRun': async (ctx, arg, confirm) => {
@@ -377,7 +378,7 @@ export function runCommands(): Record<string, (ctx: LoupeContext, ...args: unkno
       if (!r) return false;
       if (RunSession.get(r.id) && !RunSession.get(r.id)?.result) throw new Error(`Run ${r.id} is still running; stop it first`);
       if (confirm !== true) {
-        const ok = await vscode.window.showWarningMessage(`Delete run ${r.id} (${r.blockId}) and its folder? This cannot be undone.`, { modal: true }, 'Delete');
+        const ok = await showWarningMessage(`Delete run ${r.id} (${r.blockId}) and its folder? This cannot be undone.`, { modal: true }, 'Delete');
         if (ok !== 'Delete') return false;
       }
       TimelinePanel.get(r.id)?.dispose();

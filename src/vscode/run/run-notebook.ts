@@ -3,10 +3,10 @@
  * `python` tool call appears as a code cell with its outputs as it happens. The Loupe notebook controller runs
  * cells the analyst adds on the same kernel; those are stored as analyst cells.
  */
-import { existsSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import * as vscode from 'vscode';
-import { buildRunNotebook, kernelCellOutputs, type NotebookOutput } from '../../core/agent/notebook.ts';
+import { buildRunNotebook, kernelCellOutputs, safeNotebookOutput, sanitiseNotebook, type NotebookOutput } from '../../core/agent/notebook.ts';
 import type { KernelCellRecord, KernelExecuteResult, RunRecord } from '../../core/agent/types.ts';
 import type { RunStore } from '../../core/store/run-store.ts';
 
@@ -25,9 +25,13 @@ export function cellMeta(cell: vscode.NotebookCell | vscode.NotebookCellData): L
 
 const join2 = (v: string | string[] | undefined): string => (Array.isArray(v) ? v.join('') : (v ?? ''));
 
-/** nbformat outputs → VS Code notebook outputs. */
+/**
+ * nbformat outputs → VS Code notebook outputs. Every output first goes through `safeNotebookOutput` (issue 38), so no
+ * item has a mime type VS Code renders as live HTML or code, whatever the outputs came from.
+ */
 export function toVscodeOutputs(outputs: NotebookOutput[]): vscode.NotebookCellOutput[] {
-  return outputs.map((o) => {
+  return outputs.map((raw) => {
+    const o = safeNotebookOutput(raw).output;
     if (o.output_type === 'stream') {
       const text = join2(o.text);
       return new vscode.NotebookCellOutput([o.name === 'stderr' ? vscode.NotebookCellOutputItem.stderr(text) : vscode.NotebookCellOutputItem.stdout(text)]);
@@ -37,7 +41,7 @@ export function toVscodeOutputs(outputs: NotebookOutput[]): vscode.NotebookCellO
     }
     const items: vscode.NotebookCellOutputItem[] = [];
     for (const [mime, value] of Object.entries(o.data ?? {})) {
-      if (mime === 'image/png') items.push(new vscode.NotebookCellOutputItem(Buffer.from(join2(value), 'base64'), mime));
+      if (mime.startsWith('image/')) items.push(new vscode.NotebookCellOutputItem(Buffer.from(join2(value), 'base64'), mime));
       else items.push(vscode.NotebookCellOutputItem.text(join2(value), mime));
     }
     // Richest first: VS Code picks the first renderable item.
@@ -47,7 +51,7 @@ export function toVscodeOutputs(outputs: NotebookOutput[]): vscode.NotebookCellO
 }
 
 function rank(mime: string): number {
-  return mime === 'image/png' ? 0 : mime === 'text/html' ? 1 : 2;
+  return mime.startsWith('image/') ? 0 : mime === 'text/markdown' ? 1 : 2;
 }
 
 /** Outputs of a live kernel execution. */
@@ -64,6 +68,23 @@ function cellData(run: RunRecord, c: KernelCellRecord, n: number): vscode.Notebo
   d.metadata = { loupe, metadata: { loupe } };
   d.executionSummary = { executionOrder: n, success: c.status === 'ok', timing: undefined };
   return d;
+}
+
+/**
+ * Rewrites an `.ipynb` whose outputs hold a mime type VS Code would render live (an agent's `text/html` written
+ * before issue 38) with those outputs as text. A file that is not JSON is left alone (VS Code then reports it).
+ * @returns the number of outputs changed.
+ */
+export function sanitiseNotebookFile(path: string): number {
+  let nb: { cells?: Array<{ outputs?: NotebookOutput[] }> };
+  try {
+    nb = JSON.parse(readFileSync(path, 'utf8')) as typeof nb;
+  } catch {
+    return 0;
+  }
+  const n = sanitiseNotebook(nb);
+  if (n) writeFileSync(path, JSON.stringify(nb, null, 1));
+  return n;
 }
 
 export class RunNotebook {
@@ -98,10 +119,14 @@ export class RunNotebook {
     writeFileSync(this.uri.fsPath, JSON.stringify(nb, null, 1));
   }
 
-  /** Opens (writing it first if missing) and shows the notebook. */
+  /**
+   * Opens (writing it first if missing) and shows the notebook. A notebook file written before issue 38 may hold an
+   * agent's `text/html`: its outputs are made safe (`sanitiseNotebook`) before VS Code reads it.
+   */
   async open(opts: { viewColumn?: vscode.ViewColumn; preserveFocus?: boolean } = {}): Promise<vscode.NotebookEditor> {
     if (!this.doc || this.doc.isClosed) {
       if (!existsSync(this.uri.fsPath)) await this.writeFile();
+      else sanitiseNotebookFile(this.uri.fsPath);
       this.doc = await vscode.workspace.openNotebookDocument(this.uri);
     }
     // Keep the notebook where the analyst already has it (revealing a cell from the timeline must not replace the
