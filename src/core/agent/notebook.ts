@@ -13,7 +13,7 @@
  * {@link safeOutputData} applies the same rule to outputs read back from an existing `.ipynb` (convert on read).
  */
 import type { KernelTableData } from '../kernel/python-kernel.ts';
-import { neutraliseControls } from '../util/text-safety.ts';
+import { markdownText, neutraliseControls } from '../util/text-safety.ts';
 import type { KernelCellRecord } from './types.ts';
 
 export type CellAuthor = 'agent' | 'analyst';
@@ -62,19 +62,6 @@ export const SAFE_OUTPUT_MIMES: ReadonlySet<string> = new Set([
   'text/plain', 'text/markdown', 'image/png', 'image/jpeg', 'image/gif',
   'application/vnd.code.notebook.stdout', 'application/vnd.code.notebook.stderr', 'application/vnd.code.notebook.error',
 ]);
-
-/**
- * Agent text for Markdown: every character that Markdown or HTML could read as syntax (`< > & " ' [ ] ( ) ! * _
- * \` | # ~ = : { } \ $ + -` …, i.e. all ASCII punctuation) is written as a numeric character reference (`&#60;`),
- * which Markdown renders as that character and never as markup; line breaks become spaces; controls are escaped.
- * @param text any string. @returns Markdown source that renders as exactly `text` (on one line). Never throws.
- * @example markdownText('<img onerror=x>') === '&#60;img onerror&#61;x&#62;'
- * Source: issue 38; CommonMark 0.31 §2.5 (entity and numeric character references), §6.6 (raw HTML).
- */
-export function markdownText(text: string): string {
-  return neutraliseControls(String(text), { keepNewlines: false, keepTabs: false })
-    .replace(/[!-/:-@[-`{-~]/g, (ch) => `&#${ch.charCodeAt(0)};`);
-}
 
 /**
  * Whether Markdown holds nothing a renderer could read as HTML, a link, an image, code or maths: none of `< > [ ] (
@@ -189,6 +176,34 @@ export function sanitiseNotebook(nb: { cells?: Array<{ outputs?: NotebookOutput[
     });
   }
   return n;
+}
+
+/** One item of a VS Code notebook output: its mime type and its text, or (images) its base64 bytes. */
+export interface OutputItemSpec {
+  mime: string;
+  text?: string;
+  base64?: string;
+  /** An error item: what `NotebookCellOutputItem.error` takes. */
+  error?: { name: string; message: string; stack: string };
+}
+
+/**
+ * The items of the VS Code notebook output for one nbformat output, after {@link safeNotebookOutput}: a stream as
+ * `application/vnd.code.notebook.stdout|stderr`, an error as `application/vnd.code.notebook.error`, a mime bundle
+ * as one item per safe type, richest first (image, then `text/markdown`, then `text/plain`: VS Code shows the first
+ * it can render). The VS Code glue (`toVscodeOutputs`) only turns these into `NotebookCellOutputItem`s.
+ * @param raw an nbformat output (new, or read from an existing `.ipynb`).
+ * @returns the items; none has a mime type VS Code renders as live HTML or code. Never throws.
+ * Source: issue 38; VS Code API `NotebookCellOutputItem`.
+ */
+export function notebookOutputItems(raw: NotebookOutput): OutputItemSpec[] {
+  const o = safeNotebookOutput(raw).output;
+  if (o.output_type === 'stream') return [{ mime: `application/vnd.code.notebook.${o.name === 'stderr' ? 'stderr' : 'stdout'}`, text: join2(o.text) }];
+  if (o.output_type === 'error') return [{ mime: 'application/vnd.code.notebook.error', error: { name: o.ename ?? 'Error', message: o.evalue ?? '', stack: (o.traceback ?? []).join('\n') } }];
+  const rank = (m: string) => (m.startsWith('image/') ? 0 : m === 'text/markdown' ? 1 : 2);
+  return Object.entries(o.data ?? {})
+    .map(([mime, v]): OutputItemSpec => (mime.startsWith('image/') ? { mime, base64: join2(v) } : { mime, text: join2(v) }))
+    .sort((a, b) => rank(a.mime) - rank(b.mime));
 }
 
 /**

@@ -98,3 +98,16 @@ export function forMessage(text: string, maxChars = 2000): string {
   const cps = Array.from(s);
   return cps.length > maxChars ? `${cps.slice(0, maxChars).join('')}…` : s;
 }
+
+/**
+ * Agent text for Markdown: every character that Markdown or HTML could read as syntax (`< > & " ' [ ] ( ) ! * _
+ * \` | # ~ = : { } \ $ + -` …, i.e. all ASCII punctuation) is written as a numeric character reference (`&#60;`),
+ * which Markdown renders as that character and never as markup; line breaks become spaces; controls are escaped.
+ * @param text any string. @returns Markdown source that renders as exactly `text` (on one line). Never throws.
+ * @example markdownText('<img onerror=x>') === '&#60;img onerror&#61;x&#62;'
+ * Source: issue 38; CommonMark 0.31 §2.5 (entity and numeric character references), §6.6 (raw HTML).
+ */
+export function markdownText(text: string): string {
+  return neutraliseControls(String(text), { keepNewlines: false, keepTabs: false })
+    .replace(/[!-/:-@[-`{-~]/g, (ch) => `&#${ch.charCodeAt(0)};`);
+}

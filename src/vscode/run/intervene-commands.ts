@@ -16,6 +16,7 @@ import type { LoupeContext } from '../context.ts';
 import { llmConfig } from './run-commands.ts';
 import { RunSession } from './run-session.ts';
 import { showErrorMessage, showInformationMessage, showWarningMessage } from '../messages.ts';
+import { oneLine } from '../../core/util/text-safety.ts';
 
 /** Who adds a hint from this window: the `loupe.annotator` setting, else git user.name, else the OS user. */
 export function currentAnalyst(): string {
@@ -32,7 +33,7 @@ async function runOf(ctx: LoupeContext, raw: unknown, title: string): Promise<Ru
   }
   const live = RunSession.active.filter((s) => s.runId && s.control.isPaused);
   const runs = live.length ? (await Promise.all(live.map((s) => store.getRun(s.runId!)))).filter((r): r is RunRecord => !!r) : await store.listRuns({ limit: 200 });
-  const pick = await vscode.window.showQuickPick(runs.map((r) => ({ label: `${r.blockId} · ${r.status}`, description: `${r.model ?? r.agent} · ${r.createdAt}`, detail: r.id, r })), { title, matchOnDetail: true });
+  const pick = await vscode.window.showQuickPick(runs.map((r) => ({ label: `${oneLine(r.blockId)} · ${r.status}`, description: `${oneLine(r.model ?? r.agent)} · ${r.createdAt}`, detail: r.id, r })), { title, matchOnDetail: true });
   return pick?.r;
 }
 

@@ -21,6 +21,7 @@ import { cellMeta, RunNotebook } from './run-notebook.ts';
 import { RunSession } from './run-session.ts';
 import { rememberFolder } from '../folder-context.ts';
 import { showErrorMessage, showInformationMessage, showWarningMessage } from '../messages.ts';
+import { oneLine } from '../../core/util/text-safety.ts';
 
 /** What "Run Benchmark Block" may be given (from the Benchmarks view, a test, or nothing: the palette). */
 export interface RunBlockArgs {
@@ -254,7 +255,7 @@ async function runFrom(ctx: LoupeContext, raw: unknown, title: string, o: { only
     void showInformationMessage(all.length && o.none ? `Loupe: ${o.none}` : 'Loupe: no runs yet. Use "Loupe: Run Benchmark Block".');
     return undefined;
   }
-  const pick = await vscode.window.showQuickPick(runs.map((r) => ({ label: `${r.blockId} · ${r.status}`, description: `${r.agent}${r.model ? ` · ${r.model}` : ''} · ${r.createdAt}`, detail: r.id, r })), { title, matchOnDetail: true });
+  const pick = await vscode.window.showQuickPick(runs.map((r) => ({ label: `${oneLine(r.blockId)} · ${r.status}`, description: `${oneLine(r.agent)}${r.model ? ` · ${oneLine(r.model)}` : ''} · ${r.createdAt}`, detail: r.id, r })), { title, matchOnDetail: true });
   return pick?.r;
 }
 

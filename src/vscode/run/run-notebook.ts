@@ -6,7 +6,7 @@
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import * as vscode from 'vscode';
-import { buildRunNotebook, kernelCellOutputs, safeNotebookOutput, sanitiseNotebook, type NotebookOutput } from '../../core/agent/notebook.ts';
+import { buildRunNotebook, kernelCellOutputs, notebookOutputItems, sanitiseNotebook, type NotebookOutput } from '../../core/agent/notebook.ts';
 import type { KernelCellRecord, KernelExecuteResult, RunRecord } from '../../core/agent/types.ts';
 import type { RunStore } from '../../core/store/run-store.ts';
 
@@ -23,35 +23,16 @@ export function cellMeta(cell: vscode.NotebookCell | vscode.NotebookCellData): L
   return m?.loupe ?? m?.metadata?.loupe;
 }
 
-const join2 = (v: string | string[] | undefined): string => (Array.isArray(v) ? v.join('') : (v ?? ''));
-
 /**
- * nbformat outputs → VS Code notebook outputs. Every output first goes through `safeNotebookOutput` (issue 38), so no
- * item has a mime type VS Code renders as live HTML or code, whatever the outputs came from.
+ * nbformat outputs → VS Code notebook outputs, item by item as `notebookOutputItems` says (issue 38: every output is
+ * made safe first, so no item has a mime type VS Code renders as live HTML or code, whatever the outputs came from).
  */
 export function toVscodeOutputs(outputs: NotebookOutput[]): vscode.NotebookCellOutput[] {
-  return outputs.map((raw) => {
-    const o = safeNotebookOutput(raw).output;
-    if (o.output_type === 'stream') {
-      const text = join2(o.text);
-      return new vscode.NotebookCellOutput([o.name === 'stderr' ? vscode.NotebookCellOutputItem.stderr(text) : vscode.NotebookCellOutputItem.stdout(text)]);
-    }
-    if (o.output_type === 'error') {
-      return new vscode.NotebookCellOutput([vscode.NotebookCellOutputItem.error({ name: o.ename ?? 'Error', message: o.evalue ?? '', stack: (o.traceback ?? []).join('\n') })]);
-    }
-    const items: vscode.NotebookCellOutputItem[] = [];
-    for (const [mime, value] of Object.entries(o.data ?? {})) {
-      if (mime.startsWith('image/')) items.push(new vscode.NotebookCellOutputItem(Buffer.from(join2(value), 'base64'), mime));
-      else items.push(vscode.NotebookCellOutputItem.text(join2(value), mime));
-    }
-    // Richest first: VS Code picks the first renderable item.
-    items.sort((a, b) => rank(a.mime) - rank(b.mime));
-    return new vscode.NotebookCellOutput(items);
-  });
-}
-
-function rank(mime: string): number {
-  return mime.startsWith('image/') ? 0 : mime === 'text/markdown' ? 1 : 2;
+  return outputs.map((o) => new vscode.NotebookCellOutput(notebookOutputItems(o).map((it) => {
+    if (it.error) return vscode.NotebookCellOutputItem.error(it.error);
+    if (it.base64 !== undefined) return new vscode.NotebookCellOutputItem(Buffer.from(it.base64, 'base64'), it.mime);
+    return vscode.NotebookCellOutputItem.text(it.text ?? '', it.mime);
+  })));
 }
 
 /** Outputs of a live kernel execution. */
