@@ -268,6 +268,33 @@ async function loadRunBlock(run: RunRecord): Promise<{ suite: Suite; block: Bloc
   }
 }
 
+/**
+ * Issue 38: the notebook never renders an agent's HTML; this shows what a run-notebook cell's code produced, raw (the
+ * DataFrame's own `to_html`, stdout, stderr, the result's repr, the error), as a plain-text document. Arg: a
+ * notebook cell (its title menu); without one, the selected cell of the active notebook.
+ */
+async function showRawCellOutput(ctx: LoupeContext, arg: unknown): Promise<string | undefined> {
+  const editor = vscode.window.activeNotebookEditor;
+  const cell = arg && typeof arg === 'object' && 'notebook' in arg ? (arg as vscode.NotebookCell) : editor?.notebook.cellAt(editor.selections[0]?.start ?? 0);
+  const meta = cell ? cellMeta(cell) : undefined;
+  if (!meta) throw new Error('Choose a code cell of a run notebook (a Loupe run\'s notebook.ipynb) to show its raw output.');
+  const c = (await ctx.store().getCells(meta.runId, { withFigures: false })).find((x) => x.seq === meta.seq);
+  if (!c) throw new Error(`Run ${meta.runId} has no recorded cell ${meta.seq} in the store.`);
+  const part = (title: string, body: string | null | undefined) => (body ? [`──── ${title} ────`, body.replace(/\n$/, ''), ''] : []);
+  const content = [
+    `Raw output of cell ${meta.seq} (run ${meta.runId}, ${c.stepIndex < 0 ? 'analyst cell' : `step ${c.stepIndex + 1}`}, status ${c.status}), as the code produced it.`,
+    'Shown as text, never rendered: the notebook shows these values as text and tables Loupe builds itself.',
+    '',
+    ...part('stdout', c.stdout), ...part('stderr', c.stderr), ...part('result (repr)', c.result),
+    ...c.tables.flatMap((t, i) => [...part(`table ${i + 1}: to_string`, t.text), ...part(`table ${i + 1}: to_html (the agent's HTML, raw)`, t.html)]),
+    ...part('error', c.error ? [`${c.error.ename}: ${c.error.evalue}`, ...c.error.traceback].join('\n') : null),
+    ...(c.figureCount ? [`${c.figureCount} figure(s) (PNG, shown in the notebook)`] : []),
+  ].join('\n');
+  const doc = await vscode.workspace.openTextDocument({ content, language: 'plaintext' });
+  await vscode.window.showTextDocument(doc, { viewColumn: vscode.ViewColumn.Beside, preview: true });
+  return content;
+}
+
 export function runCommands(): Record<string, (ctx: LoupeContext, ...args: unknown[]) => unknown> {
   return {
     'loupe.runBenchmarkBlock': (ctx, arg) => runBenchmarkBlock(ctx, arg),
@@ -285,6 +312,7 @@ export function runCommands(): Record<string, (ctx: LoupeContext, ...args: unkno
       await TimelinePanel.show(ctx, r.id, { showHeatmap: true });
       return r.id;
     },
+    'loupe.showRawCellOutput': (ctx, arg) => showRawCellOutput(ctx, arg),
     'loupe.openRunNotebook': async (ctx, arg, cellSeq) => {
       const r = await runFrom(ctx, arg, 'Open Run Notebook');
       if (!r) return undefined;

@@ -37,7 +37,7 @@ function assertSafeBundle(data: Record<string, string | string[]> | undefined, w
 test('a DataFrame with a patched to_html: the cell\'s notebook outputs carry no agent HTML (real kernel)', { timeout: 60_000 }, async () => {
   const python = (await findPython()).path;
   const dir = mkdtempSync(join(tmpdir(), 'loupe-i38-nb-'));
-  const k = await PythonKernel.start({ python, cwd: dir, sandbox: 'off', readOnlyPaths: [], writablePaths: [], importAllowlist: null });
+  const k = await PythonKernel.start({ python, cwd: dir, sandbox: 'off', readOnlyPaths: [], writablePaths: [] });
   try {
     const r = await k.execute(HOSTILE_CELL);
     assert.equal(r.status, 'ok', JSON.stringify(r.error));
