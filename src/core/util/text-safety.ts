@@ -10,9 +10,9 @@
  */
 
 export interface NeutraliseOptions {
-  /** Keep `\n` (and turn `\r\n` into `\n`); otherwise a line break is shown as `␤`. Default true. */
+  /** Keep `\n` (and turn `\r\n` into `\n`); otherwise a line break is shown as the two characters `\n`. Default true. */
   keepNewlines?: boolean;
-  /** Keep `\t`; otherwise shown as `␉`. Default true. */
+  /** Keep `\t`; otherwise shown as the two characters `\t`. Default true. */
   keepTabs?: boolean;
 }
 
@@ -24,25 +24,30 @@ const UNSAFE = /[\u0000-\u001f\u007f-\u009f\u061c\u200e\u200f\u2028\u2029\u202a-
 // eslint-disable-next-line no-control-regex
 const UNSAFE_G = /\r\n|[\u0000-\u001f\u007f-\u009f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069\ufff9-\ufffb]/g;
 
-/** How one unsafe character is shown: C0 and DEL as their Unicode control pictures (ESC → `␛`), others as `\uXXXX`. */
+const NAMED: Record<string, string> = { '\r': '\\r', '\n': '\\n', '\t': '\\t' };
+
+/**
+ * How one unsafe character is shown, as the escape a programmer would type (visible in any font): `\x1b`, `\r`,
+ * `\x9b` (C0, DEL, C1), `\u202e` (bidi and separators).
+ */
 function shown(ch: string): string {
   const code = ch.charCodeAt(0);
-  if (code < 0x20) return String.fromCharCode(0x2400 + code);
-  if (code === 0x7f) return '\u2421';
+  if (NAMED[ch]) return NAMED[ch];
+  if (code <= 0xff) return `\\x${code.toString(16).padStart(2, '0')}`;
   return `\\u${code.toString(16).padStart(4, '0')}`;
 }
 
 /**
- * Shows every terminal/display control character of `text` escaped, so the text cannot act on a terminal, a
- * table or a message: C0 controls (ESC → `␛`, so `ESC[2J` prints as `␛[2J`; `\r` → `␍`; NUL → `␀`), DEL (`␡`),
- * C1 controls (`\u009b`, the 8-bit CSI, prints as the six characters `\u009b`), bidi overrides/isolates/marks and
- * U+2028/U+2029 (`\u202e` …). With the defaults `\n` and `\t` stay (a `\r\n` becomes `\n`); printable text,
- * including every non-ASCII letter and emoji, is unchanged.
+ * Shows every terminal/display control character of `text` escaped, as the characters of its escape (visible in any
+ * font), so the text cannot act on a terminal, a table or a message: C0 controls and DEL as `\xNN` (ESC `[2J` prints
+ * as the text `\x1b[2J`; NUL `\x00`), `\r` as `\r`, C1 controls as `\x9b` …, bidi overrides/isolates/marks and
+ * U+2028/U+2029 as `\u202e` …. With the defaults `\n` and `\t` stay (a `\r\n` becomes `\n`); otherwise they are
+ * shown as `\n` / `\t`. Printable text, including every non-ASCII letter and emoji, is unchanged.
  * @param text any string (model text, an observation, an answer, a name); a non-string is turned into one with
  *   `String()`.
  * @param opts {@link NeutraliseOptions}: `keepNewlines` (default true), `keepTabs` (default true).
  * @returns the neutralised text; the same string when nothing had to change. Never throws.
- * @example neutraliseControls('a\x1b[2Jb') === 'a␛[2Jb'
+ * @example neutraliseControls('a\x1b[2Jb') === 'a\\x1b[2Jb'
  * Source: issue 38; ECMA-48 §5 (C0, C1, CSI, OSC, DCS).
  */
 export function neutraliseControls(text: string, opts: NeutraliseOptions = {}): string {
@@ -51,9 +56,8 @@ export function neutraliseControls(text: string, opts: NeutraliseOptions = {}): 
   const keepNl = opts.keepNewlines ?? true;
   const keepTab = opts.keepTabs ?? true;
   return s.replace(UNSAFE_G, (ch) => {
-    if (ch === '\r\n') return keepNl ? '\n' : '\u2424';
-    if (ch === '\n') return keepNl ? '\n' : '\u2424';
-    if (ch === '\t') return keepTab ? '\t' : '\u2409';
+    if (ch === '\r\n' || ch === '\n') return keepNl ? '\n' : '\\n';
+    if (ch === '\t') return keepTab ? '\t' : '\\t';
     return shown(ch);
   });
 }
@@ -70,11 +74,11 @@ export function hasControls(text: string): boolean {
 
 /**
  * One line of agent-derived text for a table cell, a label or a one-line message: controls escaped as in
- * {@link neutraliseControls}, line breaks and tabs shown (`␤`, `␉`), and cut to `maxChars` characters (code
+ * {@link neutraliseControls}, line breaks and tabs shown as `\n`, `\t`, and cut to `maxChars` characters (code
  * points, so an emoji is never split) with `…` appended.
  * @param text any string; @param maxChars the longest result before the `…` (default 200; ≥ 1).
  * @returns the single-line text. Never throws.
- * @example oneLine('bad\nname\x1b]0;t\x07') === 'bad␤name␛]0;t␇'
+ * @example oneLine('bad\nname\x1b]0;t\x07') === 'bad\\nname\\x1b]0;t\\x07'
  * Source: issue 38.
  */
 export function oneLine(text: string, maxChars = 200): string {
@@ -100,14 +104,16 @@ export function forMessage(text: string, maxChars = 2000): string {
 }
 
 /**
- * Agent text for Markdown: every character that Markdown or HTML could read as syntax (`< > & " ' [ ] ( ) ! * _
- * \` | # ~ = : { } \ $ + -` …, i.e. all ASCII punctuation) is written as a numeric character reference (`&#60;`),
- * which Markdown renders as that character and never as markup; line breaks become spaces; controls are escaped.
+ * Agent text for Markdown: every character Markdown or HTML could read as syntax — `& < > " ' [ ] ( ) ! * \` | \\ $
+ * ~ : = { } ^`, and `_` where it could open or close emphasis (not inside a word, so `NHANES_508` stays readable) —
+ * is written as a numeric character reference (`&#60;`), which Markdown renders as that character and never as
+ * markup; line breaks and controls are shown escaped (`\n`, `\x1b`), so the result is one line. It holds no
+ * `<script`, `onerror=` or `javascript:`.
  * @param text any string. @returns Markdown source that renders as exactly `text` (on one line). Never throws.
  * @example markdownText('<img onerror=x>') === '&#60;img onerror&#61;x&#62;'
  * Source: issue 38; CommonMark 0.31 §2.5 (entity and numeric character references), §6.6 (raw HTML).
  */
 export function markdownText(text: string): string {
   return neutraliseControls(String(text), { keepNewlines: false, keepTabs: false })
-    .replace(/[!-/:-@[-`{-~]/g, (ch) => `&#${ch.charCodeAt(0)};`);
+    .replace(/[&<>"'[\]()!*`|\\$~:={}^]|(?<![\p{L}\p{N}])_|_(?![\p{L}\p{N}])/gu, (ch) => `&#${ch.charCodeAt(0)};`);
 }

@@ -42,18 +42,18 @@ const ANY_CONTROL = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u202a-\u202e\u2066
 const withoutOwnColours = (s: string) => s.replace(/\x1b\[[0-9;]*m/g, '').replace(/\r\n/g, '\n');
 
 test('neutraliseControls shows C0, DEL, C1, CR and bidi controls escaped and keeps text, newlines and tabs', () => {
-  assert.equal(neutraliseControls('a\x1b[2Jb'), 'a␛[2Jb');
-  assert.equal(neutraliseControls('x\r\ny\rz'), 'x\ny␍z');
+  assert.equal(neutraliseControls('a\x1b[2Jb'), 'a\\x1b[2Jb');
+  assert.equal(neutraliseControls('x\r\ny\rz'), 'x\ny\\rz');
   assert.equal(neutraliseControls('t\tn\n'), 't\tn\n');
-  assert.equal(neutraliseControls('t\tn\n', { keepNewlines: false, keepTabs: false }), 't␉n␤');
-  assert.equal(neutraliseControls('\u009b2J'), '\\u009b2J');
+  assert.equal(neutraliseControls('t\tn\n', { keepNewlines: false, keepTabs: false }), 't\\tn\\n');
+  assert.equal(neutraliseControls('\u009b2J'), '\\x9b2J');
   assert.equal(neutraliseControls('abc\u202eexe'), 'abc\\u202eexe');
-  assert.equal(neutraliseControls('\u0000\u0007\u007f'), '␀␇␡');
+  assert.equal(neutraliseControls('\u0000\u0007\u007f'), '\\x00\\x07\\x7f');
   assert.equal(neutraliseControls('Grüße — 数据 📊 <b>'), 'Grüße — 数据 📊 <b>', 'printable text is unchanged');
   const out = neutraliseControls(HOSTILE);
   assert.doesNotMatch(out, ANY_CONTROL);
   assert.ok(hasControls(HOSTILE) && !hasControls(out));
-  assert.equal(oneLine('a\nb', 10), 'a␤b');
+  assert.equal(oneLine('a\nb', 10), 'a\\nb');
   assert.equal(oneLine('x'.repeat(20), 5), 'xxxxx…');
   assert.equal(forMessage('see [docs](command:workbench.action.terminal.sendSequence?%7B%7D)'), 'see [docs] (command:workbench.action.terminal.sendSequence?%7B%7D)');
 });
@@ -74,7 +74,7 @@ test('transcript terminal: agent, model and observation text is neutralised; Lou
     assert.ok(s.length > 0, e.type);
     assert.doesNotMatch(withoutOwnColours(s), ANY_CONTROL, `${e.type}: ${JSON.stringify(s)}`);
     assert.doesNotMatch(s.replace(/\r\n/g, ''), /\r/, `${e.type}: no bare carriage return`);
-    assert.match(withoutOwnColours(s), /␛\]52;c;/, `${e.type}: the OSC 52 payload is shown, escaped`);
+    assert.match(withoutOwnColours(s), /\\x1b\]52;c;/, `${e.type}: the OSC 52 payload is shown, escaped`);
   }
   assert.ok(formatAgentEvent(events[3]!).includes('\x1b[32m  ✔ \x1b[0m'), 'Loupe colours its own marks');
   assert.equal(formatAgentEvent(events[3]!, { color: false }).includes('\x1b'), false);
@@ -87,7 +87,7 @@ test('sanitiseClientInfo: printable, bounded, no "/", the original kept escaped'
   assert.doesNotMatch(h.name, /[<>=/:]/);
   assert.ok(!hasControls(h.name) && !hasControls(h.version));
   assert.doesNotMatch(h.version, /[^A-Za-z0-9._+-]/);
-  assert.ok(h.sent && !hasControls(h.sent.name) && h.sent.name.includes('␛[2J'), 'what the client sent is kept, escaped');
+  assert.ok(h.sent && !hasControls(h.sent.name) && h.sent.name.includes('\\x1b[2J'), 'what the client sent is kept, escaped');
   assert.equal(sanitiseClientInfo('x'.repeat(10_000), '1').name.length, MCP_CLIENT_NAME_MAX);
   assert.equal(sanitiseClientInfo('other/9.9 (uncontained)', '1').name.includes('/'), false, 'cannot forge another client group');
   assert.deepEqual(sanitiseClientInfo('', undefined), { name: 'unknown-client', version: '0' });
@@ -114,7 +114,7 @@ test('loupe runs and loupe score print stored hostile names escaped; a binary an
     const out = io.text();
     assert.match(out, /r-hostile/);
     assert.doesNotMatch(out, ANY_CONTROL, JSON.stringify(out));
-    assert.match(out, /␛\[2J/, 'shown escaped, not dropped');
+    assert.match(out, /\\x1b\[2J/, 'shown escaped, not dropped');
     assert.equal(out.trim().split('\n').length, 1, 'one run, one line');
     // A LongDA answers CSV with binary bytes in its cells: `loupe score` prints each block (survey_source) it read.
     const bin = join(dir, 'answers.csv');
@@ -122,7 +122,7 @@ test('loupe runs and loupe score print stored hostile names escaped; a binary an
     writeFileSync(bin, Buffer.concat([Buffer.from('survey,source,query,answer_structure,answer,my_answer,q_id\nS'), raw, Buffer.from(','), raw, Buffer.from(',q,number,1,'), raw, Buffer.from(',\n')]));
     const io3 = capture();
     assert.equal(await main(['score', '--longda-answers', bin], io3), 0, io3.text());
-    assert.match(io3.text(), /S␛\[2J/, 'the block name is printed, escaped');
+    assert.match(io3.text(), /S\\x1b\[2J/, 'the block name is printed, escaped');
     assert.doesNotMatch(io3.text(), ANY_CONTROL, JSON.stringify(io3.text()));
     // The refusal to resume a run that no MCP client made names the stored agent.
     const st2 = openStore(file);
@@ -130,7 +130,7 @@ test('loupe runs and loupe score print stored hostile names escaped; a binary an
     await st2.close();
     const io5 = capture();
     assert.equal(await main(['mcp', '--store', file, '--resume', 'r-llm', '--sandbox', 'off'], io5), 1);
-    assert.match(io5.text(), /was made by llm␛\[2J/);
+    assert.match(io5.text(), /was made by llm\\x1b\[2J/);
     assert.doesNotMatch(io5.text(), ANY_CONTROL, JSON.stringify(io5.text()));
     const io4 = capture();
     await main([`no-such-command\x1b[2J`], io4);
@@ -158,7 +158,7 @@ test('MCP session: a hostile clientInfo is stored as a sanitised agent name; the
     assert.ok(!/[<>=]/.test(run.agent) && !hasControls(run.agent), run.agent);
     assert.ok(run.agent.length <= 'mcp:'.length + 64 + 1 + 32, `bounded: ${run.agent.length}`);
     assert.match(run.agent, /^mcp:_img src_x onerror_alert\(1\)___2JA+\/1\.0__52_c_eA___$/);
-    assert.ok(run.params.mcp?.clientSent?.name.includes('␛[2J'), 'the name as sent is kept, escaped, as evidence');
+    assert.ok(run.params.mcp?.clientSent?.name.includes('\\x1b[2J'), 'the name as sent is kept, escaped, as evidence');
     const events = await store.getEvents(out.runId);
     assert.ok(events.some((e) => /name or version held characters/.test(e.message)), 'the run records that the name was changed');
   } finally {
