@@ -6,7 +6,7 @@
  * shows the agent's HTML as plain text. Screenshots: notebook-safety-table, notebook-safety-raw.
  */
 import assert from 'node:assert/strict';
-import { mkdirSync } from 'node:fs';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import * as vscode from 'vscode';
 import { openStore } from '../../src/core/store/run-store.ts';
@@ -81,6 +81,43 @@ describe('Run notebook shows agent output as data (issue 38)', function () {
     assert.ok(shown?.getText().includes(RAW_HTML));
     await sleep(800);
     if (hasRunner()) await screenshot('notebook-safety-raw');
+    await vscode.commands.executeCommand('workbench.action.closeAllEditors');
+  });
+
+  it('a run notebook written before the change (agent text/html, SVG), opened as a file, shows its outputs as text', async () => {
+    const runsDir = vscode.workspace.getConfiguration('loupe').get<string>('runsDirectory') ?? '';
+    const oldId = `${runId}-old`;
+    const ws = join(runsDir, oldId, 'workspace');
+    mkdirSync(ws, { recursive: true });
+    const st = openStore(join(runsDir, 'runs.sqlite'));
+    try {
+      await st.createRun({ id: oldId, suite: 'longda', blockId: 'b', agent: 'llm', model: 'm', params: {}, promptHash: 'h', toolSet: 't', dataChecksums: {}, loupeVersion: 't', sandbox: 'off', workspace: ws, status: 'finished' });
+    } finally {
+      await st.close();
+    }
+    const loupe = { runId: oldId, step: 0, seq: 0, author: 'agent' };
+    const file = join(runsDir, oldId, 'notebook.ipynb');
+    writeFileSync(file, JSON.stringify({
+      nbformat: 4, nbformat_minor: 5, metadata: { language_info: { name: 'python' } },
+      cells: [{ cell_type: 'code', id: 'c0', source: ['df'], metadata: { loupe }, execution_count: 1, outputs: [
+        { output_type: 'execute_result', execution_count: 1, metadata: {}, data: { 'text/html': [RAW_HTML], 'text/plain': ['   a\n', '0  1'] } },
+        { output_type: 'display_data', metadata: {}, data: { 'image/svg+xml': ['<svg xmlns="http://www.w3.org/2000/svg" onload="alert(1)"><text y="20">hidden</text></svg>'] } },
+      ] }],
+    }));
+    const nb = await vscode.workspace.openNotebookDocument(vscode.Uri.file(file));
+    await vscode.window.showNotebookDocument(nb, { viewColumn: vscode.ViewColumn.One });
+    const mimes = () => nb.getCells().flatMap((c) => c.outputs.flatMap((o) => o.items.map((i) => i.mime)));
+    for (let i = 0; i < 60 && mimes().some((m) => LIVE.test(m)); i++) await sleep(250);
+    assert.ok(!mimes().some((m) => LIVE.test(m)), `live mimes left: ${mimes().join(', ')}`);
+    const texts = nb.cellAt(0).outputs.flatMap((o) => o.items).map((i) => new TextDecoder().decode(i.data)).join('\n');
+    assert.match(texts, /0 {2}1/, 'the table\'s text stays');
+    assert.match(texts, /\[image\/svg\+xml output, shown as text\]\n<svg xmlns/, 'the SVG is shown as text');
+    for (let i = 0; i < 60 && readFileSync(file, 'utf8').includes('"text/html"'); i++) await sleep(250);
+    assert.doesNotMatch(readFileSync(file, 'utf8'), /"text\/html"/, 'the file was saved safe');
+    for (let i = 0; i < 40 && nb.isDirty; i++) await sleep(250);
+    assert.equal(nb.isDirty, false, 'saved');
+    await sleep(1500);
+    if (hasRunner()) await screenshot('notebook-safety-old-file');
     await vscode.commands.executeCommand('workbench.action.closeAllEditors');
   });
 });

@@ -6,7 +6,7 @@
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import * as vscode from 'vscode';
-import { buildRunNotebook, kernelCellOutputs, notebookOutputItems, sanitiseNotebook, type NotebookOutput } from '../../core/agent/notebook.ts';
+import { buildRunNotebook, isInertMarkdown, kernelCellOutputs, notebookOutputItems, SAFE_OUTPUT_MIMES, sanitiseNotebook, type NotebookOutput } from '../../core/agent/notebook.ts';
 import type { KernelCellRecord, KernelExecuteResult, RunRecord } from '../../core/agent/types.ts';
 import type { RunStore } from '../../core/store/run-store.ts';
 
@@ -33,6 +33,52 @@ export function toVscodeOutputs(outputs: NotebookOutput[]): vscode.NotebookCellO
     if (it.base64 !== undefined) return new vscode.NotebookCellOutputItem(Buffer.from(it.base64, 'base64'), it.mime);
     return vscode.NotebookCellOutputItem.text(it.text ?? '', it.mime);
   })));
+}
+
+const STREAM = { 'application/vnd.code.notebook.stdout': 'stdout', 'application/vnd.code.notebook.stderr': 'stderr' } as const;
+
+/** A VS Code output back in nbformat form (streams, errors and mime bundles; images as base64). */
+function toNbformat(o: vscode.NotebookCellOutput): NotebookOutput {
+  const dec = new TextDecoder();
+  const only = o.items.length === 1 ? o.items[0]! : undefined;
+  if (only && only.mime in STREAM) return { output_type: 'stream', name: STREAM[only.mime as keyof typeof STREAM], text: [dec.decode(only.data)] };
+  if (only?.mime === 'application/vnd.code.notebook.error') {
+    let e: { name?: string; message?: string; stack?: string } = {};
+    try {
+      e = JSON.parse(dec.decode(only.data)) as typeof e;
+    } catch { /* shown empty */ }
+    return { output_type: 'error', ename: String(e.name ?? 'Error'), evalue: String(e.message ?? ''), traceback: String(e.stack ?? '').split('\n') };
+  }
+  const data: Record<string, string> = {};
+  for (const it of o.items) data[it.mime] = /^image\/(png|jpeg|gif)$/.test(it.mime) ? Buffer.from(it.data).toString('base64') : dec.decode(it.data);
+  return { output_type: 'display_data', data, metadata: {} };
+}
+
+/**
+ * Issue 38, convert on read: a run notebook opened any way (the Explorer, a recent file) whose outputs hold a mime
+ * type VS Code renders live (an agent's `text/html` in a notebook written before issue 38) gets those cells' outputs
+ * replaced by their safe form (`notebookOutputItems`) and is saved. A notebook with unsaved changes is left alone.
+ * @returns the number of cells changed.
+ */
+export async function sanitiseOpenNotebook(doc: vscode.NotebookDocument): Promise<number> {
+  if (doc.isDirty || doc.isClosed) return 0;
+  const dec = new TextDecoder();
+  const unsafe = (o: vscode.NotebookCellOutput) => o.items.some((it) => !SAFE_OUTPUT_MIMES.has(it.mime) || (it.mime === 'text/markdown' && !isInertMarkdown(dec.decode(it.data))));
+  const edits: vscode.NotebookEdit[] = [];
+  for (const cell of doc.getCells()) {
+    if (!cell.outputs.some(unsafe)) continue;
+    const d = new vscode.NotebookCellData(cell.kind, cell.document.getText(), cell.document.languageId);
+    d.metadata = cell.metadata;
+    d.outputs = toVscodeOutputs(cell.outputs.map(toNbformat));
+    if (cell.executionSummary) d.executionSummary = cell.executionSummary;
+    edits.push(vscode.NotebookEdit.replaceCells(new vscode.NotebookRange(cell.index, cell.index + 1), [d]));
+  }
+  if (!edits.length) return 0;
+  const we = new vscode.WorkspaceEdit();
+  we.set(doc.uri, edits);
+  await vscode.workspace.applyEdit(we);
+  await doc.save();
+  return edits.length;
 }
 
 /** Outputs of a live kernel execution. */
