@@ -10,6 +10,7 @@ import { RunSession } from './run-session.ts';
 import { interveneCommand } from './intervene-commands.ts';
 import { attachTimelineAssistance } from './timeline-assist.ts';
 import { showErrorMessage } from '../messages.ts';
+import { oneLine } from '../../core/util/text-safety.ts';
 
 let runsView: RunsViewProvider | undefined;
 
@@ -28,7 +29,7 @@ export function registerRunUi(ctx: LoupeContext): void {
     }
     void interveneCommand(ctx, s.runId).catch((e: unknown) => {
       const msg = e instanceof Error ? e.message : String(e);
-      s.terminal.write(`\r\n\x1b[31m✘ hint not recorded: ${msg}\x1b[0m\r\n`);
+      s.terminal.write(`\r\n\x1b[31m✘ hint not recorded: ${oneLine(msg, 2000)}\x1b[0m\r\n`);
       void showErrorMessage(`Loupe: ${msg}`);
     });
   };
