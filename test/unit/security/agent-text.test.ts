@@ -21,6 +21,7 @@ import { MCP_CLIENT_NAME_MAX, sanitiseClientInfo } from '../../../src/core/runs/
 import { McpBlockSession } from '../../../src/core/runs/mcp/session.ts';
 import { loadSuite } from '../../../src/core/benchmarks/index.ts';
 import { sharedData } from '../../helpers/shared.ts';
+import { renderMarkdown } from '../../../src/core/ui/report.ts';
 
 /** Every hostile payload of the issue: clear screen, forged line via CR, window title, OSC 8 link, OSC 52 clipboard, DCS, 8-bit CSI, bidi override. */
 const HOSTILE = [
@@ -165,4 +166,16 @@ test('MCP session: a hostile clientInfo is stored as a sanitised agent name; the
     await store.close();
     rmSync(dir, { recursive: true, force: true });
   }
+});
+
+test('loupe report (Markdown): stored model and client names in tables are escaped, controls shown', () => {
+  const md = renderMarkdown({ title: 't', generatedAt: 'now', sections: [{ heading: 'h', notes: [], figures: [], tables: [{ caption: 'c', header: ['model', 'match'], rows: [
+    [{ text: `mcp:<img src=x onerror=alert(1)>[x](javascript:alert(1))${HOSTILE}/1` }, { text: '0.5 [0.4, 0.6]' }],
+  ] }] }] } as never);
+  const row = md.split('\n').find((l) => l.startsWith('| mcp'))!;
+  assert.ok(row, md);
+  assert.doesNotMatch(row, /(?<!\\)<|\]\(/, row);
+  assert.ok(!hasControls(md), 'no control character in the report');
+  assert.equal(row.split(/(?<!\\)\|/).length, 4, 'one row, two cells');
+  assert.match(md, /0\.5 \[0\.4, 0\.6\]/);
 });
