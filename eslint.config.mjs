@@ -84,6 +84,10 @@ export default tseslint.config(
 
   { files: ['src/**/*.ts', 'webview/**/*.ts'], ignores: ['src/core/benchmarks/*/**'], rules: noSuiteNames },
   { files: ['src/core/benchmarks/*/**'], rules: { 'no-restricted-syntax': ['error', noSqliteHandle] } },
+  // Issue 38: notifications may quote agent-derived text; they go through src/vscode/messages.ts (controls escaped,
+  // command links broken).
+  { files: ['src/vscode/**/*.ts', 'src/extension.ts'], ignores: ['src/vscode/messages.ts'], rules: { 'no-restricted-syntax': [...noSuiteNames['no-restricted-syntax'],
+    { selector: "MemberExpression[object.object.name='vscode'][object.property.name='window'][property.name=/^show(Information|Warning|Error)Message$/]", message: 'Use showInformationMessage / showWarningMessage / showErrorMessage from src/vscode/messages.ts: a message may quote agent text (issue 38).' }] } },
   // engine factory of the BLADE ground-truth store (like annotationStoreOf / checklistStoreOf)
   { files: ['src/core/benchmarks/blade/gt-versions.ts'], rules: { 'no-restricted-syntax': 'off' } },
   { files: ['src/core/store/**', 'src/core/annotations/index.ts', 'src/core/annotations/checklists.ts'], rules: { 'no-restricted-syntax': noSuiteNames['no-restricted-syntax'].filter((x) => x !== noSqliteHandle) } },

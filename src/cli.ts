@@ -1,5 +1,6 @@
 /** Entry point of the `loupe` CLI (built to dist/cli.js). All logic lives in src/cli and src/core. */
 import type { CliIo } from './cli/types.ts';
+import { neutraliseControls } from './core/util/text-safety.ts';
 
 // `loupe blocks --json | head`: the reader went away; stop quietly like other Unix tools.
 for (const stream of [process.stdout, process.stderr]) {
@@ -41,7 +42,7 @@ start().then(
     process.exitCode = code;
   },
   (e: unknown) => {
-    process.stderr.write(`loupe: ${e instanceof Error ? (e.stack ?? e.message) : String(e)}\n`);
+    process.stderr.write(neutraliseControls(`loupe: ${e instanceof Error ? (e.stack ?? e.message) : String(e)}\n`));
     process.exitCode = 1;
   },
 );

@@ -12,6 +12,7 @@ import { registerMcpServers } from './vscode/mcp-servers.ts';
 import { folderContext, openTaskFile, type FolderContext } from './vscode/folder-context.ts';
 import { findBenchmark, registerBenchmark } from './core/benchmarks/registry.ts';
 import type { BenchmarkDefinition } from './core/benchmarks/types.ts';
+import { showErrorMessage } from './vscode/messages.ts';
 
 /** What a test-only bundle may add to the running extension. */
 interface TestHooks {
@@ -48,7 +49,7 @@ export function activate(extension: vscode.ExtensionContext): LoupeApi {
     // VS Code does not show a notification when an extension fails to activate, so we do it ourselves.
     const msg = e instanceof Error ? e.message : String(e);
     ctx.log.error(`activation failed: ${msg}`);
-    void vscode.window.showErrorMessage(`Loupe failed to activate: ${msg}`);
+    void showErrorMessage(`Loupe failed to activate: ${msg}`);
   }
   return { runTranscript: (runId) => RunSession.get(runId)?.terminal.plain.join(''), folderContext: (folder) => folderContext(extension.globalState, folder) };
 }

@@ -2,6 +2,7 @@ import { LOUPE_VERSION } from '../core/version.ts';
 import { commands } from './commands.ts';
 import { UsageError, type CliIo } from './types.ts';
 import { didYouMean } from './suggest.ts';
+import { neutraliseControls, oneLine } from '../core/util/text-safety.ts';
 
 export function helpText(): string {
   const width = Math.max(...commands.map((c) => c.name.length));
@@ -35,18 +36,22 @@ export async function main(argv: string[], io: CliIo): Promise<number> {
   }
   const cmd = commands.find((c) => c.name === name);
   if (!cmd) {
-    io.err(`loupe: unknown command '${name}'.${didYouMean(name, commands.map((c) => c.name))}\n\n${helpText()}`);
+    io.err(`loupe: unknown command '${oneLine(name)}'.${didYouMean(name, commands.map((c) => c.name))}\n\n${helpText()}`);
     return 2;
   }
   if (rest.includes('--help') || rest.includes('-h')) {
     io.out(`${cmd.usage}\n\n${cmd.summary}\n`);
     return 0;
   }
+  // Issue 38: whatever a command prints may hold agent-derived text (agent and client names, model text, answers,
+  // insight text, file names, a binary file's bytes in an error): no control character reaches the terminal raw.
+  // Loupe itself prints none (`\n` and `\t` are kept). The MCP stdio transport writes to process.stdout directly.
+  const safeIo: CliIo = { ...io, out: (s) => io.out(neutraliseControls(s)), err: (s) => io.err(neutraliseControls(s)) };
   try {
-    return await cmd.run(rest, io);
+    return await cmd.run(rest, safeIo);
   } catch (e) {
     if (e instanceof UsageError) {
-      io.err(`loupe ${name}: ${e.message}\n${e.showUsage ? `usage: ${cmd.usage}\n` : ''}`);
+      safeIo.err(`loupe ${name}: ${e.message}\n${e.showUsage ? `usage: ${cmd.usage}\n` : ''}`);
       return 2;
     }
     if (e instanceof TypeError && (e as NodeJS.ErrnoException).code?.startsWith('ERR_PARSE_ARGS')) {
@@ -54,10 +59,10 @@ export async function main(argv: string[], io: CliIo): Promise<number> {
       const unknown = /Unknown option '(-{1,2}[^']+)'/.exec(e.message)?.[1];
       const known = [...new Set(cmd.usage.match(/--[a-z][a-z0-9-]*/g) ?? [])];
       const msg = unknown ? `unknown option '${unknown}'.${didYouMean(unknown, known)}` : e.message;
-      io.err(`loupe ${name}: ${msg}\nusage: ${cmd.usage}\n`);
+      safeIo.err(`loupe ${name}: ${msg}\nusage: ${cmd.usage}\n`);
       return 2;
     }
-    io.err(`loupe ${name}: ${e instanceof Error ? e.message : String(e)}\n`);
+    safeIo.err(`loupe ${name}: ${e instanceof Error ? e.message : String(e)}\n`);
     return 1;
   }
 }

@@ -3,6 +3,7 @@
  * (an editor's agent mode, Claude Code, Codex, a custom client) can be evaluated on it. Every call is a recorded
  * step of a run in the store, as with `loupe run`. Source: issue 24.
  */
+import { oneLine } from '../core/util/text-safety.ts';
 import { hostname } from 'node:os';
 import { parseArgs } from 'node:util';
 import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
@@ -106,7 +107,7 @@ export const mcpCommand: CliCommand = {
         if (!run.agent.startsWith('mcp:')) {
           const f = run.params.forkOf;
           if (f) throw new LoupeInputError('--resume', `run ${run.id} is a fork (of run ${f.runId} at step ${f.step}) continued by Loupe's own agent, not by an MCP client: continue it with loupe run --resume ${run.id}; an MCP client continues the parent with loupe mcp --resume ${f.runId}`);
-          throw new LoupeInputError('--resume', `run ${run.id} was made by ${run.agent}, not an MCP client: continue it with loupe run --resume ${run.id}`);
+          throw new LoupeInputError('--resume', `run ${run.id} was made by ${oneLine(run.agent)}, not an MCP client: continue it with loupe run --resume ${run.id}`);
         }
         if (run.status === 'finished') throw new LoupeInputError('--resume', `run ${run.id} already finished`);
         const holder = await store.getRunLease(run.id);

@@ -10,6 +10,7 @@ import { openExistingStore, storeName } from './store-arg.ts';
 import { exportTrajectoryJsonl } from '../core/store/export.ts';
 import { UsageError, type CliCommand } from './types.ts';
 import { sweepProgressOf, type SweepProgress } from '../core/runs/sweep.ts';
+import { oneLine } from '../core/util/text-safety.ts';
 
 /** A sweep's progress as a table: one line per model, then the totals. */
 export function formatSweepProgress(p: SweepProgress): string {
@@ -93,7 +94,7 @@ export const runsCommand: CliCommand = {
         if (!runs.length) io.out(`no runs in ${storeFile}\n`);
         for (const r of runs) {
           const st = r.status === 'running' && !isRunActive(r) ? 'running (stale)' : r.status;
-          io.out(`${r.id}  ${r.suite}  ${r.blockId}  ${r.agent}${r.model && r.agent === 'llm' ? `:${r.model}` : ''}  ${st}  steps=${r.steps}  answers=${(await store.getAnswers(r.id)).length}  ${r.createdAt}\n`);
+          io.out(`${r.id}  ${r.suite}  ${oneLine(r.blockId)}  ${oneLine(r.agent)}${r.model && r.agent === 'llm' ? `:${oneLine(r.model)}` : ''}  ${st}  steps=${r.steps}  answers=${(await store.getAnswers(r.id)).length}  ${r.createdAt}\n`);
         }
       }
       return 0;

@@ -20,6 +20,7 @@ import { openExistingStore, storeName } from './store-arg.ts';
 import type { LoadSuiteOptions, Suite } from '../core/suites/types.ts';
 import { streamLogger } from '../core/util/log.ts';
 import { UsageError, type CliCommand, type CliIo } from './types.ts';
+import { oneLine } from '../core/util/text-safety.ts';
 
 const USAGE_HEAD = `loupe score [--store FILE] (--run ID | --all) [--suite S] [--suite-root DIR | --root DIR]
             [--entities TABLE.COLUMN --database FILE --metadata DIR --checklist FILE]  (DDR: as given to loupe run)
@@ -105,8 +106,8 @@ const num = (x: number | null | undefined, d = 2) => (x === null || x === undefi
 export function runLine(s: RunScore): string {
   const a = s.assistance;
   const help = a?.label ? `  [${a.label}: ${a.interventions} intervention${a.interventions === 1 ? '' : 's'}${a.forkOf ? `, forked from ${a.forkOf.runId}@${a.forkOf.step}` : ''}${a.untilSolved !== undefined ? `, solved after ${a.untilSolved ?? '— (never)'}` : ''}]` : '';
-  const head = `${s.runId}  ${s.suite}/${s.blockId}  ${assistedModel(s.model, a?.label)}${help}`;
-  if (s.error) return `${head}  ERROR: ${s.error}`;
+  const head = `${s.runId}  ${s.suite}/${oneLine(s.blockId)}  ${oneLine(assistedModel(s.model, a?.label))}${help}`;
+  if (s.error) return `${head}  ERROR: ${oneLine(s.error, 500)}`;
   const def = findBenchmark(s.benchmark);
   const d = s.decided;
   const decided = d && (d.human || (d.llm && s.judgeId.includes('human'))) ? `  decided: human ${d.human} · llm ${d.llm} · pending ${d.pending}` : '';
@@ -118,7 +119,7 @@ export function aggregateLines(aggs: readonly ScoreAggregate[]): string[] {
   const out: string[] = [];
   for (const a of aggs) {
     const ms = Object.entries(a.metrics).map(([k, v]) => `${k}=${v === null ? '—' : Number.isInteger(v) ? v : v.toFixed(4)}`).join('  ');
-    out.push(`${a.benchmark}  ${a.model}  runs ${a.runs}${a.failed ? ` (${a.failed} failed)` : ''}${a.pending ? `  pending ${a.pending}` : ''}\n    ${ms}\n    (${a.method})`);
+    out.push(`${a.benchmark}  ${oneLine(a.model)}  runs ${a.runs}${a.failed ? ` (${a.failed} failed)` : ''}${a.pending ? `  pending ${a.pending}` : ''}\n    ${ms}\n    (${a.method})`);
   }
   return out;
 }

@@ -24,6 +24,8 @@ import { suiteRegistry } from './suites.ts';
 import { openTaskAsWorkspace } from './task-workspace.ts';
 import { setStorePassword } from './store-password.ts';
 import { evaluateChatAgentCommand } from './mcp-servers.ts';
+import { showErrorMessage } from './messages.ts';
+import { oneLine } from '../core/util/text-safety.ts';
 
 export type CommandHandler = (ctx: LoupeContext, ...args: unknown[]) => unknown;
 
@@ -82,7 +84,7 @@ export function createCommands(): Record<string, CommandHandler> {
       let id = typeof runId === 'string' ? runId : undefined;
       if (!id) {
         const runs = await ctx.store().listRuns({ limit: 200 });
-        const pick = await vscode.window.showQuickPick(runs.map((r) => ({ label: `${r.model ?? r.agent} · ${r.blockId}`, description: r.status, detail: r.id, id: r.id })),
+        const pick = await vscode.window.showQuickPick(runs.map((r) => ({ label: `${oneLine(r.model ?? r.agent)} · ${oneLine(r.blockId)}`, description: r.status, detail: r.id, id: r.id })),
           { title: 'Open Run', matchOnDetail: true });
         id = pick?.id;
       }
@@ -103,7 +105,7 @@ export function registerCommands(ctx: LoupeContext, table: Record<string, Comman
         } catch (e) {
           const msg = inSettingsTerms(e instanceof Error ? e.message : String(e));
           ctx.log.error(`${id} failed: ${msg}`);
-          void vscode.window.showErrorMessage(`Loupe: ${msg}`);
+          void showErrorMessage(`Loupe: ${msg}`);
           return undefined;
         }
       }),

@@ -14,6 +14,7 @@ import type { LoupeContext } from './context.ts';
 import { suiteRegistry } from './suites.ts';
 import { pickBlock, taskWorkspaceDir } from './task-workspace.ts';
 import { isBlockNode } from './views/benchmarks-view.ts';
+import { showInformationMessage } from './messages.ts';
 
 /** The id of Loupe's MCP server definition provider (package.json `contributes.mcpServerDefinitionProviders`). */
 export const MCP_PROVIDER_ID = 'loupe.blockServers';
@@ -101,7 +102,7 @@ export async function evaluateChatAgentCommand(ctx: LoupeContext, arg?: unknown)
   ctx.log.info(`serving ${served.suite} block ${served.blockId} to chat agents as MCP server '${def.label}' (task workspace ${made.dir})`);
   if (open) {
     const go = 'Open Task Workspace';
-    void vscode.window.showInformationMessage(
+    void showInformationMessage(
       `Loupe serves ${served.title} to chat agents as the MCP server "${def.label}". Open the chat in agent mode and start the server from its tools list; every tool call is recorded as a run in the Runs view. The agent's own editor and terminal tools are not contained by Loupe: such runs are marked uncontained. Runs of chat agents cannot be given hints.`,
       go,
     ).then((x) => x === go && vscode.commands.executeCommand('vscode.openFolder', vscode.Uri.file(made.dir), { forceNewWindow: true }));

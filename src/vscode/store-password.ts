@@ -6,6 +6,7 @@ import * as vscode from 'vscode';
 import { storePasswordSecretName } from './config.ts';
 import type { LoupeContext } from './context.ts';
 import { refreshRuns } from './run/index.ts';
+import { showErrorMessage, showWarningMessage } from './messages.ts';
 
 /**
  * Asks for (or takes) the team store password and stores it.
@@ -16,11 +17,11 @@ export async function setStorePassword(ctx: LoupeContext, raw?: unknown): Promis
   try {
     loc = ctx.storeLocation;
   } catch (e) {
-    void vscode.window.showErrorMessage(`Loupe: the setting loupe.store is not a store location: ${e instanceof Error ? e.message : String(e)}`);
+    void showErrorMessage(`Loupe: the setting loupe.store is not a store location: ${e instanceof Error ? e.message : String(e)}`);
     return false;
   }
   if (loc.engine !== 'postgres') {
-    void vscode.window.showWarningMessage('Loupe: the run store is a local file and needs no password. To share runs with a team, set loupe.store to a postgres:// URL first.');
+    void showWarningMessage('Loupe: the run store is a local file and needs no password. To share runs with a team, set loupe.store to a postgres:// URL first.');
     return false;
   }
   const given = (raw as { password?: unknown } | undefined)?.password;

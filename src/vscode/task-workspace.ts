@@ -9,6 +9,7 @@ import type { LoupeContext } from './context.ts';
 import { suiteRegistry } from './suites.ts';
 import { rememberFolder } from './folder-context.ts';
 import { isBlockNode } from './views/benchmarks-view.ts';
+import { showWarningMessage } from './messages.ts';
 
 /** Arguments accepted from other code and tests (the tree passes its block node instead). */
 export interface OpenTaskArgs {
@@ -46,7 +47,7 @@ export async function pickBlock(ctx: LoupeContext, title = 'Open Task as Workspa
   }
   if (!items.some((i) => i.pair)) {
     const open = 'Open Settings';
-    if (await vscode.window.showWarningMessage('No benchmark suites are configured (setting loupe.suites).', open) === open) {
+    if (await showWarningMessage('No benchmark suites are configured (setting loupe.suites).', open) === open) {
       await vscode.commands.executeCommand('workbench.action.openSettings', 'loupe.suites');
     }
     return undefined;
@@ -72,7 +73,7 @@ export async function openTaskAsWorkspace(ctx: LoupeContext, arg?: unknown): Pro
   if (!pair.block.runnable) {
     const go = 'Create Anyway';
     const why = pair.block.problems.slice(0, 3).join('; ');
-    if (opts.open !== false && await vscode.window.showWarningMessage(`${pair.block.title} is not runnable: ${why}`, go) !== go) return undefined;
+    if (opts.open !== false && await showWarningMessage(`${pair.block.title} is not runnable: ${why}`, go) !== go) return undefined;
   }
   const made = createTaskWorkspace(pair.block, taskWorkspaceDir(ctx.runsDirectory, pair.suite, pair.block));
   const folder = made.dir;

@@ -2,7 +2,13 @@
  * Renders live agent events as a coloured terminal transcript (the VS Code "Loupe: <block>" terminal; the CLI's
  * verbose progress can use it too): thoughts, tool calls with arguments, observation summaries, tokens and
  * elapsed time. Source: issue 7 "Terminal".
+ *
+ * Everything an event carries from the model, the agent's tools or an MCP client (model text, tool names and
+ * arguments, observations, reasons, log messages) goes through `neutraliseControls` first: only Loupe's own
+ * colours reach the terminal, never an agent's ESC/CSI/OSC/DCS sequence, carriage return or bidi override
+ * (issue 38).
  */
+import { neutraliseControls } from '../util/text-safety.ts';
 import type { AgentEvent } from './types.ts';
 
 const ESC = '\x1b[';
@@ -31,7 +37,9 @@ export function formatAgentEvent(e: AgentEvent, opts: TranscriptOptions = {}): s
   const now = (opts.now ?? Date.now)();
   const elapsed = opts.startMs !== undefined ? `${((now - opts.startMs) / 1000).toFixed(1)}s` : '';
   const stamp = elapsed ? paint(C.gray, `[${elapsed}] `) : '';
-  const nl = (s: string) => s.replace(/\r?\n/g, '\r\n');
+  // Agent-derived text: controls shown escaped (issue 38), then line breaks as the pseudoterminal expects.
+  const nl = (s: string) => neutraliseControls(s).replace(/\n/g, '\r\n');
+  const line = (s: string) => neutraliseControls(s, { keepNewlines: false });
   const clip = (s: string, n: number) => (s.length > n ? `${s.slice(0, n)}… (${s.length - n} more chars)` : s);
   switch (e.type) {
     case 'step-start':
@@ -47,7 +55,7 @@ export function formatAgentEvent(e: AgentEvent, opts: TranscriptOptions = {}): s
       } catch {
         /* shown as sent */
       }
-      return `\r\n${stamp}${paint(C.cyan, `▶ ${e.call.name}`)} ${nl(clip(args, opts.maxArgChars ?? 400))}\r\n`;
+      return `\r\n${stamp}${paint(C.cyan, `▶ ${line(e.call.name)}`)} ${nl(clip(args, opts.maxArgChars ?? 400))}\r\n`;
     }
     case 'observation': {
       const first = clip(e.observation.trim(), opts.maxObservationChars ?? 300);
@@ -55,22 +63,22 @@ export function formatAgentEvent(e: AgentEvent, opts: TranscriptOptions = {}): s
     }
     case 'step-end': {
       const r = e.record;
-      const byTools = r.toolCalls.filter((c) => c.modelUse).map((c) => `${c.modelUse!.usage.input} in / ${c.modelUse!.usage.output} out by ${c.name}`);
+      const byTools = r.toolCalls.filter((c) => c.modelUse).map((c) => `${c.modelUse!.usage.input} in / ${c.modelUse!.usage.output} out by ${line(c.name)}`);
       return `${stamp}${paint(C.gray, `${r.usage ? `tokens ${r.usage.input} in / ${r.usage.output} out${byTools.length ? ` (incl. ${byTools.join(', ')})` : ''}` : 'tokens unknown'} · model ${(r.latencyMs / 1000).toFixed(1)}s · tools ${(r.toolMs / 1000).toFixed(1)}s`)}\r\n`;
     }
     case 'retry':
-      return `${stamp}${paint(C.yellow, `↻ retry ${e.attempt} in ${(e.delayMs / 1000).toFixed(1)}s: ${e.reason}`)}\r\n`;
+      return `${stamp}${paint(C.yellow, `↻ retry ${e.attempt} in ${(e.delayMs / 1000).toFixed(1)}s: ${nl(e.reason)}`)}\r\n`;
     case 'paused':
       return `${stamp}${paint(C.yellow, `‖ paused before step ${e.step + 1} — press i to add a hint, r to resume, s to stop`)}\r\n`;
     case 'intervention':
-      return `${stamp}${paint(C.blue, `✎ ${e.record.kind} from ${e.record.who} (sent before step ${e.step + 1}): ${nl(clip(e.record.text, opts.maxArgChars ?? 400))}`)}\r\n`;
+      return `${stamp}${paint(C.blue, `✎ ${line(e.record.kind)} from ${line(e.record.who)} (sent before step ${e.step + 1}): ${nl(clip(e.record.text, opts.maxArgChars ?? 400))}`)}\r\n`;
     case 'resumed':
       return `${stamp}${paint(C.yellow, '▶ resumed')}\r\n`;
     case 'log':
-      return `${stamp}${paint(C.magenta, `[${e.kind}] ${nl(e.message)}`)}\r\n`;
+      return `${stamp}${paint(C.magenta, `[${line(e.kind)}] ${nl(e.message)}`)}\r\n`;
     case 'run-end': {
       const ok = e.status === 'finished';
-      return `\r\n${stamp}${paint(ok ? C.green : C.yellow, `■ run ${e.status} after ${e.steps} steps: ${e.reason}`)}\r\n`;
+      return `\r\n${stamp}${paint(ok ? C.green : C.yellow, `■ run ${line(e.status)} after ${e.steps} steps: ${nl(e.reason)}`)}\r\n`;
     }
   }
 }

@@ -24,7 +24,7 @@ Configuration comes from environment variables read once at start (and removed f
                            import cost is paid while the host's model thinks; a failing import is ignored)
 
 Execution is IPython-like: all statements run, a trailing expression is evaluated and its repr
-returned; a DataFrame result also yields html/text tables; open matplotlib figures are rendered to
+returned; a DataFrame result also yields a table (text, bounded values as strings, raw html kept as evidence); open matplotlib figures are rendered to
 PNG (Agg) at the end of the cell and closed.
 """
 import ast
@@ -359,13 +359,63 @@ def _safe_repr(value):
     return r
 
 
+_TABLE_ROWS = 60  # rows shown of a DataFrame result (first and last half when longer), as to_html(max_rows=60)
+_TABLE_COLS = 30  # columns shown (first and last half when wider)
+_TABLE_CELL = 200  # characters kept of one cell, column or index label
+
+
+def _cell_text(v):
+    try:
+        t = str(v)
+    except BaseException as e:  # noqa: BLE001 - a broken __str__ must not lose the table
+        t = "<str failed: %s>" % type(e).__name__
+    return t if len(t) <= _TABLE_CELL else t[:_TABLE_CELL] + "..."
+
+
+def _table_data(df):
+    """The values of a DataFrame (bounded rows/cols, each cell as str, cut), for the host to render itself.
+
+    Issue 38: the notebook never shows an agent's HTML (a DataFrame's to_html can be patched to return
+    <script>); the host builds an escaped Markdown table from these values instead.
+    """
+    n_rows, n_cols = (int(x) for x in df.shape)
+
+    def pick(n, cap):
+        if n <= cap:
+            return list(range(n)), None
+        h = cap // 2
+        return list(range(h)) + list(range(n - h, n)), h
+
+    rows_at, row_gap = pick(n_rows, _TABLE_ROWS)
+    cols_at, col_gap = pick(n_cols, _TABLE_COLS)
+    sub = df.iloc[rows_at, cols_at]
+    return {
+        "columns": [_cell_text(c) for c in sub.columns],
+        "index": [_cell_text(i) for i in sub.index],
+        "rows": [[_cell_text(v) for v in row] for row in sub.itertuples(index=False, name=None)],
+        "shape": [n_rows, n_cols],
+        "rowGap": row_gap,
+        "colGap": col_gap,
+    }
+
+
 def _tables_for(value):
+    """A DataFrame result: its text, its values (`data`, what the notebook renders) and its raw to_html (evidence only)."""
     pd = sys.modules.get("pandas")
     if pd is None:
         return None
     try:
         if isinstance(value, pd.DataFrame):
-            return [{"html": value.to_html(max_rows=60, max_cols=30), "text": value.to_string(max_rows=60, max_cols=30)}]
+            table = {"text": value.to_string(max_rows=60, max_cols=30)}
+            try:
+                table["data"] = _table_data(value)
+            except BaseException:  # noqa: BLE001
+                pass
+            try:
+                table["html"] = str(value.to_html(max_rows=60, max_cols=30))
+            except BaseException:  # noqa: BLE001
+                table["html"] = ""
+            return [table]
     except BaseException:  # noqa: BLE001
         return None
     return None

@@ -108,14 +108,36 @@ export interface KernelOptions {
   log?: Logger;
 }
 
+/**
+ * The values of a DataFrame result as the driver serialises them (issue 38): at most 60 rows and 30 columns (the
+ * first and last halves when larger; `rowGap`/`colGap` is where the cut is, null when none), every cell, column and
+ * index label as `str()` cut to 200 characters. The notebook renders its table from these values, never from HTML.
+ */
+export interface KernelTableData {
+  columns: string[];
+  index: string[];
+  rows: string[][];
+  /** The whole DataFrame's [rows, columns]. */
+  shape: [number, number];
+  rowGap: number | null;
+  colGap: number | null;
+}
+
+/** A DataFrame result: `text` (to_string), `data` (values; absent in cells recorded before issue 38) and `html` (the agent's to_html, raw: evidence only, never rendered). */
+export interface KernelTable {
+  html: string;
+  text: string;
+  data?: KernelTableData;
+}
+
 export interface ExecuteResult {
   status: 'ok' | 'error' | 'timeout' | 'crashed';
   stdout: string;
   stderr: string;
   /** repr() of the cell's final expression, when it is not None. */
   result?: string;
-  /** A DataFrame final expression rendered as html and text. */
-  tables?: { html: string; text: string }[];
+  /** A DataFrame final expression: its text, values and raw html (see {@link KernelTable}). */
+  tables?: KernelTable[];
   /** matplotlib figures open at the end of the cell (Agg, PNG, base64), then closed. */
   figures?: { png: string }[];
   error?: { ename: string; evalue: string; traceback: string[] };
@@ -141,7 +163,7 @@ interface DriverReply {
   stdout?: string;
   stderr?: string;
   result?: string;
-  tables?: { html: string; text: string }[];
+  tables?: KernelTable[];
   figures?: { png: string }[];
   error?: { ename: string; evalue: string; traceback: string[] };
   memoryError?: boolean;

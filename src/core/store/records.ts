@@ -3,7 +3,7 @@
  * kernel cell, run event, and the chat messages a step holds. Below the agent, evaluation and UI layers:
  * the store and every reader of runs import them from here. Source: issue 5 (run store); issue 12 (layering).
  */
-import type { ExecuteResult as KernelExecuteResult } from '../kernel/python-kernel.ts';
+import type { ExecuteResult as KernelExecuteResult, KernelTable } from '../kernel/python-kernel.ts';
 
 /** A recorded answer: one number or a list of numbers (LongDA answer structures). */
 export type AnswerValue = number | number[];
@@ -143,7 +143,7 @@ export interface RunParams {
    * of its own (`contained`; false: the run is uncontained), and the name of the `finish` tool variant when the block's
    * tool set ends on a message (DDR).
    */
-  mcp?: { client: string; clientVersion: string; transport: 'stdio' | 'http'; contained: boolean; finishTool?: string };
+  mcp?: { client: string; clientVersion: string; transport: 'stdio' | 'http'; contained: boolean; finishTool?: string; /** What the client sent when `client`/`clientVersion` were sanitised (issue 38). */ clientSent?: { name: string; version: string } };
   /**
    * Where the text the doc tools showed came from (issue 23), for runs whose tool set reads documentation: the PDF
    * extractor (`pdfium`, or `pdfjs` before issue 23, when runs recorded nothing) and the index's extraction version.
@@ -203,7 +203,8 @@ export interface KernelCellRecord {
   stderr: string;
   result: string | null;
   error: KernelExecuteResult['error'] | null;
-  tables: { html: string; text: string }[];
+  /** DataFrame results (`html` is the agent's raw markup: evidence, never rendered; see `KernelTable`). */
+  tables: KernelTable[];
   /** base64 PNGs (empty when read without figures) */
   figures: string[];
   /** How many figures the cell has (set by reads, also when read without figures). */

@@ -7,6 +7,7 @@
  */
 import { findBenchmark } from '../benchmarks/registry.ts';
 import type { RunScore, ScoreAggregate } from '../runs/score-run.ts';
+import { oneLine } from '../util/text-safety.ts';
 import {
   bladeCiSpec, heatmapSpec, heatmapsByModel, longdaMatchVsTokens, matchVsTokensSpec, metricsByModelBlock, modelBarSpec,
   type ModelBlockTable, type ScoredRunRow, type VegaLiteSpec,
@@ -123,13 +124,22 @@ export function renderMarkdown(r: ReportModel): string {
     for (const n of s.notes) out.push(`- ${n}`);
     out.push('');
     for (const t of s.tables) {
-      out.push(`**${t.caption}**`, '', `| ${t.header.join(' | ')} |`, `|${t.header.map(() => '---').join('|')}|`);
-      for (const row of t.rows) out.push(`| ${row.map((c) => c.text.replace(/\|/g, '\\|')).join(' | ')} |`);
+      // Cells and headers hold stored names (models, MCP clients, blocks): Markdown-escaped, controls shown (issue 38).
+      out.push(`**${t.caption}**`, '', `| ${t.header.map(mdCell).join(' | ')} |`, `|${t.header.map(() => '---').join('|')}|`);
+      for (const row of t.rows) out.push(`| ${row.map((c) => mdCell(c.text)).join(' | ')} |`);
       out.push('');
     }
     for (const f of s.figures) out.push(`**${f.title}**`, '', '```vega-lite', JSON.stringify(f.spec), '```', '');
   }
   return out.join('\n');
+}
+
+/**
+ * A table cell for Markdown: one line, controls escaped, the characters of HTML, code, emphasis, images and maths
+ * backslash-escaped (CommonMark §2.4) and `](` broken so no inline link forms; `[0.4, 0.6]` intervals stay readable.
+ */
+function mdCell(text: string): string {
+  return oneLine(text, 500).replace(/[\\`*_<>|!$~{}&]/g, (c) => `\\${c}`).replace(/\]\(/g, ']\\(');
 }
 
 /** A column header that may wrap between words and camelCase parts (`coverage<wbr>Comparable`), never inside a number. */

@@ -20,6 +20,7 @@ import type { LoupeContext } from '../context.ts';
 import { suiteRegistry } from '../suites.ts';
 import { currentAnnotator } from './annotation-panel.ts';
 import { LoupePanel, PanelHost } from './panel-base.ts';
+import { showErrorMessage, showWarningMessage } from '../messages.ts';
 
 /** `<kind>\u0000<root>\u0000<block id>` */
 type Key = string;
@@ -140,7 +141,7 @@ async function pickDataset(ctx: LoupeContext, arg: unknown, title: string): Prom
   if (root && blockId) return { kind, root, blockId };
   const entries = (await suiteRegistry(ctx).loadAll()).filter((e) => e.suite && findBenchmark(e.suite.kind)?.groundTruth);
   if (!entries.length) {
-    void vscode.window.showWarningMessage('Loupe: no configured suite has a BLADE ground truth. Add a BLADE suite to the setting loupe.suites.');
+    void showWarningMessage('Loupe: no configured suite has a BLADE ground truth. Add a BLADE suite to the setting loupe.suites.');
     return undefined;
   }
   const pick = await vscode.window.showQuickPick(entries.flatMap((e) => e.suite!.blocks.map((b) => ({ label: b.title, description: e.suite!.kind, benchmark: e.suite!.kind, root: e.suite!.root, blockId: b.id }))), { title, matchOnDescription: true });
@@ -186,7 +187,7 @@ export async function reviewBladeDecisionsCommand(ctx: LoupeContext, arg?: unkno
     await p.refresh();
     return id;
   } catch (e) {
-    void vscode.window.showErrorMessage(`Loupe: ${errorMessage(e)}`);
+    void showErrorMessage(`Loupe: ${errorMessage(e)}`);
     return undefined;
   }
 }

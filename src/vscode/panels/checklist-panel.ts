@@ -25,6 +25,7 @@ import type { LoupeContext } from '../context.ts';
 import { suiteRegistry } from '../suites.ts';
 import { currentAnnotator } from './annotation-panel.ts';
 import { LoupePanel, PanelHost } from './panel-base.ts';
+import { showErrorMessage, showInformationMessage, showWarningMessage } from '../messages.ts';
 
 /** Panel key: the benchmark kind, the suite root and the block id (a reload finds the block again). */
 const keyOf = (kind: string, root: string, blockId: string) => JSON.stringify([kind, root, blockId]);
@@ -187,12 +188,12 @@ export async function runBlockFromArg<K extends 'checklist' | 'groundTruth'>(ctx
   Promise<{ run: { id: string; suite: string; blockId: string }; def: BenchmarkDefinition & { [P in K]-?: NonNullable<BenchmarkDefinition[P]> }; found: { suite: Suite; block: Block } } | undefined> {
   const run = (arg as { run?: { id?: string; suite?: string; blockId?: string; params?: { suiteRoot?: string } } } | undefined)?.run;
   if (!run?.id || !run.suite || !run.blockId) {
-    void vscode.window.showWarningMessage(`Loupe: pick a run in the Runs view to ${purpose}.`);
+    void showWarningMessage(`Loupe: pick a run in the Runs view to ${purpose}.`);
     return undefined;
   }
   const def = findBenchmark(run.suite);
   if (!def?.[need]) {
-    void vscode.window.showWarningMessage(`Loupe: ${def?.title ?? run.suite} runs are not scored against ${what}.`);
+    void showWarningMessage(`Loupe: ${def?.title ?? run.suite} runs are not scored against ${what}.`);
     return undefined;
   }
   const found = run.params?.suiteRoot ? await suiteRegistry(ctx).findBlock(run.suite, run.params.suiteRoot, run.blockId) : undefined;
@@ -213,7 +214,7 @@ export async function rescoreRunCommand(ctx: LoupeContext, arg?: unknown): Promi
   const pick = await vscode.window.showQuickPick(picks, { title: `Re-score ${run.id} against`, matchOnDescription: true });
   if (!pick) return undefined;
   const r = await vscode.window.withProgress({ location: vscode.ProgressLocation.Notification, title: `Loupe: scoring ${run.id}` }, () => rescoreRun(ctx, run.id, pick.version, { def, suite: found.suite }));
-  void vscode.window.showInformationMessage(`Loupe: ${run.blockId} against ${r.checklist}: ${r.summary}`);
+  void showInformationMessage(`Loupe: ${run.blockId} against ${r.checklist}: ${r.summary}`);
   return r.summary;
 }
 
@@ -240,7 +241,7 @@ export async function editChecklistCommand(ctx: LoupeContext, arg?: unknown): Pr
     // From the palette: pick among the blocks of configured suites that have checklists.
     const entries = (await suiteRegistry(ctx).loadAll()).filter((e) => e.suite && findBenchmark(e.suite.kind)?.checklist);
     if (!entries.length) {
-      void vscode.window.showWarningMessage('Loupe: no configured suite has checklists (DDR-Bench or AnalystBench-style). Add one to the setting loupe.suites.');
+      void showWarningMessage('Loupe: no configured suite has checklists (DDR-Bench or AnalystBench-style). Add one to the setting loupe.suites.');
       return undefined;
     }
     const picks: Array<vscode.QuickPickItem & { benchmark: string; root: string; blockId: string }> = entries.flatMap((e) => e.suite!.blocks.map((b) => ({ label: b.title, description: `${e.suite!.kind} · ${b.hidden.checklist?.length ?? 0} native items`, benchmark: e.suite!.kind, root: e.suite!.root, blockId: b.id })));
@@ -254,7 +255,7 @@ export async function editChecklistCommand(ctx: LoupeContext, arg?: unknown): Pr
     await ChecklistPanel.open(ctx, kind, root, blockId);
     return blockId;
   } catch (e) {
-    void vscode.window.showErrorMessage(`Loupe: ${errorMessage(e)}`);
+    void showErrorMessage(`Loupe: ${errorMessage(e)}`);
     return undefined;
   }
 }

@@ -24,6 +24,7 @@ import { currentAnnotator } from './annotation-panel.ts';
 import { fireFailureTagsChanged, onDidChangeFailureTags } from './failure-tag-events.ts';
 import { LoupePanel, PanelHost } from './panel-base.ts';
 import { TimelinePanel } from './timeline-panel.ts';
+import { oneLine } from '../../core/util/text-safety.ts';
 
 type Mode = { kind: 'run'; runId: string; caseItemId?: string; focusStep?: number } | { kind: 'queue'; queueId: string } | { kind: 'figures' };
 
@@ -270,7 +271,7 @@ export async function tagFailuresCommand(ctx: LoupeContext, arg?: unknown): Prom
   let id = typeof arg === 'string' ? arg : (arg as { runId?: string; run?: { id?: string } } | undefined)?.runId ?? (arg as { run?: { id?: string } } | undefined)?.run?.id;
   if (!id) {
     const runs = await ctx.store().listRuns({ limit: 200 });
-    const pick = await vscode.window.showQuickPick(runs.map((r) => ({ label: `${r.model ?? r.agent} · ${r.blockId}`, description: `${r.suite} · ${r.status}`, detail: r.id, id: r.id })), { title: 'Tag Failures in a Run', matchOnDetail: true });
+    const pick = await vscode.window.showQuickPick(runs.map((r) => ({ label: `${oneLine(r.model ?? r.agent)} · ${oneLine(r.blockId)}`, description: `${r.suite} · ${r.status}`, detail: r.id, id: r.id })), { title: 'Tag Failures in a Run', matchOnDetail: true });
     id = pick?.id;
   }
   if (!id) return false;

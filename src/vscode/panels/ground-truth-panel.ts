@@ -11,6 +11,7 @@ import type { LoupeContext } from '../context.ts';
 import { suiteRegistry } from '../suites.ts';
 import { rescoreRun, runBlockFromArg } from './checklist-panel.ts';
 import { LoupePanel, PanelHost } from './panel-base.ts';
+import { showErrorMessage, showInformationMessage, showWarningMessage } from '../messages.ts';
 
 /** `<kind>\u0000<root>\u0000<block id>` */
 type GtKey = string;
@@ -65,7 +66,7 @@ export async function showGroundTruthCommand(ctx: LoupeContext, arg?: unknown): 
   if (!kind || !root || !blockId) {
     const entries = (await suiteRegistry(ctx).loadAll()).filter((e) => e.suite && findBenchmark(e.suite.kind)?.groundTruth);
     if (!entries.length) {
-      void vscode.window.showWarningMessage('Loupe: no configured suite has a ground truth to show (BLADE). Add one to the setting loupe.suites.');
+      void showWarningMessage('Loupe: no configured suite has a ground truth to show (BLADE). Add one to the setting loupe.suites.');
       return undefined;
     }
     const pick = await vscode.window.showQuickPick(entries.flatMap((e) => e.suite!.blocks.map((b) => ({ label: b.title, description: e.suite!.kind, benchmark: e.suite!.kind, root: e.suite!.root, blockId: b.id }))),
@@ -76,14 +77,14 @@ export async function showGroundTruthCommand(ctx: LoupeContext, arg?: unknown): 
     blockId = pick.blockId;
   }
   if (!findBenchmark(kind)?.groundTruth) {
-    void vscode.window.showWarningMessage(`Loupe: ${findBenchmark(kind)?.title ?? kind} blocks have no ground truth to show.`);
+    void showWarningMessage(`Loupe: ${findBenchmark(kind)?.title ?? kind} blocks have no ground truth to show.`);
     return undefined;
   }
   try {
     GroundTruthPanel.show(ctx, kind, root, blockId);
     return blockId;
   } catch (e) {
-    void vscode.window.showErrorMessage(`Loupe: ${errorMessage(e)}`);
+    void showErrorMessage(`Loupe: ${errorMessage(e)}`);
     return undefined;
   }
 }
@@ -100,6 +101,6 @@ export async function rescoreRunGroundTruthCommand(ctx: LoupeContext, arg?: unkn
   if (!pick) return undefined;
   const r = await vscode.window.withProgress({ location: vscode.ProgressLocation.Notification, title: `Loupe: scoring ${run.id}` },
     () => rescoreRun(ctx, run.id, { groundTruth: pick.version === 0 ? 'shipped' : pick.version }, { def, suite: found.suite }));
-  void vscode.window.showInformationMessage(`Loupe: ${run.blockId} against ${r.checklist}: ${r.summary}`);
+  void showInformationMessage(`Loupe: ${run.blockId} against ${r.checklist}: ${r.summary}`);
   return r.summary;
 }

@@ -11,6 +11,7 @@ import { LoupePanel, PanelHost, SINGLETON } from './panel-base.ts';
 import { buildResultsState } from '../../core/ui/results-data.ts';
 import { annotationStoreOf } from '../../core/annotations/index.ts';
 import { failureClassSpec, failureFigures, taxonomyCatalog } from '../../core/failures/index.ts';
+import { oneLine } from '../../core/util/text-safety.ts';
 
 /** The Fig. 8-form chart of resolved failure cases (issue 19), when there are any. */
 async function failuresChart(ctx: LoupeContext): Promise<Pick<ResultsState, 'failures'>> {
@@ -73,7 +74,7 @@ export async function openRuns(ctx: LoupeContext, runIds: string[], label: strin
   const items = await Promise.all(runIds.map(async (id) => {
     const r = await store.getRun(id);
     return {
-      label: r ? `${r.model ?? r.agent} · ${r.blockId}` : id,
+      label: r ? `${oneLine(r.model ?? r.agent)} · ${oneLine(r.blockId)}` : id,
       description: r ? `${r.status} · ${r.steps} steps · ${new Date(r.createdAt).toLocaleString()}` : 'not in the store',
       detail: id, id,
     };

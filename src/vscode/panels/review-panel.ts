@@ -20,6 +20,7 @@ import { DidChangeStateNotification } from '../../protocol/webview.ts';
 import type { LoupeContext } from '../context.ts';
 import { currentAnnotator } from './annotation-panel.ts';
 import { LoupePanel, PanelHost, SINGLETON } from './panel-base.ts';
+import { showInformationMessage, showWarningMessage } from '../messages.ts';
 
 /** The rubric of the `loupe.review.rubric` setting (empty: the benchmark's criteria, else the default rubric). */
 function rubricSetting(): string[] {
@@ -180,7 +181,7 @@ function runIdsOf(arg: unknown, selection: unknown): string[] {
 export async function compareRunsCommand(ctx: LoupeContext, arg: unknown, selection: unknown): Promise<string | undefined> {
   const ids = runIdsOf(arg, selection);
   if (ids.length !== 2) {
-    void vscode.window.showWarningMessage(`Loupe: select exactly two runs of one block in the Runs view to compare them side by side (${ids.length} selected).`);
+    void showWarningMessage(`Loupe: select exactly two runs of one block in the Runs view to compare them side by side (${ids.length} selected).`);
     return undefined;
   }
   const rs = ctx.store();
@@ -207,7 +208,7 @@ export async function openPairwiseReviewCommand(ctx: LoupeContext, arg: unknown,
     const bySuite = new Map<string, number>();
     for (const r of runs) if (r.status === 'finished' || r.status === 'budget_exhausted') bySuite.set(r.suite, (bySuite.get(r.suite) ?? 0) + 1);
     if (!bySuite.size) {
-      void vscode.window.showWarningMessage('Loupe: there are no finished runs to review yet. Run a benchmark block twice (two models or settings) first.');
+      void showWarningMessage('Loupe: there are no finished runs to review yet. Run a benchmark block twice (two models or settings) first.');
       return undefined;
     }
     const pick = await vscode.window.showQuickPick([...bySuite.entries()].map(([suite, n]) => ({ label: suite, description: `${n} finished run${n === 1 ? '' : 's'}`, suite })), { title: 'Open Pairwise Review', placeHolder: 'Review pairs of runs of which benchmark?' });
@@ -250,7 +251,7 @@ export async function judgePairsCommand(ctx: LoupeContext, arg: unknown): Promis
     if (!suite) return undefined;
   }
   const line = await judgePairsWithSettings(ctx, suite);
-  void vscode.window.showInformationMessage(`Loupe: ${line}.`);
+  void showInformationMessage(`Loupe: ${line}.`);
   return line;
 }
 

@@ -18,6 +18,7 @@ import { apiKeySecretName, type ModelProfile } from '../config.ts';
 import type { LoupeContext } from '../context.ts';
 import { suiteRegistry } from '../suites.ts';
 import { LoupePanel, PanelHost, SINGLETON } from './panel-base.ts';
+import { showWarningMessage } from '../messages.ts';
 
 /** Survey folders (with a docs/ folder) of a root. */
 function surveysOf(root: string): string[] {
@@ -45,7 +46,7 @@ async function pickTarget(ctx: LoupeContext): Promise<VariablesTarget | undefine
     }
   }
   if (!items.length) {
-    void vscode.window.showWarningMessage('No configured suite has survey documentation (<SURVEY>/docs folders). Add one to the setting loupe.suites.');
+    void showWarningMessage('No configured suite has survey documentation (<SURVEY>/docs folders). Add one to the setting loupe.suites.');
     return undefined;
   }
   const pick = await vscode.window.showQuickPick(items, { title: 'Browse Variables', placeHolder: 'Which survey?', matchOnDetail: true });

@@ -9,6 +9,8 @@ import { RunNotebook } from './run-notebook.ts';
 import { RunSession } from './run-session.ts';
 import { interveneCommand } from './intervene-commands.ts';
 import { attachTimelineAssistance } from './timeline-assist.ts';
+import { showErrorMessage } from '../messages.ts';
+import { oneLine } from '../../core/util/text-safety.ts';
 
 let runsView: RunsViewProvider | undefined;
 
@@ -27,8 +29,8 @@ export function registerRunUi(ctx: LoupeContext): void {
     }
     void interveneCommand(ctx, s.runId).catch((e: unknown) => {
       const msg = e instanceof Error ? e.message : String(e);
-      s.terminal.write(`\r\n\x1b[31m✘ hint not recorded: ${msg}\x1b[0m\r\n`);
-      void vscode.window.showErrorMessage(`Loupe: ${msg}`);
+      s.terminal.write(`\r\n\x1b[31m✘ hint not recorded: ${oneLine(msg, 2000)}\x1b[0m\r\n`);
+      void showErrorMessage(`Loupe: ${msg}`);
     });
   };
   TimelinePanel.attachAssistance = attachTimelineAssistance;

@@ -15,6 +15,8 @@ import type { TimelineAssistance } from '../../protocol/intervention.ts';
 import type { LoupeContext } from '../context.ts';
 import { llmConfig } from './run-commands.ts';
 import { RunSession } from './run-session.ts';
+import { showErrorMessage, showInformationMessage, showWarningMessage } from '../messages.ts';
+import { oneLine } from '../../core/util/text-safety.ts';
 
 /** Who adds a hint from this window: the `loupe.annotator` setting, else git user.name, else the OS user. */
 export function currentAnalyst(): string {
@@ -31,7 +33,7 @@ async function runOf(ctx: LoupeContext, raw: unknown, title: string): Promise<Ru
   }
   const live = RunSession.active.filter((s) => s.runId && s.control.isPaused);
   const runs = live.length ? (await Promise.all(live.map((s) => store.getRun(s.runId!)))).filter((r): r is RunRecord => !!r) : await store.listRuns({ limit: 200 });
-  const pick = await vscode.window.showQuickPick(runs.map((r) => ({ label: `${r.blockId} · ${r.status}`, description: `${r.model ?? r.agent} · ${r.createdAt}`, detail: r.id, r })), { title, matchOnDetail: true });
+  const pick = await vscode.window.showQuickPick(runs.map((r) => ({ label: `${oneLine(r.blockId)} · ${r.status}`, description: `${oneLine(r.model ?? r.agent)} · ${r.createdAt}`, detail: r.id, r })), { title, matchOnDetail: true });
   return pick?.r;
 }
 
@@ -81,7 +83,7 @@ export async function interveneCommand(ctx: LoupeContext, arg?: unknown, text?: 
   });
   if (message === undefined) return undefined;
   if (!message.trim()) {
-    void vscode.window.showWarningMessage('Loupe: the hint was empty; nothing was recorded.');
+    void showWarningMessage('Loupe: the hint was empty; nothing was recorded.');
     return undefined;
   }
   const input = { who: currentAnalyst(), kind: kind === 'correction' ? 'correction' as const : 'hint' as const, text: message };
@@ -91,7 +93,7 @@ export async function interveneCommand(ctx: LoupeContext, arg?: unknown, text?: 
     session.terminal.write(`\r\n\x1b[34m✎ ${rec.kind} recorded; press r to resume\x1b[0m\r\n`);
   } else {
     rec = await interveneStoredRun(ctx.store(), run.id, input);
-    void vscode.window.showInformationMessage(`Loupe: ${rec.kind} recorded for run ${run.id}; it is sent when the run resumes.`, 'Resume Run').then((x) => x && vscode.commands.executeCommand('loupe.resumeRun', run.id));
+    void showInformationMessage(`Loupe: ${rec.kind} recorded for run ${run.id}; it is sent when the run resumes.`, 'Resume Run').then((x) => x && vscode.commands.executeCommand('loupe.resumeRun', run.id));
   }
   ctx.fireRunsChanged();
   return rec;
@@ -151,11 +153,11 @@ export async function forkRunCommand(ctx: LoupeContext, arg?: unknown, stepArg?:
   });
   if ((opts as { background?: boolean } | undefined)?.background) {
     for (let i = 0; i < 200 && !session.runId; i++) await new Promise((r) => setTimeout(r, 50));
-    void done.catch((e: unknown) => void vscode.window.showErrorMessage(`Loupe: fork failed: ${errorMessage(e)}`));
+    void done.catch((e: unknown) => void showErrorMessage(`Loupe: fork failed: ${errorMessage(e)}`));
     return session.runId;
   }
   const r = await done;
-  if (r.status === 'failed') void vscode.window.showWarningMessage(`Loupe: fork ${r.runId} failed: ${r.reason}`);
+  if (r.status === 'failed') void showWarningMessage(`Loupe: fork ${r.runId} failed: ${r.reason}`);
   return r.runId;
 }
 
@@ -164,7 +166,7 @@ async function offerForkComparison(ctx: LoupeContext, parentId: string, step: nu
   const siblings = (await ctx.store().listRuns()).filter((r) => r.id !== forkId && r.params.forkOf?.runId === parentId && r.params.forkOf.step === step);
   if (!siblings.length) return;
   const other = siblings[0]!;
-  const pick = await vscode.window.showInformationMessage(`Loupe: run ${parentId} has two forks from step ${step}. Compare them side by side?`, 'Compare Forks');
+  const pick = await showInformationMessage(`Loupe: run ${parentId} has two forks from step ${step}. Compare them side by side?`, 'Compare Forks');
   if (pick) await vscode.commands.executeCommand('loupe.compareRuns', other.id, [other.id, forkId]);
 }
 
@@ -183,7 +185,7 @@ export async function compareForksCommand(ctx: LoupeContext, arg?: unknown): Pro
   for (const r of group) byStep.set(r.params.forkOf!.step, [...(byStep.get(r.params.forkOf!.step) ?? []), r]);
   const pair = parent ? group.filter((r) => r.id !== run.id).slice(0, 1).concat(run) : [...byStep.values()].find((g) => g.length >= 2)?.slice(0, 2);
   if (!pair || pair.length < 2) {
-    void vscode.window.showInformationMessage(`Loupe: run ${run.id} has no two forks from the same step to compare yet.`);
+    void showInformationMessage(`Loupe: run ${run.id} has no two forks from the same step to compare yet.`);
     return undefined;
   }
   return vscode.commands.executeCommand<string | undefined>('loupe.compareRuns', pair[0]!.id, [pair[0]!.id, pair[1]!.id]);

@@ -10,7 +10,7 @@ import { defaultStartKernel, kernelPlacement } from '../../core/runs/runner.ts';
 import { reopenRun } from '../../core/runs/reopen.ts';
 import { errorMessage } from '../../core/util/errors.ts';
 import type { LoupeContext } from '../context.ts';
-import { cellMeta, executionOutputs } from './run-notebook.ts';
+import { cellMeta, executionOutputs, sanitiseOpenNotebook } from './run-notebook.ts';
 import { RunSession } from './run-session.ts';
 import { SharedKernel } from './shared-kernel.ts';
 
@@ -55,7 +55,10 @@ export class RunNotebookController implements vscode.Disposable {
 
   private prefer(nb: vscode.NotebookDocument): void {
     void this.runIdOf(nb).then((id) => {
-      if (id) this.controller.updateNotebookAffinity(nb, vscode.NotebookControllerAffinity.Preferred);
+      if (!id) return;
+      this.controller.updateNotebookAffinity(nb, vscode.NotebookControllerAffinity.Preferred);
+      // Issue 38: a notebook written before agent HTML was kept out shows its outputs as text from now on.
+      void sanitiseOpenNotebook(nb).catch((e: unknown) => this.ctx.log.warn(`run notebook ${nb.uri.fsPath}: outputs not made safe: ${errorMessage(e)}`));
     }, () => undefined);
   }
 

@@ -20,6 +20,8 @@ import { TimelinePanel } from '../panels/timeline-panel.ts';
 import { cellMeta, RunNotebook } from './run-notebook.ts';
 import { RunSession } from './run-session.ts';
 import { rememberFolder } from '../folder-context.ts';
+import { showErrorMessage, showInformationMessage, showWarningMessage } from '../messages.ts';
+import { oneLine } from '../../core/util/text-safety.ts';
 
 /** What "Run Benchmark Block" may be given (from the Benchmarks view, a test, or nothing: the palette). */
 export interface RunBlockArgs {
@@ -65,7 +67,7 @@ async function pickSuite(ctx: LoupeContext, args: RunBlockArgs): Promise<Suite |
   if (!setting) {
     if (!configured.length) {
       const open = 'Open Settings';
-      const pick = await vscode.window.showWarningMessage('Loupe: no benchmark suites configured. Add one to the setting loupe.suites.', open);
+      const pick = await showWarningMessage('Loupe: no benchmark suites configured. Add one to the setting loupe.suites.', open);
       if (pick === open) await vscode.commands.executeCommand('workbench.action.openSettings', 'loupe.suites');
       return undefined;
     }
@@ -110,7 +112,7 @@ async function pickProfile(ctx: LoupeContext, args: RunBlockArgs, block: Block):
   }
   if (!profiles.length && !ref.ok) {
     const open = 'Open Settings';
-    const pick = await vscode.window.showWarningMessage(`Loupe: no agent can run block ${block.id}. Add a model profile to the setting loupe.models (the reference agent cannot run it: ${ref.reason}).`, open);
+    const pick = await showWarningMessage(`Loupe: no agent can run block ${block.id}. Add a model profile to the setting loupe.models (the reference agent cannot run it: ${ref.reason}).`, open);
     if (pick === open) await vscode.commands.executeCommand('workbench.action.openSettings', 'loupe.models');
     return undefined;
   }
@@ -166,7 +168,7 @@ export function createRunStatusItem(): vscode.Disposable {
 /** Loupe: Run Benchmark Block. Resolves with the run ids once every run ended (or at once with `background`). */
 export async function runBenchmarkBlock(ctx: LoupeContext, raw?: unknown): Promise<string[] | undefined> {
   if (!vscode.workspace.isTrusted) {
-    void vscode.window.showErrorMessage('Loupe: running agents executes model-written code. Trust this workspace first (Workspaces: Manage Workspace Trust).');
+    void showErrorMessage('Loupe: running agents executes model-written code. Trust this workspace first (Workspaces: Manage Workspace Trust).');
     return undefined;
   }
   const args = asRunArgs(raw);
@@ -179,7 +181,7 @@ export async function runBenchmarkBlock(ctx: LoupeContext, raw?: unknown): Promi
   const repeats = await pickRepeats(args);
   if (!repeats) return undefined;
   if (ctx.settings.sandbox === 'off') {
-    void vscode.window.showWarningMessage('Loupe: the sandbox is OFF (setting loupe.sandbox = "off"). Agent code and the SQL tool run with your permissions and network: they can read the benchmark answers and write anywhere you can. Runs are recorded as uncontained.');
+    void showWarningMessage('Loupe: the sandbox is OFF (setting loupe.sandbox = "off"). Agent code and the SQL tool run with your permissions and network: they can read the benchmark answers and write anywhere you can. Runs are recorded as uncontained.');
   }
   const llm = profile === REFERENCE ? undefined : await llmConfig(ctx, profile);
   const runIds: string[] = [];
@@ -195,7 +197,7 @@ export async function runBenchmarkBlock(ctx: LoupeContext, raw?: unknown): Promi
         const r = await session.run();
         runIds.push(r.runId);
         progress.report({ increment: 100 / repeats, message: `run ${i}: ${r.status} after ${r.steps} steps` });
-        if (r.status === 'failed') void vscode.window.showWarningMessage(`Loupe: run ${r.runId} failed: ${r.reason}`);
+        if (r.status === 'failed') void showWarningMessage(`Loupe: run ${r.runId} failed: ${r.reason}`);
       } finally {
         cancel.dispose();
       }
@@ -212,7 +214,7 @@ export async function runBenchmarkBlock(ctx: LoupeContext, raw?: unknown): Promi
 async function listOtherRepeats(ids: string[], blockId: string): Promise<void> {
   if (ids.length < 2) return;
   const open = 'Open Another Run…';
-  const pick = await vscode.window.showInformationMessage(`Loupe: ${ids.length} runs of ${blockId} finished. The first is open; the others: ${ids.slice(1).join(', ')} (also in the Runs view).`, open);
+  const pick = await showInformationMessage(`Loupe: ${ids.length} runs of ${blockId} finished. The first is open; the others: ${ids.slice(1).join(', ')} (also in the Runs view).`, open);
   if (pick !== open) return;
   const id = await vscode.window.showQuickPick(ids.slice(1).map((x, k) => ({ label: `repeat ${k + 2}`, description: x, id: x })), { title: `Runs of ${blockId}` });
   if (id) await vscode.commands.executeCommand('loupe.openRun', id.id);
@@ -224,7 +226,7 @@ export async function setApiKey(ctx: LoupeContext, raw?: unknown): Promise<boole
   let name = a.profile;
   if (!name) {
     if (!profiles.length) {
-      void vscode.window.showWarningMessage('Loupe: add a model profile to the setting loupe.models first.');
+      void showWarningMessage('Loupe: add a model profile to the setting loupe.models first.');
       return false;
     }
     name = (await vscode.window.showQuickPick(profiles.map((p) => ({ label: p.name, description: `${p.model} · ${p.baseUrl}` })), { title: 'Set API Key for…' }))?.label;
@@ -234,7 +236,7 @@ export async function setApiKey(ctx: LoupeContext, raw?: unknown): Promise<boole
   if (key === undefined) return false;
   if (key === '') await ctx.extension.secrets.delete(secretKey(name));
   else await ctx.extension.secrets.store(secretKey(name), key);
-  void vscode.window.showInformationMessage(key ? `Loupe: API key for ${name} stored.` : `Loupe: API key for ${name} removed.`);
+  void showInformationMessage(key ? `Loupe: API key for ${name} stored.` : `Loupe: API key for ${name} removed.`);
   return true;
 }
 
@@ -250,10 +252,10 @@ async function runFrom(ctx: LoupeContext, raw: unknown, title: string, o: { only
   const all = await store.listRuns({ limit: 500 });
   const runs = o.only ? all.filter(o.only) : all;
   if (!runs.length) {
-    void vscode.window.showInformationMessage(all.length && o.none ? `Loupe: ${o.none}` : 'Loupe: no runs yet. Use "Loupe: Run Benchmark Block".');
+    void showInformationMessage(all.length && o.none ? `Loupe: ${o.none}` : 'Loupe: no runs yet. Use "Loupe: Run Benchmark Block".');
     return undefined;
   }
-  const pick = await vscode.window.showQuickPick(runs.map((r) => ({ label: `${r.blockId} · ${r.status}`, description: `${r.agent}${r.model ? ` · ${r.model}` : ''} · ${r.createdAt}`, detail: r.id, r })), { title, matchOnDetail: true });
+  const pick = await vscode.window.showQuickPick(runs.map((r) => ({ label: `${oneLine(r.blockId)} · ${r.status}`, description: `${oneLine(r.agent)}${r.model ? ` · ${oneLine(r.model)}` : ''} · ${r.createdAt}`, detail: r.id, r })), { title, matchOnDetail: true });
   return pick?.r;
 }
 
@@ -264,6 +266,33 @@ async function loadRunBlock(run: RunRecord): Promise<{ suite: Suite; block: Bloc
   } catch (e) {
     throw new Error(`Run ${run.id}: its block ${run.blockId} could not be reopened from ${run.params.suiteRoot ?? 'an unrecorded folder'} (${errorMessage(e)})`, { cause: e });
   }
+}
+
+/**
+ * Issue 38: the notebook never renders an agent's HTML; this shows what a run-notebook cell's code produced, raw (the
+ * DataFrame's own `to_html`, stdout, stderr, the result's repr, the error), as a plain-text document. Arg: a
+ * notebook cell (its title menu); without one, the selected cell of the active notebook.
+ */
+async function showRawCellOutput(ctx: LoupeContext, arg: unknown): Promise<string | undefined> {
+  const editor = vscode.window.activeNotebookEditor;
+  const cell = arg && typeof arg === 'object' && 'notebook' in arg ? (arg as vscode.NotebookCell) : editor?.notebook.cellAt(editor.selections[0]?.start ?? 0);
+  const meta = cell ? cellMeta(cell) : undefined;
+  if (!meta) throw new Error('Choose a code cell of a run notebook (a Loupe run\'s notebook.ipynb) to show its raw output.');
+  const c = (await ctx.store().getCells(meta.runId, { withFigures: false })).find((x) => x.seq === meta.seq);
+  if (!c) throw new Error(`Run ${meta.runId} has no recorded cell ${meta.seq} in the store.`);
+  const part = (title: string, body: string | null | undefined) => (body ? [`──── ${title} ────`, body.replace(/\n$/, ''), ''] : []);
+  const content = [
+    `Raw output of cell ${meta.seq} (run ${meta.runId}, ${c.stepIndex < 0 ? 'analyst cell' : `step ${c.stepIndex + 1}`}, status ${c.status}), as the code produced it.`,
+    'Shown as text, never rendered: the notebook shows these values as text and tables Loupe builds itself.',
+    '',
+    ...part('stdout', c.stdout), ...part('stderr', c.stderr), ...part('result (repr)', c.result),
+    ...c.tables.flatMap((t, i) => [...part(`table ${i + 1}: to_string`, t.text), ...part(`table ${i + 1}: to_html (the agent's HTML, raw)`, t.html)]),
+    ...part('error', c.error ? [`${c.error.ename}: ${c.error.evalue}`, ...c.error.traceback].join('\n') : null),
+    ...(c.figureCount ? [`${c.figureCount} figure(s) (PNG, shown in the notebook)`] : []),
+  ].join('\n');
+  const doc = await vscode.workspace.openTextDocument({ content, language: 'plaintext' });
+  await vscode.window.showTextDocument(doc, { viewColumn: vscode.ViewColumn.Beside, preview: true });
+  return content;
 }
 
 export function runCommands(): Record<string, (ctx: LoupeContext, ...args: unknown[]) => unknown> {
@@ -283,6 +312,7 @@ export function runCommands(): Record<string, (ctx: LoupeContext, ...args: unkno
       await TimelinePanel.show(ctx, r.id, { showHeatmap: true });
       return r.id;
     },
+    'loupe.showRawCellOutput': (ctx, arg) => showRawCellOutput(ctx, arg),
     'loupe.openRunNotebook': async (ctx, arg, cellSeq) => {
       const r = await runFrom(ctx, arg, 'Open Run Notebook');
       if (!r) return undefined;
@@ -330,7 +360,7 @@ export function runCommands(): Record<string, (ctx: LoupeContext, ...args: unkno
       const r = await runFrom(ctx, arg, 'Stop Run', { only: (x) => !!RunSession.get(x.id) && !RunSession.get(x.id)?.result, none: 'no run is running in this window.' });
       const s = r && RunSession.get(r.id);
       if (!s || s.result) {
-        void vscode.window.showInformationMessage('Loupe: that run is not running in this window.');
+        void showInformationMessage('Loupe: that run is not running in this window.');
         return false;
       }
       s.control.stop('stopped from the Runs view');
@@ -369,7 +399,7 @@ export function runCommands(): Record<string, (ctx: LoupeContext, ...args: unkno
         mkdirSync(out, { recursive: true });
         await def.exportResults(store, [{ runId: r.id, block, repeat: r.params.repeat ?? 1 }], out);
       } else throw new Error(`Unknown export format ${fmt}`);
-      void vscode.window.showInformationMessage(`Loupe: exported to ${out}`, 'Reveal').then((x) => x && vscode.commands.executeCommand('revealFileInOS', vscode.Uri.file(out)));
+      void showInformationMessage(`Loupe: exported to ${out}`, 'Reveal').then((x) => x && vscode.commands.executeCommand('revealFileInOS', vscode.Uri.file(out)));
       return out;
     },
     'loupe.deleteRun': async (ctx, arg, confirm) => {
@@ -377,7 +407,7 @@ export function runCommands(): Record<string, (ctx: LoupeContext, ...args: unkno
       if (!r) return false;
       if (RunSession.get(r.id) && !RunSession.get(r.id)?.result) throw new Error(`Run ${r.id} is still running; stop it first`);
       if (confirm !== true) {
-        const ok = await vscode.window.showWarningMessage(`Delete run ${r.id} (${r.blockId}) and its folder? This cannot be undone.`, { modal: true }, 'Delete');
+        const ok = await showWarningMessage(`Delete run ${r.id} (${r.blockId}) and its folder? This cannot be undone.`, { modal: true }, 'Delete');
         if (ok !== 'Delete') return false;
       }
       TimelinePanel.get(r.id)?.dispose();

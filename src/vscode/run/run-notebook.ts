@@ -3,10 +3,10 @@
  * `python` tool call appears as a code cell with its outputs as it happens. The Loupe notebook controller runs
  * cells the analyst adds on the same kernel; those are stored as analyst cells.
  */
-import { containedFileExists, writeContainedFile } from '../../core/util/contained.ts';
+import { containedFileExists, readContainedFile, writeContainedFile } from '../../core/util/contained.ts';
 import { basename, dirname, join } from 'node:path';
 import * as vscode from 'vscode';
-import { buildRunNotebook, kernelCellOutputs, type NotebookOutput } from '../../core/agent/notebook.ts';
+import { buildRunNotebook, isInertMarkdown, kernelCellOutputs, notebookOutputItems, SAFE_OUTPUT_MIMES, sanitiseNotebook, type NotebookOutput } from '../../core/agent/notebook.ts';
 import type { KernelCellRecord, KernelExecuteResult, RunRecord } from '../../core/agent/types.ts';
 import type { RunStore } from '../../core/store/run-store.ts';
 
@@ -23,31 +23,62 @@ export function cellMeta(cell: vscode.NotebookCell | vscode.NotebookCellData): L
   return m?.loupe ?? m?.metadata?.loupe;
 }
 
-const join2 = (v: string | string[] | undefined): string => (Array.isArray(v) ? v.join('') : (v ?? ''));
-
-/** nbformat outputs → VS Code notebook outputs. */
+/**
+ * nbformat outputs → VS Code notebook outputs, item by item as `notebookOutputItems` says (issue 38: every output is
+ * made safe first, so no item has a mime type VS Code renders as live HTML or code, whatever the outputs came from).
+ */
 export function toVscodeOutputs(outputs: NotebookOutput[]): vscode.NotebookCellOutput[] {
-  return outputs.map((o) => {
-    if (o.output_type === 'stream') {
-      const text = join2(o.text);
-      return new vscode.NotebookCellOutput([o.name === 'stderr' ? vscode.NotebookCellOutputItem.stderr(text) : vscode.NotebookCellOutputItem.stdout(text)]);
-    }
-    if (o.output_type === 'error') {
-      return new vscode.NotebookCellOutput([vscode.NotebookCellOutputItem.error({ name: o.ename ?? 'Error', message: o.evalue ?? '', stack: (o.traceback ?? []).join('\n') })]);
-    }
-    const items: vscode.NotebookCellOutputItem[] = [];
-    for (const [mime, value] of Object.entries(o.data ?? {})) {
-      if (mime === 'image/png') items.push(new vscode.NotebookCellOutputItem(Buffer.from(join2(value), 'base64'), mime));
-      else items.push(vscode.NotebookCellOutputItem.text(join2(value), mime));
-    }
-    // Richest first: VS Code picks the first renderable item.
-    items.sort((a, b) => rank(a.mime) - rank(b.mime));
-    return new vscode.NotebookCellOutput(items);
-  });
+  return outputs.map((o) => new vscode.NotebookCellOutput(notebookOutputItems(o).map((it) => {
+    if (it.error) return vscode.NotebookCellOutputItem.error(it.error);
+    if (it.base64 !== undefined) return new vscode.NotebookCellOutputItem(Buffer.from(it.base64, 'base64'), it.mime);
+    return vscode.NotebookCellOutputItem.text(it.text ?? '', it.mime);
+  })));
 }
 
-function rank(mime: string): number {
-  return mime === 'image/png' ? 0 : mime === 'text/html' ? 1 : 2;
+const STREAM = { 'application/vnd.code.notebook.stdout': 'stdout', 'application/vnd.code.notebook.stderr': 'stderr' } as const;
+
+/** A VS Code output back in nbformat form (streams, errors and mime bundles; images as base64). */
+function toNbformat(o: vscode.NotebookCellOutput): NotebookOutput {
+  const dec = new TextDecoder();
+  const only = o.items.length === 1 ? o.items[0]! : undefined;
+  if (only && only.mime in STREAM) return { output_type: 'stream', name: STREAM[only.mime as keyof typeof STREAM], text: [dec.decode(only.data)] };
+  if (only?.mime === 'application/vnd.code.notebook.error') {
+    let e: { name?: string; message?: string; stack?: string } = {};
+    try {
+      e = JSON.parse(dec.decode(only.data)) as typeof e;
+    } catch { /* shown empty */ }
+    return { output_type: 'error', ename: String(e.name ?? 'Error'), evalue: String(e.message ?? ''), traceback: String(e.stack ?? '').split('\n') };
+  }
+  const data: Record<string, string> = {};
+  for (const it of o.items) data[it.mime] = /^image\/(png|jpeg|gif)$/.test(it.mime) ? Buffer.from(it.data).toString('base64') : dec.decode(it.data);
+  return { output_type: 'display_data', data, metadata: {} };
+}
+
+/**
+ * Issue 38, convert on read: a run notebook opened any way (the Explorer, a recent file) whose outputs hold a mime
+ * type VS Code renders live (an agent's `text/html` in a notebook written before issue 38) gets those cells' outputs
+ * replaced by their safe form (`notebookOutputItems`) and is saved. A notebook with unsaved changes is left alone.
+ * @returns the number of cells changed.
+ */
+export async function sanitiseOpenNotebook(doc: vscode.NotebookDocument): Promise<number> {
+  if (doc.isDirty || doc.isClosed) return 0;
+  const dec = new TextDecoder();
+  const unsafe = (o: vscode.NotebookCellOutput) => o.items.some((it) => !SAFE_OUTPUT_MIMES.has(it.mime) || (it.mime === 'text/markdown' && !isInertMarkdown(dec.decode(it.data))));
+  const edits: vscode.NotebookEdit[] = [];
+  for (const cell of doc.getCells()) {
+    if (!cell.outputs.some(unsafe)) continue;
+    const d = new vscode.NotebookCellData(cell.kind, cell.document.getText(), cell.document.languageId);
+    d.metadata = cell.metadata;
+    d.outputs = toVscodeOutputs(cell.outputs.map(toNbformat));
+    if (cell.executionSummary) d.executionSummary = cell.executionSummary;
+    edits.push(vscode.NotebookEdit.replaceCells(new vscode.NotebookRange(cell.index, cell.index + 1), [d]));
+  }
+  if (!edits.length) return 0;
+  const we = new vscode.WorkspaceEdit();
+  we.set(doc.uri, edits);
+  await vscode.workspace.applyEdit(we);
+  await doc.save();
+  return edits.length;
 }
 
 /** Outputs of a live kernel execution. */
@@ -64,6 +95,24 @@ function cellData(run: RunRecord, c: KernelCellRecord, n: number): vscode.Notebo
   d.metadata = { loupe, metadata: { loupe } };
   d.executionSummary = { executionOrder: n, success: c.status === 'ok', timing: undefined };
   return d;
+}
+
+/**
+ * Rewrites an `.ipynb` whose outputs hold a mime type VS Code would render live (an agent's `text/html` written
+ * before issue 38) with those outputs as text. A file that is not JSON is left alone (VS Code then reports it).
+ * @returns the number of outputs changed.
+ */
+export function sanitiseNotebookFile(path: string): number {
+  let nb: { cells?: Array<{ outputs?: NotebookOutput[] }> };
+  try {
+    // the run folder may hold what an uncontained client planted: read and written contained (issue 36)
+    nb = JSON.parse(readContainedFile(dirname(path), basename(path), 'utf8')) as typeof nb;
+  } catch {
+    return 0;
+  }
+  const n = sanitiseNotebook(nb);
+  if (n) writeContainedFile(dirname(path), basename(path), JSON.stringify(nb, null, 1));
+  return n;
 }
 
 export class RunNotebook {
@@ -99,10 +148,14 @@ export class RunNotebook {
     writeContainedFile(dirname(this.uri.fsPath), basename(this.uri.fsPath), JSON.stringify(nb, null, 1));
   }
 
-  /** Opens (writing it first if missing) and shows the notebook. */
+  /**
+   * Opens (writing it first if missing) and shows the notebook. A notebook file written before issue 38 may hold an
+   * agent's `text/html`: its outputs are made safe (`sanitiseNotebook`) before VS Code reads it.
+   */
   async open(opts: { viewColumn?: vscode.ViewColumn; preserveFocus?: boolean } = {}): Promise<vscode.NotebookEditor> {
     if (!this.doc || this.doc.isClosed) {
       if (!containedFileExists(dirname(this.uri.fsPath), basename(this.uri.fsPath))) await this.writeFile();
+      else sanitiseNotebookFile(this.uri.fsPath);
       this.doc = await vscode.workspace.openNotebookDocument(this.uri);
     }
     // Keep the notebook where the analyst already has it (revealing a cell from the timeline must not replace the

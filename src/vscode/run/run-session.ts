@@ -15,6 +15,7 @@ import { TimelinePanel } from '../panels/timeline-panel.ts';
 import { RunNotebook } from './run-notebook.ts';
 import { SharedKernel } from './shared-kernel.ts';
 import { TranscriptTerminal } from './transcript-terminal.ts';
+import { neutraliseControls } from '../../core/util/text-safety.ts';
 
 export interface SessionStart {
   suite: Suite;
@@ -126,7 +127,7 @@ export class RunSession implements vscode.Disposable {
       return this.result;
     } catch (e) {
       // Shown where the user is looking (the run's terminal), then reported by the command as an error message.
-      this.terminal.write(`\r\n\x1b[31m✘ ${(e instanceof Error ? e.message : String(e)).replace(/\n/g, '\r\n')}\x1b[0m\r\n`);
+      this.terminal.write(`\r\n\x1b[31m✘ ${neutraliseControls(e instanceof Error ? e.message : String(e)).replace(/\n/g, '\r\n')}\x1b[0m\r\n`);
       throw e;
     } finally {
       if (this.kernel) this.kernel.agentRunning = false;

@@ -1,7 +1,12 @@
-/** The "Loupe: <block>" terminal: the live transcript of a run; keys p (pause), i (add a hint while paused), r (resume), s (stop). */
+/**
+ * The "Loupe: <block>" terminal: the live transcript of a run; keys p (pause), i (add a hint while paused), r (resume), s (stop).
+ * Only Loupe's own colour sequences reach it: agent, model and observation text is neutralised by `formatAgentEvent`
+ * and by the callers of `write` (issue 38).
+ */
 import * as vscode from 'vscode';
 import type { RunControl } from '../../core/agent/loop.ts';
 import { formatAgentEvent } from '../../core/agent/transcript.ts';
+import { oneLine } from '../../core/util/text-safety.ts';
 import type { AgentEvent } from '../../core/agent/types.ts';
 
 export class TranscriptTerminal implements vscode.Disposable {
@@ -44,7 +49,7 @@ export class TranscriptTerminal implements vscode.Disposable {
     };
     this.title = title;
     this.pty = pty;
-    this.write(`\x1b[1m${title}\x1b[0m — keys: \x1b[1mp\x1b[0m pause after this step · \x1b[1mi\x1b[0m add a hint (paused) · \x1b[1mr\x1b[0m resume · \x1b[1ms\x1b[0m stop\r\n`);
+    this.write(`\x1b[1m${oneLine(title)}\x1b[0m — keys: \x1b[1mp\x1b[0m pause after this step · \x1b[1mi\x1b[0m add a hint (paused) · \x1b[1mr\x1b[0m resume · \x1b[1ms\x1b[0m stop\r\n`);
   }
 
   show(preserveFocus = true): void {

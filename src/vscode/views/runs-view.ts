@@ -9,6 +9,7 @@ import { RunSession } from '../run/run-session.ts';
 import { runHeadlines, type RunHeadline } from '../../core/ui/run-headline.ts';
 import type { Suite } from '../../core/suites/types.ts';
 import { sweepProgressOf, type SweepModelProgress } from '../../core/runs/sweep.ts';
+import { markdownText, oneLine } from '../../core/util/text-safety.ts';
 
 export type RunsNode =
   | { kind: 'sweep'; sweepId: string; runs: RunRecord[]; counts: SweepModelProgress }
@@ -195,16 +196,17 @@ export class RunsViewProvider implements vscode.TreeDataProvider<RunsNode>, vsco
     const [icon, color] = STATUS_ICON[running ? 'running' : r.status] ?? ['circle-outline'];
     // The headline value sits in the label (the sidebar is narrow); its name and source in the description and tooltip.
     const value = node.headline?.short ? ` · ${node.headline.short}` : '';
-    const item = new vscode.TreeItem(`${r.agent === 'reference' ? 'reference' : (r.model ?? r.agent)}${value} · ${running ? 'running' : r.status}`, vscode.TreeItemCollapsibleState.None);
+    const item = new vscode.TreeItem(`${r.agent === 'reference' ? 'reference' : oneLine(r.model ?? r.agent, 80)}${value} · ${running ? 'running' : r.status}`, vscode.TreeItemCollapsibleState.None);
     item.id = `run:${r.id}`;
     // The run's headline metric (issue 22); answers only where the benchmark records them (a BLADE run has none).
     const metric = node.headline ? `${node.headline.text} · ` : '';
     item.description = `${metric}${r.steps} steps${node.answers ? ` · ${node.answers} answers` : ''}${node.assisted ? ' · assisted' : ''}${r.params.forkOf ? ` · fork@${r.params.forkOf.step}` : ''} · ${ago(r.startedAt ?? r.createdAt)}`;
     item.iconPath = new vscode.ThemeIcon(icon, color ? new vscode.ThemeColor(color) : undefined);
     const md = new vscode.MarkdownString(undefined, true);
-    md.appendMarkdown(`**${r.blockId}** · run \`${r.id}\`\n\n`);
-    md.appendMarkdown(`status **${r.status}**${r.statusReason ? ` — ${r.statusReason}` : ''}\n\n`);
-    md.appendMarkdown(`agent \`${r.agent}\`${r.model ? ` · model \`${r.model}\`` : ''} · tool set \`${r.toolSet}\` · sandbox \`${r.sandbox}\`\n\n`);
+    // Stored names and reasons may be hostile (an MCP client's name, an agent's text in a reason): Markdown-escaped (issue 38).
+    md.appendMarkdown(`**${markdownText(r.blockId)}** · run \`${r.id}\`\n\n`);
+    md.appendMarkdown(`status **${r.status}**${r.statusReason ? ` — ${markdownText(r.statusReason)}` : ''}\n\n`);
+    md.appendMarkdown(`agent ${markdownText(r.agent)}${r.model ? ` · model ${markdownText(r.model)}` : ''} · tool set \`${r.toolSet}\` · sandbox \`${r.sandbox}\`\n\n`);
     md.appendMarkdown(`${r.steps} steps · ${r.tokens ? `${r.tokens.input} input / ${r.tokens.output} output tokens` : 'tokens unknown (external client)'} · ${(r.durationMs / 1000).toFixed(1)} s${r.costUsd != null ? ` · $${r.costUsd.toFixed(4)}` : ''}\n\n`);
     if (node.headline) md.appendMarkdown(`**${node.headline.text}** — ${node.headline.source}\n\n`);
     md.appendMarkdown(`${node.answers} answers recorded${node.assisted ? ` · **assisted** (${node.interventions ? `${node.interventions} hint${node.interventions === 1 ? '' : 's'} or correction${node.interventions === 1 ? '' : 's'} from an analyst` : 'an analyst ran code while the agent was running'}; scored apart)` : ''}`);
@@ -213,7 +215,7 @@ export class RunsViewProvider implements vscode.TreeDataProvider<RunsNode>, vsco
     const resumable = !running && (r.status === 'cancelled' || r.status === 'failed' || r.status === 'budget_exhausted' || r.status === 'running');
     // Runs of external MCP clients: Loupe can neither resume nor intervene on them (only the client drives them).
     const mcp = r.agent.startsWith('mcp:');
-    if (mcp) md.appendMarkdown(`\n\ndriven by the MCP client \`${r.agent.slice(4)}\`${r.params.mcp?.contained === false ? ' · **uncontained** (the client declared no sandbox of its own; scored apart)' : ''}: it cannot be given hints or resumed from here — Loupe only answers the client's tool calls. Forking it from a step replays the client's calls up to there; Loupe's own agent then continues with a model profile`);
+    if (mcp) md.appendMarkdown(`\n\ndriven by the MCP client ${markdownText(r.agent.slice(4))}${r.params.mcp?.contained === false ? ' · **uncontained** (the client declared no sandbox of its own; scored apart)' : ''}: it cannot be given hints or resumed from here — Loupe only answers the client's tool calls. Forking it from a step replays the client's calls up to there; Loupe's own agent then continues with a model profile`);
     item.contextValue = mcp ? `run.external.${r.status}` : running ? 'run.running' : resumable ? 'run.resumable' : 'run.done';
     item.command = { command: 'loupe.openTimeline', title: 'Open Trajectory Timeline', arguments: [r.id] };
     return item;

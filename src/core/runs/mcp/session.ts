@@ -30,6 +30,7 @@ import { ExactOnlyJudge } from '../../eval/judges/judge.ts';
 import { judgementStoreOf } from '../../eval/store.ts';
 import { blockToolSet, resumeBlockRun, startBlockRun, type KernelPlacement, type KernelSettings } from '../runner.ts';
 import { saveRunScore, scoreStoredRun } from '../score-run.ts';
+import { sanitiseClientInfo } from './client-identity.ts';
 import { McpAgentBridge, McpRunClosedError, type McpCallOutcome } from './bridge.ts';
 
 /** URI scheme of the block's documentation resources: `loupe-doc:///<workspace-relative path>`. */
@@ -46,6 +47,8 @@ export interface McpClientIdentity {
   version: string;
   /** The client declared that it runs its own tools (shell, files) in a sandbox (`capabilities.experimental.sandbox`). */
   sandboxed: boolean;
+  /** What the client sent (escaped, cut), when `name`/`version` had to be sanitised (`sanitiseClientInfo`, issue 38). */
+  sent?: { name: string; version: string };
 }
 
 /** How an MCP run ended, with its score when the benchmark needs no judge. */
@@ -276,7 +279,9 @@ export class McpBlockSession {
     if (this.#client) return this.#client;
     const v = this.server.getClientVersion();
     const experimental = this.server.getClientCapabilities()?.experimental as Record<string, unknown> | undefined;
-    this.#client = { name: v?.name || 'unknown-client', version: v?.version || '0', sandboxed: !!experimental?.sandbox };
+    // Issue 38: the name and version become the stored agent name, shown on every expert surface: sanitised first.
+    const info = sanitiseClientInfo(v?.name, v?.version);
+    this.#client = { name: info.name, version: info.version, sandboxed: !!experimental?.sandbox, ...(info.sent ? { sent: info.sent } : {}) };
     return this.#client;
   }
 
@@ -296,6 +301,7 @@ export class McpBlockSession {
     };
     const mcpParams = {
       client: client.name, clientVersion: client.version, transport: o.transport, contained: client.sandboxed,
+      ...(client.sent ? { clientSent: client.sent } : {}),
       ...(this.finishTool ? { finishTool: this.finishTool } : {}),
     };
     const common = {
@@ -344,6 +350,7 @@ export class McpBlockSession {
   /** Records who the client is and, when it declared no sandbox of its own, that the run is uncontained. */
   async #announce(runId: string, c: McpClientIdentity): Promise<void> {
     const s = this.#o.store;
+    if (c.sent) await s.addEvent(runId, 'warning', `the MCP client's name or version held characters Loupe does not store (controls, markup, '/', or too long); recorded as ${c.name} ${c.version}; it sent ${JSON.stringify(c.sent.name)} ${JSON.stringify(c.sent.version)}`);
     await s.addEvent(runId, 'mcp', `driven over MCP (${this.#o.transport}) by ${c.name} ${c.version}; token use is unknown (recorded as null)${this.finishTool ? `; the '${this.finishTool}' tool is a Loupe variant that records the FINISH message from an insight list` : ''}`);
     if (!c.sandboxed) {
       await s.addEvent(runId, 'warning', `UNCONTAINED: the MCP client ${c.name} declared no sandbox of its own. Loupe contains what its tools do (Python, SQL), but the client may bring its own shell and file tools, which Loupe neither sees nor contains: this run is reported apart from contained runs.`);
