@@ -15,6 +15,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import * as vscode from 'vscode';
 import { annotationStoreOf } from '../../src/core/annotations/index.ts';
+import { judgementStoreOf } from '../../src/core/eval/store.ts';
 import { leftSideFor, pairItemId } from '../../src/core/review/pairwise.ts';
 import { openStore } from '../../src/core/store/run-store.ts';
 import { writeAnalystbenchDemo } from '../helpers/fixtures.ts';
@@ -145,6 +146,9 @@ describe('Agent content containment', function () {
         ['ac-hostile', [`Obesity rose to 40.3%. ${HOSTILE_HTML[0]}`, `Men 39.2% and women 41.3%. ${HOSTILE_HTML.slice(1).join(' ')}`, 'The survey is weighted.']],
       ];
       for (const [criterion, insightsA] of items) {
+        // a human judgement waiting (as `loupe score --judge human` leaves it), and its item with a criterion to open it by
+        await judgementStoreOf(st).put({ key: `human-${criterion}`, task: 'pairwise-novelty', judgeId: 'human', inputHash: criterion, promptHash: null,
+          input: { insightsA, insightsB: other, scenario: 'generic' }, raw: null, verdict: null, status: 'pending', at: new Date().toISOString() });
         await ann.putItem({ id: `j:pairwise-novelty:${criterion}`, subject: { kind: 'judgement', task: 'pairwise-novelty', inputHash: criterion }, task: 'pairwise-novelty', input: { insightsA, insightsB: other, scenario: 'generic' },
           inputHash: criterion, criterion, suite: null, runId: null, itemRef: criterion, suiteVersion: 'unknown' });
       }
@@ -204,8 +208,8 @@ describe('Agent content containment', function () {
       await webviewText({ title: TITLE, expect: /item 1 of 1/, timeoutMs: 60_000 }).catch(() => '');
       await sleep(1200);
       const p = await probe(TITLE, '#app', {
-        watch: '.an-header, .an-task, #item > .field:last-child, #item > .field:last-child *, #controls, #controls .opt, #draft-summary, #note, #evidence-title, .an-actions, #blind',
-        top: '.an-header, .an-task, #controls, #controls .opt, #draft-summary, #note, #evidence-title, .an-actions, #blind',
+        watch: '.an-task, #item > .field:last-child, #item > .field:last-child *, #controls, #controls .opt, #draft-summary, #note, #evidence-title, .an-actions, #blind',
+        top: '.an-task, #controls, #controls .opt, #draft-summary, #note, #evidence-title, .an-actions, #blind',
         ids: ['queue-name', 'progress', 'item', 'controls', 'draft-summary', 'note', 'evidence-title', 'evidence', 'submit', 'skip', 'prev', 'next', 'blind'],
       });
       await screenshot(shot);
