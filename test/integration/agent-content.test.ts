@@ -70,28 +70,37 @@ async function probe(title: string, selector: string, arg: { watch: string; top:
   return runner<Probe>({ action: 'webviewEval', title, selector, fn: PROBE, arg: { ...arg, marker: MARKER } }, 30_000);
 }
 
-/** Every containment property of the hostile page, and the other side seen exactly as with the benign one. */
+/**
+ * Every containment property of the hostile page, and the other side seen exactly as with the benign one. Fails
+ * once, listing every property that does not hold (so a regression shows all it breaks).
+ */
 function assertContained(benign: Probe, hostile: Probe, what: string): void {
-  assert.equal(hostile.inlineStyleApplies, false, `${what}: the CSP refuses a <style> element`);
-  assert.equal(hostile.styleAttrApplies, false, `${what}: the CSP refuses a style attribute`);
-  assert.deepEqual(hostile.agentStyles, [], `${what}: no agent <style> in the page`);
-  assert.deepEqual(hostile.agentForbidden, [], `${what}: no agent form, control, frame, style attribute, id, link or handler`);
-  assert.deepEqual(hostile.agentPositioned, [], `${what}: no agent element is positioned fixed / absolute / sticky`);
-  assert.ok(hostile.agentBlocks > 0, `${what}: the agent's content is on the page`);
-  for (const [id, n] of Object.entries(hostile.ids)) assert.equal(n, 1, `${what}: exactly one #${id} (the panel's own), found ${n}`);
-  assert.equal(hostile.body, benign.body, `${what}: the page itself is styled as with a benign agent`);
-  assert.deepEqual(hostile.watched.map((w) => w.key), benign.watched.map((w) => w.key), `${what}: the same elements of the other side and the panel`);
+  const bad: string[] = [];
+  const check = (ok: boolean, msg: string) => { if (!ok) bad.push(msg); };
+  check(!hostile.inlineStyleApplies, 'the CSP lets a <style> element apply');
+  check(!hostile.styleAttrApplies, 'the CSP lets a style attribute apply');
+  check(!hostile.agentStyles.length, `agent <style> in the page: ${hostile.agentStyles.join(' ; ')}`);
+  check(!hostile.agentForbidden.length, `agent forms, controls, frames, style attributes, ids, links or handlers: ${hostile.agentForbidden.join(' ; ')}`);
+  check(!hostile.agentPositioned.length, `agent elements positioned fixed / absolute / sticky: ${hostile.agentPositioned.join(' ; ')}`);
+  check(hostile.agentBlocks > 0, 'the agent\'s content is not on the page');
+  for (const [id, n] of Object.entries(hostile.ids)) check(n === 1, `${n} elements #${id} (the panel's own id, expected once)`);
+  check(hostile.body === benign.body, `the page is styled otherwise than with a benign agent: ${benign.body} → ${hostile.body}`);
+  const keys = (p: Probe) => p.watched.map((w) => w.key).join(', ');
+  check(keys(hostile) === keys(benign), `other elements of the other side / the panel: ${keys(benign)} → ${keys(hostile)}`);
+  const sameKeys = keys(hostile) === keys(benign);
   for (const [i, h] of hostile.watched.entries()) {
-    const b = benign.watched[i]!;
-    const at = `${what}: ${h.key} “${h.text.slice(0, 30)}”`;
-    assert.equal(h.covered, null, `${at} is covered by ${h.covered}`);
-    assert.equal(h.look, b.look, `${at}: computed style changed`);
-    assert.equal(h.text, b.text, `${at}: text changed`);
-    assert.equal(h.box.x, b.box.x, `${at}: moved sideways (${JSON.stringify(b.box)} → ${JSON.stringify(h.box)})`);
-    assert.equal(h.box.w, b.box.w, `${at}: width changed (${JSON.stringify(b.box)} → ${JSON.stringify(h.box)})`);
-    if (!h.noHeight) assert.equal(h.box.h, b.box.h, `${at}: height changed (${JSON.stringify(b.box)} → ${JSON.stringify(h.box)})`);
-    if (h.top) assert.equal(h.box.y, b.box.y, `${at}: moved (${JSON.stringify(b.box)} → ${JSON.stringify(h.box)})`);
+    const b = sameKeys ? benign.watched[i] : benign.watched.find((x) => x.key === h.key);
+    if (!b) continue;
+    const at = `${h.key} “${h.text.slice(0, 30)}”`;
+    const boxes = `${JSON.stringify(b.box)} → ${JSON.stringify(h.box)}`;
+    check(h.covered === null, `${at} is covered by ${h.covered}`);
+    check(h.look === b.look, `${at}: computed style changed: ${b.look} → ${h.look}`);
+    check(h.text === b.text, `${at}: text changed: ${b.text} → ${h.text}`);
+    check(h.box.x === b.box.x && h.box.w === b.box.w, `${at}: moved sideways or resized: ${boxes}`);
+    check(h.noHeight || h.box.h === b.box.h, `${at}: height changed: ${boxes}`);
+    check(!h.top || h.box.y === b.box.y, `${at}: moved: ${boxes}`);
   }
+  assert.deepEqual(bad, [], `${what}: ${bad.length} containment failures:\n${bad.slice(0, 40).join('\n')}`);
 }
 
 /** What an agent writes to get at the other side, the panel and the reviewer (raw HTML inside its Markdown). */
