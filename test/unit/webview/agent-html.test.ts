@@ -116,6 +116,12 @@ describe('agent content sanitiser', () => {
     assert.equal(a.getAttribute('href'), null, 'links are inert');
     assert.match(a.title, /link not followed: https:\/\/www\.cdc\.gov\/obesity/);
     assert.equal(div.querySelector('sub')?.textContent, '2');
+    const t = window.document.createElement('div');
+    t.append(san.fragment('<table><tr><td colspan="2" rowspan="3" width="900">x</td></tr></table><ol start="4"><li>d</li></ol>'));
+    assert.equal(t.querySelector('td')?.getAttribute('colspan'), '2', 'table spans are kept');
+    assert.equal(t.querySelector('td')?.getAttribute('rowspan'), '3');
+    assert.equal(t.querySelector('td')?.getAttribute('width'), null, 'presentational attributes are not');
+    assert.equal(t.querySelector('ol')?.getAttribute('start'), '4');
   });
 
   it('keeps only the classes the caller names (the review\'s number markers), and their data attributes', () => {
