@@ -27,6 +27,22 @@ const noSuiteNames = {
   ],
 };
 
+// Agent text reaches a webview's DOM only through webview/shared/agent-html.ts (issue 38): no HTML sinks, no
+// DOMPurify or marked of a panel's own, no <style> elements (the panels' CSP refuses inline style: adoptCss).
+const agentHtmlMessage = 'Set text (h(), textContent) or render agent content with agentHtml / agentMarkdown (webview/shared/agent-html.ts).';
+const noHtmlSinks = {
+  'no-restricted-syntax': [...noSuiteNames['no-restricted-syntax'],
+    { selector: 'AssignmentExpression[left.property.name=/^(innerHTML|outerHTML|srcdoc)$/]', message: agentHtmlMessage },
+    { selector: 'CallExpression[callee.property.name=/^(insertAdjacentHTML|createContextualFragment|parseFromString)$/]', message: agentHtmlMessage },
+    { selector: "CallExpression[callee.name='h'][arguments.0.value='style']", message: 'No <style> elements (the CSP refuses inline style): adoptCss (webview/shared/styles.ts).' },
+  ],
+  'no-restricted-imports': ['error', {
+    paths: [...noVscode['no-restricted-imports'][1].paths,
+      { name: 'dompurify', message: agentHtmlMessage }, { name: 'marked', message: agentHtmlMessage }],
+    patterns: noVscode['no-restricted-imports'][1].patterns,
+  }],
+};
+
 // Layers of src/core (issue 12): util, suites, store, kernel < docs, env < agent, eval < benchmarks < runs < ui.
 // A lower layer never imports a higher one; agent and eval do not import each other; core imports no protocol
 // types except the view models in core/ui (type imports only).
@@ -83,6 +99,7 @@ export default tseslint.config(
   { files: ['src/core/**', 'src/protocol/**', 'webview/**', 'test/unit/**', 'test/perf/**', 'benchmarks/**'], rules: noVscode },
 
   { files: ['src/**/*.ts', 'webview/**/*.ts'], ignores: ['src/core/benchmarks/*/**'], rules: noSuiteNames },
+  { files: ['webview/**/*.ts'], ignores: ['webview/shared/agent-html.ts'], rules: noHtmlSinks },
   { files: ['src/core/benchmarks/*/**'], rules: { 'no-restricted-syntax': ['error', noSqliteHandle] } },
   // Issue 38: notifications may quote agent-derived text; they go through src/vscode/messages.ts (controls escaped,
   // command links broken).

@@ -9,18 +9,18 @@ import '@vscode-elements/elements/dist/vscode-button/index.js';
 import '@vscode-elements/elements/dist/vscode-badge/index.js';
 import '@vscode-elements/elements/dist/vscode-textarea/index.js';
 import '@vscode-elements/elements/dist/vscode-progress-bar/index.js';
-import DOMPurify from 'dompurify';
-import { marked } from 'marked';
 import {
   ItemAtRequest, NextItemRequest, OpenEvidenceRequest, QueueProgressNotification, SaveDraftRequest, SubmitVerdictRequest,
   type AnnotationItemView, type AnnotationState, type CitedEvidence, type QueueView,
 } from '../src/protocol/annotation.ts';
 import css from './annotation.css';
 import { connectHost, h, ready } from './shared/host.ts';
+import { agentMarkdown } from './shared/agent-html.ts';
+import { adoptCss } from './shared/styles.ts';
 
 const host = connectHost();
 const app = document.getElementById('app') as HTMLElement;
-document.head.append(h('style', {}, css));
+adoptCss(css);
 
 interface Draft {
   queueId: string;
@@ -54,10 +54,9 @@ function save(immediate = true): void {
 const keyOf = (e: CitedEvidence) => JSON.stringify(e);
 const isCited = (e: CitedEvidence) => draft.cited.some((c) => keyOf(c) === keyOf(e));
 
+/** Markdown an agent wrote (a report, insights, an observation): the shared agent-content sanitiser. */
 function markdown(md: string): HTMLElement {
-  const div = h('div', { class: 'markdown' });
-  div.innerHTML = DOMPurify.sanitize(marked.parse(md, { async: false }) as string);
-  return div;
+  return agentMarkdown(md);
 }
 
 /** Evidence rows of the item, in the order the list shows them (cells holding the item's numbers first). */

@@ -13,10 +13,11 @@ import {
 } from '../src/protocol/blade-decisions.ts';
 import { DidChangeStateNotification } from '../src/protocol/webview.ts';
 import { connectHost, h, ready } from './shared/host.ts';
+import { adoptCss } from './shared/styles.ts';
 
 const host = connectHost();
 const app = document.getElementById('app') as HTMLElement;
-document.head.append(h('style', {}, `
+adoptCss(`
 body { padding: 0 12px; }
 .muted { color: var(--vscode-descriptionForeground); }
 .error { color: var(--vscode-errorForeground); }
@@ -53,7 +54,7 @@ pre { background: var(--vscode-textCodeBlock-background); padding: 6px; overflow
 table.stats { border-collapse: collapse; }
 table.stats td, table.stats th { padding: 2px 8px; border-bottom: 1px solid var(--vscode-panel-border, rgba(128,128,128,.3)); text-align: left; }
 .cands tr.sel { background: var(--vscode-list-activeSelectionBackground); color: var(--vscode-list-activeSelectionForeground); }
-`));
+`);
 
 let state: BladeDecisionsState | undefined;
 let check: CheckResult | null = null;

@@ -11,10 +11,11 @@ import {
 import css from './checklist.css';
 import { ExecuteCommandRequest } from '../src/protocol/webview.ts';
 import { connectHost, h, ready } from './shared/host.ts';
+import { adoptCss } from './shared/styles.ts';
 
 const host = connectHost();
 const app = document.getElementById('app') as HTMLElement;
-document.head.append(h('style', {}, css));
+adoptCss(css);
 
 /** What survives a reload: the items being edited and where the editor was. */
 interface Draft {

@@ -21,6 +21,7 @@ import css from './docsearch.css';
 import { connectHost, h, ready } from './shared/host.ts';
 import { focusSnippet, highlight } from './shared/highlight.ts';
 import { formatScore, navigate, pageOfUnit } from './shared/keynav.ts';
+import { adoptCss } from './shared/styles.ts';
 
 interface ViewState {
   /** Saved so the host can restore the panel after a reload (see DocSearchPanel.registerSerializer). */
@@ -33,7 +34,7 @@ interface ViewState {
 
 const host = connectHost();
 const app = document.getElementById('app') as HTMLElement;
-document.head.append(h('style', {}, css));
+adoptCss(css);
 
 let target: DocSearchTarget | undefined;
 let files: DocFileInfo[] = [];

@@ -18,10 +18,11 @@ import {
 } from '../src/protocol/failures.ts';
 import { DidChangeStateNotification } from '../src/protocol/webview.ts';
 import { connectHost, h, ready } from './shared/host.ts';
+import { adoptCss } from './shared/styles.ts';
 
 const host = connectHost();
 const app = document.getElementById('app') as HTMLElement;
-document.head.append(h('style', {}, `
+adoptCss(`
 body { padding: 0 12px; }
 .muted { color: var(--vscode-descriptionForeground); }
 .error { color: var(--vscode-errorForeground); }
@@ -53,7 +54,7 @@ table.tags { border-collapse: collapse; margin: 6px 0; }
 table.tags td, table.tags th { text-align: left; padding: 2px 8px; border-bottom: 1px solid var(--vscode-panel-border, rgba(128,128,128,.3)); vertical-align: top; }
 .chart { margin: 8px 0; }
 .keys { font-size: 11px; }
-`));
+`);
 
 let state: FailuresState;
 let cursor = 0;

@@ -8,10 +8,11 @@ import '@vscode-elements/elements/dist/vscode-button/index.js';
 import type { GroundTruthDecision, GroundTruthView } from '../src/core/benchmarks/types.ts';
 import { ShowGroundTruthRequest, type GroundTruthState } from '../src/protocol/ground-truth.ts';
 import { connectHost, h, ready } from './shared/host.ts';
+import { adoptCss } from './shared/styles.ts';
 
 const host = connectHost();
 const app = document.getElementById('app') as HTMLElement;
-document.head.append(h('style', {}, `
+adoptCss(`
 body { padding: 0 12px; }
 .muted { color: var(--vscode-descriptionForeground); }
 .warn { color: var(--vscode-editorWarning-foreground, #d29922); }
@@ -35,7 +36,7 @@ select { background: var(--vscode-dropdown-background); color: var(--vscode-drop
 .group tr.sel { background: var(--vscode-list-activeSelectionBackground); color: var(--vscode-list-activeSelectionForeground); }
 .group tr { cursor: pointer; }
 .reveal { margin-top: 24px; max-width: 720px; }
-`));
+`);
 
 let state: GroundTruthState | undefined;
 let selected: string | null = null;

@@ -6,10 +6,11 @@ import '@vscode-elements/elements/dist/vscode-button/index.js';
 import { OpenGroundTruthViewRequest, ShowItemGroundTruthRequest, type ItemViewState } from '../src/protocol/item.ts';
 import { DidChangeStateNotification } from '../src/protocol/webview.ts';
 import { connectHost, h, ready } from './shared/host.ts';
+import { adoptCss } from './shared/styles.ts';
 
 const host = connectHost();
 const app = document.getElementById('app') as HTMLElement;
-document.head.append(h('style', {}, `
+adoptCss(`
 body { padding: 0 16px; max-width: 960px; }
 .muted { color: var(--vscode-descriptionForeground); }
 .error { color: var(--vscode-errorForeground); }
@@ -19,7 +20,7 @@ dl dd { margin: 2px 0 0; white-space: pre-wrap; }
 dd code { font-family: var(--vscode-editor-font-family); }
 .truth { margin-top: 16px; padding: 8px 12px; border: 1px dashed var(--vscode-editorWarning-foreground, #d29922); }
 .actions { display: flex; gap: 8px; margin-top: 16px; }
-`));
+`);
 
 function fieldList(fields: ItemViewState['fields']): HTMLElement {
   return h('dl', {}, ...fields.flatMap((f) => [h('dt', {}, f.name), h('dd', {}, f.code ? h('code', {}, f.value) : f.value)]));

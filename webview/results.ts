@@ -15,10 +15,11 @@ import { DidChangeStateNotification, ExecuteCommandRequest } from '../src/protoc
 import css from './results.css';
 import { connectHost, h, ready } from './shared/host.ts';
 import { bladeSpec, cellTooltip, distinct, formatCell, formatSpread, heatmapSpec, scatterSpec, type ChartTheme } from './shared/results-view.ts';
+import { adoptCss } from './shared/styles.ts';
 
 const host = connectHost();
 const app = document.getElementById('app') as HTMLElement;
-document.head.append(h('style', {}, css));
+adoptCss(css);
 
 function theme(): ChartTheme {
   const cs = getComputedStyle(document.body);

@@ -9,17 +9,18 @@ import '@vscode-elements/elements/dist/vscode-button/index.js';
 import '@vscode-elements/elements/dist/vscode-textarea/index.js';
 import '@vscode-elements/elements/dist/vscode-progress-bar/index.js';
 import '@vscode-elements/elements/dist/vscode-badge/index.js';
-import DOMPurify from 'dompurify';
 import {
   NextPairRequest, OpenTracedCellRequest, ReviewProgressNotification, SubmitVoteRequest, type PairView, type ReviewQueueView, type ReviewState, type ScreenChoice,
 } from '../src/protocol/review.ts';
 import css from './review.css';
+import { agentHtml } from './shared/agent-html.ts';
 import { renderStructuredJson } from './shared/arg-sections.ts';
 import { connectHost, h, ready } from './shared/host.ts';
+import { adoptCss } from './shared/styles.ts';
 
 const host = connectHost();
 const app = document.getElementById('app') as HTMLElement;
-document.head.append(h('style', {}, css));
+adoptCss(css);
 
 interface Draft {
   queueId: string;
@@ -51,18 +52,26 @@ function save(): void {
   host.setViewState({ ...draft });
 }
 
+/** A section of an agent's report (marked's HTML with Loupe's number markers): the shared agent-content sanitiser. */
 function html(s: string): HTMLElement {
-  const div = h('div', { class: 'markdown' });
-  div.innerHTML = DOMPurify.sanitize(s);
-  return div;
+  return agentHtml(s, { classes: ['loupe-num', 'loupe-figure'], extraClass: 'markdown' });
 }
 
-/** Decorates the number spans of a rendered section: traced (link to its cell), no source, differing. */
+/**
+ * Decorates the number spans of a rendered section: traced (link to its cell), no source, differing. A marker the
+ * agent forged in its own raw HTML is not decorated: only the first marker of an id, whose text is the number as
+ * written, is Loupe's; others lose the class (a forged marker cannot borrow another number's trace).
+ */
 function decorate(el: HTMLElement, side: 'left' | 'right', p: PairView, differing: Set<string>): void {
+  const seen = new Set<string>();
   for (const span of el.querySelectorAll<HTMLElement>('span.loupe-num')) {
     const id = span.dataset.num ?? '';
     const n = p.numbers[id];
-    if (!n) continue;
+    if (!n || seen.has(id) || span.textContent !== n.raw || !id.startsWith(side === 'left' ? 'L' : 'R')) {
+      span.classList.remove('loupe-num');
+      continue;
+    }
+    seen.add(id);
     if (differing.has(id)) span.classList.add('differ');
     if (n.cell !== null) {
       span.classList.add('traced');

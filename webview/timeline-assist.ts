@@ -8,6 +8,7 @@ import {
 } from '../src/protocol/intervention.ts';
 import { h, type HostApi } from './shared/host.ts';
 import css from './timeline-assist.css';
+import { adoptCss } from './shared/styles.ts';
 
 /** What the timeline embeds. */
 export interface AssistView {
@@ -27,7 +28,7 @@ const time = (iso: string) => {
  * @param select opens a step (0-based) in the timeline; `redrawDetail` re-renders the open step's detail.
  */
 export function mountAssistance(host: HostApi, runId: string, select: (index: number) => void, redrawDetail: () => void): AssistView {
-  document.head.append(h('style', {}, css));
+  adoptCss(css);
   const bar = h('div', { class: 'tl-assist', id: 'assist', role: 'group', 'aria-label': 'Step into this run' });
   const strip = h('div', { class: 'tl-human', id: 'human-steps', role: 'list', 'aria-label': 'Human steps' });
   const root = h('section', { class: 'tl-assist-root' }, bar, strip);

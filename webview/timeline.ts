@@ -1,6 +1,6 @@
 /**
  * Trajectory Timeline: one row per step (tool icon, duration bar, tokens, status), filter by tool, text search,
- * a detail pane with the full message / arguments / observations (markdown via marked + DOMPurify), live
+ * a detail pane with the full message / arguments / observations (Markdown through the shared agent-content sanitiser, `shared/agent-html.ts`), live
  * updates, and the tool-usage heatmap (tools × 20 bins of normalised progress, LongDA Figure 8) in Vega-Lite.
  * The list is virtualised: only rows in view are in the DOM.
  * Keys (anywhere in the panel but a text field): ↑/↓ or j/k, Home/End, PageUp/PageDown move; Shift+↑/↓, J/K or
@@ -11,8 +11,6 @@ import '@vscode-elements/elements/dist/vscode-badge/index.js';
 import '@vscode-elements/elements/dist/vscode-textfield/index.js';
 import '@vscode-elements/elements/dist/vscode-single-select/index.js';
 import '@vscode-elements/elements/dist/vscode-option/index.js';
-import DOMPurify from 'dompurify';
-import { marked } from 'marked';
 import type { TopLevelSpec } from 'vega-lite';
 import {
   DidAppendStepsNotification, DidChangeFailureTagsNotification, FocusStepNotification, GetStepDetailRequest, RevealToolCallRequest, SearchStepsRequest,
@@ -26,10 +24,12 @@ import { VirtualList } from './shared/virtual-list.ts';
 import css from './timeline.css';
 import { mountAssistance, type AssistView } from './timeline-assist.ts';
 import { mountFailureTagging, type FailureTagging } from './timeline-tags.ts';
+import { agentMarkdown } from './shared/agent-html.ts';
+import { adoptCss } from './shared/styles.ts';
 
 const ROW_HEIGHT = 26;
 const host = connectHost();
-document.head.append(h('style', {}, css));
+adoptCss(css);
 const app = document.getElementById('app') as HTMLElement;
 
 let run: TimelineRun;
@@ -205,10 +205,9 @@ async function select(index: number, extend = false): Promise<void> {
   if (selected === index) renderDetail(d);
 }
 
+/** Markdown an agent wrote (a report, insights, an observation): the shared agent-content sanitiser. */
 function markdown(md: string): HTMLElement {
-  const div = h('div', { class: 'markdown' });
-  div.innerHTML = DOMPurify.sanitize(marked.parse(md, { async: false }) as string);
-  return div;
+  return agentMarkdown(md);
 }
 
 function prettyArgs(text: string): string {

@@ -11,11 +11,12 @@ import { AskQuestionRequest, CopyAsPandasRequest, OpenCodebookRequest, type Ques
 import { DidChangeStateNotification } from '../src/protocol/webview.ts';
 import { connectHost, h, ready } from './shared/host.ts';
 import { VirtualList } from './shared/virtual-list.ts';
+import { adoptCss } from './shared/styles.ts';
 
 const host = connectHost();
 const app = document.getElementById('app') as HTMLElement;
 const ROW = 24;
-document.head.append(h('style', {}, `
+adoptCss(`
 body { padding: 0 12px; }
 .muted { color: var(--vscode-descriptionForeground); }
 .error { color: var(--vscode-errorForeground); }
@@ -47,7 +48,7 @@ input[type=text] { background: var(--vscode-input-background); color: var(--vsco
 #subqueries .sq { font-family: var(--vscode-editor-font-family); border: 1px solid var(--vscode-panel-border, #888); border-radius: 3px; padding: 0 4px; margin-right: 4px; }
 #message { min-height: 1.4em; }
 .keys { font-size: 11px; }
-`));
+`);
 
 let state: VariablesState = { status: 'idle', variables: [], problems: [], coverage: { columns: 0, documented: 0 } };
 let shown: Array<{ v: VariableRow; why?: string }> = [];

@@ -25,19 +25,34 @@ export function escapeHtml(s: string): string {
   return s.replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c] as string);
 }
 
+/**
+ * The Content-Security-Policy of every Loupe panel. Panels show what agents wrote (reports, observations, insights),
+ * so the policy assumes hostile markup reached the page despite the sanitiser (`webview/shared/agent-html.ts`,
+ * issue 38): no inline style (`<style>` / `style="…"` cannot hide or restyle the blind review; Loupe's own CSS is
+ * a stylesheet file or adopted through the CSSOM), scripts only by nonce or from the extension, no forms
+ * (`form-action`), no `<base>` (`base-uri`), no frames (`frame-src`), nothing fetched beyond the extension's files
+ * and `data:`/`blob:` images.
+ */
+export function webviewCsp(cspSource: string, scriptNonce: string): string {
+  return [
+    "default-src 'none'",
+    `style-src ${cspSource}`,
+    `font-src ${cspSource}`,
+    `img-src ${cspSource} data: blob:`,
+    `script-src 'nonce-${scriptNonce}' ${cspSource}`,
+    `worker-src ${cspSource} blob:`,
+    "form-action 'none'",
+    "base-uri 'none'",
+    "frame-src 'none'",
+  ].join('; ');
+}
+
 /** Builds the page for a panel whose bundle is dist/webview/<panel>.js. */
 export function webviewHtml(webview: vscode.Webview, extensionUri: vscode.Uri, panel: PanelKind, title: string): string {
   const n = nonce();
   const script = webview.asWebviewUri(vscode.Uri.joinPath(extensionUri, 'dist', 'webview', `${panel}.js`));
   const css = webview.asWebviewUri(vscode.Uri.joinPath(extensionUri, 'media', 'loupe.css'));
-  const csp = [
-    "default-src 'none'",
-    `style-src ${webview.cspSource} 'unsafe-inline'`,
-    `font-src ${webview.cspSource}`,
-    `img-src ${webview.cspSource} data: blob:`,
-    `script-src 'nonce-${n}' ${webview.cspSource}`,
-    `worker-src ${webview.cspSource} blob:`,
-  ].join('; ');
+  const csp = webviewCsp(webview.cspSource, n);
   return `<!DOCTYPE html>
 <html lang="en">
 <head>

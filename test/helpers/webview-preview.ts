@@ -54,16 +54,21 @@ function panelHtml(panel: string, origin: string, theme: 'dark' | 'light'): stri
   const n = 'previewnonce';
   const csp = [
     "default-src 'none'",
-    `style-src ${origin} 'unsafe-inline'`,
+    `style-src ${origin}`,
     `font-src ${origin}`,
     `img-src ${origin} data: blob:`,
     `script-src 'nonce-${n}' ${origin}`,
     `worker-src ${origin} blob:`,
+    "form-action 'none'",
+    "base-uri 'none'",
+    "frame-src 'none'",
   ].join('; ');
+  // as in src/vscode/webview-shell.ts (no inline style); the theme's variables come before the policy, as VS Code's do
   return `<!DOCTYPE html><html lang="en"><head><meta charset="UTF-8">
+<style>body { ${theme === 'dark' ? DARK : LIGHT} }</style>
 <meta http-equiv="Content-Security-Policy" content="${csp}">
 <link rel="stylesheet" href="${origin}/media/loupe.css"><title>${panel}</title></head>
-<body data-panel="${panel}" class="vscode-${theme}" style='${theme === 'dark' ? DARK : LIGHT}'><div id="app" aria-busy="true"></div>
+<body data-panel="${panel}" class="vscode-${theme}"><div id="app" aria-busy="true"></div>
 <script type="module" nonce="${n}" src="${origin}/dist/webview/${panel}.js"></script></body></html>`;
 }
 

@@ -293,6 +293,20 @@ async function main() {
           break;
         }
         case 'clickWorkbench': await page.locator(req.selector).first().click({ timeout: 10_000 }); break;
+        case 'webviewEval': {
+          // runs a self-contained function `(element, arg) => json` on the first element matching the selector in the
+          // first visible webview that has it (the source is a test's string: no bundler helpers inside)
+          const fn = new Function(`return (${req.fn});`)();
+          value = null;
+          for (const f of await webviewFrames(req.title)) {
+            if (!(await f.locator(req.selector).count().catch(() => 0))) continue;
+            value = await f.locator(req.selector).first().evaluate(fn, req.arg ?? null);
+            break;
+          }
+          if (value === null) throw new Error(`no visible webview has ${req.selector}`);
+          break;
+        }
+        case 'viewport': await page.setViewportSize({ width: req.width, height: req.height }); break;
         default: throw new Error(`unknown runner action ${req.action}`);
       }
       reply({ ok: true, value });

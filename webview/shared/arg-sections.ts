@@ -7,12 +7,13 @@
 import { h } from './host.ts';
 import { argSections, type ArgSection } from './timeline-model.ts';
 import css from './arg-sections.css';
+import { adoptCss } from './styles.ts';
 
 let styled = false;
 const style = () => {
   if (styled) return;
   styled = true;
-  document.head.append(h('style', {}, css));
+  adoptCss(css);
 };
 
 /** The sections as DOM (`div.args-sections` of `section.arg-section`, each a label and a code / text / table body). */

@@ -44,7 +44,10 @@ export async function ready<S>(host: HostApi, panel: PanelKind): Promise<S> {
   return state as S;
 }
 
-/** Minimal element builder: h('div', { class: 'x' }, 'text', child). Text is always set as text, never HTML. */
+/**
+ * Minimal element builder: h('div', { class: 'x' }, 'text', child). Text is always set as text, never HTML.
+ * `style` goes through the CSSOM (`el.style.cssText`): the panels' CSP refuses `style` attributes (issue 38).
+ */
 export function h<K extends keyof HTMLElementTagNameMap>(
   tag: K,
   attrs: Record<string, string | number | boolean | EventListener | undefined> = {},
@@ -54,6 +57,7 @@ export function h<K extends keyof HTMLElementTagNameMap>(
   for (const [k, v] of Object.entries(attrs)) {
     if (v === undefined || v === false) continue;
     if (typeof v === 'function') el.addEventListener(k.replace(/^on/, ''), v);
+    else if (k === 'style') el.style.cssText = String(v);
     else el.setAttribute(k, v === true ? '' : String(v));
   }
   for (const c of children) if (c !== undefined && c !== null && c !== false) el.append(c);

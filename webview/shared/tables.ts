@@ -2,7 +2,7 @@
  * The stylesheet of Loupe's statistics tables (agreement view, pairwise ranking): theme borders, tabular numbers,
  * right-aligned numeric cells (`td.num`), muted notes, error/warning text. One copy, appended once per webview.
  */
-import { h } from './host.ts';
+import { adoptCss } from './styles.ts';
 
 export const STAT_TABLE_CSS = `
 body { padding: 0 12px; }
@@ -15,7 +15,7 @@ th { color: var(--vscode-descriptionForeground); font-weight: 600; }
 .warn { color: var(--vscode-editorWarning-foreground, #d29922); }
 `;
 
-/** Appends STAT_TABLE_CSS plus the view's own `extra` rules to the document head. */
+/** Adopts STAT_TABLE_CSS plus the view's own `extra` rules (a constructed stylesheet: the CSP allows no inline style). */
 export function useStatTableStyles(extra = ''): void {
-  document.head.append(h('style', {}, STAT_TABLE_CSS + extra));
+  adoptCss(STAT_TABLE_CSS + extra);
 }

@@ -1,9 +1,10 @@
 /**
  * Vega-Lite rendering that works under the webview CSP (no 'unsafe-eval'): vega-embed with `ast: true` uses the
- * expression interpreter instead of `new Function`. Colours follow the VS Code theme.
+ * expression interpreter instead of `new Function`; its stylesheets adopted (no inline style). Colours follow the VS Code theme.
  */
 import embed from 'vega-embed';
 import type { TopLevelSpec } from 'vega-lite';
+import { adoptCss } from './styles.ts';
 
 function cssVar(name: string, fallback: string): string {
   return getComputedStyle(document.body).getPropertyValue(name).trim() || fallback;
@@ -27,4 +28,10 @@ export async function renderVegaLite(el: HTMLElement, spec: TopLevelSpec): Promi
       view: { stroke: 'transparent' },
     },
   });
+  // vega-embed and its tooltip handler add <style> elements, which the panels' CSP (no inline style) refuses: their
+  // rules are adopted as constructed stylesheets instead
+  for (const id of ['vega-embed-style', 'vega-tooltip-style']) {
+    const el = document.getElementById(id);
+    if (el?.tagName === 'STYLE' && el.textContent) adoptCss(el.textContent);
+  }
 }

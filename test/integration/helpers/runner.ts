@@ -31,7 +31,11 @@ type RunnerAction =
   | { action: 'webviewValue'; selector: string; title?: string }
   | { action: 'webviewRects'; selector: string; title?: string }
   | { action: 'workbenchText'; selector: string }
-  | { action: 'clickWorkbench'; selector: string };
+  | { action: 'clickWorkbench'; selector: string }
+  /** `fn`: the source of a self-contained `(element, arg) => json`, run on the first `selector` match of the webview. */
+  | { action: 'webviewEval'; selector: string; fn: string; arg?: unknown; title?: string }
+  /** Resizes the browser page (the whole workbench), CSS pixels; the default is 1400 × 900. */
+  | { action: 'viewport'; width: number; height: number };
 
 /** Sends one action to the runner and waits for its answer (default 60 s). */
 export async function runner<T = unknown>(req: RunnerAction, timeoutMs = 60_000): Promise<T> {
