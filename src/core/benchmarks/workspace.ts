@@ -6,6 +6,7 @@
 import { chmodSync, copyFileSync, existsSync, lstatSync, mkdirSync, readdirSync, readFileSync, realpathSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { LoupeInputError } from '../util/errors.ts';
+import { assertNotHeldDatabaseFile } from '../util/held-files.ts';
 import type { Block, BlockItem, LongdaQuery, VisibleFile } from '../suites/types.ts';
 import { fileSize } from '../suites/util.ts';
 import { createGuard, visibleFiles } from '../suites/guard.ts';
@@ -99,6 +100,7 @@ export function createTaskWorkspace(block: Block, destDir: string, opts: { mode?
     mkdirSync(dirname(dst), { recursive: true });
     if (mode === 'symlink') symlinkSync(src, dst);
     else {
+      assertNotHeldDatabaseFile(src);
       copyFileSync(src, dst);
       chmodSync(dst, 0o444);
     }

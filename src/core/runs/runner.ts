@@ -11,6 +11,7 @@ import { createHash, randomUUID } from 'node:crypto';
 import { createReadStream, existsSync, lstatSync, mkdirSync, rmdirSync, statSync, symlinkSync, unlinkSync, writeFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { LoupeInputError } from '../util/errors.ts';
+import { assertNotHeldDatabaseFile } from '../util/held-files.ts';
 import { removePlantedLinks, walkNoFollow } from '../util/contained.ts';
 import { nullLogger, type Logger } from '../util/log.ts';
 import { LOUPE_VERSION } from '../version.ts';
@@ -97,6 +98,7 @@ const checksumCache = new Map<string, Promise<string>>();
 
 /** sha256 of a file (cached by path, size and mtime for this process; concurrent callers share one read). */
 export function fileSha256(path: string): Promise<string> {
+  assertNotHeldDatabaseFile(path);
   const st = statSync(path);
   const key = `${path}\u0000${st.size}\u0000${st.mtimeMs}`;
   let p = checksumCache.get(key);

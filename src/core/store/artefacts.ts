@@ -15,6 +15,7 @@
  * not stored; files of the block's inputs (`dataChecksums`) are not outputs.
  */
 import { existsSync, lstatSync } from 'node:fs';
+import { isHeldDatabaseFile } from '../util/held-files.ts';
 import { extname, join, relative, sep } from 'node:path';
 import { readContainedFile, walkNoFollow } from '../util/contained.ts';
 import type { RunRecord } from './records.ts';
@@ -83,6 +84,8 @@ export async function captureRunArtefacts(store: RunStore, run: Pick<RunRecord, 
     const abs = join(e.parentPath, e.name);
     const rel = relative(run.workspace, abs).split(sep).join('/');
     if (inputs.has(rel)) continue;
+    // the run store itself (a workspace holding the store folder): never opened outside SQLite, issue 39
+    if (isHeldDatabaseFile(abs)) continue;
     let size: number;
     try {
       size = lstatSync(abs).size;

@@ -8,6 +8,7 @@
 import Database from 'better-sqlite3';
 import { createHash } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { holdDatabaseFile } from '../util/held-files.ts';
 import { dirname, join } from 'node:path';
 import { LoupeInputError } from '../util/errors.ts';
 import { redactStoreUrls } from './location.ts';
@@ -180,6 +181,9 @@ export class SqliteRunStore implements RunStore {
     return s.#db;
   }
 
+  /** Unregisters the file from the held database files (`util/held-files.ts`) when the store closes. */
+  #release: () => void = () => undefined;
+
   constructor(file: string, extraMigrations: Migration[] = []) {
     if (/^[a-z][a-z0-9+.-]*:\/\//i.test(file)) throw new LoupeInputError(redactStoreUrls(file), 'a URL is not a SQLite store file (open a postgres:// store with openStoreAt)');
     this.file = file;
@@ -189,6 +193,8 @@ export class SqliteRunStore implements RunStore {
     } catch (e) {
       throw new LoupeInputError(file, `cannot open run store: ${(e as Error).message}`, { cause: e });
     }
+    // registered as held: no code of this process opens the file or its -wal/-shm outside SQLite (issue 39)
+    this.#release = holdDatabaseFile(file);
     this.db.pragma('journal_mode = WAL');
     this.db.pragma('synchronous = NORMAL');
     this.db.pragma('foreign_keys = ON');
@@ -197,6 +203,7 @@ export class SqliteRunStore implements RunStore {
       this.migrate([...defaultMigrations, ...extraMigrations]);
     } catch (e) {
       this.#db.close();
+      this.#release();
       throw e;
     }
     this.judgements = new SqliteJudgementRows(this.#db);
@@ -652,6 +659,7 @@ export class SqliteRunStore implements RunStore {
     for (const stop of [...this.#subscriptions]) stop();
     this.#reader?.close();
     if (this.db.open) this.db.close();
+    this.#release();
   }
 }
 

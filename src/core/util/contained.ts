@@ -8,6 +8,7 @@
 import { lstatSync, readdirSync, readFileSync, unlinkSync, type Dirent } from 'node:fs';
 import { isAbsolute, join, relative, resolve, sep } from 'node:path';
 import { LoupeInputError } from './errors.ts';
+import { assertNotHeldDatabaseFile } from './held-files.ts';
 
 /**
  * Resolves `rel` inside `root` without following links.
@@ -38,12 +39,15 @@ export function containedPath(root: string, rel: string): string {
 /**
  * Reads a file the agent wrote, refusing links and paths outside the workspace (see {@link containedPath}).
  * @returns the contents as UTF-8 text, or as bytes when `encoding` is null.
- * @throws LoupeInputError as {@link containedPath}; Error from the file system.
+ * @throws LoupeInputError as {@link containedPath}, or naming the file when it is a database this process holds
+ *   open (the run store or its -wal/-shm: reading it would drop the process's SQLite locks, issue 39); Error from the
+ *   file system.
  */
 export function readContainedFile(root: string, rel: string, encoding: 'utf8'): string;
 export function readContainedFile(root: string, rel: string, encoding: null): Buffer;
 export function readContainedFile(root: string, rel: string, encoding: 'utf8' | null): string | Buffer {
   const p = containedPath(root, rel);
+  assertNotHeldDatabaseFile(p);
   return encoding ? readFileSync(p, encoding) : readFileSync(p);
 }
 
