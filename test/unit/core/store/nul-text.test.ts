@@ -12,6 +12,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
+import pg from 'pg';
 import { main } from '../../../../src/cli/main.ts';
 import { annotationStoreOf } from '../../../../src/core/annotations/index.ts';
 import { canonicalJson, sha256 } from '../../../../src/core/eval/judges/index.ts';
@@ -194,6 +195,25 @@ forEachEngine((e) => {
     assert.deepEqual(await readEverything(b, 'r1'), want);
     assert.deepEqual(await readEverything(b, 'r2'), want2);
     await b.close();
+  });
+
+  it('a step written before the escape (the JSON escape \\u0000 in its JSON text) reads back and summarises with its NUL', { timeout: 60_000 }, async () => {
+    const url = await e.fresh();
+    const store = await e.open(url);
+    await store.createRun({ id: 'old', suite: 's', blockId: 'b', agent: 'llm', model: 'm', params: {} as never, promptHash: 'h', toolSet: 't', dataChecksums: {}, loupeVersion: 't', sandbox: 'off', workspace: '' });
+    const srv = e.server()!;
+    const raw = new pg.Client({ host: srv.host, port: srv.port, user: srv.user, password: process.env[srv.passwordEnv], database: new URL(url).pathname.slice(1) });
+    await raw.connect();
+    const old: StepRecord = { ...step('old', 0), assistant: { role: 'assistant', content: 'a\u0000b' }, toolCalls: [{ id: 'c', name: 'python', argumentsText: '{"code": "print(1)\\u0000"}', observation: 'x\u0000y', isError: false, truncated: false, durationMs: 1 }], finishReason: 'stop' };
+    // what an older Loupe wrote: JSON.stringify's text as is (PostgreSQL text takes the six characters \u0000)
+    await raw.query(`INSERT INTO steps (run_id, idx, started_at, ended_at, latency_ms, tool_ms, assistant, tool_calls, extra_messages, tokens_input, tokens_output, tokens_cached, cost_usd, finish_reason, seq)
+      VALUES ('old', 0, $1, $2, 1, 1, $3, $4, '[]', 1, 1, 0, NULL, 'stop', 1)`, [old.startedAt, old.endedAt, JSON.stringify(old.assistant), JSON.stringify(old.toolCalls)]);
+    await raw.end();
+    const [got] = await store.getSteps('old');
+    assert.deepEqual([got!.assistant.content, got!.toolCalls[0]!.observation, got!.toolCalls[0]!.argumentsText], ['a\u0000b', 'x\u0000y', '{"code": "print(1)\\u0000"}']);
+    const [sum] = await store.getStepSummaries('old');
+    assert.deepEqual([sum!.content, sum!.firstArguments, sum!.toolNames], ['a\u0000b', '{"code": "print(1)\\u0000"}', ['python']]);
+    await store.close();
   });
 
   it('a row the target refuses is named (table and key) and the rest is copied', { timeout: 60_000 }, async () => {

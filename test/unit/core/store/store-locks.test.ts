@@ -117,7 +117,7 @@ it(`the host's locks survive a CLI process that opens, writes and closes the sto
       }
     }
   };
-  const child = spawn(process.execPath, ['--disable-warning=MODULE_TYPELESS_PACKAGE_JSON', join(dirname(fileURLToPath(import.meta.url)), 'lock-child.ts'), file, String(CYCLES)], { stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, ['--disable-warning=MODULE_TYPELESS_PACKAGE_JSON', join(dirname(fileURLToPath(import.meta.url)), '..', '..', '..', 'helpers', 'store-writer.child.ts'), file, String(CYCLES)], { stdio: ['ignore', 'pipe', 'pipe'] });
   let out = '';
   let err = '';
   child.stdout.on('data', (c: Buffer) => { out += c.toString(); });

@@ -1,8 +1,8 @@
 /**
- * Child process of `store-locks.test.ts`: the CLI's way of using a run store, many times — open the SQLite file,
+ * Child process of `test/unit/core/store/store-locks.test.ts`: the CLI's way of using a run store, many times — open the SQLite file,
  * write (a run and a step), close — `n` cycles (argv: file, n). Prints one line per cycle.
  */
-import { openStore } from '../../../../src/core/store/run-store.ts';
+import { openStore } from '../../src/core/store/run-store.ts';
 
 const [file, n] = [process.argv[2]!, Number(process.argv[3] ?? 50)];
 for (let i = 0; i < n; i++) {
