@@ -2,7 +2,7 @@
  * Issue 39 item 2: text holding NUL (U+0000), the JSON escape `\u0000` and the escape character of `pg-text.ts`
  * (U+E000 …) is stored losslessly on both engines — through the real agent loop (a scripted model whose tool call
  * argument is `print('a\u0000b')`), through every writing call of the store API (runs, steps, answers, notes, saved
- * code, cells, events, interventions, judgements, scores, artefact names, annotations, leases), through the JSONL
+ * code, cells, events, interventions, judgements, scores, artefact names, annotations, checklists, leases), through the JSONL
  * export, and through `loupe store copy` both ways. On PostgreSQL every one of these failed before ("invalid message
  * format" / "invalid byte sequence for encoding UTF8: 0x00"). A copy that meets a row the target refuses names the
  * row (table and key) and copies the rest.
@@ -15,6 +15,7 @@ import { after, before, describe, it } from 'node:test';
 import pg from 'pg';
 import { main } from '../../../../src/cli/main.ts';
 import { annotationStoreOf } from '../../../../src/core/annotations/index.ts';
+import { checklistStoreOf } from '../../../../src/core/annotations/checklists.ts';
 import { canonicalJson, sha256 } from '../../../../src/core/eval/judges/index.ts';
 import { loadSuite } from '../../../../src/core/benchmarks/index.ts';
 import { closeAnalystDocIndexes } from '../../../../src/core/benchmarks/analystbench/toolset.ts';
@@ -165,6 +166,11 @@ forEachEngine((e) => {
     await ann.annotate({ itemId: item.id, annotator: `ana${T}`, verdict: { supported: false, reason: T }, note: `note ${T}` });
     const [a] = await ann.annotations(item.id);
     assert.deepEqual([a!.annotator, a!.note, a!.verdict], [`ana${T}`, `note ${T}`, { supported: false, reason: T }]);
+    const cs = checklistStoreOf(store);
+    const key = { suite: 'ddr', suiteId: `ddr:${T}`, blockId: `b${T}` };
+    await cs.save(key, { base: null, items: [{ id: 'c1', kind: 'fact', question: `q ${T}`, answer: T, entity: 'e', author: `ann${T}`, updatedAt: '2026-01-01T00:00:00.000Z' }], author: `ann${T}`, note: `note ${T}` });
+    const v = await cs.latest(key);
+    assert.deepEqual([v?.author, v?.note, v?.items[0]?.question, v?.items[0]?.answer], [`ann${T}`, `note ${T}`, `q ${T}`, T]);
     await store.close();
     // read again by a new connection
     const again = await e.open(loc);
