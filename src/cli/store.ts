@@ -14,6 +14,8 @@ const USAGE = `loupe store copy --from FILE|URL --to FILE|URL [--json]
   Copies every run, step, cell, event, judgement, score, annotation, queue, checklist and ground-truth version of
   --from into --to (created if it is a new SQLite file; a PostgreSQL database must exist), ids preserved, in one
   transaction: a failed copy writes nothing, a repeated copy adds nothing. Rows only --to holds are kept.
+  A row --to refuses (a value its column type rejects) is named (table and key) and left out, the rest is copied,
+  and the exit code is 1.
   A URL is postgres://USER@HOST:PORT/DB?passwordEnv=VAR (the password from VAR or PGPASSWORD, never in the URL).`;
 
 export const storeCommand: CliCommand = {
@@ -38,7 +40,9 @@ export const storeCommand: CliCommand = {
         io.out(`copied ${rep.from} → ${rep.to}\n`);
         for (const t of rep.tables) if (t.rows || t.added) io.out(`  ${t.table.padEnd(24)} ${String(t.rows).padStart(7)} rows, ${t.added} new\n`);
       }
-      return 0;
+      // rows the target refused: named (table and key), the rest is copied; the exit code says not everything was
+      for (const f of rep.failed ?? []) io.err(`not copied: ${f.table} ${Object.entries(f.key).map(([k, x]) => `${k}=${String(x)}`).join(' ')}: ${f.error}\n`);
+      return rep.failed?.length ? 1 : 0;
     } finally {
       await to?.close();
       await from.close();

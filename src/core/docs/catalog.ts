@@ -15,6 +15,7 @@
 import { closeSync, openSync, readSync } from 'node:fs';
 import { basename, extname } from 'node:path';
 import { LoupeInputError } from '../util/errors.ts';
+import { assertNotHeldDatabaseFile } from '../util/held-files.ts';
 
 /** Version of the catalog parsers; a change re-parses every file (cached per content hash). */
 export const CATALOG_VERSION = 2;
@@ -374,6 +375,7 @@ export function parseDoc(doc: string, units: readonly string[], kind: 'Page' | '
  * @returns column names in order (quotes removed), empty labels.
  */
 export function readCsvColumns(path: string): Array<{ name: string; label: string }> {
+  assertNotHeldDatabaseFile(path);
   const fd = openSync(path, 'r');
   try {
     const buf = Buffer.alloc(65536);
@@ -394,6 +396,7 @@ export function readCsvColumns(path: string): Array<{ name: string; label: strin
  * Source: SAS Technical Note TS-140 (XPORT format: 80-byte header records, 140-byte NAMESTR records).
  */
 export function readXptColumns(path: string): Array<{ name: string; label: string }> {
+  assertNotHeldDatabaseFile(path);
   const fd = openSync(path, 'r');
   try {
     const head = Buffer.alloc(80 * 8);

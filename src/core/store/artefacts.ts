@@ -14,8 +14,9 @@
  * silently. Links are never followed and empty files (the sandbox's mount points) are
  * not stored; files of the block's inputs (`dataChecksums`) are not outputs.
  */
-import { extname, sep } from 'node:path';
+import { extname, join, sep } from 'node:path';
 import { listContained, readContainedFile } from '../util/contained.ts';
+import { isHeldDatabaseFile } from '../util/held-files.ts';
 import type { RunRecord } from './records.ts';
 import type { RunStore } from './types.ts';
 
@@ -87,6 +88,8 @@ export async function captureRunArtefacts(store: RunStore, run: Pick<RunRecord, 
     // links, folders, FIFOs, sockets, devices: never stored (never followed or opened); hard links are refused by the read
     if (e.kind !== 'file') continue;
     if (inputs.has(e.path)) continue;
+    // the run store itself (a workspace holding the store folder): never opened outside SQLite, issue 39
+    if (isHeldDatabaseFile(join(run.workspace, ...e.path.split('/')))) continue;
     if (e.size === 0) continue; // the sandbox's empty mount points; an empty file is no evidence
     found.push({ path: e.path, size: e.size });
   }

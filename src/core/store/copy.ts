@@ -50,11 +50,24 @@ export const COPY_TABLES: ReadonlyArray<{ name: string; key: string[] | null; pa
 /** Tables that are bookkeeping of one database, never copied (the target keeps its own). */
 export const NOT_COPIED = ['migrations', 'annotation_sync'];
 
-/** Rows per table: read from the source, and added to the target (0 everywhere on a repeated copy). */
+/** A source row the target refused (issue 39): its table, its key (keyless tables: its position), and why. */
+export interface CopyFailure {
+  table: string;
+  /** The row's key columns and values; for a keyless table `{ row: n }` (1-based, in insertion order) plus `run_id`. */
+  key: Record<string, unknown>;
+  /** The target's error message. */
+  error: string;
+}
+
+/**
+ * Rows per table: read from the source, and added to the target (0 everywhere on a repeated copy); the rows the
+ * target refused (absent when none).
+ */
 export interface CopyReport {
   from: string;
   to: string;
   tables: Array<{ table: string; rows: number; added: number }>;
+  failed?: CopyFailure[];
 }
 
 const PAGE = 500;
@@ -66,11 +79,44 @@ interface RowIo {
   count(table: string): Promise<number>;
   /** A page of rows in insertion order. */
   read(table: string, cols: string[], key: string[] | null, offset: number, limit: number): Promise<Row[]>;
-  /** Runs `fn` in one transaction; `put` upserts rows (keyless tables: row i is added when the target holds fewer than `nth[i]` identical rows). */
+  /**
+   * Runs `fn` in one transaction; `put` upserts rows (keyless tables: row i is added when the target holds fewer than
+   * `nth[i]` identical rows). A batch the target refuses is rolled back to a savepoint and its rows written one by one
+   * (each under its own savepoint): `put` returns the rows refused (index into `rows`, message); the others are kept.
+   */
   transaction(fn: (put: Put) => Promise<void>) : Promise<void>;
 }
 
-type Put = (table: string, cols: string[], key: string[] | null, rows: Row[], nth: number[]) => Promise<void>;
+type Put = (table: string, cols: string[], key: string[] | null, rows: Row[], nth: number[]) => Promise<Array<{ index: number; error: string }>>;
+
+/**
+ * Writes `rows` as one batch under a savepoint; when the target refuses it, rolls back to the savepoint and writes
+ * the rows one at a time, each under its own savepoint, collecting the refused ones.
+ */
+async function withSavepoints(exec: (sql: string) => Promise<void>, rows: Row[], write: (rows: Row[], first: number) => Promise<void>): Promise<Array<{ index: number; error: string }>> {
+  await exec('SAVEPOINT loupe_copy');
+  try {
+    await write(rows, 0);
+    await exec('RELEASE SAVEPOINT loupe_copy');
+    return [];
+  } catch {
+    await exec('ROLLBACK TO SAVEPOINT loupe_copy');
+    await exec('RELEASE SAVEPOINT loupe_copy');
+  }
+  const failed: Array<{ index: number; error: string }> = [];
+  for (const [i, r] of rows.entries()) {
+    await exec('SAVEPOINT loupe_copy_row');
+    try {
+      await write([r], i);
+      await exec('RELEASE SAVEPOINT loupe_copy_row');
+    } catch (e) {
+      await exec('ROLLBACK TO SAVEPOINT loupe_copy_row');
+      await exec('RELEASE SAVEPOINT loupe_copy_row');
+      failed.push({ index: i, error: (e as Error).message });
+    }
+  }
+  return failed;
+}
 
 const q = (c: string) => `"${c}"`;
 
@@ -95,9 +141,11 @@ function sqliteIo(store: RunStore): RowIo {
             ? `INSERT INTO ${q(table)} (${cols.map(q).join(', ')}) VALUES (${values}) ON CONFLICT (${key.map(q).join(', ')}) DO UPDATE SET ${cols.filter((c) => !key.includes(c)).map((c) => `${q(c)} = excluded.${q(c)}`).join(', ')}`
             : `INSERT INTO ${q(table)} (${cols.map(q).join(', ')}) SELECT ${values} WHERE (SELECT COUNT(*) FROM ${q(table)} WHERE ${cols.map((c) => `${q(c)} IS ?`).join(' AND ')}) < ?`;
           const st = db.prepare(sql);
-          rows.forEach((r, i) => {
-            const v = cols.map((c) => r[c] ?? null);
-            st.run(...(key ? v : [...v, ...v, nth[i]]));
+          return withSavepoints(async (s) => { db.exec(s); }, rows, async (batch, first) => {
+            batch.forEach((r, i) => {
+              const v = cols.map((c) => r[c] ?? null);
+              st.run(...(key ? v : [...v, ...v, nth[first + i]]));
+            });
           });
         });
         db.exec('COMMIT');
@@ -131,21 +179,27 @@ function pgIo(store: RunStore): RowIo {
       const client: pg.PoolClient = await pool.connect();
       await pgTransaction(client, async () => {
         await fn(async (table, cols, key, rows, nth) => {
+          const exec = async (s: string) => { await client.query(s); };
           if (!key) {
             const sql = `INSERT INTO ${q(table)} (${cols.map(q).join(', ')}) SELECT ${cols.map((_, i) => `$${i + 1}`).join(', ')}
               WHERE (SELECT COUNT(*) FROM ${q(table)} WHERE ${cols.map((c, i) => `${q(c)} IS NOT DISTINCT FROM $${i + 1}`).join(' AND ')}) < $${cols.length + 1}`;
-            for (const [i, r] of rows.entries()) await client.query(sql, [...cols.map((c) => r[c] ?? null), nth[i]]);
-            return;
+            return withSavepoints(exec, rows, async (batch, first) => {
+              for (const [i, r] of batch.entries()) await client.query(sql, [...cols.map((c) => r[c] ?? null), nth[first + i]]);
+            });
           }
           const per = Math.max(1, Math.min(PAGE, Math.floor(60_000 / cols.length)));
+          const rest = cols.filter((c) => !key.includes(c));
+          const failed: Array<{ index: number; error: string }> = [];
           for (let i = 0; i < rows.length; i += per) {
-            const batch = rows.slice(i, i + per);
-            const params: unknown[] = [];
-            const tuples = batch.map((r) => `(${cols.map((c) => (params.push(r[c] ?? null), `$${params.length}`)).join(', ')})`);
-            const rest = cols.filter((c) => !key.includes(c));
-            await client.query(`INSERT INTO ${q(table)} (${cols.map(q).join(', ')}) VALUES ${tuples.join(', ')}
-              ON CONFLICT (${key.map(q).join(', ')}) DO ${rest.length ? `UPDATE SET ${rest.map((c) => `${q(c)} = excluded.${q(c)}`).join(', ')}` : 'NOTHING'}`, params);
+            const refused = await withSavepoints(exec, rows.slice(i, i + per), async (batch) => {
+              const params: unknown[] = [];
+              const tuples = batch.map((r) => `(${cols.map((c) => (params.push(r[c] ?? null), `$${params.length}`)).join(', ')})`);
+              await client.query(`INSERT INTO ${q(table)} (${cols.map(q).join(', ')}) VALUES ${tuples.join(', ')}
+                ON CONFLICT (${key.map(q).join(', ')}) DO ${rest.length ? `UPDATE SET ${rest.map((c) => `${q(c)} = excluded.${q(c)}`).join(', ')}` : 'NOTHING'}`, params);
+            });
+            failed.push(...refused.map((f) => ({ ...f, index: f.index + i })));
           }
+          return failed;
         });
       });
     },
@@ -159,10 +213,12 @@ function rowIo(store: RunStore): RowIo {
 }
 
 /**
- * Copies every row of `from` into `to` (see the module comment), in one transaction of `to`.
+ * Copies every row of `from` into `to` (see the module comment), in one transaction of `to`. A row the target
+ * refuses (a value its column type rejects, a constraint) is left out and named in `failed` (table and key); every
+ * other row is copied (issue 39: one bad row used to abort the whole copy without naming it).
  * @param from an open run store (SQLite or PostgreSQL).
  * @param to an open run store at the same schema version (SQLite or PostgreSQL; may be the other engine).
- * @returns rows read per table and rows added to the target.
+ * @returns rows read per table, rows added to the target, and the rows refused (`failed`, absent when none).
  * @throws Error naming both stores when their schema versions differ, or a table or column is missing on one side;
  *   the target is then unchanged.
  */
@@ -181,6 +237,7 @@ export async function copyStore(from: RunStore, to: RunStore): Promise<CopyRepor
     plan.push({ ...t, cols, before: await dst.count(t.name) });
   }
   const rows = new Map<string, number>();
+  const failed: CopyFailure[] = [];
   // Long step texts a SQLite store keeps as files of the run folder (blobs/) go into the rows of a team store, which
   // has no run folders (a colleague reads the whole observation).
   const workspaces = new Map<string, string | undefined>();
@@ -205,7 +262,11 @@ export async function copyStore(from: RunStore, to: RunStore): Promise<CopyRepor
           seen.set(sig, k);
           return k;
         });
-        await put(t.name, t.cols, t.key, page, nth);
+        for (const f of await put(t.name, t.cols, t.key, page, nth)) {
+          const r = page[f.index]!;
+          const key = t.key ? Object.fromEntries(t.key.map((c) => [c, r[c]])) : { row: n + f.index + 1, ...('run_id' in r ? { run_id: r.run_id } : {}) };
+          failed.push({ table: t.name, key, error: f.error });
+        }
         n += page.length;
         if (page.length < limit) break;
       }
@@ -214,5 +275,5 @@ export async function copyStore(from: RunStore, to: RunStore): Promise<CopyRepor
   });
   const tables: CopyReport['tables'] = [];
   for (const t of plan) tables.push({ table: t.name, rows: rows.get(t.name) ?? 0, added: (await dst.count(t.name)) - t.before });
-  return { from: from.location, to: to.location, tables };
+  return { from: from.location, to: to.location, tables, ...(failed.length ? { failed } : {}) };
 }

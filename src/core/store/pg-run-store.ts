@@ -10,6 +10,7 @@ import pg from 'pg';
 import { LoupeInputError } from '../util/errors.ts';
 import { redactStoreUrls, storePassword, type PostgresLocation } from './location.ts';
 import { pgMigrations } from './pg-migrations.ts';
+import { LosslessClient, decodePgText, encodePgText, jsonColumn, jsonNulToText, losslessTypes } from './pg-text.ts';
 import { PgArtefactRows, PgJudgementRows, PgScoreRows, type PgQuery } from './pg-rows.ts';
 import { answerFromRow, pidAlive, runFromRow, stepFromRow } from './run-store.ts';
 import type { Migration } from './migrations.ts';
@@ -32,12 +33,13 @@ export type StoreChange = { kind: 'run'; runId: string } | { kind: 'step'; runId
 const LOCK_MIGRATE = 0x10_0e_26_01;
 const LOCK_STEP_SEQ = 0x10_0e_26_02;
 
-/** BIGINT (int8) columns as JS numbers: counters and ids stay far below 2^53. */
-const types = {
-  getTypeParser: ((oid: number, format?: 'text' | 'binary') => (oid === 20 ? (v: string) => Number(v) : pg.types.getTypeParser(oid, format as 'text'))) as typeof pg.types.getTypeParser,
-};
+/** BIGINT (int8) columns as JS numbers (counters and ids stay far below 2^53); text unescaped (`pg-text.ts`). */
+const types = losslessTypes;
 
-/** A value as an SQL literal for a simple (unparameterised) query: text escaped by `pg.escapeLiteral`, text arrays as `ARRAY[...]::text[]`. */
+/**
+ * A value as an SQL literal for a simple (unparameterised) query: text escaped for NULs (`encodePgText`, issue 39) and
+ * quoted by `pg.escapeLiteral`, text arrays as `ARRAY[...]::text[]`.
+ */
 function sqlLiteral(v: string | number | boolean | null | undefined | string[]): string {
   if (v === null || v === undefined) return 'NULL';
   if (typeof v === 'number') {
@@ -45,8 +47,8 @@ function sqlLiteral(v: string | number | boolean | null | undefined | string[]):
     return String(v);
   }
   if (typeof v === 'boolean') return v ? 'TRUE' : 'FALSE';
-  if (Array.isArray(v)) return `ARRAY[${v.map((x) => pg.escapeLiteral(x)).join(', ')}]::text[]`;
-  return pg.escapeLiteral(v);
+  if (Array.isArray(v)) return `ARRAY[${v.map((x) => pg.escapeLiteral(encodePgText(x))).join(', ')}]::text[]`;
+  return pg.escapeLiteral(encodePgText(v));
 }
 
 /** True for the error of a connection the server closed (shutdown, restart) or that broke: the statement did not run. */
@@ -125,6 +127,8 @@ export class PgRunStore implements RunStore {
     this.#pool = new pg.Pool({
       host: loc.host, port: loc.port, database: loc.database, user: loc.user, password: typeof password === 'function' ? async () => (await password()) ?? '' : password ?? '', ssl: loc.ssl ? { rejectUnauthorized: true } : false,
       max: 4, connectionTimeoutMillis: 10_000, idleTimeoutMillis: 30_000, application_name: 'loupe', types,
+      // every parameter escaped and every text read unescaped, for this store and all that share its pool (issue 39)
+      Client: LosslessClient,
       // The durability of the SQLite store (WAL, synchronous = NORMAL): a crash of the machine may lose the last
       // commits, never corrupts; a commit does not wait for its WAL flush (PostgreSQL flushes within 3 × wal_writer_delay).
       options: '-c synchronous_commit=off',
@@ -487,12 +491,12 @@ export class PgRunStore implements RunStore {
    */
   async getStepSummaries(runId: string): Promise<StepSummaryRecord[]> {
     const rows = await this.#q(`SELECT idx, seq, started_at, latency_ms, tool_ms, tokens_input, tokens_output, tokens_known,
-        substr(a ->> 'content', 1, 400) AS content,
+        substr(${jsonNulToText("a ->> 'content'")}, 1, 400) AS content,
         (SELECT COALESCE(json_agg(e ->> 'name'), '[]'::json)::text FROM json_array_elements(t) e) AS names,
         (SELECT count(*)::int FROM json_array_elements(t) e WHERE (e ->> 'isError') = 'true') AS errors,
-        t -> 0 ->> 'argumentsText' AS first_args
+        ${jsonNulToText("t -> 0 ->> 'argumentsText'")} AS first_args
       FROM (SELECT idx, seq, started_at, latency_ms, tool_ms, tokens_input, tokens_output, tokens_known,
-              replace(assistant, '\\u0000', '')::json AS a, replace(tool_calls, '\\u0000', '')::json AS t
+              ${jsonColumn('assistant')}::json AS a, ${jsonColumn('tool_calls')}::json AS t
             FROM steps WHERE run_id = $1) s ORDER BY idx`, [runId]);
     return rows.map((r) => ({
       runId, index: r.idx as number, startedAt: r.started_at as string, latencyMs: r.latency_ms as number, toolMs: r.tool_ms as number,
@@ -688,7 +692,7 @@ export class PgRunStore implements RunStore {
       client.on('notification', (n) => {
         let c: StoreChange;
         try {
-          c = JSON.parse(n.payload ?? '{}') as StoreChange;
+          c = JSON.parse(decodePgText(n.payload ?? '{}')) as StoreChange;
         } catch {
           return;
         }

@@ -8,6 +8,7 @@
 import Database from 'better-sqlite3';
 import { createHash } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { holdDatabaseFile } from '../util/held-files.ts';
 import { dirname, join } from 'node:path';
 import { LoupeInputError } from '../util/errors.ts';
 import { redactStoreUrls } from './location.ts';
@@ -121,6 +122,13 @@ export function answerFromRow(r: Row): AnswerRecord {
   return { runId: r.run_id as string, queryId: r.query_id as string, answer: JSON.parse(r.answer as string) as AnswerValue, raw: r.raw as string, stepIndex: r.step_idx as number };
 }
 
+/** The first 400 characters (code points) of a message read as UTF-8 bytes (a BLOB), or of a text; '' for null. */
+function summaryText(v: unknown): string {
+  if (v == null) return '';
+  const text = Buffer.isBuffer(v) || v instanceof Uint8Array ? Buffer.from(v).toString('utf8') : String(v);
+  return text.length <= 400 ? text : [...text].slice(0, 400).join('');
+}
+
 /** A `steps` row (either engine) as a {@link StepRecord} (texts as stored). */
 export function stepFromRow(r: Row): StepRecord {
   return {
@@ -173,6 +181,9 @@ export class SqliteRunStore implements RunStore {
     return s.#db;
   }
 
+  /** Unregisters the file from the held database files (`util/held-files.ts`) when the store closes. */
+  #release: () => void = () => undefined;
+
   constructor(file: string, extraMigrations: Migration[] = []) {
     if (/^[a-z][a-z0-9+.-]*:\/\//i.test(file)) throw new LoupeInputError(redactStoreUrls(file), 'a URL is not a SQLite store file (open a postgres:// store with openStoreAt)');
     this.file = file;
@@ -182,6 +193,8 @@ export class SqliteRunStore implements RunStore {
     } catch (e) {
       throw new LoupeInputError(file, `cannot open run store: ${(e as Error).message}`, { cause: e });
     }
+    // registered as held: no code of this process opens the file or its -wal/-shm outside SQLite (issue 39)
+    this.#release = holdDatabaseFile(file);
     this.db.pragma('journal_mode = WAL');
     this.db.pragma('synchronous = NORMAL');
     this.db.pragma('foreign_keys = ON');
@@ -190,6 +203,7 @@ export class SqliteRunStore implements RunStore {
       this.migrate([...defaultMigrations, ...extraMigrations]);
     } catch (e) {
       this.#db.close();
+      this.#release();
       throw e;
     }
     this.judgements = new SqliteJudgementRows(this.#db);
@@ -466,9 +480,13 @@ export class SqliteRunStore implements RunStore {
    * thread for a store file (see {@link OffThreadReader}; issue 23).
    * @returns one {@link StepSummaryRecord} per step, in order.
    */
+  /**
+   * (The message is cut as bytes: SQLite's `substr` of a text stops at a NUL character, issue 39; 1,600 bytes hold the
+   * first 400 characters, cut in JavaScript.)
+   */
   async getStepSummaries(runId: string): Promise<StepSummaryRecord[]> {
     const rows = await this.#readOffThread(`SELECT idx, seq, started_at, latency_ms, tool_ms, tokens_input, tokens_output, tokens_known,
-        substr(json_extract(assistant, '$.content'), 1, 400) AS content,
+        substr(CAST(json_extract(assistant, '$.content') AS BLOB), 1, 1600) AS content,
         (SELECT json_group_array(json_extract(value, '$.name')) FROM json_each(steps.tool_calls)) AS names,
         (SELECT count(*) FROM json_each(steps.tool_calls) WHERE json_extract(value, '$.isError')) AS errors,
         json_extract(tool_calls, '$[0].argumentsText') AS first_args
@@ -476,7 +494,7 @@ export class SqliteRunStore implements RunStore {
     return rows.map((r) => ({
       runId, index: r.idx as number, startedAt: r.started_at as string, latencyMs: r.latency_ms as number, toolMs: r.tool_ms as number,
       usage: r.tokens_known === 0 ? null : { input: r.tokens_input as number, output: r.tokens_output as number },
-      content: (r.content as string | null) ?? '', toolNames: JSON.parse((r.names as string | null) ?? '[]') as string[],
+      content: summaryText(r.content), toolNames: JSON.parse((r.names as string | null) ?? '[]') as string[],
       anyError: (r.errors as number) > 0, firstArguments: typeof r.first_args === 'string' && !r.first_args.startsWith(BLOB_MARK) ? r.first_args : null,
       seq: r.seq as number,
     }));
@@ -641,6 +659,7 @@ export class SqliteRunStore implements RunStore {
     for (const stop of [...this.#subscriptions]) stop();
     this.#reader?.close();
     if (this.db.open) this.db.close();
+    this.#release();
   }
 }
 

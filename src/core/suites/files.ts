@@ -7,6 +7,7 @@ import { createReadStream, existsSync, readFileSync, realpathSync, statSync } fr
 import { createHash } from 'node:crypto';
 import { join } from 'node:path';
 import { walkNoFollow } from '../util/contained.ts';
+import { assertNotHeldDatabaseFile } from '../util/held-files.ts';
 
 const checksumCache = new Map<string, Promise<string>>();
 
@@ -16,6 +17,7 @@ const checksumCache = new Map<string, Promise<string>>();
  * @throws Error from the file system (missing, unreadable).
  */
 export function fileSha256(path: string): Promise<string> {
+  assertNotHeldDatabaseFile(path); // issue 39: never open the open run store outside SQLite
   const st = statSync(path);
   const key = `${path}\u0000${st.size}\u0000${st.mtimeMs}`;
   let p = checksumCache.get(key);
@@ -41,9 +43,10 @@ export function listAllFiles(dir: string): string[] | undefined {
 
 /**
  * The bytes of a suite file (a visible file a task workspace copies).
- * @throws Error from the file system (missing, unreadable).
+ * @throws LoupeInputError when it is a database this process holds open (issue 39); Error from the file system.
  */
 export function readSuiteFile(path: string): Buffer {
+  assertNotHeldDatabaseFile(path); // issue 39: never open the open run store outside SQLite
   return readFileSync(path);
 }
 

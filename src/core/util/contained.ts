@@ -34,6 +34,7 @@ import {
 import { randomBytes } from 'node:crypto';
 import { isAbsolute, join, normalize, relative, resolve, sep } from 'node:path';
 import { LoupeInputError } from './errors.ts';
+import { assertNotHeldDatabaseFile } from './held-files.ts';
 
 /** Largest file a contained read returns by default (bytes): 64 MiB. */
 export const CONTAINED_READ_MAX_BYTES = 64 * 1024 * 1024;
@@ -247,6 +248,9 @@ export function readContainedFile(root: string, rel: string, encoding: 'utf8' | 
   if (k !== 'file') throw new ContainedPathError(rel, refusalOf(k));
   if (st.nlink > 1) throw new ContainedPathError(rel, 'hard link');
   if (st.size > maxBytes) throw new ContainedPathError(rel, 'too large', `${st.size} bytes; Loupe reads at most ${maxBytes}`);
+  // a database this process holds open through SQLite (the run store, its -wal/-shm): opening and closing it here
+  // would drop the process's SQLite locks (issue 39)
+  assertNotHeldDatabaseFile(abs);
   let fd: number;
   try {
     fd = openSync(abs, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK | constants.O_NOCTTY);

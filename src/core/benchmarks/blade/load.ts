@@ -6,6 +6,7 @@
 import { openSync, readSync, closeSync, readdirSync, existsSync, readFileSync } from 'node:fs';
 import { basename, join, resolve } from 'node:path';
 import { LoupeInputError, errorMessage } from '../../util/errors.ts';
+import { assertNotHeldDatabaseFile } from '../../util/held-files.ts';
 import { nullLogger } from '../../util/log.ts';
 import type { BladeAnnotations, BladeMcqItem, BladeMcqSet, Block, BlockItem, ColumnInfo, LoadSuiteOptions, Suite, VisibleFile } from '../../suites/types.ts';
 import { fileSize, invalidUtf8Lines, isDir, isFile, readJson, safeId } from '../../suites/util.ts';
@@ -40,6 +41,7 @@ function datasetDirs(dir: string): string[] {
 
 /** Reads the header line of a CSV without loading the file. */
 function csvHeader(file: string): string[] {
+  assertNotHeldDatabaseFile(file);
   const fd = openSync(file, 'r');
   try {
     const buf = Buffer.alloc(64 * 1024);

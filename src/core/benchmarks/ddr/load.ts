@@ -14,13 +14,19 @@ import { nullLogger } from '../../util/log.ts';
 import type { Block, ChecklistItem, DatabaseInfo, LoadSuiteOptions, Suite } from '../../suites/types.ts';
 import { fileSize, isDir, isFile, readJson, readUtf8, safeId } from '../../suites/util.ts';
 import { readFetchStamp } from '../../suites/stamp.ts';
+import { isHeldDatabaseFile } from '../../util/held-files.ts';
 import { findTableFiles, importCsvFolder, IMPORT_TABLE } from './import.ts';
 
 const DB_EXT = /\.(sqlite3?|db)$/i;
 
-/** True when the file starts with the SQLite magic header. */
+/**
+ * True when the file starts with the SQLite magic header. A database this process holds open (the run store) is not
+ * opened to look (closing that descriptor would drop the process's SQLite locks, issue 39): it is one, its
+ * `-wal`/`-shm`/`-journal` files are not.
+ */
 export function isSqliteFile(p: string): boolean {
   if (!isFile(p)) return false;
+  if (isHeldDatabaseFile(p)) return !/-(wal|shm|journal)$/i.test(p);
   const fd = openSync(p, 'r');
   try {
     const b = Buffer.alloc(16);
