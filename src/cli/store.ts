@@ -8,21 +8,24 @@ import { copyStore } from '../core/store/copy.ts';
 import { openStoreAt } from '../core/store/open.ts';
 import type { RunStore } from '../core/store/types.ts';
 import { openExistingStore, storeLocation } from './store-arg.ts';
+import { STORE_GRANT_USAGE, storeGrant } from './store-grant.ts';
 import { UsageError, type CliCommand } from './types.ts';
 
 const USAGE = `loupe store copy --from FILE|URL --to FILE|URL [--json]
   Copies every run, step, cell, event, judgement, score, annotation, queue, checklist and ground-truth version of
   --from into --to (created if it is a new SQLite file; a PostgreSQL database must exist), ids preserved, in one
   transaction: a failed copy writes nothing, a repeated copy adds nothing. Rows only --to holds are kept.
-  A URL is postgres://USER@HOST:PORT/DB?passwordEnv=VAR (the password from VAR or PGPASSWORD, never in the URL).`;
+  A URL is postgres://USER@HOST:PORT/DB?passwordEnv=VAR (the password from VAR or PGPASSWORD, never in the URL).
+${STORE_GRANT_USAGE}`;
 
 export const storeCommand: CliCommand = {
   name: 'store',
-  summary: 'copy a run store between a SQLite file and a PostgreSQL team store (ids preserved, idempotent)',
+  summary: 'copy a run store between a SQLite file and a PostgreSQL team store (ids preserved, idempotent); grant a team store role',
   usage: USAGE,
   async run(argv, io) {
     const [sub, ...rest] = argv;
-    if (sub !== 'copy') throw new UsageError(sub ? `unknown subcommand '${sub}' (known: copy)` : 'give a subcommand: copy');
+    if (sub === 'grant') return storeGrant(rest, io);
+    if (sub !== 'copy') throw new UsageError(sub ? `unknown subcommand '${sub}' (known: copy, grant)` : 'give a subcommand: copy, grant');
     const { values: v, positionals } = parseArgs({ args: rest, options: { from: { type: 'string' }, to: { type: 'string' }, json: { type: 'boolean' } }, allowPositionals: true });
     if (positionals.length) throw new UsageError(`unexpected argument '${positionals[0]}'`);
     if (!v.from || !v.to) throw new UsageError('give both --from and --to');
