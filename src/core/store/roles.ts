@@ -125,7 +125,14 @@ export async function grantStoreRole(store: RunStore, role: string, access: Stor
     if (seqAll.length) await q(`REVOKE ALL ON SEQUENCE ${seqAll.join(', ')} FROM ${id}`);
     const member = (await q(`SELECT 1 FROM pg_auth_members m WHERE m.roleid = (SELECT oid FROM pg_roles WHERE rolname = $1) AND m.member = (SELECT oid FROM pg_roles WHERE rolname = $2)`, [owner, role])).length > 0;
     if (access === 'owner') {
-      if (!member) await q(`GRANT ${quoteIdent(owner)} TO ${id}`);
+      if (!member) {
+        try {
+          await q(`GRANT ${quoteIdent(owner)} TO ${id}`);
+        } catch (e) {
+          if ((e as { code?: string }).code !== '42501') throw e;
+          throw new LoupeInputError(`role ${o!.me as string}`, `may not make ${role} a member of ${owner} (the owner of the store's tables): connect as a superuser or a role with ADMIN OPTION on ${owner}`, { cause: e });
+        }
+      }
       return { role, access, owner, grants: [], ownerMember: true };
     }
     if (member) await q(`REVOKE ${quoteIdent(owner)} FROM ${id}`);

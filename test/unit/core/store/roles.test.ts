@@ -199,11 +199,22 @@ describe('postgres', () => {
       assert.ok((await c.query('SELECT 1 FROM annotations WHERE item_id = $1 AND db_role = $2', [answered, 'bo'])).rows.length === 1);
       assert.equal((await c.query('SELECT 1 FROM judge_verdicts_revealed WHERE item_id = $1', [answered])).rows.length, 1);
     });
-    // a reviewer reads the expected answers and every verdict
+    // a reviewer reads the expected answers and every verdict, opens queues and scores
     await as('rev', async (c) => {
       assert.equal((await c.query('SELECT detail FROM scores')).rows.length, 1);
       assert.equal((await c.query('SELECT 1 FROM annotations WHERE item_id = $1', [hidden])).rows.length, 1);
     });
+    const rev = await openStoreAt(revUrl);
+    try {
+      const audit = await annotationStoreOf(rev).openQueue({ kind: 'audit', perCriterion: 5 }, { reviewers: 1 });
+      assert.equal((await annotationStoreOf(rev).progress(audit.id)).total, N);
+      assert.equal((await annotationStoreOf(rev).llmVerdict(hidden))?.judgeId, 'llm:m');
+      await rev.scores.save({ runId: 'run-1', benchmark: 'analystbench', judgeId: 'human', options: {}, summary: { score: 1 }, detail: {}, pending: 0, scoredAt: '2026-01-01T00:02:00Z' });
+      await rev.judgements.put({ key: 'rev1', task: 'claim-support', judgeId: 'llm:m2', inputHash: 'h9', promptHash: 'p', input: { claim: 'c', sources: 'S' }, raw: 'r', verdict: { supported: true, reason: '' }, status: 'done', at: '2026-01-01T00:03:00Z' }, { runId: 'run-1' });
+      await assert.rejects(rev.deleteRun('run-1'), /permission denied/);
+    } finally {
+      await rev.close();
+    }
   });
 
   it('UPDATE, DELETE and TRUNCATE of annotations are refused for annotators (own and others\'), reviewers and roles granted everything; the owner may', { timeout: 60_000 }, async () => {
