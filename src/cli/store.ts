@@ -8,6 +8,7 @@ import { copyStore } from '../core/store/copy.ts';
 import { openStoreAt } from '../core/store/open.ts';
 import type { RunStore } from '../core/store/types.ts';
 import { openExistingStore, storeLocation } from './store-arg.ts';
+import { STORE_GRANT_USAGE, storeGrant } from './store-grant.ts';
 import { UsageError, type CliCommand } from './types.ts';
 
 const USAGE = `loupe store copy --from FILE|URL --to FILE|URL [--json]
@@ -16,15 +17,17 @@ const USAGE = `loupe store copy --from FILE|URL --to FILE|URL [--json]
   transaction: a failed copy writes nothing, a repeated copy adds nothing. Rows only --to holds are kept.
   A row --to refuses (a value its column type rejects) is named (table and key) and left out, the rest is copied,
   and the exit code is 1.
-  A URL is postgres://USER@HOST:PORT/DB?passwordEnv=VAR (the password from VAR or PGPASSWORD, never in the URL).`;
+  A URL is postgres://USER@HOST:PORT/DB?passwordEnv=VAR (the password from VAR or PGPASSWORD, never in the URL).
+${STORE_GRANT_USAGE}`;
 
 export const storeCommand: CliCommand = {
   name: 'store',
-  summary: 'copy a run store between a SQLite file and a PostgreSQL team store (ids preserved, idempotent)',
+  summary: 'copy a run store between a SQLite file and a PostgreSQL team store (ids preserved, idempotent); grant a team store role',
   usage: USAGE,
   async run(argv, io) {
     const [sub, ...rest] = argv;
-    if (sub !== 'copy') throw new UsageError(sub ? `unknown subcommand '${sub}' (known: copy)` : 'give a subcommand: copy');
+    if (sub === 'grant') return storeGrant(rest, io);
+    if (sub !== 'copy') throw new UsageError(sub ? `unknown subcommand '${sub}' (known: copy, grant)` : 'give a subcommand: copy, grant');
     const { values: v, positionals } = parseArgs({ args: rest, options: { from: { type: 'string' }, to: { type: 'string' }, json: { type: 'boolean' } }, allowPositionals: true });
     if (positionals.length) throw new UsageError(`unexpected argument '${positionals[0]}'`);
     if (!v.from || !v.to) throw new UsageError('give both --from and --to');

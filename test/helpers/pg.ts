@@ -30,6 +30,11 @@ export interface PgServer {
    * @returns the store URL of `database` as that role.
    */
   createRole(name: string, database: string): Promise<string>;
+  /**
+   * Creates a login role with the password of `passwordEnv` and no privilege at all on `database` (grant it with
+   * `loupe store grant`). @returns the store URL of `database` as that role.
+   */
+  createLogin(name: string, database: string): Promise<string>;
   /** Stops the server (pg_ctl stop -m fast) and removes its directory. */
   stop(): void;
   /** Restarts the server on the same port (the "database restarted while Loupe is open" fault). */
@@ -121,6 +126,16 @@ export async function startPg(settings: Record<string, string> = {}): Promise<Pg
         await c.query(`GRANT SELECT, INSERT, UPDATE, DELETE ON ALL TABLES IN SCHEMA public TO ${id}; GRANT USAGE ON ALL SEQUENCES IN SCHEMA public TO ${id}`);
       } finally {
         await c.end();
+      }
+      return `postgres://${encodeURIComponent(name)}@${host}:${port}/${database}?passwordEnv=${passwordEnv}`;
+    },
+    async createLogin(name, database) {
+      const admin = new pg.Client({ host, port, user: 'loupe', password, database: 'postgres' });
+      await admin.connect();
+      try {
+        await admin.query(`CREATE ROLE "${name.replace(/"/g, '')}" LOGIN PASSWORD ${pg.escapeLiteral(password)}`);
+      } finally {
+        await admin.end();
       }
       return `postgres://${encodeURIComponent(name)}@${host}:${port}/${database}?passwordEnv=${passwordEnv}`;
     },

@@ -18,7 +18,7 @@ import { parseGtCsv } from '../../src/core/benchmarks/blade/gt-versions.ts';
 import { openStoreAt } from '../../src/core/store/open.ts';
 import { seedFailureFixture } from '../helpers/failure-fixtures.ts';
 import { startPg, type PgServer } from '../helpers/pg.ts';
-import { cli, hasRunner, runner, screenshot, webviewText } from './helpers/runner.ts';
+import { cli, hasRunner, pressUntil, runner, screenshot, webviewText } from './helpers/runner.ts';
 
 describe('Team store (PostgreSQL) chosen by the loupe.store setting', function () {
   this.timeout(180_000);
@@ -134,6 +134,55 @@ describe('Team store (PostgreSQL) chosen by the loupe.store setting', function (
     console.log(`colleague's annotation shown after (ms from the CLI's exit; polled every ~50 ms plus one webview read): ${JSON.stringify(lags)}`);
     await screenshot('team-store-annotation-live');
     for (const [k, ms] of Object.entries(lags)) assert.ok(ms < 1500, `${k}: shown after ${ms} ms`);
+  });
+
+  it('an annotator granted by loupe store grant answers a blind queue in the panel: no colleague\'s verdict before submitting, all of it after', async function () {
+    if (!hasRunner()) this.skip();
+    await boLogin();
+    const cy = 'cy_pg';
+    const cyUrl = await srv!.createLogin(cy, 'vscode_team');
+    const granted = await cli(['store', 'grant', '--store', url, '--role', cy, '--as', 'annotator']);
+    assert.equal(granted.rc, 0, granted.err);
+    // the owner opens a blind queue (an annotator answers queues, it does not open them); the colleague answers every item
+    const spec = { kind: 'items' as const, runIds: ['team-run-1'], includeResolved: true };
+    const owner = await openStoreAt(url);
+    const ann = annotationStoreOf(owner);
+    await ann.openQueue(spec, { reviewers: 3, blind: true, name: 'Blind team queue' });
+    const items = (await ann.listItems({ runIds: ['team-run-1'] })).map((i) => i.id);
+    await owner.close();
+    for (const itemId of items) {
+      const r = await cli(['annotations', 'answer', '--store', boUrl, '--item', itemId, '--annotator', 'bo', '--verdict', JSON.stringify({ supported: false, reason: 'BO-SECRET-NOTE' })]);
+      assert.equal(r.rc, 0, r.err);
+    }
+    const panelText = (selector: string) => runner<string>({ action: 'webviewText', title: 'Annotate', selector }, 15_000).catch(() => '');
+    const press = (key: string, effect: () => Promise<boolean>, what: string) => pressUntil(key, effect, what, { shotPrefix: 'team-blind', explain: async () => `panel message '${await panelText('#message')}'` });
+    // this window logs in as the annotator
+    await config().update('store', cyUrl.replace(/\?passwordEnv=.*$/, ''), vscode.ConfigurationTarget.Global);
+    assert.equal(await vscode.commands.executeCommand('loupe.setStorePassword', { password: process.env[srv!.passwordEnv] }), true);
+    await config().update('annotator', 'cy', vscode.ConfigurationTarget.Global);
+    try {
+      await vscode.commands.executeCommand('workbench.action.closeAllEditors');
+      await vscode.commands.executeCommand('loupe.openAnnotationQueue', spec);
+      let text = await webviewText({ title: 'Annotate', expect: /annotating as cy/, timeoutMs: 60_000 });
+      assert.match(text, /Blind: the LLM judge's and other annotators' verdicts appear after you submit/);
+      assert.doesNotMatch(text, /BO-SECRET-NOTE/);
+      await screenshot('team-store-blind-annotator-before');
+      await runner({ action: 'clickInWebview', selector: '#queue-name', title: 'Annotate' });
+      await press('y', async () => / = /.test(await panelText('#draft-summary')), 'verdict');
+      await press('Control+Enter', async () => /Saved\. Enter: next item/.test(await panelText('#message')), 'submit');
+      text = await webviewText({ title: 'Annotate', expect: /BO-SECRET-NOTE/, timeoutMs: 20_000 });
+      assert.match(text, new RegExp(`bo \\(role ${role}\\)`));
+      assert.match(text, new RegExp(`cy \\(role ${cy}\\)`));
+      await screenshot('team-store-blind-annotator-after');
+    } finally {
+      await config().update('annotator', 'ana', vscode.ConfigurationTarget.Global);
+      await useTeamStore();
+    }
+    // written by the annotator's own role, and nothing else changed
+    const check = await openStoreAt(url);
+    const mine = [...(await annotationStoreOf(check).annotationsByItem({ runIds: ['team-run-1'] })).values()].flat().filter((a) => a.annotator === 'cy');
+    await check.close();
+    assert.deepEqual(mine.map((a) => a.dbRole), [cy]);
   });
 
   it('the failure tags, side-by-side review, pairwise ranking and BLADE decision agreement name each annotator with their database role', async function () {

@@ -220,18 +220,31 @@ export class PgAnnotationStore implements AnnotationStore {
     return out;
   }
 
+  /**
+   * What the connection's role may do beyond annotating (issue 39, `loupe store grant`): read the expected answers and
+   * judge verdicts (`judgements.verdict`; a role that may not is blind where a queue is) and manage queues (UPDATE on
+   * `annotation_queues`).
+   */
+  async #privileges(): Promise<{ readsVerdicts: boolean; managesQueues: boolean }> {
+    const [r] = await this.#q(`SELECT has_column_privilege('judgements', 'verdict', 'SELECT') AS v, has_table_privilege('annotation_queues', 'UPDATE') AS m`);
+    return { readsVerdicts: r?.v === true, managesQueues: r?.m === true };
+  }
+
   async llmVerdicts(filter: ItemFilter = {}): Promise<Map<string, { judgeId: string; verdict: unknown }>> {
     const { sql, params } = this.#where(filter);
-    const rows = await this.#q(`SELECT i.id AS item_id, j.judge_id, j.verdict FROM annotation_items i JOIN judgements j ON j.input_hash = i.input_hash AND j.task = i.task
-      ${sql ? `${sql} AND` : 'WHERE'} j.judge_id LIKE 'llm:%' AND j.status = 'done' ORDER BY j.judged_at, j.rid`, params);
+    // a blind annotator's role reads only the verdicts revealed to it (the view judge_verdicts_revealed, migration 18)
+    const rows = (await this.#privileges()).readsVerdicts
+      ? await this.#q(`SELECT i.id AS item_id, j.judge_id, j.verdict FROM annotation_items i JOIN judgements j ON j.input_hash = i.input_hash AND j.task = i.task
+      ${sql ? `${sql} AND` : 'WHERE'} j.judge_id LIKE 'llm:%' AND j.status = 'done' ORDER BY j.judged_at, j.rid`, params)
+      : await this.#q(`SELECT i.id AS item_id, j.judge_id, j.verdict FROM annotation_items i JOIN judge_verdicts_revealed j ON j.item_id = i.id ${sql} ORDER BY j.judged_at, j.rid`, params);
     const out = new Map<string, { judgeId: string; verdict: unknown }>();
     for (const r of rows) out.set(r.item_id as string, { judgeId: r.judge_id as string, verdict: JSON.parse(r.verdict as string) });
     return out;
   }
 
   async llmVerdict(itemId: string): Promise<{ judgeId: string; verdict: unknown } | undefined> {
-    const [r] = await this.#q(`SELECT j.judge_id, j.verdict FROM annotation_items i JOIN judgements j ON j.input_hash = i.input_hash AND j.task = i.task
-      WHERE i.id = ? AND j.judge_id LIKE 'llm:%' AND j.status = 'done' ORDER BY j.judged_at DESC, j.rid DESC LIMIT 1`, [itemId]);
+    // only where the connection's role may see it (blind annotators: after answering; migration 18)
+    const [r] = await this.#q(`SELECT judge_id, verdict FROM judge_verdicts_revealed WHERE item_id = ? ORDER BY judged_at DESC, rid DESC LIMIT 1`, [itemId]);
     return r ? { judgeId: r.judge_id as string, verdict: JSON.parse(r.verdict as string) } : undefined;
   }
 
@@ -341,9 +354,15 @@ export class PgAnnotationStore implements AnnotationStore {
     if (!Number.isInteger(reviewers) || reviewers < 1) throw new LoupeInputError('reviewers per item', `must be a whole number ≥ 1, got ${String(opts.reviewers)}`);
     const reservationMs = opts.reservationMs ?? 30 * 60_000;
     if (!(reservationMs > 0)) throw new LoupeInputError('reservation time', `must be > 0 ms, got ${String(opts.reservationMs)}`);
-    await this.syncFromJudgements();
     const clean: QueueSpec = JSON.parse(canonicalJson(spec)) as QueueSpec;
     const id = `q-${sha256(canonicalJson(clean)).slice(0, 12)}`;
+    if (!(await this.#privileges()).managesQueues) {
+      // an annotator's role (loupe store grant): a queue's items and rules are chosen by whoever manages queues
+      const existing = await this.getQueue(id);
+      if (existing) return existing;
+      throw new LoupeInputError(`queue '${opts.name ?? queueName(clean)}'`, `the database role of this connection may answer queues but not open new ones: ask a reviewer or the store's owner to open it`);
+    }
+    await this.syncFromJudgements();
     const append = clean.kind === 'items' ? await this.#itemsAppender(clean) : undefined;
     const ids = append ? [] : await this.#select(clean);
     await this.#tx(async (q) => {
@@ -392,13 +411,13 @@ export class PgAnnotationStore implements AnnotationStore {
     // $1 queue, $2 after, $3 annotator, $4 now, $5 reviewers
     const text = q.spec.kind === 'disagreement'
       ? `SELECT qi.pos, qi.item_id FROM annotation_queue_items qi WHERE qi.queue_id = $1 AND qi.pos > $2::int
-          AND NOT EXISTS (SELECT 1 FROM annotations a WHERE a.item_id = qi.item_id AND a.final = 1)
+          AND NOT EXISTS (SELECT 1 FROM annotation_meta a WHERE a.item_id = qi.item_id AND a.final = 1)
           AND NOT EXISTS (SELECT 1 FROM annotation_reservations r WHERE r.queue_id = $1 AND r.item_id = qi.item_id AND r.annotator <> $3 AND r.expires_at > $4)
           ORDER BY qi.pos${opts.pick ? '' : ' LIMIT 1'}`
       : `SELECT qi.pos, qi.item_id FROM annotation_queue_items qi WHERE qi.queue_id = $1 AND qi.pos > $2::int
-          AND NOT EXISTS (SELECT 1 FROM annotations a WHERE a.annotator = $3 AND a.item_id = qi.item_id)
-          AND NOT EXISTS (SELECT 1 FROM annotations a WHERE a.item_id = qi.item_id AND a.final = 1)
-          AND (SELECT COUNT(DISTINCT a.annotator) FROM annotations a WHERE a.item_id = qi.item_id AND a.role = 'annotator')
+          AND NOT EXISTS (SELECT 1 FROM annotation_meta a WHERE a.annotator = $3 AND a.item_id = qi.item_id)
+          AND NOT EXISTS (SELECT 1 FROM annotation_meta a WHERE a.item_id = qi.item_id AND a.final = 1)
+          AND (SELECT COUNT(DISTINCT a.annotator) FROM annotation_meta a WHERE a.item_id = qi.item_id AND a.role = 'annotator')
             + (SELECT COUNT(*) FROM annotation_reservations r WHERE r.queue_id = $1 AND r.item_id = qi.item_id AND r.annotator <> $3 AND r.expires_at > $4) < $5::int
           ORDER BY qi.pos${opts.pick ? '' : ' LIMIT 1'}`;
     const pool = await this.#pool();
@@ -434,12 +453,12 @@ export class PgAnnotationStore implements AnnotationStore {
     if (!q) throw new LoupeInputError(`queue ${queueId}`, 'no such queue');
     const total = await this.queueSize(queueId);
     const done = q.spec.kind === 'disagreement'
-      ? (await this.#q(`SELECT COUNT(*)::int AS n FROM annotation_queue_items qi WHERE qi.queue_id = ? AND EXISTS (SELECT 1 FROM annotations a WHERE a.item_id = qi.item_id AND a.final = 1)`, [queueId]))[0]!.n as number
-      : (await this.#q(`SELECT COUNT(*)::int AS n FROM annotation_queue_items qi WHERE qi.queue_id = ? AND (EXISTS (SELECT 1 FROM annotations a WHERE a.item_id = qi.item_id AND a.final = 1)
-          OR (SELECT COUNT(DISTINCT a.annotator) FROM annotations a WHERE a.item_id = qi.item_id AND a.role = 'annotator') >= ?::int)`, [queueId, q.reviewers]))[0]!.n as number;
-    const rows = await this.#q(`SELECT a.annotator, COUNT(DISTINCT a.item_id)::int AS n FROM annotation_queue_items qi JOIN annotations a ON a.item_id = qi.item_id
+      ? (await this.#q(`SELECT COUNT(*)::int AS n FROM annotation_queue_items qi WHERE qi.queue_id = ? AND EXISTS (SELECT 1 FROM annotation_meta a WHERE a.item_id = qi.item_id AND a.final = 1)`, [queueId]))[0]!.n as number
+      : (await this.#q(`SELECT COUNT(*)::int AS n FROM annotation_queue_items qi WHERE qi.queue_id = ? AND (EXISTS (SELECT 1 FROM annotation_meta a WHERE a.item_id = qi.item_id AND a.final = 1)
+          OR (SELECT COUNT(DISTINCT a.annotator) FROM annotation_meta a WHERE a.item_id = qi.item_id AND a.role = 'annotator') >= ?::int)`, [queueId, q.reviewers]))[0]!.n as number;
+    const rows = await this.#q(`SELECT a.annotator, COUNT(DISTINCT a.item_id)::int AS n FROM annotation_queue_items qi JOIN annotation_meta a ON a.item_id = qi.item_id
       WHERE qi.queue_id = ? GROUP BY a.annotator ORDER BY a.annotator`, [queueId]);
-    const roles = await this.#q(`SELECT DISTINCT a.annotator, a.db_role FROM annotation_queue_items qi JOIN annotations a ON a.item_id = qi.item_id
+    const roles = await this.#q(`SELECT DISTINCT a.annotator, a.db_role FROM annotation_queue_items qi JOIN annotation_meta a ON a.item_id = qi.item_id
       WHERE qi.queue_id = ? AND a.db_role IS NOT NULL ORDER BY a.annotator, a.db_role`, [queueId]);
     return { total, done, byAnnotator: Object.fromEntries(rows.map((r) => [r.annotator as string, r.n as number])), roles: progressRoles(rows, roles) };
   }

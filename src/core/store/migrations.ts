@@ -375,4 +375,34 @@ ALTER TABLE runs ADD COLUMN sweep_id TEXT;
 CREATE INDEX runs_sweep ON runs (sweep_id);
 `,
   },
+  {
+    id: 18,
+    name: 'expert judgements append-only (issue 39): annotations, checklist and ground-truth versions refuse UPDATE and DELETE; PostgreSQL: roles, blind reading',
+    sql: `
+-- A correction is a new row (an annotation that supersedes, a new checklist or ground-truth version), never an edit.
+-- An UPDATE that changes nothing passes (a repeated \`loupe store copy\` upserts the same rows); any change or DELETE is
+-- refused. A SQLite file has no roles: whoever can write the file can drop these triggers, so they guard against
+-- mistakes and tools, not against the file's owner (PostgreSQL enforces it per role, pg-migrations.ts).
+CREATE TRIGGER annotations_append_only_update BEFORE UPDATE ON annotations
+  WHEN NEW.id IS NOT OLD.id OR NEW.item_id IS NOT OLD.item_id OR NEW.annotator IS NOT OLD.annotator OR NEW.role IS NOT OLD.role
+    OR NEW.verdict IS NOT OLD.verdict OR NEW.evidence IS NOT OLD.evidence OR NEW.note IS NOT OLD.note OR NEW.supersedes IS NOT OLD.supersedes
+    OR NEW.final IS NOT OLD.final OR NEW.origin IS NOT OLD.origin OR NEW.created_at IS NOT OLD.created_at OR NEW.db_role IS NOT OLD.db_role
+BEGIN SELECT RAISE(ABORT, 'annotations are append-only: an annotation is never changed (a correction is a new annotation that supersedes it)'); END;
+CREATE TRIGGER annotations_append_only_delete BEFORE DELETE ON annotations
+BEGIN SELECT RAISE(ABORT, 'annotations are append-only: an annotation is never deleted'); END;
+CREATE TRIGGER checklist_versions_append_only_update BEFORE UPDATE ON checklist_versions
+  WHEN NEW.suite_id IS NOT OLD.suite_id OR NEW.block_id IS NOT OLD.block_id OR NEW.suite IS NOT OLD.suite OR NEW.version IS NOT OLD.version
+    OR NEW.parent IS NOT OLD.parent OR NEW.hash IS NOT OLD.hash OR NEW.items IS NOT OLD.items OR NEW.author IS NOT OLD.author
+    OR NEW.created_at IS NOT OLD.created_at OR NEW.note IS NOT OLD.note
+BEGIN SELECT RAISE(ABORT, 'checklist versions are append-only: a version is never changed (an edit is a new version)'); END;
+CREATE TRIGGER checklist_versions_append_only_delete BEFORE DELETE ON checklist_versions
+BEGIN SELECT RAISE(ABORT, 'checklist versions are append-only: a version is never deleted'); END;
+CREATE TRIGGER blade_gt_versions_append_only_update BEFORE UPDATE ON blade_gt_versions
+  WHEN NEW.dataset IS NOT OLD.dataset OR NEW.version IS NOT OLD.version OR NEW.parent IS NOT OLD.parent OR NEW.hash IS NOT OLD.hash
+    OR NEW.csv IS NOT OLD.csv OR NEW.author IS NOT OLD.author OR NEW.created_at IS NOT OLD.created_at OR NEW.note IS NOT OLD.note
+BEGIN SELECT RAISE(ABORT, 'ground-truth versions are append-only: a version is never changed (an edit is a new version)'); END;
+CREATE TRIGGER blade_gt_versions_append_only_delete BEFORE DELETE ON blade_gt_versions
+BEGIN SELECT RAISE(ABORT, 'ground-truth versions are append-only: a version is never deleted'); END;
+`,
+  },
 ];

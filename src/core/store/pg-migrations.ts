@@ -226,6 +226,54 @@ CREATE TABLE run_artefacts (
 );
 CREATE INDEX run_artefacts_blob ON run_artefacts (sha256);
 `,
+  18: `
+-- Expert judgements are append-only for every role but the store's owner (the tables' owner and its members: the role
+-- that migrates the store, runs \`loupe store copy\` and deletes runs). Whatever privileges a role was granted, an UPDATE,
+-- DELETE or TRUNCATE by it is refused here; \`loupe store grant\` does not grant them to annotators or reviewers either.
+CREATE FUNCTION loupe_append_only() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+  IF pg_has_role(current_user, (SELECT relowner FROM pg_class WHERE oid = TG_RELID), 'MEMBER') THEN
+    IF TG_OP = 'DELETE' THEN RETURN OLD; END IF;
+    RETURN NEW;
+  END IF;
+  RAISE EXCEPTION '% are append-only: role % may not %; a correction is a new row (an annotation that supersedes, a new version), and only the store''s owner deletes', TG_TABLE_NAME, current_user, TG_OP
+    USING ERRCODE = 'insufficient_privilege';
+END $$;
+CREATE TRIGGER annotations_append_only BEFORE UPDATE OR DELETE ON annotations FOR EACH ROW EXECUTE FUNCTION loupe_append_only();
+CREATE TRIGGER annotations_append_only_truncate BEFORE TRUNCATE ON annotations FOR EACH STATEMENT EXECUTE FUNCTION loupe_append_only();
+CREATE TRIGGER checklist_versions_append_only BEFORE UPDATE OR DELETE ON checklist_versions FOR EACH ROW EXECUTE FUNCTION loupe_append_only();
+CREATE TRIGGER checklist_versions_append_only_truncate BEFORE TRUNCATE ON checklist_versions FOR EACH STATEMENT EXECUTE FUNCTION loupe_append_only();
+CREATE TRIGGER blade_gt_versions_append_only BEFORE UPDATE OR DELETE ON blade_gt_versions FOR EACH ROW EXECUTE FUNCTION loupe_append_only();
+CREATE TRIGGER blade_gt_versions_append_only_truncate BEFORE TRUNCATE ON blade_gt_versions FOR EACH STATEMENT EXECUTE FUNCTION loupe_append_only();
+
+-- Blind reading. A role sees every verdict when it may read the expected answers (SELECT on judgements.verdict: the
+-- owner, reviewers, a role granted everything by hand). Any other role (an annotator granted by \`loupe store grant\`)
+-- sees an item's other verdicts (annotations of other roles, the LLM's) only once it has annotated the item itself, or
+-- when no blind queue holds the item. loupe_hidden_items lists the items hidden from a role: SECURITY DEFINER (owned by
+-- the tables' owner, which row-level security does not restrict) since it reads annotations and queues the caller may
+-- not; its search_path is pinned (a caller's temporary tables cannot stand in for the store's). The policy calls it
+-- once per statement (an uncorrelated subquery, hashed), never once per row.
+CREATE FUNCTION loupe_hidden_items(who name) RETURNS SETOF text LANGUAGE sql STABLE SECURITY DEFINER SET search_path FROM CURRENT AS $$
+  SELECT DISTINCT qi.item_id FROM annotation_queue_items qi JOIN annotation_queues q ON q.id = qi.queue_id
+  WHERE q.blind = 1 AND NOT has_column_privilege(who, 'judgements', 'verdict', 'SELECT')
+    AND NOT EXISTS (SELECT 1 FROM annotations a WHERE a.item_id = qi.item_id AND a.db_role = who::text)
+$$;
+ALTER TABLE annotations ENABLE ROW LEVEL SECURITY;
+-- (SELECT has_column_privilege(...)) is evaluated once per statement: a role that reads everything pays no per-row check.
+CREATE POLICY annotations_read ON annotations FOR SELECT
+  USING ((SELECT has_column_privilege('judgements', 'verdict', 'SELECT')) OR db_role = current_user::text OR item_id NOT IN (SELECT loupe_hidden_items(current_user)));
+CREATE POLICY annotations_insert ON annotations FOR INSERT WITH CHECK (true);
+-- UPDATE and DELETE reach the append-only trigger, which refuses them with a message (rather than matching no row).
+CREATE POLICY annotations_update ON annotations FOR UPDATE USING (true);
+CREATE POLICY annotations_delete ON annotations FOR DELETE USING (true);
+-- Who annotated which item (no verdict, evidence or note): queues count reviewers per item and show progress from it.
+CREATE VIEW annotation_meta AS SELECT id, item_id, annotator, role, supersedes, final, origin, created_at, db_role FROM annotations;
+-- The LLM judge's verdicts of items, each only where the caller may see it (see loupe_hidden_items): what a blind
+-- annotator's panel shows after answering. security_barrier: a caller's own functions cannot see rows filtered out.
+CREATE VIEW judge_verdicts_revealed WITH (security_barrier) AS
+  SELECT i.id AS item_id, j.judge_id, j.verdict, j.judged_at, j.rid FROM annotation_items i JOIN judgements j ON j.input_hash = i.input_hash AND j.task = i.task
+  WHERE j.judge_id LIKE 'llm:%' AND j.status = 'done' AND ((SELECT has_column_privilege('judgements', 'verdict', 'SELECT')) OR i.id NOT IN (SELECT loupe_hidden_items(current_user)));
+`,
 };
 
 /**

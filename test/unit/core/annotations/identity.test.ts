@@ -81,7 +81,8 @@ forEachEngine((e) => {
         const r = await c.query(`INSERT INTO annotations (id, item_id, annotator, role, verdict, evidence, note, supersedes, final, origin, created_at, db_role)
           VALUES ('forged', $1, 'Bo', 'annotator', '{"supported":false}', '[]', NULL, NULL, 0, 'cli', '2026-01-02T00:00:00Z', $2) RETURNING db_role`, [item, boRole]);
         assert.equal(r.rows[0].db_role, anaRole);
-        await c.query(`UPDATE annotations SET db_role = $1 WHERE id = $2`, [anaRole, written.find((a) => a.annotator === 'Bo')!.id]);
+        // editing is refused outright (issue 39: append-only for every role but the owner, whatever it was granted)
+        await assert.rejects(c.query(`UPDATE annotations SET db_role = $1 WHERE id = $2`, [anaRole, written.find((a) => a.annotator === 'Bo')!.id]), /annotations are append-only/);
       } finally {
         await c.end();
       }
