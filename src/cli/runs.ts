@@ -6,7 +6,7 @@ import { getBenchmark } from '../core/benchmarks/registry.ts';
 import type { ExportedRun } from '../core/benchmarks/types.ts';
 import { reopenRun } from '../core/runs/reopen.ts';
 import { isRunActive } from '../core/store/run-store.ts';
-import { openExistingStore, storeName } from './store-arg.ts';
+import { openExistingStore, runsRootOf, storeName } from './store-arg.ts';
 import { exportTrajectoryJsonl } from '../core/store/export.ts';
 import { UsageError, type CliCommand } from './types.ts';
 import { sweepProgressOf, type SweepProgress } from '../core/runs/sweep.ts';
@@ -83,7 +83,7 @@ export const runsCommand: CliCommand = {
             io.err(`results: ${def.title} has no results files of its own (use --trajectory DIR)\n`);
             continue;
           }
-          const files = await def.exportResults(store, rs, byKind.size > 1 ? join(out, kind) : out);
+          const files = await def.exportResults(store, rs, byKind.size > 1 ? join(out, kind) : out, runsRootOf(io, v.store));
           io.err(`results: ${byKind.size > 1 ? join(out, kind) : out} (${def.title}: ${files.length} files, ${rs.length} runs)\n`);
         }
       }

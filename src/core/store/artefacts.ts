@@ -17,7 +17,9 @@
 import { existsSync, lstatSync } from 'node:fs';
 import { extname, join, relative, sep } from 'node:path';
 import { readContainedFile, walkNoFollow } from '../util/contained.ts';
+import { LoupeInputError } from '../util/errors.ts';
 import type { RunRecord } from './records.ts';
+import type { RunFolder } from './run-folder.ts';
 import type { RunStore } from './types.ts';
 
 /** Largest file kept (bytes): 16 MiB. */
@@ -60,28 +62,31 @@ export interface ArtefactCapture {
  * Stores the files an agent wrote in a run's workspace into the run store (see the module comment), replacing what
  * an earlier capture stored under the same paths. Called when a run ends, however it ends (the runner, through
  * `captureRunEvidence` of `runs/evidence.ts`), and when a run is first scored.
- * @param store the run store holding the run; `run` the run (its `workspace` folder is read, links never followed).
+ * @param store the run store holding the run; `run` the run; `folder` its folder checked by `trustedRunFolder` /
+ *   `runFolderOf` (`run-folder.ts`, issue 36): only a trusted `folder.workspace` is read (links never followed); a
+ *   recorded path outside the runs folder is never touched.
  * @param limits `first`: workspace-relative paths captured before every other file, in this order (the benchmark's
  *   evidence files; paths that are not files of the workspace are ignored); the bounds can be overridden (tests):
  *   bytes per file, bytes per run, files per run.
- * @returns what was stored (in capture order) and skipped; nothing when the workspace folder is absent (another
+ * @returns what was stored (in capture order) and skipped; nothing when the folder is not trusted or absent (another
  *   machine's run).
  * @throws Error from the store (the run is gone, the database is unreachable).
  */
-export async function captureRunArtefacts(store: RunStore, run: Pick<RunRecord, 'id' | 'workspace' | 'dataChecksums'>, limits: { fileBytes?: number; runBytes?: number; runFiles?: number; first?: readonly string[] } = {}): Promise<ArtefactCapture> {
+export async function captureRunArtefacts(store: RunStore, run: Pick<RunRecord, 'id' | 'dataChecksums'>, folder: RunFolder, limits: { fileBytes?: number; runBytes?: number; runFiles?: number; first?: readonly string[] } = {}): Promise<ArtefactCapture> {
   const fileMax = limits.fileBytes ?? ARTEFACT_FILE_MAX_BYTES;
   const runMax = limits.runBytes ?? ARTEFACT_RUN_MAX_BYTES;
   const filesMax = limits.runFiles ?? ARTEFACT_RUN_MAX_FILES;
   const out: ArtefactCapture = { stored: [], bytes: 0, skipped: [], truncatedWalk: false };
-  if (!run.workspace || !existsSync(run.workspace) || !lstatSync(run.workspace).isDirectory()) return out;
+  const ws = folder.runId === run.id ? folder.workspace : null;
+  if (!ws || !existsSync(ws) || !lstatSync(ws).isDirectory()) return out;
   const inputs = new Set(Object.keys(run.dataChecksums ?? {}));
-  const entries = walkNoFollow(run.workspace, WALK_MAX_ENTRIES);
+  const entries = walkNoFollow(ws, WALK_MAX_ENTRIES);
   out.truncatedWalk = entries.length >= WALK_MAX_ENTRIES;
   const found: Array<{ path: string; size: number }> = [];
   for (const e of entries) {
     if (!e.isFile()) continue; // links, folders, sockets: never stored (links are never followed)
     const abs = join(e.parentPath, e.name);
-    const rel = relative(run.workspace, abs).split(sep).join('/');
+    const rel = relative(ws, abs).split(sep).join('/');
     if (inputs.has(rel)) continue;
     let size: number;
     try {
@@ -103,7 +108,7 @@ export async function captureRunArtefacts(store: RunStore, run: Pick<RunRecord, 
     if (out.bytes + f.size > runMax) { out.skipped.push({ ...f, reason: 'run byte limit' }); continue; }
     let bytes: Buffer;
     try {
-      bytes = readContainedFile(run.workspace, f.path, null);
+      bytes = readContainedFile(ws, f.path, null);
     } catch {
       out.skipped.push({ ...f, reason: 'unreadable' });
       continue;
@@ -122,20 +127,23 @@ export async function captureRunArtefacts(store: RunStore, run: Pick<RunRecord, 
 }
 
 /**
- * Reads a file of a run: from its workspace folder when this machine has it (links and paths leaving the workspace
- * refused, as `readContainedFile`), else the copy kept in the store by {@link captureRunArtefacts}.
- * @param store the run store; `run` the run; `rel` the path relative to the workspace (`report.md`).
+ * Reads a file of a run: from its workspace folder when this machine has it and it is trusted (`folder` from
+ * `trustedRunFolder` / `runFolderOf`, issue 36; links and paths leaving the workspace refused, as
+ * `readContainedFile`), else the copy kept in the store by {@link captureRunArtefacts}.
+ * @param store the run store; `folder` the run's checked folder (its `runId` names the run); `rel` the path relative
+ *   to the workspace (`report.md`).
  * @returns the text (UTF-8) or the bytes (`encoding` null).
  * @throws LoupeInputError (from `readContainedFile`) when neither the folder nor the store has the file.
  */
-export async function readRunFile(store: RunStore, run: Pick<RunRecord, 'id' | 'workspace'>, rel: string, encoding: 'utf8'): Promise<string>;
-export async function readRunFile(store: RunStore, run: Pick<RunRecord, 'id' | 'workspace'>, rel: string, encoding: null): Promise<Buffer>;
-export async function readRunFile(store: RunStore, run: Pick<RunRecord, 'id' | 'workspace'>, rel: string, encoding: 'utf8' | null): Promise<string | Buffer> {
+export async function readRunFile(store: RunStore, folder: RunFolder, rel: string, encoding: 'utf8'): Promise<string>;
+export async function readRunFile(store: RunStore, folder: RunFolder, rel: string, encoding: null): Promise<Buffer>;
+export async function readRunFile(store: RunStore, folder: RunFolder, rel: string, encoding: 'utf8' | null): Promise<string | Buffer> {
   try {
-    return encoding ? readContainedFile(run.workspace, rel, encoding) : readContainedFile(run.workspace, rel, null);
+    if (!folder.workspace) throw new LoupeInputError(rel, `no such file in the store's copy of run ${folder.runId}`);
+    return encoding ? readContainedFile(folder.workspace, rel, encoding) : readContainedFile(folder.workspace, rel, null);
   } catch (e) {
     const key = rel.split(sep).join('/').replace(/^\.\//, '');
-    const kept = await store.artefacts.get(run.id, key).catch(() => undefined);
+    const kept = await store.artefacts.get(folder.runId, key).catch(() => undefined);
     if (!kept) throw e;
     return encoding ? kept.bytes.toString(encoding) : kept.bytes;
   }

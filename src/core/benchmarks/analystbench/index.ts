@@ -9,6 +9,7 @@ import { dirname, join } from 'node:path';
 import type { ToolSet } from '../../agent/types.ts';
 import { meanSummaries, aggregateBase } from '../../eval/run-score.ts';
 import { readRunFile } from '../../store/artefacts.ts';
+import { runFolderOf } from '../../store/run-folder.ts';
 import type { OptionSpec } from '../options.ts';
 import type { BenchmarkDefinition } from '../types.ts';
 import { DEFAULT_ANALYST_OPTIONS, type CaptionEmbedder } from './eval.ts';
@@ -69,7 +70,7 @@ export const analystbench: BenchmarkDefinition = {
   prepareModel: null,
   completeRun: null,
   runWithoutLoop: null,
-  score: (ctx) => scoreAnalystRun({ store: ctx.store, run: ctx.run, block: ctx.block, judge: ctx.judge, options: ctx.options, log: ctx.log, ...(ctx.extras.embedder ? { embedder: ctx.extras.embedder as CaptionEmbedder } : {}) }),
+  score: (ctx) => scoreAnalystRun({ store: ctx.store, run: ctx.run, folder: ctx.folder, block: ctx.block, judge: ctx.judge, options: ctx.options, log: ctx.log, ...(ctx.extras.embedder ? { embedder: ctx.extras.embedder as CaptionEmbedder } : {}) }),
   aggregate: async (groups) => groups.map(({ model, scores }) => ({ ...aggregateBase('analystbench', model, scores), metrics: meanSummaries(scores) })),
   scoreLine(s) {
     const m = s.summary;
@@ -91,22 +92,24 @@ export const analystbench: BenchmarkDefinition = {
     checkItems: () => [],
   },
   presentation: { tableTitle: 'AnalystBench', mainMetric: { key: 'checklistPercent', label: 'AnalystBench checklist (%)', percent: false }, resultsColumns: null, tokenEfficiency: null, toolUsage: null, categoryCis: null, itemOutcomes: analystItemOutcomes },
-  review: { sectionsOf: async (store, run) => analystReviewSource(store, run), criteria: analystReviewCriteria },
+  review: { sectionsOf: async (store, _run, folder) => analystReviewSource(store, folder), criteria: analystReviewCriteria },
   evidenceFiles: analystEvidenceFiles,
   groundTruth: null,
   failureAnalysis: ANALYSTBENCH_FAILURE_ANALYSIS,
-  async exportResults(store, runs, dir) {
-    // <block>/report.md and its figures, copied from the run's workspace (a planted link is never followed), else from
-    // the copies kept in the store (a colleague's run on the team store)
+  async exportResults(store, runs, dir, runsRoot) {
+    // <block>/report.md and its figures, copied from the run's workspace (a planted link is never followed; a recorded
+    // workspace outside the runs folder is never read, issue 36), else from the copies kept in the store (a
+    // colleague's run on the team store)
     const files: string[] = [];
     for (const r of runs) {
       const run = await store.getRun(r.runId);
       const st = analystState(await store.getExtraState(r.runId));
       if (!run || !st.report) continue;
+      const folder = await runFolderOf(store, run, runsRoot);
       const sub = runs.filter((x) => x.block.id === r.block.id).length > 1 ? join(r.block.id, `repeat-${r.repeat}`) : r.block.id;
       let report: string;
       try {
-        report = await readRunFile(store, run, st.report.path, 'utf8');
+        report = await readRunFile(store, folder, st.report.path, 'utf8');
       } catch {
         continue;
       }
@@ -116,7 +119,7 @@ export const analystbench: BenchmarkDefinition = {
       for (const f of st.report.figures) {
         let bytes: Buffer;
         try {
-          bytes = await readRunFile(store, run, f, null);
+          bytes = await readRunFile(store, folder, f, null);
         } catch {
           continue;
         }
