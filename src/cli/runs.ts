@@ -1,4 +1,5 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
+import { runIdSegment } from '../core/store/run-folder.ts';
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import type { Suite } from '../core/benchmarks/index.ts';
@@ -64,7 +65,7 @@ export const runsCommand: CliCommand = {
       if (v.trajectory) {
         const dir = resolve(io.cwd, v.trajectory);
         mkdirSync(dir, { recursive: true });
-        for (const r of runs) writeFileSync(join(dir, `${r.id}.jsonl`), await exportTrajectoryJsonl(store, r.id));
+        for (const r of runs) writeFileSync(join(dir, `${runIdSegment(r.id)}.jsonl`), await exportTrajectoryJsonl(store, r.id));
         io.err(`trajectories: ${runs.length} file(s) in ${dir}\n`);
       }
       if (v.results) {

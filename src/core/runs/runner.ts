@@ -15,7 +15,7 @@ import { removePlantedLinks, walkNoFollow } from '../util/contained.ts';
 import { nullLogger, type Logger } from '../util/log.ts';
 import { LOUPE_VERSION } from '../version.ts';
 import { captureRunEvidence } from './evidence.ts';
-import { requireRunFolder, runFolderOf } from '../store/run-folder.ts';
+import { requireRunFolder, runFolderOf, runIdSegment } from '../store/run-folder.ts';
 import { findPython } from '../env/doctor.ts';
 import type { Block, Suite } from '../suites/types.ts';
 import type { RunStore } from '../store/types.ts';
@@ -545,13 +545,13 @@ export async function driveQueuedRun(o: BlockRunOptions & { runId: string }): Pr
   if (!run) throw new LoupeInputError(`run ${o.runId}`, `no such run in ${o.store.location}`);
   if (run.blockId !== o.block.id) throw new LoupeInputError(`run ${o.runId}`, `is for block ${run.blockId}, not ${o.block.id}`);
   if (run.status === 'finished' || run.status === 'budget_exhausted') return { runId: run.id, status: run.status, reason: run.statusReason ?? '', steps: run.steps };
-  const workspace = join(o.runsDir, run.id, 'workspace');
+  const workspace = join(o.runsDir, runIdSegment(run.id), 'workspace'); // issue 36: a queued id from the store is one plain segment
   const fresh = run.status === 'pending' && run.steps === 0;
   // eslint-disable-next-line no-restricted-properties -- only compared and shown, never used as a path (issue 36)
-  const recorded = run.storedWorkspace;
-  if (recorded !== workspace) {
+  const recordedWs = run.storedWorkspace;
+  if (recordedWs !== workspace) {
     await o.store.updateRun(run.id, { workspace });
-    if (!fresh) await o.store.addEvent(run.id, 'worker', `workspace moved to ${workspace} on this machine (was ${recorded}); files written by recorded cells come back when they are replayed`);
+    if (!fresh) await o.store.addEvent(run.id, 'worker', `workspace moved to ${workspace} on this machine (was ${recordedWs}); files written by recorded cells come back when they are replayed`);
   }
   if (!fresh) {
     // an earlier attempt died before it recorded the data checksums: record them now

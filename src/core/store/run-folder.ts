@@ -141,3 +141,25 @@ export function requireRunFolder(run: Pick<RunRecord, 'id' | 'storedWorkspace'>,
   if (o.allowAbsent && f.absent) return { workspace: f.absent, runDir: dirname(f.absent) };
   throw new RunFolderRefusedError(run.id, f.refused ?? (runsRoot ? `its workspace ${run.storedWorkspace} does not exist on this machine` : 'no runs folder is configured'), what);
 }
+
+/**
+ * A run id read from the store, as one path segment (a run folder `<runs folder>/<id>`, an export file `<id>.jsonl`):
+ * letters, digits, `.`, `_`, `-`, at most 200 characters, not `.`/`..` (a colleague's store cannot name `../x`).
+ * @returns the id. @throws LoupeInputError naming the run when it is not a safe segment. Source: issue 36.
+ */
+export function runIdSegment(id: string): string {
+  if (typeof id !== 'string' || !/^[A-Za-z0-9._-]{1,200}$/.test(id) || /^\.+$/.test(id)) throw new LoupeInputError(`run ${JSON.stringify(id)}`, 'the run id read from the store is not a plain name (letters, digits, . _ -); no file is named after it');
+  return id;
+}
+
+/**
+ * A workspace-relative path read from the store (a figure or report path of a tool set's state, an artefact path),
+ * normalised to `a/b.png`, or null when it would leave the folder it is joined to (absolute, `..`, NUL, backslash,
+ * empty). Source: issue 36.
+ */
+export function storedRelPath(p: unknown): string | null {
+  if (typeof p !== 'string' || !p || p.includes('\u0000') || p.includes('\\') || p.startsWith('/')) return null;
+  const parts = p.split('/').filter((x) => x && x !== '.');
+  if (!parts.length || parts.some((x) => x === '..')) return null;
+  return parts.join('/');
+}

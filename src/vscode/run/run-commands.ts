@@ -356,7 +356,7 @@ export function runCommands(): Record<string, (ctx: LoupeContext, ...args: unkno
       let out: string;
       if (fmt === 'jsonl') {
         const chosen = typeof target === 'string' ? target : (await vscode.window.showSaveDialog({
-          title: `Export run ${r.id} as a JSONL trajectory`, defaultUri: vscode.Uri.file(join(outDir, `${r.id}.jsonl`)), filters: { 'JSON Lines': ['jsonl'] }, saveLabel: 'Export',
+          title: `Export run ${r.id} as a JSONL trajectory`, defaultUri: vscode.Uri.file(join(outDir, `${r.id.replace(/[^A-Za-z0-9._-]/g, '_')}.jsonl`)), filters: { 'JSON Lines': ['jsonl'] }, saveLabel: 'Export',
         }))?.fsPath;
         if (!chosen) return undefined;
         out = chosen;

@@ -9,7 +9,7 @@ import { dirname, join } from 'node:path';
 import type { ToolSet } from '../../agent/types.ts';
 import { meanSummaries, aggregateBase } from '../../eval/run-score.ts';
 import { readRunFile } from '../../store/artefacts.ts';
-import { runFolderOf } from '../../store/run-folder.ts';
+import { runFolderOf, storedRelPath } from '../../store/run-folder.ts';
 import type { OptionSpec } from '../options.ts';
 import type { BenchmarkDefinition } from '../types.ts';
 import { DEFAULT_ANALYST_OPTIONS, type CaptionEmbedder } from './eval.ts';
@@ -107,16 +107,21 @@ export const analystbench: BenchmarkDefinition = {
       if (!run || !st.report) continue;
       const folder = await runFolderOf(store, run, runsRoot);
       const sub = runs.filter((x) => x.block.id === r.block.id).length > 1 ? join(r.block.id, `repeat-${r.repeat}`) : r.block.id;
+      // Issue 36: paths read from the store never leave the export folder.
+      const reportPath = storedRelPath(st.report.path);
+      if (!reportPath) continue;
       let report: string;
       try {
-        report = await readRunFile(store, folder, st.report.path, 'utf8');
+        report = await readRunFile(store, folder, reportPath, 'utf8');
       } catch {
         continue;
       }
       mkdirSync(join(dir, sub), { recursive: true });
       writeFileSync(join(dir, sub, 'report.md'), report);
       files.push(join(dir, sub, 'report.md'));
-      for (const f of st.report.figures) {
+      for (const fig of st.report.figures) {
+        const f = storedRelPath(fig);
+        if (!f) continue;
         let bytes: Buffer;
         try {
           bytes = await readRunFile(store, folder, f, null);
