@@ -88,7 +88,7 @@ export function importBookkeeping(dest: string): ImportBookkeepingRow[] | undefi
  * Source: issue 36 "`_loupe_import` is not in the database file the agent queries".
  */
 export function moveImportBookkeepingOut(path: string): boolean {
-  let has = false;
+  let has: boolean;
   try {
     const ro = new Database(path, { readonly: true, fileMustExist: true });
     try {
