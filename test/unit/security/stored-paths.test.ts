@@ -159,6 +159,17 @@ describe('a run workspace rewritten in the store to a folder outside the runs fo
       st.close();
     }
     assert.equal(readFileSync(join(home, '.ssh', 'id_rsa'), 'utf8'), `${SECRET}\n`, 'the host folder is unchanged');
+    // resuming or replaying it would drive the agent in that folder: refused, in the CLI's terms
+    const d2 = new Database(storeFile);
+    d2.prepare("UPDATE runs SET status = 'failed' WHERE id = ?").run('ab1');
+    d2.close();
+    const before2 = readdirSync(home).sort();
+    for (const args of [['run', '--store', storeFile, '--resume', 'ab1', '--sandbox', 'off'], ['run', '--store', storeFile, '--agent', 'replay', '--run', 'ab1', '--sandbox', 'off']]) {
+      const t = io(dir);
+      assert.equal(await main(args, t.io), 2, `${args.join(' ')}: ${t.err.join('')}`);
+      assert.match(t.err.join(''), /workspace .*home-you\/ws is outside the runs folder .*; it is not (resumed|replayed) \(.*the runs folder of --store\)/);
+    }
+    assert.deepEqual(readdirSync(home).sort(), before2, 'nothing was written into the folder');
   });
 
   it('PostgreSQL: a second login role rewrites it; loupe score and the export take nothing from it', async () => {
