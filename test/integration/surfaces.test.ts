@@ -6,6 +6,7 @@
  * Screenshots: surfaces-timeline-verdicts, surfaces-timeline-expected, surfaces-results-drilldown, ...
  */
 import assert from 'node:assert/strict';
+import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import * as vscode from 'vscode';
 import { loadLongdaGroundTruth } from '../../src/core/benchmarks/longda/eval.ts';
@@ -59,7 +60,8 @@ describe('Surfaces as an expert uses them (issue 22)', function () {
       ];
       for (const [k, plan] of plans.entries()) {
         const id = `sf-longda-${k + 1}`;
-        await st.createRun({ id, suite: 'longda', blockId: BLOCK, agent: 'llm', model: 'analyst-model', params: { suiteRoot: root(), repeat: k + 1 }, promptHash: 'h', toolSet: 'longda', dataChecksums: {}, loupeVersion: 't', sandbox: 'off', workspace: join(storePath, '..', id) });
+        await st.createRun({ id, suite: 'longda', blockId: BLOCK, agent: 'llm', model: 'analyst-model', params: { suiteRoot: root(), repeat: k + 1 }, promptHash: 'h', toolSet: 'longda', dataChecksums: {}, loupeVersion: 't', sandbox: 'off', workspace: join(storePath, '..', id, 'workspace') });
+        mkdirSync(join(storePath, '..', id, 'workspace'), { recursive: true }); // a run folder of the runs folder (issue 36)
         await st.updateRun(id, { status: 'running', startedAt: new Date().toISOString() });
         for (const [i, v] of plan.entries()) {
           const q = gt()[i]!.qId;
