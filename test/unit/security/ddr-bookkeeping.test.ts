@@ -54,19 +54,15 @@ const TRICKS = [
   'SELECT * FROM pragma_table_list',
 ];
 
-async function agentSees(block: Block): Promise<{ all: string; bySql: Map<string, string> }> {
+async function agentSees(block: Block): Promise<{ info: string; describe: string; bySql: Map<string, string> }> {
   const ts = createDdrToolSet({ python: false, queryTimeoutMs: 10_000 });
   const ctx = toolContext(block, dirname(block.visible.database!.path));
   const tool = (n: string) => ts.tools.find((t) => t.name === n)!;
-  let all = JSON.stringify(await tool('get_database_info').run({}, ctx));
-  all += JSON.stringify(await tool('describe_table').run({ table: '_loupe_import' }, ctx));
+  const info = JSON.stringify(await tool('get_database_info').run({}, ctx));
+  const describe = JSON.stringify(await tool('describe_table').run({ table: '_loupe_import' }, ctx));
   const bySql = new Map<string, string>();
-  for (const sql of TRICKS) {
-    const o = JSON.stringify(await tool('execute_query').run({ sql }, ctx));
-    bySql.set(sql, o);
-    all += o;
-  }
-  return { all, bySql };
+  for (const sql of TRICKS) bySql.set(sql, JSON.stringify(await tool('execute_query').run({ sql }, ctx)));
+  return { info, describe, bySql };
 }
 
 describe('the DDR agent cannot read Loupe\'s import bookkeeping (issue 36)', () => {
@@ -79,9 +75,12 @@ describe('the DDR agent cannot read Loupe\'s import bookkeeping (issue 36)', () 
       const block = suite.blocks[0]!;
       assert.equal(block.runnable, true, block.problems.join('; '));
       const seen = await agentSees(block);
-      assert.doesNotMatch(seen.all, /host-secret-folder/, 'a host path reached the agent');
+      // attempts: each tool call (get_database_info, describe_table, every SQL trick) must name neither a host path nor the table
+      const calls = [seen.info, seen.describe, ...TRICKS.map((q) => seen.bySql.get(q)!)];
+      const leaked = calls.filter((o) => /host-secret-folder/.test(o) || (/_loupe/i.test(o) && !/no such table/i.test(o)));
+      if (process.env.LOUPE_RT_COUNT) console.log(`[attempts] ${calls.length - leaked.length}/${calls.length} contained (${kind})`);
+      assert.deepEqual(leaked, [], 'a tool showed Loupe\'s bookkeeping or a host path');
       for (const sql of TRICKS.slice(0, 3)) assert.match(seen.bySql.get(sql)!, /no such table/i, sql);
-      for (const sql of TRICKS.slice(3)) assert.doesNotMatch(seen.bySql.get(sql)!, /_loupe/i, sql);
       assert.match(seen.bySql.get('SELECT name, sql FROM sqlite_master')!, /hosp_patients/, 'the benchmark tables are there');
       const d = new Database(db, { readonly: true });
       try {

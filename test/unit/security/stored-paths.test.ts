@@ -28,6 +28,22 @@ const SECRET = 'BEGIN-OPENSSH-PRIVATE-KEY-c0ffee-do-not-leak';
 const needles = [SECRET, Buffer.from(SECRET).toString('hex'), Buffer.from(SECRET).toString('base64')];
 const leaks = (text: string): boolean => needles.some((n) => text.includes(n));
 
+/**
+ * Every attempt of a test is checked (not only the first that fails), so a run reports which channels leaked:
+ * `check(ok, what)` records, `held()` asserts at the end. Figures for the issue's note: attempts = checks made.
+ */
+function attempts(): { check: (ok: boolean, what: string) => void; held: () => void } {
+  const failed: string[] = [];
+  let n = 0;
+  return {
+    check: (ok, what) => { n++; if (!ok) failed.push(what); },
+    held: () => {
+      if (process.env.LOUPE_RT_COUNT) console.log(`[attempts] ${n - failed.length}/${n} contained`);
+      assert.deepEqual(failed, [], `${failed.length} of ${n} attempts not contained`);
+    },
+  };
+}
+
 /** A judge endpoint that answers every AnalystBench judge task (what it is sent is checked for the secret). */
 function judgeReply(req: ChatRequestBody): { content: string } {
   const sys = req.messages.find((m) => m.role === 'system')?.content ?? '';
@@ -146,19 +162,20 @@ describe('a run workspace rewritten in the store to a folder outside the runs fo
     const db = new Database(storeFile);
     db.prepare('UPDATE runs SET workspace = ?, state = ? WHERE id = ?').run(home, analystState, 'ab1');
     db.close();
+    const a = attempts();
     const before = llm.requests.length;
     const { exported, output } = await scoreAndExport(storeFile, 'ab1', dir);
-    assert.equal(leaks(sqliteDump(storeFile)), false, 'the secret entered the store (run_artefacts, scores, judgements or events)');
-    assert.equal(llm.requests.slice(before).some((r) => leaks(JSON.stringify(r.body))), false, 'the secret was sent to the judge');
-    assert.equal(leaks(treeText(exported)), false, 'the secret was exported');
-    assert.equal(leaks(output), false);
+    a.check(!leaks(sqliteDump(storeFile)), 'the secret entered the store (run_artefacts, scores, judgements or events)');
+    a.check(!llm.requests.slice(before).some((r) => leaks(JSON.stringify(r.body))), 'the secret was sent to the judge');
+    a.check(!leaks(treeText(exported)), 'the secret was exported');
+    a.check(!leaks(output), 'the secret was printed');
     const st = openStore(storeFile);
     try {
-      assert.ok(await refusedEvent(st, 'ab1'), `no event says why: ${JSON.stringify(await st.getEvents('ab1'))}`);
+      a.check(!!(await refusedEvent(st, 'ab1')), `no event says why: ${JSON.stringify(await st.getEvents('ab1'))}`);
     } finally {
       st.close();
     }
-    assert.equal(readFileSync(join(home, '.ssh', 'id_rsa'), 'utf8'), `${SECRET}\n`, 'the host folder is unchanged');
+    a.check(readFileSync(join(home, '.ssh', 'id_rsa'), 'utf8') === `${SECRET}\n`, 'the host folder changed');
     // resuming or replaying it would drive the agent in that folder: refused, in the CLI's terms
     const d2 = new Database(storeFile);
     d2.prepare("UPDATE runs SET status = 'failed' WHERE id = ?").run('ab1');
@@ -166,10 +183,11 @@ describe('a run workspace rewritten in the store to a folder outside the runs fo
     const before2 = readdirSync(home).sort();
     for (const args of [['run', '--store', storeFile, '--resume', 'ab1', '--sandbox', 'off'], ['run', '--store', storeFile, '--agent', 'replay', '--run', 'ab1', '--sandbox', 'off']]) {
       const t = io(dir);
-      assert.equal(await main(args, t.io), 2, `${args.join(' ')}: ${t.err.join('')}`);
-      assert.match(t.err.join(''), /workspace .*home-you\/ws is outside the runs folder .*; it is not (resumed|replayed) \(.*the runs folder of --store\)/);
+      const code = await main(args, t.io);
+      a.check(code === 2 && /workspace .*home-you\/ws is outside the runs folder .*; it is not (resumed|replayed) \(.*the runs folder of --store\)/.test(t.err.join('')), `${args.join(' ')} was not refused in CLI terms: ${code} ${t.err.join('').slice(0, 300)}`);
     }
-    assert.deepEqual(readdirSync(home).sort(), before2, 'nothing was written into the folder');
+    a.check(JSON.stringify(readdirSync(home).sort()) === JSON.stringify(before2), 'something was written into the folder');
+    a.held();
   });
 
   it('PostgreSQL: a second login role rewrites it; loupe score and the export take nothing from it', async () => {
@@ -189,18 +207,20 @@ describe('a run workspace rewritten in the store to a folder outside the runs fo
     } finally {
       await c.end();
     }
+    const a = attempts();
     const before = llm.requests.length;
     const { exported, output } = await scoreAndExport(url, 'pg1', cwd);
-    assert.equal(leaks(await pgDump(url)), false, 'the secret entered the team store');
-    assert.equal(llm.requests.slice(before).some((q) => leaks(JSON.stringify(q.body))), false, 'the secret was sent to the judge');
-    assert.equal(leaks(treeText(exported)), false, 'the secret was exported');
-    assert.equal(leaks(output), false);
+    a.check(!leaks(await pgDump(url)), 'the secret entered the team store');
+    a.check(!llm.requests.slice(before).some((q) => leaks(JSON.stringify(q.body))), 'the secret was sent to the judge');
+    a.check(!leaks(treeText(exported)), 'the secret was exported');
+    a.check(!leaks(output), 'the secret was printed');
     const st = await openStoreAt(url);
     try {
-      assert.ok(await refusedEvent(st, 'pg1'), `no event says why: ${JSON.stringify(await st.getEvents('pg1'))}`);
+      a.check(!!(await refusedEvent(st, 'pg1')), `no event says why: ${JSON.stringify(await st.getEvents('pg1'))}`);
     } finally {
       await st.close();
     }
+    a.held();
   });
 
   it('a crafted SQLite store brought in with loupe store copy: neither the copy (blobs) nor a later score reads the folder', async () => {
@@ -221,24 +241,28 @@ describe('a run workspace rewritten in the store to a folder outside the runs fo
     db.prepare('UPDATE runs SET state = ? WHERE id = ?').run(analystState, 'cr1');
     db.close();
     // into the team store (long texts are inlined from blobs on the way)
+    const a = attempts();
     const url = await srv.createDatabase(`loupe_cp${process.pid}`);
     const t = io(dir);
     assert.equal(await main(['store', 'copy', '--from', crafted, '--to', url], t.io), 0, t.err.join(''));
-    assert.equal(leaks(await pgDump(url)), false, 'the copy read a blob from the folder the crafted store names');
+    a.check(!leaks(await pgDump(url)), 'the copy read a blob from the folder the crafted store names');
     // into this user's own SQLite store, then scored and exported there
     const mine = join(dir, 'mine', 'runs.sqlite');
     const t2 = io(dir);
     assert.equal(await main(['store', 'copy', '--from', crafted, '--to', mine], t2.io), 0, t2.err.join(''));
+    const before = llm.requests.length;
     const { exported, output } = await scoreAndExport(mine, 'cr1', dir);
-    assert.equal(leaks(sqliteDump(mine)), false, 'the secret entered the store');
-    assert.equal(leaks(treeText(exported)), false, 'the secret was exported');
-    assert.equal(leaks(output), false);
+    a.check(!leaks(sqliteDump(mine)), 'the secret entered the store');
+    a.check(!llm.requests.slice(before).some((q) => leaks(JSON.stringify(q.body))), 'the secret was sent to the judge');
+    a.check(!leaks(treeText(exported)), 'the secret was exported');
+    a.check(!leaks(output), 'the secret was printed');
     const st = openStore(mine);
     try {
-      assert.ok(await refusedEvent(st, 'cr1'));
-      assert.equal(leaks(JSON.stringify(await st.getSteps('cr1'))), false, 'reading the steps followed the blob path');
+      a.check(!!(await refusedEvent(st, 'cr1')), 'no event says why');
+      a.check(!leaks(JSON.stringify(await st.getSteps('cr1'))), 'reading the steps followed the blob path');
     } finally {
       st.close();
     }
+    a.held();
   });
 });
