@@ -492,7 +492,8 @@ async function storeArtefacts(store: RunStore, runId: string, runsDir: string, l
 /**
  * Continues a recorded run after its last committed step.
  * @param o as for {@link startBlockRun}; `suite`/`block` must be the run's (load them from `run.params.suiteRoot`).
- * @throws LoupeInputError when the run is unknown or belongs to another block.
+ * @throws LoupeInputError when the run is unknown or belongs to another block; RunFolderRefusedError (a
+ *   LoupeInputError, `store/run-folder.ts`) when its recorded workspace is not a folder of `o.runsDir` (issue 36).
  */
 export async function resumeBlockRun(o: BlockRunOptions & { runId: string }): Promise<AgentRunResult> {
   const run = await o.store.getRun(o.runId);
