@@ -124,6 +124,9 @@ export default tseslint.config(
   { files: ['src/core/review/**', 'src/core/failures/**'], ignores: CONTAINED_EXCEPTIONS, rules: { 'no-restricted-imports': ['error', { paths: [{ name: 'vscode', message: 'src/core must run without VS Code.' }, ...noFs], patterns: [{ group: ['**/vscode/**', '**/extension', '**/extension.ts'], message: 'Core code must not depend on the VS Code glue layer.' }] }] } },
   { files: ['src/core/ui/**'], rules: { 'no-restricted-imports': 'off', '@typescript-eslint/no-restricted-imports': ['error', { paths: [{ name: 'vscode', message: 'src/core must run without VS Code.' }], patterns: [{ group: ['**/vscode/**', '**/extension', '**/extension.ts'], message: 'Core code must not depend on the VS Code glue layer.' }, { ...noProtocol, allowTypeImports: true }] }] } },
   // Store calls are asynchronous: a call nobody awaits loses its error (issue 12).
+  // Issue 36: a run's recorded workspace is a path read from the store, never trusted; it is read only by
+  // trustedRunFolder (src/core/store/run-folder.ts), which checks it against the runs folder this user configured.
+  { files: ['src/**/*.ts'], ignores: ['src/core/store/run-folder.ts'], rules: { 'no-restricted-properties': ['error', { property: 'storedWorkspace', message: 'A path read from the store is never trusted (issue 36): use trustedRunFolder / runFolderOf / requireRunFolder (src/core/store/run-folder.ts) with the runs folder this user configured.' }] } },
   { files: ['src/**/*.ts'], languageOptions: { parserOptions: { projectService: true, tsconfigRootDir: import.meta.dirname } }, rules: { '@typescript-eslint/no-floating-promises': ['error', { ignoreVoid: true }] } },
   { files: ['webview/**'], languageOptions: { globals: { ...globals.browser } } },
   { files: ['**/*.js', '**/*.cjs'], rules: { '@typescript-eslint/no-require-imports': 'off' } },

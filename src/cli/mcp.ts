@@ -4,6 +4,7 @@
  * step of a run in the store, as with `loupe run`. Source: issue 24.
  */
 import { oneLine } from '../core/util/text-safety.ts';
+import { trustedRunFolder } from '../core/store/run-folder.ts';
 import { hostname } from 'node:os';
 import { parseArgs } from 'node:util';
 import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
@@ -115,6 +116,9 @@ export const mcpCommand: CliCommand = {
           io.err(`loupe mcp: ${new RunLeaseError(run.id, holder).message}\n`);
           return 2;
         }
+        // Issue 36: a run is driven only in its folder under the runs folder of --store (never a folder set in the store).
+        const refused = trustedRunFolder(run, runsDirOf(io, loc)).refused;
+        if (refused) throw new LoupeInputError('--resume', `run ${run.id}: ${refused}; it is not resumed (a run resumes in its folder under ${runsDirOf(io, loc)}, the runs folder of --store)`);
         const r = await reopenRun(run, { ...(v.root ? { suiteRoot: v.root } : {}), log });
         suite = r.suite;
         block = r.block;

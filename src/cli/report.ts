@@ -6,7 +6,7 @@ import { buildReport, renderHtml, renderMarkdown } from '../core/ui/report.ts';
 import { aggregateScores, assistedModel, refreshAssistance, scoreStoredRun, type RunScore } from '../core/runs/score-run.ts';
 import { ExactOnlyJudge } from '../core/eval/judges/index.ts';
 import { judgementStoreOf } from '../core/eval/store.ts';
-import { openExistingStore } from './store-arg.ts';
+import { openExistingStore, runsRootOf } from './store-arg.ts';
 import type { Suite } from '../core/suites/types.ts';
 import { UsageError, type CliCommand } from './types.ts';
 import { annotationStoreOf } from '../core/annotations/index.ts';
@@ -39,7 +39,7 @@ export const reportCommand: CliCommand = {
       for (const r of (await store.listRuns(values.suite ? { suite: values.suite } : {})).reverse()) {
         const s = saved.get(r.id);
         if (s) runs.push(s);
-        else if (findBenchmark(r.suite)?.judgeFree) runs.push(await scoreStoredRun(store, r.id, { judge, suites, ...(values['suite-root'] ? { suiteRoot: values['suite-root'] } : {}) }));
+        else if (findBenchmark(r.suite)?.judgeFree) runs.push(await scoreStoredRun(store, r.id, { judge, suites, runsRoot: runsRootOf(io, values.store), ...(values['suite-root'] ? { suiteRoot: values['suite-root'] } : {}) }));
         else runs.push({ runId: r.id, suite: r.suite, blockId: r.blockId, model: r.model ?? r.agent, agent: r.agent, status: r.status, benchmark: r.suite, judgeId: 'none', options: {}, summary: {}, pending: 0, unjudged: 0, detail: null, error: 'not scored yet (run loupe score)' });
       }
       await refreshAssistance(store, runs); // issue 20: interventions added since a score was saved count too

@@ -13,7 +13,7 @@ import { criteriaByBlock, pairInstruction, reviewMarkdown, reviewSourceOf } from
 import type { Suite } from '../core/suites/types.ts';
 import { annotatorId } from '../core/util/annotator.ts';
 import { judgeFromArgs } from './score.ts';
-import { openExistingStore, STORE_HELP } from './store-arg.ts';
+import { openExistingStore, runsRootOf, STORE_HELP } from './store-arg.ts';
 import { UsageError, type CliCommand, type CliIo } from './types.ts';
 
 const USAGE = `loupe review <pairs|vote|judge|rank> [${STORE_HELP}]
@@ -109,7 +109,7 @@ async function review(argv: string[], io: CliIo): Promise<number> {
         let items = await ann.listItems({ task: PAIRWISE_TASK, ...(values.suite ? { suite: values.suite } : {}) });
         if (values.run?.length) items = items.filter((i) => { const p = pairOf(i); return values.run!.includes(p.runA) && values.run!.includes(p.runB); });
         if (!items.length) throw new UsageError('no pairs to judge: open them first with loupe review pairs');
-        const res = await judgePairs(rs, judge, items, async (id) => reviewMarkdown((await reviewSourceOf(rs, id)).source), (p) => pairInstruction(rs, p, suites), { inconsistent });
+        const res = await judgePairs(rs, judge, items, async (id) => reviewMarkdown((await reviewSourceOf(rs, id, runsRootOf(io, values.store))).source), (p) => pairInstruction(rs, p, suites), { inconsistent });
         if (values.json) io.out(JSON.stringify(res, null, 1) + '\n');
         else {
           io.out(`judged ${res.judged} pair(s) with ${judge.id}; position-consistent ${res.consistent}/${res.judged}${res.judged ? ` (${((res.consistent / res.judged) * 100).toFixed(1)}%)` : ''}; inconsistent counted as ${inconsistent === 'tie' ? 'a tie' : 'left out'}\n`);

@@ -3,7 +3,7 @@
  * a fresh workspace and sandbox, stores the per-step comparison with the run (event `replay`) and
  * prints it. Source: issue 6 "Reference and replay agents".
  */
-import { dirname } from 'node:path';
+import { RunFolderRefusedError, requireRunFolder } from '../core/store/run-folder.ts';
 import { plural } from './plural.ts';
 import type { LoadSuiteOptions } from '../core/benchmarks/index.ts';
 import { reopenRun } from '../core/runs/reopen.ts';
@@ -32,17 +32,25 @@ export interface ReplayJsonLine {
  * @returns exit code: 0 when every action matched, 1 otherwise.
  * @throws UsageError when the run or its block cannot be found.
  */
-export async function runReplayCommand(o: { store: RunStore; runId: string; root?: string; suiteOpts?: LoadSuiteOptions; kernel: KernelSettings; log: Logger; io: CliIo; json: boolean }): Promise<number> {
+export async function runReplayCommand(o: { store: RunStore; runsDir: string; runId: string; root?: string; suiteOpts?: LoadSuiteOptions; kernel: KernelSettings; log: Logger; io: CliIo; json: boolean }): Promise<number> {
   const run = await o.store.getRun(o.runId);
   if (!run) throw new UsageError(`--run: no run '${o.runId}' in ${o.store.location}`);
   if (!o.root && !run.params.suiteRoot) throw new UsageError(`--run: run ${o.runId} does not record its suite root; pass --root`);
   const { block } = await reopenRun(run, { ...(o.root ? { suiteRoot: o.root } : {}), ...(o.suiteOpts ? { loadOptions: o.suiteOpts } : {}) });
+  // Issue 36: the fresh workspace goes into the run's folder only when it lies inside the runs folder of --store.
+  let runDir: string;
+  try {
+    runDir = requireRunFolder(run, o.runsDir, 'it is not replayed', { allowAbsent: true }).runDir;
+  } catch (e) {
+    if (e instanceof RunFolderRefusedError) throw new UsageError(`--run ${run.id}: ${e.reason}; it is not replayed (runs are replayed in their folder under ${o.runsDir}, the runs folder of --store)`, { showUsage: false });
+    throw e;
+  }
   o.io.err(`[${block.id}] replaying run ${run.id} in a fresh sandbox\n`);
   const report = await replayStoredRun({
     store: o.store,
     runId: run.id,
     block,
-    runDir: dirname(run.workspace),
+    runDir,
     prepare: (dir, b) => {
       const place = kernelPlacement(dir, b, o.kernel.sandbox);
       const workspace = place.cwd;

@@ -1,4 +1,5 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
+import { trustedRunFolder } from '../core/store/run-folder.ts';
 import { plural } from './plural.ts';
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
@@ -228,7 +229,7 @@ export const runCommand: CliCommand = {
         io.err(`results: ${def.title} has no results files of its own; use --trajectory DIR or loupe runs --trajectory\n`);
         return;
       }
-      const files = await def.exportResults(store, done, base);
+      const files = await def.exportResults(store, done, base, runsDir);
       io.err(`results: ${base} (${files.length} files)\n`);
     };
     try {
@@ -237,7 +238,7 @@ export const runCommand: CliCommand = {
       const suiteOpts = { ...(v.entities ? { entities: v.entities } : {}), ...(v.database ? { database: resolve(io.cwd, v.database) } : {}), ...(v.metadata ? { metadataDir: resolve(io.cwd, v.metadata) } : {}) };
       if (v.agent === 'replay') {
         if (!v.run) throw new UsageError('--agent replay needs --run RUN (the id of a recorded run)');
-        return await runReplayCommand({ store, runId: v.run, root: v.root, suiteOpts, kernel, log, io, json: !!v.json });
+        return await runReplayCommand({ store, runsDir, runId: v.run, root: v.root, suiteOpts, kernel, log, io, json: !!v.json });
       }
       if (v.hint !== undefined && !v.fork) throw new UsageError('--hint goes with --fork RUN@STEP (to add one to a stopped run: loupe intervene)');
       if (v.fork) {
@@ -276,6 +277,9 @@ export const runCommand: CliCommand = {
         const run = await store.getRun(v.resume);
         if (!run) throw new UsageError(`--resume: no run '${v.resume}' in ${storeFile}`);
         if (!v.root && !run.params.suiteRoot) throw new UsageError(`--resume: run ${run.id} does not record its suite root; pass --root`);
+        // Issue 36: a run is driven only in its folder under the runs folder of --store (never a folder set in the store).
+        const refused = trustedRunFolder(run, runsDir).refused;
+        if (refused) throw new UsageError(`--resume ${run.id}: ${refused}; it is not resumed (a run resumes in its folder under ${runsDir}, the runs folder of --store)`, { showUsage: false });
         const { suite, block } = await reopenRun(run, { ...(v.root ? { suiteRoot: v.root } : {}), loadOptions: suiteOpts });
         const control = new RunControl();
         controls.add(control);

@@ -1,4 +1,5 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
+import { runIdSegment } from '../core/store/run-folder.ts';
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import type { Suite } from '../core/benchmarks/index.ts';
@@ -6,7 +7,7 @@ import { getBenchmark } from '../core/benchmarks/registry.ts';
 import type { ExportedRun } from '../core/benchmarks/types.ts';
 import { reopenRun } from '../core/runs/reopen.ts';
 import { isRunActive } from '../core/store/run-store.ts';
-import { openExistingStore, storeName } from './store-arg.ts';
+import { openExistingStore, runsRootOf, storeName } from './store-arg.ts';
 import { exportTrajectoryJsonl } from '../core/store/export.ts';
 import { UsageError, type CliCommand } from './types.ts';
 import { sweepProgressOf, type SweepProgress } from '../core/runs/sweep.ts';
@@ -65,7 +66,7 @@ export const runsCommand: CliCommand = {
       if (v.trajectory) {
         const dir = resolve(io.cwd, v.trajectory);
         mkdirSync(dir, { recursive: true });
-        for (const r of runs) writeFileSync(join(dir, `${r.id}.jsonl`), await exportTrajectoryJsonl(store, r.id));
+        for (const r of runs) writeFileSync(join(dir, `${runIdSegment(r.id)}.jsonl`), await exportTrajectoryJsonl(store, r.id));
         io.err(`trajectories: ${runs.length} file(s) in ${dir}\n`);
       }
       if (v.results) {
@@ -84,7 +85,7 @@ export const runsCommand: CliCommand = {
             io.err(`results: ${def.title} has no results files of its own (use --trajectory DIR)\n`);
             continue;
           }
-          const files = await def.exportResults(store, rs, byKind.size > 1 ? join(out, kind) : out);
+          const files = await def.exportResults(store, rs, byKind.size > 1 ? join(out, kind) : out, runsRootOf(io, v.store));
           io.err(`results: ${byKind.size > 1 ? join(out, kind) : out} (${def.title}: ${files.length} files, ${rs.length} runs)\n`);
         }
       }

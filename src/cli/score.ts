@@ -16,7 +16,7 @@ import { annotationStoreOf, humanResolver } from '../core/annotations/index.ts';
 import { lexicalEmbedder, openAiEmbedder, type CaptionEmbedder } from '../core/benchmarks/analystbench/eval.ts';
 import { judgementStoreOf } from '../core/eval/store.ts';
 import { openStoreAt } from '../core/store/open.ts';
-import { openExistingStore, storeName } from './store-arg.ts';
+import { openExistingStore, runsRootOf, storeName } from './store-arg.ts';
 import type { LoadSuiteOptions, Suite } from '../core/suites/types.ts';
 import { streamLogger } from '../core/util/log.ts';
 import { UsageError, type CliCommand, type CliIo } from './types.ts';
@@ -125,7 +125,7 @@ export function aggregateLines(aggs: readonly ScoreAggregate[]): string[] {
 }
 
 /** Scores runs of a store; shared by `loupe score` and `loupe report`. */
-export async function scoreRuns(opts: { storeFile: string; runIds?: string[]; suite?: string; suiteRoot?: string; loadOptions?: Omit<LoadSuiteOptions, 'log' | 'onProgress'>; judge: (js: JudgementStore, resolver: HumanResolver) => Judge; options: Record<string, string>; preset?: ScorePreset; embedder?: CaptionEmbedder; save: boolean; io?: CliIo; checklist?: 'latest' | 'native' | number; groundTruth?: 'latest' | 'shipped' | number }): Promise<{ judgeId: string; runs: RunScore[]; aggregates: ScoreAggregate[] }> {
+export async function scoreRuns(opts: { storeFile: string; runsRoot: string | null; runIds?: string[]; suite?: string; suiteRoot?: string; loadOptions?: Omit<LoadSuiteOptions, 'log' | 'onProgress'>; judge: (js: JudgementStore, resolver: HumanResolver) => Judge; options: Record<string, string>; preset?: ScorePreset; embedder?: CaptionEmbedder; save: boolean; io?: CliIo; checklist?: 'latest' | 'native' | number; groundTruth?: 'latest' | 'shipped' | number }): Promise<{ judgeId: string; runs: RunScore[]; aggregates: ScoreAggregate[] }> {
   const store = await openStoreAt(opts.storeFile, { ...(opts.io ? { cwd: opts.io.cwd, env: opts.io.env } : {}) });
   const session = scoringSession();
   try {
@@ -136,7 +136,7 @@ export async function scoreRuns(opts: { storeFile: string; runIds?: string[]; su
     const log = opts.io ? streamLogger({ write: (s: string) => opts.io!.err(s) }, 'warn') : undefined;
     const runs: RunScore[] = [];
     for (const id of ids) {
-      const s = await scoreStoredRun(store, id, { judge, options: opts.options, ...(opts.preset ? { preset: opts.preset } : {}), suites, ...(opts.loadOptions ? { loadOptions: opts.loadOptions } : {}), ...(opts.suiteRoot ? { suiteRoot: opts.suiteRoot } : {}), ...(opts.embedder ? { embedder: opts.embedder } : {}), ...(log ? { log } : {}), ...(opts.checklist !== undefined ? { checklist: opts.checklist } : {}), ...(opts.groundTruth !== undefined ? { groundTruth: opts.groundTruth } : {}) }, session);
+      const s = await scoreStoredRun(store, id, { judge, options: opts.options, runsRoot: opts.runsRoot, ...(opts.preset ? { preset: opts.preset } : {}), suites, ...(opts.loadOptions ? { loadOptions: opts.loadOptions } : {}), ...(opts.suiteRoot ? { suiteRoot: opts.suiteRoot } : {}), ...(opts.embedder ? { embedder: opts.embedder } : {}), ...(log ? { log } : {}), ...(opts.checklist !== undefined ? { checklist: opts.checklist } : {}), ...(opts.groundTruth !== undefined ? { groundTruth: opts.groundTruth } : {}) }, session);
       runs.push(s);
       if (opts.save) await saveRunScore(store, s);
     }
@@ -197,6 +197,7 @@ export const scoreCommand: CliCommand = {
       : lexicalEmbedder();
     const res = await scoreRuns({
       storeFile: storeName(io, values.store),
+      runsRoot: runsRootOf(io, values.store),
       ...(values.run?.length ? { runIds: values.run } : {}),
       ...(values.suite ? { suite: values.suite } : {}),
       ...(values['suite-root'] ?? values.root ? { suiteRoot: resolve(io.cwd, (values['suite-root'] ?? values.root)!) } : {}),

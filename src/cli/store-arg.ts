@@ -62,3 +62,12 @@ export function storeName(io: CliIo, value: string | undefined): string {
 export function runsDirOf(io: CliIo, loc: StoreLocation): string {
   return loc.engine === 'sqlite' ? join(dirname(loc.file), 'runs') : resolve(io.cwd, '.loupe', 'runs');
 }
+
+/**
+ * The runs folder of the `--store` value (see {@link runsDirOf}): the only place a run's recorded workspace is read
+ * from or written to (issue 36; elsewhere its files come from the store's copy).
+ * @throws UsageError for a malformed location.
+ */
+export function runsRootOf(io: CliIo, value: string | undefined): string {
+  return runsDirOf(io, storeLocation(io, value));
+}

@@ -41,8 +41,8 @@ export class MemoryRunStore implements RunStore {
   }
   async createRun(r: NewRun): Promise<RunRecord> {
     if (this.#runs.has(r.id)) throw new Error(`run ${r.id} exists`);
-    const { tokensKnown: _tk, ...fields } = r;
-    this.#runs.set(r.id, { ...clone(fields), status: r.status ?? 'pending', statusReason: null, createdAt: new Date(Date.now() + this.#runs.size).toISOString(), startedAt: null, endedAt: null, durationMs: 0, steps: 0, tokens: r.tokensKnown === false ? null : { input: 0, output: 0, cached: 0 }, costUsd: null, extra: {} });
+    const { tokensKnown: _tk, workspace, ...fields } = r;
+    this.#runs.set(r.id, { ...clone(fields), storedWorkspace: workspace, status: r.status ?? 'pending', statusReason: null, createdAt: new Date(Date.now() + this.#runs.size).toISOString(), startedAt: null, endedAt: null, durationMs: 0, steps: 0, tokens: r.tokensKnown === false ? null : { input: 0, output: 0, cached: 0 }, costUsd: null, extra: {} });
     return (await this.getRun(r.id))!;
   }
   async updateRun(id: string, p: RunPatch): Promise<void> {
@@ -54,7 +54,7 @@ export class MemoryRunStore implements RunStore {
     if (p.addDurationMs !== undefined) r.durationMs += Math.round(p.addDurationMs);
     if (p.sandbox !== undefined) r.sandbox = p.sandbox;
     if (p.ownerPid !== undefined) r.ownerPid = p.ownerPid;
-    if (p.workspace !== undefined) r.workspace = p.workspace;
+    if (p.workspace !== undefined) r.storedWorkspace = p.workspace;
   }
   async setDataChecksums(id: string, c: Record<string, string>): Promise<void> {
     this.#run(id).dataChecksums = { ...c };

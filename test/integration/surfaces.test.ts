@@ -6,6 +6,7 @@
  * Screenshots: surfaces-timeline-verdicts, surfaces-timeline-expected, surfaces-results-drilldown, ...
  */
 import assert from 'node:assert/strict';
+import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import * as vscode from 'vscode';
 import { loadLongdaGroundTruth } from '../../src/core/benchmarks/longda/eval.ts';
@@ -59,7 +60,8 @@ describe('Surfaces as an expert uses them (issue 22)', function () {
       ];
       for (const [k, plan] of plans.entries()) {
         const id = `sf-longda-${k + 1}`;
-        await st.createRun({ id, suite: 'longda', blockId: BLOCK, agent: 'llm', model: 'analyst-model', params: { suiteRoot: root(), repeat: k + 1 }, promptHash: 'h', toolSet: 'longda', dataChecksums: {}, loupeVersion: 't', sandbox: 'off', workspace: join(storePath, '..', id) });
+        await st.createRun({ id, suite: 'longda', blockId: BLOCK, agent: 'llm', model: 'analyst-model', params: { suiteRoot: root(), repeat: k + 1 }, promptHash: 'h', toolSet: 'longda', dataChecksums: {}, loupeVersion: 't', sandbox: 'off', workspace: join(storePath, '..', id, 'workspace') });
+        mkdirSync(join(storePath, '..', id, 'workspace'), { recursive: true }); // a run folder of the runs folder (issue 36)
         await st.updateRun(id, { status: 'running', startedAt: new Date().toISOString() });
         for (const [i, v] of plan.entries()) {
           const q = gt()[i]!.qId;
@@ -375,6 +377,39 @@ describe('Surfaces as an expert uses them (issue 22)', function () {
       await st.close();
       if (!open.length) break;
       await new Promise((r) => setTimeout(r, 500));
+    }
+  });
+
+  it('a run whose recorded folder is outside the runs folder (set in the store): opened, resumed or deleted only in words of VS Code, the folder untouched', async () => {
+    const { mkdtempSync, writeFileSync, readdirSync, rmSync } = await import('node:fs');
+    const { tmpdir } = await import('node:os');
+    const home = mkdtempSync(join(tmpdir(), 'loupe-home-you-'));
+    writeFileSync(join(home, 'id_rsa'), 'secret');
+    const st = openStore(storePath);
+    try {
+      await st.createRun({ id: 'sf-outside', suite: 'longda', blockId: BLOCK, agent: 'reference', model: 'reference', params: { suiteRoot: root() }, promptHash: 'h', toolSet: 'longda', dataChecksums: {}, loupeVersion: 't', sandbox: 'off', workspace: home, status: 'failed' });
+    } finally {
+      await st.close();
+    }
+    const shown: string[] = [];
+    const w = vscode.window as unknown as Record<string, (...a: unknown[]) => unknown>;
+    const originals = Object.fromEntries(['showErrorMessage', 'showWarningMessage'].map((k) => [k, w[k]!]));
+    for (const [k, f] of Object.entries(originals)) w[k] = (...a: unknown[]) => { shown.push(String(a[0])); return f.apply(vscode.window, a); };
+    try {
+      for (const cmd of ['loupe.openRunWorkspace', 'loupe.resumeRun']) {
+        shown.length = 0;
+        assert.equal(await vscode.commands.executeCommand(cmd, { run: { id: 'sf-outside' }, open: false }), undefined, cmd);
+        const msg = shown.join('\n');
+        assert.match(msg, /Run sf-outside: workspace .*loupe-home-you-.* is outside the runs folder .*\(setting loupe\.runsDirectory: /, `${cmd}: ${msg}`);
+        assert.doesNotMatch(msg, /--store|--resume/, cmd);
+      }
+      shown.length = 0;
+      assert.equal(await vscode.commands.executeCommand('loupe.deleteRun', 'sf-outside', true), true);
+      assert.deepEqual(readdirSync(home), ['id_rsa'], 'the recorded folder was left alone');
+      assert.match(shown.join('\n'), /run sf-outside deleted from the store; its recorded folder was left alone \(workspace .* is outside the runs folder/);
+    } finally {
+      Object.assign(w, originals);
+      rmSync(home, { recursive: true, force: true });
     }
   });
 

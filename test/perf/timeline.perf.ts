@@ -52,7 +52,7 @@ function syntheticStep(i: number, t0: number): StepRecord {
 function run(n: number): RunRecord {
   return {
     id: 'perf', suite: 'longda', blockId: 'NHANES_perf', agent: 'llm', model: 'synthetic', params: {}, promptHash: '', toolSet: 'longda', dataChecksums: {},
-    loupeVersion: '0', sandbox: 'off', workspace: '/tmp', status: 'running', statusReason: null, createdAt: new Date(0).toISOString(),
+    loupeVersion: '0', sandbox: 'off', storedWorkspace: '/tmp', status: 'running', statusReason: null, createdAt: new Date(0).toISOString(),
     startedAt: new Date(0).toISOString(), endedAt: null, durationMs: n * 1500, steps: n, tokens: { input: n * 2000, output: n * 80, cached: 0 }, costUsd: null,
   };
 }

@@ -12,6 +12,7 @@ import type { Judge } from '../eval/judges/types.ts';
 import type { RunScore, ScoreAggregate, ScoringSession } from '../eval/run-score.ts';
 import type { RunStore } from '../store/types.ts';
 import type { InterventionRecord, RunRecord, Usage } from '../store/records.ts';
+import type { RunFolder } from '../store/run-folder.ts';
 import type { Block, LoadSuiteOptions, Suite } from '../suites/types.ts';
 import type { Logger } from '../util/log.ts';
 import type { OptionSpec, OptionValues } from './options.ts';
@@ -188,6 +189,8 @@ export interface RunHookContext {
 export interface ScoreContext {
   store: RunStore;
   run: RunRecord;
+  /** The run's folder checked against the runs folder this user configured (issue 36): read files only through it (`readRunFile`). */
+  folder: RunFolder;
   suite: Suite;
   block: Block;
   judge: Judge;
@@ -264,7 +267,7 @@ export type ReviewSource = { markdown: string } | { sections: Array<{ key: strin
 /** Side-by-side review of a benchmark's runs (issue 16). */
 export interface BenchmarkReview {
   /** The run's output to compare, read from the store (answers, tool-set state, events) or its workspace; null when the run produced nothing to review ("no report"). */
-  sectionsOf(store: RunStore, run: RunRecord): Promise<ReviewSource | null>;
+  sectionsOf(store: RunStore, run: RunRecord, folder: RunFolder): Promise<ReviewSource | null>;
   /** Criteria voted on pairs of this block's runs when the user sets no rubric (AnalystBench: the block's checklist), or null for the default rubric. */
   criteria(block: Block): string[] | null;
 }
@@ -363,8 +366,12 @@ export interface BenchmarkDefinition {
   readonly evidenceFiles: ((store: RunStore, run: RunRecord) => Promise<string[]>) | null;
   /** The expert ground truth experts can see and version (BLADE), or null. */
   readonly groundTruth: BenchmarkGroundTruth | null;
-  /** Writes the benchmark's own results files for runs (`loupe run --results DIR`), or null when it has none. @returns files written. */
-  readonly exportResults: ((store: RunStore, runs: ExportedRun[], dir: string) => Promise<string[]>) | null;
+  /**
+   * Writes the benchmark's own results files for runs (`loupe run --results DIR`), or null when it has none. `runsRoot`
+   * the runs folder this user configured (issue 36: a run's files are read from its folder only when it lies inside,
+   * else from the store's copy; null: the store's copy only). @returns files written.
+   */
+  readonly exportResults: ((store: RunStore, runs: ExportedRun[], dir: string, runsRoot: string | null) => Promise<string[]>) | null;
   /** Issue 20: when an assisted run counts as having solved its block, or absent/null when the benchmark has no such rule. */
   readonly solvedAfterInterventions?: SolvedAfterInterventions | null;
   /** Failure-mode analysis: taxonomy, failed items, insights (issue 19), or null. */

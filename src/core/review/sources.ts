@@ -7,6 +7,7 @@ import { getBenchmark } from '../benchmarks/registry.ts';
 import type { ReviewSource } from '../benchmarks/types.ts';
 import { reopenRun } from '../runs/reopen.ts';
 import type { RunRecord } from '../store/records.ts';
+import { runFolderOf } from '../store/run-folder.ts';
 import type { RunStore } from '../store/types.ts';
 import type { Suite } from '../suites/types.ts';
 import { LoupeInputError } from '../util/errors.ts';
@@ -14,14 +15,16 @@ import { DEFAULT_RUBRIC, type PairInput } from './pairwise.ts';
 
 /**
  * A run's output for review, through its benchmark.
+ * @param runsRoot the runs folder this user configured: the run's files are read from its folder only when it lies
+ *   inside (issue 36), else from the store's copy; null: the store's copy only.
  * @returns the run, and its source (null: "no report").
  * @throws LoupeInputError for an unknown run or benchmark.
  */
-export async function reviewSourceOf(runs: RunStore, runId: string): Promise<{ run: RunRecord; source: ReviewSource | null }> {
+export async function reviewSourceOf(runs: RunStore, runId: string, runsRoot: string | null): Promise<{ run: RunRecord; source: ReviewSource | null }> {
   const run = await runs.getRun(runId);
   if (!run) throw new LoupeInputError(`run ${runId}`, 'is not in the store');
   const b = getBenchmark(run.suite, `run ${run.id}`);
-  return { run, source: await b.review.sectionsOf(runs, run) };
+  return { run, source: await b.review.sectionsOf(runs, run, await runFolderOf(runs, run, runsRoot)) };
 }
 
 /** The source as one Markdown text (sections under their titles), '' for none. */

@@ -8,19 +8,22 @@
 import { findBenchmark } from '../benchmarks/registry.ts';
 import { captureRunArtefacts, type ArtefactCapture } from '../store/artefacts.ts';
 import type { RunRecord } from '../store/records.ts';
+import type { RunFolder } from '../store/run-folder.ts';
 import type { RunStore } from '../store/types.ts';
 import { errorMessage } from '../util/errors.ts';
 import { nullLogger, type Logger } from '../util/log.ts';
 
 /**
  * Captures a run's workspace files into the store, its benchmark's evidence files first.
- * @param store the run store holding `run`; `log` gets one line with what was kept.
+ * @param store the run store holding `run`; `folder` the run's folder checked against the runs folder this user
+ *   configured (`runFolderOf`, issue 36: a recorded workspace outside it is never read); `log` gets one line with what
+ *   was kept.
  * @param limits bounds overridden (tests): bytes per file, bytes per run, files per run.
  * @returns the capture (stored paths in capture order, skipped files with their reason), or null when it failed: a
  *   failure (the database unreachable, the benchmark's evidence list unreadable) becomes a `warning` event of the
  *   run and a log line, never an exception, so it cannot turn an ended run into a failed one.
  */
-export async function captureRunEvidence(store: RunStore, run: RunRecord, log: Logger = nullLogger, limits: { fileBytes?: number; runBytes?: number; runFiles?: number } = {}): Promise<ArtefactCapture | null> {
+export async function captureRunEvidence(store: RunStore, run: RunRecord, folder: RunFolder, log: Logger = nullLogger, limits: { fileBytes?: number; runBytes?: number; runFiles?: number } = {}): Promise<ArtefactCapture | null> {
   try {
     const def = findBenchmark(run.suite);
     let first: string[] = [];
@@ -31,7 +34,7 @@ export async function captureRunEvidence(store: RunStore, run: RunRecord, log: L
         await store.addEvent(run.id, 'warning', `artefacts: the files ${def.title} scores and reviews could not be listed (${errorMessage(e)}); captured smallest first`);
       }
     }
-    const c = await captureRunArtefacts(store, run, { ...limits, first });
+    const c = await captureRunArtefacts(store, run, folder, { ...limits, first });
     log.info(`run ${run.id}: ${c.stored.length} artefact file(s), ${c.bytes} bytes kept in the store${c.skipped.length ? `; ${c.skipped.length} skipped (see the run's events)` : ''}`);
     return c;
   } catch (e) {

@@ -15,6 +15,7 @@ import { fileSha256, listAllFiles } from '../suites/files.ts';
 import { nullLogger, type Logger } from '../util/log.ts';
 import { LOUPE_VERSION } from '../version.ts';
 import { captureRunEvidence } from './evidence.ts';
+import { requireRunFolder, runFolderOf, runIdSegment } from '../store/run-folder.ts';
 import { findPython } from '../env/doctor.ts';
 import type { Block, Suite } from '../suites/types.ts';
 import type { RunStore } from '../store/types.ts';
@@ -420,7 +421,7 @@ async function drive(o: BlockRunOptions, runId: string, runDir: string, workspac
   } finally {
     // However the run ended — finished, out of budget, failed, cancelled, or an exception out of the loop or the
     // benchmark's hooks — the files the agent wrote are kept in the store (issue 26), evidence files first.
-    if (driven) await storeArtefacts(o.store, runId, log);
+    if (driven) await storeArtefacts(o.store, runId, o.runsDir, log);
   }
 }
 
@@ -459,15 +460,16 @@ async function driveBlock(o: BlockRunOptions, runId: string, runDir: string, wor
  * benchmark's evidence files first, so a colleague without the run folder sees the same evidence. A failure is a run
  * event, never a failed run.
  */
-async function storeArtefacts(store: RunStore, runId: string, log: Logger): Promise<void> {
+async function storeArtefacts(store: RunStore, runId: string, runsDir: string, log: Logger): Promise<void> {
   const run = await store.getRun(runId).catch(() => undefined);
-  if (run) await captureRunEvidence(store, run, log);
+  if (run) await captureRunEvidence(store, run, await runFolderOf(store, run, runsDir, log), log);
 }
 
 /**
  * Continues a recorded run after its last committed step.
  * @param o as for {@link startBlockRun}; `suite`/`block` must be the run's (load them from `run.params.suiteRoot`).
- * @throws LoupeInputError when the run is unknown or belongs to another block.
+ * @throws LoupeInputError when the run is unknown or belongs to another block; RunFolderRefusedError (a
+ *   LoupeInputError, `store/run-folder.ts`) when its recorded workspace is not a folder of `o.runsDir` (issue 36).
  */
 export async function resumeBlockRun(o: BlockRunOptions & { runId: string }): Promise<AgentRunResult> {
   const run = await o.store.getRun(o.runId);
@@ -478,10 +480,11 @@ export async function resumeBlockRun(o: BlockRunOptions & { runId: string }): Pr
   if (run.agent.startsWith('mcp:') && !(o.modelClient as { external?: boolean } | undefined)?.external) throw new LoupeInputError(`run ${o.runId}`, `was driven by the external MCP client ${run.agent.slice(4)}: only a new MCP connection can continue it (loupe mcp --resume)`);
   const toolSet = toolSetFor({ ...o, budget: { ...o.budget, maxSteps: o.budget?.maxSteps ?? (run.params.maxSteps as number | undefined) } });
   const model = modelFor({ ...o, agent: run.agent as AgentKind });
-  const runDir = dirname(run.workspace);
+  // Issue 36: the recorded workspace is driven only inside this user's runs folder (never a folder a colleague set).
+  const { runDir, workspace } = requireRunFolder(run, o.runsDir, `it is not resumed (the runs folder is ${o.runsDir})`, { allowAbsent: true });
   if (run.sandbox !== o.kernel.sandbox) await o.store.addEvent(run.id, 'warning', `resumed with sandbox '${o.kernel.sandbox}' (was '${run.sandbox}')`);
   const maxObservationChars = o.maxObservationChars ?? (run.params.maxObservationChars as number | undefined);
-  return drive({ ...o, agent: run.agent as AgentKind, maxObservationChars, budget: { ...o.budget, maxSteps: o.budget?.maxSteps ?? (run.params.maxSteps as number | undefined) } }, run.id, runDir, run.workspace, toolSet, model, true);
+  return drive({ ...o, agent: run.agent as AgentKind, maxObservationChars, budget: { ...o.budget, maxSteps: o.budget?.maxSteps ?? (run.params.maxSteps as number | undefined) } }, run.id, runDir, workspace, toolSet, model, true);
 }
 
 /**
@@ -519,11 +522,13 @@ export async function driveQueuedRun(o: BlockRunOptions & { runId: string }): Pr
   if (!run) throw new LoupeInputError(`run ${o.runId}`, `no such run in ${o.store.location}`);
   if (run.blockId !== o.block.id) throw new LoupeInputError(`run ${o.runId}`, `is for block ${run.blockId}, not ${o.block.id}`);
   if (run.status === 'finished' || run.status === 'budget_exhausted') return { runId: run.id, status: run.status, reason: run.statusReason ?? '', steps: run.steps };
-  const workspace = join(o.runsDir, run.id, 'workspace');
+  const workspace = join(o.runsDir, runIdSegment(run.id), 'workspace'); // issue 36: a queued id from the store is one plain segment
   const fresh = run.status === 'pending' && run.steps === 0;
-  if (run.workspace !== workspace) {
+  // eslint-disable-next-line no-restricted-properties -- only compared and shown, never used as a path (issue 36)
+  const recordedWs = run.storedWorkspace;
+  if (recordedWs !== workspace) {
     await o.store.updateRun(run.id, { workspace });
-    if (!fresh) await o.store.addEvent(run.id, 'worker', `workspace moved to ${workspace} on this machine (was ${run.workspace}); files written by recorded cells come back when they are replayed`);
+    if (!fresh) await o.store.addEvent(run.id, 'worker', `workspace moved to ${workspace} on this machine (was ${recordedWs}); files written by recorded cells come back when they are replayed`);
   }
   if (!fresh) {
     // an earlier attempt died before it recorded the data checksums: record them now

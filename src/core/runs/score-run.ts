@@ -18,6 +18,7 @@ import { DEFAULT_SCORE_PRESET, parseOptions, parseOptionsWithPreset, type Option
 import type { BenchmarkDefinition, ScoreGroup } from '../benchmarks/types.ts';
 import type { CaptionEmbedder } from '../benchmarks/analystbench/eval.ts';
 import { captureRunEvidence } from './evidence.ts';
+import { runFolderOf } from '../store/run-folder.ts';
 import { reopenRun } from './reopen.ts';
 import { assistanceLabel, assistanceOf, type RunAssistance } from './intervene.ts';
 import type { ScoreAssistance } from '../eval/run-score.ts';
@@ -86,6 +87,13 @@ export interface ScoreRunOptions {
   groundTruth?: 'latest' | 'shipped' | number;
   /** Loader options the run was made with (DDR `entities`, `database`, `metadataDir`, `checklist`), when not recorded with it. */
   loadOptions?: Omit<LoadSuiteOptions, 'log' | 'onProgress'>;
+  /**
+   * The runs folder this user configured (CLI: `runs/` next to the `--store` file, or `./.loupe/runs` for a team store;
+   * VS Code: `loupe.runsDirectory`). Issue 36: the run's recorded workspace is read (and captured) only when it lies
+   * inside, else its files come from the store's copy and an event on the run says why. Null or absent: the store's
+   * copy only (safe by default).
+   */
+  runsRoot?: string | null;
   log?: Logger;
 }
 
@@ -107,13 +115,15 @@ export async function scoreStoredRun(store: RunStore, runId: string, o: ScoreRun
   const preset = o.preset ?? DEFAULT_SCORE_PRESET;
   const options = benchmarkOptions(def, raw, preset);
   const own = session ?? scoringSession();
+  // Issue 36: the recorded workspace is used only inside the runs folder this user configured.
+  const folder = await runFolderOf(store, run, o.runsRoot, o.log ?? nullLogger);
   // The evidence the score reads (issue 26): kept in the store once, for runs that ended before the store kept it.
-  if (run.status !== 'running' && !(await store.artefacts.list(run.id)).length) await captureRunEvidence(store, run, o.log ?? nullLogger);
+  if (run.status !== 'running' && !(await store.artefacts.list(run.id)).length) await captureRunEvidence(store, run, folder, o.log ?? nullLogger);
   try {
     const { suite, block } = await reopenRun(run, { ...(o.suiteRoot ? { suiteRoot: o.suiteRoot } : {}), ...(o.loadOptions ? { loadOptions: o.loadOptions } : {}), ...(o.suites ? { suites: o.suites } : {}), log: o.log ?? nullLogger });
     const picked = def.checklist ? await checklistFor(store, def, suite, block, o.checklist ?? 'latest') : undefined;
     const counted = countingJudge(o.judge);
-    const ctx = { store, run, suite, block: picked?.block ?? block, judge: counted.judge, options, raw, session: own, extras: { ...(o.embedder ? { embedder: o.embedder } : {}), groundTruthVersion: o.groundTruth ?? 'latest' }, log: o.log ?? nullLogger };
+    const ctx = { store, run, folder, suite, block: picked?.block ?? block, judge: counted.judge, options, raw, session: own, extras: { ...(o.embedder ? { embedder: o.embedder } : {}), groundTruthVersion: o.groundTruth ?? 'latest' }, log: o.log ?? nullLogger };
     const score = await def.score(ctx);
     // Issue 20: the human help the run had, and (where the benchmark defines it) after how many interventions it was solved.
     const interventions = await store.getInterventions(run.id);

@@ -16,8 +16,10 @@
  */
 import { extname, join, sep } from 'node:path';
 import { listContained, readContainedFile } from '../util/contained.ts';
+import { LoupeInputError } from '../util/errors.ts';
 import { isHeldDatabaseFile } from '../util/held-files.ts';
 import type { RunRecord } from './records.ts';
+import type { RunFolder } from './run-folder.ts';
 import type { RunStore } from './types.ts';
 
 /** Largest file kept (bytes): 16 MiB. */
@@ -60,27 +62,30 @@ export interface ArtefactCapture {
  * Stores the files an agent wrote in a run's workspace into the run store (see the module comment), replacing what
  * an earlier capture stored under the same paths. Called when a run ends, however it ends (the runner, through
  * `captureRunEvidence` of `runs/evidence.ts`), and when a run is first scored.
- * @param store the run store holding the run; `run` the run (its `workspace` folder is read, links never followed).
+ * @param store the run store holding the run; `run` the run; `folder` its folder checked by `trustedRunFolder` /
+ *   `runFolderOf` (`run-folder.ts`, issue 36): only a trusted `folder.workspace` is read (links never followed); a
+ *   recorded path outside the runs folder is never touched.
  * @param limits `first`: workspace-relative paths captured before every other file, in this order (the benchmark's
  *   evidence files; paths that are not files of the workspace are ignored); the bounds can be overridden (tests):
  *   bytes per file, bytes per run, files per run.
- * @returns what was stored (in capture order) and skipped; nothing when the workspace folder is absent (another
+ * @returns what was stored (in capture order) and skipped; nothing when the folder is not trusted or absent (another
  *   machine's run).
  * @throws Error from the store (the run is gone, the database is unreachable).
  */
-export async function captureRunArtefacts(store: RunStore, run: Pick<RunRecord, 'id' | 'workspace' | 'dataChecksums'>, limits: { fileBytes?: number; runBytes?: number; runFiles?: number; first?: readonly string[] } = {}): Promise<ArtefactCapture> {
+export async function captureRunArtefacts(store: RunStore, run: Pick<RunRecord, 'id' | 'dataChecksums'>, folder: RunFolder, limits: { fileBytes?: number; runBytes?: number; runFiles?: number; first?: readonly string[] } = {}): Promise<ArtefactCapture> {
   const fileMax = limits.fileBytes ?? ARTEFACT_FILE_MAX_BYTES;
   const runMax = limits.runBytes ?? ARTEFACT_RUN_MAX_BYTES;
   const filesMax = limits.runFiles ?? ARTEFACT_RUN_MAX_FILES;
   const out: ArtefactCapture = { stored: [], bytes: 0, skipped: [], truncatedWalk: false };
+  const ws = folder.runId === run.id ? folder.workspace : null;
   let listing: ReturnType<typeof listContained> | null;
   try {
-    // the workspace folder absent (another machine's run), a link or not a folder: nothing to capture
-    listing = run.workspace ? listContained(run.workspace, WALK_MAX_ENTRIES) : null;
+    // no trusted workspace (outside the runs folder, another machine's run), a link or not a folder: nothing to capture
+    listing = ws ? listContained(ws, WALK_MAX_ENTRIES) : null;
   } catch {
     listing = null;
   }
-  if (!listing) return out;
+  if (!ws || !listing) return out;
   const inputs = new Set(Object.keys(run.dataChecksums ?? {}));
   out.truncatedWalk = listing.truncated;
   const found: Array<{ path: string; size: number }> = [];
@@ -89,7 +94,7 @@ export async function captureRunArtefacts(store: RunStore, run: Pick<RunRecord, 
     if (e.kind !== 'file') continue;
     if (inputs.has(e.path)) continue;
     // the run store itself (a workspace holding the store folder): never opened outside SQLite, issue 39
-    if (isHeldDatabaseFile(join(run.workspace, ...e.path.split('/')))) continue;
+    if (isHeldDatabaseFile(join(ws, ...e.path.split('/')))) continue;
     if (e.size === 0) continue; // the sandbox's empty mount points; an empty file is no evidence
     found.push({ path: e.path, size: e.size });
   }
@@ -104,7 +109,7 @@ export async function captureRunArtefacts(store: RunStore, run: Pick<RunRecord, 
     if (out.bytes + f.size > runMax) { out.skipped.push({ ...f, reason: 'run byte limit' }); continue; }
     let bytes: Buffer;
     try {
-      bytes = readContainedFile(run.workspace, f.path, null, { maxBytes: fileMax });
+      bytes = readContainedFile(ws, f.path, null, { maxBytes: fileMax });
     } catch {
       out.skipped.push({ ...f, reason: 'unreadable' });
       continue;
@@ -123,23 +128,25 @@ export async function captureRunArtefacts(store: RunStore, run: Pick<RunRecord, 
 }
 
 /**
- * Reads a file of a run: from its workspace folder when this machine has it, contained (`readContainedFile` of
- * `util/contained.ts`, issue 36: links, FIFOs, sockets, devices, hard-linked files and paths leaving the workspace are
- * refused, reads bounded to {@link ARTEFACT_FILE_MAX_BYTES}), else the copy kept in the store by
- * {@link captureRunArtefacts}.
- * @param store the run store; `run` the run; `rel` the path relative to the workspace (`report.md`).
+ * Reads a file of a run: from its workspace folder when this machine has it and it is trusted (`folder` from
+ * `trustedRunFolder` / `runFolderOf`, issue 36), contained (`readContainedFile` of `util/contained.ts`, issue 36:
+ * links, FIFOs, sockets, devices, hard-linked files and paths leaving the workspace are refused, reads bounded to
+ * {@link ARTEFACT_FILE_MAX_BYTES}), else the copy kept in the store by {@link captureRunArtefacts}.
+ * @param store the run store; `folder` the run's checked folder (its `runId` names the run); `rel` the path relative
+ *   to the workspace (`report.md`).
  * @returns the text (UTF-8) or the bytes (`encoding` null).
  * @throws LoupeInputError (a `ContainedPathError` naming `rel` and why) when neither the folder nor the store has the file.
  */
-export async function readRunFile(store: RunStore, run: Pick<RunRecord, 'id' | 'workspace'>, rel: string, encoding: 'utf8'): Promise<string>;
-export async function readRunFile(store: RunStore, run: Pick<RunRecord, 'id' | 'workspace'>, rel: string, encoding: null): Promise<Buffer>;
-export async function readRunFile(store: RunStore, run: Pick<RunRecord, 'id' | 'workspace'>, rel: string, encoding: 'utf8' | null): Promise<string | Buffer> {
+export async function readRunFile(store: RunStore, folder: RunFolder, rel: string, encoding: 'utf8'): Promise<string>;
+export async function readRunFile(store: RunStore, folder: RunFolder, rel: string, encoding: null): Promise<Buffer>;
+export async function readRunFile(store: RunStore, folder: RunFolder, rel: string, encoding: 'utf8' | null): Promise<string | Buffer> {
   try {
+    if (!folder.workspace) throw new LoupeInputError(rel, `no such file in the store's copy of run ${folder.runId}`);
     const opts = { maxBytes: ARTEFACT_FILE_MAX_BYTES };
-    return encoding ? readContainedFile(run.workspace, rel, encoding, opts) : readContainedFile(run.workspace, rel, null, opts);
+    return encoding ? readContainedFile(folder.workspace, rel, encoding, opts) : readContainedFile(folder.workspace, rel, null, opts);
   } catch (e) {
     const key = rel.split(sep).join('/').replace(/^\.\//, '');
-    const kept = await store.artefacts.get(run.id, key).catch(() => undefined);
+    const kept = await store.artefacts.get(folder.runId, key).catch(() => undefined);
     if (!kept) throw e;
     return encoding ? kept.bytes.toString(encoding) : kept.bytes;
   }

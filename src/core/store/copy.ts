@@ -12,9 +12,11 @@
  * team store as the role that owns it).
  * Source: issue 26 "Move data: `loupe store copy --from FILE.sqlite --to postgres://...` (and back)".
  */
+import { dirname } from 'node:path';
 import type pg from 'pg';
 import { pgPoolOf, pgTransaction } from './pg-run-store.ts';
 import { sqliteHandleOf, stepRowWithBlobTexts } from './run-store.ts';
+import { trustedRunFolder } from './run-folder.ts';
 import type { RunStore } from './types.ts';
 
 type Row = Record<string, unknown>;
@@ -216,7 +218,8 @@ function rowIo(store: RunStore): RowIo {
  * Copies every row of `from` into `to` (see the module comment), in one transaction of `to`. A row the target
  * refuses (a value its column type rejects, a constraint) is left out and named in `failed` (table and key); every
  * other row is copied (issue 39: one bad row used to abort the whole copy without naming it).
- * @param from an open run store (SQLite or PostgreSQL).
+ * @param from an open run store (SQLite or PostgreSQL); a SQLite store's long step texts are read from run folders
+ *   inside the store file's folder only (issue 36).
  * @param to an open run store at the same schema version (SQLite or PostgreSQL; may be the other engine).
  * @returns rows read per table, rows added to the target, and the rows refused (`failed`, absent when none).
  * @throws Error naming both stores when their schema versions differ, or a table or column is missing on one side;
@@ -244,7 +247,12 @@ export async function copyStore(from: RunStore, to: RunStore): Promise<CopyRepor
   const inline = from.engine === 'sqlite' && to.engine !== 'sqlite';
   const withTexts = async (r: Row): Promise<Row> => {
     const id = r.run_id as string;
-    if (!workspaces.has(id)) workspaces.set(id, (await from.getRun(id))?.workspace);
+    if (!workspaces.has(id)) {
+      // Issue 36: blobs are read only from a run folder inside the source store's folder (a crafted store cannot
+      // point them at another folder of this machine).
+      const run = await from.getRun(id);
+      workspaces.set(id, run ? trustedRunFolder(run, dirname(from.location)).runDir ?? undefined : undefined);
+    }
     return stepRowWithBlobTexts(r, workspaces.get(id));
   };
   await dst.transaction(async (put) => {

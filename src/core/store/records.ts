@@ -164,7 +164,7 @@ export interface RunRecord {
   dataChecksums: Record<string, string>;
   loupeVersion: string;
   sandbox: string;
-  workspace: string;
+  storedWorkspace: string;
   status: RunStatus;
   statusReason: string | null;
   createdAt: string;

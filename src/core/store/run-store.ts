@@ -12,6 +12,7 @@ import { holdDatabaseFile } from '../util/held-files.ts';
 import { dirname, join } from 'node:path';
 import { LoupeInputError } from '../util/errors.ts';
 import { redactStoreUrls } from './location.ts';
+import { trustedRunFolder } from './run-folder.ts';
 import { migrations as defaultMigrations, type Migration } from './migrations.ts';
 import { SqliteArtefactRows, SqliteJudgementRows, SqliteScoreRows } from './sqlite-rows.ts';
 import { OffThreadReader } from './read-worker.ts';
@@ -47,7 +48,7 @@ export function runFromRow(r: Row): RunRecord {
     dataChecksums: JSON.parse(r.data_checksums as string) as Record<string, string>,
     loupeVersion: r.loupe_version as string,
     sandbox: r.sandbox as string,
-    workspace: r.workspace as string,
+    storedWorkspace: r.workspace as string,
     status: r.status as RunStatus,
     statusReason: (r.status_reason as string | null) ?? null,
     createdAt: r.created_at as string,
@@ -90,14 +91,15 @@ const BLOB_MARK = '\u0000loupe-blob:';
  * A SQLite `steps` row with the texts it keeps as run-folder blobs (over {@link BLOB_MIN_CHARS}) put back into its
  * JSON columns, for a store without run folders (`loupe store copy` to PostgreSQL). A blob file that is missing
  * becomes a note saying so (as readers of the file show it).
- * @param row a `steps` row (columns `assistant`, `tool_calls` as stored); `workspace` the run's workspace folder
- *   (its blobs are in `<run folder>/blobs/<sha256>`), undefined when unknown.
+ * @param row a `steps` row (columns `assistant`, `tool_calls` as stored); `runDir` the run's folder checked by
+ *   `trustedRunFolder` (issue 36: never a path read from the store unchecked; its blobs are in
+ *   `<run folder>/blobs/<sha256>`), undefined when unknown or not trusted.
  * @returns the same row when it holds no blob marker, else a copy with full texts.
  */
-export function stepRowWithBlobTexts(row: Record<string, unknown>, workspace: string | undefined): Record<string, unknown> {
+export function stepRowWithBlobTexts(row: Record<string, unknown>, runDir: string | undefined): Record<string, unknown> {
   const marked = (c: unknown) => typeof c === 'string' && c.includes('\\u0000loupe-blob:');
   if (!marked(row.tool_calls) && !marked(row.assistant)) return row;
-  const dir = workspace ? join(dirname(workspace), 'blobs') : undefined;
+  const dir = runDir ? join(runDir, 'blobs') : undefined;
   const put = (t: string): string => {
     if (typeof t !== 'string' || !t.startsWith(BLOB_MARK)) return t;
     const [sha, len] = t.slice(BLOB_MARK.length).split(':');
@@ -316,11 +318,17 @@ export class SqliteRunStore implements RunStore {
     this.db.prepare('UPDATE runs SET data_checksums = ? WHERE id = ?').run(JSON.stringify(checksums), id);
   }
 
-  /** The run folder's blob directory, when the run has a run folder on disk. */
+  /**
+   * The run folder's blob directory, when the run has a run folder on disk that lies inside the folder of this store
+   * file (by real path, no links, owned by this user: issue 36, a workspace path set in the store is never trusted);
+   * otherwise long texts stay in the row.
+   */
   #blobDir(runId: string): string | undefined {
+    if (this.file === ':memory:') return undefined;
     const ws = (this.db.prepare('SELECT workspace FROM runs WHERE id = ?').get(runId) as { workspace?: string } | undefined)?.workspace;
-    if (!ws || !existsSync(dirname(ws))) return undefined;
-    return join(dirname(ws), 'blobs');
+    if (!ws) return undefined;
+    const f = trustedRunFolder({ id: runId, storedWorkspace: ws }, dirname(this.file));
+    return f.runDir ? join(f.runDir, 'blobs') : undefined;
   }
 
   /** Moves one long text into the run's blob folder; returns the marker stored instead. */

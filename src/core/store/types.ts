@@ -98,7 +98,9 @@ export interface RunLeaseHolder {
 export type RunLeaseResult = { ok: true; tookOverFrom?: RunLeaseHolder } | { ok: false; holder: RunLeaseHolder };
 
 /** The fields a caller gives to create a run. */
-export type NewRun = Omit<RunRecord, 'createdAt' | 'steps' | 'tokens' | 'costUsd' | 'durationMs' | 'startedAt' | 'endedAt' | 'statusReason' | 'status'> & {
+export type NewRun = Omit<RunRecord, 'createdAt' | 'steps' | 'tokens' | 'costUsd' | 'durationMs' | 'startedAt' | 'endedAt' | 'statusReason' | 'status' | 'storedWorkspace'> & {
+  /** The run's workspace folder on this machine (recorded; read back as {@link RunRecord.storedWorkspace}). */
+  workspace: string;
   status?: RunStatus;
   /** False when the run's token use cannot be known (an external MCP client): its tokens read as null (issue 24). Default true. */
   tokensKnown?: boolean;

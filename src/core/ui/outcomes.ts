@@ -68,7 +68,8 @@ export async function latestRunScore(store: RunStore, runId: string): Promise<{ 
 /**
  * The timeline's correctness marks of a run: from its newest stored score, else — for a judge-free benchmark whose
  * ground truth Loupe can read (LongDA tolerance matching) — scored now with the benchmark's default options.
- * @param suites suite cache shared across calls (live scoring reloads nothing it already has).
+ * @param suites suite cache shared across calls (live scoring reloads nothing it already has; it reads the run's
+ *   files from the store's copy only, never a recorded workspace: issue 36).
  * @returns null when the benchmark has no per-item outcomes, or nothing could be scored (the reason is `error`).
  */
 export async function timelineScoring(store: RunStore, run: RunRecord, suites?: Map<string, Promise<Suite>>): Promise<TimelineScoring | null> {
@@ -84,7 +85,7 @@ export async function timelineScoring(store: RunStore, run: RunRecord, suites?: 
     source = 'stored';
     scoredAt = stored.scoredAt;
   } else if (def.judgeFree) {
-    score = await scoreStoredRun(store, run.id, { judge: createJudge({ kind: 'none' }, judgementStoreOf(store)), ...(suites ? { suites } : {}) });
+    score = await scoreStoredRun(store, run.id, { judge: createJudge({ kind: 'none' }, judgementStoreOf(store)), runsRoot: null, ...(suites ? { suites } : {}) });
     source = 'live';
     scoredAt = new Date().toISOString();
   } else {

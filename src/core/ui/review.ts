@@ -12,8 +12,8 @@ import type { RunStore } from '../store/types.ts';
 import type { PairView, RankingState, ReviewNumberView, ReviewQueueView, ReviewRowView, ReviewSideView } from '../../protocol/review.ts';
 
 /** A run's review document with its numbers traced to its cells. */
-async function docOf(runs: RunStore, runId: string): Promise<ReviewDoc> {
-  const { source } = await reviewSourceOf(runs, runId);
+async function docOf(runs: RunStore, runId: string, runsRoot: string | null): Promise<ReviewDoc> {
+  const { source } = await reviewSourceOf(runs, runId, runsRoot);
   const doc = !source ? reviewDocFromMarkdown(runId, '') : 'markdown' in source ? reviewDocFromMarkdown(runId, source.markdown) : reviewDocFromSections(runId, source.sections);
   if (doc.numbers.length) traceNumbers(doc, await runs.getCells(runId));
   return doc;
@@ -28,14 +28,16 @@ export async function reviewQueueView(ann: AnnotationStore, q: AnnotationQueue, 
 
 /**
  * The pair as `annotator` sees it: left/right from {@link leftSideFor}, runs revealed only when they have voted.
+ * @param runsRoot the runs folder this user configured (issue 36: run files are read from a run folder inside it, else
+ *   from the store's copy; null, the default: the store's copy only).
  * @returns the view, and the run ids behind the screen sides (for opening cells).
  */
-export async function pairView(ann: AnnotationStore, runs: RunStore, item: AnnotationItem, annotator: string): Promise<{ view: PairView; sides: { left: string; right: string } }> {
+export async function pairView(ann: AnnotationStore, runs: RunStore, item: AnnotationItem, annotator: string, runsRoot: string | null = null): Promise<{ view: PairView; sides: { left: string; right: string } }> {
   const p = pairOf(item);
   const shownLeft = leftSideFor(item.id, annotator);
   const leftRun = shownLeft === 'A' ? p.runA : p.runB;
   const rightRun = shownLeft === 'A' ? p.runB : p.runA;
-  const [ld, rd] = [await docOf(runs, leftRun), await docOf(runs, rightRun)];
+  const [ld, rd] = [await docOf(runs, leftRun, runsRoot), await docOf(runs, rightRun, runsRoot)];
   const mine = currentAnnotations(await ann.annotations(item.id)).byAnnotator.get(annotator);
   const v = mine?.verdict as PairwiseVerdict | undefined;
   const reveal = async (runId: string): Promise<ReviewSideView['revealed']> => {

@@ -42,7 +42,8 @@ export function headlineFrom(def: BenchmarkDefinition | undefined, summary: Reco
 /**
  * Headline metrics of runs: from each run's newest stored score; runs without one are scored now when their benchmark
  * needs no judge and the run has ended (`live`), else `not scored`.
- * @param runs the runs listed; `o.suites` a suite cache kept across calls; `o.live` false to never score here.
+ * @param runs the runs listed; `o.suites` a suite cache kept across calls; `o.live` false to never score here (a live
+ *   score reads the run's files from the store's copy only, never a recorded workspace: issue 36).
  * @returns run id → headline (runs whose benchmark has no headline metric are left out).
  */
 export async function runHeadlines(store: RunStore, runs: readonly RunRecord[], o: { suites?: Map<string, Promise<Suite>>; live?: boolean } = {}): Promise<Map<string, RunHeadline>> {
@@ -61,7 +62,7 @@ export async function runHeadlines(store: RunStore, runs: readonly RunRecord[], 
       continue;
     }
     if (o.live !== false && def.judgeFree && r.status !== 'running' && r.status !== 'pending' && r.steps > 0) {
-      const sc = await scoreStoredRun(store, r.id, { judge: createJudge({ kind: 'none' }, judgementStoreOf(store)), ...(o.suites ? { suites: o.suites } : {}) }).catch((e: unknown) => ({ error: e instanceof Error ? e.message : String(e), summary: {}, pending: 0 }));
+      const sc = await scoreStoredRun(store, r.id, { judge: createJudge({ kind: 'none' }, judgementStoreOf(store)), runsRoot: null, ...(o.suites ? { suites: o.suites } : {}) }).catch((e: unknown) => ({ error: e instanceof Error ? e.message : String(e), summary: {}, pending: 0 }));
       if (sc.error) out.set(r.id, { text: 'scoring failed', short: '', value: null, source: sc.error, pending: 0 });
       else {
         const h = headlineFrom(def, sc.summary, 'scored live (not saved)', sc.pending);

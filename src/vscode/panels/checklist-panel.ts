@@ -168,7 +168,7 @@ export async function rescoreRun(ctx: LoupeContext, runId: string, version: numb
   const judge = createJudge({ kind, ...(profile ? { model: profile.model, baseUrl: profile.baseUrl, apiKey } : {}) }, judgementStoreOf(store), humanResolver(annotationStoreOf(store)));
   const suites = loaded ? new Map([[`${loaded.def.kind}\u0000${loaded.suite.root}`, Promise.resolve(loaded.suite)]]) : undefined;
   const pick = typeof version === 'object' ? { groundTruth: version.groundTruth } : { checklist: version };
-  const s = await scoreStoredRun(store, runId, { judge, ...pick, ...(suites ? { suites } : {}), log: ctx.log });
+  const s = await scoreStoredRun(store, runId, { judge, ...pick, runsRoot: ctx.runsDirectory, ...(suites ? { suites } : {}), log: ctx.log });
   if (s.error) throw new Error(`Run ${runId} could not be scored: ${s.error}`);
   await saveRunScore(store, s);
   ctx.fireRunsChanged();

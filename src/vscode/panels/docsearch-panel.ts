@@ -5,6 +5,7 @@
  * Hook for other panels: `vscode.commands.executeCommand('loupe.searchDocumentation', args: DocSearchOpenArgs)`
  * opens (or re-targets) the panel pre-filled with a query, a hit to select and a list of searches to replay.
  */
+import { runFolderIn } from '../run/run-folder.ts';
 import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
@@ -79,11 +80,12 @@ function cliPrebuild(ctx: LoupeContext, resolved: ResolvedDocTarget, cacheDir: s
 }
 
 /** A run's block among the configured suites; else the docs/ folder of the run's workspace. */
-async function runDocTarget(ctx: LoupeContext, suiteKind: string, blockId: string, workspace: string): Promise<ResolvedDocTarget> {
+async function runDocTarget(ctx: LoupeContext, suiteKind: string, blockId: string, workspace: string | null): Promise<ResolvedDocTarget> {
   for (const e of await suiteRegistry(ctx).loadAll()) {
     const block = e.suite?.kind === suiteKind ? e.suite.blocks.find((b) => b.id === blockId) : undefined;
     if (e.suite && block) return blockDocTarget(e.suite, block);
   }
+  if (!workspace) throw new Error(`The documents of block ${blockId} are not in any suite of loupe.suites, and its run folder is not inside the runs folder (loupe.runsDirectory)`);
   return { target: { suite: 'folder', root: workspace, title: `Run workspace · ${blockId}` } };
 }
 
@@ -218,7 +220,7 @@ export async function searchDocumentationCommand(ctx: LoupeContext, arg: unknown
     if (!resolved && typeof a.runId === 'string') {
       const run = await ctx.store().getRun(a.runId);
       if (!run) throw new Error(`No run ${a.runId} in ${ctx.storePath}`);
-      resolved = await runDocTarget(ctx, run.suite, run.blockId, run.workspace);
+      resolved = await runDocTarget(ctx, run.suite, run.blockId, runFolderIn(ctx, run).workspace);
       history ??= runSearchHistory(await ctx.store().getSteps(run.id));
     }
     const files = a.files ?? (typeof a.file === 'string' ? [a.file] : undefined);

@@ -4,6 +4,7 @@
  * (each item served with its trajectory); see the Fig. 8 / Table 6 figures. One panel; the data and every rule are
  * in src/core/failures (this file only wires the store, the settings and the webview).
  */
+import { runFolderOf } from '../../core/store/run-folder.ts';
 import * as vscode from 'vscode';
 import { annotationStoreOf, currentAnnotations, type AnnotationStore } from '../../core/annotations/index.ts';
 import { findBenchmark } from '../../core/benchmarks/registry.ts';
@@ -180,7 +181,7 @@ export class FailuresPanel extends LoupePanel {
     const run = await this.ctx.store().getRun(runId);
     const def = run ? findBenchmark(run.suite) : undefined;
     if (!run || !def) return [];
-    const src = await def.review.sectionsOf(this.ctx.store(), run).catch(() => null);
+    const src = await def.review.sectionsOf(this.ctx.store(), run, await runFolderOf(this.ctx.store(), run, this.ctx.runsDirectory)).catch(() => null);
     if (!src) return [];
     const list = 'markdown' in src ? [{ key: 'report', title: 'Report', markdown: src.markdown }] : src.sections;
     return list.filter((s) => s.markdown.trim()).map((s) => ({ name: s.key, title: s.title, text: s.markdown, sentences: sentenceOffsets(s.markdown) }));

@@ -116,7 +116,7 @@ export class ReviewPanel extends LoupePanel {
     const who = currentAnnotator();
     const item = await this.ann.getItem(itemId);
     if (!item) throw new Error(`The pair ${itemId} is no longer in the store`);
-    const { view, sides } = await pairView(this.ann, this.ctx.store(), item, who);
+    const { view, sides } = await pairView(this.ann, this.ctx.store(), item, who, this.ctx.runsDirectory);
     this.sides = { itemId, ...sides };
     return { queue: await reviewQueueView(this.ann, q, who), pair: view, message };
   }
@@ -235,7 +235,7 @@ export async function judgePairsWithSettings(ctx: LoupeContext, suite: string | 
   if (!items.length) throw new Error('There are no pairs to judge yet: open a pairwise review first.');
   const suites = new Map<string, Promise<Suite>>();
   const res = await vscode.window.withProgress({ location: vscode.ProgressLocation.Notification, title: `Loupe: LLM pairwise judge (${profile.name}) on ${items.length} pair${items.length === 1 ? '' : 's'}` },
-    () => judgePairs(rs, judge, items, async (id) => reviewMarkdown((await reviewSourceOf(rs, id)).source), (p) => pairInstruction(rs, p, suites)));
+    () => judgePairs(rs, judge, items, async (id) => reviewMarkdown((await reviewSourceOf(rs, id, ctx.runsDirectory)).source), (p) => pairInstruction(rs, p, suites)));
   const line = `${res.judged} pair${res.judged === 1 ? '' : 's'} judged by ${judge.id}; both orders agreed on ${res.consistent}${res.failed.length ? `; ${res.failed.length} not judged (${res.failed[0]!.error})` : ''}`;
   void RankingPanel.host.get(SINGLETON)?.refresh();
   return line;

@@ -1,4 +1,5 @@
 /** Wires the run experience at activation: runs view, notebook controller, timeline reveal hook, status bar. */
+import { notebookPathIn } from './run-folder.ts';
 import * as vscode from 'vscode';
 import type { LoupeContext } from '../context.ts';
 import { TimelinePanel } from '../panels/timeline-panel.ts';
@@ -38,7 +39,7 @@ export function registerRunUi(ctx: LoupeContext): void {
     if (toolName === 'python') {
       const run = await ctx.store().getRun(runId);
       if (!run) return 'none';
-      const nb = RunSession.get(runId)?.notebook ?? new RunNotebook(ctx.store(), run);
+      const nb = RunSession.get(runId)?.notebook ?? new RunNotebook(ctx.store(), run, notebookPathIn(ctx, run));
       const step = await ctx.store().getStep(runId, stepIndex);
       const nth = step ? step.toolCalls.filter((c) => c.name === 'python').findIndex((c) => c.id === callId) : 0;
       return (await nb.revealStep(stepIndex, Math.max(0, nth))) ? 'notebook' : 'none';

@@ -4,6 +4,7 @@
  * "assisted"), or, after the run, on a fresh sandboxed kernel whose state is rebuilt by replaying the agent's
  * recorded cells first (the notebook says so).
  */
+import { requireRunFolderIn } from './run-folder.ts';
 import { basename, dirname } from 'node:path';
 import * as vscode from 'vscode';
 import { defaultStartKernel, kernelPlacement } from '../../core/runs/runner.ts';
@@ -79,7 +80,7 @@ export class RunNotebookController implements vscode.Disposable {
     const run = await store.getRun(runId);
     if (!run) throw new Error(`run ${runId} not found`);
     const settings = this.ctx.settings;
-    const runDir = dirname(run.workspace);
+    const { runDir } = requireRunFolderIn(this.ctx, run, 'no analyst kernel is started in it', { allowAbsent: true });
     // Mount exactly what the agent's kernel saw: the block's visible files, from the suite the run recorded.
     let block;
     try {

@@ -2,6 +2,7 @@
  * Commands of the run experience: "Run Benchmark Block" (suite → block → model profile → repeats), "Set API Key",
  * and the run actions of the Runs view (timeline, heatmap, notebook, workspace, resume, stop, export, delete).
  */
+import { notebookPathIn, requireRunFolderIn, runFolderIn } from './run-folder.ts';
 import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import * as vscode from 'vscode';
@@ -316,7 +317,7 @@ export function runCommands(): Record<string, (ctx: LoupeContext, ...args: unkno
     'loupe.openRunNotebook': async (ctx, arg, cellSeq) => {
       const r = await runFrom(ctx, arg, 'Open Run Notebook');
       if (!r) return undefined;
-      const nb = RunSession.get(r.id)?.notebook ?? new RunNotebook(ctx.store(), r);
+      const nb = RunSession.get(r.id)?.notebook ?? new RunNotebook(ctx.store(), r, notebookPathIn(ctx, r));
       if (!RunSession.get(r.id)) await nb.writeFile();
       const editor = await nb.open({ preserveFocus: false, ...(typeof cellSeq === 'number' ? { viewColumn: vscode.ViewColumn.Beside } : {}) });
       if (typeof cellSeq === 'number') {
@@ -338,15 +339,17 @@ export function runCommands(): Record<string, (ctx: LoupeContext, ...args: unkno
       const root = r.params.suiteRoot;
       const configured = ctx.settings.suites.find((x) => x.suite === kind && x.root === root);
       const suites = configured ? [configured] : root ? [{ suite: kind, root, ...(r.params.loadOptions?.entities ? { entities: r.params.loadOptions.entities } : {}) }] : [];
-      await rememberFolder(ctx.extension.globalState, r.workspace, { kind: 'run', suites, runsDirectory: ctx.runsDirectory, blockId: r.blockId, runId: r.id });
-      if ((arg as { open?: boolean } | undefined)?.open === false) return r.workspace;
-      await vscode.commands.executeCommand('vscode.openFolder', vscode.Uri.file(r.workspace), { forceNewWindow: true });
-      return r.workspace;
+      const { workspace } = requireRunFolderIn(ctx, r, 'its workspace is not opened');
+      await rememberFolder(ctx.extension.globalState, workspace, { kind: 'run', suites, runsDirectory: ctx.runsDirectory, blockId: r.blockId, runId: r.id });
+      if ((arg as { open?: boolean } | undefined)?.open === false) return workspace;
+      await vscode.commands.executeCommand('vscode.openFolder', vscode.Uri.file(workspace), { forceNewWindow: true });
+      return workspace;
     },
     'loupe.resumeRun': async (ctx, arg) => {
       const r = await runFrom(ctx, arg, 'Resume Run');
       if (!r) return undefined;
       if (RunSession.get(r.id) && !RunSession.get(r.id)?.result) throw new Error(`Run ${r.id} is still running`);
+      requireRunFolderIn(ctx, r, 'it is not resumed', { allowAbsent: true }); // issue 36: never a folder set in the store
       const { suite, block } = await loadRunBlock(r);
       const profile = ctx.settings.models.find((p) => p.model === r.model && p.baseUrl === r.params.baseUrl);
       if (r.agent === 'llm' && !profile) throw new Error(`No model profile in loupe.models matches ${r.model} at ${String(r.params.baseUrl)}`);
@@ -378,12 +381,12 @@ export function runCommands(): Record<string, (ctx: LoupeContext, ...args: unkno
       const fmt = typeof format === 'string' ? format : (await vscode.window.showQuickPick(formats, { title: `Export run ${r.id}` }))?.id;
       if (!fmt) return undefined;
       // Issue 22: where to is the user's choice (a save dialog), the run's folder by default.
-      const outDir = join(dirname(r.workspace), 'export');
+      const outDir = join(runFolderIn(ctx, r).runDir ?? ctx.runsDirectory, 'export');
       const store = ctx.store();
       let out: string;
       if (fmt === 'jsonl') {
         const chosen = typeof target === 'string' ? target : (await vscode.window.showSaveDialog({
-          title: `Export run ${r.id} as a JSONL trajectory`, defaultUri: vscode.Uri.file(join(outDir, `${r.id}.jsonl`)), filters: { 'JSON Lines': ['jsonl'] }, saveLabel: 'Export',
+          title: `Export run ${r.id} as a JSONL trajectory`, defaultUri: vscode.Uri.file(join(outDir, `${r.id.replace(/[^A-Za-z0-9._-]/g, '_')}.jsonl`)), filters: { 'JSON Lines': ['jsonl'] }, saveLabel: 'Export',
         }))?.fsPath;
         if (!chosen) return undefined;
         out = chosen;
@@ -397,7 +400,7 @@ export function runCommands(): Record<string, (ctx: LoupeContext, ...args: unkno
         const { block } = await loadRunBlock(r);
         out = chosen;
         mkdirSync(out, { recursive: true });
-        await def.exportResults(store, [{ runId: r.id, block, repeat: r.params.repeat ?? 1 }], out);
+        await def.exportResults(store, [{ runId: r.id, block, repeat: r.params.repeat ?? 1 }], out, ctx.runsDirectory);
       } else throw new Error(`Unknown export format ${fmt}`);
       void showInformationMessage(`Loupe: exported to ${out}`, 'Reveal').then((x) => x && vscode.commands.executeCommand('revealFileInOS', vscode.Uri.file(out)));
       return out;
@@ -411,8 +414,11 @@ export function runCommands(): Record<string, (ctx: LoupeContext, ...args: unkno
         if (ok !== 'Delete') return false;
       }
       TimelinePanel.get(r.id)?.dispose();
+      // Issue 36: the run folder is removed only when it lies inside the runs folder (never a folder set in the store).
+      const folder = runFolderIn(ctx, r);
       await ctx.store().deleteRun(r.id);
-      rmSync(dirname(r.workspace), { recursive: true, force: true });
+      if (folder.runDir) rmSync(folder.runDir, { recursive: true, force: true });
+      else if (folder.refused) void vscode.window.showWarningMessage(`Loupe: run ${r.id} deleted from the store; its recorded folder was left alone (${folder.refused}).`);
       ctx.fireRunsChanged();
       return true;
     },

@@ -4,7 +4,7 @@
  * cells the analyst adds on the same kernel; those are stored as analyst cells.
  */
 import { containedFileExists, readContainedFile, writeContainedFile } from '../../core/util/contained.ts';
-import { basename, dirname, join } from 'node:path';
+import { basename, dirname } from 'node:path';
 import * as vscode from 'vscode';
 import { buildRunNotebook, isInertMarkdown, kernelCellOutputs, notebookOutputItems, SAFE_OUTPUT_MIMES, sanitiseNotebook, type NotebookOutput } from '../../core/agent/notebook.ts';
 import type { KernelCellRecord, KernelExecuteResult, RunRecord } from '../../core/agent/types.ts';
@@ -122,15 +122,11 @@ export class RunNotebook {
   private doc: vscode.NotebookDocument | undefined;
   private syncing: Promise<void> = Promise.resolve();
 
-  /** `<run folder>/notebook.ipynb` of a run. */
-  static pathFor(run: RunRecord): string {
-    return join(dirname(run.workspace), 'notebook.ipynb');
-  }
-
-  constructor(store: RunStore, run: RunRecord) {
+  /** @param path where the .ipynb goes (`notebookPathIn`: the run folder only when it is trusted, issue 36). */
+  constructor(store: RunStore, run: RunRecord, path: string) {
     this.store = store;
     this.runId = run.id;
-    this.uri = vscode.Uri.file(RunNotebook.pathFor(run));
+    this.uri = vscode.Uri.file(path);
   }
 
   private async run(): Promise<RunRecord> {

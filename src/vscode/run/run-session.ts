@@ -3,6 +3,7 @@
  * transcript terminal, the run notebook, the timeline and the runs view, and shares the kernel with the notebook
  * controller so the analyst can run cells on it.
  */
+import { notebookPathIn } from './run-folder.ts';
 import * as vscode from 'vscode';
 import { RunControl, type AgentRunResult, type InterventionInput } from '../../core/agent/loop.ts';
 import { defaultStartKernel, resumeBlockRun, startBlockRun, type BlockRunOptions } from '../../core/runs/runner.ts';
@@ -83,7 +84,7 @@ export class RunSession implements vscode.Disposable {
       RunSession.byRun.set(runId, this);
       RunSession.changed.fire();
       this.ctx.fireRunsChanged();
-      this.notebook = new RunNotebook(store, run);
+      this.notebook = new RunNotebook(store, run, notebookPathIn(this.ctx, run));
       const written = this.notebook.writeFile();
       if (showUi) {
         this.uiReady = (async () => {

@@ -57,7 +57,7 @@ test('loupe mcp records an MCP client\'s run in a PostgreSQL team store', { time
       assert.equal(steps.at(-1)!.assistant.content, 'FINISH: - The patient is a woman aged 52.');
       assert.equal((await readDdrResult(s, run.id))!.finalReport, 'FINISH: - The patient is a woman aged 52.');
       // the run folder is on this machine, under ./.loupe/runs of the server's working directory
-      assert.equal(dirname(dirname(run.workspace)), join(dir, '.loupe', 'runs'));
+      assert.equal(dirname(dirname(run.storedWorkspace)), join(dir, '.loupe', 'runs'));
       assert.ok(readdirSync(join(dir, '.loupe', 'runs')).includes(run.id));
     } finally {
       await s.close();

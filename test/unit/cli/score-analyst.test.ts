@@ -40,7 +40,7 @@ before(async () => {
   const s = await loadSuite('analystbench', suite);
   const block = s.blocks[0]!;
   assert.equal(block.runnable, true, block.problems.join('; '));
-  const ws = join(dir, 'ws');
+  const ws = join(dir, 'runs', 'ab1', 'workspace'); // the runs folder of --store (issue 36: a folder elsewhere is never read)
   mkdirSync(ws, { recursive: true });
   writeFileSync(join(ws, 'report.md'), DEMO_REPORT);
   storeFile = join(dir, 'runs.sqlite');

@@ -28,6 +28,7 @@ import type { RunState, ToolContext } from '../../../src/core/agent/types.ts';
 import type { Judge } from '../../../src/core/eval/judges/types.ts';
 import { errorMessage } from '../../../src/core/util/errors.ts';
 import { nullLogger } from '../../../src/core/util/log.ts';
+import { trustedRunFolder } from '../../../src/core/store/run-folder.ts';
 
 /** One case as the parent lists it. */
 export interface HostPathCase {
@@ -139,10 +140,11 @@ async function runCase(c: HostPathCase, index: number, tmp: string): Promise<Hos
     await store.commitStep({ runId: 'run-1', index: 0, startedAt: new Date().toISOString(), endedAt: new Date().toISOString(), latencyMs: 0, toolMs: 0, assistant: { role: 'assistant', content: 'x' }, toolCalls: [], extraMessages: [], usage: null, costUsd: null, finishReason: 'stop' } as never, { extra: state.extra, notes: state.notes });
     await store.updateRun('run-1', { status: 'finished' } as never);
     const run = (await store.getRun('run-1'))!;
-    const capture = await captureRunEvidence(store, run);
+    const folder = trustedRunFolder(run, join(root, 'runs'));
+    const capture = await captureRunEvidence(store, run, folder);
     messages.push(`capture: stored ${capture?.stored.join(', ') || 'nothing'}`);
     try {
-      const src = await def.review.sectionsOf(store, run);
+      const src = await def.review.sectionsOf(store, run, folder);
       messages.push(`review: ${src ? JSON.stringify(src).slice(0, 200) : 'nothing to review'}`);
     } catch (e) {
       messages.push(`review threw: ${errorMessage(e)}`);
@@ -150,7 +152,7 @@ async function runCase(c: HostPathCase, index: number, tmp: string): Promise<Hos
     const session = scoringSession();
     try {
       const suite = { id: block.suiteId, kind: def.kind, title: 'c', version: '1', root: root, source: { kind: 'local', root }, blocks: [block], problems: [] } as unknown as Suite;
-      const s = await def.score({ store, run, suite, block, judge, options: parseOptions(def.scoreOptions, {}, (n) => n, def.kind), raw: {}, session, extras: {}, log: nullLogger });
+      const s = await def.score({ store, run, suite, block, judge, options: parseOptions(def.scoreOptions, {}, (n) => n, def.kind), raw: {}, session, extras: {}, log: nullLogger, folder });
       messages.push(`score: ${s.error ?? 'scored'}`);
     } catch (e) {
       messages.push(`score threw: ${errorMessage(e)}`);
@@ -159,7 +161,7 @@ async function runCase(c: HostPathCase, index: number, tmp: string): Promise<Hos
     }
     if (def.exportResults) {
       try {
-        const files = await def.exportResults(store, [{ runId: 'run-1', block, repeat: 0 }], join(root, 'export'));
+        const files = await def.exportResults(store, [{ runId: 'run-1', block, repeat: 0 }], join(root, 'export'), join(root, 'runs'));
         messages.push(`export: ${files.length} file(s)`);
       } catch (e) {
         messages.push(`export threw: ${errorMessage(e)}`);

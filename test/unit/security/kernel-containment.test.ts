@@ -87,7 +87,7 @@ describe('red team: agent code stays inside its workspace', { skip }, () => {
     });
     assert.ok(['finished', 'failed', 'budget_exhausted'].includes(res.status), res.reason);
     const run = (await store.getRun(res.runId))!;
-    const runDir = join(run.workspace, '..');
+    const runDir = join(run.storedWorkspace, '..');
     if (process.env.RT_DEBUG) console.log(readdirSync(runDir));
     const by = (name: string) => obs[attacks.findIndex(([n]) => n === name)]!;
     if (process.env.RT_DEBUG) console.log(JSON.stringify(obs, null, 1));
@@ -109,10 +109,10 @@ describe('red team: agent code stays inside its workspace', { skip }, () => {
     assert.match(by('find the data with os.walk'), /\.\/data\/toy\.csv/);
     // 5. planted links are gone after the run and were never followed by the host
     assert.match(by('plant a link to the answers'), /planted/);
-    const links = readdirSync(run.workspace).filter((n) => { try { return lstatSync(join(run.workspace, n)).isSymbolicLink(); } catch { return false; } });
+    const links = readdirSync(run.storedWorkspace).filter((n) => { try { return lstatSync(join(run.storedWorkspace, n)).isSymbolicLink(); } catch { return false; } });
     // only Loupe's own presentation links to the visible folders are left (for people opening the workspace)
     assert.deepEqual(links.sort(), ['data', 'docs'], `links left: ${links}`);
-    assert.equal(readlinkSync(join(run.workspace, 'data')), join(root, 'TOY', 'data'));
+    assert.equal(readlinkSync(join(run.storedWorkspace, 'data')), join(root, 'TOY', 'data'));
     assert.ok((await store.getEvents(run.id)).some((e) => /removed 2 symbolic link/.test(e.message)));
     contained++;
     // 6/7. the quota stops a disk fill, one file or many
@@ -121,7 +121,7 @@ describe('red team: agent code stays inside its workspace', { skip }, () => {
     assert.doesNotMatch(by('fill the disk with many files'), /filled many/);
     assert.match(by('fill the disk with many files'), /quota/);
     // 3,000 MiB attempted; stopped within the quota plus what a cell writes in one 100 ms check (more on a loaded machine)
-    assert.ok(treeBytes(run.workspace) < 200 * 1048576 + 400 * 1048576, `workspace holds ${treeBytes(run.workspace)} bytes`);
+    assert.ok(treeBytes(run.storedWorkspace) < 200 * 1048576 + 400 * 1048576, `workspace holds ${treeBytes(run.storedWorkspace)} bytes`);
     contained += 2;
     // 8. a fork bomb is contained and the kernel survives
     assert.match(by('fork bomb'), /forked \d+|processes/);

@@ -100,7 +100,7 @@ describe('red team: kernel limits hold between cells and for the whole process t
       { code: 'import os\nprint("files", len(os.listdir("bg")))', gapMs: 2500 },
     ], { sandbox: 'bubblewrap', workspaceQuotaMb: 50 });
     assert.match(obs[0]!, /writer started/);
-    const bg = diskUsage(join(run.workspace, 'bg'));
+    const bg = diskUsage(join(run.storedWorkspace, 'bg'));
     assert.ok(bg.bytes < 50 * MiB, `the thread wrote ${(bg.bytes / MiB).toFixed(1)} MiB after its cell, past the 50 MiB quota (${obs[1]})`);
     // the run record says how the kernel is held between cells and how the quota is measured
     const limits = events.find((e) => e.kind === 'kernel-limits');
@@ -145,7 +145,7 @@ describe('red team: kernel limits hold between cells and for the whole process t
     const { obs, run } = await attack(root, runsDir, store, [{ code: many }], { sandbox: 'bubblewrap', workspaceQuotaMb: 30 });
     assert.doesNotMatch(obs[0]!, /made 40000/, 'all 40,000 entries were made under a 30 MiB quota');
     assert.match(obs[0]!, /quota/);
-    const made = readdirSync(join(run.workspace, 'many')).length;
+    const made = readdirSync(join(run.storedWorkspace, 'many')).length;
     // each entry costs ≥ one 4 KiB block plus its name: 30 MiB hold < 8,000 of them (a cell may add more before a 100 ms check)
     assert.ok(made < 20_000, `${made} entries made under a 30 MiB quota`);
   });

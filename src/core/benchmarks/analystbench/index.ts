@@ -10,6 +10,7 @@ import { readUtf8 } from '../../suites/util.ts';
 import type { ToolSet } from '../../agent/types.ts';
 import { meanSummaries, aggregateBase } from '../../eval/run-score.ts';
 import { readRunFile } from '../../store/artefacts.ts';
+import { runFolderOf, storedRelPath } from '../../store/run-folder.ts';
 import type { OptionSpec } from '../options.ts';
 import type { BenchmarkDefinition } from '../types.ts';
 import { DEFAULT_ANALYST_OPTIONS, type CaptionEmbedder } from './eval.ts';
@@ -70,7 +71,7 @@ export const analystbench: BenchmarkDefinition = {
   prepareModel: null,
   completeRun: null,
   runWithoutLoop: null,
-  score: (ctx) => scoreAnalystRun({ store: ctx.store, run: ctx.run, block: ctx.block, judge: ctx.judge, options: ctx.options, log: ctx.log, ...(ctx.extras.embedder ? { embedder: ctx.extras.embedder as CaptionEmbedder } : {}) }),
+  score: (ctx) => scoreAnalystRun({ store: ctx.store, run: ctx.run, folder: ctx.folder, block: ctx.block, judge: ctx.judge, options: ctx.options, log: ctx.log, ...(ctx.extras.embedder ? { embedder: ctx.extras.embedder as CaptionEmbedder } : {}) }),
   aggregate: async (groups) => groups.map(({ model, scores }) => ({ ...aggregateBase('analystbench', model, scores), metrics: meanSummaries(scores) })),
   scoreLine(s) {
     const m = s.summary;
@@ -91,32 +92,39 @@ export const analystbench: BenchmarkDefinition = {
     checkItems: () => [],
   },
   presentation: { tableTitle: 'AnalystBench', mainMetric: { key: 'checklistPercent', label: 'AnalystBench checklist (%)', percent: false }, resultsColumns: null, tokenEfficiency: null, toolUsage: null, categoryCis: null, itemOutcomes: analystItemOutcomes },
-  review: { sectionsOf: async (store, run) => analystReviewSource(store, run), criteria: analystReviewCriteria },
+  review: { sectionsOf: async (store, _run, folder) => analystReviewSource(store, folder), criteria: analystReviewCriteria },
   evidenceFiles: analystEvidenceFiles,
   groundTruth: null,
   failureAnalysis: ANALYSTBENCH_FAILURE_ANALYSIS,
-  async exportResults(store, runs, dir) {
+  async exportResults(store, runs, dir, runsRoot) {
     // <block>/report.md and its figures, copied from the run's workspace (read contained: a planted link, FIFO or hard
-    // link is never followed), else from the copies kept in the store (a colleague's run on the team store); written
-    // contained below the user's results folder (a figure path of the run's state cannot leave it, issue 36)
+    // link is never followed; a recorded workspace outside the runs folder is never read), else from the copies kept in
+    // the store (a colleague's run on the team store); written contained below the user's results folder (a figure
+    // path of the run's state cannot leave it, issue 36)
     const files: string[] = [];
     ensureFolder(dir);
     for (const r of runs) {
       const run = await store.getRun(r.runId);
       const st = analystState(await store.getExtraState(r.runId));
       if (!run || !st.report) continue;
+      const folder = await runFolderOf(store, run, runsRoot);
       const sub = runs.filter((x) => x.block.id === r.block.id).length > 1 ? join(r.block.id, `repeat-${r.repeat}`) : r.block.id;
+      // Issue 36: paths read from the store never leave the export folder.
+      const reportPath = storedRelPath(st.report.path);
+      if (!reportPath) continue;
       let report: string;
       try {
-        report = await readRunFile(store, run, st.report.path, 'utf8');
+        report = await readRunFile(store, folder, reportPath, 'utf8');
       } catch {
         continue;
       }
       files.push(writeContainedFile(dir, join(sub, 'report.md'), report));
-      for (const f of st.report.figures) {
+      for (const fig of st.report.figures) {
+        const f = storedRelPath(fig);
+        if (!f) continue;
         let bytes: Buffer;
         try {
-          bytes = await readRunFile(store, run, f, null);
+          bytes = await readRunFile(store, folder, f, null);
         } catch {
           continue;
         }

@@ -4,6 +4,7 @@
  */
 import { readRunFile } from '../../store/artefacts.ts';
 import type { RunRecord } from '../../store/records.ts';
+import type { RunFolder } from '../../store/run-folder.ts';
 import type { RunStore } from '../../store/types.ts';
 import type { Block } from '../../suites/types.ts';
 import type { ReviewSource } from '../types.ts';
@@ -13,12 +14,12 @@ import { analystState } from './toolset.ts';
  * The report of a run: `report.md` in its workspace (written by `write_report`; a link planted there is never
  * followed), else the copy kept in the store (a colleague's run on the team store, issue 26), whole, to be split at
  * its headings.
- * @param store the run store holding the run.
+ * @param store the run store holding the run; `folder` the run's folder checked against the runs folder (issue 36).
  * @returns `{ markdown }`, or null when there is no report or it is blank (the scorer's "agent generation failure").
  */
-export async function analystReviewSource(store: RunStore, run: Pick<RunRecord, 'id' | 'workspace'>): Promise<ReviewSource | null> {
+export async function analystReviewSource(store: RunStore, folder: RunFolder): Promise<ReviewSource | null> {
   try {
-    const md = await readRunFile(store, run, 'report.md', 'utf8');
+    const md = await readRunFile(store, folder, 'report.md', 'utf8');
     return md.trim() ? { markdown: md } : null;
   } catch {
     return null;

@@ -6,6 +6,7 @@
 import { join } from 'node:path';
 import { readReferenceReport, readSourcesText } from './sources.ts';
 import { readRunFile } from '../../store/artefacts.ts';
+import type { RunFolder } from '../../store/run-folder.ts';
 import type { RunRecord } from '../../store/records.ts';
 import type { RunStore } from '../../store/types.ts';
 import type { Block } from '../../suites/types.ts';
@@ -39,16 +40,19 @@ export function criteriaFromChecklist(items: ReadonlyArray<{ question: string; a
  * Scores one AnalystBench run: the report's checklist criteria (1–5 via the judge, normalised), claim
  * groundedness against the block's sources, and figure coverage and quality against the reference report.
  * @param o.store the run store: `report.md` is read from the run folder, else from the copy kept in the store (issue 26);
- *   without it, from the run folder only. `o.options` parsed scoring options; `o.embedder` caption embedder (default lexical).
+ *   without it, from the run folder only. `o.folder` the run's folder checked against the runs folder (issue 36): a
+ *   recorded workspace outside it is never read. `o.options` parsed scoring options; `o.embedder` caption embedder (default lexical).
  * @returns the score; a run without `report.md` is an agent generation failure (`error`).
  */
-export async function scoreAnalystRun(o: { store?: RunStore; run: RunRecord; block: Block; judge: Judge; options: OptionValues; embedder?: CaptionEmbedder; log?: Logger }): Promise<RunScore> {
+export async function scoreAnalystRun(o: { store?: RunStore; run: RunRecord; folder: RunFolder; block: Block; judge: Judge; options: OptionValues; embedder?: CaptionEmbedder; log?: Logger }): Promise<RunScore> {
   const { run, block } = o;
   const opts = analystOptions(o.options as Record<string, string | number>);
-  const reportPath = join(run.workspace, 'report.md');
+  const reportPath = o.folder.workspace ? join(o.folder.workspace, 'report.md') : `report.md of run ${run.id} (the store's copy)`;
   let report: string | null;
   try {
-    report = o.store ? await readRunFile(o.store, run, 'report.md', 'utf8') : readContainedFile(run.workspace, 'report.md', 'utf8');
+    if (o.store) report = await readRunFile(o.store, o.folder, 'report.md', 'utf8');
+    else if (o.folder.workspace) report = readContainedFile(o.folder.workspace, 'report.md', 'utf8');
+    else report = null;
   } catch {
     report = null; // absent, or a link the agent planted (never followed)
   }

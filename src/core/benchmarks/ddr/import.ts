@@ -24,8 +24,97 @@ export interface TableFile {
   mtimeMs: number;
 }
 
-/** Bookkeeping table written into imported databases. */
+/**
+ * The bookkeeping table older Loupe versions wrote INTO imported databases (table, host file path, size, mtime, rows,
+ * columns). Issue 36: the agent queries that database, so the bookkeeping now lives in a sidecar file
+ * ({@link importBookkeepingPath}); a database that still holds the table is migrated ({@link moveImportBookkeepingOut}).
+ */
 export const IMPORT_TABLE = '_loupe_import';
+
+/** One imported table as the bookkeeping records it (`file`: the host path it was read from; `mtime` in ms). */
+export interface ImportBookkeepingRow {
+  table_name: string;
+  file: string;
+  size: number;
+  mtime: number;
+  rows: number;
+  columns: number;
+}
+
+/**
+ * The sidecar file holding an imported database's bookkeeping: `<database>.import.json`, next to it (never inside the
+ * database the agent queries). Source: issue 36.
+ * @param dest the imported SQLite file. @returns the sidecar's path.
+ */
+export function importBookkeepingPath(dest: string): string {
+  return `${dest}.import.json`;
+}
+
+/** The sidecar's rows, or undefined when it is absent or not Loupe's shape. */
+function readBookkeeping(dest: string): ImportBookkeepingRow[] | undefined {
+  try {
+    const v = JSON.parse(readFileSync(importBookkeepingPath(dest), 'utf8')) as { format?: unknown; tables?: unknown };
+    if (v.format !== 'loupe-ddr-import/1' || !Array.isArray(v.tables)) return undefined;
+    return v.tables as ImportBookkeepingRow[];
+  } catch {
+    return undefined;
+  }
+}
+
+function writeBookkeeping(dest: string, rows: ImportBookkeepingRow[]): void {
+  const file = importBookkeepingPath(dest);
+  writeFileSync(`${file}.${process.pid}.partial`, JSON.stringify({ format: 'loupe-ddr-import/1', tables: rows }, null, 1));
+  renameSync(`${file}.${process.pid}.partial`, file);
+}
+
+/**
+ * The import bookkeeping of a database: its sidecar (after moving an older database's `_loupe_import` table out).
+ * @param dest the SQLite file. @returns the rows, or undefined when the database was not imported by Loupe.
+ * @throws LoupeInputError as {@link moveImportBookkeepingOut}.
+ */
+export function importBookkeeping(dest: string): ImportBookkeepingRow[] | undefined {
+  moveImportBookkeepingOut(dest);
+  return readBookkeeping(dest);
+}
+
+/**
+ * Migrates a database imported by an older Loupe: its `_loupe_import` table (host paths of the imported files) is
+ * written to the sidecar ({@link importBookkeepingPath}) and dropped from the database with `secure_delete` on (its
+ * pages are zeroed, not left free for a page-level read), so the database the agent queries holds only the
+ * benchmark's tables. A database without the table is not opened for writing.
+ * @param path the SQLite file. @returns true when the table was moved out.
+ * @throws LoupeInputError(path) when the table is there but the database cannot be changed (read-only file or
+ *   folder): re-import the tables (`--database NEW.sqlite`) or make the file writable once.
+ * Source: issue 36 "`_loupe_import` is not in the database file the agent queries".
+ */
+export function moveImportBookkeepingOut(path: string): boolean {
+  let has: boolean;
+  try {
+    const ro = new Database(path, { readonly: true, fileMustExist: true });
+    try {
+      has = !!ro.prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?").get(IMPORT_TABLE);
+    } finally {
+      ro.close();
+    }
+  } catch {
+    return false; // not a SQLite file: the caller's own open says so
+  }
+  if (!has) return false;
+  try {
+    const db = new Database(path, { fileMustExist: true });
+    try {
+      const rows = db.prepare(`SELECT table_name, file, size, mtime, rows, columns FROM ${IMPORT_TABLE}`).all() as ImportBookkeepingRow[];
+      if (!readBookkeeping(path)) writeBookkeeping(path, rows);
+      db.pragma('secure_delete = ON');
+      db.exec(`DROP TABLE ${IMPORT_TABLE}`);
+    } finally {
+      db.close();
+    }
+  } catch (e) {
+    throw new LoupeInputError(path, `holds Loupe's import bookkeeping (table ${IMPORT_TABLE}, with host file paths) that an agent must not read, and it cannot be moved out (${errorMessage(e)}); make the file writable once, or import the tables again into a new database`);
+  }
+  return true;
+}
 
 /**
  * Lists importable tables (`*.csv`, `*.csv.gz`) under `dir` (recursively, sorted).
@@ -94,19 +183,22 @@ export async function importCsvFolder(dir: string, dest: string, opts: ImportOpt
   const problems: string[] = [];
   const tables: ImportResult['tables'] = [];
   try {
-    db.exec(`CREATE TABLE ${IMPORT_TABLE} (table_name TEXT PRIMARY KEY, file TEXT, size INTEGER, mtime INTEGER, rows INTEGER, columns INTEGER)`);
+    const bookkeeping: ImportBookkeepingRow[] = [];
     for (const f of files) {
       const base = doneBytes;
       opts.onProgress?.({ phase: 'import', done: doneBytes, total, message: f.table });
       const r = await importOne(db, f, (bytes) => opts.onProgress?.({ phase: 'import', done: base + bytes, total, message: f.table }), problems);
       doneBytes = base + f.size;
       tables.push({ table: f.table, file: f.file, rows: r.rows, columns: r.columns });
-      db.prepare(`INSERT INTO ${IMPORT_TABLE} VALUES (?, ?, ?, ?, ?, ?)`).run(f.table, f.file, f.size, f.mtimeMs, r.rows, r.columns);
+      bookkeeping.push({ table_name: f.table, file: f.file, size: f.size, mtime: f.mtimeMs, rows: r.rows, columns: r.columns });
       log.info(`imported ${f.table}: ${r.rows} rows`);
     }
     opts.onProgress?.({ phase: 'import', done: total, total, message: 'done' });
     db.close();
     writeFileSync(`${dest}.problems.json`, JSON.stringify(problems));
+    // Issue 36: the bookkeeping (host paths) goes next to the database, never into it; written before the database
+    // is renamed into place, so a database at `dest` always has its sidecar.
+    writeBookkeeping(dest, bookkeeping);
     renameSync(partial, dest);
   } catch (e) {
     try {
@@ -156,22 +248,18 @@ function removeStalePartials(dest: string): void {
 }
 
 function tryReuse(dest: string, files: TableFile[]): ImportResult['tables'] | undefined {
+  let rows: ImportBookkeepingRow[] | undefined;
   try {
-    const db = new Database(dest, { readonly: true, fileMustExist: true });
-    try {
-      const rows = db.prepare(`SELECT table_name, file, size, mtime, rows, columns FROM ${IMPORT_TABLE}`).all() as { table_name: string; file: string; size: number; mtime: number; rows: number; columns: number }[];
-      if (rows.length !== files.length) return undefined;
-      for (const f of files) {
-        const r = rows.find((x) => x.table_name === f.table);
-        if (!r || r.file !== f.file || r.size !== f.size || r.mtime !== f.mtimeMs) return undefined;
-      }
-      return rows.map((r) => ({ table: r.table_name, file: r.file, rows: r.rows, columns: r.columns }));
-    } finally {
-      db.close();
-    }
+    rows = importBookkeeping(dest); // an older database's table is moved out first (issue 36)
   } catch {
-    return undefined;
+    return undefined; // cannot be migrated: imported again
   }
+  if (!rows || rows.length !== files.length) return undefined;
+  for (const f of files) {
+    const r = rows.find((x) => x.table_name === f.table);
+    if (!r || r.file !== f.file || r.size !== f.size || r.mtime !== f.mtimeMs) return undefined;
+  }
+  return rows.map((r) => ({ table: r.table_name, file: r.file, rows: r.rows, columns: r.columns }));
 }
 
 type ColType = 'INTEGER' | 'REAL' | 'TEXT';

@@ -15,7 +15,7 @@ import type { Block, ChecklistItem, DatabaseInfo, LoadSuiteOptions, Suite } from
 import { fileSize, isDir, isFile, readJson, readUtf8, safeId } from '../../suites/util.ts';
 import { readFetchStamp } from '../../suites/stamp.ts';
 import { isHeldDatabaseFile } from '../../util/held-files.ts';
-import { findTableFiles, importCsvFolder, IMPORT_TABLE } from './import.ts';
+import { findTableFiles, importBookkeeping, importCsvFolder } from './import.ts';
 
 const DB_EXT = /\.(sqlite3?|db)$/i;
 
@@ -137,12 +137,17 @@ function readFieldFiles(dir: string, c: Comments, problems: string[]): void {
 /**
  * Describes a SQLite database: tables (without Loupe's bookkeeping), columns with declared types,
  * row counts (from the import bookkeeping, or counted for files under 256 MB), and comments from DDR metadata or from `table_comments` / `column_comments` tables.
+ * The bookkeeping is the sidecar `<database>.import.json`; a database an older Loupe imported has its `_loupe_import`
+ * table moved there first (issue 36: the database the agent queries holds only the benchmark's tables).
  * @param path SQLite file (opened read-only). @param rel workspace-relative name.
+ * @throws LoupeInputError(path) when an older database's bookkeeping table cannot be moved out (read-only file).
  */
 export function describeDatabase(path: string, rel: string, comments?: Comments): DatabaseInfo {
+  // Issue 36: an older import's `_loupe_import` table is moved to the sidecar before anything reads the database.
+  const bookkeeping = importBookkeeping(path);
   const db = new Database(path, { readonly: true, fileMustExist: true });
   try {
-    const names = (db.prepare(`SELECT name FROM sqlite_master WHERE type IN ('table','view') AND name NOT LIKE 'sqlite_%' AND name <> ? ORDER BY name`).all(IMPORT_TABLE) as { name: string }[]).map((r) => r.name);
+    const names = (db.prepare(`SELECT name FROM sqlite_master WHERE type IN ('table','view') AND name NOT LIKE 'sqlite_%' ORDER BY name`).all() as { name: string }[]).map((r) => r.name);
     const tc: Record<string, string> = { ...(comments?.tables ?? {}) };
     const cc: Record<string, Record<string, string>> = { ...(comments?.columns ?? {}) };
     if (names.includes('table_comments')) {
@@ -165,9 +170,7 @@ export function describeDatabase(path: string, rel: string, comments?: Comments)
     // Row counts: from Loupe's import bookkeeping, else counted only for databases under 256 MB
     // (COUNT(*) over a 200M-row MIMIC table would take minutes).
     const known = new Map<string, number>();
-    if ((db.prepare(`SELECT COUNT(*) AS n FROM sqlite_master WHERE name = ?`).get(IMPORT_TABLE) as { n: number }).n > 0) {
-      for (const r of db.prepare(`SELECT table_name, rows FROM ${IMPORT_TABLE}`).all() as { table_name: string; rows: number }[]) known.set(r.table_name, r.rows);
-    }
+    for (const r of bookkeeping ?? []) known.set(r.table_name, r.rows);
     const countAll = fileSize(path) < 256 * 1024 * 1024;
     const tables = names.map((name) => {
       const cols = db.prepare(`PRAGMA table_info(${q(name)})`).all() as { name: string; type: string }[];

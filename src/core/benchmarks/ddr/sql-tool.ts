@@ -79,8 +79,9 @@ export function readSchema(db: ReadonlyDb): DbSchema {
 /**
  * `get_database_info()`: the visible tables with their comments.
  * Source: spec §3.3 (`{database_path, table_count, tables, tables_info, filtered_out_count}`); the path
- * is given as `displayPath` so the agent never learns host paths. Loupe's `_loupe*` bookkeeping
- * tables are hidden like DDR's comment tables.
+ * is given as `displayPath` so the agent never learns host paths. Loupe's import bookkeeping is not in the
+ * database at all (issue 36: a sidecar file, `ddr/import.ts`); `_loupe*` names are still hidden from listings like
+ * DDR's comment tables.
  * @param db an open connection; `displayPath` the name shown to the agent; `meta` suite metadata
  *   (comments used when the database has no `table_comments`).
  * @returns a JSON-serialisable object.

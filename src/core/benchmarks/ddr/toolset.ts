@@ -8,6 +8,7 @@
  * Source: spec §3.3 (DDR `agent/data_agent.py`, `agent/prompt_manager.py`, `tool_server/sqlite_mcp.py`),
  * §3.7 / §5.3 rows 5 and 7 (termination and empty-insight choices, as named options).
  */
+import { moveImportBookkeepingOut } from './import.ts';
 import type { Block } from '../../suites/types.ts';
 import { LoupeInputError, errorMessage } from '../../util/errors.ts';
 import type { AssistantMessage, ChatMessage, StepRecord, ToolContext, ToolDefinition, ToolResult, ToolSet , RunParams } from '../../agent/types.ts';
@@ -104,6 +105,7 @@ function dbFor(block: Block): OpenDb {
   if (!info) throw new LoupeInputError(block.id, 'DDR block has no database');
   let o = openDbs.get(info.path);
   if (!o) {
+    moveImportBookkeepingOut(info.path); // issue 36: never hand the agent Loupe's bookkeeping (throws when it stays)
     const db = openReadOnlyDatabase(info.path);
     o = { db, schema: readSchema(db), runners: new Map() };
     openDbs.set(info.path, o);

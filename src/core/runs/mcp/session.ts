@@ -364,7 +364,7 @@ export class McpBlockSession {
       await this.#o.store.addEvent(runId, 'mcp', `${def.title} scores need a judge: score the run with loupe score --run ${runId}`);
       return null;
     }
-    const s = await scoreStoredRun(this.#o.store, runId, { judge: new ExactOnlyJudge(judgementStoreOf(this.#o.store)), suites: new Map([[`${this.#o.suite.kind}\u0000${this.#o.suite.root}`, Promise.resolve(this.#o.suite)]]) });
+    const s = await scoreStoredRun(this.#o.store, runId, { judge: new ExactOnlyJudge(judgementStoreOf(this.#o.store)), runsRoot: this.#o.runsDir, suites: new Map([[`${this.#o.suite.kind}\u0000${this.#o.suite.root}`, Promise.resolve(this.#o.suite)]]) });
     if (s.error) throw new Error(s.error);
     await saveRunScore(this.#o.store, s);
     return s.summary;

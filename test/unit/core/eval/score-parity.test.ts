@@ -91,7 +91,7 @@ before(async () => {
   await s.commitStep(step('longda-empty', 0, ['read_doc']));
   // AnalystBench: a small task whose report the judge partly supports
   const suite = writeAnalystbenchDemo(join(dir, 'ab'));
-  const ws = join(dir, 'ab-ws');
+  const ws = join(dir, 'runs', 'analystbench-writer', 'workspace'); // in the runs folder of the store (issue 36)
   mkdirSync(ws, { recursive: true });
   writeFileSync(join(ws, 'report.md'), DEMO_REPORT);
   await s.createRun({ id: 'analystbench-writer', suite: 'analystbench', blockId: 'demo', agent: 'llm', model: 'writer', params: { suiteRoot: suite }, promptHash: 'h', toolSet: 'analystbench-toc', dataChecksums: {}, loupeVersion: 't', sandbox: 'off', workspace: ws });

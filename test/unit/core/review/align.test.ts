@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { describe, it } from 'node:test';
 import { alignReviewDocs, CellNumberIndex, findNumbers, numberMatches, reviewDocFromMarkdown, reviewDocFromSections, roundedKey, titleSimilarity, traceNumbers, TITLE_SIMILARITY, type ReviewDoc } from '../../../../src/core/review/align.ts';
 import { analystReviewSource } from '../../../../src/core/benchmarks/analystbench/review.ts';
@@ -243,7 +243,7 @@ describe('alignment', () => {
 // ------------------------------------------------------------------------------------------------ adapters
 
 const run = (over: Partial<RunRecord> = {}): RunRecord => ({
-  id: 'run-1', suite: 'x', blockId: 'b', agent: 'llm', model: 'm', params: {}, promptHash: 'h', toolSet: 't', dataChecksums: {}, loupeVersion: 't', sandbox: 'off', workspace: '/nonexistent',
+  id: 'run-1', suite: 'x', blockId: 'b', agent: 'llm', model: 'm', params: {}, promptHash: 'h', toolSet: 't', dataChecksums: {}, loupeVersion: 't', sandbox: 'off', storedWorkspace: '/nonexistent',
   status: 'finished', statusReason: null, createdAt: '', startedAt: null, endedAt: null, durationMs: 0, steps: 0, tokens: { input: 0, output: 0, cached: 0 }, costUsd: null, ...over,
 });
 const step = (index: number, content: string | null, tool?: string): StepRecord => ({
@@ -262,11 +262,11 @@ describe('per-benchmark review sources', () => {
   it('AnalystBench: the whole report.md, null without one', async () => {
     const ws = mkdtempSync(join(tmpdir(), 'loupe-review-'));
     try {
-      assert.equal(await analystReviewSource(fakeStore({}), run({ workspace: ws })), null);
+      assert.equal(await analystReviewSource(fakeStore({}), { runId: 'run-1', workspace: ws, runDir: dirname(ws), refused: null, absent: null }), null);
       writeFileSync(join(ws, 'report.md'), '# Brief\n\nRate 40.3%.\n');
-      assert.deepEqual(await analystReviewSource(fakeStore({}), run({ workspace: ws })), { markdown: '# Brief\n\nRate 40.3%.\n' });
+      assert.deepEqual(await analystReviewSource(fakeStore({}), { runId: 'run-1', workspace: ws, runDir: dirname(ws), refused: null, absent: null }), { markdown: '# Brief\n\nRate 40.3%.\n' });
       writeFileSync(join(ws, 'report.md'), '\n  \n');
-      assert.equal(await analystReviewSource(fakeStore({}), run({ workspace: ws })), null);
+      assert.equal(await analystReviewSource(fakeStore({}), { runId: 'run-1', workspace: ws, runDir: dirname(ws), refused: null, absent: null }), null);
     } finally {
       rmSync(ws, { recursive: true, force: true });
     }

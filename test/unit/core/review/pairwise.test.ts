@@ -250,11 +250,11 @@ describe('loupe review (CLI)', () => {
       const oa = annotationStoreOf(other);
       const item = recs.find((r) => r.record.type === 'item')!.record as { runId: string };
       const src = (await rs.getRun(item.runId))!;
-      const { id, suite, blockId, agent, model, params, promptHash, toolSet, loupeVersion, sandbox, workspace } = src;
+      const { id, suite, blockId, agent, model, params, promptHash, toolSet, loupeVersion, sandbox, storedWorkspace: workspace } = src;
       await other.createRun({ id, suite, blockId, agent, model, params, promptHash, toolSet, dataChecksums: { 'a.csv': 'other data' }, loupeVersion, sandbox, workspace });
       const pairItem = recs.find((r) => r.record.type === 'item')!.record as unknown as { input: { runB: string } };
       const b = (await rs.getRun(pairItem.input.runB))!;
-      await other.createRun({ id: b.id, suite: b.suite, blockId: b.blockId, agent: b.agent, model: b.model, params: b.params, promptHash: b.promptHash, toolSet: b.toolSet, dataChecksums: { 'a.csv': 'other data' }, loupeVersion: b.loupeVersion, sandbox: b.sandbox, workspace: b.workspace });
+      await other.createRun({ id: b.id, suite: b.suite, blockId: b.blockId, agent: b.agent, model: b.model, params: b.params, promptHash: b.promptHash, toolSet: b.toolSet, dataChecksums: { 'a.csv': 'other data' }, loupeVersion: b.loupeVersion, sandbox: b.sandbox, workspace: b.storedWorkspace });
       await ensurePairItem(oa, other, id, b.id, CRIT);
       await assert.rejects(oa.importRecords(recs, file), /comes from suite version data:.* but this store has it from data:/);
     } finally {

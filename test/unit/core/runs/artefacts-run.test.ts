@@ -69,7 +69,7 @@ forEachEngine((e) => {
     const kept = await store.artefacts.list(r.runId);
     assert.deepEqual(kept.map((a) => [a.path, a.mediaType, a.size]), [['report.md', 'text/markdown', Buffer.byteLength(REPORT)]]);
     rmSync(join(dir, e.name, r.runId), { recursive: true, force: true });
-    assert.deepEqual((await reviewSourceOf(store, r.runId)).source, { markdown: REPORT });
+    assert.deepEqual((await reviewSourceOf(store, r.runId, join(dir, e.name))).source, { markdown: REPORT });
     await store.close();
   });
 
@@ -137,7 +137,7 @@ forEachEngine((e) => {
       assert.deepEqual(kept.map((a) => a.path), ['partial-crashed.csv', 'report.md']);
       // with the run folder gone, the report is read from the store
       rmSync(join(runsDir, crashedId), { recursive: true, force: true });
-      assert.deepEqual((await reviewSourceOf(store, crashedId)).source, { markdown: REPORT });
+      assert.deepEqual((await reviewSourceOf(store, crashedId, runsDir)).source, { markdown: REPORT });
     } finally {
       await Promise.all([cancelLlm.close(), failLlm.close(), crashLlm.close()]);
       await store.close();

@@ -60,13 +60,13 @@ forEachEngine((e) => {
       const runs = await recordSweepRuns(store, s, units, '/nowhere/runs');
       assert.equal(runs.length, 8);
       assert.ok(runs.every((r) => r.status === 'pending' && r.sweepId === 'sw1' && r.steps === 0 && r.params.maxSteps === 3 && r.params.repeat));
-      assert.equal(runs[0]!.workspace, '/nowhere/runs/sw1-u0001/workspace');
+      assert.equal(runs[0]!.storedWorkspace, '/nowhere/runs/sw1-u0001/workspace');
       assert.equal((await store.listRuns({ sweepId: 'sw1' })).length, 8);
       assert.equal((await store.listRuns({ sweepId: 'other' })).length, 0);
       await store.updateRun('sw1-u0001', { status: 'finished', workspace: '/worker/runs/sw1-u0001/workspace' });
       await store.updateRun('sw1-u0002', { status: 'running' });
       await store.updateRun('sw1-u0004', { status: 'failed', statusReason: 'the model replied 5 times in a row without a tool call' });
-      assert.equal((await store.getRun('sw1-u0001'))!.workspace, '/worker/runs/sw1-u0001/workspace');
+      assert.equal((await store.getRun('sw1-u0001'))!.storedWorkspace, '/worker/runs/sw1-u0001/workspace');
       const p = await sweepProgress(store, 'sw1');
       assert.deepEqual(p.models.map((m) => [m.model, m.total, m.done, m.running, m.failed, m.queued]), [['m1', 4, 1, 0, 0, 3], ['m2', 4, 0, 1, 1, 2]]);
       assert.deepEqual(p.total, { model: 'all', total: 8, done: 1, running: 1, failed: 1, queued: 5 });

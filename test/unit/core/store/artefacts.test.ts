@@ -9,6 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, it } from 'node:test';
 import { captureRunArtefacts, mediaTypeOf, readRunFile } from '../../../../src/core/store/artefacts.ts';
+import { trustedRunFolder } from '../../../../src/core/store/run-folder.ts';
 import { pgPoolOf } from '../../../../src/core/store/pg-run-store.ts';
 import { sqliteHandleOf } from '../../../../src/core/store/run-store.ts';
 import { forEachEngine } from '../../../helpers/store-engines.ts';
@@ -32,7 +33,8 @@ forEachEngine((e) => {
     writeFileSync(join(ws, 'empty'), ''); // a mount point
     symlinkSync('/etc/passwd', join(ws, 'planted.txt'));
     await s.createRun({ id: 'run-a', suite: 'analystbench', blockId: 'b', agent: 'llm', model: 'm', params: {}, promptHash: 'h', toolSet: 't', dataChecksums: { 'data/input.csv': 'x' }, loupeVersion: 't', sandbox: 'off', workspace: ws });
-    const c = await captureRunArtefacts(s, (await s.getRun('run-a'))!, { fileBytes: 1000, runBytes: 1200 });
+    const runA = (await s.getRun('run-a'))!;
+    const c = await captureRunArtefacts(s, runA, trustedRunFolder(runA, join(dir, e.name)), { fileBytes: 1000, runBytes: 1200 });
     assert.deepEqual(c.stored, ['report.md', 'figures/f.png', 'figures/same.png']);
     assert.equal(c.bytes, 640);
     assert.deepEqual(c.skipped, [{ path: 'big1.txt', size: 900, reason: 'run byte limit' }, { path: 'dump.csv', size: 5000, reason: 'file too large' }]);
@@ -44,20 +46,21 @@ forEachEngine((e) => {
     assert.equal(list[0]!.sha256, list[1]!.sha256);
     // the run folder gone (another machine): readers get the store's copy
     rmSync(ws, { recursive: true, force: true });
-    assert.equal(await readRunFile(s, { id: 'run-a', workspace: ws }, 'report.md', 'utf8'), '# R\n'.repeat(10));
-    await assert.rejects(readRunFile(s, { id: 'run-a', workspace: ws }, 'dump.csv', 'utf8'), /no such file/);
+    assert.equal(await readRunFile(s, trustedRunFolder(runA, join(dir, e.name)), 'report.md', 'utf8'), '# R\n'.repeat(10));
+    await assert.rejects(readRunFile(s, trustedRunFolder(runA, join(dir, e.name)), 'dump.csv', 'utf8'), /no such file/);
     // file-count bound
     const ws2 = join(dir, e.name, 'run-b', 'workspace');
     mkdirSync(ws2, { recursive: true });
     for (let i = 0; i < 5; i++) writeFileSync(join(ws2, `n${i}.txt`), `${i}`);
     await s.createRun({ id: 'run-b', suite: 'analystbench', blockId: 'b', agent: 'llm', model: 'm', params: {}, promptHash: 'h', toolSet: 't', dataChecksums: {}, loupeVersion: 't', sandbox: 'off', workspace: ws2 });
     writeFileSync(join(ws2, 'f.png'), Buffer.alloc(300, 7)); // the content run-a holds
-    const c2 = await captureRunArtefacts(s, (await s.getRun('run-b'))!, { runFiles: 3 });
+    const runB = (await s.getRun('run-b'))!;
+    const c2 = await captureRunArtefacts(s, runB, trustedRunFolder(runB, join(dir, e.name)), { runFiles: 3 });
     assert.deepEqual([c2.stored, c2.skipped.map((x) => x.reason)], [['n0.txt', 'n1.txt', 'n2.txt'], ['run file limit', 'run file limit', 'run file limit']]);
     // deleting a run drops the contents only it held
     assert.equal(await s.deleteRun('run-b'), true);
     assert.deepEqual(await s.artefacts.list('run-b'), []);
-    assert.equal((await readRunFile(s, { id: 'run-a', workspace: ws }, 'figures/f.png', null)).length, 300);
+    assert.equal((await readRunFile(s, trustedRunFolder(runA, join(dir, e.name)), 'figures/f.png', null)).length, 300);
     const blobs = async () => (e.name === 'sqlite'
       ? (sqliteHandleOf(s).prepare('SELECT COUNT(*) AS n FROM artefact_blobs').get() as { n: number }).n
       : Number((await pgPoolOf(s).query('SELECT COUNT(*) AS n FROM artefact_blobs')).rows[0].n));

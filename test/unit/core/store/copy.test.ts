@@ -13,6 +13,7 @@ import { annotationStoreOf } from '../../../../src/core/annotations/index.ts';
 import { canonicalJson, sha256 } from '../../../../src/core/eval/judges/index.ts';
 import { analystReviewSource } from '../../../../src/core/benchmarks/analystbench/review.ts';
 import { captureRunArtefacts, readRunFile } from '../../../../src/core/store/artefacts.ts';
+import { trustedRunFolder } from '../../../../src/core/store/run-folder.ts';
 import { COPY_TABLES, NOT_COPIED, type CopyReport } from '../../../../src/core/store/copy.ts';
 import { openStoreAt } from '../../../../src/core/store/open.ts';
 import { openStore, sqliteHandleOf } from '../../../../src/core/store/run-store.ts';
@@ -69,7 +70,8 @@ before(async () => {
   writeFileSync(join(ws, 'report.md'), '# Findings\n\n![trend](figures/fig-1-1.png)\n');
   writeFileSync(join(ws, 'figures', 'fig-1-1.png'), PNG);
   writeFileSync(join(ws, 'figures', 'copy.png'), PNG);
-  const cap = await captureRunArtefacts(s, (await s.getRun('r1'))!);
+  const r1 = (await s.getRun('r1'))!;
+  const cap = await captureRunArtefacts(s, r1, trustedRunFolder(r1, dir));
   assert.deepEqual([cap.stored.sort(), cap.skipped], [['figures/copy.png', 'figures/fig-1-1.png', 'report.md'], []]);
   await s.updateRun('r1', { status: 'failed', statusReason: 'budget', endedAt: '2026-01-01T00:01:00Z' });
   assert.equal((await s.acquireRunLease('r1', { owner: 'me', host: 'h', pid: process.pid }, 60_000)).ok, true);
@@ -132,7 +134,7 @@ describe('loupe store copy', () => {
     assert.deepEqual(await p.scores.list(), await a.scores.list());
     assert.deepEqual(await p.artefacts.list('r1'), await a.artefacts.list('r1'));
     // an expert on another machine: no run folder, the evidence comes from the team store
-    const away = { ...(await p.getRun('r1'))!, workspace: join(dir, 'elsewhere', 'workspace') };
+    const away = trustedRunFolder({ ...(await p.getRun('r1'))!, storedWorkspace: join(dir, 'elsewhere', 'workspace') }, dir);
     assert.deepEqual(await readRunFile(p, away, 'figures/fig-1-1.png', null), PNG);
     assert.deepEqual(await analystReviewSource(p, away), { markdown: '# Findings\n\n![trend](figures/fig-1-1.png)\n' });
     await assert.rejects(readRunFile(p, away, 'nothing.md', 'utf8'), /no such file/);

@@ -27,6 +27,7 @@ import { fileSha256 } from '../../../../src/core/runs/runner.ts';
 import { readRunFile } from '../../../../src/core/store/artefacts.ts';
 import { openStore } from '../../../../src/core/store/run-store.ts';
 import { heldDatabaseFiles, isHeldDatabaseFile } from '../../../../src/core/util/held-files.ts';
+import type { RunFolder } from '../../../../src/core/store/run-folder.ts';
 
 const CYCLES = 50;
 let dir = '';
@@ -101,14 +102,16 @@ it(`the host's locks survive a CLI process that opens, writes and closes the sto
       await store.searchSteps('host-run', 'step');
       // what the host does with files of a folder that holds the store
       const run = (await store.getRun('host-run'))!;
-      const cap = await captureRunEvidence(store, run);
+      // a trusted folder that holds the store (the check of issue 36 is not what this test is about)
+      const folder: RunFolder = { runId: 'host-run', workspace: dir, runDir: dir, refused: null, absent: null };
+      const cap = await captureRunEvidence(store, run, folder);
       assert.ok(!cap?.stored.some((p) => p.startsWith('runs.sqlite')), `the store was captured as an artefact: ${cap?.stored.join(', ')}`);
       assert.equal(isSqliteFile(file), true);
       assert.equal(isSqliteFile(`${file}-shm`), false);
     } catch (e) {
       errors.push(String(e));
     }
-    for (const f of [() => readRunFile(store, { id: 'host-run', workspace: dir }, 'runs.sqlite-shm', null), async () => readCsvColumns(file), async () => readXptColumns(`${file}-wal`), () => fileSha256(file)]) {
+    for (const f of [() => readRunFile(store, { runId: 'host-run', workspace: dir, runDir: dir, refused: null, absent: null }, 'runs.sqlite-shm', null), async () => readCsvColumns(file), async () => readXptColumns(`${file}-wal`), () => fileSha256(file)]) {
       try {
         await f();
         errors.push('a store file was read as a file');
