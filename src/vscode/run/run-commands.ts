@@ -418,7 +418,7 @@ export function runCommands(): Record<string, (ctx: LoupeContext, ...args: unkno
       const folder = runFolderIn(ctx, r);
       await ctx.store().deleteRun(r.id);
       if (folder.runDir) rmSync(folder.runDir, { recursive: true, force: true });
-      else if (folder.refused) void vscode.window.showWarningMessage(`Loupe: run ${r.id} deleted from the store; its recorded folder was left alone (${folder.refused}).`);
+      else if (folder.refused) void showWarningMessage(`Loupe: run ${r.id} deleted from the store; its recorded folder was left alone (${folder.refused}).`);
       ctx.fireRunsChanged();
       return true;
     },
