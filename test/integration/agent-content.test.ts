@@ -141,7 +141,8 @@ describe('Agent content containment', function () {
     const st = openStore(storePath);
     try {
       for (const [id, report] of [['ac-other', OTHER_REPORT], ['ac-benign', BENIGN_REPORT], [hostileRun, HOSTILE_REPORT]] as const) {
-        const ws = join(dir, id);
+        // a run's workspace lies in the runs folder, as a real run's (a recorded folder elsewhere is never read, issue 36)
+        const ws = join(cfg().get<string>('runsDirectory') ?? '', id, 'workspace');
         mkdirSync(ws, { recursive: true });
         writeFileSync(join(ws, 'report.md'), report);
         await st.createRun({ id, suite: 'analystbench', blockId: 'demo', agent: 'llm', model: `model-of-${id}`, params: { suiteRoot: suite, model: `model-of-${id}` }, promptHash: 'h', toolSet: 'analystbench-toc', dataChecksums: {}, loupeVersion: 't', sandbox: 'off', workspace: ws });

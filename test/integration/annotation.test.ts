@@ -77,7 +77,8 @@ describe('Annotation panel', function () {
     // AnalystBench-style task with a report
     const dir = mkdtempSync(join(tmpdir(), 'loupe-annot-int-'));
     const suite = writeAnalystbenchDemo(join(dir, 'ab'));
-    const ws = join(dir, 'ws');
+    // a run's workspace lies in the runs folder, as a real run's (a recorded folder elsewhere is never read, issue 36)
+    const ws = join(cfg.get<string>('runsDirectory') ?? '', 'ab-annot', 'workspace');
     mkdirSync(ws, { recursive: true });
     writeFileSync(join(ws, 'report.md'), '# Obesity\n\nObesity was 40.3% overall, men 39.2% and women 41.3%.\n\nIt doubled since 1990.\n\n![Obesity prevalence among men and women (by sex)](figures/a.png)\n');
     const st = openStore(storePath);

@@ -64,7 +64,8 @@ describe('Side-by-side review', function () {
     const st = openStore(storePath);
     try {
       for (const [id, model] of [['rv-ab-1', 'writer-a'], ['rv-ab-2', 'writer-b']] as const) {
-        const ws = join(dir, id);
+        // a run's workspace lies in the runs folder, as a real run's (a recorded folder elsewhere is never read, issue 36)
+        const ws = join(cfg().get<string>('runsDirectory') ?? '', id, 'workspace');
         mkdirSync(ws, { recursive: true });
         writeFileSync(join(ws, 'report.md'), reports[id]!);
         await st.createRun({ id, suite: 'analystbench', blockId: 'demo', agent: 'llm', model, params: { suiteRoot: suite, model }, promptHash: 'h', toolSet: 'analystbench-toc', dataChecksums: {}, loupeVersion: 't', sandbox: 'off', workspace: ws });

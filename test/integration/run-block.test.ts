@@ -184,7 +184,9 @@ describe('Run Benchmark Block (palette → notebook, terminal, timeline, runs vi
     assert.equal(code.length, 2, 'two python tool calls → two code cells');
     const mimes = code.flatMap((c) => c.outputs.flatMap((o) => o.items.map((i) => i.mime)));
     assert.ok(mimes.includes('application/vnd.code.notebook.stdout'), `stdout output present (${mimes.join(', ')})`);
-    assert.ok(mimes.includes('text/html'), 'the DataFrame result is an HTML table');
+    // issue 38: a DataFrame is a table Loupe builds from its values (inert Markdown), never the agent's own HTML
+    assert.ok(mimes.includes('text/markdown'), `the DataFrame result is a Markdown table (${mimes.join(', ')})`);
+    assert.ok(!mimes.some((m) => /html|svg|javascript/.test(m)), `no output item VS Code would render as live markup (${mimes.join(', ')})`);
     assert.ok(mimes.includes('application/vnd.code.notebook.error'), 'the refused matplotlib import is an error output');
     const stdout = new TextDecoder().decode(code[0]?.outputs.flatMap((o) => o.items).find((i) => i.mime.endsWith('stdout'))?.data);
     assert.match(stdout, /overall 40\.3/);
