@@ -11,7 +11,7 @@
  * way) owned by this user. Otherwise the run's files are read only from the store's artefact copy (`readRunFile`).
  */
 import { lstatSync, realpathSync } from 'node:fs';
-import { dirname, isAbsolute, join, relative, resolve, sep } from 'node:path';
+import { basename, dirname, isAbsolute, join, relative, resolve, sep } from 'node:path';
 import { LoupeInputError } from '../util/errors.ts';
 import { nullLogger, type Logger } from '../util/log.ts';
 import type { RunRecord } from './records.ts';
@@ -55,7 +55,9 @@ function below(root: string, p: string): string[] | undefined {
  *   none (the run's files are read from the store's copy, nothing is refused).
  * @returns the folder (real paths) when trusted; `workspace: null` and `refused` saying why when the path is not a
  *   folder of `<runs folder>/<run>/<workspace>` reached without links and owned by this user; `workspace: null`,
- *   `refused: null` when it is inside but absent. Never throws; never follows a link.
+ *   `refused: null` when it is inside but absent. Never throws; never follows a link. A runs folder named `runs`
+ *   (the CLI's, next to a SQLite store) also trusts exactly `<its parent>/<run id>/workspace` (VS Code's layout of the
+ *   same store folder), nothing else beside it.
  * Source: issue 36 "A path read from the store is never trusted".
  */
 export function trustedRunFolder(run: Pick<RunRecord, 'id' | 'storedWorkspace'>, runsRoot: string | null | undefined): RunFolder {
@@ -71,7 +73,18 @@ export function trustedRunFolder(run: Pick<RunRecord, 'id' | 'storedWorkspace'>,
     root = given;
   }
   const ws = resolve(stored);
-  const parts = below(root, ws) ?? below(given, ws);
+  let parts = below(root, ws) ?? below(given, ws);
+  if (!parts && basename(root) === 'runs') {
+    // The one other layout Loupe writes: VS Code keeps the store in `loupe.runsDirectory` itself and each run in
+    // `<that folder>/<run id>/workspace`, while the CLI given that store (`--store <folder>/runs.sqlite`) takes
+    // `<folder>/runs` as its runs folder. Trusted only in exactly that shape (never any folder beside the store).
+    const up = dirname(root);
+    const p2 = below(up, ws) ?? below(dirname(given), ws);
+    if (p2 && p2.length === 2 && p2[0] === run.id && p2[1] === 'workspace' && /^[A-Za-z0-9._-]{1,200}$/.test(run.id) && !/^\.+$/.test(run.id)) {
+      root = up;
+      parts = p2;
+    }
+  }
   if (!parts) return no(`workspace ${stored} is outside the runs folder ${root}`);
   if (parts.length < 2) return no(`workspace ${stored} is not a run's workspace (<runs folder>/<run>/<workspace>) of the runs folder ${root}`);
   const uid = typeof process.getuid === 'function' ? process.getuid() : undefined;

@@ -52,6 +52,20 @@ describe('trustedRunFolder (issue 36)', () => {
     for (const ws of [join(outside, 'ws'), join(root, 'r2', 'workspace')]) assert.equal(trustedRunFolder(run(ws), root).workspace, null);
   });
 
+  it('a runs folder named runs (the CLI\'s, next to a SQLite store) trusts exactly <its parent>/<run id>/workspace (VS Code\'s layout), nothing else beside it', () => {
+    mkdirSync(join(dir, 'r1', 'workspace'), { recursive: true });
+    mkdirSync(join(dir, 'r2', 'workspace'), { recursive: true });
+    mkdirSync(join(dir, 'r1', 'other'), { recursive: true });
+    assert.equal(trustedRunFolder(run(join(dir, 'r1', 'workspace')), root).workspace, join(dir, 'r1', 'workspace'));
+    // another run's folder, another shape, the store folder itself: refused
+    assert.match(trustedRunFolder(run(join(dir, 'r2', 'workspace')), root).refused ?? '', /outside the runs folder/);
+    assert.match(trustedRunFolder(run(join(dir, 'r1', 'other')), root).refused ?? '', /outside the runs folder/);
+    assert.match(trustedRunFolder(run(join(dir, 'r1')), root).refused ?? '', /outside the runs folder/);
+    // only for a runs folder named `runs`
+    mkdirSync(join(dir, 'elsewhere'), { recursive: true });
+    assert.match(trustedRunFolder(run(join(dir, 'r1', 'workspace')), join(dir, 'elsewhere')).refused ?? '', /outside the runs folder/);
+  });
+
   it('a workspace absent on this machine is not refused (another machine\'s run) and reads nothing; no runs folder reads nothing', () => {
     const f = trustedRunFolder(run(join(root, 'gone', 'workspace')), root);
     assert.deepEqual([f.workspace, f.refused, f.absent], [null, null, join(root, 'gone', 'workspace')]);
