@@ -4,7 +4,9 @@
  * scored with a scripted LLM judge — printed by `loupe score --json`, equal the ones recorded before the
  * benchmark registry restructuring (test/fixtures/score-parity/expected.json, written by this test at b3be16e
  * with LOUPE_UPDATE_PARITY=1). Run ids, temporary paths and times are replaced by stable labels; option
- * names are compared in snake_case (the spelling the user types).
+ * names are compared in snake_case (the spelling the user types). The BLADE amtl reference run and the BLADE
+ * aggregate were re-recorded on Debian's Python stack (pandas 1.5.3), on which the first annotated model's path
+ * validates; the Python stack is recorded beside the scores (`pythonStack`) and named when they differ.
  */
 import assert from 'node:assert/strict';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -21,6 +23,8 @@ import { repoRoot, sharedData } from '../../../helpers/shared.ts';
 import { mimicSubsetDb } from '../agent/toolsets/fixtures.ts';
 import { parseOptions } from '../../../../src/core/benchmarks/options.ts';
 import { getBenchmark } from '../../../../src/core/benchmarks/registry.ts';
+import { findPython } from '../../../../src/core/env/doctor.ts';
+import { execFileSync } from 'node:child_process';
 
 const EXPECTED = join(repoRoot, 'test', 'fixtures', 'score-parity', 'expected.json');
 const LONGDA = sharedData('longda', 'benchmark');
@@ -131,6 +135,19 @@ after(async () => {
   rmSync(dir, { recursive: true, force: true });
 });
 
+/**
+ * The versions of the Python stack the kernel runs (the interpreter `findPython` picks). Which BLADE reference path
+ * validates depends on it: with pandas >= 2 `get_dummies` makes bool columns, which patsy treats as categorical, so the
+ * amtl path of model 4fb3f76c (two chained get_dummies of pop_class: duplicate columns) is rejected and the next
+ * path is scored; with Debian's pandas 1.5.3 (uint8 columns) it validates. Recorded beside the scores and named in
+ * the failure message, so a changed stack is told apart from a changed scorer.
+ */
+async function pythonStack(): Promise<Record<string, string>> {
+  const py = await findPython();
+  const code = 'import json, sys, importlib\nout = {"python": sys.version.split()[0]}\nfor m in ("pandas", "numpy", "scipy", "statsmodels", "patsy", "sklearn"):\n    out[m] = importlib.import_module(m).__version__\nprint(json.dumps(out))';
+  return JSON.parse(execFileSync(py.path, ['-c', code], { encoding: 'utf8', timeout: 60_000 })) as Record<string, string>;
+}
+
 const VOLATILE = /^(wallSeconds|wallHours|durationMs|scoredAt|at|startedAt|endedAt|latencyMs|toolMs|elapsedMs)$/;
 // Issue 21 (after the recording) added presets: every score records its preset and the items official-code options
 // changed, and new options are echoed. The recording is compared under the options it was made with (OLD_DEFAULTS).
@@ -226,10 +243,18 @@ test('scores of reference, scripted and judged runs equal the ones recorded befo
   assert.equal((got.blade as { runs: unknown[] }).runs.length, 4);
   assert.equal((got.ddr as { runs: unknown[] }).runs.length, 1);
   assert.equal((got.analystbench as { runs: unknown[] }).runs.length, 2);
+  const stack = await pythonStack();
   if (process.env.LOUPE_UPDATE_PARITY === '1') {
-    writeFileSync(EXPECTED, JSON.stringify(got, null, 1) + '\n');
+    writeFileSync(EXPECTED, JSON.stringify({ ...got, pythonStack: stack }, null, 1) + '\n');
     return;
   }
   const expected = JSON.parse(readFileSync(EXPECTED, 'utf8')) as Record<string, unknown>;
-  for (const k of Object.keys(expected)) assert.deepEqual(withoutAdded(got[k]), withoutAdded(expected[k]), `scores of the ${k} runs changed`);
+  const recordedStack = expected.pythonStack as Record<string, string> | undefined;
+  delete expected.pythonStack;
+  const stackNote = !recordedStack
+    ? `\n(the recording does not name its Python stack; this machine has ${JSON.stringify(stack)})`
+    : JSON.stringify(recordedStack) !== JSON.stringify(stack)
+      ? `\n(recorded with the Python stack ${JSON.stringify(recordedStack)}; this machine has ${JSON.stringify(stack)})`
+      : '';
+  for (const k of Object.keys(expected)) assert.deepEqual(withoutAdded(got[k]), withoutAdded(expected[k]), `scores of the ${k} runs changed${stackNote}`);
 });
