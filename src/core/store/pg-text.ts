@@ -66,13 +66,16 @@ export function encodePgParam(v: unknown): unknown {
 }
 
 /**
- * SQL that turns `->>` output of an escaped JSON column into escaped text: a JSON string's NUL is stored as the
- * escaped JSON escape (`U+E000 U+E002`), which as text means NUL (`U+E000 U+E001`). Exact, as every `U+E000` of an
- * escaped value starts an escape.
+ * SQL that turns `->>` output of an escaped JSON column into escaped text, exactly what {@link encodePgText} gives for
+ * the JSON string's value: a NUL of the string is stored as the escaped JSON escape (`U+E000 U+E002`), which as text
+ * means NUL (`U+E000 U+E001`); a string holding the six characters `\u0000` (stored in JSON as `\\u0000`) comes out
+ * of `->>` as those six characters, which as escaped text are `U+E000 U+E002` (after an even number of backslashes,
+ * as {@link encodePgText} decides). Exact, as every `U+E000` of an escaped value starts an escape. Without the second
+ * step, a text filter or `= ANY(...)` with an escaped parameter misses such a string (issue 39).
  * @param expr an SQL expression of type text (e.g. `x::json ->> 'k'`). @returns an SQL expression of type text.
  */
 export function jsonNulToText(expr: string): string {
-  return `replace(${expr}, '${PG_ESC}${C_JSON_NUL}', '${PG_ESC}${C_NUL}')`;
+  return jsonColumn(`replace(${expr}, '${PG_ESC}${C_JSON_NUL}', '${PG_ESC}${C_NUL}')`);
 }
 
 /**
