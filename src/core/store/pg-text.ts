@@ -89,6 +89,27 @@ export function jsonColumn(col: string): string {
   return `replace(replace(replace(${col}, '\\\\', '${PG_ESC}\uE004'), '\\u0000', '${PG_ESC}${C_JSON_NUL}'), '${PG_ESC}\uE004', '\\\\')`;
 }
 
+/**
+ * A JSON value escaped for a `json`/`jsonb` column that Loupe's pool does not write (pg-boss's job data, issue 39):
+ * every string and key with {@link encodePgText}, done on its JSON text (the JSON escape `\u0000` of a NUL becomes
+ * `U+E000 U+E002` inside its string, `U+E000` becomes `U+E000 U+E003`; the text is still valid JSON).
+ * @param v a JSON-serialisable value (what `JSON.stringify` keeps). @returns a value of the same shape holding no NUL,
+ *   to be sent as JSON; {@link decodePgJson} gives `v` back.
+ */
+export function encodePgJson<T>(v: T): T {
+  return JSON.parse(encodePgText(JSON.stringify(v))) as T;
+}
+
+/**
+ * Reverses {@link encodePgJson} on a value read back (parsed) from such a column.
+ * @param v the parsed JSON value. @returns the value as sent to {@link encodePgJson}.
+ */
+export function decodePgJson<T>(v: T): T {
+  if (v === undefined || v === null) return v;
+  const text = JSON.stringify(v);
+  return text.includes(PG_ESC) ? JSON.parse(decodePgText(text)) as T : v;
+}
+
 /** OIDs of text-like types (text, varchar, bpchar, json, jsonb) and of their arrays. */
 const TEXT_OIDS = new Set([25, 1043, 1042, 114, 3802]);
 const TEXT_ARRAY_OIDS = new Set([1009, 1015, 1014, 199, 3807]);
