@@ -13,6 +13,7 @@ import { after, before, it } from 'node:test';
 import { main } from '../../../../src/cli/main.ts';
 import { annotationStoreOf } from '../../../../src/core/annotations/index.ts';
 import { canonicalJson, sha256 } from '../../../../src/core/eval/judges/index.ts';
+import { APPEND_ONLY_TABLES } from '../../../../src/core/store/copy.ts';
 import { pgPoolOf } from '../../../../src/core/store/pg-run-store.ts';
 import { openStore, sqliteHandleOf } from '../../../../src/core/store/run-store.ts';
 import type { RunStore } from '../../../../src/core/store/types.ts';
@@ -45,6 +46,13 @@ async function editVerdict(s: RunStore, id: string): Promise<void> {
     await pgPoolOf(s).query('UPDATE annotations SET verdict = $1 WHERE id = $2', [verdict, id]);
   }
 }
+
+it('every table the database keeps append-only is one a copy never overwrites (a new one must be added to APPEND_ONLY_TABLES)', async () => {
+  const s = openStore(join(dir, 'triggers.sqlite'));
+  const guarded = (sqliteHandleOf(s).prepare("SELECT DISTINCT tbl_name AS t FROM sqlite_master WHERE type = 'trigger' AND name LIKE '%append_only%' ORDER BY 1").all() as { t: string }[]).map((r) => r.t);
+  await s.close();
+  assert.deepEqual(guarded, [...APPEND_ONLY_TABLES].sort());
+});
 
 forEachEngine((e) => {
   it('a target holding an annotation with the same id and other content keeps it; the copy names it and copies the rest, both ways', { timeout: 120_000 }, async () => {
