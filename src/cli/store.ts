@@ -16,7 +16,8 @@ const USAGE = `loupe store copy --from FILE|URL --to FILE|URL [--json]
   --from into --to (created if it is a new SQLite file; a PostgreSQL database must exist), ids preserved, in one
   transaction: a failed copy writes nothing, a repeated copy adds nothing. Rows only --to holds are kept.
   A row --to refuses (a value its column type rejects) is named (table and key) and left out, the rest is copied,
-  and the exit code is 1.
+  and the exit code is 1. Annotations, checklist and ground-truth versions are append-only: one --to already holds
+  under the same key with other content is kept, never overwritten, and named the same way ("refused: ...").
   A URL is postgres://USER@HOST:PORT/DB?passwordEnv=VAR (the password from VAR or PGPASSWORD, never in the URL).
 ${STORE_GRANT_USAGE}`;
 

@@ -9,6 +9,7 @@ import type pg from 'pg';
 import { randomUUID } from 'node:crypto';
 import { canonicalJson, sha256 } from '../eval/judges/canonical.ts';
 import { CHANGES, connectionClosed, pgTransaction } from '../store/pg-run-store.ts';
+import { jsonColumn, jsonNulToText } from '../store/pg-text.ts';
 import { LoupeInputError } from '../util/errors.ts';
 import { seededRandom } from '../util/random.ts';
 import {
@@ -24,6 +25,13 @@ type Row = Record<string, unknown>;
 type Q = (sql: string, params?: unknown[]) => Promise<Row[]>;
 
 const nowIso = () => new Date().toISOString();
+
+/**
+ * A judgement's input as `json`, for `->>`: rows written before the text escape may hold the JSON escape `\u0000`,
+ * which `->>` refuses (`jsonColumn`); a string read with `->>` goes through `jsonNulToText`, so a NUL in it reads back
+ * as NUL, not as the six characters of its JSON escape (issue 39).
+ */
+const inputJson = `${jsonColumn('j.input')}::json`;
 
 /** SQLite-style `?` placeholders as PostgreSQL's `$1, $2, …` (the statements here hold no `?` in literals). */
 function numbered(sql: string): string {
@@ -85,8 +93,8 @@ export class PgAnnotationStore implements AnnotationStore {
       const created = await q(`INSERT INTO annotation_items (id, subject_kind, subject, task, schema_version, input, input_hash, criterion, suite, run_id, item_ref, suite_version, created_at)
         SELECT 'j:' || j.task || ':' || j.input_hash, 'judgement',
           '{"kind":"judgement","task":' || to_json(j.task)::text || ',"inputHash":' || to_json(j.input_hash)::text || '}', j.task, ${versionCase}, j.input, j.input_hash,
-          CASE j.task WHEN 'checklist-score' THEN j.input::json ->> 'criterion' WHEN 'checklist-support' THEN j.input::json ->> 'question'
-            WHEN 'trend-answer' THEN j.input::json ->> 'question' WHEN 'semantic-match' THEN j.input::json ->> 'kind' END,
+          ${jsonNulToText(`CASE j.task WHEN 'checklist-score' THEN ${inputJson} ->> 'criterion' WHEN 'checklist-support' THEN ${inputJson} ->> 'question'
+            WHEN 'trend-answer' THEN ${inputJson} ->> 'question' WHEN 'semantic-match' THEN ${inputJson} ->> 'kind' END`)},
           r.suite, j.run_id, j.item_ref, 'unknown', j.judged_at
         FROM judgements j LEFT JOIN runs r ON r.id = j.run_id
         WHERE j.rid >= ? AND j.task IN (${tasks}) AND j.judge_id NOT IN ('exact', 'none')
@@ -303,7 +311,7 @@ export class PgAnnotationStore implements AnnotationStore {
       const runs = spec.runIds ?? [];
       const p: unknown[] = spec.suite ? [spec.suite] : [];
       if (runs.length) p.push(runs, runs);
-      const rows = await this.#q(`SELECT i.id FROM annotation_items i WHERE i.task = 'pairwise-vote'${spec.suite ? ' AND i.suite = ?' : ''}${runs.length ? ` AND (i.subject::json ->> 'runA') = ANY(?::text[]) AND (i.subject::json ->> 'runB') = ANY(?::text[])` : ''} ORDER BY i.created_at, i.rid`, p);
+      const rows = await this.#q(`SELECT i.id FROM annotation_items i WHERE i.task = 'pairwise-vote'${spec.suite ? ' AND i.suite = ?' : ''}${runs.length ? ` AND ${jsonNulToText(`${jsonColumn('i.subject')}::json ->> 'runA'`)} = ANY(?::text[]) AND ${jsonNulToText(`${jsonColumn('i.subject')}::json ->> 'runB'`)} = ANY(?::text[])` : ''} ORDER BY i.created_at, i.rid`, p);
       return rows.map((r) => r.id as string);
     }
     if (spec.kind === 'audit') {

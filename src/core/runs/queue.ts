@@ -12,6 +12,7 @@ import { PgBoss } from 'pg-boss';
 import { LoupeInputError } from '../util/errors.ts';
 import { nullLogger, type Logger } from '../util/log.ts';
 import { redactStoreUrls, storePassword, type PostgresLocation } from '../store/location.ts';
+import { decodePgJson, encodePgJson } from '../store/pg-text.ts';
 import type { SweepUnit } from './sweep.ts';
 
 /** The pg-boss queue every sweep's units go to. */
@@ -59,7 +60,8 @@ export class UnitQueue {
   }
 
   /**
-   * Enqueues units (one job each, the unit as its data).
+   * Enqueues units (one job each, the unit as its data; texts holding NUL are escaped with `encodePgJson` and
+   * handed to {@link work}'s handler as sent, issue 39).
    * @param units the sweep's units; `policy` their heartbeat and retry settings.
    * @returns the job ids, in order.
    * @throws LoupeInputError for a heartbeat under 10 s or a negative retry limit.
@@ -71,7 +73,8 @@ export class UnitQueue {
     if (!Number.isInteger(retryLimit) || retryLimit < 0) throw new LoupeInputError('unit retry limit', `must be a whole number ≥ 0, got ${retryLimit}`);
     const ids: string[] = [];
     for (const u of units) {
-      const id = await this.#boss.send(UNIT_QUEUE, u as unknown as object, {
+      // pg-boss keeps the data as jsonb, which refuses NUL: its texts are escaped as the run store's are (issue 39)
+      const id = await this.#boss.send(UNIT_QUEUE, encodePgJson(u) as unknown as object, {
         heartbeatSeconds, retryLimit, retryDelay: policy.retryDelaySeconds ?? 2, retryBackoff: true, retryDelayMax: 60,
         // a unit may run for hours (heartbeats tell whether its worker lives): no timeout of its own below a day
         expireInSeconds: 24 * 3600,
@@ -91,7 +94,7 @@ export class UnitQueue {
     await this.#boss.work<SweepUnit, unknown, { localConcurrency: number; batchSize: 1; includeMetadata: true; pollingIntervalSeconds: number }>(
       UNIT_QUEUE, { localConcurrency: concurrency, batchSize: 1, includeMetadata: true, pollingIntervalSeconds: 1 },
       async (jobs) => {
-        for (const job of jobs) await handler(job.data, { jobId: job.id, retryCount: job.retryCount, retryLimit: job.retryLimit });
+        for (const job of jobs) await handler(decodePgJson(job.data), { jobId: job.id, retryCount: job.retryCount, retryLimit: job.retryLimit });
       },
     );
   }

@@ -4,7 +4,8 @@
  * addressed files of the run folders, with their contents), judgements, scores,
  * annotation items / annotations / queues / reservations / drafts, checklist and ground-truth versions. Rows are
  * copied table by table with their ids and in their insertion order, as an upsert on each table's key (the source
- * wins for a row both hold; rows only the target holds are kept), all in one transaction of the target: a failed
+ * wins for a row both hold, except in the append-only tables of {@link APPEND_ONLY_TABLES}, where a row the target
+ * holds with other content is refused and named, issue 39; rows only the target holds are kept), all in one transaction of the target: a failed
  * copy writes nothing, and copying again changes nothing (idempotent). Run events have no key: the n-th of several
  * identical events is copied unless the target already holds n of them. Steps keep their `seq`; copied from SQLite to
  * PostgreSQL, their texts kept as run-folder blobs (over 1 MiB) are put back into the rows; annotations keep
@@ -49,6 +50,22 @@ export const COPY_TABLES: ReadonlyArray<{ name: string; key: string[] | null; pa
   { name: 'blade_gt_versions', key: ['dataset', 'version'] },
 ];
 
+/**
+ * Tables whose rows are never changed once written (migration 18, issue 39: expert judgements are append-only). A copy
+ * adds their rows the target lacks and never overwrites one: a source row whose key the target holds with other
+ * content is refused and named (`CopyFailure.error` starts with {@link APPEND_ONLY_REFUSAL}), whatever the target's
+ * engine and whoever copies (on PostgreSQL the tables' owner may edit them; a copy does not).
+ */
+export const APPEND_ONLY_TABLES: ReadonlySet<string> = new Set(['annotations', 'checklist_versions', 'blade_gt_versions']);
+
+/** How the error of a row refused because its append-only table already holds other content under its key begins. */
+export const APPEND_ONLY_REFUSAL = 'refused:';
+
+/** The error of a refused append-only row (see {@link APPEND_ONLY_TABLES}). */
+function appendOnlyError(table: string): string {
+  return `${APPEND_ONLY_REFUSAL} ${table} are append-only: the target holds a different row with this key (a correction is a new row that supersedes it; the target's row is kept)`;
+}
+
 /** Tables that are bookkeeping of one database, never copied (the target keeps its own). */
 export const NOT_COPIED = ['migrations', 'annotation_sync'];
 
@@ -90,6 +107,14 @@ interface RowIo {
 }
 
 type Put = (table: string, cols: string[], key: string[] | null, rows: Row[], nth: number[]) => Promise<Array<{ index: number; error: string }>>;
+
+/** The indices of `rows` not refused already (`failed`) whose exact row the target does not hold (`holds(row)`). */
+async function notHeld(table: string, rows: Row[], failed: Array<{ index: number; error: string }>, holds: (r: Row) => Promise<boolean>): Promise<Array<{ index: number; error: string }>> {
+  const out = [...failed];
+  const refused = new Set(failed.map((f) => f.index));
+  for (const [i, r] of rows.entries()) if (!refused.has(i) && !(await holds(r))) out.push({ index: i, error: appendOnlyError(table) });
+  return out.sort((a, b) => a.index - b.index);
+}
 
 /**
  * Writes `rows` as one batch under a savepoint; when the target refuses it, rolls back to the savepoint and writes
@@ -139,16 +164,20 @@ function sqliteIo(store: RunStore): RowIo {
       try {
         await fn(async (table, cols, key, rows, nth) => {
           const values = cols.map(() => '?').join(', ');
+          const appendOnly = key !== null && APPEND_ONLY_TABLES.has(table);
           const sql = key
-            ? `INSERT INTO ${q(table)} (${cols.map(q).join(', ')}) VALUES (${values}) ON CONFLICT (${key.map(q).join(', ')}) DO UPDATE SET ${cols.filter((c) => !key.includes(c)).map((c) => `${q(c)} = excluded.${q(c)}`).join(', ')}`
+            ? `INSERT INTO ${q(table)} (${cols.map(q).join(', ')}) VALUES (${values}) ON CONFLICT (${key.map(q).join(', ')}) DO ${appendOnly ? 'NOTHING' : `UPDATE SET ${cols.filter((c) => !key.includes(c)).map((c) => `${q(c)} = excluded.${q(c)}`).join(', ')}`}`
             : `INSERT INTO ${q(table)} (${cols.map(q).join(', ')}) SELECT ${values} WHERE (SELECT COUNT(*) FROM ${q(table)} WHERE ${cols.map((c) => `${q(c)} IS ?`).join(' AND ')}) < ?`;
           const st = db.prepare(sql);
-          return withSavepoints(async (s) => { db.exec(s); }, rows, async (batch, first) => {
+          const failed = await withSavepoints(async (s) => { db.exec(s); }, rows, async (batch, first) => {
             batch.forEach((r, i) => {
               const v = cols.map((c) => r[c] ?? null);
               st.run(...(key ? v : [...v, ...v, nth[first + i]]));
             });
           });
+          if (!appendOnly) return failed;
+          const same = db.prepare(`SELECT 1 FROM ${q(table)} WHERE ${cols.map((c) => `${q(c)} IS ?`).join(' AND ')} LIMIT 1`);
+          return notHeld(table, rows, failed, async (r) => same.get(...cols.map((c) => r[c] ?? null)) !== undefined);
         });
         db.exec('COMMIT');
       } catch (e) {
@@ -191,17 +220,20 @@ function pgIo(store: RunStore): RowIo {
           }
           const per = Math.max(1, Math.min(PAGE, Math.floor(60_000 / cols.length)));
           const rest = cols.filter((c) => !key.includes(c));
+          const appendOnly = APPEND_ONLY_TABLES.has(table);
           const failed: Array<{ index: number; error: string }> = [];
           for (let i = 0; i < rows.length; i += per) {
             const refused = await withSavepoints(exec, rows.slice(i, i + per), async (batch) => {
               const params: unknown[] = [];
               const tuples = batch.map((r) => `(${cols.map((c) => (params.push(r[c] ?? null), `$${params.length}`)).join(', ')})`);
               await client.query(`INSERT INTO ${q(table)} (${cols.map(q).join(', ')}) VALUES ${tuples.join(', ')}
-                ON CONFLICT (${key.map(q).join(', ')}) DO ${rest.length ? `UPDATE SET ${rest.map((c) => `${q(c)} = excluded.${q(c)}`).join(', ')}` : 'NOTHING'}`, params);
+                ON CONFLICT (${key.map(q).join(', ')}) DO ${rest.length && !appendOnly ? `UPDATE SET ${rest.map((c) => `${q(c)} = excluded.${q(c)}`).join(', ')}` : 'NOTHING'}`, params);
             });
             failed.push(...refused.map((f) => ({ ...f, index: f.index + i })));
           }
-          return failed;
+          if (!appendOnly) return failed;
+          const same = `SELECT 1 FROM ${q(table)} WHERE ${cols.map((c, i) => `${q(c)} IS NOT DISTINCT FROM $${i + 1}`).join(' AND ')} LIMIT 1`;
+          return notHeld(table, rows, failed, async (r) => (await client.query(same, cols.map((c) => r[c] ?? null))).rows.length > 0);
         });
       });
     },

@@ -66,13 +66,16 @@ export function encodePgParam(v: unknown): unknown {
 }
 
 /**
- * SQL that turns `->>` output of an escaped JSON column into escaped text: a JSON string's NUL is stored as the
- * escaped JSON escape (`U+E000 U+E002`), which as text means NUL (`U+E000 U+E001`). Exact, as every `U+E000` of an
- * escaped value starts an escape.
+ * SQL that turns `->>` output of an escaped JSON column into escaped text, exactly what {@link encodePgText} gives for
+ * the JSON string's value: a NUL of the string is stored as the escaped JSON escape (`U+E000 U+E002`), which as text
+ * means NUL (`U+E000 U+E001`); a string holding the six characters `\u0000` (stored in JSON as `\\u0000`) comes out
+ * of `->>` as those six characters, which as escaped text are `U+E000 U+E002` (after an even number of backslashes,
+ * as {@link encodePgText} decides). Exact, as every `U+E000` of an escaped value starts an escape. Without the second
+ * step, a text filter or `= ANY(...)` with an escaped parameter misses such a string (issue 39).
  * @param expr an SQL expression of type text (e.g. `x::json ->> 'k'`). @returns an SQL expression of type text.
  */
 export function jsonNulToText(expr: string): string {
-  return `replace(${expr}, '${PG_ESC}${C_JSON_NUL}', '${PG_ESC}${C_NUL}')`;
+  return jsonColumn(`replace(${expr}, '${PG_ESC}${C_JSON_NUL}', '${PG_ESC}${C_NUL}')`);
 }
 
 /**
@@ -84,6 +87,27 @@ export function jsonNulToText(expr: string): string {
  */
 export function jsonColumn(col: string): string {
   return `replace(replace(replace(${col}, '\\\\', '${PG_ESC}\uE004'), '\\u0000', '${PG_ESC}${C_JSON_NUL}'), '${PG_ESC}\uE004', '\\\\')`;
+}
+
+/**
+ * A JSON value escaped for a `json`/`jsonb` column that Loupe's pool does not write (pg-boss's job data, issue 39):
+ * every string and key with {@link encodePgText}, done on its JSON text (the JSON escape `\u0000` of a NUL becomes
+ * `U+E000 U+E002` inside its string, `U+E000` becomes `U+E000 U+E003`; the text is still valid JSON).
+ * @param v a JSON-serialisable value (what `JSON.stringify` keeps). @returns a value of the same shape holding no NUL,
+ *   to be sent as JSON; {@link decodePgJson} gives `v` back.
+ */
+export function encodePgJson<T>(v: T): T {
+  return JSON.parse(encodePgText(JSON.stringify(v))) as T;
+}
+
+/**
+ * Reverses {@link encodePgJson} on a value read back (parsed) from such a column.
+ * @param v the parsed JSON value. @returns the value as sent to {@link encodePgJson}.
+ */
+export function decodePgJson<T>(v: T): T {
+  if (v === undefined || v === null) return v;
+  const text = JSON.stringify(v);
+  return text.includes(PG_ESC) ? JSON.parse(decodePgText(text)) as T : v;
 }
 
 /** OIDs of text-like types (text, varchar, bpchar, json, jsonb) and of their arrays. */
