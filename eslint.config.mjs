@@ -18,8 +18,19 @@ const SUITE_FIELD = '/^(suite|benchmark|kind|suiteKind)$/';
 const suiteNameMessage = 'Do not branch on a benchmark name here: add a member to BenchmarkDefinition (src/core/benchmarks/types.ts) and ask the registry.';
 // Only the store and the engine factories of higher-layer stores (annotationStoreOf) reach the SQLite handle (issue 12).
 const noSqliteHandle = { selector: "ImportSpecifier[imported.name='sqliteHandleOf']", message: 'Use the RunStore interface (src/core/store/types.ts); only src/core/store and engine factories (annotationStoreOf) touch the SQLite handle.' };
+// Issue 36: a documentation index (src/core/docs) reads its root with node:fs, so its root is never a place an agent
+// can write (a run or task workspace, a stored workspace): documents are read from the suite's own files
+// (DocIndexOptions.sources names them as the agent sees them).
+const WS_PROP = '/^(workspace|storedWorkspace)$/';
+const docsRootMessage = 'A documentation root is never a run or task workspace (issue 36): the agent can plant a link, FIFO or hard link there. Read the suite\'s own files (the block\'s visible.docs paths; DocIndexOptions.sources).';
+const noWorkspaceDocRoot = [
+  { selector: `VariableDeclarator[id.name=/[rR]oot$/] MemberExpression[property.name=${WS_PROP}]`, message: docsRootMessage },
+  { selector: `Property[key.name=/[rR]oot$/] MemberExpression[property.name=${WS_PROP}]`, message: docsRootMessage },
+  { selector: `Property[key.name=/[rR]oot$/] > Identifier[name=/[wW]orkspace$/]`, message: docsRootMessage },
+  { selector: `CallExpression[callee.name=/^(openDocIndex|acquireDocIndex|docIndexLease|sharedDocIndex|openDocs|docsFolderFiles)$/] :matches(MemberExpression[property.name=${WS_PROP}], Identifier[name=/[wW]orkspace$/])`, message: docsRootMessage },
+];
 const noSuiteNames = {
-  'no-restricted-syntax': ['error', noSqliteHandle,
+  'no-restricted-syntax': ['error', noSqliteHandle, ...noWorkspaceDocRoot,
     { selector: `BinaryExpression:has(> Literal[value=${SUITE_NAME}]):has(> MemberExpression[property.name=${SUITE_FIELD}])`, message: suiteNameMessage },
     { selector: `BinaryExpression:has(> Literal[value=${SUITE_NAME}]):has(> Identifier[name=${SUITE_FIELD}])`, message: suiteNameMessage },
     { selector: `SwitchStatement[discriminant.property.name=${SUITE_FIELD}] > SwitchCase > Literal[value=${SUITE_NAME}]`, message: suiteNameMessage },
@@ -100,7 +111,7 @@ export default tseslint.config(
 
   { files: ['src/**/*.ts', 'webview/**/*.ts'], ignores: ['src/core/benchmarks/*/**'], rules: noSuiteNames },
   { files: ['webview/**/*.ts'], ignores: ['webview/shared/agent-html.ts'], rules: noHtmlSinks },
-  { files: ['src/core/benchmarks/*/**'], rules: { 'no-restricted-syntax': ['error', noSqliteHandle] } },
+  { files: ['src/core/benchmarks/*/**'], rules: { 'no-restricted-syntax': ['error', noSqliteHandle, ...noWorkspaceDocRoot] } },
   // Issue 38: notifications may quote agent-derived text; they go through src/vscode/messages.ts (controls escaped,
   // command links broken).
   { files: ['src/vscode/**/*.ts', 'src/extension.ts'], ignores: ['src/vscode/messages.ts'], rules: { 'no-restricted-syntax': [...noSuiteNames['no-restricted-syntax'],

@@ -214,7 +214,15 @@ class DocIndexImpl implements DocIndex {
     if (!(this.chunkChars > 0) || !(this.overlap >= 0) || this.overlap >= this.chunkChars) {
       throw new LoupeInputError('chunkChars/overlap', `need 0 <= overlap < chunkChars (got ${this.chunkChars}/${this.overlap})`);
     }
-    if (opts.files) {
+    if (opts.sources) {
+      this.allow = new Set();
+      for (const [f, src] of Object.entries(opts.sources)) {
+        const rel = normalizeRel(this.root, f);
+        if (!rel || rel !== toPosix(f)) throw new LoupeInputError(f, 'document name must be a plain relative path');
+        if (!isAbsolute(src)) throw new LoupeInputError(src, `source of ${f} must be an absolute path`);
+        this.allow.add(rel);
+      }
+    } else if (opts.files) {
       this.allow = new Set();
       for (const f of opts.files) {
         const rel = normalizeRel(this.root, f);
@@ -338,7 +346,10 @@ class DocIndexImpl implements DocIndex {
     const progress = opts.onProgress ?? this.opts.onProgress ?? (() => {});
     signal?.throwIfAborted();
     progress({ phase: 'scan', done: 0, total: 0 });
-    let paths = listFiles(this.root);
+    const sources = this.opts.sources;
+    const sourceOf = (rel: string) => sources?.[rel] ?? join(this.root, rel);
+    // with named sources nothing under the root is listed or read (issue 36)
+    let paths = sources ? Object.keys(sources).filter((r) => existsSync(sources[r]!)).sort((a, b) => (a.toLowerCase() < b.toLowerCase() ? -1 : a.toLowerCase() > b.toLowerCase() ? 1 : a < b ? -1 : a > b ? 1 : 0)) : listFiles(this.root);
     const missingAllowed: SkippedFile[] = [];
     if (this.allow) {
       const present = new Set(paths);
@@ -375,13 +386,14 @@ class DocIndexImpl implements DocIndex {
         const rel = take();
         progress({ phase: 'extract', done: i, total: paths.length, file: rel });
         signal?.throwIfAborted();
-        const abs = join(this.root, rel);
+        const abs = sourceOf(rel);
         let st;
         try {
           st = statSync(abs);
         } catch {
           continue;
         }
+        if (!st.isFile()) continue; // a FIFO, socket or device is never read
         const row = getFile.get(rel);
         // A file skipped or failed by another extractor version is tried again (a fixed extractor or
         // a newly supported type must not leave it skipped forever).
@@ -442,7 +454,7 @@ class DocIndexImpl implements DocIndex {
     const stale = this.db
       .prepare<[], { path: string }>('SELECT path FROM files')
       .all()
-      .filter((r) => !keep.has(r.path) && (!this.allow || !existsSync(join(this.root, r.path))));
+      .filter((r) => !keep.has(r.path) && (!this.allow || !existsSync(sourceOf(r.path))));
     if (stale.length) {
       const del = this.db.prepare('DELETE FROM files WHERE path = ?');
       this.db.transaction(() => stale.forEach((r) => del.run(r.path)))();

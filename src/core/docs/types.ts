@@ -123,6 +123,13 @@ export interface DocIndexOptions {
   cacheDir?: string;
   /** Allowlist of files (relative to root). When given, nothing else is indexed or readable. */
   files?: string[];
+  /**
+   * Documents named one way and read from another path (issue 36): name (a relative path, as the agent sees it in its
+   * workspace) → absolute path of the file actually read (the suite's own copy). When given, these names are the
+   * allowlist (`files` is ignored), `root` is walked for nothing and only names the cache, and nothing under `root`
+   * is read: an index never reads an agent-writable folder (a run or task workspace) through a link planted there.
+   */
+  sources?: Record<string, string>;
   /** Chunk size in characters for the default `bm25` mode (default 500). `longta` always uses 500/100. */
   chunkChars?: number;
   /** Chunk overlap in characters for the default mode (default 100). */

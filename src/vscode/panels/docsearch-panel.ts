@@ -5,7 +5,6 @@
  * Hook for other panels: `vscode.commands.executeCommand('loupe.searchDocumentation', args: DocSearchOpenArgs)`
  * opens (or re-targets) the panel pre-filled with a query, a hit to select and a list of searches to replay.
  */
-import { runFolderIn } from '../run/run-folder.ts';
 import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
@@ -79,14 +78,16 @@ function cliPrebuild(ctx: LoupeContext, resolved: ResolvedDocTarget, cacheDir: s
   });
 }
 
-/** A run's block among the configured suites; else the docs/ folder of the run's workspace. */
-async function runDocTarget(ctx: LoupeContext, suiteKind: string, blockId: string, workspace: string | null): Promise<ResolvedDocTarget> {
+/**
+ * A run's block among the configured suites (issue 36: never the run's workspace, where the agent could plant a link,
+ * FIFO or hard link under a document's name: the panel reads only the suite's own files).
+ */
+async function runDocTarget(ctx: LoupeContext, suiteKind: string, blockId: string, runId: string): Promise<ResolvedDocTarget> {
   for (const e of await suiteRegistry(ctx).loadAll()) {
     const block = e.suite?.kind === suiteKind ? e.suite.blocks.find((b) => b.id === blockId) : undefined;
     if (e.suite && block) return blockDocTarget(e.suite, block);
   }
-  if (!workspace) throw new Error(`The documents of block ${blockId} are not in any suite of loupe.suites, and its run folder is not inside the runs folder (loupe.runsDirectory)`);
-  return { target: { suite: 'folder', root: workspace, title: `Run workspace · ${blockId}` } };
+  throw new Error(`The documents of run ${runId} (block ${blockId}) are not in any suite of loupe.suites: add the ${suiteKind} suite's folder to loupe.suites to search them`);
 }
 
 /** Lets the user pick a suite or a block with documentation. */
@@ -220,7 +221,7 @@ export async function searchDocumentationCommand(ctx: LoupeContext, arg: unknown
     if (!resolved && typeof a.runId === 'string') {
       const run = await ctx.store().getRun(a.runId);
       if (!run) throw new Error(`No run ${a.runId} in ${ctx.storePath}`);
-      resolved = await runDocTarget(ctx, run.suite, run.blockId, runFolderIn(ctx, run).workspace);
+      resolved = await runDocTarget(ctx, run.suite, run.blockId, run.id);
       history ??= runSearchHistory(await ctx.store().getSteps(run.id));
     }
     const files = a.files ?? (typeof a.file === 'string' ? [a.file] : undefined);

@@ -10,7 +10,7 @@
  */
 import { containedFileExists, readContainedFile, removeContainedEntry, writeContainedFile } from '../../util/contained.ts';
 import { globMatcher } from '../../suites/glob.ts';
-import { isAbsolute, join, normalize, relative } from 'node:path';
+import { dirname, isAbsolute, join, normalize, relative, resolve, sep } from 'node:path';
 import type { DocIndex } from '../../docs/types.ts';
 import { acquireDocIndex, waitForDocs, type DocIndexLease, type DocNeed } from '../../docs/shared-build.ts';
 import type { Block } from '../../suites/types.ts';
@@ -39,7 +39,7 @@ export interface AnalystToolSetOptions {
   /** Step budget (the paper states none; default 50). */
   maxSteps?: number;
   /** Opens the documentation index over `root` (the documents' real folder; default: `openDocIndex` of `src/core/docs`). */
-  openDocs?: (root: string, files: string[]) => Promise<DocIndex>;
+  openDocs?: (root: string, files: string[], sources?: Record<string, string>) => Promise<DocIndex>;
   /**
    * The block the runs of this tool set work on. With it (and without `openDocs`), when its documents live under one
    * folder, their index build is the docs layer's shared build (issue 23): started when the run starts, extracted in
@@ -117,9 +117,9 @@ const SYSTEM_PROMPT = [
 
 const docIndexes = new Map<string, Promise<DocIndex>>();
 
-async function defaultOpenDocs(root: string, files: string[]): Promise<DocIndex> {
+async function defaultOpenDocs(root: string, files: string[], sources?: Record<string, string>): Promise<DocIndex> {
   const { openDocIndex } = await import('../../docs/index.ts');
-  const idx = await openDocIndex({ root, files });
+  const idx = await openDocIndex(sources ? { root, sources } : { root, files });
   await idx.build();
   return idx;
 }
@@ -132,6 +132,21 @@ function docsRoot(block: Block): string | undefined {
   const roots = new Set(block.visible.docs.map((d) => (d.path.endsWith(d.rel) ? d.path.slice(0, d.path.length - d.rel.length) : '\u0000')));
   const [only] = roots;
   return roots.size === 1 && only !== '\u0000' ? only : undefined;
+}
+
+/**
+ * Where the doc tools read a block's documents (issue 36): the documents' shared real folder when there is one, else
+ * the suite's own files (each doc's `path`, named by its workspace-relative `rel`) under their common folder — never the
+ * run's workspace, where the agent can plant a link, FIFO or hard link under a document's name.
+ */
+function docsSource(block: Block): { root: string; files: string[]; sources?: Record<string, string> } {
+  const files = block.visible.docs.map((d) => d.rel);
+  const shared = docsRoot(block);
+  if (shared !== undefined) return { root: shared, files };
+  const dirs = block.visible.docs.map((d) => dirname(resolve(d.path)));
+  let common = dirs[0] ?? resolve('.');
+  for (const d of dirs) while (common !== dirname(common) && d !== common && !d.startsWith(common.endsWith(sep) ? common : common + sep)) common = dirname(common);
+  return { root: common, files, sources: Object.fromEntries(block.visible.docs.map((d) => [d.rel, resolve(d.path)])) };
 }
 
 /** Closes the documentation indexes opened by AnalystBench runs (CLI exit, tests). */
@@ -202,13 +217,12 @@ export function createAnalystToolSet(opts: AnalystToolSetOptions = {}): ToolSet<
   if (!ANALYST_INPUT_SETTINGS.includes(input)) throw new LoupeInputError('input', `unknown AnalystBench input setting '${String(input)}' (expected ${ANALYST_INPUT_SETTINGS.join(', ')})`);
   const openDocs = opts.openDocs ?? defaultOpenDocs;
   const outDir = (ctx: ToolContext) => opts.outputDir ?? ctx.workspace;
-  const docFiles = (ctx: ToolContext) => (input === 'instruction' ? [] : (ctx.block as Block).visible.docs.map((d) => d.rel));
   const docs = (ctx: ToolContext): Promise<DocIndex> => {
-    const root = docsRoot(ctx.block as Block) ?? ctx.workspace;
-    const key = `${root}\u0000${docFiles(ctx).join('\u0000')}`;
+    const src = docsSource(ctx.block as Block);
+    const key = `${src.root}\u0000${src.sources ? JSON.stringify(src.sources) : src.files.join('\u0000')}`;
     let p = docIndexes.get(key);
     if (!p) {
-      p = openDocs(root, docFiles(ctx));
+      p = openDocs(src.root, src.files, src.sources);
       p.catch(() => docIndexes.delete(key));
       docIndexes.set(key, p);
     }
