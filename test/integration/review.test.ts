@@ -201,7 +201,7 @@ describe('Side-by-side review', function () {
       assert.equal(await vscode.commands.executeCommand('loupe.setApiKey', { profile: 'pair-judge', key: 'k' }), true);
       await runner({ action: 'clickInWebview', title: 'Pairwise Ranking', selector: '#judge-pairs' });
       // every AnalystBench pair of the store is judged: this suite's pair, and those an earlier suite queued in the same
-      // store (the agent-content suite's); the scripted judge is consistent on each
+      // store by any other suite; the scripted judge is consistent on each
       const status = await webviewText({ title: 'Pairwise Ranking', expect: /(\d+) pairs? judged by llm:pair-judge; both orders agreed on \1\b/, timeoutMs: 60_000 });
       const n = Number(/(\d+) pairs? judged by llm:pair-judge/.exec(status)?.[1]);
       assert.ok(n >= 1, status);

@@ -8,6 +8,9 @@
  * the page, no identity is shown before the vote, and the page's CSP refuses inline style outright.
  * Screenshots (1600 × 1000 and 1000 × 1000): agent-content-review-{benign,hostile,hostile-narrow},
  * agent-content-annotation-{benign,hostile,hostile-narrow}.
+ *
+ * Runs after the annotation and review suites (file name `y-`): the pending insight-list judgements it leaves in the
+ * shared store would otherwise join their queues.
  */
 import assert from 'node:assert/strict';
 import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
