@@ -182,14 +182,8 @@ export interface ContainedStat {
   mtimeMs: number;
 }
 
-/**
- * Looks at `rel` inside `root` without following anything.
- * @param root Loupe's folder (run workspace, export folder); `rel` a path inside it.
- * @returns `{ kind, size, mtimeMs }` for a regular file with one link or a real folder; null when it does not exist.
- * @throws ContainedPathError (a LoupeInputError naming `rel`) for a path leaving `root`, a link, FIFO, socket, device
- *   or hard-linked file at or above it. Source: issue 36.
- */
-export function statContained(root: string, rel: string): ContainedStat | null {
+/** `lstat` of the last component of `rel`, its folders walked contained; null when it or a folder above is absent. */
+function lstatLast(root: string, rel: string): Stats | null {
   const real = realRoot(root);
   const parts = partsOf(root, rel);
   let dir: string;
@@ -199,7 +193,18 @@ export function statContained(root: string, rel: string): ContainedStat | null {
     if (e instanceof ContainedPathError && e.reason === 'absent') return null;
     throw e;
   }
-  const st = lstatOrNull(join(dir, parts[parts.length - 1]!));
+  return lstatOrNull(join(dir, parts[parts.length - 1]!));
+}
+
+/**
+ * Looks at `rel` inside `root` without following anything.
+ * @param root Loupe's folder (run workspace, export folder); `rel` a path inside it.
+ * @returns `{ kind, size, mtimeMs }` for a regular file with one link or a real folder; null when it does not exist.
+ * @throws ContainedPathError (a LoupeInputError naming `rel`) for a path leaving `root`, a link, FIFO, socket, device
+ *   or hard-linked file at or above it. Source: issue 36.
+ */
+export function statContained(root: string, rel: string): ContainedStat | null {
+  const st = lstatLast(root, rel);
   if (!st) return null;
   const k = kindOf(st);
   if (k !== 'file' && k !== 'dir') throw new ContainedPathError(rel, k);
@@ -403,16 +408,7 @@ export function writeContainedFile(root: string, rel: string, data: string | Uin
  * @throws ContainedPathError when a folder above it is a link or not a folder, or the path leaves `root`. Source: issue 36.
  */
 export function entryKindContained(root: string, rel: string): { kind: EntryKind; size: number } | null {
-  const real = realRoot(root);
-  const parts = partsOf(root, rel);
-  let dir: string;
-  try {
-    dir = walkFolders(real, rel, parts.slice(0, -1), false).dir;
-  } catch (e) {
-    if (e instanceof ContainedPathError && e.reason === 'absent') return null;
-    throw e;
-  }
-  const st = lstatOrNull(join(dir, parts[parts.length - 1]!));
+  const st = lstatLast(root, rel);
   return st ? { kind: kindOf(st), size: st.size } : null;
 }
 
