@@ -61,7 +61,7 @@ export function bladeDataflowOptions(options: OptionValues): DataflowOptions {
 
 /**
  * BLADE's aggregation options (`aggregateBlade`) from parsed scoring options (`failed_runs`, `coverage_key`,
- * `model_coverage_denominator`, `generation_failures`, `unweighted_formula`, `f1_zero`, `k`, `samples`, `seed`).
+ * `model_coverage_denominator`, `generation_failures`, `unweighted_formula`, `summation`, `f1_zero`, `k`, `samples`, `seed`).
  * Source: spec §1.4.8, §1.7; issue 21 items 5–7.
  */
 export function bladeAggregateOptions(options: OptionValues): Partial<BladeAggregateOptions> {
@@ -71,6 +71,7 @@ export function bladeAggregateOptions(options: OptionValues): Partial<BladeAggre
     modelCoverageDenominator: options.model_coverage_denominator as 'code' | 'paper',
     generationFailures: (options.generation_failures ?? 'in-place') as 'append' | 'in-place',
     unweightedFormula: (options.unweighted_formula ?? 'paper') as 'code' | 'paper',
+    summation: (options.summation ?? 'sequential') as 'numpy' | 'sequential',
     f1ZeroGuard: options.f1_zero !== 'nan',
     k: options.k as number,
     samples: options.samples as number,

@@ -6,6 +6,7 @@
  * choice is an option and is echoed in the result (`options`).
  */
 import { seededRandom } from '../../../util/random.ts';
+import { npMean, npQuantile } from '../../../eval/numpy-python.ts';
 import { LoupeInputError } from '../../../util/errors.ts';
 import type { BladeMcq } from '../../../suites/types.ts';
 
@@ -76,6 +77,19 @@ export interface BladeAggregateOptions {
   generationFailures: 'append' | 'in-place';
   /** The unweighted score: `code` (BLADE `final_metrics.py`: `… + 0.5 * f1_gspecs + 0.5 + f1_vspecs) / 4`) or `paper` (`0.5 * f1_vspecs`). Issue 21 item 7. */
   unweightedFormula: 'code' | 'paper';
+  /**
+   * How means and sums are computed (issue 47 item 8): `numpy` as BLADE's code does — `np.mean` / `ndarray.mean()`
+   * (numpy's pairwise summation) for precision per dataset and every mean over datasets and bootstrap samples, the
+   * weighted score adding the graph term before the value term (`final_metrics.py`), the bootstrap CI by numpy's default
+   * quantile (`get_model_metrics.py`) — or `sequential` (left to right, value before graph; Loupe 0.1). The two differ
+   * in the last bits only.
+   */
+  summation: 'numpy' | 'sequential';
+}
+
+/** Test hook of {@link aggregateBlade}: the run indices of bootstrap sample `iteration` for dataset `dataset` (n runs). */
+export interface BladeResampler {
+  (iteration: number, dataset: number, n: number): ArrayLike<number>;
 }
 
 export const DEFAULT_AGGREGATE_OPTIONS: BladeAggregateOptions = {
@@ -88,11 +102,12 @@ export const DEFAULT_AGGREGATE_OPTIONS: BladeAggregateOptions = {
   modelCoverageDenominator: 'code',
   generationFailures: 'in-place',
   unweightedFormula: 'paper',
+  summation: 'sequential',
 };
 
 /** Option values that reproduce BLADE's code (`--preset official`, issue 21). */
-export const BLADE_OFFICIAL_AGGREGATE: Readonly<Pick<BladeAggregateOptions, 'failedRuns' | 'coverageKey' | 'f1ZeroGuard' | 'modelCoverageDenominator' | 'generationFailures' | 'unweightedFormula'>> = Object.freeze({
-  failedRuns: 'drop', coverageKey: 'name', f1ZeroGuard: false, modelCoverageDenominator: 'code', generationFailures: 'append', unweightedFormula: 'code',
+export const BLADE_OFFICIAL_AGGREGATE: Readonly<Pick<BladeAggregateOptions, 'failedRuns' | 'coverageKey' | 'f1ZeroGuard' | 'modelCoverageDenominator' | 'generationFailures' | 'unweightedFormula' | 'summation'>> = Object.freeze({
+  failedRuns: 'drop', coverageKey: 'name', f1ZeroGuard: false, modelCoverageDenominator: 'code', generationFailures: 'append', unweightedFormula: 'code', summation: 'numpy',
 });
 
 /**
@@ -142,7 +157,10 @@ export interface BladeAggregate {
   changedBy: Record<string, number>;
 }
 
-/** numpy's default (linear) quantile of an unsorted sample. */
+/**
+ * Linear-interpolation quantile of an unsorted sample (numpy's method `linear`, but interpolated as
+ * `lo + (hi − lo)·frac`, which can differ from numpy in the last bit: {@link npQuantile} is numpy's own order).
+ */
 export function quantile(xs: readonly number[], q: number): number {
   if (!xs.length) return NaN;
   const s = [...xs].sort((a, b) => a - b);
@@ -239,14 +257,21 @@ function prepare(d: BladeDatasetRuns, runs: BladeRunMetrics[], o: BladeAggregate
 let stampCounter = 1;
 
 /** Scores of one dataset for a given run order (indices into prepared runs). */
-function datasetScores(p: Prepared, order: ArrayLike<number>, k: number, out: Float64Array): void {
+function datasetScores(p: Prepared, order: ArrayLike<number>, k: number, out: Float64Array, summation: BladeAggregateOptions['summation'] = 'sequential'): void {
   const n = order.length;
   const R = Math.min(k, n);
+  const picked = summation === 'numpy' ? new Float64Array(n) : null;
   for (let t = 0; t < METRIC_TYPES.length; t++) {
-    let s = 0;
     const pr = p.prec[t]!;
-    for (let i = 0; i < n; i++) s += pr[order[i]!]!;
-    out[t] = n ? s / n : 0;
+    if (picked) {
+      // BLADE final_metrics.calculate_hit_rate: np.asarray([run.hit_rate_x for run in runs]).mean()
+      for (let i = 0; i < n; i++) picked[i] = pr[order[i]!]!;
+      out[t] = n ? npMean(picked) : 0;
+    } else {
+      let s = 0;
+      for (let i = 0; i < n; i++) s += pr[order[i]!]!;
+      out[t] = n ? s / n : 0;
+    }
     const stamp = p.stamp[t]!;
     const mark = stampCounter++;
     let covered = 0;
@@ -275,9 +300,12 @@ function datasetScores(p: Prepared, order: ArrayLike<number>, k: number, out: Fl
  * bootstrap: every dataset's runs resampled with replacement to the same size, `samples` times.
  * Fixes: §1.7 #4 (unweighted formula `+ 0.5 +` → `0.5 ×`), #5 (weighted CI from weighted samples),
  * #8 (`coverageKey`), #12 (`failedRuns`), #13 (GT denominators come from the GT, never −1; F1 zero guard).
+ * `summation` (issue 47 item 8): `numpy` computes every mean, the weighted sum and the CI in BLADE's order.
+ * @param resample test hook: the bootstrap's run indices per sample and dataset (default: Loupe's seeded generator;
+ *   BLADE draws with Python's unseeded `random.choices`, which no test can replay).
  * @throws LoupeInputError when a dataset has no runs at all, or an option value is invalid (named as `option <name>`).
  */
-export function aggregateBlade(datasets: BladeDatasetRuns[], options: Partial<BladeAggregateOptions> = {}): BladeAggregate {
+export function aggregateBlade(datasets: BladeDatasetRuns[], options: Partial<BladeAggregateOptions> = {}, resample?: BladeResampler): BladeAggregate {
   const o: BladeAggregateOptions = { ...DEFAULT_AGGREGATE_OPTIONS, ...options };
   if (!Number.isInteger(o.k) || o.k <= 0) throw new LoupeInputError('option k', `must be a positive integer, got ${String(o.k)}`);
   if (!Number.isInteger(o.samples) || o.samples <= 0) throw new LoupeInputError('option samples', `must be a positive integer, got ${String(o.samples)}`);
@@ -290,6 +318,8 @@ export function aggregateBlade(datasets: BladeDatasetRuns[], options: Partial<Bl
   oneOf('model_coverage_denominator', o.modelCoverageDenominator, ['code', 'paper']);
   oneOf('generation_failures', o.generationFailures, ['append', 'in-place']);
   oneOf('unweighted_formula', o.unweightedFormula, ['code', 'paper']);
+  oneOf('summation', o.summation, ['numpy', 'sequential']);
+  const numpy = o.summation === 'numpy';
   const warnings: string[] = [];
   const prepared: Prepared[] = [];
   const dsInfo: BladeAggregate['datasets'] = [];
@@ -316,16 +346,24 @@ export function aggregateBlade(datasets: BladeDatasetRuns[], options: Partial<Bl
     METRIC_TYPES.forEach((t, i) => {
       let P = 0;
       let C = 0;
-      for (const s of perDataset) {
-        P += s[i]!;
-        C += s[nt + i]!;
+      if (numpy) {
+        // BLADE final_metrics: {metric: np.mean(v)} over datasets, for hit rates and coverage alike
+        P = npMean(perDataset.map((s) => s[i]!));
+        C = npMean(perDataset.map((s) => s[nt + i]!));
+      } else {
+        for (const s of perDataset) {
+          P += s[i]!;
+          C += s[nt + i]!;
+        }
+        P /= perDataset.length;
+        C /= perDataset.length;
       }
-      P /= perDataset.length;
-      C /= perDataset.length;
       const F = f1(P, C, o.f1ZeroGuard);
       perType[t] = { precision: P, coverage: C, f1: F };
-      weighted += weights[t] * F;
+      if (!numpy) weighted += weights[t] * F;
     });
+    // BLADE final_metrics.calculate_analysis_scores: cvar + model + model_cvar + gspec (graph) + vspec (value), in that order
+    if (numpy) weighted = weights.cvar * perType.cvar.f1 + weights.model * perType.model.f1 + weights.modelCvar * perType.modelCvar.f1 + weights.transformGraph * perType.transformGraph.f1 + weights.transformValue * perType.transformValue.f1;
     // BLADE final_metrics.py: (f1_cvars + f1_models + f1_models_cvars + 0.5 * f1_gspecs + 0.5 + f1_vspecs) / 4
     const unweighted = o.unweightedFormula === 'code'
       ? (perType.cvar.f1 + perType.model.f1 + perType.modelCvar.f1 + 0.5 * perType.transformGraph.f1 + 0.5 + perType.transformValue.f1) / 4
@@ -335,7 +373,7 @@ export function aggregateBlade(datasets: BladeDatasetRuns[], options: Partial<Bl
   // point estimate: runs in given order
   const pointPer = prepared.map((p, di) => {
     const s = new Float64Array(2 * nt);
-    datasetScores(p, Int32Array.from({ length: p.n }, (_, i) => i), o.k, s);
+    datasetScores(p, Int32Array.from({ length: p.n }, (_, i) => i), o.k, s, o.summation);
     const per = {} as Record<MetricType, TypeScores>;
     METRIC_TYPES.forEach((t, i) => (per[t] = { precision: s[i]!, coverage: s[nt + i]!, f1: f1(s[i]!, s[nt + i]!, o.f1ZeroGuard) }));
     dsInfo[di]!.perType = per;
@@ -352,8 +390,12 @@ export function aggregateBlade(datasets: BladeDatasetRuns[], options: Partial<Bl
   for (let it = 0; it < o.samples; it++) {
     prepared.forEach((p, di) => {
       const ord = orders[di]!;
-      for (let i = 0; i < p.n; i++) ord[i] = Math.floor(rand() * p.n);
-      datasetScores(p, ord, o.k, scratch);
+      if (resample) {
+        const given = resample(it, di, p.n);
+        if (given.length !== p.n) throw new LoupeInputError('bootstrap resample', `sample ${it} of dataset ${di} has ${given.length} indices for ${p.n} runs`);
+        for (let i = 0; i < p.n; i++) ord[i] = given[i]!;
+      } else for (let i = 0; i < p.n; i++) ord[i] = Math.floor(rand() * p.n);
+      datasetScores(p, ord, o.k, scratch, o.summation);
       per[di]!.set(scratch);
     });
     const c = combine(per);
@@ -365,7 +407,10 @@ export function aggregateBlade(datasets: BladeDatasetRuns[], options: Partial<Bl
       typeS[i]!.f.push(c.perType[t].f1);
     });
   }
-  const interval = (xs: number[]): Interval => ({ mean: xs.reduce((a, b) => a + b, 0) / xs.length, lo: quantile(xs, 0.025), hi: quantile(xs, 0.975) });
+  // BLADE get_model_metrics.analysis_metric_bootstrap_calculation: np.mean(stats), np.quantile(stats, [0.025, 0.975])
+  const interval = (xs: number[]): Interval => (numpy
+    ? { mean: npMean(xs), lo: npQuantile(xs, 0.025), hi: npQuantile(xs, 0.975) }
+    : { mean: xs.reduce((a, b) => a + b, 0) / xs.length, lo: quantile(xs, 0.025), hi: quantile(xs, 0.975) });
   const perTypeB = {} as BladeAggregate['bootstrap']['perType'];
   METRIC_TYPES.forEach((t, i) => (perTypeB[t] = { precision: interval(typeS[i]!.p), coverage: interval(typeS[i]!.c), f1: interval(typeS[i]!.f) }));
   return {
