@@ -9,6 +9,7 @@ import { seededRandom } from '../../util/random.ts';
 import { touchedFields } from './sql-tool.ts';
 import { LoupeInputError } from '../../util/errors.ts';
 import { fitBradleyTerry } from '../../eval/bradley-terry.ts';
+import { pyJsonLoads, PyJsonError, pyMax, pyStatisticsMean, pyStrip } from '../../eval/numpy-python.ts';
 import { mapLimit, tallyJudgements } from '../../eval/judges/judge.ts';
 import type { ChecklistLabel, Judge, JudgeContext, Judgement, JudgementTally, JudgeVerdict } from '../../eval/judges/types.ts';
 
@@ -56,12 +57,18 @@ export interface DdrOptions {
   /** Failed judge calls: `exclude` from denominators (default) or `count` as not correct (code: API_FAILED stays in the denominator; the top-k curve follows too). Pending human items are always excluded. */
   failed_judgements: 'exclude' | 'count';
   /**
-   * A judge reply that is not JSON (after removing code fences): `substring` (DDR `_parse_context_quality_result`:
-   * CORRECT_INFO if the text contains `CORRECT_INFO` anywhere — so a reply saying INCORRECT_INFO reads as correct —
-   * else INCORRECT_INFO, else INSUFFICIENT_INFO; no message indices) or `error` (Loupe: the reply is invalid, retried,
-   * then a failed judgement). Applies to LLM and recorded replies. Default `error`. Issue 21 item 13.
+   * How a judge reply is read (LLM and recorded replies). `substring` (DDR's code, `_parse_context_quality_result`;
+   * issue 21 item 13, issue 47 items 9–11): the reply stripped as DDR's API call strips it (an empty one is a failed
+   * call, API_FAILED), code fences removed, read with Python's `json.loads` (so `NaN` / `Infinity` parse); a JSON
+   * object gives the label of the key its prompt asked for (DDR's replies: `context_quality` only, default
+   * INSUFFICIENT_INFO; Loupe's prompt: `label`); any other text CORRECT_INFO if it contains `CORRECT_INFO` anywhere —
+   * so a reply saying INCORRECT_INFO reads as correct — else INCORRECT_INFO, else INSUFFICIENT_INFO, no message
+   * indices. `whole-word` (recommended for new evaluations): the same, but the text's label is read as a whole word,
+   * so INCORRECT_INFO is never read as CORRECT_INFO; a text naming two different labels is a failed judgement.
+   * `error` (Loupe 0.1, the paper preset): a reply that is not JSON for `JSON.parse` is invalid, retried, then a failed
+   * judgement. Default `error`.
    */
-  unparsed_reply: 'substring' | 'error';
+  unparsed_reply: 'substring' | 'whole-word' | 'error';
   /**
    * A JSON reply's label spelled otherwise than exactly (`"correct_info"`): `exact` (DDR code: counts as none of the
    * three labels, stays in the denominator, never correct) or `any` (Loupe: read case-insensitively). Default `any`.
@@ -80,39 +87,76 @@ const EXACT_LABELS: ReadonlySet<string> = new Set(['CORRECT_INFO', 'INCORRECT_IN
 
 /** A judge reply read the way DDR's code reads it. */
 export interface DdrOfficialReading {
-  /** `json`: the reply parsed as JSON; `text`: it did not, and the substring fallback decided. */
-  kind: 'json' | 'text';
-  /** The label exactly as the code keeps it (`context_quality`, or Loupe's `label` key; may be `correct_info`). */
+  /**
+   * `json`: the reply parsed as JSON; `text`: it did not, and the fallback decided; `empty`: nothing after stripping
+   * (DDR: API_FAILED); `ambiguous`: the whole-word fallback found two different labels.
+   */
+  kind: 'json' | 'text' | 'empty' | 'ambiguous';
+  /** The label exactly as the code keeps it (`context_quality`, or Loupe's `label` key; may be `correct_info`); '' for `empty` / `ambiguous`. */
   label: string;
+  /** Message indices as Python numbers (booleans as 0 / 1, NaN and infinities kept), in reply order. */
   supporting: number[];
   contradicting: number[];
 }
 
+/** How {@link ddrOfficialReading} reads a reply. */
+export interface DdrReadingMode {
+  /**
+   * `python` (DDR: the reply stripped as DDR's API call does, `json.loads` with NaN / Infinity; a reply empty after
+   * stripping is `empty`) or `javascript` (`JSON.parse`, Loupe 0.1).
+   */
+  json: 'python' | 'javascript';
+  /**
+   * The keys of the prompt the reply answers: `ddr` (DDR's prompt: `context_quality`, `supporting_message_indices`,
+   * `contradicting_message_indices` only), `loupe` (Loupe's prompt: `label`, `supporting`, `contradicting` only) or
+   * `either` (DDR's key, else Loupe's: Loupe 0.1).
+   */
+  keys: 'ddr' | 'loupe' | 'either';
+  /** Text that is not JSON: `substring` (DDR: `CORRECT_INFO` tested first, anywhere) or `whole-word`. */
+  fallback: 'substring' | 'whole-word';
+}
+
+const LEGACY_READING: DdrReadingMode = { json: 'javascript', keys: 'either', fallback: 'substring' };
+
 /**
- * Reads a checklist judge reply as DDR's `_parse_context_quality_result` does: code fences removed, `json.loads`;
- * on success the `context_quality` field (Loupe's prompt calls it `label`; default `INSUFFICIENT_INFO`) kept as
- * written; on failure the first of `CORRECT_INFO`, `INCORRECT_INFO` contained in the upper-cased text (the first
- * test also matches inside `INCORRECT_INFO`), else `INSUFFICIENT_INFO`.
- * @param raw the reply text. @returns the reading, or null for JSON that is not an object (the code raises there).
- * Source: DDR_Bench `evaluate/unified_evaluator.py` `_parse_context_quality_result` @ cc0aafb0.
+ * Reads a checklist judge reply as DDR's `_parse_context_quality_result` does (with `mode` python / ddr / substring):
+ * the reply `.strip()`ped (DDR's `call_*_api` returns the content stripped; empty → `empty`, DDR's API_FAILED), code
+ * fences removed, `json.loads`; on success the `context_quality` field (default `INSUFFICIENT_INFO`) kept as written;
+ * on failure the first of `CORRECT_INFO`, `INCORRECT_INFO` contained in the upper-cased text (the first test also
+ * matches inside `INCORRECT_INFO`), else `INSUFFICIENT_INFO`. `whole-word` instead finds the labels as whole words
+ * (`_` is a word character, so CORRECT_INFO is not found inside INCORRECT_INFO); two different labels → `ambiguous`.
+ * @param raw the reply text. @param mode see {@link DdrReadingMode} (default: Loupe 0.1's reading).
+ * @returns the reading, or null for JSON that is not an object or that Python's `json.loads` refuses other than as a
+ *   decode error (DDR's code raises there and the evaluation stops).
+ * Source: DDR_Bench `evaluate/unified_evaluator.py` `_parse_context_quality_result`, `evaluate/base_evaluator.py`
+ * `call_vllm_api` / `call_openai_api` / `call_azure_openai_api` (`.strip()`) @ cc0aafb0; CPython `json.loads`.
  */
-export function ddrOfficialReading(raw: string): DdrOfficialReading | null {
-  const text = raw.replaceAll('```json', '').replaceAll('```', '');
+export function ddrOfficialReading(raw: string, mode: DdrReadingMode = LEGACY_READING): DdrOfficialReading | null {
+  const stripped = mode.json === 'python' ? pyStrip(raw) : raw;
+  if (mode.json === 'python' && stripped === '') return { kind: 'empty', label: '', supporting: [], contradicting: [] };
+  const text = stripped.replaceAll('```json', '').replaceAll('```', '');
   let data: unknown;
   let parsed = true;
   try {
-    data = JSON.parse(text);
-  } catch {
+    data = mode.json === 'python' ? pyJsonLoads(text) : JSON.parse(text);
+  } catch (e) {
+    if (e instanceof PyJsonError && e.kind !== 'decode') return null;
     parsed = false;
   }
   if (parsed) {
     if (typeof data !== 'object' || data === null || Array.isArray(data)) return null;
     const d = data as Record<string, unknown>;
-    const label = d.context_quality ?? d.label ?? 'INSUFFICIENT_INFO';
-    const ints = (v: unknown) => (Array.isArray(v) ? v.filter((x): x is number => typeof x === 'number') : []);
-    return { kind: 'json', label: typeof label === 'string' ? label : JSON.stringify(label), supporting: ints(d.supporting_message_indices ?? d.supporting), contradicting: ints(d.contradicting_message_indices ?? d.contradicting) };
+    const pick = (ddr: string, loupe: string) => (mode.keys === 'ddr' ? d[ddr] : mode.keys === 'loupe' ? d[loupe] : (d[ddr] ?? d[loupe]));
+    const label = pick('context_quality', 'label') ?? 'INSUFFICIENT_INFO';
+    const nums = (v: unknown) => (Array.isArray(v) ? v.filter((x): x is number | boolean => typeof x === 'number' || typeof x === 'boolean').map(Number) : []);
+    return { kind: 'json', label: typeof label === 'string' ? label : JSON.stringify(label), supporting: nums(pick('supporting_message_indices', 'supporting')), contradicting: nums(pick('contradicting_message_indices', 'contradicting')) };
   }
   const upper = text.toUpperCase();
+  if (mode.fallback === 'whole-word') {
+    const found = new Set([...upper.matchAll(/(?<![A-Z0-9_])(CORRECT_INFO|INCORRECT_INFO|INSUFFICIENT_INFO)(?![A-Z0-9_])/g)].map((m) => m[1]!));
+    if (found.size > 1) return { kind: 'ambiguous', label: '', supporting: [], contradicting: [] };
+    return { kind: 'text', label: [...found][0] ?? 'INSUFFICIENT_INFO', supporting: [], contradicting: [] };
+  }
   const label = upper.includes('CORRECT_INFO') ? 'CORRECT_INFO' : upper.includes('INCORRECT_INFO') ? 'INCORRECT_INFO' : 'INSUFFICIENT_INFO';
   return { kind: 'text', label, supporting: [], contradicting: [] };
 }
@@ -136,7 +180,7 @@ export function ddrOptions(raw: Record<string, string | number | undefined> = {}
   o.lenient = pick('lenient', ['scenario', 'always', 'never'] as const) ?? o.lenient;
   o.globem_check = pick('globem_check', ['answer', 'support'] as const) ?? o.globem_check;
   o.failed_judgements = pick('failed_judgements', ['exclude', 'count'] as const) ?? o.failed_judgements;
-  o.unparsed_reply = pick('unparsed_reply', ['substring', 'error'] as const) ?? o.unparsed_reply;
+  o.unparsed_reply = pick('unparsed_reply', ['substring', 'whole-word', 'error'] as const) ?? o.unparsed_reply;
   o.label_case = pick('label_case', ['exact', 'any'] as const) ?? o.label_case;
   if (raw.concurrency !== undefined) {
     const n = Number(raw.concurrency);
@@ -178,6 +222,8 @@ export interface DdrItemResult {
   officialLabel?: string;
   /** Which official-code option changed this item (`unparsed_reply`, `label_case`). */
   changedBy?: 'unparsed_reply' | 'label_case';
+  /** How the reply was read when `unparsed_reply` re-read it: `json`, `text` (fallback), `empty` (API_FAILED), `ambiguous`. */
+  reading?: DdrOfficialReading['kind'];
 }
 
 /** Per entity and context. */
@@ -195,10 +241,16 @@ export interface DdrEntityContextScore {
 
 /** Aggregate accuracy of one context (I_m or I_t). */
 export interface DdrAccuracy {
-  /** Mean over included entities of per-entity accuracy (fraction). */
+  /** Mean over included entities of per-entity accuracy (fraction; exact mean rounded once, as Python's `statistics.mean`). */
   sampleAveraged: number | null;
   /** Σ correct / Σ judged (fraction). */
   itemAveraged: number | null;
+  /**
+   * The two averages in percent exactly as DDR computes them (`calculate_summary_stats`: per entity
+   * `correct / total * 100`; `calculate_overall_stats`: `statistics.mean` of those — exact — and
+   * `total_correct / total_q * 100`): `average_correct_percentage` and `overall_correct_percentage` bit for bit.
+   */
+  percent: { sampleAveraged: number | null; itemAveraged: number | null };
   entities: number;
   items: number;
   correct: number;
@@ -266,7 +318,7 @@ export async function scoreDdrChecklists(runs: readonly DdrEntityRun[], judge: J
     all.push(j);
     return j;
   });
-  const byJob = new Map<string, Pick<Judgement, 'status' | 'judgeId' | 'key'> & { verdict: JudgeVerdict<'checklist-support'> | null; raw?: string | null }>();
+  const byJob = new Map<string, Pick<Judgement, 'status' | 'judgeId' | 'key'> & { verdict: JudgeVerdict<'checklist-support'> | null; raw?: string | null; promptHash?: string | null }>();
   jobs.forEach((job, k) => byJob.set(`${job.e}/${job.ctx}/${job.i}`, results[k]!));
 
   const contextScore = (e: number, ctx: 'm' | 't'): DdrEntityContextScore => {
@@ -277,7 +329,7 @@ export async function scoreDdrChecklists(runs: readonly DdrEntityRun[], judge: J
       const j = byJob.get(`${e}/${ctx}/${i}`)!;
       const v = j.status === 'done' ? j.verdict : null;
       const base: DdrItemResult = { index: i, question: item.question, label: v?.label ?? null, supporting: v?.supporting ?? [], contradicting: v?.contradicting ?? [], judgeId: j.judgeId, judgementKey: j.key, status: j.status };
-      return officialItem(base, j.raw ?? null, opts);
+      return officialItem(base, j.raw ?? null, j.promptHash ?? null, opts);
     });
     const included = hasContext || opts.empty_insights === 'zero';
     const judged = items.filter((x) => x.label !== null || (opts.failed_judgements === 'count' && x.status === 'error')).length;
@@ -305,8 +357,12 @@ export async function scoreDdrChecklists(runs: readonly DdrEntityRun[], judge: J
       }
     }
     return {
-      sampleAveraged: withAcc.length ? withAcc.reduce((s, x) => s + x.accuracy!, 0) / withAcc.length : null,
+      sampleAveraged: withAcc.length ? pyStatisticsMean(withAcc.map((x) => x.accuracy!)) : null,
       itemAveraged: judged ? correct / judged : null,
+      percent: {
+        sampleAveraged: withAcc.length ? pyStatisticsMean(withAcc.map((x) => (x.correct / x.judged) * 100)) : null,
+        itemAveraged: judged ? (correct / judged) * 100 : null,
+      },
       entities: withAcc.length,
       items: judged,
       correct,
@@ -334,8 +390,9 @@ export function ddrTopK(items: readonly DdrItemResult[], failed: DdrOptions['fai
   for (let k = 5; k <= 100; k += 5) {
     let c = 0, inc = 0;
     for (const it of counted) {
-      if (it.label === 'CORRECT_INFO' && it.supporting.length && Math.max(...it.supporting) < k) c++;
-      else if (it.label === 'INCORRECT_INFO' && it.contradicting.length && Math.max(...it.contradicting) < k) inc++;
+      // Python's max(): a NaN index first stays NaN (never below k), a NaN later is passed over (issue 47 item 9)
+      if (it.label === 'CORRECT_INFO' && it.supporting.length && pyMax(it.supporting) < k) c++;
+      else if (it.label === 'INCORRECT_INFO' && it.contradicting.length && pyMax(it.contradicting) < k) inc++;
     }
     const n = counted.length || 1;
     out.push({ k, correct: c / n, incorrect: inc / n, insufficient: counted.length ? (counted.length - c - inc) / n : 0 });
@@ -345,21 +402,43 @@ export function ddrTopK(items: readonly DdrItemResult[], failed: DdrOptions['fai
 
 /**
  * One item as DDR's code would label it from the judge's raw reply (LLM or recorded judges only; human and
- * identical-text verdicts have no reply to re-read): under `unparsed_reply = substring` a reply that is not JSON
- * takes the substring fallback's label (no indices) — also when Loupe had failed it; under `label_case = exact` a
- * JSON label not spelled exactly counts as none of the three labels (here INSUFFICIENT_INFO: never correct, never
- * incorrect, in the denominator). Marks the item with the option when its label changed.
- * Source: DDR_Bench `_parse_context_quality_result`, `calculate_summary_stats` @ cc0aafb0 (issue 21 items 13, 14).
+ * identical-text verdicts have no reply to re-read): under `unparsed_reply = substring | whole-word` the reply is read
+ * as DDR reads it ({@link ddrOfficialReading}: Python `json.loads`; the keys of the prompt it answered — a reply to
+ * Loupe's prompt (an LLM judgement with a prompt hash) by `label`, any other (recorded, DDR's own) by
+ * `context_quality` only; an empty reply a failed call; text by the option's fallback, no indices) — also when Loupe
+ * had failed it; under `label_case = exact` a JSON label not spelled exactly counts as none of the three labels (here
+ * INSUFFICIENT_INFO: never correct, never incorrect, in the denominator). Marks the item with the option when its
+ * label changed.
+ * Source: DDR_Bench `_parse_context_quality_result`, `evaluate_qa_with_*` (`if not result`: API_FAILED),
+ * `calculate_summary_stats` @ cc0aafb0 (issue 21 items 13, 14; issue 47 items 9–11).
  */
-function officialItem(it: DdrItemResult, raw: string | null, o: DdrOptions): DdrItemResult {
+function officialItem(it: DdrItemResult, raw: string | null, promptHash: string | null, o: DdrOptions): DdrItemResult {
   if (raw === null || !/^(llm|file)/.test(it.judgeId)) return it;
-  const r = ddrOfficialReading(raw);
+  const reread = o.unparsed_reply !== 'error';
+  const r = ddrOfficialReading(raw, reread ? { json: 'python', keys: promptHash ? 'loupe' : 'ddr', fallback: o.unparsed_reply === 'whole-word' ? 'whole-word' : 'substring' } : LEGACY_READING);
   if (!r) return it;
+  if (r.kind === 'empty' || r.kind === 'ambiguous') {
+    const changed = it.status === 'done';
+    return { ...it, label: null, supporting: [], contradicting: [], status: 'error', reading: r.kind, ...(changed ? { changedBy: 'unparsed_reply' as const } : {}) };
+  }
   if (r.kind === 'text') {
-    if (o.unparsed_reply !== 'substring') return it;
+    if (!reread) return it;
     const label = r.label as ChecklistLabel;
     const changed = it.status !== 'done' || it.label !== label;
-    return { ...it, label, supporting: [], contradicting: [], status: 'done', ...(changed ? { officialLabel: r.label, changedBy: 'unparsed_reply' as const } : {}) };
+    return { ...it, label, supporting: [], contradicting: [], status: 'done', reading: 'text', ...(changed ? { officialLabel: r.label, changedBy: 'unparsed_reply' as const } : {}) };
+  }
+  if (reread) {
+    // a JSON reply as DDR reads it: the label and indices of its prompt's keys replace Loupe's reading
+    const exact = EXACT_LABELS.has(r.label);
+    const relaxed = EXACT_LABELS.has(r.label.trim().toUpperCase()) ? (r.label.trim().toUpperCase() as ChecklistLabel) : null;
+    const label: ChecklistLabel | null = exact ? (r.label as ChecklistLabel) : o.label_case === 'exact' ? 'INSUFFICIENT_INFO' : relaxed;
+    if (label === null) return it;
+    const uncounted = !exact && o.label_case === 'exact';
+    const before = it.status === 'done' ? it.label : null;
+    // counted as changed: a label the exact-case rule dropped, or a verdict Loupe had read otherwise (a reply Loupe had
+    // failed and DDR's reading labels is not a change, as for a reply in DDR's own format)
+    const changedBy = before === label ? undefined : uncounted && relaxed !== label ? 'label_case' as const : before !== null && before !== (relaxed ?? label) ? 'unparsed_reply' as const : undefined;
+    return { ...it, label, supporting: r.supporting, contradicting: r.contradicting, status: 'done', reading: 'json', ...(uncounted ? { officialLabel: r.label } : {}), ...(changedBy ? { changedBy } : {}) };
   }
   // a JSON reply: DDR's own format (`context_quality`, `supporting_message_indices`) is read here too
   const exact = EXACT_LABELS.has(r.label);

@@ -13,6 +13,7 @@ import type { Judge } from '../../eval/judges/types.ts';
 import type { OptionValues } from '../options.ts';
 import type { ScoreGroup } from '../types.ts';
 import { ddrExploration, ddrOptions, ddrTopK, scoreDdrChecklists, scoreDdrHallucination, scoreDdrNovelty, validInsights, type DdrChecklistScore, type DdrNoveltyInput } from './eval.ts';
+import { pyStatisticsMean } from '../../eval/numpy-python.ts';
 import { ddrFinalReport, ddrInsightsFromReasoning, ddrState, readDdrResult } from './toolset.ts';
 
 /** Guesses the DDR scenario (mimic / 10k / globem) from a suite root path. */
@@ -85,6 +86,12 @@ const avg = (xs: Array<number | null>) => {
   return v.length ? v.reduce((a, b) => a + b, 0) / v.length : null;
 };
 
+/** Mean of the non-null values as DDR's `statistics.mean` (exact, rounded once); null when none (issue 47 item 12). */
+const exactAvg = (xs: Array<number | null>) => {
+  const v = xs.filter((x): x is number => x !== null);
+  return v.length ? pyStatisticsMean(v) : null;
+};
+
 /**
  * DDR aggregates: per model, sample-averaged (mean over entities) and item-averaged (Σ correct / Σ judged)
  * accuracy, the top-k curve pooled over entities (`extra.topK`, DDR calculate_cumulative_message_stats); with a judge
@@ -104,9 +111,9 @@ export async function aggregateDdr(groups: readonly ScoreGroup[], judge: Judge |
     };
     agg.metrics = {
       entities: ok.length,
-      messageWiseSampleAveraged: avg(m.map((x) => x.accuracy)),
+      messageWiseSampleAveraged: exactAvg(m.map((x) => x.accuracy)),
       messageWiseItemAveraged: items(m),
-      trajectoryWiseSampleAveraged: avg(t.map((x) => x.accuracy)),
+      trajectoryWiseSampleAveraged: exactAvg(t.map((x) => x.accuracy)),
       trajectoryWiseItemAveraged: items(t),
       coverage: avg(ok.map((s) => s.summary.coverage ?? null)),
       normalizedEntropy: avg(ok.map((s) => s.summary.normalizedEntropy ?? null)),
