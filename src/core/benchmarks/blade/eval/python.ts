@@ -16,7 +16,12 @@ export interface FrameState {
   columns: string[];
   /** column → SHA-256 of canonicalised values in row order. */
   hashes: Record<string, string>;
-  /** column → label-invariant hash; BLADE computes it but no metric uses it, so only on request (`withCategorical`). */
+  /**
+   * column → label-invariant hash; BLADE computes it but no published metric uses it, so only on request
+   * (`withCategorical`). Computed from the raw columns: BLADE's `hash_categorical` runs after `hash()` has overwritten
+   * its frame with the stringified columns (`nb/df_hash.py` `prep_df`), so it factorises those strings — which only
+   * BLADE's `match_categorical` reads (issue 47 item 8; see test/fixtures/official-parity/README.md).
+   */
   catHashes: Record<string, string> | null;
   rows: number;
 }
