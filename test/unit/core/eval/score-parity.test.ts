@@ -151,7 +151,8 @@ async function pythonStack(): Promise<Record<string, string>> {
 const VOLATILE = /^(wallSeconds|wallHours|durationMs|scoredAt|at|startedAt|endedAt|latencyMs|toolMs|elapsedMs)$/;
 // Issue 21 (after the recording) added presets: every score records its preset and the items official-code options
 // changed, and new options are echoed. The recording is compared under the options it was made with (OLD_DEFAULTS).
-const ADDED = /^(preset|changedBy|infinite_mae|unparsed_reply|label_case|generation_failures|unweighted_formula|unweightedF1|value_hashing|unitOutputs)$/;
+// Issue 47 added BLADE's `summation` (official: numpy's pairwise means, recorded left to right) and DDR's `percent` / `reading`.
+const ADDED = /^(preset|changedBy|infinite_mae|unparsed_reply|label_case|generation_failures|unweighted_formula|unweightedF1|value_hashing|unitOutputs|summation|percent|reading)$/;
 /** The value without the keys issue 21 added (both sides of the comparison; DDR aggregates gained `extra.topK`). */
 function withoutAdded(v: unknown, parent = ''): unknown {
   if (Array.isArray(v)) return v.map((x) => withoutAdded(x, parent));
@@ -162,7 +163,7 @@ function withoutAdded(v: unknown, parent = ''): unknown {
   return v;
 }
 const OLD_DEFAULTS: Record<string, string[]> = {
-  blade: ['model_cvar_check=strict', 'failed_runs=zero', 'generation_failures=in-place', 'f1_zero=zero', 'unweighted_formula=paper', 'coverage_key=id', 'whole_table_verbs=fixed', 'graph_hash_collisions=keep-all', 'value_hashing=vectorised', 'unit_outputs=all'],
+  blade: ['model_cvar_check=strict', 'failed_runs=zero', 'generation_failures=in-place', 'f1_zero=zero', 'unweighted_formula=paper', 'coverage_key=id', 'whole_table_verbs=fixed', 'graph_hash_collisions=keep-all', 'value_hashing=vectorised', 'unit_outputs=all', 'summation=sequential'],
   ddr: ['empty_insights=zero', 'failed_judgements=exclude', 'unparsed_reply=error', 'label_case=any'],
 };
 const old = (suite: string) => (OLD_DEFAULTS[suite] ?? []).flatMap((o) => ['--option', o]);
