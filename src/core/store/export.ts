@@ -7,7 +7,8 @@
  */
 import { stringify } from 'csv-stringify/sync';
 import { ensureFolder, writeContainedFile } from '../util/contained.ts';
-import type { Block, LongdaQuery } from '../suites/types.ts';
+import type { Block } from '../suites/types.ts';
+import type { LongdaQuery } from '../benchmarks/longda/items.ts';
 import type { RunStore } from './types.ts';
 import type { AnswerValue } from './records.ts';
 

@@ -3,6 +3,9 @@
  * codebooks and microdata; blocks per publication; scored by tolerance match (LongTA `metric.py`).
  * Source: LongDA paper; LongTA repository (`main.py`, `metric.py`, `tools.py`); issues 3, 5, 8, 12.
  */
+import type { SuiteSourceDef } from '../../suites/fetch.ts';
+import longdaSource from '../../../../benchmarks/longda/source.json' with { type: 'json' };
+import { LONGDA_ITEM_TYPES } from './item-views.ts';
 import { longdaReviewSource } from './review.ts';
 import { join } from 'node:path';
 import { docsFolderFiles } from '../../docs/roots.ts';
@@ -64,6 +67,8 @@ export const longda: BenchmarkDefinition = {
   listingFields: (b) => (b.longda ? { survey: b.longda.survey, source: b.longda.source } : {}),
   docFiles: (root, survey) => docsFolderFiles(root, survey),
   loaderOptions: ['publications'],
+  itemTypes: LONGDA_ITEM_TYPES,
+  downloadSources: { longda: longdaSource as SuiteSourceDef },
   judgeFree: true,
   toolOptions: [
     {
