@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import { docsFolderFiles } from '../../docs/roots.ts';
 import { LoupeInputError } from '../../util/errors.ts';
 import { LONGTA_IMPORT_ALLOWLIST } from '../../kernel/allowlists.ts';
-import { exportLongdaResults } from '../../store/export.ts';
+import { exportLongdaResults } from './results-export.ts';
 import type { Block } from '../../suites/types.ts';
 import { defaultReferenceDir } from '../paths.ts';
 import type { OptionSpec } from '../options.ts';
