@@ -51,17 +51,8 @@ export interface BenchmarkChecklist {
 }
 
 /** Tool-usage heatmap data (LongDA Figure 8): tools × step bins. */
-export interface ToolHeatmap {
-  tools: string[];
-  bins: number;
-  /** Raw counts per tool × bin. */
-  counts: number[][];
-  /** Column-normalised counts (columns with no calls stay 0). */
-  matrix: number[][];
-  nTrajectories: number;
-  /** Calls to names not in `tools` (ignored in the matrix). */
-  otherCalls: number;
-}
+export type { ToolHeatmap } from '../eval/tool-heatmap.ts';
+import type { ToolHeatmap } from '../eval/tool-heatmap.ts';
 
 /** A bootstrap mean with its 95% interval (NaN when unknown). */
 export interface IntervalEstimate {
@@ -309,6 +300,41 @@ export interface BenchmarkFailureAnalysis {
   readonly insights: ((store: RunStore, run: RunRecord) => Promise<RunInsight[]>) | null;
 }
 
+/** What a replay has of a run's block (issue 6 replay; issue 40: what a benchmark's replay tools need). */
+export interface ReplayContext {
+  /** The database file the run queried (the block's `visible.database`), if the block has one. */
+  database?: string;
+  /** Sandbox of the replayed calls (the run's own mode). */
+  sandbox: 'bubblewrap' | 'off';
+  /** Per-call time limit the run used (ms), when known. */
+  timeoutMs?: number;
+}
+
+/** One open replay of a tool's recorded calls. */
+export interface ReplaySession {
+  /**
+   * Re-runs one recorded call from its arguments text: the code the report shows and the observation to compare with
+   * the recorded one; null when the arguments are malformed (they never reached the tool). A failure of the call is
+   * part of the observation, never thrown.
+   */
+  call(argumentsText: string): Promise<{ code: string; observation: string } | null>;
+  close(): void;
+}
+
+/** A tool of a benchmark whose recorded calls replay re-runs outside the kernel (DDR's SQL queries). */
+export interface ReplayTool {
+  /** The tool's name in recorded steps (`execute_query`). */
+  readonly tool: string;
+  /** The replay report's action kind (`sql`). */
+  readonly kind: string;
+  /** Its calls in words, plural (`SQL queries`). */
+  readonly actions: string;
+  /** What the replay lacks to re-run them (`the database`), or null when it has all it needs. */
+  missing(ctx: ReplayContext): string | null;
+  /** Opens the tool for a replay. @throws Error (e.g. LoupeInputError('loupe.sandbox') when bubblewrap is missing). */
+  open(ctx: ReplayContext): ReplaySession;
+}
+
 /** One named field of an item as the item view shows it (`code`: shown as code). */
 export interface ItemField {
   name: string;
@@ -361,6 +387,8 @@ export interface BenchmarkDefinition {
    * the MIMIC-IV demo), in display order; `{}` when it has none.
    */
   readonly downloadSources: Readonly<Record<string, SuiteSourceDef>>;
+  /** Tools whose recorded calls replay re-runs outside the kernel (DDR: `execute_query`), `[]` when none. */
+  readonly replayTools: readonly ReplayTool[];
   /** Loader options this benchmark reads (`entities`, `database`, `metadataDir`, `checklist`, `publications`, ...). */
   readonly loaderOptions: readonly string[];
   /** Its scores need no judge (tolerance or exact matching): surfaces may score its runs on their own. */

@@ -56,6 +56,7 @@ export const analystbench: BenchmarkDefinition = {
   listingFields: () => ({}),
   docFiles: null,
   loaderOptions: [],
+  replayTools: [],
   itemTypes: ANALYST_ITEM_TYPES,
   downloadSources: {},
   judgeFree: false,

@@ -7,6 +7,7 @@ import type { SuiteSourceDef } from '../../suites/fetch.ts';
 import ddrSource from '../../../../benchmarks/ddr/source.json' with { type: 'json' };
 import mimicDemoSource from '../../../../benchmarks/mimic-iv-demo/source.json' with { type: 'json' };
 import { DDR_ITEM_TYPES } from './item-views.ts';
+import { DDR_SQL_REPLAY } from './replay.ts';
 import { ddrReviewSource } from './review.ts';
 import type { ModelClient } from '../../agent/loop.ts';
 import { messagesFromSteps } from '../../agent/loop.ts';
@@ -82,6 +83,7 @@ export const ddr: BenchmarkDefinition = {
   docFiles: null,
   loaderOptions: ['entities', 'database', 'metadataDir', 'checklist', 'tableFilter'],
   itemTypes: DDR_ITEM_TYPES,
+  replayTools: [DDR_SQL_REPLAY],
   // the MIMIC-IV demo: a public database DDR's MIMIC scenario can be imported from
   downloadSources: { ddr: ddrSource as SuiteSourceDef, 'mimic-iv-demo': mimicDemoSource as SuiteSourceDef },
   judgeFree: false,

@@ -67,6 +67,7 @@ export const longda: BenchmarkDefinition = {
   listingFields: (b) => (b.longda ? { survey: b.longda.survey, source: b.longda.source } : {}),
   docFiles: (root, survey) => docsFolderFiles(root, survey),
   loaderOptions: ['publications'],
+  replayTools: [],
   itemTypes: LONGDA_ITEM_TYPES,
   downloadSources: { longda: longdaSource as SuiteSourceDef },
   judgeFree: true,
