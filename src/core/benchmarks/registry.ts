@@ -69,6 +69,7 @@ export const FETCHABLE: readonly string[] = [...sourcesOf(BUILTIN).keys()];
 /**
  * The download source of a name `loupe fetch` takes (any registered benchmark's `downloadSources`).
  * @throws LoupeInputError('suite') for a name no benchmark offers.
+ * Source: issue 3 "Download"; issue 40 (each benchmark's sources in its definition).
  */
 export function getSource(name: string): SuiteSourceDef {
   const all = sourcesOf(benchmarks());
@@ -79,7 +80,7 @@ export function getSource(name: string): SuiteSourceDef {
 
 /**
  * How the surfaces show an item of a block of benchmark `kind` (its definition's `itemTypes`), or undefined when the
- * benchmark is not registered or declares no view for the item's type.
+ * benchmark is not registered or declares no view for the item's type. Source: issue 40 (no switch on item types).
  */
 export function itemTypeView(kind: string, item: BlockItemBase): ItemTypeView<BlockItemBase> | undefined {
   const views = findBenchmark(kind)?.itemTypes;
