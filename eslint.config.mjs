@@ -2,6 +2,7 @@
 import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 import globals from 'globals';
+import { readdirSync, readFileSync } from 'node:fs';
 
 const noVscode = {
   'no-restricted-imports': ['error', {
@@ -29,8 +30,27 @@ const noWorkspaceDocRoot = [
   { selector: `Property[key.name=/[rR]oot$/] > Identifier[name=/[wW]orkspace$/]`, message: docsRootMessage },
   { selector: `CallExpression[callee.name=/^(openDocIndex|acquireDocIndex|docIndexLease|sharedDocIndex|openDocs|docsFolderFiles)$/] :matches(MemberExpression[property.name=${WS_PROP}], Identifier[name=/[wW]orkspace$/])`, message: docsRootMessage },
 ];
+// Item types (issue 40): only a benchmark's folder names its item types; the surfaces ask its definition's
+// `itemTypes`. The names are read from each benchmark's declaration (`type: '...'` in src/core/benchmarks/<kind>/items.ts),
+// so a new benchmark's item types are refused outside its folder without editing this file.
+const itemTypeNames = readdirSync(new URL('./src/core/benchmarks/', import.meta.url), { withFileTypes: true })
+  .filter((d) => d.isDirectory())
+  .flatMap((d) => {
+    try {
+      return [...readFileSync(new URL(`./src/core/benchmarks/${d.name}/items.ts`, import.meta.url), 'utf8').matchAll(/^\s*type: '([a-z0-9-]+)';/gm)].map((m) => m[1]);
+    } catch {
+      return [];
+    }
+  });
+if (!itemTypeNames.length) throw new Error('eslint.config.mjs: no item types found in src/core/benchmarks/*/items.ts');
+const ITEM_TYPE = `/^(${itemTypeNames.map((n) => n.replace(/-/g, '\\-')).join('|')})$/`;
+const itemTypeMessage = 'Do not name a benchmark\'s item type here: its definition\'s itemTypes (src/core/benchmarks/types.ts, ItemTypeView) says how an item is shown; ask the registry (itemTypeView).';
+const noItemTypes = [
+  { selector: `Literal[value=${ITEM_TYPE}]`, message: itemTypeMessage },
+  { selector: `TemplateLiteral[expressions.length=0] > TemplateElement[value.cooked=${ITEM_TYPE}]`, message: itemTypeMessage },
+];
 const noSuiteNames = {
-  'no-restricted-syntax': ['error', noSqliteHandle, ...noWorkspaceDocRoot,
+  'no-restricted-syntax': ['error', noSqliteHandle, ...noWorkspaceDocRoot, ...noItemTypes,
     { selector: `BinaryExpression:has(> Literal[value=${SUITE_NAME}]):has(> MemberExpression[property.name=${SUITE_FIELD}])`, message: suiteNameMessage },
     { selector: `BinaryExpression:has(> Literal[value=${SUITE_NAME}]):has(> Identifier[name=${SUITE_FIELD}])`, message: suiteNameMessage },
     { selector: `SwitchStatement[discriminant.property.name=${SUITE_FIELD}] > SwitchCase > Literal[value=${SUITE_NAME}]`, message: suiteNameMessage },

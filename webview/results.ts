@@ -164,7 +164,7 @@ function render(s: ResultsState): void {
   if (s.blade.length) {
     const el = h('div', { class: 'chart', id: 'chart-blade' });
     const opts = s.bladeOptions ? Object.entries(s.bladeOptions).map(([k, v]) => h('code', { class: 'opt' }, `${k}=${String(v)}`)) : [];
-    parts.push(h('section', { id: 'blade' }, h('h2', {}, 'BLADE: precision, coverage and F1 per decision type'),
+    parts.push(h('section', { id: 'blade' }, h('h2', {}, s.categoryHeading ?? 'Per category'),
       opts.length ? h('div', { class: 'options muted' }, 'Options: ', ...opts) : undefined,
       h('div', { class: 'table-wrap' }, renderBladeTable(s.blade)), el));
     charts.push([el, bladeSpec(s.blade, t), (d) => {

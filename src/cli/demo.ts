@@ -50,7 +50,7 @@ export const demoCommand: CliCommand = {
       const answers = new Map((await store.getAnswers(runId)).map((a) => [a.queryId, a.answer]));
       const rows: string[][] = [['query', 'answer', 'ground truth', 'match']];
       let matched = 0;
-      const qs = block.items.filter((i): i is LongdaQuery => i.type === 'longda-query');
+      const qs = block.items as LongdaQuery[]; // a block of the LongDA suite loaded above: its items are queries
       for (const q of qs) {
         const a = answers.get(q.longdaId);
         const cmp = a === undefined ? undefined : compareLongdaValues(a, q.groundTruth);

@@ -1,5 +1,6 @@
 import { parseArgs } from 'node:util';
-import { FETCHABLE, fetchSuite, getSource } from '../core/suites/fetch.ts';
+import { fetchSuite } from '../core/suites/fetch.ts';
+import { FETCHABLE, getSource } from '../core/benchmarks/registry.ts';
 import { UsageError, type CliCommand } from './types.ts';
 
 /** `loupe fetch`: downloads a suite from its official source (issue 3 "Download"). */

@@ -139,6 +139,8 @@ export interface ResultsState {
   scatter: ScatterPoint[];
   heatmaps: ToolHeatmapView[];
   blade: BladeDecisionRow[];
+  /** Heading of the per-category section (the benchmark's `presentation.categoryCis.heading`), when there are rows. */
+  categoryHeading?: string;
   /** BLADE options (k for coverage@k, bootstrap samples, seed). */
   bladeOptions?: Record<string, string | number | boolean>;
   /** Judgements still pending across all scores. */

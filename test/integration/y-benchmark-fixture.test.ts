@@ -2,6 +2,7 @@
  * A benchmark is its folder plus one registry line (issue 12): the test-only "count rows" benchmark
  * (test/fixtures/benchmarks/count-rows) is registered in the running extension by the test-only bundle
  * (test/fixtures/panels/register.ts → out/test/panels.js, never in dist/ or the .vsix), shown in the Benchmarks view,
+ * its block's item listed with the benchmark's own icon and label (issue 40: its item view lives in its folder),
  * run from the run command with a scripted model, and scored by the core. Named y- so it runs after the suites that
  * read the configured LongDA/BLADE suites, and puts the setting back.
  */
@@ -71,6 +72,19 @@ describe('A test-only benchmark (count rows) in the extension', function () {
     }
     tree ||= await sidebarText(/Count the rows of seven\.csv[\s\S]*Count the rows of small\.csv/);
     assert.match(tree, /count-rows · 2\/2 runnable/);
+    // Issue 40: its block's item shows with the benchmark's own item view (label and icon from its definition's
+    // itemTypes, declared in its folder): expand the first block under the suite.
+    let items = '';
+    for (let i = 0; i < 10 && !items; i++) {
+      await vscode.commands.executeCommand('loupe.benchmarks.focus');
+      await vscode.commands.executeCommand('list.focusFirst');
+      await vscode.commands.executeCommand('list.focusDown');
+      await vscode.commands.executeCommand('list.expand');
+      items = await sidebarText(/Rows of data\/seven\.csv/, 3000).catch(() => '');
+    }
+    if (!items) await sidebarText(/Rows of data\/seven\.csv/);
+    const row = await runner<string>({ action: 'workbenchText', selector: '.part.sidebar .monaco-list-row:has(.codicon-symbol-number)' }, 12_000);
+    assert.match(row, /Rows of data\/seven\.csv/, 'the item row carries the benchmark\'s own icon (symbol-number)');
     await screenshot('benchmarks-view-count-rows');
 
     const runIds = await vscode.commands.executeCommand<string[] | undefined>('loupe.runBenchmarkBlock', { suite: 'count-rows', root: ROOT, blockId: 'seven', profile: 'scripted-count', repeats: 1 });

@@ -11,7 +11,12 @@ import { docsFolderFiles } from '../docs/roots.ts';
 import { LoupeInputError } from '../util/errors.ts';
 
 export * from '../suites/types.ts';
-export { benchmarks, benchmarkKinds, findBenchmark, getBenchmark, registerBenchmark } from './registry.ts';
+// each benchmark's part of the block model (item types, resources, loader options: declaration merging)
+export type * from './longda/items.ts';
+export type * from './blade/items.ts';
+export type * from './ddr/items.ts';
+export type * from './analystbench/items.ts';
+export { benchmarks, benchmarkKinds, findBenchmark, getBenchmark, registerBenchmark, FETCHABLE, getSource, itemTypeView } from './registry.ts';
 export type { BenchmarkDefinition } from './types.ts';
 
 /**
@@ -102,7 +107,7 @@ export interface BlockSummary {
   survey?: string;
   source?: string;
   /** BLADE / BLADE-MCQ only: ground-truth decision counts per type. */
-  decisions?: import('../suites/types.ts').BladeDecisionCounts;
+  decisions?: import('./blade/items.ts').BladeDecisionCounts;
   /** DDR only: checklist item count. */
   checklistItems?: number;
   /** Other fields a benchmark lists (see `BenchmarkDefinition.listingFields`). */
@@ -127,7 +132,7 @@ export function summariseBlock(b: Block): BlockSummary {
 }
 export { saveChecklist, type ChecklistInput } from './ddr/checklist.ts';
 export { importCsvFolder, findTableFiles, type ImportResult } from './ddr/import.ts';
-export { fetchSuite, getSource, FETCHABLE, type FetchResult, type SuiteSourceDef } from '../suites/fetch.ts';
+export { fetchSuite, type FetchResult, type SuiteSourceDef } from '../suites/fetch.ts';
 
 /**
  * The documentation files of a suite root, relative to the root, as its benchmark lays them out (LongDA:

@@ -9,7 +9,9 @@ import { analystbench } from './analystbench/index.ts';
 import { blade, bladeMcq } from './blade/index.ts';
 import { ddr } from './ddr/index.ts';
 import { longda } from './longda/index.ts';
-import type { BenchmarkDefinition } from './types.ts';
+import type { BenchmarkDefinition, ItemTypeView } from './types.ts';
+import type { SuiteSourceDef } from '../suites/fetch.ts';
+import type { BlockItemBase } from '../suites/types.ts';
 
 /** The shipped benchmarks, in display order. */
 const BUILTIN: readonly BenchmarkDefinition[] = [longda, blade, bladeMcq, ddr, analystbench];
@@ -54,4 +56,33 @@ export function findBenchmark(kind: string): BenchmarkDefinition | undefined {
 export function registerBenchmark(def: BenchmarkDefinition): void {
   if (findBenchmark(def.kind)) throw new Error(`benchmark '${def.kind}' is already registered`);
   extra.push(def);
+}
+
+/** The download sources of the given benchmarks by the name `loupe fetch` takes, in display order. */
+function sourcesOf(defs: readonly BenchmarkDefinition[]): Map<string, SuiteSourceDef> {
+  return new Map(defs.flatMap((d) => Object.entries(d.downloadSources)));
+}
+
+/** Names `loupe fetch` takes: the shipped benchmarks' download sources (`downloadSources`), in display order. */
+export const FETCHABLE: readonly string[] = [...sourcesOf(BUILTIN).keys()];
+
+/**
+ * The download source of a name `loupe fetch` takes (any registered benchmark's `downloadSources`).
+ * @throws LoupeInputError('suite') for a name no benchmark offers.
+ * Source: issue 3 "Download"; issue 40 (each benchmark's sources in its definition).
+ */
+export function getSource(name: string): SuiteSourceDef {
+  const all = sourcesOf(benchmarks());
+  const s = all.get(name);
+  if (!s) throw new LoupeInputError('suite', `no download source for '${name}' (known: ${[...all.keys()].join(', ')})`);
+  return s;
+}
+
+/**
+ * How the surfaces show an item of a block of benchmark `kind` (its definition's `itemTypes`), or undefined when the
+ * benchmark is not registered or declares no view for the item's type. Source: issue 40 (no switch on item types).
+ */
+export function itemTypeView(kind: string, item: BlockItemBase): ItemTypeView<BlockItemBase> | undefined {
+  const views = findBenchmark(kind)?.itemTypes;
+  return views && Object.hasOwn(views, item.type) ? views[item.type] : undefined;
 }

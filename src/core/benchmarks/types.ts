@@ -13,7 +13,8 @@ import type { RunScore, ScoreAggregate, ScoringSession } from '../eval/run-score
 import type { RunStore } from '../store/types.ts';
 import type { InterventionRecord, RunRecord, Usage } from '../store/records.ts';
 import type { RunFolder } from '../store/run-folder.ts';
-import type { Block, LoadSuiteOptions, Suite } from '../suites/types.ts';
+import type { Block, BlockItem, BlockItemBase, LoadSuiteOptions, Suite } from '../suites/types.ts';
+import type { SuiteSourceDef } from '../suites/fetch.ts';
 import type { Logger } from '../util/log.ts';
 import type { OptionSpec, OptionValues } from './options.ts';
 import type { ChecklistItemKind } from '../annotations/checklists.ts';
@@ -50,17 +51,8 @@ export interface BenchmarkChecklist {
 }
 
 /** Tool-usage heatmap data (LongDA Figure 8): tools × step bins. */
-export interface ToolHeatmap {
-  tools: string[];
-  bins: number;
-  /** Raw counts per tool × bin. */
-  counts: number[][];
-  /** Column-normalised counts (columns with no calls stay 0). */
-  matrix: number[][];
-  nTrajectories: number;
-  /** Calls to names not in `tools` (ignored in the matrix). */
-  otherCalls: number;
-}
+export type { ToolHeatmap } from '../eval/tool-heatmap.ts';
+import type { ToolHeatmap } from '../eval/tool-heatmap.ts';
 
 /** A bootstrap mean with its 95% interval (NaN when unknown). */
 export interface IntervalEstimate {
@@ -135,6 +127,8 @@ export interface BenchmarkPresentation {
   } | null;
   /** Per-category interval estimates from the models' aggregates (BLADE decision types with bootstrap CIs), or null. */
   readonly categoryCis: {
+    /** Heading of the Results view's section (e.g. `BLADE: precision, coverage and F1 per decision type`). */
+    heading: string;
     caption: string;
     figureTitle: string;
     rows(aggs: readonly ScoreAggregate[]): CategoryCiRow[];
@@ -229,7 +223,6 @@ export interface ExportedRun {
   repeat: number;
 }
 
-/** A benchmark as Loupe runs and scores it. */
 /** One decision of a ground truth as the ground-truth view lists it. */
 export interface GroundTruthDecision {
   id: string;
@@ -257,6 +250,10 @@ export interface GroundTruthView {
 
 /** Ground truth a benchmark keeps versioned in the store (BLADE's annotations.csv). */
 export interface BenchmarkGroundTruth {
+  /** The block carries ground truth to show (BLADE: its `annotations.csv` was read). */
+  available(block: Block): boolean;
+  /** One line about the block's ground truth for the Benchmarks view's tooltip (BLADE: its decision counts), or '' for none. */
+  summary(block: Block): string;
   /** The view of a block's ground truth at a version (`latest`: the newest, 0 the shipped file). @throws LoupeInputError for a version that does not exist. */
   view(store: RunStore, block: Block, version: number | 'latest'): Promise<GroundTruthView>;
 }
@@ -303,6 +300,73 @@ export interface BenchmarkFailureAnalysis {
   readonly insights: ((store: RunStore, run: RunRecord) => Promise<RunInsight[]>) | null;
 }
 
+/** What a replay has of a run's block (issue 6 replay; issue 40: what a benchmark's replay tools need). */
+export interface ReplayContext {
+  /** The database file the run queried (the block's `visible.database`), if the block has one. */
+  database?: string;
+  /** Sandbox of the replayed calls (the run's own mode). */
+  sandbox: 'bubblewrap' | 'off';
+  /** Per-call time limit the run used (ms), when known. */
+  timeoutMs?: number;
+}
+
+/** One open replay of a tool's recorded calls. */
+export interface ReplaySession {
+  /**
+   * Re-runs one recorded call from its arguments text: the code the report shows and the observation to compare with
+   * the recorded one; null when the arguments are malformed (they never reached the tool). A failure of the call is
+   * part of the observation, never thrown.
+   */
+  call(argumentsText: string): Promise<{ code: string; observation: string } | null>;
+  close(): void;
+}
+
+/** A tool of a benchmark whose recorded calls replay re-runs outside the kernel (DDR's SQL queries). */
+export interface ReplayTool {
+  /** The tool's name in recorded steps (`execute_query`). */
+  readonly tool: string;
+  /** The replay report's action kind (`sql`). */
+  readonly kind: string;
+  /** Its calls in words, plural (`SQL queries`). */
+  readonly actions: string;
+  /** What the replay lacks to re-run them (`the database`), or null when it has all it needs. */
+  missing(ctx: ReplayContext): string | null;
+  /** Opens the tool for a replay. @throws Error (e.g. LoupeInputError('loupe.sandbox') when bubblewrap is missing). */
+  open(ctx: ReplayContext): ReplaySession;
+}
+
+/** One named field of an item as the item view shows it (`code`: shown as code). */
+export interface ItemField {
+  name: string;
+  value: string;
+  code?: boolean;
+}
+
+/**
+ * How the surfaces show one item type of a benchmark (issue 40): the Benchmarks view's icon, label and tooltip, the
+ * item view's question and — on a reviewer's request only — its ground truth. The surfaces never switch on item types.
+ */
+export interface ItemTypeView<I extends BlockItemBase = BlockItem> {
+  /** Codicon id in the Benchmarks view (`question`, `person`, `checklist`, ...). */
+  readonly icon: string;
+  /** Label and tooltip text of the item in the Benchmarks view; never a hidden value. */
+  describe(item: I): { label: string; detail: string };
+  /** The item as the agent sees it: title, text and named fields; never a hidden value. */
+  view(item: I): { title: string; text: string; fields: ItemField[] };
+  /** The hidden ground truth of the item as named fields (empty when the block holds none for it). @param block the item's block. */
+  groundTruth(block: Block, item: I): ItemField[];
+  /** Fields of the item that are hidden (ground truth): removed before the item is shown to an agent (LongDA: `groundTruth`, `answerText`). */
+  readonly hiddenFields: readonly string[];
+}
+
+/** One {@link ItemTypeView} per item type of a benchmark's item union `I` (the compiler checks that none is missing). */
+export type ItemTypeViews<I extends BlockItemBase> = { readonly [K in I['type']]: ItemTypeView<Extract<I, { type: K }>> };
+
+/**
+ * A benchmark as Loupe runs and scores it. Every member is required; a part the benchmark does not have is `null`.
+ * Its item types, resources and loader options are declared in its folder (`items.ts`, declaration merging into
+ * `suites/types.ts`); the surfaces reach them only through these members (issue 40).
+ */
 export interface BenchmarkDefinition {
   /** Registry key and the run's `suite` (`longda`, `blade`, ...): lower case, as typed in `--suite`. */
   readonly kind: string;
@@ -316,6 +380,15 @@ export interface BenchmarkDefinition {
   taskText(block: Block): string[];
   /** The documentation files of a suite root (relative paths) for documentation search, or null when the benchmark has no documentation corpus. @throws LoupeInputError for a root or survey without documentation. */
   readonly docFiles: ((root: string, survey?: string) => string[]) | null;
+  /** How the surfaces show each item type its loader produces (Benchmarks view icon and label, item view). */
+  readonly itemTypes: { readonly [type: string]: ItemTypeView<BlockItemBase> };
+  /**
+   * Its official download sources by the name `loupe fetch` takes (`benchmarks/<kind>/source.json`; DDR also offers
+   * the MIMIC-IV demo), in display order; `{}` when it has none.
+   */
+  readonly downloadSources: Readonly<Record<string, SuiteSourceDef>>;
+  /** Tools whose recorded calls replay re-runs outside the kernel (DDR: `execute_query`), `[]` when none. */
+  readonly replayTools: readonly ReplayTool[];
   /** Loader options this benchmark reads (`entities`, `database`, `metadataDir`, `checklist`, `publications`, ...). */
   readonly loaderOptions: readonly string[];
   /** Its scores need no judge (tolerance or exact matching): surfaces may score its runs on their own. */

@@ -7,10 +7,10 @@ import { join, resolve } from 'node:path';
 import { ensureFolder, listContained, readContainedFile, removeContainedEntry, removeFolderTree, symlinkContained, writeContainedFile } from '../util/contained.ts';
 import { readSuiteFile, realPathOr } from '../suites/files.ts';
 import { LoupeInputError } from '../util/errors.ts';
-import type { Block, BlockItem, LongdaQuery, VisibleFile } from '../suites/types.ts';
+import type { Block, BlockItemBase, VisibleFile } from '../suites/types.ts';
 import { fileSize } from '../suites/util.ts';
 import { createGuard, visibleFiles } from '../suites/guard.ts';
-import { getBenchmark } from './registry.ts';
+import { getBenchmark, itemTypeView } from './registry.ts';
 
 /** `auto` workspaces copy the visible files when they total at most this many bytes. */
 export const AUTO_COPY_LIMIT = 64 * 1024 * 1024;
@@ -18,18 +18,17 @@ export const AUTO_COPY_LIMIT = 64 * 1024 * 1024;
 /** Marker file written into every workspace Loupe creates. */
 export const TASK_MARKER = '.loupe-task.json';
 
-/** Item as shown to an agent: the LongDA ground truth (`groundTruth`, `answerText`) removed. */
-export type PublicItem = Exclude<BlockItem, LongdaQuery> | Omit<LongdaQuery, 'groundTruth' | 'answerText'>;
+/** Item as shown to an agent: its type's hidden fields (`ItemTypeView.hiddenFields`: LongDA's ground truth) removed. */
+export type PublicItem = BlockItemBase;
 
 /**
- * The block's items without hidden fields (LongDA ground truth). BLADE MCQ items and the other
- * item types carry no hidden fields.
+ * The block's items without the hidden fields their benchmark declares for their type (LongDA: `groundTruth`,
+ * `answerText`; BLADE MCQ items and the other item types carry none).
  */
 export function publicItems(block: Block): PublicItem[] {
   return block.items.map((it) => {
-    if (it.type !== 'longda-query') return it;
-    const { groundTruth: _g, answerText: _a, ...rest } = it;
-    return rest;
+    const hide = itemTypeView(block.suite, it)?.hiddenFields ?? [];
+    return hide.length ? Object.fromEntries(Object.entries(it).filter(([k]) => !hide.includes(k))) as unknown as PublicItem : it;
   });
 }
 
@@ -126,8 +125,6 @@ export function verifyNoHidden(block: Block, dir: string): void {
     hidden.add(realPathOr(p));
   };
   for (const h of block.hidden.files) add(h);
-  for (const p of block.hidden.publications ?? []) add(p);
-  if (block.hidden.referenceReport) add(block.hidden.referenceReport);
   // listed without following anything; a link's target is resolved only to compare it with the hidden files
   for (const e of listContained(dir).entries) {
     if (e.kind === 'dir' || e.path.split('/').length > 41) continue;

@@ -1,6 +1,6 @@
 /**
- * Replay of a recorded run: re-executes its code actions (the Python cells it ran, in order, and its
- * SQL queries) against the same data in a fresh sandbox, and reports per step whether the outputs
+ * Replay of a recorded run: re-executes its code actions (the Python cells it ran, in order, and the calls of its
+ * benchmark's replay tools, `BenchmarkDefinition.replayTools`: DDR's SQL queries) against the same data in a fresh sandbox, and reports per step whether the outputs
  * match the recording. The report is stored with the run (run event `replay`, JSON).
  * Source: issue 6 "Reference and replay agents".
  */
@@ -9,12 +9,14 @@ import type { RunStore } from '../store/run-store.ts';
 import { errorMessage } from '../util/errors.ts';
 import { truncateObservation } from '../agent/loop.ts';
 import type { KernelCellRecord, KernelExecuteResult, KernelLike } from '../agent/types.ts';
-import { SqlRunner, defaultQueryCaps, type QueryCaps } from '../benchmarks/ddr/sql-tool.ts';
+import { findBenchmark } from '../benchmarks/registry.ts';
+import type { ReplayContext } from '../benchmarks/types.ts';
 
 /** One re-executed action. */
 export interface ReplayAction {
   stepIndex: number;
-  kind: 'python' | 'sql';
+  /** `python`, or the kind of the benchmark's replay tool (`sql`). */
+  kind: string;
   /** The code / SQL (first 500 characters). */
   code: string;
   match: boolean;
@@ -49,11 +51,9 @@ export interface ReplayOptions {
   runId: string;
   /** Starts a FRESH kernel for the run's block (same workspace layout, same sandbox settings). */
   startKernel?: () => Promise<KernelLike>;
-  /** DDR: the database file the run queried (opened read-only). */
+  /** The database file the run queried (the block's `visible.database`; opened read-only). */
   database?: string;
-  /** Row / character caps the run used for `execute_query` (default: the DDR defaults). */
-  queryCaps?: QueryCaps;
-  /** Per-query time limit the run used (default 30,000 ms, the DDR tool's). */
+  /** Per-call time limit of the replay tools the run used (default: the tool's). */
   queryTimeoutMs?: number;
   /** Sandbox of the query process (default `bubblewrap`; use the run's own mode). */
   sandbox?: 'bubblewrap' | 'off';
@@ -108,7 +108,7 @@ const sha = (s: string) => createHash('sha256').update(s).digest('hex');
  * Replays a recorded run (see the module comment).
  * @returns the report (also stored as a `replay` run event unless `record` is false).
  * @throws Error when the run does not exist, or when it has Python cells but no `startKernel` was
- *   given, or SQL queries but no `database`.
+ *   given, or calls of its benchmark's replay tools without what they need (SQL queries without `database`).
  */
 export async function replayRun(o: ReplayOptions): Promise<ReplayReport> {
   const t0 = performance.now();
@@ -116,9 +116,14 @@ export async function replayRun(o: ReplayOptions): Promise<ReplayReport> {
   if (!run) throw new Error(`run ${o.runId} not found in ${o.store.location}`);
   const cells: KernelCellRecord[] = await o.store.getCells(o.runId, { includeReplays: false, withFigures: true });
   const steps = await o.store.getSteps(o.runId);
-  const queries = steps.flatMap((s) => s.toolCalls.filter((c) => c.name === 'execute_query').map((c) => ({ stepIndex: s.index, call: c })));
   if (cells.length && !o.startKernel) throw new Error(`run ${o.runId} has ${cells.length} Python cells: a kernel is needed to replay it`);
-  if (queries.length && !o.database) throw new Error(`run ${o.runId} has ${queries.length} SQL queries: the database is needed to replay it`);
+  // the benchmark's own tools re-run outside the kernel (DDR's SQL queries)
+  const ctx: ReplayContext = { sandbox: o.sandbox ?? 'bubblewrap', ...(o.database ? { database: o.database } : {}), ...(o.queryTimeoutMs !== undefined ? { timeoutMs: o.queryTimeoutMs } : {}) };
+  const toolCalls = (findBenchmark(run.suite)?.replayTools ?? []).map((tool) => ({ tool, calls: steps.flatMap((s) => s.toolCalls.filter((c) => c.name === tool.tool).map((c) => ({ stepIndex: s.index, call: c }))) }));
+  for (const { tool, calls } of toolCalls) {
+    const missing = calls.length ? tool.missing(ctx) : null;
+    if (missing) throw new Error(`run ${o.runId} has ${calls.length} ${tool.actions}: ${missing} is needed to replay it`);
+  }
 
   const actions: ReplayAction[] = [];
   let figureByteDifferences = 0;
@@ -149,28 +154,19 @@ export async function replayRun(o: ReplayOptions): Promise<ReplayReport> {
       await kernel.close().catch(() => undefined);
     }
   }
-  if (queries.length) {
-    const runner = new SqlRunner(o.database!, { timeoutMs: o.queryTimeoutMs ?? 30_000, sandbox: o.sandbox ?? 'bubblewrap' });
+  for (const { tool, calls } of toolCalls) {
+    if (!calls.length) continue;
+    const session = tool.open(ctx);
     try {
-      for (const q of queries) {
-        let sql = '';
-        try {
-          sql = String((JSON.parse(q.call.argumentsText) as { sql?: unknown }).sql ?? '');
-        } catch {
-          continue; // malformed arguments never reached the database
-        }
-        let obs: string;
-        try {
-          obs = JSON.stringify(await runner.query(sql, o.queryCaps ?? defaultQueryCaps), null, 2);
-        } catch (e) {
-          obs = JSON.stringify({ error: errorMessage(e) }, null, 2);
-        }
-        if (q.call.truncated) obs = truncateObservation(obs, o.maxObservationChars ?? 20_000).text;
+      for (const q of calls) {
+        const r = await session.call(q.call.argumentsText);
+        if (!r) continue; // malformed arguments never reached the tool
+        const obs = q.call.truncated ? truncateObservation(r.observation, o.maxObservationChars ?? 20_000).text : r.observation;
         const match = normalizeOutput(obs) === normalizeOutput(q.call.observation);
-        actions.push({ stepIndex: q.stepIndex, kind: 'sql', code: sql.slice(0, 500), match, ...(match ? {} : { difference: describeDifference(q.call.observation, obs) }) });
+        actions.push({ stepIndex: q.stepIndex, kind: tool.kind, code: r.code.slice(0, 500), match, ...(match ? {} : { difference: describeDifference(q.call.observation, obs) }) });
       }
     } finally {
-      runner.close();
+      session.close();
     }
   }
   actions.sort((a, b) => a.stepIndex - b.stepIndex);

@@ -15,10 +15,6 @@ import { nullLogger, type Logger } from '../util/log.ts';
 import { FETCH_STAMP, type FetchStamp } from './stamp.ts';
 import { globMatcher } from './glob.ts';
 import type { Progress } from './types.ts';
-import blade from '../../../benchmarks/blade/source.json' with { type: 'json' };
-import longda from '../../../benchmarks/longda/source.json' with { type: 'json' };
-import ddr from '../../../benchmarks/ddr/source.json' with { type: 'json' };
-import mimicDemo from '../../../benchmarks/mimic-iv-demo/source.json' with { type: 'json' };
 
 /** One file of a suite source. */
 export interface SourceFile {
@@ -39,27 +35,6 @@ export interface SuiteSourceDef {
   /** Folder (relative to the download folder) to pass to `loadSuite`. */
   loadRoot: string;
   files: SourceFile[];
-}
-
-const BUILTIN: Record<string, SuiteSourceDef> = {
-  longda: longda as SuiteSourceDef,
-  blade: blade as SuiteSourceDef,
-  'blade-mcq': blade as SuiteSourceDef,
-  ddr: ddr as SuiteSourceDef,
-  'mimic-iv-demo': mimicDemo as SuiteSourceDef,
-};
-
-/** Names accepted by {@link getSource}. */
-export const FETCHABLE = Object.keys(BUILTIN);
-
-/**
- * The built-in source definition of a suite.
- * @throws LoupeInputError('suite') for an unknown name.
- */
-export function getSource(suite: string): SuiteSourceDef {
-  const s = BUILTIN[suite];
-  if (!s) throw new LoupeInputError('suite', `no download source for '${suite}' (known: ${FETCHABLE.join(', ')})`);
-  return s;
 }
 
 /**
@@ -138,7 +113,7 @@ async function verify(p: string, f: SourceFile): Promise<{ ok: boolean; how: Fet
 
 /**
  * Downloads (or completes) a suite into `destDir`.
- * @param def source definition (see {@link getSource}). @param destDir download folder.
+ * @param def source definition (`getSource` of `benchmarks/registry.ts`). @param destDir download folder.
  * @returns per-file results; `ok` when no file failed or was missing. Writes `.loupe-fetch.json`.
  *   Files already present and verified are kept; a present file failing verification is deleted and
  *   fetched again. Partial downloads are kept as `<file>.part` and resumed with `Range`.

@@ -75,9 +75,6 @@ export function createGuard(block: Block, opts: { workspaceDir?: string } = {}):
     const r = real(h);
     if (r) hiddenReal.add(r);
   }
-  if (block.hidden.referenceReport) hiddenReal.add(real(block.hidden.referenceReport) ?? resolve(block.hidden.referenceReport));
-  for (const p of block.hidden.publications ?? []) hiddenReal.add(real(p) ?? resolve(p));
-  if (block.hidden.publication) hiddenReal.add(real(block.hidden.publication) ?? resolve(block.hidden.publication));
 
   const byRel = new Map<string, VisibleFile>();
   const realToRel = new Map<string, string>();

@@ -1,69 +1,26 @@
 /**
  * What the Benchmarks view shows of one block item (issue 22): the question as the agent sees it, and — only when a
  * reviewer asks — its ground truth (LongDA answer, BLADE MCQ correct option, DDR / AnalystBench checklist facts).
- * Shaped per item type of the common block model (`suites/types.ts`), never per benchmark name.
+ * Each benchmark shapes its own item types (`BenchmarkDefinition.itemTypes`, issue 40); this file names none.
  */
 import type { Block, BlockItem } from '../suites/types.ts';
+import { findBenchmark, itemTypeView } from '../benchmarks/registry.ts';
 import type { ItemViewState } from '../../protocol/item.ts';
 
 type Field = ItemViewState['fields'][number];
 
-/** The item as the agent sees it: title, text and named fields. Never a hidden value. */
-function visibleView(item: BlockItem): { title: string; text: string; fields: Field[] } {
-  switch (item.type) {
-    case 'longda-query': {
-      const s = item.answerStructure;
-      return {
-        title: `Query ${item.id}`, text: item.question,
-        fields: [
-          { name: 'Answer structure', value: s.kind === 'single_number' ? 'a single number' : `a list of ${s.length}: ${s.labels.join(', ')}` },
-          ...(item.additionalInfo ? [{ name: 'Additional information', value: item.additionalInfo }] : []),
-          { name: 'Query id', value: item.longdaId },
-        ],
-      };
-    }
-    case 'blade-question':
-      return { title: 'Research question', text: item.question, fields: [] };
-    case 'blade-mcq':
-      return {
-        title: item.family === 'cvar' ? `Conceptual variable MCQ (${item.mcType})` : `Transform MCQ: ${item.conceptualVariable}`,
-        text: item.options.map((o) => `${o.label}. ${o.text}`).join('\n'), fields: [{ name: 'Question type', value: item.mcType }],
-      };
-    case 'ddr-entity':
-      return { title: `Entity ${item.entityId}`, text: item.prompt, fields: [] };
-    case 'analyst-task':
-      return { title: 'Report task', text: item.instruction, fields: [] };
-    case 'task':
-      return { title: item.id, text: item.text, fields: [] };
-  }
+/** The item as the agent sees it: title, text and named fields. Never a hidden value. An item type its benchmark does not describe shows its id. */
+function visibleView(block: Block, item: BlockItem): { title: string; text: string; fields: Field[] } {
+  return itemTypeView(block.suite, item)?.view(item) ?? { title: item.id, text: '', fields: [] };
 }
 
 /**
- * The hidden ground truth of an item, as named fields; empty when the block holds none for it.
+ * The hidden ground truth of an item, as named fields (its benchmark's `itemTypes`); empty when the block holds none
+ * for it or its benchmark does not describe the item's type.
  * @param block the item's block (its `hidden` resources); `item` one of `block.items`.
  */
 export function itemGroundTruth(block: Block, item: BlockItem): Field[] {
-  switch (item.type) {
-    case 'longda-query':
-      return [{ name: 'Answer', value: item.answerText || '(empty in benchmark.csv)', code: true }];
-    case 'blade-mcq': {
-      const q = block.hidden.mcqs?.mcqs.find((m) => m.family === item.family && m.conceptualVariable === item.conceptualVariable && m.mcType === item.mcType && m.options.map((o) => o.text).join('\u0000') === item.options.map((o) => o.text).join('\u0000'));
-      if (!q) return [];
-      const right = q.options.find((o) => o.label === q.correctLabel);
-      return [{ name: 'Correct option', value: `${q.correctLabel}. ${right?.text ?? ''}` }, ...(right?.rationale ? [{ name: 'Rationale', value: right.rationale }] : [])];
-    }
-    case 'ddr-entity':
-    case 'analyst-task': {
-      const list = block.hidden.checklist ?? [];
-      return list.map((c, i) => ({ name: `Checklist ${i + 1}: ${c.question}`, value: c.answer }));
-    }
-    case 'blade-question':
-      return []; // a dataset's decisions are in the ground-truth view (`groundTruthView`)
-    case 'task': {
-      const a = block.hidden.answers?.[item.id];
-      return a === undefined ? [] : [{ name: 'Answer', value: JSON.stringify(a), code: true }];
-    }
-  }
+  return itemTypeView(block.suite, item)?.groundTruth(block, item) ?? [];
 }
 
 /**
@@ -75,10 +32,10 @@ export function itemGroundTruth(block: Block, item: BlockItem): Field[] {
 export function itemView(block: Block, itemId: string, o: { reveal: boolean; suiteTitle: string; hasGroundTruthView: boolean }): ItemViewState {
   const item = block.items.find((i) => i.id === itemId);
   if (!item) throw new Error(`${block.id} has no item ${itemId}`);
-  const v = visibleView(item);
+  const v = visibleView(block, item);
   const truth = itemGroundTruth(block, item);
   return {
     suite: o.suiteTitle, blockId: block.id, blockTitle: block.title, itemId, ...v,
-    hasGroundTruth: truth.length > 0, groundTruth: o.reveal ? truth : null, groundTruthView: o.hasGroundTruthView && !!block.hidden.annotations,
+    hasGroundTruth: truth.length > 0, groundTruth: o.reveal ? truth : null, groundTruthView: o.hasGroundTruthView && !!findBenchmark(block.suite)?.groundTruth?.available(block),
   };
 }

@@ -204,9 +204,10 @@ const cellOf = (iv: { mean: number; lo: number; hi: number }, runIds: string[], 
  * whole RunScore as the score's detail) of each benchmark with `presentation.categoryCis` are aggregated per model
  * by the core (`aggregateScores`: BLADE's k, samples, seed) and flattened by the benchmark.
  */
-async function categoryRows(scores: Map<string, StoredScore>): Promise<{ rows: BladeDecisionRow[]; options?: Record<string, string | number | boolean> }> {
+async function categoryRows(scores: Map<string, StoredScore>): Promise<{ rows: BladeDecisionRow[]; heading?: string; options?: Record<string, string | number | boolean> }> {
   const out: BladeDecisionRow[] = [];
   let options: Record<string, string | number | boolean> | undefined;
+  let heading: string | undefined;
   for (const def of benchmarks()) {
     const cis = def.presentation.categoryCis;
     if (!cis) continue;
@@ -214,13 +215,14 @@ async function categoryRows(scores: Map<string, StoredScore>): Promise<{ rows: B
     if (!runScores.length) continue;
     const aggs = (await aggregateScores(runScores)).filter((a) => a.benchmark === def.kind);
     const pendingOf = (model: string) => aggs.find((a) => a.model === model)?.pending ?? 0;
+    heading ??= cis.heading;
     for (const r of cis.rows(aggs)) {
       out.push({ model: r.model, decisionType: r.type, precision: cellOf(r.precision, r.runIds, 0), coverage: cellOf(r.coverage, r.runIds, 0), f1: cellOf(r.f1, r.runIds, pendingOf(r.model)) });
     }
     const first = aggs.find((a) => (a.extra as { bootstrap?: unknown } | undefined)?.bootstrap)?.extra as { options?: Record<string, unknown> } | undefined;
     if (first?.options && !options) options = Object.fromEntries(Object.entries(first.options).filter(([, v]) => ['string', 'number', 'boolean'].includes(typeof v))) as Record<string, string | number | boolean>;
   }
-  return { rows: out, options };
+  return { rows: out, ...(heading ? { heading } : {}), options };
 }
 
 /** Builds the Results state from a run store. */
@@ -266,6 +268,6 @@ export async function buildResultsState(store: RunStore, source = store.location
   else if (!scores.size) message = `${runs.length} run${runs.length === 1 ? '' : 's'} in the store, none scored yet: run \`loupe score --store ${source} --all\`.`;
   return {
     source, generatedAt: new Date().toISOString(), tables, scatter, heatmaps, blade: blade.rows,
-    bladeOptions: blade.options, pendingJudgements, message, ...(drilldown.length ? { drilldown } : {}),
+    ...(blade.heading ? { categoryHeading: blade.heading } : {}), bladeOptions: blade.options, pendingJudgements, message, ...(drilldown.length ? { drilldown } : {}),
   };
 }

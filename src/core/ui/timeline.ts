@@ -1,10 +1,10 @@
 /**
  * Shapes stored steps into timeline rows and the tool-usage heatmap for the Trajectory Timeline.
  * Pure functions over {@link StepRecord}; used by the VS Code timeline panel and the perf benchmark.
- * Source: issue 7 "Trajectory timeline"; heatmap = LongDA Figure 8 (spec §2.4, via eval/longda.ts).
+ * Source: issue 7 "Trajectory timeline"; heatmap = LongDA Figure 8 (spec §2.4, via eval/tool-heatmap.ts).
  */
 import type { TimelineHeatmap, TimelineRun, TimelineStep } from '../../protocol/timeline.ts';
-import { toolUsageHeatmap } from '../benchmarks/longda/eval.ts';
+import { binnedToolHeatmap } from '../eval/tool-heatmap.ts';
 import type { RunRecord, StepRecord } from '../agent/types.ts';
 import type { RunStore, StepSummaryRecord } from '../store/run-store.ts';
 
@@ -187,20 +187,20 @@ export function timelineHeatmap(steps: readonly TimelineStep[], bins = 20): Time
   const freq = new Map<string, number>();
   for (const s of steps) for (const t of s.tools) freq.set(t, (freq.get(t) ?? 0) + 1);
   const tools = [...freq.entries()].sort((a, b) => b[1] - a[1] || a[0].localeCompare(b[0])).map(([t]) => t);
-  const h = toolUsageHeatmap([steps.map((s) => s.tools)], { tools, bins });
+  const h = binnedToolHeatmap([steps.map((s) => s.tools)], { tools, bins });
   return { tools: h.tools, bins: h.bins, matrix: h.matrix, counts: h.counts };
 }
 
 /**
  * Tool-usage heatmap over the tools the runs actually called (issue 22: every benchmark's own tools, `python` and
- * `final_answer` included), rows most used first; same binning as LongDA Figure 8 (`toolUsageHeatmap`).
+ * `final_answer` included), rows most used first; same binning as LongDA Figure 8 (`binnedToolHeatmap`).
  * @param trajectories one entry per run: each step's tool names. `bins` default 20.
  * @returns the heatmap, or null when no step called a tool.
  */
-export function ownToolsHeatmap(trajectories: ReadonlyArray<ReadonlyArray<readonly string[]>>, bins = 20): ReturnType<typeof toolUsageHeatmap> | null {
+export function ownToolsHeatmap(trajectories: ReadonlyArray<ReadonlyArray<readonly string[]>>, bins = 20): ReturnType<typeof binnedToolHeatmap> | null {
   const freq = new Map<string, number>();
   for (const t of trajectories) for (const s of t) for (const x of s) freq.set(x, (freq.get(x) ?? 0) + 1);
   if (!freq.size) return null;
   const tools = [...freq.entries()].sort((a, b) => b[1] - a[1] || a[0].localeCompare(b[0])).map(([t]) => t);
-  return toolUsageHeatmap(trajectories, { tools, bins });
+  return binnedToolHeatmap(trajectories, { tools, bins });
 }

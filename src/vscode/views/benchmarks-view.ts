@@ -5,9 +5,8 @@
 import { basename } from 'node:path';
 import * as vscode from 'vscode';
 import type { Block, BlockItem, Suite } from '../../core/benchmarks/index.ts';
-import { BLOCK_ITEM_ICONS } from '../../core/suites/types.ts';
 import { activeChecklistItems, checklistStoreOf } from '../../core/annotations/checklists.ts';
-import { findBenchmark } from '../../core/benchmarks/registry.ts';
+import { findBenchmark, itemTypeView } from '../../core/benchmarks/registry.ts';
 import type { LoupeContext } from '../context.ts';
 import { suiteRegistry, type SuiteEntry } from '../suites.ts';
 
@@ -129,7 +128,7 @@ function blockItem(suite: Suite, b: Block, checklist?: BlockChecklist): vscode.T
   const parts = ['block', b.runnable ? 'runnable' : 'notRunnable'];
   if (b.visible.docs.length) parts.push('docs');
   if (checklist) parts.push('checklist');
-  if (findBenchmark(suite.kind)?.groundTruth && b.hidden.annotations) parts.push('groundtruth');
+  if (findBenchmark(suite.kind)?.groundTruth?.available(b)) parts.push('groundtruth');
   t.contextValue = parts.join(' ');
   const n = b.items.length;
   const noChecklist = !!checklist && checklist.items === 0;
@@ -147,7 +146,8 @@ function blockItem(suite: Suite, b: Block, checklist?: BlockChecklist): vscode.T
       ? '  \n$(warning) No checklist: runs of this block cannot be scored until one is written (Edit Checklist).'
       : `  \nChecklist: ${checklist.items} items (${checklist.version ? `authored version ${checklist.version}` : 'the suite\u2019s own'})`);
   }
-  if (b.blade) md.appendMarkdown(`  \nGround truth: ${b.blade.counts.transforms} transforms, ${b.blade.counts.cvars.total} conceptual variables, ${b.blade.counts.models} models`);
+  const gt = findBenchmark(suite.kind)?.groundTruth?.summary(b);
+  if (gt) md.appendMarkdown(`  \n${gt}`);
   if (b.problems.length) md.appendMarkdown(`\n\n**Problems**\n\n${bullets(b.problems)}`);
   md.supportThemeIcons = true;
   t.tooltip = md;
@@ -155,37 +155,19 @@ function blockItem(suite: Suite, b: Block, checklist?: BlockChecklist): vscode.T
 }
 
 function itemItem(b: Block, item: BlockItem): vscode.TreeItem {
-  const { label, detail } = describeItem(item);
+  const { label, detail } = describeItem(b, item);
   const t = new vscode.TreeItem(label, vscode.TreeItemCollapsibleState.None);
   t.id = `item:${b.suiteId}:${b.id}:${item.id}`;
   t.contextValue = `item ${item.type}`;
   t.description = item.id;
-  t.iconPath = new vscode.ThemeIcon(BLOCK_ITEM_ICONS[item.type]);
+  t.iconPath = new vscode.ThemeIcon(itemTypeView(b.suite, item)?.icon ?? 'question');
   t.tooltip = new vscode.MarkdownString().appendText(detail);
   return t;
 }
 
-/** Label and tooltip text of an item (never the hidden answer). */
-export function describeItem(item: BlockItem): { label: string; detail: string } {
-  switch (item.type) {
-    case 'longda-query': {
-      const structure = item.answerStructure.kind === 'single_number' ? 'single number' : `list of ${item.answerStructure.length}: ${item.answerStructure.labels.join(', ')}`;
-      return { label: item.question, detail: `${item.question}\n\nAnswer: ${structure}${item.additionalInfo ? `\nNote: ${item.additionalInfo}` : ''}` };
-    }
-    case 'blade-question':
-      return { label: item.question, detail: item.question };
-    case 'blade-mcq':
-      return {
-        label: item.family === 'cvar' ? `Conceptual variable MCQ (${item.mcType})` : `Transform MCQ: ${item.conceptualVariable}`,
-        detail: item.options.map((o) => `${o.label}. ${o.text}`).join('\n'),
-      };
-    case 'ddr-entity':
-      return { label: `Entity ${item.entityId}`, detail: item.prompt };
-    case 'analyst-task':
-      return { label: item.instruction.split('\n')[0]?.slice(0, 120) ?? item.id, detail: item.instruction };
-    case 'task':
-      return { label: item.text.split('\n')[0]?.slice(0, 120) ?? item.id, detail: item.text };
-  }
+/** Label and tooltip text of an item, as its benchmark describes its type (never the hidden answer); its id when the benchmark does not. */
+export function describeItem(b: Block, item: BlockItem): { label: string; detail: string } {
+  return itemTypeView(b.suite, item)?.describe(item) ?? { label: item.id, detail: item.id };
 }
 
 function bullets(lines: string[]): string {

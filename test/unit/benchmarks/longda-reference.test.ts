@@ -12,7 +12,8 @@ import { PythonKernel, LONGTA_IMPORT_ALLOWLIST, findBubblewrap } from '../../../
 import { kernelPlacement } from '../../../src/core/runs/runner.ts';
 import { loadLongda } from '../../../src/core/benchmarks/longda/load.ts';
 import { compareLongdaValues } from '../../../src/core/benchmarks/longda/eval.ts';
-import type { Block, LongdaQuery } from '../../../src/core/suites/types.ts';
+import type { Block } from '../../../src/core/suites/types.ts';
+import type { LongdaQuery } from '../../../src/core/benchmarks/longda/items.ts';
 import { repoRoot, sharedData } from '../../helpers/shared.ts';
 
 const REF_DIR = join(repoRoot, 'benchmarks', 'longda', 'reference');

@@ -3,6 +3,7 @@
  * checklist (1–5 rubric), claim groundedness and figure coverage/quality. Tasks are Loupe manifests
  * (`benchmarks/analystbench/README.md`). Source: AnalystBench paper §3–4, App. C; spec §4; issues 3, 6, 8, 12.
  */
+import { ANALYST_ITEM_TYPES } from './item-views.ts';
 import { analystEvidenceFiles, analystReviewCriteria, analystReviewSource } from './review.ts';
 import { basename, dirname, join } from 'node:path';
 import { ensureFolder, writeContainedFile } from '../../util/contained.ts';
@@ -55,6 +56,9 @@ export const analystbench: BenchmarkDefinition = {
   listingFields: () => ({}),
   docFiles: null,
   loaderOptions: [],
+  replayTools: [],
+  itemTypes: ANALYST_ITEM_TYPES,
+  downloadSources: {},
   judgeFree: false,
   toolOptions: ANALYST_TOOL_OPTIONS,
   scoreOptions: ANALYST_SCORE_OPTIONS,

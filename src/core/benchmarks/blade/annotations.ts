@@ -3,20 +3,7 @@
  * Source: spec §1.2.3–1.2.4; BLADE `blade_bench/data/annotation.py::get_annotation_data_from_df`,
  * `data/datamodel/specs.py`, `data/datamodel/mcq.py`.
  */
-import type {
-  BladeAnnotations,
-  BladeBranch,
-  BladeConceptualVarSpec,
-  BladeCvarReview,
-  BladeDecisionCounts,
-  BladeMcq,
-  BladeMcqSet,
-  BladeModelSpec,
-  BladeTransformReview,
-  BladeTransformSpec,
-  BladeVariableType,
-  ReviewLabel,
-} from '../../suites/types.ts';
+import type { BladeAnnotations, BladeBranch, BladeConceptualVarSpec, BladeCvarReview, BladeDecisionCounts, BladeMcq, BladeMcqSet, BladeModelSpec, BladeTransformReview, BladeTransformSpec, BladeVariableType, ReviewLabel } from './items.ts';
 import { parseCsvFile, readUtf8 } from '../../suites/util.ts';
 import { LoupeInputError } from '../../util/errors.ts';
 

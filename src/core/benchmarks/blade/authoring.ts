@@ -13,7 +13,7 @@ import { createHash, randomUUID } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { findBubblewrap, PythonKernel, type SandboxMode } from '../../kernel/index.ts';
-import type { BladeAnnotations, BladeTransformSpec } from '../../suites/types.ts';
+import type { BladeAnnotations, BladeTransformSpec } from './items.ts';
 import { LoupeInputError } from '../../util/errors.ts';
 import { DERIVED_COL_PREFIX, ORIG_COL_PREFIX, ROOT_SPEC_ID } from './annotations.ts';
 import { editGtCsv, parseGtCsv, type BladeGtStore, type BladeGtVersion } from './gt-versions.ts';

@@ -20,7 +20,7 @@ import { currentAnnotations, registerItemSchema, rolesByAnnotator, type Annotati
 import { registerQueueKind, suiteVersionOf, type AnnotationStore } from '../../annotations/store.ts';
 import type { RunRecord } from '../../store/records.ts';
 import type { RunStore } from '../../store/types.ts';
-import type { BladeAnnotations } from '../../suites/types.ts';
+import type { BladeAnnotations } from './items.ts';
 import { LoupeInputError } from '../../util/errors.ts';
 import { seededRandom } from '../../util/random.ts';
 import type { BladeAnalysis } from './analysis.ts';

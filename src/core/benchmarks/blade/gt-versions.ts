@@ -15,7 +15,7 @@ import type pg from 'pg';
 import { pgReadyPoolOf, pgTransaction } from '../../store/pg-run-store.ts';
 import { sqliteHandleOf } from '../../store/run-store.ts';
 import type { RunStore } from '../../store/types.ts';
-import type { BladeAnnotations } from '../../suites/types.ts';
+import type { BladeAnnotations } from './items.ts';
 import { LoupeInputError } from '../../util/errors.ts';
 import { parseBladeAnnotations } from './annotations.ts';
 

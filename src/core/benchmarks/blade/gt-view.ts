@@ -7,7 +7,8 @@
  */
 import { readFileSync } from 'node:fs';
 import type { RunStore } from '../../store/types.ts';
-import type { BladeAnnotations, Block } from '../../suites/types.ts';
+import type { Block } from '../../suites/types.ts';
+import type { BladeAnnotations } from './items.ts';
 import { LoupeInputError } from '../../util/errors.ts';
 import type { GroundTruthView } from '../types.ts';
 import { ROOT_SPEC_ID } from './annotations.ts';

@@ -4,6 +4,9 @@
  * `blade-mcq` (Task 1: multiple-choice questions on analysis decisions; accuracy).
  * Source: BLADE paper (Gu et al. 2024) §3–4; `blade_bench`; spec §1; issues 3, 6, 8, 12.
  */
+import type { SuiteSourceDef } from '../../suites/fetch.ts';
+import bladeSource from '../../../../benchmarks/blade/source.json' with { type: 'json' };
+import { BLADE_ITEM_TYPES, BLADE_MCQ_ITEM_TYPES } from './item-views.ts';
 import { bladeGroundTruthView } from './gt-view.ts';
 import type { GtChoice } from './gt-versions.ts';
 import { bladeReviewSource } from './review.ts';
@@ -106,6 +109,9 @@ export const blade: BenchmarkDefinition = {
   listingFields: (b) => (b.blade ? { decisions: b.blade.counts } : {}),
   docFiles: null,
   loaderOptions: [],
+  itemTypes: BLADE_ITEM_TYPES,
+  replayTools: [],
+  downloadSources: { blade: bladeSource as SuiteSourceDef },
   judgeFree: false,
   toolOptions: BLADE_TOOL_OPTIONS,
   scoreOptions: BLADE_SCORE_OPTIONS,
@@ -128,7 +134,11 @@ export const blade: BenchmarkDefinition = {
   checklist: null,
   presentation: BLADE_PRESENTATION,
   review: { sectionsOf: bladeReviewSource, criteria: () => null },
-  groundTruth: { view: bladeGroundTruthView },
+  groundTruth: {
+    view: bladeGroundTruthView,
+    available: (b) => !!b.hidden.annotations,
+    summary: (b) => b.blade ? `Ground truth: ${b.blade.counts.transforms} transforms, ${b.blade.counts.cvars.total} conceptual variables, ${b.blade.counts.models} models` : '',
+  },
   evidenceFiles: null,
   failureAnalysis: BLADE_FAILURE_ANALYSIS,
   async exportResults(store, runs, dir) {
@@ -158,6 +168,9 @@ export const bladeMcq: BenchmarkDefinition = {
   listingFields: (b) => (b.blade ? { decisions: b.blade.counts } : {}),
   docFiles: null,
   loaderOptions: [],
+  itemTypes: BLADE_MCQ_ITEM_TYPES,
+  replayTools: [],
+  downloadSources: { 'blade-mcq': bladeSource as SuiteSourceDef },
   judgeFree: true,
   toolOptions: [],
   scoreOptions: [

@@ -3,7 +3,8 @@
  * letter parsed strictly ({@link parseBladeMcqAnswer}); each question is one committed step, and the
  * answers are kept in the run state (`state.extra.bladeMcq`). Source: spec §1.3.4, §1.2.4.
  */
-import type { BladeMcqItem, Block } from '../../suites/types.ts';
+import type { Block } from '../../suites/types.ts';
+import type { BladeMcqItem } from './items.ts';
 import type { RunStore } from '../../store/run-store.ts';
 import type { AgentRunResult, ModelClient } from '../../agent/loop.ts';
 import type { StepRecord } from '../../agent/types.ts';

@@ -39,7 +39,7 @@ export const BLADE_PRESENTATION: BenchmarkPresentation = {
   resultsColumns: null,
   tokenEfficiency: null,
   toolUsage: null,
-  categoryCis: { caption: 'BLADE per decision type: bootstrap mean [95% CI]', figureTitle: 'BLADE F1 by decision type', rows: bladeCiRows },
+  categoryCis: { heading: 'BLADE: precision, coverage and F1 per decision type', caption: 'BLADE per decision type: bootstrap mean [95% CI]', figureTitle: 'BLADE F1 by decision type', rows: bladeCiRows },
   // BLADE scores a run's analysis as a whole (precision, coverage@k): no per-item verdicts
   itemOutcomes: null,
 };

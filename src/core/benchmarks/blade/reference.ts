@@ -7,7 +7,8 @@
  * Source: issue 6 "Reference and replay agents"; spec §1.2.3 (annotations: branches, model ↔ cvar
  * association via associated columns).
  */
-import type { BladeAnnotations, BladeModelSpec, BladeTransformSpec, Block } from '../../suites/types.ts';
+import type { Block } from '../../suites/types.ts';
+import type { BladeAnnotations, BladeModelSpec, BladeTransformSpec } from './items.ts';
 import { LoupeInputError } from '../../util/errors.ts';
 import { LlmError, type CompleteOptions, type LlmResponse, type LlmToolSpec } from '../../agent/llm.ts';
 import type { ModelClient } from '../../agent/loop.ts';

@@ -9,7 +9,8 @@
  * native function calling; the step budget (10) and the pre-imported libraries are kept.
  */
 import type { BladeAnalysis } from './analysis.ts';
-import type { Block, BladeMcqItem, ColumnInfo } from '../../suites/types.ts';
+import type { Block } from '../../suites/types.ts';
+import type { BladeMcqItem, ColumnInfo } from './items.ts';
 import { LoupeInputError } from '../../util/errors.ts';
 import type { ToolContext, ToolDefinition, ToolResult, ToolSet } from '../../agent/types.ts';
 import { formatKernelResult, ensurePreamble, pyStr, runPythonTool } from '../../agent/kernel-output.ts';

@@ -3,6 +3,11 @@
  * the entity's fact checklist (message-wise and trajectory-wise), exploration coverage, hallucination and
  * novelty. Source: DDR-Bench paper; DDR code (agents, judges, `calculate_overall_stats`); spec §3; issues 3, 6, 8, 12.
  */
+import type { SuiteSourceDef } from '../../suites/fetch.ts';
+import ddrSource from '../../../../benchmarks/ddr/source.json' with { type: 'json' };
+import mimicDemoSource from '../../../../benchmarks/mimic-iv-demo/source.json' with { type: 'json' };
+import { DDR_ITEM_TYPES } from './item-views.ts';
+import { DDR_SQL_REPLAY } from './replay.ts';
 import { ddrReviewSource } from './review.ts';
 import type { ModelClient } from '../../agent/loop.ts';
 import { messagesFromSteps } from '../../agent/loop.ts';
@@ -77,6 +82,10 @@ export const ddr: BenchmarkDefinition = {
   listingFields: (b) => (b.ddr ? { checklistItems: b.ddr.checklistCount } : {}),
   docFiles: null,
   loaderOptions: ['entities', 'database', 'metadataDir', 'checklist', 'tableFilter'],
+  itemTypes: DDR_ITEM_TYPES,
+  replayTools: [DDR_SQL_REPLAY],
+  // the MIMIC-IV demo: a public database DDR's MIMIC scenario can be imported from
+  downloadSources: { ddr: ddrSource as SuiteSourceDef, 'mimic-iv-demo': mimicDemoSource as SuiteSourceDef },
   judgeFree: false,
   toolOptions: DDR_TOOL_OPTIONS,
   scoreOptions: DDR_SCORE_OPTIONS,

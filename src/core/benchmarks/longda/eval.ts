@@ -10,6 +10,7 @@ import { parse as parseCsv } from 'csv-parse/sync';
 import { LoupeInputError } from '../../util/errors.ts';
 import { isDict, parsePyLiteral, type PyLiteral } from '../../eval/py-literal.ts';
 import type { ToolHeatmap } from '../types.ts';
+import { binnedToolHeatmap } from '../../eval/tool-heatmap.ts';
 
 /** A normalised answer: a number, a list, a dict (not comparable), or `null` (no answer). */
 export type LongdaValue = number | LongdaValue[] | LongdaDict | null;
@@ -690,33 +691,5 @@ export type { ToolHeatmap } from '../types.ts';
  * Source: spec §2.4 "Tool-usage heatmap" (`paper_figures/tool_usage_analysis.py`, bd03018).
  */
 export function toolUsageHeatmap(trajectories: ReadonlyArray<ReadonlyArray<readonly string[]>>, opts: { tools?: readonly string[]; bins?: number } = {}): ToolHeatmap {
-  const tools = [...(opts.tools ?? LONGDA_TOOLS)];
-  const bins = opts.bins ?? 20;
-  if (!Number.isInteger(bins) || bins < 1) throw new LoupeInputError('option bins', `must be a positive integer, got ${bins}`);
-  const row = new Map(tools.map((t, i) => [t, i]));
-  const counts = tools.map(() => new Array<number>(bins).fill(0));
-  let other = 0;
-  for (const steps of trajectories) {
-    let maxStep = 0;
-    steps.forEach((s, k) => {
-      if (s.some((t) => row.has(t))) maxStep = k + 1;
-    });
-    if (maxStep === 0) maxStep = 1;
-    steps.forEach((s, k) => {
-      const i = k + 1;
-      const bin = Math.min(Math.floor((i / maxStep) * bins), bins - 1);
-      for (const t of s) {
-        const r = row.get(t);
-        if (r === undefined) other++;
-        else counts[r]![bin]!++;
-      }
-    });
-  }
-  const matrix = counts.map((r) => [...r]);
-  for (let b = 0; b < bins; b++) {
-    let sum = 0;
-    for (const r of counts) sum += r[b]!;
-    if (sum > 0) for (const r of matrix) r[b] = r[b]! / sum;
-  }
-  return { tools, bins, counts, matrix, nTrajectories: trajectories.length, otherCalls: other };
+  return binnedToolHeatmap(trajectories, { tools: opts.tools ?? LONGDA_TOOLS, ...(opts.bins !== undefined ? { bins: opts.bins } : {}) });
 }

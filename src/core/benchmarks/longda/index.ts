@@ -3,12 +3,15 @@
  * codebooks and microdata; blocks per publication; scored by tolerance match (LongTA `metric.py`).
  * Source: LongDA paper; LongTA repository (`main.py`, `metric.py`, `tools.py`); issues 3, 5, 8, 12.
  */
+import type { SuiteSourceDef } from '../../suites/fetch.ts';
+import longdaSource from '../../../../benchmarks/longda/source.json' with { type: 'json' };
+import { LONGDA_ITEM_TYPES } from './item-views.ts';
 import { longdaReviewSource } from './review.ts';
 import { join } from 'node:path';
 import { docsFolderFiles } from '../../docs/roots.ts';
 import { LoupeInputError } from '../../util/errors.ts';
 import { LONGTA_IMPORT_ALLOWLIST } from '../../kernel/allowlists.ts';
-import { exportLongdaResults } from '../../store/export.ts';
+import { exportLongdaResults } from './results-export.ts';
 import type { Block } from '../../suites/types.ts';
 import { defaultReferenceDir } from '../paths.ts';
 import type { OptionSpec } from '../options.ts';
@@ -64,6 +67,9 @@ export const longda: BenchmarkDefinition = {
   listingFields: (b) => (b.longda ? { survey: b.longda.survey, source: b.longda.source } : {}),
   docFiles: (root, survey) => docsFolderFiles(root, survey),
   loaderOptions: ['publications'],
+  replayTools: [],
+  itemTypes: LONGDA_ITEM_TYPES,
+  downloadSources: { longda: longdaSource as SuiteSourceDef },
   judgeFree: true,
   toolOptions: [
     {

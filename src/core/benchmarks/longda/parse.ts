@@ -2,7 +2,7 @@
  * LongDA cell parsers: answer structures and ground-truth answers (spec §2.2, `benchmark.csv`).
  */
 
-import type { AnswerStructure } from '../../suites/types.ts';
+import type { AnswerStructure } from './items.ts';
 
 /**
  * Parses an `answer_structure` cell.

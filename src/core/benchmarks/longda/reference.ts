@@ -10,7 +10,8 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { LoupeInputError } from '../../util/errors.ts';
-import type { Block, LongdaQuery } from '../../suites/types.ts';
+import type { Block } from '../../suites/types.ts';
+import type { LongdaQuery } from './items.ts';
 import { LlmError, type CompleteOptions, type LlmResponse, type LlmToolSpec } from '../../agent/llm.ts';
 import type { ModelClient } from '../../agent/loop.ts';
 import type { AssistantMessage, ChatMessage } from '../../agent/types.ts';

@@ -9,7 +9,8 @@
  * optional (all docs when omitted).
  * Source: spec §2.3 (tool table, prompt, instructions), issue 5 "LongDA tool set".
  */
-import type { Block, LongdaQuery } from '../../suites/types.ts';
+import type { Block } from '../../suites/types.ts';
+import type { LongdaQuery } from './items.ts';
 import { parsePyLiteral } from '../../eval/py-literal.ts';
 import type { AnswerValue, ToolContext, ToolDefinition, ToolModelUse, ToolResult, ToolSet } from '../../agent/types.ts';
 import { addModelUse } from '../../agent/llm.ts';

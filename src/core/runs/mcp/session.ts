@@ -23,7 +23,7 @@ import type { RunStore } from '../../store/types.ts';
 import { nullLogger, type Logger } from '../../util/log.ts';
 import { LOUPE_VERSION } from '../../version.ts';
 import { getBenchmark } from '../../benchmarks/registry.ts';
-import { sharedDocIndex } from '../../benchmarks/longda/docs.ts';
+import { acquireDocIndex } from '../../docs/shared-build.ts';
 import type { DocIndex, DocUnit } from '../../docs/types.ts';
 import { unitKindFor } from '../../docs/units.ts';
 import { ExactOnlyJudge } from '../../eval/judges/judge.ts';
@@ -226,7 +226,7 @@ export class McpBlockSession {
     const files = this.#o.block.visible.docs.filter((d) => d.path.slice(0, d.path.length - d.rel.length) === root).map((d) => d.rel);
     try {
       // the shared index is a full DocIndex (typed as the doc tools' subset): its units are the pages read_doc shows
-      const idx = (await sharedDocIndex(root, files, this.#o.docsCacheDir)) as object as { units?: DocIndex['units'] };
+      const idx = (await acquireDocIndex(root, files, this.#o.docsCacheDir).built()) as object as { units?: DocIndex['units'] };
       if (typeof idx.units !== 'function') throw new Error('the documentation index gives no pages');
       return idx.units(f.rel);
     } catch (e) {

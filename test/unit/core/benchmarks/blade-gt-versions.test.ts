@@ -8,7 +8,7 @@ import { bladeGtStoreOf, diffGroundTruth, editGtCsv, gtHash, parseGtCsv } from '
 import { parseBladeAnnotations } from '../../../../src/core/benchmarks/blade/annotations.ts';
 import { openStore } from '../../../../src/core/store/run-store.ts';
 import { forEachEngine } from '../../../helpers/store-engines.ts';
-import type { BladeAnnotations } from '../../../../src/core/suites/types.ts';
+import type { BladeAnnotations } from '../../../../src/core/benchmarks/blade/items.ts';
 import { HURRICANE_SUBMISSION } from '../../../helpers/fixtures.ts';
 import { call, startScriptedLlm } from '../../../helpers/scripted-llm.ts';
 import { sharedData } from '../../../helpers/shared.ts';

@@ -4,7 +4,8 @@ import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { fetchSuite, getSource, mirrorUrl } from '../../../../src/core/suites/fetch.ts';
+import { fetchSuite, mirrorUrl } from '../../../../src/core/suites/fetch.ts';
+import { getSource } from '../../../../src/core/benchmarks/registry.ts';
 import { loadSuite, type Progress } from '../../../../src/core/benchmarks/index.ts';
 import { LoupeInputError } from '../../../../src/core/util/errors.ts';
 import { startMirror, type Mirror } from '../../../helpers/mirror.ts';

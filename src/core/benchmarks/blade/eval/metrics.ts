@@ -8,7 +8,7 @@
 import { seededRandom } from '../../../util/random.ts';
 import { npMean, npQuantile } from '../../../eval/numpy-python.ts';
 import { LoupeInputError } from '../../../util/errors.ts';
-import type { BladeMcq } from '../../../suites/types.ts';
+import type { BladeMcq } from '../items.ts';
 
 /** The five BLADE sub-metrics (spec §1.7 #3). */
 export const METRIC_TYPES = ['cvar', 'model', 'modelCvar', 'transformValue', 'transformGraph'] as const;

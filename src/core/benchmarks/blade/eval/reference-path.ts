@@ -4,7 +4,7 @@
  * format (`EntireAnalysis`, spec §1.2.5). The BLADE reference agent submits it; scoring it must give
  * transform precision 1.0.
  */
-import type { BladeAnnotations, BladeModelSpec } from '../../../suites/types.ts';
+import type { BladeAnnotations, BladeModelSpec } from '../items.ts';
 import { LoupeInputError } from '../../../util/errors.ts';
 import { DiGraph } from './graph.ts';
 import { allPathGraphs, leafSpecs, pathGraphsFromLeaf, ROOT_SPEC_ID, type TSpec } from './dataflow.ts';

@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { LoupeInputError, errorMessage } from '../../../util/errors.ts';
 import { nullLogger, type Logger } from '../../../util/log.ts';
 import { parseBladeAnnotations } from '../annotations.ts';
-import type { BladeAnnotations, BladeConceptualVarSpec } from '../../../suites/types.ts';
+import type { BladeAnnotations, BladeConceptualVarSpec } from '../items.ts';
 import { DEFAULT_DATAFLOW_OPTIONS, ROOT_SPEC_ID, type DataflowOptions, type TransformDatasetState, type TSpec } from './dataflow.ts';
 import type { BladeGtCounts, BladeRunMetrics, RunMetric } from './metrics.ts';
 import { zeroRun } from './metrics.ts';

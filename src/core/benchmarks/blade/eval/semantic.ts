@@ -7,7 +7,7 @@
  */
 import type { Judge, JudgementStatus } from '../../../eval/judges/types.ts';
 import { canonicalText } from '../../../eval/judges/tasks.ts';
-import type { BladeConceptualVarSpec, BladeModelSpec } from '../../../suites/types.ts';
+import type { BladeConceptualVarSpec, BladeModelSpec } from '../items.ts';
 
 /** Verdict of one pairwise semantic comparison. `match` null = not judged yet (pending / error). */
 export interface SemanticVerdict {

@@ -3,7 +3,7 @@
  * isomorphism). Source: spec §1.4.1–§1.4.4, BLADE `dataflow.py::build_state_data(_from_transform_return)`
  * and `eval/match/transform.py::TransformMatcher`.
  */
-import type { BladeAnnotations } from '../../../suites/types.ts';
+import type { BladeAnnotations } from '../items.ts';
 import { DiGraph, isIsomorphic } from './graph.ts';
 import {
   allPathGraphs,

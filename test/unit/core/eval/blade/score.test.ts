@@ -9,7 +9,7 @@ import { extractModel } from '../../../../../src/core/benchmarks/blade/eval/sema
 import { addGraphHash, DEFAULT_DATAFLOW_OPTIONS } from '../../../../../src/core/benchmarks/blade/eval/dataflow.ts';
 import { DiGraph } from '../../../../../src/core/benchmarks/blade/eval/graph.ts';
 import { buildSubmissionTransforms, unitsFromExecution } from '../../../../../src/core/benchmarks/blade/eval/transforms.ts';
-import type { BladeAnnotations, BladeConceptualVarSpec, BladeModelSpec } from '../../../../../src/core/suites/types.ts';
+import type { BladeAnnotations, BladeConceptualVarSpec, BladeModelSpec } from '../../../../../src/core/benchmarks/blade/items.ts';
 import { LoupeInputError } from '../../../../../src/core/util/errors.ts';
 import { llmSplitFallback, parseSplitReply } from '../../../../../src/core/benchmarks/blade/eval/llm-split.ts';
 import { startScriptedLlm } from '../../../../helpers/scripted-llm.ts';
