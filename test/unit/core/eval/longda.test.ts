@@ -90,7 +90,7 @@ describe('eval/longda matching', () => {
     assert.equal(structuralCoverage([3, null], '[men, women]'), 0);
   });
   it('validates options and names the option at fault', () => {
-    assert.deepEqual(longdaOptions({ tolerance: '0.1', list_scoring: 'strict' }), { tolerance: 0.1, tolerance_floor: 1, list_scoring: 'strict', coverage: 'comparable', infinite_mae: 'inf' });
+    assert.deepEqual(longdaOptions({ tolerance: '0.1', list_scoring: 'strict' }), { tolerance: 0.1, tolerance_floor: 1, list_scoring: 'strict', coverage: 'comparable', infinite_mae: 'inf', literals: 'cpython', summation: 'numpy', by_source: 'source', answers_csv: 'pandas' });
     assert.throws(() => longdaOptions({ list_scoring: 'lenient' }), (e: unknown) => e instanceof LoupeInputError && /list_scoring/.test(e.message));
     assert.throws(() => longdaOptions({ tolerance: '-1' }), LoupeInputError);
   });
@@ -149,7 +149,7 @@ describe('eval/longda on the real benchmark.csv', () => {
     const strict = scoreLongda(block, answers, { list_scoring: 'strict', coverage: 'structural' });
     assert.equal(strict.match, 3 / 9);
     assert.equal(strict.coverage, 5 / 9);
-    assert.deepEqual(strict.options, { tolerance: 0.05, tolerance_floor: 1, list_scoring: 'strict', coverage: 'structural', infinite_mae: 'inf' });
+    assert.deepEqual(strict.options, { tolerance: 0.05, tolerance_floor: 1, list_scoring: 'strict', coverage: 'structural', infinite_mae: 'inf', literals: 'cpython', summation: 'numpy', by_source: 'source', answers_csv: 'pandas' });
     // scalar q1, q5 both hit; lists: 0.5 + 0 + 0 + 1 + 0.5 + 0 + 1 = 3 of 7
     assert.equal(s.byType.scalar.match, 1);
     assert.equal(s.byType.list.match, 3 / 7);

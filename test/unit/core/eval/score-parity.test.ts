@@ -151,7 +151,9 @@ async function pythonStack(): Promise<Record<string, string>> {
 const VOLATILE = /^(wallSeconds|wallHours|durationMs|scoredAt|at|startedAt|endedAt|latencyMs|toolMs|elapsedMs)$/;
 // Issue 21 (after the recording) added presets: every score records its preset and the items official-code options
 // changed, and new options are echoed. The recording is compared under the options it was made with (OLD_DEFAULTS).
-const ADDED = /^(preset|changedBy|infinite_mae|unparsed_reply|label_case|generation_failures|unweighted_formula|unweightedF1|value_hashing|unitOutputs)$/;
+// Issue 47 added LongDA's literals / summation / by_source / answers_csv options and `officialErrors`; the
+// recorded LongDA scores are equal under their official values.
+const ADDED = /^(preset|changedBy|infinite_mae|literals|summation|by_source|answers_csv|officialErrors|unparsed_reply|label_case|generation_failures|unweighted_formula|unweightedF1|value_hashing|unitOutputs)$/;
 /** The value without the keys issue 21 added (both sides of the comparison; DDR aggregates gained `extra.topK`). */
 function withoutAdded(v: unknown, parent = ''): unknown {
   if (Array.isArray(v)) return v.map((x) => withoutAdded(x, parent));
