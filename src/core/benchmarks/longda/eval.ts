@@ -12,6 +12,9 @@ import { isDict, parsePyLiteral, type PyComplex, type PyLiteral } from '../../ev
 import { numpyMean, numpySum, sequentialSum } from '../../eval/numpy-sum.ts';
 import { readCsvAsPandas, type PandasCell } from '../../eval/pandas-csv.ts';
 import type { ToolHeatmap } from '../types.ts';
+import type { AnswerStructure } from '../../suites/types.ts';
+import { parseAnswerStructure } from './parse.ts';
+import { pyNumberText } from '../../store/export.ts';
 
 /** A normalised answer: a number, a list, a dict (not comparable), or `null` (no answer). */
 export type LongdaValue = number | LongdaValue[] | LongdaDict | null;
@@ -248,8 +251,13 @@ export interface LongdaQuery {
   source: string;
   internalId: number;
   query: string;
-  /** `single_number` or `[name, name, ...]`. */
+  /** `single_number` or `[name, name, ...]`, as the file has it. */
   answerStructure: string;
+  /**
+   * The parsed structure when the query comes from a loaded suite (`longdaQueriesOf`); otherwise
+   * {@link structuralCoverage} parses `answerStructure` with the loader's one parser (`parse.ts`).
+   */
+  structure?: AnswerStructure;
   additionalInfo: string;
   /** The raw ground-truth text. */
   answer: string;
@@ -365,21 +373,6 @@ export function parseLongtaAnswers(text: string, name = 'answers_progress.csv', 
   return { queries: out, answers };
 }
 
-/**
- * Number of elements an `answer_structure` asks for: 1 for `single_number`, k for `[a, b, ...]`.
- * @param structure the `answer_structure` cell.
- * @returns `{ kind: 'scalar' }` or `{ kind: 'list', length }`; `null` if unrecognised.
- */
-export function parseAnswerStructure(structure: string): { kind: 'scalar' } | { kind: 'list'; length: number } | null {
-  const s = structure.trim();
-  if (s === 'single_number') return { kind: 'scalar' };
-  const m = /^\[(.*)\]$/s.exec(s);
-  if (!m) return null;
-  const inner = m[1]!.trim();
-  if (inner === '') return { kind: 'list', length: 0 };
-  return { kind: 'list', length: inner.split(',').length };
-}
-
 const isNum = (x: LongdaValue | undefined): x is number => typeof x === 'number';
 
 /** Result of comparing one answer with its ground truth. */
@@ -470,15 +463,22 @@ export function compareLongdaValues(a: LongdaValue, g: LongdaValue, opts: Pick<L
 
 /**
  * Paper coverage: the answer syntactically conforms to `answer_structure` — a finite number for
- * `single_number`, a list of exactly k finite numbers for a k-name list.
- * @param a the normalised answer; `structure` the `answer_structure` cell.
- * @returns 1 when it conforms, else 0 (also 0 for an unrecognised structure).
+ * `single_number`, a list of exactly k finite numbers for a k-label list.
+ * @param a the normalised answer; `structure` the parsed structure or the `answer_structure` cell (parsed by
+ *   `parse.ts` `parseAnswerStructure`, the one parser of LongDA answer structures).
+ * @returns 1 when it conforms, else 0 (also 0 for a structure the parser refuses: unknown syntax, an empty,
+ *   nested or repeated label list).
  * Source: spec §2.4 "Paper definitions", §5.3 row 2.
  */
-export function structuralCoverage(a: LongdaValue, structure: string): 0 | 1 {
-  const st = parseAnswerStructure(structure);
-  if (!st || a === null) return 0;
-  if (st.kind === 'scalar') return isNum(a) && Number.isFinite(a) ? 1 : 0;
+export function structuralCoverage(a: LongdaValue, structure: string | AnswerStructure): 0 | 1 {
+  let st: AnswerStructure;
+  if (typeof structure === 'string') {
+    const p = parseAnswerStructure(structure);
+    if (!p.ok) return 0;
+    st = p.value;
+  } else st = structure;
+  if (a === null) return 0;
+  if (st.kind === 'single_number') return isNum(a) && Number.isFinite(a) ? 1 : 0;
   if (!Array.isArray(a) || a.length !== st.length) return 0;
   return a.every((x) => isNum(x) && Number.isFinite(x)) ? 1 : 0;
 }
@@ -598,7 +598,7 @@ export function scoreLongda(
       return;
     }
     const cmp = compareLongdaValues(given, expected, opts);
-    const coverageStructural = structuralCoverage(given, q.answerStructure);
+    const coverageStructural = structuralCoverage(given, q.structure ?? q.answerStructure);
     const row: LongdaRowScore = {
       qId: q.qId,
       blockId: q.blockId,
@@ -606,7 +606,7 @@ export function scoreLongda(
       source: q.source,
       internalId: q.internalId,
       answerStructure: q.answerStructure,
-      rawAnswer: raw === null || raw === undefined ? null : typeof raw === 'string' ? raw : typeof raw === 'boolean' ? (raw ? 'True' : 'False') : typeof raw === 'bigint' || typeof raw === 'number' ? String(raw) : JSON.stringify(raw),
+      rawAnswer: rawAnswerText(raw),
       given,
       expected,
       coverage: opts.coverage === 'structural' ? coverageStructural : cmp.comparable,
@@ -635,6 +635,16 @@ export function scoreLongda(
   if (infinite) changedBy.infinite_mae = infinite;
   if (officialErrors.length) changedBy.official_errors = officialErrors.length;
   return { benchmark: 'longda', options: opts, ...longdaRates(rows, opts), bySource, byType, rows, unknownQIds, changedBy, officialErrors };
+}
+
+/** The recorded answer as text: strings as given, numbers as the results export writes them (`12.0`, `[1.5, 2.0]`). */
+function rawAnswerText(raw: LongdaAnswerInput): string | null {
+  if (raw === null || raw === undefined) return null;
+  if (typeof raw === 'string') return raw;
+  if (typeof raw === 'boolean') return raw ? 'True' : 'False';
+  if (typeof raw === 'bigint') return String(raw);
+  if (typeof raw === 'number' || (Array.isArray(raw) && raw.every((x) => typeof x === 'number'))) return pyNumberText(raw as number | number[]);
+  return JSON.stringify(raw);
 }
 
 /**
