@@ -340,3 +340,15 @@ export function pyJsonLoads(text: string): PyJson {
   if (i !== text.length) fail('Extra data');
   return v;
 }
+
+/**
+ * Python's left-to-right sum (`sum(xs)`, numpy's reduce over an object array, `functools.reduce(add)`): the first
+ * element, then each next one added.
+ * @param a the values. @returns their sum; 0 for none.
+ */
+export function sequentialSum(a: ArrayLike<number>): number {
+  if (a.length === 0) return 0;
+  let s = a[0]!;
+  for (let i = 1; i < a.length; i++) s += a[i]!;
+  return s;
+}

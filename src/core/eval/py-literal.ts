@@ -2,12 +2,31 @@
  * A small reader for Python literals, the subset `ast.literal_eval` accepts that benchmark answers use:
  * numbers (int, float, exponent, underscores, hex/octal/binary), strings (single, double, triple
  * quotes; r/b/u prefixes), `True`/`False`/`None`, lists, tuples, sets and dicts, unary `+`/`-`.
- * Complex numbers are rejected (LongTA never produces them; `literal_eval` would return a complex
- * that its normaliser then drops).
+ * Complex numbers are rejected unless `{ python: true }` (then they are values, as `literal_eval` returns them;
+ * LongTA's normaliser then drops them). Source: CPython 3.11 `Lib/ast.py` `literal_eval`.
  */
+import { cpythonSetOrder, type PyNumber } from './cpython-set.ts';
 
-/** A Python literal value: tuples and sets become arrays, dicts become `PyDict` (keys in order). */
-export type PyLiteral = number | string | boolean | null | PyLiteral[] | PyDict;
+/**
+ * A Python literal value: tuples and sets become arrays, dicts become `PyDict` (keys in order). Under
+ * `{ python: true }` an integer beyond 2^53 stays exact (`bigint`) and a complex number is a {@link PyComplex}.
+ */
+export type PyLiteral = number | bigint | string | boolean | null | PyComplex | PyLiteral[] | PyDict;
+/** A Python complex number (`5j`, `1+2j`), only under `{ python: true }`. */
+export interface PyComplex {
+  readonly kind: 'complex';
+  readonly re: number;
+  readonly im: number;
+}
+/**
+ * How closely to follow CPython. `python: false` (Loupe's readable reader): sets keep source order and duplicates,
+ * complex literals are refused, integers become doubles. `python: true`: `set(...)` semantics (duplicates by numeric
+ * equality dropped, `1 == True`, CPython's iteration order for numbers: `cpython-set.ts`), complex values, exact
+ * big integers and Python 3.11's 4,300-digit limit on decimal integer literals.
+ */
+export interface PyLiteralOptions {
+  python?: boolean;
+}
 /** A Python dict literal, keys rendered as strings. */
 export interface PyDict {
   readonly kind: 'dict';
@@ -23,8 +42,8 @@ class PySyntaxError extends Error {}
  * Source: Python `ast.literal_eval`, used by LongTA `utils.normalize_answer_value` (spec §2.4).
  * @example parsePyLiteral("[1.0, 2.0]") // [1, 2]
  */
-export function parsePyLiteral(text: string): PyLiteral | undefined {
-  const p = { s: text, i: 0 };
+export function parsePyLiteral(text: string, options: PyLiteralOptions = {}): PyLiteral | undefined {
+  const p: Cursor = { s: text, i: 0, python: options.python === true };
   try {
     skipWs(p);
     const v = parseValue(p, 0);
@@ -53,13 +72,20 @@ export function parsePyLiteral(text: string): PyLiteral | undefined {
 interface Cursor {
   s: string;
   i: number;
+  python: boolean;
 }
+
+const isComplex = (v: unknown): v is PyComplex => typeof v === 'object' && v !== null && (v as PyComplex).kind === 'complex';
+const isRealNumber = (v: unknown): v is number | bigint => typeof v === 'number' || typeof v === 'bigint';
 
 function skipWs(p: Cursor): void {
   while (p.i < p.s.length) {
     const c = p.s.charCodeAt(p.i);
     if (c === 32 || c === 9 || c === 10 || c === 13 || c === 12) p.i++;
-    else break;
+    else if (c === 35 && p.python) {
+      // a comment: `1.#IND` is `1.` for literal_eval (its source is Python code)
+      while (p.i < p.s.length && p.s[p.i] !== '\n') p.i++;
+    } else break;
   }
 }
 
@@ -67,6 +93,26 @@ const NUMBER_RE = /(?:0[xX](?:_?[0-9a-fA-F])+|0[oO](?:_?[0-7])+|0[bB](?:_?[01])+
 const NAME_RE = /[A-Za-z_][A-Za-z0-9_]*/y;
 
 function parseValue(p: Cursor, depth: number): PyLiteral {
+  const v = parseOperand(p, depth);
+  if (!p.python || !isRealNumber(v)) return v;
+  // literal_eval's one binary operation: <real> + <complex> / <real> - <complex> (`1+2j`), right side unsigned
+  const save = p.i;
+  skipWs(p);
+  const op = p.s[p.i];
+  if (op !== '+' && op !== '-') {
+    p.i = save;
+    return v;
+  }
+  p.i++;
+  skipWs(p);
+  if (!/[0-9.]/.test(p.s[p.i] ?? '')) throw new PySyntaxError('binary operation');
+  const right = parseNumber(p);
+  if (!isComplex(right)) throw new PySyntaxError('binary operation on reals');
+  const re = Number(v);
+  return op === '+' ? { kind: 'complex', re: re + right.re, im: right.im } : { kind: 'complex', re: re - right.re, im: -right.im };
+}
+
+function parseOperand(p: Cursor, depth: number): PyLiteral {
   if (depth > 200) throw new PySyntaxError('too deep');
   skipWs(p);
   const c = p.s[p.i];
@@ -78,7 +124,9 @@ function parseValue(p: Cursor, depth: number): PyLiteral {
     let k = p.i;
     while (p.s[k] === '(' || p.s[k] === ' ' || p.s[k] === '\t') k++;
     if (p.s[k] === '+' || p.s[k] === '-') throw new PySyntaxError('nested unary');
-    const v = parseValue(p, depth + 1);
+    const v = parseOperand(p, depth + 1);
+    if (isComplex(v)) return c === '-' ? { kind: 'complex', re: -v.re, im: -v.im } : v;
+    if (typeof v === 'bigint') return c === '-' ? -v : v;
     if (typeof v !== 'number') throw new PySyntaxError('unary on non-number');
     return c === '-' ? -v : v;
   }
@@ -122,17 +170,28 @@ function parseValue(p: Cursor, depth: number): PyLiteral {
   throw new PySyntaxError(`unexpected ${c}`);
 }
 
-function parseNumber(p: Cursor): number {
+function parseNumber(p: Cursor): number | bigint | PyComplex {
   NUMBER_RE.lastIndex = p.i;
   const m = NUMBER_RE.exec(p.s);
   if (!m || m[0] === '.') throw new PySyntaxError('bad number');
   const t = m[0];
-  if (/[jJ]$/.test(t)) throw new PySyntaxError('complex');
+  if (/[jJ]$/.test(t)) {
+    if (!p.python) throw new PySyntaxError('complex');
+    p.i += t.length;
+    return { kind: 'complex', re: 0, im: Number(t.slice(0, -1).replace(/_/g, '')) };
+  }
   p.i += t.length;
   const clean = t.replace(/_/g, '');
-  if (/^0[xXoObB]/.test(clean)) return Number(clean);
+  const integer = /^(?:0[xXoObB][0-9a-fA-F]+|\d+)$/.test(clean);
   // Python rejects leading zeros in non-zero decimal integers ("012").
   if (/^0\d+$/.test(clean) && /[1-9]/.test(clean)) throw new PySyntaxError('leading zero');
+  if (p.python && integer) {
+    // CPython 3.11 refuses decimal int literals over 4,300 digits (sys.int_info.str_digits_check_threshold)
+    if (/^\d+$/.test(clean) && clean.length > 4300) throw new PySyntaxError('int digits limit');
+    const big = BigInt(clean);
+    return big <= 9007199254740992n ? Number(big) : big;
+  }
+  if (/^0[xXoObB]/.test(clean)) return Number(clean);
   return Number(clean);
 }
 
@@ -177,6 +236,7 @@ function parseBrace(p: Cursor, depth: number): PyLiteral {
     // a set
     if (p.s[p.i] === '}') {
       p.i++;
+      if (Array.isArray(first) || isDict(first)) throw new PySyntaxError('unhashable in set');
       return [first];
     }
     if (p.s[p.i] !== ',') throw new PySyntaxError('expected , or }');
@@ -184,7 +244,7 @@ function parseBrace(p: Cursor, depth: number): PyLiteral {
     const rest = parseSeqBody(p, '}', depth);
     const all = [first, ...rest];
     for (const v of all) if (Array.isArray(v) || isDict(v)) throw new PySyntaxError('unhashable in set');
-    return all;
+    return p.python ? pythonSet(all) : all;
   }
   const entries: Array<[string, PyLiteral]> = [];
   let key = first;
@@ -213,6 +273,19 @@ function parseBrace(p: Cursor, depth: number): PyLiteral {
     skipWs(p);
     if (p.s[p.i] !== ':') throw new PySyntaxError('expected :');
   }
+}
+
+/**
+ * `set(values)` as CPython builds it: numbers (and bools, complex) deduplicated by numeric equality and ordered as
+ * CPython iterates them; a set holding strings or None (whose hashes vary per process) keeps source order, equal
+ * elements once.
+ */
+function pythonSet(values: PyLiteral[]): PyLiteral[] {
+  const numeric = values.every((v) => typeof v === 'number' || typeof v === 'bigint' || typeof v === 'boolean' || isComplex(v));
+  if (numeric) return cpythonSetOrder(values, (v) => v as PyNumber);
+  const out: PyLiteral[] = [];
+  for (const v of values) if (!out.some((o) => o === v || (typeof o === 'number' && typeof v === 'boolean' && o === Number(v)) || (typeof o === 'boolean' && typeof v === 'number' && Number(o) === v))) out.push(v);
+  return out;
 }
 
 /** Adjacent string literals concatenate in Python ("a" "b" == "ab"). */

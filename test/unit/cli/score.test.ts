@@ -79,7 +79,7 @@ describe('cli score / report (LongDA)', () => {
     assert.equal(good.match, 1);
     assert.equal(good.coverage, 1);
     assert.equal((good.queries as unknown[]).length, 9);
-    assert.deepEqual(good.options, { tolerance: 0.05, tolerance_floor: 1, list_scoring: 'partial', coverage: 'comparable', infinite_mae: 'inf' });
+    assert.deepEqual(good.options, { tolerance: 0.05, tolerance_floor: 1, list_scoring: 'partial', coverage: 'comparable', infinite_mae: 'inf', literals: 'cpython', summation: 'numpy', by_source: 'source', answers_csv: 'pandas' });
     // recorded by the answer tool: q2 [39.2, 45.0] (half), q3 [35.5, 46.4] (wrong length), q5 10.3 (within ±1),
     // q7 [8.0, 12.1] (half), q9 (13.0, 14.7, 8.4) (all); '40.3%', the dict and the list with None are refused by the tool
     assert.equal(bad.match, 3 / 9);

@@ -71,7 +71,7 @@ export function bladeAggregateOptions(options: OptionValues): Partial<BladeAggre
     modelCoverageDenominator: options.model_coverage_denominator as 'code' | 'paper',
     generationFailures: (options.generation_failures ?? 'in-place') as 'append' | 'in-place',
     unweightedFormula: (options.unweighted_formula ?? 'paper') as 'code' | 'paper',
-    summation: (options.summation ?? 'sequential') as 'numpy' | 'sequential',
+    summation: (options.summation ?? 'left-to-right') as 'numpy' | 'left-to-right',
     f1ZeroGuard: options.f1_zero !== 'nan',
     k: options.k as number,
     samples: options.samples as number,

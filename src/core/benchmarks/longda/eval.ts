@@ -8,9 +8,14 @@
 import { readFileSync } from 'node:fs';
 import { parse as parseCsv } from 'csv-parse/sync';
 import { LoupeInputError } from '../../util/errors.ts';
-import { isDict, parsePyLiteral, type PyLiteral } from '../../eval/py-literal.ts';
+import { isDict, parsePyLiteral, type PyComplex, type PyLiteral } from '../../eval/py-literal.ts';
+import { npMean as numpyMean, npSum as numpySum, sequentialSum } from '../../eval/numpy-python.ts';
+import { readCsvAsPandas, type PandasCell } from '../../eval/pandas-csv.ts';
 import type { ToolHeatmap } from '../types.ts';
 import { binnedToolHeatmap } from '../../eval/tool-heatmap.ts';
+import type { AnswerStructure } from './items.ts';
+import { parseAnswerStructure } from './parse.ts';
+import { pyNumberText } from '../../store/export.ts';
 
 /** A normalised answer: a number, a list, a dict (not comparable), or `null` (no answer). */
 export type LongdaValue = number | LongdaValue[] | LongdaDict | null;
@@ -55,7 +60,9 @@ function pyFloat(s: string): number {
  */
 export function standardizeAnswerText(s: string): string {
   let t = s.replace(/[−–—]/g, '-').replace(/±/g, '+-').replace(/\+\/-/g, '+-');
-  t = t.replace(TOLERANCE_RE, '$1');
+  // every match holds `+-`: without one the regex cannot match, and skipping it keeps a long run of digits from
+  // making its backtracking cubic (4,301 digits: minutes, in Python's `re` as in V8)
+  if (t.includes('+-')) t = t.replace(TOLERANCE_RE, '$1');
   t = t.replace(/%/g, '');
   t = t.replace(THOUSANDS_RE, '');
   return t;
@@ -73,30 +80,53 @@ export function standardizeAnswerText(s: string): string {
  * item 4 (`"[12.5,100.0]"` in free text) is reproduced on purpose.
  * @example normalizeAnswerValue('12.5%') === 12.5
  */
-export function normalizeAnswerValue(v: unknown): LongdaValue {
-  return normalizeInner(v, 0);
+export function normalizeAnswerValue(v: unknown, literals: LiteralMode = 'readable'): LongdaValue {
+  return normalizeInner(v, 0, literals === 'cpython');
 }
 
-function normalizeInner(v: unknown, depth: number): LongdaValue {
+/**
+ * The answer (or ground truth) of one row cannot be scored the way the official code scores it because the
+ * official code raises there (LongTA `utils.normalize_answer_value` → `float(int)` → `OverflowError`: the whole
+ * evaluation aborts). Loupe reports the row and the reason and scores the rest.
+ */
+export class LongdaOfficialError extends Error {
+  /** The Python exception the official code raises, e.g. `OverflowError: int too large to convert to float`. */
+  readonly pythonError: string;
+  constructor(pythonError: string) {
+    super(pythonError);
+    this.pythonError = pythonError;
+  }
+}
+
+const isPyComplex = (v: unknown): v is PyComplex => typeof v === 'object' && v !== null && (v as PyComplex).kind === 'complex';
+
+function normalizeInner(v: unknown, depth: number, python: boolean): LongdaValue {
   if (depth > 50) return null;
   if (v === null || v === undefined) return null;
   if (typeof v === 'number') return v;
   if (typeof v === 'boolean') return v ? 1 : 0;
-  if (typeof v === 'bigint') return Number(v);
-  if (Array.isArray(v)) return v.map((x) => normalizeInner(x, depth + 1));
-  if (v instanceof Set) return [...v].map((x) => normalizeInner(x, depth + 1));
-  if (isDict(v)) return dictOf(v.entries.map(([k, x]) => [k, normalizeInner(x, depth + 1)]));
+  if (typeof v === 'bigint') {
+    const n = Number(v);
+    // `float(int)` raises when the int rounds past the largest double (CPython `PyLong_AsDouble`)
+    if (python && !Number.isFinite(n)) throw new LongdaOfficialError('OverflowError: int too large to convert to float');
+    return n;
+  }
+  // a complex is no int/float/str/list/dict: `json.loads(complex)` raises TypeError → None (LongTA utils.py)
+  if (isPyComplex(v)) return null;
+  if (Array.isArray(v)) return v.map((x) => normalizeInner(x, depth + 1, python));
+  if (v instanceof Set) return [...v].map((x) => normalizeInner(x, depth + 1, python));
+  if (isDict(v)) return dictOf(v.entries.map(([k, x]) => [k, normalizeInner(x, depth + 1, python)]));
   if (typeof v === 'object') {
     if ((v as LongdaDict).kind === 'dict' && typeof (v as LongdaDict).entries === 'object') return v as LongdaDict;
-    return dictOf(Object.entries(v as Record<string, unknown>).map(([k, x]) => [k, normalizeInner(x, depth + 1)]));
+    return dictOf(Object.entries(v as Record<string, unknown>).map(([k, x]) => [k, normalizeInner(x, depth + 1, python)]));
   }
   if (typeof v !== 'string') return null;
   const stripped = v.trim();
   if (stripped === '') return null;
   const s = standardizeAnswerText(stripped);
-  const lit = parsePyLiteral(s);
-  if (lit !== undefined) return normalizeInner(lit as PyLiteral, depth + 1);
-  const kv = [...s.matchAll(KV_RE)];
+  const lit = parsePyLiteral(s, { python });
+  if (lit !== undefined) return normalizeInner(lit as PyLiteral, depth + 1, python);
+  const kv = /[:=]/.test(s) ? [...s.matchAll(KV_RE)] : []; // a pair needs `:` or `=` (and the lazy key scan is quadratic)
   if (kv.length > 0) return dictOf(kv.map((m) => [m[1]!.trim(), pyFloat(m[2]!)]));
   const nums = s.match(NUM_RE);
   if (!nums) return null;
@@ -115,6 +145,19 @@ export type ListScoring = 'partial' | 'strict';
 /** Coverage definition reported as `coverage`: `comparable` (LongTA code) or `structural` (paper). */
 export type CoverageMode = 'comparable' | 'structural';
 
+/**
+ * Python literals in answers: `cpython` (LongTA code: `ast.literal_eval` builds sets — duplicates dropped, `1 == True`,
+ * CPython's iteration order —, a complex answer is no answer, an integer past the double range raises
+ * OverflowError) or `readable` (sets keep source order and duplicates, `5j` reads as 5, huge integers are infinite).
+ */
+export type LiteralMode = 'cpython' | 'readable';
+/** Means and sums: `numpy` (numpy's pairwise sum where the code sums float64 arrays, left to right over object columns) or `left-to-right`. */
+export type SummationMode = 'numpy' | 'left-to-right';
+/** Per-source figures grouped by the `source` column only (LongTA `metric.py`) or by survey and source (one publication). */
+export type BySourceMode = 'source' | 'survey-source';
+/** How `loupe score --longda-answers` reads the results file: as `pandas.read_csv` does (NA tokens, dtypes, float parser) or as text. */
+export type AnswersCsvMode = 'pandas' | 'text';
+
 /** Options of LongDA scoring; every score records the values used. */
 export interface LongdaOptions {
   /** ε of τ = max(ε·|g|, floor). Default 0.05 (LongTA `MATCH_TOLERANCE`). */
@@ -131,6 +174,14 @@ export interface LongdaOptions {
    * means; coverage and match are unchanged). Default `inf`. Issue 21 item 4.
    */
   infinite_mae: 'inf' | 'exclude';
+  /** Default `cpython` (issue 47 items 1, 2, 7). */
+  literals: LiteralMode;
+  /** Default `numpy` (issue 47 item 4). */
+  summation: SummationMode;
+  /** Default `source` (issue 47 item 6). */
+  by_source: BySourceMode;
+  /** Default `pandas` (issue 47 items 3, 5). */
+  answers_csv: AnswersCsvMode;
 }
 
 /** LongTA's defaults (the published numbers use these). */
@@ -140,6 +191,10 @@ export const DEFAULT_LONGDA_OPTIONS: Readonly<LongdaOptions> = Object.freeze({
   list_scoring: 'partial',
   coverage: 'comparable',
   infinite_mae: 'inf',
+  literals: 'cpython',
+  summation: 'numpy',
+  by_source: 'source',
+  answers_csv: 'pandas',
 });
 
 /**
@@ -172,6 +227,18 @@ export function longdaOptions(raw: Record<string, string | number | undefined> =
     if (raw.infinite_mae !== 'inf' && raw.infinite_mae !== 'exclude') throw new LoupeInputError('option infinite_mae', `must be 'inf' or 'exclude', got '${raw.infinite_mae}'`);
     o.infinite_mae = raw.infinite_mae;
   }
+  const enums: Array<[keyof LongdaOptions, readonly string[]]> = [
+    ['literals', ['cpython', 'readable']],
+    ['summation', ['numpy', 'left-to-right']],
+    ['by_source', ['source', 'survey-source']],
+    ['answers_csv', ['pandas', 'text']],
+  ];
+  for (const [k, allowed] of enums) {
+    const v = raw[k];
+    if (v === undefined) continue;
+    if (!allowed.includes(String(v))) throw new LoupeInputError(`option ${k}`, `must be ${allowed.map((a) => `'${a}'`).join(' or ')}, got '${v}'`);
+    (o as unknown as Record<string, unknown>)[k] = String(v);
+  }
   return o;
 }
 
@@ -185,8 +252,13 @@ export interface LongdaQuery {
   source: string;
   internalId: number;
   query: string;
-  /** `single_number` or `[name, name, ...]`. */
+  /** `single_number` or `[name, name, ...]`, as the file has it. */
   answerStructure: string;
+  /**
+   * The parsed structure when the query comes from a loaded suite (`longdaQueriesOf`); otherwise
+   * {@link structuralCoverage} parses `answerStructure` with the loader's one parser (`parse.ts`).
+   */
+  structure?: AnswerStructure;
   additionalInfo: string;
   /** The raw ground-truth text. */
   answer: string;
@@ -250,15 +322,30 @@ export function parseLongdaGroundTruth(text: string, name = 'benchmark.csv'): Lo
 }
 
 /**
+ * The answers of a LongTA results file, row by row. As a Map it gives the last non-empty `my_answer` of each q_id
+ * (Loupe 0.1's view); {@link scoreLongda} scores each row on its own (LongTA scores rows, not q_ids, issue 47
+ * item 6), reading the cells as text or as `pandas.read_csv` typed them (option `answers_csv`).
+ */
+export class LongtaFileAnswers extends Map<string, string> {
+  /** Each row's `my_answer` text, trimmed (undefined when empty), in file order. */
+  readonly textRows: Array<string | undefined> = [];
+  /** Each row's `my_answer` and `answer` cells as pandas 1.5.3's `read_csv` gives them (NaN: missing). */
+  readonly pandasRows: Array<{ answer: PandasCell | undefined; truth: PandasCell | undefined }> = [];
+  /** Whether the rows' ground truth is the file's own `answer` column (not a separate benchmark.csv). */
+  ownTruth = true;
+}
+
+/**
  * Reads a LongTA results file (`answers_progress.csv` or `evaluated_answers.csv`: the benchmark
  * columns plus `my_answer` and `q_id`), as `evaluate_results.py --csv` does.
  * @param text CSV text; `name` for error messages; `truth` optional ground truth (e.g. the full
  *   benchmark.csv) that replaces the file's own `answer` column, matched by q_id.
- * @returns the queries (the file's rows, in order: the denominator) and raw answers by q_id.
+ * @returns the queries (the file's rows, in order: the denominator) and the answers row by row
+ *   ({@link LongtaFileAnswers}; as a Map, raw answers by q_id).
  * @throws LoupeInputError naming the file (no `my_answer` column) or `file:row` (q_id absent from `truth`).
- * Source: spec §2.3 (outputs), §2.4 (`evaluate_results.py`).
+ * Source: spec §2.3 (outputs), §2.4 (`evaluate_results.py`: `pd.read_csv`, pandas 1.5.3 defaults).
  */
-export function parseLongtaAnswers(text: string, name = 'answers_progress.csv', truth?: readonly LongdaQuery[]): { queries: LongdaQuery[]; answers: Map<string, string> } {
+export function parseLongtaAnswers(text: string, name = 'answers_progress.csv', truth?: readonly LongdaQuery[]): { queries: LongdaQuery[]; answers: LongtaFileAnswers } {
   const queries = parseLongdaGroundTruth(text, name);
   let records: Record<string, string>[];
   try {
@@ -267,34 +354,24 @@ export function parseLongtaAnswers(text: string, name = 'answers_progress.csv', 
     throw new LoupeInputError(name, `not valid CSV: ${(e as Error).message}`, { cause: e });
   }
   if (records[0] && !('my_answer' in records[0])) throw new LoupeInputError(name, "missing column 'my_answer' (not a LongTA results file)");
+  const frame = readCsvAsPandas(text, name);
   const byId = truth ? new Map(truth.map((q) => [q.qId, q])) : undefined;
-  const answers = new Map<string, string>();
+  const answers = new LongtaFileAnswers();
+  answers.ownTruth = !byId;
   const out = queries.map((q, i) => {
     const r = records[i]!;
     const qId = (r.q_id ?? '').trim() || q.qId;
     const a = (r.my_answer ?? '').trim();
     if (a) answers.set(qId, a);
+    answers.textRows.push(a || undefined);
+    const pr = frame.rows[i];
+    answers.pandasRows.push({ answer: pr?.my_answer, truth: pr?.answer });
     if (!byId) return { ...q, qId };
     const t = byId.get(qId);
     if (!t) throw new LoupeInputError(`${name}:${i + 2}`, `q_id '${qId}' is not in the ground truth`);
     return t;
   });
   return { queries: out, answers };
-}
-
-/**
- * Number of elements an `answer_structure` asks for: 1 for `single_number`, k for `[a, b, ...]`.
- * @param structure the `answer_structure` cell.
- * @returns `{ kind: 'scalar' }` or `{ kind: 'list', length }`; `null` if unrecognised.
- */
-export function parseAnswerStructure(structure: string): { kind: 'scalar' } | { kind: 'list'; length: number } | null {
-  const s = structure.trim();
-  if (s === 'single_number') return { kind: 'scalar' };
-  const m = /^\[(.*)\]$/s.exec(s);
-  if (!m) return null;
-  const inner = m[1]!.trim();
-  if (inner === '') return { kind: 'list', length: 0 };
-  return { kind: 'list', length: inner.split(',').length };
 }
 
 const isNum = (x: LongdaValue | undefined): x is number => typeof x === 'number';
@@ -325,7 +402,8 @@ const EPSILON = 1e-10;
  * Source: spec §2.4, LongTA `metric.compute_row_metrics` / `_compare_values` (partial) and the
  * paper's element-wise rule (strict; a skipped non-numeric pair fails strict).
  */
-export function compareLongdaValues(a: LongdaValue, g: LongdaValue, opts: Pick<LongdaOptions, 'tolerance' | 'tolerance_floor'> = DEFAULT_LONGDA_OPTIONS): LongdaComparison {
+export function compareLongdaValues(a: LongdaValue, g: LongdaValue, opts: Pick<LongdaOptions, 'tolerance' | 'tolerance_floor'> & Partial<Pick<LongdaOptions, 'summation'>> = DEFAULT_LONGDA_OPTIONS): LongdaComparison {
+  const numpy = (opts.summation ?? 'numpy') === 'numpy';
   const none: LongdaComparison = { comparable: 0, matchPartial: 0, matchStrict: 0 };
   if (a === null || g === null) return none;
   if (isNum(a) && Number.isNaN(a)) return none;
@@ -346,6 +424,8 @@ export function compareLongdaValues(a: LongdaValue, g: LongdaValue, opts: Pick<L
     let errSum = 0;
     let pctSum = 0;
     let pctN = 0;
+    const errs: number[] = [];
+    const pcts: number[] = [];
     for (let i = 0; i < g.length; i++) {
       const ai = a[i];
       const gi = g[i];
@@ -359,20 +439,24 @@ export function compareLongdaValues(a: LongdaValue, g: LongdaValue, opts: Pick<L
       nHit += hit;
       n++;
       errSum += err;
+      errs.push(err);
       if (Math.abs(gi) > EPSILON) {
-        pctSum += (err / Math.abs(gi)) * 100;
+        const pe = (err / Math.abs(gi)) * 100;
+        pctSum += pe;
+        pcts.push(pe);
         pctN++;
       }
     }
     if (n === 0) return none;
+    // LongTA metric.py: float(np.mean(abs_errors)), np.mean(pct_errors), np.mean(matches) — numpy's pairwise sum
     const r: LongdaComparison = {
       comparable: 1,
-      matchPartial: nHit / n,
+      matchPartial: numpy ? numpyMean(hits.filter((h): h is 0 | 1 => h !== null)) : nHit / n,
       matchStrict: nHit === g.length ? 1 : 0,
-      absErr: errSum / n,
+      absErr: numpy ? numpyMean(errs) : errSum / n,
       hits,
     };
-    if (pctN > 0) r.pctErr = pctSum / pctN;
+    if (pctN > 0) r.pctErr = numpy ? numpyMean(pcts) : pctSum / pctN;
     return r;
   }
   return none;
@@ -380,15 +464,22 @@ export function compareLongdaValues(a: LongdaValue, g: LongdaValue, opts: Pick<L
 
 /**
  * Paper coverage: the answer syntactically conforms to `answer_structure` — a finite number for
- * `single_number`, a list of exactly k finite numbers for a k-name list.
- * @param a the normalised answer; `structure` the `answer_structure` cell.
- * @returns 1 when it conforms, else 0 (also 0 for an unrecognised structure).
+ * `single_number`, a list of exactly k finite numbers for a k-label list.
+ * @param a the normalised answer; `structure` the parsed structure or the `answer_structure` cell (parsed by
+ *   `parse.ts` `parseAnswerStructure`, the one parser of LongDA answer structures).
+ * @returns 1 when it conforms, else 0 (also 0 for a structure the parser refuses: unknown syntax, an empty,
+ *   nested or repeated label list).
  * Source: spec §2.4 "Paper definitions", §5.3 row 2.
  */
-export function structuralCoverage(a: LongdaValue, structure: string): 0 | 1 {
-  const st = parseAnswerStructure(structure);
-  if (!st || a === null) return 0;
-  if (st.kind === 'scalar') return isNum(a) && Number.isFinite(a) ? 1 : 0;
+export function structuralCoverage(a: LongdaValue, structure: string | AnswerStructure): 0 | 1 {
+  let st: AnswerStructure;
+  if (typeof structure === 'string') {
+    const p = parseAnswerStructure(structure);
+    if (!p.ok) return 0;
+    st = p.value;
+  } else st = structure;
+  if (a === null) return 0;
+  if (st.kind === 'single_number') return isNum(a) && Number.isFinite(a) ? 1 : 0;
   if (!Array.isArray(a) || a.length !== st.length) return 0;
   return a.every((x) => isNum(x) && Number.isFinite(x)) ? 1 : 0;
 }
@@ -447,12 +538,18 @@ export interface LongdaScore extends LongdaRates {
   rows: LongdaRowScore[];
   /** Answers recorded under q_ids absent from the scored ground truth (LongTA ignores them silently). */
   unknownQIds: string[];
-  /** Rows an official-code option changed, by option (`infinite_mae`: rows whose infinite error entered the MAE). */
+  /** Rows an official-code option changed, by option (`infinite_mae`: rows whose infinite error entered the MAE; `official_errors`: rows left out, see `officialErrors`). */
   changedBy: Record<string, number>;
+  /**
+   * Rows where the official code raises and its whole evaluation aborts (an integer literal past the double range:
+   * OverflowError, issue 47 item 7). Loupe leaves these rows out of every figure (which are then the official
+   * figures of the other rows) and names them here. Empty under `literals=readable`.
+   */
+  officialErrors: Array<{ qId: string; row: number; column: 'answer' | 'my_answer'; error: string }>;
 }
 
 /** A recorded answer: raw text (as the `answer` tool stored it) or an already parsed value. */
-export type LongdaAnswerInput = string | number | null | undefined | unknown[];
+export type LongdaAnswerInput = string | number | bigint | boolean | null | undefined | unknown[];
 
 /**
  * Scores a run's answers against LongDA ground truth.
@@ -470,20 +567,39 @@ export function scoreLongda(
 ): LongdaScore {
   const opts: LongdaOptions = { ...DEFAULT_LONGDA_OPTIONS, ...options };
   const get = answers instanceof Map ? (k: string) => answers.get(k) : (k: string) => (answers as Record<string, LongdaAnswerInput>)[k];
+  // a results file is scored row by row (LongTA evaluate_answers iterates rows; a repeated q_id is its own row)
+  const file = answers instanceof LongtaFileAnswers && answers.textRows.length === queries.length ? answers : undefined;
   const gtCache = new Map<string, LongdaValue>();
   const rows: LongdaRowScore[] = [];
+  const officialErrors: LongdaScore['officialErrors'] = [];
   const known = new Set<string>();
-  for (const q of queries) {
+  queries.forEach((q, idx) => {
     known.add(q.qId);
-    let expected = gtCache.get(q.answer);
-    if (expected === undefined) {
-      expected = normalizeAnswerValue(q.answer);
-      gtCache.set(q.answer, expected);
+    let raw: LongdaAnswerInput = file ? (opts.answers_csv === 'pandas' ? file.pandasRows[idx]!.answer : file.textRows[idx]) : get(q.qId);
+    let truthRaw: unknown = q.answer;
+    if (file && file.ownTruth && opts.answers_csv === 'pandas') truthRaw = file.pandasRows[idx]!.truth;
+    if (typeof raw === 'number' && Number.isNaN(raw)) raw = null; // pandas' NaN: no answer (coverage 0)
+    let expected: LongdaValue | undefined;
+    let given: LongdaValue;
+    let column: 'answer' | 'my_answer' = 'answer';
+    try {
+      if (typeof truthRaw === 'string') {
+        const key = `${opts.literals}\u0000${truthRaw}`;
+        expected = gtCache.get(key);
+        if (expected === undefined) {
+          expected = normalizeAnswerValue(truthRaw, opts.literals);
+          gtCache.set(key, expected);
+        }
+      } else expected = normalizeAnswerValue(truthRaw, opts.literals);
+      column = 'my_answer';
+      given = normalizeAnswerValue(raw, opts.literals);
+    } catch (e) {
+      if (!(e instanceof LongdaOfficialError)) throw e;
+      officialErrors.push({ qId: q.qId, row: idx + 2, column, error: e.pythonError });
+      return;
     }
-    const raw = get(q.qId);
-    const given = normalizeAnswerValue(raw);
     const cmp = compareLongdaValues(given, expected, opts);
-    const coverageStructural = structuralCoverage(given, q.answerStructure);
+    const coverageStructural = structuralCoverage(given, q.structure ?? q.answerStructure);
     const row: LongdaRowScore = {
       qId: q.qId,
       blockId: q.blockId,
@@ -491,7 +607,7 @@ export function scoreLongda(
       source: q.source,
       internalId: q.internalId,
       answerStructure: q.answerStructure,
-      rawAnswer: raw === null || raw === undefined ? null : typeof raw === 'string' ? raw : JSON.stringify(raw),
+      rawAnswer: rawAnswerText(raw),
       given,
       expected,
       coverage: opts.coverage === 'structural' ? coverageStructural : cmp.comparable,
@@ -505,24 +621,53 @@ export function scoreLongda(
     if (cmp.pctErr !== undefined) row.pctErr = cmp.pctErr;
     if (cmp.hits) row.hits = cmp.hits;
     rows.push(row);
-  }
+  });
   const unknownQIds: string[] = [];
   const keys = answers instanceof Map ? [...answers.keys()] : Object.keys(answers);
   for (const k of keys) if (!known.has(k)) unknownQIds.push(k);
 
-  const blocks = new Map<string, LongdaRowScore[]>();
-  for (const r of rows) {
-    let b = blocks.get(r.blockId);
-    if (!b) blocks.set(r.blockId, (b = []));
-    b.push(r);
-  }
-  const bySource = [...blocks.entries()].map(([blockId, rs]) => ({ blockId, survey: rs[0]!.survey, source: rs[0]!.source, ...longdaRates(rs, opts) }));
+  const bySource = longdaBySource(rows, opts);
   const byType = {
     scalar: longdaRates(rows.filter((r) => r.answerStructure.trim() === 'single_number'), opts),
     list: longdaRates(rows.filter((r) => r.answerStructure.trim() !== 'single_number'), opts),
   };
-  const infinite = opts.infinite_mae === 'inf' ? rows.filter((r) => r.coverageComparable && r.absErr !== undefined && !Number.isFinite(r.absErr)).length : 0;
-  return { benchmark: 'longda', options: opts, ...longdaRates(rows, opts), bySource, byType, rows, unknownQIds, changedBy: infinite ? { infinite_mae: infinite } : {} };
+  const infinite = opts.infinite_mae === 'inf' ? rows.filter((r) => r.coverageComparable && r.absErr !== undefined && !Number.isFinite(r.absErr) && !Number.isNaN(r.absErr)).length : 0;
+  const changedBy: Record<string, number> = {};
+  if (infinite) changedBy.infinite_mae = infinite;
+  if (officialErrors.length) changedBy.official_errors = officialErrors.length;
+  return { benchmark: 'longda', options: opts, ...longdaRates(rows, opts), bySource, byType, rows, unknownQIds, changedBy, officialErrors };
+}
+
+/** The recorded answer as text: strings as given, numbers as the results export writes them (`12.0`, `[1.5, 2.0]`). */
+function rawAnswerText(raw: LongdaAnswerInput): string | null {
+  if (raw === null || raw === undefined) return null;
+  if (typeof raw === 'string') return raw;
+  if (typeof raw === 'boolean') return raw ? 'True' : 'False';
+  if (typeof raw === 'bigint') return String(raw);
+  if (typeof raw === 'number' || (Array.isArray(raw) && raw.every((x) => typeof x === 'number'))) return pyNumberText(raw as number | number[]);
+  return JSON.stringify(raw);
+}
+
+/**
+ * Per-source rates: by the `source` column alone, sorted as pandas' `groupby` sorts string keys (LongTA
+ * `metric.py` `df.groupby("source")`), or by survey and source in ground-truth order (one publication, one block).
+ * @param rows scored rows; `opts.by_source` the grouping. @returns one entry per group.
+ */
+export function longdaBySource(rows: readonly LongdaRowScore[], opts: Pick<LongdaOptions, 'by_source' | 'infinite_mae'> & Partial<Pick<LongdaOptions, 'summation'>>): LongdaScore['bySource'] {
+  const groups = new Map<string, LongdaRowScore[]>();
+  for (const r of rows) {
+    const key = opts.by_source === 'source' ? r.source : r.blockId;
+    let b = groups.get(key);
+    if (!b) groups.set(key, (b = []));
+    b.push(r);
+  }
+  const entries = [...groups.entries()];
+  // Python compares str by code point; JS's default sort compares UTF-16 units
+  if (opts.by_source === 'source') entries.sort(([a], [b]) => { const x = [...a].map((c) => c.codePointAt(0)!); const y = [...b].map((c) => c.codePointAt(0)!); for (let i = 0; i < Math.min(x.length, y.length); i++) if (x[i] !== y[i]) return x[i]! - y[i]!; return x.length - y.length; });
+  return entries.map(([key, rs]) => {
+    const surveys = [...new Set(rs.map((r) => r.survey))];
+    return { blockId: key, survey: surveys.join('+'), source: rs[0]!.source, ...longdaRates(rs, opts) };
+  });
 }
 
 /** LongDA's tolerance-sensitivity ε grid (paper figure script). */
@@ -553,10 +698,13 @@ export function longdaToleranceSensitivity(
  * @returns the rates; mae/mpe are null when no row is comparable. An empty input gives zeros.
  * Source: spec §2.4 `generate_evaluation_summary` (LongTA `metric.py`: `covered_df["abs_error"].mean()`).
  */
-export function longdaRates(rows: readonly LongdaRowScore[], o: Pick<LongdaOptions, 'infinite_mae'> = DEFAULT_LONGDA_OPTIONS): LongdaRates {
-  const keep = (x: number) => o.infinite_mae === 'inf' || Number.isFinite(x);
+export function longdaRates(rows: readonly LongdaRowScore[], o: Pick<LongdaOptions, 'infinite_mae'> & Partial<Pick<LongdaOptions, 'summation'>> = DEFAULT_LONGDA_OPTIONS): LongdaRates {
+  const numpy = (o.summation ?? 'numpy') === 'numpy';
+  // pandas' Series.mean skips NaN (an inf − inf error); left-to-right keeps Loupe 0.1's arithmetic
+  const keep = (x: number) => (numpy && Number.isNaN(x) ? false : o.infinite_mae === 'inf' || Number.isFinite(x));
   const n = rows.length;
   let answered = 0, cov = 0, covC = 0, covS = 0, m = 0, mP = 0, mS = 0, errSum = 0, errN = 0, pctSum = 0, pctN = 0;
+  const ms: number[] = [], mPs: number[] = [], errs: number[] = [], pcts: number[] = [];
   for (const r of rows) {
     if (r.given !== null) answered++;
     cov += r.coverage;
@@ -565,16 +713,28 @@ export function longdaRates(rows: readonly LongdaRowScore[], o: Pick<LongdaOptio
     m += r.match;
     mP += r.matchPartial;
     mS += r.matchStrict;
+    ms.push(r.match);
+    mPs.push(r.matchPartial);
     if (r.coverageComparable && r.absErr !== undefined && keep(r.absErr)) {
       errSum += r.absErr;
+      errs.push(r.absErr);
       errN++;
     }
     if (r.coverageComparable && r.pctErr !== undefined && keep(r.pctErr)) {
       pctSum += r.pctErr;
+      pcts.push(r.pctErr);
       pctN++;
     }
   }
   const d = n || 1;
+  if (numpy) {
+    // metric.py: df["match"].sum() over a float64 column (numpy pairwise); abs_error / pct_error are object columns
+    // (`df["abs_error"] = None`), whose mean numpy sums left to right; coverage is int64 (exact)
+    m = numpySum(ms);
+    mP = numpySum(mPs);
+    errSum = sequentialSum(errs);
+    pctSum = sequentialSum(pcts);
+  }
   return {
     n,
     answered,

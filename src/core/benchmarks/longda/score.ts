@@ -4,7 +4,6 @@
  * aggregate of LongTA's `generate_evaluation_summary`. Source: LongDA paper §4 (metrics); LongTA `metric.py`,
  * `main.py`; issue 8.
  */
-import { pyNumberText } from '../../store/export.ts';
 import type { RunStore } from '../../store/run-store.ts';
 import type { InterventionRecord, RunRecord, StepRecord } from '../../store/records.ts';
 import { parseAnswerArg } from './toolset.ts';
@@ -15,7 +14,7 @@ import type { ScoreGroup } from '../types.ts';
 import type { OptionValues } from '../options.ts';
 import {
   LONGDA_TOOLS, longdaEfficiency, longdaOptions, longdaRates, scoreLongda, toolUsageHeatmap,
-  type LongdaEfficiency, type LongdaQuery, type LongdaRowScore, type LongdaScore, type ToolHeatmap,
+  type LongdaAnswerInput, type LongdaEfficiency, type LongdaQuery, type LongdaRowScore, type LongdaScore, type ToolHeatmap,
 } from './eval.ts';
 
 /**
@@ -31,9 +30,28 @@ export function longdaQueriesOf(block: Block): LongdaQuery[] {
     internalId: q.internalId,
     query: q.question,
     answerStructure: q.answerStructure.kind === 'single_number' ? 'single_number' : `[${q.answerStructure.labels.join(', ')}]`,
+    structure: q.answerStructure,
     additionalInfo: q.additionalInfo,
     answer: q.answerText,
   }));
+}
+
+/**
+ * LongDA's one query id is LongTA's q_id (`LongdaQuery.longdaId`, `{survey}_{source}_q{i}`): scores, exports and
+ * the results file use it. Answers recorded by the `answer` tool, by MCP clients or by earlier Loupe versions may
+ * name a query by its block-local id (`q1`) or its suite-wide uid (`<blockId>/q1`); this is the one documented
+ * mapping from any of the three to the q_id (an id the block does not know is kept as given).
+ * @param block a LongDA block. @returns a function from a stored query id to the q_id.
+ */
+export function longdaQIdOf(block: Block): (storedId: string) => string {
+  const map = new Map<string, string>();
+  for (const q of block.items) {
+    if (q.type !== 'longda-query') continue;
+    map.set(q.id, q.longdaId);
+    map.set(q.uid, q.longdaId);
+    map.set(q.longdaId, q.longdaId);
+  }
+  return (id) => map.get(id) ?? id;
 }
 
 /** Tool names called at each step (one entry per step). */
@@ -61,16 +79,12 @@ export interface LongdaRunDetail {
 export async function scoreLongdaRun(store: RunStore, run: RunRecord, block: Block, options: OptionValues): Promise<RunScore> {
   const opts = longdaOptions(options as Record<string, string | number>);
   const queries = longdaQueriesOf(block);
-  const answers = new Map<string, string>();
-  const byAlt = new Map<string, string>();
-  for (const q of block.items) {
-    if (q.type !== 'longda-query') continue;
-    byAlt.set(q.id, q.longdaId);
-    byAlt.set(q.uid, q.longdaId);
-  }
+  const answers = new Map<string, LongdaAnswerInput>();
+  const qIdOf = longdaQIdOf(block);
   // One recorded value, one score: the value the answer tool recorded (and the results export writes, as LongTA's
   // `my_answer`), not the raw text it came from (`[503.6]` for a single-number question was recorded as 503.6).
-  for (const a of await store.getAnswers(run.id)) answers.set(byAlt.get(a.queryId) ?? a.queryId, a.answer != null ? pyNumberText(a.answer) : a.raw);
+  // The number (or number[]) is scored as it is, never printed and parsed again.
+  for (const a of await store.getAnswers(run.id)) answers.set(qIdOf(a.queryId), a.answer != null ? a.answer : a.raw);
   const score = scoreLongda(queries, answers, opts);
   const steps = await store.getSteps(run.id);
   const names = stepToolNames(steps);
@@ -114,14 +128,9 @@ export async function longdaInterventionsUntilWithinTolerance(store: RunStore, r
   const queries = longdaQueriesOf(block);
   if (!queries.length) return null;
   const single = new Map<string, boolean>();
-  const byAlt = new Map<string, string>();
-  for (const q of block.items) {
-    if (q.type !== 'longda-query') continue;
-    single.set(q.longdaId, q.answerStructure.kind === 'single_number');
-    byAlt.set(q.id, q.longdaId);
-    byAlt.set(q.uid, q.longdaId);
-  }
-  const answers = new Map<string, string>();
+  const qIdOf = longdaQIdOf(block);
+  for (const q of block.items) if (q.type === 'longda-query') single.set(q.longdaId, q.answerStructure.kind === 'single_number');
+  const answers = new Map<string, LongdaAnswerInput>();
   for (const s of await store.getSteps(run.id)) {
     for (const c of s.toolCalls) {
       if (c.name !== 'answer' || c.isError) continue;
@@ -132,11 +141,11 @@ export async function longdaInterventionsUntilWithinTolerance(store: RunStore, r
         continue;
       }
       if (args.action !== 'add' && args.action !== 'update') continue;
-      const qid = byAlt.get(String(args.q_id)) ?? String(args.q_id);
+      const qid = qIdOf(String(args.q_id));
       const p = parseAnswerArg(args.answer);
       if (!p.ok) continue;
       const v = single.get(qid) && Array.isArray(p.value) && p.value.length === 1 ? p.value[0]! : p.value;
-      answers.set(qid, pyNumberText(v));
+      answers.set(qid, v);
     }
     const sc = scoreLongda(queries, answers, opts);
     if (sc.rows.length && sc.rows.every((r) => r.match >= 1)) return interventions.filter((i) => i.beforeStep <= s.index).length;

@@ -8,12 +8,12 @@ import {
   loadLongdaGroundTruth,
   longdaToleranceSensitivity,
   normalizeAnswerValue,
-  parseAnswerStructure,
   parseLongdaGroundTruth,
   scoreLongda,
   structuralCoverage,
   toolUsageHeatmap,
 } from '../../../../src/core/benchmarks/longda/eval.ts';
+import { parseAnswerStructure } from '../../../../src/core/benchmarks/longda/parse.ts';
 import { parsePyLiteral } from '../../../../src/core/eval/py-literal.ts';
 import { LoupeInputError } from '../../../../src/core/util/errors.ts';
 import { sharedData } from '../../../helpers/shared.ts';
@@ -83,14 +83,16 @@ describe('eval/longda matching', () => {
     assert.equal(compareLongdaValues([null, null], [10, 40]).comparable, 0);
   });
   it('checks paper (structural) coverage against answer_structure', () => {
-    assert.deepEqual(parseAnswerStructure('[men, women]'), { kind: 'list', length: 2 });
+    assert.deepEqual(parseAnswerStructure('[men, women]'), { ok: true, value: { kind: 'list', labels: ['men', 'women'], length: 2 } });
     assert.equal(structuralCoverage(3, 'single_number'), 1);
+    assert.equal(structuralCoverage([3, 4], { kind: 'list', labels: ['men', 'women'], length: 2 }), 1, 'a parsed structure is used as it is');
+    assert.equal(structuralCoverage([3, 4], '[a, a]'), 0, 'a structure the loader refuses conforms to nothing');
     assert.equal(structuralCoverage([3], 'single_number'), 0);
     assert.equal(structuralCoverage([3, 4], '[men, women]'), 1);
     assert.equal(structuralCoverage([3, null], '[men, women]'), 0);
   });
   it('validates options and names the option at fault', () => {
-    assert.deepEqual(longdaOptions({ tolerance: '0.1', list_scoring: 'strict' }), { tolerance: 0.1, tolerance_floor: 1, list_scoring: 'strict', coverage: 'comparable', infinite_mae: 'inf' });
+    assert.deepEqual(longdaOptions({ tolerance: '0.1', list_scoring: 'strict' }), { tolerance: 0.1, tolerance_floor: 1, list_scoring: 'strict', coverage: 'comparable', infinite_mae: 'inf', literals: 'cpython', summation: 'numpy', by_source: 'source', answers_csv: 'pandas' });
     assert.throws(() => longdaOptions({ list_scoring: 'lenient' }), (e: unknown) => e instanceof LoupeInputError && /list_scoring/.test(e.message));
     assert.throws(() => longdaOptions({ tolerance: '-1' }), LoupeInputError);
   });
@@ -102,7 +104,7 @@ describe('eval/longda on the real benchmark.csv', () => {
     const b = gt.filter((q) => q.blockId === DB508);
     assert.equal(b.length, 9);
     assert.equal(b[0]!.qId, 'NHANES_NCHS Data Brief No. 508_q1');
-    for (const q of gt) assert.ok(parseAnswerStructure(q.answerStructure), q.qId);
+    for (const q of gt) assert.ok(parseAnswerStructure(q.answerStructure).ok, q.qId);
   });
   it('scores the ground truth against itself as 100% (both coverages, both list modes)', () => {
     const answers = new Map(gt.map((q) => [q.qId, q.answer]));
@@ -149,7 +151,7 @@ describe('eval/longda on the real benchmark.csv', () => {
     const strict = scoreLongda(block, answers, { list_scoring: 'strict', coverage: 'structural' });
     assert.equal(strict.match, 3 / 9);
     assert.equal(strict.coverage, 5 / 9);
-    assert.deepEqual(strict.options, { tolerance: 0.05, tolerance_floor: 1, list_scoring: 'strict', coverage: 'structural', infinite_mae: 'inf' });
+    assert.deepEqual(strict.options, { tolerance: 0.05, tolerance_floor: 1, list_scoring: 'strict', coverage: 'structural', infinite_mae: 'inf', literals: 'cpython', summation: 'numpy', by_source: 'source', answers_csv: 'pandas' });
     // scalar q1, q5 both hit; lists: 0.5 + 0 + 0 + 1 + 0.5 + 0 + 1 = 3 of 7
     assert.equal(s.byType.scalar.match, 1);
     assert.equal(s.byType.list.match, 3 / 7);

@@ -151,8 +151,10 @@ async function pythonStack(): Promise<Record<string, string>> {
 const VOLATILE = /^(wallSeconds|wallHours|durationMs|scoredAt|at|startedAt|endedAt|latencyMs|toolMs|elapsedMs)$/;
 // Issue 21 (after the recording) added presets: every score records its preset and the items official-code options
 // changed, and new options are echoed. The recording is compared under the options it was made with (OLD_DEFAULTS).
-// Issue 47 added BLADE's `summation` (official: numpy's pairwise means, recorded left to right) and DDR's `percent` / `reading`.
-const ADDED = /^(preset|changedBy|infinite_mae|unparsed_reply|label_case|generation_failures|unweighted_formula|unweightedF1|value_hashing|unitOutputs|summation|percent|reading)$/;
+// Issue 47 added BLADE's `summation` (official: numpy's pairwise means, recorded left to right), DDR's `percent` /
+// `reading`, and LongDA's literals / summation / by_source / answers_csv options and `officialErrors`; the recorded
+// LongDA scores are equal under their official values.
+const ADDED = /^(preset|changedBy|infinite_mae|literals|summation|by_source|answers_csv|officialErrors|unparsed_reply|label_case|generation_failures|unweighted_formula|unweightedF1|value_hashing|unitOutputs|percent|reading)$/;
 /** The value without the keys issue 21 added (both sides of the comparison; DDR aggregates gained `extra.topK`). */
 function withoutAdded(v: unknown, parent = ''): unknown {
   if (Array.isArray(v)) return v.map((x) => withoutAdded(x, parent));
@@ -163,7 +165,7 @@ function withoutAdded(v: unknown, parent = ''): unknown {
   return v;
 }
 const OLD_DEFAULTS: Record<string, string[]> = {
-  blade: ['model_cvar_check=strict', 'failed_runs=zero', 'generation_failures=in-place', 'f1_zero=zero', 'unweighted_formula=paper', 'coverage_key=id', 'whole_table_verbs=fixed', 'graph_hash_collisions=keep-all', 'value_hashing=vectorised', 'unit_outputs=all', 'summation=sequential'],
+  blade: ['model_cvar_check=strict', 'failed_runs=zero', 'generation_failures=in-place', 'f1_zero=zero', 'unweighted_formula=paper', 'coverage_key=id', 'whole_table_verbs=fixed', 'graph_hash_collisions=keep-all', 'value_hashing=vectorised', 'unit_outputs=all', 'summation=left-to-right'],
   ddr: ['empty_insights=zero', 'failed_judgements=exclude', 'unparsed_reply=error', 'label_case=any'],
 };
 const old = (suite: string) => (OLD_DEFAULTS[suite] ?? []).flatMap((o) => ['--option', o]);
@@ -192,6 +194,7 @@ function normalise(v: unknown, key = ''): unknown {
 async function scoreJson(args: string[]): Promise<{ runs: Array<Record<string, unknown>>; aggregates: unknown[] }> {
   const t = io();
   const rc = await main(['score', '--store', store, ...args, '--json', '--no-save'], t.io);
+  if (!t.out.join('').trim()) throw new Error('no JSON; stderr: ' + t.err.join(''));
   const j = JSON.parse(t.out.join('')) as { runs: Array<Record<string, unknown>>; aggregates: unknown[] };
   assert.ok(rc === 0 || j.runs.some((r) => r.error), t.err.join(''));
   return j;

@@ -81,10 +81,10 @@ export interface BladeAggregateOptions {
    * How means and sums are computed (issue 47 item 8): `numpy` as BLADE's code does — `np.mean` / `ndarray.mean()`
    * (numpy's pairwise summation) for precision per dataset and every mean over datasets and bootstrap samples, the
    * weighted score adding the graph term before the value term (`final_metrics.py`), the bootstrap CI by numpy's default
-   * quantile (`get_model_metrics.py`) — or `sequential` (left to right, value before graph; Loupe 0.1). The two differ
+   * quantile (`get_model_metrics.py`) — or `left-to-right` (left to right, value before graph; Loupe 0.1). The two differ
    * in the last bits only.
    */
-  summation: 'numpy' | 'sequential';
+  summation: 'numpy' | 'left-to-right';
 }
 
 /** Test hook of {@link aggregateBlade}: the run indices of bootstrap sample `iteration` for dataset `dataset` (n runs). */
@@ -102,7 +102,7 @@ export const DEFAULT_AGGREGATE_OPTIONS: BladeAggregateOptions = {
   modelCoverageDenominator: 'code',
   generationFailures: 'in-place',
   unweightedFormula: 'paper',
-  summation: 'sequential',
+  summation: 'left-to-right',
 };
 
 /** Option values that reproduce BLADE's code (`--preset official`, issue 21). */
@@ -257,7 +257,7 @@ function prepare(d: BladeDatasetRuns, runs: BladeRunMetrics[], o: BladeAggregate
 let stampCounter = 1;
 
 /** Scores of one dataset for a given run order (indices into prepared runs). */
-function datasetScores(p: Prepared, order: ArrayLike<number>, k: number, out: Float64Array, summation: BladeAggregateOptions['summation'] = 'sequential'): void {
+function datasetScores(p: Prepared, order: ArrayLike<number>, k: number, out: Float64Array, summation: BladeAggregateOptions['summation'] = 'left-to-right'): void {
   const n = order.length;
   const R = Math.min(k, n);
   const picked = summation === 'numpy' ? new Float64Array(n) : null;
@@ -318,7 +318,7 @@ export function aggregateBlade(datasets: BladeDatasetRuns[], options: Partial<Bl
   oneOf('model_coverage_denominator', o.modelCoverageDenominator, ['code', 'paper']);
   oneOf('generation_failures', o.generationFailures, ['append', 'in-place']);
   oneOf('unweighted_formula', o.unweightedFormula, ['code', 'paper']);
-  oneOf('summation', o.summation, ['numpy', 'sequential']);
+  oneOf('summation', o.summation, ['numpy', 'left-to-right']);
   const numpy = o.summation === 'numpy';
   const warnings: string[] = [];
   const prepared: Prepared[] = [];
