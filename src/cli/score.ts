@@ -43,7 +43,7 @@ const DECL = declareCommand({
   groups: [STORE_OPTIONS, optionGroup('runs', {
     run: { type: 'string', multiple: true, value: 'ID', help: 'a stored run scored (repeatable)' },
     all: { type: 'boolean', help: 'every stored run (of --suite when given)' },
-  }), SUITE_OPTIONS, optionGroup('suite', {
+  }), SUITE_OPTIONS, optionGroup('versions', {
     'suite-root': { type: 'string', value: 'DIR', help: 'the same as --root: where the suite is (default: the root recorded with each run)' },
     'checklist-version': { type: 'string', value: 'latest|native|N', help: 'DDR / AnalystBench block checklists: latest (default: the newest version written with loupe checklist or the checklist editor, else the suite\'s own), native (the suite\'s own), or a version number; every score records which it used (source, version, hash)' },
     'gt-version': { type: 'string', value: 'latest|shipped|N', help: 'BLADE ground truth: latest (default: the newest version saved with loupe blade gt save, else the dataset\'s annotations.csv), shipped (the file, version 0) or a version number; every score records it' },
