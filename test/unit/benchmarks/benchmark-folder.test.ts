@@ -32,7 +32,7 @@ describe('a benchmark is its folder plus one registry line (count-rows)', () => 
 
   it('reads its own loader option, declared in its folder; a bad value names the option', async () => {
     const def = getBenchmark('count-rows');
-    assert.deepEqual(def.loaderOptions, ['countRowsHeader']);
+    assert.deepEqual(def.loadOptions.map((o) => o.key), ['countRowsHeader']);
     const none = await loadSuite('count-rows', ROOT, { countRowsHeader: 0 });
     assert.deepEqual(none.blocks.map((x) => [x.id, (x.hidden as { rows?: number }).rows]), [['seven', 8], ['small', 4]]);
     await assert.rejects(loadSuite('count-rows', ROOT, { countRowsHeader: -1 }), (e: unknown) => e instanceof LoupeInputError && e.subject === 'countRowsHeader');
