@@ -85,13 +85,29 @@ function renderDrilldown(blocks: QuestionDrilldown[]): HTMLElement {
       }))));
 }
 
+/** Which runs a row rests on (issue 42): "2 scored / 3", the unscored ones named and one click away. */
+function rowRunsCell(r: MetricsTable['rows'][number], label: string): HTMLElement {
+  const x = r.runs;
+  if (!x) return h('span', { class: 'muted' }, '—');
+  const text = `${x.scored.length} scored / ${x.total}`;
+  if (!x.unscored.length) return h('span', { title: `every figure of this row rests on runs ${x.scored.join(', ')}` }, text);
+  const a = h('a', { href: '#', class: 'unscored', 'data-runs': x.unscored.join(','), title: `not scored, left out of every figure of this row: ${x.unscored.join(', ')} — open them to score them` },
+    `${x.unscored.length} unscored`);
+  a.addEventListener('click', (ev) => {
+    ev.preventDefault();
+    openRuns(x.unscored, `${label} · unscored runs`);
+  });
+  return h('span', {}, text, h('br'), a);
+}
+
 function renderTable(t: MetricsTable): HTMLElement {
   const models = distinct(t.rows.map((r) => r.model));
-  const head = h('tr', {}, h('th', {}, 'Model'), h('th', {}, 'Block'),
+  const head = h('tr', {}, h('th', {}, 'Model'), h('th', {}, 'Block'), h('th', { class: 'num', title: 'Every figure of the row is computed over its scored runs; runs without a stored score are named and left out' }, 'Runs'),
     ...t.columns.map((c) => h('th', { class: 'num', title: c.description ?? '' }, c.label)));
   const body = t.rows.map((r) => h('tr', { class: r.block === '*' ? 'aggregate' : undefined },
     h('td', {}, r.model),
     h('td', { title: r.block }, r.block === '*' ? 'All blocks' : (r.blockTitle ?? r.block)),
+    h('td', { class: 'num runs' }, rowRunsCell(r, `${r.model} · ${r.blockTitle ?? r.block}`)),
     ...t.columns.map((c) => h('td', { class: 'num' }, cellLink(r.cells[c.key], c.format, `${r.model} · ${r.blockTitle ?? r.block} · ${c.label}`)))));
   const opts = t.options ? Object.entries(t.options).map(([k, v]) => h('code', { class: 'opt' }, `${k}=${String(v)}`)) : [];
   return h('section', { class: 'metrics', id: `table-${t.id}` },

@@ -39,6 +39,11 @@ export interface MetricsRow {
   block: string;
   blockTitle?: string;
   cells: Record<string, MetricCell>;
+  /**
+   * The runs the row rests on (issue 42): every figure of the row is computed over `scored` (the runs with a stored
+   * score; all of `total` when none has one); `unscored` are left out and named.
+   */
+  runs?: { total: number; scored: string[]; unscored: string[] };
 }
 
 /** A table of metrics for one suite: rows model × block, columns metrics. */
