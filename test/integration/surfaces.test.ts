@@ -138,10 +138,13 @@ describe('Surfaces as an expert uses them (issue 22)', function () {
     assert.match(text, /range [\d.]+–[\d.]+% · n=3/, 'the match cell shows the spread of its 3 repeats');
     // open the block (closed when the store holds runs of several blocks, as in the full integration run) and its first question
     const blockSel = `.dd-block[data-block="${BLOCK}"]`;
-    if (!/_q1/.test(await panelText(blockSel, RES))) await runner({ action: 'clickInWebview', title: RES, selector: `${blockSel} > summary` });
+    if (!/[✓✗◐∅]/.test(await panelText(blockSel, RES))) await runner({ action: 'clickInWebview', title: RES, selector: `${blockSel} > summary` });
     await runner({ action: 'clickInWebview', title: RES, selector: `${blockSel} .dd-question summary` });
     const dd = await panelText(blockSel, RES);
     assert.match(dd, /Ground truth:/);
+    // issue 42 defect 3: the question as the agent was asked it, one line per run profile
+    assert.ok(dd.includes(gt()[0]!.query.slice(0, 40)), dd.slice(0, 600));
+    assert.doesNotMatch(dd, /query \d+ \(single_number\)/);
     assert.match(dd, /analyst-model\s+1\s+✓ right[\s\S]*analyst-model\s+3\s+✗ wrong/, dd.slice(0, 1200));
     await screenshot('surfaces-results-drilldown');
     // tool usage: LongDA's paper view and the tools the runs called

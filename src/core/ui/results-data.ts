@@ -11,7 +11,9 @@ import type { BenchmarkDefinition } from '../benchmarks/types.ts';
 import { aggregateScores, assistedModel, type RunScore } from '../runs/score-run.ts';
 import { assistanceLabel, assistanceOf } from '../runs/intervene.ts';
 import type { AnswerRecord, StoredScore } from '../store/records.ts';
-import { isRunScore, questionDrilldown, spreadOf } from './outcomes.ts';
+import { isRunScore, itemTexts, questionDrilldown, spreadOf } from './outcomes.ts';
+import { reopenRun } from '../runs/reopen.ts';
+import type { Suite } from '../suites/types.ts';
 import { ownToolsHeatmap } from './timeline.ts';
 import type { RunRecord } from '../store/records.ts';
 import type { RunStore } from '../store/run-store.ts';
@@ -236,6 +238,28 @@ async function categoryRows(scores: Map<string, StoredScore>): Promise<{ rows: B
   return { rows: out, options };
 }
 
+/**
+ * Question texts of the blocks of `runs` for the drill-down, by `<suite>\0<block>\0<ref>`: each block's suite is
+ * reopened once (shared cache); a block whose suite cannot be reopened keeps the item outcomes' own labels.
+ */
+async function questionTextsOf(runs: readonly RunRecord[]): Promise<Map<string, string>> {
+  const out = new Map<string, string>();
+  const suites = new Map<string, Promise<Suite>>();
+  const seen = new Set<string>();
+  for (const r of runs) {
+    const k = `${r.suite}\u0000${r.blockId}`;
+    if (seen.has(k)) continue;
+    seen.add(k);
+    try {
+      const { block } = await reopenRun(r, { suites });
+      for (const [ref, text] of itemTexts(block)) out.set(`${k}\u0000${ref}`, text);
+    } catch {
+      // the suite moved or is gone: the outcomes' labels stand
+    }
+  }
+  return out;
+}
+
 /** Builds the Results state from a run store. */
 export async function buildResultsState(store: RunStore, source = store.location): Promise<ResultsState> {
   // Issue 20: assisted and forked runs are shown under their own model label (`m (assisted)`), apart from unassisted ones.
@@ -272,7 +296,7 @@ export async function buildResultsState(store: RunStore, source = store.location
   // Issue 22: block → question → each repeat's answer against the truth, for benchmarks that score items.
   const itemRuns = runs.filter((r) => isRunScore(scores.get(r.id)?.detail));
   const answers: Map<string, AnswerRecord[]> = itemRuns.length ? await store.getAnswersOf(itemRuns.map((r) => r.id)) : new Map();
-  const drilldown = questionDrilldown(itemRuns, new Map(itemRuns.map((r) => [r.id, scores.get(r.id)!.detail as RunScore])), answers);
+  const drilldown = questionDrilldown(itemRuns, new Map(itemRuns.map((r) => [r.id, scores.get(r.id)!.detail as RunScore])), answers, await questionTextsOf(itemRuns));
   const pendingJudgements = [...scores.values()].reduce((k, s) => k + s.pending, 0);
   let message: string | undefined;
   if (!runs.length) message = `No runs in ${source} yet. Run a benchmark block, then score it (loupe score --store … --all).`;
