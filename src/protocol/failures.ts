@@ -13,6 +13,8 @@ export interface FailureStep {
   summary: string;
   tools: string[];
   error: boolean;
+  /** Items (query ids) whose answer this step recorded, whole (issue 42: the answer step of q2 can be found). */
+  answers?: string[];
 }
 
 /** A text artefact of the run spans can be tagged on (report, insights), shown as plain text so offsets hold. */
