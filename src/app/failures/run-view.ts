@@ -28,7 +28,20 @@ export async function failureArtefacts(store: RunStore, runId: string, runsRoot:
   return list.filter((s) => s.markdown.trim()).map((s) => ({ name: s.key, title: s.title, text: s.markdown, sentences: sentenceOffsets(s.markdown) }));
 }
 
-/** One line of a step for the step list: the items it answered first (whole ids), then its first call, cut at 100 characters. */
+/**
+ * Short forms of item ids that share a long prefix (`NHANES_NCHS Data Brief No. 508_q2` → `q2` beside `…_q3`): the
+ * common prefix up to its last `_`, space, `.`, `-`, `/` or `:` is dropped; an id left empty, or a lone id, stays whole.
+ * @returns id → short form.
+ */
+export function shortItemRefs(ids: readonly string[]): Map<string, string> {
+  const uniq = [...new Set(ids)];
+  let p = uniq.length > 1 ? uniq[0]! : '';
+  for (const id of uniq) while (p && !id.startsWith(p)) p = p.slice(0, -1);
+  const cut = Math.max(...['_', ' ', '.', '-', '/', ':'].map((c) => p.lastIndexOf(c))) + 1;
+  return new Map(uniq.map((id) => [id, id.slice(cut) || id]));
+}
+
+/** One line of a step for the step list: the items it answered first (as given: see {@link shortItemRefs}), then its first call, cut at 100 characters. */
 export function failureStepSummary(s: Pick<StepSummaryRecord, 'toolNames' | 'firstArguments' | 'content'>, answered: readonly string[] = []): string {
   const head = answered.length ? `answers ${answered.join(', ')} · ` : '';
   const c = s.toolNames[0];
@@ -53,7 +66,9 @@ export async function failureRunView(store: RunStore, ann: AnnotationStore, runI
     byStep.set(a.stepIndex, [...new Set([...(byStep.get(a.stepIndex) ?? []), a.queryId])]);
     stepOfRef.set(a.queryId, a.stepIndex);
   }
-  const steps = (await store.getStepSummaries(runId)).map((s) => ({ index: s.index, summary: failureStepSummary(s, byStep.get(s.index)), tools: s.toolNames, error: s.anyError, answers: byStep.get(s.index) ?? [] }));
+  // the step list is narrow: it names each item by what tells it apart from the run's other items (q2), first
+  const short = shortItemRefs(answers.map((a) => a.queryId));
+  const steps = (await store.getStepSummaries(runId)).map((s) => ({ index: s.index, summary: failureStepSummary(s, (byStep.get(s.index) ?? []).map((q) => short.get(q) ?? q)), tools: s.toolNames, error: s.anyError, answers: byStep.get(s.index) ?? [] }));
   const tags = await failureTagViews(ann, runId);
   const def = findBenchmark(run.suite);
   const caseItem = o.caseItemId ? await ann.getItem(o.caseItemId) : undefined;

@@ -13,7 +13,7 @@ import { ensureFailureCase } from '../../../../src/core/failures/index.ts';
 import { openStore } from '../../../../src/core/store/run-store.ts';
 import type { StepRecord } from '../../../../src/core/store/records.ts';
 import type { RunStore } from '../../../../src/core/store/types.ts';
-import { failureRunView, failureStepSummary } from '../../../../src/app/failures/run-view.ts';
+import { failureRunView, failureStepSummary, shortItemRefs } from '../../../../src/app/failures/run-view.ts';
 
 const BLOCK = 'NHANES_NCHS_Data_Brief_No._508';
 const Q = (i: number) => `NHANES_NCHS Data Brief No. 508_q${i}`;
@@ -58,10 +58,16 @@ describe('failure analysis run view (issue 42 defect 8)', () => {
     assert.equal(v.focusStep, 1, 'the step that answered q2 is selected');
     // the step list names the item each step answered, whole
     assert.deepEqual(v.steps.map((s) => s.answers), [[Q(1)], [Q(2)], [Q(3)]]);
-    assert.ok(v.steps[1]!.summary.includes(Q(2)), v.steps[1]!.summary);
-    assert.ok(v.steps[1]!.summary.indexOf(Q(2)) < 100, 'within what a narrow step list shows');
+    assert.ok(v.steps[1]!.summary.startsWith('answers q2 · '), `a narrow step list shows what tells q2 apart first: ${v.steps[1]!.summary}`);
     // an explicit step wins; a case of another run is not attached
     assert.equal((await failureRunView(store, ann, 'r', { caseItemId: item.id, focusStep: 0, runsRoot: null, taxonomy: 'x' })).focusStep, 0);
+  });
+
+  it('short item refs: the shared prefix dropped at a boundary; a lone id stays whole', () => {
+    assert.deepEqual([...shortItemRefs([Q(1), Q(2), Q(12)]).values()], ['q1', 'q2', 'q12']);
+    assert.deepEqual([...shortItemRefs([Q(1)]).values()], [Q(1)]);
+    assert.deepEqual([...shortItemRefs(['item 1', 'item 2']).values()], ['1', '2']);
+    assert.deepEqual([...shortItemRefs(['a_x', 'a_x_y']).values()], ['x', 'x_y']);
   });
 
   it('step summaries: answered items first, then the first call', () => {
