@@ -161,7 +161,8 @@ function renderReport(): void {
     last = e;
   });
   if (last < art.text.length) body.append(art.text.slice(last));
-  reportPane.replaceChildren(h('h2', {}, select), body);
+  const note = state.run?.attached?.note;
+  reportPane.replaceChildren(h('h2', {}, select), note ? h('p', { class: 'muted', id: 'attached-note' }, note) : '', body);
 }
 
 function renderTags(): void {

@@ -156,6 +156,38 @@ describe('Surfaces as an expert uses them (issue 22)', function () {
     assert.match(tl, /wrong/);
   });
 
+  it('failure queue (issue 42 defect 8): the case about a query shows that query\'s answer and selects the step that answered it', async () => {
+    await vscode.commands.executeCommand('workbench.action.closeAllEditors');
+    const FA = 'Failure Analysis';
+    const queueId = await vscode.commands.executeCommand<string>('loupe.openFailureQueue', 'failures');
+    assert.ok(queueId);
+    const text = await webviewText({ title: FA, expect: /Failure case 1 of/, timeoutMs: 60_000 });
+    // cases in queue order: one about a query the run answered wrong, one about a query it never answered
+    let seen = { answered: false, unanswered: false };
+    for (let k = 0; k < 8 && !(seen.answered && seen.unanswered); k++) {
+      const ref = /(NHANES_NCHS[^:\n]*_q\d+):/.exec(await panelText('#case-question', FA))?.[1];
+      assert.ok(ref, text.slice(0, 600));
+      const short = ref.slice(ref.lastIndexOf('_') + 1);
+      const note = await panelText('#attached-note', FA);
+      if (!note) {
+        // the report pane is on the case's query, not the first one; the selected step recorded its answer
+        assert.equal((await panelText('#artefact option:checked', FA)).trim(), `Query ${ref}`);
+        assert.match(await panelText('#steps .step.cursor', FA), new RegExp(`answers ${short}\\b`));
+        if (!seen.answered) await screenshot('surfaces-failure-queue-longda');
+        seen = { ...seen, answered: true };
+      } else {
+        assert.equal(note.trim(), `The run recorded no answer to ${ref}.`, 'not shown the first query as if it were this one');
+        if (!seen.unanswered) await screenshot('surfaces-failure-queue-longda-unanswered');
+        seen = { ...seen, unanswered: true };
+      }
+      const before = await panelText('#case-pos', FA);
+      await runner({ action: 'clickInWebview', title: FA, selector: '#case-question' });
+      await runner({ action: 'press', key: 'x' });
+      for (let i = 0; i < 40 && (await panelText('#case-pos', FA)) === before; i++) await new Promise((r) => setTimeout(r, 250));
+    }
+    assert.ok(seen.answered, 'a case about an answered query was served');
+  });
+
   it('Benchmarks view: clicking a question shows it; its ground truth only after "Show ground truth"', async () => {
     await vscode.commands.executeCommand('workbench.action.closeAllEditors');
     const suite = await loadSuite('longda', root(), {});

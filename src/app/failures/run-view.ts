@@ -72,11 +72,15 @@ export async function failureRunView(store: RunStore, ann: AnnotationStore, runI
   const tags = await failureTagViews(ann, runId);
   const def = findBenchmark(run.suite);
   const caseItem = o.caseItemId ? await ann.getItem(o.caseItemId) : undefined;
-  const attached = caseItem?.task === FAILURE_CASE_TASK && caseItem.runId === runId ? (({ ref, question, detail }: FailureCaseInput) => ({ ref, question, detail }))(caseItem.input as FailureCaseInput) : undefined;
+  const attached: FailureRunView['attached'] = caseItem?.task === FAILURE_CASE_TASK && caseItem.runId === runId ? (({ ref, question, detail }: FailureCaseInput) => ({ ref, question, detail }))(caseItem.input as FailureCaseInput) : undefined;
   const artefacts = await failureArtefacts(store, runId, o.runsRoot);
   // the report pane opens on the attached item's text (a LongDA query's answer), not the first
   const focusArtefact = attached ? artefactOfItem(artefacts, attached.ref) : -1;
   const focusStep = o.focusStep ?? (attached ? stepOfRef.get(attached.ref) : undefined);
+  // no text of the run is the item's own: say why, so the pane's first text is not taken for it
+  if (attached && focusArtefact < 0) {
+    attached.note = answers.length && !stepOfRef.has(attached.ref) ? `The run recorded no answer to ${attached.ref}.` : `No text of this run is ${attached.ref}'s own: it is judged on the whole output.`;
+  }
   return {
     ...(attached ? { attached } : {}), ...(focusArtefact >= 0 ? { focusArtefact } : {}),
     runId, suite: run.suite, blockId: run.blockId, model: run.model ?? run.agent, steps, artefacts, tags,

@@ -59,7 +59,13 @@ describe('failure analysis run view (issue 42 defect 8)', () => {
     // the step list names the item each step answered, whole
     assert.deepEqual(v.steps.map((s) => s.answers), [[Q(1)], [Q(2)], [Q(3)]]);
     assert.ok(v.steps[1]!.summary.startsWith('answers q2 · '), `a narrow step list shows what tells q2 apart first: ${v.steps[1]!.summary}`);
-    // an explicit step wins; a case of another run is not attached
+    assert.equal(v.attached?.note, undefined);
+    // a case about a query the run never answered says so instead of showing q1 as if it were it
+    const q4 = await ensureFailureCase(ann, run, 3, { benchmark: 'longda', runId: 'r', blockId: BLOCK, model: 'm', scenario: 's', ref: Q(4), question: 'q4?', detail: 'no answer', taxonomy: 'longda' });
+    const v4 = await failureRunView(store, ann, 'r', { caseItemId: q4.id, runsRoot: null, taxonomy: 'x' });
+    assert.equal(v4.focusArtefact, undefined);
+    assert.equal(v4.attached?.note, `The run recorded no answer to ${Q(4)}.`);
+    // an explicit step wins
     assert.equal((await failureRunView(store, ann, 'r', { caseItemId: item.id, focusStep: 0, runsRoot: null, taxonomy: 'x' })).focusStep, 0);
   });
 
