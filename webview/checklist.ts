@@ -34,6 +34,10 @@ let viewing: { version: number | null; items: EditorItem[] } | null = null;
 let showHistory = false;
 let message: { kind: 'ok' | 'error' | 'warn'; text: string; lines?: string[] } | null = null;
 let conflict: Extract<SaveChecklistResult, { conflict: unknown }>['conflict'] | null = null;
+/** Contradictions the last save found (shown with "Save anyway"). */
+let contradictions: Extract<SaveChecklistResult, { contradictions: unknown }>['contradictions'] | null = null;
+/** Judgements the last re-score left pending (linked to their queue). */
+let rescorePending = 0;
 let queryBusy = false;
 let rescoreText = '';
 /** Items the last re-score judged incorrect (issue 19: each offers "Tag failure"). */
@@ -152,11 +156,12 @@ function updateRow(): void {
   if (head) head.textContent = draft.dirty ? '● unsaved changes' : '';
 }
 
-async function save(): Promise<void> {
+async function save(confirmContradictions = false): Promise<void> {
   if (!state || viewing) return;
   const note = (document.getElementById('f-note') as HTMLInputElement | null)?.value ?? draft.note;
   draft.note = note;
-  const r = await host.rpc.request(SaveChecklistRequest, { base: draft.base, items: draft.items, note });
+  contradictions = null;
+  const r = await host.rpc.request(SaveChecklistRequest, { base: draft.base, items: draft.items, note, ...(confirmContradictions ? { confirmContradictions } : {}) });
   if (r.ok) {
     state = { ...r.state, panelKey: state.panelKey };
     draft = { panelKey: state.panelKey, base: state.base, items: structuredClone(state.items), note: '', dirty: false, sel: Math.min(draft.sel, Math.max(0, state.items.length - 1)) };
@@ -165,6 +170,10 @@ async function save(): Promise<void> {
   } else if ('conflict' in r) {
     conflict = r.conflict;
     message = { kind: 'error', text: r.conflict.message };
+  } else if ('contradictions' in r) {
+    // issue 42: an expected answer its own evidence contradicts is saved only when the expert confirms it
+    contradictions = r.contradictions;
+    message = { kind: 'warn', text: 'Not saved yet: the evidence contradicts these expected answers. Fix them, or save anyway if the evidence query is the one that is wrong:', lines: r.contradictions.map((c) => `${c.id}: ${c.message}`) };
   } else {
     message = { kind: 'error', text: 'Not saved:', lines: r.problems };
   }
@@ -222,6 +231,7 @@ async function rescore(): Promise<void> {
   try {
     const r = await host.rpc.request(RescoreRequest, { runId: run, version: ver === 'native' ? 'native' : Number(ver) });
     rescoreText = `Against ${r.checklist}: ${r.summary}`;
+    rescorePending = r.pending ?? 0;
     rescoreFailed = r.failed?.length ? { runId: run, items: r.failed } : null;
   } catch (e) {
     rescoreText = e instanceof Error ? e.message : String(e);
@@ -241,7 +251,8 @@ function render(): void {
     h('span', { class: viewing ? 'warn' : 'muted' }, editing),
     h('span', { class: 'dirty warn' }, draft.dirty && !viewing ? '● unsaved changes' : '')));
   if (message) {
-    app.append(h('div', { class: `msg ${message.kind}`, role: 'status' }, message.text, ...(message.lines ?? []).map((l) => h('div', {}, `• ${l}`))));
+    app.append(h('div', { class: `msg ${message.kind}`, role: 'status' }, message.text, ...(message.lines ?? []).map((l) => h('div', {}, `• ${l}`)),
+      contradictions?.length ? h('div', { class: 'row' }, h('button', { id: 'save-anyway', class: 'secondary', onclick: () => void save(true) }, 'Save anyway')) : ''));
   }
   if (conflict) {
     const box = h('div', { class: 'conflict' }, h('strong', {}, 'Their change:'));
@@ -300,7 +311,9 @@ function render(): void {
   if (s.runs.length) {
     const runSel = h('select', { id: 'rescore-run' }, ...s.runs.map((r) => h('option', { value: r.id }, `${r.model} · ${r.status} · ${r.id}`)));
     const verSel = h('select', { id: 'rescore-version' }, ...[...s.versions].reverse().map((v) => h('option', { value: String(v.version) }, `version ${v.version}`)), h('option', { value: 'native' }, 'suite\u2019s own'));
-    app.append(h('div', { class: 'rescore' }, h('span', {}, 'Re-score run '), runSel, h('span', {}, ' against '), verSel, h('button', { id: 'rescore', class: 'secondary', onclick: () => void rescore() }, 'Re-score'), h('div', { id: 'rescore-result', class: 'muted' }, rescoreText), failedList()));
+    app.append(h('div', { class: 'rescore' }, h('span', {}, 'Re-score run '), runSel, h('span', {}, ' against '), verSel, h('button', { id: 'rescore', class: 'secondary', onclick: () => void rescore() }, 'Re-score'), h('div', { id: 'rescore-result', class: 'muted' }, rescoreText,
+      // issue 42: "(N pending)" leads to the items waiting for an expert
+      rescorePending ? h('button', { id: 'open-pending', class: 'secondary', onclick: () => void host.rpc.request(ExecuteCommandRequest, { command: 'loupe.openAnnotationQueue', args: [{ kind: 'items' }] }) }, `Open the ${rescorePending} pending item${rescorePending === 1 ? '' : 's'}`) : ''), failedList()));
   }
 }
 

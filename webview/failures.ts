@@ -124,7 +124,7 @@ function renderSteps(): void {
       h('span', { class: 'muted' }, String(s.index + 1)), s.error ? h('span', { class: 'err' }, '✘') : '',
       // tags first: a long summary is cut at the pane's edge
       ...tags.map((t) => h('span', { class: 'tagmark', title: `${t.annotatorLabel ?? t.annotator}: ${t.classes.join(', ')} (${t.severity})${t.note ? ` — ${t.note}` : ''}` }, t.classes.map((c) => tax(t.taxonomy)?.classes.find((x) => x.id === c)?.label ?? c).join(', '))),
-      h('span', {}, s.summary));
+      h('span', { title: s.summary }, s.summary));
     row.addEventListener('click', (ev) => { cursor = s.index; if (!(ev as MouseEvent).shiftKey) anchor = cursor; void showStep(); renderSteps(); });
     return row;
   }));
@@ -161,7 +161,8 @@ function renderReport(): void {
     last = e;
   });
   if (last < art.text.length) body.append(art.text.slice(last));
-  reportPane.replaceChildren(h('h2', {}, select), body);
+  const note = state.run?.attached?.note;
+  reportPane.replaceChildren(h('h2', {}, select), note ? h('p', { class: 'muted', id: 'attached-note' }, note) : '', body);
 }
 
 function renderTags(): void {

@@ -65,33 +65,53 @@ function renderDrilldown(blocks: QuestionDrilldown[]): HTMLElement {
     ...blocks.map((b) => h('details', { class: 'dd-block', 'data-block': b.blockId, open: blocks.length === 1 },
       h('summary', {}, `${b.blockId} `, h('span', { class: 'muted' }, `· ${b.questions.length} questions · ${b.runIds.length} runs`)),
       ...b.questions.map((q) => {
-        const sp = formatSpread(q.spread ?? undefined, 'percent');
+        // one line per run profile (issue 42): its repeats' marks and its own spread of credit, never pooled
+        const profileLines = q.profiles.map((p) => {
+          const sp = formatSpread(p.spread ?? undefined, 'percent');
+          return h('span', { class: 'dd-profile', 'data-player': p.player, title: `runs ${p.runIds.join(', ')}` }, h('span', { class: 'dd-profile-label' }, p.label), ' ',
+            ...q.repeats.filter((r) => p.runIds.includes(r.runId)).map((r) => h('span', { class: `dd-dot ${r.verdict}`, title: `${r.profile} · repeat ${r.repeat} (run ${r.runId}): ${r.verdict}` }, VERDICT_GLYPH[r.verdict] ?? '?')),
+            sp ? h('span', { class: 'spread muted' }, ` credit ${sp.text}`) : undefined);
+        });
         return h('details', { class: 'dd-question', 'data-ref': q.ref },
-          h('summary', {}, h('span', { class: 'dd-ref' }, q.ref), ' ', h('span', { class: 'muted' }, q.question), ' ',
-            ...q.repeats.map((r) => h('span', { class: `dd-dot ${r.verdict}`, title: `${r.model} · repeat ${r.repeat}: ${r.verdict}` }, VERDICT_GLYPH[r.verdict] ?? '?')),
-            sp ? h('span', { class: 'spread muted' }, ` credit ${sp.text}`) : undefined),
+          h('summary', { title: q.ref }, h('span', { class: 'dd-question-text' }, q.question), ...profileLines),
           q.expected ? h('div', { class: 'dd-truth' }, 'Ground truth: ', h('code', {}, q.expected)) : undefined,
-          h('table', { class: 'dd-repeats' }, h('thead', {}, h('tr', {}, h('th', {}, 'Model'), h('th', { class: 'num' }, 'Repeat'), h('th', {}, 'Verdict'), h('th', {}, 'Answer'), h('th', {}, 'Step'))),
+          h('table', { class: 'dd-repeats' }, h('thead', {}, h('tr', {}, h('th', {}, 'Profile'), h('th', { class: 'num' }, 'Repeat'), h('th', {}, 'Verdict'), h('th', {}, 'Answer'), h('th', {}, 'Step'))),
             h('tbody', {}, ...q.repeats.map((r) => {
               const step = r.stepIndex === undefined ? h('span', { class: 'muted' }, '—') : h('a', { href: '#', class: 'dd-step', 'data-run': r.runId, 'data-step': r.stepIndex }, `step ${r.stepIndex + 1}`);
               step.addEventListener('click', (ev) => {
                 ev.preventDefault();
                 if (r.stepIndex !== undefined) void host.rpc.request(OpenStepRequest, { runId: r.runId, stepIndex: r.stepIndex });
               });
-              return h('tr', {}, h('td', {}, r.model), h('td', { class: 'num' }, String(r.repeat)),
+              return h('tr', {}, h('td', { title: `run ${r.runId}` }, r.profile), h('td', { class: 'num' }, String(r.repeat)),
                 h('td', { class: `verdict ${r.verdict}` }, `${VERDICT_GLYPH[r.verdict] ?? ''} ${r.verdict}${r.verdict === 'partial' && r.credit !== null ? ` (${Math.round(r.credit * 100)}%)` : ''}`),
                 h('td', {}, h('code', {}, r.given || 'no answer')), h('td', {}, step));
             }))));
       }))));
 }
 
+/** Which runs a row rests on (issue 42): "2 scored / 3", the unscored ones named and one click away. */
+function rowRunsCell(r: MetricsTable['rows'][number], label: string): HTMLElement {
+  const x = r.runs;
+  if (!x) return h('span', { class: 'muted' }, '—');
+  const text = `${x.scored.length} scored / ${x.total}`;
+  if (!x.unscored.length) return h('span', { title: `every figure of this row rests on runs ${x.scored.join(', ')}` }, text);
+  const a = h('a', { href: '#', class: 'unscored', 'data-runs': x.unscored.join(','), title: `not scored, left out of every figure of this row: ${x.unscored.join(', ')} — open them to score them` },
+    `${x.unscored.length} unscored`);
+  a.addEventListener('click', (ev) => {
+    ev.preventDefault();
+    openRuns(x.unscored, `${label} · unscored runs`);
+  });
+  return h('span', {}, text, h('br'), a);
+}
+
 function renderTable(t: MetricsTable): HTMLElement {
   const models = distinct(t.rows.map((r) => r.model));
-  const head = h('tr', {}, h('th', {}, 'Model'), h('th', {}, 'Block'),
+  const head = h('tr', {}, h('th', {}, 'Model'), h('th', {}, 'Block'), h('th', { class: 'num', title: 'Every figure of the row is computed over its scored runs; runs without a stored score are named and left out' }, 'Runs'),
     ...t.columns.map((c) => h('th', { class: 'num', title: c.description ?? '' }, c.label)));
   const body = t.rows.map((r) => h('tr', { class: r.block === '*' ? 'aggregate' : undefined },
     h('td', {}, r.model),
     h('td', { title: r.block }, r.block === '*' ? 'All blocks' : (r.blockTitle ?? r.block)),
+    h('td', { class: 'num runs' }, rowRunsCell(r, `${r.model} · ${r.blockTitle ?? r.block}`)),
     ...t.columns.map((c) => h('td', { class: 'num' }, cellLink(r.cells[c.key], c.format, `${r.model} · ${r.blockTitle ?? r.block} · ${c.label}`)))));
   const opts = t.options ? Object.entries(t.options).map(([k, v]) => h('code', { class: 'opt' }, `${k}=${String(v)}`)) : [];
   return h('section', { class: 'metrics', id: `table-${t.id}` },

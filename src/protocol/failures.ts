@@ -13,6 +13,8 @@ export interface FailureStep {
   summary: string;
   tools: string[];
   error: boolean;
+  /** Items (query ids) whose answer this step recorded, whole (issue 42: the answer step of q2 can be found). */
+  answers?: string[];
 }
 
 /** A text artefact of the run spans can be tagged on (report, insights), shown as plain text so offsets hold. */
@@ -56,7 +58,7 @@ export interface FailureRunView {
   /** Step to select on open. */
   focusStep?: number;
   /** The failed item this run was opened for ("Tag failure" on it): tags made here are linked to it. */
-  attached?: { ref: string; question: string; detail: string };
+  attached?: { ref: string; question: string; detail: string; /** Why the report pane is not on the item's own text (none of the run's texts is it). */ note?: string };
   /** Position in `artefacts` of the text the attached item belongs to (a LongDA query's answer): the report pane opens on it. */
   focusArtefact?: number;
 }

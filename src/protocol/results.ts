@@ -39,6 +39,11 @@ export interface MetricsRow {
   block: string;
   blockTitle?: string;
   cells: Record<string, MetricCell>;
+  /**
+   * The runs the row rests on (issue 42): every figure of the row is computed over `scored` (the runs with a stored
+   * score; all of `total` when none has one); `unscored` are left out and named.
+   */
+  runs?: { total: number; scored: string[]; unscored: string[] };
 }
 
 /** A table of metrics for one suite: rows model × block, columns metrics. */
@@ -114,7 +119,9 @@ export interface Spread {
 export interface RepeatAnswer {
   runId: string;
   model: string;
-  /** 1-based repeat number. */
+  /** The run's profile (agent + model + behaviour parameters: the Bradley–Terry player), as shown. */
+  profile: string;
+  /** 1-based repeat number within its profile on this block. */
   repeat: number;
   verdict: 'right' | 'wrong' | 'partial' | 'unanswered' | 'pending';
   credit: number | null;
@@ -128,7 +135,15 @@ export interface QuestionDrilldown {
   suite: string;
   blockId: string;
   runIds: string[];
-  questions: Array<{ ref: string; question: string; expected: string; repeats: RepeatAnswer[]; spread: Spread | null }>;
+  /**
+   * Per question: its text as the agent was asked it; every repeat; the spread of credit per run profile (never
+   * pooled across profiles, issue 42), with the runs each rests on; `spread` the spread when there is one profile,
+   * else null.
+   */
+  questions: Array<{
+    ref: string; question: string; expected: string; repeats: RepeatAnswer[]; spread: Spread | null;
+    profiles: Array<{ player: string; label: string; runIds: string[]; spread: Spread | null }>;
+  }>;
 }
 
 export interface ResultsState {

@@ -157,6 +157,10 @@ describe('Checklist editor (expert-authored checklists, versioned)', function ()
     await fill('#f-note', 'three facts for the demo patient');
     await screenshot('checklist-editor-items');
     await runner({ action: 'clickInWebview', title: TITLE, selector: '#save' });
+    // issue 42: the answer 7 contradicts its own evidence (COUNT = 4): not saved until the expert confirms
+    await message(/Not saved yet: the evidence contradicts[\s\S]*c3: expected “7”, but its evidence query returned n = 4/);
+    await screenshot('checklist-editor-contradiction');
+    await runner({ action: 'clickInWebview', title: TITLE, selector: '#save-anyway' });
     await message(/Saved version 1\./);
     const store = openStore(storePath);
     try {

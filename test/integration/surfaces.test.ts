@@ -114,11 +114,11 @@ describe('Surfaces as an expert uses them (issue 22)', function () {
     await vscode.commands.executeCommand('loupe.refreshRuns');
     await vscode.commands.executeCommand('loupe.runs.focus');
     let tree = '';
-    for (let i = 0; i < 60 && !/analyst-model · \d+\.\d% · finished[\s\S]*LongDA match/.test(tree); i++) {
+    for (let i = 0; i < 60 && !/analyst-model[^\n]*? #\d · \d+\.\d% · finished[\s\S]*LongDA match/.test(tree); i++) {
       await new Promise((r) => setTimeout(r, 500));
       tree = await runner<string>({ action: 'workbenchText', selector: '[id="workbench.parts.sidebar"]' }).catch(() => '');
     }
-    assert.match(tree, /analyst-model · \d+\.\d% · finished/, tree.slice(0, 800));
+    assert.match(tree, /analyst-model[^\n]*? #\d · \d+\.\d% · finished/, tree.slice(0, 800));
     assert.doesNotMatch(tree, /0 answers/);
     await screenshot('surfaces-runs-view-metric');
   });
@@ -138,10 +138,13 @@ describe('Surfaces as an expert uses them (issue 22)', function () {
     assert.match(text, /range [\d.]+–[\d.]+% · n=3/, 'the match cell shows the spread of its 3 repeats');
     // open the block (closed when the store holds runs of several blocks, as in the full integration run) and its first question
     const blockSel = `.dd-block[data-block="${BLOCK}"]`;
-    if (!/_q1/.test(await panelText(blockSel, RES))) await runner({ action: 'clickInWebview', title: RES, selector: `${blockSel} > summary` });
+    if (!/[✓✗◐∅]/.test(await panelText(blockSel, RES))) await runner({ action: 'clickInWebview', title: RES, selector: `${blockSel} > summary` });
     await runner({ action: 'clickInWebview', title: RES, selector: `${blockSel} .dd-question summary` });
     const dd = await panelText(blockSel, RES);
     assert.match(dd, /Ground truth:/);
+    // issue 42 defect 3: the question as the agent was asked it, one line per run profile
+    assert.ok(dd.includes(gt()[0]!.query.slice(0, 40)), dd.slice(0, 600));
+    assert.doesNotMatch(dd, /query \d+ \(single_number\)/);
     assert.match(dd, /analyst-model\s+1\s+✓ right[\s\S]*analyst-model\s+3\s+✗ wrong/, dd.slice(0, 1200));
     await screenshot('surfaces-results-drilldown');
     // tool usage: LongDA's paper view and the tools the runs called
@@ -151,6 +154,38 @@ describe('Surfaces as an expert uses them (issue 22)', function () {
     await runner({ action: 'clickInWebview', title: RES, selector: '.dd-step[data-run="sf-longda-3"]' });
     const tl = await webviewText({ title: TL, expect: /Step 1[\s\S]*Answers recorded at this step/, timeoutMs: 30_000 });
     assert.match(tl, /wrong/);
+  });
+
+  it('failure queue (issue 42 defect 8): the case about a query shows that query\'s answer and selects the step that answered it', async () => {
+    await vscode.commands.executeCommand('workbench.action.closeAllEditors');
+    const FA = 'Failure Analysis';
+    const queueId = await vscode.commands.executeCommand<string>('loupe.openFailureQueue', 'failures');
+    assert.ok(queueId);
+    const text = await webviewText({ title: FA, expect: /Failure case 1 of/, timeoutMs: 60_000 });
+    // cases in queue order: one about a query the run answered wrong, one about a query it never answered
+    let seen = { answered: false, unanswered: false };
+    for (let k = 0; k < 8 && !(seen.answered && seen.unanswered); k++) {
+      const ref = /(NHANES_NCHS[^:\n]*_q\d+):/.exec(await panelText('#case-question', FA))?.[1];
+      assert.ok(ref, text.slice(0, 600));
+      const short = ref.slice(ref.lastIndexOf('_') + 1);
+      const note = await panelText('#attached-note', FA);
+      if (!note) {
+        // the report pane is on the case's query, not the first one; the selected step recorded its answer
+        assert.equal((await panelText('#artefact option:checked', FA)).trim(), `Query ${ref}`);
+        assert.match(await panelText('#steps .step.cursor', FA), new RegExp(`answers ${short}\\b`));
+        if (!seen.answered) await screenshot('surfaces-failure-queue-longda');
+        seen = { ...seen, answered: true };
+      } else {
+        assert.equal(note.trim(), `The run recorded no answer to ${ref}.`, 'not shown the first query as if it were this one');
+        if (!seen.unanswered) await screenshot('surfaces-failure-queue-longda-unanswered');
+        seen = { ...seen, unanswered: true };
+      }
+      const before = await panelText('#case-pos', FA);
+      await runner({ action: 'clickInWebview', title: FA, selector: '#case-question' });
+      await runner({ action: 'press', key: 'x' });
+      for (let i = 0; i < 40 && (await panelText('#case-pos', FA)) === before; i++) await new Promise((r) => setTimeout(r, 250));
+    }
+    assert.ok(seen.answered, 'a case about an answered query was served');
   });
 
   it('Benchmarks view: clicking a question shows it; its ground truth only after "Show ground truth"', async () => {

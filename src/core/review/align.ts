@@ -593,7 +593,9 @@ export function titleSimilarity(x: string, y: string): number {
  * Aligns two documents in reading order, like a diff: sections with equal keys first (a longest common subsequence,
  * so order is kept), then, between two such anchors, sections whose titles are similar ({@link titleSimilarity} ≥
  * {@link TITLE_SIMILARITY}; the order-preserving matching with the greatest total similarity) — not for structured
- * documents (`keyed`), whose keys are the only match; every other section gets a row alone on its side, in place.
+ * documents (`keyed`), whose keys are the only match, nor for a section whose key the other document has. A section
+ * whose key the other document has out of order (B answered q3 last) is still aligned with it, in A's row (issue 42:
+ * one section is never split across two rows); a row with one side only means the other document truly lacks it.
  * @returns the rows, each with the numbers that differ under the same label.
  */
 export function alignReviewDocs(a: ReviewDoc, b: ReviewDoc): AlignedRow[] {
@@ -602,6 +604,8 @@ export function alignReviewDocs(a: ReviewDoc, b: ReviewDoc): AlignedRow[] {
   const n = A.length;
   const m = B.length;
   const fuzzy = !a.keyed && !b.keyed;
+  const keysA = new Set(A.map((x) => x.key));
+  const keysB = new Set(B.map((x) => x.key));
   const L: Int32Array[] = Array.from({ length: n + 1 }, () => new Int32Array(m + 1));
   for (let i = n - 1; i >= 0; i--) for (let j = m - 1; j >= 0; j--) L[i]![j] = A[i]!.key === B[j]!.key ? L[i + 1]![j + 1]! + 1 : Math.max(L[i + 1]![j]!, L[i]![j + 1]!);
   const rows: AlignedRow[] = [];
@@ -616,7 +620,11 @@ export function alignReviewDocs(a: ReviewDoc, b: ReviewDoc): AlignedRow[] {
       for (let j = j0; j < j1; j++) rows.push(row(null, B[j]!, null));
       return;
     }
-    const sim = (i: number, j: number) => { const s = titleSimilarity(A[i0 + i]!.title, B[j0 + j]!.title); return s >= TITLE_SIMILARITY ? s : -1; };
+    const sim = (i: number, j: number) => {
+      if (keysB.has(A[i0 + i]!.key) || keysA.has(B[j0 + j]!.key)) return -1; // aligned by key below, wherever it is
+      const s = titleSimilarity(A[i0 + i]!.title, B[j0 + j]!.title);
+      return s >= TITLE_SIMILARITY ? s : -1;
+    };
     const S: Float64Array[] = Array.from({ length: h + 1 }, () => new Float64Array(w + 1));
     const M: Float64Array[] = Array.from({ length: h }, () => new Float64Array(w));
     for (let i = h - 1; i >= 0; i--) {
@@ -647,7 +655,17 @@ export function alignReviewDocs(a: ReviewDoc, b: ReviewDoc): AlignedRow[] {
     else j++;
   }
   gap(pi, n, pj, m);
-  return rows;
+  // equal keys the common subsequence left apart (another order): one row, where A has it (keys are unique per document)
+  const onlyB = new Map<string, AlignedRow>();
+  for (const r of rows) if (!r.a && r.b && keysA.has(r.b.key)) onlyB.set(r.b.key, r);
+  if (!onlyB.size) return rows;
+  const out: AlignedRow[] = [];
+  for (const r of rows) {
+    if (!r.a && r.b && onlyB.has(r.b.key)) continue;
+    const other = r.a && !r.b ? onlyB.get(r.a.key) : undefined;
+    out.push(other ? row(r.a, other.b, 'key') : r);
+  }
+  return out;
 }
 
 /**

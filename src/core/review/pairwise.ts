@@ -96,6 +96,42 @@ export function playerOf(run: Pick<RunRecord, 'agent' | 'model' | 'params' | 'pr
   return { player: `${run.agent} · ${model ?? '-'} · ${paramsHash}`, agent: run.agent, model, paramsHash, label };
 }
 
+/** A run's profile as listings show it: its player, a label that tells profiles apart, its repeat index. */
+export interface RunProfile {
+  player: Player;
+  /** {@link Player.label}, with ` · #<paramsHash>` when another profile among the runs given has the same label. */
+  label: string;
+  /** 1-based index of the run among the runs of its profile on its block (ordered by creation time, then id). */
+  repeat: number;
+  /** How many runs of its profile on its block there are. */
+  repeats: number;
+}
+
+/**
+ * Profiles and repeat indices of runs (issue 42: the drill-down, Results and the Runs view split and number runs by
+ * the one definition of a profile, {@link playerOf}, the Bradley–Terry player).
+ * @param runs stored runs (any benchmarks and blocks). @returns run id → its profile; pure.
+ */
+export function runProfiles(runs: ReadonlyArray<Pick<RunRecord, 'id' | 'suite' | 'blockId' | 'createdAt' | 'agent' | 'model' | 'params' | 'promptHash' | 'toolSet'>>): Map<string, RunProfile> {
+  const players = new Map(runs.map((r) => [r.id, playerOf(r)]));
+  const labels = new Map<string, Set<string>>();
+  for (const p of players.values()) labels.set(p.label, (labels.get(p.label) ?? new Set()).add(p.player));
+  const groups = new Map<string, typeof runs[number][]>();
+  for (const r of runs) {
+    const k = `${r.suite}\u0000${r.blockId}\u0000${players.get(r.id)!.player}`;
+    groups.set(k, [...(groups.get(k) ?? []), r]);
+  }
+  const out = new Map<string, RunProfile>();
+  for (const g of groups.values()) {
+    g.sort((a, b) => a.createdAt.localeCompare(b.createdAt) || a.id.localeCompare(b.id));
+    g.forEach((r, i) => {
+      const p = players.get(r.id)!;
+      out.set(r.id, { player: p, label: labels.get(p.label)!.size > 1 ? `${p.label} · #${p.paramsHash}` : p.label, repeat: i + 1, repeats: g.length });
+    });
+  }
+  return out;
+}
+
 /** Id of the item of a pair (runs in canonical order). */
 export function pairItemId(blockId: string, runA: string, runB: string): string {
   const [a, b] = [runA, runB].sort();

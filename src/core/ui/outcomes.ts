@@ -9,10 +9,11 @@ import type { ItemOutcome } from '../benchmarks/types.ts';
 import { createJudge } from '../eval/judges/factory.ts';
 import { judgementStoreOf } from '../eval/store.ts';
 import type { RunScore } from '../eval/run-score.ts';
+import { runProfiles } from '../review/pairwise.ts';
 import { scoreStoredRun } from '../runs/score-run.ts';
 import type { AnswerRecord, RunRecord, StoredScore } from '../store/records.ts';
 import type { RunStore } from '../store/types.ts';
-import type { Suite } from '../suites/types.ts';
+import type { Block, Suite } from '../suites/types.ts';
 import { seededRandom } from '../util/random.ts';
 import type { AnswerMark, OutcomeTally, TimelineScoring } from '../../protocol/timeline.ts';
 import type { QuestionDrilldown, Spread } from '../../protocol/results.ts';
@@ -131,12 +132,16 @@ export function spreadOf(values: readonly number[], o: { resamples?: number; see
 
 /**
  * The per-question drill-down of one benchmark's scored runs: block → question → each repeat's answer against the
- * truth, with the run and the step that recorded it, and the question's spread of credit across repeats.
+ * truth, with the run and the step that recorded it, and the spread of credit across the repeats of each run profile
+ * ({@link runProfiles}: the Bradley–Terry player; two models are never pooled, issue 42).
  * @param runs the runs (model label as shown in the Results tables); `scores` their newest whole RunScores by run id;
- *   `answers` their answer records by run id (for the step links).
- * @returns blocks sorted by id, questions in the score's order; runs without a score are left out.
+ *   `answers` their answer records by run id (for the step links); `questionTexts` the question as the agent was asked
+ *   it, by `<suite>\0<block>\0<ref>` (the item outcome's own label where missing).
+ * @returns blocks sorted by id, questions in the score's order, repeats by profile then repeat; runs without a score
+ *   are left out.
  */
-export function questionDrilldown(runs: readonly RunRecord[], scores: ReadonlyMap<string, RunScore>, answers: ReadonlyMap<string, readonly AnswerRecord[]>): QuestionDrilldown[] {
+export function questionDrilldown(runs: readonly RunRecord[], scores: ReadonlyMap<string, RunScore>, answers: ReadonlyMap<string, readonly AnswerRecord[]>, questionTexts: ReadonlyMap<string, string> = new Map()): QuestionDrilldown[] {
+  const profiles = runProfiles(runs.filter((r) => scores.has(r.id)));
   const byBlock = new Map<string, RunRecord[]>();
   for (const r of runs) if (scores.has(r.id)) byBlock.set(`${r.suite}\u0000${r.blockId}`, [...(byBlock.get(`${r.suite}\u0000${r.blockId}`) ?? []), r]);
   const out: QuestionDrilldown[] = [];
@@ -145,19 +150,47 @@ export function questionDrilldown(runs: readonly RunRecord[], scores: ReadonlyMa
     const items = findBenchmark(suite)?.presentation.itemOutcomes;
     if (!items) continue;
     const questions = new Map<string, QuestionDrilldown['questions'][number]>();
-    rs.sort((a, b) => (a.model ?? a.agent).localeCompare(b.model ?? b.agent) || (a.params.repeat ?? 1) - (b.params.repeat ?? 1) || a.createdAt.localeCompare(b.createdAt));
+    const pr = (r: RunRecord) => profiles.get(r.id)!;
+    rs.sort((a, b) => pr(a).label.localeCompare(pr(b).label) || pr(a).player.player.localeCompare(pr(b).player.player) || pr(a).repeat - pr(b).repeat);
     for (const r of rs) {
       const stepOf = new Map((answers.get(r.id) ?? []).map((a) => [a.queryId, a.stepIndex]));
       for (const o of items(scores.get(r.id) as RunScore)) {
         let q = questions.get(o.ref);
-        if (!q) questions.set(o.ref, (q = { ref: o.ref, question: o.question, expected: o.expected, repeats: [], spread: null }));
+        if (!q) questions.set(o.ref, (q = { ref: o.ref, question: questionTexts.get(`${suite}\u0000${blockId}\u0000${o.ref}`) ?? o.question, expected: o.expected, repeats: [], spread: null, profiles: [] }));
         const step = stepOf.get(o.ref);
-        q.repeats.push({ runId: r.id, model: r.model ?? r.agent, repeat: r.params.repeat ?? 1, verdict: o.verdict, credit: o.credit, given: o.given, ...(step !== undefined ? { stepIndex: step } : {}) });
+        q.repeats.push({ runId: r.id, model: r.model ?? r.agent, profile: pr(r).label, repeat: pr(r).repeat, verdict: o.verdict, credit: o.credit, given: o.given, ...(step !== undefined ? { stepIndex: step } : {}) });
       }
     }
     const qs = [...questions.values()];
-    for (const q of qs) q.spread = spreadOf(q.repeats.map((x) => x.credit).filter((c): c is number => c !== null));
+    for (const q of qs) {
+      const by = new Map<string, QuestionDrilldown['questions'][number]['profiles'][number] & { credits: number[] }>();
+      for (const x of q.repeats) {
+        const p = pr(rs.find((r) => r.id === x.runId)!);
+        let g = by.get(p.player.player);
+        if (!g) by.set(p.player.player, (g = { player: p.player.player, label: p.label, runIds: [], spread: null, credits: [] }));
+        g.runIds.push(x.runId);
+        if (x.credit !== null) g.credits.push(x.credit);
+      }
+      q.profiles = [...by.values()].map(({ credits, ...g }) => ({ ...g, spread: spreadOf(credits) }));
+      q.spread = q.profiles.length === 1 ? q.profiles[0]!.spread : null;
+    }
     out.push({ suite, blockId, runIds: rs.map((r) => r.id), questions: qs });
+  }
+  return out;
+}
+
+/**
+ * The text of each item of a block as the agent was asked it (what the drill-down shows instead of an item's id),
+ * by the refs item outcomes use: the item's id and, for a LongDA query, its LongTA q_id.
+ * @returns ref → text; items with no text of their own (a BLADE MCQ) are left out.
+ */
+export function itemTexts(block: Pick<Block, 'items'>): Map<string, string> {
+  const out = new Map<string, string>();
+  for (const it of block.items) {
+    const text = 'question' in it ? it.question : 'text' in it ? it.text : 'instruction' in it ? it.instruction : 'prompt' in it ? it.prompt : '';
+    if (!text.trim()) continue;
+    out.set(it.id, text);
+    if ('longdaId' in it) out.set(it.longdaId, text);
   }
   return out;
 }

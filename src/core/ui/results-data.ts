@@ -11,7 +11,9 @@ import type { BenchmarkDefinition } from '../benchmarks/types.ts';
 import { aggregateScores, assistedModel, type RunScore } from '../runs/score-run.ts';
 import { assistanceLabel, assistanceOf } from '../runs/intervene.ts';
 import type { AnswerRecord, StoredScore } from '../store/records.ts';
-import { isRunScore, questionDrilldown, spreadOf } from './outcomes.ts';
+import { isRunScore, itemTexts, questionDrilldown, spreadOf } from './outcomes.ts';
+import { reopenRun } from '../runs/reopen.ts';
+import type { Suite } from '../suites/types.ts';
 import { ownToolsHeatmap } from './timeline.ts';
 import type { RunRecord } from '../store/records.ts';
 import type { RunStore } from '../store/run-store.ts';
@@ -64,6 +66,11 @@ const RUN_COLUMNS: MetricColumn[] = [
   { key: 'time', label: 'Time', format: 'seconds', description: 'Active wall time' },
 ];
 
+/** Which runs a row rests on: the scored ones, and those left out for want of a stored score (issue 42). */
+function rowRuns(rs: readonly RunRecord[], scores: Map<string, StoredScore>): NonNullable<MetricsRow['runs']> {
+  return { total: rs.length, scored: rs.filter((r) => scores.has(r.id)).map((r) => r.id), unscored: rs.filter((r) => !scores.has(r.id)).map((r) => r.id) };
+}
+
 /**
  * A benchmark's table with fixed columns (`presentation.resultsColumns`): summary rates weighted per run, the runs'
  * steps, tokens and time, a row per model over all blocks; and, when the presentation asks, the rate-vs-tokens
@@ -89,9 +96,11 @@ async function fixedSection(def: BenchmarkDefinition, runs: RunRecord[], scores:
     }
     return undefined;
   };
-  const cellsFor = (rs: RunRecord[], aggregate: boolean): Record<string, MetricCell> => {
+  const cellsFor = (all: RunRecord[], aggregate: boolean): Record<string, MetricCell> => {
+    const withScore = all.map((r) => ({ r, s: scores.get(r.id) })).filter((x) => x.s);
+    // Issue 42: every figure of a row over the same runs — the scored ones (all of them while none is scored).
+    const rs = withScore.length ? withScore.map((x) => x.r) : all;
     const ids = rs.map((r) => r.id);
-    const withScore = rs.map((r) => ({ r, s: scores.get(r.id) })).filter((x) => x.s);
     const n = withScore.reduce((k, x) => k + (weight(x) ?? 0), 0);
     const pending = withScore.reduce((k, x) => k + (x.s?.pending ?? 0), 0);
     const rate = (key: string): MetricCell => ({
@@ -120,9 +129,13 @@ async function fixedSection(def: BenchmarkDefinition, runs: RunRecord[], scores:
   for (const model of models) {
     const mine = scored.filter((r) => modelOf(r) === model);
     const blocks = [...new Set(mine.map((r) => r.blockId))].sort();
-    for (const b of blocks) rows.push({ model, block: b, blockTitle: blockTitle(b), cells: cellsFor(byKey.get(`${model}\u0000${b}`) ?? [], false) });
+    for (const b of blocks) {
+      const rs = byKey.get(`${model}\u0000${b}`) ?? [];
+      rows.push({ model, block: b, blockTitle: blockTitle(b), cells: cellsFor(rs, false), runs: rowRuns(rs, scores) });
+    }
     const agg = cellsFor(mine, true);
-    if (blocks.length > 1) rows.push({ model, block: '*', cells: agg });
+    if (blocks.length > 1) rows.push({ model, block: '*', cells: agg, runs: rowRuns(mine, scores) });
+    const plottedRuns = mine.some((r) => scores.has(r.id)) ? mine.filter((r) => scores.has(r.id)) : mine;
     for (const r of mine) {
       const o = scores.get(r.id)?.options;
       // the preset the score was made with; `legacy` for a score saved before presets existed (issue 21)
@@ -130,8 +143,8 @@ async function fixedSection(def: BenchmarkDefinition, runs: RunRecord[], scores:
     }
     const plotted = p.tokenEfficiency ? agg[p.tokenEfficiency.rate]?.value : null;
     // A model whose runs' token use is unknown (an external MCP client) has no point on the rate-vs-tokens figure.
-    if (plotted !== null && plotted !== undefined && mine.every((r) => r.tokens !== null)) {
-      scatter.push({ model, match: plotted, blocks: blocks.length, runIds: mine.map((r) => r.id), totalTokens: mine.reduce((k, r) => k + r.tokens!.input + r.tokens!.output, 0) });
+    if (plotted !== null && plotted !== undefined && plottedRuns.every((r) => r.tokens !== null)) {
+      scatter.push({ model, match: plotted, blocks: new Set(plottedRuns.map((r) => r.blockId)).size, runIds: plottedRuns.map((r) => r.id), totalTokens: plottedRuns.reduce((k, r) => k + r.tokens!.input + r.tokens!.output, 0) });
     }
     // Tool usage: one trajectory per run (one block), its steps' tools.
     const usage = p.toolUsage;
@@ -180,8 +193,10 @@ function genericTable(def: BenchmarkDefinition, runs: RunRecord[], scores: Map<s
   });
   const groups = new Map<string, RunRecord[]>();
   for (const r of rs) groups.set(`${modelOf(r)}\u0000${r.blockId}`, [...(groups.get(`${modelOf(r)}\u0000${r.blockId}`) ?? []), r]);
+  const everyRun = runs.filter((r) => r.suite === suite);
   const rows: MetricsRow[] = [...groups.entries()].sort(([a], [b]) => a.localeCompare(b)).map(([, g]) => ({
     model: modelOf(g[0] as RunRecord), block: (g[0] as RunRecord).blockId,
+    runs: rowRuns(everyRun.filter((r) => modelOf(r) === modelOf(g[0] as RunRecord) && r.blockId === (g[0] as RunRecord).blockId), scores),
     cells: Object.fromEntries(columns.map((c) => [c.key, {
       value: wmean(g.map((r) => ({ v: num(scores.get(r.id)?.summary[c.key]) }))), runIds: g.map((r) => r.id),
       pending: g.reduce((k, r) => k + (scores.get(r.id)?.pending ?? 0), 0) || undefined,
@@ -225,6 +240,28 @@ async function categoryRows(scores: Map<string, StoredScore>): Promise<{ rows: B
   return { rows: out, ...(heading ? { heading } : {}), options };
 }
 
+/**
+ * Question texts of the blocks of `runs` for the drill-down, by `<suite>\0<block>\0<ref>`: each block's suite is
+ * reopened once (shared cache); a block whose suite cannot be reopened keeps the item outcomes' own labels.
+ */
+async function questionTextsOf(runs: readonly RunRecord[]): Promise<Map<string, string>> {
+  const out = new Map<string, string>();
+  const suites = new Map<string, Promise<Suite>>();
+  const seen = new Set<string>();
+  for (const r of runs) {
+    const k = `${r.suite}\u0000${r.blockId}`;
+    if (seen.has(k)) continue;
+    seen.add(k);
+    try {
+      const { block } = await reopenRun(r, { suites });
+      for (const [ref, text] of itemTexts(block)) out.set(`${k}\u0000${ref}`, text);
+    } catch {
+      // the suite moved or is gone: the outcomes' labels stand
+    }
+  }
+  return out;
+}
+
 /** Builds the Results state from a run store. */
 export async function buildResultsState(store: RunStore, source = store.location): Promise<ResultsState> {
   // Issue 20: assisted and forked runs are shown under their own model label (`m (assisted)`), apart from unassisted ones.
@@ -261,7 +298,7 @@ export async function buildResultsState(store: RunStore, source = store.location
   // Issue 22: block → question → each repeat's answer against the truth, for benchmarks that score items.
   const itemRuns = runs.filter((r) => isRunScore(scores.get(r.id)?.detail));
   const answers: Map<string, AnswerRecord[]> = itemRuns.length ? await store.getAnswersOf(itemRuns.map((r) => r.id)) : new Map();
-  const drilldown = questionDrilldown(itemRuns, new Map(itemRuns.map((r) => [r.id, scores.get(r.id)!.detail as RunScore])), answers);
+  const drilldown = questionDrilldown(itemRuns, new Map(itemRuns.map((r) => [r.id, scores.get(r.id)!.detail as RunScore])), answers, await questionTextsOf(itemRuns));
   const pendingJudgements = [...scores.values()].reduce((k, s) => k + s.pending, 0);
   let message: string | undefined;
   if (!runs.length) message = `No runs in ${source} yet. Run a benchmark block, then score it (loupe score --store … --all).`;

@@ -6,7 +6,7 @@ import { findBenchmark } from '../benchmarks/registry.ts';
 import type { BenchmarkDefinition } from '../benchmarks/types.ts';
 import { createJudge } from '../eval/judges/factory.ts';
 import { judgementStoreOf } from '../eval/store.ts';
-import { scoreStoredRun } from '../runs/score-run.ts';
+import { saveRunScore, scoreStoredRun } from '../runs/score-run.ts';
 import type { RunRecord, StoredScore } from '../store/records.ts';
 import type { RunStore } from '../store/types.ts';
 import type { Suite } from '../suites/types.ts';
@@ -41,7 +41,9 @@ export function headlineFrom(def: BenchmarkDefinition | undefined, summary: Reco
 
 /**
  * Headline metrics of runs: from each run's newest stored score; runs without one are scored now when their benchmark
- * needs no judge and the run has ended (`live`), else `not scored`.
+ * needs no judge and the run has ended (`live`) and that score is saved (`saveRunScore`, as `loupe score` does: the
+ * Results view and the report then rest on the same score, issue 42; a store that refuses the write keeps it unsaved,
+ * said in `source`), else `not scored`.
  * @param runs the runs listed; `o.suites` a suite cache kept across calls; `o.live` false to never score here (a live
  *   score reads the run's files from the store's copy only, never a recorded workspace: issue 36).
  * @returns run id → headline (runs whose benchmark has no headline metric are left out).
@@ -65,7 +67,10 @@ export async function runHeadlines(store: RunStore, runs: readonly RunRecord[], 
       const sc = await scoreStoredRun(store, r.id, { judge: createJudge({ kind: 'none' }, judgementStoreOf(store)), runsRoot: null, ...(o.suites ? { suites: o.suites } : {}) }).catch((e: unknown) => ({ error: e instanceof Error ? e.message : String(e), summary: {}, pending: 0 }));
       if (sc.error) out.set(r.id, { text: 'scoring failed', short: '', value: null, source: sc.error, pending: 0 });
       else {
-        const h = headlineFrom(def, sc.summary, 'scored live (not saved)', sc.pending);
+        // Saved like `loupe score` saves it, so Results and the report show the same number for this run (issue 42);
+        // a store this user may not write (a team store's annotator) keeps it shown here only, and says so.
+        const saved = 'runId' in sc ? await saveRunScore(store, sc).then(() => '', (e: unknown) => e instanceof Error ? e.message : String(e)) : 'no score';
+        const h = headlineFrom(def, sc.summary, saved ? `scored live (not saved: ${saved})` : 'scored live, saved with the run\'s scores', sc.pending);
         if (h) out.set(r.id, h);
       }
       continue;

@@ -14,6 +14,7 @@ import type { BenchmarkDefinition } from '../../core/benchmarks/types.ts';
 import { createJudge, parseJudgeKind } from '../../core/eval/judges/factory.ts';
 import { judgementStoreOf } from '../../core/eval/store.ts';
 import { saveRunScore, scoreStoredRun } from '../../core/runs/score-run.ts';
+import { checkEvidence } from '../../app/checklist/evidence.ts';
 import type { Block, Suite } from '../../core/suites/types.ts';
 import { errorMessage, LoupeInputError } from '../../core/util/errors.ts';
 import {
@@ -64,7 +65,7 @@ export class ChecklistPanel extends LoupePanel {
     super(ctx, panel, 'checklist', 'Checklist');
     this.panelKey = key;
     this.rpc.onRequest(RunEvidenceQueryRequest, ({ sql }) => this.query(sql));
-    this.rpc.onRequest(SaveChecklistRequest, (p) => this.save(p.base, p.items, p.note));
+    this.rpc.onRequest(SaveChecklistRequest, (p) => this.save(p.base, p.items, p.note, p.confirmContradictions === true));
     this.rpc.onRequest(LoadVersionRequest, ({ version }) => this.loadVersion(version));
     this.rpc.onRequest(RescoreRequest, ({ runId, version }) => this.rescore(runId, version));
   }
@@ -115,10 +116,16 @@ export class ChecklistPanel extends LoupePanel {
     }
   }
 
-  private async save(base: number | null, items: EditorItem[], note: string): Promise<SaveChecklistResult> {
+  private async save(base: number | null, edited: EditorItem[], note: string, confirmContradictions: boolean): Promise<SaveChecklistResult> {
     const { def, block } = await this.resolve();
-    const problems = def.checklist!.checkItems(block, items);
+    const problems = def.checklist!.checkItems(block, edited);
     if (problems.length) return { ok: false, problems };
+    // issue 42: a refused evidence query is never saved; an answer its evidence contradicts needs the expert's confirmation
+    const canQuery = !!def.checklist?.evidenceQuery && !!block.visible.database;
+    const ev = await checkEvidence(edited, canQuery ? (sql) => this.query(sql) : null);
+    if (ev.problems.length) return { ok: false, problems: ev.problems };
+    if (ev.contradictions.length && !confirmContradictions) return { ok: false, contradictions: ev.contradictions };
+    const items = ev.items;
     const author = currentAnnotator();
     try {
       const r = await checklistStoreOf(this.ctx.store()).save(await this.key(), { base, items: items as AuthoredChecklistItem[], author, note });
@@ -153,7 +160,7 @@ export class ChecklistPanel extends LoupePanel {
  * (`loupe.judge.kind` / `loupe.judge.profile`), saves the score (kept beside scores against other versions) and
  * tells the views. @throws Error in the user's words (a judge setting that names no profile, a run that fails).
  */
-export async function rescoreRun(ctx: LoupeContext, runId: string, version: number | 'native' | { groundTruth: number | 'shipped' }, loaded?: { def: BenchmarkDefinition; suite: Suite }): Promise<{ summary: string; checklist: string; failed?: Array<{ ref: string; question: string; detail: string }> }> {
+export async function rescoreRun(ctx: LoupeContext, runId: string, version: number | 'native' | { groundTruth: number | 'shipped' }, loaded?: { def: BenchmarkDefinition; suite: Suite }): Promise<{ summary: string; checklist: string; failed?: Array<{ ref: string; question: string; detail: string }>; pending?: number }> {
   const store = ctx.store();
   const j = ctx.settings.judge;
   let kind;
@@ -176,7 +183,7 @@ export async function rescoreRun(ctx: LoupeContext, runId: string, version: numb
   const against = s.groundTruth ? (s.groundTruth.source === 'authored' ? `ground truth version ${s.groundTruth.version}` : 'the shipped ground truth')
     : s.checklist?.source === 'authored' ? `version ${s.checklist.version}` : "the suite's own checklist";
   // items judged incorrect, each offered for "Tag failure" (issue 19)
-  return { summary: def ? def.scoreLine(s) : JSON.stringify(s.summary), checklist: against, failed: def?.failureAnalysis?.failedItems(s) ?? [] };
+  return { summary: def ? def.scoreLine(s) : JSON.stringify(s.summary), checklist: against, failed: def?.failureAnalysis?.failedItems(s) ?? [], pending: s.pending };
 }
 
 /**

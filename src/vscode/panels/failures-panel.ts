@@ -4,16 +4,15 @@
  * (each item served with its trajectory); see the Fig. 8 / Table 6 figures. One panel; the data and every rule are
  * in src/core/failures (this file only wires the store, the settings and the webview).
  */
-import { runFolderOf } from '../../core/store/run-folder.ts';
 import * as vscode from 'vscode';
 import { annotationStoreOf, currentAnnotations, type AnnotationStore } from '../../core/annotations/index.ts';
 import { findBenchmark } from '../../core/benchmarks/registry.ts';
 import {
   FAILURE_CASE_TASK, HALLUCINATION_CHECK_TASK, failureClassSpec, failureFigures, findTaxonomy, hallucinationSpec, openFailureQueue, openHallucinationQueue,
-  recordFailureCase, recordHallucinationCheck, sentenceOffsets, tagSpan, tagSteps, taxonomyCatalog, ensureFailureCase,
+  recordFailureCase, recordHallucinationCheck, tagSpan, tagSteps, taxonomyCatalog, ensureFailureCase,
   type FailureCaseInput, type FailureCaseVerdict, type FailureTagVerdict, type HallucinationInput, type HallucinationVerdict, type TaxonomyCatalog,
 } from '../../core/failures/index.ts';
-import { artefactOfItem, failureTagViews } from '../../core/ui/failure-tags.ts';
+import { failureArtefacts, failureRunView } from '../../app/failures/run-view.ts';
 import { errorMessage } from '../../core/util/errors.ts';
 import {
   GetFailureStepRequest, OpenInTimelineRequest, ShowFailureFiguresRequest, SkipCaseRequest, SubmitCaseRequest, TagFailureRequest,
@@ -177,33 +176,17 @@ export class FailuresPanel extends LoupePanel {
     return parts.filter(Boolean).join('\n\n');
   }
 
-  private async artefacts(runId: string): Promise<FailureArtefact[]> {
-    const run = await this.ctx.store().getRun(runId);
-    const def = run ? findBenchmark(run.suite) : undefined;
-    if (!run || !def) return [];
-    const src = await def.review.sectionsOf(this.ctx.store(), run, await runFolderOf(this.ctx.store(), run, this.ctx.runsDirectory)).catch(() => null);
-    if (!src) return [];
-    const list = 'markdown' in src ? [{ key: 'report', title: 'Report', markdown: src.markdown }] : src.sections;
-    return list.filter((s) => s.markdown.trim()).map((s) => ({ name: s.key, title: s.title, text: s.markdown, sentences: sentenceOffsets(s.markdown) }));
+  private artefacts(runId: string): Promise<FailureArtefact[]> {
+    return failureArtefacts(this.ctx.store(), runId, this.ctx.runsDirectory);
   }
 
-  private async runView(runId: string, focusStep?: number): Promise<FailureRunView> {
-    const store = this.ctx.store();
-    const run = await store.getRun(runId);
-    if (!run) throw new Error(`Run ${runId} is no longer in the store.`);
-    const steps = (await store.getStepSummaries(runId)).map((s) => ({ index: s.index, summary: stepSummary(s), tools: s.toolNames, error: s.anyError }));
-    const tags = await failureTagViews(this.ann, runId);
-    const def = findBenchmark(run.suite);
-    const caseItem = this.mode.kind === 'run' && this.mode.caseItemId ? await this.ann.getItem(this.mode.caseItemId) : undefined;
-    const attached = caseItem?.task === FAILURE_CASE_TASK ? (({ ref, question, detail }: FailureCaseInput) => ({ ref, question, detail }))(caseItem.input as FailureCaseInput) : undefined;
-    const artefacts = await this.artefacts(runId);
-    // the report pane opens on the attached item's text (a LongDA query's answer), not the first
-    const focusArtefact = attached ? artefactOfItem(artefacts, attached.ref) : -1;
-    return {
-      ...(attached ? { attached } : {}), ...(focusArtefact >= 0 ? { focusArtefact } : {}),
-      runId, suite: run.suite, blockId: run.blockId, model: run.model ?? run.agent, steps, artefacts, tags,
-      taxonomy: def?.failureAnalysis?.taxonomy.id ?? this.catalog().taxonomies[0]?.id ?? '', ...(focusStep !== undefined ? { focusStep } : {}),
-    };
+  /** The run on screen, opened on the attached case's item in run and queue mode alike (issue 42). */
+  private runView(runId: string, focusStep?: number): Promise<FailureRunView> {
+    const caseItemId = this.caseItemId();
+    return failureRunView(this.ctx.store(), this.ann, runId, {
+      ...(caseItemId ? { caseItemId } : {}), ...(focusStep !== undefined ? { focusStep } : {}),
+      runsRoot: this.ctx.runsDirectory, taxonomy: this.catalog().taxonomies[0]?.id ?? '',
+    });
   }
 
   private async caseView(): Promise<FailureCaseView | null> {
@@ -257,12 +240,6 @@ export class FailuresPanel extends LoupePanel {
     }
     return state;
   }
-}
-
-function stepSummary(s: { toolNames: string[]; firstArguments: string | null; content: string }): string {
-  const c = s.toolNames[0];
-  if (c) return `${c} ${(s.firstArguments ?? '').replace(/\s+/g, ' ').slice(0, 100)}`;
-  return s.content.replace(/\s+/g, ' ').slice(0, 100) || '(message)';
 }
 
 const cfg = () => vscode.workspace.getConfiguration('loupe.failures');

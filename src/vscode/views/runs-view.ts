@@ -7,6 +7,7 @@ import type { RunRecord } from '../../core/agent/types.ts';
 import type { LoupeContext } from '../context.ts';
 import { RunSession } from '../run/run-session.ts';
 import { runHeadlines, type RunHeadline } from '../../core/ui/run-headline.ts';
+import { forkTree, runListings, runsWithEveryCallFailed, type RunListing } from '../../app/runs/run-labels.ts';
 import type { Suite } from '../../core/suites/types.ts';
 import { sweepProgressOf, type SweepModelProgress } from '../../core/runs/sweep.ts';
 import { markdownText, oneLine } from '../../core/util/text-safety.ts';
@@ -16,7 +17,7 @@ export type RunsNode =
   | { kind: 'sweep-model'; sweepId: string; counts: SweepModelProgress; runs: RunRecord[] }
   | { kind: 'suite'; suite: string; runs: RunRecord[] }
   | { kind: 'block'; suite: string; blockId: string; runs: RunRecord[]; /** the group it is under (tree ids stay unique) */ scope: string }
-  | { kind: 'run'; run: RunRecord; answers: number; assisted: boolean; interventions?: number; headline?: RunHeadline };
+  | { kind: 'run'; run: RunRecord; answers: number; assisted: boolean; interventions?: number; headline?: RunHeadline; listing?: RunListing; forks?: RunsNode[] };
 
 const STATUS_ICON: Record<string, [string, string?]> = {
   finished: ['pass', 'testing.iconPassed'],
@@ -119,11 +120,17 @@ export class RunsViewProvider implements vscode.TreeDataProvider<RunsNode>, vsco
     if (node.kind === 'block') {
       const store = this.ctx.store();
       const ids = node.runs.map((r) => r.id);
-      const [answers, assisted, human, headlines] = await Promise.all([store.getAnswersOf(ids), store.getEventsOf(ids, 'assisted'), store.getInterventionsOf(ids), this.headlines(node.runs)]);
-      return [...node.runs]
-        .sort((a, b) => b.createdAt.localeCompare(a.createdAt))
-        .map((run) => ({ kind: 'run', run, answers: answers.get(run.id)?.length ?? 0, assisted: (assisted.get(run.id)?.length ?? 0) > 0 || (human.get(run.id)?.length ?? 0) > 0, interventions: human.get(run.id)?.length ?? 0, headline: headlines.get(run.id) }));
+      const [answers, assisted, human, headlines, failed] = await Promise.all([store.getAnswersOf(ids), store.getEventsOf(ids, 'assisted'), store.getInterventionsOf(ids), this.headlines(node.runs), runsWithEveryCallFailed(store, node.runs)]);
+      // issue 42: profile + repeat, short id and start time tell runs apart; forks sit under the run they came from
+      const listings = runListings(node.runs, failed);
+      const { roots, forks } = forkTree([...node.runs].sort((a, b) => b.createdAt.localeCompare(a.createdAt)));
+      const toNode = (run: RunRecord): RunsNode => ({
+        kind: 'run', run, answers: answers.get(run.id)?.length ?? 0, assisted: (assisted.get(run.id)?.length ?? 0) > 0 || (human.get(run.id)?.length ?? 0) > 0, interventions: human.get(run.id)?.length ?? 0,
+        headline: headlines.get(run.id), listing: listings.get(run.id), forks: (forks.get(run.id) ?? []).map(toNode),
+      });
+      return roots.map(toNode);
     }
+    if (node.kind === 'run') return node.forks ?? [];
     return [];
   }
 
@@ -193,19 +200,22 @@ export class RunsViewProvider implements vscode.TreeDataProvider<RunsNode>, vsco
     const r = node.run;
     const live = RunSession.get(r.id);
     const running = r.status === 'running' && live !== undefined && !live.result;
-    const [icon, color] = STATUS_ICON[running ? 'running' : r.status] ?? ['circle-outline'];
+    const flag = !running ? node.listing?.flag ?? null : null;
+    const [icon, color] = flag ? ['warning', 'testing.iconFailed'] : STATUS_ICON[running ? 'running' : r.status] ?? ['circle-outline'];
     // The headline value sits in the label (the sidebar is narrow); its name and source in the description and tooltip.
     const value = node.headline?.short ? ` · ${node.headline.short}` : '';
-    const item = new vscode.TreeItem(`${r.agent === 'reference' ? 'reference' : oneLine(r.model ?? r.agent, 80)}${value} · ${running ? 'running' : r.status}`, vscode.TreeItemCollapsibleState.None);
+    const name = node.listing ? oneLine(node.listing.label, 100) : r.agent === 'reference' ? 'reference' : oneLine(r.model ?? r.agent, 80);
+    const item = new vscode.TreeItem(`${name}${value} · ${running ? 'running' : node.listing?.status ?? r.status}`, node.forks?.length ? vscode.TreeItemCollapsibleState.Expanded : vscode.TreeItemCollapsibleState.None);
     item.id = `run:${r.id}`;
     // The run's headline metric (issue 22); answers only where the benchmark records them (a BLADE run has none).
     const metric = node.headline ? `${node.headline.text} · ` : '';
-    item.description = `${metric}${r.steps} steps${node.answers ? ` · ${node.answers} answers` : ''}${node.assisted ? ' · assisted' : ''}${r.params.forkOf ? ` · fork@${r.params.forkOf.step}` : ''} · ${ago(r.startedAt ?? r.createdAt)}`;
+    item.description = `${node.listing ? `${node.listing.ident} · ` : ''}${metric}${r.steps} steps${node.answers ? ` · ${node.answers} answers` : ''}${node.assisted ? ' · assisted' : ''}${r.params.forkOf ? ` · fork@${r.params.forkOf.step}` : ''} · ${ago(r.startedAt ?? r.createdAt)}`;
     item.iconPath = new vscode.ThemeIcon(icon, color ? new vscode.ThemeColor(color) : undefined);
     const md = new vscode.MarkdownString(undefined, true);
     // Stored names and reasons may be hostile (an MCP client's name, an agent's text in a reason): Markdown-escaped (issue 38).
     md.appendMarkdown(`**${markdownText(r.blockId)}** · run \`${r.id}\`\n\n`);
-    md.appendMarkdown(`status **${r.status}**${r.statusReason ? ` — ${markdownText(r.statusReason)}` : ''}\n\n`);
+    md.appendMarkdown(`status **${r.status}**${r.statusReason ? ` — ${markdownText(r.statusReason)}` : ''}${flag ? ` · **${flag}**` : ''}\n\n`);
+    if (node.listing) md.appendMarkdown(`profile ${markdownText(node.listing.profile.label)} (\`${node.listing.profile.player.paramsHash}\`), repeat ${node.listing.profile.repeat} of ${node.listing.profile.repeats} on this block\n\n`);
     md.appendMarkdown(`agent ${markdownText(r.agent)}${r.model ? ` · model ${markdownText(r.model)}` : ''} · tool set \`${r.toolSet}\` · sandbox \`${r.sandbox}\`\n\n`);
     md.appendMarkdown(`${r.steps} steps · ${r.tokens ? `${r.tokens.input} input / ${r.tokens.output} output tokens` : 'tokens unknown (external client)'} · ${(r.durationMs / 1000).toFixed(1)} s${r.costUsd != null ? ` · $${r.costUsd.toFixed(4)}` : ''}\n\n`);
     if (node.headline) md.appendMarkdown(`**${node.headline.text}** — ${node.headline.source}\n\n`);

@@ -231,12 +231,23 @@ describe('alignment', () => {
     assert.equal(dup.empty, true);
   });
 
-  it('BLADE decision types keep their order: swapped sections align one of two', () => {
+  it('swapped sections still align by key, one row each, in A\'s order (BLADE decision types)', () => {
     const a = reviewDocFromSections('a', [{ key: 'model', title: 'Model', markdown: '```python\nols()\n```' }, { key: 'conceptual-variables', title: 'Conceptual variables', markdown: '- IV: x' }]);
     const b = reviewDocFromSections('b', [{ key: 'conceptual-variables', title: 'Conceptual variables', markdown: '- IV: y' }, { key: 'model', title: 'Model', markdown: 'glm' }]);
     const rows = alignReviewDocs(a, b);
-    assert.equal(rows.filter((r) => r.a && r.b).length, 1);
-    assert.equal(rows.length, 3);
+    assert.deepEqual(rows.map((r) => [r.a?.key ?? null, r.b?.key ?? null, r.match]), [['model', 'model', 'key'], ['conceptual-variables', 'conceptual-variables', 'key']]);
+  });
+
+  it('issue 42 defect 1: B answered q3 last — q3 is one row with both sides, a side is missing only when truly missing', () => {
+    const a = reviewDocFromSections('a', [1, 2, 3, 4].map((k) => ({ key: `query:q${k}`, title: `Query q${k}`, markdown: `${k}0` })));
+    const b = reviewDocFromSections('b', [{ key: 'query:q1', title: 'Query q1', markdown: '10' }, { key: 'query:q2', title: 'Query q2', markdown: '20' }, { key: 'query:q4', title: 'Query q4', markdown: '40' }, { key: 'query:q3', title: 'Query q3', markdown: '31' }, { key: 'query:q5', title: 'Query q5', markdown: '5' }]);
+    const rows = alignReviewDocs(a, b);
+    assert.deepEqual(rows.map((r) => [r.a?.key ?? null, r.b?.key ?? null]), [['query:q1', 'query:q1'], ['query:q2', 'query:q2'], ['query:q3', 'query:q3'], ['query:q4', 'query:q4'], [null, 'query:q5']]);
+    assert.deepEqual(rows[2]!.differing.map((d) => [a.numbers[d.a]!.raw, b.numbers[d.b]!.raw]), [['30', '31']]);
+    // Markdown reports too: a moved heading is aligned by its key, not offered to a similar title elsewhere
+    const m1 = reviewDocFromMarkdown('a', '## Results\n\nx\n\n## Method\n\ny\n\n## Limits\n\nz\n');
+    const m2 = reviewDocFromMarkdown('b', '## Method\n\ny\n\n## Limits\n\nz\n\n## Results\n\nx\n\n## Methods used\n\nw\n');
+    assert.deepEqual(alignReviewDocs(m1, m2).map((r) => [r.a?.key ?? null, r.b?.key ?? null, r.match]), [['results', 'results', 'key'], ['method', 'method', 'key'], ['limits', 'limits', 'key'], [null, 'methods used', null]]);
   });
 });
 

@@ -133,6 +133,31 @@ describe('item outcomes (issue 22)', () => {
     assert.deepEqual(q3.repeats.map((x) => [x.verdict, x.stepIndex]), [['wrong', 2], ['right', 2]]);
   });
 
+  it('issue 42 defect 3: two run profiles in one drill-down are split, never pooled; repeats numbered within their profile', async () => {
+    const [r1, r2] = [(await store.getRun('r1'))!, (await store.getRun('r2'))!];
+    // r3: another profile (model-b) with r2's answers; r4: model-a at another temperature (another profile, same model)
+    const r3 = { ...r2, id: 'r3', model: 'model-b', createdAt: '2099-01-01T00:00:00Z' };
+    const r4 = { ...r1, id: 'r4', params: { ...r1.params, temperature: 0.7 }, createdAt: '2099-01-02T00:00:00Z' };
+    const score = async (id: string) => (await store.scores.list(id))[0]!.detail as never;
+    await saveRunScore(store, await scoreStoredRun(store, 'r1', { judge: createJudge({ kind: 'none' }, judgementStoreOf(store)) }));
+    const scores = new Map<string, never>([['r1', await score('r1')], ['r2', await score('r2')], ['r3', await score('r2')], ['r4', await score('r1')]]);
+    const answers = await store.getAnswersOf(['r1', 'r2']);
+    answers.set('r3', answers.get('r2')!);
+    answers.set('r4', answers.get('r1')!);
+    const q1 = questionDrilldown([r1, r2, r3, r4], scores, answers)[0]!.questions[0]!;
+    const byProfile = Object.fromEntries(q1.profiles.map((p) => [p.label, [p.runIds, p.spread?.n, p.spread?.min, p.spread?.max]]));
+    assert.deepEqual(byProfile, { 'model-a': [['r1', 'r2'], 2, 0, 1], 'model-a · T=0.7': [['r4'], 1, 1, 1], 'model-b': [['r3'], 1, 0, 0] });
+    assert.equal(q1.spread, null, 'no spread pooled across profiles');
+    assert.deepEqual(q1.repeats.map((x) => [x.runId, x.profile, x.repeat]), [['r1', 'model-a', 1], ['r2', 'model-a', 2], ['r4', 'model-a · T=0.7', 1], ['r3', 'model-b', 1]]);
+  });
+
+  it('issue 42 defect 3: the drill-down shows each question as the agent was asked it, not its id and answer shape', async () => {
+    const st = await buildResultsState(store, 'test');
+    const qs = st.drilldown![0]!.questions;
+    assert.equal(qs[0]!.question, gt[0]!.query);
+    assert.doesNotMatch(qs.map((q) => q.question).join('\n'), /query \d+ \((single_number|\[)/);
+  });
+
   it('Results state: the drill-down, and the spread of each rate across the repeats of a model × block', async () => {
     const st = await buildResultsState(store, 'test');
     assert.equal(st.drilldown?.length, 1);

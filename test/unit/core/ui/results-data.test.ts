@@ -87,6 +87,29 @@ describe('results data', () => {
     store.close();
   });
 
+  it('issue 42 defect 2: a row mixing scored and unscored runs computes every figure over the scored runs and names the others', async () => {
+    const store = openStore(':memory:');
+    const right = Object.fromEntries(block.map((q) => [q.qId, q.answer]));
+    // three repeats of one model on one block; the third (more steps, more tokens, longer) has no stored score
+    for (const [id, scored, steps] of [['s1', true, 2], ['s2', true, 2], ['u3', false, 5]] as const) {
+      await store.createRun({ ...base, id, blockId, model: 'model-a' });
+      for (let i = 0; i < steps; i++) await store.commitStep(step(id, i, [{ name: 'search_doc' }], 1000, 100));
+      await store.updateRun(id, { status: 'finished', addDurationMs: steps * 1000 });
+      if (!scored) continue;
+      const score = scoreLongda(block, right);
+      await store.scores.save({ runId: id, benchmark: 'longda', judgeId: 'none', options: {}, summary: { queries: score.n, coverage: score.coverage, match: score.match }, detail: score, pending: 0, scoredAt: new Date().toISOString() });
+    }
+    const s = await buildResultsState(store, 'mem');
+    const row = s.tables.find((x) => x.id === 'longda')!.rows.find((r) => r.model === 'model-a' && r.block === blockId)!;
+    assert.deepEqual({ ...row.runs, scored: [...row.runs!.scored].sort() }, { total: 3, scored: ['s1', 's2'], unscored: ['u3'] });
+    for (const [k, c] of Object.entries(row.cells)) assert.deepEqual([...c.runIds].sort(), ['s1', 's2'], `column ${k} rests on the scored runs only`);
+    assert.equal(row.cells.inputTokens?.value, 4000, '2 scored runs × 2 steps × 1000, not the unscored run\'s 5000 too');
+    assert.equal(row.cells.time?.value, 4);
+    assert.equal(row.cells.steps?.value, 2);
+    assert.deepEqual([...s.scatter.find((p) => p.model === 'model-a')!.runIds].sort(), ['s1', 's2']);
+    store.close();
+  });
+
   it('aggregates BLADE run scores with the core bootstrap into per-type rows with CIs', async () => {
     const store = openStore(':memory:');
     const metric = (precision: number, gtItems: string[]) => ({ gtItems, precision, matched: precision * 4, denominator: 4 });

@@ -13,6 +13,7 @@ import { findBenchmark } from '../../../../src/core/benchmarks/registry.ts';
 import { openStore } from '../../../../src/core/store/run-store.ts';
 import type { RunStore } from '../../../../src/core/store/types.ts';
 import { headlineFrom, runHeadlines } from '../../../../src/core/ui/run-headline.ts';
+import { buildResultsState } from '../../../../src/core/ui/results-data.ts';
 import { sharedData } from '../../../helpers/shared.ts';
 
 const BLOCK = 'NHANES_NCHS_Data_Brief_No._508';
@@ -67,7 +68,14 @@ describe('run headline metric (issue 22)', () => {
     assert.equal(h.get('blade-1')?.text, 'not scored');
     assert.match(h.get('blade-1')!.source, /needs a judge/);
     assert.equal(h.get('blade-2')?.text, `${findBenchmark('blade')!.presentation.mainMetric!.label} 50.0% (2 pending)`);
+    // issue 42 defect 2: the live score is saved, so Results rests on the same score and shows the same number
     const off = await runHeadlines(store, runs, { live: false });
-    assert.equal(off.get('done')?.text, 'not scored');
+    assert.equal(off.get('done')?.text, h.get('done')?.text, 'read back from the store, no live scoring');
+    assert.match(off.get('done')!.source, /stored score/);
+    const results = await buildResultsState(store, 'mem');
+    const row = results.tables.find((t) => t.id === 'longda')!.rows.find((r) => r.block === BLOCK)!;
+    assert.deepEqual(row.runs, { total: 2, scored: ['done'], unscored: ['going'] });
+    assert.equal(row.cells.match?.value, h.get('done')!.value, 'Results and the Runs view agree');
+    assert.deepEqual(row.cells.match?.runIds, ['done']);
   });
 });
