@@ -50,20 +50,20 @@ function dag(v: GroundTruthView): SVGSVGElement | HTMLElement {
   if (!v.graph) return h('p', { class: 'muted' }, 'No transform graph.');
   const W = 170;
   const H = 34;
-  const GX = 50;
+  const GX = 36;
   const GY = 14;
   const ns = 'http://www.w3.org/2000/svg';
   const layers = Math.max(...v.graph.nodes.map((n) => n.layer)) + 1;
   const rows = Math.max(...v.graph.nodes.map((n) => n.row)) + 1;
   const svg = document.createElementNS(ns, 'svg');
-  // issue 42: drawn to a viewBox so it scales down (to 75% at most, then the pane scrolls) instead of being clipped
+  // issue 42: drawn to a viewBox so it scales down (to 65% at most, then the pane scrolls) instead of being clipped
   const width = layers * (W + GX) + 10;
   const height = rows * (H + GY) + 10;
   svg.setAttribute('viewBox', `0 0 ${width} ${height}`);
   svg.setAttribute('data-width', String(width));
   svg.style.width = `${width}px`;
   svg.style.maxWidth = '100%';
-  svg.style.minWidth = `${Math.round(width * 0.75)}px`;
+  svg.style.minWidth = `${Math.round(width * 0.65)}px`;
   svg.style.height = 'auto';
   svg.setAttribute('role', 'img');
   svg.setAttribute('aria-label', `transform graph: ${v.graph.nodes.length - 1} transforms in ${layers - 1} layers`);
@@ -165,8 +165,8 @@ function fitDag(): void {
   const svg = main?.querySelector<SVGSVGElement>('svg[data-width]');
   if (!main || !svg) return;
   const natural = Number(svg.dataset.width);
-  // beside: the graph gets 3/5 of the width less the gap, and may shrink to 75% before it must scroll
-  main.classList.toggle('stacked', natural * 0.75 > (main.clientWidth - 16) * 0.6);
+  // beside: the graph gets 3/5 of the width less the gap, and may shrink to 65% before it must scroll
+  main.classList.toggle('stacked', natural * 0.65 > (main.clientWidth - 16) * 0.6);
 }
 window.addEventListener('resize', () => fitDag());
 

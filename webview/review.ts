@@ -216,7 +216,7 @@ async function submit(): Promise<void> {
     active = rowsOfVote(pair).indexOf(missing[0]!);
     folded = false;
     const name = (c: string) => (c === OVERALL ? 'the overall preference' : `“${c}”`);
-    message = `Not submitted: ${missing.length} criterion${missing.length === 1 ? '' : 'a'} unanswered. ${name(missing[0]!)} is highlighted — press a / b / t / x${missing.length > 1 ? `, then j for ${missing.slice(1).map(name).join(', ')}` : ''}, then Ctrl+Enter.`;
+    message = `Not submitted: ${missing.length} ${missing.length === 1 ? 'criterion' : 'criteria'} unanswered. ${name(missing[0]!)} is highlighted — press a / b / t / x${missing.length > 1 ? `, then j for ${missing.slice(1).map(name).join(', ')}` : ''}, then Ctrl+Enter.`;
     render();
     const row = document.querySelector<HTMLElement>(`.vote-row[data-criterion="${CSS.escape(missing[0] === OVERALL ? 'overall' : missing[0]!)}"]`);
     row?.scrollIntoView({ block: 'nearest' });

@@ -48,7 +48,7 @@ export async function pickBlock(ctx: LoupeContext, title = 'Open Task as Workspa
     for (const block of shown.offered) {
       items.push({
         label: `${block.runnable ? '$(pass)' : '$(error)'} ${block.title}`,
-        description: `${block.items.length} items${block.runnable ? '' : ' · not runnable'}`,
+        description: `${suite.kind} · ${block.items.length} items${block.runnable ? '' : ' · not runnable'}`,
         detail: block.problems.length ? block.problems.slice(0, 2).join('; ') : block.id,
         pair: { suite, block },
       });
