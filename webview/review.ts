@@ -46,6 +46,8 @@ let pair: PairView | null = null;
 let draft: Draft = { queueId: '', itemId: null, choices: {}, overall: null, rationale: '' };
 let active = 0;
 let message: string | null = null;
+/** Put the keyboard focus on the highlighted criterion at the next render (Ctrl+Enter with a gap). */
+let focusRow = false;
 /** The vote panel folded to its summary line (key v), so the outputs get the height. */
 let folded = false;
 /** The keyboard model, shown in the panel's key help. */
@@ -160,8 +162,16 @@ function render(): void {
   if (!folded) vote.append(rationale);
   vote.append(actions, message ? h('p', { class: message.startsWith('Vote saved') ? 'ok' : 'error', id: 'message', role: 'status' }, message) : h('span', {}));
   const keys = h('footer', { class: 'rv-keys', id: 'keys' }, KEY_HELP);
+  // the keyboard focus stays on the highlighted criterion across re-renders once it was put there
+  const rowFocus = focusRow || !!(document.activeElement instanceof HTMLElement && document.activeElement.closest('.vote-row'));
+  focusRow = false;
   app.replaceChildren(header, bar, h('p', { class: 'muted', id: 'pair-title' }, `${p.suite} · block ${p.blockId} · ${p.criteria.length} criteria`), legend, grid, vote, keys);
   app.removeAttribute('aria-busy');
+  const row = rowFocus ? vote.querySelector<HTMLElement>('.vote-row.active') : null;
+  if (row) {
+    row.scrollIntoView({ block: 'nearest' });
+    (row.querySelector<HTMLElement>('button.opt.on') ?? row.querySelector<HTMLElement>('button.opt'))?.focus({ preventScroll: true });
+  }
   keepFocus();
 }
 
@@ -217,10 +227,8 @@ async function submit(): Promise<void> {
     folded = false;
     const name = (c: string) => (c === OVERALL ? 'the overall preference' : `“${c}”`);
     message = `Not submitted: ${missing.length} ${missing.length === 1 ? 'criterion' : 'criteria'} unanswered. ${name(missing[0]!)} is highlighted — press a / b / t / x${missing.length > 1 ? `, then j for ${missing.slice(1).map(name).join(', ')}` : ''}, then Ctrl+Enter.`;
+    focusRow = true;
     render();
-    const row = document.querySelector<HTMLElement>(`.vote-row[data-criterion="${CSS.escape(missing[0] === OVERALL ? 'overall' : missing[0]!)}"]`);
-    row?.scrollIntoView({ block: 'nearest' });
-    row?.querySelector<HTMLElement>('button.opt')?.focus({ preventScroll: true });
     return;
   }
   try {
