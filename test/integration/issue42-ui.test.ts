@@ -201,4 +201,34 @@ describe('Issue 42 pickers, pairwise keyboard and layouts', function () {
     await sleep(800);
     await screenshot('i42-agreement-small-n');
   });
+
+  it('Documentation Search at 1000 px: Search and Open buttons whole, paths cut in the middle keeping the file name', async () => {
+    await vscode.commands.executeCommand('workbench.action.closeAllEditors');
+    await runner({ action: 'viewport', width: 1000, height: 1000 });
+    await runner({ action: 'palette', title: 'Loupe: Search Documentation' });
+    await sleep(1500);
+    await runner({ action: 'type', text: 'NCHS Data Brief No. 508' });
+    await sleep(800);
+    await runner({ action: 'press', key: 'Enter' });
+    await webviewText({ title: 'Docs:', expect: /Index ready: \d+ files/, timeoutMs: 150_000 });
+    await runner({ action: 'clickInWebview', selector: '#query', title: 'Docs:' });
+    await runner({ action: 'type', text: 'BMXBMI body mass index' });
+    await runner({ action: 'press', key: 'Enter' });
+    await webviewText({ title: 'Docs:', expect: /BMX_L\.pdf/, timeoutMs: 30_000 });
+    await runner({ action: 'clickInWebview', selector: '#hit-0', title: 'Docs:' });
+    await webviewText({ title: 'Docs:', expect: /Open file/, timeoutMs: 30_000 });
+    await sleep(800);
+    await screenshot('i42-docsearch-1000');
+    const whole = async (selector: string) => {
+      const rs = await rects(selector, 'Docs:');
+      assert.ok(rs.length, `${selector} shown`);
+      for (const r of rs) assert.ok(r.clip.right >= r.box.right - 0.5 && r.clip.left <= r.box.left + 0.5, `${selector} is clipped: box ${JSON.stringify(r.box)}, visible ${JSON.stringify(r.clip)}`);
+    };
+    await whole('#search');
+    await whole('#open-file');
+    await whole('#results .hit-file .base');
+    await whole('#detail-file .base');
+    const names = await runner<string>({ action: 'webviewText', title: 'Docs:', selector: '#results .hit-file .base' });
+    assert.match(names, /\.pdf|\.txt|\.html?/i, 'the file name is shown whole');
+  });
 });
