@@ -226,9 +226,15 @@ describe('Issue 42 pickers, pairwise keyboard and layouts', function () {
     };
     await whole('#search');
     await whole('#open-file');
-    await whole('#results .hit-file .base');
+    await whole('#hit-0 .hit-file .base');
     await whole('#detail-file .base');
-    const names = await runner<string>({ action: 'webviewText', title: 'Docs:', selector: '#results .hit-file .base' });
-    assert.match(names, /\.pdf|\.txt|\.html?/i, 'the file name is shown whole');
+    assert.match(await runner<string>({ action: 'webviewText', title: 'Docs:', selector: '#hit-0 .hit-file .base' }), /BMX_L\.pdf/, 'the file name is shown whole');
+    // no path runs into the unit beside it (in the list and in the detail header)
+    const files = await rects('#results .hit-file', 'Docs:');
+    const units = await rects('#results .hit-head .hit-unit', 'Docs:');
+    files.forEach((f, k) => assert.ok(f.box.right <= units[k]!.box.left + 0.5, `hit ${k}: its path (right ${f.box.right}) runs into its unit (left ${units[k]!.box.left})`));
+    const df = (await rects('#detail-file', 'Docs:'))[0]!;
+    const du = (await rects('#detail-unit', 'Docs:'))[0]!;
+    assert.ok(df.box.right <= du.box.left + 0.5, 'the detail path does not run into its unit');
   });
 });
