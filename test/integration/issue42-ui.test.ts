@@ -33,7 +33,9 @@ describe('Issue 42 pickers, pairwise keyboard and layouts', function () {
   before(async function () {
     if (!hasRunner()) this.skip();
     await vscode.extensions.getExtension('loupe-dev.loupe')?.activate();
-    storePath = join(cfg().get<string>('runsDirectory') ?? '', 'runs.sqlite');
+    // a store of its own: its open pair and annotations stay out of the other suites' queues and rankings
+    storePath = join(mkdtempSync(join(tmpdir(), 'loupe-i42-store-')), 'runs.sqlite');
+    await cfg().update('store', storePath, vscode.ConfigurationTarget.Global);
     await cfg().update('annotator', 'reviewer-42', vscode.ConfigurationTarget.Global);
     await cfg().update('annotation.reviewersPerItem', 1, vscode.ConfigurationTarget.Global);
     await cfg().update('review.rubric', RUBRIC, vscode.ConfigurationTarget.Global);
@@ -65,7 +67,7 @@ describe('Issue 42 pickers, pairwise keyboard and layouts', function () {
   });
 
   after(async () => {
-    for (const k of ['annotator', 'annotation.reviewersPerItem', 'review.rubric']) await cfg().update(k, undefined, vscode.ConfigurationTarget.Global);
+    for (const k of ['annotator', 'annotation.reviewersPerItem', 'review.rubric', 'store']) await cfg().update(k, undefined, vscode.ConfigurationTarget.Global);
     await runner({ action: 'viewport', width: 1600, height: 1000 }).catch(() => undefined);
     await vscode.commands.executeCommand('workbench.action.closeAllEditors');
   });
