@@ -230,7 +230,11 @@ describe('Issue 42 pickers, pairwise keyboard and layouts', function () {
     await whole('#open-file');
     await whole('#hit-0 .hit-file .base');
     await whole('#detail-file .base');
-    assert.match(await runner<string>({ action: 'webviewText', title: 'Docs:', selector: '#hit-0 .hit-file .base' }), /BMX_L\.pdf/, 'the file name is shown whole');
+    assert.match(await runner<string>({ action: 'webviewText', title: 'Docs:', selector: '#hit-0 .hit-file .base' }), /BMX_L\.pdf/);
+    for (const sel of ['#hit-0 .hit-file .base', '#detail-file .base']) {
+      const cut = await runner<string>({ action: 'webviewEval', selector: sel, fn: '(el) => el.scrollWidth > el.clientWidth + 1 ? `${el.scrollWidth} > ${el.clientWidth}` : ""' });
+      assert.equal(cut, '', `${sel}: the file name is cut by an ellipsis (${cut})`);
+    }
     // no path runs into the unit beside it (in the list and in the detail header)
     const files = await rects('#results .hit-file', 'Docs:');
     const units = await rects('#results .hit-head .hit-unit', 'Docs:');
