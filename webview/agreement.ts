@@ -7,12 +7,15 @@ import type { TopLevelSpec } from 'vega-lite';
 import { AgreementChangedNotification, RefreshAgreementRequest, type AgreementState } from '../src/protocol/annotation.ts';
 import { connectHost, h, ready } from './shared/host.ts';
 import { useStatTableStyles } from './shared/tables.ts';
+import { smallSampleWarning } from './shared/labels.ts';
 
 const host = connectHost();
 const app = document.getElementById('app') as HTMLElement;
 useStatTableStyles(`
 .group { margin-bottom: 18px; }
 .confusion { margin-top: 4px; }
+.small-n, .small-n-note { color: var(--vscode-editorWarning-foreground, #d29922); }
+.small-n-note { margin: 4px 0 8px; }
 `);
 
 type Est = { value: number | null; ci: { low: number | null; high: number | null } | null } | null;
@@ -22,25 +25,32 @@ const est = (e: Est) => (e ? `${f3(e.value)}${e.ci ? `  [${f3(e.ci.low)}, ${f3(e
 async function render(s: AgreementState): Promise<void> {
   const r = s.report;
   const groups = r.groups.map((g, gi) => {
-    const rows: Array<[string, string]> = [
+    // issue 42: a statistic on fewer than 10 items says so next to its value and CI
+    const n = g.pairableItems;
+    const small = smallSampleWarning('κ', n);
+    const warned = (v: string, stat: string): string | HTMLElement => (small && v !== '—' && !v.startsWith('— ')
+      ? h('span', {}, v, ' ', h('span', { class: 'small-n', title: smallSampleWarning(stat, n)! }, `⚠ n = ${n}: not informative`)) : v);
+    const rows: Array<[string, string | HTMLElement]> = [
       ['Items (≥ 2 annotators)', `${g.items} (${g.pairableItems})`],
       ['Annotators', g.annotators.map((a) => s.labels?.[a] ?? a).join(', ') || '—'],
       ['Percent agreement', f3(g.percentAgreement)],
       ['Pairwise agreement', f3(g.pairwiseAgreement)],
-      ["Cohen's κ", g.cohensKappa ? est(g.cohensKappa) : '— (needs exactly two annotators)'],
-      ["Krippendorff's α (nominal)", est(g.alphaNominal)],
-      ...(g.alphaInterval ? [["Krippendorff's α (interval)", est(g.alphaInterval)] as [string, string]] : []),
-      ...(g.alphaOrdinal ? [["Krippendorff's α (ordinal)", est(g.alphaOrdinal)] as [string, string]] : []),
-      [g.gwet.weights === 'identity' ? "Gwet's AC1" : `Gwet's AC2 (${g.gwet.weights} weights)`, est(g.gwet)],
+      ["Cohen's κ", g.cohensKappa ? warned(est(g.cohensKappa), 'κ') : '— (needs exactly two annotators)'],
+      ["Krippendorff's α (nominal)", warned(est(g.alphaNominal), 'α')],
+      ...(g.alphaInterval ? [["Krippendorff's α (interval)", warned(est(g.alphaInterval), 'α')] as [string, string | HTMLElement]] : []),
+      ...(g.alphaOrdinal ? [["Krippendorff's α (ordinal)", warned(est(g.alphaOrdinal), 'α')] as [string, string | HTMLElement]] : []),
+      [g.gwet.weights === 'identity' ? "Gwet's AC1" : `Gwet's AC2 (${g.gwet.weights} weights)`, warned(est(g.gwet), g.gwet.weights === 'identity' ? 'AC1' : 'AC2')],
     ];
     const jh = g.judgeHuman.length
       ? h('table', { class: 'judge-human' }, h('tr', {}, h('th', {}, 'LLM judge vs'), h('th', {}, 'items'), h('th', {}, 'agreement'), h('th', {}, 'κ')),
-        ...g.judgeHuman.map((j) => h('tr', {}, h('td', {}, j.against), h('td', {}, String(j.items)), h('td', {}, f3(j.agreement)), h('td', {}, f3(j.kappa)))))
+        ...g.judgeHuman.map((j) => h('tr', {}, h('td', {}, j.against), h('td', {}, String(j.items)), h('td', {}, f3(j.agreement)),
+          h('td', {}, f3(j.kappa), smallSampleWarning('κ', j.items) && j.kappa !== null ? h('span', { class: 'small-n', title: smallSampleWarning('κ', j.items)! }, ` ⚠ n = ${j.items}`) : ''))))
       : h('p', { class: 'muted' }, 'No LLM verdicts on these items.');
     const chart = h('div', { class: 'confusion', id: `confusion-${gi}` });
     return { el: h('section', { class: 'group', 'data-task': g.task },
       h('h2', {}, g.task, g.criterion ? h('span', { class: 'muted' }, ` · ${g.criterion}`) : ''),
       h('table', { class: 'stats' }, ...rows.map(([k, v]) => h('tr', {}, h('th', {}, k), h('td', {}, v)))),
+      small ? h('p', { class: 'small-n-note', 'data-n': String(n) }, `⚠ ${small}`) : '',
       jh, chart), chart, g };
   });
   const refresh = h('vscode-button', { id: 'refresh', secondary: true }, 'Refresh');

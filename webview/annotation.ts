@@ -66,7 +66,7 @@ function evidenceRows(it: AnnotationItemView): Array<{ ref: CitedEvidence; label
   const cells = [...it.evidence.cells].sort((a, b) => Number(b.matches.length > 0) - Number(a.matches.length > 0) || a.seq - b.seq);
   return [
     ...cells.map((c) => ({ ref: { kind: 'cell', runId, seq: c.seq } as CitedEvidence, label: `cell ${c.seq + 1} · step ${c.step + 1}`, hot: c.matches.length > 0,
-      detail: `${c.matches.length ? `holds ${c.matches.join(', ')} · ` : ''}${c.code.split('\n')[0] ?? ''}${c.output ? `  →  ${c.output.split('\n').slice(0, 2).join(' ')}` : ''}` })),
+      detail: `${c.matches.length ? `mentions ${c.matches.join(', ')} · ` : ''}${c.code.split('\n')[0] ?? ''}${c.output ? `  →  ${c.output.split('\n').slice(0, 2).join(' ')}` : ''}` })),
     ...it.evidence.steps.map((s) => ({ ref: { kind: 'step', runId, step: s.step } as CitedEvidence, label: `step ${s.step + 1}${s.tools.length ? ` · ${s.tools.join(', ')}` : ''}`, detail: s.text, hot: false })),
     ...it.evidence.docs.map((d) => ({ ref: { kind: 'doc', path: d.path, ...(d.query ? { query: d.query } : {}) } as CitedEvidence, label: `doc · ${d.path.split('/').pop() || d.path}`, detail: `${d.query ? `“${d.query}” ` : ''}(step ${d.step + 1})`, hot: false })),
   ];
@@ -149,7 +149,7 @@ function render(): void {
     it.role === 'adjudicator' ? h('p', { class: 'warn' }, 'Adjudication: your verdict is final.') : null,
     it.mine ? h('p', { class: 'muted', id: 'mine' }, `You answered this item at ${it.mine.at.slice(0, 16).replace('T', ' ')}; a new verdict supersedes it (history kept).`) : null,
     controls, draftLine, note,
-    h('h3', { id: 'evidence-title' }, `Evidence (${draft.cited.length} cited) `, h('span', { class: 'muted' }, '— e to cite')),
+    h('h3', { id: 'evidence-title' }, `Evidence (${draft.cited.length} cited) `, h('span', { class: 'muted' }, `— e to cite${it.evidence.hiddenCells ? ` · ${it.evidence.hiddenCells} cell${it.evidence.hiddenCells === 1 ? '' : 's'} mentioning nothing of the item not listed` : ''}`)),
     evList, actions,
     message ? h('p', { class: message.startsWith('✔') ? 'ok' : 'error', id: 'message', role: 'status' }, message) : null,
     revealed);

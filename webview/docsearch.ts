@@ -142,6 +142,18 @@ function renderHistory(): void {
   );
 }
 
+/**
+ * A path cut in the middle when it does not fit (issue 42): the folder part shrinks with an ellipsis at its end, the
+ * file name never does; the whole path is the tooltip.
+ */
+function pathParts(path: string): HTMLElement[] {
+  const slash = path.lastIndexOf('/');
+  return [h('span', { class: 'dir' }, slash >= 0 ? path.slice(0, slash + 1) : ''), h('span', { class: 'base' }, path.slice(slash + 1))];
+}
+function pathLabel(path: string, cls: string): HTMLElement {
+  return h('span', { class: `${cls} path`, title: path }, ...pathParts(path));
+}
+
 function renderResults(): void {
   if (!hits.length) {
     resultsEl.replaceChildren(h('p', { class: 'muted empty' }, view.query.trim() ? 'No matches.' : 'Type a query and press Enter.'));
@@ -154,7 +166,7 @@ function renderResults(): void {
     const snippet = focusSnippet(hit.snippet, view.query, view.mode);
     const row = h('div', { class: 'hit', role: 'option', id: `hit-${i}`, 'data-index': i, 'aria-selected': i === selected ? 'true' : 'false' },
       h('div', { class: 'hit-head' },
-        h('span', { class: 'hit-file', title: hit.file }, hit.file),
+        pathLabel(hit.file, 'hit-file'),
         h('span', { class: 'hit-unit' }, hit.unit),
         h('span', { class: 'hit-score num', title: 'Score' }, formatScore(hit.score))),
       h('div', { class: 'hit-snippet' }, ...segmentsToNodes(snippet, view.query, view.mode)),
@@ -263,7 +275,7 @@ async function showUnit(i: number, asPage = false): Promise<void> {
   reveal.addEventListener('click', () => void host.rpc.request(RevealFileRequest, { file: hit.file, unit: hit.unit }));
   buttons.push(reveal);
   const head = h('div', { class: 'detail-head' },
-    h('div', {}, h('strong', { id: 'detail-file' }, unit.file), ' ', h('span', { class: 'hit-unit', id: 'detail-unit' }, unit.unit)),
+    h('div', { class: 'detail-title' }, h('strong', { id: 'detail-file', class: 'path', title: unit.file }, ...pathParts(unit.file)), h('span', { class: 'hit-unit', id: 'detail-unit' }, unit.unit)),
     h('div', { class: 'detail-actions' }, ...buttons));
   if (asPage && page !== undefined) {
     const canvas = h('canvas', { id: 'pdf-canvas', 'aria-label': `${unit.file}, page ${page}` });

@@ -20,6 +20,7 @@ body { padding: 0 12px; }
 .gt-top { display: flex; gap: 16px; align-items: baseline; flex-wrap: wrap; }
 select { background: var(--vscode-dropdown-background); color: var(--vscode-dropdown-foreground); border: 1px solid var(--vscode-dropdown-border); padding: 2px 4px; }
 .gt-main { display: grid; grid-template-columns: minmax(0, 3fr) minmax(300px, 2fr); gap: 16px; }
+.gt-main.stacked { grid-template-columns: minmax(0, 1fr); }
 .dag { overflow: auto; border: 1px solid var(--vscode-panel-border, rgba(128,128,128,.3)); max-height: 520px; }
 .dag svg text { fill: var(--vscode-foreground); font-size: 11px; pointer-events: none; }
 .dag .node rect { fill: var(--vscode-editorWidget-background, #252526); stroke: var(--vscode-panel-border, #555); cursor: pointer; }
@@ -49,14 +50,21 @@ function dag(v: GroundTruthView): SVGSVGElement | HTMLElement {
   if (!v.graph) return h('p', { class: 'muted' }, 'No transform graph.');
   const W = 170;
   const H = 34;
-  const GX = 50;
+  const GX = 36;
   const GY = 14;
   const ns = 'http://www.w3.org/2000/svg';
   const layers = Math.max(...v.graph.nodes.map((n) => n.layer)) + 1;
   const rows = Math.max(...v.graph.nodes.map((n) => n.row)) + 1;
   const svg = document.createElementNS(ns, 'svg');
-  svg.setAttribute('width', String(layers * (W + GX) + 10));
-  svg.setAttribute('height', String(rows * (H + GY) + 10));
+  // issue 42: drawn to a viewBox so it scales down (to 65% at most, then the pane scrolls) instead of being clipped
+  const width = layers * (W + GX) + 10;
+  const height = rows * (H + GY) + 10;
+  svg.setAttribute('viewBox', `0 0 ${width} ${height}`);
+  svg.setAttribute('data-width', String(width));
+  svg.style.width = `${width}px`;
+  svg.style.maxWidth = '100%';
+  svg.style.minWidth = `${Math.round(width * 0.65)}px`;
+  svg.style.height = 'auto';
   svg.setAttribute('role', 'img');
   svg.setAttribute('aria-label', `transform graph: ${v.graph.nodes.length - 1} transforms in ${layers - 1} layers`);
   const pos = new Map(v.graph.nodes.map((n) => [n.id, { x: 5 + n.layer * (W + GX), y: 5 + n.row * (H + GY) }]));
@@ -139,13 +147,28 @@ function render(): void {
     h('div', { class: 'gt-top' }, h('h1', { id: 'title' }, v.title), h('label', {}, 'Version ', versions)),
     v.problems.length ? h('ul', { class: 'warn', id: 'problems' }, ...v.problems.map((p) => h('li', {}, p))) : h('span', {}),
     h('h2', {}, `Transforms (${nT})`, h('span', { class: 'muted' }, ' — dashed: alternative branch; j / k move, Enter shows')),
-    h('div', { class: 'gt-main' }, h('div', { class: 'dag', id: 'dag' }, dag(v)), detail(v)),
+    h('div', { class: 'gt-main', id: 'gt-main' }, h('div', { class: 'dag', id: 'dag' }, dag(v)), detail(v)),
     ...groups, reviews,
   );
+  fitDag();
   app.removeAttribute('aria-busy');
   app.tabIndex = -1;
   if (!document.activeElement || document.activeElement === document.body) app.focus({ preventScroll: true });
 }
+
+/**
+ * Puts the detail pane under the graph when the graph would not fit beside it (issue 42: at 1600 px the detail pane
+ * clipped the DAG); beside it otherwise.
+ */
+function fitDag(): void {
+  const main = document.getElementById('gt-main');
+  const svg = main?.querySelector<SVGSVGElement>('svg[data-width]');
+  if (!main || !svg) return;
+  const natural = Number(svg.dataset.width);
+  // beside: the graph gets 3/5 of the width less the gap, and may shrink to 65% before it must scroll
+  main.classList.toggle('stacked', natural * 0.65 > (main.clientWidth - 16) * 0.6);
+}
+window.addEventListener('resize', () => fitDag());
 
 async function show(version: number | 'latest'): Promise<void> {
   try {

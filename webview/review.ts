@@ -1,9 +1,12 @@
 /**
  * Side-by-side review (issue 16): two outputs of one block aligned section by section, every number linked to the
  * notebook cell that computed it (or marked "no source found"), numbers that differ under the same heading and label
- * highlighted; a blind vote per criterion and overall. Keys: a / b / t / x choose Output A / Output B / tie / both bad
- * for the active criterion (then the next), j / k move between criteria, r writes the rationale, Ctrl+Enter submits,
- * n next pair once voted, s skips. The vote in the making is kept in the webview state (a reload loses nothing).
+ * highlighted; a blind vote per criterion and overall. Keys (issue 42: one model, no auto-advance): a / b / t / x
+ * choose Output A / Output B / tie / both bad for the highlighted criterion, which stays highlighted; j / k (↓ / ↑)
+ * move the highlight, so `j` always goes to the very next criterion; r writes the rationale; Ctrl+Enter submits, or,
+ * when a criterion is unanswered, highlights and focuses the first one and says so; v folds the vote panel to one line
+ * (it never takes more than about a third of the height); n next pair once voted, s skips. The vote in the making is
+ * kept in the webview state (a reload loses nothing).
  */
 import '@vscode-elements/elements/dist/vscode-button/index.js';
 import '@vscode-elements/elements/dist/vscode-textarea/index.js';
@@ -43,6 +46,12 @@ let pair: PairView | null = null;
 let draft: Draft = { queueId: '', itemId: null, choices: {}, overall: null, rationale: '' };
 let active = 0;
 let message: string | null = null;
+/** Put the keyboard focus on the highlighted criterion at the next render (Ctrl+Enter with a gap). */
+let focusRow = false;
+/** The vote panel folded to its summary line (key v), so the outputs get the height. */
+let folded = false;
+/** The keyboard model, shown in the panel's key help. */
+const KEY_HELP = 'a / b / t / x vote on the highlighted criterion (the highlight stays) · j / k next / previous criterion · r rationale · Ctrl+Enter submit (or go to the first unanswered criterion) · v fold the vote panel · n next pair · s skip';
 
 /** Criteria rows of the vote (criteria, then overall). */
 const rowsOfVote = (p: PairView) => [...p.criteria, OVERALL];
@@ -132,25 +141,37 @@ function render(): void {
   }
   const legend = h('p', { class: 'muted legend' }, h('span', { class: 'loupe-num traced' }, '12.3'), ' traced to a cell (click opens it) · ', h('span', { class: 'loupe-num untraced' }, '4.5'), ' no source found · ',
     h('span', { class: 'loupe-num differ' }, '67'), ' differs from the other output · ', h('span', { class: 'rule', title: p.traceRule, tabindex: 0 }, 'tracing rule'));
-  const vote = h('section', { class: 'rv-vote', id: 'vote', role: 'group', 'aria-label': 'vote' },
-    h('h2', {}, p.vote ? 'Your vote (saved; change it and submit again to edit)' : 'Your vote'),
-    ...rowsOfVote(p).map((c, i) => {
+  const answered = rowsOfVote(p).filter((c) => choiceOf(c) !== null).length;
+  const vote = h('section', { class: `rv-vote${folded ? ' folded' : ''}`, id: 'vote', role: 'group', 'aria-label': 'vote' },
+    h('h2', {}, p.vote ? 'Your vote (saved; change it and submit again to edit)' : 'Your vote', ' ',
+      h('span', { class: 'muted', id: 'vote-count' }, `${answered} / ${rowsOfVote(p).length} chosen`), ' ',
+      h('button', { class: 'link', id: 'fold', 'aria-expanded': folded ? 'false' : 'true', title: 'v', onclick: () => { folded = !folded; render(); } }, folded ? 'Show vote (v)' : 'Fold (v)')),
+    ...(folded ? [] : rowsOfVote(p).map((c, i) => {
       const chosen = choiceOf(c);
       return h('div', { class: `vote-row${i === active ? ' active' : ''}${c === OVERALL ? ' overall' : ''}`, role: 'radiogroup', 'aria-label': c === OVERALL ? 'Overall' : c, 'data-criterion': c === OVERALL ? 'overall' : c },
         h('span', { class: 'crit' }, c === OVERALL ? 'Overall preference' : c),
         h('span', { class: 'opts' }, ...CHOICES.map((o) => h('button', { class: `opt${chosen === o.value ? ' on' : ''}`, role: 'radio', 'aria-checked': chosen === o.value ? 'true' : 'false', 'data-value': o.value,
           onclick: () => choose(i, o.value) }, h('kbd', {}, o.key), ` ${o.label}`))));
-    }));
+    })));
   const rationale = h('vscode-textarea', { id: 'rationale', rows: 2, placeholder: 'Rationale — r to focus, Esc to leave', 'aria-label': 'rationale' }) as HTMLElement & { value: string };
   rationale.value = draft.rationale;
   rationale.addEventListener('input', () => { draft.rationale = rationale.value; save(); });
   const actions = h('div', { class: 'rv-actions' },
     h('vscode-button', { id: 'submit', onclick: () => void submit() }, p.vote ? 'Save edit (Ctrl+Enter)' : 'Submit vote (Ctrl+Enter)'),
     h('vscode-button', { id: 'next', secondary: true, onclick: () => void next(!p.vote) }, p.vote ? 'Next pair (n)' : 'Skip (s)'));
-  vote.append(rationale, actions, message ? h('p', { class: message.startsWith('Vote saved') ? 'ok' : 'error', id: 'message', role: 'status' }, message) : h('span', {}));
-  const keys = h('footer', { class: 'rv-keys' }, 'a / b / t / x: A better / B better / tie / both bad · j / k criterion · r rationale · Ctrl+Enter submit · n next pair · s skip');
+  if (!folded) vote.append(rationale);
+  vote.append(actions, message ? h('p', { class: message.startsWith('Vote saved') ? 'ok' : 'error', id: 'message', role: 'status' }, message) : h('span', {}));
+  const keys = h('footer', { class: 'rv-keys', id: 'keys' }, KEY_HELP);
+  // the keyboard focus stays on the highlighted criterion across re-renders once it was put there
+  const rowFocus = focusRow || !!(document.activeElement instanceof HTMLElement && document.activeElement.closest('.vote-row'));
+  focusRow = false;
   app.replaceChildren(header, bar, h('p', { class: 'muted', id: 'pair-title' }, `${p.suite} · block ${p.blockId} · ${p.criteria.length} criteria`), legend, grid, vote, keys);
   app.removeAttribute('aria-busy');
+  const row = rowFocus ? vote.querySelector<HTMLElement>('.vote-row.active') : null;
+  if (row) {
+    row.scrollIntoView({ block: 'nearest' });
+    (row.querySelector<HTMLElement>('button.opt.on') ?? row.querySelector<HTMLElement>('button.opt'))?.focus({ preventScroll: true });
+  }
   keepFocus();
 }
 
@@ -168,7 +189,8 @@ function choose(i: number, v: ScreenChoice): void {
   if (c === undefined) return;
   if (c === OVERALL) draft.overall = v;
   else draft.choices[c] = v;
-  active = Math.min(rowsOfVote(pair).length - 1, i + 1);
+  // no auto-advance: the highlight stays, so j / k always move exactly one criterion from what was just voted
+  active = i;
   message = null;
   save();
   render();
@@ -202,7 +224,10 @@ async function submit(): Promise<void> {
   const missing = rowsOfVote(pair).filter((c) => choiceOf(c) === null);
   if (missing.length) {
     active = rowsOfVote(pair).indexOf(missing[0]!);
-    message = `Choose for ${missing.map((c) => (c === OVERALL ? 'the overall preference' : `“${c}”`)).join(', ')} first (a / b / t / x).`;
+    folded = false;
+    const name = (c: string) => (c === OVERALL ? 'the overall preference' : `“${c}”`);
+    message = `Not submitted: ${missing.length} ${missing.length === 1 ? 'criterion' : 'criteria'} unanswered. ${name(missing[0]!)} is highlighted — press a / b / t / x${missing.length > 1 ? `, then j for ${missing.slice(1).map(name).join(', ')}` : ''}, then Ctrl+Enter.`;
+    focusRow = true;
     render();
     return;
   }
@@ -234,6 +259,7 @@ document.addEventListener('keydown', (ev) => {
     case 'r': ev.preventDefault(); (document.getElementById('rationale') as HTMLElement | null)?.focus(); return;
     case 'n': if (pair.vote) { ev.preventDefault(); void next(false); } return;
     case 's': ev.preventDefault(); void next(true); return;
+    case 'v': ev.preventDefault(); folded = !folded; render(); return;
     default: break;
   }
   const o = CHOICES.find((x) => x.key === ev.key);

@@ -21,6 +21,7 @@ import { connectHost, h, ready } from './shared/host.ts';
 import { argSections, filterSteps, formatDuration, formatTokens, stepVerdict, tallyText, toolGlyph, VERDICT_GLYPH } from './shared/timeline-model.ts';
 import { argSectionsView } from './shared/arg-sections.ts';
 import { VirtualList } from './shared/virtual-list.ts';
+import { answerStepLabel, runElapsedMs } from './shared/labels.ts';
 import css from './timeline.css';
 import { mountAssistance, type AssistView } from './timeline-assist.ts';
 import { mountFailureTagging, type FailureTagging } from './timeline-tags.ts';
@@ -76,9 +77,22 @@ function renderHeader(): void {
     h('span', { class: `status ${statusClass}`, id: 'run-status', title: run.statusReason ?? '' }, run.status),
     h('span', { class: 'muted' }, `${run.agent}${run.model ? ` · ${run.model}` : ''} · ${run.suite}`),
     h('span', { class: 'muted', id: 'run-totals' },
-      `${run.steps} steps · ${run.tokens ? `${formatTokens(run.tokens.input)} in / ${formatTokens(run.tokens.output)} out` : 'tokens unknown (external client)'} · ${formatDuration(run.durationMs)}`),
+      `${run.steps} steps · ${run.tokens ? `${formatTokens(run.tokens.input)} in / ${formatTokens(run.tokens.output)} out` : 'tokens unknown (external client)'} · `,
+      elapsedEl),
     scoringSummary(),
   );
+  tickElapsed();
+}
+
+/** The run's duration in the header: live (ticking each second) while the run is running (issue 42: not "0 ms" at 21 s). */
+const elapsedEl = h('span', { id: 'run-elapsed' });
+let elapsedTimer: ReturnType<typeof setInterval> | undefined;
+function tickElapsed(): void {
+  const live = run.status === 'running' && !!run.startedAt;
+  elapsedEl.textContent = `${formatDuration(runElapsedMs(run, Date.now()))}${live ? ' elapsed' : ''}`;
+  elapsedEl.title = live ? `running since ${run.startedAt}` : 'run duration';
+  if (live && !elapsedTimer) elapsedTimer = setInterval(tickElapsed, 1000);
+  if (!live && elapsedTimer) { clearInterval(elapsedTimer); elapsedTimer = undefined; }
 }
 
 /** The run's tally of right / partial / wrong items, and where it came from. */
@@ -145,7 +159,7 @@ function renderRow(s: TimelineStep): HTMLElement {
   h('span', { class: 'tl-idx' }, String(s.index + 1)),
   h('span', { class: 'tl-icons', title: s.tools.join(', ') || 'message' }, ...(s.tools.length ? s.tools.slice(0, 2) : ['']).map((t) => h('span', { class: `tl-icon tool-${toolGlyph(t).cls}`, title: t || 'message' }, toolGlyph(t).glyph)),
     s.tools.length > 2 ? h('span', { class: 'tl-more' }, `+${s.tools.length - 2}`) : ''),
-  h('span', { class: 'tl-summary', title: s.summary }, ...tags, h('span', { class: 'tl-summary-text' }, s.summary)),
+  summaryCell(s, tags),
   h('span', { class: 'tl-bar', title: `model ${formatDuration(s.latencyMs)} · tools ${formatDuration(s.toolMs)}` }, h('span', { style: `width:${width}%` })),
   h('span', { class: 'tl-dur num' }, formatDuration(s.durationMs)),
   s.tokensIn === null || s.tokensOut === null
@@ -162,6 +176,15 @@ function renderRow(s: TimelineStep): HTMLElement {
 }
 
 /** The verdict of the answers this step recorded (empty for steps that recorded none). */
+/** A step's summary; an answer step leads with the items it answered (short id + start of the question, issue 42). */
+function summaryCell(s: TimelineStep, tags: HTMLElement[]): HTMLElement {
+  const marks = scoring?.byStep[s.index] ?? [];
+  const asked = answerStepLabel(marks);
+  if (!asked) return h('span', { class: 'tl-summary', title: s.summary }, ...tags, h('span', { class: 'tl-summary-text' }, s.summary));
+  return h('span', { class: 'tl-summary', title: `${marks.map((m) => `${m.ref}: ${m.question}`).join('\n')}\n${s.summary}` }, ...tags,
+    h('span', { class: 'tl-summary-text' }, h('span', { class: 'tl-asked' }, asked), h('span', { class: 'muted' }, ` · ${s.summary}`)));
+}
+
 function verdictCell(index: number): HTMLElement {
   const marks = scoring?.byStep[index];
   if (!marks?.length) return h('span', { class: 'tl-verdict' });

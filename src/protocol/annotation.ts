@@ -31,7 +31,7 @@ export interface StepEvidence {
   error: boolean;
 }
 
-/** A notebook cell offered as evidence; `matches` lists numbers of the item found in its output. */
+/** A notebook cell offered as evidence; `matches` lists numbers and words of the item found in its code or output. */
 export interface CellEvidence {
   seq: number;
   step: number;
@@ -91,7 +91,8 @@ export interface AnnotationItemView {
   orphaned: boolean;
   fields: ItemField[];
   controls: VerdictControl[];
-  evidence: { steps: StepEvidence[]; cells: CellEvidence[]; docs: DocEvidence[] };
+  /** `hiddenCells`: cells of the run that mention nothing of the item (not listed). */
+  evidence: { steps: StepEvidence[]; cells: CellEvidence[]; docs: DocEvidence[]; hiddenCells?: number };
   /** The annotator's current verdict on this item (editing it supersedes). */
   mine: { annotationId: string; choice: Record<string, string | number | boolean>; note: string | null; evidence: CitedEvidence[]; at: string } | null;
   /** The annotator's unsubmitted choice on this item, kept in the store (it survives a window reload). */

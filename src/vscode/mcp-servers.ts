@@ -86,7 +86,7 @@ export async function evaluateChatAgentCommand(ctx: LoupeContext, arg?: unknown)
     open = a.open !== false;
     pair = await suiteRegistry(ctx).findBlock(a.suite ?? '', a.root ?? '', a.blockId);
     if (!pair) throw new Error(`Block ${a.blockId} not found in the ${a.suite ?? ''} suite at ${a.root ?? ''}.`);
-  } else pair = await pickBlock(ctx, 'Evaluate Chat Agent on Block');
+  } else pair = await pickBlock(ctx, 'Evaluate Chat Agent on Block', { runnableOnly: true });
   if (!pair) return undefined;
   if (!pair.block.runnable) throw new Error(`${pair.block.title} is not runnable: ${pair.block.problems.slice(0, 3).join('; ')}`);
   // Copies, never links: the chat agent brings its own file tools, and a link would name (and lead into) the suite.

@@ -10,6 +10,7 @@ import { suiteRegistry } from './suites.ts';
 import { rememberFolder } from './folder-context.ts';
 import { isBlockNode } from './views/benchmarks-view.ts';
 import { showWarningMessage } from './messages.ts';
+import { runnableFirst } from '../app/pickers/hintability.ts';
 
 /** Arguments accepted from other code and tests (the tree passes its block node instead). */
 export interface OpenTaskArgs {
@@ -27,23 +28,35 @@ export function taskWorkspaceDir(runsDirectory: string, suite: Suite, block: Blo
   return join(runsDirectory, 'tasks', suite.id.replace(/[^A-Za-z0-9._-]+/g, '_'), block.id);
 }
 
-/** Asks for a block of the configured suites (quick pick titled `title`). @returns it, or undefined when cancelled or none is configured. */
-export async function pickBlock(ctx: LoupeContext, title = 'Open Task as Workspace'): Promise<{ suite: Suite; block: Block } | undefined> {
+/**
+ * Asks for a block of the configured suites (quick pick titled `title`; `runnableOnly`: only runnable blocks, the others
+ * counted in the placeholder). @returns it, or undefined when cancelled or none is configured.
+ */
+export async function pickBlock(ctx: LoupeContext, title = 'Open Task as Workspace', opts: { runnableOnly?: boolean } = {}): Promise<{ suite: Suite; block: Block } | undefined> {
   const entries = await suiteRegistry(ctx).loadAll();
   type Item = vscode.QuickPickItem & { pair?: { suite: Suite; block: Block } };
   const items: Item[] = [];
+  let hidden = 0;
   for (const e of entries) {
     const suite = e.suite;
     if (!suite) continue;
+    // issue 42: a picker for running offers runnable blocks only (typing a suite's name must not select a broken block)
+    const shown = opts.runnableOnly ? runnableFirst(suite.blocks) : { offered: suite.blocks, hidden: 0 };
+    hidden += shown.hidden;
+    if (!shown.offered.length) continue;
     items.push({ label: suite.title, kind: vscode.QuickPickItemKind.Separator });
-    for (const block of suite.blocks) {
+    for (const block of shown.offered) {
       items.push({
         label: `${block.runnable ? '$(pass)' : '$(error)'} ${block.title}`,
-        description: `${block.items.length} items${block.runnable ? '' : ' · not runnable'}`,
+        description: `${suite.kind} · ${block.items.length} items${block.runnable ? '' : ' · not runnable'}`,
         detail: block.problems.length ? block.problems.slice(0, 2).join('; ') : block.id,
         pair: { suite, block },
       });
     }
+  }
+  if (!items.some((i) => i.pair) && hidden) {
+    void showWarningMessage(`No configured block is runnable (${hidden} block${hidden === 1 ? ' is' : 's are'} not: see the Benchmarks view for why).`);
+    return undefined;
   }
   if (!items.some((i) => i.pair)) {
     const open = 'Open Settings';
@@ -52,7 +65,7 @@ export async function pickBlock(ctx: LoupeContext, title = 'Open Task as Workspa
     }
     return undefined;
   }
-  const pick = await vscode.window.showQuickPick(items, { title, placeHolder: 'Which block?', matchOnDescription: true, matchOnDetail: true });
+  const pick = await vscode.window.showQuickPick(items, { title, placeHolder: hidden ? `Which block? (runnable blocks only; ${hidden} not runnable are listed in the Benchmarks view)` : 'Which block?', matchOnDescription: true, matchOnDetail: true });
   return pick?.pair;
 }
 

@@ -28,10 +28,14 @@ const panelText = (selector: string, title = TITLE) => runner<string>({ action: 
 const pressUntil = (key: string, effect: () => Promise<boolean>, what: string) =>
   helperPressUntil(key, effect, what, { shotPrefix: 'review', explain: async () => `message '${await panelText('#message')}'` });
 
-/** Votes the pair on screen by keyboard: one key per criterion, then the overall preference, then Ctrl+Enter. */
+/**
+ * Votes the pair on screen by keyboard: one key per criterion, j to the next (a vote keeps the highlight, issue 42),
+ * then the overall preference, then Ctrl+Enter.
+ */
 async function voteWithKeys(criteria: string[], keys: string[]): Promise<void> {
   await runner({ action: 'clickInWebview', title: TITLE, selector: '#queue-name' }); // focus the panel's document
   for (const [i, k] of keys.entries()) {
+    if (i > 0) await pressUntil('j', async () => (await panelText('.vote-row.active')).includes(criteria[i] === 'overall' ? 'Overall' : criteria[i]!), `j to ${criteria[i]}`);
     await pressUntil(k, async () => (await panelText(`.vote-row[data-criterion="${criteria[i]}"] .opt.on`)) !== '', `choice ${i + 1}`);
   }
   await pressUntil('Control+Enter', async () => /Vote saved/.test(await panelText('#message')), 'submit');

@@ -7,6 +7,7 @@ import type { AnnotationItem, AnnotationQueue } from '../annotations/model.ts';
 import type { AnnotationStore } from '../annotations/store.ts';
 import { findBenchmark } from '../benchmarks/registry.ts';
 import type { RunScore } from '../eval/run-score.ts';
+import { checkability, splitAtomicFacts } from '../eval/atomic-facts.ts';
 import type { RunRecord } from '../store/records.ts';
 import type { RunStore } from '../store/types.ts';
 import { LoupeInputError } from '../util/errors.ts';
@@ -155,7 +156,8 @@ export async function openFailureQueue(ann: AnnotationStore, runs: RunStore, sel
 
 /**
  * Opens the hallucination queue: the insights of the selected runs (benchmarks with `failureAnalysis.insights`),
- * a seeded stratified sample per model × domain, one `hallucination-check` item each, a `sampled` queue in
+ * split into atomic facts (`splitAtomicFacts`; facts that are not checkable are skipped with the rule's reason),
+ * a seeded stratified sample per model × domain, one `hallucination-check` item per fact, a `sampled` queue in
  * round-robin order. Each item asks whether the insight's facts are correct and derivable from what the agent saw.
  * Source: DDR-Bench paper §7 (1,850 sampled insights, Table 6).
  * @throws LoupeInputError when no selected run has an insight.
@@ -174,7 +176,14 @@ export async function openHallucinationQueue(ann: AnnotationStore, runs: RunStor
     const scenario = score ? fa.scenario(score) : 'unscored';
     const ins = await fa.insights(runs, run);
     if (!ins.length) { skipped.push({ runId: run.id, reason: 'no insight' }); continue; }
-    for (const i of ins) cands.push({ run, model, scenario, stratum: stratumName(model, scenario), key: `${run.id}\u0000${String(i.index).padStart(6, '0')}`, index: i.index, text: i.text, stepIndex: i.stepIndex });
+    // issue 42: a compound insight is judged fact by fact; filler ("Diagnoses.") is shown apart (skipped), never queued
+    for (const i of ins) {
+      for (const f of splitAtomicFacts(i.text)) {
+        const c = checkability(f.text);
+        if (!c.checkable) { skipped.push({ runId: run.id, reason: `insight ${i.index + 1} "${f.text.slice(0, 60)}" not judged: ${c.reason}` }); continue; }
+        cands.push({ run, model, scenario, stratum: stratumName(model, scenario), key: `${run.id}\u0000${String(i.index).padStart(6, '0')}\u0000${String(f.index).padStart(3, '0')}`, index: i.index, text: f.statement, stepIndex: i.stepIndex });
+      }
+    }
   }
   if (!cands.length) throw new LoupeInputError('hallucination audit', `no selected run has an insight${skipped.length ? ` (${skipped.slice(0, 5).map((s) => `${s.runId}: ${s.reason}`).join('; ')})` : ''}`);
   const strata = stratifiedSample(cands, (c) => c.stratum, (c) => c.key, perStratum, seed);

@@ -14,6 +14,7 @@ import type { JudgeTaskName } from '../eval/judges/types.ts';
 import type { RunStore } from '../store/run-store.ts';
 import { LoupeInputError } from '../util/errors.ts';
 import { runSearchHistory } from './docsearch-service.ts';
+import { factTerms, termsMentioned } from '../eval/atomic-facts.ts';
 
 const yn = (field: string, label: string, yes: string, no: string): VerdictControl => ({ field, label, options: [{ value: true, label: yes, key: 'y' }, { value: false, label: no, key: 'n' }] });
 const scale = (field: string, label: string, rubric?: readonly string[]): VerdictControl => ({
@@ -101,13 +102,32 @@ export function itemFields(task: string, input: unknown): ItemField[] {
     case 'checklist-support': add('Checklist question', s('question')); add('Reference answer', s('answer')); add('Insights', list(i.insights), true, true); add('Report', s('report'), true, true); break;
     case 'trend-answer': add('Question', s('question')); add('Insights', list(i.insights), true, true); add('Report', s('report'), true, true); break;
     case 'checklist-score': add('Criterion', s('criterion')); add('Instruction', s('instruction'), true); add('Response', s('response'), true, true); break;
-    case 'semantic-match': add('Kind', s('kind')); add('A', s('a')); add('B', s('b')); add('Context', s('context'), true); break;
+    // issue 42: BLADE asks judge.same(kind, ground truth, agent's submission): say which side is which
+    case 'semantic-match': add('Kind', s('kind')); add('A — ground truth', s('a')); add('B — agent', s('b')); add('Context', s('context'), true); break;
     case 'pairwise-novelty': add('Insights A', list(i.insightsA), true, true); add('Insights B', list(i.insightsB), true, true); break;
-    case 'hallucination': add('Insight', s('insight')); add('What the agent saw', s('evidence'), true, true); break;
+    case 'hallucination': add('Insight', s('insight')); add('What the agent saw (steps relevant to the insight)', s('evidence'), true, true); break;
     case 'figure-quality': add('Reference figure', s('referenceCaption')); add('Generated figure', s('generatedCaption')); add('Plotting code', s('generatedCode') ? '```python\n' + s('generatedCode') + '\n```' : undefined, true); break;
     default: for (const [k, v] of Object.entries(i)) if (typeof v === 'string') add(k, v, true);
   }
   return out;
+}
+
+/**
+ * The text of an item that evidence must mention to be relevant: what is judged, not the material shown with it (a
+ * hallucination item's "what the agent saw", a semantic match's research question), which would make every cell match.
+ * @returns the judged fields' text (all string fields for a task not listed).
+ */
+export function judgedText(task: string, input: unknown): string {
+  const i = (input ?? {}) as Record<string, unknown>;
+  const pick = (...ks: string[]) => ks.map((k) => (typeof i[k] === 'string' ? (i[k] as string) : '')).filter(Boolean).join('\n');
+  switch (task) {
+    case 'hallucination': return pick('insight');
+    case 'semantic-match': return pick('a', 'b');
+    case 'claim-support': return pick('claim', 'quote');
+    case 'checklist-support': case 'trend-answer': return pick('question', 'answer');
+    case 'checklist-score': return pick('criterion');
+    default: return itemFields(task, input).map((f) => f.text).join('\n');
+  }
 }
 
 /** Numbers an item mentions (≥ 2 significant characters), to find the cells whose output holds them. */
@@ -165,15 +185,20 @@ async function readRunEvidence(rs: RunStore, runId: string): Promise<RunEvidence
 }
 
 /**
- * Evidence of a run for an item: steps, cells (with the item's numbers found in their output), documentation pages.
+ * Evidence of a run for an item: steps, the cells whose code or output mentions the item's numbers or words (each with
+ * what it mentions; `hiddenCells` counts the others), documentation pages.
  * @param cache reuse of what was read for the same run (the panel keeps one); a fresh read without it.
  */
 export async function runEvidence(rs: RunStore, runId: string, itemText: string, cache: RunEvidenceCache = new RunEvidenceCache(1)): Promise<AnnotationItemView['evidence']> {
   const run = await rs.getRun(runId);
-  if (!run) return { steps: [], cells: [], docs: [] };
+  if (!run) return { steps: [], cells: [], docs: [], hiddenCells: 0 };
   const base = await cache.get(rs, runId, run.steps);
+  // issue 42: only cells whose code or output mentions the item's numbers or words are offered (not every import cell)
   const nums = numbersIn(itemText);
-  return { steps: base.steps, cells: base.cells.map(({ fullOutput, ...c }) => ({ ...c, matches: nums.filter((n) => fullOutput.includes(n)) })), docs: base.docs };
+  const terms = factTerms(itemText).filter((t) => !/^-?\d/.test(t));
+  const cells = base.cells.map(({ fullOutput, ...c }) => ({ ...c, matches: [...nums.filter((n) => fullOutput.includes(n)), ...termsMentioned(terms, `${c.code}\n${fullOutput}`)] }));
+  const relevant = cells.filter((c) => c.matches.length);
+  return { steps: base.steps, cells: relevant, docs: base.docs, hiddenCells: cells.length - relevant.length };
 }
 
 /** Progress header of a queue. */
@@ -194,7 +219,7 @@ export async function itemView(store: AnnotationStore, rs: RunStore, q: Annotati
   const mineRow = role === 'adjudicator' ? (final?.annotator === annotator ? final : undefined) : byAnnotator.get(annotator);
   const fields = itemFields(item.task, item.input);
   const orphaned = item.runId ? !(await store.runExists(item.runId)) : false;
-  const evidence = item.runId && !orphaned ? await runEvidence(rs, item.runId, fields.map((f) => f.text).join('\n'), cache) : { steps: [], cells: [], docs: [] };
+  const evidence = item.runId && !orphaned ? await runEvidence(rs, item.runId, judgedText(item.task, item.input), cache) : { steps: [], cells: [], docs: [] };
   const submitted = anns.some((a) => a.annotator === annotator);
   let revealed: AnnotationItemView['revealed'] = null;
   if (!q.blind || submitted || role === 'adjudicator') {

@@ -20,7 +20,7 @@ import type { LoupeContext } from '../context.ts';
 import { suiteRegistry } from '../suites.ts';
 import { currentAnnotator } from './annotation-panel.ts';
 import { LoupePanel, PanelHost } from './panel-base.ts';
-import { showErrorMessage, showWarningMessage } from '../messages.ts';
+import { showErrorMessage, showInformationMessage, showWarningMessage } from '../messages.ts';
 
 /** `<kind>\u0000<root>\u0000<block id>` */
 type Key = string;
@@ -169,6 +169,11 @@ export async function reviewBladeDecisionsCommand(ctx: LoupeContext, arg?: unkno
   const d = await pickDataset(ctx, arg, 'Review BLADE Decisions: pick a dataset');
   if (!d) return undefined;
   const a = { ...((arg ?? {}) as { runIds?: string[]; perDataset?: number; seed?: number; includeExpert?: boolean }) };
+  // issue 42: a dataset with no recorded run has no decision to review: say so before asking anything or opening a tab
+  if (!a.runIds && !(await ctx.store().listRuns({ suite: d.kind, blockId: d.blockId, limit: 1 })).length) {
+    void showInformationMessage(`Loupe: ${d.blockId} has no recorded runs, so there are no agent decisions to review. Run an agent on it first (Run Benchmark Block).`);
+    return undefined;
+  }
   const c = vscode.workspace.getConfiguration('loupe');
   if (a.includeExpert === undefined && !a.runIds) {
     const pick = await vscode.window.showQuickPick([
@@ -178,7 +183,8 @@ export async function reviewBladeDecisionsCommand(ctx: LoupeContext, arg?: unkno
     if (!pick) return undefined;
     a.includeExpert = pick.expert;
   }
-  const p = BladeDecisionsPanel.show(ctx, d.kind, d.root, d.blockId);
+  const shown = BladeDecisionsPanel.host.show(ctx, `${d.kind}\u0000${d.root}\u0000${d.blockId}`);
+  const p = shown.panel;
   try {
     const id = await vscode.window.withProgress({ location: vscode.ProgressLocation.Notification, title: 'Loupe: sampling decisions to review' }, () => p.openReview({
       ...(a.runIds ? { runIds: a.runIds } : {}), perDataset: a.perDataset ?? c.get<number>('bladeReview.perDataset') ?? 40, seed: a.seed ?? c.get<number>('bladeReview.seed') ?? 0,
@@ -187,6 +193,8 @@ export async function reviewBladeDecisionsCommand(ctx: LoupeContext, arg?: unkno
     await p.refresh();
     return id;
   } catch (e) {
+    // the tab this command opened would show the authoring form, as if the review had started: close it
+    if (shown.created) p.dispose();
     void showErrorMessage(`Loupe: ${errorMessage(e)}`);
     return undefined;
   }

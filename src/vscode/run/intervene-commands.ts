@@ -17,13 +17,14 @@ import { llmConfig } from './run-commands.ts';
 import { RunSession } from './run-session.ts';
 import { showErrorMessage, showInformationMessage, showWarningMessage } from '../messages.ts';
 import { oneLine } from '../../core/util/text-safety.ts';
+import { hintability, type LiveRun } from '../../app/pickers/hintability.ts';
 
 /** Who adds a hint from this window: the `loupe.annotator` setting, else git user.name, else the OS user. */
 export function currentAnalyst(): string {
   return annotatorId(process.env, vscode.workspace.getConfiguration('loupe').get<string>('annotator') ?? '');
 }
 
-async function runOf(ctx: LoupeContext, raw: unknown, title: string): Promise<RunRecord | undefined> {
+async function runOf(ctx: LoupeContext, raw: unknown, title: string, hinting = false): Promise<RunRecord | undefined> {
   const store = ctx.store();
   const id = typeof raw === 'string' ? raw : (raw as { run?: RunRecord } | undefined)?.run?.id;
   if (id) {
@@ -31,10 +32,26 @@ async function runOf(ctx: LoupeContext, raw: unknown, title: string): Promise<Ru
     if (!r) throw new Error(`No run ${id} in ${ctx.storePath}`);
     return r;
   }
-  const live = RunSession.active.filter((s) => s.runId && s.control.isPaused);
-  const runs = live.length ? (await Promise.all(live.map((s) => store.getRun(s.runId!)))).filter((r): r is RunRecord => !!r) : await store.listRuns({ limit: 200 });
-  const pick = await vscode.window.showQuickPick(runs.map((r) => ({ label: `${oneLine(r.blockId)} · ${r.status}`, description: `${oneLine(r.model ?? r.agent)} · ${r.createdAt}`, detail: r.id, r })), { title, matchOnDetail: true });
+  const runs = await store.listRuns({ limit: 200 });
+  // issue 42: the hint picker offers only runs that can take a hint (a fork needs no hint-able run: it offers all)
+  const offered = hinting ? runs.filter((r) => hintability(r, liveState(r.id)).ok) : runs;
+  if (!offered.length) {
+    void showInformationMessage(hinting
+      ? 'Loupe: no run can take a hint now. A hint goes to a running or paused run of Loupe\'s own agent; to continue a finished run with a hint, fork it from a step (Fork Run from Step).'
+      : 'Loupe: the store holds no run yet.');
+    return undefined;
+  }
+  const pick = await vscode.window.showQuickPick(offered.map((r) => {
+    const live = liveState(r.id);
+    return { label: `${oneLine(r.blockId)} · ${live ? (live.paused ? 'paused' : 'running') : r.status}`, description: `${oneLine(r.model ?? r.agent)} · ${r.createdAt}`, detail: r.id, r };
+  }), { title, matchOnDetail: true, ...(hinting ? { placeHolder: 'Runs that can take a hint: running or paused runs of Loupe\'s own agent' } : {}) });
   return pick?.r;
+}
+
+/** Whether a run is live in this window, and paused. */
+function liveState(runId: string): LiveRun | null {
+  const s = RunSession.get(runId);
+  return s && !s.result ? { paused: s.control.isPaused } : null;
 }
 
 /**
@@ -66,13 +83,14 @@ export async function assistanceState(ctx: LoupeContext, runId: string): Promise
  * @returns the recorded human step, or undefined when cancelled.
  */
 export async function interveneCommand(ctx: LoupeContext, arg?: unknown, text?: unknown, kind?: unknown): Promise<InterventionRecord | undefined> {
-  const run = await runOf(ctx, arg, 'Add Hint to Run');
+  const run = await runOf(ctx, arg, 'Add Hint to Run', true);
   if (!run) return undefined;
   const sup = interventionSupport(run);
   if (!sup.ok) throw new Error(sup.reason);
   const session = RunSession.get(run.id);
   const live = !!session && !session.result;
-  if (live && !session.control.isPaused) throw new Error(`Run ${run.id} is running: pause it first (Pause on its timeline, or key p in its terminal); hints are added between steps.`);
+  // a running run picked for a hint is paused here: the hint goes in at the next step boundary
+  if (live && !session.control.isPaused) session.control.pause();
   if (!live && run.status === 'finished') throw new Error(`Run ${run.id} has finished: fork it from a step (Fork from this step, on its timeline) to continue it with a hint.`);
   const next = run.steps + 1;
   const message = typeof text === 'string' ? text : await vscode.window.showInputBox({

@@ -15,6 +15,7 @@ import type { ScoreGroup } from '../types.ts';
 import { ddrExploration, ddrOptions, ddrTopK, scoreDdrChecklists, scoreDdrHallucination, scoreDdrNovelty, validInsights, type DdrChecklistScore, type DdrNoveltyInput } from './eval.ts';
 import { pyStatisticsMean } from '../../eval/numpy-python.ts';
 import { ddrFinalReport, ddrInsightsFromReasoning, ddrState, readDdrResult } from './toolset.ts';
+import { ddrHallucinationItems, type DdrUncheckedFact } from './hallucination-items.ts';
 
 /** Guesses the DDR scenario (mimic / 10k / globem) from a suite root path. */
 export function guessDdrScenario(root: string): string {
@@ -46,16 +47,16 @@ export async function scoreDdrRun(o: { store: RunStore; run: RunRecord; block: B
   const queries = ddrState(await store.getExtraState(run.id)).queries;
   const totalFields = block.visible.database?.tables.reduce((s, t) => s + t.columns.length, 0) ?? 0;
   const exploration = totalFields > 0 ? ddrExploration(queries.map((q) => q.columns), totalFields) : null;
-  let hallucination: Awaited<ReturnType<typeof scoreDdrHallucination>> | null = null;
+  let hallucination: (Awaited<ReturnType<typeof scoreDdrHallucination>> & { unit: 'atomic fact'; unchecked: DdrUncheckedFact[] }) | null = null;
   const hall = (o.options.hallucination as string | undefined) ?? 'on';
   if (hall !== 'off' && o.judge.id !== 'none') {
-    const byStep = new Map(steps.map((s) => [s.index, s]));
-    const items = insights.filter((i) => i.insight && validInsights([i.insight], opts.no_insight_filter).length).map((i) => {
-      const s = byStep.get(i.stepIndex);
-      const evidence = s ? [s.assistant.content ?? '', ...s.toolCalls.map((c) => `${c.name}(${c.argumentsText}) → ${c.observation}`)].join('\n').slice(0, 12_000) : '';
-      return { insight: i.insight!, evidence, runId: run.id };
-    });
-    hallucination = await scoreDdrHallucination(items, o.judge, opts.concurrency);
+    // issue 42: one item per checkable atomic fact, with the steps relevant to it; filler is kept apart, not judged
+    const valid = insights.filter((i) => i.insight && validInsights([i.insight], opts.no_insight_filter).length);
+    const facts = ddrHallucinationItems(valid, steps);
+    hallucination = {
+      ...(await scoreDdrHallucination(facts.items.map((f) => ({ insight: f.insight, evidence: f.evidence, runId: run.id })), o.judge, opts.concurrency)),
+      unit: 'atomic fact', unchecked: facts.unchecked,
+    };
   }
   const e = cs.perEntity[0]!;
   const pending = cs.messageWise.pending + cs.trajectoryWise.pending + (hallucination?.judgements.pending ?? 0);
