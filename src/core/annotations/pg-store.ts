@@ -1,6 +1,6 @@
 /**
  * The annotation store on a PostgreSQL team store: the same interface, tables (migrations 6 and 9 of
- * `src/core/store/pg-migrations.ts`) and rules as {@link SqliteAnnotationStore}, so several experts annotate the same
+ * `src/core/store/migrations.ts`) and rules as {@link SqliteAnnotationStore}, so several experts annotate the same
  * queues from their own editors; reservations and append-only annotations make concurrent annotators safe. The item
  * sync takes the watermark row `FOR UPDATE` (one syncing writer at a time, as SQLite's IMMEDIATE transaction does).
  * Source: issue 26 (PostgreSQL team store); issue 14 (annotation model); `../shared/spec/annotation.md`.

@@ -1,6 +1,6 @@
 /**
  * Judgements and scores in the PostgreSQL run store (tables `judgements` and `scores`, migration 2 of
- * `pg-migrations.ts`): the same rows and rules as `sqlite-rows.ts`.
+ * `migrations.ts`): the same rows and rules as `sqlite-rows.ts`.
  * Source: issue 26 (PostgreSQL team store); issue 8 (judgements and scores).
  */
 import { createHash } from 'node:crypto';
