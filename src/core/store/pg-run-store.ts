@@ -11,7 +11,8 @@ import { LoupeInputError } from '../util/errors.ts';
 import { redactStoreUrls, storePassword, type PostgresLocation } from './location.ts';
 import { pgMigrations, type Migration } from './migrations.ts';
 import { LosslessClient, decodePgText, encodePgText, jsonColumn, jsonNulToText, losslessTypes } from './pg-text.ts';
-import { PgArtefactRows, PgJudgementRows, PgScoreRows, type PgQuery } from './pg-rows.ts';
+import { StoreArtefactRows, StoreJudgementRows, StoreScoreRows } from './rows.ts';
+import { pgSql, type StoreSql } from './sql.ts';
 import { answerFromRow, pidAlive, runFromRow, stepFromRow } from './run-store.ts';
 import type { AnswerRecord, InterventionRecord, KernelCellRecord, RunEventRecord, RunRecord, StepRecord } from './records.ts';
 import type {
@@ -20,6 +21,8 @@ import type {
 } from './types.ts';
 
 type Row = Record<string, unknown>;
+/** Runs one statement and returns its rows. */
+type PgQuery = (sql: string, params?: unknown[]) => Promise<Row[]>;
 
 const nowIso = () => new Date().toISOString();
 /** The NOTIFY channel of a team store's changes (see {@link PgRunStore.watchChanges}). */
@@ -56,37 +59,8 @@ export function connectionClosed(e: unknown): boolean {
   return ['57P01', '57P02', '57P03', '08006', '08003'].includes(code) || /Connection terminated|connection not open/i.test((e as Error).message ?? '');
 }
 
-/**
- * Runs `body` in a transaction on `client` — BEGIN (unless `begun`: the caller's retry loop began it), COMMIT, or
- * ROLLBACK when it throws — and releases the client (as broken when BEGIN or the ROLLBACK failed, so the pool drops
- * it). Used by the PostgreSQL engines of the annotation, checklist and ground-truth stores and by `loupe store copy`.
- * @returns what `body` returned. @throws what BEGIN, `body` or COMMIT threw.
- */
-export async function pgTransaction<T>(client: pg.PoolClient, body: () => Promise<T>, opts: { begun?: boolean } = {}): Promise<T> {
-  if (!opts.begun) {
-    try {
-      await client.query('BEGIN');
-    } catch (e) {
-      client.release(e as Error);
-      throw e;
-    }
-  }
-  let broken: Error | undefined;
-  try {
-    const out = await body();
-    await client.query('COMMIT');
-    return out;
-  } catch (e) {
-    try {
-      await client.query('ROLLBACK');
-    } catch (r) {
-      broken = r as Error;
-    }
-    throw e;
-  } finally {
-    client.release(broken);
-  }
-}
+/** Moved to `sql.ts` (the transaction of the PostgreSQL stores); kept here for its callers. */
+export { pgTransaction } from './sql.ts';
 
 function leaseFromRow(row: Row): RunLeaseHolder {
   return {
@@ -134,10 +108,17 @@ export class PgRunStore implements RunStore {
     });
     // An idle connection dropped by a server restart must not crash the process: the pool opens a new one on next use.
     this.#pool.on('error', () => undefined);
-    const q: PgQuery = (sql, params) => this.#q(sql, params);
-    this.judgements = new PgJudgementRows(q);
-    this.scores = new PgScoreRows(q);
-    this.artefacts = new PgArtefactRows(q, (fn) => this.#tx(fn));
+    this.#sql = pgSql((sql, params) => this.#q(sql, [...params]), () => PgRunStore.readyPoolOf(this));
+    this.judgements = new StoreJudgementRows(this.#sql);
+    this.scores = new StoreScoreRows(this.#sql);
+    this.artefacts = new StoreArtefactRows(this.#sql);
+  }
+
+  /** The queries of the stores kept with the runs (`sql.ts`), through this store's retrying path. */
+  readonly #sql: StoreSql;
+  /** The store's {@link StoreSql}, for `storeSqlOf` only. */
+  static sqlOf(s: PgRunStore): StoreSql {
+    return s.#sql;
   }
 
   /** The connection pool, for {@link pgPoolOf} only (engine-level copy and PostgreSQL stores of higher layers). */

@@ -14,7 +14,8 @@ import { LoupeInputError } from '../util/errors.ts';
 import { redactStoreUrls } from './location.ts';
 import { trustedRunFolder } from './run-folder.ts';
 import { migrations as defaultMigrations, type Migration } from './migrations.ts';
-import { SqliteArtefactRows, SqliteJudgementRows, SqliteScoreRows } from './sqlite-rows.ts';
+import { StoreArtefactRows, StoreJudgementRows, StoreScoreRows } from './rows.ts';
+import { sqliteSql, type StoreSql } from './sql.ts';
 import { OffThreadReader } from './read-worker.ts';
 import type {
   AnswerRecord, AnswerValue, AssistantMessage, ChatMessage, InterventionRecord, KernelCellRecord, RunEventRecord, RunParams, RunRecord,
@@ -178,6 +179,12 @@ export class SqliteRunStore implements RunStore {
   private get db(): Database.Database {
     return this.#db;
   }
+  /** The queries of the stores kept with the runs (`sql.ts`) on this handle. */
+  #sql!: StoreSql;
+  /** The store's {@link StoreSql}, for `storeSqlOf` only. */
+  static sqlOf(s: SqliteRunStore): StoreSql {
+    return s.#sql;
+  }
   /** The handle, for {@link sqliteHandleOf} only. */
   static handleOf(s: SqliteRunStore): Database.Database {
     return s.#db;
@@ -208,9 +215,10 @@ export class SqliteRunStore implements RunStore {
       this.#release();
       throw e;
     }
-    this.judgements = new SqliteJudgementRows(this.#db);
-    this.scores = new SqliteScoreRows(this.#db);
-    this.artefacts = new SqliteArtefactRows(this.#db);
+    this.#sql = sqliteSql(this.#db);
+    this.judgements = new StoreJudgementRows(this.#sql);
+    this.scores = new StoreScoreRows(this.#sql);
+    this.artefacts = new StoreArtefactRows(this.#sql);
   }
 
   private migrate(all: Migration[]): void {

@@ -1,0 +1,142 @@
+/**
+ * Judgements, scores and run artefacts of the run store, one source for both engines (issue 41): tables
+ * `judgements` and `scores` (migration 2) and `artefact_blobs` / `run_artefacts` (migration 16), queried through
+ * {@link StoreSql} (`sql.ts`).
+ * Source: issue 8 "Every judgement is stored with judge id, prompt hash, raw output, parsed verdict, time; scores say
+ * which judge and how many items are still pending"; issue 12 (one store interface); issue 26 (artefacts).
+ */
+import { createHash } from 'node:crypto';
+import { sql, type Selectable } from 'kysely';
+import type { JudgementRecord, JudgementUse, StoredScore } from './records.ts';
+import type { JudgementsTable, ScoresTable } from './schema.ts';
+import type { StoreSql } from './sql.ts';
+import type { ArtefactRows, JudgementRows, RunArtefact, ScoreRows } from './types.ts';
+
+/** A `judgements` row as a {@link JudgementRecord}. */
+function judgementFromRow(r: Selectable<JudgementsTable>): JudgementRecord {
+  const j: JudgementRecord = {
+    key: r.cache_key,
+    task: r.task,
+    judgeId: r.judge_id,
+    inputHash: r.input_hash,
+    promptHash: r.prompt_hash ?? null,
+    input: JSON.parse(r.input),
+    raw: r.raw_output ?? null,
+    verdict: r.verdict ? JSON.parse(r.verdict) : null,
+    status: r.status as JudgementRecord['status'],
+    at: r.judged_at,
+  };
+  if (r.error) j.error = r.error;
+  if (r.annotator) j.annotator = r.annotator;
+  return j;
+}
+
+/** {@link JudgementRows} of a run store (either engine). */
+export class StoreJudgementRows implements JudgementRows {
+  readonly #s: StoreSql;
+  constructor(s: StoreSql) {
+    this.#s = s;
+  }
+  async get(key: string): Promise<JudgementRecord | undefined> {
+    const r = await this.#s.first(this.#s.db.selectFrom('judgements').selectAll().where('cache_key', '=', key));
+    return r ? judgementFromRow(r) : undefined;
+  }
+  async put(j: JudgementRecord, use: JudgementUse = {}): Promise<void> {
+    const { db } = this.#s;
+    await this.#s.run(db.insertInto('judgements').values({
+      cache_key: j.key, judge_id: j.judgeId, task: j.task, input_hash: j.inputHash, prompt_hash: j.promptHash, input: JSON.stringify(j.input),
+      raw_output: j.raw, verdict: j.verdict === null || j.verdict === undefined ? null : JSON.stringify(j.verdict), status: j.status,
+      error: j.error ?? null, run_id: use.runId ?? null, item_ref: use.itemRef ?? null, annotator: j.annotator ?? null, judged_at: j.at,
+    }).onConflict((oc) => oc.column('cache_key').doUpdateSet((eb) => ({
+      raw_output: eb.ref('excluded.raw_output'), verdict: eb.ref('excluded.verdict'), status: eb.ref('excluded.status'), error: eb.ref('excluded.error'),
+      annotator: eb.ref('excluded.annotator'), judged_at: eb.ref('excluded.judged_at'),
+      // the first run and item that asked stay
+      run_id: eb.fn.coalesce('judgements.run_id', 'excluded.run_id'), item_ref: eb.fn.coalesce('judgements.item_ref', 'excluded.item_ref'),
+    }))));
+  }
+  async listPending(task?: string): Promise<JudgementRecord[]> {
+    let q = this.#s.db.selectFrom('judgements').selectAll().where('status', '=', 'pending');
+    if (task) q = q.where('task', '=', task);
+    return (await this.#s.all(q.orderBy('judged_at').orderBy(sql.ref(this.#s.rowid)))).map(judgementFromRow);
+  }
+  async listForRun(runId: string): Promise<JudgementRecord[]> {
+    return (await this.#s.all(this.#s.db.selectFrom('judgements').selectAll().where('run_id', '=', runId).orderBy('judged_at').orderBy(sql.ref(this.#s.rowid)))).map(judgementFromRow);
+  }
+}
+
+function sortKeys(o: Record<string, unknown>): Record<string, unknown> {
+  return Object.fromEntries(Object.keys(o).sort().map((k) => [k, o[k]]));
+}
+
+function scoreFromRow(r: Selectable<ScoresTable>): StoredScore {
+  return {
+    runId: r.run_id, benchmark: r.benchmark, judgeId: r.judge_id, options: JSON.parse(r.options),
+    summary: JSON.parse(r.summary), detail: JSON.parse(r.detail), pending: r.pending, scoredAt: r.scored_at,
+  };
+}
+
+/** {@link ScoreRows} of a run store (either engine). Options are keyed canonically (sorted keys). */
+export class StoreScoreRows implements ScoreRows {
+  readonly #s: StoreSql;
+  constructor(s: StoreSql) {
+    this.#s = s;
+  }
+  async save(s: StoredScore): Promise<void> {
+    await this.#s.run(this.#s.db.insertInto('scores').values({
+      run_id: s.runId, benchmark: s.benchmark, judge_id: s.judgeId, options: JSON.stringify(sortKeys(s.options)), summary: JSON.stringify(s.summary),
+      detail: JSON.stringify(s.detail), pending: s.pending, scored_at: s.scoredAt,
+    }).onConflict((oc) => oc.columns(['run_id', 'judge_id', 'options']).doUpdateSet((eb) => ({
+      benchmark: eb.ref('excluded.benchmark'), summary: eb.ref('excluded.summary'), detail: eb.ref('excluded.detail'),
+      pending: eb.ref('excluded.pending'), scored_at: eb.ref('excluded.scored_at'),
+    }))));
+  }
+  async list(runId?: string): Promise<StoredScore[]> {
+    let q = this.#s.db.selectFrom('scores').selectAll();
+    if (runId) q = q.where('run_id', '=', runId);
+    return (await this.#s.all(q.orderBy('scored_at', 'desc'))).map(scoreFromRow);
+  }
+}
+
+/** A `run_artefacts` row joined with its blob's media type and size (either engine) as a {@link RunArtefact}. */
+export function artefactFromRow(r: Record<string, unknown>): RunArtefact {
+  return { runId: r.run_id as string, path: r.path as string, sha256: r.sha256 as string, mediaType: r.media_type as string, size: Number(r.size), capturedAt: r.captured_at as string };
+}
+
+/** {@link ArtefactRows} of a run store (either engine; migration 16). */
+export class StoreArtefactRows implements ArtefactRows {
+  readonly #s: StoreSql;
+  constructor(s: StoreSql) {
+    this.#s = s;
+  }
+  async put(runId: string, files: ReadonlyArray<{ path: string; bytes: Uint8Array; mediaType: string }>): Promise<void> {
+    const now = new Date().toISOString();
+    const all = files.map((f) => {
+      const bytes = Buffer.from(f.bytes.buffer, f.bytes.byteOffset, f.bytes.byteLength);
+      return { ...f, bytes, sha: createHash('sha256').update(bytes).digest('hex') };
+    });
+    await this.#s.tx(null, async (t) => {
+      if (!(await t.first(t.db.selectFrom('runs').select('id').where('id', '=', runId)))) throw new Error(`no run '${runId}' in the store`);
+      // contents the store holds already are not sent again (a capture repeated after scoring)
+      const have = new Set(all.length ? (await t.all(t.db.selectFrom('artefact_blobs').select('sha256').where('sha256', 'in', all.map((f) => f.sha)))).map((r) => r.sha256) : []);
+      for (const { bytes, sha, ...f } of all) {
+        if (!have.has(sha)) {
+          await t.run(t.db.insertInto('artefact_blobs').values({ sha256: sha, media_type: f.mediaType, size: bytes.byteLength, bytes, created_at: now }).onConflict((oc) => oc.column('sha256').doNothing()));
+          have.add(sha);
+        }
+        await t.run(t.db.insertInto('run_artefacts').values({ run_id: runId, path: f.path, sha256: sha, captured_at: now })
+          .onConflict((oc) => oc.columns(['run_id', 'path']).doUpdateSet((eb) => ({ sha256: eb.ref('excluded.sha256'), captured_at: eb.ref('excluded.captured_at') }))));
+      }
+    });
+  }
+  #joined() {
+    return this.#s.db.selectFrom('run_artefacts as a').innerJoin('artefact_blobs as b', 'b.sha256', 'a.sha256')
+      .select(['a.run_id', 'a.path', 'a.sha256', 'a.captured_at', 'b.media_type', 'b.size']);
+  }
+  async list(runId: string): Promise<RunArtefact[]> {
+    return (await this.#s.all(this.#joined().where('a.run_id', '=', runId).orderBy('a.path'))).map(artefactFromRow);
+  }
+  async get(runId: string, path: string): Promise<{ artefact: RunArtefact; bytes: Buffer } | undefined> {
+    const r = await this.#s.first(this.#joined().select('b.bytes').where('a.run_id', '=', runId).where('a.path', '=', path));
+    return r ? { artefact: artefactFromRow(r), bytes: r.bytes } : undefined;
+  }
+}
