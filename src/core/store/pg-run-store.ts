@@ -11,9 +11,9 @@ import { LoupeInputError } from '../util/errors.ts';
 import { redactStoreUrls, storePassword, type PostgresLocation } from './location.ts';
 import { pgMigrations, type Migration } from './migrations.ts';
 import { LosslessClient, decodePgText, encodePgText, jsonColumn, jsonNulToText, losslessTypes } from './pg-text.ts';
-import { StoreArtefactRows, StoreJudgementRows, StoreScoreRows } from './rows.ts';
+import { leaseFromRow, runReads, StoreArtefactRows, StoreJudgementRows, StoreScoreRows } from './rows.ts';
 import { pgSql, type StoreSql } from './sql.ts';
-import { answerFromRow, pidAlive, runFromRow, stepFromRow } from './run-store.ts';
+import { answerFromRow, pidAlive, stepFromRow } from './run-store.ts';
 import type { AnswerRecord, InterventionRecord, KernelCellRecord, RunEventRecord, RunRecord, StepRecord } from './records.ts';
 import type {
   ArtefactRows, CellQuery, JudgementRows, NewIntervention, NewRun, RunFilter, RunLeaseHolder, RunLeaseResult, RunPatch, RunStore, ScoreRows, StepEffects, StepSummaryRecord,
@@ -61,13 +61,6 @@ export function connectionClosed(e: unknown): boolean {
 
 /** Moved to `sql.ts` (the transaction of the PostgreSQL stores); kept here for its callers. */
 export { pgTransaction } from './sql.ts';
-
-function leaseFromRow(row: Row): RunLeaseHolder {
-  return {
-    owner: String(row.lease_owner), host: String(row.lease_host ?? ''), pid: (row.owner_pid as number | null) ?? null,
-    heartbeatAt: (row.heartbeat_at as string | null) ?? null, expiresAt: String(row.lease_expires_at ?? new Date(0).toISOString()),
-  };
-}
 
 /** The run store on a PostgreSQL database. Create with {@link openPgStore}. */
 export class PgRunStore implements RunStore {
@@ -321,8 +314,7 @@ export class PgRunStore implements RunStore {
   }
 
   async getRunLease(runId: string): Promise<RunLeaseHolder | undefined> {
-    const [row] = await this.#q('SELECT lease_owner, lease_host, owner_pid, heartbeat_at, lease_expires_at FROM runs WHERE id = $1', [runId]);
-    return row?.lease_owner ? leaseFromRow(row) : undefined;
+    return runReads.lease(this.#sql, runId);
   }
 
   /**
@@ -439,30 +431,15 @@ export class PgRunStore implements RunStore {
   }
 
   async getInterventionsOf(runIds: string[]): Promise<Map<string, InterventionRecord[]>> {
-    const out = new Map<string, InterventionRecord[]>(runIds.map((id) => [id, []]));
-    if (!runIds.length) return out;
-    const rows = await this.#q('SELECT * FROM interventions WHERE run_id = ANY($1::text[]) ORDER BY run_id, seq', [runIds]);
-    for (const r of rows) {
-      out.get(r.run_id as string)!.push({ runId: r.run_id as string, seq: r.seq as number, beforeStep: r.before_step as number, at: r.at as string, who: r.who as string, kind: r.kind as InterventionRecord['kind'], text: r.text as string });
-    }
-    return out;
+    return runReads.interventionsOf(this.#sql, runIds);
   }
 
   async listRuns(filter: RunFilter = {}): Promise<RunRecord[]> {
-    const where: string[] = [];
-    const vals: unknown[] = [];
-    const p = (v: unknown) => (vals.push(v), `$${vals.length}`);
-    if (filter.suite) where.push(`suite = ${p(filter.suite)}`);
-    if (filter.blockId) where.push(`block_id = ${p(filter.blockId)}`);
-    if (filter.status) where.push(`status = ${p(filter.status)}`);
-    if (filter.sweepId) where.push(`sweep_id = ${p(filter.sweepId)}`);
-    const sql = `SELECT * FROM runs ${where.length ? 'WHERE ' + where.join(' AND ') : ''} ORDER BY created_at DESC, rid DESC LIMIT ${p(filter.limit ?? 1_000_000)}`;
-    return (await this.#q(sql, vals)).map(runFromRow);
+    return runReads.list(this.#sql, filter);
   }
 
   async getRun(id: string): Promise<RunRecord | undefined> {
-    const [r] = await this.#q('SELECT * FROM runs WHERE id = $1', [id]);
-    return r ? runFromRow(r) : undefined;
+    return runReads.get(this.#sql, id);
   }
 
   /**

@@ -7,10 +7,11 @@
  */
 import { createHash } from 'node:crypto';
 import { sql, type Selectable } from 'kysely';
-import type { JudgementRecord, JudgementUse, StoredScore } from './records.ts';
+import type { InterventionRecord, JudgementRecord, JudgementUse, RunRecord, StoredScore } from './records.ts';
+import { runFromRow } from './run-store.ts';
 import type { JudgementsTable, ScoresTable } from './schema.ts';
 import type { StoreSql } from './sql.ts';
-import type { ArtefactRows, JudgementRows, RunArtefact, ScoreRows } from './types.ts';
+import type { ArtefactRows, JudgementRows, RunArtefact, RunFilter, RunLeaseHolder, ScoreRows } from './types.ts';
 
 /** A `judgements` row as a {@link JudgementRecord}. */
 function judgementFromRow(r: Selectable<JudgementsTable>): JudgementRecord {
@@ -139,4 +140,47 @@ export class StoreArtefactRows implements ArtefactRows {
     const r = await this.#s.first(this.#joined().select('b.bytes').where('a.run_id', '=', runId).where('a.path', '=', path));
     return r ? { artefact: artefactFromRow(r), bytes: r.bytes } : undefined;
   }
+}
+
+/**
+ * The runs listing and the run-level reads both engines answer alike (issue 41): `listRuns`, `getRun`, `getRunLease`,
+ * `getInterventionsOf` of either run store, one query each through {@link StoreSql}.
+ */
+export const runReads = {
+  /** Runs matching a filter, newest first (ties: the later insert first). */
+  async list(s: StoreSql, filter: RunFilter = {}): Promise<RunRecord[]> {
+    let q = s.db.selectFrom('runs').selectAll();
+    if (filter.suite) q = q.where('suite', '=', filter.suite);
+    if (filter.blockId) q = q.where('block_id', '=', filter.blockId);
+    if (filter.status) q = q.where('status', '=', filter.status);
+    if (filter.sweepId) q = q.where('sweep_id', '=', filter.sweepId);
+    return (await s.all(q.orderBy('created_at', 'desc').orderBy(sql.ref(s.rowid), 'desc').limit(filter.limit ?? 1_000_000))).map((r) => runFromRow(r));
+  },
+  /** One run, if the store holds it. */
+  async get(s: StoreSql, id: string): Promise<RunRecord | undefined> {
+    const r = await s.first(s.db.selectFrom('runs').selectAll().where('id', '=', id));
+    return r ? runFromRow(r) : undefined;
+  },
+  /** Who holds a run's lease, if anyone. */
+  async lease(s: StoreSql, runId: string): Promise<RunLeaseHolder | undefined> {
+    const row = await s.first(s.db.selectFrom('runs').select(['lease_owner', 'lease_host', 'owner_pid', 'heartbeat_at', 'lease_expires_at']).where('id', '=', runId));
+    return row?.lease_owner ? leaseFromRow(row) : undefined;
+  },
+  /** The interventions of several runs (each run's in order; a run with none maps to []), 500 runs a query. */
+  async interventionsOf(s: StoreSql, runIds: string[]): Promise<Map<string, InterventionRecord[]>> {
+    const out = new Map<string, InterventionRecord[]>(runIds.map((id) => [id, []]));
+    for (let i = 0; i < runIds.length; i += 500) {
+      const rows = await s.all(s.db.selectFrom('interventions').selectAll().where('run_id', 'in', runIds.slice(i, i + 500)).orderBy('run_id').orderBy('seq'));
+      for (const r of rows) out.get(r.run_id)!.push({ runId: r.run_id, seq: r.seq, beforeStep: r.before_step, at: r.at, who: r.who, kind: r.kind as InterventionRecord['kind'], text: r.text });
+    }
+    return out;
+  },
+};
+
+/** The lease columns of a `runs` row (either engine) as a {@link RunLeaseHolder}. */
+export function leaseFromRow(row: Record<string, unknown>): RunLeaseHolder {
+  return {
+    owner: String(row.lease_owner), host: String(row.lease_host ?? ''), pid: (row.owner_pid as number | null) ?? null,
+    heartbeatAt: (row.heartbeat_at as string | null) ?? null, expiresAt: String(row.lease_expires_at ?? new Date(0).toISOString()),
+  };
 }

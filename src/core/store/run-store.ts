@@ -14,7 +14,7 @@ import { LoupeInputError } from '../util/errors.ts';
 import { redactStoreUrls } from './location.ts';
 import { trustedRunFolder } from './run-folder.ts';
 import { migrations as defaultMigrations, type Migration } from './migrations.ts';
-import { StoreArtefactRows, StoreJudgementRows, StoreScoreRows } from './rows.ts';
+import { runReads, StoreArtefactRows, StoreJudgementRows, StoreScoreRows } from './rows.ts';
 import { sqliteSql, type StoreSql } from './sql.ts';
 import { OffThreadReader } from './read-worker.ts';
 import type {
@@ -317,9 +317,7 @@ export class SqliteRunStore implements RunStore {
 
   /** The current lease holder of a run, if any (expired leases included: see `expiresAt`). */
   async getRunLease(runId: string): Promise<RunLeaseHolder | undefined> {
-    const row = this.db.prepare('SELECT lease_owner, lease_host, owner_pid, heartbeat_at, lease_expires_at FROM runs WHERE id = ?').get(runId) as Row | undefined;
-    if (!row?.lease_owner) return undefined;
-    return { owner: row.lease_owner as string, host: String(row.lease_host ?? ''), pid: (row.owner_pid as number | null) ?? null, heartbeatAt: (row.heartbeat_at as string | null) ?? null, expiresAt: String(row.lease_expires_at ?? '') };
+    return runReads.lease(this.#sql, runId);
   }
 
   async setDataChecksums(id: string, checksums: Record<string, string>): Promise<void> {
@@ -461,33 +459,17 @@ export class SqliteRunStore implements RunStore {
   }
 
   async getInterventionsOf(runIds: string[]): Promise<Map<string, InterventionRecord[]>> {
-    const out = new Map<string, InterventionRecord[]>(runIds.map((id) => [id, []]));
-    for (let i = 0; i < runIds.length; i += 500) {
-      const ids = runIds.slice(i, i + 500);
-      const rows = this.db.prepare(`SELECT * FROM interventions WHERE run_id IN (${ids.map(() => '?').join(',')}) ORDER BY run_id, seq`).all(...ids) as Row[];
-      for (const r of rows) {
-        out.get(r.run_id as string)!.push({ runId: r.run_id as string, seq: r.seq as number, beforeStep: r.before_step as number, at: r.at as string, who: r.who as string, kind: r.kind as InterventionRecord['kind'], text: r.text as string });
-      }
-    }
-    return out;
+    return runReads.interventionsOf(this.#sql, runIds);
   }
 
   // ------------------------------------------------------------------ read API (UI, evaluation)
 
   async listRuns(filter: RunFilter = {}): Promise<RunRecord[]> {
-    const where: string[] = [];
-    const vals: unknown[] = [];
-    if (filter.suite) { where.push('suite = ?'); vals.push(filter.suite); }
-    if (filter.blockId) { where.push('block_id = ?'); vals.push(filter.blockId); }
-    if (filter.status) { where.push('status = ?'); vals.push(filter.status); }
-    if (filter.sweepId) { where.push('sweep_id = ?'); vals.push(filter.sweepId); }
-    const sql = `SELECT * FROM runs ${where.length ? 'WHERE ' + where.join(' AND ') : ''} ORDER BY created_at DESC, rowid DESC LIMIT ?`;
-    return (this.db.prepare(sql).all(...vals, filter.limit ?? 1_000_000) as Row[]).map(runFromRow);
+    return runReads.list(this.#sql, filter);
   }
 
   async getRun(id: string): Promise<RunRecord | undefined> {
-    const r = this.db.prepare('SELECT * FROM runs WHERE id = ?').get(id) as Row | undefined;
-    return r ? runFromRow(r) : undefined;
+    return runReads.get(this.#sql, id);
   }
 
   /**
