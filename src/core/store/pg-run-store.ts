@@ -11,12 +11,12 @@ import { LoupeInputError } from '../util/errors.ts';
 import { redactStoreUrls, storePassword, type PostgresLocation } from './location.ts';
 import { pgMigrations, type Migration } from './migrations.ts';
 import { LosslessClient, decodePgText, encodePgText, jsonColumn, jsonNulToText, losslessTypes } from './pg-text.ts';
-import { leaseFromRow, runReads, StoreArtefactRows, StoreJudgementRows, StoreScoreRows } from './rows.ts';
+import { leaseFromRow, StoreArtefactRows, StoreRunReads, StoreJudgementRows, StoreScoreRows } from './rows.ts';
 import { pgSql, type StoreSql } from './sql.ts';
 import { answerFromRow, pidAlive, stepFromRow } from './run-store.ts';
 import type { AnswerRecord, InterventionRecord, KernelCellRecord, RunEventRecord, RunRecord, StepRecord } from './records.ts';
 import type {
-  ArtefactRows, CellQuery, JudgementRows, NewIntervention, NewRun, RunFilter, RunLeaseHolder, RunLeaseResult, RunPatch, RunStore, ScoreRows, StepEffects, StepSummaryRecord,
+  ArtefactRows, CellQuery, JudgementRows, NewIntervention, NewRun, RunLeaseResult, RunPatch, RunStore, ScoreRows, StepEffects, StepSummaryRecord,
   StepSubscription, SubscribeStepsOptions,
 } from './types.ts';
 
@@ -63,7 +63,7 @@ export function connectionClosed(e: unknown): boolean {
 export { pgTransaction } from './sql.ts';
 
 /** The run store on a PostgreSQL database. Create with {@link openPgStore}. */
-export class PgRunStore implements RunStore {
+export class PgRunStore extends StoreRunReads implements RunStore {
   readonly engine = 'postgres';
   readonly location: string;
   readonly judgements: JudgementRows;
@@ -84,6 +84,7 @@ export class PgRunStore implements RunStore {
    * @param password the password, or a function asked on every new connection (VS Code SecretStorage).
    */
   constructor(loc: PostgresLocation, password: string | undefined | (() => Promise<string | undefined>)) {
+    super();
     this.#loc = loc;
     this.location = loc.url;
     this.#clientConfig = {
@@ -102,6 +103,7 @@ export class PgRunStore implements RunStore {
     // An idle connection dropped by a server restart must not crash the process: the pool opens a new one on next use.
     this.#pool.on('error', () => undefined);
     this.#sql = pgSql((sql, params) => this.#q(sql, [...params]), () => PgRunStore.readyPoolOf(this));
+    this.runSql = this.#sql;
     this.judgements = new StoreJudgementRows(this.#sql);
     this.scores = new StoreScoreRows(this.#sql);
     this.artefacts = new StoreArtefactRows(this.#sql);
@@ -313,10 +315,6 @@ export class PgRunStore implements RunStore {
     await this.#q('UPDATE runs SET lease_owner = NULL, lease_host = NULL, lease_expires_at = NULL, owner_pid = NULL WHERE id = $1 AND lease_owner = $2', [runId, owner]);
   }
 
-  async getRunLease(runId: string): Promise<RunLeaseHolder | undefined> {
-    return runReads.lease(this.#sql, runId);
-  }
-
   /**
    * Commits a step and its effects in one round trip: one simple query (an implicit transaction: all or nothing)
    * that takes the step-order lock, then writes the step, the run's counters and state, answers, notes and saved
@@ -424,22 +422,6 @@ export class PgRunStore implements RunStore {
         RETURNING seq`, [i.runId, before, at, i.who, i.kind, i.text, leaseOwner]);
       return row ? { runId: i.runId, seq: row.seq as number, beforeStep: before, at, who: i.who, kind: i.kind, text: i.text } : undefined;
     });
-  }
-
-  async getInterventions(runId: string): Promise<InterventionRecord[]> {
-    return (await this.getInterventionsOf([runId])).get(runId)!;
-  }
-
-  async getInterventionsOf(runIds: string[]): Promise<Map<string, InterventionRecord[]>> {
-    return runReads.interventionsOf(this.#sql, runIds);
-  }
-
-  async listRuns(filter: RunFilter = {}): Promise<RunRecord[]> {
-    return runReads.list(this.#sql, filter);
-  }
-
-  async getRun(id: string): Promise<RunRecord | undefined> {
-    return runReads.get(this.#sql, id);
   }
 
   /**

@@ -143,10 +143,31 @@ export class StoreArtefactRows implements ArtefactRows {
 }
 
 /**
- * The runs listing and the run-level reads both engines answer alike (issue 41): `listRuns`, `getRun`, `getRunLease`,
- * `getInterventionsOf` of either run store, one query each through {@link StoreSql}.
+ * The run-level reads both engines answer alike (issue 41): `listRuns`, `getRun`, `getRunLease`, `getInterventions`,
+ * `getInterventionsOf`, one query each through {@link StoreSql}. Both run stores extend it and set {@link runSql}.
  */
-export const runReads = {
+export abstract class StoreRunReads {
+  /** The store's queries (set by the engine's constructor before any call). */
+  protected runSql!: StoreSql;
+  async listRuns(filter: RunFilter = {}): Promise<RunRecord[]> {
+    return runReads.list(this.runSql, filter);
+  }
+  async getRun(id: string): Promise<RunRecord | undefined> {
+    return runReads.get(this.runSql, id);
+  }
+  async getRunLease(runId: string): Promise<RunLeaseHolder | undefined> {
+    return runReads.lease(this.runSql, runId);
+  }
+  async getInterventions(runId: string): Promise<InterventionRecord[]> {
+    return (await this.getInterventionsOf([runId])).get(runId)!;
+  }
+  async getInterventionsOf(runIds: string[]): Promise<Map<string, InterventionRecord[]>> {
+    return runReads.interventionsOf(this.runSql, runIds);
+  }
+}
+
+/** The queries of {@link StoreRunReads}. */
+const runReads = {
   /** Runs matching a filter, newest first (ties: the later insert first). */
   async list(s: StoreSql, filter: RunFilter = {}): Promise<RunRecord[]> {
     let q = s.db.selectFrom('runs').selectAll();

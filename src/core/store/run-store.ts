@@ -14,7 +14,7 @@ import { LoupeInputError } from '../util/errors.ts';
 import { redactStoreUrls } from './location.ts';
 import { trustedRunFolder } from './run-folder.ts';
 import { migrations as defaultMigrations, type Migration } from './migrations.ts';
-import { runReads, StoreArtefactRows, StoreJudgementRows, StoreScoreRows } from './rows.ts';
+import { StoreArtefactRows, StoreJudgementRows, StoreRunReads, StoreScoreRows } from './rows.ts';
 import { sqliteSql, type StoreSql } from './sql.ts';
 import { OffThreadReader } from './read-worker.ts';
 import type {
@@ -22,7 +22,7 @@ import type {
   RunStatus, StepRecord, ToolCallRecord,
 } from './records.ts';
 import type {
-  ArtefactRows, CellQuery, JudgementRows, NewIntervention, NewRun, RunFilter, RunLeaseHolder, RunLeaseResult, RunPatch, RunStore, ScoreRows, StepEffects, StepSummaryRecord,
+  ArtefactRows, CellQuery, JudgementRows, NewIntervention, NewRun, RunLeaseHolder, RunLeaseResult, RunPatch, RunStore, ScoreRows, StepEffects, StepSummaryRecord,
   StepSubscription, SubscribeStepsOptions,
 } from './types.ts';
 
@@ -164,7 +164,7 @@ export function pidAlive(pid: number): boolean {
  * The embedded run store: one SQLite file (better-sqlite3, WAL). Calls are synchronous underneath and resolve at
  * once; the interface is asynchronous for other engines. Create with {@link openStore}.
  */
-export class SqliteRunStore implements RunStore {
+export class SqliteRunStore extends StoreRunReads implements RunStore {
   readonly engine = 'sqlite';
   /** The database handle; only SQLite stores of other layers reach it, through {@link sqliteHandleOf}. */
   readonly #db: Database.Database;
@@ -194,6 +194,7 @@ export class SqliteRunStore implements RunStore {
   #release: () => void = () => undefined;
 
   constructor(file: string, extraMigrations: Migration[] = []) {
+    super();
     if (/^[a-z][a-z0-9+.-]*:\/\//i.test(file)) throw new LoupeInputError(redactStoreUrls(file), 'a URL is not a SQLite store file (open a postgres:// store with openStoreAt)');
     this.file = file;
     if (file !== ':memory:') mkdirSync(dirname(file), { recursive: true });
@@ -216,6 +217,7 @@ export class SqliteRunStore implements RunStore {
       throw e;
     }
     this.#sql = sqliteSql(this.#db);
+    this.runSql = this.#sql;
     this.judgements = new StoreJudgementRows(this.#sql);
     this.scores = new StoreScoreRows(this.#sql);
     this.artefacts = new StoreArtefactRows(this.#sql);
@@ -316,10 +318,6 @@ export class SqliteRunStore implements RunStore {
   }
 
   /** The current lease holder of a run, if any (expired leases included: see `expiresAt`). */
-  async getRunLease(runId: string): Promise<RunLeaseHolder | undefined> {
-    return runReads.lease(this.#sql, runId);
-  }
-
   async setDataChecksums(id: string, checksums: Record<string, string>): Promise<void> {
     this.db.prepare('UPDATE runs SET data_checksums = ? WHERE id = ?').run(JSON.stringify(checksums), id);
   }
@@ -454,23 +452,7 @@ export class SqliteRunStore implements RunStore {
     return row ? { runId: i.runId, seq: row.seq, beforeStep: before, at, who: i.who, kind: i.kind, text: i.text } : undefined;
   }
 
-  async getInterventions(runId: string): Promise<InterventionRecord[]> {
-    return (await this.getInterventionsOf([runId])).get(runId)!;
-  }
-
-  async getInterventionsOf(runIds: string[]): Promise<Map<string, InterventionRecord[]>> {
-    return runReads.interventionsOf(this.#sql, runIds);
-  }
-
   // ------------------------------------------------------------------ read API (UI, evaluation)
-
-  async listRuns(filter: RunFilter = {}): Promise<RunRecord[]> {
-    return runReads.list(this.#sql, filter);
-  }
-
-  async getRun(id: string): Promise<RunRecord | undefined> {
-    return runReads.get(this.#sql, id);
-  }
 
   /**
    * The steps of a run without their texts (observations, reasoning, full arguments): what a list of steps shows.
