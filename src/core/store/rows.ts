@@ -7,8 +7,7 @@
  */
 import { createHash } from 'node:crypto';
 import { sql, type Selectable } from 'kysely';
-import type { InterventionRecord, JudgementRecord, JudgementUse, RunRecord, StoredScore } from './records.ts';
-import { runFromRow } from './run-store.ts';
+import type { InterventionRecord, JudgementRecord, JudgementUse, RunParams, RunRecord, RunStatus, StoredScore } from './records.ts';
 import type { JudgementsTable, ScoresTable } from './schema.ts';
 import type { StoreSql } from './sql.ts';
 import type { ArtefactRows, JudgementRows, RunArtefact, RunFilter, RunLeaseHolder, ScoreRows } from './types.ts';
@@ -197,6 +196,36 @@ const runReads = {
     return out;
   },
 };
+
+/** A `runs` row (either engine) as a {@link RunRecord}. */
+export function runFromRow(r: Record<string, unknown>): RunRecord {
+  return {
+    id: r.id as string,
+    suite: r.suite as string,
+    blockId: r.block_id as string,
+    agent: r.agent as string,
+    model: (r.model as string | null) ?? null,
+    params: JSON.parse(r.params as string) as RunParams,
+    promptHash: r.prompt_hash as string,
+    toolSet: r.tool_set as string,
+    dataChecksums: JSON.parse(r.data_checksums as string) as Record<string, string>,
+    loupeVersion: r.loupe_version as string,
+    sandbox: r.sandbox as string,
+    storedWorkspace: r.workspace as string,
+    status: r.status as RunStatus,
+    statusReason: (r.status_reason as string | null) ?? null,
+    createdAt: r.created_at as string,
+    startedAt: (r.started_at as string | null) ?? null,
+    endedAt: (r.ended_at as string | null) ?? null,
+    durationMs: r.duration_ms as number,
+    steps: r.steps as number,
+    tokens: r.tokens_known === 0 ? null : { input: r.tokens_input as number, output: r.tokens_output as number, cached: r.tokens_cached as number },
+    costUsd: (r.cost_usd as number | null) ?? null,
+    ownerPid: (r.owner_pid as number | null | undefined) ?? null,
+    heartbeatAt: (r.heartbeat_at as string | null | undefined) ?? null,
+    sweepId: (r.sweep_id as string | null | undefined) ?? null,
+  };
+}
 
 /** The lease columns of a `runs` row (either engine) as a {@link RunLeaseHolder}. */
 export function leaseFromRow(row: Record<string, unknown>): RunLeaseHolder {

@@ -18,8 +18,8 @@ import { StoreArtefactRows, StoreJudgementRows, StoreRunReads, StoreScoreRows } 
 import { sqliteSql, type StoreSql } from './sql.ts';
 import { OffThreadReader } from './read-worker.ts';
 import type {
-  AnswerRecord, AnswerValue, AssistantMessage, ChatMessage, InterventionRecord, KernelCellRecord, RunEventRecord, RunParams, RunRecord,
-  RunStatus, StepRecord, ToolCallRecord,
+  AnswerRecord, AnswerValue, AssistantMessage, ChatMessage, InterventionRecord, KernelCellRecord, RunEventRecord, RunRecord,
+  StepRecord, ToolCallRecord,
 } from './records.ts';
 import type {
   ArtefactRows, CellQuery, JudgementRows, NewIntervention, NewRun, RunLeaseHolder, RunLeaseResult, RunPatch, RunStore, ScoreRows, StepEffects, StepSummaryRecord,
@@ -35,35 +35,8 @@ type Row = Record<string, unknown>;
 
 const nowIso = () => new Date().toISOString();
 
-/** A `runs` row (either engine) as a {@link RunRecord}. */
-export function runFromRow(r: Row): RunRecord {
-  return {
-    id: r.id as string,
-    suite: r.suite as string,
-    blockId: r.block_id as string,
-    agent: r.agent as string,
-    model: (r.model as string | null) ?? null,
-    params: JSON.parse(r.params as string) as RunParams,
-    promptHash: r.prompt_hash as string,
-    toolSet: r.tool_set as string,
-    dataChecksums: JSON.parse(r.data_checksums as string) as Record<string, string>,
-    loupeVersion: r.loupe_version as string,
-    sandbox: r.sandbox as string,
-    storedWorkspace: r.workspace as string,
-    status: r.status as RunStatus,
-    statusReason: (r.status_reason as string | null) ?? null,
-    createdAt: r.created_at as string,
-    startedAt: (r.started_at as string | null) ?? null,
-    endedAt: (r.ended_at as string | null) ?? null,
-    durationMs: r.duration_ms as number,
-    steps: r.steps as number,
-    tokens: r.tokens_known === 0 ? null : { input: r.tokens_input as number, output: r.tokens_output as number, cached: r.tokens_cached as number },
-    costUsd: (r.cost_usd as number | null) ?? null,
-    ownerPid: (r.owner_pid as number | null | undefined) ?? null,
-    heartbeatAt: (r.heartbeat_at as string | null | undefined) ?? null,
-    sweepId: (r.sweep_id as string | null | undefined) ?? null,
-  };
-}
+/** Lives in `rows.ts` (the run reads of both engines); exported here for its callers. */
+export { runFromRow } from './rows.ts';
 
 /**
  * True when a `running` run is really being driven: its owner process is alive on this machine.
