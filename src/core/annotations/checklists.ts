@@ -7,10 +7,10 @@
  * changes to different items are merged. Source: issue 15; `../shared/spec/annotation.md` (versioned artefacts).
  */
 import { createHash } from 'node:crypto';
-import type Database from 'better-sqlite3';
-import type pg from 'pg';
-import { pgReadyPoolOf, pgTransaction } from '../store/pg-run-store.ts';
-import { sqliteHandleOf } from '../store/run-store.ts';
+import type { Selectable } from 'kysely';
+import type { ChecklistVersionsTable } from '../store/schema.ts';
+import type { StoreSql } from '../store/sql.ts';
+import { storeSqlOf } from '../store/store-sql.ts';
 import type { RunStore } from '../store/types.ts';
 import type { ChecklistItem } from '../suites/types.ts';
 import { LoupeInputError } from '../util/errors.ts';
@@ -186,58 +186,73 @@ export interface ChecklistStore {
   save(key: ChecklistKey, o: { base: number | null; items: AuthoredChecklistItem[]; author: string; note?: string }): Promise<{ version: ChecklistVersion; created: boolean }>;
 }
 
-type Row = Record<string, unknown>;
 /** A `checklist_versions` row (either engine) as a {@link ChecklistVersion}. */
-export const versionFromRow = (r: Row): ChecklistVersion => ({
-  suite: r.suite as string, suiteId: r.suite_id as string, blockId: r.block_id as string, version: r.version as number,
-  parent: (r.parent as number | null) ?? null, hash: r.hash as string, items: JSON.parse(r.items as string) as AuthoredChecklistItem[],
-  author: r.author as string, createdAt: r.created_at as string, note: (r.note as string) ?? '',
+export const versionFromRow = (r: Selectable<ChecklistVersionsTable>): ChecklistVersion => ({
+  suite: r.suite, suiteId: r.suite_id, blockId: r.block_id, version: r.version,
+  parent: r.parent ?? null, hash: r.hash, items: JSON.parse(r.items) as AuthoredChecklistItem[],
+  author: r.author, createdAt: r.created_at, note: r.note ?? '',
 });
 
-/** {@link ChecklistStore} in the SQLite run store (table `checklist_versions`, migration 7). */
-export class SqliteChecklistStore implements ChecklistStore {
-  readonly #db: Database.Database;
-  /** @param db the SQLite handle of a run store (`sqliteHandleOf`); callers use {@link checklistStoreOf}. */
-  constructor(db: Database.Database) {
-    this.#db = db;
+/**
+ * {@link ChecklistStore} in a run store of either engine (table `checklist_versions`, migration 7; queries through
+ * `StoreSql`). A save holds the block's lock (`StoreSql.tx`): two experts saving the same block take turns.
+ */
+export class StoreChecklistStore implements ChecklistStore {
+  readonly #s: StoreSql;
+  /** @param s the run store's queries (`storeSqlOf`); callers use {@link checklistStoreOf}. */
+  constructor(s: StoreSql) {
+    this.#s = s;
+  }
+
+  #block(s: StoreSql, key: ChecklistKey) {
+    return s.db.selectFrom('checklist_versions').selectAll().where('suite_id', '=', key.suiteId).where('block_id', '=', key.blockId);
   }
 
   async latest(key: ChecklistKey): Promise<ChecklistVersion | undefined> {
-    const r = this.#db.prepare('SELECT * FROM checklist_versions WHERE suite_id = ? AND block_id = ? ORDER BY version DESC LIMIT 1').get(key.suiteId, key.blockId) as Row | undefined;
+    const r = await this.#s.first(this.#block(this.#s, key).orderBy('version', 'desc').limit(1));
     return r ? versionFromRow(r) : undefined;
   }
 
   async get(key: ChecklistKey, version: number): Promise<ChecklistVersion | undefined> {
-    const r = this.#db.prepare('SELECT * FROM checklist_versions WHERE suite_id = ? AND block_id = ? AND version = ?').get(key.suiteId, key.blockId, version) as Row | undefined;
+    const r = await this.#s.first(this.#block(this.#s, key).where('version', '=', version));
     return r ? versionFromRow(r) : undefined;
   }
 
   async versions(key: ChecklistKey): Promise<ChecklistVersion[]> {
-    return (this.#db.prepare('SELECT * FROM checklist_versions WHERE suite_id = ? AND block_id = ? ORDER BY version').all(key.suiteId, key.blockId) as Row[]).map(versionFromRow);
+    return (await this.#s.all(this.#block(this.#s, key).orderBy('version'))).map(versionFromRow);
   }
 
   async listLatest(suiteId?: string): Promise<ChecklistVersion[]> {
-    const rows = this.#db.prepare(`SELECT v.* FROM checklist_versions v WHERE ${suiteId !== undefined ? 'v.suite_id = ? AND ' : ''}v.version = (SELECT MAX(version) FROM checklist_versions w WHERE w.suite_id = v.suite_id AND w.block_id = v.block_id) ORDER BY v.suite_id, v.block_id`)
-      .all(...(suiteId !== undefined ? [suiteId] : [])) as Row[];
-    return rows.map(versionFromRow);
+    let q = this.#s.db.selectFrom('checklist_versions as v').selectAll('v')
+      .where('v.version', '=', (eb) => eb.selectFrom('checklist_versions as w').select((w) => w.fn.max('w.version').as('m')).whereRef('w.suite_id', '=', 'v.suite_id').whereRef('w.block_id', '=', 'v.block_id'));
+    if (suiteId !== undefined) q = q.where('v.suite_id', '=', suiteId);
+    return (await this.#s.all(q.orderBy('v.suite_id').orderBy('v.block_id'))).map(versionFromRow);
   }
 
   async save(key: ChecklistKey, o: { base: number | null; items: AuthoredChecklistItem[]; author: string; note?: string }): Promise<{ version: ChecklistVersion; created: boolean }> {
     if (!o.author?.trim()) throw new LoupeInputError('checklist author', 'say who is saving (the annotator name)');
     validateChecklistItems(o.items);
-    const tx = this.#db.transaction((): { version: ChecklistVersion; created: boolean } => {
-      const latestRow = this.#db.prepare('SELECT * FROM checklist_versions WHERE suite_id = ? AND block_id = ? ORDER BY version DESC LIMIT 1').get(key.suiteId, key.blockId) as Row | undefined;
-      const latest = latestRow ? versionFromRow(latestRow) : undefined;
-      const baseRow = o.base ? (this.#db.prepare('SELECT * FROM checklist_versions WHERE suite_id = ? AND block_id = ? AND version = ?').get(key.suiteId, key.blockId, o.base) as Row | undefined) : undefined;
-      const out = planChecklistSave(key, latest, baseRow ? versionFromRow(baseRow).items : [], o);
-      if (out.created) {
-        const v = out.version;
-        this.#db.prepare('INSERT INTO checklist_versions (suite_id, block_id, suite, version, parent, hash, items, author, created_at, note) VALUES (?,?,?,?,?,?,?,?,?,?)')
-          .run(key.suiteId, key.blockId, key.suite, v.version, v.parent, v.hash, JSON.stringify(v.items), v.author, v.createdAt, v.note);
+    // a conflict is returned out of the transaction and thrown after it (see sqliteSql: nothing else is rolled back)
+    const out = await this.#s.tx(`checklist|${key.suiteId}|${key.blockId}`, async (t) => {
+      const latestRow = await t.first(this.#block(t, key).orderBy('version', 'desc').limit(1));
+      const baseRow = o.base ? await t.first(this.#block(t, key).where('version', '=', o.base)) : undefined;
+      let plan: { version: ChecklistVersion; created: boolean };
+      try {
+        plan = planChecklistSave(key, latestRow ? versionFromRow(latestRow) : undefined, baseRow ? versionFromRow(baseRow).items : [], o);
+      } catch (e) {
+        return { error: e };
       }
-      return out;
+      if (plan.created) {
+        const v = plan.version;
+        await t.run(t.db.insertInto('checklist_versions').values({
+          suite_id: key.suiteId, block_id: key.blockId, suite: key.suite, version: v.version, parent: v.parent, hash: v.hash,
+          items: JSON.stringify(v.items), author: v.author, created_at: v.createdAt, note: v.note,
+        }));
+      }
+      return { plan };
     });
-    return tx.immediate();
+    if ('error' in out) throw out.error;
+    return out.plan;
   }
 }
 
@@ -278,70 +293,12 @@ export function planChecklistSave(key: ChecklistKey, latest: ChecklistVersion | 
   return { version: { ...key, version, parent: latest?.version ?? null, hash, items, author: o.author, createdAt: now, note: o.note ?? '' }, created: true };
 }
 
-/** {@link ChecklistStore} in the PostgreSQL team store (table `checklist_versions`); a save locks its block's key. */
-export class PgChecklistStore implements ChecklistStore {
-  readonly #pool: () => Promise<pg.Pool>;
-  /** @param pool the run store's pool once migrated (`pgReadyPoolOf`); callers use {@link checklistStoreOf}. */
-  constructor(pool: () => Promise<pg.Pool>) {
-    this.#pool = pool;
-  }
-
-  async #rows(sql: string, params: unknown[]): Promise<Row[]> {
-    return (await (await this.#pool()).query(sql, params)).rows as Row[];
-  }
-
-  async latest(key: ChecklistKey): Promise<ChecklistVersion | undefined> {
-    const [r] = await this.#rows('SELECT * FROM checklist_versions WHERE suite_id = $1 AND block_id = $2 ORDER BY version DESC LIMIT 1', [key.suiteId, key.blockId]);
-    return r ? versionFromRow(r) : undefined;
-  }
-
-  async get(key: ChecklistKey, version: number): Promise<ChecklistVersion | undefined> {
-    const [r] = await this.#rows('SELECT * FROM checklist_versions WHERE suite_id = $1 AND block_id = $2 AND version = $3', [key.suiteId, key.blockId, version]);
-    return r ? versionFromRow(r) : undefined;
-  }
-
-  async versions(key: ChecklistKey): Promise<ChecklistVersion[]> {
-    return (await this.#rows('SELECT * FROM checklist_versions WHERE suite_id = $1 AND block_id = $2 ORDER BY version', [key.suiteId, key.blockId])).map(versionFromRow);
-  }
-
-  async listLatest(suiteId?: string): Promise<ChecklistVersion[]> {
-    const rows = await this.#rows(`SELECT v.* FROM checklist_versions v WHERE ${suiteId !== undefined ? 'v.suite_id = $1 AND ' : ''}v.version = (SELECT MAX(version) FROM checklist_versions w WHERE w.suite_id = v.suite_id AND w.block_id = v.block_id) ORDER BY v.suite_id, v.block_id`,
-      suiteId !== undefined ? [suiteId] : []);
-    return rows.map(versionFromRow);
-  }
-
-  async save(key: ChecklistKey, o: { base: number | null; items: AuthoredChecklistItem[]; author: string; note?: string }): Promise<{ version: ChecklistVersion; created: boolean }> {
-    if (!o.author?.trim()) throw new LoupeInputError('checklist author', 'say who is saving (the annotator name)');
-    validateChecklistItems(o.items);
-    const client = await (await this.#pool()).connect();
-    return pgTransaction(client, async () => {
-      await client.query('SELECT pg_advisory_xact_lock(hashtext($1))', [`checklist|${key.suiteId}|${key.blockId}`]);
-      const [latestRow] = (await client.query('SELECT * FROM checklist_versions WHERE suite_id = $1 AND block_id = $2 ORDER BY version DESC LIMIT 1', [key.suiteId, key.blockId])).rows as Row[];
-      const [baseRow] = o.base ? (await client.query('SELECT * FROM checklist_versions WHERE suite_id = $1 AND block_id = $2 AND version = $3', [key.suiteId, key.blockId, o.base])).rows as Row[] : [];
-      const out = planChecklistSave(key, latestRow ? versionFromRow(latestRow) : undefined, baseRow ? versionFromRow(baseRow).items : [], o);
-      if (out.created) {
-        const v = out.version;
-        await client.query('INSERT INTO checklist_versions (suite_id, block_id, suite, version, parent, hash, items, author, created_at, note) VALUES ($1,$2,$3,$4,$5,$6,$7,$8,$9,$10)',
-          [key.suiteId, key.blockId, key.suite, v.version, v.parent, v.hash, JSON.stringify(v.items), v.author, v.createdAt, v.note]);
-      }
-      return out;
-    });
-  }
-}
-
-const ENGINES: Record<string, (store: RunStore) => ChecklistStore> = {
-  sqlite: (store) => new SqliteChecklistStore(sqliteHandleOf(store)),
-  postgres: (store) => new PgChecklistStore(() => pgReadyPoolOf(store)),
-};
-
 /**
  * The checklist store kept with a run store (same database and engine).
  * @throws Error naming the engine when checklists are not available on it.
  */
 export function checklistStoreOf(store: RunStore): ChecklistStore {
-  const make = ENGINES[store.engine];
-  if (!make) throw new Error(`checklists are not available on the ${store.engine} run store at ${store.location}`);
-  return make(store);
+  return new StoreChecklistStore(storeSqlOf(store, 'checklists'));
 }
 
 /**

@@ -1,6 +1,6 @@
 /**
  * The annotation store on a PostgreSQL team store: the same interface, tables (migrations 6 and 9 of
- * `src/core/store/pg-migrations.ts`) and rules as {@link SqliteAnnotationStore}, so several experts annotate the same
+ * `src/core/store/migrations.ts`) and rules as {@link SqliteAnnotationStore}, so several experts annotate the same
  * queues from their own editors; reservations and append-only annotations make concurrent annotators safe. The item
  * sync takes the watermark row `FOR UPDATE` (one syncing writer at a time, as SQLite's IMMEDIATE transaction does).
  * Source: issue 26 (PostgreSQL team store); issue 14 (annotation model); `../shared/spec/annotation.md`.
@@ -17,7 +17,7 @@ import {
   type Annotation, type AnnotationItem, type AnnotationQueue, type EvidenceRef, type QueueSpec, type Resolution, type ResolutionMode,
 } from './model.ts';
 import {
-  annotationFromRow, itemFromRow, progressRoles, queueFromRow, queueKinds, queueName, suiteVersionOf,
+  annotationFromRow, exportAnnotationRecords, itemFromRow, planAnnotationImport, progressRoles, queueFromRow, queueKinds, queueName, suiteVersionOf,
   type AnnotationDraft, type AnnotationStore, type ExportRecord, type ImportResult, type ItemFilter, type NewAnnotation, type QueueEntry, type QueueProgress,
 } from './store.ts';
 
@@ -493,66 +493,19 @@ export class PgAnnotationStore implements AnnotationStore {
 
   async exportRecords(filter: ItemFilter = {}): Promise<ExportRecord[]> {
     await this.syncFromJudgements();
-    const items = await this.listItems(filter);
-    const anns = await this.annotationsByItem(filter);
-    const withAnn = items.filter((i) => anns.has(i.id));
-    const versions: Record<string, string> = {};
-    for (const i of withAnn) versions[i.task] = i.schemaVersion;
-    const out: ExportRecord[] = [{ type: 'header', format: 'loupe-annotations', version: 1, exportedAt: nowIso(), schemaVersions: versions }];
-    for (const i of withAnn) {
-      out.push({ type: 'item', ...i });
-      for (const a of anns.get(i.id)!) out.push({ type: 'annotation', ...a });
-    }
-    return out;
+    return exportAnnotationRecords(this, filter);
   }
 
   async importRecords(records: ReadonlyArray<{ line: number; record: ExportRecord }>, source: string): Promise<ImportResult> {
     await this.syncFromJudgements();
-    const at = (line: number) => `${source} line ${line}`;
-    const head = records[0];
-    if (!head || head.record.type !== 'header' || (head.record as { format?: string }).format !== 'loupe-annotations') throw new LoupeInputError(at(head?.line ?? 1), 'is not a Loupe annotations export (the first line must be its header)');
-    const fileItems = new Map<string, AnnotationItem>();
-    const newItems: AnnotationItem[] = [];
-    const newAnns: Annotation[] = [];
-    let unchanged = 0;
-    for (const { line, record } of records.slice(1)) {
-      if (record.type === 'item') {
-        const { type: _t, ...item } = record;
-        if (typeof item.id !== 'string' || typeof item.task !== 'string' || !item.subject) throw new LoupeInputError(at(line), 'an item needs id, task and subject');
-        let here: string;
-        try {
-          here = schemaVersion(item.task);
-        } catch {
-          throw new LoupeInputError(at(line), `item ${item.id}: task '${item.task}' is not known here`);
-        }
-        if (item.schemaVersion !== here) throw new LoupeInputError(at(line), `item ${item.id}: its verdict schema of ${item.task} is version ${item.schemaVersion} in the file but ${here} here; export again from a Loupe with the same judge schemas`);
-        const local = await this.getItem(item.id);
-        if (local && local.suiteVersion !== 'unknown' && item.suiteVersion !== 'unknown' && local.suiteVersion !== item.suiteVersion) {
-          throw new LoupeInputError(at(line), `item ${item.id} comes from suite version ${item.suiteVersion} but this store has it from ${local.suiteVersion}`);
-        }
-        fileItems.set(item.id, item as AnnotationItem);
-        if (!local) newItems.push(item as AnnotationItem);
-      } else if (record.type === 'annotation') {
-        const { type: _t, ...a } = record;
-        if (typeof a.id !== 'string' || typeof a.itemId !== 'string' || typeof a.annotator !== 'string' || !a.annotator) throw new LoupeInputError(at(line), 'an annotation needs id, itemId and annotator');
-        const item = fileItems.get(a.itemId) ?? (await this.getItem(a.itemId));
-        if (!item) throw new LoupeInputError(at(line), `annotation ${a.id}: item ${a.itemId} is neither in the file (before it) nor in this store`);
-        validateVerdict(item.task, a.verdict, at(line));
-        if (a.role !== 'annotator' && a.role !== 'adjudicator') throw new LoupeInputError(at(line), `annotation ${a.id}: role must be annotator or adjudicator`);
-        const ann: Annotation = { id: a.id, itemId: a.itemId, annotator: a.annotator, role: a.role, verdict: a.verdict, evidence: await this.#checkEvidence(a.evidence, at(line), false), note: a.note ?? null,
-          supersedes: a.supersedes ?? null, final: !!a.final, origin: a.origin ?? 'import', createdAt: typeof a.createdAt === 'string' ? a.createdAt : nowIso(), dbRole: null };
-        const [prev] = await this.#q('SELECT * FROM annotations WHERE id = ?', [a.id]);
-        if (prev) {
-          const p = annotationFromRow(prev);
-          if (canonicalJson({ ...p, origin: '', dbRole: null }) !== canonicalJson({ ...ann, origin: '', dbRole: null })) throw new LoupeInputError(at(line), `annotation ${a.id} is already stored with different content`);
-          unchanged++;
-          continue;
-        }
-        newAnns.push(ann);
-      } else if ((record as { type?: string }).type !== 'header') {
-        throw new LoupeInputError(at(line), `unknown record type '${String((record as { type?: string }).type)}' (item, annotation)`);
-      }
-    }
+    const { newItems, newAnns, unchanged } = await planAnnotationImport(records, source, {
+      getItem: (id) => this.getItem(id),
+      checkEvidence: (ev, at) => this.#checkEvidence(ev, at, false),
+      getAnnotation: async (id) => {
+        const [prev] = await this.#q('SELECT * FROM annotations WHERE id = ?', [id]);
+        return prev ? annotationFromRow(prev) : undefined;
+      },
+    });
     await this.#tx(async (q) => {
       for (const i of newItems) {
         await q(`INSERT INTO annotation_items (id, subject_kind, subject, task, schema_version, input, input_hash, criterion, suite, run_id, item_ref, suite_version, created_at)

@@ -666,66 +666,19 @@ export class SqliteAnnotationStore implements AnnotationStore {
 
   async exportRecords(filter: ItemFilter = {}): Promise<ExportRecord[]> {
     await this.syncFromJudgements();
-    const items = await this.listItems(filter);
-    const anns = await this.annotationsByItem(filter);
-    const withAnn = items.filter((i) => anns.has(i.id));
-    const versions: Record<string, string> = {};
-    for (const i of withAnn) versions[i.task] = i.schemaVersion;
-    const out: ExportRecord[] = [{ type: 'header', format: 'loupe-annotations', version: 1, exportedAt: nowIso(), schemaVersions: versions }];
-    for (const i of withAnn) {
-      out.push({ type: 'item', ...i });
-      for (const a of anns.get(i.id)!) out.push({ type: 'annotation', ...a });
-    }
-    return out;
+    return exportAnnotationRecords(this, filter);
   }
 
   async importRecords(records: ReadonlyArray<{ line: number; record: ExportRecord }>, source: string): Promise<ImportResult> {
     await this.syncFromJudgements();
-    const at = (line: number) => `${source} line ${line}`;
-    const head = records[0];
-    if (!head || head.record.type !== 'header' || (head.record as { format?: string }).format !== 'loupe-annotations') throw new LoupeInputError(at(head?.line ?? 1), 'is not a Loupe annotations export (the first line must be its header)');
-    const fileItems = new Map<string, AnnotationItem>();
-    const newItems: AnnotationItem[] = [];
-    const newAnns: Annotation[] = [];
-    let unchanged = 0;
-    for (const { line, record } of records.slice(1)) {
-      if (record.type === 'item') {
-        const { type: _t, ...item } = record;
-        if (typeof item.id !== 'string' || typeof item.task !== 'string' || !item.subject) throw new LoupeInputError(at(line), 'an item needs id, task and subject');
-        let here: string;
-        try {
-          here = schemaVersion(item.task);
-        } catch {
-          throw new LoupeInputError(at(line), `item ${item.id}: task '${item.task}' is not known here`);
-        }
-        if (item.schemaVersion !== here) throw new LoupeInputError(at(line), `item ${item.id}: its verdict schema of ${item.task} is version ${item.schemaVersion} in the file but ${here} here; export again from a Loupe with the same judge schemas`);
-        const local = await this.getItem(item.id);
-        if (local && local.suiteVersion !== 'unknown' && item.suiteVersion !== 'unknown' && local.suiteVersion !== item.suiteVersion) {
-          throw new LoupeInputError(at(line), `item ${item.id} comes from suite version ${item.suiteVersion} but this store has it from ${local.suiteVersion}`);
-        }
-        fileItems.set(item.id, item as AnnotationItem);
-        if (!local) newItems.push(item as AnnotationItem);
-      } else if (record.type === 'annotation') {
-        const { type: _t, ...a } = record;
-        if (typeof a.id !== 'string' || typeof a.itemId !== 'string' || typeof a.annotator !== 'string' || !a.annotator) throw new LoupeInputError(at(line), 'an annotation needs id, itemId and annotator');
-        const item = fileItems.get(a.itemId) ?? (await this.getItem(a.itemId));
-        if (!item) throw new LoupeInputError(at(line), `annotation ${a.id}: item ${a.itemId} is neither in the file (before it) nor in this store`);
-        validateVerdict(item.task, a.verdict, at(line));
-        if (a.role !== 'annotator' && a.role !== 'adjudicator') throw new LoupeInputError(at(line), `annotation ${a.id}: role must be annotator or adjudicator`);
-        const ann: Annotation = { id: a.id, itemId: a.itemId, annotator: a.annotator, role: a.role, verdict: a.verdict, evidence: this.checkEvidence(a.evidence, at(line), false), note: a.note ?? null,
-          supersedes: a.supersedes ?? null, final: !!a.final, origin: a.origin ?? 'import', createdAt: typeof a.createdAt === 'string' ? a.createdAt : nowIso(), dbRole: null };
-        const prev = this.db.prepare('SELECT * FROM annotations WHERE id = ?').get(a.id) as Row | undefined;
-        if (prev) {
-          const p = annotationFromRow(prev);
-          if (canonicalJson({ ...p, origin: '', dbRole: null }) !== canonicalJson({ ...ann, origin: '', dbRole: null })) throw new LoupeInputError(at(line), `annotation ${a.id} is already stored with different content`);
-          unchanged++;
-          continue;
-        }
-        newAnns.push(ann);
-      } else if ((record as { type?: string }).type !== 'header') {
-        throw new LoupeInputError(at(line), `unknown record type '${String((record as { type?: string }).type)}' (item, annotation)`);
-      }
-    }
+    const { newItems, newAnns, unchanged } = await planAnnotationImport(records, source, {
+      getItem: (id) => this.getItem(id),
+      checkEvidence: async (ev, at) => this.checkEvidence(ev, at, false),
+      getAnnotation: async (id) => {
+        const prev = this.db.prepare('SELECT * FROM annotations WHERE id = ?').get(id) as Row | undefined;
+        return prev ? annotationFromRow(prev) : undefined;
+      },
+    });
     const insItem = this.db.prepare(`INSERT OR IGNORE INTO annotation_items (id, subject_kind, subject, task, schema_version, input, input_hash, criterion, suite, run_id, item_ref, suite_version, created_at)
       VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)`);
     this.db.transaction(() => {
@@ -734,6 +687,84 @@ export class SqliteAnnotationStore implements AnnotationStore {
     })();
     return { items: newItems.length, annotations: newAnns.length, unchanged };
   }
+}
+
+/**
+ * The export records of an annotation store (either engine): a header naming the verdict schema versions, then each
+ * item with annotations followed by its annotations. The caller syncs judgements first.
+ * @returns the records, in the order `toJsonl` writes them.
+ */
+export async function exportAnnotationRecords(store: Pick<AnnotationStore, 'listItems' | 'annotationsByItem'>, filter: ItemFilter = {}): Promise<ExportRecord[]> {
+  const items = await store.listItems(filter);
+  const anns = await store.annotationsByItem(filter);
+  const withAnn = items.filter((i) => anns.has(i.id));
+  const versions: Record<string, string> = {};
+  for (const i of withAnn) versions[i.task] = i.schemaVersion;
+  const out: ExportRecord[] = [{ type: 'header', format: 'loupe-annotations', version: 1, exportedAt: nowIso(), schemaVersions: versions }];
+  for (const i of withAnn) {
+    out.push({ type: 'item', ...i });
+    for (const a of anns.get(i.id)!) out.push({ type: 'annotation', ...a });
+  }
+  return out;
+}
+
+/**
+ * Checks an annotations export against a store (either engine) and says what importing it adds: the items the store
+ * lacks and the annotations it lacks; an annotation stored already with the same content counts as unchanged.
+ * @param deps the store's reads: an item, an annotation by id, evidence checked (without requiring the files).
+ * @throws LoupeInputError naming the file and line: no header, an item or annotation missing fields, an unknown task,
+ *   another verdict schema or suite version, an invalid verdict or role, an annotation stored with other content.
+ */
+export async function planAnnotationImport(records: ReadonlyArray<{ line: number; record: ExportRecord }>, source: string, deps: {
+  getItem(id: string): Promise<AnnotationItem | undefined>;
+  getAnnotation(id: string): Promise<Annotation | undefined>;
+  checkEvidence(ev: unknown, at: string): Promise<EvidenceRef[]>;
+}): Promise<{ newItems: AnnotationItem[]; newAnns: Annotation[]; unchanged: number }> {
+  const at = (line: number) => `${source} line ${line}`;
+  const head = records[0];
+  if (!head || head.record.type !== 'header' || (head.record as { format?: string }).format !== 'loupe-annotations') throw new LoupeInputError(at(head?.line ?? 1), 'is not a Loupe annotations export (the first line must be its header)');
+  const fileItems = new Map<string, AnnotationItem>();
+  const newItems: AnnotationItem[] = [];
+  const newAnns: Annotation[] = [];
+  let unchanged = 0;
+  for (const { line, record } of records.slice(1)) {
+    if (record.type === 'item') {
+      const { type: _t, ...item } = record;
+      if (typeof item.id !== 'string' || typeof item.task !== 'string' || !item.subject) throw new LoupeInputError(at(line), 'an item needs id, task and subject');
+      let here: string;
+      try {
+        here = schemaVersion(item.task);
+      } catch {
+        throw new LoupeInputError(at(line), `item ${item.id}: task '${item.task}' is not known here`);
+      }
+      if (item.schemaVersion !== here) throw new LoupeInputError(at(line), `item ${item.id}: its verdict schema of ${item.task} is version ${item.schemaVersion} in the file but ${here} here; export again from a Loupe with the same judge schemas`);
+      const local = await deps.getItem(item.id);
+      if (local && local.suiteVersion !== 'unknown' && item.suiteVersion !== 'unknown' && local.suiteVersion !== item.suiteVersion) {
+        throw new LoupeInputError(at(line), `item ${item.id} comes from suite version ${item.suiteVersion} but this store has it from ${local.suiteVersion}`);
+      }
+      fileItems.set(item.id, item as AnnotationItem);
+      if (!local) newItems.push(item as AnnotationItem);
+    } else if (record.type === 'annotation') {
+      const { type: _t, ...a } = record;
+      if (typeof a.id !== 'string' || typeof a.itemId !== 'string' || typeof a.annotator !== 'string' || !a.annotator) throw new LoupeInputError(at(line), 'an annotation needs id, itemId and annotator');
+      const item = fileItems.get(a.itemId) ?? (await deps.getItem(a.itemId));
+      if (!item) throw new LoupeInputError(at(line), `annotation ${a.id}: item ${a.itemId} is neither in the file (before it) nor in this store`);
+      validateVerdict(item.task, a.verdict, at(line));
+      if (a.role !== 'annotator' && a.role !== 'adjudicator') throw new LoupeInputError(at(line), `annotation ${a.id}: role must be annotator or adjudicator`);
+      const ann: Annotation = { id: a.id, itemId: a.itemId, annotator: a.annotator, role: a.role, verdict: a.verdict, evidence: await deps.checkEvidence(a.evidence, at(line)), note: a.note ?? null,
+        supersedes: a.supersedes ?? null, final: !!a.final, origin: a.origin ?? 'import', createdAt: typeof a.createdAt === 'string' ? a.createdAt : nowIso(), dbRole: null };
+      const p = await deps.getAnnotation(a.id);
+      if (p) {
+        if (canonicalJson({ ...p, origin: '', dbRole: null }) !== canonicalJson({ ...ann, origin: '', dbRole: null })) throw new LoupeInputError(at(line), `annotation ${a.id} is already stored with different content`);
+        unchanged++;
+        continue;
+      }
+      newAnns.push(ann);
+    } else if ((record as { type?: string }).type !== 'header') {
+      throw new LoupeInputError(at(line), `unknown record type '${String((record as { type?: string }).type)}' (item, annotation)`);
+    }
+  }
+  return { newItems, newAnns, unchanged };
 }
 
 /**

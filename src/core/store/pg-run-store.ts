@@ -9,18 +9,20 @@
 import pg from 'pg';
 import { LoupeInputError } from '../util/errors.ts';
 import { redactStoreUrls, storePassword, type PostgresLocation } from './location.ts';
-import { pgMigrations } from './pg-migrations.ts';
+import { pgMigrations, type Migration } from './migrations.ts';
 import { LosslessClient, decodePgText, encodePgText, jsonColumn, jsonNulToText, losslessTypes } from './pg-text.ts';
-import { PgArtefactRows, PgJudgementRows, PgScoreRows, type PgQuery } from './pg-rows.ts';
-import { answerFromRow, pidAlive, runFromRow, stepFromRow } from './run-store.ts';
-import type { Migration } from './migrations.ts';
+import { leaseFromRow, StoreArtefactRows, StoreRunReads, StoreJudgementRows, StoreScoreRows } from './rows.ts';
+import { pgSql, type StoreSql } from './sql.ts';
+import { answerFromRow, pidAlive, stepFromRow } from './run-store.ts';
 import type { AnswerRecord, InterventionRecord, KernelCellRecord, RunEventRecord, RunRecord, StepRecord } from './records.ts';
 import type {
-  ArtefactRows, CellQuery, JudgementRows, NewIntervention, NewRun, RunFilter, RunLeaseHolder, RunLeaseResult, RunPatch, RunStore, ScoreRows, StepEffects, StepSummaryRecord,
+  ArtefactRows, CellQuery, JudgementRows, NewIntervention, NewRun, RunLeaseResult, RunPatch, RunStore, ScoreRows, StepEffects, StepSummaryRecord,
   StepSubscription, SubscribeStepsOptions,
 } from './types.ts';
 
 type Row = Record<string, unknown>;
+/** Runs one statement and returns its rows. */
+type PgQuery = (sql: string, params?: unknown[]) => Promise<Row[]>;
 
 const nowIso = () => new Date().toISOString();
 /** The NOTIFY channel of a team store's changes (see {@link PgRunStore.watchChanges}). */
@@ -57,47 +59,11 @@ export function connectionClosed(e: unknown): boolean {
   return ['57P01', '57P02', '57P03', '08006', '08003'].includes(code) || /Connection terminated|connection not open/i.test((e as Error).message ?? '');
 }
 
-/**
- * Runs `body` in a transaction on `client` — BEGIN (unless `begun`: the caller's retry loop began it), COMMIT, or
- * ROLLBACK when it throws — and releases the client (as broken when BEGIN or the ROLLBACK failed, so the pool drops
- * it). Used by the PostgreSQL engines of the annotation, checklist and ground-truth stores and by `loupe store copy`.
- * @returns what `body` returned. @throws what BEGIN, `body` or COMMIT threw.
- */
-export async function pgTransaction<T>(client: pg.PoolClient, body: () => Promise<T>, opts: { begun?: boolean } = {}): Promise<T> {
-  if (!opts.begun) {
-    try {
-      await client.query('BEGIN');
-    } catch (e) {
-      client.release(e as Error);
-      throw e;
-    }
-  }
-  let broken: Error | undefined;
-  try {
-    const out = await body();
-    await client.query('COMMIT');
-    return out;
-  } catch (e) {
-    try {
-      await client.query('ROLLBACK');
-    } catch (r) {
-      broken = r as Error;
-    }
-    throw e;
-  } finally {
-    client.release(broken);
-  }
-}
-
-function leaseFromRow(row: Row): RunLeaseHolder {
-  return {
-    owner: String(row.lease_owner), host: String(row.lease_host ?? ''), pid: (row.owner_pid as number | null) ?? null,
-    heartbeatAt: (row.heartbeat_at as string | null) ?? null, expiresAt: String(row.lease_expires_at ?? new Date(0).toISOString()),
-  };
-}
+/** Moved to `sql.ts` (the transaction of the PostgreSQL stores); kept here for its callers. */
+export { pgTransaction } from './sql.ts';
 
 /** The run store on a PostgreSQL database. Create with {@link openPgStore}. */
-export class PgRunStore implements RunStore {
+export class PgRunStore extends StoreRunReads implements RunStore {
   readonly engine = 'postgres';
   readonly location: string;
   readonly judgements: JudgementRows;
@@ -118,6 +84,7 @@ export class PgRunStore implements RunStore {
    * @param password the password, or a function asked on every new connection (VS Code SecretStorage).
    */
   constructor(loc: PostgresLocation, password: string | undefined | (() => Promise<string | undefined>)) {
+    super();
     this.#loc = loc;
     this.location = loc.url;
     this.#clientConfig = {
@@ -135,10 +102,18 @@ export class PgRunStore implements RunStore {
     });
     // An idle connection dropped by a server restart must not crash the process: the pool opens a new one on next use.
     this.#pool.on('error', () => undefined);
-    const q: PgQuery = (sql, params) => this.#q(sql, params);
-    this.judgements = new PgJudgementRows(q);
-    this.scores = new PgScoreRows(q);
-    this.artefacts = new PgArtefactRows(q, (fn) => this.#tx(fn));
+    this.#sql = pgSql((sql, params) => this.#q(sql, [...params]), () => PgRunStore.readyPoolOf(this));
+    this.runSql = this.#sql;
+    this.judgements = new StoreJudgementRows(this.#sql);
+    this.scores = new StoreScoreRows(this.#sql);
+    this.artefacts = new StoreArtefactRows(this.#sql);
+  }
+
+  /** The queries of the stores kept with the runs (`sql.ts`), through this store's retrying path. */
+  readonly #sql: StoreSql;
+  /** The store's {@link StoreSql}, for `storeSqlOf` only. */
+  static sqlOf(s: PgRunStore): StoreSql {
+    return s.#sql;
   }
 
   /** The connection pool, for {@link pgPoolOf} only (engine-level copy and PostgreSQL stores of higher layers). */
@@ -340,11 +315,6 @@ export class PgRunStore implements RunStore {
     await this.#q('UPDATE runs SET lease_owner = NULL, lease_host = NULL, lease_expires_at = NULL, owner_pid = NULL WHERE id = $1 AND lease_owner = $2', [runId, owner]);
   }
 
-  async getRunLease(runId: string): Promise<RunLeaseHolder | undefined> {
-    const [row] = await this.#q('SELECT lease_owner, lease_host, owner_pid, heartbeat_at, lease_expires_at FROM runs WHERE id = $1', [runId]);
-    return row?.lease_owner ? leaseFromRow(row) : undefined;
-  }
-
   /**
    * Commits a step and its effects in one round trip: one simple query (an implicit transaction: all or nothing)
    * that takes the step-order lock, then writes the step, the run's counters and state, answers, notes and saved
@@ -452,37 +422,6 @@ export class PgRunStore implements RunStore {
         RETURNING seq`, [i.runId, before, at, i.who, i.kind, i.text, leaseOwner]);
       return row ? { runId: i.runId, seq: row.seq as number, beforeStep: before, at, who: i.who, kind: i.kind, text: i.text } : undefined;
     });
-  }
-
-  async getInterventions(runId: string): Promise<InterventionRecord[]> {
-    return (await this.getInterventionsOf([runId])).get(runId)!;
-  }
-
-  async getInterventionsOf(runIds: string[]): Promise<Map<string, InterventionRecord[]>> {
-    const out = new Map<string, InterventionRecord[]>(runIds.map((id) => [id, []]));
-    if (!runIds.length) return out;
-    const rows = await this.#q('SELECT * FROM interventions WHERE run_id = ANY($1::text[]) ORDER BY run_id, seq', [runIds]);
-    for (const r of rows) {
-      out.get(r.run_id as string)!.push({ runId: r.run_id as string, seq: r.seq as number, beforeStep: r.before_step as number, at: r.at as string, who: r.who as string, kind: r.kind as InterventionRecord['kind'], text: r.text as string });
-    }
-    return out;
-  }
-
-  async listRuns(filter: RunFilter = {}): Promise<RunRecord[]> {
-    const where: string[] = [];
-    const vals: unknown[] = [];
-    const p = (v: unknown) => (vals.push(v), `$${vals.length}`);
-    if (filter.suite) where.push(`suite = ${p(filter.suite)}`);
-    if (filter.blockId) where.push(`block_id = ${p(filter.blockId)}`);
-    if (filter.status) where.push(`status = ${p(filter.status)}`);
-    if (filter.sweepId) where.push(`sweep_id = ${p(filter.sweepId)}`);
-    const sql = `SELECT * FROM runs ${where.length ? 'WHERE ' + where.join(' AND ') : ''} ORDER BY created_at DESC, rid DESC LIMIT ${p(filter.limit ?? 1_000_000)}`;
-    return (await this.#q(sql, vals)).map(runFromRow);
-  }
-
-  async getRun(id: string): Promise<RunRecord | undefined> {
-    const [r] = await this.#q('SELECT * FROM runs WHERE id = $1', [id]);
-    return r ? runFromRow(r) : undefined;
   }
 
   /**

@@ -14,14 +14,15 @@ import { LoupeInputError } from '../util/errors.ts';
 import { redactStoreUrls } from './location.ts';
 import { trustedRunFolder } from './run-folder.ts';
 import { migrations as defaultMigrations, type Migration } from './migrations.ts';
-import { SqliteArtefactRows, SqliteJudgementRows, SqliteScoreRows } from './sqlite-rows.ts';
+import { StoreArtefactRows, StoreJudgementRows, StoreRunReads, StoreScoreRows } from './rows.ts';
+import { sqliteSql, type StoreSql } from './sql.ts';
 import { OffThreadReader } from './read-worker.ts';
 import type {
-  AnswerRecord, AnswerValue, AssistantMessage, ChatMessage, InterventionRecord, KernelCellRecord, RunEventRecord, RunParams, RunRecord,
-  RunStatus, StepRecord, ToolCallRecord,
+  AnswerRecord, AnswerValue, AssistantMessage, ChatMessage, InterventionRecord, KernelCellRecord, RunEventRecord, RunRecord,
+  StepRecord, ToolCallRecord,
 } from './records.ts';
 import type {
-  ArtefactRows, CellQuery, JudgementRows, NewIntervention, NewRun, RunFilter, RunLeaseHolder, RunLeaseResult, RunPatch, RunStore, ScoreRows, StepEffects, StepSummaryRecord,
+  ArtefactRows, CellQuery, JudgementRows, NewIntervention, NewRun, RunLeaseHolder, RunLeaseResult, RunPatch, RunStore, ScoreRows, StepEffects, StepSummaryRecord,
   StepSubscription, SubscribeStepsOptions,
 } from './types.ts';
 
@@ -34,35 +35,8 @@ type Row = Record<string, unknown>;
 
 const nowIso = () => new Date().toISOString();
 
-/** A `runs` row (either engine) as a {@link RunRecord}. */
-export function runFromRow(r: Row): RunRecord {
-  return {
-    id: r.id as string,
-    suite: r.suite as string,
-    blockId: r.block_id as string,
-    agent: r.agent as string,
-    model: (r.model as string | null) ?? null,
-    params: JSON.parse(r.params as string) as RunParams,
-    promptHash: r.prompt_hash as string,
-    toolSet: r.tool_set as string,
-    dataChecksums: JSON.parse(r.data_checksums as string) as Record<string, string>,
-    loupeVersion: r.loupe_version as string,
-    sandbox: r.sandbox as string,
-    storedWorkspace: r.workspace as string,
-    status: r.status as RunStatus,
-    statusReason: (r.status_reason as string | null) ?? null,
-    createdAt: r.created_at as string,
-    startedAt: (r.started_at as string | null) ?? null,
-    endedAt: (r.ended_at as string | null) ?? null,
-    durationMs: r.duration_ms as number,
-    steps: r.steps as number,
-    tokens: r.tokens_known === 0 ? null : { input: r.tokens_input as number, output: r.tokens_output as number, cached: r.tokens_cached as number },
-    costUsd: (r.cost_usd as number | null) ?? null,
-    ownerPid: (r.owner_pid as number | null | undefined) ?? null,
-    heartbeatAt: (r.heartbeat_at as string | null | undefined) ?? null,
-    sweepId: (r.sweep_id as string | null | undefined) ?? null,
-  };
-}
+/** Lives in `rows.ts` (the run reads of both engines); exported here for its callers. */
+export { runFromRow } from './rows.ts';
 
 /**
  * True when a `running` run is really being driven: its owner process is alive on this machine.
@@ -163,7 +137,7 @@ export function pidAlive(pid: number): boolean {
  * The embedded run store: one SQLite file (better-sqlite3, WAL). Calls are synchronous underneath and resolve at
  * once; the interface is asynchronous for other engines. Create with {@link openStore}.
  */
-export class SqliteRunStore implements RunStore {
+export class SqliteRunStore extends StoreRunReads implements RunStore {
   readonly engine = 'sqlite';
   /** The database handle; only SQLite stores of other layers reach it, through {@link sqliteHandleOf}. */
   readonly #db: Database.Database;
@@ -178,6 +152,12 @@ export class SqliteRunStore implements RunStore {
   private get db(): Database.Database {
     return this.#db;
   }
+  /** The queries of the stores kept with the runs (`sql.ts`) on this handle. */
+  #sql!: StoreSql;
+  /** The store's {@link StoreSql}, for `storeSqlOf` only. */
+  static sqlOf(s: SqliteRunStore): StoreSql {
+    return s.#sql;
+  }
   /** The handle, for {@link sqliteHandleOf} only. */
   static handleOf(s: SqliteRunStore): Database.Database {
     return s.#db;
@@ -187,6 +167,7 @@ export class SqliteRunStore implements RunStore {
   #release: () => void = () => undefined;
 
   constructor(file: string, extraMigrations: Migration[] = []) {
+    super();
     if (/^[a-z][a-z0-9+.-]*:\/\//i.test(file)) throw new LoupeInputError(redactStoreUrls(file), 'a URL is not a SQLite store file (open a postgres:// store with openStoreAt)');
     this.file = file;
     if (file !== ':memory:') mkdirSync(dirname(file), { recursive: true });
@@ -208,9 +189,11 @@ export class SqliteRunStore implements RunStore {
       this.#release();
       throw e;
     }
-    this.judgements = new SqliteJudgementRows(this.#db);
-    this.scores = new SqliteScoreRows(this.#db);
-    this.artefacts = new SqliteArtefactRows(this.#db);
+    this.#sql = sqliteSql(this.#db);
+    this.runSql = this.#sql;
+    this.judgements = new StoreJudgementRows(this.#sql);
+    this.scores = new StoreScoreRows(this.#sql);
+    this.artefacts = new StoreArtefactRows(this.#sql);
   }
 
   private migrate(all: Migration[]): void {
@@ -308,12 +291,6 @@ export class SqliteRunStore implements RunStore {
   }
 
   /** The current lease holder of a run, if any (expired leases included: see `expiresAt`). */
-  async getRunLease(runId: string): Promise<RunLeaseHolder | undefined> {
-    const row = this.db.prepare('SELECT lease_owner, lease_host, owner_pid, heartbeat_at, lease_expires_at FROM runs WHERE id = ?').get(runId) as Row | undefined;
-    if (!row?.lease_owner) return undefined;
-    return { owner: row.lease_owner as string, host: String(row.lease_host ?? ''), pid: (row.owner_pid as number | null) ?? null, heartbeatAt: (row.heartbeat_at as string | null) ?? null, expiresAt: String(row.lease_expires_at ?? '') };
-  }
-
   async setDataChecksums(id: string, checksums: Record<string, string>): Promise<void> {
     this.db.prepare('UPDATE runs SET data_checksums = ? WHERE id = ?').run(JSON.stringify(checksums), id);
   }
@@ -448,39 +425,7 @@ export class SqliteRunStore implements RunStore {
     return row ? { runId: i.runId, seq: row.seq, beforeStep: before, at, who: i.who, kind: i.kind, text: i.text } : undefined;
   }
 
-  async getInterventions(runId: string): Promise<InterventionRecord[]> {
-    return (await this.getInterventionsOf([runId])).get(runId)!;
-  }
-
-  async getInterventionsOf(runIds: string[]): Promise<Map<string, InterventionRecord[]>> {
-    const out = new Map<string, InterventionRecord[]>(runIds.map((id) => [id, []]));
-    for (let i = 0; i < runIds.length; i += 500) {
-      const ids = runIds.slice(i, i + 500);
-      const rows = this.db.prepare(`SELECT * FROM interventions WHERE run_id IN (${ids.map(() => '?').join(',')}) ORDER BY run_id, seq`).all(...ids) as Row[];
-      for (const r of rows) {
-        out.get(r.run_id as string)!.push({ runId: r.run_id as string, seq: r.seq as number, beforeStep: r.before_step as number, at: r.at as string, who: r.who as string, kind: r.kind as InterventionRecord['kind'], text: r.text as string });
-      }
-    }
-    return out;
-  }
-
   // ------------------------------------------------------------------ read API (UI, evaluation)
-
-  async listRuns(filter: RunFilter = {}): Promise<RunRecord[]> {
-    const where: string[] = [];
-    const vals: unknown[] = [];
-    if (filter.suite) { where.push('suite = ?'); vals.push(filter.suite); }
-    if (filter.blockId) { where.push('block_id = ?'); vals.push(filter.blockId); }
-    if (filter.status) { where.push('status = ?'); vals.push(filter.status); }
-    if (filter.sweepId) { where.push('sweep_id = ?'); vals.push(filter.sweepId); }
-    const sql = `SELECT * FROM runs ${where.length ? 'WHERE ' + where.join(' AND ') : ''} ORDER BY created_at DESC, rowid DESC LIMIT ?`;
-    return (this.db.prepare(sql).all(...vals, filter.limit ?? 1_000_000) as Row[]).map(runFromRow);
-  }
-
-  async getRun(id: string): Promise<RunRecord | undefined> {
-    const r = this.db.prepare('SELECT * FROM runs WHERE id = ?').get(id) as Row | undefined;
-    return r ? runFromRow(r) : undefined;
-  }
 
   /**
    * The steps of a run without their texts (observations, reasoning, full arguments): what a list of steps shows.

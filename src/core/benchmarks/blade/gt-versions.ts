@@ -7,13 +7,13 @@
  */
 import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
-import type Database from 'better-sqlite3';
+import type { Selectable } from 'kysely';
 import { parse } from 'csv-parse/sync';
 import { stringify } from 'csv-stringify/sync';
 import type { GroundTruthUsed } from '../../eval/run-score.ts';
-import type pg from 'pg';
-import { pgReadyPoolOf, pgTransaction } from '../../store/pg-run-store.ts';
-import { sqliteHandleOf } from '../../store/run-store.ts';
+import type { BladeGtVersionsTable } from '../../store/schema.ts';
+import type { StoreSql } from '../../store/sql.ts';
+import { storeSqlOf } from '../../store/store-sql.ts';
 import type { RunStore } from '../../store/types.ts';
 import type { BladeAnnotations } from './items.ts';
 import { LoupeInputError } from '../../util/errors.ts';
@@ -110,43 +110,50 @@ export interface BladeGtStore {
   save(v: { dataset: string; csv: string; author: string; note?: string; parent: number; shippedCsv: string }): Promise<BladeGtVersion>;
 }
 
-type Row = Record<string, unknown>;
-const fromRow = (r: Row): BladeGtVersion => ({
-  dataset: r.dataset as string, version: r.version as number, parent: r.parent as number, hash: r.hash as string, csv: r.csv as string,
-  author: r.author as string, createdAt: r.created_at as string, note: r.note as string,
+const fromRow = (r: Selectable<BladeGtVersionsTable>): BladeGtVersion => ({
+  dataset: r.dataset, version: r.version, parent: r.parent, hash: r.hash, csv: r.csv, author: r.author, createdAt: r.created_at, note: r.note,
 });
 
-/** The SQLite ground-truth store (table `blade_gt_versions`). */
-export class SqliteBladeGtStore implements BladeGtStore {
-  readonly #db: Database.Database;
-  /** @param db a run store's SQLite handle (`sqliteHandleOf`); callers use {@link bladeGtStoreOf}. */
-  constructor(db: Database.Database) {
-    this.#db = db;
+/**
+ * The ground-truth store of a run store of either engine (table `blade_gt_versions`, migration 8; queries through
+ * `StoreSql`); a save holds its dataset's lock (`StoreSql.tx`), so two saves of one dataset number their versions in turn.
+ */
+export class StoreBladeGtStore implements BladeGtStore {
+  readonly #s: StoreSql;
+  /** @param s the run store's queries (`storeSqlOf`); callers use {@link bladeGtStoreOf}. */
+  constructor(s: StoreSql) {
+    this.#s = s;
+  }
+
+  #of(dataset: string) {
+    return this.#s.db.selectFrom('blade_gt_versions').selectAll().where('dataset', '=', dataset);
   }
 
   async versions(dataset: string): Promise<BladeGtVersion[]> {
-    return (this.#db.prepare('SELECT * FROM blade_gt_versions WHERE dataset = ? ORDER BY version').all(dataset) as Row[]).map(fromRow);
+    return (await this.#s.all(this.#of(dataset).orderBy('version'))).map(fromRow);
   }
 
   async get(dataset: string, version: number): Promise<BladeGtVersion | undefined> {
-    const r = this.#db.prepare('SELECT * FROM blade_gt_versions WHERE dataset = ? AND version = ?').get(dataset, version) as Row | undefined;
+    const r = await this.#s.first(this.#of(dataset).where('version', '=', version));
     return r ? fromRow(r) : undefined;
   }
 
   async latest(dataset: string): Promise<BladeGtVersion | undefined> {
-    const r = this.#db.prepare('SELECT * FROM blade_gt_versions WHERE dataset = ? ORDER BY version DESC LIMIT 1').get(dataset) as Row | undefined;
+    const r = await this.#s.first(this.#of(dataset).orderBy('version', 'desc').limit(1));
     return r ? fromRow(r) : undefined;
   }
 
   async save(v: { dataset: string; csv: string; author: string; note?: string; parent: number; shippedCsv: string }): Promise<BladeGtVersion> {
     const plan = await planGtSave(v, (d, n) => this.get(d, n));
     if ('existing' in plan) return plan.existing;
-    return this.#db.transaction(() => {
-      const next = ((this.#db.prepare('SELECT MAX(version) AS m FROM blade_gt_versions WHERE dataset = ?').get(v.dataset) as { m: number | null }).m ?? 0) + 1;
-      const row: BladeGtVersion = { ...plan.row, version: next, createdAt: new Date().toISOString() };
-      this.#db.prepare('INSERT INTO blade_gt_versions (dataset, version, parent, hash, csv, author, created_at, note) VALUES (?,?,?,?,?,?,?,?)').run(row.dataset, row.version, row.parent, row.hash, row.csv, row.author, row.createdAt, row.note);
+    return this.#s.tx(`blade-gt|${v.dataset}`, async (t) => {
+      const last = await t.first(t.db.selectFrom('blade_gt_versions').select((eb) => eb.fn.max('version').as('m')).where('dataset', '=', v.dataset));
+      const row: BladeGtVersion = { ...plan.row, version: Number(last?.m ?? 0) + 1, createdAt: new Date().toISOString() };
+      await t.run(t.db.insertInto('blade_gt_versions').values({
+        dataset: row.dataset, version: row.version, parent: row.parent, hash: row.hash, csv: row.csv, author: row.author, created_at: row.createdAt, note: row.note,
+      }));
       return row;
-    })();
+    });
   }
 }
 
@@ -171,59 +178,12 @@ async function planGtSave(v: { dataset: string; csv: string; author: string; not
   return { row: { dataset: v.dataset, parent: v.parent, hash, csv: v.csv, author: v.author.trim(), note: v.note?.trim() ?? '' } };
 }
 
-/** The PostgreSQL ground-truth store (table `blade_gt_versions` of the team store); a save locks its dataset. */
-export class PgBladeGtStore implements BladeGtStore {
-  readonly #pool: () => Promise<pg.Pool>;
-  /** @param pool the run store's pool once migrated (`pgReadyPoolOf`); callers use {@link bladeGtStoreOf}. */
-  constructor(pool: () => Promise<pg.Pool>) {
-    this.#pool = pool;
-  }
-
-  async #rows(sql: string, params: unknown[]): Promise<Row[]> {
-    return (await (await this.#pool()).query(sql, params)).rows as Row[];
-  }
-
-  async versions(dataset: string): Promise<BladeGtVersion[]> {
-    return (await this.#rows('SELECT * FROM blade_gt_versions WHERE dataset = $1 ORDER BY version', [dataset])).map(fromRow);
-  }
-
-  async get(dataset: string, version: number): Promise<BladeGtVersion | undefined> {
-    const [r] = await this.#rows('SELECT * FROM blade_gt_versions WHERE dataset = $1 AND version = $2', [dataset, version]);
-    return r ? fromRow(r) : undefined;
-  }
-
-  async latest(dataset: string): Promise<BladeGtVersion | undefined> {
-    const [r] = await this.#rows('SELECT * FROM blade_gt_versions WHERE dataset = $1 ORDER BY version DESC LIMIT 1', [dataset]);
-    return r ? fromRow(r) : undefined;
-  }
-
-  async save(v: { dataset: string; csv: string; author: string; note?: string; parent: number; shippedCsv: string }): Promise<BladeGtVersion> {
-    const plan = await planGtSave(v, (d, n) => this.get(d, n));
-    if ('existing' in plan) return plan.existing;
-    const client = await (await this.#pool()).connect();
-    return pgTransaction(client, async () => {
-      await client.query('SELECT pg_advisory_xact_lock(hashtext($1))', [`blade-gt|${v.dataset}`]);
-      const next = (((await client.query('SELECT MAX(version) AS m FROM blade_gt_versions WHERE dataset = $1', [v.dataset])).rows[0] as { m: number | null }).m ?? 0) + 1;
-      const row: BladeGtVersion = { ...plan.row, version: next, createdAt: new Date().toISOString() };
-      await client.query('INSERT INTO blade_gt_versions (dataset, version, parent, hash, csv, author, created_at, note) VALUES ($1,$2,$3,$4,$5,$6,$7,$8)', [row.dataset, row.version, row.parent, row.hash, row.csv, row.author, row.createdAt, row.note]);
-      return row;
-    });
-  }
-}
-
-const ENGINES: Record<string, (store: RunStore) => BladeGtStore> = {
-  sqlite: (store) => new SqliteBladeGtStore(sqliteHandleOf(store)),
-  postgres: (store) => new PgBladeGtStore(() => pgReadyPoolOf(store)),
-};
-
 /**
  * The ground-truth store kept with a run store (same database and engine).
  * @throws Error naming the engine when it has none.
  */
 export function bladeGtStoreOf(store: RunStore): BladeGtStore {
-  const make = ENGINES[store.engine];
-  if (!make) throw new Error(`BLADE ground-truth versions are not available on the ${store.engine} run store at ${store.location}`);
-  return make(store);
+  return new StoreBladeGtStore(storeSqlOf(store, 'BLADE ground-truth versions'));
 }
 
 /**

@@ -1,0 +1,171 @@
+/**
+ * One query source for both store engines (issue 41). The plain read/write stores (judgements, scores, artefacts,
+ * checklists, BLADE ground-truth versions, ...) build each query once with Kysely against the typed tables of
+ * {@link Database} and run it through {@link StoreSql}: on SQLite the run store's better-sqlite3 handle, on PostgreSQL
+ * the run store's pool. Kysely compiles (its SQLite or PostgreSQL query compiler: `?` or `$n` parameters, quoting);
+ * the engine runs the compiled text. Running through the engines' own paths rather than Kysely's drivers keeps
+ * what each engine's path does: PostgreSQL's lossless-text client and type parsers (`pg-text.ts`), its retry of a
+ * statement on a connection the server closed, its error messages naming the store, the wait for a lazily opened
+ * store's migrations; SQLite's synchronous statements on the one handle of the process.
+ *
+ * What genuinely differs between the engines stays here, in {@link StoreSql.tx}: a transaction that serialises the
+ * writers of one logical thing (a checklist's block, a dataset's ground truth) is `BEGIN IMMEDIATE` on SQLite (the
+ * write lock up front, so two processes never both read then both insert) and `BEGIN` plus a transaction-scoped
+ * advisory lock on a hash of the name on PostgreSQL (writers of other names proceed).
+ * Source: issue 41 "One query and schema source for SQLite and PostgreSQL".
+ */
+import type BetterSqlite from 'better-sqlite3';
+import type pg from 'pg';
+import { type Compilable, type Kysely } from 'kysely';
+import { compilerOf, type SqlDialect } from './migrations.ts';
+import type { Database } from './schema.ts';
+
+/** What a store above the engine runs its queries with (one per run store; see {@link sqliteSql}, {@link pgSql}). */
+export interface StoreSql {
+  readonly dialect: SqlDialect;
+  /** The query builder (compiles only: run what it builds with {@link all}, {@link first}, {@link run}). */
+  readonly db: Kysely<Database>;
+  /** The insertion-order column: SQLite's `rowid`, PostgreSQL's `rid`. */
+  readonly rowid: 'rowid' | 'rid';
+  /** Every row of a query. */
+  all<R>(q: Compilable<R>): Promise<R[]>;
+  /** The first row of a query, if any. */
+  first<R>(q: Compilable<R>): Promise<R | undefined>;
+  /** Runs a statement. */
+  run(q: Compilable<unknown>): Promise<void>;
+  /**
+   * Runs `body` in one transaction (committed when it returns, rolled back when it throws), its queries through the
+   * `StoreSql` it is given. With `lock`, writers of the same lock name run one after another.
+   */
+  tx<T>(lock: string | null, body: (t: StoreSql) => Promise<T>): Promise<T>;
+}
+
+/**
+ * Runs `body` in a transaction on `client` — BEGIN (unless `begun`: the caller's retry loop began it), COMMIT, or
+ * ROLLBACK when it throws — and releases the client (as broken when BEGIN or the ROLLBACK failed, so the pool drops
+ * it). Used by the PostgreSQL engines of the annotation store, {@link pgSql}'s transactions and `loupe store copy`.
+ * @returns what `body` returned. @throws what BEGIN, `body` or COMMIT threw.
+ */
+export async function pgTransaction<T>(client: pg.PoolClient, body: () => Promise<T>, opts: { begun?: boolean } = {}): Promise<T> {
+  if (!opts.begun) {
+    try {
+      await client.query('BEGIN');
+    } catch (e) {
+      client.release(e as Error);
+      throw e;
+    }
+  }
+  let broken: Error | undefined;
+  try {
+    const out = await body();
+    await client.query('COMMIT');
+    return out;
+  } catch (e) {
+    try {
+      await client.query('ROLLBACK');
+    } catch (r) {
+      broken = r as Error;
+    }
+    throw e;
+  } finally {
+    client.release(broken);
+  }
+}
+
+const compilers: Partial<Record<SqlDialect, Kysely<Database>>> = {};
+/** The compile-only builder of a dialect (one per process). */
+function builderOf(dialect: SqlDialect): Kysely<Database> {
+  return (compilers[dialect] ??= compilerOf(dialect) as unknown as Kysely<Database>);
+}
+
+/** SQLite binds numbers, strings, bigints, buffers and null; Kysely passes booleans as given. */
+const sqliteParam = (v: unknown) => (typeof v === 'boolean' ? (v ? 1 : 0) : v);
+
+/**
+ * The {@link StoreSql} of a SQLite run store's handle (`sqliteHandleOf`).
+ * SQLite's transactions: `BEGIN IMMEDIATE` takes the write lock first (another process waits, `busy_timeout`); one
+ * transaction at a time on the handle (a second waits for the first in this process). A statement the run store runs
+ * on the handle meanwhile joins the open transaction (one connection): bodies here only read and insert, and a
+ * conflict they detect is returned, not thrown, where a caller's write could be in flight.
+ */
+export function sqliteSql(handle: BetterSqlite.Database): StoreSql {
+  let queue: Promise<unknown> = Promise.resolve();
+  const exec: Omit<StoreSql, 'tx'> = {
+    dialect: 'sqlite',
+    db: builderOf('sqlite'),
+    rowid: 'rowid',
+    all: async <R>(q: Compilable<R>) => {
+      const c = q.compile();
+      const st = handle.prepare(c.sql);
+      const params = c.parameters.map(sqliteParam);
+      if (!st.reader) {
+        st.run(...params);
+        return [] as R[];
+      }
+      return st.all(...params) as R[];
+    },
+    first: async <R>(q: Compilable<R>) => {
+      const c = q.compile();
+      return handle.prepare(c.sql).get(...c.parameters.map(sqliteParam)) as R | undefined;
+    },
+    run: async (q: Compilable<unknown>) => {
+      const c = q.compile();
+      handle.prepare(c.sql).run(...c.parameters.map(sqliteParam));
+    },
+  };
+  const self: StoreSql = {
+    ...exec,
+    tx: <T>(_lock: string | null, body: (t: StoreSql) => Promise<T>): Promise<T> => {
+      const turn = queue.then(async () => {
+        handle.exec('BEGIN IMMEDIATE');
+        try {
+          const out = await body({ ...exec, tx: () => Promise.reject(new Error('nested store transaction')) });
+          handle.exec('COMMIT');
+          return out;
+        } catch (e) {
+          if (handle.inTransaction) handle.exec('ROLLBACK');
+          throw e;
+        }
+      });
+      queue = turn.catch(() => undefined);
+      return turn;
+    },
+  };
+  return self;
+}
+
+/**
+ * The {@link StoreSql} of a PostgreSQL run store (its pool once migrated: `pgReadyPoolOf`).
+ * @param query runs one statement through the run store's retrying path (rows returned).
+ * @param pool the run store's pool, for transactions on one connection.
+ */
+export function pgSql(query: (sql: string, params: readonly unknown[]) => Promise<unknown[]>, pool: () => Promise<pg.Pool>): StoreSql {
+  const on = (q: (sql: string, params: readonly unknown[]) => Promise<unknown[]>): Omit<StoreSql, 'tx'> => ({
+    dialect: 'postgres',
+    db: builderOf('postgres'),
+    rowid: 'rid',
+    all: async <R>(b: Compilable<R>) => {
+      const c = b.compile();
+      return (await q(c.sql, c.parameters)) as R[];
+    },
+    first: async <R>(b: Compilable<R>) => {
+      const c = b.compile();
+      return (await q(c.sql, c.parameters))[0] as R | undefined;
+    },
+    run: async (b: Compilable<unknown>) => {
+      const c = b.compile();
+      await q(c.sql, c.parameters);
+    },
+  });
+  return {
+    ...on(query),
+    tx: async <T>(lock: string | null, body: (t: StoreSql) => Promise<T>): Promise<T> => {
+      const client = await (await pool()).connect();
+      return pgTransaction(client, async () => {
+        const q = async (sql: string, params: readonly unknown[]) => (await client.query(sql, params as unknown[])).rows as unknown[];
+        if (lock !== null) await q('SELECT pg_advisory_xact_lock(hashtext($1))', [lock]);
+        return body({ ...on(q), tx: () => Promise.reject(new Error('nested store transaction')) });
+      });
+    },
+  };
+}
