@@ -4,32 +4,58 @@
  */
 import { readFileSync, writeFileSync } from 'node:fs';
 import { resolve } from 'node:path';
-import { parseArgs } from 'node:util';
 import { agreementReport, annotationStoreOf, annotatorLabel, rolesByAnnotator, parseJsonl, toJsonl, type AgreementGroup, type EvidenceRef, type ItemFilter, type QueueSpec } from '../core/annotations/index.ts';
 import { LoupeInputError } from '../core/util/errors.ts';
 import { annotatorId } from '../core/util/annotator.ts';
-import { openExistingStore, STORE_HELP } from './store-arg.ts';
-import { UsageError, type CliCommand, type CliIo } from './types.ts';
+import { openExistingStore, STORE_OPTIONS } from './store-arg.ts';
+import { UsageError, type CliIo } from './types.ts';
+import { JSON_OPTIONS } from './option-groups.ts';
+import { declareCommand, defineCommand, optionGroup, parseCommand } from './options.ts';
 
-const USAGE = `loupe annotations <list|answer|queue|export|import> [${STORE_HELP}]
-  list   [--task T] [--suite S] [--run ID] [--criterion TEXT] [--json]
-         items with their current human verdicts and resolution (adjudicated > majority > single > pending)
-  answer --item ID --verdict JSON [--annotator NAME] [--note TEXT] [--cite step:RUN:N|cell:RUN:SEQ|doc:PATH[#PAGE]]...
-         [--supersedes ANNOTATION] [--adjudicate]
-         records a verdict (validated against the item's schema); --adjudicate makes it final
-  queue  [--kind items|audit|disagreement] [--task T] [--suite S] [--run ID] [--criterion TEXT] [--reviewers N]
-         [--per-criterion N] [--seed N] [--all-items] [--json]
-         opens (or refreshes) a queue and prints its progress and next item for --annotator
-  export --out FILE.jsonl [--task T] [--suite S] [--run ID]
-         every item with annotations and all its annotations (history included)
-  import FILE.jsonl
-         idempotent by annotation id; refuses a file from another verdict-schema or suite version
-  The annotator defaults to $LOUPE_ANNOTATOR, else git user.name, else the OS user.`;
+const FILTER = optionGroup('items', {
+  task: { type: 'string', value: 'T', help: 'only items of this judge task' },
+  suite: { type: 'string', value: 'S', help: 'only items of runs of this benchmark' },
+  run: { type: 'string', multiple: true, value: 'ID', help: 'only items of this run (repeatable)' },
+  criterion: { type: 'string', value: 'TEXT', help: 'only items of this criterion' },
+});
 
-const AGREEMENT_USAGE = `loupe agreement [${STORE_HELP}] [--task T] [--suite S] [--run ID] [--criterion TEXT] [--resamples N] [--seed N] [--json]
-  per task and criterion: percent and pairwise agreement, Cohen's κ (two annotators), Krippendorff's α (nominal;
+const DECL = declareCommand({
+  synopsis: 'annotations <list|answer|queue|export|import>',
+  positionals: true,
+  groups: [FILTER, optionGroup('answer', {
+    item: { type: 'string', value: 'ID', help: 'the item answered' },
+    verdict: { type: 'string', value: 'JSON', help: 'the verdict (validated against the item\'s schema)' },
+    annotator: { type: 'string', value: 'NAME', help: 'who answers (default $LOUPE_ANNOTATOR, else git user.name, else the OS user)' },
+    note: { type: 'string', value: 'TEXT', help: 'a note with the verdict' },
+    cite: { type: 'string', multiple: true, value: 'step:RUN:N|cell:RUN:SEQ|doc:PATH[#PAGE]', help: 'evidence (repeatable)' },
+    supersedes: { type: 'string', value: 'ANNOTATION', help: 'the annotation this one replaces' },
+    adjudicate: { type: 'boolean', help: 'make the verdict final' },
+  }), optionGroup('queue', {
+    kind: { type: 'string', value: 'items|audit|disagreement', help: 'what the queue holds' },
+    reviewers: { type: 'string', value: 'N', help: 'annotators per item' },
+    'per-criterion': { type: 'string', value: 'N', help: 'items sampled per criterion' },
+    seed: { type: 'string', value: 'N', help: 'the sampling seed' },
+    'all-items': { type: 'boolean', help: 'every item, not a sample' },
+  }), optionGroup('export', {
+    out: { type: 'string', value: 'FILE.jsonl', help: 'where export writes' },
+  }), STORE_OPTIONS, JSON_OPTIONS],
+  notes: `  list    items with their current human verdicts and resolution (adjudicated > majority > single > pending)
+  answer  --item ID --verdict JSON: records a verdict; --adjudicate makes it final
+  queue   opens (or refreshes) a queue and prints its progress and next item for --annotator
+  export  --out FILE.jsonl: every item with annotations and all its annotations (history included)
+  import  FILE.jsonl: idempotent by annotation id; refuses a file from another verdict-schema or suite version`,
+});
+
+const AGREEMENT = declareCommand({
+  synopsis: 'agreement',
+  groups: [FILTER, optionGroup('bootstrap', {
+    resamples: { type: 'string', value: 'N', help: 'bootstrap resamples of items' },
+    seed: { type: 'string', value: 'N', help: 'the bootstrap seed' },
+  }), STORE_OPTIONS, JSON_OPTIONS],
+  notes: `  per task and criterion: percent and pairwise agreement, Cohen's κ (two annotators), Krippendorff's α (nominal;
   interval and ordinal for 1–5 scores), Gwet's AC1/AC2, each with a bootstrap 95% CI; LLM judge vs each human and
-  vs the human resolution, with a confusion matrix.`;
+  vs the human resolution, with a confusion matrix.`,
+});
 
 function filterOf(v: { task?: string | undefined; suite?: string | undefined; run?: string[] | undefined; criterion?: string | undefined }): ItemFilter {
   return { ...(v.task ? { task: v.task } : {}), ...(v.suite ? { suite: v.suite } : {}), ...(v.run?.length ? { runIds: v.run } : {}), ...(v.criterion ? { criterion: v.criterion } : {}) };
@@ -53,15 +79,7 @@ const intArg = (v: string | undefined, flag: string): number | undefined => {
 async function annotations(argv: string[], io: CliIo): Promise<number> {
   const [sub, ...rest] = argv;
   if (!sub || sub === '--help') throw new UsageError('give a subcommand: list, answer, queue, export or import');
-  const { values, positionals } = parseArgs({
-    args: rest,
-    allowPositionals: true,
-    options: {
-      store: { type: 'string' }, task: { type: 'string' }, suite: { type: 'string' }, run: { type: 'string', multiple: true }, criterion: { type: 'string' }, json: { type: 'boolean' },
-      item: { type: 'string' }, verdict: { type: 'string' }, annotator: { type: 'string' }, note: { type: 'string' }, cite: { type: 'string', multiple: true }, supersedes: { type: 'string' }, adjudicate: { type: 'boolean' },
-      kind: { type: 'string' }, reviewers: { type: 'string' }, 'per-criterion': { type: 'string' }, seed: { type: 'string' }, 'all-items': { type: 'boolean' }, out: { type: 'string' },
-    },
-  });
+  const { values, positionals } = parseCommand(DECL, rest);
   const rs = await openExistingStore(io, values.store);
   try {
     const store = annotationStoreOf(rs);
@@ -162,19 +180,19 @@ export function agreementLines(g: AgreementGroup): string[] {
   return out;
 }
 
-export const annotationsCommand: CliCommand = {
+export const annotationsCommand = defineCommand({
   name: 'annotations',
   summary: 'list, answer, queue, export and import expert annotations (the annotation panel\'s store)',
-  usage: USAGE,
+  declarations: [DECL],
   run: annotations,
-};
+});
 
-export const agreementCommand: CliCommand = {
+export const agreementCommand = defineCommand({
   name: 'agreement',
   summary: 'inter-annotator and judge–human agreement (κ, Krippendorff α, Gwet AC1/AC2, bootstrap CIs)',
-  usage: AGREEMENT_USAGE,
+  declarations: [AGREEMENT],
   async run(argv, io) {
-    const { values } = parseArgs({ args: argv, options: { store: { type: 'string' }, task: { type: 'string' }, suite: { type: 'string' }, run: { type: 'string', multiple: true }, criterion: { type: 'string' }, resamples: { type: 'string' }, seed: { type: 'string' }, json: { type: 'boolean' } } });
+    const { values } = parseCommand(AGREEMENT, argv);
     const rs = await openExistingStore(io, values.store);
     try {
       const resamples = intArg(values.resamples, '--resamples');
@@ -191,5 +209,5 @@ export const agreementCommand: CliCommand = {
       await rs.close();
     }
   },
-};
+});
 

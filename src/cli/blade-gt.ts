@@ -5,7 +5,6 @@
  */
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import { parseArgs } from 'node:util';
 import { bladeGtStoreOf, diffGroundTruth, parseGtCsv, type BladeGtVersion } from '../core/benchmarks/blade/gt-versions.ts';
 import { annotationStoreOf } from '../core/annotations/index.ts';
 import type { DecisionForm } from '../core/benchmarks/blade/authoring.ts';
@@ -16,30 +15,49 @@ import type { SandboxMode } from '../core/kernel/index.ts';
 import type { Block } from '../core/suites/types.ts';
 import { annotatorId } from '../core/util/annotator.ts';
 import { LoupeInputError } from '../core/util/errors.ts';
-import { openExistingStore, STORE_HELP, storeLocation } from './store-arg.ts';
+import { openExistingStore, STORE_OPTIONS, storeLocation } from './store-arg.ts';
 import { openStoreAt } from '../core/store/open.ts';
-import { UsageError, type CliCommand, type CliIo } from './types.ts';
+import { UsageError, type CliIo } from './types.ts';
+import { JSON_OPTIONS } from './option-groups.ts';
+import { declareCommand, defineCommand, optionGroup, parseCommand } from './options.ts';
 
-const USAGE = `loupe blade gt <show|versions|diff|save|export> --root DATASETS_DIR --dataset NAME [${STORE_HELP}]
-  show     [--version latest|N] [--json]   the specs of a version (0 = the shipped annotations.csv): conceptual
-                                           variables, transforms with their dependencies, models; row problems
-  versions [--json]                        every version: author, time, note, hash, what changed from its parent
-  diff     --from N --to M                 specs added, removed, changed between two versions
-  save     --file annotations.csv [--parent N] [--note TEXT] [--author NAME]
-                                           stores an edited file as the next version (refused when a row cannot be
-                                           used; the same content as its parent saves nothing)
-  export   --version N --out FILE [--with-reviews]
-                                           writes a version as annotations.csv (BLADE's columns and JSON shapes);
-                                           --with-reviews appends the review rows of this dataset's decisions to
-                                           annotate_cvar_spec_json / annotate_transform_spec_json
-  check    --file FORM.json [--sandbox bubblewrap|off]
-                                           runs the checks of a spec form (kind transform | cvar | model, BLADE's
-                                           fields) on data.csv in the sandboxed kernel; exit 1 when it fails
-  author   --file FORM.json [--note TEXT] [--author NAME] [--sandbox ...]
-                                           checks the form and, when it passes, saves it as the next version
-loupe blade review agreement --root DATASETS_DIR --dataset NAME [--rule all-yes|majority] [--json]
-                                           agreement per decision type (expert vs agent decisions) and the
-                                           decisions offered for acceptance by consensus`;
+const DATASET = optionGroup('dataset', {
+  root: { type: 'string', value: 'DATASETS_DIR', help: 'the folder holding the BLADE datasets (required)' },
+  dataset: { type: 'string', value: 'NAME', help: 'the dataset (required: affairs, hurricane, ...)' },
+});
+
+const GT = declareCommand({
+  synopsis: 'blade gt <show|versions|diff|save|export|check|author>',
+  groups: [DATASET, optionGroup('ground truth', {
+    version: { type: 'string', value: 'latest|N', help: 'show / export: the version (0 = the shipped annotations.csv)' },
+    from: { type: 'string', value: 'N', help: 'diff: the older version' },
+    to: { type: 'string', value: 'M', help: 'diff: the newer version' },
+    file: { type: 'string', value: 'FILE', help: 'save: an edited annotations.csv; check / author: a spec form FORM.json' },
+    parent: { type: 'string', value: 'N', help: 'save: the version edited' },
+    note: { type: 'string', value: 'TEXT', help: 'save / author: a note with the version' },
+    author: { type: 'string', value: 'NAME', help: 'save / author: who (default $LOUPE_ANNOTATOR, else git user.name, else the OS user)' },
+    out: { type: 'string', value: 'FILE', help: 'export: where annotations.csv is written' },
+    'with-reviews': { type: 'boolean', help: 'export: append the review rows of this dataset\'s decisions to annotate_cvar_spec_json / annotate_transform_spec_json' },
+    sandbox: { type: 'string', value: 'bubblewrap|off', help: 'check / author: where the form\'s checks run (default bubblewrap)' },
+  }), STORE_OPTIONS, JSON_OPTIONS],
+  notes: `  show      the specs of a version: conceptual variables, transforms with their dependencies, models; row problems
+  versions  every version: author, time, note, hash, what changed from its parent
+  diff      specs added, removed, changed between two versions
+  save      stores an edited file as the next version (refused when a row cannot be used; the same content as its
+            parent saves nothing)
+  export    writes a version as annotations.csv (BLADE's columns and JSON shapes)
+  check     runs the checks of a spec form (kind transform | cvar | model, BLADE's fields) on data.csv in the sandboxed
+            kernel; exit 1 when it fails
+  author    checks the form and, when it passes, saves it as the next version`,
+});
+
+const REVIEW_AGREEMENT = declareCommand({
+  synopsis: 'blade review agreement',
+  groups: [DATASET, optionGroup('agreement', {
+    rule: { type: 'string', value: 'all-yes|majority', help: 'when a decision counts as justifiable (default all-yes)' },
+  }), STORE_OPTIONS, JSON_OPTIONS],
+  notes: '  agreement per decision type (expert vs agent decisions) and the decisions offered for acceptance by consensus',
+});
 
 interface Ctx { shippedFile: string; shipped: string; dataset: string }
 
@@ -62,14 +80,7 @@ async function gt(argv: string[], io: CliIo): Promise<number> {
   const [group, sub, ...rest] = argv;
   if (group === 'review') return review(sub, rest, io);
   if (group !== 'gt' || !sub || sub === '--help') throw new UsageError('give a subcommand: loupe blade gt show|versions|diff|save|export|check|author, or loupe blade review agreement');
-  const { values } = parseArgs({
-    args: rest,
-    options: {
-      store: { type: 'string' }, root: { type: 'string' }, dataset: { type: 'string' }, version: { type: 'string' }, json: { type: 'boolean' }, from: { type: 'string' }, to: { type: 'string' },
-      file: { type: 'string' }, parent: { type: 'string' }, note: { type: 'string' }, author: { type: 'string' }, out: { type: 'string' },
-      'with-reviews': { type: 'boolean' }, sandbox: { type: 'string' },
-    },
-  });
+  const { values } = parseCommand(GT, rest);
   const c = datasetOf(values, io);
   if (sub === 'check' || sub === 'author') return author(sub, values, c, io);
   // save may create the store; the others read an existing one
@@ -214,7 +225,7 @@ async function author(sub: 'check' | 'author', values: { root?: string | undefin
 /** `loupe blade review agreement`. */
 async function review(sub: string | undefined, rest: string[], io: CliIo): Promise<number> {
   if (sub !== 'agreement') throw new UsageError('give a subcommand: loupe blade review agreement');
-  const { values } = parseArgs({ args: rest, options: { store: { type: 'string' }, root: { type: 'string' }, dataset: { type: 'string' }, rule: { type: 'string' }, json: { type: 'boolean' } } });
+  const { values } = parseCommand(REVIEW_AGREEMENT, rest);
   const c = datasetOf(values, io);
   const rule = values.rule ?? 'all-yes';
   if (rule !== 'all-yes' && rule !== 'majority') throw new UsageError(`--rule must be all-yes or majority, got '${rule}'`);
@@ -236,9 +247,9 @@ async function review(sub: string | undefined, rest: string[], io: CliIo): Promi
   }
 }
 
-export const bladeCommand: CliCommand = {
+export const bladeCommand = defineCommand({
   name: 'blade',
   summary: 'BLADE ground truth versioned in the store: show, versions, diff, save an edited annotations.csv, export (with review rows), check / author a spec form; review agreement',
-  usage: USAGE,
+  declarations: [GT, REVIEW_AGREEMENT],
   run: gt,
-};
+});

@@ -1,50 +1,35 @@
-import { parseArgs } from 'node:util';
-import { benchmarks, getBenchmark } from '../core/benchmarks/registry.ts';
+import { getBenchmark } from '../core/benchmarks/registry.ts';
 import { plural } from './plural.ts';
 import { loadSuite, parseSuiteKind, summariseBlock } from '../core/benchmarks/index.ts';
-import { globMatcher } from '../core/suites/glob.ts';
-import { UsageError, type CliCommand } from './types.ts';
+import { UsageError } from './types.ts';
 import { existsSync } from 'node:fs';
 import { activeChecklistItems, checklistStoreOf } from '../core/annotations/checklists.ts';
-import { storeLocation } from './store-arg.ts';
+import { STORE_OPTIONS, storeLocation } from './store-arg.ts';
+import { JSON_OPTIONS, loaderOptionGroup, loaderOptionsFromArgs, SUITE_OPTIONS } from './option-groups.ts';
+import { declareCommand, defineCommand, parseCommand } from './options.ts';
 import { openStoreAt } from '../core/store/open.ts';
 
+const DECL = declareCommand({
+  synopsis: 'blocks',
+  groups: [SUITE_OPTIONS, STORE_OPTIONS, JSON_OPTIONS],
+  dynamic: [loaderOptionGroup],
+  notes: '  --suite and --root are required. DDR / AnalystBench: each block says its checklist (the newest version written with loupe checklist, else the suite\'s own) or that it has none.',
+});
+
 /** `loupe blocks`: lists the blocks of a benchmark suite on disk (issue 3 "CLI"). */
-export const blocksCommand: CliCommand = {
+export const blocksCommand = defineCommand({
   name: 'blocks',
   summary: 'list the blocks of a benchmark suite (LongDA, BLADE, BLADE MCQ, DDR-Bench, AnalystBench-style) on disk',
-  usage:
-    'loupe blocks --suite <longda|blade|blade-mcq|ddr|analystbench> --root DIR [--entities TABLE.COLUMN] [--publications DIR] [--database FILE] [--tables GLOB,...] [--metadata DIR] [--store FILE] [--json]\n  DDR / AnalystBench: each block says its checklist (the newest version written with loupe checklist, else the suite\'s own) or that it has none.',
+  declarations: [DECL],
   async run(argv, io) {
-    const { values } = parseArgs({
-      args: argv,
-      options: {
-        suite: { type: 'string' },
-        root: { type: 'string' },
-        entities: { type: 'string' },
-        publications: { type: 'string' },
-        database: { type: 'string' },
-        metadata: { type: 'string' },
-        tables: { type: 'string' },
-        store: { type: 'string' },
-        json: { type: 'boolean' },
-      },
-    });
+    const { values, extra } = parseCommand(DECL, argv);
     if (!values.suite) throw new UsageError('--suite is required');
     if (!values.root) throw new UsageError('--root is required');
     const kind = parseSuiteKind(values.suite);
     const def = getBenchmark(kind);
-    for (const [flag, opt] of [['entities', 'entities'], ['database', 'database'], ['metadata', 'metadataDir'], ['tables', 'tableFilter'], ['publications', 'publications']] as const) {
-      if (values[flag] && !def.loaderOptions.includes(opt)) throw new UsageError(`--${flag} applies to ${benchmarks().filter((b) => b.loaderOptions.includes(opt)).map((b) => `--suite ${b.kind}`).join(' or ') || 'no suite'} only`);
-    }
-    const tables = values.tables ? values.tables.split(',').map((g) => globMatcher(g.trim(), '--tables')) : undefined;
     let lastPct = -1;
     const suite = await loadSuite(kind, values.root, {
-      ...(values.entities ? { entities: values.entities } : {}),
-      ...(values.publications ? { publications: values.publications } : {}),
-      ...(values.database ? { database: values.database } : {}),
-      ...(values.metadata ? { metadataDir: values.metadata } : {}),
-      ...(tables ? { tableFilter: (t: string) => tables.some((m) => m(t)) } : {}),
+      ...loaderOptionsFromArgs(extra, io.cwd, def),
       env: io.env,
       onProgress: (p) => {
         const pct = p.total ? Math.floor((100 * p.done) / p.total) : -1;
@@ -87,4 +72,4 @@ export const blocksCommand: CliCommand = {
     for (const p of suite.problems) io.out(`problem: ${p}\n`);
     return 0;
   },
-};
+});

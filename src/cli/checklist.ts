@@ -5,7 +5,6 @@
  */
 import { existsSync, readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
-import { parseArgs } from 'node:util';
 import {
   activeChecklistItems, authoredFromNative, ChecklistConflictError, checklistStoreOf, diffChecklists,
   type AuthoredChecklistItem, type ChecklistKey, type ChecklistVersion,
@@ -18,21 +17,32 @@ import type { Block, Suite } from '../core/suites/types.ts';
 import { annotatorId } from '../core/util/annotator.ts';
 import { errorMessage, LoupeInputError } from '../core/util/errors.ts';
 import { plural } from './plural.ts';
-import { STORE_HELP, storeLocation } from './store-arg.ts';
+import { STORE_OPTIONS, storeLocation } from './store-arg.ts';
 import { openStoreAt } from '../core/store/open.ts';
-import { UsageError, type CliCommand, type CliIo } from './types.ts';
+import { UsageError, type CliIo } from './types.ts';
+import { JSON_OPTIONS, SUITE_OPTIONS, loaderOptionGroup, loaderOptionsFromArgs } from './option-groups.ts';
+import { declareCommand, defineCommand, optionGroup, parseCommand } from './options.ts';
 
-const USAGE = `loupe checklist <show|versions|diff|save|export> --suite <ddr|analystbench|...> --root DIR --block ID
-    [--entities TABLE.COLUMN] [--database FILE] [--metadata DIR] [${STORE_HELP}]
-  show     [--version N|native] [--json]        the items a score would use (default: newest authored, else the suite's)
-  versions [--json]                             every authored version: author, time, note, hash, what changed
-  diff     --from N|native --to N               items added, changed, retired, restored between two versions
-  save     --file ITEMS.json [--base N|native] [--author NAME] [--note TEXT]
-           a new version from a JSON list of items {id, kind: fact|criterion, question, answer, entity?, rubric?
-           (five anchors), evidence?, retired?}; --base is the version you edited (a conflicting save shows the other
-           expert's change and saves nothing)
-  export   --out FILE [--version N|native]       the benchmark's native checklist file (DDR qa.json; AnalystBench list)
-  The author defaults to $LOUPE_ANNOTATOR, else git user.name, else the OS user.`;
+const DECL = declareCommand({
+  synopsis: 'checklist <show|versions|diff|save|export>',
+  groups: [SUITE_OPTIONS, optionGroup('checklist', {
+    block: { type: 'string', value: 'ID', help: 'the block (required, with --suite and --root)' },
+    version: { type: 'string', value: 'N|native', help: 'the version shown or exported (default: newest authored, else the suite\'s)' },
+    from: { type: 'string', value: 'N|native', help: 'diff: the older version' },
+    to: { type: 'string', value: 'N', help: 'diff: the newer version' },
+    base: { type: 'string', value: 'N|native', help: 'save: the version you edited (a conflicting save shows the other expert\'s change and saves nothing)' },
+    file: { type: 'string', value: 'ITEMS.json', help: 'save: a JSON list of items {id, kind: fact|criterion, question, answer, entity?, rubric? (five anchors), evidence?, retired?}' },
+    author: { type: 'string', value: 'NAME', help: 'who saves (default $LOUPE_ANNOTATOR, else git user.name, else the OS user)' },
+    note: { type: 'string', value: 'TEXT', help: 'a note with the version' },
+    out: { type: 'string', value: 'FILE', help: 'export: the benchmark\'s native checklist file (DDR qa.json; AnalystBench list)' },
+  }), STORE_OPTIONS, JSON_OPTIONS],
+  dynamic: [loaderOptionGroup],
+  notes: `  show      the items a score would use
+  versions  every authored version: author, time, note, hash, what changed
+  diff      items added, changed, retired, restored between two versions
+  save      a new version from --file
+  export    the native checklist file of a version`,
+});
 
 const versionArg = (v: string | undefined, flag: string): number | 'native' | undefined => {
   if (v === undefined) return undefined;
@@ -71,25 +81,14 @@ function printItems(io: CliIo, items: readonly AuthoredChecklistItem[]): void {
 async function checklist(argv: string[], io: CliIo): Promise<number> {
   const [sub, ...rest] = argv;
   if (!sub || sub === '--help') throw new UsageError('give a subcommand: show, versions, diff, save or export');
-  const { values } = parseArgs({
-    args: rest,
-    options: {
-      suite: { type: 'string' }, root: { type: 'string' }, block: { type: 'string' }, store: { type: 'string' },
-      entities: { type: 'string' }, database: { type: 'string' }, metadata: { type: 'string' },
-      version: { type: 'string' }, from: { type: 'string' }, to: { type: 'string' }, base: { type: 'string' },
-      file: { type: 'string' }, author: { type: 'string' }, note: { type: 'string' }, out: { type: 'string' }, json: { type: 'boolean' },
-    },
-  });
+  const { values, extra } = parseCommand(DECL, rest);
   if (!['show', 'versions', 'diff', 'save', 'export'].includes(sub)) throw new UsageError(`unknown subcommand '${sub}' (show, versions, diff, save, export)`);
   if (!values.suite) throw new UsageError('--suite is required');
   if (!values.root) throw new UsageError('--root is required');
   if (!values.block) throw new UsageError('--block is required');
   const def = getBenchmark(parseSuiteKind(values.suite));
   if (!def.checklist) throw new UsageError(`--suite ${def.kind}: ${def.title} has no checklists (suites with checklists: ${benchmarks().filter((b) => b.checklist).map((b) => b.kind).join(', ')})`);
-  const suite: Suite = await loadSuite(def.kind, values.root, {
-    ...(values.entities ? { entities: values.entities } : {}), ...(values.database ? { database: values.database } : {}),
-    ...(values.metadata ? { metadataDir: values.metadata } : {}), env: io.env,
-  });
+  const suite: Suite = await loadSuite(def.kind, values.root, { ...loaderOptionsFromArgs(extra, io.cwd, def), env: io.env });
   const block = suite.blocks.find((b) => b.id === values.block);
   if (!block) throw new UsageError(`--block ${values.block}: not a block of ${suite.id} (${suite.blocks.slice(0, 5).map((b) => b.id).join(', ')}${suite.blocks.length > 5 ? ', ...' : ''})`);
   const key: ChecklistKey = { suite: def.kind, suiteId: suite.id, blockId: block.id };
@@ -183,9 +182,9 @@ async function checklist(argv: string[], io: CliIo): Promise<number> {
   }
 }
 
-export const checklistCommand: CliCommand = {
+export const checklistCommand = defineCommand({
   name: 'checklist',
   summary: 'author and version block checklists (DDR facts, AnalystBench criteria); export the native file',
-  usage: USAGE,
+  declarations: [DECL],
   run: checklist,
-};
+});

@@ -1,26 +1,34 @@
 import { existsSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import { parseArgs } from 'node:util';
 import { loadSuite, type LongdaQuery } from '../core/benchmarks/index.ts';
-import { runsDirOf, storeLocation } from './store-arg.ts';
+import { runsDirOf, STORE_OPTIONS, storeLocation } from './store-arg.ts';
 import { describeStoreLocation } from '../core/store/location.ts';
 import { openStoreAt } from '../core/store/open.ts';
 import { startBlockRun } from '../core/runs/runner.ts';
 import { compareLongdaValues } from '../core/benchmarks/longda/eval.ts';
 import type { LlmConfig } from '../core/agent/llm.ts';
 import { streamLogger } from '../core/util/log.ts';
-import { UsageError, type CliCommand } from './types.ts';
+import { UsageError } from './types.ts';
+import { SANDBOX_OPTIONS } from './option-groups.ts';
+import { declareCommand, defineCommand, optionGroup, parseCommand } from './options.ts';
 
 const DEFAULT_BLOCK = 'NHANES_NCHS_Data_Brief_No._508';
 
-export const demoCommand: CliCommand = {
+const DECL = declareCommand({
+  synopsis: 'demo',
+  groups: [optionGroup('demo', {
+    root: { type: 'string', value: 'DIR', help: 'the LongDA benchmark folder (default $LOUPE_SHARED/data/longda/benchmark; LOUPE_SHARED default ../shared)' },
+    block: { type: 'string', value: 'ID', help: `the block (default ${DEFAULT_BLOCK})` },
+  }), STORE_OPTIONS, SANDBOX_OPTIONS],
+  notes: '  With LOUPE_MODEL (+ LOUPE_BASE_URL, key in OPENAI_API_KEY) set, the llm agent runs instead of the reference agent.',
+});
+
+export const demoCommand = defineCommand({
   name: 'demo',
   summary: 'main job: run a real LongDA NHANES block end to end (reference agent, or the LLM agent when LOUPE_MODEL is set) and print answers vs ground truth',
-  usage: `loupe demo [--root DIR] [--block ID] [--store FILE] [--sandbox bubblewrap|off]
-  DIR defaults to $LOUPE_SHARED/data/longda/benchmark (LOUPE_SHARED default ../shared), block ${DEFAULT_BLOCK}.
-  With LOUPE_MODEL (+ LOUPE_BASE_URL, key in OPENAI_API_KEY) set, the llm agent runs instead of the reference agent.`,
+  declarations: [DECL],
   async run(argv, io) {
-    const { values: v } = parseArgs({ args: argv, options: { root: { type: 'string' }, block: { type: 'string' }, store: { type: 'string' }, sandbox: { type: 'string' }, python: { type: 'string' } } });
+    const { values: v } = parseCommand(DECL, argv);
     const shared = resolve(io.cwd, io.env.LOUPE_SHARED ?? join('..', 'shared'));
     const root = resolve(io.cwd, v.root ?? join(shared, 'data', 'longda', 'benchmark'));
     if (!existsSync(root)) throw new UsageError(`LongDA data not found at ${root}: set LOUPE_SHARED or pass --root`);
@@ -66,4 +74,4 @@ export const demoCommand: CliCommand = {
       await store.close();
     }
   },
-};
+});

@@ -3,26 +3,44 @@
  * seeded failure-analysis or hallucination queue, tag steps or a report span, unit-based agreement per class.
  */
 import { readFileSync } from 'node:fs';
-import { parseArgs } from 'node:util';
 import { annotationStoreOf, annotatorLabel } from '../core/annotations/index.ts';
 import {
   failureTagAgreement, findTaxonomy, openFailureQueue, openHallucinationQueue, tagSpan, tagSteps, taxonomyCatalog, SEVERITIES, type Severity, type UnitAgreement,
 } from '../core/failures/index.ts';
 import { annotatorId } from '../core/util/annotator.ts';
-import { openExistingStore, STORE_HELP } from './store-arg.ts';
-import { UsageError, type CliCommand, type CliIo } from './types.ts';
+import { openExistingStore, STORE_OPTIONS } from './store-arg.ts';
+import { UsageError, type CliIo } from './types.ts';
+import { JSON_OPTIONS } from './option-groups.ts';
+import { declareCommand, defineCommand, optionGroup, parseCommand } from './options.ts';
 
-const USAGE = `loupe failures taxonomies [--workspace DIR] [--json]
-    the benchmarks' failure taxonomies and the workspace's (.loupe/taxonomies/*.json); files that do not load are
-    listed with file:line and make the exit code 1
-loupe failures queue --kind failures|hallucination [${STORE_HELP}] [--suite S] [--run ID]... [--per N] [--seed N] [--json]
-    samples (seeded, N per model × scenario) items judged incorrect (DDR-Bench §6) or insights (§7) and opens the queue
-loupe failures tag --run ID (--steps A[-B] | --span START-END --artefact NAME --text-file FILE) --taxonomy ID
-    --classes C1,C2 [--severity minor|major|critical] [--note TEXT] [--annotator NAME] [${STORE_HELP}] [--workspace DIR]
-    steps are 1-based as shown; a span is [START, END) characters of the artefact's text (given in FILE)
-loupe failures agreement --taxonomy ID [${STORE_HELP}] [--suite S] [--run ID]... [--workspace DIR] [--json]
-    per class: percent agreement, Cohen's κ (two annotators) and Krippendorff's α on units (steps of trajectories,
-    sentences of reports), each unit carrying the set of classes tagged on it`;
+const DECL = declareCommand({
+  synopsis: 'failures <taxonomies|queue|tag|agreement>',
+  groups: [optionGroup('selection', {
+    suite: { type: 'string', value: 'S', help: 'only runs of this benchmark' },
+    run: { type: 'string', multiple: true, value: 'ID', help: 'only this run (repeatable)' },
+    workspace: { type: 'string', value: 'DIR', help: 'the folder whose .loupe/taxonomies/*.json are read (default the working folder)' },
+  }), optionGroup('queue', {
+    kind: { type: 'string', value: 'failures|hallucination', help: 'items judged incorrect (DDR-Bench §6) or insights (§7)' },
+    per: { type: 'string', value: 'N', help: 'samples per model × scenario (default 10)' },
+    seed: { type: 'string', value: 'N', help: 'the sampling seed (default 0)' },
+  }), optionGroup('tag', {
+    steps: { type: 'string', value: 'A[-B]', help: 'the steps tagged, 1-based as shown' },
+    span: { type: 'string', value: 'START-END', help: 'a span [START, END) of characters of the artefact\'s text' },
+    artefact: { type: 'string', value: 'NAME', help: 'the artefact the span is in' },
+    'text-file': { type: 'string', value: 'FILE', help: 'the artefact\'s text' },
+    taxonomy: { type: 'string', value: 'ID', help: 'the taxonomy (tag, agreement)' },
+    classes: { type: 'string', value: 'C1,C2', help: 'the classes tagged' },
+    severity: { type: 'string', value: 'minor|major|critical', help: 'how bad' },
+    note: { type: 'string', value: 'TEXT', help: 'a note with the tag' },
+    annotator: { type: 'string', value: 'NAME', help: 'who tags (default $LOUPE_ANNOTATOR, else git user.name, else the OS user)' },
+  }), STORE_OPTIONS, JSON_OPTIONS],
+  notes: `  taxonomies  the benchmarks' failure taxonomies and the workspace's (.loupe/taxonomies/*.json); files that do not
+              load are listed with file:line and make the exit code 1
+  queue       --kind ...: samples (seeded, N per model × scenario) items judged incorrect or insights and opens the queue
+  tag         --run ID (--steps A[-B] | --span START-END --artefact NAME --text-file FILE) --taxonomy ID --classes C1,C2
+  agreement   --taxonomy ID: per class, percent agreement, Cohen's κ (two annotators) and Krippendorff's α on units
+              (steps of trajectories, sentences of reports), each unit carrying the set of classes tagged on it`,
+});
 
 const int = (v: string | undefined, flag: string, dflt: number): number => {
   if (v === undefined) return dflt;
@@ -39,14 +57,7 @@ function printAgreement(io: CliIo, a: UnitAgreement): void {
 async function failures(argv: string[], io: CliIo): Promise<number> {
   const [sub, ...rest] = argv;
   if (!sub || sub === '--help') throw new UsageError('give a subcommand: taxonomies, queue, tag or agreement');
-  const { values } = parseArgs({
-    args: rest,
-    options: {
-      store: { type: 'string' }, workspace: { type: 'string' }, json: { type: 'boolean' }, kind: { type: 'string' }, suite: { type: 'string' }, run: { type: 'string', multiple: true },
-      per: { type: 'string' }, seed: { type: 'string' }, steps: { type: 'string' }, span: { type: 'string' }, artefact: { type: 'string' }, 'text-file': { type: 'string' },
-      taxonomy: { type: 'string' }, classes: { type: 'string' }, severity: { type: 'string' }, note: { type: 'string' }, annotator: { type: 'string' },
-    },
-  });
+  const { values } = parseCommand(DECL, rest);
   const catalog = taxonomyCatalog(values.workspace ?? io.cwd);
   if (sub === 'taxonomies') {
     if (values.json) io.out(JSON.stringify(catalog, null, 1) + '\n');
@@ -107,9 +118,9 @@ async function failures(argv: string[], io: CliIo): Promise<number> {
   }
 }
 
-export const failuresCommand: CliCommand = {
+export const failuresCommand = defineCommand({
   name: 'failures',
   summary: 'failure-mode analysis: taxonomies, sampled failure / hallucination queues, tags, agreement per class',
-  usage: USAGE,
+  declarations: [DECL],
   run: failures,
-};
+});

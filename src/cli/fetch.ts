@@ -1,18 +1,25 @@
-import { parseArgs } from 'node:util';
 import { FETCHABLE, fetchSuite, getSource } from '../core/suites/fetch.ts';
-import { UsageError, type CliCommand } from './types.ts';
+import { JSON_OPTIONS } from './option-groups.ts';
+import { declareCommand, defineCommand, optionGroup, parseCommand } from './options.ts';
+import { UsageError } from './types.ts';
+
+const FETCH = declareCommand({
+  synopsis: `fetch <${FETCHABLE.join('|')}>`,
+  positionals: true,
+  groups: [optionGroup('fetch', {
+    dest: { type: 'string', value: 'DIR', help: 'where the suite is written (required)' },
+    mirror: { type: 'string', value: 'URL', help: 'download from this mirror instead of the official source' },
+    only: { type: 'string', multiple: true, value: 'GLOB', help: 'only the files matching (repeatable)' },
+  }), JSON_OPTIONS],
+});
 
 /** `loupe fetch`: downloads a suite from its official source (issue 3 "Download"). */
-export const fetchCommand: CliCommand = {
+export const fetchCommand = defineCommand({
   name: 'fetch',
   summary: 'download a benchmark suite from its official source (resumable, verified)',
-  usage: `loupe fetch <${FETCHABLE.join('|')}> --dest DIR [--mirror URL] [--only GLOB]... [--json]`,
+  declarations: [FETCH],
   async run(argv, io) {
-    const { values, positionals } = parseArgs({
-      args: argv,
-      allowPositionals: true,
-      options: { dest: { type: 'string' }, mirror: { type: 'string' }, only: { type: 'string', multiple: true }, json: { type: 'boolean' } },
-    });
+    const { values, positionals } = parseCommand(FETCH, argv);
     if (positionals.length !== 1) throw new UsageError('name exactly one suite');
     if (!values.dest) throw new UsageError('--dest is required');
     const def = getSource(positionals[0]!);
@@ -35,4 +42,4 @@ export const fetchCommand: CliCommand = {
     }
     return r.ok ? 0 : 1;
   },
-};
+});

@@ -1,29 +1,28 @@
-import { parseArgs } from 'node:util';
 import { plural } from './plural.ts';
 import { openDocIndex } from '../core/docs/index.ts';
 import { defaultDocsCacheDir } from '../core/docs/roots.ts';
 import { suiteDocFiles } from '../core/benchmarks/index.ts';
 import { pdfExtractorOption } from './pdf-extractor-option.ts';
-import { UsageError, type CliCommand } from './types.ts';
+import { DOCS_OPTIONS, JSON_OPTIONS, SUITE_OPTIONS } from './option-groups.ts';
+import { declareCommand, defineCommand, optionGroup, parseCommand } from './options.ts';
+import { UsageError } from './types.ts';
+
+const INDEX = declareCommand({
+  synopsis: 'index',
+  groups: [SUITE_OPTIONS, optionGroup('index', {
+    survey: { type: 'string', value: 'NAME', help: 'only this survey\'s documentation (the LongDA layout)' },
+    workers: { type: 'string', value: 'N', default: '1', help: 'extraction workers' },
+  }), DOCS_OPTIONS, JSON_OPTIONS],
+  notes: '  --root is required; --suite (the layout of the documentation under it) is optional.',
+});
 
 /** `loupe index`: builds (or refreshes) the documentation index of a folder and prints its report. */
-export const indexCommand: CliCommand = {
+export const indexCommand = defineCommand({
   name: 'index',
   summary: 'build the documentation index of a folder (PDF/text/CSV/XLSX units, BM25) and report skipped files',
-  usage: 'loupe index --root DIR [--suite longda] [--survey NAME] [--cache DIR] [--workers N] [--pdf-extractor pdfium|pdfjs] [--json]',
+  declarations: [INDEX],
   async run(argv, io) {
-    const { values } = parseArgs({
-      args: argv,
-      options: {
-        root: { type: 'string' },
-        suite: { type: 'string' },
-        survey: { type: 'string' },
-        cache: { type: 'string' },
-        'pdf-extractor': { type: 'string' },
-        workers: { type: 'string', default: '1' },
-        json: { type: 'boolean' },
-      },
-    });
+    const { values } = parseCommand(INDEX, argv);
     if (!values.root) throw new UsageError('--root is required');
     const workers = Number(values.workers);
     if (!Number.isInteger(workers) || workers < 1) throw new UsageError('--workers must be a positive integer');
@@ -59,4 +58,4 @@ export const indexCommand: CliCommand = {
       idx.close();
     }
   },
-};
+});

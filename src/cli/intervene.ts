@@ -4,18 +4,26 @@
  * request. A run driven by another process is refused, naming it. Source: issue 20.
  */
 import { userInfo } from 'node:os';
-import { parseArgs } from 'node:util';
 import { interveneStoredRun } from '../core/runs/intervene.ts';
-import { openExistingStore, STORE_HELP } from './store-arg.ts';
-import { UsageError, type CliCommand, type CliIo } from './types.ts';
+import { openExistingStore, STORE_OPTIONS } from './store-arg.ts';
+import { UsageError, type CliIo } from './types.ts';
+import { JSON_OPTIONS } from './option-groups.ts';
+import { declareCommand, defineCommand, optionGroup, parseCommand } from './options.ts';
 
-const USAGE = `loupe intervene --run RUN --text TEXT [--kind hint|correction] [--who NAME] [${STORE_HELP}] [--json]
-  Records TEXT as a human step of RUN (who, when, text): the run becomes 'assisted' and its scores are reported apart.
+const DECL = declareCommand({
+  synopsis: 'intervene',
+  groups: [optionGroup('intervention', {
+    run: { type: 'string', value: 'RUN', help: 'the run (required)' },
+    text: { type: 'string', value: 'TEXT', help: 'the hint or correction (required)' },
+    kind: { type: 'string', value: 'hint|correction', help: 'what it is (default hint)' },
+    who: { type: 'string', value: 'NAME', help: 'who gives it (default your user name)' },
+  }), STORE_OPTIONS, JSON_OPTIONS],
+  notes: `  Records TEXT as a human step of RUN (who, when, text): the run becomes 'assisted' and its scores are reported apart.
   Nothing already recorded changes. Resume the run (loupe run --resume RUN) to send it to the model.
   A run being driven by another process is refused (that process is named); pause it there and add the hint in
   its transcript (key i in VS Code). Runs of the reference agent or of external clients cannot be intervened on.
-  To continue a finished run with a hint, fork it: loupe run --fork RUN@STEP --hint TEXT.
-  --who defaults to your user name.`;
+  To continue a finished run with a hint, fork it: loupe run --fork RUN@STEP --hint TEXT.`,
+});
 
 /** The analyst's name as the CLI knows it. */
 export function cliWho(io: CliIo): string {
@@ -26,12 +34,12 @@ export function cliWho(io: CliIo): string {
   }
 }
 
-export const interveneCommand: CliCommand = {
+export const interveneCommand = defineCommand({
   name: 'intervene',
   summary: 'add a hint or correction to a stopped run (a human step; the run becomes assisted)',
-  usage: USAGE,
+  declarations: [DECL],
   async run(argv, io) {
-    const { values: v } = parseArgs({ args: argv, options: { run: { type: 'string' }, text: { type: 'string' }, kind: { type: 'string' }, who: { type: 'string' }, store: { type: 'string' }, json: { type: 'boolean' } } });
+    const { values: v } = parseCommand(DECL, argv);
     if (!v.run) throw new UsageError('--run RUN is required');
     if (v.text === undefined) throw new UsageError('--text TEXT is required');
     if (v.kind !== undefined && v.kind !== 'hint' && v.kind !== 'correction') throw new UsageError(`--kind must be hint or correction, got '${v.kind}'`);
@@ -45,4 +53,4 @@ export const interveneCommand: CliCommand = {
       await store.close();
     }
   },
-};
+});

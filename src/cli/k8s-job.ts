@@ -1,32 +1,42 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
-import { parseArgs } from 'node:util';
 import { SANDBOX_REFUSED_EXIT } from '../core/kernel/sandbox-probe.ts';
-import { UsageError, type CliCommand } from './types.ts';
+import { UsageError } from './types.ts';
+import {  } from './option-groups.ts';
+import { declareCommand, defineCommand, optionGroup, parseCommand } from './options.ts';
 
-const USAGE = `loupe k8s-job --image IMAGE --workers N --store-secret NAME [--out FILE] [--name NAME] [--namespace NS]
-          [--concurrency K] [--root DIR [--data-claim PVC]] [--sweep ID] [--api-key-env VAR] [--cpu C] [--memory M]
-  Writes a Kubernetes Job manifest (JSON; kubectl apply -f FILE) whose N pods run \`loupe worker --until-empty\` on the
+const DECL = declareCommand({
+  synopsis: 'k8s-job',
+  groups: [optionGroup('job', {
+    image: { type: 'string', value: 'IMAGE', help: 'the worker image (required)' },
+    workers: { type: 'string', value: 'N', help: 'worker pods (required)' },
+    'store-secret': { type: 'string', value: 'NAME', help: 'the Secret holding store-url, password and optionally api-key (required)' },
+    out: { type: 'string', value: 'FILE', help: 'write the manifest here (default stdout)' },
+    name: { type: 'string', value: 'NAME', help: 'the Job\'s name' },
+    namespace: { type: 'string', value: 'NS', help: 'its namespace' },
+    concurrency: { type: 'string', value: 'K', help: 'units each worker drives at a time' },
+    root: { type: 'string', value: 'DIR', help: 'the suite inside the pods' },
+    'data-claim': { type: 'string', value: 'PVC', help: 'the claim mounted read-only at --root' },
+    sweep: { type: 'string', value: 'ID', help: 'the sweep the workers take units of' },
+    'api-key-env': { type: 'string', value: 'VAR', help: 'the variable the models\' key is given to the workers as (default OPENAI_API_KEY)' },
+    cpu: { type: 'string', value: 'C', help: 'CPU per pod' },
+    memory: { type: 'string', value: 'M', help: 'memory per pod' },
+  })],
+  notes: `  Writes a Kubernetes Job manifest (JSON; kubectl apply -f FILE) whose N pods run \`loupe worker --until-empty\` on the
   sweep queue of the team store, built with kubernetes-models and validated by it. The Secret NAME holds
   store-url (postgres://USER@HOST:PORT/DB, no password), password, and optionally api-key (the models' key, given to
   the workers as VAR, default OPENAI_API_KEY). The pods get what bubblewrap needs (their own user namespace, an
   unmasked /proc, seccomp and AppArmor unconfined; no privilege, no capability); a worker that still cannot create
   its sandbox exits ${SANDBOX_REFUSED_EXIT} and the Job fails at once. --root DIR: the suite inside the pods (mounted
-  read-only from --data-claim PVC). The worker image: Containerfile at the top of the repository.`;
+  read-only from --data-claim PVC). The worker image: Containerfile at the top of the repository.`,
+});
 
-export const k8sJobCommand: CliCommand = {
+export const k8sJobCommand = defineCommand({
   name: 'k8s-job',
   summary: 'write a validated Kubernetes Job manifest whose pods run sweep workers (loupe worker)',
-  usage: USAGE,
+  declarations: [DECL],
   async run(argv, io) {
-    const { values: v } = parseArgs({
-      args: argv,
-      options: {
-        image: { type: 'string' }, workers: { type: 'string' }, 'store-secret': { type: 'string' }, out: { type: 'string' }, name: { type: 'string' },
-        namespace: { type: 'string' }, concurrency: { type: 'string' }, root: { type: 'string' }, 'data-claim': { type: 'string' }, sweep: { type: 'string' },
-        'api-key-env': { type: 'string' }, cpu: { type: 'string' }, memory: { type: 'string' },
-      },
-    });
+    const { values: v } = parseCommand(DECL, argv);
     if (!v.image || !v.workers || !v['store-secret']) throw new UsageError('--image, --workers and --store-secret are required');
     const workers = Number(v.workers);
     const concurrency = v.concurrency === undefined ? undefined : Number(v.concurrency);
@@ -48,4 +58,4 @@ export const k8sJobCommand: CliCommand = {
     } else io.out(text);
     return 0;
   },
-};
+});

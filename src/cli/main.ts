@@ -2,6 +2,7 @@ import { LOUPE_VERSION } from '../core/version.ts';
 import { commands } from './commands.ts';
 import { UsageError, type CliIo } from './types.ts';
 import { didYouMean } from './suggest.ts';
+import { optionsOf } from './options.ts';
 import { neutraliseControls, oneLine } from '../core/util/text-safety.ts';
 
 export function helpText(): string {
@@ -57,7 +58,7 @@ export async function main(argv: string[], io: CliIo): Promise<number> {
     if (e instanceof TypeError && (e as NodeJS.ErrnoException).code?.startsWith('ERR_PARSE_ARGS')) {
       // node:util parseArgs: "Unknown option '--stor'. To specify a positional argument ..." → suggest the nearest option of this command
       const unknown = /Unknown option '(-{1,2}[^']+)'/.exec(e.message)?.[1];
-      const known = [...new Set(cmd.usage.match(/--[a-z][a-z0-9-]*/g) ?? [])];
+      const known = [...new Set(cmd.declarations.flatMap((d) => Object.keys(optionsOf(d)).map((n) => `--${n}`)))];
       const msg = unknown ? `unknown option '${unknown}'.${didYouMean(unknown, known)}` : e.message;
       safeIo.err(`loupe ${name}: ${msg}\nusage: ${cmd.usage}\n`);
       return 2;

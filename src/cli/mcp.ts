@@ -6,7 +6,6 @@
 import { oneLine } from '../core/util/text-safety.ts';
 import { trustedRunFolder } from '../core/store/run-folder.ts';
 import { hostname } from 'node:os';
-import { parseArgs } from 'node:util';
 import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
 import { loadSuite, parseSuiteKind, type Block, type Suite } from '../core/benchmarks/index.ts';
 import { RunLeaseError, type Budget } from '../core/agent/loop.ts';
@@ -18,26 +17,33 @@ import { splitOptionPairs } from '../core/benchmarks/options.ts';
 import { LoupeInputError } from '../core/util/errors.ts';
 import { streamLogger } from '../core/util/log.ts';
 import { progressPrinter } from './run.ts';
-import { runsDirOf, STORE_HELP, storeLocation } from './store-arg.ts';
+import { runsDirOf, STORE_OPTIONS, storeLocation } from './store-arg.ts';
+import { findBenchmark } from '../core/benchmarks/registry.ts';
 import { didYouMean } from './suggest.ts';
-import { UsageError, type CliCommand } from './types.ts';
+import { UsageError } from './types.ts';
+import { JSON_OPTIONS, KERNEL_LIMIT_OPTIONS, RUN_LIMIT_OPTIONS, SANDBOX_OPTIONS, SUITE_OPTIONS, TOOL_OPTIONS, VERBOSE_OPTIONS, loaderOptionGroup, loaderOptionsFromArgs } from './option-groups.ts';
+import { declareCommand, defineCommand, optionGroup, parseCommand } from './options.ts';
 
-const USAGE = `loupe mcp --suite S --root DIR --block ID [${STORE_HELP}] [--transport stdio|http] [--port N]
-          [--resume RUN] [--max-steps N] [--max-wall-ms N] [--tool-option key=value ...] [--json]
-  Serves the block's tools (the same names, schemas and descriptions as Loupe's agent sees), its task as the prompt
+const DECL = declareCommand({
+  synopsis: 'mcp',
+  groups: [SUITE_OPTIONS, optionGroup('server', {
+    block: { type: 'string', value: 'ID', help: 'the block served (required; one MCP server serves one block)' },
+    transport: { type: 'string', value: 'stdio|http', help: 'stdio (default; the client starts this command) or http (streamable HTTP on 127.0.0.1 only, one run per session)' },
+    port: { type: 'string', value: 'N', help: 'http: the port (default: a free port)' },
+    'token-env': { type: 'string', value: 'VAR', help: 'http: take the token from VAR instead of a random one' },
+    resume: { type: 'string', value: 'RUN', help: 'continue a stopped MCP run over a new connection (a run driven by another process is refused)' },
+  }), RUN_LIMIT_OPTIONS, SANDBOX_OPTIONS, KERNEL_LIMIT_OPTIONS, TOOL_OPTIONS, STORE_OPTIONS, VERBOSE_OPTIONS, JSON_OPTIONS],
+  dynamic: [loaderOptionGroup],
+  notes: `  Serves the block's tools (the same names, schemas and descriptions as Loupe's agent sees), its task as the prompt
   'task', and its visible documentation files as read-only resources. When a client connects, a run is recorded
   (agent mcp:<client>/<version>); every tool call is a step; the block's finishing tool ends and scores it.
   Blocks that end on a FINISH message (DDR) get a 'finish' tool taking the insight list (a Loupe variant).
-  transport: stdio (default; the client starts this command) or http (streamable HTTP on 127.0.0.1 only, one run per
-           session; requires the token printed at start as 'Authorization: Bearer TOKEN' or '?token=TOKEN').
-           --port N (default: a free port); --token-env VAR takes the token from VAR instead of a random one.
-  --resume RUN continues a stopped MCP run over a new connection (a run driven by another process is refused).
-  budget:  --max-steps N (default: the benchmark's) --max-wall-ms N; kernel: --sandbox bubblewrap|off --python PATH
-           --cell-timeout-ms N --workspace-quota-mb N; DDR data: --entities T.C --database FILE --metadata DIR
+  http requires the token printed at start as 'Authorization: Bearer TOKEN' or '?token=TOKEN'.
   Token counts of MCP clients are unknown: recorded as null and left out of efficiency figures. A client that brings
   its own shell or file tools and declares no sandbox (capabilities.experimental.sandbox) makes the run uncontained.
   Runs of MCP clients cannot be intervened on (Loupe cannot send the client messages).
-  --json: one line on stdout with the run outcome at the end (http: also a first line with url and token).`;
+  --json: one line on stdout with the run outcome at the end (http: also a first line with url and token).`,
+});
 
 function num(v: string | undefined, name: string): number | undefined {
   if (v === undefined) return undefined;
@@ -55,21 +61,12 @@ function pidAlive(pid: number): boolean {
   }
 }
 
-export const mcpCommand: CliCommand = {
+export const mcpCommand = defineCommand({
   name: 'mcp',
   summary: 'serve a benchmark block\'s tools over MCP so any MCP-capable agent can be evaluated on it (stdio or http)',
-  usage: USAGE,
+  declarations: [DECL],
   async run(argv, io) {
-    const { values: v } = parseArgs({
-      args: argv,
-      options: {
-        suite: { type: 'string' }, root: { type: 'string' }, block: { type: 'string' }, store: { type: 'string' }, transport: { type: 'string' }, port: { type: 'string' },
-        resume: { type: 'string' }, 'max-steps': { type: 'string' }, 'max-wall-ms': { type: 'string' }, 'tool-option': { type: 'string', multiple: true },
-        sandbox: { type: 'string' }, python: { type: 'string' }, 'cell-timeout-ms': { type: 'string' }, 'workspace-quota-mb': { type: 'string' },
-        entities: { type: 'string' }, database: { type: 'string' }, metadata: { type: 'string' }, 'max-observation-chars': { type: 'string' },
-        'token-env': { type: 'string' }, json: { type: 'boolean' }, verbose: { type: 'boolean' },
-      },
-    });
+    const { values: v, extra } = parseCommand(DECL, argv);
     const transport = v.transport ?? 'stdio';
     if (transport !== 'stdio' && transport !== 'http') throw new UsageError(`--transport must be stdio or http, got '${transport}'`);
     if (v.port !== undefined && transport !== 'http') throw new UsageError('--port applies to --transport http only');
@@ -100,7 +97,8 @@ export const mcpCommand: CliCommand = {
       let suite: Suite;
       let block: Block;
       let toolSetOptions: Record<string, string> | undefined = v['tool-option']?.length ? splitOptionPairs(v['tool-option'], '--tool-option') : undefined;
-      let loadOptions: McpBlockSessionOptions['loadOptions'] = { ...(v.entities ? { entities: v.entities } : {}), ...(v.database ? { database: v.database } : {}), ...(v.metadata ? { metadataDir: v.metadata } : {}) };
+      // loader flags from the benchmarks' declarations, paths against the working folder (as every command resolves them)
+      let loadOptions: McpBlockSessionOptions['loadOptions'] = loaderOptionsFromArgs(extra, io.cwd, v.suite && !v.resume ? findBenchmark(v.suite) : undefined);
       if (v.resume) {
         if (transport !== 'stdio') throw new UsageError('--resume continues a run over a new stdio connection (an HTTP session is resumed by its session id)');
         const run = await store.getRun(v.resume);
@@ -194,4 +192,4 @@ export const mcpCommand: CliCommand = {
       await store.close();
     }
   },
-};
+});

@@ -1,30 +1,40 @@
 import { presetOf } from '../core/eval/run-score.ts';
 import { writeFileSync } from 'node:fs';
-import { parseArgs } from 'node:util';
 import { findBenchmark } from '../core/benchmarks/registry.ts';
 import { buildReport, renderHtml, renderMarkdown } from '../core/ui/report.ts';
 import { aggregateScores, assistedModel, refreshAssistance, scoreStoredRun, type RunScore } from '../core/runs/score-run.ts';
 import { ExactOnlyJudge } from '../core/eval/judges/index.ts';
 import { judgementStoreOf } from '../core/eval/store.ts';
-import { openExistingStore, runsRootOf } from './store-arg.ts';
+import { openExistingStore, runsRootOf, STORE_OPTIONS } from './store-arg.ts';
 import type { Suite } from '../core/suites/types.ts';
-import { UsageError, type CliCommand } from './types.ts';
+import { UsageError } from './types.ts';
 import { annotationStoreOf } from '../core/annotations/index.ts';
 import { failureFigures, type FailureFigures } from '../core/failures/figures.ts';
 import { taxonomyCatalog } from '../core/failures/registry.ts';
 import { failureReportSection } from '../core/failures/report.ts';
+import {  } from './option-groups.ts';
+import { declareCommand, defineCommand, optionGroup, parseCommand } from './options.ts';
 
-const USAGE = `loupe report [--store FILE] [--format md|html] [--out FILE] [--suite S] [--suite-root DIR] [--title T]
-  Uses the latest score saved by 'loupe score' for each run; LongDA runs without a saved score are
-  scored on the spot (no judge needed). Runs of other benchmarks without a saved score are listed as
-  not scored. Writes to stdout unless --out is given.`;
+const DECL = declareCommand({
+  synopsis: 'report',
+  groups: [optionGroup('report', {
+    format: { type: 'string', value: 'md|html', help: 'Markdown or HTML with Vega-Lite plots (default md)' },
+    out: { type: 'string', value: 'FILE', help: 'write here (default stdout)' },
+    suite: { type: 'string', value: 'S', help: 'only runs of this benchmark' },
+    'suite-root': { type: 'string', value: 'DIR', help: 'where the suite is when runs are scored on the spot (default: the root recorded with each run)' },
+    title: { type: 'string', value: 'T', help: 'the report\'s title (default Loupe results)' },
+  }), STORE_OPTIONS],
+  notes: `  Uses the latest score saved by 'loupe score' for each run; runs of a benchmark that needs no judge (LongDA)
+  without a saved score are scored on the spot. Runs of other benchmarks without a saved score are listed as
+  not scored.`,
+});
 
-export const reportCommand: CliCommand = {
+export const reportCommand = defineCommand({
   name: 'report',
   summary: 'write a results report (Markdown or HTML with Vega-Lite plots) from scored runs',
-  usage: USAGE,
+  declarations: [DECL],
   async run(argv, io) {
-    const { values } = parseArgs({ args: argv, options: { store: { type: 'string' }, format: { type: 'string' }, out: { type: 'string' }, suite: { type: 'string' }, 'suite-root': { type: 'string' }, title: { type: 'string' } } });
+    const { values } = parseCommand(DECL, argv);
     const format = values.format ?? 'md';
     if (format !== 'md' && format !== 'html') throw new UsageError(`--format must be md or html, got '${format}'`);
     const store = await openExistingStore(io, values.store);
@@ -62,4 +72,4 @@ export const reportCommand: CliCommand = {
     } else io.out(text);
     return 0;
   },
-};
+});

@@ -3,7 +3,6 @@
  * the LLM pairwise judge (both orders), rank players with Bradley–Terry. The same store and rules as the review
  * panel in VS Code. Source: issue 16.
  */
-import { parseArgs } from 'node:util';
 import { annotationStoreOf, annotatorLabel } from '../core/annotations/index.ts';
 import { judgementStoreOf } from '../core/eval/store.ts';
 import {
@@ -13,22 +12,41 @@ import { criteriaByBlock, pairInstruction, reviewMarkdown, reviewSourceOf } from
 import type { Suite } from '../core/suites/types.ts';
 import { annotatorId } from '../core/util/annotator.ts';
 import { judgeFromArgs } from './score.ts';
-import { openExistingStore, runsRootOf, STORE_HELP } from './store-arg.ts';
-import { UsageError, type CliCommand, type CliIo } from './types.ts';
+import { openExistingStore, runsRootOf, STORE_OPTIONS } from './store-arg.ts';
+import { UsageError, type CliIo } from './types.ts';
+import { JSON_OPTIONS, JUDGE_OPTIONS } from './option-groups.ts';
+import { declareCommand, defineCommand, optionGroup, parseCommand } from './options.ts';
 
-const USAGE = `loupe review <pairs|vote|judge|rank> [${STORE_HELP}]
-  pairs  [--suite S] [--run ID]... [--block B]... [--criteria "C1,C2,..."] [--reviewers N] [--json]
-         creates a pair for every two finished runs of one block (different run profiles; with --run, every two of
-         those runs) and opens the pairwise queue; criteria default to the benchmark's (AnalystBench: the block's
-         checklist), else Correctness, Completeness, Clarity
-  vote   --pair ID --overall A|B|tie|both-bad [--criterion "NAME=CHOICE"]... [--rationale TEXT] [--annotator NAME]
-         records a vote (A = the pair's first run id, as listed by pairs); every criterion needs a choice
-  judge  --judge-model M --judge-base-url URL [--judge-api-key-env VAR] [--suite S] [--run ID]... [--inconsistent tie|drop]
-         the LLM pairwise judge: each pair asked in both orders; an inconsistent choice is a tie (or the pair is dropped)
-  rank   [--suite S] [--run ID]... [--criterion NAME] [--source human|llm|all] [--ties half|ignore] [--l2 X]
-         [--samples N] [--seed N] [--json]
-         Bradley–Terry ratings per run profile (agent + model + parameters) on the Elo-like scale with bootstrap 95% CIs
-  The annotator defaults to $LOUPE_ANNOTATOR, else git user.name, else the OS user.`;
+const DECL = declareCommand({
+  synopsis: 'review <pairs|vote|judge|rank>',
+  groups: [optionGroup('selection', {
+    suite: { type: 'string', value: 'S', help: 'only runs of this benchmark' },
+    run: { type: 'string', multiple: true, value: 'ID', help: 'only this run (repeatable)' },
+    block: { type: 'string', multiple: true, value: 'B', help: 'only runs of this block (repeatable; pairs)' },
+  }), optionGroup('pairs', {
+    criteria: { type: 'string', value: '"C1,C2,..."', help: 'the criteria voted on (default the benchmark\'s, else Correctness, Completeness, Clarity)' },
+    reviewers: { type: 'string', value: 'N', help: 'reviewers per pair' },
+  }), optionGroup('vote', {
+    pair: { type: 'string', value: 'ID', help: 'the pair' },
+    overall: { type: 'string', value: 'A|B|tie|both-bad', help: 'the overall choice (A = the pair\'s first run id, as listed by pairs)' },
+    criterion: { type: 'string', multiple: true, value: '"NAME=CHOICE"', help: 'a criterion\'s choice (vote, repeatable; every criterion needs one) or the criterion ranked (rank)' },
+    rationale: { type: 'string', value: 'TEXT', help: 'why' },
+    annotator: { type: 'string', value: 'NAME', help: 'who votes (default $LOUPE_ANNOTATOR, else git user.name, else the OS user)' },
+  }), JUDGE_OPTIONS, optionGroup('judge pairs', {
+    inconsistent: { type: 'string', value: 'tie|drop', help: 'an inconsistent choice over both orders is a tie, or the pair is dropped' },
+  }), optionGroup('rank', {
+    source: { type: 'string', value: 'human|llm|all', help: 'whose votes' },
+    ties: { type: 'string', value: 'half|ignore', help: 'how ties count' },
+    l2: { type: 'string', value: 'X', help: 'L2 regularisation' },
+    samples: { type: 'string', value: 'N', help: 'bootstrap samples' },
+    seed: { type: 'string', value: 'N', help: 'the bootstrap seed' },
+  }), STORE_OPTIONS, JSON_OPTIONS],
+  notes: `  pairs  creates a pair for every two finished runs of one block (different run profiles; with --run, every two of
+         those runs) and opens the pairwise queue
+  vote   --pair ID --overall A|B|tie|both-bad: records a vote
+  judge  --judge-model M --judge-base-url URL: the LLM pairwise judge; each pair asked in both orders
+  rank   Bradley–Terry ratings per run profile (agent + model + parameters) on the Elo-like scale with bootstrap 95% CIs`,
+});
 
 const intArg = (v: string | undefined, flag: string): number | undefined => {
   if (v === undefined) return undefined;
@@ -55,15 +73,7 @@ export function rankingLines(r: PairwiseRanking): string[] {
 async function review(argv: string[], io: CliIo): Promise<number> {
   const [sub, ...rest] = argv;
   if (!sub || sub === '--help') throw new UsageError('give a subcommand: pairs, vote, judge or rank');
-  const { values } = parseArgs({
-    args: rest,
-    options: {
-      store: { type: 'string' }, suite: { type: 'string' }, run: { type: 'string', multiple: true }, block: { type: 'string', multiple: true }, criteria: { type: 'string' }, reviewers: { type: 'string' }, json: { type: 'boolean' },
-      pair: { type: 'string' }, overall: { type: 'string' }, criterion: { type: 'string', multiple: true }, rationale: { type: 'string' }, annotator: { type: 'string' },
-      judge: { type: 'string' }, 'judge-model': { type: 'string' }, 'judge-base-url': { type: 'string' }, 'judge-api-key-env': { type: 'string' }, inconsistent: { type: 'string' },
-      source: { type: 'string' }, ties: { type: 'string' }, l2: { type: 'string' }, samples: { type: 'string' }, seed: { type: 'string' },
-    },
-  });
+  const { values } = parseCommand(DECL, rest);
   const rs = await openExistingStore(io, values.store);
   try {
     const ann = annotationStoreOf(rs);
@@ -142,9 +152,9 @@ async function review(argv: string[], io: CliIo): Promise<number> {
   }
 }
 
-export const reviewCommand: CliCommand = {
+export const reviewCommand = defineCommand({
   name: 'review',
   summary: 'side-by-side review: pairwise queues of runs, votes, the LLM pairwise judge, Bradley–Terry ranking',
-  usage: USAGE,
+  declarations: [DECL],
   run: review,
-};
+});

@@ -2,10 +2,9 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { trustedRunFolder } from '../core/store/run-folder.ts';
 import { plural } from './plural.ts';
 import { join, resolve } from 'node:path';
-import { parseArgs } from 'node:util';
 import { loadSuite, parseSuiteKind, type Block, type Suite } from '../core/benchmarks/index.ts';
 import type { RunStore } from '../core/store/run-store.ts';
-import { runsDirOf, storeLocation } from './store-arg.ts';
+import { runsDirOf, STORE_OPTIONS, storeLocation } from './store-arg.ts';
 import { describeStoreLocation, parseStoreLocation, type PostgresLocation, type StoreLocation } from '../core/store/location.ts';
 import { newSweepId, planSweep, recordSweepRuns, type SweepSpec } from '../core/runs/sweep.ts';
 import { openUnitQueue, type UnitRetryPolicy } from '../core/runs/queue.ts';
@@ -15,7 +14,7 @@ import { didYouMean } from './suggest.ts';
 import { exportTrajectoryJsonl } from '../core/store/export.ts';
 import { RunControl, type Budget } from '../core/agent/loop.ts';
 import { parseToolOptions, resumeBlockRun, startBlockRun, type AgentKind, type BlockRunOptions } from '../core/runs/runner.ts';
-import { getBenchmark } from '../core/benchmarks/registry.ts';
+import { findBenchmark, getBenchmark } from '../core/benchmarks/registry.ts';
 import { reopenRun } from '../core/runs/reopen.ts';
 import { splitOptionPairs } from '../core/benchmarks/options.ts';
 import { runReplayCommand } from './run-replay.ts';
@@ -24,43 +23,65 @@ import { cliWho } from './intervene.ts';
 import type { LlmConfig } from '../core/agent/llm.ts';
 import type { AgentEvent } from '../core/agent/types.ts';
 import { streamLogger } from '../core/util/log.ts';
-import { UsageError, type CliCommand, type CliIo } from './types.ts';
+import { UsageError, type CliIo } from './types.ts';
+import { JSON_OPTIONS, KERNEL_LIMIT_OPTIONS, MODEL_OPTIONS, RUN_LIMIT_OPTIONS, SANDBOX_OPTIONS, SUITE_OPTIONS, TOOL_OPTIONS, VERBOSE_OPTIONS, loaderOptionGroup, loaderOptionsFromArgs } from './option-groups.ts';
+import { declareCommand, defineCommand, optionGroup, parseCommand } from './options.ts';
 
-const USAGE = `loupe run --suite S --root DIR (--block ID | --blocks all|ID,ID) [--repeats N] [--concurrency K]
-          --agent llm|reference|replay [--model M --base-url URL --api-key-env VAR] [--max-steps N]
-          [--store FILE] [--resume RUN] [--fork RUN@STEP [--hint TEXT]] [--json]
-  model:   --temperature T --max-tokens N [--max-tokens-field max_tokens|max_completion_tokens] --reasoning-effort E --stream --idle-timeout-ms N (no bytes for N ms fails the try; default 120000) --timeout-ms N (whole-request cap; default none) --max-retries N
-           --price-in USD_PER_M --price-out USD_PER_M
-  budget:  --max-steps N (default 100) --max-wall-ms N --max-total-tokens N --max-cost USD
-  observations: --max-observation-chars N (cut head+tail beyond N, default 20000)
-  exports: --results DIR (LongDA results folder: answers_progress.csv, run_summary.json, ...)
-           BLADE: <dataset>/multirun_analyses.json + submission.json; BLADE-MCQ: mcq_results.json;
-           DDR: ddr_results.jsonl; AnalystBench: <block>/report.md + figures
-           --trajectory DIR (one <runId>.jsonl per run)
-  reference agent: --reference-dir DIR (default benchmarks/<suite>/reference); BLADE: submits a ground-truth path
-  replay:  --agent replay --run RUN re-executes RUN's python cells and SQL queries in a fresh sandbox,
-           stores the per-step comparison with the run; exit 1 when anything differs
-  DDR data: --entities TABLE.COLUMN --database FILE --metadata DIR (as for loupe blocks; give them again with --resume / replay)
-  tool options (BLADE / DDR / AnalystBench): --tool-option key=value (repeatable), e.g. finishRule=code,
-           insights=reasoning, emptyInsights=drop, python=false, forcedSummary=false, queryTimeoutMs=N (DDR);
-           input=instruction|sources|toc|template, template=FILE
-           (AnalystBench); useDataDescription=false (BLADE)
-  kernel:  --sandbox bubblewrap|off (default bubblewrap) --python PATH --cell-timeout-ms N
-           --workspace-quota-mb N (total size the run's workspace may reach; default 2048, 0 = none)
-  store:   --store FILE (default ./.loupe/runs.sqlite); run folders go next to it in runs/
-  fork:    --fork RUN@STEP starts a new run that replays RUN's steps 1..STEP without model calls (cells re-run in a
-           fresh kernel) and continues with --model/--base-url (default: RUN's model); --hint TEXT [--hint-kind
-           hint|correction] adds a human step before the first new step. A replayed cell that now errors stops it.
-           A run an MCP client drove (loupe mcp) forks the same way: its calls are replayed and Loupe's agent continues
-           (give --model); an MCP client cannot continue a fork.
-  sweep:   --queue [postgres://...] records every unit (block × repeat × model) as a pending run of a new sweep in the
-           team store (--store postgres://...) and enqueues it in the PostgreSQL job queue (pg-boss; default the
-           store's database) instead of running it here; \`loupe worker\` runs the units (on any number of machines),
-           \`loupe runs --sweep ID\` shows progress. --models M,M (one unit per model; same --base-url and settings),
-           --sweep ID (default sweep-<time>-<hex>), --unit-heartbeat-s N (a unit whose worker is silent this long is
-           retried; default 30, at least 10), --unit-retries N (default 10). Workers always sandbox (no --sandbox off).
-  --json prints one line per run: { runId, suite, blockId, agent, status, steps, tokens, durationMs, answers }
-  The API key is read from the variable named by --api-key-env (default OPENAI_API_KEY) and never stored.`;
+const DECL = declareCommand({
+  synopsis: 'run',
+  groups: [SUITE_OPTIONS, optionGroup('blocks', {
+    block: { type: 'string', value: 'ID', help: 'the block run' },
+    blocks: { type: 'string', value: 'all|ID,ID', help: 'the blocks run (all: every runnable block)' },
+    repeats: { type: 'string', value: 'N', help: 'runs per block (default 1)' },
+    concurrency: { type: 'string', value: 'K', help: 'runs at a time (default 1)' },
+    agent: { type: 'string', value: 'llm|reference|replay', help: 'who acts: a model, the benchmark\'s reference solution, or a replay of --run' },
+    'reference-dir': { type: 'string', value: 'DIR', help: 'the reference agent\'s solutions (default benchmarks/<suite>/reference); BLADE: submits a ground-truth path' },
+    run: { type: 'string', value: 'RUN', help: 'replay: the recorded run re-executed' },
+    resume: { type: 'string', value: 'RUN', help: 'continue a stopped run' },
+  }), MODEL_OPTIONS, optionGroup('model settings', {
+    temperature: { type: 'string', value: 'T', help: 'sampling temperature' },
+    'max-tokens': { type: 'string', value: 'N', help: 'tokens per reply' },
+    'max-tokens-field': { type: 'string', value: 'max_tokens|max_completion_tokens', help: 'how the endpoint names it' },
+    'reasoning-effort': { type: 'string', value: 'E', help: 'the reasoning effort asked for' },
+    stream: { type: 'boolean', help: 'stream replies' },
+    'idle-timeout-ms': { type: 'string', value: 'N', help: 'no bytes for N ms fails the try (default 120000)' },
+    'timeout-ms': { type: 'string', value: 'N', help: 'whole-request cap (default none)' },
+    'max-retries': { type: 'string', value: 'N', help: 'retries of a failed request' },
+    'price-in': { type: 'string', value: 'USD_PER_M', help: 'price of a million input tokens' },
+    'price-out': { type: 'string', value: 'USD_PER_M', help: 'price of a million output tokens' },
+  }), RUN_LIMIT_OPTIONS, optionGroup('token budget', {
+    'max-total-tokens': { type: 'string', value: 'N', help: 'tokens a run may use' },
+    'max-cost': { type: 'string', value: 'USD', help: 'what a run may cost' },
+  }), optionGroup('exports', {
+    results: { type: 'string', value: 'DIR', help: 'the benchmark\'s own results files (LongDA: answers_progress.csv, run_summary.json, ...; BLADE: <dataset>/multirun_analyses.json + submission.json; BLADE-MCQ: mcq_results.json; DDR: ddr_results.jsonl; AnalystBench: <block>/report.md + figures)' },
+    trajectory: { type: 'string', value: 'DIR', help: 'one <runId>.jsonl per run' },
+  }), optionGroup('fork', {
+    fork: { type: 'string', value: 'RUN@STEP', help: 'start a new run that replays RUN\'s steps 1..STEP without model calls (cells re-run in a fresh kernel) and continues with --model/--base-url (default: RUN\'s model)' },
+    hint: { type: 'string', value: 'TEXT', help: 'a human step before the first new step of the fork' },
+    'hint-kind': { type: 'string', value: 'hint|correction', help: 'what the hint is (default hint)' },
+  }), optionGroup('sweep', {
+    queue: { type: 'string', value: '[postgres://...]', help: 'record every unit (block × repeat × model) as a pending run of a new sweep in the team store and enqueue it (default: the store\'s database) instead of running it here' },
+    models: { type: 'string', value: 'M,M', help: 'one unit per model (same --base-url and settings)' },
+    sweep: { type: 'string', value: 'ID', help: 'the sweep\'s id (default sweep-<time>-<hex>)' },
+    'unit-heartbeat-s': { type: 'string', value: 'N', help: 'a unit whose worker is silent this long is retried (default 30, at least 10)' },
+    'unit-retries': { type: 'string', value: 'N', help: 'retries of a unit (default 10)' },
+  }), SANDBOX_OPTIONS, KERNEL_LIMIT_OPTIONS, TOOL_OPTIONS, STORE_OPTIONS, VERBOSE_OPTIONS, JSON_OPTIONS],
+  dynamic: [loaderOptionGroup],
+  notes: `  --suite, --root and --block or --blocks are required (or --resume RUN); --max-steps defaults to 100.
+  --base-url defaults to $OPENAI_BASE_URL, else OpenAI's; the API key is read from the variable named by
+  --api-key-env and never stored. Run folders go next to the store in runs/.
+  replay: --agent replay --run RUN re-executes RUN's python cells and SQL queries in a fresh sandbox, stores the
+  per-step comparison with the run; exit 1 when anything differs.
+  Loader flags: give them again with --resume / replay.
+  tool options: e.g. finishRule=code, insights=reasoning, emptyInsights=drop, python=false, forcedSummary=false,
+  queryTimeoutMs=N (DDR); input=instruction|sources|toc|template, template=FILE (AnalystBench);
+  useDataDescription=false (BLADE).
+  fork: a replayed cell that now errors stops it. A run an MCP client drove (loupe mcp) forks the same way: its calls
+  are replayed and Loupe's agent continues (give --model); an MCP client cannot continue a fork.
+  sweep: needs the team store (--store postgres://...); \`loupe worker\` runs the units (on any number of machines),
+  \`loupe runs --sweep ID\` shows progress. Workers always sandbox (no --sandbox off).
+  --json prints one line per run: { runId, suite, blockId, agent, status, steps, tokens, durationMs, answers }`,
+});
 
 /** The `--json` line of one run (issue 5 "CLI"). */
 export interface RunJsonLine {
@@ -128,28 +149,14 @@ export function progressPrinter(io: CliIo, label: string): (e: AgentEvent) => vo
   };
 }
 
-export const runCommand: CliCommand = {
+export const runCommand = defineCommand({
   name: 'run',
   summary: 'run an agent (llm or reference) on benchmark blocks, recording every step; --resume continues a run',
-  usage: USAGE,
+  declarations: [DECL],
   async run(argv, io) {
     // \`--queue\` alone: the queue lives in the store's database
     argv = argv.map((a, i) => (a === '--queue' && (i + 1 >= argv.length || argv[i + 1]!.startsWith('--')) ? '--queue=' : a));
-    const { values: v } = parseArgs({
-      args: argv,
-      options: {
-        suite: { type: 'string' }, root: { type: 'string' }, block: { type: 'string' }, blocks: { type: 'string' },
-        repeats: { type: 'string' }, concurrency: { type: 'string' }, agent: { type: 'string' }, model: { type: 'string' },
-        'base-url': { type: 'string' }, 'api-key-env': { type: 'string' }, 'max-steps': { type: 'string' }, store: { type: 'string' },
-        resume: { type: 'string' }, json: { type: 'boolean' }, temperature: { type: 'string' }, 'max-tokens': { type: 'string' },
-        'reasoning-effort': { type: 'string' }, stream: { type: 'boolean' }, 'timeout-ms': { type: 'string' }, 'idle-timeout-ms': { type: 'string' }, 'price-in': { type: 'string' },
-        'price-out': { type: 'string' }, 'max-wall-ms': { type: 'string' }, 'max-total-tokens': { type: 'string' }, 'max-cost': { type: 'string' },
-        sandbox: { type: 'string' }, python: { type: 'string' }, 'cell-timeout-ms': { type: 'string' }, 'workspace-quota-mb': { type: 'string' }, 'max-retries': { type: 'string' }, 'max-tokens-field': { type: 'string' },
-        verbose: { type: 'boolean' }, 'reference-dir': { type: 'string' }, 'max-observation-chars': { type: 'string' }, run: { type: 'string' }, 'tool-option': { type: 'string', multiple: true }, entities: { type: 'string' }, database: { type: 'string' }, metadata: { type: 'string' }, results: { type: 'string' }, trajectory: { type: 'string' },
-        fork: { type: 'string' }, hint: { type: 'string' }, 'hint-kind': { type: 'string' },
-        queue: { type: 'string' }, models: { type: 'string' }, sweep: { type: 'string' }, 'unit-heartbeat-s': { type: 'string' }, 'unit-retries': { type: 'string' },
-      },
-    });
+    const { values: v, extra } = parseCommand(DECL, argv);
     const queued = v.queue !== undefined;
     const loc = storeLocation(io, v.store);
     const storeFile = describeStoreLocation(loc);
@@ -235,7 +242,7 @@ export const runCommand: CliCommand = {
     try {
       const referenceDir = v['reference-dir'] ? resolve(io.cwd, v['reference-dir']) : undefined;
       const kernel = { sandbox, python: v.python ?? io.env.LOUPE_PYTHON, cellTimeoutMs: num(v['cell-timeout-ms'], 'cell-timeout-ms'), workspaceQuotaMb: num(v['workspace-quota-mb'], 'workspace-quota-mb') };
-      const suiteOpts = { ...(v.entities ? { entities: v.entities } : {}), ...(v.database ? { database: resolve(io.cwd, v.database) } : {}), ...(v.metadata ? { metadataDir: resolve(io.cwd, v.metadata) } : {}) };
+      const suiteOpts = loaderOptionsFromArgs(extra, io.cwd, v.suite && !v.resume && !v.fork && v.agent !== 'replay' ? findBenchmark(v.suite) : undefined);
       if (v.agent === 'replay') {
         if (!v.run) throw new UsageError('--agent replay needs --run RUN (the id of a recorded run)');
         return await runReplayCommand({ store, runsDir, runId: v.run, root: v.root, suiteOpts, kernel, log, io, json: !!v.json });
@@ -399,7 +406,7 @@ export const runCommand: CliCommand = {
       await store.close();
     }
   },
-};
+});
 
 /**
  * \`loupe run ... --queue\`: records the sweep's units as pending runs in the team store, then enqueues them.

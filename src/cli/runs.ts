@@ -1,17 +1,18 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { runIdSegment } from '../core/store/run-folder.ts';
 import { join, resolve } from 'node:path';
-import { parseArgs } from 'node:util';
 import type { Suite } from '../core/benchmarks/index.ts';
 import { getBenchmark } from '../core/benchmarks/registry.ts';
 import type { ExportedRun } from '../core/benchmarks/types.ts';
 import { reopenRun } from '../core/runs/reopen.ts';
 import { isRunActive } from '../core/store/run-store.ts';
-import { openExistingStore, runsRootOf, storeName } from './store-arg.ts';
+import { openExistingStore, runsRootOf, STORE_OPTIONS, storeName } from './store-arg.ts';
 import { exportTrajectoryJsonl } from '../core/store/export.ts';
-import { UsageError, type CliCommand } from './types.ts';
+import { UsageError } from './types.ts';
 import { sweepProgressOf, type SweepProgress } from '../core/runs/sweep.ts';
 import { oneLine } from '../core/util/text-safety.ts';
+import { JSON_OPTIONS } from './option-groups.ts';
+import { declareCommand, defineCommand, optionGroup, parseCommand } from './options.ts';
 
 /** A sweep's progress as a table: one line per model, then the totals. */
 export function formatSweepProgress(p: SweepProgress): string {
@@ -21,27 +22,30 @@ export function formatSweepProgress(p: SweepProgress): string {
   return `sweep ${p.sweepId}: ${t.done}/${t.total} done, ${t.running} running, ${t.failed} failed, ${t.queued} queued\n` + rows.map((r) => r.map((c, i) => (i ? c.padStart(w[i]!) : c.padEnd(w[i]!))).join('  ')).join('\n') + '\n';
 }
 
-const USAGE = `loupe runs [--store FILE] [--suite S] [--block ID] [--status S] [--limit N] [--json]
-          [--trajectory DIR] [--results DIR] [--run RUN,RUN] [--sweep ID]
-  Lists recorded runs (newest first). A run left 'running' by a killed process shows as 'running (stale)':
+const DECL = declareCommand({
+  synopsis: 'runs',
+  groups: [optionGroup('selection', {
+    suite: { type: 'string', value: 'S', help: 'only runs of this benchmark' },
+    block: { type: 'string', value: 'ID', help: 'only runs of this block' },
+    status: { type: 'string', value: 'S', help: 'only runs in this status' },
+    limit: { type: 'string', value: 'N', help: 'at most N runs (newest first)' },
+    run: { type: 'string', value: 'RUN,RUN', help: 'exactly these runs' },
+    sweep: { type: 'string', value: 'ID', help: 'a sweep\'s progress (loupe run ... --queue): units done / running / failed / queued per model' },
+  }), optionGroup('exports', {
+    trajectory: { type: 'string', value: 'DIR', help: 'write <runId>.jsonl for the selected runs' },
+    results: { type: 'string', value: 'DIR', help: 'write each benchmark\'s own results files for the selected runs (LongDA: answers_progress.csv, run_summary.json, ...; one run per block)' },
+  }), STORE_OPTIONS, JSON_OPTIONS],
+  notes: `  Lists recorded runs (newest first). A run left 'running' by a killed process shows as 'running (stale)':
   continue it with loupe run --resume RUN.
-  --trajectory DIR writes <runId>.jsonl for the selected runs; --results DIR writes the LongDA results folder
-  (answers_progress.csv, run_summary.json, ...) for the selected LongDA runs (one run per block).
-  --sweep ID shows a sweep's progress (loupe run ... --queue): units done / running / failed / queued per model;
-  with --json one object { sweepId, models: [{ model, total, done, running, failed, queued }], total }.`;
+  --json: one line per run; with --sweep one object { sweepId, models: [{ model, total, done, running, failed, queued }], total }.`,
+});
 
-export const runsCommand: CliCommand = {
+export const runsCommand = defineCommand({
   name: 'runs',
   summary: 'list recorded runs (stale ones marked), export trajectories (JSONL) or the LongDA results folder',
-  usage: USAGE,
+  declarations: [DECL],
   async run(argv, io) {
-    const { values: v } = parseArgs({
-      args: argv,
-      options: {
-        store: { type: 'string' }, suite: { type: 'string' }, block: { type: 'string' }, status: { type: 'string' }, limit: { type: 'string' },
-        json: { type: 'boolean' }, trajectory: { type: 'string' }, results: { type: 'string' }, run: { type: 'string' }, sweep: { type: 'string' },
-      },
-    });
+    const { values: v } = parseCommand(DECL, argv);
     const limit = v.limit ? Number(v.limit) : undefined;
     if (limit !== undefined && !(Number.isInteger(limit) && limit > 0)) throw new UsageError(`--limit must be a positive integer, got '${v.limit}'`);
     const storeFile = storeName(io, v.store);
@@ -103,4 +107,4 @@ export const runsCommand: CliCommand = {
       await store.close();
     }
   },
-};
+});

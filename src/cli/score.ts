@@ -1,35 +1,74 @@
-import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
-import { parseArgs } from 'node:util';
 import { aggregateScores, assistedModel, saveRunScore, scoreStoredRun, scoringSession, validateOptionNames, type RunScore, type ScoreAggregate } from '../core/runs/score-run.ts';
 import { presetOf } from '../core/eval/run-score.ts';
 import { RecordedJudge } from '../core/eval/judges/recorded.ts';
 import { MemoryJudgementStore } from '../core/eval/judges/judge.ts';
-import { ddrOptions, scoreDdrChecklists } from '../core/benchmarks/ddr/eval.ts';
-import { readDdrLogFolder } from '../core/benchmarks/ddr/official-logs.ts';
 import { benchmarks, findBenchmark, getBenchmark } from '../core/benchmarks/registry.ts';
-import { formatOptionEcho, optionPresetHelpLines, parseOptionsWithPreset, parsePreset, SCORE_PRESETS, splitOptionPairs, type ScorePreset } from '../core/benchmarks/options.ts';
-import { loadLongdaGroundTruth, longdaOptions, parseLongtaAnswers, scoreLongda } from '../core/benchmarks/longda/eval.ts';
+import type { BenchmarkDefinition } from '../core/benchmarks/types.ts';
+import { formatOptionEcho, optionPresetHelpLines, parsePreset, SCORE_PRESETS, splitOptionPairs, type ScorePreset } from '../core/benchmarks/options.ts';
 import { LoupeInputError } from '../core/util/errors.ts';
 import { createJudge, JUDGE_KINDS, type HumanResolver, type Judge, type JudgeKind, type JudgementStore } from '../core/eval/judges/index.ts';
 import { annotationStoreOf, humanResolver } from '../core/annotations/index.ts';
 import { lexicalEmbedder, openAiEmbedder, type CaptionEmbedder } from '../core/benchmarks/analystbench/eval.ts';
 import { judgementStoreOf } from '../core/eval/store.ts';
 import { openStoreAt } from '../core/store/open.ts';
-import { openExistingStore, runsRootOf, storeName } from './store-arg.ts';
+import { openExistingStore, runsRootOf, STORE_OPTIONS, storeName } from './store-arg.ts';
 import type { LoadSuiteOptions, Suite } from '../core/suites/types.ts';
 import { streamLogger } from '../core/util/log.ts';
-import { UsageError, type CliCommand, type CliIo } from './types.ts';
+import { UsageError, type CliIo } from './types.ts';
 import { oneLine } from '../core/util/text-safety.ts';
+import { JSON_OPTIONS, JUDGE_OPTIONS, loaderOptionGroup, loaderOptionsFromArgs, SUITE_OPTIONS } from './option-groups.ts';
+import { declareCommand, defineCommand, optionGroup, parseCommand, type CliOption, type OptionGroup } from './options.ts';
 
-const USAGE_HEAD = `loupe score [--store FILE] (--run ID | --all) [--suite S] [--suite-root DIR | --root DIR]
-            [--entities TABLE.COLUMN --database FILE --metadata DIR --checklist FILE]  (DDR: as given to loupe run)
-            [--checklist-version latest|native|N] [--gt-version latest|shipped|N]
-            [--judge none|llm|human|llm+human] [--judge-model M --judge-base-url URL --judge-api-key-env VAR]
-            [--embeddings-model M [--embeddings-base-url URL]] [--preset official|paper] [--option name=value ...]
-            [--no-save] [--json]
-  --preset official (default): every option takes the value that reproduces the benchmark's own published code
-    (numbers compare with the published tables, its known bugs included and counted in each score's changedBy);
+/** The native-output formats of the registered benchmarks: `--native-outputs` (with `--suite`), each format's alias and inputs. */
+function nativeOutputGroup(): OptionGroup {
+  const withFormat = benchmarks().filter((b) => b.importNativeOutputs);
+  const options: Record<string, CliOption> = {
+    'native-outputs': { type: 'string', multiple: true, value: 'PATH', help: `a benchmark's own output files, scored without a store (with --suite ${withFormat.map((b) => b.kind).join('|')}; see below)` },
+  };
+  for (const b of withFormat) {
+    const f = b.importNativeOutputs!;
+    if (f.alias) options[f.alias] = { type: 'string', ...(f.multiple ? { multiple: true } : {}), value: 'PATH', help: `the same as --native-outputs PATH --suite ${b.kind}` };
+    for (const i of f.inputs) {
+      const have = options[i.name];
+      const help = `--suite ${b.kind}: ${i.help}${i.default !== undefined ? ` (default ${i.default})` : ''}`;
+      options[i.name] = { type: 'string', value: i.value, help: have ? `${have.help}; ${help}` : help };
+    }
+  }
+  return { title: 'native outputs (scored without a store)', options };
+}
+
+const DECL = declareCommand({
+  synopsis: 'score',
+  groups: [STORE_OPTIONS, optionGroup('runs', {
+    run: { type: 'string', multiple: true, value: 'ID', help: 'a stored run scored (repeatable)' },
+    all: { type: 'boolean', help: 'every stored run (of --suite when given)' },
+  }), SUITE_OPTIONS, optionGroup('versions', {
+    'suite-root': { type: 'string', value: 'DIR', help: 'the same as --root: where the suite is (default: the root recorded with each run)' },
+    'checklist-version': { type: 'string', value: 'latest|native|N', help: 'DDR / AnalystBench block checklists: latest (default: the newest version written with loupe checklist or the checklist editor, else the suite\'s own), native (the suite\'s own), or a version number; every score records which it used (source, version, hash)' },
+    'gt-version': { type: 'string', value: 'latest|shipped|N', help: 'BLADE ground truth: latest (default: the newest version saved with loupe blade gt save, else the dataset\'s annotations.csv), shipped (the file, version 0) or a version number; every score records it' },
+  }), JUDGE_OPTIONS, optionGroup('embeddings', {
+    'embeddings-model': { type: 'string', value: 'M', help: 'AnalystBench figure captions: an OpenAI-compatible embeddings model (default: lexical similarity)' },
+    'embeddings-base-url': { type: 'string', value: 'URL', help: 'its endpoint (default --judge-base-url)' },
+  }), optionGroup('scoring', {
+    preset: { type: 'string', value: SCORE_PRESETS.join('|'), help: 'official (default): the benchmark\'s own published code; paper: the paper\'s text where it differs' },
+    option: { type: 'string', multiple: true, value: 'name=value', help: 'a scoring option of the benchmark (repeatable; overrides the preset; see below)' },
+    'no-save': { type: 'boolean', help: 'do not save the scores in the store' },
+  }), JSON_OPTIONS],
+  dynamic: [loaderOptionGroup, nativeOutputGroup],
+  notes: () => usageNotes(),
+});
+
+/** The notes of `loupe score --help`: native-output formats and scoring options come from the registry. */
+function usageNotes(): string {
+  const formats = benchmarks().filter((b) => b.importNativeOutputs).flatMap((b) => {
+    const f = b.importNativeOutputs!;
+    return [`  --native-outputs PATH${f.multiple ? ' ...' : ''} --suite ${b.kind}${f.alias ? ` (or --${f.alias} PATH)` : ''}${f.root ? ' --root DIR' : ''}${f.inputs.filter((i) => i.required).map((i) => ` --${i.name} ${i.value}`).join('')}:`, `    ${f.help}${f.root ? `; --root: ${f.root}` : ''}`];
+  });
+  const opts = benchmarks().filter((b) => b.scoreOptions.length).flatMap((b) => [`  ${b.title} (--suite ${b.kind}):`, ...optionPresetHelpLines(b.scoreOptions, 4)]);
+  return `  Scores stored runs (--run ID ... or --all) and saves the scores in the store (table scores) unless --no-save.
+  --preset official: every option takes the value that reproduces the benchmark's own published code (numbers
+    compare with the published tables, its known bugs included and counted in each score's changedBy);
     --preset paper: the paper's text where it differs from the code. --option name=value overrides the preset.
     Every score records its preset and resolved options; scores saved before presets existed read as 'legacy'.
   --judge none (default): only identical-text shortcuts are decided; items that need judgement stay unjudged.
@@ -42,46 +81,16 @@ const USAGE_HEAD = `loupe score [--store FILE] (--run ID | --all) [--suite S] [-
     (DDR: entity + checklist item index + context; AnalystBench: {"task": ID, "criterion": index}); "verdict": {...}
     in Loupe's shape instead of "raw" also works. No model is called; an item with no line is a failed judgement.
   Every score says how many judgements experts, the LLM and identical-text shortcuts decided, and how many wait.
-  --gt-version: BLADE ground truth — latest (default: the newest version saved with loupe blade gt save, else the
-    dataset's annotations.csv), shipped (the file, version 0) or a version number; every score records it.
-  --checklist-version: DDR / AnalystBench block checklists — latest (default: the newest version written with
-    \`loupe checklist\` or the checklist editor, else the suite's own), native (the suite's own), or a version number.
-    Every score records which checklist it used (source, version, hash).
-  options (--option name=value; see below)
   --json prints { judge, options, runs: [...], aggregates: [...] }; rates are fractions in [0, 1].
-  Scores are saved in the store (table scores) unless --no-save.
-       loupe score --longda-answers answers_progress.csv [--ground-truth benchmark.csv] [--preset P] [--option ...] [--json]
-  scores a LongTA results file (or any CSV with the benchmark columns plus my_answer and q_id) without a store.
-       loupe score --ddr-logs LOGS_DIR --qa qa.json [--scenario mimic|10k|globem] --judge file:VERDICTS.jsonl
-            [--preset P] [--option ...] [--json]
-  scores DDR-Bench's own agent logs (<prefix>_<entity>/insights*.csv, session_stats*.json) against its qa.json,
-  without a store (the judge: file:, or llm with the --judge-model flags).
-       loupe score --blade-outputs FILE|DIR [--blade-outputs ...] --root BLADE_DATASETS [--judge file:VERDICTS.jsonl]
-            [--preset P] [--option ...] [--json]
-  scores BLADE's own outputs (multirun_analyses.json as its harness writes it per dataset, or a submission file with
-  dataset_name + analyses) against the ground truth in BLADE_DATASETS/<dataset> (data.csv, annotations.csv), without
-  a store. Recorded verdicts are keyed {"dataset", "run" (the analysis key in the file), "kind"
-  (conceptual-variable | model), "truth", "submitted"}; without --judge only identical texts match.`;
-
-/** The usage text: the scoring options come from each benchmark's declaration. */
-function usage(): string {
-  const opts = benchmarks().filter((b) => b.scoreOptions.length).flatMap((b) => [`  ${b.title} (--suite ${b.kind}):`, ...optionPresetHelpLines(b.scoreOptions, 4)]);
-  return `${USAGE_HEAD}\n  scoring options (values under --preset ${SCORE_PRESETS.join(' / ')}):\n${opts.join('\n')}`;
+  Native outputs (a benchmark's own result files, scored without a store; --preset, --option, --judge, --json apply):
+${formats.join('\n')}
+  scoring options (--option name=value; values under --preset ${SCORE_PRESETS.join(' / ')}):
+${opts.join('\n')}`;
 }
 
 /** Parses repeated `--option name=value`. @throws LoupeInputError('--option') for a pair without a name. */
 export function parseOptionPairs(pairs: readonly string[] | undefined): Record<string, string> {
   return splitOptionPairs(pairs, '--option');
-}
-
-/** DDR loader options given on the command line (the same flags as `loupe run`). */
-export function loadOptionsFromArgs(v: { entities?: string | undefined; database?: string | undefined; metadata?: string | undefined; checklist?: string | undefined }, cwd: string): Omit<LoadSuiteOptions, 'log' | 'onProgress'> {
-  return {
-    ...(v.entities ? { entities: v.entities } : {}),
-    ...(v.database ? { database: resolve(cwd, v.database) } : {}),
-    ...(v.metadata ? { metadataDir: resolve(cwd, v.metadata) } : {}),
-    ...(v.checklist ? { checklist: resolve(cwd, v.checklist) } : {}),
-  };
 }
 
 /**
@@ -98,9 +107,6 @@ export function judgeFromArgs(v: { judge?: string; 'judge-model'?: string; 'judg
   if ((kind === 'llm' || kind === 'llm+human') && (!v['judge-model'] || !v['judge-base-url'])) throw new UsageError(`--judge ${kind} needs --judge-model and --judge-base-url`);
   return createJudge({ kind: kind as JudgeKind, ...(v['judge-model'] ? { model: v['judge-model'] } : {}), ...(v['judge-base-url'] ? { baseUrl: v['judge-base-url'] } : {}), apiKey: env[v['judge-api-key-env'] ?? 'OPENAI_API_KEY'] ?? '' }, store, resolver ?? (async () => undefined));
 }
-
-const pct = (x: number | null | undefined) => (x === null || x === undefined ? '—' : (100 * x).toFixed(2));
-const num = (x: number | null | undefined, d = 2) => (x === null || x === undefined ? '—' : x.toFixed(d));
 
 /** One text line per run: id, block, model, then the benchmark's own summary. */
 export function runLine(s: RunScore): string {
@@ -148,39 +154,18 @@ export async function scoreRuns(opts: { storeFile: string; runsRoot: string | nu
   }
 }
 
-export const scoreCommand: CliCommand = {
+export const scoreCommand = defineCommand({
   name: 'score',
   summary: 'score recorded runs the way their benchmark does (LongDA, DDR-Bench, AnalystBench, BLADE), with a judge of your choice',
-  get usage() {
-    return usage();
-  },
+  declarations: [DECL],
   async run(argv, io) {
-    const { values } = parseArgs({
-      args: argv,
-      options: {
-        store: { type: 'string' }, run: { type: 'string', multiple: true }, all: { type: 'boolean' }, suite: { type: 'string' }, 'suite-root': { type: 'string' }, root: { type: 'string' },
-        judge: { type: 'string' }, 'judge-model': { type: 'string' }, 'judge-base-url': { type: 'string' }, 'judge-api-key-env': { type: 'string' },
-        'embeddings-model': { type: 'string' }, 'embeddings-base-url': { type: 'string' },
-        entities: { type: 'string' }, database: { type: 'string' }, metadata: { type: 'string' }, checklist: { type: 'string' }, 'checklist-version': { type: 'string' }, 'gt-version': { type: 'string' },
-        option: { type: 'string', multiple: true }, preset: { type: 'string' }, 'no-save': { type: 'boolean' }, json: { type: 'boolean' },
-        'longda-answers': { type: 'string' }, 'ground-truth': { type: 'string' },
-        'ddr-logs': { type: 'string' }, qa: { type: 'string' }, scenario: { type: 'string' },
-        'blade-outputs': { type: 'string', multiple: true },
-      },
-    });
+    const { values, extra } = parseCommand(DECL, argv);
     const preset = parsePreset(values.preset, '--preset');
-    if (values['ddr-logs']) {
-      if (!values.qa) throw new UsageError('--ddr-logs needs --qa FILE (the scenario\'s qa.json)');
+    const native = nativeOutputsOf(extra, values.suite);
+    if (native) {
       const judgeArgs = { judge: values.judge, 'judge-model': values['judge-model'], 'judge-base-url': values['judge-base-url'], 'judge-api-key-env': values['judge-api-key-env'] };
-      return scoreDdrLogs({ logs: values['ddr-logs'], qa: values.qa, scenario: values.scenario ?? 'mimic', judge: judgeFromArgs(judgeArgs, new MemoryJudgementStore(), io.env, undefined, io.cwd), options: parseOptionPairs(values.option), preset, json: !!values.json }, io);
+      return scoreNativeOutputs({ ...native, root: values.root ?? values['suite-root'], extra, judge: () => judgeFromArgs(judgeArgs, new MemoryJudgementStore(), io.env, undefined, io.cwd), raw: parseOptionPairs(values.option), preset, json: !!values.json }, io);
     }
-    if (values['blade-outputs']?.length) {
-      const root = values.root ?? values['suite-root'];
-      if (!root) throw new UsageError('--blade-outputs needs --root DIR (the BLADE datasets folder with <dataset>/annotations.csv)');
-      const judgeArgs = { judge: values.judge ?? 'none', 'judge-model': values['judge-model'], 'judge-base-url': values['judge-base-url'], 'judge-api-key-env': values['judge-api-key-env'] };
-      return scoreBladeOutputFiles({ files: values['blade-outputs'].map((f) => resolve(io.cwd, f)), root: resolve(io.cwd, root), judge: judgeFromArgs(judgeArgs, new MemoryJudgementStore(), io.env, undefined, io.cwd), options: parseOptionPairs(values.option), preset, json: !!values.json }, io);
-    }
-    if (values['longda-answers']) return scoreLongtaFile(values['longda-answers'], values['ground-truth'], parseOptionPairs(values.option), preset, !!values.json, io);
     await (await openExistingStore(io, values.store)).close(); // a mistyped path is an error, not a new empty store
     if (!values.run?.length && !values.all) throw new UsageError('give --run ID (repeatable) or --all');
     if (values.run?.length && values.all) throw new UsageError('--run and --all are exclusive');
@@ -201,7 +186,7 @@ export const scoreCommand: CliCommand = {
       ...(values.run?.length ? { runIds: values.run } : {}),
       ...(values.suite ? { suite: values.suite } : {}),
       ...(values['suite-root'] ?? values.root ? { suiteRoot: resolve(io.cwd, (values['suite-root'] ?? values.root)!) } : {}),
-      loadOptions: loadOptionsFromArgs(values, io.cwd),
+      loadOptions: loaderOptionsFromArgs(extra, io.cwd, values.suite ? findBenchmark(values.suite) : undefined),
       judge: (js, resolver) => judgeFromArgs(judgeArgs, js, io.env, resolver, io.cwd),
       options,
       preset,
@@ -229,76 +214,54 @@ export const scoreCommand: CliCommand = {
     }
     return res.runs.some((s) => s.error) ? 1 : 0;
   },
-};
+});
 
-/** `loupe score --longda-answers FILE`: scores a LongTA results file against its own or the given ground truth. */
-async function scoreLongtaFile(file: string, truthFile: string | undefined, options: Record<string, string>, preset: ScorePreset, json: boolean, io: CliIo): Promise<number> {
-  const longda = getBenchmark('longda');
-  for (const k of Object.keys(options)) if (!longda.scoreOptions.some((o) => o.name === k)) throw new LoupeInputError(`option ${k}`, `not a LongDA option (${longda.scoreOptions.map((o) => o.name).join(', ')})`);
-  const path = resolve(io.cwd, file);
-  let text: string;
-  try {
-    text = readFileSync(path, 'utf8');
-  } catch (e) {
-    throw new LoupeInputError(path, 'cannot read the answers file', { cause: e });
+/**
+ * The native-output request on the command line: `--native-outputs PATH... --suite S`, or one of the formats' alias
+ * flags (`--longda-answers`, ...); undefined when none is given.
+ * @throws UsageError for --native-outputs without a suite that has a format, or several requests at once.
+ */
+function nativeOutputsOf(extra: Readonly<Record<string, unknown>>, suite: string | undefined): { def: BenchmarkDefinition; flag: string; paths: string[] } | undefined {
+  const given = (name: string): string[] => {
+    const v = extra[name];
+    return Array.isArray(v) ? (v as string[]) : typeof v === 'string' && v ? [v] : [];
+  };
+  const found: Array<{ def: BenchmarkDefinition; flag: string; paths: string[] }> = [];
+  const formats = benchmarks().filter((b) => b.importNativeOutputs);
+  if (given('native-outputs').length) {
+    if (!suite) throw new UsageError(`--native-outputs needs --suite S (the benchmark that wrote them: ${formats.map((b) => b.kind).join(', ')})`);
+    const def = getBenchmark(suite);
+    if (!def.importNativeOutputs) throw new UsageError(`--native-outputs: ${def.title} has no native-output format (benchmarks with one: ${formats.map((b) => b.kind).join(', ')})`);
+    found.push({ def, flag: 'native-outputs', paths: given('native-outputs') });
   }
-  const truth = truthFile ? loadLongdaGroundTruth(resolve(io.cwd, truthFile)) : undefined;
-  const { queries, answers } = parseLongtaAnswers(text, path, truth);
-  const opts = longdaOptions(parseOptionsWithPreset(longda.scoreOptions, preset, options) as Record<string, string | number>);
-  const score = scoreLongda(queries, answers, opts);
-  if (json) {
-    const { rows, ...rest } = score;
-    io.out(JSON.stringify({ file: path, groundTruth: truthFile ? resolve(io.cwd, truthFile) : 'the file\'s answer column', preset, ...rest, queries: rows }, jsonNumbers, 2) + '\n');
-  } else {
-    io.out(`${path}: ${score.n} queries, ${score.answered} answered\n`);
-    io.out(`match ${pct(score.match)}%  coverage ${pct(score.coverage)}%  (strict ${pct(score.matchStrict)}%, structural coverage ${pct(score.coverageStructural)}%)  MAE ${num(score.mae, 3)}\n`);
-    io.out(`preset: ${preset}   options used (longda): ${Object.entries(score.options).map(([k, v]) => `${k}=${v}`).join(' ')}\n`);
-    if (score.changedBy && Object.keys(score.changedBy).length) io.out(`changed by official-code options: ${Object.entries(score.changedBy).map(([k, v]) => `${k} ${v}`).join(', ')}\n`);
-    for (const b of score.bySource) io.out(`  ${b.blockId}: match ${pct(b.match)}%  coverage ${pct(b.coverage)}%  (${b.n})\n`);
+  for (const def of formats) {
+    const alias = def.importNativeOutputs!.alias;
+    if (alias && given(alias).length) found.push({ def, flag: alias, paths: given(alias) });
   }
-  return 0;
+  if (found.length > 1) throw new UsageError(`give one of ${found.map((f) => `--${f.flag}`).join(', ')}`);
+  return found[0];
 }
 
-/** `loupe score --ddr-logs DIR --qa FILE`: DDR-Bench's own logs scored against its checklist, without a store. */
-async function scoreDdrLogs(o: { logs: string; qa: string; scenario: string; judge: Judge; options: Record<string, string>; preset: ScorePreset; json: boolean }, io: CliIo): Promise<number> {
-  const def = getBenchmark('ddr');
-  for (const k of Object.keys(o.options)) if (!def.scoreOptions.some((s) => s.name === k)) throw new LoupeInputError(`option ${k}`, `not a DDR-Bench option (${def.scoreOptions.map((s) => s.name).join(', ')})`);
-  const opts = ddrOptions({ ...(parseOptionsWithPreset(def.scoreOptions, o.preset, o.options) as Record<string, string | number>), scenario: o.scenario });
-  const { runs, missing } = readDdrLogFolder(resolve(io.cwd, o.logs), resolve(io.cwd, o.qa), o.scenario);
-  const s = await scoreDdrChecklists(runs, o.judge, opts);
-  const notRecorded = o.judge instanceof RecordedJudge ? o.judge.missing.length : 0;
-  if (o.json) {
-    io.out(JSON.stringify({ logs: resolve(io.cwd, o.logs), qa: resolve(io.cwd, o.qa), judge: o.judge.id, preset: o.preset, options: s.options, entities: runs.length, entitiesWithoutLogs: missing, notRecorded, messageWise: s.messageWise, trajectoryWise: s.trajectoryWise, topK: s.topK, changedBy: s.changedBy, perEntity: s.perEntity.map((e) => ({ entityId: e.entityId, messageWise: { included: e.messageWise.included, accuracy: e.messageWise.accuracy, labels: e.messageWise.items.map((i) => i.officialLabel ?? i.label) }, trajectoryWise: { included: e.trajectoryWise.included, accuracy: e.trajectoryWise.accuracy, labels: e.trajectoryWise.items.map((i) => i.officialLabel ?? i.label) } })) }, jsonNumbers, 2) + '\n');
-  } else {
-    io.out(`${resolve(io.cwd, o.logs)}: ${runs.length} entities scored${missing.length ? ` (${missing.length} in qa.json without logs)` : ''}   judge: ${o.judge.id}   preset: ${o.preset}\n`);
-    for (const [name, a] of [['message-wise', s.messageWise], ['trajectory-wise', s.trajectoryWise]] as const) io.out(`${name}: sample-averaged ${pct(a.sampleAveraged)}%  item-averaged ${pct(a.itemAveraged)}%  (${a.entities} entities, ${a.items} items, ${a.errors} failed)\n`);
-    io.out(`options used (ddr): ${formatOptionEcho(s.options as unknown as Record<string, unknown>)}\n`);
-    if (Object.keys(s.changedBy).length) io.out(`changed by official-code options: ${Object.entries(s.changedBy).map(([k, v]) => `${k} ${v}`).join(', ')}\n`);
-    if (notRecorded) io.out(`${notRecorded} items had no recorded verdict (failed judgements)\n`);
+/**
+ * `loupe score --native-outputs PATH --suite S` (or a format's alias): a benchmark's own output files scored without a
+ * store by its definition's `importNativeOutputs`. @returns the exit code (1 when the format says a part failed).
+ */
+async function scoreNativeOutputs(o: { def: BenchmarkDefinition; flag: string; paths: string[]; root: string | undefined; extra: Readonly<Record<string, unknown>>; judge: () => Judge; raw: Record<string, string>; preset: ScorePreset; json: boolean }, io: CliIo): Promise<number> {
+  const { def } = o;
+  const f = def.importNativeOutputs!;
+  if (!f.multiple && o.paths.length > 1) throw new UsageError(`--${o.flag} takes one PATH for --suite ${def.kind}`);
+  const inputs: Record<string, string> = {};
+  for (const i of f.inputs) {
+    const v = o.extra[i.name];
+    if (typeof v === 'string' && v) inputs[i.name] = i.path ? resolve(io.cwd, v) : v;
+    else if (i.required) throw new UsageError(`--${o.flag} needs --${i.name} ${i.value} (${i.help})`);
   }
-  return 0;
-}
-
-/** `loupe score --blade-outputs FILE --root DIR`: BLADE's own output files scored against its ground truth, without a store. */
-async function scoreBladeOutputFiles(o: { files: string[]; root: string; judge: Judge; options: Record<string, string>; preset: ScorePreset; json: boolean }, io: CliIo): Promise<number> {
-  const def = getBenchmark('blade');
-  for (const k of Object.keys(o.options)) if (!def.scoreOptions.some((s) => s.name === k)) throw new LoupeInputError(`option ${k}`, `not a BLADE option (${def.scoreOptions.map((s) => s.name).join(', ')})`);
-  const options = parseOptionsWithPreset(def.scoreOptions, o.preset, o.options);
-  const { scoreBladeOutputs } = await import('../core/benchmarks/blade/native.ts');
-  const s = await scoreBladeOutputs({ files: o.files, datasetsRoot: o.root, judge: o.judge, options });
-  const notRecorded = o.judge instanceof RecordedJudge ? o.judge.missing.length : 0;
-  const a = s.aggregate;
-  if (o.json) {
-    io.out(JSON.stringify({ files: o.files, root: o.root, judge: o.judge.id, preset: o.preset, options: s.options, datasets: s.datasets, judged: s.judged, notRecorded, missingVerdicts: o.judge instanceof RecordedJudge ? o.judge.missing : [], runs: s.runs.map(({ score: _s, ...r }) => r), aggregate: a ? { point: a.point, bootstrap: a.bootstrap, options: a.options, changedBy: a.changedBy, warnings: a.warnings } : null }, jsonNumbers, 2) + '\n');
-  } else {
-    io.out(`${s.runs.length} BLADE analyses in ${s.datasets.length} datasets   judge: ${o.judge.id}   preset: ${o.preset}\n`);
-    for (const d of s.datasets.filter((x) => x.error)) io.out(`  ${d.dataset}: not scored (${d.error})\n`);
-    for (const r of s.runs) io.out(`  ${r.dataset} #${r.run}: ${r.status}${r.error ? ` (${r.error})` : ''}${r.status === 'ok' ? `  cvar ${pct(r.precision.cvar)}%  model ${pct(r.precision.model)}%  transform value ${pct(r.precision.transformValue)}%  graph ${pct(r.precision.transformGraph)}%` : ''}\n`);
-    if (a) io.out(`weighted F1 ${num(a.point.weightedF1, 4)} (bootstrap ${num(a.bootstrap.weightedF1.mean, 4)}, 95% CI ${num(a.bootstrap.weightedF1.lo, 4)}–${num(a.bootstrap.weightedF1.hi, 4)})  unweighted F1 ${num(a.point.unweightedF1, 4)}\n`);
-    io.out(`options used (blade): ${formatOptionEcho(s.options)}\n`);
-    if (notRecorded) io.out(`${notRecorded} semantic matches had no recorded verdict (counted as no match)\n`);
-  }
-  return s.runs.some((r) => r.status === 'failed') ? 1 : 0;
+  if (f.root && !o.root) throw new UsageError(`--${o.flag} needs --root DIR (${f.root})`);
+  for (const k of Object.keys(o.raw)) if (!def.scoreOptions.some((s) => s.name === k)) throw new LoupeInputError(`option ${k}`, `not a ${def.title} option (${def.scoreOptions.map((s) => s.name).join(', ')})`);
+  const r = await f.score({ paths: o.paths.map((p) => resolve(io.cwd, p)), root: o.root ? resolve(io.cwd, o.root) : undefined, inputs, judge: o.judge, raw: o.raw, preset: o.preset });
+  if (o.json) io.out(JSON.stringify(r.json, jsonNumbers, 2) + '\n');
+  else io.out(r.lines.map((l) => `${l}\n`).join(''));
+  return r.failed ? 1 : 0;
 }
 
 /** The JSON shape of one run in `loupe score --json` (`decided`: who decided its judgements): LongDA adds `coverage`, `match` and per-query `queries`. */

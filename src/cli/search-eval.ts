@@ -1,4 +1,3 @@
-import { parseArgs } from 'node:util';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
@@ -9,7 +8,9 @@ import { QuestionRetriever } from '../core/docs/question.ts';
 import { evaluateRetrieval, loadRetrievalLabels, type RetrievalLabel } from '../core/docs/retrieval-eval.ts';
 import { LoupeInputError } from '../core/util/errors.ts';
 import { pdfExtractorOption } from './pdf-extractor-option.ts';
-import { UsageError, type CliCommand } from './types.ts';
+import { UsageError } from './types.ts';
+import { DOCS_OPTIONS, JSON_OPTIONS } from './option-groups.ts';
+import { declareCommand, defineCommand, optionGroup, parseCommand } from './options.ts';
 
 const MODES = ['bm25', 'longta', 'question'] as const;
 type EvalMode = (typeof MODES)[number];
@@ -28,29 +29,27 @@ function percentile(xs: number[], p: number): number {
   return s.length ? Number(s[Math.min(s.length - 1, Math.ceil((p / 100) * s.length) - 1)]!.toFixed(2)) : 0;
 }
 
+const DECL = declareCommand({
+  synopsis: 'search-eval',
+  groups: [optionGroup('evaluation', {
+    labels: { type: 'string', value: 'FILE', help: 'the labelled questions (required)' },
+    root: { type: 'string', value: 'DIR', help: 'the documentation folder the labels\' paths are relative to (required)' },
+    survey: { type: 'string', value: 'NAME', help: 'the survey (required)' },
+    split: { type: 'string', value: 'FILE', help: 'a JSON split file: the metrics per part as well' },
+    modes: { type: 'string', value: 'bm25,longta,question', default: MODES.join(','), help: 'the retrieval modes compared' },
+    k: { type: 'string', value: 'N', default: '10', help: 'the cut-off of recall@k and nDCG@k' },
+    benchmark: { type: 'string', value: 'DIR', help: 'the benchmark folder of the labels (default --root)' },
+    text: { type: 'string', value: 'query+info|query', default: 'query+info', help: 'what of a question is searched' },
+  }), DOCS_OPTIONS, JSON_OPTIONS],
+});
+
 /** `loupe search-eval`: recall@k, MRR and nDCG of the files labelled questions need, per retrieval mode. */
-export const searchEvalCommand: CliCommand = {
+export const searchEvalCommand = defineCommand({
   name: 'search-eval',
   summary: 'evaluate documentation retrieval on labelled questions (recall@k, MRR, nDCG; bm25 | longta | question)',
-  usage:
-    'loupe search-eval --labels FILE --root DIR --survey NAME [--split FILE] [--modes bm25,longta,question] [--k 10] [--benchmark DIR] [--text query+info|query] [--cache DIR] [--pdf-extractor pdfium|pdfjs] [--json]',
+  declarations: [DECL],
   async run(argv, io) {
-    const { values } = parseArgs({
-      args: argv,
-      options: {
-        labels: { type: 'string' },
-        root: { type: 'string' },
-        survey: { type: 'string' },
-        split: { type: 'string' },
-        modes: { type: 'string', default: MODES.join(',') },
-        k: { type: 'string', default: '10' },
-        benchmark: { type: 'string' },
-        text: { type: 'string', default: 'query+info' },
-        cache: { type: 'string' },
-        'pdf-extractor': { type: 'string' },
-        json: { type: 'boolean' },
-      },
-    });
+    const { values } = parseCommand(DECL, argv);
     if (!values.labels) throw new UsageError('--labels is required');
     if (!values.root) throw new UsageError('--root is required (the documentation folder the labels\' paths are relative to)');
     if (!values.survey) throw new UsageError('--survey is required (e.g. --survey NHANES)');
@@ -145,4 +144,4 @@ export const searchEvalCommand: CliCommand = {
       idx.close();
     }
   },
-};
+});

@@ -1,4 +1,3 @@
-import { parseArgs } from 'node:util';
 import { openDocIndex, type SearchMode } from '../core/docs/index.ts';
 import { defaultDocsCacheDir } from '../core/docs/roots.ts';
 import { suiteDocFiles } from '../core/benchmarks/index.ts';
@@ -7,35 +6,30 @@ import { QuestionRetriever, decomposeWithModel, type LlmDecomposition } from '..
 import { LlmClient } from '../core/agent/llm.ts';
 import { join } from 'node:path';
 import { pdfExtractorOption } from './pdf-extractor-option.ts';
-import { UsageError, type CliCommand } from './types.ts';
+import { UsageError } from './types.ts';
+import { DOCS_OPTIONS, JSON_OPTIONS, MODEL_OPTIONS, SUITE_OPTIONS } from './option-groups.ts';
+import { declareCommand, defineCommand, optionGroup, parseCommand } from './options.ts';
 
 const MODES: Array<SearchMode | 'question'> = ['bm25', 'keyword', 'longta', 'question'];
 
+const DECL = declareCommand({
+  synopsis: 'search "query"',
+  positionals: true,
+  groups: [SUITE_OPTIONS, optionGroup('search', {
+    survey: { type: 'string', value: 'NAME', help: 'only this survey\'s documentation (the LongDA layout)' },
+    mode: { type: 'string', value: MODES.join('|'), default: 'bm25', help: 'how hits are ranked' },
+    top: { type: 'string', value: 'K', default: '10', help: 'how many hits' },
+  }), DOCS_OPTIONS, MODEL_OPTIONS, JSON_OPTIONS],
+  notes: '  --root is required. --model with --base-url: in question mode the model decomposes the question first.',
+});
+
 /** `loupe search`: ranked documentation hits `[{ file, unit, score, snippet }]` (file relative to --root). */
-export const searchCommand: CliCommand = {
+export const searchCommand = defineCommand({
   name: 'search',
   summary: 'search the documentation of a folder (bm25 | keyword | longta | question) and print the top hits',
-  usage:
-    'loupe search --root DIR [--suite longda] [--survey NAME] [--mode bm25|keyword|longta|question] [--top K] [--cache DIR] [--pdf-extractor pdfium|pdfjs] [--json]\n' +
-    '             [--model M --base-url URL [--api-key-env VAR]]  (question mode: the model decomposes the question first) "query"',
+  declarations: [DECL],
   async run(argv, io) {
-    const { values, positionals } = parseArgs({
-      args: argv,
-      allowPositionals: true,
-      options: {
-        root: { type: 'string' },
-        suite: { type: 'string' },
-        survey: { type: 'string' },
-        mode: { type: 'string', default: 'bm25' },
-        top: { type: 'string', default: '10' },
-        cache: { type: 'string' },
-        'pdf-extractor': { type: 'string' },
-        json: { type: 'boolean' },
-        model: { type: 'string' },
-        'base-url': { type: 'string' },
-        'api-key-env': { type: 'string', default: 'OPENAI_API_KEY' },
-      },
-    });
+    const { values, positionals } = parseCommand(DECL, argv);
     if (!values.root) throw new UsageError('--root is required');
     const query = positionals.join(' ').trim();
     if (!query) throw new UsageError('a query is required');
@@ -82,4 +76,4 @@ export const searchCommand: CliCommand = {
       idx.close();
     }
   },
-};
+});

@@ -10,9 +10,14 @@ import { openStoreAt } from '../core/store/open.ts';
 import type { RunStore } from '../core/store/run-store.ts';
 import { LoupeInputError } from '../core/util/errors.ts';
 import { UsageError, type CliIo } from './types.ts';
+import { optionGroup } from './options.ts';
 
 export const DEFAULT_STORE = join('.loupe', 'runs.sqlite');
-export const STORE_HELP = `--store FILE|postgres://USER@HOST:PORT/DB?passwordEnv=VAR (default ./${DEFAULT_STORE})`;
+
+/** The `--store` option group, shared by every command that opens the run store (issue 40). */
+export const STORE_OPTIONS = optionGroup('store', {
+  store: { type: 'string', value: 'FILE|postgres://USER@HOST:PORT/DB?passwordEnv=VAR', help: `the run store: a SQLite file (default ./${DEFAULT_STORE}) or the PostgreSQL team store` },
+});
 
 /** The parsed `--store` location (paths absolute). @throws UsageError for a malformed location or URL. */
 export function storeLocation(io: CliIo, value: string | undefined): StoreLocation {

@@ -3,12 +3,21 @@
  * access allows on a team store (`grantStoreRole`, `src/core/store/roles.ts`). Idempotent; a file store has no roles.
  * Source: issue 39.
  */
-import { parseArgs } from 'node:util';
 import { grantStoreRole, STORE_ACCESS, type StoreAccess } from '../core/store/roles.ts';
-import { openExistingStore } from './store-arg.ts';
+import { openExistingStore, STORE_OPTIONS } from './store-arg.ts';
+import { JSON_OPTIONS } from './option-groups.ts';
+import { declareCommand, optionGroup, parseCommand } from './options.ts';
 import { UsageError, type CliIo } from './types.ts';
 
-export const STORE_GRANT_USAGE = `loupe store grant --store postgres://OWNER@HOST:PORT/DB?passwordEnv=VAR --role NAME --as annotator|reviewer|owner [--json]
+/** How `loupe store grant` parses its arguments. */
+export const STORE_GRANT = declareCommand({
+  synopsis: 'store grant',
+  positionals: true, // refused with a message of its own
+  groups: [optionGroup('grant', {
+    role: { type: 'string', value: 'NAME', help: 'the database role (an existing login) granted (required)' },
+    as: { type: 'string', value: 'annotator|reviewer|owner', help: 'what it may do (required)' },
+  }), STORE_OPTIONS, JSON_OPTIONS],
+  notes: `  --store is the team store (postgres://OWNER@HOST:PORT/DB?passwordEnv=VAR) and is required.
   Grants the database role NAME (an existing login) exactly what the access allows on the team store, revoking what
   it held there before (run it again to change a role's access; repeating it changes nothing). Connect as the role
   that owns the store's tables (or a superuser).
@@ -17,11 +26,12 @@ export const STORE_GRANT_USAGE = `loupe store grant --store postgres://OWNER@HOS
                an item before answering it
     reviewer   an annotator's rights, plus expected answers and every verdict, opens queues, scores, adds
                checklist and ground-truth versions; never changes or deletes an annotation
-    owner      member of the role owning the tables: everything (deletes runs, copies and migrates the store)`;
+    owner      member of the role owning the tables: everything (deletes runs, copies and migrates the store)`,
+});
 
 /** Runs `loupe store grant` (argv after `grant`). @returns the exit code. @throws UsageError for bad flags. */
 export async function storeGrant(argv: string[], io: CliIo): Promise<number> {
-  const { values: v, positionals } = parseArgs({ args: argv, options: { store: { type: 'string' }, role: { type: 'string' }, as: { type: 'string' }, json: { type: 'boolean' } }, allowPositionals: true });
+  const { values: v, positionals } = parseCommand(STORE_GRANT, argv);
   if (positionals.length) throw new UsageError(`unexpected argument '${positionals[0]}'`);
   if (!v.store) throw new UsageError('give --store postgres://... (the team store whose role to grant)');
   if (!v.role?.trim()) throw new UsageError('give --role NAME (the database login of the expert)');

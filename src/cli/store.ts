@@ -3,33 +3,40 @@
  * store (or file to file), ids preserved, in one transaction of the target; copying again changes nothing.
  * Source: issue 26 "Move data".
  */
-import { parseArgs } from 'node:util';
 import { copyStore } from '../core/store/copy.ts';
 import { openStoreAt } from '../core/store/open.ts';
 import type { RunStore } from '../core/store/types.ts';
 import { openExistingStore, storeLocation } from './store-arg.ts';
-import { STORE_GRANT_USAGE, storeGrant } from './store-grant.ts';
-import { UsageError, type CliCommand } from './types.ts';
+import { STORE_GRANT, storeGrant } from './store-grant.ts';
+import { JSON_OPTIONS } from './option-groups.ts';
+import { declareCommand, defineCommand, optionGroup, parseCommand } from './options.ts';
+import { UsageError } from './types.ts';
 
-const USAGE = `loupe store copy --from FILE|URL --to FILE|URL [--json]
-  Copies every run, step, cell, event, judgement, score, annotation, queue, checklist and ground-truth version of
+const COPY = declareCommand({
+  synopsis: 'store copy',
+  positionals: true, // refused with a message of its own
+  groups: [optionGroup('copy', {
+    from: { type: 'string', value: 'FILE|URL', help: 'the store copied (required)' },
+    to: { type: 'string', value: 'FILE|URL', help: 'the store copied into (required)' },
+  }), JSON_OPTIONS],
+  notes: `  Copies every run, step, cell, event, judgement, score, annotation, queue, checklist and ground-truth version of
   --from into --to (created if it is a new SQLite file; a PostgreSQL database must exist), ids preserved, in one
   transaction: a failed copy writes nothing, a repeated copy adds nothing. Rows only --to holds are kept.
   A row --to refuses (a value its column type rejects) is named (table and key) and left out, the rest is copied,
   and the exit code is 1. Annotations, checklist and ground-truth versions are append-only: one --to already holds
   under the same key with other content is kept, never overwritten, and named the same way ("refused: ...").
-  A URL is postgres://USER@HOST:PORT/DB?passwordEnv=VAR (the password from VAR or PGPASSWORD, never in the URL).
-${STORE_GRANT_USAGE}`;
+  A URL is postgres://USER@HOST:PORT/DB?passwordEnv=VAR (the password from VAR or PGPASSWORD, never in the URL).`,
+});
 
-export const storeCommand: CliCommand = {
+export const storeCommand = defineCommand({
   name: 'store',
   summary: 'copy a run store between a SQLite file and a PostgreSQL team store (ids preserved, idempotent); grant a team store role',
-  usage: USAGE,
+  declarations: [COPY, STORE_GRANT],
   async run(argv, io) {
     const [sub, ...rest] = argv;
     if (sub === 'grant') return storeGrant(rest, io);
     if (sub !== 'copy') throw new UsageError(sub ? `unknown subcommand '${sub}' (known: copy, grant)` : 'give a subcommand: copy, grant');
-    const { values: v, positionals } = parseArgs({ args: rest, options: { from: { type: 'string' }, to: { type: 'string' }, json: { type: 'boolean' } }, allowPositionals: true });
+    const { values: v, positionals } = parseCommand(COPY, rest);
     if (positionals.length) throw new UsageError(`unexpected argument '${positionals[0]}'`);
     if (!v.from || !v.to) throw new UsageError('give both --from and --to');
     const [a, b] = [storeLocation(io, v.from), storeLocation(io, v.to)];
@@ -52,4 +59,4 @@ export const storeCommand: CliCommand = {
       await from.close();
     }
   },
-};
+});

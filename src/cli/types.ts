@@ -1,4 +1,6 @@
 /** Shape of one `loupe` subcommand. Each lives in its own file under src/cli/ and is listed in commands.ts. */
+import type { CommandDeclaration } from './options.ts';
+
 export interface CliIo {
   out: (s: string) => void;
   err: (s: string) => void;
@@ -10,8 +12,10 @@ export interface CliCommand {
   name: string;
   /** One line for `loupe --help`. */
   summary: string;
-  /** Full usage text for `loupe <name> --help`. */
-  usage: string;
+  /** How it parses its arguments (one declaration; several when subcommands parse apart): options in groups, notes. */
+  readonly declarations: ReadonlyArray<CommandDeclaration<unknown>>;
+  /** Full usage text for `loupe <name> --help`, generated from `declarations` (`defineCommand`). */
+  readonly usage: string;
   /** Returns the process exit code. */
   run(argv: string[], io: CliIo): Promise<number>;
 }

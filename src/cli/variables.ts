@@ -1,29 +1,29 @@
-import { parseArgs } from 'node:util';
 import { join } from 'node:path';
 import { docsFolderFiles, openDocIndex } from '../core/docs/index.ts';
 import { defaultDocsCacheDir } from '../core/docs/roots.ts';
 import { filterCatalog, surveyCatalog } from '../core/docs/survey-catalog.ts';
 import { pdfExtractorOption } from './pdf-extractor-option.ts';
-import { UsageError, type CliCommand } from './types.ts';
+import { UsageError } from './types.ts';
+import { DOCS_OPTIONS, JSON_OPTIONS } from './option-groups.ts';
+import { declareCommand, defineCommand, optionGroup, parseCommand } from './options.ts';
+
+const DECL = declareCommand({
+  synopsis: 'variables [query]',
+  positionals: true,
+  groups: [optionGroup('variables', {
+    root: { type: 'string', value: 'DIR', help: 'the documentation folder (required)' },
+    survey: { type: 'string', value: 'NAME', help: 'the survey (required)' },
+    limit: { type: 'string', value: 'N', help: 'at most N variables' },
+  }), DOCS_OPTIONS, JSON_OPTIONS],
+});
 
 /** `loupe variables`: lists or searches a survey's variable catalog (name, label, file, doc, page, values). */
-export const variablesCommand: CliCommand = {
+export const variablesCommand = defineCommand({
   name: 'variables',
   summary: "list or search a survey's variable catalog (from its codebooks; data columns without documentation are marked)",
-  usage: 'loupe variables --root DIR --survey NAME [--cache DIR] [--pdf-extractor pdfium|pdfjs] [--limit N] [--json] [query]',
+  declarations: [DECL],
   async run(argv, io) {
-    const { values, positionals } = parseArgs({
-      args: argv,
-      allowPositionals: true,
-      options: {
-        root: { type: 'string' },
-        survey: { type: 'string' },
-        cache: { type: 'string' },
-        'pdf-extractor': { type: 'string' },
-        limit: { type: 'string' },
-        json: { type: 'boolean' },
-      },
-    });
+    const { values, positionals } = parseCommand(DECL, argv);
     if (!values.root) throw new UsageError('--root is required');
     if (!values.survey) throw new UsageError('--survey is required (e.g. --survey NHANES)');
     const limit = values.limit === undefined ? Infinity : Number(values.limit);
@@ -65,4 +65,4 @@ export const variablesCommand: CliCommand = {
       idx.close();
     }
   },
-};
+});

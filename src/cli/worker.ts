@@ -1,5 +1,4 @@
 import { resolve } from 'node:path';
-import { parseArgs } from 'node:util';
 import { hostname } from 'node:os';
 import { parseStoreLocation, type PostgresLocation } from '../core/store/location.ts';
 import { openStoreAt } from '../core/store/open.ts';
@@ -11,22 +10,30 @@ import type { Suite } from '../core/benchmarks/index.ts';
 import type { KernelSettings } from '../core/runs/runner.ts';
 import { streamLogger } from '../core/util/log.ts';
 import { progressPrinter } from './run.ts';
-import { storeLocation } from './store-arg.ts';
-import { UsageError, type CliCommand } from './types.ts';
+import { STORE_OPTIONS, storeLocation } from './store-arg.ts';
+import { UsageError } from './types.ts';
+import { JSON_OPTIONS, VERBOSE_OPTIONS } from './option-groups.ts';
+import { declareCommand, defineCommand, optionGroup, parseCommand } from './options.ts';
 
-const USAGE = `loupe worker --store postgres://USER@HOST:PORT/DB?passwordEnv=VAR [--queue postgres://...] [--concurrency N]
-          [--root DIR] [--runs-dir DIR] [--python PATH] [--until-empty] [--supervise-s N] [--verbose] [--json]
+const DECL = declareCommand({
+  synopsis: 'worker',
+  groups: [optionGroup('worker', {
+    queue: { type: 'string', value: 'postgres://...', help: 'the queue\'s database when it is not the store\'s (as given to loupe run --queue)' },
+    concurrency: { type: 'string', value: 'N', help: 'units driven at a time (default 1)' },
+    root: { type: 'string', value: 'DIR', help: 'where the suite is on this machine (default: the root recorded when the sweep was enqueued)' },
+    'runs-dir': { type: 'string', value: 'DIR', help: 'run folders (workspaces) on this machine (default ./.loupe/runs)' },
+    python: { type: 'string', value: 'PATH', help: 'the Python interpreter (default $LOUPE_PYTHON, else found)' },
+    'until-empty': { type: 'boolean', help: 'exit 0 once no unit is queued, waiting for a retry or held by any worker (a Kubernetes Job\'s pods)' },
+    'supervise-s': { type: 'string', value: 'N', help: 'how often this worker looks for units whose worker stopped sending heartbeats (default 5)' },
+  }), STORE_OPTIONS, VERBOSE_OPTIONS, JSON_OPTIONS],
+  notes: `  --store is required and is the team store (postgres://USER@HOST:PORT/DB?passwordEnv=VAR).
   Takes units of sweeps (loupe run ... --queue) from the PostgreSQL job queue and drives their runs here, N at a time
   (default 1), on as many machines as you like. A unit whose worker died is retried by the queue and resumes after
   its last committed step (kernel state rebuilt by replay) under the run lease: no step is recorded twice or lost.
   Agent code always runs in the bubblewrap sandbox: a worker that cannot create it refuses to start (exit ${SANDBOX_REFUSED_EXIT}).
-  --queue       the queue's database when it is not the store's (as given to loupe run --queue)
-  --root        where the suite is on this machine (default: the root recorded when the sweep was enqueued)
-  --runs-dir    run folders (workspaces) on this machine (default ./.loupe/runs)
-  --until-empty exit 0 once no unit is queued, waiting for a retry or held by any worker (a Kubernetes Job's pods)
-  --supervise-s how often this worker looks for units whose worker stopped sending heartbeats (default 5)
   SIGTERM / Ctrl-C: the runs in hand stop after their current step and go back to the queue.
-  Model keys: each unit names the environment variable its key is read from (loupe run --api-key-env, default OPENAI_API_KEY).`;
+  Model keys: each unit names the environment variable its key is read from (loupe run --api-key-env, default OPENAI_API_KEY).`,
+});
 
 function posInt(v: string | undefined, name: string, dflt: number): number {
   if (v === undefined) return dflt;
@@ -35,18 +42,12 @@ function posInt(v: string | undefined, name: string, dflt: number): number {
   return n;
 }
 
-export const workerCommand: CliCommand = {
+export const workerCommand = defineCommand({
   name: 'worker',
   summary: 'drive units of sweeps from the PostgreSQL job queue (any number of workers, on any number of machines)',
-  usage: USAGE,
+  declarations: [DECL],
   async run(argv, io) {
-    const { values: v } = parseArgs({
-      args: argv,
-      options: {
-        store: { type: 'string' }, queue: { type: 'string' }, concurrency: { type: 'string' }, root: { type: 'string' }, 'runs-dir': { type: 'string' },
-        python: { type: 'string' }, 'until-empty': { type: 'boolean' }, 'supervise-s': { type: 'string' }, verbose: { type: 'boolean' }, json: { type: 'boolean' },
-      },
-    });
+    const { values: v } = parseCommand(DECL, argv);
     if (!v.store) throw new UsageError('--store postgres://... is required: workers share the team store');
     const loc = storeLocation(io, v.store);
     if (loc.engine !== 'postgres') throw new UsageError(`--store ${loc.file}: a worker needs the team store (postgres://...): workers on other machines cannot reach a SQLite file`);
@@ -174,4 +175,4 @@ export const workerCommand: CliCommand = {
       }
     }
   },
-};
+});

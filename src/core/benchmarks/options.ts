@@ -5,7 +5,9 @@
  * `--help` text, validation messages and the echo, always in the spelling the user types.
  * Source: issue 12 "Options".
  */
+import { resolve as pathResolve } from 'node:path';
 import { LoupeInputError } from '../util/errors.ts';
+import { globMatcher } from '../suites/glob.ts';
 
 /** A typed option value. */
 export type OptionValue = string | number | boolean;
@@ -168,4 +170,48 @@ export function optionPresetHelpLines(specs: readonly OptionSpec[], indent = 4):
     const vals = SCORE_PRESETS.map((p) => `${p} ${String(s.presets![p] ?? s.default ?? '—')}`).join(', ');
     return lines[i]!.replace(/ \(default [^)]*\)(?=: )|(?=: )/, ` (${vals})`);
   });
+}
+
+/**
+ * One loader option of a benchmark (issue 40): how its loader is told where the data is beyond the suite root
+ * (DDR's `entities`, `database`, ...). Declared once in the benchmark's definition (`loadOptions`); every surface that
+ * loads a suite (the CLI's `run`, `score`, `blocks`, `mcp`, `checklist`) builds its flag and help from it and resolves
+ * a path the same way (against the working folder).
+ */
+export interface LoadOptionSpec {
+  /** The name as typed (`database` for `--database`). */
+  readonly name: string;
+  /** The member of the loader's options it sets (`metadataDir`). */
+  readonly key: string;
+  /**
+   * `path`: a file or folder, resolved against the working folder; `string`: text as given; `globs`: comma-separated
+   * globs, given to the loader as a predicate on names (`tableFilter`).
+   */
+  readonly type: 'path' | 'string' | 'globs';
+  /** How the value is written in help (`FILE`, `DIR`, `TABLE.COLUMN`). */
+  readonly value: string;
+  /** One line for `--help`. */
+  readonly help: string;
+}
+
+/**
+ * The loader options given as raw text (a flag's value by option name), as the loader takes them: a `path` resolved
+ * against `cwd`, `globs` turned into a predicate, `string` as given; options not given are absent.
+ * @param specs the benchmark's `loadOptions`; `raw` values by option name (undefined: not given).
+ * @param subject how to name an option in errors (`--tables`).
+ * @returns loader options keyed by each spec's `key`.
+ * @throws LoupeInputError naming the option for a bad glob (`suites/glob.ts`).
+ */
+export function loadOptionValues(specs: readonly LoadOptionSpec[], raw: Readonly<Record<string, string | undefined>>, cwd: string, subject: (name: string) => string = (n) => `--${n}`): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const s of specs) {
+    const v = raw[s.name];
+    if (!v) continue; // not given (an empty value counts as not given, as it always has)
+    if (s.type === 'path') out[s.key] = pathResolve(cwd, v);
+    else if (s.type === 'globs') {
+      const ms = v.split(',').map((g) => globMatcher(g.trim(), subject(s.name)));
+      out[s.key] = (name: string) => ms.some((m) => m(name));
+    } else out[s.key] = v;
+  }
+  return out;
 }

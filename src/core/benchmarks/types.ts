@@ -15,7 +15,7 @@ import type { InterventionRecord, RunRecord, Usage } from '../store/records.ts';
 import type { RunFolder } from '../store/run-folder.ts';
 import type { Block, LoadSuiteOptions, Suite } from '../suites/types.ts';
 import type { Logger } from '../util/log.ts';
-import type { OptionSpec, OptionValues } from './options.ts';
+import type { LoadOptionSpec, OptionSpec, OptionValues, ScorePreset } from './options.ts';
 import type { ChecklistItemKind } from '../annotations/checklists.ts';
 import type { ChecklistItem } from '../suites/types.ts';
 import type { Taxonomy } from '../failures/taxonomy.ts';
@@ -316,8 +316,8 @@ export interface BenchmarkDefinition {
   taskText(block: Block): string[];
   /** The documentation files of a suite root (relative paths) for documentation search, or null when the benchmark has no documentation corpus. @throws LoupeInputError for a root or survey without documentation. */
   readonly docFiles: ((root: string, survey?: string) => string[]) | null;
-  /** Loader options this benchmark reads (`entities`, `database`, `metadataDir`, `checklist`, `publications`, ...). */
-  readonly loaderOptions: readonly string[];
+  /** Loader options this benchmark reads (DDR `entities`, `database`, ...), declared once: the CLI builds their flags and help from these (issue 40). */
+  readonly loadOptions: readonly LoadOptionSpec[];
   /** Its scores need no judge (tolerance or exact matching): surfaces may score its runs on their own. */
   readonly judgeFree: boolean;
   /** Extra fields of a block in listings (`loupe blocks --json`, Benchmarks view). */
@@ -376,4 +376,43 @@ export interface BenchmarkDefinition {
   readonly solvedAfterInterventions?: SolvedAfterInterventions | null;
   /** Failure-mode analysis: taxonomy, failed items, insights (issue 19), or null. */
   readonly failureAnalysis: BenchmarkFailureAnalysis | null;
+  /** Scores the benchmark's own output files (its harness's results), without a store (`loupe score --native-outputs`), or null when it has none. */
+  readonly importNativeOutputs: NativeOutputs | null;
+}
+
+/**
+ * A benchmark's own output files scored without a store (issue 40: `loupe score --native-outputs PATH --suite S`):
+ * what PATH is, the further inputs it needs, and the scorer.
+ */
+export interface NativeOutputs {
+  /** What PATH is, one line for help (`LongTA's answers_progress.csv`). */
+  readonly help: string;
+  /** Whether several PATHs may be given (BLADE: files or dataset folders). */
+  readonly multiple: boolean;
+  /** The flag this format had before `--native-outputs` (`longda-answers`), kept as an alias, or null. */
+  readonly alias: string | null;
+  /** Further inputs by name (DDR's `qa`, LongDA's `ground-truth`): given as `--NAME VALUE`; `path` ones resolved against the working folder. */
+  readonly inputs: ReadonlyArray<{ readonly name: string; readonly value: string; readonly help: string; readonly path: boolean; readonly required: boolean; readonly default?: string }>;
+  /** What the suite root (`--root`) is to this format when it is needed (BLADE: the datasets with their ground truth), or null. */
+  readonly root: string | null;
+  /**
+   * Scores the files. @returns `json` (printed with `--json`), `lines` (the text report), `failed` (exit code 1).
+   * @throws LoupeInputError naming the file, row or option at fault.
+   */
+  score(o: NativeOutputsContext): Promise<{ json: Record<string, unknown>; lines: string[]; failed: boolean }>;
+}
+
+/** What {@link NativeOutputs.score} is given. */
+export interface NativeOutputsContext {
+  /** The PATHs given, absolute. */
+  paths: string[];
+  /** The suite root, absolute, when given. */
+  root: string | undefined;
+  /** The further inputs given, by name (paths absolute). */
+  inputs: Readonly<Record<string, string>>;
+  /** The judge chosen (built on first use: a benchmark that needs none never builds it). */
+  judge: () => Judge;
+  /** Scoring options as typed (`name=value`), and the preset. */
+  raw: Readonly<Record<string, string>>;
+  preset: ScorePreset;
 }

@@ -54,7 +54,7 @@ export const analystbench: BenchmarkDefinition = {
   },
   listingFields: () => ({}),
   docFiles: null,
-  loaderOptions: [],
+  loadOptions: [],
   judgeFree: false,
   toolOptions: ANALYST_TOOL_OPTIONS,
   scoreOptions: ANALYST_SCORE_OPTIONS,
@@ -96,6 +96,7 @@ export const analystbench: BenchmarkDefinition = {
   evidenceFiles: analystEvidenceFiles,
   groundTruth: null,
   failureAnalysis: ANALYSTBENCH_FAILURE_ANALYSIS,
+  importNativeOutputs: null,
   async exportResults(store, runs, dir, runsRoot) {
     // <block>/report.md and its figures, copied from the run's workspace (read contained: a planted link, FIFO or hard
     // link is never followed; a recorded workspace outside the runs folder is never read), else from the copies kept in

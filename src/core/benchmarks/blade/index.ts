@@ -23,6 +23,7 @@ import { BLADE_MCQ_PRESENTATION, BLADE_PRESENTATION } from './presentation.ts';
 import { BLADE_OFFICIAL_AGGREGATE } from './eval/metrics.ts';
 import { aggregateBladeGroups, aggregateBladeMcq, scoreBladeMcqRun, scoreBladeStoredRun } from './score.ts';
 import { BLADE_FAILURE_ANALYSIS } from './failures.ts';
+import { bladeNativeOutputs } from './native-outputs.ts';
 
 /** Step budget of the BLADE reference agent (one step per candidate ground-truth path). */
 export const BLADE_REFERENCE_MAX_STEPS = 40;
@@ -104,7 +105,7 @@ export const blade: BenchmarkDefinition = {
   taskText: bladeTaskText,
   listingFields: (b) => (b.blade ? { decisions: b.blade.counts } : {}),
   docFiles: null,
-  loaderOptions: [],
+  loadOptions: [],
   judgeFree: false,
   toolOptions: BLADE_TOOL_OPTIONS,
   scoreOptions: BLADE_SCORE_OPTIONS,
@@ -130,6 +131,7 @@ export const blade: BenchmarkDefinition = {
   groundTruth: { view: bladeGroundTruthView },
   evidenceFiles: null,
   failureAnalysis: BLADE_FAILURE_ANALYSIS,
+  importNativeOutputs: bladeNativeOutputs(BLADE_SCORE_OPTIONS),
   async exportResults(store, runs, dir) {
     // <dataset>/multirun_analyses.json (BLADE MultiRunResults, repeat order; runs without a valid submission →
     // [LM_GENERATION_FAILED, reason]) and <dataset>/submission.json (DatasetSubmission of the valid ones), spec §1.2.5
@@ -156,7 +158,7 @@ export const bladeMcq: BenchmarkDefinition = {
   taskText: mcqTaskText,
   listingFields: (b) => (b.blade ? { decisions: b.blade.counts } : {}),
   docFiles: null,
-  loaderOptions: [],
+  loadOptions: [],
   judgeFree: true,
   toolOptions: [],
   scoreOptions: [
@@ -184,6 +186,7 @@ export const bladeMcq: BenchmarkDefinition = {
   groundTruth: null,
   evidenceFiles: null,
   failureAnalysis: BLADE_FAILURE_ANALYSIS,
+  importNativeOutputs: null,
   async exportResults(store, runs, dir) {
     const files: string[] = [];
     const out = [];

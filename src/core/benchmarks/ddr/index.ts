@@ -17,6 +17,7 @@ import { loadDdr } from './load.ts';
 import { aggregateDdr, scoreDdrRun } from './score.ts';
 import { closeDdrRun, createDdrToolSet, finishDdrRun, readDdrResult, withDdrInsights, type DdrEmptyInsights, type DdrFinishRule, type DdrInsightMode } from './toolset.ts';
 import { DDR_FAILURE_ANALYSIS, ddrItemOutcomes } from './failures.ts';
+import { ddrNativeOutputs } from './native-outputs.ts';
 
 const CODE = 'DDR code (agents/, evaluation/)';
 const pct = (x: number | null | undefined) => (x === null || x === undefined ? '—' : (100 * x).toFixed(2));
@@ -76,7 +77,13 @@ export const ddr: BenchmarkDefinition = {
   },
   listingFields: (b) => (b.ddr ? { checklistItems: b.ddr.checklistCount } : {}),
   docFiles: null,
-  loaderOptions: ['entities', 'database', 'metadataDir', 'checklist', 'tableFilter'],
+  loadOptions: [
+    { name: 'entities', key: 'entities', type: 'string', value: 'TABLE.COLUMN', help: 'where entities come from when the root has no entity_ids.json' },
+    { name: 'database', key: 'database', type: 'path', value: 'FILE', help: 'where a CSV folder is imported to (default: a cache file under the OS temp dir)' },
+    { name: 'metadata', key: 'metadataDir', type: 'path', value: 'DIR', help: 'entity_ids.json / qa.json / metadata when the root is a database file' },
+    { name: 'checklist', key: 'checklist', type: 'path', value: 'FILE', help: 'the checklist file (default <root>/qa.json)' },
+    { name: 'tables', key: 'tableFilter', type: 'globs', value: 'GLOB,...', help: 'import only the tables matching these globs' },
+  ],
   judgeFree: false,
   toolOptions: DDR_TOOL_OPTIONS,
   scoreOptions: DDR_SCORE_OPTIONS,
@@ -154,6 +161,7 @@ export const ddr: BenchmarkDefinition = {
   groundTruth: null,
   evidenceFiles: null,
   failureAnalysis: DDR_FAILURE_ANALYSIS,
+  importNativeOutputs: ddrNativeOutputs(DDR_SCORE_OPTIONS),
   async exportResults(store, runs, dir) {
     if (!runs.length) return [];
     ensureFolder(dir);

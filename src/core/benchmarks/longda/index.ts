@@ -21,6 +21,7 @@ import { createLongdaToolSet, type LongdaDocs } from './toolset.ts';
 import { docIndexLease } from './docs.ts';
 import { LONGDA_PRESENTATION } from './presentation.ts';
 import { LONGDA_FAILURE_ANALYSIS } from './failures.ts';
+import { longdaNativeOutputs } from './native-outputs.ts';
 
 const LONGTA = 'LongTA metric.py (MATCH_TOLERANCE, is_match)';
 
@@ -63,7 +64,7 @@ export const longda: BenchmarkDefinition = {
   },
   listingFields: (b) => (b.longda ? { survey: b.longda.survey, source: b.longda.source } : {}),
   docFiles: (root, survey) => docsFolderFiles(root, survey),
-  loaderOptions: ['publications'],
+  loadOptions: [{ name: 'publications', key: 'publications', type: 'path', value: 'DIR', help: 'the publications folder (default <root>/../publications when it exists)' }],
   judgeFree: true,
   toolOptions: [
     {
@@ -139,6 +140,7 @@ export const longda: BenchmarkDefinition = {
   groundTruth: null,
   evidenceFiles: null,
   failureAnalysis: LONGDA_FAILURE_ANALYSIS,
+  importNativeOutputs: longdaNativeOutputs(LONGDA_SCORE_OPTIONS),
   async exportResults(store, runs, dir) {
     // LongTA's results folder per repeat: answers_progress.csv, run_summary.json, codes, notes, tool usage
     const files: string[] = [];
