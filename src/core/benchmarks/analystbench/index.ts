@@ -56,6 +56,7 @@ export const analystbench: BenchmarkDefinition = {
   docFiles: null,
   loadOptions: [],
   judgeFree: false,
+  clusterUnit: 'task',
   toolOptions: ANALYST_TOOL_OPTIONS,
   scoreOptions: ANALYST_SCORE_OPTIONS,
   toolSet: (ctx) => createAnalystToolSet({

@@ -66,6 +66,7 @@ export const longda: BenchmarkDefinition = {
   docFiles: (root, survey) => docsFolderFiles(root, survey),
   loadOptions: [{ name: 'publications', key: 'publications', type: 'path', value: 'DIR', help: 'the publications folder (default <root>/../publications when it exists)' }],
   judgeFree: true,
+  clusterUnit: 'publication',
   toolOptions: [
     {
       name: 'findVariables',
