@@ -95,7 +95,9 @@ export function observationsOf(def: BenchmarkDefinition, p: ProfileRuns, metric?
   const obs: Observation[] = [];
   for (const { run, score } of p.runs) {
     if (perItem) {
-      for (const o of outcomes(score!.detail as RunScore)) {
+      const items = outcomes(score!.detail as RunScore);
+      if (!items.length) throw new LoupeInputError(`run ${run.id}`, 'its score has no per-item detail; compare a run-summary metric instead, or rescore it');
+      for (const o of items) {
         if (o.credit === null) throw new LoupeInputError(`run ${run.id}`, `item ${o.ref} has no credit yet (pending)`);
         obs.push({ item: `${run.blockId}/${o.ref}`, cluster: run.blockId, value: o.credit, runId: run.id });
       }
