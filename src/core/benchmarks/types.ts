@@ -393,6 +393,12 @@ export interface BenchmarkDefinition {
   readonly loadOptions: readonly LoadOptionSpec[];
   /** Its scores need no judge (tolerance or exact matching): surfaces may score its runs on their own. */
   readonly judgeFree: boolean;
+  /**
+   * The benchmark's natural cluster unit, what one block is (`publication`, `dataset`, `entity`, `task`): the items of a
+   * block (its queries, checklist items) are not independent, so clustered standard errors (issue 48,
+   * `src/core/stats`) cluster on the block and name it this way.
+   */
+  readonly clusterUnit: string;
   /** Extra fields of a block in listings (`loupe blocks --json`, Benchmarks view). */
   listingFields(block: Block): Record<string, unknown>;
   /** Named tool-set options (`--tool-option`), recorded with each run. */

@@ -60,6 +60,7 @@ export const analystbench: BenchmarkDefinition = {
   downloadSources: {},
   loadOptions: [],
   judgeFree: false,
+  clusterUnit: 'task',
   toolOptions: ANALYST_TOOL_OPTIONS,
   scoreOptions: ANALYST_SCORE_OPTIONS,
   toolSet: (ctx) => createAnalystToolSet({

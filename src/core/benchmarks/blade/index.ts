@@ -114,6 +114,7 @@ export const blade: BenchmarkDefinition = {
   downloadSources: { blade: bladeSource as SuiteSourceDef },
   loadOptions: [],
   judgeFree: false,
+  clusterUnit: 'dataset',
   toolOptions: BLADE_TOOL_OPTIONS,
   scoreOptions: BLADE_SCORE_OPTIONS,
   // The reference agent tries ground-truth paths until one validates: it gets one step per candidate.
@@ -174,6 +175,7 @@ export const bladeMcq: BenchmarkDefinition = {
   downloadSources: { 'blade-mcq': bladeSource as SuiteSourceDef },
   loadOptions: [],
   judgeFree: true,
+  clusterUnit: 'dataset',
   toolOptions: [],
   scoreOptions: [
     { name: 'mcq_parsing', type: 'enum', values: ['strict', 'blade'], default: 'strict', help: 'reading the chosen letter: strict (JSON answer, a lone letter or "answer: B") or as blade_bench does (the first of A-D anywhere in the first line)', source: 'blade_bench eval/datamodel/run_mcq.py; spec §1.7 #11', presets: { official: 'blade', paper: 'strict' } },

@@ -94,6 +94,7 @@ export const ddr: BenchmarkDefinition = {
     { name: 'tables', key: 'tableFilter', type: 'globs', value: 'GLOB,...', help: 'import only the tables matching these globs' },
   ],
   judgeFree: false,
+  clusterUnit: 'entity',
   toolOptions: DDR_TOOL_OPTIONS,
   scoreOptions: DDR_SCORE_OPTIONS,
   toolSet: (ctx) => createDdrToolSet({

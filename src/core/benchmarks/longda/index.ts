@@ -76,6 +76,7 @@ export const longda: BenchmarkDefinition = {
   downloadSources: { longda: longdaSource as SuiteSourceDef },
   loadOptions: [{ name: 'publications', key: 'publications', type: 'path', value: 'DIR', help: 'the publications folder (default <root>/../publications when it exists)' }],
   judgeFree: true,
+  clusterUnit: 'publication',
   toolOptions: [
     {
       name: 'findVariables',
