@@ -2,7 +2,7 @@ import { presetOf } from '../core/eval/run-score.ts';
 import { writeFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { findBenchmark } from '../core/benchmarks/registry.ts';
-import { buildReport, renderHtml, renderMarkdown } from '../core/ui/report.ts';
+import { buildReport, renderHtml, renderMarkdown } from '../app/report/report.ts';
 import { aggregateScores, assistedModel, refreshAssistance, scoreStoredRun, type RunScore } from '../core/runs/score-run.ts';
 import { ExactOnlyJudge } from '../core/eval/judges/index.ts';
 import { judgementStoreOf } from '../core/eval/store.ts';
@@ -11,8 +11,8 @@ import type { Suite } from '../core/suites/types.ts';
 import { UsageError, type CliCommand } from './types.ts';
 import { annotationStoreOf } from '../core/annotations/index.ts';
 import { failureFigures, type FailureFigures } from '../core/failures/figures.ts';
-import { taxonomyCatalog } from '../core/failures/registry.ts';
-import { failureReportSection } from '../core/failures/report.ts';
+import { taxonomyCatalog } from '../app/failures/registry.ts';
+import { failureReportSection } from '../app/failures/report.ts';
 
 const USAGE = `loupe report [--store FILE] [--format md|html] [--out FILE] [--suite S] [--suite-root DIR] [--title T]
   Uses the latest score saved by 'loupe score' for each run; LongDA runs without a saved score are

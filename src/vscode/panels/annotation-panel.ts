@@ -5,7 +5,7 @@
  */
 import * as vscode from 'vscode';
 import { agreementReport, annotationStoreOf, annotatorLabel, type AnnotationQueue, type AnnotationStore, type QueueSpec } from '../../core/annotations/index.ts';
-import { annotationState, queueView, RunEvidenceCache, verdictFromChoice } from '../../core/ui/annotation.ts';
+import { annotationState, queueView, RunEvidenceCache, verdictFromChoice } from '../../app/annotation/annotation.ts';
 import { annotatorId } from '../../core/util/annotator.ts';
 import { errorMessage } from '../../core/util/errors.ts';
 import {

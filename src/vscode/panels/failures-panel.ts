@@ -8,12 +8,10 @@ import { runFolderOf } from '../../core/store/run-folder.ts';
 import * as vscode from 'vscode';
 import { annotationStoreOf, currentAnnotations, type AnnotationStore } from '../../core/annotations/index.ts';
 import { findBenchmark } from '../../core/benchmarks/registry.ts';
-import {
-  FAILURE_CASE_TASK, HALLUCINATION_CHECK_TASK, failureClassSpec, failureFigures, findTaxonomy, hallucinationSpec, openFailureQueue, openHallucinationQueue,
-  recordFailureCase, recordHallucinationCheck, sentenceOffsets, tagSpan, tagSteps, taxonomyCatalog, ensureFailureCase,
-  type FailureCaseInput, type FailureCaseVerdict, type FailureTagVerdict, type HallucinationInput, type HallucinationVerdict, type TaxonomyCatalog,
-} from '../../core/failures/index.ts';
-import { artefactOfItem, failureTagViews } from '../../core/ui/failure-tags.ts';
+import { FAILURE_CASE_TASK, HALLUCINATION_CHECK_TASK, failureClassSpec, failureFigures, hallucinationSpec, recordFailureCase, recordHallucinationCheck, sentenceOffsets, tagSpan, tagSteps, ensureFailureCase, type FailureCaseInput, type FailureCaseVerdict, type FailureTagVerdict, type HallucinationInput, type HallucinationVerdict } from '../../core/failures/index.ts';
+import { findTaxonomy, taxonomyCatalog, type TaxonomyCatalog } from '../../app/failures/registry.ts';
+import { openFailureQueue, openHallucinationQueue } from '../../app/failures/sampling.ts';
+import { artefactOfItem, failureTagViews } from '../../app/failures/failure-tags.ts';
 import { errorMessage } from '../../core/util/errors.ts';
 import {
   GetFailureStepRequest, OpenInTimelineRequest, ShowFailureFiguresRequest, SkipCaseRequest, SubmitCaseRequest, TagFailureRequest,

@@ -6,12 +6,12 @@
 import * as vscode from 'vscode';
 import { annotationStoreOf, type AnnotationQueue, type AnnotationStore } from '../../core/annotations/index.ts';
 import { choiceFromSides, ensurePairItem, judgePairs, leftSideFor, nextPair, openPairwiseQueue, pairOf, PAIRWISE_TASK, pairwiseVerdict } from '../../core/review/pairwise.ts';
-import { criteriaByBlock, pairInstruction, reviewMarkdown, reviewSourceOf } from '../../core/review/sources.ts';
+import { criteriaByBlock, pairInstruction, reviewMarkdown, reviewSourceOf } from '../../app/review/sources.ts';
 import { createJudge } from '../../core/eval/judges/factory.ts';
 import { judgementStoreOf } from '../../core/eval/store.ts';
 import { apiKeySecretName } from '../config.ts';
 import type { Suite } from '../../core/suites/types.ts';
-import { pairView, rankingState, reviewQueueView } from '../../core/ui/review.ts';
+import { pairView, rankingState, reviewQueueView } from '../../app/review/review.ts';
 import { errorMessage } from '../../core/util/errors.ts';
 import {
   JudgePairsRequest, NextPairRequest, OpenTracedCellRequest, RankingRequest, ReviewProgressNotification, SubmitVoteRequest, type RankingState, type ReviewState,

@@ -13,7 +13,7 @@ import { main } from '../../../src/cli/main.ts';
 import { benchmarkKinds, getBenchmark } from '../../../src/core/benchmarks/registry.ts';
 import { parseOptions } from '../../../src/core/benchmarks/options.ts';
 import { reopenRun } from '../../../src/core/runs/reopen.ts';
-import { buildResultsState } from '../../../src/core/ui/results-data.ts';
+import { buildResultsState } from '../../../src/app/results/results-data.ts';
 import { openStore } from '../../../src/core/store/run-store.ts';
 import { call, startScriptedLlm } from '../../helpers/scripted-llm.ts';
 import { repoRoot } from '../../helpers/shared.ts';

@@ -4,8 +4,8 @@ import { bladeCiRows } from '../../../../src/core/benchmarks/blade/presentation.
 import { toolUsageHeatmap } from '../../../../src/core/benchmarks/longda/eval.ts';
 import {
   bladeCiSpec, heatmapsByModel, heatmapSpec, longdaMatchVsTokens, matchVsTokensSpec, metricsByModelBlock, modelBarSpec,
-} from '../../../../src/core/ui/results.ts';
-import { buildReport, renderMarkdown } from '../../../../src/core/ui/report.ts';
+} from '../../../../src/app/results/results.ts';
+import { buildReport, renderMarkdown } from '../../../../src/app/report/report.ts';
 
 describe('eval/results data shaping', () => {
   it('metrics per model × block average repeats and keep the run ids', () => {
@@ -87,7 +87,7 @@ describe('eval/results data shaping', () => {
     assert.doesNotMatch(unknown, /per model × block|vega-lite/);
   });
   it('HTML report tables fit the page: headers wrap between camelCase words, numbers never wrap', async () => {
-    const { renderHtml } = await import('../../../../src/core/ui/report.ts');
+    const { renderHtml } = await import('../../../../src/app/report/report.ts');
     const r = buildReport([{ runId: 'x', suite: 'ddr', blockId: 'p1', model: 'm', agent: 'llm', status: 'finished', benchmark: 'ddr', judgeId: 'human', options: {}, summary: { messageWiseAccuracy: 0.25 }, pending: 0, unjudged: 0, detail: null }], []);
     const html = await renderHtml(r);
     assert.match(html, /<th>model<\/th>/);

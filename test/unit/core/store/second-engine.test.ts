@@ -16,7 +16,7 @@ import { startBlockRun } from '../../../../src/core/runs/runner.ts';
 import { saveRunScore, scoreStoredRun } from '../../../../src/core/runs/score-run.ts';
 import { openStore } from '../../../../src/core/store/run-store.ts';
 import type { RunStore } from '../../../../src/core/store/types.ts';
-import { buildResultsState } from '../../../../src/core/ui/results-data.ts';
+import { buildResultsState } from '../../../../src/app/results/results-data.ts';
 import { MemoryRunStore } from '../../../helpers/memory-run-store.ts';
 import { startPg } from '../../../helpers/pg.ts';
 import { openStoreAt } from '../../../../src/core/store/open.ts';
