@@ -21,10 +21,9 @@ import {
   LoadVersionRequest, RescoreRequest, RunEvidenceQueryRequest, SaveChecklistRequest,
   type ChecklistEditorState, type EditorItem, type SaveChecklistResult,
 } from '../../protocol/checklist.ts';
-import { apiKeySecretName } from '../config.ts';
+import { apiKeySecretName, currentAnnotator } from '../config.ts';
 import type { LoupeContext } from '../context.ts';
 import { suiteRegistry } from '../suites.ts';
-import { currentAnnotator } from './annotation-panel.ts';
 import { LoupePanel, PanelHost } from './panel-base.ts';
 import { showErrorMessage, showInformationMessage, showWarningMessage } from '../messages.ts';
 

@@ -18,8 +18,8 @@ import {
   type FailureArtefact, type FailureCaseView, type FailureRunView, type FailuresState,
 } from '../../protocol/failures.ts';
 import { DidChangeStateNotification } from '../../protocol/webview.ts';
+import { currentAnnotator, failureSampling } from '../config.ts';
 import type { LoupeContext } from '../context.ts';
-import { currentAnnotator } from './annotation-panel.ts';
 import { fireFailureTagsChanged, onDidChangeFailureTags } from './failure-tag-events.ts';
 import { LoupePanel, PanelHost } from './panel-base.ts';
 import { TimelinePanel } from './timeline-panel.ts';
@@ -263,8 +263,6 @@ function stepSummary(s: { toolNames: string[]; firstArguments: string | null; co
   return s.content.replace(/\s+/g, ' ').slice(0, 100) || '(message)';
 }
 
-const cfg = () => vscode.workspace.getConfiguration('loupe.failures');
-
 /** `loupe.tagFailures`: a run's trajectory and report to tag (arg: a run id or a runs-view item; else picked). */
 export async function tagFailuresCommand(ctx: LoupeContext, arg?: unknown): Promise<boolean> {
   let id = typeof arg === 'string' ? arg : (arg as { runId?: string; run?: { id?: string } } | undefined)?.runId ?? (arg as { run?: { id?: string } } | undefined)?.run?.id;
@@ -307,7 +305,7 @@ export async function openFailureQueueCommand(ctx: LoupeContext, arg?: unknown):
     { label: '$(eye) Hallucination audit', description: 'insights: are their facts correct and derivable from what the agent saw? (DDR-Bench §7)', queue: 'hallucination' },
   ], { title: 'Open Failure Queue' }))?.queue;
   if (!kind) return undefined;
-  const sel = { perStratum: cfg().get<number>('perStratum') ?? 10, seed: cfg().get<number>('seed') ?? 0 };
+  const sel = failureSampling();
   const ann = annotationStoreOf(ctx.store());
   const q = kind === 'hallucination' ? await openHallucinationQueue(ann, ctx.store(), sel) : await openFailureQueue(ann, ctx.store(), sel);
   ctx.log.info(`failure queue ${q.queue.name}: ${q.items.length} items over ${q.strata.length} strata; skipped ${q.skipped.length} runs`);

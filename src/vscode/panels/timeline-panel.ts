@@ -12,10 +12,10 @@ import {
   DidAppendStepsNotification, DidChangeFailureTagsNotification, FocusStepNotification, GetStepDetailRequest, RevealToolCallRequest, SearchStepsRequest, TagStepsRequest,
   type StepDetail, type TimelineFailures, type TimelineScoring, type TimelineState, type TimelineStep,
 } from '../../protocol/timeline.ts';
+import { currentAnnotator } from '../config.ts';
 import type { LoupeContext } from '../context.ts';
 import type { RunRecord } from '../../core/store/records.ts';
 import type { RpcEndpoint } from '../../protocol/ipc.ts';
-import { currentAnnotator } from './annotation-panel.ts';
 import { fireFailureTagsChanged, onDidChangeFailureTags } from './failure-tag-events.ts';
 import { LoupePanel, PanelHost } from './panel-base.ts';
 
