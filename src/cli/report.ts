@@ -3,7 +3,7 @@ import { writeFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { findBenchmark } from '../core/benchmarks/registry.ts';
 import { buildReport, renderHtml, renderMarkdown } from '../app/report/report.ts';
-import { aggregateScores, assistedModel, refreshAssistance, scoreStoredRun, type RunScore } from '../core/runs/score-run.ts';
+import { aggregateScores, assistedModel, refreshAssistance, scoreStoredRun, type RunScore } from '../core/runs/score-stored-run.ts';
 import { ExactOnlyJudge } from '../core/eval/judges/index.ts';
 import { judgementStoreOf } from '../core/eval/store.ts';
 import { openExistingStore, runsRootOf } from './store-arg.ts';

@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import * as vscode from 'vscode';
 import '../fixtures/benchmarks/register.ts';
 import { ExactOnlyJudge, MemoryJudgementStore } from '../../src/core/eval/judges/index.ts';
-import { scoreStoredRun } from '../../src/core/runs/score-run.ts';
+import { scoreStoredRun } from '../../src/core/runs/score-stored-run.ts';
 import { openStore } from '../../src/core/store/run-store.ts';
 import { call, startScriptedLlm, type ScriptedLlm } from '../helpers/scripted-llm.ts';
 import { hasRunner, runner, screenshot } from './helpers/runner.ts';

@@ -6,7 +6,7 @@
  * Source: issue 8 "`loupe report`".
  */
 import { findBenchmark } from '../../core/benchmarks/registry.ts';
-import type { RunScore, ScoreAggregate } from '../../core/runs/score-run.ts';
+import type { RunScore, ScoreAggregate } from '../../core/runs/score-stored-run.ts';
 import { oneLine } from '../../core/util/text-safety.ts';
 import {
   bladeCiSpec, heatmapSpec, heatmapsByModel, longdaMatchVsTokens, matchVsTokensSpec, metricsByModelBlock, modelBarSpec,

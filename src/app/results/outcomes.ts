@@ -9,7 +9,7 @@ import type { ItemOutcome } from '../../core/benchmarks/types.ts';
 import { createJudge } from '../../core/eval/judges/factory.ts';
 import { judgementStoreOf } from '../../core/eval/store.ts';
 import type { RunScore } from '../../core/eval/run-score.ts';
-import { scoreStoredRun } from '../../core/runs/score-run.ts';
+import { scoreStoredRun } from '../../core/runs/score-stored-run.ts';
 import type { AnswerRecord, RunRecord, StoredScore } from '../../core/store/records.ts';
 import type { RunStore } from '../../core/store/types.ts';
 import type { Suite } from '../../core/suites/types.ts';

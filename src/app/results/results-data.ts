@@ -8,7 +8,7 @@
 import { presetOf } from '../../core/eval/run-score.ts';
 import { benchmarks } from '../../core/benchmarks/registry.ts';
 import type { BenchmarkDefinition } from '../../core/benchmarks/types.ts';
-import { aggregateScores, assistedModel, type RunScore } from '../../core/runs/score-run.ts';
+import { aggregateScores, assistedModel, type RunScore } from '../../core/runs/score-stored-run.ts';
 import { assistanceLabel, assistanceOf } from '../../core/runs/intervene.ts';
 import type { AnswerRecord, StoredScore } from '../../core/store/records.ts';
 import { isRunScore, questionDrilldown, spreadOf } from './outcomes.ts';

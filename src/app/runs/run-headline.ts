@@ -6,7 +6,7 @@ import { findBenchmark } from '../../core/benchmarks/registry.ts';
 import type { BenchmarkDefinition } from '../../core/benchmarks/types.ts';
 import { createJudge } from '../../core/eval/judges/factory.ts';
 import { judgementStoreOf } from '../../core/eval/store.ts';
-import { scoreStoredRun } from '../../core/runs/score-run.ts';
+import { scoreStoredRun } from '../../core/runs/score-stored-run.ts';
 import type { RunRecord, StoredScore } from '../../core/store/records.ts';
 import type { RunStore } from '../../core/store/types.ts';
 import type { Suite } from '../../core/suites/types.ts';

@@ -14,7 +14,7 @@ import { findBenchmark } from '../../core/benchmarks/registry.ts';
 import type { BenchmarkDefinition } from '../../core/benchmarks/types.ts';
 import { createJudge, parseJudgeKind } from '../../core/eval/judges/factory.ts';
 import { judgementStoreOf } from '../../core/eval/store.ts';
-import { saveRunScore, scoreStoredRun } from '../../core/runs/score-run.ts';
+import { saveRunScore, scoreStoredRun } from '../../core/runs/score-stored-run.ts';
 import type { Block, Suite } from '../../core/suites/types.ts';
 import { errorMessage, LoupeInputError } from '../../core/util/errors.ts';
 import {

@@ -13,7 +13,7 @@ import { parseAnswerArg } from '../../../../src/core/benchmarks/longda/toolset.t
 import type { StepRecord } from '../../../../src/core/agent/types.ts';
 import { createJudge } from '../../../../src/core/eval/judges/factory.ts';
 import { judgementStoreOf } from '../../../../src/core/eval/store.ts';
-import { saveRunScore, scoreStoredRun } from '../../../../src/core/runs/score-run.ts';
+import { saveRunScore, scoreStoredRun } from '../../../../src/core/runs/score-stored-run.ts';
 import { openStore } from '../../../../src/core/store/run-store.ts';
 import type { RunStore } from '../../../../src/core/store/types.ts';
 import { answerMarks, isRunScore, outcomeTally, questionDrilldown, spreadOf, SPREAD_CI_FROM, timelineScoring } from '../../../../src/app/results/outcomes.ts';

@@ -99,7 +99,7 @@ describe('eval/results data shaping', () => {
 
 describe('eval/score-run aggregateScores', () => {
   it('DDR: sample/item averages over entities and Bradley–Terry novelty across models', async () => {
-    const { aggregateScores } = await import('../../../../src/core/runs/score-run.ts');
+    const { aggregateScores } = await import('../../../../src/core/runs/score-stored-run.ts');
     const { CallbackJudge } = await import('../../../../src/core/eval/judges/index.ts');
     const ctx = (correct: number, judged: number, supporting: number[]) => ({
       included: true, correct, judged, accuracy: judged ? correct / judged : null, entityId: 'e',

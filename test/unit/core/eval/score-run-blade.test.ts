@@ -6,7 +6,7 @@
  */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { aggregateScores, scoreStoredRun, type RunScore } from '../../../../src/core/runs/score-run.ts';
+import { aggregateScores, scoreStoredRun, type RunScore } from '../../../../src/core/runs/score-stored-run.ts';
 import { openStore } from '../../../../src/core/store/run-store.ts';
 import { loadSuite } from '../../../../src/core/benchmarks/index.ts';
 import type { Suite } from '../../../../src/core/suites/types.ts';

@@ -13,7 +13,7 @@ import '../../../fixtures/benchmarks/register.ts';
 import { loadSuite } from '../../../../src/core/benchmarks/index.ts';
 import { ExactOnlyJudge, MemoryJudgementStore } from '../../../../src/core/eval/judges/index.ts';
 import { startBlockRun } from '../../../../src/core/runs/runner.ts';
-import { saveRunScore, scoreStoredRun } from '../../../../src/core/runs/score-run.ts';
+import { saveRunScore, scoreStoredRun } from '../../../../src/core/runs/score-stored-run.ts';
 import { openStore } from '../../../../src/core/store/run-store.ts';
 import type { RunStore } from '../../../../src/core/store/types.ts';
 import { buildResultsState } from '../../../../src/app/results/results-data.ts';
