@@ -229,7 +229,6 @@ export interface ExportedRun {
   repeat: number;
 }
 
-/** A benchmark as Loupe runs and scores it. */
 /** One decision of a ground truth as the ground-truth view lists it. */
 export interface GroundTruthDecision {
   id: string;
@@ -303,6 +302,11 @@ export interface BenchmarkFailureAnalysis {
   readonly insights: ((store: RunStore, run: RunRecord) => Promise<RunInsight[]>) | null;
 }
 
+/**
+ * A benchmark as Loupe runs and scores it: one per folder `src/core/benchmarks/<kind>/` (its `index.ts`), listed once in
+ * `BUILTIN` of `registry.ts`. Every member is required; a part the benchmark does not have is `null`. See CONTRIBUTING.md
+ * "Adding a benchmark".
+ */
 export interface BenchmarkDefinition {
   /** Registry key and the run's `suite` (`longda`, `blade`, ...): lower case, as typed in `--suite`. */
   readonly kind: string;
