@@ -1,7 +1,9 @@
 /**
  * Panel base (issue 13): a test-only panel (test/fixtures/panels: one declaration + protocol + webview entry) opens,
  * talks to its host, and — checked by the runner after this suite, which reloads the window — is restored by its
- * serializer. Named zz- so it runs last and leaves the panel open for the reload.
+ * serializer. Its annotation queue lives in a store of its own (setting `loupe.store`), so what other suites wrote does
+ * not join it and it leaves nothing in theirs; when no reload follows (it is not run on its own with --grep "Panel
+ * base"), it puts the settings back and closes its editors, so it may run in any place of the full run.
  */
 import assert from 'node:assert/strict';
 import * as vscode from 'vscode';
@@ -14,6 +16,17 @@ import { hasRunner, runner, screenshot, webviewText } from './helpers/runner.ts'
 
 describe('Panel base (test-only Echo panel)', function () {
   this.timeout(60_000);
+  // The runner reloads the window after this suite only when it runs on its own (test/integration/run.mjs).
+  const reloadFollows = /panel base/i.test(process.env.LOUPE_TEST_GREP ?? '');
+
+  after(async () => {
+    if (reloadFollows) return;
+    const cfg = vscode.workspace.getConfiguration('loupe');
+    await cfg.update('annotator', undefined, vscode.ConfigurationTarget.Global);
+    await cfg.update('store', undefined, vscode.ConfigurationTarget.Global);
+    await vscode.commands.executeCommand('workbench.action.closeAllEditors');
+    await vscode.commands.executeCommand('workbench.action.closeAllGroups');
+  });
 
   it('a panel declared once opens, gets its state on the ready handshake and answers a request', async function () {
     await vscode.extensions.getExtension('loupe-dev.loupe')?.activate();
@@ -35,7 +48,9 @@ describe('Panel base (test-only Echo panel)', function () {
     if (!hasRunner()) this.skip();
     const cfg = vscode.workspace.getConfiguration('loupe');
     await cfg.update('annotator', 'restore-tester', vscode.ConfigurationTarget.Global);
-    const storePath = join(cfg.get<string>('runsDirectory') ?? '', 'runs.sqlite');
+    // a store of its own (a fresh file each run): exactly this suite's three claims in the queue
+    const storePath = join(cfg.get<string>('runsDirectory') ?? '', `panel-base-${Date.now()}.sqlite`);
+    await cfg.update('store', storePath, vscode.ConfigurationTarget.Global);
     const rs = openStore(storePath);
     try {
       const judge = new HumanJudge(judgementStoreOf(rs));

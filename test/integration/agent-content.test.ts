@@ -9,8 +9,8 @@
  * Screenshots (1600 × 1000 and 1000 × 1000): agent-content-review-{benign,hostile,hostile-narrow},
  * agent-content-annotation-{benign,hostile,hostile-narrow}.
  *
- * Runs after the annotation and review suites (file name `y-`): the pending insight-list judgements it leaves in the
- * shared store would otherwise join their queues.
+ * Its runs and pending insight-list judgements live in a store of its own (setting `loupe.store`, put back after), so
+ * they never join the queues of the annotation and review suites, whatever order the suites run in.
  */
 import assert from 'node:assert/strict';
 import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
@@ -128,7 +128,8 @@ describe('Agent content containment', function () {
   before(async function () {
     if (!hasRunner()) this.skip();
     await vscode.extensions.getExtension('loupe-dev.loupe')?.activate();
-    storePath = join(cfg().get<string>('runsDirectory') ?? '', 'runs.sqlite');
+    storePath = join(cfg().get<string>('runsDirectory') ?? '', `agent-content-${Date.now()}.sqlite`);
+    await cfg().update('store', storePath, vscode.ConfigurationTarget.Global);
     await cfg().update('annotator', ANNOTATOR, vscode.ConfigurationTarget.Global);
     await cfg().update('annotation.reviewersPerItem', 1, vscode.ConfigurationTarget.Global);
     await cfg().update('review.rubric', ['Accuracy'], vscode.ConfigurationTarget.Global);
@@ -174,7 +175,7 @@ describe('Agent content containment', function () {
   after(async () => {
     if (!hasRunner()) return;
     await runner({ action: 'viewport', width: 1400, height: 900 });
-    for (const k of ['annotator', 'annotation.reviewersPerItem', 'review.rubric']) await cfg().update(k, undefined, vscode.ConfigurationTarget.Global);
+    for (const k of ['annotator', 'annotation.reviewersPerItem', 'review.rubric', 'store']) await cfg().update(k, undefined, vscode.ConfigurationTarget.Global);
     await vscode.commands.executeCommand('workbench.action.closeAllEditors');
   });
 

@@ -2,8 +2,9 @@
  * A benchmark is its folder plus one registry line (issue 12): the test-only "count rows" benchmark
  * (test/fixtures/benchmarks/count-rows) is registered in the running extension by the test-only bundle
  * (test/fixtures/panels/register.ts → out/test/panels.js, never in dist/ or the .vsix), shown in the Benchmarks view,
- * run from the run command with a scripted model, and scored by the core. Named y- so it runs after the suites that
- * read the configured LongDA/BLADE suites, and puts the setting back.
+ * run from the run command with a scripted model, and scored by the core. It puts the suites and models settings back
+ * and waits until the Benchmarks view no longer lists the fixture (collapsed), so the suites after it see the
+ * configured suites, whatever order the suites run in.
  */
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
@@ -17,6 +18,18 @@ import { hasRunner, runner, screenshot } from './helpers/runner.ts';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const ROOT = join(process.env.LOUPE_REPO_ROOT ?? process.cwd(), 'test', 'fixtures', 'benchmarks', 'count-rows');
+
+/** Waits until the sidebar no longer shows `gone` (the Benchmarks view reloaded after the settings were put back). */
+async function sidebarTextWithout(gone: RegExp, timeoutMs = 30_000): Promise<string> {
+  const t0 = Date.now();
+  let last = '';
+  while (Date.now() - t0 < timeoutMs) {
+    last = await runner<string>({ action: 'workbenchText', selector: '.part.sidebar' }, 12_000).catch(() => '');
+    if (last && !gone.test(last)) return last;
+    await sleep(400);
+  }
+  throw new Error(`sidebar still shows ${gone}; last: ${last.slice(0, 400)}`);
+}
 
 async function sidebarText(expect: RegExp, timeoutMs = 30_000): Promise<string> {
   const t0 = Date.now();
@@ -54,6 +67,11 @@ describe('A test-only benchmark (count rows) in the extension', function () {
       await cfg().update('models', modelsBefore, vscode.ConfigurationTarget.Workspace);
     }
     await vscode.commands.executeCommand('workbench.action.closeAllEditors');
+    if (hasRunner()) {
+      await vscode.commands.executeCommand('loupe.benchmarks.focus');
+      await vscode.commands.executeCommand('workbench.actions.treeView.loupe.benchmarks.collapseAll');
+      await sidebarTextWithout(/Count Rows/);
+    }
     for (const t of vscode.window.terminals) t.dispose();
   });
 
