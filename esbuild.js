@@ -67,7 +67,7 @@ const contexts = [
     target: 'node22', external: nodeExternals },
   { ...common, entryPoints: ['src/cli.ts'], outfile: 'dist/cli.js', platform: 'node', format: 'cjs',
     target: 'node22', external: nodeExternals, banner: { js: '#!/usr/bin/env node' } },
-  // The documentation extraction worker (src/core/docs/doc-index.ts ExtractPool looks for dist/extract-worker.js).
+  // The documentation extraction worker (src/core/docs/extract-pool.ts extractWorkerPath looks for dist/extract-worker.js).
   { ...common, entryPoints: ['src/core/docs/extract-worker.ts'], outfile: 'dist/extract-worker.js', platform: 'node', format: 'cjs',
     target: 'node22', external: nodeExternals },
   // splitting: heavy libraries (vega, pdf.js) load as shared chunks only when a panel needs them.

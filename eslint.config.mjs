@@ -3,6 +3,7 @@ import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 import globals from 'globals';
 import { readdirSync, readFileSync } from 'node:fs';
+import path from 'node:path';
 
 const noVscode = {
   'no-restricted-imports': ['error', {
@@ -74,20 +75,78 @@ const noHtmlSinks = {
   }],
 };
 
-// Layers of src/core (issue 12): util, suites, store, kernel < docs, env < agent, eval < benchmarks < runs < ui.
-// A lower layer never imports a higher one; agent and eval do not import each other; core imports no protocol
-// types except the view models in core/ui (type imports only).
-const layer = (banned, extra = [], paths = []) => ({
+// Layers (issues 12, 40): every folder of src and of src/core imports only the folders it may, type imports included.
+// `loupe/layers` resolves each relative import to the folder it lands in and checks it against LAYERS; the cycle test
+// (test/unit/architecture/cycles.test.ts) checks that the folders form no cycle. See CONTRIBUTING.md "Layers".
+// src/core, lowest first: a folder imports its own layer's folders (where the layer says so) and every lower layer.
+const CORE_LAYERS = [
+  { folders: ['util'] },
+  { folders: ['env', 'suites', 'kernel', 'store', 'stats'], across: true }, // environment; Suite model; kernel; run store; statistics
+  { folders: ['docs'] },
+  { folders: ['agent', 'eval'] }, // agent and eval do not import each other
+  { folders: ['annotations'] },
+  { folders: ['failures', 'review'] }, // failure tags and taxonomies; review alignment and pairwise votes
+  { folders: ['benchmarks'] },
+  { folders: ['runs'] },
+];
+const CORE_FOLDERS = CORE_LAYERS.flatMap((l) => l.folders);
+/** What each unit may import (besides itself): `core:<folder>` for src/core, else the top folder of src or webview. */
+const LAYERS = {
+  ...Object.fromEntries(CORE_LAYERS.flatMap((l, i) => l.folders.map((f) => [`core:${f}`, [
+    ...CORE_LAYERS.slice(0, i).flatMap((x) => x.folders), ...(l.across ? l.folders : []), 'version.ts',
+  ].map((x) => `core:${x}`)]))),
+  'core:version.ts': [],
+  protocol: [], // typed host⇄webview messages: nothing but protocol
+  app: [...CORE_FOLDERS.map((f) => `core:${f}`), 'core:version.ts', 'protocol'], // host-neutral use cases and view models
+  cli: [...CORE_FOLDERS.map((f) => `core:${f}`), 'core:version.ts', 'app'], // one file per loupe subcommand
+  vscode: [...CORE_FOLDERS.map((f) => `core:${f}`), 'core:version.ts', 'app', 'protocol'], // thin VS Code glue
+  'extension.ts': ['vscode', ...CORE_FOLDERS.map((f) => `core:${f}`)], // activation only
+  'cli.ts': ['cli', ...CORE_FOLDERS.map((f) => `core:${f}`), 'core:version.ts'],
+  webview: ['protocol'], // browser bundles
+};
+const ROOT_DIR = import.meta.dirname;
+/** The layer unit of an absolute path (`core:runs`, `app`, `webview`, ...), or null outside src and webview. */
+function unitOf(file) {
+  const rel = path.relative(ROOT_DIR, file).split(path.sep);
+  if (rel[0] === 'webview') return 'webview';
+  if (rel[0] !== 'src' || rel.length < 2) return null;
+  if (rel[1] === 'core') return `core:${rel[2]}`; // a file directly in src/core (version.ts) is its own unit
+  return rel[1];
+}
+const layersPlugin = {
+  rules: {
+    layers: {
+      meta: { type: 'problem', schema: [], messages: { layer: '{{from}} must not import {{to}} ({{spec}}): {{from}} may import {{allowed}}. See CONTRIBUTING.md "Layers".' } },
+      create(context) {
+        const from = unitOf(context.filename);
+        if (!from || !(from in LAYERS)) return {};
+        const check = (node, source) => {
+          const spec = source && typeof source.value === 'string' ? source.value : null;
+          if (!spec || !spec.startsWith('.')) return;
+          const to = unitOf(path.resolve(path.dirname(context.filename), spec));
+          if (!to || to === from || LAYERS[from].includes(to)) return;
+          context.report({ node: source, messageId: 'layer', data: { from, to, spec, allowed: LAYERS[from].join(', ') || 'nothing outside itself' } });
+        };
+        return {
+          ImportDeclaration: (n) => check(n, n.source),
+          ExportNamedDeclaration: (n) => check(n, n.source),
+          ExportAllDeclaration: (n) => check(n, n.source),
+          ImportExpression: (n) => check(n, n.source),
+        };
+      },
+    },
+  },
+};
+// Besides loupe/layers, src/core never reaches vscode (a package, not a folder) and keeps node:fs out of the contained scope.
+const layer = (_banned = [], extra = [], paths = []) => ({
   'no-restricted-imports': ['error', {
-    paths: [{ name: 'vscode', message: 'src/core must run without VS Code.' }, ...paths],
+    paths: [{ name: 'vscode', message: 'src/core and src/app must run without VS Code.' }, ...paths],
     patterns: [
-      { group: ['**/vscode/**', '**/extension', '**/extension.ts'], message: 'Core code must not depend on the VS Code glue layer.' },
-      ...banned.map((b) => ({ group: [`**/core/${b}/**`, `../${b}/**`, `../../${b}/**`], message: `this layer must not import src/core/${b} (a higher layer, or agent/eval across): see CONTRIBUTING.md "Layers"` })),
+      { group: ['**/vscode/**', '**/extension', '**/extension.ts'], message: 'Core and app code must not depend on the VS Code glue layer.' },
       ...extra,
     ],
   }],
 });
-const noProtocol = { group: ['**/protocol/**'], message: 'src/core must not import src/protocol (only the view models in src/core/ui may, as types).' };
 
 // Contained file access (issue 36): host code of tool sets, runs, scoring, review, failure tagging, artefact capture
 // and exports touches agent-writable places (run workspace, run folder, task workspace) only through
@@ -104,6 +163,7 @@ const CONTAINED_SCOPE = [
   'src/core/benchmarks/workspace.ts', // task workspaces
   'src/core/runs/**', 'src/core/eval/**', 'src/core/review/**', 'src/core/failures/**',
   'src/core/store/artefacts.ts', 'src/core/store/export.ts',
+  'src/app/review/**', 'src/app/failures/**', // review sources, failure sampling and reports
 ];
 // The exceptions: each reads only files Loupe or the user owns, never a place an agent can write.
 const CONTAINED_EXCEPTIONS = [
@@ -139,21 +199,11 @@ export default tseslint.config(
   // engine factory of the BLADE ground-truth store (like annotationStoreOf / checklistStoreOf)
   { files: ['src/core/benchmarks/blade/gt-versions.ts'], rules: { 'no-restricted-syntax': 'off' } },
   { files: ['src/core/store/**', 'src/core/annotations/index.ts', 'src/core/annotations/checklists.ts'], rules: { 'no-restricted-syntax': noSuiteNames['no-restricted-syntax'].filter((x) => x !== noSqliteHandle) } },
-  { files: ['src/core/util/**', 'src/core/suites/**', 'src/core/store/**', 'src/core/kernel/**'], rules: layer(['docs', 'agent', 'eval', 'annotations', 'benchmarks', 'runs', 'ui'], [noProtocol]) },
-  { files: ['src/core/docs/**', 'src/core/env/**'], rules: layer(['agent', 'eval', 'annotations', 'benchmarks', 'runs', 'ui'], [noProtocol]) },
-  { files: ['src/core/agent/**'], rules: layer(['eval', 'annotations', 'benchmarks', 'runs', 'ui'], [noProtocol]) },
-  { files: ['src/core/eval/**'], rules: layer(['agent', 'annotations', 'benchmarks', 'runs', 'ui'], [noProtocol]) },
-  { files: ['src/core/annotations/**'], rules: layer(['agent', 'benchmarks', 'runs', 'ui'], [noProtocol]) },
-  { files: ['src/core/benchmarks/**'], rules: layer(['runs', 'ui'], [noProtocol]) },
-  { files: ['src/core/runs/**'], rules: layer(['ui'], [noProtocol]) },
-  // contained file access (issue 36): the layer rules again, with node:fs banned, for the code that touches agent-writable places
-  { files: CONTAINED_SCOPE.filter((g) => g.startsWith('src/core/store/')), ignores: CONTAINED_EXCEPTIONS, rules: layer(['docs', 'agent', 'eval', 'annotations', 'benchmarks', 'runs', 'ui'], [noProtocol], noFs) },
-  { files: ['src/core/agent/**'], ignores: CONTAINED_EXCEPTIONS, rules: layer(['eval', 'annotations', 'benchmarks', 'runs', 'ui'], [noProtocol], noFs) },
-  { files: ['src/core/eval/**'], ignores: CONTAINED_EXCEPTIONS, rules: layer(['agent', 'annotations', 'benchmarks', 'runs', 'ui'], [noProtocol], noFs) },
-  { files: CONTAINED_SCOPE.filter((g) => g.startsWith('src/core/benchmarks/')), ignores: CONTAINED_EXCEPTIONS, rules: layer(['runs', 'ui'], [noProtocol], noFs) },
-  { files: ['src/core/runs/**'], ignores: CONTAINED_EXCEPTIONS, rules: layer(['ui'], [noProtocol], noFs) },
-  { files: ['src/core/review/**', 'src/core/failures/**'], ignores: CONTAINED_EXCEPTIONS, rules: { 'no-restricted-imports': ['error', { paths: [{ name: 'vscode', message: 'src/core must run without VS Code.' }, ...noFs], patterns: [{ group: ['**/vscode/**', '**/extension', '**/extension.ts'], message: 'Core code must not depend on the VS Code glue layer.' }] }] } },
-  { files: ['src/core/ui/**'], rules: { 'no-restricted-imports': 'off', '@typescript-eslint/no-restricted-imports': ['error', { paths: [{ name: 'vscode', message: 'src/core must run without VS Code.' }], patterns: [{ group: ['**/vscode/**', '**/extension', '**/extension.ts'], message: 'Core code must not depend on the VS Code glue layer.' }, { ...noProtocol, allowTypeImports: true }] }] } },
+  // src/core and src/app never import the vscode package; contained file access (issue 36): node:fs banned in the code
+  // that touches agent-writable places (CONTAINED_SCOPE), but for the listed exceptions.
+  { files: ['src/core/**', 'src/app/**'], rules: layer() },
+  { files: CONTAINED_SCOPE, ignores: CONTAINED_EXCEPTIONS, rules: layer([], [], noFs) },
+  { files: ['src/**/*.ts', 'webview/**/*.ts'], plugins: { loupe: layersPlugin }, rules: { 'loupe/layers': 'error' } },
   // Store calls are asynchronous: a call nobody awaits loses its error (issue 12).
   // Issue 36: a run's recorded workspace is a path read from the store, never trusted; it is read only by
   // trustedRunFolder (src/core/store/run-folder.ts), which checks it against the runs folder this user configured.

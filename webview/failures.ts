@@ -11,10 +11,9 @@
  */
 import '@vscode-elements/elements/dist/vscode-button/index.js';
 import type { TopLevelSpec } from 'vega-lite';
-import type { Taxonomy } from '../src/core/failures/taxonomy.ts';
 import {
   GetFailureStepRequest, OpenInTimelineRequest, ShowFailureFiguresRequest, SkipCaseRequest, SubmitCaseRequest, TagFailureRequest,
-  type FailureArtefact, type FailuresState, type SeverityName,
+  type FailureArtefact, type FailuresState, type SeverityName, type Taxonomy,
 } from '../src/protocol/failures.ts';
 import { DidChangeStateNotification } from '../src/protocol/webview.ts';
 import { connectHost, h, ready } from './shared/host.ts';

@@ -5,8 +5,7 @@
  * rows apart, and the version picker (0 = the shipped file).
  */
 import '@vscode-elements/elements/dist/vscode-button/index.js';
-import type { GroundTruthDecision, GroundTruthView } from '../src/core/benchmarks/types.ts';
-import { ShowGroundTruthRequest, type GroundTruthState } from '../src/protocol/ground-truth.ts';
+import { ShowGroundTruthRequest, type GroundTruthDecision, type GroundTruthState, type GroundTruthView } from '../src/protocol/ground-truth.ts';
 import { connectHost, h, ready } from './shared/host.ts';
 import { adoptCss } from './shared/styles.ts';
 

@@ -4,9 +4,9 @@
  */
 import { readFileSync } from 'node:fs';
 import { annotationStoreOf, annotatorLabel } from '../core/annotations/index.ts';
-import {
-  failureTagAgreement, findTaxonomy, openFailureQueue, openHallucinationQueue, tagSpan, tagSteps, taxonomyCatalog, SEVERITIES, type Severity, type UnitAgreement,
-} from '../core/failures/index.ts';
+import { failureTagAgreement, tagSpan, tagSteps, SEVERITIES, type Severity, type UnitAgreement } from '../core/failures/index.ts';
+import { findTaxonomy, taxonomyCatalog } from '../app/failures/registry.ts';
+import { openFailureQueue, openHallucinationQueue } from '../app/failures/sampling.ts';
 import { annotatorId } from '../core/util/annotator.ts';
 import { openExistingStore, STORE_OPTIONS } from './store-arg.ts';
 import { UsageError, type CliIo } from './types.ts';

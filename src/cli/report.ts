@@ -1,8 +1,8 @@
 import { presetOf } from '../core/eval/run-score.ts';
 import { writeFileSync } from 'node:fs';
 import { findBenchmark } from '../core/benchmarks/registry.ts';
-import { buildReport, renderHtml, renderMarkdown } from '../core/ui/report.ts';
-import { aggregateScores, assistedModel, refreshAssistance, scoreStoredRun, type RunScore } from '../core/runs/score-run.ts';
+import { buildReport, renderHtml, renderMarkdown } from '../app/report/report.ts';
+import { aggregateScores, assistedModel, refreshAssistance, scoreStoredRun, type RunScore } from '../core/runs/score-stored-run.ts';
 import { ExactOnlyJudge } from '../core/eval/judges/index.ts';
 import { judgementStoreOf } from '../core/eval/store.ts';
 import { openExistingStore, runsRootOf, STORE_OPTIONS } from './store-arg.ts';
@@ -10,8 +10,8 @@ import type { Suite } from '../core/suites/types.ts';
 import { UsageError } from './types.ts';
 import { annotationStoreOf } from '../core/annotations/index.ts';
 import { failureFigures, type FailureFigures } from '../core/failures/figures.ts';
-import { taxonomyCatalog } from '../core/failures/registry.ts';
-import { failureReportSection } from '../core/failures/report.ts';
+import { taxonomyCatalog } from '../app/failures/registry.ts';
+import { failureReportSection } from '../app/failures/report.ts';
 import {  } from './option-groups.ts';
 import { declareCommand, defineCommand, optionGroup, parseCommand } from './options.ts';
 

@@ -8,7 +8,7 @@ import { judgementStoreOf } from '../core/eval/store.ts';
 import {
   judgePairs, openPairwiseQueue, pairOf, pairwiseRanking, pairwiseVerdict, PAIRWISE_TASK, VOTE_CHOICES, type PairwiseRanking, type VoteSource,
 } from '../core/review/pairwise.ts';
-import { criteriaByBlock, pairInstruction, reviewMarkdown, reviewSourceOf } from '../core/review/sources.ts';
+import { criteriaByBlock, pairInstruction, reviewMarkdown, reviewSourceOf } from '../app/review/sources.ts';
 import type { Suite } from '../core/suites/types.ts';
 import { annotatorId } from '../core/util/annotator.ts';
 import { judgeFromArgs } from './score.ts';

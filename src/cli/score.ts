@@ -1,5 +1,5 @@
 import { resolve } from 'node:path';
-import { aggregateScores, assistedModel, saveRunScore, scoreStoredRun, scoringSession, validateOptionNames, type RunScore, type ScoreAggregate } from '../core/runs/score-run.ts';
+import { aggregateScores, assistedModel, saveRunScore, scoreStoredRun, scoringSession, validateOptionNames, type RunScore, type ScoreAggregate } from '../core/runs/score-stored-run.ts';
 import { presetOf } from '../core/eval/run-score.ts';
 import { RecordedJudge } from '../core/eval/judges/recorded.ts';
 import { MemoryJudgementStore } from '../core/eval/judges/judge.ts';

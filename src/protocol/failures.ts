@@ -2,8 +2,40 @@
  * Protocol of the Failure Analysis panel (issue 19): a run's trajectory and report with the failure tags on them,
  * the failure case or hallucination check being worked from a sampled queue, and the figures (Fig. 8 / Table 6).
  */
-import type { Taxonomy } from '../core/failures/taxonomy.ts';
 import { IpcRequest } from './ipc.ts';
+
+/** One failure class of a taxonomy (the protocol's copy of `FailureClass`, src/core/failures/taxonomy.ts). */
+export interface FailureClass {
+  /** Stable id (lower-case words joined by `-`), what tags store. */
+  id: string;
+  /** Display name. */
+  label: string;
+  /** Group the class belongs to (DDR: "Failure in exploration"), if the taxonomy groups its classes. */
+  group?: string;
+  /** What the class means, as its source defines it. */
+  definition: string;
+  /** Where the definition comes from (`DDR-Bench paper §6, Fig. 8`), when it differs from the taxonomy's source. */
+  source?: string;
+}
+
+/** Where a taxonomy comes from: a paper, Loupe's own design, or the user's workspace. */
+export type TaxonomyOrigin = 'paper' | 'loupe' | 'workspace';
+
+/**
+ * A failure taxonomy as panels show it (the protocol's copy of `Taxonomy`, src/core/failures/taxonomy.ts;
+ * src/app/protocol-conformance.ts checks that the two stay the same).
+ */
+export interface Taxonomy {
+  /** Unique id (`ddr`, `analystbench-report`, or a workspace file's own id). */
+  id: string;
+  title: string;
+  origin: TaxonomyOrigin;
+  /** The paper section (or "Loupe, issue 19") the classes come from; the file path for workspace taxonomies. */
+  source: string;
+  /** What is tagged: trajectory steps, report text, or both. */
+  unit: 'step' | 'sentence' | 'both';
+  classes: FailureClass[];
+}
 
 export type SeverityName = 'minor' | 'major' | 'critical';
 

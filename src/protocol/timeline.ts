@@ -3,7 +3,7 @@
  * arguments and observations of a step are fetched on expand ({@link GetStepDetailRequest}) so that a
  * 10,000-step run opens quickly.
  */
-import type { Taxonomy } from '../core/failures/taxonomy.ts';
+import type { Taxonomy } from './failures.ts';
 import type { FailureTagView, SeverityName } from './failures.ts';
 import { IpcNotification, IpcRequest } from './ipc.ts';
 

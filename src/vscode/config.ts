@@ -4,6 +4,7 @@
  * Core code never calls this: hosts pass a plain snapshot ({@link LoupeSettings}).
  */
 import * as vscode from 'vscode';
+import { annotatorId } from '../core/util/annotator.ts';
 
 export interface SuiteSetting {
   /** A registered benchmark kind (src/core/benchmarks/registry.ts); unknown kinds show as a suite that failed to load. */
@@ -74,4 +75,36 @@ export function readSettings(): LoupeSettings {
     judge: { kind: c.get<string>('judge.kind') ?? 'human', profile: c.get<string>('judge.profile') ?? '' },
     variablesProfile: (c.get<string>('variables.profile') ?? '').trim(),
   };
+}
+
+/**
+ * The annotator of this window — who annotates, reviews, tags failures, authors checklists and ground truth, and adds
+ * hints to runs: the `loupe.annotator` setting, else git user.name, else the OS user.
+ */
+export function currentAnnotator(): string {
+  return annotatorId(process.env, vscode.workspace.getConfiguration('loupe').get<string>('annotator') ?? '');
+}
+
+/** Queue options of the settings `loupe.annotation.*`: annotators per item (≥ 1), reservation time (ms), blind queues. */
+export function annotationSettings(): { reviewers: number; reservationMs: number; blind: boolean } {
+  const c = vscode.workspace.getConfiguration('loupe.annotation');
+  return { reviewers: Math.max(1, Math.floor(c.get<number>('reviewersPerItem') ?? 1)), reservationMs: Math.max(1, c.get<number>('reservationMinutes') ?? 30) * 60_000, blind: c.get<boolean>('blind') ?? true };
+}
+
+/** The rubric of the `loupe.review.rubric` setting (empty: the benchmark's criteria, else the default rubric). */
+export function reviewRubric(): string[] {
+  const v = vscode.workspace.getConfiguration('loupe.review').get<unknown>('rubric');
+  return Array.isArray(v) ? v.filter((x): x is string => typeof x === 'string' && !!x.trim()) : [];
+}
+
+/** Failure-analysis sampling of the settings `loupe.failures.perStratum` and `loupe.failures.seed`. */
+export function failureSampling(): { perStratum: number; seed: number } {
+  const c = vscode.workspace.getConfiguration('loupe.failures');
+  return { perStratum: c.get<number>('perStratum') ?? 10, seed: c.get<number>('seed') ?? 0 };
+}
+
+/** BLADE decision review of the settings `loupe.bladeReview.*`: decisions sampled per dataset, seed, consensus rule. */
+export function bladeReviewSettings(): { perDataset: number; seed: number; consensus: 'all-yes' | 'majority' } {
+  const c = vscode.workspace.getConfiguration('loupe.bladeReview');
+  return { perDataset: c.get<number>('perDataset') ?? 40, seed: c.get<number>('seed') ?? 0, consensus: c.get<'all-yes' | 'majority'>('consensus') ?? 'all-yes' };
 }

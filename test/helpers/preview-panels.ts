@@ -39,7 +39,7 @@ if (!which || which === 'results') {
 
 if (!which || which === 'docsearch') {
   const { sharedData } = await import('./shared.ts');
-  const { DocSearchService, blockDocTarget } = await import('../../src/core/ui/docsearch-service.ts');
+  const { DocSearchService, blockDocTarget } = await import('../../src/app/docsearch/docsearch-service.ts');
   const { loadSuite } = await import('../../src/core/benchmarks/index.ts');
   const suite = await loadSuite('longda', sharedData('longda', 'benchmark'));
   const block = suite.blocks.find((b) => b.longda?.survey === 'NHANES' && b.visible.docs.length);

@@ -16,7 +16,7 @@ import { openStore } from '../../src/core/store/run-store.ts';
 import { loadSuite } from '../../src/core/benchmarks/index.ts';
 import { createJudge } from '../../src/core/eval/judges/factory.ts';
 import { judgementStoreOf } from '../../src/core/eval/store.ts';
-import { saveRunScore, scoreStoredRun } from '../../src/core/runs/score-run.ts';
+import { saveRunScore, scoreStoredRun } from '../../src/core/runs/score-stored-run.ts';
 import { hasRunner, pressUntil as helperPressUntil, runner, screenshot, webviewText } from './helpers/runner.ts';
 
 const shared = () => process.env.LOUPE_SHARED ?? join(process.env.LOUPE_REPO_ROOT ?? process.cwd(), '..', 'shared');

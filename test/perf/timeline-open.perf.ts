@@ -17,7 +17,7 @@ import { fileURLToPath } from 'node:url';
 import { performance } from 'node:perf_hooks';
 import { openStore } from '../../src/core/store/run-store.ts';
 import type { StepRecord } from '../../src/core/store/records.ts';
-import { TIMELINE_POLL_MS, followTimeline, openTimeline } from '../../src/core/ui/timeline.ts';
+import { TIMELINE_POLL_MS, followTimeline, openTimeline } from '../../src/app/timeline/timeline.ts';
 
 const GOAL_MS = 300;
 const ROUNDS = 5;

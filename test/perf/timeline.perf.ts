@@ -21,7 +21,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { followTimeline, openTimeline, TIMELINE_BATCH_MS, TIMELINE_POLL_MS, timelineHeatmap, toTimelineRun, toTimelineStep } from '../../src/core/ui/timeline.ts';
+import { followTimeline, openTimeline, TIMELINE_BATCH_MS, TIMELINE_POLL_MS, timelineHeatmap, toTimelineRun, toTimelineStep } from '../../src/app/timeline/timeline.ts';
 import type { RunRecord, StepRecord } from '../../src/core/agent/types.ts';
 import { openStore } from '../../src/core/store/run-store.ts';
 import type { TimelineState } from '../../src/protocol/timeline.ts';

@@ -21,7 +21,7 @@ import { PythonKernel } from '../../src/core/kernel/index.ts';
 import { openStore } from '../../src/core/store/run-store.ts';
 import { loadSuite } from '../../src/core/benchmarks/index.ts';
 import { sharedData } from '../helpers/shared.ts';
-import { mimicSubsetDb } from '../unit/core/agent/toolsets/fixtures.ts';
+import { mimicSubsetDb } from '../helpers/toolsets.ts';
 import { verdict } from './verdict.ts';
 
 const QUERY_GOAL_RATIO = 1.5;

@@ -10,7 +10,7 @@ import { FAILURE_CASE_TASK, sentenceOffsets, type FailureCaseInput } from '../..
 import { runFolderOf } from '../../core/store/run-folder.ts';
 import type { RunStore } from '../../core/store/types.ts';
 import type { StepSummaryRecord } from '../../core/store/types.ts';
-import { artefactOfItem, failureTagViews } from '../../core/ui/failure-tags.ts';
+import { artefactOfItem, failureTagViews } from './failure-tags.ts';
 import type { FailureArtefact, FailureRunView } from '../../protocol/failures.ts';
 
 /**

@@ -363,7 +363,9 @@ export interface ItemTypeView<I extends BlockItemBase = BlockItem> {
 export type ItemTypeViews<I extends BlockItemBase> = { readonly [K in I['type']]: ItemTypeView<Extract<I, { type: K }>> };
 
 /**
- * A benchmark as Loupe runs and scores it. Every member is required; a part the benchmark does not have is `null`.
+ * A benchmark as Loupe runs and scores it: one per folder `src/core/benchmarks/<kind>/` (its `index.ts`), listed once in
+ * `BUILTIN` of `registry.ts`. Every member is required; a part the benchmark does not have is `null`. See CONTRIBUTING.md
+ * "Adding a benchmark".
  * Its item types, resources and loader options are declared in its folder (`items.ts`, declaration merging into
  * `suites/types.ts`); the surfaces reach them only through these members (issue 40).
  */

@@ -10,10 +10,8 @@
  * aside and rebuilt. Source: spec §2.3 (LongTA units, retriever), issue 4.
  */
 import { createHash } from 'node:crypto';
-import { mkdirSync, readFileSync, readdirSync, renameSync, statSync, existsSync, rmSync } from 'node:fs';
-import { dirname, isAbsolute, join, relative, resolve, sep } from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { Worker } from 'node:worker_threads';
+import { mkdirSync, readFileSync, renameSync, statSync, existsSync, rmSync } from 'node:fs';
+import { isAbsolute, join, resolve } from 'node:path';
 import Database from 'better-sqlite3';
 import { LoupeInputError, errorMessage } from '../util/errors.ts';
 import { RANK_BM25_DEFAULTS, okapiIdf, rawIdf } from './bm25.ts';
@@ -27,7 +25,7 @@ import {
   unitLabel,
 } from './format.ts';
 import { codebookQueryTerms, codebookTokens, longtaTokens, splitChunks } from './text.ts';
-import { extractUnits, unitKindFor } from './units.ts';
+import { unitKindFor } from './units.ts';
 import { DEFAULT_PDF_EXTRACTOR, EXTRACTOR_VERSIONS, parsePdfExtractor, type PdfExtractor } from './pdf.ts';
 import { CATALOG_VERSION, parseDoc, type ParsedDoc } from './catalog.ts';
 import { defaultDocsCacheDir } from './roots.ts';
@@ -48,6 +46,10 @@ import type {
   UnitKind,
 } from './types.ts';
 
+import { bufToInt32, bufToUint16, cacheFileFor, isCorruptError, listFiles, normalizeRel, toPosix, typedToBuf } from './cache-file.ts';
+import { ExtractPool } from './extract-pool.ts';
+import { bm25Snippet, lowerBound, topK, upperBound } from './ranking.ts';
+export { extractWorkerPath } from './extract-pool.ts';
 export { EXTRACTOR_VERSION, EXTRACTOR_VERSIONS } from './pdf.ts';
 /** Bumped when tokenizers / chunking / postings layout change: rankers are rebuilt. */
 export const RANKER_VERSION = 3;
@@ -104,72 +106,6 @@ const MODE_PARAMS: Record<RankMode, { tokens: (s: string) => string[] }> = {
   bm25: { tokens: codebookTokens },
   longta: { tokens: longtaTokens },
 };
-
-function cacheFileFor(root: string, cacheDir: string): string {
-  const h = createHash('sha1').update(root).digest('hex').slice(0, 16);
-  const base = root.split(sep).filter(Boolean).slice(-2).join('-').replace(/[^A-Za-z0-9._-]/g, '_');
-  return join(cacheDir, `docs-${base}-${h}.sqlite`);
-}
-
-function toPosix(p: string): string {
-  return p.split(sep).join('/');
-}
-
-// A blob read from SQLite is a fresh Buffer nobody else writes: view it in place when aligned, copy otherwise.
-function bufToInt32(b: Buffer): Int32Array {
-  if (b.byteOffset % 4 === 0) return new Int32Array(b.buffer, b.byteOffset, b.byteLength >> 2);
-  const copy = new Uint8Array(b.byteLength);
-  copy.set(b);
-  return new Int32Array(copy.buffer);
-}
-function bufToUint16(b: Buffer): Uint16Array {
-  if (b.byteOffset % 2 === 0) return new Uint16Array(b.buffer, b.byteOffset, b.byteLength >> 1);
-  const copy = new Uint8Array(b.byteLength);
-  copy.set(b);
-  return new Uint16Array(copy.buffer);
-}
-function typedToBuf(a: Int32Array | Uint16Array): Buffer {
-  return Buffer.from(a.buffer, a.byteOffset, a.byteLength);
-}
-
-/** Lists files under `dir` recursively, sorted case-insensitively like LongTA's `get_data_and_doc_paths`. */
-function listFiles(root: string): string[] {
-  const out: string[] = [];
-  const walk = (dir: string) => {
-    let entries;
-    try {
-      entries = readdirSync(dir, { withFileTypes: true });
-    } catch {
-      return;
-    }
-    entries.sort((a, b) => {
-      const x = a.name.toLowerCase();
-      const y = b.name.toLowerCase();
-      return x < y ? -1 : x > y ? 1 : a.name < b.name ? -1 : a.name > b.name ? 1 : 0;
-    });
-    for (const e of entries) {
-      if (e.name.startsWith('.')) continue;
-      const abs = join(dir, e.name);
-      if (e.isDirectory()) walk(abs);
-      else if (e.isFile()) out.push(toPosix(relative(root, abs)));
-    }
-  };
-  walk(root);
-  return out;
-}
-
-/** Normalises a caller-given doc path to the root-relative posix form, or undefined if it escapes the root. */
-function normalizeRel(root: string, p: string): string | undefined {
-  const abs = isAbsolute(p) ? resolve(p) : resolve(root, p);
-  const rel = relative(root, abs);
-  if (rel === '' || rel.startsWith('..') || isAbsolute(rel)) return undefined;
-  return toPosix(rel);
-}
-
-function isCorruptError(e: unknown): boolean {
-  const code = (e as { code?: unknown }).code;
-  return typeof code === 'string' && (code === 'SQLITE_NOTADB' || code.startsWith('SQLITE_CORRUPT'));
-}
 
 class DocIndexImpl implements DocIndex {
   readonly root: string;
@@ -1078,254 +1014,8 @@ class DocIndexImpl implements DocIndex {
   }
 }
 
-/**
- * The k best ids by `better` (a strict order), best first, using a size-k binary min-heap: O(n log k).
- * @param keep optional filter applied before ranking.
- */
-function topK(ids: ArrayLike<number>, k: number, better: (a: number, b: number) => boolean, keep?: (id: number) => boolean): number[] {
-  const heap: number[] = []; // heap[0] is the worst of the kept ones
-  const worse = (a: number, b: number) => better(b, a);
-  const up = (i: number) => {
-    while (i > 0) {
-      const p = (i - 1) >> 1;
-      if (!worse(heap[i]!, heap[p]!)) break;
-      [heap[i], heap[p]] = [heap[p]!, heap[i]!];
-      i = p;
-    }
-  };
-  const down = (i: number) => {
-    for (;;) {
-      const l = 2 * i + 1;
-      const r = l + 1;
-      let m = i;
-      if (l < heap.length && worse(heap[l]!, heap[m]!)) m = l;
-      if (r < heap.length && worse(heap[r]!, heap[m]!)) m = r;
-      if (m === i) return;
-      [heap[i], heap[m]] = [heap[m]!, heap[i]!];
-      i = m;
-    }
-  };
-  if (k <= 0) return [];
-  for (let j = 0; j < ids.length; j++) {
-    const id = ids[j]!;
-    if (keep && !keep(id)) continue;
-    if (heap.length < k) {
-      heap.push(id);
-      up(heap.length - 1);
-    } else if (better(id, heap[0]!)) {
-      heap[0] = id;
-      down(0);
-    }
-  }
-  return heap.sort((a, b) => (better(a, b) ? -1 : better(b, a) ? 1 : 0));
-}
-
-const WORKER_CRASHED = 'extraction worker crashed (out of memory?): the file was not read';
-/** Longest time one file may take in an extraction worker before the worker is stopped (ms; `$LOUPE_EXTRACT_FILE_MS`). */
-const fileTimeLimitMs = (): number => (Number(process.env.LOUPE_EXTRACT_FILE_MS) > 0 ? Number(process.env.LOUPE_EXTRACT_FILE_MS) : 300_000);
-
-type ExtractResult = { doc?: { kind: UnitKind; units: string[]; note?: string }; error?: string };
-
-/**
- * The extraction worker's file: `extract-worker.ts` beside this file when running from source, the bundled
- * `dist/extract-worker.js` (built by esbuild.js, shipped in the .vsix) when running from the CLI or extension
- * bundles (issue 23: `--workers` did nothing in the shipped CLI and extension). `$LOUPE_EXTRACT_WORKER` overrides.
- * @returns the absolute path, or undefined when none exists (extraction then runs in the calling thread).
- */
-export function extractWorkerPath(): string | undefined {
-  const env = process.env.LOUPE_EXTRACT_WORKER;
-  if (env && existsSync(env)) return env;
-  const here = typeof __dirname === 'string' ? __dirname : dirname(fileURLToPath(import.meta.url));
-  const candidates = [join(here, 'extract-worker.ts'), join(here, 'extract-worker.js')];
-  for (let up = here, i = 0; i < 4; i++, up = dirname(up)) candidates.push(join(up, 'dist', 'extract-worker.js'));
-  return candidates.find((c) => existsSync(c));
-}
-
-/**
- * Runs unit extraction with bounded concurrency in worker threads (issue 23: never on the calling thread, which in
- * VS Code is the extension host's), created on the first file that needs extracting (a build that reuses everything
- * starts none); in the calling thread only with `size` 0 or when no worker module exists (see
- * {@link extractWorkerPath}). `submit` waits for a free slot; results are handed to their callback in this thread
- * (SQLite writes stay here). A worker that crashes is replaced by extraction in this thread for its file.
- */
-class ExtractPool {
-  private readonly size: number;
-  private readonly inThread: boolean;
-  private readonly signal: AbortSignal | undefined;
-  private readonly workers: Worker[] = [];
-  private readonly idle: Worker[] = [];
-  private inflight = new Set<Promise<void>>();
-  private nextId = 1;
-  private waiting = new Map<number, (r: ExtractResult) => void>();
-  private readonly pdfExtractor: PdfExtractor;
-  private readonly file: string | undefined;
-  private closed = false;
-
-  constructor(size: number, signal: AbortSignal | undefined, pdfExtractor: PdfExtractor) {
-    this.inThread = !(size >= 1);
-    this.size = Math.max(1, Math.floor(size) || 1);
-    this.signal = signal;
-    this.pdfExtractor = pdfExtractor;
-    // issue 23: a cancelled build ends its workers now (their jobs fail through 'exit'), not after their current file
-    signal?.addEventListener('abort', this.onAbort, { once: true });
-    this.file = this.inThread ? undefined : extractWorkerPath();
-  }
-
-  /** A new worker while fewer than `size` exist; undefined in this-thread mode or when none can start. */
-  private spawn(): Worker | undefined {
-    if (!this.file || this.closed || this.workers.length >= this.size) return undefined;
-    let w: Worker;
-    try {
-      // no heap limit: a 192–256 MB limit cut peak RSS (865 → 620 MB) but cost ~35% more CPU in GC.
-      w = new Worker(this.file);
-    } catch {
-      return undefined;
-    }
-    w.on('message', (m: ExtractResult & { id: number }) => {
-      const cb = this.waiting.get(m.id);
-      this.waiting.delete(m.id);
-      this.idle.push(w);
-      cb?.(m);
-    });
-    w.on('error', () => {
-      /* a crashed worker fails its job through 'exit' below */
-    });
-    w.on('exit', () => {
-      const i = this.workers.indexOf(w);
-      if (i >= 0) this.workers.splice(i, 1);
-      const j = this.idle.indexOf(w);
-      if (j >= 0) this.idle.splice(j, 1);
-      for (const [id, cb] of [...this.waiting]) {
-        if ((w as unknown as { jobs?: Set<number> }).jobs?.has(id)) {
-          this.waiting.delete(id);
-          const late = (w as unknown as { timedOut?: number }).timedOut;
-          cb({ error: late ? `extraction took longer than ${late >= 1000 ? `${Math.round(late / 1000)} s` : `${late} ms`} and was stopped` : WORKER_CRASHED });
-        }
-      }
-    });
-    this.workers.push(w);
-    return w;
-  }
-
-  /** Starts extracting `data`; resolves once the job is queued (waits while all slots are busy). */
-  async submit(name: string, data: Uint8Array, done: (r: ExtractResult) => void): Promise<void> {
-    while (this.inflight.size >= this.size) await Promise.race(this.inflight);
-    this.signal?.throwIfAborted();
-    const job = this.run(name, data).then((r) => {
-      if (!this.signal?.aborted || r.doc) done(r);
-    });
-    const tracked = job.finally(() => this.inflight.delete(tracked));
-    this.inflight.add(tracked);
-  }
-
-  private run(name: string, data: Uint8Array): Promise<ExtractResult> {
-    const w = this.idle.pop() ?? this.spawn();
-    if (!w) return this.runHere(name, data);
-    // a file that crashed or stalled its worker is reported failed, never retried on this thread (the extension host's)
-    return this.runOn(w, name, data);
-  }
-
-  private runHere(name: string, data: Uint8Array): Promise<ExtractResult> {
-    return extractUnits(name, data, { signal: this.signal, pdfExtractor: this.pdfExtractor }).then(
-      (doc) => ({ doc }),
-      (e: unknown) => {
-        if (this.signal?.aborted) return { error: 'aborted' };
-        return { error: e instanceof LoupeInputError ? e.message.slice(e.subject.length + 2) : `extraction failed: ${errorMessage(e)}` };
-      },
-    );
-  }
-
-  private runOn(w: Worker, name: string, data: Uint8Array): Promise<ExtractResult> {
-    const id = this.nextId++;
-    const jobs = ((w as unknown as { jobs?: Set<number> }).jobs ??= new Set());
-    jobs.add(id);
-    return new Promise((resolve) => {
-      const limit = fileTimeLimitMs();
-      const timer = setTimeout(() => {
-        (w as unknown as { timedOut?: number }).timedOut = limit;
-        void w.terminate();
-      }, limit);
-      timer.unref();
-      this.waiting.set(id, (r) => {
-        clearTimeout(timer);
-        jobs.delete(id);
-        resolve(r);
-      });
-      const copy = new Uint8Array(data);
-      w.postMessage({ id, name, data: copy, pdfExtractor: this.pdfExtractor }, [copy.buffer]);
-    });
-  }
-
-  /** Waits for every started job (their callbacks have run when this resolves). */
-  async drain(): Promise<void> {
-    while (this.inflight.size) await Promise.all(this.inflight);
-    this.signal?.throwIfAborted();
-  }
-
-  /** Waits for every started job without throwing (used before closing on abort or error). */
-  async settle(): Promise<void> {
-    while (this.inflight.size) await Promise.allSettled(this.inflight);
-  }
-
-  private readonly onAbort = (): void => this.close();
-
-  close(): void {
-    this.closed = true;
-    this.signal?.removeEventListener('abort', this.onAbort);
-    for (const w of [...this.workers]) void w.terminate();
-    this.workers.length = 0;
-    this.idle.length = 0;
-  }
-}
-
 /** Characters of lowercased unit text kept in memory for keyword search (about 2 bytes each). */
 const MAX_KEYWORD_CACHE_CHARS = 48_000_000;
-
-function upperBound(a: Int32Array, x: number): number {
-  let lo = 0;
-  let hi = a.length;
-  while (lo < hi) {
-    const m = (lo + hi) >>> 1;
-    if (a[m]! <= x) lo = m + 1;
-    else hi = m;
-  }
-  return lo;
-}
-
-function lowerBound(a: Int32Array, x: number): number {
-  let lo = 0;
-  let hi = a.length;
-  while (lo < hi) {
-    const m = (lo + hi) >>> 1;
-    if (a[m]! < x) lo = m + 1;
-    else hi = m;
-  }
-  return lo;
-}
-
-/** Default-mode snippet: a window of `ctx` chars around the first query term found in the chunk. */
-function bm25Snippet(chunk: string, tokens: string[], ctx: number): string {
-  const lower = chunk.toLowerCase();
-  let at = -1;
-  for (const t of tokens) {
-    const i = lower.indexOf(t.length > 4 ? t.slice(0, -1) : t);
-    if (i >= 0 && (at < 0 || i < at)) at = i;
-  }
-  if (at < 0 || chunk.length <= ctx) return chunk.slice(0, ctx);
-  let from = Math.max(0, Math.min(at - Math.floor(ctx / 3), chunk.length - ctx));
-  let to = from + ctx;
-  // on word boundaries: never start or end mid-word (within a short distance)
-  if (from > 0 && /\S/.test(chunk[from - 1]!)) {
-    const m = /\s/.exec(chunk.slice(from, from + 25));
-    if (m && from + m.index + 1 < at + 1) from += m.index + 1;
-  }
-  if (to < chunk.length && /\S/.test(chunk[to]!)) {
-    const back = chunk.slice(Math.max(from, to - 25), to);
-    const sp = back.search(/\s\S*$/);
-    if (sp >= 0) to = Math.max(from, to - 25) + sp;
-  }
-  return chunk.slice(from, to);
-}
 
 /**
  * Opens the documentation index of `opts.root` (see `index.ts`).

@@ -3,8 +3,6 @@
  * seeded stratified sampling queues, unit-based agreement and the papers' figures.
  */
 export * from './taxonomy.ts';
-export * from './registry.ts';
 export * from './tags.ts';
-export * from './sampling.ts';
 export * from './agreement.ts';
 export * from './figures.ts';

@@ -8,13 +8,16 @@
  * moves the user's fd 1 onto stderr so stray C-level output cannot corrupt the channel). Anything
  * the process writes to stderr outside Python's `sys.stderr` is attached to the running cell.
  */
-import { spawn, execFile, type ChildProcessWithoutNullStreams } from 'node:child_process';
-import { existsSync, readdirSync, readFileSync, readlinkSync, realpathSync, statSync } from 'node:fs';
-import { delimiter, dirname, isAbsolute, join, resolve } from 'node:path';
+import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
+import { existsSync, statSync } from 'node:fs';
+import { dirname, isAbsolute, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { findPython } from '../env/doctor.ts';
 import { diskUsage } from '../util/disk-usage.ts';
+import { bubblewrapArgs, findBubblewrap, minimalEnv, pythonDirs } from './bubblewrap.ts';
+export { bubblewrapArgs, findBubblewrap, sandboxBaseArgs } from './bubblewrap.ts';
 import { KernelCgroup } from './cgroup.ts';
+import { fileLimitMb, processTree, sandboxPidNamespace, unwatchProcs, watchProcs } from './process-limits.ts';
 import type { KernelLimits } from './limits.ts';
 export { describeKernelLimits, type KernelLimits } from './limits.ts';
 import { LoupeInputError } from '../util/errors.ts';
@@ -172,108 +175,6 @@ interface DriverReply {
   pid?: number;
 }
 
-/**
- * Host-side process limit for sandboxed kernels: one timer per host process counts the processes of
- * every pid namespace in /proc and hands the counts to each kernel. It runs outside the sandbox, so
- * neither a fork bomb's CPU load (it starves any watchdog inside) nor agent code can stop it.
- */
-const PROC_WATCH_MS = 100; // one scan ≈ 0.4 ms with ~150 host processes
-const procWatched = new Set<{ checkProcs(counts: Map<string, number>): void }>();
-let procWatchTimer: NodeJS.Timeout | undefined;
-
-function countByPidNamespace(): Map<string, number> {
-  const counts = new Map<string, number>();
-  let names: string[];
-  try {
-    names = readdirSync('/proc');
-  } catch {
-    return counts;
-  }
-  for (const n of names) {
-    const c = n.charCodeAt(0);
-    if (c < 48 || c > 57) continue;
-    try {
-      const ns = readlinkSync(`/proc/${n}/ns/pid`);
-      counts.set(ns, (counts.get(ns) ?? 0) + 1);
-    } catch {
-      /* gone, or not ours to read */
-    }
-  }
-  return counts;
-}
-
-function watchProcs(k: { checkProcs(counts: Map<string, number>): void }): void {
-  procWatched.add(k);
-  if (procWatchTimer) return;
-  procWatchTimer = setInterval(() => {
-    if (procWatched.size === 0) {
-      clearInterval(procWatchTimer);
-      procWatchTimer = undefined;
-      return;
-    }
-    const counts = countByPidNamespace();
-    for (const w of procWatched) w.checkProcs(counts);
-  }, PROC_WATCH_MS);
-  procWatchTimer.unref();
-}
-
-/** The pid namespace of the sandbox under bwrap process `pid` (its first child's), if not the host's. */
-function sandboxPidNamespace(pid: number): string | undefined {
-  try {
-    const inner = readFileSync(`/proc/${pid}/task/${pid}/children`, 'utf8').trim().split(/\s+/)[0];
-    if (!inner) return undefined;
-    const ns = readlinkSync(`/proc/${inner}/ns/pid`);
-    return ns !== readlinkSync('/proc/self/ns/pid') ? ns : undefined;
-  } catch {
-    return undefined;
-  }
-}
-
-/**
- * `pid` and all its descendants (host /proc): through each thread's `children` list (a walk of the tree only, a few
- * reads for a kernel), else by scanning every process's parent. In a sandbox an orphan is adopted by the sandbox's
- * init, so no process of the sandbox leaves this tree.
- */
-function processTree(pid: number): number[] {
-  const out = [pid];
-  try {
-    for (let i = 0; i < out.length; i++) {
-      for (const t of readdirSync(`/proc/${out[i]}/task`)) {
-        let kids = '';
-        try {
-          kids = readFileSync(`/proc/${out[i]}/task/${t}/children`, 'utf8');
-        } catch (e) {
-          if ((e as NodeJS.ErrnoException).code === 'ENOENT' && !existsSync(`/proc/${out[i]}/task/${t}`)) continue; // thread gone
-          throw e;
-        }
-        for (const k of kids.split(' ')) if (k.trim() && !out.includes(Number(k))) out.push(Number(k));
-      }
-    }
-    return out;
-  } catch {
-    /* no children lists (CONFIG_PROC_CHILDREN off), or the tree changed: full scan */
-  }
-  const parent = new Map<number, number>();
-  for (const n of readdirSync('/proc')) {
-    if (!/^\d+$/.test(n)) continue;
-    try {
-      const stat = readFileSync(`/proc/${n}/stat`, 'utf8');
-      parent.set(Number(n), Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]));
-    } catch {
-      /* gone */
-    }
-  }
-  const all = [pid];
-  for (let i = 0; i < all.length; i++) for (const [p, pp] of parent) if (pp === all[i] && !all.includes(p)) all.push(p);
-  return all;
-}
-
-/** The per-file limit (MiB, 0 = none): never above the workspace quota. */
-function fileLimitMb(file: number, quota: number): number {
-  if (file <= 0) return quota > 0 ? quota : 0;
-  return quota > 0 ? Math.min(file, quota) : file;
-}
-
 const QUOTA_WATCH_MS = 100;
 /** Growth of a workspace already over its quota that is not held against a cell (ext4 allocates metadata blocks late). */
 const QUOTA_SLACK = 1024 * 1024;
@@ -315,109 +216,6 @@ export function driverPath(): string {
   ];
   for (const c of candidates) if (existsSync(c)) return resolve(c);
   throw new Error(`Loupe kernel driver (driver.py) not found. Looked at:\n  ${candidates.join('\n  ')}`);
-}
-
-function runFile(cmd: string, args: string[], timeoutMs = 15_000): Promise<{ code: number; stdout: string; stderr: string }> {
-  return new Promise((res) => {
-    execFile(cmd, args, { timeout: timeoutMs, encoding: 'utf8', env: minimalEnv() }, (err, stdout, stderr) => {
-      res({ code: err ? 1 : 0, stdout: String(stdout), stderr: String(stderr || (err ? err.message : '')) });
-    });
-  });
-}
-
-/**
- * Looks for `bwrap` on PATH.
- * @returns its absolute path, or undefined.
- */
-export function findBubblewrap(env: NodeJS.ProcessEnv = process.env): string | undefined {
-  for (const dir of (env.PATH ?? '/usr/bin:/bin').split(delimiter)) {
-    if (!dir) continue;
-    const p = join(dir, 'bwrap');
-    if (existsSync(p)) return p;
-  }
-  for (const p of ['/usr/bin/bwrap', '/usr/local/bin/bwrap']) if (existsSync(p)) return p;
-  return undefined;
-}
-
-function minimalEnv(): Record<string, string> {
-  return { PATH: '/usr/local/bin:/usr/bin:/bin', LANG: 'C.UTF-8', LC_ALL: 'C.UTF-8' };
-}
-
-const pythonDirsCache = new Map<string, Promise<string[]>>();
-
-/** Directories an interpreter needs that are not already under /usr (venvs, pyenv, conda). */
-function pythonDirs(python: string): Promise<string[]> {
-  let p = pythonDirsCache.get(python);
-  if (!p) {
-    p = (async () => {
-      const r = await runFile(python, ['-c', 'import sys, os, json; print(json.dumps([sys.prefix, sys.base_prefix, sys.exec_prefix, os.path.dirname(os.path.realpath(sys.executable)), os.path.dirname(os.path.abspath(sys.executable))] + sys.path))']);
-      if (r.code !== 0) throw new LoupeInputError(python, `cannot run this Python: ${r.stderr.trim()}`);
-      const dirs = (JSON.parse(r.stdout.trim().split('\n').pop() ?? '[]') as string[]).filter((d) => d && isAbsolute(d) && existsSync(d));
-      const system = ['/usr/', '/lib/', '/lib64/', '/bin/', '/etc/'];
-      return [...new Set(dirs.map((d) => realpathSync(d)))].filter((d) => !system.some((s) => (d + '/').startsWith(s)));
-    })();
-    pythonDirsCache.set(python, p);
-  }
-  return p;
-}
-
-/** Files and folders of /etc that Python, numpy (BLAS alternatives), fontconfig and matplotlib read. */
-const ETC_PATHS = ['/etc/alternatives', '/etc/ld.so.cache', '/etc/ld.so.conf', '/etc/ld.so.conf.d', '/etc/fonts',
-  '/etc/localtime', '/etc/matplotlibrc', '/etc/mime.types', '/etc/python3', '/etc/ssl/openssl.cnf'];
-
-/**
- * The start of every Loupe bwrap command line: all namespaces unshared (no network), dies with its parent,
- * new session, every capability dropped (Loupe may run as root: otherwise agent code could remount the
- * read-only data read-write), `/usr` and the loader paths read-only, and the given `/etc` files.
- * Shared by the Python kernel and the SQL query sandbox.
- * @param hostname the sandbox's host name; `etc` the `/etc` paths to mount read-only when present.
- */
-export function sandboxBaseArgs(hostname: string, etc: readonly string[]): string[] {
-  const a: string[] = ['--unshare-all', '--die-with-parent', '--new-session', '--cap-drop', 'ALL', '--hostname', hostname];
-  a.push('--ro-bind', '/usr', '/usr');
-  for (const l of ['/bin', '/sbin', '/lib', '/lib32', '/lib64', '/libx32']) {
-    if (!existsSync(l)) continue;
-    try {
-      const real = realpathSync(l);
-      if (real.startsWith('/usr/')) a.push('--symlink', real.slice(1), l);
-      else a.push('--ro-bind', l, l);
-    } catch {
-      /* dangling link: skip */
-    }
-  }
-  for (const e of etc) if (existsSync(e)) a.push('--ro-bind', e, e);
-  return a;
-}
-
-/**
- * The bubblewrap command line for a sandboxed kernel: system dirs read-only, `readOnlyPaths`
- * read-only, `writablePaths` read-write, a private tmpfs at /tmp, no network, new pid/ipc/uts/user
- * namespaces, new session, dies with its parent. Nothing else of the host is visible (no /work,
- * no $HOME, no host /tmp).
- * The sandbox root and /dev are remounted read-only at the end (writes there went to an unbounded
- * tmpfs in host memory); /tmp and /dev/shm are tmpfs of `tmpSizeMb` MiB each.
- * @param o.extraReadOnly interpreter directories outside /usr (see `pythonDirs`).
- * @param o.tmpSizeMb size of /tmp and /dev/shm in MiB (default 1024).
- * @returns argv for `bwrap` ending with the python command.
- */
-export function bubblewrapArgs(o: { python: string; driver: string; cwd: string; readOnlyPaths: string[]; writablePaths: string[]; extraReadOnly: string[]; tmpSizeMb?: number; mounts?: { source: string; target: string }[] }): string[] {
-  // --cap-drop ALL: when Loupe runs as root (containers, CI), bwrap otherwise keeps every capability
-  // inside its user namespace, and agent code could remount the read-only data read-write or mount over
-  // the run folder. Harmless (already dropped) for an unprivileged user.
-  const a = sandboxBaseArgs('loupe-sandbox', ETC_PATHS);
-  const tmpBytes = String(Math.max(1, o.tmpSizeMb ?? 1024) * 1024 * 1024);
-  a.push('--proc', '/proc', '--dev', '/dev', '--size', tmpBytes, '--tmpfs', '/dev/shm', '--remount-ro', '/dev');
-  a.push('--size', tmpBytes, '--tmpfs', '/tmp', '--dir', '/tmp/home');
-  for (const d of o.extraReadOnly) a.push('--ro-bind', d, d);
-  // Writable first, then read-only ones, so a read-only folder inside the run folder stays read-only.
-  for (const w of o.writablePaths) a.push('--bind', w, w);
-  for (const r of o.readOnlyPaths) a.push('--ro-bind', r, r);
-  for (const m of o.mounts ?? []) a.push('--ro-bind', m.source, m.target);
-  a.push('--ro-bind', o.driver, '/opt/loupe/driver.py');
-  a.push('--remount-ro', '/');
-  a.push('--chdir', o.cwd);
-  a.push(o.python, '-u', '/opt/loupe/driver.py');
-  return a;
 }
 
 /**
@@ -1023,7 +821,7 @@ export class PythonKernel {
   async close(): Promise<void> {
     if (this.#closed) return;
     this.#closed = true;
-    procWatched.delete(this);
+    unwatchProcs(this);
     const child = this.#child;
     if (!child) return;
     const gone = this.#gone;

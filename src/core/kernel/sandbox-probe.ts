@@ -5,7 +5,7 @@
  * Source: issue 27 "Kubernetes" (bubblewrap needs unprivileged user namespaces).
  */
 import { execFile } from 'node:child_process';
-import { findBubblewrap, sandboxBaseArgs } from './python-kernel.ts';
+import { findBubblewrap, sandboxBaseArgs } from './bubblewrap.ts';
 
 /** The test hook: set to `1`, the probe runs inside a namespace that forbids new user namespaces (bwrap `--disable-userns`), as on a machine without them. */
 export const SIMULATE_NO_USERNS_ENV = 'LOUPE_SIMULATE_NO_USERNS';

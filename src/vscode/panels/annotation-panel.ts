@@ -5,27 +5,16 @@
  */
 import * as vscode from 'vscode';
 import { agreementReport, annotationStoreOf, annotatorLabel, type AnnotationQueue, type AnnotationStore, type QueueSpec } from '../../core/annotations/index.ts';
-import { annotationState, queueView, RunEvidenceCache, verdictFromChoice } from '../../core/ui/annotation.ts';
-import { annotatorId } from '../../core/util/annotator.ts';
+import { annotationState, queueView, RunEvidenceCache, verdictFromChoice } from '../../app/annotation/annotation.ts';
 import { errorMessage } from '../../core/util/errors.ts';
 import {
   AgreementChangedNotification, ItemAtRequest, NextItemRequest, OpenEvidenceRequest, QueueProgressNotification, RefreshAgreementRequest, SaveDraftRequest, SubmitVerdictRequest,
   type AgreementState, type AnnotationState, type CitedEvidence,
 } from '../../protocol/annotation.ts';
+import { annotationSettings, currentAnnotator } from '../config.ts';
 import type { LoupeContext } from '../context.ts';
 import { LoupePanel, PanelHost, SINGLETON } from './panel-base.ts';
 import { TimelinePanel } from './timeline-panel.ts';
-
-/** The annotator of this window: the `loupe.annotator` setting, else git user.name, else the OS user. */
-export function currentAnnotator(): string {
-  return annotatorId(process.env, vscode.workspace.getConfiguration('loupe').get<string>('annotator') ?? '');
-}
-
-/** Queue options from the settings `loupe.annotation.*`. */
-function queueSettings(): { reviewers: number; reservationMs: number; blind: boolean } {
-  const c = vscode.workspace.getConfiguration('loupe.annotation');
-  return { reviewers: Math.max(1, Math.floor(c.get<number>('reviewersPerItem') ?? 1)), reservationMs: Math.max(1, c.get<number>('reservationMinutes') ?? 30) * 60_000, blind: c.get<boolean>('blind') ?? true };
-}
 
 export class AnnotationPanel extends LoupePanel {
   static readonly host = new PanelHost<AnnotationPanel>({
@@ -43,7 +32,7 @@ export class AnnotationPanel extends LoupePanel {
   /** Opens (creating or refreshing) the queue of `spec` and shows its panel. */
   static async open(ctx: LoupeContext, spec: QueueSpec): Promise<AnnotationPanel> {
     const store = annotationStoreOf(ctx.store());
-    const q = await store.openQueue(spec, queueSettings());
+    const q = await store.openQueue(spec, annotationSettings());
     const existing = AnnotationPanel.host.get(q.id);
     if (existing) {
       existing.panel.reveal();

@@ -16,9 +16,9 @@ import {
 } from '../../protocol/blade-decisions.ts';
 import { DidChangeStateNotification } from '../../protocol/webview.ts';
 import { readSettings } from '../config.ts';
+import { annotationSettings, bladeReviewSettings, currentAnnotator } from '../config.ts';
 import type { LoupeContext } from '../context.ts';
 import { suiteRegistry } from '../suites.ts';
-import { currentAnnotator } from './annotation-panel.ts';
 import { LoupePanel, PanelHost } from './panel-base.ts';
 import { showErrorMessage, showInformationMessage, showWarningMessage } from '../messages.ts';
 
@@ -174,7 +174,7 @@ export async function reviewBladeDecisionsCommand(ctx: LoupeContext, arg?: unkno
     void showInformationMessage(`Loupe: ${d.blockId} has no recorded runs, so there are no agent decisions to review. Run an agent on it first (Run Benchmark Block).`);
     return undefined;
   }
-  const c = vscode.workspace.getConfiguration('loupe');
+  const c = bladeReviewSettings();
   if (a.includeExpert === undefined && !a.runIds) {
     const pick = await vscode.window.showQuickPick([
       { label: 'Agent decisions', description: 'sampled from the recorded runs of this dataset', expert: false },
@@ -187,8 +187,8 @@ export async function reviewBladeDecisionsCommand(ctx: LoupeContext, arg?: unkno
   const p = shown.panel;
   try {
     const id = await vscode.window.withProgress({ location: vscode.ProgressLocation.Notification, title: 'Loupe: sampling decisions to review' }, () => p.openReview({
-      ...(a.runIds ? { runIds: a.runIds } : {}), perDataset: a.perDataset ?? c.get<number>('bladeReview.perDataset') ?? 40, seed: a.seed ?? c.get<number>('bladeReview.seed') ?? 0,
-      reviewers: Math.max(1, Math.floor(c.get<number>('annotation.reviewersPerItem') ?? 2)), ...(a.includeExpert !== undefined ? { includeExpert: a.includeExpert } : {}),
+      ...(a.runIds ? { runIds: a.runIds } : {}), perDataset: a.perDataset ?? c.perDataset, seed: a.seed ?? c.seed,
+      reviewers: annotationSettings().reviewers, ...(a.includeExpert !== undefined ? { includeExpert: a.includeExpert } : {}),
     }));
     await p.refresh();
     return id;
@@ -205,7 +205,7 @@ export async function showBladeDecisionAgreementCommand(ctx: LoupeContext, arg?:
   const d = await pickDataset(ctx, arg, 'BLADE Decision Agreement: pick a dataset');
   if (!d) return undefined;
   const p = BladeDecisionsPanel.show(ctx, d.kind, d.root, d.blockId);
-  const rule = (arg as { rule?: ConsensusRule } | undefined)?.rule ?? { kind: vscode.workspace.getConfiguration('loupe').get<'all-yes' | 'majority'>('bladeReview.consensus') ?? 'all-yes', minAnnotators: 2 };
+  const rule = (arg as { rule?: ConsensusRule } | undefined)?.rule ?? { kind: bladeReviewSettings().consensus, minAnnotators: 2 };
   p.mode = 'agreement';
   p.rule = rule;
   await p.refresh();

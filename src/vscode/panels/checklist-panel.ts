@@ -6,14 +6,15 @@
  */
 import * as vscode from 'vscode';
 import {
-  activeChecklistItems, authoredFromNative, ChecklistConflictError, checklistStoreOf, diffChecklists, type AuthoredChecklistItem, type ChecklistKey,
+  activeChecklistItems, authoredFromNative, ChecklistConflictError, checklistStoreOf, type AuthoredChecklistItem, type ChecklistKey,
 } from '../../core/annotations/checklists.ts';
+import { checklistEditorState, checklistKeyOf } from '../../app/checklist/editor-state.ts';
 import { annotationStoreOf, humanResolver } from '../../core/annotations/index.ts';
 import { findBenchmark } from '../../core/benchmarks/registry.ts';
 import type { BenchmarkDefinition } from '../../core/benchmarks/types.ts';
 import { createJudge, parseJudgeKind } from '../../core/eval/judges/factory.ts';
 import { judgementStoreOf } from '../../core/eval/store.ts';
-import { saveRunScore, scoreStoredRun } from '../../core/runs/score-run.ts';
+import { saveRunScore, scoreStoredRun } from '../../core/runs/score-stored-run.ts';
 import { checkEvidence } from '../../app/checklist/evidence.ts';
 import type { Block, Suite } from '../../core/suites/types.ts';
 import { errorMessage, LoupeInputError } from '../../core/util/errors.ts';
@@ -21,10 +22,9 @@ import {
   LoadVersionRequest, RescoreRequest, RunEvidenceQueryRequest, SaveChecklistRequest,
   type ChecklistEditorState, type EditorItem, type SaveChecklistResult,
 } from '../../protocol/checklist.ts';
-import { apiKeySecretName } from '../config.ts';
+import { apiKeySecretName, currentAnnotator } from '../config.ts';
 import type { LoupeContext } from '../context.ts';
 import { suiteRegistry } from '../suites.ts';
-import { currentAnnotator } from './annotation-panel.ts';
 import { LoupePanel, PanelHost } from './panel-base.ts';
 import { showErrorMessage, showInformationMessage, showWarningMessage } from '../messages.ts';
 
@@ -82,27 +82,12 @@ export class ChecklistPanel extends LoupePanel {
 
   private async key(): Promise<ChecklistKey> {
     const { def, suite, block } = await this.resolve();
-    return { suite: def.kind, suiteId: suite.id, blockId: block.id };
+    return checklistKeyOf(def, suite, block);
   }
 
   protected async state(): Promise<ChecklistEditorState & { panelKey: string }> {
     const { def, suite, block } = await this.resolve();
-    const spec = def.checklist!;
-    const cs = checklistStoreOf(this.ctx.store());
-    const key = await this.key();
-    const versions = await cs.versions(key);
-    const latest = versions.at(-1);
-    const native = block.hidden.checklist ?? [];
-    const items = latest ? latest.items : authoredFromNative(native, spec.kind, spec.entityOf(block));
-    const runs = (await this.ctx.store().listRuns({ suite: def.kind, blockId: block.id, limit: 50 })).map((r) => ({ id: r.id, model: r.model ?? r.agent, status: r.status }));
-    return {
-      panelKey: this.panelKey,
-      suite: def.kind, suiteId: suite.id, blockId: block.id, blockTitle: block.title, benchmarkTitle: def.title, kind: spec.kind,
-      entity: spec.entityOf(block) ?? null, canQuery: !!spec.evidenceQuery && !!block.visible.database,
-      tables: (block.visible.database?.tables ?? []).map((t) => ({ name: t.name, columns: t.columns.map((c) => c.name) })),
-      base: latest?.version ?? null, items: items as EditorItem[], nativeCount: native.length, annotator: currentAnnotator(), runs,
-      versions: versions.map((v, k) => ({ version: v.version, parent: v.parent, author: v.author, createdAt: v.createdAt, note: v.note, hash: v.hash, items: activeChecklistItems(v.items).length, changes: diffChecklists(k ? versions[k - 1]!.items : [], v.items) })),
-    };
+    return { panelKey: this.panelKey, ...await checklistEditorState(this.ctx.store(), def, suite, block, currentAnnotator()) };
   }
 
   private async query(sql: string): Promise<{ columns: string[]; rows: unknown[][]; rowCount: number; truncated: boolean }> {

@@ -23,7 +23,7 @@ import { suiteRegistry } from '../suites.ts';
 import { LoupePanel, PanelHost, SINGLETON } from './panel-base.ts';
 import {
   DocSearchService, blockDocTarget, runSearchHistory, suiteDocTarget, type DocSearchServiceOptions, type ResolvedDocTarget,
-} from '../../core/ui/docsearch-service.ts';
+} from '../../app/docsearch/docsearch-service.ts';
 
 /** Resolves a target given by another panel or restored from a serialized webview. */
 export async function resolveDocTarget(ctx: LoupeContext, t: DocSearchTarget): Promise<ResolvedDocTarget> {

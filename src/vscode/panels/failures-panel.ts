@@ -7,11 +7,9 @@
 import * as vscode from 'vscode';
 import { annotationStoreOf, currentAnnotations, type AnnotationStore } from '../../core/annotations/index.ts';
 import { findBenchmark } from '../../core/benchmarks/registry.ts';
-import {
-  FAILURE_CASE_TASK, HALLUCINATION_CHECK_TASK, failureClassSpec, failureFigures, findTaxonomy, hallucinationSpec, openFailureQueue, openHallucinationQueue,
-  recordFailureCase, recordHallucinationCheck, tagSpan, tagSteps, taxonomyCatalog, ensureFailureCase,
-  type FailureCaseInput, type FailureCaseVerdict, type FailureTagVerdict, type HallucinationInput, type HallucinationVerdict, type TaxonomyCatalog,
-} from '../../core/failures/index.ts';
+import { FAILURE_CASE_TASK, HALLUCINATION_CHECK_TASK, failureClassSpec, failureFigures, hallucinationSpec, recordFailureCase, recordHallucinationCheck, tagSpan, tagSteps, ensureFailureCase, type FailureCaseInput, type FailureCaseVerdict, type FailureTagVerdict, type HallucinationInput, type HallucinationVerdict } from '../../core/failures/index.ts';
+import { findTaxonomy, taxonomyCatalog, type TaxonomyCatalog } from '../../app/failures/registry.ts';
+import { openFailureQueue, openHallucinationQueue } from '../../app/failures/sampling.ts';
 import { failureArtefacts, failureRunView } from '../../app/failures/run-view.ts';
 import { errorMessage } from '../../core/util/errors.ts';
 import {
@@ -19,8 +17,8 @@ import {
   type FailureArtefact, type FailureCaseView, type FailureRunView, type FailuresState,
 } from '../../protocol/failures.ts';
 import { DidChangeStateNotification } from '../../protocol/webview.ts';
+import { currentAnnotator, failureSampling } from '../config.ts';
 import type { LoupeContext } from '../context.ts';
-import { currentAnnotator } from './annotation-panel.ts';
 import { fireFailureTagsChanged, onDidChangeFailureTags } from './failure-tag-events.ts';
 import { LoupePanel, PanelHost } from './panel-base.ts';
 import { TimelinePanel } from './timeline-panel.ts';
@@ -242,7 +240,6 @@ export class FailuresPanel extends LoupePanel {
   }
 }
 
-const cfg = () => vscode.workspace.getConfiguration('loupe.failures');
 
 /** `loupe.tagFailures`: a run's trajectory and report to tag (arg: a run id or a runs-view item; else picked). */
 export async function tagFailuresCommand(ctx: LoupeContext, arg?: unknown): Promise<boolean> {
@@ -286,7 +283,7 @@ export async function openFailureQueueCommand(ctx: LoupeContext, arg?: unknown):
     { label: '$(eye) Hallucination audit', description: 'insights: are their facts correct and derivable from what the agent saw? (DDR-Bench §7)', queue: 'hallucination' },
   ], { title: 'Open Failure Queue' }))?.queue;
   if (!kind) return undefined;
-  const sel = { perStratum: cfg().get<number>('perStratum') ?? 10, seed: cfg().get<number>('seed') ?? 0 };
+  const sel = failureSampling();
   const ann = annotationStoreOf(ctx.store());
   const q = kind === 'hallucination' ? await openHallucinationQueue(ann, ctx.store(), sel) : await openFailureQueue(ann, ctx.store(), sel);
   ctx.log.info(`failure queue ${q.queue.name}: ${q.items.length} items over ${q.strata.length} strata; skipped ${q.skipped.length} runs`);

@@ -1,11 +1,11 @@
 /**
  * The Benchmark Item panel (issue 22): clicking an item in the Benchmarks view shows it as the agent sees it; its
  * ground truth appears only after an explicit "Show ground truth", so a reviewer is not spoiled by accident. One panel,
- * reused for each clicked item (like an editor preview). View model: src/core/ui/item-view.ts.
+ * reused for each clicked item (like an editor preview). View model: src/app/item/item-view.ts.
  */
 import * as vscode from 'vscode';
 import { findBenchmark } from '../../core/benchmarks/registry.ts';
-import { itemView } from '../../core/ui/item-view.ts';
+import { itemView } from '../../app/item/item-view.ts';
 import { DidChangeStateNotification } from '../../protocol/webview.ts';
 import { OpenGroundTruthViewRequest, ShowItemGroundTruthRequest, type ItemTarget, type ItemViewState } from '../../protocol/item.ts';
 import type { LoupeContext } from '../context.ts';

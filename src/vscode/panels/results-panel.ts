@@ -8,9 +8,10 @@ import { TimelinePanel } from './timeline-panel.ts';
 import { DidChangeStateNotification } from '../../protocol/webview.ts';
 import type { LoupeContext } from '../context.ts';
 import { LoupePanel, PanelHost, SINGLETON } from './panel-base.ts';
-import { buildResultsState } from '../../core/ui/results-data.ts';
+import { buildResultsState } from '../../app/results/results-data.ts';
 import { annotationStoreOf } from '../../core/annotations/index.ts';
-import { failureClassSpec, failureFigures, taxonomyCatalog } from '../../core/failures/index.ts';
+import { failureClassSpec, failureFigures } from '../../core/failures/index.ts';
+import { taxonomyCatalog } from '../../app/failures/registry.ts';
 import { oneLine } from '../../core/util/text-safety.ts';
 
 /** The Fig. 8-form chart of resolved failure cases (issue 19), when there are any. */

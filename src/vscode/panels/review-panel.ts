@@ -6,31 +6,21 @@
 import * as vscode from 'vscode';
 import { annotationStoreOf, type AnnotationQueue, type AnnotationStore } from '../../core/annotations/index.ts';
 import { choiceFromSides, ensurePairItem, judgePairs, leftSideFor, nextPair, openPairwiseQueue, pairOf, PAIRWISE_TASK, pairwiseVerdict } from '../../core/review/pairwise.ts';
-import { criteriaByBlock, pairInstruction, reviewMarkdown, reviewSourceOf } from '../../core/review/sources.ts';
+import { criteriaByBlock, pairInstruction, reviewMarkdown, reviewSourceOf } from '../../app/review/sources.ts';
 import { createJudge } from '../../core/eval/judges/factory.ts';
 import { judgementStoreOf } from '../../core/eval/store.ts';
 import { apiKeySecretName } from '../config.ts';
 import type { Suite } from '../../core/suites/types.ts';
-import { pairView, rankingState, reviewQueueView } from '../../core/ui/review.ts';
+import { pairView, rankingState, reviewQueueView } from '../../app/review/review.ts';
 import { errorMessage } from '../../core/util/errors.ts';
 import {
   JudgePairsRequest, NextPairRequest, OpenTracedCellRequest, RankingRequest, ReviewProgressNotification, SubmitVoteRequest, type RankingState, type ReviewState,
 } from '../../protocol/review.ts';
 import { DidChangeStateNotification } from '../../protocol/webview.ts';
+import { annotationSettings, currentAnnotator, reviewRubric } from '../config.ts';
 import type { LoupeContext } from '../context.ts';
-import { currentAnnotator } from './annotation-panel.ts';
 import { LoupePanel, PanelHost, SINGLETON } from './panel-base.ts';
 import { showInformationMessage, showWarningMessage } from '../messages.ts';
-
-/** The rubric of the `loupe.review.rubric` setting (empty: the benchmark's criteria, else the default rubric). */
-function rubricSetting(): string[] {
-  const v = vscode.workspace.getConfiguration('loupe.review').get<unknown>('rubric');
-  return Array.isArray(v) ? v.filter((x): x is string => typeof x === 'string' && !!x.trim()) : [];
-}
-
-function reviewersSetting(): number {
-  return Math.max(1, Math.floor(vscode.workspace.getConfiguration('loupe.annotation').get<number>('reviewersPerItem') ?? 1));
-}
 
 export class ReviewPanel extends LoupePanel {
   static readonly host = new PanelHost<ReviewPanel>({
@@ -188,10 +178,10 @@ export async function compareRunsCommand(ctx: LoupeContext, arg: unknown, select
   const ann = annotationStoreOf(rs);
   const first = await rs.getRun(ids[0]!);
   if (!first) throw new Error(`The run ${ids[0]} is no longer in the store.`);
-  const criteria = await criteriaByBlock({ rubric: rubricSetting() })(first);
+  const criteria = await criteriaByBlock({ rubric: reviewRubric() })(first);
   const item = await ensurePairItem(ann, rs, ids[0]!, ids[1]!, criteria);
   const p = pairOf(item);
-  const q = await ann.openQueue({ kind: 'pairs', runIds: [p.runA, p.runB] }, { name: `Compare ${p.blockId}`, reviewers: reviewersSetting(), blind: true });
+  const q = await ann.openQueue({ kind: 'pairs', runIds: [p.runA, p.runB] }, { name: `Compare ${p.blockId}`, reviewers: annotationSettings().reviewers, blind: true });
   ReviewPanel.show(ctx, q);
   return q.id;
 }
@@ -215,7 +205,7 @@ export async function openPairwiseReviewCommand(ctx: LoupeContext, arg: unknown,
     if (!pick) return undefined;
     sel = { suite: pick.suite };
   }
-  const res = await openPairwiseQueue(annotationStoreOf(rs), rs, sel, criteriaByBlock({ rubric: rubricSetting() }), { reviewers: reviewersSetting() });
+  const res = await openPairwiseQueue(annotationStoreOf(rs), rs, sel, criteriaByBlock({ rubric: reviewRubric() }), { reviewers: annotationSettings().reviewers });
   ReviewPanel.show(ctx, res.queue);
   return res.queue.id;
 }

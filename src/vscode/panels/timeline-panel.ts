@@ -2,19 +2,20 @@
 import * as vscode from 'vscode';
 import { annotationStoreOf } from '../../core/annotations/index.ts';
 import { findBenchmark } from '../../core/benchmarks/registry.ts';
-import { FAILURE_CASE_TASK, findTaxonomy, tagSteps, taxonomyCatalog, type FailureCaseInput, type FailureTagVerdict } from '../../core/failures/index.ts';
-import { failureTagViews } from '../../core/ui/failure-tags.ts';
-import { timelineScoring } from '../../core/ui/outcomes.ts';
+import { FAILURE_CASE_TASK, tagSteps, type FailureCaseInput, type FailureTagVerdict } from '../../core/failures/index.ts';
+import { findTaxonomy, taxonomyCatalog } from '../../app/failures/registry.ts';
+import { failureTagViews } from '../../app/failures/failure-tags.ts';
+import { timelineScoring } from '../../app/results/outcomes.ts';
 import type { Suite } from '../../core/suites/types.ts';
-import { followTimeline, openTimeline, TIMELINE_POLL_MS, timelineHeatmap, toTimelineRun, type OpenedTimeline, type TimelineFollow } from '../../core/ui/timeline.ts';
+import { followTimeline, openTimeline, TIMELINE_POLL_MS, timelineHeatmap, toTimelineRun, type OpenedTimeline, type TimelineFollow } from '../../app/timeline/timeline.ts';
 import {
   DidAppendStepsNotification, DidChangeFailureTagsNotification, FocusStepNotification, GetStepDetailRequest, RevealToolCallRequest, SearchStepsRequest, TagStepsRequest,
   type StepDetail, type TimelineFailures, type TimelineScoring, type TimelineState, type TimelineStep,
 } from '../../protocol/timeline.ts';
+import { currentAnnotator } from '../config.ts';
 import type { LoupeContext } from '../context.ts';
 import type { RunRecord } from '../../core/store/records.ts';
 import type { RpcEndpoint } from '../../protocol/ipc.ts';
-import { currentAnnotator } from './annotation-panel.ts';
 import { fireFailureTagsChanged, onDidChangeFailureTags } from './failure-tag-events.ts';
 import { LoupePanel, PanelHost } from './panel-base.ts';
 

@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import * as vscode from 'vscode';
 import { LlmClient } from '../../core/agent/llm.ts';
 import { findBenchmark } from '../../core/benchmarks/registry.ts';
-import { VariablesService } from '../../core/ui/variables-service.ts';
+import { VariablesService } from '../../app/variables/variables-service.ts';
 import type { DocSearchOpenArgs } from '../../protocol/docsearch.ts';
 import { AskQuestionRequest, CopyAsPandasRequest, OpenCodebookRequest, type VariablesState, type VariablesTarget } from '../../protocol/variables.ts';
 import { DidChangeStateNotification } from '../../protocol/webview.ts';

@@ -10,19 +10,14 @@ import type { InterventionRecord, RunRecord } from '../../core/store/records.ts'
 import { assistanceLabel, assistanceOf, interveneStoredRun, interventionSupport } from '../../core/runs/intervene.ts';
 import { reopenRun } from '../../core/runs/reopen.ts';
 import { errorMessage } from '../../core/util/errors.ts';
-import { annotatorId } from '../../core/util/annotator.ts';
 import type { TimelineAssistance } from '../../protocol/intervention.ts';
+import { currentAnnotator } from '../config.ts';
 import type { LoupeContext } from '../context.ts';
 import { llmConfig } from './run-commands.ts';
 import { RunSession } from './run-session.ts';
 import { showErrorMessage, showInformationMessage, showWarningMessage } from '../messages.ts';
 import { oneLine } from '../../core/util/text-safety.ts';
 import { hintability, type LiveRun } from '../../app/pickers/hintability.ts';
-
-/** Who adds a hint from this window: the `loupe.annotator` setting, else git user.name, else the OS user. */
-export function currentAnalyst(): string {
-  return annotatorId(process.env, vscode.workspace.getConfiguration('loupe').get<string>('annotator') ?? '');
-}
 
 async function runOf(ctx: LoupeContext, raw: unknown, title: string, hinting = false): Promise<RunRecord | undefined> {
   const store = ctx.store();
@@ -104,7 +99,7 @@ export async function interveneCommand(ctx: LoupeContext, arg?: unknown, text?: 
     void showWarningMessage('Loupe: the hint was empty; nothing was recorded.');
     return undefined;
   }
-  const input = { who: currentAnalyst(), kind: kind === 'correction' ? 'correction' as const : 'hint' as const, text: message };
+  const input = { who: currentAnnotator(), kind: kind === 'correction' ? 'correction' as const : 'hint' as const, text: message };
   let rec: InterventionRecord;
   if (live) {
     rec = await session.control.intervene(input);
@@ -161,7 +156,7 @@ export async function forkRunCommand(ctx: LoupeContext, arg?: unknown, stepArg?:
   }
   const session = new RunSession(ctx, {
     suite, block, agent: 'llm', llm: await llmConfig(ctx, profile),
-    forkOf: { runId: run.id, step, ...(hint.trim() ? { hint: { who: currentAnalyst(), kind: 'hint' as const, text: hint } } : {}) },
+    forkOf: { runId: run.id, step, ...(hint.trim() ? { hint: { who: currentAnnotator(), kind: 'hint' as const, text: hint } } : {}) },
   });
   ctx.register(session);
   const done = session.run().then((r) => {

@@ -6,7 +6,7 @@ import * as vscode from 'vscode';
 import type { RunRecord } from '../../core/agent/types.ts';
 import type { LoupeContext } from '../context.ts';
 import { RunSession } from '../run/run-session.ts';
-import { runHeadlines, type RunHeadline } from '../../core/ui/run-headline.ts';
+import { runHeadlines, type RunHeadline } from '../../app/runs/run-headline.ts';
 import { forkTree, runListings, runsWithEveryCallFailed, type RunListing } from '../../app/runs/run-labels.ts';
 import type { Suite } from '../../core/suites/types.ts';
 import { sweepProgressOf, type SweepModelProgress } from '../../core/runs/sweep.ts';

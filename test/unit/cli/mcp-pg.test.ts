@@ -12,7 +12,7 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { readDdrResult } from '../../../src/core/benchmarks/ddr/toolset.ts';
 import { openStoreAt } from '../../../src/core/store/open.ts';
-import { mimicSubsetDb } from '../core/agent/toolsets/fixtures.ts';
+import { mimicSubsetDb } from '../../helpers/toolsets.ts';
 import { startPg } from '../../helpers/pg.ts';
 import { repoRoot } from '../../helpers/shared.ts';
 

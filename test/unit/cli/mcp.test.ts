@@ -23,7 +23,7 @@ import { blockToolSet } from '../../../src/core/runs/runner.ts';
 import { interveneStoredRun } from '../../../src/core/runs/intervene.ts';
 import { openStore } from '../../../src/core/store/run-store.ts';
 import { ddrState, readDdrResult } from '../../../src/core/benchmarks/ddr/toolset.ts';
-import { mimicSubsetDb } from '../core/agent/toolsets/fixtures.ts';
+import { mimicSubsetDb } from '../../helpers/toolsets.ts';
 import { call, startScriptedLlm, type ChatRequestBody, type Turn } from '../../helpers/scripted-llm.ts';
 import { repoRoot, sharedData } from '../../helpers/shared.ts';
 

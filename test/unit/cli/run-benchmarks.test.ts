@@ -15,7 +15,7 @@ import { bladeState } from '../../../src/core/benchmarks/blade/toolset.ts';
 import { readReplayReports } from '../../../src/core/runs/replay-run.ts';
 import { call, startScriptedLlm } from '../../helpers/scripted-llm.ts';
 import { repoRoot, sharedData } from '../../helpers/shared.ts';
-import { mimicSubsetDb } from '../core/agent/toolsets/fixtures.ts';
+import { mimicSubsetDb } from '../../helpers/toolsets.ts';
 
 function cli(dir: string, args: string[]): Promise<{ code: number | null; out: string; err: string }> {
   const child = spawn(process.execPath, ['--no-warnings', join(repoRoot, 'src', 'cli.ts'), ...args], { cwd: dir, env: { ...process.env, OPENAI_API_KEY: 'sk-test' }, stdio: ['ignore', 'pipe', 'pipe'] });

@@ -7,7 +7,7 @@ import { after, before, describe, it } from 'node:test';
 import { main } from '../../../src/cli/main.ts';
 import { openStore } from '../../../src/core/store/run-store.ts';
 import { parseAnswerArg } from '../../../src/core/benchmarks/longda/toolset.ts';
-import { buildResultsState } from '../../../src/core/ui/results-data.ts';
+import { buildResultsState } from '../../../src/app/results/results-data.ts';
 import type { StepRecord } from '../../../src/core/agent/types.ts';
 import { sharedData } from '../../helpers/shared.ts';
 

@@ -13,7 +13,7 @@ import { ddrState } from '../../../src/core/benchmarks/ddr/toolset.ts';
 import { openStore } from '../../../src/core/store/run-store.ts';
 import { call, startScriptedLlm, type ChatRequestBody } from '../../helpers/scripted-llm.ts';
 import { repoRoot } from '../../helpers/shared.ts';
-import { mimicSubsetDb } from '../core/agent/toolsets/fixtures.ts';
+import { mimicSubsetDb } from '../../helpers/toolsets.ts';
 
 function cli(dir: string, args: string[], env: Record<string, string> = {}): Promise<{ code: number | null; out: string; err: string }> {
   const child = spawn(process.execPath, ['--no-warnings', join(repoRoot, 'src', 'cli.ts'), ...args], { cwd: dir, env: { ...process.env, OPENAI_API_KEY: 'sk-test', ...env }, stdio: ['ignore', 'pipe', 'pipe'] });

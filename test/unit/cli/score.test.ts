@@ -8,7 +8,7 @@ import { main } from '../../../src/cli/main.ts';
 import { openStore } from '../../../src/core/store/run-store.ts';
 import type { StepRecord, ToolCallRecord } from '../../../src/core/agent/types.ts';
 import { loadLongdaGroundTruth } from '../../../src/core/benchmarks/longda/eval.ts';
-import { scoreStoredRun } from '../../../src/core/runs/score-run.ts';
+import { scoreStoredRun } from '../../../src/core/runs/score-stored-run.ts';
 import { CallbackJudge, type JudgeInput } from '../../../src/core/eval/judges/index.ts';
 import type { Suite } from '../../../src/core/suites/types.ts';
 import { sharedData } from '../../helpers/shared.ts';
@@ -173,7 +173,7 @@ describe('eval/score-run (DDR run from the store)', () => {
 
 describe('eval/score-run longdaJsonScore (for loupe run --json)', () => {
   it('gives coverage and match fractions for a run without loading the suite', async () => {
-    const { longdaJsonScore } = await import('../../../src/core/runs/score-run.ts');
+    const { longdaJsonScore } = await import('../../../src/core/runs/score-stored-run.ts');
     const { loadSuite } = await import('../../../src/core/benchmarks/index.ts');
     const suite = await loadSuite('longda', sharedData('longda', 'benchmark'));
     const block = suite.blocks.find((b) => b.id === BLOCK)!;

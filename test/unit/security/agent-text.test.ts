@@ -21,7 +21,7 @@ import { MCP_CLIENT_NAME_MAX, sanitiseClientInfo } from '../../../src/core/runs/
 import { McpBlockSession } from '../../../src/core/runs/mcp/session.ts';
 import { loadSuite } from '../../../src/core/benchmarks/index.ts';
 import { sharedData } from '../../helpers/shared.ts';
-import { renderMarkdown } from '../../../src/core/ui/report.ts';
+import { renderMarkdown } from '../../../src/app/report/report.ts';
 
 /** Every hostile payload of the issue: clear screen, forged line via CR, window title, OSC 8 link, OSC 52 clipboard, DCS, 8-bit CSI, bidi override. */
 const HOSTILE = [

@@ -16,7 +16,7 @@ import { loadSuite } from '../../../src/core/benchmarks/index.ts';
 import { importCsvFolder } from '../../../src/core/benchmarks/ddr/import.ts';
 import { closeDdrDatabases, createDdrToolSet } from '../../../src/core/benchmarks/ddr/toolset.ts';
 import type { Block } from '../../../src/core/suites/types.ts';
-import { toolContext } from '../core/agent/toolsets/fixtures.ts';
+import { toolContext } from '../../helpers/toolsets.ts';
 
 let dir = '';
 let tables = '';

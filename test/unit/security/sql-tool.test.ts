@@ -19,7 +19,7 @@ import type { Block } from '../../../src/core/suites/types.ts';
 import { closeDdrDatabases, createDdrToolSet } from '../../../src/core/benchmarks/ddr/toolset.ts';
 import { SqlRunner, checkReadStatement } from '../../../src/core/benchmarks/ddr/sql-tool.ts';
 import { call, startScriptedLlm, type ChatRequestBody, type ScriptedLlm } from '../../helpers/scripted-llm.ts';
-import { runWithModel } from '../core/agent/toolsets/fixtures.ts';
+import { runWithModel } from '../../helpers/toolsets.ts';
 
 const SECRET = '39.8123456789';
 

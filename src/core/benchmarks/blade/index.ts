@@ -10,7 +10,7 @@ import { BLADE_ITEM_TYPES, BLADE_MCQ_ITEM_TYPES } from './item-views.ts';
 import { bladeGroundTruthView } from './gt-view.ts';
 import type { GtChoice } from './gt-versions.ts';
 import { bladeReviewSource } from './review.ts';
-import { answerSections } from '../../review/answers.ts';
+import { answerSections } from '../answer-sections.ts';
 import { join } from 'node:path';
 import { ensureFolder, writeContainedFile } from '../../util/contained.ts';
 import type { Block } from '../../suites/types.ts';

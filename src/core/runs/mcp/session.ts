@@ -29,7 +29,7 @@ import { unitKindFor } from '../../docs/units.ts';
 import { ExactOnlyJudge } from '../../eval/judges/judge.ts';
 import { judgementStoreOf } from '../../eval/store.ts';
 import { blockToolSet, resumeBlockRun, startBlockRun, type KernelPlacement, type KernelSettings } from '../runner.ts';
-import { saveRunScore, scoreStoredRun } from '../score-run.ts';
+import { saveRunScore, scoreStoredRun } from '../score-stored-run.ts';
 import { sanitiseClientInfo } from './client-identity.ts';
 import { McpAgentBridge, McpRunClosedError, type McpCallOutcome } from './bridge.ts';
 

@@ -2,7 +2,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { openStore } from '../../../../src/core/store/run-store.ts';
-import { searchSteps, summaryToTimelineStep, toTimelineStep } from '../../../../src/core/ui/timeline.ts';
+import { searchSteps, summaryToTimelineStep, toTimelineStep } from '../../../../src/app/timeline/timeline.ts';
 import type { StepRecord } from '../../../../src/core/agent/types.ts';
 
 function step(i: number): StepRecord {

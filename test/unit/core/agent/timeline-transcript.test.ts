@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { searchSteps, timelineHeatmap, toTimelineStep } from '../../../../src/core/ui/timeline.ts';
+import { searchSteps, timelineHeatmap, toTimelineStep } from '../../../../src/app/timeline/timeline.ts';
 import { formatAgentEvent } from '../../../../src/core/agent/transcript.ts';
 import type { StepRecord } from '../../../../src/core/agent/types.ts';
 

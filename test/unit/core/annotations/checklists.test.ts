@@ -17,7 +17,7 @@ import { parseChecklist } from '../../../../src/core/benchmarks/analystbench/loa
 import { criteriaFromChecklist } from '../../../../src/core/benchmarks/analystbench/score.ts';
 import { CallbackJudge } from '../../../../src/core/eval/judges/index.ts';
 import type { JudgeInput } from '../../../../src/core/eval/judges/types.ts';
-import { scoreStoredRun } from '../../../../src/core/runs/score-run.ts';
+import { scoreStoredRun } from '../../../../src/core/runs/score-stored-run.ts';
 import { openStore } from '../../../../src/core/store/run-store.ts';
 import { forEachEngine } from '../../../helpers/store-engines.ts';
 import type { Block, Suite } from '../../../../src/core/suites/types.ts';

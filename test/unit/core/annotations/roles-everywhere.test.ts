@@ -14,9 +14,10 @@ import { decisionVerdict, ensureExpertDecisionItems, ensureRunDecisionItems, rev
 import { BladeDecisionWorkbench } from '../../../../src/core/benchmarks/blade/decision-workbench.ts';
 import { parseGtCsv } from '../../../../src/core/benchmarks/blade/gt-versions.ts';
 import { loadBlade } from '../../../../src/core/benchmarks/blade/load.ts';
-import { builtinTaxonomies, failureTagAgreement, findTaxonomy, tagSteps } from '../../../../src/core/failures/index.ts';
+import { failureTagAgreement, tagSteps } from '../../../../src/core/failures/index.ts';
+import { builtinTaxonomies, findTaxonomy } from '../../../../src/app/failures/registry.ts';
 import { pairwiseRanking } from '../../../../src/core/review/pairwise.ts';
-import { reviewQueueView } from '../../../../src/core/ui/review.ts';
+import { reviewQueueView } from '../../../../src/app/review/review.ts';
 import type { RunRecord } from '../../../../src/core/store/records.ts';
 import type { RunStore } from '../../../../src/core/store/types.ts';
 import { main } from '../../../../src/cli/main.ts';

@@ -4,11 +4,9 @@ import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import type { AnnotationStore } from '../../../../src/core/annotations/index.ts';
 import { krippendorffAlpha } from '../../../../src/core/eval/agreement.ts';
-import {
-  builtinTaxonomies, failureClassRows, failureFigures, failureModeRows, failureTagAgreement, findTaxonomy, hallucinationRows, interleave, jsonPathLine,
-  loadWorkspaceTaxonomies, openFailureQueue, openHallucinationQueue, parseTaxonomyText, recordFailureCase, recordHallucinationCheck, stratifiedSample, tagSpan, tagSteps,
-  taxonomyCatalog, unitAgreement, validateTaxonomy, type Taxonomy, type UnitDocument,
-} from '../../../../src/core/failures/index.ts';
+import { failureClassRows, failureFigures, failureModeRows, failureTagAgreement, hallucinationRows, jsonPathLine, loadWorkspaceTaxonomies, parseTaxonomyText, recordFailureCase, recordHallucinationCheck, tagSpan, tagSteps, unitAgreement, validateTaxonomy, type Taxonomy, type UnitDocument } from '../../../../src/core/failures/index.ts';
+import { builtinTaxonomies, findTaxonomy, taxonomyCatalog } from '../../../../src/app/failures/registry.ts';
+import { interleave, openFailureQueue, openHallucinationQueue, stratifiedSample } from '../../../../src/app/failures/sampling.ts';
 import type { RunStore } from '../../../../src/core/store/run-store.ts';
 import { FIXTURE_REPORT, openFailureFixture, closeFailureFixture, type FailureFixture } from '../../../helpers/failure-fixtures.ts';
 

@@ -12,7 +12,7 @@ import { join } from 'node:path';
 import { after, before, it } from 'node:test';
 import { loadSuite } from '../../../../src/core/benchmarks/index.ts';
 import { closeAnalystDocIndexes } from '../../../../src/core/benchmarks/analystbench/toolset.ts';
-import { reviewSourceOf } from '../../../../src/core/review/sources.ts';
+import { reviewSourceOf } from '../../../../src/app/review/sources.ts';
 import { RunControl } from '../../../../src/core/agent/loop.ts';
 import { ARTEFACT_RUN_MAX_FILES } from '../../../../src/core/store/artefacts.ts';
 import { startBlockRun } from '../../../../src/core/runs/runner.ts';

@@ -18,7 +18,7 @@ import { copyStore } from '../../../../src/core/store/copy.ts';
 import { openStoreAt } from '../../../../src/core/store/open.ts';
 import { sqliteHandleOf } from '../../../../src/core/store/run-store.ts';
 import type { RunStore } from '../../../../src/core/store/types.ts';
-import { annotationState } from '../../../../src/core/ui/annotation.ts';
+import { annotationState } from '../../../../src/app/annotation/annotation.ts';
 import { startPg, type PgServer } from '../../../helpers/pg.ts';
 
 const N = 3;

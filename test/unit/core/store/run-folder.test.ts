@@ -91,7 +91,7 @@ describe('only trustedRunFolder reads a run\'s recorded workspace (ESLint, issue
     const repo = join(import.meta.dirname, '../../../..');
     const eslint = new ESLint({ cwd: repo });
     const ruleOf = async (rel: string) => ((await eslint.calculateConfigForFile(join(repo, rel))) as { rules?: Record<string, unknown> }).rules?.['no-restricted-properties'];
-    for (const f of ['src/core/runs/score-run.ts', 'src/core/benchmarks/analystbench/score.ts', 'src/cli/score.ts', 'src/vscode/run/run-commands.ts', 'src/core/store/artefacts.ts']) {
+    for (const f of ['src/core/runs/score-stored-run.ts', 'src/core/benchmarks/analystbench/score.ts', 'src/cli/score.ts', 'src/vscode/run/run-commands.ts', 'src/core/store/artefacts.ts']) {
       const rule = await ruleOf(f);
       assert.ok(Array.isArray(rule) && rule.some((x) => (x as { property?: string }).property === 'storedWorkspace'), `${f}: ${JSON.stringify(rule)}`);
       const linter = new Linter({ configType: 'flat' });
