@@ -2,7 +2,7 @@
  * Issue 47 item 8: BLADE's aggregation under `--preset official` equals blade_bench's own `final_metrics.py`
  * (np.mean, graph term before value term) and `get_model_metrics.py` (bootstrap np.mean and np.quantile) bit for bit,
  * on runs and a fixed set of bootstrap resamples written for this test
- * (test/fixtures/official-parity/blade/summation/, see ../../../../fixtures/official-parity/README.md).
+ * (test/fixtures/official-parity/blade/summation/, see test/fixtures/official-parity/README.md).
  */
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
@@ -13,7 +13,7 @@ import { bladeAggregateOptions } from '../../../../../../src/core/benchmarks/bla
 import { parseOptionsWithPreset } from '../../../../../../src/core/benchmarks/options.ts';
 import { getBenchmark } from '../../../../../../src/core/benchmarks/registry.ts';
 
-const DIR = join(import.meta.dirname, '../../../../fixtures/official-parity/blade/summation');
+const DIR = join(import.meta.dirname, '../../../../../fixtures/official-parity/blade/summation');
 const read = <T>(f: string): T => JSON.parse(readFileSync(join(DIR, f), 'utf8')) as T;
 type Raw = { k: number; datasets: Array<{ dataset: string; gt: BladeDatasetRuns['gt']; runs: Array<{ status: 'ok' | 'generation_failed'; precision?: Record<string, number>; items?: Record<string, string[]> }> }> };
 const raw = read<Raw>('runs.json');
