@@ -72,9 +72,9 @@ test('a benchmark registered from its folder is listed, run with a scripted mode
 
 test('options are declared once: parsed into typed values with defaults, printed in help, echoed as typed', async () => {
   const longda = getBenchmark('LongDA');
-  assert.deepEqual(parseOptions(longda.scoreOptions, { tolerance: '0.1' }), { tolerance: 0.1, tolerance_floor: 1, list_scoring: 'partial', coverage: 'comparable', infinite_mae: 'inf' });
+  assert.deepEqual(parseOptions(longda.scoreOptions, { tolerance: '0.1' }), { tolerance: 0.1, tolerance_floor: 1, list_scoring: 'partial', coverage: 'comparable', infinite_mae: 'inf', literals: 'cpython', summation: 'numpy', by_source: 'source', answers_csv: 'pandas' });
   assert.throws(() => parseOptions(longda.scoreOptions, { tolerance: 'x' }), /option tolerance: must be a number, got 'x'/);
-  assert.throws(() => parseOptions(longda.scoreOptions, { tol: '1' }), /option tol: unknown for this benchmark \(options: tolerance, tolerance_floor, list_scoring, coverage, infinite_mae\)/);
+  assert.throws(() => parseOptions(longda.scoreOptions, { tol: '1' }), /option tol: unknown for this benchmark \(options: tolerance, tolerance_floor, list_scoring, coverage, infinite_mae, literals, summation, by_source, answers_csv\)/);
   const h = io(process.cwd());
   assert.equal(await main(['score', '--help'], h.io), 0);
   const help = h.out.join('') + h.err.join('');
