@@ -117,13 +117,14 @@ test('loupe runs and loupe score print stored hostile names escaped; a binary an
     assert.doesNotMatch(out, ANY_CONTROL, JSON.stringify(out));
     assert.match(out, /\\x1b\[2J/, 'shown escaped, not dropped');
     assert.equal(out.trim().split('\n').length, 1, 'one run, one line');
-    // A LongDA answers CSV with binary bytes in its cells: `loupe score` prints each block (survey_source) it read.
+    // A LongDA answers CSV with binary bytes in its cells: `loupe score` prints each source it read (official preset:
+    // grouped by `source` alone, as LongDA's metric.py; issue 47).
     const bin = join(dir, 'answers.csv');
     const raw = Buffer.from([0x1b, 0x5b, 0x32, 0x4a, 0x9b, 0x07, 0x00, 0x0d, 0xff, 0x1b, 0x5d, 0x35, 0x32, 0x3b, 0x63, 0x3b, 0x65, 0x41, 0x3d, 0x3d, 0x07]);
     writeFileSync(bin, Buffer.concat([Buffer.from('survey,source,query,answer_structure,answer,my_answer,q_id\nS'), raw, Buffer.from(','), raw, Buffer.from(',q,number,1,'), raw, Buffer.from(',\n')]));
     const io3 = capture();
     assert.equal(await main(['score', '--longda-answers', bin], io3), 0, io3.text());
-    assert.match(io3.text(), /S\\x1b\[2J/, 'the block name is printed, escaped');
+    assert.match(io3.text(), /^ +\\x1b\[2J.*: match /m, 'the source name is printed, escaped');
     assert.doesNotMatch(io3.text(), ANY_CONTROL, JSON.stringify(io3.text()));
     // The refusal to resume a run that no MCP client made names the stored agent.
     const st2 = openStore(file);

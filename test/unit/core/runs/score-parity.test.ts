@@ -153,8 +153,9 @@ const VOLATILE = /^(wallSeconds|wallHours|durationMs|scoredAt|at|startedAt|ended
 // changed, and new options are echoed. The recording is compared under the options it was made with (OLD_DEFAULTS).
 // Issue 47 added BLADE's `summation` (official: numpy's pairwise means, recorded left to right), DDR's `percent` /
 // `reading`, and LongDA's literals / summation / by_source / answers_csv options and `officialErrors`; the recorded
-// LongDA scores are equal under their official values.
-const ADDED = /^(preset|changedBy|infinite_mae|literals|summation|by_source|answers_csv|officialErrors|unparsed_reply|label_case|generation_failures|unweighted_formula|unweightedF1|value_hashing|unitOutputs|percent|reading)$/;
+// LongDA scores are equal under their official values. Issue 42 made DDR's hallucination items atomic facts (`unit`,
+// `unchecked`: facts with nothing checkable, kept apart).
+const ADDED = /^(preset|changedBy|infinite_mae|literals|summation|by_source|answers_csv|officialErrors|unparsed_reply|label_case|generation_failures|unweighted_formula|unweightedF1|value_hashing|unitOutputs|percent|reading|unchecked|unit)$/;
 /** The value without the keys issue 21 added (both sides of the comparison; DDR aggregates gained `extra.topK`). */
 function withoutAdded(v: unknown, parent = ''): unknown {
   if (Array.isArray(v)) return v.map((x) => withoutAdded(x, parent));
