@@ -81,4 +81,6 @@ export interface CompareViewState {
   message?: string;
   /** The store shown (path or redacted URL). */
   source?: string;
+  /** What is compared (suite kind, profiles A and B as `loupe compare --a/--b` take them); saved by the webview for restore. */
+  target?: { suite: string; a: string; b: string };
 }
