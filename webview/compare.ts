@@ -59,7 +59,8 @@ function render(s: CompareViewState): void {
 function result(r: CompareResult): HTMLElement[] {
   const d = r.difference;
   const unit = `${r.a.unit} in ${d.clusters} ${r.a.clusterUnit}s`;
-  const sign = d.mean > 0 ? 'pos' : d.mean < 0 ? 'neg' : '';
+  // coloured only when the CI excludes 0 (a sign alone is not a finding)
+  const sign = d.ci[0] > 0 ? 'pos' : d.ci[1] < 0 ? 'neg' : '';
   const out: HTMLElement[] = [
     h('p', { class: 'headline' }, 'A − B ', h('span', { class: `big ${sign}`, id: 'diff-mean' }, f4(d.mean)), ` ± ${f4(d.se)} (clustered SE), 95% CI ${ci(d.ci)} over ${d.n} shared ${unit}`),
     h('p', { class: 'muted', id: 'mdd' }, r.minimumDetectable === null
