@@ -25,6 +25,7 @@ function credit(model: string, b: number, q: number, r: number): number {
 }
 const f4 = (x: number) => x.toFixed(4);
 const TITLE = 'Compare: longda';
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 describe('Compare two profiles panel', function () {
   this.timeout(300_000);
@@ -52,6 +53,8 @@ describe('Compare two profiles panel', function () {
           }
         }
       }
+      // a third profile with a run never scored: the pickers must not offer it
+      await st.createRun({ id: 'cmp-c-unscored', suite: 'longda', blockId: BLOCKS[0]!, agent: 'llm', model: 'model-c-unscored', params: { temperature: 0.7 }, promptHash: 'h', toolSet: 'longda', dataChecksums: {}, loupeVersion: 't', sandbox: 'off', workspace: dir });
     } finally {
       await st.close();
     }
@@ -104,6 +107,28 @@ describe('Compare two profiles panel', function () {
     assert.equal(imgs.length, 0, 'markup in a profile name became elements');
     await new Promise((res) => setTimeout(res, 500));
     await screenshot('compare-profiles-1600');
+  });
+
+  it('from the palette: the pickers offer only the fully scored profiles, and the chosen pair is compared', async () => {
+    await vscode.commands.executeCommand('workbench.action.closeAllEditors');
+    await runner({ action: 'palette', title: 'Loupe: Compare Two Profiles' });
+    await sleep(2000);
+    const offeredA = await runner<string>({ action: 'workbenchText', selector: '.quick-input-widget' });
+    await runner({ action: 'type', text: 'model-a' });
+    await sleep(800);
+    await runner({ action: 'press', key: 'Enter' });
+    await sleep(1500);
+    const offeredB = await runner<string>({ action: 'workbenchText', selector: '.quick-input-widget' });
+    await runner({ action: 'press', key: 'Enter' });
+    assert.match(offeredA, /model-a/);
+    assert.ok(offeredA.includes('model-b <img'), `profile B is offered as text: ${offeredA}`);
+    assert.doesNotMatch(offeredA, /model-c-unscored/, 'a profile with an unscored run is not offered');
+    assert.match(offeredA, /1 profile with unscored runs not offered/);
+    assert.doesNotMatch(offeredB, /llm · model-a · /, `profile A is not offered again as B: ${offeredB}`);
+    assert.match(offeredB, /llm · model-b /);
+    const text = await webviewText({ title: TITLE, expect: /Items where they disagree/ });
+    assert.match(text, /A: model-a/);
+    assert.ok(text.includes(`B: ${MODEL_B}`));
   });
 
   it('refuses a profile with an unscored run in the panel, naming the run', async () => {

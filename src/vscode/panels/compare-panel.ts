@@ -79,7 +79,7 @@ async function pickProfiles(choice: SuiteChoice): Promise<CompareTarget | undefi
     label: oneLine(p.label), description: `${p.runs} scored runs on ${p.blocks} blocks`, detail: oneLine(p.player), player: p.player,
   }));
   const leftOut = choice.leftOut.length ? ` (${choice.leftOut.length} profile${choice.leftOut.length === 1 ? '' : 's'} with unscored runs not offered: score them first)` : '';
-  const a = await vscode.window.showQuickPick(items(), { title: `Compare two profiles of ${choice.title}: profile A`, placeHolder: `Profile A${leftOut}`, matchOnDetail: true });
+  const a = await vscode.window.showQuickPick(items(), { title: `Compare two profiles of ${choice.title}: profile A${leftOut}`, placeHolder: 'Profile A', matchOnDetail: true });
   if (!a) return undefined;
   const b = await vscode.window.showQuickPick(items(a.player), { title: `Compare with ${a.label}: profile B`, placeHolder: 'Profile B (the difference shown is A − B)', matchOnDetail: true });
   if (!b) return undefined;
