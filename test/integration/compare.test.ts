@@ -131,6 +131,19 @@ describe('Compare two profiles panel', function () {
     assert.ok(text.includes(`B: ${MODEL_B}`));
   });
 
+  it('Results has a "Compare two profiles" button that opens the same pickers', async () => {
+    await vscode.commands.executeCommand('workbench.action.closeAllEditors');
+    await vscode.commands.executeCommand('loupe.showResults');
+    await webviewText({ title: 'Loupe Results', expect: /Compare two profiles/ });
+    await runner({ action: 'clickInWebview', selector: '#compare-profiles', title: 'Loupe Results' });
+    await sleep(2000);
+    const offered = await runner<string>({ action: 'workbenchText', selector: '.quick-input-widget' });
+    await screenshot('compare-profiles-from-results');
+    await runner({ action: 'press', key: 'Escape' });
+    assert.match(offered, /Compare two profiles of LongDA: profile A/);
+    assert.doesNotMatch(offered, /model-c-unscored/);
+  });
+
   it('refuses a profile with an unscored run in the panel, naming the run', async () => {
     const st = openStore(storePath);
     try {
