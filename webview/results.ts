@@ -157,6 +157,8 @@ function render(s: ResultsState): void {
     h('span', { class: 'spacer' }),
     s.pendingJudgements ? h('vscode-button', { id: 'annotate', secondary: true, title: 'Open the annotation queue of the items waiting for an expert',
       onclick: () => void host.rpc.request(ExecuteCommandRequest, { command: 'loupe.openAnnotationQueue', args: [{ kind: 'items' }] }) }, 'Annotate pending items') : undefined,
+    h('vscode-button', { id: 'compare-profiles', secondary: true, title: 'Paired difference of two profiles with clustered standard errors (as loupe compare)',
+      onclick: () => void host.rpc.request(ExecuteCommandRequest, { command: 'loupe.compareProfiles' }) }, 'Compare two profiles'),
     refresh);
   const parts: (HTMLElement | undefined)[] = [header,
     h('p', { class: 'muted' }, `Scored ${new Date(s.generatedAt).toLocaleString()}. Click any number to open the runs behind it.`)];

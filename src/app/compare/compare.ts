@@ -116,7 +116,18 @@ export function observationsOf(def: BenchmarkDefinition, p: ProfileRuns, metric?
  *   has item outcomes, else its headline), seeded bootstrap/permutation counts.
  * @throws LoupeInputError for an unknown suite or profile, unscored runs, or too few shared items/clusters.
  */
-export async function compareProfiles(store: RunStore, o: { suite: string; a: string; b: string; metric?: string; bootstrap?: number; seed?: number }): Promise<Comparison> {
+export async function compareProfiles(store: RunStore, o: CompareOptions): Promise<Comparison> {
+  return (await compareWithObservations(store, o)).comparison;
+}
+
+/** Options of {@link compareProfiles}. */
+export interface CompareOptions { suite: string; a: string; b: string; metric?: string; bootstrap?: number; seed?: number }
+
+/**
+ * {@link compareProfiles} with the observations of A and B it rests on (each names its run), for views that link an
+ * item to its runs. @throws as {@link compareProfiles}.
+ */
+export async function compareWithObservations(store: RunStore, o: CompareOptions): Promise<{ comparison: Comparison; obsA: Observation[]; obsB: Observation[] }> {
   const def = getBenchmark(o.suite, 'suite');
   const profiles = await profilesOf(store, def.kind);
   const pa = resolveProfile(profiles, o.a, 'profile A');
@@ -129,12 +140,13 @@ export async function compareProfiles(store: RunStore, o: { suite: string; a: st
   const shared = new Set(paired.items.map((i) => i.item));
   let design: PairedDesign | null = null;
   try { design = designOfPaired(paired); } catch (e) { if (!(e instanceof LoupeInputError)) throw e; }
-  return {
+  const comparison: Comparison = {
     suite: def.kind,
     a: { profile: pa.player, basis: a.basis, estimate: profileEstimate(a.obs.filter((x) => shared.has(x.item))) },
     b: { profile: pb.player, basis: b.basis, estimate: profileEstimate(b.obs.filter((x) => shared.has(x.item))) },
     paired, design, minimumDetectable: design ? minimumDetectableDifference(design) : null,
   };
+  return { comparison, obsA: a.obs, obsB: b.obs };
 }
 
 /** Power of a future comparison of one profile with a similar one. */
