@@ -8,6 +8,7 @@
 import type Database from 'better-sqlite3';
 import { randomUUID } from 'node:crypto';
 import { canonicalJson, sha256 } from '../eval/judges/canonical.ts';
+import { sqliteWrite } from '../store/sql.ts';
 import { bulkWriteWithBackgroundCheckpoint } from '../store/wal.ts';
 import { LoupeInputError } from '../util/errors.ts';
 import { seededRandom } from '../util/random.ts';
@@ -261,6 +262,15 @@ export class SqliteAnnotationStore implements AnnotationStore {
   }
 
   /**
+   * Runs one synchronous write on the handle once no `StoreSql` transaction (a checklist's, a ground truth's) is open
+   * on it: the handle is the run store's one connection, so a write here meanwhile would join that transaction and be
+   * lost if it rolls back (`sqliteWrite`, issue 41).
+   */
+  #write<T>(w: () => T): T | Promise<T> {
+    return sqliteWrite(this.db, w);
+  }
+
+  /**
    * Creates items for judgements (any judge but `exact` / `none`) not yet itemised: only the judgements from the
    * watermark of migration 9 on (triggers keep it), so a sync with nothing new reads one row and returns 0.
    * Items are created in (judged_at, rowid) order (the first judgement of a task + input hash names its item), each
@@ -304,7 +314,7 @@ export class SqliteAnnotationStore implements AnnotationStore {
     // Thousands of items (a first sync after scoring): the WAL checkpoint of ~1 KB per item runs on a worker thread,
     // not here, while the queue and its first item are prepared.
     const last = (this.db.prepare('SELECT MAX(rowid) AS m FROM judgements').get() as { m: number | null }).m ?? first;
-    return last - first + 1 >= BULK_SYNC_JUDGEMENTS ? bulkWriteWithBackgroundCheckpoint(this.db, sync).result : this.db.transaction(sync).immediate();
+    return this.#write(() => (last - first + 1 >= BULK_SYNC_JUDGEMENTS ? bulkWriteWithBackgroundCheckpoint(this.db, sync).result : this.db.transaction(sync).immediate()));
   }
 
   async getItem(id: string): Promise<AnnotationItem | undefined> {
@@ -314,9 +324,9 @@ export class SqliteAnnotationStore implements AnnotationStore {
 
   async putItem(item: Omit<AnnotationItem, 'schemaVersion' | 'createdAt'> & { createdAt?: string }): Promise<AnnotationItem> {
     const v = schemaVersion(item.task);
-    this.db.prepare(`INSERT OR IGNORE INTO annotation_items (id, subject_kind, subject, task, schema_version, input, input_hash, criterion, suite, run_id, item_ref, suite_version, created_at)
+    await this.#write(() => this.db.prepare(`INSERT OR IGNORE INTO annotation_items (id, subject_kind, subject, task, schema_version, input, input_hash, criterion, suite, run_id, item_ref, suite_version, created_at)
       VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)`).run(item.id, item.subject.kind, JSON.stringify(item.subject), item.task, v, JSON.stringify(item.input), item.inputHash, item.criterion,
-      item.suite, item.runId, item.itemRef, item.suiteVersion, item.createdAt ?? nowIso());
+      item.suite, item.runId, item.itemRef, item.suiteVersion, item.createdAt ?? nowIso()));
     return (await this.getItem(item.id))!;
   }
 
@@ -388,13 +398,13 @@ export class SqliteAnnotationStore implements AnnotationStore {
       id: randomUUID(), itemId: a.itemId, annotator: a.annotator.trim(), role, verdict: a.verdict, evidence, note: a.note?.trim() ? a.note : null,
       supersedes: a.supersedes ?? null, final: role === 'adjudicator', origin: a.origin ?? 'cli', createdAt: nowIso(), dbRole: null,
     };
-    this.db.transaction(() => {
+    await this.#write(this.db.transaction(() => {
       this.insertAnnotation(ann);
       if (a.queueId) {
         this.db.prepare('DELETE FROM annotation_reservations WHERE queue_id = ? AND item_id = ? AND annotator = ?').run(a.queueId, a.itemId, ann.annotator);
         this.db.prepare('DELETE FROM annotation_drafts WHERE queue_id = ? AND item_id = ? AND annotator = ?').run(a.queueId, a.itemId, ann.annotator);
       }
-    })();
+    }));
     return ann;
   }
 
@@ -555,8 +565,8 @@ export class SqliteAnnotationStore implements AnnotationStore {
     const id = `q-${sha256(canonicalJson(clean)).slice(0, 12)}`;
     const append = clean.kind === 'items' ? await this.itemsAppender(clean) : undefined;
     const ids = append ? [] : await this.select(clean);
-    const existing = this.db.prepare('SELECT * FROM annotation_queues WHERE id = ?').get(id) as Row | undefined;
-    this.db.transaction(() => {
+    await this.#write(this.db.transaction(() => {
+      const existing = this.db.prepare('SELECT * FROM annotation_queues WHERE id = ?').get(id) as Row | undefined;
       if (existing) {
         this.db.prepare('UPDATE annotation_queues SET reviewers = ?, reservation_ms = ?, blind = ? WHERE id = ?').run(reviewers, reservationMs, opts.blind === false ? 0 : 1, id);
       } else {
@@ -568,7 +578,7 @@ export class SqliteAnnotationStore implements AnnotationStore {
       // the unique (queue, item) index skips items already queued; positions stay dense
       const ins = this.db.prepare('INSERT OR IGNORE INTO annotation_queue_items (queue_id, pos, item_id) VALUES (?,?,?)');
       for (const itemId of ids) if (ins.run(id, pos + 1, itemId).changes) pos++;
-    })();
+    }));
     return (await this.getQueue(id))!;
   }
 
@@ -608,15 +618,15 @@ export class SqliteAnnotationStore implements AnnotationStore {
       const entries = (stmt.all({ ...args, after: -1 }) as Row[]).map((r) => this.entry(queueId, r.pos as number, r.item_id as string));
       const chosen = entries.length ? await opts.pick(entries) : undefined;
       if (!chosen) return undefined;
-      this.db.prepare('INSERT OR REPLACE INTO annotation_reservations (queue_id, item_id, annotator, expires_at) VALUES (?,?,?,?)').run(
-        queueId, chosen.item.id, annotator, new Date(now.getTime() + q.reservationMs).toISOString());
+      await this.#write(() => this.db.prepare('INSERT OR REPLACE INTO annotation_reservations (queue_id, item_id, annotator, expires_at) VALUES (?,?,?,?)').run(
+        queueId, chosen.item.id, annotator, new Date(now.getTime() + q.reservationMs).toISOString()));
       return chosen;
     }
     const after = opts.afterPos ?? -1;
     const r = (stmt.get({ ...args, after }) ?? (after >= 0 ? stmt.get({ ...args, after: -1 }) : undefined)) as Row | undefined;
     if (!r) return undefined;
-    this.db.prepare('INSERT OR REPLACE INTO annotation_reservations (queue_id, item_id, annotator, expires_at) VALUES (?,?,?,?)').run(
-      queueId, r.item_id, annotator, new Date(now.getTime() + q.reservationMs).toISOString());
+    await this.#write(() => this.db.prepare('INSERT OR REPLACE INTO annotation_reservations (queue_id, item_id, annotator, expires_at) VALUES (?,?,?,?)').run(
+      queueId, r.item_id, annotator, new Date(now.getTime() + q.reservationMs).toISOString()));
     return this.entry(queueId, r.pos as number, r.item_id as string);
   }
 
@@ -646,7 +656,7 @@ export class SqliteAnnotationStore implements AnnotationStore {
   }
 
   async release(queueId: string, itemId: string, annotator: string): Promise<void> {
-    this.db.prepare('DELETE FROM annotation_reservations WHERE queue_id = ? AND item_id = ? AND annotator = ?').run(queueId, itemId, annotator);
+    await this.#write(() => this.db.prepare('DELETE FROM annotation_reservations WHERE queue_id = ? AND item_id = ? AND annotator = ?').run(queueId, itemId, annotator));
   }
 
   async runExists(runId: string): Promise<boolean> {
@@ -656,7 +666,7 @@ export class SqliteAnnotationStore implements AnnotationStore {
   async saveDraft(queueId: string, itemId: string, annotator: string, draft: AnnotationDraft): Promise<void> {
     if (!(await this.getItem(itemId))) throw new LoupeInputError(`item ${itemId}`, 'no such item');
     const clean: AnnotationDraft = { choice: draft.choice ?? {}, note: typeof draft.note === 'string' ? draft.note : '', evidence: Array.isArray(draft.evidence) ? draft.evidence : [] };
-    this.db.prepare('INSERT OR REPLACE INTO annotation_drafts (queue_id, item_id, annotator, draft, updated_at) VALUES (?,?,?,?,?)').run(queueId, itemId, annotator, JSON.stringify(clean), nowIso());
+    await this.#write(() => this.db.prepare('INSERT OR REPLACE INTO annotation_drafts (queue_id, item_id, annotator, draft, updated_at) VALUES (?,?,?,?,?)').run(queueId, itemId, annotator, JSON.stringify(clean), nowIso()));
   }
 
   async getDraft(queueId: string, itemId: string, annotator: string): Promise<AnnotationDraft | undefined> {
@@ -681,10 +691,10 @@ export class SqliteAnnotationStore implements AnnotationStore {
     });
     const insItem = this.db.prepare(`INSERT OR IGNORE INTO annotation_items (id, subject_kind, subject, task, schema_version, input, input_hash, criterion, suite, run_id, item_ref, suite_version, created_at)
       VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)`);
-    this.db.transaction(() => {
+    await this.#write(this.db.transaction(() => {
       for (const i of newItems) insItem.run(i.id, i.subject.kind, JSON.stringify(i.subject), i.task, i.schemaVersion, JSON.stringify(i.input ?? null), i.inputHash ?? null, i.criterion ?? null, i.suite ?? null, i.runId ?? null, i.itemRef ?? null, i.suiteVersion ?? 'unknown', i.createdAt ?? nowIso());
       for (const a of newAnns) this.insertAnnotation(a);
-    })();
+    }));
     return { items: newItems.length, annotations: newAnns.length, unchanged };
   }
 }
