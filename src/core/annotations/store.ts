@@ -253,6 +253,56 @@ function registerSuiteVersionFunction(db: Database.Database): void {
   withSuiteVersionFunction.add(db);
 }
 
+/**
+ * An audit queue's items, engine-independent (both store engines call it on the rows they read): the items with an
+ * LLM verdict, stratified by task and criterion, shuffled per stratum with the spec's seed, `perCriterion` (10) each.
+ * @param rows the candidate items (`id`, `task`, `criterion`) in store order; `llm` the LLM verdicts by item id.
+ * @returns the chosen item ids, strata in sorted order.
+ */
+export function auditSample(rows: Row[], llm: ReadonlyMap<string, unknown>, spec: { perCriterion?: number; seed?: number }): string[] {
+  const strata = new Map<string, string[]>();
+  for (const r of rows) {
+    if (!llm.has(r.id as string)) continue;
+    const k = `${r.task as string}\u0000${(r.criterion as string | null) ?? ''}`;
+    const l = strata.get(k);
+    if (l) l.push(r.id as string);
+    else strata.set(k, [r.id as string]);
+  }
+  const per = spec.perCriterion ?? 10;
+  const rnd = seededRandom(spec.seed ?? 0);
+  const out: string[] = [];
+  for (const k of [...strata.keys()].sort()) {
+    const ids = [...strata.get(k)!];
+    for (let i = ids.length - 1; i > 0; i--) {
+      const j = Math.floor(rnd() * (i + 1));
+      [ids[i], ids[j]] = [ids[j]!, ids[i]!];
+    }
+    out.push(...ids.slice(0, per));
+  }
+  return out;
+}
+
+/**
+ * A disagreement queue's items, engine-independent: humans disagree, or the LLM's label differs from the human
+ * resolution; adjudicated items and items without annotations are left out.
+ * @param rows the candidate items (`id`, `task`) in store order; `anns` their annotations; `llm` the LLM verdicts.
+ * @returns the item ids, in `rows` order.
+ */
+export function disagreementIds(rows: Row[], anns: ReadonlyMap<string, Annotation[]>, llm: ReadonlyMap<string, { verdict: unknown }>): string[] {
+  return rows.filter((r) => {
+    const id = r.id as string;
+    const as = anns.get(id);
+    if (!as?.length) return false;
+    const res = resolveItem({ id, task: r.task as string }, as);
+    if (res.decidedBy === 'adjudicated') return false;
+    const labels = new Set(Object.values(res.humanLabels));
+    if (labels.size > 1) return true;
+    const l = llm.get(id);
+    if (!l || res.decidedBy === 'pending') return false;
+    return labelOf(r.task as string, l.verdict) !== labelOf(r.task as string, res.verdict);
+  }).map((r) => r.id as string);
+}
+
 /** The annotation store on a run store's SQLite database. */
 export class SqliteAnnotationStore implements AnnotationStore {
   private readonly db: Database.Database;
@@ -515,43 +565,13 @@ export class SqliteAnnotationStore implements AnnotationStore {
     if (spec.kind === 'audit') {
       const llm = await this.llmVerdicts(filter);
       const rows = this.db.prepare(`SELECT i.id, i.task, i.criterion FROM annotation_items i ${sql} ORDER BY i.created_at, i.rowid`).all(...params) as Row[];
-      const strata = new Map<string, string[]>();
-      for (const r of rows) {
-        if (!llm.has(r.id as string)) continue;
-        const k = `${r.task as string}\u0000${(r.criterion as string | null) ?? ''}`;
-        const l = strata.get(k);
-        if (l) l.push(r.id as string);
-        else strata.set(k, [r.id as string]);
-      }
-      const per = spec.perCriterion ?? 10;
-      const rnd = seededRandom(spec.seed ?? 0);
-      const out: string[] = [];
-      for (const k of [...strata.keys()].sort()) {
-        const ids = [...strata.get(k)!];
-        for (let i = ids.length - 1; i > 0; i--) {
-          const j = Math.floor(rnd() * (i + 1));
-          [ids[i], ids[j]] = [ids[j]!, ids[i]!];
-        }
-        out.push(...ids.slice(0, per));
-      }
-      return out;
+      return auditSample(rows, llm, spec);
     }
     // disagreement: humans disagree, or the LLM differs from the human resolution; not yet adjudicated
     const anns = await this.annotationsByItem(filter);
     const llm = await this.llmVerdicts(filter);
     const rows = this.db.prepare(`SELECT i.id, i.task FROM annotation_items i ${sql} ORDER BY i.created_at, i.rowid`).all(...params) as Row[];
-    return rows.filter((r) => {
-      const id = r.id as string;
-      const as = anns.get(id);
-      if (!as?.length) return false;
-      const res = resolveItem({ id, task: r.task as string }, as);
-      if (res.decidedBy === 'adjudicated') return false;
-      const labels = new Set(Object.values(res.humanLabels));
-      if (labels.size > 1) return true;
-      const l = llm.get(id);
-      if (!l || res.decidedBy === 'pending') return false;
-      return labelOf(r.task as string, l.verdict) !== labelOf(r.task as string, res.verdict);
-    }).map((r) => r.id as string);
+    return disagreementIds(rows, anns, llm);
   }
 
   async openQueue(spec: QueueSpec, opts: { name?: string; reviewers?: number; reservationMs?: number; blind?: boolean } = {}): Promise<AnnotationQueue> {
