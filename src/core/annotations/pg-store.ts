@@ -16,7 +16,7 @@ import {
   type Annotation, type AnnotationItem, type AnnotationQueue, type EvidenceRef, type QueueSpec, type Resolution, type ResolutionMode,
 } from './model.ts';
 import {
-  annotationFromRow, auditSample, disagreementIds, exportAnnotationRecords, itemFromRow, planAnnotationImport, progressRoles, queueFromRow, queueKinds, queueName, suiteVersionOf,
+  annotationFromRow, auditSample, resolveStoredItem, disagreementIds, exportAnnotationRecords, itemFromRow, planAnnotationImport, progressRoles, queueFromRow, queueKinds, queueName, suiteVersionOf,
   type AnnotationDraft, type AnnotationStore, type ExportRecord, type ImportResult, type ItemFilter, type NewAnnotation, type QueueEntry, type QueueProgress,
 } from './store.ts';
 
@@ -256,16 +256,12 @@ export class PgAnnotationStore implements AnnotationStore {
   }
 
   async resolve(itemId: string, mode: ResolutionMode = 'human'): Promise<Resolution> {
-    const item = await this.getItem(itemId);
-    if (!item) throw new LoupeInputError(`item ${itemId}`, 'no such item');
-    const llm = mode === 'llm+human' ? (await this.llmVerdict(itemId))?.verdict : undefined;
-    return resolveItem(item, await this.annotations(itemId), mode, llm);
+    return resolveStoredItem(this, itemId, mode);
   }
 
   async resolveJudgement(task: string, inputHash: string, mode: ResolutionMode = 'human'): Promise<Resolution | undefined> {
     const id = judgementItemId(task, inputHash);
-    if (!(await this.getItem(id))) return undefined;
-    return this.resolve(id, mode);
+    return (await this.getItem(id)) ? resolveStoredItem(this, id, mode) : undefined;
   }
 
   #filterOf(spec: QueueSpec): ItemFilter {

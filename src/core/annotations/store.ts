@@ -303,6 +303,18 @@ export function disagreementIds(rows: Row[], anns: ReadonlyMap<string, Annotatio
   }).map((r) => r.id as string);
 }
 
+/**
+ * An item's resolution read through either engine's store (`AnnotationStore.resolve`, written once): its annotations
+ * and, for `llm+human`, the newest LLM verdict the store lets the caller see.
+ * @throws LoupeInputError naming the item when the store has no such item.
+ */
+export async function resolveStoredItem(s: Pick<AnnotationStore, 'getItem' | 'annotations' | 'llmVerdict'>, itemId: string, mode: ResolutionMode): Promise<Resolution> {
+  const item = await s.getItem(itemId);
+  if (!item) throw new LoupeInputError(`item ${itemId}`, 'no such item');
+  const llm = mode === 'llm+human' ? (await s.llmVerdict(itemId))?.verdict : undefined;
+  return resolveItem(item, await s.annotations(itemId), mode, llm);
+}
+
 /** The annotation store on a run store's SQLite database. */
 export class SqliteAnnotationStore implements AnnotationStore {
   private readonly db: Database.Database;
@@ -498,16 +510,12 @@ export class SqliteAnnotationStore implements AnnotationStore {
   }
 
   async resolve(itemId: string, mode: ResolutionMode = 'human'): Promise<Resolution> {
-    const item = await this.getItem(itemId);
-    if (!item) throw new LoupeInputError(`item ${itemId}`, 'no such item');
-    const llm = mode === 'llm+human' ? (await this.llmVerdict(itemId))?.verdict : undefined;
-    return resolveItem(item, await this.annotations(itemId), mode, llm);
+    return resolveStoredItem(this, itemId, mode);
   }
 
   async resolveJudgement(task: string, inputHash: string, mode: ResolutionMode = 'human'): Promise<Resolution | undefined> {
     const id = judgementItemId(task, inputHash);
-    if (!(await this.getItem(id))) return undefined;
-    return this.resolve(id, mode);
+    return (await this.getItem(id)) ? resolveStoredItem(this, id, mode) : undefined;
   }
 
   /** The item filter of a queue spec: the generic kinds (items, audit, disagreement) hold only judge-task items. */
