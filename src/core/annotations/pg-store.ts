@@ -11,13 +11,12 @@ import { canonicalJson, sha256 } from '../eval/judges/canonical.ts';
 import { CHANGES, connectionClosed, pgTransaction } from '../store/pg-run-store.ts';
 import { jsonColumn, jsonNulToText } from '../store/pg-text.ts';
 import { LoupeInputError } from '../util/errors.ts';
-import { seededRandom } from '../util/random.ts';
 import {
-  ANNOTATABLE_TASKS, judgementItemId, labelOf, resolveItem, schemaVersion, validateVerdict,
+  ANNOTATABLE_TASKS, judgementItemId, resolveItem, schemaVersion, validateVerdict,
   type Annotation, type AnnotationItem, type AnnotationQueue, type EvidenceRef, type QueueSpec, type Resolution, type ResolutionMode,
 } from './model.ts';
 import {
-  annotationFromRow, exportAnnotationRecords, itemFromRow, planAnnotationImport, progressRoles, queueFromRow, queueKinds, queueName, suiteVersionOf,
+  annotationFromRow, auditSample, resolveStoredItem, disagreementIds, exportAnnotationRecords, itemFromRow, planAnnotationImport, progressRoles, queueFromRow, queueKinds, queueName, suiteVersionOf,
   type AnnotationDraft, type AnnotationStore, type ExportRecord, type ImportResult, type ItemFilter, type NewAnnotation, type QueueEntry, type QueueProgress,
 } from './store.ts';
 
@@ -257,16 +256,12 @@ export class PgAnnotationStore implements AnnotationStore {
   }
 
   async resolve(itemId: string, mode: ResolutionMode = 'human'): Promise<Resolution> {
-    const item = await this.getItem(itemId);
-    if (!item) throw new LoupeInputError(`item ${itemId}`, 'no such item');
-    const llm = mode === 'llm+human' ? (await this.llmVerdict(itemId))?.verdict : undefined;
-    return resolveItem(item, await this.annotations(itemId), mode, llm);
+    return resolveStoredItem(this, itemId, mode);
   }
 
   async resolveJudgement(task: string, inputHash: string, mode: ResolutionMode = 'human'): Promise<Resolution | undefined> {
     const id = judgementItemId(task, inputHash);
-    if (!(await this.getItem(id))) return undefined;
-    return this.resolve(id, mode);
+    return (await this.getItem(id)) ? resolveStoredItem(this, id, mode) : undefined;
   }
 
   #filterOf(spec: QueueSpec): ItemFilter {
@@ -317,42 +312,12 @@ export class PgAnnotationStore implements AnnotationStore {
     if (spec.kind === 'audit') {
       const llm = await this.llmVerdicts(filter);
       const rows = await this.#q(`SELECT i.id, i.task, i.criterion FROM annotation_items i ${sql} ORDER BY i.created_at, i.rid`, params);
-      const strata = new Map<string, string[]>();
-      for (const r of rows) {
-        if (!llm.has(r.id as string)) continue;
-        const k = `${r.task as string}\u0000${(r.criterion as string | null) ?? ''}`;
-        const l = strata.get(k);
-        if (l) l.push(r.id as string);
-        else strata.set(k, [r.id as string]);
-      }
-      const per = spec.perCriterion ?? 10;
-      const rnd = seededRandom(spec.seed ?? 0);
-      const out: string[] = [];
-      for (const k of [...strata.keys()].sort()) {
-        const ids = [...strata.get(k)!];
-        for (let i = ids.length - 1; i > 0; i--) {
-          const j = Math.floor(rnd() * (i + 1));
-          [ids[i], ids[j]] = [ids[j]!, ids[i]!];
-        }
-        out.push(...ids.slice(0, per));
-      }
-      return out;
+      return auditSample(rows, llm, spec);
     }
     const anns = await this.annotationsByItem(filter);
     const llm = await this.llmVerdicts(filter);
     const rows = await this.#q(`SELECT i.id, i.task FROM annotation_items i ${sql} ORDER BY i.created_at, i.rid`, params);
-    return rows.filter((r) => {
-      const id = r.id as string;
-      const as = anns.get(id);
-      if (!as?.length) return false;
-      const res = resolveItem({ id, task: r.task as string }, as);
-      if (res.decidedBy === 'adjudicated') return false;
-      const labels = new Set(Object.values(res.humanLabels));
-      if (labels.size > 1) return true;
-      const l = llm.get(id);
-      if (!l || res.decidedBy === 'pending') return false;
-      return labelOf(r.task as string, l.verdict) !== labelOf(r.task as string, res.verdict);
-    }).map((r) => r.id as string);
+    return disagreementIds(rows, anns, llm);
   }
 
   async openQueue(spec: QueueSpec, opts: { name?: string; reviewers?: number; reservationMs?: number; blind?: boolean } = {}): Promise<AnnotationQueue> {

@@ -8,6 +8,7 @@
 import type Database from 'better-sqlite3';
 import { randomUUID } from 'node:crypto';
 import { canonicalJson, sha256 } from '../eval/judges/canonical.ts';
+import { sqliteWrite } from '../store/sql.ts';
 import { bulkWriteWithBackgroundCheckpoint } from '../store/wal.ts';
 import { LoupeInputError } from '../util/errors.ts';
 import { seededRandom } from '../util/random.ts';
@@ -252,12 +253,83 @@ function registerSuiteVersionFunction(db: Database.Database): void {
   withSuiteVersionFunction.add(db);
 }
 
+/**
+ * An audit queue's items, engine-independent (both store engines call it on the rows they read): the items with an
+ * LLM verdict, stratified by task and criterion, shuffled per stratum with the spec's seed, `perCriterion` (10) each.
+ * @param rows the candidate items (`id`, `task`, `criterion`) in store order; `llm` the LLM verdicts by item id.
+ * @returns the chosen item ids, strata in sorted order.
+ */
+export function auditSample(rows: Row[], llm: ReadonlyMap<string, unknown>, spec: { perCriterion?: number; seed?: number }): string[] {
+  const strata = new Map<string, string[]>();
+  for (const r of rows) {
+    if (!llm.has(r.id as string)) continue;
+    const k = `${r.task as string}\u0000${(r.criterion as string | null) ?? ''}`;
+    const l = strata.get(k);
+    if (l) l.push(r.id as string);
+    else strata.set(k, [r.id as string]);
+  }
+  const per = spec.perCriterion ?? 10;
+  const rnd = seededRandom(spec.seed ?? 0);
+  const out: string[] = [];
+  for (const k of [...strata.keys()].sort()) {
+    const ids = [...strata.get(k)!];
+    for (let i = ids.length - 1; i > 0; i--) {
+      const j = Math.floor(rnd() * (i + 1));
+      [ids[i], ids[j]] = [ids[j]!, ids[i]!];
+    }
+    out.push(...ids.slice(0, per));
+  }
+  return out;
+}
+
+/**
+ * A disagreement queue's items, engine-independent: humans disagree, or the LLM's label differs from the human
+ * resolution; adjudicated items and items without annotations are left out.
+ * @param rows the candidate items (`id`, `task`) in store order; `anns` their annotations; `llm` the LLM verdicts.
+ * @returns the item ids, in `rows` order.
+ */
+export function disagreementIds(rows: Row[], anns: ReadonlyMap<string, Annotation[]>, llm: ReadonlyMap<string, { verdict: unknown }>): string[] {
+  return rows.filter((r) => {
+    const id = r.id as string;
+    const as = anns.get(id);
+    if (!as?.length) return false;
+    const res = resolveItem({ id, task: r.task as string }, as);
+    if (res.decidedBy === 'adjudicated') return false;
+    const labels = new Set(Object.values(res.humanLabels));
+    if (labels.size > 1) return true;
+    const l = llm.get(id);
+    if (!l || res.decidedBy === 'pending') return false;
+    return labelOf(r.task as string, l.verdict) !== labelOf(r.task as string, res.verdict);
+  }).map((r) => r.id as string);
+}
+
+/**
+ * An item's resolution read through either engine's store (`AnnotationStore.resolve`, written once): its annotations
+ * and, for `llm+human`, the newest LLM verdict the store lets the caller see.
+ * @throws LoupeInputError naming the item when the store has no such item.
+ */
+export async function resolveStoredItem(s: Pick<AnnotationStore, 'getItem' | 'annotations' | 'llmVerdict'>, itemId: string, mode: ResolutionMode): Promise<Resolution> {
+  const item = await s.getItem(itemId);
+  if (!item) throw new LoupeInputError(`item ${itemId}`, 'no such item');
+  const llm = mode === 'llm+human' ? (await s.llmVerdict(itemId))?.verdict : undefined;
+  return resolveItem(item, await s.annotations(itemId), mode, llm);
+}
+
 /** The annotation store on a run store's SQLite database. */
 export class SqliteAnnotationStore implements AnnotationStore {
   private readonly db: Database.Database;
   /** @param db the SQLite handle of a run store at schema version ≥ 6 (`sqliteHandleOf`); callers use `annotationStoreOf`. */
   constructor(db: Database.Database) {
     this.db = db;
+  }
+
+  /**
+   * Runs one synchronous write on the handle once no `StoreSql` transaction (a checklist's, a ground truth's) is open
+   * on it: the handle is the run store's one connection, so a write here meanwhile would join that transaction and be
+   * lost if it rolls back (`sqliteWrite`, issue 41).
+   */
+  #write<T>(w: () => T): T | Promise<T> {
+    return sqliteWrite(this.db, w);
   }
 
   /**
@@ -304,7 +376,7 @@ export class SqliteAnnotationStore implements AnnotationStore {
     // Thousands of items (a first sync after scoring): the WAL checkpoint of ~1 KB per item runs on a worker thread,
     // not here, while the queue and its first item are prepared.
     const last = (this.db.prepare('SELECT MAX(rowid) AS m FROM judgements').get() as { m: number | null }).m ?? first;
-    return last - first + 1 >= BULK_SYNC_JUDGEMENTS ? bulkWriteWithBackgroundCheckpoint(this.db, sync).result : this.db.transaction(sync).immediate();
+    return this.#write(() => (last - first + 1 >= BULK_SYNC_JUDGEMENTS ? bulkWriteWithBackgroundCheckpoint(this.db, sync).result : this.db.transaction(sync).immediate()));
   }
 
   async getItem(id: string): Promise<AnnotationItem | undefined> {
@@ -314,9 +386,9 @@ export class SqliteAnnotationStore implements AnnotationStore {
 
   async putItem(item: Omit<AnnotationItem, 'schemaVersion' | 'createdAt'> & { createdAt?: string }): Promise<AnnotationItem> {
     const v = schemaVersion(item.task);
-    this.db.prepare(`INSERT OR IGNORE INTO annotation_items (id, subject_kind, subject, task, schema_version, input, input_hash, criterion, suite, run_id, item_ref, suite_version, created_at)
+    await this.#write(() => this.db.prepare(`INSERT OR IGNORE INTO annotation_items (id, subject_kind, subject, task, schema_version, input, input_hash, criterion, suite, run_id, item_ref, suite_version, created_at)
       VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)`).run(item.id, item.subject.kind, JSON.stringify(item.subject), item.task, v, JSON.stringify(item.input), item.inputHash, item.criterion,
-      item.suite, item.runId, item.itemRef, item.suiteVersion, item.createdAt ?? nowIso());
+      item.suite, item.runId, item.itemRef, item.suiteVersion, item.createdAt ?? nowIso()));
     return (await this.getItem(item.id))!;
   }
 
@@ -388,13 +460,13 @@ export class SqliteAnnotationStore implements AnnotationStore {
       id: randomUUID(), itemId: a.itemId, annotator: a.annotator.trim(), role, verdict: a.verdict, evidence, note: a.note?.trim() ? a.note : null,
       supersedes: a.supersedes ?? null, final: role === 'adjudicator', origin: a.origin ?? 'cli', createdAt: nowIso(), dbRole: null,
     };
-    this.db.transaction(() => {
+    await this.#write(this.db.transaction(() => {
       this.insertAnnotation(ann);
       if (a.queueId) {
         this.db.prepare('DELETE FROM annotation_reservations WHERE queue_id = ? AND item_id = ? AND annotator = ?').run(a.queueId, a.itemId, ann.annotator);
         this.db.prepare('DELETE FROM annotation_drafts WHERE queue_id = ? AND item_id = ? AND annotator = ?').run(a.queueId, a.itemId, ann.annotator);
       }
-    })();
+    }));
     return ann;
   }
 
@@ -438,16 +510,12 @@ export class SqliteAnnotationStore implements AnnotationStore {
   }
 
   async resolve(itemId: string, mode: ResolutionMode = 'human'): Promise<Resolution> {
-    const item = await this.getItem(itemId);
-    if (!item) throw new LoupeInputError(`item ${itemId}`, 'no such item');
-    const llm = mode === 'llm+human' ? (await this.llmVerdict(itemId))?.verdict : undefined;
-    return resolveItem(item, await this.annotations(itemId), mode, llm);
+    return resolveStoredItem(this, itemId, mode);
   }
 
   async resolveJudgement(task: string, inputHash: string, mode: ResolutionMode = 'human'): Promise<Resolution | undefined> {
     const id = judgementItemId(task, inputHash);
-    if (!(await this.getItem(id))) return undefined;
-    return this.resolve(id, mode);
+    return (await this.getItem(id)) ? resolveStoredItem(this, id, mode) : undefined;
   }
 
   /** The item filter of a queue spec: the generic kinds (items, audit, disagreement) hold only judge-task items. */
@@ -505,43 +573,13 @@ export class SqliteAnnotationStore implements AnnotationStore {
     if (spec.kind === 'audit') {
       const llm = await this.llmVerdicts(filter);
       const rows = this.db.prepare(`SELECT i.id, i.task, i.criterion FROM annotation_items i ${sql} ORDER BY i.created_at, i.rowid`).all(...params) as Row[];
-      const strata = new Map<string, string[]>();
-      for (const r of rows) {
-        if (!llm.has(r.id as string)) continue;
-        const k = `${r.task as string}\u0000${(r.criterion as string | null) ?? ''}`;
-        const l = strata.get(k);
-        if (l) l.push(r.id as string);
-        else strata.set(k, [r.id as string]);
-      }
-      const per = spec.perCriterion ?? 10;
-      const rnd = seededRandom(spec.seed ?? 0);
-      const out: string[] = [];
-      for (const k of [...strata.keys()].sort()) {
-        const ids = [...strata.get(k)!];
-        for (let i = ids.length - 1; i > 0; i--) {
-          const j = Math.floor(rnd() * (i + 1));
-          [ids[i], ids[j]] = [ids[j]!, ids[i]!];
-        }
-        out.push(...ids.slice(0, per));
-      }
-      return out;
+      return auditSample(rows, llm, spec);
     }
     // disagreement: humans disagree, or the LLM differs from the human resolution; not yet adjudicated
     const anns = await this.annotationsByItem(filter);
     const llm = await this.llmVerdicts(filter);
     const rows = this.db.prepare(`SELECT i.id, i.task FROM annotation_items i ${sql} ORDER BY i.created_at, i.rowid`).all(...params) as Row[];
-    return rows.filter((r) => {
-      const id = r.id as string;
-      const as = anns.get(id);
-      if (!as?.length) return false;
-      const res = resolveItem({ id, task: r.task as string }, as);
-      if (res.decidedBy === 'adjudicated') return false;
-      const labels = new Set(Object.values(res.humanLabels));
-      if (labels.size > 1) return true;
-      const l = llm.get(id);
-      if (!l || res.decidedBy === 'pending') return false;
-      return labelOf(r.task as string, l.verdict) !== labelOf(r.task as string, res.verdict);
-    }).map((r) => r.id as string);
+    return disagreementIds(rows, anns, llm);
   }
 
   async openQueue(spec: QueueSpec, opts: { name?: string; reviewers?: number; reservationMs?: number; blind?: boolean } = {}): Promise<AnnotationQueue> {
@@ -555,8 +593,8 @@ export class SqliteAnnotationStore implements AnnotationStore {
     const id = `q-${sha256(canonicalJson(clean)).slice(0, 12)}`;
     const append = clean.kind === 'items' ? await this.itemsAppender(clean) : undefined;
     const ids = append ? [] : await this.select(clean);
-    const existing = this.db.prepare('SELECT * FROM annotation_queues WHERE id = ?').get(id) as Row | undefined;
-    this.db.transaction(() => {
+    await this.#write(this.db.transaction(() => {
+      const existing = this.db.prepare('SELECT * FROM annotation_queues WHERE id = ?').get(id) as Row | undefined;
       if (existing) {
         this.db.prepare('UPDATE annotation_queues SET reviewers = ?, reservation_ms = ?, blind = ? WHERE id = ?').run(reviewers, reservationMs, opts.blind === false ? 0 : 1, id);
       } else {
@@ -568,7 +606,7 @@ export class SqliteAnnotationStore implements AnnotationStore {
       // the unique (queue, item) index skips items already queued; positions stay dense
       const ins = this.db.prepare('INSERT OR IGNORE INTO annotation_queue_items (queue_id, pos, item_id) VALUES (?,?,?)');
       for (const itemId of ids) if (ins.run(id, pos + 1, itemId).changes) pos++;
-    })();
+    }));
     return (await this.getQueue(id))!;
   }
 
@@ -608,15 +646,15 @@ export class SqliteAnnotationStore implements AnnotationStore {
       const entries = (stmt.all({ ...args, after: -1 }) as Row[]).map((r) => this.entry(queueId, r.pos as number, r.item_id as string));
       const chosen = entries.length ? await opts.pick(entries) : undefined;
       if (!chosen) return undefined;
-      this.db.prepare('INSERT OR REPLACE INTO annotation_reservations (queue_id, item_id, annotator, expires_at) VALUES (?,?,?,?)').run(
-        queueId, chosen.item.id, annotator, new Date(now.getTime() + q.reservationMs).toISOString());
+      await this.#write(() => this.db.prepare('INSERT OR REPLACE INTO annotation_reservations (queue_id, item_id, annotator, expires_at) VALUES (?,?,?,?)').run(
+        queueId, chosen.item.id, annotator, new Date(now.getTime() + q.reservationMs).toISOString()));
       return chosen;
     }
     const after = opts.afterPos ?? -1;
     const r = (stmt.get({ ...args, after }) ?? (after >= 0 ? stmt.get({ ...args, after: -1 }) : undefined)) as Row | undefined;
     if (!r) return undefined;
-    this.db.prepare('INSERT OR REPLACE INTO annotation_reservations (queue_id, item_id, annotator, expires_at) VALUES (?,?,?,?)').run(
-      queueId, r.item_id, annotator, new Date(now.getTime() + q.reservationMs).toISOString());
+    await this.#write(() => this.db.prepare('INSERT OR REPLACE INTO annotation_reservations (queue_id, item_id, annotator, expires_at) VALUES (?,?,?,?)').run(
+      queueId, r.item_id, annotator, new Date(now.getTime() + q.reservationMs).toISOString()));
     return this.entry(queueId, r.pos as number, r.item_id as string);
   }
 
@@ -646,7 +684,7 @@ export class SqliteAnnotationStore implements AnnotationStore {
   }
 
   async release(queueId: string, itemId: string, annotator: string): Promise<void> {
-    this.db.prepare('DELETE FROM annotation_reservations WHERE queue_id = ? AND item_id = ? AND annotator = ?').run(queueId, itemId, annotator);
+    await this.#write(() => this.db.prepare('DELETE FROM annotation_reservations WHERE queue_id = ? AND item_id = ? AND annotator = ?').run(queueId, itemId, annotator));
   }
 
   async runExists(runId: string): Promise<boolean> {
@@ -656,7 +694,7 @@ export class SqliteAnnotationStore implements AnnotationStore {
   async saveDraft(queueId: string, itemId: string, annotator: string, draft: AnnotationDraft): Promise<void> {
     if (!(await this.getItem(itemId))) throw new LoupeInputError(`item ${itemId}`, 'no such item');
     const clean: AnnotationDraft = { choice: draft.choice ?? {}, note: typeof draft.note === 'string' ? draft.note : '', evidence: Array.isArray(draft.evidence) ? draft.evidence : [] };
-    this.db.prepare('INSERT OR REPLACE INTO annotation_drafts (queue_id, item_id, annotator, draft, updated_at) VALUES (?,?,?,?,?)').run(queueId, itemId, annotator, JSON.stringify(clean), nowIso());
+    await this.#write(() => this.db.prepare('INSERT OR REPLACE INTO annotation_drafts (queue_id, item_id, annotator, draft, updated_at) VALUES (?,?,?,?,?)').run(queueId, itemId, annotator, JSON.stringify(clean), nowIso()));
   }
 
   async getDraft(queueId: string, itemId: string, annotator: string): Promise<AnnotationDraft | undefined> {
@@ -681,10 +719,10 @@ export class SqliteAnnotationStore implements AnnotationStore {
     });
     const insItem = this.db.prepare(`INSERT OR IGNORE INTO annotation_items (id, subject_kind, subject, task, schema_version, input, input_hash, criterion, suite, run_id, item_ref, suite_version, created_at)
       VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)`);
-    this.db.transaction(() => {
+    await this.#write(this.db.transaction(() => {
       for (const i of newItems) insItem.run(i.id, i.subject.kind, JSON.stringify(i.subject), i.task, i.schemaVersion, JSON.stringify(i.input ?? null), i.inputHash ?? null, i.criterion ?? null, i.suite ?? null, i.runId ?? null, i.itemRef ?? null, i.suiteVersion ?? 'unknown', i.createdAt ?? nowIso());
       for (const a of newAnns) this.insertAnnotation(a);
-    })();
+    }));
     return { items: newItems.length, annotations: newAnns.length, unchanged };
   }
 }

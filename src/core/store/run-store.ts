@@ -15,7 +15,7 @@ import { redactStoreUrls } from './location.ts';
 import { trustedRunFolder } from './run-folder.ts';
 import { migrations as defaultMigrations, type Migration } from './migrations.ts';
 import { StoreArtefactRows, StoreJudgementRows, StoreRunReads, StoreScoreRows } from './rows.ts';
-import { sqliteSql, type StoreSql } from './sql.ts';
+import { sqliteSql, sqliteWrite, type StoreSql } from './sql.ts';
 import { OffThreadReader } from './read-worker.ts';
 import type {
   AnswerRecord, AnswerValue, AssistantMessage, ChatMessage, InterventionRecord, KernelCellRecord, RunEventRecord, RunRecord,
@@ -158,6 +158,13 @@ export class SqliteRunStore extends StoreRunReads implements RunStore {
   static sqlOf(s: SqliteRunStore): StoreSql {
     return s.#sql;
   }
+  /**
+   * Runs one synchronous write on the handle once no `StoreSql` transaction is open on it (`sqliteWrite`: a write here
+   * would otherwise join a checklist's or ground truth's transaction and be lost if that one rolls back; issue 41).
+   */
+  #write<T>(w: () => T): T | Promise<T> {
+    return sqliteWrite(this.#db, w);
+  }
   /** The handle, for {@link sqliteHandleOf} only. */
   static handleOf(s: SqliteRunStore): Database.Database {
     return s.#db;
@@ -219,10 +226,10 @@ export class SqliteRunStore extends StoreRunReads implements RunStore {
   }
 
   async createRun(r: NewRun): Promise<RunRecord> {
-    this.db.prepare(`INSERT INTO runs (id, suite, block_id, agent, model, params, prompt_hash, tool_set, data_checksums,
+    await this.#write(() => this.db.prepare(`INSERT INTO runs (id, suite, block_id, agent, model, params, prompt_hash, tool_set, data_checksums,
       loupe_version, sandbox, workspace, status, created_at, tokens_known, sweep_id) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)`).run(
       r.id, r.suite, r.blockId, r.agent, r.model, JSON.stringify(r.params), r.promptHash, r.toolSet,
-      JSON.stringify(r.dataChecksums), r.loupeVersion, r.sandbox, r.workspace, r.status ?? 'pending', nowIso(), r.tokensKnown === false ? 0 : 1, r.sweepId ?? null);
+      JSON.stringify(r.dataChecksums), r.loupeVersion, r.sandbox, r.workspace, r.status ?? 'pending', nowIso(), r.tokensKnown === false ? 0 : 1, r.sweepId ?? null));
     return (await this.getRun(r.id))!;
   }
 
@@ -238,7 +245,7 @@ export class SqliteRunStore extends StoreRunReads implements RunStore {
     if (patch.ownerPid !== undefined) { sets.push('owner_pid = ?'); vals.push(patch.ownerPid); }
     if (patch.workspace !== undefined) { sets.push('workspace = ?'); vals.push(patch.workspace); }
     if (!sets.length) return;
-    this.db.prepare(`UPDATE runs SET ${sets.join(', ')} WHERE id = ?`).run(...vals, id);
+    await this.#write(() => this.db.prepare(`UPDATE runs SET ${sets.join(', ')} WHERE id = ?`).run(...vals, id));
   }
 
   /**
@@ -253,6 +260,10 @@ export class SqliteRunStore extends StoreRunReads implements RunStore {
    * @throws Error when the run does not exist.
    */
   async acquireRunLease(runId: string, owner: { owner: string; host: string; pid: number }, ttlMs: number): Promise<RunLeaseResult> {
+    return this.#write(() => this.#acquireRunLease(runId, owner, ttlMs));
+  }
+
+  #acquireRunLease(runId: string, owner: { owner: string; host: string; pid: number }, ttlMs: number): RunLeaseResult {
     for (let attempt = 0; attempt < 3; attempt++) {
       const now = new Date();
       const row = this.db.prepare('SELECT lease_owner, lease_host, owner_pid, heartbeat_at, lease_expires_at FROM runs WHERE id = ?').get(runId) as Row | undefined;
@@ -279,20 +290,22 @@ export class SqliteRunStore extends StoreRunReads implements RunStore {
    * @returns false when the caller no longer holds it (taken over after it expired): the caller must stop.
    */
   async renewRunLease(runId: string, owner: string, ttlMs: number): Promise<boolean> {
-    const now = new Date();
-    const r = this.db.prepare('UPDATE runs SET heartbeat_at = ?, lease_expires_at = ? WHERE id = ? AND lease_owner = ?')
-      .run(now.toISOString(), new Date(now.getTime() + ttlMs).toISOString(), runId, owner);
+    const r = await this.#write(() => {
+      const now = new Date();
+      return this.db.prepare('UPDATE runs SET heartbeat_at = ?, lease_expires_at = ? WHERE id = ? AND lease_owner = ?')
+        .run(now.toISOString(), new Date(now.getTime() + ttlMs).toISOString(), runId, owner);
+    });
     return r.changes === 1;
   }
 
   /** Gives the lease up (only when the caller holds it). */
   async releaseRunLease(runId: string, owner: string): Promise<void> {
-    this.db.prepare('UPDATE runs SET lease_owner = NULL, lease_host = NULL, lease_expires_at = NULL, owner_pid = NULL WHERE id = ? AND lease_owner = ?').run(runId, owner);
+    await this.#write(() => this.db.prepare('UPDATE runs SET lease_owner = NULL, lease_host = NULL, lease_expires_at = NULL, owner_pid = NULL WHERE id = ? AND lease_owner = ?').run(runId, owner));
   }
 
   /** The current lease holder of a run, if any (expired leases included: see `expiresAt`). */
   async setDataChecksums(id: string, checksums: Record<string, string>): Promise<void> {
-    this.db.prepare('UPDATE runs SET data_checksums = ? WHERE id = ?').run(JSON.stringify(checksums), id);
+    await this.#write(() => this.db.prepare('UPDATE runs SET data_checksums = ? WHERE id = ?').run(JSON.stringify(checksums), id));
   }
 
   /**
@@ -353,7 +366,7 @@ export class SqliteRunStore extends StoreRunReads implements RunStore {
   async commitStep(step: StepRecord, effects: StepEffects = {}): Promise<void> {
     const dir = this.#blobDir(step.runId);
     step = this.#mapTexts(step, (t) => this.#externalize(dir, t));
-    this.db.transaction(() => {
+    await this.#write(this.db.transaction(() => {
       this.db.prepare(`INSERT INTO steps (run_id, idx, started_at, ended_at, latency_ms, tool_ms, assistant, tool_calls,
         extra_messages, tokens_input, tokens_output, tokens_cached, cost_usd, finish_reason, tokens_known, seq)
         VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,(SELECT COALESCE(MAX(seq), 0) + 1 FROM steps))`).run(
@@ -365,11 +378,11 @@ export class SqliteRunStore extends StoreRunReads implements RunStore {
         tokens_cached = tokens_cached + ?, cost_usd = CASE WHEN ? IS NULL THEN cost_usd ELSE COALESCE(cost_usd, 0) + ? END
         WHERE id = ?`).run(step.usage?.input ?? 0, step.usage?.output ?? 0, step.usage?.cached ?? 0, step.costUsd, step.costUsd, step.runId);
       this.#applyEffects(step.runId, step.index, effects);
-    })();
+    }));
   }
 
   async applyEffects(runId: string, stepIndex: number, effects: StepEffects): Promise<void> {
-    this.#applyEffects(runId, stepIndex, effects);
+    await this.#write(() => this.#applyEffects(runId, stepIndex, effects));
   }
 
   #applyEffects(runId: string, stepIndex: number, effects: StepEffects): void {
@@ -394,7 +407,7 @@ export class SqliteRunStore extends StoreRunReads implements RunStore {
   }
 
   async insertCell(c: KernelCellRecord): Promise<void> {
-    this.#insertCell(c);
+    await this.#write(() => this.#insertCell(c));
   }
 
   #insertCell(c: KernelCellRecord): void {
@@ -406,7 +419,7 @@ export class SqliteRunStore extends StoreRunReads implements RunStore {
   }
 
   async addEvent(runId: string, kind: string, message: string): Promise<void> {
-    this.db.prepare('INSERT INTO run_events (run_id, at, kind, message) VALUES (?,?,?,?)').run(runId, nowIso(), kind, message);
+    await this.#write(() => this.db.prepare('INSERT INTO run_events (run_id, at, kind, message) VALUES (?,?,?,?)').run(runId, nowIso(), kind, message));
   }
 
   /**
@@ -415,6 +428,10 @@ export class SqliteRunStore extends StoreRunReads implements RunStore {
    * @returns the record, or undefined when the lease is not held by `leaseOwner`. @throws Error for an unknown run.
    */
   async addIntervention(i: NewIntervention, leaseOwner: string): Promise<InterventionRecord | undefined> {
+    return this.#write(() => this.#addIntervention(i, leaseOwner));
+  }
+
+  #addIntervention(i: NewIntervention, leaseOwner: string): InterventionRecord | undefined {
     const run = this.db.prepare('SELECT steps FROM runs WHERE id = ?').get(i.runId) as { steps: number } | undefined;
     if (!run) throw new Error(`run ${i.runId} not found in ${this.file}`);
     const at = i.at ?? nowIso();
@@ -595,12 +612,12 @@ export class SqliteRunStore extends StoreRunReads implements RunStore {
    * @returns whether a run was deleted.
    */
   async deleteRun(id: string): Promise<boolean> {
-    return this.db.transaction(() => {
+    return this.#write(this.db.transaction(() => {
       const deleted = this.db.prepare('DELETE FROM runs WHERE id = ?').run(id).changes > 0;
       // contents no run refers to any more (content-addressed artefacts of the deleted run)
       if (deleted) this.db.prepare('DELETE FROM artefact_blobs WHERE NOT EXISTS (SELECT 1 FROM run_artefacts a WHERE a.sha256 = artefact_blobs.sha256)').run();
       return deleted;
-    })();
+    }));
   }
 
   async close(): Promise<void> {

@@ -81,57 +81,107 @@ function builderOf(dialect: SqlDialect): Kysely<Database> {
 /** SQLite binds numbers, strings, bigints, buffers and null; Kysely passes booleans as given. */
 const sqliteParam = (v: unknown) => (typeof v === 'boolean' ? (v ? 1 : 0) : v);
 
+/** A SQLite handle's transaction state: the queue of {@link sqliteSql} transactions, and the one open now, if any. */
+interface SqliteGate {
+  queue: Promise<unknown>;
+  /** Settles when the transaction open on the handle (between its BEGIN IMMEDIATE and COMMIT/ROLLBACK) ends. */
+  open: Promise<void> | null;
+}
+const gates = new WeakMap<BetterSqlite.Database, SqliteGate>();
+const gateOf = (handle: BetterSqlite.Database): SqliteGate => {
+  let g = gates.get(handle);
+  if (!g) gates.set(handle, (g = { queue: Promise.resolve(), open: null }));
+  return g;
+};
+
+/**
+ * Runs a synchronous write on a SQLite handle outside any {@link StoreSql.tx} transaction open on it.
+ * Why: a `StoreSql` transaction's body awaits between its statements (the body is written once for both engines),
+ * and SQLite has one connection per handle, so a statement another part of the process ran on the handle meanwhile
+ * would join that transaction — and be lost with it when it rolls back (issue 41). Every writer of the handle outside
+ * such a transaction (the run store's writes, the annotation store's, `StoreSql.run` outside a transaction) goes
+ * through here: with no transaction open, `write` runs at once (synchronously, as before); with one open, it runs as
+ * soon as that transaction has committed or rolled back — synchronously after the check, so no transaction can begin
+ * in between. A transaction body must not call this (it would wait for itself): it writes through the `StoreSql` it
+ * is given.
+ * @returns what `write` returned (a promise of it when it had to wait). @throws what `write` throws.
+ */
+export function sqliteWrite<T>(handle: BetterSqlite.Database, write: () => T): T | Promise<T> {
+  const g = gateOf(handle);
+  if (!g.open) return write();
+  return (async () => {
+    // bounded: each pass waits for one transaction to end, and transactions end (commit or rollback)
+    while (g.open) await g.open;
+    return write();
+  })();
+}
+
 /**
  * The {@link StoreSql} of a SQLite run store's handle (`sqliteHandleOf`).
  * SQLite's transactions: `BEGIN IMMEDIATE` takes the write lock first (another process waits, `busy_timeout`); one
- * transaction at a time on the handle (a second waits for the first in this process). A statement the run store runs
- * on the handle meanwhile joins the open transaction (one connection): bodies here only read and insert, and a
- * conflict they detect is returned, not thrown, where a caller's write could be in flight.
+ * transaction at a time on the handle (a second waits for the first in this process; shared by every `StoreSql` of
+ * the handle). While one is open, every other writer of the handle waits for it to end ({@link sqliteWrite}), so no
+ * statement outside the body joins the transaction.
  */
 export function sqliteSql(handle: BetterSqlite.Database): StoreSql {
-  let queue: Promise<unknown> = Promise.resolve();
-  const exec: Omit<StoreSql, 'tx'> = {
-    dialect: 'sqlite',
-    db: builderOf('sqlite'),
-    rowid: 'rowid',
-    all: async <R>(q: Compilable<R>) => {
-      const c = q.compile();
-      const st = handle.prepare(c.sql);
-      const params = c.parameters.map(sqliteParam);
-      if (!st.reader) {
-        st.run(...params);
-        return [] as R[];
-      }
-      return st.all(...params) as R[];
-    },
-    first: async <R>(q: Compilable<R>) => {
-      const c = q.compile();
-      return handle.prepare(c.sql).get(...c.parameters.map(sqliteParam)) as R | undefined;
-    },
-    run: async (q: Compilable<unknown>) => {
-      const c = q.compile();
-      handle.prepare(c.sql).run(...c.parameters.map(sqliteParam));
-    },
+  const gate = gateOf(handle);
+  const on = (inTx: boolean): Omit<StoreSql, 'tx'> => {
+    const write = <T>(w: () => T): T | Promise<T> => (inTx ? w() : sqliteWrite(handle, w));
+    return {
+      dialect: 'sqlite',
+      db: builderOf('sqlite'),
+      rowid: 'rowid',
+      all: async <R>(q: Compilable<R>) => {
+        const c = q.compile();
+        const st = handle.prepare(c.sql);
+        const params = c.parameters.map(sqliteParam);
+        if (!st.reader) {
+          await write(() => st.run(...params));
+          return [] as R[];
+        }
+        return st.all(...params) as R[];
+      },
+      first: async <R>(q: Compilable<R>) => {
+        const c = q.compile();
+        const st = handle.prepare(c.sql);
+        const params = c.parameters.map(sqliteParam);
+        return (st.reader ? st.get(...params) : await write(() => st.get(...params))) as R | undefined;
+      },
+      run: async (q: Compilable<unknown>) => {
+        const c = q.compile();
+        const st = handle.prepare(c.sql);
+        await write(() => st.run(...c.parameters.map(sqliteParam)));
+      },
+    };
   };
-  const self: StoreSql = {
-    ...exec,
+  const inside: StoreSql = { ...on(true), tx: () => Promise.reject(new Error('nested store transaction')) };
+  return {
+    ...on(false),
     tx: <T>(_lock: string | null, body: (t: StoreSql) => Promise<T>): Promise<T> => {
-      const turn = queue.then(async () => {
-        handle.exec('BEGIN IMMEDIATE');
+      const turn = gate.queue.then(async () => {
+        // a writer outside waits until this transaction ends (sqliteWrite); BEGIN runs synchronously after the check
+        while (gate.open) await gate.open;
+        let end!: () => void;
+        gate.open = new Promise<void>((r) => (end = r));
         try {
-          const out = await body({ ...exec, tx: () => Promise.reject(new Error('nested store transaction')) });
-          handle.exec('COMMIT');
-          return out;
-        } catch (e) {
-          if (handle.inTransaction) handle.exec('ROLLBACK');
-          throw e;
+          handle.exec('BEGIN IMMEDIATE');
+          try {
+            const out = await body(inside);
+            handle.exec('COMMIT');
+            return out;
+          } catch (e) {
+            if (handle.inTransaction) handle.exec('ROLLBACK');
+            throw e;
+          }
+        } finally {
+          gate.open = null;
+          end();
         }
       });
-      queue = turn.catch(() => undefined);
+      gate.queue = turn.catch(() => undefined);
       return turn;
     },
   };
-  return self;
 }
 
 /**
