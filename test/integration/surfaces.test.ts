@@ -115,6 +115,8 @@ describe('Surfaces as an expert uses them (issue 22)', function () {
     await vscode.commands.executeCommand('loupe.runs.focus');
     let tree = '';
     for (let i = 0; i < 60 && !/analyst-model[^\n]*? #\d · \d+\.\d% · finished[\s\S]*LongDA match/.test(tree); i++) {
+      // a block with more than three runs starts collapsed (other suites may have added runs to it): open one group a turn
+      if (i > 0) await runner({ action: 'clickWorkbench', selector: '[id="workbench.parts.sidebar"] .monaco-list-row[aria-expanded="false"]' }).catch(() => undefined);
       await new Promise((r) => setTimeout(r, 500));
       tree = await runner<string>({ action: 'workbenchText', selector: '[id="workbench.parts.sidebar"]' }).catch(() => '');
     }
@@ -161,12 +163,19 @@ describe('Surfaces as an expert uses them (issue 22)', function () {
     const FA = 'Failure Analysis';
     const queueId = await vscode.commands.executeCommand<string>('loupe.openFailureQueue', 'failures');
     assert.ok(queueId);
-    const text = await webviewText({ title: FA, expect: /Failure case 1 of/, timeoutMs: 60_000 });
+    await webviewText({ title: FA, expect: /Failure case 1 of/, timeoutMs: 60_000 });
     // cases in queue order: one about a query the run answered wrong, one about a query it never answered
     let seen = { answered: false, unanswered: false };
-    for (let k = 0; k < 8 && !(seen.answered && seen.unanswered); k++) {
+    for (let k = 0; k < 20 && !(seen.answered && seen.unanswered); k++) {
       const ref = /(NHANES_NCHS[^:\n]*_q\d+):/.exec(await panelText('#case-question', FA))?.[1];
-      assert.ok(ref, text.slice(0, 600));
+      if (!ref) {
+        // a case of another suite's run in the shared store (suites run in any order): skip it
+        const pos = await panelText('#case-pos', FA);
+        await runner({ action: 'clickInWebview', title: FA, selector: '#case-question' });
+        await runner({ action: 'press', key: 'x' });
+        for (let i = 0; i < 40 && (await panelText('#case-pos', FA)) === pos; i++) await new Promise((r) => setTimeout(r, 250));
+        continue;
+      }
       const short = ref.slice(ref.lastIndexOf('_') + 1);
       const note = await panelText('#attached-note', FA);
       if (!note) {

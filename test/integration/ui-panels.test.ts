@@ -138,7 +138,7 @@ describe('Benchmarks view, Documentation Search and Results', function () {
     await runner({ action: 'clickInWebview', selector: '#query', title: 'Docs:' });
     await runner({ action: 'type', text: 'BMXBMI body mass index' });
     await runner({ action: 'press', key: 'Enter' });
-    const results = await webviewText({ title: 'Docs:', expect: /docs\/Examination\/BMX_L\.pdf[\s\S]*Page \d+/, timeoutMs: 30_000 });
+    const results = await webviewText({ title: 'Docs:', expect: /docs\/Examination\/\s*BMX_L\.pdf[\s\S]*Page \d+/, timeoutMs: 30_000 });
     assert.match(results, /\d+ results · BM25/);
     assert.match(results, /BMXBMI/);
     pngOk(await screenshot('docsearch-results'));
@@ -188,7 +188,7 @@ describe('Benchmarks view, Documentation Search and Results', function () {
     }
     store.close();
     await vscode.commands.executeCommand('loupe.searchDocumentation', { runId: id, query: 'WTMEC2YR', mode: 'keyword', file: 'docs/Demographics/DEMO_L.pdf' });
-    const text = await webviewText({ title: 'Docs:', expect: /Searches[\s\S]*step 2 · retriever[\s\S]*docs\/Demographics\/DEMO_L\.pdf[\s\S]*Page \d+/, timeoutMs: 120_000 });
+    const text = await webviewText({ title: 'Docs:', expect: /Searches[\s\S]*step 2 · retriever[\s\S]*docs\/Demographics\/\s*DEMO_L\.pdf[\s\S]*Page \d+/, timeoutMs: 120_000 });
     assert.match(text, /step 1 · search_doc\s+WTMEC2YR/);
     assert.match(text, /results? · Keyword/);
     // Replaying the second search switches to LongTA mode with its query.

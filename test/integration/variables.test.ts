@@ -85,7 +85,7 @@ describe('Variables panel', function () {
     // o opens the Documentation Search panel (it takes the editor area) on the codebook page
     const docsShown = async () => /Documentation Search/.test(await runner<string>({ action: 'webviewText', title: 'Docs:' }, 10_000).catch(() => ''));
     await pressUntil('o', docsShown, 'open codebook', { shotPrefix: 'variables', explain });
-    const docs = await webviewText({ title: 'Docs:', expect: /docs\/Demographics\/DEMO_L\.pdf[\s\S]*Page \d+/, timeoutMs: 180_000 });
+    const docs = await webviewText({ title: 'Docs:', expect: /docs\/Demographics\/\s*DEMO_L\.pdf[\s\S]*Page \d+/, timeoutMs: 180_000 });
     assert.match(docs, /INDFMPIR/);
     await sleep(800);
     pngOk(await screenshot('variables-codebook-page'));
