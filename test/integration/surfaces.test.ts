@@ -78,7 +78,8 @@ describe('Surfaces as an expert uses them (issue 22)', function () {
     await vscode.commands.executeCommand('workbench.action.closeAllEditors');
     await vscode.commands.executeCommand('loupe.openRun', 'sf-longda-1');
     const text = await webviewText({ title: TL, expect: /1 right · 1 partial · 1 wrong/, timeoutMs: 60_000 });
-    assert.match(text, /scored live against the ground truth/);
+    // scored live, or the saved score once a surface (the Runs view) has stored it (issue 42 defect 2)
+    assert.match(text, /scored live against the ground truth|score of \d/);
     assert.match(await panelText('.tl-head', TL), /Tokens[\s\S]*Answer/, 'the step list\'s columns are labelled');
     const rows = await panelText('#steps', TL);
     assert.match(rows, /✓ right[\s\S]*◐ partial[\s\S]*✗ wrong/, rows);
@@ -158,7 +159,9 @@ describe('Surfaces as an expert uses them (issue 22)', function () {
     assert.match(tl, /wrong/);
   });
 
-  it('failure queue (issue 42 defect 8): the case about a query shows that query\'s answer and selects the step that answered it', async () => {
+  it('failure queue (issue 42 defect 8): the case about a query shows that query\'s answer and selects the step that answered it', async function () {
+    // the queue is shared with other suites' runs (strata interleave): walk up to 100 cases
+    this.timeout(300_000);
     await vscode.commands.executeCommand('workbench.action.closeAllEditors');
     const FA = 'Failure Analysis';
     const queueId = await vscode.commands.executeCommand<string>('loupe.openFailureQueue', 'failures');
@@ -166,7 +169,7 @@ describe('Surfaces as an expert uses them (issue 22)', function () {
     await webviewText({ title: FA, expect: /Failure case 1 of/, timeoutMs: 60_000 });
     // cases in queue order: one about a query the run answered wrong, one about a query it never answered
     let seen = { answered: false, unanswered: false };
-    for (let k = 0; k < 20 && !(seen.answered && seen.unanswered); k++) {
+    for (let k = 0; k < 100 && !(seen.answered && seen.unanswered); k++) {
       const ref = /(NHANES_NCHS[^:\n]*_q\d+):/.exec(await panelText('#case-question', FA))?.[1];
       if (!ref) {
         // a case of another suite's run in the shared store (suites run in any order): skip it
