@@ -3,21 +3,22 @@
  * Source: issue 14; `../shared/spec/annotation.md`.
  */
 import type { HumanResolver } from '../eval/judges/judge.ts';
-import { pgReadyPoolOf } from '../store/pg-run-store.ts';
 import { sqliteHandleOf } from '../store/run-store.ts';
+import { storeSqlOf } from '../store/store-sql.ts';
 import type { RunStore } from '../store/types.ts';
-import { PgAnnotationStore } from './pg-store.ts';
-import { SqliteAnnotationStore, type AnnotationStore } from './store.ts';
+import { SqlAnnotationStore, SqliteAnnotationStore, type AnnotationStore } from './store.ts';
 
 export * from './model.ts';
 export * from './store.ts';
-export { PgAnnotationStore } from './pg-store.ts';
 export { agreementReport, type AgreementGroup, type AgreementReport, type Estimate, type JudgeHumanAgreement } from './agreement.ts';
 
-/** Annotation store factories per run-store engine (a second engine adds one line here). */
+/**
+ * Annotation store factories per run-store engine (a second engine adds one line here): one implementation over the
+ * run store's `StoreSql`; SQLite's also takes the handle (its bulk sync checkpoints the WAL on a worker thread).
+ */
 const ENGINES: Record<string, (store: RunStore) => AnnotationStore> = {
   sqlite: (store) => new SqliteAnnotationStore(sqliteHandleOf(store)),
-  postgres: (store) => new PgAnnotationStore(() => pgReadyPoolOf(store)),
+  postgres: (store) => new SqlAnnotationStore(storeSqlOf(store, 'annotations')),
 };
 
 /**

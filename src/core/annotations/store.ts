@@ -8,8 +8,11 @@
 import type Database from 'better-sqlite3';
 import { randomUUID } from 'node:crypto';
 import { canonicalJson, sha256 } from '../eval/judges/canonical.ts';
-import { sqliteWrite } from '../store/sql.ts';
-import { bulkWriteWithBackgroundCheckpoint } from '../store/wal.ts';
+import { sql, type Compilable, type RawBuilder } from 'kysely';
+import { CHANGES } from '../store/pg-run-store.ts';
+import { jsonColumn, jsonNulToText } from '../store/pg-text.ts';
+import { sqliteSql, type StoreSql } from '../store/sql.ts';
+import { bulkWriteWithBackgroundCheckpointAsync } from '../store/wal.ts';
 import { LoupeInputError } from '../util/errors.ts';
 import { seededRandom } from '../util/random.ts';
 import {
@@ -315,21 +318,70 @@ export async function resolveStoredItem(s: Pick<AnnotationStore, 'getItem' | 'an
   return resolveItem(item, await s.annotations(itemId), mode, llm);
 }
 
-/** The annotation store on a run store's SQLite database. */
-export class SqliteAnnotationStore implements AnnotationStore {
-  private readonly db: Database.Database;
-  /** @param db the SQLite handle of a run store at schema version ≥ 6 (`sqliteHandleOf`); callers use `annotationStoreOf`. */
-  constructor(db: Database.Database) {
-    this.db = db;
+/**
+ * The annotation store on a run store's database, one source for both engines (issue 41): every query is built once
+ * with Kysely (the typed tables of `store/schema.ts`, or a `sql` template compiled by the engine's dialect: `?` or
+ * `$n` parameters) and runs through the run store's {@link StoreSql}. Transactions are `StoreSql.tx`: SQLite's
+ * `BEGIN IMMEDIATE` (the write lock first) or PostgreSQL's `BEGIN` with an advisory lock on the queue id.
+ * Where the engines genuinely differ, the code says why, each in one place:
+ * - PostgreSQL only: `pg_notify` after an annotation (LISTEN/NOTIFY: other editors' panels refresh); the database
+ *   role's privileges (`#privileges`) and blind reading under row-level security (`annotation_meta`,
+ *   `judge_verdicts_revealed`, migration 18); the sync watermark taken `FOR UPDATE`.
+ * - SQLite only: the first bulk sync's WAL checkpoint on a worker thread (`store/wal.ts`), the suite version computed
+ *   in the INSERT by a JS function registered on the connection (`loupe_suite_version`).
+ * - Spelling: JSON functions (`json_extract` / `json_object` vs `->>` / `to_json`), a list bound as one parameter
+ *   (`json_each` vs `ANY(text[])`), the substring function (`instr` vs `strpos`) — the helpers `#jsonText`, `#inIds`, `#where`.
+ * Source: issue 14 (annotation model), issue 26 (PostgreSQL team store), issue 41 (one query source).
+ */
+export class SqlAnnotationStore implements AnnotationStore {
+  readonly #s: StoreSql;
+  readonly #pg: boolean;
+  /** SQLite: the run store's handle (bulk-write checkpoint, SQL function); null on PostgreSQL. */
+  readonly #handle: Database.Database | null;
+  /**
+   * Who annotated which item, for queue counts: on PostgreSQL the view `annotation_meta` (no verdicts: row-level
+   * security hides other roles' verdicts from a blind annotator but counts must see every annotation); SQLite has
+   * no roles, so the table itself.
+   */
+  readonly #meta: 'annotations' | 'annotation_meta';
+
+  /**
+   * @param s the run store's query runner (`storeSqlOf`), at schema version ≥ 18.
+   * @param handle on SQLite, the same run store's handle (`sqliteHandleOf`); callers use `annotationStoreOf`.
+   */
+  constructor(s: StoreSql, handle: Database.Database | null = null) {
+    this.#s = s;
+    this.#pg = s.dialect === 'postgres';
+    this.#handle = handle;
+    this.#meta = this.#pg ? 'annotation_meta' : 'annotations';
+  }
+
+  /** A `sql` template compiled with this engine's dialect. */
+  #raw<R>(q: RawBuilder<R>): Compilable<R> {
+    const db = this.#s.db;
+    return { compile: () => q.compile(db) };
+  }
+
+  /** The insertion-order column of an alias (SQLite's `rowid`, PostgreSQL's `rid`). */
+  #rowid(alias: string): RawBuilder<unknown> {
+    return sql.ref(`${alias}.${this.#s.rowid}`);
   }
 
   /**
-   * Runs one synchronous write on the handle once no `StoreSql` transaction (a checklist's, a ground truth's) is open
-   * on it: the handle is the run store's one connection, so a write here meanwhile would join that transaction and be
-   * lost if it rolls back (`sqliteWrite`, issue 41).
+   * A string field of a JSON text column, as text (null when absent). SQLite: `json_extract`. PostgreSQL: `->>` on
+   * the column cast to `json`, through `jsonColumn` / `jsonNulToText` (rows may hold the JSON escape of NUL, which
+   * `->>` refuses; a NUL reads back as NUL, issue 39). `column` and `key` are names from this file, never input.
    */
-  #write<T>(w: () => T): T | Promise<T> {
-    return sqliteWrite(this.db, w);
+  #jsonText(column: string, key: string): RawBuilder<string | null> {
+    return this.#pg ? sql.raw(jsonNulToText(`${jsonColumn(column)}::json ->> '${key}'`)) : sql.raw(`json_extract(${column}, '$.${key}')`);
+  }
+
+  /**
+   * `column` is one of `ids`, bound as one parameter whatever their number (thousands of ids exceed a statement's
+   * parameter limit): a JSON array read by `json_each` on SQLite, a `text[]` on PostgreSQL.
+   */
+  #inIds(column: string, ids: readonly string[]): RawBuilder<unknown> {
+    return this.#pg ? sql`${sql.ref(column)} = ANY(${[...ids]}::text[])` : sql`${sql.ref(column)} IN (SELECT value FROM json_each(${JSON.stringify(ids)}))`;
   }
 
   /**
@@ -337,109 +389,127 @@ export class SqliteAnnotationStore implements AnnotationStore {
    * watermark of migration 9 on (triggers keep it), so a sync with nothing new reads one row and returns 0.
    * Items are created in (judged_at, rowid) order (the first judgement of a task + input hash names its item), each
    * with its run's suite version; items of earlier syncs still without one get it once their run has checksums.
+   * The watermark read, the items written and the watermark cleared are one transaction for every writer.
    * @returns the number of items created. Source: issue 14; incremental since issue 23 (first item of a queue).
    */
   async syncFromJudgements(): Promise<number> {
-    const mark = this.db.prepare('SELECT judgements_from AS f FROM annotation_sync WHERE id = 1');
-    const first = (mark.get() as { f: number | null } | undefined)?.f;
+    const mark = this.#s.db.selectFrom('annotation_sync').select('judgements_from as f').where('id', '=', 1);
+    const first = (await this.#s.first(mark))?.f;
     if (first == null) return 0;
-    // One INSERT … SELECT: criterion by json_extract as criterionOf() reads it, the schema version per task from JS,
-    // the suite version per run from its data checksums (a SQL function, computed once per distinct checksums).
-    const tasks = ANNOTATABLE_TASKS.map((t) => `'${t}'`).join(',');
-    const versionCase = `CASE j.task ${ANNOTATABLE_TASKS.map((t) => `WHEN '${t}' THEN '${schemaVersion(t)}'`).join(' ')} END`;
-    registerSuiteVersionFunction(this.db);
-    // IMMEDIATE: the watermark read, the items written and the watermark cleared are one step for every writer.
-    const sync = () => {
-      const from = (mark.get() as { f: number | null } | undefined)?.f;
+    // One INSERT … SELECT: criterion as criterionOf() reads it, the schema version per task from JS.
+    const versionCase = sql.raw(`CASE j.task ${ANNOTATABLE_TASKS.map((t) => `WHEN '${t}' THEN '${schemaVersion(t)}'`).join(' ')} END`);
+    const subject = this.#pg
+      ? sql`'{"kind":"judgement","task":' || to_json(j.task)::text || ',"inputHash":' || to_json(j.input_hash)::text || '}'`
+      : sql`json_object('kind', 'judgement', 'task', j.task, 'inputHash', j.input_hash)`;
+    // The suite version per run from its data checksums: on SQLite a JS function in the statement (computed once per
+    // distinct checksums); PostgreSQL cannot call JS, so 'unknown' here and the runs' versions set just after.
+    if (this.#handle) registerSuiteVersionFunction(this.#handle);
+    const suiteVersion = this.#pg ? sql`'unknown'` : sql`loupe_suite_version(r.data_checksums)`;
+    const sync = () => this.#s.tx(null, async (t) => {
+      // PostgreSQL: FOR UPDATE makes syncing writers wait here; SQLite's BEGIN IMMEDIATE already holds the write lock
+      const from = (await t.first(this.#pg ? mark.forUpdate() : mark))?.f;
       if (from == null) return 0;
-      // INSERT OR IGNORE skips items that exist (the primary key lookup is the only check needed).
-      const changes = this.db.prepare(`INSERT OR IGNORE INTO annotation_items (id, subject_kind, subject, task, schema_version, input, input_hash, criterion, suite, run_id, item_ref, suite_version, created_at)
-        SELECT 'j:' || j.task || ':' || j.input_hash, 'judgement', json_object('kind', 'judgement', 'task', j.task, 'inputHash', j.input_hash), j.task, ${versionCase}, j.input, j.input_hash,
-          CASE j.task WHEN 'checklist-score' THEN json_extract(j.input, '$.criterion') WHEN 'checklist-support' THEN json_extract(j.input, '$.question')
-            WHEN 'trend-answer' THEN json_extract(j.input, '$.question') WHEN 'semantic-match' THEN json_extract(j.input, '$.kind') END,
-          r.suite, j.run_id, j.item_ref, loupe_suite_version(r.data_checksums), j.judged_at
+      // ON CONFLICT skips items that exist (the primary key lookup is the only check needed).
+      const created = await t.all(this.#raw(sql`INSERT INTO annotation_items (id, subject_kind, subject, task, schema_version, input, input_hash, criterion, suite, run_id, item_ref, suite_version, created_at)
+        SELECT 'j:' || j.task || ':' || j.input_hash, 'judgement', ${subject}, j.task, ${versionCase}, j.input, j.input_hash,
+          CASE j.task WHEN 'checklist-score' THEN ${this.#jsonText('j.input', 'criterion')} WHEN 'checklist-support' THEN ${this.#jsonText('j.input', 'question')}
+            WHEN 'trend-answer' THEN ${this.#jsonText('j.input', 'question')} WHEN 'semantic-match' THEN ${this.#jsonText('j.input', 'kind')} END,
+          r.suite, j.run_id, j.item_ref, ${suiteVersion}, j.judged_at
         FROM judgements j LEFT JOIN runs r ON r.id = j.run_id
-        WHERE j.rowid >= ? AND j.task IN (${tasks}) AND j.judge_id NOT IN ('exact', 'none')
-        ORDER BY j.judged_at, j.rowid`).run(from).changes;
-      this.db.prepare('UPDATE annotation_sync SET judgements_from = NULL WHERE id = 1').run();
-      if (changes) {
+        WHERE ${this.#rowid('j')} >= ${from} AND j.task IN (${sql.join([...ANNOTATABLE_TASKS])}) AND j.judge_id NOT IN ('exact', 'none')
+        ORDER BY j.judged_at, ${this.#rowid('j')}
+        ON CONFLICT (id) DO NOTHING RETURNING 1`));
+      await t.run(t.db.updateTable('annotation_sync').set({ judgements_from: null }).where('id', '=', 1));
+      if (created.length) {
         // Earlier items whose run was missing or had no checksums then (few: a partial index holds them).
-        const runs = this.db.prepare(`SELECT r.id, r.data_checksums FROM runs r WHERE r.id IN (SELECT i.run_id FROM annotation_items i WHERE i.suite_version = 'unknown')`).all() as Row[];
-        const upd = this.db.prepare(`UPDATE annotation_items SET suite_version = ? WHERE run_id = ? AND suite_version = 'unknown'`);
+        const runs = await t.all(t.db.selectFrom('runs as r').select(['r.id', 'r.data_checksums'])
+          .where('r.id', 'in', t.db.selectFrom('annotation_items as i').select('i.run_id').where('i.suite_version', '=', 'unknown')));
         for (const r of runs) {
-          const v = suiteVersionOf(r.data_checksums as string | null);
-          if (v !== 'unknown') upd.run(v, r.id);
+          const v = suiteVersionOf(r.data_checksums);
+          if (v !== 'unknown') await t.run(t.db.updateTable('annotation_items').set({ suite_version: v }).where('run_id', '=', r.id).where('suite_version', '=', 'unknown'));
         }
       }
-      return changes;
-    };
-    // Thousands of items (a first sync after scoring): the WAL checkpoint of ~1 KB per item runs on a worker thread,
-    // not here, while the queue and its first item are prepared.
-    const last = (this.db.prepare('SELECT MAX(rowid) AS m FROM judgements').get() as { m: number | null }).m ?? first;
-    return this.#write(() => (last - first + 1 >= BULK_SYNC_JUDGEMENTS ? bulkWriteWithBackgroundCheckpoint(this.db, sync).result : this.db.transaction(sync).immediate()));
+      return created.length;
+    });
+    if (!this.#handle) return sync();
+    // SQLite, thousands of items (a first sync after scoring): the WAL checkpoint of ~1 KB per item runs on a worker
+    // thread, not here, while the queue and its first item are prepared.
+    const last = (await this.#s.first(this.#s.db.selectFrom('judgements').select(sql<number | null>`MAX(rowid)`.as('m'))))?.m ?? first;
+    return last - first + 1 >= BULK_SYNC_JUDGEMENTS ? (await bulkWriteWithBackgroundCheckpointAsync(this.#handle, sync)).result : sync();
   }
 
   async getItem(id: string): Promise<AnnotationItem | undefined> {
-    const r = this.db.prepare('SELECT * FROM annotation_items WHERE id = ?').get(id) as Row | undefined;
+    const r = await this.#s.first(this.#s.db.selectFrom('annotation_items').selectAll().where('id', '=', id));
     return r ? itemFromRow(r) : undefined;
   }
 
   async putItem(item: Omit<AnnotationItem, 'schemaVersion' | 'createdAt'> & { createdAt?: string }): Promise<AnnotationItem> {
     const v = schemaVersion(item.task);
-    await this.#write(() => this.db.prepare(`INSERT OR IGNORE INTO annotation_items (id, subject_kind, subject, task, schema_version, input, input_hash, criterion, suite, run_id, item_ref, suite_version, created_at)
-      VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)`).run(item.id, item.subject.kind, JSON.stringify(item.subject), item.task, v, JSON.stringify(item.input), item.inputHash, item.criterion,
-      item.suite, item.runId, item.itemRef, item.suiteVersion, item.createdAt ?? nowIso()));
+    await this.#s.run(this.#s.db.insertInto('annotation_items').values({
+      id: item.id, subject_kind: item.subject.kind, subject: JSON.stringify(item.subject), task: item.task, schema_version: v, input: JSON.stringify(item.input),
+      input_hash: item.inputHash, criterion: item.criterion, suite: item.suite, run_id: item.runId, item_ref: item.itemRef, suite_version: item.suiteVersion, created_at: item.createdAt ?? nowIso(),
+    }).onConflict((oc) => oc.column('id').doNothing()));
     return (await this.getItem(item.id))!;
   }
 
-  private where(f: ItemFilter, alias = 'i'): { sql: string; params: unknown[] } {
-    const w: string[] = [];
-    const p: unknown[] = [];
-    if (f.suite) { w.push(`${alias}.suite = ?`); p.push(f.suite); }
-    if (f.task) { w.push(`${alias}.task = ?`); p.push(f.task); }
-    else if (f.judgeTasksOnly) { w.push(`${alias}.task IN (${ANNOTATABLE_TASKS.map(() => '?').join(',')})`); p.push(...ANNOTATABLE_TASKS); }
-    if (f.criterion) { w.push(`instr(lower(COALESCE(${alias}.criterion, '')), lower(?)) > 0`); p.push(f.criterion); }
-    if (f.runIds?.length) { w.push(`${alias}.run_id IN (${f.runIds.map(() => '?').join(',')})`); p.push(...f.runIds); }
-    return { sql: w.length ? `WHERE ${w.join(' AND ')}` : '', params: p };
+  /** `WHERE …` over items (alias `i`) matching a filter; empty when it matches all. */
+  #where(f: ItemFilter): RawBuilder<unknown> {
+    const w: RawBuilder<unknown>[] = [];
+    if (f.suite) w.push(sql`i.suite = ${f.suite}`);
+    if (f.task) w.push(sql`i.task = ${f.task}`);
+    else if (f.judgeTasksOnly) w.push(sql`i.task IN (${sql.join([...ANNOTATABLE_TASKS])})`);
+    // the substring-position function: instr on SQLite, strpos on PostgreSQL
+    if (f.criterion) w.push(sql`${this.#pg ? sql`strpos` : sql`instr`}(lower(COALESCE(i.criterion, '')), lower(${f.criterion})) > 0`);
+    if (f.runIds?.length) w.push(sql`i.run_id IN (${sql.join(f.runIds)})`);
+    return w.length ? sql`WHERE ${sql.join(w, sql` AND `)}` : sql``;
+  }
+
+  /** `WHERE … AND` (or `WHERE`) before further conditions. */
+  #whereAnd(f: ItemFilter): RawBuilder<unknown> {
+    return f.suite || f.task || f.judgeTasksOnly || f.criterion || f.runIds?.length ? sql`${this.#where(f)} AND` : sql`WHERE`;
   }
 
   async listItems(filter: ItemFilter = {}): Promise<AnnotationItem[]> {
-    const { sql, params } = this.where(filter);
-    const lim = filter.limit ? ` LIMIT ${Math.max(0, Math.floor(filter.limit))}` : '';
-    return (this.db.prepare(`SELECT * FROM annotation_items i ${sql} ORDER BY i.created_at, i.rowid${lim}`).all(...params) as Row[]).map(itemFromRow);
+    const lim = filter.limit ? sql.raw(` LIMIT ${Math.max(0, Math.floor(filter.limit))}`) : sql``;
+    return (await this.#s.all(this.#raw(sql<Row>`SELECT * FROM annotation_items i ${this.#where(filter)} ORDER BY i.created_at, ${this.#rowid('i')}${lim}`))).map(itemFromRow);
   }
 
   /**
    * Checks cited evidence: its shape always; with `mustExist` (a verdict given here) that the step or notebook cell
    * is in this store — an import may cite runs that live on another machine.
    */
-  private checkEvidence(ev: unknown, at: string, mustExist = true): EvidenceRef[] {
+  private async checkEvidence(ev: unknown, at: string, mustExist = true): Promise<EvidenceRef[]> {
     if (ev === undefined || ev === null) return [];
     if (!Array.isArray(ev)) throw new LoupeInputError(at, 'evidence must be a list');
-    return ev.map((e: unknown, i) => {
+    const { db } = this.#s;
+    const out: EvidenceRef[] = [];
+    for (const [i, e] of (ev as unknown[]).entries()) {
       const x = (e ?? {}) as Record<string, unknown>;
       const where = `${at} evidence ${i + 1}`;
       switch (x.kind) {
-        case 'step': {
+        case 'step':
           if (typeof x.runId !== 'string' || !Number.isInteger(x.step)) throw new LoupeInputError(where, 'a step needs runId and an integer step');
-          if (mustExist && !this.db.prepare('SELECT 1 FROM steps WHERE run_id = ? AND idx = ?').get(x.runId, x.step)) throw new LoupeInputError(where, `step ${String(x.step)} of run ${x.runId} does not exist (the run was deleted or has fewer steps)`);
-          return { kind: 'step', runId: x.runId, step: x.step as number };
-        }
-        case 'cell': {
+          if (mustExist && !(await this.#s.first(db.selectFrom('steps').select('idx').where('run_id', '=', x.runId).where('idx', '=', x.step as number)))) throw new LoupeInputError(where, `step ${String(x.step)} of run ${x.runId} does not exist (the run was deleted or has fewer steps)`);
+          out.push({ kind: 'step', runId: x.runId, step: x.step as number });
+          break;
+        case 'cell':
           if (typeof x.runId !== 'string' || !Number.isInteger(x.seq)) throw new LoupeInputError(where, 'a cell needs runId and an integer seq');
-          if (mustExist && !this.db.prepare('SELECT 1 FROM kernel_cells WHERE run_id = ? AND seq = ?').get(x.runId, x.seq)) throw new LoupeInputError(where, `notebook cell ${String(x.seq)} of run ${x.runId} does not exist`);
-          return { kind: 'cell', runId: x.runId, seq: x.seq as number };
-        }
+          if (mustExist && !(await this.#s.first(db.selectFrom('kernel_cells').select('seq').where('run_id', '=', x.runId).where('seq', '=', x.seq as number)))) throw new LoupeInputError(where, `notebook cell ${String(x.seq)} of run ${x.runId} does not exist`);
+          out.push({ kind: 'cell', runId: x.runId, seq: x.seq as number });
+          break;
         case 'doc':
           if (typeof x.path !== 'string' || !x.path) throw new LoupeInputError(where, 'a documentation page needs a path');
-          return { kind: 'doc', path: x.path, ...(Number.isInteger(x.page) ? { page: x.page as number } : {}), ...(typeof x.query === 'string' ? { query: x.query } : {}) };
+          out.push({ kind: 'doc', path: x.path, ...(Number.isInteger(x.page) ? { page: x.page as number } : {}), ...(typeof x.query === 'string' ? { query: x.query } : {}) });
+          break;
         case 'span':
           if (typeof x.runId !== 'string' || typeof x.artefact !== 'string' || !Number.isInteger(x.start) || !Number.isInteger(x.end) || (x.end as number) < (x.start as number)) throw new LoupeInputError(where, 'a span needs runId, artefact and start ≤ end');
-          return { kind: 'span', runId: x.runId, artefact: x.artefact, start: x.start as number, end: x.end as number, ...(typeof x.quote === 'string' ? { quote: x.quote } : {}) };
+          out.push({ kind: 'span', runId: x.runId, artefact: x.artefact, start: x.start as number, end: x.end as number, ...(typeof x.quote === 'string' ? { quote: x.quote } : {}) });
+          break;
         default:
           throw new LoupeInputError(where, `unknown evidence kind '${String(x.kind)}' (step, cell, doc, span)`);
       }
-    });
+    }
+    return out;
   }
 
   async annotate(a: NewAnnotation): Promise<Annotation> {
@@ -448,11 +518,11 @@ export class SqliteAnnotationStore implements AnnotationStore {
     const item = await this.getItem(a.itemId);
     if (!item) throw new LoupeInputError(at, 'no such item');
     validateVerdict(item.task, a.verdict, at);
-    const evidence = this.checkEvidence(a.evidence, at);
+    const evidence = await this.checkEvidence(a.evidence, at);
     const role = a.role ?? 'annotator';
     if (role !== 'annotator' && role !== 'adjudicator') throw new LoupeInputError(at, `role must be annotator or adjudicator, got '${String(role)}'`);
     if (a.supersedes) {
-      const prev = this.db.prepare('SELECT item_id, annotator FROM annotations WHERE id = ?').get(a.supersedes) as Row | undefined;
+      const prev = await this.#s.first(this.#s.db.selectFrom('annotations').select(['item_id', 'annotator']).where('id', '=', a.supersedes));
       if (!prev) throw new LoupeInputError(at, `annotation ${a.supersedes} to supersede does not exist`);
       if (prev.item_id !== a.itemId || prev.annotator !== a.annotator) throw new LoupeInputError(at, `annotation ${a.supersedes} belongs to another item or annotator`);
     }
@@ -460,29 +530,35 @@ export class SqliteAnnotationStore implements AnnotationStore {
       id: randomUUID(), itemId: a.itemId, annotator: a.annotator.trim(), role, verdict: a.verdict, evidence, note: a.note?.trim() ? a.note : null,
       supersedes: a.supersedes ?? null, final: role === 'adjudicator', origin: a.origin ?? 'cli', createdAt: nowIso(), dbRole: null,
     };
-    await this.#write(this.db.transaction(() => {
-      this.insertAnnotation(ann);
+    await this.#s.tx(null, async (t) => {
+      ann.dbRole = await this.insertAnnotation(t, ann);
+      // PostgreSQL only: LISTEN/NOTIFY tells other editors' panels (watchStoreChanges); SQLite has no such channel
+      if (this.#pg) await t.run(this.#raw(sql`SELECT pg_notify(${CHANGES}, ${JSON.stringify({ kind: 'annotation', itemId: ann.itemId, annotator: ann.annotator })})`));
       if (a.queueId) {
-        this.db.prepare('DELETE FROM annotation_reservations WHERE queue_id = ? AND item_id = ? AND annotator = ?').run(a.queueId, a.itemId, ann.annotator);
-        this.db.prepare('DELETE FROM annotation_drafts WHERE queue_id = ? AND item_id = ? AND annotator = ?').run(a.queueId, a.itemId, ann.annotator);
+        for (const table of ['annotation_reservations', 'annotation_drafts'] as const) {
+          await t.run(t.db.deleteFrom(table).where('queue_id', '=', a.queueId).where('item_id', '=', a.itemId).where('annotator', '=', ann.annotator));
+        }
       }
-    }));
+    });
     return ann;
   }
 
-  private insertAnnotation(a: Annotation): void {
-    this.db.prepare(`INSERT INTO annotations (id, item_id, annotator, role, verdict, evidence, note, supersedes, final, origin, created_at) VALUES (?,?,?,?,?,?,?,?,?,?,?)`).run(
-      a.id, a.itemId, a.annotator, a.role, JSON.stringify(a.verdict), JSON.stringify(a.evidence), a.note, a.supersedes, a.final ? 1 : 0, a.origin, a.createdAt);
+  /** Inserts an annotation; `db_role` is left to the server (PostgreSQL: the connection's role; SQLite: null). @returns the role recorded. */
+  private async insertAnnotation(t: StoreSql, a: Annotation): Promise<string | null> {
+    const r = await t.first(t.db.insertInto('annotations').values({
+      id: a.id, item_id: a.itemId, annotator: a.annotator, role: a.role, verdict: JSON.stringify(a.verdict), evidence: JSON.stringify(a.evidence), note: a.note,
+      supersedes: a.supersedes, final: a.final ? 1 : 0, origin: a.origin, created_at: a.createdAt,
+    }).returning('db_role'));
+    return r?.db_role ?? null;
   }
 
   async annotations(itemId: string): Promise<Annotation[]> {
-    return (this.db.prepare('SELECT * FROM annotations WHERE item_id = ? ORDER BY created_at, id').all(itemId) as Row[]).map(annotationFromRow);
+    return (await this.#s.all(this.#s.db.selectFrom('annotations').selectAll().where('item_id', '=', itemId).orderBy('created_at').orderBy('id'))).map(annotationFromRow);
   }
 
   /** Every annotation of the items matching a filter, grouped by item (agreement, exports). */
   async annotationsByItem(filter: ItemFilter = {}): Promise<Map<string, Annotation[]>> {
-    const { sql, params } = this.where(filter);
-    const rows = this.db.prepare(`SELECT a.* FROM annotations a JOIN annotation_items i ON i.id = a.item_id ${sql} ORDER BY a.created_at, a.id`).all(...params) as Row[];
+    const rows = await this.#s.all(this.#raw(sql<Row>`SELECT a.* FROM annotations a JOIN annotation_items i ON i.id = a.item_id ${this.#where(filter)} ORDER BY a.created_at, a.id`));
     const out = new Map<string, Annotation[]>();
     for (const r of rows) {
       const a = annotationFromRow(r);
@@ -493,19 +569,42 @@ export class SqliteAnnotationStore implements AnnotationStore {
     return out;
   }
 
+  /**
+   * What the connection's role may do beyond annotating (issue 39, `loupe store grant`): read the expected answers and
+   * judge verdicts (`judgements.verdict`; a role that may not is blind where a queue is) and manage queues (UPDATE on
+   * `annotation_queues`). PostgreSQL only: SQLite has no roles, its user may do everything.
+   */
+  async #privileges(): Promise<{ readsVerdicts: boolean; managesQueues: boolean }> {
+    if (!this.#pg) return { readsVerdicts: true, managesQueues: true };
+    const r = await this.#s.first(this.#raw(sql<Row>`SELECT has_column_privilege('judgements', 'verdict', 'SELECT') AS v, has_table_privilege('annotation_queues', 'UPDATE') AS m`));
+    return { readsVerdicts: r?.v === true, managesQueues: r?.m === true };
+  }
+
+  /**
+   * The LLM's done verdicts per item as the caller may see them, alias `j` (`item_id`, `judge_id`, `verdict`,
+   * `judged_at`, `rid`): on PostgreSQL the view `judge_verdicts_revealed` (row-level security: a blind annotator sees
+   * them only after answering, migration 18); on SQLite, without roles, the same join written out.
+   */
+  #revealed(): RawBuilder<unknown> {
+    return this.#pg
+      ? sql`judge_verdicts_revealed j`
+      : sql`(SELECT i.id AS item_id, j.judge_id, j.verdict, j.judged_at, j.rowid AS rid FROM annotation_items i JOIN judgements j ON j.input_hash = i.input_hash AND j.task = i.task
+          WHERE j.judge_id LIKE 'llm:%' AND j.status = 'done') j`;
+  }
+
   /** Newest done LLM verdict per item for the items matching a filter. */
   async llmVerdicts(filter: ItemFilter = {}): Promise<Map<string, { judgeId: string; verdict: unknown }>> {
-    const { sql, params } = this.where(filter);
-    const rows = this.db.prepare(`SELECT i.id AS item_id, j.judge_id, j.verdict FROM annotation_items i JOIN judgements j ON j.input_hash = i.input_hash AND j.task = i.task
-      ${sql ? `${sql} AND` : 'WHERE'} j.judge_id LIKE 'llm:%' AND j.status = 'done' ORDER BY j.judged_at`).all(...params) as Row[];
+    const rows = await this.#s.all(this.#raw(sql<Row>`${(await this.#privileges()).readsVerdicts
+      ? sql`SELECT i.id AS item_id, j.judge_id, j.verdict FROM annotation_items i JOIN judgements j ON j.input_hash = i.input_hash AND j.task = i.task
+        ${this.#whereAnd(filter)} j.judge_id LIKE 'llm:%' AND j.status = 'done' ORDER BY j.judged_at, ${this.#rowid('j')}`
+      : sql`SELECT i.id AS item_id, j.judge_id, j.verdict FROM annotation_items i JOIN ${this.#revealed()} ON j.item_id = i.id ${this.#where(filter)} ORDER BY j.judged_at, j.rid`}`));
     const out = new Map<string, { judgeId: string; verdict: unknown }>();
     for (const r of rows) out.set(r.item_id as string, { judgeId: r.judge_id as string, verdict: JSON.parse(r.verdict as string) });
     return out;
   }
 
   async llmVerdict(itemId: string): Promise<{ judgeId: string; verdict: unknown } | undefined> {
-    const r = this.db.prepare(`SELECT j.judge_id, j.verdict FROM annotation_items i JOIN judgements j ON j.input_hash = i.input_hash AND j.task = i.task
-      WHERE i.id = ? AND j.judge_id LIKE 'llm:%' AND j.status = 'done' ORDER BY j.judged_at DESC LIMIT 1`).get(itemId) as Row | undefined;
+    const r = await this.#s.first(this.#raw(sql<Row>`SELECT j.judge_id, j.verdict FROM ${this.#revealed()} WHERE j.item_id = ${itemId} ORDER BY j.judged_at DESC, j.rid DESC LIMIT 1`));
     return r ? { judgeId: r.judge_id as string, verdict: JSON.parse(r.verdict as string) } : undefined;
   }
 
@@ -529,27 +628,24 @@ export class SqliteAnnotationStore implements AnnotationStore {
    * appends the matching items not yet in a queue at dense positions after its last, in queue order (created_at,
    * rowid) — one INSERT … SELECT, so 10,000 item ids never travel through JS. Resolutions are decided in JS only
    * for items that have annotations.
-   * @returns a function running the statement for a queue id and its last position (−1 when empty).
+   * @returns a function running the statement in a transaction for a queue id and its last position (−1 when empty).
    */
-  private async itemsAppender(spec: QueueSpec): Promise<(queueId: string, lastPos: number) => void> {
+  private async itemsAppender(spec: QueueSpec): Promise<(t: StoreSql, queueId: string, lastPos: number) => Promise<void>> {
     const filter = this.filterOf(spec);
-    const { sql, params } = this.where(filter);
-    const and = sql ? `${sql} AND` : 'WHERE';
     let resolved: string[] = [];
     if (!spec.includeResolved) {
       const anns = await this.annotationsByItem(filter);
       if (anns.size) {
-        const tasks = new Map((this.db.prepare(`SELECT DISTINCT i.id, i.task FROM annotation_items i JOIN annotations a ON a.item_id = i.id ${sql}`).all(...params) as Row[]).map((r) => [r.id as string, r.task as string]));
+        const tasks = new Map((await this.#s.all(this.#raw(sql<Row>`SELECT DISTINCT i.id, i.task FROM annotation_items i JOIN annotations a ON a.item_id = i.id ${this.#where(filter)}`))).map((r) => [r.id as string, r.task as string]));
         resolved = [...anns].filter(([id, a]) => resolveItem({ id, task: tasks.get(id)! }, a).decidedBy !== 'pending').map(([id]) => id);
       }
     }
-    const stmt = this.db.prepare(`INSERT INTO annotation_queue_items (queue_id, pos, item_id)
-      SELECT ?, ? + row_number() OVER (ORDER BY i.created_at, i.rowid), i.id FROM annotation_items i
-      ${and} EXISTS (SELECT 1 FROM judgements j WHERE j.input_hash = i.input_hash AND j.task = i.task AND j.judge_id = 'human')
-        AND NOT EXISTS (SELECT 1 FROM annotation_queue_items qi WHERE qi.queue_id = ? AND qi.item_id = i.id)${resolved.length ? `
-        AND i.id NOT IN (SELECT value FROM json_each(?))` : ''}`);
-    return (queueId, lastPos) => {
-      stmt.run(queueId, lastPos, ...params, queueId, ...(resolved.length ? [JSON.stringify(resolved)] : []));
+    return async (t, queueId, lastPos) => {
+      await t.run(this.#raw(sql`INSERT INTO annotation_queue_items (queue_id, pos, item_id)
+        SELECT CAST(${queueId} AS TEXT), CAST(${lastPos} AS INTEGER) + row_number() OVER (ORDER BY i.created_at, ${this.#rowid('i')}), i.id FROM annotation_items i
+        ${this.#whereAnd(filter)} EXISTS (SELECT 1 FROM judgements j WHERE j.input_hash = i.input_hash AND j.task = i.task AND j.judge_id = 'human')
+          AND NOT EXISTS (SELECT 1 FROM annotation_queue_items qi WHERE qi.queue_id = ${queueId} AND qi.item_id = i.id)${resolved.length ? sql`
+          AND NOT (${this.#inIds('i.id', resolved)})` : sql``}`));
     };
   }
 
@@ -558,71 +654,85 @@ export class SqliteAnnotationStore implements AnnotationStore {
     const registered = queueKinds.get(spec.kind);
     if (registered) return registered(this, spec);
     const filter = this.filterOf(spec);
-    const { sql, params } = this.where(filter);
     if (spec.kind === 'sampled') {
-      const has = this.db.prepare('SELECT 1 FROM annotation_items WHERE id = ?');
-      return (spec.itemIds ?? []).filter((id) => has.get(id));
+      const ids = spec.itemIds ?? [];
+      const have = new Set((await this.#s.all(this.#raw(sql<Row>`SELECT id FROM annotation_items WHERE ${this.#inIds('id', ids)}`))).map((r) => r.id as string));
+      return ids.filter((id) => have.has(id));
     }
     if (spec.kind === 'pairs') {
       const runs = spec.runIds ?? [];
-      const inRuns = runs.length ? ` AND json_extract(i.subject, '$.runA') IN (${runs.map(() => '?').join(',')}) AND json_extract(i.subject, '$.runB') IN (${runs.map(() => '?').join(',')})` : '';
-      const rows = this.db.prepare(`SELECT i.id FROM annotation_items i WHERE i.task = 'pairwise-vote'${spec.suite ? ' AND i.suite = ?' : ''}${inRuns} ORDER BY i.created_at, i.rowid`)
-        .all(...(spec.suite ? [spec.suite] : []), ...runs, ...runs) as Row[];
+      const inRuns = runs.length ? sql` AND ${this.#jsonText('i.subject', 'runA')} IN (${sql.join(runs)}) AND ${this.#jsonText('i.subject', 'runB')} IN (${sql.join(runs)})` : sql``;
+      const rows = await this.#s.all(this.#raw(sql<Row>`SELECT i.id FROM annotation_items i WHERE i.task = 'pairwise-vote'${spec.suite ? sql` AND i.suite = ${spec.suite}` : sql``}${inRuns} ORDER BY i.created_at, ${this.#rowid('i')}`));
       return rows.map((r) => r.id as string);
     }
     if (spec.kind === 'audit') {
       const llm = await this.llmVerdicts(filter);
-      const rows = this.db.prepare(`SELECT i.id, i.task, i.criterion FROM annotation_items i ${sql} ORDER BY i.created_at, i.rowid`).all(...params) as Row[];
+      const rows = await this.#s.all(this.#raw(sql<Row>`SELECT i.id, i.task, i.criterion FROM annotation_items i ${this.#where(filter)} ORDER BY i.created_at, ${this.#rowid('i')}`));
       return auditSample(rows, llm, spec);
     }
     // disagreement: humans disagree, or the LLM differs from the human resolution; not yet adjudicated
     const anns = await this.annotationsByItem(filter);
     const llm = await this.llmVerdicts(filter);
-    const rows = this.db.prepare(`SELECT i.id, i.task FROM annotation_items i ${sql} ORDER BY i.created_at, i.rowid`).all(...params) as Row[];
+    const rows = await this.#s.all(this.#raw(sql<Row>`SELECT i.id, i.task FROM annotation_items i ${this.#where(filter)} ORDER BY i.created_at, ${this.#rowid('i')}`));
     return disagreementIds(rows, anns, llm);
   }
 
   async openQueue(spec: QueueSpec, opts: { name?: string; reviewers?: number; reservationMs?: number; blind?: boolean } = {}): Promise<AnnotationQueue> {
-    if (!['items', 'audit', 'disagreement', 'pairs', 'sampled', ...queueKinds.keys()].includes(spec.kind)) throw new LoupeInputError('queue kind', `must be ${['items', 'audit', 'disagreement', 'pairs', 'sampled', ...queueKinds.keys()].join(', ')}, got '${String(spec.kind)}'`);
+    const kinds = ['items', 'audit', 'disagreement', 'pairs', 'sampled', ...queueKinds.keys()];
+    if (!kinds.includes(spec.kind)) throw new LoupeInputError('queue kind', `must be ${kinds.join(', ')}, got '${String(spec.kind)}'`);
     const reviewers = opts.reviewers ?? 1;
     if (!Number.isInteger(reviewers) || reviewers < 1) throw new LoupeInputError('reviewers per item', `must be a whole number ≥ 1, got ${String(opts.reviewers)}`);
     const reservationMs = opts.reservationMs ?? 30 * 60_000;
     if (!(reservationMs > 0)) throw new LoupeInputError('reservation time', `must be > 0 ms, got ${String(opts.reservationMs)}`);
-    await this.syncFromJudgements();
     const clean: QueueSpec = JSON.parse(canonicalJson(spec)) as QueueSpec;
     const id = `q-${sha256(canonicalJson(clean)).slice(0, 12)}`;
+    if (!(await this.#privileges()).managesQueues) {
+      // an annotator's role (loupe store grant): a queue's items and rules are chosen by whoever manages queues
+      const existing = await this.getQueue(id);
+      if (existing) return existing;
+      throw new LoupeInputError(`queue '${opts.name ?? queueName(clean)}'`, `the database role of this connection may answer queues but not open new ones: ask a reviewer or the store's owner to open it`);
+    }
+    await this.syncFromJudgements();
     const append = clean.kind === 'items' ? await this.itemsAppender(clean) : undefined;
     const ids = append ? [] : await this.select(clean);
-    await this.#write(this.db.transaction(() => {
-      const existing = this.db.prepare('SELECT * FROM annotation_queues WHERE id = ?').get(id) as Row | undefined;
+    const blind = opts.blind === false ? 0 : 1;
+    // one writer per queue at a time (positions stay dense when two editors open the same queue)
+    await this.#s.tx(id, async (t) => {
+      const existing = await t.first(t.db.selectFrom('annotation_queues').select('id').where('id', '=', id));
       if (existing) {
-        this.db.prepare('UPDATE annotation_queues SET reviewers = ?, reservation_ms = ?, blind = ? WHERE id = ?').run(reviewers, reservationMs, opts.blind === false ? 0 : 1, id);
+        await t.run(t.db.updateTable('annotation_queues').set({ reviewers, reservation_ms: reservationMs, blind }).where('id', '=', id));
       } else {
-        this.db.prepare('INSERT INTO annotation_queues (id, name, kind, spec, reviewers, reservation_ms, blind, created_at) VALUES (?,?,?,?,?,?,?,?)').run(
-          id, opts.name ?? queueName(clean), clean.kind, JSON.stringify(clean), reviewers, reservationMs, opts.blind === false ? 0 : 1, nowIso());
+        await t.run(t.db.insertInto('annotation_queues').values({ id, name: opts.name ?? queueName(clean), kind: clean.kind, spec: JSON.stringify(clean), reviewers, reservation_ms: reservationMs, blind, created_at: nowIso() }));
       }
-      let pos = (this.db.prepare('SELECT COALESCE(MAX(pos), -1) AS m FROM annotation_queue_items WHERE queue_id = ?').get(id) as { m: number }).m;
-      if (append) return append(id, pos);
+      let pos = Number((await t.first(this.#raw(sql<Row>`SELECT COALESCE(MAX(pos), -1) AS m FROM annotation_queue_items WHERE queue_id = ${id}`)))!.m);
+      if (append) return append(t, id, pos);
       // the unique (queue, item) index skips items already queued; positions stay dense
-      const ins = this.db.prepare('INSERT OR IGNORE INTO annotation_queue_items (queue_id, pos, item_id) VALUES (?,?,?)');
-      for (const itemId of ids) if (ins.run(id, pos + 1, itemId).changes) pos++;
-    }));
+      for (const itemId of ids) {
+        if (await t.first(t.db.insertInto('annotation_queue_items').values({ queue_id: id, pos: pos + 1, item_id: itemId }).onConflict((oc) => oc.doNothing()).returning('item_id'))) pos++;
+      }
+    });
     return (await this.getQueue(id))!;
   }
 
   async getQueue(id: string): Promise<AnnotationQueue | undefined> {
-    const r = this.db.prepare('SELECT * FROM annotation_queues WHERE id = ?').get(id) as Row | undefined;
+    const r = await this.#s.first(this.#s.db.selectFrom('annotation_queues').selectAll().where('id', '=', id));
     return r ? queueFromRow(r) : undefined;
   }
 
   async listQueues(): Promise<AnnotationQueue[]> {
-    return (this.db.prepare('SELECT * FROM annotation_queues ORDER BY created_at').all() as Row[]).map(queueFromRow);
+    return (await this.#s.all(this.#s.db.selectFrom('annotation_queues').selectAll().orderBy('created_at').orderBy(sql.ref(this.#s.rowid)))).map(queueFromRow);
   }
 
-  private entry(queueId: string, pos: number, itemId: string): QueueEntry {
-    const r = this.db.prepare('SELECT * FROM annotation_items WHERE id = ?').get(itemId) as Row | undefined;
-    if (!r) throw new LoupeInputError(`queue ${queueId} position ${pos}`, `item ${itemId} is missing from the store`);
-    return { queueId, pos, item: itemFromRow(r) };
+  private async entry(queueId: string, pos: number, itemId: string): Promise<QueueEntry> {
+    const item = await this.getItem(itemId);
+    if (!item) throw new LoupeInputError(`queue ${queueId} position ${pos}`, `item ${itemId} is missing from the store`);
+    return { queueId, pos, item };
+  }
+
+  /** Reserves an item of a queue for an annotator until a time (replacing their earlier reservation of it). */
+  async #reserve(queueId: string, itemId: string, annotator: string, until: Date): Promise<void> {
+    await this.#s.run(this.#s.db.insertInto('annotation_reservations').values({ queue_id: queueId, item_id: itemId, annotator, expires_at: until.toISOString() })
+      .onConflict((oc) => oc.columns(['queue_id', 'item_id', 'annotator']).doUpdateSet((eb) => ({ expires_at: eb.ref('excluded.expires_at') }))));
   }
 
   async nextItem(queueId: string, annotator: string, opts: { afterPos?: number; now?: Date; pick?: (entries: QueueEntry[]) => QueueEntry | undefined | Promise<QueueEntry | undefined> } = {}): Promise<QueueEntry | undefined> {
@@ -630,76 +740,78 @@ export class SqliteAnnotationStore implements AnnotationStore {
     if (!q) throw new LoupeInputError(`queue ${queueId}`, 'no such queue');
     const now = opts.now ?? new Date();
     const nowS = now.toISOString();
-    const stmt = q.spec.kind === 'disagreement'
-      ? this.db.prepare(`SELECT qi.pos, qi.item_id FROM annotation_queue_items qi WHERE qi.queue_id = @q AND qi.pos > @after
-          AND NOT EXISTS (SELECT 1 FROM annotations a WHERE a.item_id = qi.item_id AND a.final = 1)
-          AND NOT EXISTS (SELECT 1 FROM annotation_reservations r WHERE r.queue_id = @q AND r.item_id = qi.item_id AND r.annotator <> @who AND r.expires_at > @now)
-          ORDER BY qi.pos LIMIT 1`)
-      : this.db.prepare(`SELECT qi.pos, qi.item_id FROM annotation_queue_items qi WHERE qi.queue_id = @q AND qi.pos > @after
-          AND NOT EXISTS (SELECT 1 FROM annotations a WHERE a.annotator = @who AND a.item_id = qi.item_id)
-          AND NOT EXISTS (SELECT 1 FROM annotations a WHERE a.item_id = qi.item_id AND a.final = 1)
-          AND (SELECT COUNT(DISTINCT a.annotator) FROM annotations a WHERE a.item_id = qi.item_id AND a.role = 'annotator')
-            + (SELECT COUNT(*) FROM annotation_reservations r WHERE r.queue_id = @q AND r.item_id = qi.item_id AND r.annotator <> @who AND r.expires_at > @now) < @reviewers
-          ORDER BY qi.pos${opts.pick ? '' : ' LIMIT 1'}`);
-    const args = { q: queueId, who: annotator, now: nowS, reviewers: q.reviewers };
+    const meta = sql.table(this.#meta);
+    const limit = opts.pick ? sql`` : sql` LIMIT 1`;
+    const stmt = (after: number) => this.#raw(sql<Row>`${q.spec.kind === 'disagreement'
+      ? sql`SELECT qi.pos, qi.item_id FROM annotation_queue_items qi WHERE qi.queue_id = ${queueId} AND qi.pos > CAST(${after} AS INTEGER)
+          AND NOT EXISTS (SELECT 1 FROM ${meta} a WHERE a.item_id = qi.item_id AND a.final = 1)
+          AND NOT EXISTS (SELECT 1 FROM annotation_reservations r WHERE r.queue_id = ${queueId} AND r.item_id = qi.item_id AND r.annotator <> ${annotator} AND r.expires_at > ${nowS})
+          ORDER BY qi.pos${limit}`
+      : sql`SELECT qi.pos, qi.item_id FROM annotation_queue_items qi WHERE qi.queue_id = ${queueId} AND qi.pos > CAST(${after} AS INTEGER)
+          AND NOT EXISTS (SELECT 1 FROM ${meta} a WHERE a.annotator = ${annotator} AND a.item_id = qi.item_id)
+          AND NOT EXISTS (SELECT 1 FROM ${meta} a WHERE a.item_id = qi.item_id AND a.final = 1)
+          AND (SELECT COUNT(DISTINCT a.annotator) FROM ${meta} a WHERE a.item_id = qi.item_id AND a.role = 'annotator')
+            + (SELECT COUNT(*) FROM annotation_reservations r WHERE r.queue_id = ${queueId} AND r.item_id = qi.item_id AND r.annotator <> ${annotator} AND r.expires_at > ${nowS}) < CAST(${q.reviewers} AS INTEGER)
+          ORDER BY qi.pos${limit}`}`);
+    const until = new Date(now.getTime() + q.reservationMs);
     if (opts.pick) {
-      const entries = (stmt.all({ ...args, after: -1 }) as Row[]).map((r) => this.entry(queueId, r.pos as number, r.item_id as string));
+      const entries: QueueEntry[] = [];
+      for (const r of await this.#s.all(stmt(-1))) entries.push(await this.entry(queueId, r.pos as number, r.item_id as string));
       const chosen = entries.length ? await opts.pick(entries) : undefined;
       if (!chosen) return undefined;
-      await this.#write(() => this.db.prepare('INSERT OR REPLACE INTO annotation_reservations (queue_id, item_id, annotator, expires_at) VALUES (?,?,?,?)').run(
-        queueId, chosen.item.id, annotator, new Date(now.getTime() + q.reservationMs).toISOString()));
+      await this.#reserve(queueId, chosen.item.id, annotator, until);
       return chosen;
     }
     const after = opts.afterPos ?? -1;
-    const r = (stmt.get({ ...args, after }) ?? (after >= 0 ? stmt.get({ ...args, after: -1 }) : undefined)) as Row | undefined;
+    const r = (await this.#s.first(stmt(after))) ?? (after >= 0 ? await this.#s.first(stmt(-1)) : undefined);
     if (!r) return undefined;
-    await this.#write(() => this.db.prepare('INSERT OR REPLACE INTO annotation_reservations (queue_id, item_id, annotator, expires_at) VALUES (?,?,?,?)').run(
-      queueId, r.item_id, annotator, new Date(now.getTime() + q.reservationMs).toISOString()));
+    await this.#reserve(queueId, r.item_id as string, annotator, until);
     return this.entry(queueId, r.pos as number, r.item_id as string);
   }
 
   async itemAt(queueId: string, pos: number): Promise<QueueEntry | undefined> {
-    const r = this.db.prepare('SELECT item_id FROM annotation_queue_items WHERE queue_id = ? AND pos = ?').get(queueId, pos) as Row | undefined;
-    return r ? this.entry(queueId, pos, r.item_id as string) : undefined;
+    const r = await this.#s.first(this.#s.db.selectFrom('annotation_queue_items').select('item_id').where('queue_id', '=', queueId).where('pos', '=', pos));
+    return r ? this.entry(queueId, pos, r.item_id) : undefined;
   }
 
   /** Number of items in a queue (positions are 0 … size − 1). */
   async queueSize(queueId: string): Promise<number> {
-    return (this.db.prepare('SELECT COUNT(*) AS n FROM annotation_queue_items WHERE queue_id = ?').get(queueId) as { n: number }).n;
+    return Number((await this.#s.first(this.#raw(sql<Row>`SELECT COUNT(*) AS n FROM annotation_queue_items WHERE queue_id = ${queueId}`)))!.n);
   }
 
   async progress(queueId: string): Promise<QueueProgress> {
     const q = await this.getQueue(queueId);
     if (!q) throw new LoupeInputError(`queue ${queueId}`, 'no such queue');
     const total = await this.queueSize(queueId);
-    const done = q.spec.kind === 'disagreement'
-      ? (this.db.prepare(`SELECT COUNT(*) AS n FROM annotation_queue_items qi WHERE qi.queue_id = ? AND EXISTS (SELECT 1 FROM annotations a WHERE a.item_id = qi.item_id AND a.final = 1)`).get(queueId) as { n: number }).n
-      : (this.db.prepare(`SELECT COUNT(*) AS n FROM annotation_queue_items qi WHERE qi.queue_id = ? AND (EXISTS (SELECT 1 FROM annotations a WHERE a.item_id = qi.item_id AND a.final = 1)
-          OR (SELECT COUNT(DISTINCT a.annotator) FROM annotations a WHERE a.item_id = qi.item_id AND a.role = 'annotator') >= ?)`).get(queueId, q.reviewers) as { n: number }).n;
-    const rows = this.db.prepare(`SELECT a.annotator, COUNT(DISTINCT a.item_id) AS n FROM annotation_queue_items qi JOIN annotations a ON a.item_id = qi.item_id
-      WHERE qi.queue_id = ? GROUP BY a.annotator ORDER BY a.annotator`).all(queueId) as Row[];
-    const roles = this.db.prepare(`SELECT DISTINCT a.annotator, a.db_role FROM annotation_queue_items qi JOIN annotations a ON a.item_id = qi.item_id
-      WHERE qi.queue_id = ? AND a.db_role IS NOT NULL ORDER BY a.annotator, a.db_role`).all(queueId) as Row[];
-    return { total, done, byAnnotator: Object.fromEntries(rows.map((r) => [r.annotator as string, r.n as number])), roles: progressRoles(rows, roles) };
+    const meta = sql.table(this.#meta);
+    const final = sql`EXISTS (SELECT 1 FROM ${meta} a WHERE a.item_id = qi.item_id AND a.final = 1)`;
+    const done = Number((await this.#s.first(this.#raw(sql<Row>`SELECT COUNT(*) AS n FROM annotation_queue_items qi WHERE qi.queue_id = ${queueId} AND ${q.spec.kind === 'disagreement' ? final
+      : sql`(${final} OR (SELECT COUNT(DISTINCT a.annotator) FROM ${meta} a WHERE a.item_id = qi.item_id AND a.role = 'annotator') >= CAST(${q.reviewers} AS INTEGER))`}`)))!.n);
+    const rows = await this.#s.all(this.#raw(sql<Row>`SELECT a.annotator, COUNT(DISTINCT a.item_id) AS n FROM annotation_queue_items qi JOIN ${meta} a ON a.item_id = qi.item_id
+      WHERE qi.queue_id = ${queueId} GROUP BY a.annotator ORDER BY a.annotator`));
+    const roles = await this.#s.all(this.#raw(sql<Row>`SELECT DISTINCT a.annotator, a.db_role FROM annotation_queue_items qi JOIN ${meta} a ON a.item_id = qi.item_id
+      WHERE qi.queue_id = ${queueId} AND a.db_role IS NOT NULL ORDER BY a.annotator, a.db_role`));
+    return { total, done, byAnnotator: Object.fromEntries(rows.map((r) => [r.annotator as string, Number(r.n)])), roles: progressRoles(rows, roles) };
   }
 
   async release(queueId: string, itemId: string, annotator: string): Promise<void> {
-    await this.#write(() => this.db.prepare('DELETE FROM annotation_reservations WHERE queue_id = ? AND item_id = ? AND annotator = ?').run(queueId, itemId, annotator));
+    await this.#s.run(this.#s.db.deleteFrom('annotation_reservations').where('queue_id', '=', queueId).where('item_id', '=', itemId).where('annotator', '=', annotator));
   }
 
   async runExists(runId: string): Promise<boolean> {
-    return !!this.db.prepare('SELECT 1 FROM runs WHERE id = ?').get(runId);
+    return !!(await this.#s.first(this.#s.db.selectFrom('runs').select('id').where('id', '=', runId)));
   }
 
   async saveDraft(queueId: string, itemId: string, annotator: string, draft: AnnotationDraft): Promise<void> {
     if (!(await this.getItem(itemId))) throw new LoupeInputError(`item ${itemId}`, 'no such item');
     const clean: AnnotationDraft = { choice: draft.choice ?? {}, note: typeof draft.note === 'string' ? draft.note : '', evidence: Array.isArray(draft.evidence) ? draft.evidence : [] };
-    await this.#write(() => this.db.prepare('INSERT OR REPLACE INTO annotation_drafts (queue_id, item_id, annotator, draft, updated_at) VALUES (?,?,?,?,?)').run(queueId, itemId, annotator, JSON.stringify(clean), nowIso()));
+    await this.#s.run(this.#s.db.insertInto('annotation_drafts').values({ queue_id: queueId, item_id: itemId, annotator, draft: JSON.stringify(clean), updated_at: nowIso() })
+      .onConflict((oc) => oc.columns(['queue_id', 'item_id', 'annotator']).doUpdateSet((eb) => ({ draft: eb.ref('excluded.draft'), updated_at: eb.ref('excluded.updated_at') }))));
   }
 
   async getDraft(queueId: string, itemId: string, annotator: string): Promise<AnnotationDraft | undefined> {
-    const r = this.db.prepare('SELECT draft FROM annotation_drafts WHERE queue_id = ? AND item_id = ? AND annotator = ?').get(queueId, itemId, annotator) as Row | undefined;
-    return r ? (JSON.parse(r.draft as string) as AnnotationDraft) : undefined;
+    const r = await this.#s.first(this.#s.db.selectFrom('annotation_drafts').select('draft').where('queue_id', '=', queueId).where('item_id', '=', itemId).where('annotator', '=', annotator));
+    return r ? (JSON.parse(r.draft) as AnnotationDraft) : undefined;
   }
 
   async exportRecords(filter: ItemFilter = {}): Promise<ExportRecord[]> {
@@ -711,19 +823,30 @@ export class SqliteAnnotationStore implements AnnotationStore {
     await this.syncFromJudgements();
     const { newItems, newAnns, unchanged } = await planAnnotationImport(records, source, {
       getItem: (id) => this.getItem(id),
-      checkEvidence: async (ev, at) => this.checkEvidence(ev, at, false),
+      checkEvidence: (ev, at) => this.checkEvidence(ev, at, false),
       getAnnotation: async (id) => {
-        const prev = this.db.prepare('SELECT * FROM annotations WHERE id = ?').get(id) as Row | undefined;
+        const prev = await this.#s.first(this.#s.db.selectFrom('annotations').selectAll().where('id', '=', id));
         return prev ? annotationFromRow(prev) : undefined;
       },
     });
-    const insItem = this.db.prepare(`INSERT OR IGNORE INTO annotation_items (id, subject_kind, subject, task, schema_version, input, input_hash, criterion, suite, run_id, item_ref, suite_version, created_at)
-      VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)`);
-    await this.#write(this.db.transaction(() => {
-      for (const i of newItems) insItem.run(i.id, i.subject.kind, JSON.stringify(i.subject), i.task, i.schemaVersion, JSON.stringify(i.input ?? null), i.inputHash ?? null, i.criterion ?? null, i.suite ?? null, i.runId ?? null, i.itemRef ?? null, i.suiteVersion ?? 'unknown', i.createdAt ?? nowIso());
-      for (const a of newAnns) this.insertAnnotation(a);
-    }));
+    await this.#s.tx(null, async (t) => {
+      for (const i of newItems) {
+        await t.run(t.db.insertInto('annotation_items').values({
+          id: i.id, subject_kind: i.subject.kind, subject: JSON.stringify(i.subject), task: i.task, schema_version: i.schemaVersion, input: JSON.stringify(i.input ?? null), input_hash: i.inputHash ?? null,
+          criterion: i.criterion ?? null, suite: i.suite ?? null, run_id: i.runId ?? null, item_ref: i.itemRef ?? null, suite_version: i.suiteVersion ?? 'unknown', created_at: i.createdAt ?? nowIso(),
+        }).onConflict((oc) => oc.column('id').doNothing()));
+      }
+      for (const a of newAnns) await this.insertAnnotation(t, a);
+    });
     return { items: newItems.length, annotations: newAnns.length, unchanged };
+  }
+}
+
+/** The annotation store on a SQLite run store's handle (the same as {@link SqlAnnotationStore} on its `StoreSql`). */
+export class SqliteAnnotationStore extends SqlAnnotationStore {
+  /** @param db the SQLite handle of a run store at schema version ≥ 6 (`sqliteHandleOf`); callers use `annotationStoreOf`. */
+  constructor(db: Database.Database) {
+    super(sqliteSql(db), db);
   }
 }
 

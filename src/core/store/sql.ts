@@ -16,7 +16,7 @@
  */
 import type BetterSqlite from 'better-sqlite3';
 import type pg from 'pg';
-import { type Compilable, type Kysely } from 'kysely';
+import { type Compilable, type CompiledQuery, type Kysely } from 'kysely';
 import { compilerOf, type SqlDialect } from './migrations.ts';
 import type { Database } from './schema.ts';
 
@@ -117,6 +117,14 @@ export function sqliteWrite<T>(handle: BetterSqlite.Database, write: () => T): T
 }
 
 /**
+ * True when a compiled statement only reads: better-sqlite3's `reader` is also true of a write with RETURNING
+ * (`INSERT … RETURNING`), which must go through {@link sqliteWrite} like any other write.
+ */
+function readOnly(c: CompiledQuery, st: BetterSqlite.Statement): boolean {
+  return st.reader && (c.query.kind === 'SelectQueryNode' || (c.query.kind === 'RawNode' && /^\s*(SELECT|WITH)\b/i.test(c.sql) && !/\bRETURNING\b/i.test(c.sql)));
+}
+
+/**
  * The {@link StoreSql} of a SQLite run store's handle (`sqliteHandleOf`).
  * SQLite's transactions: `BEGIN IMMEDIATE` takes the write lock first (another process waits, `busy_timeout`); one
  * transaction at a time on the handle (a second waits for the first in this process; shared by every `StoreSql` of
@@ -139,13 +147,13 @@ export function sqliteSql(handle: BetterSqlite.Database): StoreSql {
           await write(() => st.run(...params));
           return [] as R[];
         }
-        return st.all(...params) as R[];
+        return (readOnly(c, st) ? st.all(...params) : await write(() => st.all(...params))) as R[];
       },
       first: async <R>(q: Compilable<R>) => {
         const c = q.compile();
         const st = handle.prepare(c.sql);
         const params = c.parameters.map(sqliteParam);
-        return (st.reader ? st.get(...params) : await write(() => st.get(...params))) as R | undefined;
+        return (readOnly(c, st) ? st.get(...params) : await write(() => st.get(...params))) as R | undefined;
       },
       run: async (q: Compilable<unknown>) => {
         const c = q.compile();

@@ -83,15 +83,20 @@ export function bulkWriteWithBackgroundCheckpoint<T>(db: Database.Database, writ
     restore();
     throw e;
   }
+  return { result, checkpointed: checkpointInWorker(db, restore) };
+}
+
+/** Checkpoints `db`'s WAL on a worker thread; `restore` (automatic checkpoints back on) runs when it ends or cannot start. */
+function checkpointInWorker(db: Database.Database, restore: () => void): Promise<CheckpointResult | undefined> {
   let worker: Worker;
   try {
     worker = new Worker(WORKER_SOURCE, { eval: true, workerData: { sqlite: sqliteModulePath(), file: db.name } });
   } catch {
     restore();
-    return { result, checkpointed: Promise.resolve(undefined) };
+    return Promise.resolve(undefined);
   }
   worker.unref();
-  const checkpointed = new Promise<CheckpointResult | undefined>((resolve) => {
+  return new Promise<CheckpointResult | undefined>((resolve) => {
     let r: CheckpointResult | undefined;
     worker.on('message', (m: CheckpointResult & { error?: string }) => {
       if (!m.error) r = { log: m.log, checkpointed: m.checkpointed };
@@ -102,5 +107,31 @@ export function bulkWriteWithBackgroundCheckpoint<T>(db: Database.Database, writ
       resolve(r);
     });
   });
-  return { result, checkpointed };
+}
+
+/**
+ * {@link bulkWriteWithBackgroundCheckpoint} for a write that runs its own transaction asynchronously (a `StoreSql`
+ * transaction of a store written once for both engines, `store/sql.ts`): automatic checkpoints are off while it runs
+ * (commits of other writers meanwhile only add to the WAL), then the WAL is checkpointed on a worker thread.
+ * @param db an open better-sqlite3 connection to a WAL-mode database file (the handle `write`'s transaction uses).
+ * @returns what `write` returned and a promise of the background checkpoint (see {@link BulkWrite.checkpointed}).
+ * @throws whatever `write` throws (automatic checkpoints are back on then).
+ */
+export async function bulkWriteWithBackgroundCheckpointAsync<T>(db: Database.Database, write: () => Promise<T>): Promise<BulkWrite<T>> {
+  const every = db.memory || db.readonly || pending.has(db) ? 0 : (db.pragma('wal_autocheckpoint', { simple: true }) as number);
+  if (!every) return { result: await write(), checkpointed: Promise.resolve(undefined) };
+  db.pragma('wal_autocheckpoint = 0');
+  pending.add(db);
+  const restore = () => {
+    pending.delete(db);
+    if (db.open) db.pragma(`wal_autocheckpoint = ${every}`);
+  };
+  let result: T;
+  try {
+    result = await write();
+  } catch (e) {
+    restore();
+    throw e;
+  }
+  return { result, checkpointed: checkpointInWorker(db, restore) };
 }
