@@ -68,14 +68,8 @@ function sqliteModulePath(): string {
  * @throws whatever `write` throws (nothing is committed then, and automatic checkpoints are back on).
  */
 export function bulkWriteWithBackgroundCheckpoint<T>(db: Database.Database, write: () => T): BulkWrite<T> {
-  const every = db.memory || db.readonly || pending.has(db) ? 0 : (db.pragma('wal_autocheckpoint', { simple: true }) as number);
-  if (!every) return { result: db.transaction(write).immediate(), checkpointed: Promise.resolve(undefined) };
-  db.pragma('wal_autocheckpoint = 0');
-  pending.add(db);
-  const restore = () => {
-    pending.delete(db);
-    if (db.open) db.pragma(`wal_autocheckpoint = ${every}`);
-  };
+  const restore = pauseAutoCheckpoints(db);
+  if (!restore) return { result: db.transaction(write).immediate(), checkpointed: Promise.resolve(undefined) };
   let result: T;
   try {
     result = db.transaction(write).immediate();
@@ -84,6 +78,21 @@ export function bulkWriteWithBackgroundCheckpoint<T>(db: Database.Database, writ
     throw e;
   }
   return { result, checkpointed: checkpointInWorker(db, restore) };
+}
+
+/**
+ * Turns `db`'s automatic checkpoints off. @returns the function turning them back on, or null when there are none to
+ * turn off (in-memory or read-only database, automatic checkpoints off, or another bulk write's still pending).
+ */
+function pauseAutoCheckpoints(db: Database.Database): (() => void) | null {
+  const every = db.memory || db.readonly || pending.has(db) ? 0 : (db.pragma('wal_autocheckpoint', { simple: true }) as number);
+  if (!every) return null;
+  db.pragma('wal_autocheckpoint = 0');
+  pending.add(db);
+  return () => {
+    pending.delete(db);
+    if (db.open) db.pragma(`wal_autocheckpoint = ${every}`);
+  };
 }
 
 /** Checkpoints `db`'s WAL on a worker thread; `restore` (automatic checkpoints back on) runs when it ends or cannot start. */
@@ -118,14 +127,8 @@ function checkpointInWorker(db: Database.Database, restore: () => void): Promise
  * @throws whatever `write` throws (automatic checkpoints are back on then).
  */
 export async function bulkWriteWithBackgroundCheckpointAsync<T>(db: Database.Database, write: () => Promise<T>): Promise<BulkWrite<T>> {
-  const every = db.memory || db.readonly || pending.has(db) ? 0 : (db.pragma('wal_autocheckpoint', { simple: true }) as number);
-  if (!every) return { result: await write(), checkpointed: Promise.resolve(undefined) };
-  db.pragma('wal_autocheckpoint = 0');
-  pending.add(db);
-  const restore = () => {
-    pending.delete(db);
-    if (db.open) db.pragma(`wal_autocheckpoint = ${every}`);
-  };
+  const restore = pauseAutoCheckpoints(db);
+  if (!restore) return { result: await write(), checkpointed: Promise.resolve(undefined) };
   let result: T;
   try {
     result = await write();
