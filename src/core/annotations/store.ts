@@ -1,8 +1,8 @@
 /**
- * The annotation store: the asynchronous interface every surface uses (panel, CLI, scoring; a PostgreSQL team
- * store implements the same interface), and its SQLite implementation over the run store's database (tables of
- * migration 6 in `src/core/store/migrations.ts`). Items of judge tasks are created from the `judgements` table;
- * annotations are append-only; queues are saved selections served with reservations.
+ * The annotation store: the asynchronous interface every surface uses (panel, CLI, scoring) and its one
+ * implementation for both run-store engines, {@link SqlAnnotationStore} (SQLite file or PostgreSQL team store; tables
+ * of migrations 6, 9 and 18 in `src/core/store/migrations.ts`). Items of judge tasks are created from the
+ * `judgements` table; annotations are append-only; queues are saved selections served with reservations.
  * Source: issue 14; `../shared/spec/annotation.md`.
  */
 import type Database from 'better-sqlite3';
@@ -410,7 +410,8 @@ export class SqlAnnotationStore implements AnnotationStore {
       const from = (await t.first(this.#pg ? mark.forUpdate() : mark))?.f;
       if (from == null) return 0;
       // ON CONFLICT skips items that exist (the primary key lookup is the only check needed).
-      const created = await t.all(this.#raw(sql`INSERT INTO annotation_items (id, subject_kind, subject, task, schema_version, input, input_hash, criterion, suite, run_id, item_ref, suite_version, created_at)
+      // rows created: PostgreSQL counts RETURNING rows; SQLite asks changes() after (no 10,000 rows back into JS)
+      const inserted = await t.all(this.#raw(sql<Row>`INSERT INTO annotation_items (id, subject_kind, subject, task, schema_version, input, input_hash, criterion, suite, run_id, item_ref, suite_version, created_at)
         SELECT 'j:' || j.task || ':' || j.input_hash, 'judgement', ${subject}, j.task, ${versionCase}, j.input, j.input_hash,
           CASE j.task WHEN 'checklist-score' THEN ${this.#jsonText('j.input', 'criterion')} WHEN 'checklist-support' THEN ${this.#jsonText('j.input', 'question')}
             WHEN 'trend-answer' THEN ${this.#jsonText('j.input', 'question')} WHEN 'semantic-match' THEN ${this.#jsonText('j.input', 'kind')} END,
@@ -418,9 +419,10 @@ export class SqlAnnotationStore implements AnnotationStore {
         FROM judgements j LEFT JOIN runs r ON r.id = j.run_id
         WHERE ${this.#rowid('j')} >= ${from} AND j.task IN (${sql.join([...ANNOTATABLE_TASKS])}) AND j.judge_id NOT IN ('exact', 'none')
         ORDER BY j.judged_at, ${this.#rowid('j')}
-        ON CONFLICT (id) DO NOTHING RETURNING 1`));
+        ON CONFLICT (id) DO NOTHING${this.#pg ? sql` RETURNING 1` : sql``}`));
+      const created = this.#pg ? inserted.length : Number((await t.first(this.#raw(sql<Row>`SELECT changes() AS n`)))!.n);
       await t.run(t.db.updateTable('annotation_sync').set({ judgements_from: null }).where('id', '=', 1));
-      if (created.length) {
+      if (created) {
         // Earlier items whose run was missing or had no checksums then (few: a partial index holds them).
         const runs = await t.all(t.db.selectFrom('runs as r').select(['r.id', 'r.data_checksums'])
           .where('r.id', 'in', t.db.selectFrom('annotation_items as i').select('i.run_id').where('i.suite_version', '=', 'unknown')));
@@ -429,7 +431,7 @@ export class SqlAnnotationStore implements AnnotationStore {
           if (v !== 'unknown') await t.run(t.db.updateTable('annotation_items').set({ suite_version: v }).where('run_id', '=', r.id).where('suite_version', '=', 'unknown'));
         }
       }
-      return created.length;
+      return created;
     });
     if (!this.#handle) return sync();
     // SQLite, thousands of items (a first sync after scoring): the WAL checkpoint of ~1 KB per item runs on a worker
