@@ -102,7 +102,7 @@ export class PgRunStore extends StoreRunReads implements RunStore {
     });
     // An idle connection dropped by a server restart must not crash the process: the pool opens a new one on next use.
     this.#pool.on('error', () => undefined);
-    this.#sql = pgSql((sql, params) => this.#q(sql, [...params]), () => PgRunStore.readyPoolOf(this));
+    this.#sql = pgSql((sql, params) => this.#q(sql, [...params]), () => PgRunStore.readyPoolOf(this), connectionClosed);
     this.runSql = this.#sql;
     this.judgements = new StoreJudgementRows(this.#sql);
     this.scores = new StoreScoreRows(this.#sql);

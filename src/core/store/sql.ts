@@ -196,8 +196,10 @@ export function sqliteSql(handle: BetterSqlite.Database): StoreSql {
  * The {@link StoreSql} of a PostgreSQL run store (its pool once migrated: `pgReadyPoolOf`).
  * @param query runs one statement through the run store's retrying path (rows returned).
  * @param pool the run store's pool, for transactions on one connection.
+ * @param closed true of an error a pooled connection the server closed (a restart) gives at BEGIN: nothing ran, the
+ *   transaction starts again on a new connection (up to 5 times), as the run store's own transactions do.
  */
-export function pgSql(query: (sql: string, params: readonly unknown[]) => Promise<unknown[]>, pool: () => Promise<pg.Pool>): StoreSql {
+export function pgSql(query: (sql: string, params: readonly unknown[]) => Promise<unknown[]>, pool: () => Promise<pg.Pool>, closed: (e: unknown) => boolean = () => false): StoreSql {
   const on = (q: (sql: string, params: readonly unknown[]) => Promise<unknown[]>): Omit<StoreSql, 'tx'> => ({
     dialect: 'postgres',
     db: builderOf('postgres'),
@@ -218,12 +220,24 @@ export function pgSql(query: (sql: string, params: readonly unknown[]) => Promis
   return {
     ...on(query),
     tx: async <T>(lock: string | null, body: (t: StoreSql) => Promise<T>): Promise<T> => {
-      const client = await (await pool()).connect();
-      return pgTransaction(client, async () => {
-        const q = async (sql: string, params: readonly unknown[]) => (await client.query(sql, params as unknown[])).rows as unknown[];
+      const p = await pool();
+      let client = await p.connect();
+      for (let attempt = 0; ; attempt++) {
+        try {
+          await client.query('BEGIN');
+          break;
+        } catch (e) {
+          client.release(e as Error); // the pool drops it
+          if (!closed(e) || attempt >= 5) throw e;
+          client = await p.connect();
+        }
+      }
+      const c = client;
+      return pgTransaction(c, async () => {
+        const q = async (sql: string, params: readonly unknown[]) => (await c.query(sql, params as unknown[])).rows as unknown[];
         if (lock !== null) await q('SELECT pg_advisory_xact_lock(hashtext($1))', [lock]);
         return body({ ...on(q), tx: () => Promise.reject(new Error('nested store transaction')) });
-      });
+      }, { begun: true });
     },
   };
 }
