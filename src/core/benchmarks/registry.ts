@@ -9,12 +9,14 @@ import { analystbench } from './analystbench/index.ts';
 import { blade, bladeMcq } from './blade/index.ts';
 import { ddr } from './ddr/index.ts';
 import { longda } from './longda/index.ts';
+import { manifestBenchmarkAt } from './manifest/define.ts';
+import { shippedBenchmarkDir } from './paths.ts';
 import type { BenchmarkDefinition, ItemTypeView } from './types.ts';
 import type { SuiteSourceDef } from '../suites/fetch.ts';
 import type { BlockItemBase } from '../suites/types.ts';
 
 /** The shipped benchmarks, in display order. */
-const BUILTIN: readonly BenchmarkDefinition[] = [longda, blade, bladeMcq, ddr, analystbench];
+const BUILTIN: readonly BenchmarkDefinition[] = [longda, blade, bladeMcq, ddr, analystbench, manifestBenchmarkAt(shippedBenchmarkDir('dabench'))];
 
 // Kept on globalThis: a test bundle (out/test/*.js) has its own copy of this module, and its registrations must
 // reach the extension's copy.
