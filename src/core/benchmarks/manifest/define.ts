@@ -33,6 +33,13 @@ export interface ManifestRunDetail {
   breakdowns: Record<string, Record<string, number>>;
 }
 
+const manifestFiles = new WeakMap<BenchmarkDefinition, string>();
+
+/** The manifest file a benchmark was made from, or undefined for a benchmark written in TypeScript. */
+export function manifestFileOf(def: BenchmarkDefinition): string | undefined {
+  return manifestFiles.get(def);
+}
+
 /** A generic failure taxonomy for closed-form answers (Loupe's own; a manifest benchmark's paper may have none). */
 const TAXONOMY: Taxonomy = {
   id: 'closed-form',
@@ -256,7 +263,9 @@ export function manifestBenchmark(loaded: { manifest: Manifest; dir: string; fil
     },
     importNativeOutputs: null,
   };
-  return { ...def, importNativeOutputs: manifestNativeOutputs(m, resolveOptions) };
+  const out: BenchmarkDefinition = { ...def, importNativeOutputs: manifestNativeOutputs(m, resolveOptions) };
+  manifestFiles.set(out, resolve(loaded.file));
+  return out;
 }
 
 /** The reference script of a block, `<dir>/<block id>.py`. @throws LoupeInputError naming the path when absent. */
