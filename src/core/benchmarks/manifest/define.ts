@@ -147,7 +147,8 @@ export function manifestBenchmark(loaded: { manifest: Manifest; dir: string; fil
       const block = ctx.block;
       const ids = itemsOf(block).map((i) => i.id);
       const list: ToolDefinition[] = [];
-      if (tools.has('python')) list.push({
+      if (tools.has('python')) {
+        list.push({
         name: 'python',
         description: 'Runs Python code in a persistent kernel whose working directory is the workspace (data files under data/; pandas and numpy installed). Returns stdout, the last expression, errors.',
         parameters: { type: 'object', properties: { code: { type: 'string' } }, required: ['code'] },
@@ -157,6 +158,7 @@ export function manifestBenchmark(loaded: { manifest: Manifest; dir: string; fil
           return { observation: note + formatKernelResult({ ...r, restarted: false }), isError: r.status !== 'ok', data: { status: r.status, durationMs: r.durationMs } };
         },
       });
+      }
       list.push({
         name: 'answer',
         description: `Records the response to one question (the last call for a question wins).${m.scoring.scorer === 'regex-extract' ? ' Write it in the question\'s answer format.' : ''}`,

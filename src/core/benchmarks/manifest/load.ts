@@ -176,7 +176,8 @@ export function loadManifestSuite(m: Manifest, rootIn: string): Suite {
   if (m.data?.files?.length) {
     const all = (listAllFiles(dataDir) ?? []).map((p) => relative(dataDir, p).split(sep).join('/'));
     const matchers = m.data.files.map((g) => globMatcher(g, 'data.files'));
-    for (const rel of all) if (matchers.some((f) => f(rel))) {
+    for (const rel of all) {
+      if (!matchers.some((f) => f(rel))) continue;
       const path = join(dataDir, rel);
       shared.push({ path, rel: `data/${rel}`, size: statSync(path).size });
     }
