@@ -18,6 +18,7 @@ import { readManifest, type Manifest } from './manifest.ts';
 import { loadManifestSuite } from './load.ts';
 import { aggregateItems, DEFAULT_AGGREGATIONS, extractNamed, scoreItem, type Denominator, type ItemResult } from './eval.ts';
 import { manifestNativeOutputs } from './native-outputs.ts';
+import { scoreWithPython, type PythonScorerInput } from './python-scorer.ts';
 import { ManifestReferenceModel } from './reference.ts';
 import type { ManifestBlock, ManifestItem } from './items.ts';
 
@@ -103,6 +104,11 @@ export function manifestBenchmark(loaded: { manifest: Manifest; dir: string; fil
   const rounding = (o: OptionValues): number | undefined => (typeof o.round === 'number' && o.round >= 0 ? o.round : undefined);
   const tools = new Set(m.tools ?? ['python', 'answer']);
   const first = aggs[0]!;
+  /** Item results by the built-in scorer, or by the manifest's Python module in the sandbox. */
+  const scoreAll = async (inputs: PythonScorerInput[]): Promise<ItemResult[]> => {
+    if (m.scoring.scorer !== 'python') return inputs.map((i) => scoreItem(i.id, i.response, i.gold, m.scoring, i.metadata));
+    return scoreWithPython(resolve(loaded.dir, m.scoring.module!), inputs, { timeoutSeconds: m.scoring.timeoutSeconds ?? 60 });
+  };
   const def: BenchmarkDefinition = {
     kind: m.kind,
     title: m.title,
@@ -138,7 +144,7 @@ export function manifestBenchmark(loaded: { manifest: Manifest; dir: string; fil
     downloadSources: {},
     replayTools: [],
     loadOptions: [],
-    judgeFree: m.scoring.scorer !== 'python',
+    judgeFree: true, // built-in scorers and the Python module need no judge
     clusterUnit: m.clusterUnit ?? 'block',
     listingFields: (b) => ({ questions: itemsOf(b).length, subAnswers: Object.values((b as ManifestBlock).hidden.gold ?? {}).reduce((n, g) => n + g.answers.length, 0) }),
     toolOptions: [],
@@ -203,11 +209,11 @@ export function manifestBenchmark(loaded: { manifest: Manifest; dir: string; fil
     completeRun: null,
     runWithoutLoop: null,
     async score(ctx) {
-      if (m.scoring.scorer === 'python') throw new LoupeInputError(`${loaded.file}: scoring.scorer`, 'the python scorer is not available yet in this version of Loupe');
       const options = ctx.options;
       const responses = responsesOf(await ctx.store.getExtraState(ctx.run.id));
       const block = ctx.block as ManifestBlock;
-      const items = itemsOf(block).filter((it) => block.hidden.gold?.[it.id]).map((it) => scoreItem(it.id, responses[it.id] ?? '', block.hidden.gold[it.id]!, m.scoring, it.metadata));
+      const inputs = itemsOf(block).filter((it) => block.hidden.gold?.[it.id]).map((it) => ({ id: it.id, response: responses[it.id] ?? '', gold: block.hidden.gold[it.id]!, metadata: it.metadata }));
+      const items = await scoreAll(inputs);
       const den = options.denominator as Denominator;
       const agg = aggregateItems(items, aggs, den, rounding(options));
       const detail: ManifestRunDetail = { items, denominator: den, breakdowns: agg.breakdowns };
@@ -265,7 +271,7 @@ export function manifestBenchmark(loaded: { manifest: Manifest; dir: string; fil
     },
     importNativeOutputs: null,
   };
-  const out: BenchmarkDefinition = { ...def, importNativeOutputs: manifestNativeOutputs(m, resolveOptions) };
+  const out: BenchmarkDefinition = { ...def, importNativeOutputs: manifestNativeOutputs(m, resolveOptions, scoreAll) };
   manifestFiles.set(out, resolve(loaded.file));
   return out;
 }

@@ -13,6 +13,7 @@ import { readGold, readRows } from './load.ts';
 import { aggregateItems, DEFAULT_AGGREGATIONS, scoreItem, type Denominator, type ItemResult } from './eval.ts';
 import { idKey } from './load.ts';
 import type { OptionValues } from '../options.ts';
+import type { PythonScorerInput } from './python-scorer.ts';
 
 /** Python `a == b` for JSON scalars (bool is an int; int and float compare by value). */
 function pyEq(a: unknown, b: unknown): boolean {
@@ -30,7 +31,7 @@ function pyEq(a: unknown, b: unknown): boolean {
  * @returns item results (gold order; unanswered ones included) and the metrics.
  * @throws LoupeInputError naming `file:line` of a row that is not an object, or whose response is not text.
  */
-export function scoreNativeFile(m: Manifest, root: string, file: string, options: OptionValues): { results: ItemResult[]; metrics: ReturnType<typeof aggregateItems>; unknownIds: number; rows: number } {
+export async function scoreNativeFile(m: Manifest, root: string, file: string, options: OptionValues, scoreAll?: (inputs: PythonScorerInput[]) => Promise<ItemResult[]>): Promise<{ results: ItemResult[]; metrics: ReturnType<typeof aggregateItems>; unknownIds: number; rows: number }> {
   const spec = m.nativeOutputs!;
   const rows = readRows(file);
   for (const { row, origin } of rows) {
@@ -48,18 +49,19 @@ export function scoreNativeFile(m: Manifest, root: string, file: string, options
     const k = idKey(row[m.items.id]);
     if (!meta.has(k)) meta.set(k, md);
   }
-  const results: ItemResult[] = [];
+  const inputs: PythonScorerInput[] = [];
   for (const [id, g] of gold) {
     const hit = rows.find(({ row }) => spec.id in row && typeof row[spec.response] === 'string' && row[spec.response] !== '' && pyEq(row[spec.id], g.idRaw));
-    results.push(scoreItem(id, hit ? (hit.row[spec.response] as string) : '', g, m.scoring, meta.get(id) ?? {}));
+    inputs.push({ id, response: hit ? (hit.row[spec.response] as string) : '', gold: { answers: g.answers }, metadata: meta.get(id) ?? {} });
   }
+  const results = scoreAll ? await scoreAll(inputs) : inputs.map((i) => scoreItem(i.id, i.response, i.gold, m.scoring, i.metadata));
   const unknownIds = rows.filter(({ row }) => spec.id in row && ![...gold.values()].some((g) => pyEq(row[spec.id], g.idRaw))).length;
   const metrics = aggregateItems(results, m.scoring.aggregations ?? DEFAULT_AGGREGATIONS, options.denominator as Denominator, typeof options.round === 'number' && options.round >= 0 ? options.round : undefined);
   return { results, metrics, unknownIds, rows: rows.length };
 }
 
 /** The native-output format of a manifest, or null when it declares none. */
-export function manifestNativeOutputs(m: Manifest, resolveOptions: (raw: Readonly<Record<string, string>>, preset: 'official' | 'paper') => OptionValues): NativeOutputs | null {
+export function manifestNativeOutputs(m: Manifest, resolveOptions: (raw: Readonly<Record<string, string>>, preset: 'official' | 'paper') => OptionValues, scoreAll?: (inputs: PythonScorerInput[]) => Promise<ItemResult[]>): NativeOutputs | null {
   if (!m.nativeOutputs) return null;
   const spec = m.nativeOutputs;
   return {
@@ -72,7 +74,7 @@ export function manifestNativeOutputs(m: Manifest, resolveOptions: (raw: Readonl
       if (!o.root) throw new LoupeInputError('root', `scoring ${m.title} responses needs the data folder (${m.items.file}, ${m.gold.file})`);
       const file = o.paths[0]!;
       const options = resolveOptions(o.raw, o.preset);
-      const r = scoreNativeFile(m, o.root, file, options);
+      const r = await scoreNativeFile(m, o.root, file, options, scoreAll);
       const fmt = (v: number | null): string => (v === null ? 'n/a' : `${(v * 100).toFixed(2)}%`);
       const lines = [
         `${basename(file)}: ${r.rows} responses, ${r.metrics.counted} of ${r.metrics.items} questions counted (denominator ${String(options.denominator)}, preset ${o.preset})${r.unknownIds ? `; ${r.unknownIds} rows of unknown ids ignored` : ''}`,
