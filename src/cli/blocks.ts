@@ -1,3 +1,4 @@
+import { resolve } from 'node:path';
 import { benchmarkOfFolder, getBenchmark } from '../core/benchmarks/registry.ts';
 import { plural } from './plural.ts';
 import { loadSuite, parseSuiteKind, summariseBlock } from '../core/benchmarks/index.ts';
@@ -24,7 +25,8 @@ export const blocksCommand = defineCommand({
   async run(argv, io) {
     const { values, extra } = parseCommand(DECL, argv);
     if (!values.root) throw new UsageError('--root is required');
-    const fromFolder = benchmarkOfFolder(values.root);
+    const fromFolder = benchmarkOfFolder(resolve(io.cwd, values.root));
+    if (fromFolder) values.root = resolve(io.cwd, values.root);
     if (!values.suite && !fromFolder) throw new UsageError('--suite is required (or a --root folder holding loupe-benchmark.yaml)');
     const kind = values.suite ? parseSuiteKind(values.suite) : fromFolder!.kind;
     const def = getBenchmark(kind);

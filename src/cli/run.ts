@@ -243,7 +243,8 @@ export const runCommand = defineCommand({
       const referenceDir = v['reference-dir'] ? resolve(io.cwd, v['reference-dir']) : undefined;
       const kernel = { sandbox, python: v.python ?? io.env.LOUPE_PYTHON, cellTimeoutMs: num(v['cell-timeout-ms'], 'cell-timeout-ms'), workspaceQuotaMb: num(v['workspace-quota-mb'], 'workspace-quota-mb') };
       // issue 44: a --root folder holding a benchmark manifest registers its benchmark (and names the suite)
-      const fromFolder = v.root ? benchmarkOfFolder(v.root) : undefined;
+      const fromFolder = v.root ? benchmarkOfFolder(resolve(io.cwd, v.root)) : undefined;
+      if (fromFolder) v.root = resolve(io.cwd, v.root!);
       if (!v.suite && fromFolder) v.suite = fromFolder.kind;
       const suiteOpts = loaderOptionsFromArgs(extra, io.cwd, v.suite && !v.resume && !v.fork && v.agent !== 'replay' ? findBenchmark(v.suite) : undefined);
       if (v.agent === 'replay') {

@@ -162,7 +162,7 @@ export const scoreCommand = defineCommand({
     const { values, extra } = parseCommand(DECL, argv);
     const preset = parsePreset(values.preset, '--preset');
     // issue 44: a --root folder holding a benchmark manifest registers its benchmark (and names the suite)
-    const fromFolder = values.root ? benchmarkOfFolder(values.root) : undefined;
+    const fromFolder = values.root ? benchmarkOfFolder(resolve(io.cwd, values.root)) : undefined;
     if (!values.suite && fromFolder) values.suite = fromFolder.kind;
     const native = nativeOutputsOf(extra, values.suite);
     if (native) {

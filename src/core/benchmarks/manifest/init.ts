@@ -76,9 +76,9 @@ export function draftManifest(dir: string, sample: string): string {
     '    - { metric: accuracy, label: Accuracy, kind: per-item }',
     '    # - { metric: by_level, kind: by-field, field: level }',
     '',
-    '# nativeOutputs:                  # the harness\'s own output file: JSONL {id, response}',
-    '#   id: id',
-    '#   response: response',
+    'nativeOutputs:                   # a harness\'s own output file (JSONL), scored by loupe score --native-outputs',
+    `  id: ${id}`,
+    '  response: response',
     '# reference: reference            # folder of <block id>.py scripts printing {item id: response} as JSON',
     '',
   ];
