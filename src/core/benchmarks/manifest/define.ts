@@ -19,6 +19,11 @@ import { loadManifestSuite } from './load.ts';
 import { aggregateItems, DEFAULT_AGGREGATIONS, extractNamed, scoreItem, type Denominator, type ItemResult } from './eval.ts';
 import { manifestNativeOutputs } from './native-outputs.ts';
 import { scoreWithPython, type PythonScorerInput } from './python-scorer.ts';
+import { scoreJudged, type JudgedResults } from './judged.ts';
+import type { Judge } from '../../eval/judges/types.ts';
+
+/** Scorers that ask the judge. */
+const JUDGED = new Set(['llm-judge', 'checklist', 'rubric']);
 import { ManifestReferenceModel } from './reference.ts';
 import type { ManifestBlock, ManifestItem } from './items.ts';
 
@@ -105,9 +110,11 @@ export function manifestBenchmark(loaded: { manifest: Manifest; dir: string; fil
   const tools = new Set(m.tools ?? ['python', 'answer']);
   const first = aggs[0]!;
   /** Item results by the built-in scorer, or by the manifest's Python module in the sandbox. */
-  const scoreAll = async (inputs: PythonScorerInput[]): Promise<ItemResult[]> => {
-    if (m.scoring.scorer !== 'python') return inputs.map((i) => scoreItem(i.id, i.response, i.gold, m.scoring, i.metadata));
-    return scoreWithPython(resolve(loaded.dir, m.scoring.module!), inputs, { timeoutSeconds: m.scoring.timeoutSeconds ?? 60 });
+  const judged = JUDGED.has(m.scoring.scorer);
+  const scoreAll = async (inputs: PythonScorerInput[], judge?: () => Judge, instructionOf?: (id: string) => string, runId?: string): Promise<JudgedResults> => {
+    if (judged) return scoreJudged(m, inputs, judge!(), instructionOf ?? (() => ''), runId);
+    if (m.scoring.scorer !== 'python') return { results: inputs.map((i) => scoreItem(i.id, i.response, i.gold, m.scoring, i.metadata)), pending: 0, unjudged: 0 };
+    return { results: await scoreWithPython(resolve(loaded.dir, m.scoring.module!), inputs, { timeoutSeconds: m.scoring.timeoutSeconds ?? 60 }), pending: 0, unjudged: 0 };
   };
   const def: BenchmarkDefinition = {
     kind: m.kind,
@@ -144,7 +151,7 @@ export function manifestBenchmark(loaded: { manifest: Manifest; dir: string; fil
     downloadSources: {},
     replayTools: [],
     loadOptions: [],
-    judgeFree: true, // built-in scorers and the Python module need no judge
+    judgeFree: !JUDGED.has(m.scoring.scorer), // llm-judge, checklist and rubric ask the judge
     clusterUnit: m.clusterUnit ?? 'block',
     listingFields: (b) => ({ questions: itemsOf(b).length, subAnswers: Object.values((b as ManifestBlock).hidden.gold ?? {}).reduce((n, g) => n + g.answers.length, 0) }),
     toolOptions: [],
@@ -213,11 +220,12 @@ export function manifestBenchmark(loaded: { manifest: Manifest; dir: string; fil
       const responses = responsesOf(await ctx.store.getExtraState(ctx.run.id));
       const block = ctx.block as ManifestBlock;
       const inputs = itemsOf(block).filter((it) => block.hidden.gold?.[it.id]).map((it) => ({ id: it.id, response: responses[it.id] ?? '', gold: block.hidden.gold[it.id]!, metadata: it.metadata }));
-      const items = await scoreAll(inputs);
+      const byId = new Map(itemsOf(block).map((it) => [it.id, it.instruction]));
+      const { results: items, pending, unjudged } = await scoreAll(inputs, () => ctx.judge, (id) => byId.get(id) ?? '', ctx.run.id);
       const den = options.denominator as Denominator;
       const agg = aggregateItems(items, aggs, den, rounding(options));
       const detail: ManifestRunDetail = { items, denominator: den, breakdowns: agg.breakdowns };
-      return { ...scoreBase(ctx.run, m.kind, 'none', options), summary: { ...agg.summary, answered: agg.items ? items.filter((i) => i.answered).length / agg.items : null }, detail };
+      return { ...scoreBase(ctx.run, m.kind, judged ? ctx.judge.id : 'none', options), pending, unjudged, summary: { ...agg.summary, answered: agg.items ? items.filter((i) => i.answered).length / agg.items : null }, detail };
     },
     async aggregate(groups, ctx) {
       return groups.map(({ model, scores }) => {

@@ -42,7 +42,10 @@ export interface Manifest {
   tools?: Array<'python' | 'answer'>;
   prompt?: { system?: string; preamble?: string };
   scoring: {
-    scorer: 'exact' | 'numeric-tolerance' | 'list' | 'regex-extract' | 'python';
+    scorer: 'exact' | 'numeric-tolerance' | 'list' | 'regex-extract' | 'llm-judge' | 'checklist' | 'rubric' | 'python';
+    rubric?: string;
+    rubricLevels?: string[];
+    passScore?: number;
     pattern?: string;
     compare?: 'exact' | 'numeric-tolerance';
     absolute?: number;
