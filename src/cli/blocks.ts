@@ -1,4 +1,5 @@
-import { getBenchmark } from '../core/benchmarks/registry.ts';
+import { resolve } from 'node:path';
+import { benchmarkOfFolder, getBenchmark } from '../core/benchmarks/registry.ts';
 import { plural } from './plural.ts';
 import { loadSuite, parseSuiteKind, summariseBlock } from '../core/benchmarks/index.ts';
 import { UsageError } from './types.ts';
@@ -13,7 +14,7 @@ const DECL = declareCommand({
   synopsis: 'blocks',
   groups: [SUITE_OPTIONS, STORE_OPTIONS, JSON_OPTIONS],
   dynamic: [loaderOptionGroup],
-  notes: '  --suite and --root are required. DDR / AnalystBench: each block says its checklist (the newest version written with loupe checklist, else the suite\'s own) or that it has none.',
+  notes: '  --root is required; --suite too unless the --root folder holds a benchmark manifest (loupe-benchmark.yaml or .json). DDR / AnalystBench: each block says its checklist (the newest version written with loupe checklist, else the suite\'s own) or that it has none.',
 });
 
 /** `loupe blocks`: lists the blocks of a benchmark suite on disk (issue 3 "CLI"). */
@@ -23,9 +24,11 @@ export const blocksCommand = defineCommand({
   declarations: [DECL],
   async run(argv, io) {
     const { values, extra } = parseCommand(DECL, argv);
-    if (!values.suite) throw new UsageError('--suite is required');
     if (!values.root) throw new UsageError('--root is required');
-    const kind = parseSuiteKind(values.suite);
+    const fromFolder = benchmarkOfFolder(resolve(io.cwd, values.root));
+    if (fromFolder) values.root = resolve(io.cwd, values.root);
+    if (!values.suite && !fromFolder) throw new UsageError('--suite is required (or a --root folder holding loupe-benchmark.yaml)');
+    const kind = values.suite ? parseSuiteKind(values.suite) : fromFolder!.kind;
     const def = getBenchmark(kind);
     let lastPct = -1;
     const suite = await loadSuite(kind, values.root, {

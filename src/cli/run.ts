@@ -14,7 +14,7 @@ import { didYouMean } from './suggest.ts';
 import { exportTrajectoryJsonl } from '../core/store/export.ts';
 import { RunControl, type Budget } from '../core/agent/loop.ts';
 import { parseToolOptions, resumeBlockRun, startBlockRun, type AgentKind, type BlockRunOptions } from '../core/runs/runner.ts';
-import { findBenchmark, getBenchmark } from '../core/benchmarks/registry.ts';
+import { benchmarkOfFolder, findBenchmark, getBenchmark } from '../core/benchmarks/registry.ts';
 import { reopenRun } from '../core/runs/reopen.ts';
 import { splitOptionPairs } from '../core/benchmarks/options.ts';
 import { runReplayCommand } from './run-replay.ts';
@@ -242,6 +242,10 @@ export const runCommand = defineCommand({
     try {
       const referenceDir = v['reference-dir'] ? resolve(io.cwd, v['reference-dir']) : undefined;
       const kernel = { sandbox, python: v.python ?? io.env.LOUPE_PYTHON, cellTimeoutMs: num(v['cell-timeout-ms'], 'cell-timeout-ms'), workspaceQuotaMb: num(v['workspace-quota-mb'], 'workspace-quota-mb') };
+      // issue 44: a --root folder holding a benchmark manifest registers its benchmark (and names the suite)
+      const fromFolder = v.root ? benchmarkOfFolder(resolve(io.cwd, v.root)) : undefined;
+      if (fromFolder) v.root = resolve(io.cwd, v.root!);
+      if (!v.suite && fromFolder) v.suite = fromFolder.kind;
       const suiteOpts = loaderOptionsFromArgs(extra, io.cwd, v.suite && !v.resume && !v.fork && v.agent !== 'replay' ? findBenchmark(v.suite) : undefined);
       if (v.agent === 'replay') {
         if (!v.run) throw new UsageError('--agent replay needs --run RUN (the id of a recorded run)');
@@ -302,7 +306,7 @@ export const runCommand = defineCommand({
         await writeResults();
         return anyFailed ? 1 : 0;
       }
-      if (!v.suite || !v.root) throw new UsageError('--suite and --root are required (or --resume RUN)');
+      if (!v.suite || !v.root) throw new UsageError('--suite and --root are required (or --resume RUN; --suite may be left out when the --root folder holds loupe-benchmark.yaml)');
       const agent = (v.agent ?? '') as AgentKind;
       if (agent !== 'llm' && agent !== 'reference') throw new UsageError('--agent must be llm, reference or replay');
       if (v.models && v.model) throw new UsageError('give --model or --models, not both');

@@ -3,7 +3,7 @@ import { aggregateScores, assistedModel, saveRunScore, scoreStoredRun, scoringSe
 import { presetOf } from '../core/eval/run-score.ts';
 import { RecordedJudge } from '../core/eval/judges/recorded.ts';
 import { MemoryJudgementStore } from '../core/eval/judges/judge.ts';
-import { benchmarks, findBenchmark, getBenchmark } from '../core/benchmarks/registry.ts';
+import { benchmarkOfFolder, benchmarks, findBenchmark, getBenchmark } from '../core/benchmarks/registry.ts';
 import type { BenchmarkDefinition } from '../core/benchmarks/types.ts';
 import { formatOptionEcho, optionPresetHelpLines, parsePreset, SCORE_PRESETS, splitOptionPairs, type ScorePreset } from '../core/benchmarks/options.ts';
 import { LoupeInputError } from '../core/util/errors.ts';
@@ -161,6 +161,9 @@ export const scoreCommand = defineCommand({
   async run(argv, io) {
     const { values, extra } = parseCommand(DECL, argv);
     const preset = parsePreset(values.preset, '--preset');
+    // issue 44: a --root folder holding a benchmark manifest registers its benchmark (and names the suite)
+    const fromFolder = values.root ? benchmarkOfFolder(resolve(io.cwd, values.root)) : undefined;
+    if (!values.suite && fromFolder) values.suite = fromFolder.kind;
     const native = nativeOutputsOf(extra, values.suite);
     if (native) {
       const judgeArgs = { judge: values.judge, 'judge-model': values['judge-model'], 'judge-base-url': values['judge-base-url'], 'judge-api-key-env': values['judge-api-key-env'] };

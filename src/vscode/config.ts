@@ -7,7 +7,10 @@ import * as vscode from 'vscode';
 import { annotatorId } from '../core/util/annotator.ts';
 
 export interface SuiteSetting {
-  /** A registered benchmark kind (src/core/benchmarks/registry.ts); unknown kinds show as a suite that failed to load. */
+  /**
+   * A registered benchmark kind (src/core/benchmarks/registry.ts); unknown kinds show as a suite that failed to load.
+   * Absent in the setting for a folder holding a benchmark manifest (issue 44): `SuiteRegistry.settings()` fills in its kind.
+   */
   suite: string;
   root: string;
   entities?: string;

@@ -3,7 +3,7 @@
  * setting changes. Shared by the Benchmarks view, "Open Task as Workspace" and the Documentation Search panel.
  */
 import * as vscode from 'vscode';
-import { loadSuite, type Block, type Suite } from '../core/benchmarks/index.ts';
+import { benchmarkOfFolder, loadSuite, type Block, type Suite } from '../core/benchmarks/index.ts';
 import { inSettingsTerms, type SuiteSetting } from './config.ts';
 import type { LoupeContext } from './context.ts';
 
@@ -14,6 +14,15 @@ export interface SuiteEntry {
   key: string;
   suite?: Suite;
   error?: string;
+}
+
+/** The kind a manifest folder declares, or '' when it has none or it is invalid (never throws). */
+function manifestKind(root: string): string {
+  try {
+    return benchmarkOfFolder(root)?.kind ?? '';
+  } catch {
+    return '';
+  }
 }
 
 export function suiteKey(s: SuiteSetting): string {
@@ -49,7 +58,11 @@ export class SuiteRegistry implements vscode.Disposable {
 
   /** The configured suites, in setting order. */
   settings(): SuiteSetting[] {
-    return this.ctx.settings.suites.filter((s) => s && typeof s.root === 'string' && typeof s.suite === 'string');
+    // issue 44: an entry without "suite" is a folder holding a benchmark manifest; its kind is read from there ('' when
+    // the manifest is missing or invalid: load() then says why)
+    return this.ctx.settings.suites
+      .filter((s) => s && typeof s.root === 'string' && (typeof s.suite === 'string' || s.suite === undefined))
+      .map((s) => (typeof s.suite === 'string' && s.suite ? s : { ...s, suite: manifestKind(s.root) }));
   }
 
   /** Loads (or returns the cached) suite of a setting. Never throws: failures come back as `error`. */
@@ -60,7 +73,9 @@ export class SuiteRegistry implements vscode.Disposable {
       p = (async (): Promise<SuiteEntry> => {
         const t0 = Date.now();
         try {
-          const suite = await loadSuite(setting.suite, setting.root, { log: this.ctx.log, entities: setting.entities });
+          const fromFolder = benchmarkOfFolder(setting.root); // registers a manifest folder's benchmark; throws its file, line and field
+          if (!setting.suite && !fromFolder) throw new Error(`${setting.root} holds no benchmark manifest (loupe-benchmark.yaml or loupe-benchmark.json): add one, or name the benchmark with "suite" in this entry of the setting loupe.suites`);
+          const suite = await loadSuite(setting.suite || fromFolder!.kind, setting.root, { log: this.ctx.log, entities: setting.entities });
           this.ctx.log.info(`loaded ${setting.suite} suite ${setting.root}: ${suite.blocks.length} blocks in ${Date.now() - t0} ms`);
           return { setting, key, suite };
         } catch (e) {

@@ -16,7 +16,8 @@ export type * from './longda/items.ts';
 export type * from './blade/items.ts';
 export type * from './ddr/items.ts';
 export type * from './analystbench/items.ts';
-export { benchmarks, benchmarkKinds, findBenchmark, getBenchmark, registerBenchmark, FETCHABLE, getSource, itemTypeView } from './registry.ts';
+export { benchmarks, benchmarkKinds, findBenchmark, getBenchmark, registerBenchmark, FETCHABLE, getSource, itemTypeView, benchmarkOfFolder } from './registry.ts';
+export type * from './manifest/items.ts';
 export type { BenchmarkDefinition } from './types.ts';
 
 /**

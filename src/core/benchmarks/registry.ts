@@ -9,12 +9,16 @@ import { analystbench } from './analystbench/index.ts';
 import { blade, bladeMcq } from './blade/index.ts';
 import { ddr } from './ddr/index.ts';
 import { longda } from './longda/index.ts';
+import { manifestBenchmarkAt, manifestFileOf } from './manifest/define.ts';
+import { manifestFileIn } from './manifest/manifest.ts';
+import { resolve } from 'node:path';
+import { shippedBenchmarkDir } from './paths.ts';
 import type { BenchmarkDefinition, ItemTypeView } from './types.ts';
 import type { SuiteSourceDef } from '../suites/fetch.ts';
 import type { BlockItemBase } from '../suites/types.ts';
 
 /** The shipped benchmarks, in display order. */
-const BUILTIN: readonly BenchmarkDefinition[] = [longda, blade, bladeMcq, ddr, analystbench];
+const BUILTIN: readonly BenchmarkDefinition[] = [longda, blade, bladeMcq, ddr, analystbench, manifestBenchmarkAt(shippedBenchmarkDir('dabench'))];
 
 // Kept on globalThis: a test bundle (out/test/*.js) has its own copy of this module, and its registrations must
 // reach the extension's copy.
@@ -61,6 +65,26 @@ export function registerBenchmark(def: BenchmarkDefinition): void {
 /** The download sources of the given benchmarks by the name `loupe fetch` takes, in display order. */
 function sourcesOf(defs: readonly BenchmarkDefinition[]): Map<string, SuiteSourceDef> {
   return new Map(defs.flatMap((d) => Object.entries(d.downloadSources)));
+}
+
+/**
+ * The benchmark declared by the manifest of a folder (`loupe-benchmark.yaml` / `.json`, issue 44), registered on first
+ * use so runs, scores and views find it by its kind like a built-in; the folder is also its data root.
+ * @param root a folder. @returns the benchmark, or undefined when the folder holds no manifest.
+ * @throws LoupeInputError naming the manifest's file, line and field when it is invalid, or naming both files when
+ *   another benchmark (built-in or another manifest) already has its kind.
+ */
+export function benchmarkOfFolder(root: string): BenchmarkDefinition | undefined {
+  const file = manifestFileIn(resolve(root));
+  if (!file) return undefined;
+  const def = manifestBenchmarkAt(root);
+  const known = findBenchmark(def.kind);
+  if (!known) {
+    registerBenchmark(def);
+    return def;
+  }
+  if (manifestFileOf(known) === resolve(file)) return known;
+  throw new LoupeInputError(file, `kind '${def.kind}' is already a benchmark (${manifestFileOf(known) ?? 'built into Loupe'}); give this manifest another kind`);
 }
 
 /** Names `loupe fetch` takes: the shipped benchmarks' download sources (`downloadSources`), in display order. */

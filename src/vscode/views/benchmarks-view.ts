@@ -100,14 +100,16 @@ export class BenchmarksProvider implements vscode.TreeDataProvider<BenchmarkNode
 
 function suiteItem(entry: SuiteEntry): vscode.TreeItem {
   const s = entry.suite;
-  const label = s ? s.title : `${entry.setting.suite}: ${basename(entry.setting.root)}`;
+  // issue 44: an entry without "suite" whose manifest failed has no kind yet: name it by its folder
+  const label = s ? s.title : `${entry.setting.suite || 'benchmark manifest'}: ${basename(entry.setting.root)}`;
   const t = new vscode.TreeItem(label, s ? vscode.TreeItemCollapsibleState.Collapsed : vscode.TreeItemCollapsibleState.None);
   t.id = `suite:${entry.key}`;
   t.contextValue = s ? 'suite' : 'suite error';
   if (!s) {
     t.iconPath = new vscode.ThemeIcon('error', new vscode.ThemeColor('problemsErrorIcon.foreground'));
-    t.description = 'failed to load';
-    t.tooltip = new vscode.MarkdownString().appendMarkdown(`**${entry.setting.suite}** \`${entry.setting.root}\`\n\n`).appendText(entry.error ?? '');
+    // the reason itself (a manifest's file, line and field) is shown, not only in the tooltip
+    t.description = `failed to load: ${(entry.error ?? '').replace(/\s+/g, ' ').slice(0, 300)}`;
+    t.tooltip = new vscode.MarkdownString().appendMarkdown(`**${entry.setting.suite || 'benchmark manifest'}** \`${entry.setting.root}\`\n\n`).appendText(entry.error ?? '');
     return t;
   }
   const runnable = s.blocks.filter((b) => b.runnable).length;

@@ -173,7 +173,7 @@ describe('loupe score --native-outputs (issue 40)', () => {
   it('asks for what the format needs, in the words of the flag used', async () => {
     const noSuite = await call(['score', '--native-outputs', 'counts.csv']);
     assert.equal(noSuite.rc, 2);
-    assert.match(noSuite.err, /--native-outputs needs --suite S \(the benchmark that wrote them: longda, blade, ddr, count-rows\)/);
+    assert.match(noSuite.err, /--native-outputs needs --suite S \(the benchmark that wrote them: longda, blade, ddr, dabench, count-rows\)/);
     const noRoot = await call(['score', '--native-outputs', 'counts.csv', '--suite', 'count-rows']);
     assert.equal(noRoot.rc, 2);
     assert.match(noRoot.err, /--native-outputs needs --root DIR \(the count-rows suite the counts are of\)/);

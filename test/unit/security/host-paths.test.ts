@@ -38,7 +38,7 @@ const CALLS: Record<string, Array<Record<string, unknown>>> = {
   prompt: [{}],
   find_variables: [{ query: 'age' }],
   notes: [{ action: 'add', content: 'note' }],
-  answer: [{ query_id: 'q1', answer: 1 }],
+  answer: [{ query_id: 'q1', answer: 1 }, { id: 'q1', response: '@a[1]' }],
   save_code: [{ code: 'print(1)' }],
   final_answer: [{}],
   // BLADE
@@ -47,6 +47,8 @@ const CALLS: Record<string, Array<Record<string, unknown>>> = {
   get_database_info: [{}],
   describe_table: [{ table_name: 'report.md' }],
   execute_query: [{ query: 'SELECT 1' }],
+  // manifest benchmarks (DABench)
+  finish: [{}],
   // count-rows fixture
   submit_count: [{ count: 1 }],
 };

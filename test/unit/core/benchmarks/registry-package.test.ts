@@ -12,7 +12,7 @@ import { repoRoot } from '../../../helpers/shared.ts';
 
 interface SuitesSetting {
   markdownDescription: string;
-  items: { properties: { suite: { anyOf: Array<{ enum?: string[]; pattern?: string }> } } };
+  items: { required: string[]; properties: { suite: { anyOf: Array<{ enum?: string[]; pattern?: string }> } } };
 }
 
 const pkg = JSON.parse(readFileSync(join(repoRoot, 'package.json'), 'utf8')) as {
@@ -29,6 +29,11 @@ describe('package.json follows the benchmark registry', () => {
     // a benchmark registered by an extension of Loupe is still accepted by the pattern
     const pattern = new RegExp(suites.items.properties.suite.anyOf.find((a) => a.pattern)!.pattern!);
     for (const k of [...kinds, 'count-rows']) assert.match(k, pattern);
+  });
+
+  it('an entry may name only a root: a folder holding a benchmark manifest (issue 44)', () => {
+    assert.deepEqual(suites.items.required, ['root']);
+    assert.match(suites.markdownDescription, /loupe-benchmark\.yaml/);
   });
 
   it('the setting\'s description and the Benchmarks view\'s welcome text name every shipped benchmark', () => {

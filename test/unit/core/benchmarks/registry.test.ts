@@ -26,7 +26,7 @@ const io = (cwd: string) => {
 };
 
 test('a benchmark registered from its folder is listed, run with a scripted model, reopened, scored and aggregated', { timeout: 60_000 }, async () => {
-  assert.deepEqual(benchmarkKinds(), ['longda', 'blade', 'blade-mcq', 'ddr', 'analystbench', 'count-rows']);
+  assert.deepEqual(benchmarkKinds(), ['longda', 'blade', 'blade-mcq', 'ddr', 'analystbench', 'dabench', 'count-rows']);
   const dir = mkdtempSync(join(tmpdir(), 'loupe-registry-'));
   const srv = await startScriptedLlm({ scriptFor: (first) => [{ content: 'Counting.', toolCalls: [call('submit_count', { count: first.includes('seven.csv') ? 7 : 2 })] }] });
   try {
