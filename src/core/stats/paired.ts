@@ -100,6 +100,9 @@ export function pairedDifference(a: readonly Observation[], b: readonly Observat
     if (x.cluster !== y.cluster) throw new LoupeInputError(`item ${id}`, `is in cluster ${x.cluster} for A and ${y.cluster} for B`);
     items.push({ item: id, cluster: x.cluster, a: x.mean, b: y.mean, diff: x.mean - y.mean, repeatsA: x.repeats, repeatsB: y.repeats, withinVarianceA: x.withinVariance, withinVarianceB: y.withinVariance });
   }
+  // Items and clusters in a fixed order (cluster, then item), so the seeded resampling gives the same figures whatever
+  // order the observations came in (a store lists runs newest first, a file oldest first).
+  items.sort((x, y) => (x.cluster < y.cluster ? -1 : x.cluster > y.cluster ? 1 : x.item < y.item ? -1 : x.item > y.item ? 1 : 0));
   const shared = new Set(items.map((i) => i.item));
   const difference = clusteredMean(items.map((i) => ({ value: i.diff, cluster: i.cluster })), level);
   const df = difference.clusters - 1;
