@@ -74,7 +74,7 @@ function result(r: CompareResult): HTMLElement[] {
     row('clustered SE', 'f-se', `${f4(d.se)} (statsmodels small-sample correction)`),
     row('Miller uncorrected SE / iid SE', 'f-se-other', `${f4(d.seMillerUncorrected)} / ${f4(d.seIid)}`),
     row(`${Math.round(d.level * 100)}% CI (normal)`, 'f-ci', ci(d.ci)),
-    row('paired t', 'f-t', `t = ${t.t.toFixed(3)}, ${t.df} df, p = ${t.p.toPrecision(3)}, t-CI ${ci(t.ci)}`),
+    row('paired t', 'f-t', t.degenerate ? `none: ${t.degenerate}` : `t = ${t.t.toFixed(3)}, ${t.df} df, p = ${t.p.toPrecision(3)}, t-CI ${ci(t.ci)}`),
     row('cluster bootstrap', 'f-boot', r.bootstrap ? `${r.bootstrap.resamples} resamples (seed ${r.bootstrap.seed}): SE ${f4(r.bootstrap.se)}, CI ${ci(r.bootstrap.ci)}` : 'not run'),
     row('sign-flip permutation', 'f-perm', r.permutation ? `${r.permutation.permutations} permutations over clusters (seed ${r.permutation.seed}): p = ${r.permutation.p.toPrecision(3)}` : 'not run'),
     row('n', 'f-n', `${d.n} ${r.a.unit}, ${d.clusters} ${r.a.clusterUnit}s, repeats A ${r.a.repeats.min}–${r.a.repeats.max}, B ${r.b.repeats.min}–${r.b.repeats.max}`),

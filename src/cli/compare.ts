@@ -47,7 +47,7 @@ export function formatComparison(c: Comparison): string {
   const d = p.difference;
   const lines = [figureLine('A', c.a), figureLine('B', c.b),
     `A − B: ${f4(d.mean)}  clustered SE ${f4(d.se)} (Miller uncorrected ${f4(d.seMillerUncorrected)}, iid ${f4(d.seIid)})  95% CI [${f4(d.ci[0])}, ${f4(d.ci[1])}]  over ${d.n} shared ${c.a.basis.unit} in ${d.clusters} ${c.a.basis.clusterUnit}s\n`,
-    `paired t ${p.pairedT.t.toFixed(3)} (${p.pairedT.df} df) p = ${p.pairedT.p.toPrecision(3)}  t-CI [${f4(p.pairedT.ci[0])}, ${f4(p.pairedT.ci[1])}]\n`];
+    p.pairedT.degenerate ? `paired t: none — ${p.pairedT.degenerate}\n` : `paired t ${p.pairedT.t.toFixed(3)} (${p.pairedT.df} df) p = ${p.pairedT.p.toPrecision(3)}  t-CI [${f4(p.pairedT.ci[0])}, ${f4(p.pairedT.ci[1])}]\n`];
   if (p.bootstrap) lines.push(`cluster bootstrap (${p.bootstrap.resamples}, seed ${p.bootstrap.seed}): SE ${f4(p.bootstrap.se)} CI [${f4(p.bootstrap.ci[0])}, ${f4(p.bootstrap.ci[1])}]\n`);
   if (p.permutation) lines.push(`sign-flip permutation over clusters (${p.permutation.permutations}, seed ${p.permutation.seed}): p = ${p.permutation.p.toPrecision(3)}\n`);
   lines.push(c.minimumDetectable === null

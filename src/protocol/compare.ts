@@ -63,8 +63,11 @@ export interface CompareResult {
     level: number;
     n: number;
     clusters: number;
+    /** The differences are equal up to rounding: SEs are exactly 0 and no test exists. */
+    noVariation: boolean;
   };
-  pairedT: { t: number; df: number; p: number; ci: [number, number] };
+  /** `degenerate`: why there is no test (the differences have no variation); t and p are then NaN. */
+  pairedT: { t: number; df: number; p: number; ci: [number, number]; degenerate?: string };
   bootstrap: { resamples: number; seed: number; se: number; ci: [number, number] } | null;
   permutation: { permutations: number; seed: number; p: number } | null;
   /** Minimum detectable difference at 80% power, α = 0.05 (Miller 2024 §5); null when no item has repeats from both. */

@@ -76,8 +76,8 @@ export function compareResultOf(c: Comparison, obsA: readonly Observation[] = []
   }));
   return {
     suite: c.suite, a: figure(c.a), b: figure(c.b),
-    difference: { mean: d.mean, se: d.se, seMillerUncorrected: d.seMillerUncorrected, seIid: d.seIid, ci: [d.ci[0], d.ci[1]], level: d.level, n: d.n, clusters: d.clusters },
-    pairedT: { t: p.pairedT.t, df: p.pairedT.df, p: p.pairedT.p, ci: [p.pairedT.ci[0], p.pairedT.ci[1]] },
+    difference: { mean: d.mean, se: d.se, seMillerUncorrected: d.seMillerUncorrected, seIid: d.seIid, ci: [d.ci[0], d.ci[1]], level: d.level, n: d.n, clusters: d.clusters, noVariation: d.noVariation },
+    pairedT: { t: p.pairedT.t, df: p.pairedT.df, p: p.pairedT.p, ci: [p.pairedT.ci[0], p.pairedT.ci[1]], ...(p.pairedT.degenerate ? { degenerate: p.pairedT.degenerate } : {}) },
     bootstrap: p.bootstrap ? { ...p.bootstrap, ci: [p.bootstrap.ci[0], p.bootstrap.ci[1]] } : null,
     permutation: p.permutation ? { ...p.permutation } : null,
     minimumDetectable: c.minimumDetectable, onlyA: p.onlyA.length, onlyB: p.onlyB.length, disagreements,

@@ -12,6 +12,7 @@ import {
   bladeCiSpec, heatmapSpec, heatmapsByModel, longdaMatchVsTokens, matchVsTokensSpec, metricsByModelBlock, modelBarSpec,
   type ModelBlockTable, type ScoredRunRow, type VegaLiteSpec,
 } from '../results/results.ts';
+import { publishedForm, type SuiteHeadline } from '../compare/headline.ts';
 
 /** One figure of the report. */
 interface Figure {
@@ -93,6 +94,62 @@ export function buildReport(runs: readonly RunScore[], aggs: readonly ScoreAggre
     sections.push({ heading: b, notes, tables, figures });
   }
   return { title, generatedAt: new Date().toISOString(), sections };
+}
+
+/**
+ * The headline section (issue 48): per benchmark, each profile's mean ± clustered SE [CI] with items, clusters, repeats
+ * and the within-item variance, then the best profile's paired difference from each other profile. Rates are shown in
+ * percentage points. A profile or comparison that cannot be computed shows its reason instead of a number.
+ * @param suites from `headlineTables`. @returns a report section (heading "Headline").
+ */
+export function headlineSection(suites: readonly SuiteHeadline[]): ReportModel['sections'][number] {
+  const tables: ReportModel['sections'][number]['tables'] = [];
+  const notes = [
+    'Mean over items with repeats averaged within item first; ± the cluster-robust standard error (statsmodels small-sample correction) and the normal confidence interval; the cluster is each benchmark\'s natural unit (Miller 2024, arXiv:2411.00640 §2.2, §3.1).',
+    'Differences are paired over the items both profiles ran (paired t on item means with the clustered SE, G − 1 degrees of freedom; a seeded cluster bootstrap as a check); "detectable" is the smallest difference the comparison could detect at 80% power, α = 0.05 (Miller §5).',
+  ];
+  for (const s of suites) {
+    const pct = s.percent;
+    const unit = pct ? ' (percentage points)' : '';
+    const lv = Math.round(s.level * 100);
+    tables.push({
+      caption: `${s.title}: ${s.metric ?? 'headline metric'}${unit}, mean ± SE [${lv}% CI], clustered by ${s.clusterUnit}`,
+      header: ['profile', `mean ± SE [${lv}% CI]`, 'items', `${s.clusterUnit}s`, 'repeats', 'within-item variance', 'Miller uncorrected SE', 'runs'],
+      rows: s.rows.map((r) => {
+        const f = r.figure;
+        if (!f) return [{ text: r.profile.label }, { text: `— (${r.reason ?? 'no figure'})`, runIds: r.runIds }, { text: '' }, { text: '' }, { text: '' }, { text: '' }, { text: '' }, { text: String(r.runIds.length), runIds: r.runIds }];
+        const rep = f.repeats.min === f.repeats.max ? String(f.repeats.min) : `${f.repeats.min}–${f.repeats.max}`;
+        return [
+          { text: r.profile.label },
+          { text: publishedForm(f.mean, f.se, f.ci, pct), runIds: r.runIds },
+          { text: String(f.items) }, { text: String(f.clusters) }, { text: rep },
+          { text: f.withinItemVariance === null ? '—' : f.withinItemVariance.toPrecision(3) },
+          { text: pct ? (f.seMillerUncorrected * 100).toFixed(2) : f.seMillerUncorrected.toFixed(4) },
+          { text: String(r.runIds.length), runIds: r.runIds },
+        ];
+      }),
+    });
+    if (s.comparisons.length) {
+      const label = new Map(s.rows.map((r) => [r.profile.player, r.profile.label]));
+      tables.push({
+        caption: `${s.title}: paired differences from the best profile${unit}`,
+        header: ['A − B', `difference ± SE [${lv}% CI]`, 'p (paired t)', 'cluster bootstrap CI', 'shared items', `${s.clusterUnit}s`, 'detectable ≥'],
+        rows: s.comparisons.map((c) => {
+          const name = `${label.get(c.a) ?? c.a} − ${label.get(c.b) ?? c.b}`;
+          if (c.reason) return [{ text: name }, { text: `— (${c.reason})` }, { text: '' }, { text: '' }, { text: '' }, { text: '' }, { text: '' }];
+          const f = (v: number) => (pct ? (v * 100).toFixed(1) : v.toFixed(3));
+          return [
+            { text: name }, { text: publishedForm(c.difference, c.se, c.ci, pct) },
+            { text: Number.isFinite(c.p) ? c.p.toPrecision(3) : '— (no variation)' },
+            { text: c.bootstrapCi ? `[${f(c.bootstrapCi[0])}, ${f(c.bootstrapCi[1])}]` : '—' },
+            { text: String(c.items) }, { text: String(c.clusters) },
+            { text: c.minimumDetectable === null ? '— (no repeats)' : f(c.minimumDetectable) },
+          ];
+        }),
+      });
+    }
+  }
+  return { heading: 'Headline', notes, tables, figures: [] };
 }
 
 function modelBlockTable(t: ModelBlockTable, label: string, percent: boolean): ReportModel['sections'][number]['tables'][number] {

@@ -63,7 +63,8 @@ export const DEFAULT_RUBRIC: readonly string[] = ['Correctness', 'Completeness',
 
 /**
  * A run profile, the player of the ratings: agent + model + a hash of the parameters that change behaviour
- * (temperature, token and budget limits, reasoning effort, tool-set options, prompt, tool set). Repeats, paths,
+ * (temperature, token and budget limits, reasoning effort, tool-set options, the block-independent prompt — system
+ * prompt and tool specifications — and the tool set). Blocks, repeats, paths,
  * timeouts and prices are not part of it, so repeats of one configuration are one player and two temperatures of
  * one model are two.
  */
@@ -87,7 +88,10 @@ export function playerOf(run: Pick<RunRecord, 'agent' | 'model' | 'params' | 'pr
   const behaviour = {
     temperature: p.temperature ?? null, maxTokens: p.maxTokens ?? null, reasoningEffort: p.reasoningEffort ?? null,
     maxSteps: p.maxSteps ?? null, maxWallMs: p.maxWallMs ?? null, maxTotalTokens: p.maxTotalTokens ?? null, maxCostUsd: p.maxCostUsd ?? null,
-    maxObservationChars: p.maxObservationChars ?? null, toolSetOptions: p.toolSetOptions ?? {}, promptHash: run.promptHash, toolSet: run.toolSet,
+    // The block-independent prompt (system prompt + tool specs), never the run's own promptHash: that one covers the
+    // block's task prompt too, so it differs per block and split one configuration into a profile per block. Runs
+    // recorded before `agentPromptHash` existed have none (null): their profile is agent + model + the other parameters.
+    maxObservationChars: p.maxObservationChars ?? null, toolSetOptions: p.toolSetOptions ?? {}, agentPromptHash: p.agentPromptHash ?? null, toolSet: run.toolSet,
   };
   const paramsHash = sha256(canonicalJson(behaviour)).slice(0, 8);
   const model = run.model ?? p.model ?? null;

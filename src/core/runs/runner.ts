@@ -352,6 +352,8 @@ function runParams(o: BlockRunOptions, toolSet: ToolSet, fork?: ForkPoint): RunP
     python: o.kernel.python,
     ...(o.maxObservationChars != null ? { maxObservationChars: o.maxObservationChars } : {}),
     ...(o.toolSetOptions && Object.keys(o.toolSetOptions).length ? { toolSetOptions: o.toolSetOptions } : {}),
+    // the block-independent part of the prompt, for the run profile (a profile spans the blocks of a benchmark)
+    agentPromptHash: promptHash(toolSet.systemPrompt, '', toolSet.tools.map((t) => ({ name: t.name, description: t.description, parameters: t.parameters }))),
     ...(o.loadOptions && Object.keys(o.loadOptions).length ? { loadOptions: o.loadOptions } : {}),
     ...(fork ? { forkOf: { runId: fork.parent.id, step: fork.step } } : {}),
     // a tool set that prepares a documentation index shows text made by the index's extractor (runs use the default)

@@ -53,6 +53,11 @@ export interface ClusteredMean {
   ci: [number, number];
   /** Confidence level of `ci` (e.g. 0.95). */
   level: number;
+  /**
+   * Every value equals the mean up to floating-point rounding (|x_i − x̄| ≤ 8·ε·max|x|): the SEs are then exactly 0
+   * rather than a rounding residue such as 1e-17, which would make a test statistic look astronomically significant.
+   */
+  noVariation: boolean;
 }
 
 /**
@@ -85,7 +90,8 @@ export function itemMeans(obs: readonly Observation[]): ItemMean[] {
  * Mean with a cluster-robust standard error and CI: the OLS of `values` on a constant with `cov_type='cluster'`.
  * @param values one value per unit (item means) with its cluster label.
  * @param level confidence level in (0, 1); default 0.95.
- * @returns {@link ClusteredMean}: the corrected SE (statsmodels default), Miller's uncorrected SE, the iid SE, a normal CI.
+ * @returns {@link ClusteredMean}: the corrected SE (statsmodels default), Miller's uncorrected SE, the iid SE, a normal CI;
+ *   all SEs exactly 0 and `noVariation` when the values are equal up to rounding.
  * @throws LoupeInputError when there are fewer than 2 values or fewer than 2 clusters (no cluster-robust SE exists),
  *   a value is not finite, or the level is not in (0, 1).
  * Source: statsmodels 0.13 `OLS(y, ones).fit(cov_type='cluster', cov_kwds={'groups': g})` (`cov_cluster`,
@@ -109,16 +115,23 @@ export function clusteredMean(values: readonly { value: number; cluster: string 
     ss += e * e;
   }
   const g = clusterSums.size;
+  // Rounding guard: the mean of equal values need not equal them exactly (0.1 × 3 / 3), and the residue would give a
+  // tiny non-zero SE; values equal up to rounding have no variation.
+  let maxAbs = 0;
+  let maxResid = 0;
+  for (const v of values) { maxAbs = Math.max(maxAbs, Math.abs(v.value)); maxResid = Math.max(maxResid, Math.abs(v.value - mean)); }
+  const noVariation = maxResid <= 8 * Number.EPSILON * maxAbs;
   if (g < 2) throw new LoupeInputError('clusters', `a clustered standard error needs at least 2 clusters (all ${n} items are in ${[...clusterSums.keys()][0]})`);
   let meat = 0;
-  for (const s of clusterSums.values()) meat += s * s;
+  if (!noVariation) for (const s of clusterSums.values()) meat += s * s;
+  if (noVariation) ss = 0;
   const seMillerUncorrected = Math.sqrt(meat) / n;
   const k = 1;
   const correction = (g / (g - 1)) * ((n - 1) / (n - k));
   const se = Math.sqrt(correction * meat) / n;
   const seIid = Math.sqrt(ss / (n - 1) / n);
   const z = normalQuantile(1 - (1 - level) / 2);
-  return { mean, n, clusters: g, se, seMillerUncorrected, seIid, ci: [mean - z * se, mean + z * se], level };
+  return { mean, n, clusters: g, se, seMillerUncorrected, seIid, ci: [mean - z * se, mean + z * se], level, noVariation };
 }
 
 /** A profile's headline: item means and their clustered mean, with the within-item variance reported. */

@@ -45,8 +45,12 @@ export interface PairedDifference {
   /** Mean of A and of B over the shared items. */
   meanA: number;
   meanB: number;
-  /** Paired t on item means with the clustered SE: t = d̄ / se, G − 1 degrees of freedom, two-sided p, t-based CI. */
-  pairedT: { t: number; df: number; p: number; ci: [number, number] };
+  /**
+   * Paired t on item means with the clustered SE: t = d̄ / se, G − 1 degrees of freedom, two-sided p, t-based CI.
+   * When the differences have no variation (every item differs by the same amount, up to rounding), t and p are NaN
+   * (no test exists) and `degenerate` says why.
+   */
+  pairedT: { t: number; df: number; p: number; ci: [number, number]; degenerate?: string };
   /** Paired cluster bootstrap (clusters resampled with replacement; percentile CI); null when skipped. */
   bootstrap: { resamples: number; seed: number; se: number; ci: [number, number] } | null;
   /** Sign-flip permutation over clusters (H0: A and B exchangeable within item): two-sided p with +1 correction; null when skipped. */
@@ -96,13 +100,17 @@ export function pairedDifference(a: readonly Observation[], b: readonly Observat
     if (x.cluster !== y.cluster) throw new LoupeInputError(`item ${id}`, `is in cluster ${x.cluster} for A and ${y.cluster} for B`);
     items.push({ item: id, cluster: x.cluster, a: x.mean, b: y.mean, diff: x.mean - y.mean, repeatsA: x.repeats, repeatsB: y.repeats, withinVarianceA: x.withinVariance, withinVarianceB: y.withinVariance });
   }
+  // Items and clusters in a fixed order (cluster, then item), so the seeded resampling gives the same figures whatever
+  // order the observations came in (a store lists runs newest first, a file oldest first).
+  items.sort((x, y) => (x.cluster < y.cluster ? -1 : x.cluster > y.cluster ? 1 : x.item < y.item ? -1 : x.item > y.item ? 1 : 0));
   const shared = new Set(items.map((i) => i.item));
   const difference = clusteredMean(items.map((i) => ({ value: i.diff, cluster: i.cluster })), level);
   const df = difference.clusters - 1;
-  const t = difference.se > 0 ? difference.mean / difference.se : (difference.mean === 0 ? 0 : Math.sign(difference.mean) * Infinity);
-  const p = 2 * (1 - tCdf(Math.abs(t), df));
   const tq = tQuantile(1 - (1 - level) / 2, df);
-  const pairedT = { t, df, p, ci: [difference.mean - tq * difference.se, difference.mean + tq * difference.se] as [number, number] };
+  const tci: [number, number] = [difference.mean - tq * difference.se, difference.mean + tq * difference.se];
+  const pairedT: PairedDifference['pairedT'] = difference.se > 0
+    ? (() => { const t = difference.mean / difference.se; return { t, df, p: 2 * (1 - tCdf(Math.abs(t), df)), ci: tci }; })()
+    : { t: NaN, df, p: NaN, ci: tci, degenerate: `every item differs by the same amount (${difference.mean}) up to rounding: the differences have no variation, so no test exists` };
 
   // Cluster sums and sizes of the differences: both resamplings work on clusters.
   const clusterIds = [...new Set(items.map((i) => i.cluster))];

@@ -129,6 +129,13 @@ export interface RunParams {
   python?: string;
   /** Named tool-set options as given (`--tool-option k=v`); see each benchmark's `toolOptions`. */
   toolSetOptions?: Record<string, string>;
+  /**
+   * Hash of what the agent is told that does not depend on the block: the tool set's system prompt and tool
+   * specifications (`promptHash(system, '', tools)`). The run profile (`playerOf`) uses it; the run's own `promptHash`
+   * also covers the block's task prompt, so it differs per block and cannot name a profile across a benchmark.
+   * Absent on runs recorded before issue 48's acceptance run found this.
+   */
+  agentPromptHash?: string;
   /** DDR: how the final report was taken (older runs recorded it here). */
   finishRule?: 'paper' | 'code';
   /** Loader options a suite needs to be reopened (DDR `entities`, `database`, `metadataDir`, `checklist`). */

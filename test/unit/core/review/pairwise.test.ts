@@ -262,3 +262,16 @@ describe('loupe review (CLI)', () => {
     }
   });
 });
+
+describe('run profile (player) across blocks', () => {
+  const run = (blockPrompt: string, params: Record<string, unknown>) => ({ agent: 'llm', model: 'm', params, promptHash: blockPrompt, toolSet: 'longda' }) as Pick<RunRecord, 'agent' | 'model' | 'params' | 'promptHash' | 'toolSet'>;
+  it('one configuration on different blocks is one profile: the block prompt does not count, the block-independent prompt does', () => {
+    const a = playerOf(run('hash-of-block-508-prompt', { temperature: 0.2, agentPromptHash: 's1' }));
+    const b = playerOf(run('hash-of-block-511-prompt', { temperature: 0.2, agentPromptHash: 's1' }));
+    assert.equal(a.player, b.player);
+    assert.notEqual(playerOf(run('hash-of-block-508-prompt', { temperature: 0.2, agentPromptHash: 's2' })).player, a.player);
+    assert.notEqual(playerOf(run('hash-of-block-508-prompt', { temperature: 0.7, agentPromptHash: 's1' })).player, a.player);
+    // runs recorded before agentPromptHash existed: agent + model + the other parameters, across blocks too
+    assert.equal(playerOf(run('x', { temperature: 0.2 })).player, playerOf(run('y', { temperature: 0.2 })).player);
+  });
+});
