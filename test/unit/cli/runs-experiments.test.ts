@@ -14,7 +14,7 @@ let file = '';
 async function run(...args: string[]): Promise<{ code: number; out: string; err: string }> {
   let out = '';
   let err = '';
-  const code = await main([...args, '--store', file], { out: (s) => (out += s), err: (s) => (err += s), cwd: dir, env: { LOUPE_ANNOTATOR: 'ana' } } as never);
+  const code = await main([...args, '--store', file], { out: (s: string) => (out += s), err: (s: string) => (err += s), cwd: dir, env: { LOUPE_ANNOTATOR: 'ana' } } as never);
   return { code, out, err };
 }
 
