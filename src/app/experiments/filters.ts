@@ -90,7 +90,7 @@ export async function applyRunFilter(store: RunStore, runs: readonly RunRecord[]
       return out.filter((r) => ENDED.has(r.status) && !scored.has(r.id));
     }
     case 'pending-for-me': {
-      let pending: Array<{ runId: string | null }> = [];
+      let pending: Array<{ runId: string | null }>;
       try {
         pending = await queueAssignmentStoreOf(store).pendingFor(ctx.annotator);
       } catch {

@@ -37,7 +37,7 @@ describe('loupe runs: experiments', () => {
     const listed = await run('runs', '--experiment', 'ablation-A');
     assert.equal(listed.code, 0);
     assert.deepEqual(listed.out.trim().split('\n').map((l) => l.split('  ')[0]).sort(), ['run-a', 'run-c']);
-    assert.match(listed.out, /“baseline gpt”  #ablation-A/);
+    assert.match(listed.out, /“baseline gpt” {2}#ablation-A/);
     const json = (await run('runs', '--experiment', 'ablation-A', '--json')).out.trim().split('\n').map((l) => JSON.parse(l) as { id: string; tags: string[]; name: string | null });
     assert.deepEqual(json.find((r) => r.id === 'run-a'), { ...json.find((r) => r.id === 'run-a'), tags: ['ablation-A'], name: 'baseline gpt' });
     await run('runs', '--untag', 'run-c', 'ablation-A');
