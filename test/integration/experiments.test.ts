@@ -25,6 +25,7 @@ describe('Experiments and queue assignment (issue 43)', function () {
   this.timeout(600_000);
   const cfg = () => vscode.workspace.getConfiguration('loupe');
   let storePath = '';
+  let queueId = '';
 
   before(async function () {
     if (!hasRunner()) this.skip();
@@ -48,6 +49,7 @@ describe('Experiments and queue assignment (issue 43)', function () {
         const input = { claim: `exp claim ${k}: obesity was ${40 + k}%`, quote: 'q', sources: 's' };
         await ann.putItem({ id: `exp-claim-${k}`, subject: { kind: 'step', runId: run, from: 0, to: 0 }, task: 'claim-support', input, inputHash: null, criterion: null, suite: 'longda', runId: run, itemRef: `claim ${k}`, suiteVersion: 'v' });
       }
+      queueId = (await ann.openQueue({ kind: 'sampled', itemIds: [1, 2, 3, 4].map((k) => `exp-claim-${k}`) }, { name: 'Claims of the ablation', reviewers: 1 })).id;
     } finally {
       await st.close();
     }
@@ -102,8 +104,7 @@ describe('Experiments and queue assignment (issue 43)', function () {
 
   it('annotation panel: instructions beside the item (sanitised), assignment progress per annotator, my items first, only the experiment\'s', async () => {
     await vscode.commands.executeCommand('workbench.action.closeAllEditors');
-    const queueId = await vscode.commands.executeCommand<string>('loupe.openAnnotationQueue', { kind: 'items', task: 'claim-support' });
-    assert.ok(queueId);
+    assert.equal(await vscode.commands.executeCommand<string>('loupe.openAnnotationQueue', { queueId }), queueId);
     await webviewText({ title: 'Annotate', expect: /annotating as ana/, timeoutMs: 60_000 });
     const rubric = '## Rubric\n\n- **Supported**: the quote states the number.\n- Otherwise *not supported*.\n\n<script>document.title="pwned"</script><img src=x onerror="document.title=1"> [link](javascript:alert(1))';
     assert.equal(await vscode.commands.executeCommand('loupe.setQueueInstructions', { queueId, text: rubric }), true);
@@ -118,19 +119,24 @@ describe('Experiments and queue assignment (issue 43)', function () {
     assert.match(ins, /Rubric/);
     assert.match(ins, /Supported: the quote states the number/);
     const html = await runner<string>({ action: 'webviewEval', title: 'Annotate', selector: '#instructions', fn: '(el) => el.innerHTML' }).catch((e: unknown) => `eval failed: ${String(e)}`);
-    assert.doesNotMatch(html, /<script|onerror|javascript:/i, html.slice(0, 400));
+    assert.doesNotMatch(html, /<script|onerror=|href="javascript/i, html.slice(0, 600));
     assert.match(html, /<strong>Supported<\/strong>/, 'the Markdown is rendered');
-    const progress = await panelText('#assignment', 'Annotate');
+    let progress = '';
+    for (let i = 0; i < 40 && !/unassigned/.test(progress); i++) {
+      if (i) await sleep(500);
+      progress = await panelText('#assignment', 'Annotate');
+    }
+    if (!/unassigned/.test(progress)) await screenshot('exp-annotation-failed');
     // counted within the experiment: ana has claim 3 (of runs r2/r3), bo has claim 2; claim 4 is unassigned
-    assert.match(progress, /ana \(you\) 0 \/ 1/, progress);
-    assert.match(progress, /bo 0 \/ 1/, progress);
+    assert.match(progress, /ana \(you\)\s+0 \/ 1/, progress);
+    assert.match(progress, /bo\s+0 \/ 1/, progress);
     assert.match(progress, /1 unassigned/, progress);
     await runner({ action: 'viewport', width: 1600, height: 1000 }).catch(() => undefined);
     await screenshot('exp-annotation-instructions');
     // answering moves ana's progress
     await runner({ action: 'clickInWebview', title: 'Annotate', selector: '.opt[data-value="true"]' });
     await runner({ action: 'clickInWebview', title: 'Annotate', selector: '#submit' });
-    await webviewText({ title: 'Annotate', expect: /ana \(you\) 1 \/ 1/, timeoutMs: 30_000 });
+    await webviewText({ title: 'Annotate', expect: /ana \(you\)\s+1 \/ 1/, timeoutMs: 30_000 });
     await screenshot('exp-annotation-progress');
   });
 });

@@ -158,7 +158,12 @@ export async function openAnnotationQueueCommand(ctx: LoupeContext, arg: unknown
   let spec: QueueSpec | undefined;
   const a = arg as Partial<QueueSpec> & { id?: string; run?: { id?: string } } | undefined;
   if (a && typeof a === 'object' && typeof a.kind === 'string' && ['items', 'audit', 'disagreement'].includes(a.kind)) spec = a as QueueSpec;
-  else if (typeof arg === 'string') spec = { kind: 'items', runIds: [arg] };
+  else if (a && typeof a === 'object' && typeof (a as { queueId?: unknown }).queueId === 'string') {
+    // an existing queue by id (issue 43: a queue someone assigned you items of)
+    const q = await annotationStoreOf(ctx.store()).getQueue((a as { queueId: string }).queueId);
+    if (!q) throw new Error(`There is no annotation queue ${(a as { queueId: string }).queueId} in the store ${ctx.storePath}.`);
+    spec = q.spec;
+  } else if (typeof arg === 'string') spec = { kind: 'items', runIds: [arg] };
   else if (a && typeof a === 'object' && (a.run?.id || typeof a.id === 'string')) spec = { kind: 'items', runIds: [a.run?.id ?? a.id!] };
   if (!spec) {
     const store = annotationStoreOf(ctx.store());
