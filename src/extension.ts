@@ -13,6 +13,7 @@ import { folderContext, openTaskFile, type FolderContext } from './vscode/folder
 import { findBenchmark, registerBenchmark } from './core/benchmarks/registry.ts';
 import type { BenchmarkDefinition } from './core/benchmarks/types.ts';
 import { showErrorMessage } from './vscode/messages.ts';
+import { registerExperimentUi } from './vscode/experiments.ts';
 
 /** What a test-only bundle may add to the running extension. */
 interface TestHooks {
@@ -38,6 +39,7 @@ export function activate(extension: vscode.ExtensionContext): LoupeApi {
     registerPanels(ctx);
     registerTestPanels(ctx);
     registerRunUi(ctx);
+    registerExperimentUi(ctx);
     registerBenchmarksView(ctx);
     registerMcpServers(ctx);
     if (ctx.folderContext) {

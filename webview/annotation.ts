@@ -86,10 +86,27 @@ function render(): void {
     h('span', { class: 'muted' }, q.kind === 'disagreement' ? 'adjudication: one final verdict per item' : `${q.reviewers} annotator${q.reviewers === 1 ? '' : 's'} per item${q.blind ? ' · blind' : ''}`),
     h('span', { class: 'muted', id: 'annotator' }, `annotating as ${q.annotator}`),
     ...Object.entries(q.byAnnotator).map(([who, n]) => h('vscode-badge', { class: 'an-annotator', title: `${q.labels?.[who] ?? who} answered ${n} item(s) of this queue` }, `${q.labels?.[who] ?? who}: ${n}`)),
+    q.experiment ? h('span', { class: 'an-experiment', id: 'experiment', title: 'Only items of this experiment\'s runs are served and counted (Loupe: Select Experiment)' }, `experiment ${q.experiment}`) : null,
   );
+  // issue 43: items assigned per annotator, done of assigned (as LangSmith / Phoenix queues show it)
+  const assignment = q.assignment ? h('div', { class: 'an-assignment', id: 'assignment', role: 'list', 'aria-label': 'assignment progress per annotator' },
+    h('span', { class: 'muted' }, 'Assigned:'),
+    ...q.assignment.annotators.filter((a) => a.assigned || a.extra).map((a) => {
+      const pctA = a.assigned ? Math.round((100 * a.done) / a.assigned) : 0;
+      const row = h('span', { class: `an-assignee${a.annotator === q.annotator ? ' me' : ''}`, role: 'listitem', 'data-annotator': a.annotator, title: `${a.annotator}: ${a.done} of ${a.assigned} assigned item(s) labelled${a.extra ? `, and ${a.extra} not assigned to them` : ''}` },
+        h('b', {}, a.annotator === q.annotator ? `${a.annotator} (you)` : a.annotator), ` ${a.done} / ${a.assigned}`, a.extra ? h('span', { class: 'muted' }, ` +${a.extra}`) : null);
+      const meter = h('span', { class: 'an-meter' }, h('span', { class: 'an-meter-fill' }));
+      (meter.firstChild as HTMLElement).style.width = `${pctA}%`;
+      row.append(meter);
+      return row;
+    }),
+    h('span', { class: 'muted', id: 'unassigned' }, `${q.assignment.unassigned} unassigned`)) : null;
+  const instructions = q.instructions ? h('details', { class: 'an-instructions', id: 'instructions', open: true },
+    h('summary', {}, 'Instructions ', h('span', { class: 'muted' }, `v${q.instructions.version} by ${q.instructions.author}`)),
+    markdown(q.instructions.text)) : null;
   const bar = h('vscode-progress-bar', { value: pct, max: 100, 'aria-label': `${pct}% done` });
   if (!item) {
-    app.replaceChildren(header, bar, h('section', { class: 'an-empty', id: 'queue-empty' },
+    app.replaceChildren(header, bar, ...(assignment ? [assignment] : []), ...(instructions ? [instructions] : []), h('section', { class: 'an-empty', id: 'queue-empty' },
       h('h2', {}, q.total ? 'Nothing left for you in this queue' : 'This queue is empty'),
       h('p', { class: 'muted' }, q.total ? 'Every item has the annotators it needs (or is reserved by someone else). Browse with k / j, or open another queue.' : 'No item matches. Score a run with the human judge (or the LLM judge, for an audit) first.'),
       h('vscode-button', { id: 'browse', secondary: true, onclick: () => void go(() => host.rpc.request(ItemAtRequest, { pos: 0 })) }, 'Browse from the first item (j)')));
@@ -99,7 +116,8 @@ function render(): void {
   }
   const it = item;
   const left = h('section', { class: 'an-item', id: 'item', 'data-item': it.itemId, 'data-pos': String(it.pos) },
-    h('div', { class: 'an-task' }, h('strong', {}, it.taskTitle), h('span', { class: 'muted' }, ` · item ${it.pos + 1} of ${it.size}${it.suite ? ` · ${it.suite}` : ''}${it.runId ? ` · run ${it.runId}` : ''}`)),
+    h('div', { class: 'an-task' }, h('strong', {}, it.taskTitle), h('span', { class: 'muted' }, ` · item ${it.pos + 1} of ${it.size}${it.suite ? ` · ${it.suite}` : ''}${it.runId ? ` · run ${it.runId}` : ''}`),
+      it.assignedTo ? h('span', { class: `an-assigned-to${it.assignedTo === q.annotator ? ' me' : ''}`, id: 'assigned-to' }, ` · assigned to ${it.assignedTo === q.annotator ? 'you' : it.assignedTo}`) : null),
     it.orphaned ? h('p', { class: 'warn', id: 'orphaned' }, 'The run of this item was deleted: its evidence is gone, its verdicts remain (orphaned).') : null,
     ...it.fields.map((f, fi) => {
       const body = f.paragraphs
@@ -146,6 +164,7 @@ function render(): void {
     h('vscode-button', { id: 'prev', secondary: true, onclick: () => void browse(-1) }, 'Previous (k)'),
     h('vscode-button', { id: 'next', secondary: true, onclick: () => void browse(1) }, 'Next (j)'));
   const right = h('section', { class: 'an-side' },
+    instructions,
     it.role === 'adjudicator' ? h('p', { class: 'warn' }, 'Adjudication: your verdict is final.') : null,
     it.mine ? h('p', { class: 'muted', id: 'mine' }, `You answered this item at ${it.mine.at.slice(0, 16).replace('T', ' ')}; a new verdict supersedes it (history kept).`) : null,
     controls, draftLine, note,
@@ -154,7 +173,7 @@ function render(): void {
     message ? h('p', { class: message.startsWith('✔') ? 'ok' : 'error', id: 'message', role: 'status' }, message) : null,
     revealed);
   const keys = h('footer', { class: 'an-keys' }, isYesNo(it) ? 'y / n verdict · Shift+N note' : 'digits choose · n note', ' · e evidence · s skip · j / k next / previous · Ctrl+Enter submit', h('span', { id: 'paint-ms', class: 'muted' }, ''));
-  app.replaceChildren(header, bar, h('div', { class: 'an-main' }, left, right), keys);
+  app.replaceChildren(header, bar, ...(assignment ? [assignment] : []), h('div', { class: 'an-main' }, left, right), keys);
   app.removeAttribute('aria-busy');
   if (evidenceMode) {
     evList.focus();

@@ -153,6 +153,7 @@ function render(s: ResultsState): void {
   refresh.addEventListener('click', async () => render(await host.rpc.request(RefreshResultsRequest, {})));
   const header = h('header', {}, h('h1', {}, 'Results'),
     h('span', { class: 'muted source', title: s.source }, s.source),
+    s.experiment ? h('vscode-badge', { id: 'experiment', title: 'Only the runs of this experiment are counted (Loupe: Select Experiment)' }, s.experiment) : undefined,
     s.pendingJudgements ? h('vscode-badge', { title: 'Judgements still pending' }, `${s.pendingJudgements} pending`) : undefined,
     h('span', { class: 'spacer' }),
     s.pendingJudgements ? h('vscode-button', { id: 'annotate', secondary: true, title: 'Open the annotation queue of the items waiting for an expert',

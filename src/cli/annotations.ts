@@ -9,7 +9,8 @@ import { LoupeInputError } from '../core/util/errors.ts';
 import { annotatorId } from '../core/util/annotator.ts';
 import { openExistingStore, STORE_OPTIONS } from './store-arg.ts';
 import { UsageError, type CliIo } from './types.ts';
-import { JSON_OPTIONS } from './option-groups.ts';
+import { EXPERIMENT_OPTIONS, JSON_OPTIONS } from './option-groups.ts';
+import { experimentItems, queueSubcommand } from './annotations-queues.ts';
 import { declareCommand, defineCommand, optionGroup, parseCommand } from './options.ts';
 
 const FILTER = optionGroup('items', {
@@ -20,7 +21,7 @@ const FILTER = optionGroup('items', {
 });
 
 const DECL = declareCommand({
-  synopsis: 'annotations <list|answer|queue|export|import>',
+  synopsis: 'annotations <list|answer|queue|export|import|instructions|assign|progress|pending>',
   positionals: true,
   groups: [FILTER, optionGroup('answer', {
     item: { type: 'string', value: 'ID', help: 'the item answered' },
@@ -36,14 +37,26 @@ const DECL = declareCommand({
     'per-criterion': { type: 'string', value: 'N', help: 'items sampled per criterion' },
     seed: { type: 'string', value: 'N', help: 'the sampling seed' },
     'all-items': { type: 'boolean', help: 'every item, not a sample' },
-  }), optionGroup('export', {
+  }), optionGroup('instructions and assignment', {
+    queue: { type: 'string', value: 'ID', help: 'the queue (instructions, assign, progress, pending)' },
+    text: { type: 'string', value: 'MARKDOWN', help: 'instructions: the labelling instructions (empty: clear them)' },
+    file: { type: 'string', value: 'FILE.md', help: 'instructions: read them from a file' },
+    to: { type: 'string', value: 'NAME', help: 'assign: the annotator' },
+    count: { type: 'string', value: 'N', help: 'assign: the next N unassigned items (queue order)' },
+    unassign: { type: 'boolean', help: 'assign: to nobody' },
+  }), EXPERIMENT_OPTIONS, optionGroup('export', {
     out: { type: 'string', value: 'FILE.jsonl', help: 'where export writes' },
   }), STORE_OPTIONS, JSON_OPTIONS],
   notes: `  list    items with their current human verdicts and resolution (adjudicated > majority > single > pending)
   answer  --item ID --verdict JSON: records a verdict; --adjudicate makes it final
   queue   opens (or refreshes) a queue and prints its progress and next item for --annotator
   export  --out FILE.jsonl: every item with annotations and all its annotations (history included)
-  import  FILE.jsonl: idempotent by annotation id; refuses a file from another verdict-schema or suite version`,
+  import  FILE.jsonl: idempotent by annotation id; refuses a file from another verdict-schema or suite version
+  instructions --queue ID [--text MARKDOWN | --file FILE.md]: shows or sets the queue's labelling instructions
+  assign --queue ID --to NAME (--item ID[,ID] | --count N | --all-items): assigns items (--unassign: to nobody)
+  progress --queue ID: items assigned and done per annotator
+  pending: the items assigned to --annotator not labelled yet (every queue, or --queue)
+  --experiment TAG (list, queue, progress, pending): only items of runs tagged TAG`,
 });
 
 const AGREEMENT = declareCommand({
@@ -78,17 +91,20 @@ const intArg = (v: string | undefined, flag: string): number | undefined => {
 
 async function annotations(argv: string[], io: CliIo): Promise<number> {
   const [sub, ...rest] = argv;
-  if (!sub || sub === '--help') throw new UsageError('give a subcommand: list, answer, queue, export or import');
+  if (!sub || sub === '--help') throw new UsageError('give a subcommand: list, answer, queue, export, import, instructions, assign, progress or pending');
   const { values, positionals } = parseCommand(DECL, rest);
   const rs = await openExistingStore(io, values.store);
   try {
     const store = annotationStoreOf(rs);
+    const within = await experimentItems(rs, values.experiment);
     const filter = filterOf(values);
     const who = values.annotator ?? annotatorId(io.env);
+    const done = await queueSubcommand(sub, rs, values, who, io);
+    if (done !== undefined) return done;
     switch (sub) {
       case 'list': {
         await store.syncFromJudgements();
-        const items = await store.listItems(filter);
+        const items = (await store.listItems(filter)).filter((i) => !within || within.has(i.id));
         const rows = [];
         for (const i of items) {
           const res = await store.resolve(i.id);
@@ -132,7 +148,7 @@ async function annotations(argv: string[], io: CliIo): Promise<number> {
         const reviewers = intArg(values.reviewers, '--reviewers');
         const q = await store.openQueue(spec, reviewers !== undefined ? { reviewers } : {});
         const p = await store.progress(q.id);
-        const next = await store.nextItem(q.id, who);
+        const next = await store.nextItem(q.id, who, within ? { pick: (es) => es.find((e) => within.has(e.item.id)) } : {});
         if (next) await store.release(q.id, next.item.id, who);
         if (values.json) io.out(JSON.stringify({ queue: q, progress: p, next: next ? { pos: next.pos, itemId: next.item.id } : null }, null, 1) + '\n');
         else io.out(`${q.id}  ${q.name}\n  ${p.done} / ${p.total} done  (${q.reviewers} reviewer(s) per item)${Object.keys(p.byAnnotator).length ? `  ${Object.entries(p.byAnnotator).map(([k, v]) => `${annotatorLabel(k, p.roles[k])}: ${v}`).join(', ')}` : ''}\n  next for ${who}: ${next ? `${next.item.id} (#${next.pos + 1})` : 'nothing left'}\n`);
@@ -162,7 +178,7 @@ async function annotations(argv: string[], io: CliIo): Promise<number> {
         return 0;
       }
       default:
-        throw new UsageError(`unknown subcommand '${sub}' (list, answer, queue, export, import)`);
+        throw new UsageError(`unknown subcommand '${sub}' (list, answer, queue, export, import, instructions, assign, progress, pending)`);
     }
   } finally {
     await rs.close();

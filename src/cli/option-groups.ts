@@ -66,6 +66,11 @@ export const VERBOSE_OPTIONS = optionGroup('log', {
   verbose: { type: 'boolean', help: 'log debug detail to stderr' },
 });
 
+/** `--experiment TAG`: only the runs of one experiment (runs carrying the tag; issue 43). */
+export const EXPERIMENT_OPTIONS = optionGroup('experiment', {
+  experiment: { type: 'string', value: 'TAG', help: 'only runs of this experiment (runs tagged TAG: loupe runs --tag RUN TAG)' },
+});
+
 /** The documentation index of a folder. */
 export const DOCS_OPTIONS = optionGroup('documentation index', {
   cache: { type: 'string', value: 'DIR', help: 'where the index is kept (default: the user cache folder)' },

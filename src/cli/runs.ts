@@ -11,7 +11,12 @@ import { exportTrajectoryJsonl } from '../core/store/export.ts';
 import { UsageError } from './types.ts';
 import { sweepProgressOf, type SweepProgress } from '../core/runs/sweep.ts';
 import { oneLine } from '../core/util/text-safety.ts';
-import { JSON_OPTIONS } from './option-groups.ts';
+import { EXPERIMENT_OPTIONS, JSON_OPTIONS } from './option-groups.ts';
+import { changeLabels, filterRuns } from './runs-labels.ts';
+import { experimentStoreOf } from '../core/store/experiments.ts';
+import { runScope, scopeRuns } from '../app/experiments/scope.ts';
+import { labelledRun } from '../app/experiments/filters.ts';
+import { annotatorId } from '../core/util/annotator.ts';
 import { declareCommand, defineCommand, optionGroup, parseCommand } from './options.ts';
 
 /** A sweep's progress as a table: one line per model, then the totals. */
@@ -24,6 +29,7 @@ export function formatSweepProgress(p: SweepProgress): string {
 
 const DECL = declareCommand({
   synopsis: 'runs',
+  positionals: true,
   groups: [optionGroup('selection', {
     suite: { type: 'string', value: 'S', help: 'only runs of this benchmark' },
     block: { type: 'string', value: 'ID', help: 'only runs of this block' },
@@ -31,12 +37,24 @@ const DECL = declareCommand({
     limit: { type: 'string', value: 'N', help: 'at most N runs (newest first)' },
     run: { type: 'string', value: 'RUN,RUN', help: 'exactly these runs' },
     sweep: { type: 'string', value: 'ID', help: 'a sweep\'s progress (loupe run ... --queue): units done / running / failed / queued per model' },
+    filter: { type: 'string', value: 'NAME', help: 'only runs a saved filter keeps, or a built-in one: tool-error, unscored, pending-for-me' },
+  }), EXPERIMENT_OPTIONS, optionGroup('experiments', {
+    tag: { type: 'string', value: 'RUN', help: 'tag the run with the LABEL given after it (an experiment is a tag)' },
+    untag: { type: 'string', value: 'RUN', help: 'remove the LABEL given after it from the run' },
+    rename: { type: 'string', value: 'RUN', help: 'name the run with the NAME given after it (none: clear the name)' },
+    experiments: { type: 'boolean', help: 'list the experiments (tags) with their number of runs, and the saved filters' },
+    'save-filter': { type: 'string', value: 'NAME', help: 'save --experiment / --suite / --status (and TEXT after it) as a filter' },
+    'remove-filter': { type: 'string', value: 'NAME', help: 'remove a saved filter' },
+    annotator: { type: 'string', value: 'NAME', help: 'who tags, renames or saves, and "me" of pending-for-me (default $LOUPE_ANNOTATOR, else git user.name, else the OS user)' },
   }), optionGroup('exports', {
     trajectory: { type: 'string', value: 'DIR', help: 'write <runId>.jsonl for the selected runs' },
     results: { type: 'string', value: 'DIR', help: 'write each benchmark\'s own results files for the selected runs (LongDA: answers_progress.csv, run_summary.json, ...; one run per block)' },
   }), STORE_OPTIONS, JSON_OPTIONS],
   notes: `  Lists recorded runs (newest first). A run left 'running' by a killed process shows as 'running (stale)':
   continue it with loupe run --resume RUN.
+  Experiments: loupe runs --tag RUN LABEL | --untag RUN LABEL | --rename RUN NAME; --experiment TAG lists (and
+  exports) only the runs tagged TAG; --experiments lists the tags and saved filters. Tags, names and filters are
+  kept in the store, append-only (who and when recorded).
   --json: one line per run; with --sweep one object { sweepId, models: [{ model, total, done, running, failed, queued }], total }.`,
 });
 
@@ -45,12 +63,26 @@ export const runsCommand = defineCommand({
   summary: 'list recorded runs (stale ones marked), export trajectories (JSONL) or the LongDA results folder',
   declarations: [DECL],
   async run(argv, io) {
-    const { values: v } = parseCommand(DECL, argv);
+    const { values: v, positionals } = parseCommand(DECL, argv);
     const limit = v.limit ? Number(v.limit) : undefined;
     if (limit !== undefined && !(Number.isInteger(limit) && limit > 0)) throw new UsageError(`--limit must be a positive integer, got '${v.limit}'`);
     const storeFile = storeName(io, v.store);
     const store = await openExistingStore(io, v.store);
     try {
+      const who = v.annotator ?? annotatorId(io.env);
+      if (await changeLabels(store, v, positionals, who, io, storeFile)) return 0;
+      if (positionals.length) throw new UsageError(`unexpected '${positionals[0]}' (a LABEL or NAME follows --tag, --untag or --rename)`);
+      if (v.experiments) {
+        const x = experimentStoreOf(store);
+        const ex = await x.experiments();
+        const fs = await x.filters();
+        if (v.json) io.out(JSON.stringify({ experiments: ex, filters: fs }) + '\n');
+        else {
+          io.out(ex.length ? ex.map((e) => `${oneLine(e.tag)}  ${e.runs} run(s)\n`).join('') : `no experiments in ${storeFile} (tag runs: loupe runs --tag RUN LABEL)\n`);
+          for (const f of fs) io.out(`filter ${oneLine(f.name)}: ${oneLine(JSON.stringify(f.spec))}  (saved by ${oneLine(f.author)})\n`);
+        }
+        return 0;
+      }
       if (v.sweep !== undefined) {
         if (v.run || v.trajectory || v.results) throw new UsageError('--sweep shows a sweep\'s progress: not with --run, --trajectory or --results');
         const runs = await store.listRuns({ sweepId: v.sweep });
@@ -67,6 +99,13 @@ export const runsCommand = defineCommand({
         runs = [];
         for (const id of ids) runs.push((await store.getRun(id))!);
       }
+      if (v.experiment !== undefined) {
+        const scope = await runScope(store, v.experiment);
+        if (!scope.runIds?.size) throw new UsageError(`--experiment: no run is tagged '${v.experiment}' in ${storeFile}`, { showUsage: false });
+        runs = scopeRuns(runs, scope);
+      }
+      if (v.filter !== undefined) runs = await filterRuns(store, runs, v.filter, who);
+      const labels = await experimentStoreOf(store).labelsOf(runs.map((r) => r.id));
       if (v.trajectory) {
         const dir = resolve(io.cwd, v.trajectory);
         mkdirSync(dir, { recursive: true });
@@ -94,12 +133,13 @@ export const runsCommand = defineCommand({
         }
       }
       if (v.json) {
-        for (const r of runs) io.out(JSON.stringify({ ...r, active: isRunActive(r), answers: (await store.getAnswers(r.id)).length }) + '\n');
+        for (const r of runs) io.out(JSON.stringify({ ...r, active: isRunActive(r), answers: (await store.getAnswers(r.id)).length, name: labels.get(r.id)?.name ?? null, tags: labels.get(r.id)?.tags ?? [] }) + '\n');
       } else if (!v.trajectory && !v.results) {
-        if (!runs.length) io.out(`no runs in ${storeFile}\n`);
+        if (!runs.length) io.out(`no runs in ${storeFile}${v.experiment !== undefined || v.filter !== undefined ? ' match' : ''}\n`);
         for (const r of runs) {
           const st = r.status === 'running' && !isRunActive(r) ? 'running (stale)' : r.status;
-          io.out(`${r.id}  ${r.suite}  ${oneLine(r.blockId)}  ${oneLine(r.agent)}${r.model && r.agent === 'llm' ? `:${oneLine(r.model)}` : ''}  ${st}  steps=${r.steps}  answers=${(await store.getAnswers(r.id)).length}  ${r.createdAt}\n`);
+          const l = labelledRun(labels.get(r.id), '');
+          io.out(`${r.id}  ${r.suite}  ${oneLine(r.blockId)}  ${oneLine(r.agent)}${r.model && r.agent === 'llm' ? `:${oneLine(r.model)}` : ''}  ${st}  steps=${r.steps}  answers=${(await store.getAnswers(r.id)).length}  ${r.createdAt}${l.label ? `  “${oneLine(l.label)}”` : ''}${l.tags ? `  ${oneLine(l.tags)}` : ''}\n`);
         }
       }
       return 0;

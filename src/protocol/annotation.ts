@@ -99,6 +99,8 @@ export interface AnnotationItemView {
   draft: { choice: Record<string, string | number | boolean>; note: string; evidence: CitedEvidence[] } | null;
   /** Adjudication (disagreement queue): the verdict is final. */
   role: 'annotator' | 'adjudicator';
+  /** Who the item is assigned to (issue 43), or null. */
+  assignedTo?: string | null;
   /** Other verdicts and the resolution; null while blind and not yet submitted. */
   revealed: { others: OtherVerdict[]; resolution: { decidedBy: string; label: string | null } } | null;
 }
@@ -116,6 +118,12 @@ export interface QueueView {
   byAnnotator: Record<string, number>;
   /** How each annotator of `byAnnotator` is shown: the display name with the database role(s) that wrote their annotations, e.g. `ana (role ana_pg)` (team store). */
   labels: Record<string, string>;
+  /** The queue's labelling instructions (issue 43): Markdown a colleague wrote, shown sanitised beside the item; null when none. */
+  instructions?: { text: string; version: number; author: string; createdAt: string } | null;
+  /** Items assigned to named annotators and how many each has done (issue 43), counted within {@link experiment}. */
+  assignment?: { total: number; unassigned: number; annotators: Array<{ annotator: string; assigned: number; done: number; extra: number }> } | null;
+  /** The experiment (run tag) the queue is scoped to: only items of its runs are served; null for every run. */
+  experiment?: string | null;
 }
 
 /** Initial state of the panel. */

@@ -160,6 +160,8 @@ export interface ResultsState {
   bladeOptions?: Record<string, string | number | boolean>;
   /** Judgements still pending across all scores. */
   pendingJudgements: number;
+  /** The experiment the results are scoped to, as a caption (`experiment ablation-A (3 runs)`; issue 43); absent: every run. */
+  experiment?: string;
   /** Shown instead of content when there is nothing to show (no store, no scored runs). */
   message?: string;
   /** Per-question drill-down of the blocks whose benchmark scores items (issue 22). */

@@ -27,6 +27,8 @@ import { setStorePassword } from './store-password.ts';
 import { evaluateChatAgentCommand } from './mcp-servers.ts';
 import { showErrorMessage } from './messages.ts';
 import { oneLine } from '../core/util/text-safety.ts';
+import { filterRunsCommand, renameRunCommand, selectExperimentCommand, tagRunCommand, untagRunCommand } from './experiments.ts';
+import { assignQueueItemsCommand, setQueueInstructionsCommand } from './queue-commands.ts';
 
 export type CommandHandler = (ctx: LoupeContext, ...args: unknown[]) => unknown;
 
@@ -80,6 +82,14 @@ export function createCommands(): Record<string, CommandHandler> {
       ResultsPanel.show(ctx);
       return true;
     },
+    // Experiments and queue assignment (issue 43)
+    'loupe.tagRun': (ctx, arg, label) => tagRunCommand(ctx, arg, label),
+    'loupe.untagRun': (ctx, arg, label) => untagRunCommand(ctx, arg, label),
+    'loupe.renameRun': (ctx, arg, name) => renameRunCommand(ctx, arg, name),
+    'loupe.selectExperiment': (ctx, arg) => selectExperimentCommand(ctx, arg),
+    'loupe.filterRuns': (ctx, arg) => filterRunsCommand(ctx, arg),
+    'loupe.setQueueInstructions': (ctx, arg) => setQueueInstructionsCommand(ctx, arg),
+    'loupe.assignQueueItems': (ctx, arg) => assignQueueItemsCommand(ctx, arg),
     /** Compare two profiles (issue 48). Arg `{ suite, a, b }`; without it the user picks. Returns the comparison shown. */
     'loupe.compareProfiles': (ctx, arg) => compareProfilesCommand(ctx, arg),
     /** Opens one run (its timeline). Arg: a run id; without one the user picks a run. */

@@ -5,6 +5,7 @@
  * `presentation` (src/core/benchmarks/types.ts) asks, never by its name. Every number keeps the ids of the runs it
  * came from. Source: issue 8 (Results webview); issue 12 (presentation behind the registry).
  */
+import { ALL_RUNS, scopeRuns, scopeCaption, type RunScope } from '../experiments/scope.ts';
 import { presetOf } from '../../core/eval/run-score.ts';
 import { benchmarks } from '../../core/benchmarks/registry.ts';
 import type { BenchmarkDefinition } from '../../core/benchmarks/types.ts';
@@ -262,10 +263,13 @@ async function questionTextsOf(runs: readonly RunRecord[]): Promise<Map<string, 
   return out;
 }
 
-/** Builds the Results state from a run store. */
-export async function buildResultsState(store: RunStore, source = store.location): Promise<ResultsState> {
+/**
+ * Builds the Results state from a run store.
+ * @param scope the runs shown (issue 43: the selected experiment's); every run by default.
+ */
+export async function buildResultsState(store: RunStore, source = store.location, scope: RunScope = ALL_RUNS): Promise<ResultsState> {
   // Issue 20: assisted and forked runs are shown under their own model label (`m (assisted)`), apart from unassisted ones.
-  const listed = await store.listRuns();
+  const listed = scopeRuns(await store.listRuns(), scope);
   const help = await assistanceOf(store, listed);
   const runs = listed.map((r) => {
     const label = assistanceLabel(help.get(r.id));
@@ -278,7 +282,7 @@ export async function buildResultsState(store: RunStore, source = store.location
   } catch {
     scoreList = []; // a store without the scores table (never scored)
   }
-  const scores = latestScores(scoreList);
+  const scores = latestScores(scoreList.filter((sc) => scope.includes(sc.runId)));
   const tables: MetricsTable[] = [];
   const scatter: ScatterPoint[] = [];
   const heatmaps: ToolHeatmapView[] = [];
@@ -301,10 +305,12 @@ export async function buildResultsState(store: RunStore, source = store.location
   const drilldown = questionDrilldown(itemRuns, new Map(itemRuns.map((r) => [r.id, scores.get(r.id)!.detail as RunScore])), answers, await questionTextsOf(itemRuns));
   const pendingJudgements = [...scores.values()].reduce((k, s) => k + s.pending, 0);
   let message: string | undefined;
-  if (!runs.length) message = `No runs in ${source} yet. Run a benchmark block, then score it (loupe score --store … --all).`;
+  if (!runs.length && scope.experiment) message = `No run of experiment ${scope.experiment} in ${source}: tag runs in the Runs view (Tag Run…) or choose another experiment.`;
+  else if (!runs.length) message = `No runs in ${source} yet. Run a benchmark block, then score it (loupe score --store … --all).`;
   else if (!scores.size) message = `${runs.length} run${runs.length === 1 ? '' : 's'} in the store, none scored yet: run \`loupe score --store ${source} --all\`.`;
   return {
     source, generatedAt: new Date().toISOString(), tables, scatter, heatmaps, blade: blade.rows,
     ...(blade.heading ? { categoryHeading: blade.heading } : {}), bladeOptions: blade.options, pendingJudgements, message, ...(drilldown.length ? { drilldown } : {}),
+    ...(scope.experiment ? { experiment: scopeCaption(scope) } : {}),
   };
 }

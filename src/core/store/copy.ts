@@ -48,6 +48,10 @@ export const COPY_TABLES: ReadonlyArray<{ name: string; key: string[] | null; pa
   { name: 'annotation_drafts', key: ['queue_id', 'item_id', 'annotator'] },
   { name: 'checklist_versions', key: ['suite_id', 'block_id', 'version'] },
   { name: 'blade_gt_versions', key: ['dataset', 'version'] },
+  { name: 'run_labels', key: ['id'] },
+  { name: 'saved_filters', key: ['id'] },
+  { name: 'queue_instructions', key: ['queue_id', 'version'] },
+  { name: 'queue_assignments', key: ['id'] },
 ];
 
 /**
@@ -56,7 +60,7 @@ export const COPY_TABLES: ReadonlyArray<{ name: string; key: string[] | null; pa
  * content is refused and named (`CopyFailure.error` starts with {@link APPEND_ONLY_REFUSAL}), whatever the target's
  * engine and whoever copies (on PostgreSQL the tables' owner may edit them; a copy does not).
  */
-export const APPEND_ONLY_TABLES: ReadonlySet<string> = new Set(['annotations', 'checklist_versions', 'blade_gt_versions']);
+export const APPEND_ONLY_TABLES: ReadonlySet<string> = new Set(['annotations', 'checklist_versions', 'blade_gt_versions', 'run_labels', 'saved_filters', 'queue_instructions', 'queue_assignments']);
 
 /** How the error of a row refused because its append-only table already holds other content under its key begins. */
 export const APPEND_ONLY_REFUSAL = 'refused:';

@@ -498,7 +498,71 @@ CREATE VIEW judge_verdicts_revealed WITH (security_barrier) AS
 `,
     }),
   },
+  {
+    id: 19,
+    name: 'experiments (issue 43): run tags and names, saved run filters; append-only',
+    // A tag, an untag and a rename are rows of one log per run (run_labels); a run's tags and name are what its rows
+    // say in insertion order. Saved filters are a log per name (the newest row holds the spec; '' = removed). Both are
+    // what colleagues write on the team store, so no row is ever changed or deleted (as annotations, migration 18);
+    // rows of a deleted run stay (no foreign key: a cascade would be refused) and are ignored.
+    up: (k) => [
+      k.rid(k.schema.createTable('run_labels')
+        .addColumn('id', 'text', (c) => c.primaryKey())
+        .addColumn('run_id', 'text', (c) => c.notNull())
+        .addColumn('kind', 'text', (c) => c.notNull()) // tag | untag | name
+        .addColumn('value', 'text', (c) => c.notNull())
+        .addColumn('author', 'text', (c) => c.notNull())
+        .addColumn('created_at', 'text', (c) => c.notNull())),
+      k.schema.createIndex('run_labels_run').on('run_labels').column('run_id'),
+      k.schema.createIndex('run_labels_value').on('run_labels').columns(['kind', 'value']),
+      k.rid(k.schema.createTable('saved_filters')
+        .addColumn('id', 'text', (c) => c.primaryKey())
+        .addColumn('name', 'text', (c) => c.notNull())
+        .addColumn('spec', 'text', (c) => c.notNull()) // JSON RunFilterSpec, '' when the filter was removed
+        .addColumn('author', 'text', (c) => c.notNull())
+        .addColumn('created_at', 'text', (c) => c.notNull())),
+      k.schema.createIndex('saved_filters_name').on('saved_filters').column('name'),
+      ...appendOnly(k, ['run_labels', 'saved_filters'], 'experiment labels and saved filters are append-only: a change is a new row'),
+    ],
+  },
+  {
+    id: 20,
+    name: 'annotation queue instructions and assignment (issue 43); append-only',
+    // Instructions are versions per queue (the newest is shown); an assignment is a row per item (the newest says who,
+    // '' = nobody). Both append-only: who was asked to label what, and under which rubric, stays on record.
+    up: (k) => [
+      k.rid(k.schema.createTable('queue_instructions')
+        .addColumn('queue_id', 'text', (c) => c.notNull())
+        .addColumn('version', 'integer', (c) => c.notNull())
+        .addColumn('text', 'text', (c) => c.notNull()) // Markdown written by a colleague: data, rendered sanitised
+        .addColumn('author', 'text', (c) => c.notNull())
+        .addColumn('created_at', 'text', (c) => c.notNull()))
+        .addPrimaryKeyConstraint('queue_instructions_pkey', ['queue_id', 'version']),
+      k.rid(k.schema.createTable('queue_assignments')
+        .addColumn('id', 'text', (c) => c.primaryKey())
+        .addColumn('queue_id', 'text', (c) => c.notNull())
+        .addColumn('item_id', 'text', (c) => c.notNull())
+        .addColumn('annotator', 'text', (c) => c.notNull()) // '' = unassigned
+        .addColumn('assigned_by', 'text', (c) => c.notNull())
+        .addColumn('created_at', 'text', (c) => c.notNull())),
+      k.schema.createIndex('queue_assignments_item').on('queue_assignments').columns(['queue_id', 'item_id']),
+      ...appendOnly(k, ['queue_instructions', 'queue_assignments'], 'queue instructions and assignments are append-only: a change is a new row'),
+    ],
+  },
 ];
+
+/**
+ * The append-only guard of tables (as migration 18's): SQLite triggers refusing any UPDATE and DELETE; PostgreSQL
+ * triggers calling `loupe_append_only()` (migration 18), which lets only the tables' owner change rows.
+ */
+function appendOnly(k: SchemaKit, tables: string[], message: string): string[] {
+  return k.only({
+    sqlite: tables.map((t) => `CREATE TRIGGER ${t}_append_only_update BEFORE UPDATE ON ${t} BEGIN SELECT RAISE(ABORT, '${message}'); END;
+CREATE TRIGGER ${t}_append_only_delete BEFORE DELETE ON ${t} BEGIN SELECT RAISE(ABORT, '${message}'); END`).join(';\n'),
+    postgres: tables.map((t) => `CREATE TRIGGER ${t}_append_only BEFORE UPDATE OR DELETE ON ${t} FOR EACH ROW EXECUTE FUNCTION loupe_append_only();
+CREATE TRIGGER ${t}_append_only_truncate BEFORE TRUNCATE ON ${t} FOR EACH STATEMENT EXECUTE FUNCTION loupe_append_only()`).join(';\n'),
+  });
+}
 
 /** A Kysely that only compiles (its driver runs nothing): the schema builder of a dialect. */
 export function compilerOf(dialect: SqlDialect): Kysely<unknown> {

@@ -46,6 +46,9 @@ const ANNOTATOR: TableGrant[] = [
   { table: 'judge_verdicts_revealed', privileges: ['SELECT'] },
   ...grants(['annotation_queues', 'annotation_queue_items'], 'SELECT'),
   ...grants(['annotation_reservations', 'annotation_drafts'], 'SELECT', 'INSERT', 'UPDATE', 'DELETE'),
+  // issue 43: an annotator reads experiments, instructions and assignments, and saves their own run filters
+  ...grants(['run_labels', 'queue_instructions', 'queue_assignments'], 'SELECT'),
+  ...grants(['saved_filters'], 'SELECT', 'INSERT'),
 ];
 
 /** Exactly what a reviewer is granted: an annotator's rights, the expected answers, queues, scoring and expert artefacts. */
@@ -54,6 +57,8 @@ const REVIEWER: TableGrant[] = [
   ...grants(['judgements', 'scores', 'checklist_versions', 'blade_gt_versions'], 'SELECT'),
   ...grants(['judgements', 'scores', 'run_artefacts', 'artefact_blobs', 'annotation_queues'], 'INSERT', 'UPDATE'),
   ...grants(['annotation_queue_items', 'checklist_versions', 'blade_gt_versions'], 'INSERT'),
+  // issue 43: a reviewer tags and renames runs, writes queue instructions and assigns items (append-only rows)
+  ...grants(['run_labels', 'queue_instructions', 'queue_assignments'], 'INSERT'),
 ];
 
 /** Every table and view of the store a grant concerns (privileges on them are revoked before granting). */

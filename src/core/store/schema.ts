@@ -4,7 +4,7 @@
  * are `string` (the JSON text), 0/1 flags and counters `number`, bytes `Buffer`; `Generated` marks a column the
  * database fills when an insert leaves it out (a default). PostgreSQL's `rid` (SQLite's implicit rowid) is not
  * listed: queries order by it through `StoreSql.rowid`.
- * Source: `migrations.ts` (ids 1..18).
+ * Source: `migrations.ts` (ids 1..20).
  */
 import type { Generated } from 'kysely';
 
@@ -70,6 +70,10 @@ export interface BladeGtVersionsTable {
 export interface InterventionsTable { run_id: Text; seq: number; before_step: number; at: Text; who: Text; kind: Text; text: Text }
 export interface ArtefactBlobsTable { sha256: Text; media_type: Text; size: number; bytes: Buffer; created_at: Text }
 export interface RunArtefactsTable { run_id: Text; path: Text; sha256: Text; captured_at: Text }
+export interface RunLabelsTable { id: Text; run_id: Text; kind: Text; value: Text; author: Text; created_at: Text }
+export interface SavedFiltersTable { id: Text; name: Text; spec: Text; author: Text; created_at: Text }
+export interface QueueInstructionsTable { queue_id: Text; version: number; text: Text; author: Text; created_at: Text }
+export interface QueueAssignmentsTable { id: Text; queue_id: Text; item_id: Text; annotator: Text; assigned_by: Text; created_at: Text }
 export interface MigrationsTable { id: number; name: Text; applied_at: Text }
 
 /** Every table of the run store (both engines). */
@@ -97,4 +101,8 @@ export interface Database {
   artefact_blobs: ArtefactBlobsTable;
   run_artefacts: RunArtefactsTable;
   migrations: MigrationsTable;
+  run_labels: RunLabelsTable;
+  saved_filters: SavedFiltersTable;
+  queue_instructions: QueueInstructionsTable;
+  queue_assignments: QueueAssignmentsTable;
 }

@@ -15,6 +15,9 @@ import { annotationSettings, currentAnnotator } from '../config.ts';
 import type { LoupeContext } from '../context.ts';
 import { LoupePanel, PanelHost, SINGLETON } from './panel-base.ts';
 import { TimelinePanel } from './timeline-panel.ts';
+import { assignedPick, itemsInScope, withQueueExtras } from '../../app/annotation/queue-assignment.ts';
+import { queueAssignmentStoreOf } from '../../core/annotations/queues.ts';
+import { currentScope, onDidChangeExperiment } from '../experiments.ts';
 
 export class AnnotationPanel extends LoupePanel {
   static readonly host = new PanelHost<AnnotationPanel>({
@@ -55,7 +58,7 @@ export class AnnotationPanel extends LoupePanel {
     this.rpc.onRequest(ItemAtRequest, async ({ pos }) => {
       const q = await this.queue();
       const e = await this.annotations.itemAt(q.id, pos);
-      return this.track(await annotationState(this.annotations, this.ctx.store(), q, currentAnnotator(), e, this.evidence));
+      return this.track(await this.extras(await annotationState(this.annotations, this.ctx.store(), q, currentAnnotator(), e, this.evidence)));
     });
     this.rpc.onRequest(SubmitVerdictRequest, async (p) => {
       const q = await this.queue();
@@ -72,7 +75,7 @@ export class AnnotationPanel extends LoupePanel {
         role: q.spec.kind === 'disagreement' ? 'adjudicator' : 'annotator', origin: 'panel', queueId: q.id,
       });
       for (const other of AnnotationPanel.host.all()) if (other !== this) void other.refreshProgress();
-      return this.track(await annotationState(this.annotations, this.ctx.store(), q, currentAnnotator(), { pos: p.pos, item }, this.evidence));
+      return this.track(await this.extras(await annotationState(this.annotations, this.ctx.store(), q, currentAnnotator(), { pos: p.pos, item }, this.evidence)));
     });
     this.rpc.onRequest(OpenEvidenceRequest, ({ evidence }) => this.openEvidence(evidence));
     this.rpc.onRequest(SaveDraftRequest, (d) => this.annotations.saveDraft(this.queueId, d.itemId, currentAnnotator(), { choice: d.choice, note: d.note, evidence: d.evidence }));
@@ -80,7 +83,20 @@ export class AnnotationPanel extends LoupePanel {
     // being answered and its draft are untouched.
     this.disposables.push(ctx.onDidChangeAnnotations(() => {
       this.refreshProgress().catch((e: unknown) => this.ctx.log.warn(`Annotation queue ${this.queueId}: ${errorMessage(e)}`));
+    }), onDidChangeExperiment(() => {
+      this.refreshProgress().catch((e: unknown) => this.ctx.log.warn(`Annotation queue ${this.queueId}: ${errorMessage(e)}`));
     }));
+  }
+
+  /** Shows the queue afresh (its instructions or assignment changed); the draft is kept (webview state and store). */
+  reload(): void {
+    this.reloadWebview();
+  }
+
+  /** Adds the queue's instructions, assignment progress and experiment scope (issue 43) to a state. */
+  private async extras(s: AnnotationState): Promise<AnnotationState> {
+    const scope = await currentScope(this.ctx);
+    return withQueueExtras(this.ctx.store(), s, scope, await itemsInScope(this.ctx.store(), scope));
   }
 
   private async queue(): Promise<AnnotationQueue> {
@@ -93,8 +109,13 @@ export class AnnotationPanel extends LoupePanel {
   async serve(afterPos: number): Promise<AnnotationState> {
     const q = await this.queue();
     const who = currentAnnotator();
-    const e = await this.annotations.nextItem(q.id, who, { afterPos });
-    return this.track(await annotationState(this.annotations, this.ctx.store(), q, who, e, this.evidence));
+    // issue 43: items assigned to this annotator first, then unassigned ones, never others'; only the experiment's
+    const scope = await currentScope(this.ctx);
+    const within = await itemsInScope(this.ctx.store(), scope);
+    const assigned = await queueAssignmentStoreOf(this.ctx.store()).assignments(q.id);
+    const pick = assigned.size || within ? { pick: assignedPick(assigned, who, within, afterPos) } : {};
+    const e = await this.annotations.nextItem(q.id, who, { afterPos, ...pick });
+    return this.track(await withQueueExtras(this.ctx.store(), await annotationState(this.annotations, this.ctx.store(), q, who, e, this.evidence), scope, within));
   }
 
   private track(s: AnnotationState): AnnotationState {
@@ -105,7 +126,7 @@ export class AnnotationPanel extends LoupePanel {
   /** Tells the webview the queue's progress changed (another panel submitted); its draft is untouched. */
   private async refreshProgress(): Promise<void> {
     const q = await this.annotations.getQueue(this.queueId);
-    if (q) this.rpc.notify(QueueProgressNotification, { queue: await queueView(this.annotations, q, currentAnnotator()) });
+    if (q) this.rpc.notify(QueueProgressNotification, { queue: (await this.extras({ queue: await queueView(this.annotations, q, currentAnnotator()), item: null })).queue });
   }
 
   protected async state(): Promise<AnnotationState> {
@@ -137,7 +158,12 @@ export async function openAnnotationQueueCommand(ctx: LoupeContext, arg: unknown
   let spec: QueueSpec | undefined;
   const a = arg as Partial<QueueSpec> & { id?: string; run?: { id?: string } } | undefined;
   if (a && typeof a === 'object' && typeof a.kind === 'string' && ['items', 'audit', 'disagreement'].includes(a.kind)) spec = a as QueueSpec;
-  else if (typeof arg === 'string') spec = { kind: 'items', runIds: [arg] };
+  else if (a && typeof a === 'object' && typeof (a as { queueId?: unknown }).queueId === 'string') {
+    // an existing queue by id (issue 43: a queue someone assigned you items of)
+    const q = await annotationStoreOf(ctx.store()).getQueue((a as { queueId: string }).queueId);
+    if (!q) throw new Error(`There is no annotation queue ${(a as { queueId: string }).queueId} in the store ${ctx.storePath}.`);
+    spec = q.spec;
+  } else if (typeof arg === 'string') spec = { kind: 'items', runIds: [arg] };
   else if (a && typeof a === 'object' && (a.run?.id || typeof a.id === 'string')) spec = { kind: 'items', runIds: [a.run?.id ?? a.id!] };
   if (!spec) {
     const store = annotationStoreOf(ctx.store());

@@ -2,6 +2,7 @@
  * The Results panel: scores from the run store per model × block, LongDA match vs tokens, tool-usage heatmaps,
  * BLADE metrics with CIs. Data shaping is in results-data.ts; every number opens its runs via `loupe.openRun`.
  */
+import { currentScope, onDidChangeExperiment } from '../experiments.ts';
 import * as vscode from 'vscode';
 import { OpenRunsRequest, OpenStepRequest, RefreshResultsRequest, type ResultsState } from '../../protocol/results.ts';
 import { TimelinePanel } from './timeline-panel.ts';
@@ -49,11 +50,11 @@ export class ResultsPanel extends LoupePanel {
       await TimelinePanel.show(ctx, runId, { focusStep: stepIndex });
     });
     // Runs finishing or being re-scored elsewhere in this window.
-    this.disposables.push(ctx.onDidChangeRuns(() => this.push()));
+    this.disposables.push(ctx.onDidChangeRuns(() => this.push()), onDidChangeExperiment(() => this.push()));
   }
 
   protected async state(): Promise<ResultsState> {
-    const state = await buildResultsState(this.ctx.store(), this.ctx.storePath);
+    const state = await buildResultsState(this.ctx.store(), this.ctx.storePath, await currentScope(this.ctx));
     return { ...state, ...(await failuresChart(this.ctx)) };
   }
 

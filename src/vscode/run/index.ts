@@ -19,6 +19,7 @@ export function registerRunUi(ctx: LoupeContext): void {
   runsView = ctx.register(new RunsViewProvider(ctx));
   const view = ctx.register(vscode.window.createTreeView('loupe.runs', { treeDataProvider: runsView, showCollapseAll: true, canSelectMany: true }));
   runsView.watch(view);
+  runsView.view = view;
   ctx.register(new RunNotebookController(ctx));
   ctx.register(createRunStatusItem());
   // Issue 20: the transcript's `i` key and the timeline's run controls.

@@ -11,13 +11,18 @@ import { forkTree, runListings, runsWithEveryCallFailed, type RunListing } from 
 import type { Suite } from '../../core/suites/types.ts';
 import { sweepProgressOf, type SweepModelProgress } from '../../core/runs/sweep.ts';
 import { markdownText, oneLine } from '../../core/util/text-safety.ts';
+import { applyRunFilter, labelledRun } from '../../app/experiments/filters.ts';
+import { scopeRuns } from '../../app/experiments/scope.ts';
+import { experimentStoreOf, type RunLabels } from '../../core/store/experiments.ts';
+import { currentAnnotator } from '../config.ts';
+import { currentRunFilter, currentScope, onDidChangeExperiment, runsViewMessage } from '../experiments.ts';
 
 export type RunsNode =
   | { kind: 'sweep'; sweepId: string; runs: RunRecord[]; counts: SweepModelProgress }
   | { kind: 'sweep-model'; sweepId: string; counts: SweepModelProgress; runs: RunRecord[] }
   | { kind: 'suite'; suite: string; runs: RunRecord[] }
   | { kind: 'block'; suite: string; blockId: string; runs: RunRecord[]; /** the group it is under (tree ids stay unique) */ scope: string }
-  | { kind: 'run'; run: RunRecord; answers: number; assisted: boolean; interventions?: number; headline?: RunHeadline; listing?: RunListing; forks?: RunsNode[] };
+  | { kind: 'run'; run: RunRecord; answers: number; assisted: boolean; interventions?: number; headline?: RunHeadline; listing?: RunListing; forks?: RunsNode[]; labels?: RunLabels };
 
 const STATUS_ICON: Record<string, [string, string?]> = {
   finished: ['pass', 'testing.iconPassed'],
@@ -49,7 +54,28 @@ export class RunsViewProvider implements vscode.TreeDataProvider<RunsNode>, vsco
 
   constructor(ctx: LoupeContext) {
     this.ctx = ctx;
-    this.disposables.push(ctx.onDidChangeRuns(() => this.refreshSoon()), RunSession.onDidChange(() => this.refreshSoon()), this.emitter);
+    this.disposables.push(ctx.onDidChangeRuns(() => this.refreshSoon()), RunSession.onDidChange(() => this.refreshSoon()), onDidChangeExperiment(() => this.refresh()), this.emitter);
+  }
+
+  /** The tree view (its message says which experiment and filter the runs are scoped to). */
+  view: vscode.TreeView<RunsNode> | undefined;
+
+  /**
+   * The runs the view shows: those of the selected experiment (issue 43) that the active filter keeps. A filter or
+   * experiment the store cannot evaluate is reported in the log and shows every run of the scope.
+   */
+  private async scoped(runs: RunRecord[]): Promise<RunRecord[]> {
+    let out = scopeRuns(runs, await currentScope(this.ctx));
+    const f = currentRunFilter();
+    if (f) {
+      try {
+        out = await applyRunFilter(this.ctx.store(), out, f.spec, { annotator: currentAnnotator() });
+      } catch (e) {
+        this.ctx.log.warn(`runs view: filter ${f.name}: ${e instanceof Error ? e.message : String(e)}`);
+      }
+    }
+    if (this.view) this.view.message = runsViewMessage(this.ctx, out.length);
+    return out;
   }
 
   /** Coalesces bursts of changes (one per committed step) into one refresh. */
@@ -94,6 +120,7 @@ export class RunsViewProvider implements vscode.TreeDataProvider<RunsNode>, vsco
       return [];
     }
     if (!node) {
+      runs = await this.scoped(runs);
       const sweeps = [...new Set(runs.map((r) => r.sweepId).filter((s): s is string => !!s))].sort().reverse();
       const single = runs.filter((r) => !r.sweepId);
       const suites = [...new Set(single.map((r) => r.suite))].sort();
@@ -120,18 +147,28 @@ export class RunsViewProvider implements vscode.TreeDataProvider<RunsNode>, vsco
     if (node.kind === 'block') {
       const store = this.ctx.store();
       const ids = node.runs.map((r) => r.id);
-      const [answers, assisted, human, headlines, failed] = await Promise.all([store.getAnswersOf(ids), store.getEventsOf(ids, 'assisted'), store.getInterventionsOf(ids), this.headlines(node.runs), runsWithEveryCallFailed(store, node.runs)]);
+      const [answers, assisted, human, headlines, failed, labels] = await Promise.all([store.getAnswersOf(ids), store.getEventsOf(ids, 'assisted'), store.getInterventionsOf(ids), this.headlines(node.runs), runsWithEveryCallFailed(store, node.runs), this.labels(ids)]);
       // issue 42: profile + repeat, short id and start time tell runs apart; forks sit under the run they came from
       const listings = runListings(node.runs, failed);
       const { roots, forks } = forkTree([...node.runs].sort((a, b) => b.createdAt.localeCompare(a.createdAt)));
       const toNode = (run: RunRecord): RunsNode => ({
         kind: 'run', run, answers: answers.get(run.id)?.length ?? 0, assisted: (assisted.get(run.id)?.length ?? 0) > 0 || (human.get(run.id)?.length ?? 0) > 0, interventions: human.get(run.id)?.length ?? 0,
-        headline: headlines.get(run.id), listing: listings.get(run.id), forks: (forks.get(run.id) ?? []).map(toNode),
+        headline: headlines.get(run.id), listing: listings.get(run.id), forks: (forks.get(run.id) ?? []).map(toNode), labels: labels.get(run.id),
       });
       return roots.map(toNode);
     }
     if (node.kind === 'run') return node.forks ?? [];
     return [];
+  }
+
+  /** Tags and names of runs (issue 43); none when the store cannot say (logged). */
+  private async labels(ids: string[]): Promise<Map<string, RunLabels>> {
+    try {
+      return await experimentStoreOf(this.ctx.store()).labelsOf(ids);
+    } catch (e) {
+      this.ctx.log.warn(`runs view: run tags: ${e instanceof Error ? e.message : String(e)}`);
+      return new Map();
+    }
   }
 
   /** Headline metrics of runs: stored scores, else judge-free runs scored live once per run state. */
@@ -204,16 +241,19 @@ export class RunsViewProvider implements vscode.TreeDataProvider<RunsNode>, vsco
     const [icon, color] = flag ? ['warning', 'testing.iconFailed'] : STATUS_ICON[running ? 'running' : r.status] ?? ['circle-outline'];
     // The headline value sits in the label (the sidebar is narrow); its name and source in the description and tooltip.
     const value = node.headline?.short ? ` · ${node.headline.short}` : '';
-    const name = node.listing ? oneLine(node.listing.label, 100) : r.agent === 'reference' ? 'reference' : oneLine(r.model ?? r.agent, 80);
+    const shown = labelledRun(node.labels, node.listing ? node.listing.label : r.agent === 'reference' ? 'reference' : r.model ?? r.agent);
+    const name = oneLine(shown.label, 100);
     const item = new vscode.TreeItem(`${name}${value} · ${running ? 'running' : node.listing?.status ?? r.status}`, node.forks?.length ? vscode.TreeItemCollapsibleState.Expanded : vscode.TreeItemCollapsibleState.None);
     item.id = `run:${r.id}`;
     // The run's headline metric (issue 22); answers only where the benchmark records them (a BLADE run has none).
     const metric = node.headline ? `${node.headline.text} · ` : '';
-    item.description = `${node.listing ? `${node.listing.ident} · ` : ''}${metric}${r.steps} steps${node.answers ? ` · ${node.answers} answers` : ''}${node.assisted ? ' · assisted' : ''}${r.params.forkOf ? ` · fork@${r.params.forkOf.step}` : ''} · ${ago(r.startedAt ?? r.createdAt)}`;
+    item.description = `${shown.tags ? `${oneLine(shown.tags, 100)} · ` : ''}${node.listing ? `${node.listing.ident} · ` : ''}${metric}${r.steps} steps${node.answers ? ` · ${node.answers} answers` : ''}${node.assisted ? ' · assisted' : ''}${r.params.forkOf ? ` · fork@${r.params.forkOf.step}` : ''} · ${ago(r.startedAt ?? r.createdAt)}`;
     item.iconPath = new vscode.ThemeIcon(icon, color ? new vscode.ThemeColor(color) : undefined);
     const md = new vscode.MarkdownString(undefined, true);
     // Stored names and reasons may be hostile (an MCP client's name, an agent's text in a reason): Markdown-escaped (issue 38).
     md.appendMarkdown(`**${markdownText(r.blockId)}** · run \`${r.id}\`\n\n`);
+    if (node.labels?.name) md.appendMarkdown(`named **${markdownText(node.labels.name)}**\n\n`);
+    if (node.labels?.tags.length) md.appendMarkdown(`experiments: ${node.labels.tags.map((t) => markdownText(t)).join(', ')}\n\n`);
     md.appendMarkdown(`status **${r.status}**${r.statusReason ? ` — ${markdownText(r.statusReason)}` : ''}${flag ? ` · **${flag}**` : ''}\n\n`);
     if (node.listing) md.appendMarkdown(`profile ${markdownText(node.listing.profile.label)} (\`${node.listing.profile.player.paramsHash}\`), repeat ${node.listing.profile.repeat} of ${node.listing.profile.repeats} on this block\n\n`);
     md.appendMarkdown(`agent ${markdownText(r.agent)}${r.model ? ` · model ${markdownText(r.model)}` : ''} · tool set \`${r.toolSet}\` · sandbox \`${r.sandbox}\`\n\n`);

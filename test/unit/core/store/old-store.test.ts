@@ -94,7 +94,8 @@ for (const engine of ['sqlite', 'postgres'] as const) {
       const f = await openStoreAt(freshLoc);
       if (engine === 'sqlite') {
         const applied = sqliteHandleOf(s).prepare('SELECT id, applied_at FROM migrations ORDER BY id').all() as { id: number; applied_at: string }[];
-        assert.ok(applied.every((m) => m.applied_at.startsWith('2026-11-28T04:11')), 'no migration re-applied');
+        // the fixture recorded ids 1..18; later migrations (19 on, issue 43) are applied now
+        assert.ok(applied.filter((m) => m.id <= 18).every((m) => m.applied_at.startsWith('2026-11-28T04:11')), 'no migration re-applied');
         assert.deepEqual(sqliteSchema(sqliteHandleOf(s)), sqliteSchema(sqliteHandleOf(f)));
       }
       await s.close();
