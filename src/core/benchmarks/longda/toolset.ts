@@ -11,6 +11,7 @@
  */
 import type { Block } from '../../suites/types.ts';
 import type { LongdaQuery } from './items.ts';
+import { answerStructureText } from './parse.ts';
 import { parsePyLiteral } from '../../eval/py-literal.ts';
 import type { AnswerValue, ToolContext, ToolDefinition, ToolModelUse, ToolResult, ToolSet } from '../../agent/types.ts';
 import { addModelUse } from '../../agent/llm.ts';
@@ -70,7 +71,7 @@ export interface LongdaToolSetOptions {
 
 /** LongTA `answer_structure` as written in benchmark.csv. */
 export function structureText(q: LongdaQuery): string {
-  return q.answerStructure.kind === 'single_number' ? 'single_number' : `[${q.answerStructure.labels.join(', ')}]`;
+  return answerStructureText(q.answerStructure);
 }
 
 function queries(block: Block): LongdaQuery[] {
