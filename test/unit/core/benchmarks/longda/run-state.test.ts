@@ -52,7 +52,7 @@ test('LongDA\'s state is created, written as answer / notes / saved-code rows wi
   assert.deepEqual((await store.getAnswers('l')).map((a) => [a.queryId, a.answer, a.stepIndex]), [['q1', 1, 0], ['q2', 2, 1]]);
   assert.deepEqual(await store.getNotes('l'), ['note 1', 'note 2']);
   assert.equal(await store.getSavedCode('l'), 'x = 2');
-  await store.updateRun('l', { status: 'interrupted' });
+  await store.updateRun('l', { status: 'cancelled' });
   // the scripted model answers by position in the conversation: the three recorded steps come first
   const r2 = await run(store, 'l', ts, [{ toolCalls: [] }, { toolCalls: [] }, { toolCalls: [] }, { toolCalls: [call('look', {})] }, { toolCalls: [call('done', {})] }], true);
   assert.equal(r2.status, 'finished', JSON.stringify(r2));
