@@ -11,6 +11,7 @@ import type { DecisionForm } from '../core/benchmarks/blade/authoring.ts';
 import { BLADE_REVIEW_TASK, withReviewRows, type DecisionInput } from '../core/benchmarks/blade/decision-review.ts';
 import { BladeDecisionWorkbench } from '../core/benchmarks/blade/decision-workbench.ts';
 import { loadBlade } from '../core/benchmarks/blade/load.ts';
+import { getBenchmark } from '../core/benchmarks/registry.ts';
 import type { SandboxMode } from '../core/kernel/index.ts';
 import type { Block } from '../core/suites/types.ts';
 import { annotatorId } from '../core/util/annotator.ts';
@@ -176,7 +177,8 @@ async function gt(argv: string[], io: CliIo): Promise<number> {
 /** The BLADE block of a dataset (for the checks: data.csv, the shipped ground truth). */
 function blockOf(root: string, dataset: string, io: CliIo): Block {
   const suite = loadBlade(resolve(io.cwd, root));
-  const block = suite.blocks.find((b) => b.id === dataset || b.blade?.dataset === dataset);
+  const def = getBenchmark(suite.kind);
+  const block = suite.blocks.find((b) => b.id === dataset || (def.blockSummary?.(b).names ?? []).includes(dataset));
   if (!block) throw new LoupeInputError(`dataset ${dataset}`, `is not a BLADE dataset under ${root}`);
   return block;
 }

@@ -60,15 +60,19 @@ export const blocksCommand = defineCommand({
       if (!def.checklist) return '';
       const a = authored.get(b.id);
       if (a) return `, ${plural(a.items, 'checklist item')} (authored version ${a.version})`;
-      const n = b.hidden.checklist?.length ?? 0;
+      const n = def.checklist.nativeItems(b).length;
       return n ? `, ${plural(n, 'checklist item')}` : ', no checklist (runs of this block cannot be scored until one is written: loupe checklist save)';
+    };
+    const summaryText = (b: (typeof suite.blocks)[number]): string => {
+      const t = def.blockSummary?.(b).text ?? '';
+      return t ? `, ${t}` : '';
     };
     const runnable = suite.blocks.filter((b) => b.runnable).length;
     const items = suite.blocks.reduce((n, b) => n + b.items.length, 0);
     io.out(`${suite.title} (${suite.id}, version ${suite.version}): ${plural(suite.blocks.length, 'block')}, ${plural(items, 'item')}, ${runnable} runnable\n`);
     const w = Math.max(2, ...suite.blocks.map((b) => b.id.length));
     for (const b of suite.blocks) {
-      const extra = def.checklist ? checklistText(b) : b.blade ? `, ${b.blade.counts.cvars.total} cvars/${b.blade.counts.transforms} transforms/${b.blade.counts.models} models` : '';
+      const extra = def.checklist ? checklistText(b) : summaryText(b);
       io.out(`${b.runnable ? '✔' : '✘'} ${b.id.padEnd(w)}  ${plural(b.items.length, 'item')}${extra}${b.problems.length ? `, ${b.problems.length} problem(s)` : ''}\n`);
       for (const p of b.problems) io.out(`    - ${p}\n`);
     }

@@ -53,7 +53,7 @@ const versionArg = (v: string | undefined, flag: string): number | 'native' | un
 
 /** The block's native items as authored items, or an authored version's. */
 async function itemsOf(def: BenchmarkDefinition, block: Block, store: RunStore | undefined, key: ChecklistKey, v: number | 'native' | undefined): Promise<{ items: AuthoredChecklistItem[]; version?: ChecklistVersion }> {
-  const native = () => authoredFromNative(block.hidden.checklist ?? [], def.checklist!.kind, def.checklist!.entityOf(block));
+  const native = () => authoredFromNative(def.checklist!.nativeItems(block), def.checklist!.kind, def.checklist!.entityOf(block));
   if (v === 'native' || !store) {
     if (typeof v === 'number') throw new LoupeInputError(`checklist version ${v}`, `block ${block.id} has no authored checklist (no run store yet)`);
     return { items: native() };
@@ -114,7 +114,7 @@ async function checklist(argv: string[], io: CliIo): Promise<number> {
           io.out(JSON.stringify(vs.map((v, k) => ({ version: v.version, parent: v.parent, author: v.author, createdAt: v.createdAt, note: v.note, hash: v.hash, items: activeChecklistItems(v.items).length, changes: diffChecklists(k ? vs[k - 1]!.items : [], v.items) })), null, 2) + '\n');
           return 0;
         }
-        if (!vs.length) io.out(`${block.id}: no authored checklist yet (scores use the suite's own, ${plural(block.hidden.checklist?.length ?? 0, 'item')})\n`);
+        if (!vs.length) io.out(`${block.id}: no authored checklist yet (scores use the suite's own, ${plural(def.checklist!.nativeItems(block).length, 'item')})\n`);
         vs.forEach((v, k) => {
           const d = diffChecklists(k ? vs[k - 1]!.items : [], v.items);
           const parts = [d.added.length && `+${d.added.length} added`, d.changed.length && `${d.changed.length} changed`, d.retired.length && `${d.retired.length} retired`, d.restored.length && `${d.restored.length} restored`].filter(Boolean);

@@ -43,7 +43,7 @@ export function mimicSubsetDb(tables: string[]): string {
 
 /** A fresh RunState. */
 export function freshState(): RunState {
-  return { answers: new Map(), notes: [], savedCode: null, extra: {} };
+  return { extra: {}, benchmark: {} };
 }
 
 /**

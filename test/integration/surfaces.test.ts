@@ -42,7 +42,7 @@ describe('Surfaces as an expert uses them (issue 22)', function () {
   const cfg = () => vscode.workspace.getConfiguration('loupe');
   const root = () => join(shared(), 'data', 'longda', 'benchmark');
   const gt = () => loadLongdaGroundTruth(join(root(), 'benchmark.csv')).filter((q) => q.source === 'NCHS Data Brief No. 508');
-  const truth = (i: number) => (parseAnswerArg(gt()[i]!.answer) as { value: number | number[] }).value;
+  const truth = (i: number) => (parseAnswerArg(gt()[i]!.answerText) as { value: number | number[] }).value;
   const off = (v: number | number[]): number | number[] => (Array.isArray(v) ? v.map((x) => x * 3 + 10) : v * 3 + 10);
 
   before(async function () {
@@ -64,7 +64,7 @@ describe('Surfaces as an expert uses them (issue 22)', function () {
         mkdirSync(join(storePath, '..', id, 'workspace'), { recursive: true }); // a run folder of the runs folder (issue 36)
         await st.updateRun(id, { status: 'running', startedAt: new Date().toISOString() });
         for (const [i, v] of plan.entries()) {
-          const q = gt()[i]!.qId;
+          const q = gt()[i]!.longdaId;
           await st.commitStep(answerStep(id, i, q, v), { answers: [{ runId: id, queryId: q, answer: v, raw: JSON.stringify(v), stepIndex: i }] });
         }
         await st.updateRun(id, { status: 'finished', endedAt: new Date().toISOString() });
@@ -106,7 +106,7 @@ describe('Surfaces as an expert uses them (issue 22)', function () {
     await webviewText({ title: TL, expect: /Tag failure/ });
     await runner({ action: 'clickInWebview', title: TL, selector: '.answer-mark.wrong .tag-failure' });
     const fa = await webviewText({ title: 'Failure Analysis', expect: /Failed item attached[\s\S]*judged wrong/, timeoutMs: 60_000 });
-    assert.match(fa, new RegExp(`${gt()[2]!.qId.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}`), 'the wrong item is attached');
+    assert.match(fa, new RegExp(`${gt()[2]!.longdaId.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}`), 'the wrong item is attached');
     assert.ok(!fa.includes(JSON.stringify(truth(2))), 'tagging stays blind: the expected value is not carried over');
     await screenshot('surfaces-tag-failure-from-timeline');
   });
@@ -146,7 +146,7 @@ describe('Surfaces as an expert uses them (issue 22)', function () {
     const dd = await panelText(blockSel, RES);
     assert.match(dd, /Ground truth:/);
     // issue 42 defect 3: the question as the agent was asked it, one line per run profile
-    assert.ok(dd.includes(gt()[0]!.query.slice(0, 40)), dd.slice(0, 600));
+    assert.ok(dd.includes(gt()[0]!.question.slice(0, 40)), dd.slice(0, 600));
     assert.doesNotMatch(dd, /query \d+ \(single_number\)/);
     assert.match(dd, /analyst-model\s+1\s+✓ right[\s\S]*analyst-model\s+3\s+✗ wrong/, dd.slice(0, 1200));
     await screenshot('surfaces-results-drilldown');

@@ -212,8 +212,8 @@ describe('Benchmarks view, Documentation Search and Results', function () {
     });
     // Two answer sets scored by the real LongDA scorer: the ground truth itself, and one that answers 3 of 9.
     const sets: [string, string, Record<string, string>][] = [
-      ['ui-results-a', 'ui-model-a', Object.fromEntries(block.map((q) => [q.qId, q.answer]))],
-      ['ui-results-b', 'ui-model-b', Object.fromEntries(block.slice(0, 3).map((q) => [q.qId, q.answer]))],
+      ['ui-results-a', 'ui-model-a', Object.fromEntries(block.map((q) => [q.longdaId, q.answerText]))],
+      ['ui-results-b', 'ui-model-b', Object.fromEntries(block.slice(0, 3).map((q) => [q.longdaId, q.answerText]))],
     ];
     for (const [id, model, answers] of sets) {
       if (!await store.getRun(id)) {

@@ -8,7 +8,7 @@
  * written in mixed agent styles (percent signs, thousands commas, ± tolerances, free text, dicts).
  * Also times the tool-usage heatmap (information, no goal). Then prints one JSON report (kept for tooling).
  */
-import { loadLongdaGroundTruth, scoreLongda, type LongdaQuery } from '../../src/core/benchmarks/longda/eval.ts';
+import { loadLongdaGroundTruth, scoreLongda } from '../../src/core/benchmarks/longda/eval.ts';
 import { toolUsageHeatmap } from '../../src/core/benchmarks/longda/eval.ts';
 import { sharedData } from '../helpers/shared.ts';
 import { verdict } from './verdict.ts';
@@ -18,13 +18,13 @@ const ROUNDS = 50;
 const WARMUP = 20;
 
 const gt0 = loadLongdaGroundTruth(sharedData('longda', 'benchmark', 'benchmark.csv'));
-const gt: LongdaQuery[] = [...gt0];
+const gt: Array<(typeof gt0)[number]> = [...gt0];
 for (let i = 0; gt.length < 505; i++) {
   const q = gt0[i % gt0.length]!;
-  gt.push({ ...q, qId: `${q.qId}_copy${i}`, blockId: `${q.blockId}_copy` });
+  gt.push({ ...q, longdaId: `${q.longdaId}_copy${i}`, source: `${q.source}_copy` });
 }
 const styles = [(a: string) => a, (a: string) => `${a}%`, (a: string) => `about ${a} percent`, (a: string) => `${a} ± 0.4`, (a: string) => a.replace(/\[|\]/g, ''), (a: string) => `men: ${a}`];
-const answers = new Map(gt.map((q, i) => [q.qId, styles[i % styles.length]!(q.answer)]));
+const answers = new Map(gt.map((q, i) => [q.longdaId, styles[i % styles.length]!(q.answerText)]));
 
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 function time(fn: () => unknown, reps: number): number {
@@ -43,8 +43,8 @@ function baseline(): number {
   for (const q of gt) {
     let a: unknown;
     let g: unknown;
-    try { a = JSON.parse(answers.get(q.qId)!); } catch { a = null; }
-    try { g = JSON.parse(q.answer); } catch { g = null; }
+    try { a = JSON.parse(answers.get(q.longdaId)!); } catch { a = null; }
+    try { g = JSON.parse(q.answerText); } catch { g = null; }
     if (typeof a === 'number' && typeof g === 'number' && Math.abs(a - g) <= Math.max(0.05 * Math.abs(g), 1)) hits++;
   }
   return hits;

@@ -26,13 +26,13 @@ export async function checklistEditorState(store: RunStore, def: BenchmarkDefini
   const cs = checklistStoreOf(store);
   const versions = await cs.versions(checklistKeyOf(def, suite, block));
   const latest = versions.at(-1);
-  const native = block.hidden.checklist ?? [];
+  const native = spec.nativeItems(block);
   const items = latest ? latest.items : authoredFromNative(native, spec.kind, spec.entityOf(block));
   const runs = (await store.listRuns({ suite: def.kind, blockId: block.id, limit: 50 })).map((r) => ({ id: r.id, model: r.model ?? r.agent, status: r.status }));
   return {
     suite: def.kind, suiteId: suite.id, blockId: block.id, blockTitle: block.title, benchmarkTitle: def.title, kind: spec.kind,
-    entity: spec.entityOf(block) ?? null, canQuery: !!spec.evidenceQuery && !!block.visible.database,
-    tables: (block.visible.database?.tables ?? []).map((t) => ({ name: t.name, columns: t.columns.map((c) => c.name) })),
+    entity: spec.entityOf(block) ?? null, canQuery: !!spec.evidenceQuery && spec.evidenceTables(block) !== null,
+    tables: spec.evidenceTables(block) ?? [],
     base: latest?.version ?? null, items: items as EditorItem[], nativeCount: native.length, annotator, runs,
     versions: versions.map((v, k) => ({ version: v.version, parent: v.parent, author: v.author, createdAt: v.createdAt, note: v.note, hash: v.hash, items: activeChecklistItems(v.items).length, changes: diffChecklists(k ? versions[k - 1]!.items : [], v.items) })),
   };

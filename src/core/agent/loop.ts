@@ -18,7 +18,7 @@ import { describeKernelLimits } from '../kernel/limits.ts';
 import { LlmError, type CompleteOptions, type LlmResponse, type LlmToolSpec } from './llm.ts';
 import { ToolRegistry } from './registry.ts';
 import type {
-  AgentEvent, AnswerRecord, AssistantMessage, ChatMessage, FinalRunStatus, KernelCellRecord, KernelExecuteResult, KernelLike,
+  AgentEvent, AssistantMessage, ChatMessage, FinalRunStatus, KernelCellRecord, KernelExecuteResult, KernelLike,
   RunRecord, RunState, StepRecord, ToolCallRecord, ToolContext, ToolSet, Usage,
 } from './types.ts';
 
@@ -313,17 +313,16 @@ async function driveRun(o: AgentRunOptions, run: RunRecord, control: RunControl,
   const messages = messagesFromSteps(toolSet.systemPrompt, taskPrompt, prior, human.filter((i) => i.beforeStep <= prior.length));
   const pendingHuman = human.filter((i) => i.beforeStep > prior.length).sort((a, b) => a.seq - b.seq);
   const replaySteps = o.replay && !o.resume ? o.replay.steps : [];
-  const state: RunState = { answers: new Map(), notes: [], savedCode: null, extra: {} };
+  const state: RunState = { extra: {}, benchmark: {} };
+  toolSet.runState?.init(state);
   let tokens = { input: run.tokens?.input ?? 0, output: run.tokens?.output ?? 0 };
   let cost = run.costUsd ?? 0;
   if (o.resume) {
-    for (const a of await store.getAnswers(runId)) state.answers.set(a.queryId, { answer: a.answer, raw: a.raw, stepIndex: a.stepIndex });
-    state.notes = await store.getNotes(runId);
-    state.savedCode = await store.getSavedCode(runId);
+    const restored = toolSet.runState ? await toolSet.runState.restore(state, store, runId) : '';
     state.extra = await store.getExtraState(runId);
     const hash = promptHash(toolSet.systemPrompt, taskPrompt, specs);
     if (hash !== run.promptHash) await store.addEvent(runId, 'warning', 'prompt hash differs from the original run (block or tool set changed since)');
-    const msg = `resumed after step ${prior.length} (${prior.length} committed steps, ${state.answers.size} answers restored)`;
+    const msg = `resumed after step ${prior.length} (${prior.length} committed steps${restored ? `, ${restored}` : ''})`;
     await store.addEvent(runId, 'resume', msg);
     emit({ type: 'log', runId, kind: 'resume', message: msg });
   }
@@ -467,7 +466,7 @@ async function driveRun(o: AgentRunOptions, run: RunRecord, control: RunControl,
           break;
         }
       }
-      const snapshot = snapshotState(state);
+      const snapshot = snapshotState(state, toolSet);
       const assistant: AssistantMessage = res.message;
       const t0 = performance.now();
       const records: ToolCallRecord[] = [];
@@ -507,7 +506,7 @@ async function driveRun(o: AgentRunOptions, run: RunRecord, control: RunControl,
         runId, index: stepIndex, startedAt, endedAt: new Date().toISOString(), latencyMs: res.latencyMs, toolMs: performance.now() - t0,
         assistant, toolCalls: records, extraMessages, usage: o.model.external ? null : withTools.usage, costUsd: withTools.costUsd, finishReason: res.finishReason,
       };
-      await store.commitStep(step, effectsSince(snapshot, state, runId, stepIndex, pendingCells));
+      await store.commitStep(step, effectsSince(snapshot, state, toolSet, runId, stepIndex, pendingCells));
       tokens = { input: tokens.input + withTools.usage.input, output: tokens.output + withTools.usage.output };
       cost += withTools.costUsd ?? 0;
       const { reasoning: _r, ...sent } = assistant;
@@ -567,29 +566,17 @@ export function replayDivergence(parentRunId: string, stepIndex: number, recorde
 }
 
 interface Snapshot {
-  answers: Map<string, string>;
-  notes: string;
-  code: string | null;
+  /** The tool set's typed state ({@link ToolSetRunState.snapshot}). */
+  benchmark: unknown;
   extra: string;
 }
 
-function snapshotState(s: RunState): Snapshot {
-  return {
-    answers: new Map([...s.answers].map(([k, v]) => [k, JSON.stringify(v)])),
-    notes: JSON.stringify(s.notes),
-    code: s.savedCode,
-    extra: JSON.stringify(s.extra),
-  };
+function snapshotState(s: RunState, toolSet: ToolSet): Snapshot {
+  return { benchmark: toolSet.runState?.snapshot(s), extra: JSON.stringify(s.extra) };
 }
 
-function effectsSince(before: Snapshot, s: RunState, runId: string, stepIndex: number, cells: KernelCellRecord[]): StepEffects {
-  const answers: AnswerRecord[] = [];
-  for (const [q, v] of s.answers) {
-    if (before.answers.get(q) !== JSON.stringify(v)) answers.push({ runId, queryId: q, answer: v.answer, raw: v.raw, stepIndex });
-  }
-  const eff: StepEffects = { answers, cells };
-  if (JSON.stringify(s.notes) !== before.notes) eff.notes = [...s.notes];
-  if (s.savedCode !== before.code && s.savedCode != null) eff.savedCode = s.savedCode;
+function effectsSince(before: Snapshot, s: RunState, toolSet: ToolSet, runId: string, stepIndex: number, cells: KernelCellRecord[]): StepEffects {
+  const eff: StepEffects = { ...(toolSet.runState ? toolSet.runState.effects(before.benchmark, s, runId, stepIndex) : {}), cells };
   if (JSON.stringify(s.extra) !== before.extra) eff.extra = s.extra;
   return eff;
 }

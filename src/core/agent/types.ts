@@ -42,7 +42,8 @@ export interface ToolResult {
 
 /** A numeric answer: a number or a list of numbers (LongDA `answer` tool). */
 export type { AnswerValue } from '../store/records.ts';
-import type { AnswerValue, ToolModelUse } from '../store/records.ts';
+import type { ToolModelUse } from '../store/records.ts';
+import type { RunStore, StepEffects } from '../store/types.ts';
 
 /** Minimal kernel surface the tools use (matches `PythonKernel` in src/core/kernel). */
 export interface KernelLike {
@@ -58,18 +59,39 @@ export interface KernelLike {
 export type KernelExecuteResult = ExecuteResult;
 
 /**
+ * The typed per-run states of benchmarks, by benchmark: each benchmark that keeps one declares it in its folder by
+ * declaration merging (LongDA: `longda`, its answers, notes and saved code; `benchmarks/longda/run-state.ts`), so this
+ * generic layer names none (issue 40). Its tool set's {@link ToolSet.runState} creates, restores and persists it.
+ */
+// eslint-disable-next-line @typescript-eslint/no-empty-object-type -- filled by declaration merging
+export interface BenchmarkRunStates {}
+
+/**
  * Mutable per-run state that tools read and write. The loop keeps it in memory and persists every
  * change in the same SQLite transaction as the step that made it, so a resumed run sees exactly the
  * state after its last committed step.
  */
 export interface RunState {
-  /** queryId → answer. */
-  answers: Map<string, { answer: AnswerValue; raw: string; stepIndex: number }>;
-  notes: string[];
-  /** Last `save_code` (LongTA: the last call wins). */
-  savedCode: string | null;
   /** Free-form per-tool-set state (JSON-serialisable), persisted with each step. */
   extra: Record<string, unknown>;
+  /** A benchmark's typed per-run state ({@link BenchmarkRunStates}), kept by its tool set's {@link ToolSet.runState}. */
+  benchmark: Partial<BenchmarkRunStates>;
+}
+
+/**
+ * How a tool set keeps a typed per-run state that lives in rows of the run store (LongDA's answers, notes, saved
+ * code) rather than in `extra`: the loop creates it for a new run, rebuilds it on resume, and after each step writes
+ * what changed in the step's transaction.
+ */
+export interface ToolSetRunState {
+  /** Puts a fresh state into `state.benchmark` (a new run). */
+  init(state: RunState): void;
+  /** Rebuilds it from the store after the run's committed steps (resume). @returns what was restored, for the resume event (`12 answers restored`), or ''. */
+  restore(state: RunState, store: RunStore, runId: string): Promise<string>;
+  /** A copy of the state to compare with after the step (JSON-comparable). */
+  snapshot(state: RunState): unknown;
+  /** The store rows the step changed since `before` (a {@link ToolSetRunState.snapshot}). */
+  effects(before: unknown, state: RunState, runId: string, stepIndex: number): Pick<StepEffects, 'answers' | 'notes' | 'savedCode'>;
 }
 
 /** Everything a tool may touch while it runs. */
@@ -153,6 +175,8 @@ export interface ToolSet<Block = unknown> {
    * a failure is reported by the tool call that needs the work.
    */
   prepare?(o: { signal: AbortSignal }): () => void;
+  /** The tool set's typed per-run state kept in rows of the store (LongDA's answers, notes, saved code), or absent when it keeps none. */
+  runState?: ToolSetRunState;
 }
 
 export * from '../store/records.ts';

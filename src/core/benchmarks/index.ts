@@ -9,6 +9,7 @@ import { publicItems, type PublicItem } from './workspace.ts';
 import { benchmarks, getBenchmark } from './registry.ts';
 import { docsFolderFiles } from '../docs/roots.ts';
 import { LoupeInputError } from '../util/errors.ts';
+import { visibleFiles } from '../suites/guard.ts';
 
 export * from '../suites/types.ts';
 // each benchmark's part of the block model (item types, resources, loader options: declaration merging)
@@ -75,7 +76,7 @@ export function dropHiddenAliases(suite: Suite): Suite {
         return false;
       });
     }
-    if (dropped && b.runnable && b.visible.data.length + b.visible.docs.length === 0 && !b.visible.database) {
+    if (dropped && b.runnable && visibleFiles(b).length === 0) {
       b.runnable = false;
       b.problems.push('no visible file left; not runnable');
     }
@@ -90,7 +91,7 @@ export function dropHiddenAliases(suite: Suite): Suite {
 export function parseSuiteKind(s: string, subject = '--suite'): string {
   return getBenchmark(s, subject).kind;
 }
-export { createGuard, PathNotVisibleError, visibleFiles, type LeakageGuard } from '../suites/guard.ts';
+export { createGuard, otherVisibleFiles, PathNotVisibleError, visibleFiles, type LeakageGuard } from '../suites/guard.ts';
 export { createTaskWorkspace, publicItems, taskMarkdown, verifyNoHidden, readTaskMarker, TASK_MARKER, type PublicItem, type WorkspaceResult } from './workspace.ts';
 
 /** One line of `loupe blocks --json` (issue 3 "CLI"). */

@@ -35,6 +35,15 @@ export interface BenchmarkChecklist {
    * AnalystBench's checklist JSON list). @returns the file written.
    */
   exportNative(block: Block, items: readonly ChecklistItem[], file: string): string;
+  /** The block's own checklist, as its files give it (`[]` when the block has none yet). */
+  nativeItems(block: Block): readonly ChecklistItem[];
+  /** The block scored against `items` instead of its own checklist (an authored version): a copy, `block` unchanged. */
+  withItems(block: Block, items: readonly ChecklistItem[]): Block;
+  /**
+   * The tables and columns an expert's evidence query may read (DDR: the block's database), or null when the block
+   * has nothing to query (then the editor offers no query).
+   */
+  evidenceTables(block: Block): Array<{ name: string; columns: string[] }> | null;
   /** How a suite is loaded with an exported file as its checklist (loader options), or null when the manifest names it. */
   loadWith: ((file: string) => Partial<LoadSuiteOptions>) | null;
   /**
@@ -302,7 +311,9 @@ export interface BenchmarkFailureAnalysis {
 
 /** What a replay has of a run's block (issue 6 replay; issue 40: what a benchmark's replay tools need). */
 export interface ReplayContext {
-  /** The database file the run queried (the block's `visible.database`), if the block has one. */
+  /** The run's block, when known (a benchmark's replay tool reads its own resources from it: DDR's database). */
+  block?: Block;
+  /** A database file given apart from the block (tests, tools), which a replay tool prefers to the block's. */
   database?: string;
   /** Sandbox of the replayed calls (the run's own mode). */
   sandbox: 'bubblewrap' | 'off';
@@ -403,6 +414,13 @@ export interface BenchmarkDefinition {
   readonly clusterUnit: string;
   /** Extra fields of a block in listings (`loupe blocks --json`, Benchmarks view). */
   listingFields(block: Block): Record<string, unknown>;
+  /**
+   * How a block is summarised and named beyond its id (issue 40: generic surfaces never read a benchmark's block
+   * fields): `text`, one line of what the block holds (`loupe blocks`; BLADE: `12 cvars/3 transforms/4 models`), ''
+   * for none; `names`, the other names a block is found by (BLADE: its dataset), `[]` for none. Null when the
+   * benchmark has neither.
+   */
+  readonly blockSummary: ((block: Block) => { text: string; names: readonly string[] }) | null;
   /** Named tool-set options (`--tool-option`), recorded with each run. */
   readonly toolOptions: readonly OptionSpec[];
   /** Named scoring options (`--option`), echoed in every score. */

@@ -11,6 +11,7 @@ import { truncateObservation } from '../agent/loop.ts';
 import type { KernelCellRecord, KernelExecuteResult, KernelLike } from '../agent/types.ts';
 import { findBenchmark } from '../benchmarks/registry.ts';
 import type { ReplayContext } from '../benchmarks/types.ts';
+import type { Block } from '../suites/types.ts';
 
 /** One re-executed action. */
 export interface ReplayAction {
@@ -51,7 +52,9 @@ export interface ReplayOptions {
   runId: string;
   /** Starts a FRESH kernel for the run's block (same workspace layout, same sandbox settings). */
   startKernel?: () => Promise<KernelLike>;
-  /** The database file the run queried (the block's `visible.database`; opened read-only). */
+  /** The run's block: the benchmark's replay tools find what they need in it (DDR: its database). */
+  block?: Block;
+  /** The database file the run queried, when given apart from the block (opened read-only). */
   database?: string;
   /** Per-call time limit of the replay tools the run used (default: the tool's). */
   queryTimeoutMs?: number;
@@ -118,7 +121,7 @@ export async function replayRun(o: ReplayOptions): Promise<ReplayReport> {
   const steps = await o.store.getSteps(o.runId);
   if (cells.length && !o.startKernel) throw new Error(`run ${o.runId} has ${cells.length} Python cells: a kernel is needed to replay it`);
   // the benchmark's own tools re-run outside the kernel (DDR's SQL queries)
-  const ctx: ReplayContext = { sandbox: o.sandbox ?? 'bubblewrap', ...(o.database ? { database: o.database } : {}), ...(o.queryTimeoutMs !== undefined ? { timeoutMs: o.queryTimeoutMs } : {}) };
+  const ctx: ReplayContext = { sandbox: o.sandbox ?? 'bubblewrap', ...(o.block ? { block: o.block } : {}), ...(o.database ? { database: o.database } : {}), ...(o.queryTimeoutMs !== undefined ? { timeoutMs: o.queryTimeoutMs } : {}) };
   const toolCalls = (findBenchmark(run.suite)?.replayTools ?? []).map((tool) => ({ tool, calls: steps.flatMap((s) => s.toolCalls.filter((c) => c.name === tool.tool).map((c) => ({ stepIndex: s.index, call: c }))) }));
   for (const { tool, calls } of toolCalls) {
     const missing = calls.length ? tool.missing(ctx) : null;

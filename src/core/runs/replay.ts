@@ -18,5 +18,5 @@ export async function replayStoredRun(o: { store: RunStore; runId: string; block
   const { startKernel } = o.prepare(dir, o.block);
   const run = await o.store.getRun(o.runId);
   const sandbox = run?.sandbox === 'off' ? 'off' : 'bubblewrap';
-  return replayRun({ store: o.store, runId: o.runId, startKernel, sandbox, ...(o.block.visible.database ? { database: o.block.visible.database.path } : {}) });
+  return replayRun({ store: o.store, runId: o.runId, startKernel, sandbox, block: o.block });
 }

@@ -18,6 +18,7 @@ import { captureRunEvidence } from './evidence.ts';
 import { requireRunFolder, runFolderOf, runIdSegment } from '../store/run-folder.ts';
 import { findPython } from '../env/doctor.ts';
 import type { Block, Suite } from '../suites/types.ts';
+import { otherVisibleFiles } from '../suites/guard.ts';
 import type { RunStore } from '../store/types.ts';
 import type { RunRecord } from '../store/records.ts';
 import { LlmClient, type LlmConfig } from '../agent/llm.ts';
@@ -200,7 +201,7 @@ export function prepareWorkspace(runDir: string, block: Block, opts: { links?: b
     if (wholeDirs.has(f.rel.split('/')[0]!)) continue;
     place(f.path, join(workspace, f.rel), false);
   }
-  if (block.visible.database) place(block.visible.database.path, join(workspace, block.visible.database.rel), false);
+  for (const f of otherVisibleFiles(block)) place(f.path, join(workspace, f.rel), false);
   return { workspace, readOnlyPaths: ro, mounts };
 }
 

@@ -209,9 +209,9 @@ export async function checklistFor(store: RunStore, def: BenchmarkDefinition, su
   }
   if (v) {
     const items = activeChecklistItems(v.items);
-    return { block: { ...block, hidden: { ...block.hidden, checklist: items } }, used: { source: 'authored', version: v.version, hash: v.hash, items: items.length } };
+    return { block: spec.withItems(block, items), used: { source: 'authored', version: v.version, hash: v.hash, items: items.length } };
   }
-  const native = block.hidden.checklist ?? [];
+  const native = spec.nativeItems(block);
   const entity = spec.entityOf(block);
   return { block, used: { source: 'native', hash: checklistHash(authoredFromNative(native, spec.kind, entity)), items: native.length } };
 }

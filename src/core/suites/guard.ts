@@ -44,11 +44,29 @@ function real(p: string): string | undefined {
   }
 }
 
-/** All visible files of a block, including the DDR database as a file. */
+/**
+ * All visible files of a block: its data and docs, then {@link otherVisibleFiles}.
+ * @param block the block. @returns the files, data first.
+ */
 export function visibleFiles(block: Block): VisibleFile[] {
-  const out = [...block.visible.data, ...block.visible.docs];
-  const db = block.visible.database;
-  if (db) out.push({ path: db.path, rel: db.rel, size: 0 });
+  return [...block.visible.data, ...block.visible.docs, ...otherVisibleFiles(block)];
+}
+
+const isFileResource = (v: unknown): v is { path: string; rel: string; size?: number } =>
+  typeof v === 'object' && v !== null && typeof (v as { path?: unknown }).path === 'string' && typeof (v as { rel?: unknown }).rel === 'string';
+
+/**
+ * The visible files a benchmark declares beside `data` and `docs` (issue 40: generic code names no benchmark's
+ * resource): every further member of the block's `visible` that is a file (`{ path, rel }`, e.g. DDR's database) or a
+ * list of files, in declaration order. The workspace holds them, the guard lists them.
+ * @param block the block. @returns the files (`size` 0 when the resource gives none).
+ */
+export function otherVisibleFiles(block: Block): VisibleFile[] {
+  const out: VisibleFile[] = [];
+  for (const [key, v] of Object.entries(block.visible)) {
+    if (key === 'data' || key === 'docs' || key === 'missing') continue;
+    for (const f of Array.isArray(v) ? v : [v]) if (isFileResource(f)) out.push({ path: f.path, rel: f.rel, size: typeof f.size === 'number' ? f.size : 0 });
+  }
   return out;
 }
 

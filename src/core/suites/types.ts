@@ -69,12 +69,12 @@ export interface DatabaseInfo {
  * file names no benchmark.
  */
 export interface VisibleResources {
+  // A benchmark adds its own visible resources by declaration merging (DDR's `database`); a resource that is a file
+  // (`{ path, rel }`) or a list of files is placed in the workspace and listed by the guard (`otherVisibleFiles`).
   /** Data files (CSV, XPT, XLSX, ...). */
   data: VisibleFile[];
   /** Documentation files (PDF, TXT, MD, XLSX codebooks, ...). */
   docs: VisibleFile[];
-  /** A read-only SQLite database the agent queries (placed in the workspace, listed by the guard); DDR's. */
-  database?: DatabaseInfo;
   /** Files that the block references but that are absent on disk (reported, not fatal). */
   missing: string[];
 }
@@ -94,8 +94,6 @@ export interface ChecklistItem {
 export interface HiddenResources {
   /** Every hidden file backing this block (absolute paths): the leakage guard refuses all of them. */
   files: string[];
-  /** Checklist items of a benchmark scored against a checklist (`BenchmarkDefinition.checklist`; empty array when the block has none yet). */
-  checklist?: ChecklistItem[];
 }
 
 // ---------------------------------------------------------------------------------------------

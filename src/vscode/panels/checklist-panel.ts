@@ -106,7 +106,7 @@ export class ChecklistPanel extends LoupePanel {
     const problems = def.checklist!.checkItems(block, edited);
     if (problems.length) return { ok: false, problems };
     // issue 42: a refused evidence query is never saved; an answer its evidence contradicts needs the expert's confirmation
-    const canQuery = !!def.checklist?.evidenceQuery && !!block.visible.database;
+    const canQuery = !!def.checklist?.evidenceQuery && def.checklist.evidenceTables(block) !== null;
     const ev = await checkEvidence(edited, canQuery ? (sql) => this.query(sql) : null);
     if (ev.problems.length) return { ok: false, problems: ev.problems };
     if (ev.contradictions.length && !confirmContradictions) return { ok: false, contradictions: ev.contradictions };
@@ -127,7 +127,7 @@ export class ChecklistPanel extends LoupePanel {
 
   private async loadVersion(version: number | 'native'): Promise<{ items: EditorItem[]; version: number | null }> {
     const { def, block } = await this.resolve();
-    if (version === 'native') return { items: authoredFromNative(block.hidden.checklist ?? [], def.checklist!.kind, def.checklist!.entityOf(block)) as EditorItem[], version: null };
+    if (version === 'native') return { items: authoredFromNative(def.checklist!.nativeItems(block), def.checklist!.kind, def.checklist!.entityOf(block)) as EditorItem[], version: null };
     const v = await checklistStoreOf(this.ctx.store()).get(await this.key(), version);
     if (!v) throw new Error(`Version ${version} of this checklist is not in the store.`);
     return { items: v.items as EditorItem[], version: v.version };
@@ -201,7 +201,7 @@ export async function rescoreRunCommand(ctx: LoupeContext, arg?: unknown): Promi
   const versions = await checklistStoreOf(ctx.store()).versions({ suite: def.kind, suiteId: found.suite.id, blockId: run.blockId });
   const picks: Array<vscode.QuickPickItem & { version: number | 'native' }> = [
     ...[...versions].reverse().map((v) => ({ label: `version ${v.version}`, description: `${v.author} · ${new Date(v.createdAt).toLocaleString()} · ${activeChecklistItems(v.items).length} items`, detail: v.note || undefined, version: v.version })),
-    { label: "the suite's own checklist", description: `${found.block.hidden.checklist?.length ?? 0} items`, version: 'native' as const },
+    { label: "the suite's own checklist", description: `${def.checklist!.nativeItems(found.block).length} items`, version: 'native' as const },
   ];
   const pick = await vscode.window.showQuickPick(picks, { title: `Re-score ${run.id} against`, matchOnDescription: true });
   if (!pick) return undefined;
@@ -236,7 +236,7 @@ export async function editChecklistCommand(ctx: LoupeContext, arg?: unknown): Pr
       void showWarningMessage('Loupe: no configured suite has checklists (DDR-Bench or AnalystBench-style). Add one to the setting loupe.suites.');
       return undefined;
     }
-    const picks: Array<vscode.QuickPickItem & { benchmark: string; root: string; blockId: string }> = entries.flatMap((e) => e.suite!.blocks.map((b) => ({ label: b.title, description: `${e.suite!.kind} · ${b.hidden.checklist?.length ?? 0} native items`, benchmark: e.suite!.kind, root: e.suite!.root, blockId: b.id })));
+    const picks: Array<vscode.QuickPickItem & { benchmark: string; root: string; blockId: string }> = entries.flatMap((e) => e.suite!.blocks.map((b) => ({ label: b.title, description: `${e.suite!.kind} · ${findBenchmark(e.suite!.kind)!.checklist!.nativeItems(b).length} native items`, benchmark: e.suite!.kind, root: e.suite!.root, blockId: b.id })));
     const pick = await vscode.window.showQuickPick(picks, { title: 'Edit Checklist: pick a block', matchOnDescription: true });
     if (!pick) return undefined;
     kind = pick.benchmark;

@@ -4,7 +4,7 @@
  */
 import { basename } from 'node:path';
 import * as vscode from 'vscode';
-import type { Block, BlockItem, Suite } from '../../core/benchmarks/index.ts';
+import { otherVisibleFiles, type Block, type BlockItem, type Suite } from '../../core/benchmarks/index.ts';
 import { activeChecklistItems, checklistStoreOf } from '../../core/annotations/checklists.ts';
 import { findBenchmark, itemTypeView } from '../../core/benchmarks/registry.ts';
 import type { LoupeContext } from '../context.ts';
@@ -62,7 +62,7 @@ export class BenchmarksProvider implements vscode.TreeDataProvider<BenchmarkNode
       } catch (e) {
         this.ctx.log.warn(`benchmarks view: checklists not read from ${this.ctx.storePath}: ${e instanceof Error ? e.message : String(e)}`);
       }
-      return suite.blocks.map((block) => ({ kind: 'block', suite, block, checklist: authored.get(block.id) ?? { version: null, items: block.hidden.checklist?.length ?? 0 } }));
+      return suite.blocks.map((block) => ({ kind: 'block', suite, block, checklist: authored.get(block.id) ?? { version: null, items: def.checklist!.nativeItems(block).length } }));
     }
     if (node.kind === 'block') {
       const items: BenchmarkNode[] = node.block.items.slice(0, MAX_ITEMS).map((item) => ({ kind: 'item', suite: node.suite, block: node.block, item }));
@@ -142,7 +142,7 @@ function blockItem(suite: Suite, b: Block, checklist?: BlockChecklist): vscode.T
   const md = new vscode.MarkdownString();
   md.appendMarkdown(`**${escapeMd(b.title)}**  \n\`${b.id}\`\n\n`);
   md.appendMarkdown(b.runnable ? '$(pass) Runnable' : '$(error) Not runnable');
-  md.appendMarkdown(`  \n${b.visible.data.length} data files · ${b.visible.docs.length} documentation files${b.visible.database ? ' · database' : ''}`);
+  md.appendMarkdown(`  \n${b.visible.data.length} data files · ${b.visible.docs.length} documentation files${otherVisibleFiles(b).map((f) => ` · ${escapeMd(f.rel)}`).join('')}`);
   if (checklist) {
     md.appendMarkdown(checklist.items === 0
       ? '  \n$(warning) No checklist: runs of this block cannot be scored until one is written (Edit Checklist).'

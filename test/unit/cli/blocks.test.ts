@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
 import { main } from '../../../src/cli/main.ts';
 import { repoRoot, sharedData, sharedDir } from '../../helpers/shared.ts';
+import '../../fixtures/benchmarks/register.ts';
 
 const tmp = mkdtempSync(join(tmpdir(), 'loupe-cli-blocks-'));
 after(() => rmSync(tmp, { recursive: true, force: true }));
@@ -23,6 +24,11 @@ async function json(args: string[], env?: NodeJS.ProcessEnv): Promise<Row[]> {
 }
 
 describe('cli/blocks', () => {
+  it('prints the line a benchmark\'s blockSummary gives (test-only count-rows; no CLI file names a benchmark)', async () => {
+    const t = io();
+    assert.equal(await main(['blocks', '--suite', 'count-rows', '--root', join(repoRoot, 'test', 'fixtures', 'benchmarks', 'count-rows')], t.io), 0, t.err.join(''));
+    assert.match(t.out.join(''), /seven\s+1 item, 7 data rows\n/);
+  });
   it('LongDA --json: the issue shape plus survey and source', async () => {
     const rows = await json(['--suite', 'longda', '--root', sharedData('longda', 'benchmark')]);
     assert.equal(rows.length, 27);

@@ -5,6 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { main } from '../../../src/cli/main.ts';
+import { answerStructureText } from '../../../src/core/benchmarks/longda/parse.ts';
 import { openStore } from '../../../src/core/store/run-store.ts';
 import type { StepRecord, ToolCallRecord } from '../../../src/core/agent/types.ts';
 import { loadLongdaGroundTruth } from '../../../src/core/benchmarks/longda/eval.ts';
@@ -226,9 +227,9 @@ describe('eval/score-run BLADE MCQ runs', () => {
 describe('cli score --longda-answers (a LongTA results file)', () => {
   const q = (v: string) => (/[",\n]/.test(v) ? `"${v.replace(/"/g, '""')}"` : v);
   function writeAnswers(name: string, qidOf: (i: number) => string): string {
-    const gt = loadLongdaGroundTruth(sharedData('longda', 'benchmark', 'benchmark.csv')).filter((x) => x.qId.startsWith('NHANES_NCHS Data Brief No. 508_'));
+    const gt = loadLongdaGroundTruth(sharedData('longda', 'benchmark', 'benchmark.csv')).filter((x) => x.longdaId.startsWith('NHANES_NCHS Data Brief No. 508_'));
     const lines = ['survey,source,internal_id,query,answer_structure,additional_info,answer,my_answer,q_id'];
-    gt.forEach((x, i) => lines.push([x.survey, x.source, String(x.internalId), x.query, x.answerStructure, x.additionalInfo, x.answer, PERTURBED[i + 1] ?? '', qidOf(i)].map(q).join(',')));
+    gt.forEach((x, i) => lines.push([x.survey, x.source, String(x.internalId), x.question, answerStructureText(x.answerStructure), x.additionalInfo, x.answerText, PERTURBED[i + 1] ?? '', qidOf(i)].map(q).join(',')));
     const f = join(dir, name);
     writeFileSync(f, lines.join('\n') + '\n');
     return f;

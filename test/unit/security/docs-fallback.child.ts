@@ -66,7 +66,7 @@ try {
   }
   const before = hostSnapshot(host);
   const ts = createAnalystToolSet({ input: 'toc' });
-  const state: RunState = { answers: new Map(), notes: [], savedCode: null, extra: {} };
+  const state: RunState = { extra: {}, benchmark: {} };
   const ctx: ToolContext = {
     runId: 'run-1', stepIndex: 0, workspace: ws, block, taskPrompt: 'task', state,
     kernel: () => Promise.reject(new Error('no kernel here')),

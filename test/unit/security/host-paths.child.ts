@@ -25,6 +25,7 @@ import { scoringSession } from '../../../src/core/eval/run-score.ts';
 import { openStore } from '../../../src/core/store/run-store.ts';
 import type { Block, Suite } from '../../../src/core/suites/types.ts';
 import type { RunState, ToolContext } from '../../../src/core/agent/types.ts';
+import { longdaRunState } from '../../../src/core/benchmarks/longda/run-state.ts';
 import type { Judge } from '../../../src/core/eval/judges/types.ts';
 import { errorMessage } from '../../../src/core/util/errors.ts';
 import { nullLogger } from '../../../src/core/util/log.ts';
@@ -119,7 +120,7 @@ async function runCase(c: HostPathCase, index: number, tmp: string): Promise<Hos
   try {
     const ts = def.toolSet({ block, agent: 'llm', options: parseToolOptions(def.kind, c.toolOptions) });
     await store.createRun({ id: 'run-1', suite: def.kind, blockId: block.id, agent: 'llm', model: 'm', params: {}, promptHash: 'h', toolSet: ts.id, dataChecksums: {}, loupeVersion: 't', sandbox: 'bubblewrap', workspace: ws });
-    const state: RunState = { answers: new Map(), notes: [], savedCode: null, extra: {} };
+    const state: RunState = { extra: {}, benchmark: {} };
     const ctx: ToolContext = {
       runId: 'run-1', stepIndex: 0, workspace: ws, block, taskPrompt: 'task', state,
       kernel: () => Promise.reject(new Error('no kernel in the containment test')),
@@ -137,7 +138,7 @@ async function runCase(c: HostPathCase, index: number, tmp: string): Promise<Hos
         }
       }
     }
-    await store.commitStep({ runId: 'run-1', index: 0, startedAt: new Date().toISOString(), endedAt: new Date().toISOString(), latencyMs: 0, toolMs: 0, assistant: { role: 'assistant', content: 'x' }, toolCalls: [], extraMessages: [], usage: null, costUsd: null, finishReason: 'stop' } as never, { extra: state.extra, notes: state.notes });
+    await store.commitStep({ runId: 'run-1', index: 0, startedAt: new Date().toISOString(), endedAt: new Date().toISOString(), latencyMs: 0, toolMs: 0, assistant: { role: 'assistant', content: 'x' }, toolCalls: [], extraMessages: [], usage: null, costUsd: null, finishReason: 'stop' } as never, { extra: state.extra, notes: longdaRunState(state).notes });
     await store.updateRun('run-1', { status: 'finished' } as never);
     const run = (await store.getRun('run-1'))!;
     const folder = trustedRunFolder(run, join(root, 'runs'));

@@ -54,6 +54,7 @@ export const analystbench: BenchmarkDefinition = {
     return out;
   },
   listingFields: () => ({}),
+  blockSummary: null,
   docFiles: null,
   replayTools: [],
   itemTypes: ANALYST_ITEM_TYPES,
@@ -92,6 +93,9 @@ export const analystbench: BenchmarkDefinition = {
       writeContainedFile(ensureFolder(dirname(file)), basename(file), JSON.stringify(items.map((i) => ({ id: i.id, question: i.question, answer: i.answer, ...(i.sourceText ? { sourceText: i.sourceText } : {}) })), null, 2) + '\n');
       return file;
     },
+    nativeItems: (block) => block.hidden.checklist ?? [],
+    withItems: (block, items) => ({ ...block, hidden: { ...block.hidden, checklist: [...items] } }),
+    evidenceTables: () => null,
     loadWith: null,
     evidenceQuery: null,
     checkItems: () => [],

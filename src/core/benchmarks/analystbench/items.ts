@@ -26,6 +26,8 @@ declare module '../../suites/types.ts' {
     referenceReport?: string;
     /** AnalystBench: excluded sections / claims of the reference report not derivable from sources. */
     excluded?: string[];
+    /** AnalystBench: the task's checklist (reached by generic code through `BenchmarkChecklist.nativeItems`). */
+    checklist?: ChecklistItem[];
   }
   interface BlockExtensions {
     /** AnalystBench: manifest file and variant. */

@@ -94,6 +94,9 @@ function mcqTaskText(block: Block): string[] {
 }
 
 const dsOf = (b: Block) => b.blade?.dataset ?? b.id;
+/** `loupe blocks`' line of a BLADE block (its ground truth's decision counts) and its dataset name as a second name. */
+const bladeBlockSummary = (b: Block): { text: string; names: readonly string[] } =>
+  b.blade ? { text: `${b.blade.counts.cvars.total} cvars/${b.blade.counts.transforms} transforms/${b.blade.counts.models} models`, names: [b.blade.dataset] } : { text: '', names: [] };
 const writeJson = (dir: string, rel: string, v: unknown, files: string[]) => {
   // the results folder is the user's; what is written below it follows no link (issue 36)
   files.push(writeContainedFile(ensureFolder(dir), rel, JSON.stringify(v, null, 2)));
@@ -108,6 +111,7 @@ export const blade: BenchmarkDefinition = {
   },
   taskText: bladeTaskText,
   listingFields: (b) => (b.blade ? { decisions: b.blade.counts } : {}),
+  blockSummary: bladeBlockSummary,
   docFiles: null,
   itemTypes: BLADE_ITEM_TYPES,
   replayTools: [],
@@ -169,6 +173,7 @@ export const bladeMcq: BenchmarkDefinition = {
   },
   taskText: mcqTaskText,
   listingFields: (b) => (b.blade ? { decisions: b.blade.counts } : {}),
+  blockSummary: bladeBlockSummary,
   docFiles: null,
   itemTypes: BLADE_MCQ_ITEM_TYPES,
   replayTools: [],

@@ -81,6 +81,7 @@ export const ddr: BenchmarkDefinition = {
     return out;
   },
   listingFields: (b) => (b.ddr ? { checklistItems: b.ddr.checklistCount } : {}),
+  blockSummary: null,
   docFiles: null,
   itemTypes: DDR_ITEM_TYPES,
   replayTools: [DDR_SQL_REPLAY],
@@ -139,6 +140,9 @@ export const ddr: BenchmarkDefinition = {
       saveChecklist(file, block.ddr?.entityId ?? block.id, items.map((i) => ({ question: i.question, answer: i.answer, ...(i.sourceText ? { sourceText: i.sourceText } : {}) })));
       return file;
     },
+    nativeItems: (block) => block.hidden.checklist ?? [],
+    withItems: (block, items) => ({ ...block, hidden: { ...block.hidden, checklist: [...items] } }),
+    evidenceTables: (block) => block.visible.database ? block.visible.database.tables.map((t) => ({ name: t.name, columns: t.columns.map((c) => c.name) })) : null,
     loadWith: (file) => ({ checklist: file }),
     async evidenceQuery(block, sql, o) {
       const db = block.visible.database?.path;

@@ -17,6 +17,14 @@ declare module '../../suites/types.ts' {
   interface BlockItemTypes {
     'ddr-entity': DdrEntityItem;
   }
+  interface VisibleResources {
+    /** DDR: the read-only SQLite database the agent queries (a file: placed in the workspace, listed by the guard). */
+    database?: DatabaseInfo;
+  }
+  interface HiddenResources {
+    /** DDR: the entity's checklist (`qa.json` pairs; reached by generic code through `BenchmarkChecklist.nativeItems`). */
+    checklist?: ChecklistItem[];
+  }
   interface BlockExtensions {
     /** DDR: scenario, entity and checklist size. */
     ddr?: { entityId: string; entityColumn?: string; checklistCount: number };

@@ -6,15 +6,15 @@
  * `paper_figures/tool_usage_analysis.py` @ bd03018).
  */
 import { readFileSync } from 'node:fs';
-import { parse as parseCsv } from 'csv-parse/sync';
 import { LoupeInputError } from '../../util/errors.ts';
 import { isDict, parsePyLiteral, type PyComplex, type PyLiteral } from '../../eval/py-literal.ts';
 import { npMean as numpyMean, npSum as numpySum, sequentialSum } from '../../eval/numpy-python.ts';
 import { readCsvAsPandas, type PandasCell } from '../../eval/pandas-csv.ts';
 import type { ToolHeatmap } from '../types.ts';
 import { binnedToolHeatmap } from '../../eval/tool-heatmap.ts';
-import type { AnswerStructure } from './items.ts';
-import { parseAnswerStructure } from './parse.ts';
+import type { LongdaQuery, ReadAnswerStructure } from './items.ts';
+import { answerStructureText, parseAnswerStructure } from './parse.ts';
+import { readLongdaCsv } from './load.ts';
 import { pyNumberText } from '../../store/export.ts';
 
 /** A normalised answer: a number, a list, a dict (not comparable), or `null` (no answer). */
@@ -242,38 +242,23 @@ export function longdaOptions(raw: Record<string, string | number | undefined> =
   return o;
 }
 
-/** One ground-truth query of `benchmark.csv`. */
-export interface LongdaQuery {
-  /** `{survey}_{source}_q{i}` (LongTA `main.py`). */
-  qId: string;
-  /** `{survey}_{source}`. */
-  blockId: string;
-  survey: string;
-  source: string;
-  internalId: number;
-  query: string;
-  /** `single_number` or `[name, name, ...]`, as the file has it. */
-  answerStructure: string;
-  /**
-   * The parsed structure when the query comes from a loaded suite (`longdaQueriesOf`); otherwise
-   * {@link structuralCoverage} parses `answerStructure` with the loader's one parser (`parse.ts`).
-   */
-  structure?: AnswerStructure;
-  additionalInfo: string;
-  /** The raw ground-truth text. */
-  answer: string;
-}
+/**
+ * A query as the score reads it: LongDA's one query shape (`items.ts`), from a loaded suite (its items) or a results
+ * file (whose rows may hold a structure the parser refused). Issue 40: one type and one reader from load to score.
+ */
+export type { LongdaQuery } from './items.ts';
+type ScoredQuery = LongdaQuery<ReadAnswerStructure>;
 
 /**
- * Reads LongDA's `benchmark.csv` (columns survey, source, internal_id, query, answer_structure,
- * additional_info, answer) and assigns q_ids/blocks as LongTA's `main.py` does (group by
- * survey+source in order of first appearance; i = 1-based position inside the block).
+ * Reads LongDA's `benchmark.csv` through the loader's one reader (`load.ts` `readLongdaCsv`, strict: every row counts,
+ * as in LongTA), with q_ids and blocks assigned as LongTA's `main.py` does (group by survey+source in order of first
+ * appearance; i = 1-based position inside the block).
  * @param csvPath path of `benchmark.csv`.
  * @returns the queries in file order.
- * @throws LoupeInputError naming the file (missing file or column) or the row (empty survey/source).
+ * @throws LoupeInputError naming the file (missing file or column, malformed record) or the row (empty survey/source).
  * Source: spec §2.2.
  */
-export function loadLongdaGroundTruth(csvPath: string): LongdaQuery[] {
+export function loadLongdaGroundTruth(csvPath: string): ScoredQuery[] {
   let text: string;
   try {
     text = readFileSync(csvPath, 'utf8');
@@ -284,41 +269,13 @@ export function loadLongdaGroundTruth(csvPath: string): LongdaQuery[] {
 }
 
 /**
- * Parses the text of `benchmark.csv`; see {@link loadLongdaGroundTruth}.
+ * The text of `benchmark.csv` read as {@link loadLongdaGroundTruth} reads the file.
  * @param text CSV text; `name` is used in error messages.
  * @returns the queries in file order.
  * @throws LoupeInputError naming `name` or `name:row`.
  */
-export function parseLongdaGroundTruth(text: string, name = 'benchmark.csv'): LongdaQuery[] {
-  let records: Record<string, string>[];
-  try {
-    records = parseCsv(text, { columns: true, skip_empty_lines: true, bom: true, relax_column_count: false }) as Record<string, string>[];
-  } catch (e) {
-    throw new LoupeInputError(name, `not valid CSV: ${(e as Error).message}`, { cause: e });
-  }
-  const need = ['survey', 'source', 'query', 'answer_structure', 'answer'];
-  const first = records[0];
-  if (first) for (const c of need) if (!(c in first)) throw new LoupeInputError(name, `missing column '${c}'`);
-  const counters = new Map<string, number>();
-  return records.map((r, idx) => {
-    const survey = (r.survey ?? '').trim();
-    const source = (r.source ?? '').trim();
-    if (!survey || !source) throw new LoupeInputError(`${name}:${idx + 2}`, 'empty survey or source');
-    const blockId = `${survey}_${source}`;
-    const i = (counters.get(blockId) ?? 0) + 1;
-    counters.set(blockId, i);
-    return {
-      qId: `${blockId}_q${i}`,
-      blockId,
-      survey,
-      source,
-      internalId: Number(r.internal_id ?? i) || i,
-      query: r.query ?? '',
-      answerStructure: (r.answer_structure ?? '').trim(),
-      additionalInfo: r.additional_info ?? '',
-      answer: r.answer ?? '',
-    };
-  });
+export function parseLongdaGroundTruth(text: string, name = 'benchmark.csv'): ScoredQuery[] {
+  return readLongdaCsv(name, { text, strict: true }).queries;
 }
 
 /**
@@ -345,30 +302,24 @@ export class LongtaFileAnswers extends Map<string, string> {
  * @throws LoupeInputError naming the file (no `my_answer` column) or `file:row` (q_id absent from `truth`).
  * Source: spec §2.3 (outputs), §2.4 (`evaluate_results.py`: `pd.read_csv`, pandas 1.5.3 defaults).
  */
-export function parseLongtaAnswers(text: string, name = 'answers_progress.csv', truth?: readonly LongdaQuery[]): { queries: LongdaQuery[]; answers: LongtaFileAnswers } {
-  const queries = parseLongdaGroundTruth(text, name);
-  let records: Record<string, string>[];
-  try {
-    records = parseCsv(text, { columns: true, skip_empty_lines: true, bom: true }) as Record<string, string>[];
-  } catch (e) {
-    throw new LoupeInputError(name, `not valid CSV: ${(e as Error).message}`, { cause: e });
-  }
+export function parseLongtaAnswers(text: string, name = 'answers_progress.csv', truth?: readonly ScoredQuery[]): { queries: ScoredQuery[]; answers: LongtaFileAnswers } {
+  const { queries, records } = readLongdaCsv(name, { text, strict: true });
   if (records[0] && !('my_answer' in records[0])) throw new LoupeInputError(name, "missing column 'my_answer' (not a LongTA results file)");
   const frame = readCsvAsPandas(text, name);
-  const byId = truth ? new Map(truth.map((q) => [q.qId, q])) : undefined;
+  const byId = truth ? new Map(truth.map((q) => [q.longdaId, q])) : undefined;
   const answers = new LongtaFileAnswers();
   answers.ownTruth = !byId;
   const out = queries.map((q, i) => {
     const r = records[i]!;
-    const qId = (r.q_id ?? '').trim() || q.qId;
+    const qId = (r.q_id ?? '').trim() || q.longdaId;
     const a = (r.my_answer ?? '').trim();
     if (a) answers.set(qId, a);
     answers.textRows.push(a || undefined);
     const pr = frame.rows[i];
     answers.pandasRows.push({ answer: pr?.my_answer, truth: pr?.answer });
-    if (!byId) return { ...q, qId };
+    if (!byId) return { ...q, longdaId: qId };
     const t = byId.get(qId);
-    if (!t) throw new LoupeInputError(`${name}:${i + 2}`, `q_id '${qId}' is not in the ground truth`);
+    if (!t) throw new LoupeInputError(`${name}:${q.row}`, `q_id '${qId}' is not in the ground truth`);
     return t;
   });
   return { queries: out, answers };
@@ -471,13 +422,14 @@ export function compareLongdaValues(a: LongdaValue, g: LongdaValue, opts: Pick<L
  *   nested or repeated label list).
  * Source: spec §2.4 "Paper definitions", §5.3 row 2.
  */
-export function structuralCoverage(a: LongdaValue, structure: string | AnswerStructure): 0 | 1 {
-  let st: AnswerStructure;
+export function structuralCoverage(a: LongdaValue, structure: string | ReadAnswerStructure): 0 | 1 {
+  let st: ReadAnswerStructure;
   if (typeof structure === 'string') {
     const p = parseAnswerStructure(structure);
     if (!p.ok) return 0;
     st = p.value;
   } else st = structure;
+  if (st.kind === 'invalid') return 0;
   if (a === null) return 0;
   if (st.kind === 'single_number') return isNum(a) && Number.isFinite(a) ? 1 : 0;
   if (!Array.isArray(a) || a.length !== st.length) return 0;
@@ -561,7 +513,7 @@ export type LongdaAnswerInput = string | number | bigint | boolean | null | unde
  * Source: spec §2.4 (`metric.compute_row_metrics`, `generate_evaluation_summary`), §2.7, §5.3.
  */
 export function scoreLongda(
-  queries: readonly LongdaQuery[],
+  queries: readonly ScoredQuery[],
   answers: ReadonlyMap<string, LongdaAnswerInput> | Readonly<Record<string, LongdaAnswerInput>>,
   options: Partial<LongdaOptions> = {},
 ): LongdaScore {
@@ -574,9 +526,10 @@ export function scoreLongda(
   const officialErrors: LongdaScore['officialErrors'] = [];
   const known = new Set<string>();
   queries.forEach((q, idx) => {
-    known.add(q.qId);
-    let raw: LongdaAnswerInput = file ? (opts.answers_csv === 'pandas' ? file.pandasRows[idx]!.answer : file.textRows[idx]) : get(q.qId);
-    let truthRaw: unknown = q.answer;
+    const qId = q.longdaId;
+    known.add(qId);
+    let raw: LongdaAnswerInput = file ? (opts.answers_csv === 'pandas' ? file.pandasRows[idx]!.answer : file.textRows[idx]) : get(qId);
+    let truthRaw: unknown = q.answerText;
     if (file && file.ownTruth && opts.answers_csv === 'pandas') truthRaw = file.pandasRows[idx]!.truth;
     if (typeof raw === 'number' && Number.isNaN(raw)) raw = null; // pandas' NaN: no answer (coverage 0)
     let expected: LongdaValue | undefined;
@@ -595,18 +548,18 @@ export function scoreLongda(
       given = normalizeAnswerValue(raw, opts.literals);
     } catch (e) {
       if (!(e instanceof LongdaOfficialError)) throw e;
-      officialErrors.push({ qId: q.qId, row: idx + 2, column, error: e.pythonError });
+      officialErrors.push({ qId, row: idx + 2, column, error: e.pythonError });
       return;
     }
     const cmp = compareLongdaValues(given, expected, opts);
-    const coverageStructural = structuralCoverage(given, q.structure ?? q.answerStructure);
+    const coverageStructural = structuralCoverage(given, q.answerStructure);
     const row: LongdaRowScore = {
-      qId: q.qId,
-      blockId: q.blockId,
+      qId,
+      blockId: `${q.survey}_${q.source}`,
       survey: q.survey,
       source: q.source,
       internalId: q.internalId,
-      answerStructure: q.answerStructure,
+      answerStructure: answerStructureText(q.answerStructure),
       rawAnswer: rawAnswerText(raw),
       given,
       expected,
@@ -681,7 +634,7 @@ export const LONGDA_TOLERANCE_GRID = [0.01, 0.02, 0.03, 0.05, 0.07, 0.1, 0.15, 0
  * Source: spec §2.4 "Other figure procedures" (tolerance sensitivity).
  */
 export function longdaToleranceSensitivity(
-  queries: readonly LongdaQuery[],
+  queries: readonly ScoredQuery[],
   answers: ReadonlyMap<string, LongdaAnswerInput> | Readonly<Record<string, LongdaAnswerInput>>,
   eps: readonly number[] = LONGDA_TOLERANCE_GRID,
   options: Partial<LongdaOptions> = {},

@@ -70,6 +70,7 @@ export const longda: BenchmarkDefinition = {
     return out;
   },
   listingFields: (b) => (b.longda ? { survey: b.longda.survey, source: b.longda.source } : {}),
+  blockSummary: null,
   docFiles: (root, survey) => docsFolderFiles(root, survey),
   replayTools: [],
   itemTypes: LONGDA_ITEM_TYPES,

@@ -8,8 +8,19 @@ import type { Block } from '../../suites/types.ts';
 /** LongDA answer structure: a single number, or a list of labelled numbers (spec §2.2). */
 export type AnswerStructure = { kind: 'single_number' } | { kind: 'list'; labels: string[]; length: number };
 
-/** LongDA query (one row of `benchmark.csv`). */
-export interface LongdaQuery {
+/**
+ * The `answer_structure` cell of a query as read (`load.ts` `readLongdaCsv`): a structure, or — only in a LongTA
+ * results file scored as it is, whose every row counts — the cell the one parser refused (its structural coverage
+ * is 0). A loaded suite skips such rows, so its items always hold an {@link AnswerStructure}.
+ */
+export type ReadAnswerStructure = AnswerStructure | { kind: 'invalid'; text: string; error: string };
+
+/**
+ * LongDA query: one row of `benchmark.csv` (or of a LongTA results file, which has the same columns), the one shape
+ * from the loader to the score (issue 40). The suite's items are `LongdaQuery`; a results file's rows are
+ * `LongdaQuery<ReadAnswerStructure>`.
+ */
+export interface LongdaQuery<S extends ReadAnswerStructure = AnswerStructure> {
   type: 'longda-query';
   /** `q1`, `q2`, ... position in the block (LongTA `main.py`); unique within the block. */
   id: string;
@@ -17,15 +28,19 @@ export interface LongdaQuery {
   uid: string;
   /** The LongTA-style q_id `"{survey}_{source}_q{i}"` (spec §2.2). */
   longdaId: string;
-  /** `internal_id` column as given. */
+  /** `survey` column (trimmed). */
+  survey: string;
+  /** `source` column (trimmed): the publication. */
+  source: string;
+  /** `internal_id` column as given (its position in the block when empty or not an integer). */
   internalId: number;
   question: string;
-  answerStructure: AnswerStructure;
+  answerStructure: S;
   /** `additional_info` ('' when empty; LongTA shows empty as "NA."). */
   additionalInfo: string;
-  /** HIDDEN. Ground truth: number, list of numbers, or null when the CSV cell is empty. */
+  /** HIDDEN. Ground truth: number, list of numbers, or null when the CSV cell is empty or not numbers. */
   groundTruth: number | number[] | null;
-  /** Raw `answer` cell. HIDDEN. */
+  /** Raw `answer` cell. HIDDEN. The score normalises this text as LongTA does (`eval.ts`). */
   answerText: string;
   /** 1-based row in benchmark.csv (header = row 1). */
   row: number;

@@ -2,7 +2,15 @@
  * LongDA cell parsers: answer structures and ground-truth answers (spec §2.2, `benchmark.csv`).
  */
 
-import type { AnswerStructure } from './items.ts';
+import type { AnswerStructure, ReadAnswerStructure } from './items.ts';
+
+/**
+ * The text of an answer structure as `benchmark.csv` writes it (`single_number`, `[men, women]`); a cell the parser
+ * refused, as it was. @returns the text (the score's `answerStructure`, the results export's column).
+ */
+export function answerStructureText(s: ReadAnswerStructure): string {
+  return s.kind === 'single_number' ? 'single_number' : s.kind === 'list' ? `[${s.labels.join(', ')}]` : s.text;
+}
 
 /**
  * Parses an `answer_structure` cell.

@@ -11,6 +11,7 @@ import type { Block } from '../../suites/types.ts';
 import type { RunStore } from '../../store/types.ts';
 import { pyNumberText } from '../../store/export.ts';
 import type { LongdaQuery } from './items.ts';
+import { answerStructureText } from './parse.ts';
 
 /** What {@link exportLongdaResults} wrote. */
 export interface LongdaResultsSummary {
@@ -58,7 +59,7 @@ export async function exportLongdaResults(store: RunStore, runs: { runId: string
       queries++;
       const a = answers.get(q.longdaId);
       if (a) answered++;
-      const structure = q.answerStructure.kind === 'single_number' ? 'single_number' : `[${q.answerStructure.labels.join(', ')}]`;
+      const structure = answerStructureText(q.answerStructure);
       records.push([survey, source, String(q.internalId), q.question, structure, q.additionalInfo === '' ? 'NA.' : q.additionalInfo, q.answerText, a ? pyNumberText(a.answer) : '', q.longdaId]);
     }
     const code = await store.getSavedCode(runId);

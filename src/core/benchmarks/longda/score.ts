@@ -8,32 +8,21 @@ import type { RunStore } from '../../store/run-store.ts';
 import type { InterventionRecord, RunRecord, StepRecord } from '../../store/records.ts';
 import { parseAnswerArg } from './toolset.ts';
 import type { Block } from '../../suites/types.ts';
-import type { LongdaQuery as SuiteLongdaQuery } from './items.ts';
+import type { LongdaQuery } from './items.ts';
 import { aggregateBase, scoreBase, type RunScore, type ScoreAggregate } from '../../eval/run-score.ts';
 import type { ScoreGroup } from '../types.ts';
 import type { OptionValues } from '../options.ts';
 import {
   LONGDA_TOOLS, longdaEfficiency, longdaOptions, longdaRates, scoreLongda, toolUsageHeatmap,
-  type LongdaAnswerInput, type LongdaEfficiency, type LongdaQuery, type LongdaRowScore, type LongdaScore, type ToolHeatmap,
+  type LongdaAnswerInput, type LongdaEfficiency, type LongdaRowScore, type LongdaScore, type ToolHeatmap,
 } from './eval.ts';
 
 /**
- * Ground-truth queries of a LongDA block in the evaluator's shape.
- * @param block a LongDA block from the loader. @returns queries (q_id = LongTA q_id).
+ * The queries of a LongDA block: its items (LongDA's one query shape, which the score reads as it is).
+ * @param block a LongDA block from the loader. @returns its queries (q_id = `longdaId`, LongTA's q_id).
  */
 export function longdaQueriesOf(block: Block): LongdaQuery[] {
-  return block.items.filter((i): i is SuiteLongdaQuery => i.type === 'longda-query').map((q) => ({
-    qId: q.longdaId,
-    blockId: `${block.longda?.survey ?? ''}_${block.longda?.source ?? ''}`,
-    survey: block.longda?.survey ?? '',
-    source: block.longda?.source ?? '',
-    internalId: q.internalId,
-    query: q.question,
-    answerStructure: q.answerStructure.kind === 'single_number' ? 'single_number' : `[${q.answerStructure.labels.join(', ')}]`,
-    structure: q.answerStructure,
-    additionalInfo: q.additionalInfo,
-    answer: q.answerText,
-  }));
+  return block.items.filter((i): i is LongdaQuery => i.type === 'longda-query');
 }
 
 /**

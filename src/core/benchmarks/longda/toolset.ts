@@ -11,6 +11,8 @@
  */
 import type { Block } from '../../suites/types.ts';
 import type { LongdaQuery } from './items.ts';
+import { answerStructureText } from './parse.ts';
+import { LONGDA_RUN_STATE, longdaRunState } from './run-state.ts';
 import { parsePyLiteral } from '../../eval/py-literal.ts';
 import type { AnswerValue, ToolContext, ToolDefinition, ToolModelUse, ToolResult, ToolSet } from '../../agent/types.ts';
 import { addModelUse } from '../../agent/llm.ts';
@@ -70,7 +72,7 @@ export interface LongdaToolSetOptions {
 
 /** LongTA `answer_structure` as written in benchmark.csv. */
 export function structureText(q: LongdaQuery): string {
-  return q.answerStructure.kind === 'single_number' ? 'single_number' : `[${q.answerStructure.labels.join(', ')}]`;
+  return answerStructureText(q.answerStructure);
 }
 
 function queries(block: Block): LongdaQuery[] {
@@ -288,7 +290,7 @@ export function createLongdaToolSet(block: Block, opts: LongdaToolSetOptions = {
         required: ['action'],
       },
       async run(args, ctx) {
-        const notes = ctx.state.notes;
+        const notes = longdaRunState(ctx.state).notes;
         const idx = int(args.index);
         const badIdx = () => ({ observation: `Error: index must be between 1 and ${notes.length} (there ${notes.length === 1 ? 'is 1 note' : `are ${notes.length} notes`}).`, isError: true });
         switch (args.action) {
@@ -326,7 +328,7 @@ export function createLongdaToolSet(block: Block, opts: LongdaToolSetOptions = {
         required: ['action'],
       },
       async run(args, ctx) {
-        const answers = ctx.state.answers;
+        const answers = longdaRunState(ctx.state).answers;
         if (args.action === 'list') {
           if (!answers.size) return { observation: `No answers recorded yet (0 of ${qs.length}).` };
           const lines = qs.filter((q) => answers.has(q.longdaId)).map((q) => `${q.longdaId}: ${fmtAnswer(answers.get(q.longdaId)!.answer)}`);
@@ -364,7 +366,7 @@ export function createLongdaToolSet(block: Block, opts: LongdaToolSetOptions = {
       description: 'Saves the analysis code that produced your answers (the last call wins).',
       parameters: { type: 'object', properties: { code: { type: 'string' } }, required: ['code'] },
       async run(args, ctx) {
-        ctx.state.savedCode = args.code as string;
+        longdaRunState(ctx.state).savedCode = args.code as string;
         return { observation: `Code saved (${(args.code as string).split('\n').length} lines).` };
       },
     },
@@ -384,7 +386,7 @@ export function createLongdaToolSet(block: Block, opts: LongdaToolSetOptions = {
       description: 'Ends the work on this block. Call it after recording every answer you can.',
       parameters: { type: 'object', properties: { summary: { type: 'string' } } },
       async run(_args, ctx) {
-        const missing = qs.filter((q) => !ctx.state.answers.has(q.longdaId)).map((q) => q.longdaId);
+        const missing = qs.filter((q) => !longdaRunState(ctx.state).answers.has(q.longdaId)).map((q) => q.longdaId);
         return { observation: `Block finished: ${qs.length - missing.length} of ${qs.length} questions answered.${missing.length ? ` Unanswered: ${missing.join(', ')}` : ''}`, finish: true };
       },
     },
@@ -397,6 +399,7 @@ export function createLongdaToolSet(block: Block, opts: LongdaToolSetOptions = {
     tools: enabled,
     // notes, answers and saved code are rows of the store; python runs in the kernel's sandbox (issue 36)
     hostPaths: [],
+    runState: LONGDA_RUN_STATE,
     ...(docIndex && enabled.some((t) => DOC_TOOLS.includes(t.name))
       ? {
           prepare({ signal }: { signal: AbortSignal }) {

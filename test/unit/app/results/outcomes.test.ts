@@ -22,7 +22,7 @@ import { sharedData } from '../../../helpers/shared.ts';
 
 const BLOCK = 'NHANES_NCHS_Data_Brief_No._508';
 const gt = loadLongdaGroundTruth(join(sharedData('longda', 'benchmark'), 'benchmark.csv')).filter((q) => q.source === 'NCHS Data Brief No. 508');
-const truth = (i: number) => (parseAnswerArg(gt[i]!.answer) as { value: number | number[] }).value;
+const truth = (i: number) => (parseAnswerArg(gt[i]!.answerText) as { value: number | number[] }).value;
 /** A value far outside LongTA's tolerance of `v` (every element ×3 + 10). */
 const wrong = (v: number | number[]): number | number[] => (Array.isArray(v) ? v.map((x) => x * 3 + 10) : v * 3 + 10);
 
@@ -44,7 +44,7 @@ async function makeRun(id: string, repeat: number, values: Array<number | number
   let step = 0;
   for (const [i, v] of values.entries()) {
     if (v === undefined) continue;
-    const q = gt[i]!.qId;
+    const q = gt[i]!.longdaId;
     await store.commitStep(answerStep(id, step, [[q, v]]), { answers: [{ runId: id, queryId: q, answer: v, raw: JSON.stringify(v), stepIndex: step }] });
     step++;
   }
@@ -125,7 +125,7 @@ describe('item outcomes (issue 22)', () => {
     assert.equal(d[0]!.blockId, BLOCK);
     assert.equal(d[0]!.questions.length, 9);
     const q1 = d[0]!.questions[0]!;
-    assert.equal(q1.ref, gt[0]!.qId);
+    assert.equal(q1.ref, gt[0]!.longdaId);
     assert.deepEqual(q1.repeats.map((x) => [x.runId, x.repeat, x.verdict, x.stepIndex]), [['r1', 1, 'right', 0], ['r2', 2, 'wrong', 0]]);
     assert.equal(q1.spread?.kind, 'points');
     assert.deepEqual([q1.spread?.min, q1.spread?.max, q1.spread?.n], [0, 1, 2]);
@@ -154,7 +154,7 @@ describe('item outcomes (issue 22)', () => {
   it('issue 42 defect 3: the drill-down shows each question as the agent was asked it, not its id and answer shape', async () => {
     const st = await buildResultsState(store, 'test');
     const qs = st.drilldown![0]!.questions;
-    assert.equal(qs[0]!.question, gt[0]!.query);
+    assert.equal(qs[0]!.question, gt[0]!.question);
     assert.doesNotMatch(qs.map((q) => q.question).join('\n'), /query \d+ \((single_number|\[)/);
   });
 

@@ -30,7 +30,7 @@ function step(runId: string, index: number, calls: { name: string; args?: unknow
 describe('results data', () => {
   const gt = loadLongdaGroundTruth(join(sharedData('longda', 'benchmark'), 'benchmark.csv'));
   const block = gt.filter((q) => q.source === 'NCHS Data Brief No. 508');
-  const blockId = block[0]?.blockId ?? '';
+  const blockId = block[0] ? `${block[0].survey}_${block[0].source}` : '';
 
   it('counts LongTA tool calls from function calls and from code actions', () => {
     assert.deepEqual(stepTools([{ name: 'search_doc', argumentsText: '{}' }, { name: 'python', argumentsText: JSON.stringify({ code: 'x = retriever("a")\nanswer(1, 2)' }) }]),
@@ -41,8 +41,8 @@ describe('results data', () => {
     assert.equal(block.length, 9, 'Data Brief 508 has 9 queries');
     const store = openStore(':memory:');
     // model-a: every answer right (the ground truth itself). model-b: only the first three.
-    const right = Object.fromEntries(block.map((q) => [q.qId, q.answer]));
-    const partly = Object.fromEntries(block.slice(0, 3).map((q) => [q.qId, q.answer]));
+    const right = Object.fromEntries(block.map((q) => [q.longdaId, q.answerText]));
+    const partly = Object.fromEntries(block.slice(0, 3).map((q) => [q.longdaId, q.answerText]));
     // mcp:x: an external MCP client whose token use is unknown (issue 24): its tokens are null, never 0, and it has no
     // point on the match-vs-tokens figure
     const runs: [string, string, Record<string, string>][] = [['ra', 'model-a', right], ['rb', 'model-b', partly], ['rm', 'mcp:x/1', partly]];
@@ -89,7 +89,7 @@ describe('results data', () => {
 
   it('issue 42 defect 2: a row mixing scored and unscored runs computes every figure over the scored runs and names the others', async () => {
     const store = openStore(':memory:');
-    const right = Object.fromEntries(block.map((q) => [q.qId, q.answer]));
+    const right = Object.fromEntries(block.map((q) => [q.longdaId, q.answerText]));
     // three repeats of one model on one block; the third (more steps, more tokens, longer) has no stored score
     for (const [id, scored, steps] of [['s1', true, 2], ['s2', true, 2], ['u3', false, 5]] as const) {
       await store.createRun({ ...base, id, blockId, model: 'model-a' });

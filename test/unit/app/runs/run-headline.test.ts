@@ -28,10 +28,10 @@ before(async () => {
   const now = new Date().toISOString();
   for (const id of ['done', 'going']) {
     await store.createRun({ ...base(), id });
-    const v = (parseAnswerArg(gt[0]!.answer) as { value: number | number[] }).value;
+    const v = (parseAnswerArg(gt[0]!.answerText) as { value: number | number[] }).value;
     await store.commitStep({ runId: id, index: 0, startedAt: now, endedAt: now, latencyMs: 1, toolMs: 1, assistant: { role: 'assistant', content: '' },
-      toolCalls: [{ id: 'c', name: 'answer', argumentsText: JSON.stringify({ action: 'add', q_id: gt[0]!.qId, answer: v }), observation: 'ok', isError: false, truncated: false, durationMs: 1 }],
-      extraMessages: [], usage: { input: 1, output: 1, cached: 0 }, costUsd: null, finishReason: 'tool_calls' }, { answers: [{ runId: id, queryId: gt[0]!.qId, answer: v, raw: gt[0]!.answer, stepIndex: 0 }] });
+      toolCalls: [{ id: 'c', name: 'answer', argumentsText: JSON.stringify({ action: 'add', q_id: gt[0]!.longdaId, answer: v }), observation: 'ok', isError: false, truncated: false, durationMs: 1 }],
+      extraMessages: [], usage: { input: 1, output: 1, cached: 0 }, costUsd: null, finishReason: 'tool_calls' }, { answers: [{ runId: id, queryId: gt[0]!.longdaId, answer: v, raw: gt[0]!.answerText, stepIndex: 0 }] });
   }
   await store.updateRun('done', { status: 'finished' });
   await store.updateRun('going', { status: 'running' });

@@ -7,6 +7,7 @@ import type { AgentEvent, KernelExecuteResult, KernelLike, StepRecord, ToolSet }
 import { openStore, type RunStore } from '../../../../src/core/store/run-store.ts';
 import { assistanceLabel, assistanceOf, interveneStoredRun, interventionSupport, parseForkSpec, readForkPoint, seedForkInterventions } from '../../../../src/core/runs/intervene.ts';
 import { MemoryRunStore } from '../../../helpers/memory-run-store.ts';
+import { LONGDA_RUN_STATE, longdaRunState } from '../../../../src/core/benchmarks/longda/run-state.ts';
 import { call, startScriptedLlm, type ChatRequestBody, type Turn } from '../../../helpers/scripted-llm.ts';
 
 const toolSet: ToolSet = {
@@ -15,10 +16,11 @@ const toolSet: ToolSet = {
   buildBlockPrompt: (b) => `task ${String(b)}`,
   defaultMaxSteps: 100,
   hostPaths: [],
+  runState: LONGDA_RUN_STATE, // answers are rows of the store (LongDA's per-run state)
   tools: [
     { name: 'echo', description: 'echo', parameters: { type: 'object', properties: { text: { type: 'string' } }, required: ['text'] }, run: async (a) => ({ observation: `echo:${a.text as string}` }) },
     { name: 'note', description: 'answer', parameters: { type: 'object', properties: { n: { type: 'number' } }, required: ['n'] },
-      run: async (a, ctx) => { ctx.state.answers.set(`q${a.n as number}`, { answer: a.n as number, raw: String(a.n), stepIndex: ctx.stepIndex }); return { observation: 'ok' }; } },
+      run: async (a, ctx) => { longdaRunState(ctx.state).answers.set(`q${a.n as number}`, { answer: a.n as number, raw: String(a.n), stepIndex: ctx.stepIndex }); return { observation: 'ok' }; } },
     { name: 'py', description: 'python', parameters: { type: 'object', properties: { code: { type: 'string' } }, required: ['code'] },
       run: async (a, ctx) => { const r = await ctx.execute(a.code as string); return { observation: r.status === 'ok' ? r.stdout || 'ok' : `error ${r.error?.ename ?? ''}`, isError: r.status !== 'ok' }; } },
     { name: 'done', description: 'finish', parameters: { type: 'object', properties: {} }, run: async () => ({ observation: 'bye', finish: true }) },

@@ -4,6 +4,7 @@ import { addModelUse, computeCost, LlmClient } from '../../../../src/core/agent/
 import { RunControl, runAgent, truncateObservation, type AgentRunOptions } from '../../../../src/core/agent/loop.ts';
 import type { AgentEvent, KernelExecuteResult, KernelLike, ToolSet } from '../../../../src/core/agent/types.ts';
 import { isRunActive, openStore, sqliteHandleOf, type RunStore } from '../../../../src/core/store/run-store.ts';
+import { LONGDA_RUN_STATE, longdaRunState } from '../../../../src/core/benchmarks/longda/run-state.ts';
 import { call, rawToolCall, startScriptedLlm, type Turn } from '../../../helpers/scripted-llm.ts';
 
 const echoSet = (extra: Partial<ToolSet> = {}): ToolSet => ({
@@ -12,12 +13,13 @@ const echoSet = (extra: Partial<ToolSet> = {}): ToolSet => ({
   buildBlockPrompt: (b) => `task ${String(b)}`,
   defaultMaxSteps: 100,
   hostPaths: [],
+  runState: LONGDA_RUN_STATE, // answers and notes are rows of the store (LongDA's per-run state)
   tools: [
     { name: 'echo', description: 'echo', parameters: { type: 'object', properties: { text: { type: 'string' } }, required: ['text'] }, run: async (a) => ({ observation: `echo:${a.text as string}` }) },
     { name: 'big', description: 'big', parameters: { type: 'object', properties: {} }, run: async () => ({ observation: 'H'.repeat(30_000) + 'TAIL' }) },
     { name: 'boom', description: 'throws', parameters: { type: 'object', properties: {} }, run: async () => { throw new Error('kaput'); } },
     { name: 'note', description: 'adds a note and an answer', parameters: { type: 'object', properties: { n: { type: 'number' } }, required: ['n'] },
-      run: async (a, ctx) => { ctx.state.notes.push(`n${a.n as number}`); ctx.state.answers.set(`q${a.n as number}`, { answer: a.n as number, raw: String(a.n), stepIndex: ctx.stepIndex }); return { observation: 'ok' }; } },
+      run: async (a, ctx) => { longdaRunState(ctx.state).notes.push(`n${a.n as number}`); longdaRunState(ctx.state).answers.set(`q${a.n as number}`, { answer: a.n as number, raw: String(a.n), stepIndex: ctx.stepIndex }); return { observation: 'ok' }; } },
     { name: 'py', description: 'python', parameters: { type: 'object', properties: { code: { type: 'string' } }, required: ['code'] },
       run: async (a, ctx) => { const r = await ctx.execute(a.code as string); return { observation: r.stdout || (r.result ?? '') }; } },
     { name: 'done', description: 'finish', parameters: { type: 'object', properties: {} }, run: async () => ({ observation: 'bye', finish: true }) },

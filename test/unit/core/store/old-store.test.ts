@@ -18,6 +18,8 @@ import { migrations } from '../../../../src/core/store/migrations.ts';
 import { openStoreAt } from '../../../../src/core/store/open.ts';
 import { sqliteHandleOf } from '../../../../src/core/store/run-store.ts';
 import type { RunStore } from '../../../../src/core/store/types.ts';
+import type { RunState } from '../../../../src/core/agent/types.ts';
+import { LONGDA_RUN_STATE, longdaRunState } from '../../../../src/core/benchmarks/longda/run-state.ts';
 import { oldStoreReads } from '../../../fixtures/old-store/reads.ts';
 import { startPg, type PgServer } from '../../../helpers/pg.ts';
 import { pgSchema, sqliteSchema, type SchemaShape } from '../../../helpers/schema.ts';
@@ -109,6 +111,25 @@ for (const engine of ['sqlite', 'postgres'] as const) {
         const expected = JSON.parse(readFileSync(join(FIXTURES, `reads-${engine}.json`), 'utf8'), noExportTime) as unknown;
         assert.deepEqual(json(await oldStoreReads(s)), expected);
         await checkWrites(s);
+      } finally {
+        await s.close();
+      }
+    });
+
+    it('gives a resumed run its answers, notes and saved code through the benchmark\'s own per-run state (issue 40)', async () => {
+      const s = await openStoreAt(await restore(engine, `old_state_${engine}`));
+      try {
+        const expected = JSON.parse(readFileSync(join(FIXTURES, `reads-${engine}.json`), 'utf8')) as { runs: Record<string, { answers: Array<{ queryId: string; answer: unknown; raw: string; stepIndex: number }>; notes: string[]; code: string | null }> };
+        for (const [id, want] of Object.entries(expected.runs)) {
+          const state: RunState = { extra: {}, benchmark: {} };
+          LONGDA_RUN_STATE.init(state);
+          assert.equal(await LONGDA_RUN_STATE.restore(state, s, id), `${want.answers.length} answers restored`);
+          const got = longdaRunState(state);
+          assert.deepEqual(json([...got.answers].map(([queryId, a]) => ({ queryId, answer: a.answer, raw: a.raw, stepIndex: a.stepIndex }))), json(want.answers.map((a) => ({ queryId: a.queryId, answer: a.answer, raw: a.raw, stepIndex: a.stepIndex }))));
+          assert.deepEqual([got.notes, got.savedCode], [want.notes, want.code]);
+          // nothing changed: the next step writes no row
+          assert.deepEqual(LONGDA_RUN_STATE.effects(LONGDA_RUN_STATE.snapshot(state), state, id, 9), { answers: [] });
+        }
       } finally {
         await s.close();
       }

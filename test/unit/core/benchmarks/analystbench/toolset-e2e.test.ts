@@ -112,7 +112,7 @@ describe('AnalystBench-style report task end to end (scripted model, NHANES)', (
     try {
       const reg = new ToolRegistry(toolSet.tools);
       const doc = block.visible.docs.find((d) => d.rel.endsWith('BMX_L.pdf'))!.rel;
-      const state = { answers: new Map(), notes: [], savedCode: null, extra: {} };
+      const state = { extra: {}, benchmark: {} };
       const ctx = { runId: 'r', stepIndex: 0, workspace: '/nonexistent', block, taskPrompt: '', state, signal: ac.signal, log: nullLogger,
         kernel: () => Promise.reject(new Error('no kernel')), execute: () => Promise.reject(new Error('no kernel')) } as ToolContext;
       const r = await reg.invoke({ id: 'c', type: 'function', function: { name: 'search_doc', arguments: JSON.stringify({ keyword: 'BMXBMI', doc_path: doc }) } }, ctx);

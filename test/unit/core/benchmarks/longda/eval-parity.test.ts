@@ -88,9 +88,9 @@ describe('eval/longda normalisation parity with CPython ast.literal_eval', () =>
   });
   it('agrees on every ground-truth answer of benchmark.csv', async () => {
     const gt = loadLongdaGroundTruth(sharedData('longda', 'benchmark', 'benchmark.csv'));
-    const inputs = gt.map((q) => q.answer);
+    const inputs = gt.map((q) => q.answerText);
     const want = await python(inputs);
-    inputs.forEach((s, i) => assert.deepEqual(norm(normalizeAnswerValue(s)), want[i], `${gt[i]!.qId}: ${JSON.stringify(s)}`));
+    inputs.forEach((s, i) => assert.deepEqual(norm(normalizeAnswerValue(s)), want[i], `${gt[i]!.longdaId}: ${JSON.stringify(s)}`));
   });
 });
 
@@ -104,7 +104,7 @@ describe('eval/longda row scoring parity with a Python transcription of metric.p
       return r < 0.4 ? x : r < 0.7 ? x * 1.03 : r < 0.9 ? x * 1.12 + 0.5 : -x;
     };
     const answers = gt.map((q) => {
-      const g = normalizeAnswerValue(q.answer);
+      const g = normalizeAnswerValue(q.answerText);
       const r = rnd();
       if (r < 0.08) return null;
       if (r < 0.14) return 'men: 1.0, women: 2.0';
@@ -116,9 +116,9 @@ describe('eval/longda row scoring parity with a Python transcription of metric.p
       }
       return 'NA.';
     });
-    const want = (await python({ answers, truth: gt.map((q) => q.answer) })) as Array<[number, number]>;
-    const rows = scoreLongda(gt, Object.fromEntries(gt.map((q, i) => [q.qId, answers[i]]))).rows;
-    rows.forEach((r, i) => assert.deepEqual([r.coverageComparable, r.matchPartial], want[i], `${r.qId}: ${answers[i]} vs ${gt[i]!.answer}`));
+    const want = (await python({ answers, truth: gt.map((q) => q.answerText) })) as Array<[number, number]>;
+    const rows = scoreLongda(gt, Object.fromEntries(gt.map((q, i) => [q.longdaId, answers[i]]))).rows;
+    rows.forEach((r, i) => assert.deepEqual([r.coverageComparable, r.matchPartial], want[i], `${r.qId}: ${answers[i]} vs ${gt[i]!.answerText}`));
     const match = rows.reduce((s, r) => s + r.matchPartial, 0);
     assert.ok(match > 50 && match < 470, `a mixed answer set (match sum ${match})`);
   });

@@ -101,13 +101,13 @@ describe('eval/longda matching', () => {
 describe('eval/longda on the real benchmark.csv', () => {
   it('assigns q_ids and blocks as LongTA main.py does', () => {
     assert.equal(gt.length, 474);
-    const b = gt.filter((q) => q.blockId === DB508);
+    const b = gt.filter((q) => `${q.survey}_${q.source}` === DB508);
     assert.equal(b.length, 9);
-    assert.equal(b[0]!.qId, 'NHANES_NCHS Data Brief No. 508_q1');
-    for (const q of gt) assert.ok(parseAnswerStructure(q.answerStructure).ok, q.qId);
+    assert.equal(b[0]!.longdaId, 'NHANES_NCHS Data Brief No. 508_q1');
+    for (const q of gt) assert.ok(q.answerStructure.kind !== 'invalid', q.longdaId);
   });
   it('scores the ground truth against itself as 100% (both coverages, both list modes)', () => {
-    const answers = new Map(gt.map((q) => [q.qId, q.answer]));
+    const answers = new Map(gt.map((q) => [q.longdaId, q.answerText]));
     const s = scoreLongda(gt, answers);
     assert.equal(s.n, 474);
     assert.equal(s.match, 1);
@@ -119,13 +119,13 @@ describe('eval/longda on the real benchmark.csv', () => {
     assert.deepEqual(s.unknownQIds, []);
   });
   it('scores Data Brief 508 published values 9/9', () => {
-    const block = gt.filter((q) => q.blockId === DB508);
+    const block = gt.filter((q) => `${q.survey}_${q.source}` === DB508);
     const published = ['40.3', '[39.2, 41.3]', '[35.5, 46.4, 38.9]', '[44.6, 45.0, 31.6]', '9.4', '[9.5, 12.0, 6.6]', '[6.7, 12.1]', '[6.1, 9.2, 4.3]', '[13.0, 14.7, 8.4]'];
-    const s = scoreLongda(block, Object.fromEntries(block.map((q, i) => [q.qId, published[i]])));
+    const s = scoreLongda(block, Object.fromEntries(block.map((q, i) => [q.longdaId, published[i]])));
     assert.equal(s.match * s.n, 9);
   });
   it('gives the hand-computed fractions for perturbed Data Brief 508 answers', () => {
-    const block = gt.filter((q) => q.blockId === DB508);
+    const block = gt.filter((q) => `${q.survey}_${q.source}` === DB508);
     const id = (i: number) => `${DB508}_q${i}`;
     const answers = {
       [id(1)]: '40.3%', // hit

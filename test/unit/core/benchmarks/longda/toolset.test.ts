@@ -6,6 +6,7 @@ import { join } from 'node:path';
 import { buildLongdaPrompt, createLongdaToolSet, parseAnswerArg } from '../../../../../src/core/benchmarks/longda/toolset.ts';
 import { ToolRegistry } from '../../../../../src/core/agent/registry.ts';
 import type { RunState, ToolContext } from '../../../../../src/core/agent/types.ts';
+import { longdaRunState } from '../../../../../src/core/benchmarks/longda/run-state.ts';
 import { openDocIndex } from '../../../../../src/core/docs/index.ts';
 import type { DocIndexLease } from '../../../../../src/core/docs/shared-build.ts';
 import { loadSuite } from '../../../../../src/core/benchmarks/index.ts';
@@ -15,7 +16,7 @@ import { repoRoot, sharedData } from '../../../../helpers/shared.ts';
 const UNSEEN = join(repoRoot, 'test', 'fixtures', 'suites', 'longda-unseen');
 
 function ctxFor(block: unknown, prompt: string): ToolContext {
-  const state: RunState = { answers: new Map(), notes: [], savedCode: null, extra: {} };
+  const state: RunState = { extra: {}, benchmark: {} };
   return {
     runId: 'r', stepIndex: 3, workspace: '/tmp', block, taskPrompt: prompt, state, signal: new AbortController().signal, log: nullLogger,
     kernel: () => Promise.reject(new Error('no kernel')), execute: () => Promise.reject(new Error('no kernel')),
@@ -76,10 +77,10 @@ test('longda tools: prompt(q_id), notes, answer validation, save_code, final_ans
   assert.match((await inv(reg, ctx, 'answer', { action: 'update', q_id: q1, answer: [5.2] })).observation, /updated \(was 5\.1\): 5\.2/);
   assert.equal((await inv(reg, ctx, 'answer', { action: 'view', q_id: q1 })).observation, `${q1}: 5.2`);
   assert.equal((await inv(reg, ctx, 'answer', { action: 'list' })).observation, `2 of 2 answered:\n${q1}: 5.2\n${q2}: [27.4, 24.9]`);
-  assert.deepEqual(ctx.state.answers.get(q2), { answer: [27.4, 24.9], raw: '[27.4, 24.9]', stepIndex: 3 });
+  assert.deepEqual(longdaRunState(ctx.state).answers.get(q2), { answer: [27.4, 24.9], raw: '[27.4, 24.9]', stepIndex: 3 });
 
   await inv(reg, ctx, 'save_code', { code: 'a\nb' });
-  assert.equal(ctx.state.savedCode, 'a\nb');
+  assert.equal(longdaRunState(ctx.state).savedCode, 'a\nb');
   const fin = await inv(reg, ctx, 'final_answer', {});
   assert.equal(fin.finish, true);
   assert.match(fin.observation, /2 of 2 questions answered/);
