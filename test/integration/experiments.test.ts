@@ -34,10 +34,10 @@ describe('Experiments and queue assignment (issue 43)', function () {
     storePath = join(mkdtempSync(join(tmpdir(), 'loupe-exp-store-')), 'runs.sqlite');
     const gt = loadLongdaGroundTruth(join(shared(), 'data', 'longda', 'benchmark', 'benchmark.csv'));
     const block = gt.filter((q) => q.source === 'NCHS Data Brief No. 508');
-    const blockId = block[0]!.blockId;
+    const blockId = `${block[0]!.survey}_${block[0]!.source}`;
     const st = openStore(storePath);
     try {
-      const right = Object.fromEntries(block.map((q) => [q.qId, q.answer]));
+      const right = Object.fromEntries(block.map((q) => [q.longdaId, q.answerText]));
       for (const [id, model] of [['exp-r1', 'alpha-model'], ['exp-r2', 'beta-model'], ['exp-r3', 'gamma-model']] as const) {
         await st.createRun({ id, suite: 'longda', blockId, agent: 'llm', model, params: { model }, promptHash: 'h', toolSet: 'longda', dataChecksums: {}, loupeVersion: 't', sandbox: 'off', workspace: storePath });
         await st.updateRun(id, { status: 'finished' });

@@ -278,6 +278,7 @@ export function manifestBenchmark(loaded: { manifest: Manifest; dir: string; fil
       insights: null,
     },
     importNativeOutputs: null,
+    blockSummary: null,
   };
   const out: BenchmarkDefinition = { ...def, importNativeOutputs: manifestNativeOutputs(m, resolveOptions, scoreAll) };
   manifestFiles.set(out, resolve(loaded.file));

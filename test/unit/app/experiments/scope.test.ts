@@ -30,11 +30,11 @@ function step(runId: string, index: number, isError: boolean): StepRecord {
 describe('experiments: run scope and filters', () => {
   const gt = loadLongdaGroundTruth(join(sharedData('longda', 'benchmark'), 'benchmark.csv'));
   const block = gt.filter((q) => q.source === 'NCHS Data Brief No. 508');
-  const blockId = block[0]!.blockId;
+  const blockId = `${block[0]!.survey}_${block[0]!.source}`;
 
   async function seeded() {
     const store = openStore(':memory:');
-    const right = Object.fromEntries(block.map((q) => [q.qId, q.answer]));
+    const right = Object.fromEntries(block.map((q) => [q.longdaId, q.answerText]));
     for (const [id, model, scored, err] of [['ra', 'model-a', true, false], ['rb', 'model-b', true, true], ['rc', 'model-c', false, false]] as const) {
       await store.createRun({ ...base, id, blockId, model });
       await store.commitStep(step(id, 0, err));
