@@ -13,6 +13,8 @@ import { sweepProgressOf, type SweepProgress } from '../core/runs/sweep.ts';
 import { oneLine } from '../core/util/text-safety.ts';
 import { JSON_OPTIONS } from './option-groups.ts';
 import { declareCommand, defineCommand, optionGroup, parseCommand } from './options.ts';
+import { forkDiff, forkDiffLines } from '../app/runs/fork-diff.ts';
+import { LoupeInputError } from '../core/util/errors.ts';
 
 /** A sweep's progress as a table: one line per model, then the totals. */
 export function formatSweepProgress(p: SweepProgress): string {
@@ -31,12 +33,15 @@ const DECL = declareCommand({
     limit: { type: 'string', value: 'N', help: 'at most N runs (newest first)' },
     run: { type: 'string', value: 'RUN,RUN', help: 'exactly these runs' },
     sweep: { type: 'string', value: 'ID', help: 'a sweep\'s progress (loupe run ... --queue): units done / running / failed / queued per model' },
+  }), optionGroup('fork', {
+    'fork-diff': { type: 'string', value: 'RUN', help: 'a forked run against its parent from the fork step: the hint, the steps after it, the code diff, answers and score' },
   }), optionGroup('exports', {
     trajectory: { type: 'string', value: 'DIR', help: 'write <runId>.jsonl for the selected runs' },
     results: { type: 'string', value: 'DIR', help: 'write each benchmark\'s own results files for the selected runs (LongDA: answers_progress.csv, run_summary.json, ...; one run per block)' },
   }), STORE_OPTIONS, JSON_OPTIONS],
   notes: `  Lists recorded runs (newest first). A run left 'running' by a killed process shows as 'running (stale)':
   continue it with loupe run --resume RUN.
+  --fork-diff RUN --json: one object { parent, fork, forkStep, hints, steps, code, codeStats, answers, scores, metrics, notes }.
   --json: one line per run; with --sweep one object { sweepId, models: [{ model, total, done, running, failed, queued }], total }.`,
 });
 
@@ -51,6 +56,18 @@ export const runsCommand = defineCommand({
     const storeFile = storeName(io, v.store);
     const store = await openExistingStore(io, v.store);
     try {
+      if (v['fork-diff'] !== undefined) {
+        if (v.run || v.trajectory || v.results || v.sweep !== undefined) throw new UsageError('--fork-diff compares one fork with its parent: not with --run, --sweep, --trajectory or --results');
+        let d;
+        try {
+          d = await forkDiff(store, v['fork-diff']);
+        } catch (e) {
+          if (e instanceof LoupeInputError) throw new UsageError(`--fork-diff: ${e.message}`, { showUsage: false });
+          throw e;
+        }
+        io.out(v.json ? JSON.stringify(d) + '\n' : forkDiffLines(d).join('\n') + '\n');
+        return 0;
+      }
       if (v.sweep !== undefined) {
         if (v.run || v.trajectory || v.results) throw new UsageError('--sweep shows a sweep\'s progress: not with --run, --trajectory or --results');
         const runs = await store.listRuns({ sweepId: v.sweep });
