@@ -46,3 +46,4 @@ export function humanResolver(store: AnnotationStore): HumanResolver {
   };
 }
 export * from './checklists.ts';
+export * from './fact-split.ts';
