@@ -27,12 +27,16 @@ export interface ForkDiffMetric { key: string; label: string; parent: number | n
 
 /** The whole diff. */
 export interface ForkDiffView {
+  /** `parent-fork`: the fork against the run it continues; `sibling-forks`: two forks of one run from one step ("parent" is the older). */
+  relation: 'parent-fork' | 'sibling-forks';
   parent: ForkDiffRun;
   fork: ForkDiffRun;
   /** 1-based number of the parent's steps the fork replayed (0: it started over). */
   forkStep: number;
   /** The human steps given at the fork point (the fork's own hint or correction), in order. */
   hints: Array<{ who: string; kind: 'hint' | 'correction'; text: string }>;
+  /** For sibling forks: the other fork's hints at the fork point ([] for a parent). */
+  parentHints: Array<{ who: string; kind: 'hint' | 'correction'; text: string }>;
   /** Steps after the fork point, aligned by position: row k holds each side's step forkStep + k (null past its end). */
   steps: Array<{ parent: ForkDiffStep | null; fork: ForkDiffStep | null }>;
   /** Line diff of the code each side ran after the fork point (cells in order, joined). */
@@ -87,10 +91,33 @@ export async function forkPair(store: RunStore, runId: string): Promise<{ fork: 
  */
 export async function forkDiff(store: RunStore, runId: string): Promise<ForkDiffView> {
   const { fork, parent } = await forkPair(store, runId);
-  const at = fork.params.forkOf!.step;
-  const [ps, fs, pc, fc, pa, fa, iv, psc, fsc] = await Promise.all([
+  return alignedDiff(store, parent, fork, fork.params.forkOf!.step, 'parent-fork');
+}
+
+/**
+ * The fork diff of a pair of runs, when they are related by a fork: one continues the other (parent ↔ fork), or both
+ * continue one run from the same step (sibling forks, the older as "parent").
+ * @returns the view, or null when the two runs are not so related.
+ */
+export async function pairForkDiff(store: RunStore, runA: string, runB: string): Promise<ForkDiffView | null> {
+  const [a, b] = [await store.getRun(runA), await store.getRun(runB)];
+  if (!a || !b) return null;
+  if (b.params.forkOf?.runId === a.id) return alignedDiff(store, a, b, b.params.forkOf.step, 'parent-fork');
+  if (a.params.forkOf?.runId === b.id) return alignedDiff(store, b, a, a.params.forkOf.step, 'parent-fork');
+  const fa = a.params.forkOf;
+  const fb = b.params.forkOf;
+  if (fa && fb && fa.runId === fb.runId && fa.step === fb.step) {
+    const [older, newer] = a.createdAt <= b.createdAt ? [a, b] : [b, a];
+    return alignedDiff(store, older, newer, fa.step, 'sibling-forks');
+  }
+  return null;
+}
+
+async function alignedDiff(store: RunStore, parent: RunRecord, fork: RunRecord, at: number, relation: ForkDiffView['relation']): Promise<ForkDiffView> {
+  const [ps, fs, pc, fc, pa, fa, iv, piv, psc, fsc] = await Promise.all([
     store.getSteps(parent.id), store.getSteps(fork.id), store.getCells(parent.id), store.getCells(fork.id),
     store.getAnswers(parent.id), store.getAnswers(fork.id), store.getInterventions(fork.id),
+    relation === 'sibling-forks' ? store.getInterventions(parent.id) : Promise.resolve([]),
     store.scores.list(parent.id).catch((): StoredScore[] => []), store.scores.list(fork.id).catch((): StoredScore[] => []),
   ]);
   const notes: string[] = [];
@@ -98,7 +125,9 @@ export async function forkDiff(store: RunStore, runId: string): Promise<ForkDiff
   const fAfter = fs.filter((s) => s.index >= at).sort((a, b) => a.index - b.index);
   const steps: ForkDiffView['steps'] = [];
   for (let k = 0; k < Math.max(pAfter.length, fAfter.length); k++) steps.push({ parent: pAfter[k] ? stepOf(pAfter[k]!) : null, fork: fAfter[k] ? stepOf(fAfter[k]!) : null });
-  const hints = iv.filter((i) => i.beforeStep === at).sort((a, b) => a.seq - b.seq).map((i) => ({ who: i.who, kind: i.kind, text: i.text }));
+  const atFork = (list: typeof iv) => list.filter((i) => i.beforeStep === at).sort((a, b) => a.seq - b.seq).map((i) => ({ who: i.who, kind: i.kind, text: i.text }));
+  const hints = atFork(iv);
+  const parentHints = atFork(piv);
   if (!hints.length) notes.push('the fork was given no hint at the fork point: it differs by model, sampling or settings only');
 
   const pCode = codeOf(pc, at);
@@ -143,7 +172,7 @@ export async function forkDiff(store: RunStore, runId: string): Promise<ForkDiff
   if (!p0 || !f0) notes.push(`${!p0 && !f0 ? 'neither run is' : !p0 ? 'the parent is not' : 'the fork is not'} scored yet`);
   const score = (s: StoredScore | undefined) => (s ? { judgeId: s.judgeId, options: s.options, scoredAt: s.scoredAt } : null);
   return {
-    parent: runOf(parent, ps.length), fork: runOf(fork, fs.length), forkStep: at, hints, steps, code, codeStats: stats, answers,
+    relation, parent: runOf(parent, ps.length), fork: runOf(fork, fs.length), forkStep: at, hints, parentHints, steps, code, codeStats: stats, answers,
     scores: { parent: score(p0), fork: score(f0) }, metrics, notes,
   };
 }
