@@ -169,7 +169,7 @@ function render(): void {
   focusRow = false;
   // issue 43: a fork and its parent (or two forks of one step): the fork diff beside the vote, once voted (blind until then)
   const fd = p.forkDiff;
-  const forkSection = fd ? h('details', { class: 'rv-fork-diff', id: 'fork-diff', open: !!fd.view },
+  const forkSection = fd ? h('details', { class: 'rv-fork-diff', id: 'fork-diff', open: true },
     h('summary', {}, fd.relation === 'parent-fork' ? `Fork diff: this pair is a fork and its parent (forked after step ${fd.forkStep})` : `Fork diff: two forks of one run from step ${fd.forkStep}`),
     fd.view ? forkDiffElement(fd.view) : h('p', { class: 'muted', id: 'fork-diff-blind' }, 'The hint, the code diff, the answers and the scores of the two runs show here once you have voted (they name the runs).')) : '';
   app.replaceChildren(header, bar, h('p', { class: 'muted', id: 'pair-title' }, `${p.suite} · block ${p.blockId} · ${p.criteria.length} criteria`), legend, grid, forkSection, vote, keys);
