@@ -22,7 +22,7 @@ export function forkDiffElement(v: ForkDiffView, openStep?: (runId: string, step
   const head = h('div', { class: 'fd-head' },
     h('div', { id: 'fd-parent' }, h('strong', {}, `${pName}: `), runLabel(v.parent)),
     h('div', { id: 'fd-fork' }, h('strong', {}, `${fName}: `), runLabel(v.fork)),
-    h('div', { class: 'muted', id: 'fd-point' }, v.forkStep === 0 ? 'forked from the start (no step replayed)' : `forked after step ${v.forkStep}: steps 1–${v.forkStep} are shared`));
+    h('div', { class: 'muted', id: 'fd-point' }, v.forkStep === 0 ? 'forked from the start (no step replayed)' : `forked after step ${v.forkStep}: ${v.forkStep === 1 ? 'step 1 is' : `steps 1–${v.forkStep} are`} shared`));
   const hints = h('section', { id: 'fd-hint' }, h('h3', {}, 'Hint at the fork point'),
     hintList(v.hints, fName) ?? h('p', { class: 'muted' }, 'No hint: the fork differs by model, sampling or settings only.'),
     hintList(v.parentHints, pName) ?? '');
