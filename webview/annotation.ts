@@ -10,7 +10,7 @@ import '@vscode-elements/elements/dist/vscode-badge/index.js';
 import '@vscode-elements/elements/dist/vscode-textarea/index.js';
 import '@vscode-elements/elements/dist/vscode-progress-bar/index.js';
 import {
-  ItemAtRequest, NextItemRequest, OpenEvidenceRequest, QueueProgressNotification, SaveDraftRequest, SubmitVerdictRequest,
+  ItemAtRequest, NextItemRequest, OpenEvidenceRequest, QueueProgressNotification, SaveDraftRequest, SaveFactSplitRequest, SubmitVerdictRequest,
   type AnnotationItemView, type AnnotationState, type CitedEvidence, type QueueView,
 } from '../src/protocol/annotation.ts';
 import css from './annotation.css';
@@ -131,6 +131,7 @@ function render(): void {
         : f.markdown ? markdown(f.text) : h('p', { class: 'plain' }, f.text);
       return h('div', { class: 'field' }, h('h3', {}, f.label), body);
     }),
+    it.claims.length ? claimsSection(it) : null,
   );
   const controls = h('div', { class: 'an-controls', id: 'controls' }, ...it.controls.map((c, ci) =>
     h('div', { class: `control${ci === activeControl && it.controls.length > 1 ? ' active' : ''}`, role: 'radiogroup', 'aria-label': c.label },
@@ -230,6 +231,61 @@ async function openEvidence(ref: CitedEvidence): Promise<void> {
 }
 
 /** Shows a state from the host, restoring the saved draft when it is for the same item. */
+/** Working copies of claims' facts being split / merged / edited (item id + claim index → facts), until saved. */
+const factEdits = new Map<string, string[]>();
+
+/**
+ * Atomic facts of the item's claims (issue 43): each fact an editable line, split at the cursor, merged with the next,
+ * removed; "Save split" records the expert's split (append-only; it supersedes their previous one). Facts are text.
+ */
+function claimsSection(it: AnnotationItemView): HTMLElement {
+  return h('div', { class: 'field an-claims', id: 'atomic-facts' }, h('h3', {}, 'Atomic facts'),
+    h('p', { class: 'muted' }, 'Split a claim into facts that each state one checkable thing: edit a fact, split it at the cursor, merge it with the next. Saving records your split; scoring with claims=atomic uses it.'),
+    ...it.claims.map((c) => {
+      const key = `${it.itemId}:${c.index}`;
+      const facts = factEdits.get(key) ?? [...c.facts];
+      const edited = factEdits.has(key);
+      const set = (next: string[]) => { factEdits.set(key, next); render(); };
+      const list = h('ol', { class: 'facts' }, ...facts.map((f, k) => {
+        const input = h('input', { type: 'text', class: 'fact', id: `fact-${c.index}-${k}`, 'aria-label': `fact ${k + 1} of claim ${c.index + 1}` }) as HTMLInputElement;
+        input.value = f;
+        input.addEventListener('input', () => { const cur = factEdits.get(key) ?? [...facts]; cur[k] = input.value; factEdits.set(key, cur); });
+        const cur = () => factEdits.get(key) ?? [...facts];
+        const steps = c.steps[k] ?? [];
+        return h('li', { class: 'fact-row' }, input,
+          h('button', { class: 'link split', title: 'split this fact at the cursor', onclick: () => {
+            const at = input.selectionStart ?? input.value.length;
+            const a = input.value.slice(0, at).trim();
+            const b = input.value.slice(at).trim();
+            if (!a || !b) return;
+            const next = cur();
+            next.splice(k, 1, a, b);
+            set(next);
+          } }, 'split'),
+          k < facts.length - 1 ? h('button', { class: 'link merge', title: 'merge with the next fact', onclick: () => { const next = cur(); next.splice(k, 2, `${next[k]!.trim()} ${next[k + 1]!.trim()}`); set(next); } }, 'merge ↓') : null,
+          facts.length > 1 ? h('button', { class: 'link remove', title: 'remove this fact', onclick: () => { const next = cur(); next.splice(k, 1); set(next); } }, '×') : null,
+          h('span', { class: 'muted fact-steps', title: 'steps whose queries or cells mention this fact\'s values' }, steps.length ? `steps ${steps.slice(0, 6).map((s) => s + 1).join(', ')}` : 'no step mentions it'));
+      }));
+      return h('div', { class: 'claim', 'data-claim': String(c.index) },
+        h('p', { class: 'claim-text' }, h('span', { class: 'muted' }, `${c.source} ${c.index + 1}: `), c.text),
+        h('p', { class: 'muted claim-from' }, edited ? 'edited, not saved' : c.from === 'expert' ? `split by ${c.by ?? 'an expert'}` : 'proposed by the list-marker rule'),
+        list,
+        h('vscode-button', { class: 'save-split', id: `save-split-${c.index}`, secondary: !edited, onclick: () => void saveSplit(it, c.index, factEdits.get(key) ?? facts) }, 'Save split'));
+    }));
+}
+
+async function saveSplit(it: AnnotationItemView, index: number, facts: string[]): Promise<void> {
+  try {
+    const s = await host.rpc.request(SaveFactSplitRequest, { pos: it.pos, itemId: it.itemId, index, facts });
+    factEdits.delete(`${it.itemId}:${index}`);
+    message = `✔ split of ${it.claims.find((c) => c.index === index)?.source ?? 'claim'} ${index + 1} saved`;
+    show(s, { keepDraft: true });
+  } catch (e) {
+    message = e instanceof Error ? e.message : String(e);
+    render();
+  }
+}
+
 function show(s: AnnotationState, opts: { keepDraft?: boolean } = {}): void {
   queue = s.queue;
   item = s.item;

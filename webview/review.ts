@@ -20,10 +20,12 @@ import { agentHtml } from './shared/agent-html.ts';
 import { renderStructuredJson } from './shared/arg-sections.ts';
 import { connectHost, h, ready } from './shared/host.ts';
 import { adoptCss } from './shared/styles.ts';
+import { forkDiffElement, FORK_DIFF_CSS } from './shared/fork-diff.ts';
 
 const host = connectHost();
 const app = document.getElementById('app') as HTMLElement;
 adoptCss(css);
+adoptCss(`${FORK_DIFF_CSS}\n.rv-fork-diff { margin: 10px 0; padding: 4px 8px; border: 1px solid var(--vscode-editorWidget-border, transparent); } .rv-fork-diff summary { cursor: pointer; font-weight: 600; }`);
 
 interface Draft {
   queueId: string;
@@ -165,7 +167,12 @@ function render(): void {
   // the keyboard focus stays on the highlighted criterion across re-renders once it was put there
   const rowFocus = focusRow || !!(document.activeElement instanceof HTMLElement && document.activeElement.closest('.vote-row'));
   focusRow = false;
-  app.replaceChildren(header, bar, h('p', { class: 'muted', id: 'pair-title' }, `${p.suite} · block ${p.blockId} · ${p.criteria.length} criteria`), legend, grid, vote, keys);
+  // issue 43: a fork and its parent (or two forks of one step): the fork diff beside the vote, once voted (blind until then)
+  const fd = p.forkDiff;
+  const forkSection = fd ? h('details', { class: 'rv-fork-diff', id: 'fork-diff', open: true },
+    h('summary', {}, fd.relation === 'parent-fork' ? `Fork diff: this pair is a fork and its parent (forked after step ${fd.forkStep})` : `Fork diff: two forks of one run from step ${fd.forkStep}`),
+    fd.view ? forkDiffElement(fd.view) : h('p', { class: 'muted', id: 'fork-diff-blind' }, 'The hint, the code diff, the answers and the scores of the two runs show here once you have voted (they name the runs).')) : '';
+  app.replaceChildren(header, bar, h('p', { class: 'muted', id: 'pair-title' }, `${p.suite} · block ${p.blockId} · ${p.criteria.length} criteria`), legend, grid, forkSection, vote, keys);
   app.removeAttribute('aria-busy');
   const row = rowFocus ? vote.querySelector<HTMLElement>('.vote-row.active') : null;
   if (row) {

@@ -35,7 +35,7 @@ export function mountAssistance(host: HostApi, runId: string, select: (index: nu
   let state: TimelineAssistance | undefined;
   const note = h('span', { class: 'why', id: 'assist-message', 'aria-live': 'polite' });
 
-  const act = async (action: 'pause' | 'resume' | 'intervene' | 'fork' | 'compareForks', step?: number) => {
+  const act = async (action: 'pause' | 'resume' | 'intervene' | 'fork' | 'compareForks' | 'compareForkWithParent', step?: number) => {
     note.textContent = '';
     try {
       const r = await host.rpc.request(RunActionRequest, { runId, action, ...(step !== undefined ? { step } : {}) });
@@ -68,7 +68,7 @@ export function mountAssistance(host: HostApi, runId: string, select: (index: nu
     const parts: (HTMLElement | string)[] = [];
     if (s.label) parts.push(h('span', { class: 'status assisted', id: 'assist-label', title: s.analystCode ? 'an analyst also ran code in the agent\'s kernel while it ran' : '' }, s.label));
     if (s.interventions.length) parts.push(h('span', { class: 'muted' }, `${s.interventions.length} human step${s.interventions.length === 1 ? '' : 's'}`));
-    if (s.forkOf) parts.push(h('span', { class: 'muted', id: 'fork-of' }, `fork of ${s.forkOf.runId} at step ${s.forkOf.step}`));
+    if (s.forkOf) parts.push(h('span', { class: 'muted', id: 'fork-of' }, `fork of ${s.forkOf.runId} at step ${s.forkOf.step}`), button('compare-parent', 'Compare with parent', () => void act('compareForkWithParent'), { secondary: true, title: 'The fork diff: hint, steps after the fork point, code diff, answers and score' }));
     if (s.forks.length) {
       parts.push(h('span', { class: 'muted', id: 'forks' }, `${s.forks.length} fork${s.forks.length === 1 ? '' : 's'}: ${s.forks.map((f) => `${f.model}@${f.step}`).join(', ')}`));
       const steps = s.forks.map((f) => f.step);

@@ -12,12 +12,15 @@ import type * as taxonomy from '../core/failures/taxonomy.ts';
 import type * as bladeProtocol from '../protocol/blade-decisions.ts';
 import type * as failuresProtocol from '../protocol/failures.ts';
 import type * as groundTruthProtocol from '../protocol/ground-truth.ts';
+import type * as forkDiffProtocol from '../protocol/fork-diff.ts';
+import type * as forkDiff from './runs/fork-diff.ts';
 
 /** `true` when A and B are assignable to each other; otherwise a type naming the failed direction. */
 type Same<A, B> = [A] extends [B] ? ([B] extends [A] ? true : 'protocol type is not assignable to the core type') : 'core type is not assignable to the protocol type';
 
 /** Each entry fails to compile when its core and protocol types differ. */
 export type ProtocolConformance = {
+  forkDiffView: Same<forkDiff.ForkDiffView, forkDiffProtocol.ForkDiffView>;
   taxonomy: Same<taxonomy.Taxonomy, failuresProtocol.Taxonomy>;
   failureClass: Same<taxonomy.FailureClass, failuresProtocol.FailureClass>;
   groundTruthView: Same<benchmarks.GroundTruthView, groundTruthProtocol.GroundTruthView>;
@@ -40,4 +43,5 @@ export const PROTOCOL_CONFORMANCE: ProtocolConformance = {
   taxonomy: true, failureClass: true, groundTruthView: true, groundTruthDecision: true, decisionForm: true, checkResult: true,
   consensusRule: true, decisionInput: true, decisionVerdict: true, reviewField: true, decisionAgreementRow: true,
   authoringContext: true, decisionReviewView: true, decisionAgreementView: true, acceptanceCandidate: true,
+  forkDiffView: true,
 };

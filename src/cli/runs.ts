@@ -18,6 +18,8 @@ import { runScope, scopeRuns } from '../app/experiments/scope.ts';
 import { labelledRun } from '../app/experiments/filters.ts';
 import { annotatorId } from '../core/util/annotator.ts';
 import { declareCommand, defineCommand, optionGroup, parseCommand } from './options.ts';
+import { forkDiff, forkDiffLines } from '../app/runs/fork-diff.ts';
+import { LoupeInputError } from '../core/util/errors.ts';
 
 /** A sweep's progress as a table: one line per model, then the totals. */
 export function formatSweepProgress(p: SweepProgress): string {
@@ -46,6 +48,8 @@ const DECL = declareCommand({
     'save-filter': { type: 'string', value: 'NAME', help: 'save --experiment / --suite / --status (and TEXT after it) as a filter' },
     'remove-filter': { type: 'string', value: 'NAME', help: 'remove a saved filter' },
     annotator: { type: 'string', value: 'NAME', help: 'who tags, renames or saves, and "me" of pending-for-me (default $LOUPE_ANNOTATOR, else git user.name, else the OS user)' },
+  }), optionGroup('fork', {
+    'fork-diff': { type: 'string', value: 'RUN', help: 'a forked run against its parent from the fork step: the hint, the steps after it, the code diff, answers and score' },
   }), optionGroup('exports', {
     trajectory: { type: 'string', value: 'DIR', help: 'write <runId>.jsonl for the selected runs' },
     results: { type: 'string', value: 'DIR', help: 'write each benchmark\'s own results files for the selected runs (LongDA: answers_progress.csv, run_summary.json, ...; one run per block)' },
@@ -55,6 +59,7 @@ const DECL = declareCommand({
   Experiments: loupe runs --tag RUN LABEL | --untag RUN LABEL | --rename RUN NAME; --experiment TAG lists (and
   exports) only the runs tagged TAG; --experiments lists the tags and saved filters. Tags, names and filters are
   kept in the store, append-only (who and when recorded).
+  --fork-diff RUN --json: one object { parent, fork, forkStep, hints, steps, code, codeStats, answers, scores, metrics, notes }.
   --json: one line per run; with --sweep one object { sweepId, models: [{ model, total, done, running, failed, queued }], total }.`,
 });
 
@@ -81,6 +86,18 @@ export const runsCommand = defineCommand({
           io.out(ex.length ? ex.map((e) => `${oneLine(e.tag)}  ${e.runs} run(s)\n`).join('') : `no experiments in ${storeFile} (tag runs: loupe runs --tag RUN LABEL)\n`);
           for (const f of fs) io.out(`filter ${oneLine(f.name)}: ${oneLine(JSON.stringify(f.spec))}  (saved by ${oneLine(f.author)})\n`);
         }
+        return 0;
+      }
+      if (v['fork-diff'] !== undefined) {
+        if (v.run || v.trajectory || v.results || v.sweep !== undefined) throw new UsageError('--fork-diff compares one fork with its parent: not with --run, --sweep, --trajectory or --results');
+        let d;
+        try {
+          d = await forkDiff(store, v['fork-diff']);
+        } catch (e) {
+          if (e instanceof LoupeInputError) throw new UsageError(`--fork-diff: ${e.message}`, { showUsage: false });
+          throw e;
+        }
+        io.out(v.json ? JSON.stringify(d) + '\n' : forkDiffLines(d).join('\n') + '\n');
         return 0;
       }
       if (v.sweep !== undefined) {

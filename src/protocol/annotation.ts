@@ -103,6 +103,22 @@ export interface AnnotationItemView {
   assignedTo?: string | null;
   /** Other verdicts and the resolution; null while blind and not yet submitted. */
   revealed: { others: OtherVerdict[]; resolution: { decidedBy: string; label: string | null } } | null;
+  /** The claims of the item split into atomic facts (issue 43): an expert splits, merges or edits them; [] when the item has none. */
+  claims: ClaimFactsView[];
+}
+
+/** One claim (a report claim, an insight) of an item and its atomic facts as they stand. */
+export interface ClaimFactsView {
+  /** 0-based position of the claim in the item. */
+  index: number;
+  source: 'insight' | 'claim';
+  text: string;
+  facts: string[];
+  /** `expert` (the newest split of any expert, named in `by`) or `rule` (the list-marker rule's proposal). */
+  from: 'expert' | 'rule';
+  by: string | null;
+  /** Per fact: 0-based steps of the run whose calls or results mention its values (the queries / cells that support it). */
+  steps: number[][];
 }
 
 /** Queue header: name, progress, who is annotating. */
@@ -142,6 +158,9 @@ export const SubmitVerdictRequest = new IpcRequest<{ pos: number; itemId: string
 /** Webview → host: keep the unsubmitted choice, note and citations of an item (replaces the previous draft). */
 export const SaveDraftRequest = new IpcRequest<{ itemId: string; choice: Record<string, string | number | boolean>; note: string; evidence: CitedEvidence[] }, void>('annotation/saveDraft');
 /** Webview → host: open a piece of evidence where it lives (timeline step, notebook cell, documentation page). */
+/** Webview → host: record an expert's split of claim `index` of the item (split, merge, edit: the whole new list). */
+export const SaveFactSplitRequest = new IpcRequest<{ pos: number; itemId: string; index: number; facts: string[] }, AnnotationState>('annotation/saveFactSplit');
+
 export const OpenEvidenceRequest = new IpcRequest<{ evidence: CitedEvidence }, void>('annotation/openEvidence');
 /** Host → webview: progress changed (another annotator, an import). */
 export const QueueProgressNotification = new IpcNotification<{ queue: QueueView }>('annotation/progress');

@@ -5,6 +5,7 @@
  * runs, so the webview never knows which run is which until the vote is in.
  */
 import { IpcNotification, IpcRequest } from './ipc.ts';
+import type { ForkDiffView } from './fork-diff.ts';
 
 /** A choice on the screen. */
 export type ScreenChoice = 'left' | 'right' | 'tie' | 'both-bad';
@@ -54,6 +55,12 @@ export interface PairView {
   vote: { criteria: Record<string, ScreenChoice>; overall: ScreenChoice; rationale: string } | null;
   /** The rule a number is traced by (shown in the legend). */
   traceRule: string;
+  /**
+   * When the two runs are a fork and its parent (or two forks of one step): the fork diff (issue 43), beside the vote.
+   * `view` is filled once this reviewer has voted (the diff names parent and fork and shows scores: blind until then);
+   * null when the pair is not related by a fork.
+   */
+  forkDiff: { view: ForkDiffView | null; relation: 'parent-fork' | 'sibling-forks'; forkStep: number } | null;
 }
 
 /** Queue header. */

@@ -11,7 +11,7 @@ const item = (pos: number): AnnotationItemView => ({
   fields: [{ label: 'Criterion', text: 'Clarity', markdown: false }, { label: 'Response', text: 'Obesity was 40.3%.\n\nIt doubled.', markdown: true, paragraphs: true }],
   controls: [{ field: 'score', label: 'Score', options: [1, 2, 3, 4, 5].map((n) => ({ value: n, label: String(n), key: String(n) })) }],
   evidence: { steps: [{ step: 0, tools: ['python'], text: 'compute', error: false }], cells: [{ seq: 0, step: 0, code: 'df.mean()', output: '40.3', matches: ['40.3'] }], docs: [] },
-  draft: null, mine: null, role: 'annotator', revealed: null,
+  draft: null, mine: null, role: 'annotator', revealed: null, claims: [],
 });
 const queue = { queueId: 'q-1', name: 'Pending items', kind: 'items' as const, reviewers: 1, blind: true, annotator: 'me', total: 3, done: 0, byAnnotator: {}, labels: {} };
 const submitted: unknown[] = [];

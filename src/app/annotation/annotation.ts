@@ -6,7 +6,7 @@
  * verdicts. Source: issue 14 "Judge one item", "Blind by default".
  */
 import type {
-  AnnotationItemView, AnnotationState, CellEvidence, DocEvidence, ItemField, OtherVerdict, QueueView, StepEvidence, VerdictControl,
+  AnnotationItemView, AnnotationState, CellEvidence, ClaimFactsView, DocEvidence, ItemField, OtherVerdict, QueueView, StepEvidence, VerdictControl,
 } from '../../protocol/annotation.ts';
 import { annotatorLabel, currentAnnotations, labelOf, resolveItem, validateVerdict, type AnnotationItem, type AnnotationQueue, type AnnotationStore } from '../../core/annotations/index.ts';
 import { taskDef } from '../../core/eval/judges/tasks.ts';
@@ -14,7 +14,9 @@ import type { JudgeTaskName } from '../../core/eval/judges/types.ts';
 import type { RunStore } from '../../core/store/run-store.ts';
 import { LoupeInputError } from '../../core/util/errors.ts';
 import { runSearchHistory } from '../docsearch/docsearch-service.ts';
-import { factTerms, termsMentioned } from '../../core/eval/atomic-facts.ts';
+import { factTerms, splitAtomicFacts, termsMentioned } from '../../core/eval/atomic-facts.ts';
+import { linkFacts, stepTextOf } from '../../core/eval/atomic-claims.ts';
+import { expertFactSplit, recordFactSplit, type FactSplitInput } from '../../core/annotations/index.ts';
 
 const yn = (field: string, label: string, yes: string, no: string): VerdictControl => ({ field, label, options: [{ value: true, label: yes, key: 'y' }, { value: false, label: no, key: 'n' }] });
 const scale = (field: string, label: string, rubric?: readonly string[]): VerdictControl => ({
@@ -236,7 +238,50 @@ export async function itemView(store: AnnotationStore, rs: RunStore, q: Annotati
     draft: (await store.getDraft(q.id, item.id, annotator)) ?? null,
     mine: mineRow ? { annotationId: mineRow.id, choice: choiceOfVerdict(item.task, mineRow.verdict), note: mineRow.note, evidence: mineRow.evidence, at: mineRow.createdAt } : null,
     role, revealed,
+    claims: item.runId && !orphaned ? await claimFactsViews(store, rs, item) : [],
   };
+}
+
+/**
+ * The claims of an item that an expert may split into atomic facts (issue 43): a report claim (`claim-support`), an
+ * insight or fact under audit (`hallucination`), the message-wise insights a checklist item was judged against
+ * (`checklist-support`). Other tasks have none.
+ */
+export function claimsOfItem(task: string, input: unknown): Array<{ index: number; source: 'insight' | 'claim'; text: string }> {
+  const i = (input ?? {}) as { claim?: unknown; insight?: unknown; insights?: unknown };
+  if (task === 'claim-support' && typeof i.claim === 'string') return [{ index: 0, source: 'claim', text: i.claim }];
+  if (task === 'hallucination' && typeof i.insight === 'string') return [{ index: 0, source: 'insight', text: i.insight }];
+  if (task === 'checklist-support' && Array.isArray(i.insights)) return i.insights.filter((x): x is string => typeof x === 'string').slice(0, 50).map((text, index) => ({ index, source: 'insight' as const, text }));
+  return [];
+}
+
+/**
+ * Each claim of an item with its atomic facts as they stand — the newest expert split, else the rule's proposal — and,
+ * per fact, the run's steps that mention its values (the SQL queries / notebook cells that support it).
+ */
+export async function claimFactsViews(store: AnnotationStore, rs: RunStore, item: AnnotationItem): Promise<ClaimFactsView[]> {
+  const claims = claimsOfItem(item.task, item.input);
+  if (!claims.length || !item.runId) return [];
+  const steps = (await rs.getSteps(item.runId)).map(stepTextOf);
+  const out: ClaimFactsView[] = [];
+  for (const c of claims) {
+    const mine = await expertFactSplit(store, item.runId, c.text);
+    const facts = mine?.facts ?? splitAtomicFacts(c.text).map((f) => f.statement);
+    const linked = linkFacts([{ index: 0, text: c.text, facts, source: mine ? 'expert' : 'rule' }], steps, Number.MAX_SAFE_INTEGER);
+    out.push({ index: c.index, source: c.source, text: c.text, facts, from: mine ? 'expert' : 'rule', by: mine?.annotator ?? null, steps: linked.map((f) => f.steps) });
+  }
+  return out;
+}
+
+/**
+ * Records an expert's split of claim `index` of an item (an append-only annotation superseding their previous split).
+ * @throws LoupeInputError naming the claim for an unknown claim, an item without a run, or an empty split.
+ */
+export async function saveFactSplit(store: AnnotationStore, item: AnnotationItem, index: number, facts: readonly string[], annotator: string): Promise<void> {
+  const c = claimsOfItem(item.task, item.input).find((x) => x.index === index);
+  if (!c || !item.runId) throw new LoupeInputError(`claim ${index + 1} of item ${item.id}`, 'is not a claim of this item');
+  const input: FactSplitInput = { benchmark: item.suite ?? 'unknown', runId: item.runId, source: c.source, index, text: c.text, proposed: splitAtomicFacts(c.text).map((f) => f.statement) };
+  await recordFactSplit(store, input, facts, annotator);
 }
 
 /**

@@ -9,6 +9,7 @@ import { alignReviewDocs, reviewDocFromMarkdown, reviewDocFromSections, traceNum
 import { leftSideFor, pairOf, PAIRWISE_TASK, pairwiseRanking, playerOf, screenChoice, type PairwiseVerdict, type VoteSource } from '../../core/review/pairwise.ts';
 import { reviewSourceOf } from './sources.ts';
 import type { RunStore } from '../../core/store/types.ts';
+import { pairForkDiff } from '../runs/fork-diff.ts';
 import type { PairView, RankingState, ReviewNumberView, ReviewQueueView, ReviewRowView, ReviewSideView } from '../../protocol/review.ts';
 
 /** A run's review document with its numbers traced to its cells. */
@@ -64,8 +65,18 @@ export async function pairView(ann: AnnotationStore, runs: RunStore, item: Annot
     left: await side('Output A', ld, leftRun), right: await side('Output B', rd, rightRun), rows, numbers,
     vote: v ? { criteria: Object.fromEntries(v.criteria.map((c) => [c.criterion, screenChoice(c.choice, v.shownLeft ?? shownLeft)])), overall: screenChoice(v.overall, v.shownLeft ?? shownLeft), rationale: v.rationale } : null,
     traceRule: TRACE_RULE,
+    forkDiff: await forkDiffBeside(runs, p.runA, p.runB, !!v),
   };
   return { view, sides: { left: leftRun, right: rightRun } };
+}
+
+/**
+ * The fork diff shown beside the vote (issue 43): for a pair related by a fork, its relation and step always, the diff
+ * itself (which names parent and fork, their answers and scores) only once the reviewer has voted.
+ */
+async function forkDiffBeside(runs: RunStore, runA: string, runB: string, voted: boolean): Promise<PairView['forkDiff']> {
+  const d = await pairForkDiff(runs, runA, runB);
+  return d ? { view: voted ? d : null, relation: d.relation, forkStep: d.forkStep } : null;
 }
 
 /** Number ids of one side are prefixed (`L`/`R`) so both sides' numbers live in one map. */

@@ -47,3 +47,4 @@ export function humanResolver(store: AnnotationStore): HumanResolver {
   };
 }
 export * from './checklists.ts';
+export * from './fact-split.ts';

@@ -5,10 +5,10 @@
  */
 import * as vscode from 'vscode';
 import { agreementReport, annotationStoreOf, annotatorLabel, type AnnotationQueue, type AnnotationStore, type QueueSpec } from '../../core/annotations/index.ts';
-import { annotationState, queueView, RunEvidenceCache, verdictFromChoice } from '../../app/annotation/annotation.ts';
+import { annotationState, queueView, RunEvidenceCache, saveFactSplit, verdictFromChoice } from '../../app/annotation/annotation.ts';
 import { errorMessage } from '../../core/util/errors.ts';
 import {
-  AgreementChangedNotification, ItemAtRequest, NextItemRequest, OpenEvidenceRequest, QueueProgressNotification, RefreshAgreementRequest, SaveDraftRequest, SubmitVerdictRequest,
+  AgreementChangedNotification, ItemAtRequest, NextItemRequest, OpenEvidenceRequest, QueueProgressNotification, RefreshAgreementRequest, SaveDraftRequest, SaveFactSplitRequest, SubmitVerdictRequest,
   type AgreementState, type AnnotationState, type CitedEvidence,
 } from '../../protocol/annotation.ts';
 import { annotationSettings, currentAnnotator } from '../config.ts';
@@ -76,6 +76,17 @@ export class AnnotationPanel extends LoupePanel {
       });
       for (const other of AnnotationPanel.host.all()) if (other !== this) void other.refreshProgress();
       return this.track(await this.extras(await annotationState(this.annotations, this.ctx.store(), q, currentAnnotator(), { pos: p.pos, item }, this.evidence)));
+    });
+    this.rpc.onRequest(SaveFactSplitRequest, async (p) => {
+      const q = await this.queue();
+      const item = await this.annotations.getItem(p.itemId);
+      if (!item) throw new Error(`The item ${p.itemId} is no longer in the store`);
+      try {
+        await saveFactSplit(this.annotations, item, p.index, p.facts, currentAnnotator());
+      } catch (e) {
+        throw new Error(`Split not saved: ${errorMessage(e)}`, { cause: e });
+      }
+      return this.track(await annotationState(this.annotations, this.ctx.store(), q, currentAnnotator(), { pos: p.pos, item }, this.evidence));
     });
     this.rpc.onRequest(OpenEvidenceRequest, ({ evidence }) => this.openEvidence(evidence));
     this.rpc.onRequest(SaveDraftRequest, (d) => this.annotations.saveDraft(this.queueId, d.itemId, currentAnnotator(), { choice: d.choice, note: d.note, evidence: d.evidence }));

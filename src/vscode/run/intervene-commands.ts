@@ -18,6 +18,7 @@ import { RunSession } from './run-session.ts';
 import { showErrorMessage, showInformationMessage, showWarningMessage } from '../messages.ts';
 import { oneLine } from '../../core/util/text-safety.ts';
 import { hintability, type LiveRun } from '../../app/pickers/hintability.ts';
+import { ForkDiffPanel } from '../panels/fork-diff-panel.ts';
 
 async function runOf(ctx: LoupeContext, raw: unknown, title: string, hinting = false): Promise<RunRecord | undefined> {
   const store = ctx.store();
@@ -204,11 +205,33 @@ export async function compareForksCommand(ctx: LoupeContext, arg?: unknown): Pro
   return vscode.commands.executeCommand<string | undefined>('loupe.compareRuns', pair[0]!.id, [pair[0]!.id, pair[1]!.id]);
 }
 
+/**
+ * Loupe: Compare Fork with Parent (issue 43): the fork diff of a forked run (from the Runs view, the timeline or a
+ * run id); on a run that is not a fork, its newest fork is compared with it.
+ * @returns the fork's run id, or undefined when there is nothing to compare (said to the user).
+ */
+export async function compareForkWithParentCommand(ctx: LoupeContext, arg?: unknown): Promise<string | undefined> {
+  const run = await runOf(ctx, arg, 'Compare Fork with Parent');
+  if (!run) return undefined;
+  let fork = run;
+  if (!run.params.forkOf) {
+    const forks = (await ctx.store().listRuns({ blockId: run.blockId })).filter((r) => r.params.forkOf?.runId === run.id);
+    if (!forks.length) {
+      void showInformationMessage(`Loupe: run ${run.id} is not a fork and has no fork yet. Fork it from a step first (Fork Run from Step).`);
+      return undefined;
+    }
+    fork = forks.sort((a, b) => b.createdAt.localeCompare(a.createdAt))[0]!;
+  }
+  await ForkDiffPanel.show(ctx, fork.id);
+  return fork.id;
+}
+
 /** The commands of this module. */
 export function interveneCommands(): Record<string, (ctx: LoupeContext, ...args: unknown[]) => unknown> {
   return {
     'loupe.intervene': (ctx, arg, text, kind) => interveneCommand(ctx, arg, text, kind),
     'loupe.forkRun': (ctx, arg, step, profile, hint, opts) => forkRunCommand(ctx, arg, step, profile, hint, opts),
     'loupe.compareForks': (ctx, arg) => compareForksCommand(ctx, arg),
+    'loupe.compareForkWithParent': (ctx, arg) => compareForkWithParentCommand(ctx, arg),
   };
 }

@@ -8,7 +8,7 @@ import { DidChangeAssistanceNotification, GetAssistanceRequest, RunActionRequest
 import type { RpcEndpoint } from '../../protocol/ipc.ts';
 import { errorMessage } from '../../core/util/errors.ts';
 import type { LoupeContext } from '../context.ts';
-import { assistanceState, compareForksCommand, forkRunCommand, interveneCommand } from './intervene-commands.ts';
+import { assistanceState, compareForkWithParentCommand, compareForksCommand, forkRunCommand, interveneCommand } from './intervene-commands.ts';
 import { RunSession } from './run-session.ts';
 
 /** Wires one timeline panel. @returns what to dispose with the panel. */
@@ -38,6 +38,10 @@ export function attachTimelineAssistance(ctx: LoupeContext, rpc: RpcEndpoint, ru
         const rec = await interveneCommand(ctx, id);
         await push();
         return rec ? { ok: true, message: `${rec.kind} #${rec.seq} recorded before step ${rec.beforeStep + 1}` } : { ok: false };
+      }
+      if (action === 'compareForkWithParent') {
+        const f = await compareForkWithParentCommand(ctx, id);
+        return f ? { ok: true } : { ok: false, message: 'This run is not a fork and has no fork yet.' };
       }
       if (action === 'compareForks') {
         const q = await compareForksCommand(ctx, id);

@@ -9,6 +9,8 @@
 import OpenAI from 'openai';
 import { LoupeInputError, errorMessage } from '../../util/errors.ts';
 import { mapLimit, tallyJudgements } from '../../eval/judges/judge.ts';
+import { CLAIMS_MODES, FACT_SPLIT_MODES, decomposeClaims, linkFacts, type ClaimsMode, type FactSource, type FactSplitMode } from '../../eval/atomic-claims.ts';
+import type { StepText } from '../../eval/atomic-facts.ts';
 import type { Judge, JudgeContext, JudgementTally } from '../../eval/judges/types.ts';
 
 // ------------------------------------------------------------------ checklist
@@ -63,6 +65,10 @@ export interface AnalystOptions {
   /** Characters of source text sent with each claim (lexically selected passages). Default 12,000. */
   source_chars: number;
   concurrency: number;
+  /** What the hallucination rate counts: claims as extracted (`whole`, official) or their atomic facts (issue 43). */
+  claims: ClaimsMode;
+  /** Who splits a claim with `claims = atomic` when no expert did. */
+  fact_split: FactSplitMode;
 }
 
 /** Defaults; every score records the values used. */
@@ -73,6 +79,8 @@ export const DEFAULT_ANALYST_OPTIONS: Readonly<AnalystOptions> = Object.freeze({
   figure_assignment: 'any',
   source_chars: 12_000,
   concurrency: 4,
+  claims: 'whole',
+  fact_split: 'judge',
 });
 
 /**
@@ -101,6 +109,8 @@ export function analystOptions(raw: Record<string, string | number | undefined> 
   o.figure_threshold = num('figure_threshold', -1, 1) ?? o.figure_threshold;
   o.source_chars = num('source_chars', 100, 10_000_000) ?? o.source_chars;
   o.concurrency = num('concurrency', 1, 64) ?? o.concurrency;
+  o.claims = oneOf('claims', CLAIMS_MODES) ?? o.claims;
+  o.fact_split = oneOf('fact_split', FACT_SPLIT_MODES) ?? o.fact_split;
   return o;
 }
 
@@ -184,10 +194,31 @@ export function selectSourceContext(claim: string, sources: readonly string[], m
   return chosen.sort((a, b) => a.order - b.order).map((p) => p.text).join('\n…\n');
 }
 
+/** One atomic fact of a claim with its verdict (claims = atomic, issue 43). */
+export interface AnalystFactVerdict {
+  /** 0-based position of its claim in `claims`, and of the fact within the claim. */
+  claim: number;
+  part: number;
+  fact: string;
+  /** Who split the claim: the judge, the rule (also when the judge failed) or an expert. */
+  source: FactSource;
+  supported: boolean | null;
+  reason: string;
+  judgeId: string;
+  /** 0-based steps (notebook cells) whose code or output mention the fact's values or entities. */
+  steps: number[];
+  /** Terms of the fact no step mentions. */
+  unseen: string[];
+}
+
 /** Hallucination result of one report. */
 export interface AnalystClaimsScore {
   claims: Array<{ claim: string; quote: string; supported: boolean | null; reason: string; judgeId: string }>;
-  /** unsupported / judged claims (fraction), null if none judged. */
+  /** What the rate counts: extracted claims (`whole`) or their atomic facts (`atomic`). */
+  unit: ClaimsMode;
+  /** With `atomic`: each fact with its verdict and supporting steps; a claim is supported when all its judged facts are. */
+  facts?: AnalystFactVerdict[];
+  /** unsupported / judged units (claims or facts; fraction), null if none judged. */
   rate: number | null;
   unsupported: number;
   judged: number;
@@ -196,14 +227,17 @@ export interface AnalystClaimsScore {
 
 /**
  * Extracts atomic claims from a report (judge task `claim-extraction`), or uses given claims, and
- * checks each against the sources (`claim-support`).
+ * checks each against the sources (`claim-support`). With `claims = atomic` (issue 43) each claim is first split into
+ * atomic facts (`fact-decomposition`, or the rule, or an expert's split) and each fact is checked; the rate then counts
+ * facts, and a claim's own verdict is "supported" only when every judged fact of it is.
  * @param input.report the report text; `sources` the source documents' text (lexically selected per
- *   claim) or `select` a retriever giving the passages for a claim; `claims` pre-extracted claims (skip extraction).
- * @returns per-claim verdicts and the hallucination rate (fraction).
- * Source: spec §4.3(c) (hallucination% = 100 · unsupported / claims).
+ *   claim) or `select` a retriever giving the passages for a claim; `claims` pre-extracted claims (skip extraction);
+ *   `steps` the run's step texts (cells' code and output) a fact is linked to; `expert` claim text → an expert's facts.
+ * @returns per-claim (and per-fact) verdicts and the hallucination rate (fraction).
+ * Source: spec §4.3(c) (hallucination% = 100 · unsupported / claims); FActScore (atomic facts).
  */
 export async function scoreAnalystClaims(
-  input: { report: string; sources: readonly string[]; claims?: Array<{ claim: string; quote: string }>; runId?: string; select?: (claim: string, maxChars: number) => Promise<string> },
+  input: { report: string; sources: readonly string[]; claims?: Array<{ claim: string; quote: string }>; runId?: string; select?: (claim: string, maxChars: number) => Promise<string>; steps?: readonly StepText[]; expert?: ReadonlyMap<string, readonly string[]> },
   judge: Judge,
   options: Partial<AnalystOptions> = {},
 ): Promise<AnalystClaimsScore> {
@@ -216,10 +250,31 @@ export async function scoreAnalystClaims(
     all.push(ex);
     claims = ex.status === 'done' ? ex.verdict!.claims : [];
   }
-  const js = await mapLimit(claims, opts.concurrency, async (c, i) => {
-    const sources = input.select ? await input.select(c.claim, opts.source_chars) : selectSourceContext(c.claim, input.sources, opts.source_chars);
-    return judge.judge('claim-support', { claim: c.claim, quote: c.quote, sources }, { ...ctx, itemRef: `claim ${i + 1}` });
-  });
+  const support = (text: string, quote: string, ref: string) => (async () => {
+    const sources = input.select ? await input.select(text, opts.source_chars) : selectSourceContext(text, input.sources, opts.source_chars);
+    return judge.judge('claim-support', { claim: text, quote, sources }, { ...ctx, itemRef: ref });
+  })();
+  if (opts.claims === 'atomic') {
+    const split = await decomposeClaims(claims.map((c) => c.claim), { mode: opts.fact_split, judge, ...(input.expert ? { expert: input.expert } : {}), ctx, concurrency: opts.concurrency });
+    const linked = linkFacts(split, input.steps ?? [], Number.MAX_SAFE_INTEGER);
+    const js = await mapLimit(linked, opts.concurrency, (f) => support(f.text, claims[f.claim]!.quote, `claim ${f.claim + 1} fact ${f.part + 1}`));
+    all.push(...js);
+    const facts: AnalystFactVerdict[] = linked.map((f, k) => {
+      const j = js[k]!;
+      return { claim: f.claim, part: f.part, fact: f.text, source: f.source, supported: j.status === 'done' ? j.verdict!.supported : null, reason: j.verdict?.reason ?? j.error ?? '', judgeId: j.judgeId, steps: f.steps, unseen: f.unseen };
+    });
+    const out = claims.map((c, i) => {
+      const mine = facts.filter((f) => f.claim === i);
+      const judgedFacts = mine.filter((f) => f.supported !== null);
+      const supported = judgedFacts.length ? judgedFacts.every((f) => f.supported) : null;
+      const why = split[i]!.fallback ? `facts by the rule (${split[i]!.fallback})` : `facts by ${split[i]!.source}`;
+      return { claim: c.claim, quote: c.quote, supported, reason: `${judgedFacts.filter((f) => f.supported).length}/${mine.length} facts supported; ${why}`, judgeId: mine[0]?.judgeId ?? judge.id };
+    });
+    const judged = facts.filter((f) => f.supported !== null);
+    const unsupported = judged.filter((f) => f.supported === false).length;
+    return { claims: out, unit: 'atomic', facts, rate: judged.length ? unsupported / judged.length : null, unsupported, judged: judged.length, judgements: tallyJudgements(all) };
+  }
+  const js = await mapLimit(claims, opts.concurrency, (c, i) => support(c.claim, c.quote, `claim ${i + 1}`));
   all.push(...js);
   const out = claims.map((c, i) => {
     const j = js[i]!;
@@ -227,7 +282,7 @@ export async function scoreAnalystClaims(
   });
   const judged = out.filter((c) => c.supported !== null);
   const unsupported = judged.filter((c) => c.supported === false).length;
-  return { claims: out, rate: judged.length ? unsupported / judged.length : null, unsupported, judged: judged.length, judgements: tallyJudgements(all) };
+  return { claims: out, unit: 'whole', rate: judged.length ? unsupported / judged.length : null, unsupported, judged: judged.length, judgements: tallyJudgements(all) };
 }
 
 /**

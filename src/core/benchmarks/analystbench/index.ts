@@ -13,6 +13,7 @@ import { meanSummaries, aggregateBase } from '../../eval/run-score.ts';
 import { readRunFile } from '../../store/artefacts.ts';
 import { runFolderOf, storedRelPath } from '../../store/run-folder.ts';
 import type { OptionSpec } from '../options.ts';
+import { CLAIMS_MODES, FACT_SPLIT_MODES } from '../../eval/atomic-claims.ts';
 import type { BenchmarkDefinition } from '../types.ts';
 import { DEFAULT_ANALYST_OPTIONS, type CaptionEmbedder } from './eval.ts';
 import { loadAnalystBench } from './load.ts';
@@ -38,6 +39,8 @@ export const ANALYST_SCORE_OPTIONS: readonly OptionSpec[] = [
   { name: 'figure_assignment', type: 'enum', values: ['any', 'one-to-one'], default: DEFAULT_ANALYST_OPTIONS.figure_assignment, help: 'a generated figure may match several reference figures, or one', source: PAPER },
   { name: 'source_chars', type: 'number', min: 100, max: 10_000_000, default: DEFAULT_ANALYST_OPTIONS.source_chars, help: 'characters of source text given to the judge per claim', source: 'Loupe' },
   { name: 'concurrency', type: 'number', min: 1, max: 64, default: DEFAULT_ANALYST_OPTIONS.concurrency, help: 'parallel judge calls', source: 'Loupe' },
+  { name: 'claims', type: 'enum', values: CLAIMS_MODES, default: DEFAULT_ANALYST_OPTIONS.claims, help: 'what the hallucination rate counts: the claims as extracted from the report (the benchmark\'s unit) or their atomic facts, each checked against the sources and linked to the notebook cells that support it (an expert\'s split first)', source: `${PAPER} (claims as extracted) vs FActScore atomic facts (issue 43)`, presets: { official: 'whole', paper: 'whole' } },
+  { name: 'fact_split', type: 'enum', values: FACT_SPLIT_MODES, default: DEFAULT_ANALYST_OPTIONS.fact_split, help: 'with claims=atomic: who splits a claim no expert split — the judge (fact-decomposition) or the list-marker rule (no model call)', source: 'Loupe (issue 43)' },
 ];
 
 export const analystbench: BenchmarkDefinition = {

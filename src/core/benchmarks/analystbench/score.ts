@@ -13,6 +13,8 @@ import type { Block } from '../../suites/types.ts';
 import { scoreBase, type RunScore } from '../../eval/run-score.ts';
 import type { Judge } from '../../eval/judges/types.ts';
 import { readContainedFile } from '../../util/contained.ts';
+import { stepTextOf } from '../../eval/atomic-claims.ts';
+import { annotationStoreOf, expertFactSplits } from '../../annotations/index.ts';
 import { errorMessage } from '../../util/errors.ts';
 import { nullLogger, type Logger } from '../../util/log.ts';
 import type { OptionValues } from '../options.ts';
@@ -66,7 +68,9 @@ export async function scoreAnalystRun(o: { store?: RunStore; run: RunRecord; fol
   const sources = readSourcesText(block);
   const retriever = sources.skipped.length ? await docRetriever(block, o) : null;
   try {
-    const claims = await scoreAnalystClaims({ report, sources: sources.texts, runId: run.id, ...(retriever ? { select: retriever.select } : {}) }, o.judge, opts);
+    // claims = atomic (issue 43): facts linked to the cells that support them, an expert's split before the judge's
+    const atomic = opts.claims === 'atomic' && o.store ? { steps: (await o.store.getSteps(run.id)).map(stepTextOf), expert: await expertFactSplits(annotationStoreOf(o.store), run.id).catch(() => new Map<string, string[]>()) } : {};
+    const claims = await scoreAnalystClaims({ report, sources: sources.texts, runId: run.id, ...(retriever ? { select: retriever.select } : {}), ...atomic }, o.judge, opts);
     const reference = await referenceFigures(block.hidden.referenceReport);
     const generated = extractFigures(report);
     const figures = await scoreAnalystFigures({ reference, generated, instruction, runId: run.id }, o.embedder ?? lexicalEmbedder(), o.judge, opts);
@@ -83,6 +87,7 @@ export async function scoreAnalystRun(o: { store?: RunStore; run: RunRecord; fol
         figureCoveragePercent: figures.coverage,
         figureQualityPercent: figures.quality,
         claims: claims.claims.length,
+        ...(claims.facts ? { atomicFacts: claims.facts.length } : {}),
         referenceFigures: reference.length,
         generatedFigures: generated.length,
         reportChars: report.length,

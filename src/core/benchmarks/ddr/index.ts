@@ -13,6 +13,7 @@ import type { ModelClient } from '../../agent/loop.ts';
 import { messagesFromSteps } from '../../agent/loop.ts';
 import type { ToolSet } from '../../agent/types.ts';
 import type { OptionSpec } from '../options.ts';
+import { CLAIMS_MODES, FACT_SPLIT_MODES } from '../../eval/atomic-claims.ts';
 import type { BenchmarkDefinition } from '../types.ts';
 import { ensureFolder, writeContainedFile } from '../../util/contained.ts';
 import { DDR_OFFICIAL_OPTIONS, DEFAULT_DDR_OPTIONS } from './eval.ts';
@@ -52,6 +53,8 @@ export const DDR_SCORE_OPTIONS: readonly OptionSpec[] = [
   { name: 'hallucination', type: 'enum', values: ['on', 'off'], default: 'on', help: 'audit each insight against what the agent saw (needs a judge)', source: 'DDR-Bench paper §4.4' },
   { name: 'novelty_seed', type: 'number', default: 0, help: 'seed of the pairwise novelty comparisons', source: 'DDR-Bench paper §4.3 (Bradley–Terry)' },
   { name: 'novelty_ties', type: 'enum', values: ['half', 'ignore'], default: 'half', help: 'a TIE counts half a win each, or is left out of the Bradley–Terry fit', source: 'DDR-Bench paper §4.3' },
+  { name: 'claims', type: 'enum', values: CLAIMS_MODES, default: 'whole', help: 'what the checklist judge, the top-k curve and novelty count: whole message-wise insights (the benchmark\'s unit) or their atomic facts (each linked to the queries that support it; an expert\'s split first)', source: 'DDR-Bench paper §4 (insights as written) vs FActScore atomic facts (issue 43)', presets: { official: 'whole', paper: 'whole' } },
+  { name: 'fact_split', type: 'enum', values: FACT_SPLIT_MODES, default: 'judge', help: 'with claims=atomic: who splits an insight no expert split — the judge (fact-decomposition) or the list-marker rule (no model call)', source: 'Loupe (issue 43)' },
 ];
 
 export const ddr: BenchmarkDefinition = {

@@ -16,6 +16,8 @@ import { ddrExploration, ddrOptions, ddrTopK, scoreDdrChecklists, scoreDdrHalluc
 import { pyStatisticsMean } from '../../eval/numpy-python.ts';
 import { ddrFinalReport, ddrInsightsFromReasoning, ddrState, readDdrResult } from './toolset.ts';
 import { ddrHallucinationItems, type DdrUncheckedFact } from './hallucination-items.ts';
+import { decomposeClaims, linkFacts, stepTextOf, type ClaimsMode, type DecomposedClaim, type FactSplitMode, type LinkedFact } from '../../eval/atomic-claims.ts';
+import { annotationStoreOf, expertFactSplits } from '../../annotations/index.ts';
 
 /** Guesses the DDR scenario (mimic / 10k / globem) from a suite root path. */
 export function guessDdrScenario(root: string): string {
@@ -43,7 +45,20 @@ export async function scoreDdrRun(o: { store: RunStore; run: RunRecord; block: B
   const report = recorded ? recorded.finalReport : ddrFinalReport(steps, run.params.finishRule ?? 'paper');
   const checklist = (block.hidden.checklist ?? []).map((c) => ({ question: c.question, answer: c.answer }));
   const entityId = block.ddr?.entityId ?? block.id;
-  const cs = await scoreDdrChecklists([{ entityId, checklist, insights: insights.map((i) => i.insight), report, runId: run.id }], o.judge, opts);
+  // claims = atomic (issue 43): the checklist judge, the top-k curve and novelty read the insights' atomic facts (an
+  // expert's split first, else the judge's or the rule's), each linked to the queries that mention its values
+  const claimsMode = (o.options.claims as ClaimsMode | undefined) ?? 'whole';
+  const factSplit = (o.options.fact_split as FactSplitMode | undefined) ?? 'judge';
+  let atomic: { claims: DecomposedClaim[]; facts: LinkedFact[] } | null = null;
+  let judged: Array<string | null> = insights.map((i) => i.insight);
+  if (claimsMode === 'atomic') {
+    const valid = insights.filter((i) => i.insight && validInsights([i.insight], opts.no_insight_filter).length);
+    const expert = await expertFactSplits(annotationStoreOf(store), run.id).catch(() => new Map<string, string[]>());
+    const split = await decomposeClaims(valid.map((i) => i.insight!), { mode: factSplit, judge: o.judge, expert, ctx: { runId: run.id }, concurrency: opts.concurrency });
+    atomic = { claims: split, facts: linkFacts(split, steps.map(stepTextOf), (c) => valid[c]!.stepIndex) };
+    judged = atomic.facts.map((f) => f.text);
+  }
+  const cs = await scoreDdrChecklists([{ entityId, checklist, insights: judged, report, runId: run.id }], o.judge, opts);
   const queries = ddrState(await store.getExtraState(run.id)).queries;
   const totalFields = block.visible.database?.tables.reduce((s, t) => s + t.columns.length, 0) ?? 0;
   const exploration = totalFields > 0 ? ddrExploration(queries.map((q) => q.columns), totalFields) : null;
@@ -59,10 +74,19 @@ export async function scoreDdrRun(o: { store: RunStore; run: RunRecord; block: B
     };
   }
   const e = cs.perEntity[0]!;
+  // a verdict per fact: the checklist items it supports or contradicts (indices of the judged list = fact indices)
+  const atomicDetail = atomic ? {
+    claims: atomic.claims.map((c) => ({ index: c.index, text: c.text, source: c.source, facts: c.facts.length, ...(c.fallback ? { fallback: c.fallback } : {}) })),
+    facts: atomic.facts.map((f) => ({
+      ...f,
+      supports: e.messageWise.items.filter((i) => i.supporting.includes(f.index)).map((i) => i.index),
+      contradicts: e.messageWise.items.filter((i) => i.contradicting.includes(f.index)).map((i) => i.index),
+    })),
+  } : null;
   const pending = cs.messageWise.pending + cs.trajectoryWise.pending + (hallucination?.judgements.pending ?? 0);
   const unjudged = pending + cs.messageWise.errors + cs.trajectoryWise.errors + (hallucination?.judgements.errors ?? 0);
   return {
-    ...scoreBase(run, 'ddr', o.judge.id, { ...opts, hallucination: hall }),
+    ...scoreBase(run, 'ddr', o.judge.id, { ...opts, hallucination: hall, claims: claimsMode, ...(claimsMode === 'atomic' ? { fact_split: factSplit } : {}) }),
     pending,
     unjudged,
     summary: {
@@ -76,8 +100,9 @@ export async function scoreDdrRun(o: { store: RunStore; run: RunRecord; block: B
       coverage: exploration?.coverage ?? null,
       normalizedEntropy: exploration?.normalizedEntropy ?? null,
       hallucinationRate: hallucination?.rate ?? null,
+      ...(atomic ? { atomicFacts: atomic.facts.length } : {}),
     },
-    detail: { checklist: cs, exploration, hallucination, entityId, insights: validInsights(insights.map((i) => i.insight), opts.no_insight_filter) },
+    detail: { checklist: cs, exploration, hallucination, entityId, insights: validInsights(judged, opts.no_insight_filter), claims: claimsMode, atomic: atomicDetail },
     ...(Object.keys(cs.changedBy).length ? { changedBy: cs.changedBy } : {}),
   };
 }

@@ -305,6 +305,24 @@ const defs: { [K in JudgeTaskName]: JudgeTaskDef<K> } = {
       return { claims: (p as { claims: Array<{ claim: string; quote: string }> }).claims };
     },
   },
+  'fact-decomposition': {
+    schema: { type: 'object', required: ['facts'], properties: { facts: { type: 'array', items: { type: 'string' } } } },
+    validate(i) {
+      str(i.text, 'text');
+    },
+    exact(i) {
+      return i.text.trim() === '' ? { facts: [] } : undefined;
+    },
+    prompt(i) {
+      return {
+        system: 'You split one finding written by a data-analysis agent into atomic facts: each fact states exactly one checkable thing (one value, one comparison or one relation) and reads on its own (repeat the subject instead of "it"). Keep numbers, names and units exactly as written; do not add, infer or drop any fact; leave out headings and filler that state nothing. A finding that already states one fact comes back unchanged as one fact. Reply with JSON only: {"facts": ["...", "..."]}.',
+        user: `${i.context ? `Context: ${i.context}\n\n` : ''}Finding:\n${i.text}`,
+      };
+    },
+    coerce(p) {
+      return { facts: (p as { facts: string[] }).facts.map((f) => f.trim()).filter(Boolean) };
+    },
+  },
   'figure-quality': {
     schema: {
       type: 'object',

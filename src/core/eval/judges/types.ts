@@ -62,6 +62,14 @@ export interface JudgeTasks {
     input: { report: string };
     verdict: { claims: Array<{ claim: string; quote: string }> };
   };
+  /**
+   * Atomic facts of one compound claim or insight (issue 43): each fact states one checkable thing, numbers, names and
+   * units kept as written; a claim that is already atomic comes back as one fact. FActScore (Min et al., 2023).
+   */
+  'fact-decomposition': {
+    input: { text: string; context?: string };
+    verdict: { facts: string[] };
+  };
   /** Which of two anonymised outputs of one task is better, per criterion and overall (side-by-side review, issue 16). */
   'pairwise-report': {
     input: { instruction: string; criteria: string[]; first: string; second: string };
