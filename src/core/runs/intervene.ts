@@ -24,6 +24,7 @@ export function interventionSupport(run: Pick<RunRecord, 'id' | 'agent'>): Inter
   if (run.agent === 'llm') return { ok: true };
   if (run.agent === 'reference') return { ok: false, reason: `run ${run.id} is the reference agent's: it follows a fixed script and reads no messages, so it cannot be intervened on (fork it with a model instead)` };
   if (run.agent.startsWith('mcp:')) return { ok: false, reason: `run ${run.id} was made by an external MCP client (${run.agent.slice(4)}): Loupe only answers its tool calls and cannot send it a message, so MCP runs cannot be intervened on (give the hint to the client itself)` };
+  if (run.agent.startsWith('human:')) return { ok: false, reason: `run ${run.id} is a human baseline by ${run.agent.slice(6)}: its steps are the expert's own actions, so it takes no interventions (a hint would make it no longer a baseline)` };
   return { ok: false, reason: `run ${run.id} was made by an external client (${run.agent}) that Loupe does not drive: interventions apply to Loupe's own agent only` };
 }
 

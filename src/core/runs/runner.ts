@@ -30,8 +30,11 @@ import type { BenchmarkDefinition, ToolSetContext } from '../benchmarks/types.ts
 import type { AgentEvent, KernelLike, RunParams, ToolSet } from '../agent/types.ts';
 import { DEFAULT_PDF_EXTRACTOR, EXTRACTOR_VERSION } from '../docs/pdf.ts';
 
-/** Who drives a run: Loupe's LLM agent, the reference agent, or an external MCP client (`mcp:<client>/<version>`, issue 24). */
-export type AgentKind = 'llm' | 'reference' | `mcp:${string}`;
+/**
+ * Who drives a run: Loupe's LLM agent, the reference agent, an external MCP client (`mcp:<client>/<version>`, issue 24)
+ * or an expert doing a human baseline (`human:<annotator>`, issue 46).
+ */
+export type AgentKind = 'llm' | 'reference' | `mcp:${string}` | `human:${string}`;
 
 /** Where a run's kernel works: its workspace, what it sees read-only and what it may write. */
 export interface KernelPlacement {
@@ -481,6 +484,7 @@ export async function resumeBlockRun(o: BlockRunOptions & { runId: string }): Pr
   o = { ...o, toolSetOptions: o.toolSetOptions ?? run.params.toolSetOptions };
   if (run.status === 'finished') throw new LoupeInputError('--resume', `run ${o.runId} already finished`);
   if (run.agent.startsWith('mcp:') && !(o.modelClient as { external?: boolean } | undefined)?.external) throw new LoupeInputError(`run ${o.runId}`, `was driven by the external MCP client ${run.agent.slice(4)}: only a new MCP connection can continue it (loupe mcp --resume)`);
+  if (run.agent.startsWith('human:') && !(o.modelClient as { external?: boolean } | undefined)?.external) throw new LoupeInputError(`run ${o.runId}`, `is a human baseline by ${run.agent.slice(6)}: only its expert continues it (Start Human Baseline, loupe baseline --resume)`);
   const toolSet = toolSetFor({ ...o, budget: { ...o.budget, maxSteps: o.budget?.maxSteps ?? (run.params.maxSteps as number | undefined) } });
   const model = modelFor({ ...o, agent: run.agent as AgentKind });
   // Issue 36: the recorded workspace is driven only inside this user's runs folder (never a folder a colleague set).

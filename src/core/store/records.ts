@@ -150,6 +150,8 @@ export interface RunParams {
    * of its own (`contained`; false: the run is uncontained), and the name of the `finish` tool variant when the block's
    * tool set ends on a message (DDR).
    */
+  /** A human baseline (issue 46): the expert, the idle threshold of its time on task, and on the team store the database role. */
+  human?: { annotator: string; idleMinutes: number; dbRole?: string };
   mcp?: { client: string; clientVersion: string; transport: 'stdio' | 'http'; contained: boolean; finishTool?: string; /** What the client sent when `client`/`clientVersion` were sanitised (issue 38). */ clientSent?: { name: string; version: string } };
   /**
    * Where the text the doc tools showed came from (issue 23), for runs whose tool set reads documentation: the PDF

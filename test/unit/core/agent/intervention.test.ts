@@ -151,6 +151,7 @@ test('intervention: a stopped run takes a hint under its lease; refused while an
   await assert.rejects(interveneStoredRun(store, 'ref', { who: 'ana', text: 'x' }), /reference agent's: it follows a fixed script/);
   assert.match((interventionSupport({ id: 'e1', agent: 'mcp:claude-desktop' }) as { reason: string }).reason, /external MCP client \(claude-desktop\).*cannot send it a message, so MCP runs cannot be intervened on/);
   assert.match((interventionSupport({ id: 'e2', agent: 'remote-worker' }) as { reason: string }).reason, /external client \(remote-worker\).*Loupe's own agent only/);
+  assert.match((interventionSupport({ id: 'h1', agent: 'human:ada' }) as { reason: string }).reason, /human baseline by ada.*takes no interventions/);
   await store.close();
 });
 
