@@ -23,6 +23,7 @@ import { storeCommand } from './store.ts';
 import { variablesCommand } from './variables.ts';
 import { workerCommand } from './worker.ts';
 import { searchEvalCommand } from './search-eval.ts';
+import { exportCommand } from './export.ts';
 import type { CliCommand } from './types.ts';
 
-export const commands: CliCommand[] = [doctorCommand, indexCommand, searchCommand, variablesCommand, searchEvalCommand, runCommand, runsCommand, demoCommand, scoreCommand, compareCommand, powerCommand, reportCommand, blocksCommand, fetchCommand, annotationsCommand, agreementCommand, checklistCommand, reviewCommand, bladeCommand, interveneCommand, failuresCommand, mcpCommand, storeCommand, workerCommand, k8sJobCommand];
+export const commands: CliCommand[] = [doctorCommand, indexCommand, searchCommand, variablesCommand, searchEvalCommand, runCommand, runsCommand, demoCommand, scoreCommand, compareCommand, powerCommand, reportCommand, blocksCommand, fetchCommand, annotationsCommand, agreementCommand, checklistCommand, reviewCommand, bladeCommand, interveneCommand, failuresCommand, mcpCommand, storeCommand, workerCommand, k8sJobCommand, exportCommand];
