@@ -195,8 +195,8 @@ function pipeline(cfg: OtelExportConfig, maxQueueSize: number, onFirstFailure: (
   const exporter = new ReportingExporter(new OTLPTraceExporter({ url: cfg.endpoint, headers: { ...cfg.headers }, timeoutMillis: cfg.timeoutMs ?? DEFAULT_TIMEOUT_MS }), onFirstFailure);
   const provider = new TracerProvider({
     resource: resourceFromAttributes({ [ATTR_SERVICE_NAME]: 'loupe', [ATTR_SERVICE_VERSION]: LOUPE_VERSION }),
-    // a backstop beside boundedText: no attribute longer than twice the text bound, bounded events per span
-    spanLimits: { attributeValueLengthLimit: 2 * (cfg.maxTextChars ?? DEFAULT_MAX_TEXT) + 64, eventCountLimit: 1000, attributeCountLimit: 128 },
+    // a backstop beside boundedText: no attribute longer than 4 times the text bound, bounded events per span
+    spanLimits: { attributeValueLengthLimit: 4 * (cfg.maxTextChars ?? DEFAULT_MAX_TEXT) + 64, eventCountLimit: 1000, attributeCountLimit: 128 },
     spanProcessors: [new BatchSpanProcessor({ exporter, maxQueueSize, maxExportBatchSize: 512, scheduledDelayMillis: 1000, exportTimeoutMillis: cfg.timeoutMs ?? DEFAULT_TIMEOUT_MS })],
   });
   return { provider, exporter, tracer: provider.getTracer('loupe', LOUPE_VERSION, { schemaUrl: OTEL_SCHEMA_URL }) };
@@ -271,7 +271,7 @@ class RunSpans {
         ...(s.usage ? { [ATTR_GEN_AI_USAGE_INPUT_TOKENS]: Math.max(0, s.usage.input - toolIn), [ATTR_GEN_AI_USAGE_OUTPUT_TOKENS]: Math.max(0, s.usage.output - toolOut) } : {}),
         ...(s.usage?.cached ? { 'gen_ai.usage.cache_read.input_tokens': s.usage.cached } : {}),
         ...(finish ? { [ATTR_GEN_AI_RESPONSE_FINISH_REASONS]: [finish] } : {}),
-        [ATTR_GEN_AI_OUTPUT_MESSAGES]: this.text(JSON.stringify([{ role: 'assistant', parts, ...(finish ? { finish_reason: finish } : {}) }])),
+        [ATTR_GEN_AI_OUTPUT_MESSAGES]: boundedText(JSON.stringify([{ role: 'assistant', parts, ...(finish ? { finish_reason: finish } : {}) }]), 4 * this.max), // each part is bounded: JSON stays whole unless there are very many
         [ATTR_GEN_AI_CONVERSATION_ID]: s.runId,
         'loupe.step.index': s.index,
         ...(s.costUsd != null ? { 'loupe.cost_usd': s.costUsd } : {}),
@@ -378,19 +378,24 @@ export async function exportRunToOtel(store: RunStore, runId: string, cfg: OtelE
   const start = Math.min(...[ms(run.createdAt), first].filter((x): x is number => x !== undefined));
   const end = Math.max(start, ...[ms(run.endedAt), lastEnd].filter((x): x is number => x !== undefined));
   const spans = new RunSpans(p.tracer, run, start, cfg.maxTextChars ?? DEFAULT_MAX_TEXT);
+  let flushError: string | undefined;
+  // a failed export rejects the flush; the exporter has recorded it (the first error is the report's)
+  const flush = () => p.provider.forceFlush().catch((e: unknown) => { flushError ??= e instanceof Error ? e.message : String(e); });
   try {
     for (const s of steps) {
       spans.step(s);
       // a long run never fills the processor's queue: flush every batch
-      if (spans.spans % 1024 < s.toolCalls.length + 1) await p.provider.forceFlush();
+      if (spans.spans % 1024 < s.toolCalls.length + 1) await flush();
+      if (p.exporter.firstError !== undefined || flushError !== undefined) break; // the endpoint refuses: stop sending
     }
     spans.end(run, end, scores, interventions);
-    await p.provider.forceFlush();
+    await flush();
   } finally {
     await p.provider.shutdown().catch(() => undefined);
   }
   const evaluations = scores.reduce((n, s) => n + Object.values(s.summary).filter((v) => v != null && typeof v !== 'object').length, 0);
-  return { runId, spans: spans.spans, evaluations, failedRequests: p.exporter.failures, ...(p.exporter.firstError !== undefined ? { error: p.exporter.firstError } : {}) };
+  const error = p.exporter.firstError ?? flushError;
+  return { runId, spans: spans.spans, evaluations, failedRequests: p.exporter.failures, ...(error !== undefined ? { error } : {}) };
 }
 
 /** A run's live export: feed it the run's events; `end()` when the run is over. */
