@@ -57,6 +57,8 @@ const DEFAULT_MAX_TEXT = 4096;
 const DEFAULT_TIMEOUT_MS = 10_000;
 /** Spans a live run keeps waiting for export at most; more are dropped (never blocking the run). */
 export const LIVE_MAX_QUEUE = 2048;
+/** How long the end of a live run waits for queued spans to be sent (ms). */
+export const LIVE_END_MS = 3000;
 
 /**
  * Checks an OTLP endpoint and returns the traces URL: an `http:` or `https:` URL without user or password; a URL
@@ -424,9 +426,11 @@ export async function startLiveOtel(store: RunStore, runId: string, cfg: OtelExp
     run = undefined;
   }
   if (!run) return { onEvent: () => undefined, end: () => Promise.resolve() };
-  const p = pipeline(cfg, LIVE_MAX_QUEUE, (m) => {
-    void store.addEvent(runId, 'warning', `OpenTelemetry export to ${where} failed: ${boundedText(m, 300)} (the run goes on; later export failures are not reported)`).catch(() => undefined);
-  });
+  let warned: Promise<void> | undefined;
+  const warn = (m: string) => {
+    warned ??= store.addEvent(runId, 'warning', `OpenTelemetry export to ${where} failed: ${boundedText(m, 300)} (the run goes on; later export failures are not reported)`).catch(() => undefined);
+  };
+  const p = pipeline(cfg, LIVE_MAX_QUEUE, warn);
   const spans = new RunSpans(p.tracer, run, Date.now(), cfg.maxTextChars ?? DEFAULT_MAX_TEXT);
   let ended = false;
   return {
@@ -439,13 +443,16 @@ export async function startLiveOtel(store: RunStore, runId: string, cfg: OtelExp
     async end() {
       if (ended) return;
       ended = true;
-      const timeout = cfg.timeoutMs ?? DEFAULT_TIMEOUT_MS;
+      // the run is over and recorded; what is still queued gets at most LIVE_END_MS, then is dropped
+      const bound = Math.min(cfg.timeoutMs ?? DEFAULT_TIMEOUT_MS, LIVE_END_MS);
+      const bounded = (pr: Promise<unknown>) => Promise.race([pr.then(() => true, () => true), new Promise<boolean>((r) => setTimeout(() => r(false), bound).unref())]);
       try {
         const [after, scores, interventions] = await Promise.all([store.getRun(runId), store.scores.list(runId), store.getInterventions(runId)]);
         spans.end(after, Date.now(), scores, interventions);
-        await p.provider.forceFlush({ timeoutMillis: timeout }).catch(() => undefined);
+        if (!(await bounded(p.provider.forceFlush()))) warn(`the endpoint did not accept the run's spans within ${bound} ms of its end; spans still queued are dropped`);
       } catch { /* telemetry never breaks a run */ } finally {
-        await p.provider.shutdown().catch(() => undefined);
+        await bounded(p.provider.shutdown());
+        await warned;
       }
     },
   };
