@@ -13,7 +13,6 @@ import { gunzipSync } from 'node:zlib';
 import { createRequire } from 'node:module';
 
 const require = createRequire(import.meta.url);
-// eslint-disable-next-line @typescript-eslint/no-require-imports -- the generated protobufjs root is CommonJS
 const root = require('otlp-proto-root/build/src/generated/root.js') as { opentelemetry: { proto: { collector: { trace: { v1: { ExportTraceServiceRequest: ProtoType } } } } } };
 interface ProtoType { decode(b: Uint8Array): unknown; toObject(m: unknown, o: Record<string, unknown>): unknown }
 const Request = root.opentelemetry.proto.collector.trace.v1.ExportTraceServiceRequest;
