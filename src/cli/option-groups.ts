@@ -10,6 +10,8 @@ import type { BenchmarkDefinition } from '../core/benchmarks/types.ts';
 import type { LoadSuiteOptions } from '../core/suites/types.ts';
 import { optionGroup, type CliOption, type OptionGroup } from './options.ts';
 import { UsageError } from './types.ts';
+import { parseOtelEndpoint, parseOtelHeaders, type OtelExportConfig } from '../core/runs/otel.ts';
+import { LoupeInputError } from '../core/util/errors.ts';
 
 /** `--suite S --root DIR`: the benchmark and its folder on disk. */
 export const SUITE_OPTIONS = optionGroup('suite', {
@@ -118,4 +120,27 @@ export function loaderOptionsFromArgs(extra: Readonly<Record<string, unknown>>, 
     raw[name] = v;
   }
   return loadOptionValues([...specs.values()].map((x) => x.spec), raw, cwd) as Omit<LoadSuiteOptions, 'log' | 'onProgress'>;
+}
+
+/** How OpenTelemetry spans are sent (issue 45): headers and the text bound, beside an endpoint flag of the command. */
+export const OTEL_OPTIONS = optionGroup('OpenTelemetry', {
+  'otel-header': { type: 'string', multiple: true, value: 'NAME=VALUE', help: 'an HTTP header sent to the OTLP endpoint (repeatable; also $OTEL_EXPORTER_OTLP_HEADERS, k=v,k=v)' },
+  'otel-max-text': { type: 'string', value: 'N', help: 'longest text attribute sent (messages, tool arguments and results; longer ones are cut with a marker; default 4096)' },
+});
+
+/**
+ * The OpenTelemetry export of a command line: the endpoint checked, headers from `--otel-header` and
+ * `$OTEL_EXPORTER_OTLP_HEADERS`, the text bound.
+ * @param endpoint the URL given; `flag` the flag it came from (named in errors); `v` the parsed OTEL_OPTIONS values.
+ * @throws UsageError naming the flag at fault.
+ */
+export function otelConfigFromArgs(endpoint: string, flag: string, v: { 'otel-header'?: string[]; 'otel-max-text'?: string }, env: NodeJS.ProcessEnv): OtelExportConfig {
+  const max = v['otel-max-text'] === undefined ? undefined : Number(v['otel-max-text']);
+  if (max !== undefined && !(Number.isInteger(max) && max >= 64)) throw new UsageError(`--otel-max-text must be an integer of at least 64, got '${v['otel-max-text']}'`);
+  try {
+    return { endpoint: parseOtelEndpoint(endpoint, flag), headers: parseOtelHeaders(v['otel-header'] ?? [], env.OTEL_EXPORTER_OTLP_HEADERS, '--otel-header'), ...(max !== undefined ? { maxTextChars: max } : {}) };
+  } catch (e) {
+    if (e instanceof LoupeInputError) throw new UsageError(e.message);
+    throw e;
+  }
 }

@@ -24,7 +24,7 @@ import type { LlmConfig } from '../core/agent/llm.ts';
 import type { AgentEvent } from '../core/agent/types.ts';
 import { streamLogger } from '../core/util/log.ts';
 import { UsageError, type CliIo } from './types.ts';
-import { JSON_OPTIONS, KERNEL_LIMIT_OPTIONS, MODEL_OPTIONS, RUN_LIMIT_OPTIONS, SANDBOX_OPTIONS, SUITE_OPTIONS, TOOL_OPTIONS, VERBOSE_OPTIONS, loaderOptionGroup, loaderOptionsFromArgs } from './option-groups.ts';
+import { OTEL_OPTIONS, otelConfigFromArgs, JSON_OPTIONS, KERNEL_LIMIT_OPTIONS, MODEL_OPTIONS, RUN_LIMIT_OPTIONS, SANDBOX_OPTIONS, SUITE_OPTIONS, TOOL_OPTIONS, VERBOSE_OPTIONS, loaderOptionGroup, loaderOptionsFromArgs } from './option-groups.ts';
 import { declareCommand, defineCommand, optionGroup, parseCommand } from './options.ts';
 
 const DECL = declareCommand({
@@ -65,7 +65,9 @@ const DECL = declareCommand({
     sweep: { type: 'string', value: 'ID', help: 'the sweep\'s id (default sweep-<time>-<hex>)' },
     'unit-heartbeat-s': { type: 'string', value: 'N', help: 'a unit whose worker is silent this long is retried (default 30, at least 10)' },
     'unit-retries': { type: 'string', value: 'N', help: 'retries of a unit (default 10)' },
-  }), SANDBOX_OPTIONS, KERNEL_LIMIT_OPTIONS, TOOL_OPTIONS, STORE_OPTIONS, VERBOSE_OPTIONS, JSON_OPTIONS],
+  }), SANDBOX_OPTIONS, KERNEL_LIMIT_OPTIONS, TOOL_OPTIONS, STORE_OPTIONS, VERBOSE_OPTIONS, JSON_OPTIONS, optionGroup('live traces', {
+    'otel-endpoint': { type: 'string', value: 'URL', help: 'send each run as OpenTelemetry GenAI spans to this OTLP/HTTP endpoint while it runs (none by default)' },
+  }), OTEL_OPTIONS],
   dynamic: [loaderOptionGroup],
   notes: `  --suite, --root and --block or --blocks are required (or --resume RUN); --max-steps defaults to 100.
   --base-url defaults to $OPENAI_BASE_URL, else OpenAI's; the API key is read from the variable named by
@@ -80,7 +82,10 @@ const DECL = declareCommand({
   are replayed and Loupe's agent continues (give --model); an MCP client cannot continue a fork.
   sweep: needs the team store (--store postgres://...); \`loupe worker\` runs the units (on any number of machines),
   \`loupe runs --sweep ID\` shows progress. Workers always sandbox (no --sandbox off).
-  --json prints one line per run: { runId, suite, blockId, agent, status, steps, tokens, durationMs, answers }`,
+  --json prints one line per run: { runId, suite, blockId, agent, status, steps, tokens, durationMs, answers }
+  live traces: --otel-endpoint URL (a base such as http://127.0.0.1:4318 gets /v1/traces) sends spans batched; an
+  unreachable endpoint never stops or slows a run (its first failure is a warning event of the run). See
+  \`loupe export otel\` for the span layout.`,
 });
 
 /** The `--json` line of one run (issue 5 "CLI"). */
@@ -192,6 +197,9 @@ export const runCommand = defineCommand({
       };
     };
     const log = streamLogger({ write: (s: string) => io.err(s) }, v.verbose ? 'debug' : 'warn');
+    if (!v['otel-endpoint'] && (v['otel-header'] || v['otel-max-text'])) throw new UsageError('--otel-header and --otel-max-text go with --otel-endpoint URL');
+    if (v['otel-endpoint'] && queued) throw new UsageError('--otel-endpoint: a queued sweep runs on workers; live traces are sent by runs started here');
+    const otel = v['otel-endpoint'] ? otelConfigFromArgs(v['otel-endpoint'], '--otel-endpoint', v, io.env) : undefined;
     const store = await openStoreAt(loc, { env: io.env });
     const controls = new Set<RunControl>();
     const onSig = () => { io.err('loupe run: stopping (Ctrl-C again to force)\n'); for (const c of controls) c.stop('interrupted (SIGINT)'); process.off('SIGINT', onSig); };
@@ -276,6 +284,7 @@ export const runCommand = defineCommand({
         await startBlockRun({
           store, suite, block, agent, llm, runsDir, kernel, budget, control, log, referenceDir, maxObservationChars: num(v['max-observation-chars'], 'max-observation-chars'),
           loadOptions: suiteOpts, ...(v['tool-option'] ? { toolSetOptions: splitOptionPairs(v['tool-option'], '--tool-option') } : {}),
+          ...(otel ? { otel } : {}),
           forkOf: { runId: parentId, step, ...(v.hint !== undefined ? { hint: { who: cliWho(io), kind: hk, text: v.hint } } : {}) },
           onEvent: progressPrinter(io, block.id), onRunCreated: (id) => { runId = id; io.err(`[${block.id}] run ${id} started (fork of ${parentId}@${step})
 `); },
@@ -301,7 +310,7 @@ export const runCommand = defineCommand({
           }
         }
         io.err(`[${block.id}] resuming run ${run.id} after step ${run.steps}\n`);
-        await resumeBlockRun({ runId: run.id, store, suite, block, agent: run.agent as AgentKind, llm, runsDir, kernel, budget, control, log, referenceDir, maxObservationChars: num(v['max-observation-chars'], 'max-observation-chars'), onEvent: progressPrinter(io, block.id) });
+        await resumeBlockRun({ runId: run.id, store, suite, block, agent: run.agent as AgentKind, llm, runsDir, kernel, budget, control, log, referenceDir, maxObservationChars: num(v['max-observation-chars'], 'max-observation-chars'), onEvent: progressPrinter(io, block.id), ...(otel ? { otel } : {}) });
         await finishRun(run.id, block);
         await writeResults();
         return anyFailed ? 1 : 0;
@@ -364,7 +373,7 @@ export const runCommand = defineCommand({
           controls.add(control);
           let runId: string | undefined;
           const opts: BlockRunOptions = {
-            store, suite, block: job.block, agent, llm, runsDir, kernel, budget, repeat: job.repeat, control, log, referenceDir, maxObservationChars: num(v['max-observation-chars'], 'max-observation-chars'), toolSetOptions, loadOptions: suiteOpts,
+            store, suite, block: job.block, agent, llm, runsDir, kernel, budget, repeat: job.repeat, control, log, referenceDir, maxObservationChars: num(v['max-observation-chars'], 'max-observation-chars'), toolSetOptions, loadOptions: suiteOpts, ...(otel ? { otel } : {}),
             onEvent: progressPrinter(io, label), onRunCreated: (id) => {
               runId = id;
               io.err(`[${label}] run ${id} started\n`);

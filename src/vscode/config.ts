@@ -5,6 +5,7 @@
  */
 import * as vscode from 'vscode';
 import { annotatorId } from '../core/util/annotator.ts';
+import { parseOtelEndpoint, parseOtelHeaders, type OtelExportConfig } from '../core/runs/otel.ts';
 
 export interface SuiteSetting {
   /**
@@ -77,6 +78,25 @@ export function readSettings(): LoupeSettings {
     maxSteps: c.get<number>('maxSteps') ?? 100,
     judge: { kind: c.get<string>('judge.kind') ?? 'human', profile: c.get<string>('judge.profile') ?? '' },
     variablesProfile: (c.get<string>('variables.profile') ?? '').trim(),
+  };
+}
+
+/**
+ * Where runs started in this window send live OpenTelemetry spans (issue 45): the setting `loupe.otel.endpoint`
+ * (empty: nothing is sent), headers from the window's `OTEL_EXPORTER_OTLP_HEADERS` (never from settings, which may be
+ * synced), texts bounded by `loupe.otel.maxTextChars`.
+ * @returns undefined when no endpoint is set.
+ * @throws LoupeInputError naming the setting (or the variable) when the endpoint or the headers are not valid.
+ */
+export function otelExportSettings(): OtelExportConfig | undefined {
+  const c = vscode.workspace.getConfiguration('loupe');
+  const endpoint = (c.get<string>('otel.endpoint') ?? '').trim();
+  if (!endpoint) return undefined;
+  const max = c.get<number>('otel.maxTextChars') ?? 4096;
+  return {
+    endpoint: parseOtelEndpoint(endpoint, 'the setting loupe.otel.endpoint'),
+    headers: parseOtelHeaders([], process.env.OTEL_EXPORTER_OTLP_HEADERS, 'OTEL_EXPORTER_OTLP_HEADERS'),
+    maxTextChars: Math.max(64, Math.floor(max)),
   };
 }
 

@@ -29,6 +29,7 @@ import { parseOptions, type OptionValues } from '../benchmarks/options.ts';
 import type { BenchmarkDefinition, ToolSetContext } from '../benchmarks/types.ts';
 import type { AgentEvent, KernelLike, RunParams, ToolSet } from '../agent/types.ts';
 import { DEFAULT_PDF_EXTRACTOR, EXTRACTOR_VERSION } from '../docs/pdf.ts';
+import { startLiveOtel, type OtelExportConfig } from './otel.ts';
 
 /**
  * Who drives a run: Loupe's LLM agent, the reference agent, an external MCP client (`mcp:<client>/<version>`, issue 24)
@@ -96,6 +97,11 @@ export interface BlockRunOptions {
   extraParams?: Partial<RunParams>;
   /** Token counts of this run are unknown (an MCP client does not report them): stored as null, not 0 (issue 24). */
   tokensUnknown?: boolean;
+  /**
+   * Send the run live as OpenTelemetry GenAI spans (issue 45; `otel.ts`): batched, bounded, never failing or slowing
+   * the run; the first export failure is a `warning` event of the run. Undefined: nothing is sent.
+   */
+  otel?: OtelExportConfig;
 }
 
 export { fileSha256 };
@@ -418,6 +424,11 @@ export async function startBlockRun(o: BlockRunOptions): Promise<AgentRunResult>
 async function drive(o: BlockRunOptions, runId: string, runDir: string, workspace: string, toolSet: ToolSet, model: ModelClient, resume: boolean, replay?: AgentRunOptions['replay']): Promise<AgentRunResult> {
   const log = o.log ?? nullLogger;
   let driven = true;
+  const live = o.otel ? await startLiveOtel(o.store, runId, o.otel) : undefined;
+  if (live) {
+    const onEvent = o.onEvent;
+    o = { ...o, onEvent: (e) => { live.onEvent(e); onEvent?.(e); } };
+  }
   try {
     return await driveBlock(o, runId, runDir, workspace, toolSet, model, resume, replay);
   } catch (e) {
@@ -428,6 +439,7 @@ async function drive(o: BlockRunOptions, runId: string, runDir: string, workspac
     // However the run ended — finished, out of budget, failed, cancelled, or an exception out of the loop or the
     // benchmark's hooks — the files the agent wrote are kept in the store (issue 26), evidence files first.
     if (driven) await storeArtefacts(o.store, runId, o.runsDir, log);
+    await live?.end();
   }
 }
 

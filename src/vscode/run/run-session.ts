@@ -17,6 +17,7 @@ import { RunNotebook } from './run-notebook.ts';
 import { SharedKernel } from './shared-kernel.ts';
 import { TranscriptTerminal } from './transcript-terminal.ts';
 import { neutraliseControls } from '../../core/util/text-safety.ts';
+import { otelExportSettings } from '../config.ts';
 
 export interface SessionStart {
   suite: Suite;
@@ -74,6 +75,7 @@ export class RunSession implements vscode.Disposable {
   async run(): Promise<AgentRunResult> {
     const { suite, block } = this.opts;
     const settings = this.ctx.settings;
+    const otel = otelExportSettings(); // a bad loupe.otel.endpoint stops the start with the setting named, before any run is recorded
     const showUi = this.opts.showUi ?? true;
     if (showUi) this.terminal.show(true);
     // held, not borrowed: a switch of loupe.store during the run must not close the store its steps go to
@@ -109,7 +111,7 @@ export class RunSession implements vscode.Disposable {
       docsCacheDir: this.ctx.docsCacheDirectory, // the index Documentation Search built serves the run's doc tools
       kernel: { sandbox: settings.sandbox, python: settings.pythonPath || undefined },
       budget: { maxSteps: this.opts.agent === 'llm' ? settings.maxSteps : undefined },
-      control: this.control, onEvent, onRunCreated, log: this.ctx.log, ...(this.opts.forkOf ? { forkOf: this.opts.forkOf } : {}),
+      control: this.control, onEvent, onRunCreated, log: this.ctx.log, ...(this.opts.forkOf ? { forkOf: this.opts.forkOf } : {}), ...(otel ? { otel } : {}),
       startKernel: async (k) => {
         const inner = await defaultStartKernel({ sandbox: settings.sandbox, python: settings.pythonPath || undefined }, block.suite, k, this.ctx.log);
         this.kernel = new SharedKernel(inner);
