@@ -7,6 +7,7 @@ import { compareCommand } from './compare.ts';
 import { demoCommand } from './demo.ts';
 import { doctorCommand } from './doctor.ts';
 import { failuresCommand } from './failures.ts';
+import { exportCommand } from './export.ts';
 import { fetchCommand } from './fetch.ts';
 import { importCommand } from './import.ts';
 import { indexCommand } from './index-cmd.ts';
@@ -26,4 +27,4 @@ import { workerCommand } from './worker.ts';
 import { searchEvalCommand } from './search-eval.ts';
 import type { CliCommand } from './types.ts';
 
-export const commands: CliCommand[] = [doctorCommand, indexCommand, searchCommand, variablesCommand, searchEvalCommand, runCommand, runsCommand, demoCommand, scoreCommand, compareCommand, powerCommand, reportCommand, blocksCommand, fetchCommand, annotationsCommand, agreementCommand, checklistCommand, reviewCommand, bladeCommand, interveneCommand, failuresCommand, mcpCommand, storeCommand, workerCommand, k8sJobCommand, importCommand];
+export const commands: CliCommand[] = [doctorCommand, indexCommand, searchCommand, variablesCommand, searchEvalCommand, runCommand, runsCommand, demoCommand, scoreCommand, compareCommand, powerCommand, reportCommand, blocksCommand, fetchCommand, annotationsCommand, agreementCommand, checklistCommand, reviewCommand, bladeCommand, interveneCommand, failuresCommand, mcpCommand, storeCommand, workerCommand, k8sJobCommand, importCommand, exportCommand];
