@@ -88,11 +88,11 @@ describe('Inspect log export', () => {
     assert.equal(await main(['export', 'inspect', '--run', 'native-1', '--out', out, '--store', join(tmp, 'a.sqlite')], io), 0);
     const log = await logValue(out);
     assert.ok(validate(log), JSON.stringify(validate.errors?.slice(0, 5), null, 1));
-    const sample = (log.samples as Array<Record<string, any>>)[0]!;
-    assert.deepEqual(sample.scores.exact.value, { accuracy: 0.5, n: 2, note: 'x' });
+    const sample = (log.samples as Array<Record<string, unknown>>)[0] as { scores: Record<string, { value: unknown }>; error: { message: string }; messages: Array<{ role: string; content: Array<{ reasoning?: string }>; metadata: { loupe_kind?: string } | null }> };
+    assert.deepEqual(sample.scores.exact!.value, { accuracy: 0.5, n: 2, note: 'x' });
     assert.equal(sample.error.message, 'kernel died');
-    assert.equal(sample.messages[0].content[0].reasoning, 'think first');
-    assert.equal(sample.messages.find((m: { role: string }) => m.role === 'user').metadata.loupe_kind, 'extra');
+    assert.equal(sample.messages[0]!.content[0]!.reasoning, 'think first');
+    assert.equal(sample.messages.find((m) => m.role === 'user')!.metadata!.loupe_kind, 'extra');
     const back = openStore(join(tmp, 'native.sqlite'));
     try {
       const r2 = await importInspectLog(back, out, { runsRoot: tmp });
