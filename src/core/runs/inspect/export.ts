@@ -10,6 +10,7 @@
 import { createHash } from 'node:crypto';
 import type { ChatMessage, RunRecord, StepRecord, StoredScore } from '../../store/records.ts';
 import type { RunStore } from '../../store/types.ts';
+import { annotationStoreOf } from '../../annotations/index.ts';
 import { LoupeInputError } from '../../util/errors.ts';
 import { LOUPE_VERSION } from '../../version.ts';
 import { INSPECT_BENCHMARK_PREFIX } from './import.ts';
@@ -26,14 +27,16 @@ export interface RunForExport {
   steps: StepRecord[];
   scores: StoredScore[];
   /** Expert verdicts to write as `ScoreEdit` history of the score they concern (who, when, why). */
-  edits?: Array<{ scorer: string | null; value: unknown; author: string; at: string; reason: string | null }>;
+  edits?: Array<{ scorer: string; value: unknown; author: string; at: string; reason: string | null }>;
 }
 
 /** Reads a run's steps and scores from the store. @throws LoupeInputError when the run is unknown. */
 export async function loadRunForExport(store: RunStore, runId: string): Promise<RunForExport> {
   const run = await store.getRun(runId);
   if (!run) throw new LoupeInputError(`run ${runId}`, `is not in ${store.location}`);
-  return { run, steps: await store.getSteps(runId), scores: await store.scores.list(runId) };
+  const scores = await store.scores.list(runId);
+  const names = scores.map((s) => (s.judgeId.startsWith('inspect:') ? s.judgeId.slice('inspect:'.length) : s.judgeId));
+  return { run, steps: await store.getSteps(runId), scores, edits: await expertEditsOf(store, runId, names) };
 }
 
 const ERROR_SUFFIX = /\n?\[error ([A-Za-z_]+): ([^\n]*)\]$/;
@@ -113,7 +116,7 @@ function scoreOf(s: StoredScore, edits: RunForExport['edits']): [string, Json] {
   const scorer = imported ? s.judgeId.slice('inspect:'.length) : s.judgeId;
   const d = (imported ? s.detail : {}) as Json;
   const value = imported ? d.value : Object.fromEntries(Object.entries(s.summary).filter(([, v]) => scalar(v)));
-  const history = [...(Array.isArray(d.history) ? d.history : []), ...(edits ?? []).filter((e) => e.scorer === null || e.scorer === scorer).map((e) => ({
+  const history = [...(Array.isArray(d.history) ? d.history : []), ...(edits ?? []).filter((e) => e.scorer === scorer).map((e) => ({
     value: e.value, answer: 'UNCHANGED', explanation: e.reason ?? 'UNCHANGED', metadata: 'UNCHANGED',
     provenance: { timestamp: e.at, author: e.author, reason: e.reason, metadata: { source: 'loupe' } },
   }))];
@@ -121,6 +124,14 @@ function scoreOf(s: StoredScore, edits: RunForExport['edits']): [string, Json] {
     value, answer: d.answer ?? null, explanation: d.explanation ?? null,
     metadata: imported ? (d.metadata ?? null) : { loupe_benchmark: s.benchmark, options: s.options, pending: s.pending, scored_at: s.scoredAt }, history,
   }];
+}
+
+/** The `loupe_expert` score: the latest expert verdict, every verdict in its history. */
+function expertScore(edits: RunForExport['edits']): Record<string, Json> {
+  const mine = (edits ?? []).filter((e) => e.scorer === 'loupe_expert');
+  if (!mine.length) return {};
+  const history = mine.map((e) => ({ value: e.value, answer: 'UNCHANGED', explanation: e.reason ?? 'UNCHANGED', metadata: 'UNCHANGED', provenance: { timestamp: e.at, author: e.author, reason: e.reason, metadata: { source: 'loupe' } } }));
+  return { loupe_expert: { value: mine.at(-1)!.value, answer: null, explanation: mine.at(-1)!.reason, metadata: { source: 'loupe expert verdicts' }, history } };
 }
 
 function usage(u: { input: number; output: number; cached: number } | null): Json {
@@ -144,7 +155,7 @@ export function sampleOf(r: RunForExport): Json {
     choices: null, target: typeof target === 'string' || Array.isArray(target) ? target : JSON.stringify(target ?? ''),
     sandbox: null, files: null, setup: null, messages,
     output: { model, choices: last ? [{ message: last, stop_reason: 'stop', logprobs: null }] : [], completion: typeof last?.content === 'string' ? last.content : '', usage: run.tokens ? usage(run.tokens) : null, time: run.durationMs / 1000, metadata: null, error: null },
-    scores: Object.fromEntries(r.scores.map((s) => scoreOf(s, r.edits))),
+    scores: { ...Object.fromEntries(r.scores.map((s) => scoreOf(s, r.edits))), ...expertScore(r.edits) },
     metadata: { ...((prov?.metadata as Json | undefined) ?? {}), loupe_run_id: run.id, loupe_benchmark: run.suite, loupe_block: run.blockId, loupe_agent: run.agent, loupe_status: run.status },
     store: {}, events: [], timelines: null,
     model_usage: run.tokens ? { [model]: usage(run.tokens) } : {}, role_usage: {},
@@ -195,4 +206,25 @@ export function evalLogOf(runs: RunForExport[], opts: { location: string }): Jso
     error: null, invalidated: false, log_updates: null, tags: [], metadata: {}, samples, reductions: null, location: opts.location, etag: null, eval_set_info: null,
   };
 
+}
+
+/**
+ * The experts' verdicts on a run (every annotation of the run's items, superseded ones included: the history) as
+ * `ScoreEdit`-style edits: author, time, note as the reason. An item whose criterion names one of the run's scorers
+ * edits that score; the others edit the score `loupe_expert`.
+ * @returns edits oldest first (empty when the run has no annotation). Source: Inspect `scorer/_metric.py` (`ScoreEdit`).
+ */
+export async function expertEditsOf(store: RunStore, runId: string, scorers: readonly string[]): Promise<NonNullable<RunForExport['edits']>> {
+  const ann = annotationStoreOf(store);
+  const items = new Map((await ann.listItems({ runIds: [runId] })).map((i) => [i.id, i]));
+  const byItem = await ann.annotationsByItem({ runIds: [runId] });
+  const out: NonNullable<RunForExport['edits']> = [];
+  for (const [itemId, list] of byItem) {
+    const item = items.get(itemId);
+    const scorer = item?.criterion && scorers.includes(item.criterion) ? item.criterion : 'loupe_expert';
+    for (const a of list) {
+      out.push({ scorer, value: scalar(a.verdict) ? a.verdict : JSON.stringify(a.verdict), author: a.annotator, at: a.createdAt, reason: [item ? `${item.task}${item.criterion ? ` / ${item.criterion}` : ''}` : null, a.role === 'adjudicator' ? 'adjudicated' : null, a.note].filter(Boolean).join(': ') || null });
+    }
+  }
+  return out.sort((x, y) => (x.at < y.at ? -1 : x.at > y.at ? 1 : 0));
 }

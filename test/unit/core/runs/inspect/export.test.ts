@@ -5,6 +5,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import Ajv from 'ajv';
+import { annotationStoreOf } from '../../../../../src/core/annotations/index.ts';
+import { registerItemSchema } from '../../../../../src/core/annotations/model.ts';
 import { main } from '../../../../../src/cli/main.ts';
 import { importInspectLog } from '../../../../../src/core/runs/inspect/import.ts';
 import { readInspectLog } from '../../../../../src/core/runs/inspect/read-log.ts';
@@ -105,5 +107,27 @@ describe('Inspect log export', () => {
     } finally {
       await back.close();
     }
+  });
+
+  it('expert verdicts on an imported run are written as ScoreEdit history (who, when, why) beside the original score', async () => {
+    registerItemSchema('test-inspect-verdict', { type: 'object', required: ['ok'], properties: { ok: { type: 'boolean' } } }, (v) => (v as { ok: boolean }).ok);
+    const r = await importInspectLog(store, join(DIR, 'log_read_sample.eval'), { runsRoot: tmp });
+    const runId = [...r.imported, ...r.skipped][0]!;
+    const ann = annotationStoreOf(store);
+    for (const [id, criterion] of [['v-match', 'match'], ['v-other', null]] as const) {
+      await ann.putItem({ id, subject: { kind: 'step', runId, from: 1, to: 1 }, task: 'test-inspect-verdict', input: { id }, inputHash: null, criterion, suite: 'inspect:x', runId, itemRef: id, suiteVersion: 'unknown' });
+    }
+    await ann.annotate({ itemId: 'v-match', annotator: 'alice', verdict: { ok: false }, note: 'the answer is wrong' });
+    await ann.annotate({ itemId: 'v-other', annotator: 'bob', verdict: { ok: true } });
+    const out = join(tmp, 'verdicts.json');
+    await writeInspectLog(store, [runId], out);
+    const log = await logValue(out);
+    assert.ok(validate(log), JSON.stringify(validate.errors?.slice(0, 5), null, 1));
+    const scores = (log.samples as Array<{ scores: Record<string, { value: unknown; history: Array<{ value: unknown; provenance: { author: string; reason: string | null; timestamp: string } }> }> }>)[0]!.scores;
+    assert.equal(scores.match!.value, 'C', 'the original Inspect score is kept');
+    assert.equal(scores.match!.history.length, 1);
+    assert.equal(scores.match!.history[0]!.provenance.author, 'alice');
+    assert.match(scores.match!.history[0]!.provenance.reason!, /the answer is wrong/);
+    assert.equal(scores.loupe_expert!.history[0]!.provenance.author, 'bob');
   });
 });
