@@ -171,6 +171,8 @@ const CONTAINED_EXCEPTIONS = [
   'src/core/benchmarks/blade/eval/driver-py.ts', // Loupe's own BLADE scoring driver (dist/blade/blade_driver.py)
   'src/core/runs/mcp/session.ts', // the block's visible documentation at its suite path (only files the block lists)
   'src/core/eval/judges/recorded.ts', // a recorded-verdicts file the user names (--judge recorded:FILE)
+  'src/core/runs/inspect/write-log.ts', // the .eval / .json file the user names as the export's destination (loupe export inspect --out)
+  'src/core/runs/inspect/read-log.ts', // an Inspect log file the user names (loupe import inspect, Import Inspect Logs…), never a run workspace
   'src/core/failures/taxonomy.ts', // .loupe/taxonomies/*.json of the user's VS Code workspace folder, not a run workspace
 ];
 

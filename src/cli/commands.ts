@@ -7,7 +7,9 @@ import { compareCommand } from './compare.ts';
 import { demoCommand } from './demo.ts';
 import { doctorCommand } from './doctor.ts';
 import { failuresCommand } from './failures.ts';
+import { exportCommand } from './export.ts';
 import { fetchCommand } from './fetch.ts';
+import { importCommand } from './import.ts';
 import { indexCommand } from './index-cmd.ts';
 import { interveneCommand } from './intervene.ts';
 import { k8sJobCommand } from './k8s-job.ts';
@@ -24,7 +26,6 @@ import { variablesCommand } from './variables.ts';
 import { workerCommand } from './worker.ts';
 import { searchEvalCommand } from './search-eval.ts';
 import { initBenchmarkCommand } from './init-benchmark.ts';
-import { exportCommand } from './export.ts';
 import type { CliCommand } from './types.ts';
 
-export const commands: CliCommand[] = [doctorCommand, indexCommand, searchCommand, variablesCommand, searchEvalCommand, runCommand, runsCommand, demoCommand, scoreCommand, compareCommand, powerCommand, reportCommand, blocksCommand, fetchCommand, annotationsCommand, agreementCommand, checklistCommand, reviewCommand, bladeCommand, interveneCommand, failuresCommand, mcpCommand, storeCommand, workerCommand, k8sJobCommand, initBenchmarkCommand, exportCommand];
+export const commands: CliCommand[] = [doctorCommand, indexCommand, searchCommand, variablesCommand, searchEvalCommand, runCommand, runsCommand, demoCommand, scoreCommand, compareCommand, powerCommand, reportCommand, blocksCommand, fetchCommand, annotationsCommand, agreementCommand, checklistCommand, reviewCommand, bladeCommand, interveneCommand, failuresCommand, mcpCommand, storeCommand, workerCommand, k8sJobCommand, initBenchmarkCommand, importCommand, exportCommand];

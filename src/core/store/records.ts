@@ -158,6 +158,8 @@ export interface RunParams {
    * extractor (`pdfium`, or `pdfjs` before issue 23, when runs recorded nothing) and the index's extraction version.
    */
   docsText?: { pdfExtractor: string; extractorVersion: number };
+  /** A run imported from an Inspect AI log (issue 45): the log, task, eval and sample it came from (`InspectProvenance`, `runs/inspect/import.ts`). */
+  inspect?: Record<string, unknown>;
 }
 
 export interface RunRecord {

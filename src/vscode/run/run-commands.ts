@@ -2,6 +2,9 @@
  * Commands of the run experience: "Run Benchmark Block" (suite → block → model profile → repeats), "Set API Key",
  * and the run actions of the Runs view (timeline, heatmap, notebook, workspace, resume, stop, export, delete).
  */
+import { importInspectLog } from '../../core/runs/inspect/import.ts';
+import { listInspectLogs } from '../../core/runs/inspect/read-log.ts';
+import { writeInspectLog } from '../../core/runs/inspect/write-log.ts';
 import { notebookPathIn, requireRunFolderIn, runFolderIn } from './run-folder.ts';
 import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
@@ -377,6 +380,7 @@ export function runCommands(): Record<string, (ctx: LoupeContext, ...args: unkno
       const formats = [
         { label: 'JSONL trajectory', id: 'jsonl' },
         ...(def?.exportResults ? [{ label: `${def.title} results files (the benchmark's own format)`, id: def.kind }] : []),
+        { label: 'Inspect AI log (.eval)', id: 'inspect' },
       ];
       const fmt = typeof format === 'string' ? format : (await vscode.window.showQuickPick(formats, { title: `Export run ${r.id}` }))?.id;
       if (!fmt) return undefined;
@@ -401,9 +405,32 @@ export function runCommands(): Record<string, (ctx: LoupeContext, ...args: unkno
         out = chosen;
         mkdirSync(out, { recursive: true });
         await def.exportResults(store, [{ runId: r.id, block, repeat: r.params.repeat ?? 1 }], out, ctx.runsDirectory);
+      } else if (fmt === 'inspect') {
+        // Issue 45: an Inspect AI log, which Inspect's viewer opens (experts' verdicts as score edits).
+        const chosen = typeof target === 'string' ? target : (await vscode.window.showSaveDialog({
+          title: `Export run ${r.id} as an Inspect AI log`, defaultUri: vscode.Uri.file(join(outDir, `${r.id.replace(/[^A-Za-z0-9._-]/g, '_')}.eval`)), filters: { 'Inspect log': ['eval', 'json'] }, saveLabel: 'Export',
+        }))?.fsPath;
+        if (!chosen) return undefined;
+        out = /\.(eval|json)$/.test(chosen) ? chosen : `${chosen}.eval`;
+        mkdirSync(dirname(out), { recursive: true });
+        await writeInspectLog(store, [r.id], out);
       } else throw new Error(`Unknown export format ${fmt}`);
       void showInformationMessage(`Loupe: exported to ${out}`, 'Reveal').then((x) => x && vscode.commands.executeCommand('revealFileInOS', vscode.Uri.file(out)));
       return out;
+    },
+    'loupe.importInspectLogs': async (ctx, paths) => {
+      // Issue 45: Inspect AI logs (.eval / .json, or folders of them) → runs of benchmark inspect:<task>.
+      const chosen = Array.isArray(paths) && paths.every((p) => typeof p === 'string') ? (paths as string[])
+        : (await vscode.window.showOpenDialog({ title: 'Import Inspect Logs', canSelectMany: true, canSelectFiles: true, canSelectFolders: true, filters: { 'Inspect log': ['eval', 'json'] }, openLabel: 'Import' }))?.map((u) => u.fsPath);
+      if (!chosen?.length) return undefined;
+      const store = ctx.store();
+      const results = [];
+      for (const f of listInspectLogs(chosen)) results.push(await importInspectLog(store, f, { runsRoot: ctx.runsDirectory }));
+      const added = results.reduce((a, x) => a + x.imported.length, 0);
+      const had = results.reduce((a, x) => a + x.skipped.length, 0);
+      void showInformationMessage(`Loupe: imported ${added} run${added === 1 ? '' : 's'} from ${results.length} Inspect log${results.length === 1 ? '' : 's'}${had ? ` (${had} already in the store)` : ''}`);
+      await vscode.commands.executeCommand('loupe.refreshRuns');
+      return results;
     },
     'loupe.deleteRun': async (ctx, arg, confirm) => {
       const r = await runFrom(ctx, arg, 'Delete Run');
