@@ -73,13 +73,7 @@ export async function loadMatrix(store: RunStore, o: { suite: string; runs?: Run
     judges.add(`${s.judgeId} ${canonicalJson(s.options)}`);
   }
   const answers = await store.getAnswersOf([...scored.keys()]);
-  const toolErrors = new Map<string, number>();
-  for (const r of runs) {
-    if (r.steps <= 0) continue;
-    let n = 0;
-    for (const s of await store.getStepSummaries(r.id)) if (s.anyError) n++;
-    if (n) toolErrors.set(r.id, n);
-  }
+  const toolErrors = await store.getToolErrorCountsOf(runs.filter((r) => r.steps > 0).map((r) => r.id));
 
   // columns in order of first run
   const columns = new Map<string, Omit<MatrixColumn, 'mean'>>();
