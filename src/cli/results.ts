@@ -1,7 +1,6 @@
 /** `loupe results --matrix`: a benchmark's model × question matrix from the run store (issue 43). */
-import { loadMatrix, MATRIX_FILTERS, matrixView } from '../app/matrix/matrix.ts';
+import { loadMatrix, MATRIX_FILTERS, matrixView, type MatrixDot, type MatrixRowFilter, type MatrixView } from '../app/matrix/matrix.ts';
 import { oneLine } from '../core/util/text-safety.ts';
-import type { MatrixDot, MatrixRowFilter, MatrixView } from '../protocol/matrix.ts';
 import { JSON_OPTIONS } from './option-groups.ts';
 import { declareCommand, defineCommand, optionGroup, parseCommand } from './options.ts';
 import { openExistingStore, STORE_OPTIONS } from './store-arg.ts';

@@ -16,6 +16,8 @@ import { LoupeInputError } from '../../core/util/errors.ts';
 import type { MatrixColumn, MatrixDot, MatrixRow, MatrixRowFilter, MatrixVerdict, MatrixView } from '../../protocol/matrix.ts';
 import { isRunScore } from '../results/outcomes.ts';
 
+export type { MatrixColumn, MatrixDot, MatrixRow, MatrixRowFilter, MatrixVerdict, MatrixView } from '../../protocol/matrix.ts';
+
 /** Which runs the matrix rests on: a list of run ids, or a predicate over stored runs (an experiment's scope). */
 export type RunSelector = readonly string[] | ((run: RunRecord) => boolean);
 

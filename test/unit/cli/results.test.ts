@@ -14,7 +14,8 @@ before(async () => {
   storeFile = join(dir, 'runs.sqlite');
   const store = openStore(storeFile);
   let n = 0;
-  for (const model of ['model-a', 'model-b']) for (let r = 0; r < 2; r++) {
+  for (const model of ['model-a', 'model-b']) {
+    for (let r = 0; r < 2; r++) {
     const id = `${model}-${r}`;
     await store.createRun({ id, suite: 'longda', blockId: 'pub-1', agent: 'llm', model, params: {}, promptHash: 'h', toolSet: 'longda', dataChecksums: {}, loupeVersion: 't', sandbox: 'off', workspace: dir });
     await store.updateRun(id, { status: 'finished' });
@@ -22,6 +23,7 @@ before(async () => {
     const summary = { match: 0.5 };
     const detail = { runId: id, suite: 'longda', blockId: 'pub-1', model, agent: 'llm', status: 'finished', benchmark: 'longda', judgeId: 'none', options: {}, summary, pending: 0, unjudged: 0, detail: { score: { rows } } };
     await store.scores.save({ runId: id, benchmark: 'longda', judgeId: 'none', options: {}, summary, detail, pending: 0, scoredAt: new Date(Date.UTC(2026, 0, 1) + n++).toISOString() });
+    }
   }
   await store.close();
 });
