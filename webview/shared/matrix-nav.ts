@@ -23,10 +23,11 @@ export function navigateMatrix(key: string, at: MatrixCursor | null, dots: reado
     return null;
   };
   const rowStep = (from: number, step: number): MatrixNavAction => {
-    for (let r = Math.max(0, Math.min(dots.length - 1, from + step)); r >= 0 && r < dots.length; r += Math.sign(step) || 1) {
+    const start = Math.max(0, Math.min(dots.length - 1, from + step));
+    if (start === from) return { kind: 'none' };
+    for (let r = start; r >= 0 && r < dots.length; r += Math.sign(step)) {
       const to = near(r, at!.col, at!.dot);
       if (to) return { kind: 'move', to };
-      if (step === 0) break;
     }
     return { kind: 'none' };
   };
