@@ -6,7 +6,7 @@
  */
 import type { CompareFigure, CompareResult, CompareViewState } from '../src/protocol/compare.ts';
 import { OpenRunsRequest } from '../src/protocol/results.ts';
-import { DidChangeStateNotification } from '../src/protocol/webview.ts';
+import { DidChangeStateNotification, ExecuteCommandRequest } from '../src/protocol/webview.ts';
 import css from './compare.css';
 import { connectHost, h, ready } from './shared/host.ts';
 import { adoptCss } from './shared/styles.ts';
@@ -89,7 +89,11 @@ function result(r: CompareResult): HTMLElement[] {
       h('td', { class: 'num' }, `${f4(i.a)} (${i.repeatsA}×)`), h('td', { class: 'num' }, `${f4(i.b)} (${i.repeatsB}×)`),
       h('td', { class: `num ${i.diff > 0 ? 'pos' : 'neg'}` }, f4(i.diff)),
       h('td', {}, runsLink(i.runIdsA, `A on ${i.item}`, `A (${i.runIdsA.length})`), ' · ', runsLink(i.runIdsB, `B on ${i.item}`, `B (${i.runIdsB.length})`))))));
-  out.push(h('section', {}, h('h3', { id: 'disagreements-title' }, `Items where they disagree (${dis.length} of ${d.n}), largest difference first`),
+  const toMatrix = h('a', { class: 'runs', href: '#', id: 'open-matrix', title: 'The model × question matrix of these two profiles, on the items where they disagree (each repeat a dot that opens its answer step)', onclick: (ev: Event) => {
+    ev.preventDefault();
+    void host.rpc.request(ExecuteCommandRequest, { command: 'loupe.openMatrix', args: [{ suite: r.suite, profiles: [r.a.profile.player, r.b.profile.player], filter: 'disagree' }] });
+  } }, 'Open these items in the model × question matrix');
+  out.push(h('section', {}, h('h3', { id: 'disagreements-title' }, `Items where they disagree (${dis.length} of ${d.n}), largest difference first`), dis.length ? h('p', {}, toMatrix) : undefined,
     dis.length ? table : h('p', { class: 'muted' }, 'None: A and B have the same item means on every shared item.')));
   return out;
 }

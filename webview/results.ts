@@ -160,6 +160,8 @@ function render(s: ResultsState): void {
       onclick: () => void host.rpc.request(ExecuteCommandRequest, { command: 'loupe.openAnnotationQueue', args: [{ kind: 'items' }] }) }, 'Annotate pending items') : undefined,
     h('vscode-button', { id: 'compare-profiles', secondary: true, title: 'Paired difference of two profiles with clustered standard errors (as loupe compare)',
       onclick: () => void host.rpc.request(ExecuteCommandRequest, { command: 'loupe.compareProfiles' }) }, 'Compare two profiles'),
+    h('vscode-button', { id: 'open-matrix', secondary: true, title: 'Items × run profiles, each repeat a dot coloured by its outcome (as loupe results --matrix)',
+      onclick: () => void host.rpc.request(ExecuteCommandRequest, { command: 'loupe.openMatrix' }) }, 'Model × question matrix'),
     refresh);
   const parts: (HTMLElement | undefined)[] = [header,
     h('p', { class: 'muted' }, `Scored ${new Date(s.generatedAt).toLocaleString()}. Click any number to open the runs behind it.`)];

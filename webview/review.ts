@@ -13,7 +13,7 @@ import '@vscode-elements/elements/dist/vscode-textarea/index.js';
 import '@vscode-elements/elements/dist/vscode-progress-bar/index.js';
 import '@vscode-elements/elements/dist/vscode-badge/index.js';
 import {
-  NextPairRequest, OpenTracedCellRequest, ReviewProgressNotification, SubmitVoteRequest, type PairView, type ReviewQueueView, type ReviewState, type ScreenChoice,
+  NextPairRequest, OpenTracedCellRequest, PairGroundTruthRequest, type PairQuestionTruth, ReviewProgressNotification, SubmitVoteRequest, type PairView, type ReviewQueueView, type ReviewState, type ScreenChoice,
 } from '../src/protocol/review.ts';
 import css from './review.css';
 import { agentHtml } from './shared/agent-html.ts';
@@ -52,6 +52,44 @@ let message: string | null = null;
 let focusRow = false;
 /** The vote panel folded to its summary line (key v), so the outputs get the height. */
 let folded = false;
+/** Ground truth beside each side (issue 43, opt-in per question; the host sends nothing before the vote in a blind queue). */
+let truth: { itemId: string; questions: Array<{ ref: string; question: string }> | null; shown: Map<string, PairQuestionTruth>; error: string | null } | null = null;
+
+function groundTruthSection(p: PairView): HTMLElement | undefined {
+  if (p.groundTruth === 'none') return undefined;
+  if (truth?.itemId !== p.itemId) truth = { itemId: p.itemId, questions: null, shown: new Map(), error: null };
+  const t = truth;
+  const box = h('section', { class: 'rv-truth', id: 'ground-truth', 'aria-label': 'ground truth' }, h('h2', {}, 'Ground truth per question'));
+  if (p.groundTruth === 'after-vote') {
+    box.append(h('p', { class: 'muted', id: 'truth-after-vote' }, 'Blind review: the ground truth can be shown beside each output after you vote.'));
+    return box;
+  }
+  const ask = async (ref?: string): Promise<void> => {
+    try {
+      const r = await host.rpc.request(PairGroundTruthRequest, { itemId: p.itemId, ...(ref ? { ref } : {}) });
+      t.questions = r.questions;
+      if (r.truth) t.shown.set(r.truth.ref, r.truth);
+      t.error = null;
+    } catch (e) {
+      t.error = e instanceof Error ? e.message : String(e);
+    }
+    render();
+  };
+  if (!t.questions) box.append(h('button', { class: 'link', id: 'truth-list', onclick: () => void ask() }, 'Show the questions (ground truth per question on request)'));
+  else if (!t.questions.length) box.append(h('p', { class: 'muted' }, 'Neither run has a stored score with per-question outcomes: score them to see the ground truth here.'));
+  else {
+    box.append(h('table', { class: 'rv-truth-table' }, h('thead', {}, h('tr', {}, h('th', {}, 'question'), h('th', {}, 'Output A answered'), h('th', {}, 'expected'), h('th', {}, 'Output B answered'))),
+      h('tbody', {}, ...t.questions.map((q) => {
+        const g = t.shown.get(q.ref);
+        const side = (x: { given: string; verdict: string } | null) => (x ? `${x.given || '—'} (${x.verdict})` : 'not scored');
+        return h('tr', { 'data-ref': q.ref }, h('td', {}, q.question),
+          ...(g ? [h('td', { class: 'truth-left' }, side(g.left)), h('td', { class: 'truth-expected' }, g.expected), h('td', { class: 'truth-right' }, side(g.right))]
+            : [h('td', { colspan: '3' }, h('button', { class: 'link truth-show', onclick: () => void ask(q.ref) }, 'show ground truth'))]));
+      }))));
+  }
+  if (t.error) box.append(h('p', { class: 'error', role: 'status' }, t.error));
+  return box;
+}
 /** The keyboard model, shown in the panel's key help. */
 const KEY_HELP = 'a / b / t / x vote on the highlighted criterion (the highlight stays) · j / k next / previous criterion · r rationale · Ctrl+Enter submit (or go to the first unanswered criterion) · v fold the vote panel · n next pair · s skip';
 
@@ -167,12 +205,13 @@ function render(): void {
   // the keyboard focus stays on the highlighted criterion across re-renders once it was put there
   const rowFocus = focusRow || !!(document.activeElement instanceof HTMLElement && document.activeElement.closest('.vote-row'));
   focusRow = false;
+  const gt = groundTruthSection(p);
   // issue 43: a fork and its parent (or two forks of one step): the fork diff beside the vote, once voted (blind until then)
   const fd = p.forkDiff;
   const forkSection = fd ? h('details', { class: 'rv-fork-diff', id: 'fork-diff', open: true },
     h('summary', {}, fd.relation === 'parent-fork' ? `Fork diff: this pair is a fork and its parent (forked after step ${fd.forkStep})` : `Fork diff: two forks of one run from step ${fd.forkStep}`),
     fd.view ? forkDiffElement(fd.view) : h('p', { class: 'muted', id: 'fork-diff-blind' }, 'The hint, the code diff, the answers and the scores of the two runs show here once you have voted (they name the runs).')) : '';
-  app.replaceChildren(header, bar, h('p', { class: 'muted', id: 'pair-title' }, `${p.suite} · block ${p.blockId} · ${p.criteria.length} criteria`), legend, grid, forkSection, vote, keys);
+  app.replaceChildren(...[header, bar, h('p', { class: 'muted', id: 'pair-title' }, `${p.suite} · block ${p.blockId} · ${p.criteria.length} criteria`), legend, grid, forkSection, gt, vote, keys].filter((x): x is HTMLElement => x !== undefined && x !== ''));
   app.removeAttribute('aria-busy');
   const row = rowFocus ? vote.querySelector<HTMLElement>('.vote-row.active') : null;
   if (row) {

@@ -16,6 +16,7 @@ import { k8sJobCommand } from './k8s-job.ts';
 import { mcpCommand } from './mcp.ts';
 import { powerCommand } from './power.ts';
 import { reportCommand } from './report.ts';
+import { resultsCommand } from './results.ts';
 import { reviewCommand } from './review.ts';
 import { runCommand } from './run.ts';
 import { runsCommand } from './runs.ts';
@@ -28,4 +29,4 @@ import { searchEvalCommand } from './search-eval.ts';
 import { initBenchmarkCommand } from './init-benchmark.ts';
 import type { CliCommand } from './types.ts';
 
-export const commands: CliCommand[] = [doctorCommand, indexCommand, searchCommand, variablesCommand, searchEvalCommand, runCommand, runsCommand, demoCommand, scoreCommand, compareCommand, powerCommand, reportCommand, blocksCommand, fetchCommand, annotationsCommand, agreementCommand, checklistCommand, reviewCommand, bladeCommand, interveneCommand, failuresCommand, mcpCommand, storeCommand, workerCommand, k8sJobCommand, initBenchmarkCommand, importCommand, exportCommand];
+export const commands: CliCommand[] = [doctorCommand, indexCommand, searchCommand, variablesCommand, searchEvalCommand, runCommand, runsCommand, demoCommand, scoreCommand, compareCommand, powerCommand, reportCommand, resultsCommand, blocksCommand, fetchCommand, annotationsCommand, agreementCommand, checklistCommand, reviewCommand, bladeCommand, interveneCommand, failuresCommand, mcpCommand, storeCommand, workerCommand, k8sJobCommand, initBenchmarkCommand, importCommand, exportCommand];

@@ -61,6 +61,22 @@ export interface PairView {
    * null when the pair is not related by a fork.
    */
   forkDiff: { view: ForkDiffView | null; relation: 'parent-fork' | 'sibling-forks'; forkStep: number } | null;
+  /**
+   * Ground truth per question beside each side (issue 43, opt-in): `after-vote` in a blind queue before this reviewer
+   * voted (nothing is sent until then), `available` once voted or in a queue that is not blind, `none` when the
+   * benchmark scores no per-item outcomes.
+   */
+  groundTruth: 'after-vote' | 'available' | 'none';
+}
+
+/** One question's ground truth beside each side: what each output answered (from its run's stored score) and the expected value. */
+export interface PairQuestionTruth {
+  ref: string;
+  question: string;
+  expected: string;
+  /** Null when that side's run has no stored score (or none for this question). */
+  left: { given: string; verdict: string } | null;
+  right: { given: string; verdict: string } | null;
 }
 
 /** Queue header. */
@@ -89,6 +105,11 @@ export const NextPairRequest = new IpcRequest<{ skip?: string }, ReviewState>('r
 export const SubmitVoteRequest = new IpcRequest<{ itemId: string; criteria: Record<string, ScreenChoice>; overall: ScreenChoice | null; rationale: string }, ReviewState>('review/submit');
 /** Webview → host: open the notebook cell a number was traced to (`side` of the current pair). */
 export const OpenTracedCellRequest = new IpcRequest<{ itemId: string; side: 'left' | 'right'; seq: number }, void>('review/openCell');
+/**
+ * Webview → host: the questions of the pair (`ref` absent: refs and question texts only) or one question's ground truth
+ * beside each side (`ref`). Refused in a blind queue before this reviewer's vote.
+ */
+export const PairGroundTruthRequest = new IpcRequest<{ itemId: string; ref?: string }, { questions: Array<{ ref: string; question: string }>; truth: PairQuestionTruth | null }>('review/groundTruth');
 /** Host → webview: queue progress changed elsewhere (another reviewer). */
 export const ReviewProgressNotification = new IpcNotification<{ queue: ReviewQueueView }>('review/progress');
 

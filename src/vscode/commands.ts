@@ -21,6 +21,7 @@ import { ItemPanel } from './panels/item-panel.ts';
 import { openFailureQueueCommand, showFailureFiguresCommand, tagFailureOfItemCommand, tagFailuresCommand } from './panels/failures-panel.ts';
 import { browseVariablesCommand } from './panels/variables-panel.ts';
 import { compareProfilesCommand } from './panels/compare-panel.ts';
+import { openMatrixCommand } from './panels/matrix-panel.ts';
 import { suiteRegistry } from './suites.ts';
 import { openTaskAsWorkspace } from './task-workspace.ts';
 import { setStorePassword } from './store-password.ts';
@@ -92,6 +93,7 @@ export function createCommands(): Record<string, CommandHandler> {
     'loupe.assignQueueItems': (ctx, arg) => assignQueueItemsCommand(ctx, arg),
     /** Compare two profiles (issue 48). Arg `{ suite, a, b }`; without it the user picks. Returns the comparison shown. */
     'loupe.compareProfiles': (ctx, arg) => compareProfilesCommand(ctx, arg),
+    'loupe.openMatrix': (ctx, arg) => openMatrixCommand(ctx, arg),
     /** Opens one run (its timeline). Arg: a run id; without one the user picks a run. */
     'loupe.openRun': async (ctx, runId) => {
       let id = typeof runId === 'string' ? runId : undefined;

@@ -161,6 +161,14 @@ export class MemoryRunStore implements RunStore {
   async getAnswersOf(ids: string[]): Promise<Map<string, AnswerRecord[]>> {
     return new Map(await Promise.all(ids.map(async (id) => [id, await this.getAnswers(id)] as const)));
   }
+  async getToolErrorCountsOf(ids: string[]): Promise<Map<string, number>> {
+    const out = new Map<string, number>();
+    for (const id of ids) {
+      const n = (await this.getSteps(id)).reduce((a, s) => a + s.toolCalls.filter((c) => c.isError).length, 0);
+      if (n) out.set(id, n);
+    }
+    return out;
+  }
   async getNotes(runId: string): Promise<string[]> {
     return [...(this.#notes.get(runId) ?? [])];
   }

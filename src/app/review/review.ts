@@ -10,7 +10,11 @@ import { leftSideFor, pairOf, PAIRWISE_TASK, pairwiseRanking, playerOf, screenCh
 import { reviewSourceOf } from './sources.ts';
 import type { RunStore } from '../../core/store/types.ts';
 import { pairForkDiff } from '../runs/fork-diff.ts';
-import type { PairView, RankingState, ReviewNumberView, ReviewQueueView, ReviewRowView, ReviewSideView } from '../../protocol/review.ts';
+import { findBenchmark } from '../../core/benchmarks/registry.ts';
+import type { ItemOutcome } from '../../core/benchmarks/types.ts';
+import { LoupeInputError } from '../../core/util/errors.ts';
+import { latestRunScore } from '../results/outcomes.ts';
+import type { PairQuestionTruth, PairView, RankingState, ReviewNumberView, ReviewQueueView, ReviewRowView, ReviewSideView } from '../../protocol/review.ts';
 
 /** A run's review document with its numbers traced to its cells. */
 async function docOf(runs: RunStore, runId: string, runsRoot: string | null): Promise<ReviewDoc> {
@@ -31,9 +35,10 @@ export async function reviewQueueView(ann: AnnotationStore, q: AnnotationQueue, 
  * The pair as `annotator` sees it: left/right from {@link leftSideFor}, runs revealed only when they have voted.
  * @param runsRoot the runs folder this user configured (issue 36: run files are read from a run folder inside it, else
  *   from the store's copy; null, the default: the store's copy only).
+ * @param blind the queue is blind: ground truth only after this reviewer's vote.
  * @returns the view, and the run ids behind the screen sides (for opening cells).
  */
-export async function pairView(ann: AnnotationStore, runs: RunStore, item: AnnotationItem, annotator: string, runsRoot: string | null = null): Promise<{ view: PairView; sides: { left: string; right: string } }> {
+export async function pairView(ann: AnnotationStore, runs: RunStore, item: AnnotationItem, annotator: string, runsRoot: string | null = null, blind = true): Promise<{ view: PairView; sides: { left: string; right: string } }> {
   const p = pairOf(item);
   const shownLeft = leftSideFor(item.id, annotator);
   const leftRun = shownLeft === 'A' ? p.runA : p.runB;
@@ -66,6 +71,7 @@ export async function pairView(ann: AnnotationStore, runs: RunStore, item: Annot
     vote: v ? { criteria: Object.fromEntries(v.criteria.map((c) => [c.criterion, screenChoice(c.choice, v.shownLeft ?? shownLeft)])), overall: screenChoice(v.overall, v.shownLeft ?? shownLeft), rationale: v.rationale } : null,
     traceRule: TRACE_RULE,
     forkDiff: await forkDiffBeside(runs, p.runA, p.runB, !!v),
+    groundTruth: !findBenchmark(p.suite)?.presentation.itemOutcomes ? 'none' : v || !blind ? 'available' : 'after-vote',
   };
   return { view, sides: { left: leftRun, right: rightRun } };
 }
@@ -107,4 +113,31 @@ export async function rankingState(ann: AnnotationStore, runs: RunStore, o: { su
     votes: r.votes, bothBad: r.bothBad, matrix: { labels: r.matrix.labels, rate: r.matrix.rate, battles: r.matrix.battles }, judgeHuman: r.judgeHuman, positionConsistency: r.positionConsistency, options: r.options,
     reviewers: r.reviewers.map((x) => ({ label: x.label, votes: x.votes })),
   };
+}
+
+/**
+ * Ground truth beside each side of a pair (issue 43, opt-in per question): the questions of the pair's benchmark items
+ * (from the stored scores of both runs, `presentation.itemOutcomes`), or one question with what each screen side
+ * answered and the expected value.
+ * @param blind the queue is blind: refused until `annotator` has voted on the pair.
+ * @throws LoupeInputError before the vote in a blind queue, for a benchmark without per-item outcomes, or an unknown question.
+ */
+export async function pairGroundTruth(ann: AnnotationStore, runs: RunStore, item: AnnotationItem, annotator: string, blind: boolean, ref?: string): Promise<{ questions: Array<{ ref: string; question: string }>; truth: PairQuestionTruth | null }> {
+  const p = pairOf(item);
+  const items = findBenchmark(p.suite)?.presentation.itemOutcomes;
+  if (!items) throw new LoupeInputError('ground truth', `${p.suite} scores no per-question outcomes`);
+  const voted = currentAnnotations(await ann.annotations(item.id)).byAnnotator.has(annotator);
+  if (blind && !voted) throw new LoupeInputError('ground truth', 'this queue is blind: the ground truth is shown only after your vote');
+  const shownLeft = leftSideFor(item.id, annotator);
+  const [leftRun, rightRun] = shownLeft === 'A' ? [p.runA, p.runB] : [p.runB, p.runA];
+  const outcomes = async (runId: string) => { const s = await latestRunScore(runs, runId); return new Map((s && !s.score.error ? items(s.score) : []).map((o) => [o.ref, o])); };
+  const [l, r] = [await outcomes(leftRun), await outcomes(rightRun)];
+  const questions: Array<{ ref: string; question: string }> = [];
+  const seen = new Set<string>();
+  for (const o of [...l.values(), ...r.values()]) if (!seen.has(o.ref)) { seen.add(o.ref); questions.push({ ref: o.ref, question: o.question }); }
+  if (ref === undefined) return { questions, truth: null };
+  const any = l.get(ref) ?? r.get(ref);
+  if (!any) throw new LoupeInputError('question', `no question '${ref}' in the scores of this pair`);
+  const side = (m: Map<string, ItemOutcome>) => { const o = m.get(ref); return o ? { given: o.given, verdict: o.verdict } : null; };
+  return { questions, truth: { ref, question: any.question, expected: any.expected, left: side(l), right: side(r) } };
 }

@@ -473,6 +473,15 @@ export class PgRunStore extends StoreRunReads implements RunStore {
     return out;
   }
 
+  async getToolErrorCountsOf(runIds: string[]): Promise<Map<string, number>> {
+    const out = new Map<string, number>();
+    if (!runIds.length) return out;
+    const rows = await this.#q(`SELECT run_id, count(*)::int AS n FROM (SELECT run_id, ${jsonColumn('tool_calls')}::json AS t FROM steps WHERE run_id = ANY($1::text[])) s,
+        json_array_elements(s.t) e WHERE (e ->> 'isError') = 'true' GROUP BY run_id`, [runIds]);
+    for (const r of rows) out.set(r.run_id as string, r.n as number);
+    return out;
+  }
+
   async getNotes(runId: string): Promise<string[]> {
     return (await this.#q('SELECT content FROM notes WHERE run_id = $1 ORDER BY idx', [runId])).map((r) => r.content as string);
   }

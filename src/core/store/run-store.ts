@@ -519,6 +519,17 @@ export class SqliteRunStore extends StoreRunReads implements RunStore {
     return out;
   }
 
+  async getToolErrorCountsOf(runIds: string[]): Promise<Map<string, number>> {
+    const out = new Map<string, number>();
+    for (let i = 0; i < runIds.length; i += 500) {
+      const ids = runIds.slice(i, i + 500);
+      const rows = this.db.prepare(`SELECT run_id, count(*) AS n FROM steps, json_each(steps.tool_calls) AS c
+        WHERE run_id IN (${ids.map(() => '?').join(',')}) AND json_extract(c.value, '$.isError') GROUP BY run_id`).all(...ids) as Row[];
+      for (const r of rows) out.set(r.run_id as string, r.n as number);
+    }
+    return out;
+  }
+
   async getNotes(runId: string): Promise<string[]> {
     return (this.db.prepare('SELECT content FROM notes WHERE run_id = ? ORDER BY idx').all(runId) as { content: string }[]).map((r) => r.content);
   }

@@ -247,6 +247,8 @@ export interface RunStore {
   getAnswers(runId: string): Promise<AnswerRecord[]>;
   /** Recorded answers of several runs in one read (run id → answers; runs without answers map to []). */
   getAnswersOf(runIds: string[]): Promise<Map<string, AnswerRecord[]>>;
+  /** Tool calls that returned an error, per run, counted in the store in one read (run id → count; runs with none are absent). */
+  getToolErrorCountsOf(runIds: string[]): Promise<Map<string, number>>;
   /** The notes list after the last committed step. */
   getNotes(runId: string): Promise<string[]>;
   /** The last saved code, or null. */

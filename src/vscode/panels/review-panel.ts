@@ -11,10 +11,11 @@ import { createJudge } from '../../core/eval/judges/factory.ts';
 import { judgementStoreOf } from '../../core/eval/store.ts';
 import { apiKeySecretName } from '../config.ts';
 import type { Suite } from '../../core/suites/types.ts';
-import { pairView, rankingState, reviewQueueView } from '../../app/review/review.ts';
+import { pairGroundTruth, pairView, rankingState, reviewQueueView } from '../../app/review/review.ts';
+import { LoupeInputError } from '../../core/util/errors.ts';
 import { errorMessage } from '../../core/util/errors.ts';
 import {
-  JudgePairsRequest, NextPairRequest, OpenTracedCellRequest, RankingRequest, ReviewProgressNotification, SubmitVoteRequest, type RankingState, type ReviewState,
+  JudgePairsRequest, NextPairRequest, OpenTracedCellRequest, PairGroundTruthRequest, RankingRequest, ReviewProgressNotification, SubmitVoteRequest, type RankingState, type ReviewState,
 } from '../../protocol/review.ts';
 import { DidChangeStateNotification } from '../../protocol/webview.ts';
 import { annotationSettings, currentAnnotator, reviewRubric } from '../config.ts';
@@ -72,6 +73,16 @@ export class ReviewPanel extends LoupePanel {
       void RankingPanel.host.get(SINGLETON)?.refresh();
       return this.stateFor(item.id, 'Vote saved. The runs are now named above each output. Press n for the next pair.');
     });
+    this.rpc.onRequest(PairGroundTruthRequest, async ({ itemId, ref }) => {
+      const item = await this.ann.getItem(itemId);
+      if (!item) throw new Error(`The pair ${itemId} is no longer in the store`);
+      try {
+        return await pairGroundTruth(this.ann, this.ctx.store(), item, currentAnnotator(), (await this.queue()).blind, ref);
+      } catch (e) {
+        if (e instanceof LoupeInputError) throw new Error(e.message.replace(/^[^:]*: /, ''), { cause: e });
+        throw e;
+      }
+    });
     this.rpc.onRequest(OpenTracedCellRequest, async ({ itemId, side, seq }) => {
       if (!this.sides || this.sides.itemId !== itemId) throw new Error('That pair is no longer on screen');
       await vscode.commands.executeCommand('loupe.openRunNotebook', side === 'left' ? this.sides.left : this.sides.right, seq);
@@ -106,7 +117,7 @@ export class ReviewPanel extends LoupePanel {
     const who = currentAnnotator();
     const item = await this.ann.getItem(itemId);
     if (!item) throw new Error(`The pair ${itemId} is no longer in the store`);
-    const { view, sides } = await pairView(this.ann, this.ctx.store(), item, who, this.ctx.runsDirectory);
+    const { view, sides } = await pairView(this.ann, this.ctx.store(), item, who, this.ctx.runsDirectory, q.blind);
     this.sides = { itemId, ...sides };
     return { queue: await reviewQueueView(this.ann, q, who), pair: view, message };
   }
