@@ -171,6 +171,9 @@ export function splitClauses(question: string): string[] {
 /** Words that state a comparison, not a measure. */
 const COMPARISON_WORDS = new Set(codebookTokens('more higher greater above less lower below over under least most than exceed equal'));
 
+/** Words that restate a cut-off's direction. */
+const LEVEL_WORDS = new Set(codebookTokens('high low elevated raised'));
+
 const CUT_CUE = /(?:>=?|<=?|≥|≤|\bor (?:more|higher|greater|above|less|lower|below|over)\b|\bat least\b|\bat most\b|\b(?:greater|more|higher|less|lower) than\b|\babove\b|\bbelow\b|\bunder\b|\bover\b|\bexceed)/i;
 
 /**
@@ -327,8 +330,9 @@ export class QuestionRetriever {
   private conceptFiles(question: string, isMeasure: (t: string) => boolean, minCoverage: number): { files: string[]; vars: Array<{ d: VarDoc; s: number; clause: string }> } {
     const found: Array<{ d: VarDoc; s: number; clause: string }> = [];
     for (const raw of splitClauses(question)) {
-      const words = [...new Set(codebookTokens(raw).filter((t) => isMeasure(t) && !COMPARISON_WORDS.has(t)))];
       const cut = cutOffs(raw);
+      // with a cut-off, "high" / "low" / "elevated" restate the comparison rather than name the measure
+      const words = [...new Set(codebookTokens(raw).filter((t) => isMeasure(t) && !COMPARISON_WORDS.has(t) && !(cut.length && LEVEL_WORDS.has(t))))];
       const terms = words.filter((t) => this.df.has(t) || (this.synonyms.get(t) ?? []).some((x) => this.df.has(x)));
       if (!terms.length) {
         // the clause's words are the documentation's, not the catalog's ("HbA1c >= 6.5%"): its best page's file
