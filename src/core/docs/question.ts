@@ -21,7 +21,7 @@ export interface QuestionOptions {
   topVariables?: number;
   /** RRF constant (default 60). */
   rrfK?: number;
-  /** Weights of the three rankings in the fusion (default 1 each). */
+  /** Weights of the rankings in the fusion (default variables 1, pages 1, design 2, concepts 0.5, named 2). */
   weights?: { variables?: number; pages?: number; design?: number; concepts?: number; named?: number };
   /** Share of a clause's informative words its best variable must cover for the clause's file to count (default 0.6). */
   minConceptCoverage?: number;
@@ -487,9 +487,10 @@ export class QuestionRetriever {
     addList(varFiles, w.variables, 'variables');
     addList(pageFiles, w.pages, 'pages');
     addList(designFiles, w.design, 'design');
-    // 4. concepts: each clause's best variable (definitional phrases, cut-offs, adjustments)
+    // 4. concepts: each clause's best variable (definitional phrases, cut-offs, adjustments); weight 0.5 chosen on the
+    //    design parts (issue 49 split and the issue 25 tuning part): it keeps the NHANES nDCG of the whole-question ranking
     const concepts = this.conceptFiles(question, isMeasure, opts.minConceptCoverage ?? 0.6);
-    addList(concepts.files, w.concepts ?? 1, 'concepts');
+    addList(concepts.files, w.concepts ?? 0.5, 'concepts');
     // 5. design documentation by search when no design family applies; the question's own design words
     //    (replicate weights, variance, strata) find the document describing them
     if (!this.design) addList(this.designDocsBySearch(), w.design, 'design');
