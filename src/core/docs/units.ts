@@ -189,8 +189,8 @@ export async function extractUnits(
     const { units, sheets } = await xlsxUnits(data, name);
     return { kind, units, note: sheets > 1 ? `${sheets} sheets read (LongTA reads only the first)` : undefined };
   }
-  if (ext === '.docx') return { kind, units: await docxUnits(data, name) };
   const maxBytes = opts.maxTextBytes ?? DEFAULT_MAX_TEXT_BYTES;
+  if (ext === '.docx') return { kind, units: await docxUnits(data, name, maxBytes) };
   if (data.byteLength > maxBytes) {
     throw new LoupeInputError(name, `text file too large (${(data.byteLength / 1048576).toFixed(1)} MiB > ${(maxBytes / 1048576).toFixed(0)} MiB limit)`);
   }
@@ -234,7 +234,8 @@ const XML_ENTITIES: Record<string, string> = { amp: '&', lt: '<', gt: '>', quot:
  * The paragraphs of a Word document (`word/document.xml` of the .docx package), one unit each, empty ones dropped;
  * tabs and line breaks become spaces. Source: ECMA-376 Part 1 §17.3 (paragraphs `w:p`, runs `w:r`, text `w:t`).
  */
-async function docxUnits(data: Uint8Array, subject: string): Promise<string[]> {
+async function docxUnits(data: Uint8Array, subject: string, maxBytes: number): Promise<string[]> {
+  if (data.byteLength > maxBytes) throw new LoupeInputError(subject, `document too large (${(data.byteLength / 1048576).toFixed(1)} MiB > ${(maxBytes / 1048576).toFixed(0)} MiB limit)`);
   let xml: string;
   try {
     const zip = await JSZip.loadAsync(data);
@@ -244,6 +245,8 @@ async function docxUnits(data: Uint8Array, subject: string): Promise<string[]> {
   } catch (e) {
     throw new LoupeInputError(subject, `not a readable .docx document (${(e as Error).message})`);
   }
+  // the text part is bounded like a text file (a small package may inflate to much more)
+  if (xml.length > 4 * maxBytes) throw new LoupeInputError(subject, `document text too large (${(xml.length / 1048576).toFixed(1)} MiB of XML)`);
   const units: string[] = [];
   for (const para of xml.split(/<\/w:p>/)) {
     const text = para
