@@ -92,7 +92,7 @@ export abstract class DocIndexBuilder extends DocIndexRanking {
         const row = getFile.get(rel);
         // A file skipped or failed by another extractor version is tried again (a fixed extractor or
         // a newly supported type must not leave it skipped forever).
-        const staleSkip = !!row?.skipped && row.version !== this.xv;
+        const staleSkip = !!row?.skipped && (row.version !== this.xv || (String(row.skipped).startsWith('unsupported file type') && !!unitKindFor(rel)));
         if (row && !staleSkip && row.size === st.size && row.mtime === st.mtimeMs) {
           if (row.hash === '' && row.skipped) {
             reused++;

@@ -17,6 +17,8 @@ export interface RetrievalLabel {
   /** Publication / group the question comes from (for tuning / held-back splits). */
   source?: string;
   id?: string;
+  /** Survey folder the question belongs to (its `survey` field, else the first path component of its files). */
+  survey?: string;
 }
 
 /** Metrics over a set of labelled questions. */
@@ -34,12 +36,14 @@ interface RawLabel {
   survey?: unknown;
   source?: unknown;
   internal_id?: unknown;
+  id?: unknown;
 }
 
 /**
  * Reads a labels file: `{ questions: [...] }` or a bare array; each entry `{ q, files }` or
  * `{ survey, source, internal_id, files }` (question = `query` + " " + `additional_info` of the
- * matching `benchmark.csv` row in `benchmarkDir`).
+ * matching `benchmark.csv` row in `benchmarkDir`). `survey` and `id` are kept when present (the survey
+ * defaults to the first path component of the entry's first file).
  * @param path labels JSON; `benchmarkDir` folder holding `benchmark.csv` (needed only for id-only entries);
  *   `text` `query` to use the question alone (without `additional_info`, the definitions and notes).
  * @returns labels in file order.
@@ -67,12 +71,15 @@ export function loadRetrievalLabels(path: string, benchmarkDir?: string, text: '
     const where = `${path} entry ${i + 1}`;
     if (!Array.isArray(e.files) || !e.files.length || !e.files.every((f) => typeof f === 'string')) throw new LoupeInputError(where, '"files" must be a non-empty array of paths');
     const files = e.files as string[];
-    if (typeof e.q === 'string' && e.q.trim()) return { q: e.q, files, ...(typeof e.source === 'string' ? { source: e.source } : {}) };
+    const survey = typeof e.survey === 'string' && e.survey ? e.survey : files[0]!.split('/')[0]!;
+    if (typeof e.q === 'string' && e.q.trim()) {
+      return { q: e.q, files, survey, ...(typeof e.source === 'string' ? { source: e.source } : {}), ...(typeof e.id === 'string' ? { id: e.id } : {}) };
+    }
     if (typeof e.survey !== 'string' || typeof e.source !== 'string' || e.internal_id === undefined) throw new LoupeInputError(where, 'needs "q" or "survey", "source" and "internal_id"');
     const key = `${e.survey}#${e.source}#${String(e.internal_id)}`;
     const row = rowsOf().get(key);
     if (!row) throw new LoupeInputError(where, `no benchmark.csv row for ${e.survey} / ${e.source} / ${String(e.internal_id)}`);
-    return { q: (text === 'query' ? row.query : `${row.query} ${row.additional_info}`).trim(), files, source: e.source, id: key };
+    return { q: (text === 'query' ? row.query : `${row.query} ${row.additional_info}`).trim(), files, source: e.source, id: key, survey };
   });
 }
 

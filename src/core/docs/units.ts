@@ -7,6 +7,7 @@
  * rejects it), every sheet of a workbook is read (pandas reads only the first), text that is not
  * valid UTF-8 is decoded as Windows-1252.
  */
+import JSZip from 'jszip';
 import { extname } from 'node:path';
 import { parse as parseCsv } from 'csv-parse/sync';
 import { LoupeInputError } from '../util/errors.ts';
@@ -46,7 +47,7 @@ export function unitKindFor(path: string): UnitKind | undefined {
   const ext = extname(path).toLowerCase();
   if (ext === '.pdf') return 'Page';
   if (ext === '.csv' || ext === '.xlsx' || ext === '.xls' || ext === '.tsv') return 'Row';
-  if (ext === '.json' || TEXT_EXT.has(ext) || HTML_EXT.has(ext)) return 'Line';
+  if (ext === '.json' || ext === '.docx' || TEXT_EXT.has(ext) || HTML_EXT.has(ext)) return 'Line';
   return undefined;
 }
 
@@ -189,6 +190,7 @@ export async function extractUnits(
     return { kind, units, note: sheets > 1 ? `${sheets} sheets read (LongTA reads only the first)` : undefined };
   }
   const maxBytes = opts.maxTextBytes ?? DEFAULT_MAX_TEXT_BYTES;
+  if (ext === '.docx') return { kind, units: await docxUnits(data, name, maxBytes) };
   if (data.byteLength > maxBytes) {
     throw new LoupeInputError(name, `text file too large (${(data.byteLength / 1048576).toFixed(1)} MiB > ${(maxBytes / 1048576).toFixed(0)} MiB limit)`);
   }
@@ -223,6 +225,39 @@ export async function extractUnits(
   }
   const units = lines.map(collapseWhitespace);
   return { kind, units, note: HTML_EXT.has(ext) ? joinNotes(note, 'HTML reduced to text lines') : note };
+}
+
+/** XML entities of WordprocessingML text. */
+const XML_ENTITIES: Record<string, string> = { amp: '&', lt: '<', gt: '>', quot: '"', apos: "'" };
+
+/**
+ * The paragraphs of a Word document (`word/document.xml` of the .docx package), one unit each, empty ones dropped;
+ * tabs and line breaks become spaces. Source: ECMA-376 Part 1 §17.3 (paragraphs `w:p`, runs `w:r`, text `w:t`).
+ */
+async function docxUnits(data: Uint8Array, subject: string, maxBytes: number): Promise<string[]> {
+  if (data.byteLength > maxBytes) throw new LoupeInputError(subject, `document too large (${(data.byteLength / 1048576).toFixed(1)} MiB > ${(maxBytes / 1048576).toFixed(0)} MiB limit)`);
+  let xml: string;
+  try {
+    const zip = await JSZip.loadAsync(data);
+    const doc = zip.file('word/document.xml');
+    if (!doc) throw new Error('no word/document.xml part');
+    xml = await doc.async('string');
+  } catch (e) {
+    throw new LoupeInputError(subject, `not a readable .docx document (${(e as Error).message})`);
+  }
+  // the text part is bounded like a text file (a small package may inflate to much more)
+  if (xml.length > 4 * maxBytes) throw new LoupeInputError(subject, `document text too large (${(xml.length / 1048576).toFixed(1)} MiB of XML)`);
+  const units: string[] = [];
+  for (const para of xml.split(/<\/w:p>/)) {
+    const text = para
+      .replace(/<w:(?:tab|br|cr)\b[^>]*\/>/g, ' ')
+      .replace(/<[^>]+>/g, '')
+      .replace(/&(amp|lt|gt|quot|apos);/g, (_, e: string) => XML_ENTITIES[e]!)
+      .replace(/&#(x?)([0-9a-fA-F]+);/g, (_, x: string, n: string) => String.fromCodePoint(parseInt(n, x ? 16 : 10)));
+    const u = collapseWhitespace(text);
+    if (u) units.push(u);
+  }
+  return units;
 }
 
 function joinNotes(a: string | undefined, b: string): string {
