@@ -26,17 +26,33 @@ const problemMatcher = {
 
 // Native or worker-loading packages stay outside the bundle and ship in node_modules.
 // vega (report SVGs) is ESM with top-level await: loaded at run time with import(), never bundled into cjs.
-const nodeExternals = ['vscode', 'better-sqlite3', 'pdfjs-dist', '@embedpdf/pdfium', 'playwright-core', 'mocha', 'vega', 'vega-lite'];
+const nodeExternals = [
+  'vscode',
+  'better-sqlite3',
+  'pdfjs-dist',
+  '@embedpdf/pdfium',
+  'playwright-core',
+  'mocha',
+  'vega',
+  'vega-lite',
+];
 
 const webviewEntries = fs.existsSync('webview')
-  ? fs.readdirSync('webview').filter((f) => /^[a-z0-9-]+\.ts$/.test(f) && f !== 'env.d.ts')
+  ? fs
+      .readdirSync('webview')
+      .filter((f) => /^[a-z0-9-]+\.ts$/.test(f) && f !== 'env.d.ts')
       .map((f) => path.join('webview', f))
   : [];
 
 /** Lists files under a folder (recursively) whose name matches `re`. */
 function findFiles(dir, re) {
   if (!fs.existsSync(dir)) return [];
-  return fs.readdirSync(dir, { recursive: true }).map(String).filter((f) => re.test(f)).sort().map((f) => path.join(dir, f));
+  return fs
+    .readdirSync(dir, { recursive: true })
+    .map(String)
+    .filter((f) => re.test(f))
+    .sort()
+    .map((f) => path.join(dir, f));
 }
 
 /** `import('loupe:integration-tests')` loads every test/integration/**\/*.test.ts (no hand-kept list). */
@@ -47,7 +63,9 @@ const integrationTests = {
     build.onLoad({ filter: /.*/, namespace: 'loupe' }, () => ({
       resolveDir: __dirname,
       loader: 'ts',
-      contents: findFiles('test/integration', /\.test\.ts$/).map((f) => `import './${f.split(path.sep).join('/')}';`).join('\n'),
+      contents: findFiles('test/integration', /\.test\.ts$/)
+        .map((f) => `import './${f.split(path.sep).join('/')}';`)
+        .join('\n'),
       watchDirs: [path.join(__dirname, 'test/integration')],
     }));
   },
@@ -63,28 +81,83 @@ const common = {
 };
 
 const contexts = [
-  { ...common, entryPoints: ['src/extension.ts'], outfile: 'dist/extension.js', platform: 'node', format: 'cjs',
-    target: 'node22', external: nodeExternals },
-  { ...common, entryPoints: ['src/cli.ts'], outfile: 'dist/cli.js', platform: 'node', format: 'cjs',
-    target: 'node22', external: nodeExternals, banner: { js: '#!/usr/bin/env node' } },
+  {
+    ...common,
+    entryPoints: ['src/extension.ts'],
+    outfile: 'dist/extension.js',
+    platform: 'node',
+    format: 'cjs',
+    target: 'node22',
+    external: nodeExternals,
+  },
+  {
+    ...common,
+    entryPoints: ['src/cli.ts'],
+    outfile: 'dist/cli.js',
+    platform: 'node',
+    format: 'cjs',
+    target: 'node22',
+    external: nodeExternals,
+    banner: { js: '#!/usr/bin/env node' },
+  },
   // The documentation extraction worker (src/core/docs/extract-pool.ts extractWorkerPath looks for dist/extract-worker.js).
-  { ...common, entryPoints: ['src/core/docs/extract-worker.ts'], outfile: 'dist/extract-worker.js', platform: 'node', format: 'cjs',
-    target: 'node22', external: nodeExternals },
+  {
+    ...common,
+    entryPoints: ['src/core/docs/extract-worker.ts'],
+    outfile: 'dist/extract-worker.js',
+    platform: 'node',
+    format: 'cjs',
+    target: 'node22',
+    external: nodeExternals,
+  },
   // splitting: heavy libraries (vega, pdf.js) load as shared chunks only when a panel needs them.
-  { ...common, entryPoints: webviewEntries, outdir: 'dist/webview', platform: 'browser', format: 'esm', splitting: true, chunkNames: 'chunks/[name]-[hash]',
-    target: 'es2022', loader: { '.css': 'text' } },
+  {
+    ...common,
+    entryPoints: webviewEntries,
+    outdir: 'dist/webview',
+    platform: 'browser',
+    format: 'esm',
+    splitting: true,
+    chunkNames: 'chunks/[name]-[hash]',
+    target: 'es2022',
+    loader: { '.css': 'text' },
+  },
   // Integration tests run inside the real extension host, so they are bundled like the extension.
-  { ...common, entryPoints: ['test/integration/index.ts'], outfile: 'out/test/integration/index.js', platform: 'node',
-    format: 'cjs', target: 'node22', external: nodeExternals, sourcemap: true,
-    plugins: [...common.plugins, integrationTests] },
+  {
+    ...common,
+    entryPoints: ['test/integration/index.ts'],
+    outfile: 'out/test/integration/index.js',
+    platform: 'node',
+    format: 'cjs',
+    target: 'node22',
+    external: nodeExternals,
+    sourcemap: true,
+    plugins: [...common.plugins, integrationTests],
+  },
   // Test-only panel (issue 13: a panel is one declaration + protocol + webview entry): its host side is loaded by the
   // extension only when LOUPE_TEST_PANELS names out/test/panels.js; never built by --production (the .vsix build).
-  ...(production ? [] : [
-    { ...common, entryPoints: ['test/fixtures/panels/register.ts'], outfile: 'out/test/panels.js', platform: 'node', format: 'cjs',
-      target: 'node22', external: nodeExternals },
-    { ...common, entryPoints: ['test/fixtures/panels/test-echo.ts'], outdir: 'dist/webview', platform: 'browser', format: 'esm',
-      target: 'es2022', loader: { '.css': 'text' } },
-  ]),
+  ...(production
+    ? []
+    : [
+        {
+          ...common,
+          entryPoints: ['test/fixtures/panels/register.ts'],
+          outfile: 'out/test/panels.js',
+          platform: 'node',
+          format: 'cjs',
+          target: 'node22',
+          external: nodeExternals,
+        },
+        {
+          ...common,
+          entryPoints: ['test/fixtures/panels/test-echo.ts'],
+          outdir: 'dist/webview',
+          platform: 'browser',
+          format: 'esm',
+          target: 'es2022',
+          loader: { '.css': 'text' },
+        },
+      ]),
 ];
 
 /** Files the bundles read at runtime (resolved from `dist/` by the code that uses them). */
@@ -101,7 +174,11 @@ async function main() {
   // A production build starts clean so stale chunks and source maps never ship.
   if (production) fs.rmSync('dist', { recursive: true, force: true });
   copyRuntimeFiles();
-  const ctxs = await Promise.all(contexts.filter((c) => (c.entryPoints || []).length > 0 && (c.entryPoints || []).every((e) => fs.existsSync(e))).map((c) => esbuild.context(c)));
+  const ctxs = await Promise.all(
+    contexts
+      .filter((c) => (c.entryPoints || []).length > 0 && (c.entryPoints || []).every((e) => fs.existsSync(e)))
+      .map((c) => esbuild.context(c)),
+  );
   if (watch) {
     await Promise.all(ctxs.map((c) => c.watch()));
     return;

@@ -26,7 +26,9 @@ const major = Number(process.versions.node.split('.')[0]);
  */
 async function start(): Promise<number> {
   if (major < MIN_NODE && !['doctor', '--help', '-h', 'help', '--version', '-v', undefined].includes(argv[0])) {
-    io.err(`loupe: Loupe needs Node ≥ ${MIN_NODE}; this is ${process.version}. Run \`bash .ci/setup\` and put \`.cache/node/bin\` first on PATH, or install Node ${MIN_NODE}+.\n`);
+    io.err(
+      `loupe: Loupe needs Node ≥ ${MIN_NODE}; this is ${process.version}. Run \`bash .ci/setup\` and put \`.cache/node/bin\` first on PATH, or install Node ${MIN_NODE}+.\n`,
+    );
     return 1;
   }
   if (major < MIN_NODE && argv[0] === 'doctor') {

@@ -43,7 +43,9 @@ export function activate(extension: vscode.ExtensionContext): LoupeApi {
     registerBenchmarksView(ctx);
     registerMcpServers(ctx);
     if (ctx.folderContext) {
-      ctx.log.info(`task/run workspace of block ${ctx.folderContext.blockId}: suite ${ctx.folderContext.suites.map((x) => x.suite).join(', ')}, runs in ${ctx.folderContext.runsDirectory}`);
+      ctx.log.info(
+        `task/run workspace of block ${ctx.folderContext.blockId}: suite ${ctx.folderContext.suites.map((x) => x.suite).join(', ')}, runs in ${ctx.folderContext.runsDirectory}`,
+      );
       void openTaskFile(ctx.folderContext);
     }
     ctx.log.info(`Loupe activated in ${Date.now() - t0} ms (VS Code ${vscode.version}, node ${process.version})`);
@@ -53,7 +55,10 @@ export function activate(extension: vscode.ExtensionContext): LoupeApi {
     ctx.log.error(`activation failed: ${msg}`);
     void showErrorMessage(`Loupe failed to activate: ${msg}`);
   }
-  return { runTranscript: (runId) => RunSession.get(runId)?.terminal.plain.join(''), folderContext: (folder) => folderContext(extension.globalState, folder) };
+  return {
+    runTranscript: (runId) => RunSession.get(runId)?.terminal.plain.join(''),
+    folderContext: (folder) => folderContext(extension.globalState, folder),
+  };
 }
 
 /**
@@ -66,8 +71,12 @@ function registerTestPanels(ctx: LoupeContext): void {
   if (!entry) return;
   const mod = createRequire(__filename)(entry) as { register(c: LoupeContext, hooks: TestHooks): void };
   mod.register(ctx, {
-    registerBenchmark: (def) => { if (!findBenchmark(def.kind)) registerBenchmark(def); },
-    setTimelinePollMs: (ms) => { TimelinePanel.pollIntervalMs = ms; },
+    registerBenchmark: (def) => {
+      if (!findBenchmark(def.kind)) registerBenchmark(def);
+    },
+    setTimelinePollMs: (ms) => {
+      TimelinePanel.pollIntervalMs = ms;
+    },
   });
   ctx.log.info(`test panels registered from ${entry}`);
 }

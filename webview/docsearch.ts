@@ -11,10 +11,23 @@ import '@vscode-elements/elements/dist/vscode-multi-select/index.js';
 import '@vscode-elements/elements/dist/vscode-option/index.js';
 import '@vscode-elements/elements/dist/vscode-progress-bar/index.js';
 import {
-  DidChangeIndexNotification, DidPrefillNotification, GetPdfRequest, ReadUnitRequest, RebuildIndexRequest,
-  RevealFileRequest, SEARCH_MODES, SearchDocsRequest,
-  type DocFileInfo, type DocHit, type DocSearchHistoryEntry, type DocSearchPrefill, type DocSearchState,
-  type DocSearchTarget, type IndexStatus, type SearchMode, type UnitContent,
+  DidChangeIndexNotification,
+  DidPrefillNotification,
+  GetPdfRequest,
+  ReadUnitRequest,
+  RebuildIndexRequest,
+  RevealFileRequest,
+  SEARCH_MODES,
+  SearchDocsRequest,
+  type DocFileInfo,
+  type DocHit,
+  type DocSearchHistoryEntry,
+  type DocSearchPrefill,
+  type DocSearchState,
+  type DocSearchTarget,
+  type IndexStatus,
+  type SearchMode,
+  type UnitContent,
 } from '../src/protocol/docsearch.ts';
 import { DidChangeStateNotification } from '../src/protocol/webview.ts';
 import css from './docsearch.css';
@@ -53,28 +66,55 @@ let lastElapsed: number | undefined;
 const titleEl = h('span', { class: 'target', id: 'target-title' });
 const filesBadge = h('vscode-badge', { id: 'files-badge' });
 const statusEl = h('div', { class: 'index-status', id: 'index-status', role: 'status' });
-const queryEl = h('vscode-textfield', { id: 'query', placeholder: 'Search the documentation (variable names, phrases, questions)…', 'aria-label': 'Query' }) as HTMLElement & { value: string };
-const modeEl = h('vscode-single-select', { id: 'mode', 'aria-label': 'Search mode' }) as HTMLElement & { value: string };
-for (const m of SEARCH_MODES) modeEl.append(h('vscode-option', { value: m.mode, description: modeDescription(m.mode) }, m.label));
-const filesEl = h('vscode-multi-select', { id: 'files', combobox: true, 'aria-label': 'Filter by file', title: 'Only search these files (none selected: all files)' }) as HTMLElement & { value: string[] };
+const queryEl = h('vscode-textfield', {
+  id: 'query',
+  placeholder: 'Search the documentation (variable names, phrases, questions)…',
+  'aria-label': 'Query',
+}) as HTMLElement & { value: string };
+const modeEl = h('vscode-single-select', { id: 'mode', 'aria-label': 'Search mode' }) as HTMLElement & {
+  value: string;
+};
+for (const m of SEARCH_MODES) {
+  modeEl.append(h('vscode-option', { value: m.mode, description: modeDescription(m.mode) }, m.label));
+}
+const filesEl = h('vscode-multi-select', {
+  id: 'files',
+  combobox: true,
+  'aria-label': 'Filter by file',
+  title: 'Only search these files (none selected: all files)',
+}) as HTMLElement & { value: string[] };
 const searchBtn = h('vscode-button', { id: 'search' }, 'Search');
 const historyEl = h('section', { id: 'history', class: 'history', hidden: true });
 const summaryEl = h('div', { class: 'summary muted', id: 'summary' });
-const resultsEl = h('div', { id: 'results', class: 'results', role: 'listbox', tabindex: 0, 'aria-label': 'Search results' });
+const resultsEl = h('div', {
+  id: 'results',
+  class: 'results',
+  role: 'listbox',
+  tabindex: 0,
+  'aria-label': 'Search results',
+});
 const detailEl = h('div', { id: 'detail', class: 'detail-pane', 'aria-live': 'polite' });
 
 app.replaceChildren(
   h('header', {}, h('h1', {}, 'Documentation Search'), titleEl, filesBadge),
   statusEl,
-  h('div', { class: 'searchbar' }, queryEl, modeEl, h('label', { class: 'files-label muted', for: 'files' }, 'In files'), filesEl, searchBtn),
+  h(
+    'div',
+    { class: 'searchbar' },
+    queryEl,
+    modeEl,
+    h('label', { class: 'files-label muted', for: 'files' }, 'In files'),
+    filesEl,
+    searchBtn,
+  ),
   historyEl,
   summaryEl,
   h('div', { class: 'split' }, resultsEl, detailEl),
 );
 
 function modeDescription(m: SearchMode): string {
-  if (m === 'keyword') return 'Exact, case-insensitive text (the agent\'s search_doc)';
-  if (m === 'longta') return 'LongTA\'s retriever: whitespace tokens, case-sensitive, 500/100-char chunks';
+  if (m === 'keyword') return "Exact, case-insensitive text (the agent's search_doc)";
+  if (m === 'longta') return "LongTA's retriever: whitespace tokens, case-sensitive, 500/100-char chunks";
   return 'Loupe BM25: case-insensitive, variable names kept whole';
 }
 
@@ -91,21 +131,45 @@ function renderHeader(): void {
 function renderStatus(): void {
   const parts: (Node | string)[] = [];
   if (index.state === 'building') {
-    const bar = h('vscode-progress-bar', { id: 'index-progress', max: Math.max(1, index.total), value: index.done, 'aria-label': 'Index build progress' });
-    parts.push(bar, h('span', {}, `Indexing ${index.done} / ${index.total} files${index.message ? ` · ${index.message}` : ''}`));
+    const bar = h('vscode-progress-bar', {
+      id: 'index-progress',
+      max: Math.max(1, index.total),
+      value: index.done,
+      'aria-label': 'Index build progress',
+    });
+    parts.push(
+      bar,
+      h('span', {}, `Indexing ${index.done} / ${index.total} files${index.message ? ` · ${index.message}` : ''}`),
+    );
   } else if (index.state === 'error') {
-    parts.push(h('span', { class: 'error' }, `Index failed: ${index.message ?? 'unknown error'}`), rebuildButton('Retry'));
+    parts.push(
+      h('span', { class: 'error' }, `Index failed: ${index.message ?? 'unknown error'}`),
+      rebuildButton('Retry'),
+    );
   } else if (index.state === 'ready') {
     const units = files.reduce((n, f) => n + f.units, 0);
     parts.push(h('span', { class: 'muted' }, `Index ready: ${files.length} files, ${units.toLocaleString()} units.`));
     parts.push(rebuildButton('Rebuild'));
   } else {
-    parts.push(h('span', { class: 'muted' }, target ? 'Index not built yet.' : 'Open this panel from the Benchmarks view or the command "Loupe: Search Documentation".'));
+    parts.push(
+      h(
+        'span',
+        { class: 'muted' },
+        target
+          ? 'Index not built yet.'
+          : 'Open this panel from the Benchmarks view or the command "Loupe: Search Documentation".',
+      ),
+    );
   }
   if (index.skipped.length) {
-    parts.push(h('details', { class: 'skipped', id: 'skipped' },
-      h('summary', {}, `${index.skipped.length} file${index.skipped.length === 1 ? '' : 's'} skipped`),
-      h('ul', {}, ...index.skipped.map((s) => h('li', {}, h('code', {}, s.file), ' — ', s.reason)))));
+    parts.push(
+      h(
+        'details',
+        { class: 'skipped', id: 'skipped' },
+        h('summary', {}, `${index.skipped.length} file${index.skipped.length === 1 ? '' : 's'} skipped`),
+        h('ul', {}, ...index.skipped.map((s) => h('li', {}, h('code', {}, s.file), ' — ', s.reason))),
+      ),
+    );
   }
   statusEl.replaceChildren(...parts);
 }
@@ -118,7 +182,15 @@ function rebuildButton(label: string): HTMLElement {
 
 function renderFileOptions(): void {
   const chosen = new Set(view.files);
-  filesEl.replaceChildren(...files.map((f) => h('vscode-option', { value: f.file, selected: chosen.has(f.file), description: `${f.kind} · ${f.units} units` }, f.file)));
+  filesEl.replaceChildren(
+    ...files.map((f) =>
+      h(
+        'vscode-option',
+        { value: f.file, selected: chosen.has(f.file), description: `${f.kind} · ${f.units} units` },
+        f.file,
+      ),
+    ),
+  );
   // The element reads its options asynchronously; set the value after it has seen them.
   queueMicrotask(() => (filesEl.value = view.files.filter((f) => files.some((x) => x.file === f))));
 }
@@ -128,17 +200,29 @@ function renderHistory(): void {
   if (!history.length) return;
   historyEl.replaceChildren(
     h('h2', {}, 'Searches'),
-    h('ol', { class: 'history-list' }, ...history.map((e, i) => {
-      const li = h('li', {},
-        h('a', { href: '#', 'data-history': i }, e.label), ' ',
-        h('code', {}, e.query), ' ', h('span', { class: 'muted' }, e.mode),
-        e.opened?.length ? h('span', { class: 'muted' }, ` · opened ${e.opened.map((o) => `${o.file} ${o.unit}`).join(', ')}`) : undefined);
-      li.querySelector('a')?.addEventListener('click', (ev) => {
-        ev.preventDefault();
-        applyPrefill({ query: e.query, mode: e.mode, files: e.files, select: e.opened?.[0] });
-      });
-      return li;
-    })),
+    h(
+      'ol',
+      { class: 'history-list' },
+      ...history.map((e, i) => {
+        const li = h(
+          'li',
+          {},
+          h('a', { href: '#', 'data-history': i }, e.label),
+          ' ',
+          h('code', {}, e.query),
+          ' ',
+          h('span', { class: 'muted' }, e.mode),
+          e.opened?.length
+            ? h('span', { class: 'muted' }, ` · opened ${e.opened.map((o) => `${o.file} ${o.unit}`).join(', ')}`)
+            : undefined,
+        );
+        li.querySelector('a')?.addEventListener('click', (ev) => {
+          ev.preventDefault();
+          applyPrefill({ query: e.query, mode: e.mode, files: e.files, select: e.opened?.[0] });
+        });
+        return li;
+      }),
+    ),
   );
 }
 
@@ -148,7 +232,10 @@ function renderHistory(): void {
  */
 function pathParts(path: string): HTMLElement[] {
   const slash = path.lastIndexOf('/');
-  return [h('span', { class: 'dir' }, slash >= 0 ? path.slice(0, slash + 1) : ''), h('span', { class: 'base' }, path.slice(slash + 1))];
+  return [
+    h('span', { class: 'dir' }, slash >= 0 ? path.slice(0, slash + 1) : ''),
+    h('span', { class: 'base' }, path.slice(slash + 1)),
+  ];
 }
 function pathLabel(path: string, cls: string): HTMLElement {
   return h('span', { class: `${cls} path`, title: path }, ...pathParts(path));
@@ -156,25 +243,53 @@ function pathLabel(path: string, cls: string): HTMLElement {
 
 function renderResults(): void {
   if (!hits.length) {
-    resultsEl.replaceChildren(h('p', { class: 'muted empty' }, view.query.trim() ? 'No matches.' : 'Type a query and press Enter.'));
+    resultsEl.replaceChildren(
+      h('p', { class: 'muted empty' }, view.query.trim() ? 'No matches.' : 'Type a query and press Enter.'),
+    );
     summaryEl.textContent = '';
     return;
   }
-  summaryEl.textContent = `${hits.length} result${hits.length === 1 ? '' : 's'} · ${SEARCH_MODES.find((m) => m.mode === view.mode)?.label ?? view.mode}` +
+  summaryEl.textContent =
+    `${hits.length} result${hits.length === 1 ? '' : 's'} · ${SEARCH_MODES.find((m) => m.mode === view.mode)?.label ?? view.mode}` +
     (lastElapsed !== undefined ? ` · ${lastElapsed.toFixed(1)} ms` : '');
-  resultsEl.replaceChildren(...hits.map((hit, i) => {
-    const snippet = focusSnippet(hit.snippet, view.query, view.mode);
-    const row = h('div', { class: 'hit', role: 'option', id: `hit-${i}`, 'data-index': i, 'aria-selected': i === selected ? 'true' : 'false' },
-      h('div', { class: 'hit-head' },
-        pathLabel(hit.file, 'hit-file'),
-        h('span', { class: 'hit-unit' }, hit.unit),
-        h('span', { class: 'hit-score num', title: 'Score' }, formatScore(hit.score))),
-      h('div', { class: 'hit-snippet' }, ...segmentsToNodes(snippet, view.query, view.mode)),
-      ...(hit.alsoIn?.length ? [h('div', { class: 'hit-also muted', title: hit.alsoIn.map((a) => `${a.file} · ${a.unit}`).join('\n') }, `Same text also in ${hit.alsoIn.length} other place${hit.alsoIn.length === 1 ? '' : 's'}: ${hit.alsoIn.slice(0, 3).map((a) => a.file.split('/').pop()).join(', ')}${hit.alsoIn.length > 3 ? ', …' : ''}`)] : []));
-    row.addEventListener('click', () => select(i, true));
-    row.addEventListener('dblclick', () => open(i));
-    return row;
-  }));
+  resultsEl.replaceChildren(
+    ...hits.map((hit, i) => {
+      const snippet = focusSnippet(hit.snippet, view.query, view.mode);
+      const row = h(
+        'div',
+        {
+          class: 'hit',
+          role: 'option',
+          id: `hit-${i}`,
+          'data-index': i,
+          'aria-selected': i === selected ? 'true' : 'false',
+        },
+        h(
+          'div',
+          { class: 'hit-head' },
+          pathLabel(hit.file, 'hit-file'),
+          h('span', { class: 'hit-unit' }, hit.unit),
+          h('span', { class: 'hit-score num', title: 'Score' }, formatScore(hit.score)),
+        ),
+        h('div', { class: 'hit-snippet' }, ...segmentsToNodes(snippet, view.query, view.mode)),
+        ...(hit.alsoIn?.length
+          ? [
+              h(
+                'div',
+                { class: 'hit-also muted', title: hit.alsoIn.map((a) => `${a.file} · ${a.unit}`).join('\n') },
+                `Same text also in ${hit.alsoIn.length} other place${hit.alsoIn.length === 1 ? '' : 's'}: ${hit.alsoIn
+                  .slice(0, 3)
+                  .map((a) => a.file.split('/').pop())
+                  .join(', ')}${hit.alsoIn.length > 3 ? ', …' : ''}`,
+              ),
+            ]
+          : []),
+      );
+      row.addEventListener('click', () => select(i, true));
+      row.addEventListener('dblclick', () => open(i));
+      return row;
+    }),
+  );
   resultsEl.setAttribute('aria-activedescendant', selected >= 0 ? `hit-${selected}` : '');
 }
 
@@ -205,7 +320,12 @@ async function runSearch(): Promise<void> {
   }
   summaryEl.textContent = 'Searching…';
   try {
-    const res = await host.rpc.request(SearchDocsRequest, { query, mode: view.mode, files: view.files.length ? view.files : undefined, top: 50 });
+    const res = await host.rpc.request(SearchDocsRequest, {
+      query,
+      mode: view.mode,
+      files: view.files.length ? view.files : undefined,
+      top: 50,
+    });
     if (seq !== searchSeq) return;
     hits = res.hits;
     lastElapsed = res.elapsedMs;
@@ -260,23 +380,37 @@ async function showUnit(i: number, asPage = false): Promise<void> {
   try {
     unit = await host.rpc.request(ReadUnitRequest, { file: hit.file, unit: hit.unit });
   } catch (e) {
-    if (seq === unitSeq) detailEl.replaceChildren(h('p', { class: 'error' }, `Could not read ${hit.file} ${hit.unit}: ${message(e)}`));
+    if (seq === unitSeq) {
+      detailEl.replaceChildren(h('p', { class: 'error' }, `Could not read ${hit.file} ${hit.unit}: ${message(e)}`));
+    }
     return;
   }
   if (seq !== unitSeq) return;
   const page = unit.page ?? (isPdf(hit.file) ? pageOfUnit(hit.unit) : undefined);
   const buttons: HTMLElement[] = [];
   if (page !== undefined) {
-    const b = h('vscode-button', { id: asPage ? 'show-text' : 'open-page', secondary: asPage }, asPage ? 'Show text' : 'Open page');
+    const b = h(
+      'vscode-button',
+      { id: asPage ? 'show-text' : 'open-page', secondary: asPage },
+      asPage ? 'Show text' : 'Open page',
+    );
     b.addEventListener('click', () => void showUnit(i, !asPage));
     buttons.push(b);
   }
   const reveal = h('vscode-button', { id: 'open-file', secondary: true }, 'Open file');
   reveal.addEventListener('click', () => void host.rpc.request(RevealFileRequest, { file: hit.file, unit: hit.unit }));
   buttons.push(reveal);
-  const head = h('div', { class: 'detail-head' },
-    h('div', { class: 'detail-title' }, h('strong', { id: 'detail-file', class: 'path', title: unit.file }, ...pathParts(unit.file)), h('span', { class: 'hit-unit', id: 'detail-unit' }, unit.unit)),
-    h('div', { class: 'detail-actions' }, ...buttons));
+  const head = h(
+    'div',
+    { class: 'detail-head' },
+    h(
+      'div',
+      { class: 'detail-title' },
+      h('strong', { id: 'detail-file', class: 'path', title: unit.file }, ...pathParts(unit.file)),
+      h('span', { class: 'hit-unit', id: 'detail-unit' }, unit.unit),
+    ),
+    h('div', { class: 'detail-actions' }, ...buttons),
+  );
   if (asPage && page !== undefined) {
     const canvas = h('canvas', { id: 'pdf-canvas', 'aria-label': `${unit.file}, page ${page}` });
     const overlay = h('canvas', { class: 'pdf-overlay', 'aria-hidden': 'true' });
@@ -292,10 +426,16 @@ async function showUnit(i: number, asPage = false): Promise<void> {
       info.textContent = `Page ${r.page} of ${r.pages}${r.marks ? ` · ${r.marks} match${r.marks === 1 ? '' : 'es'} marked` : ''}`;
       detailEl.dataset.rendered = 'pdf';
     } catch (e) {
-      if (seq === unitSeq) info.replaceChildren(h('span', { class: 'error' }, `Could not render the page: ${message(e)}`));
+      if (seq === unitSeq) {
+        info.replaceChildren(h('span', { class: 'error' }, `Could not render the page: ${message(e)}`));
+      }
     }
   } else {
-    const text = h('pre', { class: 'unit-text', id: 'unit-text' }, ...segmentsToNodes(unit.text, view.query, view.mode, [hit.start, hit.end]));
+    const text = h(
+      'pre',
+      { class: 'unit-text', id: 'unit-text' },
+      ...segmentsToNodes(unit.text, view.query, view.mode, [hit.start, hit.end]),
+    );
     detailEl.replaceChildren(head, text);
     detailEl.dataset.rendered = 'text';
     text.querySelector('.primary, mark')?.scrollIntoView({ block: 'center' });
@@ -409,9 +549,12 @@ host.rpc.onNotification(DidPrefillNotification, ({ target: t, prefill }) => {
 const saved = host.getViewState<ViewState>();
 if (saved && typeof saved.query === 'string') view = { ...view, ...saved };
 
-ready<DocSearchState>(host, 'docsearch').then((s) => {
-  applyState(s);
-  app.removeAttribute('aria-busy');
-}, (e: unknown) => {
-  app.replaceChildren(h('p', { class: 'error' }, `Could not load: ${message(e)}`));
-});
+ready<DocSearchState>(host, 'docsearch').then(
+  (s) => {
+    applyState(s);
+    app.removeAttribute('aria-busy');
+  },
+  (e: unknown) => {
+    app.replaceChildren(h('p', { class: 'error' }, `Could not load: ${message(e)}`));
+  },
+);

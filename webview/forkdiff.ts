@@ -10,16 +10,28 @@ import { adoptCss } from './shared/styles.ts';
 
 const host = connectHost();
 const app = document.getElementById('app') as HTMLElement;
-adoptCss(`body { padding: 0 16px; } header h1 { font-size: 1.3em; margin: 10px 0 4px; } .message { white-space: pre-wrap; overflow-wrap: anywhere; }${FORK_DIFF_CSS}`);
+adoptCss(
+  `body { padding: 0 16px; } header h1 { font-size: 1.3em; margin: 10px 0 4px; } .message { white-space: pre-wrap; overflow-wrap: anywhere; }${FORK_DIFF_CSS}`,
+);
 
 function render(s: ForkDiffState): void {
   if (s.runId) host.setViewState({ runId: s.runId });
-  const title = h('header', {}, h('h1', {}, s.view?.relation === 'sibling-forks' ? 'Two forks of one run' : 'Fork and parent'));
+  const title = h(
+    'header',
+    {},
+    h('h1', {}, s.view?.relation === 'sibling-forks' ? 'Two forks of one run' : 'Fork and parent'),
+  );
   if (!s.view) {
-    app.replaceChildren(title, h('p', { class: 'message', id: 'message' }, s.message ?? 'Pick a forked run in the Runs view.'));
+    app.replaceChildren(
+      title,
+      h('p', { class: 'message', id: 'message' }, s.message ?? 'Pick a forked run in the Runs view.'),
+    );
     return;
   }
-  app.replaceChildren(title, forkDiffElement(s.view, (runId, step) => void host.rpc.request(OpenForkStepRequest, { runId, step })));
+  app.replaceChildren(
+    title,
+    forkDiffElement(s.view, (runId, step) => void host.rpc.request(OpenForkStepRequest, { runId, step })),
+  );
 }
 
 host.rpc.onNotification(DidChangeStateNotification, ({ state }) => render(state as ForkDiffState));

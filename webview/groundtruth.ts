@@ -5,7 +5,12 @@
  * rows apart, and the version picker (0 = the shipped file).
  */
 import '@vscode-elements/elements/dist/vscode-button/index.js';
-import { ShowGroundTruthRequest, type GroundTruthDecision, type GroundTruthState, type GroundTruthView } from '../src/protocol/ground-truth.ts';
+import {
+  ShowGroundTruthRequest,
+  type GroundTruthDecision,
+  type GroundTruthState,
+  type GroundTruthView,
+} from '../src/protocol/ground-truth.ts';
 import { connectHost, h, ready } from './shared/host.ts';
 import { adoptCss } from './shared/styles.ts';
 
@@ -43,7 +48,10 @@ let selected: string | null = null;
 let message = '';
 
 const decisions = (v: GroundTruthView): GroundTruthDecision[] => v.groups.flatMap((g) => g.decisions);
-const graphOrder = (v: GroundTruthView): string[] => (v.graph ? [...v.graph.nodes].sort((a, b) => a.layer - b.layer || a.row - b.row).map((n) => n.id) : decisions(v).map((d) => d.id));
+const graphOrder = (v: GroundTruthView): string[] =>
+  v.graph
+    ? [...v.graph.nodes].sort((a, b) => a.layer - b.layer || a.row - b.row).map((n) => n.id)
+    : decisions(v).map((d) => d.id);
 
 function dag(v: GroundTruthView): SVGSVGElement | HTMLElement {
   if (!v.graph) return h('p', { class: 'muted' }, 'No transform graph.');
@@ -105,9 +113,30 @@ function dag(v: GroundTruthView): SVGSVGElement | HTMLElement {
 
 function detail(v: GroundTruthView): HTMLElement {
   const d = decisions(v).find((x) => x.id === selected);
-  if (!d) return h('section', { class: 'detail', id: 'detail' }, h('p', { class: 'muted' }, selected === 'ROOT_SPEC_ID' ? 'ROOT: the dataset as loaded.' : 'Select a node or a row (j / k, Enter) to see its code, columns and rationale.'));
-  return h('section', { class: 'detail', id: 'detail' }, h('h3', {}, d.label), h('p', { class: 'muted' }, `${d.kind} · ${d.id}`),
-    h('dl', {}, ...d.fields.flatMap((f) => [h('dt', {}, f.name), h('dd', {}, f.code ? h('pre', {}, f.value) : f.value)])));
+  if (!d) {
+    return h(
+      'section',
+      { class: 'detail', id: 'detail' },
+      h(
+        'p',
+        { class: 'muted' },
+        selected === 'ROOT_SPEC_ID'
+          ? 'ROOT: the dataset as loaded.'
+          : 'Select a node or a row (j / k, Enter) to see its code, columns and rationale.',
+      ),
+    );
+  }
+  return h(
+    'section',
+    { class: 'detail', id: 'detail' },
+    h('h3', {}, d.label),
+    h('p', { class: 'muted' }, `${d.kind} · ${d.id}`),
+    h(
+      'dl',
+      {},
+      ...d.fields.flatMap((f) => [h('dt', {}, f.name), h('dd', {}, f.code ? h('pre', {}, f.value) : f.value)]),
+    ),
+  );
 }
 
 function select(id: string): void {
@@ -121,33 +150,91 @@ function render(): void {
   if (!state.revealed || !state.view) {
     const btn = h('vscode-button', { id: 'reveal' }, 'Show the ground truth (Enter)');
     btn.addEventListener('click', () => void show('latest'));
-    app.replaceChildren(h('section', { class: 'reveal' }, h('h1', {}, state.subject),
-      h('p', { class: 'warn' }, 'This shows the expert answers: the ground-truth decisions runs of this block are scored against.'),
-      h('p', { class: 'muted' }, 'If you are about to judge or review runs of it, you may want to do that first.'), btn,
-      message ? h('p', { class: 'error', id: 'message' }, message) : null));
+    app.replaceChildren(
+      h(
+        'section',
+        { class: 'reveal' },
+        h('h1', {}, state.subject),
+        h(
+          'p',
+          { class: 'warn' },
+          'This shows the expert answers: the ground-truth decisions runs of this block are scored against.',
+        ),
+        h('p', { class: 'muted' }, 'If you are about to judge or review runs of it, you may want to do that first.'),
+        btn,
+        message ? h('p', { class: 'error', id: 'message' }, message) : null,
+      ),
+    );
     app.removeAttribute('aria-busy');
     btn.focus();
     return;
   }
   const v = state.view;
-  const versions = h('select', { id: 'version', 'aria-label': 'version' }, ...v.versions.map((x) => h('option', { value: String(x.version), ...(x.version === v.version ? { selected: true } : {}) },
-    x.version === 0 ? 'v0 · shipped annotations.csv' : `v${x.version} · ${x.author} · ${x.createdAt.slice(0, 16).replace('T', ' ')} · ${x.changes}${x.note ? ` · ${x.note}` : ''}`)));
+  const versions = h(
+    'select',
+    { id: 'version', 'aria-label': 'version' },
+    ...v.versions.map((x) =>
+      h(
+        'option',
+        { value: String(x.version), ...(x.version === v.version ? { selected: true } : {}) },
+        x.version === 0
+          ? 'v0 · shipped annotations.csv'
+          : `v${x.version} · ${x.author} · ${x.createdAt.slice(0, 16).replace('T', ' ')} · ${x.changes}${x.note ? ` · ${x.note}` : ''}`,
+      ),
+    ),
+  );
   versions.addEventListener('change', () => void show(Number(versions.value)));
-  const groups = v.groups.filter((g) => g.title !== 'Transforms').map((g) => h('section', { class: 'group', id: `group-${g.title.toLowerCase().replace(/\W+/g, '-')}` }, h('h2', {}, `${g.title} (${g.decisions.length})`),
-    h('table', {}, ...g.decisions.map((d) => {
-      const tr = h('tr', { class: selected === d.id ? 'sel' : '', 'data-id': d.id }, h('td', {}, d.kind), h('td', {}, d.label), h('td', { class: 'muted' }, d.fields.find((f) => f.name === 'Columns')?.value ?? ''));
-      tr.addEventListener('click', () => select(d.id));
-      return tr;
-    }))));
-  const reviews = h('details', { id: 'reviews' }, h('summary', {}, `Review rows (${v.reviews.length}): LM-generated candidates and the annotators' labels`),
-    h('table', {}, ...v.reviews.map((r) => h('tr', {}, h('td', {}, r.kind), h('td', {}, r.verdict), h('td', { class: 'muted' }, r.label)))));
+  const groups = v.groups
+    .filter((g) => g.title !== 'Transforms')
+    .map((g) =>
+      h(
+        'section',
+        { class: 'group', id: `group-${g.title.toLowerCase().replace(/\W+/g, '-')}` },
+        h('h2', {}, `${g.title} (${g.decisions.length})`),
+        h(
+          'table',
+          {},
+          ...g.decisions.map((d) => {
+            const tr = h(
+              'tr',
+              { class: selected === d.id ? 'sel' : '', 'data-id': d.id },
+              h('td', {}, d.kind),
+              h('td', {}, d.label),
+              h('td', { class: 'muted' }, d.fields.find((f) => f.name === 'Columns')?.value ?? ''),
+            );
+            tr.addEventListener('click', () => select(d.id));
+            return tr;
+          }),
+        ),
+      ),
+    );
+  const reviews = h(
+    'details',
+    { id: 'reviews' },
+    h('summary', {}, `Review rows (${v.reviews.length}): LM-generated candidates and the annotators' labels`),
+    h(
+      'table',
+      {},
+      ...v.reviews.map((r) =>
+        h('tr', {}, h('td', {}, r.kind), h('td', {}, r.verdict), h('td', { class: 'muted' }, r.label)),
+      ),
+    ),
+  );
   const nT = v.groups.find((g) => g.title === 'Transforms')?.decisions.length ?? 0;
   app.replaceChildren(
     h('div', { class: 'gt-top' }, h('h1', { id: 'title' }, v.title), h('label', {}, 'Version ', versions)),
-    v.problems.length ? h('ul', { class: 'warn', id: 'problems' }, ...v.problems.map((p) => h('li', {}, p))) : h('span', {}),
-    h('h2', {}, `Transforms (${nT})`, h('span', { class: 'muted' }, ' — dashed: alternative branch; j / k move, Enter shows')),
+    v.problems.length
+      ? h('ul', { class: 'warn', id: 'problems' }, ...v.problems.map((p) => h('li', {}, p)))
+      : h('span', {}),
+    h(
+      'h2',
+      {},
+      `Transforms (${nT})`,
+      h('span', { class: 'muted' }, ' — dashed: alternative branch; j / k move, Enter shows'),
+    ),
     h('div', { class: 'gt-main', id: 'gt-main' }, h('div', { class: 'dag', id: 'dag' }, dag(v)), detail(v)),
-    ...groups, reviews,
+    ...groups,
+    reviews,
   );
   fitDag();
   app.removeAttribute('aria-busy');
@@ -184,20 +271,38 @@ document.addEventListener('keydown', (ev) => {
   const t = ev.target as HTMLElement | null;
   if (t && (t.tagName === 'SELECT' || t.tagName === 'INPUT')) return;
   if (!state.revealed) {
-    if (ev.key === 'Enter') { ev.preventDefault(); void show('latest'); }
+    if (ev.key === 'Enter') {
+      ev.preventDefault();
+      void show('latest');
+    }
     return;
   }
   const v = state.view!;
-  const order = [...graphOrder(v), ...v.groups.filter((g) => g.title !== 'Transforms').flatMap((g) => g.decisions.map((d) => d.id))];
+  const order = [
+    ...graphOrder(v),
+    ...v.groups.filter((g) => g.title !== 'Transforms').flatMap((g) => g.decisions.map((d) => d.id)),
+  ];
   const i = selected ? order.indexOf(selected) : -1;
-  if (ev.key === 'j' || ev.key === 'ArrowDown') { ev.preventDefault(); select(order[Math.min(order.length - 1, i + 1)]!); }
-  else if (ev.key === 'k' || ev.key === 'ArrowUp') { ev.preventDefault(); select(order[Math.max(0, i - 1)]!); }
-  else if (ev.key === 'Enter' && selected) { ev.preventDefault(); document.getElementById('detail')?.scrollIntoView({ block: 'nearest' }); }
+  if (ev.key === 'j' || ev.key === 'ArrowDown') {
+    ev.preventDefault();
+    select(order[Math.min(order.length - 1, i + 1)]!);
+  } else if (ev.key === 'k' || ev.key === 'ArrowUp') {
+    ev.preventDefault();
+    select(order[Math.max(0, i - 1)]!);
+  } else if (ev.key === 'Enter' && selected) {
+    ev.preventDefault();
+    document.getElementById('detail')?.scrollIntoView({ block: 'nearest' });
+  }
 });
 
-ready<GroundTruthState>(host, 'groundtruth').then((s) => {
-  state = s;
-  render();
-}, (e: unknown) => {
-  app.replaceChildren(h('p', { class: 'error' }, `Could not load the ground truth: ${e instanceof Error ? e.message : String(e)}`));
-});
+ready<GroundTruthState>(host, 'groundtruth').then(
+  (s) => {
+    state = s;
+    render();
+  },
+  (e: unknown) => {
+    app.replaceChildren(
+      h('p', { class: 'error' }, `Could not load the ground truth: ${e instanceof Error ? e.message : String(e)}`),
+    );
+  },
+);

@@ -23,19 +23,35 @@ dd code { font-family: var(--vscode-editor-font-family); }
 `);
 
 function fieldList(fields: ItemViewState['fields']): HTMLElement {
-  return h('dl', {}, ...fields.flatMap((f) => [h('dt', {}, f.name), h('dd', {}, f.code ? h('code', {}, f.value) : f.value)]));
+  return h(
+    'dl',
+    {},
+    ...fields.flatMap((f) => [h('dt', {}, f.name), h('dd', {}, f.code ? h('code', {}, f.value) : f.value)]),
+  );
 }
 
 function render(s: ItemViewState): void {
   if (s.target) host.setViewState({ target: s.target });
   const actions = h('div', { class: 'actions' });
   if (s.hasGroundTruth && !s.groundTruth) {
-    const b = h('vscode-button', { id: 'show-ground-truth', title: 'Reveal the expected answer of this item' }, 'Show ground truth');
+    const b = h(
+      'vscode-button',
+      { id: 'show-ground-truth', title: 'Reveal the expected answer of this item' },
+      'Show ground truth',
+    );
     b.addEventListener('click', async () => render(await host.rpc.request(ShowItemGroundTruthRequest, {})));
     actions.append(b);
   }
   if (s.groundTruthView) {
-    const b = h('vscode-button', { id: 'open-decisions', secondary: true, title: 'The dataset\'s ground-truth analysis decisions (revealed there on request)' }, 'Open ground-truth decisions…');
+    const b = h(
+      'vscode-button',
+      {
+        id: 'open-decisions',
+        secondary: true,
+        title: "The dataset's ground-truth analysis decisions (revealed there on request)",
+      },
+      'Open ground-truth decisions…',
+    );
     b.addEventListener('click', () => void host.rpc.request(OpenGroundTruthViewRequest, {}));
     actions.append(b);
   }
@@ -44,8 +60,20 @@ function render(s: ItemViewState): void {
     h('h1', { id: 'item-title' }, s.title),
     h('div', { class: 'question', id: 'item-text' }, s.text),
     s.fields.length ? fieldList(s.fields) : '',
-    s.groundTruth ? h('section', { class: 'truth', id: 'ground-truth' }, h('h2', {}, 'Ground truth'), s.groundTruth.length ? fieldList(s.groundTruth) : h('p', { class: 'muted' }, 'None recorded.'))
-      : h('p', { class: 'muted', id: 'ground-truth-hidden' }, s.hasGroundTruth ? 'The ground truth is hidden until you ask for it.' : 'This item has no per-item ground truth.'),
+    s.groundTruth
+      ? h(
+          'section',
+          { class: 'truth', id: 'ground-truth' },
+          h('h2', {}, 'Ground truth'),
+          s.groundTruth.length ? fieldList(s.groundTruth) : h('p', { class: 'muted' }, 'None recorded.'),
+        )
+      : h(
+          'p',
+          { class: 'muted', id: 'ground-truth-hidden' },
+          s.hasGroundTruth
+            ? 'The ground truth is hidden until you ask for it.'
+            : 'This item has no per-item ground truth.',
+        ),
     actions,
   );
   app.removeAttribute('aria-busy');

@@ -13,7 +13,16 @@ import '@vscode-elements/elements/dist/vscode-textarea/index.js';
 import '@vscode-elements/elements/dist/vscode-progress-bar/index.js';
 import '@vscode-elements/elements/dist/vscode-badge/index.js';
 import {
-  NextPairRequest, OpenTracedCellRequest, PairGroundTruthRequest, type PairQuestionTruth, ReviewProgressNotification, SubmitVoteRequest, type PairView, type ReviewQueueView, type ReviewState, type ScreenChoice,
+  NextPairRequest,
+  OpenTracedCellRequest,
+  PairGroundTruthRequest,
+  type PairQuestionTruth,
+  ReviewProgressNotification,
+  SubmitVoteRequest,
+  type PairView,
+  type ReviewQueueView,
+  type ReviewState,
+  type ScreenChoice,
 } from '../src/protocol/review.ts';
 import css from './review.css';
 import { agentHtml } from './shared/agent-html.ts';
@@ -25,7 +34,9 @@ import { forkDiffElement, FORK_DIFF_CSS } from './shared/fork-diff.ts';
 const host = connectHost();
 const app = document.getElementById('app') as HTMLElement;
 adoptCss(css);
-adoptCss(`${FORK_DIFF_CSS}\n.rv-fork-diff { margin: 10px 0; padding: 4px 8px; border: 1px solid var(--vscode-editorWidget-border, transparent); } .rv-fork-diff summary { cursor: pointer; font-weight: 600; }`);
+adoptCss(
+  `${FORK_DIFF_CSS}\n.rv-fork-diff { margin: 10px 0; padding: 4px 8px; border: 1px solid var(--vscode-editorWidget-border, transparent); } .rv-fork-diff summary { cursor: pointer; font-weight: 600; }`,
+);
 
 interface Draft {
   queueId: string;
@@ -53,15 +64,30 @@ let focusRow = false;
 /** The vote panel folded to its summary line (key v), so the outputs get the height. */
 let folded = false;
 /** Ground truth beside each side (issue 43, opt-in per question; the host sends nothing before the vote in a blind queue). */
-let truth: { itemId: string; questions: Array<{ ref: string; question: string }> | null; shown: Map<string, PairQuestionTruth>; error: string | null } | null = null;
+let truth: {
+  itemId: string;
+  questions: Array<{ ref: string; question: string }> | null;
+  shown: Map<string, PairQuestionTruth>;
+  error: string | null;
+} | null = null;
 
 function groundTruthSection(p: PairView): HTMLElement | undefined {
   if (p.groundTruth === 'none') return undefined;
   if (truth?.itemId !== p.itemId) truth = { itemId: p.itemId, questions: null, shown: new Map(), error: null };
   const t = truth;
-  const box = h('section', { class: 'rv-truth', id: 'ground-truth', 'aria-label': 'ground truth' }, h('h2', {}, 'Ground truth per question'));
+  const box = h(
+    'section',
+    { class: 'rv-truth', id: 'ground-truth', 'aria-label': 'ground truth' },
+    h('h2', {}, 'Ground truth per question'),
+  );
   if (p.groundTruth === 'after-vote') {
-    box.append(h('p', { class: 'muted', id: 'truth-after-vote' }, 'Blind review: the ground truth can be shown beside each output after you vote.'));
+    box.append(
+      h(
+        'p',
+        { class: 'muted', id: 'truth-after-vote' },
+        'Blind review: the ground truth can be shown beside each output after you vote.',
+      ),
+    );
     return box;
   }
   const ask = async (ref?: string): Promise<void> => {
@@ -75,27 +101,79 @@ function groundTruthSection(p: PairView): HTMLElement | undefined {
     }
     render();
   };
-  if (!t.questions) box.append(h('button', { class: 'link', id: 'truth-list', onclick: () => void ask() }, 'Show the questions (ground truth per question on request)'));
-  else if (!t.questions.length) box.append(h('p', { class: 'muted' }, 'Neither run has a stored score with per-question outcomes: score them to see the ground truth here.'));
-  else {
-    box.append(h('table', { class: 'rv-truth-table' }, h('thead', {}, h('tr', {}, h('th', {}, 'question'), h('th', {}, 'Output A answered'), h('th', {}, 'expected'), h('th', {}, 'Output B answered'))),
-      h('tbody', {}, ...t.questions.map((q) => {
-        const g = t.shown.get(q.ref);
-        const side = (x: { given: string; verdict: string } | null) => (x ? `${x.given || '—'} (${x.verdict})` : 'not scored');
-        return h('tr', { 'data-ref': q.ref }, h('td', {}, q.question),
-          ...(g ? [h('td', { class: 'truth-left' }, side(g.left)), h('td', { class: 'truth-expected' }, g.expected), h('td', { class: 'truth-right' }, side(g.right))]
-            : [h('td', { colspan: '3' }, h('button', { class: 'link truth-show', onclick: () => void ask(q.ref) }, 'show ground truth'))]));
-      }))));
+  if (!t.questions) {
+    box.append(
+      h(
+        'button',
+        { class: 'link', id: 'truth-list', onclick: () => void ask() },
+        'Show the questions (ground truth per question on request)',
+      ),
+    );
+  } else if (!t.questions.length) {
+    box.append(
+      h(
+        'p',
+        { class: 'muted' },
+        'Neither run has a stored score with per-question outcomes: score them to see the ground truth here.',
+      ),
+    );
+  } else {
+    box.append(
+      h(
+        'table',
+        { class: 'rv-truth-table' },
+        h(
+          'thead',
+          {},
+          h(
+            'tr',
+            {},
+            h('th', {}, 'question'),
+            h('th', {}, 'Output A answered'),
+            h('th', {}, 'expected'),
+            h('th', {}, 'Output B answered'),
+          ),
+        ),
+        h(
+          'tbody',
+          {},
+          ...t.questions.map((q) => {
+            const g = t.shown.get(q.ref);
+            const side = (x: { given: string; verdict: string } | null) =>
+              x ? `${x.given || '—'} (${x.verdict})` : 'not scored';
+            return h(
+              'tr',
+              { 'data-ref': q.ref },
+              h('td', {}, q.question),
+              ...(g
+                ? [
+                    h('td', { class: 'truth-left' }, side(g.left)),
+                    h('td', { class: 'truth-expected' }, g.expected),
+                    h('td', { class: 'truth-right' }, side(g.right)),
+                  ]
+                : [
+                    h(
+                      'td',
+                      { colspan: '3' },
+                      h('button', { class: 'link truth-show', onclick: () => void ask(q.ref) }, 'show ground truth'),
+                    ),
+                  ]),
+            );
+          }),
+        ),
+      ),
+    );
   }
   if (t.error) box.append(h('p', { class: 'error', role: 'status' }, t.error));
   return box;
 }
 /** The keyboard model, shown in the panel's key help. */
-const KEY_HELP = 'a / b / t / x vote on the highlighted criterion (the highlight stays) · j / k next / previous criterion · r rationale · Ctrl+Enter submit (or go to the first unanswered criterion) · v fold the vote panel · n next pair · s skip';
+const KEY_HELP =
+  'a / b / t / x vote on the highlighted criterion (the highlight stays) · j / k next / previous criterion · r rationale · Ctrl+Enter submit (or go to the first unanswered criterion) · v fold the vote panel · n next pair · s skip';
 
 /** Criteria rows of the vote (criteria, then overall). */
 const rowsOfVote = (p: PairView) => [...p.criteria, OVERALL];
-const choiceOf = (c: string): ScreenChoice | null => (c === OVERALL ? draft.overall : draft.choices[c] ?? null);
+const choiceOf = (c: string): ScreenChoice | null => (c === OVERALL ? draft.overall : (draft.choices[c] ?? null));
 
 function save(): void {
   host.setViewState({ ...draft });
@@ -127,9 +205,19 @@ function decorate(el: HTMLElement, side: 'left' | 'right', p: PairView, differin
       span.tabIndex = 0;
       span.setAttribute('role', 'link');
       span.title = `${n.raw}${n.label ? ` (${n.label})` : ''} — computed in notebook cell ${n.cell + 1}; click or Enter opens it`;
-      const open = () => void host.rpc.request(OpenTracedCellRequest, { itemId: p.itemId, side, seq: n.cell! }).catch((e: unknown) => { message = e instanceof Error ? e.message : String(e); render(); });
+      const open = () =>
+        void host.rpc.request(OpenTracedCellRequest, { itemId: p.itemId, side, seq: n.cell! }).catch((e: unknown) => {
+          message = e instanceof Error ? e.message : String(e);
+          render();
+        });
       span.addEventListener('click', open);
-      span.addEventListener('keydown', (ev) => { if (ev.key === 'Enter') { ev.preventDefault(); ev.stopPropagation(); open(); } });
+      span.addEventListener('keydown', (ev) => {
+        if (ev.key === 'Enter') {
+          ev.preventDefault();
+          ev.stopPropagation();
+          open();
+        }
+      });
     } else {
       span.classList.add('untraced');
       span.title = `${n.raw}${n.label ? ` (${n.label})` : ''} — no source found in the run's notebook cells`;
@@ -139,25 +227,67 @@ function decorate(el: HTMLElement, side: 'left' | 'right', p: PairView, differin
 }
 
 function sideHeader(s: PairView['left'], key: string): HTMLElement {
-  return h('div', { class: 'side-head', id: `head-${key}` },
+  return h(
+    'div',
+    { class: 'side-head', id: `head-${key}` },
     h('h2', {}, s.title),
-    s.revealed ? h('span', { class: 'revealed', id: `revealed-${key}` }, `${s.revealed.player}`, h('span', { class: 'muted' }, ` · run ${s.revealed.runId}`)) : h('span', { class: 'muted blind' }, 'blind until you vote'),
-    h('div', { class: 'muted stats' }, s.empty ? h('span', { class: 'warn', id: `empty-${key}` }, 'no report') : `${s.numbers.traced} of ${s.numbers.total} numbers traced to a cell · ${s.figures} figure${s.figures === 1 ? '' : 's'}`));
+    s.revealed
+      ? h(
+          'span',
+          { class: 'revealed', id: `revealed-${key}` },
+          `${s.revealed.player}`,
+          h('span', { class: 'muted' }, ` · run ${s.revealed.runId}`),
+        )
+      : h('span', { class: 'muted blind' }, 'blind until you vote'),
+    h(
+      'div',
+      { class: 'muted stats' },
+      s.empty
+        ? h('span', { class: 'warn', id: `empty-${key}` }, 'no report')
+        : `${s.numbers.traced} of ${s.numbers.total} numbers traced to a cell · ${s.figures} figure${s.figures === 1 ? '' : 's'}`,
+    ),
+  );
 }
 
 function render(): void {
   if (!queue) return;
   const q = queue;
   const pct = q.total ? Math.round((100 * q.done) / q.total) : 100;
-  const header = h('header', { class: 'rv-header' },
+  const header = h(
+    'header',
+    { class: 'rv-header' },
     h('h1', { id: 'queue-name' }, q.name),
-    h('span', { class: 'rv-progress', id: 'progress', title: 'pairs with enough reviewers / pairs in the queue' }, `${q.done} / ${q.total} pairs done`),
-    h('span', { class: 'muted' }, `${q.reviewers} reviewer${q.reviewers === 1 ? '' : 's'} per pair · blind · most uncertain pair first`),
+    h(
+      'span',
+      { class: 'rv-progress', id: 'progress', title: 'pairs with enough reviewers / pairs in the queue' },
+      `${q.done} / ${q.total} pairs done`,
+    ),
+    h(
+      'span',
+      { class: 'muted' },
+      `${q.reviewers} reviewer${q.reviewers === 1 ? '' : 's'} per pair · blind · most uncertain pair first`,
+    ),
     h('span', { class: 'muted', id: 'annotator' }, `reviewing as ${q.annotator}`),
-    ...(q.byReviewer ?? []).map((r) => h('vscode-badge', { class: 'rv-reviewer', title: `${r.label} voted on ${r.voted} pair(s) of this queue` }, `${r.label}: ${r.voted}`)));
+    ...(q.byReviewer ?? []).map((r) =>
+      h(
+        'vscode-badge',
+        { class: 'rv-reviewer', title: `${r.label} voted on ${r.voted} pair(s) of this queue` },
+        `${r.label}: ${r.voted}`,
+      ),
+    ),
+  );
   const bar = h('vscode-progress-bar', { value: pct, max: 100, 'aria-label': `${pct}% done` });
   if (!pair) {
-    app.replaceChildren(header, bar, h('section', { class: 'rv-empty', id: 'queue-empty' }, h('h2', {}, 'Nothing left to review'), h('p', { class: 'muted' }, message ?? '')));
+    app.replaceChildren(
+      header,
+      bar,
+      h(
+        'section',
+        { class: 'rv-empty', id: 'queue-empty' },
+        h('h2', {}, 'Nothing left to review'),
+        h('p', { class: 'muted' }, message ?? ''),
+      ),
+    );
     app.removeAttribute('aria-busy');
     return;
   }
@@ -165,8 +295,15 @@ function render(): void {
   const differing = new Set(p.rows.flatMap((r) => r.differing));
   const grid = h('div', { class: 'rv-grid', id: 'aligned' }, sideHeader(p.left, 'left'), sideHeader(p.right, 'right'));
   for (const r of p.rows) {
-    for (const [side, sec] of [['left', r.left], ['right', r.right]] as const) {
-      const cell = h('section', { class: `rv-cell ${side}${sec ? '' : ' missing'}`, 'data-key': r.key, 'data-side': side });
+    for (const [side, sec] of [
+      ['left', r.left],
+      ['right', r.right],
+    ] as const) {
+      const cell = h('section', {
+        class: `rv-cell ${side}${sec ? '' : ' missing'}`,
+        'data-key': r.key,
+        'data-side': side,
+      });
       if (sec) {
         // a report section's HTML starts with its own heading; structured sections get their title here
         if (!/^\s*<h[1-6][\s>]/.test(sec.html)) cell.append(h('h3', {}, sec.title));
@@ -179,44 +316,157 @@ function render(): void {
       grid.append(cell);
     }
   }
-  const legend = h('p', { class: 'muted legend' }, h('span', { class: 'loupe-num traced' }, '12.3'), ' traced to a cell (click opens it) · ', h('span', { class: 'loupe-num untraced' }, '4.5'), ' no source found · ',
-    h('span', { class: 'loupe-num differ' }, '67'), ' differs from the other output · ', h('span', { class: 'rule', title: p.traceRule, tabindex: 0 }, 'tracing rule'));
+  const legend = h(
+    'p',
+    { class: 'muted legend' },
+    h('span', { class: 'loupe-num traced' }, '12.3'),
+    ' traced to a cell (click opens it) · ',
+    h('span', { class: 'loupe-num untraced' }, '4.5'),
+    ' no source found · ',
+    h('span', { class: 'loupe-num differ' }, '67'),
+    ' differs from the other output · ',
+    h('span', { class: 'rule', title: p.traceRule, tabindex: 0 }, 'tracing rule'),
+  );
   const answered = rowsOfVote(p).filter((c) => choiceOf(c) !== null).length;
-  const vote = h('section', { class: `rv-vote${folded ? ' folded' : ''}`, id: 'vote', role: 'group', 'aria-label': 'vote' },
-    h('h2', {}, p.vote ? 'Your vote (saved; change it and submit again to edit)' : 'Your vote', ' ',
-      h('span', { class: 'muted', id: 'vote-count' }, `${answered} / ${rowsOfVote(p).length} chosen`), ' ',
-      h('button', { class: 'link', id: 'fold', 'aria-expanded': folded ? 'false' : 'true', title: 'v', onclick: () => { folded = !folded; render(); } }, folded ? 'Show vote (v)' : 'Fold (v)')),
-    ...(folded ? [] : rowsOfVote(p).map((c, i) => {
-      const chosen = choiceOf(c);
-      return h('div', { class: `vote-row${i === active ? ' active' : ''}${c === OVERALL ? ' overall' : ''}`, role: 'radiogroup', 'aria-label': c === OVERALL ? 'Overall' : c, 'data-criterion': c === OVERALL ? 'overall' : c },
-        h('span', { class: 'crit' }, c === OVERALL ? 'Overall preference' : c),
-        h('span', { class: 'opts' }, ...CHOICES.map((o) => h('button', { class: `opt${chosen === o.value ? ' on' : ''}`, role: 'radio', 'aria-checked': chosen === o.value ? 'true' : 'false', 'data-value': o.value,
-          onclick: () => choose(i, o.value) }, h('kbd', {}, o.key), ` ${o.label}`))));
-    })));
-  const rationale = h('vscode-textarea', { id: 'rationale', rows: 2, placeholder: 'Rationale — r to focus, Esc to leave', 'aria-label': 'rationale' }) as HTMLElement & { value: string };
+  const vote = h(
+    'section',
+    { class: `rv-vote${folded ? ' folded' : ''}`, id: 'vote', role: 'group', 'aria-label': 'vote' },
+    h(
+      'h2',
+      {},
+      p.vote ? 'Your vote (saved; change it and submit again to edit)' : 'Your vote',
+      ' ',
+      h('span', { class: 'muted', id: 'vote-count' }, `${answered} / ${rowsOfVote(p).length} chosen`),
+      ' ',
+      h(
+        'button',
+        {
+          class: 'link',
+          id: 'fold',
+          'aria-expanded': folded ? 'false' : 'true',
+          title: 'v',
+          onclick: () => {
+            folded = !folded;
+            render();
+          },
+        },
+        folded ? 'Show vote (v)' : 'Fold (v)',
+      ),
+    ),
+    ...(folded
+      ? []
+      : rowsOfVote(p).map((c, i) => {
+          const chosen = choiceOf(c);
+          return h(
+            'div',
+            {
+              class: `vote-row${i === active ? ' active' : ''}${c === OVERALL ? ' overall' : ''}`,
+              role: 'radiogroup',
+              'aria-label': c === OVERALL ? 'Overall' : c,
+              'data-criterion': c === OVERALL ? 'overall' : c,
+            },
+            h('span', { class: 'crit' }, c === OVERALL ? 'Overall preference' : c),
+            h(
+              'span',
+              { class: 'opts' },
+              ...CHOICES.map((o) =>
+                h(
+                  'button',
+                  {
+                    class: `opt${chosen === o.value ? ' on' : ''}`,
+                    role: 'radio',
+                    'aria-checked': chosen === o.value ? 'true' : 'false',
+                    'data-value': o.value,
+                    onclick: () => choose(i, o.value),
+                  },
+                  h('kbd', {}, o.key),
+                  ` ${o.label}`,
+                ),
+              ),
+            ),
+          );
+        })),
+  );
+  const rationale = h('vscode-textarea', {
+    id: 'rationale',
+    rows: 2,
+    placeholder: 'Rationale — r to focus, Esc to leave',
+    'aria-label': 'rationale',
+  }) as HTMLElement & { value: string };
   rationale.value = draft.rationale;
-  rationale.addEventListener('input', () => { draft.rationale = rationale.value; save(); });
-  const actions = h('div', { class: 'rv-actions' },
-    h('vscode-button', { id: 'submit', onclick: () => void submit() }, p.vote ? 'Save edit (Ctrl+Enter)' : 'Submit vote (Ctrl+Enter)'),
-    h('vscode-button', { id: 'next', secondary: true, onclick: () => void next(!p.vote) }, p.vote ? 'Next pair (n)' : 'Skip (s)'));
+  rationale.addEventListener('input', () => {
+    draft.rationale = rationale.value;
+    save();
+  });
+  const actions = h(
+    'div',
+    { class: 'rv-actions' },
+    h(
+      'vscode-button',
+      { id: 'submit', onclick: () => void submit() },
+      p.vote ? 'Save edit (Ctrl+Enter)' : 'Submit vote (Ctrl+Enter)',
+    ),
+    h(
+      'vscode-button',
+      { id: 'next', secondary: true, onclick: () => void next(!p.vote) },
+      p.vote ? 'Next pair (n)' : 'Skip (s)',
+    ),
+  );
   if (!folded) vote.append(rationale);
-  vote.append(actions, message ? h('p', { class: message.startsWith('Vote saved') ? 'ok' : 'error', id: 'message', role: 'status' }, message) : h('span', {}));
+  vote.append(
+    actions,
+    message
+      ? h('p', { class: message.startsWith('Vote saved') ? 'ok' : 'error', id: 'message', role: 'status' }, message)
+      : h('span', {}),
+  );
   const keys = h('footer', { class: 'rv-keys', id: 'keys' }, KEY_HELP);
   // the keyboard focus stays on the highlighted criterion across re-renders once it was put there
-  const rowFocus = focusRow || !!(document.activeElement instanceof HTMLElement && document.activeElement.closest('.vote-row'));
+  const rowFocus =
+    focusRow || !!(document.activeElement instanceof HTMLElement && document.activeElement.closest('.vote-row'));
   focusRow = false;
   const gt = groundTruthSection(p);
   // issue 43: a fork and its parent (or two forks of one step): the fork diff beside the vote, once voted (blind until then)
   const fd = p.forkDiff;
-  const forkSection = fd ? h('details', { class: 'rv-fork-diff', id: 'fork-diff', open: true },
-    h('summary', {}, fd.relation === 'parent-fork' ? `Fork diff: this pair is a fork and its parent (forked after step ${fd.forkStep})` : `Fork diff: two forks of one run from step ${fd.forkStep}`),
-    fd.view ? forkDiffElement(fd.view) : h('p', { class: 'muted', id: 'fork-diff-blind' }, 'The hint, the code diff, the answers and the scores of the two runs show here once you have voted (they name the runs).')) : '';
-  app.replaceChildren(...[header, bar, h('p', { class: 'muted', id: 'pair-title' }, `${p.suite} · block ${p.blockId} · ${p.criteria.length} criteria`), legend, grid, forkSection, gt, vote, keys].filter((x): x is HTMLElement => x !== undefined && x !== ''));
+  const forkSection = fd
+    ? h(
+        'details',
+        { class: 'rv-fork-diff', id: 'fork-diff', open: true },
+        h(
+          'summary',
+          {},
+          fd.relation === 'parent-fork'
+            ? `Fork diff: this pair is a fork and its parent (forked after step ${fd.forkStep})`
+            : `Fork diff: two forks of one run from step ${fd.forkStep}`,
+        ),
+        fd.view
+          ? forkDiffElement(fd.view)
+          : h(
+              'p',
+              { class: 'muted', id: 'fork-diff-blind' },
+              'The hint, the code diff, the answers and the scores of the two runs show here once you have voted (they name the runs).',
+            ),
+      )
+    : '';
+  app.replaceChildren(
+    ...[
+      header,
+      bar,
+      h('p', { class: 'muted', id: 'pair-title' }, `${p.suite} · block ${p.blockId} · ${p.criteria.length} criteria`),
+      legend,
+      grid,
+      forkSection,
+      gt,
+      vote,
+      keys,
+    ].filter((x): x is HTMLElement => x !== undefined && x !== ''),
+  );
   app.removeAttribute('aria-busy');
   const row = rowFocus ? vote.querySelector<HTMLElement>('.vote-row.active') : null;
   if (row) {
     row.scrollIntoView({ block: 'nearest' });
-    (row.querySelector<HTMLElement>('button.opt.on') ?? row.querySelector<HTMLElement>('button.opt'))?.focus({ preventScroll: true });
+    (row.querySelector<HTMLElement>('button.opt.on') ?? row.querySelector<HTMLElement>('button.opt'))?.focus({
+      preventScroll: true,
+    });
   }
   keepFocus();
 }
@@ -248,9 +498,17 @@ function show(s: ReviewState, keep = false): void {
   message = s.message;
   if (!(keep && pair && draft.itemId === pair.itemId)) {
     draft = pair?.vote
-      ? { queueId: s.queue.queueId, itemId: pair.itemId, choices: { ...pair.vote.criteria }, overall: pair.vote.overall, rationale: pair.vote.rationale }
+      ? {
+          queueId: s.queue.queueId,
+          itemId: pair.itemId,
+          choices: { ...pair.vote.criteria },
+          overall: pair.vote.overall,
+          rationale: pair.vote.rationale,
+        }
       : { queueId: s.queue.queueId, itemId: pair?.itemId ?? null, choices: {}, overall: null, rationale: '' };
-    active = pair ? Math.min(rowsOfVote(pair).length - 1, rowsOfVote(pair).filter((c) => choiceOf(c) !== null).length) : 0;
+    active = pair
+      ? Math.min(rowsOfVote(pair).length - 1, rowsOfVote(pair).filter((c) => choiceOf(c) !== null).length)
+      : 0;
   }
   save();
   render();
@@ -278,7 +536,14 @@ async function submit(): Promise<void> {
     return;
   }
   try {
-    show(await host.rpc.request(SubmitVoteRequest, { itemId: pair.itemId, criteria: draft.choices, overall: draft.overall, rationale: draft.rationale }));
+    show(
+      await host.rpc.request(SubmitVoteRequest, {
+        itemId: pair.itemId,
+        criteria: draft.choices,
+        overall: draft.overall,
+        rationale: draft.rationale,
+      }),
+    );
   } catch (e) {
     message = e instanceof Error ? e.message : String(e);
     render();
@@ -300,13 +565,39 @@ document.addEventListener('keydown', (ev) => {
   if (!pair || ev.ctrlKey || ev.metaKey || ev.altKey) return;
   const n = rowsOfVote(pair).length;
   switch (ev.key) {
-    case 'j': case 'ArrowDown': ev.preventDefault(); active = Math.min(n - 1, active + 1); render(); return;
-    case 'k': case 'ArrowUp': ev.preventDefault(); active = Math.max(0, active - 1); render(); return;
-    case 'r': ev.preventDefault(); (document.getElementById('rationale') as HTMLElement | null)?.focus(); return;
-    case 'n': if (pair.vote) { ev.preventDefault(); void next(false); } return;
-    case 's': ev.preventDefault(); void next(true); return;
-    case 'v': ev.preventDefault(); folded = !folded; render(); return;
-    default: break;
+    case 'j':
+    case 'ArrowDown':
+      ev.preventDefault();
+      active = Math.min(n - 1, active + 1);
+      render();
+      return;
+    case 'k':
+    case 'ArrowUp':
+      ev.preventDefault();
+      active = Math.max(0, active - 1);
+      render();
+      return;
+    case 'r':
+      ev.preventDefault();
+      (document.getElementById('rationale') as HTMLElement | null)?.focus();
+      return;
+    case 'n':
+      if (pair.vote) {
+        ev.preventDefault();
+        void next(false);
+      }
+      return;
+    case 's':
+      ev.preventDefault();
+      void next(true);
+      return;
+    case 'v':
+      ev.preventDefault();
+      folded = !folded;
+      render();
+      return;
+    default:
+      break;
   }
   const o = CHOICES.find((x) => x.key === ev.key);
   if (o) {
@@ -322,14 +613,19 @@ host.rpc.onNotification(ReviewProgressNotification, ({ queue: q }) => {
   }
 });
 
-ready<ReviewState>(host, 'review').then((s) => {
-  const saved = host.getViewState<Draft>();
-  if (saved && s.pair && !s.pair.vote && saved.queueId === s.queue.queueId && saved.itemId === s.pair.itemId) {
-    draft = saved;
-    show(s, true);
-    return;
-  }
-  show(s);
-}, (e: unknown) => {
-  app.replaceChildren(h('p', { class: 'error' }, `Could not load the review: ${e instanceof Error ? e.message : String(e)}`));
-});
+ready<ReviewState>(host, 'review').then(
+  (s) => {
+    const saved = host.getViewState<Draft>();
+    if (saved && s.pair && !s.pair.vote && saved.queueId === s.queue.queueId && saved.itemId === s.pair.itemId) {
+      draft = saved;
+      show(s, true);
+      return;
+    }
+    show(s);
+  },
+  (e: unknown) => {
+    app.replaceChildren(
+      h('p', { class: 'error' }, `Could not load the review: ${e instanceof Error ? e.message : String(e)}`),
+    );
+  },
+);

@@ -7,7 +7,14 @@
  * model break the question into concepts" (enabled only when a model profile is configured; its sub-queries are shown).
  */
 import '@vscode-elements/elements/dist/vscode-button/index.js';
-import { AskQuestionRequest, CopyAsPandasRequest, OpenCodebookRequest, type QuestionAnswer, type VariableRow, type VariablesState } from '../src/protocol/variables.ts';
+import {
+  AskQuestionRequest,
+  CopyAsPandasRequest,
+  OpenCodebookRequest,
+  type QuestionAnswer,
+  type VariableRow,
+  type VariablesState,
+} from '../src/protocol/variables.ts';
 import { DidChangeStateNotification } from '../src/protocol/webview.ts';
 import { connectHost, h, ready } from './shared/host.ts';
 import { VirtualList } from './shared/virtual-list.ts';
@@ -57,8 +64,18 @@ let answer: QuestionAnswer | undefined;
 
 const titleEl = h('h1', {}, 'Variables');
 const statusEl = h('span', { id: 'status', class: 'muted' });
-const filterEl = h('input', { id: 'filter', type: 'text', placeholder: 'Filter: name, label, value…  ( / )', 'aria-label': 'Filter variables' });
-const questionEl = h('input', { id: 'question', type: 'text', placeholder: 'Ask: which variables does this question need?  ( q, Enter )', 'aria-label': 'Question' });
+const filterEl = h('input', {
+  id: 'filter',
+  type: 'text',
+  placeholder: 'Filter: name, label, value…  ( / )',
+  'aria-label': 'Filter variables',
+});
+const questionEl = h('input', {
+  id: 'question',
+  type: 'text',
+  placeholder: 'Ask: which variables does this question need?  ( q, Enter )',
+  'aria-label': 'Question',
+});
 const askBtn = h('vscode-button', { id: 'ask', secondary: true }, 'Find variables');
 const clearBtn = h('vscode-button', { id: 'clear', secondary: true }, 'Back to catalog');
 const useModelEl = h('input', { id: 'use-model', type: 'checkbox', 'aria-describedby': 'use-model-text' });
@@ -86,9 +103,18 @@ const list = new VirtualList<{ v: VariableRow; why?: string }>({
   renderRow: ({ v, why }, i) => {
     const row = h(
       'div',
-      { class: `row${i === selected ? ' sel' : ''}${v.documented ? '' : ' undoc'}`, role: 'option', 'aria-selected': i === selected ? 'true' : 'false', 'data-name': v.name },
+      {
+        class: `row${i === selected ? ' sel' : ''}${v.documented ? '' : ' undoc'}`,
+        role: 'option',
+        'aria-selected': i === selected ? 'true' : 'false',
+        'data-name': v.name,
+      },
       h('span', { class: 'mono' }, why ? h('span', { class: 'why' }, why) : '', v.name),
-      h('span', { class: 'lab', title: v.label ?? '' }, v.label ?? (v.dataLabel ? `undocumented (data label: ${v.dataLabel})` : 'undocumented')),
+      h(
+        'span',
+        { class: 'lab', title: v.label ?? '' },
+        v.label ?? (v.dataLabel ? `undocumented (data label: ${v.dataLabel})` : 'undocumented'),
+      ),
       h('span', { class: 'mono' }, v.file),
       h('span', { class: 'muted', title: valuesText(v) }, valuesText(v)),
     );
@@ -102,7 +128,17 @@ const list = new VirtualList<{ v: VariableRow; why?: string }>({
 
 function matches(v: VariableRow, terms: string[]): boolean {
   if (!terms.length) return true;
-  const hay = [v.name, v.label ?? '', v.file, v.universe ?? '', v.text ?? '', v.dataLabel ?? '', ...v.values.map((x) => x.label)].join('\u0001').toLowerCase();
+  const hay = [
+    v.name,
+    v.label ?? '',
+    v.file,
+    v.universe ?? '',
+    v.text ?? '',
+    v.dataLabel ?? '',
+    ...v.values.map((x) => x.label),
+  ]
+    .join('\u0001')
+    .toLowerCase();
   return terms.every((t) => hay.includes(t));
 }
 
@@ -110,14 +146,18 @@ function refilter(): void {
   const terms = filterEl.value.toLowerCase().split(/\s+/).filter(Boolean);
   if (answer) {
     const by = new Map(state.variables.map((v) => [`${v.file}\u0000${v.name}`, v]));
-    shown = answer.variables.map((a) => ({ v: by.get(`${a.file}\u0000${a.name}`)!, why: a.why })).filter((x) => x.v && matches(x.v, terms));
+    shown = answer.variables
+      .map((a) => ({ v: by.get(`${a.file}\u0000${a.name}`)!, why: a.why }))
+      .filter((x) => x.v && matches(x.v, terms));
   } else {
     const exact = filterEl.value.trim().toUpperCase();
     shown = state.variables.filter((v) => matches(v, terms)).map((v) => ({ v }));
     if (exact) shown.sort((a, b) => Number(b.v.name === exact) - Number(a.v.name === exact));
   }
   selected = Math.min(selected, Math.max(0, shown.length - 1));
-  countEl.textContent = answer ? `${shown.length} candidate variables` : `${shown.length} of ${state.variables.length} variables`;
+  countEl.textContent = answer
+    ? `${shown.length} candidate variables`
+    : `${shown.length} of ${state.variables.length} variables`;
   list.setItems(shown, false);
   renderDetail();
 }
@@ -131,7 +171,11 @@ interface ViewState {
 /** Saved so a hidden panel comes back as it was (VS Code re-creates hidden webviews). */
 function saveView(): void {
   const cur = shown[selected];
-  host.setViewState({ target: state.target, filter: filterEl.value, selected: cur ? { name: cur.v.name, file: cur.v.file } : undefined } satisfies ViewState);
+  host.setViewState({
+    target: state.target,
+    filter: filterEl.value,
+    selected: cur ? { name: cur.v.name, file: cur.v.file } : undefined,
+  } satisfies ViewState);
 }
 
 function select(i: number): void {
@@ -151,14 +195,25 @@ function renderDetail(): void {
   }
   const v = cur.v;
   const openBtn = h('vscode-button', { id: 'open-codebook', disabled: !v.doc }, 'Open codebook page (o)');
-  const copyBtn = h('vscode-button', { id: 'copy-pandas', secondary: true, disabled: !v.dataPath }, 'Copy as pandas (p)');
+  const copyBtn = h(
+    'vscode-button',
+    { id: 'copy-pandas', secondary: true, disabled: !v.dataPath },
+    'Copy as pandas (p)',
+  );
   openBtn.addEventListener('click', () => void openCodebook());
   copyBtn.addEventListener('click', () => void copyAsPandas());
   detailEl.replaceChildren(
     h('h2', { class: 'mono' }, `${v.name}`),
     h('div', {}, v.label ?? 'Undocumented: this column is in the data file but no codebook defines it.'),
-    h('table', {},
-      h('tr', {}, h('th', {}, 'Data file'), h('td', { class: 'mono' }, v.dataPath ?? `${v.file} (no data file in this folder)`)),
+    h(
+      'table',
+      {},
+      h(
+        'tr',
+        {},
+        h('th', {}, 'Data file'),
+        h('td', { class: 'mono' }, v.dataPath ?? `${v.file} (no data file in this folder)`),
+      ),
       h('tr', {}, h('th', {}, 'Defined in'), h('td', { id: 'defined-in' }, v.doc ? `${v.doc} — ${v.page}` : '—')),
       v.universe ? h('tr', {}, h('th', {}, 'Universe'), h('td', {}, v.universe)) : null,
       v.text && v.text !== v.label ? h('tr', {}, h('th', {}, 'Question'), h('td', {}, v.text)) : null,
@@ -166,7 +221,12 @@ function renderDetail(): void {
     ),
     h('div', { class: 'bar' }, openBtn, copyBtn),
     v.values.length
-      ? h('table', { id: 'codes' }, h('tr', {}, h('th', {}, 'Code'), h('th', {}, 'Label')), ...v.values.map((x) => h('tr', {}, h('td', { class: 'mono' }, x.code), h('td', {}, x.label))))
+      ? h(
+          'table',
+          { id: 'codes' },
+          h('tr', {}, h('th', {}, 'Code'), h('th', {}, 'Label')),
+          ...v.values.map((x) => h('tr', {}, h('td', { class: 'mono' }, x.code), h('td', {}, x.label))),
+        )
       : h('p', { class: 'muted' }, 'No value codes listed.'),
   );
 }
@@ -187,7 +247,11 @@ async function copyAsPandas(): Promise<void> {
   if (!cur) return;
   try {
     const r = await host.rpc.request(CopyAsPandasRequest, { name: cur.v.name, file: cur.v.file });
-    say(r.where === 'notebook' ? `Inserted a cell reading ${cur.v.name} into the notebook.` : `No notebook is open: the snippet reading ${cur.v.name} is on the clipboard.`);
+    say(
+      r.where === 'notebook'
+        ? `Inserted a cell reading ${cur.v.name} into the notebook.`
+        : `No notebook is open: the snippet reading ${cur.v.name} is on the clipboard.`,
+    );
   } catch (e) {
     say(message(e), true);
   }
@@ -204,17 +268,38 @@ async function ask(): Promise<void> {
     filterEl.value = ''; // the question is the new search; the filter then narrows its candidates
     conceptsEl.textContent = `Groupings: ${answer.concepts.groupings.join(', ') || 'none'} · measures: ${answer.concepts.measures.join(' ') || 'none'}${answer.concepts.family ? ` · design data: ${answer.concepts.family}` : ''} · ${answer.elapsedMs} ms`;
     const d = answer.decomposition;
-    subQueriesEl.replaceChildren(...(d
-      ? [
-        h('span', { class: 'muted' }, `Model ${d.model} searched ${d.subQueries.length} sub-quer${d.subQueries.length === 1 ? 'y' : 'ies'}: `),
-        ...(d.subQueries.length ? d.subQueries.map((x) => h('span', { class: 'sq' }, x)) : [h('span', { class: 'muted' }, 'none')]),
-        h('span', { class: 'muted' }, ` · groupings: ${d.groupings.join(', ') || 'none'} · design: ${d.design.join(', ') || 'none'}`),
-      ]
-      : []));
-    filesEl.replaceChildren(h('span', { class: 'muted' }, 'Files to read: '), ...answer.files.slice(0, 6).map((f, i) => h('span', { class: 'mono', title: f.from.join(', ') }, `${i + 1}. ${f.file.split('/').pop()}  `)));
+    subQueriesEl.replaceChildren(
+      ...(d
+        ? [
+            h(
+              'span',
+              { class: 'muted' },
+              `Model ${d.model} searched ${d.subQueries.length} sub-quer${d.subQueries.length === 1 ? 'y' : 'ies'}: `,
+            ),
+            ...(d.subQueries.length
+              ? d.subQueries.map((x) => h('span', { class: 'sq' }, x))
+              : [h('span', { class: 'muted' }, 'none')]),
+            h(
+              'span',
+              { class: 'muted' },
+              ` · groupings: ${d.groupings.join(', ') || 'none'} · design: ${d.design.join(', ') || 'none'}`,
+            ),
+          ]
+        : []),
+    );
+    filesEl.replaceChildren(
+      h('span', { class: 'muted' }, 'Files to read: '),
+      ...answer.files
+        .slice(0, 6)
+        .map((f, i) =>
+          h('span', { class: 'mono', title: f.from.join(', ') }, `${i + 1}. ${f.file.split('/').pop()}  `),
+        ),
+    );
     selected = 0;
     refilter();
-    say(`${answer.variables.length} candidate variables for the question${d ? `, with ${d.model}'s sub-queries` : ''}.`);
+    say(
+      `${answer.variables.length} candidate variables for the question${d ? `, with ${d.model}'s sub-queries` : ''}.`,
+    );
     tableEl.focus();
   } catch (e) {
     say(message(e), true);
@@ -238,25 +323,42 @@ function renderDecomposer(): void {
   useModelEl.disabled = !ok;
   if (!ok) useModelEl.checked = false;
   useModelLabel.className = ok ? '' : 'off';
-  useModelText.textContent = ok ? `Let the model break the question into concepts (profile ${d.profile}, ${d.model}) ( m )` : 'Let a model break the question into concepts (needs a model profile)';
-  useModelLabel.title = ok ? 'The model lists the measures, population, groupings and design the question needs; its measures and population are searched besides the question\'s own words.' : (d && 'unavailable' in d ? d.unavailable : 'No model profile is configured: add one to the setting loupe.models.');
+  useModelText.textContent = ok
+    ? `Let the model break the question into concepts (profile ${d.profile}, ${d.model}) ( m )`
+    : 'Let a model break the question into concepts (needs a model profile)';
+  useModelLabel.title = ok
+    ? "The model lists the measures, population, groupings and design the question needs; its measures and population are searched besides the question's own words."
+    : d && 'unavailable' in d
+      ? d.unavailable
+      : 'No model profile is configured: add one to the setting loupe.models.';
 }
 
 function renderHeader(): void {
   titleEl.textContent = state.target ? `Variables · ${state.target.title}` : 'Variables';
-  const cov = state.coverage.columns ? ` · data columns documented ${state.coverage.documented}/${state.coverage.columns}` : '';
-  statusEl.textContent = state.status === 'building' ? (state.message ?? 'Building the catalog…') : state.status === 'error' ? `Could not build the catalog: ${state.message ?? ''}` : `${state.variables.length} variables${cov}`;
+  const cov = state.coverage.columns
+    ? ` · data columns documented ${state.coverage.documented}/${state.coverage.columns}`
+    : '';
+  statusEl.textContent =
+    state.status === 'building'
+      ? (state.message ?? 'Building the catalog…')
+      : state.status === 'error'
+        ? `Could not build the catalog: ${state.message ?? ''}`
+        : `${state.variables.length} variables${cov}`;
   statusEl.className = state.status === 'error' ? 'error' : 'muted';
   problemsEl.replaceChildren();
   problemsEl.hidden = !state.problems.length;
   if (state.problems.length) {
-    problemsEl.append(h('summary', {}, `${state.problems.length} file(s) skipped`), ...state.problems.map((p) => h('div', { class: 'muted' }, `${p.file}: ${p.reason}`)));
+    problemsEl.append(
+      h('summary', {}, `${state.problems.length} file(s) skipped`),
+      ...state.problems.map((p) => h('div', { class: 'muted' }, `${p.file}: ${p.reason}`)),
+    );
   }
 }
 
 function applyState(s: VariablesState): void {
   const saved = host.getViewState<ViewState>();
-  const sameTarget = saved?.target && s.target && saved.target.root === s.target.root && saved.target.survey === s.target.survey;
+  const sameTarget =
+    saved?.target && s.target && saved.target.root === s.target.root && saved.target.survey === s.target.survey;
   state = s;
   renderDecomposer();
   if (sameTarget && typeof saved.filter === 'string' && !filterEl.value) filterEl.value = saved.filter;
@@ -319,7 +421,11 @@ window.addEventListener('keydown', (ev) => {
     if (useModelEl.disabled) say(useModelLabel.title, true);
     else {
       useModelEl.checked = !useModelEl.checked;
-      say(useModelEl.checked ? 'The model will break the next question into concepts.' : 'Questions are searched without the model.');
+      say(
+        useModelEl.checked
+          ? 'The model will break the next question into concepts.'
+          : 'Questions are searched without the model.',
+      );
     }
   }
 });
@@ -334,17 +440,39 @@ app.replaceChildren(
   subQueriesEl,
   filesEl,
   h('div', { class: 'bar' }, filterEl, countEl),
-  h('div', { class: 'main' },
-    h('div', {}, h('div', { class: 'thead' }, h('span', {}, 'Name'), h('span', {}, 'Label'), h('span', {}, 'File'), h('span', {}, 'Values')), tableEl),
-    detailEl),
+  h(
+    'div',
+    { class: 'main' },
+    h(
+      'div',
+      {},
+      h(
+        'div',
+        { class: 'thead' },
+        h('span', {}, 'Name'),
+        h('span', {}, 'Label'),
+        h('span', {}, 'File'),
+        h('span', {}, 'Values'),
+      ),
+      tableEl,
+    ),
+    detailEl,
+  ),
   messageEl,
   problemsEl,
-  h('div', { class: 'keys muted' }, 'Keys: / filter · q question · m model breaks the question into concepts · ↑/↓ move · o codebook page · p copy as pandas · Esc back to catalog'),
+  h(
+    'div',
+    { class: 'keys muted' },
+    'Keys: / filter · q question · m model breaks the question into concepts · ↑/↓ move · o codebook page · p copy as pandas · Esc back to catalog',
+  ),
 );
 
-ready<VariablesState>(host, 'variables').then((s) => {
-  applyState(s);
-  app.removeAttribute('aria-busy');
-}, (e: unknown) => {
-  app.replaceChildren(h('p', { class: 'error' }, `Could not load: ${message(e)}`));
-});
+ready<VariablesState>(host, 'variables').then(
+  (s) => {
+    applyState(s);
+    app.removeAttribute('aria-busy');
+  },
+  (e: unknown) => {
+    app.replaceChildren(h('p', { class: 'error' }, `Could not load: ${message(e)}`));
+  },
+);

@@ -21,15 +21,30 @@ import { parse } from 'csv-parse/sync';
 import { openDocIndex } from '../../src/core/docs/index.ts';
 
 const here = dirname(fileURLToPath(import.meta.url));
-const benchDir = resolve(process.argv[2] ?? join(process.env.LOUPE_SHARED ?? join(here, '..', '..', '..', 'shared'), 'data', 'longda', 'benchmark'));
+const benchDir = resolve(
+  process.argv[2] ??
+    join(process.env.LOUPE_SHARED ?? join(here, '..', '..', '..', 'shared'), 'data', 'longda', 'benchmark'),
+);
 
 /** Topic variables per NCHS data brief number, and modifiers: [regex on question, variables]. */
 const TOPICS: Record<string, { base: string[]; modifiers?: Array<[RegExp, string[]]> }> = {
   '508': { base: ['BMXBMI'] },
   '511': { base: ['BPXOSY1', 'BPXODI1', 'BPQ150'], modifiers: [[/aware/i, ['BPQ020']]] },
-  '515': { base: [], modifiers: [[/HDL/i, ['LBDHDD']], [/total cholesterol/i, ['LBXTC']]] },
+  '515': {
+    base: [],
+    modifiers: [
+      [/HDL/i, ['LBDHDD']],
+      [/total cholesterol/i, ['LBXTC']],
+    ],
+  },
   '516': { base: ['DIQ010', 'LBXGH', 'LBXGLU'], modifiers: [[/weight/i, ['BMXBMI']]] },
-  '527': { base: ['DPQ010'], modifiers: [[/difficult/i, ['DPQ100']], [/counsel|therapy/i, ['HUQ090']]] },
+  '527': {
+    base: ['DPQ010'],
+    modifiers: [
+      [/difficult/i, ['DPQ100']],
+      [/counsel|therapy/i, ['HUQ090']],
+    ],
+  },
   '533': { base: ['DR1FS', 'DR1IKCAL'], modifiers: [[/weight status/i, ['BMXBMI']]] },
   '538': { base: ['DRD340', 'DRD360'], modifiers: [[/types/i, ['DRD350A', 'DRD370A']]] },
 };
@@ -59,7 +74,8 @@ idx.close();
 
 type Row = { survey: string; source: string; internal_id: string; query: string; additional_info: string };
 const rows = parse(readFileSync(join(benchDir, 'benchmark.csv')), { columns: true, skip_empty_lines: true }) as Row[];
-const questions: Array<{ survey: string; source: string; internal_id: number; variables: string[]; files: string[] }> = [];
+const questions: Array<{ survey: string; source: string; internal_id: number; variables: string[]; files: string[] }> =
+  [];
 const unresolved = new Set<string>();
 for (const r of rows) {
   if (r.survey !== 'NHANES') continue;
@@ -82,7 +98,13 @@ for (const r of rows) {
     prev?.files.forEach((f) => files.add(f));
     prev?.variables.forEach((v) => vars.add(v));
   }
-  questions.push({ survey: r.survey, source: r.source, internal_id: Number(r.internal_id), variables: [...vars].sort(), files: [...files].sort() });
+  questions.push({
+    survey: r.survey,
+    source: r.source,
+    internal_id: Number(r.internal_id),
+    variables: [...vars].sort(),
+    files: [...files].sort(),
+  });
 }
 if (unresolved.size) throw new Error(`variables not found in any codebook: ${[...unresolved].join(', ')}`);
 

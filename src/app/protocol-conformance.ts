@@ -16,7 +16,11 @@ import type * as forkDiffProtocol from '../protocol/fork-diff.ts';
 import type * as forkDiff from './runs/fork-diff.ts';
 
 /** `true` when A and B are assignable to each other; otherwise a type naming the failed direction. */
-type Same<A, B> = [A] extends [B] ? ([B] extends [A] ? true : 'protocol type is not assignable to the core type') : 'core type is not assignable to the protocol type';
+type Same<A, B> = [A] extends [B]
+  ? [B] extends [A]
+    ? true
+    : 'protocol type is not assignable to the core type'
+  : 'core type is not assignable to the protocol type';
 
 /** Each entry fails to compile when its core and protocol types differ. */
 export type ProtocolConformance = {
@@ -40,8 +44,20 @@ export type ProtocolConformance = {
 
 /** Compiles only when every entry of {@link ProtocolConformance} is `true`. */
 export const PROTOCOL_CONFORMANCE: ProtocolConformance = {
-  taxonomy: true, failureClass: true, groundTruthView: true, groundTruthDecision: true, decisionForm: true, checkResult: true,
-  consensusRule: true, decisionInput: true, decisionVerdict: true, reviewField: true, decisionAgreementRow: true,
-  authoringContext: true, decisionReviewView: true, decisionAgreementView: true, acceptanceCandidate: true,
+  taxonomy: true,
+  failureClass: true,
+  groundTruthView: true,
+  groundTruthDecision: true,
+  decisionForm: true,
+  checkResult: true,
+  consensusRule: true,
+  decisionInput: true,
+  decisionVerdict: true,
+  reviewField: true,
+  decisionAgreementRow: true,
+  authoringContext: true,
+  decisionReviewView: true,
+  decisionAgreementView: true,
+  acceptanceCandidate: true,
   forkDiffView: true,
 };

@@ -14,7 +14,8 @@ const DECL = declareCommand({
   synopsis: 'blocks',
   groups: [SUITE_OPTIONS, STORE_OPTIONS, JSON_OPTIONS],
   dynamic: [loaderOptionGroup],
-  notes: '  --root is required; --suite too unless the --root folder holds a benchmark manifest (loupe-benchmark.yaml or .json). DDR / AnalystBench: each block says its checklist (the newest version written with loupe checklist, else the suite\'s own) or that it has none.',
+  notes:
+    "  --root is required; --suite too unless the --root folder holds a benchmark manifest (loupe-benchmark.yaml or .json). DDR / AnalystBench: each block says its checklist (the newest version written with loupe checklist, else the suite's own) or that it has none.",
 });
 
 /** `loupe blocks`: lists the blocks of a benchmark suite on disk (issue 3 "CLI"). */
@@ -27,7 +28,9 @@ export const blocksCommand = defineCommand({
     if (!values.root) throw new UsageError('--root is required');
     const fromFolder = benchmarkOfFolder(resolve(io.cwd, values.root));
     if (fromFolder) values.root = resolve(io.cwd, values.root);
-    if (!values.suite && !fromFolder) throw new UsageError('--suite is required (or a --root folder holding loupe-benchmark.yaml)');
+    if (!values.suite && !fromFolder) {
+      throw new UsageError('--suite is required (or a --root folder holding loupe-benchmark.yaml)');
+    }
     const kind = values.suite ? parseSuiteKind(values.suite) : fromFolder!.kind;
     const def = getBenchmark(kind);
     let lastPct = -1;
@@ -51,7 +54,9 @@ export const blocksCommand = defineCommand({
     if (def.checklist && (loc.engine === 'postgres' || existsSync(loc.file))) {
       const store = await openStoreAt(loc, { env: io.env });
       try {
-        for (const v of await checklistStoreOf(store).listLatest(suite.id)) authored.set(v.blockId, { version: v.version, items: activeChecklistItems(v.items).length });
+        for (const v of await checklistStoreOf(store).listLatest(suite.id)) {
+          authored.set(v.blockId, { version: v.version, items: activeChecklistItems(v.items).length });
+        }
       } finally {
         await store.close();
       }
@@ -61,7 +66,9 @@ export const blocksCommand = defineCommand({
       const a = authored.get(b.id);
       if (a) return `, ${plural(a.items, 'checklist item')} (authored version ${a.version})`;
       const n = def.checklist.nativeItems(b).length;
-      return n ? `, ${plural(n, 'checklist item')}` : ', no checklist (runs of this block cannot be scored until one is written: loupe checklist save)';
+      return n
+        ? `, ${plural(n, 'checklist item')}`
+        : ', no checklist (runs of this block cannot be scored until one is written: loupe checklist save)';
     };
     const summaryText = (b: (typeof suite.blocks)[number]): string => {
       const t = def.blockSummary?.(b).text ?? '';
@@ -69,11 +76,15 @@ export const blocksCommand = defineCommand({
     };
     const runnable = suite.blocks.filter((b) => b.runnable).length;
     const items = suite.blocks.reduce((n, b) => n + b.items.length, 0);
-    io.out(`${suite.title} (${suite.id}, version ${suite.version}): ${plural(suite.blocks.length, 'block')}, ${plural(items, 'item')}, ${runnable} runnable\n`);
+    io.out(
+      `${suite.title} (${suite.id}, version ${suite.version}): ${plural(suite.blocks.length, 'block')}, ${plural(items, 'item')}, ${runnable} runnable\n`,
+    );
     const w = Math.max(2, ...suite.blocks.map((b) => b.id.length));
     for (const b of suite.blocks) {
       const extra = def.checklist ? checklistText(b) : summaryText(b);
-      io.out(`${b.runnable ? '✔' : '✘'} ${b.id.padEnd(w)}  ${plural(b.items.length, 'item')}${extra}${b.problems.length ? `, ${b.problems.length} problem(s)` : ''}\n`);
+      io.out(
+        `${b.runnable ? '✔' : '✘'} ${b.id.padEnd(w)}  ${plural(b.items.length, 'item')}${extra}${b.problems.length ? `, ${b.problems.length} problem(s)` : ''}\n`,
+      );
       for (const p of b.problems) io.out(`    - ${p}\n`);
     }
     for (const p of suite.problems) io.out(`problem: ${p}\n`);

@@ -29,4 +29,34 @@ import { searchEvalCommand } from './search-eval.ts';
 import { initBenchmarkCommand } from './init-benchmark.ts';
 import type { CliCommand } from './types.ts';
 
-export const commands: CliCommand[] = [doctorCommand, indexCommand, searchCommand, variablesCommand, searchEvalCommand, runCommand, runsCommand, demoCommand, scoreCommand, compareCommand, powerCommand, reportCommand, resultsCommand, blocksCommand, fetchCommand, annotationsCommand, agreementCommand, checklistCommand, reviewCommand, bladeCommand, interveneCommand, failuresCommand, mcpCommand, storeCommand, workerCommand, k8sJobCommand, initBenchmarkCommand, importCommand, exportCommand];
+export const commands: CliCommand[] = [
+  doctorCommand,
+  indexCommand,
+  searchCommand,
+  variablesCommand,
+  searchEvalCommand,
+  runCommand,
+  runsCommand,
+  demoCommand,
+  scoreCommand,
+  compareCommand,
+  powerCommand,
+  reportCommand,
+  resultsCommand,
+  blocksCommand,
+  fetchCommand,
+  annotationsCommand,
+  agreementCommand,
+  checklistCommand,
+  reviewCommand,
+  bladeCommand,
+  interveneCommand,
+  failuresCommand,
+  mcpCommand,
+  storeCommand,
+  workerCommand,
+  k8sJobCommand,
+  initBenchmarkCommand,
+  importCommand,
+  exportCommand,
+];

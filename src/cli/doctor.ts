@@ -4,7 +4,16 @@ import { declareCommand, defineCommand, optionGroup, parseCommand } from './opti
 
 const DOCTOR = declareCommand({
   synopsis: 'doctor',
-  groups: [optionGroup('doctor', { python: { type: 'string', value: 'PATH', help: 'the Python interpreter to check (default $LOUPE_PYTHON, else found)' } }), JSON_OPTIONS],
+  groups: [
+    optionGroup('doctor', {
+      python: {
+        type: 'string',
+        value: 'PATH',
+        help: 'the Python interpreter to check (default $LOUPE_PYTHON, else found)',
+      },
+    }),
+    JSON_OPTIONS,
+  ],
 });
 
 export const doctorCommand = defineCommand({

@@ -8,13 +8,16 @@ import { UsageError, type CliIo } from './types.ts';
 /** `loupe export inspect`'s options. */
 export const EXPORT_INSPECT = declareCommand({
   synopsis: 'export inspect (--run ID | --sweep ID | --block ID) --out FILE.eval|FILE.json',
-  groups: [optionGroup('selection', {
-    run: { type: 'string', multiple: true, value: 'ID', help: 'this run (repeatable; one sample each)' },
-    sweep: { type: 'string', value: 'ID', help: 'every unit of this sweep' },
-    block: { type: 'string', value: 'ID', help: 'every run of this block' },
-    suite: { type: 'string', value: 'S', help: 'with --block: only runs of this benchmark' },
-    out: { type: 'string', value: 'FILE', help: 'the log to write: .eval (zip) or .json' },
-  }), STORE_OPTIONS],
+  groups: [
+    optionGroup('selection', {
+      run: { type: 'string', multiple: true, value: 'ID', help: 'this run (repeatable; one sample each)' },
+      sweep: { type: 'string', value: 'ID', help: 'every unit of this sweep' },
+      block: { type: 'string', value: 'ID', help: 'every run of this block' },
+      suite: { type: 'string', value: 'S', help: 'with --block: only runs of this benchmark' },
+      out: { type: 'string', value: 'FILE', help: 'the log to write: .eval (zip) or .json' },
+    }),
+    STORE_OPTIONS,
+  ],
   notes: `  Writes stored runs as one Inspect AI evaluation log (format version 2) that Inspect's log viewer opens and
   loupe import inspect reads back: one sample per run, its steps as messages, its scores, token use and errors.`,
 });
@@ -28,9 +31,20 @@ export async function exportInspect(argv: string[], io: CliIo): Promise<number> 
   if (chosen !== 1) throw new UsageError('choose the runs with exactly one of --run, --sweep, --block');
   const store = await openExistingStore(io, v.store);
   try {
-    const ids = v.run?.length ? v.run
-      : (await store.listRuns(v.sweep ? { sweepId: v.sweep } : { blockId: v.block!, ...(v.suite ? { suite: v.suite } : {}) })).reverse().map((r) => r.id);
-    if (!ids.length) throw new UsageError(`no run matches ${v.sweep ? `--sweep ${v.sweep}` : `--block ${v.block}`}`, { showUsage: false });
+    const ids = v.run?.length
+      ? v.run
+      : (
+          await store.listRuns(
+            v.sweep ? { sweepId: v.sweep } : { blockId: v.block!, ...(v.suite ? { suite: v.suite } : {}) },
+          )
+        )
+          .reverse()
+          .map((r) => r.id);
+    if (!ids.length) {
+      throw new UsageError(`no run matches ${v.sweep ? `--sweep ${v.sweep}` : `--block ${v.block}`}`, {
+        showUsage: false,
+      });
+    }
     const out = resolve(io.cwd, v.out);
     const r = await writeInspectLog(store, ids, out);
     io.out(`${oneLine(out)}: ${r.samples} sample${r.samples === 1 ? '' : 's'}\n`);

@@ -3,7 +3,12 @@
  * (Langfuse, Phoenix, an OpenTelemetry Collector, Jaeger...) as OpenTelemetry GenAI spans (`exportRunToOtel`,
  * `src/core/runs/otel.ts`). Source: issue 45 "OpenTelemetry".
  */
-import { exportRunToOtel, describeOtelEndpoint, OTEL_GENAI_SEMCONV_VERSION, type OtelExportReport } from '../core/runs/otel.ts';
+import {
+  exportRunToOtel,
+  describeOtelEndpoint,
+  OTEL_GENAI_SEMCONV_VERSION,
+  type OtelExportReport,
+} from '../core/runs/otel.ts';
 import { openExistingStore, STORE_OPTIONS } from './store-arg.ts';
 import { JSON_OPTIONS, OTEL_OPTIONS, otelConfigFromArgs } from './option-groups.ts';
 import { declareCommand, optionGroup, parseCommand } from './options.ts';
@@ -13,10 +18,19 @@ import { UsageError, type CliIo } from './types.ts';
 export const EXPORT_OTEL = declareCommand({
   synopsis: 'export otel',
   positionals: true, // refused with a message of its own
-  groups: [optionGroup('runs', {
-    run: { type: 'string', multiple: true, value: 'ID', help: 'the stored run sent (repeatable; required)' },
-    endpoint: { type: 'string', value: 'URL', help: 'the OTLP/HTTP endpoint (required; a base such as http://127.0.0.1:4318 gets /v1/traces)' },
-  }), OTEL_OPTIONS, STORE_OPTIONS, JSON_OPTIONS],
+  groups: [
+    optionGroup('runs', {
+      run: { type: 'string', multiple: true, value: 'ID', help: 'the stored run sent (repeatable; required)' },
+      endpoint: {
+        type: 'string',
+        value: 'URL',
+        help: 'the OTLP/HTTP endpoint (required; a base such as http://127.0.0.1:4318 gets /v1/traces)',
+      },
+    }),
+    OTEL_OPTIONS,
+    STORE_OPTIONS,
+    JSON_OPTIONS,
+  ],
   notes: `  Each run is one trace, following the OpenTelemetry GenAI semantic conventions ${OTEL_GENAI_SEMCONV_VERSION} (protobuf over HTTP):
     invoke_agent loupe <tool set>   the run (root): gen_ai.agent.name, gen_ai.conversation.id = run id, model,
                                     provider, total tokens, status; stored scores as gen_ai.evaluation.result events
@@ -42,16 +56,32 @@ export async function exportOtel(argv: string[], io: CliIo): Promise<number> {
   const reports: OtelExportReport[] = [];
   try {
     for (const id of v.run) {
-      if (!(await store.getRun(id))) throw new UsageError(`--run: no run '${id}' in ${store.location}`, { showUsage: false });
+      if (!(await store.getRun(id))) {
+        throw new UsageError(`--run: no run '${id}' in ${store.location}`, { showUsage: false });
+      }
     }
     for (const id of v.run) {
       const r = await exportRunToOtel(store, id, cfg);
       reports.push(r);
-      if (!v.json) io.out(r.error ? `${id}: NOT sent: ${r.error}\n` : `${id}: ${r.spans} spans, ${r.evaluations} evaluation events → ${describeOtelEndpoint(cfg.endpoint)}\n`);
+      if (!v.json) {
+        io.out(
+          r.error
+            ? `${id}: NOT sent: ${r.error}\n`
+            : `${id}: ${r.spans} spans, ${r.evaluations} evaluation events → ${describeOtelEndpoint(cfg.endpoint)}\n`,
+        );
+      }
     }
   } finally {
     await store.close();
   }
-  if (v.json) io.out(JSON.stringify({ endpoint: describeOtelEndpoint(cfg.endpoint), semconv: OTEL_GENAI_SEMCONV_VERSION, runs: reports }) + '\n');
+  if (v.json) {
+    io.out(
+      JSON.stringify({
+        endpoint: describeOtelEndpoint(cfg.endpoint),
+        semconv: OTEL_GENAI_SEMCONV_VERSION,
+        runs: reports,
+      }) + '\n',
+    );
+  }
   return reports.some((r) => r.error !== undefined) ? 1 : 0;
 }

@@ -9,7 +9,8 @@ import { UsageError } from './types.ts';
 
 export const exportCommand = defineCommand({
   name: 'export',
-  summary: 'send or write stored runs in another tool\'s format: otel (OpenTelemetry GenAI spans to an OTLP/HTTP endpoint such as Langfuse or Phoenix), inspect (an Inspect AI log)',
+  summary:
+    "send or write stored runs in another tool's format: otel (OpenTelemetry GenAI spans to an OTLP/HTTP endpoint such as Langfuse or Phoenix), inspect (an Inspect AI log)",
   declarations: [EXPORT_OTEL, EXPORT_INSPECT],
   async run(argv, io) {
     const [sub, ...rest] = argv;

@@ -7,11 +7,14 @@ import { UsageError } from './types.ts';
 const FETCH = declareCommand({
   synopsis: `fetch <${FETCHABLE.join('|')}>`,
   positionals: true,
-  groups: [optionGroup('fetch', {
-    dest: { type: 'string', value: 'DIR', help: 'where the suite is written (required)' },
-    mirror: { type: 'string', value: 'URL', help: 'download from this mirror instead of the official source' },
-    only: { type: 'string', multiple: true, value: 'GLOB', help: 'only the files matching (repeatable)' },
-  }), JSON_OPTIONS],
+  groups: [
+    optionGroup('fetch', {
+      dest: { type: 'string', value: 'DIR', help: 'where the suite is written (required)' },
+      mirror: { type: 'string', value: 'URL', help: 'download from this mirror instead of the official source' },
+      only: { type: 'string', multiple: true, value: 'GLOB', help: 'only the files matching (repeatable)' },
+    }),
+    JSON_OPTIONS,
+  ],
 });
 
 /** `loupe fetch`: downloads a suite from its official source (issue 3 "Download"). */
@@ -37,9 +40,15 @@ export const fetchCommand = defineCommand({
     if (values.json) io.out(JSON.stringify(r, null, 2) + '\n');
     else {
       const count = (s: string) => r.files.filter((f) => f.status === s).length;
-      io.out(`${def.title} → ${r.dest}: ${count('downloaded')} downloaded, ${count('resumed')} resumed, ${count('present')} already present, ${count('missing')} missing, ${count('failed')} failed\n`);
-      for (const f of r.files.filter((x) => x.status === 'missing' || x.status === 'failed')) io.out(`  ${f.status}: ${f.dest}: ${f.reason ?? ''}\n`);
-      io.out(`load with: loupe blocks --suite ${def.suite === 'mimic-iv-demo' ? 'ddr' : def.suite} --root ${r.loadRoot}${def.suite === 'mimic-iv-demo' ? ' --entities patients.subject_id' : ''}\n`);
+      io.out(
+        `${def.title} → ${r.dest}: ${count('downloaded')} downloaded, ${count('resumed')} resumed, ${count('present')} already present, ${count('missing')} missing, ${count('failed')} failed\n`,
+      );
+      for (const f of r.files.filter((x) => x.status === 'missing' || x.status === 'failed')) {
+        io.out(`  ${f.status}: ${f.dest}: ${f.reason ?? ''}\n`);
+      }
+      io.out(
+        `load with: loupe blocks --suite ${def.suite === 'mimic-iv-demo' ? 'ddr' : def.suite} --root ${r.loadRoot}${def.suite === 'mimic-iv-demo' ? ' --entities patients.subject_id' : ''}\n`,
+      );
     }
     return r.ok ? 0 : 1;
   },

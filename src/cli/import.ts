@@ -24,7 +24,9 @@ export const importCommand = defineCommand({
   declarations: [IMPORT],
   async run(argv, io) {
     const { values: v, positionals } = parseCommand(IMPORT, argv);
-    if (positionals[0] !== 'inspect') throw new UsageError(`name the format: loupe import inspect FILE|DIR… (got '${positionals[0] ?? ''}')`);
+    if (positionals[0] !== 'inspect') {
+      throw new UsageError(`name the format: loupe import inspect FILE|DIR… (got '${positionals[0] ?? ''}')`);
+    }
     if (positionals.length < 2) throw new UsageError('name at least one Inspect log file or folder');
     const files = listInspectLogs(positionals.slice(1).map((p) => resolve(io.cwd, p)));
     const store = await openStoreAt(storeLocation(io, v.store), { cwd: io.cwd, env: io.env });
@@ -34,7 +36,11 @@ export const importCommand = defineCommand({
       for (const f of files) {
         const r = await importInspectLog(store, f, { runsRoot });
         results.push(r);
-        if (!v.json) io.out(`${oneLine(f)}: task ${oneLine(r.task)}, ${r.samples} sample${r.samples === 1 ? '' : 's'}: ${r.imported.length} imported, ${r.skipped.length} already in the store\n`);
+        if (!v.json) {
+          io.out(
+            `${oneLine(f)}: task ${oneLine(r.task)}, ${r.samples} sample${r.samples === 1 ? '' : 's'}: ${r.imported.length} imported, ${r.skipped.length} already in the store\n`,
+          );
+        }
       }
     } finally {
       await store.close();

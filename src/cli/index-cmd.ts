@@ -9,10 +9,15 @@ import { UsageError } from './types.ts';
 
 const INDEX = declareCommand({
   synopsis: 'index',
-  groups: [SUITE_OPTIONS, optionGroup('index', {
-    survey: { type: 'string', value: 'NAME', help: 'only this survey\'s documentation (the LongDA layout)' },
-    workers: { type: 'string', value: 'N', default: '1', help: 'extraction workers' },
-  }), DOCS_OPTIONS, JSON_OPTIONS],
+  groups: [
+    SUITE_OPTIONS,
+    optionGroup('index', {
+      survey: { type: 'string', value: 'NAME', help: "only this survey's documentation (the LongDA layout)" },
+      workers: { type: 'string', value: 'N', default: '1', help: 'extraction workers' },
+    }),
+    DOCS_OPTIONS,
+    JSON_OPTIONS,
+  ],
   notes: '  --root is required; --suite (the layout of the documentation under it) is optional.',
 });
 
@@ -27,7 +32,13 @@ export const indexCommand = defineCommand({
     const workers = Number(values.workers);
     if (!Number.isInteger(workers) || workers < 1) throw new UsageError('--workers must be a positive integer');
     const files = suiteDocFiles(values.root, values.suite, values.survey);
-    const idx = await openDocIndex({ root: values.root, cacheDir: values.cache ?? defaultDocsCacheDir(io.env), files, extractWorkers: workers, ...pdfExtractorOption(values['pdf-extractor']) });
+    const idx = await openDocIndex({
+      root: values.root,
+      cacheDir: values.cache ?? defaultDocsCacheDir(io.env),
+      files,
+      extractWorkers: workers,
+      ...pdfExtractorOption(values['pdf-extractor']),
+    });
     try {
       let last = 0;
       const rep = await idx.build({
@@ -46,7 +57,9 @@ export const indexCommand = defineCommand({
         io.out(`root: ${rep.root}\ncache: ${rep.cachePath}\nPDF extractor: ${rep.pdfExtractor ?? 'pdfium'}\n`);
         const skippedSet = new Set(rep.skipped.map((s) => s.file));
         const indexed = rep.files.filter((f) => !skippedSet.has(f.file)).length;
-        io.out(`${plural(indexed, 'file')} indexed${rep.skipped.length ? ` (${rep.skipped.length} skipped)` : ''}, ${rep.units} units, ${rep.chunks} chunks (${rep.extracted} extracted, ${rep.reused} reused) in ${(rep.ms / 1000).toFixed(1)} s\n`);
+        io.out(
+          `${plural(indexed, 'file')} indexed${rep.skipped.length ? ` (${rep.skipped.length} skipped)` : ''}, ${rep.units} units, ${rep.chunks} chunks (${rep.extracted} extracted, ${rep.reused} reused) in ${(rep.ms / 1000).toFixed(1)} s\n`,
+        );
         for (const f of rep.files) if (f.note) io.out(`  note ${f.file}: ${f.note}\n`);
         if (rep.skipped.length) {
           io.out(`skipped ${rep.skipped.length}:\n`);

@@ -6,12 +6,19 @@ import { declareCommand, defineCommand, optionGroup, parseCommand } from './opti
 
 const DECL = declareCommand({
   synopsis: 'init-benchmark DIR --sample FILE',
-  groups: [optionGroup('init-benchmark', {
-    sample: { type: 'string', value: 'FILE', help: 'a .jsonl, .json or .csv file of items in DIR (the fields are guessed from its first row)' },
-    force: { type: 'boolean', help: 'overwrite an existing loupe-benchmark.yaml' },
-  })],
+  groups: [
+    optionGroup('init-benchmark', {
+      sample: {
+        type: 'string',
+        value: 'FILE',
+        help: 'a .jsonl, .json or .csv file of items in DIR (the fields are guessed from its first row)',
+      },
+      force: { type: 'boolean', help: 'overwrite an existing loupe-benchmark.yaml' },
+    }),
+  ],
   positionals: true,
-  notes: '  Writes DIR/loupe-benchmark.yaml, commented, valid against the manifest schema; then: loupe blocks --root DIR.',
+  notes:
+    '  Writes DIR/loupe-benchmark.yaml, commented, valid against the manifest schema; then: loupe blocks --root DIR.',
 });
 
 /** `loupe init-benchmark DIR --sample FILE`: drafts a benchmark manifest (issue 44). */
@@ -21,7 +28,9 @@ export const initBenchmarkCommand = defineCommand({
   declarations: [DECL],
   async run(argv, io) {
     const { values, positionals } = parseCommand(DECL, argv);
-    if (positionals.length !== 1) throw new UsageError('give the benchmark folder: loupe init-benchmark DIR --sample FILE');
+    if (positionals.length !== 1) {
+      throw new UsageError('give the benchmark folder: loupe init-benchmark DIR --sample FILE');
+    }
     if (!values.sample) throw new UsageError('--sample FILE is required (a .jsonl, .json or .csv file of items)');
     const dir = resolve(io.cwd, positionals[0]!);
     const out = join(dir, 'loupe-benchmark.yaml');

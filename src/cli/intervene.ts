@@ -12,12 +12,16 @@ import { declareCommand, defineCommand, optionGroup, parseCommand } from './opti
 
 const DECL = declareCommand({
   synopsis: 'intervene',
-  groups: [optionGroup('intervention', {
-    run: { type: 'string', value: 'RUN', help: 'the run (required)' },
-    text: { type: 'string', value: 'TEXT', help: 'the hint or correction (required)' },
-    kind: { type: 'string', value: 'hint|correction', help: 'what it is (default hint)' },
-    who: { type: 'string', value: 'NAME', help: 'who gives it (default your user name)' },
-  }), STORE_OPTIONS, JSON_OPTIONS],
+  groups: [
+    optionGroup('intervention', {
+      run: { type: 'string', value: 'RUN', help: 'the run (required)' },
+      text: { type: 'string', value: 'TEXT', help: 'the hint or correction (required)' },
+      kind: { type: 'string', value: 'hint|correction', help: 'what it is (default hint)' },
+      who: { type: 'string', value: 'NAME', help: 'who gives it (default your user name)' },
+    }),
+    STORE_OPTIONS,
+    JSON_OPTIONS,
+  ],
   notes: `  Records TEXT as a human step of RUN (who, when, text): the run becomes 'assisted' and its scores are reported apart.
   Nothing already recorded changes. Resume the run (loupe run --resume RUN) to send it to the model.
   A run being driven by another process is refused (that process is named); pause it there and add the hint in
@@ -42,12 +46,22 @@ export const interveneCommand = defineCommand({
     const { values: v } = parseCommand(DECL, argv);
     if (!v.run) throw new UsageError('--run RUN is required');
     if (v.text === undefined) throw new UsageError('--text TEXT is required');
-    if (v.kind !== undefined && v.kind !== 'hint' && v.kind !== 'correction') throw new UsageError(`--kind must be hint or correction, got '${v.kind}'`);
+    if (v.kind !== undefined && v.kind !== 'hint' && v.kind !== 'correction') {
+      throw new UsageError(`--kind must be hint or correction, got '${v.kind}'`);
+    }
     const store = await openExistingStore(io, v.store);
     try {
-      const rec = await interveneStoredRun(store, v.run, { who: v.who ?? cliWho(io), kind: (v.kind as 'hint' | 'correction' | undefined) ?? 'hint', text: v.text });
+      const rec = await interveneStoredRun(store, v.run, {
+        who: v.who ?? cliWho(io),
+        kind: (v.kind as 'hint' | 'correction' | undefined) ?? 'hint',
+        text: v.text,
+      });
       if (v.json) io.out(JSON.stringify(rec) + '\n');
-      else io.out(`run ${rec.runId}: ${rec.kind} #${rec.seq} by ${rec.who} recorded before step ${rec.beforeStep + 1}; resume the run to send it (loupe run --resume ${rec.runId})\n`);
+      else {
+        io.out(
+          `run ${rec.runId}: ${rec.kind} #${rec.seq} by ${rec.who} recorded before step ${rec.beforeStep + 1}; resume the run to send it (loupe run --resume ${rec.runId})\n`,
+        );
+      }
       return 0;
     } finally {
       await store.close();

@@ -37,7 +37,12 @@ export async function main(argv: string[], io: CliIo): Promise<number> {
   }
   const cmd = commands.find((c) => c.name === name);
   if (!cmd) {
-    io.err(`loupe: unknown command '${oneLine(name)}'.${didYouMean(name, commands.map((c) => c.name))}\n\n${helpText()}`);
+    io.err(
+      `loupe: unknown command '${oneLine(name)}'.${didYouMean(
+        name,
+        commands.map((c) => c.name),
+      )}\n\n${helpText()}`,
+    );
     return 2;
   }
   if (rest.includes('--help') || rest.includes('-h')) {

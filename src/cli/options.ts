@@ -39,10 +39,14 @@ export function optionGroup<const O extends CliOptions>(title: string, options: 
 }
 
 /** The options of a list of groups, as one object type. */
-type Merged<G> = G extends readonly [infer H, ...infer R] ? (H extends OptionGroup<infer O> ? O : unknown) & Merged<R> : unknown;
+type Merged<G> = G extends readonly [infer H, ...infer R]
+  ? (H extends OptionGroup<infer O> ? O : unknown) & Merged<R>
+  : unknown;
 
 /** The parsed values of a declaration, typed as `parseArgs` types them. */
-type Values<O> = ReturnType<typeof parseArgs<{ args: string[]; options: O & ParseArgsOptionsConfig; allowPositionals: true; strict: true }>>['values'];
+type Values<O> = ReturnType<
+  typeof parseArgs<{ args: string[]; options: O & ParseArgsOptionsConfig; allowPositionals: true; strict: true }>
+>['values'];
 
 /**
  * One way a command parses its arguments: the usage line, the groups it composes, the groups built when it runs
@@ -68,9 +72,21 @@ export interface CommandDeclaration<O = CliOptions> {
  * @param d `synopsis` (after `loupe`), `groups` (static), `dynamic` (registry-built groups), `positionals`, `notes`.
  * @throws Error when two static groups declare the same option name (a programming error).
  */
-export function declareCommand<const G extends readonly OptionGroup[]>(d: { synopsis: string; groups: G; dynamic?: ReadonlyArray<() => OptionGroup>; positionals?: boolean; notes?: string | (() => string) }): CommandDeclaration<Merged<G>> {
+export function declareCommand<const G extends readonly OptionGroup[]>(d: {
+  synopsis: string;
+  groups: G;
+  dynamic?: ReadonlyArray<() => OptionGroup>;
+  positionals?: boolean;
+  notes?: string | (() => string);
+}): CommandDeclaration<Merged<G>> {
   const notes = d.notes;
-  const decl: CommandDeclaration<Merged<G>> = { synopsis: d.synopsis, groups: d.groups, dynamic: d.dynamic ?? [], positionals: d.positionals ?? false, notes: typeof notes === 'function' ? notes : () => notes ?? '' };
+  const decl: CommandDeclaration<Merged<G>> = {
+    synopsis: d.synopsis,
+    groups: d.groups,
+    dynamic: d.dynamic ?? [],
+    positionals: d.positionals ?? false,
+    notes: typeof notes === 'function' ? notes : () => notes ?? '',
+  };
   optionsOf(decl, false); // duplicate names fail at load
   return decl;
 }
@@ -100,7 +116,12 @@ export function optionsOf(decl: CommandDeclaration<unknown>, withDynamic = true)
 export function parseConfigOf(decl: CommandDeclaration<unknown>): ParseArgsOptionsConfig {
   const out: ParseArgsOptionsConfig = {};
   for (const [name, o] of Object.entries(optionsOf(decl))) {
-    out[name] = { type: o.type, ...(o.multiple ? { multiple: true } : {}), ...(o.short ? { short: o.short } : {}), ...(o.default !== undefined ? { default: o.multiple ? [o.default] : o.default } : {}) };
+    out[name] = {
+      type: o.type,
+      ...(o.multiple ? { multiple: true } : {}),
+      ...(o.short ? { short: o.short } : {}),
+      ...(o.default !== undefined ? { default: o.multiple ? [o.default] : o.default } : {}),
+    };
   }
   return out;
 }
@@ -111,8 +132,20 @@ export function parseConfigOf(decl: CommandDeclaration<unknown>): ParseArgsOptio
  *   `positionals`.
  * @throws TypeError (`ERR_PARSE_ARGS_*`) for an unknown option or a missing value; `main` reports it as a usage error.
  */
-export function parseCommand<O>(decl: CommandDeclaration<O>, argv: readonly string[]): { values: Values<O>; extra: Readonly<Record<string, string | boolean | string[] | undefined>>; positionals: string[] } {
-  const r = parseArgs({ args: [...argv], options: parseConfigOf(decl), allowPositionals: decl.positionals, strict: true });
+export function parseCommand<O>(
+  decl: CommandDeclaration<O>,
+  argv: readonly string[],
+): {
+  values: Values<O>;
+  extra: Readonly<Record<string, string | boolean | string[] | undefined>>;
+  positionals: string[];
+} {
+  const r = parseArgs({
+    args: [...argv],
+    options: parseConfigOf(decl),
+    allowPositionals: decl.positionals,
+    strict: true,
+  });
   const dynamicNames = new Set(decl.dynamic.flatMap((g) => Object.keys(g().options)));
   const extra: Record<string, string | boolean | string[] | undefined> = {};
   for (const n of dynamicNames) extra[n] = r.values[n] as string | boolean | string[] | undefined;
@@ -131,12 +164,20 @@ export function optionSignature(name: string, o: CliOption): string {
  */
 export function usageText(decl: CommandDeclaration<unknown>): string {
   const groups = groupsOf(decl).filter((g) => Object.keys(g.options).length);
-  const rows = groups.map((g) => ({ title: g.title, rows: Object.entries(g.options).map(([n, o]) => [optionSignature(n, o), `${o.help}${o.default !== undefined ? ` (default ${o.default})` : ''}`] as const) }));
+  const rows = groups.map((g) => ({
+    title: g.title,
+    rows: Object.entries(g.options).map(
+      ([n, o]) =>
+        [optionSignature(n, o), `${o.help}${o.default !== undefined ? ` (default ${o.default})` : ''}`] as const,
+    ),
+  }));
   const w = Math.min(30, Math.max(0, ...rows.flatMap((g) => g.rows.map(([s]) => s.length))));
   const lines = [`loupe ${decl.synopsis}${groups.length ? ' [options]' : ''}`];
   for (const g of rows) {
     lines.push(`  ${g.title}:`);
-    for (const [sig, help] of g.rows) lines.push(sig.length > w ? `    ${sig}\n    ${' '.repeat(w)}  ${help}` : `    ${sig.padEnd(w)}  ${help}`);
+    for (const [sig, help] of g.rows) {
+      lines.push(sig.length > w ? `    ${sig}\n    ${' '.repeat(w)}  ${help}` : `    ${sig.padEnd(w)}  ${help}`);
+    }
   }
   const notes = decl.notes();
   if (notes) lines.push(notes);
@@ -152,6 +193,19 @@ export function commandUsage(decls: ReadonlyArray<CommandDeclaration<unknown>>):
  * A `loupe` command whose usage text is generated from its declarations.
  * @param c `name`, `summary` (one line for `loupe --help`), `declarations`, `run`.
  */
-export function defineCommand(c: { name: string; summary: string; declarations: ReadonlyArray<CommandDeclaration<unknown>>; run: (argv: string[], io: CliIo) => Promise<number> }): CliCommand {
-  return { name: c.name, summary: c.summary, declarations: c.declarations, get usage() { return commandUsage(c.declarations); }, run: c.run };
+export function defineCommand(c: {
+  name: string;
+  summary: string;
+  declarations: ReadonlyArray<CommandDeclaration<unknown>>;
+  run: (argv: string[], io: CliIo) => Promise<number>;
+}): CliCommand {
+  return {
+    name: c.name,
+    summary: c.summary,
+    declarations: c.declarations,
+    get usage() {
+      return commandUsage(c.declarations);
+    },
+    run: c.run,
+  };
 }

@@ -32,17 +32,37 @@ export interface ReplayJsonLine {
  * @returns exit code: 0 when every action matched, 1 otherwise.
  * @throws UsageError when the run or its block cannot be found.
  */
-export async function runReplayCommand(o: { store: RunStore; runsDir: string; runId: string; root?: string; suiteOpts?: LoadSuiteOptions; kernel: KernelSettings; log: Logger; io: CliIo; json: boolean }): Promise<number> {
+export async function runReplayCommand(o: {
+  store: RunStore;
+  runsDir: string;
+  runId: string;
+  root?: string;
+  suiteOpts?: LoadSuiteOptions;
+  kernel: KernelSettings;
+  log: Logger;
+  io: CliIo;
+  json: boolean;
+}): Promise<number> {
   const run = await o.store.getRun(o.runId);
   if (!run) throw new UsageError(`--run: no run '${o.runId}' in ${o.store.location}`);
-  if (!o.root && !run.params.suiteRoot) throw new UsageError(`--run: run ${o.runId} does not record its suite root; pass --root`);
-  const { block } = await reopenRun(run, { ...(o.root ? { suiteRoot: o.root } : {}), ...(o.suiteOpts ? { loadOptions: o.suiteOpts } : {}) });
+  if (!o.root && !run.params.suiteRoot) {
+    throw new UsageError(`--run: run ${o.runId} does not record its suite root; pass --root`);
+  }
+  const { block } = await reopenRun(run, {
+    ...(o.root ? { suiteRoot: o.root } : {}),
+    ...(o.suiteOpts ? { loadOptions: o.suiteOpts } : {}),
+  });
   // Issue 36: the fresh workspace goes into the run's folder only when it lies inside the runs folder of --store.
   let runDir: string;
   try {
     runDir = requireRunFolder(run, o.runsDir, 'it is not replayed', { allowAbsent: true }).runDir;
   } catch (e) {
-    if (e instanceof RunFolderRefusedError) throw new UsageError(`--run ${run.id}: ${e.reason}; it is not replayed (runs are replayed in their folder under ${o.runsDir}, the runs folder of --store)`, { showUsage: false });
+    if (e instanceof RunFolderRefusedError) {
+      throw new UsageError(
+        `--run ${run.id}: ${e.reason}; it is not replayed (runs are replayed in their folder under ${o.runsDir}, the runs folder of --store)`,
+        { showUsage: false },
+      );
+    }
     throw e;
   }
   o.io.err(`[${block.id}] replaying run ${run.id} in a fresh sandbox\n`);
@@ -58,12 +78,25 @@ export async function runReplayCommand(o: { store: RunStore; runsDir: string; ru
       return { workspace, startKernel };
     },
   });
-  for (const a of report.actions.filter((x) => !x.match)) o.io.err(`[${block.id}] step ${a.stepIndex + 1} ${a.kind} differs: ${a.difference ?? ''}\n`);
+  for (const a of report.actions.filter((x) => !x.match)) {
+    o.io.err(`[${block.id}] step ${a.stepIndex + 1} ${a.kind} differs: ${a.difference ?? ''}\n`);
+  }
   const line: ReplayJsonLine = {
-    runId: run.id, suite: run.suite, blockId: run.blockId, agent: 'replay', status: report.allMatch ? 'match' : 'differences',
-    total: report.total, matched: report.matched, steps: report.steps, durationMs: report.durationMs,
+    runId: run.id,
+    suite: run.suite,
+    blockId: run.blockId,
+    agent: 'replay',
+    status: report.allMatch ? 'match' : 'differences',
+    total: report.total,
+    matched: report.matched,
+    steps: report.steps,
+    durationMs: report.durationMs,
   };
   if (o.json) o.io.out(JSON.stringify(line) + '\n');
-  else o.io.out(`${run.id}  ${run.blockId}  replay  ${line.status}  ${report.matched}/${report.total} actions match over ${plural(report.steps.length, 'step')}  ${(report.durationMs / 1000).toFixed(1)} s\n`);
+  else {
+    o.io.out(
+      `${run.id}  ${run.blockId}  replay  ${line.status}  ${report.matched}/${report.total} actions match over ${plural(report.steps.length, 'step')}  ${(report.durationMs / 1000).toFixed(1)} s\n`,
+    );
+  }
   return report.allMatch ? 0 : 1;
 }

@@ -26,25 +26,43 @@ export interface LabelArgs {
  * @returns true when one was (the command then prints what it did and stops).
  * @throws UsageError for a missing value or an unknown run.
  */
-export async function changeLabels(store: RunStore, v: LabelArgs, positionals: string[], who: string, io: CliIo, storeFile: string): Promise<boolean> {
+export async function changeLabels(
+  store: RunStore,
+  v: LabelArgs,
+  positionals: string[],
+  who: string,
+  io: CliIo,
+  storeFile: string,
+): Promise<boolean> {
   const x = experimentStoreOf(store);
   const asked = (['tag', 'untag', 'rename', 'save-filter', 'remove-filter'] as const).filter((k) => v[k] !== undefined);
   if (!asked.length) return false;
   if (asked.length > 1) throw new UsageError(`give one of --${asked.join(', --')} at a time`);
   const which = asked[0]!;
   if (which === 'save-filter') {
-    const spec: RunFilterSpec = { ...(v.experiment ? { tag: v.experiment } : {}), ...(v.suite ? { suite: v.suite } : {}), ...(v.status ? { status: v.status } : {}), ...(positionals.length ? { text: positionals.join(' ') } : {}) };
+    const spec: RunFilterSpec = {
+      ...(v.experiment ? { tag: v.experiment } : {}),
+      ...(v.suite ? { suite: v.suite } : {}),
+      ...(v.status ? { status: v.status } : {}),
+      ...(positionals.length ? { text: positionals.join(' ') } : {}),
+    };
     const f = await x.saveFilter(v['save-filter']!, spec, who);
     io.out(`saved filter ${oneLine(f.name)}: ${oneLine(describeFilter(f.spec))}\n`);
     return true;
   }
   if (which === 'remove-filter') {
-    if (!await x.removeFilter(v['remove-filter']!, who)) throw new UsageError(`--remove-filter: no saved filter '${v['remove-filter']}' in ${storeFile}`, { showUsage: false });
+    if (!(await x.removeFilter(v['remove-filter']!, who))) {
+      throw new UsageError(`--remove-filter: no saved filter '${v['remove-filter']}' in ${storeFile}`, {
+        showUsage: false,
+      });
+    }
     io.out(`removed filter ${oneLine(v['remove-filter']!)}\n`);
     return true;
   }
   const runId = v[which]!;
-  if (!await store.getRun(runId)) throw new UsageError(`--${which}: no run '${runId}' in ${storeFile}`, { showUsage: false });
+  if (!(await store.getRun(runId))) {
+    throw new UsageError(`--${which}: no run '${runId}' in ${storeFile}`, { showUsage: false });
+  }
   const value = positionals.join(' ');
   if (which === 'rename') {
     await x.rename(runId, value, who);
@@ -64,10 +82,25 @@ export async function changeLabels(store: RunStore, v: LabelArgs, positionals: s
  * @param name a saved filter's name, a built-in's id (`tool-error`, `unscored`, `pending-for-me`) or title.
  * @throws UsageError naming the filters on offer when none has that name.
  */
-export async function filterRuns(store: RunStore, runs: readonly RunRecord[], name: string, who: string): Promise<RunRecord[]> {
+export async function filterRuns(
+  store: RunStore,
+  runs: readonly RunRecord[],
+  name: string,
+  who: string,
+): Promise<RunRecord[]> {
   const choices = await filterChoices(store);
   const b = BUILTIN_FILTERS.find((f) => f.id === name);
   const spec = b ? { builtin: b.id } : choices.find((c) => c.name.toLowerCase() === name.toLowerCase())?.spec;
-  if (!spec) throw new UsageError(`--filter: no filter '${name}' (built in: ${BUILTIN_FILTERS.map((f) => f.id).join(', ')}; saved: ${choices.filter((c) => !c.builtin).map((c) => c.name).join(', ') || 'none'})`, { showUsage: false });
+  if (!spec) {
+    throw new UsageError(
+      `--filter: no filter '${name}' (built in: ${BUILTIN_FILTERS.map((f) => f.id).join(', ')}; saved: ${
+        choices
+          .filter((c) => !c.builtin)
+          .map((c) => c.name)
+          .join(', ') || 'none'
+      })`,
+      { showUsage: false },
+    );
+  }
   return applyRunFilter(store, runs, spec, { annotator: who });
 }

@@ -5,7 +5,12 @@ import { docsFolderFiles, openDocIndex, type DocIndex, type SearchMode } from '.
 import { defaultDocsCacheDir } from '../core/docs/roots.ts';
 import { surveyCatalog } from '../core/docs/survey-catalog.ts';
 import { QuestionRetriever } from '../core/docs/question.ts';
-import { evaluateRetrieval, loadRetrievalLabels, type RetrievalLabel, type RetrievalMetrics } from '../core/docs/retrieval-eval.ts';
+import {
+  evaluateRetrieval,
+  loadRetrievalLabels,
+  type RetrievalLabel,
+  type RetrievalMetrics,
+} from '../core/docs/retrieval-eval.ts';
 import { LoupeInputError } from '../core/util/errors.ts';
 import { pdfExtractorOption } from './pdf-extractor-option.ts';
 import { UsageError } from './types.ts';
@@ -41,8 +46,15 @@ interface SurveyEval {
 function poolMetrics(xs: readonly Metrics[]): Metrics {
   const pool = (ms: readonly RetrievalMetrics[]): RetrievalMetrics => {
     const n = ms.reduce((a, m) => a + m.questions, 0);
-    const avg = (f: (m: RetrievalMetrics) => number) => (n ? Number((ms.reduce((a, m) => a + f(m) * m.questions, 0) / n).toFixed(3)) : 0);
-    return { questions: n, k: ms[0]?.k ?? 0, recallAtK: avg((m) => m.recallAtK), mrr: avg((m) => m.mrr), ndcgAtK: avg((m) => m.ndcgAtK) };
+    const avg = (f: (m: RetrievalMetrics) => number) =>
+      n ? Number((ms.reduce((a, m) => a + f(m) * m.questions, 0) / n).toFixed(3)) : 0;
+    return {
+      questions: n,
+      k: ms[0]?.k ?? 0,
+      recallAtK: avg((m) => m.recallAtK),
+      mrr: avg((m) => m.mrr),
+      ndcgAtK: avg((m) => m.ndcgAtK),
+    };
   };
   return { ...pool(xs), withoutDesignFiles: pool(xs.map((x) => x.withoutDesignFiles)) };
 }
@@ -81,7 +93,10 @@ async function evaluateSurvey(
       report[part] = {};
       for (const m of modes) {
         const rank = once(m, rankers[m]);
-        report[part][m] = { ...evaluateRetrieval(ls, rank, k), withoutDesignFiles: evaluateRetrieval(ls, rank, k, (f) => design.has(f)) };
+        report[part][m] = {
+          ...evaluateRetrieval(ls, rank, k),
+          withoutDesignFiles: evaluateRetrieval(ls, rank, k, (f) => design.has(f)),
+        };
       }
     }
     // latency in steady state: a second pass over every question (the first pass above warmed the index caches)
@@ -101,17 +116,38 @@ async function evaluateSurvey(
 
 const DECL = declareCommand({
   synopsis: 'search-eval',
-  groups: [optionGroup('evaluation', {
-    labels: { type: 'string', value: 'FILE', help: 'the labelled questions (required)' },
-    root: { type: 'string', value: 'DIR', help: 'the documentation folder the labels\' paths are relative to (required)' },
-    survey: { type: 'string', value: 'NAME', help: 'the survey (required unless --all-surveys)' },
-    'all-surveys': { type: 'boolean', help: 'evaluate every survey the labels name (one index each): metrics per survey and over all questions' },
-    split: { type: 'string', value: 'FILE', help: 'a JSON split file: the metrics per part as well' },
-    modes: { type: 'string', value: 'bm25,longta,question', default: MODES.join(','), help: 'the retrieval modes compared' },
-    k: { type: 'string', value: 'N', default: '10', help: 'the cut-off of recall@k and nDCG@k' },
-    benchmark: { type: 'string', value: 'DIR', help: 'the benchmark folder of the labels (default --root)' },
-    text: { type: 'string', value: 'query+info|query', default: 'query+info', help: 'what of a question is searched' },
-  }), DOCS_OPTIONS, JSON_OPTIONS],
+  groups: [
+    optionGroup('evaluation', {
+      labels: { type: 'string', value: 'FILE', help: 'the labelled questions (required)' },
+      root: {
+        type: 'string',
+        value: 'DIR',
+        help: "the documentation folder the labels' paths are relative to (required)",
+      },
+      survey: { type: 'string', value: 'NAME', help: 'the survey (required unless --all-surveys)' },
+      'all-surveys': {
+        type: 'boolean',
+        help: 'evaluate every survey the labels name (one index each): metrics per survey and over all questions',
+      },
+      split: { type: 'string', value: 'FILE', help: 'a JSON split file: the metrics per part as well' },
+      modes: {
+        type: 'string',
+        value: 'bm25,longta,question',
+        default: MODES.join(','),
+        help: 'the retrieval modes compared',
+      },
+      k: { type: 'string', value: 'N', default: '10', help: 'the cut-off of recall@k and nDCG@k' },
+      benchmark: { type: 'string', value: 'DIR', help: 'the benchmark folder of the labels (default --root)' },
+      text: {
+        type: 'string',
+        value: 'query+info|query',
+        default: 'query+info',
+        help: 'what of a question is searched',
+      },
+    }),
+    DOCS_OPTIONS,
+    JSON_OPTIONS,
+  ],
 });
 
 /** `loupe search-eval`: recall@k, MRR and nDCG of the files labelled questions need, per retrieval mode. */
@@ -122,15 +158,21 @@ export const searchEvalCommand = defineCommand({
   async run(argv, io) {
     const { values } = parseCommand(DECL, argv);
     if (!values.labels) throw new UsageError('--labels is required');
-    if (!values.root) throw new UsageError('--root is required (the documentation folder the labels\' paths are relative to)');
+    if (!values.root) {
+      throw new UsageError("--root is required (the documentation folder the labels' paths are relative to)");
+    }
     const all = values['all-surveys'] === true;
     if (!values.survey && !all) throw new UsageError('--survey is required (e.g. --survey NHANES), or --all-surveys');
     if (values.survey && all) throw new UsageError('--survey and --all-surveys exclude each other');
     const k = Number(values.k);
     if (!Number.isInteger(k) || k < 1) throw new UsageError('--k must be a positive integer');
     const modes = values.modes.split(',').map((m) => m.trim()) as EvalMode[];
-    for (const m of modes) if (!MODES.includes(m)) throw new UsageError(`--modes: unknown mode "${m}" (one of ${MODES.join(', ')})`);
-    if (values.text !== 'query+info' && values.text !== 'query') throw new UsageError('--text must be query+info or query');
+    for (const m of modes) {
+      if (!MODES.includes(m)) throw new UsageError(`--modes: unknown mode "${m}" (one of ${MODES.join(', ')})`);
+    }
+    if (values.text !== 'query+info' && values.text !== 'query') {
+      throw new UsageError('--text must be query+info or query');
+    }
     const labels = loadRetrievalLabels(values.labels, values.benchmark ?? values.root, values.text);
     const partNames: Record<string, Set<string> | null> = { all: null };
     if (values.split) {
@@ -144,16 +186,30 @@ export const searchEvalCommand = defineCommand({
         if (!Array.isArray(sources) || !sources.every((s) => typeof s === 'string')) continue;
         partNames[name] = new Set(sources as string[]);
       }
-      if (Object.keys(partNames).length === 1) throw new LoupeInputError(values.split, 'no part (an array of sources or question ids) found in the split file');
+      if (Object.keys(partNames).length === 1) {
+        throw new LoupeInputError(
+          values.split,
+          'no part (an array of sources or question ids) found in the split file',
+        );
+      }
     }
-    const inPart = (l: RetrievalLabel, set: Set<string> | null) => !set || (l.source !== undefined && set.has(l.source)) || (l.id !== undefined && set.has(l.id));
+    const inPart = (l: RetrievalLabel, set: Set<string> | null) =>
+      !set || (l.source !== undefined && set.has(l.source)) || (l.id !== undefined && set.has(l.id));
     const surveys = all ? [...new Set(labels.map((l) => l.survey ?? ''))].filter(Boolean).sort() : [values.survey!];
     const perSurvey: Record<string, SurveyEval> = {};
     for (const survey of surveys) {
       const mine = all ? labels.filter((l) => l.survey === survey) : labels;
       const parts: Record<string, RetrievalLabel[]> = {};
       for (const [name, set] of Object.entries(partNames)) parts[name] = mine.filter((l) => inPart(l, set));
-      perSurvey[survey] = await evaluateSurvey(values.root, survey, parts, modes, k, values.cache ?? defaultDocsCacheDir(io.env), values['pdf-extractor']);
+      perSurvey[survey] = await evaluateSurvey(
+        values.root,
+        survey,
+        parts,
+        modes,
+        k,
+        values.cache ?? defaultDocsCacheDir(io.env),
+        values['pdf-extractor'],
+      );
     }
     // over all surveys: each question counts once (macro-average over questions)
     const pooled: Record<string, Record<string, unknown>> = {};
@@ -169,8 +225,15 @@ export const searchEvalCommand = defineCommand({
           text: values.text,
           k,
           parts: pooled,
-          surveys: Object.fromEntries(Object.entries(perSurvey).map(([s, e]) => [s, { family: e.family, designFiles: e.designFiles, parts: e.parts }])),
-          ...(latency.length ? { questionLatencyMs: { p50: percentile(latency, 50), p95: percentile(latency, 95), n: latency.length } } : {}),
+          surveys: Object.fromEntries(
+            Object.entries(perSurvey).map(([s, e]) => [
+              s,
+              { family: e.family, designFiles: e.designFiles, parts: e.parts },
+            ]),
+          ),
+          ...(latency.length
+            ? { questionLatencyMs: { p50: percentile(latency, 50), p95: percentile(latency, 95), n: latency.length } }
+            : {}),
         }
       : {
           labels: values.labels,
@@ -180,7 +243,9 @@ export const searchEvalCommand = defineCommand({
           family: perSurvey[surveys[0]!]!.family,
           designFiles: perSurvey[surveys[0]!]!.designFiles,
           parts: perSurvey[surveys[0]!]!.parts,
-          ...(latency.length ? { questionLatencyMs: { p50: percentile(latency, 50), p95: percentile(latency, 95), n: latency.length } } : {}),
+          ...(latency.length
+            ? { questionLatencyMs: { p50: percentile(latency, 50), p95: percentile(latency, 95), n: latency.length } }
+            : {}),
         };
     if (values.json) {
       io.out(JSON.stringify(out, null, 2) + '\n');
@@ -210,7 +275,11 @@ export const searchEvalCommand = defineCommand({
       io.out(`k = ${k}; design files (left out in the second column): ${e.designFiles.join(', ') || 'none'}\n`);
       printParts(e.parts, '');
     }
-    if (out.questionLatencyMs) io.out(`question mode latency: p50 ${out.questionLatencyMs.p50} ms, p95 ${out.questionLatencyMs.p95} ms (${out.questionLatencyMs.n} calls after a warm-up pass, in-process)\n`);
+    if (out.questionLatencyMs) {
+      io.out(
+        `question mode latency: p50 ${out.questionLatencyMs.p50} ms, p95 ${out.questionLatencyMs.p95} ms (${out.questionLatencyMs.n} calls after a warm-up pass, in-process)\n`,
+      );
+    }
     return 0;
   },
 });

@@ -16,7 +16,11 @@ export const DEFAULT_STORE = join('.loupe', 'runs.sqlite');
 
 /** The `--store` option group, shared by every command that opens the run store (issue 40). */
 export const STORE_OPTIONS = optionGroup('store', {
-  store: { type: 'string', value: 'FILE|postgres://USER@HOST:PORT/DB?passwordEnv=VAR', help: `the run store: a SQLite file (default ./${DEFAULT_STORE}) or the PostgreSQL team store` },
+  store: {
+    type: 'string',
+    value: 'FILE|postgres://USER@HOST:PORT/DB?passwordEnv=VAR',
+    help: `the run store: a SQLite file (default ./${DEFAULT_STORE}) or the PostgreSQL team store`,
+  },
 });
 
 /** The parsed `--store` location (paths absolute). @throws UsageError for a malformed location or URL. */
@@ -36,7 +40,9 @@ export function storeLocation(io: CliIo, value: string | undefined): StoreLocati
 export function storeFile(io: CliIo, value: string | undefined): string {
   const loc = storeLocation(io, value);
   if (loc.engine !== 'sqlite') {
-    throw new UsageError(`--store ${loc.url}: this command works on a SQLite store file; record into a file and copy it to the team store with \`loupe store copy --from FILE --to URL\``);
+    throw new UsageError(
+      `--store ${loc.url}: this command works on a SQLite store file; record into a file and copy it to the team store with \`loupe store copy --from FILE --to URL\``,
+    );
   }
   return loc.file;
 }
@@ -50,7 +56,9 @@ export function storeFile(io: CliIo, value: string | undefined): string {
 export async function openExistingStore(io: CliIo, value: string | undefined): Promise<RunStore> {
   const loc = storeLocation(io, value);
   if (loc.engine === 'sqlite' && !existsSync(loc.file)) {
-    throw new UsageError(`no run store at ${loc.file}${value ? '' : ' (the default)'}: check the path, or record runs first with \`loupe run\``);
+    throw new UsageError(
+      `no run store at ${loc.file}${value ? '' : ' (the default)'}: check the path, or record runs first with \`loupe run\``,
+    );
   }
   return openStoreAt(loc, { cwd: io.cwd, env: io.env });
 }

@@ -13,10 +13,14 @@ import { UsageError, type CliIo } from './types.ts';
 export const STORE_GRANT = declareCommand({
   synopsis: 'store grant',
   positionals: true, // refused with a message of its own
-  groups: [optionGroup('grant', {
-    role: { type: 'string', value: 'NAME', help: 'the database role (an existing login) granted (required)' },
-    as: { type: 'string', value: 'annotator|reviewer|owner', help: 'what it may do (required)' },
-  }), STORE_OPTIONS, JSON_OPTIONS],
+  groups: [
+    optionGroup('grant', {
+      role: { type: 'string', value: 'NAME', help: 'the database role (an existing login) granted (required)' },
+      as: { type: 'string', value: 'annotator|reviewer|owner', help: 'what it may do (required)' },
+    }),
+    STORE_OPTIONS,
+    JSON_OPTIONS,
+  ],
   notes: `  --store is the team store (postgres://OWNER@HOST:PORT/DB?passwordEnv=VAR) and is required.
   Grants the database role NAME (an existing login) exactly what the access allows on the team store, revoking what
   it held there before (run it again to change a role's access; repeating it changes nothing). Connect as the role
@@ -35,16 +39,28 @@ export async function storeGrant(argv: string[], io: CliIo): Promise<number> {
   if (positionals.length) throw new UsageError(`unexpected argument '${positionals[0]}'`);
   if (!v.store) throw new UsageError('give --store postgres://... (the team store whose role to grant)');
   if (!v.role?.trim()) throw new UsageError('give --role NAME (the database login of the expert)');
-  if (!v.as || !(STORE_ACCESS as readonly string[]).includes(v.as)) throw new UsageError(`--as must be ${STORE_ACCESS.join(', ')}${v.as ? `, got '${v.as}'` : ''}`);
+  if (!v.as || !(STORE_ACCESS as readonly string[]).includes(v.as)) {
+    throw new UsageError(`--as must be ${STORE_ACCESS.join(', ')}${v.as ? `, got '${v.as}'` : ''}`);
+  }
   const store = await openExistingStore(io, v.store);
   try {
     const rep = await grantStoreRole(store, v.role.trim(), v.as as StoreAccess);
     if (v.json) io.out(JSON.stringify(rep, null, 2) + '\n');
-    else if (rep.access === 'owner') io.out(`role ${rep.role} is now a member of ${rep.owner}, the owner of ${store.location}'s tables: it may do everything\n`);
-    else {
-      io.out(`role ${rep.role} is now ${rep.access === 'annotator' ? 'an annotator' : 'a reviewer'} of ${store.location} (anything it held there before was revoked):\n`);
+    else if (rep.access === 'owner') {
+      io.out(
+        `role ${rep.role} is now a member of ${rep.owner}, the owner of ${store.location}'s tables: it may do everything\n`,
+      );
+    } else {
+      io.out(
+        `role ${rep.role} is now ${rep.access === 'annotator' ? 'an annotator' : 'a reviewer'} of ${store.location} (anything it held there before was revoked):\n`,
+      );
       const byTable = new Map<string, string[]>();
-      for (const g of rep.grants) byTable.set(g.table, [...(byTable.get(g.table) ?? []), ...g.privileges.map((p) => (g.columns ? `${p} (${g.columns.join(', ')})` : p))]);
+      for (const g of rep.grants) {
+        byTable.set(g.table, [
+          ...(byTable.get(g.table) ?? []),
+          ...g.privileges.map((p) => (g.columns ? `${p} (${g.columns.join(', ')})` : p)),
+        ]);
+      }
       for (const [t, p] of byTable) io.out(`  ${t.padEnd(26)} ${[...new Set(p)].join(', ')}\n`);
     }
     return 0;

@@ -15,10 +15,13 @@ import { UsageError } from './types.ts';
 const COPY = declareCommand({
   synopsis: 'store copy',
   positionals: true, // refused with a message of its own
-  groups: [optionGroup('copy', {
-    from: { type: 'string', value: 'FILE|URL', help: 'the store copied (required)' },
-    to: { type: 'string', value: 'FILE|URL', help: 'the store copied into (required)' },
-  }), JSON_OPTIONS],
+  groups: [
+    optionGroup('copy', {
+      from: { type: 'string', value: 'FILE|URL', help: 'the store copied (required)' },
+      to: { type: 'string', value: 'FILE|URL', help: 'the store copied into (required)' },
+    }),
+    JSON_OPTIONS,
+  ],
   notes: `  Copies every run, step, cell, event, judgement, score, annotation, queue, checklist and ground-truth version of
   --from into --to (created if it is a new SQLite file; a PostgreSQL database must exist), ids preserved, in one
   transaction: a failed copy writes nothing, a repeated copy adds nothing. Rows only --to holds are kept.
@@ -30,12 +33,15 @@ const COPY = declareCommand({
 
 export const storeCommand = defineCommand({
   name: 'store',
-  summary: 'copy a run store between a SQLite file and a PostgreSQL team store (ids preserved, idempotent); grant a team store role',
+  summary:
+    'copy a run store between a SQLite file and a PostgreSQL team store (ids preserved, idempotent); grant a team store role',
   declarations: [COPY, STORE_GRANT],
   async run(argv, io) {
     const [sub, ...rest] = argv;
     if (sub === 'grant') return storeGrant(rest, io);
-    if (sub !== 'copy') throw new UsageError(sub ? `unknown subcommand '${sub}' (known: copy, grant)` : 'give a subcommand: copy, grant');
+    if (sub !== 'copy') {
+      throw new UsageError(sub ? `unknown subcommand '${sub}' (known: copy, grant)` : 'give a subcommand: copy, grant');
+    }
     const { values: v, positionals } = parseCommand(COPY, rest);
     if (positionals.length) throw new UsageError(`unexpected argument '${positionals[0]}'`);
     if (!v.from || !v.to) throw new UsageError('give both --from and --to');
@@ -49,10 +55,18 @@ export const storeCommand = defineCommand({
       if (v.json) io.out(JSON.stringify(rep, null, 2) + '\n');
       else {
         io.out(`copied ${rep.from} → ${rep.to}\n`);
-        for (const t of rep.tables) if (t.rows || t.added) io.out(`  ${t.table.padEnd(24)} ${String(t.rows).padStart(7)} rows, ${t.added} new\n`);
+        for (const t of rep.tables) {
+          if (t.rows || t.added) io.out(`  ${t.table.padEnd(24)} ${String(t.rows).padStart(7)} rows, ${t.added} new\n`);
+        }
       }
       // rows the target refused: named (table and key), the rest is copied; the exit code says not everything was
-      for (const f of rep.failed ?? []) io.err(`not copied: ${f.table} ${Object.entries(f.key).map(([k, x]) => `${k}=${String(x)}`).join(' ')}: ${f.error}\n`);
+      for (const f of rep.failed ?? []) {
+        io.err(
+          `not copied: ${f.table} ${Object.entries(f.key)
+            .map(([k, x]) => `${k}=${String(x)}`)
+            .join(' ')}: ${f.error}\n`,
+        );
+      }
       return rep.failed?.length ? 1 : 0;
     } finally {
       await to?.close();

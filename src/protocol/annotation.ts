@@ -94,7 +94,13 @@ export interface AnnotationItemView {
   /** `hiddenCells`: cells of the run that mention nothing of the item (not listed). */
   evidence: { steps: StepEvidence[]; cells: CellEvidence[]; docs: DocEvidence[]; hiddenCells?: number };
   /** The annotator's current verdict on this item (editing it supersedes). */
-  mine: { annotationId: string; choice: Record<string, string | number | boolean>; note: string | null; evidence: CitedEvidence[]; at: string } | null;
+  mine: {
+    annotationId: string;
+    choice: Record<string, string | number | boolean>;
+    note: string | null;
+    evidence: CitedEvidence[];
+    at: string;
+  } | null;
   /** The annotator's unsubmitted choice on this item, kept in the store (it survives a window reload). */
   draft: { choice: Record<string, string | number | boolean>; note: string; evidence: CitedEvidence[] } | null;
   /** Adjudication (disagreement queue): the verdict is final. */
@@ -137,7 +143,11 @@ export interface QueueView {
   /** The queue's labelling instructions (issue 43): Markdown a colleague wrote, shown sanitised beside the item; null when none. */
   instructions?: { text: string; version: number; author: string; createdAt: string } | null;
   /** Items assigned to named annotators and how many each has done (issue 43), counted within {@link experiment}. */
-  assignment?: { total: number; unassigned: number; annotators: Array<{ annotator: string; assigned: number; done: number; extra: number }> } | null;
+  assignment?: {
+    total: number;
+    unassigned: number;
+    annotators: Array<{ annotator: string; assigned: number; done: number; extra: number }>;
+  } | null;
   /** The experiment (run tag) the queue is scoped to: only items of its runs are served; null for every run. */
   experiment?: string | null;
 }
@@ -154,12 +164,28 @@ export const NextItemRequest = new IpcRequest<{ afterPos: number }, AnnotationSt
 /** Webview → host: the item at a position (browse with j/k). */
 export const ItemAtRequest = new IpcRequest<{ pos: number }, AnnotationState>('annotation/itemAt');
 /** Webview → host: submit a verdict; returns the same item, now revealed, and fresh progress. */
-export const SubmitVerdictRequest = new IpcRequest<{ pos: number; itemId: string; choice: Record<string, string | number | boolean>; note: string; evidence: CitedEvidence[]; supersedes: string | null }, AnnotationState>('annotation/submit');
+export const SubmitVerdictRequest = new IpcRequest<
+  {
+    pos: number;
+    itemId: string;
+    choice: Record<string, string | number | boolean>;
+    note: string;
+    evidence: CitedEvidence[];
+    supersedes: string | null;
+  },
+  AnnotationState
+>('annotation/submit');
 /** Webview → host: keep the unsubmitted choice, note and citations of an item (replaces the previous draft). */
-export const SaveDraftRequest = new IpcRequest<{ itemId: string; choice: Record<string, string | number | boolean>; note: string; evidence: CitedEvidence[] }, void>('annotation/saveDraft');
+export const SaveDraftRequest = new IpcRequest<
+  { itemId: string; choice: Record<string, string | number | boolean>; note: string; evidence: CitedEvidence[] },
+  void
+>('annotation/saveDraft');
 /** Webview → host: open a piece of evidence where it lives (timeline step, notebook cell, documentation page). */
 /** Webview → host: record an expert's split of claim `index` of the item (split, merge, edit: the whole new list). */
-export const SaveFactSplitRequest = new IpcRequest<{ pos: number; itemId: string; index: number; facts: string[] }, AnnotationState>('annotation/saveFactSplit');
+export const SaveFactSplitRequest = new IpcRequest<
+  { pos: number; itemId: string; index: number; facts: string[] },
+  AnnotationState
+>('annotation/saveFactSplit');
 
 export const OpenEvidenceRequest = new IpcRequest<{ evidence: CitedEvidence }, void>('annotation/openEvidence');
 /** Host → webview: progress changed (another annotator, an import). */
@@ -172,8 +198,15 @@ export interface AgreementState {
   labels: Record<string, string>;
   report: {
     groups: Array<{
-      task: string; criterion: string | null; level: string; annotators: string[]; roles: Record<string, string[]>; items: number; pairableItems: number;
-      percentAgreement: number | null; pairwiseAgreement: number | null;
+      task: string;
+      criterion: string | null;
+      level: string;
+      annotators: string[];
+      roles: Record<string, string[]>;
+      items: number;
+      pairableItems: number;
+      percentAgreement: number | null;
+      pairwiseAgreement: number | null;
       cohensKappa: { value: number | null; ci: { low: number | null; high: number | null } | null } | null;
       alphaNominal: { value: number | null; ci: { low: number | null; high: number | null } | null };
       alphaInterval: { value: number | null; ci: { low: number | null; high: number | null } | null } | null;

@@ -132,8 +132,21 @@ export interface ReviewField {
 
 /** A decision as shown to a reviewer (no agent, no model). */
 export type ReviewDecision =
-  | { type: 'cvar'; variableType: 'IV' | 'DV' | 'Control' | 'Moderator'; description: string; columns: string[]; moderatorOn?: string }
-  | { type: 'transform'; verb: string; code: string; mapping: Array<[string[], string]>; groupbyCols: string[]; rationale: string }
+  | {
+      type: 'cvar';
+      variableType: 'IV' | 'DV' | 'Control' | 'Moderator';
+      description: string;
+      columns: string[];
+      moderatorOn?: string;
+    }
+  | {
+      type: 'transform';
+      verb: string;
+      code: string;
+      mapping: Array<[string[], string]>;
+      groupbyCols: string[];
+      rationale: string;
+    }
   | { type: 'model'; specification: string; code: string; columns: string[] };
 
 /** What a review item holds. */
@@ -241,13 +254,21 @@ export interface BladeDecisionsState {
 /** Webview → host: run the checks of a form. */
 export const CheckFormRequest = new IpcRequest<{ form: DecisionForm }, CheckResult>('bladeDecisions/check');
 /** Webview → host: save the checked form as a new version (accepting `acceptItemId` when set). */
-export const SaveFormRequest = new IpcRequest<{ form: DecisionForm; check: CheckResult | null; note: string; acceptItemId: string | null }, { message: string; state: BladeDecisionsState }>('bladeDecisions/save');
+export const SaveFormRequest = new IpcRequest<
+  { form: DecisionForm; check: CheckResult | null; note: string; acceptItemId: string | null },
+  { message: string; state: BladeDecisionsState }
+>('bladeDecisions/save');
 /** Webview → host: switch mode (the host answers with fresh data for it). */
-export const SetModeRequest = new IpcRequest<{ mode: DecisionsMode; rule?: ConsensusRule }, BladeDecisionsState>('bladeDecisions/mode');
+export const SetModeRequest = new IpcRequest<{ mode: DecisionsMode; rule?: ConsensusRule }, BladeDecisionsState>(
+  'bladeDecisions/mode',
+);
 /** Webview → host: the next review item after `afterPos`. */
 export const NextDecisionRequest = new IpcRequest<{ afterPos: number }, BladeDecisionsState>('bladeDecisions/next');
 /** Webview → host: submit a verdict. */
-export const SubmitDecisionRequest = new IpcRequest<{ itemId: string; labels: Record<string, string>; explanation: string }, BladeDecisionsState>('bladeDecisions/submit');
+export const SubmitDecisionRequest = new IpcRequest<
+  { itemId: string; labels: Record<string, string>; explanation: string },
+  BladeDecisionsState
+>('bladeDecisions/submit');
 /** Webview → host: start accepting a candidate (the form prefilled from it). */
 export const AcceptDecisionRequest = new IpcRequest<{ itemId: string }, BladeDecisionsState>('bladeDecisions/accept');
 /** Webview → host: a new empty form of a kind. */

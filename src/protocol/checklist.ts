@@ -83,10 +83,24 @@ export type SaveChecklistResult =
  * Webview → host: save the items as a new version edited from `base`; every evidence query is run again first (a
  * refused one is a problem, nothing saved); `confirmContradictions` saves despite contradictions the expert was shown.
  */
-export const SaveChecklistRequest = new IpcRequest<{ base: number | null; items: EditorItem[]; note: string; confirmContradictions?: boolean }, SaveChecklistResult>('checklist/save');
+export const SaveChecklistRequest = new IpcRequest<
+  { base: number | null; items: EditorItem[]; note: string; confirmContradictions?: boolean },
+  SaveChecklistResult
+>('checklist/save');
 
 /** Webview → host: the items of a version (`native` for the suite's own) and what changed from its parent. */
-export const LoadVersionRequest = new IpcRequest<{ version: number | 'native' }, { items: EditorItem[]; version: number | null }>('checklist/version');
+export const LoadVersionRequest = new IpcRequest<
+  { version: number | 'native' },
+  { items: EditorItem[]; version: number | null }
+>('checklist/version');
 
 /** Webview → host: re-score a run of the block against a version (a scripted or configured judge is the user's). */
-export const RescoreRequest = new IpcRequest<{ runId: string; version: number | 'native' }, { summary: string; checklist: string; failed?: Array<{ ref: string; question: string; detail: string }>; pending?: number }>('checklist/rescore');
+export const RescoreRequest = new IpcRequest<
+  { runId: string; version: number | 'native' },
+  {
+    summary: string;
+    checklist: string;
+    failed?: Array<{ ref: string; question: string; detail: string }>;
+    pending?: number;
+  }
+>('checklist/rescore');

@@ -140,5 +140,9 @@ export const RebuildIndexRequest = new IpcRequest<Record<string, never>, void>('
 /** Opens the file in an editor (text files at the unit's line). */
 export const RevealFileRequest = new IpcRequest<{ file: string; unit?: string }, void>('docs/reveal');
 
-export const DidChangeIndexNotification = new IpcNotification<{ index: IndexStatus; files: DocFileInfo[] }>('docs/didChangeIndex');
-export const DidPrefillNotification = new IpcNotification<{ target?: DocSearchTarget; prefill: DocSearchPrefill }>('docs/didPrefill');
+export const DidChangeIndexNotification = new IpcNotification<{ index: IndexStatus; files: DocFileInfo[] }>(
+  'docs/didChangeIndex',
+);
+export const DidPrefillNotification = new IpcNotification<{ target?: DocSearchTarget; prefill: DocSearchPrefill }>(
+  'docs/didPrefill',
+);

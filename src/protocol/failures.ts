@@ -90,7 +90,12 @@ export interface FailureRunView {
   /** Step to select on open. */
   focusStep?: number;
   /** The failed item this run was opened for ("Tag failure" on it): tags made here are linked to it. */
-  attached?: { ref: string; question: string; detail: string; /** Why the report pane is not on the item's own text (none of the run's texts is it). */ note?: string };
+  attached?: {
+    ref: string;
+    question: string;
+    detail: string;
+    /** Why the report pane is not on the item's own text (none of the run's texts is it). */ note?: string;
+  };
   /** Position in `artefacts` of the text the attached item belongs to (a LongDA query's answer): the report pane opens on it. */
   focusArtefact?: number;
 }
@@ -112,7 +117,14 @@ export interface FailureCaseView {
   detail: string;
   taxonomy: string;
   /** This annotator's current verdict, if any. */
-  mine: { classes?: string[]; severity?: SeverityName; judgeWrong?: boolean; correct?: boolean; derivable?: boolean; note?: string | null } | null;
+  mine: {
+    classes?: string[];
+    severity?: SeverityName;
+    judgeWrong?: boolean;
+    correct?: boolean;
+    derivable?: boolean;
+    note?: string | null;
+  } | null;
 }
 
 /** Figures of the expert failure analysis (Vega-Lite specs and counts). */
@@ -121,7 +133,14 @@ export interface FailureFiguresView {
   table6: unknown;
   fig8Rows: number;
   table6Rows: number;
-  counts: { cases: number; casesResolved: number; checks: number; checksResolved: number; tags: number; tagsResolved: number };
+  counts: {
+    cases: number;
+    casesResolved: number;
+    checks: number;
+    checksResolved: number;
+    tags: number;
+    tagsResolved: number;
+  };
 }
 
 export interface FailuresState {
@@ -139,16 +158,36 @@ export interface FailuresState {
 }
 
 /** Full text of a step (message, calls, observations) for the detail pane. */
-export const GetFailureStepRequest = new IpcRequest<{ runId: string; index: number }, { text: string }>('failures/step');
+export const GetFailureStepRequest = new IpcRequest<{ runId: string; index: number }, { text: string }>(
+  'failures/step',
+);
 
 /** Tags steps or a span of the shown run. @returns the refreshed state (message says what was saved). */
-export const TagFailureRequest = new IpcRequest<{
-  target: { kind: 'steps'; from: number; to: number } | { kind: 'span'; artefact: string; start: number; end: number };
-  taxonomy: string; classes: string[]; severity: SeverityName; note: string;
-}, FailuresState>('failures/tag');
+export const TagFailureRequest = new IpcRequest<
+  {
+    target:
+      { kind: 'steps'; from: number; to: number } | { kind: 'span'; artefact: string; start: number; end: number };
+    taxonomy: string;
+    classes: string[];
+    severity: SeverityName;
+    note: string;
+  },
+  FailuresState
+>('failures/tag');
 
 /** Submits the verdict on the current queue item and serves the next. */
-export const SubmitCaseRequest = new IpcRequest<{ itemId: string; classes: string[]; severity: SeverityName; judgeWrong: boolean; correct: boolean; derivable: boolean; note: string }, FailuresState>('failures/submit');
+export const SubmitCaseRequest = new IpcRequest<
+  {
+    itemId: string;
+    classes: string[];
+    severity: SeverityName;
+    judgeWrong: boolean;
+    correct: boolean;
+    derivable: boolean;
+    note: string;
+  },
+  FailuresState
+>('failures/submit');
 
 /** Skips the current queue item (released) and serves the next. */
 export const SkipCaseRequest = new IpcRequest<{ itemId: string }, FailuresState>('failures/skip');

@@ -9,11 +9,35 @@
  */
 import { IpcRequest } from './ipc.ts';
 
-export interface ForkDiffRun { id: string; model: string | null; agent: string; status: string; steps: number }
-export interface ForkDiffStep { index: number; text: string; tools: string[] }
-export interface ForkDiffLine { op: ' ' | '-' | '+'; text: string }
-export interface ForkDiffAnswer { queryId: string; parent: string | null; fork: string | null; same: boolean }
-export interface ForkDiffMetric { key: string; label: string; parent: number | null; fork: number | null; delta: number | null }
+export interface ForkDiffRun {
+  id: string;
+  model: string | null;
+  agent: string;
+  status: string;
+  steps: number;
+}
+export interface ForkDiffStep {
+  index: number;
+  text: string;
+  tools: string[];
+}
+export interface ForkDiffLine {
+  op: ' ' | '-' | '+';
+  text: string;
+}
+export interface ForkDiffAnswer {
+  queryId: string;
+  parent: string | null;
+  fork: string | null;
+  same: boolean;
+}
+export interface ForkDiffMetric {
+  key: string;
+  label: string;
+  parent: number | null;
+  fork: number | null;
+  delta: number | null;
+}
 type Hint = { who: string; kind: 'hint' | 'correction'; text: string };
 type ScoreInfo = { judgeId: string; options: Record<string, unknown>; scoredAt: string } | null;
 
@@ -34,7 +58,11 @@ export interface ForkDiffView {
 }
 
 /** The panel's state: the diff, or why there is none. */
-export interface ForkDiffState { view: ForkDiffView | null; message: string | null; runId: string | null }
+export interface ForkDiffState {
+  view: ForkDiffView | null;
+  message: string | null;
+  runId: string | null;
+}
 
 /** Webview → host: open a step of one of the two runs in its timeline. */
 export const OpenForkStepRequest = new IpcRequest<{ runId: string; step: number }, void>('forkDiff/openStep');

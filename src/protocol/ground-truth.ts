@@ -27,7 +27,10 @@ export interface GroundTruthView {
   versions: Array<{ version: number; author: string; createdAt: string; note: string; hash: string; changes: string }>;
   groups: Array<{ title: string; decisions: GroundTruthDecision[] }>;
   /** The decision graph (transforms and their dependencies): node ids are decision ids; `layer` places them left to right. */
-  graph: { nodes: Array<{ id: string; label: string; layer: number; row: number }>; edges: Array<{ from: string; to: string; alternative: boolean }> } | null;
+  graph: {
+    nodes: Array<{ id: string; label: string; layer: number; row: number }>;
+    edges: Array<{ from: string; to: string; alternative: boolean }>;
+  } | null;
   /** Review rows kept apart from the decisions (candidates and annotators' labels). */
   reviews: Array<{ id: string; kind: string; label: string; verdict: string }>;
   problems: string[];
@@ -44,4 +47,6 @@ export interface GroundTruthState {
 }
 
 /** Webview → host: reveal (or show another version of) the ground truth. */
-export const ShowGroundTruthRequest = new IpcRequest<{ version: number | 'latest' }, GroundTruthState>('groundTruth/show');
+export const ShowGroundTruthRequest = new IpcRequest<{ version: number | 'latest' }, GroundTruthState>(
+  'groundTruth/show',
+);

@@ -39,6 +39,13 @@ export interface TimelineAssistance {
 
 export const GetAssistanceRequest = new IpcRequest<{ runId: string }, TimelineAssistance>('timeline/assistance');
 /** Webview → host: pause / resume the live run, add a hint (the host asks for the text), fork from a step (1-based: steps kept), compare two forks. */
-export const RunActionRequest = new IpcRequest<{ runId: string; action: 'pause' | 'resume' | 'intervene' | 'fork' | 'compareForks' | 'compareForkWithParent'; step?: number }, { ok: boolean; message?: string }>('timeline/runAction');
+export const RunActionRequest = new IpcRequest<
+  {
+    runId: string;
+    action: 'pause' | 'resume' | 'intervene' | 'fork' | 'compareForks' | 'compareForkWithParent';
+    step?: number;
+  },
+  { ok: boolean; message?: string }
+>('timeline/runAction');
 /** Host → webview: the assistance changed (paused, resumed, a hint added, a fork made). */
 export const DidChangeAssistanceNotification = new IpcNotification<TimelineAssistance>('timeline/didChangeAssistance');

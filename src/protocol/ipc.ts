@@ -31,17 +31,36 @@ export class IpcNotification<P> {
 export type ParamsOf<T> = T extends IpcRequest<infer P, unknown> ? P : T extends IpcNotification<infer P> ? P : never;
 export type ResultOf<T> = T extends IpcRequest<unknown, infer R> ? R : never;
 
-export interface RequestMessage { kind: 'request'; id: number; method: string; params: unknown }
-export interface ResponseMessage { kind: 'response'; id: number; ok: boolean; result?: unknown; error?: string }
-export interface NotificationMessage { kind: 'notification'; method: string; params: unknown }
+export interface RequestMessage {
+  kind: 'request';
+  id: number;
+  method: string;
+  params: unknown;
+}
+export interface ResponseMessage {
+  kind: 'response';
+  id: number;
+  ok: boolean;
+  result?: unknown;
+  error?: string;
+}
+export interface NotificationMessage {
+  kind: 'notification';
+  method: string;
+  params: unknown;
+}
 export type WireMessage = RequestMessage | ResponseMessage | NotificationMessage;
 
 /** Validates an inbound value; returns undefined for anything that is not a Loupe message. */
 export function parseMessage(raw: unknown): WireMessage | undefined {
   if (typeof raw !== 'object' || raw === null) return undefined;
   const m = raw as Record<string, unknown>;
-  if (m.kind === 'request' && typeof m.id === 'number' && typeof m.method === 'string') return m as unknown as RequestMessage;
-  if (m.kind === 'response' && typeof m.id === 'number' && typeof m.ok === 'boolean') return m as unknown as ResponseMessage;
+  if (m.kind === 'request' && typeof m.id === 'number' && typeof m.method === 'string') {
+    return m as unknown as RequestMessage;
+  }
+  if (m.kind === 'response' && typeof m.id === 'number' && typeof m.ok === 'boolean') {
+    return m as unknown as ResponseMessage;
+  }
   if (m.kind === 'notification' && typeof m.method === 'string') return m as unknown as NotificationMessage;
   return undefined;
 }
@@ -62,7 +81,10 @@ type Handler = (params: unknown) => unknown;
  */
 export class RpcEndpoint {
   private nextId = 1;
-  private readonly pending = new Map<number, { resolve(v: unknown): void; reject(e: Error): void; timer: ReturnType<typeof setTimeout> }>();
+  private readonly pending = new Map<
+    number,
+    { resolve(v: unknown): void; reject(e: Error): void; timer: ReturnType<typeof setTimeout> }
+  >();
   private readonly requestHandlers = new Map<string, Handler>();
   private readonly notificationHandlers = new Map<string, Set<Handler>>();
   private readonly subscription: { dispose(): void };
@@ -141,7 +163,13 @@ export class RpcEndpoint {
       .then(() => handler(msg.params))
       .then(
         (result) => this.target.post({ kind: 'response', id: msg.id, ok: true, result }),
-        (e: unknown) => this.target.post({ kind: 'response', id: msg.id, ok: false, error: e instanceof Error ? e.message : String(e) }),
+        (e: unknown) =>
+          this.target.post({
+            kind: 'response',
+            id: msg.id,
+            ok: false,
+            error: e instanceof Error ? e.message : String(e),
+          }),
       );
   }
 }

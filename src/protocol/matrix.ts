@@ -89,8 +89,13 @@ export interface MatrixViewState {
 }
 
 /** Webview → host: narrow the matrix (rows by filter, columns to some profiles; null = all). */
-export const MatrixFilterRequest = new IpcRequest<{ filter: MatrixRowFilter; profiles: string[] | null; suite?: string }, MatrixViewState>('matrix/filter');
+export const MatrixFilterRequest = new IpcRequest<
+  { filter: MatrixRowFilter; profiles: string[] | null; suite?: string },
+  MatrixViewState
+>('matrix/filter');
 /** Webview → host: the expected value of one row (refused in blind mode). */
-export const MatrixExpectedRequest = new IpcRequest<{ key: string }, { key: string; expected: string }>('matrix/expected');
+export const MatrixExpectedRequest = new IpcRequest<{ key: string }, { key: string; expected: string }>(
+  'matrix/expected',
+);
 /** Webview → host: open a dot's run in the Timeline at its answer step. */
 export const MatrixOpenDotRequest = new IpcRequest<{ runId: string; stepIndex: number | null }, void>('matrix/openDot');

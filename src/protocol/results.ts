@@ -141,7 +141,11 @@ export interface QuestionDrilldown {
    * else null.
    */
   questions: Array<{
-    ref: string; question: string; expected: string; repeats: RepeatAnswer[]; spread: Spread | null;
+    ref: string;
+    question: string;
+    expected: string;
+    repeats: RepeatAnswer[];
+    spread: Spread | null;
     profiles: Array<{ player: string; label: string; runIds: string[]; spread: Spread | null }>;
   }>;
 }

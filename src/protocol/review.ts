@@ -102,14 +102,22 @@ export interface ReviewState {
 /** Webview → host: the next pair for this reviewer (most uncertain first), skipping `skip` when given. */
 export const NextPairRequest = new IpcRequest<{ skip?: string }, ReviewState>('review/next');
 /** Webview → host: record a vote; the answer reveals the runs. */
-export const SubmitVoteRequest = new IpcRequest<{ itemId: string; criteria: Record<string, ScreenChoice>; overall: ScreenChoice | null; rationale: string }, ReviewState>('review/submit');
+export const SubmitVoteRequest = new IpcRequest<
+  { itemId: string; criteria: Record<string, ScreenChoice>; overall: ScreenChoice | null; rationale: string },
+  ReviewState
+>('review/submit');
 /** Webview → host: open the notebook cell a number was traced to (`side` of the current pair). */
-export const OpenTracedCellRequest = new IpcRequest<{ itemId: string; side: 'left' | 'right'; seq: number }, void>('review/openCell');
+export const OpenTracedCellRequest = new IpcRequest<{ itemId: string; side: 'left' | 'right'; seq: number }, void>(
+  'review/openCell',
+);
 /**
  * Webview → host: the questions of the pair (`ref` absent: refs and question texts only) or one question's ground truth
  * beside each side (`ref`). Refused in a blind queue before this reviewer's vote.
  */
-export const PairGroundTruthRequest = new IpcRequest<{ itemId: string; ref?: string }, { questions: Array<{ ref: string; question: string }>; truth: PairQuestionTruth | null }>('review/groundTruth');
+export const PairGroundTruthRequest = new IpcRequest<
+  { itemId: string; ref?: string },
+  { questions: Array<{ ref: string; question: string }>; truth: PairQuestionTruth | null }
+>('review/groundTruth');
 /** Host → webview: queue progress changed elsewhere (another reviewer). */
 export const ReviewProgressNotification = new IpcNotification<{ queue: ReviewQueueView }>('review/progress');
 
@@ -148,7 +156,13 @@ export interface RankingState {
 }
 
 /** Webview → host: the ranking under another criterion or vote source. */
-export const RankingRequest = new IpcRequest<{ suite: string | null; criterion: string; source: 'human' | 'llm' | 'all' }, RankingState>('ranking/get');
+export const RankingRequest = new IpcRequest<
+  { suite: string | null; criterion: string; source: 'human' | 'llm' | 'all' },
+  RankingState
+>('ranking/get');
 
 /** Webview → host: run the LLM pairwise judge (profile of `loupe.judge.profile`, both orders) on the benchmark's pairs; the answer is the ranking from its votes. */
-export const JudgePairsRequest = new IpcRequest<{ suite: string | null; criterion: string }, RankingState & { judged: string }>('ranking/judgePairs');
+export const JudgePairsRequest = new IpcRequest<
+  { suite: string | null; criterion: string },
+  RankingState & { judged: string }
+>('ranking/judgePairs');

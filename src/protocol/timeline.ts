@@ -126,7 +126,13 @@ export interface StepDetail {
   content: string;
   reasoning: string;
   toolCalls: {
-    id: string; name: string; argumentsText: string; observation: string; isError: boolean; truncated: boolean; durationMs: number;
+    id: string;
+    name: string;
+    argumentsText: string;
+    observation: string;
+    isError: boolean;
+    truncated: boolean;
+    durationMs: number;
     /** The model calls the tool made (find_variables decomposing with the run's model), included in `usage`. */
     modelUse?: { calls: number; input: number; output: number; costUsd: number | null };
   }[];
@@ -136,21 +142,45 @@ export interface StepDetail {
 }
 
 /** Full-text search over a run's steps (done by the host over the store, so rows stay small). */
-export const SearchStepsRequest = new IpcRequest<{ runId: string; query: string }, { indices: number[] }>('timeline/search');
+export const SearchStepsRequest = new IpcRequest<{ runId: string; query: string }, { indices: number[] }>(
+  'timeline/search',
+);
 
 export const GetStepDetailRequest = new IpcRequest<{ runId: string; index: number }, StepDetail>('timeline/stepDetail');
 
 /** Webview → host: the user clicked a tool call: reveal its notebook cell or open the doc search at that query. */
-export const RevealToolCallRequest = new IpcRequest<{ runId: string; index: number; callId: string }, { revealed: 'notebook' | 'docsearch' | 'none' }>('timeline/revealToolCall');
+export const RevealToolCallRequest = new IpcRequest<
+  { runId: string; index: number; callId: string },
+  { revealed: 'notebook' | 'docsearch' | 'none' }
+>('timeline/revealToolCall');
 
 /** Host → webview: select and show this step (e.g. "Open Trajectory Timeline" at a step on an open panel). */
 export const FocusStepNotification = new IpcNotification<{ index: number }>('timeline/focusStep');
 
 /** Host → webview: steps committed since the last update (live runs). */
-export const DidAppendStepsNotification = new IpcNotification<{ runId: string; steps: TimelineStep[]; heatmap: TimelineHeatmap; run: TimelineRun; scoring?: TimelineScoring | null }>('timeline/didAppendSteps');
+export const DidAppendStepsNotification = new IpcNotification<{
+  runId: string;
+  steps: TimelineStep[];
+  heatmap: TimelineHeatmap;
+  run: TimelineRun;
+  scoring?: TimelineScoring | null;
+}>('timeline/didAppendSteps');
 
 /** Webview → host: tag steps `from`–`to` (0-based, inclusive) as a failure (issue 19). @returns the run's tags afterwards and what was saved. */
-export const TagStepsRequest = new IpcRequest<{ runId: string; from: number; to: number; taxonomy: string; classes: string[]; severity: SeverityName; note: string }, { failures: TimelineFailures; message: string }>('timeline/tagSteps');
+export const TagStepsRequest = new IpcRequest<
+  {
+    runId: string;
+    from: number;
+    to: number;
+    taxonomy: string;
+    classes: string[];
+    severity: SeverityName;
+    note: string;
+  },
+  { failures: TimelineFailures; message: string }
+>('timeline/tagSteps');
 
 /** Host → webview: the run's failure tags changed (tagged here or in the Failure Analysis panel). */
-export const DidChangeFailureTagsNotification = new IpcNotification<{ runId: string; failures: TimelineFailures }>('timeline/didChangeFailureTags');
+export const DidChangeFailureTagsNotification = new IpcNotification<{ runId: string; failures: TimelineFailures }>(
+  'timeline/didChangeFailureTags',
+);

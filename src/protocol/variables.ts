@@ -72,12 +72,24 @@ export interface QuestionAnswer {
    * When a model broke the question into concepts: the model (profile name), its phrases, and the sub-queries
    * matched besides the question's own words (its measures, then its population).
    */
-  decomposition?: { model: string; population: string[]; measures: string[]; groupings: string[]; design: string[]; subQueries: string[] };
+  decomposition?: {
+    model: string;
+    population: string[];
+    measures: string[];
+    groupings: string[];
+    design: string[];
+    subQueries: string[];
+  };
 }
 
 /** Question mode; `useModel`: let the configured model profile break the question into concepts first. */
-export const AskQuestionRequest = new IpcRequest<{ question: string; useModel?: boolean }, QuestionAnswer>('variables/ask');
+export const AskQuestionRequest = new IpcRequest<{ question: string; useModel?: boolean }, QuestionAnswer>(
+  'variables/ask',
+);
 /** Opens the variable's codebook page in the Documentation Search panel. */
 export const OpenCodebookRequest = new IpcRequest<{ name: string; file: string }, void>('variables/openCodebook');
 /** Inserts a pandas snippet reading the variable into the run notebook (or copies it when no notebook is open). */
-export const CopyAsPandasRequest = new IpcRequest<{ name: string; file: string }, { where: 'notebook' | 'clipboard'; snippet: string }>('variables/copyAsPandas');
+export const CopyAsPandasRequest = new IpcRequest<
+  { name: string; file: string },
+  { where: 'notebook' | 'clipboard'; snippet: string }
+>('variables/copyAsPandas');

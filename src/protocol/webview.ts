@@ -6,7 +6,24 @@
 import { IpcNotification, IpcRequest } from './ipc.ts';
 
 /** Which Loupe panel a webview bundle implements. */
-export type PanelKind = 'welcome' | 'docsearch' | 'timeline' | 'results' | 'annotation' | 'agreement' | 'review' | 'ranking' | 'checklist' | 'groundtruth' | 'bladedecisions' | 'failures' | 'item' | 'variables' | 'compare' | 'forkdiff' | 'matrix';
+export type PanelKind =
+  | 'welcome'
+  | 'docsearch'
+  | 'timeline'
+  | 'results'
+  | 'annotation'
+  | 'agreement'
+  | 'review'
+  | 'ranking'
+  | 'checklist'
+  | 'groundtruth'
+  | 'bladedecisions'
+  | 'failures'
+  | 'item'
+  | 'variables'
+  | 'compare'
+  | 'forkdiff'
+  | 'matrix';
 
 export interface ReadyParams {
   /** The panel kind the bundle believes it is. */

@@ -14,11 +14,25 @@ import { interveneCommands } from './run/intervene-commands.ts';
 import { searchDocumentationCommand } from './panels/docsearch-panel.ts';
 import { ResultsPanel } from './panels/results-panel.ts';
 import { rescoreRunGroundTruthCommand, showGroundTruthCommand } from './panels/ground-truth-panel.ts';
-import { authorGroundTruthCommand, reviewBladeDecisionsCommand, showBladeDecisionAgreementCommand } from './panels/blade-decisions-panel.ts';
-import { compareRunsCommand, judgePairsCommand, openPairwiseReviewCommand, showPairwiseRankingCommand } from './panels/review-panel.ts';
+import {
+  authorGroundTruthCommand,
+  reviewBladeDecisionsCommand,
+  showBladeDecisionAgreementCommand,
+} from './panels/blade-decisions-panel.ts';
+import {
+  compareRunsCommand,
+  judgePairsCommand,
+  openPairwiseReviewCommand,
+  showPairwiseRankingCommand,
+} from './panels/review-panel.ts';
 import { TimelinePanel } from './panels/timeline-panel.ts';
 import { ItemPanel } from './panels/item-panel.ts';
-import { openFailureQueueCommand, showFailureFiguresCommand, tagFailureOfItemCommand, tagFailuresCommand } from './panels/failures-panel.ts';
+import {
+  openFailureQueueCommand,
+  showFailureFiguresCommand,
+  tagFailureOfItemCommand,
+  tagFailuresCommand,
+} from './panels/failures-panel.ts';
 import { browseVariablesCommand } from './panels/variables-panel.ts';
 import { compareProfilesCommand } from './panels/compare-panel.ts';
 import { openMatrixCommand } from './panels/matrix-panel.ts';
@@ -28,7 +42,13 @@ import { setStorePassword } from './store-password.ts';
 import { evaluateChatAgentCommand } from './mcp-servers.ts';
 import { showErrorMessage } from './messages.ts';
 import { oneLine } from '../core/util/text-safety.ts';
-import { filterRunsCommand, renameRunCommand, selectExperimentCommand, tagRunCommand, untagRunCommand } from './experiments.ts';
+import {
+  filterRunsCommand,
+  renameRunCommand,
+  selectExperimentCommand,
+  tagRunCommand,
+  untagRunCommand,
+} from './experiments.ts';
 import { assignQueueItemsCommand, setQueueInstructionsCommand } from './queue-commands.ts';
 
 export type CommandHandler = (ctx: LoupeContext, ...args: unknown[]) => unknown;
@@ -61,8 +81,11 @@ export function createCommands(): Record<string, CommandHandler> {
     'loupe.showGroundTruth': (ctx, arg) => showGroundTruthCommand(ctx, arg),
     /** Issue 22: an item clicked in the Benchmarks view (its ground truth hidden until asked). */
     'loupe.showBenchmarkItem': async (ctx, arg) => {
-      const n = arg as { suite?: { kind?: string; root?: string }; block?: { id?: string }; item?: { id?: string } } | undefined;
-      if (!n?.suite?.kind || !n.suite.root || !n.block?.id || !n.item?.id) throw new Error('Choose an item in the Benchmarks view.');
+      const n = arg as
+        { suite?: { kind?: string; root?: string }; block?: { id?: string }; item?: { id?: string } } | undefined;
+      if (!n?.suite?.kind || !n.suite.root || !n.block?.id || !n.item?.id) {
+        throw new Error('Choose an item in the Benchmarks view.');
+      }
       await ItemPanel.show(ctx, { kind: n.suite.kind, root: n.suite.root, blockId: n.block.id, itemId: n.item.id });
       return true;
     },
@@ -99,8 +122,15 @@ export function createCommands(): Record<string, CommandHandler> {
       let id = typeof runId === 'string' ? runId : undefined;
       if (!id) {
         const runs = await ctx.store().listRuns({ limit: 200 });
-        const pick = await vscode.window.showQuickPick(runs.map((r) => ({ label: `${oneLine(r.model ?? r.agent)} · ${oneLine(r.blockId)}`, description: r.status, detail: r.id, id: r.id })),
-          { title: 'Open Run', matchOnDetail: true });
+        const pick = await vscode.window.showQuickPick(
+          runs.map((r) => ({
+            label: `${oneLine(r.model ?? r.agent)} · ${oneLine(r.blockId)}`,
+            description: r.status,
+            detail: r.id,
+            id: r.id,
+          })),
+          { title: 'Open Run', matchOnDetail: true },
+        );
         id = pick?.id;
       }
       if (!id) return false;

@@ -49,15 +49,26 @@ export interface LoupeSettings {
  * `--suite ddr`, `--root`), which mean nothing in the editor. Maps them to the fields of a `loupe.suites` entry.
  */
 export function inSettingsTerms(message: string): string {
-  return message
-    .replace(/^--(entities|root|database|metadata|publications|suite)\b:?/, (_m, f: string) => `the "${f}" field of the suite in the setting loupe.suites:`)
-    .replace(/with --entities TABLE\.COLUMN/g, 'with "entities": "TABLE.COLUMN" in the suite\'s entry of the setting loupe.suites')
-    .replace(/\(give it with --entities TABLE\.COLUMN\)/g, '(give it as "entities": "TABLE.COLUMN" in the suite\'s entry of loupe.suites)')
-    .replace(/\(use --suite (\S+)\)/g, '(use "suite": "$1" in loupe.suites)')
-    // run options (issue 22): the agent and model are chosen in the Run Benchmark Block picker and loupe.models
-    .replace(/^--agent\b:?\s*/, 'Agent: ')
-    .replace(/^--model\b:?\s*/, 'Model: ')
-    .replace(/\(--model, --base-url\)/g, '(a model profile in the setting loupe.models)');
+  return (
+    message
+      .replace(
+        /^--(entities|root|database|metadata|publications|suite)\b:?/,
+        (_m, f: string) => `the "${f}" field of the suite in the setting loupe.suites:`,
+      )
+      .replace(
+        /with --entities TABLE\.COLUMN/g,
+        'with "entities": "TABLE.COLUMN" in the suite\'s entry of the setting loupe.suites',
+      )
+      .replace(
+        /\(give it with --entities TABLE\.COLUMN\)/g,
+        '(give it as "entities": "TABLE.COLUMN" in the suite\'s entry of loupe.suites)',
+      )
+      .replace(/\(use --suite (\S+)\)/g, '(use "suite": "$1" in loupe.suites)')
+      // run options (issue 22): the agent and model are chosen in the Run Benchmark Block picker and loupe.models
+      .replace(/^--agent\b:?\s*/, 'Agent: ')
+      .replace(/^--model\b:?\s*/, 'Model: ')
+      .replace(/\(--model, --base-url\)/g, '(a model profile in the setting loupe.models)')
+  );
 }
 
 /** The SecretStorage key of a model profile's API key (Set API Key stores it there). */
@@ -111,7 +122,11 @@ export function currentAnnotator(): string {
 /** Queue options of the settings `loupe.annotation.*`: annotators per item (≥ 1), reservation time (ms), blind queues. */
 export function annotationSettings(): { reviewers: number; reservationMs: number; blind: boolean } {
   const c = vscode.workspace.getConfiguration('loupe.annotation');
-  return { reviewers: Math.max(1, Math.floor(c.get<number>('reviewersPerItem') ?? 1)), reservationMs: Math.max(1, c.get<number>('reservationMinutes') ?? 30) * 60_000, blind: c.get<boolean>('blind') ?? true };
+  return {
+    reviewers: Math.max(1, Math.floor(c.get<number>('reviewersPerItem') ?? 1)),
+    reservationMs: Math.max(1, c.get<number>('reservationMinutes') ?? 30) * 60_000,
+    blind: c.get<boolean>('blind') ?? true,
+  };
 }
 
 /** The rubric of the `loupe.review.rubric` setting (empty: the benchmark's criteria, else the default rubric). */
@@ -129,5 +144,9 @@ export function failureSampling(): { perStratum: number; seed: number } {
 /** BLADE decision review of the settings `loupe.bladeReview.*`: decisions sampled per dataset, seed, consensus rule. */
 export function bladeReviewSettings(): { perDataset: number; seed: number; consensus: 'all-yes' | 'majority' } {
   const c = vscode.workspace.getConfiguration('loupe.bladeReview');
-  return { perDataset: c.get<number>('perDataset') ?? 40, seed: c.get<number>('seed') ?? 0, consensus: c.get<'all-yes' | 'majority'>('consensus') ?? 'all-yes' };
+  return {
+    perDataset: c.get<number>('perDataset') ?? 40,
+    seed: c.get<number>('seed') ?? 0,
+    consensus: c.get<'all-yes' | 'majority'>('consensus') ?? 'all-yes',
+  };
 }

@@ -57,14 +57,16 @@ export class LoupeContext implements vscode.Disposable {
       error: (m, ...a) => o.error(m, ...a),
     };
     let shown = this.storePathOrError();
-    this.register(vscode.workspace.onDidChangeConfiguration((e) => {
-      if (!e.affectsConfiguration('loupe.store') && !e.affectsConfiguration('loupe.runsDirectory')) return;
-      const now = this.storePathOrError();
-      if (now === shown) return;
-      shown = now;
-      this.storeSwitched.fire();
-      this.storeChanged.fire();
-    }));
+    this.register(
+      vscode.workspace.onDidChangeConfiguration((e) => {
+        if (!e.affectsConfiguration('loupe.store') && !e.affectsConfiguration('loupe.runsDirectory')) return;
+        const now = this.storePathOrError();
+        if (now === shown) return;
+        shown = now;
+        this.storeSwitched.fire();
+        this.storeChanged.fire();
+      }),
+    );
   }
 
   /** {@link storePath}, or the message of a setting that is not a store location (compared to notice a switch). */
@@ -104,7 +106,9 @@ export class LoupeContext implements vscode.Disposable {
    */
   get storeLocation(): StoreLocation {
     const value = this.settings.store;
-    return value ? parseStoreLocation(value, this.runsDirectory) : { engine: 'sqlite', file: join(this.runsDirectory, 'runs.sqlite') };
+    return value
+      ? parseStoreLocation(value, this.runsDirectory)
+      : { engine: 'sqlite', file: join(this.runsDirectory, 'runs.sqlite') };
   }
 
   /** The run store as shown in messages: its file, or its URL (never a password). */
@@ -124,16 +128,41 @@ export class LoupeContext implements vscode.Disposable {
     if (this.openedStore?.path !== path) {
       this.reopenStore();
       const secrets = this.extension.secrets;
-      const store = openStoreLazily(loc, loc.engine === 'postgres' ? { password: async () => (await secrets.get(storePasswordSecretName(loc.url))) ?? storePassword(loc) } : {});
+      const store = openStoreLazily(
+        loc,
+        loc.engine === 'postgres'
+          ? { password: async () => (await secrets.get(storePasswordSecretName(loc.url))) ?? storePassword(loc) }
+          : {},
+      );
       // A team store announces what colleagues write (LISTEN/NOTIFY): views refresh within a fraction of a second.
       let timer: NodeJS.Timeout | undefined;
       let annTimer: NodeJS.Timeout | undefined;
       const unwatch = watchStoreChanges(store, (c) => {
-        if ((c.kind === 'annotation' || c.kind === 'reconnected') && !annTimer) annTimer = setTimeout(() => { annTimer = undefined; this.annotationsChanged.fire(); }, 200);
+        if ((c.kind === 'annotation' || c.kind === 'reconnected') && !annTimer) {
+          annTimer = setTimeout(() => {
+            annTimer = undefined;
+            this.annotationsChanged.fire();
+          }, 200);
+        }
         if (timer) return;
-        timer = setTimeout(() => { timer = undefined; this.storeChanged.fire(); }, 200);
+        timer = setTimeout(() => {
+          timer = undefined;
+          this.storeChanged.fire();
+        }, 200);
       });
-      this.openedStore = { path, store, ...(unwatch ? { unwatch: () => { unwatch(); if (timer) clearTimeout(timer); if (annTimer) clearTimeout(annTimer); } } : {}) };
+      this.openedStore = {
+        path,
+        store,
+        ...(unwatch
+          ? {
+              unwatch: () => {
+                unwatch();
+                if (timer) clearTimeout(timer);
+                if (annTimer) clearTimeout(annTimer);
+              },
+            }
+          : {}),
+      };
     }
     return this.openedStore.store;
   }

@@ -47,7 +47,9 @@ function showStatus(ctx: LoupeContext): void {
   if (!status) return;
   const e = currentExperiment(ctx);
   status.text = `$(beaker) ${e ? oneLine(e, 40) : 'All runs'}`;
-  status.tooltip = e ? `Loupe: views show the runs of experiment ${e}. Click to choose another.` : 'Loupe: views show every run. Click to choose an experiment (a run tag).';
+  status.tooltip = e
+    ? `Loupe: views show the runs of experiment ${e}. Click to choose another.`
+    : 'Loupe: views show every run. Click to choose an experiment (a run tag).';
   void vscode.commands.executeCommand('setContext', 'loupe.experimentSelected', !!e);
   void vscode.commands.executeCommand('setContext', 'loupe.runFilterActive', !!filter);
 }
@@ -80,7 +82,14 @@ async function pickRun(ctx: LoupeContext, arg: unknown): Promise<string | undefi
   const id = runIdOf(arg);
   if (id) return id;
   const runs = await ctx.store().listRuns({ limit: 200 });
-  const pick = await vscode.window.showQuickPick(runs.map((r) => ({ label: oneLine(r.model ?? r.agent, 80), description: `${oneLine(r.blockId, 60)} · ${r.id}`, id: r.id })), { title: 'Choose a run' });
+  const pick = await vscode.window.showQuickPick(
+    runs.map((r) => ({
+      label: oneLine(r.model ?? r.agent, 80),
+      description: `${oneLine(r.blockId, 60)} · ${r.id}`,
+      id: r.id,
+    })),
+    { title: 'Choose a run' },
+  );
   return pick?.id;
 }
 
@@ -94,9 +103,24 @@ export async function tagRunCommand(ctx: LoupeContext, arg: unknown, label?: unk
     const have = new Set((await x.labelsOf([runId])).get(runId)?.tags ?? []);
     const offered = (await x.experiments()).filter((e) => !have.has(e.tag));
     const NEW = '$(add) New experiment…';
-    const pick = offered.length ? await vscode.window.showQuickPick([...offered.map((e) => ({ label: e.tag, description: `${e.runs} run${e.runs === 1 ? '' : 's'}` })), { label: NEW, description: '' }], { title: 'Tag Run: choose an experiment' }) : { label: NEW };
+    const pick = offered.length
+      ? await vscode.window.showQuickPick(
+          [
+            ...offered.map((e) => ({ label: e.tag, description: `${e.runs} run${e.runs === 1 ? '' : 's'}` })),
+            { label: NEW, description: '' },
+          ],
+          { title: 'Tag Run: choose an experiment' },
+        )
+      : { label: NEW };
     if (!pick) return false;
-    tag = pick.label === NEW ? await vscode.window.showInputBox({ title: 'Tag Run', prompt: 'Experiment (tag) for this run', validateInput: (v) => (v.trim() ? null : 'Give the experiment a name') }) : pick.label;
+    tag =
+      pick.label === NEW
+        ? await vscode.window.showInputBox({
+            title: 'Tag Run',
+            prompt: 'Experiment (tag) for this run',
+            validateInput: (v) => (v.trim() ? null : 'Give the experiment a name'),
+          })
+        : pick.label;
     if (tag === undefined) return false;
   }
   await x.tag(runId, tag, currentAnnotator());
@@ -116,7 +140,7 @@ export async function untagRunCommand(ctx: LoupeContext, arg: unknown, label?: u
       void showInformationMessage('This run has no tags.');
       return false;
     }
-    tag = (await vscode.window.showQuickPick(tags, { title: 'Untag Run: remove which experiment?' }));
+    tag = await vscode.window.showQuickPick(tags, { title: 'Untag Run: remove which experiment?' });
     if (tag === undefined) return false;
   }
   await x.untag(runId, tag, currentAnnotator());
@@ -132,7 +156,11 @@ export async function renameRunCommand(ctx: LoupeContext, arg: unknown, name?: u
   let n = typeof name === 'string' ? name : undefined;
   if (n === undefined) {
     const now = (await x.labelsOf([runId])).get(runId)?.name ?? '';
-    n = await vscode.window.showInputBox({ title: 'Rename Run', prompt: 'A name for this run (empty: show its profile again)', value: now });
+    n = await vscode.window.showInputBox({
+      title: 'Rename Run',
+      prompt: 'A name for this run (empty: show its profile again)',
+      value: now,
+    });
     if (n === undefined) return false;
   }
   await x.rename(runId, n, currentAnnotator());
@@ -149,9 +177,22 @@ export async function selectExperimentCommand(ctx: LoupeContext, arg?: unknown):
   const ex = await experimentStoreOf(ctx.store()).experiments();
   const cur = currentExperiment(ctx);
   const ALL = 'All runs';
-  const pick = await vscode.window.showQuickPick([{ label: ALL, description: cur ? '' : 'selected', tag: null as string | null }, ...ex.map((e) => ({ label: e.tag, description: `${e.runs} run${e.runs === 1 ? '' : 's'}${e.tag === cur ? ' · selected' : ''}`, tag: e.tag as string | null }))], {
-    title: 'Select Experiment', placeHolder: ex.length ? 'Runs, Results and annotation queues show the runs of this experiment' : 'No experiment yet: tag runs in the Runs view (Tag Run…)',
-  });
+  const pick = await vscode.window.showQuickPick(
+    [
+      { label: ALL, description: cur ? '' : 'selected', tag: null as string | null },
+      ...ex.map((e) => ({
+        label: e.tag,
+        description: `${e.runs} run${e.runs === 1 ? '' : 's'}${e.tag === cur ? ' · selected' : ''}`,
+        tag: e.tag as string | null,
+      })),
+    ],
+    {
+      title: 'Select Experiment',
+      placeHolder: ex.length
+        ? 'Runs, Results and annotation queues show the runs of this experiment'
+        : 'No experiment yet: tag runs in the Runs view (Tag Run…)',
+    },
+  );
   if (!pick) return false;
   await setExperiment(ctx, pick.tag);
   return true;
@@ -173,18 +214,33 @@ export async function filterRunsCommand(ctx: LoupeContext, arg?: unknown): Promi
   } else {
     const CLEAR = 'Show every run (no filter)';
     const SAVE = '$(save) Save the selected experiment as a filter…';
-    const pick = await vscode.window.showQuickPick([
-      ...choices.map((c) => ({ label: c.name, description: c.builtin ? 'built in' : 'saved', detail: c.description })),
-      ...(filter ? [{ label: CLEAR, description: '', detail: '' }] : []),
-      ...(currentExperiment(ctx) ? [{ label: SAVE, description: '', detail: '' }] : []),
-    ], { title: 'Filter Runs' });
+    const pick = await vscode.window.showQuickPick(
+      [
+        ...choices.map((c) => ({
+          label: c.name,
+          description: c.builtin ? 'built in' : 'saved',
+          detail: c.description,
+        })),
+        ...(filter ? [{ label: CLEAR, description: '', detail: '' }] : []),
+        ...(currentExperiment(ctx) ? [{ label: SAVE, description: '', detail: '' }] : []),
+      ],
+      { title: 'Filter Runs' },
+    );
     if (!pick) return false;
     if (pick.label === SAVE) {
-      const name = await vscode.window.showInputBox({ title: 'Save Filter', prompt: 'Name of the filter', validateInput: (v) => (v.trim() ? null : 'Give the filter a name') });
+      const name = await vscode.window.showInputBox({
+        title: 'Save Filter',
+        prompt: 'Name of the filter',
+        validateInput: (v) => (v.trim() ? null : 'Give the filter a name'),
+      });
       if (!name) return false;
-      const f = await experimentStoreOf(ctx.store()).saveFilter(name, { tag: currentExperiment(ctx)! }, currentAnnotator());
+      const f = await experimentStoreOf(ctx.store()).saveFilter(
+        name,
+        { tag: currentExperiment(ctx)! },
+        currentAnnotator(),
+      );
       chosen = { name: f.name, spec: f.spec };
-    } else chosen = pick.label === CLEAR ? null : choices.find((c) => c.name === pick.label) ?? null;
+    } else chosen = pick.label === CLEAR ? null : (choices.find((c) => c.name === pick.label) ?? null);
   }
   filter = chosen ? { name: chosen.name, spec: chosen.spec } : null;
   showStatus(ctx);
@@ -196,5 +252,14 @@ export async function filterRunsCommand(ctx: LoupeContext, arg?: unknown): Promi
 export function runsViewMessage(ctx: LoupeContext, shown: number): string | undefined {
   const e = currentExperiment(ctx);
   if (!e && !filter) return undefined;
-  return [e ? `Experiment ${oneLine(e, 60)}` : '', filter ? `filter: ${oneLine(filter.name, 60)}${filter.spec.builtin ? '' : ` (${oneLine(describeFilter(filter.spec), 80)})`}` : ''].filter(Boolean).join(' · ') + ` — ${shown} run${shown === 1 ? '' : 's'}`;
+  return (
+    [
+      e ? `Experiment ${oneLine(e, 60)}` : '',
+      filter
+        ? `filter: ${oneLine(filter.name, 60)}${filter.spec.builtin ? '' : ` (${oneLine(describeFilter(filter.spec), 80)})`}`
+        : '',
+    ]
+      .filter(Boolean)
+      .join(' · ') + ` — ${shown} run${shown === 1 ? '' : 's'}`
+  );
 }

@@ -43,10 +43,32 @@ export interface EvaluateChatAgentResult extends ServedBlock {
 export function serverDefinitionOf(ctx: LoupeContext, b: ServedBlock): vscode.McpStdioServerDefinition {
   const cli = join(ctx.extension.extensionPath, 'dist', 'cli.js');
   const s = ctx.settings;
-  const args = [cli, 'mcp', '--suite', b.suite, '--root', b.root, '--block', b.blockId, '--store', ctx.storePath, '--sandbox', s.sandbox,
-    ...(s.pythonPath ? ['--python', s.pythonPath] : []), ...(b.entities ? ['--entities', b.entities] : []), '--max-steps', String(s.maxSteps)];
+  const args = [
+    cli,
+    'mcp',
+    '--suite',
+    b.suite,
+    '--root',
+    b.root,
+    '--block',
+    b.blockId,
+    '--store',
+    ctx.storePath,
+    '--sandbox',
+    s.sandbox,
+    ...(s.pythonPath ? ['--python', s.pythonPath] : []),
+    ...(b.entities ? ['--entities', b.entities] : []),
+    '--max-steps',
+    String(s.maxSteps),
+  ];
   // The editor's own runtime runs the CLI (in the desktop editor an Electron binary, which runs as Node with this variable).
-  const def = new vscode.McpStdioServerDefinition(`Loupe: ${b.title}`, process.execPath, args, { ELECTRON_RUN_AS_NODE: '1' }, `${b.suite}/${b.blockId}`);
+  const def = new vscode.McpStdioServerDefinition(
+    `Loupe: ${b.title}`,
+    process.execPath,
+    args,
+    { ELECTRON_RUN_AS_NODE: '1' },
+    `${b.suite}/${b.blockId}`,
+  );
   def.cwd = vscode.Uri.file(b.workspace);
   return def;
 }
@@ -57,17 +79,21 @@ export function registerMcpServers(ctx: LoupeContext): void {
   ctx.register(changed);
   mcpChanged = changed;
   if (typeof vscode.lm?.registerMcpServerDefinitionProvider !== 'function') {
-    ctx.log.warn('this editor has no MCP server definition API (VS Code 1.101+): Evaluate Chat Agent on Block cannot register servers');
+    ctx.log.warn(
+      'this editor has no MCP server definition API (VS Code 1.101+): Evaluate Chat Agent on Block cannot register servers',
+    );
     return;
   }
-  ctx.register(vscode.lm.registerMcpServerDefinitionProvider(MCP_PROVIDER_ID, {
-    onDidChangeMcpServerDefinitions: changed.event,
-    provideMcpServerDefinitions: () => {
-      const b = ctx.extension.globalState.get<ServedBlock>(STATE_KEY);
-      return b ? [serverDefinitionOf(ctx, b)] : [];
-    },
-    resolveMcpServerDefinition: (def) => def,
-  }));
+  ctx.register(
+    vscode.lm.registerMcpServerDefinitionProvider(MCP_PROVIDER_ID, {
+      onDidChangeMcpServerDefinitions: changed.event,
+      provideMcpServerDefinitions: () => {
+        const b = ctx.extension.globalState.get<ServedBlock>(STATE_KEY);
+        return b ? [serverDefinitionOf(ctx, b)] : [];
+      },
+      resolveMcpServerDefinition: (def) => def,
+    }),
+  );
 }
 
 let mcpChanged: vscode.EventEmitter<void> | undefined;
@@ -77,7 +103,10 @@ let mcpChanged: vscode.EventEmitter<void> | undefined;
  * open?: false }`, or nothing (asks).
  * @returns the served block and its server definition, or undefined when cancelled.
  */
-export async function evaluateChatAgentCommand(ctx: LoupeContext, arg?: unknown): Promise<EvaluateChatAgentResult | undefined> {
+export async function evaluateChatAgentCommand(
+  ctx: LoupeContext,
+  arg?: unknown,
+): Promise<EvaluateChatAgentResult | undefined> {
   let pair: { suite: Suite; block: Block } | undefined;
   let open = true;
   if (isBlockNode(arg)) pair = { suite: arg.suite, block: arg.block };
@@ -88,24 +117,40 @@ export async function evaluateChatAgentCommand(ctx: LoupeContext, arg?: unknown)
     if (!pair) throw new Error(`Block ${a.blockId} not found in the ${a.suite ?? ''} suite at ${a.root ?? ''}.`);
   } else pair = await pickBlock(ctx, 'Evaluate Chat Agent on Block', { runnableOnly: true });
   if (!pair) return undefined;
-  if (!pair.block.runnable) throw new Error(`${pair.block.title} is not runnable: ${pair.block.problems.slice(0, 3).join('; ')}`);
+  if (!pair.block.runnable) {
+    throw new Error(`${pair.block.title} is not runnable: ${pair.block.problems.slice(0, 3).join('; ')}`);
+  }
   // Copies, never links: the chat agent brings its own file tools, and a link would name (and lead into) the suite.
-  const made = createTaskWorkspace(pair.block, taskWorkspaceDir(ctx.runsDirectory, pair.suite, pair.block), { mode: 'copy' });
-  const configured = ctx.settings.suites.find((s) => s.suite === pair.suite.kind && (s.root === pair.suite.root || pair.suite.root.startsWith(s.root)));
+  const made = createTaskWorkspace(pair.block, taskWorkspaceDir(ctx.runsDirectory, pair.suite, pair.block), {
+    mode: 'copy',
+  });
+  const configured = ctx.settings.suites.find(
+    (s) => s.suite === pair.suite.kind && (s.root === pair.suite.root || pair.suite.root.startsWith(s.root)),
+  );
   const served: ServedBlock = {
-    suite: pair.suite.kind, root: configured?.root ?? pair.suite.root, blockId: pair.block.id, title: pair.block.title, workspace: made.dir,
+    suite: pair.suite.kind,
+    root: configured?.root ?? pair.suite.root,
+    blockId: pair.block.id,
+    title: pair.block.title,
+    workspace: made.dir,
     ...(configured?.entities ? { entities: configured.entities } : {}),
   };
   await ctx.extension.globalState.update(STATE_KEY, served);
   mcpChanged?.fire();
   const def = serverDefinitionOf(ctx, served);
-  ctx.log.info(`serving ${served.suite} block ${served.blockId} to chat agents as MCP server '${def.label}' (task workspace ${made.dir})`);
+  ctx.log.info(
+    `serving ${served.suite} block ${served.blockId} to chat agents as MCP server '${def.label}' (task workspace ${made.dir})`,
+  );
   if (open) {
     const go = 'Open Task Workspace';
     void showInformationMessage(
       `Loupe serves ${served.title} to chat agents as the MCP server "${def.label}". Open the chat in agent mode and start the server from its tools list; every tool call is recorded as a run in the Runs view. The agent's own editor and terminal tools are not contained by Loupe: such runs are marked uncontained. Runs of chat agents cannot be given hints.`,
       go,
-    ).then((x) => x === go && vscode.commands.executeCommand('vscode.openFolder', vscode.Uri.file(made.dir), { forceNewWindow: true }));
+    ).then(
+      (x) =>
+        x === go &&
+        vscode.commands.executeCommand('vscode.openFolder', vscode.Uri.file(made.dir), { forceNewWindow: true }),
+    );
   }
   return { ...served, label: def.label, command: def.command, args: def.args };
 }

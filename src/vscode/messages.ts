@@ -7,15 +7,18 @@
 import * as vscode from 'vscode';
 import { forMessage } from '../core/util/text-safety.ts';
 
-const safeRest = (rest: unknown[]): unknown[] => rest.map((r) => {
-  if (r && typeof r === 'object' && !('title' in r) && typeof (r as vscode.MessageOptions).detail === 'string') {
-    return { ...(r as vscode.MessageOptions), detail: forMessage((r as vscode.MessageOptions).detail!) };
-  }
-  return r;
-});
+const safeRest = (rest: unknown[]): unknown[] =>
+  rest.map((r) => {
+    if (r && typeof r === 'object' && !('title' in r) && typeof (r as vscode.MessageOptions).detail === 'string') {
+      return { ...(r as vscode.MessageOptions), detail: forMessage((r as vscode.MessageOptions).detail!) };
+    }
+    return r;
+  });
 
 type Show = typeof vscode.window.showInformationMessage;
-const wrap = (show: () => Show): Show => ((message: string, ...rest: unknown[]) => (show() as (m: string, ...r: unknown[]) => Thenable<unknown>)(forMessage(message), ...safeRest(rest))) as Show;
+const wrap = (show: () => Show): Show =>
+  ((message: string, ...rest: unknown[]) =>
+    (show() as (m: string, ...r: unknown[]) => Thenable<unknown>)(forMessage(message), ...safeRest(rest))) as Show;
 
 /** `vscode.window.showInformationMessage` with the message made inert (see module comment). */
 export const showInformationMessage: Show = wrap(() => vscode.window.showInformationMessage);

@@ -20,7 +20,10 @@ async function pickQueue(ctx: LoupeContext, arg: unknown): Promise<string | unde
     void showInformationMessage('There is no annotation queue yet: open one first (Open Annotation Queue).');
     return undefined;
   }
-  const pick = await vscode.window.showQuickPick(queues.map((q) => ({ label: oneLine(q.name, 100), description: q.spec.kind, detail: q.id, id: q.id })), { title: 'Choose an annotation queue', matchOnDetail: true });
+  const pick = await vscode.window.showQuickPick(
+    queues.map((q) => ({ label: oneLine(q.name, 100), description: q.spec.kind, detail: q.id, id: q.id })),
+    { title: 'Choose an annotation queue', matchOnDetail: true },
+  );
   return pick?.id;
 }
 
@@ -37,21 +40,36 @@ async function refreshPanel(queueId: string): Promise<void> {
 export async function setQueueInstructionsCommand(ctx: LoupeContext, arg?: unknown): Promise<boolean> {
   const queueId = await pickQueue(ctx, arg);
   if (!queueId) return false;
-  let text = typeof (arg as { text?: unknown } | undefined)?.text === 'string' ? (arg as { text: string }).text : undefined;
+  let text =
+    typeof (arg as { text?: unknown } | undefined)?.text === 'string' ? (arg as { text: string }).text : undefined;
   if (text === undefined) {
     const FILE = 'From a Markdown file…';
     const TYPE = 'Type them…';
-    const how = await vscode.window.showQuickPick([TYPE, FILE, 'Clear the instructions'], { title: 'Queue Instructions' });
+    const how = await vscode.window.showQuickPick([TYPE, FILE, 'Clear the instructions'], {
+      title: 'Queue Instructions',
+    });
     if (!how) return false;
     if (how === FILE) {
-      const f = await vscode.window.showOpenDialog({ canSelectMany: false, filters: { Markdown: ['md', 'markdown', 'txt'] }, title: 'Instructions (Markdown)' });
+      const f = await vscode.window.showOpenDialog({
+        canSelectMany: false,
+        filters: { Markdown: ['md', 'markdown', 'txt'] },
+        title: 'Instructions (Markdown)',
+      });
       if (!f?.[0]) return false;
       const st = await vscode.workspace.fs.stat(f[0]);
-      if (st.size > INSTRUCTIONS_MAX_CHARS * 4) throw new Error(`The file ${f[0].fsPath} is too large for instructions (at most ${INSTRUCTIONS_MAX_CHARS} characters).`);
+      if (st.size > INSTRUCTIONS_MAX_CHARS * 4) {
+        throw new Error(
+          `The file ${f[0].fsPath} is too large for instructions (at most ${INSTRUCTIONS_MAX_CHARS} characters).`,
+        );
+      }
       text = await readFile(f[0].fsPath, 'utf8');
     } else if (how === TYPE) {
       const now = (await queueAssignmentStoreOf(ctx.store()).instructions(queueId))?.text ?? '';
-      text = await vscode.window.showInputBox({ title: 'Queue Instructions (Markdown)', prompt: 'What annotators should look for; shown beside every item', value: now });
+      text = await vscode.window.showInputBox({
+        title: 'Queue Instructions (Markdown)',
+        prompt: 'What annotators should look for; shown beside every item',
+        value: now,
+      });
       if (text === undefined) return false;
     } else text = '';
   }
@@ -70,10 +88,15 @@ export async function assignQueueItemsCommand(ctx: LoupeContext, arg?: unknown):
   const queueId = await pickQueue(ctx, arg);
   if (!queueId) return undefined;
   const a = (arg ?? {}) as { annotator?: unknown; count?: unknown; itemIds?: unknown; all?: unknown };
-  let who: string | null | undefined = typeof a.annotator === 'string' || a.annotator === null ? a.annotator : undefined;
+  let who: string | null | undefined =
+    typeof a.annotator === 'string' || a.annotator === null ? a.annotator : undefined;
   const qs = queueAssignmentStoreOf(ctx.store());
   if (who === undefined) {
-    who = await vscode.window.showInputBox({ title: 'Assign Queue Items', prompt: 'Annotator to assign items to (their name as set in loupe.annotator)', validateInput: (v) => (v.trim() ? null : 'Name the annotator') });
+    who = await vscode.window.showInputBox({
+      title: 'Assign Queue Items',
+      prompt: 'Annotator to assign items to (their name as set in loupe.annotator)',
+      validateInput: (v) => (v.trim() ? null : 'Name the annotator'),
+    });
     if (who === undefined) return undefined;
   }
   let which: readonly string[] | 'all' | { unassigned: number } | undefined;
@@ -82,12 +105,15 @@ export async function assignQueueItemsCommand(ctx: LoupeContext, arg?: unknown):
   else if (a.all === true) which = 'all';
   else {
     const p = await qs.progress(queueId);
-    const pick = await vscode.window.showQuickPick([
-      { label: 'Next 10 unassigned items', w: { unassigned: 10 } as const },
-      { label: 'Next 25 unassigned items', w: { unassigned: 25 } as const },
-      { label: `Every unassigned item (${p.unassigned})`, w: { unassigned: Math.max(1, p.unassigned) } as const },
-      { label: `Every item of the queue (${p.total}), reassigning`, w: 'all' as const },
-    ], { title: `Assign to ${who ? oneLine(who, 60) : 'nobody'}` });
+    const pick = await vscode.window.showQuickPick(
+      [
+        { label: 'Next 10 unassigned items', w: { unassigned: 10 } as const },
+        { label: 'Next 25 unassigned items', w: { unassigned: 25 } as const },
+        { label: `Every unassigned item (${p.unassigned})`, w: { unassigned: Math.max(1, p.unassigned) } as const },
+        { label: `Every item of the queue (${p.total}), reassigning`, w: 'all' as const },
+      ],
+      { title: `Assign to ${who ? oneLine(who, 60) : 'nobody'}` },
+    );
     if (!pick) return undefined;
     which = pick.w;
   }

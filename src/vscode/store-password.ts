@@ -17,17 +17,27 @@ export async function setStorePassword(ctx: LoupeContext, raw?: unknown): Promis
   try {
     loc = ctx.storeLocation;
   } catch (e) {
-    void showErrorMessage(`Loupe: the setting loupe.store is not a store location: ${e instanceof Error ? e.message : String(e)}`);
+    void showErrorMessage(
+      `Loupe: the setting loupe.store is not a store location: ${e instanceof Error ? e.message : String(e)}`,
+    );
     return false;
   }
   if (loc.engine !== 'postgres') {
-    void showWarningMessage('Loupe: the run store is a local file and needs no password. To share runs with a team, set loupe.store to a postgres:// URL first.');
+    void showWarningMessage(
+      'Loupe: the run store is a local file and needs no password. To share runs with a team, set loupe.store to a postgres:// URL first.',
+    );
     return false;
   }
   const given = (raw as { password?: unknown } | undefined)?.password;
-  const password = typeof given === 'string' ? given : await vscode.window.showInputBox({
-    title: `Password of ${loc.user} on ${loc.url}`, password: true, ignoreFocusOut: true, prompt: 'Stored in VS Code SecretStorage; never written to settings, the store, logs or exports.',
-  });
+  const password =
+    typeof given === 'string'
+      ? given
+      : await vscode.window.showInputBox({
+          title: `Password of ${loc.user} on ${loc.url}`,
+          password: true,
+          ignoreFocusOut: true,
+          prompt: 'Stored in VS Code SecretStorage; never written to settings, the store, logs or exports.',
+        });
   if (password === undefined) return false;
   await ctx.extension.secrets.store(storePasswordSecretName(loc.url), password);
   ctx.reopenStore();

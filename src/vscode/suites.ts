@@ -74,9 +74,18 @@ export class SuiteRegistry implements vscode.Disposable {
         const t0 = Date.now();
         try {
           const fromFolder = benchmarkOfFolder(setting.root); // registers a manifest folder's benchmark; throws its file, line and field
-          if (!setting.suite && !fromFolder) throw new Error(`${setting.root} holds no benchmark manifest (loupe-benchmark.yaml or loupe-benchmark.json): add one, or name the benchmark with "suite" in this entry of the setting loupe.suites`);
-          const suite = await loadSuite(setting.suite || fromFolder!.kind, setting.root, { log: this.ctx.log, entities: setting.entities });
-          this.ctx.log.info(`loaded ${setting.suite} suite ${setting.root}: ${suite.blocks.length} blocks in ${Date.now() - t0} ms`);
+          if (!setting.suite && !fromFolder) {
+            throw new Error(
+              `${setting.root} holds no benchmark manifest (loupe-benchmark.yaml or loupe-benchmark.json): add one, or name the benchmark with "suite" in this entry of the setting loupe.suites`,
+            );
+          }
+          const suite = await loadSuite(setting.suite || fromFolder!.kind, setting.root, {
+            log: this.ctx.log,
+            entities: setting.entities,
+          });
+          this.ctx.log.info(
+            `loaded ${setting.suite} suite ${setting.root}: ${suite.blocks.length} blocks in ${Date.now() - t0} ms`,
+          );
           return { setting, key, suite };
         } catch (e) {
           const error = inSettingsTerms(e instanceof Error ? e.message : String(e));
@@ -95,7 +104,11 @@ export class SuiteRegistry implements vscode.Disposable {
   }
 
   /** Finds a block by suite root and id among the configured suites (loading them as needed). */
-  async findBlock(suiteKind: string, root: string, blockId: string): Promise<{ suite: Suite; block: Block } | undefined> {
+  async findBlock(
+    suiteKind: string,
+    root: string,
+    blockId: string,
+  ): Promise<{ suite: Suite; block: Block } | undefined> {
     for (const s of this.settings()) {
       if (s.suite !== suiteKind) continue;
       const e = await this.load(s);

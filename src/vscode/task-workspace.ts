@@ -32,7 +32,11 @@ export function taskWorkspaceDir(runsDirectory: string, suite: Suite, block: Blo
  * Asks for a block of the configured suites (quick pick titled `title`; `runnableOnly`: only runnable blocks, the others
  * counted in the placeholder). @returns it, or undefined when cancelled or none is configured.
  */
-export async function pickBlock(ctx: LoupeContext, title = 'Open Task as Workspace', opts: { runnableOnly?: boolean } = {}): Promise<{ suite: Suite; block: Block } | undefined> {
+export async function pickBlock(
+  ctx: LoupeContext,
+  title = 'Open Task as Workspace',
+  opts: { runnableOnly?: boolean } = {},
+): Promise<{ suite: Suite; block: Block } | undefined> {
   const entries = await suiteRegistry(ctx).loadAll();
   type Item = vscode.QuickPickItem & { pair?: { suite: Suite; block: Block } };
   const items: Item[] = [];
@@ -55,17 +59,26 @@ export async function pickBlock(ctx: LoupeContext, title = 'Open Task as Workspa
     }
   }
   if (!items.some((i) => i.pair) && hidden) {
-    void showWarningMessage(`No configured block is runnable (${hidden} block${hidden === 1 ? ' is' : 's are'} not: see the Benchmarks view for why).`);
+    void showWarningMessage(
+      `No configured block is runnable (${hidden} block${hidden === 1 ? ' is' : 's are'} not: see the Benchmarks view for why).`,
+    );
     return undefined;
   }
   if (!items.some((i) => i.pair)) {
     const open = 'Open Settings';
-    if (await showWarningMessage('No benchmark suites are configured (setting loupe.suites).', open) === open) {
+    if ((await showWarningMessage('No benchmark suites are configured (setting loupe.suites).', open)) === open) {
       await vscode.commands.executeCommand('workbench.action.openSettings', 'loupe.suites');
     }
     return undefined;
   }
-  const pick = await vscode.window.showQuickPick(items, { title, placeHolder: hidden ? `Which block? (runnable blocks only; ${hidden} not runnable are listed in the Benchmarks view)` : 'Which block?', matchOnDescription: true, matchOnDetail: true });
+  const pick = await vscode.window.showQuickPick(items, {
+    title,
+    placeHolder: hidden
+      ? `Which block? (runnable blocks only; ${hidden} not runnable are listed in the Benchmarks view)`
+      : 'Which block?',
+    matchOnDescription: true,
+    matchOnDetail: true,
+  });
   return pick?.pair;
 }
 
@@ -86,21 +99,34 @@ export async function openTaskAsWorkspace(ctx: LoupeContext, arg?: unknown): Pro
   if (!pair.block.runnable) {
     const go = 'Create Anyway';
     const why = pair.block.problems.slice(0, 3).join('; ');
-    if (opts.open !== false && await showWarningMessage(`${pair.block.title} is not runnable: ${why}`, go) !== go) return undefined;
+    if (opts.open !== false && (await showWarningMessage(`${pair.block.title} is not runnable: ${why}`, go)) !== go) {
+      return undefined;
+    }
   }
   const made = createTaskWorkspace(pair.block, taskWorkspaceDir(ctx.runsDirectory, pair.suite, pair.block));
   const folder = made.dir;
   ctx.log.info(`task workspace for ${pair.block.id}: ${folder} (${made.files.length} files, ${made.mode})`);
   // Issue 22: the window opened on this folder knows its suite, block and store from the extension's state (not the folder).
   const suite = pair.suite;
-  const setting = suiteRegistry(ctx).settings().find((x) => x.suite === suite.kind && (x.root === suite.root)) ?? { suite: suite.kind, root: suite.root };
-  await rememberFolder(ctx.extension.globalState, folder, { kind: 'task', suites: [setting], runsDirectory: ctx.runsDirectory, blockId: pair.block.id });
+  const setting = suiteRegistry(ctx)
+    .settings()
+    .find((x) => x.suite === suite.kind && x.root === suite.root) ?? { suite: suite.kind, root: suite.root };
+  await rememberFolder(ctx.extension.globalState, folder, {
+    kind: 'task',
+    suites: [setting],
+    runsDirectory: ctx.runsDirectory,
+    blockId: pair.block.id,
+  });
   if (opts.open === false) return folder;
   let newWindow = opts.newWindow;
   if (newWindow === undefined) {
     const choice = await vscode.window.showQuickPick(
-      [{ label: '$(window) Open in a new window', value: true }, { label: '$(folder-opened) Open in this window', value: false }],
-      { title: `Task workspace ready: ${folder}`, placeHolder: 'Where to open it?' });
+      [
+        { label: '$(window) Open in a new window', value: true },
+        { label: '$(folder-opened) Open in this window', value: false },
+      ],
+      { title: `Task workspace ready: ${folder}`, placeHolder: 'Where to open it?' },
+    );
     if (!choice) return folder;
     newWindow = choice.value;
   }

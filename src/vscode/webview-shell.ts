@@ -12,7 +12,10 @@ import { ExecuteCommandRequest, WebviewReadyRequest, type PanelKind } from '../p
 export function webviewOptions(extensionUri: vscode.Uri): vscode.WebviewOptions & vscode.WebviewPanelOptions {
   return {
     enableScripts: true,
-    localResourceRoots: [vscode.Uri.joinPath(extensionUri, 'dist', 'webview'), vscode.Uri.joinPath(extensionUri, 'media')],
+    localResourceRoots: [
+      vscode.Uri.joinPath(extensionUri, 'dist', 'webview'),
+      vscode.Uri.joinPath(extensionUri, 'media'),
+    ],
   };
 }
 
@@ -22,7 +25,10 @@ export function nonce(): string {
 
 /** Escapes text for HTML. Data should travel by message; this is for the few strings in the page. */
 export function escapeHtml(s: string): string {
-  return s.replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c] as string);
+  return s.replace(
+    /[&<>"']/g,
+    (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c] as string,
+  );
 }
 
 /**
@@ -48,7 +54,12 @@ export function webviewCsp(cspSource: string, scriptNonce: string): string {
 }
 
 /** Builds the page for a panel whose bundle is dist/webview/<panel>.js. */
-export function webviewHtml(webview: vscode.Webview, extensionUri: vscode.Uri, panel: PanelKind, title: string): string {
+export function webviewHtml(
+  webview: vscode.Webview,
+  extensionUri: vscode.Uri,
+  panel: PanelKind,
+  title: string,
+): string {
   const n = nonce();
   const script = webview.asWebviewUri(vscode.Uri.joinPath(extensionUri, 'dist', 'webview', `${panel}.js`));
   const css = webview.asWebviewUri(vscode.Uri.joinPath(extensionUri, 'media', 'loupe.css'));

@@ -7,7 +7,14 @@
 import { annotationStoreOf } from '../../src/core/annotations/index.ts';
 import { openStoreAt } from '../../src/core/store/open.ts';
 
-const [url, queueId, me, other, pauseText, totalText] = process.argv.slice(2) as [string, string, string, string, string, string];
+const [url, queueId, me, other, pauseText, totalText] = process.argv.slice(2) as [
+  string,
+  string,
+  string,
+  string,
+  string,
+  string,
+];
 const total = Number(totalText);
 const rs = await openStoreAt(url);
 const store = annotationStoreOf(rs);
@@ -29,7 +36,13 @@ let mine = 0;
 for (;;) {
   const e = await store.nextItem(queueId, me);
   if (!e) break;
-  await store.annotate({ itemId: e.item.id, annotator: me, verdict: { supported: mine % 3 !== 0 || me === 'ana', reason: `${me} ${mine}` }, queueId, origin: 'panel' });
+  await store.annotate({
+    itemId: e.item.id,
+    annotator: me,
+    verdict: { supported: mine % 3 !== 0 || me === 'ana', reason: `${me} ${mine}` },
+    queueId,
+    origin: 'panel',
+  });
   mine++;
   say({ event: 'annotated', item: e.item.id, count: mine, at: Date.now() });
   await new Promise((r) => setTimeout(r, Number(pauseText)));

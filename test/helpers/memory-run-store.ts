@@ -4,10 +4,32 @@
  * runs, scores and shows runs on it proves the runner, the scorer and the Results view use nothing but the interface.
  */
 import type {
-  AnswerRecord, InterventionRecord, JudgementRecord, JudgementUse, KernelCellRecord, RunEventRecord, RunRecord, StepRecord, StoredScore,
+  AnswerRecord,
+  InterventionRecord,
+  JudgementRecord,
+  JudgementUse,
+  KernelCellRecord,
+  RunEventRecord,
+  RunRecord,
+  StepRecord,
+  StoredScore,
 } from '../../src/core/store/records.ts';
 import type {
-  ArtefactRows, CellQuery, JudgementRows, NewIntervention, NewRun, RunFilter, RunLeaseHolder, RunLeaseResult, RunArtefact, RunPatch, RunStore, ScoreRows, StepEffects, StepSummaryRecord, StepSubscription,
+  ArtefactRows,
+  CellQuery,
+  JudgementRows,
+  NewIntervention,
+  NewRun,
+  RunFilter,
+  RunLeaseHolder,
+  RunLeaseResult,
+  RunArtefact,
+  RunPatch,
+  RunStore,
+  ScoreRows,
+  StepEffects,
+  StepSummaryRecord,
+  StepSubscription,
 } from '../../src/core/store/types.ts';
 
 import { createHash } from 'node:crypto';
@@ -42,7 +64,20 @@ export class MemoryRunStore implements RunStore {
   async createRun(r: NewRun): Promise<RunRecord> {
     if (this.#runs.has(r.id)) throw new Error(`run ${r.id} exists`);
     const { tokensKnown: _tk, workspace, ...fields } = r;
-    this.#runs.set(r.id, { ...clone(fields), storedWorkspace: workspace, status: r.status ?? 'pending', statusReason: null, createdAt: new Date(Date.now() + this.#runs.size).toISOString(), startedAt: null, endedAt: null, durationMs: 0, steps: 0, tokens: r.tokensKnown === false ? null : { input: 0, output: 0, cached: 0 }, costUsd: null, extra: {} });
+    this.#runs.set(r.id, {
+      ...clone(fields),
+      storedWorkspace: workspace,
+      status: r.status ?? 'pending',
+      statusReason: null,
+      createdAt: new Date(Date.now() + this.#runs.size).toISOString(),
+      startedAt: null,
+      endedAt: null,
+      durationMs: 0,
+      steps: 0,
+      tokens: r.tokensKnown === false ? null : { input: 0, output: 0, cached: 0 },
+      costUsd: null,
+      extra: {},
+    });
     return (await this.getRun(r.id))!;
   }
   async updateRun(id: string, p: RunPatch): Promise<void> {
@@ -59,12 +94,22 @@ export class MemoryRunStore implements RunStore {
   async setDataChecksums(id: string, c: Record<string, string>): Promise<void> {
     this.#run(id).dataChecksums = { ...c };
   }
-  async acquireRunLease(runId: string, o: { owner: string; host: string; pid: number }, ttlMs: number): Promise<RunLeaseResult> {
+  async acquireRunLease(
+    runId: string,
+    o: { owner: string; host: string; pid: number },
+    ttlMs: number,
+  ): Promise<RunLeaseResult> {
     const r = this.#run(runId);
     const now = Date.now();
     const held = r.lease;
     if (held && held.owner !== o.owner && Date.parse(held.expiresAt) >= now) return { ok: false, holder: held };
-    r.lease = { owner: o.owner, host: o.host, pid: o.pid, heartbeatAt: new Date(now).toISOString(), expiresAt: new Date(now + ttlMs).toISOString() };
+    r.lease = {
+      owner: o.owner,
+      host: o.host,
+      pid: o.pid,
+      heartbeatAt: new Date(now).toISOString(),
+      expiresAt: new Date(now + ttlMs).toISOString(),
+    };
     return held && held.owner !== o.owner ? { ok: true, tookOverFrom: held } : { ok: true };
   }
   async renewRunLease(runId: string, owner: string, ttlMs: number): Promise<boolean> {
@@ -88,7 +133,13 @@ export class MemoryRunStore implements RunStore {
     this.#stepSeq.push({ seq: ++this.#seq, step: clone(step) });
     const r = this.#run(step.runId);
     r.steps++;
-    if (r.tokens && step.usage) r.tokens = { input: r.tokens.input + step.usage.input, output: r.tokens.output + step.usage.output, cached: r.tokens.cached + step.usage.cached };
+    if (r.tokens && step.usage) {
+      r.tokens = {
+        input: r.tokens.input + step.usage.input,
+        output: r.tokens.output + step.usage.output,
+        cached: r.tokens.cached + step.usage.cached,
+      };
+    }
     if (step.costUsd !== null) r.costUsd = (r.costUsd ?? 0) + step.costUsd;
     await this.applyEffects(step.runId, step.index, effects);
   }
@@ -110,13 +161,24 @@ export class MemoryRunStore implements RunStore {
     this.#cells.set(c.runId, [...(this.#cells.get(c.runId) ?? []), clone(c)]);
   }
   async addEvent(runId: string, kind: string, message: string): Promise<void> {
-    this.#events.set(runId, [...(this.#events.get(runId) ?? []), { runId, at: new Date().toISOString(), kind, message }]);
+    this.#events.set(runId, [
+      ...(this.#events.get(runId) ?? []),
+      { runId, at: new Date().toISOString(), kind, message },
+    ]);
   }
   async addIntervention(i: NewIntervention, leaseOwner: string): Promise<InterventionRecord | undefined> {
     const r = this.#run(i.runId);
     if (r.lease?.owner !== leaseOwner) return undefined;
     const list = this.#interventions.get(i.runId) ?? [];
-    const rec: InterventionRecord = { runId: i.runId, seq: list.length + 1, beforeStep: i.beforeStep ?? r.steps, at: i.at ?? new Date().toISOString(), who: i.who, kind: i.kind, text: i.text };
+    const rec: InterventionRecord = {
+      runId: i.runId,
+      seq: list.length + 1,
+      beforeStep: i.beforeStep ?? r.steps,
+      at: i.at ?? new Date().toISOString(),
+      who: i.who,
+      kind: i.kind,
+      text: i.text,
+    };
     this.#interventions.set(i.runId, [...list, rec]);
     return clone(rec);
   }
@@ -127,8 +189,17 @@ export class MemoryRunStore implements RunStore {
     return new Map(ids.map((id) => [id, clone(this.#interventions.get(id) ?? [])]));
   }
   async listRuns(f: RunFilter = {}): Promise<RunRecord[]> {
-    const all = [...this.#runs.values()].filter((r) => (!f.suite || r.suite === f.suite) && (!f.blockId || r.blockId === f.blockId) && (!f.status || r.status === f.status) && (!f.sweepId || r.sweepId === f.sweepId));
-    return all.reverse().slice(0, f.limit ?? Infinity).map((r) => this.#public(r));
+    const all = [...this.#runs.values()].filter(
+      (r) =>
+        (!f.suite || r.suite === f.suite) &&
+        (!f.blockId || r.blockId === f.blockId) &&
+        (!f.status || r.status === f.status) &&
+        (!f.sweepId || r.sweepId === f.sweepId),
+    );
+    return all
+      .reverse()
+      .slice(0, f.limit ?? Infinity)
+      .map((r) => this.#public(r));
   }
   #public(r: RunRecord & { lease?: RunLeaseHolder; extra: Record<string, unknown> }): RunRecord {
     const { lease: _l, extra: _e, ...rest } = r;
@@ -140,14 +211,25 @@ export class MemoryRunStore implements RunStore {
   }
   async getStepSummaries(runId: string): Promise<StepSummaryRecord[]> {
     const seqOf = new Map(this.#stepSeq.filter((x) => x.step.runId === runId).map((x) => [x.step.index, x.seq]));
-    return (await this.getSteps(runId)).map((s) => ({ seq: seqOf.get(s.index) ?? 0,
-      runId, index: s.index, startedAt: s.startedAt, latencyMs: s.latencyMs, toolMs: s.toolMs, usage: s.usage ? { input: s.usage.input, output: s.usage.output } : null,
-      content: (s.assistant.content ?? '').slice(0, 400), toolNames: s.toolCalls.map((c) => c.name), anyError: s.toolCalls.some((c) => c.isError), firstArguments: s.toolCalls[0]?.argumentsText ?? null,
+    return (await this.getSteps(runId)).map((s) => ({
+      seq: seqOf.get(s.index) ?? 0,
+      runId,
+      index: s.index,
+      startedAt: s.startedAt,
+      latencyMs: s.latencyMs,
+      toolMs: s.toolMs,
+      usage: s.usage ? { input: s.usage.input, output: s.usage.output } : null,
+      content: (s.assistant.content ?? '').slice(0, 400),
+      toolNames: s.toolCalls.map((c) => c.name),
+      anyError: s.toolCalls.some((c) => c.isError),
+      firstArguments: s.toolCalls[0]?.argumentsText ?? null,
     }));
   }
   async searchSteps(runId: string, query: string): Promise<number[]> {
     const words = query.toLowerCase().split(/\s+/).filter(Boolean);
-    return (await this.getSteps(runId)).filter((s) => words.every((w) => JSON.stringify([s.assistant, s.toolCalls]).toLowerCase().includes(w))).map((s) => s.index);
+    return (await this.getSteps(runId))
+      .filter((s) => words.every((w) => JSON.stringify([s.assistant, s.toolCalls]).toLowerCase().includes(w)))
+      .map((s) => s.index);
   }
   async getSteps(runId: string, from = 0): Promise<StepRecord[]> {
     return clone((this.#steps.get(runId) ?? []).filter((s) => s.index >= from).sort((a, b) => a.index - b.index));
@@ -179,8 +261,11 @@ export class MemoryRunStore implements RunStore {
     return clone(this.#runs.get(runId)?.extra ?? {});
   }
   async getCells(runId: string, o: CellQuery = {}): Promise<KernelCellRecord[]> {
-    return clone((this.#cells.get(runId) ?? []).filter((c) => c.seq > (o.sinceSeq ?? -1) && (o.includeReplays !== false || !c.replay)))
-      .map((c) => ({ ...c, figureCount: c.figures.length, figures: o.withFigures === false ? [] : c.figures }));
+    return clone(
+      (this.#cells.get(runId) ?? []).filter(
+        (c) => c.seq > (o.sinceSeq ?? -1) && (o.includeReplays !== false || !c.replay),
+      ),
+    ).map((c) => ({ ...c, figureCount: c.figures.length, figures: o.withFigures === false ? [] : c.figures }));
   }
   async nextCellSeq(runId: string): Promise<number> {
     return (this.#cells.get(runId) ?? []).reduce((m, c) => Math.max(m, c.seq + 1), 0);
@@ -189,9 +274,18 @@ export class MemoryRunStore implements RunStore {
     return clone(this.#events.get(runId) ?? []);
   }
   async getEventsOf(ids: string[], kind?: string): Promise<Map<string, RunEventRecord[]>> {
-    return new Map(await Promise.all(ids.map(async (id) => [id, (await this.getEvents(id)).filter((e) => kind === undefined || e.kind === kind)] as const)));
+    return new Map(
+      await Promise.all(
+        ids.map(
+          async (id) => [id, (await this.getEvents(id)).filter((e) => kind === undefined || e.kind === kind)] as const,
+        ),
+      ),
+    );
   }
-  subscribeSteps(onStep: (s: StepRecord) => void, o: { runId?: string; intervalMs?: number; fromStart?: boolean; afterSeq?: number } = {}): StepSubscription {
+  subscribeSteps(
+    onStep: (s: StepRecord) => void,
+    o: { runId?: string; intervalMs?: number; fromStart?: boolean; afterSeq?: number } = {},
+  ): StepSubscription {
     let last = o.afterSeq ?? (o.fromStart ? 0 : this.#seq);
     let stopped = false;
     const tick = () => {
@@ -203,7 +297,13 @@ export class MemoryRunStore implements RunStore {
     };
     const t = setInterval(tick, o.intervalMs ?? 250);
     t.unref?.();
-    return Object.assign(() => { stopped = true; clearInterval(t); }, { poll: tick });
+    return Object.assign(
+      () => {
+        stopped = true;
+        clearInterval(t);
+      },
+      { poll: tick },
+    );
   }
   async deleteRun(id: string): Promise<boolean> {
     this.#scores = this.#scores.filter((s) => s.runId !== id);
@@ -215,9 +315,13 @@ export class MemoryRunStore implements RunStore {
     get: async (key) => clone(this.#judgements.get(key)),
     put: async (j, use = {}) => {
       const prev = this.#judgements.get(j.key);
-      this.#judgements.set(j.key, { ...clone(j), use: { runId: prev?.use.runId ?? use.runId, itemRef: prev?.use.itemRef ?? use.itemRef } as JudgementUse });
+      this.#judgements.set(j.key, {
+        ...clone(j),
+        use: { runId: prev?.use.runId ?? use.runId, itemRef: prev?.use.itemRef ?? use.itemRef } as JudgementUse,
+      });
     },
-    listPending: async (task) => [...this.#judgements.values()].filter((j) => j.status === 'pending' && (!task || j.task === task)).map(clone),
+    listPending: async (task) =>
+      [...this.#judgements.values()].filter((j) => j.status === 'pending' && (!task || j.task === task)).map(clone),
     listForRun: async (runId) => [...this.#judgements.values()].filter((j) => j.use.runId === runId).map(clone),
   };
   #artefacts = new Map<string, Map<string, { artefact: RunArtefact; bytes: Buffer }>>();
@@ -227,11 +331,24 @@ export class MemoryRunStore implements RunStore {
       const m = this.#artefacts.get(runId) ?? new Map();
       for (const f of files) {
         const bytes = Buffer.from(f.bytes);
-        m.set(f.path, { artefact: { runId, path: f.path, sha256: createHash('sha256').update(bytes).digest('hex'), mediaType: f.mediaType, size: bytes.byteLength, capturedAt: new Date().toISOString() }, bytes });
+        m.set(f.path, {
+          artefact: {
+            runId,
+            path: f.path,
+            sha256: createHash('sha256').update(bytes).digest('hex'),
+            mediaType: f.mediaType,
+            size: bytes.byteLength,
+            capturedAt: new Date().toISOString(),
+          },
+          bytes,
+        });
       }
       this.#artefacts.set(runId, m);
     },
-    list: async (runId) => [...(this.#artefacts.get(runId)?.values() ?? [])].map((x) => clone(x.artefact)).sort((a, b) => a.path.localeCompare(b.path)),
+    list: async (runId) =>
+      [...(this.#artefacts.get(runId)?.values() ?? [])]
+        .map((x) => clone(x.artefact))
+        .sort((a, b) => a.path.localeCompare(b.path)),
     get: async (runId, path) => {
       const x = this.#artefacts.get(runId)?.get(path);
       return x ? { artefact: clone(x.artefact), bytes: Buffer.from(x.bytes) } : undefined;
@@ -239,7 +356,8 @@ export class MemoryRunStore implements RunStore {
   };
   readonly scores: ScoreRows = {
     save: async (s) => {
-      const key = (x: StoredScore) => `${x.runId}\u0000${x.judgeId}\u0000${JSON.stringify(Object.entries(x.options).sort())}`;
+      const key = (x: StoredScore) =>
+        `${x.runId}\u0000${x.judgeId}\u0000${JSON.stringify(Object.entries(x.options).sort())}`;
       this.#scores = [clone(s), ...this.#scores.filter((x) => key(x) !== key(s))];
     },
     list: async (runId) => clone(this.#scores.filter((s) => !runId || s.runId === runId)),

@@ -26,7 +26,10 @@ export function upstreamToShared(path: string): string | undefined {
   const rules: [RegExp, (m: RegExpExecArray) => string][] = [
     [/^\/behavioral-data\/BLADE\/[^/]+\/blade_bench\/datasets\/LICENSE$/, () => 'blade/LICENSE'],
     [/^\/behavioral-data\/BLADE\/[^/]+\/blade_bench\/datasets\/(.+)$/, (m) => `blade/datasets/${m[1]}`],
-    [/^\/datasets\/EvilBench\/LongDA\/resolve\/[^/]+\/benchmark\/([^/]+)\/pubs\/(.+)$/, (m) => `longda/publications/${m[1]}/pubs/${m[2]}`],
+    [
+      /^\/datasets\/EvilBench\/LongDA\/resolve\/[^/]+\/benchmark\/([^/]+)\/pubs\/(.+)$/,
+      (m) => `longda/publications/${m[1]}/pubs/${m[2]}`,
+    ],
     [/^\/datasets\/EvilBench\/LongDA\/resolve\/[^/]+\/benchmark\/(.+)$/, (m) => `longda/benchmark/${m[1]}`],
     [/^\/thinkwee\/DDR_Bench\/[^/]+\/data\/([^/]+)\/(.+)$/, (m) => `ddr/${m[1]}/${m[2]}`],
     [/^\/thinkwee\/DDR_Bench\/[^/]+\/scripts\/([a-z0-9]+)_metadata\.json$/, (m) => `ddr/${m[1]}/metadata.json`],
@@ -45,7 +48,12 @@ export function upstreamToShared(path: string): string | undefined {
 
 /** Starts the mirror on an ephemeral port of 127.0.0.1. */
 export async function startMirror(): Promise<Mirror> {
-  const state = { requests: [] as Mirror['requests'], corrupt: new Map<string, Buffer>(), cutOnce: new Set<string>(), ignoreRange: false };
+  const state = {
+    requests: [] as Mirror['requests'],
+    corrupt: new Map<string, Buffer>(),
+    cutOnce: new Set<string>(),
+    ignoreRange: false,
+  };
   const server: Server = createServer((req, res) => {
     const path = new URL(req.url ?? '/', 'http://x').pathname;
     const range = req.headers.range;
@@ -64,7 +72,11 @@ export async function startMirror(): Promise<Mirror> {
         res.writeHead(416, { 'Content-Range': `bytes */${bytes.length}` }).end();
         return;
       }
-      res.writeHead(206, { 'Content-Length': bytes.length - start, 'Content-Range': `bytes ${start}-${bytes.length - 1}/${bytes.length}`, 'Accept-Ranges': 'bytes' });
+      res.writeHead(206, {
+        'Content-Length': bytes.length - start,
+        'Content-Range': `bytes ${start}-${bytes.length - 1}/${bytes.length}`,
+        'Accept-Ranges': 'bytes',
+      });
     } else res.writeHead(200, { 'Content-Length': bytes.length, 'Accept-Ranges': 'bytes' });
     const body = bytes.subarray(start);
     if (state.cutOnce.has(path)) {

@@ -13,11 +13,22 @@ import { gunzipSync } from 'node:zlib';
 import { createRequire } from 'node:module';
 
 const require = createRequire(import.meta.url);
-const root = require('otlp-proto-root/build/src/generated/root.js') as { opentelemetry: { proto: { collector: { trace: { v1: { ExportTraceServiceRequest: ProtoType } } } } } };
-interface ProtoType { decode(b: Uint8Array): unknown; toObject(m: unknown, o: Record<string, unknown>): unknown }
+const root = require('otlp-proto-root/build/src/generated/root.js') as {
+  opentelemetry: { proto: { collector: { trace: { v1: { ExportTraceServiceRequest: ProtoType } } } } };
+};
+interface ProtoType {
+  decode(b: Uint8Array): unknown;
+  toObject(m: unknown, o: Record<string, unknown>): unknown;
+}
 const Request = root.opentelemetry.proto.collector.trace.v1.ExportTraceServiceRequest;
 
-type AnyValue = { stringValue?: string; intValue?: string; doubleValue?: number; boolValue?: boolean; arrayValue?: { values?: AnyValue[] } };
+type AnyValue = {
+  stringValue?: string;
+  intValue?: string;
+  doubleValue?: number;
+  boolValue?: boolean;
+  arrayValue?: { values?: AnyValue[] };
+};
 type KeyValue = { key: string; value: AnyValue };
 
 /** A plain value of an OTLP AnyValue. */
@@ -30,7 +41,8 @@ function plain(v: AnyValue | undefined): unknown {
   if (v.arrayValue) return (v.arrayValue.values ?? []).map(plain);
   return undefined;
 }
-const attrs = (kvs: KeyValue[] | undefined): Record<string, unknown> => Object.fromEntries((kvs ?? []).map((kv) => [kv.key, plain(kv.value)]));
+const attrs = (kvs: KeyValue[] | undefined): Record<string, unknown> =>
+  Object.fromEntries((kvs ?? []).map((kv) => [kv.key, plain(kv.value)]));
 const hex = (b64: string | undefined): string => (b64 ? Buffer.from(b64, 'base64').toString('hex') : '');
 
 export interface ReceivedSpan {
@@ -70,24 +82,54 @@ export async function startOtlpReceiver(): Promise<OtlpReceiver> {
       let body = Buffer.concat(chunks);
       if (req.headers['content-encoding'] === 'gzip') body = gunzipSync(body);
       requests.push({ path: req.url ?? '', headers: req.headers, body });
-      if (req.method !== 'POST' || req.url !== '/v1/traces' || req.headers['content-type'] !== 'application/x-protobuf') {
+      if (
+        req.method !== 'POST' ||
+        req.url !== '/v1/traces' ||
+        req.headers['content-type'] !== 'application/x-protobuf'
+      ) {
         res.writeHead(404).end();
         return;
       }
       const msg = Request.toObject(Request.decode(body), { longs: String, bytes: String, defaults: false }) as {
-        resourceSpans?: { resource?: { attributes?: KeyValue[] }; scopeSpans?: { scope?: { name?: string; version?: string }; schemaUrl?: string; spans?: {
-          traceId?: string; spanId?: string; parentSpanId?: string; name: string; kind?: number; startTimeUnixNano: string; endTimeUnixNano: string;
-          attributes?: KeyValue[]; events?: { name: string; timeUnixNano: string; attributes?: KeyValue[] }[]; status?: { code?: number; message?: string };
-        }[] }[] }[];
+        resourceSpans?: {
+          resource?: { attributes?: KeyValue[] };
+          scopeSpans?: {
+            scope?: { name?: string; version?: string };
+            schemaUrl?: string;
+            spans?: {
+              traceId?: string;
+              spanId?: string;
+              parentSpanId?: string;
+              name: string;
+              kind?: number;
+              startTimeUnixNano: string;
+              endTimeUnixNano: string;
+              attributes?: KeyValue[];
+              events?: { name: string; timeUnixNano: string; attributes?: KeyValue[] }[];
+              status?: { code?: number; message?: string };
+            }[];
+          }[];
+        }[];
       };
       for (const rs of msg.resourceSpans ?? []) {
         for (const ss of rs.scopeSpans ?? []) {
           for (const s of ss.spans ?? []) {
             spans.push({
-              traceId: hex(s.traceId), spanId: hex(s.spanId), parentSpanId: hex(s.parentSpanId), name: s.name, kind: s.kind ?? 0,
-              startNs: BigInt(s.startTimeUnixNano), endNs: BigInt(s.endTimeUnixNano), attributes: attrs(s.attributes),
-              events: (s.events ?? []).map((e) => ({ name: e.name, timeNs: BigInt(e.timeUnixNano), attributes: attrs(e.attributes) })),
-              status: { code: s.status?.code ?? 0, message: s.status?.message ?? '' }, resource: attrs(rs.resource?.attributes),
+              traceId: hex(s.traceId),
+              spanId: hex(s.spanId),
+              parentSpanId: hex(s.parentSpanId),
+              name: s.name,
+              kind: s.kind ?? 0,
+              startNs: BigInt(s.startTimeUnixNano),
+              endNs: BigInt(s.endTimeUnixNano),
+              attributes: attrs(s.attributes),
+              events: (s.events ?? []).map((e) => ({
+                name: e.name,
+                timeNs: BigInt(e.timeUnixNano),
+                attributes: attrs(e.attributes),
+              })),
+              status: { code: s.status?.code ?? 0, message: s.status?.message ?? '' },
+              resource: attrs(rs.resource?.attributes),
               scope: { name: ss.scope?.name ?? '', version: ss.scope?.version ?? '', schemaUrl: ss.schemaUrl ?? '' },
             });
           }
@@ -96,11 +138,20 @@ export async function startOtlpReceiver(): Promise<OtlpReceiver> {
       res.writeHead(200, { 'content-type': 'application/x-protobuf', 'content-length': 0 }).end();
     });
   });
-  server.on('connection', (s) => { sockets.add(s); s.on('close', () => sockets.delete(s)); });
+  server.on('connection', (s) => {
+    sockets.add(s);
+    s.on('close', () => sockets.delete(s));
+  });
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
   const port = (server.address() as AddressInfo).port;
   return {
-    url: `http://127.0.0.1:${port}`, spans, requests,
-    close: () => new Promise<void>((r) => { for (const s of sockets) s.destroy(); server.close(() => r()); }),
+    url: `http://127.0.0.1:${port}`,
+    spans,
+    requests,
+    close: () =>
+      new Promise<void>((r) => {
+        for (const s of sockets) s.destroy();
+        server.close(() => r());
+      }),
   };
 }

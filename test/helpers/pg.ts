@@ -45,8 +45,16 @@ export interface PgServer {
 
 function binDir(): string {
   const root = '/usr/lib/postgresql';
-  const versions = existsSync(root) ? readdirSync(root).filter((v) => existsSync(join(root, v, 'bin', 'initdb'))).sort((a, b) => Number(b) - Number(a)) : [];
-  if (!versions.length) throw new Error('PostgreSQL server binaries not found in /usr/lib/postgresql/*/bin: install Debian\'s postgresql package (bash .ci/setup does)');
+  const versions = existsSync(root)
+    ? readdirSync(root)
+        .filter((v) => existsSync(join(root, v, 'bin', 'initdb')))
+        .sort((a, b) => Number(b) - Number(a))
+    : [];
+  if (!versions.length) {
+    throw new Error(
+      "PostgreSQL server binaries not found in /usr/lib/postgresql/*/bin: install Debian's postgresql package (bash .ci/setup does)",
+    );
+  }
   return join(root, versions[0]!, 'bin');
 }
 
@@ -76,7 +84,9 @@ export async function startPg(settings: Record<string, string> = {}): Promise<Pg
   writeFileSync(join(dir, 'pw'), password + '\n');
   const asRoot = process.getuid?.() === 0;
   const run = (cmd: string, args: string[]) => {
-    const [file, argv] = asRoot ? ['runuser', ['-u', 'postgres', '--', join(bin, cmd), ...args]] : [join(bin, cmd), args];
+    const [file, argv] = asRoot
+      ? ['runuser', ['-u', 'postgres', '--', join(bin, cmd), ...args]]
+      : [join(bin, cmd), args];
     return execFileSync(file, argv, { stdio: 'pipe', cwd: dir, timeout: 60_000 });
   };
   if (asRoot) {
@@ -84,11 +94,31 @@ export async function startPg(settings: Record<string, string> = {}): Promise<Pg
     execFileSync('chown', ['-R', 'postgres:postgres', dir]);
   }
   const port = await freePort();
-  const opts = ['-c', 'listen_addresses=127.0.0.1', '-p', String(port), '-k', dir, ...Object.entries(settings).flatMap(([k, v]) => ['-c', `${k}=${v}`])].join(' ');
+  const opts = [
+    '-c',
+    'listen_addresses=127.0.0.1',
+    '-p',
+    String(port),
+    '-k',
+    dir,
+    ...Object.entries(settings).flatMap(([k, v]) => ['-c', `${k}=${v}`]),
+  ].join(' ');
   const log = join(dir, 'server.log');
-  const logTail = () => (existsSync(log) ? readFileSync(log, 'utf8').split('\n').slice(-15).join('\n') : '(no server log)');
+  const logTail = () =>
+    existsSync(log) ? readFileSync(log, 'utf8').split('\n').slice(-15).join('\n') : '(no server log)';
   try {
-    run('initdb', ['-D', data, '-U', 'loupe', '--auth=scram-sha-256', `--pwfile=${join(dir, 'pw')}`, '-E', 'UTF8', '--no-locale', '--no-sync']);
+    run('initdb', [
+      '-D',
+      data,
+      '-U',
+      'loupe',
+      '--auth=scram-sha-256',
+      `--pwfile=${join(dir, 'pw')}`,
+      '-E',
+      'UTF8',
+      '--no-locale',
+      '--no-sync',
+    ]);
     run('pg_ctl', ['start', '-D', data, '-w', '-t', '30', '-l', log, '-o', opts]);
   } catch (e) {
     const err = e as Error & { stderr?: Buffer };
@@ -100,7 +130,11 @@ export async function startPg(settings: Record<string, string> = {}): Promise<Pg
   const url = (database: string) => `postgres://loupe@${host}:${port}/${database}?passwordEnv=${passwordEnv}`;
   let stopped = false;
   return {
-    host, port, user: 'loupe', passwordEnv, url,
+    host,
+    port,
+    user: 'loupe',
+    passwordEnv,
+    url,
     async createDatabase(name) {
       const c = new pg.Client({ host, port, user: 'loupe', password, database: 'postgres' });
       await c.connect();
@@ -123,7 +157,9 @@ export async function startPg(settings: Record<string, string> = {}): Promise<Pg
       const c = new pg.Client({ host, port, user: 'loupe', password, database });
       await c.connect();
       try {
-        await c.query(`GRANT SELECT, INSERT, UPDATE, DELETE ON ALL TABLES IN SCHEMA public TO ${id}; GRANT USAGE ON ALL SEQUENCES IN SCHEMA public TO ${id}`);
+        await c.query(
+          `GRANT SELECT, INSERT, UPDATE, DELETE ON ALL TABLES IN SCHEMA public TO ${id}; GRANT USAGE ON ALL SEQUENCES IN SCHEMA public TO ${id}`,
+        );
       } finally {
         await c.end();
       }

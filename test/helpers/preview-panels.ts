@@ -49,19 +49,53 @@ if (!which || which === 'docsearch') {
   const svc = new DocSearchService(t.target, { cacheDir: join(tmpdir(), 'loupe-preview-docs'), files: t.files });
   const r = await preview({
     panel: 'docsearch',
-    png: join(out, process.env.PAGE ? 'docsearch-page.png' : process.env.HISTORY ? 'docsearch-history.png' : 'docsearch.png'),
+    png: join(
+      out,
+      process.env.PAGE ? 'docsearch-page.png' : process.env.HISTORY ? 'docsearch-history.png' : 'docsearch.png',
+    ),
     handle: async (method, params) => {
       const p = params as Record<string, string>;
       switch (method) {
-        case 'webview/ready': await svc.build(); return { state: { ...svc.state(), prefill: { query: process.env.Q ?? 'BMXBMI body mass index', mode: 'bm25', history: process.env.HISTORY ? [
-          { label: 'step 1 · search_doc', query: 'WTMEC2YR', mode: 'keyword' as const, files: ['docs/Demographics/DEMO_L.pdf'] },
-          { label: 'step 3 · retriever', query: 'obesity prevalence adults 20 and over', mode: 'longta' as const },
-          { label: 'step 5 · search_doc', query: 'BMXBMI', mode: 'keyword' as const, opened: [{ file: 'docs/Examination/BMX_L.pdf', unit: 'Page 14' }] },
-        ] : undefined } } };
-        case 'docs/search': return svc.search(params as never);
-        case 'docs/readUnit': return svc.readUnit(p.file as string, p.unit as string);
-        case 'docs/getPdf': return { file: p.file, data: await svc.pdfBytes(p.file as string) };
-        default: throw new Error(`Method not found: ${method}`);
+        case 'webview/ready':
+          await svc.build();
+          return {
+            state: {
+              ...svc.state(),
+              prefill: {
+                query: process.env.Q ?? 'BMXBMI body mass index',
+                mode: 'bm25',
+                history: process.env.HISTORY
+                  ? [
+                      {
+                        label: 'step 1 · search_doc',
+                        query: 'WTMEC2YR',
+                        mode: 'keyword' as const,
+                        files: ['docs/Demographics/DEMO_L.pdf'],
+                      },
+                      {
+                        label: 'step 3 · retriever',
+                        query: 'obesity prevalence adults 20 and over',
+                        mode: 'longta' as const,
+                      },
+                      {
+                        label: 'step 5 · search_doc',
+                        query: 'BMXBMI',
+                        mode: 'keyword' as const,
+                        opened: [{ file: 'docs/Examination/BMX_L.pdf', unit: 'Page 14' }],
+                      },
+                    ]
+                  : undefined,
+              },
+            },
+          };
+        case 'docs/search':
+          return svc.search(params as never);
+        case 'docs/readUnit':
+          return svc.readUnit(p.file as string, p.unit as string);
+        case 'docs/getPdf':
+          return { file: p.file, data: await svc.pdfBytes(p.file as string) };
+        default:
+          throw new Error(`Method not found: ${method}`);
       }
     },
     waitFor: process.env.PAGE ? '#detail[data-rendered="pdf"]' : '#unit-text',

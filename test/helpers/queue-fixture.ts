@@ -6,11 +6,26 @@ import type { RunStore } from '../../src/core/store/types.ts';
 export async function seedQueue(store: RunStore): Promise<string> {
   const ann = annotationStoreOf(store);
   const ids: string[] = [];
-  for (const [i, run] of [['a', 'r1'], ['b', 'r1'], ['c', 'r2'], ['d', 'r2']] as const) {
+  for (const [i, run] of [
+    ['a', 'r1'],
+    ['b', 'r1'],
+    ['c', 'r2'],
+    ['d', 'r2'],
+  ] as const) {
     const input = { claim: `claim ${i}`, evidence: 'e' };
-    await ann.putItem({ id: `it-${i}`, subject: { kind: 'step', runId: run, from: 0, to: 0 }, task: 'claim-support', input, inputHash: null, criterion: null, suite: 's', runId: run, itemRef: i, suiteVersion: 'v' } as never);
+    await ann.putItem({
+      id: `it-${i}`,
+      subject: { kind: 'step', runId: run, from: 0, to: 0 },
+      task: 'claim-support',
+      input,
+      inputHash: null,
+      criterion: null,
+      suite: 's',
+      runId: run,
+      itemRef: i,
+      suiteVersion: 'v',
+    } as never);
     ids.push(`it-${i}`);
   }
   return (await ann.openQueue({ kind: 'sampled', itemIds: ids }, { name: 'claims' })).id;
 }
-

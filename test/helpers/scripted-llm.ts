@@ -44,7 +44,12 @@ export interface ScriptedReply {
 
 export interface ChatRequestBody {
   model: string;
-  messages: { role: string; content: string | null; tool_calls?: { id: string; function: { name: string; arguments: string } }[]; tool_call_id?: string }[];
+  messages: {
+    role: string;
+    content: string | null;
+    tool_calls?: { id: string; function: { name: string; arguments: string } }[];
+    tool_call_id?: string;
+  }[];
   tools?: { type: string; function: { name: string } }[];
   stream?: boolean;
   [k: string]: unknown;
@@ -117,7 +122,10 @@ export async function startScriptedLlm(opts: ScriptedLlmOptions): Promise<Script
   const scriptOf = (first: string): Turn[] => {
     if (opts.scriptFor) {
       let s = scripts.get(first);
-      if (!s) { s = opts.scriptFor(first); scripts.set(first, s); }
+      if (!s) {
+        s = opts.scriptFor(first);
+        scripts.set(first, s);
+      }
       return s;
     }
     return opts.script ?? [];
@@ -134,7 +142,9 @@ export async function startScriptedLlm(opts: ScriptedLlmOptions): Promise<Script
     const authorization = req.headers.authorization;
     if (opts.requireKey && authorization !== `Bearer ${opts.requireKey}`) {
       requests.push({ body, authorization, turn: -1, served: 'status' });
-      return sendJson(res, 401, { error: { message: 'Incorrect API key provided.', type: 'invalid_request_error', code: 'invalid_api_key' } });
+      return sendJson(res, 401, {
+        error: { message: 'Incorrect API key provided.', type: 'invalid_request_error', code: 'invalid_api_key' },
+      });
     }
     const first = body.messages.find((m) => m.role === 'user')?.content ?? '';
     const turn = body.messages.filter((m) => m.role === 'assistant').length;
@@ -144,8 +154,13 @@ export async function startScriptedLlm(opts: ScriptedLlmOptions): Promise<Script
     let reply: ScriptedReply | TurnFn;
     if (entry === undefined) reply = { content: 'SCRIPT EXHAUSTED' };
     else if (typeof entry === 'function') reply = entry;
-    else if ('reply' in entry) { faults = entry.faults; reply = entry.reply; }
-    else { faults = entry.faults ?? []; reply = entry; }
+    else if ('reply' in entry) {
+      faults = entry.faults;
+      reply = entry.reply;
+    } else {
+      faults = entry.faults ?? [];
+      reply = entry;
+    }
     const fkey = `${first}\u0000${turn}`;
     const served = faultCounters.get(fkey) ?? 0;
     const delay = (opts.latencyMs ?? 0) + (typeof reply !== 'function' ? (reply.delayMs ?? 0) : 0);
@@ -172,7 +187,9 @@ export async function startScriptedLlm(opts: ScriptedLlmOptions): Promise<Script
       case 'server-error':
         return sendJson(res, f.status ?? 500, { error: { message: 'Internal server error', type: 'server_error' } });
       case 'status':
-        return sendJson(res, f.status, { error: { message: f.message ?? `status ${f.status}`, type: 'invalid_request_error' } });
+        return sendJson(res, f.status, {
+          error: { message: f.message ?? `status ${f.status}`, type: 'invalid_request_error' },
+        });
       case 'hang':
         return; // never answer; the socket is destroyed on close()
       case 'truncate': {
@@ -189,7 +206,14 @@ export async function startScriptedLlm(opts: ScriptedLlmOptions): Promise<Script
   }
 
   function chunk(model: string, delta: unknown, finish: string | null, usage?: unknown): unknown {
-    return { id: 'chatcmpl-scripted', object: 'chat.completion.chunk', created: 0, model, choices: [{ index: 0, delta, finish_reason: finish }], ...(usage ? { usage } : {}) };
+    return {
+      id: 'chatcmpl-scripted',
+      object: 'chat.completion.chunk',
+      created: 0,
+      model,
+      choices: [{ index: 0, delta, finish_reason: finish }],
+      ...(usage ? { usage } : {}),
+    };
   }
 
   function serveReply(r: ScriptedReply, body: ChatRequestBody, res: ServerResponse): void {
@@ -197,21 +221,33 @@ export async function startScriptedLlm(opts: ScriptedLlmOptions): Promise<Script
     const toolCalls = (r.toolCalls ?? []).map((t, i) => ({
       id: t.id ?? `call_${callCounter}_${i}`,
       type: 'function' as const,
-      function: { name: t.name, arguments: typeof t.arguments === 'string' ? t.arguments : JSON.stringify(t.arguments) },
+      function: {
+        name: t.name,
+        arguments: typeof t.arguments === 'string' ? t.arguments : JSON.stringify(t.arguments),
+      },
     }));
     const content = r.content ?? null;
     const finish = r.finishReason ?? (toolCalls.length ? 'tool_calls' : 'stop');
     const promptTokens = r.usage?.prompt_tokens ?? approxTokens(JSON.stringify(body.messages));
     const completionTokens = r.usage?.completion_tokens ?? approxTokens((content ?? '') + JSON.stringify(toolCalls));
     const usage = {
-      prompt_tokens: promptTokens, completion_tokens: completionTokens, total_tokens: promptTokens + completionTokens,
+      prompt_tokens: promptTokens,
+      completion_tokens: completionTokens,
+      total_tokens: promptTokens + completionTokens,
       prompt_tokens_details: { cached_tokens: r.usage?.cached_tokens ?? 0 },
     };
     if (!body.stream) {
       const message: Record<string, unknown> = { role: 'assistant', content };
       if (toolCalls.length) message.tool_calls = toolCalls;
       if (r.reasoning) message.reasoning_content = r.reasoning;
-      return sendJson(res, 200, { id: 'chatcmpl-scripted', object: 'chat.completion', created: 0, model: body.model, choices: [{ index: 0, message, finish_reason: finish }], usage });
+      return sendJson(res, 200, {
+        id: 'chatcmpl-scripted',
+        object: 'chat.completion',
+        created: 0,
+        model: body.model,
+        choices: [{ index: 0, message, finish_reason: finish }],
+        usage,
+      });
     }
     res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' });
     const queued: string[] = [];
@@ -226,11 +262,30 @@ export async function startScriptedLlm(opts: ScriptedLlmOptions): Promise<Script
     toolCalls.forEach((tc, index) => {
       const a = tc.function.arguments;
       const mid = Math.ceil(a.length / 2);
-      send(chunk(body.model, { tool_calls: [{ index, id: tc.id, type: 'function', function: { name: tc.function.name, arguments: a.slice(0, mid) } }] }, null));
-      if (a.length > mid) send(chunk(body.model, { tool_calls: [{ index, function: { arguments: a.slice(mid) } }] }, null));
+      send(
+        chunk(
+          body.model,
+          {
+            tool_calls: [
+              { index, id: tc.id, type: 'function', function: { name: tc.function.name, arguments: a.slice(0, mid) } },
+            ],
+          },
+          null,
+        ),
+      );
+      if (a.length > mid) {
+        send(chunk(body.model, { tool_calls: [{ index, function: { arguments: a.slice(mid) } }] }, null));
+      }
     });
     send(chunk(body.model, {}, finish));
-    send({ id: 'chatcmpl-scripted', object: 'chat.completion.chunk', created: 0, model: body.model, choices: [], usage });
+    send({
+      id: 'chatcmpl-scripted',
+      object: 'chat.completion.chunk',
+      created: 0,
+      model: body.model,
+      choices: [],
+      usage,
+    });
     queued.push('data: [DONE]\n\n');
     const gap = r.chunkDelayMs ?? 0;
     if (!gap) {
@@ -250,7 +305,15 @@ export async function startScriptedLlm(opts: ScriptedLlmOptions): Promise<Script
   const server = createServer((req, res) => {
     const url = (req.url ?? '').replace(/\?.*$/, '');
     if (req.method === 'GET' && /^\/v1\/models\/?$/.test(url)) {
-      return sendJson(res, 200, { object: 'list', data: (opts.models ?? ['scripted-model']).map((id) => ({ id, object: 'model', created: 0, owned_by: 'loupe-test' })) });
+      return sendJson(res, 200, {
+        object: 'list',
+        data: (opts.models ?? ['scripted-model']).map((id) => ({
+          id,
+          object: 'model',
+          created: 0,
+          owned_by: 'loupe-test',
+        })),
+      });
     }
     if (req.method === 'POST' && /^\/v1\/chat\/completions\/?$/.test(url)) {
       handleChat(req, res).catch((e: unknown) => {
@@ -261,16 +324,20 @@ export async function startScriptedLlm(opts: ScriptedLlmOptions): Promise<Script
     }
     sendJson(res, 404, { error: { message: `no route ${req.method} ${url}` } });
   });
-  server.on('connection', (s) => { sockets.add(s); s.on('close', () => sockets.delete(s)); });
+  server.on('connection', (s) => {
+    sockets.add(s);
+    s.on('close', () => sockets.delete(s));
+  });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const port = (server.address() as AddressInfo).port;
   return {
     baseUrl: `http://127.0.0.1:${port}/v1`,
     port,
     requests,
-    close: () => new Promise<void>((resolve) => {
-      for (const s of sockets) s.destroy();
-      server.close(() => resolve());
-    }),
+    close: () =>
+      new Promise<void>((resolve) => {
+        for (const s of sockets) s.destroy();
+        server.close(() => resolve());
+      }),
   };
 }

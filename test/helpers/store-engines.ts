@@ -24,11 +24,16 @@ export interface StoreEngine {
 }
 
 /** Declares `suite` once per engine, inside `describe(<engine name>)`, with the engine's setup and teardown. */
-export function forEachEngine(suite: (e: StoreEngine) => void, pgSettings: Record<string, string> = { fsync: 'off' }): void {
+export function forEachEngine(
+  suite: (e: StoreEngine) => void,
+  pgSettings: Record<string, string> = { fsync: 'off' },
+): void {
   describe('sqlite', () => {
     let dir = '';
     let n = 0;
-    before(() => { dir = mkdtempSync(join(tmpdir(), 'loupe-store-')); });
+    before(() => {
+      dir = mkdtempSync(join(tmpdir(), 'loupe-store-'));
+    });
     after(() => rmSync(dir, { recursive: true, force: true }));
     suite({
       name: 'sqlite',
@@ -40,7 +45,9 @@ export function forEachEngine(suite: (e: StoreEngine) => void, pgSettings: Recor
   describe('postgres', () => {
     let srv: PgServer | undefined;
     let n = 0;
-    before(async () => { srv = await startPg(pgSettings); });
+    before(async () => {
+      srv = await startPg(pgSettings);
+    });
     after(() => srv?.stop());
     suite({
       name: 'postgres',

@@ -8,9 +8,35 @@ const [file, n] = [process.argv[2]!, Number(process.argv[3] ?? 50)];
 for (let i = 0; i < n; i++) {
   const s = openStore(file);
   const id = `child-${process.pid}-${i}`;
-  await s.createRun({ id, suite: 's', blockId: 'b', agent: 'llm', model: 'm', params: {} as never, promptHash: 'h', toolSet: 't', dataChecksums: {}, loupeVersion: 't', sandbox: 'off', workspace: '' });
+  await s.createRun({
+    id,
+    suite: 's',
+    blockId: 'b',
+    agent: 'llm',
+    model: 'm',
+    params: {} as never,
+    promptHash: 'h',
+    toolSet: 't',
+    dataChecksums: {},
+    loupeVersion: 't',
+    sandbox: 'off',
+    workspace: '',
+  });
   const now = new Date().toISOString();
-  await s.commitStep({ runId: id, index: 0, startedAt: now, endedAt: now, latencyMs: 1, toolMs: 0, assistant: { role: 'assistant', content: `step of ${id}` }, toolCalls: [], extraMessages: [], usage: { input: 1, output: 1, cached: 0 }, costUsd: null, finishReason: 'stop' });
+  await s.commitStep({
+    runId: id,
+    index: 0,
+    startedAt: now,
+    endedAt: now,
+    latencyMs: 1,
+    toolMs: 0,
+    assistant: { role: 'assistant', content: `step of ${id}` },
+    toolCalls: [],
+    extraMessages: [],
+    usage: { input: 1, output: 1, cached: 0 },
+    costUsd: null,
+    finishReason: 'stop',
+  });
   await s.close();
   process.stdout.write(`cycle ${i}\n`);
 }

@@ -50,7 +50,12 @@ export function freshState(): RunState {
  * A ToolContext for calling tools directly. `kernel` may be a real PythonKernel; `execute` records
  * the code of every cell in `cells`.
  */
-export function toolContext(block: unknown, workspace: string, kernel?: KernelLike, state: RunState = freshState()): ToolContext & { cells: string[] } {
+export function toolContext(
+  block: unknown,
+  workspace: string,
+  kernel?: KernelLike,
+  state: RunState = freshState(),
+): ToolContext & { cells: string[] } {
   const cells: string[] = [];
   let step = 0;
   return {
@@ -87,7 +92,11 @@ export function toolContext(block: unknown, workspace: string, kernel?: KernelLi
 export function linkWorkspace(block: Block): { ws: string; readOnly: string[] } {
   const ws = mkdtempSync(join(tmpdir(), `loupe-ws-${block.id}-`));
   const ro = new Set<string>();
-  const files = [...block.visible.data, ...block.visible.docs, ...(block.visible.database ? [block.visible.database] : [])];
+  const files = [
+    ...block.visible.data,
+    ...block.visible.docs,
+    ...(block.visible.database ? [block.visible.database] : []),
+  ];
   for (const f of files) {
     const target = join(ws, f.rel);
     mkdirSync(dirname(target), { recursive: true });
@@ -101,18 +110,50 @@ export function linkWorkspace(block: Block): { ws: string; readOnly: string[] } 
 
 /** Starts a sandboxed kernel for a workspace made by {@link linkWorkspace}. */
 export function kernelFactory(w: { ws: string; readOnly: string[] }): () => Promise<KernelLike> {
-  return async () => (await PythonKernel.start({ cwd: w.ws, sandbox: 'bubblewrap', readOnlyPaths: w.readOnly, writablePaths: [w.ws] })) as unknown as KernelLike;
+  return async () =>
+    (await PythonKernel.start({
+      cwd: w.ws,
+      sandbox: 'bubblewrap',
+      readOnlyPaths: w.readOnly,
+      writablePaths: [w.ws],
+    })) as unknown as KernelLike;
 }
 
 /**
  * Runs a tool set on a block through the real loop, a scripted OpenAI-compatible server and an
  * in-memory store. Returns the loop result and the store.
  */
-export async function runWithModel(o: { store: RunStore; runId: string; toolSet: ToolSet<Block>; block: Block; ws: string; model: ModelClient; startKernel?: () => Promise<KernelLike>; agent?: string }) {
+export async function runWithModel(o: {
+  store: RunStore;
+  runId: string;
+  toolSet: ToolSet<Block>;
+  block: Block;
+  ws: string;
+  model: ModelClient;
+  startKernel?: () => Promise<KernelLike>;
+  agent?: string;
+}) {
   await o.store.createRun({
-    id: o.runId, suite: o.block.suite, blockId: o.block.id, agent: o.agent ?? 'llm', model: o.model.model, params: {},
-    promptHash: promptHash(o.toolSet.systemPrompt, o.toolSet.buildBlockPrompt(o.block), []), toolSet: o.toolSet.id, dataChecksums: {},
-    loupeVersion: 'test', sandbox: 'bubblewrap', workspace: o.ws,
+    id: o.runId,
+    suite: o.block.suite,
+    blockId: o.block.id,
+    agent: o.agent ?? 'llm',
+    model: o.model.model,
+    params: {},
+    promptHash: promptHash(o.toolSet.systemPrompt, o.toolSet.buildBlockPrompt(o.block), []),
+    toolSet: o.toolSet.id,
+    dataChecksums: {},
+    loupeVersion: 'test',
+    sandbox: 'bubblewrap',
+    workspace: o.ws,
   });
-  return runAgent({ store: o.store, runId: o.runId, model: o.model, toolSet: o.toolSet as ToolSet, block: o.block, workspace: o.ws, startKernel: o.startKernel });
+  return runAgent({
+    store: o.store,
+    runId: o.runId,
+    model: o.model,
+    toolSet: o.toolSet as ToolSet,
+    block: o.block,
+    workspace: o.ws,
+    startKernel: o.startKernel,
+  });
 }

@@ -25,13 +25,22 @@ export interface PreviewOptions {
   width?: number;
   height?: number;
   /** Runs in Node against the page after the state arrived (type, press keys, click...). */
-  act?: (page: import('playwright-core').Page, frame: import('playwright-core').FrameLocator, notify: (method: string, params: unknown) => Promise<void>) => Promise<void>;
+  act?: (
+    page: import('playwright-core').Page,
+    frame: import('playwright-core').FrameLocator,
+    notify: (method: string, params: unknown) => Promise<void>,
+  ) => Promise<void>;
   /** Waits until this selector exists inside the panel before the screenshot. */
   waitFor?: string;
   theme?: 'dark' | 'light';
 }
 
-const TYPES: Record<string, string> = { '.js': 'text/javascript', '.css': 'text/css', '.svg': 'image/svg+xml', '.map': 'application/json' };
+const TYPES: Record<string, string> = {
+  '.js': 'text/javascript',
+  '.css': 'text/css',
+  '.svg': 'image/svg+xml',
+  '.map': 'application/json',
+};
 
 // A subset of VS Code's Dark Modern / Light Modern theme variables, enough for the panels to look as they do there.
 const DARK = `--vscode-font-family: system-ui, "Segoe UI", Ubuntu, sans-serif; --vscode-font-size: 13px; --vscode-editor-font-family: "DejaVu Sans Mono", monospace; --vscode-editor-font-size: 13px;
@@ -110,12 +119,19 @@ function serve(panel: string, theme: 'dark' | 'light'): Promise<{ server: Server
       }
       const file = join(ROOT, url.pathname);
       if ((url.pathname.startsWith('/dist/webview/') || url.pathname.startsWith('/media/')) && existsSync(file)) {
-        resp.writeHead(200, { 'content-type': TYPES[extname(file)] ?? 'application/octet-stream', 'access-control-allow-origin': '*' }).end(readFileSync(file));
+        resp
+          .writeHead(200, {
+            'content-type': TYPES[extname(file)] ?? 'application/octet-stream',
+            'access-control-allow-origin': '*',
+          })
+          .end(readFileSync(file));
         return;
       }
       resp.writeHead(404).end();
     });
-    server.listen(0, '127.0.0.1', () => res({ server, origin: `http://127.0.0.1:${(server.address() as { port: number }).port}` }));
+    server.listen(0, '127.0.0.1', () =>
+      res({ server, origin: `http://127.0.0.1:${(server.address() as { port: number }).port}` }),
+    );
   });
 }
 
@@ -123,7 +139,11 @@ function serve(panel: string, theme: 'dark' | 'light'): Promise<{ server: Server
 export async function preview(o: PreviewOptions): Promise<{ text: string; errors: string[] }> {
   const { chromium } = await import('playwright-core');
   const { server, origin } = await serve(o.panel, o.theme ?? 'dark');
-  const browser = await chromium.launch({ executablePath: process.env.LOUPE_CHROMIUM ?? '/usr/bin/chromium', headless: true, args: ['--no-sandbox', '--disable-gpu', '--headless'] });
+  const browser = await chromium.launch({
+    executablePath: process.env.LOUPE_CHROMIUM ?? '/usr/bin/chromium',
+    headless: true,
+    args: ['--no-sandbox', '--disable-gpu', '--headless'],
+  });
   const errors: string[] = [];
   try {
     const page = await browser.newPage({ viewport: { width: o.width ?? 1300, height: o.height ?? 860 } });
@@ -145,7 +165,11 @@ export async function preview(o: PreviewOptions): Promise<{ text: string; errors
     const frame = page.frameLocator('#f');
     await frame.locator('#app:not([aria-busy])').waitFor({ timeout: 20_000 });
     const notify = async (method: string, params: unknown) => {
-      await page.evaluate((m) => (globalThis as unknown as { loupeNotify(x: unknown): void }).loupeNotify(m), { kind: 'notification', method, params } as WireMessage);
+      await page.evaluate((m) => (globalThis as unknown as { loupeNotify(x: unknown): void }).loupeNotify(m), {
+        kind: 'notification',
+        method,
+        params,
+      } as WireMessage);
     };
     if (o.act) await o.act(page, frame, notify);
     if (o.waitFor) await frame.locator(o.waitFor).first().waitFor({ timeout: 30_000 });

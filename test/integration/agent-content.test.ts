@@ -66,10 +66,33 @@ const PROBE = `(root, arg) => {
   };
 }`;
 
-interface Seen { key: string; text: string; top: boolean; noHeight: boolean; box: { x: number; y: number; w: number; h: number }; look: string; covered: string | null }
-interface Probe { watched: Seen[]; body: string; agentPositioned: string[]; agentForbidden: string[]; agentStyles: string[]; ids: Record<string, number>; inlineStyleApplies: boolean; styleAttrApplies: boolean; text: string; agentBlocks: number }
+interface Seen {
+  key: string;
+  text: string;
+  top: boolean;
+  noHeight: boolean;
+  box: { x: number; y: number; w: number; h: number };
+  look: string;
+  covered: string | null;
+}
+interface Probe {
+  watched: Seen[];
+  body: string;
+  agentPositioned: string[];
+  agentForbidden: string[];
+  agentStyles: string[];
+  ids: Record<string, number>;
+  inlineStyleApplies: boolean;
+  styleAttrApplies: boolean;
+  text: string;
+  agentBlocks: number;
+}
 
-async function probe(title: string, selector: string, arg: { watch: string; top: string; noHeight?: string; ids: string[] }): Promise<Probe> {
+async function probe(
+  title: string,
+  selector: string,
+  arg: { watch: string; top: string; noHeight?: string; ids: string[] },
+): Promise<Probe> {
   return runner<Probe>({ action: 'webviewEval', title, selector, fn: PROBE, arg: { ...arg, marker: MARKER } }, 30_000);
 }
 
@@ -79,17 +102,33 @@ async function probe(title: string, selector: string, arg: { watch: string; top:
  */
 function assertContained(benign: Probe, hostile: Probe, what: string): void {
   const bad: string[] = [];
-  const check = (ok: boolean, msg: string) => { if (!ok) bad.push(msg); };
+  const check = (ok: boolean, msg: string) => {
+    if (!ok) bad.push(msg);
+  };
   check(!hostile.inlineStyleApplies, 'the CSP lets a <style> element apply');
   check(!hostile.styleAttrApplies, 'the CSP lets a style attribute apply');
   check(!hostile.agentStyles.length, `agent <style> in the page: ${hostile.agentStyles.join(' ; ')}`);
-  check(!hostile.agentForbidden.length, `agent forms, controls, frames, style attributes, ids, links or handlers: ${hostile.agentForbidden.join(' ; ')}`);
-  check(!hostile.agentPositioned.length, `agent elements positioned fixed / absolute / sticky: ${hostile.agentPositioned.join(' ; ')}`);
-  check(hostile.agentBlocks > 0, 'the agent\'s content is not on the page');
-  for (const [id, n] of Object.entries(hostile.ids)) check(n === 1, `${n} elements #${id} (the panel's own id, expected once)`);
-  check(hostile.body === benign.body, `the page is styled otherwise than with a benign agent: ${benign.body} → ${hostile.body}`);
+  check(
+    !hostile.agentForbidden.length,
+    `agent forms, controls, frames, style attributes, ids, links or handlers: ${hostile.agentForbidden.join(' ; ')}`,
+  );
+  check(
+    !hostile.agentPositioned.length,
+    `agent elements positioned fixed / absolute / sticky: ${hostile.agentPositioned.join(' ; ')}`,
+  );
+  check(hostile.agentBlocks > 0, "the agent's content is not on the page");
+  for (const [id, n] of Object.entries(hostile.ids)) {
+    check(n === 1, `${n} elements #${id} (the panel's own id, expected once)`);
+  }
+  check(
+    hostile.body === benign.body,
+    `the page is styled otherwise than with a benign agent: ${benign.body} → ${hostile.body}`,
+  );
   const keys = (p: Probe) => p.watched.map((w) => w.key).join(', ');
-  check(keys(hostile) === keys(benign), `other elements of the other side / the panel: ${keys(benign)} → ${keys(hostile)}`);
+  check(
+    keys(hostile) === keys(benign),
+    `other elements of the other side / the panel: ${keys(benign)} → ${keys(hostile)}`,
+  );
   const sameKeys = keys(hostile) === keys(benign);
   for (const [i, h] of hostile.watched.entries()) {
     const b = sameKeys ? benign.watched[i] : benign.watched.find((x) => x.key === h.key);
@@ -115,9 +154,11 @@ const HOSTILE_HTML = [
   '<details open><summary>more</summary><span style="font-size:300px;position:absolute;top:0">A</span></details>',
 ];
 
-const BENIGN_REPORT = '# Obesity brief\n\nAdult obesity was 40.3% overall.\n\nIt is measured as BMI of 30 or more.\n\n## By sex\n\nMen 39.2% and women 41.3%.\n';
+const BENIGN_REPORT =
+  '# Obesity brief\n\nAdult obesity was 40.3% overall.\n\nIt is measured as BMI of 30 or more.\n\n## By sex\n\nMen 39.2% and women 41.3%.\n';
 const HOSTILE_REPORT = `# Obesity brief\n\nAdult obesity was 40.3% overall.\n\n${HOSTILE_HTML.join('\n\n')}\n\nIt is measured as BMI of 30 or more <span class="loupe-num" data-num="0">99.9%</span>.\n\n## By sex\n\nMen 39.2% and women 41.3%.\n`;
-const OTHER_REPORT = '# Obesity brief\n\nAdult obesity was 42.0% overall.\n\nThe survey is weighted.\n\n## By sex\n\nMen 39.2% and women 44.1%.\n\n## Trends\n\nSevere obesity rose to 9.2%.\n';
+const OTHER_REPORT =
+  '# Obesity brief\n\nAdult obesity was 42.0% overall.\n\nThe survey is weighted.\n\n## By sex\n\nMen 39.2% and women 44.1%.\n\n## Trends\n\nSevere obesity rose to 9.2%.\n';
 
 describe('Agent content containment', function () {
   this.timeout(600_000);
@@ -136,20 +177,39 @@ describe('Agent content containment', function () {
     // the other side is the same run in both pairs, on the same screen side: the hostile run's id is chosen so
     const sideOfOther = (run: string) => {
       const left = leftSideFor(pairItemId('demo', run, 'ac-other'), ANNOTATOR);
-      return (left === 'A') === ('ac-other' < run) ? 'left' : 'right';
+      return (left === 'A') === 'ac-other' < run ? 'left' : 'right';
     };
-    for (let k = 0; k < 64 && !hostileRun; k++) if (sideOfOther(`ac-hostile-${k}`) === sideOfOther('ac-benign')) hostileRun = `ac-hostile-${k}`;
+    for (let k = 0; k < 64 && !hostileRun; k++) {
+      if (sideOfOther(`ac-hostile-${k}`) === sideOfOther('ac-benign')) hostileRun = `ac-hostile-${k}`;
+    }
     assert.ok(hostileRun);
     const dir = mkdtempSync(join(tmpdir(), 'loupe-agent-content-'));
     const suite = writeAnalystbenchDemo(join(dir, 'ab'));
     const st = openStore(storePath);
     try {
-      for (const [id, report] of [['ac-other', OTHER_REPORT], ['ac-benign', BENIGN_REPORT], [hostileRun, HOSTILE_REPORT]] as const) {
+      for (const [id, report] of [
+        ['ac-other', OTHER_REPORT],
+        ['ac-benign', BENIGN_REPORT],
+        [hostileRun, HOSTILE_REPORT],
+      ] as const) {
         // a run's workspace lies in the runs folder, as a real run's (a recorded folder elsewhere is never read, issue 36)
         const ws = join(cfg().get<string>('runsDirectory') ?? '', id, 'workspace');
         mkdirSync(ws, { recursive: true });
         writeFileSync(join(ws, 'report.md'), report);
-        await st.createRun({ id, suite: 'analystbench', blockId: 'demo', agent: 'llm', model: `model-of-${id}`, params: { suiteRoot: suite, model: `model-of-${id}` }, promptHash: 'h', toolSet: 'analystbench-toc', dataChecksums: {}, loupeVersion: 't', sandbox: 'off', workspace: ws });
+        await st.createRun({
+          id,
+          suite: 'analystbench',
+          blockId: 'demo',
+          agent: 'llm',
+          model: `model-of-${id}`,
+          params: { suiteRoot: suite, model: `model-of-${id}` },
+          promptHash: 'h',
+          toolSet: 'analystbench-toc',
+          dataChecksums: {},
+          loupeVersion: 't',
+          sandbox: 'off',
+          workspace: ws,
+        });
         await st.updateRun(id, { status: 'finished' });
       }
       // insight lists judged side by side (pairwise novelty): A is the agent under test, B the other agent
@@ -157,14 +217,41 @@ describe('Agent content containment', function () {
       const other = ['Severe obesity rose to 9.2% among adults.', 'Women 44.1% and men 39.2%: the gap widened.'];
       const items: Array<[string, string[]]> = [
         ['ac-benign', ['Obesity rose to 40.3%.', 'Men 39.2% and women 41.3%.', 'The survey is weighted.']],
-        ['ac-hostile', [`Obesity rose to 40.3%. ${HOSTILE_HTML[0]}`, `Men 39.2% and women 41.3%. ${HOSTILE_HTML.slice(1).join(' ')}`, 'The survey is weighted.']],
+        [
+          'ac-hostile',
+          [
+            `Obesity rose to 40.3%. ${HOSTILE_HTML[0]}`,
+            `Men 39.2% and women 41.3%. ${HOSTILE_HTML.slice(1).join(' ')}`,
+            'The survey is weighted.',
+          ],
+        ],
       ];
       for (const [criterion, insightsA] of items) {
         // a human judgement waiting (as `loupe score --judge human` leaves it), and its item with a criterion to open it by
-        await judgementStoreOf(st).put({ key: `human-${criterion}`, task: 'pairwise-novelty', judgeId: 'human', inputHash: criterion, promptHash: null,
-          input: { insightsA, insightsB: other, scenario: 'generic' }, raw: null, verdict: null, status: 'pending', at: new Date().toISOString() });
-        await ann.putItem({ id: `j:pairwise-novelty:${criterion}`, subject: { kind: 'judgement', task: 'pairwise-novelty', inputHash: criterion }, task: 'pairwise-novelty', input: { insightsA, insightsB: other, scenario: 'generic' },
-          inputHash: criterion, criterion, suite: null, runId: null, itemRef: criterion, suiteVersion: 'unknown' });
+        await judgementStoreOf(st).put({
+          key: `human-${criterion}`,
+          task: 'pairwise-novelty',
+          judgeId: 'human',
+          inputHash: criterion,
+          promptHash: null,
+          input: { insightsA, insightsB: other, scenario: 'generic' },
+          raw: null,
+          verdict: null,
+          status: 'pending',
+          at: new Date().toISOString(),
+        });
+        await ann.putItem({
+          id: `j:pairwise-novelty:${criterion}`,
+          subject: { kind: 'judgement', task: 'pairwise-novelty', inputHash: criterion },
+          task: 'pairwise-novelty',
+          input: { insightsA, insightsB: other, scenario: 'generic' },
+          inputHash: criterion,
+          criterion,
+          suite: null,
+          runId: null,
+          itemRef: criterion,
+          suiteVersion: 'unknown',
+        });
       }
     } finally {
       await st.close();
@@ -175,7 +262,9 @@ describe('Agent content containment', function () {
   after(async () => {
     if (!hasRunner()) return;
     await runner({ action: 'viewport', width: 1400, height: 900 });
-    for (const k of ['annotator', 'annotation.reviewersPerItem', 'review.rubric', 'store']) await cfg().update(k, undefined, vscode.ConfigurationTarget.Global);
+    for (const k of ['annotator', 'annotation.reviewersPerItem', 'review.rubric', 'store']) {
+      await cfg().update(k, undefined, vscode.ConfigurationTarget.Global);
+    }
     await vscode.commands.executeCommand('workbench.action.closeAllEditors');
   });
 
@@ -184,17 +273,31 @@ describe('Agent content containment', function () {
     const open = async (run: string, shot: string): Promise<{ probe: Probe; other: 'left' | 'right' }> => {
       await vscode.commands.executeCommand('workbench.action.closeAllEditors');
       await sleep(500);
-      await vscode.commands.executeCommand<string>('loupe.compareRuns', { run: { id: run } }, [{ run: { id: run } }, { run: { id: 'ac-other' } }]);
+      await vscode.commands.executeCommand<string>('loupe.compareRuns', { run: { id: run } }, [
+        { run: { id: run } },
+        { run: { id: 'ac-other' } },
+      ]);
       await webviewText({ title: TITLE, expect: /Output A[\s\S]*Output B/, timeoutMs: 60_000 }).catch(() => '');
       await sleep(1200);
       const left = leftSideFor(pairItemId('demo', run, 'ac-other'), ANNOTATOR);
-      const other = (left === 'A') === ('ac-other' < run) ? 'left' : 'right';
+      const other = (left === 'A') === 'ac-other' < run ? 'left' : 'right';
       const p = await probe(TITLE, '#app', {
         watch: `.rv-header, #pair-title, .legend, #head-${other}, .rv-cell.${other}, .rv-cell.${other} .markdown > *, .rv-cell.${other} .loupe-num, #vote, .vote-row, #submit, #rationale`,
         // the first row (grid children 3 and 4 follow the two side heads): the other side's cell and all in it
         top: `.rv-header, #pair-title, .legend, #head-${other}, #aligned > :nth-child(${other === 'left' ? 3 : 4}), #aligned > :nth-child(${other === 'left' ? 3 : 4}) *`,
         noHeight: `.rv-cell.${other}, #vote`,
-        ids: ['queue-name', 'progress', 'pair-title', 'aligned', 'head-left', 'head-right', 'vote', 'rationale', 'submit', 'next'],
+        ids: [
+          'queue-name',
+          'progress',
+          'pair-title',
+          'aligned',
+          'head-left',
+          'head-right',
+          'vote',
+          'rationale',
+          'submit',
+          'next',
+        ],
       });
       await screenshot(shot);
       return { probe: p, other };
@@ -210,7 +313,11 @@ describe('Agent content containment', function () {
     assert.match(hostile.probe.text, /Adult obesity was 40\.3% overall/, 'the hostile report is shown, as text');
     assert.match(hostile.probe.text, /Severe obesity rose to 9\.2%/, 'the other side is shown');
     assert.match(hostile.probe.text, /blind until you vote[\s\S]*blind until you vote/, 'both sides blind');
-    assert.doesNotMatch(hostile.probe.text, /model-of-|ac-other|ac-hostile|ac-benign/, 'no run or model is shown before the vote');
+    assert.doesNotMatch(
+      hostile.probe.text,
+      /model-of-|ac-other|ac-hostile|ac-benign/,
+      'no run or model is shown before the vote',
+    );
   });
 
   it('a hostile insight list in the annotation panel cannot hide, restyle or cover the other list, the controls or the blind notice', async () => {
@@ -218,13 +325,32 @@ describe('Agent content containment', function () {
     const open = async (criterion: string, shot: string): Promise<Probe> => {
       await vscode.commands.executeCommand('workbench.action.closeAllEditors');
       await sleep(500);
-      await vscode.commands.executeCommand('loupe.openAnnotationQueue', { kind: 'items', task: 'pairwise-novelty', criterion });
+      await vscode.commands.executeCommand('loupe.openAnnotationQueue', {
+        kind: 'items',
+        task: 'pairwise-novelty',
+        criterion,
+      });
       await webviewText({ title: TITLE, expect: /item 1 of 1/, timeoutMs: 60_000 }).catch(() => '');
       await sleep(1200);
       const p = await probe(TITLE, '#app', {
-        watch: '.an-task, #item > .field:last-child, #item > .field:last-child *, #controls, #controls .opt, #draft-summary, #note, #evidence-title, .an-actions, #blind',
+        watch:
+          '.an-task, #item > .field:last-child, #item > .field:last-child *, #controls, #controls .opt, #draft-summary, #note, #evidence-title, .an-actions, #blind',
         top: '.an-task, #controls, #controls .opt, #draft-summary, #note, #evidence-title, .an-actions, #blind',
-        ids: ['queue-name', 'progress', 'item', 'controls', 'draft-summary', 'note', 'evidence-title', 'evidence', 'submit', 'skip', 'prev', 'next', 'blind'],
+        ids: [
+          'queue-name',
+          'progress',
+          'item',
+          'controls',
+          'draft-summary',
+          'note',
+          'evidence-title',
+          'evidence',
+          'submit',
+          'skip',
+          'prev',
+          'next',
+          'blind',
+        ],
       });
       await screenshot(shot);
       return p;

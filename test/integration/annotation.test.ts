@@ -13,7 +13,14 @@ import { annotationStoreOf } from '../../src/core/annotations/index.ts';
 import { openStore } from '../../src/core/store/run-store.ts';
 import { HURRICANE_SUBMISSION, writeAnalystbenchDemo } from '../helpers/fixtures.ts';
 import { call, startScriptedLlm } from '../helpers/scripted-llm.ts';
-import { cli as shippedCli, hasRunner, pressUntil as helperPressUntil, runner, screenshot, webviewText } from './helpers/runner.ts';
+import {
+  cli as shippedCli,
+  hasRunner,
+  pressUntil as helperPressUntil,
+  runner,
+  screenshot,
+  webviewText,
+} from './helpers/runner.ts';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const shared = () => process.env.LOUPE_SHARED ?? join(process.env.LOUPE_REPO_ROOT ?? process.cwd(), '..', 'shared');
@@ -26,17 +33,22 @@ async function panelText(selector: string): Promise<string> {
   return runner<string>({ action: 'webviewText', title: 'Annotate', selector }, 15_000).catch(() => '');
 }
 
-const pressUntil = (key: string, effect: () => Promise<boolean>, what: string) => helperPressUntil(key, effect, what, {
-  shotPrefix: 'annotation',
-  explain: async () => `panel message '${await panelText('#message')}'; evidence '${(await panelText('#evidence')).slice(0, 200)}'`,
-});
+const pressUntil = (key: string, effect: () => Promise<boolean>, what: string) =>
+  helperPressUntil(key, effect, what, {
+    shotPrefix: 'annotation',
+    explain: async () =>
+      `panel message '${await panelText('#message')}'; evidence '${(await panelText('#evidence')).slice(0, 200)}'`,
+  });
 
 /** Waits for the panel to show item `n` (1-based); on failure says what the panel shows. */
 async function waitItem(n: number): Promise<string> {
   try {
     return await webviewText({ title: 'Annotate', expect: new RegExp(`item ${n} of`), timeoutMs: 20_000 });
   } catch (e) {
-    throw new Error(`item ${n} not shown: message '${await panelText('#message')}', task '${await panelText('.an-task')}' (${e instanceof Error ? e.message.slice(0, 100) : String(e)})`, { cause: e });
+    throw new Error(
+      `item ${n} not shown: message '${await panelText('#message')}', task '${await panelText('.an-task')}' (${e instanceof Error ? e.message.slice(0, 100) : String(e)})`,
+      { cause: e },
+    );
   }
 }
 
@@ -54,10 +66,13 @@ async function nextWithEnter(n: number): Promise<string> {
 /** Answers the item on screen with the keyboard, according to its task. */
 async function answerWithKeys(text: string, variant: 'a' | 'b'): Promise<void> {
   const chosen = async (n: number) => ((await panelText('#draft-summary')).match(/ = /g) ?? []).length >= n;
-  if (/Do the two name the same thing/.test(text)) await pressUntil(variant === 'a' ? 'y' : 'n', () => chosen(1), 'verdict');
-  else if (/Score the response on this criterion/.test(text)) await pressUntil(variant === 'a' ? '4' : '2', () => chosen(1), 'score');
-  else if (/Rate the generated figure/.test(text)) for (let i = 1; i <= 4; i++) await pressUntil('3', () => chosen(i), `scale ${i}`);
-  else if (/Is the claim supported/.test(text)) await pressUntil('y', () => chosen(1), 'verdict');
+  if (/Do the two name the same thing/.test(text)) {
+    await pressUntil(variant === 'a' ? 'y' : 'n', () => chosen(1), 'verdict');
+  } else if (/Score the response on this criterion/.test(text)) {
+    await pressUntil(variant === 'a' ? '4' : '2', () => chosen(1), 'score');
+  } else if (/Rate the generated figure/.test(text)) {
+    for (let i = 1; i <= 4; i++) await pressUntil('3', () => chosen(i), `scale ${i}`);
+  } else if (/Is the claim supported/.test(text)) await pressUntil('y', () => chosen(1), 'verdict');
   else throw new Error(`unexpected item: ${text.slice(0, 300)}`);
 }
 
@@ -80,34 +95,105 @@ describe('Annotation panel', function () {
     // a run's workspace lies in the runs folder, as a real run's (a recorded folder elsewhere is never read, issue 36)
     const ws = join(cfg.get<string>('runsDirectory') ?? '', 'ab-annot', 'workspace');
     mkdirSync(ws, { recursive: true });
-    writeFileSync(join(ws, 'report.md'), '# Obesity\n\nObesity was 40.3% overall, men 39.2% and women 41.3%.\n\nIt doubled since 1990.\n\n![Obesity prevalence among men and women (by sex)](figures/a.png)\n');
+    writeFileSync(
+      join(ws, 'report.md'),
+      '# Obesity\n\nObesity was 40.3% overall, men 39.2% and women 41.3%.\n\nIt doubled since 1990.\n\n![Obesity prevalence among men and women (by sex)](figures/a.png)\n',
+    );
     const st = openStore(storePath);
-    await st.createRun({ id: 'ab-annot', suite: 'analystbench', blockId: 'demo', agent: 'llm', model: 'writer', params: { suiteRoot: suite }, promptHash: 'h', toolSet: 'analystbench-toc', dataChecksums: {}, loupeVersion: 't', sandbox: 'off', workspace: ws });
+    await st.createRun({
+      id: 'ab-annot',
+      suite: 'analystbench',
+      blockId: 'demo',
+      agent: 'llm',
+      model: 'writer',
+      params: { suiteRoot: suite },
+      promptHash: 'h',
+      toolSet: 'analystbench-toc',
+      dataChecksums: {},
+      loupeVersion: 't',
+      sandbox: 'off',
+      workspace: ws,
+    });
     st.close();
     // BLADE: a scripted, imperfect analysis of hurricane (real data, real BLADE scorer through Python)
-    const llm = await startScriptedLlm({ script: [{ content: 'Submit.', toolCalls: [call('submit_analysis', HURRICANE_SUBMISSION)] }, { content: 'done' }] });
+    const llm = await startScriptedLlm({
+      script: [{ content: 'Submit.', toolCalls: [call('submit_analysis', HURRICANE_SUBMISSION)] }, { content: 'done' }],
+    });
     try {
-      const r = await cli(['run', '--store', storePath, '--suite', 'blade', '--root', join(shared(), 'data', 'blade', 'datasets'), '--block', 'hurricane', '--agent', 'llm', '--model', 'scripted', '--base-url', llm.baseUrl, '--json']);
+      const r = await cli([
+        'run',
+        '--store',
+        storePath,
+        '--suite',
+        'blade',
+        '--root',
+        join(shared(), 'data', 'blade', 'datasets'),
+        '--block',
+        'hurricane',
+        '--agent',
+        'llm',
+        '--model',
+        'scripted',
+        '--base-url',
+        llm.baseUrl,
+        '--json',
+      ]);
       assert.equal(r.rc, 0, r.err);
       bladeRun = (JSON.parse(r.out.trim().split('\n').pop()!) as { runId: string }).runId;
     } finally {
       await llm.close();
     }
     // The LLM judge's verdicts on the same items (a scripted OpenAI-compatible judge), for judge–human agreement.
-    const judge = await startScriptedLlm({ script: [(req) => {
-      const sys = String(req.messages[0]?.content ?? '');
-      if (/same thing|name the same/i.test(sys)) return { content: '{"match": true, "reason": "same construct"}' };
-      if (/four 1–5 scales/.test(sys)) return { content: '{"readability": 3, "groundedness": 3, "task_utility": 3, "reproducibility": 3, "reason": "ok"}' };
-      if (/claims/i.test(sys) && /quote/i.test(sys)) return { content: '{"claims": []}' };
-      return { content: '{"score": 4, "reason": "mostly"}' };
-    }] });
+    const judge = await startScriptedLlm({
+      script: [
+        (req) => {
+          const sys = String(req.messages[0]?.content ?? '');
+          if (/same thing|name the same/i.test(sys)) return { content: '{"match": true, "reason": "same construct"}' };
+          if (/four 1–5 scales/.test(sys)) {
+            return {
+              content: '{"readability": 3, "groundedness": 3, "task_utility": 3, "reproducibility": 3, "reason": "ok"}',
+            };
+          }
+          if (/claims/i.test(sys) && /quote/i.test(sys)) return { content: '{"claims": []}' };
+          return { content: '{"score": 4, "reason": "mostly"}' };
+        },
+      ],
+    });
     try {
-      const l = await cli(['score', '--store', storePath, '--run', 'ab-annot', '--run', bladeRun, '--judge', 'llm', '--judge-model', 'judge-m', '--judge-base-url', judge.baseUrl, '--no-save', '--json']);
+      const l = await cli([
+        'score',
+        '--store',
+        storePath,
+        '--run',
+        'ab-annot',
+        '--run',
+        bladeRun,
+        '--judge',
+        'llm',
+        '--judge-model',
+        'judge-m',
+        '--judge-base-url',
+        judge.baseUrl,
+        '--no-save',
+        '--json',
+      ]);
       assert.equal(l.rc, 0, l.err);
     } finally {
       await judge.close();
     }
-    const s = await cli(['score', '--store', storePath, '--run', 'ab-annot', '--run', bladeRun, '--judge', 'human', '--no-save', '--json']);
+    const s = await cli([
+      'score',
+      '--store',
+      storePath,
+      '--run',
+      'ab-annot',
+      '--run',
+      bladeRun,
+      '--judge',
+      'human',
+      '--no-save',
+      '--json',
+    ]);
     assert.equal(s.rc, 0, s.err);
     pendingBefore = (JSON.parse(s.out) as { runs: Array<{ pending: number }> }).runs.reduce((n, r) => n + r.pending, 0);
     assert.ok(pendingBefore >= 5, `the human judge queued ${pendingBefore} items`);
@@ -139,11 +225,14 @@ describe('Annotation panel', function () {
         // cite evidence with the keyboard (e, Space), and open it where it lives (Enter: the notebook cell / timeline step)
         await pressUntil('e', async () => (await panelText('#evidence .sel')) !== '', 'evidence mode');
         await pressUntil('Space', async () => /Evidence \(1 cited\)/i.test(await panelText('#evidence-title')), 'cite');
-        const evidenceOpen = () => vscode.window.tabGroups.all.some((g) => g.tabs.some((t) => /notebook|Timeline/.test(t.label)));
+        const evidenceOpen = () =>
+          vscode.window.tabGroups.all.some((g) => g.tabs.some((t) => /notebook|Timeline/.test(t.label)));
         await pressUntil('Enter', async () => evidenceOpen(), 'open evidence');
         await sleep(1500);
         await screenshot('annotation-item-evidence');
-        const opened = vscode.window.tabGroups.all.flatMap((g) => g.tabs).filter((t) => /notebook|Timeline/.test(t.label));
+        const opened = vscode.window.tabGroups.all
+          .flatMap((g) => g.tabs)
+          .filter((t) => /notebook|Timeline/.test(t.label));
         await vscode.window.tabGroups.close(opened, true);
         await sleep(500);
         await runner({ action: 'clickInWebview', selector: '#queue-name', title: 'Annotate' });
@@ -173,7 +262,9 @@ describe('Annotation panel', function () {
     const st = annotationStoreOf(openStore(storePath));
     const mine = (await st.annotationsByItem()).size;
     assert.ok(mine >= 5, `${mine} items annotated`);
-    console.log(`      webview: first item painted in ${paints[0] ?? '—'} ms, next items in ${paints.slice(1).join(', ')} ms (reported, not asserted)`);
+    console.log(
+      `      webview: first item painted in ${paints[0] ?? '—'} ms, next items in ${paints.slice(1).join(', ')} ms (reported, not asserted)`,
+    );
   });
 
   it('a second annotator answers the same items; the agreement view shows κ and α', async function () {
@@ -208,14 +299,30 @@ describe('Annotation panel', function () {
     await vscode.workspace.getConfiguration('loupe').update('annotator', 'lead', vscode.ConfigurationTarget.Global);
     await vscode.commands.executeCommand('workbench.action.closeAllEditors');
     await vscode.commands.executeCommand('loupe.openAnnotationQueue', { kind: 'disagreement' });
-    const text = await webviewText({ title: 'Annotate', expect: /Adjudication: your verdict is final/, timeoutMs: 60_000 });
+    const text = await webviewText({
+      title: 'Annotate',
+      expect: /Adjudication: your verdict is final/,
+      timeoutMs: 60_000,
+    });
     assert.match(text, /expert-a/, 'the adjudicator sees both verdicts');
     await runner({ action: 'clickInWebview', selector: '#queue-name', title: 'Annotate' });
     await answerWithKeys(text, 'a');
     await submitWithKeys();
     await webviewText({ title: 'Annotate', expect: /Resolution: adjudicated/ });
     await screenshot('annotation-adjudicated');
-    const s = await cli(['score', '--store', storePath, '--run', 'ab-annot', '--run', bladeRun, '--judge', 'human', '--no-save', '--json']);
+    const s = await cli([
+      'score',
+      '--store',
+      storePath,
+      '--run',
+      'ab-annot',
+      '--run',
+      bladeRun,
+      '--judge',
+      'human',
+      '--no-save',
+      '--json',
+    ]);
     assert.equal(s.rc, 0, s.err);
     const runs = (JSON.parse(s.out) as { runs: Array<{ decided: { human: number; pending: number } }> }).runs;
     const human = runs.reduce((n, r) => n + r.decided.human, 0);

@@ -33,12 +33,24 @@ describe('Atomic claims and fork diff (issue 43)', function () {
     try {
       await seedForkPair(st, dir);
       // a claim-support judgement of the parent run: an item the annotation panel serves
-      const judge = new CallbackJudge('llm:scripted', (() => ({ supported: true, reason: 'the table says so' })) as never, judgementStoreOf(st));
+      const judge = new CallbackJudge(
+        'llm:scripted',
+        (() => ({ supported: true, reason: 'the table says so' })) as never,
+        judgementStoreOf(st),
+      );
       const input = { claim: CLAIM, quote: 'Obesity was 40.3%.', sources: 'overall 40.3, women 41.3' };
       const j = await judge.judge('claim-support', input, { runId: PARENT });
       await annotationStoreOf(st).putItem({
-        id: `j:claim-support:${j.inputHash}`, subject: { kind: 'judgement', task: 'claim-support', inputHash: j.inputHash }, task: 'claim-support', input,
-        inputHash: j.inputHash, criterion: null, suite: 'analystbench', runId: PARENT, itemRef: 'claim 1', suiteVersion: 'unknown',
+        id: `j:claim-support:${j.inputHash}`,
+        subject: { kind: 'judgement', task: 'claim-support', inputHash: j.inputHash },
+        task: 'claim-support',
+        input,
+        inputHash: j.inputHash,
+        criterion: null,
+        suite: 'analystbench',
+        runId: PARENT,
+        itemRef: 'claim 1',
+        suiteVersion: 'unknown',
       });
     } finally {
       await st.close();
@@ -53,7 +65,7 @@ describe('Atomic claims and fork diff (issue 43)', function () {
     await vscode.commands.executeCommand('workbench.action.closeAllEditors');
   });
 
-  it('the annotation panel shows a claim\'s atomic facts; an expert splits one at the cursor and saves it', async () => {
+  it("the annotation panel shows a claim's atomic facts; an expert splits one at the cursor and saves it", async () => {
     await runner({ action: 'viewport', width: 1400, height: 950 });
     await vscode.commands.executeCommand('workbench.action.closeAllEditors');
     await vscode.commands.executeCommand('loupe.openAnnotationQueue', { kind: 'audit' });
@@ -61,14 +73,30 @@ describe('Atomic claims and fork diff (issue 43)', function () {
     assert.match(text, /proposed by the list-marker rule/);
     // the claim is one fact by the rule; split it after "overall" with the cursor
     const at = CLAIM.indexOf(' and ');
-    await runner({ action: 'webviewEval', title: 'Annotate', selector: '#fact-0-0', fn: '(el, at) => { el.focus(); el.setSelectionRange(at, at); return true; }', arg: at });
+    await runner({
+      action: 'webviewEval',
+      title: 'Annotate',
+      selector: '#fact-0-0',
+      fn: '(el, at) => { el.focus(); el.setSelectionRange(at, at); return true; }',
+      arg: at,
+    });
     // the split button reads the cursor of its input: click it (focus leaves the input after the click reads it)
     await runner({ action: 'clickInWebview', selector: '#atomic-facts .fact-row .split', title: 'Annotate' });
     await sleep(500);
-    const values = await runner<string[]>({ action: 'webviewEval', title: 'Annotate', selector: '#atomic-facts', fn: '(el) => [...el.querySelectorAll("input.fact")].map((i) => i.value)' });
+    const values = await runner<string[]>({
+      action: 'webviewEval',
+      title: 'Annotate',
+      selector: '#atomic-facts',
+      fn: '(el) => [...el.querySelectorAll("input.fact")].map((i) => i.value)',
+    });
     assert.deepEqual(values, ['Obesity was 40.3% overall', 'and 41.3% among women, up from 2017']);
     // edit the second fact so that it reads on its own, then save
-    await runner({ action: 'webviewEval', title: 'Annotate', selector: '#fact-0-1', fn: '(el) => { el.value = "Obesity was 41.3% among women"; el.dispatchEvent(new Event("input")); return true; }' });
+    await runner({
+      action: 'webviewEval',
+      title: 'Annotate',
+      selector: '#fact-0-1',
+      fn: '(el) => { el.value = "Obesity was 41.3% among women"; el.dispatchEvent(new Event("input")); return true; }',
+    });
     await runner({ action: 'clickInWebview', selector: '#save-split-0', title: 'Annotate' });
     text = await webviewText({ title: 'Annotate', expect: /split by expert-a/, timeoutMs: 30_000 });
     assert.match(text, /split of claim 1 saved/);
@@ -88,10 +116,22 @@ describe('Atomic claims and fork diff (issue 43)', function () {
     const id = await vscode.commands.executeCommand<string | undefined>('loupe.compareForkWithParent', PARENT);
     assert.equal(id, FORK, 'on a parent, its newest fork is compared');
     const text = await webviewText({ title: 'Fork', expect: /Code after the fork point/, timeoutMs: 30_000 });
-    for (const w of ['forked after step 1', 'Use the <i>median</i>, incomes are skewed', '<b>Mean</b> of income.', "- x = df['income'].mean()", "+ x = df['income'].median()", 'LongDA match', '+0.5']) {
+    for (const w of [
+      'forked after step 1',
+      'Use the <i>median</i>, incomes are skewed',
+      '<b>Mean</b> of income.',
+      "- x = df['income'].mean()",
+      "+ x = df['income'].median()",
+      'LongDA match',
+      '+0.5',
+    ]) {
       assert.ok(text.includes(w), `the panel does not show '${w}': ${text.slice(0, 1200)}`);
     }
-    const marks = await runner<unknown[]>({ action: 'webviewRects', selector: '.fork-diff i, .fork-diff b', title: 'Fork' }).catch(() => []);
+    const marks = await runner<unknown[]>({
+      action: 'webviewRects',
+      selector: '.fork-diff i, .fork-diff b',
+      title: 'Fork',
+    }).catch(() => []);
     assert.equal(marks.length, 0, 'agent or analyst markup became elements');
     await sleep(400);
     await screenshot('fork-diff-panel');
@@ -112,7 +152,11 @@ describe('Atomic claims and fork diff (issue 43)', function () {
     await runner({ action: 'press', key: 'Control+Enter' });
     const after = await webviewText({ expect: /incomes are skewed/, timeoutMs: 30_000 });
     assert.match(after, /Code after the fork point/);
-    await runner({ action: 'webviewEval', selector: '#fork-diff', fn: '(el) => { el.scrollIntoView(); return true; }' });
+    await runner({
+      action: 'webviewEval',
+      selector: '#fork-diff',
+      fn: '(el) => { el.scrollIntoView(); return true; }',
+    });
     await sleep(400);
     await screenshot('fork-diff-review');
   });

@@ -36,7 +36,9 @@ async function sidebarText(expect: RegExp, timeoutMs = 30_000): Promise<string> 
   const t0 = Date.now();
   let last = '';
   while (Date.now() - t0 < timeoutMs) {
-    last = await runner<string>({ action: 'workbenchText', selector: '.part.sidebar' }, 12_000).catch((e: unknown) => String(e));
+    last = await runner<string>({ action: 'workbenchText', selector: '.part.sidebar' }, 12_000).catch((e: unknown) =>
+      String(e),
+    );
     if (expect.test(last)) return last;
     await sleep(400);
   }
@@ -55,10 +57,21 @@ describe('A test-only benchmark (count rows) in the extension', function () {
     if (!hasRunner() || !(await vscode.commands.getCommands(true)).includes('loupe.test.showEcho')) this.skip();
     suitesBefore = cfg().inspect('suites')?.workspaceValue;
     modelsBefore = cfg().inspect('models')?.workspaceValue;
-    llm = await startScriptedLlm({ scriptFor: (first) => [{ content: 'Counting.', toolCalls: [call('submit_count', { count: first.includes('seven.csv') ? 7 : 2 })] }] });
+    llm = await startScriptedLlm({
+      scriptFor: (first) => [
+        { content: 'Counting.', toolCalls: [call('submit_count', { count: first.includes('seven.csv') ? 7 : 2 })] },
+      ],
+    });
     await cfg().update('suites', [{ suite: 'count-rows', root: ROOT }], vscode.ConfigurationTarget.Workspace);
-    await cfg().update('models', [{ name: 'scripted-count', baseUrl: llm.baseUrl, model: 'scripted-count', temperature: 0 }], vscode.ConfigurationTarget.Workspace);
-    assert.equal(await vscode.commands.executeCommand('loupe.setApiKey', { profile: 'scripted-count', key: 'k' }), true);
+    await cfg().update(
+      'models',
+      [{ name: 'scripted-count', baseUrl: llm.baseUrl, model: 'scripted-count', temperature: 0 }],
+      vscode.ConfigurationTarget.Workspace,
+    );
+    assert.equal(
+      await vscode.commands.executeCommand('loupe.setApiKey', { profile: 'scripted-count', key: 'k' }),
+      true,
+    );
   });
 
   after(async () => {
@@ -101,11 +114,20 @@ describe('A test-only benchmark (count rows) in the extension', function () {
       items = await sidebarText(/Rows of data\/seven\.csv/, 3000).catch(() => '');
     }
     if (!items) await sidebarText(/Rows of data\/seven\.csv/);
-    const row = await runner<string>({ action: 'workbenchText', selector: '.part.sidebar .monaco-list-row:has(.codicon-symbol-number)' }, 12_000);
-    assert.match(row, /Rows of data\/seven\.csv/, 'the item row carries the benchmark\'s own icon (symbol-number)');
+    const row = await runner<string>(
+      { action: 'workbenchText', selector: '.part.sidebar .monaco-list-row:has(.codicon-symbol-number)' },
+      12_000,
+    );
+    assert.match(row, /Rows of data\/seven\.csv/, "the item row carries the benchmark's own icon (symbol-number)");
     await screenshot('benchmarks-view-count-rows');
 
-    const runIds = await vscode.commands.executeCommand<string[] | undefined>('loupe.runBenchmarkBlock', { suite: 'count-rows', root: ROOT, blockId: 'seven', profile: 'scripted-count', repeats: 1 });
+    const runIds = await vscode.commands.executeCommand<string[] | undefined>('loupe.runBenchmarkBlock', {
+      suite: 'count-rows',
+      root: ROOT,
+      blockId: 'seven',
+      profile: 'scripted-count',
+      repeats: 1,
+    });
     assert.equal(runIds?.length, 1, 'one run started');
     const store = openStore(join(cfg().get<string>('runsDirectory') ?? '', 'runs.sqlite'));
     try {

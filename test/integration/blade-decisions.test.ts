@@ -27,23 +27,33 @@ const SUBMISSION = {
     { description: 'femininity of the hurricane name', type: 'IV', columns: ['masfem'] },
     { description: 'number of deaths', type: 'DV', columns: ['log_deaths'] },
   ],
-  transform_code: "def transform(df):\n    df['log_deaths'] = np.log1p(df['alldeaths'])\n    df['deaths_per_wind'] = df['alldeaths'] / df['wind']\n    return df\n",
+  transform_code:
+    "def transform(df):\n    df['log_deaths'] = np.log1p(df['alldeaths'])\n    df['deaths_per_wind'] = df['alldeaths'] / df['wind']\n    return df\n",
   model_code: "def model(df):\n    return smf.ols('log_deaths ~ masfem', data=df).fit()\n",
 };
 
 function cli(args: string[]): Promise<{ rc: number; out: string; err: string }> {
   const repo = process.env.LOUPE_REPO_ROOT ?? process.cwd();
   return new Promise((resolve) => {
-    execFile(process.execPath, [join(repo, 'dist', 'cli.js'), ...args], { env: { ...process.env, ELECTRON_RUN_AS_NODE: '1' }, cwd: tmpdir(), maxBuffer: 64 << 20, timeout: 300_000 },
-      (e, out, err) => resolve({ rc: e ? (typeof e.code === 'number' ? e.code : 1) : 0, out: String(out), err: String(err) }));
+    execFile(
+      process.execPath,
+      [join(repo, 'dist', 'cli.js'), ...args],
+      { env: { ...process.env, ELECTRON_RUN_AS_NODE: '1' }, cwd: tmpdir(), maxBuffer: 64 << 20, timeout: 300_000 },
+      (e, out, err) =>
+        resolve({ rc: e ? (typeof e.code === 'number' ? e.code : 1) : 0, out: String(out), err: String(err) }),
+    );
   });
 }
 
-const text = (selector: string) => runner<string>({ action: 'webviewText', title: TITLE, selector }, 15_000).catch(() => '');
+const text = (selector: string) =>
+  runner<string>({ action: 'webviewText', title: TITLE, selector }, 15_000).catch(() => '');
 
 /** Presses a key until its effect shows (a key can be dropped while focus moves between frames). */
 const pressUntil = (key: string, effect: () => Promise<boolean>, what: string) =>
-  sharedPressUntil(key, effect, what, { shotPrefix: 'blade', explain: async () => `message '${await text('#message')}', progress '${await text('#progress')}'` });
+  sharedPressUntil(key, effect, what, {
+    shotPrefix: 'blade',
+    explain: async () => `message '${await text('#message')}', progress '${await text('#progress')}'`,
+  });
 
 describe('BLADE ground-truth authoring and review', function () {
   this.timeout(900_000);
@@ -56,7 +66,8 @@ describe('BLADE ground-truth authoring and review', function () {
   const score = async (): Promise<number> => {
     const s = await cli(['score', '--store', storePath, '--run', runId, '--judge', 'none', '--no-save', '--json']);
     assert.equal(s.rc, 0, s.err);
-    const r = (JSON.parse(s.out) as { runs: Array<{ summary: Record<string, number | null>; error?: string }> }).runs[0]!;
+    const r = (JSON.parse(s.out) as { runs: Array<{ summary: Record<string, number | null>; error?: string }> })
+      .runs[0]!;
     assert.ok(!r.error, r.error);
     return r.summary.transformValuePrecision as number;
   };
@@ -70,9 +81,28 @@ describe('BLADE ground-truth authoring and review', function () {
     await cfg().update('annotator', 'expert-a', vscode.ConfigurationTarget.Global);
     await cfg().update('annotation.reviewersPerItem', 2, vscode.ConfigurationTarget.Global);
     storePath = join(cfg().get<string>('runsDirectory') ?? '', 'runs.sqlite');
-    const llm = await startScriptedLlm({ script: [{ content: 'Submit.', toolCalls: [call('submit_analysis', SUBMISSION)] }, { content: 'done' }] });
+    const llm = await startScriptedLlm({
+      script: [{ content: 'Submit.', toolCalls: [call('submit_analysis', SUBMISSION)] }, { content: 'done' }],
+    });
     try {
-      const r = await cli(['run', '--store', storePath, '--suite', 'blade', '--root', root(), '--block', 'hurricane', '--agent', 'llm', '--model', 'scripted-gt', '--base-url', llm.baseUrl, '--json']);
+      const r = await cli([
+        'run',
+        '--store',
+        storePath,
+        '--suite',
+        'blade',
+        '--root',
+        root(),
+        '--block',
+        'hurricane',
+        '--agent',
+        'llm',
+        '--model',
+        'scripted-gt',
+        '--base-url',
+        llm.baseUrl,
+        '--json',
+      ]);
       assert.equal(r.rc, 0, r.err);
       runId = (JSON.parse(r.out.trim().split('\n').pop()!) as { runId: string }).runId;
     } finally {
@@ -91,8 +121,17 @@ describe('BLADE ground-truth authoring and review', function () {
   it('authors a transform on hurricane: its check runs on data.csv and shows its columns; it saves as a new version', async () => {
     await vscode.commands.executeCommand('workbench.action.closeAllEditors');
     const form = {
-      kind: 'transform', specName: 'damage', specification: 'log of normalised damage', transVerb: ['derive'], code: "df['log_damage_loupe'] = np.log(df['ndam15'] + 1)",
-      rationale: 'damage is heavily skewed', mapping: [{ inputs: ['ndam15'], output: 'log_damage_loupe' }], branches: [{ dependencies: ['ROOT_SPEC_ID'], condition: '' }, { dependencies: ['79d33ed08a8f4c46afd64392221ddc7b'], condition: '' }],
+      kind: 'transform',
+      specName: 'damage',
+      specification: 'log of normalised damage',
+      transVerb: ['derive'],
+      code: "df['log_damage_loupe'] = np.log(df['ndam15'] + 1)",
+      rationale: 'damage is heavily skewed',
+      mapping: [{ inputs: ['ndam15'], output: 'log_damage_loupe' }],
+      branches: [
+        { dependencies: ['ROOT_SPEC_ID'], condition: '' },
+        { dependencies: ['79d33ed08a8f4c46afd64392221ddc7b'], condition: '' },
+      ],
     };
     assert.equal(await vscode.commands.executeCommand('loupe.authorGroundTruth', { ...DATASET, form }), 'hurricane');
     await webviewText({ title: TITLE, expect: /Run check/, timeoutMs: 60_000 });
@@ -100,7 +139,11 @@ describe('BLADE ground-truth authoring and review', function () {
     await runner({ action: 'clickInWebview', title: TITLE, selector: '#f-specName' });
     await runner({ action: 'press', key: 'Control+a' });
     await runner({ action: 'type', text: 'log_damage_loupe' });
-    await pressUntil('Control+Enter', async () => /Check passed|Check failed/.test(await text('#check-result')), 'check');
+    await pressUntil(
+      'Control+Enter',
+      async () => /Check passed|Check failed/.test(await text('#check-result')),
+      'check',
+    );
     const result = await text('#check-result');
     assert.match(result, /Check passed/, result);
     assert.match(result, /Branch 1 \(after ROOT[^)]*\)\)[\s\S]*94 rows[\s\S]*added: log_damage_loupe/);
@@ -113,7 +156,10 @@ describe('BLADE ground-truth authoring and review', function () {
     const st = openStore(storePath);
     try {
       const v = await bladeGtStoreOf(st).latest('hurricane');
-      assert.ok(v && /log_damage_loupe/.test(v.csv) && v.author === 'expert-a', 'the authored transform is in the newest version');
+      assert.ok(
+        v && /log_damage_loupe/.test(v.csv) && v.author === 'expert-a',
+        'the authored transform is in the newest version',
+      );
     } finally {
       await st.close();
     }
@@ -122,7 +168,12 @@ describe('BLADE ground-truth authoring and review', function () {
   it('two annotators review the 5 sampled decisions of the scripted run by keyboard', async () => {
     for (const who of ['expert-a', 'expert-b']) {
       await cfg().update('annotator', who, vscode.ConfigurationTarget.Global);
-      await vscode.commands.executeCommand('loupe.reviewBladeDecisions', { ...DATASET, runIds: [runId], perDataset: 5, seed: 1 });
+      await vscode.commands.executeCommand('loupe.reviewBladeDecisions', {
+        ...DATASET,
+        runIds: [runId],
+        perDataset: 5,
+        seed: 1,
+      });
       await webviewText({ title: TITLE, expect: new RegExp(`item 1 of 5 .*annotating as ${who}`), timeoutMs: 120_000 });
       await runner({ action: 'clickInWebview', title: TITLE, selector: '#progress' });
       for (let k = 1; k <= 5; k++) {
@@ -131,18 +182,32 @@ describe('BLADE ground-truth authoring and review', function () {
         const isModel = /Loupe extension/.test(await text('#fields'));
         for (let f = 1; f <= fields; f++) {
           const key = who === 'expert-b' && isModel ? 'u' : 'y';
-          await pressUntil(key, async () => ((await text('#draft-summary')).match(/= (Yes|No|Unsure)/g) ?? []).length >= f, `answer field ${f}`);
+          await pressUntil(
+            key,
+            async () => ((await text('#draft-summary')).match(/= (Yes|No|Unsure)/g) ?? []).length >= f,
+            `answer field ${f}`,
+          );
         }
         if (k === 1 && who === 'expert-a') await screenshot('blade-review-item');
-        await pressUntil('Control+Enter', async () => /Saved\. Enter: next item/.test(await text('#message')), 'submit');
-        if (k < 5) await pressUntil('Enter', async () => new RegExp(`item ${k + 1} of 5`).test(await text('#progress')), `next ${k + 1}`);
+        await pressUntil(
+          'Control+Enter',
+          async () => /Saved\. Enter: next item/.test(await text('#message')),
+          'submit',
+        );
+        if (k < 5) {
+          await pressUntil(
+            'Enter',
+            async () => new RegExp(`item ${k + 1} of 5`).test(await text('#progress')),
+            `next ${k + 1}`,
+          );
+        }
       }
       await webviewText({ title: TITLE, expect: new RegExp(`${who}: 5`), timeoutMs: 30_000 });
     }
     await webviewText({ title: TITLE, expect: /5 \/ 5 done/, timeoutMs: 30_000 });
   });
 
-  it('the agreement view shows the figure; a justifiable transform is accepted into a new version and the run\'s score rises', async () => {
+  it("the agreement view shows the figure; a justifiable transform is accepted into a new version and the run's score rises", async () => {
     await vscode.commands.executeCommand('loupe.showBladeDecisionAgreement', DATASET);
     const agreement = await webviewText({ title: TITLE, expect: /Offered for acceptance/, timeoutMs: 60_000 });
     assert.match(agreement, /Transforms[\s\S]*agent[\s\S]*100% justifiable · n = 2/);
@@ -155,8 +220,15 @@ describe('BLADE ground-truth authoring and review', function () {
     const at = rows.findIndex((l) => /deaths_per_wind/.test(l));
     assert.ok(at >= 0, `candidates: ${rows.join(' | ')}`);
     await runner({ action: 'clickInWebview', title: TITLE, selector: `#candidates tr:nth-child(${at + 1}) .accept` });
-    await webviewText({ title: TITLE, expect: /Accepting a decision judged justifiable by consensus/, timeoutMs: 30_000 });
-    assert.match(await runner<string>({ action: 'webviewValue', title: TITLE, selector: '#f-code' }), /deaths_per_wind/);
+    await webviewText({
+      title: TITLE,
+      expect: /Accepting a decision judged justifiable by consensus/,
+      timeoutMs: 30_000,
+    });
+    assert.match(
+      await runner<string>({ action: 'webviewValue', title: TITLE, selector: '#f-code' }),
+      /deaths_per_wind/,
+    );
     await runner({ action: 'clickInWebview', title: TITLE, selector: '#check' });
     await webviewText({ title: TITLE, expect: /Check passed/, timeoutMs: 60_000 });
     await sleep(300);

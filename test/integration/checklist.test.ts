@@ -20,8 +20,10 @@ const shared = () => process.env.LOUPE_SHARED ?? join(process.env.LOUPE_REPO_ROO
 const BLOCK = 'patient_10000032';
 const TITLE = 'Checklist';
 
-const panelText = (selector: string) => runner<string>({ action: 'webviewText', title: TITLE, selector }, 15_000).catch(() => '');
-const valueOf = (selector: string) => runner<string | null>({ action: 'webviewValue', title: TITLE, selector }, 15_000).catch(() => null);
+const panelText = (selector: string) =>
+  runner<string>({ action: 'webviewText', title: TITLE, selector }, 15_000).catch(() => '');
+const valueOf = (selector: string) =>
+  runner<string | null>({ action: 'webviewValue', title: TITLE, selector }, 15_000).catch(() => null);
 
 /** Replaces the text of a field in the editor, checking it took (a key can be lost while focus moves). */
 async function fill(selector: string, text: string): Promise<void> {
@@ -65,8 +67,18 @@ describe('Checklist editor (expert-authored checklists, versioned)', function ()
     const few = new Set(['hosp_patients', 'hosp_admissions']);
     await importCsvFolder(join(shared(), 'data', 'mimic-iv-demo'), db, { tableFilter: (t) => few.has(t) });
     const agent = [
-      { content: 'Demographics first.', toolCalls: [call('execute_query', { sql: 'SELECT gender, anchor_age FROM hosp_patients WHERE subject_id = 10000032' })] },
-      { content: 'Now the admissions.', toolCalls: [call('execute_query', { sql: 'SELECT COUNT(*) AS n FROM hosp_admissions WHERE subject_id = 10000032' })] },
+      {
+        content: 'Demographics first.',
+        toolCalls: [
+          call('execute_query', { sql: 'SELECT gender, anchor_age FROM hosp_patients WHERE subject_id = 10000032' }),
+        ],
+      },
+      {
+        content: 'Now the admissions.',
+        toolCalls: [
+          call('execute_query', { sql: 'SELECT COUNT(*) AS n FROM hosp_admissions WHERE subject_id = 10000032' }),
+        ],
+      },
       { content: 'FINISH: Patient 10000032 is a woman (F), anchor age 52, with 4 hospital admissions.' },
     ];
     const between = (s: string, a: string, b: string) => s.slice(s.indexOf(a) + a.length, b ? s.indexOf(b) : undefined);
@@ -74,28 +86,64 @@ describe('Checklist editor (expert-authored checklists, versioned)', function ()
       scriptFor: (first) => {
         if (first.startsWith('Task:')) {
           // DDR's separate insight call for one step: state what its result shows
-          return [() => ({ content: /anchor_age/.test(first) ? 'The patient is F, anchor age 52.' : /"n"/.test(first) ? 'The patient has 4 hospital admissions.' : 'NO INSIGHT' })];
+          return [
+            () => ({
+              content: /anchor_age/.test(first)
+                ? 'The patient is F, anchor age 52.'
+                : /"n"/.test(first)
+                  ? 'The patient has 4 hospital admissions.'
+                  : 'NO INSIGHT',
+            }),
+          ];
         }
         if (first.startsWith('Numbered findings') || first.startsWith('Final report')) {
           // the checklist judge: supported when the findings hold the reference answer
-          return [(req: ChatRequestBody) => {
-            const u = String(req.messages.at(-1)!.content);
-            const findings = between(u, ':\n', '\n\nQuestion:').toLowerCase();
-            const answer = u.slice(u.indexOf('Reference answer: ') + 'Reference answer: '.length).trim().toLowerCase();
-            const label = findings.includes(answer) ? 'CORRECT_INFO' : 'INSUFFICIENT_INFO';
-            return { content: JSON.stringify({ label, supporting: label === 'CORRECT_INFO' ? [1] : [], contradicting: [], evidence: '', reasoning: 'scripted' }) };
-          }];
+          return [
+            (req: ChatRequestBody) => {
+              const u = String(req.messages.at(-1)!.content);
+              const findings = between(u, ':\n', '\n\nQuestion:').toLowerCase();
+              const answer = u
+                .slice(u.indexOf('Reference answer: ') + 'Reference answer: '.length)
+                .trim()
+                .toLowerCase();
+              const label = findings.includes(answer) ? 'CORRECT_INFO' : 'INSUFFICIENT_INFO';
+              return {
+                content: JSON.stringify({
+                  label,
+                  supporting: label === 'CORRECT_INFO' ? [1] : [],
+                  contradicting: [],
+                  evidence: '',
+                  reasoning: 'scripted',
+                }),
+              };
+            },
+          ];
         }
-        if (first.startsWith('What the agent saw')) return [() => ({ content: '{"hallucinated": false, "reason": "scripted"}' })];
+        if (first.startsWith('What the agent saw')) {
+          return [() => ({ content: '{"hallucinated": false, "reason": "scripted"}' })];
+        }
         return agent;
       },
     });
     for (const k of ['suites', 'models', 'judge.kind', 'judge.profile']) before_[k] = cfg().inspect(k)?.workspaceValue;
-    await cfg().update('suites', [{ suite: 'ddr', root: db, entities: 'hosp_patients.subject_id' }], vscode.ConfigurationTarget.Workspace);
-    await cfg().update('models', [{ name: 'scripted-ddr', baseUrl: llm.baseUrl, model: 'scripted-ddr', temperature: 0 }, { name: 'scripted-judge', baseUrl: llm.baseUrl, model: 'scripted-judge', temperature: 0 }], vscode.ConfigurationTarget.Workspace);
+    await cfg().update(
+      'suites',
+      [{ suite: 'ddr', root: db, entities: 'hosp_patients.subject_id' }],
+      vscode.ConfigurationTarget.Workspace,
+    );
+    await cfg().update(
+      'models',
+      [
+        { name: 'scripted-ddr', baseUrl: llm.baseUrl, model: 'scripted-ddr', temperature: 0 },
+        { name: 'scripted-judge', baseUrl: llm.baseUrl, model: 'scripted-judge', temperature: 0 },
+      ],
+      vscode.ConfigurationTarget.Workspace,
+    );
     await cfg().update('judge.kind', 'llm', vscode.ConfigurationTarget.Workspace);
     await cfg().update('judge.profile', 'scripted-judge', vscode.ConfigurationTarget.Workspace);
-    for (const p of ['scripted-ddr', 'scripted-judge']) assert.equal(await vscode.commands.executeCommand('loupe.setApiKey', { profile: p, key: 'k' }), true);
+    for (const p of ['scripted-ddr', 'scripted-judge']) {
+      assert.equal(await vscode.commands.executeCommand('loupe.setApiKey', { profile: p, key: 'k' }), true);
+    }
   });
 
   after(async () => {
@@ -108,7 +156,13 @@ describe('Checklist editor (expert-authored checklists, versioned)', function ()
 
   it('an expert writes three fact items (one with an attached SQL result), a scripted DDR run is scored against them, a revised item changes the score', async () => {
     // A scripted DDR run of the demo patient, from the run command.
-    const runIds = await vscode.commands.executeCommand<string[] | undefined>('loupe.runBenchmarkBlock', { suite: 'ddr', root: db, blockId: BLOCK, profile: 'scripted-ddr', repeats: 1 });
+    const runIds = await vscode.commands.executeCommand<string[] | undefined>('loupe.runBenchmarkBlock', {
+      suite: 'ddr',
+      root: db,
+      blockId: BLOCK,
+      profile: 'scripted-ddr',
+      repeats: 1,
+    });
     assert.equal(runIds?.length, 1);
     const runId = runIds![0]!;
     const storePath = join(cfg().get<string>('runsDirectory') ?? '', 'runs.sqlite');
@@ -126,7 +180,10 @@ describe('Checklist editor (expert-authored checklists, versioned)', function ()
     await vscode.commands.executeCommand('loupe.benchmarks.focus');
 
     // The editor: empty (the published checklists share no patient with the demo).
-    assert.equal(await vscode.commands.executeCommand('loupe.editChecklist', { suite: 'ddr', root: db, blockId: BLOCK }), BLOCK);
+    assert.equal(
+      await vscode.commands.executeCommand('loupe.editChecklist', { suite: 'ddr', root: db, blockId: BLOCK }),
+      BLOCK,
+    );
     const first = await webviewText({ title: TITLE, expect: /no checklist yet/ });
     assert.match(first, /entity 10000032/);
     await screenshot('checklist-editor-empty');
@@ -134,7 +191,11 @@ describe('Checklist editor (expert-authored checklists, versioned)', function ()
     const items: Array<[string, string, string?]> = [
       ['What is the patient\u2019s gender?', 'F'],
       ['What is the patient\u2019s anchor age?', '52'],
-      ['How many hospital admissions does the patient have?', '7', 'SELECT COUNT(*) AS n FROM hosp_admissions WHERE subject_id = 10000032'],
+      [
+        'How many hospital admissions does the patient have?',
+        '7',
+        'SELECT COUNT(*) AS n FROM hosp_admissions WHERE subject_id = 10000032',
+      ],
     ];
     for (const [k, [q, a, sql]] of items.entries()) {
       await runner({ action: 'clickInWebview', title: TITLE, selector: '#add-item' });
@@ -151,14 +212,20 @@ describe('Checklist editor (expert-authored checklists, versioned)', function ()
         }
         await message(/Query result attached to c3/);
         const result = await panelText('table.result');
-        assert.match(result, /n\s+4/, 'the demo patient has 4 admissions: the expert will see the answer 7 is wrong later');
+        assert.match(
+          result,
+          /n\s+4/,
+          'the demo patient has 4 admissions: the expert will see the answer 7 is wrong later',
+        );
       }
     }
     await fill('#f-note', 'three facts for the demo patient');
     await screenshot('checklist-editor-items');
     await runner({ action: 'clickInWebview', title: TITLE, selector: '#save' });
     // issue 42: the answer 7 contradicts its own evidence (COUNT = 4): not saved until the expert confirms
-    await message(/Not saved yet: the evidence contradicts[\s\S]*c3: expected “7”, but its evidence query returned n = 4/);
+    await message(
+      /Not saved yet: the evidence contradicts[\s\S]*c3: expected “7”, but its evidence query returned n = 4/,
+    );
     await screenshot('checklist-editor-contradiction');
     await runner({ action: 'clickInWebview', title: TITLE, selector: '#save-anyway' });
     await message(/Saved version 1\./);
@@ -219,7 +286,12 @@ describe('Checklist editor (expert-authored checklists, versioned)', function ()
       const cs = checklistStoreOf(other);
       const latest = (await cs.listLatest()).find((v) => v.blockId === BLOCK)!;
       const theirs = latest.items.map((i) => (i.id === 'c1' ? { ...i, answer: 'Female' } : i));
-      const saved = await cs.save(latest, { base: latest.version, items: theirs, author: 'expert-b', note: 'c1 spelled out' });
+      const saved = await cs.save(latest, {
+        base: latest.version,
+        items: theirs,
+        author: 'expert-b',
+        note: 'c1 spelled out',
+      });
       assert.equal(saved.version.version, 3);
     } finally {
       await other.close();

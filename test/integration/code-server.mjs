@@ -19,12 +19,17 @@ export function ensureCodeServer() {
   if (!existsSync(join(CS_DIR, 'package.json'))) writeFileSync(join(CS_DIR, 'package.json'), '{"private":true}\n');
   const nodeDir = resolve(dirname(process.execPath), '..');
   const r = spawnSync('npm', ['install', '--no-save', '--no-audit', '--no-fund', `code-server@${CS_VERSION}`], {
-    cwd: CS_DIR, stdio: 'inherit',
+    cwd: CS_DIR,
+    stdio: 'inherit',
     // code-server's postinstall installs VS Code's own native modules (node-pty, spdlog...). npm 11 runs only
     // allow-listed install scripts and cannot pin lockfile-less packages, so this one tool install opts in to all.
-    env: { ...process.env, npm_config_nodedir: nodeDir, npm_config_unsafe_perm: 'true', npm_config_yes: 'true',
-      npm_config_dangerously_allow_all_scripts: 'true' },
+    env: {
+      ...process.env,
+      npm_config_nodedir: nodeDir,
+      npm_config_unsafe_perm: 'true',
+      npm_config_yes: 'true',
+      npm_config_dangerously_allow_all_scripts: 'true',
+    },
   });
   if (r.status !== 0 || !existsSync(CS_ENTRY)) throw new Error('code-server install failed');
 }
-

@@ -21,7 +21,7 @@ const MODELS = ['model-a', MODEL_B];
 function credit(model: string, b: number, q: number, r: number): number {
   const h = (b * 7 + q * 3 + r * 2 + (model === 'model-a' ? 1 : 0)) % 5;
   // B's rate differs by block, so the paired difference varies between clusters (a non-degenerate clustered SE)
-  return model === 'model-a' ? (h < 3 ? 1 : 0) : (h < 1 + b ? 1 : 0);
+  return model === 'model-a' ? (h < 3 ? 1 : 0) : h < 1 + b ? 1 : 0;
 }
 const f4 = (x: number) => x.toFixed(4);
 const TITLE = 'Compare: longda';
@@ -44,17 +44,76 @@ describe('Compare two profiles panel', function () {
         for (const [bi, blockId] of BLOCKS.entries()) {
           for (let r = 0; r < 3; r++) {
             const id = `cmp-${model === 'model-a' ? 'a' : 'b'}-${blockId}-${r}`;
-            await st.createRun({ id, suite: 'longda', blockId, agent: 'llm', model, params: { temperature: 0.7 }, promptHash: 'h', toolSet: 'longda', dataChecksums: {}, loupeVersion: 't', sandbox: 'off', workspace: dir });
+            await st.createRun({
+              id,
+              suite: 'longda',
+              blockId,
+              agent: 'llm',
+              model,
+              params: { temperature: 0.7 },
+              promptHash: 'h',
+              toolSet: 'longda',
+              dataChecksums: {},
+              loupeVersion: 't',
+              sandbox: 'off',
+              workspace: dir,
+            });
             await st.updateRun(id, { status: 'finished' });
-            const rows = Array.from({ length: QUERIES }, (_, q) => ({ qId: `q${q}`, survey: 'NHANES', source: blockId, internalId: q, answerStructure: 'single', rawAnswer: '1', match: credit(model, bi, q, r), given: 1, expected: 1 }));
+            const rows = Array.from({ length: QUERIES }, (_, q) => ({
+              qId: `q${q}`,
+              survey: 'NHANES',
+              source: blockId,
+              internalId: q,
+              answerStructure: 'single',
+              rawAnswer: '1',
+              match: credit(model, bi, q, r),
+              given: 1,
+              expected: 1,
+            }));
             const summary = { match: rows.reduce((a, x) => a + x.match, 0) / QUERIES };
-            const detail = { runId: id, suite: 'longda', blockId, model, agent: 'llm', status: 'finished', benchmark: 'longda', judgeId: 'none', options: {}, summary, pending: 0, unjudged: 0, detail: { score: { rows } } };
-            await st.scores.save({ runId: id, benchmark: 'longda', judgeId: 'none', options: {}, summary, detail, pending: 0, scoredAt: new Date(Date.UTC(2026, 0, 1) + n++).toISOString() });
+            const detail = {
+              runId: id,
+              suite: 'longda',
+              blockId,
+              model,
+              agent: 'llm',
+              status: 'finished',
+              benchmark: 'longda',
+              judgeId: 'none',
+              options: {},
+              summary,
+              pending: 0,
+              unjudged: 0,
+              detail: { score: { rows } },
+            };
+            await st.scores.save({
+              runId: id,
+              benchmark: 'longda',
+              judgeId: 'none',
+              options: {},
+              summary,
+              detail,
+              pending: 0,
+              scoredAt: new Date(Date.UTC(2026, 0, 1) + n++).toISOString(),
+            });
           }
         }
       }
       // a third profile with a run never scored: the pickers must not offer it
-      await st.createRun({ id: 'cmp-c-unscored', suite: 'longda', blockId: BLOCKS[0]!, agent: 'llm', model: 'model-c-unscored', params: { temperature: 0.7 }, promptHash: 'h', toolSet: 'longda', dataChecksums: {}, loupeVersion: 't', sandbox: 'off', workspace: dir });
+      await st.createRun({
+        id: 'cmp-c-unscored',
+        suite: 'longda',
+        blockId: BLOCKS[0]!,
+        agent: 'llm',
+        model: 'model-c-unscored',
+        params: { temperature: 0.7 },
+        promptHash: 'h',
+        toolSet: 'longda',
+        dataChecksums: {},
+        loupeVersion: 't',
+        sandbox: 'off',
+        workspace: dir,
+      });
     } finally {
       await st.close();
     }
@@ -69,10 +128,25 @@ describe('Compare two profiles panel', function () {
   it('shows the numbers of loupe compare --json for the same store, names as text', async () => {
     await runner({ action: 'viewport', width: 1600, height: 1000 });
     await vscode.commands.executeCommand('workbench.action.closeAllEditors');
-    const r = await cli(['compare', '--store', storePath, '--suite', 'longda', '--a', 'model-a', '--b', MODEL_B, '--json']);
+    const r = await cli([
+      'compare',
+      '--store',
+      storePath,
+      '--suite',
+      'longda',
+      '--a',
+      'model-a',
+      '--b',
+      MODEL_B,
+      '--json',
+    ]);
     assert.equal(r.rc, 0, r.err);
     const c = JSON.parse(r.out);
-    const shown = await vscode.commands.executeCommand<CompareResult | undefined>('loupe.compareProfiles', { suite: 'longda', a: 'model-a', b: MODEL_B });
+    const shown = await vscode.commands.executeCommand<CompareResult | undefined>('loupe.compareProfiles', {
+      suite: 'longda',
+      a: 'model-a',
+      b: MODEL_B,
+    });
     assert.ok(shown, 'the command returned no comparison');
     // the panel's numbers are the CLI's, unrounded
     assert.deepEqual(shown.difference, c.paired.difference);
@@ -81,7 +155,10 @@ describe('Compare two profiles panel', function () {
     assert.equal(shown.minimumDetectable, c.minimumDetectable);
     assert.deepEqual(shown.a.runIds, c.a.basis.runIds);
     assert.deepEqual(shown.b.runIds, c.b.basis.runIds);
-    assert.deepEqual(shown.disagreements.map((d) => d.item), c.paired.disagreements.map((d: { item: string }) => d.item));
+    assert.deepEqual(
+      shown.disagreements.map((d) => d.item),
+      c.paired.disagreements.map((d: { item: string }) => d.item),
+    );
     // and what the webview renders is those numbers, formatted as the CLI prints them
     const d = c.paired.difference;
     const text = await webviewText({ title: TITLE, expect: /Items where they disagree/ });
@@ -98,12 +175,16 @@ describe('Compare two profiles panel', function () {
       `rests on ${c.a.basis.runIds.length} runs`,
       MODEL_B,
     ];
-    for (const w of want) assert.ok(text.includes(w), `the panel does not show '${w}'; it shows: ${text.slice(0, 1500)}`);
+    for (const w of want) {
+      assert.ok(text.includes(w), `the panel does not show '${w}'; it shows: ${text.slice(0, 1500)}`);
+    }
     assert.equal(d.n, BLOCKS.length * QUERIES);
     assert.equal(d.clusters, 3);
     assert.ok(d.se > 1e-6, `the scripted profiles should differ by block (clustered SE ${d.se})`);
     // markup in a model name is text: no element was made of it
-    const imgs = await runner<unknown[]>({ action: 'webviewRects', selector: '#app img, #app b', title: TITLE }).catch(() => []);
+    const imgs = await runner<unknown[]>({ action: 'webviewRects', selector: '#app img, #app b', title: TITLE }).catch(
+      () => [],
+    );
     assert.equal(imgs.length, 0, 'markup in a profile name became elements');
     await new Promise((res) => setTimeout(res, 500));
     await screenshot('compare-profiles-1600');
@@ -147,11 +228,28 @@ describe('Compare two profiles panel', function () {
   it('refuses a profile with an unscored run in the panel, naming the run', async () => {
     const st = openStore(storePath);
     try {
-      await st.createRun({ id: 'cmp-a-unscored', suite: 'longda', blockId: BLOCKS[0]!, agent: 'llm', model: 'model-a', params: { temperature: 0.7 }, promptHash: 'h', toolSet: 'longda', dataChecksums: {}, loupeVersion: 't', sandbox: 'off', workspace: tmpdir() });
+      await st.createRun({
+        id: 'cmp-a-unscored',
+        suite: 'longda',
+        blockId: BLOCKS[0]!,
+        agent: 'llm',
+        model: 'model-a',
+        params: { temperature: 0.7 },
+        promptHash: 'h',
+        toolSet: 'longda',
+        dataChecksums: {},
+        loupeVersion: 't',
+        sandbox: 'off',
+        workspace: tmpdir(),
+      });
     } finally {
       await st.close();
     }
-    const shown = await vscode.commands.executeCommand<CompareResult | undefined>('loupe.compareProfiles', { suite: 'longda', a: 'model-a', b: MODEL_B });
+    const shown = await vscode.commands.executeCommand<CompareResult | undefined>('loupe.compareProfiles', {
+      suite: 'longda',
+      a: 'model-a',
+      b: MODEL_B,
+    });
     assert.equal(shown, undefined);
     const text = await webviewText({ title: TITLE, expect: /Cannot compare/ });
     assert.match(text, /cmp-a-unscored/);

@@ -17,13 +17,19 @@ import { call, startScriptedLlm, type ScriptedLlm } from '../helpers/scripted-ll
 import { hasRunner, runner, screenshot, webviewText } from './helpers/runner.ts';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-const ROOT = join(resolve(process.env.LOUPE_SHARED ?? join(process.env.LOUPE_REPO_ROOT ?? process.cwd(), '..', 'shared')), 'data', 'dabench');
+const ROOT = join(
+  resolve(process.env.LOUPE_SHARED ?? join(process.env.LOUPE_REPO_ROOT ?? process.cwd(), '..', 'shared')),
+  'data',
+  'dabench',
+);
 
 async function sidebarText(expect: RegExp, timeoutMs = 30_000): Promise<string> {
   const t0 = Date.now();
   let last = '';
   while (Date.now() - t0 < timeoutMs) {
-    last = await runner<string>({ action: 'workbenchText', selector: '.part.sidebar' }, 12_000).catch((e: unknown) => String(e));
+    last = await runner<string>({ action: 'workbenchText', selector: '.part.sidebar' }, 12_000).catch((e: unknown) =>
+      String(e),
+    );
     if (expect.test(last)) return last;
     await sleep(400);
   }
@@ -45,16 +51,49 @@ describe('InfiAgent-DABench (a manifest benchmark) in the extension', function (
     suitesBefore = cfg().inspect('suites')?.workspaceValue;
     modelsBefore = cfg().inspect('models')?.workspaceValue;
     mkdirSync(join(bad, 'mine'));
-    writeFileSync(join(bad, 'mine', 'loupe-benchmark.yaml'), 'kind: mine\ntitle: Mine\nitems: { file: q.jsonl, id: id, instruction: question }\ngold: { file: q.jsonl, id: id, answer: answer }\nscoring:\n  scorer: fuzzy\n');
+    writeFileSync(
+      join(bad, 'mine', 'loupe-benchmark.yaml'),
+      'kind: mine\ntitle: Mine\nitems: { file: q.jsonl, id: id, instruction: question }\ngold: { file: q.jsonl, id: id, answer: answer }\nscoring:\n  scorer: fuzzy\n',
+    );
     // the scripted model answers test_ave.csv: q0 right, q5 wrong, q6 half right, q7 and q8 not at all
-    llm = await startScriptedLlm({ scriptFor: () => [
-      { content: 'Computing.', toolCalls: [call('python', { code: 'import pandas as pd\ndf = pd.read_csv("data/test_ave.csv")\nprint(round(df["Fare"].mean(), 2))' })] },
-      { content: 'Answering.', toolCalls: [call('answer', { id: '0', response: '@mean_fare[34.65]' }), call('answer', { id: '5', response: '@correlation_coefficient[0.5]' }), call('answer', { id: '6', response: '@mean_fare_child[31.09] @mean_fare_teenager[31.98] @mean_fare_adult[1] @mean_fare_elderly[2]' })] },
-      { content: 'Done.', toolCalls: [call('finish', {})] },
-    ] });
-    await cfg().update('suites', [{ suite: 'dabench', root: ROOT }, { root: join(bad, 'mine') }], vscode.ConfigurationTarget.Workspace);
-    await cfg().update('models', [{ name: 'scripted-dabench', baseUrl: llm.baseUrl, model: 'scripted-dabench', temperature: 0 }], vscode.ConfigurationTarget.Workspace);
-    assert.equal(await vscode.commands.executeCommand('loupe.setApiKey', { profile: 'scripted-dabench', key: 'k' }), true);
+    llm = await startScriptedLlm({
+      scriptFor: () => [
+        {
+          content: 'Computing.',
+          toolCalls: [
+            call('python', {
+              code: 'import pandas as pd\ndf = pd.read_csv("data/test_ave.csv")\nprint(round(df["Fare"].mean(), 2))',
+            }),
+          ],
+        },
+        {
+          content: 'Answering.',
+          toolCalls: [
+            call('answer', { id: '0', response: '@mean_fare[34.65]' }),
+            call('answer', { id: '5', response: '@correlation_coefficient[0.5]' }),
+            call('answer', {
+              id: '6',
+              response: '@mean_fare_child[31.09] @mean_fare_teenager[31.98] @mean_fare_adult[1] @mean_fare_elderly[2]',
+            }),
+          ],
+        },
+        { content: 'Done.', toolCalls: [call('finish', {})] },
+      ],
+    });
+    await cfg().update(
+      'suites',
+      [{ suite: 'dabench', root: ROOT }, { root: join(bad, 'mine') }],
+      vscode.ConfigurationTarget.Workspace,
+    );
+    await cfg().update(
+      'models',
+      [{ name: 'scripted-dabench', baseUrl: llm.baseUrl, model: 'scripted-dabench', temperature: 0 }],
+      vscode.ConfigurationTarget.Workspace,
+    );
+    assert.equal(
+      await vscode.commands.executeCommand('loupe.setApiKey', { profile: 'scripted-dabench', key: 'k' }),
+      true,
+    );
   });
 
   after(async () => {
@@ -67,17 +106,26 @@ describe('InfiAgent-DABench (a manifest benchmark) in the extension', function (
     for (const t of vscode.window.terminals) t.dispose();
   });
 
-  it('lists the table-file blocks, and names the broken manifest\'s file, line and field', async () => {
+  it("lists the table-file blocks, and names the broken manifest's file, line and field", async () => {
     await vscode.commands.executeCommand('workbench.view.extension.loupe');
     await vscode.commands.executeCommand('loupe.benchmarks.focus');
     const text = await sidebarText(/InfiAgent-DABench[\s\S]*52\/52 runnable/, 60_000);
-    assert.match(text, /benchmark manifest: mine[\s\S]*failed to load: \S*loupe-benchmark\.yaml:6: invalid benchmark manifest: \S*loupe-benchmark\.yaml:6: scoring\.scorer: must be one of "exact"/);
+    assert.match(
+      text,
+      /benchmark manifest: mine[\s\S]*failed to load: \S*loupe-benchmark\.yaml:6: invalid benchmark manifest: \S*loupe-benchmark\.yaml:6: scoring\.scorer: must be one of "exact"/,
+    );
     await screenshot('dabench-benchmarks-view');
   });
 
   it('runs a block with the reference agent and a scripted model, scores both, shows Results, review and failures', async () => {
     for (const profile of ['reference', 'scripted-dabench']) {
-      const ids = await vscode.commands.executeCommand<string[] | undefined>('loupe.runBenchmarkBlock', { suite: 'dabench', root: ROOT, blockId: 'test_ave.csv', profile, repeats: 1 });
+      const ids = await vscode.commands.executeCommand<string[] | undefined>('loupe.runBenchmarkBlock', {
+        suite: 'dabench',
+        root: ROOT,
+        blockId: 'test_ave.csv',
+        profile,
+        repeats: 1,
+      });
       assert.equal(ids?.length, 1, `one ${profile} run started`);
       runIds.push(ids![0]!);
     }
@@ -101,7 +149,10 @@ describe('InfiAgent-DABench (a manifest benchmark) in the extension', function (
     await sleep(800);
     await screenshot('dabench-results');
     await vscode.commands.executeCommand('workbench.action.closeAllEditors');
-    const queueId = await vscode.commands.executeCommand<string>('loupe.compareRuns', { run: { id: runIds[0] } }, [{ run: { id: runIds[0] } }, { run: { id: runIds[1] } }]);
+    const queueId = await vscode.commands.executeCommand<string>('loupe.compareRuns', { run: { id: runIds[0] } }, [
+      { run: { id: runIds[0] } },
+      { run: { id: runIds[1] } },
+    ]);
     assert.ok(queueId, 'a review queue was opened');
     const review = await webviewText({ title: 'Review:', expect: /Output A[\s\S]*Output B/, timeoutMs: 60_000 });
     assert.match(review, /Question 0[\s\S]*@mean_fare\[34\.65\]/);
@@ -111,7 +162,10 @@ describe('InfiAgent-DABench (a manifest benchmark) in the extension', function (
     await vscode.commands.executeCommand('loupe.tagFailures', runIds[1]);
     const failures = await webviewText({ title: 'Failure Analysis', expect: /Steps \(\d+\)/, timeoutMs: 60_000 });
     // the run's steps and its responses, one section per question, ready to be tagged
-    assert.match(failures, /Steps \(3\)[\s\S]*answer \{"id":"0"[\s\S]*Question 0[\s\S]*Question 5[\s\S]*Question 6[\s\S]*@mean_fare\[34\.65\]/);
+    assert.match(
+      failures,
+      /Steps \(3\)[\s\S]*answer \{"id":"0"[\s\S]*Question 0[\s\S]*Question 5[\s\S]*Question 6[\s\S]*@mean_fare\[34\.65\]/,
+    );
     await sleep(800);
     await screenshot('dabench-failures');
   });

@@ -18,8 +18,10 @@ import { hasRunner, runner, screenshot, webviewText } from './helpers/runner.ts'
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const shared = () => process.env.LOUPE_SHARED ?? join(process.env.LOUPE_REPO_ROOT ?? process.cwd(), '..', 'shared');
-const sidebar = () => runner<string>({ action: 'workbenchText', selector: '[id="workbench.parts.sidebar"]' }).catch(() => '');
-const panelText = (selector: string, title: string) => runner<string>({ action: 'webviewText', title, selector }, 15_000).catch(() => '');
+const sidebar = () =>
+  runner<string>({ action: 'workbenchText', selector: '[id="workbench.parts.sidebar"]' }).catch(() => '');
+const panelText = (selector: string, title: string) =>
+  runner<string>({ action: 'webviewText', title, selector }, 15_000).catch(() => '');
 
 describe('Experiments and queue assignment (issue 43)', function () {
   this.timeout(600_000);
@@ -38,18 +40,65 @@ describe('Experiments and queue assignment (issue 43)', function () {
     const st = openStore(storePath);
     try {
       const right = Object.fromEntries(block.map((q) => [q.longdaId, q.answerText]));
-      for (const [id, model] of [['exp-r1', 'alpha-model'], ['exp-r2', 'beta-model'], ['exp-r3', 'gamma-model']] as const) {
-        await st.createRun({ id, suite: 'longda', blockId, agent: 'llm', model, params: { model }, promptHash: 'h', toolSet: 'longda', dataChecksums: {}, loupeVersion: 't', sandbox: 'off', workspace: storePath });
+      for (const [id, model] of [
+        ['exp-r1', 'alpha-model'],
+        ['exp-r2', 'beta-model'],
+        ['exp-r3', 'gamma-model'],
+      ] as const) {
+        await st.createRun({
+          id,
+          suite: 'longda',
+          blockId,
+          agent: 'llm',
+          model,
+          params: { model },
+          promptHash: 'h',
+          toolSet: 'longda',
+          dataChecksums: {},
+          loupeVersion: 't',
+          sandbox: 'off',
+          workspace: storePath,
+        });
         await st.updateRun(id, { status: 'finished' });
         const score = scoreLongda(block, right);
-        await st.scores.save({ runId: id, benchmark: 'longda', judgeId: 'none', options: {}, summary: { queries: score.n, coverage: score.coverage, match: score.match }, detail: score, pending: 0, scoredAt: new Date().toISOString() });
+        await st.scores.save({
+          runId: id,
+          benchmark: 'longda',
+          judgeId: 'none',
+          options: {},
+          summary: { queries: score.n, coverage: score.coverage, match: score.match },
+          detail: score,
+          pending: 0,
+          scoredAt: new Date().toISOString(),
+        });
       }
       const ann = annotationStoreOf(st);
-      for (const [k, run] of [[1, 'exp-r1'], [2, 'exp-r2'], [3, 'exp-r2'], [4, 'exp-r3']] as const) {
+      for (const [k, run] of [
+        [1, 'exp-r1'],
+        [2, 'exp-r2'],
+        [3, 'exp-r2'],
+        [4, 'exp-r3'],
+      ] as const) {
         const input = { claim: `exp claim ${k}: obesity was ${40 + k}%`, quote: 'q', sources: 's' };
-        await ann.putItem({ id: `exp-claim-${k}`, subject: { kind: 'step', runId: run, from: 0, to: 0 }, task: 'claim-support', input, inputHash: null, criterion: null, suite: 'longda', runId: run, itemRef: `claim ${k}`, suiteVersion: 'v' });
+        await ann.putItem({
+          id: `exp-claim-${k}`,
+          subject: { kind: 'step', runId: run, from: 0, to: 0 },
+          task: 'claim-support',
+          input,
+          inputHash: null,
+          criterion: null,
+          suite: 'longda',
+          runId: run,
+          itemRef: `claim ${k}`,
+          suiteVersion: 'v',
+        });
       }
-      queueId = (await ann.openQueue({ kind: 'sampled', itemIds: [1, 2, 3, 4].map((k) => `exp-claim-${k}`) }, { name: 'Claims of the ablation', reviewers: 1 })).id;
+      queueId = (
+        await ann.openQueue(
+          { kind: 'sampled', itemIds: [1, 2, 3, 4].map((k) => `exp-claim-${k}`) },
+          { name: 'Claims of the ablation', reviewers: 1 },
+        )
+      ).id;
     } finally {
       await st.close();
     }
@@ -61,20 +110,37 @@ describe('Experiments and queue assignment (issue 43)', function () {
   after(async () => {
     await vscode.commands.executeCommand('loupe.selectExperiment', null);
     await vscode.commands.executeCommand('loupe.filterRuns', null);
-    for (const k of ['annotator', 'annotation.reviewersPerItem', 'store']) await cfg().update(k, undefined, vscode.ConfigurationTarget.Global);
+    for (const k of ['annotator', 'annotation.reviewersPerItem', 'store']) {
+      await cfg().update(k, undefined, vscode.ConfigurationTarget.Global);
+    }
     await vscode.commands.executeCommand('workbench.action.closeAllEditors');
   });
 
   it('tag and rename runs, select the experiment: the Runs view shows only its runs, named and tagged', async () => {
     assert.equal(await vscode.commands.executeCommand('loupe.tagRun', 'exp-r2', 'ablation-A'), true);
     // from a Runs view node (as the context menu passes it)
-    assert.equal(await vscode.commands.executeCommand('loupe.tagRun', { kind: 'run', run: { id: 'exp-r3' } }, 'ablation-A'), true);
-    assert.equal(await vscode.commands.executeCommand('loupe.renameRun', { kind: 'run', run: { id: 'exp-r2' } }, 'Beta, prompt v2'), true);
+    assert.equal(
+      await vscode.commands.executeCommand('loupe.tagRun', { kind: 'run', run: { id: 'exp-r3' } }, 'ablation-A'),
+      true,
+    );
+    assert.equal(
+      await vscode.commands.executeCommand(
+        'loupe.renameRun',
+        { kind: 'run', run: { id: 'exp-r2' } },
+        'Beta, prompt v2',
+      ),
+      true,
+    );
     assert.equal(await vscode.commands.executeCommand('loupe.selectExperiment', 'ablation-A'), true);
     await vscode.commands.executeCommand('loupe.runs.focus');
     let tree = '';
     for (let i = 0; i < 40 && !(/Beta, prompt v2/.test(tree) && /gamma-model/.test(tree)); i++) {
-      if (i > 0) await runner({ action: 'clickWorkbench', selector: '[id="workbench.parts.sidebar"] .monaco-list-row[aria-expanded="false"]' }).catch(() => undefined);
+      if (i > 0) {
+        await runner({
+          action: 'clickWorkbench',
+          selector: '[id="workbench.parts.sidebar"] .monaco-list-row[aria-expanded="false"]',
+        }).catch(() => undefined);
+      }
       await sleep(500);
       tree = await sidebar();
     }
@@ -82,12 +148,15 @@ describe('Experiments and queue assignment (issue 43)', function () {
     assert.match(tree, /#ablation-A/);
     assert.match(tree, /Experiment ablation-A — 2 runs/, 'the view says what it is scoped to');
     assert.doesNotMatch(tree, /alpha-model/, 'a run outside the experiment is not listed');
-    const status = await runner<string>({ action: 'workbenchText', selector: '[id="workbench.parts.statusbar"]' }).catch(() => '');
+    const status = await runner<string>({
+      action: 'workbenchText',
+      selector: '[id="workbench.parts.statusbar"]',
+    }).catch(() => '');
     assert.match(status, /ablation-A/, 'the status bar names the selected experiment');
     await screenshot('exp-runs-view-scoped');
   });
 
-  it('Results show only the experiment\'s runs', async () => {
+  it("Results show only the experiment's runs", async () => {
     await vscode.commands.executeCommand('workbench.action.closeAllEditors');
     await vscode.commands.executeCommand('loupe.showResults');
     const RES = 'Loupe Results';
@@ -102,14 +171,29 @@ describe('Experiments and queue assignment (issue 43)', function () {
     await vscode.commands.executeCommand('loupe.selectExperiment', 'ablation-A');
   });
 
-  it('annotation panel: instructions beside the item (sanitised), assignment progress per annotator, my items first, only the experiment\'s', async () => {
+  it("annotation panel: instructions beside the item (sanitised), assignment progress per annotator, my items first, only the experiment's", async () => {
     await vscode.commands.executeCommand('workbench.action.closeAllEditors');
     assert.equal(await vscode.commands.executeCommand<string>('loupe.openAnnotationQueue', { queueId }), queueId);
     await webviewText({ title: 'Annotate', expect: /annotating as ana/, timeoutMs: 60_000 });
-    const rubric = '## Rubric\n\n- **Supported**: the quote states the number.\n- Otherwise *not supported*.\n\n<script>document.title="pwned"</script><img src=x onerror="document.title=1"> [link](javascript:alert(1))';
+    const rubric =
+      '## Rubric\n\n- **Supported**: the quote states the number.\n- Otherwise *not supported*.\n\n<script>document.title="pwned"</script><img src=x onerror="document.title=1"> [link](javascript:alert(1))';
     assert.equal(await vscode.commands.executeCommand('loupe.setQueueInstructions', { queueId, text: rubric }), true);
-    assert.equal(await vscode.commands.executeCommand('loupe.assignQueueItems', { queueId, annotator: 'bo', itemIds: ['exp-claim-2'] }), 1);
-    assert.equal(await vscode.commands.executeCommand('loupe.assignQueueItems', { queueId, annotator: 'ana', itemIds: ['exp-claim-3', 'exp-claim-1'] }), 2);
+    assert.equal(
+      await vscode.commands.executeCommand('loupe.assignQueueItems', {
+        queueId,
+        annotator: 'bo',
+        itemIds: ['exp-claim-2'],
+      }),
+      1,
+    );
+    assert.equal(
+      await vscode.commands.executeCommand('loupe.assignQueueItems', {
+        queueId,
+        annotator: 'ana',
+        itemIds: ['exp-claim-3', 'exp-claim-1'],
+      }),
+      2,
+    );
     const text = await webviewText({ title: 'Annotate', expect: /Instructions/, timeoutMs: 30_000 });
     assert.match(text, /experiment ablation-A/);
     // ana's item in the experiment (claim 3, run exp-r2) is served first; claim 1 (run exp-r1) is outside the experiment
@@ -118,7 +202,12 @@ describe('Experiments and queue assignment (issue 43)', function () {
     const ins = await panelText('#instructions', 'Annotate');
     assert.match(ins, /Rubric/);
     assert.match(ins, /Supported: the quote states the number/);
-    const html = await runner<string>({ action: 'webviewEval', title: 'Annotate', selector: '#instructions', fn: '(el) => el.innerHTML' }).catch((e: unknown) => `eval failed: ${String(e)}`);
+    const html = await runner<string>({
+      action: 'webviewEval',
+      title: 'Annotate',
+      selector: '#instructions',
+      fn: '(el) => el.innerHTML',
+    }).catch((e: unknown) => `eval failed: ${String(e)}`);
     assert.doesNotMatch(html, /<script|onerror=|href="javascript/i, html.slice(0, 600));
     assert.match(html, /<strong>Supported<\/strong>/, 'the Markdown is rendered');
     let progress = '';

@@ -7,8 +7,10 @@ const EXTENSION_ID = 'loupe-dev.loupe';
 
 describe('Loupe in the real VS Code', () => {
   it('runs inside a real extension host', () => {
-    console.log(`vscode.version=${vscode.version} appName=${vscode.env.appName} remoteName=${vscode.env.remoteName} ` +
-      `extension host node=${process.version} execPath=${process.execPath}`);
+    console.log(
+      `vscode.version=${vscode.version} appName=${vscode.env.appName} remoteName=${vscode.env.remoteName} ` +
+        `extension host node=${process.version} execPath=${process.execPath}`,
+    );
     assert.match(vscode.version, /^1\.\d+\.\d+/);
     assert.ok(Number(process.versions.node.split('.')[0]) >= 22, 'extension host must run Node >= 22');
   });
@@ -30,7 +32,11 @@ describe('Loupe in the real VS Code', () => {
     assert.deepEqual(missing, [], `contributed but not registered: ${missing.join(', ')}`);
     // View-scoped commands VS Code registers itself (e.g. loupe.benchmarks.focus) are not ours to contribute.
     // loupe.test.* come from the test-only panels (test/fixtures/panels), registered only under the integration runner.
-    const ours = registered.filter((c) => !c.startsWith('loupe.test.')).filter((c) => !/\.(focus|resetViewLocation|toggleVisibility|removeView|open)$/.test(c) || contributed.includes(c));
+    const ours = registered
+      .filter((c) => !c.startsWith('loupe.test.'))
+      .filter(
+        (c) => !/\.(focus|resetViewLocation|toggleVisibility|removeView|open)$/.test(c) || contributed.includes(c),
+      );
     const undeclared = ours.filter((c) => !contributed.includes(c));
     assert.deepEqual(undeclared, [], `registered but not in package.json: ${undeclared.join(', ')}`);
   });

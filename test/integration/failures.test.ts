@@ -16,11 +16,15 @@ import { hasRunner, pressUntil as sharedPressUntil, runner, screenshot, webviewT
 
 const TITLE = 'Failure Analysis';
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-const text = (selector: string) => runner<string>({ action: 'webviewText', title: TITLE, selector }, 15_000).catch(() => '');
+const text = (selector: string) =>
+  runner<string>({ action: 'webviewText', title: TITLE, selector }, 15_000).catch(() => '');
 
 /** Presses a key until its effect shows (the shared helper; at most 4 presses), explaining a failure by the panel's message. */
 const pressUntil = (key: string, effect: () => Promise<boolean>, what: string) =>
-  sharedPressUntil(key, effect, what, { shotPrefix: 'failures', explain: async () => `message '${await text('#message')}'` });
+  sharedPressUntil(key, effect, what, {
+    shotPrefix: 'failures',
+    explain: async () => `message '${await text('#message')}'`,
+  });
 
 const focusPanel = () => runner({ action: 'clickInWebview', selector: '#annotator', title: TITLE });
 
@@ -43,7 +47,9 @@ describe('Failure analysis panel', function () {
 
   after(async () => {
     const cfg = vscode.workspace.getConfiguration('loupe');
-    for (const k of ['annotator', 'failures.perStratum', 'failures.seed']) await cfg.update(k, undefined, vscode.ConfigurationTarget.Global);
+    for (const k of ['annotator', 'failures.perStratum', 'failures.seed']) {
+      await cfg.update(k, undefined, vscode.ConfigurationTarget.Global);
+    }
   });
 
   it('tags a step range and a report span with the keyboard only', async function () {
@@ -73,9 +79,17 @@ describe('Failure analysis panel', function () {
     if (!(await sentence(1))) await screenshot('failures-failed-report-keys').catch(() => '');
     assert.ok(await sentence(1), 'the keys are on the report: sentence 2 selected');
     await pressUntil('j', () => sentence(2), 'sentence 3');
-    await pressUntil('t', async () => /Tag “The company will double/.test(await text('#tag-form')), 'open span tag form');
+    await pressUntil(
+      't',
+      async () => /Tag “The company will double/.test(await text('#tag-form')),
+      'open span tag form',
+    );
     await pressUntil('5', async () => /over-reasoning/.test(await text('#tag-summary')), 'span class');
-    await pressUntil('Enter', async () => /Tagged “The company will double/.test(await text('#message')), 'save span tag');
+    await pressUntil(
+      'Enter',
+      async () => /Tagged “The company will double/.test(await text('#message')),
+      'save span tag',
+    );
     const tags = await text('#tag-list');
     assert.match(tags, /steps 2–3\s+Insufficient breadth, Over-reasoning\s+critical\s+expert-f/);
     assert.match(tags, /report: “The company will double/);
@@ -121,7 +135,11 @@ describe('Failure analysis panel', function () {
         await pressUntil('c', async () => /Why did item/.test(await text('#case-form')), 'open verdict');
         await pressUntil(String(n + 2), async () => !/no class yet/.test(await text('#case-summary')), 'verdict class');
       }
-      await pressUntil('Enter', async () => new RegExp(`Failure case ${n + 1} of 8 · ${n} done`).test(await text('#case-pos')), `submit ${n}`);
+      await pressUntil(
+        'Enter',
+        async () => new RegExp(`Failure case ${n + 1} of 8 · ${n} done`).test(await text('#case-pos')),
+        `submit ${n}`,
+      );
     }
     assert.equal(seen.size, 3);
     await sleep(300);
@@ -161,13 +179,21 @@ describe('Failure analysis panel', function () {
     const t1 = Date.now();
     let svg = 0;
     while (Date.now() - t1 < 20_000 && !svg) {
-      svg = (await runner<string>({ action: 'webviewText', title: 'Loupe Results', selector: '#chart-failures' }, 15_000).catch(() => '')).length;
+      svg = (
+        await runner<string>(
+          { action: 'webviewText', title: 'Loupe Results', selector: '#chart-failures' },
+          15_000,
+        ).catch(() => '')
+      ).length;
       await sleep(300);
     }
     await runner({ action: 'clickInWebview', selector: '#failures h2', title: 'Loupe Results' }).catch(() => undefined);
     await sleep(500);
     await screenshot('failures-results-fig8');
-    assert.match(await runner<string>({ action: 'webviewText', title: 'Loupe Results', selector: '#failures' }, 15_000), /From 3 resolved expert failure cases of 8 sampled/);
+    assert.match(
+      await runner<string>({ action: 'webviewText', title: 'Loupe Results', selector: '#failures' }, 15_000),
+      /From 3 resolved expert failure cases of 8 sampled/,
+    );
   });
 });
 
@@ -178,9 +204,13 @@ describe('Failure tags in the Trajectory Timeline (issue 19)', function () {
   const LONGDA = 'fa-longda-attached';
   const QS = ['NCHS Data Brief No. 508_q1', 'NCHS Data Brief No. 508_q2', 'NCHS Data Brief No. 508_q3'];
   const TL = 'Timeline: e2';
-  const tl = (selector: string) => runner<string>({ action: 'webviewText', title: TL, selector }, 15_000).catch(() => '');
+  const tl = (selector: string) =>
+    runner<string>({ action: 'webviewText', title: TL, selector }, 15_000).catch(() => '');
   const press = (key: string, effect: () => Promise<boolean>, what: string) =>
-    sharedPressUntil(key, effect, what, { shotPrefix: 'timeline-tags', explain: async () => `message '${await tl('#tag-message')}', detail '${(await tl('#detail')).slice(0, 120)}'` });
+    sharedPressUntil(key, effect, what, {
+      shotPrefix: 'timeline-tags',
+      explain: async () => `message '${await tl('#tag-message')}', detail '${(await tl('#detail')).slice(0, 120)}'`,
+    });
 
   before(async function () {
     if (!hasRunner()) this.skip();
@@ -193,15 +223,50 @@ describe('Failure tags in the Trajectory Timeline (issue 19)', function () {
       await seedFailureFixture(st, mkdtempSync(join(tmpdir(), 'loupe-fail-tl-')));
       if (!(await st.getRun(LONGDA))) {
         // a LongDA run that answered three queries (one step each): the third is the wrong one
-        await st.createRun({ id: LONGDA, suite: 'longda', blockId: 'NHANES_NCHS_Data_Brief_No._508', agent: 'llm', model: 'analyst-model', params: {}, promptHash: 'h', toolSet: 'longda', dataChecksums: {}, loupeVersion: 't', sandbox: 'off', workspace: tmpdir() });
+        await st.createRun({
+          id: LONGDA,
+          suite: 'longda',
+          blockId: 'NHANES_NCHS_Data_Brief_No._508',
+          agent: 'llm',
+          model: 'analyst-model',
+          params: {},
+          promptHash: 'h',
+          toolSet: 'longda',
+          dataChecksums: {},
+          loupeVersion: 't',
+          sandbox: 'off',
+          workspace: tmpdir(),
+        });
         for (const [i, q] of QS.entries()) {
           const now = new Date(Date.UTC(2026, 0, 1, 0, 0, i)).toISOString();
           const raw = `${(i + 1) * 11}.${i + 1}`;
-          await st.commitStep({
-            runId: LONGDA, index: i, startedAt: now, endedAt: now, latencyMs: 10, toolMs: 1, assistant: { role: 'assistant', content: `Recording ${q}.` },
-            toolCalls: [{ id: `c${i}`, name: 'answer', argumentsText: JSON.stringify({ action: 'add', q_id: q, answer: Number(raw) }), observation: 'recorded', isError: false, truncated: false, durationMs: 1 }],
-            extraMessages: [], usage: { input: 10, output: 5, cached: 0 }, costUsd: null, finishReason: 'tool_calls',
-          }, { answers: [{ runId: LONGDA, queryId: q, answer: Number(raw), raw, stepIndex: i }] });
+          await st.commitStep(
+            {
+              runId: LONGDA,
+              index: i,
+              startedAt: now,
+              endedAt: now,
+              latencyMs: 10,
+              toolMs: 1,
+              assistant: { role: 'assistant', content: `Recording ${q}.` },
+              toolCalls: [
+                {
+                  id: `c${i}`,
+                  name: 'answer',
+                  argumentsText: JSON.stringify({ action: 'add', q_id: q, answer: Number(raw) }),
+                  observation: 'recorded',
+                  isError: false,
+                  truncated: false,
+                  durationMs: 1,
+                },
+              ],
+              extraMessages: [],
+              usage: { input: 10, output: 5, cached: 0 },
+              costUsd: null,
+              finishReason: 'tool_calls',
+            },
+            { answers: [{ runId: LONGDA, queryId: q, answer: Number(raw), raw, stepIndex: i }] },
+          );
         }
         await st.updateRun(LONGDA, { status: 'finished' });
       }
@@ -225,7 +290,11 @@ describe('Failure tags in the Trajectory Timeline (issue 19)', function () {
     await runner({ action: 'clickInWebview', title: TL, selector: '.tl-row.selected' });
     await press('ArrowDown', async () => /^Step 2/.test(await tl('#detail h2')), 'step 2');
     // Shift+J (as in the Failure Analysis panel): code-server's webview host keeps Shift+arrows
-    await press('Shift+J', async () => /^Step 3/.test(await tl('#detail h2')) && (await tl('.tl-row.in-range[data-step="1"]')).length > 0, 'extend to step 3');
+    await press(
+      'Shift+J',
+      async () => /^Step 3/.test(await tl('#detail h2')) && (await tl('.tl-row.in-range[data-step="1"]')).length > 0,
+      'extend to step 3',
+    );
     await press('t', async () => /Tag steps 2–3/.test(await tl('#tl-tag-where')), 'open the tag form');
     await press('1', async () => /insufficient-breadth/.test(await tl('#tl-tag-summary')), 'class 1');
     await press('s', async () => /critical/.test(await tl('#tl-tag-summary')), 'severity');
@@ -248,7 +317,9 @@ describe('Failure tags in the Trajectory Timeline (issue 19)', function () {
     const st = openStore(storePath);
     try {
       const ann = annotationStoreOf(st);
-      const items = (await ann.listItems({ runIds: [RUN], task: 'failure-tag' })).filter((i) => i.subject.kind === 'step' && i.subject.from === 1 && i.subject.to === 2);
+      const items = (await ann.listItems({ runIds: [RUN], task: 'failure-tag' })).filter(
+        (i) => i.subject.kind === 'step' && i.subject.from === 1 && i.subject.to === 2,
+      );
       assert.equal(items.length, 1);
       const a = (await ann.annotations(items[0]!.id)).filter((x) => x.annotator === 'expert-t');
       assert.equal(a.length, 1);
@@ -265,32 +336,59 @@ describe('Failure tags in the Trajectory Timeline (issue 19)', function () {
 
   it('a wrong LongDA answer attached ("Tag failure"): the report pane opens on that query, not the first', async () => {
     await vscode.commands.executeCommand('workbench.action.closeAllEditors');
-    await vscode.commands.executeCommand('loupe.tagFailure', { runId: LONGDA, ref: QS[2], question: 'third query', detail: 'answered 33.3; judged wrong', step: 2 });
+    await vscode.commands.executeCommand('loupe.tagFailure', {
+      runId: LONGDA,
+      ref: QS[2],
+      question: 'third query',
+      detail: 'answered 33.3; judged wrong',
+      step: 2,
+    });
     await webviewText({ title: TITLE, expect: /Failed item attached/, timeoutMs: 60_000 });
     const t0 = Date.now();
     let report = '';
-    while (Date.now() - t0 < 15_000 && !/33\.3/.test(report)) { report = await text('#report'); await sleep(250); }
+    while (Date.now() - t0 < 15_000 && !/33\.3/.test(report)) {
+      report = await text('#report');
+      await sleep(250);
+    }
     assert.match(report, /^33\.3$/m, `the attached query's answer is shown, not the first's: '${report}'`);
     assert.match(await text('#step-detail'), /^Step 3/, 'the answer step is selected');
     await screenshot('failures-attached-longda-query');
     // o: the same run's Trajectory Timeline at the selected step, the failed item carried along; tag it there by keys
     const LTL = 'Timeline: NHANES_NCHS_Data_Brief_No._508';
-    const ltl = (selector: string) => runner<string>({ action: 'webviewText', title: LTL, selector }, 15_000).catch(() => '');
+    const ltl = (selector: string) =>
+      runner<string>({ action: 'webviewText', title: LTL, selector }, 15_000).catch(() => '');
     await focusPanel();
-    await pressUntil('o', async () => /Failed item attached[\s\S]*508_q3: third query/.test(await ltl('#tl-attached')), 'open in timeline');
+    await pressUntil(
+      'o',
+      async () => /Failed item attached[\s\S]*508_q3: third query/.test(await ltl('#tl-attached')),
+      'open in timeline',
+    );
     const lpress = (key: string, effect: () => Promise<boolean>, what: string) =>
-      sharedPressUntil(key, effect, what, { shotPrefix: 'timeline-tags', explain: async () => `message '${await ltl('#tag-message')}'` });
-    await lpress('t', async () => /Tag step 3/.test(await ltl('#tl-tag-where')), 'timeline tag form on the answer step');
+      sharedPressUntil(key, effect, what, {
+        shotPrefix: 'timeline-tags',
+        explain: async () => `message '${await ltl('#tag-message')}'`,
+      });
+    await lpress(
+      't',
+      async () => /Tag step 3/.test(await ltl('#tl-tag-where')),
+      'timeline tag form on the answer step',
+    );
     await lpress('1', async () => /wrong-variable/.test(await ltl('#tl-tag-summary')), 'LongDA class 1');
     await lpress('Enter', async () => /Tagged step 3 of run/.test(await ltl('#tag-message')), 'save');
     await screenshot('timeline-tag-attached-item');
     const st = openStore(storePath);
     try {
       const ann = annotationStoreOf(st);
-      const tag = (await ann.listItems({ runIds: [LONGDA], task: 'failure-tag' })).find((i) => i.subject.kind === 'step' && i.subject.from === 2);
+      const tag = (await ann.listItems({ runIds: [LONGDA], task: 'failure-tag' })).find(
+        (i) => i.subject.kind === 'step' && i.subject.from === 2,
+      );
       const fcase = (await ann.listItems({ runIds: [LONGDA], task: 'failure-case' }))[0];
       assert.ok(tag && fcase, 'a step tag and the failure case are stored');
-      assert.equal((tag.input as { caseItemId?: string }).caseItemId, fcase.id, 'the timeline tag is linked to the attached failed item');
+      assert.equal(
+        (tag.input as { caseItemId?: string }).caseItemId,
+        fcase.id,
+        'the timeline tag is linked to the attached failed item',
+      );
     } finally {
       await st.close();
     }

@@ -34,7 +34,14 @@ describe('BLADE ground truth view', function () {
 
   it('affairs: hidden until revealed, the DAG drawn, a node shows its code, a stored version is picked', async () => {
     await vscode.commands.executeCommand('workbench.action.closeAllEditors');
-    assert.equal(await vscode.commands.executeCommand('loupe.showGroundTruth', { suite: 'blade', root: root(), blockId: 'affairs' }), 'affairs');
+    assert.equal(
+      await vscode.commands.executeCommand('loupe.showGroundTruth', {
+        suite: 'blade',
+        root: root(),
+        blockId: 'affairs',
+      }),
+      'affairs',
+    );
     const hidden = await webviewText({ title: TITLE, expect: /Show the ground truth/, timeoutMs: 60_000 });
     assert.match(hidden, /expert answers/);
     assert.doesNotMatch(hidden, /Transforms \(/, 'nothing shown before the reveal');
@@ -47,7 +54,10 @@ describe('BLADE ground truth view', function () {
     assert.ok(nodes > 0);
     await runner({ action: 'clickInWebview', title: TITLE, selector: '#dag .node:not(.root)' });
     const detail = await webviewText({ title: TITLE, expect: /Code/, timeoutMs: 20_000 });
-    assert.match(await runner<string>({ action: 'webviewText', title: TITLE, selector: '#detail' }), /Verb[\s\S]*Columns[\s\S]*Code[\s\S]*df/);
+    assert.match(
+      await runner<string>({ action: 'webviewText', title: TITLE, selector: '#detail' }),
+      /Verb[\s\S]*Columns[\s\S]*Code[\s\S]*df/,
+    );
     void detail;
     await sleep(500);
     await screenshot('ground-truth-affairs');
@@ -56,8 +66,29 @@ describe('BLADE ground truth view', function () {
     const shippedCsv = readFileSync(join(root(), 'affairs', 'annotations.csv'), 'utf8');
     const st = openStore(storePath);
     try {
-      const edited = editGtCsv(shippedCsv, (rows) => rows.push({ spec_id: 'loupe_it_extra', transform_spec_json: JSON.stringify({ spec_name: 'loupe_extra_step', specification: 'an added step', trans_verb: ['derive'], code: "df['x2'] = df['age'] * 2", rationale: 'test', conditions: '', input_cols_to_output_col_mapping: [[['age'], 'x2']], branches: [{ dependencies: ['ROOT_SPEC_ID'], condition: '' }] }) }));
-      await bladeGtStoreOf(st).save({ dataset: 'affairs', csv: edited, author: 'expert-gt', note: 'one more step', parent: 0, shippedCsv });
+      const edited = editGtCsv(shippedCsv, (rows) =>
+        rows.push({
+          spec_id: 'loupe_it_extra',
+          transform_spec_json: JSON.stringify({
+            spec_name: 'loupe_extra_step',
+            specification: 'an added step',
+            trans_verb: ['derive'],
+            code: "df['x2'] = df['age'] * 2",
+            rationale: 'test',
+            conditions: '',
+            input_cols_to_output_col_mapping: [[['age'], 'x2']],
+            branches: [{ dependencies: ['ROOT_SPEC_ID'], condition: '' }],
+          }),
+        }),
+      );
+      await bladeGtStoreOf(st).save({
+        dataset: 'affairs',
+        csv: edited,
+        author: 'expert-gt',
+        note: 'one more step',
+        parent: 0,
+        shippedCsv,
+      });
     } finally {
       await st.close();
     }
@@ -68,10 +99,16 @@ describe('BLADE ground truth view', function () {
     let v = '';
     for (let i = 0; i < 20 && !/Transforms \(/.test(v); i++) {
       v = await runner<string>({ action: 'webviewText', title: TITLE }).catch(() => '');
-      if (!/Transforms \(/.test(v)) { await runner({ action: 'clickInWebview', title: TITLE, selector: '#reveal' }).catch(() => undefined); await sleep(500); }
+      if (!/Transforms \(/.test(v)) {
+        await runner({ action: 'clickInWebview', title: TITLE, selector: '#reveal' }).catch(() => undefined);
+        await sleep(500);
+      }
     }
     assert.match(v, new RegExp(`Transforms \\(${nodes + 1}\\)`), 'the newest version (latest) has one more transform');
-    assert.match(await runner<string>({ action: 'webviewText', title: TITLE, selector: '#version' }), /v1 · expert-gt .*\+1 −0 ~0 · one more step/);
+    assert.match(
+      await runner<string>({ action: 'webviewText', title: TITLE, selector: '#version' }),
+      /v1 · expert-gt .*\+1 −0 ~0 · one more step/,
+    );
     await sleep(500);
     await screenshot('ground-truth-version');
   });

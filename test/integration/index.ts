@@ -6,8 +6,10 @@
 import * as mochaModule from 'mocha';
 
 // mocha 12 exports `{ Mocha }`; older majors export the class itself.
-const MochaClass = ((mochaModule as unknown as { Mocha?: typeof Mocha }).Mocha ??
-  (mochaModule as unknown as { default?: typeof Mocha }).default ?? (mochaModule as unknown as typeof Mocha));
+const MochaClass =
+  (mochaModule as unknown as { Mocha?: typeof Mocha }).Mocha ??
+  (mochaModule as unknown as { default?: typeof Mocha }).default ??
+  (mochaModule as unknown as typeof Mocha);
 
 export async function run(): Promise<void> {
   const mocha = new MochaClass({ ui: 'bdd', timeout: 60_000, color: false, reporter: 'spec' });

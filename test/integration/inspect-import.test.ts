@@ -24,11 +24,19 @@ describe('Import Inspect Logs', function () {
     await cfg().update('store', join(dir, 'runs.sqlite'), vscode.ConfigurationTarget.Global);
     try {
       const logs = join(shared(), 'data', 'inspect-logs');
-      const first = await vscode.commands.executeCommand<Array<{ task: string; imported: string[]; skipped: string[] }>>('loupe.importInspectLogs', [logs]);
+      const first = await vscode.commands.executeCommand<
+        Array<{ task: string; imported: string[]; skipped: string[] }>
+      >('loupe.importInspectLogs', [logs]);
       const n = first.reduce((a, r) => a + r.imported.length, 0);
       assert.ok(n >= 9, `imported ${n}`);
-      const second = await vscode.commands.executeCommand<Array<{ imported: string[]; skipped: string[] }>>('loupe.importInspectLogs', [logs]);
-      assert.equal(second.reduce((a, r) => a + r.imported.length, 0), 0);
+      const second = await vscode.commands.executeCommand<Array<{ imported: string[]; skipped: string[] }>>(
+        'loupe.importInspectLogs',
+        [logs],
+      );
+      assert.equal(
+        second.reduce((a, r) => a + r.imported.length, 0),
+        0,
+      );
       await vscode.commands.executeCommand('loupe.runs.focus');
       await vscode.commands.executeCommand('workbench.actions.treeView.loupe.benchmarks.collapseAll');
       await vscode.commands.executeCommand('loupe.runs.focus');
@@ -36,7 +44,9 @@ describe('Import Inspect Logs', function () {
       let tree = '';
       for (let i = 0; i < 60 && !tree.includes(`inspect:${task}`); i++) {
         await new Promise((r) => setTimeout(r, 500));
-        tree = await runner<string>({ action: 'workbenchText', selector: '[id="workbench.parts.sidebar"]' }).catch(() => '');
+        tree = await runner<string>({ action: 'workbenchText', selector: '[id="workbench.parts.sidebar"]' }).catch(
+          () => '',
+        );
       }
       assert.ok(tree.includes(`inspect:${task}`), tree.slice(0, 800));
       await screenshot('inspect-import-runs-view');

@@ -54,19 +54,27 @@ describe('Panel base (test-only Echo panel)', function () {
     const rs = openStore(storePath);
     try {
       const judge = new HumanJudge(judgementStoreOf(rs));
-      for (const claim of ['Obesity was 40.3% overall.', 'It doubled since 1990.', 'Women 41.3%.']) await judge.judge('claim-support', { claim, sources: 'Obesity prevalence was 40.3 percent overall.' });
+      for (const claim of ['Obesity was 40.3% overall.', 'It doubled since 1990.', 'Women 41.3%.']) {
+        await judge.judge('claim-support', { claim, sources: 'Obesity prevalence was 40.3 percent overall.' });
+      }
     } finally {
       rs.close();
     }
     await vscode.commands.executeCommand('workbench.action.newGroupRight');
-    let queueId = await vscode.commands.executeCommand<string>('loupe.openAnnotationQueue', { kind: 'items', task: 'claim-support' });
+    let queueId = await vscode.commands.executeCommand<string>('loupe.openAnnotationQueue', {
+      kind: 'items',
+      task: 'claim-support',
+    });
     try {
       await webviewText({ title: 'Annotate', expect: /item 1 of 3/, timeoutMs: 30_000 });
     } catch {
       // after a long full run a webview's frame has stayed blank once (never ready): a fresh panel of the same queue
       await screenshot('annotation-restore-blank');
       await vscode.commands.executeCommand('workbench.action.closeActiveEditor');
-      queueId = await vscode.commands.executeCommand<string>('loupe.openAnnotationQueue', { kind: 'items', task: 'claim-support' });
+      queueId = await vscode.commands.executeCommand<string>('loupe.openAnnotationQueue', {
+        kind: 'items',
+        task: 'claim-support',
+      });
       try {
         await webviewText({ title: 'Annotate', expect: /item 1 of 3/, timeoutMs: 60_000 });
       } catch (e) {
@@ -79,7 +87,11 @@ describe('Panel base (test-only Echo panel)', function () {
       for (let i = 0; i < 4; i++) {
         await runner({ action: 'press', key });
         for (let w = 0; w < 6; w++) {
-          if (expect.test(await runner<string>({ action: 'webviewText', title: 'Annotate', selector }).catch(() => ''))) return;
+          if (
+            expect.test(await runner<string>({ action: 'webviewText', title: 'Annotate', selector }).catch(() => ''))
+          ) {
+            return;
+          }
           await new Promise((r) => setTimeout(r, 250));
         }
       }
@@ -89,8 +101,10 @@ describe('Panel base (test-only Echo panel)', function () {
     await press('Control+Enter', /Saved/, '#message');
     await press('Enter', /item 2 of 3/, '.an-task');
     await press('n', /Your verdict: Supported = Not supported/, '#draft-summary'); // a draft: chosen, not submitted
-    writeFileSync(join(process.env.LOUPE_RUNNER_RPC_DIR ?? '', 'annotation-restore.json'), JSON.stringify({ storePath, queueId }));
+    writeFileSync(
+      join(process.env.LOUPE_RUNNER_RPC_DIR ?? '', 'annotation-restore.json'),
+      JSON.stringify({ storePath, queueId }),
+    );
     await screenshot('annotation-before-reload');
   });
 });
-

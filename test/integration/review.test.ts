@@ -23,10 +23,14 @@ const shared = () => process.env.LOUPE_SHARED ?? join(process.env.LOUPE_REPO_ROO
 const TITLE = 'Review:';
 const RUBRIC = ['Accuracy', 'Use of evidence', 'Clarity'];
 
-const panelText = (selector: string, title = TITLE) => runner<string>({ action: 'webviewText', title, selector }, 15_000).catch(() => '');
+const panelText = (selector: string, title = TITLE) =>
+  runner<string>({ action: 'webviewText', title, selector }, 15_000).catch(() => '');
 
 const pressUntil = (key: string, effect: () => Promise<boolean>, what: string) =>
-  helperPressUntil(key, effect, what, { shotPrefix: 'review', explain: async () => `message '${await panelText('#message')}'` });
+  helperPressUntil(key, effect, what, {
+    shotPrefix: 'review',
+    explain: async () => `message '${await panelText('#message')}'`,
+  });
 
 /**
  * Votes the pair on screen by keyboard: one key per criterion, j to the next (a vote keeps the highlight, issue 42),
@@ -35,14 +39,37 @@ const pressUntil = (key: string, effect: () => Promise<boolean>, what: string) =
 async function voteWithKeys(criteria: string[], keys: string[]): Promise<void> {
   await runner({ action: 'clickInWebview', title: TITLE, selector: '#queue-name' }); // focus the panel's document
   for (const [i, k] of keys.entries()) {
-    if (i > 0) await pressUntil('j', async () => (await panelText('.vote-row.active')).includes(criteria[i] === 'overall' ? 'Overall' : criteria[i]!), `j to ${criteria[i]}`);
-    await pressUntil(k, async () => (await panelText(`.vote-row[data-criterion="${criteria[i]}"] .opt.on`)) !== '', `choice ${i + 1}`);
+    if (i > 0) {
+      await pressUntil(
+        'j',
+        async () =>
+          (await panelText('.vote-row.active')).includes(criteria[i] === 'overall' ? 'Overall' : criteria[i]!),
+        `j to ${criteria[i]}`,
+      );
+    }
+    await pressUntil(
+      k,
+      async () => (await panelText(`.vote-row[data-criterion="${criteria[i]}"] .opt.on`)) !== '',
+      `choice ${i + 1}`,
+    );
   }
   await pressUntil('Control+Enter', async () => /Vote saved/.test(await panelText('#message')), 'submit');
 }
 
 const cell = (runId: string, seq: number, code: string, stdout: string): KernelCellRecord => ({
-  runId, stepIndex: seq, seq, code, status: 'ok', stdout, stderr: '', result: null, error: null, tables: [], figures: [], durationMs: 5, replay: false,
+  runId,
+  stepIndex: seq,
+  seq,
+  code,
+  status: 'ok',
+  stdout,
+  stderr: '',
+  result: null,
+  error: null,
+  tables: [],
+  figures: [],
+  durationMs: 5,
+  replay: false,
 });
 
 describe('Side-by-side review', function () {
@@ -62,32 +89,83 @@ describe('Side-by-side review', function () {
     const dir = mkdtempSync(join(tmpdir(), 'loupe-review-int-'));
     const suite = writeAnalystbenchDemo(join(dir, 'ab'));
     const reports: Record<string, string> = {
-      'rv-ab-1': '# Obesity brief\n\nAdult obesity was 40.3% overall.\n\n## By sex\n\nMen 39.2% and women 41.3%; the gap is small.\n\n## Method\n\nWeighted estimates from the survey table. It doubled since 1990.\n',
-      'rv-ab-2': '# Obesity brief\n\nAdult obesity was 42.0% overall.\n\n## By sex\n\nMen 39.2% and women 44.1%.\n\n## Trends\n\nSevere obesity rose to 9.2%.\n',
+      'rv-ab-1':
+        '# Obesity brief\n\nAdult obesity was 40.3% overall.\n\n## By sex\n\nMen 39.2% and women 41.3%; the gap is small.\n\n## Method\n\nWeighted estimates from the survey table. It doubled since 1990.\n',
+      'rv-ab-2':
+        '# Obesity brief\n\nAdult obesity was 42.0% overall.\n\n## By sex\n\nMen 39.2% and women 44.1%.\n\n## Trends\n\nSevere obesity rose to 9.2%.\n',
     };
     const st = openStore(storePath);
     try {
-      for (const [id, model] of [['rv-ab-1', 'writer-a'], ['rv-ab-2', 'writer-b']] as const) {
+      for (const [id, model] of [
+        ['rv-ab-1', 'writer-a'],
+        ['rv-ab-2', 'writer-b'],
+      ] as const) {
         // a run's workspace lies in the runs folder, as a real run's (a recorded folder elsewhere is never read, issue 36)
         const ws = join(cfg().get<string>('runsDirectory') ?? '', id, 'workspace');
         mkdirSync(ws, { recursive: true });
         writeFileSync(join(ws, 'report.md'), reports[id]!);
-        await st.createRun({ id, suite: 'analystbench', blockId: 'demo', agent: 'llm', model, params: { suiteRoot: suite, model }, promptHash: 'h', toolSet: 'analystbench-toc', dataChecksums: {}, loupeVersion: 't', sandbox: 'off', workspace: ws });
+        await st.createRun({
+          id,
+          suite: 'analystbench',
+          blockId: 'demo',
+          agent: 'llm',
+          model,
+          params: { suiteRoot: suite, model },
+          promptHash: 'h',
+          toolSet: 'analystbench-toc',
+          dataChecksums: {},
+          loupeVersion: 't',
+          sandbox: 'off',
+          workspace: ws,
+        });
         await st.updateRun(id, { status: 'finished' });
       }
-      await st.insertCell(cell('rv-ab-1', 0, "t = pd.read_csv('table.csv')\nprint(t.prevalence.round(4).to_string())", 'overall    0.4031\nmen        0.3920\nwomen      0.4129'));
-      await st.insertCell(cell('rv-ab-2', 0, "print(est)", 'overall 0.42\nmen 0.392\nwomen 0.441'));
+      await st.insertCell(
+        cell(
+          'rv-ab-1',
+          0,
+          "t = pd.read_csv('table.csv')\nprint(t.prevalence.round(4).to_string())",
+          'overall    0.4031\nmen        0.3920\nwomen      0.4129',
+        ),
+      );
+      await st.insertCell(cell('rv-ab-2', 0, 'print(est)', 'overall 0.42\nmen 0.392\nwomen 0.441'));
     } finally {
       await st.close();
     }
     // Two BLADE runs of hurricane (real data), scripted analyses that differ in the model
-    const other = { ...HURRICANE_SUBMISSION, model_code: "def model(df):\n    return smf.ols('log_deaths ~ masfem + min + wind', data=df).fit()\n" };
-    for (const [model, sub] of [['analyst-a', HURRICANE_SUBMISSION], ['analyst-b', other]] as const) {
+    const other = {
+      ...HURRICANE_SUBMISSION,
+      model_code: "def model(df):\n    return smf.ols('log_deaths ~ masfem + min + wind', data=df).fit()\n",
+    };
+    for (const [model, sub] of [
+      ['analyst-a', HURRICANE_SUBMISSION],
+      ['analyst-b', other],
+    ] as const) {
       // analyst-b pastes its submission into its message as models do (issue 22: it must not read as raw JSON)
-      const words = model === 'analyst-b' ? `Submitting my analysis:\n\n\`\`\`json\n${JSON.stringify(sub)}\n\`\`\`` : 'Submit.';
-      const llm = await startScriptedLlm({ script: [{ content: words, toolCalls: [call('submit_analysis', sub)] }, { content: 'done' }] });
+      const words =
+        model === 'analyst-b' ? `Submitting my analysis:\n\n\`\`\`json\n${JSON.stringify(sub)}\n\`\`\`` : 'Submit.';
+      const llm = await startScriptedLlm({
+        script: [{ content: words, toolCalls: [call('submit_analysis', sub)] }, { content: 'done' }],
+      });
       try {
-        const r = await cli(['run', '--store', storePath, '--suite', 'blade', '--root', join(shared(), 'data', 'blade', 'datasets'), '--block', 'hurricane', '--agent', 'llm', '--model', model, '--base-url', llm.baseUrl, '--json']);
+        const r = await cli([
+          'run',
+          '--store',
+          storePath,
+          '--suite',
+          'blade',
+          '--root',
+          join(shared(), 'data', 'blade', 'datasets'),
+          '--block',
+          'hurricane',
+          '--agent',
+          'llm',
+          '--model',
+          model,
+          '--base-url',
+          llm.baseUrl,
+          '--json',
+        ]);
         assert.equal(r.rc, 0, r.err);
         blade.push((JSON.parse(r.out.trim().split('\n').pop()!) as { runId: string }).runId);
       } finally {
@@ -97,14 +175,19 @@ describe('Side-by-side review', function () {
   });
 
   after(async () => {
-    for (const k of ['annotator', 'annotation.reviewersPerItem', 'review.rubric']) await cfg().update(k, undefined, vscode.ConfigurationTarget.Global);
+    for (const k of ['annotator', 'annotation.reviewersPerItem', 'review.rubric']) {
+      await cfg().update(k, undefined, vscode.ConfigurationTarget.Global);
+    }
     await vscode.commands.executeCommand('workbench.action.closeAllEditors');
   });
 
   it('two AnalystBench runs side by side: aligned, numbers traced to cells, blind vote of 3 criteria by keyboard, then revealed', async () => {
     await vscode.commands.executeCommand('workbench.action.closeAllEditors');
     // as from the Runs view with two runs selected
-    const queueId = await vscode.commands.executeCommand<string>('loupe.compareRuns', { run: { id: 'rv-ab-1' } }, [{ run: { id: 'rv-ab-1' } }, { run: { id: 'rv-ab-2' } }]);
+    const queueId = await vscode.commands.executeCommand<string>('loupe.compareRuns', { run: { id: 'rv-ab-1' } }, [
+      { run: { id: 'rv-ab-1' } },
+      { run: { id: 'rv-ab-2' } },
+    ]);
     assert.ok(queueId, 'a review queue was opened');
     const text = await webviewText({ title: TITLE, expect: /Output A[\s\S]*Output B/, timeoutMs: 60_000 });
     assert.match(text, /blind until you vote/);
@@ -128,7 +211,10 @@ describe('Side-by-side review', function () {
     assert.ok(notebookOpen(), 'the source cell opened in the run notebook');
     await sleep(1500);
     await screenshot('review-source-cell');
-    await vscode.window.tabGroups.close(vscode.window.tabGroups.all.flatMap((g) => g.tabs).filter((t) => /notebook/i.test(t.label)), true);
+    await vscode.window.tabGroups.close(
+      vscode.window.tabGroups.all.flatMap((g) => g.tabs).filter((t) => /notebook/i.test(t.label)),
+      true,
+    );
     await sleep(500);
     // blind vote by keyboard: Accuracy a (left), Use of evidence b (right), Clarity t (tie), overall a (left)
     await voteWithKeys([...RUBRIC, 'overall'], ['a', 'b', 't', 'a']);
@@ -142,13 +228,20 @@ describe('Side-by-side review', function () {
     assert.equal(votes[0]!.annotator, 'reviewer-1');
     assert.equal(v.shownLeft, left);
     const other = left === 'A' ? 'B' : 'A';
-    assert.deepEqual(v.criteria, [{ criterion: 'Accuracy', choice: left }, { criterion: 'Use of evidence', choice: other }, { criterion: 'Clarity', choice: 'tie' }]);
+    assert.deepEqual(v.criteria, [
+      { criterion: 'Accuracy', choice: left },
+      { criterion: 'Use of evidence', choice: other },
+      { criterion: 'Clarity', choice: 'tie' },
+    ]);
     assert.equal(v.overall, left);
   });
 
   it('two BLADE runs aligned by decision type; the ranking view shows ratings with CIs', async () => {
     await vscode.commands.executeCommand('workbench.action.closeAllEditors');
-    const queueId = await vscode.commands.executeCommand<string>('loupe.openPairwiseReview', undefined, [{ run: { id: blade[0] } }, { run: { id: blade[1] } }]);
+    const queueId = await vscode.commands.executeCommand<string>('loupe.openPairwiseReview', undefined, [
+      { run: { id: blade[0] } },
+      { run: { id: blade[1] } },
+    ]);
     assert.ok(queueId);
     const text = await webviewText({ title: TITLE, expect: /Output A[\s\S]*Output B/, timeoutMs: 60_000 });
     assert.match(text, /hurricane/);
@@ -157,7 +250,10 @@ describe('Side-by-side review', function () {
     assert.match(rows, /Model[\s\S]*Model/);
     // the submission analyst-b pasted into its words reads as sections (the timeline's renderer), not raw JSON
     assert.doesNotMatch(rows, /"transform_code"|"conceptual_variables"|\\n/, 'no raw submission JSON');
-    assert.match(rows, /Conceptual variables[\s\S]*Description\s+Type\s+Columns[\s\S]*femininity of the hurricane name\s+IV\s+masfem[\s\S]*Transform code[\s\S]*def transform\(df\):[\s\S]*Model code/);
+    assert.match(
+      rows,
+      /Conceptual variables[\s\S]*Description\s+Type\s+Columns[\s\S]*femininity of the hurricane name\s+IV\s+masfem[\s\S]*Transform code[\s\S]*def transform\(df\):[\s\S]*Model code/,
+    );
     await screenshot('review-blade');
     // (a click scrolls the conclusion into view)
     await runner({ action: 'clickInWebview', title: TITLE, selector: '.rv-cell[data-key="conclusion"] .arg-section' });
@@ -168,7 +264,9 @@ describe('Side-by-side review', function () {
     const rs0 = openStore(storePath);
     const bladeRun = (await rs0.getRun(blade[0]!))!;
     await rs0.close();
-    const rescored = vscode.commands.executeCommand<string | undefined>('loupe.rescoreRunGroundTruth', { run: bladeRun });
+    const rescored = vscode.commands.executeCommand<string | undefined>('loupe.rescoreRunGroundTruth', {
+      run: bladeRun,
+    });
     await sleep(1500);
     await runner({ action: 'type', text: 'shipped' });
     await sleep(300);
@@ -192,21 +290,42 @@ describe('Side-by-side review', function () {
     await sleep(1500);
     await screenshot('review-ranking');
     // the LLM pairwise judge of the settings, asked in both orders: it prefers the report with 42.0% wherever it is shown
-    const judge = await startScriptedLlm({ script: [(req) => {
-      const u = String(req.messages.at(-1)?.content ?? '');
-      const first = u.slice(u.indexOf('=== Output 1 ==='), u.indexOf('=== Output 2 ==='));
-      const pick = first.includes('42.0%') ? 'first' : 'second';
-      return { content: JSON.stringify({ criteria: RUBRIC.map((criterion) => ({ criterion, choice: pick })), overall: pick, reason: 'scripted' }) };
-    }] });
-    const saved = { models: cfg().inspect('models')?.globalValue, profile: cfg().inspect('judge.profile')?.globalValue };
+    const judge = await startScriptedLlm({
+      script: [
+        (req) => {
+          const u = String(req.messages.at(-1)?.content ?? '');
+          const first = u.slice(u.indexOf('=== Output 1 ==='), u.indexOf('=== Output 2 ==='));
+          const pick = first.includes('42.0%') ? 'first' : 'second';
+          return {
+            content: JSON.stringify({
+              criteria: RUBRIC.map((criterion) => ({ criterion, choice: pick })),
+              overall: pick,
+              reason: 'scripted',
+            }),
+          };
+        },
+      ],
+    });
+    const saved = {
+      models: cfg().inspect('models')?.globalValue,
+      profile: cfg().inspect('judge.profile')?.globalValue,
+    };
     try {
-      await cfg().update('models', [{ name: 'pair-judge', baseUrl: judge.baseUrl, model: 'pair-judge', temperature: 0 }], vscode.ConfigurationTarget.Global);
+      await cfg().update(
+        'models',
+        [{ name: 'pair-judge', baseUrl: judge.baseUrl, model: 'pair-judge', temperature: 0 }],
+        vscode.ConfigurationTarget.Global,
+      );
       await cfg().update('judge.profile', 'pair-judge', vscode.ConfigurationTarget.Global);
       assert.equal(await vscode.commands.executeCommand('loupe.setApiKey', { profile: 'pair-judge', key: 'k' }), true);
       await runner({ action: 'clickInWebview', title: 'Pairwise Ranking', selector: '#judge-pairs' });
       // every AnalystBench pair of the store is judged: this suite's pair, and those an earlier suite queued in the same
       // store by any other suite; the scripted judge is consistent on each
-      const status = await webviewText({ title: 'Pairwise Ranking', expect: /(\d+) pairs? judged by llm:pair-judge; both orders agreed on \1\b/, timeoutMs: 60_000 });
+      const status = await webviewText({
+        title: 'Pairwise Ranking',
+        expect: /(\d+) pairs? judged by llm:pair-judge; both orders agreed on \1\b/,
+        timeoutMs: 60_000,
+      });
       const n = Number(/(\d+) pairs? judged by llm:pair-judge/.exec(status)?.[1]);
       assert.ok(n >= 1, status);
       assert.match(status, new RegExp(`position consistency \\(both orders agree\\): ${n}/${n}`));

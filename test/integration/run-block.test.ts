@@ -48,23 +48,47 @@ describe('Run Benchmark Block (palette → notebook, terminal, timeline, runs vi
   before(async function () {
     if (!hasRunner()) this.skip();
     const script = [
-      { content: 'Let me find the weight variable in the documentation.', toolCalls: [call('search_doc', { keyword: 'WTMEC2YR', max_matches: 3 })] },
-      { content: 'Now compute weighted obesity prevalence for adults 20+, excluding pregnant women.', toolCalls: [call('python', { code: OBESITY })] },
+      {
+        content: 'Let me find the weight variable in the documentation.',
+        toolCalls: [call('search_doc', { keyword: 'WTMEC2YR', max_matches: 3 })],
+      },
+      {
+        content: 'Now compute weighted obesity prevalence for adults 20+, excluding pregnant women.',
+        toolCalls: [call('python', { code: OBESITY })],
+      },
       (req: ChatRequestBody) => {
         const m = lastObservation(req).match(/overall ([\d.]+)/);
-        return { content: 'Recording the overall prevalence and plotting.', toolCalls: [call('answer', { action: 'add', q_id: Q(1), answer: Number(m?.[1] ?? 'NaN') }), call('python', { code: FIGURE })] };
+        return {
+          content: 'Recording the overall prevalence and plotting.',
+          toolCalls: [
+            call('answer', { action: 'add', q_id: Q(1), answer: Number(m?.[1] ?? 'NaN') }),
+            call('python', { code: FIGURE }),
+          ],
+        };
       },
       (req: ChatRequestBody) => {
-        const text = (req.messages as { role: string; content?: string | null }[]).map((x) => x.content ?? '').join('\n');
+        const text = (req.messages as { role: string; content?: string | null }[])
+          .map((x) => x.content ?? '')
+          .join('\n');
         const m = text.match(/men ([\d.]+) women ([\d.]+)/);
-        return { content: 'Recording men and women.', toolCalls: [call('answer', { action: 'add', q_id: Q(2), answer: [Number(m?.[1]), Number(m?.[2])] })] };
+        return {
+          content: 'Recording men and women.',
+          toolCalls: [call('answer', { action: 'add', q_id: Q(2), answer: [Number(m?.[1]), Number(m?.[2])] })],
+        };
       },
-      { content: 'Done for now.', toolCalls: [call('final_answer', { summary: 'Answered q1 and q2 from DEMO_L and BMX_L with WTMEC2YR.' })] },
+      {
+        content: 'Done for now.',
+        toolCalls: [call('final_answer', { summary: 'Answered q1 and q2 from DEMO_L and BMX_L with WTMEC2YR.' })],
+      },
     ];
     // The server refuses requests without the key, so the run proves the key travels from SecretStorage.
     llm = await startScriptedLlm({ script, models: ['scripted-analyst'], requireKey: API_KEY });
     const cfg = vscode.workspace.getConfiguration('loupe');
-    await cfg.update('models', [{ name: 'scripted', baseUrl: llm.baseUrl, model: 'scripted-analyst', temperature: 0 }], vscode.ConfigurationTarget.Workspace);
+    await cfg.update(
+      'models',
+      [{ name: 'scripted', baseUrl: llm.baseUrl, model: 'scripted-analyst', temperature: 0 }],
+      vscode.ConfigurationTarget.Workspace,
+    );
     await vscode.extensions.getExtension('loupe-dev.loupe')?.activate();
     assert.equal(await vscode.commands.executeCommand('loupe.setApiKey', { profile: 'scripted', key: API_KEY }), true);
   });
@@ -116,7 +140,10 @@ describe('Run Benchmark Block (palette → notebook, terminal, timeline, runs vi
     await runner({ action: 'type', text: '1' });
     await runner({ action: 'press', key: 'Enter' });
 
-    const storePath = join(vscode.workspace.getConfiguration('loupe').get<string>('runsDirectory') ?? '', 'runs.sqlite');
+    const storePath = join(
+      vscode.workspace.getConfiguration('loupe').get<string>('runsDirectory') ?? '',
+      'runs.sqlite',
+    );
     const t0 = Date.now();
     let status = '';
     for (;;) {
@@ -128,7 +155,9 @@ describe('Run Benchmark Block (palette → notebook, terminal, timeline, runs vi
         continue;
       }
       try {
-        const run = (await store.listRuns({ blockId: BLOCK })).find((r) => r.model === 'scripted-analyst' && r.agent === 'llm');
+        const run = (await store.listRuns({ blockId: BLOCK })).find(
+          (r) => r.model === 'scripted-analyst' && r.agent === 'llm',
+        );
         if (run) {
           runId = run.id;
           status = run.status;
@@ -151,22 +180,36 @@ describe('Run Benchmark Block (palette → notebook, terminal, timeline, runs vi
     assert.ok(llm.requests.every((r) => r.authorization === `Bearer ${API_KEY}`));
     const { readFileSync, readdirSync, statSync } = await import('node:fs');
     const runsDir = vscode.workspace.getConfiguration('loupe').get<string>('runsDirectory') ?? '';
-    const walk = (d: string): string[] => readdirSync(d).flatMap((f) => {
-      const p = join(d, f);
-      const st = statSync(p, { throwIfNoEntry: false });
-      return !st ? [] : st.isDirectory() ? walk(p) : st.isFile() && st.size < 50_000_000 ? [p] : [];
-    });
+    const walk = (d: string): string[] =>
+      readdirSync(d).flatMap((f) => {
+        const p = join(d, f);
+        const st = statSync(p, { throwIfNoEntry: false });
+        return !st ? [] : st.isDirectory() ? walk(p) : st.isFile() && st.size < 50_000_000 ? [p] : [];
+      });
     const leaks = walk(runsDir).filter((f) => readFileSync(f).includes(API_KEY));
     assert.deepEqual(leaks, [], 'API key written to disk');
   });
 
   it('exports the run as a JSONL trajectory and a LongDA results folder', async () => {
     const { tmpdir } = await import('node:os');
-    const jsonl = await vscode.commands.executeCommand<string>('loupe.exportRun', runId, 'jsonl', join(tmpdir(), `loupe-export-${runId}.jsonl`)); // target given: no save dialog
+    const jsonl = await vscode.commands.executeCommand<string>(
+      'loupe.exportRun',
+      runId,
+      'jsonl',
+      join(tmpdir(), `loupe-export-${runId}.jsonl`),
+    ); // target given: no save dialog
     const { readFileSync, existsSync } = await import('node:fs');
-    const lines = readFileSync(jsonl, 'utf8').trim().split('\n').map((l) => JSON.parse(l) as Record<string, unknown>);
+    const lines = readFileSync(jsonl, 'utf8')
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as Record<string, unknown>);
     assert.ok(lines.length >= 5, `${lines.length} JSONL lines`);
-    const folder = await vscode.commands.executeCommand<string>('loupe.exportRun', runId, 'longda', join(tmpdir(), `loupe-export-${runId}-longda`));
+    const folder = await vscode.commands.executeCommand<string>(
+      'loupe.exportRun',
+      runId,
+      'longda',
+      join(tmpdir(), `loupe-export-${runId}-longda`),
+    );
     assert.ok(existsSync(join(folder, 'answers_progress.csv')), `${folder}/answers_progress.csv`);
     assert.match(readFileSync(join(folder, 'answers_progress.csv'), 'utf8'), /40\.3/);
     assert.ok(existsSync(join(folder, 'run_summary.json')));
@@ -186,9 +229,17 @@ describe('Run Benchmark Block (palette → notebook, terminal, timeline, runs vi
     assert.ok(mimes.includes('application/vnd.code.notebook.stdout'), `stdout output present (${mimes.join(', ')})`);
     // issue 38: a DataFrame is a table Loupe builds from its values (inert Markdown), never the agent's own HTML
     assert.ok(mimes.includes('text/markdown'), `the DataFrame result is a Markdown table (${mimes.join(', ')})`);
-    assert.ok(!mimes.some((m) => /html|svg|javascript/.test(m)), `no output item VS Code would render as live markup (${mimes.join(', ')})`);
-    assert.ok(mimes.includes('application/vnd.code.notebook.error'), 'the refused matplotlib import is an error output');
-    const stdout = new TextDecoder().decode(code[0]?.outputs.flatMap((o) => o.items).find((i) => i.mime.endsWith('stdout'))?.data);
+    assert.ok(
+      !mimes.some((m) => /html|svg|javascript/.test(m)),
+      `no output item VS Code would render as live markup (${mimes.join(', ')})`,
+    );
+    assert.ok(
+      mimes.includes('application/vnd.code.notebook.error'),
+      'the refused matplotlib import is an error output',
+    );
+    const stdout = new TextDecoder().decode(
+      code[0]?.outputs.flatMap((o) => o.items).find((i) => i.mime.endsWith('stdout'))?.data,
+    );
     assert.match(stdout, /overall 40\.3/);
     await vscode.window.showNotebookDocument(nb, { viewColumn: vscode.ViewColumn.One });
     await sleep(1500);
@@ -199,20 +250,40 @@ describe('Run Benchmark Block (palette → notebook, terminal, timeline, runs vi
     const nb = vscode.workspace.notebookDocuments.find((d) => d.uri.fsPath.endsWith(join(runId, 'notebook.ipynb')));
     assert.ok(nb);
     const edit = new vscode.WorkspaceEdit();
-    edit.set(nb.uri, [vscode.NotebookEdit.insertCells(nb.cellCount, [new vscode.NotebookCellData(vscode.NotebookCellKind.Code, 'print("check", overall, round(float(by_sex[2.0]) - float(by_sex[1.0]), 1))', 'python')])]);
+    edit.set(nb.uri, [
+      vscode.NotebookEdit.insertCells(nb.cellCount, [
+        new vscode.NotebookCellData(
+          vscode.NotebookCellKind.Code,
+          'print("check", overall, round(float(by_sex[2.0]) - float(by_sex[1.0]), 1))',
+          'python',
+        ),
+      ]),
+    ]);
     await vscode.workspace.applyEdit(edit);
     const editor = await vscode.window.showNotebookDocument(nb, { viewColumn: vscode.ViewColumn.One });
-    await vscode.commands.executeCommand('notebook.selectKernel', { editor, id: 'loupe-run-kernel', extension: 'loupe-dev.loupe' });
+    await vscode.commands.executeCommand('notebook.selectKernel', {
+      editor,
+      id: 'loupe-run-kernel',
+      extension: 'loupe-dev.loupe',
+    });
     const last = nb.cellAt(nb.cellCount - 1);
-    await vscode.commands.executeCommand('notebook.cell.execute', { ranges: [{ start: last.index, end: last.index + 1 }], document: nb.uri });
+    await vscode.commands.executeCommand('notebook.cell.execute', {
+      ranges: [{ start: last.index, end: last.index + 1 }],
+      document: nb.uri,
+    });
     let out = '';
     for (let i = 0; i < 150 && !/check/.test(out); i++) {
       await sleep(200);
-      out = last.outputs.flatMap((o) => o.items).map((it) => new TextDecoder().decode(it.data)).join('\n');
+      out = last.outputs
+        .flatMap((o) => o.items)
+        .map((it) => new TextDecoder().decode(it.data))
+        .join('\n');
     }
     assert.match(out, /replaying 2 recorded agent cell/);
     assert.match(out, /check 40\.3 2\.1/);
-    const store = openStore(join(vscode.workspace.getConfiguration('loupe').get<string>('runsDirectory') ?? '', 'runs.sqlite'));
+    const store = openStore(
+      join(vscode.workspace.getConfiguration('loupe').get<string>('runsDirectory') ?? '', 'runs.sqlite'),
+    );
     try {
       const analyst = (await store.getCells(runId)).filter((c) => c.stepIndex < 0);
       assert.equal(analyst.length, 1);
@@ -225,7 +296,9 @@ describe('Run Benchmark Block (palette → notebook, terminal, timeline, runs vi
   });
 
   it('streams a transcript with tool calls and the end status to the terminal', async () => {
-    const api = vscode.extensions.getExtension<{ runTranscript(id: string): string | undefined }>('loupe-dev.loupe')?.exports;
+    const api = vscode.extensions.getExtension<{ runTranscript(id: string): string | undefined }>(
+      'loupe-dev.loupe',
+    )?.exports;
     const text = api?.runTranscript(runId) ?? '';
     assert.match(text, /▶ search_doc/);
     assert.match(text, /▶ python import pandas as pd/);
@@ -258,7 +331,11 @@ describe('Run Benchmark Block (palette → notebook, terminal, timeline, runs vi
       const sel = ed?.selections[0];
       if (ed && sel) revealed = ed.notebook.cellAt(sel.start).document.getText();
     }
-    assert.match(revealed, /read_sas\('data\/Demographics\/DEMO_L\.xpt'\)/, 'the python step\'s cell is selected in the notebook');
+    assert.match(
+      revealed,
+      /read_sas\('data\/Demographics\/DEMO_L\.xpt'\)/,
+      "the python step's cell is selected in the notebook",
+    );
     // A documentation step opens the Documentation Search panel at the agent's query.
     await vscode.commands.executeCommand('loupe.openTimeline', runId, 0);
     await webviewText({ title: 'Timeline', expect: /Open in Documentation Search/ });
@@ -278,12 +355,20 @@ describe('Run Benchmark Block (palette → notebook, terminal, timeline, runs vi
   it('lists the run in the Runs view', async () => {
     await vscode.commands.executeCommand('loupe.runs.focus');
     // Collapse the Benchmarks pane so the Runs pane has room to render its rows.
-    await runner({ action: 'clickWorkbench', selector: '.pane-header[aria-label^="Benchmarks"][aria-expanded="true"]' }).catch(() => undefined);
+    await runner({
+      action: 'clickWorkbench',
+      selector: '.pane-header[aria-label^="Benchmarks"][aria-expanded="true"]',
+    }).catch(() => undefined);
     await vscode.commands.executeCommand('loupe.refreshRuns');
     let tree = '';
     for (let i = 0; i < 40 && !/scripted-analyst[^\n]*? · (?:[\d.]+% · )?finished/.test(tree); i++) {
       // a block with more than three runs starts collapsed (other suites may have added runs to it): open one group a turn
-      if (i > 0) await runner({ action: 'clickWorkbench', selector: '[id="workbench.parts.sidebar"] .monaco-list-row[aria-expanded="false"]' }).catch(() => undefined);
+      if (i > 0) {
+        await runner({
+          action: 'clickWorkbench',
+          selector: '[id="workbench.parts.sidebar"] .monaco-list-row[aria-expanded="false"]',
+        }).catch(() => undefined);
+      }
       await sleep(250);
       tree = await runner<string>({ action: 'workbenchText', selector: '[id="workbench.parts.sidebar"]' });
     }
@@ -296,16 +381,31 @@ describe('Run Benchmark Block (palette → notebook, terminal, timeline, runs vi
   it('pauses, resumes and stops a live run from its terminal keys (p / r / s)', async () => {
     const slow = await startScriptedLlm({
       latencyMs: 700,
-      script: Array.from({ length: 30 }, (_, i) => ({ content: `Looking around (${i}).`, toolCalls: [call('notes', { action: 'add', content: `note ${i}` })] })),
+      script: Array.from({ length: 30 }, (_, i) => ({
+        content: `Looking around (${i}).`,
+        toolCalls: [call('notes', { action: 'add', content: `note ${i}` })],
+      })),
     });
     try {
       const cfg = vscode.workspace.getConfiguration('loupe');
       const models = cfg.get<unknown[]>('models') ?? [];
-      await cfg.update('models', [...models, { name: 'scripted-slow', baseUrl: slow.baseUrl, model: 'scripted-slow' }], vscode.ConfigurationTarget.Workspace);
+      await cfg.update(
+        'models',
+        [...models, { name: 'scripted-slow', baseUrl: slow.baseUrl, model: 'scripted-slow' }],
+        vscode.ConfigurationTarget.Workspace,
+      );
       const root = (cfg.get<{ suite: string; root: string }[]>('suites') ?? [])[0]?.root;
-      void vscode.commands.executeCommand('loupe.runBenchmarkBlock', { suite: 'longda', root, blockId: BLOCK, profile: 'scripted-slow', repeats: 1 });
+      void vscode.commands.executeCommand('loupe.runBenchmarkBlock', {
+        suite: 'longda',
+        root,
+        blockId: BLOCK,
+        profile: 'scripted-slow',
+        repeats: 1,
+      });
       const storePath = join(cfg.get<string>('runsDirectory') ?? '', 'runs.sqlite');
-      const api = vscode.extensions.getExtension<{ runTranscript(id: string): string | undefined }>('loupe-dev.loupe')?.exports;
+      const api = vscode.extensions.getExtension<{ runTranscript(id: string): string | undefined }>(
+        'loupe-dev.loupe',
+      )?.exports;
       const until = async (what: string, ok: () => boolean | Promise<boolean>, ms = 60_000) => {
         const t0 = Date.now();
         while (!(await ok())) {
@@ -331,10 +431,17 @@ describe('Run Benchmark Block (palette → notebook, terminal, timeline, runs vi
       await until('pause', () => /paused before step/.test(api?.runTranscript(id) ?? ''));
       const stepsAtPause = (api?.runTranscript(id)?.match(/── step \d+ ──/g) ?? []).length;
       await sleep(2500);
-      assert.equal((api?.runTranscript(id)?.match(/── step \d+ ──/g) ?? []).length, stepsAtPause, 'no new step while paused');
+      assert.equal(
+        (api?.runTranscript(id)?.match(/── step \d+ ──/g) ?? []).length,
+        stepsAtPause,
+        'no new step while paused',
+      );
       term.sendText('r', false);
       await until('resume', () => /▶ resumed/.test(api?.runTranscript(id) ?? ''));
-      await until('a step after resuming', () => (api?.runTranscript(id)?.match(/── step \d+ ──/g) ?? []).length > stepsAtPause);
+      await until(
+        'a step after resuming',
+        () => (api?.runTranscript(id)?.match(/── step \d+ ──/g) ?? []).length > stepsAtPause,
+      );
       term.sendText('s', false);
       await until('stop', () => /run cancelled/.test(api?.runTranscript(id) ?? ''));
       const st = openStore(storePath);

@@ -22,7 +22,8 @@ const keep = args.includes('--keep');
 const TOTAL_TIMEOUT_MS = Number(process.env.LOUPE_INTEGRATION_TIMEOUT_MS ?? 20 * 60_000);
 const t0 = Date.now();
 // Workbench chatter unrelated to Loupe (the AI features probe GitHub; there is no network here).
-const NOISE = /^\[(AgentHost|ChatModelSelection)\]|builtin extensions (cache|from gallery)|Ignoring fetching additional builtin/;
+const NOISE =
+  /^\[(AgentHost|ChatModelSelection)\]|builtin extensions (cache|from gallery)|Ignoring fetching additional builtin/;
 const lap = (m) => console.log(`[integration ${((Date.now() - t0) / 1000).toFixed(1)}s] ${m}`);
 
 function freePort() {
@@ -42,7 +43,9 @@ async function waitHealthy(url, ms) {
     try {
       const r = await fetch(url);
       if (r.ok) return;
-    } catch { /* not up yet */ }
+    } catch {
+      /* not up yet */
+    }
     await new Promise((r) => setTimeout(r, 200));
   }
   throw new Error(`code-server not healthy at ${url} after ${ms} ms`);
@@ -75,8 +78,12 @@ function prepareProfile() {
   if (existsSync(fixtureWs)) cpSync(fixtureWs, join(run, 'ws'), { recursive: true });
   const wsSettingsFile = join(run, 'ws/.vscode/settings.json');
   const wsSettings = existsSync(wsSettingsFile) ? JSON.parse(readFileSync(wsSettingsFile, 'utf8')) : {};
-  const expand = (v) => JSON.parse(JSON.stringify(v).replaceAll('${LOUPE_SHARED}', shared).replaceAll('${RUN_DIR}', run));
-  writeFileSync(wsSettingsFile, JSON.stringify({ 'loupe.runsDirectory': join(run, 'loupe-runs'), ...expand(wsSettings) }, null, 2));
+  const expand = (v) =>
+    JSON.parse(JSON.stringify(v).replaceAll('${LOUPE_SHARED}', shared).replaceAll('${RUN_DIR}', run));
+  writeFileSync(
+    wsSettingsFile,
+    JSON.stringify({ 'loupe.runsDirectory': join(run, 'loupe-runs'), ...expand(wsSettings) }, null, 2),
+  );
   return { run, shared };
 }
 
@@ -89,7 +96,7 @@ async function acquireRunLock() {
   const lock = join(ROOT, 'test-results', 'integration.lock');
   mkdirSync(dirname(lock), { recursive: true });
   const end = Date.now() + 20 * 60_000;
-  for (let waited = false; ; ) {
+  for (let waited = false; ;) {
     try {
       mkdirSync(lock);
       writeFileSync(join(lock, 'pid'), String(process.pid));
@@ -97,12 +104,28 @@ async function acquireRunLock() {
       return;
     } catch {
       let pid = 0;
-      try { pid = Number(readFileSync(join(lock, 'pid'), 'utf8')); } catch { /* being created */ }
+      try {
+        pid = Number(readFileSync(join(lock, 'pid'), 'utf8'));
+      } catch {
+        /* being created */
+      }
       let alive = pid > 0;
-      if (alive) { try { process.kill(pid, 0); } catch { alive = false; } }
-      if (!alive && pid > 0) { rmSync(lock, { recursive: true, force: true }); continue; }
+      if (alive) {
+        try {
+          process.kill(pid, 0);
+        } catch {
+          alive = false;
+        }
+      }
+      if (!alive && pid > 0) {
+        rmSync(lock, { recursive: true, force: true });
+        continue;
+      }
       if (Date.now() > end) throw new Error(`another integration run (pid ${pid}) holds ${lock}`);
-      if (!waited) { lap(`waiting for the integration run of pid ${pid} to finish`); waited = true; }
+      if (!waited) {
+        lap(`waiting for the integration run of pid ${pid} to finish`);
+        waited = true;
+      }
       await new Promise((r) => setTimeout(r, 2000));
     }
   }
@@ -111,41 +134,87 @@ async function acquireRunLock() {
 async function main() {
   ensureCodeServer();
   const suite = join(ROOT, 'out', 'test', 'integration', 'index.js');
-  if (!existsSync(suite) || !existsSync(join(ROOT, 'dist', 'extension.js'))) throw new Error('run `npm run build` first');
+  if (!existsSync(suite) || !existsSync(join(ROOT, 'dist', 'extension.js'))) {
+    throw new Error('run `npm run build` first');
+  }
   await acquireRunLock();
   const { run, shared } = prepareProfile();
   const port = await freePort();
   const base = `http://127.0.0.1:${port}`;
   const env = {
     ...process.env,
-    HOME: join(run, 'home'), TMPDIR: join(run, 'tmp'), EXTENSIONS_GALLERY: '{}',
-    LOUPE_RUNNER_RPC_DIR: join(run, 'rpc'), LOUPE_SCREENSHOT_DIR: SHOTS, LOUPE_SHARED: shared,
-    LOUPE_REPO_ROOT: ROOT, ...(grep ? { LOUPE_TEST_GREP: grep } : {}),
+    HOME: join(run, 'home'),
+    TMPDIR: join(run, 'tmp'),
+    EXTENSIONS_GALLERY: '{}',
+    LOUPE_RUNNER_RPC_DIR: join(run, 'rpc'),
+    LOUPE_SCREENSHOT_DIR: SHOTS,
+    LOUPE_SHARED: shared,
+    LOUPE_REPO_ROOT: ROOT,
+    ...(grep ? { LOUPE_TEST_GREP: grep } : {}),
     // test-only panels (test/fixtures/panels, bundled to out/test/panels.js): see src/extension.ts registerTestPanels
-    ...(existsSync(join(ROOT, 'out', 'test', 'panels.js')) ? { LOUPE_TEST_PANELS: join(ROOT, 'out', 'test', 'panels.js') } : {}),
+    ...(existsSync(join(ROOT, 'out', 'test', 'panels.js'))
+      ? { LOUPE_TEST_PANELS: join(ROOT, 'out', 'test', 'panels.js') }
+      : {}),
   };
-  const cs = spawn(process.execPath, [CS_ENTRY, '--config', join(run, 'cs.yaml'), '--bind-addr', `127.0.0.1:${port}`,
-    '--auth', 'none', '--user-data-dir', join(run, 'ud'), '--extensions-dir', join(run, 'exts'), '--disable-telemetry',
-    '--disable-update-check', '--disable-workspace-trust', '--disable-getting-started-override',
-    '--vscode-option', 'enable-smoke-test-driver'], { env, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
+  const cs = spawn(
+    process.execPath,
+    [
+      CS_ENTRY,
+      '--config',
+      join(run, 'cs.yaml'),
+      '--bind-addr',
+      `127.0.0.1:${port}`,
+      '--auth',
+      'none',
+      '--user-data-dir',
+      join(run, 'ud'),
+      '--extensions-dir',
+      join(run, 'exts'),
+      '--disable-telemetry',
+      '--disable-update-check',
+      '--disable-workspace-trust',
+      '--disable-getting-started-override',
+      '--vscode-option',
+      'enable-smoke-test-driver',
+    ],
+    { env, stdio: ['ignore', 'pipe', 'pipe'], detached: true },
+  );
   const csLog = [];
   cs.stdout.on('data', (d) => csLog.push(String(d)));
   cs.stderr.on('data', (d) => csLog.push(String(d)));
-  const stopCs = () => { try { process.kill(-cs.pid, 'SIGTERM'); } catch { /* gone */ } };
+  const stopCs = () => {
+    try {
+      process.kill(-cs.pid, 'SIGTERM');
+    } catch {
+      /* gone */
+    }
+  };
   process.on('exit', stopCs);
   await waitHealthy(`${base}/healthz`, 60_000);
-  const csVersion = spawnSync(process.execPath, [CS_ENTRY, '--version'], { encoding: 'utf8' }).stdout.trim().split('\n')[0];
+  const csVersion = spawnSync(process.execPath, [CS_ENTRY, '--version'], { encoding: 'utf8' })
+    .stdout.trim()
+    .split('\n')[0];
   lap(`code-server ${csVersion} healthy on ${base} (node ${process.version})`);
 
   const { chromium } = await import('playwright-core');
   const browser = await chromium.launch({
-    executablePath: process.env.LOUPE_CHROMIUM ?? '/usr/bin/chromium', headless: true,
-    args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking',
-      '--disable-component-update', '--disable-sync', '--disable-dev-shm-usage'],
+    executablePath: process.env.LOUPE_CHROMIUM ?? '/usr/bin/chromium',
+    headless: true,
+    args: [
+      '--no-sandbox',
+      '--disable-gpu',
+      '--disable-quic',
+      '--no-first-run',
+      '--disable-background-networking',
+      '--disable-component-update',
+      '--disable-sync',
+      '--disable-dev-shm-usage',
+    ],
   });
   const page = await browser.newPage({ viewport: { width: 1400, height: 900 } });
   const output = [];
-  let passed = 0, failed = 0;
+  let passed = 0,
+    failed = 0;
   const done = new Promise((resolveDone) => {
     page.exposeFunction('codeAutomationExit', (code) => resolveDone(code));
     page.exposeFunction('codeAutomationLog', (_type, a) => {
@@ -158,16 +227,24 @@ async function main() {
     const m = line.match(/__LOUPE_RUNNER__ (\{.*\})/);
     if (m) {
       const req = JSON.parse(m[1]);
-      if (!handled.has(req.id)) { handled.add(req.id); void serve(req); }
+      if (!handled.has(req.id)) {
+        handled.add(req.id);
+        void serve(req);
+      }
       return;
     }
     if (NOISE.test(line)) return;
-    const pm = line.match(/^\s*(\d+) passing/); if (pm) passed = Number(pm[1]);
-    const fm = line.match(/^\s*(\d+) failing/); if (fm) failed = Number(fm[1]);
+    const pm = line.match(/^\s*(\d+) passing/);
+    if (pm) passed = Number(pm[1]);
+    const fm = line.match(/^\s*(\d+) failing/);
+    if (fm) failed = Number(fm[1]);
     output.push(line);
     console.log(line);
   }
-  page.on('console', (msg) => { const t = msg.text(); if (t.includes('__LOUPE_RUNNER__')) onLine(t); });
+  page.on('console', (msg) => {
+    const t = msg.text();
+    if (t.includes('__LOUPE_RUNNER__')) onLine(t);
+  });
 
   const webviewFrames = async (title) => {
     // Each webview is an iframe.webview (outer) containing #active-frame (the panel's document).
@@ -207,8 +284,21 @@ async function main() {
           const texts = [];
           for (const f of frames) {
             // with a selector, only the frames that have it answer (another visible webview is not an error)
-            if (req.selector && !(await f.locator(req.selector).count().catch(() => 0))) continue;
-            texts.push(await f.locator(req.selector ?? 'body').first().innerText({ timeout: 5000 }));
+            if (
+              req.selector &&
+              !(await f
+                .locator(req.selector)
+                .count()
+                .catch(() => 0))
+            ) {
+              continue;
+            }
+            texts.push(
+              await f
+                .locator(req.selector ?? 'body')
+                .first()
+                .innerText({ timeout: 5000 }),
+            );
           }
           value = texts.join('\n----\n');
           break;
@@ -220,7 +310,9 @@ async function main() {
             await page.waitForSelector('.quick-input-widget input', { state: 'visible', timeout: 10_000 });
             await page.keyboard.type(req.title);
             try {
-              await page.waitForSelector(`.quick-input-list .monaco-list-row:has-text("${req.title}")`, { timeout: 3000 });
+              await page.waitForSelector(`.quick-input-list .monaco-list-row:has-text("${req.title}")`, {
+                timeout: 3000,
+              });
               found = true;
             } catch {
               await page.keyboard.press('Escape');
@@ -231,14 +323,23 @@ async function main() {
           await page.keyboard.press('Enter');
           break;
         }
-        case 'press': await page.keyboard.press(req.key); break;
-        case 'type': await page.keyboard.type(req.text); break;
+        case 'press':
+          await page.keyboard.press(req.key);
+          break;
+        case 'type':
+          await page.keyboard.type(req.text);
+          break;
         case 'clickInWebview': {
           // Notebook outputs are webviews too: click in the first visible one that has the element.
           let clicked = false;
           for (let i = 0; i < 50 && !clicked; i++) {
             for (const f of await webviewFrames(req.title)) {
-              if (await f.locator(req.selector).count().catch(() => 0)) {
+              if (
+                await f
+                  .locator(req.selector)
+                  .count()
+                  .catch(() => 0)
+              ) {
                 await f.locator(req.selector).first().click({ timeout: 10_000 });
                 clicked = true;
                 break;
@@ -249,12 +350,19 @@ async function main() {
           if (!clicked) throw new Error(`no visible webview has ${req.selector}`);
           break;
         }
-        case 'workbenchText': value = await page.locator(req.selector).first().innerText({ timeout: 10_000 }); break;
+        case 'workbenchText':
+          value = await page.locator(req.selector).first().innerText({ timeout: 10_000 });
+          break;
         case 'webviewValue': {
           // the value of an input / textarea / select in the first visible webview that has it
           value = null;
           for (const f of await webviewFrames(req.title)) {
-            if (await f.locator(req.selector).count().catch(() => 0)) {
+            if (
+              await f
+                .locator(req.selector)
+                .count()
+                .catch(() => 0)
+            ) {
               value = await f.locator(req.selector).first().inputValue({ timeout: 5000 });
               break;
             }
@@ -266,48 +374,85 @@ async function main() {
           // the box of its first character, and what its clipping ancestors (itself included) leave visible of it
           value = [];
           for (const f of await webviewFrames(req.title)) {
-            if (!(await f.locator(req.selector).count().catch(() => 0))) continue;
-            value = await f.locator(req.selector).evaluateAll((els) => els.map((el) => {
-              /* global document, NodeFilter, getComputedStyle -- runs in the webview's page */
-              const box = (r) => ({ left: r.left, right: r.right, top: r.top, bottom: r.bottom });
-              const walker = document.createTreeWalker(el, NodeFilter.SHOW_TEXT);
-              const t = walker.nextNode();
-              let first = null;
-              if (t && t.length) {
-                const rg = document.createRange();
-                rg.setStart(t, 0);
-                rg.setEnd(t, 1);
-                first = box(rg.getBoundingClientRect());
-              }
-              const clip = { left: 0, top: 0, right: document.documentElement.clientWidth, bottom: document.documentElement.clientHeight };
-              for (let a = el; a; a = a.parentElement) {
-                if (getComputedStyle(a).overflowX === 'visible') continue;
-                const r = a.getBoundingClientRect();
-                clip.left = Math.max(clip.left, r.left); clip.right = Math.min(clip.right, r.right);
-                clip.top = Math.max(clip.top, r.top); clip.bottom = Math.min(clip.bottom, r.bottom);
-              }
-              return { box: box(el.getBoundingClientRect()), first, clip, text: el.textContent, viewport: document.documentElement.clientWidth };
-            }));
+            if (
+              !(await f
+                .locator(req.selector)
+                .count()
+                .catch(() => 0))
+            ) {
+              continue;
+            }
+            value = await f.locator(req.selector).evaluateAll((els) =>
+              els.map((el) => {
+                /* global document, NodeFilter, getComputedStyle -- runs in the webview's page */
+                const box = (r) => ({ left: r.left, right: r.right, top: r.top, bottom: r.bottom });
+                const walker = document.createTreeWalker(el, NodeFilter.SHOW_TEXT);
+                const t = walker.nextNode();
+                let first = null;
+                if (t && t.length) {
+                  const rg = document.createRange();
+                  rg.setStart(t, 0);
+                  rg.setEnd(t, 1);
+                  first = box(rg.getBoundingClientRect());
+                }
+                const clip = {
+                  left: 0,
+                  top: 0,
+                  right: document.documentElement.clientWidth,
+                  bottom: document.documentElement.clientHeight,
+                };
+                for (let a = el; a; a = a.parentElement) {
+                  if (getComputedStyle(a).overflowX === 'visible') continue;
+                  const r = a.getBoundingClientRect();
+                  clip.left = Math.max(clip.left, r.left);
+                  clip.right = Math.min(clip.right, r.right);
+                  clip.top = Math.max(clip.top, r.top);
+                  clip.bottom = Math.min(clip.bottom, r.bottom);
+                }
+                return {
+                  box: box(el.getBoundingClientRect()),
+                  first,
+                  clip,
+                  text: el.textContent,
+                  viewport: document.documentElement.clientWidth,
+                };
+              }),
+            );
             break;
           }
           break;
         }
-        case 'clickWorkbench': await page.locator(req.selector).first().click({ timeout: 10_000 }); break;
+        case 'clickWorkbench':
+          await page.locator(req.selector).first().click({ timeout: 10_000 });
+          break;
         case 'webviewEval': {
           // runs a self-contained function `(element, arg) => json` on the first element matching the selector in the
           // first visible webview that has it (the source is a test's string: no bundler helpers inside)
           const fn = new Function(`return (${req.fn});`)();
           value = null;
           for (const f of await webviewFrames(req.title)) {
-            if (!(await f.locator(req.selector).count().catch(() => 0))) continue;
-            value = await f.locator(req.selector).first().evaluate(fn, req.arg ?? null);
+            if (
+              !(await f
+                .locator(req.selector)
+                .count()
+                .catch(() => 0))
+            ) {
+              continue;
+            }
+            value = await f
+              .locator(req.selector)
+              .first()
+              .evaluate(fn, req.arg ?? null);
             break;
           }
           if (value === null) throw new Error(`no visible webview has ${req.selector}`);
           break;
         }
-        case 'viewport': await page.setViewportSize({ width: req.width, height: req.height }); break;
-        default: throw new Error(`unknown runner action ${req.action}`);
+        case 'viewport':
+          await page.setViewportSize({ width: req.width, height: req.height });
+          break;
+        default:
+          throw new Error(`unknown runner action ${req.action}`);
       }
       reply({ ok: true, value });
     } catch (e) {
@@ -321,9 +466,13 @@ async function main() {
     ['extensionTestsPath', `vscode-remote://${authority}${suite}`],
   ]);
   // A loaded machine (several suites at once) can take over 30 s to serve the workbench.
-  await page.goto(`${base}/?folder=${encodeURIComponent(join(run, 'ws'))}&payload=${encodeURIComponent(payload)}`, { timeout: 180_000 });
+  await page.goto(`${base}/?folder=${encodeURIComponent(join(run, 'ws'))}&payload=${encodeURIComponent(payload)}`, {
+    timeout: 180_000,
+  });
   lap('workbench loading; tests run in the extension host');
-  const timeout = new Promise((_, rej) => setTimeout(() => rej(new Error(`integration tests did not finish in ${TOTAL_TIMEOUT_MS} ms`)), TOTAL_TIMEOUT_MS));
+  const timeout = new Promise((_, rej) =>
+    setTimeout(() => rej(new Error(`integration tests did not finish in ${TOTAL_TIMEOUT_MS} ms`)), TOTAL_TIMEOUT_MS),
+  );
   let code;
   try {
     code = await Promise.race([done, timeout]);
@@ -340,16 +489,25 @@ async function main() {
   if (code === 0 && grep && /panel base/i.test(grep) && existsSync(join(ROOT, 'out', 'test', 'panels.js'))) {
     try {
       const devOnly = JSON.stringify([['extensionDevelopmentPath', `vscode-remote://${authority}${ROOT}`]]);
-      await page.goto(`${base}/?folder=${encodeURIComponent(join(run, 'ws'))}&payload=${encodeURIComponent(devOnly)}`, { timeout: 120_000 });
+      await page.goto(`${base}/?folder=${encodeURIComponent(join(run, 'ws'))}&payload=${encodeURIComponent(devOnly)}`, {
+        timeout: 120_000,
+      });
       let restored = '';
       for (let i = 0; i < 120 && !/echo: ping[\s\S]*created 1/.test(restored); i++) {
         await page.waitForTimeout(500);
         restored = '';
-        for (const f of await webviewFrames('Loupe Test Echo')) restored += await f.locator('body').innerText({ timeout: 2000 }).catch(() => '');
+        for (const f of await webviewFrames('Loupe Test Echo')) {
+          restored += await f
+            .locator('body')
+            .innerText({ timeout: 2000 })
+            .catch(() => '');
+        }
       }
       await page.screenshot({ path: join(SHOTS, 'panel-base-restored.png') });
       const ok = /hello from the host[\s\S]*echo: ping[\s\S]*created 1/.test(restored);
-      console.log(`  ${ok ? '✔' : '✖'} after a window reload, the test-only panel is restored by its serializer (panel base)`);
+      console.log(
+        `  ${ok ? '✔' : '✖'} after a window reload, the test-only panel is restored by its serializer (panel base)`,
+      );
       if (ok) passed++;
       else failed++;
       // Issue 14: the annotation queue left beside it with a draft verdict comes back on the same item with the
@@ -357,9 +515,21 @@ async function main() {
       const marker = join(run, 'rpc', 'annotation-restore.json');
       if (existsSync(marker)) {
         const { storePath, queueId } = JSON.parse(readFileSync(marker, 'utf8'));
-        const annText = async (sel) => { let t = ''; for (const f of await webviewFrames('Annotate')) t += await f.locator(sel).innerText({ timeout: 2000 }).catch(() => ''); return t; };
+        const annText = async (sel) => {
+          let t = '';
+          for (const f of await webviewFrames('Annotate')) {
+            t += await f
+              .locator(sel)
+              .innerText({ timeout: 2000 })
+              .catch(() => '');
+          }
+          return t;
+        };
         let draft = '';
-        for (let i = 0; i < 20 && !/Supported = Not supported/.test(draft); i++) { await page.waitForTimeout(500); draft = await annText('#draft-summary'); }
+        for (let i = 0; i < 20 && !/Supported = Not supported/.test(draft); i++) {
+          await page.waitForTimeout(500);
+          draft = await annText('#draft-summary');
+        }
         let reopened = false;
         if (!draft) {
           // The workbench restores an editor only if it saved its layout before the reload (it saves on a timer), so
@@ -368,29 +538,54 @@ async function main() {
           await page.keyboard.press('F1');
           await page.waitForSelector('.quick-input-widget input', { state: 'visible', timeout: 10_000 });
           await page.keyboard.type('Loupe: Open Annotation Queue');
-          await page.waitForSelector('.quick-input-list .monaco-list-row:has-text("Open Annotation Queue")', { timeout: 20_000 });
+          await page.waitForSelector('.quick-input-list .monaco-list-row:has-text("Open Annotation Queue")', {
+            timeout: 20_000,
+          });
           await page.keyboard.press('Enter');
-          await page.waitForSelector('.quick-input-list .monaco-list-row:has-text("Pending: claim-support")', { timeout: 20_000 });
+          await page.waitForSelector('.quick-input-list .monaco-list-row:has-text("Pending: claim-support")', {
+            timeout: 20_000,
+          });
           await page.keyboard.type('Pending: claim-support');
           await page.waitForTimeout(300);
           await page.keyboard.press('Enter');
-          for (let i = 0; i < 120 && !/Supported = Not supported/.test(draft); i++) { await page.waitForTimeout(500); draft = await annText('#draft-summary'); }
+          for (let i = 0; i < 120 && !/Supported = Not supported/.test(draft); i++) {
+            await page.waitForTimeout(500);
+            draft = await annText('#draft-summary');
+          }
         }
         const onItem2 = /item 2 of 3/.test(await annText('.an-task'));
         let saved = '';
         if (draft) {
-          for (const f of await webviewFrames('Annotate')) if (await f.locator('#queue-name').count().catch(() => 0)) await f.locator('#queue-name').click({ timeout: 5000 });
+          for (const f of await webviewFrames('Annotate')) {
+            if (
+              await f
+                .locator('#queue-name')
+                .count()
+                .catch(() => 0)
+            ) {
+              await f.locator('#queue-name').click({ timeout: 5000 });
+            }
+          }
           for (let i = 0; i < 4 && !/Saved/.test(saved); i++) {
             await page.keyboard.press('Control+Enter');
-            for (let w = 0; w < 6 && !/Saved/.test(saved); w++) { await page.waitForTimeout(250); saved = await annText('#message'); }
+            for (let w = 0; w < 6 && !/Saved/.test(saved); w++) {
+              await page.waitForTimeout(250);
+              saved = await annText('#message');
+            }
           }
         }
         await page.screenshot({ path: join(SHOTS, 'annotation-restored.png') });
-        const listed = spawnSync(process.execPath, [join(ROOT, 'dist', 'cli.js'), 'annotations', 'list', '--store', storePath, '--json'], { encoding: 'utf8' });
+        const listed = spawnSync(
+          process.execPath,
+          [join(ROOT, 'dist', 'cli.js'), 'annotations', 'list', '--store', storePath, '--json'],
+          { encoding: 'utf8' },
+        );
         const items = listed.status === 0 ? JSON.parse(listed.stdout).items : [];
         const answered = items.filter((x) => x.humanLabels && x.humanLabels['restore-tester'] !== undefined).length;
         const ok2 = onItem2 && /Supported = Not supported/.test(draft) && /Saved/.test(saved) && answered === 2;
-        console.log(`  ${ok2 ? '✔' : '✖'} after a window reload, the annotation queue ${queueId} is back on item 2 with its draft${reopened ? ' (reopened from the palette: the workbench had not saved its layout)' : ' (restored by its serializer)'}; submitting it stores the expert's 2nd verdict (item 2: ${onItem2}, draft: '${draft}', saved: '${saved}', stored: ${answered})`);
+        console.log(
+          `  ${ok2 ? '✔' : '✖'} after a window reload, the annotation queue ${queueId} is back on item 2 with its draft${reopened ? ' (reopened from the palette: the workbench had not saved its layout)' : ' (restored by its serializer)'}; submitting it stores the expert's 2nd verdict (item 2: ${onItem2}, draft: '${draft}', saved: '${saved}', stored: ${answered})`,
+        );
         if (ok2) passed++;
         else failed++;
       }

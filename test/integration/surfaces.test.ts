@@ -23,16 +23,39 @@ const shared = () => process.env.LOUPE_SHARED ?? join(process.env.LOUPE_REPO_ROO
 const BLOCK = 'NHANES_NCHS_Data_Brief_No._508';
 const TL = 'Timeline:';
 
-const panelText = (selector: string, title?: string) => runner<string>({ action: 'webviewText', ...(title ? { title } : {}), selector }, 15_000).catch(() => '');
+const panelText = (selector: string, title?: string) =>
+  runner<string>({ action: 'webviewText', ...(title ? { title } : {}), selector }, 15_000).catch(() => '');
 const pressUntil = (key: string, effect: () => Promise<boolean>, what: string) =>
-  helperPressUntil(key, effect, what, { shotPrefix: 'surfaces', explain: async () => `detail '${(await panelText('#detail', TL)).slice(0, 300)}'` });
+  helperPressUntil(key, effect, what, {
+    shotPrefix: 'surfaces',
+    explain: async () => `detail '${(await panelText('#detail', TL)).slice(0, 300)}'`,
+  });
 
 function answerStep(runId: string, index: number, q: string, v: number | number[]): StepRecord {
   const now = new Date(Date.now() + index * 1000).toISOString();
   return {
-    runId, index, startedAt: now, endedAt: now, latencyMs: 800, toolMs: 20, assistant: { role: 'assistant', content: `Recording ${q}.` },
-    toolCalls: [{ id: `c${index}`, name: 'answer', argumentsText: JSON.stringify({ action: 'add', q_id: q, answer: v }), observation: `Answer for ${q} recorded.`, isError: false, truncated: false, durationMs: 20 }],
-    extraMessages: [], usage: { input: 1200, output: 80, cached: 0 }, costUsd: null, finishReason: 'tool_calls',
+    runId,
+    index,
+    startedAt: now,
+    endedAt: now,
+    latencyMs: 800,
+    toolMs: 20,
+    assistant: { role: 'assistant', content: `Recording ${q}.` },
+    toolCalls: [
+      {
+        id: `c${index}`,
+        name: 'answer',
+        argumentsText: JSON.stringify({ action: 'add', q_id: q, answer: v }),
+        observation: `Answer for ${q} recorded.`,
+        isError: false,
+        truncated: false,
+        durationMs: 20,
+      },
+    ],
+    extraMessages: [],
+    usage: { input: 1200, output: 80, cached: 0 },
+    costUsd: null,
+    finishReason: 'tool_calls',
   };
 }
 
@@ -41,7 +64,8 @@ describe('Surfaces as an expert uses them (issue 22)', function () {
   let storePath = '';
   const cfg = () => vscode.workspace.getConfiguration('loupe');
   const root = () => join(shared(), 'data', 'longda', 'benchmark');
-  const gt = () => loadLongdaGroundTruth(join(root(), 'benchmark.csv')).filter((q) => q.source === 'NCHS Data Brief No. 508');
+  const gt = () =>
+    loadLongdaGroundTruth(join(root(), 'benchmark.csv')).filter((q) => q.source === 'NCHS Data Brief No. 508');
   const truth = (i: number) => (parseAnswerArg(gt()[i]!.answerText) as { value: number | number[] }).value;
   const off = (v: number | number[]): number | number[] => (Array.isArray(v) ? v.map((x) => x * 3 + 10) : v * 3 + 10);
 
@@ -60,12 +84,27 @@ describe('Surfaces as an expert uses them (issue 22)', function () {
       ];
       for (const [k, plan] of plans.entries()) {
         const id = `sf-longda-${k + 1}`;
-        await st.createRun({ id, suite: 'longda', blockId: BLOCK, agent: 'llm', model: 'analyst-model', params: { suiteRoot: root(), repeat: k + 1 }, promptHash: 'h', toolSet: 'longda', dataChecksums: {}, loupeVersion: 't', sandbox: 'off', workspace: join(storePath, '..', id, 'workspace') });
+        await st.createRun({
+          id,
+          suite: 'longda',
+          blockId: BLOCK,
+          agent: 'llm',
+          model: 'analyst-model',
+          params: { suiteRoot: root(), repeat: k + 1 },
+          promptHash: 'h',
+          toolSet: 'longda',
+          dataChecksums: {},
+          loupeVersion: 't',
+          sandbox: 'off',
+          workspace: join(storePath, '..', id, 'workspace'),
+        });
         mkdirSync(join(storePath, '..', id, 'workspace'), { recursive: true }); // a run folder of the runs folder (issue 36)
         await st.updateRun(id, { status: 'running', startedAt: new Date().toISOString() });
         for (const [i, v] of plan.entries()) {
           const q = gt()[i]!.longdaId;
-          await st.commitStep(answerStep(id, i, q, v), { answers: [{ runId: id, queryId: q, answer: v, raw: JSON.stringify(v), stepIndex: i }] });
+          await st.commitStep(answerStep(id, i, q, v), {
+            answers: [{ runId: id, queryId: q, answer: v, raw: JSON.stringify(v), stepIndex: i }],
+          });
         }
         await st.updateRun(id, { status: 'finished', endedAt: new Date().toISOString() });
       }
@@ -80,7 +119,7 @@ describe('Surfaces as an expert uses them (issue 22)', function () {
     const text = await webviewText({ title: TL, expect: /1 right · 1 partial · 1 wrong/, timeoutMs: 60_000 });
     // scored live, or the saved score once a surface (the Runs view) has stored it (issue 42 defect 2)
     assert.match(text, /scored live against the ground truth|score of \d/);
-    assert.match(await panelText('.tl-head', TL), /Tokens[\s\S]*Answer/, 'the step list\'s columns are labelled');
+    assert.match(await panelText('.tl-head', TL), /Tokens[\s\S]*Answer/, "the step list's columns are labelled");
     const rows = await panelText('#steps', TL);
     assert.match(rows, /✓ right[\s\S]*◐ partial[\s\S]*✗ wrong/, rows);
     // the wrong answer: its verdict and what was given, not the truth
@@ -95,9 +134,15 @@ describe('Surfaces as an expert uses them (issue 22)', function () {
     await screenshot('surfaces-timeline-expected');
     // by keyboard: ↑ selects the partly right step
     await runner({ action: 'clickInWebview', title: TL, selector: '.tl-row.selected' });
-    await pressUntil('ArrowUp', async () => /partial/.test(await panelText('#step-answers', TL)), 'ArrowUp to the partial answer');
+    await pressUntil(
+      'ArrowUp',
+      async () => /partial/.test(await panelText('#step-answers', TL)),
+      'ArrowUp to the partial answer',
+    );
     await runner({ action: 'clickInWebview', title: TL, selector: '#heatmap-toggle' });
-    for (let i = 0; i < 40 && !(await panelText('#heatmap-chart svg', TL).catch(() => '')); i++) await new Promise((r) => setTimeout(r, 250));
+    for (let i = 0; i < 40 && !(await panelText('#heatmap-chart svg', TL).catch(() => '')); i++) {
+      await new Promise((r) => setTimeout(r, 250));
+    }
     const legend = await panelText('#heatmap', TL);
     assert.doesNotMatch(legend, /1\.000000/, 'the legend reads as a share');
     await screenshot('surfaces-timeline-heatmap');
@@ -105,8 +150,16 @@ describe('Surfaces as an expert uses them (issue 22)', function () {
     await runner({ action: 'clickInWebview', title: TL, selector: '.tl-row[data-step="2"]' });
     await webviewText({ title: TL, expect: /Tag failure/ });
     await runner({ action: 'clickInWebview', title: TL, selector: '.answer-mark.wrong .tag-failure' });
-    const fa = await webviewText({ title: 'Failure Analysis', expect: /Failed item attached[\s\S]*judged wrong/, timeoutMs: 60_000 });
-    assert.match(fa, new RegExp(`${gt()[2]!.longdaId.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}`), 'the wrong item is attached');
+    const fa = await webviewText({
+      title: 'Failure Analysis',
+      expect: /Failed item attached[\s\S]*judged wrong/,
+      timeoutMs: 60_000,
+    });
+    assert.match(
+      fa,
+      new RegExp(`${gt()[2]!.longdaId.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}`),
+      'the wrong item is attached',
+    );
     assert.ok(!fa.includes(JSON.stringify(truth(2))), 'tagging stays blind: the expected value is not carried over');
     await screenshot('surfaces-tag-failure-from-timeline');
   });
@@ -117,9 +170,16 @@ describe('Surfaces as an expert uses them (issue 22)', function () {
     let tree = '';
     for (let i = 0; i < 60 && !/analyst-model[^\n]*? #\d · \d+\.\d% · finished[\s\S]*LongDA match/.test(tree); i++) {
       // a block with more than three runs starts collapsed (other suites may have added runs to it): open one group a turn
-      if (i > 0) await runner({ action: 'clickWorkbench', selector: '[id="workbench.parts.sidebar"] .monaco-list-row[aria-expanded="false"]' }).catch(() => undefined);
+      if (i > 0) {
+        await runner({
+          action: 'clickWorkbench',
+          selector: '[id="workbench.parts.sidebar"] .monaco-list-row[aria-expanded="false"]',
+        }).catch(() => undefined);
+      }
       await new Promise((r) => setTimeout(r, 500));
-      tree = await runner<string>({ action: 'workbenchText', selector: '[id="workbench.parts.sidebar"]' }).catch(() => '');
+      tree = await runner<string>({ action: 'workbenchText', selector: '[id="workbench.parts.sidebar"]' }).catch(
+        () => '',
+      );
     }
     assert.match(tree, /analyst-model[^\n]*? #\d · \d+\.\d% · finished/, tree.slice(0, 800));
     assert.doesNotMatch(tree, /0 answers/);
@@ -130,7 +190,9 @@ describe('Surfaces as an expert uses them (issue 22)', function () {
     const st = openStore(storePath);
     const judge = createJudge({ kind: 'none' }, judgementStoreOf(st));
     try {
-      for (const id of ['sf-longda-1', 'sf-longda-2', 'sf-longda-3']) await saveRunScore(st, await scoreStoredRun(st, id, { judge }));
+      for (const id of ['sf-longda-1', 'sf-longda-2', 'sf-longda-3']) {
+        await saveRunScore(st, await scoreStoredRun(st, id, { judge }));
+      }
     } finally {
       await st.close();
     }
@@ -141,7 +203,9 @@ describe('Surfaces as an expert uses them (issue 22)', function () {
     assert.match(text, /range [\d.]+–[\d.]+% · n=3/, 'the match cell shows the spread of its 3 repeats');
     // open the block (closed when the store holds runs of several blocks, as in the full integration run) and its first question
     const blockSel = `.dd-block[data-block="${BLOCK}"]`;
-    if (!/[✓✗◐∅]/.test(await panelText(blockSel, RES))) await runner({ action: 'clickInWebview', title: RES, selector: `${blockSel} > summary` });
+    if (!/[✓✗◐∅]/.test(await panelText(blockSel, RES))) {
+      await runner({ action: 'clickInWebview', title: RES, selector: `${blockSel} > summary` });
+    }
     await runner({ action: 'clickInWebview', title: RES, selector: `${blockSel} .dd-question summary` });
     const dd = await panelText(blockSel, RES);
     assert.match(dd, /Ground truth:/);
@@ -155,11 +219,15 @@ describe('Surfaces as an expert uses them (issue 22)', function () {
     assert.match(hm, /LongDA · paper tool list \(Figure 8\)/);
     assert.match(hm, /LongDA · tools the runs called/);
     await runner({ action: 'clickInWebview', title: RES, selector: '.dd-step[data-run="sf-longda-3"]' });
-    const tl = await webviewText({ title: TL, expect: /Step 1[\s\S]*Answers recorded at this step/, timeoutMs: 30_000 });
+    const tl = await webviewText({
+      title: TL,
+      expect: /Step 1[\s\S]*Answers recorded at this step/,
+      timeoutMs: 30_000,
+    });
     assert.match(tl, /wrong/);
   });
 
-  it('failure queue (issue 42 defect 8): the case about a query shows that query\'s answer and selects the step that answered it', async function () {
+  it("failure queue (issue 42 defect 8): the case about a query shows that query's answer and selects the step that answered it", async function () {
     // the queue is shared with other suites' runs (strata interleave): walk up to 100 cases
     this.timeout(300_000);
     await vscode.commands.executeCommand('workbench.action.closeAllEditors');
@@ -176,7 +244,9 @@ describe('Surfaces as an expert uses them (issue 22)', function () {
         const pos = await panelText('#case-pos', FA);
         await runner({ action: 'clickInWebview', title: FA, selector: '#case-question' });
         await runner({ action: 'press', key: 'x' });
-        for (let i = 0; i < 40 && (await panelText('#case-pos', FA)) === pos; i++) await new Promise((r) => setTimeout(r, 250));
+        for (let i = 0; i < 40 && (await panelText('#case-pos', FA)) === pos; i++) {
+          await new Promise((r) => setTimeout(r, 250));
+        }
         continue;
       }
       const short = ref.slice(ref.lastIndexOf('_') + 1);
@@ -188,14 +258,20 @@ describe('Surfaces as an expert uses them (issue 22)', function () {
         if (!seen.answered) await screenshot('surfaces-failure-queue-longda');
         seen = { ...seen, answered: true };
       } else {
-        assert.equal(note.trim(), `The run recorded no answer to ${ref}.`, 'not shown the first query as if it were this one');
+        assert.equal(
+          note.trim(),
+          `The run recorded no answer to ${ref}.`,
+          'not shown the first query as if it were this one',
+        );
         if (!seen.unanswered) await screenshot('surfaces-failure-queue-longda-unanswered');
         seen = { ...seen, unanswered: true };
       }
       const before = await panelText('#case-pos', FA);
       await runner({ action: 'clickInWebview', title: FA, selector: '#case-question' });
       await runner({ action: 'press', key: 'x' });
-      for (let i = 0; i < 40 && (await panelText('#case-pos', FA)) === before; i++) await new Promise((r) => setTimeout(r, 250));
+      for (let i = 0; i < 40 && (await panelText('#case-pos', FA)) === before; i++) {
+        await new Promise((r) => setTimeout(r, 250));
+      }
     }
     assert.ok(seen.answered, 'a case about an answered query was served');
   });
@@ -209,7 +285,8 @@ describe('Surfaces as an expert uses them (issue 22)', function () {
     const q = item.type === 'longda-query' ? item : undefined;
     await vscode.commands.executeCommand('loupe.benchmarks.focus');
     const sidebar = '[id="workbench.parts.sidebar"]';
-    const row = (label: string) => `${sidebar} .monaco-list-row[aria-label*="${label.replace(/["\\]/g, '').slice(0, 24)}"]`;
+    const row = (label: string) =>
+      `${sidebar} .monaco-list-row[aria-label*="${label.replace(/["\\]/g, '').slice(0, 24)}"]`;
     // expand LongDA, then its first block, then click the block's first question (a person's clicks)
     await runner({ action: 'clickWorkbench', selector: row(suite.title) });
     await runner({ action: 'clickWorkbench', selector: row(block.title) });
@@ -224,7 +301,11 @@ describe('Surfaces as an expert uses them (issue 22)', function () {
     // a BLADE dataset's ground-truth decisions are reachable from its research question
     const blade = await loadSuite('blade', join(shared(), 'data', 'blade', 'datasets'), {});
     const withGt = blade.blocks.find((b) => b.hidden.annotations && b.items.some((i) => i.type === 'blade-question'))!;
-    await vscode.commands.executeCommand('loupe.showBenchmarkItem', { suite: { kind: 'blade', root: blade.root }, block: { id: withGt.id }, item: { id: withGt.items.find((i) => i.type === 'blade-question')!.id } });
+    await vscode.commands.executeCommand('loupe.showBenchmarkItem', {
+      suite: { kind: 'blade', root: blade.root },
+      block: { id: withGt.id },
+      item: { id: withGt.items.find((i) => i.type === 'blade-question')!.id },
+    });
     await webviewText({ title: 'Item:', expect: /Open ground-truth decisions/ });
     await runner({ action: 'clickInWebview', title: 'Item:', selector: '#open-decisions' });
     await webviewText({ title: 'Ground truth:', expect: /Show the ground truth/, timeoutMs: 30_000 });
@@ -234,8 +315,16 @@ describe('Surfaces as an expert uses them (issue 22)', function () {
     await vscode.commands.executeCommand('workbench.action.closeAllEditors');
     // the reference agent of caschools submits annotated model code that returns None
     // run in this window (a CLI process writing the same store is covered by the review and MCP suites)
-    const bladeRoot = (cfg().get<{ suite: string; root: string }[]>('suites') ?? []).find((x) => x.suite === 'blade')?.root ?? join(shared(), 'data', 'blade', 'datasets');
-    const ids = await vscode.commands.executeCommand<string[]>('loupe.runBenchmarkBlock', { suite: 'blade', root: bladeRoot, blockId: 'caschools', profile: 'reference', repeats: 1 });
+    const bladeRoot =
+      (cfg().get<{ suite: string; root: string }[]>('suites') ?? []).find((x) => x.suite === 'blade')?.root ??
+      join(shared(), 'data', 'blade', 'datasets');
+    const ids = await vscode.commands.executeCommand<string[]>('loupe.runBenchmarkBlock', {
+      suite: 'blade',
+      root: bladeRoot,
+      blockId: 'caschools',
+      profile: 'reference',
+      repeats: 1,
+    });
     const runId = ids?.[0];
     assert.ok(runId, 'the reference run of caschools started');
     let steps: StepRecord[] = [];
@@ -254,7 +343,11 @@ describe('Surfaces as an expert uses them (issue 22)', function () {
     assert.match(obs, /model\(df\) returned nothing/);
     await vscode.commands.executeCommand('workbench.action.closeAllEditors'); // the run UI's timeline: open one on the step
     await vscode.commands.executeCommand('loupe.openTimeline', runId, submit.index);
-    const text = await webviewText({ title: TL, expect: /Conceptual variables[\s\S]*Transform code[\s\S]*Model code/, timeoutMs: 60_000 });
+    const text = await webviewText({
+      title: TL,
+      expect: /Conceptual variables[\s\S]*Transform code[\s\S]*Model code/,
+      timeoutMs: 60_000,
+    });
     assert.doesNotMatch(text, /\\n/, 'no escaped line breaks in the submission');
     assert.match(await panelText('.arg-section table', TL), /Description[\s\S]*Type[\s\S]*Columns/);
     await screenshot('surfaces-blade-submission');
@@ -264,7 +357,9 @@ describe('Surfaces as an expert uses them (issue 22)', function () {
     // The messages the extension shows (same extension host: the window API is shared), recorded and still shown.
     const shown: string[] = [];
     const w = vscode.window as unknown as Record<string, (...a: unknown[]) => unknown>;
-    const originals = Object.fromEntries(['showErrorMessage', 'showWarningMessage', 'showInformationMessage'].map((k) => [k, w[k]!]));
+    const originals = Object.fromEntries(
+      ['showErrorMessage', 'showWarningMessage', 'showInformationMessage'].map((k) => [k, w[k]!]),
+    );
     for (const [k, f] of Object.entries(originals)) {
       w[k] = (...a: unknown[]) => {
         shown.push(String(a[0]));
@@ -272,13 +367,16 @@ describe('Surfaces as an expert uses them (issue 22)', function () {
       };
     }
     const notes = async () => shown.join('\n');
-    const quick = async () => runner<string>({ action: 'workbenchText', selector: '.quick-input-widget' }).catch(() => '');
+    const quick = async () =>
+      runner<string>({ action: 'workbenchText', selector: '.quick-input-widget' }).catch(() => '');
     const until = async (what: string, f: () => Promise<boolean>, ms = 20_000) => {
       const t0 = Date.now();
       while (!(await f())) {
         if (Date.now() - t0 > ms) {
           await screenshot(`surfaces-failed-${what.replace(/\W+/g, '-')}`);
-          throw new Error(`${what}: not seen within ${ms} ms; notifications '${(await notes()).slice(0, 300)}', quick input '${(await quick()).slice(0, 300)}'`);
+          throw new Error(
+            `${what}: not seen within ${ms} ms; notifications '${(await notes()).slice(0, 300)}', quick input '${(await quick()).slice(0, 300)}'`,
+          );
         }
         await new Promise((r) => setTimeout(r, 250));
       }
@@ -288,10 +386,17 @@ describe('Surfaces as an expert uses them (issue 22)', function () {
     const suite = await loadSuite('longda', root(), {});
     const { existsSync } = await import('node:fs');
     const { defaultReferenceDir } = await import('../../src/core/benchmarks/paths.ts');
-    const noScript = suite.blocks.find((b) => b.runnable && !existsSync(join(defaultReferenceDir('longda'), `${b.id}.py`)))!;
+    const noScript = suite.blocks.find(
+      (b) => b.runnable && !existsSync(join(defaultReferenceDir('longda'), `${b.id}.py`)),
+    )!;
     assert.ok(noScript, 'a runnable LongDA block without a reference script');
     // asked for the reference agent on that block: an error in VS Code's words, no CLI flag
-    void vscode.commands.executeCommand('loupe.runBenchmarkBlock', { suite: 'longda', root: root(), blockId: noScript.id, profile: 'reference' });
+    void vscode.commands.executeCommand('loupe.runBenchmarkBlock', {
+      suite: 'longda',
+      root: root(),
+      blockId: noScript.id,
+      profile: 'reference',
+    });
     await until('the reference error', async () => /reference agent cannot run block/.test(await notes()));
     assert.doesNotMatch(await notes(), /--agent|--model/);
     await screenshot('surfaces-run-picker-reference-error');
@@ -303,7 +408,11 @@ describe('Surfaces as an expert uses them (issue 22)', function () {
     await cfg().update('models', [], vscode.ConfigurationTarget.Workspace);
     try {
       await runner({ action: 'press', key: 'Escape' }); // nothing left open from the step before
-      void vscode.commands.executeCommand('loupe.runBenchmarkBlock', { suite: 'longda', root: root(), blockId: noScript.id });
+      void vscode.commands.executeCommand('loupe.runBenchmarkBlock', {
+        suite: 'longda',
+        root: root(),
+        blockId: noScript.id,
+      });
       await until('the no-agent warning', async () => /no agent can run block/.test(await notes()));
       assert.doesNotMatch(await quick(), /Run Benchmark Block \(\d\/\d\): agent/, 'no agent pick is offered');
     } finally {
@@ -335,38 +444,61 @@ describe('Surfaces as an expert uses them (issue 22)', function () {
     await vscode.commands.executeCommand('loupe.benchmarks.focus');
     await vscode.commands.executeCommand('loupe.refreshBenchmarks');
     for (let i = 0; i < 12; i++) {
-      const side = await runner<string>({ action: 'workbenchText', selector: '[id="workbench.parts.sidebar"]' }).catch(() => '');
+      const side = await runner<string>({ action: 'workbenchText', selector: '[id="workbench.parts.sidebar"]' }).catch(
+        () => '',
+      );
       assert.doesNotMatch(side, /No benchmark suites are configured yet/);
       await new Promise((r) => setTimeout(r, 150));
     }
   });
 
   it('task and run workspaces: the window they open knows its suite, block and store, and the folder holds none of it', async () => {
-    const folder = await vscode.commands.executeCommand<string>('loupe.openTaskAsWorkspace', { suite: 'longda', root: root(), blockId: BLOCK, open: false });
+    const folder = await vscode.commands.executeCommand<string>('loupe.openTaskAsWorkspace', {
+      suite: 'longda',
+      root: root(),
+      blockId: BLOCK,
+      open: false,
+    });
     assert.ok(folder);
-    const api = vscode.extensions.getExtension('loupe-dev.loupe')!.exports as { folderContext(f: string): { kind: string; suites: Array<{ suite: string; root: string }>; runsDirectory: string; blockId: string } | undefined };
+    const api = vscode.extensions.getExtension('loupe-dev.loupe')!.exports as {
+      folderContext(
+        f: string,
+      ):
+        | { kind: string; suites: Array<{ suite: string; root: string }>; runsDirectory: string; blockId: string }
+        | undefined;
+    };
     const fc = api.folderContext(folder);
-    assert.ok(fc, 'the folder\'s window context is remembered');
+    assert.ok(fc, "the folder's window context is remembered");
     assert.equal(fc.kind, 'task');
-    assert.deepEqual(fc.suites.map((x) => [x.suite, x.root]), [['longda', root()]]);
+    assert.deepEqual(
+      fc.suites.map((x) => [x.suite, x.root]),
+      [['longda', root()]],
+    );
     assert.equal(fc.runsDirectory, join(storePath, '..'));
     assert.equal(fc.blockId, BLOCK);
     // nothing in the folder tells an agent where the suite root or the store is
     const { readdirSync, readFileSync, lstatSync, existsSync } = await import('node:fs');
     assert.ok(!existsSync(join(folder, '.vscode', 'settings.json')), 'no workspace settings written');
-    const walk = (d: string): string[] => readdirSync(d).flatMap((n) => {
-      const p = join(d, n);
-      const st = lstatSync(p);
-      return st.isDirectory() ? walk(p) : st.isFile() && st.size < 2_000_000 ? [p] : [];
-    });
+    const walk = (d: string): string[] =>
+      readdirSync(d).flatMap((n) => {
+        const p = join(d, n);
+        const st = lstatSync(p);
+        return st.isDirectory() ? walk(p) : st.isFile() && st.size < 2_000_000 ? [p] : [];
+      });
     for (const f of walk(folder)) {
       const t = readFileSync(f, 'utf8');
       assert.ok(!t.includes(root()) && !t.includes(storePath), `${f} names the suite root or the store`);
     }
-    const ws = await vscode.commands.executeCommand<string>('loupe.openRunWorkspace', { run: { id: 'sf-longda-1' }, open: false });
+    const ws = await vscode.commands.executeCommand<string>('loupe.openRunWorkspace', {
+      run: { id: 'sf-longda-1' },
+      open: false,
+    });
     const rc = api.folderContext(ws)!;
     assert.equal(rc.kind, 'run');
-    assert.deepEqual(rc.suites.map((x) => [x.suite, x.root]), [['longda', root()]]);
+    assert.deepEqual(
+      rc.suites.map((x) => [x.suite, x.root]),
+      [['longda', root()]],
+    );
   });
 
   it('run notebook: re-running an agent cell keeps its recorded output; the run goes to a new analyst cell, marked on the cell', async () => {
@@ -383,44 +515,81 @@ describe('Surfaces as an expert uses them (issue 22)', function () {
       if (!nb) await new Promise((r) => setTimeout(r, 250));
     }
     assert.ok(nb, 'the run notebook opened');
-    const meta = (c: vscode.NotebookCell) => ((c.metadata as { loupe?: { author?: string }; metadata?: { loupe?: { author?: string } } }).loupe ?? (c.metadata as { metadata?: { loupe?: { author?: string } } }).metadata?.loupe);
+    const meta = (c: vscode.NotebookCell) =>
+      (c.metadata as { loupe?: { author?: string }; metadata?: { loupe?: { author?: string } } }).loupe ??
+      (c.metadata as { metadata?: { loupe?: { author?: string } } }).metadata?.loupe;
     const agent = nb.getCells().find((c) => meta(c)?.author === 'agent')!;
     assert.ok(agent, 'an agent cell');
-    const text = (c: vscode.NotebookCell) => c.outputs.flatMap((o) => o.items).map((it) => new TextDecoder().decode(it.data)).join('\n');
+    const text = (c: vscode.NotebookCell) =>
+      c.outputs
+        .flatMap((o) => o.items)
+        .map((it) => new TextDecoder().decode(it.data))
+        .join('\n');
     const before = text(agent);
     const count = nb.cellCount;
     const editor = await vscode.window.showNotebookDocument(nb, { viewColumn: vscode.ViewColumn.One });
-    await vscode.commands.executeCommand('notebook.selectKernel', { editor, id: 'loupe-run-kernel', extension: 'loupe-dev.loupe' });
-    await vscode.commands.executeCommand('notebook.cell.execute', { ranges: [{ start: agent.index, end: agent.index + 1 }], document: nb.uri });
+    await vscode.commands.executeCommand('notebook.selectKernel', {
+      editor,
+      id: 'loupe-run-kernel',
+      extension: 'loupe-dev.loupe',
+    });
+    await vscode.commands.executeCommand('notebook.cell.execute', {
+      ranges: [{ start: agent.index, end: agent.index + 1 }],
+      document: nb.uri,
+    });
     let copy = '';
-    for (let i = 0; i < 300 && !(nb.cellCount > count && /Fresh kernel/.test(copy = text(nb.cellAt(agent.index + 1)))); i++) await new Promise((r) => setTimeout(r, 200));
+    for (
+      let i = 0;
+      i < 300 && !(nb.cellCount > count && /Fresh kernel/.test((copy = text(nb.cellAt(agent.index + 1)))));
+      i++
+    ) {
+      await new Promise((r) => setTimeout(r, 200));
+    }
     assert.equal(nb.cellCount, count + 1, 'a new cell below the agent cell');
-    assert.match(copy, /Fresh kernel for run/, 'the kernel notice is in the analyst\'s cell');
-    assert.equal(text(agent), before, 'the agent cell\'s recorded output is unchanged');
+    assert.match(copy, /Fresh kernel for run/, "the kernel notice is in the analyst's cell");
+    assert.equal(text(agent), before, "the agent cell's recorded output is unchanged");
     assert.doesNotMatch(text(agent), /Fresh kernel/);
-    for (let i = 0; i < 40 && meta(nb.cellAt(agent.index + 1))?.author !== 'analyst'; i++) await new Promise((r) => setTimeout(r, 250));
+    for (let i = 0; i < 40 && meta(nb.cellAt(agent.index + 1))?.author !== 'analyst'; i++) {
+      await new Promise((r) => setTimeout(r, 250));
+    }
     assert.equal(meta(nb.cellAt(agent.index + 1))?.author, 'analyst');
     await new Promise((r) => setTimeout(r, 800));
     await screenshot('surfaces-notebook-analyst-copy');
-    await vscode.commands.executeCommand('workbench.action.revertAndCloseActiveEditor').then(undefined, () => undefined);
+    await vscode.commands
+      .executeCommand('workbench.action.revertAndCloseActiveEditor')
+      .then(undefined, () => undefined);
   });
 
   it('three repeats open one notebook, one timeline and one terminal; the others are listed', async () => {
     await vscode.commands.executeCommand('workbench.action.closeAllEditors');
     const terminalsBefore = vscode.window.terminals.length;
-    const ids = await vscode.commands.executeCommand<string[]>('loupe.runBenchmarkBlock', { suite: 'longda', root: root(), blockId: BLOCK, profile: 'reference', repeats: 3 });
+    const ids = await vscode.commands.executeCommand<string[]>('loupe.runBenchmarkBlock', {
+      suite: 'longda',
+      root: root(),
+      blockId: BLOCK,
+      profile: 'reference',
+      repeats: 3,
+    });
     assert.equal(ids?.length, 3, 'three runs');
     await new Promise((r) => setTimeout(r, 1500));
     const tabs = vscode.window.tabGroups.all.flatMap((g) => g.tabs).map((t) => t.label);
     assert.equal(tabs.filter((l) => /^Timeline:/.test(l)).length, 1, tabs.join(' | '));
-    const notebooks = vscode.window.tabGroups.all.flatMap((g) => g.tabs).filter((t) => t.input instanceof vscode.TabInputNotebook && ids!.some((id) => (t.input as vscode.TabInputNotebook).uri.fsPath.includes(id)));
+    const notebooks = vscode.window.tabGroups.all
+      .flatMap((g) => g.tabs)
+      .filter(
+        (t) =>
+          t.input instanceof vscode.TabInputNotebook &&
+          ids!.some((id) => (t.input as vscode.TabInputNotebook).uri.fsPath.includes(id)),
+      );
     assert.equal(notebooks.length, 1, 'one run notebook');
     assert.equal(vscode.window.terminals.length - terminalsBefore, 1, 'one transcript terminal');
     await screenshot('surfaces-repeats-one-group');
     // the repeats end here, not while the next suite works with the same store
     for (let i = 0; i < 240; i++) {
       const st = openStore(storePath);
-      const open = (await Promise.all(ids!.map((id) => st.getRun(id)))).filter((r) => r && (r.status === 'running' || r.status === 'pending'));
+      const open = (await Promise.all(ids!.map((id) => st.getRun(id)))).filter(
+        (r) => r && (r.status === 'running' || r.status === 'pending'),
+      );
       await st.close();
       if (!open.length) break;
       await new Promise((r) => setTimeout(r, 500));
@@ -434,26 +603,56 @@ describe('Surfaces as an expert uses them (issue 22)', function () {
     writeFileSync(join(home, 'id_rsa'), 'secret');
     const st = openStore(storePath);
     try {
-      await st.createRun({ id: 'sf-outside', suite: 'longda', blockId: BLOCK, agent: 'reference', model: 'reference', params: { suiteRoot: root() }, promptHash: 'h', toolSet: 'longda', dataChecksums: {}, loupeVersion: 't', sandbox: 'off', workspace: home, status: 'failed' });
+      await st.createRun({
+        id: 'sf-outside',
+        suite: 'longda',
+        blockId: BLOCK,
+        agent: 'reference',
+        model: 'reference',
+        params: { suiteRoot: root() },
+        promptHash: 'h',
+        toolSet: 'longda',
+        dataChecksums: {},
+        loupeVersion: 't',
+        sandbox: 'off',
+        workspace: home,
+        status: 'failed',
+      });
     } finally {
       await st.close();
     }
     const shown: string[] = [];
     const w = vscode.window as unknown as Record<string, (...a: unknown[]) => unknown>;
     const originals = Object.fromEntries(['showErrorMessage', 'showWarningMessage'].map((k) => [k, w[k]!]));
-    for (const [k, f] of Object.entries(originals)) w[k] = (...a: unknown[]) => { shown.push(String(a[0])); return f.apply(vscode.window, a); };
+    for (const [k, f] of Object.entries(originals)) {
+      w[k] = (...a: unknown[]) => {
+        shown.push(String(a[0]));
+        return f.apply(vscode.window, a);
+      };
+    }
     try {
       for (const cmd of ['loupe.openRunWorkspace', 'loupe.resumeRun']) {
         shown.length = 0;
-        assert.equal(await vscode.commands.executeCommand(cmd, { run: { id: 'sf-outside' }, open: false }), undefined, cmd);
+        assert.equal(
+          await vscode.commands.executeCommand(cmd, { run: { id: 'sf-outside' }, open: false }),
+          undefined,
+          cmd,
+        );
         const msg = shown.join('\n');
-        assert.match(msg, /Run sf-outside: workspace .*loupe-home-you-.* is outside the runs folder .*\(setting loupe\.runsDirectory: /, `${cmd}: ${msg}`);
+        assert.match(
+          msg,
+          /Run sf-outside: workspace .*loupe-home-you-.* is outside the runs folder .*\(setting loupe\.runsDirectory: /,
+          `${cmd}: ${msg}`,
+        );
         assert.doesNotMatch(msg, /--store|--resume/, cmd);
       }
       shown.length = 0;
       assert.equal(await vscode.commands.executeCommand('loupe.deleteRun', 'sf-outside', true), true);
       assert.deepEqual(readdirSync(home), ['id_rsa'], 'the recorded folder was left alone');
-      assert.match(shown.join('\n'), /run sf-outside deleted from the store; its recorded folder was left alone \(workspace .* is outside the runs folder/);
+      assert.match(
+        shown.join('\n'),
+        /run sf-outside deleted from the store; its recorded folder was left alone \(workspace .* is outside the runs folder/,
+      );
     } finally {
       Object.assign(w, originals);
       rmSync(home, { recursive: true, force: true });

@@ -19,16 +19,38 @@ describe('Sweeps in the Runs view', function () {
     const url = await srv.createDatabase('vscode_sweep');
     const s = await openStoreAt(url);
     const units: [string, string, RunStatus][] = [
-      ['model-alpha', 'NHANES_NCHS_Data_Brief_No._508', 'finished'], ['model-alpha', 'NHANES_NCHS_Data_Brief_No._508', 'running'], ['model-alpha', 'NHIS_Early_Release', 'pending'],
-      ['model-beta', 'NHANES_NCHS_Data_Brief_No._508', 'finished'], ['model-beta', 'NHANES_NCHS_Data_Brief_No._508', 'failed'], ['model-beta', 'NHIS_Early_Release', 'pending'],
+      ['model-alpha', 'NHANES_NCHS_Data_Brief_No._508', 'finished'],
+      ['model-alpha', 'NHANES_NCHS_Data_Brief_No._508', 'running'],
+      ['model-alpha', 'NHIS_Early_Release', 'pending'],
+      ['model-beta', 'NHANES_NCHS_Data_Brief_No._508', 'finished'],
+      ['model-beta', 'NHANES_NCHS_Data_Brief_No._508', 'failed'],
+      ['model-beta', 'NHIS_Early_Release', 'pending'],
     ];
     for (const [i, [model, blockId, status]] of units.entries()) {
-      await s.createRun({ id: `sweep-int-u000${i + 1}`, suite: 'longda', blockId, agent: 'llm', model, params: { repeat: 1 }, promptHash: 'h', toolSet: 'longda', dataChecksums: {}, loupeVersion: 't', sandbox: 'bubblewrap', workspace: `/nonexistent/u${i}/workspace`, status, sweepId: 'sweep-int' });
+      await s.createRun({
+        id: `sweep-int-u000${i + 1}`,
+        suite: 'longda',
+        blockId,
+        agent: 'llm',
+        model,
+        params: { repeat: 1 },
+        promptHash: 'h',
+        toolSet: 'longda',
+        dataChecksums: {},
+        loupeVersion: 't',
+        sandbox: 'bubblewrap',
+        workspace: `/nonexistent/u${i}/workspace`,
+        status,
+        sweepId: 'sweep-int',
+      });
     }
     await s.updateRun('sweep-int-u0005', { statusReason: 'the model replied 5 times in a row without a tool call' });
     await s.close();
     await config().update('store', url.replace(/\?passwordEnv=.*$/, ''), vscode.ConfigurationTarget.Global);
-    assert.equal(await vscode.commands.executeCommand('loupe.setStorePassword', { password: process.env[srv.passwordEnv] }), true);
+    assert.equal(
+      await vscode.commands.executeCommand('loupe.setStorePassword', { password: process.env[srv.passwordEnv] }),
+      true,
+    );
   });
 
   after(async () => {
@@ -43,7 +65,9 @@ describe('Sweeps in the Runs view', function () {
     let tree = '';
     for (let i = 0; i < 60 && !/sweep sweep-int/.test(tree); i++) {
       await new Promise((r) => setTimeout(r, 500));
-      tree = await runner<string>({ action: 'workbenchText', selector: '[id="workbench.parts.sidebar"]' }).catch(() => '');
+      tree = await runner<string>({ action: 'workbenchText', selector: '[id="workbench.parts.sidebar"]' }).catch(
+        () => '',
+      );
     }
     assert.match(tree, /sweep sweep-int/, tree.slice(0, 800));
     assert.match(tree, /2\/6 done · 1 running · 1 failed · 2 queued/, tree.slice(0, 800));

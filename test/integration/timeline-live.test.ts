@@ -58,7 +58,8 @@ describe('Timeline gets the steps of a run in this window pushed (issue 23)', fu
   let other = '';
   const cfg = () => vscode.workspace.getConfiguration('loupe');
   const storePath = () => join(cfg().get<string>('runsDirectory') ?? '', 'runs.sqlite');
-  const root = () => (cfg().get<{ suite: string; root: string }[]>('suites') ?? []).find((s) => s.suite === 'longda')?.root;
+  const root = () =>
+    (cfg().get<{ suite: string; root: string }[]>('suites') ?? []).find((s) => s.suite === 'longda')?.root;
 
   async function until(what: string, ok: () => Promise<boolean>, ms = 120_000): Promise<void> {
     const t0 = Date.now();
@@ -79,15 +80,26 @@ describe('Timeline gets the steps of a run in this window pushed (issue 23)', fu
 
   /** Opens each gate after the row before it showed in the live timeline; returns the text with every row. */
   async function drive(run: string, model: string, gates: { open(k: number): void }, steps: number): Promise<string> {
-    await until(`the run on ${model} and its timeline`, async () => Boolean(await runOf(model)) && /running/.test(await webviewText({ title: TITLE }).catch(() => '')));
+    await until(
+      `the run on ${model} and its timeline`,
+      async () => Boolean(await runOf(model)) && /running/.test(await webviewText({ title: TITLE }).catch(() => '')),
+    );
     for (let k = 0; k < steps; k++) {
       gates.open(k);
       // bounded: with the hour-long poll only the push brings the row; the model's next turn waits for this check
       const text = await webviewText({ title: TITLE, expect: rowRe(run, k), timeoutMs: 60_000 });
       assert.match(text, /running/, `step ${k} arrived while the run was running`);
       const r = rows(text, run, steps);
-      assert.deepEqual(r.counts, Array.from({ length: steps }, (_, i) => (i <= k ? 1 : 0)), `rows after step ${k}: each once, none ahead; timeline: ${text.slice(0, 1500)}`);
-      assert.deepEqual(r.at.slice(0, k + 1), [...r.at.slice(0, k + 1)].sort((x, y) => x - y), 'rows in step order');
+      assert.deepEqual(
+        r.counts,
+        Array.from({ length: steps }, (_, i) => (i <= k ? 1 : 0)),
+        `rows after step ${k}: each once, none ahead; timeline: ${text.slice(0, 1500)}`,
+      );
+      assert.deepEqual(
+        r.at.slice(0, k + 1),
+        [...r.at.slice(0, k + 1)].sort((x, y) => x - y),
+        'rows in step order',
+      );
       if (k === 1) {
         await sleep(400);
         await screenshot(`timeline-live-${run}`);
@@ -122,13 +134,25 @@ describe('Timeline gets the steps of a run in this window pushed (issue 23)', fu
     a = await startScriptedLlm({ script: ga.script, models: ['scripted-live-a'] });
     b = await startScriptedLlm({ script: gb.script, models: ['scripted-live-b'] });
     const models = (cfg().get<{ name: string }[]>('models') ?? []).filter((m) => !/^scripted-live-/.test(m.name));
-    await cfg().update('models', [...models,
-      { name: 'scripted-live-a', baseUrl: a.baseUrl, model: 'scripted-live-a' },
-      { name: 'scripted-live-b', baseUrl: b.baseUrl, model: 'scripted-live-b' }], vscode.ConfigurationTarget.Workspace);
+    await cfg().update(
+      'models',
+      [
+        ...models,
+        { name: 'scripted-live-a', baseUrl: a.baseUrl, model: 'scripted-live-a' },
+        { name: 'scripted-live-b', baseUrl: b.baseUrl, model: 'scripted-live-b' },
+      ],
+      vscode.ConfigurationTarget.Workspace,
+    );
     await vscode.commands.executeCommand('loupe.test.setTimelinePollMs', 3_600_000);
     await vscode.commands.executeCommand('workbench.action.closeAllEditors');
 
-    void vscode.commands.executeCommand('loupe.runBenchmarkBlock', { suite: 'longda', root: root(), blockId: BLOCK, profile: 'scripted-live-a', repeats: 1 });
+    void vscode.commands.executeCommand('loupe.runBenchmarkBlock', {
+      suite: 'longda',
+      root: root(),
+      blockId: BLOCK,
+      profile: 'scripted-live-a',
+      repeats: 1,
+    });
     let text = await drive('a', 'scripted-live-a', ga, STEPS);
     assert.deepEqual(rows(text, 'a', STEPS).counts, [1, 1, 1]);
     const runA = (await runOf('scripted-live-a'))!;
@@ -138,15 +162,29 @@ describe('Timeline gets the steps of a run in this window pushed (issue 23)', fu
     await cfg().update('store', join(other, 'runs.sqlite'), vscode.ConfigurationTarget.Global);
     await webviewText({ title: TITLE, expect: /Run not available/, timeoutMs: 30_000 });
     await cfg().update('store', undefined, vscode.ConfigurationTarget.Global);
-    text = await webviewText({ title: TITLE, expect: new RegExp(`finished[\\s\\S]*${rowRe('a', STEPS - 1).source}`), timeoutMs: 30_000 });
+    text = await webviewText({
+      title: TITLE,
+      expect: new RegExp(`finished[\\s\\S]*${rowRe('a', STEPS - 1).source}`),
+      timeoutMs: 30_000,
+    });
     assert.deepEqual(rows(text, 'a', STEPS).counts, [1, 1, 1]);
 
     // a run started after the switch (the store opened again): its timeline still gets its steps pushed
     await vscode.commands.executeCommand('workbench.action.closeAllEditors');
-    void vscode.commands.executeCommand('loupe.runBenchmarkBlock', { suite: 'longda', root: root(), blockId: BLOCK, profile: 'scripted-live-b', repeats: 1 });
+    void vscode.commands.executeCommand('loupe.runBenchmarkBlock', {
+      suite: 'longda',
+      root: root(),
+      blockId: BLOCK,
+      profile: 'scripted-live-b',
+      repeats: 1,
+    });
     text = await drive('b', 'scripted-live-b', gb, 2);
     assert.deepEqual(rows(text, 'b', 2).counts, [1, 1]);
-    assert.equal(rows(text, 'a', STEPS).counts.reduce((x, y) => x + y), 0, "run a's rows are not in run b's timeline");
+    assert.equal(
+      rows(text, 'a', STEPS).counts.reduce((x, y) => x + y),
+      0,
+      "run a's rows are not in run b's timeline",
+    );
     await sleep(400);
     await screenshot('timeline-live-finished');
   });
@@ -157,10 +195,25 @@ describe('Timeline gets the steps of a run in this window pushed (issue 23)', fu
     const c = await startScriptedLlm({ script: gc.script, models: ['scripted-live-c'] });
     try {
       const models = (cfg().get<{ name: string }[]>('models') ?? []).filter((m) => m.name !== 'scripted-live-c');
-      await cfg().update('models', [...models, { name: 'scripted-live-c', baseUrl: c.baseUrl, model: 'scripted-live-c' }], vscode.ConfigurationTarget.Workspace);
+      await cfg().update(
+        'models',
+        [...models, { name: 'scripted-live-c', baseUrl: c.baseUrl, model: 'scripted-live-c' }],
+        vscode.ConfigurationTarget.Workspace,
+      );
       await vscode.commands.executeCommand('workbench.action.closeAllEditors');
-      void vscode.commands.executeCommand('loupe.runBenchmarkBlock', { suite: 'longda', root: root(), blockId: BLOCK, profile: 'scripted-live-c', repeats: 1 });
-      await until('the run on scripted-live-c and its timeline', async () => Boolean(await runOf('scripted-live-c')) && /running/.test(await webviewText({ title: TITLE }).catch(() => '')));
+      void vscode.commands.executeCommand('loupe.runBenchmarkBlock', {
+        suite: 'longda',
+        root: root(),
+        blockId: BLOCK,
+        profile: 'scripted-live-c',
+        repeats: 1,
+      });
+      await until(
+        'the run on scripted-live-c and its timeline',
+        async () =>
+          Boolean(await runOf('scripted-live-c')) &&
+          /running/.test(await webviewText({ title: TITLE }).catch(() => '')),
+      );
       gc.open(0);
       await webviewText({ title: TITLE, expect: rowRe('c', 0), timeoutMs: 60_000 });
       // the user switches the store while the run is still running: views follow the new store at once ...
@@ -168,7 +221,11 @@ describe('Timeline gets the steps of a run in this window pushed (issue 23)', fu
       await webviewText({ title: TITLE, expect: /Run not available/, timeoutMs: 30_000 });
       for (let k = 1; k <= STEPS; k++) gc.open(k);
       // ... and the run's remaining steps still go to the store it started in, where it finishes
-      await until('run c finished in its own store', async () => !['pending', 'running'].includes((await runOf('scripted-live-c'))?.status ?? 'pending'), 120_000);
+      await until(
+        'run c finished in its own store',
+        async () => !['pending', 'running'].includes((await runOf('scripted-live-c'))?.status ?? 'pending'),
+        120_000,
+      );
       const run = (await runOf('scripted-live-c'))!;
       const s = openStore(storePath());
       let steps: number;
@@ -180,7 +237,11 @@ describe('Timeline gets the steps of a run in this window pushed (issue 23)', fu
       assert.equal(run.status, 'finished', `run c ended ${run.status} after the store switch`);
       assert.equal(steps, STEPS + 1);
       await cfg().update('store', undefined, vscode.ConfigurationTarget.Global);
-      const text = await webviewText({ title: TITLE, expect: new RegExp(`finished[\\s\\S]*${rowRe('c', STEPS - 1).source}`), timeoutMs: 30_000 });
+      const text = await webviewText({
+        title: TITLE,
+        expect: new RegExp(`finished[\\s\\S]*${rowRe('c', STEPS - 1).source}`),
+        timeoutMs: 30_000,
+      });
       assert.deepEqual(rows(text, 'c', STEPS).counts, [1, 1, 1]);
     } finally {
       await c.close();

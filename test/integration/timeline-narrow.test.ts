@@ -32,10 +32,29 @@ describe('Timeline failure-tag marks at narrow widths', function () {
     await seedFailureFixture(st, join(dir, 'ws'));
     const taxonomy = findTaxonomy(taxonomyCatalog(undefined), 'ddr');
     // the two classes with the longest labels: the widest marks
-    const longest = [...taxonomy.classes].sort((a, b) => b.label.length - a.label.length).slice(0, 2).map((c) => c.id);
+    const longest = [...taxonomy.classes]
+      .sort((a, b) => b.label.length - a.label.length)
+      .slice(0, 2)
+      .map((c) => c.id);
     const ann = annotationStoreOf(st);
-    await tagSteps(ann, st, { taxonomy, classes: [longest[0]!], severity: 'critical', annotator: 'expert-n', runId: RUN, from: 1, to: 2 });
-    await tagSteps(ann, st, { taxonomy, classes: longest, severity: 'minor', annotator: 'expert-n', runId: RUN, from: 3, to: 3 });
+    await tagSteps(ann, st, {
+      taxonomy,
+      classes: [longest[0]!],
+      severity: 'critical',
+      annotator: 'expert-n',
+      runId: RUN,
+      from: 1,
+      to: 2,
+    });
+    await tagSteps(ann, st, {
+      taxonomy,
+      classes: longest,
+      severity: 'minor',
+      annotator: 'expert-n',
+      runId: RUN,
+      from: 3,
+      to: 3,
+    });
     await st.close();
     await config().update('store', file, vscode.ConfigurationTarget.Global);
   });
@@ -52,15 +71,24 @@ describe('Timeline failure-tag marks at narrow widths', function () {
     if (!hasRunner()) this.skip();
     await vscode.commands.executeCommand('workbench.action.closeAllEditors');
     await vscode.commands.executeCommand('workbench.action.closeSidebar');
-    await vscode.commands.executeCommand('vscode.setEditorLayout', { orientation: 0, groups: [{ size: 0.5 }, { size: 0.5 }] });
+    await vscode.commands.executeCommand('vscode.setEditorLayout', {
+      orientation: 0,
+      groups: [{ size: 0.5 }, { size: 0.5 }],
+    });
     await vscode.commands.executeCommand('workbench.action.focusFirstEditorGroup');
     await vscode.commands.executeCommand('loupe.openTimeline', RUN);
     await webviewText({ title: TL, expect: /6 steps/, timeoutMs: 60_000 });
     // no tab title: the timeline is the only webview on screen (a click on its tab in a narrow group can wait on the sash)
     const marks = () => runner<ElementRects[]>({ action: 'webviewRects', selector: '.tl-row .tl-tagmark' }, 30_000);
     const layoutAt = async (share: number) => {
-      await vscode.commands.executeCommand('vscode.setEditorLayout', { orientation: 0, groups: [{ size: 0.5 }, { size: 0.5 }] });
-      await vscode.commands.executeCommand('vscode.setEditorLayout', { orientation: 0, groups: [{ size: share }, { size: 1 - share }] });
+      await vscode.commands.executeCommand('vscode.setEditorLayout', {
+        orientation: 0,
+        groups: [{ size: 0.5 }, { size: 0.5 }],
+      });
+      await vscode.commands.executeCommand('vscode.setEditorLayout', {
+        orientation: 0,
+        groups: [{ size: share }, { size: 1 - share }],
+      });
       await sleep(350);
       return marks();
     };
@@ -72,13 +100,30 @@ describe('Timeline failure-tag marks at narrow widths', function () {
       // the workbench sometimes lays a group below its minimum out at zero width first: lay it out again
       for (let i = 0; i < 3 && rs[0]?.viewport === 0; i++) rs = await layoutAt(share);
       // one mark per tag and step: steps 2 and 3 (one tag), step 4 (a tag of two classes)
-      if (rs.length !== 3) { failures.push(`share ${share.toFixed(2)}: ${rs.length} marks in the rows, expected 3`); continue; }
+      if (rs.length !== 3) {
+        failures.push(`share ${share.toFixed(2)}: ${rs.length} marks in the rows, expected 3`);
+        continue;
+      }
       // how much of each ⚑ is hidden (px): 0 when whole
-      const hidden = rs.map((r) => (r.first ? Math.max(0, r.clip.left - r.first.left, r.first.right - r.clip.right, r.clip.top - r.first.top, r.first.bottom - r.clip.bottom) : Infinity));
+      const hidden = rs.map((r) =>
+        r.first
+          ? Math.max(
+              0,
+              r.clip.left - r.first.left,
+              r.first.right - r.clip.right,
+              r.clip.top - r.first.top,
+              r.first.bottom - r.clip.bottom,
+            )
+          : Infinity,
+      );
       const worst = Math.max(...hidden);
       seen.push({ viewport: rs[0]!.viewport, worst, share });
       if (!narrowest || rs[0]!.viewport < narrowest.viewport) narrowest = { viewport: rs[0]!.viewport, share };
-      if (worst > 0.5 || rs.some((r) => !r.text.startsWith('⚑'))) failures.push(`panel ${rs[0]!.viewport}px: a ⚑ is cut by ${worst.toFixed(1)} px (${rs.map((r) => JSON.stringify(r.text)).join(', ')})`);
+      if (worst > 0.5 || rs.some((r) => !r.text.startsWith('⚑'))) {
+        failures.push(
+          `panel ${rs[0]!.viewport}px: a ⚑ is cut by ${worst.toFixed(1)} px (${rs.map((r) => JSON.stringify(r.text)).join(', ')})`,
+        );
+      }
     }
     console.log(`panel widths swept: ${seen.map((s) => s.viewport).join(', ')} px`);
     if (!narrowest) {

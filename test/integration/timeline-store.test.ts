@@ -36,26 +36,82 @@ describe('Timeline follows a switch of the run store', function () {
     url = await srv.createDatabase('vscode_timeline'); // carries ?passwordEnv=: the extension host has the variable
     const local = await openStoreAt(file);
     await seedFailureFixture(local, join(dir, 'ws'));
-    await local.createRun({ id: LOCAL, suite: 'ddr', blockId: 'local-block', agent: 'llm', model: 'local-model', params: {}, promptHash: 'h', toolSet: 'ddr', dataChecksums: {}, loupeVersion: 't', sandbox: 'off', workspace: join(dir, 'ws') });
+    await local.createRun({
+      id: LOCAL,
+      suite: 'ddr',
+      blockId: 'local-block',
+      agent: 'llm',
+      model: 'local-model',
+      params: {},
+      promptHash: 'h',
+      toolSet: 'ddr',
+      dataChecksums: {},
+      loupeVersion: 't',
+      sandbox: 'off',
+      workspace: join(dir, 'ws'),
+    });
     const at = new Date(Date.UTC(2026, 0, 1)).toISOString();
-    const step: StepRecord = { // one step of the run only the file holds
-      runId: LOCAL, index: 0, startedAt: at, endedAt: at, latencyMs: 120, toolMs: 5, assistant: { role: 'assistant', content: 'Only in the local file.' },
-      toolCalls: [], extraMessages: [], usage: { input: 10, output: 2, cached: 0 }, costUsd: null, finishReason: 'stop',
+    const step: StepRecord = {
+      // one step of the run only the file holds
+      runId: LOCAL,
+      index: 0,
+      startedAt: at,
+      endedAt: at,
+      latencyMs: 120,
+      toolMs: 5,
+      assistant: { role: 'assistant', content: 'Only in the local file.' },
+      toolCalls: [],
+      extraMessages: [],
+      usage: { input: 10, output: 2, cached: 0 },
+      costUsd: null,
+      finishReason: 'stop',
     };
     await local.commitStep(step);
     await local.updateRun(LOCAL, { status: 'finished' });
     // a step whose find_variables call asked the run's model (issue 25): the step's tokens include that call's
-    await local.createRun({ id: MODEL_USE, suite: 'longda', blockId: 'model-use-block', agent: 'llm', model: 'm', params: {}, promptHash: 'h', toolSet: 'longda', dataChecksums: {}, loupeVersion: 't', sandbox: 'off', workspace: join(dir, 'ws') });
+    await local.createRun({
+      id: MODEL_USE,
+      suite: 'longda',
+      blockId: 'model-use-block',
+      agent: 'llm',
+      model: 'm',
+      params: {},
+      promptHash: 'h',
+      toolSet: 'longda',
+      dataChecksums: {},
+      loupeVersion: 't',
+      sandbox: 'off',
+      workspace: join(dir, 'ws'),
+    });
     await local.commitStep({
-      ...step, runId: MODEL_USE, usage: { input: own.input + dec.input, output: own.output + dec.output, cached: 0 }, costUsd: 0.0021,
+      ...step,
+      runId: MODEL_USE,
+      usage: { input: own.input + dec.input, output: own.output + dec.output, cached: 0 },
+      costUsd: 0.0021,
       assistant: { role: 'assistant', content: 'Which variables?' },
-      toolCalls: [{ id: 'fv', name: 'find_variables', argumentsText: '{"question":"anemia by sex"}', observation: 'Variables (best first):', isError: false, truncated: false, durationMs: 40, modelUse: { calls: 1, usage: dec, costUsd: 0.0019 } }],
+      toolCalls: [
+        {
+          id: 'fv',
+          name: 'find_variables',
+          argumentsText: '{"question":"anemia by sex"}',
+          observation: 'Variables (best first):',
+          isError: false,
+          truncated: false,
+          durationMs: 40,
+          modelUse: { calls: 1, usage: dec, costUsd: 0.0019 },
+        },
+      ],
     });
     await local.updateRun(MODEL_USE, { status: 'finished' });
     await local.close();
     const team = await openStoreAt(url);
     await seedFailureFixture(team, join(dir, 'ws'));
-    await team.commitStep({ ...step, runId: RUN, index: 6, assistant: { role: 'assistant', content: 'A step only the team copy has.' } });
+    await team.commitStep({
+      ...step,
+      runId: RUN,
+      index: 6,
+      assistant: { role: 'assistant', content: 'A step only the team copy has.' },
+    });
     await team.updateRun(RUN, { status: 'cancelled', statusReason: 'the team copy' });
     await team.close();
   });
@@ -78,7 +134,11 @@ describe('Timeline follows a switch of the run store', function () {
 
     // to the team store: the same run id there is the team's copy (cancelled, one step more), its steps read again
     await useStore(url);
-    await webviewText({ title: 'Timeline: e1', expect: /cancelled[\s\S]*7 steps[\s\S]*A step only the team copy has/, timeoutMs: 30_000 });
+    await webviewText({
+      title: 'Timeline: e1',
+      expect: /cancelled[\s\S]*7 steps[\s\S]*A step only the team copy has/,
+      timeoutMs: 30_000,
+    });
     await screenshot('timeline-store-switched');
 
     // back to the file: the local copy again, and a second timeline of a run only the file holds
@@ -92,7 +152,10 @@ describe('Timeline follows a switch of the run store', function () {
     await useStore(url);
     text = await webviewText({ title: 'Timeline: local-block', expect: /Run not available/, timeoutMs: 30_000 });
     assert.match(text, new RegExp(`Run ${LOCAL} is not in the run store now in use \\(postgres://`));
-    assert.match(text, /set Loupe: Store back to that store to see it here, or open one of this store's runs from the Runs view/);
+    assert.match(
+      text,
+      /set Loupe: Store back to that store to see it here, or open one of this store's runs from the Runs view/,
+    );
     assert.doesNotMatch(text, /--\w|password=/);
     await new Promise((r) => setTimeout(r, 400));
     await screenshot('timeline-store-run-missing');
@@ -100,17 +163,27 @@ describe('Timeline follows a switch of the run store', function () {
     // into the panel (a click on its heading), then Tab to the button and Enter, as a keyboard user does
     await runner({ action: 'clickInWebview', title: 'Timeline: local-block', selector: '#unavailable h1' });
     await runner({ action: 'press', key: 'Tab' });
-    const sidebar = () => runner<string>({ action: 'workbenchText', selector: '[id="workbench.parts.sidebar"]' }).catch(() => '');
+    const sidebar = () =>
+      runner<string>({ action: 'workbenchText', selector: '[id="workbench.parts.sidebar"]' }).catch(() => '');
     // the Runs view lists the team store's 12 runs (the file holds 13)
     await pressUntil('Enter', async () => /ddr\s*12 runs/.test(await sidebar()), 'Show Runs', {
-      shotPrefix: 'timeline-store', explain: async () => `sidebar: ${(await sidebar()).slice(0, 300)}`,
+      shotPrefix: 'timeline-store',
+      explain: async () => `sidebar: ${(await sidebar()).slice(0, 300)}`,
     });
     // the other timeline followed too
-    await webviewText({ title: 'Timeline: e1', expect: /cancelled[\s\S]*A step only the team copy has/, timeoutMs: 30_000 });
+    await webviewText({
+      title: 'Timeline: e1',
+      expect: /cancelled[\s\S]*A step only the team copy has/,
+      timeoutMs: 30_000,
+    });
 
     // back: the same panel shows the run again
     await useStore(file);
-    text = await webviewText({ title: 'Timeline: local-block', expect: /local-model[\s\S]*1 steps?/, timeoutMs: 30_000 });
+    text = await webviewText({
+      title: 'Timeline: local-block',
+      expect: /local-model[\s\S]*1 steps?/,
+      timeoutMs: 30_000,
+    });
     assert.doesNotMatch(text, /Run not available/);
     await screenshot('timeline-store-switched-back');
   });
@@ -121,8 +194,16 @@ describe('Timeline follows a switch of the run store', function () {
     await useStore(file);
     await vscode.commands.executeCommand('loupe.openTimeline', MODEL_USE, 0);
     const text = await webviewText({ title: 'Timeline: model-use-block', expect: /Step 1 ·/, timeoutMs: 60_000 });
-    assert.match(text, new RegExp(`Step 1 · ${own.input + dec.input} in / ${own.output + dec.output} out tokens \\(incl\\. ${dec.input} in / ${dec.output} out by find_variables\\)`));
-    assert.match(text, new RegExp(`find_variables\\s*· 40 ms · its model call: ${dec.input} in / ${dec.output} out tokens, \\$0\\.0019`));
+    assert.match(
+      text,
+      new RegExp(
+        `Step 1 · ${own.input + dec.input} in / ${own.output + dec.output} out tokens \\(incl\\. ${dec.input} in / ${dec.output} out by find_variables\\)`,
+      ),
+    );
+    assert.match(
+      text,
+      new RegExp(`find_variables\\s*· 40 ms · its model call: ${dec.input} in / ${dec.output} out tokens, \\$0\\.0019`),
+    );
     await screenshot('timeline-tool-model-use');
   });
 });

@@ -112,8 +112,12 @@ describe('Benchmarks view, Documentation Search and Results', function () {
     const root = join(shared(), 'data', 'longda', 'benchmark');
     let folder: string | undefined;
     try {
-      folder = await vscode.commands.executeCommand<string | undefined>('loupe.openTaskAsWorkspace',
-        { suite: 'longda', root, blockId: 'NHANES_NCHS_Data_Brief_No._508', open: false });
+      folder = await vscode.commands.executeCommand<string | undefined>('loupe.openTaskAsWorkspace', {
+        suite: 'longda',
+        root,
+        blockId: 'NHANES_NCHS_Data_Brief_No._508',
+        open: false,
+      });
     } catch (e) {
       folder = undefined;
       console.log(`openTaskAsWorkspace: ${e instanceof Error ? e.message : String(e)}`);
@@ -138,14 +142,19 @@ describe('Benchmarks view, Documentation Search and Results', function () {
     await runner({ action: 'clickInWebview', selector: '#query', title: 'Docs:' });
     await runner({ action: 'type', text: 'BMXBMI body mass index' });
     await runner({ action: 'press', key: 'Enter' });
-    const results = await webviewText({ title: 'Docs:', expect: /docs\/Examination\/\s*BMX_L\.pdf[\s\S]*Page \d+/, timeoutMs: 30_000 });
+    const results = await webviewText({
+      title: 'Docs:',
+      expect: /docs\/Examination\/\s*BMX_L\.pdf[\s\S]*Page \d+/,
+      timeoutMs: 30_000,
+    });
     assert.match(results, /\d+ results · BM25/);
     assert.match(results, /BMXBMI/);
     pngOk(await screenshot('docsearch-results'));
     // Keyboard: from the search box ↓ enters the list, ↓ again selects the second hit and shows its unit,
     // ↑ goes back, Enter on a PDF hit renders its page. (Reads pass no tab title: clicking the tab would take the
     // keyboard focus away from the webview.)
-    const selectedUnit = () => runner<string>({ action: 'webviewText', selector: '#results .hit[aria-selected="true"] .hit-unit' });
+    const selectedUnit = () =>
+      runner<string>({ action: 'webviewText', selector: '#results .hit[aria-selected="true"] .hit-unit' });
     const detailUnit = () => runner<string>({ action: 'webviewText', selector: '#detail-unit' });
     await runner({ action: 'clickInWebview', selector: '#query' });
     const first = await selectedUnit();
@@ -156,7 +165,7 @@ describe('Benchmarks view, Documentation Search and Results', function () {
     const second = await selectedUnit();
     const hits = await runner<string>({ action: 'webviewText', title: 'Docs:', selector: '#hit-1 .hit-unit' });
     assert.equal(second.trim(), hits.trim(), 'ArrowDown selected the second hit');
-    assert.equal((await detailUnit()).trim(), second.trim(), 'the detail pane shows the selected hit\'s unit');
+    assert.equal((await detailUnit()).trim(), second.trim(), "the detail pane shows the selected hit's unit");
     await runner({ action: 'clickInWebview', selector: '#hit-1' }); // the list keeps the keyboard focus after a click
     await runner({ action: 'press', key: 'ArrowUp' });
     await sleep(500);
@@ -168,27 +177,70 @@ describe('Benchmarks view, Documentation Search and Results', function () {
     pngOk(await screenshot('docsearch-pdf-page'));
   });
 
-  it('opens on a run\'s own search and lists the run\'s searches for replay (the timeline\'s hook)', async () => {
+  it("opens on a run's own search and lists the run's searches for replay (the timeline's hook)", async () => {
     const dir = vscode.workspace.getConfiguration('loupe').get<string>('runsDirectory');
     assert.ok(dir);
     const store = openStore(join(dir, 'runs.sqlite'));
     const id = 'ui-docsearch-run';
     const now = new Date().toISOString();
-    if (!await store.getRun(id)) {
-      await store.createRun({ id, suite: 'longda', blockId: 'NHANES_NCHS_Data_Brief_No._508', agent: 'llm', model: 'ui-model', params: {}, promptHash: 'h', toolSet: 'longda', dataChecksums: {}, loupeVersion: '0.1.0', sandbox: 'off', workspace: dir });
+    if (!(await store.getRun(id))) {
+      await store.createRun({
+        id,
+        suite: 'longda',
+        blockId: 'NHANES_NCHS_Data_Brief_No._508',
+        agent: 'llm',
+        model: 'ui-model',
+        params: {},
+        promptHash: 'h',
+        toolSet: 'longda',
+        dataChecksums: {},
+        loupeVersion: '0.1.0',
+        sandbox: 'off',
+        workspace: dir,
+      });
       const calls = [
         { name: 'search_doc', args: { keyword: 'WTMEC2YR', doc_path: 'docs/Demographics/DEMO_L.pdf' } },
         { name: 'retriever', args: { query: 'obesity prevalence adults aged 20 and over' } },
       ];
-      for (const [i, c] of calls.entries()) {await store.commitStep({
-        runId: id, index: i, startedAt: now, endedAt: now, latencyMs: 1, toolMs: 1, assistant: { role: 'assistant', content: '', tool_calls: [] },
-        toolCalls: [{ id: `c${i}`, name: c.name, argumentsText: JSON.stringify(c.args), observation: '', isError: false, truncated: false, durationMs: 1 }],
-        extraMessages: [], usage: { input: 1, output: 1, cached: 0 }, costUsd: null, finishReason: 'tool_calls',
-      });}
+      for (const [i, c] of calls.entries()) {
+        await store.commitStep({
+          runId: id,
+          index: i,
+          startedAt: now,
+          endedAt: now,
+          latencyMs: 1,
+          toolMs: 1,
+          assistant: { role: 'assistant', content: '', tool_calls: [] },
+          toolCalls: [
+            {
+              id: `c${i}`,
+              name: c.name,
+              argumentsText: JSON.stringify(c.args),
+              observation: '',
+              isError: false,
+              truncated: false,
+              durationMs: 1,
+            },
+          ],
+          extraMessages: [],
+          usage: { input: 1, output: 1, cached: 0 },
+          costUsd: null,
+          finishReason: 'tool_calls',
+        });
+      }
     }
     store.close();
-    await vscode.commands.executeCommand('loupe.searchDocumentation', { runId: id, query: 'WTMEC2YR', mode: 'keyword', file: 'docs/Demographics/DEMO_L.pdf' });
-    const text = await webviewText({ title: 'Docs:', expect: /Searches[\s\S]*step 2 · retriever[\s\S]*docs\/Demographics\/\s*DEMO_L\.pdf[\s\S]*Page \d+/, timeoutMs: 120_000 });
+    await vscode.commands.executeCommand('loupe.searchDocumentation', {
+      runId: id,
+      query: 'WTMEC2YR',
+      mode: 'keyword',
+      file: 'docs/Demographics/DEMO_L.pdf',
+    });
+    const text = await webviewText({
+      title: 'Docs:',
+      expect: /Searches[\s\S]*step 2 · retriever[\s\S]*docs\/Demographics\/\s*DEMO_L\.pdf[\s\S]*Page \d+/,
+      timeoutMs: 120_000,
+    });
     assert.match(text, /step 1 · search_doc\s+WTMEC2YR/);
     assert.match(text, /results? · Keyword/);
     // Replaying the second search switches to LongTA mode with its query.
@@ -206,9 +258,26 @@ describe('Benchmarks view, Documentation Search and Results', function () {
     const blockId = 'NHANES_NCHS_Data_Brief_No._508';
     const now = new Date().toISOString();
     const step = (runId: string, index: number, names: string[], input: number, output: number): StepRecord => ({
-      runId, index, startedAt: now, endedAt: now, latencyMs: 1, toolMs: 1, assistant: { role: 'assistant', content: '', tool_calls: [] },
-      toolCalls: names.map((name, i) => ({ id: `${index}-${i}`, name, argumentsText: '{}', observation: '', isError: false, truncated: false, durationMs: 1 })),
-      extraMessages: [], usage: { input, output, cached: 0 }, costUsd: null, finishReason: 'tool_calls',
+      runId,
+      index,
+      startedAt: now,
+      endedAt: now,
+      latencyMs: 1,
+      toolMs: 1,
+      assistant: { role: 'assistant', content: '', tool_calls: [] },
+      toolCalls: names.map((name, i) => ({
+        id: `${index}-${i}`,
+        name,
+        argumentsText: '{}',
+        observation: '',
+        isError: false,
+        truncated: false,
+        durationMs: 1,
+      })),
+      extraMessages: [],
+      usage: { input, output, cached: 0 },
+      costUsd: null,
+      finishReason: 'tool_calls',
     });
     // Two answer sets scored by the real LongDA scorer: the ground truth itself, and one that answers 3 of 9.
     const sets: [string, string, Record<string, string>][] = [
@@ -216,23 +285,52 @@ describe('Benchmarks view, Documentation Search and Results', function () {
       ['ui-results-b', 'ui-model-b', Object.fromEntries(block.slice(0, 3).map((q) => [q.longdaId, q.answerText]))],
     ];
     for (const [id, model, answers] of sets) {
-      if (!await store.getRun(id)) {
-        await store.createRun({ id, suite: 'longda', blockId, agent: 'llm', model, params: {}, promptHash: 'h', toolSet: 'longda', dataChecksums: {}, loupeVersion: '0.1.0', sandbox: 'off', workspace: dir });
+      if (!(await store.getRun(id))) {
+        await store.createRun({
+          id,
+          suite: 'longda',
+          blockId,
+          agent: 'llm',
+          model,
+          params: {},
+          promptHash: 'h',
+          toolSet: 'longda',
+          dataChecksums: {},
+          loupeVersion: '0.1.0',
+          sandbox: 'off',
+          workspace: dir,
+        });
         await store.commitStep(step(id, 0, ['search_doc', 'retriever'], 12_000, 400));
         await store.commitStep(step(id, 1, ['read_doc', 'search_doc'], 20_000, 600));
         await store.commitStep(step(id, 2, ['answer', 'answer', 'save_code'], 26_000, 900));
         // model-b wanders: more steps and tokens for fewer right answers.
-        if (model === 'ui-model-b') for (let i = 3; i < 9; i++) await store.commitStep(step(id, i, i % 2 ? ['retriever'] : ['read_doc', 'search_doc'], 30_000 + i * 4000, 700));
+        if (model === 'ui-model-b') {
+          for (let i = 3; i < 9; i++) {
+            await store.commitStep(
+              step(id, i, i % 2 ? ['retriever'] : ['read_doc', 'search_doc'], 30_000 + i * 4000, 700),
+            );
+          }
+        }
       }
       const s = scoreLongda(block, answers);
-      await store.scores.save({ runId: id, benchmark: 'longda', judgeId: 'none', options: s.options as unknown as Record<string, unknown>,
-        summary: { queries: s.n, coverage: s.coverage, match: s.match }, detail: {}, pending: 0, scoredAt: now });
+      await store.scores.save({
+        runId: id,
+        benchmark: 'longda',
+        judgeId: 'none',
+        options: s.options as unknown as Record<string, unknown>,
+        summary: { queries: s.n, coverage: s.coverage, match: s.match },
+        detail: {},
+        pending: 0,
+        scoredAt: now,
+      });
     }
     store.close();
 
     const { text } = await (async () => {
       await runner({ action: 'palette', title: 'Loupe: Show Results' });
-      return { text: await webviewText({ title: 'Loupe Results', expect: /ui-model-b[\s\S]*33\.3%/, timeoutMs: 30_000 }) };
+      return {
+        text: await webviewText({ title: 'Loupe Results', expect: /ui-model-b[\s\S]*33\.3%/, timeoutMs: 30_000 }),
+      };
     })();
     assert.match(text, /LongDA/);
     assert.match(text, /ui-model-a[\s\S]*100\.0%/);
@@ -253,7 +351,7 @@ describe('Benchmarks view, Documentation Search and Results', function () {
       opened = vscode.window.tabGroups.all.some((g) => g.tabs.some((t) => /Timeline/.test(t.label)));
       if (!opened) await sleep(300);
     }
-    assert.ok(opened, 'clicking a number opened the run\'s timeline');
+    assert.ok(opened, "clicking a number opened the run's timeline");
   });
 
   it('shows BLADE precision, coverage and F1 with bootstrap CIs per decision type, from real scoring', async function () {
@@ -262,7 +360,8 @@ describe('Benchmarks view, Documentation Search and Results', function () {
     assert.ok(dir);
     const { startBladePython } = await import('../../src/core/benchmarks/blade/eval/python.ts');
     const { loadBladeGroundTruth, scoreBladeRun } = await import('../../src/core/benchmarks/blade/eval/score.ts');
-    const { referencePath, verifiedReferencePath } = await import('../../src/core/benchmarks/blade/eval/reference-path.ts');
+    const { referencePath, verifiedReferencePath } =
+      await import('../../src/core/benchmarks/blade/eval/reference-path.ts');
     const store = openStore(join(dir, 'runs.sqlite'));
     const py = await startBladePython();
     try {
@@ -274,19 +373,62 @@ describe('Benchmarks view, Documentation Search and Results', function () {
         const single = referencePath(gt.annotations, { scope: 'single-path' }).analysis;
         // `ui-blade-mixed` has two runs per dataset (one of each), so its bootstrap CIs have width.
         const analyses = [
-          ['ui-blade-verified', 'a', verified], ['ui-blade-single-path', 'a', single], ['ui-blade-mixed', 'a', verified], ['ui-blade-mixed', 'b', single],
+          ['ui-blade-verified', 'a', verified],
+          ['ui-blade-single-path', 'a', single],
+          ['ui-blade-mixed', 'a', verified],
+          ['ui-blade-mixed', 'b', single],
         ] as const;
         for (const [model, rep, analysis] of analyses) {
           const id = `${model}-${ds}-${rep}`;
           const score = await scoreBladeRun({ runId: id, analysis }, gt, { python: py });
-          if (!await store.getRun(id)) {
-            await store.createRun({ id, suite: 'blade', blockId: ds, agent: 'reference', model, params: {}, promptHash: 'h', toolSet: 'blade', dataChecksums: {}, loupeVersion: '0.1.0', sandbox: 'off', workspace: dir });
+          if (!(await store.getRun(id))) {
+            await store.createRun({
+              id,
+              suite: 'blade',
+              blockId: ds,
+              agent: 'reference',
+              model,
+              params: {},
+              promptHash: 'h',
+              toolSet: 'blade',
+              dataChecksums: {},
+              loupeVersion: '0.1.0',
+              sandbox: 'off',
+              workspace: dir,
+            });
           }
           const m = score.metrics;
-          const summary = { cvarPrecision: m.cvar.precision, modelPrecision: m.model.precision, transformValuePrecision: m.transformValue.precision, transformGraphPrecision: m.transformGraph.precision };
-          const runScore = { runId: id, suite: 'blade', blockId: ds, model, agent: 'reference', status: 'done', benchmark: 'blade', judgeId: 'none', options: score.options as unknown as Record<string, unknown>,
-            summary, pending: 0, unjudged: 0, detail: { score, gtCounts: gt.counts, dataset: ds } };
-          await store.scores.save({ runId: id, benchmark: 'blade', judgeId: 'none', options: runScore.options, summary, detail: runScore, pending: 0, scoredAt: new Date().toISOString() });
+          const summary = {
+            cvarPrecision: m.cvar.precision,
+            modelPrecision: m.model.precision,
+            transformValuePrecision: m.transformValue.precision,
+            transformGraphPrecision: m.transformGraph.precision,
+          };
+          const runScore = {
+            runId: id,
+            suite: 'blade',
+            blockId: ds,
+            model,
+            agent: 'reference',
+            status: 'done',
+            benchmark: 'blade',
+            judgeId: 'none',
+            options: score.options as unknown as Record<string, unknown>,
+            summary,
+            pending: 0,
+            unjudged: 0,
+            detail: { score, gtCounts: gt.counts, dataset: ds },
+          };
+          await store.scores.save({
+            runId: id,
+            benchmark: 'blade',
+            judgeId: 'none',
+            options: runScore.options,
+            summary,
+            detail: runScore,
+            pending: 0,
+            scoredAt: new Date().toISOString(),
+          });
         }
       }
     } finally {
@@ -295,11 +437,17 @@ describe('Benchmarks view, Documentation Search and Results', function () {
     }
     await runner({ action: 'palette', title: 'Loupe: Show Results' });
     await runner({ action: 'clickInWebview', selector: '#refresh' });
-    const text = await webviewText({ expect: /BLADE: precision, coverage and F1[\s\S]*ui-blade-verified[\s\S]*weighted/, timeoutMs: 60_000 });
+    const text = await webviewText({
+      expect: /BLADE: precision, coverage and F1[\s\S]*ui-blade-verified[\s\S]*weighted/,
+      timeoutMs: 60_000,
+    });
     assert.match(text, /ui-blade-single-path/);
     assert.match(text, /\[\d\.\d\d, \d\.\d\d\]/, 'values carry a 95% CI');
     const mixed = text.split('\n').filter((l) => l.startsWith('ui-blade-mixed'));
-    assert.ok(mixed.some((l) => /\[(\d\.\d\d), (?!\1\])\d\.\d\d\]/.test(l)), `a model with two runs per dataset has a CI with width: ${mixed.join(' / ')}`);
+    assert.ok(
+      mixed.some((l) => /\[(\d\.\d\d), (?!\1\])\d\.\d\d\]/.test(l)),
+      `a model with two runs per dataset has a CI with width: ${mixed.join(' / ')}`,
+    );
     assert.match(text, /samples=1000/);
     await webviewText({ expect: /BLADE per run/ });
     await runner({ action: 'clickInWebview', selector: '#blade h2' });

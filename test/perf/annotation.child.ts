@@ -24,7 +24,13 @@ if (mode === 'subject') {
   const annotateMs: number[] = [];
   for (let i = 0; i < 20; i++) {
     const ta = performance.now();
-    await store.annotate({ itemId: e!.item.id, annotator: 'perf', verdict: { supported: i % 2 === 0, reason: 'perf' }, queueId: q.id, origin: 'panel' });
+    await store.annotate({
+      itemId: e!.item.id,
+      annotator: 'perf',
+      verdict: { supported: i % 2 === 0, reason: 'perf' },
+      queueId: q.id,
+      origin: 'panel',
+    });
     const t = performance.now();
     annotateMs.push(t - ta);
     e = await store.nextItem(q.id, 'perf', { afterPos: e!.pos });
@@ -37,7 +43,9 @@ if (mode === 'subject') {
 } else {
   const Database = require('better-sqlite3') as typeof import('better-sqlite3');
   const db = new Database(file, { readonly: true });
-  const first = db.prepare("SELECT * FROM judgements WHERE status = 'pending' ORDER BY judged_at, rowid LIMIT 1").get() as { run_id: string; rowid?: number };
+  const first = db
+    .prepare("SELECT * FROM judgements WHERE status = 'pending' ORDER BY judged_at, rowid LIMIT 1")
+    .get() as { run_id: string; rowid?: number };
   db.prepare('SELECT idx, assistant, tool_calls FROM steps WHERE run_id = ? ORDER BY idx').all(first.run_id);
   const firstMs = performance.now() - t0;
   const nextMs: number[] = [];

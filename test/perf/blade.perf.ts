@@ -31,7 +31,20 @@ import { spawn } from 'node:child_process';
 import { dirname, join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
-import { aggregateBlade, BLADE_OFFICIAL_AGGREGATE, decisionWeights, f1, METRIC_TYPES, seededRandom, zeroRun, type BladeAggregate, type BladeDatasetRuns, type BladeRunMetrics, type MetricType, type RunMetric } from '../../src/core/benchmarks/blade/eval/metrics.ts';
+import {
+  aggregateBlade,
+  BLADE_OFFICIAL_AGGREGATE,
+  decisionWeights,
+  f1,
+  METRIC_TYPES,
+  seededRandom,
+  zeroRun,
+  type BladeAggregate,
+  type BladeDatasetRuns,
+  type BladeRunMetrics,
+  type MetricType,
+  type RunMetric,
+} from '../../src/core/benchmarks/blade/eval/metrics.ts';
 import { verdict } from './verdict.ts';
 
 const SIZES: Record<string, [number, number, number, number]> = {
@@ -61,11 +74,18 @@ const PYTHON = '/usr/bin/python3';
 const SCRIPT = join(dirname(fileURLToPath(import.meta.url)), 'blade_baseline.py');
 
 const rand = seededRandom(42);
-const pickSome = (prefix: string, n: number, p: number) => Array.from({ length: n }, (_, i) => `${prefix}${i}`).filter(() => rand() < p);
+const pickSome = (prefix: string, n: number, p: number) =>
+  Array.from({ length: n }, (_, i) => `${prefix}${i}`).filter(() => rand() < p);
 /** BLADE keys transform coverage by spec name; expanded specs 2i and 2i+1 share a name here. */
 const nameOf = (item: string) => item.replace(/\d+$/, (d) => String(Math.floor(Number(d) / 2)));
 /** A run's metric as BLADE has it: GT items matched, and `matched` of the run's `denominator` items hit. */
-const ratio = (items: string[], denominator: number, matched: number): RunMetric => ({ gtItems: items, gtNames: items.map(nameOf), precision: matched / denominator, matched, denominator });
+const ratio = (items: string[], denominator: number, matched: number): RunMetric => ({
+  gtItems: items,
+  gtNames: items.map(nameOf),
+  precision: matched / denominator,
+  matched,
+  denominator,
+});
 const datasets: BladeDatasetRuns[] = Object.entries(SIZES).map(([name, [cv, ms, mu, ts]]) => ({
   dataset: name,
   gt: { numCvars: cv, numMspecs: ms, numMspecsUnique: mu, numTspecs: ts },
@@ -121,7 +141,15 @@ function bladeShape(d: BladeDatasetRuns): Record<string, unknown> {
 /** BLADE's Python (test/perf/blade_baseline.py), started once; one JSON line per request and per answer. */
 interface BladeAnswer {
   ms: number;
-  score: { mean_weighted: number | null; mean_unweighted: number | null; mean_bootstrapped_weighted: number | null; mean_bootstrapped_unweighted: number | null; ci_weighted: (number | null)[]; ci_unweighted: (number | null)[]; sd_bootstrapped_weighted: number | null };
+  score: {
+    mean_weighted: number | null;
+    mean_unweighted: number | null;
+    mean_bootstrapped_weighted: number | null;
+    mean_bootstrapped_unweighted: number | null;
+    ci_weighted: (number | null)[];
+    ci_unweighted: (number | null)[];
+    sd_bootstrapped_weighted: number | null;
+  };
   hitRate: Record<string, number | null>;
   coverage: Record<string, number | null>;
 }
@@ -130,7 +158,11 @@ const pyLines = createInterface({ input: py.stdout })[Symbol.asyncIterator]();
 async function askPython<T>(msg: { cmd: string } & Record<string, unknown>): Promise<T> {
   py.stdin.write(`${JSON.stringify(msg)}\n`);
   const { value, done } = await pyLines.next();
-  if (done) throw new Error(`${PYTHON} ${SCRIPT} ended (exit ${String(py.exitCode)}) without answering '${msg.cmd}'; its error is above`);
+  if (done) {
+    throw new Error(
+      `${PYTHON} ${SCRIPT} ended (exit ${String(py.exitCode)}) without answering '${msg.cmd}'; its error is above`,
+    );
+  }
   return JSON.parse(value as string) as T;
 }
 const bladeRun = () => askPython<BladeAnswer>({ cmd: 'run', k: K, samples: SAMPLES, seed: 0 });
@@ -154,7 +186,14 @@ function naive(ds: BladeDatasetRuns[], samples: number, seed: number): number[] 
         const P = res.reduce((a, x) => a + x.metrics[t].precision, 0) / res.length;
         const u = new Set<string>();
         for (const x of first) for (const it of x.metrics[t].gtItems) u.add(it);
-        const den = t === 'cvar' ? d.gt.numCvars : t === 'model' ? Math.min(d.gt.numMspecsUnique, first.length) : t === 'modelCvar' ? Math.min(d.gt.numMspecs, first.length) : d.gt.numTspecs;
+        const den =
+          t === 'cvar'
+            ? d.gt.numCvars
+            : t === 'model'
+              ? Math.min(d.gt.numMspecsUnique, first.length)
+              : t === 'modelCvar'
+                ? Math.min(d.gt.numMspecs, first.length)
+                : d.gt.numTspecs;
         score[t] = [P, den > 0 ? u.size / den : 0];
       }
       return score;
@@ -191,7 +230,13 @@ const agree = delta <= AGREE_TOL;
 await askPython({ cmd: 'load', datasets: datasets.map(bladeShape) });
 const blade = await bladeRun();
 const official: BladeAggregate = loupeOfficial();
-const BLADE_NAME: Record<MetricType, string> = { cvar: 'cvar', model: 'model', modelCvar: 'model_cvar', transformValue: 'transform_value', transformGraph: 'transform_graph' };
+const BLADE_NAME: Record<MetricType, string> = {
+  cvar: 'cvar',
+  model: 'model',
+  modelCvar: 'model_cvar',
+  transformValue: 'transform_value',
+  transformGraph: 'transform_graph',
+};
 /** |a − b|, with NaN (null from Python) equal only to NaN. */
 const diff = (a: number, b: number | null | undefined) => {
   const bb = b ?? NaN;
@@ -228,17 +273,46 @@ const tBlade = median(tsBlade);
 const tOfficial = median(tsOfficial);
 
 const scenario = `BLADE aggregation, ${SAMPLES.toLocaleString('en')}-sample bootstrap over ${datasets.length} datasets × ${RUNS} runs (median of ${ROUNDS} alternating rounds)`;
-verdict(`${scenario}, vs BLADE's own Python (blade_bench @ 6118fa8d, timed in-process: no interpreter start-up)`,
-  `≤ ${GOAL_VS_BLADE}× BLADE's Python`, `${tOfficial.toFixed(1)} ms (BLADE's code choices)`, `BLADE's Python ${tBlade.toFixed(1)} ms`, tOfficial / tBlade, tOfficial <= GOAL_VS_BLADE * tBlade);
-verdict(scenario,
-  `≤ ${GOAL_MS} ms`, `${tOurs.toFixed(1)} ms`, `BLADE-style naive JS ${tNaive.toFixed(1)} ms (${(tOurs / tNaive).toFixed(2)}× it); ratio to the goal`, tOurs / GOAL_MS, tOurs <= GOAL_MS);
-verdict(`BLADE point estimates agree with BLADE's Python (no resampling: weighted and unweighted F1, hit rate and coverage@${K} of each type)`,
-  `|Δ| ≤ ${POINT_TOL}`, `max |Δ| ${pointDelta.toExponential(2)} (${worstPoint}; weighted F1 ${official.point.weightedF1.toFixed(6)})`, `BLADE's Python ${String(blade.score.mean_weighted?.toFixed(6))}; ratio is |Δ| to the tolerance`, pointDelta / POINT_TOL, pointDelta <= POINT_TOL);
-verdict(`BLADE bootstrap mean of weighted F1 agrees with BLADE's Python (different generators: within ${BOOT_Z} standard errors)`,
-  `|Δ| ≤ ${BOOT_Z}·SE = ${(BOOT_Z * bootSe).toExponential(2)} (SE = sd ${bladeSd.toFixed(4)} · √(2/${SAMPLES}))`, `|Δ| ${bootDelta.toExponential(2)} (${official.bootstrap.weightedF1.mean.toFixed(6)}, CI ${official.bootstrap.weightedF1.lo.toFixed(4)}–${official.bootstrap.weightedF1.hi.toFixed(4)})`,
-  `BLADE's Python ${String(blade.score.mean_bootstrapped_weighted?.toFixed(6))} (CI ${blade.score.ci_weighted.map((x) => String(x?.toFixed(4))).join('–')}); ratio is |Δ| to ${BOOT_Z}·SE`, bootDelta / (BOOT_Z * bootSe), bootDelta <= BOOT_Z * bootSe);
-verdict(`BLADE aggregation agrees with the naive baseline (same seed: 1 sample, and the mean of ${SAMPLES.toLocaleString('en')})`,
-  `|Δ weighted F1| ≤ ${AGREE_TOL}`, `|Δ| ${delta.toExponential(2)} (${agg.bootstrap.weightedF1.mean.toFixed(6)})`, `naive ${naiveMean.toFixed(6)}; ratio is |Δ| to the tolerance`, delta / AGREE_TOL, agree);
+verdict(
+  `${scenario}, vs BLADE's own Python (blade_bench @ 6118fa8d, timed in-process: no interpreter start-up)`,
+  `≤ ${GOAL_VS_BLADE}× BLADE's Python`,
+  `${tOfficial.toFixed(1)} ms (BLADE's code choices)`,
+  `BLADE's Python ${tBlade.toFixed(1)} ms`,
+  tOfficial / tBlade,
+  tOfficial <= GOAL_VS_BLADE * tBlade,
+);
+verdict(
+  scenario,
+  `≤ ${GOAL_MS} ms`,
+  `${tOurs.toFixed(1)} ms`,
+  `BLADE-style naive JS ${tNaive.toFixed(1)} ms (${(tOurs / tNaive).toFixed(2)}× it); ratio to the goal`,
+  tOurs / GOAL_MS,
+  tOurs <= GOAL_MS,
+);
+verdict(
+  `BLADE point estimates agree with BLADE's Python (no resampling: weighted and unweighted F1, hit rate and coverage@${K} of each type)`,
+  `|Δ| ≤ ${POINT_TOL}`,
+  `max |Δ| ${pointDelta.toExponential(2)} (${worstPoint}; weighted F1 ${official.point.weightedF1.toFixed(6)})`,
+  `BLADE's Python ${String(blade.score.mean_weighted?.toFixed(6))}; ratio is |Δ| to the tolerance`,
+  pointDelta / POINT_TOL,
+  pointDelta <= POINT_TOL,
+);
+verdict(
+  `BLADE bootstrap mean of weighted F1 agrees with BLADE's Python (different generators: within ${BOOT_Z} standard errors)`,
+  `|Δ| ≤ ${BOOT_Z}·SE = ${(BOOT_Z * bootSe).toExponential(2)} (SE = sd ${bladeSd.toFixed(4)} · √(2/${SAMPLES}))`,
+  `|Δ| ${bootDelta.toExponential(2)} (${official.bootstrap.weightedF1.mean.toFixed(6)}, CI ${official.bootstrap.weightedF1.lo.toFixed(4)}–${official.bootstrap.weightedF1.hi.toFixed(4)})`,
+  `BLADE's Python ${String(blade.score.mean_bootstrapped_weighted?.toFixed(6))} (CI ${blade.score.ci_weighted.map((x) => String(x?.toFixed(4))).join('–')}); ratio is |Δ| to ${BOOT_Z}·SE`,
+  bootDelta / (BOOT_Z * bootSe),
+  bootDelta <= BOOT_Z * bootSe,
+);
+verdict(
+  `BLADE aggregation agrees with the naive baseline (same seed: 1 sample, and the mean of ${SAMPLES.toLocaleString('en')})`,
+  `|Δ weighted F1| ≤ ${AGREE_TOL}`,
+  `|Δ| ${delta.toExponential(2)} (${agg.bootstrap.weightedF1.mean.toFixed(6)})`,
+  `naive ${naiveMean.toFixed(6)}; ratio is |Δ| to the tolerance`,
+  delta / AGREE_TOL,
+  agree,
+);
 
 const report = {
   goal: `BLADE aggregation with 1,000-sample bootstrap over 12 datasets × 20 runs ≤ ${GOAL_VS_BLADE}× BLADE's Python and ≤ ${GOAL_MS} ms`,
@@ -255,7 +329,8 @@ const report = {
   weightedF1: agg.bootstrap.weightedF1,
   samplesMs: { subject: tsOurs.map((x) => Number(x.toFixed(2))), baseline: tsNaive.map((x) => Number(x.toFixed(2))) },
   blade: {
-    reference: 'behavioral-data/BLADE @ 6118fa8d5007b91aa8c91c518182db82446a4547: blade_bench/eval/get_model_metrics.py, eval/metrics/final_metrics.py, eval/datamodel/run.py',
+    reference:
+      'behavioral-data/BLADE @ 6118fa8d5007b91aa8c91c518182db82446a4547: blade_bench/eval/get_model_metrics.py, eval/metrics/final_metrics.py, eval/datamodel/run.py',
     python: PYTHON,
     timing: 'in-process time.perf_counter around the computation (no interpreter start-up, imports or JSON parsing)',
     aggregateMs: Number(tOfficial.toFixed(2)),
@@ -263,8 +338,20 @@ const report = {
     ratio: Number((tOfficial / tBlade).toFixed(4)),
     withinGoal: tOfficial <= GOAL_VS_BLADE * tBlade,
     pointDiffs,
-    bootstrap: { loupe: official.bootstrap.weightedF1, blade: { mean: blade.score.mean_bootstrapped_weighted, ci: blade.score.ci_weighted, sd: blade.score.sd_bootstrapped_weighted }, delta: bootDelta, standardError: bootSe },
-    samplesMs: { subject: tsOfficial.map((x) => Number(x.toFixed(2))), baseline: tsBlade.map((x) => Number(x.toFixed(2))) },
+    bootstrap: {
+      loupe: official.bootstrap.weightedF1,
+      blade: {
+        mean: blade.score.mean_bootstrapped_weighted,
+        ci: blade.score.ci_weighted,
+        sd: blade.score.sd_bootstrapped_weighted,
+      },
+      delta: bootDelta,
+      standardError: bootSe,
+    },
+    samplesMs: {
+      subject: tsOfficial.map((x) => Number(x.toFixed(2))),
+      baseline: tsBlade.map((x) => Number(x.toFixed(2))),
+    },
   },
 };
 console.log(JSON.stringify(report, null, 2));

@@ -50,13 +50,32 @@ const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.len
 const b = median(base);
 const s = median(subj);
 const rows = [
-  { name: `bootstrap of ${SAMPLES.toLocaleString('en')} resamples over ${VOTES.toLocaleString('en')} votes among ${PLAYERS} players vs ${SAMPLES.toLocaleString('en')} single fits`, goal: `≤ 1.5× baseline (${(1.5 * b).toFixed(1)} ms)`, ok: s <= 1.5 * b, ratio: s / b, ratioOf: 'to baseline' },
-  { name: `bootstrap of ${SAMPLES.toLocaleString('en')} resamples, absolute`, goal: '≤ 1000 ms', ok: s <= 1000, ratio: s / 1000, ratioOf: 'to goal' },
+  {
+    name: `bootstrap of ${SAMPLES.toLocaleString('en')} resamples over ${VOTES.toLocaleString('en')} votes among ${PLAYERS} players vs ${SAMPLES.toLocaleString('en')} single fits`,
+    goal: `≤ 1.5× baseline (${(1.5 * b).toFixed(1)} ms)`,
+    ok: s <= 1.5 * b,
+    ratio: s / b,
+    ratioOf: 'to baseline',
+  },
+  {
+    name: `bootstrap of ${SAMPLES.toLocaleString('en')} resamples, absolute`,
+    goal: '≤ 1000 ms',
+    ok: s <= 1000,
+    ratio: s / 1000,
+    ratioOf: 'to goal',
+  },
 ];
 let fail = 0;
 for (const r of rows) {
   if (!r.ok) fail++;
-  console.log(`${r.name}\n  goal ${r.goal} · measured ${s.toFixed(1)} ms · baseline (${SAMPLES.toLocaleString('en')} × fitBradleyTerry) ${b.toFixed(1)} ms · ratio ${r.ratioOf} ${r.ratio.toFixed(2)} · ${r.ok ? 'PASS' : 'FAIL'}`);
+  console.log(
+    `${r.name}\n  goal ${r.goal} · measured ${s.toFixed(1)} ms · baseline (${SAMPLES.toLocaleString('en')} × fitBradleyTerry) ${b.toFixed(1)} ms · ratio ${r.ratioOf} ${r.ratio.toFixed(2)} · ${r.ok ? 'PASS' : 'FAIL'}`,
+  );
 }
-console.log(JSON.stringify({ samples: { subjectMs: subj.map((x) => +x.toFixed(1)), baselineMs: base.map((x) => +x.toFixed(1)) }, sink }));
+console.log(
+  JSON.stringify({
+    samples: { subjectMs: subj.map((x) => +x.toFixed(1)), baselineMs: base.map((x) => +x.toFixed(1)) },
+    sink,
+  }),
+);
 process.exitCode = fail ? 1 : 0;

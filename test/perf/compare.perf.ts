@@ -46,30 +46,99 @@ try {
       const blockId = `pub-${bi}`;
       for (let r = 0; r < REPEATS; r++) {
         const id = `${model}-${blockId}-${r}`;
-        await store.createRun({ id, suite: 'longda', blockId, agent: 'llm', model, params: { temperature: 0.7 }, promptHash: 'h', toolSet: 'longda', dataChecksums: {}, loupeVersion: 'perf', sandbox: 'off', workspace: dir });
+        await store.createRun({
+          id,
+          suite: 'longda',
+          blockId,
+          agent: 'llm',
+          model,
+          params: { temperature: 0.7 },
+          promptHash: 'h',
+          toolSet: 'longda',
+          dataChecksums: {},
+          loupeVersion: 'perf',
+          sandbox: 'off',
+          workspace: dir,
+        });
         await store.updateRun(id, { status: 'finished' });
         const rows = Array.from({ length: perBlock[bi]! }, (_, q) => {
           const p = pA[q0 + q]! - (model === 'model-b' ? 0.05 : 0);
           const match = rand() < p ? 1 : 0;
-          return { qId: `q${q}`, survey: 'NHANES', source: blockId, internalId: q, answerStructure: 'single', rawAnswer: String(match), match, given: 1, expected: 1 };
+          return {
+            qId: `q${q}`,
+            survey: 'NHANES',
+            source: blockId,
+            internalId: q,
+            answerStructure: 'single',
+            rawAnswer: String(match),
+            match,
+            given: 1,
+            expected: 1,
+          };
         });
         const summary = { match: rows.reduce((a, x) => a + x.match, 0) / rows.length };
-        const detail = { runId: id, suite: 'longda', blockId, model, agent: 'llm', status: 'finished', benchmark: 'longda', judgeId: 'none', options: {}, summary, pending: 0, unjudged: 0, detail: { score: { rows } } };
-        await store.scores.save({ runId: id, benchmark: 'longda', judgeId: 'none', options: {}, summary, detail, pending: 0, scoredAt: new Date(Date.UTC(2026, 0, 1) + n++).toISOString() });
+        const detail = {
+          runId: id,
+          suite: 'longda',
+          blockId,
+          model,
+          agent: 'llm',
+          status: 'finished',
+          benchmark: 'longda',
+          judgeId: 'none',
+          options: {},
+          summary,
+          pending: 0,
+          unjudged: 0,
+          detail: { score: { rows } },
+        };
+        await store.scores.save({
+          runId: id,
+          benchmark: 'longda',
+          judgeId: 'none',
+          options: {},
+          summary,
+          detail,
+          pending: 0,
+          scoredAt: new Date(Date.UTC(2026, 0, 1) + n++).toISOString(),
+        });
       }
       q0 += perBlock[bi]!;
     }
   }
   await store.close();
-  console.log(`store: ${n} scored runs (${ITEMS} items × ${MODELS.length} profiles × ${REPEATS} repeats) built in ${(performance.now() - built).toFixed(0)} ms`);
+  console.log(
+    `store: ${n} scored runs (${ITEMS} items × ${MODELS.length} profiles × ${REPEATS} repeats) built in ${(performance.now() - built).toFixed(0)} ms`,
+  );
 
-  const io = (out: string[]) => ({ out: (s: string) => void out.push(s), err: (s: string) => void out.push(s), env: process.env, cwd: dir });
+  const io = (out: string[]) => ({
+    out: (s: string) => void out.push(s),
+    err: (s: string) => void out.push(s),
+    env: process.env,
+    cwd: dir,
+  });
   let sink = 0;
   let shown: { n: number; clusters: number; mean: number; pointMean: number } | null = null;
   async function subject(): Promise<{ ms: number; mean: number; n: number; clusters: number }> {
     const out: string[] = [];
     const t0 = performance.now();
-    const code = await main(['compare', '--store', storeFile, '--suite', 'longda', '--a', 'model-a', '--b', 'model-b', '--json', '--resamples', String(RESAMPLES)], io(out));
+    const code = await main(
+      [
+        'compare',
+        '--store',
+        storeFile,
+        '--suite',
+        'longda',
+        '--a',
+        'model-a',
+        '--b',
+        'model-b',
+        '--json',
+        '--resamples',
+        String(RESAMPLES),
+      ],
+      io(out),
+    );
     const ms = performance.now() - t0;
     if (code !== 0) throw new Error(`loupe compare exited ${code}: ${out.join('')}`);
     const c = JSON.parse(out.join(''));
@@ -82,9 +151,21 @@ try {
     const def = getBenchmark('longda', 'suite');
     const profiles = await profilesOf(s, 'longda');
     const a = itemMeans(observationsOf(def, resolveProfile(profiles, 'model-a', 'A'), undefined).obs);
-    const b = new Map(itemMeans(observationsOf(def, resolveProfile(profiles, 'model-b', 'B'), undefined).obs).map((i) => [i.item, i.mean]));
-    let sum = 0, k = 0;
-    for (const i of a) { const y = b.get(i.item); if (y !== undefined) { sum += i.mean - y; k++; } }
+    const b = new Map(
+      itemMeans(observationsOf(def, resolveProfile(profiles, 'model-b', 'B'), undefined).obs).map((i) => [
+        i.item,
+        i.mean,
+      ]),
+    );
+    let sum = 0,
+      k = 0;
+    for (const i of a) {
+      const y = b.get(i.item);
+      if (y !== undefined) {
+        sum += i.mean - y;
+        k++;
+      }
+    }
     await s.close();
     return { ms: performance.now() - t0, mean: sum / k };
   }
@@ -96,7 +177,9 @@ try {
     const s = await subject();
     base.push(b.ms);
     subj.push(s.ms);
-    if (Math.abs(b.mean - s.mean) > 1e-12) throw new Error(`point estimate ${b.mean} differs from loupe compare's ${s.mean}`);
+    if (Math.abs(b.mean - s.mean) > 1e-12) {
+      throw new Error(`point estimate ${b.mean} differs from loupe compare's ${s.mean}`);
+    }
     if (s.n !== ITEMS) throw new Error(`compare paired ${s.n} items, expected ${ITEMS}`);
     sink += s.mean;
     shown = { n: s.n, clusters: s.clusters, mean: s.mean, pointMean: b.mean };
@@ -104,9 +187,21 @@ try {
   const median = (xs: number[]) => [...xs].sort((x, y) => x - y)[Math.floor(xs.length / 2)]!;
   const b = median(base);
   const s = median(subj);
-  verdict(`loupe compare in-process from the store: ${ITEMS} items in ${BLOCKS} publications × 2 profiles × ${REPEATS} repeats, ${RESAMPLES.toLocaleString('en')} cluster-bootstrap resamples (+ ${RESAMPLES.toLocaleString('en')} permutations)`,
-    `≤ ${GOAL_MS} ms (absolute)`, `${s.toFixed(1)} ms median`, `point estimate alone (paired mean from the same store, no SE/resampling) ${b.toFixed(1)} ms median; ratio to goal`, s / GOAL_MS, s <= GOAL_MS);
-  console.log(JSON.stringify({ samples: { subjectMs: subj.map((x) => +x.toFixed(1)), baselineMs: base.map((x) => +x.toFixed(1)) }, shown, sink }));
+  verdict(
+    `loupe compare in-process from the store: ${ITEMS} items in ${BLOCKS} publications × 2 profiles × ${REPEATS} repeats, ${RESAMPLES.toLocaleString('en')} cluster-bootstrap resamples (+ ${RESAMPLES.toLocaleString('en')} permutations)`,
+    `≤ ${GOAL_MS} ms (absolute)`,
+    `${s.toFixed(1)} ms median`,
+    `point estimate alone (paired mean from the same store, no SE/resampling) ${b.toFixed(1)} ms median; ratio to goal`,
+    s / GOAL_MS,
+    s <= GOAL_MS,
+  );
+  console.log(
+    JSON.stringify({
+      samples: { subjectMs: subj.map((x) => +x.toFixed(1)), baselineMs: base.map((x) => +x.toFixed(1)) },
+      shown,
+      sink,
+    }),
+  );
 } finally {
   rmSync(dir, { recursive: true, force: true });
 }

@@ -42,18 +42,33 @@ if (process.env.LOUPE_PERF_NO_BUILD !== '1') {
 
 const suite = await loadSuite('longda', ROOT);
 const runnable = suite.blocks.filter((b) => b.runnable);
-const eight = [...runnable.filter((b) => b.longda?.survey === 'NHANES'), ...runnable.filter((b) => b.longda?.survey !== 'NHANES')].slice(0, CONCURRENCY);
-const firstQid = (b: (typeof eight)[number]) => b.items.filter((x): x is LongdaQuery => x.type === 'longda-query')[0]!.longdaId;
+const eight = [
+  ...runnable.filter((b) => b.longda?.survey === 'NHANES'),
+  ...runnable.filter((b) => b.longda?.survey !== 'NHANES'),
+].slice(0, CONCURRENCY);
+const firstQid = (b: (typeof eight)[number]) =>
+  b.items.filter((x): x is LongdaQuery => x.type === 'longda-query')[0]!.longdaId;
 // The issue's scenario (agent.perf.ts part 2: 10 steps per run at 300 ms), with one Python cell each: the first step.
 const STEPS = 10;
 const script = (b: (typeof eight)[number]): Turn[] => [
-  { content: 'Loading the data.', toolCalls: [call('python', { code: 'import pandas as pd\nprint(pd.DataFrame({"w": [1.0, 2.0, 3.0]}).w.mean())' })] },
-  ...Array.from({ length: STEPS - 2 }, (_, i): Turn => (i % 2 === 0
-    ? { content: `Step ${i + 1}: noting.`, toolCalls: [call('notes', { action: 'add', content: `finding ${i}: the mean is 2 (${b.id})` })] }
-    : { content: `Step ${i + 1}: checking.`, toolCalls: [call('answer', { action: 'view', q_id: firstQid(b) })] })),
+  {
+    content: 'Loading the data.',
+    toolCalls: [call('python', { code: 'import pandas as pd\nprint(pd.DataFrame({"w": [1.0, 2.0, 3.0]}).w.mean())' })],
+  },
+  ...Array.from({ length: STEPS - 2 }, (_, i): Turn =>
+    i % 2 === 0
+      ? {
+          content: `Step ${i + 1}: noting.`,
+          toolCalls: [call('notes', { action: 'add', content: `finding ${i}: the mean is 2 (${b.id})` })],
+        }
+      : { content: `Step ${i + 1}: checking.`, toolCalls: [call('answer', { action: 'view', q_id: firstQid(b) })] },
+  ),
   { content: 'Done.', toolCalls: [call('final_answer', { summary: 'perf' })] },
 ];
-const llm = await startScriptedLlm({ latencyMs: LATENCY_MS, scriptFor: (first) => script(eight.find((b) => first.includes(firstQid(b)))!) });
+const llm = await startScriptedLlm({
+  latencyMs: LATENCY_MS,
+  scriptFor: (first) => script(eight.find((b) => first.includes(firstQid(b)))!),
+});
 const sandbox = findBubblewrap() ? 'bubblewrap' : 'off';
 warmLongdaDocs(CLI, ROOT); // a complete docs cache: this part measures runs, not first-ever indexing (see warm-docs.ts)
 
@@ -93,7 +108,11 @@ function cgroupFor(tag: string): string | undefined {
     if (!existsSync(join(dir, 'cpuacct.usage'))) throw new Error('no cpuacct');
     return dir;
   } catch {
-    try { rmdirSync(dir); } catch { /* none */ }
+    try {
+      rmdirSync(dir);
+    } catch {
+      /* none */
+    }
     return undefined;
   }
 }
@@ -104,24 +123,60 @@ function cgroupCpuS(dir: string): number {
   const until = Date.now() + 5000;
   while (readFileSync(join(dir, 'cgroup.procs'), 'utf8').trim() && Date.now() < until) spawnSync('sleep', ['0.05']);
   const ns = Number(readFileSync(join(dir, 'cpuacct.usage'), 'utf8'));
-  try { rmdirSync(dir); } catch { /* a process still in it: left for the OS */ }
+  try {
+    rmdirSync(dir);
+  } catch {
+    /* a process still in it: left for the OS */
+  }
   return ns / 1e9;
 }
 
-interface Sample { wallMs: number; cpuS: number; runMs: number[] }
+interface Sample {
+  wallMs: number;
+  cpuS: number;
+  runMs: number[];
+}
 
 /** One `loupe run` of the eight blocks at `concurrency`: wall time, CPU time with children, per-run gaps. */
 function sample(concurrency: number, k: number): Promise<Sample> {
   const dir = mkdtempSync(join(tmpdir(), `loupe-conc-perf-${concurrency}-${k}-`));
-  const args = [CLI, 'run', '--suite', 'longda', '--root', ROOT, '--blocks', eight.map((b) => b.id).join(','), '--concurrency', String(concurrency),
-    '--agent', 'llm', '--model', 'scripted', '--base-url', llm.baseUrl, '--api-key-env', 'LOUPE_PERF_KEY', '--store', join(dir, 'runs.sqlite'),
-    '--sandbox', sandbox, '--max-steps', String(STEPS + 2), '--json'];
+  const args = [
+    CLI,
+    'run',
+    '--suite',
+    'longda',
+    '--root',
+    ROOT,
+    '--blocks',
+    eight.map((b) => b.id).join(','),
+    '--concurrency',
+    String(concurrency),
+    '--agent',
+    'llm',
+    '--model',
+    'scripted',
+    '--base-url',
+    llm.baseUrl,
+    '--api-key-env',
+    'LOUPE_PERF_KEY',
+    '--store',
+    join(dir, 'runs.sqlite'),
+    '--sandbox',
+    sandbox,
+    '--max-steps',
+    String(STEPS + 2),
+    '--json',
+  ];
   return new Promise((resolve, reject) => {
     const t0 = performance.now();
     const cg = cgroupFor(`${concurrency}-${k}`);
-    const cmd = cg ? ['sh', '-c', `echo $$ > ${cg}/cgroup.procs && exec "$@" 2>&3`, '_', process.execPath, ...args] : [python, '-c', SUBREAPER, process.execPath, ...args];
+    const cmd = cg
+      ? ['sh', '-c', `echo $$ > ${cg}/cgroup.procs && exec "$@" 2>&3`, '_', process.execPath, ...args]
+      : [python, '-c', SUBREAPER, process.execPath, ...args];
     const c = spawn(cmd[0]!, cmd.slice(1), {
-      cwd: dir, env: { ...process.env, LOUPE_PERF_KEY: 'perf', LOUPE_NO_KEYS: '1' }, stdio: ['ignore', 'pipe', 'pipe', 'pipe'],
+      cwd: dir,
+      env: { ...process.env, LOUPE_PERF_KEY: 'perf', LOUPE_NO_KEYS: '1' },
+      stdio: ['ignore', 'pipe', 'pipe', 'pipe'],
     });
     let out = '';
     let err = '';
@@ -138,10 +193,19 @@ function sample(concurrency: number, k: number): Promise<Sample> {
     c.on('exit', (code) => {
       const wallMs = performance.now() - t0;
       try {
-        const lines = out.split('\n').filter((l) => l.startsWith('{"runId"')).map((l) => JSON.parse(l) as { status: string });
-        if (code !== 0 || lines.length !== eight.length || lines.some((l) => l.status !== 'finished')) throw new Error(`run at concurrency ${concurrency} failed (exit ${code}): ${out}\n${err.slice(-3000)}`);
+        const lines = out
+          .split('\n')
+          .filter((l) => l.startsWith('{"runId"'))
+          .map((l) => JSON.parse(l) as { status: string });
+        if (code !== 0 || lines.length !== eight.length || lines.some((l) => l.status !== 'finished')) {
+          throw new Error(`run at concurrency ${concurrency} failed (exit ${code}): ${out}\n${err.slice(-3000)}`);
+        }
         const [u, s] = (tm.trim().split('\n').at(-1) ?? '').split(' ').map(Number);
-        resolve({ wallMs, cpuS: cg ? cgroupCpuS(cg) : (u ?? NaN) + (s ?? NaN), runMs: lineAt.map((t, i) => t - (i === 0 ? t0 : lineAt[i - 1]!)) });
+        resolve({
+          wallMs,
+          cpuS: cg ? cgroupCpuS(cg) : (u ?? NaN) + (s ?? NaN),
+          runMs: lineAt.map((t, i) => t - (i === 0 ? t0 : lineAt[i - 1]!)),
+        });
       } catch (e) {
         reject(e as Error);
       } finally {
@@ -168,8 +232,21 @@ const ideal = med(ideals);
 const wall = med(subj.map((s) => s.wallMs));
 const ratio = wall / ideal;
 const ok = ratio <= GOAL;
-console.log(`8 blocks × ${STEPS} steps at concurrency 8, one Python cell each (sandbox ${sandbox}), ${LATENCY_MS} ms model latency, shipped CLI, process start → exit (median of ${ROUNDS} alternating pairs)`);
-console.log(`  goal ≤ ${GOAL}× ideal · measured ${(wall / 1000).toFixed(2)} s · ideal ${(ideal / 1000).toFixed(2)} s = max(single-run work ${med(base.map((b) => b.cpuS)).toFixed(2)} CPU s / min(${cores} cores, ${CONCURRENCY}) (CPU by ${cpuBy}), longest single run ${(med(base.map((b) => Math.max(...b.runMs))) / 1000).toFixed(2)} s) · ratio ${ratio.toFixed(2)} · ${ok ? 'PASS' : 'FAIL'}`);
-console.log(`  baseline (--concurrency 1) wall ${(med(base.map((b) => b.wallMs)) / 1000).toFixed(2)} s; subject CPU ${med(subj.map((s) => s.cpuS)).toFixed(2)} s; load average ${loadavg().map((x) => x.toFixed(1)).join(' ')}`);
-console.log(JSON.stringify({ baseline: base.map((b) => ({ wallMs: Math.round(b.wallMs), cpuS: b.cpuS, runMs: b.runMs.map(Math.round) })), subject: subj.map((s) => ({ wallMs: Math.round(s.wallMs), cpuS: s.cpuS })) }));
+console.log(
+  `8 blocks × ${STEPS} steps at concurrency 8, one Python cell each (sandbox ${sandbox}), ${LATENCY_MS} ms model latency, shipped CLI, process start → exit (median of ${ROUNDS} alternating pairs)`,
+);
+console.log(
+  `  goal ≤ ${GOAL}× ideal · measured ${(wall / 1000).toFixed(2)} s · ideal ${(ideal / 1000).toFixed(2)} s = max(single-run work ${med(base.map((b) => b.cpuS)).toFixed(2)} CPU s / min(${cores} cores, ${CONCURRENCY}) (CPU by ${cpuBy}), longest single run ${(med(base.map((b) => Math.max(...b.runMs))) / 1000).toFixed(2)} s) · ratio ${ratio.toFixed(2)} · ${ok ? 'PASS' : 'FAIL'}`,
+);
+console.log(
+  `  baseline (--concurrency 1) wall ${(med(base.map((b) => b.wallMs)) / 1000).toFixed(2)} s; subject CPU ${med(subj.map((s) => s.cpuS)).toFixed(2)} s; load average ${loadavg()
+    .map((x) => x.toFixed(1))
+    .join(' ')}`,
+);
+console.log(
+  JSON.stringify({
+    baseline: base.map((b) => ({ wallMs: Math.round(b.wallMs), cpuS: b.cpuS, runMs: b.runMs.map(Math.round) })),
+    subject: subj.map((s) => ({ wallMs: Math.round(s.wallMs), cpuS: s.cpuS })),
+  }),
+);
 process.exitCode = ok ? 0 : 1;

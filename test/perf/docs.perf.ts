@@ -52,22 +52,26 @@ if (parts.has('cold')) {
   const rounds = Number(process.env.COLD_ROUNDS ?? 3);
   const workerCounts = (process.env.COLD_WORKERS ?? `${COLD_WORKER_COUNTS}`).split(',').map(Number);
   /** Runs `cmd` as a child; resolves with wall ms and the child's CPU s (user+sys, children included via bash time). */
-  const timed = (cmd: string[], env: NodeJS.ProcessEnv = process.env) => new Promise<{ ms: number; cpuS: number; out: string }>((resolve, reject) => {
-    const t = performance.now();
-    const c = spawn('bash', ['-c', `TIMEFORMAT='%U %S'; time "$@" 2>&3`, '_', ...cmd], { env, stdio: ['ignore', 'pipe', 'pipe', 'pipe'] });
-    let out = '';
-    let err = '';
-    let tm = '';
-    c.stdout!.on('data', (d: Buffer) => (out += d.toString()));
-    c.stdio[3]!.on('data', (d: Buffer) => (err += d.toString()));
-    c.stderr!.on('data', (d: Buffer) => (tm += d.toString()));
-    c.on('exit', (code) => {
-      const ms = performance.now() - t;
-      if (code !== 0) return reject(new Error(`${cmd.slice(0, 3).join(' ')} failed (${code}): ${err.slice(-2000)}`));
-      const [u, s2] = (tm.trim().split('\n').at(-1) ?? '').split(' ').map(Number);
-      resolve({ ms, cpuS: (u ?? NaN) + (s2 ?? NaN), out });
+  const timed = (cmd: string[], env: NodeJS.ProcessEnv = process.env) =>
+    new Promise<{ ms: number; cpuS: number; out: string }>((resolve, reject) => {
+      const t = performance.now();
+      const c = spawn('bash', ['-c', `TIMEFORMAT='%U %S'; time "$@" 2>&3`, '_', ...cmd], {
+        env,
+        stdio: ['ignore', 'pipe', 'pipe', 'pipe'],
+      });
+      let out = '';
+      let err = '';
+      let tm = '';
+      c.stdout!.on('data', (d: Buffer) => (out += d.toString()));
+      c.stdio[3]!.on('data', (d: Buffer) => (err += d.toString()));
+      c.stderr!.on('data', (d: Buffer) => (tm += d.toString()));
+      c.on('exit', (code) => {
+        const ms = performance.now() - t;
+        if (code !== 0) return reject(new Error(`${cmd.slice(0, 3).join(' ')} failed (${code}): ${err.slice(-2000)}`));
+        const [u, s2] = (tm.trim().split('\n').at(-1) ?? '').split(' ').map(Number);
+        resolve({ ms, cpuS: (u ?? NaN) + (s2 ?? NaN), out });
+      });
     });
-  });
   const cold: Record<string, unknown> = { pdfs: pdfs.length, rounds, goalRatio: 3 };
   for (const workers of workerCounts) {
     const base: { ms: number; cpuS: number }[] = [];
@@ -75,9 +79,30 @@ if (parts.has('cold')) {
     let skipped: unknown[] = [];
     for (let r = 0; r < rounds; r++) {
       // baseline: N pdftotext processes at a time over the same PDFs (xargs -P N), text thrown away
-      base.push(await timed(['bash', '-c', `printf '%s\\0' "$@" | xargs -0 -n 1 -P ${workers} sh -c 'pdftotext -q "$0" - >/dev/null'`, '_', ...pdfs]));
+      base.push(
+        await timed([
+          'bash',
+          '-c',
+          `printf '%s\\0' "$@" | xargs -0 -n 1 -P ${workers} sh -c 'pdftotext -q "$0" - >/dev/null'`,
+          '_',
+          ...pdfs,
+        ]),
+      );
       rmSync(cache, { recursive: true, force: true });
-      const s = await timed([process.execPath, cli, 'index', '--root', bench, '--suite', 'longda', '--cache', cache, '--workers', String(workers), '--json']);
+      const s = await timed([
+        process.execPath,
+        cli,
+        'index',
+        '--root',
+        bench,
+        '--suite',
+        'longda',
+        '--cache',
+        cache,
+        '--workers',
+        String(workers),
+        '--json',
+      ]);
       const rep = JSON.parse(s.out) as { chunks: number; skipped: unknown[] };
       skipped = rep.skipped;
       subj.push({ ms: s.ms, cpuS: s.cpuS, chunks: rep.chunks });
@@ -86,11 +111,22 @@ if (parts.has('cold')) {
     const ms = m(subj.map((x) => x.ms));
     const baseMs = m(base.map((x) => x.ms));
     const ratio = ms / baseMs;
-    verdict(`P1 cold index of all shared LongDA docs, shipped CLI \`loupe index --workers ${workers}\` (${subj[0]?.chunks} chunks) vs pdftotext ×${workers} parallel over the ${pdfs.length} PDFs (median of ${rounds} alternating pairs)`,
-      `≤ 3× pdftotext`, `${(ms / 1000).toFixed(2)} s`, `${(baseMs / 1000).toFixed(2)} s`, ratio, ratio <= 3);
+    verdict(
+      `P1 cold index of all shared LongDA docs, shipped CLI \`loupe index --workers ${workers}\` (${subj[0]?.chunks} chunks) vs pdftotext ×${workers} parallel over the ${pdfs.length} PDFs (median of ${rounds} alternating pairs)`,
+      `≤ 3× pdftotext`,
+      `${(ms / 1000).toFixed(2)} s`,
+      `${(baseMs / 1000).toFixed(2)} s`,
+      ratio,
+      ratio <= 3,
+    );
     cold[`workers=${workers}`] = {
-      ms: subj.map((x) => Math.round(x.ms)), cpuS: subj.map((x) => round(x.cpuS)), pdftotextMs: base.map((x) => Math.round(x.ms)), pdftotextCpuS: base.map((x) => round(x.cpuS)),
-      ratio: round(ratio), ratioCpu: round(m(subj.map((x) => x.cpuS)) / m(base.map((x) => x.cpuS))), skipped: skipped.length,
+      ms: subj.map((x) => Math.round(x.ms)),
+      cpuS: subj.map((x) => round(x.cpuS)),
+      pdftotextMs: base.map((x) => Math.round(x.ms)),
+      pdftotextCpuS: base.map((x) => round(x.cpuS)),
+      ratio: round(ratio),
+      ratioCpu: round(m(subj.map((x) => x.cpuS)) / m(base.map((x) => x.cpuS))),
+      skipped: skipped.length,
     };
   }
   cold.loadAverage = loadavg().map((x) => round(x, 1));
@@ -140,14 +176,15 @@ async function latencyChild(mode: SearchMode): Promise<void> {
   const openMs = performance.now() - t0;
   // wall time per query, and the process's CPU time (what the search costs when the shared machine does not preempt it)
   const cpu: number[][] = [[], []];
-  const pass = (k: number) => queries.map((q) => {
-    const c = threadCpuUs();
-    const t = performance.now();
-    idx.search(q, { mode, top: 10 });
-    const dt = performance.now() - t;
-    cpu[k]!.push((threadCpuUs() - c) / 1000);
-    return dt;
-  });
+  const pass = (k: number) =>
+    queries.map((q) => {
+      const c = threadCpuUs();
+      const t = performance.now();
+      idx.search(q, { mode, top: 10 });
+      const dt = performance.now() - t;
+      cpu[k]!.push((threadCpuUs() - c) / 1000);
+      return dt;
+    });
   const first = pass(0);
   const second = pass(1);
   idx.close();
@@ -162,7 +199,10 @@ function threadCpuUs(): number {
 
 /** The latency queries: every LongDA question, then a few keywords. */
 function latencyQueries(): string[] {
-  return [...rows.map((r) => r.query), ...['WTMEC2YR', 'RIDAGEYR', 'body mass index', 'poverty', 'replicate weights', 'sample design']];
+  return [
+    ...rows.map((r) => r.query),
+    ...['WTMEC2YR', 'RIDAGEYR', 'body mass index', 'poverty', 'replicate weights', 'sample design'],
+  ];
 }
 
 if (process.env.DOCS_PERF_CHILD === 'latency') {
@@ -178,12 +218,21 @@ if (parts.has('latency')) {
   (await openBuilt()).close(); // the index exists (cold build not timed here)
   const rounds = Number(process.env.LAT_ROUNDS ?? 3);
   const out: Record<string, unknown> = { queries: latencyQueries().length, rounds, goalP95Ms: 2 };
-  const samples: Record<string, { openMs: number; first: number[]; second: number[]; firstCpu: number[]; secondCpu: number[] }[]> = { bm25: [], longta: [] };
+  const samples: Record<
+    string,
+    { openMs: number; first: number[]; second: number[]; firstCpu: number[]; secondCpu: number[] }[]
+  > = { bm25: [], longta: [] };
   for (let r = 0; r < rounds; r++) {
     for (const mode of ['bm25', 'longta'] as const) {
-      const c = spawnSync(process.execPath, ['--disable-warning=MODULE_TYPELESS_PACKAGE_JSON', join(repoRoot, 'test', 'perf', 'docs.perf.ts'), mode], {
-        encoding: 'utf8', maxBuffer: 1 << 26, env: { ...process.env, DOCS_PERF_CHILD: 'latency', DOCS_PERF_CACHE: cache, DOCS_PERF_PARTS: 'none' },
-      });
+      const c = spawnSync(
+        process.execPath,
+        ['--disable-warning=MODULE_TYPELESS_PACKAGE_JSON', join(repoRoot, 'test', 'perf', 'docs.perf.ts'), mode],
+        {
+          encoding: 'utf8',
+          maxBuffer: 1 << 26,
+          env: { ...process.env, DOCS_PERF_CHILD: 'latency', DOCS_PERF_CACHE: cache, DOCS_PERF_PARTS: 'none' },
+        },
+      );
       if (c.status !== 0) throw new Error(`latency child failed: ${c.stderr}`);
       samples[mode]!.push(JSON.parse(c.stdout.trim().split('\n').at(-1)!));
     }
@@ -192,13 +241,28 @@ if (parts.has('latency')) {
     const m = (xs: number[]) => pct(xs, 50);
     const firstP95 = m(ss.map((s) => pct(s.first, 95)));
     const secondP95 = m(ss.map((s) => pct(s.second, 95)));
-    verdict(`search p95, ${mode}, in-process, first pass after opening the index (${latencyQueries().length} queries, fresh process, median of ${rounds})`,
-      '≤ 2 ms', `${firstP95.toFixed(3)} ms`, `${secondP95.toFixed(3)} ms (second pass)`, firstP95 / 2, firstP95 <= 2);
-    console.log(`  process CPU time per query, p95: first pass ${m(ss.map((s) => pct(s.firstCpu, 95))).toFixed(3)} ms · second pass ${m(ss.map((s) => pct(s.secondCpu, 95))).toFixed(3)} ms (includes V8's GC and compiler threads)`);
+    verdict(
+      `search p95, ${mode}, in-process, first pass after opening the index (${latencyQueries().length} queries, fresh process, median of ${rounds})`,
+      '≤ 2 ms',
+      `${firstP95.toFixed(3)} ms`,
+      `${secondP95.toFixed(3)} ms (second pass)`,
+      firstP95 / 2,
+      firstP95 <= 2,
+    );
+    console.log(
+      `  process CPU time per query, p95: first pass ${m(ss.map((s) => pct(s.firstCpu, 95))).toFixed(3)} ms · second pass ${m(ss.map((s) => pct(s.secondCpu, 95))).toFixed(3)} ms (includes V8's GC and compiler threads)`,
+    );
     out[mode] = {
-      firstPass: { p50Ms: round(m(ss.map((s) => pct(s.first, 50))), 3), p95Ms: round(firstP95, 3), maxMs: round(m(ss.map((s) => Math.max(...s.first))), 3) },
+      firstPass: {
+        p50Ms: round(m(ss.map((s) => pct(s.first, 50))), 3),
+        p95Ms: round(firstP95, 3),
+        maxMs: round(m(ss.map((s) => Math.max(...s.first))), 3),
+      },
       secondPass: { p50Ms: round(m(ss.map((s) => pct(s.second, 50))), 3), p95Ms: round(secondP95, 3) },
-      cpuTime: { firstPassP95Ms: round(m(ss.map((s) => pct(s.firstCpu, 95))), 3), secondPassP95Ms: round(m(ss.map((s) => pct(s.secondCpu, 95))), 3) },
+      cpuTime: {
+        firstPassP95Ms: round(m(ss.map((s) => pct(s.firstCpu, 95))), 3),
+        secondPassP95Ms: round(m(ss.map((s) => pct(s.secondCpu, 95))), 3),
+      },
       openMs: round(m(ss.map((s) => s.openMs)), 1),
     };
   }
@@ -225,7 +289,11 @@ if (parts.has('quality')) {
   const byKey = new Map(rows.map((r) => [`${r.source}#${r.internal_id}`, r]));
   const q: Record<string, unknown> = { questions: labels.questions.length, corpus: `NHANES docs (${nh.length} files)` };
   for (const variant of ['query', 'query+additional_info'] as const) {
-    for (const [name, mode, expand] of [['bm25', 'bm25', true], ['bm25 without synonyms', 'bm25', false], ['longta', 'longta', false]] as const) {
+    for (const [name, mode, expand] of [
+      ['bm25', 'bm25', true],
+      ['bm25 without synonyms', 'bm25', false],
+      ['longta', 'longta', false],
+    ] as const) {
       let r5 = 0;
       let r10 = 0;
       for (const l of labels.questions) {
@@ -235,7 +303,10 @@ if (parts.has('quality')) {
         r5 += l.files.filter((f) => top.slice(0, 5).includes(f)).length / l.files.length;
         r10 += l.files.filter((f) => top.includes(f)).length / l.files.length;
       }
-      q[`${variant} ${name}`] = { recallAt5: round(r5 / labels.questions.length, 3), recallAt10: round(r10 / labels.questions.length, 3) };
+      q[`${variant} ${name}`] = {
+        recallAt5: round(r5 / labels.questions.length, 3),
+        recallAt10: round(r10 / labels.questions.length, 3),
+      };
     }
   }
   // short keyword queries: the SAS label of variables defined in exactly one codebook → that codebook
@@ -287,7 +358,9 @@ if (parts.has('question')) {
     best.push(b);
   }
   const labels = loadRetrievalLabels(join(repoRoot, 'benchmarks', 'longda', 'retrieval-labels.json'), bench);
-  const split = JSON.parse(readFileSync(join(repoRoot, 'benchmarks', 'longda', 'retrieval-split.json'), 'utf8')) as Record<string, unknown>;
+  const split = JSON.parse(
+    readFileSync(join(repoRoot, 'benchmarks', 'longda', 'retrieval-split.json'), 'utf8'),
+  ) as Record<string, unknown>;
   const design = new Set(qr.designDocs());
   const rankers: Record<string, (q: string) => string[]> = {
     question: (q) => qr.ask(q).files.map((f) => f.file),
@@ -299,12 +372,21 @@ if (parts.has('question')) {
     const sources = new Set(split[part] as string[]);
     const ls = labels.filter((l) => sources.has(l.source!));
     const per: Record<string, unknown> = { questions: ls.length };
-    for (const [m, rank] of Object.entries(rankers)) per[m] = { ...evaluateRetrieval(ls, rank, 10), withoutDesignFiles: evaluateRetrieval(ls, rank, 10, (f) => design.has(f)).recallAtK };
+    for (const [m, rank] of Object.entries(rankers)) {
+      per[m] = {
+        ...evaluateRetrieval(ls, rank, 10),
+        withoutDesignFiles: evaluateRetrieval(ls, rank, 10, (f) => design.has(f)).recallAtK,
+      };
+    }
     quality[part] = per;
   }
   report.question = {
     questions: questions.length,
-    latency: { first: { p50Ms: round(pct(first, 50), 3), p95Ms: round(pct(first, 95), 3) }, best: { p50Ms: round(pct(best, 50), 3), p95Ms: round(pct(best, 95), 3) }, goalP95Ms: 20 },
+    latency: {
+      first: { p50Ms: round(pct(first, 50), 3), p95Ms: round(pct(first, 95), 3) },
+      best: { p50Ms: round(pct(best, 50), 3), p95Ms: round(pct(best, 95), 3) },
+      goalP95Ms: 20,
+    },
     quality,
     goalHeldBackRecallAt10: 0.6,
     designFiles: [...design],

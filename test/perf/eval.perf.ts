@@ -23,7 +23,14 @@ for (let i = 0; gt.length < 505; i++) {
   const q = gt0[i % gt0.length]!;
   gt.push({ ...q, longdaId: `${q.longdaId}_copy${i}`, source: `${q.source}_copy` });
 }
-const styles = [(a: string) => a, (a: string) => `${a}%`, (a: string) => `about ${a} percent`, (a: string) => `${a} ± 0.4`, (a: string) => a.replace(/\[|\]/g, ''), (a: string) => `men: ${a}`];
+const styles = [
+  (a: string) => a,
+  (a: string) => `${a}%`,
+  (a: string) => `about ${a} percent`,
+  (a: string) => `${a} ± 0.4`,
+  (a: string) => a.replace(/\[|\]/g, ''),
+  (a: string) => `men: ${a}`,
+];
 const answers = new Map(gt.map((q, i) => [q.longdaId, styles[i % styles.length]!(q.answerText)]));
 
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
@@ -43,8 +50,16 @@ function baseline(): number {
   for (const q of gt) {
     let a: unknown;
     let g: unknown;
-    try { a = JSON.parse(answers.get(q.longdaId)!); } catch { a = null; }
-    try { g = JSON.parse(q.answerText); } catch { g = null; }
+    try {
+      a = JSON.parse(answers.get(q.longdaId)!);
+    } catch {
+      a = null;
+    }
+    try {
+      g = JSON.parse(q.answerText);
+    } catch {
+      g = null;
+    }
     if (typeof a === 'number' && typeof g === 'number' && Math.abs(a - g) <= Math.max(0.05 * Math.abs(g), 1)) hits++;
   }
   return hits;
@@ -73,26 +88,45 @@ for (let r = 0; r < ROUNDS; r++) {
 const baselineMs = median(tsBase);
 const scoreMs = median(tsScore);
 const strictMs = median(tsStrict);
-for (const [mode, ms] of [['default options', scoreMs], ['list_scoring=strict, coverage=structural', strictMs]] as const) {
-  verdict(`LongDA scoring of ${gt.length} answers, ${mode} (median of ${ROUNDS} alternating rounds)`, `≤ ${GOAL_MS} ms`, `${ms.toFixed(2)} ms`,
-    `JSON.parse + numeric compare ${baselineMs.toFixed(2)} ms (${(ms / baselineMs).toFixed(2)}× it); ratio to the goal`, ms / GOAL_MS, ms <= GOAL_MS);
+for (const [mode, ms] of [
+  ['default options', scoreMs],
+  ['list_scoring=strict, coverage=structural', strictMs],
+] as const) {
+  verdict(
+    `LongDA scoring of ${gt.length} answers, ${mode} (median of ${ROUNDS} alternating rounds)`,
+    `≤ ${GOAL_MS} ms`,
+    `${ms.toFixed(2)} ms`,
+    `JSON.parse + numeric compare ${baselineMs.toFixed(2)} ms (${(ms / baselineMs).toFixed(2)}× it); ratio to the goal`,
+    ms / GOAL_MS,
+    ms <= GOAL_MS,
+  );
 }
 
 // heatmap over 30 trajectories × 100 steps
-const trajs = Array.from({ length: 30 }, (_, t) => Array.from({ length: 100 }, (_, s) => (s % 3 === 0 ? ['read_doc', 'answer'] : (s + t) % 7 === 0 ? [] : ['search_doc'])));
+const trajs = Array.from({ length: 30 }, (_, t) =>
+  Array.from({ length: 100 }, (_, s) =>
+    s % 3 === 0 ? ['read_doc', 'answer'] : (s + t) % 7 === 0 ? [] : ['search_doc'],
+  ),
+);
 const heatmapMs = time(() => toolUsageHeatmap(trajs), 50);
 
-console.log(JSON.stringify({
-  longda: {
-    answers: gt.length,
-    match: Number(last.match.toFixed(4)),
-    coverage: Number(last.coverage.toFixed(4)),
-    scoreMs: Number(scoreMs.toFixed(3)),
-    strictStructuralMs: Number(strictMs.toFixed(3)),
-    baselineMs: Number(baselineMs.toFixed(3)),
-    ratioVsBaseline: Number((scoreMs / baselineMs).toFixed(2)),
-    goalMs: GOAL_MS,
-    withinGoal: scoreMs <= GOAL_MS && strictMs <= GOAL_MS,
-  },
-  heatmap: { trajectories: 30, steps: 100, ms: Number(heatmapMs.toFixed(3)) },
-}, null, 2));
+console.log(
+  JSON.stringify(
+    {
+      longda: {
+        answers: gt.length,
+        match: Number(last.match.toFixed(4)),
+        coverage: Number(last.coverage.toFixed(4)),
+        scoreMs: Number(scoreMs.toFixed(3)),
+        strictStructuralMs: Number(strictMs.toFixed(3)),
+        baselineMs: Number(baselineMs.toFixed(3)),
+        ratioVsBaseline: Number((scoreMs / baselineMs).toFixed(2)),
+        goalMs: GOAL_MS,
+        withinGoal: scoreMs <= GOAL_MS && strictMs <= GOAL_MS,
+      },
+      heatmap: { trajectories: 30, steps: 100, ms: Number(heatmapMs.toFixed(3)) },
+    },
+    null,
+    2,
+  ),
+);

@@ -40,23 +40,58 @@ if (!existsSync(CLI)) throw new Error(`${CLI} not found: build first (node esbui
 const sandbox = findBubblewrap() ? 'bubblewrap' : 'off';
 warmLongdaDocs(CLI, ROOT); // a complete docs cache: this part measures runs, not first-ever indexing (see warm-docs.ts)
 const finish: Turn = { content: 'Done.', toolCalls: [call('final_answer', { summary: 'perf' })] };
-const subjectLlm = await startScriptedLlm({ script: [{ toolCalls: [call('python', { code: 'print(1 + 1)' })] }, finish] });
-const baselineLlm = await startScriptedLlm({ script: [{ toolCalls: [call('notes', { action: 'add', content: 'perf' })] }, finish] });
+const subjectLlm = await startScriptedLlm({
+  script: [{ toolCalls: [call('python', { code: 'print(1 + 1)' })] }, finish],
+});
+const baselineLlm = await startScriptedLlm({
+  script: [{ toolCalls: [call('notes', { action: 'add', content: 'perf' })] }, finish],
+});
 
-interface Sample { tailMs: number; totalMs: number; cells: number }
+interface Sample {
+  tailMs: number;
+  totalMs: number;
+  cells: number;
+}
 
 /** One CLI process, start to exit: when its --json line arrived and when it exited. */
 function sample(mode: 'subject' | 'baseline', k: number): Promise<Sample> {
   const dir = mkdtempSync(join(tmpdir(), `loupe-exit-perf-${mode}-${k}-`));
   const store = join(dir, 'runs.sqlite');
   const llm = mode === 'subject' ? subjectLlm : baselineLlm;
-  const args = [CLI, 'run', '--suite', 'longda', '--root', ROOT, '--block', BLOCK, '--agent', 'llm', '--model', 'scripted', '--base-url', llm.baseUrl,
-    '--api-key-env', 'LOUPE_PERF_KEY', '--store', store, '--sandbox', sandbox, '--max-steps', '5', '--json',
+  const args = [
+    CLI,
+    'run',
+    '--suite',
+    'longda',
+    '--root',
+    ROOT,
+    '--block',
+    BLOCK,
+    '--agent',
+    'llm',
+    '--model',
+    'scripted',
+    '--base-url',
+    llm.baseUrl,
+    '--api-key-env',
+    'LOUPE_PERF_KEY',
+    '--store',
+    store,
+    '--sandbox',
+    sandbox,
+    '--max-steps',
+    '5',
+    '--json',
     // runs with a python tool start their kernel at run start; the baseline's cannot start (no such interpreter)
-    ...(mode === 'baseline' ? ['--python', join(dir, 'no-python')] : [])];
+    ...(mode === 'baseline' ? ['--python', join(dir, 'no-python')] : []),
+  ];
   return new Promise((resolve, reject) => {
     const t0 = performance.now();
-    const c = spawn(process.execPath, args, { cwd: dir, env: { ...process.env, LOUPE_PERF_KEY: 'perf', LOUPE_NO_KEYS: '1' }, stdio: ['ignore', 'pipe', 'pipe'] });
+    const c = spawn(process.execPath, args, {
+      cwd: dir,
+      env: { ...process.env, LOUPE_PERF_KEY: 'perf', LOUPE_NO_KEYS: '1' },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     let out = '';
     let err = '';
     let lineAt: number | undefined;
@@ -73,7 +108,11 @@ function sample(mode: 'subject' | 'baseline', k: number): Promise<Sample> {
         const line = JSON.parse(out.trim().split('\n').pop()!) as { runId: string; status: string };
         if (line.status !== 'finished') throw new Error(`${mode} run ended ${line.status}:\n${err}`);
         const rs = openStore(store);
-        const cells = (sqliteHandleOf(rs).prepare('SELECT COUNT(*) AS n FROM kernel_cells WHERE run_id = ?').get(line.runId) as { n: number }).n;
+        const cells = (
+          sqliteHandleOf(rs).prepare('SELECT COUNT(*) AS n FROM kernel_cells WHERE run_id = ?').get(line.runId) as {
+            n: number;
+          }
+        ).n;
         rs.close();
         if ((mode === 'subject') !== cells > 0) throw new Error(`${mode} run recorded ${cells} kernel cells`);
         resolve({ tailMs: exitAt - lineAt, totalMs: exitAt - t0, cells });
@@ -102,6 +141,15 @@ const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.len
 const ms = median(subject.map((s) => s.tailMs));
 const baseMs = median(baseline.map((s) => s.tailMs));
 const ok = ms <= GOAL_MS;
-console.log(`CLI process outlives its work (loupe run, one Python cell, sandbox ${sandbox}: --json line → exit)\n  goal ≤ ${GOAL_MS} ms · measured ${ms.toFixed(1)} ms · baseline (same run, no kernel) ${baseMs.toFixed(1)} ms · excess over baseline ${(ms - baseMs).toFixed(1)} ms · ratio to goal ${(ms / GOAL_MS).toFixed(2)} · ${ok ? 'PASS' : 'FAIL'}`);
-console.log(JSON.stringify({ samples: { subject: subject.map((s) => ({ tailMs: +s.tailMs.toFixed(1), totalMs: +s.totalMs.toFixed(0) })), baseline: baseline.map((s) => ({ tailMs: +s.tailMs.toFixed(1), totalMs: +s.totalMs.toFixed(0) })) } }));
+console.log(
+  `CLI process outlives its work (loupe run, one Python cell, sandbox ${sandbox}: --json line → exit)\n  goal ≤ ${GOAL_MS} ms · measured ${ms.toFixed(1)} ms · baseline (same run, no kernel) ${baseMs.toFixed(1)} ms · excess over baseline ${(ms - baseMs).toFixed(1)} ms · ratio to goal ${(ms / GOAL_MS).toFixed(2)} · ${ok ? 'PASS' : 'FAIL'}`,
+);
+console.log(
+  JSON.stringify({
+    samples: {
+      subject: subject.map((s) => ({ tailMs: +s.tailMs.toFixed(1), totalMs: +s.totalMs.toFixed(0) })),
+      baseline: baseline.map((s) => ({ tailMs: +s.tailMs.toFixed(1), totalMs: +s.totalMs.toFixed(0) })),
+    },
+  }),
+);
 process.exitCode = ok ? 0 : 1;

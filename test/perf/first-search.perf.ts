@@ -52,16 +52,29 @@ if (!existsSync(join(ROOT, 'benchmark.csv'))) {
 const suite = await loadSuite('longda', ROOT);
 const block = suite.blocks.find((b) => b.id === BLOCK);
 if (!block) throw new Error(`block ${BLOCK} not found`);
-for (const d of DOCS) if (!block.visible.docs.some((x) => x.rel === d)) throw new Error(`${d} is not a documentation file of ${BLOCK}`);
+for (const d of DOCS) {
+  if (!block.visible.docs.some((x) => x.rel === d)) throw new Error(`${d} is not a documentation file of ${BLOCK}`);
+}
 const first = block.visible.docs[0]!;
 const docsRoot = first.path.slice(0, first.path.length - first.rel.length);
 
 const finish = { content: 'Done.', toolCalls: [call('final_answer', { summary: 'perf' })] };
-const searchLlm = async (doc?: string) => startScriptedLlm({ script: [{ delayMs: LATENCY_MS, toolCalls: [call('search_doc', { keyword: KEYWORD, ...(doc ? { doc_path: doc } : {}) })] }, finish] });
+const searchLlm = async (doc?: string) =>
+  startScriptedLlm({
+    script: [
+      { delayMs: LATENCY_MS, toolCalls: [call('search_doc', { keyword: KEYWORD, ...(doc ? { doc_path: doc } : {}) })] },
+      finish,
+    ],
+  });
 const llms = new Map(await Promise.all(DOCS.map(async (d) => [d, await searchLlm(d)] as const)));
 const llmAll = await searchLlm();
 
-interface Sample { answerMs: number; askedMs: number; observation: string; index: unknown }
+interface Sample {
+  answerMs: number;
+  askedMs: number;
+  observation: string;
+  index: unknown;
+}
 
 /** One fresh run (empty docs cache): run start → the first search_doc observation. `doc` undefined: search all files. */
 async function runOnce(mode: 'subject' | 'baseline', doc: string | undefined): Promise<Sample> {
@@ -74,18 +87,46 @@ async function runOnce(mode: 'subject' | 'baseline', doc: string | undefined): P
   const t0 = performance.now();
   const onEvent = (e: AgentEvent) => {
     if (e.type === 'tool-call' && e.call.name === 'search_doc') askedAt ??= performance.now();
-    if (e.type === 'observation' && e.name === 'search_doc' && !answer) answer = { answerMs: performance.now() - t0, askedMs: (askedAt ?? NaN) - t0, observation: e.observation, index: undefined };
+    if (e.type === 'observation' && e.name === 'search_doc' && !answer) {
+      answer = {
+        answerMs: performance.now() - t0,
+        askedMs: (askedAt ?? NaN) - t0,
+        observation: e.observation,
+        index: undefined,
+      };
+    }
   };
   try {
     const res = await startBlockRun({
-      store, suite, block: block!, agent: 'llm', llm: { baseUrl: llm.baseUrl, model: 'scripted', apiKey: 'perf' }, runsDir: join(dir, 'runs'),
-      kernel: { sandbox: 'off' }, docsCacheDir: cache, budget: { maxSteps: 4 }, onEvent,
+      store,
+      suite,
+      block: block!,
+      agent: 'llm',
+      llm: { baseUrl: llm.baseUrl, model: 'scripted', apiKey: 'perf' },
+      runsDir: join(dir, 'runs'),
+      kernel: { sandbox: 'off' },
+      docsCacheDir: cache,
+      budget: { maxSteps: 4 },
+      onEvent,
       ...(mode === 'baseline'
-        ? { docs: async () => { const idx = await openDocIndex({ root: docsRoot, files: block!.visible.docs.map((d) => d.rel), cacheDir: cache, extractWorkers: 2 }); await idx.build(); return idx; } }
+        ? {
+            docs: async () => {
+              const idx = await openDocIndex({
+                root: docsRoot,
+                files: block!.visible.docs.map((d) => d.rel),
+                cacheDir: cache,
+                extractWorkers: 2,
+              });
+              await idx.build();
+              return idx;
+            },
+          }
         : {}),
     });
     if (!answer) throw new Error(`${mode}: no search_doc observation (run ${res.status}: ${res.reason})`);
-    if (!/Found \d+ match/.test(answer.observation)) throw new Error(`${mode}: unexpected search_doc observation: ${answer.observation.slice(0, 300)}`);
+    if (!/Found \d+ match/.test(answer.observation)) {
+      throw new Error(`${mode}: unexpected search_doc observation: ${answer.observation.slice(0, 300)}`);
+    }
     const steps = await store.getSteps(res.runId);
     answer.index = (steps[0]?.toolCalls?.[0] as { data?: { index?: unknown } } | undefined)?.data?.index;
     return answer;
@@ -121,16 +162,22 @@ for (let r = 0; r < ROUNDS; r++) {
     const x = await runOnce('subject', d);
     S.get(d)!.push(x);
     E.get(d)!.push(await alone(d));
-    line.push(`${d}: subject ${Math.round(x.answerMs)} ms (asked at ${Math.round(x.askedMs)} ms; ${JSON.stringify(x.index)}), alone ${Math.round(E.get(d)!.at(-1)!)} ms`);
+    line.push(
+      `${d}: subject ${Math.round(x.answerMs)} ms (asked at ${Math.round(x.askedMs)} ms; ${JSON.stringify(x.index)}), alone ${Math.round(E.get(d)!.at(-1)!)} ms`,
+    );
   }
   console.log(line.join(' · '));
 }
 const all = await runOnce('subject', undefined);
-console.log(`search_doc over all files, subject once: ${Math.round(all.answerMs)} ms (asked at ${Math.round(all.askedMs)} ms; ${JSON.stringify(all.index)})`);
+console.log(
+  `search_doc over all files, subject once: ${Math.round(all.answerMs)} ms (asked at ${Math.round(all.askedMs)} ms; ${JSON.stringify(all.index)})`,
+);
 for (const l of [...llms.values(), llmAll]) await l.close();
 
 const b = med(B.map((x) => x.answerMs));
-console.log(`first search_doc of a fresh ${BLOCK} run, empty docs cache, ${LATENCY_MS} ms model latency, core startBlockRun (median of ${ROUNDS} alternating)`);
+console.log(
+  `first search_doc of a fresh ${BLOCK} run, empty docs cache, ${LATENCY_MS} ms model latency, core startBlockRun (median of ${ROUNDS} alternating)`,
+);
 for (const d of DOCS) {
   const s = med(S.get(d)!.map((x) => x.answerMs));
   const e = med(E.get(d)!);
@@ -153,10 +200,17 @@ if (process.env.LOUPE_PERF_NO_BUILD !== '1') {
   const r = spawnSync(process.execPath, ['esbuild.js'], { cwd: repoRoot, encoding: 'utf8' });
   if (r.status !== 0) throw new Error(`build failed:\n${r.stdout}\n${r.stderr}`);
 }
-const notesLlm = await startScriptedLlm({ script: [{ delayMs: LATENCY_MS, toolCalls: [call('notes', { action: 'add', content: 'perf' })] }, finish] });
+const notesLlm = await startScriptedLlm({
+  script: [{ delayMs: LATENCY_MS, toolCalls: [call('notes', { action: 'add', content: 'perf' })] }, finish],
+});
 const warmTmp = mkdtempSync(join(tmpdir(), 'loupe-first-search-warm-'));
 {
-  const idx = await openDocIndex({ root: docsRoot, files: block.visible.docs.map((d) => d.rel), cacheDir: join(warmTmp, 'docs'), extractWorkers: 2 });
+  const idx = await openDocIndex({
+    root: docsRoot,
+    files: block.visible.docs.map((d) => d.rel),
+    cacheDir: join(warmTmp, 'docs'),
+    extractWorkers: 2,
+  });
   await idx.build();
   idx.close();
 }
@@ -166,10 +220,39 @@ function tail(cold: boolean, k: number): Promise<number> {
   const dir = mkdtempSync(join(tmpdir(), `loupe-first-search-tail-${k}-`));
   const tmp = cold ? join(dir, 'tmp') : warmTmp;
   mkdirSync(tmp, { recursive: true });
-  const args = [CLI, 'run', '--suite', 'longda', '--root', ROOT, '--block', BLOCK, '--agent', 'llm', '--model', 'scripted', '--base-url', notesLlm.baseUrl,
-    '--api-key-env', 'LOUPE_PERF_KEY', '--store', join(dir, 'runs.sqlite'), '--sandbox', 'off', '--max-steps', '5', '--json', '--python', join(dir, 'no-python')];
+  const args = [
+    CLI,
+    'run',
+    '--suite',
+    'longda',
+    '--root',
+    ROOT,
+    '--block',
+    BLOCK,
+    '--agent',
+    'llm',
+    '--model',
+    'scripted',
+    '--base-url',
+    notesLlm.baseUrl,
+    '--api-key-env',
+    'LOUPE_PERF_KEY',
+    '--store',
+    join(dir, 'runs.sqlite'),
+    '--sandbox',
+    'off',
+    '--max-steps',
+    '5',
+    '--json',
+    '--python',
+    join(dir, 'no-python'),
+  ];
   return new Promise((resolve, reject) => {
-    const c = spawn(process.execPath, args, { cwd: dir, env: { ...process.env, TMPDIR: tmp, LOUPE_CACHE: tmp, LOUPE_PERF_KEY: 'perf', LOUPE_NO_KEYS: '1' }, stdio: ['ignore', 'pipe', 'pipe'] });
+    const c = spawn(process.execPath, args, {
+      cwd: dir,
+      env: { ...process.env, TMPDIR: tmp, LOUPE_CACHE: tmp, LOUPE_PERF_KEY: 'perf', LOUPE_NO_KEYS: '1' },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     let out = '';
     let err = '';
     let lineAt: number | undefined;

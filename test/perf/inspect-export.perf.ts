@@ -15,15 +15,51 @@ const STEPS = 2000;
 const dir = mkdtempSync(join(tmpdir(), 'loupe-inspect-perf-'));
 const store = openStore(join(dir, 'runs.sqlite'));
 try {
-  await store.createRun({ id: 'perf-run', suite: 'perf', blockId: 'b1', agent: 'loupe', model: 'openai/gpt-x', params: { repeat: 1 }, promptHash: 'h', toolSet: 't', dataChecksums: {}, loupeVersion: '0', sandbox: 'bwrap', workspace: join(dir, 'ws') });
+  await store.createRun({
+    id: 'perf-run',
+    suite: 'perf',
+    blockId: 'b1',
+    agent: 'loupe',
+    model: 'openai/gpt-x',
+    params: { repeat: 1 },
+    promptHash: 'h',
+    toolSet: 't',
+    dataChecksums: {},
+    loupeVersion: '0',
+    sandbox: 'bwrap',
+    workspace: join(dir, 'ws'),
+  });
   const obs = 'row,value\n'.repeat(60);
   for (let i = 0; i < STEPS; i++) {
     const args = JSON.stringify({ code: `df = pd.read_csv('data_${i}.csv')\nprint(df.describe())` });
     await store.commitStep({
-      runId: 'perf-run', index: i, startedAt: '2026-01-01T00:00:00Z', endedAt: '2026-01-01T00:00:01Z', latencyMs: 10, toolMs: 5, costUsd: null, finishReason: 'tool_calls',
-      assistant: { role: 'assistant', content: `Step ${i}: I will look at the data again.`, reasoning: 'because', tool_calls: [{ id: `c${i}`, type: 'function', function: { name: 'python', arguments: args } }] },
-      toolCalls: [{ id: `c${i}`, name: 'python', argumentsText: args, observation: obs, isError: i % 50 === 0, truncated: false, durationMs: 5 }],
-      extraMessages: [], usage: { input: 1000 + i, output: 50, cached: 0 },
+      runId: 'perf-run',
+      index: i,
+      startedAt: '2026-01-01T00:00:00Z',
+      endedAt: '2026-01-01T00:00:01Z',
+      latencyMs: 10,
+      toolMs: 5,
+      costUsd: null,
+      finishReason: 'tool_calls',
+      assistant: {
+        role: 'assistant',
+        content: `Step ${i}: I will look at the data again.`,
+        reasoning: 'because',
+        tool_calls: [{ id: `c${i}`, type: 'function', function: { name: 'python', arguments: args } }],
+      },
+      toolCalls: [
+        {
+          id: `c${i}`,
+          name: 'python',
+          argumentsText: args,
+          observation: obs,
+          isError: i % 50 === 0,
+          truncated: false,
+          durationMs: 5,
+        },
+      ],
+      extraMessages: [],
+      usage: { input: 1000 + i, output: 50, cached: 0 },
     });
   }
   await store.updateRun('perf-run', { status: 'finished' });
@@ -36,10 +72,19 @@ try {
     }
     return Math.min(...best);
   };
-  const jsonl = await time(async () => writeFileSync(join(dir, 'run.jsonl'), await exportTrajectoryJsonl(store, 'perf-run')));
+  const jsonl = await time(async () =>
+    writeFileSync(join(dir, 'run.jsonl'), await exportTrajectoryJsonl(store, 'perf-run')),
+  );
   for (const ext of ['eval', 'json']) {
     const ms = await time(() => writeInspectLog(store, ['perf-run'], join(dir, `run.${ext}`)));
-    verdict(`export a ${STEPS}-step run as an Inspect .${ext} log (in-process)`, '≤ 1000 ms (absolute)', `${ms.toFixed(0)} ms`, `trajectory JSONL of the same steps ${jsonl.toFixed(0)} ms (ratio: measured / goal)`, ms / 1000, ms <= 1000);
+    verdict(
+      `export a ${STEPS}-step run as an Inspect .${ext} log (in-process)`,
+      '≤ 1000 ms (absolute)',
+      `${ms.toFixed(0)} ms`,
+      `trajectory JSONL of the same steps ${jsonl.toFixed(0)} ms (ratio: measured / goal)`,
+      ms / 1000,
+      ms <= 1000,
+    );
   }
 } finally {
   await store.close();

@@ -17,7 +17,11 @@ const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.len
 const p95 = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length * 0.95)]!;
 
 async function echoBaseline(python: string): Promise<number[]> {
-  const child = spawn(python, ['-u', '-c', 'import sys\nfor line in sys.stdin:\n    sys.stdout.write(line)\n    sys.stdout.flush()'], { stdio: ['pipe', 'pipe', 'inherit'] });
+  const child = spawn(
+    python,
+    ['-u', '-c', 'import sys\nfor line in sys.stdin:\n    sys.stdout.write(line)\n    sys.stdout.flush()'],
+    { stdio: ['pipe', 'pipe', 'inherit'] },
+  );
   const rl = createInterface({ input: child.stdout });
   const it = rl[Symbol.asyncIterator]();
   const times: number[] = [];
@@ -31,7 +35,11 @@ async function echoBaseline(python: string): Promise<number[]> {
   return times;
 }
 
-async function kernelRoundTrips(python: string, sandbox: 'off' | 'bubblewrap', cwd: string): Promise<{ start: number; times: number[] }> {
+async function kernelRoundTrips(
+  python: string,
+  sandbox: 'off' | 'bubblewrap',
+  cwd: string,
+): Promise<{ start: number; times: number[] }> {
   const t0 = performance.now();
   const k = await PythonKernel.start({ python, cwd, sandbox, readOnlyPaths: [], writablePaths: [cwd] });
   const start = performance.now() - t0;
@@ -58,10 +66,24 @@ try {
   const fmt = (x: number) => x.toFixed(3);
   console.log(`kernel.perf: ${N} round trips each, python ${python}`);
   console.log(`  baseline raw stdio echo        median ${fmt(median(base))} ms  p95 ${fmt(p95(base))} ms`);
-  verdict(`  kernel 1+1 round trip (sandbox off; p95 ${fmt(p95(off.times))} ms, start ${off.start.toFixed(0)} ms)`, '≤ 5 ms median', `${fmt(median(off.times))} ms`, `raw stdio echo ${fmt(median(base))} ms`, median(off.times) / median(base), median(off.times) <= 5);
+  verdict(
+    `  kernel 1+1 round trip (sandbox off; p95 ${fmt(p95(off.times))} ms, start ${off.start.toFixed(0)} ms)`,
+    '≤ 5 ms median',
+    `${fmt(median(off.times))} ms`,
+    `raw stdio echo ${fmt(median(base))} ms`,
+    median(off.times) / median(base),
+    median(off.times) <= 5,
+  );
   if (findBubblewrap()) {
     const bw = await kernelRoundTrips(python, 'bubblewrap', cwd);
-    verdict(`  kernel 1+1 round trip (bubblewrap; p95 ${fmt(p95(bw.times))} ms, start ${bw.start.toFixed(0)} ms)`, '≤ 5 ms median', `${fmt(median(bw.times))} ms`, `raw stdio echo ${fmt(median(base))} ms`, median(bw.times) / median(base), median(bw.times) <= 5);
+    verdict(
+      `  kernel 1+1 round trip (bubblewrap; p95 ${fmt(p95(bw.times))} ms, start ${bw.start.toFixed(0)} ms)`,
+      '≤ 5 ms median',
+      `${fmt(median(bw.times))} ms`,
+      `raw stdio echo ${fmt(median(base))} ms`,
+      median(bw.times) / median(base),
+      median(bw.times) <= 5,
+    );
   } else {
     console.log('  bubblewrap not installed: sandboxed round trip not measured');
   }

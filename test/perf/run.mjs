@@ -8,11 +8,15 @@ import { fileURLToPath } from 'node:url';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const filters = process.argv.slice(2);
-const files = readdirSync(here).filter((f) => f.endsWith('.perf.ts') && (!filters.length || filters.some((x) => f.includes(x)))).sort();
+const files = readdirSync(here)
+  .filter((f) => f.endsWith('.perf.ts') && (!filters.length || filters.some((x) => f.includes(x))))
+  .sort();
 let failed = 0;
 for (const f of files) {
   console.log(`\n=== ${f}`);
-  const r = spawnSync(process.execPath, ['--disable-warning=MODULE_TYPELESS_PACKAGE_JSON', join(here, f)], { stdio: 'inherit' });
+  const r = spawnSync(process.execPath, ['--disable-warning=MODULE_TYPELESS_PACKAGE_JSON', join(here, f)], {
+    stdio: 'inherit',
+  });
   if (r.status !== 0) {
     failed++;
     console.log(`!!! ${f} exited with ${r.status ?? r.signal}`);

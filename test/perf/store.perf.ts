@@ -20,21 +20,62 @@ const p95 = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length
 function step(runId: string, index: number): StepRecord {
   const args = JSON.stringify({ code: `df.groupby('x').mean()  # ${index}` });
   return {
-    runId, index, startedAt: new Date().toISOString(), endedAt: new Date().toISOString(), latencyMs: 800, toolMs: 20,
-    assistant: { role: 'assistant', content: `Step ${index}: grouping by x.`, tool_calls: [{ id: `c${index}`, type: 'function', function: { name: 'python', arguments: args } }] },
-    toolCalls: [{ id: `c${index}`, name: 'python', argumentsText: args, observation: 'row '.repeat(512), isError: false, truncated: false, durationMs: 20 }],
-    extraMessages: [], usage: { input: 4000 + index, output: 120, cached: 0 }, costUsd: 0.001, finishReason: 'tool_calls',
+    runId,
+    index,
+    startedAt: new Date().toISOString(),
+    endedAt: new Date().toISOString(),
+    latencyMs: 800,
+    toolMs: 20,
+    assistant: {
+      role: 'assistant',
+      content: `Step ${index}: grouping by x.`,
+      tool_calls: [{ id: `c${index}`, type: 'function', function: { name: 'python', arguments: args } }],
+    },
+    toolCalls: [
+      {
+        id: `c${index}`,
+        name: 'python',
+        argumentsText: args,
+        observation: 'row '.repeat(512),
+        isError: false,
+        truncated: false,
+        durationMs: 20,
+      },
+    ],
+    extraMessages: [],
+    usage: { input: 4000 + index, output: 120, cached: 0 },
+    costUsd: 0.001,
+    finishReason: 'tool_calls',
   };
 }
 
 async function measure(store: RunStore): Promise<{ commit: number[]; read: number }> {
-  await store.createRun({ id: 'perf', suite: 'longda', blockId: 'b', agent: 'llm', model: 'm', params: {}, promptHash: 'h', toolSet: 't', dataChecksums: {}, loupeVersion: 'perf', sandbox: 'off', workspace: '/nonexistent/w' });
+  await store.createRun({
+    id: 'perf',
+    suite: 'longda',
+    blockId: 'b',
+    agent: 'llm',
+    model: 'm',
+    params: {},
+    promptHash: 'h',
+    toolSet: 't',
+    dataChecksums: {},
+    loupeVersion: 'perf',
+    sandbox: 'off',
+    workspace: '/nonexistent/w',
+  });
   const commit: number[] = [];
   const notes: string[] = [];
   for (let i = 0; i < STEPS; i++) {
     notes.push(`finding ${i}`);
     const t0 = performance.now();
-    await store.commitStep(step('perf', i), { answers: [{ runId: 'perf', queryId: `q${i % 5}`, answer: i, raw: String(i), stepIndex: i }, { runId: 'perf', queryId: 'q-last', answer: [i, i], raw: '', stepIndex: i }], notes: notes.slice(-20) });
+    await store.commitStep(step('perf', i), {
+      answers: [
+        { runId: 'perf', queryId: `q${i % 5}`, answer: i, raw: String(i), stepIndex: i },
+        { runId: 'perf', queryId: 'q-last', answer: [i, i], raw: '', stepIndex: i },
+      ],
+      notes: notes.slice(-20),
+    });
     commit.push(performance.now() - t0);
   }
   const t0 = performance.now();
@@ -63,9 +104,17 @@ try {
     b.read.push(rb.read);
   }
   const ratio = median(b.commit) / median(a.commit);
-  verdict(`step commit on PostgreSQL over loopback vs SQLite, ${STEPS} steps × 3 alternating rounds each (p95 ${p95(b.commit).toFixed(2)} vs ${p95(a.commit).toFixed(2)} ms)`,
-    '≤ 3× SQLite', `${median(b.commit).toFixed(2)} ms median`, `SQLite ${median(a.commit).toFixed(2)} ms median`, ratio, ratio <= 3);
-  console.log(`read ${STEPS} steps (ms, median of 3): sqlite ${median(a.read).toFixed(1)}, postgres ${median(b.read).toFixed(1)}`);
+  verdict(
+    `step commit on PostgreSQL over loopback vs SQLite, ${STEPS} steps × 3 alternating rounds each (p95 ${p95(b.commit).toFixed(2)} vs ${p95(a.commit).toFixed(2)} ms)`,
+    '≤ 3× SQLite',
+    `${median(b.commit).toFixed(2)} ms median`,
+    `SQLite ${median(a.commit).toFixed(2)} ms median`,
+    ratio,
+    ratio <= 3,
+  );
+  console.log(
+    `read ${STEPS} steps (ms, median of 3): sqlite ${median(a.read).toFixed(1)}, postgres ${median(b.read).toFixed(1)}`,
+  );
 } finally {
   srv.stop();
   rmSync(dir, { recursive: true, force: true });

@@ -30,15 +30,45 @@ function step(runId: string, i: number): StepRecord {
   const tool = TOOLS[(i * 7 + (i >> 3)) % TOOLS.length]!;
   const line = `row ${i} WTMEC2YR ${(i * 7919) % 100000} SDMVPSU ${(i * 31) % 3} RIDAGEYR ${(i * 17) % 80} value=${(i * 0.137).toFixed(3)}\n`;
   return {
-    runId, index: i, startedAt: new Date(Date.UTC(2026, 0, 1) + i * 1500).toISOString(), endedAt: new Date(Date.UTC(2026, 0, 1) + i * 1500 + 900).toISOString(),
-    latencyMs: 400 + (i % 13) * 37, toolMs: 100 + (i % 7) * 91, assistant: { role: 'assistant', content: `Step ${i}: looking at ${tool} for the exam weights.`, tool_calls: [] },
-    toolCalls: [{ id: `c${i}`, name: tool, argumentsText: JSON.stringify(tool === 'python' ? { code: `df_${i} = pd.read_sas('data/DEMO_L.xpt')\nprint(df_${i}.shape)` } : { keyword: `VAR${i % 97}` }),
-      observation: line.repeat(Math.ceil(OBS_BYTES / line.length)).slice(0, OBS_BYTES), isError: i % 50 === 0, truncated: false, durationMs: 100 }],
-    extraMessages: [], usage: { input: 2000 + i, output: 80, cached: 0 }, costUsd: null, finishReason: 'tool_calls',
+    runId,
+    index: i,
+    startedAt: new Date(Date.UTC(2026, 0, 1) + i * 1500).toISOString(),
+    endedAt: new Date(Date.UTC(2026, 0, 1) + i * 1500 + 900).toISOString(),
+    latencyMs: 400 + (i % 13) * 37,
+    toolMs: 100 + (i % 7) * 91,
+    assistant: { role: 'assistant', content: `Step ${i}: looking at ${tool} for the exam weights.`, tool_calls: [] },
+    toolCalls: [
+      {
+        id: `c${i}`,
+        name: tool,
+        argumentsText: JSON.stringify(
+          tool === 'python'
+            ? { code: `df_${i} = pd.read_sas('data/DEMO_L.xpt')\nprint(df_${i}.shape)` }
+            : { keyword: `VAR${i % 97}` },
+        ),
+        observation: line.repeat(Math.ceil(OBS_BYTES / line.length)).slice(0, OBS_BYTES),
+        isError: i % 50 === 0,
+        truncated: false,
+        durationMs: 100,
+      },
+    ],
+    extraMessages: [],
+    usage: { input: 2000 + i, output: 80, cached: 0 },
+    costUsd: null,
+    finishReason: 'tool_calls',
   };
 }
 
-interface Sample { hostMs: number; openHostMs: number; wallMs: number; rows: number; detailMs: number; searchWallMs: number; searchHostMs: number; hits: number }
+interface Sample {
+  hostMs: number;
+  openHostMs: number;
+  wallMs: number;
+  rows: number;
+  detailMs: number;
+  searchWallMs: number;
+  searchHostMs: number;
+  hits: number;
+}
 
 /** Child: open the store (untimed, as the extension host has it open), then the timeline, timed. */
 async function child(file: string, runId: string): Promise<Sample> {
@@ -64,7 +94,16 @@ async function child(file: string, runId: string): Promise<Sample> {
   const searchWallMs = performance.now() - t2;
   const searchHostMs = performance.eventLoopUtilization(elu1).active;
   await store.close();
-  return { hostMs, openHostMs, wallMs, rows: opened.steps.length, detailMs, searchWallMs, searchHostMs, hits: hits.length };
+  return {
+    hostMs,
+    openHostMs,
+    wallMs,
+    rows: opened.steps.length,
+    detailMs,
+    searchWallMs,
+    searchHostMs,
+    hits: hits.length,
+  };
 }
 
 if (process.argv[2] === 'child') {
@@ -77,15 +116,35 @@ const file = join(dir, 'runs.sqlite');
 try {
   {
     const store = openStore(file);
-    for (const [id, n] of [['big', BIG], ['small', 10]] as const) {
-      await store.createRun({ id, suite: 'longda', blockId: 'NHANES_perf', agent: 'llm', model: 'synthetic', params: {}, promptHash: '', toolSet: 'longda', dataChecksums: {}, loupeVersion: '0', sandbox: 'off', workspace: dir });
+    for (const [id, n] of [
+      ['big', BIG],
+      ['small', 10],
+    ] as const) {
+      await store.createRun({
+        id,
+        suite: 'longda',
+        blockId: 'NHANES_perf',
+        agent: 'llm',
+        model: 'synthetic',
+        params: {},
+        promptHash: '',
+        toolSet: 'longda',
+        dataChecksums: {},
+        loupeVersion: '0',
+        sandbox: 'off',
+        workspace: dir,
+      });
       for (let i = 0; i < n; i++) await store.commitStep(step(id, i));
     }
     await store.close();
   }
   const me = fileURLToPath(import.meta.url);
   const sample = (runId: string): Sample => {
-    const r = spawnSync(process.execPath, ['--disable-warning=MODULE_TYPELESS_PACKAGE_JSON', me, 'child', file, runId], { encoding: 'utf8' });
+    const r = spawnSync(
+      process.execPath,
+      ['--disable-warning=MODULE_TYPELESS_PACKAGE_JSON', me, 'child', file, runId],
+      { encoding: 'utf8' },
+    );
     if (r.status !== 0) throw new Error(`child failed: ${r.stderr}`);
     return JSON.parse(r.stdout.trim().split('\n').at(-1)!) as Sample;
   };
@@ -101,12 +160,29 @@ try {
   const ms = m(subj, 'hostMs');
   const baseMs = m(base, 'hostMs');
   const ok = ms <= GOAL_MS;
-  console.log(`timeline open from the store, ${BIG.toLocaleString('en')} steps × ${OBS_BYTES / 1000} KB observations (extension-host time: open + ${3} poll intervals; first touch, fresh process, median of ${ROUNDS} alternating pairs)`);
-  console.log(`  goal ≤ ${GOAL_MS} ms · measured ${ms.toFixed(1)} ms · baseline (10-step run) ${baseMs.toFixed(1)} ms · ratio to baseline ${(ms / baseMs).toFixed(2)}× · ratio to goal ${(ms / GOAL_MS).toFixed(2)} · ${ok ? 'PASS' : 'FAIL'}`);
-  console.log(`  of which the open itself ${m(subj, 'openHostMs').toFixed(1)} ms (10 steps ${m(base, 'openHostMs').toFixed(1)} ms)`);
-  console.log(`  wall to rows ${m(subj, 'wallMs').toFixed(1)} ms (10 steps ${m(base, 'wallMs').toFixed(1)} ms) · a step's detail ${m(subj, 'detailMs').toFixed(1)} ms · search in the store: wall ${m(subj, 'searchWallMs').toFixed(1)} ms, host ${m(subj, 'searchHostMs').toFixed(1)} ms`);
-  console.log(`  load average ${loadavg().map((x) => x.toFixed(1)).join(' ')}`);
-  console.log(JSON.stringify({ subject: subj.map((s) => ({ hostMs: +s.hostMs.toFixed(1), wallMs: +s.wallMs.toFixed(1) })), baseline: base.map((s) => ({ hostMs: +s.hostMs.toFixed(1), wallMs: +s.wallMs.toFixed(1) })) }));
+  console.log(
+    `timeline open from the store, ${BIG.toLocaleString('en')} steps × ${OBS_BYTES / 1000} KB observations (extension-host time: open + ${3} poll intervals; first touch, fresh process, median of ${ROUNDS} alternating pairs)`,
+  );
+  console.log(
+    `  goal ≤ ${GOAL_MS} ms · measured ${ms.toFixed(1)} ms · baseline (10-step run) ${baseMs.toFixed(1)} ms · ratio to baseline ${(ms / baseMs).toFixed(2)}× · ratio to goal ${(ms / GOAL_MS).toFixed(2)} · ${ok ? 'PASS' : 'FAIL'}`,
+  );
+  console.log(
+    `  of which the open itself ${m(subj, 'openHostMs').toFixed(1)} ms (10 steps ${m(base, 'openHostMs').toFixed(1)} ms)`,
+  );
+  console.log(
+    `  wall to rows ${m(subj, 'wallMs').toFixed(1)} ms (10 steps ${m(base, 'wallMs').toFixed(1)} ms) · a step's detail ${m(subj, 'detailMs').toFixed(1)} ms · search in the store: wall ${m(subj, 'searchWallMs').toFixed(1)} ms, host ${m(subj, 'searchHostMs').toFixed(1)} ms`,
+  );
+  console.log(
+    `  load average ${loadavg()
+      .map((x) => x.toFixed(1))
+      .join(' ')}`,
+  );
+  console.log(
+    JSON.stringify({
+      subject: subj.map((s) => ({ hostMs: +s.hostMs.toFixed(1), wallMs: +s.wallMs.toFixed(1) })),
+      baseline: base.map((s) => ({ hostMs: +s.hostMs.toFixed(1), wallMs: +s.wallMs.toFixed(1) })),
+    }),
+  );
   process.exitCode = ok ? 0 : 1;
 } finally {
   rmSync(dir, { recursive: true, force: true });

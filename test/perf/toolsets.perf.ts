@@ -11,7 +11,13 @@
 import { mkdtempSync, rmSync, symlinkSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { SqlRunner, executeQuery, openReadOnlyDatabase, readSchema, touchedFields } from '../../src/core/benchmarks/ddr/sql-tool.ts';
+import {
+  SqlRunner,
+  executeQuery,
+  openReadOnlyDatabase,
+  readSchema,
+  touchedFields,
+} from '../../src/core/benchmarks/ddr/sql-tool.ts';
 import { BladeReferenceModel } from '../../src/core/benchmarks/blade/reference.ts';
 import { createBladeToolSet } from '../../src/core/benchmarks/blade/toolset.ts';
 import { replayRun } from '../../src/core/runs/replay-run.ts';
@@ -34,7 +40,9 @@ const r2 = (x: number) => Math.round(x * 100) / 100;
 const dbPath = mimicSubsetDb(['hosp/patients', 'hosp/admissions', 'hosp/labevents']);
 const db = openReadOnlyDatabase(dbPath);
 const schema = readSchema(db);
-const ids = (db.prepare('SELECT subject_id FROM patients ORDER BY subject_id').all() as { subject_id: number }[]).map((r) => r.subject_id);
+const ids = (db.prepare('SELECT subject_id FROM patients ORDER BY subject_id').all() as { subject_id: number }[]).map(
+  (r) => r.subject_id,
+);
 const queries = ids.flatMap((id) => [
   `SELECT a.admission_type, count(*) AS n FROM admissions a JOIN patients p ON p.subject_id = a.subject_id WHERE p.subject_id = ${id} GROUP BY a.admission_type`,
   `SELECT itemid, count(*) AS n, avg(valuenum) AS mean FROM labevents WHERE subject_id = ${id} GROUP BY itemid ORDER BY n DESC LIMIT 20`,
@@ -60,9 +68,17 @@ runner.close();
 
 const qIn = median(inProc);
 const qVia = median(viaProc);
-verdict(`execute_query through the query process vs in process, MIMIC-IV demo (median over ${queries.length} queries, alternating per query; overhead ${r2(qVia - qIn)} ms)`,
-  `≤ ${QUERY_GOAL_RATIO}× in process`, `${qVia.toFixed(2)} ms`, `in process ${qIn.toFixed(2)} ms`, qVia / qIn, qVia / qIn <= QUERY_GOAL_RATIO);
-console.log(`  touched-field extraction (node-sql-parser): median ${median(parse).toFixed(2)} ms per query, ${(median(parse) / qIn).toFixed(2)}× executing it in process (information)`);
+verdict(
+  `execute_query through the query process vs in process, MIMIC-IV demo (median over ${queries.length} queries, alternating per query; overhead ${r2(qVia - qIn)} ms)`,
+  `≤ ${QUERY_GOAL_RATIO}× in process`,
+  `${qVia.toFixed(2)} ms`,
+  `in process ${qIn.toFixed(2)} ms`,
+  qVia / qIn,
+  qVia / qIn <= QUERY_GOAL_RATIO,
+);
+console.log(
+  `  touched-field extraction (node-sql-parser): median ${median(parse).toFixed(2)} ms per query, ${(median(parse) / qIn).toFixed(2)}× executing it in process (information)`,
+);
 
 // Replay of a BLADE reference run: run (baseline) then its replay (subject), alternating; round 0 is an untimed warm-up.
 const suite = await loadSuite('blade', sharedData('blade', 'datasets'));
@@ -78,16 +94,45 @@ try {
     const ws = mkdtempSync(join(tmpdir(), 'loupe-perf-blade-'));
     workspaces.push(ws);
     symlinkSync(block.visible.data[0]!.path, join(ws, 'data.csv'));
-    const start = async (): Promise<KernelLike> => PythonKernel.start({ cwd: ws, sandbox: 'bubblewrap', readOnlyPaths: [sharedData('blade', 'datasets', 'hurricane')], writablePaths: [ws] });
+    const start = async (): Promise<KernelLike> =>
+      PythonKernel.start({
+        cwd: ws,
+        sandbox: 'bubblewrap',
+        readOnlyPaths: [sharedData('blade', 'datasets', 'hurricane')],
+        writablePaths: [ws],
+      });
     const runId = `r${r}`;
-    await store.createRun({ id: runId, suite: 'blade', blockId: block.id, agent: 'reference', model: 'reference', params: {}, promptHash: promptHash(toolSet.systemPrompt, toolSet.buildBlockPrompt(block), []), toolSet: toolSet.id, dataChecksums: {}, loupeVersion: 'perf', sandbox: 'bubblewrap', workspace: ws });
+    await store.createRun({
+      id: runId,
+      suite: 'blade',
+      blockId: block.id,
+      agent: 'reference',
+      model: 'reference',
+      params: {},
+      promptHash: promptHash(toolSet.systemPrompt, toolSet.buildBlockPrompt(block), []),
+      toolSet: toolSet.id,
+      dataChecksums: {},
+      loupeVersion: 'perf',
+      sandbox: 'bubblewrap',
+      workspace: ws,
+    });
     let t0 = performance.now();
-    const res = await runAgent({ store, runId, model: new BladeReferenceModel(block), toolSet, block, workspace: ws, startKernel: start });
+    const res = await runAgent({
+      store,
+      runId,
+      model: new BladeReferenceModel(block),
+      toolSet,
+      block,
+      workspace: ws,
+      startKernel: start,
+    });
     const runMs = performance.now() - t0;
     t0 = performance.now();
     const rep = await replayRun({ store, runId, startKernel: start });
     const replayMs = performance.now() - t0;
-    if (res.status !== 'finished' || !rep.allMatch) throw new Error(`BLADE reference round ${r}: run ${res.status}, replay ${rep.allMatch ? 'matches' : 'differs'}`);
+    if (res.status !== 'finished' || !rep.allMatch) {
+      throw new Error(`BLADE reference round ${r}: run ${res.status}, replay ${rep.allMatch ? 'matches' : 'differs'}`);
+    }
     if (r === 0) continue; // warm-up
     runMsAll.push(runMs);
     replayMsAll.push(replayMs);
@@ -99,12 +144,39 @@ try {
 }
 const runMs = median(runMsAll);
 const replayMs = median(replayMsAll);
-verdict(`replay of a recorded BLADE reference run (hurricane, ${rounds[0]!.replayedCells} cells, all match) vs the run itself (median of ${ROUNDS} alternating pairs after a warm-up)`,
-  `≤ ${REPLAY_GOAL_RATIO}× the run`, `${Math.round(replayMs)} ms`, `run ${Math.round(runMs)} ms`, replayMs / runMs, replayMs / runMs <= REPLAY_GOAL_RATIO);
+verdict(
+  `replay of a recorded BLADE reference run (hurricane, ${rounds[0]!.replayedCells} cells, all match) vs the run itself (median of ${ROUNDS} alternating pairs after a warm-up)`,
+  `≤ ${REPLAY_GOAL_RATIO}× the run`,
+  `${Math.round(replayMs)} ms`,
+  `run ${Math.round(runMs)} ms`,
+  replayMs / runMs,
+  replayMs / runMs <= REPLAY_GOAL_RATIO,
+);
 
-console.log(JSON.stringify({
-  queries: queries.length,
-  executeQuery: { inProcessMedianMs: r2(qIn), queryProcessMedianMs: r2(qVia), overheadMedianMs: r2(qVia - qIn), ratio: r2(qVia / qIn) },
-  touchedFields: { medianMs: r2(median(parse)), ratioToInProcessQuery: r2(median(parse) / qIn) },
-  bladeReference: { status: rounds[0]!.status, runMs: Math.round(runMs), replayMs: Math.round(replayMs), replayedCells: rounds[0]!.replayedCells, allMatch: rounds.every((x) => x.allMatch), replayToRunRatio: r2(replayMs / runMs), rounds: ROUNDS, runMsAll: runMsAll.map(Math.round), replayMsAll: replayMsAll.map(Math.round) },
-}, null, 2));
+console.log(
+  JSON.stringify(
+    {
+      queries: queries.length,
+      executeQuery: {
+        inProcessMedianMs: r2(qIn),
+        queryProcessMedianMs: r2(qVia),
+        overheadMedianMs: r2(qVia - qIn),
+        ratio: r2(qVia / qIn),
+      },
+      touchedFields: { medianMs: r2(median(parse)), ratioToInProcessQuery: r2(median(parse) / qIn) },
+      bladeReference: {
+        status: rounds[0]!.status,
+        runMs: Math.round(runMs),
+        replayMs: Math.round(replayMs),
+        replayedCells: rounds[0]!.replayedCells,
+        allMatch: rounds.every((x) => x.allMatch),
+        replayToRunRatio: r2(replayMs / runMs),
+        rounds: ROUNDS,
+        runMsAll: runMsAll.map(Math.round),
+        replayMsAll: replayMsAll.map(Math.round),
+      },
+    },
+    null,
+    2,
+  ),
+);

@@ -10,7 +10,16 @@
  * @param ratio measured / baseline (or measured / goal where the gate is absolute; say which in `baseline`).
  * @param ok whether the goal is met.
  */
-export function verdict(name: string, goal: string, measured: string, baseline: string, ratio: number, ok: boolean): void {
+export function verdict(
+  name: string,
+  goal: string,
+  measured: string,
+  baseline: string,
+  ratio: number,
+  ok: boolean,
+): void {
   if (!ok) process.exitCode = 1;
-  console.log(`${name}\n  goal ${goal} · measured ${measured} · baseline ${baseline} · ratio ${ratio.toFixed(2)} · ${ok ? 'PASS' : 'FAIL'}`);
+  console.log(
+    `${name}\n  goal ${goal} · measured ${measured} · baseline ${baseline} · ratio ${ratio.toFixed(2)} · ${ok ? 'PASS' : 'FAIL'}`,
+  );
 }

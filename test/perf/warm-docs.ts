@@ -12,6 +12,10 @@ import { spawnSync } from 'node:child_process';
  * @throws Error with the CLI's stderr when the index command fails.
  */
 export function warmLongdaDocs(cli: string, root: string, env: NodeJS.ProcessEnv = process.env): void {
-  const r = spawnSync(process.execPath, [cli, 'index', '--root', root, '--suite', 'longda', '--workers', '2', '--json'], { env, encoding: 'utf8', timeout: 600_000 });
+  const r = spawnSync(
+    process.execPath,
+    [cli, 'index', '--root', root, '--suite', 'longda', '--workers', '2', '--json'],
+    { env, encoding: 'utf8', timeout: 600_000 },
+  );
   if (r.status !== 0) throw new Error(`loupe index failed (${r.status ?? r.signal}): ${r.stderr.slice(-2000)}`);
 }

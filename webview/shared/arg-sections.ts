@@ -19,13 +19,24 @@ const style = () => {
 /** The sections as DOM (`div.args-sections` of `section.arg-section`, each a label and a code / text / table body). */
 export function argSectionsView(sections: readonly ArgSection[]): HTMLElement {
   style();
-  return h('div', { class: 'args-sections' }, ...sections.map((sec) => {
-    const body = sec.kind === 'code' ? h('pre', { class: 'args code' }, sec.text)
-      : sec.kind === 'text' ? h('div', { class: 'args text' }, sec.text)
-        : h('table', { class: 'args table' }, h('thead', {}, h('tr', {}, ...sec.columns.map((c) => h('th', {}, c)))),
-          h('tbody', {}, ...sec.rows.map((r) => h('tr', {}, ...r.map((x) => h('td', {}, x))))));
-    return h('section', { class: 'arg-section' }, h('div', { class: 'label' }, sec.title), body);
-  }));
+  return h(
+    'div',
+    { class: 'args-sections' },
+    ...sections.map((sec) => {
+      const body =
+        sec.kind === 'code'
+          ? h('pre', { class: 'args code' }, sec.text)
+          : sec.kind === 'text'
+            ? h('div', { class: 'args text' }, sec.text)
+            : h(
+                'table',
+                { class: 'args table' },
+                h('thead', {}, h('tr', {}, ...sec.columns.map((c) => h('th', {}, c)))),
+                h('tbody', {}, ...sec.rows.map((r) => h('tr', {}, ...r.map((x) => h('td', {}, x))))),
+              );
+      return h('section', { class: 'arg-section' }, h('div', { class: 'label' }, sec.title), body);
+    }),
+  );
 }
 
 /**

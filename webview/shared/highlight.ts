@@ -13,7 +13,9 @@ export interface Segment {
 }
 
 const STOPWORDS = new Set(
-  'a an and are as at be by for from how in is it of on or that the this to was were what which who with did do does'.split(' '),
+  'a an and are as at be by for from how in is it of on or that the this to was were what which who with did do does'.split(
+    ' ',
+  ),
 );
 
 /**
@@ -47,9 +49,12 @@ export function matchRanges(text: string, query: string, mode: SearchMode): [num
       const end = i + term.length;
       // bm25: word-bounded tokens. longta: LongTA's tokens are whitespace-separated words compared whole, so only
       // whole whitespace-delimited tokens matched. keyword: any substring (search_doc).
-      const bounded = mode === 'keyword' ? true
-        : mode === 'bm25' ? !isWord(hay[i - 1]) && !isWord(hay[end])
-          : isSpace(hay[i - 1]) && isSpace(hay[end]);
+      const bounded =
+        mode === 'keyword'
+          ? true
+          : mode === 'bm25'
+            ? !isWord(hay[i - 1]) && !isWord(hay[end])
+            : isSpace(hay[i - 1]) && isSpace(hay[end]);
       if (bounded) ranges.push([i, end]);
       from = i + Math.max(1, term.length);
     }
@@ -77,7 +82,10 @@ export function highlight(text: string, query: string, mode: SearchMode, primary
   const marks = matchRanges(text, query, mode);
   const cuts = new Set<number>([0, text.length]);
   for (const [s, e] of marks) cuts.add(s).add(e);
-  const p = primary && primary[1] > primary[0] ? [Math.max(0, primary[0]), Math.min(text.length, primary[1])] as const : undefined;
+  const p =
+    primary && primary[1] > primary[0]
+      ? ([Math.max(0, primary[0]), Math.min(text.length, primary[1])] as const)
+      : undefined;
   if (p) cuts.add(p[0]).add(p[1]);
   const points = [...cuts].filter((c) => c >= 0 && c <= text.length).sort((a, b) => a - b);
   const segs: Segment[] = [];

@@ -9,7 +9,10 @@
  * @param run `status`, `startedAt` (ISO or null), `durationMs`; `now` epoch ms.
  * @returns milliseconds, never negative.
  */
-export function runElapsedMs(run: { status: string; startedAt: string | null; durationMs: number }, now: number): number {
+export function runElapsedMs(
+  run: { status: string; startedAt: string | null; durationMs: number },
+  now: number,
+): number {
   if (run.status === 'running' && run.startedAt) {
     const t = Date.parse(run.startedAt);
     if (Number.isFinite(t)) return Math.max(run.durationMs, now - t, 0);
@@ -34,13 +37,15 @@ export function shortRef(ref: string, max = 14): string {
  * @returns the label, or '' without marks.
  */
 export function answerStepLabel(marks: ReadonlyArray<{ ref: string; question: string }>, max = 60): string {
-  return marks.map((m) => {
-    const q = m.question.replace(/\s+/g, ' ').trim();
-    const short = shortRef(m.ref);
-    // a question that is only the id again ("query 1 (single_number)") adds nothing
-    const text = q && !q.startsWith(m.ref) ? ` “${q.length > max ? `${q.slice(0, max - 1).trimEnd()}…` : q}”` : '';
-    return `${short}${text}`;
-  }).join(' · ');
+  return marks
+    .map((m) => {
+      const q = m.question.replace(/\s+/g, ' ').trim();
+      const short = shortRef(m.ref);
+      // a question that is only the id again ("query 1 (single_number)") adds nothing
+      const text = q && !q.startsWith(m.ref) ? ` “${q.length > max ? `${q.slice(0, max - 1).trimEnd()}…` : q}”` : '';
+      return `${short}${text}`;
+    })
+    .join(' · ');
 }
 
 /**

@@ -24,7 +24,10 @@ function ensureWorker(): Promise<void> {
 const docs = new Map<string, Promise<pdfjs.PDFDocumentProxy>>();
 
 /** Opens (and caches by key) a PDF from its bytes. */
-export async function openPdf(key: string, load: () => Promise<ArrayBuffer | Uint8Array>): Promise<pdfjs.PDFDocumentProxy> {
+export async function openPdf(
+  key: string,
+  load: () => Promise<ArrayBuffer | Uint8Array>,
+): Promise<pdfjs.PDFDocumentProxy> {
   let doc = docs.get(key);
   if (!doc) {
     doc = (async () => {
@@ -51,8 +54,13 @@ export interface RenderedPage {
  * that contain query terms on `overlay` (a canvas stacked on top).
  */
 export async function renderPage(
-  doc: pdfjs.PDFDocumentProxy, pageNo: number, canvas: HTMLCanvasElement, overlay: HTMLCanvasElement,
-  width: number, query: string, mode: SearchMode,
+  doc: pdfjs.PDFDocumentProxy,
+  pageNo: number,
+  canvas: HTMLCanvasElement,
+  overlay: HTMLCanvasElement,
+  width: number,
+  query: string,
+  mode: SearchMode,
 ): Promise<RenderedPage> {
   const page = await doc.getPage(Math.max(1, Math.min(doc.numPages, pageNo)));
   const base = page.getViewport({ scale: 1 });
@@ -73,7 +81,8 @@ export async function renderPage(
     ctx.setTransform(dpr, 0, 0, dpr, 0, 0);
     ctx.clearRect(0, 0, viewport.width, viewport.height);
     const styles = getComputedStyle(document.body);
-    ctx.fillStyle = styles.getPropertyValue('--vscode-editor-findMatchHighlightBackground').trim() || 'rgba(234, 92, 0, 0.33)';
+    ctx.fillStyle =
+      styles.getPropertyValue('--vscode-editor-findMatchHighlightBackground').trim() || 'rgba(234, 92, 0, 0.33)';
     ctx.strokeStyle = styles.getPropertyValue('--vscode-editor-findMatchBorder').trim() || 'rgba(234, 92, 0, 0.8)';
     const content = await page.getTextContent();
     for (const item of content.items) {

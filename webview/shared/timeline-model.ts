@@ -2,7 +2,11 @@
 import type { AnswerMark, OutcomeTally, TimelineStep } from '../../src/protocol/timeline.ts';
 
 /** Steps that called `tool` (all when empty) and, when `matches` is given (a search is active), are in it. */
-export function filterSteps(steps: readonly TimelineStep[], tool: string, matches: ReadonlySet<number> | null): TimelineStep[] {
+export function filterSteps(
+  steps: readonly TimelineStep[],
+  tool: string,
+  matches: ReadonlySet<number> | null,
+): TimelineStep[] {
   return steps.filter((s) => (!tool || s.tools.includes(tool)) && (!matches || matches.has(s.index)));
 }
 
@@ -38,7 +42,13 @@ export function toolGlyph(tool: string): { glyph: string; cls: string } {
 }
 
 /** Rows [start, end) to render for a viewport. */
-export function visibleRange(scrollTop: number, viewportHeight: number, rowHeight: number, count: number, overscan = 8): { start: number; end: number } {
+export function visibleRange(
+  scrollTop: number,
+  viewportHeight: number,
+  rowHeight: number,
+  count: number,
+  overscan = 8,
+): { start: number; end: number } {
   if (count <= 0 || rowHeight <= 0) return { start: 0, end: 0 };
   const first = Math.floor(Math.max(0, scrollTop) / rowHeight);
   const visible = Math.ceil(Math.max(0, viewportHeight) / rowHeight) + 1;
@@ -47,9 +57,14 @@ export function visibleRange(scrollTop: number, viewportHeight: number, rowHeigh
   return { start, end: Math.max(start, end) };
 }
 
-
 /** The glyph of each verdict (the word is always shown next to it: colour is never the only cue). */
-export const VERDICT_GLYPH: Record<AnswerMark['verdict'], string> = { right: '✓', wrong: '✗', partial: '◐', unanswered: '∅', pending: '…' };
+export const VERDICT_GLYPH: Record<AnswerMark['verdict'], string> = {
+  right: '✓',
+  wrong: '✗',
+  partial: '◐',
+  unanswered: '∅',
+  pending: '…',
+};
 
 /**
  * The verdict of a step from the answers it recorded: `right` when all are right, `wrong` when all are wrong or
@@ -57,16 +72,25 @@ export const VERDICT_GLYPH: Record<AnswerMark['verdict'], string> = { right: '�
  */
 export function stepVerdict(marks: readonly AnswerMark[]): { verdict: AnswerMark['verdict']; text: string } {
   const n = (v: AnswerMark['verdict']) => marks.filter((m) => m.verdict === v).length;
-  const verdict: AnswerMark['verdict'] = n('pending') ? 'pending' : n('right') === marks.length ? 'right'
-    : n('wrong') + n('unanswered') === marks.length ? 'wrong' : 'partial';
+  const verdict: AnswerMark['verdict'] = n('pending')
+    ? 'pending'
+    : n('right') === marks.length
+      ? 'right'
+      : n('wrong') + n('unanswered') === marks.length
+        ? 'wrong'
+        : 'partial';
   if (marks.length === 1) return { verdict, text: `${VERDICT_GLYPH[verdict]} ${verdict}` };
-  const parts = (['right', 'partial', 'wrong', 'unanswered', 'pending'] as const).filter((v) => n(v)).map((v) => `${n(v)}${VERDICT_GLYPH[v]}`);
+  const parts = (['right', 'partial', 'wrong', 'unanswered', 'pending'] as const)
+    .filter((v) => n(v))
+    .map((v) => `${n(v)}${VERDICT_GLYPH[v]}`);
   return { verdict, text: parts.join(' ') };
 }
 
 /** "5 right · 1 partial · 2 wrong of 8 items" (verdicts with no items left out). */
 export function tallyText(t: OutcomeTally): string {
-  const parts = (['right', 'partial', 'wrong', 'unanswered', 'pending'] as const).filter((v) => t[v]).map((v) => `${t[v]} ${v}`);
+  const parts = (['right', 'partial', 'wrong', 'unanswered', 'pending'] as const)
+    .filter((v) => t[v])
+    .map((v) => `${t[v]} ${v}`);
   return `${parts.join(' · ') || 'nothing scored'} of ${t.total} item${t.total === 1 ? '' : 's'}`;
 }
 
@@ -82,7 +106,14 @@ export function humanKey(k: string): string {
   return t ? t[0]!.toUpperCase() + t.slice(1) : k;
 }
 
-const cellText = (v: unknown): string => (v === null || v === undefined ? '' : Array.isArray(v) ? v.map((x) => (typeof x === 'string' ? x : JSON.stringify(x))).join(', ') : typeof v === 'object' ? JSON.stringify(v) : String(v));
+const cellText = (v: unknown): string =>
+  v === null || v === undefined
+    ? ''
+    : Array.isArray(v)
+      ? v.map((x) => (typeof x === 'string' ? x : JSON.stringify(x))).join(', ')
+      : typeof v === 'object'
+        ? JSON.stringify(v)
+        : String(v);
 
 /**
  * A tool call's arguments as readable sections (a BLADE submission: its conceptual variables as a table, its
@@ -99,14 +130,25 @@ export function argSections(argumentsText: string): ArgSection[] | null {
   }
   if (typeof v !== 'object' || v === null || Array.isArray(v)) return null;
   const entries = Object.entries(v as Record<string, unknown>);
-  const rich = entries.some(([, x]) => (typeof x === 'string' && x.includes('\n')) || (Array.isArray(x) && x.some((r) => typeof r === 'object' && r !== null && !Array.isArray(r))));
+  const rich = entries.some(
+    ([, x]) =>
+      (typeof x === 'string' && x.includes('\n')) ||
+      (Array.isArray(x) && x.some((r) => typeof r === 'object' && r !== null && !Array.isArray(r))),
+  );
   if (!rich) return null;
   return entries.map(([k, x]): ArgSection => {
     const title = humanKey(k);
-    if (typeof x === 'string') return x.includes('\n') ? { title, kind: 'code', text: x.replace(/\s+$/, '') } : { title, kind: 'text', text: x };
+    if (typeof x === 'string') {
+      return x.includes('\n') ? { title, kind: 'code', text: x.replace(/\s+$/, '') } : { title, kind: 'text', text: x };
+    }
     if (Array.isArray(x) && x.length && x.every((r) => typeof r === 'object' && r !== null && !Array.isArray(r))) {
       const columns = [...new Set(x.flatMap((r) => Object.keys(r as object)))];
-      return { title, kind: 'table', columns: columns.map(humanKey), rows: x.map((r) => columns.map((c) => cellText((r as Record<string, unknown>)[c]))) };
+      return {
+        title,
+        kind: 'table',
+        columns: columns.map(humanKey),
+        rows: x.map((r) => columns.map((c) => cellText((r as Record<string, unknown>)[c]))),
+      };
     }
     return { title, kind: 'text', text: cellText(x) };
   });

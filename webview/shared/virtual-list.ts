@@ -51,7 +51,9 @@ export class VirtualList<T> {
     const c = this.opts.container;
     const top = index * this.opts.rowHeight;
     if (top < c.scrollTop) c.scrollTop = top;
-    else if (top + this.opts.rowHeight > c.scrollTop + c.clientHeight) c.scrollTop = top + this.opts.rowHeight - c.clientHeight;
+    else if (top + this.opts.rowHeight > c.scrollTop + c.clientHeight) {
+      c.scrollTop = top + this.opts.rowHeight - c.clientHeight;
+    }
     this.render();
   }
 

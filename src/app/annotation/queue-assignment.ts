@@ -18,13 +18,21 @@ export async function itemsInScope(rs: RunStore, scope: RunScope): Promise<Set<s
 }
 
 /** What the panel adds to a queue's header: instructions, assignment progress, experiment. */
-export async function queueExtras(rs: RunStore, queueId: string, scope: RunScope, within?: Set<string>): Promise<Required<Pick<QueueView, 'instructions' | 'assignment' | 'experiment'>>> {
+export async function queueExtras(
+  rs: RunStore,
+  queueId: string,
+  scope: RunScope,
+  within?: Set<string>,
+): Promise<Required<Pick<QueueView, 'instructions' | 'assignment' | 'experiment'>>> {
   const qs = queueAssignmentStoreOf(rs);
   const ins = await qs.instructions(queueId);
   const p = await qs.progress(queueId, within);
   return {
     instructions: ins ? { text: ins.text, version: ins.version, author: ins.author, createdAt: ins.createdAt } : null,
-    assignment: p.annotators.some((a) => a.assigned) || p.unassigned < p.total ? { total: p.total, unassigned: p.unassigned, annotators: p.annotators } : null,
+    assignment:
+      p.annotators.some((a) => a.assigned) || p.unassigned < p.total
+        ? { total: p.total, unassigned: p.unassigned, annotators: p.annotators }
+        : null,
     experiment: scope.experiment,
   };
 }
@@ -34,7 +42,12 @@ export async function queueExtras(rs: RunStore, queueId: string, scope: RunScope
  * else the first unassigned one; items assigned to others and items outside `within` are never served. "First" is in
  * queue order after `afterPos`, wrapping (as the store serves without a chooser: skip moves on).
  */
-export function assignedPick(assigned: ReadonlyMap<string, string>, me: string, within?: ReadonlySet<string>, afterPos = -1): (entries: QueueEntry[]) => QueueEntry | undefined {
+export function assignedPick(
+  assigned: ReadonlyMap<string, string>,
+  me: string,
+  within?: ReadonlySet<string>,
+  afterPos = -1,
+): (entries: QueueEntry[]) => QueueEntry | undefined {
   return (entries) => {
     const inScope = entries.filter((e) => !within || within.has(e.item.id));
     const open = [...inScope.filter((e) => e.pos > afterPos), ...inScope.filter((e) => e.pos <= afterPos)];
@@ -46,8 +59,15 @@ export function assignedPick(assigned: ReadonlyMap<string, string>, me: string, 
  * The panel state with the queue's instructions, assignment and scope added (and who the shown item is assigned to).
  * @param within the items in scope (see {@link itemsInScope}).
  */
-export async function withQueueExtras(rs: RunStore, state: AnnotationState, scope: RunScope, within?: Set<string>): Promise<AnnotationState> {
+export async function withQueueExtras(
+  rs: RunStore,
+  state: AnnotationState,
+  scope: RunScope,
+  within?: Set<string>,
+): Promise<AnnotationState> {
   const extras = await queueExtras(rs, state.queue.queueId, scope, within);
-  const assigned = state.item ? (await queueAssignmentStoreOf(rs).assignments(state.queue.queueId)).get(state.item.itemId) ?? null : null;
+  const assigned = state.item
+    ? ((await queueAssignmentStoreOf(rs).assignments(state.queue.queueId)).get(state.item.itemId) ?? null)
+    : null;
   return { queue: { ...state.queue, ...extras }, item: state.item ? { ...state.item, assignedTo: assigned } : null };
 }

@@ -4,7 +4,13 @@
  * the block's runs to re-score and its database tables for evidence queries. Host-neutral: the VS Code panel
  * (src/vscode/panels/checklist-panel.ts) sends it on the ready handshake.
  */
-import { activeChecklistItems, authoredFromNative, checklistStoreOf, diffChecklists, type ChecklistKey } from '../../core/annotations/checklists.ts';
+import {
+  activeChecklistItems,
+  authoredFromNative,
+  checklistStoreOf,
+  diffChecklists,
+  type ChecklistKey,
+} from '../../core/annotations/checklists.ts';
 import type { BenchmarkDefinition } from '../../core/benchmarks/types.ts';
 import type { RunStore } from '../../core/store/types.ts';
 import type { Block, Suite } from '../../core/suites/types.ts';
@@ -20,7 +26,13 @@ export function checklistKeyOf(def: BenchmarkDefinition, suite: Suite, block: Bl
  * 50 newest). `def` must have a `checklist` member. `annotator` is the name new versions are saved under.
  * @throws Error when `def` has no checklist.
  */
-export async function checklistEditorState(store: RunStore, def: BenchmarkDefinition, suite: Suite, block: Block, annotator: string): Promise<ChecklistEditorState> {
+export async function checklistEditorState(
+  store: RunStore,
+  def: BenchmarkDefinition,
+  suite: Suite,
+  block: Block,
+  annotator: string,
+): Promise<ChecklistEditorState> {
   const spec = def.checklist;
   if (!spec) throw new Error(`${def.title} blocks have no checklist to edit.`);
   const cs = checklistStoreOf(store);
@@ -28,12 +40,35 @@ export async function checklistEditorState(store: RunStore, def: BenchmarkDefini
   const latest = versions.at(-1);
   const native = spec.nativeItems(block);
   const items = latest ? latest.items : authoredFromNative(native, spec.kind, spec.entityOf(block));
-  const runs = (await store.listRuns({ suite: def.kind, blockId: block.id, limit: 50 })).map((r) => ({ id: r.id, model: r.model ?? r.agent, status: r.status }));
+  const runs = (await store.listRuns({ suite: def.kind, blockId: block.id, limit: 50 })).map((r) => ({
+    id: r.id,
+    model: r.model ?? r.agent,
+    status: r.status,
+  }));
   return {
-    suite: def.kind, suiteId: suite.id, blockId: block.id, blockTitle: block.title, benchmarkTitle: def.title, kind: spec.kind,
-    entity: spec.entityOf(block) ?? null, canQuery: !!spec.evidenceQuery && spec.evidenceTables(block) !== null,
+    suite: def.kind,
+    suiteId: suite.id,
+    blockId: block.id,
+    blockTitle: block.title,
+    benchmarkTitle: def.title,
+    kind: spec.kind,
+    entity: spec.entityOf(block) ?? null,
+    canQuery: !!spec.evidenceQuery && spec.evidenceTables(block) !== null,
     tables: spec.evidenceTables(block) ?? [],
-    base: latest?.version ?? null, items: items as EditorItem[], nativeCount: native.length, annotator, runs,
-    versions: versions.map((v, k) => ({ version: v.version, parent: v.parent, author: v.author, createdAt: v.createdAt, note: v.note, hash: v.hash, items: activeChecklistItems(v.items).length, changes: diffChecklists(k ? versions[k - 1]!.items : [], v.items) })),
+    base: latest?.version ?? null,
+    items: items as EditorItem[],
+    nativeCount: native.length,
+    annotator,
+    runs,
+    versions: versions.map((v, k) => ({
+      version: v.version,
+      parent: v.parent,
+      author: v.author,
+      createdAt: v.createdAt,
+      note: v.note,
+      hash: v.hash,
+      items: activeChecklistItems(v.items).length,
+      changes: diffChecklists(k ? versions[k - 1]!.items : [], v.items),
+    })),
   };
 }

@@ -22,7 +22,9 @@ export interface EvidenceContradiction {
 function cellsText(r: EvidenceResult): string {
   const out: string[] = [];
   for (const row of r.rows) {
-    row.forEach((v, j) => { if (out.length < 3 && numericCell(v) !== null) out.push(`${r.columns[j] ?? `column ${j + 1}`} = ${String(v)}`); });
+    row.forEach((v, j) => {
+      if (out.length < 3 && numericCell(v) !== null) out.push(`${r.columns[j] ?? `column ${j + 1}`} = ${String(v)}`);
+    });
     if (out.length >= 3) break;
   }
   return out.join(', ');
@@ -42,13 +44,20 @@ function numericCell(v: unknown): number | null {
  * result without numeric cells, is not judged here (words are the expert's to compare).
  * @returns the contradiction, or null.
  */
-export function evidenceContradiction(item: Pick<EditorItem, 'id' | 'answer' | 'evidence' | 'retired'>): EvidenceContradiction | null {
+export function evidenceContradiction(
+  item: Pick<EditorItem, 'id' | 'answer' | 'evidence' | 'retired'>,
+): EvidenceContradiction | null {
   const r = item.evidence?.result;
   if (!r || item.retired) return null;
   const written = findNumbers(item.answer ?? '');
   if (!written.length) return null;
   const cells: number[] = [];
-  for (const row of r.rows.slice(0, 200)) for (const v of row) { const n = numericCell(v); if (n !== null) cells.push(n); }
+  for (const row of r.rows.slice(0, 200)) {
+    for (const v of row) {
+      const n = numericCell(v);
+      if (n !== null) cells.push(n);
+    }
+  }
   if (!cells.length) return null;
   if (written.some((w) => cells.some((c) => numberMatches(w, c)))) return null;
   return { id: item.id, message: `expected “${item.answer.trim()}”, but its evidence query returned ${cellsText(r)}` };
@@ -61,20 +70,34 @@ export function evidenceContradiction(item: Pick<EditorItem, 'id' | 'answer' | '
  * @returns `items` with fresh results, `problems` (refused queries: the save must not happen), `contradictions`
  *   (the save needs the expert's confirmation).
  */
-export async function checkEvidence(items: readonly EditorItem[], run: EvidenceRunner | null): Promise<{ items: EditorItem[]; problems: string[]; contradictions: EvidenceContradiction[] }> {
+export async function checkEvidence(
+  items: readonly EditorItem[],
+  run: EvidenceRunner | null,
+): Promise<{ items: EditorItem[]; problems: string[]; contradictions: EvidenceContradiction[] }> {
   const problems: string[] = [];
   const out: EditorItem[] = [];
   for (const it of items) {
     const sql = it.evidence?.sql?.trim();
-    if (!sql || it.retired) { out.push(it); continue; }
-    if (!run) { problems.push(`${it.id}: this block has no database, so its evidence query cannot be kept; remove it`); out.push(it); continue; }
+    if (!sql || it.retired) {
+      out.push(it);
+      continue;
+    }
+    if (!run) {
+      problems.push(`${it.id}: this block has no database, so its evidence query cannot be kept; remove it`);
+      out.push(it);
+      continue;
+    }
     try {
       out.push({ ...it, evidence: { ...it.evidence, sql, result: await run(sql) } });
     } catch (e) {
-      problems.push(`${it.id}: its evidence query was refused (${e instanceof Error ? e.message : String(e)}); fix or remove it before saving`);
+      problems.push(
+        `${it.id}: its evidence query was refused (${e instanceof Error ? e.message : String(e)}); fix or remove it before saving`,
+      );
       out.push(it);
     }
   }
-  const contradictions = problems.length ? [] : out.map(evidenceContradiction).filter((c): c is EvidenceContradiction => c !== null);
+  const contradictions = problems.length
+    ? []
+    : out.map(evidenceContradiction).filter((c): c is EvidenceContradiction => c !== null);
   return { items: out, problems, contradictions };
 }

@@ -10,7 +10,13 @@
 import { findBenchmark } from '../../core/benchmarks/registry.ts';
 import type { BenchmarkDefinition } from '../../core/benchmarks/types.ts';
 import { playerOf, type Player } from '../../core/review/pairwise.ts';
-import { designOfPaired, minimumDetectableDifference, pairedDifference, profileEstimate, type Observation } from '../../core/stats/index.ts';
+import {
+  designOfPaired,
+  minimumDetectableDifference,
+  pairedDifference,
+  profileEstimate,
+  type Observation,
+} from '../../core/stats/index.ts';
 import type { RunRecord, StoredScore } from '../../core/store/records.ts';
 import { LoupeInputError } from '../../core/util/errors.ts';
 import { observationsOf, type Basis, type ProfileRuns } from './compare.ts';
@@ -101,7 +107,10 @@ const reasonOf = (e: unknown): string => {
  *   profile with the highest mean against each other profile that has a figure.
  * @throws nothing for bad data: a profile or comparison that cannot be computed carries its `reason`.
  */
-export function headlineTables(runs: readonly { run: RunRecord; score: StoredScore | null }[], o: HeadlineOptions = {}): SuiteHeadline[] {
+export function headlineTables(
+  runs: readonly { run: RunRecord; score: StoredScore | null }[],
+  o: HeadlineOptions = {},
+): SuiteHeadline[] {
   const level = o.level ?? 0.95;
   const bySuite = new Map<string, { def: BenchmarkDefinition; profiles: Map<string, ProfileRuns> }>();
   for (const r of runs) {
@@ -127,10 +136,20 @@ export function headlineTables(runs: readonly { run: RunRecord; score: StoredSco
         const est = profileEstimate(obs, level);
         obsOf.set(p.player.player, obs);
         rows.push({
-          profile: p.player, runIds, basis,
+          profile: p.player,
+          runIds,
+          basis,
           figure: {
-            mean: est.mean, se: est.se, seMillerUncorrected: est.seMillerUncorrected, seIid: est.seIid, ci: est.ci, level,
-            items: est.n, clusters: est.clusters, repeats: est.repeats, withinItemVariance: est.withinItemVariance,
+            mean: est.mean,
+            se: est.se,
+            seMillerUncorrected: est.seMillerUncorrected,
+            seIid: est.seIid,
+            ci: est.ci,
+            level,
+            items: est.n,
+            clusters: est.clusters,
+            repeats: est.repeats,
+            withinItemVariance: est.withinItemVariance,
           },
         });
       } catch (e) {
@@ -145,18 +164,56 @@ export function headlineTables(runs: readonly { run: RunRecord; score: StoredSco
       const a = best!.profile.player;
       const b = other.profile.player;
       try {
-        const pd = pairedDifference(obsOf.get(a)!, obsOf.get(b)!, { level, bootstrap: o.bootstrap ?? 2000, permutations: 0, seed: o.seed ?? 0 });
+        const pd = pairedDifference(obsOf.get(a)!, obsOf.get(b)!, {
+          level,
+          bootstrap: o.bootstrap ?? 2000,
+          permutations: 0,
+          seed: o.seed ?? 0,
+        });
         let mdd: number | null = null;
-        try { mdd = minimumDetectableDifference(designOfPaired(pd)); } catch (e) { reasonOf(e); }
+        try {
+          mdd = minimumDetectableDifference(designOfPaired(pd));
+        } catch (e) {
+          reasonOf(e);
+        }
         comparisons.push({
-          a, b, difference: pd.difference.mean, se: pd.difference.se, ci: pd.difference.ci, p: pd.pairedT.p,
-          bootstrapCi: pd.bootstrap?.ci ?? null, items: pd.difference.n, clusters: pd.difference.clusters, minimumDetectable: mdd,
+          a,
+          b,
+          difference: pd.difference.mean,
+          se: pd.difference.se,
+          ci: pd.difference.ci,
+          p: pd.pairedT.p,
+          bootstrapCi: pd.bootstrap?.ci ?? null,
+          items: pd.difference.n,
+          clusters: pd.difference.clusters,
+          minimumDetectable: mdd,
         });
       } catch (e) {
-        comparisons.push({ a, b, difference: NaN, se: NaN, ci: [NaN, NaN], p: NaN, bootstrapCi: null, items: 0, clusters: 0, minimumDetectable: null, reason: reasonOf(e) });
+        comparisons.push({
+          a,
+          b,
+          difference: NaN,
+          se: NaN,
+          ci: [NaN, NaN],
+          p: NaN,
+          bootstrapCi: null,
+          items: 0,
+          clusters: 0,
+          minimumDetectable: null,
+          reason: reasonOf(e),
+        });
       }
     }
-    out.push({ suite: kind, title: def.title, metric, percent, clusterUnit: def.clusterUnit, level, rows, comparisons });
+    out.push({
+      suite: kind,
+      title: def.title,
+      metric,
+      percent,
+      clusterUnit: def.clusterUnit,
+      level,
+      rows,
+      comparisons,
+    });
   }
   return out;
 }
@@ -194,7 +251,9 @@ export interface ResultsFile {
  */
 export function resultsFile(suites: readonly SuiteHeadline[], generatedAt: string): ResultsFile {
   return {
-    format: 'loupe-results', version: 1, generatedAt,
+    format: 'loupe-results',
+    version: 1,
+    generatedAt,
     method: {
       itemMean: 'repeats averaged within item',
       se: 'cluster-robust, statsmodels small-sample correction G/(G-1)·(N-1)/(N-K)',

@@ -11,7 +11,14 @@ import type { DocIndex, IndexReport } from '../../core/docs/index.ts';
 import type { Block, Suite } from '../../core/benchmarks/index.ts';
 import { LoupeInputError } from '../../core/util/errors.ts';
 import type {
-  DocFileInfo, DocSearchHistoryEntry, DocSearchState, DocSearchTarget, IndexStatus, SearchParams, SearchResult, UnitContent,
+  DocFileInfo,
+  DocSearchHistoryEntry,
+  DocSearchState,
+  DocSearchTarget,
+  IndexStatus,
+  SearchParams,
+  SearchResult,
+  UnitContent,
 } from '../../protocol/docsearch.ts';
 
 /** A resolved target: what to show and which files (relative to `target.root`) it covers. */
@@ -25,21 +32,39 @@ export function blockDocTarget(suite: Suite, block: Block): ResolvedDocTarget {
   const title = `${suite.title} · ${block.title}`;
   // Same root and names as the agent's own index (src/core/agent/runner.ts): files are the workspace-relative
   // paths the agent sees (`docs/...`), so a run's recorded searches replay here unchanged.
-  const roots = new Set(block.visible.docs.map((f) => {
-    const p = f.path.split(sep).join('/');
-    return p.endsWith(`/${f.rel}`) ? p.slice(0, p.length - f.rel.length - 1) : undefined;
-  }));
+  const roots = new Set(
+    block.visible.docs.map((f) => {
+      const p = f.path.split(sep).join('/');
+      return p.endsWith(`/${f.rel}`) ? p.slice(0, p.length - f.rel.length - 1) : undefined;
+    }),
+  );
   const [root] = roots;
   if (roots.size === 1 && root) {
-    return { target: { suite: suite.kind, root, suiteRoot: suite.root, blockId: block.id, title }, files: block.visible.docs.map((f) => f.rel) };
+    return {
+      target: { suite: suite.kind, root, suiteRoot: suite.root, blockId: block.id, title },
+      files: block.visible.docs.map((f) => f.rel),
+    };
   }
-  return { target: { suite: suite.kind, root: suite.root, suiteRoot: suite.root, blockId: block.id, title }, files: relativeTo(suite.root, block.visible.docs.map((f) => f.path)) };
+  return {
+    target: { suite: suite.kind, root: suite.root, suiteRoot: suite.root, blockId: block.id, title },
+    files: relativeTo(
+      suite.root,
+      block.visible.docs.map((f) => f.path),
+    ),
+  };
 }
 
 /** The docs of every block of a suite (what any agent of the suite could find). */
 export function suiteDocTarget(suite: Suite): ResolvedDocTarget {
   const files = new Set<string>();
-  for (const b of suite.blocks) for (const f of relativeTo(suite.root, b.visible.docs.map((d) => d.path))) files.add(f);
+  for (const b of suite.blocks) {
+    for (const f of relativeTo(
+      suite.root,
+      b.visible.docs.map((d) => d.path),
+    )) {
+      files.add(f);
+    }
+  }
   return { target: { suite: suite.kind, root: suite.root, title: suite.title }, files: [...files].sort() };
 }
 
@@ -87,7 +112,15 @@ export class DocSearchService {
         if (this.opts.prebuild && !this.index) {
           try {
             await this.opts.prebuild((done, total, file) => {
-              if (!abort.signal.aborted) this.setStatus({ state: 'building', done, total, message: file ? `extract ${file}` : 'extract', skipped: [] });
+              if (!abort.signal.aborted) {
+                this.setStatus({
+                  state: 'building',
+                  done,
+                  total,
+                  message: file ? `extract ${file}` : 'extract',
+                  skipped: [],
+                });
+              }
             }, abort.signal);
           } catch (e) {
             if (abort.signal.aborted) return;
@@ -95,7 +128,11 @@ export class DocSearchService {
           }
         }
         if (abort.signal.aborted) return;
-        this.index ??= await openDocIndex({ root: this.target.root, cacheDir: this.opts.cacheDir, files: this.opts.files });
+        this.index ??= await openDocIndex({
+          root: this.target.root,
+          cacheDir: this.opts.cacheDir,
+          files: this.opts.files,
+        });
         let last = 0;
         const report = await this.index.build({
           signal: abort.signal,
@@ -104,14 +141,26 @@ export class DocSearchService {
             // At most ~10 updates a second reach the webview.
             if (p.phase !== 'done' && now - last < 100) return;
             last = now;
-            this.setStatus({ state: 'building', done: p.done, total: p.total, message: p.file ? `${p.phase} ${p.file}` : p.phase, skipped: [] });
+            this.setStatus({
+              state: 'building',
+              done: p.done,
+              total: p.total,
+              message: p.file ? `${p.phase} ${p.file}` : p.phase,
+              skipped: [],
+            });
           },
         });
         if (abort.signal.aborted) return;
         this.fromReport(report);
       } catch (e) {
         if (abort.signal.aborted) return;
-        this.setStatus({ state: 'error', done: 0, total: 0, message: e instanceof Error ? e.message : String(e), skipped: this.status.skipped });
+        this.setStatus({
+          state: 'error',
+          done: 0,
+          total: 0,
+          message: e instanceof Error ? e.message : String(e),
+          skipped: this.status.skipped,
+        });
         throw e;
       }
     })();
@@ -120,9 +169,15 @@ export class DocSearchService {
   }
 
   private fromReport(report: IndexReport): void {
-    this.fileInfos = report.files.map((f) => ({ file: f.file, kind: fileKind(f.file), units: f.units }))
+    this.fileInfos = report.files
+      .map((f) => ({ file: f.file, kind: fileKind(f.file), units: f.units }))
       .sort((a, b) => a.file.localeCompare(b.file));
-    this.setStatus({ state: 'ready', done: report.files.length, total: report.files.length + report.skipped.length, skipped: report.skipped });
+    this.setStatus({
+      state: 'ready',
+      done: report.files.length,
+      total: report.files.length + report.skipped.length,
+      skipped: report.skipped,
+    });
   }
 
   private setStatus(s: IndexStatus): void {
@@ -155,7 +210,14 @@ export class DocSearchService {
       }
       return us[i];
     };
-    const shown = hits.map((x) => ({ file: x.file, unit: x.unit, start: x.start, end: x.end, score: x.score, snippet: wordAlignedSnippet(x.snippet, textOf(x.file, x.unitIndex)) }));
+    const shown = hits.map((x) => ({
+      file: x.file,
+      unit: x.unit,
+      start: x.start,
+      end: x.end,
+      score: x.score,
+      snippet: wordAlignedSnippet(x.snippet, textOf(x.file, x.unitIndex)),
+    }));
     return { hits: collapseNearDuplicates(shown), elapsedMs: performance.now() - t0 };
   }
 
@@ -241,15 +303,26 @@ function snippetWords(s: string): Set<string> {
  * Panel only: the agent's tools return every hit as LongTA does.
  * @param hits ranked hits (best first). @returns the kept hits in the same order.
  */
-export function collapseNearDuplicates<H extends { file: string; unit: string; score: number; snippet: string; alsoIn?: { file: string; unit: string; score: number }[] }>(hits: readonly H[], threshold = 0.8): H[] {
+export function collapseNearDuplicates<
+  H extends {
+    file: string;
+    unit: string;
+    score: number;
+    snippet: string;
+    alsoIn?: { file: string; unit: string; score: number }[];
+  },
+>(hits: readonly H[], threshold = 0.8): H[] {
   const kept: { hit: H; words: Set<string> }[] = [];
   for (const h of hits) {
     const w = snippetWords(h.snippet);
-    const dup = w.size >= 5 ? kept.find((k) => {
-      let inter = 0;
-      for (const x of w) if (k.words.has(x)) inter++;
-      return inter / (w.size + k.words.size - inter) >= threshold;
-    }) : undefined;
+    const dup =
+      w.size >= 5
+        ? kept.find((k) => {
+            let inter = 0;
+            for (const x of w) if (k.words.has(x)) inter++;
+            return inter / (w.size + k.words.size - inter) >= threshold;
+          })
+        : undefined;
     if (dup) (dup.hit.alsoIn ??= []).push({ file: h.file, unit: h.unit, score: h.score });
     else kept.push({ hit: { ...h }, words: w });
   }
@@ -261,7 +334,9 @@ export function collapseNearDuplicates<H extends { file: string; unit: string; s
  * `retriever` (LongTA BM25) and `read_doc` (listed with the file and range it opened).
  * @param steps the run's steps (tool calls with their JSON arguments as the model sent them).
  */
-export function runSearchHistory(steps: { index: number; toolCalls: { name: string; argumentsText: string }[] }[]): DocSearchHistoryEntry[] {
+export function runSearchHistory(
+  steps: { index: number; toolCalls: { name: string; argumentsText: string }[] }[],
+): DocSearchHistoryEntry[] {
   const out: DocSearchHistoryEntry[] = [];
   for (const s of steps) {
     for (const c of s.toolCalls) {
@@ -275,12 +350,22 @@ export function runSearchHistory(steps: { index: number; toolCalls: { name: stri
       const file = typeof a.doc_path === 'string' ? a.doc_path : typeof a.path === 'string' ? a.path : undefined;
       if (c.name === 'read_doc') {
         if (!file) continue;
-        out.push({ label: `step ${s.index + 1} · read_doc ${typeof a.range === 'string' ? a.range : ''}`.trim(), query: '', mode: 'keyword', files: [file] });
+        out.push({
+          label: `step ${s.index + 1} · read_doc ${typeof a.range === 'string' ? a.range : ''}`.trim(),
+          query: '',
+          mode: 'keyword',
+          files: [file],
+        });
         continue;
       }
       const query = String(a.keyword ?? a.query ?? '').trim();
       if (!query) continue;
-      out.push({ label: `step ${s.index + 1} · ${c.name}`, query, mode: c.name === 'retriever' ? 'longta' : 'keyword', files: file ? [file] : undefined });
+      out.push({
+        label: `step ${s.index + 1} · ${c.name}`,
+        query,
+        mode: c.name === 'retriever' ? 'longta' : 'keyword',
+        files: file ? [file] : undefined,
+      });
     }
   }
   return out;
@@ -301,13 +386,15 @@ export function relativeTo(root: string, abs: string[]): string[] {
   } catch {
     /* keep as given */
   }
-  return abs.map((p) => {
-    let real = p;
-    try {
-      real = realpathSync(p);
-    } catch {
-      /* keep as given */
-    }
-    return relative(realRoot, real).split(sep).join('/');
-  }).filter((r) => r && !r.startsWith('..'));
+  return abs
+    .map((p) => {
+      let real = p;
+      try {
+        real = realpathSync(p);
+      } catch {
+        /* keep as given */
+      }
+      return relative(realRoot, real).split(sep).join('/');
+    })
+    .filter((r) => r && !r.startsWith('..'));
 }

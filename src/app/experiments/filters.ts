@@ -19,7 +19,11 @@ export interface BuiltinFilter {
 export const BUILTIN_FILTERS: readonly BuiltinFilter[] = [
   { id: 'tool-error', title: 'Runs with a tool error', description: 'at least one tool call of the run failed' },
   { id: 'unscored', title: 'Unscored runs', description: 'ended runs with no stored score' },
-  { id: 'pending-for-me', title: 'Pending items for me', description: 'runs with annotation items assigned to you that you have not labelled' },
+  {
+    id: 'pending-for-me',
+    title: 'Pending items for me',
+    description: 'runs with annotation items assigned to you that you have not labelled',
+  },
 ];
 
 /** A filter as pickers list it: built in, or saved by someone. */
@@ -34,17 +38,34 @@ export interface FilterChoice {
 export async function filterChoices(store: RunStore): Promise<FilterChoice[]> {
   let saved: FilterChoice[] = [];
   try {
-    saved = (await experimentStoreOf(store).filters()).map((f) => ({ name: f.name, spec: f.spec, builtin: false, description: describeFilter(f.spec) + ` — saved by ${f.author}` }));
+    saved = (await experimentStoreOf(store).filters()).map((f) => ({
+      name: f.name,
+      spec: f.spec,
+      builtin: false,
+      description: describeFilter(f.spec) + ` — saved by ${f.author}`,
+    }));
   } catch {
     // a store engine without experiments (tests' memory store): built-ins only
   }
-  return [...BUILTIN_FILTERS.map((b) => ({ name: b.title, spec: { builtin: b.id }, builtin: true, description: b.description })), ...saved];
+  return [
+    ...BUILTIN_FILTERS.map((b) => ({
+      name: b.title,
+      spec: { builtin: b.id },
+      builtin: true,
+      description: b.description,
+    })),
+    ...saved,
+  ];
 }
 
 /** A filter spec in words: `tag ablation-A, status failed`. */
 export function describeFilter(spec: RunFilterSpec): string {
   const parts: string[] = [];
-  if (spec.builtin) parts.push(BUILTIN_FILTERS.find((b) => b.id === spec.builtin)?.title.toLowerCase() ?? `unknown filter ${spec.builtin}`);
+  if (spec.builtin) {
+    parts.push(
+      BUILTIN_FILTERS.find((b) => b.id === spec.builtin)?.title.toLowerCase() ?? `unknown filter ${spec.builtin}`,
+    );
+  }
   if (spec.tag) parts.push(`tag ${spec.tag}`);
   if (spec.suite) parts.push(`benchmark ${spec.suite}`);
   if (spec.status) parts.push(`status ${spec.status}`);
@@ -66,23 +87,33 @@ const ENDED = new Set(['finished', 'failed', 'cancelled', 'budget_exhausted']);
  * The runs of a list a filter keeps (same order).
  * @throws Error naming the filter when its built-in id is unknown (a colleague's newer Loupe saved it).
  */
-export async function applyRunFilter(store: RunStore, runs: readonly RunRecord[], spec: RunFilterSpec, ctx: FilterContext): Promise<RunRecord[]> {
+export async function applyRunFilter(
+  store: RunStore,
+  runs: readonly RunRecord[],
+  spec: RunFilterSpec,
+  ctx: FilterContext,
+): Promise<RunRecord[]> {
   let out = [...runs];
   if (spec.suite) out = out.filter((r) => r.suite === spec.suite);
   if (spec.status) out = out.filter((r) => r.status === spec.status);
   if (spec.tag || spec.text) {
-    const labels = ctx.labels ?? await experimentStoreOf(store).labelsOf(out.map((r) => r.id));
+    const labels = ctx.labels ?? (await experimentStoreOf(store).labelsOf(out.map((r) => r.id)));
     if (spec.tag) out = out.filter((r) => labels.get(r.id)?.tags.includes(spec.tag!));
     if (spec.text) {
       const t = spec.text.toLowerCase();
-      out = out.filter((r) => [labels.get(r.id)?.name ?? '', r.model ?? '', r.agent, r.id].some((s) => s.toLowerCase().includes(t)));
+      out = out.filter((r) =>
+        [labels.get(r.id)?.name ?? '', r.model ?? '', r.agent, r.id].some((s) => s.toLowerCase().includes(t)),
+      );
     }
   }
   switch (spec.builtin) {
-    case undefined: return out;
+    case undefined:
+      return out;
     case 'tool-error': {
       const keep: RunRecord[] = [];
-      for (const r of out) if (r.steps > 0 && (await store.getStepSummaries(r.id)).some((s) => s.anyError)) keep.push(r);
+      for (const r of out) {
+        if (r.steps > 0 && (await store.getStepSummaries(r.id)).some((s) => s.anyError)) keep.push(r);
+      }
       return keep;
     }
     case 'unscored': {
@@ -99,7 +130,8 @@ export async function applyRunFilter(store: RunStore, runs: readonly RunRecord[]
       const ids = new Set(pending.map((p) => p.runId).filter((x): x is string => !!x));
       return out.filter((r) => ids.has(r.id));
     }
-    default: throw new Error(`filter ${spec.builtin} is not known to this version of Loupe`);
+    default:
+      throw new Error(`filter ${spec.builtin} is not known to this version of Loupe`);
   }
 }
 

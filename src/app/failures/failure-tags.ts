@@ -21,10 +21,20 @@ export async function failureTagViews(ann: AnnotationStore, runId: string): Prom
   for (const i of items) {
     for (const [who, a] of currentAnnotations(anns.get(i.id) ?? []).byAnnotator) {
       const v = a.verdict as FailureTagVerdict;
-      const common = { itemId: i.id, taxonomy: v.taxonomy, classes: v.classes, severity: v.severity, note: a.note, annotator: who, annotatorLabel: annotatorLabel(who, a.dbRole ? [a.dbRole] : []) };
+      const common = {
+        itemId: i.id,
+        taxonomy: v.taxonomy,
+        classes: v.classes,
+        severity: v.severity,
+        note: a.note,
+        annotator: who,
+        annotatorLabel: annotatorLabel(who, a.dbRole ? [a.dbRole] : []),
+      };
       const s = i.subject;
       if (s.kind === 'step') tags.push({ ...common, kind: 'step', from: s.from, to: s.to });
-      else if (s.kind === 'span') tags.push({ ...common, kind: 'span', from: s.start, to: s.end, artefact: s.artefact, quote: s.quote });
+      else if (s.kind === 'span') {
+        tags.push({ ...common, kind: 'span', from: s.start, to: s.end, artefact: s.artefact, quote: s.quote });
+      }
     }
   }
   return tags;

@@ -37,8 +37,12 @@ export function taxonomyCatalog(workspace?: string): TaxonomyCatalog {
   const errors = [...ws.errors];
   const taxonomies = [...builtin];
   for (const t of ws.taxonomies) {
-    if (builtin.some((b) => b.id === t.id)) errors.push({ file: t.source, message: `${t.source}: taxonomy id '${t.id}' is a benchmark's taxonomy; give the workspace taxonomy another id` });
-    else taxonomies.push(t);
+    if (builtin.some((b) => b.id === t.id)) {
+      errors.push({
+        file: t.source,
+        message: `${t.source}: taxonomy id '${t.id}' is a benchmark's taxonomy; give the workspace taxonomy another id`,
+      });
+    } else taxonomies.push(t);
   }
   return { taxonomies, errors };
 }

@@ -18,14 +18,20 @@ import type { FailureArtefact, FailureRunView } from '../../protocol/failures.ts
  * @param runsRoot the runs folder the user configured (null: the store's copy only, issue 36).
  * @returns texts in pane order; [] for an unknown run or benchmark, or a run with nothing to show.
  */
-export async function failureArtefacts(store: RunStore, runId: string, runsRoot: string | null): Promise<FailureArtefact[]> {
+export async function failureArtefacts(
+  store: RunStore,
+  runId: string,
+  runsRoot: string | null,
+): Promise<FailureArtefact[]> {
   const run = await store.getRun(runId);
   const def = run ? findBenchmark(run.suite) : undefined;
   if (!run || !def) return [];
   const src = await def.review.sectionsOf(store, run, await runFolderOf(store, run, runsRoot)).catch(() => null);
   if (!src) return [];
   const list = 'markdown' in src ? [{ key: 'report', title: 'Report', markdown: src.markdown }] : src.sections;
-  return list.filter((s) => s.markdown.trim()).map((s) => ({ name: s.key, title: s.title, text: s.markdown, sentences: sentenceOffsets(s.markdown) }));
+  return list
+    .filter((s) => s.markdown.trim())
+    .map((s) => ({ name: s.key, title: s.title, text: s.markdown, sentences: sentenceOffsets(s.markdown) }));
 }
 
 /**
@@ -42,7 +48,10 @@ export function shortItemRefs(ids: readonly string[]): Map<string, string> {
 }
 
 /** One line of a step for the step list: the items it answered first (as given: see {@link shortItemRefs}), then its first call, cut at 100 characters. */
-export function failureStepSummary(s: Pick<StepSummaryRecord, 'toolNames' | 'firstArguments' | 'content'>, answered: readonly string[] = []): string {
+export function failureStepSummary(
+  s: Pick<StepSummaryRecord, 'toolNames' | 'firstArguments' | 'content'>,
+  answered: readonly string[] = [],
+): string {
   const head = answered.length ? `answers ${answered.join(', ')} · ` : '';
   const c = s.toolNames[0];
   if (c) return `${head}${c} ${(s.firstArguments ?? '').replace(/\s+/g, ' ').slice(0, 100)}`;
@@ -56,7 +65,12 @@ export function failureStepSummary(s: Pick<StepSummaryRecord, 'toolNames' | 'fir
  *   fallback taxonomy id when the benchmark has none.
  * @throws Error when the run is not in the store.
  */
-export async function failureRunView(store: RunStore, ann: AnnotationStore, runId: string, o: { caseItemId?: string; focusStep?: number; runsRoot: string | null; taxonomy: string }): Promise<FailureRunView> {
+export async function failureRunView(
+  store: RunStore,
+  ann: AnnotationStore,
+  runId: string,
+  o: { caseItemId?: string; focusStep?: number; runsRoot: string | null; taxonomy: string },
+): Promise<FailureRunView> {
   const run = await store.getRun(runId);
   if (!run) throw new Error(`Run ${runId} is no longer in the store.`);
   const answers = await store.getAnswers(runId);
@@ -68,22 +82,47 @@ export async function failureRunView(store: RunStore, ann: AnnotationStore, runI
   }
   // the step list is narrow: it names each item by what tells it apart from the run's other items (q2), first
   const short = shortItemRefs(answers.map((a) => a.queryId));
-  const steps = (await store.getStepSummaries(runId)).map((s) => ({ index: s.index, summary: failureStepSummary(s, (byStep.get(s.index) ?? []).map((q) => short.get(q) ?? q)), tools: s.toolNames, error: s.anyError, answers: byStep.get(s.index) ?? [] }));
+  const steps = (await store.getStepSummaries(runId)).map((s) => ({
+    index: s.index,
+    summary: failureStepSummary(
+      s,
+      (byStep.get(s.index) ?? []).map((q) => short.get(q) ?? q),
+    ),
+    tools: s.toolNames,
+    error: s.anyError,
+    answers: byStep.get(s.index) ?? [],
+  }));
   const tags = await failureTagViews(ann, runId);
   const def = findBenchmark(run.suite);
   const caseItem = o.caseItemId ? await ann.getItem(o.caseItemId) : undefined;
-  const attached: FailureRunView['attached'] = caseItem?.task === FAILURE_CASE_TASK && caseItem.runId === runId ? (({ ref, question, detail }: FailureCaseInput) => ({ ref, question, detail }))(caseItem.input as FailureCaseInput) : undefined;
+  const attached: FailureRunView['attached'] =
+    caseItem?.task === FAILURE_CASE_TASK && caseItem.runId === runId
+      ? (({ ref, question, detail }: FailureCaseInput) => ({ ref, question, detail }))(
+          caseItem.input as FailureCaseInput,
+        )
+      : undefined;
   const artefacts = await failureArtefacts(store, runId, o.runsRoot);
   // the report pane opens on the attached item's text (a LongDA query's answer), not the first
   const focusArtefact = attached ? artefactOfItem(artefacts, attached.ref) : -1;
   const focusStep = o.focusStep ?? (attached ? stepOfRef.get(attached.ref) : undefined);
   // no text of the run is the item's own: say why, so the pane's first text is not taken for it
   if (attached && focusArtefact < 0) {
-    attached.note = answers.length && !stepOfRef.has(attached.ref) ? `The run recorded no answer to ${attached.ref}.` : `No text of this run is ${attached.ref}'s own: it is judged on the whole output.`;
+    attached.note =
+      answers.length && !stepOfRef.has(attached.ref)
+        ? `The run recorded no answer to ${attached.ref}.`
+        : `No text of this run is ${attached.ref}'s own: it is judged on the whole output.`;
   }
   return {
-    ...(attached ? { attached } : {}), ...(focusArtefact >= 0 ? { focusArtefact } : {}),
-    runId, suite: run.suite, blockId: run.blockId, model: run.model ?? run.agent, steps, artefacts, tags,
-    taxonomy: def?.failureAnalysis?.taxonomy.id ?? o.taxonomy, ...(focusStep !== undefined ? { focusStep } : {}),
+    ...(attached ? { attached } : {}),
+    ...(focusArtefact >= 0 ? { focusArtefact } : {}),
+    runId,
+    suite: run.suite,
+    blockId: run.blockId,
+    model: run.model ?? run.agent,
+    steps,
+    artefacts,
+    tags,
+    taxonomy: def?.failureAnalysis?.taxonomy.id ?? o.taxonomy,
+    ...(focusStep !== undefined ? { focusStep } : {}),
   };
 }

@@ -37,8 +37,16 @@ export interface Stratum<T> {
  * @param perStratum a whole number ≥ 1. @returns strata sorted by name, each with its population and sample.
  * @throws LoupeInputError for a bad `perStratum` or two candidates with one key.
  */
-export function stratifiedSample<T>(items: readonly T[], stratumOf: (t: T) => string, keyOf: (t: T) => string, perStratum: number, seed: number): Array<Stratum<T>> {
-  if (!Number.isInteger(perStratum) || perStratum < 1) throw new LoupeInputError('items per stratum', `must be a whole number ≥ 1, got ${String(perStratum)}`);
+export function stratifiedSample<T>(
+  items: readonly T[],
+  stratumOf: (t: T) => string,
+  keyOf: (t: T) => string,
+  perStratum: number,
+  seed: number,
+): Array<Stratum<T>> {
+  if (!Number.isInteger(perStratum) || perStratum < 1) {
+    throw new LoupeInputError('items per stratum', `must be a whole number ≥ 1, got ${String(perStratum)}`);
+  }
   const by = new Map<string, T[]>();
   for (const t of items) {
     const k = stratumOf(t);
@@ -48,7 +56,11 @@ export function stratifiedSample<T>(items: readonly T[], stratumOf: (t: T) => st
   }
   return [...by.keys()].sort().map((stratum) => {
     const xs = [...by.get(stratum)!].sort((a, b) => (keyOf(a) < keyOf(b) ? -1 : keyOf(a) > keyOf(b) ? 1 : 0));
-    for (let i = 1; i < xs.length; i++) if (keyOf(xs[i]!) === keyOf(xs[i - 1]!)) throw new LoupeInputError(`stratum ${stratum}`, `two candidates share the key ${keyOf(xs[i]!)}`);
+    for (let i = 1; i < xs.length; i++) {
+      if (keyOf(xs[i]!) === keyOf(xs[i - 1]!)) {
+        throw new LoupeInputError(`stratum ${stratum}`, `two candidates share the key ${keyOf(xs[i]!)}`);
+      }
+    }
     const rnd = seededRandom((seed ^ fnv(stratum)) >>> 0);
     for (let i = xs.length - 1; i > 0; i--) {
       const j = Math.floor(rnd() * (i + 1));
@@ -120,38 +132,109 @@ export const stratumName = (model: string, scenario: string) => `${model} · ${s
  * Source: DDR-Bench paper §6 (206 sampled items, each linked to its trajectory).
  * @throws LoupeInputError when no selected run has a failed item to sample (with why runs were skipped).
  */
-export async function openFailureQueue(ann: AnnotationStore, runs: RunStore, sel: SampleSelection = {}): Promise<SampledQueue> {
+export async function openFailureQueue(
+  ann: AnnotationStore,
+  runs: RunStore,
+  sel: SampleSelection = {},
+): Promise<SampledQueue> {
   const perStratum = sel.perStratum ?? 10;
   const seed = sel.seed ?? 0;
   const skipped: Skipped[] = [];
-  type Cand = { run: RunRecord; score: RunScore; stratum: string; key: string; ref: string; question: string; detail: string; taxonomy: string; scenario: string };
+  type Cand = {
+    run: RunRecord;
+    score: RunScore;
+    stratum: string;
+    key: string;
+    ref: string;
+    question: string;
+    detail: string;
+    taxonomy: string;
+    scenario: string;
+  };
   const cands: Cand[] = [];
   for (const run of await selectedRuns(runs, sel)) {
     const fa = findBenchmark(run.suite)?.failureAnalysis;
-    if (!fa) { skipped.push({ runId: run.id, reason: `${run.suite} has no failure analysis` }); continue; }
+    if (!fa) {
+      skipped.push({ runId: run.id, reason: `${run.suite} has no failure analysis` });
+      continue;
+    }
     const score = await latestScore(runs, run.id);
-    if (!score) { skipped.push({ runId: run.id, reason: 'not scored yet' }); continue; }
-    if (score.error) { skipped.push({ runId: run.id, reason: `its score failed: ${score.error}` }); continue; }
+    if (!score) {
+      skipped.push({ runId: run.id, reason: 'not scored yet' });
+      continue;
+    }
+    if (score.error) {
+      skipped.push({ runId: run.id, reason: `its score failed: ${score.error}` });
+      continue;
+    }
     const failed = fa.failedItems(score);
-    if (!failed.length) { skipped.push({ runId: run.id, reason: 'no item judged incorrect' }); continue; }
+    if (!failed.length) {
+      skipped.push({ runId: run.id, reason: 'no item judged incorrect' });
+      continue;
+    }
     const scenario = fa.scenario(score);
-    for (const f of failed) cands.push({ run, score, stratum: stratumName(score.model, scenario), key: `${run.id}\u0000${f.ref}`, ...f, taxonomy: fa.taxonomy.id, scenario });
+    for (const f of failed) {
+      cands.push({
+        run,
+        score,
+        stratum: stratumName(score.model, scenario),
+        key: `${run.id}\u0000${f.ref}`,
+        ...f,
+        taxonomy: fa.taxonomy.id,
+        scenario,
+      });
+    }
   }
-  if (!cands.length) throw new LoupeInputError('failure analysis', `no scored run has an item judged incorrect${skipped.length ? ` (${skipped.slice(0, 5).map((s) => `${s.runId}: ${s.reason}`).join('; ')})` : ''}`);
-  const strata = stratifiedSample(cands, (c) => c.stratum, (c) => c.key, perStratum, seed);
+  if (!cands.length) {
+    throw new LoupeInputError(
+      'failure analysis',
+      `no scored run has an item judged incorrect${
+        skipped.length
+          ? ` (${skipped
+              .slice(0, 5)
+              .map((s) => `${s.runId}: ${s.reason}`)
+              .join('; ')})`
+          : ''
+      }`,
+    );
+  }
+  const strata = stratifiedSample(
+    cands,
+    (c) => c.stratum,
+    (c) => c.key,
+    perStratum,
+    seed,
+  );
   const items: AnnotationItem[] = [];
   const stepCounts = new Map<string, number>();
   for (const c of interleave(strata)) {
     if (!stepCounts.has(c.run.id)) stepCounts.set(c.run.id, (await runs.getStepSummaries(c.run.id)).length);
-    items.push(await ensureFailureCase(ann, c.run, stepCounts.get(c.run.id)!, {
-      benchmark: c.run.suite, runId: c.run.id, blockId: c.run.blockId, model: c.score.model, scenario: c.scenario, ref: c.ref, question: c.question, detail: c.detail, taxonomy: c.taxonomy,
-    }));
+    items.push(
+      await ensureFailureCase(ann, c.run, stepCounts.get(c.run.id)!, {
+        benchmark: c.run.suite,
+        runId: c.run.id,
+        blockId: c.run.blockId,
+        model: c.score.model,
+        scenario: c.scenario,
+        ref: c.ref,
+        question: c.question,
+        detail: c.detail,
+        taxonomy: c.taxonomy,
+      }),
+    );
   }
   const queue = await ann.openQueue({
-    kind: 'sampled', ...(sel.suite ? { suite: sel.suite } : {}), itemIds: items.map((i) => i.id),
+    kind: 'sampled',
+    ...(sel.suite ? { suite: sel.suite } : {}),
+    itemIds: items.map((i) => i.id),
     sampling: { title: 'Failure analysis', perStratum, seed, strata: strata.length },
   });
-  return { queue, items, strata: strata.map((s) => ({ stratum: s.stratum, population: s.population, sampled: s.sampled.length })), skipped };
+  return {
+    queue,
+    items,
+    strata: strata.map((s) => ({ stratum: s.stratum, population: s.population, sampled: s.sampled.length })),
+    skipped,
+  };
 }
 
 /**
@@ -162,38 +245,108 @@ export async function openFailureQueue(ann: AnnotationStore, runs: RunStore, sel
  * Source: DDR-Bench paper §7 (1,850 sampled insights, Table 6).
  * @throws LoupeInputError when no selected run has an insight.
  */
-export async function openHallucinationQueue(ann: AnnotationStore, runs: RunStore, sel: SampleSelection = {}): Promise<SampledQueue> {
+export async function openHallucinationQueue(
+  ann: AnnotationStore,
+  runs: RunStore,
+  sel: SampleSelection = {},
+): Promise<SampledQueue> {
   const perStratum = sel.perStratum ?? 10;
   const seed = sel.seed ?? 0;
   const skipped: Skipped[] = [];
-  type Cand = { run: RunRecord; model: string; scenario: string; stratum: string; key: string; index: number; text: string; stepIndex: number | null };
+  type Cand = {
+    run: RunRecord;
+    model: string;
+    scenario: string;
+    stratum: string;
+    key: string;
+    index: number;
+    text: string;
+    stepIndex: number | null;
+  };
   const cands: Cand[] = [];
   for (const run of await selectedRuns(runs, sel)) {
     const fa = findBenchmark(run.suite)?.failureAnalysis;
-    if (!fa?.insights) { skipped.push({ runId: run.id, reason: `${run.suite} has no insights to audit` }); continue; }
+    if (!fa?.insights) {
+      skipped.push({ runId: run.id, reason: `${run.suite} has no insights to audit` });
+      continue;
+    }
     const score = await latestScore(runs, run.id);
     const model = score?.model ?? run.model ?? run.agent;
     const scenario = score ? fa.scenario(score) : 'unscored';
     const ins = await fa.insights(runs, run);
-    if (!ins.length) { skipped.push({ runId: run.id, reason: 'no insight' }); continue; }
+    if (!ins.length) {
+      skipped.push({ runId: run.id, reason: 'no insight' });
+      continue;
+    }
     // issue 42: a compound insight is judged fact by fact; filler ("Diagnoses.") is shown apart (skipped), never queued
     for (const i of ins) {
       for (const f of splitAtomicFacts(i.text)) {
         const c = checkability(f.text);
-        if (!c.checkable) { skipped.push({ runId: run.id, reason: `insight ${i.index + 1} "${f.text.slice(0, 60)}" not judged: ${c.reason}` }); continue; }
-        cands.push({ run, model, scenario, stratum: stratumName(model, scenario), key: `${run.id}\u0000${String(i.index).padStart(6, '0')}\u0000${String(f.index).padStart(3, '0')}`, index: i.index, text: f.statement, stepIndex: i.stepIndex });
+        if (!c.checkable) {
+          skipped.push({
+            runId: run.id,
+            reason: `insight ${i.index + 1} "${f.text.slice(0, 60)}" not judged: ${c.reason}`,
+          });
+          continue;
+        }
+        cands.push({
+          run,
+          model,
+          scenario,
+          stratum: stratumName(model, scenario),
+          key: `${run.id}\u0000${String(i.index).padStart(6, '0')}\u0000${String(f.index).padStart(3, '0')}`,
+          index: i.index,
+          text: f.statement,
+          stepIndex: i.stepIndex,
+        });
       }
     }
   }
-  if (!cands.length) throw new LoupeInputError('hallucination audit', `no selected run has an insight${skipped.length ? ` (${skipped.slice(0, 5).map((s) => `${s.runId}: ${s.reason}`).join('; ')})` : ''}`);
-  const strata = stratifiedSample(cands, (c) => c.stratum, (c) => c.key, perStratum, seed);
+  if (!cands.length) {
+    throw new LoupeInputError(
+      'hallucination audit',
+      `no selected run has an insight${
+        skipped.length
+          ? ` (${skipped
+              .slice(0, 5)
+              .map((s) => `${s.runId}: ${s.reason}`)
+              .join('; ')})`
+          : ''
+      }`,
+    );
+  }
+  const strata = stratifiedSample(
+    cands,
+    (c) => c.stratum,
+    (c) => c.key,
+    perStratum,
+    seed,
+  );
   const items: AnnotationItem[] = [];
   for (const c of interleave(strata)) {
-    items.push(await ensureHallucinationCheck(ann, c.run, { benchmark: c.run.suite, runId: c.run.id, blockId: c.run.blockId, model: c.model, scenario: c.scenario, index: c.index, text: c.text, stepIndex: c.stepIndex }));
+    items.push(
+      await ensureHallucinationCheck(ann, c.run, {
+        benchmark: c.run.suite,
+        runId: c.run.id,
+        blockId: c.run.blockId,
+        model: c.model,
+        scenario: c.scenario,
+        index: c.index,
+        text: c.text,
+        stepIndex: c.stepIndex,
+      }),
+    );
   }
   const queue = await ann.openQueue({
-    kind: 'sampled', ...(sel.suite ? { suite: sel.suite } : {}), itemIds: items.map((i) => i.id),
+    kind: 'sampled',
+    ...(sel.suite ? { suite: sel.suite } : {}),
+    itemIds: items.map((i) => i.id),
     sampling: { title: 'Hallucination audit', perStratum, seed, strata: strata.length },
   });
-  return { queue, items, strata: strata.map((s) => ({ stratum: s.stratum, population: s.population, sampled: s.sampled.length })), skipped };
+  return {
+    queue,
+    items,
+    strata: strata.map((s) => ({ stratum: s.stratum, population: s.population, sampled: s.sampled.length })),
+    skipped,
+  };
 }

@@ -29,13 +29,23 @@ export function itemGroundTruth(block: Block, item: BlockItem): Field[] {
  *   offers to open it.
  * @throws Error when `itemId` is not an item of the block.
  */
-export function itemView(block: Block, itemId: string, o: { reveal: boolean; suiteTitle: string; hasGroundTruthView: boolean }): ItemViewState {
+export function itemView(
+  block: Block,
+  itemId: string,
+  o: { reveal: boolean; suiteTitle: string; hasGroundTruthView: boolean },
+): ItemViewState {
   const item = block.items.find((i) => i.id === itemId);
   if (!item) throw new Error(`${block.id} has no item ${itemId}`);
   const v = visibleView(block, item);
   const truth = itemGroundTruth(block, item);
   return {
-    suite: o.suiteTitle, blockId: block.id, blockTitle: block.title, itemId, ...v,
-    hasGroundTruth: truth.length > 0, groundTruth: o.reveal ? truth : null, groundTruthView: o.hasGroundTruthView && !!findBenchmark(block.suite)?.groundTruth?.available(block),
+    suite: o.suiteTitle,
+    blockId: block.id,
+    blockTitle: block.title,
+    itemId,
+    ...v,
+    hasGroundTruth: truth.length > 0,
+    groundTruth: o.reveal ? truth : null,
+    groundTruthView: o.hasGroundTruthView && !!findBenchmark(block.suite)?.groundTruth?.available(block),
   };
 }

@@ -19,12 +19,19 @@ export interface LiveRun {
  * @param live the run's session in this window, or null.
  * @returns ok, or the reason in one sentence.
  */
-export function hintability(run: Pick<RunRecord, 'id' | 'agent' | 'status'>, live: LiveRun | null): { ok: true } | { ok: false; reason: string } {
+export function hintability(
+  run: Pick<RunRecord, 'id' | 'agent' | 'status'>,
+  live: LiveRun | null,
+): { ok: true } | { ok: false; reason: string } {
   const sup = interventionSupport(run);
   if (!sup.ok) return sup;
   if (live) return { ok: true };
-  if (run.status === 'finished') return { ok: false, reason: `run ${run.id} has finished: fork it from a step to continue it with a hint` };
-  if (run.status === 'running') return { ok: false, reason: `run ${run.id} is being run by another window or process: add the hint there` };
+  if (run.status === 'finished') {
+    return { ok: false, reason: `run ${run.id} has finished: fork it from a step to continue it with a hint` };
+  }
+  if (run.status === 'running') {
+    return { ok: false, reason: `run ${run.id} is being run by another window or process: add the hint there` };
+  }
   return { ok: true };
 }
 
@@ -32,7 +39,9 @@ export function hintability(run: Pick<RunRecord, 'id' | 'agent' | 'status'>, liv
  * The blocks a picker for running offers, in order: the runnable ones only; the count of the others (to say why
  * they are missing).
  */
-export function runnableFirst<B extends Pick<Block, 'runnable'>>(blocks: readonly B[]): { offered: B[]; hidden: number } {
+export function runnableFirst<B extends Pick<Block, 'runnable'>>(
+  blocks: readonly B[],
+): { offered: B[]; hidden: number } {
   const offered = blocks.filter((b) => b.runnable);
   return { offered, hidden: blocks.length - offered.length };
 }

@@ -9,8 +9,16 @@ import { findBenchmark } from '../../core/benchmarks/registry.ts';
 import type { RunScore, ScoreAggregate } from '../../core/runs/score-stored-run.ts';
 import { oneLine } from '../../core/util/text-safety.ts';
 import {
-  bladeCiSpec, heatmapSpec, heatmapsByModel, longdaMatchVsTokens, matchVsTokensSpec, metricsByModelBlock, modelBarSpec,
-  type ModelBlockTable, type ScoredRunRow, type VegaLiteSpec,
+  bladeCiSpec,
+  heatmapSpec,
+  heatmapsByModel,
+  longdaMatchVsTokens,
+  matchVsTokensSpec,
+  metricsByModelBlock,
+  modelBarSpec,
+  type ModelBlockTable,
+  type ScoredRunRow,
+  type VegaLiteSpec,
 } from '../results/results.ts';
 import { publishedForm, type SuiteHeadline } from '../compare/headline.ts';
 
@@ -21,21 +29,38 @@ interface Figure {
 }
 
 const esc = (s: string) => s.replace(/[&<>"]/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;' })[c]!);
-const fmt = (v: number | null | undefined, percent: boolean) => (v === null || v === undefined || Number.isNaN(v) ? '—' : percent ? (v * 100).toFixed(2) : Number.isInteger(v) ? String(v) : v.toFixed(3));
-const PERCENT_KEYS = /^(coverage|coverageComparable|coverageStructural|match|matchPartial|matchStrict|(messageWise|trajectoryWise)(SampleAveraged|ItemAveraged|Accuracy)|hallucinationRate|weightedF1.*|\w*Precision|\w*Accuracy)$/;
+const fmt = (v: number | null | undefined, percent: boolean) =>
+  v === null || v === undefined || Number.isNaN(v)
+    ? '—'
+    : percent
+      ? (v * 100).toFixed(2)
+      : Number.isInteger(v)
+        ? String(v)
+        : v.toFixed(3);
+const PERCENT_KEYS =
+  /^(coverage|coverageComparable|coverageStructural|match|matchPartial|matchStrict|(messageWise|trajectoryWise)(SampleAveraged|ItemAveraged|Accuracy)|hallucinationRate|weightedF1.*|\w*Precision|\w*Accuracy)$/;
 
 /** Report content before rendering. */
 export interface ReportModel {
   title: string;
   generatedAt: string;
-  sections: Array<{ heading: string; notes: string[]; tables: Array<{ caption: string; header: string[]; rows: Array<Array<{ text: string; runIds?: string[] }>> }>; figures: Figure[] }>;
+  sections: Array<{
+    heading: string;
+    notes: string[];
+    tables: Array<{ caption: string; header: string[]; rows: Array<Array<{ text: string; runIds?: string[] }>> }>;
+    figures: Figure[];
+  }>;
 }
 
 /**
  * Builds the report content from run scores and their aggregates.
  * @param runs per-run scores; `aggs` from `aggregateScores`. @returns sections with tables and Vega-Lite figures.
  */
-export function buildReport(runs: readonly RunScore[], aggs: readonly ScoreAggregate[], title = 'Loupe results'): ReportModel {
+export function buildReport(
+  runs: readonly RunScore[],
+  aggs: readonly ScoreAggregate[],
+  title = 'Loupe results',
+): ReportModel {
   const sections: ReportModel['sections'] = [];
   const benchmarks = [...new Set(runs.map((r) => r.benchmark))].sort();
   for (const b of benchmarks) {
@@ -44,39 +69,74 @@ export function buildReport(runs: readonly RunScore[], aggs: readonly ScoreAggre
     const ag = aggs.filter((a) => a.benchmark === b);
     const notes: string[] = [];
     const judges = [...new Set(ok.map((r) => r.judgeId))];
-    notes.push(`Judge: ${judges.join(', ') || '—'}. Pending judgements: ${rs.reduce((s, r) => s + r.pending, 0)}; unjudged: ${rs.reduce((s, r) => s + r.unjudged, 0)}.`);
+    notes.push(
+      `Judge: ${judges.join(', ') || '—'}. Pending judgements: ${rs.reduce((s, r) => s + r.pending, 0)}; unjudged: ${rs.reduce((s, r) => s + r.unjudged, 0)}.`,
+    );
     const optionSets = [...new Set(ok.map((r) => JSON.stringify(r.options)))];
-    for (const o of optionSets) notes.push(`Options: ${Object.entries(JSON.parse(o) as Record<string, unknown>).map(([k, v]) => `${k}=${typeof v === 'object' ? JSON.stringify(v) : String(v)}`).join(', ')}`);
+    for (const o of optionSets) {
+      notes.push(
+        `Options: ${Object.entries(JSON.parse(o) as Record<string, unknown>)
+          .map(([k, v]) => `${k}=${typeof v === 'object' ? JSON.stringify(v) : String(v)}`)
+          .join(', ')}`,
+      );
+    }
     const failed = rs.filter((r) => r.error);
     for (const f of failed) notes.push(`Run ${f.runId} not scored: ${f.error}`);
     const keys = [...new Set(ag.flatMap((a) => Object.keys(a.metrics)))];
-    const tables: ReportModel['sections'][number]['tables'] = [{
-      caption: `Aggregate per model (${ag[0]?.method ?? ''}; rates in %)`,
-      header: ['model', 'runs', ...keys],
-      rows: ag.map((a) => [{ text: a.model }, { text: String(a.runs), runIds: a.runIds }, ...keys.map((k) => ({ text: fmt(a.metrics[k], PERCENT_KEYS.test(k)), runIds: a.runIds }))]),
-    }];
+    const tables: ReportModel['sections'][number]['tables'] = [
+      {
+        caption: `Aggregate per model (${ag[0]?.method ?? ''}; rates in %)`,
+        header: ['model', 'runs', ...keys],
+        rows: ag.map((a) => [
+          { text: a.model },
+          { text: String(a.runs), runIds: a.runIds },
+          ...keys.map((k) => ({ text: fmt(a.metrics[k], PERCENT_KEYS.test(k)), runIds: a.runIds })),
+        ]),
+      },
+    ];
     // What to show comes from the benchmark's presentation (src/core/benchmarks/types.ts); a kind no longer registered
     // (a test-only benchmark's stored scores) gets the aggregate table only.
     const p = findBenchmark(b)?.presentation;
     const main = p?.mainMetric;
     const figures: Figure[] = [];
     if (main) {
-      const rows: ScoredRunRow[] = ok.map((r) => ({ runId: r.runId, suite: r.suite, blockId: r.blockId, model: r.model, metrics: r.summary }));
+      const rows: ScoredRunRow[] = ok.map((r) => ({
+        runId: r.runId,
+        suite: r.suite,
+        blockId: r.blockId,
+        model: r.model,
+        metrics: r.summary,
+      }));
       const t = metricsByModelBlock(rows, main.key);
       tables.push(modelBlockTable(t, main.label, main.percent));
-      if (t.modelMeans.some((m) => m.value !== null)) figures.push({ title: main.label, spec: modelBarSpec(t, main.label, main.percent) });
+      if (t.modelMeans.some((m) => m.value !== null)) {
+        figures.push({ title: main.label, spec: modelBarSpec(t, main.label, main.percent) });
+      }
     }
     const eff = p?.tokenEfficiency;
     // Runs whose token use is unknown (external MCP clients, issue 24) are left out of the rate-vs-tokens figure.
-    const points = eff ? ok.flatMap((r) => { const pt = eff.point(r); return pt ? [{ runId: r.runId, model: r.model, ...pt }] : []; }) : [];
+    const points = eff
+      ? ok.flatMap((r) => {
+          const pt = eff.point(r);
+          return pt ? [{ runId: r.runId, model: r.model, ...pt }] : [];
+        })
+      : [];
     if (eff && points.length) {
       const mt = longdaMatchVsTokens(points);
-      if (mt.fit) notes.push(`${eff.rate[0]!.toUpperCase()}${eff.rate.slice(1)} vs tokens fit: ${eff.rate} = ${mt.fit.a.toFixed(4)}·ln(tokens) + ${mt.fit.b.toFixed(4)} (R² ${mt.fit.r2.toFixed(3)}, models ${mt.fit.models.join(', ')}).`);
+      if (mt.fit) {
+        notes.push(
+          `${eff.rate[0]!.toUpperCase()}${eff.rate.slice(1)} vs tokens fit: ${eff.rate} = ${mt.fit.a.toFixed(4)}·ln(tokens) + ${mt.fit.b.toFixed(4)} (R² ${mt.fit.r2.toFixed(3)}, models ${mt.fit.models.join(', ')}).`,
+        );
+      }
       figures.push({ title: eff.title, spec: matchVsTokensSpec(mt) });
     }
     const usage = p?.toolUsage;
     if (usage && ok.length) {
-      const hms = heatmapsByModel(ok.map((r) => ({ runId: r.runId, model: r.model, steps: usage.fromScore(r).steps })), usage.heatmap, { tools: usage.fromScore(ok[0]!).tools });
+      const hms = heatmapsByModel(
+        ok.map((r) => ({ runId: r.runId, model: r.model, steps: usage.fromScore(r).steps })),
+        usage.heatmap,
+        { tools: usage.fromScore(ok[0]!).tools },
+      );
       for (const h of hms) figures.push({ title: `Tool usage — ${h.model}`, spec: heatmapSpec(h.model, h.heatmap) });
     }
     const cis = p?.categoryCis;
@@ -86,7 +146,14 @@ export function buildReport(runs: readonly RunScore[], aggs: readonly ScoreAggre
         tables.push({
           caption: cis.caption,
           header: ['model', 'type', 'precision', 'coverage', 'F1'],
-          rows: rows.map((r) => [{ text: r.model }, { text: r.type }, ...[r.precision, r.coverage, r.f1].map((x) => ({ text: Number.isFinite(x.mean) ? `${x.mean.toFixed(3)} [${x.lo.toFixed(3)}, ${x.hi.toFixed(3)}]` : '—', runIds: r.runIds }))]),
+          rows: rows.map((r) => [
+            { text: r.model },
+            { text: r.type },
+            ...[r.precision, r.coverage, r.f1].map((x) => ({
+              text: Number.isFinite(x.mean) ? `${x.mean.toFixed(3)} [${x.lo.toFixed(3)}, ${x.hi.toFixed(3)}]` : '—',
+              runIds: r.runIds,
+            })),
+          ]),
         });
         figures.push({ title: cis.figureTitle, spec: bladeCiSpec(rows) });
       }
@@ -105,7 +172,7 @@ export function buildReport(runs: readonly RunScore[], aggs: readonly ScoreAggre
 export function headlineSection(suites: readonly SuiteHeadline[]): ReportModel['sections'][number] {
   const tables: ReportModel['sections'][number]['tables'] = [];
   const notes = [
-    'Mean over items with repeats averaged within item first; ± the cluster-robust standard error (statsmodels small-sample correction) and the normal confidence interval; the cluster is each benchmark\'s natural unit (Miller 2024, arXiv:2411.00640 §2.2, §3.1).',
+    "Mean over items with repeats averaged within item first; ± the cluster-robust standard error (statsmodels small-sample correction) and the normal confidence interval; the cluster is each benchmark's natural unit (Miller 2024, arXiv:2411.00640 §2.2, §3.1).",
     'Differences are paired over the items both profiles ran (paired t on item means with the clustered SE, G − 1 degrees of freedom; a seeded cluster bootstrap as a check); "detectable" is the smallest difference the comparison could detect at 80% power, α = 0.05 (Miller §5).',
   ];
   for (const s of suites) {
@@ -114,15 +181,37 @@ export function headlineSection(suites: readonly SuiteHeadline[]): ReportModel['
     const lv = Math.round(s.level * 100);
     tables.push({
       caption: `${s.title}: ${s.metric ?? 'headline metric'}${unit}, mean ± SE [${lv}% CI], clustered by ${s.clusterUnit}`,
-      header: ['profile', `mean ± SE [${lv}% CI]`, 'items', `${s.clusterUnit}s`, 'repeats', 'within-item variance', 'Miller uncorrected SE', 'runs'],
+      header: [
+        'profile',
+        `mean ± SE [${lv}% CI]`,
+        'items',
+        `${s.clusterUnit}s`,
+        'repeats',
+        'within-item variance',
+        'Miller uncorrected SE',
+        'runs',
+      ],
       rows: s.rows.map((r) => {
         const f = r.figure;
-        if (!f) return [{ text: r.profile.label }, { text: `— (${r.reason ?? 'no figure'})`, runIds: r.runIds }, { text: '' }, { text: '' }, { text: '' }, { text: '' }, { text: '' }, { text: String(r.runIds.length), runIds: r.runIds }];
+        if (!f) {
+          return [
+            { text: r.profile.label },
+            { text: `— (${r.reason ?? 'no figure'})`, runIds: r.runIds },
+            { text: '' },
+            { text: '' },
+            { text: '' },
+            { text: '' },
+            { text: '' },
+            { text: String(r.runIds.length), runIds: r.runIds },
+          ];
+        }
         const rep = f.repeats.min === f.repeats.max ? String(f.repeats.min) : `${f.repeats.min}–${f.repeats.max}`;
         return [
           { text: r.profile.label },
           { text: publishedForm(f.mean, f.se, f.ci, pct), runIds: r.runIds },
-          { text: String(f.items) }, { text: String(f.clusters) }, { text: rep },
+          { text: String(f.items) },
+          { text: String(f.clusters) },
+          { text: rep },
           { text: f.withinItemVariance === null ? '—' : f.withinItemVariance.toPrecision(3) },
           { text: pct ? (f.seMillerUncorrected * 100).toFixed(2) : f.seMillerUncorrected.toFixed(4) },
           { text: String(r.runIds.length), runIds: r.runIds },
@@ -133,16 +222,36 @@ export function headlineSection(suites: readonly SuiteHeadline[]): ReportModel['
       const label = new Map(s.rows.map((r) => [r.profile.player, r.profile.label]));
       tables.push({
         caption: `${s.title}: paired differences from the best profile${unit}`,
-        header: ['A − B', `difference ± SE [${lv}% CI]`, 'p (paired t)', 'cluster bootstrap CI', 'shared items', `${s.clusterUnit}s`, 'detectable ≥'],
+        header: [
+          'A − B',
+          `difference ± SE [${lv}% CI]`,
+          'p (paired t)',
+          'cluster bootstrap CI',
+          'shared items',
+          `${s.clusterUnit}s`,
+          'detectable ≥',
+        ],
         rows: s.comparisons.map((c) => {
           const name = `${label.get(c.a) ?? c.a} − ${label.get(c.b) ?? c.b}`;
-          if (c.reason) return [{ text: name }, { text: `— (${c.reason})` }, { text: '' }, { text: '' }, { text: '' }, { text: '' }, { text: '' }];
+          if (c.reason) {
+            return [
+              { text: name },
+              { text: `— (${c.reason})` },
+              { text: '' },
+              { text: '' },
+              { text: '' },
+              { text: '' },
+              { text: '' },
+            ];
+          }
           const f = (v: number) => (pct ? (v * 100).toFixed(1) : v.toFixed(3));
           return [
-            { text: name }, { text: publishedForm(c.difference, c.se, c.ci, pct) },
+            { text: name },
+            { text: publishedForm(c.difference, c.se, c.ci, pct) },
             { text: Number.isFinite(c.p) ? c.p.toPrecision(3) : '— (no variation)' },
             { text: c.bootstrapCi ? `[${f(c.bootstrapCi[0])}, ${f(c.bootstrapCi[1])}]` : '—' },
-            { text: String(c.items) }, { text: String(c.clusters) },
+            { text: String(c.items) },
+            { text: String(c.clusters) },
             { text: c.minimumDetectable === null ? '— (no repeats)' : f(c.minimumDetectable) },
           ];
         }),
@@ -152,7 +261,11 @@ export function headlineSection(suites: readonly SuiteHeadline[]): ReportModel['
   return { heading: 'Headline', notes, tables, figures: [] };
 }
 
-function modelBlockTable(t: ModelBlockTable, label: string, percent: boolean): ReportModel['sections'][number]['tables'][number] {
+function modelBlockTable(
+  t: ModelBlockTable,
+  label: string,
+  percent: boolean,
+): ReportModel['sections'][number]['tables'][number] {
   return {
     caption: `${label} per model × block${percent ? ' (%)' : ''}`,
     header: ['model', ...t.blocks, 'mean'],
@@ -182,7 +295,12 @@ export function renderMarkdown(r: ReportModel): string {
     out.push('');
     for (const t of s.tables) {
       // Cells and headers hold stored names (models, MCP clients, blocks): Markdown-escaped, controls shown (issue 38).
-      out.push(`**${t.caption}**`, '', `| ${t.header.map(mdCell).join(' | ')} |`, `|${t.header.map(() => '---').join('|')}|`);
+      out.push(
+        `**${t.caption}**`,
+        '',
+        `| ${t.header.map(mdCell).join(' | ')} |`,
+        `|${t.header.map(() => '---').join('|')}|`,
+      );
       for (const row of t.rows) out.push(`| ${row.map((c) => mdCell(c.text)).join(' | ')} |`);
       out.push('');
     }
@@ -196,12 +314,16 @@ export function renderMarkdown(r: ReportModel): string {
  * backslash-escaped (CommonMark §2.4) and `](` broken so no inline link forms; `[0.4, 0.6]` intervals stay readable.
  */
 function mdCell(text: string): string {
-  return oneLine(text, 500).replace(/[\\`*_<>|!$~{}&]/g, (c) => `\\${c}`).replace(/\]\(/g, ']\\(');
+  return oneLine(text, 500)
+    .replace(/[\\`*_<>|!$~{}&]/g, (c) => `\\${c}`)
+    .replace(/\]\(/g, ']\\(');
 }
 
 /** A column header that may wrap between words and camelCase parts (`coverage<wbr>Comparable`), never inside a number. */
 function wrapHeader(h: string): string {
-  return esc(h).replace(/([a-z])([A-Z])/g, '$1<wbr>$2').replace(/_/g, '_<wbr>');
+  return esc(h)
+    .replace(/([a-z])([A-Z])/g, '$1<wbr>$2')
+    .replace(/_/g, '_<wbr>');
 }
 
 /**
@@ -217,8 +339,14 @@ export async function renderHtml(r: ReportModel): Promise<string> {
   for (const s of r.sections) {
     parts.push(`<h2>${esc(s.heading)}</h2><ul>${s.notes.map((n) => `<li>${esc(n)}</li>`).join('')}</ul>`);
     for (const t of s.tables) {
-      parts.push(`<table><caption>${esc(t.caption)}</caption><thead><tr>${t.header.map((h) => `<th>${wrapHeader(h)}</th>`).join('')}</tr></thead><tbody>`);
-      for (const row of t.rows) parts.push(`<tr>${row.map((c) => `<td${c.runIds ? ` title="runs: ${esc(c.runIds.join(', '))}" data-runs="${esc(c.runIds.join(','))}"` : ''}>${esc(c.text)}</td>`).join('')}</tr>`);
+      parts.push(
+        `<table><caption>${esc(t.caption)}</caption><thead><tr>${t.header.map((h) => `<th>${wrapHeader(h)}</th>`).join('')}</tr></thead><tbody>`,
+      );
+      for (const row of t.rows) {
+        parts.push(
+          `<tr>${row.map((c) => `<td${c.runIds ? ` title="runs: ${esc(c.runIds.join(', '))}" data-runs="${esc(c.runIds.join(','))}"` : ''}>${esc(c.text)}</td>`).join('')}</tr>`,
+        );
+      }
       parts.push('</tbody></table>');
     }
     for (const f of s.figures) {
@@ -231,7 +359,9 @@ export async function renderHtml(r: ReportModel): Promise<string> {
         svg = `<p class="err">figure not rendered: ${esc((e as Error).message)}</p>`;
       }
       const id = `fig${fig++}`;
-      parts.push(`<figure id="${id}"><figcaption>${esc(f.title)}</figcaption>${svg}<script type="application/vnd.vega-lite+json" data-figure="${id}">${JSON.stringify(f.spec).replace(/</g, '\\u003c')}</script></figure>`);
+      parts.push(
+        `<figure id="${id}"><figcaption>${esc(f.title)}</figcaption>${svg}<script type="application/vnd.vega-lite+json" data-figure="${id}">${JSON.stringify(f.spec).replace(/</g, '\\u003c')}</script></figure>`,
+      );
     }
   }
   return `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>${esc(r.title)}</title>

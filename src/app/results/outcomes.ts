@@ -20,8 +20,12 @@ import type { QuestionDrilldown, Spread } from '../../protocol/results.ts';
 
 /** True when a stored score's detail is a whole {@link RunScore} (what `loupe score` and the surfaces save). */
 export const isRunScore = (d: unknown): d is RunScore =>
-  typeof d === 'object' && d !== null && typeof (d as RunScore).runId === 'string' && typeof (d as RunScore).benchmark === 'string' &&
-  typeof (d as RunScore).summary === 'object' && 'detail' in d;
+  typeof d === 'object' &&
+  d !== null &&
+  typeof (d as RunScore).runId === 'string' &&
+  typeof (d as RunScore).benchmark === 'string' &&
+  typeof (d as RunScore).summary === 'object' &&
+  'detail' in d;
 
 /**
  * Counts outcomes by verdict.
@@ -41,13 +45,24 @@ export function outcomeTally(outcomes: readonly ItemOutcome[]): OutcomeTally {
  * @returns `byStep`: step index → marks in outcome order; `unplaced`: outcomes with no answer record (unanswered
  *   items, checklist facts judged on the whole report).
  */
-export function answerMarks(answers: ReadonlyArray<Pick<AnswerRecord, 'queryId' | 'stepIndex'>>, outcomes: readonly ItemOutcome[]): { byStep: Record<number, AnswerMark[]>; unplaced: AnswerMark[] } {
+export function answerMarks(
+  answers: ReadonlyArray<Pick<AnswerRecord, 'queryId' | 'stepIndex'>>,
+  outcomes: readonly ItemOutcome[],
+): { byStep: Record<number, AnswerMark[]>; unplaced: AnswerMark[] } {
   const stepOf = new Map(answers.map((a) => [a.queryId, a.stepIndex]));
   const byStep: Record<number, AnswerMark[]> = {};
   const unplaced: AnswerMark[] = [];
   for (const o of outcomes) {
     const step = stepOf.get(o.ref);
-    const mark: AnswerMark = { ref: o.ref, question: o.question, verdict: o.verdict, credit: o.credit, given: o.given, expected: o.expected, ...(step !== undefined ? { stepIndex: step } : {}) };
+    const mark: AnswerMark = {
+      ref: o.ref,
+      question: o.question,
+      verdict: o.verdict,
+      credit: o.credit,
+      given: o.given,
+      expected: o.expected,
+      ...(step !== undefined ? { stepIndex: step } : {}),
+    };
     if (step === undefined) unplaced.push(mark);
     else (byStep[step] ??= []).push(mark);
   }
@@ -55,7 +70,10 @@ export function answerMarks(answers: ReadonlyArray<Pick<AnswerRecord, 'queryId' 
 }
 
 /** The newest stored score of a run whose detail is a whole RunScore, or undefined. */
-export async function latestRunScore(store: RunStore, runId: string): Promise<{ score: RunScore; scoredAt: string } | undefined> {
+export async function latestRunScore(
+  store: RunStore,
+  runId: string,
+): Promise<{ score: RunScore; scoredAt: string } | undefined> {
   let rows: StoredScore[];
   try {
     rows = await store.scores.list(runId);
@@ -73,7 +91,11 @@ export async function latestRunScore(store: RunStore, runId: string): Promise<{ 
  *   files from the store's copy only, never a recorded workspace: issue 36).
  * @returns null when the benchmark has no per-item outcomes, or nothing could be scored (the reason is `error`).
  */
-export async function timelineScoring(store: RunStore, run: RunRecord, suites?: Map<string, Promise<Suite>>): Promise<TimelineScoring | null> {
+export async function timelineScoring(
+  store: RunStore,
+  run: RunRecord,
+  suites?: Map<string, Promise<Suite>>,
+): Promise<TimelineScoring | null> {
   const def = findBenchmark(run.suite);
   const items = def?.presentation.itemOutcomes;
   if (!def || !items) return null;
@@ -86,7 +108,11 @@ export async function timelineScoring(store: RunStore, run: RunRecord, suites?: 
     source = 'stored';
     scoredAt = stored.scoredAt;
   } else if (def.judgeFree) {
-    score = await scoreStoredRun(store, run.id, { judge: createJudge({ kind: 'none' }, judgementStoreOf(store)), runsRoot: null, ...(suites ? { suites } : {}) });
+    score = await scoreStoredRun(store, run.id, {
+      judge: createJudge({ kind: 'none' }, judgementStoreOf(store)),
+      runsRoot: null,
+      ...(suites ? { suites } : {}),
+    });
     source = 'live';
     scoredAt = new Date().toISOString();
   } else {
@@ -140,10 +166,19 @@ export function spreadOf(values: readonly number[], o: { resamples?: number; see
  * @returns blocks sorted by id, questions in the score's order, repeats by profile then repeat; runs without a score
  *   are left out.
  */
-export function questionDrilldown(runs: readonly RunRecord[], scores: ReadonlyMap<string, RunScore>, answers: ReadonlyMap<string, readonly AnswerRecord[]>, questionTexts: ReadonlyMap<string, string> = new Map()): QuestionDrilldown[] {
+export function questionDrilldown(
+  runs: readonly RunRecord[],
+  scores: ReadonlyMap<string, RunScore>,
+  answers: ReadonlyMap<string, readonly AnswerRecord[]>,
+  questionTexts: ReadonlyMap<string, string> = new Map(),
+): QuestionDrilldown[] {
   const profiles = runProfiles(runs.filter((r) => scores.has(r.id)));
   const byBlock = new Map<string, RunRecord[]>();
-  for (const r of runs) if (scores.has(r.id)) byBlock.set(`${r.suite}\u0000${r.blockId}`, [...(byBlock.get(`${r.suite}\u0000${r.blockId}`) ?? []), r]);
+  for (const r of runs) {
+    if (scores.has(r.id)) {
+      byBlock.set(`${r.suite}\u0000${r.blockId}`, [...(byBlock.get(`${r.suite}\u0000${r.blockId}`) ?? []), r]);
+    }
+  }
   const out: QuestionDrilldown[] = [];
   for (const [key, rs] of [...byBlock.entries()].sort(([a], [b]) => a.localeCompare(b))) {
     const [suite, blockId] = key.split('\u0000') as [string, string];
@@ -151,14 +186,40 @@ export function questionDrilldown(runs: readonly RunRecord[], scores: ReadonlyMa
     if (!items) continue;
     const questions = new Map<string, QuestionDrilldown['questions'][number]>();
     const pr = (r: RunRecord) => profiles.get(r.id)!;
-    rs.sort((a, b) => pr(a).label.localeCompare(pr(b).label) || pr(a).player.player.localeCompare(pr(b).player.player) || pr(a).repeat - pr(b).repeat);
+    rs.sort(
+      (a, b) =>
+        pr(a).label.localeCompare(pr(b).label) ||
+        pr(a).player.player.localeCompare(pr(b).player.player) ||
+        pr(a).repeat - pr(b).repeat,
+    );
     for (const r of rs) {
       const stepOf = new Map((answers.get(r.id) ?? []).map((a) => [a.queryId, a.stepIndex]));
       for (const o of items(scores.get(r.id) as RunScore)) {
         let q = questions.get(o.ref);
-        if (!q) questions.set(o.ref, (q = { ref: o.ref, question: questionTexts.get(`${suite}\u0000${blockId}\u0000${o.ref}`) ?? o.question, expected: o.expected, repeats: [], spread: null, profiles: [] }));
+        if (!q) {
+          questions.set(
+            o.ref,
+            (q = {
+              ref: o.ref,
+              question: questionTexts.get(`${suite}\u0000${blockId}\u0000${o.ref}`) ?? o.question,
+              expected: o.expected,
+              repeats: [],
+              spread: null,
+              profiles: [],
+            }),
+          );
+        }
         const step = stepOf.get(o.ref);
-        q.repeats.push({ runId: r.id, model: r.model ?? r.agent, profile: pr(r).label, repeat: pr(r).repeat, verdict: o.verdict, credit: o.credit, given: o.given, ...(step !== undefined ? { stepIndex: step } : {}) });
+        q.repeats.push({
+          runId: r.id,
+          model: r.model ?? r.agent,
+          profile: pr(r).label,
+          repeat: pr(r).repeat,
+          verdict: o.verdict,
+          credit: o.credit,
+          given: o.given,
+          ...(step !== undefined ? { stepIndex: step } : {}),
+        });
       }
     }
     const qs = [...questions.values()];
@@ -167,7 +228,12 @@ export function questionDrilldown(runs: readonly RunRecord[], scores: ReadonlyMa
       for (const x of q.repeats) {
         const p = pr(rs.find((r) => r.id === x.runId)!);
         let g = by.get(p.player.player);
-        if (!g) by.set(p.player.player, (g = { player: p.player.player, label: p.label, runIds: [], spread: null, credits: [] }));
+        if (!g) {
+          by.set(
+            p.player.player,
+            (g = { player: p.player.player, label: p.label, runIds: [], spread: null, credits: [] }),
+          );
+        }
         g.runIds.push(x.runId);
         if (x.credit !== null) g.credits.push(x.credit);
       }
@@ -187,7 +253,16 @@ export function questionDrilldown(runs: readonly RunRecord[], scores: ReadonlyMa
 export function itemTexts(block: Pick<Block, 'items'>): Map<string, string> {
   const out = new Map<string, string>();
   for (const it of block.items) {
-    const text = 'question' in it ? it.question : 'text' in it ? it.text : 'instruction' in it ? it.instruction : 'prompt' in it ? it.prompt : '';
+    const text =
+      'question' in it
+        ? it.question
+        : 'text' in it
+          ? it.text
+          : 'instruction' in it
+            ? it.instruction
+            : 'prompt' in it
+              ? it.prompt
+              : '';
     if (!text.trim()) continue;
     out.set(it.id, text);
     if ('longdaId' in it) out.set(it.longdaId, text);

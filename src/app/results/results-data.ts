@@ -19,7 +19,14 @@ import type { RunStore } from '../../core/store/run-store.ts';
 import { reopenRun } from '../../core/runs/reopen.ts';
 import type { Suite } from '../../core/suites/types.ts';
 import type {
-  BladeDecisionRow, MetricCell, MetricColumn, MetricsRow, MetricsTable, ResultsState, ScatterPoint, ToolHeatmapView,
+  BladeDecisionRow,
+  MetricCell,
+  MetricColumn,
+  MetricsRow,
+  MetricsTable,
+  ResultsState,
+  ScatterPoint,
+  ToolHeatmapView,
 } from '../../protocol/results.ts';
 
 type Num = number | null;
@@ -69,7 +76,11 @@ const RUN_COLUMNS: MetricColumn[] = [
 
 /** Which runs a row rests on: the scored ones, and those left out for want of a stored score (issue 42). */
 function rowRuns(rs: readonly RunRecord[], scores: Map<string, StoredScore>): NonNullable<MetricsRow['runs']> {
-  return { total: rs.length, scored: rs.filter((r) => scores.has(r.id)).map((r) => r.id), unscored: rs.filter((r) => !scores.has(r.id)).map((r) => r.id) };
+  return {
+    total: rs.length,
+    scored: rs.filter((r) => scores.has(r.id)).map((r) => r.id),
+    unscored: rs.filter((r) => !scores.has(r.id)).map((r) => r.id),
+  };
 }
 
 /**
@@ -77,7 +88,13 @@ function rowRuns(rs: readonly RunRecord[], scores: Map<string, StoredScore>): No
  * steps, tokens and time, a row per model over all blocks; and, when the presentation asks, the rate-vs-tokens
  * scatter and the tool-usage heatmaps from the stored steps.
  */
-async function fixedSection(def: BenchmarkDefinition, runs: RunRecord[], scores: Map<string, StoredScore>, store: RunStore, interventions = new Map<string, number>()): Promise<{ table?: MetricsTable; scatter: ScatterPoint[]; heatmaps: ToolHeatmapView[] }> {
+async function fixedSection(
+  def: BenchmarkDefinition,
+  runs: RunRecord[],
+  scores: Map<string, StoredScore>,
+  store: RunStore,
+  interventions = new Map<string, number>(),
+): Promise<{ table?: MetricsTable; scatter: ScatterPoint[]; heatmaps: ToolHeatmapView[] }> {
   const p = def.presentation;
   const spec = p.resultsColumns!;
   const scored = runs.filter((r) => r.suite === def.kind);
@@ -106,14 +123,17 @@ async function fixedSection(def: BenchmarkDefinition, runs: RunRecord[], scores:
     const pending = withScore.reduce((k, x) => k + (x.s?.pending ?? 0), 0);
     const rate = (key: string): MetricCell => ({
       value: wmean(withScore.map((x) => ({ v: num(x.s?.summary[key]), w: weight(x) }))),
-      n: n || undefined, runIds: withScore.map((x) => x.r.id), pending: pending || undefined,
+      n: n || undefined,
+      runIds: withScore.map((x) => x.r.id),
+      pending: pending || undefined,
       ...(aggregate ? {} : repeatSpread(withScore.map((x) => num(x.s?.summary[key])))),
     });
     const blocks = new Set(rs.map((r) => r.blockId)).size || 1;
     const sum = (f: (r: RunRecord) => number) => rs.reduce((k, r) => k + f(r), 0);
     // Token use is unknown for external MCP clients (issue 24): summed over the runs that know it, null when none does.
     const known = rs.filter((r) => r.tokens !== null);
-    const tokenSum = (f: (t: NonNullable<RunRecord['tokens']>) => number) => (known.length ? known.reduce((k, r) => k + f(r.tokens!), 0) : null);
+    const tokenSum = (f: (t: NonNullable<RunRecord['tokens']>) => number) =>
+      known.length ? known.reduce((k, r) => k + f(r.tokens!), 0) : null;
     const perRun = aggregate ? blocks : rs.length || 1;
     return {
       ...Object.fromEntries(spec.rates.map((c) => [c.key, rate(c.key)])),
@@ -121,7 +141,9 @@ async function fixedSection(def: BenchmarkDefinition, runs: RunRecord[], scores:
       inputTokens: { value: tokenSum((t) => t.input), runIds: known.map((r) => r.id) },
       outputTokens: { value: tokenSum((t) => t.output), runIds: known.map((r) => r.id) },
       time: { value: sum((r) => r.durationMs) / 1000, runIds: ids },
-      ...(assisted ? { interventions: { value: sum((r) => interventions.get(r.id) ?? 0) / (rs.length || 1), runIds: ids } } : {}),
+      ...(assisted
+        ? { interventions: { value: sum((r) => interventions.get(r.id) ?? 0) / (rs.length || 1), runIds: ids } }
+        : {}),
     };
   };
   const assisted = scored.some((r) => (interventions.get(r.id) ?? 0) > 0);
@@ -140,12 +162,25 @@ async function fixedSection(def: BenchmarkDefinition, runs: RunRecord[], scores:
     for (const r of mine) {
       const o = scores.get(r.id)?.options;
       // the preset the score was made with; `legacy` for a score saved before presets existed (issue 21)
-      if (o && !options) options = { ...(Object.fromEntries(Object.entries(o).filter(([, v]) => ['string', 'number', 'boolean'].includes(typeof v))) as Record<string, string | number | boolean>), preset: presetOf({ options: o }) };
+      if (o && !options) {
+        options = {
+          ...(Object.fromEntries(
+            Object.entries(o).filter(([, v]) => ['string', 'number', 'boolean'].includes(typeof v)),
+          ) as Record<string, string | number | boolean>),
+          preset: presetOf({ options: o }),
+        };
+      }
     }
     const plotted = p.tokenEfficiency ? agg[p.tokenEfficiency.rate]?.value : null;
     // A model whose runs' token use is unknown (an external MCP client) has no point on the rate-vs-tokens figure.
     if (plotted !== null && plotted !== undefined && plottedRuns.every((r) => r.tokens !== null)) {
-      scatter.push({ model, match: plotted, blocks: new Set(plottedRuns.map((r) => r.blockId)).size, runIds: plottedRuns.map((r) => r.id), totalTokens: plottedRuns.reduce((k, r) => k + r.tokens!.input + r.tokens!.output, 0) });
+      scatter.push({
+        model,
+        match: plotted,
+        blocks: new Set(plottedRuns.map((r) => r.blockId)).size,
+        runIds: plottedRuns.map((r) => r.id),
+        totalTokens: plottedRuns.reduce((k, r) => k + r.tokens!.input + r.tokens!.output, 0),
+      });
     }
     // Tool usage: one trajectory per run (one block), its steps' tools.
     const usage = p.toolUsage;
@@ -155,12 +190,34 @@ async function fixedSection(def: BenchmarkDefinition, runs: RunRecord[], scores:
       const withCalls = trajectories.filter((t) => t.some((x) => x.length));
       if (withCalls.length) {
         const hm = usage.heatmap(withCalls);
-        heatmaps.push({ model, view: 'paper', benchmark: p.tableTitle, tools: hm.tools, bins: hm.bins, matrix: hm.matrix, counts: hm.counts, nTrajectories: hm.nTrajectories, runIds: mine.map((r) => r.id) });
+        heatmaps.push({
+          model,
+          view: 'paper',
+          benchmark: p.tableTitle,
+          tools: hm.tools,
+          bins: hm.bins,
+          matrix: hm.matrix,
+          counts: hm.counts,
+          nTrajectories: hm.nTrajectories,
+          runIds: mine.map((r) => r.id),
+        });
       }
     }
   }
-  const columns: MetricColumn[] = [...spec.rates.map((c) => ({ key: c.key, label: c.label, format: 'percent' as const, description: c.description })), ...RUN_COLUMNS,
-    ...(assisted ? [{ key: 'interventions', label: 'Interventions', format: 'number' as const, description: 'Human interventions (hints, corrections) per run; assisted runs are rows of their own' }] : [])];
+  const columns: MetricColumn[] = [
+    ...spec.rates.map((c) => ({ key: c.key, label: c.label, format: 'percent' as const, description: c.description })),
+    ...RUN_COLUMNS,
+    ...(assisted
+      ? [
+          {
+            key: 'interventions',
+            label: 'Interventions',
+            format: 'number' as const,
+            description: 'Human interventions (hints, corrections) per run; assisted runs are rows of their own',
+          },
+        ]
+      : []),
+  ];
   return { table: { id: def.kind, title: p.tableTitle, suite: def.kind, columns, rows, options }, scatter, heatmaps };
 }
 
@@ -173,46 +230,96 @@ async function ownHeatmaps(def: BenchmarkDefinition, runs: RunRecord[], store: R
   const out: ToolHeatmapView[] = [];
   for (const model of [...new Set(mine.map(modelOf))].sort()) {
     const rs = mine.filter((r) => modelOf(r) === model);
-    const trajectories = await Promise.all(rs.map(async (r) => (await store.getStepSummaries(r.id)).map((s) => s.toolNames)));
+    const trajectories = await Promise.all(
+      rs.map(async (r) => (await store.getStepSummaries(r.id)).map((s) => s.toolNames)),
+    );
     const hm = ownToolsHeatmap(trajectories.filter((t) => t.some((x) => x.length)));
-    if (hm) out.push({ model, view: 'own', benchmark: def.presentation.tableTitle, tools: hm.tools, bins: hm.bins, matrix: hm.matrix, counts: hm.counts, nTrajectories: hm.nTrajectories, runIds: rs.map((r) => r.id) });
+    if (hm) {
+      out.push({
+        model,
+        view: 'own',
+        benchmark: def.presentation.tableTitle,
+        tools: hm.tools,
+        bins: hm.bins,
+        matrix: hm.matrix,
+        counts: hm.counts,
+        nTrajectories: hm.nTrajectories,
+        runIds: rs.map((r) => r.id),
+      });
+    }
   }
   return out;
 }
 
 /** A table of every numeric summary metric, for benchmarks without fixed columns (`presentation.resultsColumns` null). */
-function genericTable(def: BenchmarkDefinition, runs: RunRecord[], scores: Map<string, StoredScore>): MetricsTable | undefined {
+function genericTable(
+  def: BenchmarkDefinition,
+  runs: RunRecord[],
+  scores: Map<string, StoredScore>,
+): MetricsTable | undefined {
   const suite = def.kind;
   const rs = runs.filter((r) => r.suite === suite && scores.has(r.id));
   if (!rs.length) return undefined;
   const keys = new Set<string>();
-  for (const r of rs) for (const [k, v] of Object.entries(scores.get(r.id)?.summary ?? {})) if (typeof v === 'number') keys.add(k);
-  const columns: MetricColumn[] = [...keys].filter((k) => k !== 'n').map((k) => {
-    const vals = rs.map((r) => num(scores.get(r.id)?.summary[k])).filter((v): v is number => v !== null);
-    const fraction = /rate|accuracy|coverage|precision|recall|f1|match|share|hallucination/i.test(k) && vals.every((v) => v >= 0 && v <= 1);
-    return { key: k, label: k, format: fraction ? (/precision|recall|f1/i.test(k) ? 'fraction' : 'percent') : 'number' };
-  });
+  for (const r of rs) {
+    for (const [k, v] of Object.entries(scores.get(r.id)?.summary ?? {})) if (typeof v === 'number') keys.add(k);
+  }
+  const columns: MetricColumn[] = [...keys]
+    .filter((k) => k !== 'n')
+    .map((k) => {
+      const vals = rs.map((r) => num(scores.get(r.id)?.summary[k])).filter((v): v is number => v !== null);
+      const fraction =
+        /rate|accuracy|coverage|precision|recall|f1|match|share|hallucination/i.test(k) &&
+        vals.every((v) => v >= 0 && v <= 1);
+      return {
+        key: k,
+        label: k,
+        format: fraction ? (/precision|recall|f1/i.test(k) ? 'fraction' : 'percent') : 'number',
+      };
+    });
   const groups = new Map<string, RunRecord[]>();
-  for (const r of rs) groups.set(`${modelOf(r)}\u0000${r.blockId}`, [...(groups.get(`${modelOf(r)}\u0000${r.blockId}`) ?? []), r]);
+  for (const r of rs) {
+    groups.set(`${modelOf(r)}\u0000${r.blockId}`, [...(groups.get(`${modelOf(r)}\u0000${r.blockId}`) ?? []), r]);
+  }
   const everyRun = runs.filter((r) => r.suite === suite);
-  const rows: MetricsRow[] = [...groups.entries()].sort(([a], [b]) => a.localeCompare(b)).map(([, g]) => ({
-    model: modelOf(g[0] as RunRecord), block: (g[0] as RunRecord).blockId,
-    runs: rowRuns(everyRun.filter((r) => modelOf(r) === modelOf(g[0] as RunRecord) && r.blockId === (g[0] as RunRecord).blockId), scores),
-    cells: Object.fromEntries(columns.map((c) => [c.key, {
-      value: wmean(g.map((r) => ({ v: num(scores.get(r.id)?.summary[c.key]) }))), runIds: g.map((r) => r.id),
-      pending: g.reduce((k, r) => k + (scores.get(r.id)?.pending ?? 0), 0) || undefined,
-      ...repeatSpread(g.map((r) => num(scores.get(r.id)?.summary[c.key]))),
-    } satisfies MetricCell])),
-  }));
+  const rows: MetricsRow[] = [...groups.entries()]
+    .sort(([a], [b]) => a.localeCompare(b))
+    .map(([, g]) => ({
+      model: modelOf(g[0] as RunRecord),
+      block: (g[0] as RunRecord).blockId,
+      runs: rowRuns(
+        everyRun.filter((r) => modelOf(r) === modelOf(g[0] as RunRecord) && r.blockId === (g[0] as RunRecord).blockId),
+        scores,
+      ),
+      cells: Object.fromEntries(
+        columns.map((c) => [
+          c.key,
+          {
+            value: wmean(g.map((r) => ({ v: num(scores.get(r.id)?.summary[c.key]) }))),
+            runIds: g.map((r) => r.id),
+            pending: g.reduce((k, r) => k + (scores.get(r.id)?.pending ?? 0), 0) || undefined,
+            ...repeatSpread(g.map((r) => num(scores.get(r.id)?.summary[c.key]))),
+          } satisfies MetricCell,
+        ]),
+      ),
+    }));
   const first = scores.get((rs[0] as RunRecord).id);
-  const options = first ? Object.fromEntries(Object.entries(first.options).filter(([, v]) => ['string', 'number', 'boolean'].includes(typeof v))) as Record<string, string | number | boolean> : undefined;
+  const options = first
+    ? (Object.fromEntries(
+        Object.entries(first.options).filter(([, v]) => ['string', 'number', 'boolean'].includes(typeof v)),
+      ) as Record<string, string | number | boolean>)
+    : undefined;
   return { id: suite, title: def.presentation.tableTitle, suite, columns, rows, options };
 }
 
-
 const cellOf = (iv: { mean: number; lo: number; hi: number }, runIds: string[], pending: number): MetricCell => {
   const ok = Number.isFinite(iv.mean);
-  return { value: ok ? iv.mean : null, ci: ok && Number.isFinite(iv.lo) && Number.isFinite(iv.hi) ? [iv.lo, iv.hi] : undefined, runIds, pending: pending || undefined };
+  return {
+    value: ok ? iv.mean : null,
+    ci: ok && Number.isFinite(iv.lo) && Number.isFinite(iv.hi) ? [iv.lo, iv.hi] : undefined,
+    runIds,
+    pending: pending || undefined,
+  };
 };
 
 /**
@@ -220,23 +327,39 @@ const cellOf = (iv: { mean: number; lo: number; hi: number }, runIds: string[], 
  * whole RunScore as the score's detail) of each benchmark with `presentation.categoryCis` are aggregated per model
  * by the core (`aggregateScores`: BLADE's k, samples, seed) and flattened by the benchmark.
  */
-async function categoryRows(scores: Map<string, StoredScore>): Promise<{ rows: BladeDecisionRow[]; heading?: string; options?: Record<string, string | number | boolean> }> {
+async function categoryRows(
+  scores: Map<string, StoredScore>,
+): Promise<{ rows: BladeDecisionRow[]; heading?: string; options?: Record<string, string | number | boolean> }> {
   const out: BladeDecisionRow[] = [];
   let options: Record<string, string | number | boolean> | undefined;
   let heading: string | undefined;
   for (const def of benchmarks()) {
     const cis = def.presentation.categoryCis;
     if (!cis) continue;
-    const runScores = [...scores.values()].map((s) => s.detail).filter(isRunScore).filter((r) => r.benchmark === def.kind && !r.error);
+    const runScores = [...scores.values()]
+      .map((s) => s.detail)
+      .filter(isRunScore)
+      .filter((r) => r.benchmark === def.kind && !r.error);
     if (!runScores.length) continue;
     const aggs = (await aggregateScores(runScores)).filter((a) => a.benchmark === def.kind);
     const pendingOf = (model: string) => aggs.find((a) => a.model === model)?.pending ?? 0;
     heading ??= cis.heading;
     for (const r of cis.rows(aggs)) {
-      out.push({ model: r.model, decisionType: r.type, precision: cellOf(r.precision, r.runIds, 0), coverage: cellOf(r.coverage, r.runIds, 0), f1: cellOf(r.f1, r.runIds, pendingOf(r.model)) });
+      out.push({
+        model: r.model,
+        decisionType: r.type,
+        precision: cellOf(r.precision, r.runIds, 0),
+        coverage: cellOf(r.coverage, r.runIds, 0),
+        f1: cellOf(r.f1, r.runIds, pendingOf(r.model)),
+      });
     }
-    const first = aggs.find((a) => (a.extra as { bootstrap?: unknown } | undefined)?.bootstrap)?.extra as { options?: Record<string, unknown> } | undefined;
-    if (first?.options && !options) options = Object.fromEntries(Object.entries(first.options).filter(([, v]) => ['string', 'number', 'boolean'].includes(typeof v))) as Record<string, string | number | boolean>;
+    const first = aggs.find((a) => (a.extra as { bootstrap?: unknown } | undefined)?.bootstrap)?.extra as
+      { options?: Record<string, unknown> } | undefined;
+    if (first?.options && !options) {
+      options = Object.fromEntries(
+        Object.entries(first.options).filter(([, v]) => ['string', 'number', 'boolean'].includes(typeof v)),
+      ) as Record<string, string | number | boolean>;
+    }
   }
   return { rows: out, ...(heading ? { heading } : {}), options };
 }
@@ -267,7 +390,11 @@ async function questionTextsOf(runs: readonly RunRecord[]): Promise<Map<string, 
  * Builds the Results state from a run store.
  * @param scope the runs shown (issue 43: the selected experiment's); every run by default.
  */
-export async function buildResultsState(store: RunStore, source = store.location, scope: RunScope = ALL_RUNS): Promise<ResultsState> {
+export async function buildResultsState(
+  store: RunStore,
+  source = store.location,
+  scope: RunScope = ALL_RUNS,
+): Promise<ResultsState> {
   // Issue 20: assisted and forked runs are shown under their own model label (`m (assisted)`), apart from unassisted ones.
   const listed = scopeRuns(await store.listRuns(), scope);
   const help = await assistanceOf(store, listed);
@@ -296,21 +423,41 @@ export async function buildResultsState(store: RunStore, source = store.location
       const t = genericTable(def, runs, scores);
       if (t) tables.push(t);
     }
-    heatmaps.push(...await ownHeatmaps(def, runs, store));
+    heatmaps.push(...(await ownHeatmaps(def, runs, store)));
   }
   const blade = await categoryRows(scores);
   // Issue 22: block → question → each repeat's answer against the truth, for benchmarks that score items.
   const itemRuns = runs.filter((r) => isRunScore(scores.get(r.id)?.detail));
-  const answers: Map<string, AnswerRecord[]> = itemRuns.length ? await store.getAnswersOf(itemRuns.map((r) => r.id)) : new Map();
-  const drilldown = questionDrilldown(itemRuns, new Map(itemRuns.map((r) => [r.id, scores.get(r.id)!.detail as RunScore])), answers, await questionTextsOf(itemRuns));
+  const answers: Map<string, AnswerRecord[]> = itemRuns.length
+    ? await store.getAnswersOf(itemRuns.map((r) => r.id))
+    : new Map();
+  const drilldown = questionDrilldown(
+    itemRuns,
+    new Map(itemRuns.map((r) => [r.id, scores.get(r.id)!.detail as RunScore])),
+    answers,
+    await questionTextsOf(itemRuns),
+  );
   const pendingJudgements = [...scores.values()].reduce((k, s) => k + s.pending, 0);
   let message: string | undefined;
-  if (!runs.length && scope.experiment) message = `No run of experiment ${scope.experiment} in ${source}: tag runs in the Runs view (Tag Run…) or choose another experiment.`;
-  else if (!runs.length) message = `No runs in ${source} yet. Run a benchmark block, then score it (loupe score --store … --all).`;
-  else if (!scores.size) message = `${runs.length} run${runs.length === 1 ? '' : 's'} in the store, none scored yet: run \`loupe score --store ${source} --all\`.`;
+  if (!runs.length && scope.experiment) {
+    message = `No run of experiment ${scope.experiment} in ${source}: tag runs in the Runs view (Tag Run…) or choose another experiment.`;
+  } else if (!runs.length) {
+    message = `No runs in ${source} yet. Run a benchmark block, then score it (loupe score --store … --all).`;
+  } else if (!scores.size) {
+    message = `${runs.length} run${runs.length === 1 ? '' : 's'} in the store, none scored yet: run \`loupe score --store ${source} --all\`.`;
+  }
   return {
-    source, generatedAt: new Date().toISOString(), tables, scatter, heatmaps, blade: blade.rows,
-    ...(blade.heading ? { categoryHeading: blade.heading } : {}), bladeOptions: blade.options, pendingJudgements, message, ...(drilldown.length ? { drilldown } : {}),
+    source,
+    generatedAt: new Date().toISOString(),
+    tables,
+    scatter,
+    heatmaps,
+    blade: blade.rows,
+    ...(blade.heading ? { categoryHeading: blade.heading } : {}),
+    bladeOptions: blade.options,
+    pendingJudgements,
+    message,
+    ...(drilldown.length ? { drilldown } : {}),
     ...(scope.experiment ? { experiment: scopeCaption(scope) } : {}),
   };
 }

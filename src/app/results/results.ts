@@ -60,7 +60,11 @@ export function metricsByModelBlock(rows: readonly ScoredRunRow[], metric: strin
   }
   const modelMeans = models.map((m) => {
     const cs = cells.filter((c) => c.model === m);
-    return { model: m, value: mean(cs.map((c) => c.value).filter((v): v is number => v !== null)), runIds: cs.flatMap((c) => c.runIds) };
+    return {
+      model: m,
+      value: mean(cs.map((c) => c.value).filter((v): v is number => v !== null)),
+      runIds: cs.flatMap((c) => c.runIds),
+    };
   });
   return { metric, models, blocks, cells, modelMeans };
 }
@@ -85,27 +89,44 @@ export interface MatchTokensPoint {
  * @returns points and the fit (null with fewer than two distinct token totals).
  */
 export function longdaMatchVsTokens(
-  runs: ReadonlyArray<{ runId: string; model: string; inputTokens: number; outputTokens: number; matchSum: number; coverageSum: number; queries: number }>,
+  runs: ReadonlyArray<{
+    runId: string;
+    model: string;
+    inputTokens: number;
+    outputTokens: number;
+    matchSum: number;
+    coverageSum: number;
+    queries: number;
+  }>,
   exclude: readonly string[] = [],
 ): { points: MatchTokensPoint[]; fit: { a: number; b: number; r2: number; models: string[] } | null } {
   const by = new Map<string, MatchTokensPoint & { m: number; c: number }>();
   for (const r of runs) {
     let p = by.get(r.model);
-    if (!p) by.set(r.model, (p = { model: r.model, totalTokens: 0, match: 0, coverage: 0, queries: 0, runIds: [], m: 0, c: 0 }));
+    if (!p) {
+      by.set(
+        r.model,
+        (p = { model: r.model, totalTokens: 0, match: 0, coverage: 0, queries: 0, runIds: [], m: 0, c: 0 }),
+      );
+    }
     p.totalTokens += r.inputTokens + r.outputTokens;
     p.m += r.matchSum;
     p.c += r.coverageSum;
     p.queries += r.queries;
     p.runIds.push(r.runId);
   }
-  const points = [...by.values()].map(({ m, c, ...p }) => ({ ...p, match: p.queries ? m / p.queries : 0, coverage: p.queries ? c / p.queries : 0 })).sort((a, b) => a.model.localeCompare(b.model));
+  const points = [...by.values()]
+    .map(({ m, c, ...p }) => ({ ...p, match: p.queries ? m / p.queries : 0, coverage: p.queries ? c / p.queries : 0 }))
+    .sort((a, b) => a.model.localeCompare(b.model));
   const used = points.filter((p) => !exclude.includes(p.model) && p.totalTokens > 0);
   const xs = used.map((p) => Math.log(p.totalTokens));
   const ys = used.map((p) => p.match);
   if (new Set(xs).size < 2) return { points, fit: null };
   const mx = mean(xs)!;
   const my = mean(ys)!;
-  let sxy = 0, sxx = 0, syy = 0;
+  let sxy = 0,
+    sxx = 0,
+    syy = 0;
   xs.forEach((x, i) => {
     sxy += (x - mx) * (ys[i]! - my);
     sxx += (x - mx) ** 2;
@@ -125,7 +146,10 @@ export function longdaMatchVsTokens(
  */
 export function heatmapsByModel(
   runs: ReadonlyArray<{ runId: string; model: string; steps: ReadonlyArray<readonly string[]> }>,
-  heatmap: (trajectories: ReadonlyArray<ReadonlyArray<readonly string[]>>, opts: { tools?: readonly string[]; bins?: number }) => ToolHeatmap,
+  heatmap: (
+    trajectories: ReadonlyArray<ReadonlyArray<readonly string[]>>,
+    opts: { tools?: readonly string[]; bins?: number },
+  ) => ToolHeatmap,
   opts: { tools?: readonly string[]; bins?: number } = {},
 ): Array<{ model: string; heatmap: ToolHeatmap; runIds: string[] }> {
   const by = new Map<string, { steps: Array<ReadonlyArray<readonly string[]>>; runIds: string[] }>();
@@ -135,7 +159,9 @@ export function heatmapsByModel(
     g.steps.push(r.steps);
     g.runIds.push(r.runId);
   }
-  return [...by.entries()].sort((a, b) => a[0].localeCompare(b[0])).map(([model, g]) => ({ model, heatmap: heatmap(g.steps, opts), runIds: g.runIds }));
+  return [...by.entries()]
+    .sort((a, b) => a[0].localeCompare(b[0]))
+    .map(([model, g]) => ({ model, heatmap: heatmap(g.steps, opts), runIds: g.runIds }));
 }
 
 /** A per-category row with bootstrap CIs (BLADE decision types): see `BenchmarkPresentation.categoryCis`. */
@@ -151,16 +177,28 @@ export type VegaLiteSpec = Record<string, unknown>;
  * @param data from {@link longdaMatchVsTokens}. @returns a Vega-Lite spec with inline data.
  */
 export function matchVsTokensSpec(data: ReturnType<typeof longdaMatchVsTokens>): VegaLiteSpec {
-  const values = data.points.map((p) => ({ model: p.model, tokensM: p.totalTokens / 1e6, match: p.match * 100, runs: p.runIds.join(', ') }));
-  const layers: VegaLiteSpec[] = [{
-    mark: { type: 'point', filled: true, size: 80 },
-    encoding: {
-      x: { field: 'tokensM', type: 'quantitative', scale: { type: 'log' }, title: 'Total tokens (M)' },
-      y: { field: 'match', type: 'quantitative', title: 'Match (%)' },
-      color: { field: 'model', type: 'nominal' },
-      tooltip: [{ field: 'model' }, { field: 'match', format: '.2f' }, { field: 'tokensM', format: '.3f' }, { field: 'runs' }],
+  const values = data.points.map((p) => ({
+    model: p.model,
+    tokensM: p.totalTokens / 1e6,
+    match: p.match * 100,
+    runs: p.runIds.join(', '),
+  }));
+  const layers: VegaLiteSpec[] = [
+    {
+      mark: { type: 'point', filled: true, size: 80 },
+      encoding: {
+        x: { field: 'tokensM', type: 'quantitative', scale: { type: 'log' }, title: 'Total tokens (M)' },
+        y: { field: 'match', type: 'quantitative', title: 'Match (%)' },
+        color: { field: 'model', type: 'nominal' },
+        tooltip: [
+          { field: 'model' },
+          { field: 'match', format: '.2f' },
+          { field: 'tokensM', format: '.3f' },
+          { field: 'runs' },
+        ],
+      },
     },
-  }];
+  ];
   if (data.fit && values.length) {
     const xs = values.map((v) => v.tokensM).filter((x) => x > 0);
     const lo = Math.min(...xs);
@@ -169,9 +207,23 @@ export function matchVsTokensSpec(data: ReturnType<typeof longdaMatchVsTokens>):
       const x = lo * (hi / lo) ** (i / 29);
       return { tokensM: x, fit: (data.fit!.a * Math.log(x * 1e6) + data.fit!.b) * 100 };
     });
-    layers.push({ data: { values: line }, mark: { type: 'line', strokeDash: [4, 3], color: 'gray' }, encoding: { x: { field: 'tokensM', type: 'quantitative', scale: { type: 'log' } }, y: { field: 'fit', type: 'quantitative' } } });
+    layers.push({
+      data: { values: line },
+      mark: { type: 'line', strokeDash: [4, 3], color: 'gray' },
+      encoding: {
+        x: { field: 'tokensM', type: 'quantitative', scale: { type: 'log' } },
+        y: { field: 'fit', type: 'quantitative' },
+      },
+    });
   }
-  return { $schema: 'https://vega.github.io/schema/vega-lite/v6.json', title: 'LongDA: match vs total tokens', width: 420, height: 280, data: { values }, layer: layers };
+  return {
+    $schema: 'https://vega.github.io/schema/vega-lite/v6.json',
+    title: 'LongDA: match vs total tokens',
+    width: 420,
+    height: 280,
+    data: { values },
+    layer: layers,
+  };
 }
 
 /**
@@ -179,7 +231,9 @@ export function matchVsTokensSpec(data: ReturnType<typeof longdaMatchVsTokens>):
  * @param model model name; `h` heatmap. @returns a Vega-Lite spec.
  */
 export function heatmapSpec(model: string, h: ToolHeatmap): VegaLiteSpec {
-  const values = h.tools.flatMap((t, r) => h.matrix[r]!.map((v, b) => ({ tool: t, bin: b + 1, share: v, count: h.counts[r]![b]! })));
+  const values = h.tools.flatMap((t, r) =>
+    h.matrix[r]!.map((v, b) => ({ tool: t, bin: b + 1, share: v, count: h.counts[r]![b]! })),
+  );
   return {
     $schema: 'https://vega.github.io/schema/vega-lite/v6.json',
     title: `Tool usage over the trajectory — ${model}`,
@@ -202,7 +256,9 @@ export function heatmapSpec(model: string, h: ToolHeatmap): VegaLiteSpec {
  * @returns a Vega-Lite spec.
  */
 export function modelBarSpec(t: ModelBlockTable, title: string, percent = true): VegaLiteSpec {
-  const values = t.modelMeans.filter((m) => m.value !== null).map((m) => ({ model: m.model, value: m.value! * (percent ? 100 : 1), runs: m.runIds.length }));
+  const values = t.modelMeans
+    .filter((m) => m.value !== null)
+    .map((m) => ({ model: m.model, value: m.value! * (percent ? 100 : 1), runs: m.runIds.length }));
   return {
     $schema: 'https://vega.github.io/schema/vega-lite/v6.json',
     title,
@@ -222,7 +278,9 @@ export function modelBarSpec(t: ModelBlockTable, title: string, percent = true):
  * @param rows from {@link bladeCiRows}. @returns a Vega-Lite spec.
  */
 export function bladeCiSpec(rows: readonly BladeCiRow[]): VegaLiteSpec {
-  const values = rows.filter((r) => Number.isFinite(r.f1.mean)).map((r) => ({ model: r.model, type: r.type, f1: r.f1.mean, lo: r.f1.lo, hi: r.f1.hi }));
+  const values = rows
+    .filter((r) => Number.isFinite(r.f1.mean))
+    .map((r) => ({ model: r.model, type: r.type, f1: r.f1.mean, lo: r.f1.lo, hi: r.f1.hi }));
   return {
     $schema: 'https://vega.github.io/schema/vega-lite/v6.json',
     title: 'BLADE F1 by decision type (bootstrap 95% CI)',
@@ -231,9 +289,22 @@ export function bladeCiSpec(rows: readonly BladeCiRow[]): VegaLiteSpec {
     spec: {
       width: 120,
       layer: [
-        { mark: 'bar', encoding: { x: { field: 'model', type: 'nominal', title: null }, y: { field: 'f1', type: 'quantitative', title: 'F1' } } },
+        {
+          mark: 'bar',
+          encoding: {
+            x: { field: 'model', type: 'nominal', title: null },
+            y: { field: 'f1', type: 'quantitative', title: 'F1' },
+          },
+        },
         // the error bar's y shares the bar's axis: same title, or Vega-Lite merges them into "F1, lo"
-        { mark: 'errorbar', encoding: { x: { field: 'model', type: 'nominal' }, y: { field: 'lo', type: 'quantitative', title: 'F1' }, y2: { field: 'hi' } } },
+        {
+          mark: 'errorbar',
+          encoding: {
+            x: { field: 'model', type: 'nominal' },
+            y: { field: 'lo', type: 'quantitative', title: 'F1' },
+            y2: { field: 'hi' },
+          },
+        },
       ],
     },
   };

@@ -5,8 +5,24 @@
  */
 import type { AnnotationItem, AnnotationQueue, AnnotationStore } from '../../core/annotations/index.ts';
 import { annotatorLabel, currentAnnotations } from '../../core/annotations/model.ts';
-import { alignReviewDocs, reviewDocFromMarkdown, reviewDocFromSections, traceNumbers, TRACE_RULE, type ReviewDoc } from '../../core/review/align.ts';
-import { leftSideFor, pairOf, PAIRWISE_TASK, pairwiseRanking, playerOf, screenChoice, type PairwiseVerdict, type VoteSource } from '../../core/review/pairwise.ts';
+import {
+  alignReviewDocs,
+  reviewDocFromMarkdown,
+  reviewDocFromSections,
+  traceNumbers,
+  TRACE_RULE,
+  type ReviewDoc,
+} from '../../core/review/align.ts';
+import {
+  leftSideFor,
+  pairOf,
+  PAIRWISE_TASK,
+  pairwiseRanking,
+  playerOf,
+  screenChoice,
+  type PairwiseVerdict,
+  type VoteSource,
+} from '../../core/review/pairwise.ts';
 import { reviewSourceOf } from './sources.ts';
 import type { RunStore } from '../../core/store/types.ts';
 import { pairForkDiff } from '../runs/fork-diff.ts';
@@ -14,20 +30,39 @@ import { findBenchmark } from '../../core/benchmarks/registry.ts';
 import type { ItemOutcome } from '../../core/benchmarks/types.ts';
 import { LoupeInputError } from '../../core/util/errors.ts';
 import { latestRunScore } from '../results/outcomes.ts';
-import type { PairQuestionTruth, PairView, RankingState, ReviewNumberView, ReviewQueueView, ReviewRowView, ReviewSideView } from '../../protocol/review.ts';
+import type {
+  PairQuestionTruth,
+  PairView,
+  RankingState,
+  ReviewNumberView,
+  ReviewQueueView,
+  ReviewRowView,
+  ReviewSideView,
+} from '../../protocol/review.ts';
 
 /** A run's review document with its numbers traced to its cells. */
 async function docOf(runs: RunStore, runId: string, runsRoot: string | null): Promise<ReviewDoc> {
   const { source } = await reviewSourceOf(runs, runId, runsRoot);
-  const doc = !source ? reviewDocFromMarkdown(runId, '') : 'markdown' in source ? reviewDocFromMarkdown(runId, source.markdown) : reviewDocFromSections(runId, source.sections);
+  const doc = !source
+    ? reviewDocFromMarkdown(runId, '')
+    : 'markdown' in source
+      ? reviewDocFromMarkdown(runId, source.markdown)
+      : reviewDocFromSections(runId, source.sections);
   if (doc.numbers.length) traceNumbers(doc, await runs.getCells(runId));
   return doc;
 }
 
 /** Header of a review queue: progress, and pairs voted per reviewer labelled with their database roles (team store). */
-export async function reviewQueueView(ann: AnnotationStore, q: AnnotationQueue, annotator: string): Promise<ReviewQueueView> {
+export async function reviewQueueView(
+  ann: AnnotationStore,
+  q: AnnotationQueue,
+  annotator: string,
+): Promise<ReviewQueueView> {
   const p = await ann.progress(q.id);
-  const byReviewer = Object.entries(p.byAnnotator).map(([w, n]) => ({ label: annotatorLabel(w, p.roles[w]), voted: n }));
+  const byReviewer = Object.entries(p.byAnnotator).map(([w, n]) => ({
+    label: annotatorLabel(w, p.roles[w]),
+    voted: n,
+  }));
   return { queueId: q.id, name: q.name, total: p.total, done: p.done, annotator, reviewers: q.reviewers, byReviewer };
 }
 
@@ -38,7 +73,14 @@ export async function reviewQueueView(ann: AnnotationStore, q: AnnotationQueue, 
  * @param blind the queue is blind: ground truth only after this reviewer's vote.
  * @returns the view, and the run ids behind the screen sides (for opening cells).
  */
-export async function pairView(ann: AnnotationStore, runs: RunStore, item: AnnotationItem, annotator: string, runsRoot: string | null = null, blind = true): Promise<{ view: PairView; sides: { left: string; right: string } }> {
+export async function pairView(
+  ann: AnnotationStore,
+  runs: RunStore,
+  item: AnnotationItem,
+  annotator: string,
+  runsRoot: string | null = null,
+  blind = true,
+): Promise<{ view: PairView; sides: { left: string; right: string } }> {
   const p = pairOf(item);
   const shownLeft = leftSideFor(item.id, annotator);
   const leftRun = shownLeft === 'A' ? p.runA : p.runB;
@@ -54,7 +96,11 @@ export async function pairView(ann: AnnotationStore, runs: RunStore, item: Annot
     return { runId, agent: r.agent, model: r.model, player: pl.label };
   };
   const side = async (title: string, d: ReviewDoc, runId: string): Promise<ReviewSideView> => ({
-    title, empty: d.empty, revealed: await reveal(runId), numbers: { total: d.numbers.length, traced: d.numbers.filter((n) => n.source).length }, figures: d.figures.length,
+    title,
+    empty: d.empty,
+    revealed: await reveal(runId),
+    numbers: { total: d.numbers.length, traced: d.numbers.filter((n) => n.source).length },
+    figures: d.figures.length,
   });
   const numbers: Record<string, ReviewNumberView> = {};
   for (const n of ld.numbers) numbers[`L${n.id}`] = { raw: n.raw, label: n.label, cell: n.source?.seq ?? null };
@@ -66,9 +112,23 @@ export async function pairView(ann: AnnotationStore, runs: RunStore, item: Annot
     differing: r.differing.flatMap((d) => [`L${d.a}`, `R${d.b}`]),
   }));
   const view: PairView = {
-    itemId: item.id, blockId: p.blockId, suite: p.suite, criteria: p.criteria,
-    left: await side('Output A', ld, leftRun), right: await side('Output B', rd, rightRun), rows, numbers,
-    vote: v ? { criteria: Object.fromEntries(v.criteria.map((c) => [c.criterion, screenChoice(c.choice, v.shownLeft ?? shownLeft)])), overall: screenChoice(v.overall, v.shownLeft ?? shownLeft), rationale: v.rationale } : null,
+    itemId: item.id,
+    blockId: p.blockId,
+    suite: p.suite,
+    criteria: p.criteria,
+    left: await side('Output A', ld, leftRun),
+    right: await side('Output B', rd, rightRun),
+    rows,
+    numbers,
+    vote: v
+      ? {
+          criteria: Object.fromEntries(
+            v.criteria.map((c) => [c.criterion, screenChoice(c.choice, v.shownLeft ?? shownLeft)]),
+          ),
+          overall: screenChoice(v.overall, v.shownLeft ?? shownLeft),
+          rationale: v.rationale,
+        }
+      : null,
     traceRule: TRACE_RULE,
     forkDiff: await forkDiffBeside(runs, p.runA, p.runB, !!v),
     groundTruth: !findBenchmark(p.suite)?.presentation.itemOutcomes ? 'none' : v || !blind ? 'available' : 'after-vote',
@@ -80,7 +140,12 @@ export async function pairView(ann: AnnotationStore, runs: RunStore, item: Annot
  * The fork diff shown beside the vote (issue 43): for a pair related by a fork, its relation and step always, the diff
  * itself (which names parent and fork, their answers and scores) only once the reviewer has voted.
  */
-async function forkDiffBeside(runs: RunStore, runA: string, runB: string, voted: boolean): Promise<PairView['forkDiff']> {
+async function forkDiffBeside(
+  runs: RunStore,
+  runA: string,
+  runB: string,
+  voted: boolean,
+): Promise<PairView['forkDiff']> {
   const d = await pairForkDiff(runs, runA, runB);
   return d ? { view: voted ? d : null, relation: d.relation, forkStep: d.forkStep } : null;
 }
@@ -94,12 +159,21 @@ function sideHtml(html: string, prefix: 'L' | 'R'): string {
  * The ranking view of one benchmark, criterion and vote source (Bradley–Terry with bootstrap CIs, win-rate matrix).
  * @param o `suite` null: the benchmark with the most pairs; a criterion that benchmark's pairs do not have falls back to `overall`.
  */
-export async function rankingState(ann: AnnotationStore, runs: RunStore, o: { suite?: string | null; criterion?: string; source?: VoteSource; title: string }): Promise<RankingState> {
+export async function rankingState(
+  ann: AnnotationStore,
+  runs: RunStore,
+  o: { suite?: string | null; criterion?: string; source?: VoteSource; title: string },
+): Promise<RankingState> {
   const counts = new Map<string, number>();
-  for (const i of await ann.listItems({ task: PAIRWISE_TASK })) if (i.suite) counts.set(i.suite, (counts.get(i.suite) ?? 0) + 1);
+  for (const i of await ann.listItems({ task: PAIRWISE_TASK })) {
+    if (i.suite) counts.set(i.suite, (counts.get(i.suite) ?? 0) + 1);
+  }
   const suites = [...counts.keys()].sort();
-  const suite = o.suite && counts.has(o.suite) ? o.suite : ([...counts.entries()].sort((a, b) => b[1] - a[1] || a[0].localeCompare(b[0]))[0]?.[0] ?? null);
-  const base = { ...(suite ? { suite } : {}), source: o.source ?? 'human' as VoteSource };
+  const suite =
+    o.suite && counts.has(o.suite)
+      ? o.suite
+      : ([...counts.entries()].sort((a, b) => b[1] - a[1] || a[0].localeCompare(b[0]))[0]?.[0] ?? null);
+  const base = { ...(suite ? { suite } : {}), source: o.source ?? ('human' as VoteSource) };
   let r;
   try {
     r = await pairwiseRanking(ann, runs, { ...base, criterion: o.criterion ?? 'overall' });
@@ -108,9 +182,29 @@ export async function rankingState(ann: AnnotationStore, runs: RunStore, o: { su
   }
   const label = new Map(r.rows.map((x) => [x.player, x.label]));
   return {
-    title: o.title, suite, suites, components: r.components.map((c) => c.map((p) => label.get(p) ?? p)), criterion: r.criterion, source: r.source, criteria: r.criteria,
-    rows: r.rows.map((x) => ({ player: x.player, label: x.label, rating: x.rating, ciLow: x.ciLow, ciHigh: x.ciHigh, battles: x.battles, wins: x.wins, ties: x.ties })),
-    votes: r.votes, bothBad: r.bothBad, matrix: { labels: r.matrix.labels, rate: r.matrix.rate, battles: r.matrix.battles }, judgeHuman: r.judgeHuman, positionConsistency: r.positionConsistency, options: r.options,
+    title: o.title,
+    suite,
+    suites,
+    components: r.components.map((c) => c.map((p) => label.get(p) ?? p)),
+    criterion: r.criterion,
+    source: r.source,
+    criteria: r.criteria,
+    rows: r.rows.map((x) => ({
+      player: x.player,
+      label: x.label,
+      rating: x.rating,
+      ciLow: x.ciLow,
+      ciHigh: x.ciHigh,
+      battles: x.battles,
+      wins: x.wins,
+      ties: x.ties,
+    })),
+    votes: r.votes,
+    bothBad: r.bothBad,
+    matrix: { labels: r.matrix.labels, rate: r.matrix.rate, battles: r.matrix.battles },
+    judgeHuman: r.judgeHuman,
+    positionConsistency: r.positionConsistency,
+    options: r.options,
     reviewers: r.reviewers.map((x) => ({ label: x.label, votes: x.votes })),
   };
 }
@@ -122,22 +216,42 @@ export async function rankingState(ann: AnnotationStore, runs: RunStore, o: { su
  * @param blind the queue is blind: refused until `annotator` has voted on the pair.
  * @throws LoupeInputError before the vote in a blind queue, for a benchmark without per-item outcomes, or an unknown question.
  */
-export async function pairGroundTruth(ann: AnnotationStore, runs: RunStore, item: AnnotationItem, annotator: string, blind: boolean, ref?: string): Promise<{ questions: Array<{ ref: string; question: string }>; truth: PairQuestionTruth | null }> {
+export async function pairGroundTruth(
+  ann: AnnotationStore,
+  runs: RunStore,
+  item: AnnotationItem,
+  annotator: string,
+  blind: boolean,
+  ref?: string,
+): Promise<{ questions: Array<{ ref: string; question: string }>; truth: PairQuestionTruth | null }> {
   const p = pairOf(item);
   const items = findBenchmark(p.suite)?.presentation.itemOutcomes;
   if (!items) throw new LoupeInputError('ground truth', `${p.suite} scores no per-question outcomes`);
   const voted = currentAnnotations(await ann.annotations(item.id)).byAnnotator.has(annotator);
-  if (blind && !voted) throw new LoupeInputError('ground truth', 'this queue is blind: the ground truth is shown only after your vote');
+  if (blind && !voted) {
+    throw new LoupeInputError('ground truth', 'this queue is blind: the ground truth is shown only after your vote');
+  }
   const shownLeft = leftSideFor(item.id, annotator);
   const [leftRun, rightRun] = shownLeft === 'A' ? [p.runA, p.runB] : [p.runB, p.runA];
-  const outcomes = async (runId: string) => { const s = await latestRunScore(runs, runId); return new Map((s && !s.score.error ? items(s.score) : []).map((o) => [o.ref, o])); };
+  const outcomes = async (runId: string) => {
+    const s = await latestRunScore(runs, runId);
+    return new Map((s && !s.score.error ? items(s.score) : []).map((o) => [o.ref, o]));
+  };
   const [l, r] = [await outcomes(leftRun), await outcomes(rightRun)];
   const questions: Array<{ ref: string; question: string }> = [];
   const seen = new Set<string>();
-  for (const o of [...l.values(), ...r.values()]) if (!seen.has(o.ref)) { seen.add(o.ref); questions.push({ ref: o.ref, question: o.question }); }
+  for (const o of [...l.values(), ...r.values()]) {
+    if (!seen.has(o.ref)) {
+      seen.add(o.ref);
+      questions.push({ ref: o.ref, question: o.question });
+    }
+  }
   if (ref === undefined) return { questions, truth: null };
   const any = l.get(ref) ?? r.get(ref);
   if (!any) throw new LoupeInputError('question', `no question '${ref}' in the scores of this pair`);
-  const side = (m: Map<string, ItemOutcome>) => { const o = m.get(ref); return o ? { given: o.given, verdict: o.verdict } : null; };
+  const side = (m: Map<string, ItemOutcome>) => {
+    const o = m.get(ref);
+    return o ? { given: o.given, verdict: o.verdict } : null;
+  };
   return { questions, truth: { ref, question: any.question, expected: any.expected, left: side(l), right: side(r) } };
 }

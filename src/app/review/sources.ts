@@ -20,7 +20,11 @@ import { DEFAULT_RUBRIC, type PairInput } from '../../core/review/pairwise.ts';
  * @returns the run, and its source (null: "no report").
  * @throws LoupeInputError for an unknown run or benchmark.
  */
-export async function reviewSourceOf(runs: RunStore, runId: string, runsRoot: string | null): Promise<{ run: RunRecord; source: ReviewSource | null }> {
+export async function reviewSourceOf(
+  runs: RunStore,
+  runId: string,
+  runsRoot: string | null,
+): Promise<{ run: RunRecord; source: ReviewSource | null }> {
   const run = await runs.getRun(runId);
   if (!run) throw new LoupeInputError(`run ${runId}`, 'is not in the store');
   const b = getBenchmark(run.suite, `run ${run.id}`);
@@ -39,7 +43,10 @@ export function reviewMarkdown(source: ReviewSource | null): string {
  * the block (the suite is reopened; a suite that cannot be reopened falls back), else {@link DEFAULT_RUBRIC}.
  * @returns criteria and where they came from.
  */
-export async function pairCriteria(run: RunRecord, o: { rubric?: readonly string[]; suites?: Map<string, Promise<Suite>> } = {}): Promise<{ criteria: string[]; from: 'rubric' | 'benchmark' | 'default' }> {
+export async function pairCriteria(
+  run: RunRecord,
+  o: { rubric?: readonly string[]; suites?: Map<string, Promise<Suite>> } = {},
+): Promise<{ criteria: string[]; from: 'rubric' | 'benchmark' | 'default' }> {
   const rubric = (o.rubric ?? []).map((c) => c.trim()).filter(Boolean);
   if (rubric.length) return { criteria: [...new Set(rubric)], from: 'rubric' };
   try {
@@ -57,7 +64,9 @@ export async function pairCriteria(run: RunRecord, o: { rubric?: readonly string
  * block's criteria (same rules and fallbacks as pairCriteria; `suites` is shared so each suite is reopened once).
  * Used where a queue of pairs is opened (CLI `loupe review pairs`, the VS Code review commands).
  */
-export function criteriaByBlock(o: { rubric?: readonly string[]; suites?: Map<string, Promise<Suite>> } = {}): (run: RunRecord) => Promise<string[]> {
+export function criteriaByBlock(
+  o: { rubric?: readonly string[]; suites?: Map<string, Promise<Suite>> } = {},
+): (run: RunRecord) => Promise<string[]> {
   const suites = o.suites ?? new Map<string, Promise<Suite>>();
   const byBlock = new Map<string, Promise<string[]>>();
   return (run) => {
@@ -75,7 +84,11 @@ export function criteriaByBlock(o: { rubric?: readonly string[]; suites?: Map<st
  * The task text of a pair's block for the LLM pairwise judge (the benchmark's task text; `block <id>` when the suite
  * cannot be reopened).
  */
-export async function pairInstruction(runs: RunStore, pair: PairInput, suites?: Map<string, Promise<Suite>>): Promise<string> {
+export async function pairInstruction(
+  runs: RunStore,
+  pair: PairInput,
+  suites?: Map<string, Promise<Suite>>,
+): Promise<string> {
   const run = await runs.getRun(pair.runA);
   if (!run) return `block ${pair.blockId}`;
   try {

@@ -11,19 +11,43 @@ import type { RunStore } from '../../core/store/types.ts';
 import { LoupeInputError } from '../../core/util/errors.ts';
 
 /** One side's run as the diff names it. */
-export interface ForkDiffRun { id: string; model: string | null; agent: string; status: string; steps: number }
+export interface ForkDiffRun {
+  id: string;
+  model: string | null;
+  agent: string;
+  status: string;
+  steps: number;
+}
 
 /** One step after the fork point, on one side: what the model said and which tools it called (text, bounded). */
-export interface ForkDiffStep { index: number; text: string; tools: string[] }
+export interface ForkDiffStep {
+  index: number;
+  text: string;
+  tools: string[];
+}
 
 /** A line of the code diff: kept (' '), only in the parent ('-'), only in the fork ('+'). */
-export interface ForkDiffLine { op: ' ' | '-' | '+'; text: string }
+export interface ForkDiffLine {
+  op: ' ' | '-' | '+';
+  text: string;
+}
 
 /** An answer of one query on each side. */
-export interface ForkDiffAnswer { queryId: string; parent: string | null; fork: string | null; same: boolean }
+export interface ForkDiffAnswer {
+  queryId: string;
+  parent: string | null;
+  fork: string | null;
+  same: boolean;
+}
 
 /** A summary metric of the newest score on each side. */
-export interface ForkDiffMetric { key: string; label: string; parent: number | null; fork: number | null; delta: number | null }
+export interface ForkDiffMetric {
+  key: string;
+  label: string;
+  parent: number | null;
+  fork: number | null;
+  delta: number | null;
+}
 
 /** The whole diff. */
 export interface ForkDiffView {
@@ -45,7 +69,10 @@ export interface ForkDiffView {
   codeStats: { added: number; removed: number; kept: number; parentCells: number; forkCells: number };
   answers: ForkDiffAnswer[];
   /** Newest stored score of each side: judge and options, so that a difference of scoring options shows. */
-  scores: { parent: { judgeId: string; options: Record<string, unknown>; scoredAt: string } | null; fork: { judgeId: string; options: Record<string, unknown>; scoredAt: string } | null };
+  scores: {
+    parent: { judgeId: string; options: Record<string, unknown>; scoredAt: string } | null;
+    fork: { judgeId: string; options: Record<string, unknown>; scoredAt: string } | null;
+  };
   metrics: ForkDiffMetric[];
   /** Notes on the alignment (a score computed with other options, a side without cells, ...). */
   notes: string[];
@@ -60,13 +87,21 @@ function runOf(r: RunRecord, steps: number): ForkDiffRun {
 
 function stepOf(s: StepRecord): ForkDiffStep {
   const t = (s.assistant.content ?? '').trim();
-  return { index: s.index, text: t.length > STEP_TEXT ? `${t.slice(0, STEP_TEXT)}…` : t, tools: s.toolCalls.map((c) => c.name) };
+  return {
+    index: s.index,
+    text: t.length > STEP_TEXT ? `${t.slice(0, STEP_TEXT)}…` : t,
+    tools: s.toolCalls.map((c) => c.name),
+  };
 }
 
 const answerText = (a: number | number[]) => (Array.isArray(a) ? `[${a.join(', ')}]` : String(a));
 
 function codeOf(cells: readonly KernelCellRecord[], from: number): string {
-  return cells.filter((c) => c.stepIndex >= from && !c.replay).sort((a, b) => a.seq - b.seq).map((c) => c.code.replace(/\s+$/, '')).join('\n\n');
+  return cells
+    .filter((c) => c.stepIndex >= from && !c.replay)
+    .sort((a, b) => a.seq - b.seq)
+    .map((c) => c.code.replace(/\s+$/, ''))
+    .join('\n\n');
 }
 
 /**
@@ -77,7 +112,12 @@ export async function forkPair(store: RunStore, runId: string): Promise<{ fork: 
   const fork = await store.getRun(runId);
   if (!fork) throw new LoupeInputError(`run ${runId}`, 'not in the store');
   const f = fork.params.forkOf;
-  if (!f) throw new LoupeInputError(`run ${runId}`, 'is not a fork: it continues no other run (fork a run from a step first)');
+  if (!f) {
+    throw new LoupeInputError(
+      `run ${runId}`,
+      'is not a fork: it continues no other run (fork a run from a step first)',
+    );
+  }
   const parent = await store.getRun(f.runId);
   if (!parent) throw new LoupeInputError(`run ${runId}`, `its parent run ${f.runId} is not in this store`);
   return { fork, parent };
@@ -113,27 +153,53 @@ export async function pairForkDiff(store: RunStore, runA: string, runB: string):
   return null;
 }
 
-async function alignedDiff(store: RunStore, parent: RunRecord, fork: RunRecord, at: number, relation: ForkDiffView['relation']): Promise<ForkDiffView> {
+async function alignedDiff(
+  store: RunStore,
+  parent: RunRecord,
+  fork: RunRecord,
+  at: number,
+  relation: ForkDiffView['relation'],
+): Promise<ForkDiffView> {
   const [ps, fs, pc, fc, pa, fa, iv, piv, psc, fsc] = await Promise.all([
-    store.getSteps(parent.id), store.getSteps(fork.id), store.getCells(parent.id), store.getCells(fork.id),
-    store.getAnswers(parent.id), store.getAnswers(fork.id), store.getInterventions(fork.id),
+    store.getSteps(parent.id),
+    store.getSteps(fork.id),
+    store.getCells(parent.id),
+    store.getCells(fork.id),
+    store.getAnswers(parent.id),
+    store.getAnswers(fork.id),
+    store.getInterventions(fork.id),
     relation === 'sibling-forks' ? store.getInterventions(parent.id) : Promise.resolve([]),
-    store.scores.list(parent.id).catch((): StoredScore[] => []), store.scores.list(fork.id).catch((): StoredScore[] => []),
+    store.scores.list(parent.id).catch((): StoredScore[] => []),
+    store.scores.list(fork.id).catch((): StoredScore[] => []),
   ]);
   const notes: string[] = [];
   const pAfter = ps.filter((s) => s.index >= at).sort((a, b) => a.index - b.index);
   const fAfter = fs.filter((s) => s.index >= at).sort((a, b) => a.index - b.index);
   const steps: ForkDiffView['steps'] = [];
-  for (let k = 0; k < Math.max(pAfter.length, fAfter.length); k++) steps.push({ parent: pAfter[k] ? stepOf(pAfter[k]!) : null, fork: fAfter[k] ? stepOf(fAfter[k]!) : null });
-  const atFork = (list: typeof iv) => list.filter((i) => i.beforeStep === at).sort((a, b) => a.seq - b.seq).map((i) => ({ who: i.who, kind: i.kind, text: i.text }));
+  for (let k = 0; k < Math.max(pAfter.length, fAfter.length); k++) {
+    steps.push({ parent: pAfter[k] ? stepOf(pAfter[k]!) : null, fork: fAfter[k] ? stepOf(fAfter[k]!) : null });
+  }
+  const atFork = (list: typeof iv) =>
+    list
+      .filter((i) => i.beforeStep === at)
+      .sort((a, b) => a.seq - b.seq)
+      .map((i) => ({ who: i.who, kind: i.kind, text: i.text }));
   const hints = atFork(iv);
   const parentHints = atFork(piv);
-  if (!hints.length) notes.push('the fork was given no hint at the fork point: it differs by model, sampling or settings only');
+  if (!hints.length) {
+    notes.push('the fork was given no hint at the fork point: it differs by model, sampling or settings only');
+  }
 
   const pCode = codeOf(pc, at);
   const fCode = codeOf(fc, at);
   const code: ForkDiffLine[] = [];
-  const stats = { added: 0, removed: 0, kept: 0, parentCells: pc.filter((c) => c.stepIndex >= at && !c.replay).length, forkCells: fc.filter((c) => c.stepIndex >= at && !c.replay).length };
+  const stats = {
+    added: 0,
+    removed: 0,
+    kept: 0,
+    parentCells: pc.filter((c) => c.stepIndex >= at && !c.replay).length,
+    forkCells: fc.filter((c) => c.stepIndex >= at && !c.replay).length,
+  };
   for (const part of diffLines(pCode ? `${pCode}\n` : '', fCode ? `${fCode}\n` : '')) {
     const op: ForkDiffLine['op'] = part.added ? '+' : part.removed ? '-' : ' ';
     const lines = part.value.replace(/\n$/, '').split('\n');
@@ -144,12 +210,21 @@ async function alignedDiff(store: RunStore, parent: RunRecord, fork: RunRecord, 
       if (code.length < MAX_CODE_LINES) code.push({ op, text });
     }
   }
-  if (stats.added + stats.removed + stats.kept > MAX_CODE_LINES) notes.push(`the code diff is cut at ${MAX_CODE_LINES} lines`);
+  if (stats.added + stats.removed + stats.kept > MAX_CODE_LINES) {
+    notes.push(`the code diff is cut at ${MAX_CODE_LINES} lines`);
+  }
 
   const pMap = new Map(pa.map((a) => [a.queryId, answerText(a.answer)]));
   const fMap = new Map(fa.map((a) => [a.queryId, answerText(a.answer)]));
-  const ids = [...new Set([...pMap.keys(), ...fMap.keys()])].sort((a, b) => a.localeCompare(b, 'en', { numeric: true }));
-  const answers = ids.map((q) => ({ queryId: q, parent: pMap.get(q) ?? null, fork: fMap.get(q) ?? null, same: pMap.get(q) === fMap.get(q) }));
+  const ids = [...new Set([...pMap.keys(), ...fMap.keys()])].sort((a, b) =>
+    a.localeCompare(b, 'en', { numeric: true }),
+  );
+  const answers = ids.map((q) => ({
+    queryId: q,
+    parent: pMap.get(q) ?? null,
+    fork: fMap.get(q) ?? null,
+    same: pMap.get(q) === fMap.get(q),
+  }));
 
   const p0 = psc[0];
   const f0 = fsc[0];
@@ -166,14 +241,36 @@ async function alignedDiff(store: RunStore, parent: RunRecord, fork: RunRecord, 
     const a = num(p0?.summary[key]);
     const b = num(f0?.summary[key]);
     if (a === null && b === null) continue;
-    metrics.push({ key, label: key === main ? def!.presentation.mainMetric!.label : key, parent: a, fork: b, delta: a !== null && b !== null ? b - a : null });
+    metrics.push({
+      key,
+      label: key === main ? def!.presentation.mainMetric!.label : key,
+      parent: a,
+      fork: b,
+      delta: a !== null && b !== null ? b - a : null,
+    });
   }
-  if (p0 && f0 && (p0.judgeId !== f0.judgeId || JSON.stringify(p0.options) !== JSON.stringify(f0.options))) notes.push('the two newest scores used another judge or other scoring options: compare their metrics with care');
-  if (!p0 || !f0) notes.push(`${!p0 && !f0 ? 'neither run is' : !p0 ? 'the parent is not' : 'the fork is not'} scored yet`);
-  const score = (s: StoredScore | undefined) => (s ? { judgeId: s.judgeId, options: s.options, scoredAt: s.scoredAt } : null);
+  if (p0 && f0 && (p0.judgeId !== f0.judgeId || JSON.stringify(p0.options) !== JSON.stringify(f0.options))) {
+    notes.push('the two newest scores used another judge or other scoring options: compare their metrics with care');
+  }
+  if (!p0 || !f0) {
+    notes.push(`${!p0 && !f0 ? 'neither run is' : !p0 ? 'the parent is not' : 'the fork is not'} scored yet`);
+  }
+  const score = (s: StoredScore | undefined) =>
+    s ? { judgeId: s.judgeId, options: s.options, scoredAt: s.scoredAt } : null;
   return {
-    relation, parent: runOf(parent, ps.length), fork: runOf(fork, fs.length), forkStep: at, hints, parentHints, steps, code, codeStats: stats, answers,
-    scores: { parent: score(p0), fork: score(f0) }, metrics, notes,
+    relation,
+    parent: runOf(parent, ps.length),
+    fork: runOf(fork, fs.length),
+    forkStep: at,
+    hints,
+    parentHints,
+    steps,
+    code,
+    codeStats: stats,
+    answers,
+    scores: { parent: score(p0), fork: score(f0) },
+    metrics,
+    notes,
   };
 }
 
@@ -183,10 +280,18 @@ async function alignedDiff(store: RunStore, parent: RunRecord, fork: RunRecord, 
  */
 export function forkDiffLines(v: ForkDiffView): string[] {
   const out: string[] = [];
-  out.push(`fork ${v.fork.id} (${v.fork.model ?? v.fork.agent}, ${v.fork.status}, ${v.fork.steps} steps) of ${v.parent.id} (${v.parent.model ?? v.parent.agent}, ${v.parent.status}, ${v.parent.steps} steps) from step ${v.forkStep}`);
+  out.push(
+    `fork ${v.fork.id} (${v.fork.model ?? v.fork.agent}, ${v.fork.status}, ${v.fork.steps} steps) of ${v.parent.id} (${v.parent.model ?? v.parent.agent}, ${v.parent.status}, ${v.parent.steps} steps) from step ${v.forkStep}`,
+  );
   for (const h of v.hints) out.push(`${h.kind} by ${h.who}: ${h.text.replace(/\s+/g, ' ')}`);
-  out.push('', `steps after the fork point: parent ${v.steps.filter((s) => s.parent).length}, fork ${v.steps.filter((s) => s.fork).length}`);
-  out.push('', `code (${v.codeStats.parentCells} parent cells, ${v.codeStats.forkCells} fork cells: +${v.codeStats.added} −${v.codeStats.removed})`);
+  out.push(
+    '',
+    `steps after the fork point: parent ${v.steps.filter((s) => s.parent).length}, fork ${v.steps.filter((s) => s.fork).length}`,
+  );
+  out.push(
+    '',
+    `code (${v.codeStats.parentCells} parent cells, ${v.codeStats.forkCells} fork cells: +${v.codeStats.added} −${v.codeStats.removed})`,
+  );
   for (const l of v.code) if (l.op !== ' ') out.push(`${l.op} ${l.text}`);
   if (v.answers.length) {
     out.push('', 'answers (query: parent → fork)');
@@ -195,7 +300,11 @@ export function forkDiffLines(v: ForkDiffView): string[] {
   if (v.metrics.length) {
     out.push('', 'score (metric: parent → fork)');
     const f = (x: number | null) => (x === null ? '—' : `${Number(x.toFixed(4))}`);
-    for (const m of v.metrics) out.push(`  ${m.label}: ${f(m.parent)} → ${f(m.fork)}${m.delta !== null && m.delta !== 0 ? ` (${m.delta > 0 ? '+' : ''}${Number(m.delta.toFixed(4))})` : ''}`);
+    for (const m of v.metrics) {
+      out.push(
+        `  ${m.label}: ${f(m.parent)} → ${f(m.fork)}${m.delta !== null && m.delta !== 0 ? ` (${m.delta > 0 ? '+' : ''}${Number(m.delta.toFixed(4))})` : ''}`,
+      );
+    }
   }
   for (const n of v.notes) out.push(`note: ${n}`);
   return out;

@@ -30,13 +30,24 @@ export interface RunHeadline {
  * @param def the run's benchmark (undefined: unknown to this Loupe); `summary` the score's summary metrics.
  * @returns the headline, or null when the benchmark has no headline metric.
  */
-export function headlineFrom(def: BenchmarkDefinition | undefined, summary: Record<string, unknown>, source: string, pending = 0): RunHeadline | null {
+export function headlineFrom(
+  def: BenchmarkDefinition | undefined,
+  summary: Record<string, unknown>,
+  source: string,
+  pending = 0,
+): RunHeadline | null {
   const m = def?.presentation.mainMetric;
   if (!m) return null;
   const v = summary[m.key];
   const value = typeof v === 'number' && Number.isFinite(v) ? v : null;
   const shown = value === null ? '—' : m.percent ? `${(value * 100).toFixed(1)}%` : `${Number(value.toFixed(2))}`;
-  return { text: `${m.label} ${shown}${pending ? ` (${pending} pending)` : ''}`, short: value === null ? '' : shown, value, source, pending };
+  return {
+    text: `${m.label} ${shown}${pending ? ` (${pending} pending)` : ''}`,
+    short: value === null ? '' : shown,
+    value,
+    source,
+    pending,
+  };
 }
 
 /**
@@ -48,7 +59,11 @@ export function headlineFrom(def: BenchmarkDefinition | undefined, summary: Reco
  *   score reads the run's files from the store's copy only, never a recorded workspace: issue 36).
  * @returns run id → headline (runs whose benchmark has no headline metric are left out).
  */
-export async function runHeadlines(store: RunStore, runs: readonly RunRecord[], o: { suites?: Map<string, Promise<Suite>>; live?: boolean } = {}): Promise<Map<string, RunHeadline>> {
+export async function runHeadlines(
+  store: RunStore,
+  runs: readonly RunRecord[],
+  o: { suites?: Map<string, Promise<Suite>>; live?: boolean } = {},
+): Promise<Map<string, RunHeadline>> {
   const out = new Map<string, RunHeadline>();
   // a store never scored has no scores table
   const stored: StoredScore[] = await store.scores.list().catch(() => []);
@@ -64,18 +79,39 @@ export async function runHeadlines(store: RunStore, runs: readonly RunRecord[], 
       continue;
     }
     if (o.live !== false && def.judgeFree && r.status !== 'running' && r.status !== 'pending' && r.steps > 0) {
-      const sc = await scoreStoredRun(store, r.id, { judge: createJudge({ kind: 'none' }, judgementStoreOf(store)), runsRoot: null, ...(o.suites ? { suites: o.suites } : {}) }).catch((e: unknown) => ({ error: e instanceof Error ? e.message : String(e), summary: {}, pending: 0 }));
+      const sc = await scoreStoredRun(store, r.id, {
+        judge: createJudge({ kind: 'none' }, judgementStoreOf(store)),
+        runsRoot: null,
+        ...(o.suites ? { suites: o.suites } : {}),
+      }).catch((e: unknown) => ({ error: e instanceof Error ? e.message : String(e), summary: {}, pending: 0 }));
       if (sc.error) out.set(r.id, { text: 'scoring failed', short: '', value: null, source: sc.error, pending: 0 });
       else {
         // Saved like `loupe score` saves it, so Results and the report show the same number for this run (issue 42);
         // a store this user may not write (a team store's annotator) keeps it shown here only, and says so.
-        const saved = 'runId' in sc ? await saveRunScore(store, sc).then(() => '', (e: unknown) => e instanceof Error ? e.message : String(e)) : 'no score';
-        const h = headlineFrom(def, sc.summary, saved ? `scored live (not saved: ${saved})` : 'scored live, saved with the run\'s scores', sc.pending);
+        const saved =
+          'runId' in sc
+            ? await saveRunScore(store, sc).then(
+                () => '',
+                (e: unknown) => (e instanceof Error ? e.message : String(e)),
+              )
+            : 'no score';
+        const h = headlineFrom(
+          def,
+          sc.summary,
+          saved ? `scored live (not saved: ${saved})` : "scored live, saved with the run's scores",
+          sc.pending,
+        );
         if (h) out.set(r.id, h);
       }
       continue;
     }
-    out.set(r.id, { text: 'not scored', short: '', value: null, source: def.judgeFree ? 'the run has not ended' : 'this benchmark needs a judge: score the run to see its metric', pending: 0 });
+    out.set(r.id, {
+      text: 'not scored',
+      short: '',
+      value: null,
+      source: def.judgeFree ? 'the run has not ended' : 'this benchmark needs a judge: score the run to see its metric',
+      pending: 0,
+    });
   }
   return out;
 }

@@ -38,7 +38,10 @@ function shortTime(iso: string | null): string {
  * step with a call has an error), whose full steps are then read to count exactly. Runs with no tool call are not in it.
  * @returns run id → number of failed calls (all of them).
  */
-export async function runsWithEveryCallFailed(store: RunStore, runs: readonly RunRecord[]): Promise<Map<string, number>> {
+export async function runsWithEveryCallFailed(
+  store: RunStore,
+  runs: readonly RunRecord[],
+): Promise<Map<string, number>> {
   const out = new Map<string, number>();
   for (const r of runs) {
     if (r.steps <= 0 || r.status === 'running' || r.status === 'pending') continue;
@@ -58,7 +61,10 @@ export async function runsWithEveryCallFailed(store: RunStore, runs: readonly Ru
  *   `failedCalls` from {@link runsWithEveryCallFailed}.
  * @returns run id → listing.
  */
-export function runListings(runs: readonly RunRecord[], failedCalls: ReadonlyMap<string, number> = new Map()): Map<string, RunListing> {
+export function runListings(
+  runs: readonly RunRecord[],
+  failedCalls: ReadonlyMap<string, number> = new Map(),
+): Map<string, RunListing> {
   const profiles = runProfiles(runs);
   const out = new Map<string, RunListing>();
   for (const r of runs) {
@@ -69,7 +75,8 @@ export function runListings(runs: readonly RunRecord[], failedCalls: ReadonlyMap
       label: `${r.agent === 'reference' ? 'reference' : p.label} #${p.repeat}`,
       ident: [shortRunId(r.id), shortTime(r.startedAt ?? r.createdAt)].filter(Boolean).join(' · '),
       status: flag ? `${r.status}, ${flag}` : r.status,
-      flag, profile: p,
+      flag,
+      profile: p,
     });
   }
   return out;
@@ -80,9 +87,14 @@ export function runListings(runs: readonly RunRecord[], failedCalls: ReadonlyMap
  * `runs` stays at the top.
  * @returns the top-level runs and, per run id, its forks (both in the order given).
  */
-export function forkTree<R extends Pick<RunRecord, 'id' | 'params'>>(runs: readonly R[]): { roots: R[]; forks: Map<string, R[]> } {
+export function forkTree<R extends Pick<RunRecord, 'id' | 'params'>>(
+  runs: readonly R[],
+): { roots: R[]; forks: Map<string, R[]> } {
   const byId = new Map(runs.map((r) => [r.id, r]));
-  const parentOf = (r: R) => { const p = r.params.forkOf?.runId; return p && byId.has(p) ? p : undefined; };
+  const parentOf = (r: R) => {
+    const p = r.params.forkOf?.runId;
+    return p && byId.has(p) ? p : undefined;
+  };
   // a chain of forks that loops back (a hand-edited store) is cut where it loops: that run stays at the top
   const inCycle = (r: R) => {
     const seen = new Set<string>([r.id]);

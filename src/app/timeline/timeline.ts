@@ -15,7 +15,19 @@ import { binnedToolHeatmap } from '../../core/eval/tool-heatmap.ts';
 export const TIMELINE_POLL_MS = 100;
 export const TIMELINE_BATCH_MS = 30;
 
-const MAIN_ARG = ['code', 'keyword', 'query', 'doc_path', 'sql', 'q_id', 'action', 'table', 'glob', 'summary', 'content'];
+const MAIN_ARG = [
+  'code',
+  'keyword',
+  'query',
+  'doc_path',
+  'sql',
+  'q_id',
+  'action',
+  'table',
+  'glob',
+  'summary',
+  'content',
+];
 
 /** First meaningful argument of a tool call, one line, at most `max` characters. */
 function mainArgument(argumentsText: string, max = 80): string {
@@ -44,12 +56,21 @@ function oneLine(s: string, max: number): string {
  * @returns a compact {@link TimelineStep} (about 200 bytes: full text stays in the store, see {@link searchSteps}).
  */
 export function toTimelineStep(step: StepRecord, runStartMs: number): TimelineStep {
-  return summaryToTimelineStep({
-    runId: step.runId, index: step.index, startedAt: step.startedAt, latencyMs: step.latencyMs, toolMs: step.toolMs,
-    usage: step.usage ? { input: step.usage.input, output: step.usage.output } : null, content: step.assistant.content ?? '',
-    toolNames: step.toolCalls.map((c) => c.name), anyError: step.toolCalls.some((c) => c.isError),
-    firstArguments: step.toolCalls[0]?.argumentsText ?? null,
-  }, runStartMs);
+  return summaryToTimelineStep(
+    {
+      runId: step.runId,
+      index: step.index,
+      startedAt: step.startedAt,
+      latencyMs: step.latencyMs,
+      toolMs: step.toolMs,
+      usage: step.usage ? { input: step.usage.input, output: step.usage.output } : null,
+      content: step.assistant.content ?? '',
+      toolNames: step.toolCalls.map((c) => c.name),
+      anyError: step.toolCalls.some((c) => c.isError),
+      firstArguments: step.toolCalls[0]?.argumentsText ?? null,
+    },
+    runStartMs,
+  );
 }
 
 /**
@@ -58,7 +79,9 @@ export function toTimelineStep(step: StepRecord, runStartMs: number): TimelineSt
  */
 export function summaryToTimelineStep(s: Omit<StepSummaryRecord, 'seq'>, runStartMs: number): TimelineStep {
   const first = s.toolNames[0];
-  const summary = first ? `${first}(${s.firstArguments === null ? '…' : mainArgument(s.firstArguments)})${s.toolNames.length > 1 ? ` +${s.toolNames.length - 1}` : ''}` : oneLine(s.content, 100) || '(empty message)';
+  const summary = first
+    ? `${first}(${s.firstArguments === null ? '…' : mainArgument(s.firstArguments)})${s.toolNames.length > 1 ? ` +${s.toolNames.length - 1}` : ''}`
+    : oneLine(s.content, 100) || '(empty message)';
   const start = Date.parse(s.startedAt);
   return {
     index: s.index,
@@ -84,7 +107,13 @@ export function searchSteps(steps: readonly StepRecord[], query: string): number
   if (!words.length) return steps.map((s) => s.index);
   const out: number[] = [];
   for (const s of steps) {
-    const text = [s.assistant.content ?? '', s.assistant.reasoning ?? '', ...s.toolCalls.flatMap((c) => [c.name, c.argumentsText, c.observation])].join('\n').toLowerCase();
+    const text = [
+      s.assistant.content ?? '',
+      s.assistant.reasoning ?? '',
+      ...s.toolCalls.flatMap((c) => [c.name, c.argumentsText, c.observation]),
+    ]
+      .join('\n')
+      .toLowerCase();
     if (words.every((w) => text.includes(w))) out.push(s.index);
   }
   return out;
@@ -144,24 +173,36 @@ export interface TimelineFollow {
  * @param opts `intervalMs`: the polling interval in ms (steps written by other processes arrive within it).
  * @returns the follow: call it to stop; `poll()` to read now.
  */
-export function followTimeline(store: RunStore, opened: Pick<OpenedTimeline, 'run' | 'runStartMs' | 'lastSeq'>, known: Set<number>, onRows: (rows: TimelineStep[]) => void, opts: { intervalMs?: number } = {}): TimelineFollow {
+export function followTimeline(
+  store: RunStore,
+  opened: Pick<OpenedTimeline, 'run' | 'runStartMs' | 'lastSeq'>,
+  known: Set<number>,
+  onRows: (rows: TimelineStep[]) => void,
+  opts: { intervalMs?: number } = {},
+): TimelineFollow {
   let pending: TimelineStep[] = [];
   let flush: ReturnType<typeof setTimeout> | undefined;
   let lastFlush = -Infinity;
-  const sub = store.subscribeSteps((s) => {
-    if (known.has(s.index)) return;
-    known.add(s.index);
-    pending.push(toTimelineStep(s, opened.runStartMs));
-    // After the read (a timer, even of 0 ms, fires after the read's rows are all in), or at the end of the batching
-    // window of the last message: bursts (a resumed run may commit many steps at once) go in few messages.
-    flush ??= setTimeout(() => {
-      flush = undefined;
-      lastFlush = performance.now();
-      const rows = pending;
-      pending = [];
-      onRows(rows);
-    }, Math.max(0, lastFlush + TIMELINE_BATCH_MS - performance.now()));
-  }, { runId: opened.run.id, intervalMs: opts.intervalMs ?? TIMELINE_POLL_MS, afterSeq: opened.lastSeq });
+  const sub = store.subscribeSteps(
+    (s) => {
+      if (known.has(s.index)) return;
+      known.add(s.index);
+      pending.push(toTimelineStep(s, opened.runStartMs));
+      // After the read (a timer, even of 0 ms, fires after the read's rows are all in), or at the end of the batching
+      // window of the last message: bursts (a resumed run may commit many steps at once) go in few messages.
+      flush ??= setTimeout(
+        () => {
+          flush = undefined;
+          lastFlush = performance.now();
+          const rows = pending;
+          pending = [];
+          onRows(rows);
+        },
+        Math.max(0, lastFlush + TIMELINE_BATCH_MS - performance.now()),
+      );
+    },
+    { runId: opened.run.id, intervalMs: opts.intervalMs ?? TIMELINE_POLL_MS, afterSeq: opened.lastSeq },
+  );
   const stop = () => {
     sub();
     if (flush) clearTimeout(flush);
@@ -173,8 +214,17 @@ export function followTimeline(store: RunStore, opened: Pick<OpenedTimeline, 'ru
 /** The run header of the timeline. */
 export function toTimelineRun(r: RunRecord): TimelineRun {
   return {
-    id: r.id, suite: r.suite, blockId: r.blockId, agent: r.agent, model: r.model, status: r.status, statusReason: r.statusReason,
-    steps: r.steps, tokens: r.tokens ? { input: r.tokens.input, output: r.tokens.output } : null, durationMs: r.durationMs, startedAt: r.startedAt,
+    id: r.id,
+    suite: r.suite,
+    blockId: r.blockId,
+    agent: r.agent,
+    model: r.model,
+    status: r.status,
+    statusReason: r.statusReason,
+    steps: r.steps,
+    tokens: r.tokens ? { input: r.tokens.input, output: r.tokens.output } : null,
+    durationMs: r.durationMs,
+    startedAt: r.startedAt,
   };
 }
 
@@ -197,7 +247,10 @@ export function timelineHeatmap(steps: readonly TimelineStep[], bins = 20): Time
  * @param trajectories one entry per run: each step's tool names. `bins` default 20.
  * @returns the heatmap, or null when no step called a tool.
  */
-export function ownToolsHeatmap(trajectories: ReadonlyArray<ReadonlyArray<readonly string[]>>, bins = 20): ReturnType<typeof binnedToolHeatmap> | null {
+export function ownToolsHeatmap(
+  trajectories: ReadonlyArray<ReadonlyArray<readonly string[]>>,
+  bins = 20,
+): ReturnType<typeof binnedToolHeatmap> | null {
   const freq = new Map<string, number>();
   for (const t of trajectories) for (const s of t) for (const x of s) freq.set(x, (freq.get(x) ?? 0) + 1);
   if (!freq.size) return null;

@@ -19,7 +19,10 @@ import type { QuestionAnswer, VariableRow, VariablesState, VariablesTarget } fro
  * @throws LoupeInputError naming the data file when pandas has no reader for its extension.
  * Source: pandas `read_sas` (format "xport" for SAS transport), `read_csv`, `read_excel`, `read_spss`, `read_stata`, `read_parquet`.
  */
-export function pandasSnippet(v: Pick<VariableRow, 'name' | 'label' | 'file' | 'doc' | 'page' | 'values'>, dataPath: string): string {
+export function pandasSnippet(
+  v: Pick<VariableRow, 'name' | 'label' | 'file' | 'doc' | 'page' | 'values'>,
+  dataPath: string,
+): string {
   const ext = extname(dataPath).toLowerCase();
   const path = JSON.stringify(dataPath);
   const readers: Record<string, string> = {
@@ -34,12 +37,29 @@ export function pandasSnippet(v: Pick<VariableRow, 'name' | 'label' | 'file' | '
   };
   const reader = readers[ext];
   if (!reader) throw new LoupeInputError(dataPath, `pandas has no reader for "${ext}" files`);
-  const table = v.file.toLowerCase().replace(/[^a-z0-9_]/g, '_').replace(/^(\d)/, '_$1');
+  const table = v.file
+    .toLowerCase()
+    .replace(/[^a-z0-9_]/g, '_')
+    .replace(/^(\d)/, '_$1');
   const col = v.name.toLowerCase().replace(/[^a-z0-9_]/g, '_');
-  const lines = [`# ${v.name}: ${v.label ?? 'undocumented (no codebook entry)'}${v.doc ? ` (${v.doc}, ${v.page ?? ''})` : ''}`];
+  const lines = [
+    `# ${v.name}: ${v.label ?? 'undocumented (no codebook entry)'}${v.doc ? ` (${v.doc}, ${v.page ?? ''})` : ''}`,
+  ];
   const codes = v.values.filter((x) => x.label);
-  if (codes.length) lines.push(`# codes: ${codes.slice(0, 12).map((x) => `${x.code} = ${x.label}`).join('; ')}${codes.length > 12 ? '; …' : ''}`);
-  lines.push('import pandas as pd', `${table} = ${reader}`, `${col} = ${table}[${JSON.stringify(v.name)}]`, `${col}.describe()`);
+  if (codes.length) {
+    lines.push(
+      `# codes: ${codes
+        .slice(0, 12)
+        .map((x) => `${x.code} = ${x.label}`)
+        .join('; ')}${codes.length > 12 ? '; …' : ''}`,
+    );
+  }
+  lines.push(
+    'import pandas as pd',
+    `${table} = ${reader}`,
+    `${col} = ${table}[${JSON.stringify(v.name)}]`,
+    `${col}.describe()`,
+  );
   return lines.join('\n') + '\n';
 }
 
@@ -107,13 +127,29 @@ export class VariablesService {
   state(): VariablesState {
     const cat = this.cat;
     const rows: VariableRow[] = (cat?.variables ?? []).map((v) => {
-      const r: VariableRow = { name: v.name, label: v.label, file: v.file, doc: v.doc, page: v.page, universe: v.universe, text: v.text, values: v.values, documented: v.documented };
+      const r: VariableRow = {
+        name: v.name,
+        label: v.label,
+        file: v.file,
+        doc: v.doc,
+        page: v.page,
+        universe: v.universe,
+        text: v.text,
+        values: v.values,
+        documented: v.documented,
+      };
       if (v.dataLabel !== undefined) r.dataLabel = v.dataLabel;
       const dp = cat?.dataFiles[v.file];
       if (dp) r.dataPath = dp;
       return r;
     });
-    const s: VariablesState = { target: this.target, status: this.status, variables: rows, problems: cat?.problems ?? [], coverage: cat?.coverage ?? { columns: 0, documented: 0 } };
+    const s: VariablesState = {
+      target: this.target,
+      status: this.status,
+      variables: rows,
+      problems: cat?.problems ?? [],
+      coverage: cat?.coverage ?? { columns: 0, documented: 0 },
+    };
     if (this.message) s.message = this.message;
     return s;
   }
@@ -136,13 +172,20 @@ export class VariablesService {
    *   model's phrases and the sub-queries used, when a model was asked).
    * @throws LoupeInputError for an empty question or a model reply with no JSON object; whatever `complete` throws.
    */
-  async ask(question: string, model?: { label: string; complete: (system: string, user: string) => Promise<string> }): Promise<QuestionAnswer> {
+  async ask(
+    question: string,
+    model?: { label: string; complete: (system: string, user: string) => Promise<string> },
+  ): Promise<QuestionAnswer> {
     if (!this.qr) throw new Error('The catalog is still being built.');
     if (!question.trim()) throw new LoupeInputError('question', 'type a question first');
     const t0 = performance.now();
     const llm = model ? await decomposeWithModel(question, model.complete) : undefined;
     const subQueries = llm ? [...llm.measures, ...llm.population] : [];
-    const r = this.qr.ask(question, { top: 10, topVariables: 30, ...(subQueries.length ? { extraMeasures: subQueries } : {}) });
+    const r = this.qr.ask(question, {
+      top: 10,
+      topVariables: 30,
+      ...(subQueries.length ? { extraMeasures: subQueries } : {}),
+    });
     const answer: QuestionAnswer = {
       concepts: r.concepts,
       variables: r.variables.map((v) => ({ name: v.name, file: v.file, why: v.why, score: v.score })),
@@ -159,7 +202,12 @@ export class VariablesService {
    */
   snippet(name: string, file: string): string {
     const v = this.variable(name, file);
-    if (!v.dataPath) throw new LoupeInputError(`${this.target.survey} data`, `no data file for table ${file} under ${join(this.target.root, this.target.survey, 'data')}`);
+    if (!v.dataPath) {
+      throw new LoupeInputError(
+        `${this.target.survey} data`,
+        `no data file for table ${file} under ${join(this.target.root, this.target.survey, 'data')}`,
+      );
+    }
     return pandasSnippet(v, join(this.target.root, v.dataPath));
   }
 

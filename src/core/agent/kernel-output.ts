@@ -13,7 +13,11 @@ import type { KernelExecuteResult, ToolContext, ToolResult } from './types.ts';
  */
 export function formatKernelResult(r: KernelExecuteResult): string {
   const parts: string[] = [];
-  if (r.restarted) parts.push('[The Python kernel was restarted: all variables were lost. The dataset preamble is run again before your next cell.]');
+  if (r.restarted) {
+    parts.push(
+      '[The Python kernel was restarted: all variables were lost. The dataset preamble is run again before your next cell.]',
+    );
+  }
   if (r.stdout) parts.push(r.stdout.replace(/\n+$/, ''));
   if (r.tables?.length) for (const t of r.tables) parts.push(t.text);
   else if (r.result !== undefined && r.result !== null && r.result !== '') parts.push(r.result);
@@ -45,7 +49,11 @@ export async function ensurePreamble(ctx: ToolContext, key: string, preamble: st
   if (ctx.state.extra[key] === true) return null;
   const r = await ctx.execute(preamble);
   if (r.status !== 'ok') {
-    return { observation: `The environment could not be prepared (dataset preamble failed):\n${formatKernelResult(r)}`, isError: true, data: r };
+    return {
+      observation: `The environment could not be prepared (dataset preamble failed):\n${formatKernelResult(r)}`,
+      isError: true,
+      data: r,
+    };
   }
   ctx.state.extra[key] = true;
   return null;
@@ -55,7 +63,12 @@ export async function ensurePreamble(ctx: ToolContext, key: string, preamble: st
  * Runs agent code in the kernel after the preamble; resets the preamble flag when the kernel restarted.
  * @returns the tool result (observation per {@link formatKernelResult}; `data` = the raw kernel result).
  */
-export async function runPythonTool(ctx: ToolContext, key: string, preamble: string, code: string): Promise<ToolResult> {
+export async function runPythonTool(
+  ctx: ToolContext,
+  key: string,
+  preamble: string,
+  code: string,
+): Promise<ToolResult> {
   const pre = await ensurePreamble(ctx, key, preamble);
   if (pre) return pre;
   const r = await ctx.execute(code);

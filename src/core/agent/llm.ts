@@ -63,7 +63,18 @@ export interface LlmResponse {
   attempts: number;
 }
 
-export type LlmErrorKind = 'auth' | 'forbidden' | 'not_found' | 'bad_request' | 'rate_limit' | 'server' | 'timeout' | 'connection' | 'aborted' | 'truncated' | 'protocol';
+export type LlmErrorKind =
+  | 'auth'
+  | 'forbidden'
+  | 'not_found'
+  | 'bad_request'
+  | 'rate_limit'
+  | 'server'
+  | 'timeout'
+  | 'connection'
+  | 'aborted'
+  | 'truncated'
+  | 'protocol';
 
 /** A model call failure. `message` is safe to show and store (never contains the key). */
 export class LlmError extends Error {
@@ -72,7 +83,11 @@ export class LlmError extends Error {
   readonly retryable: boolean;
   /** Delay the server asked for (ms), if any. */
   readonly retryAfterMs: number | undefined;
-  constructor(kind: LlmErrorKind, message: string, opts: { status?: number; retryable?: boolean; retryAfterMs?: number } = {}) {
+  constructor(
+    kind: LlmErrorKind,
+    message: string,
+    opts: { status?: number; retryable?: boolean; retryAfterMs?: number } = {},
+  ) {
     super(message);
     this.name = 'LlmError';
     this.kind = kind;
@@ -93,7 +108,10 @@ export interface CompleteOptions {
 }
 
 /** Computes a call's cost in USD, or null when no price is set. Source: issue 5 ("price per million tokens"). */
-export function computeCost(usage: Usage, cfg: Pick<LlmConfig, 'pricePerMillionInput' | 'pricePerMillionOutput' | 'pricePerMillionCachedInput'>): number | null {
+export function computeCost(
+  usage: Usage,
+  cfg: Pick<LlmConfig, 'pricePerMillionInput' | 'pricePerMillionOutput' | 'pricePerMillionCachedInput'>,
+): number | null {
   if (cfg.pricePerMillionInput == null && cfg.pricePerMillionOutput == null) return null;
   const pin = cfg.pricePerMillionInput ?? 0;
   const pcached = cfg.pricePerMillionCachedInput ?? pin;
@@ -112,7 +130,11 @@ export function addModelUse(acc: ToolModelUse | undefined, usage: Usage, costUsd
   const cost = acc?.costUsd == null && costUsd == null ? null : (acc?.costUsd ?? 0) + (costUsd ?? 0);
   return {
     calls: (acc?.calls ?? 0) + 1,
-    usage: { input: (acc?.usage.input ?? 0) + usage.input, output: (acc?.usage.output ?? 0) + usage.output, cached: (acc?.usage.cached ?? 0) + usage.cached },
+    usage: {
+      input: (acc?.usage.input ?? 0) + usage.input,
+      output: (acc?.usage.output ?? 0) + usage.output,
+      cached: (acc?.usage.cached ?? 0) + usage.cached,
+    },
     costUsd: cost,
   };
 }
@@ -121,7 +143,10 @@ export function addModelUse(acc: ToolModelUse | undefined, usage: Usage, costUsd
  * Parses a Retry-After header (seconds or HTTP date) or retry-after-ms into ms.
  * @returns ms ≥ 0, or undefined when absent/unparsable.
  */
-export function parseRetryAfter(headers: { get(name: string): string | null } | undefined, now = Date.now()): number | undefined {
+export function parseRetryAfter(
+  headers: { get(name: string): string | null } | undefined,
+  now = Date.now(),
+): number | undefined {
   if (!headers) return undefined;
   const ms = headers.get('retry-after-ms');
   if (ms != null && ms.trim() !== '' && Number.isFinite(Number(ms))) return Math.max(0, Number(ms));
@@ -141,8 +166,14 @@ export function scrubSecret(text: string, secret: string | undefined): string {
 function defaultSleep(ms: number, signal?: AbortSignal): Promise<void> {
   return new Promise((resolve, reject) => {
     if (signal?.aborted) return reject(new LlmError('aborted', 'model call cancelled'));
-    const t = setTimeout(() => { signal?.removeEventListener('abort', onAbort); resolve(); }, ms);
-    const onAbort = () => { clearTimeout(t); reject(new LlmError('aborted', 'model call cancelled')); };
+    const t = setTimeout(() => {
+      signal?.removeEventListener('abort', onAbort);
+      resolve();
+    }, ms);
+    const onAbort = () => {
+      clearTimeout(t);
+      reject(new LlmError('aborted', 'model call cancelled'));
+    };
     signal?.addEventListener('abort', onAbort, { once: true });
   });
 }
@@ -154,7 +185,12 @@ export class LlmClient {
 
   constructor(cfg: LlmConfig) {
     this.cfg = cfg;
-    this.client = new OpenAI({ baseURL: cfg.baseUrl, apiKey: cfg.apiKey || 'none', maxRetries: 0, timeout: cfg.timeoutMs ?? NO_TOTAL_CAP_MS });
+    this.client = new OpenAI({
+      baseURL: cfg.baseUrl,
+      apiKey: cfg.apiKey || 'none',
+      maxRetries: 0,
+      timeout: cfg.timeoutMs ?? NO_TOTAL_CAP_MS,
+    });
   }
 
   /** Model name (for records). */
@@ -216,9 +252,18 @@ export class LlmClient {
     const c = this.cfg;
     const body: Record<string, unknown> = {
       model: c.model,
-      messages: messages.map((m) => (m.role === 'assistant' ? { role: 'assistant', content: m.content, ...(m.tool_calls?.length ? { tool_calls: m.tool_calls } : {}) } : m)),
+      messages: messages.map((m) =>
+        m.role === 'assistant'
+          ? { role: 'assistant', content: m.content, ...(m.tool_calls?.length ? { tool_calls: m.tool_calls } : {}) }
+          : m,
+      ),
     };
-    if (tools.length) body.tools = tools.map((t) => ({ type: 'function', function: { name: t.name, description: t.description, parameters: t.parameters } }));
+    if (tools.length) {
+      body.tools = tools.map((t) => ({
+        type: 'function',
+        function: { name: t.name, description: t.description, parameters: t.parameters },
+      }));
+    }
     if (c.temperature != null) body.temperature = c.temperature;
     if (c.maxTokens != null) body[c.maxTokensField ?? 'max_tokens'] = c.maxTokens;
     if (c.reasoningEffort) body.reasoning_effort = c.reasoningEffort;
@@ -229,17 +274,30 @@ export class LlmClient {
     return body;
   }
 
-  private async once(messages: ChatMessage[], tools: LlmToolSpec[], opts: CompleteOptions): Promise<Omit<LlmResponse, 'latencyMs' | 'attempts'>> {
+  private async once(
+    messages: ChatMessage[],
+    tools: LlmToolSpec[],
+    opts: CompleteOptions,
+  ): Promise<Omit<LlmResponse, 'latencyMs' | 'attempts'>> {
     const stream = this.cfg.stream ?? false;
     const ctl = new AbortController();
     const timeoutMs = this.cfg.timeoutMs ?? NO_TOTAL_CAP_MS;
     const idleMs = this.cfg.idleTimeoutMs ?? 120_000;
     let timedOut = '' as '' | 'idle' | 'total';
-    const timer = setTimeout(() => { timedOut = 'total'; ctl.abort(); }, timeoutMs);
-    let idleTimer = setTimeout(() => { timedOut = 'idle'; ctl.abort(); }, idleMs);
+    const timer = setTimeout(() => {
+      timedOut = 'total';
+      ctl.abort();
+    }, timeoutMs);
+    let idleTimer = setTimeout(() => {
+      timedOut = 'idle';
+      ctl.abort();
+    }, idleMs);
     const touch = () => {
       clearTimeout(idleTimer);
-      idleTimer = setTimeout(() => { timedOut = 'idle'; ctl.abort(); }, idleMs);
+      idleTimer = setTimeout(() => {
+        timedOut = 'idle';
+        ctl.abort();
+      }, idleMs);
     };
     const onAbort = () => ctl.abort();
     if (opts.signal?.aborted) ctl.abort();
@@ -247,21 +305,41 @@ export class LlmClient {
     try {
       const body = this.body(messages, tools, stream);
       // The SDK's typed params don't cover every server's fields; the body is built to the wire format above.
-      const create = this.client.chat.completions.create.bind(this.client.chat.completions) as unknown as (b: unknown, o: unknown) => Promise<unknown>;
+      const create = this.client.chat.completions.create.bind(this.client.chat.completions) as unknown as (
+        b: unknown,
+        o: unknown,
+      ) => Promise<unknown>;
       if (!stream) {
-        const res = (await create(body, { signal: ctl.signal, timeout: timeoutMs })) as OpenAI.Chat.Completions.ChatCompletion;
+        const res = (await create(body, {
+          signal: ctl.signal,
+          timeout: timeoutMs,
+        })) as OpenAI.Chat.Completions.ChatCompletion;
         const choice = res.choices?.[0];
         if (!choice) throw new LlmError('protocol', 'model response has no choices', { retryable: true });
-        const msg = choice.message as OpenAI.Chat.Completions.ChatCompletionMessage & { reasoning_content?: string; reasoning?: string };
+        const msg = choice.message as OpenAI.Chat.Completions.ChatCompletionMessage & {
+          reasoning_content?: string;
+          reasoning?: string;
+        };
         const message: AssistantMessage = { role: 'assistant', content: msg.content ?? null };
-        const calls = (msg.tool_calls ?? []).filter((t) => t.type === 'function') as OpenAI.Chat.Completions.ChatCompletionMessageFunctionToolCall[];
-        if (calls.length) message.tool_calls = calls.map((t, i) => ({ id: t.id || `call_${i}`, type: 'function', function: { name: t.function.name, arguments: t.function.arguments ?? '' } }));
+        const calls = (msg.tool_calls ?? []).filter(
+          (t) => t.type === 'function',
+        ) as OpenAI.Chat.Completions.ChatCompletionMessageFunctionToolCall[];
+        if (calls.length) {
+          message.tool_calls = calls.map((t, i) => ({
+            id: t.id || `call_${i}`,
+            type: 'function',
+            function: { name: t.function.name, arguments: t.function.arguments ?? '' },
+          }));
+        }
         const reasoning = msg.reasoning_content ?? msg.reasoning;
         if (reasoning) message.reasoning = reasoning;
         const usage = this.usage(res.usage);
         return { message, usage, costUsd: computeCost(usage, this.cfg), finishReason: choice.finish_reason ?? null };
       }
-      const s = (await create(body, { signal: ctl.signal, timeout: timeoutMs })) as AsyncIterable<OpenAI.Chat.Completions.ChatCompletionChunk>;
+      const s = (await create(body, {
+        signal: ctl.signal,
+        timeout: timeoutMs,
+      })) as AsyncIterable<OpenAI.Chat.Completions.ChatCompletionChunk>;
       let content = '';
       let reasoning = '';
       let finishReason: string | null = null;
@@ -272,10 +350,19 @@ export class LlmClient {
         if (chunk.usage) usage = this.usage(chunk.usage);
         const ch = chunk.choices?.[0];
         if (!ch) continue;
-        const d = ch.delta as OpenAI.Chat.Completions.ChatCompletionChunk.Choice.Delta & { reasoning_content?: string; reasoning?: string };
-        if (d?.content) { content += d.content; opts.onDelta?.({ content: d.content }); }
+        const d = ch.delta as OpenAI.Chat.Completions.ChatCompletionChunk.Choice.Delta & {
+          reasoning_content?: string;
+          reasoning?: string;
+        };
+        if (d?.content) {
+          content += d.content;
+          opts.onDelta?.({ content: d.content });
+        }
         const r = d?.reasoning_content ?? d?.reasoning;
-        if (r) { reasoning += r; opts.onDelta?.({ reasoning: r }); }
+        if (r) {
+          reasoning += r;
+          opts.onDelta?.({ reasoning: r });
+        }
         for (const tc of d?.tool_calls ?? []) {
           const slot = (calls[tc.index] ??= { id: '', type: 'function', function: { name: '', arguments: '' } });
           if (tc.id) slot.id = tc.id;
@@ -284,15 +371,25 @@ export class LlmClient {
         }
         if (ch.finish_reason) finishReason = ch.finish_reason;
       }
-      if (finishReason == null) throw new LlmError('truncated', 'model stream ended before a finish reason (truncated stream)', { retryable: true });
+      if (finishReason == null) {
+        throw new LlmError('truncated', 'model stream ended before a finish reason (truncated stream)', {
+          retryable: true,
+        });
+      }
       const message: AssistantMessage = { role: 'assistant', content: content || null };
       const tcs = calls.filter(Boolean).map((c, i) => ({ ...c, id: c.id || `call_${i}` }));
       if (tcs.length) message.tool_calls = tcs;
       if (reasoning) message.reasoning = reasoning;
       return { message, usage, costUsd: computeCost(usage, this.cfg), finishReason };
     } catch (e) {
-      if (timedOut === 'idle' && !(opts.signal?.aborted)) throw new LlmError('timeout', `model request timed out: no bytes received for ${idleMs} ms (idle timeout)`, { retryable: true });
-      if (timedOut && !(opts.signal?.aborted)) throw new LlmError('timeout', `model request timed out after ${timeoutMs} ms`, { retryable: true });
+      if (timedOut === 'idle' && !opts.signal?.aborted) {
+        throw new LlmError('timeout', `model request timed out: no bytes received for ${idleMs} ms (idle timeout)`, {
+          retryable: true,
+        });
+      }
+      if (timedOut && !opts.signal?.aborted) {
+        throw new LlmError('timeout', `model request timed out after ${timeoutMs} ms`, { retryable: true });
+      }
       throw e;
     } finally {
       clearTimeout(timer);
@@ -316,18 +413,56 @@ export class LlmClient {
     if (signal?.aborted) return new LlmError('aborted', 'model call cancelled');
     const where = `${this.cfg.baseUrl} (model '${this.cfg.model}')`;
     if (e instanceof OpenAI.APIUserAbortError) return new LlmError('aborted', 'model call cancelled');
-    if (e instanceof OpenAI.APIConnectionTimeoutError) return new LlmError('timeout', safe(`model request to ${where} timed out`), { retryable: true });
-    if (e instanceof OpenAI.APIConnectionError) return new LlmError('connection', safe(`cannot reach ${where}: ${e.message}`), { retryable: true });
+    if (e instanceof OpenAI.APIConnectionTimeoutError) {
+      return new LlmError('timeout', safe(`model request to ${where} timed out`), { retryable: true });
+    }
+    if (e instanceof OpenAI.APIConnectionError) {
+      return new LlmError('connection', safe(`cannot reach ${where}: ${e.message}`), { retryable: true });
+    }
     if (e instanceof OpenAI.APIError) {
       const status = e.status;
       const detail = safe(e.message);
       const retryAfterMs = parseRetryAfter(e.headers as Headers | undefined);
-      if (status === 401) return new LlmError('auth', `401 unauthorized from ${where}: check the API key (its environment variable / Loupe: Set API Key). ${detail}`, { status });
-      if (status === 403) return new LlmError('forbidden', `403 forbidden from ${where}: the key lacks access to this model. ${detail}`, { status });
-      if (status === 404) return new LlmError('not_found', `404 not found from ${where}: check the base URL and that the model exists (GET /models). ${detail}`, { status });
-      if (status === 400 || status === 422) return new LlmError('bad_request', `${status} bad request from ${where}: the server rejected the request (model parameters or tool schema). ${detail}`, { status });
-      if (status === 429) return new LlmError('rate_limit', `429 rate limited by ${where}. ${detail}`, { status, retryable: true, retryAfterMs });
-      if (status === 408 || status === 409 || (status != null && status >= 500)) return new LlmError('server', `${status} server error from ${where}. ${detail}`, { status, retryable: true, retryAfterMs });
+      if (status === 401) {
+        return new LlmError(
+          'auth',
+          `401 unauthorized from ${where}: check the API key (its environment variable / Loupe: Set API Key). ${detail}`,
+          { status },
+        );
+      }
+      if (status === 403) {
+        return new LlmError('forbidden', `403 forbidden from ${where}: the key lacks access to this model. ${detail}`, {
+          status,
+        });
+      }
+      if (status === 404) {
+        return new LlmError(
+          'not_found',
+          `404 not found from ${where}: check the base URL and that the model exists (GET /models). ${detail}`,
+          { status },
+        );
+      }
+      if (status === 400 || status === 422) {
+        return new LlmError(
+          'bad_request',
+          `${status} bad request from ${where}: the server rejected the request (model parameters or tool schema). ${detail}`,
+          { status },
+        );
+      }
+      if (status === 429) {
+        return new LlmError('rate_limit', `429 rate limited by ${where}. ${detail}`, {
+          status,
+          retryable: true,
+          retryAfterMs,
+        });
+      }
+      if (status === 408 || status === 409 || (status != null && status >= 500)) {
+        return new LlmError('server', `${status} server error from ${where}. ${detail}`, {
+          status,
+          retryable: true,
+          retryAfterMs,
+        });
+      }
       return new LlmError('protocol', `unexpected response from ${where}: ${detail}`, { status });
     }
     const msg = safe(e instanceof Error ? e.message : String(e));

@@ -18,8 +18,20 @@ import { describeKernelLimits } from '../kernel/limits.ts';
 import { LlmError, type CompleteOptions, type LlmResponse, type LlmToolSpec } from './llm.ts';
 import { ToolRegistry } from './registry.ts';
 import type {
-  AgentEvent, AssistantMessage, ChatMessage, FinalRunStatus, KernelCellRecord, KernelExecuteResult, KernelLike,
-  RunRecord, RunState, StepRecord, ToolCallRecord, ToolContext, ToolSet, Usage,
+  AgentEvent,
+  AssistantMessage,
+  ChatMessage,
+  FinalRunStatus,
+  KernelCellRecord,
+  KernelExecuteResult,
+  KernelLike,
+  RunRecord,
+  RunState,
+  StepRecord,
+  ToolCallRecord,
+  ToolContext,
+  ToolSet,
+  Usage,
 } from './types.ts';
 
 /** Anything that answers a conversation: {@link LlmClient}, the reference agent, a test double. */
@@ -63,10 +75,17 @@ export const MAX_INTERVENTION_CHARS = 20_000;
 export function validateIntervention(i: InterventionInput): Required<InterventionInput> {
   const text = (i.text ?? '').trim();
   if (!text) throw new LoupeInputError('intervention', 'the message is empty');
-  if (text.length > MAX_INTERVENTION_CHARS) throw new LoupeInputError('intervention', `the message has ${text.length} characters; at most ${MAX_INTERVENTION_CHARS} are accepted`);
+  if (text.length > MAX_INTERVENTION_CHARS) {
+    throw new LoupeInputError(
+      'intervention',
+      `the message has ${text.length} characters; at most ${MAX_INTERVENTION_CHARS} are accepted`,
+    );
+  }
   if (!i.who?.trim()) throw new LoupeInputError('intervention', 'who adds it is not known');
   const kind = i.kind ?? 'hint';
-  if (kind !== 'hint' && kind !== 'correction') throw new LoupeInputError('intervention', `kind must be hint or correction, got '${String(kind)}'`);
+  if (kind !== 'hint' && kind !== 'correction') {
+    throw new LoupeInputError('intervention', `kind must be hint or correction, got '${String(kind)}'`);
+  }
   return { who: i.who.trim(), kind, text };
 }
 
@@ -75,7 +94,10 @@ export function validateIntervention(i: InterventionInput): Required<Interventio
  * model knows it comes from the person supervising the run.
  */
 export function interventionMessage(i: Pick<InterventionRecord, 'kind' | 'text'>): ChatMessage {
-  return { role: 'user', content: `${i.kind === 'correction' ? 'Correction' : 'Hint'} from the analyst supervising this run: ${i.text}` };
+  return {
+    role: 'user',
+    content: `${i.kind === 'correction' ? 'Correction' : 'Hint'} from the analyst supervising this run: ${i.text}`,
+  };
 }
 
 /** Pause / resume / stop for live UIs (p / r / s keys). Pausing takes effect between steps. */
@@ -111,10 +133,16 @@ export class RunControl {
    */
   async intervene(i: InterventionInput): Promise<InterventionRecord> {
     const v = validateIntervention(i);
-    if (!this.paused) throw new LoupeInputError('intervention', 'pause the run first (interventions are added between steps)');
-    if (!this.parked && this.intervener && !this.abort.signal.aborted) await new Promise<void>((r) => this.parkWaiters.push(r));
+    if (!this.paused) {
+      throw new LoupeInputError('intervention', 'pause the run first (interventions are added between steps)');
+    }
+    if (!this.parked && this.intervener && !this.abort.signal.aborted) {
+      await new Promise<void>((r) => this.parkWaiters.push(r));
+    }
     if (this.abort.signal.aborted) throw new LoupeInputError('intervention', 'the run was stopped');
-    if (!this.intervener || !this.paused) throw new LoupeInputError('intervention', 'the run is no longer paused in this process');
+    if (!this.intervener || !this.paused) {
+      throw new LoupeInputError('intervention', 'the run is no longer paused in this process');
+    }
     return this.intervener(v);
   }
 
@@ -185,7 +213,9 @@ export interface AgentRunResult {
 
 /** sha256 hex of the system prompt + task prompt + tool specs (recorded with each run). */
 export function promptHash(systemPrompt: string, taskPrompt: string, tools: LlmToolSpec[]): string {
-  return createHash('sha256').update(JSON.stringify([systemPrompt, taskPrompt, tools])).digest('hex');
+  return createHash('sha256')
+    .update(JSON.stringify([systemPrompt, taskPrompt, tools]))
+    .digest('hex');
 }
 
 /**
@@ -197,18 +227,30 @@ export function truncateObservation(text: string, max = 20_000): { text: string;
   const head = Math.floor(max / 2);
   const tail = max - head;
   const removed = text.length - head - tail;
-  return { text: `${text.slice(0, head)}\n…[observation truncated: ${removed} characters removed]…\n${text.slice(text.length - tail)}`, truncated: true };
+  return {
+    text: `${text.slice(0, head)}\n…[observation truncated: ${removed} characters removed]…\n${text.slice(text.length - tail)}`,
+    truncated: true,
+  };
 }
 
-const DEFAULT_NUDGE = 'Your reply contained no tool call. Continue by calling one of the tools; call final_answer when you are done.';
+const DEFAULT_NUDGE =
+  'Your reply contained no tool call. Continue by calling one of the tools; call final_answer when you are done.';
 
 /**
  * Rebuilds the conversation from committed steps and the run's human steps (issue 20): an intervention is a user
  * message placed before the step `beforeStep`; those at or after the end come last, in the order added.
  * @param interventions the run's interventions (any order; sorted by seq here).
  */
-export function messagesFromSteps(systemPrompt: string, taskPrompt: string, steps: StepRecord[], interventions: readonly InterventionRecord[] = []): ChatMessage[] {
-  const msgs: ChatMessage[] = [{ role: 'system', content: systemPrompt }, { role: 'user', content: taskPrompt }];
+export function messagesFromSteps(
+  systemPrompt: string,
+  taskPrompt: string,
+  steps: StepRecord[],
+  interventions: readonly InterventionRecord[] = [],
+): ChatMessage[] {
+  const msgs: ChatMessage[] = [
+    { role: 'system', content: systemPrompt },
+    { role: 'user', content: taskPrompt },
+  ];
   const human = [...interventions].sort((a, b) => a.seq - b.seq);
   for (const s of steps) {
     for (const i of human) if (i.beforeStep === s.index) msgs.push(interventionMessage(i));
@@ -246,7 +288,9 @@ export class BudgetExhaustedError extends Error {
 export class RunLeaseError extends Error {
   readonly holder: RunLeaseHolder;
   constructor(runId: string, holder: RunLeaseHolder) {
-    super(`run ${runId} is being driven by another process: ${holder.owner} (host ${holder.host}${holder.pid != null ? `, pid ${holder.pid}` : ''}, last heartbeat ${holder.heartbeatAt ?? 'never'}, lease until ${holder.expiresAt}). Stop that process first, or wait until its lease lapses.`);
+    super(
+      `run ${runId} is being driven by another process: ${holder.owner} (host ${holder.host}${holder.pid != null ? `, pid ${holder.pid}` : ''}, last heartbeat ${holder.heartbeatAt ?? 'never'}, lease until ${holder.expiresAt}). Stop that process first, or wait until its lease lapses.`,
+    );
     this.name = 'RunLeaseError';
     this.holder = holder;
   }
@@ -268,13 +312,26 @@ export async function runAgent(o: AgentRunOptions): Promise<AgentRunResult> {
   const signal = control.signal;
   // ---- the run lease: one driver per run, taken before anything is recorded (issue 11)
   const leaseOwner = `${hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`;
-  const lease = await store.acquireRunLease(runId, { owner: leaseOwner, host: hostname(), pid: process.pid }, RUN_LEASE_TTL_MS);
+  const lease = await store.acquireRunLease(
+    runId,
+    { owner: leaseOwner, host: hostname(), pid: process.pid },
+    RUN_LEASE_TTL_MS,
+  );
   if (!lease.ok) throw new RunLeaseError(runId, lease.holder);
-  if (lease.tookOverFrom) await store.addEvent(runId, 'lease', `took the run over from ${lease.tookOverFrom.owner} (its lease had lapsed or its process is gone)`);
+  if (lease.tookOverFrom) {
+    await store.addEvent(
+      runId,
+      'lease',
+      `took the run over from ${lease.tookOverFrom.owner} (its lease had lapsed or its process is gone)`,
+    );
+  }
   const heartbeat = setInterval(() => {
-    void store.renewRunLease(runId, leaseOwner, RUN_LEASE_TTL_MS).then((held) => {
-      if (!held && !signal.aborted) control.stop('the run lease was lost (another process took the run over)');
-    }, () => undefined);
+    void store.renewRunLease(runId, leaseOwner, RUN_LEASE_TTL_MS).then(
+      (held) => {
+        if (!held && !signal.aborted) control.stop('the run lease was lost (another process took the run over)');
+      },
+      () => undefined,
+    );
   }, RUN_LEASE_TTL_MS / 3);
   heartbeat.unref();
   try {
@@ -293,7 +350,15 @@ export async function runAgent(o: AgentRunOptions): Promise<AgentRunResult> {
   }
 }
 
-async function driveRun(o: AgentRunOptions, run: RunRecord, control: RunControl, signal: AbortSignal, log: Logger, emit: (e: AgentEvent) => void, leaseOwner: string): Promise<AgentRunResult> {
+async function driveRun(
+  o: AgentRunOptions,
+  run: RunRecord,
+  control: RunControl,
+  signal: AbortSignal,
+  log: Logger,
+  emit: (e: AgentEvent) => void,
+  leaseOwner: string,
+): Promise<AgentRunResult> {
   const { store, runId, toolSet } = o;
   const registry = new ToolRegistry(toolSet.tools);
   const specs = registry.specs();
@@ -306,11 +371,18 @@ async function driveRun(o: AgentRunOptions, run: RunRecord, control: RunControl,
 
   // ---- state (fresh or rebuilt from the store)
   const prior = o.resume ? await store.getSteps(runId) : [];
-  if (!o.resume && prior.length === 0 && (await store.getSteps(runId)).length > 0) throw new Error(`run ${runId} already has steps: pass resume`);
+  if (!o.resume && prior.length === 0 && (await store.getSteps(runId)).length > 0) {
+    throw new Error(`run ${runId} already has steps: pass resume`);
+  }
   // Human steps (issue 20): those within or right after the committed steps are part of the conversation now; a fork's
   // copies of its parent's, placed before steps still to be replayed, are sent when their step comes.
   const human = await store.getInterventions(runId);
-  const messages = messagesFromSteps(toolSet.systemPrompt, taskPrompt, prior, human.filter((i) => i.beforeStep <= prior.length));
+  const messages = messagesFromSteps(
+    toolSet.systemPrompt,
+    taskPrompt,
+    prior,
+    human.filter((i) => i.beforeStep <= prior.length),
+  );
   const pendingHuman = human.filter((i) => i.beforeStep > prior.length).sort((a, b) => a.seq - b.seq);
   const replaySteps = o.replay && !o.resume ? o.replay.steps : [];
   const state: RunState = { extra: {}, benchmark: {} };
@@ -321,13 +393,25 @@ async function driveRun(o: AgentRunOptions, run: RunRecord, control: RunControl,
     const restored = toolSet.runState ? await toolSet.runState.restore(state, store, runId) : '';
     state.extra = await store.getExtraState(runId);
     const hash = promptHash(toolSet.systemPrompt, taskPrompt, specs);
-    if (hash !== run.promptHash) await store.addEvent(runId, 'warning', 'prompt hash differs from the original run (block or tool set changed since)');
+    if (hash !== run.promptHash) {
+      await store.addEvent(
+        runId,
+        'warning',
+        'prompt hash differs from the original run (block or tool set changed since)',
+      );
+    }
     const msg = `resumed after step ${prior.length} (${prior.length} committed steps${restored ? `, ${restored}` : ''})`;
     await store.addEvent(runId, 'resume', msg);
     emit({ type: 'log', runId, kind: 'resume', message: msg });
   }
   let stepIndex = prior.length;
-  await store.updateRun(runId, { status: 'running', statusReason: null, startedAt: new Date().toISOString(), endedAt: null, ownerPid: process.pid });
+  await store.updateRun(runId, {
+    status: 'running',
+    statusReason: null,
+    startedAt: new Date().toISOString(),
+    endedAt: null,
+    ownerPid: process.pid,
+  });
 
   // ---- kernel (lazy); on resume its state is rebuilt by replaying recorded cells
   let kernel: KernelLike | undefined;
@@ -335,8 +419,19 @@ async function driveRun(o: AgentRunOptions, run: RunRecord, control: RunControl,
   let cellSeq = await store.nextCellSeq(runId);
   let pendingCells: KernelCellRecord[] = [];
   const cellRecord = (code: string, r: KernelExecuteResult, replay: boolean): KernelCellRecord => ({
-    runId, stepIndex, seq: cellSeq++, code, status: r.status, stdout: r.stdout, stderr: r.stderr, result: r.result ?? null,
-    error: r.error ?? null, tables: r.tables ?? [], figures: (r.figures ?? []).map((f) => f.png), durationMs: r.durationMs, replay,
+    runId,
+    stepIndex,
+    seq: cellSeq++,
+    code,
+    status: r.status,
+    stdout: r.stdout,
+    stderr: r.stderr,
+    result: r.result ?? null,
+    error: r.error ?? null,
+    tables: r.tables ?? [],
+    figures: (r.figures ?? []).map((f) => f.png),
+    durationMs: r.durationMs,
+    replay,
     restarted: !!r.restarted,
   });
   const getKernel = async (): Promise<KernelLike> => {
@@ -346,7 +441,9 @@ async function driveRun(o: AgentRunOptions, run: RunRecord, control: RunControl,
       const k = await o.startKernel!();
       // Which limits hold for this run's kernel and how: per process or for all its processes together (issue 37).
       const limits = k.info.limits;
-      if (limits) await store.addEvent(runId, 'kernel-limits', `${describeKernelLimits(limits)} ${JSON.stringify(limits)}`);
+      if (limits) {
+        await store.addEvent(runId, 'kernel-limits', `${describeKernelLimits(limits)} ${JSON.stringify(limits)}`);
+      }
       // Replay the successful cells since the kernel last lost its state (a crash/restart wiped what came before).
       const all = o.resume ? await store.getCells(runId, { includeReplays: false, withFigures: false }) : [];
       const lastLoss = all.reduce((m, c, i) => (c.restarted ? i : m), -1);
@@ -395,7 +492,13 @@ async function driveRun(o: AgentRunOptions, run: RunRecord, control: RunControl,
       const k = await getKernel();
       const r = await k.execute(code, opts);
       pendingCells.push(cellRecord(code, r, false));
-      if (r.restarted) await store.addEvent(runId, 'kernel-restart', `kernel restarted during step ${stepIndex} (${r.status}): state lost`);
+      if (r.restarted) {
+        await store.addEvent(
+          runId,
+          'kernel-restart',
+          `kernel restarted during step ${stepIndex} (${r.status}): state lost`,
+        );
+      }
       return r;
     },
     signal,
@@ -404,7 +507,10 @@ async function driveRun(o: AgentRunOptions, run: RunRecord, control: RunControl,
   };
 
   control.setIntervener(async (i) => {
-    const rec = await store.addIntervention({ runId, who: i.who, kind: i.kind, text: i.text, beforeStep: stepIndex }, leaseOwner);
+    const rec = await store.addIntervention(
+      { runId, who: i.who, kind: i.kind, text: i.text, beforeStep: stepIndex },
+      leaseOwner,
+    );
     if (!rec) {
       const holder = await store.getRunLease(runId);
       if (holder) throw new RunLeaseError(runId, holder);
@@ -430,13 +536,35 @@ async function driveRun(o: AgentRunOptions, run: RunRecord, control: RunControl,
         }
         emit({ type: 'resumed', runId, step: stepIndex });
       }
-      while (pendingHuman.length && pendingHuman[0]!.beforeStep <= stepIndex) messages.push(interventionMessage(pendingHuman.shift()!));
-      if (signal.aborted) { status = 'cancelled'; reason = String(signal.reason ?? 'cancelled'); break; }
+      while (pendingHuman.length && pendingHuman[0]!.beforeStep <= stepIndex) {
+        messages.push(interventionMessage(pendingHuman.shift()!));
+      }
+      if (signal.aborted) {
+        status = 'cancelled';
+        reason = String(signal.reason ?? 'cancelled');
+        break;
+      }
       const wall = priorDurationMs + (performance.now() - sessionStart);
-      if (stepIndex >= maxSteps) { status = 'budget_exhausted'; reason = `max steps (${maxSteps}) reached`; break; }
-      if (o.budget?.maxWallMs != null && wall >= o.budget.maxWallMs) { status = 'budget_exhausted'; reason = `wall clock budget (${o.budget.maxWallMs} ms) reached`; break; }
-      if (o.budget?.maxTotalTokens != null && tokens.input + tokens.output >= o.budget.maxTotalTokens) { status = 'budget_exhausted'; reason = `token budget (${o.budget.maxTotalTokens}) reached`; break; }
-      if (o.budget?.maxCostUsd != null && cost >= o.budget.maxCostUsd) { status = 'budget_exhausted'; reason = `cost budget ($${o.budget.maxCostUsd}) reached`; break; }
+      if (stepIndex >= maxSteps) {
+        status = 'budget_exhausted';
+        reason = `max steps (${maxSteps}) reached`;
+        break;
+      }
+      if (o.budget?.maxWallMs != null && wall >= o.budget.maxWallMs) {
+        status = 'budget_exhausted';
+        reason = `wall clock budget (${o.budget.maxWallMs} ms) reached`;
+        break;
+      }
+      if (o.budget?.maxTotalTokens != null && tokens.input + tokens.output >= o.budget.maxTotalTokens) {
+        status = 'budget_exhausted';
+        reason = `token budget (${o.budget.maxTotalTokens}) reached`;
+        break;
+      }
+      if (o.budget?.maxCostUsd != null && cost >= o.budget.maxCostUsd) {
+        status = 'budget_exhausted';
+        reason = `cost budget ($${o.budget.maxCostUsd}) reached`;
+        break;
+      }
 
       ctx.stepIndex = stepIndex;
       pendingCells = [];
@@ -447,20 +575,48 @@ async function driveRun(o: AgentRunOptions, run: RunRecord, control: RunControl,
       if (replayed) {
         // A fork's prefix: the parent's recorded message, no model call.
         const { reasoning: _r, ...recorded } = replayed.assistant;
-        res = { message: recorded, usage: { input: 0, output: 0, cached: 0 }, costUsd: null, finishReason: 'replayed', latencyMs: 0, attempts: 0 };
+        res = {
+          message: recorded,
+          usage: { input: 0, output: 0, cached: 0 },
+          costUsd: null,
+          finishReason: 'replayed',
+          latencyMs: 0,
+          attempts: 0,
+        };
       } else {
         try {
           res = await o.model.complete(messages, specs, {
             signal,
             onDelta: (d) => emit({ type: 'model-delta', runId, step: stepIndex, ...d }),
             onRetry: (r) => {
-              emit({ type: 'retry', runId, step: stepIndex, attempt: r.attempt, delayMs: r.delayMs, reason: r.error.message });
-              void store.addEvent(runId, 'retry', `step ${stepIndex}: attempt ${r.attempt} in ${Math.round(r.delayMs)} ms after: ${r.error.message}`).catch(() => undefined);
+              emit({
+                type: 'retry',
+                runId,
+                step: stepIndex,
+                attempt: r.attempt,
+                delayMs: r.delayMs,
+                reason: r.error.message,
+              });
+              void store
+                .addEvent(
+                  runId,
+                  'retry',
+                  `step ${stepIndex}: attempt ${r.attempt} in ${Math.round(r.delayMs)} ms after: ${r.error.message}`,
+                )
+                .catch(() => undefined);
             },
           });
         } catch (e) {
-          if (signal.aborted || (e instanceof LlmError && e.kind === 'aborted')) { status = 'cancelled'; reason = String(signal.reason ?? 'cancelled'); break; }
-          if (e instanceof BudgetExhaustedError) { status = 'budget_exhausted'; reason = e.message; break; }
+          if (signal.aborted || (e instanceof LlmError && e.kind === 'aborted')) {
+            status = 'cancelled';
+            reason = String(signal.reason ?? 'cancelled');
+            break;
+          }
+          if (e instanceof BudgetExhaustedError) {
+            status = 'budget_exhausted';
+            reason = e.message;
+            break;
+          }
           status = 'failed';
           reason = `model call failed: ${e instanceof Error ? e.message : String(e)}`;
           break;
@@ -473,15 +629,36 @@ async function driveRun(o: AgentRunOptions, run: RunRecord, control: RunControl,
       let finish = false;
       const terminalFirst = !!toolSet.terminalBeforeTools && !!toolSet.isTerminal?.(assistant);
       for (const call of terminalFirst ? [] : (assistant.tool_calls ?? [])) {
-        emit({ type: 'tool-call', runId, step: stepIndex, call: { id: call.id, name: call.function.name, argumentsText: call.function.arguments } });
+        emit({
+          type: 'tool-call',
+          runId,
+          step: stepIndex,
+          call: { id: call.id, name: call.function.name, argumentsText: call.function.arguments },
+        });
         const c0 = performance.now();
         const r = await registry.invoke(call, ctx);
         const cut = truncateObservation(r.observation ?? '', maxObs);
-        const rec: ToolCallRecord = { id: call.id, name: call.function.name, argumentsText: call.function.arguments, observation: cut.text, isError: !!r.isError, truncated: cut.truncated, durationMs: performance.now() - c0 };
+        const rec: ToolCallRecord = {
+          id: call.id,
+          name: call.function.name,
+          argumentsText: call.function.arguments,
+          observation: cut.text,
+          isError: !!r.isError,
+          truncated: cut.truncated,
+          durationMs: performance.now() - c0,
+        };
         if (r.data !== undefined) rec.data = r.data;
         if (r.modelUse && r.modelUse.calls > 0) rec.modelUse = r.modelUse;
         records.push(rec);
-        emit({ type: 'observation', runId, step: stepIndex, callId: call.id, name: rec.name, observation: rec.observation, isError: rec.isError });
+        emit({
+          type: 'observation',
+          runId,
+          step: stepIndex,
+          callId: call.id,
+          name: rec.name,
+          observation: rec.observation,
+          isError: rec.isError,
+        });
         if (r.finish && !r.isError) finish = true;
       }
       const extraMessages: ChatMessage[] = [];
@@ -497,14 +674,39 @@ async function driveRun(o: AgentRunOptions, run: RunRecord, control: RunControl,
       if (replayed) {
         finish = false;
         terminal = false;
-        diverged = replayDivergence(o.replay!.parentRunId, stepIndex, o.replay!.cells.filter((c) => c.stepIndex === replayed.index && !c.replay), pendingCells);
+        diverged = replayDivergence(
+          o.replay!.parentRunId,
+          stepIndex,
+          o.replay!.cells.filter((c) => c.stepIndex === replayed.index && !c.replay),
+          pendingCells,
+        );
       }
       // The step's tokens and cost: its model call plus the model calls its tools made (issue 25: find_variables
       // decomposing with the run's model), so the run's totals and its budget count both.
-      const withTools = records.reduce((u, r) => (r.modelUse ? { usage: addUsage(u.usage, r.modelUse.usage), costUsd: u.costUsd == null && r.modelUse.costUsd == null ? null : (u.costUsd ?? 0) + (r.modelUse.costUsd ?? 0) } : u), { usage: res.usage, costUsd: res.costUsd });
+      const withTools = records.reduce(
+        (u, r) =>
+          r.modelUse
+            ? {
+                usage: addUsage(u.usage, r.modelUse.usage),
+                costUsd:
+                  u.costUsd == null && r.modelUse.costUsd == null ? null : (u.costUsd ?? 0) + (r.modelUse.costUsd ?? 0),
+              }
+            : u,
+        { usage: res.usage, costUsd: res.costUsd },
+      );
       const step: StepRecord = {
-        runId, index: stepIndex, startedAt, endedAt: new Date().toISOString(), latencyMs: res.latencyMs, toolMs: performance.now() - t0,
-        assistant, toolCalls: records, extraMessages, usage: o.model.external ? null : withTools.usage, costUsd: withTools.costUsd, finishReason: res.finishReason,
+        runId,
+        index: stepIndex,
+        startedAt,
+        endedAt: new Date().toISOString(),
+        latencyMs: res.latencyMs,
+        toolMs: performance.now() - t0,
+        assistant,
+        toolCalls: records,
+        extraMessages,
+        usage: o.model.external ? null : withTools.usage,
+        costUsd: withTools.costUsd,
+        finishReason: res.finishReason,
       };
       await store.commitStep(step, effectsSince(snapshot, state, toolSet, runId, stepIndex, pendingCells));
       tokens = { input: tokens.input + withTools.usage.input, output: tokens.output + withTools.usage.output };
@@ -520,11 +722,23 @@ async function driveRun(o: AgentRunOptions, run: RunRecord, control: RunControl,
         await store.addEvent(runId, 'fork', msg);
         emit({ type: 'log', runId, kind: 'fork', message: msg });
       }
-      if (diverged) { status = 'failed'; reason = diverged; await store.addEvent(runId, 'fork-diverged', diverged); }
-      else if (finish) { status = 'finished'; reason = 'the agent called its finishing tool'; }
-      else if (terminal) { status = 'finished'; reason = 'the agent ended the run (termination rule)'; }
-      else if (signal.aborted) { status = 'cancelled'; reason = String(signal.reason ?? 'cancelled'); }
-      else if (noToolStreak >= maxNoTool) { status = 'failed'; reason = `the model replied ${noToolStreak} times in a row without a tool call`; }
+      if (diverged) {
+        status = 'failed';
+        reason = diverged;
+        await store.addEvent(runId, 'fork-diverged', diverged);
+      } else if (finish) {
+        status = 'finished';
+        reason = 'the agent called its finishing tool';
+      } else if (terminal) {
+        status = 'finished';
+        reason = 'the agent ended the run (termination rule)';
+      } else if (signal.aborted) {
+        status = 'cancelled';
+        reason = String(signal.reason ?? 'cancelled');
+      } else if (noToolStreak >= maxNoTool) {
+        status = 'failed';
+        reason = `the model replied ${noToolStreak} times in a row without a tool call`;
+      }
     }
   } catch (e) {
     status = 'failed';
@@ -538,7 +752,13 @@ async function driveRun(o: AgentRunOptions, run: RunRecord, control: RunControl,
     else if (kernelStarting) await kernelStarting.then((k) => k.close()).catch(() => undefined);
   }
   const final = status ?? 'failed';
-  await store.updateRun(runId, { status: final, statusReason: reason, endedAt: new Date().toISOString(), addDurationMs: performance.now() - sessionStart, ownerPid: null });
+  await store.updateRun(runId, {
+    status: final,
+    statusReason: reason,
+    endedAt: new Date().toISOString(),
+    addDurationMs: performance.now() - sessionStart,
+    ownerPid: null,
+  });
   emit({ type: 'run-end', runId, status: final, reason, steps: stepIndex });
   return { runId, status: final, reason, steps: stepIndex };
 }
@@ -552,14 +772,21 @@ function addUsage(a: Usage, b: Usage): Usage {
  * @returns a message naming the step and the first cell that ran without error in the parent but errors now (or did
  *   not run at all), or undefined when none does.
  */
-export function replayDivergence(parentRunId: string, stepIndex: number, recorded: readonly KernelCellRecord[], now: readonly KernelCellRecord[]): string | undefined {
+export function replayDivergence(
+  parentRunId: string,
+  stepIndex: number,
+  recorded: readonly KernelCellRecord[],
+  now: readonly KernelCellRecord[],
+): string | undefined {
   for (let k = 0; k < recorded.length; k++) {
     const r = recorded[k]!;
     if (r.status !== 'ok') continue;
     const n = now[k];
     if (n && n.status === 'ok') continue;
     const first = r.code.split('\n').find((l) => l.trim()) ?? '';
-    const what = n ? `now ${n.status === 'error' && n.error ? `errors: ${n.error.ename}: ${n.error.evalue}` : `ends ${n.status}`}` : 'did not run again';
+    const what = n
+      ? `now ${n.status === 'error' && n.error ? `errors: ${n.error.ename}: ${n.error.evalue}` : `ends ${n.status}`}`
+      : 'did not run again';
     return `fork replay diverged at step ${stepIndex + 1}: cell ${k + 1} of that step (kernel cell #${r.seq} of run ${parentRunId}, "${first.slice(0, 80)}") ran without error in the parent but ${what}`;
   }
   return undefined;
@@ -575,8 +802,18 @@ function snapshotState(s: RunState, toolSet: ToolSet): Snapshot {
   return { benchmark: toolSet.runState?.snapshot(s), extra: JSON.stringify(s.extra) };
 }
 
-function effectsSince(before: Snapshot, s: RunState, toolSet: ToolSet, runId: string, stepIndex: number, cells: KernelCellRecord[]): StepEffects {
-  const eff: StepEffects = { ...(toolSet.runState ? toolSet.runState.effects(before.benchmark, s, runId, stepIndex) : {}), cells };
+function effectsSince(
+  before: Snapshot,
+  s: RunState,
+  toolSet: ToolSet,
+  runId: string,
+  stepIndex: number,
+  cells: KernelCellRecord[],
+): StepEffects {
+  const eff: StepEffects = {
+    ...(toolSet.runState ? toolSet.runState.effects(before.benchmark, s, runId, stepIndex) : {}),
+    cells,
+  };
   if (JSON.stringify(s.extra) !== before.extra) eff.extra = s.extra;
   return eff;
 }

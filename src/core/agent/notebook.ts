@@ -34,7 +34,9 @@ export interface NotebookCell {
   cell_type: 'code' | 'markdown';
   id: string;
   source: string[];
-  metadata: { loupe?: { runId: string; step: number; seq: number; author: CellAuthor; status: string; durationMs: number } } & Record<string, unknown>;
+  metadata: {
+    loupe?: { runId: string; step: number; seq: number; author: CellAuthor; status: string; durationMs: number };
+  } & Record<string, unknown>;
   outputs?: NotebookOutput[];
   execution_count?: number | null;
 }
@@ -59,8 +61,14 @@ export function toLines(s: string): string[] {
  * `application/javascript`, `text/latex`, `application/json`, widget and vendor types — is shown as text.
  */
 export const SAFE_OUTPUT_MIMES: ReadonlySet<string> = new Set([
-  'text/plain', 'text/markdown', 'image/png', 'image/jpeg', 'image/gif',
-  'application/vnd.code.notebook.stdout', 'application/vnd.code.notebook.stderr', 'application/vnd.code.notebook.error',
+  'text/plain',
+  'text/markdown',
+  'image/png',
+  'image/jpeg',
+  'image/gif',
+  'application/vnd.code.notebook.stdout',
+  'application/vnd.code.notebook.stderr',
+  'application/vnd.code.notebook.error',
 ]);
 
 /**
@@ -76,7 +84,8 @@ export function isInertMarkdown(md: string): boolean {
 }
 
 /** At most `max` strings of an array the agent's process sent, each cut to 400 characters. */
-const strings = (v: unknown, max: number): string[] => (Array.isArray(v) ? v.slice(0, max).map((x) => (typeof x === 'string' ? x : String(x)).slice(0, 400)) : []);
+const strings = (v: unknown, max: number): string[] =>
+  Array.isArray(v) ? v.slice(0, max).map((x) => (typeof x === 'string' ? x : String(x)).slice(0, 400)) : [];
 
 /**
  * A DataFrame's values (as the kernel driver sends them, {@link KernelTableData}) as a GitHub-flavoured Markdown
@@ -92,13 +101,30 @@ export function tableMarkdown(data: KernelTableData): string {
   const rows = (Array.isArray(data?.rows) ? data.rows.slice(0, 60) : []).map((r) => strings(r, 30));
   const rowGap = typeof data?.rowGap === 'number' ? data.rowGap : null;
   const colGap = typeof data?.colGap === 'number' ? data.colGap : null;
-  const withGap = (cells: string[], gapCell: string) => (colGap !== null && colGap <= cells.length ? [...cells.slice(0, colGap), gapCell, ...cells.slice(colGap)] : cells);
+  const withGap = (cells: string[], gapCell: string) =>
+    colGap !== null && colGap <= cells.length ? [...cells.slice(0, colGap), gapCell, ...cells.slice(colGap)] : cells;
   const line = (cells: string[]) => `| ${cells.join(' | ')} |`;
   const header = line(['', ...withGap(cols.map(markdownText), '…')]);
-  const sep = line(['---', ...withGap(cols.map(() => '---'), '---')]);
+  const sep = line([
+    '---',
+    ...withGap(
+      cols.map(() => '---'),
+      '---',
+    ),
+  ]);
   const body: string[] = [];
   rows.forEach((r, i) => {
-    if (rowGap !== null && i === rowGap) body.push(line(['…', ...withGap(cols.map(() => '…'), '…')]));
+    if (rowGap !== null && i === rowGap) {
+      body.push(
+        line([
+          '…',
+          ...withGap(
+            cols.map(() => '…'),
+            '…',
+          ),
+        ]),
+      );
+    }
     const cells = cols.map((_, j) => markdownText(r[j] ?? ''));
     body.push(line([`**${markdownText(index[i] ?? '')}**`, ...withGap(cells, '…')]));
   });
@@ -118,7 +144,10 @@ const join2 = (v: string | string[] | undefined): string => (Array.isArray(v) ? 
  * @returns `{ data, dropped }`: the safe bundle and the mime types removed (empty when nothing changed). Never throws.
  * Source: issue 38; nbformat 4 `mimebundle`.
  */
-export function safeOutputData(data: Record<string, string | string[]>): { data: Record<string, string | string[]>; dropped: string[] } {
+export function safeOutputData(data: Record<string, string | string[]>): {
+  data: Record<string, string | string[]>;
+  dropped: string[];
+} {
   const out: Record<string, string | string[]> = {};
   const dropped: string[] = [];
   const unsafe: Array<[string, string]> = [];
@@ -126,14 +155,25 @@ export function safeOutputData(data: Record<string, string | string[]>): { data:
     const m = mime.toLowerCase().trim();
     if (m === 'text/plain') out['text/plain'] = toLines(neutraliseControls(join2(value)));
     else if (m === 'text/markdown' && isInertMarkdown(join2(value))) out['text/markdown'] = value;
-    else if ((m === 'image/png' || m === 'image/jpeg' || m === 'image/gif') && /^[A-Za-z0-9+/=\s]*$/.test(join2(value))) out[m] = value;
-    else {
+    else if (
+      (m === 'image/png' || m === 'image/jpeg' || m === 'image/gif') &&
+      /^[A-Za-z0-9+/=\s]*$/.test(join2(value))
+    ) {
+      out[m] = value;
+    } else {
       dropped.push(mime);
       unsafe.push([mime, join2(value)]);
     }
   }
   if (!out['text/plain'] && unsafe.length) {
-    out['text/plain'] = toLines(unsafe.map(([m, v]) => `[${neutraliseControls(m, { keepNewlines: false })} output, shown as text]\n${neutraliseControls(v)}`).join('\n'));
+    out['text/plain'] = toLines(
+      unsafe
+        .map(
+          ([m, v]) =>
+            `[${neutraliseControls(m, { keepNewlines: false })} output, shown as text]\n${neutraliseControls(v)}`,
+        )
+        .join('\n'),
+    );
   }
   return { data: out, dropped };
 }
@@ -151,11 +191,19 @@ export function safeNotebookOutput(o: NotebookOutput): { output: NotebookOutput;
   }
   if (o.output_type === 'error') {
     const tb = (o.traceback ?? []).map((l) => neutraliseControls(String(l)));
-    const output = { ...o, ename: neutraliseControls(o.ename ?? ''), evalue: neutraliseControls(o.evalue ?? ''), traceback: tb };
+    const output = {
+      ...o,
+      ename: neutraliseControls(o.ename ?? ''),
+      evalue: neutraliseControls(o.evalue ?? ''),
+      traceback: tb,
+    };
     return { output, changed: JSON.stringify(output) !== JSON.stringify(o) };
   }
   const { data, dropped } = safeOutputData(o.data ?? {});
-  return { output: { ...o, data }, changed: dropped.length > 0 || JSON.stringify(data) !== JSON.stringify(o.data ?? {}) };
+  return {
+    output: { ...o, data },
+    changed: dropped.length > 0 || JSON.stringify(data) !== JSON.stringify(o.data ?? {}),
+  };
 }
 
 /**
@@ -198,11 +246,24 @@ export interface OutputItemSpec {
  */
 export function notebookOutputItems(raw: NotebookOutput): OutputItemSpec[] {
   const o = safeNotebookOutput(raw).output;
-  if (o.output_type === 'stream') return [{ mime: `application/vnd.code.notebook.${o.name === 'stderr' ? 'stderr' : 'stdout'}`, text: join2(o.text) }];
-  if (o.output_type === 'error') return [{ mime: 'application/vnd.code.notebook.error', error: { name: o.ename ?? 'Error', message: o.evalue ?? '', stack: (o.traceback ?? []).join('\n') } }];
+  if (o.output_type === 'stream') {
+    return [
+      { mime: `application/vnd.code.notebook.${o.name === 'stderr' ? 'stderr' : 'stdout'}`, text: join2(o.text) },
+    ];
+  }
+  if (o.output_type === 'error') {
+    return [
+      {
+        mime: 'application/vnd.code.notebook.error',
+        error: { name: o.ename ?? 'Error', message: o.evalue ?? '', stack: (o.traceback ?? []).join('\n') },
+      },
+    ];
+  }
   const rank = (m: string) => (m.startsWith('image/') ? 0 : m === 'text/markdown' ? 1 : 2);
   return Object.entries(o.data ?? {})
-    .map(([mime, v]): OutputItemSpec => (mime.startsWith('image/') ? { mime, base64: join2(v) } : { mime, text: join2(v) }))
+    .map(([mime, v]): OutputItemSpec =>
+      mime.startsWith('image/') ? { mime, base64: join2(v) } : { mime, text: join2(v) },
+    )
     .sort((a, b) => rank(a.mime) - rank(b.mime));
 }
 
@@ -215,7 +276,10 @@ export function notebookOutputItems(raw: NotebookOutput): OutputItemSpec[] {
  * @returns nbformat outputs; every mime bundle passes {@link safeOutputData} unchanged. Never throws.
  * Source: issue 7 "Notebook"; issue 38.
  */
-export function kernelCellOutputs(c: Pick<KernelCellRecord, 'stdout' | 'stderr' | 'result' | 'tables' | 'figures' | 'error' | 'status'>, executionCount: number | null): NotebookOutput[] {
+export function kernelCellOutputs(
+  c: Pick<KernelCellRecord, 'stdout' | 'stderr' | 'result' | 'tables' | 'figures' | 'error' | 'status'>,
+  executionCount: number | null,
+): NotebookOutput[] {
   const out: NotebookOutput[] = [];
   const safe = (s: string) => neutraliseControls(s);
   if (c.stdout) out.push({ output_type: 'stream', name: 'stdout', text: toLines(safe(c.stdout)) });
@@ -231,10 +295,23 @@ export function kernelCellOutputs(c: Pick<KernelCellRecord, 'stdout' | 'stderr' 
   } else if (table) {
     out.push({ output_type: 'display_data', data: tableData(), metadata: {} });
   }
-  for (const png of c.figures) out.push({ output_type: 'display_data', data: { 'image/png': png, 'text/plain': ['<Figure>'] }, metadata: {} });
-  if (c.error) out.push({ output_type: 'error', ename: safe(c.error.ename), evalue: safe(c.error.evalue), traceback: c.error.traceback.map(safe) });
-  else if (c.status === 'timeout' || c.status === 'crashed') {
-    out.push({ output_type: 'error', ename: c.status === 'timeout' ? 'TimeoutError' : 'KernelCrashed', evalue: safe(c.stderr.trim().split('\n').pop() ?? c.status), traceback: [] });
+  for (const png of c.figures) {
+    out.push({ output_type: 'display_data', data: { 'image/png': png, 'text/plain': ['<Figure>'] }, metadata: {} });
+  }
+  if (c.error) {
+    out.push({
+      output_type: 'error',
+      ename: safe(c.error.ename),
+      evalue: safe(c.error.evalue),
+      traceback: c.error.traceback.map(safe),
+    });
+  } else if (c.status === 'timeout' || c.status === 'crashed') {
+    out.push({
+      output_type: 'error',
+      ename: c.status === 'timeout' ? 'TimeoutError' : 'KernelCrashed',
+      evalue: safe(c.stderr.trim().split('\n').pop() ?? c.status),
+      traceback: [],
+    });
   }
   return out;
 }
@@ -245,20 +322,35 @@ export function kernelCellOutputs(c: Pick<KernelCellRecord, 'stdout' | 'stderr' 
  *   apart (default: all agent).
  * @returns an nbformat 4.5 notebook object (serialise with `JSON.stringify(nb, null, 1)`).
  */
-export function buildRunNotebook(run: { id: string; blockId: string; suite: string; model: string | null; agent: string }, cells: readonly KernelCellRecord[], authorOf: (c: KernelCellRecord) => CellAuthor = () => 'agent'): Notebook {
+export function buildRunNotebook(
+  run: { id: string; blockId: string; suite: string; model: string | null; agent: string },
+  cells: readonly KernelCellRecord[],
+  authorOf: (c: KernelCellRecord) => CellAuthor = () => 'agent',
+): Notebook {
   const header: NotebookCell = {
     cell_type: 'markdown',
     id: `loupe-${run.id}-header`,
     // Stored names may be hostile (issue 38): Markdown-escaped, never inside a code span they could close.
-    source: toLines(`# ${markdownText(run.blockId)}\n\nRun ${markdownText(run.id)} · ${markdownText(run.suite)} · agent ${markdownText(run.agent)}${run.model ? ` · model ${markdownText(run.model)}` : ''}.\n` +
-      'Code cells are the agent\'s `python` tool calls in order, with the outputs it saw. Cells marked *analyst* were added while checking its work.'),
+    source: toLines(
+      `# ${markdownText(run.blockId)}\n\nRun ${markdownText(run.id)} · ${markdownText(run.suite)} · agent ${markdownText(run.agent)}${run.model ? ` · model ${markdownText(run.model)}` : ''}.\n` +
+        "Code cells are the agent's `python` tool calls in order, with the outputs it saw. Cells marked *analyst* were added while checking its work.",
+    ),
     metadata: {},
   };
   const codeCells = cells.map((c, i): NotebookCell => ({
     cell_type: 'code',
     id: `loupe-${run.id}-${c.seq}`,
     source: toLines(c.code),
-    metadata: { loupe: { runId: run.id, step: c.stepIndex, seq: c.seq, author: authorOf(c), status: c.status, durationMs: c.durationMs } },
+    metadata: {
+      loupe: {
+        runId: run.id,
+        step: c.stepIndex,
+        seq: c.seq,
+        author: authorOf(c),
+        status: c.status,
+        durationMs: c.durationMs,
+      },
+    },
     outputs: kernelCellOutputs(c, i + 1),
     execution_count: i + 1,
   }));

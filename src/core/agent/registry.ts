@@ -7,7 +7,8 @@
 import type { JsonSchema, ToolCall, ToolContext, ToolDefinition, ToolResult } from './types.ts';
 import type { LlmToolSpec } from './llm.ts';
 
-const typeOf = (v: unknown): string => (v === null ? 'null' : Array.isArray(v) ? 'array' : Number.isInteger(v) ? 'integer' : typeof v);
+const typeOf = (v: unknown): string =>
+  v === null ? 'null' : Array.isArray(v) ? 'array' : Number.isInteger(v) ? 'integer' : typeof v;
 
 function matchesType(v: unknown, t: string): boolean {
   const actual = typeOf(v);
@@ -24,26 +25,40 @@ export function validateAgainstSchema(schema: JsonSchema, value: unknown, path =
   if (schema.anyOf) {
     const all = schema.anyOf.map((s) => validateAgainstSchema(s, value, path));
     if (all.some((e) => e.length === 0)) return [];
-    const types = schema.anyOf.map((s) => (Array.isArray(s.type) ? s.type.join(' or ') : (s.type ?? 'value'))).join(' or ');
+    const types = schema.anyOf
+      .map((s) => (Array.isArray(s.type) ? s.type.join(' or ') : (s.type ?? 'value')))
+      .join(' or ');
     return [`${path}: expected ${types}, got ${typeOf(value)}`];
   }
   if (schema.type) {
     const types = Array.isArray(schema.type) ? schema.type : [schema.type];
-    if (!types.some((t) => matchesType(value, t))) return [`${path}: expected ${types.join(' or ')}, got ${typeOf(value)}`];
+    if (!types.some((t) => matchesType(value, t))) {
+      return [`${path}: expected ${types.join(' or ')}, got ${typeOf(value)}`];
+    }
   }
-  if (schema.enum && !schema.enum.some((e) => e === value)) errs.push(`${path}: must be one of ${schema.enum.map((e) => JSON.stringify(e)).join(', ')}, got ${JSON.stringify(value)}`);
+  if (schema.enum && !schema.enum.some((e) => e === value)) {
+    errs.push(
+      `${path}: must be one of ${schema.enum.map((e) => JSON.stringify(e)).join(', ')}, got ${JSON.stringify(value)}`,
+    );
+  }
   if (typeof value === 'number') {
     if (schema.minimum != null && value < schema.minimum) errs.push(`${path}: must be ≥ ${schema.minimum}`);
     if (schema.maximum != null && value > schema.maximum) errs.push(`${path}: must be ≤ ${schema.maximum}`);
   }
-  if (Array.isArray(value) && schema.items) value.forEach((v, i) => errs.push(...validateAgainstSchema(schema.items!, v, `${path}[${i}]`)));
+  if (Array.isArray(value) && schema.items) {
+    value.forEach((v, i) => errs.push(...validateAgainstSchema(schema.items!, v, `${path}[${i}]`)));
+  }
   if (typeOf(value) === 'object' && (schema.properties || schema.required)) {
     const obj = value as Record<string, unknown>;
-    for (const r of schema.required ?? []) if (obj[r] === undefined) errs.push(`${path}: missing required argument '${r}'`);
+    for (const r of schema.required ?? []) {
+      if (obj[r] === undefined) errs.push(`${path}: missing required argument '${r}'`);
+    }
     for (const [k, v] of Object.entries(obj)) {
       const ps = schema.properties?.[k];
       if (ps) {
-        if (v !== undefined && !(v === null && !(schema.required ?? []).includes(k))) errs.push(...validateAgainstSchema(ps, v, k));
+        if (v !== undefined && !(v === null && !(schema.required ?? []).includes(k))) {
+          errs.push(...validateAgainstSchema(ps, v, k));
+        }
       } else if (schema.additionalProperties === false) {
         errs.push(`unknown argument '${k}' (expected: ${Object.keys(schema.properties ?? {}).join(', ') || 'none'})`);
       }
@@ -53,7 +68,9 @@ export function validateAgainstSchema(schema: JsonSchema, value: unknown, path =
 }
 
 /** Parses a tool call's argument string. Empty → `{}`. */
-export function parseToolArguments(text: string): { ok: true; value: Record<string, unknown> } | { ok: false; error: string } {
+export function parseToolArguments(
+  text: string,
+): { ok: true; value: Record<string, unknown> } | { ok: false; error: string } {
   if (text == null || text.trim() === '') return { ok: true, value: {} };
   let v: unknown;
   try {
@@ -89,7 +106,11 @@ export class ToolRegistry {
 
   /** Tool specs as sent to the model. */
   specs(): LlmToolSpec[] {
-    return [...this.tools.values()].map((t) => ({ name: t.name, description: t.description, parameters: t.parameters }));
+    return [...this.tools.values()].map((t) => ({
+      name: t.name,
+      description: t.description,
+      parameters: t.parameters,
+    }));
   }
 
   /**
@@ -101,11 +122,17 @@ export class ToolRegistry {
     const name = call.function?.name ?? '';
     const tool = this.tools.get(name);
     if (!tool) {
-      return { isError: true, observation: `Error: unknown tool '${name}'. Available tools: ${this.names().join(', ')}.` };
+      return {
+        isError: true,
+        observation: `Error: unknown tool '${name}'. Available tools: ${this.names().join(', ')}.`,
+      };
     }
     const parsed = parseToolArguments(call.function.arguments);
     if (!parsed.ok) {
-      return { isError: true, observation: `Error: tool call format error for '${name}': ${parsed.error}. Send the arguments as one JSON object matching the tool's schema, e.g. ${exampleArgs(tool.parameters)}.` };
+      return {
+        isError: true,
+        observation: `Error: tool call format error for '${name}': ${parsed.error}. Send the arguments as one JSON object matching the tool's schema, e.g. ${exampleArgs(tool.parameters)}.`,
+      };
     }
     const problems = validateAgainstSchema(tool.parameters, parsed.value);
     if (problems.length) {
@@ -114,7 +141,10 @@ export class ToolRegistry {
     try {
       return await tool.run(parsed.value, ctx);
     } catch (e) {
-      return { isError: true, observation: `Error: tool '${name}' failed: ${e instanceof Error ? e.message : String(e)}` };
+      return {
+        isError: true,
+        observation: `Error: tool '${name}' failed: ${e instanceof Error ? e.message : String(e)}`,
+      };
     }
   }
 }
@@ -125,7 +155,16 @@ function exampleArgs(schema: JsonSchema): string {
   for (const k of req) {
     const t = schema.properties?.[k]?.type;
     const tt = Array.isArray(t) ? t[0] : t;
-    ex[k] = tt === 'number' || tt === 'integer' ? 1 : tt === 'array' ? [] : tt === 'boolean' ? true : tt === 'object' ? {} : '...';
+    ex[k] =
+      tt === 'number' || tt === 'integer'
+        ? 1
+        : tt === 'array'
+          ? []
+          : tt === 'boolean'
+            ? true
+            : tt === 'object'
+              ? {}
+              : '...';
   }
   return JSON.stringify(ex);
 }

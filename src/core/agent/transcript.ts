@@ -12,7 +12,17 @@ import { neutraliseControls } from '../util/text-safety.ts';
 import type { AgentEvent } from './types.ts';
 
 const ESC = '\x1b[';
-const C = { dim: '2', bold: '1', red: '31', green: '32', yellow: '33', blue: '34', magenta: '35', cyan: '36', gray: '90' } as const;
+const C = {
+  dim: '2',
+  bold: '1',
+  red: '31',
+  green: '32',
+  yellow: '33',
+  blue: '34',
+  magenta: '35',
+  cyan: '36',
+  gray: '90',
+} as const;
 
 export interface TranscriptOptions {
   /** Emit ANSI colours (default true). */
@@ -63,7 +73,9 @@ export function formatAgentEvent(e: AgentEvent, opts: TranscriptOptions = {}): s
     }
     case 'step-end': {
       const r = e.record;
-      const byTools = r.toolCalls.filter((c) => c.modelUse).map((c) => `${c.modelUse!.usage.input} in / ${c.modelUse!.usage.output} out by ${line(c.name)}`);
+      const byTools = r.toolCalls
+        .filter((c) => c.modelUse)
+        .map((c) => `${c.modelUse!.usage.input} in / ${c.modelUse!.usage.output} out by ${line(c.name)}`);
       return `${stamp}${paint(C.gray, `${r.usage ? `tokens ${r.usage.input} in / ${r.usage.output} out${byTools.length ? ` (incl. ${byTools.join(', ')})` : ''}` : 'tokens unknown'} · model ${(r.latencyMs / 1000).toFixed(1)}s · tools ${(r.toolMs / 1000).toFixed(1)}s`)}\r\n`;
     }
     case 'retry':

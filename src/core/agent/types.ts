@@ -11,7 +11,15 @@ import type { Logger } from '../util/log.ts';
 
 /** The subset of JSON Schema the registry validates (type, properties, required, items, enum, anyOf). */
 export interface JsonSchema {
-  type?: 'object' | 'string' | 'number' | 'integer' | 'boolean' | 'array' | 'null' | Array<'object' | 'string' | 'number' | 'integer' | 'boolean' | 'array' | 'null'>;
+  type?:
+    | 'object'
+    | 'string'
+    | 'number'
+    | 'integer'
+    | 'boolean'
+    | 'array'
+    | 'null'
+    | Array<'object' | 'string' | 'number' | 'integer' | 'boolean' | 'array' | 'null'>;
   description?: string;
   properties?: Record<string, JsonSchema>;
   required?: string[];
@@ -91,7 +99,12 @@ export interface ToolSetRunState {
   /** A copy of the state to compare with after the step (JSON-comparable). */
   snapshot(state: RunState): unknown;
   /** The store rows the step changed since `before` (a {@link ToolSetRunState.snapshot}). */
-  effects(before: unknown, state: RunState, runId: string, stepIndex: number): Pick<StepEffects, 'answers' | 'notes' | 'savedCode'>;
+  effects(
+    before: unknown,
+    state: RunState,
+    runId: string,
+    stepIndex: number,
+  ): Pick<StepEffects, 'answers' | 'notes' | 'savedCode'>;
 }
 
 /** Everything a tool may touch while it runs. */
@@ -188,7 +201,15 @@ export type AgentEvent =
   | { type: 'step-start'; runId: string; step: number }
   | { type: 'model-delta'; runId: string; step: number; content?: string; reasoning?: string }
   | { type: 'tool-call'; runId: string; step: number; call: { id: string; name: string; argumentsText: string } }
-  | { type: 'observation'; runId: string; step: number; callId: string; name: string; observation: string; isError: boolean }
+  | {
+      type: 'observation';
+      runId: string;
+      step: number;
+      callId: string;
+      name: string;
+      observation: string;
+      isError: boolean;
+    }
   | { type: 'step-end'; runId: string; step: number; record: StepRecord }
   | { type: 'retry'; runId: string; step: number; attempt: number; delayMs: number; reason: string }
   | { type: 'paused'; runId: string; step: number }

@@ -6,9 +6,25 @@
  * Source: issue 14 "Agreement"; AnalystBench App. C (pairwise agreement, Gwet AC2, Krippendorff α; spec §4.3(e)).
  */
 import {
-  bootstrapAgreement, cohensKappa, gwetAC, krippendorffAlpha, pairwiseAgreement, type AgreementWeights, type BootstrapInterval, type Rating,
+  bootstrapAgreement,
+  cohensKappa,
+  gwetAC,
+  krippendorffAlpha,
+  pairwiseAgreement,
+  type AgreementWeights,
+  type BootstrapInterval,
+  type Rating,
 } from '../eval/agreement.ts';
-import { currentAnnotations, facetsOf, rolesByAnnotator, isScaleTask, labelOf as itemLabel, resolveItem, type Annotation, type AnnotationItem } from './model.ts';
+import {
+  currentAnnotations,
+  facetsOf,
+  rolesByAnnotator,
+  isScaleTask,
+  labelOf as itemLabel,
+  resolveItem,
+  type Annotation,
+  type AnnotationItem,
+} from './model.ts';
 import type { AnnotationStore, ItemFilter } from './store.ts';
 
 /** A statistic with its bootstrap interval. */
@@ -63,7 +79,10 @@ export interface AgreementReport {
 }
 
 const num = (x: number): number | null => (Number.isFinite(x) ? x : null);
-const est = (value: number, ci?: BootstrapInterval): Estimate => ({ value: num(value), ci: ci ? { low: num(ci.low), high: num(ci.high) } : null });
+const est = (value: number, ci?: BootstrapInterval): Estimate => ({
+  value: num(value),
+  ci: ci ? { low: num(ci.low), high: num(ci.high) } : null,
+});
 
 /**
  * Computes the agreement report.
@@ -71,7 +90,11 @@ const est = (value: number, ci?: BootstrapInterval): Estimate => ({ value: num(v
  * @param opts bootstrap resamples (default 1000) and seed (default 0); `perCriterion` adds a group per
  *   task × criterion having ≥ 2 pairable items (default true).
  */
-export async function agreementReport(store: AnnotationStore, filter: ItemFilter = {}, opts: { resamples?: number; seed?: number; perCriterion?: boolean } = {}): Promise<AgreementReport> {
+export async function agreementReport(
+  store: AnnotationStore,
+  filter: ItemFilter = {},
+  opts: { resamples?: number; seed?: number; perCriterion?: boolean } = {},
+): Promise<AgreementReport> {
   const resamples = opts.resamples ?? 1000;
   const seed = opts.seed ?? 0;
   await store.syncFromJudgements();
@@ -108,7 +131,11 @@ export async function agreementReport(store: AnnotationStore, filter: ItemFilter
       }
       // item kinds whose verdicts have facets (a pairwise vote per criterion): a group per facet
       const facetNames = new Set<string>();
-      for (const i of all) for (const a of anns.get(i.id) ?? []) for (const k of Object.keys(facetsOf(task, a.verdict) ?? {})) facetNames.add(k);
+      for (const i of all) {
+        for (const a of anns.get(i.id) ?? []) {
+          for (const k of Object.keys(facetsOf(task, a.verdict) ?? {})) facetNames.add(k);
+        }
+      }
       for (const f of [...facetNames].sort()) {
         const g = group(task, f, all, anns, llm, resamples, seed, (t, v) => facetsOf(t, v)?.[f] ?? null);
         if (g.pairableItems >= 2) groups.push(g);
@@ -118,8 +145,16 @@ export async function agreementReport(store: AnnotationStore, filter: ItemFilter
   return { groups, bootstrap: { resamples, seed, level: 0.95 }, totals };
 }
 
-function group(task: string, criterion: string | null, items: AnnotationItem[], anns: Map<string, Annotation[]>, llm: Map<string, { verdict: unknown }>, resamples: number, seed: number,
-  labelOf: (task: string, verdict: unknown) => string | null = itemLabel): AgreementGroup {
+function group(
+  task: string,
+  criterion: string | null,
+  items: AnnotationItem[],
+  anns: Map<string, Annotation[]>,
+  llm: Map<string, { verdict: unknown }>,
+  resamples: number,
+  seed: number,
+  labelOf: (task: string, verdict: unknown) => string | null = itemLabel,
+): AgreementGroup {
   const scale = isScaleTask(task);
   const current = items.map((i) => currentAnnotations(anns.get(i.id) ?? []).byAnnotator);
   const annotators = [...new Set(current.flatMap((m) => [...m.keys()]))].sort();
@@ -134,7 +169,10 @@ function group(task: string, criterion: string | null, items: AnnotationItem[], 
   let pairable = 0;
   let unanimous = 0;
   for (let u = 0; u < items.length; u++) {
-    const vs = data.map((r) => r[u]).filter((v) => v !== null && v !== undefined).map(String);
+    const vs = data
+      .map((r) => r[u])
+      .filter((v) => v !== null && v !== undefined)
+      .map(String);
     if (vs.length < 2) continue;
     pairable++;
     if (new Set(vs).size === 1) unanimous++;
@@ -147,30 +185,61 @@ function group(task: string, criterion: string | null, items: AnnotationItem[], 
   const gw = (m: Rating[][]) => gwetAC(m, weights, cats).coefficient;
   const kappa = (m: Rating[][]) => cohensKappa(m[0]!, m[1]!).kappa;
   const judgeHuman: JudgeHumanAgreement[] = [];
-  const llmLabels = items.map((i) => { const v = llm.get(i.id); return v ? labelOf(task, v.verdict) : null; });
+  const llmLabels = items.map((i) => {
+    const v = llm.get(i.id);
+    return v ? labelOf(task, v.verdict) : null;
+  });
   const pairUp = (against: string, ref: Array<string | null>): void => {
     const xs: Rating[] = [];
     const ys: Rating[] = [];
-    for (let u = 0; u < items.length; u++) if (llmLabels[u] !== null && ref[u] !== null && ref[u] !== undefined) { xs.push(llmLabels[u]); ys.push(ref[u]); }
+    for (let u = 0; u < items.length; u++) {
+      if (llmLabels[u] !== null && ref[u] !== null && ref[u] !== undefined) {
+        xs.push(llmLabels[u]);
+        ys.push(ref[u]);
+      }
+    }
     const agree = xs.filter((x, k) => x === ys[k]).length;
-    judgeHuman.push({ against, items: xs.length, agreement: xs.length ? agree / xs.length : null, kappa: xs.length ? num(cohensKappa(xs, ys).kappa) : null });
+    judgeHuman.push({
+      against,
+      items: xs.length,
+      agreement: xs.length ? agree / xs.length : null,
+      kappa: xs.length ? num(cohensKappa(xs, ys).kappa) : null,
+    });
   };
   let confusion: AgreementGroup['confusion'] = null;
   if (llmLabels.some((l) => l !== null)) {
-    for (let r = 0; r < annotators.length; r++) pairUp(annotators[r]!, data[r]!.map((v) => (v === null || v === undefined ? null : String(v))));
-    const resolved = items.map((i) => { const res = resolveItem(i, anns.get(i.id) ?? []); return res.decidedBy === 'pending' ? null : labelOf(task, res.verdict); });
+    for (let r = 0; r < annotators.length; r++) {
+      pairUp(
+        annotators[r]!,
+        data[r]!.map((v) => (v === null || v === undefined ? null : String(v))),
+      );
+    }
+    const resolved = items.map((i) => {
+      const res = resolveItem(i, anns.get(i.id) ?? []);
+      return res.decidedBy === 'pending' ? null : labelOf(task, res.verdict);
+    });
     pairUp('human resolution', resolved);
-    const labels = [...new Set([...llmLabels, ...resolved].filter((x): x is string => x !== null))].sort((a, b) => (scale ? Number(a) - Number(b) : a.localeCompare(b)));
+    const labels = [...new Set([...llmLabels, ...resolved].filter((x): x is string => x !== null))].sort((a, b) =>
+      scale ? Number(a) - Number(b) : a.localeCompare(b),
+    );
     const counts = labels.map(() => labels.map(() => 0));
     for (let u = 0; u < items.length; u++) {
       const a = llmLabels[u];
       const b = resolved[u];
-      if (a !== null && a !== undefined && b !== null && b !== undefined) counts[labels.indexOf(a)]![labels.indexOf(b)]!++;
+      if (a !== null && a !== undefined && b !== null && b !== undefined) {
+        counts[labels.indexOf(a)]![labels.indexOf(b)]!++;
+      }
     }
     confusion = { labels, counts };
   }
   return {
-    task, criterion, level: scale ? 'scale' : 'nominal', annotators, roles, items: items.length, pairableItems: pairable,
+    task,
+    criterion,
+    level: scale ? 'scale' : 'nominal',
+    annotators,
+    roles,
+    items: items.length,
+    pairableItems: pairable,
     percentAgreement: pairable ? unanimous / pairable : null,
     pairwiseAgreement: num(pairwiseAgreement(data.length ? data : [[]])),
     cohensKappa: annotators.length === 2 ? est(kappa(data), boot(kappa)) : null,
@@ -178,6 +247,7 @@ function group(task: string, criterion: string | null, items: AnnotationItem[], 
     alphaInterval: scale ? est(alphaI(data), boot(alphaI)) : null,
     alphaOrdinal: scale ? est(alphaO(data), boot(alphaO)) : null,
     gwet: { ...est(gw(data), boot(gw)), weights },
-    judgeHuman, confusion,
+    judgeHuman,
+    confusion,
   };
 }

@@ -85,15 +85,32 @@ export class ChecklistConflictError extends LoupeInputError {
   readonly latest: ChecklistVersion;
   /** The other expert's version of each conflicting item (undefined when they removed it). */
   readonly theirs: Array<{ id: string; item: AuthoredChecklistItem | undefined }>;
-  constructor(key: ChecklistKey, latest: ChecklistVersion, theirs: Array<{ id: string; item: AuthoredChecklistItem | undefined }>) {
-    super(`checklist of ${key.blockId}`, `${latest.author} saved version ${latest.version} meanwhile and changed ${theirs.map((t) => t.id).join(', ')} too; review their change and save again on version ${latest.version}`);
+  constructor(
+    key: ChecklistKey,
+    latest: ChecklistVersion,
+    theirs: Array<{ id: string; item: AuthoredChecklistItem | undefined }>,
+  ) {
+    super(
+      `checklist of ${key.blockId}`,
+      `${latest.author} saved version ${latest.version} meanwhile and changed ${theirs.map((t) => t.id).join(', ')} too; review their change and save again on version ${latest.version}`,
+    );
     this.name = 'ChecklistConflictError';
     this.latest = latest;
     this.theirs = theirs;
   }
 }
 
-const CONTENT_FIELDS = ['id', 'kind', 'question', 'answer', 'sourceText', 'entity', 'evidence', 'rubric', 'retired'] as const;
+const CONTENT_FIELDS = [
+  'id',
+  'kind',
+  'question',
+  'answer',
+  'sourceText',
+  'entity',
+  'evidence',
+  'rubric',
+  'retired',
+] as const;
 
 /** The scored content of an item (no author or time), canonical (fixed key order, no undefined). */
 function contentOf(i: AuthoredChecklistItem): Record<string, unknown> {
@@ -108,16 +125,22 @@ function contentOf(i: AuthoredChecklistItem): Record<string, unknown> {
  * @param items the items. @returns 64 hex characters.
  */
 export function checklistHash(items: readonly AuthoredChecklistItem[]): string {
-  return createHash('sha256').update(JSON.stringify(items.map(contentOf))).digest('hex');
+  return createHash('sha256')
+    .update(JSON.stringify(items.map(contentOf)))
+    .digest('hex');
 }
 
-const sameContent = (a: AuthoredChecklistItem | undefined, b: AuthoredChecklistItem | undefined) => JSON.stringify(a ? contentOf(a) : null) === JSON.stringify(b ? contentOf(b) : null);
+const sameContent = (a: AuthoredChecklistItem | undefined, b: AuthoredChecklistItem | undefined) =>
+  JSON.stringify(a ? contentOf(a) : null) === JSON.stringify(b ? contentOf(b) : null);
 
 /**
  * What changed from one version's items to another's.
  * @param from the older items; `to` the newer. @returns ids added, changed (content), retired and restored.
  */
-export function diffChecklists(from: readonly AuthoredChecklistItem[], to: readonly AuthoredChecklistItem[]): ChecklistDiff {
+export function diffChecklists(
+  from: readonly AuthoredChecklistItem[],
+  to: readonly AuthoredChecklistItem[],
+): ChecklistDiff {
   const old = new Map(from.map((i) => [i.id, i]));
   const d: ChecklistDiff = { added: [], changed: [], retired: [], restored: [] };
   for (const i of to) {
@@ -133,11 +156,14 @@ export function diffChecklists(from: readonly AuthoredChecklistItem[], to: reado
 
 /** The items a score uses: not retired, as suite checklist items (a criterion's rubric joined into its answer). */
 export function activeChecklistItems(items: readonly AuthoredChecklistItem[]): ChecklistItem[] {
-  return items.filter((i) => !i.retired).map((i) => ({
-    id: i.id, question: i.question,
-    answer: i.kind === 'criterion' && i.rubric?.length === 5 ? rubricText(i.answer, i.rubric) : i.answer,
-    ...(i.sourceText ? { sourceText: i.sourceText } : {}),
-  }));
+  return items
+    .filter((i) => !i.retired)
+    .map((i) => ({
+      id: i.id,
+      question: i.question,
+      answer: i.kind === 'criterion' && i.rubric?.length === 5 ? rubricText(i.answer, i.rubric) : i.answer,
+      ...(i.sourceText ? { sourceText: i.sourceText } : {}),
+    }));
 }
 
 /** A criterion's anchors in the text form the AnalystBench scorer reads (`- 1: …` … `- 5: …`, one per line). */
@@ -157,10 +183,19 @@ export function validateChecklistItems(items: readonly AuthoredChecklistItem[]):
     if (!it || typeof it.id !== 'string' || !it.id.trim()) throw new LoupeInputError(where, 'needs an id');
     if (seen.has(it.id)) throw new LoupeInputError(where, `the id ${it.id} is used twice`);
     seen.add(it.id);
-    if (it.kind !== 'fact' && it.kind !== 'criterion') throw new LoupeInputError(where, `kind must be fact or criterion, got ${String(it.kind)}`);
-    if (typeof it.question !== 'string' || !it.question.trim()) throw new LoupeInputError(where, it.kind === 'fact' ? 'needs the fact asked about' : 'needs the criterion');
-    if (it.kind === 'fact' && (typeof it.answer !== 'string' || !it.answer.trim())) throw new LoupeInputError(where, 'needs the expected answer');
-    if (it.rubric !== undefined && (!Array.isArray(it.rubric) || it.rubric.length !== 5 || it.rubric.some((r) => typeof r !== 'string' || !r.trim()))) {
+    if (it.kind !== 'fact' && it.kind !== 'criterion') {
+      throw new LoupeInputError(where, `kind must be fact or criterion, got ${String(it.kind)}`);
+    }
+    if (typeof it.question !== 'string' || !it.question.trim()) {
+      throw new LoupeInputError(where, it.kind === 'fact' ? 'needs the fact asked about' : 'needs the criterion');
+    }
+    if (it.kind === 'fact' && (typeof it.answer !== 'string' || !it.answer.trim())) {
+      throw new LoupeInputError(where, 'needs the expected answer');
+    }
+    if (
+      it.rubric !== undefined &&
+      (!Array.isArray(it.rubric) || it.rubric.length !== 5 || it.rubric.some((r) => typeof r !== 'string' || !r.trim()))
+    ) {
       throw new LoupeInputError(where, 'a rubric has five anchors (scores 1 to 5), each a sentence');
     }
   });
@@ -183,14 +218,24 @@ export interface ChecklistStore {
    * @throws ChecklistConflictError when someone saved since `base` and changed an item this save changes too;
    *   LoupeInputError for invalid items (nothing saved).
    */
-  save(key: ChecklistKey, o: { base: number | null; items: AuthoredChecklistItem[]; author: string; note?: string }): Promise<{ version: ChecklistVersion; created: boolean }>;
+  save(
+    key: ChecklistKey,
+    o: { base: number | null; items: AuthoredChecklistItem[]; author: string; note?: string },
+  ): Promise<{ version: ChecklistVersion; created: boolean }>;
 }
 
 /** A `checklist_versions` row (either engine) as a {@link ChecklistVersion}. */
 export const versionFromRow = (r: Selectable<ChecklistVersionsTable>): ChecklistVersion => ({
-  suite: r.suite, suiteId: r.suite_id, blockId: r.block_id, version: r.version,
-  parent: r.parent ?? null, hash: r.hash, items: JSON.parse(r.items) as AuthoredChecklistItem[],
-  author: r.author, createdAt: r.created_at, note: r.note ?? '',
+  suite: r.suite,
+  suiteId: r.suite_id,
+  blockId: r.block_id,
+  version: r.version,
+  parent: r.parent ?? null,
+  hash: r.hash,
+  items: JSON.parse(r.items) as AuthoredChecklistItem[],
+  author: r.author,
+  createdAt: r.created_at,
+  note: r.note ?? '',
 });
 
 /**
@@ -205,7 +250,11 @@ export class StoreChecklistStore implements ChecklistStore {
   }
 
   #block(s: StoreSql, key: ChecklistKey) {
-    return s.db.selectFrom('checklist_versions').selectAll().where('suite_id', '=', key.suiteId).where('block_id', '=', key.blockId);
+    return s.db
+      .selectFrom('checklist_versions')
+      .selectAll()
+      .where('suite_id', '=', key.suiteId)
+      .where('block_id', '=', key.blockId);
   }
 
   async latest(key: ChecklistKey): Promise<ChecklistVersion | undefined> {
@@ -223,13 +272,24 @@ export class StoreChecklistStore implements ChecklistStore {
   }
 
   async listLatest(suiteId?: string): Promise<ChecklistVersion[]> {
-    let q = this.#s.db.selectFrom('checklist_versions as v').selectAll('v')
-      .where('v.version', '=', (eb) => eb.selectFrom('checklist_versions as w').select((w) => w.fn.max('w.version').as('m')).whereRef('w.suite_id', '=', 'v.suite_id').whereRef('w.block_id', '=', 'v.block_id'));
+    let q = this.#s.db
+      .selectFrom('checklist_versions as v')
+      .selectAll('v')
+      .where('v.version', '=', (eb) =>
+        eb
+          .selectFrom('checklist_versions as w')
+          .select((w) => w.fn.max('w.version').as('m'))
+          .whereRef('w.suite_id', '=', 'v.suite_id')
+          .whereRef('w.block_id', '=', 'v.block_id'),
+      );
     if (suiteId !== undefined) q = q.where('v.suite_id', '=', suiteId);
     return (await this.#s.all(q.orderBy('v.suite_id').orderBy('v.block_id'))).map(versionFromRow);
   }
 
-  async save(key: ChecklistKey, o: { base: number | null; items: AuthoredChecklistItem[]; author: string; note?: string }): Promise<{ version: ChecklistVersion; created: boolean }> {
+  async save(
+    key: ChecklistKey,
+    o: { base: number | null; items: AuthoredChecklistItem[]; author: string; note?: string },
+  ): Promise<{ version: ChecklistVersion; created: boolean }> {
     if (!o.author?.trim()) throw new LoupeInputError('checklist author', 'say who is saving (the annotator name)');
     validateChecklistItems(o.items);
     // a conflict is returned out of the transaction and thrown after it (see sqliteSql: nothing else is rolled back)
@@ -238,16 +298,31 @@ export class StoreChecklistStore implements ChecklistStore {
       const baseRow = o.base ? await t.first(this.#block(t, key).where('version', '=', o.base)) : undefined;
       let plan: { version: ChecklistVersion; created: boolean };
       try {
-        plan = planChecklistSave(key, latestRow ? versionFromRow(latestRow) : undefined, baseRow ? versionFromRow(baseRow).items : [], o);
+        plan = planChecklistSave(
+          key,
+          latestRow ? versionFromRow(latestRow) : undefined,
+          baseRow ? versionFromRow(baseRow).items : [],
+          o,
+        );
       } catch (e) {
         return { error: e };
       }
       if (plan.created) {
         const v = plan.version;
-        await t.run(t.db.insertInto('checklist_versions').values({
-          suite_id: key.suiteId, block_id: key.blockId, suite: key.suite, version: v.version, parent: v.parent, hash: v.hash,
-          items: JSON.stringify(v.items), author: v.author, created_at: v.createdAt, note: v.note,
-        }));
+        await t.run(
+          t.db.insertInto('checklist_versions').values({
+            suite_id: key.suiteId,
+            block_id: key.blockId,
+            suite: key.suite,
+            version: v.version,
+            parent: v.parent,
+            hash: v.hash,
+            items: JSON.stringify(v.items),
+            author: v.author,
+            created_at: v.createdAt,
+            note: v.note,
+          }),
+        );
       }
       return { plan };
     });
@@ -264,8 +339,18 @@ export class StoreChecklistStore implements ChecklistStore {
  * @throws ChecklistConflictError when someone saved since `base` and changed an item this save changes too;
  *   LoupeInputError when `base` does not exist.
  */
-export function planChecklistSave(key: ChecklistKey, latest: ChecklistVersion | undefined, baseItems: AuthoredChecklistItem[], o: { base: number | null; items: AuthoredChecklistItem[]; author: string; note?: string }): { version: ChecklistVersion; created: boolean } {
-  if (o.base !== null && o.base !== undefined && o.base > (latest?.version ?? 0)) throw new LoupeInputError(`checklist of ${key.blockId}`, `there is no version ${o.base} to edit from (latest: ${latest?.version ?? 'none'})`);
+export function planChecklistSave(
+  key: ChecklistKey,
+  latest: ChecklistVersion | undefined,
+  baseItems: AuthoredChecklistItem[],
+  o: { base: number | null; items: AuthoredChecklistItem[]; author: string; note?: string },
+): { version: ChecklistVersion; created: boolean } {
+  if (o.base !== null && o.base !== undefined && o.base > (latest?.version ?? 0)) {
+    throw new LoupeInputError(
+      `checklist of ${key.blockId}`,
+      `there is no version ${o.base} to edit from (latest: ${latest?.version ?? 'none'})`,
+    );
+  }
   let items = o.items;
   if (latest && latest.version !== (o.base ?? 0)) {
     // Someone saved meanwhile: merge unless we both changed the same item.
@@ -277,7 +362,13 @@ export function planChecklistSave(key: ChecklistKey, latest: ChecklistVersion | 
     const iChanged = (id: string) => !sameContent(b.get(id), mine.get(id));
     const theyChanged = (id: string) => !sameContent(b.get(id), theirs.get(id));
     const clash = ids.filter((id) => iChanged(id) && theyChanged(id) && !sameContent(mine.get(id), theirs.get(id)));
-    if (clash.length) throw new ChecklistConflictError(key, latest, clash.map((id) => ({ id, item: theirs.get(id) })));
+    if (clash.length) {
+      throw new ChecklistConflictError(
+        key,
+        latest,
+        clash.map((id) => ({ id, item: theirs.get(id) })),
+      );
+    }
     const order = [...latest.items.map((i) => i.id), ...o.items.map((i) => i.id).filter((id) => !theirs.has(id))];
     items = order.flatMap((id) => {
       const it = iChanged(id) ? mine.get(id) : theirs.get(id);
@@ -286,11 +377,27 @@ export function planChecklistSave(key: ChecklistKey, latest: ChecklistVersion | 
   }
   const now = new Date().toISOString();
   const prev = new Map((latest?.items ?? baseItems).map((i) => [i.id, i]));
-  items = items.map((i) => (sameContent(prev.get(i.id), i) && prev.get(i.id) ? { ...i, author: prev.get(i.id)!.author, updatedAt: prev.get(i.id)!.updatedAt } : { ...i, author: o.author, updatedAt: now }));
+  items = items.map((i) =>
+    sameContent(prev.get(i.id), i) && prev.get(i.id)
+      ? { ...i, author: prev.get(i.id)!.author, updatedAt: prev.get(i.id)!.updatedAt }
+      : { ...i, author: o.author, updatedAt: now },
+  );
   const hash = checklistHash(items);
   if (latest && latest.hash === hash) return { version: latest, created: false };
   const version = (latest?.version ?? 0) + 1;
-  return { version: { ...key, version, parent: latest?.version ?? null, hash, items, author: o.author, createdAt: now, note: o.note ?? '' }, created: true };
+  return {
+    version: {
+      ...key,
+      version,
+      parent: latest?.version ?? null,
+      hash,
+      items,
+      author: o.author,
+      createdAt: now,
+      note: o.note ?? '',
+    },
+    created: true,
+  };
 }
 
 /**
@@ -306,9 +413,19 @@ export function checklistStoreOf(store: RunStore): ChecklistStore {
  * @param items the block's native checklist (`Block.hidden.checklist`); `kind` what its items check; `entity` DDR's.
  * @returns items stamped with author `native` and time of the epoch.
  */
-export function authoredFromNative(items: readonly ChecklistItem[], kind: ChecklistItemKind, entity?: string): AuthoredChecklistItem[] {
+export function authoredFromNative(
+  items: readonly ChecklistItem[],
+  kind: ChecklistItemKind,
+  entity?: string,
+): AuthoredChecklistItem[] {
   return items.map((c) => ({
-    id: c.id, kind, question: c.question, answer: c.answer, ...(c.sourceText ? { sourceText: c.sourceText } : {}),
-    ...(entity ? { entity } : {}), author: 'native', updatedAt: new Date(0).toISOString(),
+    id: c.id,
+    kind,
+    question: c.question,
+    answer: c.answer,
+    ...(c.sourceText ? { sourceText: c.sourceText } : {}),
+    ...(entity ? { entity } : {}),
+    author: 'native',
+    updatedAt: new Date(0).toISOString(),
   }));
 }

@@ -27,11 +27,19 @@ export interface FactSplitInput {
 }
 
 /** The verdict: the facts, in order. */
-export interface FactSplitVerdict { facts: string[] }
+export interface FactSplitVerdict {
+  facts: string[];
+}
 
-registerItemSchema(FACT_SPLIT_TASK, {
-  type: 'object', required: ['facts'], properties: { facts: { type: 'array', minItems: 1, items: { type: 'string' } } },
-}, (v) => canonicalJson((v as FactSplitVerdict).facts.map((f) => f.replace(/\s+/g, ' ').trim())));
+registerItemSchema(
+  FACT_SPLIT_TASK,
+  {
+    type: 'object',
+    required: ['facts'],
+    properties: { facts: { type: 'array', minItems: 1, items: { type: 'string' } } },
+  },
+  (v) => canonicalJson((v as FactSplitVerdict).facts.map((f) => f.replace(/\s+/g, ' ').trim())),
+);
 
 /** The id of the fact-split item of a claim of a run (stable: the run and the claim's text). */
 export function factSplitItemId(runId: string, text: string): string {
@@ -47,8 +55,15 @@ const MAX_FACT_CHARS = 4_000;
  */
 export function normaliseFacts(facts: readonly string[], subject: string): string[] {
   const out = facts.map((f) => String(f).replace(/\s+/g, ' ').trim()).filter(Boolean);
-  if (!out.length) throw new LoupeInputError(subject, 'a split needs at least one fact (to drop a claim, leave its verdicts to the judge)');
-  if (out.length > MAX_FACTS) throw new LoupeInputError(subject, `at most ${MAX_FACTS} facts per claim, got ${out.length}`);
+  if (!out.length) {
+    throw new LoupeInputError(
+      subject,
+      'a split needs at least one fact (to drop a claim, leave its verdicts to the judge)',
+    );
+  }
+  if (out.length > MAX_FACTS) {
+    throw new LoupeInputError(subject, `at most ${MAX_FACTS} facts per claim, got ${out.length}`);
+  }
   const long = out.findIndex((f) => f.length > MAX_FACT_CHARS);
   if (long >= 0) throw new LoupeInputError(subject, `fact ${long + 1} is longer than ${MAX_FACT_CHARS} characters`);
   return out;
@@ -61,18 +76,46 @@ export function normaliseFacts(facts: readonly string[], subject: string): strin
  * @returns the item and the new annotation.
  * @throws LoupeInputError for an empty or oversized split, or a run not in the store.
  */
-export async function recordFactSplit(ann: AnnotationStore, input: FactSplitInput, facts: readonly string[], annotator: string, origin = 'panel'): Promise<{ item: AnnotationItem; annotation: Annotation }> {
+export async function recordFactSplit(
+  ann: AnnotationStore,
+  input: FactSplitInput,
+  facts: readonly string[],
+  annotator: string,
+  origin = 'panel',
+): Promise<{ item: AnnotationItem; annotation: Annotation }> {
   const subject = `claim ${input.index + 1} of run ${input.runId}`;
   const clean = normaliseFacts(facts, subject);
-  if (!await ann.runExists(input.runId)) throw new LoupeInputError(`run ${input.runId}`, 'is not in the store; the split was not recorded');
+  if (!(await ann.runExists(input.runId))) {
+    throw new LoupeInputError(`run ${input.runId}`, 'is not in the store; the split was not recorded');
+  }
   const id = factSplitItemId(input.runId, input.text);
   const item = await ann.putItem({
-    id, subject: { kind: 'span', runId: input.runId, artefact: input.source, start: input.index, end: input.index, quote: input.text.slice(0, 2_000) },
-    task: FACT_SPLIT_TASK, input, inputHash: sha256(canonicalJson(input)), criterion: null, suite: input.benchmark, runId: input.runId,
-    itemRef: subject, suiteVersion: 'unknown',
+    id,
+    subject: {
+      kind: 'span',
+      runId: input.runId,
+      artefact: input.source,
+      start: input.index,
+      end: input.index,
+      quote: input.text.slice(0, 2_000),
+    },
+    task: FACT_SPLIT_TASK,
+    input,
+    inputHash: sha256(canonicalJson(input)),
+    criterion: null,
+    suite: input.benchmark,
+    runId: input.runId,
+    itemRef: subject,
+    suiteVersion: 'unknown',
   });
   const prev = (await ann.annotations(id)).filter((a) => a.annotator === annotator).at(-1);
-  const annotation = await ann.annotate({ itemId: id, annotator, verdict: { facts: clean }, supersedes: prev?.id ?? null, origin });
+  const annotation = await ann.annotate({
+    itemId: id,
+    annotator,
+    verdict: { facts: clean },
+    supersedes: prev?.id ?? null,
+    origin,
+  });
   return { item, annotation };
 }
 
@@ -81,7 +124,11 @@ export async function recordFactSplit(ann: AnnotationStore, input: FactSplitInpu
  * annotation never counts).
  * @returns the facts and who split them, or undefined when no expert split the claim.
  */
-export async function expertFactSplit(ann: AnnotationStore, runId: string, text: string): Promise<{ facts: string[]; annotator: string; at: string } | undefined> {
+export async function expertFactSplit(
+  ann: AnnotationStore,
+  runId: string,
+  text: string,
+): Promise<{ facts: string[]; annotator: string; at: string } | undefined> {
   return newest(await ann.annotations(factSplitItemId(runId, text)));
 }
 
@@ -90,7 +137,9 @@ function newest(list: readonly Annotation[]): { facts: string[]; annotator: stri
   const live = list.filter((a) => !superseded.has(a.id)).sort((a, b) => a.createdAt.localeCompare(b.createdAt));
   const pick = live.filter((a) => a.final).at(-1) ?? live.at(-1);
   const facts = (pick?.verdict as FactSplitVerdict | undefined)?.facts;
-  return pick && Array.isArray(facts) && facts.length ? { facts: [...facts], annotator: pick.annotator, at: pick.createdAt } : undefined;
+  return pick && Array.isArray(facts) && facts.length
+    ? { facts: [...facts], annotator: pick.annotator, at: pick.createdAt }
+    : undefined;
 }
 
 /**

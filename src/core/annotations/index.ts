@@ -10,7 +10,13 @@ import { SqlAnnotationStore, SqliteAnnotationStore, type AnnotationStore } from 
 
 export * from './model.ts';
 export * from './store.ts';
-export { agreementReport, type AgreementGroup, type AgreementReport, type Estimate, type JudgeHumanAgreement } from './agreement.ts';
+export {
+  agreementReport,
+  type AgreementGroup,
+  type AgreementReport,
+  type Estimate,
+  type JudgeHumanAgreement,
+} from './agreement.ts';
 
 /**
  * Annotation store factories per run-store engine (a second engine adds one line here): one implementation over the

@@ -144,9 +144,25 @@ export interface AnnotationQueue {
 }
 
 /** Judge tasks an expert can answer item by item (claim extraction is a list, not a verdict to annotate). */
-export const ANNOTATABLE_TASKS: readonly JudgeTaskName[] = ['checklist-support', 'checklist-score', 'claim-support', 'semantic-match', 'trend-answer', 'pairwise-novelty', 'hallucination', 'figure-quality'];
+export const ANNOTATABLE_TASKS: readonly JudgeTaskName[] = [
+  'checklist-support',
+  'checklist-score',
+  'claim-support',
+  'semantic-match',
+  'trend-answer',
+  'pairwise-novelty',
+  'hallucination',
+  'figure-quality',
+];
 
-const extraSchemas = new Map<string, { schema: MiniSchema; label: (v: unknown) => string | number | boolean | null; facets?: (v: unknown) => Record<string, string> }>();
+const extraSchemas = new Map<
+  string,
+  {
+    schema: MiniSchema;
+    label: (v: unknown) => string | number | boolean | null;
+    facets?: (v: unknown) => Record<string, string>;
+  }
+>();
 
 /**
  * Registers the verdict schema of a new item kind (pairwise votes, BLADE review fields, taxonomy tags).
@@ -155,9 +171,20 @@ const extraSchemas = new Map<string, { schema: MiniSchema; label: (v: unknown) =
  *   the parts of a verdict that get their own agreement group (a pairwise vote's choice per criterion).
  * @throws LoupeInputError when the name is a judge task.
  */
-export function registerItemSchema(task: string, schema: MiniSchema, label?: (v: unknown) => string | number | boolean | null, facets?: (v: unknown) => Record<string, string>): void {
-  if ((ANNOTATABLE_TASKS as readonly string[]).includes(task) || task === 'claim-extraction') throw new LoupeInputError(`item kind ${task}`, 'is a judge task; its schema is the judge\'s');
-  extraSchemas.set(task, { schema, label: label ?? ((v) => canonicalJson(stripReason(v))), ...(facets ? { facets } : {}) });
+export function registerItemSchema(
+  task: string,
+  schema: MiniSchema,
+  label?: (v: unknown) => string | number | boolean | null,
+  facets?: (v: unknown) => Record<string, string>,
+): void {
+  if ((ANNOTATABLE_TASKS as readonly string[]).includes(task) || task === 'claim-extraction') {
+    throw new LoupeInputError(`item kind ${task}`, "is a judge task; its schema is the judge's");
+  }
+  extraSchemas.set(task, {
+    schema,
+    label: label ?? ((v) => canonicalJson(stripReason(v))),
+    ...(facets ? { facets } : {}),
+  });
 }
 
 /**
@@ -183,7 +210,12 @@ function stripReason(v: unknown): unknown {
 export function itemSchema(task: string): MiniSchema {
   if ((ANNOTATABLE_TASKS as readonly string[]).includes(task)) return taskDef(task as JudgeTaskName).schema;
   const x = extraSchemas.get(task);
-  if (!x) throw new LoupeInputError(`item task ${task}`, `is not an annotatable task (known: ${[...ANNOTATABLE_TASKS, ...extraSchemas.keys()].join(', ')})`);
+  if (!x) {
+    throw new LoupeInputError(
+      `item task ${task}`,
+      `is not an annotatable task (known: ${[...ANNOTATABLE_TASKS, ...extraSchemas.keys()].join(', ')})`,
+    );
+  }
   return x.schema;
 }
 
@@ -234,11 +266,15 @@ export function judgementItemId(task: string, inputHash: string): string {
 export function criterionOf(task: string, input: unknown): string | null {
   const i = (input ?? {}) as Record<string, unknown>;
   switch (task) {
-    case 'checklist-score': return typeof i.criterion === 'string' ? i.criterion : null;
+    case 'checklist-score':
+      return typeof i.criterion === 'string' ? i.criterion : null;
     case 'checklist-support':
-    case 'trend-answer': return typeof i.question === 'string' ? i.question : null;
-    case 'semantic-match': return typeof i.kind === 'string' ? i.kind : null;
-    default: return null;
+    case 'trend-answer':
+      return typeof i.question === 'string' ? i.question : null;
+    case 'semantic-match':
+      return typeof i.kind === 'string' ? i.kind : null;
+    default:
+      return null;
   }
 }
 
@@ -247,7 +283,10 @@ export function criterionOf(task: string, input: unknown): string | null {
  * another; plus the newest final (adjudicated) annotation.
  * @param annotations every annotation of one item, any order.
  */
-export function currentAnnotations(annotations: readonly Annotation[]): { byAnnotator: Map<string, Annotation>; final: Annotation | undefined } {
+export function currentAnnotations(annotations: readonly Annotation[]): {
+  byAnnotator: Map<string, Annotation>;
+  final: Annotation | undefined;
+} {
   const superseded = new Set(annotations.map((a) => a.supersedes).filter((x): x is string => !!x));
   const sorted = [...annotations].sort((a, b) => a.createdAt.localeCompare(b.createdAt) || a.id.localeCompare(b.id));
   const byAnnotator = new Map<string, Annotation>();
@@ -266,14 +305,28 @@ export function currentAnnotations(annotations: readonly Annotation[]): { byAnno
  * @param annotations the item's annotations; `llmVerdict` the LLM judge's verdict, if any.
  * Source: `../shared/spec/annotation.md` "Resolution"; issue 14 "Scores use it".
  */
-export function resolveItem(item: Pick<AnnotationItem, 'id' | 'task'>, annotations: readonly Annotation[], mode: ResolutionMode = 'human', llmVerdict?: unknown): Resolution {
+export function resolveItem(
+  item: Pick<AnnotationItem, 'id' | 'task'>,
+  annotations: readonly Annotation[],
+  mode: ResolutionMode = 'human',
+  llmVerdict?: unknown,
+): Resolution {
   const { byAnnotator, final } = currentAnnotations(annotations);
   const humanLabels: Record<string, string> = {};
   for (const [who, a] of byAnnotator) {
     const l = labelOf(item.task, a.verdict);
     if (l !== null) humanLabels[who] = l;
   }
-  if (final) return { itemId: item.id, decidedBy: 'adjudicated', verdict: final.verdict, annotators: [final.annotator], humanLabels, tie: false };
+  if (final) {
+    return {
+      itemId: item.id,
+      decidedBy: 'adjudicated',
+      verdict: final.verdict,
+      annotators: [final.annotator],
+      humanLabels,
+      tie: false,
+    };
+  }
   const counts = new Map<string, number>();
   for (const l of Object.values(humanLabels)) counts.set(l, (counts.get(l) ?? 0) + 1);
   const ranked = [...counts.entries()].sort((a, b) => b[1] - a[1]);
@@ -281,11 +334,22 @@ export function resolveItem(item: Pick<AnnotationItem, 'id' | 'task'>, annotatio
   const tie = ranked.length > 1 && ranked[0]![1] === ranked[1]![1];
   if (humans && !tie) {
     const top = ranked[0]![0];
-    const who = Object.keys(humanLabels).filter((k) => humanLabels[k] === top).sort();
+    const who = Object.keys(humanLabels)
+      .filter((k) => humanLabels[k] === top)
+      .sort();
     const newest = who.map((w) => byAnnotator.get(w)!).sort((a, b) => b.createdAt.localeCompare(a.createdAt))[0]!;
-    return { itemId: item.id, decidedBy: humans === 1 ? 'single' : 'majority', verdict: newest.verdict, annotators: who, humanLabels, tie: false };
+    return {
+      itemId: item.id,
+      decidedBy: humans === 1 ? 'single' : 'majority',
+      verdict: newest.verdict,
+      annotators: who,
+      humanLabels,
+      tie: false,
+    };
   }
-  if (mode === 'llm+human' && llmVerdict !== undefined && llmVerdict !== null) return { itemId: item.id, decidedBy: 'llm', verdict: llmVerdict, annotators: [], humanLabels, tie };
+  if (mode === 'llm+human' && llmVerdict !== undefined && llmVerdict !== null) {
+    return { itemId: item.id, decidedBy: 'llm', verdict: llmVerdict, annotators: [], humanLabels, tie };
+  }
   return { itemId: item.id, decidedBy: 'pending', verdict: null, annotators: [], humanLabels, tie };
 }
 

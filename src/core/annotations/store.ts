@@ -16,9 +16,21 @@ import { bulkWriteWithBackgroundCheckpointAsync } from '../store/wal.ts';
 import { LoupeInputError } from '../util/errors.ts';
 import { seededRandom } from '../util/random.ts';
 import {
-  ANNOTATABLE_TASKS, judgementItemId, labelOf, resolveItem, schemaVersion, validateVerdict,
-  type Annotation, type AnnotationItem, type AnnotationQueue, type AnnotationRole, type EvidenceRef, type QueueSpec,
-  type Resolution, type ResolutionMode, type Subject,
+  ANNOTATABLE_TASKS,
+  judgementItemId,
+  labelOf,
+  resolveItem,
+  schemaVersion,
+  validateVerdict,
+  type Annotation,
+  type AnnotationItem,
+  type AnnotationQueue,
+  type AnnotationRole,
+  type EvidenceRef,
+  type QueueSpec,
+  type Resolution,
+  type ResolutionMode,
+  type Subject,
 } from './model.ts';
 
 /** A new annotation to record. */
@@ -70,7 +82,13 @@ export interface QueueProgress {
 
 /** One line of an annotations JSONL export. */
 export type ExportRecord =
-  | { type: 'header'; format: 'loupe-annotations'; version: 1; exportedAt: string; schemaVersions: Record<string, string> }
+  | {
+      type: 'header';
+      format: 'loupe-annotations';
+      version: 1;
+      exportedAt: string;
+      schemaVersions: Record<string, string>;
+    }
   | ({ type: 'item' } & AnnotationItem)
   | ({ type: 'annotation' } & Annotation);
 
@@ -110,7 +128,10 @@ export interface AnnotationStore {
   /** Resolution of a judge item by task and input hash; undefined when no such item exists. */
   resolveJudgement(task: string, inputHash: string, mode?: ResolutionMode): Promise<Resolution | undefined>;
   /** Opens (creating, or appending newly matching items to) the queue of a spec. */
-  openQueue(spec: QueueSpec, opts?: { name?: string; reviewers?: number; reservationMs?: number; blind?: boolean }): Promise<AnnotationQueue>;
+  openQueue(
+    spec: QueueSpec,
+    opts?: { name?: string; reviewers?: number; reservationMs?: number; blind?: boolean },
+  ): Promise<AnnotationQueue>;
   getQueue(id: string): Promise<AnnotationQueue | undefined>;
   listQueues(): Promise<AnnotationQueue[]>;
   /**
@@ -118,7 +139,15 @@ export interface AnnotationStore {
    * left for them. With `pick`, every item still open to the annotator is offered (queue order) and `pick` chooses
    * (most-uncertain-first for pairs); the reservation rules are the same.
    */
-  nextItem(queueId: string, annotator: string, opts?: { afterPos?: number; now?: Date; pick?: (entries: QueueEntry[]) => QueueEntry | undefined | Promise<QueueEntry | undefined> }): Promise<QueueEntry | undefined>;
+  nextItem(
+    queueId: string,
+    annotator: string,
+    opts?: {
+      afterPos?: number;
+      now?: Date;
+      pick?: (entries: QueueEntry[]) => QueueEntry | undefined | Promise<QueueEntry | undefined>;
+    },
+  ): Promise<QueueEntry | undefined>;
   /** The item at a position (any state), for browsing. */
   itemAt(queueId: string, pos: number): Promise<QueueEntry | undefined>;
   progress(queueId: string): Promise<QueueProgress>;
@@ -210,12 +239,28 @@ export function suiteVersionOf(dataChecksums: string | null | undefined): string
 
 /** Default queue name of a spec. */
 export function queueName(spec: QueueSpec): string {
-  if (spec.kind === 'sampled') return spec.sampling ? `${spec.sampling.title} (${spec.sampling.perStratum} per stratum, seed ${spec.sampling.seed})` : `Sample of ${spec.itemIds?.length ?? 0} items`;
-  const parts = [spec.kind === 'items' ? (spec.includeResolved ? 'All items' : 'Pending items') : spec.kind === 'audit' ? `Audit of LLM verdicts (${spec.perCriterion ?? 10} per criterion, seed ${spec.seed ?? 0})` : spec.kind === 'pairs' ? 'Pairwise review' : 'Disagreements'];
+  if (spec.kind === 'sampled') {
+    return spec.sampling
+      ? `${spec.sampling.title} (${spec.sampling.perStratum} per stratum, seed ${spec.sampling.seed})`
+      : `Sample of ${spec.itemIds?.length ?? 0} items`;
+  }
+  const parts = [
+    spec.kind === 'items'
+      ? spec.includeResolved
+        ? 'All items'
+        : 'Pending items'
+      : spec.kind === 'audit'
+        ? `Audit of LLM verdicts (${spec.perCriterion ?? 10} per criterion, seed ${spec.seed ?? 0})`
+        : spec.kind === 'pairs'
+          ? 'Pairwise review'
+          : 'Disagreements',
+  ];
   if (spec.suite) parts.push(`suite ${spec.suite}`);
   if (spec.task) parts.push(spec.task);
   if (spec.criterion) parts.push(`“${spec.criterion}”`);
-  if (spec.runIds?.length) parts.push(spec.runIds.length === 1 ? `run ${spec.runIds[0]}` : `${spec.runIds.length} runs`);
+  if (spec.runIds?.length) {
+    parts.push(spec.runIds.length === 1 ? `run ${spec.runIds[0]}` : `${spec.runIds.length} runs`);
+  }
   return parts.join(' · ');
 }
 
@@ -227,7 +272,10 @@ export const queueKinds = new Map<string, (store: AnnotationStore, spec: QueueSp
  * `select` returns the item ids of a spec in queue order; serving, reservations and progress are the store's.
  * Source: issue 18 (BLADE decision review queues).
  */
-export function registerQueueKind(kind: QueueSpec['kind'], select: (store: AnnotationStore, spec: QueueSpec) => Promise<string[]>): void {
+export function registerQueueKind(
+  kind: QueueSpec['kind'],
+  select: (store: AnnotationStore, spec: QueueSpec) => Promise<string[]>,
+): void {
   queueKinds.set(kind, select);
 }
 
@@ -262,7 +310,11 @@ function registerSuiteVersionFunction(db: Database.Database): void {
  * @param rows the candidate items (`id`, `task`, `criterion`) in store order; `llm` the LLM verdicts by item id.
  * @returns the chosen item ids, strata in sorted order.
  */
-export function auditSample(rows: Row[], llm: ReadonlyMap<string, unknown>, spec: { perCriterion?: number; seed?: number }): string[] {
+export function auditSample(
+  rows: Row[],
+  llm: ReadonlyMap<string, unknown>,
+  spec: { perCriterion?: number; seed?: number },
+): string[] {
   const strata = new Map<string, string[]>();
   for (const r of rows) {
     if (!llm.has(r.id as string)) continue;
@@ -291,19 +343,25 @@ export function auditSample(rows: Row[], llm: ReadonlyMap<string, unknown>, spec
  * @param rows the candidate items (`id`, `task`) in store order; `anns` their annotations; `llm` the LLM verdicts.
  * @returns the item ids, in `rows` order.
  */
-export function disagreementIds(rows: Row[], anns: ReadonlyMap<string, Annotation[]>, llm: ReadonlyMap<string, { verdict: unknown }>): string[] {
-  return rows.filter((r) => {
-    const id = r.id as string;
-    const as = anns.get(id);
-    if (!as?.length) return false;
-    const res = resolveItem({ id, task: r.task as string }, as);
-    if (res.decidedBy === 'adjudicated') return false;
-    const labels = new Set(Object.values(res.humanLabels));
-    if (labels.size > 1) return true;
-    const l = llm.get(id);
-    if (!l || res.decidedBy === 'pending') return false;
-    return labelOf(r.task as string, l.verdict) !== labelOf(r.task as string, res.verdict);
-  }).map((r) => r.id as string);
+export function disagreementIds(
+  rows: Row[],
+  anns: ReadonlyMap<string, Annotation[]>,
+  llm: ReadonlyMap<string, { verdict: unknown }>,
+): string[] {
+  return rows
+    .filter((r) => {
+      const id = r.id as string;
+      const as = anns.get(id);
+      if (!as?.length) return false;
+      const res = resolveItem({ id, task: r.task as string }, as);
+      if (res.decidedBy === 'adjudicated') return false;
+      const labels = new Set(Object.values(res.humanLabels));
+      if (labels.size > 1) return true;
+      const l = llm.get(id);
+      if (!l || res.decidedBy === 'pending') return false;
+      return labelOf(r.task as string, l.verdict) !== labelOf(r.task as string, res.verdict);
+    })
+    .map((r) => r.id as string);
 }
 
 /**
@@ -311,7 +369,11 @@ export function disagreementIds(rows: Row[], anns: ReadonlyMap<string, Annotatio
  * and, for `llm+human`, the newest LLM verdict the store lets the caller see.
  * @throws LoupeInputError naming the item when the store has no such item.
  */
-export async function resolveStoredItem(s: Pick<AnnotationStore, 'getItem' | 'annotations' | 'llmVerdict'>, itemId: string, mode: ResolutionMode): Promise<Resolution> {
+export async function resolveStoredItem(
+  s: Pick<AnnotationStore, 'getItem' | 'annotations' | 'llmVerdict'>,
+  itemId: string,
+  mode: ResolutionMode,
+): Promise<Resolution> {
   const item = await s.getItem(itemId);
   if (!item) throw new LoupeInputError(`item ${itemId}`, 'no such item');
   const llm = mode === 'llm+human' ? (await s.llmVerdict(itemId))?.verdict : undefined;
@@ -373,7 +435,9 @@ export class SqlAnnotationStore implements AnnotationStore {
    * `->>` refuses; a NUL reads back as NUL, issue 39). `column` and `key` are names from this file, never input.
    */
   #jsonText(column: string, key: string): RawBuilder<string | null> {
-    return this.#pg ? sql.raw(jsonNulToText(`${jsonColumn(column)}::json ->> '${key}'`)) : sql.raw(`json_extract(${column}, '$.${key}')`);
+    return this.#pg
+      ? sql.raw(jsonNulToText(`${jsonColumn(column)}::json ->> '${key}'`))
+      : sql.raw(`json_extract(${column}, '$.${key}')`);
   }
 
   /**
@@ -381,7 +445,9 @@ export class SqlAnnotationStore implements AnnotationStore {
    * parameter limit): a JSON array read by `json_each` on SQLite, a `text[]` on PostgreSQL.
    */
   #inIds(column: string, ids: readonly string[]): RawBuilder<unknown> {
-    return this.#pg ? sql`${sql.ref(column)} = ANY(${[...ids]}::text[])` : sql`${sql.ref(column)} IN (SELECT value FROM json_each(${JSON.stringify(ids)}))`;
+    return this.#pg
+      ? sql`${sql.ref(column)} = ANY(${[...ids]}::text[])`
+      : sql`${sql.ref(column)} IN (SELECT value FROM json_each(${JSON.stringify(ids)}))`;
   }
 
   /**
@@ -397,7 +463,9 @@ export class SqlAnnotationStore implements AnnotationStore {
     const first = (await this.#s.first(mark))?.f;
     if (first == null) return 0;
     // One INSERT … SELECT: criterion as criterionOf() reads it, the schema version per task from JS.
-    const versionCase = sql.raw(`CASE j.task ${ANNOTATABLE_TASKS.map((t) => `WHEN '${t}' THEN '${schemaVersion(t)}'`).join(' ')} END`);
+    const versionCase = sql.raw(
+      `CASE j.task ${ANNOTATABLE_TASKS.map((t) => `WHEN '${t}' THEN '${schemaVersion(t)}'`).join(' ')} END`,
+    );
     const subject = this.#pg
       ? sql`'{"kind":"judgement","task":' || to_json(j.task)::text || ',"inputHash":' || to_json(j.input_hash)::text || '}'`
       : sql`json_object('kind', 'judgement', 'task', j.task, 'inputHash', j.input_hash)`;
@@ -405,13 +473,16 @@ export class SqlAnnotationStore implements AnnotationStore {
     // distinct checksums); PostgreSQL cannot call JS, so 'unknown' here and the runs' versions set just after.
     if (this.#handle) registerSuiteVersionFunction(this.#handle);
     const suiteVersion = this.#pg ? sql`'unknown'` : sql`loupe_suite_version(r.data_checksums)`;
-    const sync = () => this.#s.tx(null, async (t) => {
-      // PostgreSQL: FOR UPDATE makes syncing writers wait here; SQLite's BEGIN IMMEDIATE already holds the write lock
-      const from = (await t.first(this.#pg ? mark.forUpdate() : mark))?.f;
-      if (from == null) return 0;
-      // ON CONFLICT skips items that exist (the primary key lookup is the only check needed).
-      // rows created: PostgreSQL counts RETURNING rows; SQLite asks changes() after (no 10,000 rows back into JS)
-      const inserted = await t.all(this.#raw(sql<Row>`INSERT INTO annotation_items (id, subject_kind, subject, task, schema_version, input, input_hash, criterion, suite, run_id, item_ref, suite_version, created_at)
+    const sync = () =>
+      this.#s.tx(null, async (t) => {
+        // PostgreSQL: FOR UPDATE makes syncing writers wait here; SQLite's BEGIN IMMEDIATE already holds the write lock
+        const from = (await t.first(this.#pg ? mark.forUpdate() : mark))?.f;
+        if (from == null) return 0;
+        // ON CONFLICT skips items that exist (the primary key lookup is the only check needed).
+        // rows created: PostgreSQL counts RETURNING rows; SQLite asks changes() after (no 10,000 rows back into JS)
+        const inserted = await t.all(
+          this
+            .#raw(sql<Row>`INSERT INTO annotation_items (id, subject_kind, subject, task, schema_version, input, input_hash, criterion, suite, run_id, item_ref, suite_version, created_at)
         SELECT 'j:' || j.task || ':' || j.input_hash, 'judgement', ${subject}, j.task, ${versionCase}, j.input, j.input_hash,
           CASE j.task WHEN 'checklist-score' THEN ${this.#jsonText('j.input', 'criterion')} WHEN 'checklist-support' THEN ${this.#jsonText('j.input', 'question')}
             WHEN 'trend-answer' THEN ${this.#jsonText('j.input', 'question')} WHEN 'semantic-match' THEN ${this.#jsonText('j.input', 'kind')} END,
@@ -419,25 +490,48 @@ export class SqlAnnotationStore implements AnnotationStore {
         FROM judgements j LEFT JOIN runs r ON r.id = j.run_id
         WHERE ${this.#rowid('j')} >= ${from} AND j.task IN (${sql.join([...ANNOTATABLE_TASKS])}) AND j.judge_id NOT IN ('exact', 'none')
         ORDER BY j.judged_at, ${this.#rowid('j')}
-        ON CONFLICT (id) DO NOTHING${this.#pg ? sql` RETURNING 1` : sql``}`));
-      const created = this.#pg ? inserted.length : Number((await t.first(this.#raw(sql<Row>`SELECT changes() AS n`)))!.n);
-      await t.run(t.db.updateTable('annotation_sync').set({ judgements_from: null }).where('id', '=', 1));
-      if (created) {
-        // Earlier items whose run was missing or had no checksums then (few: a partial index holds them).
-        const runs = await t.all(t.db.selectFrom('runs as r').select(['r.id', 'r.data_checksums'])
-          .where('r.id', 'in', t.db.selectFrom('annotation_items as i').select('i.run_id').where('i.suite_version', '=', 'unknown')));
-        for (const r of runs) {
-          const v = suiteVersionOf(r.data_checksums);
-          if (v !== 'unknown') await t.run(t.db.updateTable('annotation_items').set({ suite_version: v }).where('run_id', '=', r.id).where('suite_version', '=', 'unknown'));
+        ON CONFLICT (id) DO NOTHING${this.#pg ? sql` RETURNING 1` : sql``}`),
+        );
+        const created = this.#pg
+          ? inserted.length
+          : Number((await t.first(this.#raw(sql<Row>`SELECT changes() AS n`)))!.n);
+        await t.run(t.db.updateTable('annotation_sync').set({ judgements_from: null }).where('id', '=', 1));
+        if (created) {
+          // Earlier items whose run was missing or had no checksums then (few: a partial index holds them).
+          const runs = await t.all(
+            t.db
+              .selectFrom('runs as r')
+              .select(['r.id', 'r.data_checksums'])
+              .where(
+                'r.id',
+                'in',
+                t.db.selectFrom('annotation_items as i').select('i.run_id').where('i.suite_version', '=', 'unknown'),
+              ),
+          );
+          for (const r of runs) {
+            const v = suiteVersionOf(r.data_checksums);
+            if (v !== 'unknown') {
+              await t.run(
+                t.db
+                  .updateTable('annotation_items')
+                  .set({ suite_version: v })
+                  .where('run_id', '=', r.id)
+                  .where('suite_version', '=', 'unknown'),
+              );
+            }
+          }
         }
-      }
-      return created;
-    });
+        return created;
+      });
     if (!this.#handle) return sync();
     // SQLite, thousands of items (a first sync after scoring): the WAL checkpoint of ~1 KB per item runs on a worker
     // thread, not here, while the queue and its first item are prepared.
-    const last = (await this.#s.first(this.#s.db.selectFrom('judgements').select(sql<number | null>`MAX(rowid)`.as('m'))))?.m ?? first;
-    return last - first + 1 >= BULK_SYNC_JUDGEMENTS ? (await bulkWriteWithBackgroundCheckpointAsync(this.#handle, sync)).result : sync();
+    const last =
+      (await this.#s.first(this.#s.db.selectFrom('judgements').select(sql<number | null>`MAX(rowid)`.as('m'))))?.m ??
+      first;
+    return last - first + 1 >= BULK_SYNC_JUDGEMENTS
+      ? (await bulkWriteWithBackgroundCheckpointAsync(this.#handle, sync)).result
+      : sync();
   }
 
   async getItem(id: string): Promise<AnnotationItem | undefined> {
@@ -445,12 +539,30 @@ export class SqlAnnotationStore implements AnnotationStore {
     return r ? itemFromRow(r) : undefined;
   }
 
-  async putItem(item: Omit<AnnotationItem, 'schemaVersion' | 'createdAt'> & { createdAt?: string }): Promise<AnnotationItem> {
+  async putItem(
+    item: Omit<AnnotationItem, 'schemaVersion' | 'createdAt'> & { createdAt?: string },
+  ): Promise<AnnotationItem> {
     const v = schemaVersion(item.task);
-    await this.#s.run(this.#s.db.insertInto('annotation_items').values({
-      id: item.id, subject_kind: item.subject.kind, subject: JSON.stringify(item.subject), task: item.task, schema_version: v, input: JSON.stringify(item.input),
-      input_hash: item.inputHash, criterion: item.criterion, suite: item.suite, run_id: item.runId, item_ref: item.itemRef, suite_version: item.suiteVersion, created_at: item.createdAt ?? nowIso(),
-    }).onConflict((oc) => oc.column('id').doNothing()));
+    await this.#s.run(
+      this.#s.db
+        .insertInto('annotation_items')
+        .values({
+          id: item.id,
+          subject_kind: item.subject.kind,
+          subject: JSON.stringify(item.subject),
+          task: item.task,
+          schema_version: v,
+          input: JSON.stringify(item.input),
+          input_hash: item.inputHash,
+          criterion: item.criterion,
+          suite: item.suite,
+          run_id: item.runId,
+          item_ref: item.itemRef,
+          suite_version: item.suiteVersion,
+          created_at: item.createdAt ?? nowIso(),
+        })
+        .onConflict((oc) => oc.column('id').doNothing()),
+    );
     return (await this.getItem(item.id))!;
   }
 
@@ -461,19 +573,29 @@ export class SqlAnnotationStore implements AnnotationStore {
     if (f.task) w.push(sql`i.task = ${f.task}`);
     else if (f.judgeTasksOnly) w.push(sql`i.task IN (${sql.join([...ANNOTATABLE_TASKS])})`);
     // the substring-position function: instr on SQLite, strpos on PostgreSQL
-    if (f.criterion) w.push(sql`${this.#pg ? sql`strpos` : sql`instr`}(lower(COALESCE(i.criterion, '')), lower(${f.criterion})) > 0`);
+    if (f.criterion) {
+      w.push(sql`${this.#pg ? sql`strpos` : sql`instr`}(lower(COALESCE(i.criterion, '')), lower(${f.criterion})) > 0`);
+    }
     if (f.runIds?.length) w.push(sql`i.run_id IN (${sql.join(f.runIds)})`);
     return w.length ? sql`WHERE ${sql.join(w, sql` AND `)}` : sql``;
   }
 
   /** `WHERE … AND` (or `WHERE`) before further conditions. */
   #whereAnd(f: ItemFilter): RawBuilder<unknown> {
-    return f.suite || f.task || f.judgeTasksOnly || f.criterion || f.runIds?.length ? sql`${this.#where(f)} AND` : sql`WHERE`;
+    return f.suite || f.task || f.judgeTasksOnly || f.criterion || f.runIds?.length
+      ? sql`${this.#where(f)} AND`
+      : sql`WHERE`;
   }
 
   async listItems(filter: ItemFilter = {}): Promise<AnnotationItem[]> {
     const lim = filter.limit ? sql.raw(` LIMIT ${Math.max(0, Math.floor(filter.limit))}`) : sql``;
-    return (await this.#s.all(this.#raw(sql<Row>`SELECT * FROM annotation_items i ${this.#where(filter)} ORDER BY i.created_at, ${this.#rowid('i')}${lim}`))).map(itemFromRow);
+    return (
+      await this.#s.all(
+        this.#raw(
+          sql<Row>`SELECT * FROM annotation_items i ${this.#where(filter)} ORDER BY i.created_at, ${this.#rowid('i')}${lim}`,
+        ),
+      )
+    ).map(itemFromRow);
   }
 
   /**
@@ -490,22 +612,73 @@ export class SqlAnnotationStore implements AnnotationStore {
       const where = `${at} evidence ${i + 1}`;
       switch (x.kind) {
         case 'step':
-          if (typeof x.runId !== 'string' || !Number.isInteger(x.step)) throw new LoupeInputError(where, 'a step needs runId and an integer step');
-          if (mustExist && !(await this.#s.first(db.selectFrom('steps').select('idx').where('run_id', '=', x.runId).where('idx', '=', x.step as number)))) throw new LoupeInputError(where, `step ${String(x.step)} of run ${x.runId} does not exist (the run was deleted or has fewer steps)`);
+          if (typeof x.runId !== 'string' || !Number.isInteger(x.step)) {
+            throw new LoupeInputError(where, 'a step needs runId and an integer step');
+          }
+          if (
+            mustExist &&
+            !(await this.#s.first(
+              db
+                .selectFrom('steps')
+                .select('idx')
+                .where('run_id', '=', x.runId)
+                .where('idx', '=', x.step as number),
+            ))
+          ) {
+            throw new LoupeInputError(
+              where,
+              `step ${String(x.step)} of run ${x.runId} does not exist (the run was deleted or has fewer steps)`,
+            );
+          }
           out.push({ kind: 'step', runId: x.runId, step: x.step as number });
           break;
         case 'cell':
-          if (typeof x.runId !== 'string' || !Number.isInteger(x.seq)) throw new LoupeInputError(where, 'a cell needs runId and an integer seq');
-          if (mustExist && !(await this.#s.first(db.selectFrom('kernel_cells').select('seq').where('run_id', '=', x.runId).where('seq', '=', x.seq as number)))) throw new LoupeInputError(where, `notebook cell ${String(x.seq)} of run ${x.runId} does not exist`);
+          if (typeof x.runId !== 'string' || !Number.isInteger(x.seq)) {
+            throw new LoupeInputError(where, 'a cell needs runId and an integer seq');
+          }
+          if (
+            mustExist &&
+            !(await this.#s.first(
+              db
+                .selectFrom('kernel_cells')
+                .select('seq')
+                .where('run_id', '=', x.runId)
+                .where('seq', '=', x.seq as number),
+            ))
+          ) {
+            throw new LoupeInputError(where, `notebook cell ${String(x.seq)} of run ${x.runId} does not exist`);
+          }
           out.push({ kind: 'cell', runId: x.runId, seq: x.seq as number });
           break;
         case 'doc':
-          if (typeof x.path !== 'string' || !x.path) throw new LoupeInputError(where, 'a documentation page needs a path');
-          out.push({ kind: 'doc', path: x.path, ...(Number.isInteger(x.page) ? { page: x.page as number } : {}), ...(typeof x.query === 'string' ? { query: x.query } : {}) });
+          if (typeof x.path !== 'string' || !x.path) {
+            throw new LoupeInputError(where, 'a documentation page needs a path');
+          }
+          out.push({
+            kind: 'doc',
+            path: x.path,
+            ...(Number.isInteger(x.page) ? { page: x.page as number } : {}),
+            ...(typeof x.query === 'string' ? { query: x.query } : {}),
+          });
           break;
         case 'span':
-          if (typeof x.runId !== 'string' || typeof x.artefact !== 'string' || !Number.isInteger(x.start) || !Number.isInteger(x.end) || (x.end as number) < (x.start as number)) throw new LoupeInputError(where, 'a span needs runId, artefact and start ≤ end');
-          out.push({ kind: 'span', runId: x.runId, artefact: x.artefact, start: x.start as number, end: x.end as number, ...(typeof x.quote === 'string' ? { quote: x.quote } : {}) });
+          if (
+            typeof x.runId !== 'string' ||
+            typeof x.artefact !== 'string' ||
+            !Number.isInteger(x.start) ||
+            !Number.isInteger(x.end) ||
+            (x.end as number) < (x.start as number)
+          ) {
+            throw new LoupeInputError(where, 'a span needs runId, artefact and start ≤ end');
+          }
+          out.push({
+            kind: 'span',
+            runId: x.runId,
+            artefact: x.artefact,
+            start: x.start as number,
+            end: x.end as number,
+            ...(typeof x.quote === 'string' ? { quote: x.quote } : {}),
+          });
           break;
         default:
           throw new LoupeInputError(where, `unknown evidence kind '${String(x.kind)}' (step, cell, doc, span)`);
@@ -516,29 +689,59 @@ export class SqlAnnotationStore implements AnnotationStore {
 
   async annotate(a: NewAnnotation): Promise<Annotation> {
     const at = `item ${a.itemId}`;
-    if (typeof a.annotator !== 'string' || !a.annotator.trim()) throw new LoupeInputError(at, 'an annotation needs an annotator');
+    if (typeof a.annotator !== 'string' || !a.annotator.trim()) {
+      throw new LoupeInputError(at, 'an annotation needs an annotator');
+    }
     const item = await this.getItem(a.itemId);
     if (!item) throw new LoupeInputError(at, 'no such item');
     validateVerdict(item.task, a.verdict, at);
     const evidence = await this.checkEvidence(a.evidence, at);
     const role = a.role ?? 'annotator';
-    if (role !== 'annotator' && role !== 'adjudicator') throw new LoupeInputError(at, `role must be annotator or adjudicator, got '${String(role)}'`);
+    if (role !== 'annotator' && role !== 'adjudicator') {
+      throw new LoupeInputError(at, `role must be annotator or adjudicator, got '${String(role)}'`);
+    }
     if (a.supersedes) {
-      const prev = await this.#s.first(this.#s.db.selectFrom('annotations').select(['item_id', 'annotator']).where('id', '=', a.supersedes));
+      const prev = await this.#s.first(
+        this.#s.db.selectFrom('annotations').select(['item_id', 'annotator']).where('id', '=', a.supersedes),
+      );
       if (!prev) throw new LoupeInputError(at, `annotation ${a.supersedes} to supersede does not exist`);
-      if (prev.item_id !== a.itemId || prev.annotator !== a.annotator) throw new LoupeInputError(at, `annotation ${a.supersedes} belongs to another item or annotator`);
+      if (prev.item_id !== a.itemId || prev.annotator !== a.annotator) {
+        throw new LoupeInputError(at, `annotation ${a.supersedes} belongs to another item or annotator`);
+      }
     }
     const ann: Annotation = {
-      id: randomUUID(), itemId: a.itemId, annotator: a.annotator.trim(), role, verdict: a.verdict, evidence, note: a.note?.trim() ? a.note : null,
-      supersedes: a.supersedes ?? null, final: role === 'adjudicator', origin: a.origin ?? 'cli', createdAt: nowIso(), dbRole: null,
+      id: randomUUID(),
+      itemId: a.itemId,
+      annotator: a.annotator.trim(),
+      role,
+      verdict: a.verdict,
+      evidence,
+      note: a.note?.trim() ? a.note : null,
+      supersedes: a.supersedes ?? null,
+      final: role === 'adjudicator',
+      origin: a.origin ?? 'cli',
+      createdAt: nowIso(),
+      dbRole: null,
     };
     await this.#s.tx(null, async (t) => {
       ann.dbRole = await this.insertAnnotation(t, ann);
       // PostgreSQL only: LISTEN/NOTIFY tells other editors' panels (watchStoreChanges); SQLite has no such channel
-      if (this.#pg) await t.run(this.#raw(sql`SELECT pg_notify(${CHANGES}, ${JSON.stringify({ kind: 'annotation', itemId: ann.itemId, annotator: ann.annotator })})`));
+      if (this.#pg) {
+        await t.run(
+          this.#raw(
+            sql`SELECT pg_notify(${CHANGES}, ${JSON.stringify({ kind: 'annotation', itemId: ann.itemId, annotator: ann.annotator })})`,
+          ),
+        );
+      }
       if (a.queueId) {
         for (const table of ['annotation_reservations', 'annotation_drafts'] as const) {
-          await t.run(t.db.deleteFrom(table).where('queue_id', '=', a.queueId).where('item_id', '=', a.itemId).where('annotator', '=', ann.annotator));
+          await t.run(
+            t.db
+              .deleteFrom(table)
+              .where('queue_id', '=', a.queueId)
+              .where('item_id', '=', a.itemId)
+              .where('annotator', '=', ann.annotator),
+          );
         }
       }
     });
@@ -547,20 +750,47 @@ export class SqlAnnotationStore implements AnnotationStore {
 
   /** Inserts an annotation; `db_role` is left to the server (PostgreSQL: the connection's role; SQLite: null). @returns the role recorded. */
   private async insertAnnotation(t: StoreSql, a: Annotation): Promise<string | null> {
-    const r = await t.first(t.db.insertInto('annotations').values({
-      id: a.id, item_id: a.itemId, annotator: a.annotator, role: a.role, verdict: JSON.stringify(a.verdict), evidence: JSON.stringify(a.evidence), note: a.note,
-      supersedes: a.supersedes, final: a.final ? 1 : 0, origin: a.origin, created_at: a.createdAt,
-    }).returning('db_role'));
+    const r = await t.first(
+      t.db
+        .insertInto('annotations')
+        .values({
+          id: a.id,
+          item_id: a.itemId,
+          annotator: a.annotator,
+          role: a.role,
+          verdict: JSON.stringify(a.verdict),
+          evidence: JSON.stringify(a.evidence),
+          note: a.note,
+          supersedes: a.supersedes,
+          final: a.final ? 1 : 0,
+          origin: a.origin,
+          created_at: a.createdAt,
+        })
+        .returning('db_role'),
+    );
     return r?.db_role ?? null;
   }
 
   async annotations(itemId: string): Promise<Annotation[]> {
-    return (await this.#s.all(this.#s.db.selectFrom('annotations').selectAll().where('item_id', '=', itemId).orderBy('created_at').orderBy('id'))).map(annotationFromRow);
+    return (
+      await this.#s.all(
+        this.#s.db
+          .selectFrom('annotations')
+          .selectAll()
+          .where('item_id', '=', itemId)
+          .orderBy('created_at')
+          .orderBy('id'),
+      )
+    ).map(annotationFromRow);
   }
 
   /** Every annotation of the items matching a filter, grouped by item (agreement, exports). */
   async annotationsByItem(filter: ItemFilter = {}): Promise<Map<string, Annotation[]>> {
-    const rows = await this.#s.all(this.#raw(sql<Row>`SELECT a.* FROM annotations a JOIN annotation_items i ON i.id = a.item_id ${this.#where(filter)} ORDER BY a.created_at, a.id`));
+    const rows = await this.#s.all(
+      this.#raw(
+        sql<Row>`SELECT a.* FROM annotations a JOIN annotation_items i ON i.id = a.item_id ${this.#where(filter)} ORDER BY a.created_at, a.id`,
+      ),
+    );
     const out = new Map<string, Annotation[]>();
     for (const r of rows) {
       const a = annotationFromRow(r);
@@ -578,7 +808,11 @@ export class SqlAnnotationStore implements AnnotationStore {
    */
   async #privileges(): Promise<{ readsVerdicts: boolean; managesQueues: boolean }> {
     if (!this.#pg) return { readsVerdicts: true, managesQueues: true };
-    const r = await this.#s.first(this.#raw(sql<Row>`SELECT has_column_privilege('judgements', 'verdict', 'SELECT') AS v, has_table_privilege('annotation_queues', 'UPDATE') AS m`));
+    const r = await this.#s.first(
+      this.#raw(
+        sql<Row>`SELECT has_column_privilege('judgements', 'verdict', 'SELECT') AS v, has_table_privilege('annotation_queues', 'UPDATE') AS m`,
+      ),
+    );
     return { readsVerdicts: r?.v === true, managesQueues: r?.m === true };
   }
 
@@ -596,17 +830,29 @@ export class SqlAnnotationStore implements AnnotationStore {
 
   /** Newest done LLM verdict per item for the items matching a filter. */
   async llmVerdicts(filter: ItemFilter = {}): Promise<Map<string, { judgeId: string; verdict: unknown }>> {
-    const rows = await this.#s.all(this.#raw(sql<Row>`${(await this.#privileges()).readsVerdicts
-      ? sql`SELECT i.id AS item_id, j.judge_id, j.verdict FROM annotation_items i JOIN judgements j ON j.input_hash = i.input_hash AND j.task = i.task
+    const rows = await this.#s.all(
+      this.#raw(
+        sql<Row>`${
+          (await this.#privileges()).readsVerdicts
+            ? sql`SELECT i.id AS item_id, j.judge_id, j.verdict FROM annotation_items i JOIN judgements j ON j.input_hash = i.input_hash AND j.task = i.task
         ${this.#whereAnd(filter)} j.judge_id LIKE 'llm:%' AND j.status = 'done' ORDER BY j.judged_at, ${this.#rowid('j')}`
-      : sql`SELECT i.id AS item_id, j.judge_id, j.verdict FROM annotation_items i JOIN ${this.#revealed()} ON j.item_id = i.id ${this.#where(filter)} ORDER BY j.judged_at, j.rid`}`));
+            : sql`SELECT i.id AS item_id, j.judge_id, j.verdict FROM annotation_items i JOIN ${this.#revealed()} ON j.item_id = i.id ${this.#where(filter)} ORDER BY j.judged_at, j.rid`
+        }`,
+      ),
+    );
     const out = new Map<string, { judgeId: string; verdict: unknown }>();
-    for (const r of rows) out.set(r.item_id as string, { judgeId: r.judge_id as string, verdict: JSON.parse(r.verdict as string) });
+    for (const r of rows) {
+      out.set(r.item_id as string, { judgeId: r.judge_id as string, verdict: JSON.parse(r.verdict as string) });
+    }
     return out;
   }
 
   async llmVerdict(itemId: string): Promise<{ judgeId: string; verdict: unknown } | undefined> {
-    const r = await this.#s.first(this.#raw(sql<Row>`SELECT j.judge_id, j.verdict FROM ${this.#revealed()} WHERE j.item_id = ${itemId} ORDER BY j.judged_at DESC, j.rid DESC LIMIT 1`));
+    const r = await this.#s.first(
+      this.#raw(
+        sql<Row>`SELECT j.judge_id, j.verdict FROM ${this.#revealed()} WHERE j.item_id = ${itemId} ORDER BY j.judged_at DESC, j.rid DESC LIMIT 1`,
+      ),
+    );
     return r ? { judgeId: r.judge_id as string, verdict: JSON.parse(r.verdict as string) } : undefined;
   }
 
@@ -614,7 +860,11 @@ export class SqlAnnotationStore implements AnnotationStore {
     return resolveStoredItem(this, itemId, mode);
   }
 
-  async resolveJudgement(task: string, inputHash: string, mode: ResolutionMode = 'human'): Promise<Resolution | undefined> {
+  async resolveJudgement(
+    task: string,
+    inputHash: string,
+    mode: ResolutionMode = 'human',
+  ): Promise<Resolution | undefined> {
     const id = judgementItemId(task, inputHash);
     return (await this.getItem(id)) ? resolveStoredItem(this, id, mode) : undefined;
   }
@@ -622,7 +872,13 @@ export class SqlAnnotationStore implements AnnotationStore {
   /** The item filter of a queue spec: the generic kinds (items, audit, disagreement) hold only judge-task items. */
   private filterOf(spec: QueueSpec): ItemFilter {
     const generic = spec.kind === 'items' || spec.kind === 'audit' || spec.kind === 'disagreement';
-    return { ...(spec.suite ? { suite: spec.suite } : {}), ...(spec.task ? { task: spec.task } : {}), ...(spec.criterion ? { criterion: spec.criterion } : {}), ...(spec.runIds?.length ? { runIds: spec.runIds } : {}), ...(generic ? { judgeTasksOnly: true } : {}) };
+    return {
+      ...(spec.suite ? { suite: spec.suite } : {}),
+      ...(spec.task ? { task: spec.task } : {}),
+      ...(spec.criterion ? { criterion: spec.criterion } : {}),
+      ...(spec.runIds?.length ? { runIds: spec.runIds } : {}),
+      ...(generic ? { judgeTasksOnly: true } : {}),
+    };
   }
 
   /**
@@ -632,22 +888,40 @@ export class SqlAnnotationStore implements AnnotationStore {
    * for items that have annotations.
    * @returns a function running the statement in a transaction for a queue id and its last position (−1 when empty).
    */
-  private async itemsAppender(spec: QueueSpec): Promise<(t: StoreSql, queueId: string, lastPos: number) => Promise<void>> {
+  private async itemsAppender(
+    spec: QueueSpec,
+  ): Promise<(t: StoreSql, queueId: string, lastPos: number) => Promise<void>> {
     const filter = this.filterOf(spec);
     let resolved: string[] = [];
     if (!spec.includeResolved) {
       const anns = await this.annotationsByItem(filter);
       if (anns.size) {
-        const tasks = new Map((await this.#s.all(this.#raw(sql<Row>`SELECT DISTINCT i.id, i.task FROM annotation_items i JOIN annotations a ON a.item_id = i.id ${this.#where(filter)}`))).map((r) => [r.id as string, r.task as string]));
-        resolved = [...anns].filter(([id, a]) => resolveItem({ id, task: tasks.get(id)! }, a).decidedBy !== 'pending').map(([id]) => id);
+        const tasks = new Map(
+          (
+            await this.#s.all(
+              this.#raw(
+                sql<Row>`SELECT DISTINCT i.id, i.task FROM annotation_items i JOIN annotations a ON a.item_id = i.id ${this.#where(filter)}`,
+              ),
+            )
+          ).map((r) => [r.id as string, r.task as string]),
+        );
+        resolved = [...anns]
+          .filter(([id, a]) => resolveItem({ id, task: tasks.get(id)! }, a).decidedBy !== 'pending')
+          .map(([id]) => id);
       }
     }
     return async (t, queueId, lastPos) => {
-      await t.run(this.#raw(sql`INSERT INTO annotation_queue_items (queue_id, pos, item_id)
+      await t.run(
+        this.#raw(sql`INSERT INTO annotation_queue_items (queue_id, pos, item_id)
         SELECT CAST(${queueId} AS TEXT), CAST(${lastPos} AS INTEGER) + row_number() OVER (ORDER BY i.created_at, ${this.#rowid('i')}), i.id FROM annotation_items i
         ${this.#whereAnd(filter)} EXISTS (SELECT 1 FROM judgements j WHERE j.input_hash = i.input_hash AND j.task = i.task AND j.judge_id = 'human')
-          AND NOT EXISTS (SELECT 1 FROM annotation_queue_items qi WHERE qi.queue_id = ${queueId} AND qi.item_id = i.id)${resolved.length ? sql`
-          AND NOT (${this.#inIds('i.id', resolved)})` : sql``}`));
+          AND NOT EXISTS (SELECT 1 FROM annotation_queue_items qi WHERE qi.queue_id = ${queueId} AND qi.item_id = i.id)${
+            resolved.length
+              ? sql`
+          AND NOT (${this.#inIds('i.id', resolved)})`
+              : sql``
+          }`),
+      );
     };
   }
 
@@ -658,41 +932,71 @@ export class SqlAnnotationStore implements AnnotationStore {
     const filter = this.filterOf(spec);
     if (spec.kind === 'sampled') {
       const ids = spec.itemIds ?? [];
-      const have = new Set((await this.#s.all(this.#raw(sql<Row>`SELECT id FROM annotation_items WHERE ${this.#inIds('id', ids)}`))).map((r) => r.id as string));
+      const have = new Set(
+        (await this.#s.all(this.#raw(sql<Row>`SELECT id FROM annotation_items WHERE ${this.#inIds('id', ids)}`))).map(
+          (r) => r.id as string,
+        ),
+      );
       return ids.filter((id) => have.has(id));
     }
     if (spec.kind === 'pairs') {
       const runs = spec.runIds ?? [];
-      const inRuns = runs.length ? sql` AND ${this.#jsonText('i.subject', 'runA')} IN (${sql.join(runs)}) AND ${this.#jsonText('i.subject', 'runB')} IN (${sql.join(runs)})` : sql``;
-      const rows = await this.#s.all(this.#raw(sql<Row>`SELECT i.id FROM annotation_items i WHERE i.task = 'pairwise-vote'${spec.suite ? sql` AND i.suite = ${spec.suite}` : sql``}${inRuns} ORDER BY i.created_at, ${this.#rowid('i')}`));
+      const inRuns = runs.length
+        ? sql` AND ${this.#jsonText('i.subject', 'runA')} IN (${sql.join(runs)}) AND ${this.#jsonText('i.subject', 'runB')} IN (${sql.join(runs)})`
+        : sql``;
+      const rows = await this.#s.all(
+        this.#raw(
+          sql<Row>`SELECT i.id FROM annotation_items i WHERE i.task = 'pairwise-vote'${spec.suite ? sql` AND i.suite = ${spec.suite}` : sql``}${inRuns} ORDER BY i.created_at, ${this.#rowid('i')}`,
+        ),
+      );
       return rows.map((r) => r.id as string);
     }
     if (spec.kind === 'audit') {
       const llm = await this.llmVerdicts(filter);
-      const rows = await this.#s.all(this.#raw(sql<Row>`SELECT i.id, i.task, i.criterion FROM annotation_items i ${this.#where(filter)} ORDER BY i.created_at, ${this.#rowid('i')}`));
+      const rows = await this.#s.all(
+        this.#raw(
+          sql<Row>`SELECT i.id, i.task, i.criterion FROM annotation_items i ${this.#where(filter)} ORDER BY i.created_at, ${this.#rowid('i')}`,
+        ),
+      );
       return auditSample(rows, llm, spec);
     }
     // disagreement: humans disagree, or the LLM differs from the human resolution; not yet adjudicated
     const anns = await this.annotationsByItem(filter);
     const llm = await this.llmVerdicts(filter);
-    const rows = await this.#s.all(this.#raw(sql<Row>`SELECT i.id, i.task FROM annotation_items i ${this.#where(filter)} ORDER BY i.created_at, ${this.#rowid('i')}`));
+    const rows = await this.#s.all(
+      this.#raw(
+        sql<Row>`SELECT i.id, i.task FROM annotation_items i ${this.#where(filter)} ORDER BY i.created_at, ${this.#rowid('i')}`,
+      ),
+    );
     return disagreementIds(rows, anns, llm);
   }
 
-  async openQueue(spec: QueueSpec, opts: { name?: string; reviewers?: number; reservationMs?: number; blind?: boolean } = {}): Promise<AnnotationQueue> {
+  async openQueue(
+    spec: QueueSpec,
+    opts: { name?: string; reviewers?: number; reservationMs?: number; blind?: boolean } = {},
+  ): Promise<AnnotationQueue> {
     const kinds = ['items', 'audit', 'disagreement', 'pairs', 'sampled', ...queueKinds.keys()];
-    if (!kinds.includes(spec.kind)) throw new LoupeInputError('queue kind', `must be ${kinds.join(', ')}, got '${String(spec.kind)}'`);
+    if (!kinds.includes(spec.kind)) {
+      throw new LoupeInputError('queue kind', `must be ${kinds.join(', ')}, got '${String(spec.kind)}'`);
+    }
     const reviewers = opts.reviewers ?? 1;
-    if (!Number.isInteger(reviewers) || reviewers < 1) throw new LoupeInputError('reviewers per item', `must be a whole number ≥ 1, got ${String(opts.reviewers)}`);
+    if (!Number.isInteger(reviewers) || reviewers < 1) {
+      throw new LoupeInputError('reviewers per item', `must be a whole number ≥ 1, got ${String(opts.reviewers)}`);
+    }
     const reservationMs = opts.reservationMs ?? 30 * 60_000;
-    if (!(reservationMs > 0)) throw new LoupeInputError('reservation time', `must be > 0 ms, got ${String(opts.reservationMs)}`);
+    if (!(reservationMs > 0)) {
+      throw new LoupeInputError('reservation time', `must be > 0 ms, got ${String(opts.reservationMs)}`);
+    }
     const clean: QueueSpec = JSON.parse(canonicalJson(spec)) as QueueSpec;
     const id = `q-${sha256(canonicalJson(clean)).slice(0, 12)}`;
     if (!(await this.#privileges()).managesQueues) {
       // an annotator's role (loupe store grant): a queue's items and rules are chosen by whoever manages queues
       const existing = await this.getQueue(id);
       if (existing) return existing;
-      throw new LoupeInputError(`queue '${opts.name ?? queueName(clean)}'`, `the database role of this connection may answer queues but not open new ones: ask a reviewer or the store's owner to open it`);
+      throw new LoupeInputError(
+        `queue '${opts.name ?? queueName(clean)}'`,
+        `the database role of this connection may answer queues but not open new ones: ask a reviewer or the store's owner to open it`,
+      );
     }
     await this.syncFromJudgements();
     const append = clean.kind === 'items' ? await this.itemsAppender(clean) : undefined;
@@ -702,15 +1006,45 @@ export class SqlAnnotationStore implements AnnotationStore {
     await this.#s.tx(id, async (t) => {
       const existing = await t.first(t.db.selectFrom('annotation_queues').select('id').where('id', '=', id));
       if (existing) {
-        await t.run(t.db.updateTable('annotation_queues').set({ reviewers, reservation_ms: reservationMs, blind }).where('id', '=', id));
+        await t.run(
+          t.db
+            .updateTable('annotation_queues')
+            .set({ reviewers, reservation_ms: reservationMs, blind })
+            .where('id', '=', id),
+        );
       } else {
-        await t.run(t.db.insertInto('annotation_queues').values({ id, name: opts.name ?? queueName(clean), kind: clean.kind, spec: JSON.stringify(clean), reviewers, reservation_ms: reservationMs, blind, created_at: nowIso() }));
+        await t.run(
+          t.db.insertInto('annotation_queues').values({
+            id,
+            name: opts.name ?? queueName(clean),
+            kind: clean.kind,
+            spec: JSON.stringify(clean),
+            reviewers,
+            reservation_ms: reservationMs,
+            blind,
+            created_at: nowIso(),
+          }),
+        );
       }
-      let pos = Number((await t.first(this.#raw(sql<Row>`SELECT COALESCE(MAX(pos), -1) AS m FROM annotation_queue_items WHERE queue_id = ${id}`)))!.m);
+      let pos = Number(
+        (await t.first(
+          this.#raw(sql<Row>`SELECT COALESCE(MAX(pos), -1) AS m FROM annotation_queue_items WHERE queue_id = ${id}`),
+        ))!.m,
+      );
       if (append) return append(t, id, pos);
       // the unique (queue, item) index skips items already queued; positions stay dense
       for (const itemId of ids) {
-        if (await t.first(t.db.insertInto('annotation_queue_items').values({ queue_id: id, pos: pos + 1, item_id: itemId }).onConflict((oc) => oc.doNothing()).returning('item_id'))) pos++;
+        if (
+          await t.first(
+            t.db
+              .insertInto('annotation_queue_items')
+              .values({ queue_id: id, pos: pos + 1, item_id: itemId })
+              .onConflict((oc) => oc.doNothing())
+              .returning('item_id'),
+          )
+        ) {
+          pos++;
+        }
       }
     });
     return (await this.getQueue(id))!;
@@ -722,43 +1056,72 @@ export class SqlAnnotationStore implements AnnotationStore {
   }
 
   async listQueues(): Promise<AnnotationQueue[]> {
-    return (await this.#s.all(this.#s.db.selectFrom('annotation_queues').selectAll().orderBy('created_at').orderBy(sql.ref(this.#s.rowid)))).map(queueFromRow);
+    return (
+      await this.#s.all(
+        this.#s.db.selectFrom('annotation_queues').selectAll().orderBy('created_at').orderBy(sql.ref(this.#s.rowid)),
+      )
+    ).map(queueFromRow);
   }
 
   private async entry(queueId: string, pos: number, itemId: string): Promise<QueueEntry> {
     const item = await this.getItem(itemId);
-    if (!item) throw new LoupeInputError(`queue ${queueId} position ${pos}`, `item ${itemId} is missing from the store`);
+    if (!item) {
+      throw new LoupeInputError(`queue ${queueId} position ${pos}`, `item ${itemId} is missing from the store`);
+    }
     return { queueId, pos, item };
   }
 
   /** Reserves an item of a queue for an annotator until a time (replacing their earlier reservation of it). */
   async #reserve(queueId: string, itemId: string, annotator: string, until: Date): Promise<void> {
-    await this.#s.run(this.#s.db.insertInto('annotation_reservations').values({ queue_id: queueId, item_id: itemId, annotator, expires_at: until.toISOString() })
-      .onConflict((oc) => oc.columns(['queue_id', 'item_id', 'annotator']).doUpdateSet((eb) => ({ expires_at: eb.ref('excluded.expires_at') }))));
+    await this.#s.run(
+      this.#s.db
+        .insertInto('annotation_reservations')
+        .values({ queue_id: queueId, item_id: itemId, annotator, expires_at: until.toISOString() })
+        .onConflict((oc) =>
+          oc
+            .columns(['queue_id', 'item_id', 'annotator'])
+            .doUpdateSet((eb) => ({ expires_at: eb.ref('excluded.expires_at') })),
+        ),
+    );
   }
 
-  async nextItem(queueId: string, annotator: string, opts: { afterPos?: number; now?: Date; pick?: (entries: QueueEntry[]) => QueueEntry | undefined | Promise<QueueEntry | undefined> } = {}): Promise<QueueEntry | undefined> {
+  async nextItem(
+    queueId: string,
+    annotator: string,
+    opts: {
+      afterPos?: number;
+      now?: Date;
+      pick?: (entries: QueueEntry[]) => QueueEntry | undefined | Promise<QueueEntry | undefined>;
+    } = {},
+  ): Promise<QueueEntry | undefined> {
     const q = await this.getQueue(queueId);
     if (!q) throw new LoupeInputError(`queue ${queueId}`, 'no such queue');
     const now = opts.now ?? new Date();
     const nowS = now.toISOString();
     const meta = sql.table(this.#meta);
     const limit = opts.pick ? sql`` : sql` LIMIT 1`;
-    const stmt = (after: number) => this.#raw(sql<Row>`${q.spec.kind === 'disagreement'
-      ? sql`SELECT qi.pos, qi.item_id FROM annotation_queue_items qi WHERE qi.queue_id = ${queueId} AND qi.pos > CAST(${after} AS INTEGER)
+    const stmt = (after: number) =>
+      this.#raw(
+        sql<Row>`${
+          q.spec.kind === 'disagreement'
+            ? sql`SELECT qi.pos, qi.item_id FROM annotation_queue_items qi WHERE qi.queue_id = ${queueId} AND qi.pos > CAST(${after} AS INTEGER)
           AND NOT EXISTS (SELECT 1 FROM ${meta} a WHERE a.item_id = qi.item_id AND a.final = 1)
           AND NOT EXISTS (SELECT 1 FROM annotation_reservations r WHERE r.queue_id = ${queueId} AND r.item_id = qi.item_id AND r.annotator <> ${annotator} AND r.expires_at > ${nowS})
           ORDER BY qi.pos${limit}`
-      : sql`SELECT qi.pos, qi.item_id FROM annotation_queue_items qi WHERE qi.queue_id = ${queueId} AND qi.pos > CAST(${after} AS INTEGER)
+            : sql`SELECT qi.pos, qi.item_id FROM annotation_queue_items qi WHERE qi.queue_id = ${queueId} AND qi.pos > CAST(${after} AS INTEGER)
           AND NOT EXISTS (SELECT 1 FROM ${meta} a WHERE a.annotator = ${annotator} AND a.item_id = qi.item_id)
           AND NOT EXISTS (SELECT 1 FROM ${meta} a WHERE a.item_id = qi.item_id AND a.final = 1)
           AND (SELECT COUNT(DISTINCT a.annotator) FROM ${meta} a WHERE a.item_id = qi.item_id AND a.role = 'annotator')
             + (SELECT COUNT(*) FROM annotation_reservations r WHERE r.queue_id = ${queueId} AND r.item_id = qi.item_id AND r.annotator <> ${annotator} AND r.expires_at > ${nowS}) < CAST(${q.reviewers} AS INTEGER)
-          ORDER BY qi.pos${limit}`}`);
+          ORDER BY qi.pos${limit}`
+        }`,
+      );
     const until = new Date(now.getTime() + q.reservationMs);
     if (opts.pick) {
       const entries: QueueEntry[] = [];
-      for (const r of await this.#s.all(stmt(-1))) entries.push(await this.entry(queueId, r.pos as number, r.item_id as string));
+      for (const r of await this.#s.all(stmt(-1))) {
+        entries.push(await this.entry(queueId, r.pos as number, r.item_id as string));
+      }
       const chosen = entries.length ? await opts.pick(entries) : undefined;
       if (!chosen) return undefined;
       await this.#reserve(queueId, chosen.item.id, annotator, until);
@@ -772,13 +1135,23 @@ export class SqlAnnotationStore implements AnnotationStore {
   }
 
   async itemAt(queueId: string, pos: number): Promise<QueueEntry | undefined> {
-    const r = await this.#s.first(this.#s.db.selectFrom('annotation_queue_items').select('item_id').where('queue_id', '=', queueId).where('pos', '=', pos));
+    const r = await this.#s.first(
+      this.#s.db
+        .selectFrom('annotation_queue_items')
+        .select('item_id')
+        .where('queue_id', '=', queueId)
+        .where('pos', '=', pos),
+    );
     return r ? this.entry(queueId, pos, r.item_id) : undefined;
   }
 
   /** Number of items in a queue (positions are 0 … size − 1). */
   async queueSize(queueId: string): Promise<number> {
-    return Number((await this.#s.first(this.#raw(sql<Row>`SELECT COUNT(*) AS n FROM annotation_queue_items WHERE queue_id = ${queueId}`)))!.n);
+    return Number(
+      (await this.#s.first(
+        this.#raw(sql<Row>`SELECT COUNT(*) AS n FROM annotation_queue_items WHERE queue_id = ${queueId}`),
+      ))!.n,
+    );
   }
 
   async progress(queueId: string): Promise<QueueProgress> {
@@ -787,17 +1160,43 @@ export class SqlAnnotationStore implements AnnotationStore {
     const total = await this.queueSize(queueId);
     const meta = sql.table(this.#meta);
     const final = sql`EXISTS (SELECT 1 FROM ${meta} a WHERE a.item_id = qi.item_id AND a.final = 1)`;
-    const done = Number((await this.#s.first(this.#raw(sql<Row>`SELECT COUNT(*) AS n FROM annotation_queue_items qi WHERE qi.queue_id = ${queueId} AND ${q.spec.kind === 'disagreement' ? final
-      : sql`(${final} OR (SELECT COUNT(DISTINCT a.annotator) FROM ${meta} a WHERE a.item_id = qi.item_id AND a.role = 'annotator') >= CAST(${q.reviewers} AS INTEGER))`}`)))!.n);
-    const rows = await this.#s.all(this.#raw(sql<Row>`SELECT a.annotator, COUNT(DISTINCT a.item_id) AS n FROM annotation_queue_items qi JOIN ${meta} a ON a.item_id = qi.item_id
-      WHERE qi.queue_id = ${queueId} GROUP BY a.annotator ORDER BY a.annotator`));
-    const roles = await this.#s.all(this.#raw(sql<Row>`SELECT DISTINCT a.annotator, a.db_role FROM annotation_queue_items qi JOIN ${meta} a ON a.item_id = qi.item_id
-      WHERE qi.queue_id = ${queueId} AND a.db_role IS NOT NULL ORDER BY a.annotator, a.db_role`));
-    return { total, done, byAnnotator: Object.fromEntries(rows.map((r) => [r.annotator as string, Number(r.n)])), roles: progressRoles(rows, roles) };
+    const done = Number(
+      (await this.#s.first(
+        this.#raw(
+          sql<Row>`SELECT COUNT(*) AS n FROM annotation_queue_items qi WHERE qi.queue_id = ${queueId} AND ${
+            q.spec.kind === 'disagreement'
+              ? final
+              : sql`(${final} OR (SELECT COUNT(DISTINCT a.annotator) FROM ${meta} a WHERE a.item_id = qi.item_id AND a.role = 'annotator') >= CAST(${q.reviewers} AS INTEGER))`
+          }`,
+        ),
+      ))!.n,
+    );
+    const rows = await this.#s.all(
+      this
+        .#raw(sql<Row>`SELECT a.annotator, COUNT(DISTINCT a.item_id) AS n FROM annotation_queue_items qi JOIN ${meta} a ON a.item_id = qi.item_id
+      WHERE qi.queue_id = ${queueId} GROUP BY a.annotator ORDER BY a.annotator`),
+    );
+    const roles = await this.#s.all(
+      this
+        .#raw(sql<Row>`SELECT DISTINCT a.annotator, a.db_role FROM annotation_queue_items qi JOIN ${meta} a ON a.item_id = qi.item_id
+      WHERE qi.queue_id = ${queueId} AND a.db_role IS NOT NULL ORDER BY a.annotator, a.db_role`),
+    );
+    return {
+      total,
+      done,
+      byAnnotator: Object.fromEntries(rows.map((r) => [r.annotator as string, Number(r.n)])),
+      roles: progressRoles(rows, roles),
+    };
   }
 
   async release(queueId: string, itemId: string, annotator: string): Promise<void> {
-    await this.#s.run(this.#s.db.deleteFrom('annotation_reservations').where('queue_id', '=', queueId).where('item_id', '=', itemId).where('annotator', '=', annotator));
+    await this.#s.run(
+      this.#s.db
+        .deleteFrom('annotation_reservations')
+        .where('queue_id', '=', queueId)
+        .where('item_id', '=', itemId)
+        .where('annotator', '=', annotator),
+    );
   }
 
   async runExists(runId: string): Promise<boolean> {
@@ -806,13 +1205,32 @@ export class SqlAnnotationStore implements AnnotationStore {
 
   async saveDraft(queueId: string, itemId: string, annotator: string, draft: AnnotationDraft): Promise<void> {
     if (!(await this.getItem(itemId))) throw new LoupeInputError(`item ${itemId}`, 'no such item');
-    const clean: AnnotationDraft = { choice: draft.choice ?? {}, note: typeof draft.note === 'string' ? draft.note : '', evidence: Array.isArray(draft.evidence) ? draft.evidence : [] };
-    await this.#s.run(this.#s.db.insertInto('annotation_drafts').values({ queue_id: queueId, item_id: itemId, annotator, draft: JSON.stringify(clean), updated_at: nowIso() })
-      .onConflict((oc) => oc.columns(['queue_id', 'item_id', 'annotator']).doUpdateSet((eb) => ({ draft: eb.ref('excluded.draft'), updated_at: eb.ref('excluded.updated_at') }))));
+    const clean: AnnotationDraft = {
+      choice: draft.choice ?? {},
+      note: typeof draft.note === 'string' ? draft.note : '',
+      evidence: Array.isArray(draft.evidence) ? draft.evidence : [],
+    };
+    await this.#s.run(
+      this.#s.db
+        .insertInto('annotation_drafts')
+        .values({ queue_id: queueId, item_id: itemId, annotator, draft: JSON.stringify(clean), updated_at: nowIso() })
+        .onConflict((oc) =>
+          oc
+            .columns(['queue_id', 'item_id', 'annotator'])
+            .doUpdateSet((eb) => ({ draft: eb.ref('excluded.draft'), updated_at: eb.ref('excluded.updated_at') })),
+        ),
+    );
   }
 
   async getDraft(queueId: string, itemId: string, annotator: string): Promise<AnnotationDraft | undefined> {
-    const r = await this.#s.first(this.#s.db.selectFrom('annotation_drafts').select('draft').where('queue_id', '=', queueId).where('item_id', '=', itemId).where('annotator', '=', annotator));
+    const r = await this.#s.first(
+      this.#s.db
+        .selectFrom('annotation_drafts')
+        .select('draft')
+        .where('queue_id', '=', queueId)
+        .where('item_id', '=', itemId)
+        .where('annotator', '=', annotator),
+    );
     return r ? (JSON.parse(r.draft) as AnnotationDraft) : undefined;
   }
 
@@ -821,7 +1239,10 @@ export class SqlAnnotationStore implements AnnotationStore {
     return exportAnnotationRecords(this, filter);
   }
 
-  async importRecords(records: ReadonlyArray<{ line: number; record: ExportRecord }>, source: string): Promise<ImportResult> {
+  async importRecords(
+    records: ReadonlyArray<{ line: number; record: ExportRecord }>,
+    source: string,
+  ): Promise<ImportResult> {
     await this.syncFromJudgements();
     const { newItems, newAnns, unchanged } = await planAnnotationImport(records, source, {
       getItem: (id) => this.getItem(id),
@@ -833,10 +1254,26 @@ export class SqlAnnotationStore implements AnnotationStore {
     });
     await this.#s.tx(null, async (t) => {
       for (const i of newItems) {
-        await t.run(t.db.insertInto('annotation_items').values({
-          id: i.id, subject_kind: i.subject.kind, subject: JSON.stringify(i.subject), task: i.task, schema_version: i.schemaVersion, input: JSON.stringify(i.input ?? null), input_hash: i.inputHash ?? null,
-          criterion: i.criterion ?? null, suite: i.suite ?? null, run_id: i.runId ?? null, item_ref: i.itemRef ?? null, suite_version: i.suiteVersion ?? 'unknown', created_at: i.createdAt ?? nowIso(),
-        }).onConflict((oc) => oc.column('id').doNothing()));
+        await t.run(
+          t.db
+            .insertInto('annotation_items')
+            .values({
+              id: i.id,
+              subject_kind: i.subject.kind,
+              subject: JSON.stringify(i.subject),
+              task: i.task,
+              schema_version: i.schemaVersion,
+              input: JSON.stringify(i.input ?? null),
+              input_hash: i.inputHash ?? null,
+              criterion: i.criterion ?? null,
+              suite: i.suite ?? null,
+              run_id: i.runId ?? null,
+              item_ref: i.itemRef ?? null,
+              suite_version: i.suiteVersion ?? 'unknown',
+              created_at: i.createdAt ?? nowIso(),
+            })
+            .onConflict((oc) => oc.column('id').doNothing()),
+        );
       }
       for (const a of newAnns) await this.insertAnnotation(t, a);
     });
@@ -857,13 +1294,18 @@ export class SqliteAnnotationStore extends SqlAnnotationStore {
  * item with annotations followed by its annotations. The caller syncs judgements first.
  * @returns the records, in the order `toJsonl` writes them.
  */
-export async function exportAnnotationRecords(store: Pick<AnnotationStore, 'listItems' | 'annotationsByItem'>, filter: ItemFilter = {}): Promise<ExportRecord[]> {
+export async function exportAnnotationRecords(
+  store: Pick<AnnotationStore, 'listItems' | 'annotationsByItem'>,
+  filter: ItemFilter = {},
+): Promise<ExportRecord[]> {
   const items = await store.listItems(filter);
   const anns = await store.annotationsByItem(filter);
   const withAnn = items.filter((i) => anns.has(i.id));
   const versions: Record<string, string> = {};
   for (const i of withAnn) versions[i.task] = i.schemaVersion;
-  const out: ExportRecord[] = [{ type: 'header', format: 'loupe-annotations', version: 1, exportedAt: nowIso(), schemaVersions: versions }];
+  const out: ExportRecord[] = [
+    { type: 'header', format: 'loupe-annotations', version: 1, exportedAt: nowIso(), schemaVersions: versions },
+  ];
   for (const i of withAnn) {
     out.push({ type: 'item', ...i });
     for (const a of anns.get(i.id)!) out.push({ type: 'annotation', ...a });
@@ -878,14 +1320,23 @@ export async function exportAnnotationRecords(store: Pick<AnnotationStore, 'list
  * @throws LoupeInputError naming the file and line: no header, an item or annotation missing fields, an unknown task,
  *   another verdict schema or suite version, an invalid verdict or role, an annotation stored with other content.
  */
-export async function planAnnotationImport(records: ReadonlyArray<{ line: number; record: ExportRecord }>, source: string, deps: {
-  getItem(id: string): Promise<AnnotationItem | undefined>;
-  getAnnotation(id: string): Promise<Annotation | undefined>;
-  checkEvidence(ev: unknown, at: string): Promise<EvidenceRef[]>;
-}): Promise<{ newItems: AnnotationItem[]; newAnns: Annotation[]; unchanged: number }> {
+export async function planAnnotationImport(
+  records: ReadonlyArray<{ line: number; record: ExportRecord }>,
+  source: string,
+  deps: {
+    getItem(id: string): Promise<AnnotationItem | undefined>;
+    getAnnotation(id: string): Promise<Annotation | undefined>;
+    checkEvidence(ev: unknown, at: string): Promise<EvidenceRef[]>;
+  },
+): Promise<{ newItems: AnnotationItem[]; newAnns: Annotation[]; unchanged: number }> {
   const at = (line: number) => `${source} line ${line}`;
   const head = records[0];
-  if (!head || head.record.type !== 'header' || (head.record as { format?: string }).format !== 'loupe-annotations') throw new LoupeInputError(at(head?.line ?? 1), 'is not a Loupe annotations export (the first line must be its header)');
+  if (!head || head.record.type !== 'header' || (head.record as { format?: string }).format !== 'loupe-annotations') {
+    throw new LoupeInputError(
+      at(head?.line ?? 1),
+      'is not a Loupe annotations export (the first line must be its header)',
+    );
+  }
   const fileItems = new Map<string, AnnotationItem>();
   const newItems: AnnotationItem[] = [];
   const newAnns: Annotation[] = [];
@@ -893,38 +1344,79 @@ export async function planAnnotationImport(records: ReadonlyArray<{ line: number
   for (const { line, record } of records.slice(1)) {
     if (record.type === 'item') {
       const { type: _t, ...item } = record;
-      if (typeof item.id !== 'string' || typeof item.task !== 'string' || !item.subject) throw new LoupeInputError(at(line), 'an item needs id, task and subject');
+      if (typeof item.id !== 'string' || typeof item.task !== 'string' || !item.subject) {
+        throw new LoupeInputError(at(line), 'an item needs id, task and subject');
+      }
       let here: string;
       try {
         here = schemaVersion(item.task);
       } catch {
         throw new LoupeInputError(at(line), `item ${item.id}: task '${item.task}' is not known here`);
       }
-      if (item.schemaVersion !== here) throw new LoupeInputError(at(line), `item ${item.id}: its verdict schema of ${item.task} is version ${item.schemaVersion} in the file but ${here} here; export again from a Loupe with the same judge schemas`);
+      if (item.schemaVersion !== here) {
+        throw new LoupeInputError(
+          at(line),
+          `item ${item.id}: its verdict schema of ${item.task} is version ${item.schemaVersion} in the file but ${here} here; export again from a Loupe with the same judge schemas`,
+        );
+      }
       const local = await deps.getItem(item.id);
-      if (local && local.suiteVersion !== 'unknown' && item.suiteVersion !== 'unknown' && local.suiteVersion !== item.suiteVersion) {
-        throw new LoupeInputError(at(line), `item ${item.id} comes from suite version ${item.suiteVersion} but this store has it from ${local.suiteVersion}`);
+      if (
+        local &&
+        local.suiteVersion !== 'unknown' &&
+        item.suiteVersion !== 'unknown' &&
+        local.suiteVersion !== item.suiteVersion
+      ) {
+        throw new LoupeInputError(
+          at(line),
+          `item ${item.id} comes from suite version ${item.suiteVersion} but this store has it from ${local.suiteVersion}`,
+        );
       }
       fileItems.set(item.id, item as AnnotationItem);
       if (!local) newItems.push(item as AnnotationItem);
     } else if (record.type === 'annotation') {
       const { type: _t, ...a } = record;
-      if (typeof a.id !== 'string' || typeof a.itemId !== 'string' || typeof a.annotator !== 'string' || !a.annotator) throw new LoupeInputError(at(line), 'an annotation needs id, itemId and annotator');
+      if (typeof a.id !== 'string' || typeof a.itemId !== 'string' || typeof a.annotator !== 'string' || !a.annotator) {
+        throw new LoupeInputError(at(line), 'an annotation needs id, itemId and annotator');
+      }
       const item = fileItems.get(a.itemId) ?? (await deps.getItem(a.itemId));
-      if (!item) throw new LoupeInputError(at(line), `annotation ${a.id}: item ${a.itemId} is neither in the file (before it) nor in this store`);
+      if (!item) {
+        throw new LoupeInputError(
+          at(line),
+          `annotation ${a.id}: item ${a.itemId} is neither in the file (before it) nor in this store`,
+        );
+      }
       validateVerdict(item.task, a.verdict, at(line));
-      if (a.role !== 'annotator' && a.role !== 'adjudicator') throw new LoupeInputError(at(line), `annotation ${a.id}: role must be annotator or adjudicator`);
-      const ann: Annotation = { id: a.id, itemId: a.itemId, annotator: a.annotator, role: a.role, verdict: a.verdict, evidence: await deps.checkEvidence(a.evidence, at(line)), note: a.note ?? null,
-        supersedes: a.supersedes ?? null, final: !!a.final, origin: a.origin ?? 'import', createdAt: typeof a.createdAt === 'string' ? a.createdAt : nowIso(), dbRole: null };
+      if (a.role !== 'annotator' && a.role !== 'adjudicator') {
+        throw new LoupeInputError(at(line), `annotation ${a.id}: role must be annotator or adjudicator`);
+      }
+      const ann: Annotation = {
+        id: a.id,
+        itemId: a.itemId,
+        annotator: a.annotator,
+        role: a.role,
+        verdict: a.verdict,
+        evidence: await deps.checkEvidence(a.evidence, at(line)),
+        note: a.note ?? null,
+        supersedes: a.supersedes ?? null,
+        final: !!a.final,
+        origin: a.origin ?? 'import',
+        createdAt: typeof a.createdAt === 'string' ? a.createdAt : nowIso(),
+        dbRole: null,
+      };
       const p = await deps.getAnnotation(a.id);
       if (p) {
-        if (canonicalJson({ ...p, origin: '', dbRole: null }) !== canonicalJson({ ...ann, origin: '', dbRole: null })) throw new LoupeInputError(at(line), `annotation ${a.id} is already stored with different content`);
+        if (canonicalJson({ ...p, origin: '', dbRole: null }) !== canonicalJson({ ...ann, origin: '', dbRole: null })) {
+          throw new LoupeInputError(at(line), `annotation ${a.id} is already stored with different content`);
+        }
         unchanged++;
         continue;
       }
       newAnns.push(ann);
     } else if ((record as { type?: string }).type !== 'header') {
-      throw new LoupeInputError(at(line), `unknown record type '${String((record as { type?: string }).type)}' (item, annotation)`);
+      throw new LoupeInputError(
+        at(line),
+        `unknown record type '${String((record as { type?: string }).type)}' (item, annotation)`,
+      );
     }
   }
   return { newItems, newAnns, unchanged };
@@ -955,9 +1447,16 @@ export function parseJsonl(text: string, source: string): Array<{ line: number; 
       v = JSON.parse(l);
     } catch {
       const last = i === lines.length - 1 && !text.endsWith('\n');
-      throw new LoupeInputError(`${source} line ${i + 1}`, last ? 'is cut off (the file looks truncated); nothing was imported' : 'is not JSON (expected one JSON object per line); nothing was imported');
+      throw new LoupeInputError(
+        `${source} line ${i + 1}`,
+        last
+          ? 'is cut off (the file looks truncated); nothing was imported'
+          : 'is not JSON (expected one JSON object per line); nothing was imported',
+      );
     }
-    if (!v || typeof v !== 'object' || Array.isArray(v) || typeof (v as { type?: unknown }).type !== 'string') throw new LoupeInputError(`${source} line ${i + 1}`, 'must be a JSON object with a "type"; nothing was imported');
+    if (!v || typeof v !== 'object' || Array.isArray(v) || typeof (v as { type?: unknown }).type !== 'string') {
+      throw new LoupeInputError(`${source} line ${i + 1}`, 'must be a JSON object with a "type"; nothing was imported');
+    }
     out.push({ line: i + 1, record: v as ExportRecord });
   }
   if (!out.length) throw new LoupeInputError(source, 'is empty; nothing was imported');

@@ -11,6 +11,11 @@ import type { AnswerRecord } from '../store/records.ts';
  */
 export function answerSections(answers: readonly AnswerRecord[]): ReviewSource | null {
   if (!answers.length) return null;
-  return { sections: answers.map((a) => ({ key: `query:${a.queryId}`, title: a.queryId, markdown: a.raw || (typeof a.answer === 'string' ? a.answer : JSON.stringify(a.answer)) })) };
+  return {
+    sections: answers.map((a) => ({
+      key: `query:${a.queryId}`,
+      title: a.queryId,
+      markdown: a.raw || (typeof a.answer === 'string' ? a.answer : JSON.stringify(a.answer)),
+    })),
+  };
 }
-

@@ -17,7 +17,17 @@ export type * from './longda/items.ts';
 export type * from './blade/items.ts';
 export type * from './ddr/items.ts';
 export type * from './analystbench/items.ts';
-export { benchmarks, benchmarkKinds, findBenchmark, getBenchmark, registerBenchmark, FETCHABLE, getSource, itemTypeView, benchmarkOfFolder } from './registry.ts';
+export {
+  benchmarks,
+  benchmarkKinds,
+  findBenchmark,
+  getBenchmark,
+  registerBenchmark,
+  FETCHABLE,
+  getSource,
+  itemTypeView,
+  benchmarkOfFolder,
+} from './registry.ts';
 export type * from './manifest/items.ts';
 export type { BenchmarkDefinition } from './types.ts';
 
@@ -59,7 +69,12 @@ export function dropHiddenAliases(suite: Suite): Suite {
   const hidden = new Set<string>();
   for (const b of suite.blocks) {
     const h = b.hidden;
-    for (const f of [...h.files, ...(h.publications ?? []), ...(h.publication ? [h.publication] : []), ...(h.referenceReport ? [h.referenceReport] : [])]) {
+    for (const f of [
+      ...h.files,
+      ...(h.publications ?? []),
+      ...(h.publication ? [h.publication] : []),
+      ...(h.referenceReport ? [h.referenceReport] : []),
+    ]) {
       hidden.add(resolve(f));
       hidden.add(real(f));
     }
@@ -71,7 +86,9 @@ export function dropHiddenAliases(suite: Suite): Suite {
         const r = real(f.path);
         if (!hidden.has(r) && !hidden.has(resolve(f.path))) return true;
         const how = r === resolve(f.path) ? 'is' : `resolves to ${r}, which is`;
-        b.problems.push(`${f.path} ${how} a hidden file of this suite (answers, reference, checklist or manifest); not made visible`);
+        b.problems.push(
+          `${f.path} ${how} a hidden file of this suite (answers, reference, checklist or manifest); not made visible`,
+        );
         dropped++;
         return false;
       });
@@ -91,8 +108,23 @@ export function dropHiddenAliases(suite: Suite): Suite {
 export function parseSuiteKind(s: string, subject = '--suite'): string {
   return getBenchmark(s, subject).kind;
 }
-export { createGuard, otherVisibleFiles, PathNotVisibleError, visibleFiles, type LeakageGuard } from '../suites/guard.ts';
-export { createTaskWorkspace, publicItems, taskMarkdown, verifyNoHidden, readTaskMarker, TASK_MARKER, type PublicItem, type WorkspaceResult } from './workspace.ts';
+export {
+  createGuard,
+  otherVisibleFiles,
+  PathNotVisibleError,
+  visibleFiles,
+  type LeakageGuard,
+} from '../suites/guard.ts';
+export {
+  createTaskWorkspace,
+  publicItems,
+  taskMarkdown,
+  verifyNoHidden,
+  readTaskMarker,
+  TASK_MARKER,
+  type PublicItem,
+  type WorkspaceResult,
+} from './workspace.ts';
 
 /** One line of `loupe blocks --json` (issue 3 "CLI"). */
 export interface BlockSummary {
@@ -145,6 +177,14 @@ export { fetchSuite, type FetchResult, type SuiteSourceDef } from '../suites/fet
 export function suiteDocFiles(root: string, suite?: string, survey?: string): string[] | undefined {
   if (!suite) return survey ? docsFolderFiles(root, survey) : undefined;
   const def = getBenchmark(suite);
-  if (!def.docFiles) throw new LoupeInputError('--suite', `${def.title} has no documentation to search (suites with documentation: ${benchmarks().filter((b) => b.docFiles).map((b) => b.kind).join(', ')})`);
+  if (!def.docFiles) {
+    throw new LoupeInputError(
+      '--suite',
+      `${def.title} has no documentation to search (suites with documentation: ${benchmarks()
+        .filter((b) => b.docFiles)
+        .map((b) => b.kind)
+        .join(', ')})`,
+    );
+  }
   return def.docFiles(root, survey);
 }

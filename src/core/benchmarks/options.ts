@@ -46,7 +46,9 @@ export function parseOptionValue(spec: OptionSpec, raw: string, subject: string)
   const v = raw.trim();
   switch (spec.type) {
     case 'enum':
-      if (!spec.values?.includes(v)) throw new LoupeInputError(subject, `must be one of ${spec.values?.join(', ')}, got '${raw}'`);
+      if (!spec.values?.includes(v)) {
+        throw new LoupeInputError(subject, `must be one of ${spec.values?.join(', ')}, got '${raw}'`);
+      }
       return v;
     case 'bool':
       if (v !== 'true' && v !== 'false') throw new LoupeInputError(subject, `must be true or false, got '${raw}'`);
@@ -55,11 +57,20 @@ export function parseOptionValue(spec: OptionSpec, raw: string, subject: string)
     case 'integer': {
       const n = Number(v);
       if (v === '' || !Number.isFinite(n)) throw new LoupeInputError(subject, `must be a number, got '${raw}'`);
-      if (spec.type === 'integer' && !Number.isInteger(n)) throw new LoupeInputError(subject, `must be a whole number, got '${raw}'`);
-      if (spec.min !== undefined && (spec.exclusiveMin ? n <= spec.min : n < spec.min)) {
-        throw new LoupeInputError(subject, spec.exclusiveMin && spec.min === 0 ? `must be a positive number, got '${raw}'` : `must be ${spec.exclusiveMin ? '>' : '≥'} ${spec.min}, got '${raw}'`);
+      if (spec.type === 'integer' && !Number.isInteger(n)) {
+        throw new LoupeInputError(subject, `must be a whole number, got '${raw}'`);
       }
-      if (spec.max !== undefined && n > spec.max) throw new LoupeInputError(subject, `must be ≤ ${spec.max}, got '${raw}'`);
+      if (spec.min !== undefined && (spec.exclusiveMin ? n <= spec.min : n < spec.min)) {
+        throw new LoupeInputError(
+          subject,
+          spec.exclusiveMin && spec.min === 0
+            ? `must be a positive number, got '${raw}'`
+            : `must be ${spec.exclusiveMin ? '>' : '≥'} ${spec.min}, got '${raw}'`,
+        );
+      }
+      if (spec.max !== undefined && n > spec.max) {
+        throw new LoupeInputError(subject, `must be ≤ ${spec.max}, got '${raw}'`);
+      }
       return n;
     }
     default:
@@ -75,12 +86,22 @@ export function parseOptionValue(spec: OptionSpec, raw: string, subject: string)
  * @returns typed values: defaults, then `raw`.
  * @throws LoupeInputError naming an unknown option (with the known ones) or a bad value.
  */
-export function parseOptions(specs: readonly OptionSpec[], raw: Readonly<Record<string, string>>, subject: (name: string) => string = (n) => `option ${n}`, what = 'this benchmark'): OptionValues {
+export function parseOptions(
+  specs: readonly OptionSpec[],
+  raw: Readonly<Record<string, string>>,
+  subject: (name: string) => string = (n) => `option ${n}`,
+  what = 'this benchmark',
+): OptionValues {
   const out: OptionValues = {};
   for (const s of specs) if (s.default !== undefined) out[s.name] = s.default;
   for (const [k, v] of Object.entries(raw)) {
     const spec = specs.find((s) => s.name === k);
-    if (!spec) throw new LoupeInputError(subject(k), `unknown for ${what} (options: ${specs.map((s) => s.name).join(', ') || 'none'})`);
+    if (!spec) {
+      throw new LoupeInputError(
+        subject(k),
+        `unknown for ${what} (options: ${specs.map((s) => s.name).join(', ') || 'none'})`,
+      );
+    }
     out[k] = parseOptionValue(spec, v, subject(k));
   }
   return out;
@@ -108,7 +129,16 @@ export function splitOptionPairs(pairs: readonly string[] | undefined, flag: str
 export function optionHelpLines(specs: readonly OptionSpec[], indent = 4): string[] {
   const pad = ' '.repeat(indent);
   return specs.map((s) => {
-    const shape = s.type === 'enum' ? s.values!.join('|') : s.type === 'bool' ? 'true|false' : s.type === 'path' ? 'FILE' : s.type === 'string' ? 'TEXT' : 'N';
+    const shape =
+      s.type === 'enum'
+        ? s.values!.join('|')
+        : s.type === 'bool'
+          ? 'true|false'
+          : s.type === 'path'
+            ? 'FILE'
+            : s.type === 'string'
+              ? 'TEXT'
+              : 'N';
     const def = s.default !== undefined ? ` (default ${String(s.default)})` : '';
     return `${pad}${s.name}=${shape}${def}: ${s.help}`;
   });
@@ -116,7 +146,9 @@ export function optionHelpLines(specs: readonly OptionSpec[], indent = 4): strin
 
 /** `a=b c=d` as echoed in text output (objects as JSON). */
 export function formatOptionEcho(values: Readonly<Record<string, unknown>>): string {
-  return Object.entries(values).map(([k, v]) => `${k}=${typeof v === 'object' && v !== null ? JSON.stringify(v) : String(v)}`).join(' ');
+  return Object.entries(values)
+    .map(([k, v]) => `${k}=${typeof v === 'object' && v !== null ? JSON.stringify(v) : String(v)}`)
+    .join(' ');
 }
 
 /**
@@ -140,7 +172,9 @@ export const LEGACY_PRESET = 'legacy';
 export function parsePreset(raw: string | undefined, subject = 'preset'): ScorePreset {
   if (raw === undefined) return DEFAULT_SCORE_PRESET;
   const v = raw.trim();
-  if (!(SCORE_PRESETS as readonly string[]).includes(v)) throw new LoupeInputError(subject, `must be one of ${SCORE_PRESETS.join(', ')}, got '${raw}'`);
+  if (!(SCORE_PRESETS as readonly string[]).includes(v)) {
+    throw new LoupeInputError(subject, `must be one of ${SCORE_PRESETS.join(', ')}, got '${raw}'`);
+  }
   return v as ScorePreset;
 }
 
@@ -151,7 +185,13 @@ export function parsePreset(raw: string | undefined, subject = 'preset'): ScoreP
  * @returns typed values of every option that has a default or a preset value.
  * @throws LoupeInputError naming an unknown option or a bad value.
  */
-export function parseOptionsWithPreset(specs: readonly OptionSpec[], preset: ScorePreset, raw: Readonly<Record<string, string>>, subject: (name: string) => string = (n) => `option ${n}`, what = 'this benchmark'): OptionValues {
+export function parseOptionsWithPreset(
+  specs: readonly OptionSpec[],
+  preset: ScorePreset,
+  raw: Readonly<Record<string, string>>,
+  subject: (name: string) => string = (n) => `option ${n}`,
+  what = 'this benchmark',
+): OptionValues {
   const base = parseOptions(specs, {}, subject, what);
   for (const s of specs) if (s.presets?.[preset] !== undefined) base[s.name] = s.presets[preset];
   const given = parseOptions(specs, raw, subject, what);
@@ -202,7 +242,12 @@ export interface LoadOptionSpec {
  * @returns loader options keyed by each spec's `key`.
  * @throws LoupeInputError naming the option for a bad glob (`suites/glob.ts`).
  */
-export function loadOptionValues(specs: readonly LoadOptionSpec[], raw: Readonly<Record<string, string | undefined>>, cwd: string, subject: (name: string) => string = (n) => `--${n}`): Record<string, unknown> {
+export function loadOptionValues(
+  specs: readonly LoadOptionSpec[],
+  raw: Readonly<Record<string, string | undefined>>,
+  cwd: string,
+  subject: (name: string) => string = (n) => `--${n}`,
+): Record<string, unknown> {
   const out: Record<string, unknown> = {};
   for (const s of specs) {
     const v = raw[s.name];

@@ -12,7 +12,10 @@ import { fileURLToPath } from 'node:url';
  */
 export function defaultReferenceDir(kind: string): string {
   const here = typeof __dirname === 'string' ? __dirname : dirname(fileURLToPath(import.meta.url));
-  const candidates = [join(here, '..', '..', '..', 'benchmarks', kind, 'reference'), join(here, '..', 'benchmarks', kind, 'reference')];
+  const candidates = [
+    join(here, '..', '..', '..', 'benchmarks', kind, 'reference'),
+    join(here, '..', 'benchmarks', kind, 'reference'),
+  ];
   return candidates.find((c) => existsSync(c)) ?? candidates[0]!;
 }
 

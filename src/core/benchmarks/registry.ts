@@ -18,12 +18,21 @@ import type { SuiteSourceDef } from '../suites/fetch.ts';
 import type { BlockItemBase } from '../suites/types.ts';
 
 /** The shipped benchmarks, in display order. */
-const BUILTIN: readonly BenchmarkDefinition[] = [longda, blade, bladeMcq, ddr, analystbench, manifestBenchmarkAt(shippedBenchmarkDir('dabench'))];
+const BUILTIN: readonly BenchmarkDefinition[] = [
+  longda,
+  blade,
+  bladeMcq,
+  ddr,
+  analystbench,
+  manifestBenchmarkAt(shippedBenchmarkDir('dabench')),
+];
 
 // Kept on globalThis: a test bundle (out/test/*.js) has its own copy of this module, and its registrations must
 // reach the extension's copy.
 const KEY = Symbol.for('loupe.benchmarks.extra');
-const extra: BenchmarkDefinition[] = ((globalThis as Record<symbol, unknown>)[KEY] as BenchmarkDefinition[] | undefined) ?? ((globalThis as Record<symbol, unknown>)[KEY] = []) as BenchmarkDefinition[];
+const extra: BenchmarkDefinition[] =
+  ((globalThis as Record<symbol, unknown>)[KEY] as BenchmarkDefinition[] | undefined) ??
+  (((globalThis as Record<symbol, unknown>)[KEY] = []) as BenchmarkDefinition[]);
 
 /** Every registered benchmark, shipped ones first, in display order. */
 export function benchmarks(): readonly BenchmarkDefinition[] {
@@ -43,7 +52,9 @@ export function benchmarkKinds(): string[] {
 export function getBenchmark(kind: string, subject = '--suite'): BenchmarkDefinition {
   const k = kind.trim().toLowerCase();
   const b = benchmarks().find((x) => x.kind === k);
-  if (!b) throw new LoupeInputError(subject, `unknown suite '${kind}' (expected one of ${benchmarkKinds().join(', ')})`);
+  if (!b) {
+    throw new LoupeInputError(subject, `unknown suite '${kind}' (expected one of ${benchmarkKinds().join(', ')})`);
+  }
   return b;
 }
 
@@ -84,7 +95,10 @@ export function benchmarkOfFolder(root: string): BenchmarkDefinition | undefined
     return def;
   }
   if (manifestFileOf(known) === resolve(file)) return known;
-  throw new LoupeInputError(file, `kind '${def.kind}' is already a benchmark (${manifestFileOf(known) ?? 'built into Loupe'}); give this manifest another kind`);
+  throw new LoupeInputError(
+    file,
+    `kind '${def.kind}' is already a benchmark (${manifestFileOf(known) ?? 'built into Loupe'}); give this manifest another kind`,
+  );
 }
 
 /** Names `loupe fetch` takes: the shipped benchmarks' download sources (`downloadSources`), in display order. */

@@ -51,12 +51,21 @@ export interface BenchmarkChecklist {
    * sandbox), capped at 100 rows; or null when the benchmark has no database.
    * @throws Error with the database's message (the caller names the item).
    */
-  readonly evidenceQuery: ((block: Block, sql: string, o: { sandbox: 'bubblewrap' | 'off' }) => Promise<{ columns: string[]; rows: unknown[][]; rowCount: number; truncated: boolean }>) | null;
+  readonly evidenceQuery:
+    | ((
+        block: Block,
+        sql: string,
+        o: { sandbox: 'bubblewrap' | 'off' },
+      ) => Promise<{ columns: string[]; rows: unknown[][]; rowCount: number; truncated: boolean }>)
+    | null;
   /**
    * Problems of items against the block (DDR: a `table.column` source that the database lacks), each naming the
    * item; empty when all is well.
    */
-  checkItems(block: Block, items: ReadonlyArray<{ id: string; question: string; sourceText?: string; evidence?: { sql?: string } }>): string[];
+  checkItems(
+    block: Block,
+    items: ReadonlyArray<{ id: string; question: string; sourceText?: string; evidence?: { sql?: string } }>,
+  ): string[];
 }
 
 /** Tool-usage heatmap data (LongDA Figure 8): tools × step bins. */
@@ -114,7 +123,10 @@ export interface BenchmarkPresentation {
    * summary has (LongDA: its query count), then the runs' steps, tokens and time, and one row per model over all
    * blocks; null for a column per numeric summary metric, averaged per model × block.
    */
-  readonly resultsColumns: { rates: ReadonlyArray<{ key: string; label: string; description: string }>; weightKeys: readonly string[] } | null;
+  readonly resultsColumns: {
+    rates: ReadonlyArray<{ key: string; label: string; description: string }>;
+    weightKeys: readonly string[];
+  } | null;
   /**
    * The rate plotted against total tokens (Results-view scatter from `rate` of the table above; report figure with
    * its log fit from `point`), or null. Source: LongDA paper Figure 4.
@@ -123,14 +135,19 @@ export interface BenchmarkPresentation {
     rate: string;
     title: string;
     /** The run's point, or null when its token use is unknown (an external MCP client, issue 24): left out of the figure. */
-    point(s: RunScore): { inputTokens: number; outputTokens: number; matchSum: number; coverageSum: number; queries: number } | null;
+    point(
+      s: RunScore,
+    ): { inputTokens: number; outputTokens: number; matchSum: number; coverageSum: number; queries: number } | null;
   } | null;
   /** Tool-usage heatmaps (LongDA Figure 8): per step from stored steps (Results view) or from a run score (report), or null. */
   readonly toolUsage: {
     /** The tools one step called, as the heatmap counts them (LongDA counts its helpers called inside python code). */
     stepTools(calls: ReadonlyArray<{ name: string; argumentsText: string }>): string[];
     /** The heatmap of trajectories (each a list of steps' tools) over `tools` (default: the benchmark's tools). */
-    heatmap(trajectories: ReadonlyArray<ReadonlyArray<readonly string[]>>, opts?: { tools?: readonly string[]; bins?: number }): ToolHeatmap;
+    heatmap(
+      trajectories: ReadonlyArray<ReadonlyArray<readonly string[]>>,
+      opts?: { tools?: readonly string[]; bins?: number },
+    ): ToolHeatmap;
     /** A scored run's steps' tool names and the tools its report heatmap shows. */
     fromScore(s: RunScore): { steps: string[][]; tools: readonly string[] };
   } | null;
@@ -251,7 +268,10 @@ export interface GroundTruthView {
   versions: Array<{ version: number; author: string; createdAt: string; note: string; hash: string; changes: string }>;
   groups: Array<{ title: string; decisions: GroundTruthDecision[] }>;
   /** The decision graph (transforms and their dependencies): node ids are decision ids; `layer` places them left to right. */
-  graph: { nodes: Array<{ id: string; label: string; layer: number; row: number }>; edges: Array<{ from: string; to: string; alternative: boolean }> } | null;
+  graph: {
+    nodes: Array<{ id: string; label: string; layer: number; row: number }>;
+    edges: Array<{ from: string; to: string; alternative: boolean }>;
+  } | null;
   /** Review rows kept apart from the decisions (candidates and annotators' labels). */
   reviews: Array<{ id: string; kind: string; label: string; verdict: string }>;
   problems: string[];
@@ -371,7 +391,9 @@ export interface ItemTypeView<I extends BlockItemBase = BlockItem> {
 }
 
 /** One {@link ItemTypeView} per item type of a benchmark's item union `I` (the compiler checks that none is missing). */
-export type ItemTypeViews<I extends BlockItemBase> = { readonly [K in I['type']]: ItemTypeView<Extract<I, { type: K }>> };
+export type ItemTypeViews<I extends BlockItemBase> = {
+  readonly [K in I['type']]: ItemTypeView<Extract<I, { type: K }>>;
+};
 
 /**
  * A benchmark as Loupe runs and scores it: one per folder `src/core/benchmarks/<kind>/` (its `index.ts`), listed once in
@@ -438,11 +460,22 @@ export interface BenchmarkDefinition {
   /** Runs after the agent loop (DDR records its insights and final report), or null. */
   readonly completeRun: ((model: ModelClient, ctx: RunHookContext, status: string) => Promise<void>) | null;
   /** Runs the block without the agent loop (BLADE MCQ asks one question per call), or null to use the loop. */
-  readonly runWithoutLoop: ((o: { store: RunStore; runId: string; block: Block; model: ModelClient; signal?: AbortSignal }) => Promise<AgentRunResult>) | null;
+  readonly runWithoutLoop:
+    | ((o: {
+        store: RunStore;
+        runId: string;
+        block: Block;
+        model: ModelClient;
+        signal?: AbortSignal;
+      }) => Promise<AgentRunResult>)
+    | null;
   /** Scores one stored run. Throw only for bad options (LoupeInputError); a failure of the run is `error` in the result. */
   score(ctx: ScoreContext): Promise<RunScore>;
   /** Combines the scored runs of this benchmark, one group per model, the way the benchmark's paper or code does. */
-  aggregate(groups: ScoreGroup[], ctx: { judge?: Judge; options: OptionValues; raw: Readonly<Record<string, string>> }): Promise<ScoreAggregate[]>;
+  aggregate(
+    groups: ScoreGroup[],
+    ctx: { judge?: Judge; options: OptionValues; raw: Readonly<Record<string, string>> },
+  ): Promise<ScoreAggregate[]>;
   /** One text line of a run's score (`loupe score` without `--json`), after the run's id, block and model. */
   scoreLine(s: RunScore): string;
   /** Fields added to a run's `loupe score --json` line (LongDA's per-query rows), or null to print `detail`. */
@@ -470,7 +503,8 @@ export interface BenchmarkDefinition {
    * the runs folder this user configured (issue 36: a run's files are read from its folder only when it lies inside,
    * else from the store's copy; null: the store's copy only). @returns files written.
    */
-  readonly exportResults: ((store: RunStore, runs: ExportedRun[], dir: string, runsRoot: string | null) => Promise<string[]>) | null;
+  readonly exportResults:
+    ((store: RunStore, runs: ExportedRun[], dir: string, runsRoot: string | null) => Promise<string[]>) | null;
   /** Issue 20: when an assisted run counts as having solved its block, or absent/null when the benchmark has no such rule. */
   readonly solvedAfterInterventions?: SolvedAfterInterventions | null;
   /** Failure-mode analysis: taxonomy, failed items, insights (issue 19), or null. */
@@ -491,7 +525,14 @@ export interface NativeOutputs {
   /** The flag this format had before `--native-outputs` (`longda-answers`), kept as an alias, or null. */
   readonly alias: string | null;
   /** Further inputs by name (DDR's `qa`, LongDA's `ground-truth`): given as `--NAME VALUE`; `path` ones resolved against the working folder. */
-  readonly inputs: ReadonlyArray<{ readonly name: string; readonly value: string; readonly help: string; readonly path: boolean; readonly required: boolean; readonly default?: string }>;
+  readonly inputs: ReadonlyArray<{
+    readonly name: string;
+    readonly value: string;
+    readonly help: string;
+    readonly path: boolean;
+    readonly required: boolean;
+    readonly default?: string;
+  }>;
   /** What the suite root (`--root`) is to this format when it is needed (BLADE: the datasets with their ground truth), or null. */
   readonly root: string | null;
   /**

@@ -4,7 +4,15 @@
  * verified after creation. Source: issue 3 "Open Task as Workspace".
  */
 import { join, resolve } from 'node:path';
-import { ensureFolder, listContained, readContainedFile, removeContainedEntry, removeFolderTree, symlinkContained, writeContainedFile } from '../util/contained.ts';
+import {
+  ensureFolder,
+  listContained,
+  readContainedFile,
+  removeContainedEntry,
+  removeFolderTree,
+  symlinkContained,
+  writeContainedFile,
+} from '../util/contained.ts';
 import { readSuiteFile, realPathOr } from '../suites/files.ts';
 import { LoupeInputError } from '../util/errors.ts';
 import type { Block, BlockItemBase, VisibleFile } from '../suites/types.ts';
@@ -28,7 +36,9 @@ export type PublicItem = BlockItemBase;
 export function publicItems(block: Block): PublicItem[] {
   return block.items.map((it) => {
     const hide = itemTypeView(block.suite, it)?.hiddenFields ?? [];
-    return hide.length ? Object.fromEntries(Object.entries(it).filter(([k]) => !hide.includes(k))) as unknown as PublicItem : it;
+    return hide.length
+      ? (Object.fromEntries(Object.entries(it).filter(([k]) => !hide.includes(k))) as unknown as PublicItem)
+      : it;
   });
 }
 
@@ -76,20 +86,33 @@ export interface WorkspaceResult {
  * @throws LoupeInputError when `destDir` is a non-empty folder Loupe did not create, or a visible file is missing.
  *   Throws Error if a hidden resource ended up in the workspace (should never happen; it is removed first).
  */
-export function createTaskWorkspace(block: Block, destDir: string, opts: { mode?: 'symlink' | 'copy' | 'auto'; copyLimitBytes?: number } = {}): WorkspaceResult {
+export function createTaskWorkspace(
+  block: Block,
+  destDir: string,
+  opts: { mode?: 'symlink' | 'copy' | 'auto'; copyLimitBytes?: number } = {},
+): WorkspaceResult {
   const guardFirst = createGuard(block);
   const totalBytes = guardFirst.files.reduce((n, f) => n + fileSize(f.path), 0);
-  const mode: 'symlink' | 'copy' = opts.mode === 'copy' || opts.mode === 'symlink' ? opts.mode : totalBytes <= (opts.copyLimitBytes ?? AUTO_COPY_LIMIT) ? 'copy' : 'symlink';
+  const mode: 'symlink' | 'copy' =
+    opts.mode === 'copy' || opts.mode === 'symlink'
+      ? opts.mode
+      : totalBytes <= (opts.copyLimitBytes ?? AUTO_COPY_LIMIT)
+        ? 'copy'
+        : 'symlink';
   const dir = resolve(destDir);
   // an agent may have worked in an earlier workspace here: it is listed and removed without following anything (issue 36)
   let entries: string[];
   try {
-    entries = listContained(dir, 10_000).entries.filter((e) => !e.path.includes('/')).map((e) => e.path);
+    entries = listContained(dir, 10_000)
+      .entries.filter((e) => !e.path.includes('/'))
+      .map((e) => e.path);
   } catch {
     entries = []; // not there yet
   }
   if (entries.length > 0) {
-    if (!entries.includes(TASK_MARKER)) throw new LoupeInputError(dir, 'folder exists and is not empty (and is not a Loupe task workspace)');
+    if (!entries.includes(TASK_MARKER)) {
+      throw new LoupeInputError(dir, 'folder exists and is not empty (and is not a Loupe task workspace)');
+    }
     removeFolderTree(dir);
   }
   ensureFolder(dir);
@@ -107,8 +130,21 @@ export function createTaskWorkspace(block: Block, destDir: string, opts: { mode?
   const taskFile = join(dir, 'TASK.md');
   writeContainedFile(dir, 'TASK.md', taskMarkdown(block));
   writeContainedFile(
-    dir, TASK_MARKER,
-    JSON.stringify({ block: block.id, suite: block.suite, suiteId: block.suiteId, mode, createdAt: new Date().toISOString(), files: files.map((f) => f.rel), droppedHidden: dropped }, null, 2),
+    dir,
+    TASK_MARKER,
+    JSON.stringify(
+      {
+        block: block.id,
+        suite: block.suite,
+        suiteId: block.suiteId,
+        mode,
+        createdAt: new Date().toISOString(),
+        files: files.map((f) => f.rel),
+        droppedHidden: dropped,
+      },
+      null,
+      2,
+    ),
   );
   verifyNoHidden(block, dir);
   return { dir, taskFile, files, mode };
@@ -142,9 +178,16 @@ export function verifyNoHidden(block: Block, dir: string): void {
  * hard link planted as the marker is not read, issue 36).
  * @returns the marker, or undefined when absent, planted or not JSON.
  */
-export function readTaskMarker(dir: string): { block: string; suite: string; suiteId: string; files: string[] } | undefined {
+export function readTaskMarker(
+  dir: string,
+): { block: string; suite: string; suiteId: string; files: string[] } | undefined {
   try {
-    return JSON.parse(readContainedFile(dir, TASK_MARKER, 'utf8', { maxBytes: 1 << 20 })) as { block: string; suite: string; suiteId: string; files: string[] };
+    return JSON.parse(readContainedFile(dir, TASK_MARKER, 'utf8', { maxBytes: 1 << 20 })) as {
+      block: string;
+      suite: string;
+      suiteId: string;
+      files: string[];
+    };
   } catch {
     return undefined;
   }

@@ -40,7 +40,12 @@ export interface Postings {
  * @param docs token lists, one per chunk (chunk id = position).
  * @returns term → postings, chunk lengths, and the mean raw idf over the vocabulary.
  */
-export function buildPostings(docs: string[][]): { terms: Map<string, Postings>; lens: Int32Array; avgdl: number; averageIdf: number } {
+export function buildPostings(docs: string[][]): {
+  terms: Map<string, Postings>;
+  lens: Int32Array;
+  avgdl: number;
+  averageIdf: number;
+} {
   const acc = new Map<string, { ids: number[]; tfs: number[] }>();
   const lens = new Int32Array(docs.length);
   let total = 0;

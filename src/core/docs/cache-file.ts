@@ -6,11 +6,15 @@ import { createHash } from 'node:crypto';
 import { readdirSync } from 'node:fs';
 import { isAbsolute, join, relative, resolve, sep } from 'node:path';
 
-
 /** The cache file of a documentation root in `cacheDir`: `docs-<last two folder names>-<sha1 prefix of the root>.sqlite`. */
 export function cacheFileFor(root: string, cacheDir: string): string {
   const h = createHash('sha1').update(root).digest('hex').slice(0, 16);
-  const base = root.split(sep).filter(Boolean).slice(-2).join('-').replace(/[^A-Za-z0-9._-]/g, '_');
+  const base = root
+    .split(sep)
+    .filter(Boolean)
+    .slice(-2)
+    .join('-')
+    .replace(/[^A-Za-z0-9._-]/g, '_');
   return join(cacheDir, `docs-${base}-${h}.sqlite`);
 }
 

@@ -106,7 +106,9 @@ export function parseNhanesValueTable(table: string): ValueCode[] {
     let seg = tok.slice(start, i);
     // skip target of the previous row
     if (out.length && seg.length > 2 && seg[0] === 'End' && seg[1] === 'of' && seg[2] === 'Section') seg = seg.slice(3);
-    else if (out.length && seg.length > 2 && /^[A-Z][A-Z0-9_]{3,}$/.test(seg[0]!) && !/^\d/.test(seg[0]!)) seg = seg.slice(1);
+    else if (out.length && seg.length > 2 && /^[A-Z][A-Z0-9_]{3,}$/.test(seg[0]!) && !/^\d/.test(seg[0]!)) {
+      seg = seg.slice(1);
+    }
     if (seg.length < 2) continue; // a code needs a description: these integers belong to the description
     let code: string;
     let rest: string[];
@@ -146,7 +148,11 @@ function between(s: string, from: string, ends: string[]): string | null {
  * @returns entries with `file` = the codebook's stem (NHANES codebook `DEMO_L.pdf` documents `DEMO_L.xpt`).
  * Source: CDC NHANES codebook layout (Variable Name / SAS Label / English Text / Target / Codebook and Frequencies).
  */
-export function parseNhanesCodebook(doc: string, units: readonly string[], kind: 'Page' | 'Line' | 'Row'): CatalogVariable[] {
+export function parseNhanesCodebook(
+  doc: string,
+  units: readonly string[],
+  kind: 'Page' | 'Line' | 'Row',
+): CatalogVariable[] {
   const md = kind === 'Line';
   // one text with unit starts, to find which unit each "Variable Name:" starts in
   const parts: string[] = [];
@@ -173,11 +179,36 @@ export function parseNhanesCodebook(doc: string, units: readonly string[], kind:
     while (u + 1 < starts.length && starts[u + 1]! <= from) u++;
     const label = between(block, 'SAS Label:', ['English Text:', 'Target:', 'English Instructions:', `${name} - `]);
     const text = between(block, 'English Text:', ['Target:', 'English Instructions:', 'Hard Edits:', `${name} - `]);
-    const targets = [...block.matchAll(/Target:\s*(.+?)(?=Target:|English Instructions:|Hard Edits:|Codebook and Frequencies|Code or Value|$)/g)].map((t) => t[1]!.trim());
-    const universe = targets.length ? [...new Set(targets.map((t) => t.replace(new RegExp(`\\s*${name} - .*$`), '').trim()))].join('; ') : null;
+    const targets = [
+      ...block.matchAll(
+        /Target:\s*(.+?)(?=Target:|English Instructions:|Hard Edits:|Codebook and Frequencies|Code or Value|$)/g,
+      ),
+    ].map((t) => t[1]!.trim());
+    const universe = targets.length
+      ? [...new Set(targets.map((t) => t.replace(new RegExp(`\\s*${name} - .*$`), '').trim()))].join('; ')
+      : null;
     const th = block.indexOf(NHANES_HEADER);
-    const values = th >= 0 ? parseNhanesValueTable(block.slice(th + NHANES_HEADER.length).replace(/\s+/g, ' ').trim()) : [];
-    out.push({ name, label, file, doc, page: unitLabel(kind, u), unitIndex: u, universe, text, values, documented: true });
+    const values =
+      th >= 0
+        ? parseNhanesValueTable(
+            block
+              .slice(th + NHANES_HEADER.length)
+              .replace(/\s+/g, ' ')
+              .trim(),
+          )
+        : [];
+    out.push({
+      name,
+      label,
+      file,
+      doc,
+      page: unitLabel(kind, u),
+      unitIndex: u,
+      universe,
+      text,
+      values,
+      documented: true,
+    });
   }
   return out;
 }
@@ -283,7 +314,16 @@ const MD_UNIVERSE = /^(universe|target|domain)$/i;
 function mdCells(line: string): string[] | null {
   const t = line.trim();
   if (!t.startsWith('|')) return null;
-  return t.replace(/^\|/, '').replace(/\|$/, '').split('|').map((c) => c.trim().replace(/^(\*\*|__|`)(.*)\1$/, '$2').trim());
+  return t
+    .replace(/^\|/, '')
+    .replace(/\|$/, '')
+    .split('|')
+    .map((c) =>
+      c
+        .trim()
+        .replace(/^(\*\*|__|`)(.*)\1$/, '$2')
+        .trim(),
+    );
 }
 
 /**
@@ -348,7 +388,9 @@ export function parseDoc(doc: string, units: readonly string[], kind: 'Page' | '
   const sample = units.slice(0, 50).join(' ');
   if (kind === 'Row' && /(^|\| )SAS_NAME: /.test(sample)) {
     const variables = parseNcsesDictionary(doc, units);
-    return variables.length ? { parser: 'ncses-dictionary', variables } : { parser: null, variables, error: 'data dictionary rows without a usable SAS_NAME' };
+    return variables.length
+      ? { parser: 'ncses-dictionary', variables }
+      : { parser: null, variables, error: 'data dictionary rows without a usable SAS_NAME' };
   }
   if (kind === 'Line' && /\.sas$/i.test(doc) && units.some((u) => /^\s*VALUE\s+\$?[A-Za-z_]/i.test(u))) {
     const formats = parseSasFormats(units);
@@ -363,8 +405,16 @@ export function parseDoc(doc: string, units: readonly string[], kind: 'Page' | '
     if (variables.length) return { parser: 'markdown-table', variables };
   }
   const name = basename(doc);
-  if (/codebook|dictionary|data ?dictionary/i.test(name) || /^[A-Z0-9]+(_[A-Z0-9]+)*_[A-Z]\.(pdf|md|txt|html?)$/.test(name)) {
-    return { parser: null, variables: [], error: 'looks like a codebook but no variable definitions were recognised (no NHANES "Variable Name:" blocks, SAS_NAME rows or Markdown variable tables)' };
+  if (
+    /codebook|dictionary|data ?dictionary/i.test(name) ||
+    /^[A-Z0-9]+(_[A-Z0-9]+)*_[A-Z]\.(pdf|md|txt|html?)$/.test(name)
+  ) {
+    return {
+      parser: null,
+      variables: [],
+      error:
+        'looks like a codebook but no variable definitions were recognised (no NHANES "Variable Name:" blocks, SAS_NAME rows or Markdown variable tables)',
+    };
   }
   return { parser: null, variables: [] };
 }
@@ -380,9 +430,17 @@ export function readCsvColumns(path: string): Array<{ name: string; label: strin
   try {
     const buf = Buffer.alloc(65536);
     const n = readSync(fd, buf, 0, buf.length, 0);
-    const line = buf.subarray(0, n).toString('utf8').replace(/^\uFEFF/, '').split(/\r?\n/)[0] ?? '';
+    const line =
+      buf
+        .subarray(0, n)
+        .toString('utf8')
+        .replace(/^\uFEFF/, '')
+        .split(/\r?\n/)[0] ?? '';
     const sep = /\.tsv$/i.test(path) ? '\t' : ',';
-    return line.split(sep).map((c) => ({ name: c.trim().replace(/^"|"$/g, ''), label: '' })).filter((c) => c.name);
+    return line
+      .split(sep)
+      .map((c) => ({ name: c.trim().replace(/^"|"$/g, ''), label: '' }))
+      .filter((c) => c.name);
   } finally {
     closeSync(fd);
   }
@@ -414,14 +472,22 @@ export function readXptColumns(path: string): Array<{ name: string; label: strin
     const off = k;
     const nvars = Number(text.slice(off + 54, off + 58));
     const descLen = 140;
-    if (!Number.isInteger(nvars) || nvars <= 0) throw new LoupeInputError(path, 'SAS transport file with an unreadable variable count');
+    if (!Number.isInteger(nvars) || nvars <= 0) {
+      throw new LoupeInputError(path, 'SAS transport file with an unreadable variable count');
+    }
     const rec = Buffer.alloc(nvars * descLen);
     readSync(fd, rec, 0, rec.length, off + 80);
     const cols: Array<{ name: string; label: string }> = [];
     for (let i = 0; i < nvars; i++) {
       const o = i * descLen;
-      const name = rec.subarray(o + 8, o + 16).toString('latin1').trim();
-      const label = rec.subarray(o + 16, o + 56).toString('latin1').trim();
+      const name = rec
+        .subarray(o + 8, o + 16)
+        .toString('latin1')
+        .trim();
+      const label = rec
+        .subarray(o + 16, o + 56)
+        .toString('latin1')
+        .trim();
       if (name) cols.push({ name, label });
     }
     return cols;

@@ -4,38 +4,29 @@
  * Every write is one transaction, so a build killed halfway leaves the last consistent state. Source: issue 4.
  */
 import { createHash } from 'node:crypto';
-import { readFileSync, statSync, existsSync, } from 'node:fs';
-import { join, } from 'node:path';
+import { readFileSync, statSync, existsSync } from 'node:fs';
+import { join } from 'node:path';
 import { unitKindFor } from './units.ts';
-import type {
-  BuildProgress,
-  BuildSchedule,
-  
-  
-  
-  
-  IndexReport,
-  IndexedFile,
-  
-  
-  SkippedFile,
-  
-  
-  UnitKind,
-} from './types.ts';
+import type { BuildProgress, BuildSchedule, IndexReport, IndexedFile, SkippedFile, UnitKind } from './types.ts';
 
-import { listFiles, } from './cache-file.ts';
+import { listFiles } from './cache-file.ts';
 import { ExtractPool } from './extract-pool.ts';
 import { type FileRow } from './doc-index-cache.ts';
 import { DocIndexRanking } from './doc-index-ranking.ts';
 
 /** The build of the index and its report. */
 export abstract class DocIndexBuilder extends DocIndexRanking {
-  async build(opts: { signal?: AbortSignal; onProgress?: (p: BuildProgress) => void; schedule?: BuildSchedule } = {}): Promise<IndexReport> {
+  async build(
+    opts: { signal?: AbortSignal; onProgress?: (p: BuildProgress) => void; schedule?: BuildSchedule } = {},
+  ): Promise<IndexReport> {
     return this.withRepair(() => this.buildOnce(opts));
   }
 
-  protected async buildOnce(opts: { signal?: AbortSignal; onProgress?: (p: BuildProgress) => void; schedule?: BuildSchedule }): Promise<IndexReport> {
+  protected async buildOnce(opts: {
+    signal?: AbortSignal;
+    onProgress?: (p: BuildProgress) => void;
+    schedule?: BuildSchedule;
+  }): Promise<IndexReport> {
     const t0 = performance.now();
     const signal = opts.signal ?? this.opts.signal;
     const progress = opts.onProgress ?? this.opts.onProgress ?? (() => {});
@@ -44,7 +35,13 @@ export abstract class DocIndexBuilder extends DocIndexRanking {
     const sources = this.opts.sources;
     const sourceOf = (rel: string) => sources?.[rel] ?? join(this.root, rel);
     // with named sources nothing under the root is listed or read (issue 36)
-    let paths = sources ? Object.keys(sources).filter((r) => existsSync(sources[r]!)).sort((a, b) => (a.toLowerCase() < b.toLowerCase() ? -1 : a.toLowerCase() > b.toLowerCase() ? 1 : a < b ? -1 : a > b ? 1 : 0)) : listFiles(this.root);
+    let paths = sources
+      ? Object.keys(sources)
+          .filter((r) => existsSync(sources[r]!))
+          .sort((a, b) =>
+            a.toLowerCase() < b.toLowerCase() ? -1 : a.toLowerCase() > b.toLowerCase() ? 1 : a < b ? -1 : a > b ? 1 : 0,
+          )
+      : listFiles(this.root);
     const missingAllowed: SkippedFile[] = [];
     if (this.allow) {
       const present = new Set(paths);
@@ -52,13 +49,16 @@ export abstract class DocIndexBuilder extends DocIndexRanking {
       for (const a of this.allow) if (!present.has(a)) missingAllowed.push({ file: a, reason: 'file not found' });
     }
     const getFile = this.db.prepare<[string], FileRow>('SELECT * FROM files WHERE path = ?');
-    const getContent = this.db.prepare<[string], { version: number; kind: string | null; n_units: number; note: string | null; error: string | null }>(
-      'SELECT version, kind, n_units, note, error FROM contents WHERE hash = ?',
-    );
+    const getContent = this.db.prepare<
+      [string],
+      { version: number; kind: string | null; n_units: number; note: string | null; error: string | null }
+    >('SELECT version, kind, n_units, note, error FROM contents WHERE hash = ?');
     const putFile = this.db.prepare(
       `INSERT OR REPLACE INTO files(path, hash, size, mtime, kind, n_units, note, skipped, version) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ${this.xv})`,
     );
-    const putContent = this.db.prepare('INSERT OR REPLACE INTO contents(hash, version, kind, n_units, note, error) VALUES (?, ?, ?, ?, ?, ?)');
+    const putContent = this.db.prepare(
+      'INSERT OR REPLACE INTO contents(hash, version, kind, n_units, note, error) VALUES (?, ?, ?, ?, ?, ?)',
+    );
     const delUnits = this.db.prepare('DELETE FROM units WHERE hash = ?');
     const putUnit = this.db.prepare('INSERT INTO units(hash, idx, text) VALUES (?, ?, ?)');
     let extracted = 0;
@@ -92,7 +92,9 @@ export abstract class DocIndexBuilder extends DocIndexRanking {
         const row = getFile.get(rel);
         // A file skipped or failed by another extractor version is tried again (a fixed extractor or
         // a newly supported type must not leave it skipped forever).
-        const staleSkip = !!row?.skipped && (row.version !== this.xv || (String(row.skipped).startsWith('unsupported file type') && !!unitKindFor(rel)));
+        const staleSkip =
+          !!row?.skipped &&
+          (row.version !== this.xv || (String(row.skipped).startsWith('unsupported file type') && !!unitKindFor(rel)));
         if (row && !staleSkip && row.size === st.size && row.mtime === st.mtimeMs) {
           if (row.hash === '' && row.skipped) {
             reused++;
@@ -109,7 +111,16 @@ export abstract class DocIndexBuilder extends DocIndexRanking {
         if (!unitKindFor(rel)) {
           // unsupported types are reported without reading them
           const base = rel.slice(rel.lastIndexOf('/') + 1);
-          putFile.run(rel, '', st.size, st.mtimeMs, null, 0, null, `unsupported file type "${base.includes('.') ? base.slice(base.lastIndexOf('.')) : '(no extension)'}"`);
+          putFile.run(
+            rel,
+            '',
+            st.size,
+            st.mtimeMs,
+            null,
+            0,
+            null,
+            `unsupported file type "${base.includes('.') ? base.slice(base.lastIndexOf('.')) : '(no extension)'}"`,
+          );
           reused++;
           ready(rel);
           continue;
@@ -187,7 +198,13 @@ export abstract class DocIndexBuilder extends DocIndexRanking {
     return out;
   }
 
-  protected makeReport(rows: FileRow[], extraSkipped: SkippedFile[], extracted: number, reused: number, ms: number): IndexReport {
+  protected makeReport(
+    rows: FileRow[],
+    extraSkipped: SkippedFile[],
+    extracted: number,
+    reused: number,
+    ms: number,
+  ): IndexReport {
     const files: IndexedFile[] = [];
     const skipped: SkippedFile[] = [...extraSkipped];
     const bm = this.rankers.get('bm25');
@@ -199,12 +216,30 @@ export abstract class DocIndexBuilder extends DocIndexRanking {
       }
       const fi = bm?.byFile.get(r.path);
       const rf = fi !== undefined ? bm!.files[fi] : undefined;
-      const f: IndexedFile = { file: r.path, kind: r.kind as UnitKind, units: r.n_units, chunks: rf ? rf.hi - rf.lo : 0, bytes: r.size, hash: r.hash };
+      const f: IndexedFile = {
+        file: r.path,
+        kind: r.kind as UnitKind,
+        units: r.n_units,
+        chunks: rf ? rf.hi - rf.lo : 0,
+        bytes: r.size,
+        hash: r.hash,
+      };
       if (r.note) f.note = r.note;
       files.push(f);
       units += r.n_units;
     }
-    const rep: IndexReport = { root: this.root, cachePath: this.cachePath, files, skipped, units, chunks: bm?.n ?? 0, extracted, reused, ms: Math.round(ms), pdfExtractor: this.pdfExtractor };
+    const rep: IndexReport = {
+      root: this.root,
+      cachePath: this.cachePath,
+      files,
+      skipped,
+      units,
+      chunks: bm?.n ?? 0,
+      extracted,
+      reused,
+      ms: Math.round(ms),
+      pdfExtractor: this.pdfExtractor,
+    };
     if (this.phases) rep.phases = this.phases;
     return rep;
   }

@@ -9,28 +9,13 @@ import { mkdirSync, renameSync, statSync, rmSync } from 'node:fs';
 import { isAbsolute, resolve } from 'node:path';
 import Database from 'better-sqlite3';
 import { LoupeInputError, errorMessage } from '../util/errors.ts';
-import { codebookTokens, longtaTokens, } from './text.ts';
+import { codebookTokens, longtaTokens } from './text.ts';
 import { DEFAULT_PDF_EXTRACTOR, EXTRACTOR_VERSIONS, parsePdfExtractor, type PdfExtractor } from './pdf.ts';
 import { CATALOG_VERSION, parseDoc, type ParsedDoc } from './catalog.ts';
 import { defaultDocsCacheDir } from './roots.ts';
-import type {
-  
-  
-  
-  
-  DocIndexOptions,
-  
-  IndexReport,
-  
-  
-  
-  
-  
-  
-  UnitKind,
-} from './types.ts';
+import type { DocIndexOptions, IndexReport, UnitKind } from './types.ts';
 
-import { cacheFileFor, isCorruptError, normalizeRel, toPosix, } from './cache-file.ts';
+import { cacheFileFor, isCorruptError, normalizeRel, toPosix } from './cache-file.ts';
 
 /** Bumped when tokenizers / chunking / postings layout change: rankers are rebuilt. */
 export const RANKER_VERSION = 3;
@@ -125,7 +110,8 @@ export abstract class DocIndexCache {
 
   constructor(opts: DocIndexOptions) {
     this.opts = opts;
-    this.pdfExtractor = opts.pdfExtractor === undefined ? DEFAULT_PDF_EXTRACTOR : parsePdfExtractor(opts.pdfExtractor, 'pdfExtractor');
+    this.pdfExtractor =
+      opts.pdfExtractor === undefined ? DEFAULT_PDF_EXTRACTOR : parsePdfExtractor(opts.pdfExtractor, 'pdfExtractor');
     this.xv = EXTRACTOR_VERSIONS[this.pdfExtractor];
     this.catalogKey = CATALOG_VERSION * 1000 + this.xv;
     this.root = resolve(opts.root);
@@ -139,7 +125,10 @@ export abstract class DocIndexCache {
     this.chunkChars = opts.chunkChars ?? 500;
     this.overlap = opts.overlap ?? 100;
     if (!(this.chunkChars > 0) || !(this.overlap >= 0) || this.overlap >= this.chunkChars) {
-      throw new LoupeInputError('chunkChars/overlap', `need 0 <= overlap < chunkChars (got ${this.chunkChars}/${this.overlap})`);
+      throw new LoupeInputError(
+        'chunkChars/overlap',
+        `need 0 <= overlap < chunkChars (got ${this.chunkChars}/${this.overlap})`,
+      );
     }
     if (opts.sources) {
       this.allow = new Set();
@@ -181,7 +170,9 @@ export abstract class DocIndexCache {
         Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 100);
       }
     }
-    if (!lastCorrupt) this.db = this.connect(); // still locked after ~2 s: the busy timeout's own error, named
+    if (!lastCorrupt) {
+      this.db = this.connect();
+    } // still locked after ~2 s: the busy timeout's own error, named
     else {
       this.discardCorrupt();
       this.db = this.connect();
@@ -233,14 +224,17 @@ export abstract class DocIndexCache {
       if ((db.pragma('user_version', { simple: true }) as number) !== SCHEMA_VERSION) migrate.immediate();
       // Caches made before files.version existed keep working: the column is added (NULL = unknown
       // version, so their skipped / failed files are tried once more).
-      const hasVersion = () => (db.prepare('PRAGMA table_info(files)').all() as { name: string }[]).some((c) => c.name === 'version');
+      const hasVersion = () =>
+        (db.prepare('PRAGMA table_info(files)').all() as { name: string }[]).some((c) => c.name === 'version');
       if (!hasVersion()) {
         db.transaction(() => {
           if (!hasVersion()) db.exec('ALTER TABLE files ADD COLUMN version INT');
         }).immediate();
       }
       // the variable catalog (issue 25): one parse per content hash and parser version; added to older caches in place
-      db.exec('CREATE TABLE IF NOT EXISTS catalog(hash TEXT NOT NULL, version INT NOT NULL, parsed TEXT NOT NULL, PRIMARY KEY(hash, version)) WITHOUT ROWID');
+      db.exec(
+        'CREATE TABLE IF NOT EXISTS catalog(hash TEXT NOT NULL, version INT NOT NULL, parsed TEXT NOT NULL, PRIMARY KEY(hash, version)) WITHOUT ROWID',
+      );
       db.prepare('SELECT count(*) FROM files').get(); // touches the schema: throws on a corrupt file
       return db;
     } catch (e) {
@@ -271,7 +265,9 @@ export abstract class DocIndexCache {
       )
       .all();
     const orphan = this.db
-      .prepare<[number], { hash: string }>('SELECT hash FROM contents WHERE version <> ? OR hash NOT IN (SELECT hash FROM files)')
+      .prepare<[number], { hash: string }>(
+        'SELECT hash FROM contents WHERE version <> ? OR hash NOT IN (SELECT hash FROM files)',
+      )
       .all(this.xv);
     if (!old.length && !orphan.length) return;
     // units of content still referenced by a live ranker stay (a ranker may point at an older version of a file)
@@ -299,7 +295,9 @@ export abstract class DocIndexCache {
   protected stmts: SearchStmts | undefined;
   protected get searchStmts(): SearchStmts {
     return (this.stmts ??= {
-      postings: this.db.prepare<[number, string], { ids: Buffer; tfs: Buffer }>('SELECT ids, tfs FROM postings WHERE ranker = ? AND term = ?'),
+      postings: this.db.prepare<[number, string], { ids: Buffer; tfs: Buffer }>(
+        'SELECT ids, tfs FROM postings WHERE ranker = ? AND term = ?',
+      ),
       unit: this.db.prepare<[string, number], { text: string }>('SELECT text FROM units WHERE hash = ? AND idx = ?'),
     });
   }
@@ -370,7 +368,9 @@ export abstract class DocIndexCache {
 
   /** Parsed variable definitions of the given files (cached per content hash; parsed when missing). */
   protected catalogOf(rows: FileRow[]): Array<ParsedDoc & { doc: string }> {
-    const get = this.db.prepare<[string, number], { parsed: string }>('SELECT parsed FROM catalog WHERE hash = ? AND version = ?');
+    const get = this.db.prepare<[string, number], { parsed: string }>(
+      'SELECT parsed FROM catalog WHERE hash = ? AND version = ?',
+    );
     const put = this.db.prepare('INSERT OR REPLACE INTO catalog(hash, version, parsed) VALUES (?, ?, ?)');
     const out: Array<ParsedDoc & { doc: string }> = [];
     for (const r of rows) {

@@ -4,45 +4,32 @@
  * scoring and LongTA's tie order). Source: spec §2.3 (LongTA retriever), issue 4.
  */
 import { createHash } from 'node:crypto';
-import { LoupeInputError, } from '../util/errors.ts';
+import { LoupeInputError } from '../util/errors.ts';
 import { RANK_BM25_DEFAULTS, okapiIdf, rawIdf } from './bm25.ts';
-import {
-  
-  
-  
-  
-  longtaSnippet,
-  
-  unitLabel,
-} from './format.ts';
+import { longtaSnippet, unitLabel } from './format.ts';
 import { codebookQueryTerms, splitChunks } from './text.ts';
-import type {
-  
-  
-  DocHit,
-  
-  
-  
-  
-  
-  
-  
-  
-  
-  
-  UnitKind,
-} from './types.ts';
+import type { DocHit, UnitKind } from './types.ts';
 
 import { bufToInt32, bufToUint16, typedToBuf } from './cache-file.ts';
-import { bm25Snippet, lowerBound, topK, } from './ranking.ts';
-import { DocIndexCache, MODE_PARAMS, RANKER_VERSION, type FileRow, type RankMode, type Ranker, type RankerFile } from './doc-index-cache.ts';
+import { bm25Snippet, lowerBound, topK } from './ranking.ts';
+import {
+  DocIndexCache,
+  MODE_PARAMS,
+  RANKER_VERSION,
+  type FileRow,
+  type RankMode,
+  type Ranker,
+  type RankerFile,
+} from './doc-index-cache.ts';
 
 /** Rankers of the cache: built, loaded, searched. */
 export abstract class DocIndexRanking extends DocIndexCache {
   protected fingerprint(mode: RankMode, files: FileRow[]): string {
     const h = createHash('sha256');
     // the units a ranker indexes depend on the extraction version too (the same file hash, other text)
-    h.update(`${RANKER_VERSION}|${mode}|${mode === 'longta' ? '500/100' : `${this.chunkChars}/${this.overlap}`}|x${this.xv}\n`);
+    h.update(
+      `${RANKER_VERSION}|${mode}|${mode === 'longta' ? '500/100' : `${this.chunkChars}/${this.overlap}`}|x${this.xv}\n`,
+    );
     for (const f of files) h.update(`${f.path}\t${f.hash}\n`);
     return h.digest('hex');
   }
@@ -107,7 +94,15 @@ export abstract class DocIndexRanking extends DocIndexCache {
       const nf = cFile.length - lo;
       let idfSum = 0;
       for (const p of fileTerms) idfSum += rawIdf(nf, p.inFile);
-      rfiles.push({ file: f.path, hash: f.hash, kind: f.kind as UnitKind, lo, hi: cFile.length, sumLen, avgIdf: fileTerms.length ? idfSum / fileTerms.length : 0 });
+      rfiles.push({
+        file: f.path,
+        hash: f.hash,
+        kind: f.kind as UnitKind,
+        lo,
+        hi: cFile.length,
+        sumLen,
+        avgIdf: fileTerms.length ? idfSum / fileTerms.length : 0,
+      });
       total += sumLen;
     }
     const n = cFile.length;
@@ -123,23 +118,41 @@ export abstract class DocIndexRanking extends DocIndexCache {
     const ins = this.db.prepare('INSERT INTO postings(ranker, term, ids, tfs) VALUES (?, ?, ?, ?)');
     let rid = 0;
     let raced = false;
-    this.db.transaction(() => {
-      // another process may have written the same ranker meanwhile: same fingerprint, same content
-      if (this.db.prepare<[string, string], { id: number }>('SELECT id FROM rankers WHERE mode = ? AND fingerprint = ?').get(mode, fp)) {
-        raced = true;
-        return;
-      }
-      const r = this.db
-        .prepare('INSERT INTO rankers(mode, fingerprint, used, n, avgdl, average_idf, files, chunks) VALUES (?, ?, ?, ?, ?, ?, ?, ?)')
-        .run(mode, fp, Date.now(), n, avgdl, averageIdf, JSON.stringify(rfiles), typedToBuf(chunkBlob));
-      rid = Number(r.lastInsertRowid);
-      for (const [t, p] of acc) ins.run(rid, t, typedToBuf(Int32Array.from(p.ids)), typedToBuf(Uint16Array.from(p.tfs)));
-    }).immediate();
+    this.db
+      .transaction(() => {
+        // another process may have written the same ranker meanwhile: same fingerprint, same content
+        if (
+          this.db
+            .prepare<[string, string], { id: number }>('SELECT id FROM rankers WHERE mode = ? AND fingerprint = ?')
+            .get(mode, fp)
+        ) {
+          raced = true;
+          return;
+        }
+        const r = this.db
+          .prepare(
+            'INSERT INTO rankers(mode, fingerprint, used, n, avgdl, average_idf, files, chunks) VALUES (?, ?, ?, ?, ?, ?, ?, ?)',
+          )
+          .run(mode, fp, Date.now(), n, avgdl, averageIdf, JSON.stringify(rfiles), typedToBuf(chunkBlob));
+        rid = Number(r.lastInsertRowid);
+        for (const [t, p] of acc) {
+          ins.run(rid, t, typedToBuf(Int32Array.from(p.ids)), typedToBuf(Uint16Array.from(p.tfs)));
+        }
+      })
+      .immediate();
     if (raced) return this.loadRanker(mode, fp)!;
     return this.rankerFrom(rid, mode, n, avgdl, averageIdf, rfiles, chunkBlob);
   }
 
-  protected rankerFrom(id: number, mode: RankMode, n: number, avgdl: number, averageIdf: number, files: RankerFile[], blob: Int32Array): Ranker {
+  protected rankerFrom(
+    id: number,
+    mode: RankMode,
+    n: number,
+    avgdl: number,
+    averageIdf: number,
+    files: RankerFile[],
+    blob: Int32Array,
+  ): Ranker {
     const pick = (k: number) => {
       const a = new Int32Array(n);
       for (let i = 0; i < n; i++) a[i] = blob[i * 6 + k]!;
@@ -165,15 +178,24 @@ export abstract class DocIndexRanking extends DocIndexCache {
 
   protected loadRanker(mode: RankMode, fp: string): Ranker | undefined {
     const r = this.db
-      .prepare<[string, string], { id: number; n: number; avgdl: number; average_idf: number; files: string; chunks: Buffer }>(
-        'SELECT id, n, avgdl, average_idf, files, chunks FROM rankers WHERE mode = ? AND fingerprint = ?',
-      )
+      .prepare<
+        [string, string],
+        { id: number; n: number; avgdl: number; average_idf: number; files: string; chunks: Buffer }
+      >('SELECT id, n, avgdl, average_idf, files, chunks FROM rankers WHERE mode = ? AND fingerprint = ?')
       .get(mode, fp);
     if (!r) return undefined;
     const cached = this.rankers.get(mode);
     if (cached && cached.id === r.id) return cached;
     this.db.prepare('UPDATE rankers SET used = ? WHERE id = ?').run(Date.now(), r.id);
-    return this.rankerFrom(r.id, mode, r.n, r.avgdl, r.average_idf, JSON.parse(r.files) as RankerFile[], bufToInt32(r.chunks));
+    return this.rankerFrom(
+      r.id,
+      mode,
+      r.n,
+      r.avgdl,
+      r.average_idf,
+      JSON.parse(r.files) as RankerFile[],
+      bufToInt32(r.chunks),
+    );
   }
 
   protected ranker(mode: RankMode): Ranker {
@@ -197,7 +219,14 @@ export abstract class DocIndexRanking extends DocIndexCache {
    * retriever; all files → one corpus), rank_bm25 scoring and tie order, zero-score chunks can fill
    * the top k. `bm25`: corpus statistics of the whole index, only chunks with a positive score.
    */
-  protected rank(mode: RankMode, query: string, k: number, files: string[] | undefined, ctx: number, expand = true): DocHit[] {
+  protected rank(
+    mode: RankMode,
+    query: string,
+    k: number,
+    files: string[] | undefined,
+    ctx: number,
+    expand = true,
+  ): DocHit[] {
     const r = this.ranker(mode);
     const tokens = MODE_PARAMS[mode].tokens(query);
     // longta: every whitespace token counts (repeats too, as rank_bm25); default: weighted distinct terms
@@ -272,7 +301,8 @@ export abstract class DocIndexRanking extends DocIndexCache {
       }
       if (mode === 'bm25') df = p.ids.length;
       // default mode: the always-positive idf ln(1 + (N − df + 0.5)/(df + 0.5)) (Lucene's variant)
-      const idf = weight * (mode === 'bm25' ? Math.log(1 + (r.n - df + 0.5) / (df + 0.5)) : okapiIdf(n, df, averageIdf));
+      const idf =
+        weight * (mode === 'bm25' ? Math.log(1 + (r.n - df + 0.5) / (df + 0.5)) : okapiIdf(n, df, averageIdf));
       if (idf === 0) continue;
       const ids = p.ids;
       const tfs = p.tfs;
@@ -290,16 +320,23 @@ export abstract class DocIndexRanking extends DocIndexCache {
     const touched = touchedBuf.subarray(0, nTouched);
     // top k: score desc; ties by chunk id desc (numpy argsort reversed), as rank_bm25's get_top_n
     const better = (a: number, b2: number) => scores[a]! > scores[b2]! || (scores[a] === scores[b2] && a > b2);
-    let top = topK(touched, mode === 'bm25' ? k * 4 + 16 : k, better, mode === 'bm25' ? (id) => scores[id]! > 0 : undefined);
+    let top = topK(
+      touched,
+      mode === 'bm25' ? k * 4 + 16 : k,
+      better,
+      mode === 'bm25' ? (id) => scores[id]! > 0 : undefined,
+    );
     if (mode === 'bm25') {
       // default mode: one hit per unit (its best chunk); overlapping chunks of a page would repeat it
       const seenUnit = new Set<string>();
-      top = top.filter((id) => {
-        const key = `${r.cFile[id]}:${r.cUnit[id]}`;
-        if (seenUnit.has(key)) return false;
-        seenUnit.add(key);
-        return true;
-      }).slice(0, k);
+      top = top
+        .filter((id) => {
+          const key = `${r.cFile[id]}:${r.cUnit[id]}`;
+          if (seenUnit.has(key)) return false;
+          seenUnit.add(key);
+          return true;
+        })
+        .slice(0, k);
     }
     if (mode === 'longta' && top.length < k) {
       // rank_bm25 returns k chunks even when fewer have a positive score: the rest in argsort order
@@ -320,7 +357,16 @@ export abstract class DocIndexRanking extends DocIndexCache {
       const end = r.cEnd[id]!;
       const chunk = unit.slice(start, end);
       const snippet = mode === 'longta' ? longtaSnippet(chunk, query, ctx) : bm25Snippet(chunk, tokens, ctx);
-      return { file: f.file, unit: unitLabel(f.kind, ui), unitIndex: ui, start, end, score: scores[id] ?? 0, snippet, chunk: r.cNo[id]! };
+      return {
+        file: f.file,
+        unit: unitLabel(f.kind, ui),
+        unitIndex: ui,
+        start,
+        end,
+        score: scores[id] ?? 0,
+        snippet,
+        chunk: r.cNo[id]!,
+      };
     });
     for (const id of touched) scores[id] = 0;
     return out;

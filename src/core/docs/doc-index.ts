@@ -12,38 +12,32 @@
  * Split by responsibility (issue 40): `doc-index-cache.ts` (cache file lifecycle), `doc-index-build.ts` (build),
  * `doc-index-ranking.ts` (rankers), and here the search tools over them.
  */
-import { existsSync, } from 'node:fs';
+import { existsSync } from 'node:fs';
 import { resolve } from 'node:path';
-import { LoupeInputError, } from '../util/errors.ts';
+import { LoupeInputError } from '../util/errors.ts';
 import {
   contextWindow,
   findAllCaseInsensitive,
   formatReadPreview,
   formatReadRange,
-  
   parseRange,
   unitLabel,
 } from './format.ts';
 import { unitKindFor } from './units.ts';
 import { type ParsedDoc } from './catalog.ts';
 import type {
-  
-  
   DocHit,
   DocIndex,
   DocIndexOptions,
   DocUnit,
-  
-  
   SearchMode,
   SearchOptions,
-  
   ToolResult,
   ToolScope,
   UnitKind,
 } from './types.ts';
 
-import { cacheFileFor, normalizeRel, } from './cache-file.ts';
+import { cacheFileFor, normalizeRel } from './cache-file.ts';
 import { upperBound } from './ranking.ts';
 import { type FileRow } from './doc-index-cache.ts';
 import { DocIndexBuilder } from './doc-index-build.ts';
@@ -53,7 +47,10 @@ export { EXTRACTOR_VERSION, EXTRACTOR_VERSIONS } from './pdf.ts';
 
 class DocIndexImpl extends DocIndexBuilder implements DocIndex {
   catalog(): Array<ParsedDoc & { doc: string }> {
-    const rows = this.db.prepare<[], FileRow>('SELECT * FROM files ORDER BY path').all().filter((r) => !this.allow || this.allow.has(r.path));
+    const rows = this.db
+      .prepare<[], FileRow>('SELECT * FROM files ORDER BY path')
+      .all()
+      .filter((r) => !this.allow || this.allow.has(r.path));
     return this.catalogOf(rows);
   }
 
@@ -62,7 +59,11 @@ class DocIndexImpl extends DocIndexBuilder implements DocIndex {
     const row = rel && (!this.allow || this.allow.has(rel)) ? this.fileRow(rel) : undefined;
     if (!row) throw new LoupeInputError(file, 'not an indexed document of this root');
     if (row.skipped || !row.kind) throw new LoupeInputError(file, `not indexed: ${row.skipped ?? 'unknown reason'}`);
-    return this.unitsOfHash(row.hash).map((text, index) => ({ index, label: unitLabel(row.kind as UnitKind, index), text }));
+    return this.unitsOfHash(row.hash).map((text, index) => ({
+      index,
+      label: unitLabel(row.kind as UnitKind, index),
+      text,
+    }));
   }
 
   /** Resolves a tool's doc path against the allowlist; returns the row or the text the agent sees. */
@@ -82,7 +83,15 @@ class DocIndexImpl extends DocIndexBuilder implements DocIndex {
     if ('error' in d) return { text: d.error, hits: [] };
     const kind = d.row.kind as UnitKind;
     const units = this.unitsOfHash(d.row.hash);
-    const hit = (i: number): DocHit => ({ file: d.rel, unit: unitLabel(kind, i), unitIndex: i, start: 0, end: units[i]!.length, score: 0, snippet: units[i]!.slice(0, 200) });
+    const hit = (i: number): DocHit => ({
+      file: d.rel,
+      unit: unitLabel(kind, i),
+      unitIndex: i,
+      start: 0,
+      end: units[i]!.length,
+      score: 0,
+      snippet: units[i]!.slice(0, 200),
+    });
     if (range === undefined || range.trim() === '') {
       return { text: formatReadPreview(path, kind, units), hits: units.slice(0, 5).map((_, i) => hit(i)) };
     }
@@ -105,7 +114,9 @@ class DocIndexImpl extends DocIndexBuilder implements DocIndex {
         if (r.skipped || !r.kind || (vis && !vis.has(r.path))) continue;
         targets.push({ rel: r.path, row: r, shown: r.path });
       }
-      targets.sort((a, b) => (a.rel.toLowerCase() < b.rel.toLowerCase() ? -1 : a.rel.toLowerCase() > b.rel.toLowerCase() ? 1 : 0));
+      targets.sort((a, b) =>
+        a.rel.toLowerCase() < b.rel.toLowerCase() ? -1 : a.rel.toLowerCase() > b.rel.toLowerCase() ? 1 : 0,
+      );
     }
     const hits: DocHit[] = [];
     const lines: string[] = [];
@@ -118,7 +129,15 @@ class DocIndexImpl extends DocIndexBuilder implements DocIndex {
         total++;
         if (hits.length >= limit) return;
         const w = contextWindow(text, s, e, contextChars);
-        hits.push({ file: t.rel, unit: unitLabel(kind, ui), unitIndex: ui, start: s, end: e, score: 1, snippet: w.snippet });
+        hits.push({
+          file: t.rel,
+          unit: unitLabel(kind, ui),
+          unitIndex: ui,
+          start: s,
+          end: e,
+          score: 1,
+          snippet: w.snippet,
+        });
         lines.push(`${path ? '' : `[${t.shown}] `}${unitLabel(kind, ui)}: ...${w.snippet}...`);
       };
       if (simple) {
@@ -148,13 +167,22 @@ class DocIndexImpl extends DocIndexBuilder implements DocIndex {
       }
     }
     const where = path ? `[${path}] ` : '';
-    if (!hits.length) return { text: `${where}No matches for '${keyword}'${path ? '' : ` in ${targets.length} documents`}.`, hits };
+    if (!hits.length) {
+      return { text: `${where}No matches for '${keyword}'${path ? '' : ` in ${targets.length} documents`}.`, hits };
+    }
     const more = total > hits.length ? ` (showing the first ${hits.length} of ${total})` : '';
-    const head = path ? `[${path}] Found ${hits.length} matches for '${keyword}'.${more}` : `Found ${hits.length} matches for '${keyword}' across ${new Set(hits.map((h) => h.file)).size} documents.${more}`;
+    const head = path
+      ? `[${path}] Found ${hits.length} matches for '${keyword}'.${more}`
+      : `Found ${hits.length} matches for '${keyword}' across ${new Set(hits.map((h) => h.file)).size} documents.${more}`;
     return { text: `${head}\n${lines.join('\n')}`, hits };
   }
 
-  retrieve(query: string, path?: string, k = 5, opts: ToolScope & { mode?: 'bm25' | 'longta'; contextChars?: number } = {}): ToolResult {
+  retrieve(
+    query: string,
+    path?: string,
+    k = 5,
+    opts: ToolScope & { mode?: 'bm25' | 'longta'; contextChars?: number } = {},
+  ): ToolResult {
     const mode = opts.mode ?? 'longta';
     let files: string[] | undefined;
     if (path !== undefined && path !== '') {
@@ -166,7 +194,9 @@ class DocIndexImpl extends DocIndexBuilder implements DocIndex {
       files = vis ? [...vis] : undefined;
     }
     const hits = this.rank(mode, query, k, files, opts.contextChars ?? 200);
-    if (!hits.length) return { text: path ? `[${path}] No results for '${query}'.` : `No results for '${query}'.`, hits };
+    if (!hits.length) {
+      return { text: path ? `[${path}] No results for '${query}'.` : `No results for '${query}'.`, hits };
+    }
     const lines = hits.map((h) => `${path ? '' : `[${h.file}] `}${h.unit} (chunk ${h.chunk ?? 0}): ...${h.snippet}...`);
     return { text: lines.join('\n'), hits };
   }
@@ -175,11 +205,12 @@ class DocIndexImpl extends DocIndexBuilder implements DocIndex {
     const mode: SearchMode = opts.mode ?? 'bm25';
     const top = opts.top ?? 10;
     const vis = this.visible(opts.files);
-    if (mode === 'keyword') return this.searchDoc(query, undefined, top, 80, { files: vis ? [...vis] : undefined }).hits;
+    if (mode === 'keyword') {
+      return this.searchDoc(query, undefined, top, 80, { files: vis ? [...vis] : undefined }).hits;
+    }
     return this.rank(mode, query, top, vis ? [...vis] : undefined, mode === 'longta' ? 200 : 120, opts.expand ?? true);
   }
 }
-
 
 /**
  * Opens the documentation index of `opts.root` (see `index.ts`).
@@ -193,4 +224,3 @@ export function openDocIndexSync(opts: DocIndexOptions): DocIndex & { cachePath:
 export function hasDocCache(root: string, cacheDir: string): boolean {
   return existsSync(cacheFileFor(resolve(root), cacheDir));
 }
-

@@ -11,10 +11,10 @@ import { extractUnits } from './units.ts';
 import type { PdfExtractor } from './pdf.ts';
 import type { UnitKind } from './types.ts';
 
-
 export const WORKER_CRASHED = 'extraction worker crashed (out of memory?): the file was not read';
 /** Longest time one file may take in an extraction worker before the worker is stopped (ms; `$LOUPE_EXTRACT_FILE_MS`). */
-const fileTimeLimitMs = (): number => (Number(process.env.LOUPE_EXTRACT_FILE_MS) > 0 ? Number(process.env.LOUPE_EXTRACT_FILE_MS) : 300_000);
+const fileTimeLimitMs = (): number =>
+  Number(process.env.LOUPE_EXTRACT_FILE_MS) > 0 ? Number(process.env.LOUPE_EXTRACT_FILE_MS) : 300_000;
 
 export type ExtractResult = { doc?: { kind: UnitKind; units: string[]; note?: string }; error?: string };
 
@@ -91,7 +91,11 @@ export class ExtractPool {
         if ((w as unknown as { jobs?: Set<number> }).jobs?.has(id)) {
           this.waiting.delete(id);
           const late = (w as unknown as { timedOut?: number }).timedOut;
-          cb({ error: late ? `extraction took longer than ${late >= 1000 ? `${Math.round(late / 1000)} s` : `${late} ms`} and was stopped` : WORKER_CRASHED });
+          cb({
+            error: late
+              ? `extraction took longer than ${late >= 1000 ? `${Math.round(late / 1000)} s` : `${late} ms`} and was stopped`
+              : WORKER_CRASHED,
+          });
         }
       }
     });
@@ -122,7 +126,12 @@ export class ExtractPool {
       (doc) => ({ doc }),
       (e: unknown) => {
         if (this.signal?.aborted) return { error: 'aborted' };
-        return { error: e instanceof LoupeInputError ? e.message.slice(e.subject.length + 2) : `extraction failed: ${errorMessage(e)}` };
+        return {
+          error:
+            e instanceof LoupeInputError
+              ? e.message.slice(e.subject.length + 2)
+              : `extraction failed: ${errorMessage(e)}`,
+        };
       },
     );
   }

@@ -14,7 +14,10 @@ parentPort?.on('message', (msg: { id: number; name: string; data: Uint8Array; pd
     (e: unknown) =>
       parentPort!.postMessage({
         id: msg.id,
-        error: e instanceof LoupeInputError ? e.message.slice(e.subject.length + 2) : `extraction failed: ${errorMessage(e)}`,
+        error:
+          e instanceof LoupeInputError
+            ? e.message.slice(e.subject.length + 2)
+            : `extraction failed: ${errorMessage(e)}`,
       }),
   );
 });

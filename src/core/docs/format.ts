@@ -43,7 +43,12 @@ export function formatReadPreview(path: string, kind: UnitKind, units: readonly 
 }
 
 /** LongTA `read_doc` with a range: `[path] {Kind}s: {labels}` then the units. */
-export function formatReadRange(path: string, kind: UnitKind, indices: readonly number[], units: readonly string[]): string {
+export function formatReadRange(
+  path: string,
+  kind: UnitKind,
+  indices: readonly number[],
+  units: readonly string[],
+): string {
   const lines = indices.map((i) => `${unitLabel(kind, i - 1)}: ${units[i - 1] ?? ''}`);
   return `[${path}] ${kind}s: ${indices.join(', ')}\n${lines.join('\n')}`;
 }
@@ -52,7 +57,12 @@ export function formatReadRange(path: string, kind: UnitKind, indices: readonly 
  * Context window around a match, LongTA `search_doc` style: `...{text[start-ctx:end+ctx]}...`.
  * @returns the snippet with the offsets of the window.
  */
-export function contextWindow(text: string, start: number, end: number, ctx: number): { snippet: string; from: number; to: number } {
+export function contextWindow(
+  text: string,
+  start: number,
+  end: number,
+  ctx: number,
+): { snippet: string; from: number; to: number } {
   const from = Math.max(0, start - ctx);
   const to = Math.min(text.length, end + ctx);
   return { snippet: text.slice(from, to), from, to };

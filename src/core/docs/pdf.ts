@@ -52,7 +52,10 @@ export const EXTRACTOR_VERSION = EXTRACTOR_VERSIONS[DEFAULT_PDF_EXTRACTOR];
  */
 export function parsePdfExtractor(value: unknown, subject: string): PdfExtractor {
   if (typeof value === 'string' && (PDF_EXTRACTORS as readonly string[]).includes(value)) return value as PdfExtractor;
-  throw new LoupeInputError(subject, `unknown PDF extractor ${JSON.stringify(value)}: use ${PDF_EXTRACTORS.map((e) => `"${e}"`).join(' or ')}`);
+  throw new LoupeInputError(
+    subject,
+    `unknown PDF extractor ${JSON.stringify(value)}: use ${PDF_EXTRACTORS.map((e) => `"${e}"`).join(' or ')}`,
+  );
 }
 
 /**
@@ -64,7 +67,11 @@ function ensureWritableNavigator(): void {
   const g = globalThis as { navigator?: unknown };
   const desc = Object.getOwnPropertyDescriptor(globalThis, 'navigator');
   if (g.navigator !== undefined || !desc || desc.set || !desc.configurable) return;
-  Object.defineProperty(globalThis, 'navigator', { value: { userAgent: 'node', language: 'en-US', platform: '' }, writable: true, configurable: true });
+  Object.defineProperty(globalThis, 'navigator', {
+    value: { userAgent: 'node', language: 'en-US', platform: '' },
+    writable: true,
+    configurable: true,
+  });
 }
 let pdfjsPromise: Promise<PdfjsModule> | undefined;
 
@@ -78,7 +85,11 @@ function pdfjsDataUrls(): { standardFontDataUrl?: string; cMapUrl?: string; wasm
     const req = packageRequire();
     if (!req) return {};
     const dir = dirname(req.resolve('pdfjs-dist/package.json'));
-    return { standardFontDataUrl: join(dir, 'standard_fonts') + sep, cMapUrl: join(dir, 'cmaps') + sep, wasmUrl: join(dir, 'wasm') + sep };
+    return {
+      standardFontDataUrl: join(dir, 'standard_fonts') + sep,
+      cMapUrl: join(dir, 'cmaps') + sep,
+      wasmUrl: join(dir, 'wasm') + sep,
+    };
   } catch {
     return {};
   }
@@ -98,7 +109,9 @@ function loadPdfium(): Promise<PdfiumModule> {
     if (!req) throw new Error('cannot locate the @embedpdf/pdfium package');
     // required (the package's CommonJS build), as the .vsix ships it: an import() from the bundles would ask for its ESM build
     const { init } = req('@embedpdf/pdfium') as typeof import('@embedpdf/pdfium');
-    const m = await init({ wasmBinary: readFileSync(req.resolve('@embedpdf/pdfium/pdfium.wasm')).buffer as ArrayBuffer });
+    const m = await init({
+      wasmBinary: readFileSync(req.resolve('@embedpdf/pdfium/pdfium.wasm')).buffer as ArrayBuffer,
+    });
     m.PDFiumExt_Init();
     return m;
   })();
@@ -112,7 +125,9 @@ function loadPdfjs(): Promise<PdfjsModule> {
 }
 
 const COMPOUND_PREFIX = new Set(
-  'self non co pre post anti multi sub semi well long short full part cross low high mid inter intra over under age sex year'.split(' '),
+  'self non co pre post anti multi sub semi well long short full part cross low high mid inter intra over under age sex year'.split(
+    ' ',
+  ),
 );
 
 /**
@@ -205,7 +220,12 @@ export function pageTextFromItems(items: readonly unknown[]): string {
  *   that fails to load is an empty string (one broken page must not lose the others).
  * @throws LoupeInputError for an empty, corrupt or password-protected PDF (message says which).
  */
-export async function extractPdfPages(data: Uint8Array, subject: string, signal?: AbortSignal, extractor: PdfExtractor = DEFAULT_PDF_EXTRACTOR): Promise<string[]> {
+export async function extractPdfPages(
+  data: Uint8Array,
+  subject: string,
+  signal?: AbortSignal,
+  extractor: PdfExtractor = DEFAULT_PDF_EXTRACTOR,
+): Promise<string[]> {
   if (data.byteLength === 0) throw new LoupeInputError(subject, 'empty file (0 bytes), not a PDF');
   if (extractor === 'pdfjs') return pdfjsPages(data, subject, signal);
   try {
@@ -236,18 +256,27 @@ const PDFIUM_ERRORS: Record<number, string> = {
  * @returns the page text.
  */
 export function pageTextFromPdfium(raw: string): string {
-  return raw
-    .replace(/\r\n?/g, '\n')
-    .replace(/([A-Za-z]*)\uFFFE/g, (_m, frag: string) => (frag && !COMPOUND_PREFIX.has(frag.toLowerCase()) ? frag : `${frag}-`))
-    // eslint-disable-next-line no-control-regex -- control characters are what this removes
-    .replace(/[\uFFFD\u0000-\u0008\u000B\u000C\u000E-\u001F\u007F]+/g, ' ');
+  return (
+    raw
+      .replace(/\r\n?/g, '\n')
+      .replace(/([A-Za-z]*)\uFFFE/g, (_m, frag: string) =>
+        frag && !COMPOUND_PREFIX.has(frag.toLowerCase()) ? frag : `${frag}-`,
+      )
+      // eslint-disable-next-line no-control-regex -- control characters are what this removes
+      .replace(/[\uFFFD\u0000-\u0008\u000B\u000C\u000E-\u001F\u007F]+/g, ' ')
+  );
 }
 
 async function pdfiumPages(data: Uint8Array, subject: string, signal?: AbortSignal): Promise<string[]> {
   const m = await loadPdfium();
   const P = m.pdfium;
   const buf = P.wasmExports.malloc(data.byteLength);
-  if (!buf) throw new LoupeInputError(subject, `PDF too large for the extractor's memory (${(data.byteLength / 1048576).toFixed(1)} MiB)`);
+  if (!buf) {
+    throw new LoupeInputError(
+      subject,
+      `PDF too large for the extractor's memory (${(data.byteLength / 1048576).toFixed(1)} MiB)`,
+    );
+  }
   P.HEAPU8.set(data, buf);
   let doc = 0;
   try {
@@ -284,7 +313,9 @@ async function pdfiumPages(data: Uint8Array, subject: string, signal?: AbortSign
               if (out) P.wasmExports.free(out);
               outChars = Math.max(count + 1, outChars * 2);
               out = P.wasmExports.malloc(outChars * 2);
-              if (!out) throw new LoupeInputError(subject, `page ${i + 1} has too much text for the extractor's memory`);
+              if (!out) {
+                throw new LoupeInputError(subject, `page ${i + 1} has too much text for the extractor's memory`);
+              }
             }
             const written = m.FPDFText_GetText(tp, 0, count, out);
             pages.push(written > 0 ? pageTextFromPdfium(P.UTF16ToString(out)) : '');

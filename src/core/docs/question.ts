@@ -66,10 +66,21 @@ export function parseDecomposition(text: string): LlmDecomposition {
     if (a < 0 || b <= a) throw new Error('no JSON object');
     raw = JSON.parse(text.slice(a, b + 1)) as Record<string, unknown>;
   } catch (e) {
-    throw new LoupeInputError('model reply', `not a JSON decomposition (${(e as Error).message}): ${text.slice(0, 120)}`);
+    throw new LoupeInputError(
+      'model reply',
+      `not a JSON decomposition (${(e as Error).message}): ${text.slice(0, 120)}`,
+    );
   }
-  const list = (k: string) => (Array.isArray(raw[k]) ? (raw[k] as unknown[]).filter((x): x is string => typeof x === 'string' && x.trim() !== '').map((x) => x.trim()) : []);
-  return { population: list('population'), measures: list('measures'), groupings: list('groupings'), design: list('design') };
+  const list = (k: string) =>
+    Array.isArray(raw[k])
+      ? (raw[k] as unknown[]).filter((x): x is string => typeof x === 'string' && x.trim() !== '').map((x) => x.trim())
+      : [];
+  return {
+    population: list('population'),
+    measures: list('measures'),
+    groupings: list('groupings'),
+    design: list('design'),
+  };
 }
 
 /**
@@ -81,7 +92,10 @@ export function parseDecomposition(text: string): LlmDecomposition {
  * @returns the parsed decomposition.
  * @throws LoupeInputError when the reply holds no JSON object; whatever `complete` throws.
  */
-export async function decomposeWithModel(question: string, complete: (system: string, user: string) => Promise<string>): Promise<LlmDecomposition> {
+export async function decomposeWithModel(
+  question: string,
+  complete: (system: string, user: string) => Promise<string>,
+): Promise<LlmDecomposition> {
   return parseDecomposition(await complete(DECOMPOSE_SYSTEM_PROMPT, question));
 }
 
@@ -114,7 +128,9 @@ export interface QuestionResult {
 }
 
 const QUESTION_WORDS = new Set(
-  'percentage percent prevalence proportion overall among given average what which number rate estimate mean total us united state u.s population people person'.split(' '),
+  'percentage percent prevalence proportion overall among given average what which number rate estimate mean total us united state u.s population people person'.split(
+    ' ',
+  ),
 );
 const K1 = 1.2;
 const B = 0.75;
@@ -158,23 +174,29 @@ export function catalogSynonyms(texts: Iterable<string>): Map<string, string[]> 
 const DESIGN_PHRASE =
   /\b(?:(?:replicate|sample|sampling|survey|final|person|household|subsample|interview|examination|phlebotomy|fasting)[- ]weights?|standard errors?|margins? of error|variances?|strata|stratum|psus?|primary sampling units?|complex (?:sample|survey) design|confidence intervals?)\b/gi;
 /** What the design documentation of any survey talks about (used when no design family applies). */
-const DESIGN_QUERY = 'sample weights final weight replicate weights variance estimation standard errors strata primary sampling units PSU';
+const DESIGN_QUERY =
+  'sample weights final weight replicate weights variance estimation standard errors strata primary sampling units PSU';
 
 /** The clauses of a question: split at punctuation and at the words that join a measure to its qualifiers. */
 export function splitClauses(question: string): string[] {
   return question
-    .split(/[,;:()[\]?!]|\s(?:and|or(?! (?:more|higher|greater|above|less|lower|below|over)\b)|with|by|among|excluding|including|using|versus|vs\.?|per|who|that|whose|defined as|based on)\s/i)
+    .split(
+      /[,;:()[\]?!]|\s(?:and|or(?! (?:more|higher|greater|above|less|lower|below|over)\b)|with|by|among|excluding|including|using|versus|vs\.?|per|who|that|whose|defined as|based on)\s/i,
+    )
     .map((c) => c.trim())
     .filter((c) => c.length > 0);
 }
 
 /** Words that state a comparison, not a measure. */
-const COMPARISON_WORDS = new Set(codebookTokens('more higher greater above less lower below over under least most than exceed equal'));
+const COMPARISON_WORDS = new Set(
+  codebookTokens('more higher greater above less lower below over under least most than exceed equal'),
+);
 
 /** Words that restate a cut-off's direction. */
 const LEVEL_WORDS = new Set(codebookTokens('high low elevated raised'));
 
-const CUT_CUE = /(?:>=?|<=?|≥|≤|\bor (?:more|higher|greater|above|less|lower|below|over)\b|\bat least\b|\bat most\b|\b(?:greater|more|higher|less|lower) than\b|\babove\b|\bbelow\b|\bunder\b|\bover\b|\bexceed)/i;
+const CUT_CUE =
+  /(?:>=?|<=?|≥|≤|\bor (?:more|higher|greater|above|less|lower|below|over)\b|\bat least\b|\bat most\b|\b(?:greater|more|higher|less|lower) than\b|\babove\b|\bbelow\b|\bunder\b|\bover\b|\bexceed)/i;
 
 /**
  * The numbers a clause compares a measure with ("non-HDL cholesterol of 190 mg/dL or more" → [190];
@@ -184,7 +206,9 @@ const CUT_CUE = /(?:>=?|<=?|≥|≤|\bor (?:more|higher|greater|above|less|lower
  */
 export function cutOffs(clause: string): number[] {
   if (!CUT_CUE.test(clause)) return [];
-  return [...clause.matchAll(/(?<![\w.])(\d+(?:\.\d+)?)(?![\w.]*\d)/g)].map((m) => Number(m[1])).filter((n) => Number.isFinite(n));
+  return [...clause.matchAll(/(?<![\w.])(\d+(?:\.\d+)?)(?![\w.]*\d)/g)]
+    .map((m) => Number(m[1]))
+    .filter((n) => Number.isFinite(n));
 }
 
 /** True when one of `xs` lies in a documented "a to b" range of values of `v`. */
@@ -217,12 +241,22 @@ export function nameTokensOfFiles(files: readonly string[]): Array<{ file: strin
   const base = (f: string) => (f.split('/').pop() ?? f).replace(/\.[A-Za-z0-9]+$/, '');
   const toks = files.map((f) => ({
     file: f,
-    tokens: [...new Set(codebookTokens(base(f).replace(/([a-z])([A-Z])/g, '$1 $2').replace(/[_\-.\d]+/g, ' ')))].filter((t) => t.length > 2),
+    tokens: [
+      ...new Set(
+        codebookTokens(
+          base(f)
+            .replace(/([a-z])([A-Z])/g, '$1 $2')
+            .replace(/[_\-.\d]+/g, ' '),
+        ),
+      ),
+    ].filter((t) => t.length > 2),
   }));
   const df = new Map<string, number>();
   for (const x of toks) for (const t of x.tokens) df.set(t, (df.get(t) ?? 0) + 1);
   const limit = Math.max(1, files.length / 3);
-  return toks.map((x) => ({ file: x.file, tokens: x.tokens.filter((t) => df.get(t)! <= limit) })).filter((x) => x.tokens.length > 0);
+  return toks
+    .map((x) => ({ file: x.file, tokens: x.tokens.filter((t) => df.get(t)! <= limit) }))
+    .filter((x) => x.tokens.length > 0);
 }
 
 /**
@@ -230,7 +264,10 @@ export function nameTokensOfFiles(files: readonly string[]): Array<{ file: strin
  * or a single word of at least six letters), best coverage first.
  * @param questionTokens the question's {@link codebookTokens}; `named` from {@link nameTokensOfFiles}.
  */
-export function namedIn(questionTokens: readonly string[], named: ReadonlyArray<{ file: string; tokens: string[] }>): string[] {
+export function namedIn(
+  questionTokens: readonly string[],
+  named: ReadonlyArray<{ file: string; tokens: string[] }>,
+): string[] {
   const q = new Set(questionTokens);
   return named
     .filter((x) => x.tokens.every((t) => q.has(t)) && (x.tokens.length >= 2 || x.tokens[0]!.length >= 6))
@@ -327,12 +364,22 @@ export class QuestionRetriever {
    * clause's informative words (by idf; a catalog synonym covers its word).
    * @returns the files of the clauses' best variables (best clause first) and those variables.
    */
-  private conceptFiles(question: string, isMeasure: (t: string) => boolean, minCoverage: number): { files: string[]; vars: Array<{ d: VarDoc; s: number; clause: string }> } {
+  private conceptFiles(
+    question: string,
+    isMeasure: (t: string) => boolean,
+    minCoverage: number,
+  ): { files: string[]; vars: Array<{ d: VarDoc; s: number; clause: string }> } {
     const found: Array<{ d: VarDoc; s: number; clause: string }> = [];
     for (const raw of splitClauses(question)) {
       const cut = cutOffs(raw);
       // with a cut-off, "high" / "low" / "elevated" restate the comparison rather than name the measure
-      const words = [...new Set(codebookTokens(raw).filter((t) => isMeasure(t) && !COMPARISON_WORDS.has(t) && !(cut.length && LEVEL_WORDS.has(t))))];
+      const words = [
+        ...new Set(
+          codebookTokens(raw).filter(
+            (t) => isMeasure(t) && !COMPARISON_WORDS.has(t) && !(cut.length && LEVEL_WORDS.has(t)),
+          ),
+        ),
+      ];
       const terms = words.filter((t) => this.df.has(t) || (this.synonyms.get(t) ?? []).some((x) => this.df.has(x)));
       if (!terms.length) {
         // the clause's words are the documentation's, not the catalog's ("HbA1c >= 6.5%"): its best page's file
@@ -357,9 +404,12 @@ export class QuestionRetriever {
       }
       if (best < 0) continue;
       const d = this.docs[best]!;
-      const weightOf = (t: string) => Math.max(this.idf(t), ...(this.synonyms.get(t) ?? []).filter((x) => this.df.has(x)).map((x) => this.idf(x)));
+      const weightOf = (t: string) =>
+        Math.max(this.idf(t), ...(this.synonyms.get(t) ?? []).filter((x) => this.df.has(x)).map((x) => this.idf(x)));
       const total = terms.reduce((a, t) => a + weightOf(t), 0);
-      const covered = terms.filter((t) => d.tf.has(t) || (this.synonyms.get(t) ?? []).some((x) => d.tf.has(x))).reduce((a, t) => a + weightOf(t), 0);
+      const covered = terms
+        .filter((t) => d.tf.has(t) || (this.synonyms.get(t) ?? []).some((x) => d.tf.has(x)))
+        .reduce((a, t) => a + weightOf(t), 0);
       if (total > 0 && covered / total >= minCoverage) found.push({ d, s: bestS, clause: raw.trim() });
     }
     found.sort((a, b) => b.s - a.s);
@@ -381,7 +431,10 @@ export class QuestionRetriever {
     const ranked = [...score].sort((a, b) => b[1] - a[1] || (a[0] < b[0] ? -1 : 1));
     const best = ranked[0]?.[1] ?? 0;
     // the design documentation proper: files scoring at least a third of the best one, at most two
-    const out = ranked.filter(([, s]) => s >= best / 3).slice(0, 2).map(([f]) => f);
+    const out = ranked
+      .filter(([, s]) => s >= best / 3)
+      .slice(0, 2)
+      .map(([f]) => f);
     if (!terms) this.designSearch = out;
     return out;
   }
@@ -393,7 +446,10 @@ export class QuestionRetriever {
    */
   designDocs(): string[] {
     const out = new Set<string>();
-    for (const name of [...(this.design?.design ?? []), ...(this.design?.groupings ?? []).flatMap((g) => g.variables)]) {
+    for (const name of [
+      ...(this.design?.design ?? []),
+      ...(this.design?.groupings ?? []).flatMap((g) => g.variables),
+    ]) {
       const defs = this.defined.get(name) ?? [];
       if (defs.length && defs.length <= 2) defs.forEach((v) => out.add(v.doc!));
     }
@@ -428,7 +484,9 @@ export class QuestionRetriever {
     const designTerms = [...new Set([...question.matchAll(DESIGN_PHRASE)].map((m) => m[0].toLowerCase()))];
     // query terms: measures (1), survey synonyms and catalog synonyms (0.5)
     const q = new Map<string, number>();
-    for (const { term, weight } of codebookQueryTerms(measures.join(' '))) q.set(term, Math.max(q.get(term) ?? 0, weight));
+    for (const { term, weight } of codebookQueryTerms(measures.join(' '))) {
+      q.set(term, Math.max(q.get(term) ?? 0, weight));
+    }
     for (const m of measures) for (const s of this.synonyms.get(m) ?? []) if (!q.has(s)) q.set(s, 0.5);
 
     // 1. variables by BM25 (the whole question's measures)
@@ -448,7 +506,9 @@ export class QuestionRetriever {
     // weak matches (a common word in one label) are noise: keep files scoring at least `minVariableShare` of the best
     const bestVar = varFiles.length ? varScore.get(varFiles[0]!)! : 0;
     const minShare = opts.minVariableShare ?? 0.5;
-    if (minShare > 0) varFiles.splice(0, varFiles.length, ...varFiles.filter((f) => varScore.get(f)! >= minShare * bestVar));
+    if (minShare > 0) {
+      varFiles.splice(0, varFiles.length, ...varFiles.filter((f) => varScore.get(f)! >= minShare * bestVar));
+    }
 
     // 2. pages by the index's bm25 ranking, measures only (grouping words would pull every demographics page)
     const pageFiles: string[] = [];
@@ -494,7 +554,9 @@ export class QuestionRetriever {
     // 5. design documentation by search when no design family applies; the question's own design words
     //    (replicate weights, variance, strata) find the document describing them
     if (!this.design) addList(this.designDocsBySearch(), w.design, 'design');
-    if (designTerms.length) addList(this.designDocsBySearch(designTerms.join(' ')).slice(0, 1), w.design, 'design-terms');
+    if (designTerms.length) {
+      addList(this.designDocsBySearch(designTerms.join(' ')).slice(0, 1), w.design, 'design-terms');
+    }
     // 6. documents the question names (a guideline, an appendix, a file by its name)
     addList(namedIn(toks, this.namedFiles), w.named ?? 2, 'named');
     const files = [...fused]
@@ -516,7 +578,15 @@ export class QuestionRetriever {
         ...measureVars,
         ...concepts.vars
           .filter((c) => !measureVars.some((m) => m.name === c.d.v.name && m.file === c.d.v.file))
-          .map(({ d, s }) => ({ name: d.v.name, label: d.v.label, file: d.v.file, doc: d.v.doc!, page: d.v.page, score: Number(s.toFixed(4)), why: 'concept' })),
+          .map(({ d, s }) => ({
+            name: d.v.name,
+            label: d.v.label,
+            file: d.v.file,
+            doc: d.v.doc!,
+            page: d.v.page,
+            score: Number(s.toFixed(4)),
+            why: 'concept',
+          })),
         ...candidates,
       ],
       files,

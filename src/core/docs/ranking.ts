@@ -3,12 +3,16 @@
  * sorted postings and the default-mode snippet.
  */
 
-
 /**
  * The k best ids by `better` (a strict order), best first, using a size-k binary min-heap: O(n log k).
  * @param keep optional filter applied before ranking.
  */
-export function topK(ids: ArrayLike<number>, k: number, better: (a: number, b: number) => boolean, keep?: (id: number) => boolean): number[] {
+export function topK(
+  ids: ArrayLike<number>,
+  k: number,
+  better: (a: number, b: number) => boolean,
+  keep?: (id: number) => boolean,
+): number[] {
   const heap: number[] = []; // heap[0] is the worst of the kept ones
   const worse = (a: number, b: number) => better(b, a);
   const up = (i: number) => {

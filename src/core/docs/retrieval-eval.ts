@@ -49,7 +49,11 @@ interface RawLabel {
  * @returns labels in file order.
  * @throws LoupeInputError naming the file and entry when an entry has no files, no question, or an unknown id.
  */
-export function loadRetrievalLabels(path: string, benchmarkDir?: string, text: 'query+info' | 'query' = 'query+info'): RetrievalLabel[] {
+export function loadRetrievalLabels(
+  path: string,
+  benchmarkDir?: string,
+  text: 'query+info' | 'query' = 'query+info',
+): RetrievalLabel[] {
   let raw: unknown;
   try {
     raw = JSON.parse(readFileSync(path, 'utf8'));
@@ -62,24 +66,52 @@ export function loadRetrievalLabels(path: string, benchmarkDir?: string, text: '
   const rowsOf = () => {
     if (rows) return rows;
     const csv = benchmarkDir ? join(benchmarkDir, 'benchmark.csv') : '';
-    if (!csv || !existsSync(csv)) throw new LoupeInputError(path, `entries without "q" need the LongDA benchmark folder holding benchmark.csv (not found: ${csv || 'no folder given'})`);
+    if (!csv || !existsSync(csv)) {
+      throw new LoupeInputError(
+        path,
+        `entries without "q" need the LongDA benchmark folder holding benchmark.csv (not found: ${csv || 'no folder given'})`,
+      );
+    }
     const recs = parse(readFileSync(csv), { columns: true, skip_empty_lines: true }) as Array<Record<string, string>>;
-    rows = new Map(recs.map((r) => [`${r.survey}#${r.source}#${r.internal_id}`, { query: r.query ?? '', additional_info: r.additional_info ?? '' }]));
+    rows = new Map(
+      recs.map((r) => [
+        `${r.survey}#${r.source}#${r.internal_id}`,
+        { query: r.query ?? '', additional_info: r.additional_info ?? '' },
+      ]),
+    );
     return rows;
   };
   return list.map((e: RawLabel, i) => {
     const where = `${path} entry ${i + 1}`;
-    if (!Array.isArray(e.files) || !e.files.length || !e.files.every((f) => typeof f === 'string')) throw new LoupeInputError(where, '"files" must be a non-empty array of paths');
+    if (!Array.isArray(e.files) || !e.files.length || !e.files.every((f) => typeof f === 'string')) {
+      throw new LoupeInputError(where, '"files" must be a non-empty array of paths');
+    }
     const files = e.files as string[];
     const survey = typeof e.survey === 'string' && e.survey ? e.survey : files[0]!.split('/')[0]!;
     if (typeof e.q === 'string' && e.q.trim()) {
-      return { q: e.q, files, survey, ...(typeof e.source === 'string' ? { source: e.source } : {}), ...(typeof e.id === 'string' ? { id: e.id } : {}) };
+      return {
+        q: e.q,
+        files,
+        survey,
+        ...(typeof e.source === 'string' ? { source: e.source } : {}),
+        ...(typeof e.id === 'string' ? { id: e.id } : {}),
+      };
     }
-    if (typeof e.survey !== 'string' || typeof e.source !== 'string' || e.internal_id === undefined) throw new LoupeInputError(where, 'needs "q" or "survey", "source" and "internal_id"');
+    if (typeof e.survey !== 'string' || typeof e.source !== 'string' || e.internal_id === undefined) {
+      throw new LoupeInputError(where, 'needs "q" or "survey", "source" and "internal_id"');
+    }
     const key = `${e.survey}#${e.source}#${String(e.internal_id)}`;
     const row = rowsOf().get(key);
-    if (!row) throw new LoupeInputError(where, `no benchmark.csv row for ${e.survey} / ${e.source} / ${String(e.internal_id)}`);
-    return { q: (text === 'query' ? row.query : `${row.query} ${row.additional_info}`).trim(), files, source: e.source, id: key, survey };
+    if (!row) {
+      throw new LoupeInputError(where, `no benchmark.csv row for ${e.survey} / ${e.source} / ${String(e.internal_id)}`);
+    }
+    return {
+      q: (text === 'query' ? row.query : `${row.query} ${row.additional_info}`).trim(),
+      files,
+      source: e.source,
+      id: key,
+      survey,
+    };
   });
 }
 
@@ -90,7 +122,12 @@ export function loadRetrievalLabels(path: string, benchmarkDir?: string, text: '
  *   questions left without a needed file are not counted.
  * @returns mean recall@k, MRR (1/rank of the first needed file, 0 when absent from the ranking) and nDCG@k.
  */
-export function evaluateRetrieval(labels: readonly RetrievalLabel[], rank: (q: string) => string[], k: number, drop?: (file: string) => boolean): RetrievalMetrics {
+export function evaluateRetrieval(
+  labels: readonly RetrievalLabel[],
+  rank: (q: string) => string[],
+  k: number,
+  drop?: (file: string) => boolean,
+): RetrievalMetrics {
   let n = 0;
   let recall = 0;
   let mrr = 0;

@@ -44,10 +44,17 @@ export function docsFolderFiles(root: string, survey?: string): string[] {
   }
   const all = readdirSync(root).filter((s) => isDir(join(root, s, 'docs')));
   // --survey in any case (`nhanes` finds `NHANES`)
-  const surveys = survey ? [all.find((s) => s === survey) ?? all.find((s) => s.toLowerCase() === survey.toLowerCase()) ?? survey] : all;
+  const surveys = survey
+    ? [all.find((s) => s === survey) ?? all.find((s) => s.toLowerCase() === survey.toLowerCase()) ?? survey]
+    : all;
   for (const s of surveys) {
     const d = join(root, s, 'docs');
-    if (!isDir(d)) throw new LoupeInputError(survey ? `--survey ${s}` : root, `no docs folder at ${d} (surveys with documentation: ${all.join(', ') || 'none'})`);
+    if (!isDir(d)) {
+      throw new LoupeInputError(
+        survey ? `--survey ${s}` : root,
+        `no docs folder at ${d} (surveys with documentation: ${all.join(', ') || 'none'})`,
+      );
+    }
     walk(d, root, out);
   }
   if (!out.length) throw new LoupeInputError(root, 'no documentation files found (expected <SURVEY>/docs/ folders)');

@@ -211,7 +211,12 @@ const defaultOpen: OpenIndex = async (o) => {
  *   (default: the docs layer's); `open` how the index is opened (default: `openDocIndex`, two extraction workers).
  * @returns a lease; release it when the run ends.
  */
-export function acquireDocIndex(root: string, files: string[], cacheDir: string | undefined, open: OpenIndex = defaultOpen): DocIndexLease {
+export function acquireDocIndex(
+  root: string,
+  files: string[],
+  cacheDir: string | undefined,
+  open: OpenIndex = defaultOpen,
+): DocIndexLease {
   const key = JSON.stringify([root, [...files].sort(), cacheDir ?? '']);
   let b = builds.get(key);
   if (!b) {
@@ -259,7 +264,19 @@ export interface DocWait {
  */
 export async function waitForDocs(lease: DocIndexLease, need: DocNeed): Promise<{ index: DocIndex; wait: DocWait }> {
   const t0 = performance.now();
-  const index = await (typeof need === 'object' ? lease.file(need.file) : need === 'all files' ? lease.extracted() : lease.built());
+  const index = await (typeof need === 'object'
+    ? lease.file(need.file)
+    : need === 'all files'
+      ? lease.extracted()
+      : lease.built());
   const p = lease.progress();
-  return { index, wait: { waitedFor: typeof need === 'object' ? `file ${need.file}` : need, waitedMs: Math.round(performance.now() - t0), filesReady: p.ready, filesTotal: p.total } };
+  return {
+    index,
+    wait: {
+      waitedFor: typeof need === 'object' ? `file ${need.file}` : need,
+      waitedMs: Math.round(performance.now() - t0),
+      filesReady: p.ready,
+      filesTotal: p.total,
+    },
+  };
 }

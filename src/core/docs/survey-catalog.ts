@@ -91,7 +91,9 @@ export function surveyCatalog(idx: DocIndex, dataDir: string | undefined, root: 
   if (isDir) walk(dataDir!, dataFiles);
   const byStem: Record<string, string> = {};
   for (const abs of dataFiles.sort()) {
-    if (DATA_EXT.has(extname(abs).toLowerCase())) byStem[basename(abs, extname(abs))] ??= relative(root, abs).split(sep).join('/');
+    if (DATA_EXT.has(extname(abs).toLowerCase())) {
+      byStem[basename(abs, extname(abs))] ??= relative(root, abs).split(sep).join('/');
+    }
   }
   for (const abs of dataFiles) {
     const ext = extname(abs).toLowerCase();
@@ -113,7 +115,18 @@ export function surveyCatalog(idx: DocIndex, dataDir: string | undefined, root: 
         doc.name = c.name; // the spelling pandas reads
         continue;
       }
-      const u: CatalogVariable = { name: c.name, label: null, file, doc: null, page: null, unitIndex: null, universe: null, text: null, values: [], documented: false };
+      const u: CatalogVariable = {
+        name: c.name,
+        label: null,
+        file,
+        doc: null,
+        page: null,
+        unitIndex: null,
+        universe: null,
+        text: null,
+        values: [],
+        documented: false,
+      };
       if (c.label) u.dataLabel = c.label;
       undocumented.push(u);
     }
@@ -132,7 +145,9 @@ export function filterCatalog(vars: readonly CatalogVariable[], query: string): 
   const terms = query.toLowerCase().split(/\s+/).filter(Boolean);
   if (!terms.length) return [...vars];
   const hay = (v: CatalogVariable) =>
-    [v.name, v.label ?? '', v.file, v.universe ?? '', v.text ?? '', v.dataLabel ?? '', ...v.values.map((x) => x.label)].join('\u0001').toLowerCase();
+    [v.name, v.label ?? '', v.file, v.universe ?? '', v.text ?? '', v.dataLabel ?? '', ...v.values.map((x) => x.label)]
+      .join('\u0001')
+      .toLowerCase();
   const out = vars.filter((v) => {
     const h = hay(v);
     return terms.every((t) => h.includes(t));

@@ -32,10 +32,26 @@ export const SURVEY_DESIGNS: readonly SurveyDesign[] = [
     detect: ['SEQN', 'SDMVPSU', 'SDMVSTRA'],
     design: ['WTMEC2YR', 'WTINT2YR', 'SDMVPSU', 'SDMVSTRA'],
     groupings: [
-      { concept: 'age', terms: ['age', 'aged', 'year', 'older', 'younger', 'adult', 'child', 'children', 'adolescent', 'youth', 'teen'], variables: ['RIDAGEYR'] },
-      { concept: 'sex', terms: ['sex', 'men', 'women', 'man', 'woman', 'male', 'female', 'gender', 'boy', 'girl'], variables: ['RIAGENDR'] },
-      { concept: 'race and Hispanic origin', terms: ['race', 'racial', 'hispanic', 'black', 'white', 'asian', 'ethnicity', 'origin'], variables: ['RIDRETH3'] },
-      { concept: 'education', terms: ['education', 'educational', 'college', 'school', 'degree', 'graduate'], variables: ['DMDEDUC2'] },
+      {
+        concept: 'age',
+        terms: ['age', 'aged', 'year', 'older', 'younger', 'adult', 'child', 'children', 'adolescent', 'youth', 'teen'],
+        variables: ['RIDAGEYR'],
+      },
+      {
+        concept: 'sex',
+        terms: ['sex', 'men', 'women', 'man', 'woman', 'male', 'female', 'gender', 'boy', 'girl'],
+        variables: ['RIAGENDR'],
+      },
+      {
+        concept: 'race and Hispanic origin',
+        terms: ['race', 'racial', 'hispanic', 'black', 'white', 'asian', 'ethnicity', 'origin'],
+        variables: ['RIDRETH3'],
+      },
+      {
+        concept: 'education',
+        terms: ['education', 'educational', 'college', 'school', 'degree', 'graduate'],
+        variables: ['DMDEDUC2'],
+      },
       { concept: 'family income', terms: ['income', 'poverty', 'fpl', 'poor'], variables: ['INDFMPIR'] },
       { concept: 'pregnancy', terms: ['pregnant', 'pregnancy'], variables: ['RIDEXPRG'] },
     ],
@@ -46,8 +62,16 @@ export const SURVEY_DESIGNS: readonly SurveyDesign[] = [
     design: ['WTSURVY'],
     groupings: [
       { concept: 'age', terms: ['age', 'aged', 'older', 'younger'], variables: ['AGEGRP', 'AGEGR2'] },
-      { concept: 'sex', terms: ['sex', 'men', 'women', 'man', 'woman', 'male', 'female', 'gender'], variables: ['SEX', 'GENDER'] },
-      { concept: 'race and ethnicity', terms: ['race', 'racial', 'hispanic', 'black', 'white', 'asian', 'ethnicity', 'minority'], variables: ['RACETHMP', 'RACETHM', 'MINRTY'] },
+      {
+        concept: 'sex',
+        terms: ['sex', 'men', 'women', 'man', 'woman', 'male', 'female', 'gender'],
+        variables: ['SEX', 'GENDER'],
+      },
+      {
+        concept: 'race and ethnicity',
+        terms: ['race', 'racial', 'hispanic', 'black', 'white', 'asian', 'ethnicity', 'minority'],
+        variables: ['RACETHMP', 'RACETHM', 'MINRTY'],
+      },
     ],
   },
 ];

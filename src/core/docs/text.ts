@@ -18,11 +18,13 @@ export function longtaTokens(text: string): string[] {
 }
 
 const STOP = new Set(
-  ('an and are as at be been being but by can could did do does for from had has have how if in into is it its ' +
+  (
+    'an and are as at be been being but by can could did do does for from had has have how if in into is it its ' +
     'of on or that the their them there these they this those to was were what when where which while who whom why ' +
     'will with would than then so such not no nor only own same too very s t just should now also any each other ' +
     'about above after again against all am both between during further here more most over under until up down out ' +
-    'off once through few some me my we our you your he him his she her').split(' '),
+    'off once through few some me my we our you your he him his she her'
+  ).split(' '),
 );
 
 /** True when a lowercase token is an English stop word dropped by {@link codebookTokens}. */
@@ -48,7 +50,16 @@ const WORD = /[\p{L}\p{N}_]+(?:\.\d+)*/gu;
  * Words of analytic questions that say what to compute, not what to look up ("What percentage of …
  * had …"); dropped from default-mode queries (documents keep them).
  */
-const QUESTION_WORDS = new Set(['percentage', 'percent', 'prevalence', 'proportion', 'overall', 'among', 'given', 'average']);
+const QUESTION_WORDS = new Set([
+  'percentage',
+  'percent',
+  'prevalence',
+  'proportion',
+  'overall',
+  'among',
+  'given',
+  'average',
+]);
 
 /**
  * Survey-documentation synonyms for default-mode queries: a question's words → the words codebooks use
@@ -134,7 +145,15 @@ export function splitChunks(text: string, size: number, overlap: number): ChunkS
   return out;
 }
 
-function splitRec(text: string, lo: number, hi: number, seps: string[], size: number, overlap: number, out: ChunkSpan[]): void {
+function splitRec(
+  text: string,
+  lo: number,
+  hi: number,
+  seps: string[],
+  size: number,
+  overlap: number,
+  out: ChunkSpan[],
+): void {
   let sep = seps[seps.length - 1] ?? '';
   let rest: string[] = [];
   for (let i = 0; i < seps.length; i++) {

@@ -171,7 +171,11 @@ export interface ToolScope {
 export interface DocIndex {
   readonly root: string;
   /** Scans the root, extracts new/changed files (by content hash), rebuilds the rankers when needed. */
-  build(opts?: { signal?: AbortSignal; onProgress?: (p: BuildProgress) => void; schedule?: BuildSchedule }): Promise<IndexReport>;
+  build(opts?: {
+    signal?: AbortSignal;
+    onProgress?: (p: BuildProgress) => void;
+    schedule?: BuildSchedule;
+  }): Promise<IndexReport>;
   /** Ranked hits over all (allowed) docs. Call `build()` first. */
   search(query: string, opts?: SearchOptions): DocHit[];
   /** All units of one indexed file (for "show the whole unit"). Throws `LoupeInputError` if unknown. */
@@ -181,7 +185,12 @@ export interface DocIndex {
   /** LongTA `search_doc`: exact case-insensitive search; all allowed docs when `path` is omitted. */
   searchDoc(keyword: string, path?: string, maxMatches?: number, contextChars?: number, scope?: ToolScope): ToolResult;
   /** LongTA `retriever`: BM25 top-k chunks. `mode` defaults to `longta` (the agent's tool). */
-  retrieve(query: string, path?: string, k?: number, opts?: ToolScope & { mode?: 'bm25' | 'longta'; contextChars?: number }): ToolResult;
+  retrieve(
+    query: string,
+    path?: string,
+    k?: number,
+    opts?: ToolScope & { mode?: 'bm25' | 'longta'; contextChars?: number },
+  ): ToolResult;
   /**
    * Variable definitions parsed from each indexed file (issue 25; parsed at `build()`, cached per
    * content hash). Files no parser recognises have no variables; codebooks that fail carry `error`.

@@ -24,8 +24,28 @@ export interface ExtractedDoc {
 }
 
 const TEXT_EXT = new Set([
-  '.txt', '.md', '.markdown', '.rst', '.py', '.r', '.sas', '.sps', '.do', '.dct', '.sql', '.ts', '.js',
-  '.sh', '.yaml', '.yml', '.toml', '.ini', '.cfg', '.log', '.tex', '.xml',
+  '.txt',
+  '.md',
+  '.markdown',
+  '.rst',
+  '.py',
+  '.r',
+  '.sas',
+  '.sps',
+  '.do',
+  '.dct',
+  '.sql',
+  '.ts',
+  '.js',
+  '.sh',
+  '.yaml',
+  '.yml',
+  '.toml',
+  '.ini',
+  '.cfg',
+  '.log',
+  '.tex',
+  '.xml',
 ]);
 const HTML_EXT = new Set(['.html', '.htm']);
 
@@ -85,7 +105,16 @@ function textToLines(text: string): string[] {
 
 /** Reduces HTML to text lines: scripts/styles dropped, block elements become line breaks, entities decoded. */
 export function htmlToText(html: string): string {
-  const named: Record<string, string> = { amp: '&', lt: '<', gt: '>', quot: '"', apos: "'", nbsp: ' ', ndash: '–', mdash: '—' };
+  const named: Record<string, string> = {
+    amp: '&',
+    lt: '<',
+    gt: '>',
+    quot: '"',
+    apos: "'",
+    nbsp: ' ',
+    ndash: '–',
+    mdash: '—',
+  };
   return html
     .replace(/<(script|style|head)\b[\s\S]*?<\/\1\s*>/gi, '')
     .replace(/<!--[\s\S]*?-->/g, '')
@@ -192,7 +221,10 @@ export async function extractUnits(
   const maxBytes = opts.maxTextBytes ?? DEFAULT_MAX_TEXT_BYTES;
   if (ext === '.docx') return { kind, units: await docxUnits(data, name, maxBytes) };
   if (data.byteLength > maxBytes) {
-    throw new LoupeInputError(name, `text file too large (${(data.byteLength / 1048576).toFixed(1)} MiB > ${(maxBytes / 1048576).toFixed(0)} MiB limit)`);
+    throw new LoupeInputError(
+      name,
+      `text file too large (${(data.byteLength / 1048576).toFixed(1)} MiB > ${(maxBytes / 1048576).toFixed(0)} MiB limit)`,
+    );
   }
   if (looksBinary(data)) throw new LoupeInputError(name, `binary content in a "${ext}" file (NUL or control bytes)`);
   const { text, fallback } = decodeText(data);
@@ -200,7 +232,13 @@ export async function extractUnits(
   if (ext === '.csv' || ext === '.tsv') {
     let rows: unknown[][];
     try {
-      rows = parseCsv(text, { delimiter: ext === '.tsv' ? '\t' : ',', relax_column_count: true, relax_quotes: true, skip_empty_lines: true, bom: true }) as unknown[][];
+      rows = parseCsv(text, {
+        delimiter: ext === '.tsv' ? '\t' : ',',
+        relax_column_count: true,
+        relax_quotes: true,
+        skip_empty_lines: true,
+        bom: true,
+      }) as unknown[][];
     } catch (e) {
       throw new LoupeInputError(name, `cannot parse CSV (${(e as Error).message})`);
     }
@@ -221,7 +259,10 @@ export async function extractUnits(
   const maxLine = opts.maxLineChars ?? DEFAULT_MAX_LINE_CHARS;
   const longest = lines.reduce((m, l) => Math.max(m, l.length), 0);
   if (longest > maxLine) {
-    throw new LoupeInputError(name, `a single line of ${longest.toLocaleString('en-US')} characters (> ${maxLine.toLocaleString('en-US')}): not line-structured text`);
+    throw new LoupeInputError(
+      name,
+      `a single line of ${longest.toLocaleString('en-US')} characters (> ${maxLine.toLocaleString('en-US')}): not line-structured text`,
+    );
   }
   const units = lines.map(collapseWhitespace);
   return { kind, units, note: HTML_EXT.has(ext) ? joinNotes(note, 'HTML reduced to text lines') : note };
@@ -235,7 +276,12 @@ const XML_ENTITIES: Record<string, string> = { amp: '&', lt: '<', gt: '>', quot:
  * tabs and line breaks become spaces. Source: ECMA-376 Part 1 §17.3 (paragraphs `w:p`, runs `w:r`, text `w:t`).
  */
 async function docxUnits(data: Uint8Array, subject: string, maxBytes: number): Promise<string[]> {
-  if (data.byteLength > maxBytes) throw new LoupeInputError(subject, `document too large (${(data.byteLength / 1048576).toFixed(1)} MiB > ${(maxBytes / 1048576).toFixed(0)} MiB limit)`);
+  if (data.byteLength > maxBytes) {
+    throw new LoupeInputError(
+      subject,
+      `document too large (${(data.byteLength / 1048576).toFixed(1)} MiB > ${(maxBytes / 1048576).toFixed(0)} MiB limit)`,
+    );
+  }
   let xml: string;
   try {
     const zip = await JSZip.loadAsync(data);
@@ -246,7 +292,9 @@ async function docxUnits(data: Uint8Array, subject: string, maxBytes: number): P
     throw new LoupeInputError(subject, `not a readable .docx document (${(e as Error).message})`);
   }
   // the text part is bounded like a text file (a small package may inflate to much more)
-  if (xml.length > 4 * maxBytes) throw new LoupeInputError(subject, `document text too large (${(xml.length / 1048576).toFixed(1)} MiB of XML)`);
+  if (xml.length > 4 * maxBytes) {
+    throw new LoupeInputError(subject, `document text too large (${(xml.length / 1048576).toFixed(1)} MiB of XML)`);
+  }
   const units: string[] = [];
   for (const para of xml.split(/<\/w:p>/)) {
     const text = para

@@ -12,10 +12,18 @@ export interface Check {
   detail: string;
 }
 
-function run(cmd: string, args: string[], timeoutMs = 15_000): Promise<{ code: number; stdout: string; stderr: string }> {
+function run(
+  cmd: string,
+  args: string[],
+  timeoutMs = 15_000,
+): Promise<{ code: number; stdout: string; stderr: string }> {
   return new Promise((resolve) => {
     execFile(cmd, args, { timeout: timeoutMs, encoding: 'utf8' }, (err, stdout, stderr) => {
-      const code = err ? (typeof (err as NodeJS.ErrnoException).code === 'number' ? Number((err as NodeJS.ErrnoException).code) : 1) : 0;
+      const code = err
+        ? typeof (err as NodeJS.ErrnoException).code === 'number'
+          ? Number((err as NodeJS.ErrnoException).code)
+          : 1
+        : 0;
       resolve({ code, stdout: String(stdout), stderr: String(stderr || (err ? err.message : '')) });
     });
   });
@@ -31,7 +39,11 @@ function run(cmd: string, args: string[], timeoutMs = 15_000): Promise<{ code: n
  * @throws Error naming each candidate tried and why it failed.
  * @example const { path } = await findPython('');
  */
-export async function findPython(configured?: string, env: NodeJS.ProcessEnv = process.env, opts: { cache?: boolean } = {}): Promise<{ path: string; version: string }> {
+export async function findPython(
+  configured?: string,
+  env: NodeJS.ProcessEnv = process.env,
+  opts: { cache?: boolean } = {},
+): Promise<{ path: string; version: string }> {
   const useCache = opts.cache ?? true;
   const candidates: string[] = [];
   if (configured) candidates.push(configured);
@@ -56,7 +68,9 @@ export async function findPython(configured?: string, env: NodeJS.ProcessEnv = p
     }
     tried.push(`${c}: ${r.stderr.trim().split('\n').pop() ?? 'failed'}`);
   }
-  throw new Error(`No Python interpreter that can import pandas. Tried:\n  ${tried.join('\n  ')}\nInstall python3-pandas (Debian) or set loupe.python.path / LOUPE_PYTHON.`);
+  throw new Error(
+    `No Python interpreter that can import pandas. Tried:\n  ${tried.join('\n  ')}\nInstall python3-pandas (Debian) or set loupe.python.path / LOUPE_PYTHON.`,
+  );
 }
 
 /**
@@ -108,7 +122,14 @@ function writeProbeCache(env: NodeJS.ProcessEnv, key: string, version: string): 
 export async function runChecks(opts: { python?: string } = {}): Promise<Check[]> {
   const checks: Check[] = [];
   const major = Number(process.versions.node.split('.')[0]);
-  checks.push({ name: 'Node ≥ 22', ok: major >= 22, detail: major >= 22 ? `node ${process.version}` : `node ${process.version}: Loupe needs Node ≥ 22. Run \`bash .ci/setup\` and put \`.cache/node/bin\` first on PATH, or install Node 22+` });
+  checks.push({
+    name: 'Node ≥ 22',
+    ok: major >= 22,
+    detail:
+      major >= 22
+        ? `node ${process.version}`
+        : `node ${process.version}: Loupe needs Node ≥ 22. Run \`bash .ci/setup\` and put \`.cache/node/bin\` first on PATH, or install Node 22+`,
+  });
   try {
     const py = await findPython(opts.python, process.env, { cache: false });
     checks.push({ name: 'Python with pandas', ok: true, detail: `${py.path} (python, pandas: ${py.version})` });
@@ -116,9 +137,20 @@ export async function runChecks(opts: { python?: string } = {}): Promise<Check[]
     checks.push({ name: 'Python with pandas', ok: false, detail: e instanceof Error ? e.message : String(e) });
   }
   const bwrap = await run('bwrap', ['--version']);
-  checks.push({ name: 'bubblewrap sandbox', ok: bwrap.code === 0, detail: bwrap.code === 0 ? bwrap.stdout.trim() : 'bwrap not found: install Debian package bubblewrap, or set loupe.sandbox to "off"' });
+  checks.push({
+    name: 'bubblewrap sandbox',
+    ok: bwrap.code === 0,
+    detail:
+      bwrap.code === 0
+        ? bwrap.stdout.trim()
+        : 'bwrap not found: install Debian package bubblewrap, or set loupe.sandbox to "off"',
+  });
   if (major < 22) {
-    checks.push({ name: 'SQLite with FTS5', ok: false, detail: 'not checked: better-sqlite3 13 crashes Node < 22 (fix the Node check first)' });
+    checks.push({
+      name: 'SQLite with FTS5',
+      ok: false,
+      detail: 'not checked: better-sqlite3 13 crashes Node < 22 (fix the Node check first)',
+    });
   } else {
     try {
       const { default: Database } = await import('better-sqlite3');

@@ -13,7 +13,8 @@ import { seededRandom } from '../util/random.ts';
 /** A rating; `null`/`undefined` = missing. */
 export type Rating = string | number | boolean | null | undefined;
 
-const missing = (v: Rating): v is null | undefined => v === null || v === undefined || (typeof v === 'number' && Number.isNaN(v));
+const missing = (v: Rating): v is null | undefined =>
+  v === null || v === undefined || (typeof v === 'number' && Number.isNaN(v));
 
 /**
  * Cohen's κ for two raters over the same items: (p_o − p_e) / (1 − p_e). Items either rater left
@@ -23,8 +24,13 @@ const missing = (v: Rating): v is null | undefined => v === null || v === undefi
  *   p_e = 1 and the raters agree on everything (a single shared category), NaN when no item is usable.
  * @throws LoupeInputError when the arrays differ in length.
  */
-export function cohensKappa(a: readonly Rating[], b: readonly Rating[]): { kappa: number; observed: number; expected: number; n: number } {
-  if (a.length !== b.length) throw new LoupeInputError('cohensKappa', `rater arrays differ in length (${a.length} vs ${b.length})`);
+export function cohensKappa(
+  a: readonly Rating[],
+  b: readonly Rating[],
+): { kappa: number; observed: number; expected: number; n: number } {
+  if (a.length !== b.length) {
+    throw new LoupeInputError('cohensKappa', `rater arrays differ in length (${a.length} vs ${b.length})`);
+  }
   const pairs: Array<[string, string]> = [];
   for (let i = 0; i < a.length; i++) {
     const x = a[i];
@@ -63,10 +69,15 @@ export type AlphaMetric = 'nominal' | 'ordinal' | 'interval';
  * @returns α, the number of pairable values n and of pairable units; α is NaN when n < 2 or D_e = 0.
  * @throws LoupeInputError for ragged rows or non-numeric values under `interval` / `ordinal`.
  */
-export function krippendorffAlpha(data: ReadonlyArray<readonly Rating[]>, metric: AlphaMetric = 'nominal'): { alpha: number; n: number; units: number } {
+export function krippendorffAlpha(
+  data: ReadonlyArray<readonly Rating[]>,
+  metric: AlphaMetric = 'nominal',
+): { alpha: number; n: number; units: number } {
   const nUnits = data[0]?.length ?? 0;
   data.forEach((row, r) => {
-    if (row.length !== nUnits) throw new LoupeInputError(`krippendorffAlpha rater ${r}`, `has ${row.length} units, expected ${nUnits}`);
+    if (row.length !== nUnits) {
+      throw new LoupeInputError(`krippendorffAlpha rater ${r}`, `has ${row.length} units, expected ${nUnits}`);
+    }
   });
   const values: Array<Array<string | number>> = [];
   for (let u = 0; u < nUnits; u++) {
@@ -76,7 +87,12 @@ export function krippendorffAlpha(data: ReadonlyArray<readonly Rating[]>, metric
       if (missing(v)) continue;
       if (metric !== 'nominal') {
         const num = typeof v === 'number' ? v : typeof v === 'boolean' ? Number(v) : Number(v);
-        if (!Number.isFinite(num)) throw new LoupeInputError(`krippendorffAlpha unit ${u}`, `${metric} metric needs numbers, got '${String(v)}'`);
+        if (!Number.isFinite(num)) {
+          throw new LoupeInputError(
+            `krippendorffAlpha unit ${u}`,
+            `${metric} metric needs numbers, got '${String(v)}'`,
+          );
+        }
         vs.push(num);
       } else vs.push(String(v));
     }
@@ -90,14 +106,18 @@ export function krippendorffAlpha(data: ReadonlyArray<readonly Rating[]>, metric
   const o = Array.from({ length: k }, () => new Array<number>(k).fill(0));
   for (const vs of values) {
     const m = vs.length;
-    for (let i = 0; i < m; i++) for (let j = 0; j < m; j++) if (i !== j) o[index.get(vs[i]!)!]![index.get(vs[j]!)!]! += 1 / (m - 1);
+    for (let i = 0; i < m; i++) {
+      for (let j = 0; j < m; j++) if (i !== j) o[index.get(vs[i]!)!]![index.get(vs[j]!)!]! += 1 / (m - 1);
+    }
   }
   const nc = o.map((row) => row.reduce((s, x) => s + x, 0));
   const n = nc.reduce((s, x) => s + x, 0);
   // ordinal: cumulative marginals over values sorted ascending
   const rank = cats.map((_, i) => i).sort((x, y) => (cats[x] as number) - (cats[y] as number));
   const posOf = new Array<number>(k);
-  rank.forEach((c, p) => { posOf[c] = p; });
+  rank.forEach((c, p) => {
+    posOf[c] = p;
+  });
   const cum = [0];
   for (const c of rank) cum.push(cum[cum.length - 1]! + nc[c]!);
   const d2 = (c: number, kk: number): number => {
@@ -134,7 +154,10 @@ export function pairwiseAgreement(data: ReadonlyArray<readonly Rating[]>): numbe
   let sum = 0;
   let units = 0;
   for (let u = 0; u < nUnits; u++) {
-    const vs = data.map((r) => r[u]).filter((v) => !missing(v)).map(String);
+    const vs = data
+      .map((r) => r[u])
+      .filter((v) => !missing(v))
+      .map(String);
     if (vs.length < 2) continue;
     let agree = 0;
     let pairs = 0;
@@ -165,7 +188,9 @@ export function agreementWeights(cats: ReadonlyArray<string | number>, weights: 
   if (weights === 'identity') return cats.map((_, k) => cats.map((__, l) => (k === l ? 1 : 0)));
   const xs = cats.map((c) => {
     const x = typeof c === 'number' ? c : Number(c);
-    if (!Number.isFinite(x)) throw new LoupeInputError('agreement weights', `${weights} weights need numeric ratings, got '${String(c)}'`);
+    if (!Number.isFinite(x)) {
+      throw new LoupeInputError('agreement weights', `${weights} weights need numeric ratings, got '${String(c)}'`);
+    }
     return x;
   });
   const lo = Math.min(...xs);
@@ -175,8 +200,13 @@ export function agreementWeights(cats: ReadonlyArray<string | number>, weights: 
   if (weights === 'quadratic') return xs.map((a) => xs.map((b) => 1 - ((a - b) / range) ** 2));
   const order = xs.map((_, i) => i).sort((a, b) => xs[a]! - xs[b]!);
   const r = new Array<number>(q);
-  order.forEach((c, p) => { r[c] = p; });
-  const m = (k: number, l: number) => { const n = Math.abs(r[k]! - r[l]!) + 1; return (n * (n - 1)) / 2; };
+  order.forEach((c, p) => {
+    r[c] = p;
+  });
+  const m = (k: number, l: number) => {
+    const n = Math.abs(r[k]! - r[l]!) + 1;
+    return (n * (n - 1)) / 2;
+  };
   const mmax = m(order[0]!, order[q - 1]!) || 1;
   return xs.map((_, k) => xs.map((__, l) => 1 - m(k, l) / mmax));
 }
@@ -191,13 +221,22 @@ export function agreementWeights(cats: ReadonlyArray<string | number>, weights: 
  * @returns coefficient, p_a, p_e, units used for p_a; NaN coefficient when no unit has two ratings or q < 2.
  * @throws LoupeInputError for ragged rows, or non-numeric ratings under weighted schemes.
  */
-export function gwetAC(data: ReadonlyArray<readonly Rating[]>, weights: AgreementWeights = 'identity', categories?: ReadonlyArray<string | number>): { coefficient: number; pa: number; pe: number; units: number } {
+export function gwetAC(
+  data: ReadonlyArray<readonly Rating[]>,
+  weights: AgreementWeights = 'identity',
+  categories?: ReadonlyArray<string | number>,
+): { coefficient: number; pa: number; pe: number; units: number } {
   const nUnits = data[0]?.length ?? 0;
   data.forEach((row, r) => {
-    if (row.length !== nUnits) throw new LoupeInputError(`gwetAC rater ${r}`, `has ${row.length} units, expected ${nUnits}`);
+    if (row.length !== nUnits) {
+      throw new LoupeInputError(`gwetAC rater ${r}`, `has ${row.length} units, expected ${nUnits}`);
+    }
   });
-  const key = (v: Rating): string | number => (weights === 'identity' ? String(v) : typeof v === 'number' ? v : Number(v));
-  const cats: Array<string | number> = categories ? categories.map((c) => (weights === 'identity' ? String(c) : c)) : [];
+  const key = (v: Rating): string | number =>
+    weights === 'identity' ? String(v) : typeof v === 'number' ? v : Number(v);
+  const cats: Array<string | number> = categories
+    ? categories.map((c) => (weights === 'identity' ? String(c) : c))
+    : [];
   const index = new Map<string | number, number>(cats.map((c, i) => [c, i]));
   const units: number[][] = [];
   for (let u = 0; u < nUnits; u++) {
@@ -206,10 +245,17 @@ export function gwetAC(data: ReadonlyArray<readonly Rating[]>, weights: Agreemen
       const v = row[u];
       if (missing(v)) continue;
       const kv = key(v);
-      if (weights !== 'identity' && !Number.isFinite(kv as number)) throw new LoupeInputError(`gwetAC unit ${u}`, `${weights} weights need numeric ratings, got '${String(v)}'`);
+      if (weights !== 'identity' && !Number.isFinite(kv as number)) {
+        throw new LoupeInputError(`gwetAC unit ${u}`, `${weights} weights need numeric ratings, got '${String(v)}'`);
+      }
       let i = index.get(kv);
       if (i === undefined) {
-        if (categories) throw new LoupeInputError(`gwetAC unit ${u}`, `rating '${String(v)}' is not one of the categories ${categories.join(', ')}`);
+        if (categories) {
+          throw new LoupeInputError(
+            `gwetAC unit ${u}`,
+            `rating '${String(v)}' is not one of the categories ${categories.join(', ')}`,
+          );
+        }
         i = cats.push(kv) - 1;
         index.set(kv, i);
       }
@@ -267,7 +313,11 @@ export interface BootstrapInterval {
  * @param opts resamples (default 1000), level (default 0.95), seed (default 0, {@link seededRandom}).
  * @returns the interval; NaN bounds when fewer than half the resamples are defined or there are no units.
  */
-export function bootstrapAgreement(data: ReadonlyArray<readonly Rating[]>, stat: (m: Rating[][]) => number, opts: { resamples?: number; level?: number; seed?: number } = {}): BootstrapInterval {
+export function bootstrapAgreement(
+  data: ReadonlyArray<readonly Rating[]>,
+  stat: (m: Rating[][]) => number,
+  opts: { resamples?: number; level?: number; seed?: number } = {},
+): BootstrapInterval {
   const B = opts.resamples ?? 1000;
   const level = opts.level ?? 0.95;
   const seed = opts.seed ?? 0;
@@ -298,15 +348,30 @@ export function verdictLabel(j: { task: string; status: string; verdict: unknown
   if (j.status !== 'done' || j.verdict === null || typeof j.verdict !== 'object') return null;
   const v = j.verdict as Record<string, unknown>;
   switch (j.task) {
-    case 'checklist-support': return v.label as string;
-    case 'claim-support': return v.supported as boolean;
-    case 'hallucination': return v.hallucinated as boolean;
-    case 'semantic-match': return v.match as boolean;
-    case 'pairwise-novelty': return v.winner as string;
-    case 'trend-answer': return v.answer as string;
-    case 'checklist-score': return v.score as number;
-    case 'figure-quality': return ((v.readability as number) + (v.groundedness as number) + (v.task_utility as number) + (v.reproducibility as number)) / 4;
-    default: return null;
+    case 'checklist-support':
+      return v.label as string;
+    case 'claim-support':
+      return v.supported as boolean;
+    case 'hallucination':
+      return v.hallucinated as boolean;
+    case 'semantic-match':
+      return v.match as boolean;
+    case 'pairwise-novelty':
+      return v.winner as string;
+    case 'trend-answer':
+      return v.answer as string;
+    case 'checklist-score':
+      return v.score as number;
+    case 'figure-quality':
+      return (
+        ((v.readability as number) +
+          (v.groundedness as number) +
+          (v.task_utility as number) +
+          (v.reproducibility as number)) /
+        4
+      );
+    default:
+      return null;
   }
 }
 
@@ -333,5 +398,10 @@ export function judgeAgreement(
     ys.push(y);
   }
   const agree = xs.filter((x, i) => String(x) === String(ys[i])).length;
-  return { items: xs.length, agreement: xs.length ? agree / xs.length : NaN, kappa: cohensKappa(xs, ys).kappa, alpha: krippendorffAlpha([xs, ys], metric).alpha };
+  return {
+    items: xs.length,
+    agreement: xs.length ? agree / xs.length : NaN,
+    kappa: cohensKappa(xs, ys).kappa,
+    alpha: krippendorffAlpha([xs, ys], metric).alpha,
+  };
 }

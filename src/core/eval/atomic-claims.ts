@@ -48,8 +48,22 @@ export interface DecomposedClaim {
  *   failed / pending judgement, falls back to the rule (recorded in `fallback`).
  * @throws LoupeInputError for an unknown mode.
  */
-export async function decomposeClaims(texts: readonly string[], o: { mode: FactSplitMode; judge?: Judge; expert?: ReadonlyMap<string, readonly string[]>; ctx?: JudgeContext; concurrency?: number }): Promise<DecomposedClaim[]> {
-  if (!FACT_SPLIT_MODES.includes(o.mode)) throw new LoupeInputError('option fact_split', `must be one of ${FACT_SPLIT_MODES.join(', ')}, got '${String(o.mode)}'`);
+export async function decomposeClaims(
+  texts: readonly string[],
+  o: {
+    mode: FactSplitMode;
+    judge?: Judge;
+    expert?: ReadonlyMap<string, readonly string[]>;
+    ctx?: JudgeContext;
+    concurrency?: number;
+  },
+): Promise<DecomposedClaim[]> {
+  if (!FACT_SPLIT_MODES.includes(o.mode)) {
+    throw new LoupeInputError(
+      'option fact_split',
+      `must be one of ${FACT_SPLIT_MODES.join(', ')}, got '${String(o.mode)}'`,
+    );
+  }
   const rule = (t: string) => splitAtomicFacts(t).map((f) => f.statement);
   const useJudge = o.mode === 'judge' && o.judge && o.judge.id !== 'none';
   return mapLimit(texts, o.concurrency ?? 4, async (text, index): Promise<DecomposedClaim> => {
@@ -57,9 +71,20 @@ export async function decomposeClaims(texts: readonly string[], o: { mode: FactS
     if (mine) return { index, text, facts: [...mine], source: 'expert' };
     if (!text.trim()) return { index, text, facts: [], source: 'rule' };
     if (!useJudge) return { index, text, facts: rule(text), source: 'rule' };
-    const j = await o.judge!.judge('fact-decomposition', { text }, { ...(o.ctx ?? {}), itemRef: `decomposition ${index + 1}` });
-    if (j.status === 'done' && j.verdict!.facts.length) return { index, text, facts: j.verdict!.facts, source: 'judge' };
-    const why = j.status === 'done' ? 'the judge returned no fact' : j.status === 'pending' ? 'the judgement is pending' : `the judge failed (${j.error ?? 'no reply'})`;
+    const j = await o.judge!.judge(
+      'fact-decomposition',
+      { text },
+      { ...(o.ctx ?? {}), itemRef: `decomposition ${index + 1}` },
+    );
+    if (j.status === 'done' && j.verdict!.facts.length) {
+      return { index, text, facts: j.verdict!.facts, source: 'judge' };
+    }
+    const why =
+      j.status === 'done'
+        ? 'the judge returned no fact'
+        : j.status === 'pending'
+          ? 'the judgement is pending'
+          : `the judge failed (${j.error ?? 'no reply'})`;
     return { index, text, facts: rule(text), source: 'rule', fallback: why };
   });
 }
@@ -85,7 +110,11 @@ export interface LinkedFact {
  *   text counts (DDR: the step the insight follows; a report: the last step), or one number for every claim.
  * @returns the facts in claim order.
  */
-export function linkFacts(claims: readonly DecomposedClaim[], steps: readonly StepText[], upTo: number | ((claim: number) => number)): LinkedFact[] {
+export function linkFacts(
+  claims: readonly DecomposedClaim[],
+  steps: readonly StepText[],
+  upTo: number | ((claim: number) => number),
+): LinkedFact[] {
   const out: LinkedFact[] = [];
   for (const c of claims) {
     const bound = typeof upTo === 'number' ? upTo : upTo(c.index);
@@ -113,5 +142,10 @@ export function unitsOf(claims: readonly DecomposedClaim[], mode: ClaimsMode): s
  * @returns `{ index, text }` for {@link linkFacts}.
  */
 export function stepTextOf(s: Pick<StepRecord, 'index' | 'assistant' | 'toolCalls'>): StepText {
-  return { index: s.index, text: [s.assistant.content ?? '', ...s.toolCalls.map((c) => `${c.name}(${c.argumentsText}) → ${c.observation}`)].filter(Boolean).join('\n') };
+  return {
+    index: s.index,
+    text: [s.assistant.content ?? '', ...s.toolCalls.map((c) => `${c.name}(${c.argumentsText}) → ${c.observation}`)]
+      .filter(Boolean)
+      .join('\n'),
+  };
 }

@@ -34,7 +34,13 @@ export function splitAtomicFacts(insight: string): AtomicFact[] {
   return split.items.map((t, index) => ({ index, text: t, statement: lead ? `${lead}: ${t}` : t }));
 }
 
-const clean = (s: string) => s.replace(/\s+/g, ' ').trim().replace(/[\s;,]*\band$/i, '').replace(/^[\s;,]+|[\s;,]+$/g, '').trim();
+const clean = (s: string) =>
+  s
+    .replace(/\s+/g, ' ')
+    .trim()
+    .replace(/[\s;,]*\band$/i, '')
+    .replace(/^[\s;,]+|[\s;,]+$/g, '')
+    .trim();
 
 function splitNumbered(text: string): { lead: string; items: string[] } | null {
   // markers: "1." / "1)" / "(1)" not inside a number (a decimal point or a digit before it)
@@ -48,7 +54,9 @@ function splitNumbered(text: string): { lead: string; items: string[] } | null {
     expect++;
   }
   if (marks.length < 2) return null;
-  const items = marks.map((m, k) => clean(text.slice(m.end, marks[k + 1]?.at ?? text.length).replace(/^\*+|\*+$/g, ''))).filter(Boolean);
+  const items = marks
+    .map((m, k) => clean(text.slice(m.end, marks[k + 1]?.at ?? text.length).replace(/^\*+|\*+$/g, '')))
+    .filter(Boolean);
   return items.length >= 2 ? { lead: text.slice(0, marks[0]!.at), items } : null;
 }
 
@@ -82,28 +90,38 @@ export interface Checkability {
   reason: string;
 }
 
-const STOP = new Set(('a an the and or but of in on at to for from by with without as is are was were be been being has have had do does did '
-  + 'this that these those it its their there here than then so such very also not no yes which who whom whose what when where why how '
-  + 'into over under about after before during per each both either neither all any some other more most less least few many much').split(' '));
+const STOP = new Set(
+  (
+    'a an the and or but of in on at to for from by with without as is are was were be been being has have had do does did ' +
+    'this that these those it its their there here than then so such very also not no yes which who whom whose what when where why how ' +
+    'into over under about after before during per each both either neither all any some other more most less least few many much'
+  ).split(' '),
+);
 
 /**
  * Words that name a kind of information rather than state anything about it: section headings and labels an agent
  * writes before (or instead of) a finding ("Diagnoses.", "Key findings:", "Lab results"). A fact made only of such
  * words and stop words states nothing checkable.
  */
-const LABEL_WORDS = new Set(('summary overview finding findings insight insights result results analysis analyses conclusion conclusions observation '
-  + 'observations note notes detail details data information info diagnosis diagnoses medication medications procedure procedures '
-  + 'demographic demographics admission admissions lab labs laboratory vital vitals measurement measurements record records '
-  + 'table tables column columns field fields value values statistic statistics trend trends pattern patterns key main important '
-  + 'interesting notable general next step steps query queries patient patients subject subjects item items category categories list '
-  + 'section topic topics further additional relevant following below above section overall').split(' '));
+const LABEL_WORDS = new Set(
+  (
+    'summary overview finding findings insight insights result results analysis analyses conclusion conclusions observation ' +
+    'observations note notes detail details data information info diagnosis diagnoses medication medications procedure procedures ' +
+    'demographic demographics admission admissions lab labs laboratory vital vitals measurement measurements record records ' +
+    'table tables column columns field fields value values statistic statistics trend trends pattern patterns key main important ' +
+    'interesting notable general next step steps query queries patient patients subject subjects item items category categories list ' +
+    'section topic topics further additional relevant following below above section overall'
+  ).split(' '),
+);
 
 /** Quantities stated in words ("multiple admissions", "most visits", "twice"). */
-const QUANTITY = /\b(?:none|zero|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|dozens?|hundreds?|thousands?|millions?|single|multiple|several|many|most|few|all|every|majority|minority|half|twice|thrice|once|double|triple)\b/i;
+const QUANTITY =
+  /\b(?:none|zero|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|dozens?|hundreds?|thousands?|millions?|single|multiple|several|many|most|few|all|every|majority|minority|half|twice|thrice|once|double|triple)\b/i;
 /** A number, percentage, date or time (digits). */
 const NUMBER = /\d/;
 /** Words that relate two things: verbs of being, having and change, comparisons, associations. */
-const RELATION = /\b(?:is|are|was|were|has|have|had|shows?|showed|indicates?|indicated|suggests?|suggested|increase[sd]?|decrease[sd]?|rise[sn]?|rose|fell|falls?|drops?|dropped|grows?|grew|declined?|improved?|worsened?|higher|lower|greater|smaller|larger|more|less|fewer|than|exceeds?|exceeded|above|below|between|versus|vs\.?|compared|correlat\w*|associat\w*|linked|predicts?|causes?|caused|leads?|led|peaks?|peaked|equals?|remains?|remained|became|becomes|received|underwent|diagnosed|prescribed|admitted|discharged|died|took|takes|uses?|used|contains?|includes?|included|accounts?|represents?|dominated?)\b|[<>=≈≤≥]/i;
+const RELATION =
+  /\b(?:is|are|was|were|has|have|had|shows?|showed|indicates?|indicated|suggests?|suggested|increase[sd]?|decrease[sd]?|rise[sn]?|rose|fell|falls?|drops?|dropped|grows?|grew|declined?|improved?|worsened?|higher|lower|greater|smaller|larger|more|less|fewer|than|exceeds?|exceeded|above|below|between|versus|vs\.?|compared|correlat\w*|associat\w*|linked|predicts?|causes?|caused|leads?|led|peaks?|peaked|equals?|remains?|remained|became|becomes|received|underwent|diagnosed|prescribed|admitted|discharged|died|took|takes|uses?|used|contains?|includes?|included|accounts?|represents?|dominated?)\b|[<>=≈≤≥]/i;
 
 const words = (s: string) => s.toLowerCase().match(/[\p{L}][\p{L}\p{N}_'-]*/gu) ?? [];
 
@@ -120,17 +138,34 @@ const words = (s: string) => s.toLowerCase().match(/[\p{L}][\p{L}\p{N}_'-]*/gu) 
  * @returns whether it is checkable, by which part, and a one-line reason.
  */
 export function checkability(fact: string): Checkability {
-  const t = fact.replace(/[*`#>]+|(?<!\w)_+|_+(?!\w)/g, ' ').replace(/\s+/g, ' ').trim();
+  const t = fact
+    .replace(/[*`#>]+|(?<!\w)_+|_+(?!\w)/g, ' ')
+    .replace(/\s+/g, ' ')
+    .trim();
   if (!t) return { checkable: false, kind: null, reason: 'blank' };
-  if (/:$/.test(t)) return { checkable: false, kind: null, reason: 'a heading (ends in ":"): it introduces facts but states none' };
+  if (/:$/.test(t)) {
+    return { checkable: false, kind: null, reason: 'a heading (ends in ":"): it introduces facts but states none' };
+  }
   const ws = words(t);
   const content = ws.filter((w) => !STOP.has(w));
   if (NUMBER.test(t) || QUANTITY.test(t)) return { checkable: true, kind: 'value', reason: 'states a value' };
-  if (/["“'‘][^"”'’]{2,}["”'’]/.test(t) || /\b(?=[\w]*\d)(?=[\w]*[A-Za-z])\w{2,}\b|\b\w+_\w+\b/.test(t)) return { checkable: true, kind: 'entity', reason: 'names an entity (a literal or an identifier)' };
+  if (/["“'‘][^"”'’]{2,}["”'’]/.test(t) || /\b(?=[\w]*\d)(?=[\w]*[A-Za-z])\w{2,}\b|\b\w+_\w+\b/.test(t)) {
+    return { checkable: true, kind: 'entity', reason: 'names an entity (a literal or an identifier)' };
+  }
   const substantive = content.filter((w) => !LABEL_WORDS.has(w) && w.length >= 3);
-  if (RELATION.test(t) && content.length >= 2) return { checkable: true, kind: 'relation', reason: 'states a relation' };
-  if (substantive.length) return { checkable: true, kind: 'entity', reason: `names an entity (${substantive.slice(0, 3).join(', ')})` };
-  return { checkable: false, kind: null, reason: ws.length ? 'a label or filler: it names a kind of information but states no value, entity or relation' : 'no words' };
+  if (RELATION.test(t) && content.length >= 2) {
+    return { checkable: true, kind: 'relation', reason: 'states a relation' };
+  }
+  if (substantive.length) {
+    return { checkable: true, kind: 'entity', reason: `names an entity (${substantive.slice(0, 3).join(', ')})` };
+  }
+  return {
+    checkable: false,
+    kind: null,
+    reason: ws.length
+      ? 'a label or filler: it names a kind of information but states no value, entity or relation'
+      : 'no words',
+  };
 }
 
 /**
@@ -153,7 +188,12 @@ export function factTerms(fact: string): string[] {
   return [...out].slice(0, 40);
 }
 
-const stem = (w: string) => (w.length > 4 && w.endsWith('ies') ? `${w.slice(0, -3)}y` : w.length > 3 && w.endsWith('s') && !w.endsWith('ss') ? w.slice(0, -1) : w);
+const stem = (w: string) =>
+  w.length > 4 && w.endsWith('ies')
+    ? `${w.slice(0, -3)}y`
+    : w.length > 3 && w.endsWith('s') && !w.endsWith('ss')
+      ? w.slice(0, -1)
+      : w;
 const escape = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 
 /**
@@ -162,9 +202,11 @@ const escape = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
  */
 export function termsMentioned(terms: readonly string[], text: string): string[] {
   const low = text.toLowerCase();
-  return terms.filter((t) => (/^-?\d/.test(t)
-    ? new RegExp(`(?<![\\d.])${escape(t)}(?![\\d]|\\.\\d)`).test(low)
-    : new RegExp(`(?<![\\p{L}\\p{N}])${escape(t)}`, 'u').test(low)));
+  return terms.filter((t) =>
+    /^-?\d/.test(t)
+      ? new RegExp(`(?<![\\d.])${escape(t)}(?![\\d]|\\.\\d)`).test(low)
+      : new RegExp(`(?<![\\p{L}\\p{N}])${escape(t)}`, 'u').test(low),
+  );
 }
 
 /** A step as the relevance rule reads it: its index and the text of its calls and their results. */
@@ -179,7 +221,11 @@ export interface StepText {
  * @param steps the run's steps (any order); `upTo` the step the insight follows (inclusive bound).
  * @returns the relevant steps and the terms of the fact that no step mentions (shown to the expert as "never seen").
  */
-export function relevantSteps(fact: string, steps: readonly StepText[], upTo: number): { steps: Array<{ index: number; terms: string[] }>; unseen: string[] } {
+export function relevantSteps(
+  fact: string,
+  steps: readonly StepText[],
+  upTo: number,
+): { steps: Array<{ index: number; terms: string[] }>; unseen: string[] } {
   const terms = factTerms(fact);
   const out: Array<{ index: number; terms: string[] }> = [];
   const seen = new Set<string>();

@@ -147,13 +147,21 @@ interface Aggregate {
 
 function checkOptions(opts: BradleyTerryOptions): { ties: TieRule; l2: number; maxIter: number; tol: number } {
   const ties = opts.ties ?? 'half';
-  if (ties !== 'half' && ties !== 'ignore') throw new LoupeInputError('ties', `must be half or ignore, got '${String(ties)}'`);
+  if (ties !== 'half' && ties !== 'ignore') {
+    throw new LoupeInputError('ties', `must be half or ignore, got '${String(ties)}'`);
+  }
   const l2 = opts.l2 ?? 0;
-  if (typeof l2 !== 'number' || !Number.isFinite(l2) || l2 < 0) throw new LoupeInputError('l2', `must be a finite number ≥ 0, got ${String(l2)}`);
+  if (typeof l2 !== 'number' || !Number.isFinite(l2) || l2 < 0) {
+    throw new LoupeInputError('l2', `must be a finite number ≥ 0, got ${String(l2)}`);
+  }
   const maxIter = opts.maxIter ?? 100;
-  if (!Number.isInteger(maxIter) || maxIter < 1) throw new LoupeInputError('maxIter', `must be an integer ≥ 1, got ${String(maxIter)}`);
+  if (!Number.isInteger(maxIter) || maxIter < 1) {
+    throw new LoupeInputError('maxIter', `must be an integer ≥ 1, got ${String(maxIter)}`);
+  }
   const tol = opts.tol ?? 1e-10;
-  if (typeof tol !== 'number' || !Number.isFinite(tol) || tol <= 0) throw new LoupeInputError('tol', `must be a finite number > 0, got ${String(tol)}`);
+  if (typeof tol !== 'number' || !Number.isFinite(tol) || tol <= 0) {
+    throw new LoupeInputError('tol', `must be a finite number > 0, got ${String(tol)}`);
+  }
   return { ties, l2, maxIter, tol };
 }
 
@@ -178,16 +186,26 @@ function aggregate(battles: readonly Battle[], extra: readonly string[] | undefi
   for (let k = 0; k < n; k++) {
     const b = battles[k];
     if (!b || typeof b !== 'object') throw new LoupeInputError(at(k), 'must be an object { a, b, winner }');
-    if (typeof b.a !== 'string' || b.a === '') throw new LoupeInputError(at(k), `player a must be a non-empty string, got ${JSON.stringify(b.a)}`);
-    if (typeof b.b !== 'string' || b.b === '') throw new LoupeInputError(at(k), `player b must be a non-empty string, got ${JSON.stringify(b.b)}`);
+    if (typeof b.a !== 'string' || b.a === '') {
+      throw new LoupeInputError(at(k), `player a must be a non-empty string, got ${JSON.stringify(b.a)}`);
+    }
+    if (typeof b.b !== 'string' || b.b === '') {
+      throw new LoupeInputError(at(k), `player b must be a non-empty string, got ${JSON.stringify(b.b)}`);
+    }
     if (b.a === b.b) throw new LoupeInputError(at(k), `a player cannot battle itself ('${b.a}')`);
-    if (b.winner !== 'a' && b.winner !== 'b' && b.winner !== 'tie') throw new LoupeInputError(at(k), `winner must be a, b or tie, got ${JSON.stringify(b.winner)}`);
-    if (b.weight !== undefined && (typeof b.weight !== 'number' || !Number.isFinite(b.weight) || b.weight < 0)) throw new LoupeInputError(at(k), `weight must be a finite number ≥ 0, got ${String(b.weight)}`);
+    if (b.winner !== 'a' && b.winner !== 'b' && b.winner !== 'tie') {
+      throw new LoupeInputError(at(k), `winner must be a, b or tie, got ${JSON.stringify(b.winner)}`);
+    }
+    if (b.weight !== undefined && (typeof b.weight !== 'number' || !Number.isFinite(b.weight) || b.weight < 0)) {
+      throw new LoupeInputError(at(k), `weight must be a finite number ≥ 0, got ${String(b.weight)}`);
+    }
     ra[k] = id(b.a);
     rb[k] = id(b.b);
   }
   for (const p of extra ?? []) {
-    if (typeof p !== 'string' || p === '') throw new LoupeInputError('players', `names must be non-empty strings, got ${JSON.stringify(p)}`);
+    if (typeof p !== 'string' || p === '') {
+      throw new LoupeInputError('players', `names must be non-empty strings, got ${JSON.stringify(p)}`);
+    }
     id(p);
   }
   const players = [...names].sort();
@@ -200,7 +218,12 @@ function aggregate(battles: readonly Battle[], extra: readonly string[] | undefi
   const pj: number[] = [];
   const cellOf = new Int32Array(n);
   const weightOf = new Float64Array(n);
-  const stat = { battles: new Float64Array(m), wins: new Float64Array(m), ties: new Float64Array(m), losses: new Float64Array(m) };
+  const stat = {
+    battles: new Float64Array(m),
+    wins: new Float64Array(m),
+    ties: new Float64Array(m),
+    losses: new Float64Array(m),
+  };
   for (let k = 0; k < n; k++) {
     const b = battles[k]!;
     const ia = rank[ra[k]!]!;
@@ -269,7 +292,24 @@ interface Work {
 }
 
 function workFor(m: number, pi: Int32Array, pj: Int32Array, w: Float64Array, n: Float64Array, l2: number): Work {
-  return { m, pi, pj, w, n, l2, comp: new Int32Array(m), compSize: new Int32Array(m), compCount: 0, scale: new Float64Array(m), separated: false, H: new Float64Array(m * m), Hc: new Float64Array(m * m), g: new Float64Array(m), d: new Float64Array(m), next: new Float64Array(m) };
+  return {
+    m,
+    pi,
+    pj,
+    w,
+    n,
+    l2,
+    comp: new Int32Array(m),
+    compSize: new Int32Array(m),
+    compCount: 0,
+    scale: new Float64Array(m),
+    separated: false,
+    H: new Float64Array(m * m),
+    Hc: new Float64Array(m * m),
+    g: new Float64Array(m),
+    d: new Float64Array(m),
+    next: new Float64Array(m),
+  };
 }
 
 /** Components of the counted-battle graph and whether any is not strongly connected under "beats" (no MLE). */
@@ -318,12 +358,24 @@ function analyse(wk: Work): void {
       const iBeatJ = w[k]! > 0;
       const jBeatI = n[k]! - w[k]! > 0;
       if (iBeatJ) {
-        if (fwd[i] && !fwd[j]) { fwd[j] = 1; changed = true; }
-        if (bwd[j] && !bwd[i]) { bwd[i] = 1; changed = true; }
+        if (fwd[i] && !fwd[j]) {
+          fwd[j] = 1;
+          changed = true;
+        }
+        if (bwd[j] && !bwd[i]) {
+          bwd[i] = 1;
+          changed = true;
+        }
       }
       if (jBeatI) {
-        if (fwd[j] && !fwd[i]) { fwd[i] = 1; changed = true; }
-        if (bwd[i] && !bwd[j]) { bwd[j] = 1; changed = true; }
+        if (fwd[j] && !fwd[i]) {
+          fwd[i] = 1;
+          changed = true;
+        }
+        if (bwd[i] && !bwd[j]) {
+          bwd[j] = 1;
+          changed = true;
+        }
       }
     }
   }
@@ -400,7 +452,9 @@ function information(wk: Work, theta: Float64Array): number {
     scale.fill(0);
     for (let i = 0; i < m; i++) scale[comp[i]!]! += H[i * m + i]!;
     for (let c = 0; c < wk.compCount; c++) scale[c] = scale[c]! > 0 ? scale[c]! / compSize[c]! : 1;
-    for (let i = 0; i < m; i++) for (let j = 0; j < m; j++) if (comp[i] === comp[j]) H[i * m + j]! += scale[comp[i]!]! / compSize[comp[i]!]!;
+    for (let i = 0; i < m; i++) {
+      for (let j = 0; j < m; j++) if (comp[i] === comp[j]) H[i * m + j]! += scale[comp[i]!]! / compSize[comp[i]!]!;
+    }
   }
   return f;
 }
@@ -454,7 +508,12 @@ function factor(wk: Work): boolean {
 }
 
 /** Newton–Raphson with step halving from θ (in place). */
-function newton(wk: Work, theta: Float64Array, maxIter: number, tol: number): { iterations: number; converged: boolean } {
+function newton(
+  wk: Work,
+  theta: Float64Array,
+  maxIter: number,
+  tol: number,
+): { iterations: number; converged: boolean } {
   const { m, H, g, d, next } = wk;
   let it = 0;
   let converged = false;
@@ -514,7 +573,9 @@ function covarianceAt(wk: Work, theta: Float64Array): number[][] {
   // M is symmetric; M[j] is column j = row j
   if (l2 === 0) {
     const { scale } = wk;
-    for (let i = 0; i < m; i++) for (let j = 0; j < m; j++) if (comp[i] === comp[j]) M[i]![j]! -= 1 / (scale[comp[i]!]! * compSize[comp[i]!]!);
+    for (let i = 0; i < m; i++) {
+      for (let j = 0; j < m; j++) if (comp[i] === comp[j]) M[i]![j]! -= 1 / (scale[comp[i]!]! * compSize[comp[i]!]!);
+    }
     return M;
   }
   // Q M Q with Q = I − 11ᵀ/m
@@ -529,7 +590,10 @@ function record(players: readonly string[], xs: ArrayLike<number>): Record<strin
   return out;
 }
 
-function fitAggregate(agg: Aggregate, o: { ties: TieRule; l2: number; maxIter: number; tol: number }): { fit: BradleyTerryFit; theta: Float64Array } {
+function fitAggregate(
+  agg: Aggregate,
+  o: { ties: TieRule; l2: number; maxIter: number; tol: number },
+): { fit: BradleyTerryFit; theta: Float64Array } {
   const K = agg.pi.length;
   const w = new Float64Array(K);
   const n = new Float64Array(K);
@@ -620,11 +684,15 @@ function sortedQuantile(xs: Float64Array, q: number): number {
 export function bootstrapBradleyTerry(battles: readonly Battle[], opts: BootstrapOptions = {}): BradleyTerryBootstrap {
   const o = checkOptions(opts);
   const samples = opts.samples ?? 1000;
-  if (!Number.isInteger(samples) || samples < 1) throw new LoupeInputError('samples', `must be an integer ≥ 1, got ${String(samples)}`);
+  if (!Number.isInteger(samples) || samples < 1) {
+    throw new LoupeInputError('samples', `must be an integer ≥ 1, got ${String(samples)}`);
+  }
   const seed = opts.seed ?? 0;
   if (!Number.isInteger(seed)) throw new LoupeInputError('seed', `must be an integer, got ${String(seed)}`);
   const level = opts.level ?? 0.95;
-  if (typeof level !== 'number' || !(level > 0 && level < 1)) throw new LoupeInputError('level', `must be in (0, 1), got ${String(level)}`);
+  if (typeof level !== 'number' || !(level > 0 && level < 1)) {
+    throw new LoupeInputError('level', `must be in (0, 1), got ${String(level)}`);
+  }
   const agg = aggregate(battles, opts.players);
   const { fit, theta: full } = fitAggregate(agg, o);
   const { m, cellOf, weightOf } = agg;
@@ -681,7 +749,7 @@ function normalCdf(x: number): number {
   let s = x;
   let t = 0;
   let b = x;
-  for (let i = 1; s !== t; ) {
+  for (let i = 1; s !== t;) {
     t = s;
     i += 2;
     b *= q / i;
@@ -704,7 +772,13 @@ export function orderUncertainty(fit: BradleyTerryFit, a: string, b: string): nu
   const i = fit.players.indexOf(a);
   const j = fit.players.indexOf(b);
   if (i < 0 || j < 0 || i === j) return 0.5;
-  if (fit.options.l2 === 0 && fit.components.length > 1 && !fit.components.some((c) => c.includes(a) && c.includes(b))) return 0.5;
+  if (
+    fit.options.l2 === 0 &&
+    fit.components.length > 1 &&
+    !fit.components.some((c) => c.includes(a) && c.includes(b))
+  ) {
+    return 0.5;
+  }
   const C = fit.covariance;
   const v = C[i]![i]! + C[j]![j]! - 2 * C[i]![j]!;
   const d = fit.logStrengths[a]! - fit.logStrengths[b]!;
@@ -762,7 +836,10 @@ export interface WinRateMatrix {
  * @throws LoupeInputError as {@link fitBradleyTerry}.
  * Source: Chatbot Arena (Chiang et al. 2024, Fig. "fraction of model A wins for all non-tied A vs. B battles").
  */
-export function winRateMatrix(battles: readonly Battle[], opts: { ties?: TieRule; players?: readonly string[] } = {}): WinRateMatrix {
+export function winRateMatrix(
+  battles: readonly Battle[],
+  opts: { ties?: TieRule; players?: readonly string[] } = {},
+): WinRateMatrix {
   const { ties } = checkOptions({ ...(opts.ties !== undefined ? { ties: opts.ties } : {}) });
   const agg = aggregate(battles, opts.players);
   const first = [...new Set(opts.players ?? [])];

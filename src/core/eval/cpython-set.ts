@@ -11,7 +11,8 @@
  */
 
 /** A number as Python holds it: a float/int that fits a double, a big int, a bool, or a complex. */
-export type PyNumber = number | bigint | boolean | { readonly kind: 'complex'; readonly re: number; readonly im: number };
+export type PyNumber =
+  number | bigint | boolean | { readonly kind: 'complex'; readonly re: number; readonly im: number };
 
 const P = (1n << 61n) - 1n;
 const U64 = 1n << 64n;
@@ -69,7 +70,8 @@ export function pyNumberHash(x: PyNumber): bigint {
 
 /** Exact value of a finite double as a fraction num/2^k (k ≥ 0), for comparing with big ints. */
 function equalNumbers(a: PyNumber, b: PyNumber): boolean {
-  const cx = (x: PyNumber): { re: PyNumber; im: number } => (typeof x === 'object' ? { re: x.re, im: x.im } : { re: x, im: 0 });
+  const cx = (x: PyNumber): { re: PyNumber; im: number } =>
+    typeof x === 'object' ? { re: x.re, im: x.im } : { re: x, im: 0 };
   const A = cx(a);
   const B = cx(b);
   if (A.im !== B.im) return false;

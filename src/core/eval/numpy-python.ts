@@ -33,7 +33,7 @@ export function pairwiseSum(xs: ArrayLike<number>, lo = 0, n = xs.length - lo): 
     const r = [xs[lo]!, xs[lo + 1]!, xs[lo + 2]!, xs[lo + 3]!, xs[lo + 4]!, xs[lo + 5]!, xs[lo + 6]!, xs[lo + 7]!];
     let i = 8;
     for (; i < n - (n % 8); i += 8) for (let j = 0; j < 8; j++) r[j]! += xs[lo + i + j]!;
-    let res = ((r[0]! + r[1]!) + (r[2]! + r[3]!)) + ((r[4]! + r[5]!) + (r[6]! + r[7]!));
+    let res = r[0]! + r[1]! + (r[2]! + r[3]!) + (r[4]! + r[5]! + (r[6]! + r[7]!));
     for (; i < n; i++) res += xs[lo + i]!;
     return res;
   }
@@ -175,7 +175,8 @@ export function pyMax(xs: ReadonlyArray<number | boolean>): number {
   return m;
 }
 
-const PY_WHITESPACE = '\t\n\u000b\u000c\r\u001c\u001d\u001e\u001f \u0085\u00a0\u1680\u2000\u2001\u2002\u2003\u2004\u2005\u2006\u2007\u2008\u2009\u200a\u2028\u2029\u202f\u205f\u3000';
+const PY_WHITESPACE =
+  '\t\n\u000b\u000c\r\u001c\u001d\u001e\u001f \u0085\u00a0\u1680\u2000\u2001\u2002\u2003\u2004\u2005\u2006\u2007\u2008\u2009\u200a\u2028\u2029\u202f\u205f\u3000';
 
 /**
  * Python's `str.strip()` with no argument: removes the characters `str.isspace()` accepts from both ends (not U+FEFF,
@@ -248,7 +249,16 @@ export function pyJsonLoads(text: string): PyJson {
       i++;
       if (i >= text.length) fail('Unterminated string starting at', start);
       const e = text[i]!;
-      const simple: Record<string, string> = { '"': '"', '\\': '\\', '/': '/', b: '\b', f: '\f', n: '\n', r: '\r', t: '\t' };
+      const simple: Record<string, string> = {
+        '"': '"',
+        '\\': '\\',
+        '/': '/',
+        b: '\b',
+        f: '\f',
+        n: '\n',
+        r: '\r',
+        t: '\t',
+      };
       if (e in simple) {
         out += simple[e];
         i++;
@@ -316,7 +326,14 @@ export function pyJsonLoads(text: string): PyJson {
         ws();
       }
     }
-    for (const [word, v] of [['null', null], ['true', true], ['false', false], ['NaN', NaN], ['Infinity', Infinity], ['-Infinity', -Infinity]] as const) {
+    for (const [word, v] of [
+      ['null', null],
+      ['true', true],
+      ['false', false],
+      ['NaN', NaN],
+      ['Infinity', Infinity],
+      ['-Infinity', -Infinity],
+    ] as const) {
       if (text.startsWith(word, i)) {
         i += word.length;
         return v;
@@ -329,7 +346,9 @@ export function pyJsonLoads(text: string): PyJson {
     i += m[0].length;
     if (!m[1] && !m[2]) {
       const digits = m[0].replace('-', '').length;
-      if (digits > 4300) throw new PyJsonError('value', 'Exceeds the limit (4300 digits) for integer string conversion', at);
+      if (digits > 4300) {
+        throw new PyJsonError('value', 'Exceeds the limit (4300 digits) for integer string conversion', at);
+      }
       return Number(m[0]) + 0; // a Python int: "-0" is 0
     }
     return Number(m[0]);

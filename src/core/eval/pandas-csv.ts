@@ -12,7 +12,24 @@ import { LoupeInputError } from '../util/errors.ts';
 
 /** pandas 1.5.3's default NA tokens (`parsers.pyx` `STR_NA_VALUES`; `None` joined only in pandas 2.0). */
 export const PANDAS_NA_VALUES: ReadonlySet<string> = new Set([
-  '-1.#IND', '1.#QNAN', '1.#IND', '-1.#QNAN', '#N/A N/A', '#N/A', 'N/A', 'n/a', 'NA', '<NA>', '#NA', 'NULL', 'null', 'NaN', '-NaN', 'nan', '-nan', '',
+  '-1.#IND',
+  '1.#QNAN',
+  '1.#IND',
+  '-1.#QNAN',
+  '#N/A N/A',
+  '#N/A',
+  'N/A',
+  'n/a',
+  'NA',
+  '<NA>',
+  '#NA',
+  'NULL',
+  'null',
+  'NaN',
+  '-NaN',
+  'nan',
+  '-nan',
+  '',
 ]);
 
 /**
@@ -144,7 +161,10 @@ class Conflict extends Error {}
  */
 export function convertPandasColumn(tokens: readonly string[]): { dtype: PandasDtype; cells: PandasCell[] } {
   const isNa = (t: string) => PANDAS_NA_VALUES.has(t);
-  const asObject = (naFilter: boolean): { dtype: PandasDtype; cells: PandasCell[] } => ({ dtype: 'object', cells: tokens.map((t) => (naFilter && isNa(t) ? NaN : t)) });
+  const asObject = (naFilter: boolean): { dtype: PandasDtype; cells: PandasCell[] } => ({
+    dtype: 'object',
+    cells: tokens.map((t) => (naFilter && isNa(t) ? NaN : t)),
+  });
   try {
     // int64 (an overflow switches to uint64)
     const ints: Array<bigint | null> = [];
@@ -167,7 +187,9 @@ export function convertPandasColumn(tokens: readonly string[]): { dtype: PandasD
       const u = tryUint64(tokens, isNa);
       if (u) return { dtype: 'uint64', cells: u.map((v) => v) };
     } else if (!failed) {
-      if (ints.some((v) => v === null)) return { dtype: 'float64', cells: ints.map((v) => (v === null ? NaN : Number(v))) };
+      if (ints.some((v) => v === null)) {
+        return { dtype: 'float64', cells: ints.map((v) => (v === null ? NaN : Number(v))) };
+      }
       return { dtype: 'int64', cells: ints as bigint[] };
     }
   } catch (e) {

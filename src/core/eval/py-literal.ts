@@ -75,7 +75,8 @@ interface Cursor {
   python: boolean;
 }
 
-const isComplex = (v: unknown): v is PyComplex => typeof v === 'object' && v !== null && (v as PyComplex).kind === 'complex';
+const isComplex = (v: unknown): v is PyComplex =>
+  typeof v === 'object' && v !== null && (v as PyComplex).kind === 'complex';
 const isRealNumber = (v: unknown): v is number | bigint => typeof v === 'number' || typeof v === 'bigint';
 
 function skipWs(p: Cursor): void {
@@ -89,7 +90,8 @@ function skipWs(p: Cursor): void {
   }
 }
 
-const NUMBER_RE = /(?:0[xX](?:_?[0-9a-fA-F])+|0[oO](?:_?[0-7])+|0[bB](?:_?[01])+|(?:\d(?:_?\d)*)?\.?\d(?:_?\d)*(?:[eE][-+]?\d(?:_?\d)*)?\.?|\d(?:_?\d)*\.)[jJ]?/y;
+const NUMBER_RE =
+  /(?:0[xX](?:_?[0-9a-fA-F])+|0[oO](?:_?[0-7])+|0[bB](?:_?[01])+|(?:\d(?:_?\d)*)?\.?\d(?:_?\d)*(?:[eE][-+]?\d(?:_?\d)*)?\.?|\d(?:_?\d)*\.)[jJ]?/y;
 const NAME_RE = /[A-Za-z_][A-Za-z0-9_]*/y;
 
 function parseValue(p: Cursor, depth: number): PyLiteral {
@@ -109,7 +111,9 @@ function parseValue(p: Cursor, depth: number): PyLiteral {
   const right = parseNumber(p);
   if (!isComplex(right)) throw new PySyntaxError('binary operation on reals');
   const re = Number(v);
-  return op === '+' ? { kind: 'complex', re: re + right.re, im: right.im } : { kind: 'complex', re: re - right.re, im: -right.im };
+  return op === '+'
+    ? { kind: 'complex', re: re + right.re, im: right.im }
+    : { kind: 'complex', re: re - right.re, im: -right.im };
 }
 
 function parseOperand(p: Cursor, depth: number): PyLiteral {
@@ -281,10 +285,23 @@ function parseBrace(p: Cursor, depth: number): PyLiteral {
  * elements once.
  */
 function pythonSet(values: PyLiteral[]): PyLiteral[] {
-  const numeric = values.every((v) => typeof v === 'number' || typeof v === 'bigint' || typeof v === 'boolean' || isComplex(v));
+  const numeric = values.every(
+    (v) => typeof v === 'number' || typeof v === 'bigint' || typeof v === 'boolean' || isComplex(v),
+  );
   if (numeric) return cpythonSetOrder(values, (v) => v as PyNumber);
   const out: PyLiteral[] = [];
-  for (const v of values) if (!out.some((o) => o === v || (typeof o === 'number' && typeof v === 'boolean' && o === Number(v)) || (typeof o === 'boolean' && typeof v === 'number' && Number(o) === v))) out.push(v);
+  for (const v of values) {
+    if (
+      !out.some(
+        (o) =>
+          o === v ||
+          (typeof o === 'number' && typeof v === 'boolean' && o === Number(v)) ||
+          (typeof o === 'boolean' && typeof v === 'number' && Number(o) === v),
+      )
+    ) {
+      out.push(v);
+    }
+  }
   return out;
 }
 
@@ -297,7 +314,11 @@ function parseStringConcat(p: Cursor, prefix: string): string {
     NAME_RE.lastIndex = p.i;
     const m = NAME_RE.exec(p.s);
     let pre = '';
-    if (m && /^(?:[rRuUbB]|[rR][bB]|[bB][rR])$/.test(m[0]) && (p.s[p.i + m[0].length] === '"' || p.s[p.i + m[0].length] === "'")) {
+    if (
+      m &&
+      /^(?:[rRuUbB]|[rR][bB]|[bB][rR])$/.test(m[0]) &&
+      (p.s[p.i + m[0].length] === '"' || p.s[p.i + m[0].length] === "'")
+    ) {
       pre = m[0].toLowerCase();
       p.i += m[0].length;
     }
@@ -335,14 +356,29 @@ function parseString(p: Cursor, prefix: string): string {
       }
       p.i += 2;
       switch (n) {
-        case 'n': out += '\n'; break;
-        case 't': out += '\t'; break;
-        case 'r': out += '\r'; break;
-        case '\\': out += '\\'; break;
-        case "'": out += "'"; break;
-        case '"': out += '"'; break;
-        case '\n': break;
-        case '0': out += '\0'; break;
+        case 'n':
+          out += '\n';
+          break;
+        case 't':
+          out += '\t';
+          break;
+        case 'r':
+          out += '\r';
+          break;
+        case '\\':
+          out += '\\';
+          break;
+        case "'":
+          out += "'";
+          break;
+        case '"':
+          out += '"';
+          break;
+        case '\n':
+          break;
+        case '0':
+          out += '\0';
+          break;
         case 'x': {
           const h = p.s.slice(p.i, p.i + 2);
           if (!/^[0-9a-fA-F]{2}$/.test(h)) throw new PySyntaxError('bad \\x');
@@ -357,7 +393,8 @@ function parseString(p: Cursor, prefix: string): string {
           p.i += 4;
           break;
         }
-        default: out += '\\' + n;
+        default:
+          out += '\\' + n;
       }
       continue;
     }
@@ -372,5 +409,11 @@ function parseString(p: Cursor, prefix: string): string {
  * @returns true for `{...: ...}` literals.
  */
 export function isDict(v: unknown): v is PyDict {
-  return typeof v === 'object' && v !== null && !Array.isArray(v) && (v as PyDict).kind === 'dict' && Array.isArray((v as PyDict).entries);
+  return (
+    typeof v === 'object' &&
+    v !== null &&
+    !Array.isArray(v) &&
+    (v as PyDict).kind === 'dict' &&
+    Array.isArray((v as PyDict).entries)
+  );
 }

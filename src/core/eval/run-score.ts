@@ -133,7 +133,12 @@ export function scoringSession(): ScoringSession {
   return {
     resource<T>(key: string, make: () => T, close?: (value: T) => Promise<void> | void): T {
       let e = items.get(key);
-      if (!e) items.set(key, (e = { value: make(), ...(close ? { close: close as (v: unknown) => Promise<void> | void } : {}) }));
+      if (!e) {
+        items.set(
+          key,
+          (e = { value: make(), ...(close ? { close: close as (v: unknown) => Promise<void> | void } : {}) }),
+        );
+      }
       return e.value as T;
     },
     async close() {
@@ -156,8 +161,25 @@ export const modelOf = (r: RunRecord): string => r.model ?? r.agent;
  * The fields of a {@link RunScore} every benchmark fills the same way.
  * @param benchmark the benchmark kind; `judgeId` the judge's id; `options` the options used.
  */
-export function scoreBase(run: RunRecord, benchmark: string, judgeId: string, options: Record<string, unknown>): Omit<RunScore, 'summary' | 'detail'> {
-  return { runId: run.id, suite: run.suite, blockId: run.blockId, model: modelOf(run), agent: run.agent, status: run.status, benchmark, judgeId, options, pending: 0, unjudged: 0 };
+export function scoreBase(
+  run: RunRecord,
+  benchmark: string,
+  judgeId: string,
+  options: Record<string, unknown>,
+): Omit<RunScore, 'summary' | 'detail'> {
+  return {
+    runId: run.id,
+    suite: run.suite,
+    blockId: run.blockId,
+    model: modelOf(run),
+    agent: run.agent,
+    status: run.status,
+    benchmark,
+    judgeId,
+    options,
+    pending: 0,
+    unjudged: 0,
+  };
 }
 
 /**
@@ -165,7 +187,16 @@ export function scoreBase(run: RunRecord, benchmark: string, judgeId: string, op
  * @param benchmark kind; `model` the group's model; `scores` its runs.
  */
 export function aggregateBase(benchmark: string, model: string, scores: readonly RunScore[]): ScoreAggregate {
-  return { benchmark, model, runs: scores.length, runIds: scores.map((s) => s.runId), failed: scores.filter((s) => s.error).length, pending: scores.reduce((n, s) => n + s.pending, 0), metrics: {}, method: 'mean over runs' };
+  return {
+    benchmark,
+    model,
+    runs: scores.length,
+    runIds: scores.map((s) => s.runId),
+    failed: scores.filter((s) => s.error).length,
+    pending: scores.reduce((n, s) => n + s.pending, 0),
+    metrics: {},
+    method: 'mean over runs',
+  };
 }
 
 /**

@@ -12,11 +12,14 @@ export type { StoredScore } from '../store/records.ts';
  * The judgements of a run store as a {@link JudgementStore} (shared by CLI, UI and the annotation panel).
  * @param store any run store engine.
  */
-export function judgementStoreOf(store: RunStore): JudgementStore & { listForRun(runId: string): Promise<Judgement[]> } {
+export function judgementStoreOf(
+  store: RunStore,
+): JudgementStore & { listForRun(runId: string): Promise<Judgement[]> } {
   const rows = store.judgements;
   return {
     get: async (key: string) => (await rows.get(key)) as Judgement | undefined,
-    put: (j: Judgement, ctx: JudgeContext = {}) => rows.put(j, { ...(ctx.runId ? { runId: ctx.runId } : {}), ...(ctx.itemRef ? { itemRef: ctx.itemRef } : {}) }),
+    put: (j: Judgement, ctx: JudgeContext = {}) =>
+      rows.put(j, { ...(ctx.runId ? { runId: ctx.runId } : {}), ...(ctx.itemRef ? { itemRef: ctx.itemRef } : {}) }),
     listPending: async (task?: JudgeTaskName) => (await rows.listPending(task)) as Judgement[],
     listForRun: async (runId: string) => (await rows.listForRun(runId)) as Judgement[],
   };

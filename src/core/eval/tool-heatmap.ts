@@ -29,10 +29,15 @@ export interface ToolHeatmap {
  * @throws LoupeInputError when `bins` is not a positive integer.
  * Source: spec §2.4 "Tool-usage heatmap" (`paper_figures/tool_usage_analysis.py`, bd03018).
  */
-export function binnedToolHeatmap(trajectories: ReadonlyArray<ReadonlyArray<readonly string[]>>, opts: { tools: readonly string[]; bins?: number }): ToolHeatmap {
+export function binnedToolHeatmap(
+  trajectories: ReadonlyArray<ReadonlyArray<readonly string[]>>,
+  opts: { tools: readonly string[]; bins?: number },
+): ToolHeatmap {
   const tools = [...opts.tools];
   const bins = opts.bins ?? 20;
-  if (!Number.isInteger(bins) || bins < 1) throw new LoupeInputError('option bins', `must be a positive integer, got ${bins}`);
+  if (!Number.isInteger(bins) || bins < 1) {
+    throw new LoupeInputError('option bins', `must be a positive integer, got ${bins}`);
+  }
   const row = new Map(tools.map((t, i) => [t, i]));
   const counts = tools.map(() => new Array<number>(bins).fill(0));
   let other = 0;

@@ -60,7 +60,12 @@ const num = (x: number): number | null => (Number.isFinite(x) ? x : null);
  *   annotator (kept for the annotators of `docs`; default none).
  * @returns one entry per class of the taxonomy, in its order.
  */
-export function unitAgreement(docs: readonly UnitDocument[], taxonomy: Taxonomy, unit: 'step' | 'sentence', roles: Readonly<Record<string, readonly string[]>> = {}): UnitAgreement {
+export function unitAgreement(
+  docs: readonly UnitDocument[],
+  taxonomy: Taxonomy,
+  unit: 'step' | 'sentence',
+  roles: Readonly<Record<string, readonly string[]>> = {},
+): UnitAgreement {
   const annotators = [...new Set(docs.flatMap((d) => [...d.readers.keys()]))].sort();
   const total = docs.reduce((s, d) => s + d.units, 0);
   // sets[annotator][unit] = classes, or null when the annotator did not read the unit's document
@@ -69,7 +74,10 @@ export function unitAgreement(docs: readonly UnitDocument[], taxonomy: Taxonomy,
     annotators.forEach((who, r) => {
       const tags = d.readers.get(who);
       for (let u = 0; u < d.units; u++) {
-        if (!tags) { sets[r]!.push(null); continue; }
+        if (!tags) {
+          sets[r]!.push(null);
+          continue;
+        }
         const s = new Set<string>();
         for (const t of tags) if (u >= t.from && u <= t.to) for (const c of t.classes) s.add(c);
         sets[r]!.push(s);
@@ -88,13 +96,24 @@ export function unitAgreement(docs: readonly UnitDocument[], taxonomy: Taxonomy,
     }
     const positives = Object.fromEntries(annotators.map((a, r) => [a, data[r]!.filter((v) => v === 'yes').length]));
     return {
-      classId: c.id, label: c.label, positives, pairableUnits: pairable,
+      classId: c.id,
+      label: c.label,
+      positives,
+      pairableUnits: pairable,
       percentAgreement: pairable ? unanimous / pairable : null,
       cohensKappa: annotators.length === 2 ? num(cohensKappa(data[0]!, data[1]!).kappa) : null,
       alpha: annotators.length >= 2 && total ? num(krippendorffAlpha(data, 'nominal').alpha) : null,
     };
   });
-  return { taxonomy: taxonomy.id, unit, documents: docs.length, units: total, annotators, roles: Object.fromEntries(annotators.map((a) => [a, [...(roles[a] ?? [])].sort()])), classes };
+  return {
+    taxonomy: taxonomy.id,
+    unit,
+    documents: docs.length,
+    units: total,
+    annotators,
+    roles: Object.fromEntries(annotators.map((a) => [a, [...(roles[a] ?? [])].sort()])),
+    classes,
+  };
 }
 
 /**
@@ -103,8 +122,15 @@ export function unitAgreement(docs: readonly UnitDocument[], taxonomy: Taxonomy,
  * each names its annotators with the database roles that wrote their tags (`roles`, team store).
  * @param filter restricts to a suite or runs.
  */
-export async function failureTagAgreement(ann: AnnotationStore, runs: RunStore, taxonomy: Taxonomy, filter: { suite?: string; runIds?: string[] } = {}): Promise<{ steps: UnitAgreement; sentences: UnitAgreement }> {
-  const tags = (await ann.listItems({ ...filter, task: FAILURE_TAG_TASK })).filter((i) => (i.input as FailureTagInput).taxonomy === taxonomy.id);
+export async function failureTagAgreement(
+  ann: AnnotationStore,
+  runs: RunStore,
+  taxonomy: Taxonomy,
+  filter: { suite?: string; runIds?: string[] } = {},
+): Promise<{ steps: UnitAgreement; sentences: UnitAgreement }> {
+  const tags = (await ann.listItems({ ...filter, task: FAILURE_TAG_TASK })).filter(
+    (i) => (i.input as FailureTagInput).taxonomy === taxonomy.id,
+  );
   const tagAnns = await ann.annotationsByItem({ ...filter, task: FAILURE_TAG_TASK });
   const stepDocs = new Map<string, UnitDocument>();
   const spanDocs = new Map<string, UnitDocument>();
@@ -135,11 +161,17 @@ export async function failureTagAgreement(ann: AnnotationStore, runs: RunStore, 
     const where = await docOf(item);
     if (!where) continue;
     for (const [who, a] of currentAnnotations(tagAnns.get(item.id) ?? []).byAnnotator) {
-      reader(where.d, who).push({ from: where.from, to: Math.min(where.to, Math.max(0, where.d.units - 1)), classes: (a.verdict as FailureTagVerdict).classes });
+      reader(where.d, who).push({
+        from: where.from,
+        to: Math.min(where.to, Math.max(0, where.d.units - 1)),
+        classes: (a.verdict as FailureTagVerdict).classes,
+      });
     }
   }
   // a failure-case verdict means its annotator read that trajectory (possibly tagging nothing)
-  const cases = (await ann.listItems({ ...filter, task: FAILURE_CASE_TASK })).filter((i) => (i.input as { taxonomy?: string }).taxonomy === taxonomy.id);
+  const cases = (await ann.listItems({ ...filter, task: FAILURE_CASE_TASK })).filter(
+    (i) => (i.input as { taxonomy?: string }).taxonomy === taxonomy.id,
+  );
   const caseAnns = await ann.annotationsByItem({ ...filter, task: FAILURE_CASE_TASK });
   for (const c of cases) {
     const who = [...currentAnnotations(caseAnns.get(c.id) ?? []).byAnnotator.keys()];
@@ -148,5 +180,8 @@ export async function failureTagAgreement(ann: AnnotationStore, runs: RunStore, 
     if (where) for (const w of who) reader(where.d, w);
   }
   const roles = rolesByAnnotator([...tagAnns.values(), ...caseAnns.values()].flat());
-  return { steps: unitAgreement([...stepDocs.values()], taxonomy, 'step', roles), sentences: unitAgreement([...spanDocs.values()], taxonomy, 'sentence', roles) };
+  return {
+    steps: unitAgreement([...stepDocs.values()], taxonomy, 'step', roles),
+    sentences: unitAgreement([...spanDocs.values()], taxonomy, 'sentence', roles),
+  };
 }

@@ -9,7 +9,13 @@
  * Source: issue 19; DDR-Bench paper §6–7; `../shared/spec/annotation.md`.
  */
 import { canonicalJson, sha256 } from '../eval/judges/canonical.ts';
-import { registerItemSchema, currentAnnotations, type Annotation, type AnnotationItem, type EvidenceRef } from '../annotations/model.ts';
+import {
+  registerItemSchema,
+  currentAnnotations,
+  type Annotation,
+  type AnnotationItem,
+  type EvidenceRef,
+} from '../annotations/model.ts';
 import { suiteVersionOf, type AnnotationStore } from '../annotations/store.ts';
 import type { RunStore } from '../store/types.ts';
 import type { RunRecord } from '../store/records.ts';
@@ -85,20 +91,44 @@ export interface HallucinationInput {
 const severitySchema = { type: 'string' as const, enum: SEVERITIES };
 const classesLabel = (v: unknown) => [...((v as { classes?: string[] }).classes ?? [])].sort().join('|') || 'none';
 
-registerItemSchema(FAILURE_TAG_TASK, {
-  type: 'object', required: ['taxonomy', 'classes', 'severity'],
-  properties: { taxonomy: { type: 'string' }, classes: { type: 'array', minItems: 1, items: { type: 'string' } }, severity: severitySchema },
-}, classesLabel);
+registerItemSchema(
+  FAILURE_TAG_TASK,
+  {
+    type: 'object',
+    required: ['taxonomy', 'classes', 'severity'],
+    properties: {
+      taxonomy: { type: 'string' },
+      classes: { type: 'array', minItems: 1, items: { type: 'string' } },
+      severity: severitySchema,
+    },
+  },
+  classesLabel,
+);
 
-registerItemSchema(FAILURE_CASE_TASK, {
-  type: 'object', required: ['taxonomy', 'classes'],
-  properties: { taxonomy: { type: 'string' }, classes: { type: 'array', items: { type: 'string' } }, severity: severitySchema, judgeWrong: { type: 'boolean' } },
-}, (v) => ((v as FailureCaseVerdict).judgeWrong ? 'judge-wrong' : classesLabel(v)));
+registerItemSchema(
+  FAILURE_CASE_TASK,
+  {
+    type: 'object',
+    required: ['taxonomy', 'classes'],
+    properties: {
+      taxonomy: { type: 'string' },
+      classes: { type: 'array', items: { type: 'string' } },
+      severity: severitySchema,
+      judgeWrong: { type: 'boolean' },
+    },
+  },
+  (v) => ((v as FailureCaseVerdict).judgeWrong ? 'judge-wrong' : classesLabel(v)),
+);
 
-registerItemSchema(HALLUCINATION_CHECK_TASK, {
-  type: 'object', required: ['correct', 'derivable'],
-  properties: { correct: { type: 'boolean' }, derivable: { type: 'boolean' } },
-}, (v) => String(isHallucinated(v as HallucinationVerdict)));
+registerItemSchema(
+  HALLUCINATION_CHECK_TASK,
+  {
+    type: 'object',
+    required: ['correct', 'derivable'],
+    properties: { correct: { type: 'boolean' }, derivable: { type: 'boolean' } },
+  },
+  (v) => String(isHallucinated(v as HallucinationVerdict)),
+);
 
 /** DDR §7: an insight is hallucinated when its facts are correct but not derivable from the inputs. */
 export function isHallucinated(v: HallucinationVerdict): boolean {
@@ -125,12 +155,32 @@ export interface TagCommon {
   queueId?: string;
 }
 
-async function recordTag(ann: AnnotationStore, item: Omit<AnnotationItem, 'schemaVersion' | 'createdAt'>, t: TagCommon, classes: string[], evidence: EvidenceRef[]): Promise<{ item: AnnotationItem; annotation: Annotation }> {
-  if (!SEVERITIES.includes(t.severity)) throw new LoupeInputError(`${item.itemRef}`, `severity must be one of ${SEVERITIES.join(', ')}, got '${String(t.severity)}'`);
+async function recordTag(
+  ann: AnnotationStore,
+  item: Omit<AnnotationItem, 'schemaVersion' | 'createdAt'>,
+  t: TagCommon,
+  classes: string[],
+  evidence: EvidenceRef[],
+): Promise<{ item: AnnotationItem; annotation: Annotation }> {
+  if (!SEVERITIES.includes(t.severity)) {
+    throw new LoupeInputError(
+      `${item.itemRef}`,
+      `severity must be one of ${SEVERITIES.join(', ')}, got '${String(t.severity)}'`,
+    );
+  }
   const stored = await ann.putItem(item);
   const mine = currentAnnotations(await ann.annotations(stored.id)).byAnnotator.get(t.annotator.trim());
   const verdict: FailureTagVerdict = { taxonomy: t.taxonomy.id, classes, severity: t.severity };
-  const annotation = await ann.annotate({ itemId: stored.id, annotator: t.annotator, verdict, evidence, note: t.note ?? null, supersedes: mine?.id ?? null, origin: t.origin ?? 'cli', ...(t.queueId ? { queueId: t.queueId } : {}) });
+  const annotation = await ann.annotate({
+    itemId: stored.id,
+    annotator: t.annotator,
+    verdict,
+    evidence,
+    note: t.note ?? null,
+    supersedes: mine?.id ?? null,
+    origin: t.origin ?? 'cli',
+    ...(t.queueId ? { queueId: t.queueId } : {}),
+  });
   return { item: stored, annotation };
 }
 
@@ -140,14 +190,24 @@ async function recordTag(ann: AnnotationStore, item: Omit<AnnotationItem, 'schem
  * @throws LoupeInputError for a run not in the store, a range that is not 0 ≤ from ≤ to, a step the run does not
  *   have (naming it and the run's step count), no class or a class missing from the taxonomy, a bad severity.
  */
-export async function tagSteps(ann: AnnotationStore, runs: RunStore, t: TagCommon & { runId: string; from: number; to: number }): Promise<{ item: AnnotationItem; annotation: Annotation }> {
+export async function tagSteps(
+  ann: AnnotationStore,
+  runs: RunStore,
+  t: TagCommon & { runId: string; from: number; to: number },
+): Promise<{ item: AnnotationItem; annotation: Annotation }> {
   const run = await runOf(runs, t.runId);
-  const where = t.from === t.to ? `step ${t.from + 1} of run ${t.runId}` : `steps ${t.from + 1}–${t.to + 1} of run ${t.runId}`;
-  if (!Number.isInteger(t.from) || !Number.isInteger(t.to) || t.from < 0 || t.to < t.from) throw new LoupeInputError(where, 'a step range needs whole numbers with 0 ≤ from ≤ to');
+  const where =
+    t.from === t.to ? `step ${t.from + 1} of run ${t.runId}` : `steps ${t.from + 1}–${t.to + 1} of run ${t.runId}`;
+  if (!Number.isInteger(t.from) || !Number.isInteger(t.to) || t.from < 0 || t.to < t.from) {
+    throw new LoupeInputError(where, 'a step range needs whole numbers with 0 ≤ from ≤ to');
+  }
   for (const i of new Set([t.from, t.to])) {
     if (!(await runs.getStep(t.runId, i))) {
       const n = (await runs.getStepSummaries(t.runId)).length;
-      throw new LoupeInputError(where, `step ${i + 1} does not exist (the run has ${n} step${n === 1 ? '' : 's'}); nothing was tagged`);
+      throw new LoupeInputError(
+        where,
+        `step ${i + 1} does not exist (the run has ${n} step${n === 1 ? '' : 's'}); nothing was tagged`,
+      );
     }
   }
   const classes = checkClasses(t.taxonomy, t.classes, where);
@@ -155,10 +215,24 @@ export async function tagSteps(ann: AnnotationStore, runs: RunStore, t: TagCommo
   const input: FailureTagInput = { taxonomy: t.taxonomy.id, ...(t.caseItemId ? { caseItemId: t.caseItemId } : {}) };
   const evidence: EvidenceRef[] = [];
   for (let i = t.from; i <= t.to && evidence.length < 50; i++) evidence.push({ kind: 'step', runId: t.runId, step: i });
-  return recordTag(ann, {
-    id: idOf('ft', { subject, taxonomy: t.taxonomy.id }), subject, task: FAILURE_TAG_TASK, input, inputHash: null, criterion: t.taxonomy.id,
-    suite: run.suite, runId: run.id, itemRef: where, suiteVersion: suiteVersionOf(JSON.stringify(run.dataChecksums ?? {})),
-  }, t, classes, evidence);
+  return recordTag(
+    ann,
+    {
+      id: idOf('ft', { subject, taxonomy: t.taxonomy.id }),
+      subject,
+      task: FAILURE_TAG_TASK,
+      input,
+      inputHash: null,
+      criterion: t.taxonomy.id,
+      suite: run.suite,
+      runId: run.id,
+      itemRef: where,
+      suiteVersion: suiteVersionOf(JSON.stringify(run.dataChecksums ?? {})),
+    },
+    t,
+    classes,
+    evidence,
+  );
 }
 
 /**
@@ -181,21 +255,51 @@ export function sentenceOffsets(text: string): Array<[number, number]> {
  * @throws LoupeInputError for a run not in the store, offsets outside the text or an empty span, a class missing
  *   from the taxonomy, a bad severity.
  */
-export async function tagSpan(ann: AnnotationStore, runs: RunStore, t: TagCommon & { runId: string; artefact: string; text: string; start: number; end: number }): Promise<{ item: AnnotationItem; annotation: Annotation }> {
+export async function tagSpan(
+  ann: AnnotationStore,
+  runs: RunStore,
+  t: TagCommon & { runId: string; artefact: string; text: string; start: number; end: number },
+): Promise<{ item: AnnotationItem; annotation: Annotation }> {
   const run = await runOf(runs, t.runId);
   const where = `${t.artefact} of run ${t.runId} (characters ${t.start}–${t.end})`;
-  if (!Number.isInteger(t.start) || !Number.isInteger(t.end) || t.start < 0 || t.end > t.text.length || t.end <= t.start) throw new LoupeInputError(where, `a span needs 0 ≤ start < end ≤ ${t.text.length} (the text's length)`);
+  if (
+    !Number.isInteger(t.start) ||
+    !Number.isInteger(t.end) ||
+    t.start < 0 ||
+    t.end > t.text.length ||
+    t.end <= t.start
+  ) {
+    throw new LoupeInputError(where, `a span needs 0 ≤ start < end ≤ ${t.text.length} (the text's length)`);
+  }
   const quote = t.text.slice(t.start, t.end);
   if (!quote.trim()) throw new LoupeInputError(where, 'the span holds only white space; select some text');
   const classes = checkClasses(t.taxonomy, t.classes, where);
   const sents = sentenceOffsets(t.text);
   const touched = sents.map(([a, b], i) => (a < t.end && b > t.start ? i : -1)).filter((i) => i >= 0);
   const subject = { kind: 'span' as const, runId: t.runId, artefact: t.artefact, start: t.start, end: t.end, quote };
-  const input: FailureTagInput = { taxonomy: t.taxonomy.id, ...(t.caseItemId ? { caseItemId: t.caseItemId } : {}), sentences: { first: touched[0] ?? 0, last: touched[touched.length - 1] ?? 0, count: Math.max(1, sents.length) } };
-  return recordTag(ann, {
-    id: idOf('ft', { runId: t.runId, artefact: t.artefact, start: t.start, end: t.end, taxonomy: t.taxonomy.id }), subject, task: FAILURE_TAG_TASK, input, inputHash: null, criterion: t.taxonomy.id,
-    suite: run.suite, runId: run.id, itemRef: `“${quote.length > 60 ? `${quote.slice(0, 57)}…` : quote}” in ${t.artefact}`, suiteVersion: suiteVersionOf(JSON.stringify(run.dataChecksums ?? {})),
-  }, t, classes, [{ kind: 'span', runId: t.runId, artefact: t.artefact, start: t.start, end: t.end, quote }]);
+  const input: FailureTagInput = {
+    taxonomy: t.taxonomy.id,
+    ...(t.caseItemId ? { caseItemId: t.caseItemId } : {}),
+    sentences: { first: touched[0] ?? 0, last: touched[touched.length - 1] ?? 0, count: Math.max(1, sents.length) },
+  };
+  return recordTag(
+    ann,
+    {
+      id: idOf('ft', { runId: t.runId, artefact: t.artefact, start: t.start, end: t.end, taxonomy: t.taxonomy.id }),
+      subject,
+      task: FAILURE_TAG_TASK,
+      input,
+      inputHash: null,
+      criterion: t.taxonomy.id,
+      suite: run.suite,
+      runId: run.id,
+      itemRef: `“${quote.length > 60 ? `${quote.slice(0, 57)}…` : quote}” in ${t.artefact}`,
+      suiteVersion: suiteVersionOf(JSON.stringify(run.dataChecksums ?? {})),
+    },
+    t,
+    classes,
+    [{ kind: 'span', runId: t.runId, artefact: t.artefact, start: t.start, end: t.end, quote }],
+  );
 }
 
 /**
@@ -203,46 +307,128 @@ export async function tagSpan(ann: AnnotationStore, runs: RunStore, t: TagCommon
  * @throws LoupeInputError for an item that is not a failure case, classes missing from its taxonomy, no class
  *   unless `judgeWrong`, a bad severity.
  */
-export async function recordFailureCase(ann: AnnotationStore, taxonomy: Taxonomy, v: { itemId: string; annotator: string; classes: readonly string[]; severity?: Severity; judgeWrong?: boolean; note?: string; queueId?: string; origin?: string }): Promise<Annotation> {
+export async function recordFailureCase(
+  ann: AnnotationStore,
+  taxonomy: Taxonomy,
+  v: {
+    itemId: string;
+    annotator: string;
+    classes: readonly string[];
+    severity?: Severity;
+    judgeWrong?: boolean;
+    note?: string;
+    queueId?: string;
+    origin?: string;
+  },
+): Promise<Annotation> {
   const item = await ann.getItem(v.itemId);
   if (!item || item.task !== FAILURE_CASE_TASK) throw new LoupeInputError(`item ${v.itemId}`, 'is not a failure case');
   const input = item.input as FailureCaseInput;
-  if (input.taxonomy !== taxonomy.id) throw new LoupeInputError(`item ${v.itemId}`, `is tagged with taxonomy ${input.taxonomy}, not ${taxonomy.id}`);
-  const classes = v.judgeWrong && !v.classes.length ? [] : checkClasses(taxonomy, v.classes, `${input.ref} of run ${input.runId}`);
-  if (v.severity !== undefined && !SEVERITIES.includes(v.severity)) throw new LoupeInputError(`item ${v.itemId}`, `severity must be one of ${SEVERITIES.join(', ')}`);
+  if (input.taxonomy !== taxonomy.id) {
+    throw new LoupeInputError(`item ${v.itemId}`, `is tagged with taxonomy ${input.taxonomy}, not ${taxonomy.id}`);
+  }
+  const classes =
+    v.judgeWrong && !v.classes.length ? [] : checkClasses(taxonomy, v.classes, `${input.ref} of run ${input.runId}`);
+  if (v.severity !== undefined && !SEVERITIES.includes(v.severity)) {
+    throw new LoupeInputError(`item ${v.itemId}`, `severity must be one of ${SEVERITIES.join(', ')}`);
+  }
   const mine = currentAnnotations(await ann.annotations(item.id)).byAnnotator.get(v.annotator.trim());
-  const verdict: FailureCaseVerdict = { taxonomy: taxonomy.id, classes, ...(v.severity ? { severity: v.severity } : {}), ...(v.judgeWrong ? { judgeWrong: true } : {}) };
-  return ann.annotate({ itemId: item.id, annotator: v.annotator, verdict, note: v.note ?? null, supersedes: mine?.id ?? null, origin: v.origin ?? 'cli', ...(v.queueId ? { queueId: v.queueId } : {}) });
+  const verdict: FailureCaseVerdict = {
+    taxonomy: taxonomy.id,
+    classes,
+    ...(v.severity ? { severity: v.severity } : {}),
+    ...(v.judgeWrong ? { judgeWrong: true } : {}),
+  };
+  return ann.annotate({
+    itemId: item.id,
+    annotator: v.annotator,
+    verdict,
+    note: v.note ?? null,
+    supersedes: mine?.id ?? null,
+    origin: v.origin ?? 'cli',
+    ...(v.queueId ? { queueId: v.queueId } : {}),
+  });
 }
 
 /** Records an annotator's hallucination check of an insight. @throws LoupeInputError for an item that is not one. */
-export async function recordHallucinationCheck(ann: AnnotationStore, v: { itemId: string; annotator: string; correct: boolean; derivable: boolean; note?: string; queueId?: string; origin?: string }): Promise<Annotation> {
+export async function recordHallucinationCheck(
+  ann: AnnotationStore,
+  v: {
+    itemId: string;
+    annotator: string;
+    correct: boolean;
+    derivable: boolean;
+    note?: string;
+    queueId?: string;
+    origin?: string;
+  },
+): Promise<Annotation> {
   const item = await ann.getItem(v.itemId);
-  if (!item || item.task !== HALLUCINATION_CHECK_TASK) throw new LoupeInputError(`item ${v.itemId}`, 'is not a hallucination check');
+  if (!item || item.task !== HALLUCINATION_CHECK_TASK) {
+    throw new LoupeInputError(`item ${v.itemId}`, 'is not a hallucination check');
+  }
   const mine = currentAnnotations(await ann.annotations(item.id)).byAnnotator.get(v.annotator.trim());
-  return ann.annotate({ itemId: item.id, annotator: v.annotator, verdict: { correct: v.correct, derivable: v.derivable } satisfies HallucinationVerdict, note: v.note ?? null, supersedes: mine?.id ?? null, origin: v.origin ?? 'cli', ...(v.queueId ? { queueId: v.queueId } : {}) });
+  return ann.annotate({
+    itemId: item.id,
+    annotator: v.annotator,
+    verdict: { correct: v.correct, derivable: v.derivable } satisfies HallucinationVerdict,
+    note: v.note ?? null,
+    supersedes: mine?.id ?? null,
+    origin: v.origin ?? 'cli',
+    ...(v.queueId ? { queueId: v.queueId } : {}),
+  });
 }
 
 /** Creates (or returns) the failure-case item of a failed item of a run. */
-export async function ensureFailureCase(ann: AnnotationStore, run: RunRecord, steps: number, input: FailureCaseInput): Promise<AnnotationItem> {
+export async function ensureFailureCase(
+  ann: AnnotationStore,
+  run: RunRecord,
+  steps: number,
+  input: FailureCaseInput,
+): Promise<AnnotationItem> {
   const id = idOf('fc', { runId: run.id, ref: input.ref, taxonomy: input.taxonomy });
   const have = await ann.getItem(id);
   if (have) return have;
   return ann.putItem({
-    id, subject: { kind: 'step', runId: run.id, from: 0, to: Math.max(0, steps - 1) }, task: FAILURE_CASE_TASK, input, inputHash: sha256(canonicalJson(input)).slice(0, 32),
-    criterion: null, suite: run.suite, runId: run.id, itemRef: `${input.ref}: ${input.question.length > 80 ? `${input.question.slice(0, 77)}…` : input.question}`,
+    id,
+    subject: { kind: 'step', runId: run.id, from: 0, to: Math.max(0, steps - 1) },
+    task: FAILURE_CASE_TASK,
+    input,
+    inputHash: sha256(canonicalJson(input)).slice(0, 32),
+    criterion: null,
+    suite: run.suite,
+    runId: run.id,
+    itemRef: `${input.ref}: ${input.question.length > 80 ? `${input.question.slice(0, 77)}…` : input.question}`,
     suiteVersion: suiteVersionOf(JSON.stringify(run.dataChecksums ?? {})),
   });
 }
 
 /** Creates (or returns) the hallucination-check item of an insight of a run. */
-export async function ensureHallucinationCheck(ann: AnnotationStore, run: RunRecord, input: HallucinationInput): Promise<AnnotationItem> {
+export async function ensureHallucinationCheck(
+  ann: AnnotationStore,
+  run: RunRecord,
+  input: HallucinationInput,
+): Promise<AnnotationItem> {
   const id = idOf('hc', { runId: run.id, index: input.index, text: sha256(input.text) });
   const have = await ann.getItem(id);
   if (have) return have;
   return ann.putItem({
-    id, subject: { kind: 'span', runId: run.id, artefact: `insight:${input.index}`, start: 0, end: input.text.length, quote: input.text.slice(0, 200) }, task: HALLUCINATION_CHECK_TASK, input,
-    inputHash: sha256(canonicalJson(input)).slice(0, 32), criterion: null, suite: run.suite, runId: run.id,
-    itemRef: `insight ${input.index + 1}: ${input.text.length > 80 ? `${input.text.slice(0, 77)}…` : input.text}`, suiteVersion: suiteVersionOf(JSON.stringify(run.dataChecksums ?? {})),
+    id,
+    subject: {
+      kind: 'span',
+      runId: run.id,
+      artefact: `insight:${input.index}`,
+      start: 0,
+      end: input.text.length,
+      quote: input.text.slice(0, 200),
+    },
+    task: HALLUCINATION_CHECK_TASK,
+    input,
+    inputHash: sha256(canonicalJson(input)).slice(0, 32),
+    criterion: null,
+    suite: run.suite,
+    runId: run.id,
+    itemRef: `insight ${input.index + 1}: ${input.text.length > 80 ? `${input.text.slice(0, 77)}…` : input.text}`,
+    suiteVersion: suiteVersionOf(JSON.stringify(run.dataChecksums ?? {})),
   });
 }

@@ -54,7 +54,13 @@ export const TAXONOMY_SCHEMA: MiniSchema = {
       items: {
         type: 'object',
         required: ['id', 'label', 'definition'],
-        properties: { id: { type: 'string' }, label: { type: 'string' }, group: { type: 'string' }, definition: { type: 'string' }, source: { type: 'string' } },
+        properties: {
+          id: { type: 'string' },
+          label: { type: 'string' },
+          group: { type: 'string' },
+          definition: { type: 'string' },
+          source: { type: 'string' },
+        },
       },
     },
   },
@@ -72,7 +78,12 @@ const ID = /^[a-z0-9][a-z0-9._-]*$/;
  * @returns the taxonomy (source defaults to `where`, unit to `both`).
  * @throws LoupeInputError naming `where` (and `lineOf(path)` when given, for files) and every problem.
  */
-export function validateTaxonomy(v: unknown, where: string, origin: TaxonomyOrigin, lineOf?: (jsonPath: string) => number | undefined): Taxonomy {
+export function validateTaxonomy(
+  v: unknown,
+  where: string,
+  origin: TaxonomyOrigin,
+  lineOf?: (jsonPath: string) => number | undefined,
+): Taxonomy {
   const problems = validateSchema(v, TAXONOMY_SCHEMA);
   const at = (path: string) => {
     // a missing property has no line of its own: the line of the nearest enclosing value that exists
@@ -88,19 +99,41 @@ export function validateTaxonomy(v: unknown, where: string, origin: TaxonomyOrig
     throw new LoupeInputError(at(first), `is not a failure taxonomy: ${problems.join('; ')}`);
   }
   const t = v as Omit<Taxonomy, 'origin'> & { origin?: unknown };
-  if (!ID.test(t.id)) throw new LoupeInputError(at('$.id'), `taxonomy id '${t.id}' must be lower-case letters, digits, '-', '_' or '.'`);
+  if (!ID.test(t.id)) {
+    throw new LoupeInputError(at('$.id'), `taxonomy id '${t.id}' must be lower-case letters, digits, '-', '_' or '.'`);
+  }
   const seen = new Set<string>();
   t.classes.forEach((c, i) => {
     const p = `$.classes[${i}]`;
-    if (!ID.test(c.id)) throw new LoupeInputError(at(`${p}.id`), `class ${i + 1}: id '${c.id}' must be lower-case letters, digits, '-', '_' or '.'`);
+    if (!ID.test(c.id)) {
+      throw new LoupeInputError(
+        at(`${p}.id`),
+        `class ${i + 1}: id '${c.id}' must be lower-case letters, digits, '-', '_' or '.'`,
+      );
+    }
     if (seen.has(c.id)) throw new LoupeInputError(at(`${p}.id`), `class ${i + 1}: id '${c.id}' is used twice`);
     seen.add(c.id);
     if (!c.label.trim()) throw new LoupeInputError(at(`${p}.label`), `class ${c.id}: label is empty`);
-    if (!c.definition.trim()) throw new LoupeInputError(at(`${p}.definition`), `class ${c.id}: definition is empty (say what the class means and where that comes from)`);
+    if (!c.definition.trim()) {
+      throw new LoupeInputError(
+        at(`${p}.definition`),
+        `class ${c.id}: definition is empty (say what the class means and where that comes from)`,
+      );
+    }
   });
   return {
-    id: t.id, title: t.title, origin, source: t.source?.trim() || where, unit: t.unit ?? 'both',
-    classes: t.classes.map((c) => ({ id: c.id, label: c.label, ...(c.group ? { group: c.group } : {}), definition: c.definition, ...(c.source ? { source: c.source } : {}) })),
+    id: t.id,
+    title: t.title,
+    origin,
+    source: t.source?.trim() || where,
+    unit: t.unit ?? 'both',
+    classes: t.classes.map((c) => ({
+      id: c.id,
+      label: c.label,
+      ...(c.group ? { group: c.group } : {}),
+      definition: c.definition,
+      ...(c.source ? { source: c.source } : {}),
+    })),
   };
 }
 
@@ -116,10 +149,21 @@ function lineAt(text: string, offset: number): number {
  * keys and indices (strings and nesting aware). @returns undefined when the path is not found.
  */
 export function jsonPathLine(text: string, path: string): number | undefined {
-  const parts = [...path.replace(/^\$/, '').matchAll(/\.([^.[\]]+)|\[(\d+)\]/g)].map((m) => (m[1] !== undefined ? m[1] : Number(m[2])));
+  const parts = [...path.replace(/^\$/, '').matchAll(/\.([^.[\]]+)|\[(\d+)\]/g)].map((m) =>
+    m[1] !== undefined ? m[1] : Number(m[2]),
+  );
   let i = 0;
-  const ws = () => { while (i < text.length && /\s/.test(text[i]!)) i++; };
-  const skipString = () => { i++; while (i < text.length && text[i] !== '"') { if (text[i] === '\\') i++; i++; } i++; };
+  const ws = () => {
+    while (i < text.length && /\s/.test(text[i]!)) i++;
+  };
+  const skipString = () => {
+    i++;
+    while (i < text.length && text[i] !== '"') {
+      if (text[i] === '\\') i++;
+      i++;
+    }
+    i++;
+  };
   const skipValue = (): void => {
     ws();
     const c = text[i];
@@ -128,9 +172,18 @@ export function jsonPathLine(text: string, path: string): number | undefined {
       let depth = 0;
       while (i < text.length) {
         const d = text[i]!;
-        if (d === '"') { skipString(); continue; }
+        if (d === '"') {
+          skipString();
+          continue;
+        }
         if (d === '{' || d === '[') depth++;
-        if (d === '}' || d === ']') { depth--; if (depth === 0) { i++; return; } }
+        if (d === '}' || d === ']') {
+          depth--;
+          if (depth === 0) {
+            i++;
+            return;
+          }
+        }
         i++;
       }
       return;
@@ -143,7 +196,12 @@ export function jsonPathLine(text: string, path: string): number | undefined {
     if (typeof p === 'number') {
       if (text[i] !== '[') return undefined;
       i++;
-      for (let n = 0; n < p; n++) { skipValue(); ws(); if (text[i] !== ',') return undefined; i++; }
+      for (let n = 0; n < p; n++) {
+        skipValue();
+        ws();
+        if (text[i] !== ',') return undefined;
+        i++;
+      }
       ws();
       continue;
     }
@@ -185,8 +243,13 @@ export function parseTaxonomyText(text: string, file: string): Taxonomy {
   } catch (e) {
     const msg = e instanceof Error ? e.message : String(e);
     const pos = /position (\d+)/.exec(msg);
-    const line = /line (\d+)/.exec(msg)?.[1] ?? (pos ? String(lineAt(text, Number(pos[1]))) : text.trim() ? String(lineAt(text, text.length)) : '1');
-    throw new LoupeInputError(`${file}:${line}`, `is not valid JSON (${msg.replace(/\s*\(line \d+ column \d+\)/, '')}); the taxonomy was not loaded`);
+    const line =
+      /line (\d+)/.exec(msg)?.[1] ??
+      (pos ? String(lineAt(text, Number(pos[1]))) : text.trim() ? String(lineAt(text, text.length)) : '1');
+    throw new LoupeInputError(
+      `${file}:${line}`,
+      `is not valid JSON (${msg.replace(/\s*\(line \d+ column \d+\)/, '')}); the taxonomy was not loaded`,
+    );
   }
   return validateTaxonomy(v, file, 'workspace', (p) => jsonPathLine(text, p));
 }
@@ -206,11 +269,15 @@ export function loadWorkspaceTaxonomies(workspace: string): WorkspaceTaxonomies 
   const dir = join(workspace, WORKSPACE_TAXONOMY_DIR);
   const out: WorkspaceTaxonomies = { taxonomies: [], errors: [] };
   if (!existsSync(dir)) return out;
-  for (const name of readdirSync(dir).filter((n) => n.toLowerCase().endsWith('.json')).sort()) {
+  for (const name of readdirSync(dir)
+    .filter((n) => n.toLowerCase().endsWith('.json'))
+    .sort()) {
     const file = join(dir, name);
     try {
       const t = parseTaxonomyText(readFileSync(file, 'utf8'), file);
-      if (out.taxonomies.some((x) => x.id === t.id)) throw new LoupeInputError(file, `taxonomy id '${t.id}' is already used by another file in ${dir}`);
+      if (out.taxonomies.some((x) => x.id === t.id)) {
+        throw new LoupeInputError(file, `taxonomy id '${t.id}' is already used by another file in ${dir}`);
+      }
       out.taxonomies.push(t);
     } catch (e) {
       out.errors.push({ file, message: e instanceof Error ? e.message : String(e) });
@@ -229,7 +296,12 @@ export function checkClasses(taxonomy: Taxonomy, classes: readonly string[], whe
   if (!classes.length) throw new LoupeInputError(where, `choose at least one class of ${taxonomy.title}`);
   const known = new Set(taxonomy.classes.map((c) => c.id));
   const bad = classes.filter((c) => !known.has(c));
-  if (bad.length) throw new LoupeInputError(where, `${bad.map((b) => `'${b}'`).join(', ')} ${bad.length === 1 ? 'is' : 'are'} not a class of taxonomy ${taxonomy.id} (${taxonomy.classes.map((c) => c.id).join(', ')})`);
+  if (bad.length) {
+    throw new LoupeInputError(
+      where,
+      `${bad.map((b) => `'${b}'`).join(', ')} ${bad.length === 1 ? 'is' : 'are'} not a class of taxonomy ${taxonomy.id} (${taxonomy.classes.map((c) => c.id).join(', ')})`,
+    );
+  }
   const set = new Set(classes);
   return taxonomy.classes.map((c) => c.id).filter((c) => set.has(c));
 }

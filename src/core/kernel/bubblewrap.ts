@@ -9,7 +9,11 @@ import { delimiter, isAbsolute, join } from 'node:path';
 import { LoupeInputError } from '../util/errors.ts';
 
 /** Runs `cmd` with a minimal environment; never rejects (code 1 and the error message on failure). */
-function runFile(cmd: string, args: string[], timeoutMs = 15_000): Promise<{ code: number; stdout: string; stderr: string }> {
+function runFile(
+  cmd: string,
+  args: string[],
+  timeoutMs = 15_000,
+): Promise<{ code: number; stdout: string; stderr: string }> {
   return new Promise((res) => {
     execFile(cmd, args, { timeout: timeoutMs, encoding: 'utf8', env: minimalEnv() }, (err, stdout, stderr) => {
       res({ code: err ? 1 : 0, stdout: String(stdout), stderr: String(stderr || (err ? err.message : '')) });
@@ -46,9 +50,14 @@ export function pythonDirs(python: string): Promise<string[]> {
   let p = pythonDirsCache.get(python);
   if (!p) {
     p = (async () => {
-      const r = await runFile(python, ['-c', 'import sys, os, json; print(json.dumps([sys.prefix, sys.base_prefix, sys.exec_prefix, os.path.dirname(os.path.realpath(sys.executable)), os.path.dirname(os.path.abspath(sys.executable))] + sys.path))']);
+      const r = await runFile(python, [
+        '-c',
+        'import sys, os, json; print(json.dumps([sys.prefix, sys.base_prefix, sys.exec_prefix, os.path.dirname(os.path.realpath(sys.executable)), os.path.dirname(os.path.abspath(sys.executable))] + sys.path))',
+      ]);
       if (r.code !== 0) throw new LoupeInputError(python, `cannot run this Python: ${r.stderr.trim()}`);
-      const dirs = (JSON.parse(r.stdout.trim().split('\n').pop() ?? '[]') as string[]).filter((d) => d && isAbsolute(d) && existsSync(d));
+      const dirs = (JSON.parse(r.stdout.trim().split('\n').pop() ?? '[]') as string[]).filter(
+        (d) => d && isAbsolute(d) && existsSync(d),
+      );
       const system = ['/usr/', '/lib/', '/lib64/', '/bin/', '/etc/'];
       return [...new Set(dirs.map((d) => realpathSync(d)))].filter((d) => !system.some((s) => (d + '/').startsWith(s)));
     })();
@@ -58,8 +67,18 @@ export function pythonDirs(python: string): Promise<string[]> {
 }
 
 /** Files and folders of /etc that Python, numpy (BLAS alternatives), fontconfig and matplotlib read. */
-const ETC_PATHS = ['/etc/alternatives', '/etc/ld.so.cache', '/etc/ld.so.conf', '/etc/ld.so.conf.d', '/etc/fonts',
-  '/etc/localtime', '/etc/matplotlibrc', '/etc/mime.types', '/etc/python3', '/etc/ssl/openssl.cnf'];
+const ETC_PATHS = [
+  '/etc/alternatives',
+  '/etc/ld.so.cache',
+  '/etc/ld.so.conf',
+  '/etc/ld.so.conf.d',
+  '/etc/fonts',
+  '/etc/localtime',
+  '/etc/matplotlibrc',
+  '/etc/mime.types',
+  '/etc/python3',
+  '/etc/ssl/openssl.cnf',
+];
 
 /**
  * The start of every Loupe bwrap command line: all namespaces unshared (no network), dies with its parent,
@@ -69,7 +88,15 @@ const ETC_PATHS = ['/etc/alternatives', '/etc/ld.so.cache', '/etc/ld.so.conf', '
  * @param hostname the sandbox's host name; `etc` the `/etc` paths to mount read-only when present.
  */
 export function sandboxBaseArgs(hostname: string, etc: readonly string[]): string[] {
-  const a: string[] = ['--unshare-all', '--die-with-parent', '--new-session', '--cap-drop', 'ALL', '--hostname', hostname];
+  const a: string[] = [
+    '--unshare-all',
+    '--die-with-parent',
+    '--new-session',
+    '--cap-drop',
+    'ALL',
+    '--hostname',
+    hostname,
+  ];
   a.push('--ro-bind', '/usr', '/usr');
   for (const l of ['/bin', '/sbin', '/lib', '/lib32', '/lib64', '/libx32']) {
     if (!existsSync(l)) continue;
@@ -96,7 +123,16 @@ export function sandboxBaseArgs(hostname: string, etc: readonly string[]): strin
  * @param o.tmpSizeMb size of /tmp and /dev/shm in MiB (default 1024).
  * @returns argv for `bwrap` ending with the python command.
  */
-export function bubblewrapArgs(o: { python: string; driver: string; cwd: string; readOnlyPaths: string[]; writablePaths: string[]; extraReadOnly: string[]; tmpSizeMb?: number; mounts?: { source: string; target: string }[] }): string[] {
+export function bubblewrapArgs(o: {
+  python: string;
+  driver: string;
+  cwd: string;
+  readOnlyPaths: string[];
+  writablePaths: string[];
+  extraReadOnly: string[];
+  tmpSizeMb?: number;
+  mounts?: { source: string; target: string }[];
+}): string[] {
   // --cap-drop ALL: when Loupe runs as root (containers, CI), bwrap otherwise keeps every capability
   // inside its user namespace, and agent code could remount the read-only data read-write or mount over
   // the run folder. Harmless (already dropped) for an unprivileged user.
@@ -115,4 +151,3 @@ export function bubblewrapArgs(o: { python: string; driver: string; cwd: string;
   a.push(o.python, '-u', '/opt/loupe/driver.py');
   return a;
 }
-

@@ -152,7 +152,11 @@ export class KernelCgroup {
 
   #startGuard(): void {
     try {
-      const g = spawn('/bin/sh', ['-c', GUARD, 'loupe-cgroup-guard', ...this.info.dirs], { stdio: ['pipe', 'ignore', 'ignore'], detached: true, env: { PATH: '/usr/bin:/bin' } });
+      const g = spawn('/bin/sh', ['-c', GUARD, 'loupe-cgroup-guard', ...this.info.dirs], {
+        stdio: ['pipe', 'ignore', 'ignore'],
+        detached: true,
+        env: { PATH: '/usr/bin:/bin' },
+      });
       g.on('error', () => undefined);
       g.stdin?.on('error', () => undefined);
       g.unref();
@@ -169,7 +173,8 @@ export class KernelCgroup {
    * @returns [command, argv] for `spawn`.
    */
   wrap(cmd: string, args: string[]): [string, string[]] {
-    const script = 'n=$1; shift; while [ "$n" -gt 0 ]; do echo $$ > "$1/cgroup.procs" || exit 125; shift; n=$((n-1)); done; exec "$@"';
+    const script =
+      'n=$1; shift; while [ "$n" -gt 0 ]; do echo $$ > "$1/cgroup.procs" || exit 125; shift; n=$((n-1)); done; exec "$@"';
     return ['/bin/sh', ['-c', script, 'loupe-kernel', String(this.info.dirs.length), ...this.info.dirs, cmd, ...args]];
   }
 
@@ -197,7 +202,8 @@ export class KernelCgroup {
   freeze(): boolean {
     if (!this.info.freezer || this.#released) return false;
     const d = this.#dir('freezer')!;
-    const ok = this.info.version === 2 ? tryWrite(join(d, 'cgroup.freeze'), '1') : tryWrite(join(d, 'freezer.state'), 'FROZEN');
+    const ok =
+      this.info.version === 2 ? tryWrite(join(d, 'cgroup.freeze'), '1') : tryWrite(join(d, 'freezer.state'), 'FROZEN');
     this.#frozen = ok;
     return ok;
   }
@@ -206,7 +212,8 @@ export class KernelCgroup {
   thaw(): boolean {
     if (!this.#frozen) return true;
     const d = this.#dir('freezer')!;
-    const ok = this.info.version === 2 ? tryWrite(join(d, 'cgroup.freeze'), '0') : tryWrite(join(d, 'freezer.state'), 'THAWED');
+    const ok =
+      this.info.version === 2 ? tryWrite(join(d, 'cgroup.freeze'), '0') : tryWrite(join(d, 'freezer.state'), 'THAWED');
     if (ok) this.#frozen = false;
     return ok;
   }
@@ -216,7 +223,9 @@ export class KernelCgroup {
     const d = this.#dir('freezer');
     if (!d || !this.info.freezer) return false;
     try {
-      return this.info.version === 2 ? /^frozen 1$/m.test(readFileSync(join(d, 'cgroup.events'), 'utf8')) : readFileSync(join(d, 'freezer.state'), 'utf8').trim() === 'FROZEN';
+      return this.info.version === 2
+        ? /^frozen 1$/m.test(readFileSync(join(d, 'cgroup.events'), 'utf8'))
+        : readFileSync(join(d, 'freezer.state'), 'utf8').trim() === 'FROZEN';
     } catch {
       return false;
     }
@@ -234,7 +243,11 @@ export class KernelCgroup {
   oomKills(): number {
     const d = this.#dir('memory');
     if (!d || !this.info.memory) return 0;
-    return (this.info.version === 2 ? readNum(join(d, 'memory.events'), 'oom_kill') : readNum(join(d, 'memory.oom_control'), 'oom_kill')) ?? 0;
+    return (
+      (this.info.version === 2
+        ? readNum(join(d, 'memory.events'), 'oom_kill')
+        : readNum(join(d, 'memory.oom_control'), 'oom_kill')) ?? 0
+    );
   }
 
   /** Highest memory use of the group so far in bytes (v1 `memory.max_usage_in_bytes`, v2 `memory.peak`), if known. */
@@ -314,21 +327,46 @@ function createV2(name: string, limits: CgroupLimits, root: string): KernelCgrou
     }
   };
   // The parent may not pass a controller down yet: enable it in its subtree_control where allowed (each on its own).
-  for (const c of ['memory', 'pids', 'cpu']) if (!controllers().includes(c)) tryWrite(join(dir, '..', 'cgroup.subtree_control'), `+${c}`);
+  for (const c of ['memory', 'pids', 'cpu']) {
+    if (!controllers().includes(c)) tryWrite(join(dir, '..', 'cgroup.subtree_control'), `+${c}`);
+  }
   const ctl = controllers();
-  const info: CgroupInfo = { version: 2, dirs: [dir], memory: false, swap: false, pids: false, cpu: false, freezer: existsSync(join(dir, 'cgroup.freeze')), cpuUsage: existsSync(join(dir, 'cpu.stat')) };
+  const info: CgroupInfo = {
+    version: 2,
+    dirs: [dir],
+    memory: false,
+    swap: false,
+    pids: false,
+    cpu: false,
+    freezer: existsSync(join(dir, 'cgroup.freeze')),
+    cpuUsage: existsSync(join(dir, 'cpu.stat')),
+  };
   if (limits.memoryBytes && ctl.includes('memory')) {
     info.memory = tryWrite(join(dir, 'memory.max'), String(limits.memoryBytes));
     info.swap = info.memory && tryWrite(join(dir, 'memory.swap.max'), '0');
   }
   if (limits.pids && ctl.includes('pids')) info.pids = tryWrite(join(dir, 'pids.max'), String(limits.pids));
-  if (limits.cpuCores && ctl.includes('cpu')) info.cpu = tryWrite(join(dir, 'cpu.max'), `${Math.max(1000, Math.round(limits.cpuCores * PERIOD_US))} ${PERIOD_US}`);
+  if (limits.cpuCores && ctl.includes('cpu')) {
+    info.cpu = tryWrite(
+      join(dir, 'cpu.max'),
+      `${Math.max(1000, Math.round(limits.cpuCores * PERIOD_US))} ${PERIOD_US}`,
+    );
+  }
   return KernelCgroup.of(info);
 }
 
 function createV1(name: string, limits: CgroupLimits): KernelCgroup | undefined {
   const own = ownCgroups();
-  const info: CgroupInfo = { version: 1, dirs: [], memory: false, swap: false, pids: false, cpu: false, freezer: false, cpuUsage: false };
+  const info: CgroupInfo = {
+    version: 1,
+    dirs: [],
+    memory: false,
+    swap: false,
+    pids: false,
+    cpu: false,
+    freezer: false,
+    cpuUsage: false,
+  };
   const make = (controller: string): string | undefined => {
     const mount = join(V1_ROOT, controller);
     const mine = own.get(controller);
@@ -340,7 +378,10 @@ function createV1(name: string, limits: CgroupLimits): KernelCgroup | undefined 
     const d = make('memory');
     if (d) {
       info.memory = tryWrite(join(d, 'memory.limit_in_bytes'), String(limits.memoryBytes));
-      info.swap = info.memory && existsSync(join(d, 'memory.memsw.limit_in_bytes')) && tryWrite(join(d, 'memory.memsw.limit_in_bytes'), String(limits.memoryBytes));
+      info.swap =
+        info.memory &&
+        existsSync(join(d, 'memory.memsw.limit_in_bytes')) &&
+        tryWrite(join(d, 'memory.memsw.limit_in_bytes'), String(limits.memoryBytes));
     }
   }
   if (limits.pids) {
@@ -349,7 +390,11 @@ function createV1(name: string, limits: CgroupLimits): KernelCgroup | undefined 
   }
   if (limits.cpuCores) {
     const d = make('cpu');
-    if (d) info.cpu = tryWrite(join(d, 'cpu.cfs_period_us'), String(PERIOD_US)) && tryWrite(join(d, 'cpu.cfs_quota_us'), String(Math.max(1000, Math.round(limits.cpuCores * PERIOD_US))));
+    if (d) {
+      info.cpu =
+        tryWrite(join(d, 'cpu.cfs_period_us'), String(PERIOD_US)) &&
+        tryWrite(join(d, 'cpu.cfs_quota_us'), String(Math.max(1000, Math.round(limits.cpuCores * PERIOD_US))));
+    }
   }
   // cpuacct: its own hierarchy, or mounted together with cpu (`cpu,cpuacct`, reached through both names)
   const combined = (() => {

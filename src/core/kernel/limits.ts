@@ -36,10 +36,16 @@ export function describeKernelLimits(l: KernelLimits): string {
       ? `memory ${l.memory.budgetMb} MiB for all processes together (${l.memory.mechanism}), ${l.memory.perProcessMb} MiB address space per process (RLIMIT_AS)`
       : `memory ${l.memory.perProcessMb} MiB address space per process (RLIMIT_AS${l.processes.max ? `, × at most ${l.processes.max} processes ≤ the ${l.memory.budgetMb} MiB budget` : '; no process limit, so no aggregate bound'}; no cgroup)`
     : 'no memory limit';
-  const procs = l.processes.max ? `at most ${l.processes.max} processes (${l.processes.mechanism})` : 'no process limit';
+  const procs = l.processes.max
+    ? `at most ${l.processes.max} processes (${l.processes.mechanism})`
+    : 'no process limit';
   const cpu = `CPU ${l.cpu.coresAggregate ? `≤ ${l.cpu.coresAggregate} core(s) for all processes together` : 'rate not limited'} (${l.cpu.mechanism}), CPU time per process per cell (RLIMIT_CPU)`;
-  const between = l.betweenCells === 'cgroup-freezer' ? 'frozen between cells (cgroup freezer: no thread or process of the agent runs)' : 'stopped between cells (SIGSTOP to every process of the kernel; no cgroup freezer)';
-  const quota = l.workspaceQuota.limitMb ? `workspace quota ${l.workspaceQuota.limitMb} MiB (${l.workspaceQuota.mechanism})` : 'no workspace quota';
+  const between =
+    l.betweenCells === 'cgroup-freezer'
+      ? 'frozen between cells (cgroup freezer: no thread or process of the agent runs)'
+      : 'stopped between cells (SIGSTOP to every process of the kernel; no cgroup freezer)';
+  const quota = l.workspaceQuota.limitMb
+    ? `workspace quota ${l.workspaceQuota.limitMb} MiB (${l.workspaceQuota.mechanism})`
+    : 'no workspace quota';
   return `kernel limits: ${between}; ${mem}; ${procs}; ${cpu}; ${quota}${l.cgroup ? `; cgroup v${l.cgroup.version}` : ''}.`;
 }
-

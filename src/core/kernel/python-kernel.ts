@@ -297,10 +297,34 @@ export class PythonKernel {
     return {
       betweenCells: i?.freezer ? 'cgroup-freezer' : 'sigstop',
       cgroup: i ? { version: i.version, dirs: [...i.dirs] } : null,
-      memory: { budgetMb: budget, aggregate, mechanism: aggregate ? `${cgName} ${i!.version === 1 ? 'memory.limit_in_bytes' : 'memory.max'}${i!.swap ? ' + swap limit' : ''}` : 'RLIMIT_AS per process', perProcessMb: perProcess },
-      processes: { max: procs, mechanism: procs ? (i?.pids ? `${cgName} pids.max, host-side count of the sandbox's pid namespace` : `host-side count of the sandbox's pid namespace, RLIMIT_NPROC`) : 'none' },
-      cpu: { coresAggregate: cores && i?.cpu ? cores : null, mechanism: cores && i?.cpu ? `${cgName} ${i.version === 1 ? 'cpu.cfs_quota_us' : 'cpu.max'}` : 'no cgroup cpu controller' },
-      workspaceQuota: { limitMb: Math.max(0, o.workspaceQuotaMb ?? 2048), mechanism: 'host polls the workspace every 100 ms during a cell and once after it (blocks of files and directories, ≥ 1 block per inode, name bytes); no file-system quota' },
+      memory: {
+        budgetMb: budget,
+        aggregate,
+        mechanism: aggregate
+          ? `${cgName} ${i!.version === 1 ? 'memory.limit_in_bytes' : 'memory.max'}${i!.swap ? ' + swap limit' : ''}`
+          : 'RLIMIT_AS per process',
+        perProcessMb: perProcess,
+      },
+      processes: {
+        max: procs,
+        mechanism: procs
+          ? i?.pids
+            ? `${cgName} pids.max, host-side count of the sandbox's pid namespace`
+            : `host-side count of the sandbox's pid namespace, RLIMIT_NPROC`
+          : 'none',
+      },
+      cpu: {
+        coresAggregate: cores && i?.cpu ? cores : null,
+        mechanism:
+          cores && i?.cpu
+            ? `${cgName} ${i.version === 1 ? 'cpu.cfs_quota_us' : 'cpu.max'}`
+            : 'no cgroup cpu controller',
+      },
+      workspaceQuota: {
+        limitMb: Math.max(0, o.workspaceQuotaMb ?? 2048),
+        mechanism:
+          'host polls the workspace every 100 ms during a cell and once after it (blocks of files and directories, ≥ 1 block per inode, name bytes); no file-system quota',
+      },
     };
   }
 
@@ -312,21 +336,33 @@ export class PythonKernel {
    *   preamble fails (with its traceback).
    */
   static async start(opts: KernelOptions): Promise<PythonKernel> {
-    if (!existsSync(opts.cwd) || !statSync(opts.cwd).isDirectory()) throw new LoupeInputError(opts.cwd, 'kernel working directory does not exist');
+    if (!existsSync(opts.cwd) || !statSync(opts.cwd).isDirectory()) {
+      throw new LoupeInputError(opts.cwd, 'kernel working directory does not exist');
+    }
     const python = opts.python || (await findPython()).path;
     const k = new PythonKernel({ ...opts, cwd: resolve(opts.cwd) }, python, driverPath());
     if (opts.sandbox === 'bubblewrap') {
       const bwrap = opts.bubblewrapPath ?? findBubblewrap();
       if (!bwrap || !existsSync(bwrap)) {
-        throw new LoupeInputError('loupe.sandbox', 'bubblewrap (bwrap) is not installed, so agent code cannot be sandboxed. Install it (Debian/Ubuntu: sudo apt-get install bubblewrap; Fedora: sudo dnf install bubblewrap) or opt in to an unsandboxed kernel with the setting "loupe.sandbox": "off" (CLI: --sandbox off).');
+        throw new LoupeInputError(
+          'loupe.sandbox',
+          'bubblewrap (bwrap) is not installed, so agent code cannot be sandboxed. Install it (Debian/Ubuntu: sudo apt-get install bubblewrap; Fedora: sudo dnf install bubblewrap) or opt in to an unsandboxed kernel with the setting "loupe.sandbox": "off" (CLI: --sandbox off).',
+        );
       }
-      for (const p of [...opts.readOnlyPaths, ...opts.writablePaths, ...(opts.mounts ?? []).flatMap((m) => [m.source, m.target])]) {
+      for (const p of [
+        ...opts.readOnlyPaths,
+        ...opts.writablePaths,
+        ...(opts.mounts ?? []).flatMap((m) => [m.source, m.target]),
+      ]) {
         if (!isAbsolute(p)) throw new LoupeInputError(p, 'sandbox paths must be absolute');
         if (!existsSync(p)) throw new LoupeInputError(p, 'sandbox path does not exist');
       }
       k.#extraRo = await pythonDirs(python);
     } else if (opts.sandbox !== 'off') {
-      throw new LoupeInputError('sandbox', `unknown sandbox mode ${JSON.stringify(opts.sandbox)} (use "bubblewrap" or "off")`);
+      throw new LoupeInputError(
+        'sandbox',
+        `unknown sandbox mode ${JSON.stringify(opts.sandbox)} (use "bubblewrap" or "off")`,
+      );
     }
     await k.#spawn();
     try {
@@ -376,7 +412,16 @@ export class PythonKernel {
     let args: string[];
     if (o.sandbox === 'bubblewrap') {
       cmd = o.bubblewrapPath ?? findBubblewrap() ?? 'bwrap';
-      args = bubblewrapArgs({ python: this.#python, driver: this.#driver, cwd: o.cwd, readOnlyPaths: o.readOnlyPaths, writablePaths: o.writablePaths, extraReadOnly: this.#extraRo, ...(o.tmpSizeMb ? { tmpSizeMb: o.tmpSizeMb } : {}), ...(o.mounts?.length ? { mounts: o.mounts } : {}) });
+      args = bubblewrapArgs({
+        python: this.#python,
+        driver: this.#driver,
+        cwd: o.cwd,
+        readOnlyPaths: o.readOnlyPaths,
+        writablePaths: o.writablePaths,
+        extraReadOnly: this.#extraRo,
+        ...(o.tmpSizeMb ? { tmpSizeMb: o.tmpSizeMb } : {}),
+        ...(o.mounts?.length ? { mounts: o.mounts } : {}),
+      });
     } else {
       cmd = this.#python;
       args = ['-u', this.#driver];
@@ -388,7 +433,9 @@ export class PythonKernel {
     if (o.cgroups !== 'off' && !this.#noCgroup) {
       const budget = Math.max(0, o.memoryLimitMb ?? 4096);
       this.#cg = KernelCgroup.create(o.sandbox === 'bubblewrap' ? 'bwrap' : 'plain', {
-        memoryBytes: budget * MIB, pids: o.sandbox === 'bubblewrap' ? Math.max(0, o.maxProcesses ?? 256) : 0, cpuCores: Math.max(0, o.cpuCores ?? 1),
+        memoryBytes: budget * MIB,
+        pids: o.sandbox === 'bubblewrap' ? Math.max(0, o.maxProcesses ?? 256) : 0,
+        cpuCores: Math.max(0, o.cpuCores ?? 1),
       });
       if (this.#cg) [cmd, args] = this.#cg.wrap(cmd, args);
     }
@@ -447,7 +494,9 @@ export class PythonKernel {
           this.#parts = [];
           this.#partsLen = 0;
           this.#protocolFlood = true;
-          this.#log.warn(`kernel: more than ${MAX_PROTOCOL_LINE} characters on the protocol channel without a line break; killing it`);
+          this.#log.warn(
+            `kernel: more than ${MAX_PROTOCOL_LINE} characters on the protocol channel without a line break; killing it`,
+          );
           this.#kill();
         }
       }
@@ -460,9 +509,13 @@ export class PythonKernel {
     const exited = new Promise<string>((res) => {
       child.on('exit', (code, signal) => {
         exitInfo = signal ? `killed by ${signal}` : `exited with code ${code}`;
-        if (this.#child === child && this.#protocolFlood) exitInfo = `was killed by Loupe: it wrote more than ${MAX_PROTOCOL_LINE / 1024 / 1024} MiB to the kernel's protocol channel without a line break`;
-        else if (this.#child === child && this.#quotaHit) exitInfo = `was killed by Loupe: the workspace grew to ${(this.#quotaHit / 1048576).toFixed(0)} MiB, over the run's quota of ${this.#opts.workspaceQuotaMb ?? 2048} MiB (kernel option workspaceQuotaMb). Delete files in the workspace to continue`;
-        else if (this.#child === child && this.#procLimitHit) exitInfo = `was killed by Loupe: ${this.#procLimitHit} processes were running in the sandbox, more than the limit of ${this.#limits.processes.max}`;
+        if (this.#child === child && this.#protocolFlood) {
+          exitInfo = `was killed by Loupe: it wrote more than ${MAX_PROTOCOL_LINE / 1024 / 1024} MiB to the kernel's protocol channel without a line break`;
+        } else if (this.#child === child && this.#quotaHit) {
+          exitInfo = `was killed by Loupe: the workspace grew to ${(this.#quotaHit / 1048576).toFixed(0)} MiB, over the run's quota of ${this.#opts.workspaceQuotaMb ?? 2048} MiB (kernel option workspaceQuotaMb). Delete files in the workspace to continue`;
+        } else if (this.#child === child && this.#procLimitHit) {
+          exitInfo = `was killed by Loupe: ${this.#procLimitHit} processes were running in the sandbox, more than the limit of ${this.#limits.processes.max}`;
+        }
         if (this.#child === child) {
           this.#alive = false;
           if (this.#onExit) this.#onExit(exitInfo);
@@ -494,9 +547,12 @@ export class PythonKernel {
       this.#procLimitHit = 0;
       this.#quotaHit = 0;
       this.#protocolFlood = false;
-      this.#pidNs = o.sandbox === 'bubblewrap' && (o.maxProcesses ?? 256) > 0 ? sandboxPidNamespace(this.#pid) : undefined;
+      this.#pidNs =
+        o.sandbox === 'bubblewrap' && (o.maxProcesses ?? 256) > 0 ? sandboxPidNamespace(this.#pid) : undefined;
       if (this.#pidNs) watchProcs(this);
-      else if (o.sandbox === 'bubblewrap' && (o.maxProcesses ?? 256) > 0) this.#log.warn('kernel: cannot find the sandbox pid namespace; the process limit is RLIMIT_NPROC only');
+      else if (o.sandbox === 'bubblewrap' && (o.maxProcesses ?? 256) > 0) {
+        this.#log.warn('kernel: cannot find the sandbox pid namespace; the process limit is RLIMIT_NPROC only');
+      }
       this.#stray = '';
       return;
     }
@@ -509,10 +565,13 @@ export class PythonKernel {
       return this.#spawn();
     }
     const why = r.kind === 'timeout' ? `did not start within ${START_TIMEOUT_MS / 1000} s` : r.how;
-    const hint = o.sandbox === 'bubblewrap' && /^bwrap:/m.test(stderr)
-      ? '\nbubblewrap could not create the sandbox (unprivileged user namespaces may be disabled on this machine: see sysctl kernel.unprivileged_userns_clone / user.max_user_namespaces). Fix that, or opt in to an unsandboxed kernel with "loupe.sandbox": "off".'
-      : '';
-    throw new Error(`Python kernel ${why} (${cmd} ${o.sandbox === 'bubblewrap' ? '[bubblewrap sandbox]' : this.#python}).${stderr ? `\n${stderr}` : ''}${hint}`);
+    const hint =
+      o.sandbox === 'bubblewrap' && /^bwrap:/m.test(stderr)
+        ? '\nbubblewrap could not create the sandbox (unprivileged user namespaces may be disabled on this machine: see sysctl kernel.unprivileged_userns_clone / user.max_user_namespaces). Fix that, or opt in to an unsandboxed kernel with "loupe.sandbox": "off".'
+        : '';
+    throw new Error(
+      `Python kernel ${why} (${cmd} ${o.sandbox === 'bubblewrap' ? '[bubblewrap sandbox]' : this.#python}).${stderr ? `\n${stderr}` : ''}${hint}`,
+    );
   }
 
   /** Called by the host-side process watch with per-namespace counts: kills a sandbox over its limit. */
@@ -520,7 +579,10 @@ export class PythonKernel {
     if (!this.#alive || !this.#pidNs || this.#procLimitHit) return;
     const n = counts.get(this.#pidNs) ?? 0;
     // the sandbox's init (bwrap, pid 1) is not one of the agent's processes when the limit was scaled down (issue 37)
-    const max = this.#limits.processes.max === (this.#opts.maxProcesses ?? 256) ? this.#limits.processes.max : this.#limits.processes.max + 1;
+    const max =
+      this.#limits.processes.max === (this.#opts.maxProcesses ?? 256)
+        ? this.#limits.processes.max
+        : this.#limits.processes.max + 1;
     if (n <= max) return;
     this.#procLimitHit = n;
     this.#log.warn(`kernel: ${n} processes in the sandbox (limit ${max}); killing it`);
@@ -610,7 +672,9 @@ export class PythonKernel {
         this.#pending = { id, resolve: (msg) => res({ kind: 'reply', msg }) };
         this.#onExit = (how) => res({ kind: 'exit', how });
       });
-      child.stdin.write(JSON.stringify({ op: 'execute', id, code, cpuSeconds: cpuMs > 0 ? cpuMs / 1000 : null }) + '\n');
+      child.stdin.write(
+        JSON.stringify({ op: 'execute', id, code, cpuSeconds: cpuMs > 0 ? cpuMs / 1000 : null }) + '\n',
+      );
       if (quota) {
         // Every QUOTA_WATCH_MS; a workspace so large that measuring it is slow is measured less often (at most
         // a tenth of the host's time), so a cell that writes many files cannot stall the extension host.
@@ -624,13 +688,19 @@ export class PythonKernel {
         quotaTimer = setTimeout(check, QUOTA_WATCH_MS);
       }
       let timer: NodeJS.Timeout | undefined;
-      outcome = await Promise.race([replyP, new Promise<Outcome>((res) => (timer = setTimeout(() => res({ kind: 'timeout' }), timeoutMs)))]);
+      outcome = await Promise.race([
+        replyP,
+        new Promise<Outcome>((res) => (timer = setTimeout(() => res({ kind: 'timeout' }), timeoutMs))),
+      ]);
       clearTimeout(timer);
       if (outcome.kind === 'timeout') {
         timedOut = true;
         this.#sendInterrupt();
         const grace = this.#opts.interruptGraceMs ?? 2_000;
-        outcome = await Promise.race([replyP, new Promise<Outcome>((res) => (timer = setTimeout(() => res({ kind: 'timeout' }), grace)))]);
+        outcome = await Promise.race([
+          replyP,
+          new Promise<Outcome>((res) => (timer = setTimeout(() => res({ kind: 'timeout' }), grace))),
+        ]);
         clearTimeout(timer);
       }
     } finally {
@@ -642,9 +712,10 @@ export class PythonKernel {
     const stray = this.#stray;
     this.#stray = '';
     const oomKilled = cg ? cg.oomKills() - oomBefore : 0;
-    const aggregateNote = oomKilled > 0
-      ? `[loupe] ${oomKilled} process(es) of the kernel were killed by the memory limit: all its processes together may use at most ${this.#limits.memory.budgetMb} MiB (kernel option memoryLimitMb).\n`
-      : '';
+    const aggregateNote =
+      oomKilled > 0
+        ? `[loupe] ${oomKilled} process(es) of the kernel were killed by the memory limit: all its processes together may use at most ${this.#limits.memory.budgetMb} MiB (kernel option memoryLimitMb).\n`
+        : '';
     if (outcome.kind === 'reply') {
       // Nothing of the agent's runs until the next cell (issue 37): threads and processes the cell left are frozen at
       // the end of this turn of the event loop, unless the next cell has already started (back-to-back calls: a replay,
@@ -665,8 +736,12 @@ export class PythonKernel {
       if (m.tables?.length) res.tables = m.tables;
       if (m.figures?.length) res.figures = m.figures;
       if (m.error) res.error = m.error;
-      if (timedOut) res.stderr += `[loupe] Cell interrupted after the ${timeoutMs / 1000} s time limit. The kernel state is kept.\n`;
-      if (m.status === 'timeout' && !timedOut) res.stderr += `[loupe] Cell stopped: it used more than ${cpuMs / 1000} s of CPU time. The kernel state is kept.\n`;
+      if (timedOut) {
+        res.stderr += `[loupe] Cell interrupted after the ${timeoutMs / 1000} s time limit. The kernel state is kept.\n`;
+      }
+      if (m.status === 'timeout' && !timedOut) {
+        res.stderr += `[loupe] Cell stopped: it used more than ${cpuMs / 1000} s of CPU time. The kernel state is kept.\n`;
+      }
       if (m.memoryError && mayRestart && !this.#closed) {
         res.stderr += `[loupe] The cell ran out of memory (limit ${this.#opts.memoryLimitMb ?? 4096} MiB); the kernel was restarted. ${STATE_LOST}\n`;
         await this.#restartProcess();
@@ -682,14 +757,14 @@ export class PythonKernel {
     let msg = this.#closed
       ? '[loupe] The Python kernel was closed while this cell was running.'
       : status === 'crashed'
-      ? (this.#procLimitHit || this.#protocolFlood || this.#quotaHit
-        ? `[loupe] The Python kernel process ${how} while running this cell.`
-        : this.#killRequested
-        ? '[loupe] The kernel was restarted on request while this cell was running.'
-        : oomKilled > 0
-        ? `[loupe] The Python kernel process ${how} while running this cell: out of memory (all the kernel's processes together may use at most ${this.#limits.memory.budgetMb} MiB, kernel option memoryLimitMb).`
-        : `[loupe] The Python kernel process ${how} while running this cell (possibly out of memory: limit ${this.#limits.memory.budgetMb} MiB).`)
-      : `[loupe] Cell exceeded the ${timeoutMs / 1000} s time limit and the kernel ${how}.`;
+        ? this.#procLimitHit || this.#protocolFlood || this.#quotaHit
+          ? `[loupe] The Python kernel process ${how} while running this cell.`
+          : this.#killRequested
+            ? '[loupe] The kernel was restarted on request while this cell was running.'
+            : oomKilled > 0
+              ? `[loupe] The Python kernel process ${how} while running this cell: out of memory (all the kernel's processes together may use at most ${this.#limits.memory.budgetMb} MiB, kernel option memoryLimitMb).`
+              : `[loupe] The Python kernel process ${how} while running this cell (possibly out of memory: limit ${this.#limits.memory.budgetMb} MiB).`
+        : `[loupe] Cell exceeded the ${timeoutMs / 1000} s time limit and the kernel ${how}.`;
     this.#killRequested = false;
     if (mayRestart && !this.#closed) {
       await this.#restartProcess();
@@ -701,7 +776,11 @@ export class PythonKernel {
       status,
       stdout: '',
       stderr: notes + stray + msg + '\n',
-      error: { ename: status === 'crashed' ? 'KernelDied' : 'TimeoutError', evalue: msg.replace('[loupe] ', ''), traceback: [] },
+      error: {
+        ename: status === 'crashed' ? 'KernelDied' : 'TimeoutError',
+        evalue: msg.replace('[loupe] ', ''),
+        traceback: [],
+      },
       durationMs: performance.now() - t0,
       restarted: mayRestart || restarted ? true : undefined,
     };
@@ -726,7 +805,9 @@ export class PythonKernel {
     const used = diskUsage(q.root).bytes;
     if (used <= q.limit || (atStart > q.limit && used <= atStart + QUOTA_SLACK)) return false;
     this.#quotaHit = used;
-    this.#log.warn(`kernel: workspace ${q.root} takes ${used} bytes on disk, over the quota of ${q.mb} MiB; stopping the kernel`);
+    this.#log.warn(
+      `kernel: workspace ${q.root} takes ${used} bytes on disk, over the quota of ${q.mb} MiB; stopping the kernel`,
+    );
     this.#kill();
     return true;
   }
@@ -827,10 +908,15 @@ export class PythonKernel {
     const gone = this.#gone;
     this.#kill();
     let timer: NodeJS.Timeout | undefined;
-    const exited = await Promise.race([gone.then(() => true), new Promise<boolean>((res) => (timer = setTimeout(() => res(false), CLOSE_WAIT_MS)))]);
+    const exited = await Promise.race([
+      gone.then(() => true),
+      new Promise<boolean>((res) => (timer = setTimeout(() => res(false), CLOSE_WAIT_MS))),
+    ]);
     clearTimeout(timer);
     if (!exited) {
-      this.#log.warn(`kernel: process ${child.pid ?? '?'} did not exit within ${CLOSE_WAIT_MS} ms of SIGKILL; letting it go`);
+      this.#log.warn(
+        `kernel: process ${child.pid ?? '?'} did not exit within ${CLOSE_WAIT_MS} ms of SIGKILL; letting it go`,
+      );
       child.unref();
     }
     child.stdin.destroy();

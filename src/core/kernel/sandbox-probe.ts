@@ -26,18 +26,50 @@ export type SandboxProbe = { ok: true; bwrap: string } | { ok: false; reason: st
  */
 export function probeSandbox(env: NodeJS.ProcessEnv = process.env, timeoutMs = 15_000): Promise<SandboxProbe> {
   const bwrap = findBubblewrap(env);
-  if (!bwrap) return Promise.resolve({ ok: false, reason: 'bubblewrap (bwrap) is not installed, so agent code cannot be sandboxed: install it (apt-get install bubblewrap; the worker image of the Containerfile has it)' });
+  if (!bwrap) {
+    return Promise.resolve({
+      ok: false,
+      reason:
+        'bubblewrap (bwrap) is not installed, so agent code cannot be sandboxed: install it (apt-get install bubblewrap; the worker image of the Containerfile has it)',
+    });
+  }
   const inner = [...sandboxBaseArgs('loupe-probe', []), '--proc', '/proc', '--dev', '/dev', 'true'];
   const simulate = env[SIMULATE_NO_USERNS_ENV] === '1';
-  const [cmd, args] = simulate ? [bwrap, ['--unshare-user', '--disable-userns', '--ro-bind', '/', '/', '--dev', '/dev', '--proc', '/proc', bwrap, ...inner]] : [bwrap, inner];
+  const [cmd, args] = simulate
+    ? [
+        bwrap,
+        [
+          '--unshare-user',
+          '--disable-userns',
+          '--ro-bind',
+          '/',
+          '/',
+          '--dev',
+          '/dev',
+          '--proc',
+          '/proc',
+          bwrap,
+          ...inner,
+        ],
+      ]
+    : [bwrap, inner];
   return new Promise((resolve) => {
-    execFile(cmd, args, { timeout: timeoutMs, encoding: 'utf8', env: { PATH: '/usr/local/bin:/usr/bin:/bin', LANG: 'C.UTF-8' } }, (err, _out, stderr) => {
-      if (!err) return resolve({ ok: true, bwrap });
-      const why = String(stderr || err.message).trim().split('\n').slice(-3).join(' ');
-      resolve({
-        ok: false,
-        reason: `bubblewrap cannot create its sandbox here (${why}${simulate ? '; simulated: no user namespaces' : ''}). It needs unprivileged user namespaces: on a host, sysctl user.max_user_namespaces > 0 (and kernel.unprivileged_userns_clone = 1 where it exists); in a Kubernetes pod, the Job manifest of loupe k8s-job (hostUsers: false, procMount: Unmasked, seccomp and AppArmor Unconfined for the worker container)`,
-      });
-    });
+    execFile(
+      cmd,
+      args,
+      { timeout: timeoutMs, encoding: 'utf8', env: { PATH: '/usr/local/bin:/usr/bin:/bin', LANG: 'C.UTF-8' } },
+      (err, _out, stderr) => {
+        if (!err) return resolve({ ok: true, bwrap });
+        const why = String(stderr || err.message)
+          .trim()
+          .split('\n')
+          .slice(-3)
+          .join(' ');
+        resolve({
+          ok: false,
+          reason: `bubblewrap cannot create its sandbox here (${why}${simulate ? '; simulated: no user namespaces' : ''}). It needs unprivileged user namespaces: on a host, sysctl user.max_user_namespaces > 0 (and kernel.unprivileged_userns_clone = 1 where it exists); in a Kubernetes pod, the Job manifest of loupe k8s-job (hostUsers: false, procMount: Unmasked, seccomp and AppArmor Unconfined for the worker container)`,
+        });
+      },
+    );
   });
 }

@@ -12,7 +12,19 @@ import { getDefaults, Lexer, Parser, Renderer, type Token, type Tokens } from 'm
 import { LoupeInputError } from '../util/errors.ts';
 import { CellNumberIndex, findNumbers, isLetterAt, sameWrittenValue, type IndexedCell } from './numbers.ts';
 
-export { findNumbers, numberMatches, roundedKey, roundedScaled, sameWrittenValue, CellNumberIndex, type FoundNumber, type WrittenNumber, type CellNumber, type IndexedCell, type MatchTier } from './numbers.ts';
+export {
+  findNumbers,
+  numberMatches,
+  roundedKey,
+  roundedScaled,
+  sameWrittenValue,
+  CellNumberIndex,
+  type FoundNumber,
+  type WrittenNumber,
+  type CellNumber,
+  type IndexedCell,
+  type MatchTier,
+} from './numbers.ts';
 
 /** A number written in a document. */
 export interface ReviewNumber {
@@ -84,11 +96,103 @@ export interface ReviewDoc {
 }
 
 /** The tracing rule, as shown to reviewers (the legend of the review panel). */
-export const TRACE_RULE = 'A number is traced to the notebook cell whose output holds a value equal to it after rounding that value to the precision written (half away from zero; an integer matches within 0.5). 12.3% matches 0.123 or 12.3, and 0.123 matches a printed 12.3%; thousands separators are ignored; the sign must agree. Among matching cells: one that printed it as written first, then one that rounds to it, then a percent ↔ fraction match; the latest cell among equals.';
+export const TRACE_RULE =
+  'A number is traced to the notebook cell whose output holds a value equal to it after rounding that value to the precision written (half away from zero; an integer matches within 0.5). 12.3% matches 0.123 or 12.3, and 0.123 matches a printed 12.3%; thousands separators are ignored; the sign must agree. Among matching cells: one that printed it as written first, then one that rounds to it, then a percent ↔ fraction match; the latest cell among equals.';
 
 // ------------------------------------------------------------------------------------------------ documents
 
-const STOP = new Set(['a', 'an', 'the', 'and', 'or', 'but', 'of', 'in', 'on', 'at', 'to', 'for', 'by', 'with', 'was', 'were', 'is', 'are', 'be', 'been', 'being', 'from', 'as', 'than', 'that', 'this', 'these', 'those', 'it', 'its', 'about', 'approximately', 'around', 'roughly', 'nearly', 'almost', 'over', 'under', 'some', 'has', 'had', 'have', 'which', 'who', 'whom', 'while', 'we', 'our', 'they', 'their', 'there', 'here', 'also', 'only', 'just', 'then', 'so', 'such', 'into', 'per', 'up', 'down', 'out', 'at', 'i', 'e', 'g', 'ie', 'eg', 'vs', 'versus', 'more', 'less', 'most', 'least', 'very', 'all', 'each', 'both', 'between', 'among', 'within', 'compared', 'rose', 'fell', 'reached', 'increased', 'decreased', 'stood', 'remained']);
+const STOP = new Set([
+  'a',
+  'an',
+  'the',
+  'and',
+  'or',
+  'but',
+  'of',
+  'in',
+  'on',
+  'at',
+  'to',
+  'for',
+  'by',
+  'with',
+  'was',
+  'were',
+  'is',
+  'are',
+  'be',
+  'been',
+  'being',
+  'from',
+  'as',
+  'than',
+  'that',
+  'this',
+  'these',
+  'those',
+  'it',
+  'its',
+  'about',
+  'approximately',
+  'around',
+  'roughly',
+  'nearly',
+  'almost',
+  'over',
+  'under',
+  'some',
+  'has',
+  'had',
+  'have',
+  'which',
+  'who',
+  'whom',
+  'while',
+  'we',
+  'our',
+  'they',
+  'their',
+  'there',
+  'here',
+  'also',
+  'only',
+  'just',
+  'then',
+  'so',
+  'such',
+  'into',
+  'per',
+  'up',
+  'down',
+  'out',
+  'at',
+  'i',
+  'e',
+  'g',
+  'ie',
+  'eg',
+  'vs',
+  'versus',
+  'more',
+  'less',
+  'most',
+  'least',
+  'very',
+  'all',
+  'each',
+  'both',
+  'between',
+  'among',
+  'within',
+  'compared',
+  'rose',
+  'fell',
+  'reached',
+  'increased',
+  'decreased',
+  'stood',
+  'remained',
+]);
 /** A character of a label word: letter, digit, apostrophe or hyphen. */
 function isWordAt(text: string, i: number): boolean {
   const k = text.charCodeAt(i);
@@ -113,7 +217,10 @@ function labelWords(text: string, from: number, to: number, max: number, last: b
       while (b < e && !isLetterAt(text, b)) b++;
       if (b < e) {
         const w = text.slice(b, e).toLowerCase();
-        if (!STOP.has(w)) { out = n ? `${w} ${out}` : w; n++; }
+        if (!STOP.has(w)) {
+          out = n ? `${w} ${out}` : w;
+          n++;
+        }
       }
     }
   } else {
@@ -127,7 +234,10 @@ function labelWords(text: string, from: number, to: number, max: number, last: b
       while (b < i && !isLetterAt(text, b)) b++;
       if (b < i) {
         const w = text.slice(b, i).toLowerCase();
-        if (!STOP.has(w)) { out = n ? `${out} ${w}` : w; n++; }
+        if (!STOP.has(w)) {
+          out = n ? `${out} ${w}` : w;
+          n++;
+        }
       }
     }
   }
@@ -141,7 +251,13 @@ function headerLabel(s: string): string {
 
 /** Normalised form of one heading: lower case, leading numbering ("2.1", "IV.") and punctuation dropped. */
 function headingKey(title: string): string {
-  return title.toLowerCase().replace(/^\s*(?:\d+(?:\.\d+)*\.?|[ivxlc]+\.|[a-z]\))\s+/, '').replace(/[^\p{L}\p{N}]+/gu, ' ').trim() || 'section';
+  return (
+    title
+      .toLowerCase()
+      .replace(/^\s*(?:\d+(?:\.\d+)*\.?|[ivxlc]+\.|[a-z]\))\s+/, '')
+      .replace(/[^\p{L}\p{N}]+/gu, ' ')
+      .trim() || 'section'
+  );
 }
 
 /** Length of a heading's leading numbering ("2.1 ", "IV. "), whose digits are not numbers of the report. */
@@ -272,12 +388,18 @@ class Extractor {
       switch (t.type) {
         case 'text': {
           const x = t as Tokens.Text;
-          if (x.tokens) { this.leaves(x.tokens, out); break; }
+          if (x.tokens) {
+            this.leaves(x.tokens, out);
+            break;
+          }
           out.push({ text: x.text, token: x.escaped ? null : x, at: this.at, raw: x.raw });
           this.at += x.text.length;
           break;
         }
-        case 'strong': case 'em': case 'del': case 'link':
+        case 'strong':
+        case 'em':
+        case 'del':
+        case 'link':
           this.leaves((t as Tokens.Strong).tokens, out);
           break;
         case 'image': {
@@ -297,7 +419,8 @@ class Extractor {
           out.push({ text: BREAK, token: null, at: this.at, raw: t.raw });
           this.at += 1;
           break;
-        default: { // codespan, escape, checkbox
+        default: {
+          // codespan, escape, checkbox
           const text = (t as { text?: string }).text ?? '';
           out.push({ text, token: null, at: this.at, raw: t.raw });
           this.at += text.length;
@@ -324,7 +447,10 @@ class Extractor {
       let base = -1;
       if (raw) {
         const q = this.md.indexOf(raw, this.cursor);
-        if (q >= 0) { base = q; this.cursor = q + raw.length; }
+        if (q >= 0) {
+          base = q;
+          this.cursor = q + raw.length;
+        }
       }
       const tok = p.token;
       if (!tok || !HAS_DIGIT.test(p.text)) continue;
@@ -340,7 +466,18 @@ class Extractor {
           if (base < 0 && q >= 0) this.cursor = q + f.raw.length;
         }
         const id = this.numbers.length;
-        this.numbers.push({ id, value: f.value, raw: f.raw, decimals: f.decimals, percent: f.percent, section: this.section, label: label ?? '', start, end: Math.min(this.md.length, start + (start < this.md.length ? f.raw.length : 0)), source: null });
+        this.numbers.push({
+          id,
+          value: f.value,
+          raw: f.raw,
+          decimals: f.decimals,
+          percent: f.percent,
+          section: this.section,
+          label: label ?? '',
+          start,
+          end: Math.min(this.md.length, start + (start < this.md.length ? f.raw.length : 0)),
+          source: null,
+        });
         this.ids.push(id);
         const w = this.wraps.get(tok);
         if (w) w.push(f.start, f.end, id);
@@ -372,7 +509,8 @@ const BREAK = '\u2029';
 function isBoundary(text: string, i: number): boolean {
   const c = text.charCodeAt(i);
   if (c === 0x2029 || c === 59) return true; // BREAK, ';'
-  if (c === 46 || c === 58 || c === 33 || c === 63) { // '.', ':', '!', '?'
+  if (c === 46 || c === 58 || c === 33 || c === 63) {
+    // '.', ':', '!', '?'
     const n = text.charCodeAt(i + 1);
     return Number.isNaN(n) || n === 32 || n === 10 || n === 9 || n === 13 || n === 0xa0 || n === 0x2029;
   }
@@ -396,8 +534,15 @@ function labelsOf(text: string, pos: readonly number[]): string[] {
     const first = s >= from || i === 0; // the sentence began since the previous number
     if (first) carry = '';
     const w = labelWords(text, s + 1, start, 3, true);
-    if (w) { carry = w; out.push(w); continue; }
-    if (carry || !first) { out.push(carry); continue; }
+    if (w) {
+      carry = w;
+      out.push(w);
+      continue;
+    }
+    if (carry || !first) {
+      out.push(carry);
+      continue;
+    }
     const after = pos[2 * i + 1]!;
     const stop = 2 * i + 2 < pos.length ? pos[2 * i + 2]! : text.length;
     let e = after;
@@ -426,7 +571,9 @@ class ReviewRenderer extends Renderer {
     for (let k = 0; k < w.length; k += 3) {
       const start = w[k]!;
       const end = w[k + 1]!;
-      html += escapeHtml(token.text.slice(at, start)) + `<span class="loupe-num" data-num="${w[k + 2]!}">${escapeHtml(token.text.slice(start, end))}</span>`;
+      html +=
+        escapeHtml(token.text.slice(at, start)) +
+        `<span class="loupe-num" data-num="${w[k + 2]!}">${escapeHtml(token.text.slice(start, end))}</span>`;
       at = end;
     }
     return html + escapeHtml(token.text.slice(at));
@@ -445,7 +592,13 @@ function checkText(v: unknown, subject: string): string {
   return v.replace(/\r\n?/g, '\n');
 }
 
-function renderSection(ex: Extractor, parser: Parser, key: string, md: string, tokens: Token[]): { html: string; numbers: number[] } {
+function renderSection(
+  ex: Extractor,
+  parser: Parser,
+  key: string,
+  md: string,
+  tokens: Token[],
+): { html: string; numbers: number[] } {
   const numbers = ex.sectionNumbers(key, md, tokens);
   return { html: parser.parse(tokens), numbers };
 }
@@ -462,13 +615,18 @@ function newParser(ex: Extractor): Parser {
  * @returns the document; `empty` when every section's Markdown is blank.
  * @throws LoupeInputError when a key is blank or a title / Markdown is not text.
  */
-export function reviewDocFromSections(runId: string, sections: ReadonlyArray<{ key: string; title: string; markdown: string }>): ReviewDoc {
+export function reviewDocFromSections(
+  runId: string,
+  sections: ReadonlyArray<{ key: string; title: string; markdown: string }>,
+): ReviewDoc {
   const ex = new Extractor();
   const parser = newParser(ex);
   const seen = new Map<string, number>();
   const out: ReviewSection[] = [];
   sections.forEach((s, i) => {
-    if (typeof s.key !== 'string' || !s.key.trim()) throw new LoupeInputError(`run ${runId} section ${i + 1}`, 'has no key');
+    if (typeof s.key !== 'string' || !s.key.trim()) {
+      throw new LoupeInputError(`run ${runId} section ${i + 1}`, 'has no key');
+    }
     const md = checkText(s.markdown, `run ${runId} section ${s.key}`);
     const title = checkText(s.title, `run ${runId} section ${s.key} title`);
     const n = (seen.get(s.key) ?? 0) + 1;
@@ -477,7 +635,14 @@ export function reviewDocFromSections(runId: string, sections: ReadonlyArray<{ k
     const r = renderSection(ex, parser, key, md, new Lexer().lex(md));
     out.push({ key, title, level: 2, markdown: md, html: r.html, numbers: r.numbers });
   });
-  return { runId, sections: out, figures: ex.figures, numbers: ex.numbers, empty: !out.some((s) => s.markdown.trim()), keyed: true };
+  return {
+    runId,
+    sections: out,
+    figures: ex.figures,
+    numbers: ex.numbers,
+    empty: !out.some((s) => s.markdown.trim()),
+    keyed: true,
+  };
 }
 
 /**
@@ -501,14 +666,18 @@ export function reviewDocFromMarkdown(runId: string, markdown: string): ReviewDo
       cur = { title: plain(h.tokens, h.text).trim(), level: h.depth, tokens: [t] };
       groups.push(cur);
     } else {
-      if (!cur) { cur = { title: 'Introduction', level: 0, tokens: [] }; groups.push(cur); }
+      if (!cur) {
+        cur = { title: 'Introduction', level: 0, tokens: [] };
+        groups.push(cur);
+      }
       cur.tokens.push(t);
     }
   }
   // a document title: the first heading, the only one at its level or above
   const heads = groups.filter((g) => g.level > 0);
   const top = heads.length ? Math.min(...heads.map((g) => g.level)) : 0;
-  const titleGroup = heads.length > 1 && heads[0]!.level === top && heads.filter((g) => g.level === top).length === 1 ? heads[0]! : null;
+  const titleGroup =
+    heads.length > 1 && heads[0]!.level === top && heads.filter((g) => g.level === top).length === 1 ? heads[0]! : null;
   const ex = new Extractor();
   const parser = newParser(ex);
   const seen = new Map<string, number>();
@@ -607,10 +776,20 @@ export function alignReviewDocs(a: ReviewDoc, b: ReviewDoc): AlignedRow[] {
   const keysA = new Set(A.map((x) => x.key));
   const keysB = new Set(B.map((x) => x.key));
   const L: Int32Array[] = Array.from({ length: n + 1 }, () => new Int32Array(m + 1));
-  for (let i = n - 1; i >= 0; i--) for (let j = m - 1; j >= 0; j--) L[i]![j] = A[i]!.key === B[j]!.key ? L[i + 1]![j + 1]! + 1 : Math.max(L[i + 1]![j]!, L[i]![j + 1]!);
+  for (let i = n - 1; i >= 0; i--) {
+    for (let j = m - 1; j >= 0; j--) {
+      L[i]![j] = A[i]!.key === B[j]!.key ? L[i + 1]![j + 1]! + 1 : Math.max(L[i + 1]![j]!, L[i]![j + 1]!);
+    }
+  }
   const rows: AlignedRow[] = [];
   const row = (x: ReviewSection | null, y: ReviewSection | null, match: AlignedRow['match']): AlignedRow => ({
-    key: x?.key ?? y!.key, titleA: x?.title ?? null, titleB: y?.title ?? null, a: x, b: y, match, differing: x && y ? differingNumbers(a, x, b, y) : [],
+    key: x?.key ?? y!.key,
+    titleA: x?.title ?? null,
+    titleB: y?.title ?? null,
+    a: x,
+    b: y,
+    match,
+    differing: x && y ? differingNumbers(a, x, b, y) : [],
   });
   const gap = (i0: number, i1: number, j0: number, j1: number) => {
     const h = i1 - i0;
@@ -638,7 +817,17 @@ export function alignReviewDocs(a: ReviewDoc, b: ReviewDoc): AlignedRow[] {
     let j = 0;
     while (i < h && j < w) {
       const s = M[i]![j]!;
-      if (s > 0 && S[i]![j] === s + S[i + 1]![j + 1]!) { rows.push(row(A[i0 + i]!, B[j0 + j]!, 'title')); i++; j++; } else if (S[i]![j] === S[i + 1]![j]) { rows.push(row(A[i0 + i]!, null, null)); i++; } else { rows.push(row(null, B[j0 + j]!, null)); j++; }
+      if (s > 0 && S[i]![j] === s + S[i + 1]![j + 1]!) {
+        rows.push(row(A[i0 + i]!, B[j0 + j]!, 'title'));
+        i++;
+        j++;
+      } else if (S[i]![j] === S[i + 1]![j]) {
+        rows.push(row(A[i0 + i]!, null, null));
+        i++;
+      } else {
+        rows.push(row(null, B[j0 + j]!, null));
+        j++;
+      }
     }
     for (; i < h; i++) rows.push(row(A[i0 + i]!, null, null));
     for (; j < w; j++) rows.push(row(null, B[j0 + j]!, null));
@@ -674,13 +863,19 @@ export function alignReviewDocs(a: ReviewDoc, b: ReviewDoc): AlignedRow[] {
  * the finer one rounded to the coarser one's precision, percent ↔ fraction allowed ({@link sameWrittenValue}).
  * Unlabelled numbers are compared only between structured documents (a LongDA answer: its position is its label).
  */
-function differingNumbers(da: ReviewDoc, sa: ReviewSection, db: ReviewDoc, sb: ReviewSection): Array<{ label: string; a: number; b: number }> {
+function differingNumbers(
+  da: ReviewDoc,
+  sa: ReviewSection,
+  db: ReviewDoc,
+  sb: ReviewSection,
+): Array<{ label: string; a: number; b: number }> {
   const byLabel = (d: ReviewDoc, s: ReviewSection) => {
     const m = new Map<string, ReviewNumber[]>();
     for (let i = 0; i < s.numbers.length; i++) {
       const x = d.numbers[s.numbers[i]!]!;
       const l = m.get(x.label);
-      if (l) l.push(x); else m.set(x.label, [x]);
+      if (l) l.push(x);
+      else m.set(x.label, [x]);
     }
     return m;
   };
@@ -691,7 +886,9 @@ function differingNumbers(da: ReviewDoc, sa: ReviewSection, db: ReviewDoc, sb: R
     if (!label && !unlabelled) continue;
     const ys = mb.get(label);
     if (!ys) continue;
-    for (let k = 0; k < Math.min(xs.length, ys.length); k++) if (!sameWrittenValue(xs[k]!, ys[k]!)) out.push({ label, a: xs[k]!.id, b: ys[k]!.id });
+    for (let k = 0; k < Math.min(xs.length, ys.length); k++) {
+      if (!sameWrittenValue(xs[k]!, ys[k]!)) out.push({ label, a: xs[k]!.id, b: ys[k]!.id });
+    }
   }
   return out.sort((p, q) => p.a - q.a);
 }

@@ -36,7 +36,8 @@ export interface CellNumber {
   percent?: boolean;
 }
 
-const NUM_RE = /[-\u2212]?(?:\d{1,3}(?:,\d{3})+(?!\d)|\d+)(?:\.\d+)?(?:[eE][-+]?\d+)?(?: ?%| ?percent\b| ?per cent\b)?/g;
+const NUM_RE =
+  /[-\u2212]?(?:\d{1,3}(?:,\d{3})+(?!\d)|\d+)(?:\.\d+)?(?:[eE][-+]?\d+)?(?: ?%| ?percent\b| ?per cent\b)?/g;
 const LETTER = /[\p{L}_]/u;
 
 /** Is the character at `i` a letter or underscore (false out of range; ASCII checked without a regular expression)? */
@@ -58,23 +59,42 @@ export function isLetterAt(text: string, i: number): boolean {
  */
 export function findNumbers(text: string): FoundNumber[] {
   const out: FoundNumber[] = [];
-  scanNumbers(text, (start, end, value, decimals, percent) => { out.push({ start, end, raw: text.slice(start, end), value, decimals, percent }); });
+  scanNumbers(text, (start, end, value, decimals, percent) => {
+    out.push({ start, end, raw: text.slice(start, end), value, decimals, percent });
+  });
   return out;
 }
 
 /** The numbers of {@link findNumbers}, handed to `found` without building objects (cell outputs are scanned this way). */
-function scanNumbers(text: string, found: (start: number, end: number, value: number, decimals: number, percent: boolean) => void): void {
+function scanNumbers(
+  text: string,
+  found: (start: number, end: number, value: number, decimals: number, percent: boolean) => void,
+): void {
   NUM_RE.lastIndex = 0;
   for (let m = NUM_RE.exec(text); m; m = NUM_RE.exec(text)) {
     let raw = m[0];
     let start = m.index;
     const c0 = raw.charCodeAt(0);
-    if ((c0 === 45 || c0 === 0x2212) && start > 0 && (isLetterAt(text, start - 1) || isDigit(text, start - 1) || text.charCodeAt(start - 1) === 46)) { raw = raw.slice(1); start++; }
+    if (
+      (c0 === 45 || c0 === 0x2212) &&
+      start > 0 &&
+      (isLetterAt(text, start - 1) || isDigit(text, start - 1) || text.charCodeAt(start - 1) === 46)
+    ) {
+      raw = raw.slice(1);
+      start++;
+    }
     const end = start + raw.length;
     const last = raw.charCodeAt(raw.length - 1);
     const pm = last === 37 || last === 116 ? /(?: ?%| ?percent| ?per cent)$/.exec(raw) : null; // '%', 't'
     const percent = pm !== null;
-    if (isLetterAt(text, start - 1) || (text.charCodeAt(start - 1) === 46 && isDigit(text, start - 2)) || (!percent && isLetterAt(text, end)) || (text.charCodeAt(end) === 46 && isDigit(text, end + 1))) continue;
+    if (
+      isLetterAt(text, start - 1) ||
+      (text.charCodeAt(start - 1) === 46 && isDigit(text, start - 2)) ||
+      (!percent && isLetterAt(text, end)) ||
+      (text.charCodeAt(end) === 46 && isDigit(text, end + 1))
+    ) {
+      continue;
+    }
     let num = pm ? raw.slice(0, pm.index) : raw;
     if (num.charCodeAt(0) === 0x2212) num = '-' + num.slice(1);
     if (num.includes(',')) num = num.replace(/,/g, '');
@@ -105,8 +125,14 @@ function significantDecimals(text: string, start: number, end: number, decimals:
   let i = end - 1;
   while (i >= start && !isDigit(text, i)) i--; // past "%" / "percent"
   let zeros = 0;
-  for (let k = start; k < i; k++) { const c = text.charCodeAt(k); if (c === 101 || c === 69) return decimals; } // an exponent: as computed
-  while (i >= start && text.charCodeAt(i) === 48) { zeros++; i--; }
+  for (let k = start; k < i; k++) {
+    const c = text.charCodeAt(k);
+    if (c === 101 || c === 69) return decimals;
+  } // an exponent: as computed
+  while (i >= start && text.charCodeAt(i) === 48) {
+    zeros++;
+    i--;
+  }
   return Math.max(0, decimals - zeros);
 }
 
@@ -154,7 +180,10 @@ function increment(s: string): string {
   const a = s.split('');
   for (let i = a.length - 1; i >= 0; i--) {
     if (a[i] === '9') a[i] = '0';
-    else { a[i] = String(Number(a[i]) + 1); return a.join(''); }
+    else {
+      a[i] = String(Number(a[i]) + 1);
+      return a.join('');
+    }
   }
   return '1' + a.join('');
 }
@@ -184,7 +213,12 @@ function parseOne(s: string, subject: string): FoundNumber {
  */
 export function numberMatches(written: string | WrittenNumber, cellValue: number | string | CellNumber): boolean {
   const w = typeof written === 'string' ? parseOne(written, 'written number') : written;
-  const c: CellNumber = typeof cellValue === 'number' ? { value: cellValue } : typeof cellValue === 'string' ? parseOne(cellValue, 'cell value') : cellValue;
+  const c: CellNumber =
+    typeof cellValue === 'number'
+      ? { value: cellValue }
+      : typeof cellValue === 'string'
+        ? parseOne(cellValue, 'cell value')
+        : cellValue;
   const want = roundedScaled(w.value, w.decimals);
   if (roundedScaled(c.value, w.decimals) === want) return true;
   if (w.percent && !c.percent) return roundedScaled(c.value, w.decimals, 2) === want;
@@ -268,7 +302,9 @@ export class CellNumberIndex {
    * @returns the best match of each written number, in order (null: no source found).
    */
   findAll(written: ReadonlyArray<WrittenNumber>): Array<{ seq: number; tier: MatchTier } | null> {
-    const out: Array<{ seq: number; tier: MatchTier } | null> = new Array<{ seq: number; tier: MatchTier } | null>(written.length).fill(null);
+    const out: Array<{ seq: number; tier: MatchTier } | null> = new Array<{ seq: number; tier: MatchTier } | null>(
+      written.length,
+    ).fill(null);
     if (!this.value.length || !written.length) return out;
     const groups = new Map<number, Map<number, number>>();
     const keys: number[] = new Array<number>(written.length);
@@ -276,7 +312,10 @@ export class CellNumberIndex {
       const w = written[i]!;
       const combo = w.decimals * 2 + (w.percent ? 1 : 0);
       let best = groups.get(combo);
-      if (!best) { best = new Map(); groups.set(combo, best); }
+      if (!best) {
+        best = new Map();
+        groups.set(combo, best);
+      }
       const key = roundedScaled(w.value, w.decimals);
       keys[i] = key;
       if (!best.has(key)) best.set(key, -1);
@@ -290,11 +329,17 @@ export class CellNumberIndex {
         const cellPercent = (form & 1) === 1;
         let k = roundedScaled(v, d);
         let cur = best.get(k);
-        if (cur !== undefined) { const p = (form >> 1 <= d ? 3 : 2) * 2 ** 32 + this.seq[i]!; if (p > cur) best.set(k, p); }
+        if (cur !== undefined) {
+          const p = (form >> 1 <= d ? 3 : 2) * 2 ** 32 + this.seq[i]!;
+          if (p > cur) best.set(k, p);
+        }
         if (percent === cellPercent) continue;
         k = roundedScaled(v, d, percent ? 2 : -2);
         cur = best.get(k);
-        if (cur !== undefined) { const p = 1 * 2 ** 32 + this.seq[i]!; if (p > cur) best.set(k, p); }
+        if (cur !== undefined) {
+          const p = 1 * 2 ** 32 + this.seq[i]!;
+          if (p > cur) best.set(k, p);
+        }
       }
     }
     for (let i = 0; i < written.length; i++) {

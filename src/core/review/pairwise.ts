@@ -9,8 +9,21 @@
  */
 import { canonicalJson, sha256 } from '../eval/judges/judge.ts';
 import { cohensKappa } from '../eval/agreement.ts';
-import { bootstrapBradleyTerry, fitBradleyTerry, mostUncertainPair, winRateMatrix, type Battle } from '../eval/bradley-terry.ts';
-import { annotatorLabel, currentAnnotations, registerItemSchema, rolesByAnnotator, type Annotation, type AnnotationItem } from '../annotations/model.ts';
+import {
+  bootstrapBradleyTerry,
+  fitBradleyTerry,
+  mostUncertainPair,
+  winRateMatrix,
+  type Battle,
+} from '../eval/bradley-terry.ts';
+import {
+  annotatorLabel,
+  currentAnnotations,
+  registerItemSchema,
+  rolesByAnnotator,
+  type Annotation,
+  type AnnotationItem,
+} from '../annotations/model.ts';
 import type { AnnotationStore, QueueEntry } from '../annotations/store.ts';
 import { suiteVersionOf } from '../annotations/store.ts';
 import type { Judge, PairChoice } from '../eval/judges/types.ts';
@@ -46,17 +59,29 @@ export interface PairInput {
 }
 
 const choiceSchema = { type: 'string' as const, enum: VOTE_CHOICES };
-registerItemSchema(PAIRWISE_TASK, {
-  type: 'object',
-  required: ['overall', 'criteria', 'rationale'],
-  properties: {
-    overall: choiceSchema,
-    criteria: { type: 'array', items: { type: 'object', required: ['criterion', 'choice'], properties: { criterion: { type: 'string' }, choice: choiceSchema } } },
-    rationale: { type: 'string' },
-    shownLeft: { type: 'string', enum: ['A', 'B'] },
-    consistent: { type: 'boolean' },
+registerItemSchema(
+  PAIRWISE_TASK,
+  {
+    type: 'object',
+    required: ['overall', 'criteria', 'rationale'],
+    properties: {
+      overall: choiceSchema,
+      criteria: {
+        type: 'array',
+        items: {
+          type: 'object',
+          required: ['criterion', 'choice'],
+          properties: { criterion: { type: 'string' }, choice: choiceSchema },
+        },
+      },
+      rationale: { type: 'string' },
+      shownLeft: { type: 'string', enum: ['A', 'B'] },
+      consistent: { type: 'boolean' },
+    },
   },
-}, (v) => (v as PairwiseVerdict).overall, (v) => Object.fromEntries((v as PairwiseVerdict).criteria.map((c) => [c.criterion, c.choice])));
+  (v) => (v as PairwiseVerdict).overall,
+  (v) => Object.fromEntries((v as PairwiseVerdict).criteria.map((c) => [c.criterion, c.choice])),
+);
 
 /** The rubric used when neither the setting nor the benchmark names criteria. */
 export const DEFAULT_RUBRIC: readonly string[] = ['Correctness', 'Completeness', 'Clarity'];
@@ -86,16 +111,27 @@ export interface Player {
 export function playerOf(run: Pick<RunRecord, 'agent' | 'model' | 'params' | 'promptHash' | 'toolSet'>): Player {
   const p = run.params ?? {};
   const behaviour = {
-    temperature: p.temperature ?? null, maxTokens: p.maxTokens ?? null, reasoningEffort: p.reasoningEffort ?? null,
-    maxSteps: p.maxSteps ?? null, maxWallMs: p.maxWallMs ?? null, maxTotalTokens: p.maxTotalTokens ?? null, maxCostUsd: p.maxCostUsd ?? null,
+    temperature: p.temperature ?? null,
+    maxTokens: p.maxTokens ?? null,
+    reasoningEffort: p.reasoningEffort ?? null,
+    maxSteps: p.maxSteps ?? null,
+    maxWallMs: p.maxWallMs ?? null,
+    maxTotalTokens: p.maxTotalTokens ?? null,
+    maxCostUsd: p.maxCostUsd ?? null,
     // The block-independent prompt (system prompt + tool specs), never the run's own promptHash: that one covers the
     // block's task prompt too, so it differs per block and split one configuration into a profile per block. Runs
     // recorded before `agentPromptHash` existed have none (null): their profile is agent + model + the other parameters.
-    maxObservationChars: p.maxObservationChars ?? null, toolSetOptions: p.toolSetOptions ?? {}, agentPromptHash: p.agentPromptHash ?? null, toolSet: run.toolSet,
+    maxObservationChars: p.maxObservationChars ?? null,
+    toolSetOptions: p.toolSetOptions ?? {},
+    agentPromptHash: p.agentPromptHash ?? null,
+    toolSet: run.toolSet,
   };
   const paramsHash = sha256(canonicalJson(behaviour)).slice(0, 8);
   const model = run.model ?? p.model ?? null;
-  const extras = [p.temperature !== undefined ? `T=${p.temperature}` : '', p.reasoningEffort ? `effort ${p.reasoningEffort}` : ''].filter(Boolean);
+  const extras = [
+    p.temperature !== undefined ? `T=${p.temperature}` : '',
+    p.reasoningEffort ? `effort ${p.reasoningEffort}` : '',
+  ].filter(Boolean);
   const label = `${model ?? run.agent}${model && run.agent !== 'llm' ? ` (${run.agent})` : ''}${extras.length ? ` · ${extras.join(', ')}` : ''}`;
   return { player: `${run.agent} · ${model ?? '-'} · ${paramsHash}`, agent: run.agent, model, paramsHash, label };
 }
@@ -116,11 +152,15 @@ export interface RunProfile {
  * the one definition of a profile, {@link playerOf}, the Bradley–Terry player).
  * @param runs stored runs (any benchmarks and blocks). @returns run id → its profile; pure.
  */
-export function runProfiles(runs: ReadonlyArray<Pick<RunRecord, 'id' | 'suite' | 'blockId' | 'createdAt' | 'agent' | 'model' | 'params' | 'promptHash' | 'toolSet'>>): Map<string, RunProfile> {
+export function runProfiles(
+  runs: ReadonlyArray<
+    Pick<RunRecord, 'id' | 'suite' | 'blockId' | 'createdAt' | 'agent' | 'model' | 'params' | 'promptHash' | 'toolSet'>
+  >,
+): Map<string, RunProfile> {
   const players = new Map(runs.map((r) => [r.id, playerOf(r)]));
   const labels = new Map<string, Set<string>>();
   for (const p of players.values()) labels.set(p.label, (labels.get(p.label) ?? new Set()).add(p.player));
-  const groups = new Map<string, typeof runs[number][]>();
+  const groups = new Map<string, (typeof runs)[number][]>();
   for (const r of runs) {
     const k = `${r.suite}\u0000${r.blockId}\u0000${players.get(r.id)!.player}`;
     groups.set(k, [...(groups.get(k) ?? []), r]);
@@ -130,7 +170,12 @@ export function runProfiles(runs: ReadonlyArray<Pick<RunRecord, 'id' | 'suite' |
     g.sort((a, b) => a.createdAt.localeCompare(b.createdAt) || a.id.localeCompare(b.id));
     g.forEach((r, i) => {
       const p = players.get(r.id)!;
-      out.set(r.id, { player: p, label: labels.get(p.label)!.size > 1 ? `${p.label} · #${p.paramsHash}` : p.label, repeat: i + 1, repeats: g.length });
+      out.set(r.id, {
+        player: p,
+        label: labels.get(p.label)!.size > 1 ? `${p.label} · #${p.paramsHash}` : p.label,
+        repeat: i + 1,
+        repeats: g.length,
+      });
     });
   }
   return out;
@@ -149,13 +194,24 @@ export function pairItemId(blockId: string, runA: string, runB: string): string 
  * @throws LoupeInputError for an unknown run, a run paired with itself, two runs of different blocks (both block
  *   names) or of different benchmarks, or an empty / duplicated criterion list.
  */
-export async function ensurePairItem(ann: AnnotationStore, runs: RunStore, runIdA: string, runIdB: string, criteria: readonly string[]): Promise<AnnotationItem> {
-  if (runIdA === runIdB) throw new LoupeInputError(`run ${runIdA}`, 'cannot be compared with itself; choose two different runs');
+export async function ensurePairItem(
+  ann: AnnotationStore,
+  runs: RunStore,
+  runIdA: string,
+  runIdB: string,
+  criteria: readonly string[],
+): Promise<AnnotationItem> {
+  if (runIdA === runIdB) {
+    throw new LoupeInputError(`run ${runIdA}`, 'cannot be compared with itself; choose two different runs');
+  }
   const [ra, rb] = await Promise.all([runs.getRun(runIdA), runs.getRun(runIdB)]);
   if (!ra) throw new LoupeInputError(`run ${runIdA}`, 'is not in the store');
   if (!rb) throw new LoupeInputError(`run ${runIdB}`, 'is not in the store');
   if (ra.suite !== rb.suite || ra.blockId !== rb.blockId) {
-    throw new LoupeInputError('the two runs', `are of different blocks (${ra.suite} ${ra.blockId} and ${rb.suite} ${rb.blockId}); side-by-side review compares two runs of the same block`);
+    throw new LoupeInputError(
+      'the two runs',
+      `are of different blocks (${ra.suite} ${ra.blockId} and ${rb.suite} ${rb.blockId}); side-by-side review compares two runs of the same block`,
+    );
   }
   const crit = criteria.map((c) => c.trim()).filter(Boolean);
   if (!crit.length) throw new LoupeInputError('review criteria', 'name at least one criterion');
@@ -167,15 +223,24 @@ export async function ensurePairItem(ann: AnnotationStore, runs: RunStore, runId
   if (existing) return existing;
   const input: PairInput = { blockId: ra.blockId, suite: ra.suite, runA: a!.id, runB: b!.id, criteria: crit };
   return ann.putItem({
-    id, subject: { kind: 'run-pair', blockId: ra.blockId, runA: a!.id, runB: b!.id }, task: PAIRWISE_TASK, input, inputHash: sha256(canonicalJson(input)).slice(0, 32),
-    criterion: null, suite: ra.suite, runId: a!.id, itemRef: `${ra.blockId}: ${a!.id} vs ${b!.id}`,
+    id,
+    subject: { kind: 'run-pair', blockId: ra.blockId, runA: a!.id, runB: b!.id },
+    task: PAIRWISE_TASK,
+    input,
+    inputHash: sha256(canonicalJson(input)).slice(0, 32),
+    criterion: null,
+    suite: ra.suite,
+    runId: a!.id,
+    itemRef: `${ra.blockId}: ${a!.id} vs ${b!.id}`,
     suiteVersion: suiteVersionOf(JSON.stringify(a!.dataChecksums ?? {})),
   });
 }
 
 /** The pair input of a pairwise item. @throws LoupeInputError when the item is not a pairwise vote. */
 export function pairOf(item: AnnotationItem): PairInput {
-  if (item.task !== PAIRWISE_TASK || item.subject.kind !== 'run-pair') throw new LoupeInputError(`item ${item.id}`, 'is not a side-by-side pair');
+  if (item.task !== PAIRWISE_TASK || item.subject.kind !== 'run-pair') {
+    throw new LoupeInputError(`item ${item.id}`, 'is not a side-by-side pair');
+  }
   return item.input as PairInput;
 }
 
@@ -189,7 +254,10 @@ function reviewable(r: RunRecord): boolean {
  * of those runs of one block, whatever their players). Deterministic order (block, then run ids).
  * @returns `[runA, runB]` pairs and the runs skipped (not finished, or alone on their block), each with its reason.
  */
-export async function candidatePairs(runs: RunStore, sel: { suite?: string; runIds?: readonly string[]; blockIds?: readonly string[] }): Promise<{ pairs: Array<[RunRecord, RunRecord]>; skipped: Array<{ runId: string; reason: string }> }> {
+export async function candidatePairs(
+  runs: RunStore,
+  sel: { suite?: string; runIds?: readonly string[]; blockIds?: readonly string[] },
+): Promise<{ pairs: Array<[RunRecord, RunRecord]>; skipped: Array<{ runId: string; reason: string }> }> {
   let list: RunRecord[];
   const skipped: Array<{ runId: string; reason: string }> = [];
   if (sel.runIds?.length) {
@@ -205,7 +273,10 @@ export async function candidatePairs(runs: RunStore, sel: { suite?: string; runI
   if (sel.blockIds?.length) list = list.filter((r) => sel.blockIds!.includes(r.blockId));
   const byBlock = new Map<string, RunRecord[]>();
   for (const r of list) {
-    if (!reviewable(r)) { skipped.push({ runId: r.id, reason: `status ${r.status}` }); continue; }
+    if (!reviewable(r)) {
+      skipped.push({ runId: r.id, reason: `status ${r.status}` });
+      continue;
+    }
     const k = `${r.suite}\u0000${r.blockId}`;
     byBlock.set(k, [...(byBlock.get(k) ?? []), r]);
   }
@@ -220,7 +291,17 @@ export async function candidatePairs(runs: RunStore, sel: { suite?: string; runI
         paired = paired.add(rs[i]!.id).add(rs[j]!.id);
       }
     }
-    for (const r of rs) if (!paired.has(r.id)) skipped.push({ runId: r.id, reason: rs.length === 1 ? `the only reviewable run of block ${r.blockId}` : `every other run of block ${r.blockId} has the same profile` });
+    for (const r of rs) {
+      if (!paired.has(r.id)) {
+        skipped.push({
+          runId: r.id,
+          reason:
+            rs.length === 1
+              ? `the only reviewable run of block ${r.blockId}`
+              : `every other run of block ${r.blockId} has the same profile`,
+        });
+      }
+    }
   }
   return { pairs, skipped };
 }
@@ -231,17 +312,39 @@ export async function candidatePairs(runs: RunStore, sel: { suite?: string; runI
  * @param criteriaOf the criteria of a block's pairs (the rubric setting, the benchmark's criteria, or the default).
  * @throws LoupeInputError when the selection has no pair to review (with why each run was skipped).
  */
-export async function openPairwiseQueue(ann: AnnotationStore, runs: RunStore, sel: { suite?: string; runIds?: readonly string[]; blockIds?: readonly string[] },
-  criteriaOf: (run: RunRecord) => readonly string[] | Promise<readonly string[]>, opts: { name?: string; reviewers?: number; reservationMs?: number } = {}): Promise<{ queue: Awaited<ReturnType<AnnotationStore['openQueue']>>; items: AnnotationItem[]; skipped: Array<{ runId: string; reason: string }> }> {
+export async function openPairwiseQueue(
+  ann: AnnotationStore,
+  runs: RunStore,
+  sel: { suite?: string; runIds?: readonly string[]; blockIds?: readonly string[] },
+  criteriaOf: (run: RunRecord) => readonly string[] | Promise<readonly string[]>,
+  opts: { name?: string; reviewers?: number; reservationMs?: number } = {},
+): Promise<{
+  queue: Awaited<ReturnType<AnnotationStore['openQueue']>>;
+  items: AnnotationItem[];
+  skipped: Array<{ runId: string; reason: string }>;
+}> {
   const { pairs, skipped } = await candidatePairs(runs, sel);
   if (!pairs.length) {
-    const why = skipped.slice(0, 5).map((s) => `${s.runId}: ${s.reason}`).join('; ');
-    throw new LoupeInputError('pairwise review', `no two finished runs of one block to compare${why ? ` (${why})` : ''}`);
+    const why = skipped
+      .slice(0, 5)
+      .map((s) => `${s.runId}: ${s.reason}`)
+      .join('; ');
+    throw new LoupeInputError(
+      'pairwise review',
+      `no two finished runs of one block to compare${why ? ` (${why})` : ''}`,
+    );
   }
   const items: AnnotationItem[] = [];
   for (const [a, b] of pairs) items.push(await ensurePairItem(ann, runs, a.id, b.id, await criteriaOf(a)));
   const runIds = [...new Set(pairs.flatMap(([a, b]) => [a.id, b.id]))].sort();
-  const queue = await ann.openQueue({ kind: 'pairs', runIds, ...(sel.suite ? { suite: sel.suite } : {}) }, { ...opts, blind: true, name: opts.name ?? `Pairwise review · ${pairs.length} pair${pairs.length === 1 ? '' : 's'}` });
+  const queue = await ann.openQueue(
+    { kind: 'pairs', runIds, ...(sel.suite ? { suite: sel.suite } : {}) },
+    {
+      ...opts,
+      blind: true,
+      name: opts.name ?? `Pairwise review · ${pairs.length} pair${pairs.length === 1 ? '' : 's'}`,
+    },
+  );
   return { queue, items, skipped };
 }
 
@@ -257,7 +360,7 @@ export function leftSideFor(itemId: string, annotator: string): 'A' | 'B' {
 export function choiceFromSides(choice: 'left' | 'right' | 'tie' | 'both-bad', shownLeft: 'A' | 'B'): VoteChoice {
   if (choice === 'tie' || choice === 'both-bad') return choice;
   const isLeft = choice === 'left';
-  return (isLeft ? shownLeft : shownLeft === 'A' ? 'B' : 'A');
+  return isLeft ? shownLeft : shownLeft === 'A' ? 'B' : 'A';
 }
 
 /** A choice in terms of the pair's runs → screen terms (`left` / `right`), given which run is on the left. */
@@ -271,18 +374,35 @@ export function screenChoice(c: VoteChoice, shownLeft: 'A' | 'B'): 'left' | 'rig
  * @param criteria the item's criteria; `choices` one choice per criterion (by name) and `overall`.
  * @throws LoupeInputError naming the first criterion without a choice, or an unknown criterion / choice.
  */
-export function pairwiseVerdict(criteria: readonly string[], choices: Readonly<Record<string, string>>, overall: string | undefined, rationale: string, shownLeft?: 'A' | 'B'): PairwiseVerdict {
-  const isChoice = (c: unknown): c is VoteChoice => typeof c === 'string' && (VOTE_CHOICES as readonly string[]).includes(c);
-  for (const k of Object.keys(choices)) if (!criteria.includes(k)) throw new LoupeInputError(`criterion '${k}'`, `is not a criterion of this pair (${criteria.join(', ')})`);
+export function pairwiseVerdict(
+  criteria: readonly string[],
+  choices: Readonly<Record<string, string>>,
+  overall: string | undefined,
+  rationale: string,
+  shownLeft?: 'A' | 'B',
+): PairwiseVerdict {
+  const isChoice = (c: unknown): c is VoteChoice =>
+    typeof c === 'string' && (VOTE_CHOICES as readonly string[]).includes(c);
+  for (const k of Object.keys(choices)) {
+    if (!criteria.includes(k)) {
+      throw new LoupeInputError(`criterion '${k}'`, `is not a criterion of this pair (${criteria.join(', ')})`);
+    }
+  }
   const out: PairwiseVerdict['criteria'] = [];
   for (const c of criteria) {
     const v = choices[c];
-    if (v === undefined) throw new LoupeInputError(`criterion '${c}'`, 'choose A, B, tie or both bad before submitting');
+    if (v === undefined) {
+      throw new LoupeInputError(`criterion '${c}'`, 'choose A, B, tie or both bad before submitting');
+    }
     if (!isChoice(v)) throw new LoupeInputError(`criterion '${c}'`, `'${v}' is not one of A, B, tie, both-bad`);
     out.push({ criterion: c, choice: v });
   }
-  if (overall === undefined) throw new LoupeInputError('overall preference', 'choose A, B, tie or both bad before submitting');
-  if (!isChoice(overall)) throw new LoupeInputError('overall preference', `'${overall}' is not one of A, B, tie, both-bad`);
+  if (overall === undefined) {
+    throw new LoupeInputError('overall preference', 'choose A, B, tie or both bad before submitting');
+  }
+  if (!isChoice(overall)) {
+    throw new LoupeInputError('overall preference', `'${overall}' is not one of A, B, tie, both-bad`);
+  }
   return { overall, criteria: out, rationale: rationale ?? '', ...(shownLeft ? { shownLeft } : {}) };
 }
 
@@ -298,14 +418,35 @@ function battleOf(v: PairwiseVerdict, criterion: string, pa: string, pb: string)
 export type VoteSource = 'human' | 'llm' | 'all';
 
 /** Votes of pair items, each with its players, in a stable order. */
-interface Vote { item: AnnotationItem; verdict: PairwiseVerdict; by: string; pa: Player; pb: Player; /** The human reviewer (display name), absent for the LLM judge. */ reviewer?: string }
+interface Vote {
+  item: AnnotationItem;
+  verdict: PairwiseVerdict;
+  by: string;
+  pa: Player;
+  pb: Player;
+  /** The human reviewer (display name), absent for the LLM judge. */ reviewer?: string;
+}
 
-async function collectVotes(ann: AnnotationStore, runs: RunStore, filter: { suite?: string; runIds?: readonly string[] }, source: VoteSource): Promise<{ votes: Vote[]; players: Map<string, Player>; items: AnnotationItem[]; humanByItem: Map<string, Annotation[]>; llmByItem: Map<string, { judgeId: string; verdict: unknown }> }> {
+async function collectVotes(
+  ann: AnnotationStore,
+  runs: RunStore,
+  filter: { suite?: string; runIds?: readonly string[] },
+  source: VoteSource,
+): Promise<{
+  votes: Vote[];
+  players: Map<string, Player>;
+  items: AnnotationItem[];
+  humanByItem: Map<string, Annotation[]>;
+  llmByItem: Map<string, { judgeId: string; verdict: unknown }>;
+}> {
   const f = { task: PAIRWISE_TASK, ...(filter.suite ? { suite: filter.suite } : {}) };
   let items = await ann.listItems(f);
   if (filter.runIds?.length) {
     const s = new Set(filter.runIds);
-    items = items.filter((i) => { const p = pairOf(i); return s.has(p.runA) && s.has(p.runB); });
+    items = items.filter((i) => {
+      const p = pairOf(i);
+      return s.has(p.runA) && s.has(p.runB);
+    });
   }
   const humanByItem = await ann.annotationsByItem(f);
   const llmByItem = await ann.llmVerdicts(f);
@@ -326,8 +467,20 @@ async function collectVotes(ann: AnnotationStore, runs: RunStore, filter: { suit
     players.set(pb.player, pb);
     if (source !== 'llm') {
       const { byAnnotator, final } = currentAnnotations(humanByItem.get(item.id) ?? []);
-      if (final) votes.push({ item, verdict: final.verdict as PairwiseVerdict, by: `adjudicator:${final.annotator}`, pa, pb, reviewer: final.annotator });
-      else for (const [who, a] of [...byAnnotator.entries()].sort((x, y) => x[0].localeCompare(y[0]))) votes.push({ item, verdict: a.verdict as PairwiseVerdict, by: who, pa, pb, reviewer: who });
+      if (final) {
+        votes.push({
+          item,
+          verdict: final.verdict as PairwiseVerdict,
+          by: `adjudicator:${final.annotator}`,
+          pa,
+          pb,
+          reviewer: final.annotator,
+        });
+      } else {
+        for (const [who, a] of [...byAnnotator.entries()].sort((x, y) => x[0].localeCompare(y[0]))) {
+          votes.push({ item, verdict: a.verdict as PairwiseVerdict, by: who, pa, pb, reviewer: who });
+        }
+      }
     }
     if (source !== 'human') {
       const l = llmByItem.get(item.id);
@@ -392,20 +545,47 @@ export interface PairwiseRanking {
  *   database roles (`reviewers`).
  * Source: issue 16 "Ranking"; Chatbot Arena (Chiang et al. 2024 §5) for the Elo-like scale and bootstrap.
  */
-export async function pairwiseRanking(ann: AnnotationStore, runs: RunStore, opts: { suite?: string; runIds?: readonly string[]; criterion?: string; source?: VoteSource; ties?: 'half' | 'ignore'; l2?: number; samples?: number; seed?: number } = {}): Promise<PairwiseRanking> {
+export async function pairwiseRanking(
+  ann: AnnotationStore,
+  runs: RunStore,
+  opts: {
+    suite?: string;
+    runIds?: readonly string[];
+    criterion?: string;
+    source?: VoteSource;
+    ties?: 'half' | 'ignore';
+    l2?: number;
+    samples?: number;
+    seed?: number;
+  } = {},
+): Promise<PairwiseRanking> {
   const criterion = opts.criterion ?? 'overall';
   const source = opts.source ?? 'human';
-  if (!['human', 'llm', 'all'].includes(source)) throw new LoupeInputError('vote source', `must be human, llm or all, got '${String(source)}'`);
+  if (!['human', 'llm', 'all'].includes(source)) {
+    throw new LoupeInputError('vote source', `must be human, llm or all, got '${String(source)}'`);
+  }
   const ties = opts.ties ?? 'half';
-  if (ties !== 'half' && ties !== 'ignore') throw new LoupeInputError('ties', `must be half or ignore, got '${String(ties)}'`);
+  if (ties !== 'half' && ties !== 'ignore') {
+    throw new LoupeInputError('ties', `must be half or ignore, got '${String(ties)}'`);
+  }
   const l2 = opts.l2 ?? 0.01;
   const samples = opts.samples ?? 1000;
   const seed = opts.seed ?? 0;
   const { votes, players, items, humanByItem, llmByItem } = await collectVotes(ann, runs, opts, source);
   const suites = [...new Set(items.map((i) => i.suite ?? ''))].sort();
-  if (suites.length > 1) throw new LoupeInputError('pairwise ranking', `the votes are on runs of several benchmarks (${suites.join(', ')}), whose players cannot be compared; rank one benchmark at a time`);
+  if (suites.length > 1) {
+    throw new LoupeInputError(
+      'pairwise ranking',
+      `the votes are on runs of several benchmarks (${suites.join(', ')}), whose players cannot be compared; rank one benchmark at a time`,
+    );
+  }
   const criteria = [...new Set(items.flatMap((i) => pairOf(i).criteria))];
-  if (criterion !== 'overall' && !criteria.includes(criterion)) throw new LoupeInputError(`criterion '${criterion}'`, `no pair is voted on it (criteria: overall, ${criteria.join(', ') || 'none'})`);
+  if (criterion !== 'overall' && !criteria.includes(criterion)) {
+    throw new LoupeInputError(
+      `criterion '${criterion}'`,
+      `no pair is voted on it (criteria: overall, ${criteria.join(', ') || 'none'})`,
+    );
+  }
   const battles: Battle[] = [];
   let bothBad = 0;
   const byReviewer = new Map<string, number>();
@@ -416,12 +596,20 @@ export async function pairwiseRanking(ann: AnnotationStore, runs: RunStore, opts
     if (b && v.reviewer !== undefined) byReviewer.set(v.reviewer, (byReviewer.get(v.reviewer) ?? 0) + 1);
   }
   const roles = rolesByAnnotator(items.flatMap((i) => humanByItem.get(i.id) ?? []));
-  const reviewers = [...byReviewer.keys()].sort().map((w) => ({ annotator: w, roles: roles[w] ?? [], label: annotatorLabel(w, roles[w]), votes: byReviewer.get(w)! }));
+  const reviewers = [...byReviewer.keys()].sort().map((w) => ({
+    annotator: w,
+    roles: roles[w] ?? [],
+    label: annotatorLabel(w, roles[w]),
+    votes: byReviewer.get(w)!,
+  }));
   const counted = battles.length;
   const options = { ties, l2, samples, seed, level: 0.95 };
   const stats = new Map<string, { battles: number; wins: number; ties: number }>();
   for (const b of battles) {
-    for (const [p, won] of [[b.a, b.winner === 'a'], [b.b, b.winner === 'b']] as const) {
+    for (const [p, won] of [
+      [b.a, b.winner === 'a'],
+      [b.b, b.winner === 'b'],
+    ] as const) {
       const s = stats.get(p) ?? { battles: 0, wins: 0, ties: 0 };
       s.battles++;
       if (won) s.wins++;
@@ -434,11 +622,24 @@ export async function pairwiseRanking(ann: AnnotationStore, runs: RunStore, opts
   if (battles.length) {
     const boot = bootstrapBradleyTerry(battles, { samples, seed, level: 0.95, ties, l2 });
     components = boot.fit.components;
-    rows = boot.fit.players.map((p) => {
-      const pl = players.get(p)!;
-      const s = stats.get(p) ?? { battles: 0, wins: 0, ties: 0 };
-      return { player: p, agent: pl.agent, model: pl.model, paramsHash: pl.paramsHash, label: pl.label, rating: boot.fit.elo[p]!, ciLow: boot.eloCi[p]!.ciLow, ciHigh: boot.eloCi[p]!.ciHigh, logStrength: boot.fit.logStrengths[p]!, ...s };
-    }).sort((x, y) => y.rating - x.rating || x.player.localeCompare(y.player));
+    rows = boot.fit.players
+      .map((p) => {
+        const pl = players.get(p)!;
+        const s = stats.get(p) ?? { battles: 0, wins: 0, ties: 0 };
+        return {
+          player: p,
+          agent: pl.agent,
+          model: pl.model,
+          paramsHash: pl.paramsHash,
+          label: pl.label,
+          rating: boot.fit.elo[p]!,
+          ciLow: boot.eloCi[p]!.ciLow,
+          ciHigh: boot.eloCi[p]!.ciHigh,
+          logStrength: boot.fit.logStrengths[p]!,
+          ...s,
+        };
+      })
+      .sort((x, y) => y.rating - x.rating || x.player.localeCompare(y.player));
   }
   const order = rows.map((r) => r.player);
   const m = winRateMatrix(battles, { ties, players: order });
@@ -464,9 +665,18 @@ export async function pairwiseRanking(ann: AnnotationStore, runs: RunStore, opts
     judgeHuman = { items: llmLabels.length, agreement: k.observed, kappa: Number.isFinite(k.kappa) ? k.kappa : null };
   }
   return {
-    criterion, source, options, rows, votes: counted, bothBad: { votes: bothBad, rate: counted + bothBad ? bothBad / (counted + bothBad) : null },
-    matrix: { players: order, labels: order.map((p) => players.get(p)!.label), rate: m.rate, battles: m.battles }, criteria,
-    judgeHuman, positionConsistency: judged ? { pairs: judged, consistent, rate: consistent / judged } : null, components, reviewers,
+    criterion,
+    source,
+    options,
+    rows,
+    votes: counted,
+    bothBad: { votes: bothBad, rate: counted + bothBad ? bothBad / (counted + bothBad) : null },
+    matrix: { players: order, labels: order.map((p) => players.get(p)!.label), rate: m.rate, battles: m.battles },
+    criteria,
+    judgeHuman,
+    positionConsistency: judged ? { pairs: judged, consistent, rate: consistent / judged } : null,
+    components,
+    reviewers,
   };
 }
 
@@ -475,7 +685,10 @@ function humanResolution(anns: readonly Annotation[]): string | null {
   const { byAnnotator, final } = currentAnnotations(anns);
   if (final) return (final.verdict as PairwiseVerdict).overall;
   const counts = new Map<string, number>();
-  for (const a of byAnnotator.values()) { const o = (a.verdict as PairwiseVerdict).overall; counts.set(o, (counts.get(o) ?? 0) + 1); }
+  for (const a of byAnnotator.values()) {
+    const o = (a.verdict as PairwiseVerdict).overall;
+    counts.set(o, (counts.get(o) ?? 0) + 1);
+  }
   const ranked = [...counts.entries()].sort((a, b) => b[1] - a[1]);
   if (!ranked.length || (ranked.length > 1 && ranked[0]![1] === ranked[1]![1])) return null;
   return ranked[0]![0];
@@ -488,14 +701,25 @@ function humanResolution(anns: readonly Annotation[]): string | null {
  * @returns the entry, or undefined when nothing is left for this reviewer.
  * @throws LoupeInputError for an unknown queue.
  */
-export async function nextPair(ann: AnnotationStore, runs: RunStore, queueId: string, annotator: string, opts: { now?: Date } = {}): Promise<QueueEntry | undefined> {
+export async function nextPair(
+  ann: AnnotationStore,
+  runs: RunStore,
+  queueId: string,
+  annotator: string,
+  opts: { now?: Date } = {},
+): Promise<QueueEntry | undefined> {
   const q = await ann.getQueue(queueId);
   if (!q) throw new LoupeInputError(`queue ${queueId}`, 'no such queue');
   return ann.nextItem(queueId, annotator, {
     ...(opts.now ? { now: opts.now } : {}),
     pick: async (entries) => {
       if (entries.length <= 1) return entries[0];
-      const { votes } = await collectVotes(ann, runs, { ...(q.spec.suite ? { suite: q.spec.suite } : {}), ...(q.spec.runIds ? { runIds: q.spec.runIds } : {}) }, 'human');
+      const { votes } = await collectVotes(
+        ann,
+        runs,
+        { ...(q.spec.suite ? { suite: q.spec.suite } : {}), ...(q.spec.runIds ? { runIds: q.spec.runIds } : {}) },
+        'human',
+      );
       const battles: Battle[] = [];
       for (const v of votes) {
         const b = battleOf(v.verdict, 'overall', v.pa.player, v.pb.player);
@@ -505,10 +729,16 @@ export async function nextPair(ann: AnnotationStore, runs: RunStore, queueId: st
       for (const e of entries) {
         const p = pairOf(e.item);
         for (const id of [p.runA, p.runB]) {
-          if (!runPlayers.has(id)) { const r = await runs.getRun(id); runPlayers.set(id, r ? playerOf(r).player : id); }
+          if (!runPlayers.has(id)) {
+            const r = await runs.getRun(id);
+            runPlayers.set(id, r ? playerOf(r).player : id);
+          }
         }
       }
-      const candidates = entries.map((e) => { const p = pairOf(e.item); return [runPlayers.get(p.runA)!, runPlayers.get(p.runB)!] as [string, string]; });
+      const candidates = entries.map((e) => {
+        const p = pairOf(e.item);
+        return [runPlayers.get(p.runA)!, runPlayers.get(p.runB)!] as [string, string];
+      });
       if (!battles.length) return entries[0];
       const fit = fitBradleyTerry(battles, { l2: 0.01 });
       return entries[mostUncertainPair(fit, candidates)];
@@ -544,10 +774,18 @@ function fromOrder(c: PairChoice, firstIsA: boolean): VoteChoice {
  * Source: issue 16 "LLM pairwise judge" (both orders, position-consistency rate); Zheng et al. 2023 (MT-Bench §3.3:
  * position bias, swap and count inconsistent as a tie).
  */
-export async function judgePairs(runs: RunStore, judge: Judge, items: readonly AnnotationItem[], textOf: (runId: string) => Promise<string>, instructionOf: (pair: PairInput) => Promise<string>,
-  opts: { inconsistent?: 'tie' | 'drop' } = {}): Promise<PairJudgeResult> {
+export async function judgePairs(
+  runs: RunStore,
+  judge: Judge,
+  items: readonly AnnotationItem[],
+  textOf: (runId: string) => Promise<string>,
+  instructionOf: (pair: PairInput) => Promise<string>,
+  opts: { inconsistent?: 'tie' | 'drop' } = {},
+): Promise<PairJudgeResult> {
   const inconsistent = opts.inconsistent ?? 'tie';
-  if (inconsistent !== 'tie' && inconsistent !== 'drop') throw new LoupeInputError('inconsistent', `must be tie or drop, got '${String(inconsistent)}'`);
+  if (inconsistent !== 'tie' && inconsistent !== 'drop') {
+    throw new LoupeInputError('inconsistent', `must be tie or drop, got '${String(inconsistent)}'`);
+  }
   const out: PairJudgeResult = { judged: 0, consistent: 0, failed: [], inconsistent };
   for (const item of items) {
     const p = pairOf(item);
@@ -556,7 +794,10 @@ export async function judgePairs(runs: RunStore, judge: Judge, items: readonly A
     const ab = await judge.judge('pairwise-report', { instruction, criteria: p.criteria, first: ta, second: tb }, ctx);
     const ba = await judge.judge('pairwise-report', { instruction, criteria: p.criteria, first: tb, second: ta }, ctx);
     if (ab.status !== 'done' || ba.status !== 'done' || !ab.verdict || !ba.verdict) {
-      out.failed.push({ itemId: item.id, error: ab.status !== 'done' ? (ab.error ?? ab.status) : (ba.error ?? ba.status) });
+      out.failed.push({
+        itemId: item.id,
+        error: ab.status !== 'done' ? (ab.error ?? ab.status) : (ba.error ?? ba.status),
+      });
       continue;
     }
     const combine = (x: PairChoice | undefined, y: PairChoice | undefined): { choice: VoteChoice; agree: boolean } => {
@@ -565,19 +806,38 @@ export async function judgePairs(runs: RunStore, judge: Judge, items: readonly A
       return a === b ? { choice: a, agree: true } : { choice: 'tie', agree: false };
     };
     const overall = combine(ab.verdict.overall, ba.verdict.overall);
-    const criteria = p.criteria.map((criterion) => ({ criterion, ...combine(ab.verdict!.criteria.find((c) => c.criterion === criterion)?.choice, ba.verdict!.criteria.find((c) => c.criterion === criterion)?.choice) }));
+    const criteria = p.criteria.map((criterion) => ({
+      criterion,
+      ...combine(
+        ab.verdict!.criteria.find((c) => c.criterion === criterion)?.choice,
+        ba.verdict!.criteria.find((c) => c.criterion === criterion)?.choice,
+      ),
+    }));
     const allAgree = overall.agree && criteria.every((c) => c.agree);
     out.judged++;
     if (overall.agree) out.consistent++;
     if (inconsistent === 'drop' && !allAgree) continue;
     const verdict: PairwiseVerdict = {
-      overall: overall.choice, criteria: criteria.map((c) => ({ criterion: c.criterion, choice: c.choice })),
-      rationale: `A first: ${ab.verdict.reason} | B first: ${ba.verdict.reason}`.slice(0, 2000), consistent: overall.agree,
+      overall: overall.choice,
+      criteria: criteria.map((c) => ({ criterion: c.criterion, choice: c.choice })),
+      rationale: `A first: ${ab.verdict.reason} | B first: ${ba.verdict.reason}`.slice(0, 2000),
+      consistent: overall.agree,
     };
-    await runs.judgements.put({
-      key: sha256(canonicalJson({ judge: judge.id, task: PAIRWISE_TASK, inputHash: item.inputHash, inconsistent })), task: PAIRWISE_TASK, judgeId: judge.id, inputHash: item.inputHash!,
-      promptHash: null, input: item.input, raw: JSON.stringify({ aFirst: ab.verdict, bFirst: ba.verdict }), verdict, status: 'done', at: new Date().toISOString(),
-    }, { runId: p.runA, itemRef: `pair ${item.id}` });
+    await runs.judgements.put(
+      {
+        key: sha256(canonicalJson({ judge: judge.id, task: PAIRWISE_TASK, inputHash: item.inputHash, inconsistent })),
+        task: PAIRWISE_TASK,
+        judgeId: judge.id,
+        inputHash: item.inputHash!,
+        promptHash: null,
+        input: item.input,
+        raw: JSON.stringify({ aFirst: ab.verdict, bFirst: ba.verdict }),
+        verdict,
+        status: 'done',
+        at: new Date().toISOString(),
+      },
+      { runId: p.runA, itemRef: `pair ${item.id}` },
+    );
   }
   return out;
 }

@@ -23,7 +23,13 @@ import { nullLogger, type Logger } from '../util/log.ts';
  *   failure (the database unreachable, the benchmark's evidence list unreadable) becomes a `warning` event of the
  *   run and a log line, never an exception, so it cannot turn an ended run into a failed one.
  */
-export async function captureRunEvidence(store: RunStore, run: RunRecord, folder: RunFolder, log: Logger = nullLogger, limits: { fileBytes?: number; runBytes?: number; runFiles?: number } = {}): Promise<ArtefactCapture | null> {
+export async function captureRunEvidence(
+  store: RunStore,
+  run: RunRecord,
+  folder: RunFolder,
+  log: Logger = nullLogger,
+  limits: { fileBytes?: number; runBytes?: number; runFiles?: number } = {},
+): Promise<ArtefactCapture | null> {
   try {
     const def = findBenchmark(run.suite);
     let first: string[] = [];
@@ -31,15 +37,23 @@ export async function captureRunEvidence(store: RunStore, run: RunRecord, folder
       try {
         first = await def.evidenceFiles(store, run);
       } catch (e) {
-        await store.addEvent(run.id, 'warning', `artefacts: the files ${def.title} scores and reviews could not be listed (${errorMessage(e)}); captured smallest first`);
+        await store.addEvent(
+          run.id,
+          'warning',
+          `artefacts: the files ${def.title} scores and reviews could not be listed (${errorMessage(e)}); captured smallest first`,
+        );
       }
     }
     const c = await captureRunArtefacts(store, run, folder, { ...limits, first });
-    log.info(`run ${run.id}: ${c.stored.length} artefact file(s), ${c.bytes} bytes kept in the store${c.skipped.length ? `; ${c.skipped.length} skipped (see the run's events)` : ''}`);
+    log.info(
+      `run ${run.id}: ${c.stored.length} artefact file(s), ${c.bytes} bytes kept in the store${c.skipped.length ? `; ${c.skipped.length} skipped (see the run's events)` : ''}`,
+    );
     return c;
   } catch (e) {
     log.warn(`run ${run.id}: its files were not kept in the store: ${errorMessage(e)}`);
-    await store.addEvent(run.id, 'warning', `artefacts: the run's files were not kept in the store: ${errorMessage(e)}`).catch(() => undefined);
+    await store
+      .addEvent(run.id, 'warning', `artefacts: the run's files were not kept in the store: ${errorMessage(e)}`)
+      .catch(() => undefined);
     return null;
   }
 }

@@ -22,10 +22,28 @@ export type InterventionSupport = { ok: true } | { ok: false; reason: string };
  */
 export function interventionSupport(run: Pick<RunRecord, 'id' | 'agent'>): InterventionSupport {
   if (run.agent === 'llm') return { ok: true };
-  if (run.agent === 'reference') return { ok: false, reason: `run ${run.id} is the reference agent's: it follows a fixed script and reads no messages, so it cannot be intervened on (fork it with a model instead)` };
-  if (run.agent.startsWith('mcp:')) return { ok: false, reason: `run ${run.id} was made by an external MCP client (${run.agent.slice(4)}): Loupe only answers its tool calls and cannot send it a message, so MCP runs cannot be intervened on (give the hint to the client itself)` };
-  if (run.agent.startsWith('human:')) return { ok: false, reason: `run ${run.id} is a human baseline by ${run.agent.slice(6)}: its steps are the expert's own actions, so it takes no interventions (a hint would make it no longer a baseline)` };
-  return { ok: false, reason: `run ${run.id} was made by an external client (${run.agent}) that Loupe does not drive: interventions apply to Loupe's own agent only` };
+  if (run.agent === 'reference') {
+    return {
+      ok: false,
+      reason: `run ${run.id} is the reference agent's: it follows a fixed script and reads no messages, so it cannot be intervened on (fork it with a model instead)`,
+    };
+  }
+  if (run.agent.startsWith('mcp:')) {
+    return {
+      ok: false,
+      reason: `run ${run.id} was made by an external MCP client (${run.agent.slice(4)}): Loupe only answers its tool calls and cannot send it a message, so MCP runs cannot be intervened on (give the hint to the client itself)`,
+    };
+  }
+  if (run.agent.startsWith('human:')) {
+    return {
+      ok: false,
+      reason: `run ${run.id} is a human baseline by ${run.agent.slice(6)}: its steps are the expert's own actions, so it takes no interventions (a hint would make it no longer a baseline)`,
+    };
+  }
+  return {
+    ok: false,
+    reason: `run ${run.id} was made by an external client (${run.agent}) that Loupe does not drive: interventions apply to Loupe's own agent only`,
+  };
 }
 
 /** A run's human steps summarised: how many, and whether it is a fork. */
@@ -54,9 +72,16 @@ export function assistanceLabel(a: RunAssistance | undefined): 'assisted' | 'for
 export async function assistanceOf(store: RunStore, runs: readonly RunRecord[]): Promise<Map<string, RunAssistance>> {
   const ids = runs.map((r) => r.id);
   const [all, code] = await Promise.all([store.getInterventionsOf(ids), store.getEventsOf(ids, 'assisted')]);
-  return new Map(runs.map((r) => [r.id, {
-    interventions: all.get(r.id)?.length ?? 0, ...((code.get(r.id)?.length ?? 0) > 0 ? { analystCode: true } : {}), ...(r.params.forkOf ? { forkOf: r.params.forkOf } : {}),
-  }]));
+  return new Map(
+    runs.map((r) => [
+      r.id,
+      {
+        interventions: all.get(r.id)?.length ?? 0,
+        ...((code.get(r.id)?.length ?? 0) > 0 ? { analystCode: true } : {}),
+        ...(r.params.forkOf ? { forkOf: r.params.forkOf } : {}),
+      },
+    ]),
+  );
 }
 
 /**
@@ -67,13 +92,19 @@ export async function assistanceOf(store: RunStore, runs: readonly RunRecord[]):
  * @throws LoupeInputError for an unknown run, a run that cannot take interventions (reference agent, external client),
  *   a finished run, or invalid input; RunLeaseError naming the process that drives the run now.
  */
-export async function interveneStoredRun(store: RunStore, runId: string, input: InterventionInput): Promise<InterventionRecord> {
+export async function interveneStoredRun(
+  store: RunStore,
+  runId: string,
+  input: InterventionInput,
+): Promise<InterventionRecord> {
   const v = validateIntervention(input);
   const run = await store.getRun(runId);
   if (!run) throw new LoupeInputError(`run ${runId}`, `not found in ${store.location}`);
   const sup = interventionSupport(run);
   if (!sup.ok) throw new LoupeInputError(`run ${runId}`, sup.reason);
-  if (run.status === 'finished') throw new LoupeInputError(`run ${runId}`, 'already finished: fork it from a step to continue it with a hint');
+  if (run.status === 'finished') {
+    throw new LoupeInputError(`run ${runId}`, 'already finished: fork it from a step to continue it with a hint');
+  }
   const owner = `${hostname()}:${process.pid}:intervene-${randomUUID().slice(0, 8)}`;
   const lease = await store.acquireRunLease(runId, { owner, host: hostname(), pid: process.pid }, RUN_LEASE_TTL_MS);
   if (!lease.ok) throw new RunLeaseError(runId, lease.holder);
@@ -82,7 +113,10 @@ export async function interveneStoredRun(store: RunStore, runId: string, input: 
     if (!rec) {
       const holder = await store.getRunLease(runId);
       if (holder) throw new RunLeaseError(runId, holder);
-      throw new LoupeInputError(`run ${runId}`, 'its lease was taken while the intervention was being recorded; nothing was recorded');
+      throw new LoupeInputError(
+        `run ${runId}`,
+        'its lease was taken while the intervention was being recorded; nothing was recorded',
+      );
     }
     return rec;
   } finally {
@@ -106,15 +140,31 @@ export interface ForkPoint {
  * @throws LoupeInputError for an unknown parent, a block other than `blockId`, or a fork point that is not a whole
  *   number in 0..(the parent's last step).
  */
-export async function readForkPoint(store: RunStore, parentRunId: string, step: number, blockId?: string): Promise<ForkPoint> {
+export async function readForkPoint(
+  store: RunStore,
+  parentRunId: string,
+  step: number,
+  blockId?: string,
+): Promise<ForkPoint> {
   const parent = await store.getRun(parentRunId);
   if (!parent) throw new LoupeInputError(`run ${parentRunId}`, `not found in ${store.location}`);
-  if (blockId !== undefined && parent.blockId !== blockId) throw new LoupeInputError(`run ${parentRunId}`, `is for block ${parent.blockId}, not ${blockId}`);
+  if (blockId !== undefined && parent.blockId !== blockId) {
+    throw new LoupeInputError(`run ${parentRunId}`, `is for block ${parent.blockId}, not ${blockId}`);
+  }
   const all = await store.getSteps(parentRunId);
-  if (!Number.isInteger(step) || step < 0) throw new LoupeInputError(`fork point ${step}`, 'must be a step number (0 to start over)');
-  if (step > all.length) throw new LoupeInputError(`fork point ${step}`, `is beyond the last step of run ${parentRunId} (it has ${all.length} step${all.length === 1 ? '' : 's'})`);
+  if (!Number.isInteger(step) || step < 0) {
+    throw new LoupeInputError(`fork point ${step}`, 'must be a step number (0 to start over)');
+  }
+  if (step > all.length) {
+    throw new LoupeInputError(
+      `fork point ${step}`,
+      `is beyond the last step of run ${parentRunId} (it has ${all.length} step${all.length === 1 ? '' : 's'})`,
+    );
+  }
   const steps = all.slice(0, step);
-  const cells = (await store.getCells(parentRunId, { includeReplays: false, withFigures: false })).filter((c) => c.stepIndex >= 0 && c.stepIndex < step);
+  const cells = (await store.getCells(parentRunId, { includeReplays: false, withFigures: false })).filter(
+    (c) => c.stepIndex >= 0 && c.stepIndex < step,
+  );
   const interventions = (await store.getInterventions(parentRunId)).filter((i) => i.beforeStep <= step);
   return { parent, step, steps, cells, interventions };
 }
@@ -134,8 +184,19 @@ export function parseForkSpec(spec: string): { runId: string; step: number } {
  * new step), under a lease the caller does not hold yet.
  * @returns the copies in order.
  */
-export async function seedForkInterventions(store: RunStore, forkRunId: string, fork: ForkPoint, hint?: InterventionInput): Promise<InterventionRecord[]> {
-  const items = fork.interventions.map((i) => ({ who: i.who, kind: i.kind, text: i.text, at: i.at, beforeStep: i.beforeStep }));
+export async function seedForkInterventions(
+  store: RunStore,
+  forkRunId: string,
+  fork: ForkPoint,
+  hint?: InterventionInput,
+): Promise<InterventionRecord[]> {
+  const items = fork.interventions.map((i) => ({
+    who: i.who,
+    kind: i.kind,
+    text: i.text,
+    at: i.at,
+    beforeStep: i.beforeStep,
+  }));
   if (hint) items.push({ ...validateIntervention(hint), at: new Date().toISOString(), beforeStep: fork.step });
   if (!items.length) return [];
   const owner = `${hostname()}:${process.pid}:fork-${randomUUID().slice(0, 8)}`;

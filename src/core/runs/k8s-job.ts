@@ -62,20 +62,64 @@ const LABEL_VALUE = /^(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?$/;
  */
 export function workerJobManifest(o: WorkerJobOptions): Record<string, unknown> {
   const name = o.name ?? 'loupe-sweep-workers';
-  if (!DNS_LABEL.test(name) || name.length > 63) throw new LoupeInputError(`job name '${name}'`, 'must be a DNS label: lower-case letters, digits and "-", at most 63 characters');
-  if (!o.image.trim() || /\s/.test(o.image)) throw new LoupeInputError(`image '${o.image}'`, 'must be an image reference (registry/name:tag)');
-  if (!Number.isInteger(o.workers) || o.workers < 1 || o.workers > 1000) throw new LoupeInputError('workers', `must be a whole number from 1 to 1000, got ${o.workers}`);
+  if (!DNS_LABEL.test(name) || name.length > 63) {
+    throw new LoupeInputError(
+      `job name '${name}'`,
+      'must be a DNS label: lower-case letters, digits and "-", at most 63 characters',
+    );
+  }
+  if (!o.image.trim() || /\s/.test(o.image)) {
+    throw new LoupeInputError(`image '${o.image}'`, 'must be an image reference (registry/name:tag)');
+  }
+  if (!Number.isInteger(o.workers) || o.workers < 1 || o.workers > 1000) {
+    throw new LoupeInputError('workers', `must be a whole number from 1 to 1000, got ${o.workers}`);
+  }
   const concurrency = o.concurrency ?? 1;
-  if (!Number.isInteger(concurrency) || concurrency < 1 || concurrency > 64) throw new LoupeInputError('concurrency', `must be a whole number from 1 to 64, got ${concurrency}`);
-  if (!DNS_SUBDOMAIN.test(o.storeSecret) || o.storeSecret.length > 253) throw new LoupeInputError(`store secret '${o.storeSecret}'`, 'must be the name of a Kubernetes Secret (lower-case letters, digits, "-" and ".")');
-  if (o.namespace !== undefined && (!DNS_LABEL.test(o.namespace) || o.namespace.length > 63)) throw new LoupeInputError(`namespace '${o.namespace}'`, 'must be a DNS label');
-  if (o.dataClaim !== undefined && (!DNS_SUBDOMAIN.test(o.dataClaim) || !o.root)) throw new LoupeInputError(`data claim '${o.dataClaim}'`, 'must be a PersistentVolumeClaim name, given with the root it is mounted at');
-  if (o.root !== undefined && !o.root.startsWith('/')) throw new LoupeInputError(`root '${o.root}'`, 'must be an absolute path inside the pods');
-  if (o.sweepId !== undefined && (!LABEL_VALUE.test(o.sweepId) || o.sweepId.length > 63)) throw new LoupeInputError(`sweep '${o.sweepId}'`, 'must be usable as a label value (at most 63 letters, digits, "-", "_", ".")');
+  if (!Number.isInteger(concurrency) || concurrency < 1 || concurrency > 64) {
+    throw new LoupeInputError('concurrency', `must be a whole number from 1 to 64, got ${concurrency}`);
+  }
+  if (!DNS_SUBDOMAIN.test(o.storeSecret) || o.storeSecret.length > 253) {
+    throw new LoupeInputError(
+      `store secret '${o.storeSecret}'`,
+      'must be the name of a Kubernetes Secret (lower-case letters, digits, "-" and ".")',
+    );
+  }
+  if (o.namespace !== undefined && (!DNS_LABEL.test(o.namespace) || o.namespace.length > 63)) {
+    throw new LoupeInputError(`namespace '${o.namespace}'`, 'must be a DNS label');
+  }
+  if (o.dataClaim !== undefined && (!DNS_SUBDOMAIN.test(o.dataClaim) || !o.root)) {
+    throw new LoupeInputError(
+      `data claim '${o.dataClaim}'`,
+      'must be a PersistentVolumeClaim name, given with the root it is mounted at',
+    );
+  }
+  if (o.root !== undefined && !o.root.startsWith('/')) {
+    throw new LoupeInputError(`root '${o.root}'`, 'must be an absolute path inside the pods');
+  }
+  if (o.sweepId !== undefined && (!LABEL_VALUE.test(o.sweepId) || o.sweepId.length > 63)) {
+    throw new LoupeInputError(
+      `sweep '${o.sweepId}'`,
+      'must be usable as a label value (at most 63 letters, digits, "-", "_", ".")',
+    );
+  }
   const apiKeyEnv = o.apiKeyEnv ?? 'OPENAI_API_KEY';
-  if (!/^[A-Za-z_][A-Za-z0-9_]*$/.test(apiKeyEnv)) throw new LoupeInputError(`api key variable '${apiKeyEnv}'`, 'is not an environment variable name');
-  const labels: Record<string, string> = { 'app.kubernetes.io/name': 'loupe-worker', 'app.kubernetes.io/component': 'sweep-worker', ...(o.sweepId ? { 'loupe.dev/sweep': o.sweepId } : {}) };
-  const args = ['worker', '--store', '$(LOUPE_STORE)', '--concurrency', String(concurrency), '--until-empty', ...(o.root ? ['--root', o.root] : [])];
+  if (!/^[A-Za-z_][A-Za-z0-9_]*$/.test(apiKeyEnv)) {
+    throw new LoupeInputError(`api key variable '${apiKeyEnv}'`, 'is not an environment variable name');
+  }
+  const labels: Record<string, string> = {
+    'app.kubernetes.io/name': 'loupe-worker',
+    'app.kubernetes.io/component': 'sweep-worker',
+    ...(o.sweepId ? { 'loupe.dev/sweep': o.sweepId } : {}),
+  };
+  const args = [
+    'worker',
+    '--store',
+    '$(LOUPE_STORE)',
+    '--concurrency',
+    String(concurrency),
+    '--until-empty',
+    ...(o.root ? ['--root', o.root] : []),
+  ];
   const job = new Job({
     metadata: { name, ...(o.namespace ? { namespace: o.namespace } : {}), labels },
     spec: {
@@ -85,7 +129,10 @@ export function workerJobManifest(o: WorkerJobOptions): Record<string, unknown> 
       ttlSecondsAfterFinished: 7 * 24 * 3600,
       podFailurePolicy: {
         rules: [
-          { action: 'FailJob', onExitCodes: { containerName: 'worker', operator: 'In', values: [SANDBOX_REFUSED_EXIT] } },
+          {
+            action: 'FailJob',
+            onExitCodes: { containerName: 'worker', operator: 'In', values: [SANDBOX_REFUSED_EXIT] },
+          },
           { action: 'Ignore', onPodConditions: [{ type: 'DisruptionTarget', status: 'True' }] },
         ],
       },
@@ -97,36 +144,43 @@ export function workerJobManifest(o: WorkerJobOptions): Record<string, unknown> 
           terminationGracePeriodSeconds: 60,
           automountServiceAccountToken: false,
           securityContext: { runAsNonRoot: true, runAsUser: 10001, runAsGroup: 10001, fsGroup: 10001 },
-          containers: [{
-            name: 'worker',
-            image: o.image,
-            args,
-            workingDir: '/work',
-            env: [
-              { name: 'LOUPE_STORE', valueFrom: { secretKeyRef: { name: o.storeSecret, key: 'store-url' } } },
-              { name: 'PGPASSWORD', valueFrom: { secretKeyRef: { name: o.storeSecret, key: 'password' } } },
-              { name: apiKeyEnv, valueFrom: { secretKeyRef: { name: o.storeSecret, key: 'api-key', optional: true } } },
-            ],
-            resources: { requests: { cpu: o.cpu ?? '1', memory: o.memory ?? '2Gi' } },
-            securityContext: {
-              privileged: false,
-              allowPrivilegeEscalation: false,
-              capabilities: { drop: ['ALL'] },
-              readOnlyRootFilesystem: true,
-              procMount: 'Unmasked',
-              seccompProfile: { type: 'Unconfined' },
-              appArmorProfile: { type: 'Unconfined' },
+          containers: [
+            {
+              name: 'worker',
+              image: o.image,
+              args,
+              workingDir: '/work',
+              env: [
+                { name: 'LOUPE_STORE', valueFrom: { secretKeyRef: { name: o.storeSecret, key: 'store-url' } } },
+                { name: 'PGPASSWORD', valueFrom: { secretKeyRef: { name: o.storeSecret, key: 'password' } } },
+                {
+                  name: apiKeyEnv,
+                  valueFrom: { secretKeyRef: { name: o.storeSecret, key: 'api-key', optional: true } },
+                },
+              ],
+              resources: { requests: { cpu: o.cpu ?? '1', memory: o.memory ?? '2Gi' } },
+              securityContext: {
+                privileged: false,
+                allowPrivilegeEscalation: false,
+                capabilities: { drop: ['ALL'] },
+                readOnlyRootFilesystem: true,
+                procMount: 'Unmasked',
+                seccompProfile: { type: 'Unconfined' },
+                appArmorProfile: { type: 'Unconfined' },
+              },
+              volumeMounts: [
+                { name: 'runs', mountPath: '/work/.loupe' },
+                { name: 'tmp', mountPath: '/tmp' },
+                ...(o.dataClaim ? [{ name: 'data', mountPath: o.root!, readOnly: true }] : []),
+              ],
             },
-            volumeMounts: [
-              { name: 'runs', mountPath: '/work/.loupe' },
-              { name: 'tmp', mountPath: '/tmp' },
-              ...(o.dataClaim ? [{ name: 'data', mountPath: o.root!, readOnly: true }] : []),
-            ],
-          }],
+          ],
           volumes: [
             { name: 'runs', emptyDir: {} },
             { name: 'tmp', emptyDir: {} },
-            ...(o.dataClaim ? [{ name: 'data', persistentVolumeClaim: { claimName: o.dataClaim, readOnly: true } }] : []),
+            ...(o.dataClaim
+              ? [{ name: 'data', persistentVolumeClaim: { claimName: o.dataClaim, readOnly: true } }]
+              : []),
           ],
         },
       },
@@ -147,7 +201,9 @@ export function workerJobManifest(o: WorkerJobOptions): Record<string, unknown> 
  */
 export function validateJobManifest(manifest: unknown): void {
   const m = manifest as { apiVersion?: unknown; kind?: unknown };
-  if (!m || typeof m !== 'object' || m.apiVersion !== 'batch/v1' || m.kind !== 'Job') throw new LoupeInputError('Job manifest', 'is not a batch/v1 Job');
+  if (!m || typeof m !== 'object' || m.apiVersion !== 'batch/v1' || m.kind !== 'Job') {
+    throw new LoupeInputError('Job manifest', 'is not a batch/v1 Job');
+  }
   try {
     new Job(manifest as ConstructorParameters<typeof Job>[0]).validate();
   } catch (e) {

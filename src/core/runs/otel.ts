@@ -12,19 +12,53 @@
  * Agent text is data: every text attribute is cut to {@link OtelExportConfig.maxTextChars} with a marker; the run's
  * parameters are never sent whole (only the model, host and settings below: no key, no URL path or query).
  */
-import { ROOT_CONTEXT, SpanKind, SpanStatusCode, trace, type Attributes, type Span, type Tracer } from '@opentelemetry/api';
+import {
+  ROOT_CONTEXT,
+  SpanKind,
+  SpanStatusCode,
+  trace,
+  type Attributes,
+  type Span,
+  type Tracer,
+} from '@opentelemetry/api';
 import { ExportResultCode, type ExportResult } from '@opentelemetry/core';
 import { resourceFromAttributes } from '@opentelemetry/resources';
 import { BatchSpanProcessor, TracerProvider, type ReadableSpan, type SpanExporter } from '@opentelemetry/sdk-trace';
 import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-proto';
-import { ATTR_SERVICE_NAME, ATTR_SERVICE_VERSION, ATTR_ERROR_TYPE, ATTR_SERVER_ADDRESS, ATTR_SERVER_PORT } from '@opentelemetry/semantic-conventions';
 import {
-  ATTR_GEN_AI_AGENT_ID, ATTR_GEN_AI_AGENT_NAME, ATTR_GEN_AI_CONVERSATION_ID, ATTR_GEN_AI_EVALUATION_EXPLANATION, ATTR_GEN_AI_EVALUATION_NAME,
-  ATTR_GEN_AI_EVALUATION_SCORE_LABEL, ATTR_GEN_AI_EVALUATION_SCORE_VALUE, ATTR_GEN_AI_OPERATION_NAME, ATTR_GEN_AI_OUTPUT_MESSAGES, ATTR_GEN_AI_PROVIDER_NAME,
-  ATTR_GEN_AI_REQUEST_MAX_TOKENS, ATTR_GEN_AI_REQUEST_MODEL, ATTR_GEN_AI_REQUEST_TEMPERATURE, ATTR_GEN_AI_RESPONSE_FINISH_REASONS, ATTR_GEN_AI_SYSTEM,
-  ATTR_GEN_AI_TOOL_CALL_ARGUMENTS, ATTR_GEN_AI_TOOL_CALL_ID, ATTR_GEN_AI_TOOL_CALL_RESULT, ATTR_GEN_AI_TOOL_NAME, ATTR_GEN_AI_TOOL_TYPE,
-  ATTR_GEN_AI_USAGE_INPUT_TOKENS, ATTR_GEN_AI_USAGE_OUTPUT_TOKENS, EVENT_GEN_AI_EVALUATION_RESULT,
-  GEN_AI_OPERATION_NAME_VALUE_CHAT, GEN_AI_OPERATION_NAME_VALUE_EXECUTE_TOOL, GEN_AI_OPERATION_NAME_VALUE_INVOKE_AGENT,
+  ATTR_SERVICE_NAME,
+  ATTR_SERVICE_VERSION,
+  ATTR_ERROR_TYPE,
+  ATTR_SERVER_ADDRESS,
+  ATTR_SERVER_PORT,
+} from '@opentelemetry/semantic-conventions';
+import {
+  ATTR_GEN_AI_AGENT_ID,
+  ATTR_GEN_AI_AGENT_NAME,
+  ATTR_GEN_AI_CONVERSATION_ID,
+  ATTR_GEN_AI_EVALUATION_EXPLANATION,
+  ATTR_GEN_AI_EVALUATION_NAME,
+  ATTR_GEN_AI_EVALUATION_SCORE_LABEL,
+  ATTR_GEN_AI_EVALUATION_SCORE_VALUE,
+  ATTR_GEN_AI_OPERATION_NAME,
+  ATTR_GEN_AI_OUTPUT_MESSAGES,
+  ATTR_GEN_AI_PROVIDER_NAME,
+  ATTR_GEN_AI_REQUEST_MAX_TOKENS,
+  ATTR_GEN_AI_REQUEST_MODEL,
+  ATTR_GEN_AI_REQUEST_TEMPERATURE,
+  ATTR_GEN_AI_RESPONSE_FINISH_REASONS,
+  ATTR_GEN_AI_SYSTEM,
+  ATTR_GEN_AI_TOOL_CALL_ARGUMENTS,
+  ATTR_GEN_AI_TOOL_CALL_ID,
+  ATTR_GEN_AI_TOOL_CALL_RESULT,
+  ATTR_GEN_AI_TOOL_NAME,
+  ATTR_GEN_AI_TOOL_TYPE,
+  ATTR_GEN_AI_USAGE_INPUT_TOKENS,
+  ATTR_GEN_AI_USAGE_OUTPUT_TOKENS,
+  EVENT_GEN_AI_EVALUATION_RESULT,
+  GEN_AI_OPERATION_NAME_VALUE_CHAT,
+  GEN_AI_OPERATION_NAME_VALUE_EXECUTE_TOOL,
+  GEN_AI_OPERATION_NAME_VALUE_INVOKE_AGENT,
 } from '@opentelemetry/semantic-conventions/incubating';
 import type { AgentEvent } from '../agent/types.ts';
 import type { InterventionRecord, RunRecord, StepRecord, StoredScore } from '../store/records.ts';
@@ -74,10 +108,20 @@ export function parseOtelEndpoint(text: string, subject: string): string {
   try {
     u = new URL(text.trim());
   } catch {
-    throw new LoupeInputError(subject, `'${text}' is not a URL (e.g. http://127.0.0.1:4318 or https://cloud.langfuse.com/api/public/otel)`);
+    throw new LoupeInputError(
+      subject,
+      `'${text}' is not a URL (e.g. http://127.0.0.1:4318 or https://cloud.langfuse.com/api/public/otel)`,
+    );
   }
-  if (u.protocol !== 'http:' && u.protocol !== 'https:') throw new LoupeInputError(subject, `'${u.protocol}' is not supported: OTLP/HTTP needs an http: or https: URL`);
-  if (u.username || u.password) throw new LoupeInputError(subject, 'the URL holds a user name or password: send credentials in a header (e.g. Authorization), never in the URL');
+  if (u.protocol !== 'http:' && u.protocol !== 'https:') {
+    throw new LoupeInputError(subject, `'${u.protocol}' is not supported: OTLP/HTTP needs an http: or https: URL`);
+  }
+  if (u.username || u.password) {
+    throw new LoupeInputError(
+      subject,
+      'the URL holds a user name or password: send credentials in a header (e.g. Authorization), never in the URL',
+    );
+  }
   if (!/\/v1\/traces\/?$/.test(u.pathname)) u.pathname = `${u.pathname.replace(/\/+$/, '')}/v1/traces`;
   return u.toString();
 }
@@ -102,7 +146,11 @@ export function describeOtelEndpoint(endpoint: string): string {
  * @throws LoupeInputError naming `subject` (or the variable) for a pair without `=`, an empty or invalid header name,
  *   or a value with a line break.
  */
-export function parseOtelHeaders(pairs: readonly string[], envValue: string | undefined, subject: string): Record<string, string> {
+export function parseOtelHeaders(
+  pairs: readonly string[],
+  envValue: string | undefined,
+  subject: string,
+): Record<string, string> {
   const out: Record<string, string> = {};
   const add = (raw: string, where: string, decode: boolean) => {
     const i = raw.indexOf('=');
@@ -116,7 +164,9 @@ export function parseOtelHeaders(pairs: readonly string[], envValue: string | un
         throw new LoupeInputError(where, `the value of header ${name} is not percent-encoded correctly`);
       }
     }
-    if (!/^[A-Za-z0-9!#$%&'*+.^_`|~-]+$/.test(name)) throw new LoupeInputError(where, `'${name.slice(0, 40)}' is not a valid header name`);
+    if (!/^[A-Za-z0-9!#$%&'*+.^_`|~-]+$/.test(name)) {
+      throw new LoupeInputError(where, `'${name.slice(0, 40)}' is not a valid header name`);
+    }
     if (/[\r\n\0]/.test(value)) throw new LoupeInputError(where, `the value of header ${name} holds a line break`);
     out[name] = value;
   };
@@ -141,9 +191,17 @@ export function providerOf(baseUrl: string | undefined): { name: string; host?: 
   }
   const h = u.hostname.toLowerCase();
   const known: [RegExp, string][] = [
-    [/(^|\.)api\.openai\.com$/, 'openai'], [/\.openai\.azure\.com$/, 'azure.ai.openai'], [/(^|\.)anthropic\.com$/, 'anthropic'],
-    [/generativelanguage\.googleapis\.com$/, 'gcp.gemini'], [/aiplatform\.googleapis\.com$/, 'gcp.vertex_ai'], [/(^|\.)mistral\.ai$/, 'mistral_ai'],
-    [/(^|\.)deepseek\.com$/, 'deepseek'], [/(^|\.)groq\.com$/, 'groq'], [/(^|\.)x\.ai$/, 'x_ai'], [/bedrock.*\.amazonaws\.com$/, 'aws.bedrock'], [/(^|\.)perplexity\.ai$/, 'perplexity'],
+    [/(^|\.)api\.openai\.com$/, 'openai'],
+    [/\.openai\.azure\.com$/, 'azure.ai.openai'],
+    [/(^|\.)anthropic\.com$/, 'anthropic'],
+    [/generativelanguage\.googleapis\.com$/, 'gcp.gemini'],
+    [/aiplatform\.googleapis\.com$/, 'gcp.vertex_ai'],
+    [/(^|\.)mistral\.ai$/, 'mistral_ai'],
+    [/(^|\.)deepseek\.com$/, 'deepseek'],
+    [/(^|\.)groq\.com$/, 'groq'],
+    [/(^|\.)x\.ai$/, 'x_ai'],
+    [/bedrock.*\.amazonaws\.com$/, 'aws.bedrock'],
+    [/(^|\.)perplexity\.ai$/, 'perplexity'],
   ];
   const name = known.find(([re]) => re.test(h))?.[1] ?? h;
   const port = u.port ? Number(u.port) : u.protocol === 'https:' ? 443 : 80;
@@ -173,7 +231,9 @@ class ReportingExporter implements SpanExporter {
           this.firstError = r.error?.message ?? 'export failed';
           try {
             this.onFirstFailure(this.firstError);
-          } catch { /* a reporter never breaks the export */ }
+          } catch {
+            /* a reporter never breaks the export */
+          }
         }
       }
       done(r);
@@ -194,12 +254,31 @@ interface Pipeline {
 }
 
 function pipeline(cfg: OtelExportConfig, maxQueueSize: number, onFirstFailure: (m: string) => void): Pipeline {
-  const exporter = new ReportingExporter(new OTLPTraceExporter({ url: cfg.endpoint, headers: { ...cfg.headers }, timeoutMillis: cfg.timeoutMs ?? DEFAULT_TIMEOUT_MS }), onFirstFailure);
+  const exporter = new ReportingExporter(
+    new OTLPTraceExporter({
+      url: cfg.endpoint,
+      headers: { ...cfg.headers },
+      timeoutMillis: cfg.timeoutMs ?? DEFAULT_TIMEOUT_MS,
+    }),
+    onFirstFailure,
+  );
   const provider = new TracerProvider({
     resource: resourceFromAttributes({ [ATTR_SERVICE_NAME]: 'loupe', [ATTR_SERVICE_VERSION]: LOUPE_VERSION }),
     // a backstop beside boundedText: no attribute longer than 4 times the text bound, bounded events per span
-    spanLimits: { attributeValueLengthLimit: 4 * (cfg.maxTextChars ?? DEFAULT_MAX_TEXT) + 64, eventCountLimit: 1000, attributeCountLimit: 128 },
-    spanProcessors: [new BatchSpanProcessor({ exporter, maxQueueSize, maxExportBatchSize: 512, scheduledDelayMillis: 1000, exportTimeoutMillis: cfg.timeoutMs ?? DEFAULT_TIMEOUT_MS })],
+    spanLimits: {
+      attributeValueLengthLimit: 4 * (cfg.maxTextChars ?? DEFAULT_MAX_TEXT) + 64,
+      eventCountLimit: 1000,
+      attributeCountLimit: 128,
+    },
+    spanProcessors: [
+      new BatchSpanProcessor({
+        exporter,
+        maxQueueSize,
+        maxExportBatchSize: 512,
+        scheduledDelayMillis: 1000,
+        exportTimeoutMillis: cfg.timeoutMs ?? DEFAULT_TIMEOUT_MS,
+      }),
+    ],
   });
   return { provider, exporter, tracer: provider.getTracer('loupe', LOUPE_VERSION, { schemaUrl: OTEL_SCHEMA_URL }) };
 }
@@ -225,13 +304,24 @@ class RunSpans {
       [ATTR_GEN_AI_AGENT_ID]: run.id,
       [ATTR_GEN_AI_CONVERSATION_ID]: run.id,
       ...this.modelAttrs(run),
-      'loupe.run.id': run.id, 'loupe.suite': run.suite, 'loupe.block.id': run.blockId, 'loupe.agent': run.agent,
-      'loupe.tool_set': run.toolSet, 'loupe.version': run.loupeVersion, 'loupe.sandbox': run.sandbox,
+      'loupe.run.id': run.id,
+      'loupe.suite': run.suite,
+      'loupe.block.id': run.blockId,
+      'loupe.agent': run.agent,
+      'loupe.tool_set': run.toolSet,
+      'loupe.version': run.loupeVersion,
+      'loupe.sandbox': run.sandbox,
       ...(run.params.repeat != null ? { 'loupe.run.repeat': run.params.repeat } : {}),
-      ...(run.params.forkOf ? { 'loupe.run.fork_of': run.params.forkOf.runId, 'loupe.run.fork_step': run.params.forkOf.step } : {}),
+      ...(run.params.forkOf
+        ? { 'loupe.run.fork_of': run.params.forkOf.runId, 'loupe.run.fork_step': run.params.forkOf.step }
+        : {}),
       ...(run.sweepId ? { 'loupe.sweep.id': run.sweepId } : {}),
     };
-    this.root = tracer.startSpan(`${GEN_AI_OPERATION_NAME_VALUE_INVOKE_AGENT} ${agentName}`, { kind: SpanKind.INTERNAL, startTime: startMs, attributes: attrs }, ROOT_CONTEXT);
+    this.root = tracer.startSpan(
+      `${GEN_AI_OPERATION_NAME_VALUE_INVOKE_AGENT} ${agentName}`,
+      { kind: SpanKind.INTERNAL, startTime: startMs, attributes: attrs },
+      ROOT_CONTEXT,
+    );
   }
 
   private modelAttrs(run: RunRecord): Attributes {
@@ -240,7 +330,9 @@ class RunSpans {
       ...(this.model ? { [ATTR_GEN_AI_REQUEST_MODEL]: this.model } : {}),
       [ATTR_GEN_AI_PROVIDER_NAME]: this.provider.name,
       [ATTR_GEN_AI_SYSTEM]: this.provider.name, // the pre-1.37 name, still read by Langfuse and Phoenix
-      ...(this.provider.host ? { [ATTR_SERVER_ADDRESS]: this.provider.host, [ATTR_SERVER_PORT]: this.provider.port! } : {}),
+      ...(this.provider.host
+        ? { [ATTR_SERVER_ADDRESS]: this.provider.host, [ATTR_SERVER_PORT]: this.provider.port! }
+        : {}),
       ...(typeof p.temperature === 'number' ? { [ATTR_GEN_AI_REQUEST_TEMPERATURE]: p.temperature } : {}),
       ...(typeof p.maxTokens === 'number' ? { [ATTR_GEN_AI_REQUEST_MAX_TOKENS]: p.maxTokens } : {}),
     };
@@ -262,44 +354,75 @@ class RunSpans {
     const parts: unknown[] = [];
     if (a.reasoning) parts.push({ type: 'reasoning', content: this.text(a.reasoning) });
     if (a.content) parts.push({ type: 'text', content: this.text(a.content) });
-    for (const c of a.tool_calls ?? []) parts.push({ type: 'tool_call', id: c.id, name: c.function.name, arguments: this.text(c.function.arguments) });
+    for (const c of a.tool_calls ?? []) {
+      parts.push({ type: 'tool_call', id: c.id, name: c.function.name, arguments: this.text(c.function.arguments) });
+    }
     const finish = s.finishReason ?? undefined;
-    const chat = this.tracer.startSpan(`${GEN_AI_OPERATION_NAME_VALUE_CHAT}${this.model ? ` ${this.model}` : ''}`, {
-      kind: SpanKind.CLIENT, startTime: start,
-      attributes: {
-        [ATTR_GEN_AI_OPERATION_NAME]: GEN_AI_OPERATION_NAME_VALUE_CHAT,
-        ...(this.model ? { [ATTR_GEN_AI_REQUEST_MODEL]: this.model } : {}),
-        [ATTR_GEN_AI_PROVIDER_NAME]: this.provider.name, [ATTR_GEN_AI_SYSTEM]: this.provider.name,
-        ...(s.usage ? { [ATTR_GEN_AI_USAGE_INPUT_TOKENS]: Math.max(0, s.usage.input - toolIn), [ATTR_GEN_AI_USAGE_OUTPUT_TOKENS]: Math.max(0, s.usage.output - toolOut) } : {}),
-        ...(s.usage?.cached ? { 'gen_ai.usage.cache_read.input_tokens': s.usage.cached } : {}),
-        ...(finish ? { [ATTR_GEN_AI_RESPONSE_FINISH_REASONS]: [finish] } : {}),
-        [ATTR_GEN_AI_OUTPUT_MESSAGES]: boundedText(JSON.stringify([{ role: 'assistant', parts, ...(finish ? { finish_reason: finish } : {}) }]), 4 * this.max), // each part is bounded: JSON stays whole unless there are very many
-        [ATTR_GEN_AI_CONVERSATION_ID]: s.runId,
-        'loupe.step.index': s.index,
-        ...(s.costUsd != null ? { 'loupe.cost_usd': s.costUsd } : {}),
-        ...(finish === 'replayed' ? { 'loupe.step.replayed': true } : {}),
+    const chat = this.tracer.startSpan(
+      `${GEN_AI_OPERATION_NAME_VALUE_CHAT}${this.model ? ` ${this.model}` : ''}`,
+      {
+        kind: SpanKind.CLIENT,
+        startTime: start,
+        attributes: {
+          [ATTR_GEN_AI_OPERATION_NAME]: GEN_AI_OPERATION_NAME_VALUE_CHAT,
+          ...(this.model ? { [ATTR_GEN_AI_REQUEST_MODEL]: this.model } : {}),
+          [ATTR_GEN_AI_PROVIDER_NAME]: this.provider.name,
+          [ATTR_GEN_AI_SYSTEM]: this.provider.name,
+          ...(s.usage
+            ? {
+                [ATTR_GEN_AI_USAGE_INPUT_TOKENS]: Math.max(0, s.usage.input - toolIn),
+                [ATTR_GEN_AI_USAGE_OUTPUT_TOKENS]: Math.max(0, s.usage.output - toolOut),
+              }
+            : {}),
+          ...(s.usage?.cached ? { 'gen_ai.usage.cache_read.input_tokens': s.usage.cached } : {}),
+          ...(finish ? { [ATTR_GEN_AI_RESPONSE_FINISH_REASONS]: [finish] } : {}),
+          [ATTR_GEN_AI_OUTPUT_MESSAGES]: boundedText(
+            JSON.stringify([{ role: 'assistant', parts, ...(finish ? { finish_reason: finish } : {}) }]),
+            4 * this.max,
+          ), // each part is bounded: JSON stays whole unless there are very many
+          [ATTR_GEN_AI_CONVERSATION_ID]: s.runId,
+          'loupe.step.index': s.index,
+          ...(s.costUsd != null ? { 'loupe.cost_usd': s.costUsd } : {}),
+          ...(finish === 'replayed' ? { 'loupe.step.replayed': true } : {}),
+        },
       },
-    }, parent);
+      parent,
+    );
     chat.end(chatEnd);
     this.spans++;
     let t = chatEnd;
     for (const c of s.toolCalls) {
       const end = t + Math.max(0, c.durationMs);
-      const span = this.tracer.startSpan(`${GEN_AI_OPERATION_NAME_VALUE_EXECUTE_TOOL} ${c.name}`, {
-        kind: SpanKind.INTERNAL, startTime: t,
-        attributes: {
-          [ATTR_GEN_AI_OPERATION_NAME]: GEN_AI_OPERATION_NAME_VALUE_EXECUTE_TOOL,
-          [ATTR_GEN_AI_TOOL_NAME]: c.name, [ATTR_GEN_AI_TOOL_CALL_ID]: c.id, [ATTR_GEN_AI_TOOL_TYPE]: 'function',
-          [ATTR_GEN_AI_TOOL_CALL_ARGUMENTS]: this.text(c.argumentsText),
-          [ATTR_GEN_AI_TOOL_CALL_RESULT]: this.text(c.observation),
-          [ATTR_GEN_AI_CONVERSATION_ID]: s.runId,
-          'loupe.step.index': s.index,
-          ...(c.truncated ? { 'loupe.tool.observation_truncated': true } : {}),
-          ...(c.modelUse ? { 'loupe.tool.model_calls': c.modelUse.calls, [ATTR_GEN_AI_USAGE_INPUT_TOKENS]: c.modelUse.usage.input, [ATTR_GEN_AI_USAGE_OUTPUT_TOKENS]: c.modelUse.usage.output } : {}),
-          ...(c.isError ? { [ATTR_ERROR_TYPE]: 'tool_error' } : {}),
+      const span = this.tracer.startSpan(
+        `${GEN_AI_OPERATION_NAME_VALUE_EXECUTE_TOOL} ${c.name}`,
+        {
+          kind: SpanKind.INTERNAL,
+          startTime: t,
+          attributes: {
+            [ATTR_GEN_AI_OPERATION_NAME]: GEN_AI_OPERATION_NAME_VALUE_EXECUTE_TOOL,
+            [ATTR_GEN_AI_TOOL_NAME]: c.name,
+            [ATTR_GEN_AI_TOOL_CALL_ID]: c.id,
+            [ATTR_GEN_AI_TOOL_TYPE]: 'function',
+            [ATTR_GEN_AI_TOOL_CALL_ARGUMENTS]: this.text(c.argumentsText),
+            [ATTR_GEN_AI_TOOL_CALL_RESULT]: this.text(c.observation),
+            [ATTR_GEN_AI_CONVERSATION_ID]: s.runId,
+            'loupe.step.index': s.index,
+            ...(c.truncated ? { 'loupe.tool.observation_truncated': true } : {}),
+            ...(c.modelUse
+              ? {
+                  'loupe.tool.model_calls': c.modelUse.calls,
+                  [ATTR_GEN_AI_USAGE_INPUT_TOKENS]: c.modelUse.usage.input,
+                  [ATTR_GEN_AI_USAGE_OUTPUT_TOKENS]: c.modelUse.usage.output,
+                }
+              : {}),
+            ...(c.isError ? { [ATTR_ERROR_TYPE]: 'tool_error' } : {}),
+          },
         },
-      }, parent);
-      if (c.isError) span.setStatus({ code: SpanStatusCode.ERROR, message: this.text(c.observation.split('\n')[0] ?? '') });
+        parent,
+      );
+      if (c.isError) {
+        span.setStatus({ code: SpanStatusCode.ERROR, message: this.text(c.observation.split('\n')[0] ?? '') });
+      }
       span.end(end);
       this.spans++;
       t = end;
@@ -308,7 +431,16 @@ class RunSpans {
 
   /** A human step (hint or correction) as an event of the root span. */
   intervention(i: InterventionRecord): void {
-    this.root.addEvent('loupe.intervention', { 'loupe.intervention.kind': i.kind, 'loupe.intervention.who': this.text(i.who), 'loupe.intervention.text': this.text(i.text), 'loupe.intervention.before_step': i.beforeStep }, ms(i.at));
+    this.root.addEvent(
+      'loupe.intervention',
+      {
+        'loupe.intervention.kind': i.kind,
+        'loupe.intervention.who': this.text(i.who),
+        'loupe.intervention.text': this.text(i.text),
+        'loupe.intervention.before_step': i.beforeStep,
+      },
+      ms(i.at),
+    );
   }
 
   /**
@@ -320,8 +452,12 @@ class RunSpans {
       if (v == null || typeof v === 'object') continue;
       const attrs: Attributes = {
         [ATTR_GEN_AI_EVALUATION_NAME]: this.text(`${s.benchmark}.${metric}`),
-        ...(typeof v === 'number' ? { [ATTR_GEN_AI_EVALUATION_SCORE_VALUE]: v } : { [ATTR_GEN_AI_EVALUATION_SCORE_LABEL]: this.text(String(v)) }),
-        [ATTR_GEN_AI_EVALUATION_EXPLANATION]: this.text(`judge ${s.judgeId}; options ${JSON.stringify(s.options)}${s.pending ? `; ${s.pending} pending` : ''}`),
+        ...(typeof v === 'number'
+          ? { [ATTR_GEN_AI_EVALUATION_SCORE_VALUE]: v }
+          : { [ATTR_GEN_AI_EVALUATION_SCORE_LABEL]: this.text(String(v)) }),
+        [ATTR_GEN_AI_EVALUATION_EXPLANATION]: this.text(
+          `judge ${s.judgeId}; options ${JSON.stringify(s.options)}${s.pending ? `; ${s.pending} pending` : ''}`,
+        ),
         'loupe.judge.id': s.judgeId,
       };
       this.root.addEvent(EVENT_GEN_AI_EVALUATION_RESULT, attrs, ms(s.scoredAt));
@@ -329,17 +465,27 @@ class RunSpans {
   }
 
   /** Ends the root span with the run's outcome and totals. */
-  end(run: RunRecord | undefined, endMs: number, scores: readonly StoredScore[], interventions: readonly InterventionRecord[]): void {
+  end(
+    run: RunRecord | undefined,
+    endMs: number,
+    scores: readonly StoredScore[],
+    interventions: readonly InterventionRecord[],
+  ): void {
     for (const i of interventions) this.intervention(i);
     for (const s of scores) this.score(s);
     if (run) {
       this.root.setAttributes({
-        'loupe.run.status': run.status, 'loupe.run.steps': run.steps,
-        ...(run.tokens ? { [ATTR_GEN_AI_USAGE_INPUT_TOKENS]: run.tokens.input, [ATTR_GEN_AI_USAGE_OUTPUT_TOKENS]: run.tokens.output } : {}),
+        'loupe.run.status': run.status,
+        'loupe.run.steps': run.steps,
+        ...(run.tokens
+          ? { [ATTR_GEN_AI_USAGE_INPUT_TOKENS]: run.tokens.input, [ATTR_GEN_AI_USAGE_OUTPUT_TOKENS]: run.tokens.output }
+          : {}),
         ...(run.costUsd != null ? { 'loupe.cost_usd': run.costUsd } : {}),
         ...(run.statusReason ? { 'loupe.run.status_reason': this.text(run.statusReason) } : {}),
       });
-      if (run.status === 'failed') this.root.setStatus({ code: SpanStatusCode.ERROR, message: this.text(run.statusReason ?? 'failed') });
+      if (run.status === 'failed') {
+        this.root.setStatus({ code: SpanStatusCode.ERROR, message: this.text(run.statusReason ?? 'failed') });
+      }
       if (run.status === 'failed' || run.status === 'cancelled') this.root.setAttribute(ATTR_ERROR_TYPE, run.status);
     }
     this.root.end(endMs);
@@ -368,7 +514,11 @@ export interface OtelExportReport {
  * @throws LoupeInputError when the run does not exist.
  * Source: semconv {@link OTEL_GENAI_SEMCONV_VERSION} gen-ai-agent-spans.md, gen-ai-spans.md, gen-ai-events.md.
  */
-export async function exportRunToOtel(store: RunStore, runId: string, cfg: OtelExportConfig): Promise<OtelExportReport> {
+export async function exportRunToOtel(
+  store: RunStore,
+  runId: string,
+  cfg: OtelExportConfig,
+): Promise<OtelExportReport> {
   const run = await store.getRun(runId);
   if (!run) throw new LoupeInputError(`run ${runId}`, `no such run in ${store.location}`);
   const steps = await store.getSteps(runId);
@@ -376,13 +526,18 @@ export async function exportRunToOtel(store: RunStore, runId: string, cfg: OtelE
   const p = pipeline(cfg, 4096, () => undefined);
   const first = steps[0] ? ms(steps[0].startedAt) : undefined;
   const last = steps.at(-1);
-  const lastEnd = last ? (ms(last.startedAt) ?? 0) + last.latencyMs + last.toolCalls.reduce((n, c) => n + c.durationMs, 0) : undefined;
+  const lastEnd = last
+    ? (ms(last.startedAt) ?? 0) + last.latencyMs + last.toolCalls.reduce((n, c) => n + c.durationMs, 0)
+    : undefined;
   const start = Math.min(...[ms(run.createdAt), first].filter((x): x is number => x !== undefined));
   const end = Math.max(start, ...[ms(run.endedAt), lastEnd].filter((x): x is number => x !== undefined));
   const spans = new RunSpans(p.tracer, run, start, cfg.maxTextChars ?? DEFAULT_MAX_TEXT);
   let flushError: string | undefined;
   // a failed export rejects the flush; the exporter has recorded it (the first error is the report's)
-  const flush = () => p.provider.forceFlush().catch((e: unknown) => { flushError ??= e instanceof Error ? e.message : String(e); });
+  const flush = () =>
+    p.provider.forceFlush().catch((e: unknown) => {
+      flushError ??= e instanceof Error ? e.message : String(e);
+    });
   try {
     for (const s of steps) {
       spans.step(s);
@@ -395,9 +550,18 @@ export async function exportRunToOtel(store: RunStore, runId: string, cfg: OtelE
   } finally {
     await p.provider.shutdown().catch(() => undefined);
   }
-  const evaluations = scores.reduce((n, s) => n + Object.values(s.summary).filter((v) => v != null && typeof v !== 'object').length, 0);
+  const evaluations = scores.reduce(
+    (n, s) => n + Object.values(s.summary).filter((v) => v != null && typeof v !== 'object').length,
+    0,
+  );
   const error = p.exporter.firstError ?? flushError;
-  return { runId, spans: spans.spans, evaluations, failedRequests: p.exporter.failures, ...(error !== undefined ? { error } : {}) };
+  return {
+    runId,
+    spans: spans.spans,
+    evaluations,
+    failedRequests: p.exporter.failures,
+    ...(error !== undefined ? { error } : {}),
+  };
 }
 
 /** A run's live export: feed it the run's events; `end()` when the run is over. */
@@ -428,7 +592,13 @@ export async function startLiveOtel(store: RunStore, runId: string, cfg: OtelExp
   if (!run) return { onEvent: () => undefined, end: () => Promise.resolve() };
   let warned: Promise<void> | undefined;
   const warn = (m: string) => {
-    warned ??= store.addEvent(runId, 'warning', `OpenTelemetry export to ${where} failed: ${boundedText(m, 300)} (the run goes on; later export failures are not reported)`).catch(() => undefined);
+    warned ??= store
+      .addEvent(
+        runId,
+        'warning',
+        `OpenTelemetry export to ${where} failed: ${boundedText(m, 300)} (the run goes on; later export failures are not reported)`,
+      )
+      .catch(() => undefined);
   };
   const p = pipeline(cfg, LIVE_MAX_QUEUE, warn);
   const spans = new RunSpans(p.tracer, run, Date.now(), cfg.maxTextChars ?? DEFAULT_MAX_TEXT);
@@ -438,19 +608,38 @@ export async function startLiveOtel(store: RunStore, runId: string, cfg: OtelExp
       if (ended || e.type !== 'step-end') return;
       try {
         spans.step(e.record);
-      } catch { /* telemetry never breaks a run */ }
+      } catch {
+        /* telemetry never breaks a run */
+      }
     },
     async end() {
       if (ended) return;
       ended = true;
       // the run is over and recorded; what is still queued gets at most LIVE_END_MS, then is dropped
       const bound = Math.min(cfg.timeoutMs ?? DEFAULT_TIMEOUT_MS, LIVE_END_MS);
-      const bounded = (pr: Promise<unknown>) => Promise.race([pr.then(() => true, () => true), new Promise<boolean>((r) => setTimeout(() => r(false), bound).unref())]);
+      const bounded = (pr: Promise<unknown>) =>
+        Promise.race([
+          pr.then(
+            () => true,
+            () => true,
+          ),
+          new Promise<boolean>((r) => setTimeout(() => r(false), bound).unref()),
+        ]);
       try {
-        const [after, scores, interventions] = await Promise.all([store.getRun(runId), store.scores.list(runId), store.getInterventions(runId)]);
+        const [after, scores, interventions] = await Promise.all([
+          store.getRun(runId),
+          store.scores.list(runId),
+          store.getInterventions(runId),
+        ]);
         spans.end(after, Date.now(), scores, interventions);
-        if (!(await bounded(p.provider.forceFlush()))) warn(`the endpoint did not accept the run's spans within ${bound} ms of its end; spans still queued are dropped`);
-      } catch { /* telemetry never breaks a run */ } finally {
+        if (!(await bounded(p.provider.forceFlush()))) {
+          warn(
+            `the endpoint did not accept the run's spans within ${bound} ms of its end; spans still queued are dropped`,
+          );
+        }
+      } catch {
+        /* telemetry never breaks a run */
+      } finally {
         await bounded(p.provider.shutdown());
         await warned;
       }

@@ -68,14 +68,25 @@ export class UnitQueue {
    */
   async send(units: SweepUnit[], policy: UnitRetryPolicy = {}): Promise<string[]> {
     const heartbeatSeconds = policy.heartbeatSeconds ?? 30;
-    if (!Number.isInteger(heartbeatSeconds) || heartbeatSeconds < 10) throw new LoupeInputError('unit heartbeat', `must be a whole number of seconds ≥ 10 (pg-boss), got ${heartbeatSeconds}`);
+    if (!Number.isInteger(heartbeatSeconds) || heartbeatSeconds < 10) {
+      throw new LoupeInputError(
+        'unit heartbeat',
+        `must be a whole number of seconds ≥ 10 (pg-boss), got ${heartbeatSeconds}`,
+      );
+    }
     const retryLimit = policy.retryLimit ?? 10;
-    if (!Number.isInteger(retryLimit) || retryLimit < 0) throw new LoupeInputError('unit retry limit', `must be a whole number ≥ 0, got ${retryLimit}`);
+    if (!Number.isInteger(retryLimit) || retryLimit < 0) {
+      throw new LoupeInputError('unit retry limit', `must be a whole number ≥ 0, got ${retryLimit}`);
+    }
     const ids: string[] = [];
     for (const u of units) {
       // pg-boss keeps the data as jsonb, which refuses NUL: its texts are escaped as the run store's are (issue 39)
       const id = await this.#boss.send(UNIT_QUEUE, encodePgJson(u) as unknown as object, {
-        heartbeatSeconds, retryLimit, retryDelay: policy.retryDelaySeconds ?? 2, retryBackoff: true, retryDelayMax: 60,
+        heartbeatSeconds,
+        retryLimit,
+        retryDelay: policy.retryDelaySeconds ?? 2,
+        retryBackoff: true,
+        retryDelayMax: 60,
         // a unit may run for hours (heartbeats tell whether its worker lives): no timeout of its own below a day
         expireInSeconds: 24 * 3600,
       });
@@ -90,11 +101,24 @@ export class UnitQueue {
    * @param handler called once per attempt; its error message is kept with the job.
    */
   async work(concurrency: number, handler: (unit: SweepUnit, attempt: UnitAttempt) => Promise<void>): Promise<void> {
-    if (!Number.isInteger(concurrency) || concurrency < 1) throw new LoupeInputError('worker concurrency', `must be a whole number ≥ 1, got ${concurrency}`);
-    await this.#boss.work<SweepUnit, unknown, { localConcurrency: number; batchSize: 1; includeMetadata: true; pollingIntervalSeconds: number }>(
-      UNIT_QUEUE, { localConcurrency: concurrency, batchSize: 1, includeMetadata: true, pollingIntervalSeconds: 1 },
+    if (!Number.isInteger(concurrency) || concurrency < 1) {
+      throw new LoupeInputError('worker concurrency', `must be a whole number ≥ 1, got ${concurrency}`);
+    }
+    await this.#boss.work<
+      SweepUnit,
+      unknown,
+      { localConcurrency: number; batchSize: 1; includeMetadata: true; pollingIntervalSeconds: number }
+    >(
+      UNIT_QUEUE,
+      { localConcurrency: concurrency, batchSize: 1, includeMetadata: true, pollingIntervalSeconds: 1 },
       async (jobs) => {
-        for (const job of jobs) await handler(decodePgJson(job.data), { jobId: job.id, retryCount: job.retryCount, retryLimit: job.retryLimit });
+        for (const job of jobs) {
+          await handler(decodePgJson(job.data), {
+            jobId: job.id,
+            retryCount: job.retryCount,
+            retryLimit: job.retryLimit,
+          });
+        }
       },
     );
   }
@@ -139,14 +163,31 @@ export class UnitQueue {
  * @returns the open queue.
  * @throws LoupeInputError naming the location when the server cannot be reached or refuses the role.
  */
-export async function openUnitQueue(loc: PostgresLocation, o: { env?: NodeJS.ProcessEnv; password?: string; supervise?: boolean; superviseSeconds?: number; log?: Logger } = {}): Promise<UnitQueue> {
+export async function openUnitQueue(
+  loc: PostgresLocation,
+  o: { env?: NodeJS.ProcessEnv; password?: string; supervise?: boolean; superviseSeconds?: number; log?: Logger } = {},
+): Promise<UnitQueue> {
   const log = o.log ?? nullLogger;
   const every = o.superviseSeconds ?? 5;
-  if (!Number.isInteger(every) || every < 1) throw new LoupeInputError('queue supervision interval', `must be a whole number of seconds ≥ 1, got ${every}`);
+  if (!Number.isInteger(every) || every < 1) {
+    throw new LoupeInputError('queue supervision interval', `must be a whole number of seconds ≥ 1, got ${every}`);
+  }
   const boss = new PgBoss({
-    host: loc.host, port: loc.port, database: loc.database, user: loc.user, password: storePassword(loc, o.password, o.env) ?? '',
-    ssl: loc.ssl ? { rejectUnauthorized: true } : false, schema: QUEUE_SCHEMA, application_name: 'loupe-queue', max: 4, connectionTimeoutMillis: 10_000,
-    supervise: o.supervise ?? false, superviseIntervalSeconds: every, monitorIntervalSeconds: every, schedule: false, migrate: true,
+    host: loc.host,
+    port: loc.port,
+    database: loc.database,
+    user: loc.user,
+    password: storePassword(loc, o.password, o.env) ?? '',
+    ssl: loc.ssl ? { rejectUnauthorized: true } : false,
+    schema: QUEUE_SCHEMA,
+    application_name: 'loupe-queue',
+    max: 4,
+    connectionTimeoutMillis: 10_000,
+    supervise: o.supervise ?? false,
+    superviseIntervalSeconds: every,
+    monitorIntervalSeconds: every,
+    schedule: false,
+    migrate: true,
   });
   boss.on('error', (e: Error) => log.warn(`queue ${loc.url}: ${redactStoreUrls(e.message)}`));
   try {
@@ -157,7 +198,11 @@ export async function openUnitQueue(loc: PostgresLocation, o: { env?: NodeJS.Pro
   } catch (e) {
     await boss.stop({ graceful: false, close: true }).catch(() => undefined);
     const err = e as Error & { code?: string };
-    throw new LoupeInputError(loc.url, `cannot open the sweep queue on PostgreSQL at ${loc.host}:${loc.port} (${err.code ?? redactStoreUrls(err.message)})`, { cause: e });
+    throw new LoupeInputError(
+      loc.url,
+      `cannot open the sweep queue on PostgreSQL at ${loc.host}:${loc.port} (${err.code ?? redactStoreUrls(err.message)})`,
+      { cause: e },
+    );
   }
   return new UnitQueue(boss, loc.url);
 }

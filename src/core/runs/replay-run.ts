@@ -79,7 +79,13 @@ export function normalizeOutput(s: string | null | undefined): string {
     .replace(/\n+$/, '');
 }
 
-function cellView(c: { status: string; stdout: string; result: string | null | undefined; error: { ename: string; evalue: string } | null | undefined; tables: { text: string }[] }): Record<string, string> {
+function cellView(c: {
+  status: string;
+  stdout: string;
+  result: string | null | undefined;
+  error: { ename: string; evalue: string } | null | undefined;
+  tables: { text: string }[];
+}): Record<string, string> {
   return {
     status: c.status,
     stdout: normalizeOutput(c.stdout),
@@ -119,13 +125,27 @@ export async function replayRun(o: ReplayOptions): Promise<ReplayReport> {
   if (!run) throw new Error(`run ${o.runId} not found in ${o.store.location}`);
   const cells: KernelCellRecord[] = await o.store.getCells(o.runId, { includeReplays: false, withFigures: true });
   const steps = await o.store.getSteps(o.runId);
-  if (cells.length && !o.startKernel) throw new Error(`run ${o.runId} has ${cells.length} Python cells: a kernel is needed to replay it`);
+  if (cells.length && !o.startKernel) {
+    throw new Error(`run ${o.runId} has ${cells.length} Python cells: a kernel is needed to replay it`);
+  }
   // the benchmark's own tools re-run outside the kernel (DDR's SQL queries)
-  const ctx: ReplayContext = { sandbox: o.sandbox ?? 'bubblewrap', ...(o.block ? { block: o.block } : {}), ...(o.database ? { database: o.database } : {}), ...(o.queryTimeoutMs !== undefined ? { timeoutMs: o.queryTimeoutMs } : {}) };
-  const toolCalls = (findBenchmark(run.suite)?.replayTools ?? []).map((tool) => ({ tool, calls: steps.flatMap((s) => s.toolCalls.filter((c) => c.name === tool.tool).map((c) => ({ stepIndex: s.index, call: c }))) }));
+  const ctx: ReplayContext = {
+    sandbox: o.sandbox ?? 'bubblewrap',
+    ...(o.block ? { block: o.block } : {}),
+    ...(o.database ? { database: o.database } : {}),
+    ...(o.queryTimeoutMs !== undefined ? { timeoutMs: o.queryTimeoutMs } : {}),
+  };
+  const toolCalls = (findBenchmark(run.suite)?.replayTools ?? []).map((tool) => ({
+    tool,
+    calls: steps.flatMap((s) =>
+      s.toolCalls.filter((c) => c.name === tool.tool).map((c) => ({ stepIndex: s.index, call: c })),
+    ),
+  }));
   for (const { tool, calls } of toolCalls) {
     const missing = calls.length ? tool.missing(ctx) : null;
-    if (missing) throw new Error(`run ${o.runId} has ${calls.length} ${tool.actions}: ${missing} is needed to replay it`);
+    if (missing) {
+      throw new Error(`run ${o.runId} has ${calls.length} ${tool.actions}: ${missing} is needed to replay it`);
+    }
   }
 
   const actions: ReplayAction[] = [];
@@ -138,11 +158,23 @@ export async function replayRun(o: ReplayOptions): Promise<ReplayReport> {
         try {
           r = await kernel.execute(c.code);
         } catch (e) {
-          actions.push({ stepIndex: c.stepIndex, kind: 'python', code: c.code.slice(0, 500), match: false, difference: `replay failed: ${errorMessage(e)}` });
+          actions.push({
+            stepIndex: c.stepIndex,
+            kind: 'python',
+            code: c.code.slice(0, 500),
+            match: false,
+            difference: `replay failed: ${errorMessage(e)}`,
+          });
           continue;
         }
         const rec = cellView(c);
-        const rep = cellView({ status: r.status, stdout: r.stdout, result: r.result, error: r.error, tables: r.tables ?? [] });
+        const rep = cellView({
+          status: r.status,
+          stdout: r.stdout,
+          result: r.result,
+          error: r.error,
+          tables: r.tables ?? [],
+        });
         rec.figures = String(c.figures.length);
         rep.figures = String(r.figures?.length ?? 0);
         const difference = firstDifference(rec, rep);
@@ -151,7 +183,13 @@ export async function replayRun(o: ReplayOptions): Promise<ReplayReport> {
           const b = (r.figures ?? []).map((f) => sha(f.png));
           figureByteDifferences += a.filter((h, i) => h !== b[i]).length;
         }
-        actions.push({ stepIndex: c.stepIndex, kind: 'python', code: c.code.slice(0, 500), match: !difference, ...(difference ? { difference } : {}) });
+        actions.push({
+          stepIndex: c.stepIndex,
+          kind: 'python',
+          code: c.code.slice(0, 500),
+          match: !difference,
+          ...(difference ? { difference } : {}),
+        });
       }
     } finally {
       await kernel.close().catch(() => undefined);
@@ -164,9 +202,17 @@ export async function replayRun(o: ReplayOptions): Promise<ReplayReport> {
       for (const q of calls) {
         const r = await session.call(q.call.argumentsText);
         if (!r) continue; // malformed arguments never reached the tool
-        const obs = q.call.truncated ? truncateObservation(r.observation, o.maxObservationChars ?? 20_000).text : r.observation;
+        const obs = q.call.truncated
+          ? truncateObservation(r.observation, o.maxObservationChars ?? 20_000).text
+          : r.observation;
         const match = normalizeOutput(obs) === normalizeOutput(q.call.observation);
-        actions.push({ stepIndex: q.stepIndex, kind: tool.kind, code: r.code.slice(0, 500), match, ...(match ? {} : { difference: describeDifference(q.call.observation, obs) }) });
+        actions.push({
+          stepIndex: q.stepIndex,
+          kind: tool.kind,
+          code: r.code.slice(0, 500),
+          match,
+          ...(match ? {} : { difference: describeDifference(q.call.observation, obs) }),
+        });
       }
     } finally {
       session.close();

@@ -13,7 +13,13 @@ import type { Block } from '../suites/types.ts';
  * @param o.prepare makes the fresh workspace under `runDir` and returns its folder and a kernel starter.
  * @returns the per-action comparison.
  */
-export async function replayStoredRun(o: { store: RunStore; runId: string; block: Block; runDir: string; prepare: (runDir: string, block: Block) => { workspace: string; startKernel: () => Promise<KernelLike> } }): Promise<ReplayReport> {
+export async function replayStoredRun(o: {
+  store: RunStore;
+  runId: string;
+  block: Block;
+  runDir: string;
+  prepare: (runDir: string, block: Block) => { workspace: string; startKernel: () => Promise<KernelLike> };
+}): Promise<ReplayReport> {
   const dir = join(o.runDir, `replay-${new Date().toISOString().replace(/[-:.]/g, '')}`);
   const { startKernel } = o.prepare(dir, o.block);
   const run = await o.store.getRun(o.runId);

@@ -10,7 +10,15 @@
 import { randomUUID } from 'node:crypto';
 import { dirname, join, relative, resolve } from 'node:path';
 import { LoupeInputError } from '../util/errors.ts';
-import { ensureFolder, entryKindContained, mkdirContained, removeContainedEntry, removePlantedLinks, symlinkContained, writeContainedFile } from '../util/contained.ts';
+import {
+  ensureFolder,
+  entryKindContained,
+  mkdirContained,
+  removeContainedEntry,
+  removePlantedLinks,
+  symlinkContained,
+  writeContainedFile,
+} from '../util/contained.ts';
 import { fileSha256, listAllFiles } from '../suites/files.ts';
 import { nullLogger, type Logger } from '../util/log.ts';
 import { LOUPE_VERSION } from '../version.ts';
@@ -22,7 +30,17 @@ import { otherVisibleFiles } from '../suites/guard.ts';
 import type { RunStore } from '../store/types.ts';
 import type { RunRecord } from '../store/records.ts';
 import { LlmClient, type LlmConfig } from '../agent/llm.ts';
-import { promptHash, runAgent, RunLeaseError, type AgentRunOptions, type AgentRunResult, type Budget, type InterventionInput, type ModelClient, type RunControl } from '../agent/loop.ts';
+import {
+  promptHash,
+  runAgent,
+  RunLeaseError,
+  type AgentRunOptions,
+  type AgentRunResult,
+  type Budget,
+  type InterventionInput,
+  type ModelClient,
+  type RunControl,
+} from '../agent/loop.ts';
 import { readForkPoint, seedForkInterventions, type ForkPoint } from './intervene.ts';
 import { getBenchmark, benchmarks } from '../benchmarks/registry.ts';
 import { parseOptions, type OptionValues } from '../benchmarks/options.ts';
@@ -167,7 +185,11 @@ function mountFile(workspace: string, rel: string): void {
  * @returns the workspace, the real paths read (for the sandbox-off layout and checksums) and the mounts.
  * @throws LoupeInputError when a visible path would escape the workspace.
  */
-export function prepareWorkspace(runDir: string, block: Block, opts: { links?: boolean } = {}): { workspace: string; readOnlyPaths: string[]; mounts: WorkspaceMount[] } {
+export function prepareWorkspace(
+  runDir: string,
+  block: Block,
+  opts: { links?: boolean } = {},
+): { workspace: string; readOnlyPaths: string[]; mounts: WorkspaceMount[] } {
   const links = opts.links ?? false;
   const workspace = join(runDir, 'workspace');
   ensureFolder(workspace);
@@ -188,7 +210,9 @@ export function prepareWorkspace(runDir: string, block: Block, opts: { links?: b
   const groups = new Map<string, typeof files>();
   for (const f of files) {
     const dest = join(workspace, f.rel);
-    if (!resolve(dest).startsWith(resolve(workspace) + '/')) throw new LoupeInputError(f.rel, 'visible file path escapes the workspace');
+    if (!resolve(dest).startsWith(resolve(workspace) + '/')) {
+      throw new LoupeInputError(f.rel, 'visible file path escapes the workspace');
+    }
     const seg = f.rel.split('/')[0]!;
     if (seg === f.rel) continue; // a top-level file: placed on its own below
     const g = groups.get(seg) ?? [];
@@ -244,7 +268,9 @@ export function presentWorkspace(runDir: string, block: Block): void {
  */
 export function kernelPlacement(runDir: string, block: Block, sandbox: 'bubblewrap' | 'off'): KernelPlacement {
   const { workspace, readOnlyPaths, mounts } = prepareWorkspace(runDir, block, { links: sandbox === 'off' });
-  return sandbox === 'off' ? { cwd: workspace, readOnlyPaths, writablePaths: [workspace] } : { cwd: workspace, readOnlyPaths: [], writablePaths: [workspace], mounts };
+  return sandbox === 'off'
+    ? { cwd: workspace, readOnlyPaths, writablePaths: [workspace] }
+    : { cwd: workspace, readOnlyPaths: [], writablePaths: [workspace], mounts };
 }
 
 const pythonCache = new Map<string, Promise<string>>();
@@ -265,14 +291,28 @@ function resolvePython(configured: string | undefined): Promise<string> {
  * Starts the run's kernel: sandbox per settings, the block's files read-only, the run folder writable,
  * LongTA's import allowlist for LongDA. Throws LoupeInputError (no bubblewrap, bad paths) or Error (start failure).
  */
-export async function defaultStartKernel(k: KernelSettings, suite: string, o: KernelPlacement, log: Logger): Promise<KernelLike> {
+export async function defaultStartKernel(
+  k: KernelSettings,
+  suite: string,
+  o: KernelPlacement,
+  log: Logger,
+): Promise<KernelLike> {
   const { PythonKernel } = await import('../kernel/index.ts');
   const allow = getBenchmark(suite).kernelImportAllowlist;
   const python = await resolvePython(k.python);
   return PythonKernel.start({
-    cwd: o.cwd, sandbox: k.sandbox, python, readOnlyPaths: o.readOnlyPaths, writablePaths: o.writablePaths, ...(o.mounts ? { mounts: o.mounts } : {}),
-    cellTimeoutMs: k.cellTimeoutMs, memoryLimitMb: k.memoryLimitMb, ...(k.workspaceQuotaMb != null ? { workspaceQuotaMb: k.workspaceQuotaMb } : {}),
-    importAllowlist: allow ? [...allow] : undefined, log, preloadModules: kernelPreload(allow),
+    cwd: o.cwd,
+    sandbox: k.sandbox,
+    python,
+    readOnlyPaths: o.readOnlyPaths,
+    writablePaths: o.writablePaths,
+    ...(o.mounts ? { mounts: o.mounts } : {}),
+    cellTimeoutMs: k.cellTimeoutMs,
+    memoryLimitMb: k.memoryLimitMb,
+    ...(k.workspaceQuotaMb != null ? { workspaceQuotaMb: k.workspaceQuotaMb } : {}),
+    importAllowlist: allow ? [...allow] : undefined,
+    log,
+    preloadModules: kernelPreload(allow),
   });
 }
 
@@ -290,15 +330,23 @@ export function kernelPreload(allow: readonly string[] | null | undefined): stri
  * options and step budget. The same for Loupe's agent and for an MCP client (issue 24: same names, schemas, descriptions).
  * @throws LoupeInputError for an unknown benchmark or a bad tool option.
  */
-export function blockToolSet(o: Pick<BlockRunOptions, 'block' | 'docs' | 'docsCacheDir' | 'budget' | 'toolSetOptions' | 'agent'>): ToolSet {
+export function blockToolSet(
+  o: Pick<BlockRunOptions, 'block' | 'docs' | 'docsCacheDir' | 'budget' | 'toolSetOptions' | 'agent'>,
+): ToolSet {
   return toolSetFor(o);
 }
 
-function toolSetFor(o: Pick<BlockRunOptions, 'block' | 'docs' | 'docsCacheDir' | 'budget' | 'toolSetOptions' | 'agent' | 'llm'>): ToolSet {
+function toolSetFor(
+  o: Pick<BlockRunOptions, 'block' | 'docs' | 'docsCacheDir' | 'budget' | 'toolSetOptions' | 'agent' | 'llm'>,
+): ToolSet {
   const def = getBenchmark(o.block.suite, `block ${o.block.id}`);
   return def.toolSet({
-    block: o.block, options: parseToolOptions(def.kind, o.toolSetOptions), agent: o.agent === 'reference' ? 'reference' : 'llm',
-    ...(o.budget?.maxSteps != null ? { maxSteps: o.budget.maxSteps } : {}), ...(o.docsCacheDir ? { docsCacheDir: o.docsCacheDir } : {}), ...(o.docs ? { docs: o.docs } : {}),
+    block: o.block,
+    options: parseToolOptions(def.kind, o.toolSetOptions),
+    agent: o.agent === 'reference' ? 'reference' : 'llm',
+    ...(o.budget?.maxSteps != null ? { maxSteps: o.budget.maxSteps } : {}),
+    ...(o.docsCacheDir ? { docsCacheDir: o.docsCacheDir } : {}),
+    ...(o.docs ? { docs: o.docs } : {}),
     ...(o.agent === 'llm' && o.llm ? { complete: completionOf(o.llm) } : {}),
   });
 }
@@ -311,7 +359,14 @@ function completionOf(cfg: LlmConfig): NonNullable<ToolSetContext['complete']> {
   let client: LlmClient | undefined;
   return async (system, user, opts) => {
     client ??= new LlmClient(cfg);
-    const r = await client.complete([{ role: 'system', content: system }, { role: 'user', content: user }], [], opts?.signal ? { signal: opts.signal } : {});
+    const r = await client.complete(
+      [
+        { role: 'system', content: system },
+        { role: 'user', content: user },
+      ],
+      [],
+      opts?.signal ? { signal: opts.signal } : {},
+    );
     return { text: r.message.content ?? '', usage: r.usage, costUsd: r.costUsd };
   };
 }
@@ -322,7 +377,10 @@ function completionOf(cfg: LlmConfig): NonNullable<ToolSetContext['complete']> {
  * @param o.referenceDir where reference scripts are looked for (default: the benchmark's own).
  * @returns `{ ok: true }`, or `{ ok: false, reason }` saying why in words (no flags), for the surfaces to explain.
  */
-export function referenceAgentAvailable(block: Block, o: { referenceDir?: string } = {}): { ok: true } | { ok: false; reason: string } {
+export function referenceAgentAvailable(
+  block: Block,
+  o: { referenceDir?: string } = {},
+): { ok: true } | { ok: false; reason: string } {
   const def = getBenchmark(block.suite, `block ${block.id}`);
   if (!def.referenceAgent) return { ok: false, reason: `${def.title} has no reference agent` };
   try {
@@ -338,8 +396,13 @@ function modelFor(o: Pick<BlockRunOptions, 'agent' | 'llm' | 'modelClient' | 'bl
   if (o.agent === 'reference') {
     const def = getBenchmark(o.block.suite, `block ${o.block.id}`);
     if (!def.referenceAgent) {
-      const withRef = benchmarks().filter((b) => b.referenceAgent).map((b) => b.title);
-      throw new LoupeInputError('--agent', `there is no reference agent for suite '${o.block.suite}' (${withRef.join(' and ')} have one)`);
+      const withRef = benchmarks()
+        .filter((b) => b.referenceAgent)
+        .map((b) => b.title);
+      throw new LoupeInputError(
+        '--agent',
+        `there is no reference agent for suite '${o.block.suite}' (${withRef.join(' and ')} have one)`,
+      );
     }
     return def.referenceAgent(o.block, o.referenceDir ? { referenceDir: o.referenceDir } : {});
   }
@@ -363,11 +426,17 @@ function runParams(o: BlockRunOptions, toolSet: ToolSet, fork?: ForkPoint): RunP
     ...(o.maxObservationChars != null ? { maxObservationChars: o.maxObservationChars } : {}),
     ...(o.toolSetOptions && Object.keys(o.toolSetOptions).length ? { toolSetOptions: o.toolSetOptions } : {}),
     // the block-independent part of the prompt, for the run profile (a profile spans the blocks of a benchmark)
-    agentPromptHash: promptHash(toolSet.systemPrompt, '', toolSet.tools.map((t) => ({ name: t.name, description: t.description, parameters: t.parameters }))),
+    agentPromptHash: promptHash(
+      toolSet.systemPrompt,
+      '',
+      toolSet.tools.map((t) => ({ name: t.name, description: t.description, parameters: t.parameters })),
+    ),
     ...(o.loadOptions && Object.keys(o.loadOptions).length ? { loadOptions: o.loadOptions } : {}),
     ...(fork ? { forkOf: { runId: fork.parent.id, step: fork.step } } : {}),
     // a tool set that prepares a documentation index shows text made by the index's extractor (runs use the default)
-    ...(toolSet.prepare ? { docsText: { pdfExtractor: DEFAULT_PDF_EXTRACTOR, extractorVersion: EXTRACTOR_VERSION } } : {}),
+    ...(toolSet.prepare
+      ? { docsText: { pdfExtractor: DEFAULT_PDF_EXTRACTOR, extractorVersion: EXTRACTOR_VERSION } }
+      : {}),
     ...(o.extraParams ?? {}),
   };
 }
@@ -383,51 +452,118 @@ export async function startBlockRun(o: BlockRunOptions): Promise<AgentRunResult>
   let fork: ForkPoint | undefined;
   if (o.forkOf) {
     fork = await readForkPoint(o.store, o.forkOf.runId, o.forkOf.step, o.block.id);
-    o = { ...o, toolSetOptions: o.toolSetOptions ?? fork.parent.params.toolSetOptions, maxObservationChars: o.maxObservationChars ?? (fork.parent.params.maxObservationChars as number | undefined) };
+    o = {
+      ...o,
+      toolSetOptions: o.toolSetOptions ?? fork.parent.params.toolSetOptions,
+      maxObservationChars: o.maxObservationChars ?? (fork.parent.params.maxObservationChars as number | undefined),
+    };
   }
   const toolSet = toolSetFor(o);
   const model = modelFor(o);
   const runId = `${new Date().toISOString().replace(/[-:]/g, '').replace(/\..*/, '')}-${randomUUID().slice(0, 8)}`;
   const runDir = join(o.runsDir, runId);
-  const { workspace } = prepareWorkspace(runDir, workspaceBlock(o.block, o.toolSetOptions), { links: o.kernel.sandbox === 'off' });
+  const { workspace } = prepareWorkspace(runDir, workspaceBlock(o.block, o.toolSetOptions), {
+    links: o.kernel.sandbox === 'off',
+  });
   // Data checksums are computed while the agent starts working (they are large files) and recorded before the run returns.
-  const checksumsP = Promise.all(o.block.visible.data.map(async (f) => [f.rel, await fileSha256(f.path)] as const)).then((e) => Object.fromEntries(e));
+  const checksumsP = Promise.all(
+    o.block.visible.data.map(async (f) => [f.rel, await fileSha256(f.path)] as const),
+  ).then((e) => Object.fromEntries(e));
   const params = runParams(o, toolSet, fork);
   const created = await o.store.createRun({
-    id: runId, suite: o.suite.kind, blockId: o.block.id, agent: o.agent, model: o.agent === 'reference' ? 'reference' : model.model, ...(o.tokensUnknown ? { tokensKnown: false } : {}),
-    params, promptHash: promptHash(toolSet.systemPrompt, toolSet.buildBlockPrompt(o.block), toolSet.tools.map((t) => ({ name: t.name, description: t.description, parameters: t.parameters }))),
-    toolSet: toolSet.id, dataChecksums: {}, loupeVersion: LOUPE_VERSION, sandbox: o.kernel.sandbox, workspace,
+    id: runId,
+    suite: o.suite.kind,
+    blockId: o.block.id,
+    agent: o.agent,
+    model: o.agent === 'reference' ? 'reference' : model.model,
+    ...(o.tokensUnknown ? { tokensKnown: false } : {}),
+    params,
+    promptHash: promptHash(
+      toolSet.systemPrompt,
+      toolSet.buildBlockPrompt(o.block),
+      toolSet.tools.map((t) => ({ name: t.name, description: t.description, parameters: t.parameters })),
+    ),
+    toolSet: toolSet.id,
+    dataChecksums: {},
+    loupeVersion: LOUPE_VERSION,
+    sandbox: o.kernel.sandbox,
+    workspace,
   });
-  if (o.kernel.sandbox === 'off') await o.store.addEvent(runId, 'warning', 'UNCONTAINED: this run has no sandbox (sandbox "off"). Agent code and the SQL tool run with your user\'s permissions: they can read the answers and any file you can, write anywhere you can, and use the network. Nothing Loupe says about containment holds for this run.');
+  if (o.kernel.sandbox === 'off') {
+    await o.store.addEvent(
+      runId,
+      'warning',
+      'UNCONTAINED: this run has no sandbox (sandbox "off"). Agent code and the SQL tool run with your user\'s permissions: they can read the answers and any file you can, write anywhere you can, and use the network. Nothing Loupe says about containment holds for this run.',
+    );
+  }
   if (fork) {
     const copied = await seedForkInterventions(o.store, runId, fork, o.forkOf?.hint);
-    await o.store.addEvent(runId, 'fork', `forked from run ${fork.parent.id} at step ${fork.step}: steps 1–${fork.step} are replayed without model calls${copied.length ? `; ${copied.length} human step${copied.length === 1 ? '' : 's'} carried over or added` : ''}`);
+    await o.store.addEvent(
+      runId,
+      'fork',
+      `forked from run ${fork.parent.id} at step ${fork.step}: steps 1–${fork.step} are replayed without model calls${copied.length ? `; ${copied.length} human step${copied.length === 1 ? '' : 's'} carried over or added` : ''}`,
+    );
     const mcp = fork.parent.agent.startsWith('mcp:') ? fork.parent.params.mcp : undefined;
     if (mcp) {
       // Issue 24: the parent's steps were an MCP client's tool calls; the fork replays them and Loupe's agent continues.
-      await o.store.addEvent(runId, 'fork', `steps 1–${fork.step} were the MCP client ${mcp.client} ${mcp.clientVersion}'s calls, replayed; Loupe's agent continues with ${model.model}`);
+      await o.store.addEvent(
+        runId,
+        'fork',
+        `steps 1–${fork.step} were the MCP client ${mcp.client} ${mcp.clientVersion}'s calls, replayed; Loupe's agent continues with ${model.model}`,
+      );
       if (!mcp.contained) {
-        await o.store.addEvent(runId, 'warning', `UNCONTAINED parent: the MCP client ${mcp.client} declared no sandbox of its own when it drove steps 1–${fork.step}. Only its calls of Loupe's tools are replayed here; whatever its own shell or file tools did is neither replayed nor contained.`);
+        await o.store.addEvent(
+          runId,
+          'warning',
+          `UNCONTAINED parent: the MCP client ${mcp.client} declared no sandbox of its own when it drove steps 1–${fork.step}. Only its calls of Loupe's tools are replayed here; whatever its own shell or file tools did is neither replayed nor contained.`,
+        );
       }
     }
   }
   o.onRunCreated?.(runId, created);
   log.info(`run ${runId}: ${o.suite.kind} block ${o.block.id}, agent ${o.agent}`);
-  const recorded = checksumsP.then((c) => o.store.setDataChecksums(runId, c), (e: unknown) => o.store.addEvent(runId, 'warning', `data checksums failed: ${(e as Error).message}`));
+  const recorded = checksumsP.then(
+    (c) => o.store.setDataChecksums(runId, c),
+    (e: unknown) => o.store.addEvent(runId, 'warning', `data checksums failed: ${(e as Error).message}`),
+  );
   try {
-    return await drive(o, runId, runDir, workspace, toolSet, model, false, fork ? { parentRunId: fork.parent.id, steps: fork.steps, cells: fork.cells } : undefined);
+    return await drive(
+      o,
+      runId,
+      runDir,
+      workspace,
+      toolSet,
+      model,
+      false,
+      fork ? { parentRunId: fork.parent.id, steps: fork.steps, cells: fork.cells } : undefined,
+    );
   } finally {
     await recorded;
   }
 }
 
-async function drive(o: BlockRunOptions, runId: string, runDir: string, workspace: string, toolSet: ToolSet, model: ModelClient, resume: boolean, replay?: AgentRunOptions['replay']): Promise<AgentRunResult> {
+async function drive(
+  o: BlockRunOptions,
+  runId: string,
+  runDir: string,
+  workspace: string,
+  toolSet: ToolSet,
+  model: ModelClient,
+  resume: boolean,
+  replay?: AgentRunOptions['replay'],
+): Promise<AgentRunResult> {
   const log = o.log ?? nullLogger;
   let driven = true;
   const live = o.otel ? await startLiveOtel(o.store, runId, o.otel) : undefined;
   if (live) {
     const onEvent = o.onEvent;
-    o = { ...o, onEvent: (e) => { live.onEvent(e); onEvent?.(e); } };
+    o = {
+      ...o,
+      onEvent: (e) => {
+        live.onEvent(e);
+        onEvent?.(e);
+      },
+    };
   }
   try {
     return await driveBlock(o, runId, runDir, workspace, toolSet, model, resume, replay);
@@ -443,27 +579,75 @@ async function drive(o: BlockRunOptions, runId: string, runDir: string, workspac
   }
 }
 
-async function driveBlock(o: BlockRunOptions, runId: string, runDir: string, workspace: string, toolSet: ToolSet, model: ModelClient, resume: boolean, replay?: AgentRunOptions['replay']): Promise<AgentRunResult> {
+async function driveBlock(
+  o: BlockRunOptions,
+  runId: string,
+  runDir: string,
+  workspace: string,
+  toolSet: ToolSet,
+  model: ModelClient,
+  resume: boolean,
+  replay?: AgentRunOptions['replay'],
+): Promise<AgentRunResult> {
   const log = o.log ?? nullLogger;
   const kopts = kernelPlacement(runDir, workspaceBlock(o.block, o.toolSetOptions), o.kernel.sandbox);
-  const startKernel = () => (o.startKernel ? o.startKernel(kopts) : defaultStartKernel(o.kernel, o.block.suite, kopts, log));
+  const startKernel = () =>
+    o.startKernel ? o.startKernel(kopts) : defaultStartKernel(o.kernel, o.block.suite, kopts, log);
   const def: BenchmarkDefinition = getBenchmark(o.block.suite, `block ${o.block.id}`);
-  if (def.runWithoutLoop && replay) throw new LoupeInputError(`run ${runId}`, `${def.title} runs do not go through the agent loop: they cannot be forked`);
-  if (def.runWithoutLoop) return def.runWithoutLoop({ store: o.store, runId, block: o.block, model, ...(o.control?.signal ? { signal: o.control.signal } : {}) });
-  const hook = { store: o.store, runId, block: o.block, toolSet, options: parseToolOptions(def.kind, o.toolSetOptions) };
+  if (def.runWithoutLoop && replay) {
+    throw new LoupeInputError(
+      `run ${runId}`,
+      `${def.title} runs do not go through the agent loop: they cannot be forked`,
+    );
+  }
+  if (def.runWithoutLoop) {
+    return def.runWithoutLoop({
+      store: o.store,
+      runId,
+      block: o.block,
+      model,
+      ...(o.control?.signal ? { signal: o.control.signal } : {}),
+    });
+  }
+  const hook = {
+    store: o.store,
+    runId,
+    block: o.block,
+    toolSet,
+    options: parseToolOptions(def.kind, o.toolSetOptions),
+  };
   const m = def.prepareModel ? def.prepareModel(model, hook) : model;
   let res: AgentRunResult;
   try {
     res = await runAgent({
-      store: o.store, runId, model: m, toolSet, block: o.block, workspace, startKernel, sandbox: o.kernel.sandbox, budget: o.budget, resume, maxObservationChars: o.maxObservationChars,
-      control: o.control, onEvent: o.onEvent, log, ...(replay ? { replay } : {}),
+      store: o.store,
+      runId,
+      model: m,
+      toolSet,
+      block: o.block,
+      workspace,
+      startKernel,
+      sandbox: o.kernel.sandbox,
+      budget: o.budget,
+      resume,
+      maxObservationChars: o.maxObservationChars,
+      control: o.control,
+      onEvent: o.onEvent,
+      log,
+      ...(replay ? { replay } : {}),
     });
   } finally {
     // Sandboxed, Loupe makes no links in the workspace: every link there was planted by agent code. They are
     // removed so that no tool, replay or export on the host follows one out of the workspace.
     if (o.kernel.sandbox !== 'off') {
       const removed = removePlantedLinks(workspace);
-      if (removed.length) await o.store.addEvent(runId, 'warning', `removed ${removed.length} symbolic link(s) planted in the workspace: ${removed.slice(0, 10).join(', ')}${removed.length > 10 ? ', ...' : ''}`);
+      if (removed.length) {
+        await o.store.addEvent(
+          runId,
+          'warning',
+          `removed ${removed.length} symbolic link(s) planted in the workspace: ${removed.slice(0, 10).join(', ')}${removed.length > 10 ? ', ...' : ''}`,
+        );
+      }
       // For people opening the run's workspace afterwards (Open Run Workspace): the empty mount points become
       // links to the block's visible files again; a resume or an analyst kernel turns them back into mount points.
       presentWorkspace(runDir, workspaceBlock(o.block, o.toolSetOptions));
@@ -492,18 +676,53 @@ async function storeArtefacts(store: RunStore, runId: string, runsDir: string, l
 export async function resumeBlockRun(o: BlockRunOptions & { runId: string }): Promise<AgentRunResult> {
   const run = await o.store.getRun(o.runId);
   if (!run) throw new LoupeInputError('--resume', `no run '${o.runId}' in ${o.store.location}`);
-  if (run.blockId !== o.block.id) throw new LoupeInputError('--resume', `run ${o.runId} is for block ${run.blockId}, not ${o.block.id}`);
+  if (run.blockId !== o.block.id) {
+    throw new LoupeInputError('--resume', `run ${o.runId} is for block ${run.blockId}, not ${o.block.id}`);
+  }
   o = { ...o, toolSetOptions: o.toolSetOptions ?? run.params.toolSetOptions };
   if (run.status === 'finished') throw new LoupeInputError('--resume', `run ${o.runId} already finished`);
-  if (run.agent.startsWith('mcp:') && !(o.modelClient as { external?: boolean } | undefined)?.external) throw new LoupeInputError(`run ${o.runId}`, `was driven by the external MCP client ${run.agent.slice(4)}: only a new MCP connection can continue it (loupe mcp --resume)`);
-  if (run.agent.startsWith('human:') && !(o.modelClient as { external?: boolean } | undefined)?.external) throw new LoupeInputError(`run ${o.runId}`, `is a human baseline by ${run.agent.slice(6)}: only its expert continues it (Start Human Baseline, loupe baseline --resume)`);
-  const toolSet = toolSetFor({ ...o, budget: { ...o.budget, maxSteps: o.budget?.maxSteps ?? (run.params.maxSteps as number | undefined) } });
+  if (run.agent.startsWith('mcp:') && !(o.modelClient as { external?: boolean } | undefined)?.external) {
+    throw new LoupeInputError(
+      `run ${o.runId}`,
+      `was driven by the external MCP client ${run.agent.slice(4)}: only a new MCP connection can continue it (loupe mcp --resume)`,
+    );
+  }
+  if (run.agent.startsWith('human:') && !(o.modelClient as { external?: boolean } | undefined)?.external) {
+    throw new LoupeInputError(
+      `run ${o.runId}`,
+      `is a human baseline by ${run.agent.slice(6)}: only its expert continues it (Start Human Baseline, loupe baseline --resume)`,
+    );
+  }
+  const toolSet = toolSetFor({
+    ...o,
+    budget: { ...o.budget, maxSteps: o.budget?.maxSteps ?? (run.params.maxSteps as number | undefined) },
+  });
   const model = modelFor({ ...o, agent: run.agent as AgentKind });
   // Issue 36: the recorded workspace is driven only inside this user's runs folder (never a folder a colleague set).
-  const { runDir, workspace } = requireRunFolder(run, o.runsDir, `it is not resumed (the runs folder is ${o.runsDir})`, { allowAbsent: true });
-  if (run.sandbox !== o.kernel.sandbox) await o.store.addEvent(run.id, 'warning', `resumed with sandbox '${o.kernel.sandbox}' (was '${run.sandbox}')`);
+  const { runDir, workspace } = requireRunFolder(
+    run,
+    o.runsDir,
+    `it is not resumed (the runs folder is ${o.runsDir})`,
+    { allowAbsent: true },
+  );
+  if (run.sandbox !== o.kernel.sandbox) {
+    await o.store.addEvent(run.id, 'warning', `resumed with sandbox '${o.kernel.sandbox}' (was '${run.sandbox}')`);
+  }
   const maxObservationChars = o.maxObservationChars ?? (run.params.maxObservationChars as number | undefined);
-  return drive({ ...o, agent: run.agent as AgentKind, maxObservationChars, budget: { ...o.budget, maxSteps: o.budget?.maxSteps ?? (run.params.maxSteps as number | undefined) } }, run.id, runDir, workspace, toolSet, model, true);
+  return drive(
+    {
+      ...o,
+      agent: run.agent as AgentKind,
+      maxObservationChars,
+      budget: { ...o.budget, maxSteps: o.budget?.maxSteps ?? (run.params.maxSteps as number | undefined) },
+    },
+    run.id,
+    runDir,
+    workspace,
+    toolSet,
+    model,
+    true,
+  );
 }
 
 /**
@@ -520,9 +739,23 @@ export async function createQueuedRun(o: BlockRunOptions & { runId: string; swee
   const toolSet = toolSetFor(o);
   const model = modelFor(o);
   return o.store.createRun({
-    id: o.runId, suite: o.suite.kind, blockId: o.block.id, agent: o.agent, model: o.agent === 'reference' ? 'reference' : model.model,
-    params: runParams(o, toolSet), promptHash: promptHash(toolSet.systemPrompt, toolSet.buildBlockPrompt(o.block), toolSet.tools.map((t) => ({ name: t.name, description: t.description, parameters: t.parameters }))),
-    toolSet: toolSet.id, dataChecksums: {}, loupeVersion: LOUPE_VERSION, sandbox: o.kernel.sandbox, workspace: join(o.runsDir, o.runId, 'workspace'), sweepId: o.sweepId,
+    id: o.runId,
+    suite: o.suite.kind,
+    blockId: o.block.id,
+    agent: o.agent,
+    model: o.agent === 'reference' ? 'reference' : model.model,
+    params: runParams(o, toolSet),
+    promptHash: promptHash(
+      toolSet.systemPrompt,
+      toolSet.buildBlockPrompt(o.block),
+      toolSet.tools.map((t) => ({ name: t.name, description: t.description, parameters: t.parameters })),
+    ),
+    toolSet: toolSet.id,
+    dataChecksums: {},
+    loupeVersion: LOUPE_VERSION,
+    sandbox: o.kernel.sandbox,
+    workspace: join(o.runsDir, o.runId, 'workspace'),
+    sweepId: o.sweepId,
   });
 }
 
@@ -539,31 +772,51 @@ export async function createQueuedRun(o: BlockRunOptions & { runId: string; swee
 export async function driveQueuedRun(o: BlockRunOptions & { runId: string }): Promise<AgentRunResult> {
   const run = await o.store.getRun(o.runId);
   if (!run) throw new LoupeInputError(`run ${o.runId}`, `no such run in ${o.store.location}`);
-  if (run.blockId !== o.block.id) throw new LoupeInputError(`run ${o.runId}`, `is for block ${run.blockId}, not ${o.block.id}`);
-  if (run.status === 'finished' || run.status === 'budget_exhausted') return { runId: run.id, status: run.status, reason: run.statusReason ?? '', steps: run.steps };
+  if (run.blockId !== o.block.id) {
+    throw new LoupeInputError(`run ${o.runId}`, `is for block ${run.blockId}, not ${o.block.id}`);
+  }
+  if (run.status === 'finished' || run.status === 'budget_exhausted') {
+    return { runId: run.id, status: run.status, reason: run.statusReason ?? '', steps: run.steps };
+  }
   const workspace = join(o.runsDir, runIdSegment(run.id), 'workspace'); // issue 36: a queued id from the store is one plain segment
   const fresh = run.status === 'pending' && run.steps === 0;
   // eslint-disable-next-line no-restricted-properties -- only compared and shown, never used as a path (issue 36)
   const recordedWs = run.storedWorkspace;
   if (recordedWs !== workspace) {
     await o.store.updateRun(run.id, { workspace });
-    if (!fresh) await o.store.addEvent(run.id, 'worker', `workspace moved to ${workspace} on this machine (was ${recordedWs}); files written by recorded cells come back when they are replayed`);
+    if (!fresh) {
+      await o.store.addEvent(
+        run.id,
+        'worker',
+        `workspace moved to ${workspace} on this machine (was ${recordedWs}); files written by recorded cells come back when they are replayed`,
+      );
+    }
   }
   if (!fresh) {
     // an earlier attempt died before it recorded the data checksums: record them now
     if (!Object.keys(run.dataChecksums).length && o.block.visible.data.length) {
       await Promise.all(o.block.visible.data.map(async (f) => [f.rel, await fileSha256(f.path)] as const)).then(
-        (e) => o.store.setDataChecksums(run.id, Object.fromEntries(e)), (e: unknown) => o.store.addEvent(run.id, 'warning', `data checksums failed: ${(e as Error).message}`));
+        (e) => o.store.setDataChecksums(run.id, Object.fromEntries(e)),
+        (e: unknown) => o.store.addEvent(run.id, 'warning', `data checksums failed: ${(e as Error).message}`),
+      );
     }
     return resumeBlockRun({ ...o, runId: run.id });
   }
-  o = { ...o, toolSetOptions: o.toolSetOptions ?? run.params.toolSetOptions, maxObservationChars: o.maxObservationChars ?? (run.params.maxObservationChars as number | undefined) };
+  o = {
+    ...o,
+    toolSetOptions: o.toolSetOptions ?? run.params.toolSetOptions,
+    maxObservationChars: o.maxObservationChars ?? (run.params.maxObservationChars as number | undefined),
+  };
   const budget = { ...o.budget, maxSteps: o.budget?.maxSteps ?? (run.params.maxSteps as number | undefined) };
   const toolSet = toolSetFor({ ...o, budget });
   const model = modelFor(o);
-  prepareWorkspace(dirname(workspace), workspaceBlock(o.block, o.toolSetOptions), { links: o.kernel.sandbox === 'off' });
+  prepareWorkspace(dirname(workspace), workspaceBlock(o.block, o.toolSetOptions), {
+    links: o.kernel.sandbox === 'off',
+  });
   const recorded = Promise.all(o.block.visible.data.map(async (f) => [f.rel, await fileSha256(f.path)] as const)).then(
-    (e) => o.store.setDataChecksums(run.id, Object.fromEntries(e)), (e: unknown) => o.store.addEvent(run.id, 'warning', `data checksums failed: ${(e as Error).message}`));
+    (e) => o.store.setDataChecksums(run.id, Object.fromEntries(e)),
+    (e: unknown) => o.store.addEvent(run.id, 'warning', `data checksums failed: ${(e as Error).message}`),
+  );
   o.onRunCreated?.(run.id, run);
   try {
     return await drive({ ...o, budget }, run.id, dirname(workspace), workspace, toolSet, model, false);

@@ -7,14 +7,34 @@
  */
 import type { RunStore } from '../store/run-store.ts';
 import type { Block, LoadSuiteOptions, Suite } from '../suites/types.ts';
-import { activeChecklistItems, authoredFromNative, checklistHash, checklistStoreOf } from '../annotations/checklists.ts';
+import {
+  activeChecklistItems,
+  authoredFromNative,
+  checklistHash,
+  checklistStoreOf,
+} from '../annotations/checklists.ts';
 import { LoupeInputError, errorMessage } from '../util/errors.ts';
 import { nullLogger, type Logger } from '../util/log.ts';
 import type { Judge } from '../eval/judges/types.ts';
 import { countingJudge } from '../eval/judges/judge.ts';
-import { aggregateBase, meanSummaries, scoreBase, scoringSession, type ChecklistUsed, type RunScore, type ScoreAggregate, type ScoringSession } from '../eval/run-score.ts';
+import {
+  aggregateBase,
+  meanSummaries,
+  scoreBase,
+  scoringSession,
+  type ChecklistUsed,
+  type RunScore,
+  type ScoreAggregate,
+  type ScoringSession,
+} from '../eval/run-score.ts';
 import { benchmarks, findBenchmark } from '../benchmarks/registry.ts';
-import { DEFAULT_SCORE_PRESET, parseOptions, parseOptionsWithPreset, type OptionValues, type ScorePreset } from '../benchmarks/options.ts';
+import {
+  DEFAULT_SCORE_PRESET,
+  parseOptions,
+  parseOptionsWithPreset,
+  type OptionValues,
+  type ScorePreset,
+} from '../benchmarks/options.ts';
 import type { BenchmarkDefinition, ScoreGroup } from '../benchmarks/types.ts';
 import type { CaptionEmbedder } from '../benchmarks/analystbench/eval.ts';
 import { captureRunEvidence } from './evidence.ts';
@@ -46,8 +66,18 @@ export function validateOptionNames(raw: Readonly<Record<string, string>>): void
   const all = benchmarks();
   for (const [k, v] of Object.entries(raw)) {
     const declaring = all.filter((b) => b.scoreOptions.some((o) => o.name === k));
-    if (!declaring.length) throw new LoupeInputError(`option ${k}`, `unknown; known options: ${[...new Set(all.flatMap((b) => b.scoreOptions.map((o) => o.name)))].sort().join(', ')}`);
-    for (const b of declaring) parseOptions(b.scoreOptions.filter((o) => o.name === k), { [k]: v });
+    if (!declaring.length) {
+      throw new LoupeInputError(
+        `option ${k}`,
+        `unknown; known options: ${[...new Set(all.flatMap((b) => b.scoreOptions.map((o) => o.name)))].sort().join(', ')}`,
+      );
+    }
+    for (const b of declaring) {
+      parseOptions(
+        b.scoreOptions.filter((o) => o.name === k),
+        { [k]: v },
+      );
+    }
   }
 }
 
@@ -56,7 +86,11 @@ export function validateOptionNames(raw: Readonly<Record<string, string>>): void
  * @param preset `official` (default: the benchmark's own code) or `paper`.
  * @throws LoupeInputError for a bad value.
  */
-export function benchmarkOptions(def: BenchmarkDefinition, raw: Readonly<Record<string, string>>, preset: ScorePreset = DEFAULT_SCORE_PRESET): OptionValues {
+export function benchmarkOptions(
+  def: BenchmarkDefinition,
+  raw: Readonly<Record<string, string>>,
+  preset: ScorePreset = DEFAULT_SCORE_PRESET,
+): OptionValues {
   const mine: Record<string, string> = {};
   for (const o of def.scoreOptions) if (raw[o.name] !== undefined) mine[o.name] = raw[o.name]!;
   return parseOptionsWithPreset(def.scoreOptions, preset, mine, (n) => `option ${n}`, def.title);
@@ -105,32 +139,72 @@ export interface ScoreRunOptions {
  *   and how many are pending or unjudged.
  * @throws LoupeInputError for an unknown run id or invalid options.
  */
-export async function scoreStoredRun(store: RunStore, runId: string, o: ScoreRunOptions, session?: ScoringSession): Promise<RunScore> {
+export async function scoreStoredRun(
+  store: RunStore,
+  runId: string,
+  o: ScoreRunOptions,
+  session?: ScoringSession,
+): Promise<RunScore> {
   const run = await store.getRun(runId);
   if (!run) throw new LoupeInputError(`run ${runId}`, `not found in ${store.location}`);
   const raw = o.options ?? {};
   validateOptionNames(raw);
   const def = findBenchmark(run.suite);
-  if (!def) return { ...scoreBase(run, run.suite, o.judge.id, {}), summary: {}, detail: null, error: `scoring of suite '${run.suite}' runs is not supported by this version of Loupe` };
+  if (!def) {
+    return {
+      ...scoreBase(run, run.suite, o.judge.id, {}),
+      summary: {},
+      detail: null,
+      error: `scoring of suite '${run.suite}' runs is not supported by this version of Loupe`,
+    };
+  }
   const preset = o.preset ?? DEFAULT_SCORE_PRESET;
   const options = benchmarkOptions(def, raw, preset);
   const own = session ?? scoringSession();
   // Issue 36: the recorded workspace is used only inside the runs folder this user configured.
   const folder = await runFolderOf(store, run, o.runsRoot, o.log ?? nullLogger);
   // The evidence the score reads (issue 26): kept in the store once, for runs that ended before the store kept it.
-  if (run.status !== 'running' && !(await store.artefacts.list(run.id)).length) await captureRunEvidence(store, run, folder, o.log ?? nullLogger);
+  if (run.status !== 'running' && !(await store.artefacts.list(run.id)).length) {
+    await captureRunEvidence(store, run, folder, o.log ?? nullLogger);
+  }
   try {
-    const { suite, block } = await reopenRun(run, { ...(o.suiteRoot ? { suiteRoot: o.suiteRoot } : {}), ...(o.loadOptions ? { loadOptions: o.loadOptions } : {}), ...(o.suites ? { suites: o.suites } : {}), log: o.log ?? nullLogger });
+    const { suite, block } = await reopenRun(run, {
+      ...(o.suiteRoot ? { suiteRoot: o.suiteRoot } : {}),
+      ...(o.loadOptions ? { loadOptions: o.loadOptions } : {}),
+      ...(o.suites ? { suites: o.suites } : {}),
+      log: o.log ?? nullLogger,
+    });
     const picked = def.checklist ? await checklistFor(store, def, suite, block, o.checklist ?? 'latest') : undefined;
     const counted = countingJudge(o.judge);
-    const ctx = { store, run, folder, suite, block: picked?.block ?? block, judge: counted.judge, options, raw, session: own, extras: { ...(o.embedder ? { embedder: o.embedder } : {}), groundTruthVersion: o.groundTruth ?? 'latest' }, log: o.log ?? nullLogger };
+    const ctx = {
+      store,
+      run,
+      folder,
+      suite,
+      block: picked?.block ?? block,
+      judge: counted.judge,
+      options,
+      raw,
+      session: own,
+      extras: { ...(o.embedder ? { embedder: o.embedder } : {}), groundTruthVersion: o.groundTruth ?? 'latest' },
+      log: o.log ?? nullLogger,
+    };
     const score = await def.score(ctx);
     // Issue 20: the human help the run had, and (where the benchmark defines it) after how many interventions it was solved.
     const interventions = await store.getInterventions(run.id);
     const assistance = scoreAssistance((await assistanceOf(store, [run])).get(run.id)!);
-    if (interventions.length && def.solvedAfterInterventions) assistance.untilSolved = await def.solvedAfterInterventions.count(ctx, interventions);
+    if (interventions.length && def.solvedAfterInterventions) {
+      assistance.untilSolved = await def.solvedAfterInterventions.count(ctx, interventions);
+    }
     const toolOptions = runToolOptions(def, run.params.toolSetOptions);
-    return { ...score, preset, decided: counted.counts(), ...(picked ? { checklist: picked.used } : {}), assistance, ...(toolOptions ? { toolOptions } : {}) };
+    return {
+      ...score,
+      preset,
+      decided: counted.counts(),
+      ...(picked ? { checklist: picked.used } : {}),
+      assistance,
+      ...(toolOptions ? { toolOptions } : {}),
+    };
   } catch (e) {
     if (e instanceof LoupeInputError && /^(option |checklist version|ground-truth version)/.test(e.subject)) throw e;
     return { ...scoreBase(run, run.suite, o.judge.id, {}), summary: {}, detail: null, error: errorMessage(e) };
@@ -143,7 +217,10 @@ export async function scoreStoredRun(store: RunStore, runId: string, o: ScoreRun
  * The tool-set options a run was made with, defaults filled in (what its score says about the agent's tools and
  * retrieval); the recorded values as they are when they no longer parse (an option of an older Loupe).
  */
-function runToolOptions(def: BenchmarkDefinition, recorded: Record<string, string> | undefined): Record<string, unknown> | undefined {
+function runToolOptions(
+  def: BenchmarkDefinition,
+  recorded: Record<string, string> | undefined,
+): Record<string, unknown> | undefined {
   if (!def.toolOptions.length && !recorded) return undefined;
   try {
     return parseOptions(def.toolOptions, recorded ?? {}, (n) => `tool option ${n}`, def.title);
@@ -166,12 +243,17 @@ function scoreAssistance(r: RunAssistance): ScoreAssistance {
  */
 export async function refreshAssistance(store: RunStore, scores: RunScore[]): Promise<RunScore[]> {
   const ids = new Set(scores.map((s) => s.runId));
-  const help = await assistanceOf(store, (await store.listRuns()).filter((r) => ids.has(r.id)));
+  const help = await assistanceOf(
+    store,
+    (await store.listRuns()).filter((r) => ids.has(r.id)),
+  );
   for (const s of scores) {
     const h = help.get(s.runId);
     if (!h) continue;
     const a = scoreAssistance(h);
-    if (s.assistance?.interventions === h.interventions && s.assistance.untilSolved !== undefined) a.untilSolved = s.assistance.untilSolved;
+    if (s.assistance?.interventions === h.interventions && s.assistance.untilSolved !== undefined) {
+      a.untilSolved = s.assistance.untilSolved;
+    }
     s.assistance = a;
   }
   return scores;
@@ -185,10 +267,26 @@ export async function refreshAssistance(store: RunStore, scores: RunScore[]): Pr
  */
 export async function saveRunScore(store: RunStore, s: RunScore): Promise<boolean> {
   if (s.error) return false;
-  let options = s.checklist ? { ...s.options, checklist: s.checklist.source === 'authored' ? `v${s.checklist.version}` : 'native' } : s.options;
-  if (s.groundTruth) options = { ...options, ground_truth: s.groundTruth.source === 'authored' ? `v${s.groundTruth.version}` : 'shipped' };
+  let options = s.checklist
+    ? { ...s.options, checklist: s.checklist.source === 'authored' ? `v${s.checklist.version}` : 'native' }
+    : s.options;
+  if (s.groundTruth) {
+    options = {
+      ...options,
+      ground_truth: s.groundTruth.source === 'authored' ? `v${s.groundTruth.version}` : 'shipped',
+    };
+  }
   if (s.preset) options = { ...options, preset: s.preset };
-  await store.scores.save({ runId: s.runId, benchmark: s.benchmark, judgeId: s.judgeId, options, summary: s.summary, detail: s, pending: s.pending, scoredAt: new Date().toISOString() });
+  await store.scores.save({
+    runId: s.runId,
+    benchmark: s.benchmark,
+    judgeId: s.judgeId,
+    options,
+    summary: s.summary,
+    detail: s,
+    pending: s.pending,
+    scoredAt: new Date().toISOString(),
+  });
   return true;
 }
 
@@ -198,22 +296,45 @@ export async function saveRunScore(store: RunStore, s: RunScore): Promise<boolea
  * @returns the block with that checklist as its hidden checklist, and what was used.
  * @throws LoupeInputError (subject `checklist version N`) when that version does not exist.
  */
-export async function checklistFor(store: RunStore, def: BenchmarkDefinition, suite: Suite, block: Block, choice: 'latest' | 'native' | number): Promise<{ block: Block; used: ChecklistUsed }> {
+export async function checklistFor(
+  store: RunStore,
+  def: BenchmarkDefinition,
+  suite: Suite,
+  block: Block,
+  choice: 'latest' | 'native' | number,
+): Promise<{ block: Block; used: ChecklistUsed }> {
   const spec = def.checklist!;
   const key = { suite: def.kind, suiteId: suite.id, blockId: block.id };
   const versions = choice === 'native' ? undefined : checklistStoreOf(store);
-  const v = versions ? (typeof choice === 'number' ? await versions.get(key, choice) : await versions.latest(key)) : undefined;
+  const v = versions
+    ? typeof choice === 'number'
+      ? await versions.get(key, choice)
+      : await versions.latest(key)
+    : undefined;
   if (typeof choice === 'number' && !v) {
     const have = versions ? (await versions.versions(key)).map((x) => x.version) : [];
-    throw new LoupeInputError(`checklist version ${choice}`, `block ${block.id} has ${have.length ? `versions ${have.join(', ')}` : 'no authored checklist'}`);
+    throw new LoupeInputError(
+      `checklist version ${choice}`,
+      `block ${block.id} has ${have.length ? `versions ${have.join(', ')}` : 'no authored checklist'}`,
+    );
   }
   if (v) {
     const items = activeChecklistItems(v.items);
-    return { block: spec.withItems(block, items), used: { source: 'authored', version: v.version, hash: v.hash, items: items.length } };
+    return {
+      block: spec.withItems(block, items),
+      used: { source: 'authored', version: v.version, hash: v.hash, items: items.length },
+    };
   }
   const native = spec.nativeItems(block);
   const entity = spec.entityOf(block);
-  return { block, used: { source: 'native', hash: checklistHash(authoredFromNative(native, spec.kind, entity)), items: native.length } };
+  return {
+    block,
+    used: {
+      source: 'native',
+      hash: checklistHash(authoredFromNative(native, spec.kind, entity)),
+      items: native.length,
+    },
+  };
 }
 
 /**
@@ -249,7 +370,12 @@ function addAssistanceMetrics(a: ScoreAggregate, scores: readonly RunScore[]): v
  * @returns one aggregate per group, sorted by benchmark then model.
  * @throws LoupeInputError for invalid options.
  */
-export async function aggregateScores(scores: readonly RunScore[], judge?: Judge, raw: Record<string, string> = {}, preset: ScorePreset = DEFAULT_SCORE_PRESET): Promise<ScoreAggregate[]> {
+export async function aggregateScores(
+  scores: readonly RunScore[],
+  judge?: Judge,
+  raw: Record<string, string> = {},
+  preset: ScorePreset = DEFAULT_SCORE_PRESET,
+): Promise<ScoreAggregate[]> {
   const byBenchmark = new Map<string, Map<string, RunScore[]>>();
   for (const s of scores) {
     let m = byBenchmark.get(s.benchmark);
@@ -265,10 +391,16 @@ export async function aggregateScores(scores: readonly RunScore[], judge?: Judge
     const groups: ScoreGroup[] = [...models].map(([model, g]) => ({ model, scores: g }));
     const def = findBenchmark(kind);
     if (!def) {
-      out.push(...groups.map(({ model, scores: g }) => ({ ...aggregateBase(kind, model, g), metrics: meanSummaries(g) })));
+      out.push(
+        ...groups.map(({ model, scores: g }) => ({ ...aggregateBase(kind, model, g), metrics: meanSummaries(g) })),
+      );
       continue;
     }
-    const aggs = await def.aggregate(groups, { ...(judge ? { judge } : {}), options: benchmarkOptions(def, raw, preset), raw });
+    const aggs = await def.aggregate(groups, {
+      ...(judge ? { judge } : {}),
+      options: benchmarkOptions(def, raw, preset),
+      raw,
+    });
     out.push(...aggs.map((a) => ({ ...a, preset })));
   }
   for (const a of out) addAssistanceMetrics(a, scores);

@@ -81,9 +81,15 @@ export function newSweepId(now = new Date()): string {
  * @throws LoupeInputError naming the sweep id, the repeats or the profiles when they are malformed.
  */
 export function planSweep(s: SweepSpec): SweepUnit[] {
-  if (!SWEEP_ID.test(s.sweepId)) throw new LoupeInputError(`sweep ${s.sweepId}`, 'a sweep id is 1–64 letters, digits, ".", "_" or "-"');
-  if (!Number.isInteger(s.repeats) || s.repeats < 1) throw new LoupeInputError('repeats', `must be a whole number ≥ 1, got ${s.repeats}`);
-  if (s.agent === 'llm' && !s.profiles.length) throw new LoupeInputError('model profiles', 'an llm sweep needs at least one model');
+  if (!SWEEP_ID.test(s.sweepId)) {
+    throw new LoupeInputError(`sweep ${s.sweepId}`, 'a sweep id is 1–64 letters, digits, ".", "_" or "-"');
+  }
+  if (!Number.isInteger(s.repeats) || s.repeats < 1) {
+    throw new LoupeInputError('repeats', `must be a whole number ≥ 1, got ${s.repeats}`);
+  }
+  if (s.agent === 'llm' && !s.profiles.length) {
+    throw new LoupeInputError('model profiles', 'an llm sweep needs at least one model');
+  }
   if (!s.blocks.length) throw new LoupeInputError(`sweep ${s.sweepId}`, 'no block to run');
   const profiles: (SweepProfile | undefined)[] = s.agent === 'llm' ? s.profiles : [undefined];
   const units: SweepUnit[] = [];
@@ -91,12 +97,20 @@ export function planSweep(s: SweepSpec): SweepUnit[] {
     for (let repeat = 1; repeat <= s.repeats; repeat++) {
       for (const profile of profiles) {
         units.push({
-          sweepId: s.sweepId, runId: `${s.sweepId}-u${String(units.length + 1).padStart(4, '0')}`, suiteKind: s.suite.kind, suiteRoot: s.suite.root,
+          sweepId: s.sweepId,
+          runId: `${s.sweepId}-u${String(units.length + 1).padStart(4, '0')}`,
+          suiteKind: s.suite.kind,
+          suiteRoot: s.suite.root,
           ...(s.loadOptions && Object.keys(s.loadOptions).length ? { loadOptions: s.loadOptions } : {}),
-          blockId: block.id, repeat, agent: s.agent, ...(profile ? { profile, apiKeyEnv: s.apiKeyEnv ?? 'OPENAI_API_KEY' } : {}),
-          ...(s.budget ? { budget: s.budget } : {}), ...(s.maxObservationChars != null ? { maxObservationChars: s.maxObservationChars } : {}),
+          blockId: block.id,
+          repeat,
+          agent: s.agent,
+          ...(profile ? { profile, apiKeyEnv: s.apiKeyEnv ?? 'OPENAI_API_KEY' } : {}),
+          ...(s.budget ? { budget: s.budget } : {}),
+          ...(s.maxObservationChars != null ? { maxObservationChars: s.maxObservationChars } : {}),
           ...(s.toolSetOptions && Object.keys(s.toolSetOptions).length ? { toolSetOptions: s.toolSetOptions } : {}),
-          kernel: s.kernel, ...(s.referenceDir ? { referenceDir: s.referenceDir } : {}),
+          kernel: s.kernel,
+          ...(s.referenceDir ? { referenceDir: s.referenceDir } : {}),
         });
       }
     }
@@ -113,12 +127,23 @@ export function planSweep(s: SweepSpec): SweepUnit[] {
  * @throws LoupeInputError when the store already holds a unit of this sweep (a sweep id is used once), or for an
  *   unrunnable block or bad model configuration (nothing is recorded then).
  */
-export async function recordSweepRuns(store: RunStore, suite: Suite, units: SweepUnit[], runsDir: string): Promise<RunRecord[]> {
+export async function recordSweepRuns(
+  store: RunStore,
+  suite: Suite,
+  units: SweepUnit[],
+  runsDir: string,
+): Promise<RunRecord[]> {
   if (!units.length) return [];
   const sweepId = units[0]!.sweepId;
-  if ((await store.listRuns({ sweepId, limit: 1 })).length) throw new LoupeInputError(`sweep ${sweepId}`, `already exists in ${store.location}: give another sweep id`);
+  if ((await store.listRuns({ sweepId, limit: 1 })).length) {
+    throw new LoupeInputError(`sweep ${sweepId}`, `already exists in ${store.location}: give another sweep id`);
+  }
   const blocks = new Map(suite.blocks.map((b) => [b.id, b]));
-  for (const u of units) if (!blocks.get(u.blockId)?.runnable) throw new LoupeInputError(u.blockId, `block is not runnable in ${suite.root}`);
+  for (const u of units) {
+    if (!blocks.get(u.blockId)?.runnable) {
+      throw new LoupeInputError(u.blockId, `block is not runnable in ${suite.root}`);
+    }
+  }
   const out: RunRecord[] = [];
   try {
     for (const u of units) await record(u);
@@ -129,12 +154,25 @@ export async function recordSweepRuns(store: RunStore, suite: Suite, units: Swee
   return out;
 
   async function record(u: SweepUnit): Promise<void> {
-    out.push(await createQueuedRun({
-      store, suite, block: blocks.get(u.blockId)!, agent: u.agent, ...(u.profile ? { llm: { ...u.profile, apiKey: '' } } : {}), runsDir,
-      kernel: { ...u.kernel, sandbox: 'bubblewrap' }, ...(u.budget ? { budget: u.budget } : {}), repeat: u.repeat,
-      ...(u.maxObservationChars != null ? { maxObservationChars: u.maxObservationChars } : {}), ...(u.toolSetOptions ? { toolSetOptions: u.toolSetOptions } : {}),
-      ...(u.loadOptions ? { loadOptions: u.loadOptions } : {}), ...(u.referenceDir ? { referenceDir: u.referenceDir } : {}), runId: u.runId, sweepId,
-    }));
+    out.push(
+      await createQueuedRun({
+        store,
+        suite,
+        block: blocks.get(u.blockId)!,
+        agent: u.agent,
+        ...(u.profile ? { llm: { ...u.profile, apiKey: '' } } : {}),
+        runsDir,
+        kernel: { ...u.kernel, sandbox: 'bubblewrap' },
+        ...(u.budget ? { budget: u.budget } : {}),
+        repeat: u.repeat,
+        ...(u.maxObservationChars != null ? { maxObservationChars: u.maxObservationChars } : {}),
+        ...(u.toolSetOptions ? { toolSetOptions: u.toolSetOptions } : {}),
+        ...(u.loadOptions ? { loadOptions: u.loadOptions } : {}),
+        ...(u.referenceDir ? { referenceDir: u.referenceDir } : {}),
+        runId: u.runId,
+        sweepId,
+      }),
+    );
   }
 }
 
@@ -176,9 +214,17 @@ export interface UnitDriver {
  * @throws LoupeInputError when the unit's run is gone or its suite cannot be loaded here; RunLeaseError when another
  *   live process drives it; the store's errors (the queue retries the unit on any of them).
  */
-export async function runSweepUnit(d: UnitDriver, unit: SweepUnit): Promise<{ run: RunRecord; settled: boolean; result?: AgentRunResult }> {
+export async function runSweepUnit(
+  d: UnitDriver,
+  unit: SweepUnit,
+): Promise<{ run: RunRecord; settled: boolean; result?: AgentRunResult }> {
   const before = await d.store.getRun(unit.runId);
-  if (!before) throw new LoupeInputError(`run ${unit.runId}`, `the run of this unit of sweep ${unit.sweepId} is not in ${d.store.location} (deleted?)`);
+  if (!before) {
+    throw new LoupeInputError(
+      `run ${unit.runId}`,
+      `the run of this unit of sweep ${unit.sweepId} is not in ${d.store.location} (deleted?)`,
+    );
+  }
   if (unitSettled(before)) return { run: before, settled: true };
   const driving = drivingOf(d);
   if (driving.has(unit.runId)) throw new Error(`run ${unit.runId} is already being driven by this worker`);
@@ -187,7 +233,11 @@ export async function runSweepUnit(d: UnitDriver, unit: SweepUnit): Promise<{ ru
   const lease = await d.store.getRunLease(unit.runId);
   if (lease && lease.pid === process.pid && lease.host === hostname()) {
     await d.store.releaseRunLease(unit.runId, lease.owner);
-    await d.store.addEvent(unit.runId, 'lease', `gave up the lease ${lease.owner} left by an earlier attempt of this worker`);
+    await d.store.addEvent(
+      unit.runId,
+      'lease',
+      `gave up the lease ${lease.owner} left by an earlier attempt of this worker`,
+    );
   }
   driving.add(unit.runId);
   try {
@@ -204,16 +254,38 @@ function drivingOf(d: UnitDriver): Set<string> {
   return s;
 }
 
-async function driveUnit(d: UnitDriver, unit: SweepUnit, before: RunRecord): Promise<{ run: RunRecord; settled: boolean; result?: AgentRunResult }> {
-  const { suite, block } = await reopenRun(before, { suiteRoot: d.suiteRoot ?? unit.suiteRoot, ...(unit.loadOptions ? { loadOptions: unit.loadOptions } : {}), ...(d.suites ? { suites: d.suites } : {}) });
-  const llm: LlmConfig | undefined = unit.profile ? { ...unit.profile, apiKey: d.env[unit.apiKeyEnv ?? 'OPENAI_API_KEY'] ?? '' } : undefined;
+async function driveUnit(
+  d: UnitDriver,
+  unit: SweepUnit,
+  before: RunRecord,
+): Promise<{ run: RunRecord; settled: boolean; result?: AgentRunResult }> {
+  const { suite, block } = await reopenRun(before, {
+    suiteRoot: d.suiteRoot ?? unit.suiteRoot,
+    ...(unit.loadOptions ? { loadOptions: unit.loadOptions } : {}),
+    ...(d.suites ? { suites: d.suites } : {}),
+  });
+  const llm: LlmConfig | undefined = unit.profile
+    ? { ...unit.profile, apiKey: d.env[unit.apiKeyEnv ?? 'OPENAI_API_KEY'] ?? '' }
+    : undefined;
   const control = d.control?.(unit);
   const result = await driveQueuedRun({
-    store: d.store, suite, block, agent: unit.agent, ...(llm ? { llm } : {}), runsDir: d.runsDir, kernel: { ...unit.kernel, ...d.kernel },
-    ...(unit.budget ? { budget: unit.budget } : {}), repeat: unit.repeat, ...(unit.maxObservationChars != null ? { maxObservationChars: unit.maxObservationChars } : {}),
-    ...(unit.toolSetOptions ? { toolSetOptions: unit.toolSetOptions } : {}), ...(unit.loadOptions ? { loadOptions: unit.loadOptions } : {}),
-    ...(unit.referenceDir ? { referenceDir: unit.referenceDir } : {}), ...(control ? { control } : {}), ...(d.log ? { log: d.log } : {}),
-    ...(d.onEvent ? { onEvent: (e: AgentEvent) => d.onEvent!(unit, e) } : {}), runId: unit.runId,
+    store: d.store,
+    suite,
+    block,
+    agent: unit.agent,
+    ...(llm ? { llm } : {}),
+    runsDir: d.runsDir,
+    kernel: { ...unit.kernel, ...d.kernel },
+    ...(unit.budget ? { budget: unit.budget } : {}),
+    repeat: unit.repeat,
+    ...(unit.maxObservationChars != null ? { maxObservationChars: unit.maxObservationChars } : {}),
+    ...(unit.toolSetOptions ? { toolSetOptions: unit.toolSetOptions } : {}),
+    ...(unit.loadOptions ? { loadOptions: unit.loadOptions } : {}),
+    ...(unit.referenceDir ? { referenceDir: unit.referenceDir } : {}),
+    ...(control ? { control } : {}),
+    ...(d.log ? { log: d.log } : {}),
+    ...(d.onEvent ? { onEvent: (e: AgentEvent) => d.onEvent!(unit, e) } : {}),
+    runId: unit.runId,
   });
   const run = (await d.store.getRun(unit.runId))!;
   return { run, settled: unitSettled(run), result };

@@ -70,11 +70,18 @@ export interface ClusteredMean {
 export function itemMeans(obs: readonly Observation[]): ItemMean[] {
   const by = new Map<string, { cluster: string; values: number[] }>();
   for (const o of obs) {
-    if (!Number.isFinite(o.value)) throw new LoupeInputError(`item ${o.item}`, `score is not a finite number (${o.value})`);
+    if (!Number.isFinite(o.value)) {
+      throw new LoupeInputError(`item ${o.item}`, `score is not a finite number (${o.value})`);
+    }
     const e = by.get(o.item);
     if (!e) by.set(o.item, { cluster: o.cluster, values: [o.value] });
     else {
-      if (e.cluster !== o.cluster) throw new LoupeInputError(`item ${o.item}`, `is in two clusters (${e.cluster} and ${o.cluster}); an item belongs to one cluster`);
+      if (e.cluster !== o.cluster) {
+        throw new LoupeInputError(
+          `item ${o.item}`,
+          `is in two clusters (${e.cluster} and ${o.cluster}); an item belongs to one cluster`,
+        );
+      }
       e.values.push(o.value);
     }
   }
@@ -98,12 +105,16 @@ export function itemMeans(obs: readonly Observation[]): ItemMean[] {
  *   `use_correction=True`: G/(G−1)·(N−1)/(N−K)); Miller 2024 §2.2 eq. 4 for the uncorrected form.
  */
 export function clusteredMean(values: readonly { value: number; cluster: string }[], level = 0.95): ClusteredMean {
-  if (!(level > 0 && level < 1)) throw new LoupeInputError('confidence level', `must be between 0 and 1 (got ${level})`);
+  if (!(level > 0 && level < 1)) {
+    throw new LoupeInputError('confidence level', `must be between 0 and 1 (got ${level})`);
+  }
   const n = values.length;
   if (n < 2) throw new LoupeInputError('items', `a clustered standard error needs at least 2 items (got ${n})`);
   let sum = 0;
   for (const v of values) {
-    if (!Number.isFinite(v.value)) throw new LoupeInputError(`cluster ${v.cluster}`, `value is not a finite number (${v.value})`);
+    if (!Number.isFinite(v.value)) {
+      throw new LoupeInputError(`cluster ${v.cluster}`, `value is not a finite number (${v.value})`);
+    }
     sum += v.value;
   }
   const mean = sum / n;
@@ -119,9 +130,17 @@ export function clusteredMean(values: readonly { value: number; cluster: string 
   // tiny non-zero SE; values equal up to rounding have no variation.
   let maxAbs = 0;
   let maxResid = 0;
-  for (const v of values) { maxAbs = Math.max(maxAbs, Math.abs(v.value)); maxResid = Math.max(maxResid, Math.abs(v.value - mean)); }
+  for (const v of values) {
+    maxAbs = Math.max(maxAbs, Math.abs(v.value));
+    maxResid = Math.max(maxResid, Math.abs(v.value - mean));
+  }
   const noVariation = maxResid <= 8 * Number.EPSILON * maxAbs;
-  if (g < 2) throw new LoupeInputError('clusters', `a clustered standard error needs at least 2 clusters (all ${n} items are in ${[...clusterSums.keys()][0]})`);
+  if (g < 2) {
+    throw new LoupeInputError(
+      'clusters',
+      `a clustered standard error needs at least 2 clusters (all ${n} items are in ${[...clusterSums.keys()][0]})`,
+    );
+  }
   let meat = 0;
   if (!noVariation) for (const s of clusterSums.values()) meat += s * s;
   if (noVariation) ss = 0;
@@ -131,7 +150,17 @@ export function clusteredMean(values: readonly { value: number; cluster: string 
   const se = Math.sqrt(correction * meat) / n;
   const seIid = Math.sqrt(ss / (n - 1) / n);
   const z = normalQuantile(1 - (1 - level) / 2);
-  return { mean, n, clusters: g, se, seMillerUncorrected, seIid, ci: [mean - z * se, mean + z * se], level, noVariation };
+  return {
+    mean,
+    n,
+    clusters: g,
+    se,
+    seMillerUncorrected,
+    seIid,
+    ci: [mean - z * se, mean + z * se],
+    level,
+    noVariation,
+  };
 }
 
 /** A profile's headline: item means and their clustered mean, with the within-item variance reported. */
@@ -154,12 +183,20 @@ export interface ProfileEstimate extends ClusteredMean {
  */
 export function profileEstimate(obs: readonly Observation[], level = 0.95): ProfileEstimate {
   const items = itemMeans(obs);
-  const cm = clusteredMean(items.map((i) => ({ value: i.mean, cluster: i.cluster })), level);
+  const cm = clusteredMean(
+    items.map((i) => ({ value: i.mean, cluster: i.cluster })),
+    level,
+  );
   const withVar = items.filter((i) => i.withinVariance !== null);
-  const withinItemVariance = withVar.length ? withVar.reduce((a, i) => a + i.withinVariance!, 0) / withVar.length : null;
+  const withinItemVariance = withVar.length
+    ? withVar.reduce((a, i) => a + i.withinVariance!, 0) / withVar.length
+    : null;
   const reps = items.map((i) => i.repeats);
   return {
-    ...cm, items, withinItemVariance, itemsWithRepeats: withVar.length,
+    ...cm,
+    items,
+    withinItemVariance,
+    itemsWithRepeats: withVar.length,
     repeats: { min: Math.min(...reps), max: Math.max(...reps), total: obs.length },
   };
 }

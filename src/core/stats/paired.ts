@@ -66,7 +66,9 @@ export interface PairedDifference {
   withinVarianceB: number | null;
 }
 
-function meanOf(xs: readonly number[]): number { return xs.reduce((a, b) => a + b, 0) / xs.length; }
+function meanOf(xs: readonly number[]): number {
+  return xs.reduce((a, b) => a + b, 0) / xs.length;
+}
 function meanVar(items: readonly ItemMean[]): number | null {
   const v = items.filter((i) => i.withinVariance !== null).map((i) => i.withinVariance!);
   return v.length ? meanOf(v) : null;
@@ -89,7 +91,11 @@ function percentile(sorted: readonly number[], q: number): number {
  * Source: Miller 2024 §4.1–4.2 (paired differences, clustered SE of the differences); Cameron, Gelbach & Miller 2008
  *   (pairs cluster bootstrap); statsmodels `cov_type='cluster'`.
  */
-export function pairedDifference(a: readonly Observation[], b: readonly Observation[], options: PairedOptions = {}): PairedDifference {
+export function pairedDifference(
+  a: readonly Observation[],
+  b: readonly Observation[],
+  options: PairedOptions = {},
+): PairedDifference {
   const level = options.level ?? 0.95;
   const ia = new Map(itemMeans(a).map((i) => [i.item, i]));
   const ib = new Map(itemMeans(b).map((i) => [i.item, i]));
@@ -97,27 +103,58 @@ export function pairedDifference(a: readonly Observation[], b: readonly Observat
   for (const [id, x] of ia) {
     const y = ib.get(id);
     if (!y) continue;
-    if (x.cluster !== y.cluster) throw new LoupeInputError(`item ${id}`, `is in cluster ${x.cluster} for A and ${y.cluster} for B`);
-    items.push({ item: id, cluster: x.cluster, a: x.mean, b: y.mean, diff: x.mean - y.mean, repeatsA: x.repeats, repeatsB: y.repeats, withinVarianceA: x.withinVariance, withinVarianceB: y.withinVariance });
+    if (x.cluster !== y.cluster) {
+      throw new LoupeInputError(`item ${id}`, `is in cluster ${x.cluster} for A and ${y.cluster} for B`);
+    }
+    items.push({
+      item: id,
+      cluster: x.cluster,
+      a: x.mean,
+      b: y.mean,
+      diff: x.mean - y.mean,
+      repeatsA: x.repeats,
+      repeatsB: y.repeats,
+      withinVarianceA: x.withinVariance,
+      withinVarianceB: y.withinVariance,
+    });
   }
   // Items and clusters in a fixed order (cluster, then item), so the seeded resampling gives the same figures whatever
   // order the observations came in (a store lists runs newest first, a file oldest first).
-  items.sort((x, y) => (x.cluster < y.cluster ? -1 : x.cluster > y.cluster ? 1 : x.item < y.item ? -1 : x.item > y.item ? 1 : 0));
+  items.sort((x, y) =>
+    x.cluster < y.cluster ? -1 : x.cluster > y.cluster ? 1 : x.item < y.item ? -1 : x.item > y.item ? 1 : 0,
+  );
   const shared = new Set(items.map((i) => i.item));
-  const difference = clusteredMean(items.map((i) => ({ value: i.diff, cluster: i.cluster })), level);
+  const difference = clusteredMean(
+    items.map((i) => ({ value: i.diff, cluster: i.cluster })),
+    level,
+  );
   const df = difference.clusters - 1;
   const tq = tQuantile(1 - (1 - level) / 2, df);
   const tci: [number, number] = [difference.mean - tq * difference.se, difference.mean + tq * difference.se];
-  const pairedT: PairedDifference['pairedT'] = difference.se > 0
-    ? (() => { const t = difference.mean / difference.se; return { t, df, p: 2 * (1 - tCdf(Math.abs(t), df)), ci: tci }; })()
-    : { t: NaN, df, p: NaN, ci: tci, degenerate: `every item differs by the same amount (${difference.mean}) up to rounding: the differences have no variation, so no test exists` };
+  const pairedT: PairedDifference['pairedT'] =
+    difference.se > 0
+      ? (() => {
+          const t = difference.mean / difference.se;
+          return { t, df, p: 2 * (1 - tCdf(Math.abs(t), df)), ci: tci };
+        })()
+      : {
+          t: NaN,
+          df,
+          p: NaN,
+          ci: tci,
+          degenerate: `every item differs by the same amount (${difference.mean}) up to rounding: the differences have no variation, so no test exists`,
+        };
 
   // Cluster sums and sizes of the differences: both resamplings work on clusters.
   const clusterIds = [...new Set(items.map((i) => i.cluster))];
   const idx = new Map(clusterIds.map((c, k) => [c, k]));
   const sums = new Float64Array(clusterIds.length);
   const sizes = new Float64Array(clusterIds.length);
-  for (const i of items) { const k = idx.get(i.cluster)!; sums[k]! += i.diff; sizes[k]! += 1; }
+  for (const i of items) {
+    const k = idx.get(i.cluster)!;
+    sums[k]! += i.diff;
+    sizes[k]! += 1;
+  }
   const g = clusterIds.length;
   const seed = options.seed ?? 0;
 
@@ -127,14 +164,24 @@ export function pairedDifference(a: readonly Observation[], b: readonly Observat
     const rnd = seededRandom(seed);
     const stats = new Float64Array(nb);
     for (let r = 0; r < nb; r++) {
-      let s = 0, m = 0;
-      for (let j = 0; j < g; j++) { const k = Math.floor(rnd() * g); s += sums[k]!; m += sizes[k]!; }
+      let s = 0,
+        m = 0;
+      for (let j = 0; j < g; j++) {
+        const k = Math.floor(rnd() * g);
+        s += sums[k]!;
+        m += sizes[k]!;
+      }
       stats[r] = s / m;
     }
     const sorted = [...stats].sort((x, y) => x - y);
     const mu = meanOf(sorted);
     const se = Math.sqrt(sorted.reduce((acc, v) => acc + (v - mu) ** 2, 0) / (nb - 1));
-    bootstrap = { resamples: nb, seed, se, ci: [percentile(sorted, (1 - level) / 2), percentile(sorted, 1 - (1 - level) / 2)] };
+    bootstrap = {
+      resamples: nb,
+      seed,
+      se,
+      ci: [percentile(sorted, (1 - level) / 2), percentile(sorted, 1 - (1 - level) / 2)],
+    };
   }
   const np = options.permutations ?? 2000;
   let permutation: PairedDifference['permutation'] = null;
@@ -150,12 +197,23 @@ export function pairedDifference(a: readonly Observation[], b: readonly Observat
     }
     permutation = { permutations: np, seed: seed + 1, p: (extreme + 1) / (np + 1) };
   }
-  const disagreements = items.filter((i) => i.diff !== 0).sort((x, y) => Math.abs(y.diff) - Math.abs(x.diff) || x.item.localeCompare(y.item));
+  const disagreements = items
+    .filter((i) => i.diff !== 0)
+    .sort((x, y) => Math.abs(y.diff) - Math.abs(x.diff) || x.item.localeCompare(y.item));
   const sharedA = items.map((i) => ia.get(i.item)!);
   const sharedB = items.map((i) => ib.get(i.item)!);
   return {
-    difference, meanA: meanOf(items.map((i) => i.a)), meanB: meanOf(items.map((i) => i.b)), pairedT, bootstrap, permutation, items,
-    onlyA: [...ia.keys()].filter((k) => !shared.has(k)), onlyB: [...ib.keys()].filter((k) => !shared.has(k)),
-    disagreements, withinVarianceA: meanVar(sharedA), withinVarianceB: meanVar(sharedB),
+    difference,
+    meanA: meanOf(items.map((i) => i.a)),
+    meanB: meanOf(items.map((i) => i.b)),
+    pairedT,
+    bootstrap,
+    permutation,
+    items,
+    onlyA: [...ia.keys()].filter((k) => !shared.has(k)),
+    onlyB: [...ib.keys()].filter((k) => !shared.has(k)),
+    disagreements,
+    withinVarianceA: meanVar(sharedA),
+    withinVarianceB: meanVar(sharedB),
   };
 }

@@ -34,7 +34,10 @@ export interface PairedDesign {
 }
 
 /** Test settings: two-sided level α (default 0.05) and power 1 − β (default 0.8). */
-export interface PowerSettings { alpha?: number; power?: number }
+export interface PowerSettings {
+  alpha?: number;
+  power?: number;
+}
 
 function zSum(s: PowerSettings): number {
   const alpha = s.alpha ?? 0.05;
@@ -47,7 +50,11 @@ function positive(x: number, what: string): void {
   if (!(x > 0) || !Number.isFinite(x)) throw new LoupeInputError(what, `must be a positive number (got ${x})`);
 }
 function checkDesign(d: PairedDesign): void {
-  for (const [k, v] of [['omega²', d.omega2], ['within-item variance of A', d.sigma2A], ['within-item variance of B', d.sigma2B]] as const) {
+  for (const [k, v] of [
+    ['omega²', d.omega2],
+    ['within-item variance of A', d.sigma2A],
+    ['within-item variance of B', d.sigma2B],
+  ] as const) {
     if (!(v >= 0) || !Number.isFinite(v)) throw new LoupeInputError(k, `must be a non-negative number (got ${v})`);
   }
 }
@@ -58,7 +65,9 @@ function checkDesign(d: PairedDesign): void {
  * @throws LoupeInputError for non-positive n or K or negative variances. Source: Miller 2024 §3.1, §5.
  */
 export function designVariance(d: PairedDesign, items: number, repeats: number): number {
-  checkDesign(d); positive(items, 'items'); positive(repeats, 'repeats');
+  checkDesign(d);
+  positive(items, 'items');
+  positive(repeats, 'repeats');
   return (d.omega2 + (d.sigma2A + d.sigma2B) / repeats) / items;
 }
 
@@ -80,7 +89,12 @@ export function powerOf(d: PairedDesign, delta: number, items: number, repeats: 
  * @returns items n and clusters ceil(n / items per cluster). @throws LoupeInputError for δ ≤ 0 or bad settings.
  * Source: Miller 2024 §5 (sample size for a paired comparison with K resamples).
  */
-export function requiredItems(d: PairedDesign, delta: number, repeats = d.repeats, s: PowerSettings = {}): { items: number; clusters: number } {
+export function requiredItems(
+  d: PairedDesign,
+  delta: number,
+  repeats = d.repeats,
+  s: PowerSettings = {},
+): { items: number; clusters: number } {
   positive(Math.abs(delta), 'delta');
   const n = Math.ceil((zSum(s) ** 2 * (d.omega2 + (d.sigma2A + d.sigma2B) / repeats)) / delta ** 2 - 1e-9);
   const items = Math.max(1, n);
@@ -94,7 +108,9 @@ export function requiredItems(d: PairedDesign, delta: number, repeats = d.repeat
  * @throws LoupeInputError for δ ≤ 0 or bad settings. Source: Miller 2024 §5, the sample-size formula solved for K.
  */
 export function requiredRepeats(d: PairedDesign, delta: number, items = d.items, s: PowerSettings = {}): number | null {
-  positive(Math.abs(delta), 'delta'); positive(items, 'items'); checkDesign(d);
+  positive(Math.abs(delta), 'delta');
+  positive(items, 'items');
+  checkDesign(d);
   const room = (items * delta ** 2) / zSum(s) ** 2 - d.omega2;
   if (room <= 0) return null;
   const noise = d.sigma2A + d.sigma2B;
@@ -106,7 +122,12 @@ export function requiredRepeats(d: PairedDesign, delta: number, items = d.items,
  * @param d design; @param items n; @param repeats K. @returns δ_min in metric units.
  * @throws LoupeInputError for bad settings. Source: Miller 2024 §5 (the sample-size formula solved for δ).
  */
-export function minimumDetectableDifference(d: PairedDesign, items = d.items, repeats = d.repeats, s: PowerSettings = {}): number {
+export function minimumDetectableDifference(
+  d: PairedDesign,
+  items = d.items,
+  repeats = d.repeats,
+  s: PowerSettings = {},
+): number {
   return zSum(s) * Math.sqrt(designVariance(d, items, repeats));
 }
 
@@ -119,13 +140,26 @@ export function minimumDetectableDifference(d: PairedDesign, items = d.items, re
  */
 export function designOfPaired(pd: PairedDifference): PairedDesign {
   const rep = pd.items.filter((i) => i.withinVarianceA !== null && i.withinVarianceB !== null);
-  if (!rep.length) throw new LoupeInputError('repeats', 'no item was run at least twice by both profiles, so the within-item variance is unknown: run repeats first');
-  const noise = rep.reduce((a, i) => a + i.withinVarianceA! / i.repeatsA + i.withinVarianceB! / i.repeatsB, 0) / rep.length;
+  if (!rep.length) {
+    throw new LoupeInputError(
+      'repeats',
+      'no item was run at least twice by both profiles, so the within-item variance is unknown: run repeats first',
+    );
+  }
+  const noise =
+    rep.reduce((a, i) => a + i.withinVarianceA! / i.repeatsA + i.withinVarianceB! / i.repeatsB, 0) / rep.length;
   const n = pd.items.length;
   const sigma2A = rep.reduce((a, i) => a + i.withinVarianceA!, 0) / rep.length;
   const sigma2B = rep.reduce((a, i) => a + i.withinVarianceB!, 0) / rep.length;
   const repeats = pd.items.reduce((a, i) => a + (i.repeatsA + i.repeatsB) / 2, 0) / n;
-  return { omega2: Math.max(0, n * pd.difference.se ** 2 - noise), sigma2A, sigma2B, items: n, repeats, itemsPerCluster: n / pd.difference.clusters };
+  return {
+    omega2: Math.max(0, n * pd.difference.se ** 2 - noise),
+    sigma2A,
+    sigma2B,
+    items: n,
+    repeats,
+    itemsPerCluster: n / pd.difference.clusters,
+  };
 }
 
 /**
@@ -137,12 +171,26 @@ export function designOfPaired(pd: PairedDifference): PairedDesign {
  * Source: Miller 2024 §5 (power from one model's observed variances, assuming the other behaves alike).
  */
 export function designOfProfile(est: ProfileEstimate, correlation = 0): PairedDesign {
-  if (!(correlation >= -1 && correlation <= 1)) throw new LoupeInputError('correlation', `must be between −1 and 1 (got ${correlation})`);
+  if (!(correlation >= -1 && correlation <= 1)) {
+    throw new LoupeInputError('correlation', `must be between −1 and 1 (got ${correlation})`);
+  }
   const rep = est.items.filter((i) => i.withinVariance !== null);
-  if (!rep.length) throw new LoupeInputError('repeats', 'no item was run at least twice, so the within-item variance is unknown: run repeats first');
+  if (!rep.length) {
+    throw new LoupeInputError(
+      'repeats',
+      'no item was run at least twice, so the within-item variance is unknown: run repeats first',
+    );
+  }
   const noise = rep.reduce((a, i) => a + i.withinVariance! / i.repeats, 0) / rep.length;
   const sigma2 = rep.reduce((a, i) => a + i.withinVariance!, 0) / rep.length;
   const omegaA = Math.max(0, est.n * est.se ** 2 - noise);
   const repeats = est.items.reduce((a, i) => a + i.repeats, 0) / est.n;
-  return { omega2: 2 * (1 - correlation) * omegaA, sigma2A: sigma2, sigma2B: sigma2, items: est.n, repeats, itemsPerCluster: est.n / est.clusters };
+  return {
+    omega2: 2 * (1 - correlation) * omegaA,
+    sigma2A: sigma2,
+    sigma2B: sigma2,
+    items: est.n,
+    repeats,
+    itemsPerCluster: est.n / est.clusters,
+  };
 }

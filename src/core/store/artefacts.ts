@@ -32,9 +32,25 @@ export const ARTEFACT_RUN_MAX_FILES = 1000;
 const WALK_MAX_ENTRIES = 100_000;
 
 const MEDIA: Record<string, string> = {
-  '.md': 'text/markdown', '.markdown': 'text/markdown', '.txt': 'text/plain', '.log': 'text/plain', '.csv': 'text/csv', '.tsv': 'text/tab-separated-values',
-  '.json': 'application/json', '.jsonl': 'application/x-ndjson', '.py': 'text/x-python', '.html': 'text/html', '.htm': 'text/html', '.xml': 'application/xml',
-  '.png': 'image/png', '.jpg': 'image/jpeg', '.jpeg': 'image/jpeg', '.gif': 'image/gif', '.svg': 'image/svg+xml', '.webp': 'image/webp', '.pdf': 'application/pdf',
+  '.md': 'text/markdown',
+  '.markdown': 'text/markdown',
+  '.txt': 'text/plain',
+  '.log': 'text/plain',
+  '.csv': 'text/csv',
+  '.tsv': 'text/tab-separated-values',
+  '.json': 'application/json',
+  '.jsonl': 'application/x-ndjson',
+  '.py': 'text/x-python',
+  '.html': 'text/html',
+  '.htm': 'text/html',
+  '.xml': 'application/xml',
+  '.png': 'image/png',
+  '.jpg': 'image/jpeg',
+  '.jpeg': 'image/jpeg',
+  '.gif': 'image/gif',
+  '.svg': 'image/svg+xml',
+  '.webp': 'image/webp',
+  '.pdf': 'application/pdf',
   '.ipynb': 'application/x-ipynb+json',
 };
 
@@ -53,7 +69,11 @@ export interface ArtefactCapture {
   /** Bytes of the stored files. */
   bytes: number;
   /** Files not stored, with their size (bytes) and why. */
-  skipped: Array<{ path: string; size: number; reason: 'file too large' | 'run byte limit' | 'run file limit' | 'unreadable' }>;
+  skipped: Array<{
+    path: string;
+    size: number;
+    reason: 'file too large' | 'run byte limit' | 'run file limit' | 'unreadable';
+  }>;
   /** True when the workspace holds more entries than a capture looks at. */
   truncatedWalk: boolean;
 }
@@ -72,7 +92,12 @@ export interface ArtefactCapture {
  *   machine's run).
  * @throws Error from the store (the run is gone, the database is unreachable).
  */
-export async function captureRunArtefacts(store: RunStore, run: Pick<RunRecord, 'id' | 'dataChecksums'>, folder: RunFolder, limits: { fileBytes?: number; runBytes?: number; runFiles?: number; first?: readonly string[] } = {}): Promise<ArtefactCapture> {
+export async function captureRunArtefacts(
+  store: RunStore,
+  run: Pick<RunRecord, 'id' | 'dataChecksums'>,
+  folder: RunFolder,
+  limits: { fileBytes?: number; runBytes?: number; runFiles?: number; first?: readonly string[] } = {},
+): Promise<ArtefactCapture> {
   const fileMax = limits.fileBytes ?? ARTEFACT_FILE_MAX_BYTES;
   const runMax = limits.runBytes ?? ARTEFACT_RUN_MAX_BYTES;
   const filesMax = limits.runFiles ?? ARTEFACT_RUN_MAX_FILES;
@@ -99,14 +124,26 @@ export async function captureRunArtefacts(store: RunStore, run: Pick<RunRecord, 
     found.push({ path: e.path, size: e.size });
   }
   const rank = new Map<string, number>();
-  (limits.first ?? []).forEach((p, i) => { const k = p.split(sep).join('/').replace(/^\.\//, ''); if (!rank.has(k)) rank.set(k, i); });
+  (limits.first ?? []).forEach((p, i) => {
+    const k = p.split(sep).join('/').replace(/^\.\//, '');
+    if (!rank.has(k)) rank.set(k, i);
+  });
   const ranked = (f: { path: string }) => rank.get(f.path) ?? Infinity;
   found.sort((a, b) => ranked(a) - ranked(b) || a.size - b.size || a.path.localeCompare(b.path));
   const files: Array<{ path: string; bytes: Buffer; mediaType: string }> = [];
   for (const f of found) {
-    if (f.size > fileMax) { out.skipped.push({ ...f, reason: 'file too large' }); continue; }
-    if (files.length >= filesMax) { out.skipped.push({ ...f, reason: 'run file limit' }); continue; }
-    if (out.bytes + f.size > runMax) { out.skipped.push({ ...f, reason: 'run byte limit' }); continue; }
+    if (f.size > fileMax) {
+      out.skipped.push({ ...f, reason: 'file too large' });
+      continue;
+    }
+    if (files.length >= filesMax) {
+      out.skipped.push({ ...f, reason: 'run file limit' });
+      continue;
+    }
+    if (out.bytes + f.size > runMax) {
+      out.skipped.push({ ...f, reason: 'run byte limit' });
+      continue;
+    }
     let bytes: Buffer;
     try {
       bytes = readContainedFile(ws, f.path, null, { maxBytes: fileMax });
@@ -114,15 +151,29 @@ export async function captureRunArtefacts(store: RunStore, run: Pick<RunRecord, 
       out.skipped.push({ ...f, reason: 'unreadable' });
       continue;
     }
-    if (bytes.byteLength > fileMax || out.bytes + bytes.byteLength > runMax) { out.skipped.push({ path: f.path, size: bytes.byteLength, reason: bytes.byteLength > fileMax ? 'file too large' : 'run byte limit' }); continue; }
+    if (bytes.byteLength > fileMax || out.bytes + bytes.byteLength > runMax) {
+      out.skipped.push({
+        path: f.path,
+        size: bytes.byteLength,
+        reason: bytes.byteLength > fileMax ? 'file too large' : 'run byte limit',
+      });
+      continue;
+    }
     files.push({ path: f.path, bytes, mediaType: mediaTypeOf(f.path) });
     out.bytes += bytes.byteLength;
   }
   for (let i = 0; i < files.length; i += 50) await store.artefacts.put(run.id, files.slice(i, i + 50));
   out.stored = files.map((f) => f.path);
   if (out.skipped.length || out.truncatedWalk) {
-    const list = out.skipped.slice(0, 10).map((s) => `${s.path} (${s.size} bytes, ${s.reason})`).join(', ');
-    await store.addEvent(run.id, 'warning', `artefacts: ${out.skipped.length} file(s) of the workspace not kept in the store (limits: ${fileMax} bytes per file, ${runMax} bytes and ${filesMax} files per run)${list ? `: ${list}${out.skipped.length > 10 ? ', ...' : ''}` : ''}${out.truncatedWalk ? `; only the first ${WALK_MAX_ENTRIES} workspace entries were looked at` : ''}`);
+    const list = out.skipped
+      .slice(0, 10)
+      .map((s) => `${s.path} (${s.size} bytes, ${s.reason})`)
+      .join(', ');
+    await store.addEvent(
+      run.id,
+      'warning',
+      `artefacts: ${out.skipped.length} file(s) of the workspace not kept in the store (limits: ${fileMax} bytes per file, ${runMax} bytes and ${filesMax} files per run)${list ? `: ${list}${out.skipped.length > 10 ? ', ...' : ''}` : ''}${out.truncatedWalk ? `; only the first ${WALK_MAX_ENTRIES} workspace entries were looked at` : ''}`,
+    );
   }
   return out;
 }
@@ -139,11 +190,18 @@ export async function captureRunArtefacts(store: RunStore, run: Pick<RunRecord, 
  */
 export async function readRunFile(store: RunStore, folder: RunFolder, rel: string, encoding: 'utf8'): Promise<string>;
 export async function readRunFile(store: RunStore, folder: RunFolder, rel: string, encoding: null): Promise<Buffer>;
-export async function readRunFile(store: RunStore, folder: RunFolder, rel: string, encoding: 'utf8' | null): Promise<string | Buffer> {
+export async function readRunFile(
+  store: RunStore,
+  folder: RunFolder,
+  rel: string,
+  encoding: 'utf8' | null,
+): Promise<string | Buffer> {
   try {
     if (!folder.workspace) throw new LoupeInputError(rel, `no such file in the store's copy of run ${folder.runId}`);
     const opts = { maxBytes: ARTEFACT_FILE_MAX_BYTES };
-    return encoding ? readContainedFile(folder.workspace, rel, encoding, opts) : readContainedFile(folder.workspace, rel, null, opts);
+    return encoding
+      ? readContainedFile(folder.workspace, rel, encoding, opts)
+      : readContainedFile(folder.workspace, rel, null, opts);
   } catch (e) {
     const key = rel.split(sep).join('/').replace(/^\.\//, '');
     const kept = await store.artefacts.get(folder.runId, key).catch(() => undefined);

@@ -60,7 +60,15 @@ export const COPY_TABLES: ReadonlyArray<{ name: string; key: string[] | null; pa
  * content is refused and named (`CopyFailure.error` starts with {@link APPEND_ONLY_REFUSAL}), whatever the target's
  * engine and whoever copies (on PostgreSQL the tables' owner may edit them; a copy does not).
  */
-export const APPEND_ONLY_TABLES: ReadonlySet<string> = new Set(['annotations', 'checklist_versions', 'blade_gt_versions', 'run_labels', 'saved_filters', 'queue_instructions', 'queue_assignments']);
+export const APPEND_ONLY_TABLES: ReadonlySet<string> = new Set([
+  'annotations',
+  'checklist_versions',
+  'blade_gt_versions',
+  'run_labels',
+  'saved_filters',
+  'queue_instructions',
+  'queue_assignments',
+]);
 
 /** How the error of a row refused because its append-only table already holds other content under its key begins. */
 export const APPEND_ONLY_REFUSAL = 'refused:';
@@ -107,16 +115,29 @@ interface RowIo {
    * `nth[i]` identical rows). A batch the target refuses is rolled back to a savepoint and its rows written one by one
    * (each under its own savepoint): `put` returns the rows refused (index into `rows`, message); the others are kept.
    */
-  transaction(fn: (put: Put) => Promise<void>) : Promise<void>;
+  transaction(fn: (put: Put) => Promise<void>): Promise<void>;
 }
 
-type Put = (table: string, cols: string[], key: string[] | null, rows: Row[], nth: number[]) => Promise<Array<{ index: number; error: string }>>;
+type Put = (
+  table: string,
+  cols: string[],
+  key: string[] | null,
+  rows: Row[],
+  nth: number[],
+) => Promise<Array<{ index: number; error: string }>>;
 
 /** The indices of `rows` not refused already (`failed`) whose exact row the target does not hold (`holds(row)`). */
-async function notHeld(table: string, rows: Row[], failed: Array<{ index: number; error: string }>, holds: (r: Row) => Promise<boolean>): Promise<Array<{ index: number; error: string }>> {
+async function notHeld(
+  table: string,
+  rows: Row[],
+  failed: Array<{ index: number; error: string }>,
+  holds: (r: Row) => Promise<boolean>,
+): Promise<Array<{ index: number; error: string }>> {
   const out = [...failed];
   const refused = new Set(failed.map((f) => f.index));
-  for (const [i, r] of rows.entries()) if (!refused.has(i) && !(await holds(r))) out.push({ index: i, error: appendOnlyError(table) });
+  for (const [i, r] of rows.entries()) {
+    if (!refused.has(i) && !(await holds(r))) out.push({ index: i, error: appendOnlyError(table) });
+  }
   return out.sort((a, b) => a.index - b.index);
 }
 
@@ -124,7 +145,11 @@ async function notHeld(table: string, rows: Row[], failed: Array<{ index: number
  * Writes `rows` as one batch under a savepoint; when the target refuses it, rolls back to the savepoint and writes
  * the rows one at a time, each under its own savepoint, collecting the refused ones.
  */
-async function withSavepoints(exec: (sql: string) => Promise<void>, rows: Row[], write: (rows: Row[], first: number) => Promise<void>): Promise<Array<{ index: number; error: string }>> {
+async function withSavepoints(
+  exec: (sql: string) => Promise<void>,
+  rows: Row[],
+  write: (rows: Row[], first: number) => Promise<void>,
+): Promise<Array<{ index: number; error: string }>> {
   await exec('SAVEPOINT loupe_copy');
   try {
     await write(rows, 0);
@@ -161,7 +186,9 @@ function sqliteIo(store: RunStore): RowIo {
       return (db.prepare(`SELECT COUNT(*) AS n FROM ${q(table)}`).get() as { n: number }).n;
     },
     async read(table, cols, _key, offset, limit) {
-      return db.prepare(`SELECT ${cols.map(q).join(', ')} FROM ${q(table)} ORDER BY rowid LIMIT ? OFFSET ?`).all(limit, offset) as Row[];
+      return db
+        .prepare(`SELECT ${cols.map(q).join(', ')} FROM ${q(table)} ORDER BY rowid LIMIT ? OFFSET ?`)
+        .all(limit, offset) as Row[];
     },
     async transaction(fn) {
       db.exec('BEGIN');
@@ -170,17 +197,32 @@ function sqliteIo(store: RunStore): RowIo {
           const values = cols.map(() => '?').join(', ');
           const appendOnly = key !== null && APPEND_ONLY_TABLES.has(table);
           const sql = key
-            ? `INSERT INTO ${q(table)} (${cols.map(q).join(', ')}) VALUES (${values}) ON CONFLICT (${key.map(q).join(', ')}) DO ${appendOnly ? 'NOTHING' : `UPDATE SET ${cols.filter((c) => !key.includes(c)).map((c) => `${q(c)} = excluded.${q(c)}`).join(', ')}`}`
+            ? `INSERT INTO ${q(table)} (${cols.map(q).join(', ')}) VALUES (${values}) ON CONFLICT (${key.map(q).join(', ')}) DO ${
+                appendOnly
+                  ? 'NOTHING'
+                  : `UPDATE SET ${cols
+                      .filter((c) => !key.includes(c))
+                      .map((c) => `${q(c)} = excluded.${q(c)}`)
+                      .join(', ')}`
+              }`
             : `INSERT INTO ${q(table)} (${cols.map(q).join(', ')}) SELECT ${values} WHERE (SELECT COUNT(*) FROM ${q(table)} WHERE ${cols.map((c) => `${q(c)} IS ?`).join(' AND ')}) < ?`;
           const st = db.prepare(sql);
-          const failed = await withSavepoints(async (s) => { db.exec(s); }, rows, async (batch, first) => {
-            batch.forEach((r, i) => {
-              const v = cols.map((c) => r[c] ?? null);
-              st.run(...(key ? v : [...v, ...v, nth[first + i]]));
-            });
-          });
+          const failed = await withSavepoints(
+            async (s) => {
+              db.exec(s);
+            },
+            rows,
+            async (batch, first) => {
+              batch.forEach((r, i) => {
+                const v = cols.map((c) => r[c] ?? null);
+                st.run(...(key ? v : [...v, ...v, nth[first + i]]));
+              });
+            },
+          );
           if (!appendOnly) return failed;
-          const same = db.prepare(`SELECT 1 FROM ${q(table)} WHERE ${cols.map((c) => `${q(c)} IS ?`).join(' AND ')} LIMIT 1`);
+          const same = db.prepare(
+            `SELECT 1 FROM ${q(table)} WHERE ${cols.map((c) => `${q(c)} IS ?`).join(' AND ')} LIMIT 1`,
+          );
           return notHeld(table, rows, failed, async (r) => same.get(...cols.map((c) => r[c] ?? null)) !== undefined);
         });
         db.exec('COMMIT');
@@ -196,8 +238,16 @@ function pgIo(store: RunStore): RowIo {
   const pool = pgPoolOf(store);
   const hasRid = new Map<string, boolean>();
   const columnsOf = async (table: string) => {
-    const rows = (await pool.query('SELECT column_name FROM information_schema.columns WHERE table_schema = current_schema() AND table_name = $1 ORDER BY ordinal_position', [table])).rows as { column_name: string }[];
-    hasRid.set(table, rows.some((r) => r.column_name === 'rid'));
+    const rows = (
+      await pool.query(
+        'SELECT column_name FROM information_schema.columns WHERE table_schema = current_schema() AND table_name = $1 ORDER BY ordinal_position',
+        [table],
+      )
+    ).rows as { column_name: string }[];
+    hasRid.set(
+      table,
+      rows.some((r) => r.column_name === 'rid'),
+    );
     return rows.map((r) => r.column_name).filter((c) => c !== 'rid');
   };
   return {
@@ -208,18 +258,27 @@ function pgIo(store: RunStore): RowIo {
     async read(table, cols, key, offset, limit) {
       if (!hasRid.has(table)) await columnsOf(table);
       const order = hasRid.get(table) ? 'rid' : (key ?? cols).map(q).join(', ');
-      return (await pool.query(`SELECT ${cols.map(q).join(', ')} FROM ${q(table)} ORDER BY ${order} LIMIT $1 OFFSET $2`, [limit, offset])).rows as Row[];
+      return (
+        await pool.query(`SELECT ${cols.map(q).join(', ')} FROM ${q(table)} ORDER BY ${order} LIMIT $1 OFFSET $2`, [
+          limit,
+          offset,
+        ])
+      ).rows as Row[];
     },
     async transaction(fn) {
       const client: pg.PoolClient = await pool.connect();
       await pgTransaction(client, async () => {
         await fn(async (table, cols, key, rows, nth) => {
-          const exec = async (s: string) => { await client.query(s); };
+          const exec = async (s: string) => {
+            await client.query(s);
+          };
           if (!key) {
             const sql = `INSERT INTO ${q(table)} (${cols.map(q).join(', ')}) SELECT ${cols.map((_, i) => `$${i + 1}`).join(', ')}
               WHERE (SELECT COUNT(*) FROM ${q(table)} WHERE ${cols.map((c, i) => `${q(c)} IS NOT DISTINCT FROM $${i + 1}`).join(' AND ')}) < $${cols.length + 1}`;
             return withSavepoints(exec, rows, async (batch, first) => {
-              for (const [i, r] of batch.entries()) await client.query(sql, [...cols.map((c) => r[c] ?? null), nth[first + i]]);
+              for (const [i, r] of batch.entries()) {
+                await client.query(sql, [...cols.map((c) => r[c] ?? null), nth[first + i]]);
+              }
             });
           }
           const per = Math.max(1, Math.min(PAGE, Math.floor(60_000 / cols.length)));
@@ -229,15 +288,31 @@ function pgIo(store: RunStore): RowIo {
           for (let i = 0; i < rows.length; i += per) {
             const refused = await withSavepoints(exec, rows.slice(i, i + per), async (batch) => {
               const params: unknown[] = [];
-              const tuples = batch.map((r) => `(${cols.map((c) => (params.push(r[c] ?? null), `$${params.length}`)).join(', ')})`);
-              await client.query(`INSERT INTO ${q(table)} (${cols.map(q).join(', ')}) VALUES ${tuples.join(', ')}
-                ON CONFLICT (${key.map(q).join(', ')}) DO ${rest.length && !appendOnly ? `UPDATE SET ${rest.map((c) => `${q(c)} = excluded.${q(c)}`).join(', ')}` : 'NOTHING'}`, params);
+              const tuples = batch.map(
+                (r) => `(${cols.map((c) => (params.push(r[c] ?? null), `$${params.length}`)).join(', ')})`,
+              );
+              await client.query(
+                `INSERT INTO ${q(table)} (${cols.map(q).join(', ')}) VALUES ${tuples.join(', ')}
+                ON CONFLICT (${key.map(q).join(', ')}) DO ${rest.length && !appendOnly ? `UPDATE SET ${rest.map((c) => `${q(c)} = excluded.${q(c)}`).join(', ')}` : 'NOTHING'}`,
+                params,
+              );
             });
             failed.push(...refused.map((f) => ({ ...f, index: f.index + i })));
           }
           if (!appendOnly) return failed;
           const same = `SELECT 1 FROM ${q(table)} WHERE ${cols.map((c, i) => `${q(c)} IS NOT DISTINCT FROM $${i + 1}`).join(' AND ')} LIMIT 1`;
-          return notHeld(table, rows, failed, async (r) => (await client.query(same, cols.map((c) => r[c] ?? null))).rows.length > 0);
+          return notHeld(
+            table,
+            rows,
+            failed,
+            async (r) =>
+              (
+                await client.query(
+                  same,
+                  cols.map((c) => r[c] ?? null),
+                )
+              ).rows.length > 0,
+          );
         });
       });
     },
@@ -247,7 +322,9 @@ function pgIo(store: RunStore): RowIo {
 function rowIo(store: RunStore): RowIo {
   if (store.engine === 'sqlite') return sqliteIo(store);
   if (store.engine === 'postgres') return pgIo(store);
-  throw new Error(`cannot copy the ${store.engine} run store at ${store.location}: only sqlite and postgres stores are copied`);
+  throw new Error(
+    `cannot copy the ${store.engine} run store at ${store.location}: only sqlite and postgres stores are copied`,
+  );
 }
 
 /**
@@ -263,14 +340,20 @@ function rowIo(store: RunStore): RowIo {
  */
 export async function copyStore(from: RunStore, to: RunStore): Promise<CopyReport> {
   const [vf, vt] = [await from.schemaVersion(), await to.schemaVersion()];
-  if (vf !== vt) throw new Error(`cannot copy ${from.location} (schema ${vf}) to ${to.location} (schema ${vt}): open both with the same Loupe first`);
+  if (vf !== vt) {
+    throw new Error(
+      `cannot copy ${from.location} (schema ${vf}) to ${to.location} (schema ${vt}): open both with the same Loupe first`,
+    );
+  }
   const src = rowIo(from);
   const dst = rowIo(to);
   const plan: Array<{ name: string; key: string[] | null; page?: number; cols: string[]; before: number }> = [];
   for (const t of COPY_TABLES) {
     const cols = await src.columns(t.name);
     const have = new Set(await dst.columns(t.name));
-    if (!cols.length || !have.size) throw new Error(`table ${t.name} is missing in ${cols.length ? to.location : from.location}`);
+    if (!cols.length || !have.size) {
+      throw new Error(`table ${t.name} is missing in ${cols.length ? to.location : from.location}`);
+    }
     const missing = cols.filter((c) => !have.has(c));
     if (missing.length) throw new Error(`${to.location}: table ${t.name} has no column ${missing.join(', ')}`);
     plan.push({ ...t, cols, before: await dst.count(t.name) });
@@ -287,7 +370,7 @@ export async function copyStore(from: RunStore, to: RunStore): Promise<CopyRepor
       // Issue 36: blobs are read only from a run folder inside the source store's folder (a crafted store cannot
       // point them at another folder of this machine).
       const run = await from.getRun(id);
-      workspaces.set(id, run ? trustedRunFolder(run, dirname(from.location)).runDir ?? undefined : undefined);
+      workspaces.set(id, run ? (trustedRunFolder(run, dirname(from.location)).runDir ?? undefined) : undefined);
     }
     return stepRowWithBlobTexts(r, workspaces.get(id));
   };
@@ -300,15 +383,19 @@ export async function copyStore(from: RunStore, to: RunStore): Promise<CopyRepor
         let page = await src.read(t.name, t.cols, t.key, n, limit);
         if (inline && t.name === 'steps') page = await Promise.all(page.map(withTexts));
         if (!page.length) break;
-        const nth = t.key ? [] : page.map((r) => {
-          const sig = JSON.stringify(t.cols.map((c) => r[c] ?? null));
-          const k = (seen.get(sig) ?? 0) + 1;
-          seen.set(sig, k);
-          return k;
-        });
+        const nth = t.key
+          ? []
+          : page.map((r) => {
+              const sig = JSON.stringify(t.cols.map((c) => r[c] ?? null));
+              const k = (seen.get(sig) ?? 0) + 1;
+              seen.set(sig, k);
+              return k;
+            });
         for (const f of await put(t.name, t.cols, t.key, page, nth)) {
           const r = page[f.index]!;
-          const key = t.key ? Object.fromEntries(t.key.map((c) => [c, r[c]])) : { row: n + f.index + 1, ...('run_id' in r ? { run_id: r.run_id } : {}) };
+          const key = t.key
+            ? Object.fromEntries(t.key.map((c) => [c, r[c]]))
+            : { row: n + f.index + 1, ...('run_id' in r ? { run_id: r.run_id } : {}) };
           failed.push({ table: t.name, key, error: f.error });
         }
         n += page.length;
@@ -318,6 +405,8 @@ export async function copyStore(from: RunStore, to: RunStore): Promise<CopyRepor
     }
   });
   const tables: CopyReport['tables'] = [];
-  for (const t of plan) tables.push({ table: t.name, rows: rows.get(t.name) ?? 0, added: (await dst.count(t.name)) - t.before });
+  for (const t of plan) {
+    tables.push({ table: t.name, rows: rows.get(t.name) ?? 0, added: (await dst.count(t.name)) - t.before });
+  }
   return { from: from.location, to: to.location, tables, ...(failed.length ? { failed } : {}) };
 }

@@ -57,7 +57,9 @@ export function checkLabel(value: string, what: string): string {
   if (!v) throw new LoupeInputError(what, 'is empty');
   if ([...v].length > LABEL_MAX_CHARS) throw new LoupeInputError(what, `is longer than ${LABEL_MAX_CHARS} characters`);
   // eslint-disable-next-line no-control-regex
-  if (/[\u0000-\u001f\u007f-\u009f\u2028\u2029\u202a-\u202e\u2066-\u2069]/u.test(v)) throw new LoupeInputError(what, 'holds a control or direction character');
+  if (/[\u0000-\u001f\u007f-\u009f\u2028\u2029\u202a-\u202e\u2066-\u2069]/u.test(v)) {
+    throw new LoupeInputError(what, 'holds a control or direction character');
+  }
   return v;
 }
 
@@ -69,7 +71,9 @@ const SPEC_KEYS = ['builtin', 'tag', 'suite', 'status', 'text'] as const;
  * @throws LoupeInputError naming `subject` when it is not an object, a part is not a string, or nothing is set.
  */
 export function checkFilterSpec(spec: unknown, subject: string): RunFilterSpec {
-  if (!spec || typeof spec !== 'object' || Array.isArray(spec)) throw new LoupeInputError(subject, 'is not a filter (an object with builtin, tag, suite, status or text)');
+  if (!spec || typeof spec !== 'object' || Array.isArray(spec)) {
+    throw new LoupeInputError(subject, 'is not a filter (an object with builtin, tag, suite, status or text)');
+  }
   const out: RunFilterSpec = {};
   for (const k of SPEC_KEYS) {
     const v = (spec as Record<string, unknown>)[k];
@@ -90,7 +94,16 @@ export class ExperimentStore {
   }
 
   async #add(runId: string, kind: 'tag' | 'untag' | 'name', value: string, author: string): Promise<void> {
-    await this.#s.run(this.#s.db.insertInto('run_labels').values({ id: randomUUID(), run_id: runId, kind, value, author: checkLabel(author, 'author'), created_at: new Date().toISOString() }));
+    await this.#s.run(
+      this.#s.db.insertInto('run_labels').values({
+        id: randomUUID(),
+        run_id: runId,
+        kind,
+        value,
+        author: checkLabel(author, 'author'),
+        created_at: new Date().toISOString(),
+      }),
+    );
   }
 
   /**
@@ -148,7 +161,16 @@ export class ExperimentStore {
 
   /** The runs carrying a tag now (including runs since deleted: callers intersect with the runs they list). */
   async runsTagged(tag: string): Promise<Set<string>> {
-    const ids = (await this.#s.all(this.#s.db.selectFrom('run_labels').select('run_id').distinct().where('value', '=', tag).where('kind', 'in', ['tag', 'untag']))).map((r) => r.run_id);
+    const ids = (
+      await this.#s.all(
+        this.#s.db
+          .selectFrom('run_labels')
+          .select('run_id')
+          .distinct()
+          .where('value', '=', tag)
+          .where('kind', 'in', ['tag', 'untag']),
+      )
+    ).map((r) => r.run_id);
     const labels = await this.labelsOf(ids);
     return new Set(ids.filter((id) => labels.get(id)?.tags.includes(tag)));
   }
@@ -160,7 +182,13 @@ export class ExperimentStore {
   async saveFilter(name: string, spec: RunFilterSpec, author: string): Promise<SavedFilter> {
     const n = checkLabel(name, 'filter name');
     const s = checkFilterSpec(spec, `filter ${n}`);
-    const row = { id: randomUUID(), name: n, spec: JSON.stringify(s), author: checkLabel(author, 'author'), created_at: new Date().toISOString() };
+    const row = {
+      id: randomUUID(),
+      name: n,
+      spec: JSON.stringify(s),
+      author: checkLabel(author, 'author'),
+      created_at: new Date().toISOString(),
+    };
     await this.#s.run(this.#s.db.insertInto('saved_filters').values(row));
     return { name: n, spec: s, author: row.author, createdAt: row.created_at };
   }
@@ -169,7 +197,15 @@ export class ExperimentStore {
   async removeFilter(name: string, author: string): Promise<boolean> {
     const n = checkLabel(name, 'filter name');
     if (!(await this.filters()).some((f) => f.name === n)) return false;
-    await this.#s.run(this.#s.db.insertInto('saved_filters').values({ id: randomUUID(), name: n, spec: '', author: checkLabel(author, 'author'), created_at: new Date().toISOString() }));
+    await this.#s.run(
+      this.#s.db.insertInto('saved_filters').values({
+        id: randomUUID(),
+        name: n,
+        spec: '',
+        author: checkLabel(author, 'author'),
+        created_at: new Date().toISOString(),
+      }),
+    );
     return true;
   }
 
@@ -185,7 +221,12 @@ export class ExperimentStore {
     for (const r of latest.values()) {
       if (!r.spec) continue;
       try {
-        out.push({ name: r.name, spec: checkFilterSpec(JSON.parse(r.spec), `filter ${r.name}`), author: r.author, createdAt: r.created_at });
+        out.push({
+          name: r.name,
+          spec: checkFilterSpec(JSON.parse(r.spec), `filter ${r.name}`),
+          author: r.author,
+          createdAt: r.created_at,
+        });
       } catch {
         // unreadable spec: skipped
       }

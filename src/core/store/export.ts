@@ -17,7 +17,9 @@ export async function exportTrajectoryJsonl(store: RunStore, runId: string): Pro
   if (!run) throw new Error(`run ${runId} not found in ${store.location}`);
   const lines: unknown[] = [{ type: 'run', ...run }];
   for (const s of await store.getSteps(runId)) lines.push({ type: 'step', ...s });
-  for (const { figureCount, ...c } of await store.getCells(runId, { withFigures: false })) lines.push({ type: 'cell', ...c, figures: figureCount ?? 0 });
+  for (const { figureCount, ...c } of await store.getCells(runId, { withFigures: false })) {
+    lines.push({ type: 'cell', ...c, figures: figureCount ?? 0 });
+  }
   for (const a of await store.getAnswers(runId)) lines.push({ type: 'answer', ...a });
   (await store.getNotes(runId)).forEach((content, i) => lines.push({ type: 'note', index: i + 1, content }));
   const code = await store.getSavedCode(runId);

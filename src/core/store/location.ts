@@ -52,7 +52,9 @@ export function parseStoreLocation(value: string, cwd: string, env: NodeJS.Proce
   if (value === ':memory:') return { engine: 'sqlite', file: value };
   if (!ANY_URL.test(value)) return { engine: 'sqlite', file: resolve(cwd, value) };
   const shown = redactStoreUrls(value);
-  if (!PG_SCHEME.test(value)) throw new LoupeInputError(shown, 'not a run store: give a SQLite file path or a postgres:// URL');
+  if (!PG_SCHEME.test(value)) {
+    throw new LoupeInputError(shown, 'not a run store: give a SQLite file path or a postgres:// URL');
+  }
   let u: URL;
   try {
     u = new URL(value);
@@ -60,23 +62,45 @@ export function parseStoreLocation(value: string, cwd: string, env: NodeJS.Proce
     throw new LoupeInputError(shown, 'not a valid postgres:// URL (postgres://user@host:port/database)');
   }
   if (u.password) {
-    throw new LoupeInputError(shown, 'the password must not be written in the URL: put it in an environment variable and name it with ?passwordEnv=NAME (or set PGPASSWORD)');
+    throw new LoupeInputError(
+      shown,
+      'the password must not be written in the URL: put it in an environment variable and name it with ?passwordEnv=NAME (or set PGPASSWORD)',
+    );
   }
   for (const k of u.searchParams.keys()) {
-    if (!QUERY_KEYS.has(k)) throw new LoupeInputError(shown, `unknown parameter '${k}' (known: ${[...QUERY_KEYS].join(', ')})`);
+    if (!QUERY_KEYS.has(k)) {
+      throw new LoupeInputError(shown, `unknown parameter '${k}' (known: ${[...QUERY_KEYS].join(', ')})`);
+    }
   }
   const database = decodeURIComponent(u.pathname.replace(/^\//, ''));
-  if (!database || database.includes('/')) throw new LoupeInputError(shown, 'name the database after the host: postgres://host:5432/loupe');
+  if (!database || database.includes('/')) {
+    throw new LoupeInputError(shown, 'name the database after the host: postgres://host:5432/loupe');
+  }
   const host = u.searchParams.get('host') ?? (decodeURIComponent(u.hostname).replace(/^\[|\]$/g, '') || 'localhost');
   const portText = u.searchParams.get('port') ?? (u.port || '5432');
   const port = Number(portText);
-  if (!Number.isInteger(port) || port < 1 || port > 65535) throw new LoupeInputError(shown, `port '${portText}' is not a TCP port`);
+  if (!Number.isInteger(port) || port < 1 || port > 65535) {
+    throw new LoupeInputError(shown, `port '${portText}' is not a TCP port`);
+  }
   const passwordEnv = u.searchParams.get('passwordEnv') ?? undefined;
-  if (passwordEnv !== undefined && !/^[A-Za-z_][A-Za-z0-9_]*$/.test(passwordEnv)) throw new LoupeInputError(shown, `passwordEnv '${passwordEnv}' is not an environment variable name`);
+  if (passwordEnv !== undefined && !/^[A-Za-z_][A-Za-z0-9_]*$/.test(passwordEnv)) {
+    throw new LoupeInputError(shown, `passwordEnv '${passwordEnv}' is not an environment variable name`);
+  }
   const sslmode = u.searchParams.get('sslmode') ?? 'disable';
-  if (!['disable', 'require', 'verify-full'].includes(sslmode)) throw new LoupeInputError(shown, `sslmode '${sslmode}' is not one of disable, require, verify-full`);
+  if (!['disable', 'require', 'verify-full'].includes(sslmode)) {
+    throw new LoupeInputError(shown, `sslmode '${sslmode}' is not one of disable, require, verify-full`);
+  }
   const user = decodeURIComponent(u.username) || env.PGUSER || env.USER || 'postgres';
-  return { engine: 'postgres', url: shown, host, port, database, user, ...(passwordEnv ? { passwordEnv } : {}), ssl: sslmode !== 'disable' };
+  return {
+    engine: 'postgres',
+    url: shown,
+    host,
+    port,
+    database,
+    user,
+    ...(passwordEnv ? { passwordEnv } : {}),
+    ssl: sslmode !== 'disable',
+  };
 }
 
 /**
@@ -84,11 +108,20 @@ export function parseStoreLocation(value: string, cwd: string, env: NodeJS.Proce
  * else `PGPASSWORD`, else none (trust / peer authentication).
  * @throws LoupeInputError naming the variable when `passwordEnv` names one that is not set.
  */
-export function storePassword(loc: PostgresLocation, given?: string, env: NodeJS.ProcessEnv = process.env): string | undefined {
+export function storePassword(
+  loc: PostgresLocation,
+  given?: string,
+  env: NodeJS.ProcessEnv = process.env,
+): string | undefined {
   if (given !== undefined) return given;
   if (loc.passwordEnv) {
     const v = env[loc.passwordEnv];
-    if (v === undefined) throw new LoupeInputError(loc.url, `the environment variable ${loc.passwordEnv} (named by passwordEnv) is not set`);
+    if (v === undefined) {
+      throw new LoupeInputError(
+        loc.url,
+        `the environment variable ${loc.passwordEnv} (named by passwordEnv) is not set`,
+      );
+    }
     return v;
   }
   return env.PGPASSWORD;

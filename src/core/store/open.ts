@@ -18,8 +18,12 @@ import type { RunStore } from './types.ts';
  * @throws LoupeInputError naming the location (a URL without its password) when it is malformed or cannot be opened
  *   or reached.
  */
-export async function openStoreAt(location: string | StoreLocation, opts: { cwd?: string; password?: string; env?: NodeJS.ProcessEnv; extraMigrations?: Migration[] } = {}): Promise<RunStore> {
-  const loc = typeof location === 'string' ? parseStoreLocation(location, opts.cwd ?? process.cwd(), opts.env) : location;
+export async function openStoreAt(
+  location: string | StoreLocation,
+  opts: { cwd?: string; password?: string; env?: NodeJS.ProcessEnv; extraMigrations?: Migration[] } = {},
+): Promise<RunStore> {
+  const loc =
+    typeof location === 'string' ? parseStoreLocation(location, opts.cwd ?? process.cwd(), opts.env) : location;
   if (loc.engine === 'sqlite') return openStore(loc.file, opts.extraMigrations);
   return openPgStore(loc, { password: opts.password, env: opts.env, extraMigrations: opts.extraMigrations });
 }
@@ -33,7 +37,10 @@ export async function openStoreAt(location: string | StoreLocation, opts: { cwd?
  * @returns the store.
  * @throws LoupeInputError when a SQLite file cannot be opened.
  */
-export function openStoreLazily(location: StoreLocation, opts: { password?: () => Promise<string | undefined> } = {}): RunStore {
+export function openStoreLazily(
+  location: StoreLocation,
+  opts: { password?: () => Promise<string | undefined> } = {},
+): RunStore {
   if (location.engine === 'sqlite') return openStore(location.file);
   return openPgStoreLazily(location, opts.password ? { password: opts.password } : {});
 }

@@ -14,10 +14,28 @@ import { LosslessClient, decodePgText, encodePgText, jsonColumn, jsonNulToText, 
 import { leaseFromRow, StoreArtefactRows, StoreRunReads, StoreJudgementRows, StoreScoreRows } from './rows.ts';
 import { pgSql, type StoreSql } from './sql.ts';
 import { answerFromRow, pidAlive, stepFromRow } from './run-store.ts';
-import type { AnswerRecord, InterventionRecord, KernelCellRecord, RunEventRecord, RunRecord, StepRecord } from './records.ts';
 import type {
-  ArtefactRows, CellQuery, JudgementRows, NewIntervention, NewRun, RunLeaseResult, RunPatch, RunStore, ScoreRows, StepEffects, StepSummaryRecord,
-  StepSubscription, SubscribeStepsOptions,
+  AnswerRecord,
+  InterventionRecord,
+  KernelCellRecord,
+  RunEventRecord,
+  RunRecord,
+  StepRecord,
+} from './records.ts';
+import type {
+  ArtefactRows,
+  CellQuery,
+  JudgementRows,
+  NewIntervention,
+  NewRun,
+  RunLeaseResult,
+  RunPatch,
+  RunStore,
+  ScoreRows,
+  StepEffects,
+  StepSummaryRecord,
+  StepSubscription,
+  SubscribeStepsOptions,
 } from './types.ts';
 
 type Row = Record<string, unknown>;
@@ -29,7 +47,11 @@ const nowIso = () => new Date().toISOString();
 export const CHANGES = 'loupe_changes';
 
 /** A change announced on {@link CHANGES}: a run created / updated / deleted, a step committed, an annotation added. */
-export type StoreChange = { kind: 'run'; runId: string } | { kind: 'step'; runId: string; index: number } | { kind: 'annotation'; itemId: string; annotator: string } | { kind: 'reconnected' };
+export type StoreChange =
+  | { kind: 'run'; runId: string }
+  | { kind: 'step'; runId: string; index: number }
+  | { kind: 'annotation'; itemId: string; annotator: string }
+  | { kind: 'reconnected' };
 
 /** Advisory lock keys (any constant bigint; one per purpose). */
 const LOCK_MIGRATE = 0x10_0e_26_01;
@@ -56,7 +78,10 @@ function sqlLiteral(v: string | number | boolean | null | undefined | string[]):
 /** True for the error of a connection the server closed (shutdown, restart) or that broke: the statement did not run. */
 export function connectionClosed(e: unknown): boolean {
   const code = (e as { code?: string }).code ?? '';
-  return ['57P01', '57P02', '57P03', '08006', '08003'].includes(code) || /Connection terminated|connection not open/i.test((e as Error).message ?? '');
+  return (
+    ['57P01', '57P02', '57P03', '08006', '08003'].includes(code) ||
+    /Connection terminated|connection not open/i.test((e as Error).message ?? '')
+  );
 }
 
 /** Moved to `sql.ts` (the transaction of the PostgreSQL stores); kept here for its callers. */
@@ -88,12 +113,27 @@ export class PgRunStore extends StoreRunReads implements RunStore {
     this.#loc = loc;
     this.location = loc.url;
     this.#clientConfig = {
-      host: loc.host, port: loc.port, database: loc.database, user: loc.user, password: typeof password === 'function' ? async () => (await password()) ?? '' : password ?? '', ssl: loc.ssl ? { rejectUnauthorized: true } : false,
-      connectionTimeoutMillis: 10_000, application_name: 'loupe-listen',
+      host: loc.host,
+      port: loc.port,
+      database: loc.database,
+      user: loc.user,
+      password: typeof password === 'function' ? async () => (await password()) ?? '' : (password ?? ''),
+      ssl: loc.ssl ? { rejectUnauthorized: true } : false,
+      connectionTimeoutMillis: 10_000,
+      application_name: 'loupe-listen',
     };
     this.#pool = new pg.Pool({
-      host: loc.host, port: loc.port, database: loc.database, user: loc.user, password: typeof password === 'function' ? async () => (await password()) ?? '' : password ?? '', ssl: loc.ssl ? { rejectUnauthorized: true } : false,
-      max: 4, connectionTimeoutMillis: 10_000, idleTimeoutMillis: 30_000, application_name: 'loupe', types,
+      host: loc.host,
+      port: loc.port,
+      database: loc.database,
+      user: loc.user,
+      password: typeof password === 'function' ? async () => (await password()) ?? '' : (password ?? ''),
+      ssl: loc.ssl ? { rejectUnauthorized: true } : false,
+      max: 4,
+      connectionTimeoutMillis: 10_000,
+      idleTimeoutMillis: 30_000,
+      application_name: 'loupe',
+      types,
       // every parameter escaped and every text read unescaped, for this store and all that share its pool (issue 39)
       Client: LosslessClient,
       // The durability of the SQLite store (WAL, synchronous = NORMAL): a crash of the machine may lose the last
@@ -102,7 +142,11 @@ export class PgRunStore extends StoreRunReads implements RunStore {
     });
     // An idle connection dropped by a server restart must not crash the process: the pool opens a new one on next use.
     this.#pool.on('error', () => undefined);
-    this.#sql = pgSql((sql, params) => this.#q(sql, [...params]), () => PgRunStore.readyPoolOf(this), connectionClosed);
+    this.#sql = pgSql(
+      (sql, params) => this.#q(sql, [...params]),
+      () => PgRunStore.readyPoolOf(this),
+      connectionClosed,
+    );
     this.runSql = this.#sql;
     this.judgements = new StoreJudgementRows(this.#sql);
     this.scores = new StoreScoreRows(this.#sql);
@@ -129,17 +173,38 @@ export class PgRunStore extends StoreRunReads implements RunStore {
 
   /** Where the server is, for messages (host:port or socket directory; never the password). */
   get server(): string {
-    return this.#loc.host.startsWith('/') ? `socket ${this.#loc.host} port ${this.#loc.port}` : `${this.#loc.host}:${this.#loc.port}`;
+    return this.#loc.host.startsWith('/')
+      ? `socket ${this.#loc.host} port ${this.#loc.port}`
+      : `${this.#loc.host}:${this.#loc.port}`;
   }
 
   /** A driver error as one message naming the store and server; never a password. */
   #fail(e: unknown): Error {
     const err = e as Error & { code?: string };
-    const unreachable = ['ECONNREFUSED', 'ENOTFOUND', 'EHOSTUNREACH', 'ETIMEDOUT', 'ENOENT', 'EAI_AGAIN'].includes(err.code ?? '')
-      || /timeout expired|Connection terminated/i.test(err.message ?? '');
-    if (unreachable) return new LoupeInputError(this.location, `cannot reach PostgreSQL at ${this.server} (${err.code ?? redactStoreUrls(err.message)})`, { cause: e });
-    if (err.code === '28P01' || err.code === '28000') return new LoupeInputError(this.location, `PostgreSQL refused role '${this.#loc.user}': ${redactStoreUrls(err.message)}`, { cause: e });
-    if (err.code === '3D000') return new LoupeInputError(this.location, `no database '${this.#loc.database}' on ${this.server}: create it first (createdb)`, { cause: e });
+    const unreachable =
+      ['ECONNREFUSED', 'ENOTFOUND', 'EHOSTUNREACH', 'ETIMEDOUT', 'ENOENT', 'EAI_AGAIN'].includes(err.code ?? '') ||
+      /timeout expired|Connection terminated/i.test(err.message ?? '');
+    if (unreachable) {
+      return new LoupeInputError(
+        this.location,
+        `cannot reach PostgreSQL at ${this.server} (${err.code ?? redactStoreUrls(err.message)})`,
+        { cause: e },
+      );
+    }
+    if (err.code === '28P01' || err.code === '28000') {
+      return new LoupeInputError(
+        this.location,
+        `PostgreSQL refused role '${this.#loc.user}': ${redactStoreUrls(err.message)}`,
+        { cause: e },
+      );
+    }
+    if (err.code === '3D000') {
+      return new LoupeInputError(
+        this.location,
+        `no database '${this.#loc.database}' on ${this.server}: create it first (createdb)`,
+        { cause: e },
+      );
+    }
     const out = new Error(redactStoreUrls(err.message ?? String(e)), { cause: e });
     (out as Error & { code?: string }).code = err.code;
     return out;
@@ -152,7 +217,15 @@ export class PgRunStore extends StoreRunReads implements RunStore {
   /** Waits for a lazily opened store's migrations (retried on the next call when they failed, e.g. server down). */
   async #waitReady(): Promise<void> {
     if (!this.#ready) return;
-    this.#readyRun ??= this.#ready().then(() => { this.#ready = undefined; }, (e: unknown) => { this.#readyRun = undefined; throw e; });
+    this.#readyRun ??= this.#ready().then(
+      () => {
+        this.#ready = undefined;
+      },
+      (e: unknown) => {
+        this.#readyRun = undefined;
+        throw e;
+      },
+    );
     await this.#readyRun;
   }
 
@@ -229,23 +302,36 @@ export class PgRunStore extends StoreRunReads implements RunStore {
   async migrate(all: Migration[]): Promise<void> {
     const sorted = [...all].sort((a, b) => a.id - b.id);
     for (let i = 1; i < sorted.length; i++) {
-      if (sorted[i]!.id === sorted[i - 1]!.id) throw new Error(`run store: two migrations share id ${sorted[i]!.id} ('${sorted[i - 1]!.name}', '${sorted[i]!.name}')`);
+      if (sorted[i]!.id === sorted[i - 1]!.id) {
+        throw new Error(
+          `run store: two migrations share id ${sorted[i]!.id} ('${sorted[i - 1]!.name}', '${sorted[i]!.name}')`,
+        );
+      }
     }
     const known = sorted.length ? sorted[sorted.length - 1]!.id : 0;
-    await this.#tx(async (q) => {
-      await q('SELECT pg_advisory_xact_lock($1)', [LOCK_MIGRATE]);
-      // Only when missing: an annotator's own login role (no CREATE on the schema) opens an up-to-date store.
-      if (!(await q("SELECT to_regclass('migrations') IS NOT NULL AS t"))[0]!.t) await q('CREATE TABLE migrations (id INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at TEXT NOT NULL)');
-      const applied = (await q('SELECT COALESCE(MAX(id), 0) AS m FROM migrations'))[0]!.m as number;
-      if (applied > known) {
-        throw new LoupeInputError(this.location, `the database's run store schema is version ${applied}, newer than this Loupe's ${known}: update Loupe`);
-      }
-      for (const m of sorted) {
-        if (m.id <= applied) continue;
-        await q(m.sql);
-        await q('INSERT INTO migrations (id, name, applied_at) VALUES ($1, $2, $3)', [m.id, m.name, nowIso()]);
-      }
-    }, 'BEGIN', true);
+    await this.#tx(
+      async (q) => {
+        await q('SELECT pg_advisory_xact_lock($1)', [LOCK_MIGRATE]);
+        // Only when missing: an annotator's own login role (no CREATE on the schema) opens an up-to-date store.
+        if (!(await q("SELECT to_regclass('migrations') IS NOT NULL AS t"))[0]!.t) {
+          await q('CREATE TABLE migrations (id INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at TEXT NOT NULL)');
+        }
+        const applied = (await q('SELECT COALESCE(MAX(id), 0) AS m FROM migrations'))[0]!.m as number;
+        if (applied > known) {
+          throw new LoupeInputError(
+            this.location,
+            `the database's run store schema is version ${applied}, newer than this Loupe's ${known}: update Loupe`,
+          );
+        }
+        for (const m of sorted) {
+          if (m.id <= applied) continue;
+          await q(m.sql);
+          await q('INSERT INTO migrations (id, name, applied_at) VALUES ($1, $2, $3)', [m.id, m.name, nowIso()]);
+        }
+      },
+      'BEGIN',
+      true,
+    );
   }
 
   async schemaVersion(): Promise<number> {
@@ -253,10 +339,28 @@ export class PgRunStore extends StoreRunReads implements RunStore {
   }
 
   async createRun(r: NewRun): Promise<RunRecord> {
-    await this.#q(`INSERT INTO runs (id, suite, block_id, agent, model, params, prompt_hash, tool_set, data_checksums,
-      loupe_version, sandbox, workspace, status, created_at, tokens_known, sweep_id) VALUES ($1,$2,$3,$4,$5,$6,$7,$8,$9,$10,$11,$12,$13,$14,$15,$16)`, [
-      r.id, r.suite, r.blockId, r.agent, r.model, JSON.stringify(r.params), r.promptHash, r.toolSet,
-      JSON.stringify(r.dataChecksums), r.loupeVersion, r.sandbox, r.workspace, r.status ?? 'pending', nowIso(), r.tokensKnown === false ? 0 : 1, r.sweepId ?? null]);
+    await this.#q(
+      `INSERT INTO runs (id, suite, block_id, agent, model, params, prompt_hash, tool_set, data_checksums,
+      loupe_version, sandbox, workspace, status, created_at, tokens_known, sweep_id) VALUES ($1,$2,$3,$4,$5,$6,$7,$8,$9,$10,$11,$12,$13,$14,$15,$16)`,
+      [
+        r.id,
+        r.suite,
+        r.blockId,
+        r.agent,
+        r.model,
+        JSON.stringify(r.params),
+        r.promptHash,
+        r.toolSet,
+        JSON.stringify(r.dataChecksums),
+        r.loupeVersion,
+        r.sandbox,
+        r.workspace,
+        r.status ?? 'pending',
+        nowIso(),
+        r.tokensKnown === false ? 0 : 1,
+        r.sweepId ?? null,
+      ],
+    );
     await this.#notify({ kind: 'run', runId: r.id });
     return (await this.getRun(r.id))!;
   }
@@ -269,12 +373,17 @@ export class PgRunStore extends StoreRunReads implements RunStore {
     if (patch.statusReason !== undefined) sets.push(`status_reason = ${p(patch.statusReason)}`);
     if (patch.startedAt !== undefined) sets.push(`started_at = COALESCE(started_at, ${p(patch.startedAt)})`);
     if (patch.endedAt !== undefined) sets.push(`ended_at = ${p(patch.endedAt)}`);
-    if (patch.addDurationMs !== undefined) sets.push(`duration_ms = duration_ms + ${p(Math.round(patch.addDurationMs))}`);
+    if (patch.addDurationMs !== undefined) {
+      sets.push(`duration_ms = duration_ms + ${p(Math.round(patch.addDurationMs))}`);
+    }
     if (patch.sandbox !== undefined) sets.push(`sandbox = ${p(patch.sandbox)}`);
     if (patch.ownerPid !== undefined) sets.push(`owner_pid = ${p(patch.ownerPid)}`);
     if (patch.workspace !== undefined) sets.push(`workspace = ${p(patch.workspace)}`);
     if (!sets.length) return;
-    await this.#q(`WITH u AS (UPDATE runs SET ${sets.join(', ')} WHERE id = ${p(id)} RETURNING id) SELECT pg_notify('${CHANGES}', ${p(JSON.stringify({ kind: 'run', runId: id }))}) FROM u`, vals);
+    await this.#q(
+      `WITH u AS (UPDATE runs SET ${sets.join(', ')} WHERE id = ${p(id)} RETURNING id) SELECT pg_notify('${CHANGES}', ${p(JSON.stringify({ kind: 'run', runId: id }))}) FROM u`,
+      vals,
+    );
   }
 
   async setDataChecksums(id: string, checksums: Record<string, string>): Promise<void> {
@@ -286,33 +395,56 @@ export class PgRunStore extends StoreRunReads implements RunStore {
    * (compare-and-set), so two processes (on any machines) racing for a run cannot both win.
    * @throws Error when the run does not exist.
    */
-  async acquireRunLease(runId: string, owner: { owner: string; host: string; pid: number }, ttlMs: number): Promise<RunLeaseResult> {
-    const read = async () => (await this.#q('SELECT lease_owner, lease_host, owner_pid, heartbeat_at, lease_expires_at FROM runs WHERE id = $1', [runId]))[0];
+  async acquireRunLease(
+    runId: string,
+    owner: { owner: string; host: string; pid: number },
+    ttlMs: number,
+  ): Promise<RunLeaseResult> {
+    const read = async () =>
+      (
+        await this.#q(
+          'SELECT lease_owner, lease_host, owner_pid, heartbeat_at, lease_expires_at FROM runs WHERE id = $1',
+          [runId],
+        )
+      )[0];
     for (let attempt = 0; attempt < 3; attempt++) {
       const now = new Date();
       const row = await read();
       if (!row) throw new Error(`no run '${runId}' in ${this.location}`);
       const holder = row.lease_owner ? leaseFromRow(row) : undefined;
-      const free = !holder || holder.owner === owner.owner || Date.parse(holder.expiresAt) < now.getTime()
-        || (holder.host === owner.host && holder.pid != null && !pidAlive(holder.pid));
+      const free =
+        !holder ||
+        holder.owner === owner.owner ||
+        Date.parse(holder.expiresAt) < now.getTime() ||
+        (holder.host === owner.host && holder.pid != null && !pidAlive(holder.pid));
       if (!free) return { ok: false, holder: holder! };
       const expires = new Date(now.getTime() + ttlMs).toISOString();
-      const done = await this.#q(`UPDATE runs SET lease_owner = $1, lease_host = $2, owner_pid = $3, heartbeat_at = $4, lease_expires_at = $5
-        WHERE id = $6 AND lease_owner IS NOT DISTINCT FROM $7 RETURNING id`, [owner.owner, owner.host, owner.pid, now.toISOString(), expires, runId, holder?.owner ?? null]);
-      if (done.length === 1) return holder && holder.owner !== owner.owner ? { ok: true, tookOverFrom: holder } : { ok: true };
+      const done = await this.#q(
+        `UPDATE runs SET lease_owner = $1, lease_host = $2, owner_pid = $3, heartbeat_at = $4, lease_expires_at = $5
+        WHERE id = $6 AND lease_owner IS NOT DISTINCT FROM $7 RETURNING id`,
+        [owner.owner, owner.host, owner.pid, now.toISOString(), expires, runId, holder?.owner ?? null],
+      );
+      if (done.length === 1) {
+        return holder && holder.owner !== owner.owner ? { ok: true, tookOverFrom: holder } : { ok: true };
+      }
     }
     return { ok: false, holder: leaseFromRow((await read())!) };
   }
 
   async renewRunLease(runId: string, owner: string, ttlMs: number): Promise<boolean> {
     const now = new Date();
-    const r = await this.#q('UPDATE runs SET heartbeat_at = $1, lease_expires_at = $2 WHERE id = $3 AND lease_owner = $4 RETURNING id',
-      [now.toISOString(), new Date(now.getTime() + ttlMs).toISOString(), runId, owner]);
+    const r = await this.#q(
+      'UPDATE runs SET heartbeat_at = $1, lease_expires_at = $2 WHERE id = $3 AND lease_owner = $4 RETURNING id',
+      [now.toISOString(), new Date(now.getTime() + ttlMs).toISOString(), runId, owner],
+    );
     return r.length === 1;
   }
 
   async releaseRunLease(runId: string, owner: string): Promise<void> {
-    await this.#q('UPDATE runs SET lease_owner = NULL, lease_host = NULL, lease_expires_at = NULL, owner_pid = NULL WHERE id = $1 AND lease_owner = $2', [runId, owner]);
+    await this.#q(
+      'UPDATE runs SET lease_owner = NULL, lease_host = NULL, lease_expires_at = NULL, owner_pid = NULL WHERE id = $1 AND lease_owner = $2',
+      [runId, owner],
+    );
   }
 
   /**
@@ -330,12 +462,30 @@ export class PgRunStore extends StoreRunReads implements RunStore {
     const L = sqlLiteral;
     const run = L(step.runId);
     const usage = step.usage ?? { input: 0, output: 0, cached: 0 }; // unknown (an MCP client): stored as 0 with tokens_known = 0
-    const sql = [`SELECT pg_advisory_xact_lock(${LOCK_STEP_SEQ})`,
+    const sql = [
+      `SELECT pg_advisory_xact_lock(${LOCK_STEP_SEQ})`,
       `WITH s AS (
           INSERT INTO steps (run_id, idx, started_at, ended_at, latency_ms, tool_ms, assistant, tool_calls,
             extra_messages, tokens_input, tokens_output, tokens_cached, cost_usd, finish_reason, tokens_known, seq)
-          VALUES (${[step.runId, step.index, step.startedAt, step.endedAt, step.latencyMs, step.toolMs, JSON.stringify(step.assistant), JSON.stringify(step.toolCalls),
-            JSON.stringify(step.extraMessages), usage.input, usage.output, usage.cached, step.costUsd, step.finishReason, step.usage ? 1 : 0].map(L).join(', ')},
+          VALUES (${[
+            step.runId,
+            step.index,
+            step.startedAt,
+            step.endedAt,
+            step.latencyMs,
+            step.toolMs,
+            JSON.stringify(step.assistant),
+            JSON.stringify(step.toolCalls),
+            JSON.stringify(step.extraMessages),
+            usage.input,
+            usage.output,
+            usage.cached,
+            step.costUsd,
+            step.finishReason,
+            step.usage ? 1 : 0,
+          ]
+            .map(L)
+            .join(', ')},
             (SELECT COALESCE(MAX(seq), 0) + 1 FROM steps)) RETURNING 1
         ), r AS (
           UPDATE runs SET heartbeat_at = ${L(step.endedAt)}, steps = steps + 1, tokens_input = tokens_input + ${L(usage.input)},
@@ -343,26 +493,45 @@ export class PgRunStore extends StoreRunReads implements RunStore {
             cost_usd = ${step.costUsd === null ? 'cost_usd' : `COALESCE(cost_usd, 0) + ${L(step.costUsd)}`}
             ${effects.extra ? `, state = ${L(JSON.stringify(effects.extra))}` : ''}
           WHERE id = ${run} RETURNING 1
-        )${answers.size ? `, a AS (
+        )${
+          answers.size
+            ? `, a AS (
           INSERT INTO answers (run_id, query_id, answer, raw, step_idx)
           SELECT ${run}, t.q, t.a, t.r, ${L(step.index)} FROM unnest(${L([...answers.keys()])}, ${L([...answers.values()].map((v) => v.answer))}, ${L([...answers.values()].map((v) => v.raw))}) WITH ORDINALITY AS t(q, a, r, o) ORDER BY t.o
           ON CONFLICT (run_id, query_id) DO UPDATE SET answer = excluded.answer, raw = excluded.raw, step_idx = excluded.step_idx RETURNING 1
-        )` : ''}${notes ? `, nd AS (
+        )`
+            : ''
+        }${
+          notes
+            ? `, nd AS (
           DELETE FROM notes WHERE run_id = ${run} AND idx >= ${notes.length} RETURNING 1
         ), ni AS (
           INSERT INTO notes (run_id, idx, content) SELECT ${run}, t.i - 1, t.c FROM unnest(${L(notes)}) WITH ORDINALITY AS t(c, i)
           ON CONFLICT (run_id, idx) DO UPDATE SET content = excluded.content RETURNING 1
-        )` : ''}${effects.savedCode !== undefined ? `, sc AS (
+        )`
+            : ''
+        }${
+          effects.savedCode !== undefined
+            ? `, sc AS (
           INSERT INTO saved_code (run_id, step_idx, code) VALUES (${run}, ${L(step.index)}, ${L(effects.savedCode)})
           ON CONFLICT (run_id, step_idx) DO UPDATE SET code = excluded.code RETURNING 1
-        )` : ''}
-        SELECT count(*) FROM s`];
+        )`
+            : ''
+        }
+        SELECT count(*) FROM s`,
+    ];
     for (const c of effects.cells ?? []) {
       sql.push(`INSERT INTO kernel_cells (run_id, seq, step_idx, code, status, stdout, stderr, result, error, tables, duration_ms, replay, restarted)
         VALUES (${[c.runId, c.seq, c.stepIndex, c.code, c.status, c.stdout, c.stderr, c.result, c.error ? JSON.stringify(c.error) : null, JSON.stringify(c.tables), c.durationMs, c.replay ? 1 : 0, c.restarted ? 1 : 0].map(L).join(', ')})`);
-      for (const [i, png] of c.figures.entries()) sql.push(`INSERT INTO cell_figures (run_id, cell_seq, idx, png) VALUES (${L(c.runId)}, ${L(c.seq)}, ${i}, decode(${L(png)}, 'base64'))`);
+      for (const [i, png] of c.figures.entries()) {
+        sql.push(
+          `INSERT INTO cell_figures (run_id, cell_seq, idx, png) VALUES (${L(c.runId)}, ${L(c.seq)}, ${i}, decode(${L(png)}, 'base64'))`,
+        );
+      }
     }
-    sql.push(`SELECT pg_notify('${CHANGES}', ${L(JSON.stringify({ kind: 'step', runId: step.runId, index: step.index }))})`);
+    sql.push(
+      `SELECT pg_notify('${CHANGES}', ${L(JSON.stringify({ kind: 'step', runId: step.runId, index: step.index }))})`,
+    );
     await this.#q(sql.join(';\n'));
   }
 
@@ -372,18 +541,26 @@ export class PgRunStore extends StoreRunReads implements RunStore {
 
   async #applyEffects(q: PgQuery, runId: string, stepIndex: number, effects: StepEffects): Promise<void> {
     for (const a of effects.answers ?? []) {
-      await q(`INSERT INTO answers (run_id, query_id, answer, raw, step_idx) VALUES ($1,$2,$3,$4,$5)
+      await q(
+        `INSERT INTO answers (run_id, query_id, answer, raw, step_idx) VALUES ($1,$2,$3,$4,$5)
         ON CONFLICT (run_id, query_id) DO UPDATE SET answer = excluded.answer, raw = excluded.raw, step_idx = excluded.step_idx`,
-      [runId, a.queryId, JSON.stringify(a.answer), a.raw, stepIndex]);
+        [runId, a.queryId, JSON.stringify(a.answer), a.raw, stepIndex],
+      );
     }
     if (effects.notes) {
       await q('DELETE FROM notes WHERE run_id = $1', [runId]);
       if (effects.notes.length) {
-        await q('INSERT INTO notes (run_id, idx, content) SELECT $1, i - 1, c FROM unnest($2::text[]) WITH ORDINALITY AS t(c, i)', [runId, effects.notes]);
+        await q(
+          'INSERT INTO notes (run_id, idx, content) SELECT $1, i - 1, c FROM unnest($2::text[]) WITH ORDINALITY AS t(c, i)',
+          [runId, effects.notes],
+        );
       }
     }
     if (effects.savedCode !== undefined) {
-      await q('INSERT INTO saved_code (run_id, step_idx, code) VALUES ($1,$2,$3) ON CONFLICT (run_id, step_idx) DO UPDATE SET code = excluded.code', [runId, stepIndex, effects.savedCode]);
+      await q(
+        'INSERT INTO saved_code (run_id, step_idx, code) VALUES ($1,$2,$3) ON CONFLICT (run_id, step_idx) DO UPDATE SET code = excluded.code',
+        [runId, stepIndex, effects.savedCode],
+      );
     }
     for (const c of effects.cells ?? []) await this.#insertCell(q, c);
     if (effects.extra) await q('UPDATE runs SET state = $1 WHERE id = $2', [JSON.stringify(effects.extra), runId]);
@@ -394,16 +571,42 @@ export class PgRunStore extends StoreRunReads implements RunStore {
   }
 
   async #insertCell(q: PgQuery, c: KernelCellRecord): Promise<void> {
-    await q(`INSERT INTO kernel_cells (run_id, seq, step_idx, code, status, stdout, stderr, result, error, tables, duration_ms, replay, restarted)
-      VALUES ($1,$2,$3,$4,$5,$6,$7,$8,$9,$10,$11,$12,$13)`, [c.runId, c.seq, c.stepIndex, c.code, c.status, c.stdout, c.stderr, c.result,
-      c.error ? JSON.stringify(c.error) : null, JSON.stringify(c.tables), c.durationMs, c.replay ? 1 : 0, c.restarted ? 1 : 0]);
+    await q(
+      `INSERT INTO kernel_cells (run_id, seq, step_idx, code, status, stdout, stderr, result, error, tables, duration_ms, replay, restarted)
+      VALUES ($1,$2,$3,$4,$5,$6,$7,$8,$9,$10,$11,$12,$13)`,
+      [
+        c.runId,
+        c.seq,
+        c.stepIndex,
+        c.code,
+        c.status,
+        c.stdout,
+        c.stderr,
+        c.result,
+        c.error ? JSON.stringify(c.error) : null,
+        JSON.stringify(c.tables),
+        c.durationMs,
+        c.replay ? 1 : 0,
+        c.restarted ? 1 : 0,
+      ],
+    );
     for (const [i, png] of c.figures.entries()) {
-      await q('INSERT INTO cell_figures (run_id, cell_seq, idx, png) VALUES ($1,$2,$3,$4)', [c.runId, c.seq, i, Buffer.from(png, 'base64')]);
+      await q('INSERT INTO cell_figures (run_id, cell_seq, idx, png) VALUES ($1,$2,$3,$4)', [
+        c.runId,
+        c.seq,
+        i,
+        Buffer.from(png, 'base64'),
+      ]);
     }
   }
 
   async addEvent(runId: string, kind: string, message: string): Promise<void> {
-    await this.#q('INSERT INTO run_events (run_id, at, kind, message) VALUES ($1,$2,$3,$4)', [runId, nowIso(), kind, message]);
+    await this.#q('INSERT INTO run_events (run_id, at, kind, message) VALUES ($1,$2,$3,$4)', [
+      runId,
+      nowIso(),
+      kind,
+      message,
+    ]);
   }
 
   /**
@@ -417,10 +620,15 @@ export class PgRunStore extends StoreRunReads implements RunStore {
       if (!run) throw new Error(`run ${i.runId} not found in ${this.location}`);
       const at = i.at ?? nowIso();
       const before = i.beforeStep ?? (run.steps as number);
-      const [row] = await q(`INSERT INTO interventions (run_id, seq, before_step, at, who, kind, text)
+      const [row] = await q(
+        `INSERT INTO interventions (run_id, seq, before_step, at, who, kind, text)
         SELECT id, (SELECT COALESCE(MAX(seq), 0) + 1 FROM interventions WHERE run_id = $1), $2, $3, $4, $5, $6 FROM runs WHERE id = $1 AND lease_owner = $7
-        RETURNING seq`, [i.runId, before, at, i.who, i.kind, i.text, leaseOwner]);
-      return row ? { runId: i.runId, seq: row.seq as number, beforeStep: before, at, who: i.who, kind: i.kind, text: i.text } : undefined;
+        RETURNING seq`,
+        [i.runId, before, at, i.who, i.kind, i.text, leaseOwner],
+      );
+      return row
+        ? { runId: i.runId, seq: row.seq as number, beforeStep: before, at, who: i.who, kind: i.kind, text: i.text }
+        : undefined;
     });
   }
 
@@ -429,32 +637,46 @@ export class PgRunStore extends StoreRunReads implements RunStore {
    * `\u0000` escape (which PostgreSQL's json operators cannot turn into text) is dropped before parsing.
    */
   async getStepSummaries(runId: string): Promise<StepSummaryRecord[]> {
-    const rows = await this.#q(`SELECT idx, seq, started_at, latency_ms, tool_ms, tokens_input, tokens_output, tokens_known,
+    const rows = await this.#q(
+      `SELECT idx, seq, started_at, latency_ms, tool_ms, tokens_input, tokens_output, tokens_known,
         substr(${jsonNulToText("a ->> 'content'")}, 1, 400) AS content,
         (SELECT COALESCE(json_agg(e ->> 'name'), '[]'::json)::text FROM json_array_elements(t) e) AS names,
         (SELECT count(*)::int FROM json_array_elements(t) e WHERE (e ->> 'isError') = 'true') AS errors,
         ${jsonNulToText("t -> 0 ->> 'argumentsText'")} AS first_args
       FROM (SELECT idx, seq, started_at, latency_ms, tool_ms, tokens_input, tokens_output, tokens_known,
               ${jsonColumn('assistant')}::json AS a, ${jsonColumn('tool_calls')}::json AS t
-            FROM steps WHERE run_id = $1) s ORDER BY idx`, [runId]);
+            FROM steps WHERE run_id = $1) s ORDER BY idx`,
+      [runId],
+    );
     return rows.map((r) => ({
-      runId, index: r.idx as number, startedAt: r.started_at as string, latencyMs: r.latency_ms as number, toolMs: r.tool_ms as number,
+      runId,
+      index: r.idx as number,
+      startedAt: r.started_at as string,
+      latencyMs: r.latency_ms as number,
+      toolMs: r.tool_ms as number,
       usage: r.tokens_known === 0 ? null : { input: r.tokens_input as number, output: r.tokens_output as number },
-      content: (r.content as string | null) ?? '', toolNames: JSON.parse((r.names as string | null) ?? '[]') as string[],
-      anyError: (r.errors as number) > 0, firstArguments: typeof r.first_args === 'string' ? r.first_args : null, seq: Number(r.seq),
+      content: (r.content as string | null) ?? '',
+      toolNames: JSON.parse((r.names as string | null) ?? '[]') as string[],
+      anyError: (r.errors as number) > 0,
+      firstArguments: typeof r.first_args === 'string' ? r.first_args : null,
+      seq: Number(r.seq),
     }));
   }
 
   async searchSteps(runId: string, query: string): Promise<number[]> {
     const words = query.toLowerCase().split(/\s+/).filter(Boolean);
     const cond = words.map((_, i) => `strpos(lower(assistant || chr(10) || tool_calls), $${i + 2}) > 0`).join(' AND ');
-    const rows = await this.#q(`SELECT idx FROM steps WHERE run_id = $1${cond ? ` AND ${cond}` : ''} ORDER BY idx`,
-      [runId, ...words.map((w) => JSON.stringify(w).slice(1, -1))]);
+    const rows = await this.#q(`SELECT idx FROM steps WHERE run_id = $1${cond ? ` AND ${cond}` : ''} ORDER BY idx`, [
+      runId,
+      ...words.map((w) => JSON.stringify(w).slice(1, -1)),
+    ]);
     return rows.map((r) => r.idx as number);
   }
 
   async getSteps(runId: string, fromIndex = 0): Promise<StepRecord[]> {
-    return (await this.#q('SELECT * FROM steps WHERE run_id = $1 AND idx >= $2 ORDER BY idx', [runId, fromIndex])).map(stepFromRow);
+    return (await this.#q('SELECT * FROM steps WHERE run_id = $1 AND idx >= $2 ORDER BY idx', [runId, fromIndex])).map(
+      stepFromRow,
+    );
   }
 
   async getStep(runId: string, index: number): Promise<StepRecord | undefined> {
@@ -469,21 +691,28 @@ export class PgRunStore extends StoreRunReads implements RunStore {
   async getAnswersOf(runIds: string[]): Promise<Map<string, AnswerRecord[]>> {
     const out = new Map<string, AnswerRecord[]>(runIds.map((id) => [id, []]));
     if (!runIds.length) return out;
-    for (const r of await this.#q('SELECT * FROM answers WHERE run_id = ANY($1::text[]) ORDER BY rid', [runIds])) out.get(r.run_id as string)!.push(answerFromRow(r));
+    for (const r of await this.#q('SELECT * FROM answers WHERE run_id = ANY($1::text[]) ORDER BY rid', [runIds])) {
+      out.get(r.run_id as string)!.push(answerFromRow(r));
+    }
     return out;
   }
 
   async getToolErrorCountsOf(runIds: string[]): Promise<Map<string, number>> {
     const out = new Map<string, number>();
     if (!runIds.length) return out;
-    const rows = await this.#q(`SELECT run_id, count(*)::int AS n FROM (SELECT run_id, ${jsonColumn('tool_calls')}::json AS t FROM steps WHERE run_id = ANY($1::text[])) s,
-        json_array_elements(s.t) e WHERE (e ->> 'isError') = 'true' GROUP BY run_id`, [runIds]);
+    const rows = await this.#q(
+      `SELECT run_id, count(*)::int AS n FROM (SELECT run_id, ${jsonColumn('tool_calls')}::json AS t FROM steps WHERE run_id = ANY($1::text[])) s,
+        json_array_elements(s.t) e WHERE (e ->> 'isError') = 'true' GROUP BY run_id`,
+      [runIds],
+    );
     for (const r of rows) out.set(r.run_id as string, r.n as number);
     return out;
   }
 
   async getNotes(runId: string): Promise<string[]> {
-    return (await this.#q('SELECT content FROM notes WHERE run_id = $1 ORDER BY idx', [runId])).map((r) => r.content as string);
+    return (await this.#q('SELECT content FROM notes WHERE run_id = $1 ORDER BY idx', [runId])).map(
+      (r) => r.content as string,
+    );
   }
 
   async getSavedCode(runId: string): Promise<string | null> {
@@ -497,12 +726,18 @@ export class PgRunStore extends StoreRunReads implements RunStore {
   }
 
   async getCells(runId: string, opts: CellQuery = {}): Promise<KernelCellRecord[]> {
-    const rows = await this.#q(`SELECT * FROM kernel_cells WHERE run_id = $1 AND seq > $2 ${opts.includeReplays === false ? 'AND replay = 0' : ''} ORDER BY seq`, [runId, opts.sinceSeq ?? -1]);
+    const rows = await this.#q(
+      `SELECT * FROM kernel_cells WHERE run_id = $1 AND seq > $2 ${opts.includeReplays === false ? 'AND replay = 0' : ''} ORDER BY seq`,
+      [runId, opts.sinceSeq ?? -1],
+    );
     const figs = new Map<number, string[]>();
     const counts = new Map<number, number>();
     if (rows.length) {
       const withFigures = opts.withFigures !== false;
-      const figRows = await this.#q(`SELECT cell_seq, ${withFigures ? 'png' : 'NULL::bytea AS png'} FROM cell_figures WHERE run_id = $1 AND cell_seq > $2 ORDER BY cell_seq, idx`, [runId, opts.sinceSeq ?? -1]);
+      const figRows = await this.#q(
+        `SELECT cell_seq, ${withFigures ? 'png' : 'NULL::bytea AS png'} FROM cell_figures WHERE run_id = $1 AND cell_seq > $2 ORDER BY cell_seq, idx`,
+        [runId, opts.sinceSeq ?? -1],
+      );
       for (const f of figRows) {
         const s = f.cell_seq as number;
         counts.set(s, (counts.get(s) ?? 0) + 1);
@@ -510,24 +745,41 @@ export class PgRunStore extends StoreRunReads implements RunStore {
       }
     }
     return rows.map((r) => ({
-      runId, seq: r.seq as number, stepIndex: r.step_idx as number, code: r.code as string, status: r.status as KernelCellRecord['status'],
-      stdout: r.stdout as string, stderr: r.stderr as string, result: (r.result as string | null) ?? null,
-      error: r.error ? JSON.parse(r.error as string) : null, tables: JSON.parse(r.tables as string),
-      figures: figs.get(r.seq as number) ?? [], figureCount: counts.get(r.seq as number) ?? 0,
-      durationMs: r.duration_ms as number, replay: r.replay === 1, restarted: r.restarted === 1,
+      runId,
+      seq: r.seq as number,
+      stepIndex: r.step_idx as number,
+      code: r.code as string,
+      status: r.status as KernelCellRecord['status'],
+      stdout: r.stdout as string,
+      stderr: r.stderr as string,
+      result: (r.result as string | null) ?? null,
+      error: r.error ? JSON.parse(r.error as string) : null,
+      tables: JSON.parse(r.tables as string),
+      figures: figs.get(r.seq as number) ?? [],
+      figureCount: counts.get(r.seq as number) ?? 0,
+      durationMs: r.duration_ms as number,
+      replay: r.replay === 1,
+      restarted: r.restarted === 1,
     }));
   }
 
   async nextCellSeq(runId: string): Promise<number> {
-    return (await this.#q('SELECT COALESCE(MAX(seq), -1) + 1 AS s FROM kernel_cells WHERE run_id = $1', [runId]))[0]!.s as number;
+    return (await this.#q('SELECT COALESCE(MAX(seq), -1) + 1 AS s FROM kernel_cells WHERE run_id = $1', [runId]))[0]!
+      .s as number;
   }
 
   async getEventsOf(runIds: string[], kind?: string): Promise<Map<string, RunEventRecord[]>> {
     const out = new Map<string, RunEventRecord[]>(runIds.map((id) => [id, []]));
     if (!runIds.length) return out;
-    const rows = await this.#q(`SELECT * FROM run_events WHERE run_id = ANY($1::text[])${kind !== undefined ? ' AND kind = $2' : ''} ORDER BY rid`,
-      kind !== undefined ? [runIds, kind] : [runIds]);
-    for (const r of rows) out.get(r.run_id as string)!.push({ runId: r.run_id as string, at: r.at as string, kind: r.kind as string, message: r.message as string });
+    const rows = await this.#q(
+      `SELECT * FROM run_events WHERE run_id = ANY($1::text[])${kind !== undefined ? ' AND kind = $2' : ''} ORDER BY rid`,
+      kind !== undefined ? [runIds, kind] : [runIds],
+    );
+    for (const r of rows) {
+      out
+        .get(r.run_id as string)!
+        .push({ runId: r.run_id as string, at: r.at as string, kind: r.kind as string, message: r.message as string });
+    }
     return out;
   }
 
@@ -586,7 +838,11 @@ export class PgRunStore extends StoreRunReads implements RunStore {
     const gone = await this.#tx(async (q) => {
       const deleted = (await q('DELETE FROM runs WHERE id = $1 RETURNING id', [id])).length > 0;
       // contents no run refers to any more (content-addressed artefacts of the deleted run)
-      if (deleted) await q('DELETE FROM artefact_blobs b WHERE NOT EXISTS (SELECT 1 FROM run_artefacts a WHERE a.sha256 = b.sha256)');
+      if (deleted) {
+        await q(
+          'DELETE FROM artefact_blobs b WHERE NOT EXISTS (SELECT 1 FROM run_artefacts a WHERE a.sha256 = b.sha256)',
+        );
+      }
       return deleted;
     });
     if (gone) await this.#notify({ kind: 'run', runId: id });
@@ -601,7 +857,7 @@ export class PgRunStore extends StoreRunReads implements RunStore {
    * Calls `onChange` for every run, step or annotation written to this database by any process or machine
    * (PostgreSQL LISTEN/NOTIFY on channel `loupe_changes`, sent in the writing transaction). One listening connection
    * per store; when it breaks (server restart) it reconnects after a second (backing off to 30 s while it fails) and
- * reports `{ kind: 'reconnected' }`,
+   * reports `{ kind: 'reconnected' }`,
    * so views re-read what they may have missed.
    * @returns an unsubscribe function.
    */
@@ -619,7 +875,9 @@ export class PgRunStore extends StoreRunReads implements RunStore {
 
   /** A promise that resolves once the listening connection is up (tests, and callers that must not miss a change). */
   async listening(): Promise<void> {
-    for (let i = 0; i < 200 && this.#listener && !this.#listener.client; i++) await new Promise((r) => setTimeout(r, 25));
+    for (let i = 0; i < 200 && this.#listener && !this.#listener.client; i++) {
+      await new Promise((r) => setTimeout(r, 25));
+    }
   }
 
   async #listen(again: boolean): Promise<void> {
@@ -632,7 +890,9 @@ export class PgRunStore extends StoreRunReads implements RunStore {
       client.on('error', () => undefined);
       void client.end().catch(() => undefined);
       // 1 s, then doubling up to 30 s while the server stays unreachable or refuses the password
-      if (this.#listener === l && !this.#closed) l.timer = setTimeout(() => void this.#listen(true), Math.min(30_000, 1000 * 2 ** Math.min(l.failures++, 5)));
+      if (this.#listener === l && !this.#closed) {
+        l.timer = setTimeout(() => void this.#listen(true), Math.min(30_000, 1000 * 2 ** Math.min(l.failures++, 5)));
+      }
       l.timer?.unref?.();
     };
     try {
@@ -692,7 +952,10 @@ export class PgRunStore extends StoreRunReads implements RunStore {
  * @throws LoupeInputError naming the URL (never the password) and the host and port when the server cannot be
  *   reached, refuses the role, has no such database, or holds a newer schema; Error on duplicate migration ids.
  */
-export async function openPgStore(loc: PostgresLocation, opts: { password?: string; env?: NodeJS.ProcessEnv; extraMigrations?: Migration[] } = {}): Promise<PgRunStore> {
+export async function openPgStore(
+  loc: PostgresLocation,
+  opts: { password?: string; env?: NodeJS.ProcessEnv; extraMigrations?: Migration[] } = {},
+): Promise<PgRunStore> {
   const all = pgMigrations(opts.extraMigrations);
   const store = new PgRunStore(loc, storePassword(loc, opts.password, opts.env));
   try {
@@ -723,7 +986,10 @@ export function pgPoolOf(store: RunStore): pg.Pool {
  * @returns the store (engine `postgres`).
  * @throws (from the first call) Error on duplicate migration ids, LoupeInputError as {@link openPgStore}.
  */
-export function openPgStoreLazily(loc: PostgresLocation, opts: { password?: () => Promise<string | undefined>; extraMigrations?: Migration[] } = {}): PgRunStore {
+export function openPgStoreLazily(
+  loc: PostgresLocation,
+  opts: { password?: () => Promise<string | undefined>; extraMigrations?: Migration[] } = {},
+): PgRunStore {
   const all = pgMigrations(opts.extraMigrations);
   const store = new PgRunStore(loc, opts.password ?? (async () => storePassword(loc)));
   PgRunStore.deferMigrations(store, () => store.migrate(all));

@@ -40,7 +40,9 @@ const ESCAPED = /\uE000([\uE001-\uE003])/g;
  */
 export function encodePgText(s: string): string {
   if (!NEEDS.test(s)) return s;
-  return s.replace(TOKENS, (t) => (t === '\\\\' ? t : t === '\0' ? PG_ESC + C_NUL : t === PG_ESC ? PG_ESC + C_ESC : PG_ESC + C_JSON_NUL));
+  return s.replace(TOKENS, (t) =>
+    t === '\\\\' ? t : t === '\0' ? PG_ESC + C_NUL : t === PG_ESC ? PG_ESC + C_ESC : PG_ESC + C_JSON_NUL,
+  );
 }
 
 /**
@@ -60,8 +62,16 @@ export function decodePgText(s: string): string {
 export function encodePgParam(v: unknown): unknown {
   if (typeof v === 'string') return encodePgText(v);
   if (Array.isArray(v)) return v.map(encodePgParam);
-  if (v && typeof v === 'object' && !(v instanceof Date) && !Buffer.isBuffer(v) && !ArrayBuffer.isView(v)
-    && typeof (v as { toPostgres?: unknown }).toPostgres !== 'function') return encodePgText(JSON.stringify(v));
+  if (
+    v &&
+    typeof v === 'object' &&
+    !(v instanceof Date) &&
+    !Buffer.isBuffer(v) &&
+    !ArrayBuffer.isView(v) &&
+    typeof (v as { toPostgres?: unknown }).toPostgres !== 'function'
+  ) {
+    return encodePgText(JSON.stringify(v));
+  }
   return v;
 }
 
@@ -107,7 +117,7 @@ export function encodePgJson<T>(v: T): T {
 export function decodePgJson<T>(v: T): T {
   if (v === undefined || v === null) return v;
   const text = JSON.stringify(v);
-  return text.includes(PG_ESC) ? JSON.parse(decodePgText(text)) as T : v;
+  return text.includes(PG_ESC) ? (JSON.parse(decodePgText(text)) as T) : v;
 }
 
 /** OIDs of text-like types (text, varchar, bpchar, json, jsonb) and of their arrays. */
@@ -123,7 +133,9 @@ export const losslessTypes = {
     if (oid === 20) return (v: string) => Number(v);
     const base = pg.types.getTypeParser(oid, format as 'text') as (v: string) => unknown;
     if (TEXT_OIDS.has(oid)) return (v: string) => decodePgText(typeof v === 'string' ? v : String(v));
-    if (TEXT_ARRAY_OIDS.has(oid)) return (v: string) => (base(v) as Array<string | null>).map((x) => (typeof x === 'string' ? decodePgText(x) : x));
+    if (TEXT_ARRAY_OIDS.has(oid)) {
+      return (v: string) => (base(v) as Array<string | null>).map((x) => (typeof x === 'string' ? decodePgText(x) : x));
+    }
     return base;
   }) as typeof pg.types.getTypeParser,
 };

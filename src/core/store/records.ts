@@ -16,8 +16,14 @@ export interface ToolCall {
   function: { name: string; arguments: string };
 }
 
-export interface SystemMessage { role: 'system'; content: string }
-export interface UserMessage { role: 'user'; content: string }
+export interface SystemMessage {
+  role: 'system';
+  content: string;
+}
+export interface UserMessage {
+  role: 'user';
+  content: string;
+}
 export interface AssistantMessage {
   role: 'assistant';
   content: string | null;
@@ -25,7 +31,11 @@ export interface AssistantMessage {
   /** Reasoning text if the server returned one (not sent back). */
   reasoning?: string;
 }
-export interface ToolMessage { role: 'tool'; tool_call_id: string; content: string }
+export interface ToolMessage {
+  role: 'tool';
+  tool_call_id: string;
+  content: string;
+}
 export type ChatMessage = SystemMessage | UserMessage | AssistantMessage | ToolMessage;
 
 /** Token usage of one model call. */
@@ -152,7 +162,17 @@ export interface RunParams {
    */
   /** A human baseline (issue 46): the expert, the idle threshold of its time on task, and on the team store the database role. */
   human?: { annotator: string; idleMinutes: number; dbRole?: string };
-  mcp?: { client: string; clientVersion: string; transport: 'stdio' | 'http'; contained: boolean; finishTool?: string; /** What the client sent when `client`/`clientVersion` were sanitised (issue 38). */ clientSent?: { name: string; version: string } };
+  mcp?: {
+    client: string;
+    clientVersion: string;
+    transport: 'stdio' | 'http';
+    contained: boolean;
+    finishTool?: string;
+    /** What the client sent when `client`/`clientVersion` were sanitised (issue 38). */ clientSent?: {
+      name: string;
+      version: string;
+    };
+  };
   /**
    * Where the text the doc tools showed came from (issue 23), for runs whose tool set reads documentation: the PDF
    * extractor (`pdfium`, or `pdfjs` before issue 23, when runs recorded nothing) and the index's extraction version.
@@ -252,7 +272,6 @@ export interface RunEventRecord {
   kind: string;
   message: string;
 }
-
 
 /**
  * One stored judgement as the store keeps it: the task's input and verdict are JSON values here; the typed view

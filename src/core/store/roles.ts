@@ -19,10 +19,35 @@ export type StoreAccess = 'annotator' | 'reviewer' | 'owner';
 export const STORE_ACCESS: readonly StoreAccess[] = ['annotator', 'reviewer', 'owner'];
 
 /** The run's record and its evidence: what an annotator reads to judge an item (never its expected answers). */
-const RUN_TABLES = ['runs', 'steps', 'answers', 'notes', 'saved_code', 'kernel_cells', 'cell_figures', 'run_events', 'interventions', 'run_artefacts', 'artefact_blobs'];
+const RUN_TABLES = [
+  'runs',
+  'steps',
+  'answers',
+  'notes',
+  'saved_code',
+  'kernel_cells',
+  'cell_figures',
+  'run_events',
+  'interventions',
+  'run_artefacts',
+  'artefact_blobs',
+];
 
 /** `judgements` columns an annotator reads (the annotation store itemises judgements from them); not the verdict, raw output or error. */
-const JUDGEMENT_COLUMNS_READ = ['cache_key', 'judge_id', 'task', 'input_hash', 'prompt_hash', 'input', 'status', 'run_id', 'item_ref', 'annotator', 'judged_at', 'rid'];
+const JUDGEMENT_COLUMNS_READ = [
+  'cache_key',
+  'judge_id',
+  'task',
+  'input_hash',
+  'prompt_hash',
+  'input',
+  'status',
+  'run_id',
+  'item_ref',
+  'annotator',
+  'judged_at',
+  'rid',
+];
 
 /** A privilege on a table (or view), optionally on some columns only. */
 export interface TableGrant {
@@ -31,7 +56,8 @@ export interface TableGrant {
   columns?: string[];
 }
 
-const grants = (tables: string[], ...privileges: string[]): TableGrant[] => tables.map((table) => ({ table, privileges }));
+const grants = (tables: string[], ...privileges: string[]): TableGrant[] =>
+  tables.map((table) => ({ table, privileges }));
 
 /** Exactly what an annotator is granted. */
 const ANNOTATOR: TableGrant[] = [
@@ -99,43 +125,96 @@ export interface GrantReport {
  *   superuser or the owner itself (it cannot be restricted), or when the connecting role may not grant.
  */
 export async function grantStoreRole(store: RunStore, role: string, access: StoreAccess): Promise<GrantReport> {
-  if (!STORE_ACCESS.includes(access)) throw new LoupeInputError('access', `must be ${STORE_ACCESS.join(', ')}, got '${String(access)}'`);
+  if (!STORE_ACCESS.includes(access)) {
+    throw new LoupeInputError('access', `must be ${STORE_ACCESS.join(', ')}, got '${String(access)}'`);
+  }
   if (store.engine !== 'postgres') {
-    throw new LoupeInputError(store.location, 'a SQLite store file has no database roles: whoever can write the file can change anything in it (its append-only triggers guard against mistakes, not against the file\'s owner). Grant roles on a PostgreSQL team store');
+    throw new LoupeInputError(
+      store.location,
+      "a SQLite store file has no database roles: whoever can write the file can change anything in it (its append-only triggers guard against mistakes, not against the file's owner). Grant roles on a PostgreSQL team store",
+    );
   }
   const pool = pgPoolOf(store);
   const client = await pool.connect();
   return pgTransaction(client, async () => {
-    const q = async (sql: string, params: unknown[] = []) => (await client.query(sql, params)).rows as Array<Record<string, unknown>>;
+    const q = async (sql: string, params: unknown[] = []) =>
+      (await client.query(sql, params)).rows as Array<Record<string, unknown>>;
     const [r] = await q('SELECT rolname, rolsuper FROM pg_roles WHERE rolname = $1', [role]);
-    if (!r) throw new LoupeInputError(`role ${role}`, 'does not exist on this server: create the login first (CREATE ROLE ... LOGIN PASSWORD ...), then grant it');
-    const [o] = await q(`SELECT pg_get_userbyid(relowner) AS owner, pg_has_role(current_user, relowner, 'MEMBER') AS may, current_schema() AS schema, current_user AS me
+    if (!r) {
+      throw new LoupeInputError(
+        `role ${role}`,
+        'does not exist on this server: create the login first (CREATE ROLE ... LOGIN PASSWORD ...), then grant it',
+      );
+    }
+    const [o] =
+      await q(`SELECT pg_get_userbyid(relowner) AS owner, pg_has_role(current_user, relowner, 'MEMBER') AS may, current_schema() AS schema, current_user AS me
       FROM pg_class WHERE oid = 'annotations'::regclass`);
     const owner = o!.owner as string;
-    if (!o!.may) throw new LoupeInputError(`role ${o!.me as string}`, `may not grant on ${store.location}: connect as the role owning its tables (${owner}) or a superuser`);
+    if (!o!.may) {
+      throw new LoupeInputError(
+        `role ${o!.me as string}`,
+        `may not grant on ${store.location}: connect as the role owning its tables (${owner}) or a superuser`,
+      );
+    }
     if (role === owner) {
       if (access === 'owner') return { role, access, owner, grants: [], ownerMember: true };
-      throw new LoupeInputError(`role ${role}`, `owns the store's tables, so nothing can be withheld from it; give the expert a login of their own and grant that one as ${access}`);
+      throw new LoupeInputError(
+        `role ${role}`,
+        `owns the store's tables, so nothing can be withheld from it; give the expert a login of their own and grant that one as ${access}`,
+      );
     }
-    if (r.rolsuper && access !== 'owner') throw new LoupeInputError(`role ${role}`, `is a superuser: the database cannot restrict it, so it cannot be an ${access}; give the expert a login that is not a superuser`);
+    if (r.rolsuper && access !== 'owner') {
+      throw new LoupeInputError(
+        `role ${role}`,
+        `is a superuser: the database cannot restrict it, so it cannot be an ${access}; give the expert a login that is not a superuser`,
+      );
+    }
     const id = quoteIdent(role);
     // exactly: what the role held on the store's relations goes first (table-level REVOKE drops column privileges too)
-    const present = (await q('SELECT c.relname AS name FROM pg_class c WHERE c.relnamespace = (SELECT n.oid FROM pg_namespace n WHERE n.nspname = current_schema()) AND c.relname = ANY($1::text[])', [STORE_RELATIONS])).map((x) => x.name as string);
+    const present = (
+      await q(
+        'SELECT c.relname AS name FROM pg_class c WHERE c.relnamespace = (SELECT n.oid FROM pg_namespace n WHERE n.nspname = current_schema()) AND c.relname = ANY($1::text[])',
+        [STORE_RELATIONS],
+      )
+    ).map((x) => x.name as string);
     const missing = STORE_RELATIONS.filter((t) => !present.includes(t));
-    if (missing.length) throw new LoupeInputError(store.location, `is missing ${missing.join(', ')}: open it once with this Loupe (as its owner) to bring its schema up to date`);
-    const sequences = async (tables: string[]) => (await q(`SELECT DISTINCT pg_get_serial_sequence(quote_ident(t), 'rid') AS s FROM unnest($1::text[]) t
-      WHERE EXISTS (SELECT 1 FROM information_schema.columns c WHERE c.table_schema = current_schema() AND c.table_name = t AND c.column_name = 'rid')`, [tables])).map((x) => x.s as string | null).filter((s): s is string => !!s);
+    if (missing.length) {
+      throw new LoupeInputError(
+        store.location,
+        `is missing ${missing.join(', ')}: open it once with this Loupe (as its owner) to bring its schema up to date`,
+      );
+    }
+    const sequences = async (tables: string[]) =>
+      (
+        await q(
+          `SELECT DISTINCT pg_get_serial_sequence(quote_ident(t), 'rid') AS s FROM unnest($1::text[]) t
+      WHERE EXISTS (SELECT 1 FROM information_schema.columns c WHERE c.table_schema = current_schema() AND c.table_name = t AND c.column_name = 'rid')`,
+          [tables],
+        )
+      )
+        .map((x) => x.s as string | null)
+        .filter((s): s is string => !!s);
     await q(`REVOKE ALL ON ${present.map(quoteIdent).join(', ')} FROM ${id}`);
     const seqAll = await sequences(present);
     if (seqAll.length) await q(`REVOKE ALL ON SEQUENCE ${seqAll.join(', ')} FROM ${id}`);
-    const member = (await q(`SELECT 1 FROM pg_auth_members m WHERE m.roleid = (SELECT oid FROM pg_roles WHERE rolname = $1) AND m.member = (SELECT oid FROM pg_roles WHERE rolname = $2)`, [owner, role])).length > 0;
+    const member =
+      (
+        await q(
+          `SELECT 1 FROM pg_auth_members m WHERE m.roleid = (SELECT oid FROM pg_roles WHERE rolname = $1) AND m.member = (SELECT oid FROM pg_roles WHERE rolname = $2)`,
+          [owner, role],
+        )
+      ).length > 0;
     if (access === 'owner') {
       if (!member) {
         try {
           await q(`GRANT ${quoteIdent(owner)} TO ${id}`);
         } catch (e) {
           if ((e as { code?: string }).code !== '42501') throw e;
-          throw new LoupeInputError(`role ${o!.me as string}`, `may not make ${role} a member of ${owner} (the owner of the store's tables): connect as a superuser or a role with ADMIN OPTION on ${owner}`, { cause: e });
+          throw new LoupeInputError(
+            `role ${o!.me as string}`,
+            `may not make ${role} a member of ${owner} (the owner of the store's tables): connect as a superuser or a role with ADMIN OPTION on ${owner}`,
+            { cause: e },
+          );
         }
       }
       return { role, access, owner, grants: [], ownerMember: true };
@@ -144,7 +223,9 @@ export async function grantStoreRole(store: RunStore, role: string, access: Stor
     await q(`GRANT USAGE ON SCHEMA ${quoteIdent(o!.schema as string)} TO ${id}`);
     const list = [...storeGrants(access)];
     for (const g of list) {
-      const privs = g.columns ? g.privileges.map((p) => `${p} (${g.columns!.map(quoteIdent).join(', ')})`).join(', ') : g.privileges.join(', ');
+      const privs = g.columns
+        ? g.privileges.map((p) => `${p} (${g.columns!.map(quoteIdent).join(', ')})`).join(', ')
+        : g.privileges.join(', ');
       await q(`GRANT ${privs} ON ${quoteIdent(g.table)} TO ${id}`);
     }
     const inserted = [...new Set(list.filter((g) => g.privileges.includes('INSERT')).map((g) => g.table))];

@@ -60,11 +60,24 @@ function below(root: string, p: string): string[] | undefined {
  *   same store folder), nothing else beside it.
  * Source: issue 36 "A path read from the store is never trusted".
  */
-export function trustedRunFolder(run: Pick<RunRecord, 'id' | 'storedWorkspace'>, runsRoot: string | null | undefined): RunFolder {
+export function trustedRunFolder(
+  run: Pick<RunRecord, 'id' | 'storedWorkspace'>,
+  runsRoot: string | null | undefined,
+): RunFolder {
   const stored = run.storedWorkspace;
-  const no = (refused: string | null, absent: string | null = null): RunFolder => ({ runId: run.id, workspace: null, runDir: null, refused, absent });
+  const no = (refused: string | null, absent: string | null = null): RunFolder => ({
+    runId: run.id,
+    workspace: null,
+    runDir: null,
+    refused,
+    absent,
+  });
   if (!runsRoot) return no(null);
-  if (typeof stored !== 'string' || !stored || stored.includes('\u0000') || !isAbsolute(stored)) return no(`workspace ${JSON.stringify(stored)} is not an absolute path inside the runs folder ${resolve(runsRoot)}`);
+  if (typeof stored !== 'string' || !stored || stored.includes('\u0000') || !isAbsolute(stored)) {
+    return no(
+      `workspace ${JSON.stringify(stored)} is not an absolute path inside the runs folder ${resolve(runsRoot)}`,
+    );
+  }
   const given = resolve(runsRoot);
   let root: string;
   try {
@@ -80,13 +93,24 @@ export function trustedRunFolder(run: Pick<RunRecord, 'id' | 'storedWorkspace'>,
     // `<folder>/runs` as its runs folder. Trusted only in exactly that shape (never any folder beside the store).
     const up = dirname(root);
     const p2 = below(up, ws) ?? below(dirname(given), ws);
-    if (p2 && p2.length === 2 && p2[0] === run.id && p2[1] === 'workspace' && /^[A-Za-z0-9._-]{1,200}$/.test(run.id) && !/^\.+$/.test(run.id)) {
+    if (
+      p2 &&
+      p2.length === 2 &&
+      p2[0] === run.id &&
+      p2[1] === 'workspace' &&
+      /^[A-Za-z0-9._-]{1,200}$/.test(run.id) &&
+      !/^\.+$/.test(run.id)
+    ) {
       root = up;
       parts = p2;
     }
   }
   if (!parts) return no(`workspace ${stored} is outside the runs folder ${root}`);
-  if (parts.length < 2) return no(`workspace ${stored} is not a run's workspace (<runs folder>/<run>/<workspace>) of the runs folder ${root}`);
+  if (parts.length < 2) {
+    return no(
+      `workspace ${stored} is not a run's workspace (<runs folder>/<run>/<workspace>) of the runs folder ${root}`,
+    );
+  }
   const uid = typeof process.getuid === 'function' ? process.getuid() : undefined;
   let cur = root;
   for (const p of parts) {
@@ -99,7 +123,9 @@ export function trustedRunFolder(run: Pick<RunRecord, 'id' | 'storedWorkspace'>,
     }
     if (st.isSymbolicLink()) return no(`workspace ${stored} passes through the link ${cur} (links are never followed)`);
     if (!st.isDirectory()) return no(`workspace ${stored}: ${cur} is not a folder`);
-    if (uid !== undefined && st.uid !== uid) return no(`workspace ${stored}: ${cur} is owned by another user (uid ${st.uid})`);
+    if (uid !== undefined && st.uid !== uid) {
+      return no(`workspace ${stored}: ${cur} is owned by another user (uid ${st.uid})`);
+    }
   }
   return { runId: run.id, workspace: cur, runDir: dirname(cur), refused: null, absent: null };
 }
@@ -112,13 +138,20 @@ export function trustedRunFolder(run: Pick<RunRecord, 'id' | 'storedWorkspace'>,
  * @returns the checked folder. Never throws for the check; a failing event write is only logged.
  * Source: issue 36.
  */
-export async function runFolderOf(store: RunStore, run: Pick<RunRecord, 'id' | 'storedWorkspace'>, runsRoot: string | null | undefined, log: Logger = nullLogger): Promise<RunFolder> {
+export async function runFolderOf(
+  store: RunStore,
+  run: Pick<RunRecord, 'id' | 'storedWorkspace'>,
+  runsRoot: string | null | undefined,
+  log: Logger = nullLogger,
+): Promise<RunFolder> {
   const f = trustedRunFolder(run, runsRoot);
   if (f.refused) {
     const message = `${f.refused}; read from the store's copy`;
     log.warn(`run ${run.id}: ${message}`);
     try {
-      if (!(await store.getEvents(run.id)).some((e) => e.message === message)) await store.addEvent(run.id, 'warning', message);
+      if (!(await store.getEvents(run.id)).some((e) => e.message === message)) {
+        await store.addEvent(run.id, 'warning', message);
+      }
     } catch (e) {
       log.warn(`run ${run.id}: the event could not be recorded: ${e instanceof Error ? e.message : String(e)}`);
     }
@@ -148,11 +181,23 @@ export class RunFolderRefusedError extends LoupeInputError {
  * @throws RunFolderRefusedError (a LoupeInputError naming the run) when the recorded workspace is refused or absent.
  * Source: issue 36.
  */
-export function requireRunFolder(run: Pick<RunRecord, 'id' | 'storedWorkspace'>, runsRoot: string | null | undefined, what: string, o: { allowAbsent?: boolean } = {}): { workspace: string; runDir: string } {
+export function requireRunFolder(
+  run: Pick<RunRecord, 'id' | 'storedWorkspace'>,
+  runsRoot: string | null | undefined,
+  what: string,
+  o: { allowAbsent?: boolean } = {},
+): { workspace: string; runDir: string } {
   const f = trustedRunFolder(run, runsRoot);
   if (f.workspace && f.runDir) return { workspace: f.workspace, runDir: f.runDir };
   if (o.allowAbsent && f.absent) return { workspace: f.absent, runDir: dirname(f.absent) };
-  throw new RunFolderRefusedError(run.id, f.refused ?? (runsRoot ? `its workspace ${run.storedWorkspace} does not exist on this machine` : 'no runs folder is configured'), what);
+  throw new RunFolderRefusedError(
+    run.id,
+    f.refused ??
+      (runsRoot
+        ? `its workspace ${run.storedWorkspace} does not exist on this machine`
+        : 'no runs folder is configured'),
+    what,
+  );
 }
 
 /**
@@ -161,7 +206,12 @@ export function requireRunFolder(run: Pick<RunRecord, 'id' | 'storedWorkspace'>,
  * @returns the id. @throws LoupeInputError naming the run when it is not a safe segment. Source: issue 36.
  */
 export function runIdSegment(id: string): string {
-  if (typeof id !== 'string' || !/^[A-Za-z0-9._-]{1,200}$/.test(id) || /^\.+$/.test(id)) throw new LoupeInputError(`run ${JSON.stringify(id)}`, 'the run id read from the store is not a plain name (letters, digits, . _ -); no file is named after it');
+  if (typeof id !== 'string' || !/^[A-Za-z0-9._-]{1,200}$/.test(id) || /^\.+$/.test(id)) {
+    throw new LoupeInputError(
+      `run ${JSON.stringify(id)}`,
+      'the run id read from the store is not a plain name (letters, digits, . _ -); no file is named after it',
+    );
+  }
   return id;
 }
 

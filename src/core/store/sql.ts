@@ -46,7 +46,11 @@ export interface StoreSql {
  * it). Used by the PostgreSQL engines of the annotation store, {@link pgSql}'s transactions and `loupe store copy`.
  * @returns what `body` returned. @throws what BEGIN, `body` or COMMIT threw.
  */
-export async function pgTransaction<T>(client: pg.PoolClient, body: () => Promise<T>, opts: { begun?: boolean } = {}): Promise<T> {
+export async function pgTransaction<T>(
+  client: pg.PoolClient,
+  body: () => Promise<T>,
+  opts: { begun?: boolean } = {},
+): Promise<T> {
   if (!opts.begun) {
     try {
       await client.query('BEGIN');
@@ -121,7 +125,11 @@ export function sqliteWrite<T>(handle: BetterSqlite.Database, write: () => T): T
  * (`INSERT … RETURNING`), which must go through {@link sqliteWrite} like any other write.
  */
 function readOnly(c: CompiledQuery, st: BetterSqlite.Statement): boolean {
-  return st.reader && (c.query.kind === 'SelectQueryNode' || (c.query.kind === 'RawNode' && /^\s*(SELECT|WITH)\b/i.test(c.sql) && !/\bRETURNING\b/i.test(c.sql)));
+  return (
+    st.reader &&
+    (c.query.kind === 'SelectQueryNode' ||
+      (c.query.kind === 'RawNode' && /^\s*(SELECT|WITH)\b/i.test(c.sql) && !/\bRETURNING\b/i.test(c.sql)))
+  );
 }
 
 /**
@@ -199,7 +207,11 @@ export function sqliteSql(handle: BetterSqlite.Database): StoreSql {
  * @param closed true of an error a pooled connection the server closed (a restart) gives at BEGIN: nothing ran, the
  *   transaction starts again on a new connection (up to 5 times), as the run store's own transactions do.
  */
-export function pgSql(query: (sql: string, params: readonly unknown[]) => Promise<unknown[]>, pool: () => Promise<pg.Pool>, closed: (e: unknown) => boolean = () => false): StoreSql {
+export function pgSql(
+  query: (sql: string, params: readonly unknown[]) => Promise<unknown[]>,
+  pool: () => Promise<pg.Pool>,
+  closed: (e: unknown) => boolean = () => false,
+): StoreSql {
   const on = (q: (sql: string, params: readonly unknown[]) => Promise<unknown[]>): Omit<StoreSql, 'tx'> => ({
     dialect: 'postgres',
     db: builderOf('postgres'),
@@ -233,11 +245,16 @@ export function pgSql(query: (sql: string, params: readonly unknown[]) => Promis
         }
       }
       const c = client;
-      return pgTransaction(c, async () => {
-        const q = async (sql: string, params: readonly unknown[]) => (await c.query(sql, params as unknown[])).rows as unknown[];
-        if (lock !== null) await q('SELECT pg_advisory_xact_lock(hashtext($1))', [lock]);
-        return body({ ...on(q), tx: () => Promise.reject(new Error('nested store transaction')) });
-      }, { begun: true });
+      return pgTransaction(
+        c,
+        async () => {
+          const q = async (sql: string, params: readonly unknown[]) =>
+            (await c.query(sql, params as unknown[])).rows as unknown[];
+          if (lock !== null) await q('SELECT pg_advisory_xact_lock(hashtext($1))', [lock]);
+          return body({ ...on(q), tx: () => Promise.reject(new Error('nested store transaction')) });
+        },
+        { begun: true },
+      );
     },
   };
 }

@@ -6,7 +6,16 @@
  * in callers. Source: issue 12 "Store interface".
  */
 import type {
-  AnswerRecord, InterventionRecord, JudgementRecord, JudgementUse, KernelCellRecord, RunEventRecord, RunRecord, RunStatus, StepRecord, StoredScore,
+  AnswerRecord,
+  InterventionRecord,
+  JudgementRecord,
+  JudgementUse,
+  KernelCellRecord,
+  RunEventRecord,
+  RunRecord,
+  RunStatus,
+  StepRecord,
+  StoredScore,
 } from './records.ts';
 
 /** What a step changed besides itself; written in the same transaction as the step. */
@@ -98,7 +107,19 @@ export interface RunLeaseHolder {
 export type RunLeaseResult = { ok: true; tookOverFrom?: RunLeaseHolder } | { ok: false; holder: RunLeaseHolder };
 
 /** The fields a caller gives to create a run. */
-export type NewRun = Omit<RunRecord, 'createdAt' | 'steps' | 'tokens' | 'costUsd' | 'durationMs' | 'startedAt' | 'endedAt' | 'statusReason' | 'status' | 'storedWorkspace'> & {
+export type NewRun = Omit<
+  RunRecord,
+  | 'createdAt'
+  | 'steps'
+  | 'tokens'
+  | 'costUsd'
+  | 'durationMs'
+  | 'startedAt'
+  | 'endedAt'
+  | 'statusReason'
+  | 'status'
+  | 'storedWorkspace'
+> & {
   /** The run's workspace folder on this machine (recorded; read back as {@link RunRecord.storedWorkspace}). */
   workspace: string;
   status?: RunStatus;
@@ -201,7 +222,11 @@ export interface RunStore {
    * or held by a dead process of this host; compare-and-set, so two racing processes cannot both win.
    * @throws Error when the run does not exist.
    */
-  acquireRunLease(runId: string, owner: { owner: string; host: string; pid: number }, ttlMs: number): Promise<RunLeaseResult>;
+  acquireRunLease(
+    runId: string,
+    owner: { owner: string; host: string; pid: number },
+    ttlMs: number,
+  ): Promise<RunLeaseResult>;
   /** Heartbeat; false when the caller no longer holds the lease (it must stop). */
   renewRunLease(runId: string, owner: string, ttlMs: number): Promise<boolean>;
   /** Gives the lease up (only when the caller holds it). */

@@ -85,7 +85,8 @@ export function bulkWriteWithBackgroundCheckpoint<T>(db: Database.Database, writ
  * turn off (in-memory or read-only database, automatic checkpoints off, or another bulk write's still pending).
  */
 function pauseAutoCheckpoints(db: Database.Database): (() => void) | null {
-  const every = db.memory || db.readonly || pending.has(db) ? 0 : (db.pragma('wal_autocheckpoint', { simple: true }) as number);
+  const every =
+    db.memory || db.readonly || pending.has(db) ? 0 : (db.pragma('wal_autocheckpoint', { simple: true }) as number);
   if (!every) return null;
   db.pragma('wal_autocheckpoint = 0');
   pending.add(db);
@@ -126,7 +127,10 @@ function checkpointInWorker(db: Database.Database, restore: () => void): Promise
  * @returns what `write` returned and a promise of the background checkpoint (see {@link BulkWrite.checkpointed}).
  * @throws whatever `write` throws (automatic checkpoints are back on then).
  */
-export async function bulkWriteWithBackgroundCheckpointAsync<T>(db: Database.Database, write: () => Promise<T>): Promise<BulkWrite<T>> {
+export async function bulkWriteWithBackgroundCheckpointAsync<T>(
+  db: Database.Database,
+  write: () => Promise<T>,
+): Promise<BulkWrite<T>> {
   const restore = pauseAutoCheckpoints(db);
   if (!restore) return { result: await write(), checkpointed: Promise.resolve(undefined) };
   let result: T;

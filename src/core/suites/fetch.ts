@@ -6,7 +6,19 @@
  * Source: issue 3 "Download".
  */
 import { createHash } from 'node:crypto';
-import { closeSync, createReadStream, existsSync, openSync, writeSync, mkdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import {
+  closeSync,
+  createReadStream,
+  existsSync,
+  openSync,
+  writeSync,
+  mkdirSync,
+  readFileSync,
+  renameSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from 'node:fs';
 import { dirname, join, resolve, sep } from 'node:path';
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
@@ -49,9 +61,13 @@ export function readSourceFile(file: string): SuiteSourceDef {
     throw new LoupeInputError(file, `invalid source definition: ${errorMessage(e)}`);
   }
   const s = j as SuiteSourceDef;
-  if (!s || !Array.isArray(s.files) || typeof s.suite !== 'string') throw new LoupeInputError(file, 'expected {suite, files: [...]}');
+  if (!s || !Array.isArray(s.files) || typeof s.suite !== 'string') {
+    throw new LoupeInputError(file, 'expected {suite, files: [...]}');
+  }
   s.files.forEach((f, i) => {
-    if (typeof f.url !== 'string' || typeof f.dest !== 'string') throw new LoupeInputError(`${file} files[${i}]`, 'expected {url, dest}');
+    if (typeof f.url !== 'string' || typeof f.dest !== 'string') {
+      throw new LoupeInputError(`${file} files[${i}]`, 'expected {url, dest}');
+    }
   });
   return s;
 }
@@ -100,12 +116,19 @@ async function sha256File(p: string): Promise<string> {
   return h.digest('hex');
 }
 
-async function verify(p: string, f: SourceFile): Promise<{ ok: boolean; how: FetchFileResult['verified']; reason?: string }> {
+async function verify(
+  p: string,
+  f: SourceFile,
+): Promise<{ ok: boolean; how: FetchFileResult['verified']; reason?: string }> {
   const size = statSync(p).size;
-  if (f.size !== undefined && size !== f.size) return { ok: false, how: 'size', reason: `size ${size} bytes, expected ${f.size}` };
+  if (f.size !== undefined && size !== f.size) {
+    return { ok: false, how: 'size', reason: `size ${size} bytes, expected ${f.size}` };
+  }
   if (f.sha256) {
     const got = await sha256File(p);
-    if (got !== f.sha256.toLowerCase()) return { ok: false, how: 'sha256', reason: `sha256 ${got} does not match ${f.sha256}` };
+    if (got !== f.sha256.toLowerCase()) {
+      return { ok: false, how: 'sha256', reason: `sha256 ${got} does not match ${f.sha256}` };
+    }
     return { ok: true, how: 'sha256' };
   }
   return { ok: true, how: f.size !== undefined ? 'size' : 'none' };
@@ -139,7 +162,10 @@ export async function fetchSuite(def: SuiteSourceDef, destDir: string, opts: Fet
       // Globs match destination paths: show their shape (e.g. LongDA's start with benchmark/).
       const shape = (d: string) => (d.split('/').length > 2 ? `${d.split('/').slice(0, 2).join('/')}/...` : d);
       const tops = [...new Set(def.files.map((f) => shape(f.dest)))].slice(0, 4);
-      throw new LoupeInputError('--only', `no file of ${def.suite} matches ${opts.only.join(', ')} (globs match paths under --dest, such as ${tops.join(', ')})`);
+      throw new LoupeInputError(
+        '--only',
+        `no file of ${def.suite} matches ${opts.only.join(', ')} (globs match paths under --dest, such as ${tops.join(', ')})`,
+      );
     }
   }
   const total = files.reduce((n, f) => n + (f.size ?? 0), 0);
@@ -148,10 +174,13 @@ export async function fetchSuite(def: SuiteSourceDef, destDir: string, opts: Fet
   mkdirSync(root, { recursive: true });
   for (const f of files) {
     const final = resolve(root, f.dest);
-    if (!final.startsWith(root + sep)) throw new LoupeInputError(`${def.suite} ${f.dest}`, 'destination escapes the download folder');
+    if (!final.startsWith(root + sep)) {
+      throw new LoupeInputError(`${def.suite} ${f.dest}`, 'destination escapes the download folder');
+    }
     const url = mirrorUrl(f.url, opts.mirror);
     const base = done;
-    const report = (n: number) => opts.onProgress?.({ phase: 'download', done: base + n, total: Math.max(total, base + n), message: f.dest });
+    const report = (n: number) =>
+      opts.onProgress?.({ phase: 'download', done: base + n, total: Math.max(total, base + n), message: f.dest });
     const r = await fetchOne(f, final, url, doFetch, opts.attempts ?? 3, report, log);
     results.push(r);
     done = base + (f.size ?? r.bytes);
@@ -163,12 +192,26 @@ export async function fetchSuite(def: SuiteSourceDef, destDir: string, opts: Fet
     upstream: def.upstream,
     revision: def.revision,
     fetchedAt: new Date().toISOString(),
-    files: results.filter((r) => r.status !== 'failed' && r.status !== 'missing').map((r) => ({ path: r.dest, size: statSync(resolve(root, r.dest)).size, ...(def.files.find((x) => x.dest === r.dest)?.sha256 ? { sha256: def.files.find((x) => x.dest === r.dest)!.sha256! } : {}) })),
+    files: results
+      .filter((r) => r.status !== 'failed' && r.status !== 'missing')
+      .map((r) => ({
+        path: r.dest,
+        size: statSync(resolve(root, r.dest)).size,
+        ...(def.files.find((x) => x.dest === r.dest)?.sha256
+          ? { sha256: def.files.find((x) => x.dest === r.dest)!.sha256! }
+          : {}),
+      })),
   };
   writeFileSync(join(root, FETCH_STAMP), JSON.stringify(stamp, null, 2));
   const lr = resolve(root, def.loadRoot);
   if (lr !== root && existsSync(lr)) writeFileSync(join(lr, FETCH_STAMP), JSON.stringify(stamp, null, 2));
-  return { suite: def.suite, dest: root, loadRoot: lr, files: results, ok: results.every((r) => r.status !== 'failed' && r.status !== 'missing') };
+  return {
+    suite: def.suite,
+    dest: root,
+    loadRoot: lr,
+    files: results,
+    ok: results.every((r) => r.status !== 'failed' && r.status !== 'missing'),
+  };
 }
 
 async function fetchOne(
@@ -180,7 +223,12 @@ async function fetchOne(
   report: (n: number) => void,
   log: Logger,
 ): Promise<FetchFileResult> {
-  const res = (status: FileStatus, bytes: number, verified: FetchFileResult['verified'], reason?: string): FetchFileResult => ({ dest: f.dest, url, status, bytes, verified, ...(reason ? { reason } : {}) });
+  const res = (
+    status: FileStatus,
+    bytes: number,
+    verified: FetchFileResult['verified'],
+    reason?: string,
+  ): FetchFileResult => ({ dest: f.dest, url, status, bytes, verified, ...(reason ? { reason } : {}) });
   if (existsSync(final)) {
     const v = await verify(final, f);
     if (v.ok) return res('present', statSync(final).size, v.how);
@@ -247,5 +295,10 @@ async function fetchOne(
       log.warn(`${url}: attempt ${attempt} failed: ${lastError}`);
     }
   }
-  return res('failed', existsSync(part) ? statSync(part).size : 0, 'none', `${lastError} (partial data kept in ${part} for resume)`);
+  return res(
+    'failed',
+    existsSync(part) ? statSync(part).size : 0,
+    'none',
+    `${lastError} (partial data kept in ${part} for resume)`,
+  );
 }

@@ -24,7 +24,10 @@ export function fileSha256(path: string): Promise<string> {
   if (!p) {
     p = new Promise<string>((res, rej) => {
       const h = createHash('sha256');
-      createReadStream(path).on('data', (c) => h.update(c)).on('end', () => res(h.digest('hex'))).on('error', rej);
+      createReadStream(path)
+        .on('data', (c) => h.update(c))
+        .on('end', () => res(h.digest('hex')))
+        .on('error', rej);
     });
     checksumCache.set(key, p);
     p.catch(() => checksumCache.delete(key));
@@ -38,7 +41,9 @@ export function fileSha256(path: string): Promise<string> {
  */
 export function listAllFiles(dir: string): string[] | undefined {
   if (!existsSync(dir)) return undefined;
-  return walkNoFollow(dir).filter((e) => e.isFile() || e.isSymbolicLink()).map((e) => join(e.parentPath, e.name));
+  return walkNoFollow(dir)
+    .filter((e) => e.isFile() || e.isSymbolicLink())
+    .map((e) => join(e.parentPath, e.name));
 }
 
 /**

@@ -12,11 +12,19 @@ import { listFilesRecursive, posixRelative } from './util.ts';
  * @param opts.matchBase a pattern without `/` matches the file name in any folder (like `find -name`).
  * @throws LoupeInputError(subject) for an absolute pattern, one containing `..`, or an unclosed `{`.
  */
-export function globMatcher(pattern: string, subject = 'glob', opts: { matchBase?: boolean } = {}): (rel: string) => boolean {
+export function globMatcher(
+  pattern: string,
+  subject = 'glob',
+  opts: { matchBase?: boolean } = {},
+): (rel: string) => boolean {
   const p = pattern.replace(/\\/g, '/').replace(/^\.\//, '').trim();
-  if (p.startsWith('/') || /^[A-Za-z]:/.test(p)) throw new LoupeInputError(subject, `glob '${pattern}' must be relative`);
+  if (p.startsWith('/') || /^[A-Za-z]:/.test(p)) {
+    throw new LoupeInputError(subject, `glob '${pattern}' must be relative`);
+  }
   if (p.split('/').includes('..')) throw new LoupeInputError(subject, `glob '${pattern}' may not contain '..'`);
-  if ((p.match(/{/g) ?? []).length > (p.match(/}/g) ?? []).length) throw new LoupeInputError(subject, `glob '${pattern}' has an unclosed '{'`);
+  if ((p.match(/{/g) ?? []).length > (p.match(/}/g) ?? []).length) {
+    throw new LoupeInputError(subject, `glob '${pattern}' has an unclosed '{'`);
+  }
   const g = p || '**';
   const base = opts.matchBase && !g.includes('/');
   return (rel: string) => posix.matchesGlob(base ? posix.basename(rel) : rel, g);

@@ -53,7 +53,10 @@ export function visibleFiles(block: Block): VisibleFile[] {
 }
 
 const isFileResource = (v: unknown): v is { path: string; rel: string; size?: number } =>
-  typeof v === 'object' && v !== null && typeof (v as { path?: unknown }).path === 'string' && typeof (v as { rel?: unknown }).rel === 'string';
+  typeof v === 'object' &&
+  v !== null &&
+  typeof (v as { path?: unknown }).path === 'string' &&
+  typeof (v as { rel?: unknown }).rel === 'string';
 
 /**
  * The visible files a benchmark declares beside `data` and `docs` (issue 40: generic code names no benchmark's
@@ -65,7 +68,9 @@ export function otherVisibleFiles(block: Block): VisibleFile[] {
   const out: VisibleFile[] = [];
   for (const [key, v] of Object.entries(block.visible)) {
     if (key === 'data' || key === 'docs' || key === 'missing') continue;
-    for (const f of Array.isArray(v) ? v : [v]) if (isFileResource(f)) out.push({ path: f.path, rel: f.rel, size: typeof f.size === 'number' ? f.size : 0 });
+    for (const f of Array.isArray(v) ? v : [v]) {
+      if (isFileResource(f)) out.push({ path: f.path, rel: f.rel, size: typeof f.size === 'number' ? f.size : 0 });
+    }
   }
   return out;
 }
@@ -109,7 +114,9 @@ export function createGuard(block: Block, opts: { workspaceDir?: string } = {}):
   const wsReal = ws ? (real(ws) ?? ws) : undefined;
 
   const check = (requested: string): string => {
-    if (typeof requested !== 'string' || requested.trim() === '') throw new PathNotVisibleError(String(requested), 'empty path');
+    if (typeof requested !== 'string' || requested.trim() === '') {
+      throw new PathNotVisibleError(String(requested), 'empty path');
+    }
     let rel: string | undefined;
     if (isAbsolute(requested)) {
       if (requested.includes('\0')) throw new PathNotVisibleError(requested, 'NUL byte in path');
@@ -129,7 +136,9 @@ export function createGuard(block: Block, opts: { workspaceDir?: string } = {}):
     const target = real(f.path);
     if (!target) throw new PathNotVisibleError(requested, 'file is missing on disk');
     if (hiddenReal.has(target)) throw new PathNotVisibleError(requested, 'resolves to a hidden resource');
-    if (realToRel.get(target) !== rel) throw new PathNotVisibleError(requested, 'symlink leads outside the visible files');
+    if (realToRel.get(target) !== rel) {
+      throw new PathNotVisibleError(requested, 'symlink leads outside the visible files');
+    }
     // A workspace path must itself resolve to the same real file (no swapped symlink).
     if (isAbsolute(requested)) {
       const r = real(resolve(requested));

@@ -15,7 +15,6 @@ import type { Logger } from '../util/log.ts';
  */
 export type SuiteKind = string;
 
-
 /** Where a suite came from. */
 export interface SuiteSource {
   /** `local`: a folder the user pointed at; `fetched`: downloaded by `loupe fetch` (has a `.loupe-fetch.json`). */
@@ -60,7 +59,12 @@ export interface DatabaseInfo {
   path: string;
   /** Workspace-relative name, e.g. `database.sqlite`. */
   rel: string;
-  tables: { name: string; comment?: string; rows?: number; columns: { name: string; type: string; comment?: string }[] }[];
+  tables: {
+    name: string;
+    comment?: string;
+    rows?: number;
+    columns: { name: string; type: string; comment?: string }[];
+  }[];
 }
 
 /**
@@ -125,7 +129,10 @@ export interface BlockExtensions {}
  * A block of work: what one agent run gets. Generic over its item type `I` and its hidden payload `H`: a benchmark
  * names its own (`Block<LongdaQuery>`); the default is any registered benchmark's.
  */
-export interface Block<I extends BlockItemBase = BlockItem, H extends HiddenResources = HiddenResources> extends BlockExtensions {
+export interface Block<
+  I extends BlockItemBase = BlockItem,
+  H extends HiddenResources = HiddenResources,
+> extends BlockExtensions {
   /** Stable, filesystem-safe id (`[A-Za-z0-9._-]+`), unique within the suite. */
   id: string;
   /** Suite kind this block belongs to. */

@@ -184,13 +184,19 @@ export function parseCsvFile(
     return lineAt(Math.min(i, Math.max(0, bytes.length - 1)));
   };
   for (const sk of skipped) {
-    const prevEnd = Math.max(0, ...ends.filter((e) => e < sk.bytes), ...skipped.filter((o) => o !== sk && o.bytes < sk.bytes).map((o) => o.bytes));
+    const prevEnd = Math.max(
+      0,
+      ...ends.filter((e) => e < sk.bytes),
+      ...skipped.filter((o) => o !== sk && o.bytes < sk.bytes).map((o) => o.bytes),
+    );
     problems.push(`${file}:${startLine(prevEnd)}: malformed CSV record (${sk.message.replace(/ at line \d+/, '')})`);
   }
   if (raw.length === 0) throw new LoupeInputError(file, 'CSV file has no header row');
   const header = raw[0]!.record.map((h) => h.trim());
   for (const col of opts.requiredColumns ?? []) {
-    if (!header.includes(col)) throw new LoupeInputError(`${file}:1`, `missing column '${col}' (header: ${header.join(', ')})`);
+    if (!header.includes(col)) {
+      throw new LoupeInputError(`${file}:1`, `missing column '${col}' (header: ${header.join(', ')})`);
+    }
   }
   const rows: CsvRow[] = [];
   for (let i = 1; i < raw.length; i++) {

@@ -18,7 +18,12 @@ export function annotatorId(env: NodeJS.ProcessEnv = process.env, configured?: s
   if (env.LOUPE_ANNOTATOR?.trim()) return env.LOUPE_ANNOTATOR.trim();
   if (gitName === undefined) {
     try {
-      gitName = execFileSync('git', ['config', 'user.name'], { encoding: 'utf8', timeout: 2000, stdio: ['ignore', 'pipe', 'ignore'] }).trim() || null;
+      gitName =
+        execFileSync('git', ['config', 'user.name'], {
+          encoding: 'utf8',
+          timeout: 2000,
+          stdio: ['ignore', 'pipe', 'ignore'],
+        }).trim() || null;
     } catch {
       gitName = null;
     }

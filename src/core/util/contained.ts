@@ -28,8 +28,25 @@
  * Source: issue 36 (host-side code never follows what an agent planted); issue 11 (run folder and disk bounded).
  */
 import {
-  closeSync, constants, fchmodSync, fstatSync, lstatSync, mkdirSync, openSync, readdirSync, readlinkSync, readSync, realpathSync, renameSync, rmdirSync,
-  rmSync, symlinkSync, unlinkSync, writeSync, type Dirent, type Stats,
+  closeSync,
+  constants,
+  fchmodSync,
+  fstatSync,
+  lstatSync,
+  mkdirSync,
+  openSync,
+  readdirSync,
+  readlinkSync,
+  readSync,
+  realpathSync,
+  renameSync,
+  rmdirSync,
+  rmSync,
+  symlinkSync,
+  unlinkSync,
+  writeSync,
+  type Dirent,
+  type Stats,
 } from 'node:fs';
 import { randomBytes } from 'node:crypto';
 import { isAbsolute, join, normalize, relative, resolve, sep } from 'node:path';
@@ -42,7 +59,19 @@ export const CONTAINED_READ_MAX_BYTES = 64 * 1024 * 1024;
 export const CONTAINED_READ_TIMEOUT_MS = 30_000;
 
 /** Why a path was refused: the kind of thing planted, or the bound it broke. */
-export type ContainedRefusal = 'outside' | 'absent' | 'link' | 'fifo' | 'socket' | 'device' | 'hard link' | 'not a file' | 'not a folder' | 'changed' | 'too large' | 'timed out';
+export type ContainedRefusal =
+  | 'outside'
+  | 'absent'
+  | 'link'
+  | 'fifo'
+  | 'socket'
+  | 'device'
+  | 'hard link'
+  | 'not a file'
+  | 'not a folder'
+  | 'changed'
+  | 'too large'
+  | 'timed out';
 
 const REASON: Record<ContainedRefusal, string> = {
   outside: 'is outside the folder it must stay in',
@@ -51,7 +80,8 @@ const REASON: Record<ContainedRefusal, string> = {
   fifo: 'is a FIFO (named pipe), not a regular file; it is never opened',
   socket: 'is a socket, not a regular file; it is never opened',
   device: 'is a device node, not a regular file; it is never opened',
-  'hard link': 'is a regular file with more than one hard link (possibly another name of a host file); it is never read or written',
+  'hard link':
+    'is a regular file with more than one hard link (possibly another name of a host file); it is never read or written',
   'not a file': 'is a folder, not a regular file',
   'not a folder': 'is not a folder',
   changed: 'changed while Loupe opened it (swapped for another file or a link); refused',
@@ -113,7 +143,9 @@ function realRoot(root: string): string {
 
 /** The components of `rel` inside `root` (`rel` may be absolute when it lies inside `root`). */
 function partsOf(root: string, rel: string): string[] {
-  if (typeof rel !== 'string' || rel === '' || rel.includes('\0')) throw new ContainedPathError(String(rel), 'outside', 'an empty or malformed path');
+  if (typeof rel !== 'string' || rel === '' || rel.includes('\0')) {
+    throw new ContainedPathError(String(rel), 'outside', 'an empty or malformed path');
+  }
   const abs = isAbsolute(rel) ? normalize(rel) : resolve(root, rel);
   let r = relative(resolve(root), abs);
   if (isAbsolute(rel) && (r.startsWith('..') || isAbsolute(r))) {
@@ -142,7 +174,12 @@ function fdPath(fd: number): string | undefined {
  * @param create make missing folders (one `mkdir` each, never through a link).
  * @returns the absolute path of the last folder and the (dev, ino) of each folder walked.
  */
-function walkFolders(real: string, rel: string, parts: readonly string[], create: boolean): { dir: string; seen: Array<[string, number, number]> } {
+function walkFolders(
+  real: string,
+  rel: string,
+  parts: readonly string[],
+  create: boolean,
+): { dir: string; seen: Array<[string, number, number]> } {
   let cur = real;
   const seen: Array<[string, number, number]> = [];
   for (let i = 0; i < parts.length; i++) {
@@ -159,7 +196,13 @@ function walkFolders(real: string, rel: string, parts: readonly string[], create
     const shown = parts.slice(0, i + 1).join('/');
     if (!st) throw new ContainedPathError(rel, 'absent', i + 1 < parts.length || !create ? `no ${shown}` : undefined);
     const k = kindOf(st);
-    if (k !== 'dir') throw new ContainedPathError(rel, k === 'file' ? 'not a folder' : refusalOf(k), shown === rel ? undefined : `at ${shown}`);
+    if (k !== 'dir') {
+      throw new ContainedPathError(
+        rel,
+        k === 'file' ? 'not a folder' : refusalOf(k),
+        shown === rel ? undefined : `at ${shown}`,
+      );
+    }
     seen.push([cur, st.dev, st.ino]);
   }
   return { dir: cur, seen };
@@ -238,9 +281,24 @@ export function containedFileExists(root: string, rel: string): boolean {
  *   hard-linked file, a folder, swapped while opened, larger than `maxBytes` (its size in the message), slower than
  *   `timeoutMs`. Source: issue 36 (a FIFO named report.md hung `loupe score`).
  */
-export function readContainedFile(root: string, rel: string, encoding: 'utf8', opts?: { maxBytes?: number; timeoutMs?: number }): string;
-export function readContainedFile(root: string, rel: string, encoding: null, opts?: { maxBytes?: number; timeoutMs?: number }): Buffer;
-export function readContainedFile(root: string, rel: string, encoding: 'utf8' | null, opts: { maxBytes?: number; timeoutMs?: number } = {}): string | Buffer {
+export function readContainedFile(
+  root: string,
+  rel: string,
+  encoding: 'utf8',
+  opts?: { maxBytes?: number; timeoutMs?: number },
+): string;
+export function readContainedFile(
+  root: string,
+  rel: string,
+  encoding: null,
+  opts?: { maxBytes?: number; timeoutMs?: number },
+): Buffer;
+export function readContainedFile(
+  root: string,
+  rel: string,
+  encoding: 'utf8' | null,
+  opts: { maxBytes?: number; timeoutMs?: number } = {},
+): string | Buffer {
   const maxBytes = opts.maxBytes ?? CONTAINED_READ_MAX_BYTES;
   const deadline = Date.now() + (opts.timeoutMs ?? CONTAINED_READ_TIMEOUT_MS);
   const real = realRoot(root);
@@ -252,7 +310,9 @@ export function readContainedFile(root: string, rel: string, encoding: 'utf8' | 
   const k = kindOf(st);
   if (k !== 'file') throw new ContainedPathError(rel, refusalOf(k));
   if (st.nlink > 1) throw new ContainedPathError(rel, 'hard link');
-  if (st.size > maxBytes) throw new ContainedPathError(rel, 'too large', `${st.size} bytes; Loupe reads at most ${maxBytes}`);
+  if (st.size > maxBytes) {
+    throw new ContainedPathError(rel, 'too large', `${st.size} bytes; Loupe reads at most ${maxBytes}`);
+  }
   // a database this process holds open through SQLite (the run store, its -wal/-shm): opening and closing it here
   // would drop the process's SQLite locks (issue 39)
   assertNotHeldDatabaseFile(abs);
@@ -269,7 +329,9 @@ export function readContainedFile(root: string, rel: string, encoding: 'utf8' | 
     if (!f.isFile() || f.dev !== st.dev || f.ino !== st.ino) throw new ContainedPathError(rel, 'changed');
     if (f.nlink > 1) throw new ContainedPathError(rel, 'hard link');
     const where = fdPath(fd);
-    if (where !== undefined ? where !== abs : !sameFolders(seen)) throw new ContainedPathError(rel, 'changed', 'a folder on its path was swapped');
+    if (where !== undefined ? where !== abs : !sameFolders(seen)) {
+      throw new ContainedPathError(rel, 'changed', 'a folder on its path was swapped');
+    }
     const chunks: Buffer[] = [];
     let total = 0;
     const buf = Buffer.allocUnsafe(Math.min(1 << 20, Math.max(1, maxBytes + 1)));
@@ -277,9 +339,13 @@ export function readContainedFile(root: string, rel: string, encoding: 'utf8' | 
       const n = readSync(fd, buf, 0, buf.length, null);
       if (n === 0) break;
       total += n;
-      if (total > maxBytes) throw new ContainedPathError(rel, 'too large', `more than ${maxBytes} bytes; Loupe reads at most ${maxBytes}`);
+      if (total > maxBytes) {
+        throw new ContainedPathError(rel, 'too large', `more than ${maxBytes} bytes; Loupe reads at most ${maxBytes}`);
+      }
       chunks.push(Buffer.from(buf.subarray(0, n)));
-      if (Date.now() > deadline) throw new ContainedPathError(rel, 'timed out', `more than ${opts.timeoutMs ?? CONTAINED_READ_TIMEOUT_MS} ms`);
+      if (Date.now() > deadline) {
+        throw new ContainedPathError(rel, 'timed out', `more than ${opts.timeoutMs ?? CONTAINED_READ_TIMEOUT_MS} ms`);
+      }
     }
     const out = Buffer.concat(chunks, total);
     return encoding ? out.toString(encoding) : out;
@@ -345,7 +411,12 @@ export function mkdirContained(root: string, rel: string): string {
  *   or the target exists and is not a regular file with one link (a link, FIFO, socket, device, hard link, folder:
  *   refused, left as it is); Error from the file system (disk full). Source: issue 36.
  */
-export function writeContainedFile(root: string, rel: string, data: string | Uint8Array, opts: { mode?: number } = {}): string {
+export function writeContainedFile(
+  root: string,
+  rel: string,
+  data: string | Uint8Array,
+  opts: { mode?: number } = {},
+): string {
   const real = realRoot(root);
   const parts = partsOf(root, rel);
   const { dir, seen } = walkFolders(real, rel, parts.slice(0, -1), true);
@@ -359,7 +430,11 @@ export function writeContainedFile(root: string, rel: string, data: string | Uin
   }
   const tmpName = `.${name.slice(0, 100)}.loupe-${process.pid}-${randomBytes(6).toString('hex')}.tmp`;
   const tmp = join(dir, tmpName);
-  const fd = openSync(tmp, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW | constants.O_NONBLOCK, 0o600);
+  const fd = openSync(
+    tmp,
+    constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW | constants.O_NONBLOCK,
+    0o600,
+  );
   let ok = false;
   try {
     const where = fdPath(fd);
@@ -395,7 +470,9 @@ export function writeContainedFile(root: string, rel: string, data: string | Uin
     } catch {
       /* gone */
     }
-    if ((e as NodeJS.ErrnoException).code === 'EISDIR' || (e as NodeJS.ErrnoException).code === 'ENOTEMPTY') throw new ContainedPathError(rel, 'not a file');
+    if ((e as NodeJS.ErrnoException).code === 'EISDIR' || (e as NodeJS.ErrnoException).code === 'ENOTEMPTY') {
+      throw new ContainedPathError(rel, 'not a file');
+    }
     throw e;
   }
   return join(resolve(root), ...parts);

@@ -75,7 +75,10 @@ export function isHeldDatabaseFile(path: string): boolean {
  */
 export function assertNotHeldDatabaseFile(path: string): void {
   if (isHeldDatabaseFile(path)) {
-    throw new LoupeInputError(path, 'is a database this process has open (the run store or an index): it is read only through SQLite, never as a file');
+    throw new LoupeInputError(
+      path,
+      'is a database this process has open (the run store or an index): it is read only through SQLite, never as a file',
+    );
   }
 }
 

@@ -28,14 +28,19 @@ export const nullLogger: Logger = {
  * @returns a {@link Logger}.
  * @example const log = streamLogger(process.stderr, 'debug');
  */
-export function streamLogger(stream: { write(s: string): unknown }, minLevel: 'trace' | 'debug' | 'info' | 'warn' | 'error' = 'info'): Logger {
+export function streamLogger(
+  stream: { write(s: string): unknown },
+  minLevel: 'trace' | 'debug' | 'info' | 'warn' | 'error' = 'info',
+): Logger {
   const order = ['trace', 'debug', 'info', 'warn', 'error'] as const;
   const min = order.indexOf(minLevel);
-  const emit = (level: (typeof order)[number]) => (message: string | Error, ...args: unknown[]) => {
-    if (order.indexOf(level) < min) return;
-    const text = message instanceof Error ? (message.stack ?? message.message) : message;
-    const extra = args.length ? ' ' + args.map((a) => (typeof a === 'string' ? a : JSON.stringify(a))).join(' ') : '';
-    stream.write(`[${level}] ${text}${extra}\n`);
-  };
+  const emit =
+    (level: (typeof order)[number]) =>
+    (message: string | Error, ...args: unknown[]) => {
+      if (order.indexOf(level) < min) return;
+      const text = message instanceof Error ? (message.stack ?? message.message) : message;
+      const extra = args.length ? ' ' + args.map((a) => (typeof a === 'string' ? a : JSON.stringify(a))).join(' ') : '';
+      stream.write(`[${level}] ${text}${extra}\n`);
+    };
   return { trace: emit('trace'), debug: emit('debug'), info: emit('info'), warn: emit('warn'), error: emit('error') };
 }

@@ -21,8 +21,9 @@ export interface NeutraliseOptions {
 // interlinear annotation / object replacement controls U+FFF9–U+FFFB.
 // eslint-disable-next-line no-control-regex
 const UNSAFE = /[\u0000-\u001f\u007f-\u009f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069\ufff9-\ufffb]/;
-// eslint-disable-next-line no-control-regex
-const UNSAFE_G = /\r\n|[\u0000-\u001f\u007f-\u009f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069\ufff9-\ufffb]/g;
+const UNSAFE_G =
+  // eslint-disable-next-line no-control-regex
+  /\r\n|[\u0000-\u001f\u007f-\u009f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069\ufff9-\ufffb]/g;
 
 const NAMED: Record<string, string> = { '\r': '\\r', '\n': '\\n', '\t': '\\t' };
 
@@ -114,6 +115,8 @@ export function forMessage(text: string, maxChars = 2000): string {
  * Source: issue 38; CommonMark 0.31 §2.5 (entity and numeric character references), §6.6 (raw HTML).
  */
 export function markdownText(text: string): string {
-  return neutraliseControls(String(text), { keepNewlines: false, keepTabs: false })
-    .replace(/[&<>"'[\]()!*`|\\$~:={}^]|(?<![\p{L}\p{N}])_|_(?![\p{L}\p{N}])/gu, (ch) => `&#${ch.charCodeAt(0)};`);
+  return neutraliseControls(String(text), { keepNewlines: false, keepTabs: false }).replace(
+    /[&<>"'[\]()!*`|\\$~:={}^]|(?<![\p{L}\p{N}])_|_(?![\p{L}\p{N}])/gu,
+    (ch) => `&#${ch.charCodeAt(0)};`,
+  );
 }

@@ -4,12 +4,35 @@
  * Vega-Lite confusion matrix. All data goes through the annotation store (src/core/annotations). Source: issue 14.
  */
 import * as vscode from 'vscode';
-import { agreementReport, annotationStoreOf, annotatorLabel, type AnnotationQueue, type AnnotationStore, type QueueSpec } from '../../core/annotations/index.ts';
-import { annotationState, queueView, RunEvidenceCache, saveFactSplit, verdictFromChoice } from '../../app/annotation/annotation.ts';
+import {
+  agreementReport,
+  annotationStoreOf,
+  annotatorLabel,
+  type AnnotationQueue,
+  type AnnotationStore,
+  type QueueSpec,
+} from '../../core/annotations/index.ts';
+import {
+  annotationState,
+  queueView,
+  RunEvidenceCache,
+  saveFactSplit,
+  verdictFromChoice,
+} from '../../app/annotation/annotation.ts';
 import { errorMessage } from '../../core/util/errors.ts';
 import {
-  AgreementChangedNotification, ItemAtRequest, NextItemRequest, OpenEvidenceRequest, QueueProgressNotification, RefreshAgreementRequest, SaveDraftRequest, SaveFactSplitRequest, SubmitVerdictRequest,
-  type AgreementState, type AnnotationState, type CitedEvidence,
+  AgreementChangedNotification,
+  ItemAtRequest,
+  NextItemRequest,
+  OpenEvidenceRequest,
+  QueueProgressNotification,
+  RefreshAgreementRequest,
+  SaveDraftRequest,
+  SaveFactSplitRequest,
+  SubmitVerdictRequest,
+  type AgreementState,
+  type AnnotationState,
+  type CitedEvidence,
 } from '../../protocol/annotation.ts';
 import { annotationSettings, currentAnnotator } from '../config.ts';
 import type { LoupeContext } from '../context.ts';
@@ -58,7 +81,11 @@ export class AnnotationPanel extends LoupePanel {
     this.rpc.onRequest(ItemAtRequest, async ({ pos }) => {
       const q = await this.queue();
       const e = await this.annotations.itemAt(q.id, pos);
-      return this.track(await this.extras(await annotationState(this.annotations, this.ctx.store(), q, currentAnnotator(), e, this.evidence)));
+      return this.track(
+        await this.extras(
+          await annotationState(this.annotations, this.ctx.store(), q, currentAnnotator(), e, this.evidence),
+        ),
+      );
     });
     this.rpc.onRequest(SubmitVerdictRequest, async (p) => {
       const q = await this.queue();
@@ -71,11 +98,29 @@ export class AnnotationPanel extends LoupePanel {
         throw new Error(`Verdict not saved: ${errorMessage(e)}`, { cause: e });
       }
       await this.annotations.annotate({
-        itemId: p.itemId, annotator: currentAnnotator(), verdict, evidence: p.evidence, note: p.note, supersedes: p.supersedes,
-        role: q.spec.kind === 'disagreement' ? 'adjudicator' : 'annotator', origin: 'panel', queueId: q.id,
+        itemId: p.itemId,
+        annotator: currentAnnotator(),
+        verdict,
+        evidence: p.evidence,
+        note: p.note,
+        supersedes: p.supersedes,
+        role: q.spec.kind === 'disagreement' ? 'adjudicator' : 'annotator',
+        origin: 'panel',
+        queueId: q.id,
       });
       for (const other of AnnotationPanel.host.all()) if (other !== this) void other.refreshProgress();
-      return this.track(await this.extras(await annotationState(this.annotations, this.ctx.store(), q, currentAnnotator(), { pos: p.pos, item }, this.evidence)));
+      return this.track(
+        await this.extras(
+          await annotationState(
+            this.annotations,
+            this.ctx.store(),
+            q,
+            currentAnnotator(),
+            { pos: p.pos, item },
+            this.evidence,
+          ),
+        ),
+      );
     });
     this.rpc.onRequest(SaveFactSplitRequest, async (p) => {
       const q = await this.queue();
@@ -86,17 +131,39 @@ export class AnnotationPanel extends LoupePanel {
       } catch (e) {
         throw new Error(`Split not saved: ${errorMessage(e)}`, { cause: e });
       }
-      return this.track(await annotationState(this.annotations, this.ctx.store(), q, currentAnnotator(), { pos: p.pos, item }, this.evidence));
+      return this.track(
+        await annotationState(
+          this.annotations,
+          this.ctx.store(),
+          q,
+          currentAnnotator(),
+          { pos: p.pos, item },
+          this.evidence,
+        ),
+      );
     });
     this.rpc.onRequest(OpenEvidenceRequest, ({ evidence }) => this.openEvidence(evidence));
-    this.rpc.onRequest(SaveDraftRequest, (d) => this.annotations.saveDraft(this.queueId, d.itemId, currentAnnotator(), { choice: d.choice, note: d.note, evidence: d.evidence }));
+    this.rpc.onRequest(SaveDraftRequest, (d) =>
+      this.annotations.saveDraft(this.queueId, d.itemId, currentAnnotator(), {
+        choice: d.choice,
+        note: d.note,
+        evidence: d.evidence,
+      }),
+    );
     // Colleagues' annotations on a team store (LISTEN/NOTIFY, through the context): the progress follows; the item
     // being answered and its draft are untouched.
-    this.disposables.push(ctx.onDidChangeAnnotations(() => {
-      this.refreshProgress().catch((e: unknown) => this.ctx.log.warn(`Annotation queue ${this.queueId}: ${errorMessage(e)}`));
-    }), onDidChangeExperiment(() => {
-      this.refreshProgress().catch((e: unknown) => this.ctx.log.warn(`Annotation queue ${this.queueId}: ${errorMessage(e)}`));
-    }));
+    this.disposables.push(
+      ctx.onDidChangeAnnotations(() => {
+        this.refreshProgress().catch((e: unknown) =>
+          this.ctx.log.warn(`Annotation queue ${this.queueId}: ${errorMessage(e)}`),
+        );
+      }),
+      onDidChangeExperiment(() => {
+        this.refreshProgress().catch((e: unknown) =>
+          this.ctx.log.warn(`Annotation queue ${this.queueId}: ${errorMessage(e)}`),
+        );
+      }),
+    );
   }
 
   /** Shows the queue afresh (its instructions or assignment changed); the draft is kept (webview state and store). */
@@ -126,7 +193,14 @@ export class AnnotationPanel extends LoupePanel {
     const assigned = await queueAssignmentStoreOf(this.ctx.store()).assignments(q.id);
     const pick = assigned.size || within ? { pick: assignedPick(assigned, who, within, afterPos) } : {};
     const e = await this.annotations.nextItem(q.id, who, { afterPos, ...pick });
-    return this.track(await withQueueExtras(this.ctx.store(), await annotationState(this.annotations, this.ctx.store(), q, who, e, this.evidence), scope, within));
+    return this.track(
+      await withQueueExtras(
+        this.ctx.store(),
+        await annotationState(this.annotations, this.ctx.store(), q, who, e, this.evidence),
+        scope,
+        within,
+      ),
+    );
   }
 
   private track(s: AnnotationState): AnnotationState {
@@ -137,7 +211,12 @@ export class AnnotationPanel extends LoupePanel {
   /** Tells the webview the queue's progress changed (another panel submitted); its draft is untouched. */
   private async refreshProgress(): Promise<void> {
     const q = await this.annotations.getQueue(this.queueId);
-    if (q) this.rpc.notify(QueueProgressNotification, { queue: (await this.extras({ queue: await queueView(this.annotations, q, currentAnnotator()), item: null })).queue });
+    if (q) {
+      this.rpc.notify(QueueProgressNotification, {
+        queue: (await this.extras({ queue: await queueView(this.annotations, q, currentAnnotator()), item: null }))
+          .queue,
+      });
+    }
   }
 
   protected async state(): Promise<AnnotationState> {
@@ -153,7 +232,11 @@ export class AnnotationPanel extends LoupePanel {
         await vscode.commands.executeCommand('loupe.openRunNotebook', ev.runId, ev.seq);
         return;
       case 'doc':
-        await vscode.commands.executeCommand('loupe.searchDocumentation', { ...(this.currentRunId ? { runId: this.currentRunId } : {}), query: ev.query ?? '', files: ev.path ? [ev.path] : undefined });
+        await vscode.commands.executeCommand('loupe.searchDocumentation', {
+          ...(this.currentRunId ? { runId: this.currentRunId } : {}),
+          query: ev.query ?? '',
+          files: ev.path ? [ev.path] : undefined,
+        });
         return;
       case 'span':
         return;
@@ -167,25 +250,54 @@ export class AnnotationPanel extends LoupePanel {
 /** Opens a queue from the command palette, the Runs view (a run) or a spec given by a caller. */
 export async function openAnnotationQueueCommand(ctx: LoupeContext, arg: unknown): Promise<string | undefined> {
   let spec: QueueSpec | undefined;
-  const a = arg as Partial<QueueSpec> & { id?: string; run?: { id?: string } } | undefined;
-  if (a && typeof a === 'object' && typeof a.kind === 'string' && ['items', 'audit', 'disagreement'].includes(a.kind)) spec = a as QueueSpec;
-  else if (a && typeof a === 'object' && typeof (a as { queueId?: unknown }).queueId === 'string') {
+  const a = arg as (Partial<QueueSpec> & { id?: string; run?: { id?: string } }) | undefined;
+  if (a && typeof a === 'object' && typeof a.kind === 'string' && ['items', 'audit', 'disagreement'].includes(a.kind)) {
+    spec = a as QueueSpec;
+  } else if (a && typeof a === 'object' && typeof (a as { queueId?: unknown }).queueId === 'string') {
     // an existing queue by id (issue 43: a queue someone assigned you items of)
     const q = await annotationStoreOf(ctx.store()).getQueue((a as { queueId: string }).queueId);
-    if (!q) throw new Error(`There is no annotation queue ${(a as { queueId: string }).queueId} in the store ${ctx.storePath}.`);
+    if (!q) {
+      throw new Error(
+        `There is no annotation queue ${(a as { queueId: string }).queueId} in the store ${ctx.storePath}.`,
+      );
+    }
     spec = q.spec;
   } else if (typeof arg === 'string') spec = { kind: 'items', runIds: [arg] };
-  else if (a && typeof a === 'object' && (a.run?.id || typeof a.id === 'string')) spec = { kind: 'items', runIds: [a.run?.id ?? a.id!] };
+  else if (a && typeof a === 'object' && (a.run?.id || typeof a.id === 'string')) {
+    spec = { kind: 'items', runIds: [a.run?.id ?? a.id!] };
+  }
   if (!spec) {
     const store = annotationStoreOf(ctx.store());
     await store.syncFromJudgements();
     const tasks = [...new Set((await store.listItems()).map((i) => i.task))].sort();
-    const pick = await vscode.window.showQuickPick([
-      { label: '$(checklist) Pending items', description: 'every item a human judge is waiting for', spec: { kind: 'items' } as QueueSpec },
-      ...tasks.map((t) => ({ label: `$(filter) Pending: ${t}`, description: 'one judge task', spec: { kind: 'items', task: t } as QueueSpec })),
-      { label: '$(search) Audit the LLM judge', description: 'a seeded sample of 10 LLM verdicts per criterion', spec: { kind: 'audit', perCriterion: 10, seed: 0 } as QueueSpec },
-      { label: '$(git-compare) Disagreements', description: 'adjudicate items where annotators, or the judge and the annotators, disagree', spec: { kind: 'disagreement' } as QueueSpec },
-    ], { title: 'Open Annotation Queue', placeHolder: tasks.length ? 'Which items?' : 'No judge items yet: score a run with the human judge first' });
+    const pick = await vscode.window.showQuickPick(
+      [
+        {
+          label: '$(checklist) Pending items',
+          description: 'every item a human judge is waiting for',
+          spec: { kind: 'items' } as QueueSpec,
+        },
+        ...tasks.map((t) => ({
+          label: `$(filter) Pending: ${t}`,
+          description: 'one judge task',
+          spec: { kind: 'items', task: t } as QueueSpec,
+        })),
+        {
+          label: '$(search) Audit the LLM judge',
+          description: 'a seeded sample of 10 LLM verdicts per criterion',
+          spec: { kind: 'audit', perCriterion: 10, seed: 0 } as QueueSpec,
+        },
+        {
+          label: '$(git-compare) Disagreements',
+          description: 'adjudicate items where annotators, or the judge and the annotators, disagree',
+          spec: { kind: 'disagreement' } as QueueSpec,
+        },
+      ],
+      {
+        title: 'Open Annotation Queue',
+        placeHolder: tasks.length ? 'Which items?' : 'No judge items yet: score a run with the human judge first',
+      },
+    );
     spec = pick?.spec;
   }
   if (!spec) return undefined;
@@ -210,14 +322,21 @@ export class AgreementPanel extends LoupePanel {
     super(ctx, panel, 'agreement', 'Annotation Agreement');
     this.rpc.onRequest(RefreshAgreementRequest, () => this.state());
     // New annotations (a colleague's, on a team store) recompute the report; runs and steps landing do not.
-    this.disposables.push(ctx.onDidChangeAnnotations(() => {
-      this.state().then((s) => this.rpc.notify(AgreementChangedNotification, s), (e: unknown) => this.ctx.log.warn(`Agreement: ${errorMessage(e)}`));
-    }));
+    this.disposables.push(
+      ctx.onDidChangeAnnotations(() => {
+        this.state().then(
+          (s) => this.rpc.notify(AgreementChangedNotification, s),
+          (e: unknown) => this.ctx.log.warn(`Agreement: ${errorMessage(e)}`),
+        );
+      }),
+    );
   }
 
   protected async state(): Promise<AgreementState> {
     const report = await agreementReport(annotationStoreOf(this.ctx.store()));
-    const labels = Object.fromEntries(report.groups.flatMap((g) => g.annotators.map((a) => [a, annotatorLabel(a, g.roles[a])] as const)));
+    const labels = Object.fromEntries(
+      report.groups.flatMap((g) => g.annotators.map((a) => [a, annotatorLabel(a, g.roles[a])] as const)),
+    );
     return { title: `Agreement · ${this.ctx.storePath}`, report, labels };
   }
 }

@@ -11,8 +11,15 @@ import { BladeDecisionWorkbench } from '../../core/benchmarks/blade/decision-wor
 import { findBenchmark } from '../../core/benchmarks/registry.ts';
 import { errorMessage } from '../../core/util/errors.ts';
 import {
-  AcceptDecisionRequest, CheckFormRequest, NewFormRequest, NextDecisionRequest, SaveFormRequest, SetModeRequest, SubmitDecisionRequest,
-  type BladeDecisionsState, type DecisionsMode,
+  AcceptDecisionRequest,
+  CheckFormRequest,
+  NewFormRequest,
+  NextDecisionRequest,
+  SaveFormRequest,
+  SetModeRequest,
+  SubmitDecisionRequest,
+  type BladeDecisionsState,
+  type DecisionsMode,
 } from '../../protocol/blade-decisions.ts';
 import { DidChangeStateNotification } from '../../protocol/webview.ts';
 import { readSettings } from '../config.ts';
@@ -27,9 +34,40 @@ type Key = string;
 
 /** An empty form of a kind. */
 export function emptyForm(kind: DecisionForm['kind']): DecisionForm {
-  if (kind === 'cvar') return { kind, variableType: 'IV', concept: '', columnsOrig: [], columnsDerived: [], interaction: false, on: '', rationale: '' };
-  if (kind === 'model') return { kind, specification: '', specName: '', code: '', rationale: '', columnsOrig: [], columnsDerived: [], onSpecIds: [] };
-  return { kind, specName: '', specification: '', transVerb: ['derive'], code: '', rationale: '', mapping: [{ inputs: [], output: '' }], branches: [{ dependencies: ['ROOT_SPEC_ID'], condition: '' }] };
+  if (kind === 'cvar') {
+    return {
+      kind,
+      variableType: 'IV',
+      concept: '',
+      columnsOrig: [],
+      columnsDerived: [],
+      interaction: false,
+      on: '',
+      rationale: '',
+    };
+  }
+  if (kind === 'model') {
+    return {
+      kind,
+      specification: '',
+      specName: '',
+      code: '',
+      rationale: '',
+      columnsOrig: [],
+      columnsDerived: [],
+      onSpecIds: [],
+    };
+  }
+  return {
+    kind,
+    specName: '',
+    specification: '',
+    transVerb: ['derive'],
+    code: '',
+    rationale: '',
+    mapping: [{ inputs: [], output: '' }],
+    branches: [{ dependencies: ['ROOT_SPEC_ID'], condition: '' }],
+  };
 }
 
 export class BladeDecisionsPanel extends LoupePanel {
@@ -61,10 +99,19 @@ export class BladeDecisionsPanel extends LoupePanel {
     });
     this.rpc.onRequest(SaveFormRequest, async ({ form, check, note, acceptItemId }) => {
       const b = await this.bench();
-      const { version, specId } = await b.save(form, check ?? undefined, currentAnnotator(), note, acceptItemId ?? undefined);
+      const { version, specId } = await b.save(
+        form,
+        check ?? undefined,
+        currentAnnotator(),
+        note,
+        acceptItemId ?? undefined,
+      );
       this.acceptItemId = null;
       this.form = emptyForm(form.kind);
-      return { message: `Saved as ground-truth version ${version.version} (spec ${specId.slice(0, 8)}): ${version.note}`, state: await this.state() };
+      return {
+        message: `Saved as ground-truth version ${version.version} (spec ${specId.slice(0, 8)}): ${version.note}`,
+        state: await this.state(),
+      };
     });
     this.rpc.onRequest(SetModeRequest, async ({ mode, rule }) => {
       this.mode = mode;
@@ -94,7 +141,12 @@ export class BladeDecisionsPanel extends LoupePanel {
       this.mode = 'author';
       return this.state();
     });
-    this.onDisposed(() => { void this.#bench?.then((b) => b.close(), () => undefined); });
+    this.onDisposed(() => {
+      void this.#bench?.then(
+        (b) => b.close(),
+        () => undefined,
+      );
+    });
   }
 
   bench(): Promise<BladeDecisionWorkbench> {
@@ -103,14 +155,25 @@ export class BladeDecisionsPanel extends LoupePanel {
       const found = await suiteRegistry(this.ctx).findBlock(kind, root, blockId);
       if (!found) throw new Error(`The dataset ${blockId} could not be loaded from ${root}.`);
       const s = readSettings();
-      return new BladeDecisionWorkbench(this.ctx.store(), found.block, { sandbox: s.sandbox, ...(s.pythonPath ? { python: s.pythonPath } : {}) });
+      return new BladeDecisionWorkbench(this.ctx.store(), found.block, {
+        sandbox: s.sandbox,
+        ...(s.pythonPath ? { python: s.pythonPath } : {}),
+      });
     })();
-    this.#bench.catch(() => { this.#bench = undefined; });
+    this.#bench.catch(() => {
+      this.#bench = undefined;
+    });
     return this.#bench;
   }
 
   /** Opens (creating) the review queue of this dataset's runs and switches to review. */
-  async openReview(o: { runIds?: string[]; perDataset: number; seed: number; reviewers: number; includeExpert?: boolean }): Promise<string> {
+  async openReview(o: {
+    runIds?: string[];
+    perDataset: number;
+    seed: number;
+    reviewers: number;
+    includeExpert?: boolean;
+  }): Promise<string> {
     const q = await (await this.bench()).openReview(o);
     this.queueId = q.id;
     this.mode = 'review';
@@ -126,25 +189,63 @@ export class BladeDecisionsPanel extends LoupePanel {
   protected async state(afterPos?: number, withReview = true): Promise<BladeDecisionsState> {
     const b = await this.bench();
     const who = currentAnnotator();
-    const review = withReview && this.mode === 'review' && this.queueId ? await b.reviewView(this.queueId, who, { afterPos: afterPos ?? this.#lastPos }) : null;
+    const review =
+      withReview && this.mode === 'review' && this.queueId
+        ? await b.reviewView(this.queueId, who, { afterPos: afterPos ?? this.#lastPos })
+        : null;
     const agreement = this.mode === 'agreement' ? await b.agreement(this.rule) : null;
-    return { key: this.key, mode: this.mode, annotator: who, context: await b.context(), form: this.form, check: null, acceptItemId: this.acceptItemId, review, agreement, message: '' };
+    return {
+      key: this.key,
+      mode: this.mode,
+      annotator: who,
+      context: await b.context(),
+      form: this.form,
+      check: null,
+      acceptItemId: this.acceptItemId,
+      review,
+      agreement,
+      message: '',
+    };
   }
 }
 
 /** The BLADE dataset a command is about: from its argument (a block of the Benchmarks view, or `{ root, blockId }`), else picked. */
-async function pickDataset(ctx: LoupeContext, arg: unknown, title: string): Promise<{ kind: string; root: string; blockId: string } | undefined> {
-  const a = (arg ?? {}) as { suite?: { kind?: string; root?: string } | string; block?: { id?: string }; root?: string; blockId?: string };
+async function pickDataset(
+  ctx: LoupeContext,
+  arg: unknown,
+  title: string,
+): Promise<{ kind: string; root: string; blockId: string } | undefined> {
+  const a = (arg ?? {}) as {
+    suite?: { kind?: string; root?: string } | string;
+    block?: { id?: string };
+    root?: string;
+    blockId?: string;
+  };
   const kind = (typeof a.suite === 'object' ? a.suite.kind : a.suite) ?? 'blade';
   const root = typeof a.suite === 'object' ? a.suite.root : a.root;
   const blockId = a.block?.id ?? a.blockId;
   if (root && blockId) return { kind, root, blockId };
-  const entries = (await suiteRegistry(ctx).loadAll()).filter((e) => e.suite && findBenchmark(e.suite.kind)?.groundTruth);
+  const entries = (await suiteRegistry(ctx).loadAll()).filter(
+    (e) => e.suite && findBenchmark(e.suite.kind)?.groundTruth,
+  );
   if (!entries.length) {
-    void showWarningMessage('Loupe: no configured suite has a BLADE ground truth. Add a BLADE suite to the setting loupe.suites.');
+    void showWarningMessage(
+      'Loupe: no configured suite has a BLADE ground truth. Add a BLADE suite to the setting loupe.suites.',
+    );
     return undefined;
   }
-  const pick = await vscode.window.showQuickPick(entries.flatMap((e) => e.suite!.blocks.map((b) => ({ label: b.title, description: e.suite!.kind, benchmark: e.suite!.kind, root: e.suite!.root, blockId: b.id }))), { title, matchOnDescription: true });
+  const pick = await vscode.window.showQuickPick(
+    entries.flatMap((e) =>
+      e.suite!.blocks.map((b) => ({
+        label: b.title,
+        description: e.suite!.kind,
+        benchmark: e.suite!.kind,
+        root: e.suite!.root,
+        blockId: b.id,
+      })),
+    ),
+    { title, matchOnDescription: true },
+  );
   return pick ? { kind: pick.benchmark, root: pick.root, blockId: pick.blockId } : undefined;
 }
 
@@ -155,7 +256,10 @@ export async function authorGroundTruthCommand(ctx: LoupeContext, arg?: unknown)
   const p = BladeDecisionsPanel.show(ctx, d.kind, d.root, d.blockId);
   const form = (arg as { form?: DecisionForm } | undefined)?.form;
   p.mode = 'author';
-  if (form) { p.form = form; p.acceptItemId = null; }
+  if (form) {
+    p.form = form;
+    p.acceptItemId = null;
+  }
   await p.refresh().catch(() => undefined);
   return d.blockId;
 }
@@ -171,25 +275,41 @@ export async function reviewBladeDecisionsCommand(ctx: LoupeContext, arg?: unkno
   const a = { ...((arg ?? {}) as { runIds?: string[]; perDataset?: number; seed?: number; includeExpert?: boolean }) };
   // issue 42: a dataset with no recorded run has no decision to review: say so before asking anything or opening a tab
   if (!a.runIds && !(await ctx.store().listRuns({ suite: d.kind, blockId: d.blockId, limit: 1 })).length) {
-    void showInformationMessage(`Loupe: ${d.blockId} has no recorded runs, so there are no agent decisions to review. Run an agent on it first (Run Benchmark Block).`);
+    void showInformationMessage(
+      `Loupe: ${d.blockId} has no recorded runs, so there are no agent decisions to review. Run an agent on it first (Run Benchmark Block).`,
+    );
     return undefined;
   }
   const c = bladeReviewSettings();
   if (a.includeExpert === undefined && !a.runIds) {
-    const pick = await vscode.window.showQuickPick([
-      { label: 'Agent decisions', description: 'sampled from the recorded runs of this dataset', expert: false },
-      { label: 'Agent and expert decisions', description: 'also the ground truth\'s decisions, for expert–expert agreement', expert: true },
-    ], { title: 'Review BLADE Decisions: which decisions?' });
+    const pick = await vscode.window.showQuickPick(
+      [
+        { label: 'Agent decisions', description: 'sampled from the recorded runs of this dataset', expert: false },
+        {
+          label: 'Agent and expert decisions',
+          description: "also the ground truth's decisions, for expert–expert agreement",
+          expert: true,
+        },
+      ],
+      { title: 'Review BLADE Decisions: which decisions?' },
+    );
     if (!pick) return undefined;
     a.includeExpert = pick.expert;
   }
   const shown = BladeDecisionsPanel.host.show(ctx, `${d.kind}\u0000${d.root}\u0000${d.blockId}`);
   const p = shown.panel;
   try {
-    const id = await vscode.window.withProgress({ location: vscode.ProgressLocation.Notification, title: 'Loupe: sampling decisions to review' }, () => p.openReview({
-      ...(a.runIds ? { runIds: a.runIds } : {}), perDataset: a.perDataset ?? c.perDataset, seed: a.seed ?? c.seed,
-      reviewers: annotationSettings().reviewers, ...(a.includeExpert !== undefined ? { includeExpert: a.includeExpert } : {}),
-    }));
+    const id = await vscode.window.withProgress(
+      { location: vscode.ProgressLocation.Notification, title: 'Loupe: sampling decisions to review' },
+      () =>
+        p.openReview({
+          ...(a.runIds ? { runIds: a.runIds } : {}),
+          perDataset: a.perDataset ?? c.perDataset,
+          seed: a.seed ?? c.seed,
+          reviewers: annotationSettings().reviewers,
+          ...(a.includeExpert !== undefined ? { includeExpert: a.includeExpert } : {}),
+        }),
+    );
     await p.refresh();
     return id;
   } catch (e) {
@@ -205,7 +325,10 @@ export async function showBladeDecisionAgreementCommand(ctx: LoupeContext, arg?:
   const d = await pickDataset(ctx, arg, 'BLADE Decision Agreement: pick a dataset');
   if (!d) return undefined;
   const p = BladeDecisionsPanel.show(ctx, d.kind, d.root, d.blockId);
-  const rule = (arg as { rule?: ConsensusRule } | undefined)?.rule ?? { kind: bladeReviewSettings().consensus, minAnnotators: 2 };
+  const rule = (arg as { rule?: ConsensusRule } | undefined)?.rule ?? {
+    kind: bladeReviewSettings().consensus,
+    minAnnotators: 2,
+  };
   p.mode = 'agreement';
   p.rule = rule;
   await p.refresh();

@@ -17,7 +17,11 @@ import { LoupePanel, PanelHost, SINGLETON } from './panel-base.ts';
 import { openRuns } from './results-panel.ts';
 
 /** What the panel compares: a suite kind and two profiles (as `loupe compare --a/--b` take them). */
-export interface CompareTarget { suite: string; a: string; b: string }
+export interface CompareTarget {
+  suite: string;
+  a: string;
+  b: string;
+}
 
 const isTarget = (x: unknown): x is CompareTarget => {
   const t = x as Partial<CompareTarget> | undefined;
@@ -49,7 +53,11 @@ export class ComparePanel extends LoupePanel {
     super(ctx, panel, 'compare', 'Compare Profiles');
     this.rpc.onRequest(OpenRunsRequest, ({ runIds, label }) => openRuns(ctx, runIds, label));
     // runs re-scored in this window, or another store: compare again
-    this.disposables.push(ctx.onDidChangeRuns(() => { if (this.#target) void this.compare(this.#target); }));
+    this.disposables.push(
+      ctx.onDidChangeRuns(() => {
+        if (this.#target) void this.compare(this.#target);
+      }),
+    );
   }
 
   /** Computes the comparison from the store and shows it; a refusal (unscored runs, unknown profile) is shown as the panel's message. */
@@ -75,13 +83,29 @@ export class ComparePanel extends LoupePanel {
 type ProfilePick = vscode.QuickPickItem & { player: string };
 
 async function pickProfiles(choice: SuiteChoice): Promise<CompareTarget | undefined> {
-  const items = (skip?: string): ProfilePick[] => choice.profiles.filter((p) => p.player !== skip).map((p) => ({
-    label: oneLine(p.label), description: `${p.runs} scored runs on ${p.blocks} blocks`, detail: oneLine(p.player), player: p.player,
-  }));
-  const leftOut = choice.leftOut.length ? ` (${choice.leftOut.length} profile${choice.leftOut.length === 1 ? '' : 's'} with unscored runs not offered: score them first)` : '';
-  const a = await vscode.window.showQuickPick(items(), { title: `Compare two profiles of ${choice.title}: profile A${leftOut}`, placeHolder: 'Profile A', matchOnDetail: true });
+  const items = (skip?: string): ProfilePick[] =>
+    choice.profiles
+      .filter((p) => p.player !== skip)
+      .map((p) => ({
+        label: oneLine(p.label),
+        description: `${p.runs} scored runs on ${p.blocks} blocks`,
+        detail: oneLine(p.player),
+        player: p.player,
+      }));
+  const leftOut = choice.leftOut.length
+    ? ` (${choice.leftOut.length} profile${choice.leftOut.length === 1 ? '' : 's'} with unscored runs not offered: score them first)`
+    : '';
+  const a = await vscode.window.showQuickPick(items(), {
+    title: `Compare two profiles of ${choice.title}: profile A${leftOut}`,
+    placeHolder: 'Profile A',
+    matchOnDetail: true,
+  });
   if (!a) return undefined;
-  const b = await vscode.window.showQuickPick(items(a.player), { title: `Compare with ${a.label}: profile B`, placeHolder: 'Profile B (the difference shown is A − B)', matchOnDetail: true });
+  const b = await vscode.window.showQuickPick(items(a.player), {
+    title: `Compare with ${a.label}: profile B`,
+    placeHolder: 'Profile B (the difference shown is A − B)',
+    matchOnDetail: true,
+  });
   if (!b) return undefined;
   return { suite: choice.suite, a: a.player, b: b.player };
 }
@@ -94,12 +118,17 @@ export async function compareProfilesCommand(ctx: LoupeContext, arg: unknown): P
   if (isTarget(arg)) return ComparePanel.show(ctx, arg);
   const suites = (await compareChoices(ctx.store())).filter((s) => s.profiles.length >= 2);
   if (!suites.length) {
-    void showWarningMessage('No suite in the run store has two profiles whose runs are all scored. Score the runs (Results, or Rescore Run) and try again.');
+    void showWarningMessage(
+      'No suite in the run store has two profiles whose runs are all scored. Score the runs (Results, or Rescore Run) and try again.',
+    );
     return undefined;
   }
   let choice: SuiteChoice | undefined = suites.length === 1 ? suites[0] : undefined;
   if (!choice) {
-    const pick = await vscode.window.showQuickPick(suites.map((s) => ({ label: s.title, description: `${s.profiles.length} comparable profiles`, choice: s })), { title: 'Compare two profiles: which benchmark?' });
+    const pick = await vscode.window.showQuickPick(
+      suites.map((s) => ({ label: s.title, description: `${s.profiles.length} comparable profiles`, choice: s })),
+      { title: 'Compare two profiles: which benchmark?' },
+    );
     choice = pick?.choice;
   }
   if (!choice) return undefined;

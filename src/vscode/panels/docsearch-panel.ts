@@ -13,16 +13,29 @@ import { suiteDocFiles } from '../../core/benchmarks/index.ts';
 import { findBenchmark } from '../../core/benchmarks/registry.ts';
 import type { Block, Suite } from '../../core/benchmarks/index.ts';
 import {
-  DidChangeIndexNotification, DidPrefillNotification, GetPdfRequest, ReadUnitRequest, RebuildIndexRequest,
-  RevealFileRequest, SearchDocsRequest,
-  type DocSearchOpenArgs, type DocSearchPrefill, type DocSearchState, type DocSearchTarget,
+  DidChangeIndexNotification,
+  DidPrefillNotification,
+  GetPdfRequest,
+  ReadUnitRequest,
+  RebuildIndexRequest,
+  RevealFileRequest,
+  SearchDocsRequest,
+  type DocSearchOpenArgs,
+  type DocSearchPrefill,
+  type DocSearchState,
+  type DocSearchTarget,
 } from '../../protocol/docsearch.ts';
 import { DidChangeStateNotification } from '../../protocol/webview.ts';
 import type { LoupeContext } from '../context.ts';
 import { suiteRegistry } from '../suites.ts';
 import { LoupePanel, PanelHost, SINGLETON } from './panel-base.ts';
 import {
-  DocSearchService, blockDocTarget, runSearchHistory, suiteDocTarget, type DocSearchServiceOptions, type ResolvedDocTarget,
+  DocSearchService,
+  blockDocTarget,
+  runSearchHistory,
+  suiteDocTarget,
+  type DocSearchServiceOptions,
+  type ResolvedDocTarget,
 } from '../../app/docsearch/docsearch-service.ts';
 
 /** Resolves a target given by another panel or restored from a serialized webview. */
@@ -43,7 +56,11 @@ export async function resolveDocTarget(ctx: LoupeContext, t: DocSearchTarget): P
  * A child-process build of the docs cache with `loupe index` (dist/cli.js), when the CLI indexes exactly the
  * target's files (LongDA layouts: `<SURVEY>/docs/**`). PDF extraction then never blocks the extension host.
  */
-function cliPrebuild(ctx: LoupeContext, resolved: ResolvedDocTarget, cacheDir: string): DocSearchServiceOptions['prebuild'] {
+function cliPrebuild(
+  ctx: LoupeContext,
+  resolved: ResolvedDocTarget,
+  cacheDir: string,
+): DocSearchServiceOptions['prebuild'] {
   const { target, files } = resolved;
   const cli = join(ctx.extension.extensionUri.fsPath, 'dist', 'cli.js');
   if (!findBenchmark(target.suite)?.docFiles || !files || !existsSync(cli)) return undefined;
@@ -55,39 +72,54 @@ function cliPrebuild(ctx: LoupeContext, resolved: ResolvedDocTarget, cacheDir: s
   }
   const want = new Set(files);
   if (!cliFiles || cliFiles.length !== want.size || !cliFiles.every((f) => want.has(f))) return undefined;
-  return (onProgress, signal) => new Promise<void>((resolve, reject) => {
-    const t0 = Date.now();
-    const child = spawn(process.execPath, [cli, 'index', '--root', target.root, '--suite', target.suite, '--cache', cacheDir],
-      { env: { ...process.env, ELECTRON_RUN_AS_NODE: '1' }, stdio: ['ignore', 'ignore', 'pipe'] });
-    let tail = '';
-    child.stderr.setEncoding('utf8');
-    child.stderr.on('data', (d: string) => {
-      tail = (tail + d).slice(-4000);
-      for (const m of d.matchAll(/indexing (\d+)\/(\d+) ?([^\n]*)/g)) onProgress(Number(m[1]), Number(m[2]), m[3] || undefined);
+  return (onProgress, signal) =>
+    new Promise<void>((resolve, reject) => {
+      const t0 = Date.now();
+      const child = spawn(
+        process.execPath,
+        [cli, 'index', '--root', target.root, '--suite', target.suite, '--cache', cacheDir],
+        { env: { ...process.env, ELECTRON_RUN_AS_NODE: '1' }, stdio: ['ignore', 'ignore', 'pipe'] },
+      );
+      let tail = '';
+      child.stderr.setEncoding('utf8');
+      child.stderr.on('data', (d: string) => {
+        tail = (tail + d).slice(-4000);
+        for (const m of d.matchAll(/indexing (\d+)\/(\d+) ?([^\n]*)/g)) {
+          onProgress(Number(m[1]), Number(m[2]), m[3] || undefined);
+        }
+      });
+      const onAbort = () => child.kill();
+      signal.addEventListener('abort', onAbort, { once: true });
+      child.on('error', reject);
+      child.on('exit', (code) => {
+        signal.removeEventListener('abort', onAbort);
+        if (code === 0) {
+          ctx.log.info(
+            `docs index of ${target.root} (${files.length} files) built by loupe index in ${Date.now() - t0} ms`,
+          );
+          resolve();
+        } else reject(new Error(`loupe index exited with ${code}: ${tail.trim().split('\n').slice(-3).join(' | ')}`));
+      });
     });
-    const onAbort = () => child.kill();
-    signal.addEventListener('abort', onAbort, { once: true });
-    child.on('error', reject);
-    child.on('exit', (code) => {
-      signal.removeEventListener('abort', onAbort);
-      if (code === 0) {
-        ctx.log.info(`docs index of ${target.root} (${files.length} files) built by loupe index in ${Date.now() - t0} ms`);
-        resolve();
-      } else reject(new Error(`loupe index exited with ${code}: ${tail.trim().split('\n').slice(-3).join(' | ')}`));
-    });
-  });
 }
 
 /**
  * A run's block among the configured suites (issue 36: never the run's workspace, where the agent could plant a link,
  * FIFO or hard link under a document's name: the panel reads only the suite's own files).
  */
-async function runDocTarget(ctx: LoupeContext, suiteKind: string, blockId: string, runId: string): Promise<ResolvedDocTarget> {
+async function runDocTarget(
+  ctx: LoupeContext,
+  suiteKind: string,
+  blockId: string,
+  runId: string,
+): Promise<ResolvedDocTarget> {
   for (const e of await suiteRegistry(ctx).loadAll()) {
     const block = e.suite?.kind === suiteKind ? e.suite.blocks.find((b) => b.id === blockId) : undefined;
     if (e.suite && block) return blockDocTarget(e.suite, block);
   }
-  throw new Error(`The documents of run ${runId} (block ${blockId}) are not in any suite of loupe.suites: add the ${suiteKind} suite's folder to loupe.suites to search them`);
+  throw new Error(
+    `The documents of run ${runId} (block ${blockId}) are not in any suite of loupe.suites: add the ${suiteKind} suite's folder to loupe.suites to search them`,
+  );
 }
 
 /** Lets the user pick a suite or a block with documentation. */
@@ -99,18 +131,36 @@ export async function pickDocTarget(ctx: LoupeContext): Promise<ResolvedDocTarge
     const suite = e.suite;
     if (!suite) continue;
     items.push({ label: suite.title, kind: vscode.QuickPickItemKind.Separator });
-    items.push({ label: `$(library) All documentation of ${suite.title}`, description: suite.kind, resolve: () => suiteDocTarget(suite) });
+    items.push({
+      label: `$(library) All documentation of ${suite.title}`,
+      description: suite.kind,
+      resolve: () => suiteDocTarget(suite),
+    });
     for (const b of suite.blocks) {
       if (!b.visible.docs.length) continue;
-      items.push({ label: b.title, description: `${b.visible.docs.length} docs`, detail: b.id, resolve: () => blockDocTarget(suite, b) });
+      items.push({
+        label: b.title,
+        description: `${b.visible.docs.length} docs`,
+        detail: b.id,
+        resolve: () => blockDocTarget(suite, b),
+      });
     }
   }
   items.push({ label: '', kind: vscode.QuickPickItemKind.Separator });
   items.push({ label: '$(folder) Choose a folder…', resolve: undefined });
-  const pick = await vscode.window.showQuickPick(items, { title: 'Search Documentation', placeHolder: 'Which documentation?', matchOnDescription: true, matchOnDetail: true });
+  const pick = await vscode.window.showQuickPick(items, {
+    title: 'Search Documentation',
+    placeHolder: 'Which documentation?',
+    matchOnDescription: true,
+    matchOnDetail: true,
+  });
   if (!pick) return undefined;
   if (pick.resolve) return pick.resolve();
-  const folder = await vscode.window.showOpenDialog({ canSelectFolders: true, canSelectFiles: false, title: 'Documentation folder' });
+  const folder = await vscode.window.showOpenDialog({
+    canSelectFolders: true,
+    canSelectFiles: false,
+    title: 'Documentation folder',
+  });
   const root = folder?.[0]?.fsPath;
   return root ? { target: { suite: 'folder', root, title: root } } : undefined;
 }
@@ -128,7 +178,9 @@ export class DocSearchPanel extends LoupePanel {
       try {
         p.retarget(await resolveDocTarget(ctx, t), undefined, true);
       } catch (e) {
-        ctx.log.warn(`Documentation Search: could not restore ${t.title}: ${e instanceof Error ? e.message : String(e)}`);
+        ctx.log.warn(
+          `Documentation Search: could not restore ${t.title}: ${e instanceof Error ? e.message : String(e)}`,
+        );
       }
     },
   });
@@ -161,7 +213,10 @@ export class DocSearchPanel extends LoupePanel {
   }
 
   private retarget(resolved: ResolvedDocTarget, prefill: DocSearchPrefill | undefined, notify: boolean): void {
-    const same = this.service && this.service.target.root === resolved.target.root && this.service.target.blockId === resolved.target.blockId &&
+    const same =
+      this.service &&
+      this.service.target.root === resolved.target.root &&
+      this.service.target.blockId === resolved.target.blockId &&
       this.service.target.suite === resolved.target.suite;
     if (!same) {
       this.service?.dispose();
@@ -171,10 +226,17 @@ export class DocSearchPanel extends LoupePanel {
         files: resolved.files,
         onIndex: (index, files) => this.rpc.notify(DidChangeIndexNotification, { index, files }),
         prebuild: cliPrebuild(this.ctx, resolved, cacheDir),
-        onPrebuildError: (e) => this.ctx.log.warn(`docs index in a child process failed, building in the extension host: ${e instanceof Error ? e.message : String(e)}`),
+        onPrebuildError: (e) =>
+          this.ctx.log.warn(
+            `docs index in a child process failed, building in the extension host: ${e instanceof Error ? e.message : String(e)}`,
+          ),
       });
       this.panel.title = `Docs: ${resolved.target.title.split(' · ').pop() ?? resolved.target.title}`;
-      void this.service.build().catch((e: unknown) => this.ctx.log.error(`docs index ${resolved.target.root}: ${e instanceof Error ? e.message : String(e)}`));
+      void this.service
+        .build()
+        .catch((e: unknown) =>
+          this.ctx.log.error(`docs index ${resolved.target.root}: ${e instanceof Error ? e.message : String(e)}`),
+        );
     }
     this.prefill = prefill;
     if (!notify) return;
@@ -202,7 +264,11 @@ export class DocSearchPanel extends LoupePanel {
     }
     const doc = await vscode.workspace.openTextDocument(uri);
     const ln = line ? Math.max(0, Number(line[1]) - 1) : 0;
-    await vscode.window.showTextDocument(doc, { viewColumn: vscode.ViewColumn.Beside, selection: new vscode.Range(ln, 0, ln, 0), preview: true });
+    await vscode.window.showTextDocument(doc, {
+      viewColumn: vscode.ViewColumn.Beside,
+      selection: new vscode.Range(ln, 0, ln, 0),
+      preview: true,
+    });
   }
 }
 
@@ -210,7 +276,7 @@ export class DocSearchPanel extends LoupePanel {
 export async function searchDocumentationCommand(ctx: LoupeContext, arg: unknown): Promise<boolean> {
   let resolved: ResolvedDocTarget | undefined;
   let prefill: DocSearchPrefill | undefined;
-  const a = arg as Partial<{ kind: string; suite: Suite; block: Block }> & DocSearchOpenArgs | undefined;
+  const a = arg as (Partial<{ kind: string; suite: Suite; block: Block }> & DocSearchOpenArgs) | undefined;
   if (a && a.kind === 'block' && a.block && a.suite && typeof a.suite === 'object') {
     resolved = blockDocTarget(a.suite, a.block);
   } else if (a && a.kind === 'suite' && (a as { entry?: { suite?: Suite } }).entry?.suite) {
@@ -225,7 +291,9 @@ export async function searchDocumentationCommand(ctx: LoupeContext, arg: unknown
       history ??= runSearchHistory(await ctx.store().getSteps(run.id));
     }
     const files = a.files ?? (typeof a.file === 'string' ? [a.file] : undefined);
-    if (typeof a.query === 'string' || history) prefill = { query: a.query ?? '', mode: a.mode, files, select: a.select, history };
+    if (typeof a.query === 'string' || history) {
+      prefill = { query: a.query ?? '', mode: a.mode, files, select: a.select, history };
+    }
   }
   resolved ??= await pickDocTarget(ctx);
   if (!resolved) return false;

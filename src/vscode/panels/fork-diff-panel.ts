@@ -37,7 +37,11 @@ export class ForkDiffPanel extends LoupePanel {
     this.rpc.onRequest(OpenForkStepRequest, async ({ runId, step }) => {
       await TimelinePanel.show(ctx, runId, { focusStep: step });
     });
-    this.disposables.push(ctx.onDidChangeRuns(() => { if (this.#state.runId) void this.load(this.#state.runId); }));
+    this.disposables.push(
+      ctx.onDidChangeRuns(() => {
+        if (this.#state.runId) void this.load(this.#state.runId);
+      }),
+    );
   }
 
   /** Reads the diff from the store and shows it; a run that is not a fork is said in the panel. */

@@ -49,7 +49,12 @@ export class GroundTruthPanel extends LoupePanel {
     if (!def?.groundTruth) throw new Error(`${def?.title ?? kind} has no ground truth to show.`);
     const found = await suiteRegistry(this.ctx).findBlock(kind, root, blockId);
     if (!found) throw new Error(`The block ${blockId} could not be loaded from ${root}.`);
-    return { key: this.key, subject, revealed: true, view: await def.groundTruth.view(this.ctx.store(), found.block, version) };
+    return {
+      key: this.key,
+      subject,
+      revealed: true,
+      view: await def.groundTruth.view(this.ctx.store(), found.block, version),
+    };
   }
 
   protected async state(): Promise<GroundTruthState> {
@@ -59,18 +64,37 @@ export class GroundTruthPanel extends LoupePanel {
 
 /** `loupe.showGroundTruth`: from a block of the Benchmarks view (a benchmark with ground truth), or picked from the palette. */
 export async function showGroundTruthCommand(ctx: LoupeContext, arg?: unknown): Promise<string | undefined> {
-  const a = (arg ?? {}) as { suite?: { kind?: string; root?: string } | string; block?: { id?: string }; root?: string; blockId?: string };
+  const a = (arg ?? {}) as {
+    suite?: { kind?: string; root?: string } | string;
+    block?: { id?: string };
+    root?: string;
+    blockId?: string;
+  };
   let kind = typeof a.suite === 'object' ? a.suite.kind : a.suite;
   let root = typeof a.suite === 'object' ? a.suite.root : a.root;
   let blockId = a.block?.id ?? a.blockId;
   if (!kind || !root || !blockId) {
-    const entries = (await suiteRegistry(ctx).loadAll()).filter((e) => e.suite && findBenchmark(e.suite.kind)?.groundTruth);
+    const entries = (await suiteRegistry(ctx).loadAll()).filter(
+      (e) => e.suite && findBenchmark(e.suite.kind)?.groundTruth,
+    );
     if (!entries.length) {
-      void showWarningMessage('Loupe: no configured suite has a ground truth to show (BLADE). Add one to the setting loupe.suites.');
+      void showWarningMessage(
+        'Loupe: no configured suite has a ground truth to show (BLADE). Add one to the setting loupe.suites.',
+      );
       return undefined;
     }
-    const pick = await vscode.window.showQuickPick(entries.flatMap((e) => e.suite!.blocks.map((b) => ({ label: b.title, description: e.suite!.kind, benchmark: e.suite!.kind, root: e.suite!.root, blockId: b.id }))),
-      { title: 'Show Ground Truth: pick a dataset', matchOnDescription: true });
+    const pick = await vscode.window.showQuickPick(
+      entries.flatMap((e) =>
+        e.suite!.blocks.map((b) => ({
+          label: b.title,
+          description: e.suite!.kind,
+          benchmark: e.suite!.kind,
+          root: e.suite!.root,
+          blockId: b.id,
+        })),
+      ),
+      { title: 'Show Ground Truth: pick a dataset', matchOnDescription: true },
+    );
     if (!pick) return undefined;
     kind = pick.benchmark;
     root = pick.root;
@@ -91,16 +115,37 @@ export async function showGroundTruthCommand(ctx: LoupeContext, arg?: unknown): 
 
 /** `loupe.rescoreRunGroundTruth` (Runs view): scores a run again against a ground-truth version picked from the block's versions; the score is kept beside the others. */
 export async function rescoreRunGroundTruthCommand(ctx: LoupeContext, arg?: unknown): Promise<string | undefined> {
-  const got = await runBlockFromArg(ctx, arg, 'groundTruth', 're-score it against a ground-truth version', 'a versioned ground truth');
+  const got = await runBlockFromArg(
+    ctx,
+    arg,
+    'groundTruth',
+    're-score it against a ground-truth version',
+    'a versioned ground truth',
+  );
   if (!got) return undefined;
   const { run, def, found } = got;
   const view = await def.groundTruth.view(ctx.store(), found.block, 'latest');
-  const pick = await vscode.window.showQuickPick([...view.versions].reverse().map((v) => ({
-    label: v.version === 0 ? 'version 0 (shipped)' : `version ${v.version}`, description: v.version === 0 ? v.note : `${v.author} · ${v.createdAt.slice(0, 16).replace('T', ' ')} · ${v.changes}`, detail: v.version ? v.note || undefined : undefined, version: v.version,
-  })), { title: `Re-score ${run.id} against ground truth` });
+  const pick = await vscode.window.showQuickPick(
+    [...view.versions].reverse().map((v) => ({
+      label: v.version === 0 ? 'version 0 (shipped)' : `version ${v.version}`,
+      description:
+        v.version === 0 ? v.note : `${v.author} · ${v.createdAt.slice(0, 16).replace('T', ' ')} · ${v.changes}`,
+      detail: v.version ? v.note || undefined : undefined,
+      version: v.version,
+    })),
+    { title: `Re-score ${run.id} against ground truth` },
+  );
   if (!pick) return undefined;
-  const r = await vscode.window.withProgress({ location: vscode.ProgressLocation.Notification, title: `Loupe: scoring ${run.id}` },
-    () => rescoreRun(ctx, run.id, { groundTruth: pick.version === 0 ? 'shipped' : pick.version }, { def, suite: found.suite }));
+  const r = await vscode.window.withProgress(
+    { location: vscode.ProgressLocation.Notification, title: `Loupe: scoring ${run.id}` },
+    () =>
+      rescoreRun(
+        ctx,
+        run.id,
+        { groundTruth: pick.version === 0 ? 'shipped' : pick.version },
+        { def, suite: found.suite },
+      ),
+  );
   void showInformationMessage(`Loupe: ${run.blockId} against ${r.checklist}: ${r.summary}`);
   return r.summary;
 }

@@ -20,7 +20,25 @@ import { ComparePanel } from './compare-panel.ts';
 import { ForkDiffPanel } from './fork-diff-panel.ts';
 import { MatrixPanel } from './matrix-panel.ts';
 
-export const panelHosts: readonly PanelHost<LoupePanel, string>[] = [WelcomePanel.host, ResultsPanel.host, DocSearchPanel.host, TimelinePanel.host, AnnotationPanel.host, AgreementPanel.host, ChecklistPanel.host, ReviewPanel.host, RankingPanel.host, GroundTruthPanel.host, BladeDecisionsPanel.host, FailuresPanel.host, ItemPanel.host, VariablesPanel.host, ComparePanel.host, ForkDiffPanel.host, MatrixPanel.host];
+export const panelHosts: readonly PanelHost<LoupePanel, string>[] = [
+  WelcomePanel.host,
+  ResultsPanel.host,
+  DocSearchPanel.host,
+  TimelinePanel.host,
+  AnnotationPanel.host,
+  AgreementPanel.host,
+  ChecklistPanel.host,
+  ReviewPanel.host,
+  RankingPanel.host,
+  GroundTruthPanel.host,
+  BladeDecisionsPanel.host,
+  FailuresPanel.host,
+  ItemPanel.host,
+  VariablesPanel.host,
+  ComparePanel.host,
+  ForkDiffPanel.host,
+  MatrixPanel.host,
+];
 
 /** Registers the serializers of all panels (activation). */
 export function registerPanels(ctx: LoupeContext): void {

@@ -7,7 +7,12 @@ import * as vscode from 'vscode';
 import { findBenchmark } from '../../core/benchmarks/registry.ts';
 import { itemView } from '../../app/item/item-view.ts';
 import { DidChangeStateNotification } from '../../protocol/webview.ts';
-import { OpenGroundTruthViewRequest, ShowItemGroundTruthRequest, type ItemTarget, type ItemViewState } from '../../protocol/item.ts';
+import {
+  OpenGroundTruthViewRequest,
+  ShowItemGroundTruthRequest,
+  type ItemTarget,
+  type ItemViewState,
+} from '../../protocol/item.ts';
 import type { LoupeContext } from '../context.ts';
 import { suiteRegistry } from '../suites.ts';
 import { GroundTruthPanel } from './ground-truth-panel.ts';
@@ -59,6 +64,13 @@ export class ItemPanel extends LoupePanel {
     if (!found) throw new Error(`The block ${t.blockId} could not be loaded from ${t.root}.`);
     const def = findBenchmark(t.kind);
     this.panel.title = `Item: ${t.itemId} · ${found.block.title}`.slice(0, 80);
-    return { ...itemView(found.block, t.itemId, { reveal: this.revealed, suiteTitle: def?.title ?? t.kind, hasGroundTruthView: !!def?.groundTruth }), target: t };
+    return {
+      ...itemView(found.block, t.itemId, {
+        reveal: this.revealed,
+        suiteTitle: def?.title ?? t.kind,
+        hasGroundTruthView: !!def?.groundTruth,
+      }),
+      target: t,
+    };
   }
 }

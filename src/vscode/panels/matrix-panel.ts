@@ -6,11 +6,24 @@
  * never while blind review is on (setting `loupe.annotation.blind`).
  */
 import * as vscode from 'vscode';
-import { expectedOf, loadMatrix, MATRIX_FILTERS, matrixSuites, matrixView, type LoadedMatrix } from '../../app/matrix/matrix.ts';
+import {
+  expectedOf,
+  loadMatrix,
+  MATRIX_FILTERS,
+  matrixSuites,
+  matrixView,
+  type LoadedMatrix,
+} from '../../app/matrix/matrix.ts';
 import { findBenchmark } from '../../core/benchmarks/registry.ts';
 import { LoupeInputError } from '../../core/util/errors.ts';
 import { oneLine } from '../../core/util/text-safety.ts';
-import { MatrixExpectedRequest, MatrixFilterRequest, MatrixOpenDotRequest, type MatrixRowFilter, type MatrixViewState } from '../../protocol/matrix.ts';
+import {
+  MatrixExpectedRequest,
+  MatrixFilterRequest,
+  MatrixOpenDotRequest,
+  type MatrixRowFilter,
+  type MatrixViewState,
+} from '../../protocol/matrix.ts';
 import { DidChangeStateNotification } from '../../protocol/webview.ts';
 import { annotationSettings } from '../config.ts';
 import type { LoupeContext } from '../context.ts';
@@ -19,7 +32,11 @@ import { LoupePanel, PanelHost, SINGLETON } from './panel-base.ts';
 import { TimelinePanel } from './timeline-panel.ts';
 
 /** What the panel shows: a suite, optionally narrowed to some profiles (players) and a row filter. */
-export interface MatrixTarget { suite: string; profiles?: string[] | null; filter?: MatrixRowFilter }
+export interface MatrixTarget {
+  suite: string;
+  profiles?: string[] | null;
+  filter?: MatrixRowFilter;
+}
 
 const isTarget = (x: unknown): x is MatrixTarget => typeof (x as Partial<MatrixTarget> | undefined)?.suite === 'string';
 
@@ -61,15 +78,28 @@ export class MatrixPanel extends LoupePanel {
         this.#revealed.add(key);
         return { key, expected };
       } catch (e) {
-        if (e instanceof LoupeInputError && /blind/.test(e.message)) throw new Error('Blind review is on (setting Loupe › Annotation: Blind): expected values are not shown.', { cause: e });
+        if (e instanceof LoupeInputError && /blind/.test(e.message)) {
+          throw new Error('Blind review is on (setting Loupe › Annotation: Blind): expected values are not shown.', {
+            cause: e,
+          });
+        }
         throw e;
       }
     });
     this.rpc.onRequest(MatrixOpenDotRequest, async ({ runId, stepIndex }) => {
-      if (!this.#loaded?.columns.some((c) => c.runIds.includes(runId))) throw new Error('That run is not in the matrix');
-      await TimelinePanel.show(this.ctx, runId, { focusStep: stepIndex ?? undefined, column: vscode.ViewColumn.Beside });
+      if (!this.#loaded?.columns.some((c) => c.runIds.includes(runId))) {
+        throw new Error('That run is not in the matrix');
+      }
+      await TimelinePanel.show(this.ctx, runId, {
+        focusStep: stepIndex ?? undefined,
+        column: vscode.ViewColumn.Beside,
+      });
     });
-    this.disposables.push(ctx.onDidChangeRuns(() => { if (this.#target) void this.open(this.#target); }));
+    this.disposables.push(
+      ctx.onDidChangeRuns(() => {
+        if (this.#target) void this.open(this.#target);
+      }),
+    );
   }
 
   /** Loads the matrix of `target.suite` from the store and shows it; a refusal is shown as the panel's message. */
@@ -82,7 +112,11 @@ export class MatrixPanel extends LoupePanel {
       this.#loaded = await loadMatrix(this.ctx.store(), { suite: target.suite });
     } catch (e) {
       if (!(e instanceof LoupeInputError)) throw e;
-      this.#view = { message: `Cannot show the matrix: ${e.message}`, suites: await matrixSuites(this.ctx.store()), source: this.ctx.storePath };
+      this.#view = {
+        message: `Cannot show the matrix: ${e.message}`,
+        suites: await matrixSuites(this.ctx.store()),
+        source: this.ctx.storePath,
+      };
       this.rpc.notify(DidChangeStateNotification, { state: this.#view });
       return this.#view;
     }
@@ -94,11 +128,20 @@ export class MatrixPanel extends LoupePanel {
     const blind = annotationSettings().blind;
     if (blind) this.#revealed.clear();
     try {
-      const matrix = matrixView(this.#loaded!, { filter: t.filter ?? 'all', profiles: t.profiles ?? null, blind, reveal: this.#revealed });
+      const matrix = matrixView(this.#loaded!, {
+        filter: t.filter ?? 'all',
+        profiles: t.profiles ?? null,
+        blind,
+        reveal: this.#revealed,
+      });
       this.#view = { matrix, suites: await matrixSuites(this.ctx.store()), source: this.ctx.storePath };
     } catch (e) {
       if (!(e instanceof LoupeInputError)) throw e;
-      this.#view = { message: `Cannot show the matrix: ${e.message}`, suites: await matrixSuites(this.ctx.store()), source: this.ctx.storePath };
+      this.#view = {
+        message: `Cannot show the matrix: ${e.message}`,
+        suites: await matrixSuites(this.ctx.store()),
+        source: this.ctx.storePath,
+      };
     }
     this.rpc.notify(DidChangeStateNotification, { state: this.#view });
     return this.#view;
@@ -117,9 +160,19 @@ export async function openMatrixCommand(ctx: LoupeContext, arg: unknown): Promis
   if (isTarget(arg)) return MatrixPanel.show(ctx, arg);
   const suites = await matrixSuites(ctx.store());
   if (!suites.length) {
-    void showWarningMessage('No benchmark in the run store has runs with per-item scores yet. Run and score a block first.');
+    void showWarningMessage(
+      'No benchmark in the run store has runs with per-item scores yet. Run and score a block first.',
+    );
     return undefined;
   }
-  const suite = suites.length === 1 ? suites[0] : (await vscode.window.showQuickPick(suites.map((s) => ({ label: findBenchmark(s)?.title ?? s, description: s, suite: s })), { title: 'Model × Question Matrix: which benchmark?' }))?.suite;
+  const suite =
+    suites.length === 1
+      ? suites[0]
+      : (
+          await vscode.window.showQuickPick(
+            suites.map((s) => ({ label: findBenchmark(s)?.title ?? s, description: s, suite: s })),
+            { title: 'Model × Question Matrix: which benchmark?' },
+          )
+        )?.suite;
   return suite ? MatrixPanel.show(ctx, { suite }) : undefined;
 }

@@ -39,7 +39,12 @@ export abstract class LoupePanel {
   /** Loads the page again (a fresh nonce, so the webview restarts): it asks for {@link state} anew on its ready handshake. */
   protected reloadWebview(): void {
     if (this.#disposed) return;
-    this.panel.webview.html = webviewHtml(this.panel.webview, this.ctx.extension.extensionUri, this.#page.webview, this.#page.title);
+    this.panel.webview.html = webviewHtml(
+      this.panel.webview,
+      this.ctx.extension.extensionUri,
+      this.#page.webview,
+      this.#page.title,
+    );
   }
 
   /** The state the webview receives on its ready handshake. */
@@ -101,15 +106,31 @@ export class PanelHost<P extends LoupePanel, K extends string = string> {
    * Reveals the panel for `key`, creating it when needed.
    * @returns the panel and whether it was created now.
    */
-  show(ctx: LoupeContext, key: K, column: vscode.ViewColumn = vscode.ViewColumn.Active): { panel: P; created: boolean } {
+  show(
+    ctx: LoupeContext,
+    key: K,
+    column: vscode.ViewColumn = vscode.ViewColumn.Active,
+  ): { panel: P; created: boolean } {
     const existing = this.#instances.get(key);
     if (existing) {
       existing.panel.reveal(column);
       return { panel: existing, created: false };
     }
     const title = this.declaration.title(ctx, key);
-    const wp = vscode.window.createWebviewPanel(this.declaration.viewType, typeof title === 'string' ? title : String(key), column, webviewOptions(ctx.extension.extensionUri));
-    if (typeof title !== 'string') void title.then((t) => { wp.title = t; }, () => undefined);
+    const wp = vscode.window.createWebviewPanel(
+      this.declaration.viewType,
+      typeof title === 'string' ? title : String(key),
+      column,
+      webviewOptions(ctx.extension.extensionUri),
+    );
+    if (typeof title !== 'string') {
+      void title.then(
+        (t) => {
+          wp.title = t;
+        },
+        () => undefined,
+      );
+    }
     return { panel: this.#adopt(ctx, wp, key), created: true };
   }
 

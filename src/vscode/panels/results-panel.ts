@@ -18,9 +18,14 @@ import { oneLine } from '../../core/util/text-safety.ts';
 /** The Fig. 8-form chart of resolved failure cases (issue 19), when there are any. */
 async function failuresChart(ctx: LoupeContext): Promise<Pick<ResultsState, 'failures'>> {
   try {
-    const figs = await failureFigures(annotationStoreOf(ctx.store()), taxonomyCatalog(vscode.workspace.workspaceFolders?.[0]?.uri.fsPath).taxonomies);
+    const figs = await failureFigures(
+      annotationStoreOf(ctx.store()),
+      taxonomyCatalog(vscode.workspace.workspaceFolders?.[0]?.uri.fsPath).taxonomies,
+    );
     if (!figs.fig8.length) return {};
-    return { failures: { fig8: failureClassSpec(figs.fig8), cases: figs.counts.cases, resolved: figs.counts.casesResolved } };
+    return {
+      failures: { fig8: failureClassSpec(figs.fig8), cases: figs.counts.cases, resolved: figs.counts.casesResolved },
+    };
   } catch (e) {
     ctx.log.warn(`Results: failure figures: ${e instanceof Error ? e.message : String(e)}`);
     return {};
@@ -50,7 +55,10 @@ export class ResultsPanel extends LoupePanel {
       await TimelinePanel.show(ctx, runId, { focusStep: stepIndex });
     });
     // Runs finishing or being re-scored elsewhere in this window.
-    this.disposables.push(ctx.onDidChangeRuns(() => this.push()), onDidChangeExperiment(() => this.push()));
+    this.disposables.push(
+      ctx.onDidChangeRuns(() => this.push()),
+      onDidChangeExperiment(() => this.push()),
+    );
   }
 
   protected async state(): Promise<ResultsState> {
@@ -73,14 +81,19 @@ export async function openRuns(ctx: LoupeContext, runIds: string[], label: strin
     return;
   }
   const store = ctx.store();
-  const items = await Promise.all(runIds.map(async (id) => {
-    const r = await store.getRun(id);
-    return {
-      label: r ? `${oneLine(r.model ?? r.agent)} · ${oneLine(r.blockId)}` : id,
-      description: r ? `${r.status} · ${r.steps} steps · ${new Date(r.createdAt).toLocaleString()}` : 'not in the store',
-      detail: id, id,
-    };
-  }));
+  const items = await Promise.all(
+    runIds.map(async (id) => {
+      const r = await store.getRun(id);
+      return {
+        label: r ? `${oneLine(r.model ?? r.agent)} · ${oneLine(r.blockId)}` : id,
+        description: r
+          ? `${r.status} · ${r.steps} steps · ${new Date(r.createdAt).toLocaleString()}`
+          : 'not in the store',
+        detail: id,
+        id,
+      };
+    }),
+  );
   const pick = await vscode.window.showQuickPick(items, { title: `Runs behind ${label}`, matchOnDetail: true });
   if (pick) await vscode.commands.executeCommand('loupe.openRun', pick.id);
 }

@@ -12,7 +12,13 @@ import { LlmClient } from '../../core/agent/llm.ts';
 import { findBenchmark } from '../../core/benchmarks/registry.ts';
 import { VariablesService } from '../../app/variables/variables-service.ts';
 import type { DocSearchOpenArgs } from '../../protocol/docsearch.ts';
-import { AskQuestionRequest, CopyAsPandasRequest, OpenCodebookRequest, type VariablesState, type VariablesTarget } from '../../protocol/variables.ts';
+import {
+  AskQuestionRequest,
+  CopyAsPandasRequest,
+  OpenCodebookRequest,
+  type VariablesState,
+  type VariablesTarget,
+} from '../../protocol/variables.ts';
 import { DidChangeStateNotification } from '../../protocol/webview.ts';
 import { apiKeySecretName, type ModelProfile } from '../config.ts';
 import type { LoupeContext } from '../context.ts';
@@ -23,13 +29,15 @@ import { showWarningMessage } from '../messages.ts';
 /** Survey folders (with a docs/ folder) of a root. */
 function surveysOf(root: string): string[] {
   try {
-    return readdirSync(root).filter((s) => {
-      try {
-        return statSync(join(root, s, 'docs')).isDirectory();
-      } catch {
-        return false;
-      }
-    }).sort();
+    return readdirSync(root)
+      .filter((s) => {
+        try {
+          return statSync(join(root, s, 'docs')).isDirectory();
+        } catch {
+          return false;
+        }
+      })
+      .sort();
   } catch {
     return [];
   }
@@ -42,14 +50,25 @@ async function pickTarget(ctx: LoupeContext): Promise<VariablesTarget | undefine
   for (const s of suiteRegistry(ctx).settings()) {
     if (!findBenchmark(s.suite)?.docFiles) continue;
     for (const survey of surveysOf(s.root)) {
-      items.push({ label: survey, description: s.suite, detail: s.root, target: { suite: s.suite, root: s.root, survey, title: survey } });
+      items.push({
+        label: survey,
+        description: s.suite,
+        detail: s.root,
+        target: { suite: s.suite, root: s.root, survey, title: survey },
+      });
     }
   }
   if (!items.length) {
-    void showWarningMessage('No configured suite has survey documentation (<SURVEY>/docs folders). Add one to the setting loupe.suites.');
+    void showWarningMessage(
+      'No configured suite has survey documentation (<SURVEY>/docs folders). Add one to the setting loupe.suites.',
+    );
     return undefined;
   }
-  const pick = await vscode.window.showQuickPick(items, { title: 'Browse Variables', placeHolder: 'Which survey?', matchOnDetail: true });
+  const pick = await vscode.window.showQuickPick(items, {
+    title: 'Browse Variables',
+    placeHolder: 'Which survey?',
+    matchOnDetail: true,
+  });
   return pick?.target;
 }
 
@@ -85,21 +104,44 @@ export class VariablesPanel extends LoupePanel {
       if ('unavailable' in d) throw new Error(`The model cannot break the question into concepts: ${d.unavailable}`);
       const p = d.profile;
       const apiKey = await this.ctx.extension.secrets.get(apiKeySecretName(p.name));
-      const client = new LlmClient({ baseUrl: p.baseUrl, model: p.model, apiKey: apiKey ?? undefined, temperature: 0, maxTokens: p.maxTokens, reasoningEffort: p.reasoningEffort, maxRetries: 1 });
+      const client = new LlmClient({
+        baseUrl: p.baseUrl,
+        model: p.model,
+        apiKey: apiKey ?? undefined,
+        temperature: 0,
+        maxTokens: p.maxTokens,
+        reasoningEffort: p.reasoningEffort,
+        maxRetries: 1,
+      });
       try {
         return await this.svc().ask(question, {
           label: p.name,
-          complete: async (system, user) => (await client.complete([{ role: 'system', content: system }, { role: 'user', content: user }], [])).message.content ?? '',
+          complete: async (system, user) =>
+            (
+              await client.complete(
+                [
+                  { role: 'system', content: system },
+                  { role: 'user', content: user },
+                ],
+                [],
+              )
+            ).message.content ?? '',
         });
       } catch (e) {
         const m = e instanceof Error ? e.message : String(e);
-        throw new Error(`The model profile "${p.name}" (${p.model}) could not break the question into concepts: ${m}`, { cause: e });
+        throw new Error(`The model profile "${p.name}" (${p.model}) could not break the question into concepts: ${m}`, {
+          cause: e,
+        });
       }
     });
     // the question-mode toggle follows the model profiles in the settings
-    this.disposables.push(vscode.workspace.onDidChangeConfiguration((e) => {
-      if (e.affectsConfiguration('loupe.models') || e.affectsConfiguration('loupe.variables.profile')) this.rpc.notify(DidChangeStateNotification, { state: this.state() });
-    }));
+    this.disposables.push(
+      vscode.workspace.onDidChangeConfiguration((e) => {
+        if (e.affectsConfiguration('loupe.models') || e.affectsConfiguration('loupe.variables.profile')) {
+          this.rpc.notify(DidChangeStateNotification, { state: this.state() });
+        }
+      }),
+    );
     this.rpc.onRequest(OpenCodebookRequest, ({ name, file }) => this.openCodebook(name, file));
     this.rpc.onRequest(CopyAsPandasRequest, ({ name, file }) => this.copyAsPandas(name, file));
     this.onDisposed(() => this.service?.dispose());
@@ -121,7 +163,10 @@ export class VariablesPanel extends LoupePanel {
       onState: (state) => this.rpc.notify(DidChangeStateNotification, { state: this.withDecomposer(state) }),
       // PDF extraction in a child process (`loupe index`), so the extension host never blocks on it
       prebuild: existsSync(cli) ? () => this.prebuild(cli, target, cacheDir) : undefined,
-      onPrebuildError: (e) => this.ctx.log.warn(`variables: index in a child process failed, building in the extension host: ${e instanceof Error ? e.message : String(e)}`),
+      onPrebuildError: (e) =>
+        this.ctx.log.warn(
+          `variables: index in a child process failed, building in the extension host: ${e instanceof Error ? e.message : String(e)}`,
+        ),
     });
     this.panel.title = `Variables: ${target.survey}`;
     void this.service.build();
@@ -136,34 +181,53 @@ export class VariablesPanel extends LoupePanel {
     const { models, variablesProfile } = this.ctx.settings;
     if (variablesProfile) {
       const p = models.find((m) => m.name === variablesProfile);
-      return p ? { profile: p } : { unavailable: `the setting loupe.variables.profile names "${variablesProfile}", which is not a profile of loupe.models (${models.map((m) => m.name).join(', ') || 'none yet'}).` };
+      return p
+        ? { profile: p }
+        : {
+            unavailable: `the setting loupe.variables.profile names "${variablesProfile}", which is not a profile of loupe.models (${models.map((m) => m.name).join(', ') || 'none yet'}).`,
+          };
     }
-    return models[0] ? { profile: models[0] } : { unavailable: 'no model profile is configured: add one to the setting loupe.models.' };
+    return models[0]
+      ? { profile: models[0] }
+      : { unavailable: 'no model profile is configured: add one to the setting loupe.models.' };
   }
 
   private withDecomposer(s: VariablesState): VariablesState {
     const d = this.decomposer();
-    return { ...s, decomposer: 'profile' in d ? { profile: d.profile.name, model: d.profile.model } : { unavailable: d.unavailable } };
+    return {
+      ...s,
+      decomposer: 'profile' in d ? { profile: d.profile.name, model: d.profile.model } : { unavailable: d.unavailable },
+    };
   }
 
   private prebuild(cli: string, t: VariablesTarget, cacheDir: string): Promise<void> {
     return new Promise((resolve, reject) => {
-      const child = spawn(process.execPath, [cli, 'index', '--root', t.root, '--survey', t.survey, '--cache', cacheDir], {
-        env: { ...process.env, ELECTRON_RUN_AS_NODE: '1' },
-        stdio: ['ignore', 'ignore', 'pipe'],
-      });
+      const child = spawn(
+        process.execPath,
+        [cli, 'index', '--root', t.root, '--survey', t.survey, '--cache', cacheDir],
+        {
+          env: { ...process.env, ELECTRON_RUN_AS_NODE: '1' },
+          stdio: ['ignore', 'ignore', 'pipe'],
+        },
+      );
       let tail = '';
       child.stderr.setEncoding('utf8');
       child.stderr.on('data', (d: string) => {
         tail = (tail + d).slice(-2000);
       });
       child.on('error', reject);
-      child.on('exit', (code) => (code === 0 ? resolve() : reject(new Error(`loupe index exited with ${code}: ${tail.trim().split('\n').slice(-2).join(' | ')}`))));
+      child.on('exit', (code) =>
+        code === 0
+          ? resolve()
+          : reject(new Error(`loupe index exited with ${code}: ${tail.trim().split('\n').slice(-2).join(' | ')}`)),
+      );
     });
   }
 
   protected state(): VariablesState {
-    return this.withDecomposer(this.service?.state() ?? { status: 'idle', variables: [], problems: [], coverage: { columns: 0, documented: 0 } });
+    return this.withDecomposer(
+      this.service?.state() ?? { status: 'idle', variables: [], problems: [], coverage: { columns: 0, documented: 0 } },
+    );
   }
 
   private async openCodebook(name: string, file: string): Promise<void> {
@@ -186,17 +250,27 @@ export class VariablesPanel extends LoupePanel {
   }
 
   /** Inserts the snippet as a code cell at the end of the visible run notebook; else puts it on the clipboard. */
-  private async copyAsPandas(name: string, file: string): Promise<{ where: 'notebook' | 'clipboard'; snippet: string }> {
+  private async copyAsPandas(
+    name: string,
+    file: string,
+  ): Promise<{ where: 'notebook' | 'clipboard'; snippet: string }> {
     const snippet = this.svc().snippet(name, file);
     const editors = vscode.window.visibleNotebookEditors;
-    const editor = editors.find((e) => e.notebook.uri.path.endsWith('/notebook.ipynb')) ?? vscode.window.activeNotebookEditor ?? editors[0];
+    const editor =
+      editors.find((e) => e.notebook.uri.path.endsWith('/notebook.ipynb')) ??
+      vscode.window.activeNotebookEditor ??
+      editors[0];
     if (!editor) {
       await vscode.env.clipboard.writeText(snippet);
       return { where: 'clipboard', snippet };
     }
     const nb = editor.notebook;
     const edit = new vscode.WorkspaceEdit();
-    edit.set(nb.uri, [vscode.NotebookEdit.insertCells(nb.cellCount, [new vscode.NotebookCellData(vscode.NotebookCellKind.Code, snippet.trimEnd(), 'python')])]);
+    edit.set(nb.uri, [
+      vscode.NotebookEdit.insertCells(nb.cellCount, [
+        new vscode.NotebookCellData(vscode.NotebookCellKind.Code, snippet.trimEnd(), 'python'),
+      ]),
+    ]);
     await vscode.workspace.applyEdit(edit);
     const range = new vscode.NotebookRange(nb.cellCount - 1, nb.cellCount);
     editor.revealRange(range, vscode.NotebookEditorRevealType.InCenterIfOutsideViewport);
@@ -209,8 +283,15 @@ export async function browseVariablesCommand(ctx: LoupeContext, arg: unknown): P
   const a = arg as Partial<VariablesTarget> | undefined;
   let target: VariablesTarget | undefined;
   if (a && typeof a.root === 'string' && typeof a.survey === 'string') {
-    const setting = suiteRegistry(ctx).settings().find((s) => s.root === a.root);
-    target = { suite: a.suite ?? setting?.suite ?? 'folder', root: a.root, survey: a.survey, title: a.title ?? a.survey };
+    const setting = suiteRegistry(ctx)
+      .settings()
+      .find((s) => s.root === a.root);
+    target = {
+      suite: a.suite ?? setting?.suite ?? 'folder',
+      root: a.root,
+      survey: a.survey,
+      title: a.title ?? a.survey,
+    };
   }
   target ??= await pickTarget(ctx);
   if (!target) return false;

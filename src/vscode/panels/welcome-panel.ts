@@ -28,9 +28,16 @@ export class WelcomePanel extends LoupePanel {
       await vscode.commands.executeCommand('workbench.action.openSettings', 'loupe.suites');
     });
     // A suite configured while the page is open changes its next step.
-    this.disposables.push(vscode.workspace.onDidChangeConfiguration((e) => {
-      if (e.affectsConfiguration('loupe.suites')) void this.state().then((state) => this.rpc.notify(DidChangeStateNotification, { state }), () => undefined);
-    }));
+    this.disposables.push(
+      vscode.workspace.onDidChangeConfiguration((e) => {
+        if (e.affectsConfiguration('loupe.suites')) {
+          void this.state().then(
+            (state) => this.rpc.notify(DidChangeStateNotification, { state }),
+            () => undefined,
+          );
+        }
+      }),
+    );
   }
 
   protected async state(): Promise<WelcomeState> {
@@ -41,7 +48,12 @@ export class WelcomePanel extends LoupePanel {
       node: process.version,
       suites: s.suites.map(({ suite, root }) => ({ suite, root })),
       checks: await runChecks({ python: s.pythonPath }),
-      runs: (await this.ctx.store().listRuns({ limit: 1 }).catch(() => [])).length,
+      runs: (
+        await this.ctx
+          .store()
+          .listRuns({ limit: 1 })
+          .catch(() => [])
+      ).length,
     };
   }
 }

@@ -17,7 +17,13 @@ let runsView: RunsViewProvider | undefined;
 
 export function registerRunUi(ctx: LoupeContext): void {
   runsView = ctx.register(new RunsViewProvider(ctx));
-  const view = ctx.register(vscode.window.createTreeView('loupe.runs', { treeDataProvider: runsView, showCollapseAll: true, canSelectMany: true }));
+  const view = ctx.register(
+    vscode.window.createTreeView('loupe.runs', {
+      treeDataProvider: runsView,
+      showCollapseAll: true,
+      canSelectMany: true,
+    }),
+  );
   runsView.watch(view);
   runsView.view = view;
   ctx.register(new RunNotebookController(ctx));
@@ -56,7 +62,12 @@ export function registerRunUi(ctx: LoupeContext): void {
       const mode = toolName === 'search_doc' ? 'keyword' : toolName === 'retriever' ? 'longta' : 'keyword';
       const commands = await vscode.commands.getCommands(true);
       if (!commands.includes('loupe.searchDocumentation')) return 'none';
-      await vscode.commands.executeCommand('loupe.searchDocumentation', { runId, query, mode, file: typeof args.doc_path === 'string' ? args.doc_path : undefined });
+      await vscode.commands.executeCommand('loupe.searchDocumentation', {
+        runId,
+        query,
+        mode,
+        file: typeof args.doc_path === 'string' ? args.doc_path : undefined,
+      });
       return 'docsearch';
     }
     return 'none';

@@ -32,15 +32,29 @@ async function runOf(ctx: LoupeContext, raw: unknown, title: string, hinting = f
   // issue 42: the hint picker offers only runs that can take a hint (a fork needs no hint-able run: it offers all)
   const offered = hinting ? runs.filter((r) => hintability(r, liveState(r.id)).ok) : runs;
   if (!offered.length) {
-    void showInformationMessage(hinting
-      ? 'Loupe: no run can take a hint now. A hint goes to a running or paused run of Loupe\'s own agent; to continue a finished run with a hint, fork it from a step (Fork Run from Step).'
-      : 'Loupe: the store holds no run yet.');
+    void showInformationMessage(
+      hinting
+        ? "Loupe: no run can take a hint now. A hint goes to a running or paused run of Loupe's own agent; to continue a finished run with a hint, fork it from a step (Fork Run from Step)."
+        : 'Loupe: the store holds no run yet.',
+    );
     return undefined;
   }
-  const pick = await vscode.window.showQuickPick(offered.map((r) => {
-    const live = liveState(r.id);
-    return { label: `${oneLine(r.blockId)} · ${live ? (live.paused ? 'paused' : 'running') : r.status}`, description: `${oneLine(r.model ?? r.agent)} · ${r.createdAt}`, detail: r.id, r };
-  }), { title, matchOnDetail: true, ...(hinting ? { placeHolder: 'Runs that can take a hint: running or paused runs of Loupe\'s own agent' } : {}) });
+  const pick = await vscode.window.showQuickPick(
+    offered.map((r) => {
+      const live = liveState(r.id);
+      return {
+        label: `${oneLine(r.blockId)} · ${live ? (live.paused ? 'paused' : 'running') : r.status}`,
+        description: `${oneLine(r.model ?? r.agent)} · ${r.createdAt}`,
+        detail: r.id,
+        r,
+      };
+    }),
+    {
+      title,
+      matchOnDetail: true,
+      ...(hinting ? { placeHolder: "Runs that can take a hint: running or paused runs of Loupe's own agent" } : {}),
+    },
+  );
   return pick?.r;
 }
 
@@ -58,19 +72,36 @@ export async function assistanceState(ctx: LoupeContext, runId: string): Promise
   const store = ctx.store();
   const run = await store.getRun(runId);
   if (!run) throw new Error(`Run ${runId} is no longer in the store`);
-  const [help, interventions, all] = await Promise.all([assistanceOf(store, [run]), store.getInterventions(runId), store.listRuns({ blockId: run.blockId })]);
+  const [help, interventions, all] = await Promise.all([
+    assistanceOf(store, [run]),
+    store.getInterventions(runId),
+    store.listRuns({ blockId: run.blockId }),
+  ]);
   const a = help.get(runId)!;
   const session = RunSession.get(runId);
   const live = !!session && !session.result;
   const sup = interventionSupport(run);
   let cannot: string | null = sup.ok ? null : sup.reason;
-  if (!cannot && run.status === 'finished') cannot = 'The run has finished: fork it from a step to continue with a hint.';
-  if (!cannot && live && !session.control.isPaused) cannot = 'Pause the run first (Pause, or key p in its terminal): hints are added between steps.';
+  if (!cannot && run.status === 'finished') {
+    cannot = 'The run has finished: fork it from a step to continue with a hint.';
+  }
+  if (!cannot && live && !session.control.isPaused) {
+    cannot = 'Pause the run first (Pause, or key p in its terminal): hints are added between steps.';
+  }
   return {
-    runId, interventions: interventions.map(({ runId: _r, ...i }) => i), analystCode: !!a.analystCode, label: assistanceLabel(a) ?? null,
+    runId,
+    interventions: interventions.map(({ runId: _r, ...i }) => i),
+    analystCode: !!a.analystCode,
+    label: assistanceLabel(a) ?? null,
     forkOf: run.params.forkOf ?? null,
-    forks: all.filter((r) => r.params.forkOf?.runId === runId).reverse().map((r) => ({ runId: r.id, step: r.params.forkOf!.step, model: r.model ?? r.agent })),
-    live, paused: live && session.control.isParked, pausing: live && session.control.isPaused && !session.control.isParked, cannotIntervene: cannot,
+    forks: all
+      .filter((r) => r.params.forkOf?.runId === runId)
+      .reverse()
+      .map((r) => ({ runId: r.id, step: r.params.forkOf!.step, model: r.model ?? r.agent })),
+    live,
+    paused: live && session.control.isParked,
+    pausing: live && session.control.isPaused && !session.control.isParked,
+    cannotIntervene: cannot,
   };
 }
 
@@ -78,7 +109,12 @@ export async function assistanceState(ctx: LoupeContext, runId: string): Promise
  * Loupe: Add Hint to Run. Arguments (all optional): run id or Runs-view node, the text (asked for otherwise), `correction`.
  * @returns the recorded human step, or undefined when cancelled.
  */
-export async function interveneCommand(ctx: LoupeContext, arg?: unknown, text?: unknown, kind?: unknown): Promise<InterventionRecord | undefined> {
+export async function interveneCommand(
+  ctx: LoupeContext,
+  arg?: unknown,
+  text?: unknown,
+  kind?: unknown,
+): Promise<InterventionRecord | undefined> {
   const run = await runOf(ctx, arg, 'Add Hint to Run', true);
   if (!run) return undefined;
   const sup = interventionSupport(run);
@@ -87,27 +123,42 @@ export async function interveneCommand(ctx: LoupeContext, arg?: unknown, text?: 
   const live = !!session && !session.result;
   // a running run picked for a hint is paused here: the hint goes in at the next step boundary
   if (live && !session.control.isPaused) session.control.pause();
-  if (!live && run.status === 'finished') throw new Error(`Run ${run.id} has finished: fork it from a step (Fork from this step, on its timeline) to continue it with a hint.`);
+  if (!live && run.status === 'finished') {
+    throw new Error(
+      `Run ${run.id} has finished: fork it from a step (Fork from this step, on its timeline) to continue it with a hint.`,
+    );
+  }
   const next = run.steps + 1;
-  const message = typeof text === 'string' ? text : await vscode.window.showInputBox({
-    title: `Hint for the agent of ${run.blockId} (sent before step ${next})`,
-    prompt: 'Recorded as a human step (who, when, text); the run becomes assisted and its scores are kept apart. Nothing already recorded changes.',
-    placeHolder: 'e.g. The exam weight is WTMEC2YR; exclude pregnant women.',
-    ignoreFocusOut: true,
-  });
+  const message =
+    typeof text === 'string'
+      ? text
+      : await vscode.window.showInputBox({
+          title: `Hint for the agent of ${run.blockId} (sent before step ${next})`,
+          prompt:
+            'Recorded as a human step (who, when, text); the run becomes assisted and its scores are kept apart. Nothing already recorded changes.',
+          placeHolder: 'e.g. The exam weight is WTMEC2YR; exclude pregnant women.',
+          ignoreFocusOut: true,
+        });
   if (message === undefined) return undefined;
   if (!message.trim()) {
     void showWarningMessage('Loupe: the hint was empty; nothing was recorded.');
     return undefined;
   }
-  const input = { who: currentAnnotator(), kind: kind === 'correction' ? 'correction' as const : 'hint' as const, text: message };
+  const input = {
+    who: currentAnnotator(),
+    kind: kind === 'correction' ? ('correction' as const) : ('hint' as const),
+    text: message,
+  };
   let rec: InterventionRecord;
   if (live) {
     rec = await session.control.intervene(input);
     session.terminal.write(`\r\n\x1b[34m✎ ${rec.kind} recorded; press r to resume\x1b[0m\r\n`);
   } else {
     rec = await interveneStoredRun(ctx.store(), run.id, input);
-    void showInformationMessage(`Loupe: ${rec.kind} recorded for run ${run.id}; it is sent when the run resumes.`, 'Resume Run').then((x) => x && vscode.commands.executeCommand('loupe.resumeRun', run.id));
+    void showInformationMessage(
+      `Loupe: ${rec.kind} recorded for run ${run.id}; it is sent when the run resumes.`,
+      'Resume Run',
+    ).then((x) => x && vscode.commands.executeCommand('loupe.resumeRun', run.id));
   }
   ctx.fireRunsChanged();
   return rec;
@@ -118,35 +169,68 @@ export async function interveneCommand(ctx: LoupeContext, arg?: unknown, text?: 
  * (`''` for none). Resolves when the fork has ended (or at once with `{ background: true }` as fifth argument).
  * @returns the fork's run id.
  */
-export async function forkRunCommand(ctx: LoupeContext, arg?: unknown, stepArg?: unknown, profileArg?: unknown, hintArg?: unknown, opts?: unknown): Promise<string | undefined> {
+export async function forkRunCommand(
+  ctx: LoupeContext,
+  arg?: unknown,
+  stepArg?: unknown,
+  profileArg?: unknown,
+  hintArg?: unknown,
+  opts?: unknown,
+): Promise<string | undefined> {
   const run = await runOf(ctx, arg, 'Fork Run from Step');
   if (!run) return undefined;
   let step = typeof stepArg === 'number' ? stepArg : undefined;
   if (step === undefined) {
     const steps = await ctx.store().getStepSummaries(run.id);
-    const pick = await vscode.window.showQuickPick(steps.map((s) => ({ label: `Step ${s.index + 1}`, description: s.toolNames.join(', ') || 'message', detail: s.content.slice(0, 120), n: s.index + 1 })).reverse(),
-      { title: `Fork ${run.blockId} from step… (steps up to it are replayed without model calls)` });
+    const pick = await vscode.window.showQuickPick(
+      steps
+        .map((s) => ({
+          label: `Step ${s.index + 1}`,
+          description: s.toolNames.join(', ') || 'message',
+          detail: s.content.slice(0, 120),
+          n: s.index + 1,
+        }))
+        .reverse(),
+      { title: `Fork ${run.blockId} from step… (steps up to it are replayed without model calls)` },
+    );
     if (!pick) return undefined;
     step = pick.n;
   }
-  if (step > run.steps) throw new Error(`Step ${step} is beyond the last step of run ${run.id} (it has ${run.steps} steps).`);
+  if (step > run.steps) {
+    throw new Error(`Step ${step} is beyond the last step of run ${run.id} (it has ${run.steps} steps).`);
+  }
   const profiles = ctx.settings.models;
   // Issue 24: a run an MCP client drove is forked like any other, but Loupe's own agent continues the fork (a client cannot)
-  const mcp = run.agent.startsWith('mcp:') ? `steps 1–${step} were the MCP client ${run.params.mcp?.client ?? run.agent.slice(4)}'s calls; Loupe's own agent continues the fork, not the client` : undefined;
-  if (!profiles.length) throw new Error(`Add a model profile to the setting loupe.models first: a fork continues with a model${mcp ? ` (${mcp})` : ''}.`);
+  const mcp = run.agent.startsWith('mcp:')
+    ? `steps 1–${step} were the MCP client ${run.params.mcp?.client ?? run.agent.slice(4)}'s calls; Loupe's own agent continues the fork, not the client`
+    : undefined;
+  if (!profiles.length) {
+    throw new Error(
+      `Add a model profile to the setting loupe.models first: a fork continues with a model${mcp ? ` (${mcp})` : ''}.`,
+    );
+  }
   let profile = typeof profileArg === 'string' ? profiles.find((p) => p.name === profileArg) : undefined;
   if (typeof profileArg === 'string' && !profile) throw new Error(`No model profile '${profileArg}' in loupe.models`);
   if (!profile) {
-    const pick = await vscode.window.showQuickPick(profiles.map((p) => ({ label: `$(hubot) ${p.name}`, description: `${p.model} · ${p.baseUrl}${p.model === run.model ? ' · the parent\'s model' : ''}`, p })),
-      { title: `Fork from step ${step}: continue with which model profile?${mcp ? ` (${mcp})` : ''}` });
+    const pick = await vscode.window.showQuickPick(
+      profiles.map((p) => ({
+        label: `$(hubot) ${p.name}`,
+        description: `${p.model} · ${p.baseUrl}${p.model === run.model ? " · the parent's model" : ''}`,
+        p,
+      })),
+      { title: `Fork from step ${step}: continue with which model profile?${mcp ? ` (${mcp})` : ''}` },
+    );
     if (!pick) return undefined;
     profile = pick.p;
   }
-  const hint = typeof hintArg === 'string' ? hintArg : await vscode.window.showInputBox({
-    title: `Fork from step ${step}: hint for the agent (optional)`,
-    prompt: 'Sent before the first new step and recorded as a human step. Leave empty to fork without a hint.',
-    ignoreFocusOut: true,
-  });
+  const hint =
+    typeof hintArg === 'string'
+      ? hintArg
+      : await vscode.window.showInputBox({
+          title: `Fork from step ${step}: hint for the agent (optional)`,
+          prompt: 'Sent before the first new step and recorded as a human step. Leave empty to fork without a hint.',
+          ignoreFocusOut: true,
+        });
   if (hint === undefined) return undefined;
   let suite;
   let block;
@@ -156,8 +240,15 @@ export async function forkRunCommand(ctx: LoupeContext, arg?: unknown, stepArg?:
     throw new Error(`Run ${run.id}: its block ${run.blockId} could not be reopened (${errorMessage(e)})`, { cause: e });
   }
   const session = new RunSession(ctx, {
-    suite, block, agent: 'llm', llm: await llmConfig(ctx, profile),
-    forkOf: { runId: run.id, step, ...(hint.trim() ? { hint: { who: currentAnnotator(), kind: 'hint' as const, text: hint } } : {}) },
+    suite,
+    block,
+    agent: 'llm',
+    llm: await llmConfig(ctx, profile),
+    forkOf: {
+      runId: run.id,
+      step,
+      ...(hint.trim() ? { hint: { who: currentAnnotator(), kind: 'hint' as const, text: hint } } : {}),
+    },
   });
   ctx.register(session);
   const done = session.run().then((r) => {
@@ -177,10 +268,15 @@ export async function forkRunCommand(ctx: LoupeContext, arg?: unknown, stepArg?:
 
 /** When another fork of the same run and step exists, offers the two side by side in the review. */
 async function offerForkComparison(ctx: LoupeContext, parentId: string, step: number, forkId: string): Promise<void> {
-  const siblings = (await ctx.store().listRuns()).filter((r) => r.id !== forkId && r.params.forkOf?.runId === parentId && r.params.forkOf.step === step);
+  const siblings = (await ctx.store().listRuns()).filter(
+    (r) => r.id !== forkId && r.params.forkOf?.runId === parentId && r.params.forkOf.step === step,
+  );
   if (!siblings.length) return;
   const other = siblings[0]!;
-  const pick = await showInformationMessage(`Loupe: run ${parentId} has two forks from step ${step}. Compare them side by side?`, 'Compare Forks');
+  const pick = await showInformationMessage(
+    `Loupe: run ${parentId} has two forks from step ${step}. Compare them side by side?`,
+    'Compare Forks',
+  );
   if (pick) await vscode.commands.executeCommand('loupe.compareRuns', other.id, [other.id, forkId]);
 }
 
@@ -194,15 +290,25 @@ export async function compareForksCommand(ctx: LoupeContext, arg?: unknown): Pro
   const all = await ctx.store().listRuns({ blockId: run.blockId });
   // A fork's siblings (same parent and step), or the forks of this run.
   const parent = run.params.forkOf;
-  const group = parent ? all.filter((r) => r.params.forkOf?.runId === parent.runId && r.params.forkOf.step === parent.step) : all.filter((r) => r.params.forkOf?.runId === run.id);
+  const group = parent
+    ? all.filter((r) => r.params.forkOf?.runId === parent.runId && r.params.forkOf.step === parent.step)
+    : all.filter((r) => r.params.forkOf?.runId === run.id);
   const byStep = new Map<number, RunRecord[]>();
   for (const r of group) byStep.set(r.params.forkOf!.step, [...(byStep.get(r.params.forkOf!.step) ?? []), r]);
-  const pair = parent ? group.filter((r) => r.id !== run.id).slice(0, 1).concat(run) : [...byStep.values()].find((g) => g.length >= 2)?.slice(0, 2);
+  const pair = parent
+    ? group
+        .filter((r) => r.id !== run.id)
+        .slice(0, 1)
+        .concat(run)
+    : [...byStep.values()].find((g) => g.length >= 2)?.slice(0, 2);
   if (!pair || pair.length < 2) {
     void showInformationMessage(`Loupe: run ${run.id} has no two forks from the same step to compare yet.`);
     return undefined;
   }
-  return vscode.commands.executeCommand<string | undefined>('loupe.compareRuns', pair[0]!.id, [pair[0]!.id, pair[1]!.id]);
+  return vscode.commands.executeCommand<string | undefined>('loupe.compareRuns', pair[0]!.id, [
+    pair[0]!.id,
+    pair[1]!.id,
+  ]);
 }
 
 /**
@@ -215,9 +321,13 @@ export async function compareForkWithParentCommand(ctx: LoupeContext, arg?: unkn
   if (!run) return undefined;
   let fork = run;
   if (!run.params.forkOf) {
-    const forks = (await ctx.store().listRuns({ blockId: run.blockId })).filter((r) => r.params.forkOf?.runId === run.id);
+    const forks = (await ctx.store().listRuns({ blockId: run.blockId })).filter(
+      (r) => r.params.forkOf?.runId === run.id,
+    );
     if (!forks.length) {
-      void showInformationMessage(`Loupe: run ${run.id} is not a fork and has no fork yet. Fork it from a step first (Fork Run from Step).`);
+      void showInformationMessage(
+        `Loupe: run ${run.id} is not a fork and has no fork yet. Fork it from a step first (Fork Run from Step).`,
+      );
       return undefined;
     }
     fork = forks.sort((a, b) => b.createdAt.localeCompare(a.createdAt))[0]!;

@@ -26,7 +26,11 @@ export class RunNotebookController implements vscode.Disposable {
 
   constructor(ctx: LoupeContext) {
     this.ctx = ctx;
-    this.controller = vscode.notebooks.createNotebookController(RunNotebookController.id, 'jupyter-notebook', 'Loupe run kernel');
+    this.controller = vscode.notebooks.createNotebookController(
+      RunNotebookController.id,
+      'jupyter-notebook',
+      'Loupe run kernel',
+    );
     this.controller.supportedLanguages = ['python'];
     this.controller.supportsExecutionOrder = true;
     this.controller.description = 'the sandboxed kernel of a Loupe run';
@@ -34,33 +38,47 @@ export class RunNotebookController implements vscode.Disposable {
     this.disposables.push(vscode.workspace.onDidOpenNotebookDocument((nb) => this.prefer(nb)));
     for (const nb of vscode.workspace.notebookDocuments) this.prefer(nb);
     // Issue 22: who wrote a cell is visible on the cell (agent step n, or analyst).
-    this.disposables.push(vscode.notebooks.registerNotebookCellStatusBarItemProvider('jupyter-notebook', {
-      provideCellStatusBarItems: (cell) => {
-        const m = cellMeta(cell);
-        if (!m) return [];
-        const item = m.author === 'agent'
-          ? new vscode.NotebookCellStatusBarItem(`$(hubot) agent · step ${m.step + 1}`, vscode.NotebookCellStatusBarAlignment.Left)
-          : new vscode.NotebookCellStatusBarItem('$(person) analyst', vscode.NotebookCellStatusBarAlignment.Left);
-        item.tooltip = m.author === 'agent' ? 'Written and run by the agent; its recorded output is never changed (re-running it runs a copy below)' : 'Added by an analyst (the run is marked assisted if this ran while the agent was running)';
-        return [item];
-      },
-    }));
+    this.disposables.push(
+      vscode.notebooks.registerNotebookCellStatusBarItemProvider('jupyter-notebook', {
+        provideCellStatusBarItems: (cell) => {
+          const m = cellMeta(cell);
+          if (!m) return [];
+          const item =
+            m.author === 'agent'
+              ? new vscode.NotebookCellStatusBarItem(
+                  `$(hubot) agent · step ${m.step + 1}`,
+                  vscode.NotebookCellStatusBarAlignment.Left,
+                )
+              : new vscode.NotebookCellStatusBarItem('$(person) analyst', vscode.NotebookCellStatusBarAlignment.Left);
+          item.tooltip =
+            m.author === 'agent'
+              ? 'Written and run by the agent; its recorded output is never changed (re-running it runs a copy below)'
+              : 'Added by an analyst (the run is marked assisted if this ran while the agent was running)';
+          return [item];
+        },
+      }),
+    );
   }
 
   /** The run a notebook belongs to: `<runsDirectory>/<runId>/notebook.ipynb`. */
   async runIdOf(nb: vscode.NotebookDocument): Promise<string | undefined> {
     if (basename(nb.uri.fsPath) !== 'notebook.ipynb') return undefined;
     const runId = basename(dirname(nb.uri.fsPath));
-    return await this.ctx.store().getRun(runId) ? runId : undefined;
+    return (await this.ctx.store().getRun(runId)) ? runId : undefined;
   }
 
   private prefer(nb: vscode.NotebookDocument): void {
-    void this.runIdOf(nb).then((id) => {
-      if (!id) return;
-      this.controller.updateNotebookAffinity(nb, vscode.NotebookControllerAffinity.Preferred);
-      // Issue 38: a notebook written before agent HTML was kept out shows its outputs as text from now on.
-      void sanitiseOpenNotebook(nb).catch((e: unknown) => this.ctx.log.warn(`run notebook ${nb.uri.fsPath}: outputs not made safe: ${errorMessage(e)}`));
-    }, () => undefined);
+    void this.runIdOf(nb).then(
+      (id) => {
+        if (!id) return;
+        this.controller.updateNotebookAffinity(nb, vscode.NotebookControllerAffinity.Preferred);
+        // Issue 38: a notebook written before agent HTML was kept out shows its outputs as text from now on.
+        void sanitiseOpenNotebook(nb).catch((e: unknown) =>
+          this.ctx.log.warn(`run notebook ${nb.uri.fsPath}: outputs not made safe: ${errorMessage(e)}`),
+        );
+      },
+      () => undefined,
+    );
   }
 
   private async kernelFor(runId: string, onNote: (s: string) => void): Promise<SharedKernel> {
@@ -86,16 +104,28 @@ export class RunNotebookController implements vscode.Disposable {
     try {
       ({ block } = await reopenRun(run));
     } catch (e) {
-      throw new Error(`Run ${run.id}: its block ${run.blockId} could not be reopened from ${run.params.suiteRoot ?? 'an unrecorded folder'} (${errorMessage(e)})`, { cause: e });
+      throw new Error(
+        `Run ${run.id}: its block ${run.blockId} could not be reopened from ${run.params.suiteRoot ?? 'an unrecorded folder'} (${errorMessage(e)})`,
+        { cause: e },
+      );
     }
     const sandbox = (run.sandbox as 'bubblewrap' | 'off') || settings.sandbox;
-    const inner = await defaultStartKernel({ sandbox, python: settings.pythonPath || undefined }, run.suite, kernelPlacement(runDir, block, sandbox), this.ctx.log);
+    const inner = await defaultStartKernel(
+      { sandbox, python: settings.pythonPath || undefined },
+      run.suite,
+      kernelPlacement(runDir, block, sandbox),
+      this.ctx.log,
+    );
     const kernel = new SharedKernel(inner);
     kernel.agentRunning = false;
     const cells = (await store.getCells(runId, { includeReplays: false })).filter((c) => c.stepIndex >= 0);
     onNote(`Fresh kernel for run ${runId}: replaying ${cells.length} recorded agent cell(s) to rebuild its state…\n`);
     for (const c of cells) await kernel.execute(c.code);
-    await store.addEvent(runId, 'analyst-kernel', `analyst kernel started after the run; replayed ${cells.length} agent cells`);
+    await store.addEvent(
+      runId,
+      'analyst-kernel',
+      `analyst kernel started after the run; replayed ${cells.length} agent cells`,
+    );
     return kernel;
   }
 
@@ -114,7 +144,13 @@ export class RunNotebookController implements vscode.Disposable {
       exec.executionOrder = ++this.order;
       exec.start(Date.now());
       if (!runId) {
-        await exec.replaceOutput(new vscode.NotebookCellOutput([vscode.NotebookCellOutputItem.error(new Error('This notebook is not a Loupe run notebook (expected <runs>/<runId>/notebook.ipynb).'))]));
+        await exec.replaceOutput(
+          new vscode.NotebookCellOutput([
+            vscode.NotebookCellOutputItem.error(
+              new Error('This notebook is not a Loupe run notebook (expected <runs>/<runId>/notebook.ipynb).'),
+            ),
+          ]),
+        );
         exec.end(false, Date.now());
         continue;
       }
@@ -126,15 +162,32 @@ export class RunNotebookController implements vscode.Disposable {
         });
         const r = await kernel.executeAsAnalyst(this.ctx.store(), runId, cell.document.getText());
         const outs = executionOutputs(r);
-        if (notes.length) outs.unshift(new vscode.NotebookCellOutput([vscode.NotebookCellOutputItem.stdout(notes.join(''))]));
+        if (notes.length) {
+          outs.unshift(new vscode.NotebookCellOutput([vscode.NotebookCellOutputItem.stdout(notes.join(''))]));
+        }
         await exec.replaceOutput(outs);
-        const loupe = { runId, step: -1, seq: await this.ctx.store().nextCellSeq(runId) - 1, author: 'analyst' as const };
+        const loupe = {
+          runId,
+          step: -1,
+          seq: (await this.ctx.store().nextCellSeq(runId)) - 1,
+          author: 'analyst' as const,
+        };
         const edit = new vscode.WorkspaceEdit();
-        edit.set(nb.uri, [vscode.NotebookEdit.updateCellMetadata(cell.index, { ...cell.metadata, loupe, metadata: { ...(cell.metadata.metadata as object | undefined), loupe } })]);
+        edit.set(nb.uri, [
+          vscode.NotebookEdit.updateCellMetadata(cell.index, {
+            ...cell.metadata,
+            loupe,
+            metadata: { ...(cell.metadata.metadata as object | undefined), loupe },
+          }),
+        ]);
         await vscode.workspace.applyEdit(edit);
         exec.end(r.status === 'ok', Date.now());
       } catch (e) {
-        await exec.replaceOutput(new vscode.NotebookCellOutput([vscode.NotebookCellOutputItem.error(e instanceof Error ? e : new Error(String(e)))]));
+        await exec.replaceOutput(
+          new vscode.NotebookCellOutput([
+            vscode.NotebookCellOutputItem.error(e instanceof Error ? e : new Error(String(e))),
+          ]),
+        );
         exec.end(false, Date.now());
       }
     }
@@ -142,18 +195,32 @@ export class RunNotebookController implements vscode.Disposable {
   }
 
   /** Inserts a copy of an agent cell as an analyst cell right below it; returns the new cell (undefined if it failed). */
-  private async analystCopyBelow(nb: vscode.NotebookDocument, cell: vscode.NotebookCell): Promise<vscode.NotebookCell | undefined> {
+  private async analystCopyBelow(
+    nb: vscode.NotebookDocument,
+    cell: vscode.NotebookCell,
+  ): Promise<vscode.NotebookCell | undefined> {
     const at = cell.index + 1;
-    const data = new vscode.NotebookCellData(vscode.NotebookCellKind.Code, cell.document.getText(), cell.document.languageId);
+    const data = new vscode.NotebookCellData(
+      vscode.NotebookCellKind.Code,
+      cell.document.getText(),
+      cell.document.languageId,
+    );
     const edit = new vscode.WorkspaceEdit();
     edit.set(nb.uri, [vscode.NotebookEdit.insertCells(at, [data])]);
-    if (!await vscode.workspace.applyEdit(edit)) return undefined;
-    this.ctx.log.info(`run notebook ${nb.uri.fsPath}: agent cell ${cell.index + 1} re-run as a new analyst cell ${at + 1} (the agent cell's recorded output is kept)`);
+    if (!(await vscode.workspace.applyEdit(edit))) return undefined;
+    this.ctx.log.info(
+      `run notebook ${nb.uri.fsPath}: agent cell ${cell.index + 1} re-run as a new analyst cell ${at + 1} (the agent cell's recorded output is kept)`,
+    );
     return nb.cellAt(at);
   }
 
   dispose(): void {
-    for (const k of this.postRun.values()) void k.then((x) => x.close(), () => undefined);
+    for (const k of this.postRun.values()) {
+      void k.then(
+        (x) => x.close(),
+        () => undefined,
+      );
+    }
     this.controller.dispose();
     while (this.disposables.length) this.disposables.pop()?.dispose();
   }

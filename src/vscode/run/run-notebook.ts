@@ -6,7 +6,15 @@
 import { containedFileExists, readContainedFile, writeContainedFile } from '../../core/util/contained.ts';
 import { basename, dirname } from 'node:path';
 import * as vscode from 'vscode';
-import { buildRunNotebook, isInertMarkdown, kernelCellOutputs, notebookOutputItems, SAFE_OUTPUT_MIMES, sanitiseNotebook, type NotebookOutput } from '../../core/agent/notebook.ts';
+import {
+  buildRunNotebook,
+  isInertMarkdown,
+  kernelCellOutputs,
+  notebookOutputItems,
+  SAFE_OUTPUT_MIMES,
+  sanitiseNotebook,
+  type NotebookOutput,
+} from '../../core/agent/notebook.ts';
 import type { KernelCellRecord, KernelExecuteResult, RunRecord } from '../../core/agent/types.ts';
 import type { RunStore } from '../../core/store/run-store.ts';
 
@@ -28,29 +36,52 @@ export function cellMeta(cell: vscode.NotebookCell | vscode.NotebookCellData): L
  * made safe first, so no item has a mime type VS Code renders as live HTML or code, whatever the outputs came from).
  */
 export function toVscodeOutputs(outputs: NotebookOutput[]): vscode.NotebookCellOutput[] {
-  return outputs.map((o) => new vscode.NotebookCellOutput(notebookOutputItems(o).map((it) => {
-    if (it.error) return vscode.NotebookCellOutputItem.error(it.error);
-    if (it.base64 !== undefined) return new vscode.NotebookCellOutputItem(Buffer.from(it.base64, 'base64'), it.mime);
-    return vscode.NotebookCellOutputItem.text(it.text ?? '', it.mime);
-  })));
+  return outputs.map(
+    (o) =>
+      new vscode.NotebookCellOutput(
+        notebookOutputItems(o).map((it) => {
+          if (it.error) return vscode.NotebookCellOutputItem.error(it.error);
+          if (it.base64 !== undefined) {
+            return new vscode.NotebookCellOutputItem(Buffer.from(it.base64, 'base64'), it.mime);
+          }
+          return vscode.NotebookCellOutputItem.text(it.text ?? '', it.mime);
+        }),
+      ),
+  );
 }
 
-const STREAM = { 'application/vnd.code.notebook.stdout': 'stdout', 'application/vnd.code.notebook.stderr': 'stderr' } as const;
+const STREAM = {
+  'application/vnd.code.notebook.stdout': 'stdout',
+  'application/vnd.code.notebook.stderr': 'stderr',
+} as const;
 
 /** A VS Code output back in nbformat form (streams, errors and mime bundles; images as base64). */
 function toNbformat(o: vscode.NotebookCellOutput): NotebookOutput {
   const dec = new TextDecoder();
   const only = o.items.length === 1 ? o.items[0]! : undefined;
-  if (only && only.mime in STREAM) return { output_type: 'stream', name: STREAM[only.mime as keyof typeof STREAM], text: [dec.decode(only.data)] };
+  if (only && only.mime in STREAM) {
+    return { output_type: 'stream', name: STREAM[only.mime as keyof typeof STREAM], text: [dec.decode(only.data)] };
+  }
   if (only?.mime === 'application/vnd.code.notebook.error') {
     let e: { name?: string; message?: string; stack?: string } = {};
     try {
       e = JSON.parse(dec.decode(only.data)) as typeof e;
-    } catch { /* shown empty */ }
-    return { output_type: 'error', ename: String(e.name ?? 'Error'), evalue: String(e.message ?? ''), traceback: String(e.stack ?? '').split('\n') };
+    } catch {
+      /* shown empty */
+    }
+    return {
+      output_type: 'error',
+      ename: String(e.name ?? 'Error'),
+      evalue: String(e.message ?? ''),
+      traceback: String(e.stack ?? '').split('\n'),
+    };
   }
   const data: Record<string, string> = {};
-  for (const it of o.items) data[it.mime] = /^image\/(png|jpeg|gif)$/.test(it.mime) ? Buffer.from(it.data).toString('base64') : dec.decode(it.data);
+  for (const it of o.items) {
+    data[it.mime] = /^image\/(png|jpeg|gif)$/.test(it.mime)
+      ? Buffer.from(it.data).toString('base64')
+      : dec.decode(it.data);
+  }
   return { output_type: 'display_data', data, metadata: {} };
 }
 
@@ -63,7 +94,10 @@ function toNbformat(o: vscode.NotebookCellOutput): NotebookOutput {
 export async function sanitiseOpenNotebook(doc: vscode.NotebookDocument): Promise<number> {
   if (doc.isDirty || doc.isClosed) return 0;
   const dec = new TextDecoder();
-  const unsafe = (o: vscode.NotebookCellOutput) => o.items.some((it) => !SAFE_OUTPUT_MIMES.has(it.mime) || (it.mime === 'text/markdown' && !isInertMarkdown(dec.decode(it.data))));
+  const unsafe = (o: vscode.NotebookCellOutput) =>
+    o.items.some(
+      (it) => !SAFE_OUTPUT_MIMES.has(it.mime) || (it.mime === 'text/markdown' && !isInertMarkdown(dec.decode(it.data))),
+    );
   const edits: vscode.NotebookEdit[] = [];
   for (const cell of doc.getCells()) {
     if (!cell.outputs.some(unsafe)) continue;
@@ -83,15 +117,31 @@ export async function sanitiseOpenNotebook(doc: vscode.NotebookDocument): Promis
 
 /** Outputs of a live kernel execution. */
 export function executionOutputs(r: KernelExecuteResult): vscode.NotebookCellOutput[] {
-  return toVscodeOutputs(kernelCellOutputs({
-    stdout: r.stdout, stderr: r.stderr, result: r.result ?? null, tables: r.tables ?? [], figures: (r.figures ?? []).map((f) => f.png), error: r.error ?? null, status: r.status,
-  }, null));
+  return toVscodeOutputs(
+    kernelCellOutputs(
+      {
+        stdout: r.stdout,
+        stderr: r.stderr,
+        result: r.result ?? null,
+        tables: r.tables ?? [],
+        figures: (r.figures ?? []).map((f) => f.png),
+        error: r.error ?? null,
+        status: r.status,
+      },
+      null,
+    ),
+  );
 }
 
 function cellData(run: RunRecord, c: KernelCellRecord, n: number): vscode.NotebookCellData {
   const d = new vscode.NotebookCellData(vscode.NotebookCellKind.Code, c.code, 'python');
   d.outputs = toVscodeOutputs(kernelCellOutputs(c, n));
-  const loupe: LoupeCellMeta = { runId: run.id, step: c.stepIndex, seq: c.seq, author: c.stepIndex < 0 ? 'analyst' : 'agent' };
+  const loupe: LoupeCellMeta = {
+    runId: run.id,
+    step: c.stepIndex,
+    seq: c.seq,
+    author: c.stepIndex < 0 ? 'analyst' : 'agent',
+  };
   d.metadata = { loupe, metadata: { loupe } };
   d.executionSummary = { executionOrder: n, success: c.status === 'ok', timing: undefined };
   return d;
@@ -158,12 +208,18 @@ export class RunNotebook {
     // timeline in its editor group).
     const visible = vscode.window.visibleNotebookEditors.find((e) => e.notebook.uri.toString() === this.uri.toString());
     const viewColumn = opts.viewColumn ?? visible?.viewColumn ?? vscode.ViewColumn.One;
-    return vscode.window.showNotebookDocument(this.doc, { viewColumn, preserveFocus: opts.preserveFocus ?? true, preview: false });
+    return vscode.window.showNotebookDocument(this.doc, {
+      viewColumn,
+      preserveFocus: opts.preserveFocus ?? true,
+      preview: false,
+    });
   }
 
   /** Appends cells recorded since the last sync (call after each committed step). Serialised. */
   sync(): Promise<void> {
-    this.syncing = this.syncing.then(() => this.doSync()).catch((e: unknown) => console.error('Loupe: notebook sync failed', e));
+    this.syncing = this.syncing
+      .then(() => this.doSync())
+      .catch((e: unknown) => console.error('Loupe: notebook sync failed', e));
     return this.syncing;
   }
 
@@ -174,16 +230,26 @@ export class RunNotebook {
       return;
     }
     const run = await this.run();
-    const metas = doc.getCells().map((c) => cellMeta(c)).filter((m): m is LoupeCellMeta => m !== undefined);
+    const metas = doc
+      .getCells()
+      .map((c) => cellMeta(c))
+      .filter((m): m is LoupeCellMeta => m !== undefined);
     const present = new Set(metas.map((m) => m.seq));
     // Read only cells after the last agent cell shown: agent cells arrive in order; an analyst cell run here
     // meanwhile may hold a later seq than agent cells not yet shown, so it does not move the cursor.
     const sinceSeq = Math.max(-1, ...metas.filter((m) => m.step >= 0).map((m) => m.seq));
-    const cells = (await this.store.getCells(run.id, { includeReplays: false, withFigures: true, sinceSeq })).filter((c) => !present.has(c.seq));
+    const cells = (await this.store.getCells(run.id, { includeReplays: false, withFigures: true, sinceSeq })).filter(
+      (c) => !present.has(c.seq),
+    );
     if (!cells.length) return;
     const codeCount = doc.getCells().filter((c) => c.kind === vscode.NotebookCellKind.Code).length;
     const edit = new vscode.WorkspaceEdit();
-    edit.set(doc.uri, [vscode.NotebookEdit.insertCells(doc.cellCount, cells.map((c, i) => cellData(run, c, codeCount + i + 1)))]);
+    edit.set(doc.uri, [
+      vscode.NotebookEdit.insertCells(
+        doc.cellCount,
+        cells.map((c, i) => cellData(run, c, codeCount + i + 1)),
+      ),
+    ]);
     await vscode.workspace.applyEdit(edit);
     await doc.save();
   }

@@ -93,27 +93,47 @@ export class RunSession implements vscode.Disposable {
           await written;
           await this.notebook?.open({ viewColumn: vscode.ViewColumn.One, preserveFocus: true });
           await TimelinePanel.show(this.ctx, runId, { column: vscode.ViewColumn.Two });
-        })().catch((e: unknown) => this.ctx.log.error(`run UI failed to open: ${e instanceof Error ? e.message : String(e)}`));
+        })().catch((e: unknown) =>
+          this.ctx.log.error(`run UI failed to open: ${e instanceof Error ? e.message : String(e)}`),
+        );
       }
     };
     const onEvent = (e: AgentEvent) => {
       this.terminal.event(e);
       // the step is committed when step-end comes: an open timeline of this run reads it now, not at its next poll
       if (e.type === 'step-end' || e.type === 'run-end') this.ctx.fireStepsCommitted(e.runId, e.type === 'run-end');
-      if (e.type === 'paused' || e.type === 'resumed' || e.type === 'intervention' || e.type === 'run-end') RunSession.assistChanged.fire(e.runId);
+      if (e.type === 'paused' || e.type === 'resumed' || e.type === 'intervention' || e.type === 'run-end') {
+        RunSession.assistChanged.fire(e.runId);
+      }
       if (e.type === 'step-end' || e.type === 'run-end') {
         void this.uiReady.then(() => this.notebook?.sync());
         this.ctx.fireRunsChanged();
       }
     };
     const base: BlockRunOptions = {
-      store, suite, block, agent: this.opts.agent, llm: this.opts.llm, runsDir: this.ctx.runsDirectory, repeat: this.opts.repeat,
+      store,
+      suite,
+      block,
+      agent: this.opts.agent,
+      llm: this.opts.llm,
+      runsDir: this.ctx.runsDirectory,
+      repeat: this.opts.repeat,
       docsCacheDir: this.ctx.docsCacheDirectory, // the index Documentation Search built serves the run's doc tools
       kernel: { sandbox: settings.sandbox, python: settings.pythonPath || undefined },
       budget: { maxSteps: this.opts.agent === 'llm' ? settings.maxSteps : undefined },
-      control: this.control, onEvent, onRunCreated, log: this.ctx.log, ...(this.opts.forkOf ? { forkOf: this.opts.forkOf } : {}), ...(otel ? { otel } : {}),
+      control: this.control,
+      onEvent,
+      onRunCreated,
+      log: this.ctx.log,
+      ...(this.opts.forkOf ? { forkOf: this.opts.forkOf } : {}),
+      ...(otel ? { otel } : {}),
       startKernel: async (k) => {
-        const inner = await defaultStartKernel({ sandbox: settings.sandbox, python: settings.pythonPath || undefined }, block.suite, k, this.ctx.log);
+        const inner = await defaultStartKernel(
+          { sandbox: settings.sandbox, python: settings.pythonPath || undefined },
+          block.suite,
+          k,
+          this.ctx.log,
+        );
         this.kernel = new SharedKernel(inner);
         return this.kernel;
       },
@@ -130,7 +150,9 @@ export class RunSession implements vscode.Disposable {
       return this.result;
     } catch (e) {
       // Shown where the user is looking (the run's terminal), then reported by the command as an error message.
-      this.terminal.write(`\r\n\x1b[31m✘ ${neutraliseControls(e instanceof Error ? e.message : String(e)).replace(/\n/g, '\r\n')}\x1b[0m\r\n`);
+      this.terminal.write(
+        `\r\n\x1b[31m✘ ${neutraliseControls(e instanceof Error ? e.message : String(e)).replace(/\n/g, '\r\n')}\x1b[0m\r\n`,
+      );
       throw e;
     } finally {
       if (this.kernel) this.kernel.agentRunning = false;

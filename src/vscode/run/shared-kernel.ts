@@ -35,12 +35,23 @@ export class SharedKernel implements KernelLike {
   async executeAsAnalyst(store: RunStore, runId: string, code: string): Promise<KernelExecuteResult> {
     const r = await this.execute(code);
     await store.insertCell({
-      runId, stepIndex: -1, seq: await store.nextCellSeq(runId), code, status: r.status, stdout: r.stdout, stderr: r.stderr,
-      result: r.result ?? null, error: r.error ?? null, tables: r.tables ?? [], figures: (r.figures ?? []).map((f) => f.png),
-      durationMs: r.durationMs, replay: false,
+      runId,
+      stepIndex: -1,
+      seq: await store.nextCellSeq(runId),
+      code,
+      status: r.status,
+      stdout: r.stdout,
+      stderr: r.stderr,
+      result: r.result ?? null,
+      error: r.error ?? null,
+      tables: r.tables ?? [],
+      figures: (r.figures ?? []).map((f) => f.png),
+      durationMs: r.durationMs,
+      replay: false,
     });
-    if (this.agentRunning) await store.addEvent(runId, 'assisted', 'an analyst ran code in the kernel while the agent was running');
-    else await store.addEvent(runId, 'analyst-cell', 'an analyst ran code in the kernel after the run');
+    if (this.agentRunning) {
+      await store.addEvent(runId, 'assisted', 'an analyst ran code in the kernel while the agent was running');
+    } else await store.addEvent(runId, 'analyst-cell', 'an analyst ran code in the kernel after the run');
     return r;
   }
 

@@ -4,11 +4,21 @@
  * live run pauses, resumes or takes a hint. Attached to every timeline by the run UI (`TimelinePanel.attachAssistance`).
  */
 import * as vscode from 'vscode';
-import { DidChangeAssistanceNotification, GetAssistanceRequest, RunActionRequest } from '../../protocol/intervention.ts';
+import {
+  DidChangeAssistanceNotification,
+  GetAssistanceRequest,
+  RunActionRequest,
+} from '../../protocol/intervention.ts';
 import type { RpcEndpoint } from '../../protocol/ipc.ts';
 import { errorMessage } from '../../core/util/errors.ts';
 import type { LoupeContext } from '../context.ts';
-import { assistanceState, compareForkWithParentCommand, compareForksCommand, forkRunCommand, interveneCommand } from './intervene-commands.ts';
+import {
+  assistanceState,
+  compareForkWithParentCommand,
+  compareForksCommand,
+  forkRunCommand,
+  interveneCommand,
+} from './intervene-commands.ts';
 import { RunSession } from './run-session.ts';
 
 /** Wires one timeline panel. @returns what to dispose with the panel. */
@@ -37,7 +47,9 @@ export function attachTimelineAssistance(ctx: LoupeContext, rpc: RpcEndpoint, ru
       if (action === 'intervene') {
         const rec = await interveneCommand(ctx, id);
         await push();
-        return rec ? { ok: true, message: `${rec.kind} #${rec.seq} recorded before step ${rec.beforeStep + 1}` } : { ok: false };
+        return rec
+          ? { ok: true, message: `${rec.kind} #${rec.seq} recorded before step ${rec.beforeStep + 1}` }
+          : { ok: false };
       }
       if (action === 'compareForkWithParent') {
         const f = await compareForkWithParentCommand(ctx, id);

@@ -49,11 +49,17 @@ export class TranscriptTerminal implements vscode.Disposable {
     };
     this.title = title;
     this.pty = pty;
-    this.write(`\x1b[1m${oneLine(title)}\x1b[0m — keys: \x1b[1mp\x1b[0m pause after this step · \x1b[1mi\x1b[0m add a hint (paused) · \x1b[1mr\x1b[0m resume · \x1b[1ms\x1b[0m stop\r\n`);
+    this.write(
+      `\x1b[1m${oneLine(title)}\x1b[0m — keys: \x1b[1mp\x1b[0m pause after this step · \x1b[1mi\x1b[0m add a hint (paused) · \x1b[1mr\x1b[0m resume · \x1b[1ms\x1b[0m stop\r\n`,
+    );
   }
 
   show(preserveFocus = true): void {
-    this.terminal ??= vscode.window.createTerminal({ name: this.title, pty: this.pty, iconPath: new vscode.ThemeIcon('eye') });
+    this.terminal ??= vscode.window.createTerminal({
+      name: this.title,
+      pty: this.pty,
+      iconPath: new vscode.ThemeIcon('eye'),
+    });
     this.terminal.show(preserveFocus);
   }
 

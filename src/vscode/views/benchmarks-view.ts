@@ -28,7 +28,9 @@ export interface BlockChecklist {
 const MAX_ITEMS = 200;
 
 export function isBlockNode(x: unknown): x is Extract<BenchmarkNode, { kind: 'block' }> {
-  return typeof x === 'object' && x !== null && (x as { kind?: unknown }).kind === 'block' && 'block' in x && 'suite' in x;
+  return (
+    typeof x === 'object' && x !== null && (x as { kind?: unknown }).kind === 'block' && 'block' in x && 'suite' in x
+  );
 }
 
 export class BenchmarksProvider implements vscode.TreeDataProvider<BenchmarkNode> {
@@ -47,7 +49,9 @@ export class BenchmarksProvider implements vscode.TreeDataProvider<BenchmarkNode
   async getChildren(node?: BenchmarkNode): Promise<BenchmarkNode[]> {
     if (!node) {
       // Issue 22: while configured suites load, the view says so (not "No benchmark suites are configured yet").
-      const entries = await vscode.window.withProgress({ location: { viewId: BENCHMARKS_VIEW_ID } }, () => suiteRegistry(this.ctx).loadAll());
+      const entries = await vscode.window.withProgress({ location: { viewId: BENCHMARKS_VIEW_ID } }, () =>
+        suiteRegistry(this.ctx).loadAll(),
+      );
       return entries.map((entry) => ({ kind: 'suite', entry }));
     }
     if (node.kind === 'suite') {
@@ -58,15 +62,31 @@ export class BenchmarksProvider implements vscode.TreeDataProvider<BenchmarkNode
       // Authored checklists of this suite's blocks in one read; a store that cannot be read leaves the suite's own.
       let authored = new Map<string, BlockChecklist>();
       try {
-        authored = new Map((await checklistStoreOf(this.ctx.store()).listLatest(suite.id)).map((v) => [v.blockId, { version: v.version, items: activeChecklistItems(v.items).length }]));
+        authored = new Map(
+          (await checklistStoreOf(this.ctx.store()).listLatest(suite.id)).map((v) => [
+            v.blockId,
+            { version: v.version, items: activeChecklistItems(v.items).length },
+          ]),
+        );
       } catch (e) {
-        this.ctx.log.warn(`benchmarks view: checklists not read from ${this.ctx.storePath}: ${e instanceof Error ? e.message : String(e)}`);
+        this.ctx.log.warn(
+          `benchmarks view: checklists not read from ${this.ctx.storePath}: ${e instanceof Error ? e.message : String(e)}`,
+        );
       }
-      return suite.blocks.map((block) => ({ kind: 'block', suite, block, checklist: authored.get(block.id) ?? { version: null, items: def.checklist!.nativeItems(block).length } }));
+      return suite.blocks.map((block) => ({
+        kind: 'block',
+        suite,
+        block,
+        checklist: authored.get(block.id) ?? { version: null, items: def.checklist!.nativeItems(block).length },
+      }));
     }
     if (node.kind === 'block') {
-      const items: BenchmarkNode[] = node.block.items.slice(0, MAX_ITEMS).map((item) => ({ kind: 'item', suite: node.suite, block: node.block, item }));
-      if (node.block.items.length > MAX_ITEMS) items.push({ kind: 'more', suite: node.suite, block: node.block, hidden: node.block.items.length - MAX_ITEMS });
+      const items: BenchmarkNode[] = node.block.items
+        .slice(0, MAX_ITEMS)
+        .map((item) => ({ kind: 'item', suite: node.suite, block: node.block, item }));
+      if (node.block.items.length > MAX_ITEMS) {
+        items.push({ kind: 'more', suite: node.suite, block: node.block, hidden: node.block.items.length - MAX_ITEMS });
+      }
       return items;
     }
     return [];
@@ -102,14 +122,19 @@ function suiteItem(entry: SuiteEntry): vscode.TreeItem {
   const s = entry.suite;
   // issue 44: an entry without "suite" whose manifest failed has no kind yet: name it by its folder
   const label = s ? s.title : `${entry.setting.suite || 'benchmark manifest'}: ${basename(entry.setting.root)}`;
-  const t = new vscode.TreeItem(label, s ? vscode.TreeItemCollapsibleState.Collapsed : vscode.TreeItemCollapsibleState.None);
+  const t = new vscode.TreeItem(
+    label,
+    s ? vscode.TreeItemCollapsibleState.Collapsed : vscode.TreeItemCollapsibleState.None,
+  );
   t.id = `suite:${entry.key}`;
   t.contextValue = s ? 'suite' : 'suite error';
   if (!s) {
     t.iconPath = new vscode.ThemeIcon('error', new vscode.ThemeColor('problemsErrorIcon.foreground'));
     // the reason itself (a manifest's file, line and field) is shown, not only in the tooltip
     t.description = `failed to load: ${(entry.error ?? '').replace(/\s+/g, ' ').slice(0, 300)}`;
-    t.tooltip = new vscode.MarkdownString().appendMarkdown(`**${entry.setting.suite || 'benchmark manifest'}** \`${entry.setting.root}\`\n\n`).appendText(entry.error ?? '');
+    t.tooltip = new vscode.MarkdownString()
+      .appendMarkdown(`**${entry.setting.suite || 'benchmark manifest'}** \`${entry.setting.root}\`\n\n`)
+      .appendText(entry.error ?? '');
     return t;
   }
   const runnable = s.blocks.filter((b) => b.runnable).length;
@@ -117,7 +142,9 @@ function suiteItem(entry: SuiteEntry): vscode.TreeItem {
   t.description = `${s.kind} · ${runnable}/${s.blocks.length} runnable`;
   const md = new vscode.MarkdownString();
   md.appendMarkdown(`**${escapeMd(s.title)}**  \n`);
-  md.appendMarkdown(`${s.kind} · version \`${s.version}\` · ${s.source.kind}${s.source.upstream ? ` from ${escapeMd(s.source.upstream)}` : ''}  \n`);
+  md.appendMarkdown(
+    `${s.kind} · version \`${s.version}\` · ${s.source.kind}${s.source.upstream ? ` from ${escapeMd(s.source.upstream)}` : ''}  \n`,
+  );
   md.appendMarkdown(`\`${escapeMd(s.root)}\`\n\n${s.blocks.length} blocks, ${runnable} runnable.`);
   if (s.problems.length) md.appendMarkdown(`\n\n**Problems**\n\n${bullets(s.problems)}`);
   t.tooltip = md;
@@ -125,7 +152,10 @@ function suiteItem(entry: SuiteEntry): vscode.TreeItem {
 }
 
 function blockItem(suite: Suite, b: Block, checklist?: BlockChecklist): vscode.TreeItem {
-  const t = new vscode.TreeItem(b.title, b.items.length ? vscode.TreeItemCollapsibleState.Collapsed : vscode.TreeItemCollapsibleState.None);
+  const t = new vscode.TreeItem(
+    b.title,
+    b.items.length ? vscode.TreeItemCollapsibleState.Collapsed : vscode.TreeItemCollapsibleState.None,
+  );
   t.id = `block:${suite.id}:${b.id}`;
   const parts = ['block', b.runnable ? 'runnable' : 'notRunnable'];
   if (b.visible.docs.length) parts.push('docs');
@@ -134,19 +164,30 @@ function blockItem(suite: Suite, b: Block, checklist?: BlockChecklist): vscode.T
   t.contextValue = parts.join(' ');
   const n = b.items.length;
   const noChecklist = !!checklist && checklist.items === 0;
-  const list = checklist ? (noChecklist ? ' · no checklist' : ` · checklist ${checklist.version ? `v${checklist.version}, ` : ''}${checklist.items}`) : '';
+  const list = checklist
+    ? noChecklist
+      ? ' · no checklist'
+      : ` · checklist ${checklist.version ? `v${checklist.version}, ` : ''}${checklist.items}`
+    : '';
   t.description = `${n} item${n === 1 ? '' : 's'}${list}${b.runnable ? '' : ' · not runnable'}`;
   if (!b.runnable) t.iconPath = new vscode.ThemeIcon('error', new vscode.ThemeColor('problemsErrorIcon.foreground'));
-  else if (b.problems.length || noChecklist) t.iconPath = new vscode.ThemeIcon('warning', new vscode.ThemeColor('problemsWarningIcon.foreground'));
-  else t.iconPath = new vscode.ThemeIcon('pass', new vscode.ThemeColor('testing.iconPassed'));
+  else if (b.problems.length || noChecklist) {
+    t.iconPath = new vscode.ThemeIcon('warning', new vscode.ThemeColor('problemsWarningIcon.foreground'));
+  } else t.iconPath = new vscode.ThemeIcon('pass', new vscode.ThemeColor('testing.iconPassed'));
   const md = new vscode.MarkdownString();
   md.appendMarkdown(`**${escapeMd(b.title)}**  \n\`${b.id}\`\n\n`);
   md.appendMarkdown(b.runnable ? '$(pass) Runnable' : '$(error) Not runnable');
-  md.appendMarkdown(`  \n${b.visible.data.length} data files · ${b.visible.docs.length} documentation files${otherVisibleFiles(b).map((f) => ` · ${escapeMd(f.rel)}`).join('')}`);
+  md.appendMarkdown(
+    `  \n${b.visible.data.length} data files · ${b.visible.docs.length} documentation files${otherVisibleFiles(b)
+      .map((f) => ` · ${escapeMd(f.rel)}`)
+      .join('')}`,
+  );
   if (checklist) {
-    md.appendMarkdown(checklist.items === 0
-      ? '  \n$(warning) No checklist: runs of this block cannot be scored until one is written (Edit Checklist).'
-      : `  \nChecklist: ${checklist.items} items (${checklist.version ? `authored version ${checklist.version}` : 'the suite\u2019s own'})`);
+    md.appendMarkdown(
+      checklist.items === 0
+        ? '  \n$(warning) No checklist: runs of this block cannot be scored until one is written (Edit Checklist).'
+        : `  \nChecklist: ${checklist.items} items (${checklist.version ? `authored version ${checklist.version}` : 'the suite\u2019s own'})`,
+    );
   }
   const gt = findBenchmark(suite.kind)?.groundTruth?.summary(b);
   if (gt) md.appendMarkdown(`  \n${gt}`);
@@ -185,14 +226,23 @@ function escapeMd(s: string): string {
 /** Creates the view and keeps it in sync with the suite registry. */
 export function registerBenchmarksView(ctx: LoupeContext): BenchmarksProvider {
   // The view's welcome text: "Loading…" when suites are configured, the how-to when none are (package.json viewsWelcome).
-  const setConfigured = () => void vscode.commands.executeCommand('setContext', 'loupe.suitesConfigured', suiteRegistry(ctx).settings().length > 0);
+  const setConfigured = () =>
+    void vscode.commands.executeCommand(
+      'setContext',
+      'loupe.suitesConfigured',
+      suiteRegistry(ctx).settings().length > 0,
+    );
   setConfigured();
   const provider = new BenchmarksProvider(ctx);
-  const view = ctx.register(vscode.window.createTreeView(BENCHMARKS_VIEW_ID, { treeDataProvider: provider, showCollapseAll: true }));
-  ctx.register(suiteRegistry(ctx).onDidChange(() => {
-    setConfigured();
-    provider.refresh();
-  }));
+  const view = ctx.register(
+    vscode.window.createTreeView(BENCHMARKS_VIEW_ID, { treeDataProvider: provider, showCollapseAll: true }),
+  );
+  ctx.register(
+    suiteRegistry(ctx).onDidChange(() => {
+      setConfigured();
+      provider.refresh();
+    }),
+  );
   ctx.register(ctx.onDidChangeRuns(() => provider.refresh())); // a saved checklist version changes a block's description
   void view;
   return provider;

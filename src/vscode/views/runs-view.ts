@@ -21,8 +21,24 @@ export type RunsNode =
   | { kind: 'sweep'; sweepId: string; runs: RunRecord[]; counts: SweepModelProgress }
   | { kind: 'sweep-model'; sweepId: string; counts: SweepModelProgress; runs: RunRecord[] }
   | { kind: 'suite'; suite: string; runs: RunRecord[] }
-  | { kind: 'block'; suite: string; blockId: string; runs: RunRecord[]; /** the group it is under (tree ids stay unique) */ scope: string }
-  | { kind: 'run'; run: RunRecord; answers: number; assisted: boolean; interventions?: number; headline?: RunHeadline; listing?: RunListing; forks?: RunsNode[]; labels?: RunLabels };
+  | {
+      kind: 'block';
+      suite: string;
+      blockId: string;
+      runs: RunRecord[];
+      /** the group it is under (tree ids stay unique) */ scope: string;
+    }
+  | {
+      kind: 'run';
+      run: RunRecord;
+      answers: number;
+      assisted: boolean;
+      interventions?: number;
+      headline?: RunHeadline;
+      listing?: RunListing;
+      forks?: RunsNode[];
+      labels?: RunLabels;
+    };
 
 const STATUS_ICON: Record<string, [string, string?]> = {
   finished: ['pass', 'testing.iconPassed'],
@@ -54,7 +70,12 @@ export class RunsViewProvider implements vscode.TreeDataProvider<RunsNode>, vsco
 
   constructor(ctx: LoupeContext) {
     this.ctx = ctx;
-    this.disposables.push(ctx.onDidChangeRuns(() => this.refreshSoon()), RunSession.onDidChange(() => this.refreshSoon()), onDidChangeExperiment(() => this.refresh()), this.emitter);
+    this.disposables.push(
+      ctx.onDidChangeRuns(() => this.refreshSoon()),
+      RunSession.onDidChange(() => this.refreshSoon()),
+      onDidChangeExperiment(() => this.refresh()),
+      this.emitter,
+    );
   }
 
   /** The tree view (its message says which experiment and filter the runs are scoped to). */
@@ -108,7 +129,10 @@ export class RunsViewProvider implements vscode.TreeDataProvider<RunsNode>, vsco
       last = fp;
     };
     const timer = setInterval(() => void tick(), intervalMs);
-    this.disposables.push({ dispose: () => clearInterval(timer) }, view.onDidChangeVisibility(() => void tick()));
+    this.disposables.push(
+      { dispose: () => clearInterval(timer) },
+      view.onDidChangeVisibility(() => void tick()),
+    );
   }
 
   async getChildren(node?: RunsNode): Promise<RunsNode[]> {
@@ -116,7 +140,9 @@ export class RunsViewProvider implements vscode.TreeDataProvider<RunsNode>, vsco
     try {
       runs = await this.ctx.store().listRuns({ limit: 5000 });
     } catch (e) {
-      this.ctx.log.error(`runs view: cannot read the store ${this.ctx.storePath}: ${e instanceof Error ? e.message : String(e)}`);
+      this.ctx.log.error(
+        `runs view: cannot read the store ${this.ctx.storePath}: ${e instanceof Error ? e.message : String(e)}`,
+      );
       return [];
     }
     if (!node) {
@@ -134,26 +160,57 @@ export class RunsViewProvider implements vscode.TreeDataProvider<RunsNode>, vsco
     }
     if (node.kind === 'sweep') {
       const p = sweepProgressOf(node.sweepId, node.runs);
-      return p.models.map((counts) => ({ kind: 'sweep-model', sweepId: node.sweepId, counts, runs: node.runs.filter((r) => (r.model ?? r.agent) === counts.model) }));
+      return p.models.map((counts) => ({
+        kind: 'sweep-model',
+        sweepId: node.sweepId,
+        counts,
+        runs: node.runs.filter((r) => (r.model ?? r.agent) === counts.model),
+      }));
     }
     if (node.kind === 'sweep-model') {
       const blocks = [...new Set(node.runs.map((r) => r.blockId))].sort();
-      return blocks.map((blockId) => ({ kind: 'block', suite: node.runs[0]!.suite, blockId, runs: node.runs.filter((r) => r.blockId === blockId), scope: `sweep:${node.sweepId}:${node.counts.model}` }));
+      return blocks.map((blockId) => ({
+        kind: 'block',
+        suite: node.runs[0]!.suite,
+        blockId,
+        runs: node.runs.filter((r) => r.blockId === blockId),
+        scope: `sweep:${node.sweepId}:${node.counts.model}`,
+      }));
     }
     if (node.kind === 'suite') {
       const blocks = [...new Set(node.runs.map((r) => r.blockId))].sort();
-      return blocks.map((blockId) => ({ kind: 'block', suite: node.suite, blockId, runs: node.runs.filter((r) => r.blockId === blockId), scope: `suite:${node.suite}` }));
+      return blocks.map((blockId) => ({
+        kind: 'block',
+        suite: node.suite,
+        blockId,
+        runs: node.runs.filter((r) => r.blockId === blockId),
+        scope: `suite:${node.suite}`,
+      }));
     }
     if (node.kind === 'block') {
       const store = this.ctx.store();
       const ids = node.runs.map((r) => r.id);
-      const [answers, assisted, human, headlines, failed, labels] = await Promise.all([store.getAnswersOf(ids), store.getEventsOf(ids, 'assisted'), store.getInterventionsOf(ids), this.headlines(node.runs), runsWithEveryCallFailed(store, node.runs), this.labels(ids)]);
+      const [answers, assisted, human, headlines, failed, labels] = await Promise.all([
+        store.getAnswersOf(ids),
+        store.getEventsOf(ids, 'assisted'),
+        store.getInterventionsOf(ids),
+        this.headlines(node.runs),
+        runsWithEveryCallFailed(store, node.runs),
+        this.labels(ids),
+      ]);
       // issue 42: profile + repeat, short id and start time tell runs apart; forks sit under the run they came from
       const listings = runListings(node.runs, failed);
       const { roots, forks } = forkTree([...node.runs].sort((a, b) => b.createdAt.localeCompare(a.createdAt)));
       const toNode = (run: RunRecord): RunsNode => ({
-        kind: 'run', run, answers: answers.get(run.id)?.length ?? 0, assisted: (assisted.get(run.id)?.length ?? 0) > 0 || (human.get(run.id)?.length ?? 0) > 0, interventions: human.get(run.id)?.length ?? 0,
-        headline: headlines.get(run.id), listing: listings.get(run.id), forks: (forks.get(run.id) ?? []).map(toNode), labels: labels.get(run.id),
+        kind: 'run',
+        run,
+        answers: answers.get(run.id)?.length ?? 0,
+        assisted: (assisted.get(run.id)?.length ?? 0) > 0 || (human.get(run.id)?.length ?? 0) > 0,
+        interventions: human.get(run.id)?.length ?? 0,
+        headline: headlines.get(run.id),
+        listing: listings.get(run.id),
+        forks: (forks.get(run.id) ?? []).map(toNode),
+        labels: labels.get(run.id),
       });
       return roots.map(toNode);
     }
@@ -177,7 +234,9 @@ export class RunsViewProvider implements vscode.TreeDataProvider<RunsNode>, vsco
     try {
       const stored = await runHeadlines(this.ctx.store(), runs, { live: false });
       const toScore = runs.filter((r) => stored.get(r.id)?.text === 'not scored' && !this.live.has(key(r)));
-      const scored = toScore.length ? await runHeadlines(this.ctx.store(), toScore, { suites: this.suites }) : new Map<string, RunHeadline>();
+      const scored = toScore.length
+        ? await runHeadlines(this.ctx.store(), toScore, { suites: this.suites })
+        : new Map<string, RunHeadline>();
       for (const r of toScore) {
         const h = scored.get(r.id);
         if (h) this.live.set(key(r), h);
@@ -208,13 +267,20 @@ export class RunsViewProvider implements vscode.TreeDataProvider<RunsNode>, vsco
   getTreeItem(node: RunsNode): vscode.TreeItem {
     if (node.kind === 'sweep' || node.kind === 'sweep-model') {
       const c = node.counts;
-      const item = new vscode.TreeItem(node.kind === 'sweep' ? `sweep ${node.sweepId}` : c.model, node.kind === 'sweep' ? vscode.TreeItemCollapsibleState.Expanded : vscode.TreeItemCollapsibleState.Collapsed);
+      const item = new vscode.TreeItem(
+        node.kind === 'sweep' ? `sweep ${node.sweepId}` : c.model,
+        node.kind === 'sweep' ? vscode.TreeItemCollapsibleState.Expanded : vscode.TreeItemCollapsibleState.Collapsed,
+      );
       item.id = node.kind === 'sweep' ? `sweep:${node.sweepId}` : `sweep:${node.sweepId}:${c.model}`;
       item.description = `${c.done}/${c.total} done · ${c.running} running · ${c.failed} failed · ${c.queued} queued`;
-      item.tooltip = node.kind === 'sweep'
-        ? `Sweep ${node.sweepId}: ${c.total} units run by workers from the job queue — ${c.done} done, ${c.running} running, ${c.failed} failed, ${c.queued} queued (not started, or waiting to be retried)`
-        : `${c.model} in sweep ${node.sweepId}: ${c.done} of ${c.total} units done, ${c.running} running, ${c.failed} failed, ${c.queued} queued`;
-      item.iconPath = new vscode.ThemeIcon(node.kind === 'sweep' ? 'server-process' : 'hubot', c.failed ? new vscode.ThemeColor('testing.iconFailed') : undefined);
+      item.tooltip =
+        node.kind === 'sweep'
+          ? `Sweep ${node.sweepId}: ${c.total} units run by workers from the job queue — ${c.done} done, ${c.running} running, ${c.failed} failed, ${c.queued} queued (not started, or waiting to be retried)`
+          : `${c.model} in sweep ${node.sweepId}: ${c.done} of ${c.total} units done, ${c.running} running, ${c.failed} failed, ${c.queued} queued`;
+      item.iconPath = new vscode.ThemeIcon(
+        node.kind === 'sweep' ? 'server-process' : 'hubot',
+        c.failed ? new vscode.ThemeColor('testing.iconFailed') : undefined,
+      );
       item.contextValue = node.kind;
       return item;
     }
@@ -227,7 +293,10 @@ export class RunsViewProvider implements vscode.TreeDataProvider<RunsNode>, vsco
       return item;
     }
     if (node.kind === 'block') {
-      const item = new vscode.TreeItem(node.blockId, node.runs.length <= 3 ? vscode.TreeItemCollapsibleState.Expanded : vscode.TreeItemCollapsibleState.Collapsed);
+      const item = new vscode.TreeItem(
+        node.blockId,
+        node.runs.length <= 3 ? vscode.TreeItemCollapsibleState.Expanded : vscode.TreeItemCollapsibleState.Collapsed,
+      );
       item.description = `${node.runs.length} run${node.runs.length === 1 ? '' : 's'}`;
       item.id = `${this.storeKey()}|${node.scope}|block:${node.suite}:${node.blockId}`;
       item.iconPath = new vscode.ThemeIcon('package');
@@ -237,13 +306,21 @@ export class RunsViewProvider implements vscode.TreeDataProvider<RunsNode>, vsco
     const r = node.run;
     const live = RunSession.get(r.id);
     const running = r.status === 'running' && live !== undefined && !live.result;
-    const flag = !running ? node.listing?.flag ?? null : null;
-    const [icon, color] = flag ? ['warning', 'testing.iconFailed'] : STATUS_ICON[running ? 'running' : r.status] ?? ['circle-outline'];
+    const flag = !running ? (node.listing?.flag ?? null) : null;
+    const [icon, color] = flag
+      ? ['warning', 'testing.iconFailed']
+      : (STATUS_ICON[running ? 'running' : r.status] ?? ['circle-outline']);
     // The headline value sits in the label (the sidebar is narrow); its name and source in the description and tooltip.
     const value = node.headline?.short ? ` · ${node.headline.short}` : '';
-    const shown = labelledRun(node.labels, node.listing ? node.listing.label : r.agent === 'reference' ? 'reference' : r.model ?? r.agent);
+    const shown = labelledRun(
+      node.labels,
+      node.listing ? node.listing.label : r.agent === 'reference' ? 'reference' : (r.model ?? r.agent),
+    );
     const name = oneLine(shown.label, 100);
-    const item = new vscode.TreeItem(`${name}${value} · ${running ? 'running' : node.listing?.status ?? r.status}`, node.forks?.length ? vscode.TreeItemCollapsibleState.Expanded : vscode.TreeItemCollapsibleState.None);
+    const item = new vscode.TreeItem(
+      `${name}${value} · ${running ? 'running' : (node.listing?.status ?? r.status)}`,
+      node.forks?.length ? vscode.TreeItemCollapsibleState.Expanded : vscode.TreeItemCollapsibleState.None,
+    );
     item.id = `run:${r.id}`;
     // The run's headline metric (issue 22); answers only where the benchmark records them (a BLADE run has none).
     const metric = node.headline ? `${node.headline.text} · ` : '';
@@ -253,20 +330,50 @@ export class RunsViewProvider implements vscode.TreeDataProvider<RunsNode>, vsco
     // Stored names and reasons may be hostile (an MCP client's name, an agent's text in a reason): Markdown-escaped (issue 38).
     md.appendMarkdown(`**${markdownText(r.blockId)}** · run \`${r.id}\`\n\n`);
     if (node.labels?.name) md.appendMarkdown(`named **${markdownText(node.labels.name)}**\n\n`);
-    if (node.labels?.tags.length) md.appendMarkdown(`experiments: ${node.labels.tags.map((t) => markdownText(t)).join(', ')}\n\n`);
-    md.appendMarkdown(`status **${r.status}**${r.statusReason ? ` — ${markdownText(r.statusReason)}` : ''}${flag ? ` · **${flag}**` : ''}\n\n`);
-    if (node.listing) md.appendMarkdown(`profile ${markdownText(node.listing.profile.label)} (\`${node.listing.profile.player.paramsHash}\`), repeat ${node.listing.profile.repeat} of ${node.listing.profile.repeats} on this block\n\n`);
-    md.appendMarkdown(`agent ${markdownText(r.agent)}${r.model ? ` · model ${markdownText(r.model)}` : ''} · tool set \`${r.toolSet}\` · sandbox \`${r.sandbox}\`\n\n`);
-    md.appendMarkdown(`${r.steps} steps · ${r.tokens ? `${r.tokens.input} input / ${r.tokens.output} output tokens` : 'tokens unknown (external client)'} · ${(r.durationMs / 1000).toFixed(1)} s${r.costUsd != null ? ` · $${r.costUsd.toFixed(4)}` : ''}\n\n`);
+    if (node.labels?.tags.length) {
+      md.appendMarkdown(`experiments: ${node.labels.tags.map((t) => markdownText(t)).join(', ')}\n\n`);
+    }
+    md.appendMarkdown(
+      `status **${r.status}**${r.statusReason ? ` — ${markdownText(r.statusReason)}` : ''}${flag ? ` · **${flag}**` : ''}\n\n`,
+    );
+    if (node.listing) {
+      md.appendMarkdown(
+        `profile ${markdownText(node.listing.profile.label)} (\`${node.listing.profile.player.paramsHash}\`), repeat ${node.listing.profile.repeat} of ${node.listing.profile.repeats} on this block\n\n`,
+      );
+    }
+    md.appendMarkdown(
+      `agent ${markdownText(r.agent)}${r.model ? ` · model ${markdownText(r.model)}` : ''} · tool set \`${r.toolSet}\` · sandbox \`${r.sandbox}\`\n\n`,
+    );
+    md.appendMarkdown(
+      `${r.steps} steps · ${r.tokens ? `${r.tokens.input} input / ${r.tokens.output} output tokens` : 'tokens unknown (external client)'} · ${(r.durationMs / 1000).toFixed(1)} s${r.costUsd != null ? ` · $${r.costUsd.toFixed(4)}` : ''}\n\n`,
+    );
     if (node.headline) md.appendMarkdown(`**${node.headline.text}** — ${node.headline.source}\n\n`);
-    md.appendMarkdown(`${node.answers} answers recorded${node.assisted ? ` · **assisted** (${node.interventions ? `${node.interventions} hint${node.interventions === 1 ? '' : 's'} or correction${node.interventions === 1 ? '' : 's'} from an analyst` : 'an analyst ran code while the agent was running'}; scored apart)` : ''}`);
-    if (r.params.forkOf) md.appendMarkdown(`\n\nfork of run \`${r.params.forkOf.runId}\` at step ${r.params.forkOf.step} (steps 1–${r.params.forkOf.step} replayed without model calls)`);
+    md.appendMarkdown(
+      `${node.answers} answers recorded${node.assisted ? ` · **assisted** (${node.interventions ? `${node.interventions} hint${node.interventions === 1 ? '' : 's'} or correction${node.interventions === 1 ? '' : 's'} from an analyst` : 'an analyst ran code while the agent was running'}; scored apart)` : ''}`,
+    );
+    if (r.params.forkOf) {
+      md.appendMarkdown(
+        `\n\nfork of run \`${r.params.forkOf.runId}\` at step ${r.params.forkOf.step} (steps 1–${r.params.forkOf.step} replayed without model calls)`,
+      );
+    }
     item.tooltip = md;
-    const resumable = !running && (r.status === 'cancelled' || r.status === 'failed' || r.status === 'budget_exhausted' || r.status === 'running');
+    const resumable =
+      !running &&
+      (r.status === 'cancelled' || r.status === 'failed' || r.status === 'budget_exhausted' || r.status === 'running');
     // Runs of external MCP clients: Loupe can neither resume nor intervene on them (only the client drives them).
     const mcp = r.agent.startsWith('mcp:');
-    if (mcp) md.appendMarkdown(`\n\ndriven by the MCP client ${markdownText(r.agent.slice(4))}${r.params.mcp?.contained === false ? ' · **uncontained** (the client declared no sandbox of its own; scored apart)' : ''}: it cannot be given hints or resumed from here — Loupe only answers the client's tool calls. Forking it from a step replays the client's calls up to there; Loupe's own agent then continues with a model profile`);
-    item.contextValue = mcp ? `run.external.${r.status}` : running ? 'run.running' : resumable ? 'run.resumable' : 'run.done';
+    if (mcp) {
+      md.appendMarkdown(
+        `\n\ndriven by the MCP client ${markdownText(r.agent.slice(4))}${r.params.mcp?.contained === false ? ' · **uncontained** (the client declared no sandbox of its own; scored apart)' : ''}: it cannot be given hints or resumed from here — Loupe only answers the client's tool calls. Forking it from a step replays the client's calls up to there; Loupe's own agent then continues with a model profile`,
+      );
+    }
+    item.contextValue = mcp
+      ? `run.external.${r.status}`
+      : running
+        ? 'run.running'
+        : resumable
+          ? 'run.resumable'
+          : 'run.done';
     item.command = { command: 'loupe.openTimeline', title: 'Open Trajectory Timeline', arguments: [r.id] };
     return item;
   }

@@ -15,11 +15,14 @@ export const hasRunner = (): boolean => Boolean(process.env.LOUPE_RUNNER_RPC_DIR
 
 function rpcDir(): string {
   const dir = process.env.LOUPE_RUNNER_RPC_DIR;
-  if (!dir) throw new Error('LOUPE_RUNNER_RPC_DIR is not set: integration tests must be started by test/integration/run.mjs');
+  if (!dir) {
+    throw new Error('LOUPE_RUNNER_RPC_DIR is not set: integration tests must be started by test/integration/run.mjs');
+  }
   return dir;
 }
 
-export const screenshotDir = (): string => process.env.LOUPE_SCREENSHOT_DIR ?? join(process.cwd(), 'test-results', 'screenshots');
+export const screenshotDir = (): string =>
+  process.env.LOUPE_SCREENSHOT_DIR ?? join(process.cwd(), 'test-results', 'screenshots');
 
 type RunnerAction =
   | { action: 'screenshot'; path: string; webview?: boolean }
@@ -56,9 +59,20 @@ export async function runner<T = unknown>(req: RunnerAction, timeoutMs = 60_000)
 }
 
 /** A box in a webview's CSS pixels. */
-export interface Box { left: number; right: number; top: number; bottom: number }
+export interface Box {
+  left: number;
+  right: number;
+  top: number;
+  bottom: number;
+}
 /** What `webviewRects` answers for each element: its box, its first character's box, what its clipping ancestors leave visible. */
-export interface ElementRects { box: Box; first: Box | null; clip: Box; text: string; viewport: number }
+export interface ElementRects {
+  box: Box;
+  first: Box | null;
+  clip: Box;
+  text: string;
+  viewport: number;
+}
 
 /** Saves a PNG of the whole workbench to test-results/screenshots/<name>.png and returns its path. */
 export async function screenshot(name: string): Promise<string> {
@@ -82,7 +96,9 @@ export async function webviewText(opts: { title?: string; expect?: RegExp; timeo
     }
     if (!opts.expect || opts.expect.test(last)) return last;
     if (Date.now() - t0 > (opts.timeoutMs ?? 30_000)) {
-      throw new Error(`webview text did not match ${opts.expect} within ${opts.timeoutMs ?? 30_000} ms; last text: ${last.slice(0, 500)}`);
+      throw new Error(
+        `webview text did not match ${opts.expect} within ${opts.timeoutMs ?? 30_000} ms; last text: ${last.slice(0, 500)}`,
+      );
     }
     await new Promise((r) => setTimeout(r, 300));
   }
@@ -92,7 +108,11 @@ export async function webviewText(opts: { title?: string; expect?: RegExp; timeo
  * The screenshot helper: open a command by its palette title (as a user would, F1 + type + Enter), wait until
  * the webview shows `expect`, then save a PNG. Returns the webview's text and the PNG path.
  */
-export async function openByPaletteAndCapture(title: string, name: string, expect: RegExp): Promise<{ text: string; png: string }> {
+export async function openByPaletteAndCapture(
+  title: string,
+  name: string,
+  expect: RegExp,
+): Promise<{ text: string; png: string }> {
   await runner({ action: 'palette', title });
   const text = await webviewText({ expect });
   await new Promise((r) => setTimeout(r, 400));
@@ -104,11 +124,24 @@ export async function openByPaletteAndCapture(title: string, name: string, expec
  * Runs the shipped CLI (dist/cli.js) as a user runs it next to the editor, from a scratch cwd, with `env` added to
  * the extension host's environment. Never rejects: the exit code, stdout and stderr come back (5 min at most).
  */
-export function cli(args: string[], env: Record<string, string> = {}): Promise<{ rc: number; out: string; err: string }> {
+export function cli(
+  args: string[],
+  env: Record<string, string> = {},
+): Promise<{ rc: number; out: string; err: string }> {
   const root = process.env.LOUPE_REPO_ROOT ?? process.cwd();
   return new Promise((resolve) => {
-    execFile(process.execPath, [join(root, 'dist', 'cli.js'), ...args], { env: { ...process.env, ...env, ELECTRON_RUN_AS_NODE: '1' }, cwd: tmpdir(), maxBuffer: 64 << 20, timeout: 300_000 },
-      (e, out, err) => resolve({ rc: e ? (typeof e.code === 'number' ? e.code : 1) : 0, out: String(out), err: String(err) }));
+    execFile(
+      process.execPath,
+      [join(root, 'dist', 'cli.js'), ...args],
+      {
+        env: { ...process.env, ...env, ELECTRON_RUN_AS_NODE: '1' },
+        cwd: tmpdir(),
+        maxBuffer: 64 << 20,
+        timeout: 300_000,
+      },
+      (e, out, err) =>
+        resolve({ rc: e ? (typeof e.code === 'number' ? e.code : 1) : 0, out: String(out), err: String(err) }),
+    );
   });
 }
 
@@ -117,8 +150,12 @@ export function cli(args: string[], env: Record<string, string> = {}): Promise<{
  * frames can be dropped, and a person would press again. At most 4 presses, each watched for 1.5 s; on failure takes
  * the screenshot `<shotPrefix>-failed-<what>` and throws naming `what`, the key and `explain()` (what the panel shows).
  */
-export async function pressUntil(key: string, effect: () => Promise<boolean>, what: string,
-  opts: { shotPrefix: string; explain: () => Promise<string> }): Promise<void> {
+export async function pressUntil(
+  key: string,
+  effect: () => Promise<boolean>,
+  what: string,
+  opts: { shotPrefix: string; explain: () => Promise<string> },
+): Promise<void> {
   for (let i = 0; i < 4; i++) {
     await runner({ action: 'press', key });
     for (let w = 0; w < 6; w++) {

@@ -14,7 +14,9 @@ const SRC = join(repoRoot, 'src');
 const BENCHMARKS = join(SRC, 'core', 'benchmarks');
 
 function tsFiles(dir: string): string[] {
-  return readdirSync(dir, { withFileTypes: true }).flatMap((e) => (e.isDirectory() ? tsFiles(join(dir, e.name)) : e.name.endsWith('.ts') ? [join(dir, e.name)] : []));
+  return readdirSync(dir, { withFileTypes: true }).flatMap((e) =>
+    e.isDirectory() ? tsFiles(join(dir, e.name)) : e.name.endsWith('.ts') ? [join(dir, e.name)] : [],
+  );
 }
 
 /** Members a benchmark folder declares on `interface NAME` inside its `declare module` blocks. */
@@ -39,11 +41,19 @@ describe('benchmark-owned block fields stay in their benchmark folders', () => {
   const ext = declared('BlockExtensions');
 
   it('finds the declarations it checks (the scan itself works)', () => {
-    assert.ok(visible.has('database') && hidden.has('checklist') && hidden.has('answers') && ext.has('blade') && ext.has('longda'), JSON.stringify({ visible: [...visible.keys()], hidden: [...hidden.keys()], ext: [...ext.keys()] }));
+    assert.ok(
+      visible.has('database') &&
+        hidden.has('checklist') &&
+        hidden.has('answers') &&
+        ext.has('blade') &&
+        ext.has('longda'),
+      JSON.stringify({ visible: [...visible.keys()], hidden: [...hidden.keys()], ext: [...ext.keys()] }),
+    );
   });
 
-  it('no generic file of src/ reads a benchmark\'s visible or hidden resource or block field', () => {
-    const res = (names: Map<string, string>, where: string) => new RegExp(`\\.${where}\\??\\.(${[...names.keys()].join('|')})\\b`, 'g');
+  it("no generic file of src/ reads a benchmark's visible or hidden resource or block field", () => {
+    const res = (names: Map<string, string>, where: string) =>
+      new RegExp(`\\.${where}\\??\\.(${[...names.keys()].join('|')})\\b`, 'g');
     const checks: Array<[RegExp, Map<string, string>]> = [
       [res(visible, 'visible'), visible],
       [res(hidden, 'hidden'), hidden],
@@ -55,7 +65,11 @@ describe('benchmark-owned block fields stay in their benchmark folders', () => {
       const lines = readFileSync(f, 'utf8').split('\n');
       lines.forEach((line, i) => {
         if (/^\s*(\*|\/\/)/.test(line)) return; // prose
-        for (const [re, names] of checks) for (const m of line.matchAll(re)) hits.push(`${relative(repoRoot, f)}:${i + 1}: ${m[0]} (${names.get(m[1]!)}'s)`);
+        for (const [re, names] of checks) {
+          for (const m of line.matchAll(re)) {
+            hits.push(`${relative(repoRoot, f)}:${i + 1}: ${m[0]} (${names.get(m[1]!)}'s)`);
+          }
+        }
       });
     }
     assert.deepEqual(hits, []);

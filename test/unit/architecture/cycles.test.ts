@@ -14,7 +14,8 @@ const TEMPORARY_EXCEPTIONS: ReadonlyArray<{ from: string; to: string; why: strin
 
 /** Every `.ts` file under `dir`, as absolute paths. */
 function tsFiles(dir: string): string[] {
-  return fs.readdirSync(dir, { recursive: true, withFileTypes: true })
+  return fs
+    .readdirSync(dir, { recursive: true, withFileTypes: true })
     .filter((e) => e.isFile() && e.name.endsWith('.ts'))
     .map((e) => path.join(e.parentPath, e.name));
 }
@@ -23,7 +24,9 @@ function tsFiles(dir: string): string[] {
 export function importsOf(source: string): string[] {
   const text = source.replace(/\/\*[\s\S]*?\*\//g, '').replace(/^\s*\/\/.*$/gm, '');
   const specs: string[] = [];
-  for (const m of text.matchAll(/^\s*(?:import|export)\s+(?:type\s+)?(?:[^'";]*?\bfrom\s*)?['"]([^'"]+)['"]/gm)) specs.push(m[1]!);
+  for (const m of text.matchAll(/^\s*(?:import|export)\s+(?:type\s+)?(?:[^'";]*?\bfrom\s*)?['"]([^'"]+)['"]/gm)) {
+    specs.push(m[1]!);
+  }
   for (const m of text.matchAll(/\bimport\(\s*['"]([^'"]+)['"]\s*\)/g)) specs.push(m[1]!);
   return specs;
 }
@@ -36,7 +39,12 @@ function folderOf(file: string, base: string): string | null {
   return parts.length > 1 ? parts[0]! : rel;
 }
 
-interface Edge { from: string; to: string; file: string; target: string }
+interface Edge {
+  from: string;
+  to: string;
+  file: string;
+  target: string;
+}
 
 /** The folder graph at one level (folders of `base`), each edge with one file import that makes it. */
 function folderGraph(files: readonly string[], base: string): Map<string, Map<string, Edge>> {
@@ -49,7 +57,8 @@ function folderGraph(files: readonly string[], base: string): Map<string, Map<st
       const target = path.resolve(path.dirname(file), spec);
       const to = folderOf(target, base);
       if (to == null || to === from) continue;
-      const relFrom = path.relative(ROOT, file), relTo = path.relative(ROOT, target);
+      const relFrom = path.relative(ROOT, file),
+        relTo = path.relative(ROOT, target);
       if (TEMPORARY_EXCEPTIONS.some((x) => x.from === relFrom && x.to === relTo)) continue;
       const out = graph.get(from) ?? new Map<string, Edge>();
       graph.set(from, out);
@@ -62,19 +71,32 @@ function folderGraph(files: readonly string[], base: string): Map<string, Map<st
 /** The strongly connected components with more than one folder (Tarjan), each as a cycle of edges through it. */
 export function cyclesOf(graph: Map<string, Map<string, Edge>>): string[] {
   let index = 0;
-  const idx = new Map<string, number>(), low = new Map<string, number>(), stack: string[] = [], on = new Set<string>();
+  const idx = new Map<string, number>(),
+    low = new Map<string, number>(),
+    stack: string[] = [],
+    on = new Set<string>();
   const comps: string[][] = [];
   const nodes = new Set<string>([...graph.keys(), ...[...graph.values()].flatMap((m) => [...m.keys()])]);
   const visit = (v: string): void => {
-    idx.set(v, index); low.set(v, index); index++; stack.push(v); on.add(v);
+    idx.set(v, index);
+    low.set(v, index);
+    index++;
+    stack.push(v);
+    on.add(v);
     for (const w of graph.get(v)?.keys() ?? []) {
-      if (!idx.has(w)) { visit(w); low.set(v, Math.min(low.get(v)!, low.get(w)!)); }
-      else if (on.has(w)) low.set(v, Math.min(low.get(v)!, idx.get(w)!));
+      if (!idx.has(w)) {
+        visit(w);
+        low.set(v, Math.min(low.get(v)!, low.get(w)!));
+      } else if (on.has(w)) low.set(v, Math.min(low.get(v)!, idx.get(w)!));
     }
     if (low.get(v) === idx.get(v)) {
       const comp: string[] = [];
       let w: string;
-      do { w = stack.pop()!; on.delete(w); comp.push(w); } while (w !== v);
+      do {
+        w = stack.pop()!;
+        on.delete(w);
+        comp.push(w);
+      } while (w !== v);
       if (comp.length > 1) comps.push(comp.sort());
     }
   };
@@ -90,22 +112,39 @@ export function cyclesOf(graph: Map<string, Map<string, Edge>>): string[] {
       const v = queue.shift()!;
       for (const [w, e] of graph.get(v) ?? []) {
         if (!inComp.has(w)) continue;
-        if (w === start) { closing = e; break; }
-        if (!prev.has(w)) { prev.set(w, e); queue.push(w); }
+        if (w === start) {
+          closing = e;
+          break;
+        }
+        if (!prev.has(w)) {
+          prev.set(w, e);
+          queue.push(w);
+        }
       }
     }
     const edges: Edge[] = [closing!];
     for (let v = closing!.from; v !== start; v = prev.get(v)!.from) edges.unshift(prev.get(v)!);
-    return `{${comp.join(', ')}}: ` + edges.map((e) => `${e.from} → ${e.to} (${e.file} imports ${e.target})`).join('; ');
+    return (
+      `{${comp.join(', ')}}: ` + edges.map((e) => `${e.from} → ${e.to} (${e.file} imports ${e.target})`).join('; ')
+    );
   });
 }
 
 const files = tsFiles(SRC);
 
-for (const [name, base] of [['src', SRC], ['src/core', path.join(SRC, 'core')], ['src/app', path.join(SRC, 'app')]] as const) {
+for (const [name, base] of [
+  ['src', SRC],
+  ['src/core', path.join(SRC, 'core')],
+  ['src/app', path.join(SRC, 'app')],
+] as const) {
   test(`no import cycle between the folders of ${name}`, () => {
     if (!fs.existsSync(base)) return;
-    const cycles = cyclesOf(folderGraph(files.filter((f) => !path.relative(base, f).startsWith('..')), base));
+    const cycles = cyclesOf(
+      folderGraph(
+        files.filter((f) => !path.relative(base, f).startsWith('..')),
+        base,
+      ),
+    );
     assert.deepEqual(cycles, [], `import cycles between folders of ${name}:\n${cycles.join('\n')}`);
   });
 }
@@ -124,9 +163,21 @@ test('importsOf counts type imports, re-exports, side-effect and dynamic imports
 });
 
 test('cyclesOf names a cycle between two folders and ignores a chain', () => {
-  const e = (from: string, to: string): [string, Edge] => [to, { from, to, file: `src/${from}/x.ts`, target: `src/${to}/y.ts` }];
-  const cyclic = new Map([['a', new Map([e('a', 'b')])], ['b', new Map([e('b', 'a')])], ['c', new Map([e('c', 'a')])]]);
-  assert.deepEqual(cyclesOf(cyclic), ['{a, b}: a → b (src/a/x.ts imports src/b/y.ts); b → a (src/b/x.ts imports src/a/y.ts)']);
-  const chain = new Map([['a', new Map([e('a', 'b')])], ['b', new Map([e('b', 'c')])]]);
+  const e = (from: string, to: string): [string, Edge] => [
+    to,
+    { from, to, file: `src/${from}/x.ts`, target: `src/${to}/y.ts` },
+  ];
+  const cyclic = new Map([
+    ['a', new Map([e('a', 'b')])],
+    ['b', new Map([e('b', 'a')])],
+    ['c', new Map([e('c', 'a')])],
+  ]);
+  assert.deepEqual(cyclesOf(cyclic), [
+    '{a, b}: a → b (src/a/x.ts imports src/b/y.ts); b → a (src/b/x.ts imports src/a/y.ts)',
+  ]);
+  const chain = new Map([
+    ['a', new Map([e('a', 'b')])],
+    ['b', new Map([e('b', 'c')])],
+  ]);
   assert.deepEqual(cyclesOf(chain), []);
 });

@@ -8,7 +8,11 @@ import { main } from '../../../src/cli/main.ts';
 function io() {
   const out: string[] = [];
   const err: string[] = [];
-  return { out, err, io: { out: (s: string) => out.push(s), err: (s: string) => err.push(s), env: process.env, cwd: process.cwd() } };
+  return {
+    out,
+    err,
+    io: { out: (s: string) => out.push(s), err: (s: string) => err.push(s), env: process.env, cwd: process.cwd() },
+  };
 }
 
 describe('cli: loupe index / loupe search', () => {
@@ -29,15 +33,28 @@ describe('cli: loupe index / loupe search', () => {
 
   it('index --suite longda --json reports files, units and skipped files with reasons', async () => {
     const t = io();
-    assert.equal(await main(['index', '--root', root, '--suite', 'longda', '--cache', cache, '--json'], t.io), 0, t.err.join(''));
-    const rep = JSON.parse(t.out.join('')) as { files: { file: string; units: number }[]; skipped: { file: string; reason: string }[] };
+    assert.equal(
+      await main(['index', '--root', root, '--suite', 'longda', '--cache', cache, '--json'], t.io),
+      0,
+      t.err.join(''),
+    );
+    const rep = JSON.parse(t.out.join('')) as {
+      files: { file: string; units: number }[];
+      skipped: { file: string; reason: string }[];
+    };
     assert.deepEqual(rep.files.map((f) => f.file).sort(), ['GSS/docs/guide.txt', 'NHANES/docs/demo.txt']);
-    assert.deepEqual(rep.skipped, [{ file: 'NHANES/docs/bin.txt', reason: 'binary content in a ".txt" file (NUL or control bytes)' }]);
+    assert.deepEqual(rep.skipped, [
+      { file: 'NHANES/docs/bin.txt', reason: 'binary content in a ".txt" file (NUL or control bytes)' },
+    ]);
   });
 
   it('search --survey --json prints [{file, unit, score, snippet}] relative to the root', async () => {
     const t = io();
-    assert.equal(await main(['search', '--root', root, '--survey', 'NHANES', '--cache', cache, '--json', 'wtmec2yr'], t.io), 0, t.err.join(''));
+    assert.equal(
+      await main(['search', '--root', root, '--survey', 'NHANES', '--cache', cache, '--json', 'wtmec2yr'], t.io),
+      0,
+      t.err.join(''),
+    );
     const hits = JSON.parse(t.out.join('')) as { file: string; unit: string; score: number; snippet: string }[];
     assert.equal(hits.length, 1);
     assert.deepEqual(Object.keys(hits[0]!), ['file', 'unit', 'score', 'snippet']);
@@ -48,7 +65,13 @@ describe('cli: loupe index / loupe search', () => {
 
   it('search --mode keyword across all surveys; bad mode is a usage error', async () => {
     const t = io();
-    assert.equal(await main(['search', '--root', root, '--suite', 'longda', '--cache', cache, '--mode', 'keyword', '--json', 'WTMEC2YR'], t.io), 0);
+    assert.equal(
+      await main(
+        ['search', '--root', root, '--suite', 'longda', '--cache', cache, '--mode', 'keyword', '--json', 'WTMEC2YR'],
+        t.io,
+      ),
+      0,
+    );
     const files = (JSON.parse(t.out.join('')) as { file: string }[]).map((h) => h.file).sort();
     assert.deepEqual(files, ['GSS/docs/guide.txt', 'NHANES/docs/demo.txt']);
     const u = io();
@@ -58,7 +81,11 @@ describe('cli: loupe index / loupe search', () => {
 
   it('index --pdf-extractor: the report names the extractor; an unknown one is refused naming the option', async () => {
     const t = io();
-    assert.equal(await main(['index', '--root', root, '--suite', 'longda', '--cache', cache, '--pdf-extractor', 'pdfjs'], t.io), 0, t.err.join(''));
+    assert.equal(
+      await main(['index', '--root', root, '--suite', 'longda', '--cache', cache, '--pdf-extractor', 'pdfjs'], t.io),
+      0,
+      t.err.join(''),
+    );
     assert.match(t.out.join(''), /^PDF extractor: pdfjs$/m);
     const u = io();
     assert.notEqual(await main(['index', '--root', root, '--cache', cache, '--pdf-extractor', 'poppler'], u.io), 0);

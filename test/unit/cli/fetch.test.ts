@@ -18,7 +18,11 @@ after(async () => {
 function io() {
   const out: string[] = [];
   const err: string[] = [];
-  return { out, err, io: { out: (s: string) => out.push(s), err: (s: string) => err.push(s), env: process.env, cwd: process.cwd() } };
+  return {
+    out,
+    err,
+    io: { out: (s: string) => out.push(s), err: (s: string) => err.push(s), env: process.env, cwd: process.cwd() },
+  };
 }
 
 describe('cli/fetch against a local mirror', () => {
@@ -31,19 +35,41 @@ describe('cli/fetch against a local mirror', () => {
     const b = io();
     assert.equal(await main(['blocks', '--suite', 'ddr', '--root', join(dest, '10k'), '--json'], b.io), 0);
     const rows = JSON.parse(b.out.join('')) as { checklistItems: number }[];
-    assert.equal(rows.reduce((n, r) => n + r.checklistItems, 0), 849);
+    assert.equal(
+      rows.reduce((n, r) => n + r.checklistItems, 0),
+      849,
+    );
     const again = io();
     assert.equal(await main(['fetch', 'ddr', '--dest', dest, '--mirror', mirror.url], again.io), 0);
     assert.match(again.out.join(''), /0 downloaded, 0 resumed, 8 already present/);
   });
   it('exits 1 and lists files the source does not have; --json gives per-file status', async () => {
     const t = io();
-    assert.equal(await main(['fetch', 'blade', '--dest', join(tmp, 'blade'), '--mirror', mirror.url, '--only', 'datasets/{hurricane,fish}/info.json', '--json'], t.io), 1);
+    assert.equal(
+      await main(
+        [
+          'fetch',
+          'blade',
+          '--dest',
+          join(tmp, 'blade'),
+          '--mirror',
+          mirror.url,
+          '--only',
+          'datasets/{hurricane,fish}/info.json',
+          '--json',
+        ],
+        t.io,
+      ),
+      1,
+    );
     const r = JSON.parse(t.out.join('')) as { files: { dest: string; status: string }[]; ok: boolean };
-    assert.deepEqual(r.files.map((f) => [f.dest, f.status]), [
-      ['datasets/fish/info.json', 'missing'],
-      ['datasets/hurricane/info.json', 'downloaded'],
-    ]);
+    assert.deepEqual(
+      r.files.map((f) => [f.dest, f.status]),
+      [
+        ['datasets/fish/info.json', 'missing'],
+        ['datasets/hurricane/info.json', 'downloaded'],
+      ],
+    );
   });
   it('usage errors: no suite, unknown suite, no --dest', async () => {
     let t = io();

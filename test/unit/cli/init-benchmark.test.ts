@@ -23,7 +23,10 @@ describe('loupe init-benchmark and manifest folders on the command line', () => 
   it('drafts a manifest from a sample, lists the folder without --suite and scores native outputs', async () => {
     const dir = join(tmp, 'rows-bench');
     mkdirSync(dir);
-    writeFileSync(join(dir, 'items.jsonl'), '{"id": "a", "question": "How many rows in t.csv?", "file": "t.csv", "level": "easy", "answer": "3"}\n{"id": "b", "question": "How many columns in t.csv?", "file": "t.csv", "level": "hard", "answer": "2"}\n');
+    writeFileSync(
+      join(dir, 'items.jsonl'),
+      '{"id": "a", "question": "How many rows in t.csv?", "file": "t.csv", "level": "easy", "answer": "3"}\n{"id": "b", "question": "How many columns in t.csv?", "file": "t.csv", "level": "hard", "answer": "2"}\n',
+    );
     writeFileSync(join(dir, 't.csv'), 'x,y\n1,2\n3,4\n5,6\n');
     const init = await call(['init-benchmark', 'rows-bench', '--sample', 'rows-bench/items.jsonl']);
     assert.equal(init.rc, 0, init.err);
@@ -38,7 +41,10 @@ describe('loupe init-benchmark and manifest folders on the command line', () => 
     const blocks = await call(['blocks', '--root', 'rows-bench', '--json']);
     assert.equal(blocks.rc, 0, blocks.err);
     const rows = JSON.parse(blocks.out) as Array<{ id: string; suite: string; items: number }>;
-    assert.deepEqual(rows.map((r) => [r.id, r.suite]), [['t.csv', 'rows-bench']]);
+    assert.deepEqual(
+      rows.map((r) => [r.id, r.suite]),
+      [['t.csv', 'rows-bench']],
+    );
     writeFileSync(join(tmp, 'out.jsonl'), '{"id": "a", "response": " 3 "}\n{"id": "b", "response": "3"}\n');
     const s = await call(['score', '--native-outputs', 'out.jsonl', '--root', 'rows-bench', '--json']);
     assert.equal(s.rc, 0, s.err);
@@ -49,7 +55,10 @@ describe('loupe init-benchmark and manifest folders on the command line', () => 
   it('a broken manifest folder names the file, line and field', async () => {
     const dir = join(tmp, 'broken');
     mkdirSync(dir);
-    writeFileSync(join(dir, 'loupe-benchmark.yaml'), 'kind: broken\ntitle: B\nitems: { file: q.jsonl, id: id, instruction: q }\ngold: { file: q.jsonl, id: id, answer: a }\nscoring:\n  scorer: exact\n  aggregations:\n    - { metric: x, kind: per-everything }\n');
+    writeFileSync(
+      join(dir, 'loupe-benchmark.yaml'),
+      'kind: broken\ntitle: B\nitems: { file: q.jsonl, id: id, instruction: q }\ngold: { file: q.jsonl, id: id, answer: a }\nscoring:\n  scorer: exact\n  aggregations:\n    - { metric: x, kind: per-everything }\n',
+    );
     const r = await call(['blocks', '--root', 'broken']);
     assert.notEqual(r.rc, 0);
     assert.match(r.err, /loupe-benchmark\.yaml:8: scoring\.aggregations\[0\]\.kind: must be one of "per-item"/);

@@ -9,7 +9,11 @@ import { repoRoot } from '../../helpers/shared.ts';
 function io() {
   const out: string[] = [];
   const err: string[] = [];
-  return { out, err, io: { out: (s: string) => out.push(s), err: (s: string) => err.push(s), env: process.env, cwd: process.cwd() } };
+  return {
+    out,
+    err,
+    io: { out: (s: string) => out.push(s), err: (s: string) => err.push(s), env: process.env, cwd: process.cwd() },
+  };
 }
 
 describe('cli/main', () => {

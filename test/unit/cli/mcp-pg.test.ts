@@ -22,7 +22,7 @@ function text(r: unknown): string {
   return (r as { content: { type: string; text?: string }[] }).content.map((x) => x.text ?? '').join('');
 }
 
-test('loupe mcp records an MCP client\'s run in a PostgreSQL team store', { timeout: 120_000 }, async () => {
+test("loupe mcp records an MCP client's run in a PostgreSQL team store", { timeout: 120_000 }, async () => {
   assert.ok(existsSync(CLI), `${CLI} is missing: run npm run build first`);
   const dir = mkdtempSync(join(tmpdir(), 'loupe-mcp-pg-'));
   const db = mimicSubsetDb(['hosp/patients', 'hosp/admissions']);
@@ -33,17 +33,44 @@ test('loupe mcp records an MCP client\'s run in a PostgreSQL team store', { time
     const c = new Client({ name: 'team-agent', version: '1.0' });
     const stderr: string[] = [];
     const transport = new StdioClientTransport({
-      command: process.execPath, cwd: dir, stderr: 'pipe', env: { ...process.env } as Record<string, string>,
-      args: [CLI, 'mcp', '--suite', 'ddr', '--root', db, '--entities', 'patients.subject_id', '--block', 'patient_10001217', '--store', url, '--sandbox', 'off'],
+      command: process.execPath,
+      cwd: dir,
+      stderr: 'pipe',
+      env: { ...process.env } as Record<string, string>,
+      args: [
+        CLI,
+        'mcp',
+        '--suite',
+        'ddr',
+        '--root',
+        db,
+        '--entities',
+        'patients.subject_id',
+        '--block',
+        'patient_10001217',
+        '--store',
+        url,
+        '--sandbox',
+        'off',
+      ],
     });
     transport.stderr?.on('data', (b: Buffer) => stderr.push(b.toString()));
     await c.connect(transport);
-    const q = text(await c.callTool({ name: 'execute_query', arguments: { sql: 'SELECT gender, anchor_age FROM patients WHERE subject_id = 10001217' } }));
+    const q = text(
+      await c.callTool({
+        name: 'execute_query',
+        arguments: { sql: 'SELECT gender, anchor_age FROM patients WHERE subject_id = 10001217' },
+      }),
+    );
     assert.match(q, /"gender"/);
     const fin = await c.callTool({ name: 'finish', arguments: { insights: ['The patient is a woman aged 52.'] } });
     assert.match(text(fin), /has ended: finished/, stderr.join(''));
     await c.close();
-    assert.doesNotMatch(stderr.join(''), new RegExp(process.env[srv.passwordEnv]!), 'no password in the server\'s messages');
+    assert.doesNotMatch(
+      stderr.join(''),
+      new RegExp(process.env[srv.passwordEnv]!),
+      "no password in the server's messages",
+    );
     // a colleague's connection to the team store sees the run, its steps and its result
     const s = await openStoreAt(url);
     try {
@@ -51,7 +78,7 @@ test('loupe mcp records an MCP client\'s run in a PostgreSQL team store', { time
       assert.ok(run, stderr.join(''));
       assert.equal(run.agent, 'mcp:team-agent/1.0');
       assert.equal(run.status, 'finished', run.statusReason ?? '');
-      assert.equal(run.tokens, null, 'an MCP client\'s token use is unknown');
+      assert.equal(run.tokens, null, "an MCP client's token use is unknown");
       const steps = await s.getSteps(run.id);
       assert.equal(steps.length, 2);
       assert.equal(steps.at(-1)!.assistant.content, 'FINISH: - The patient is a woman aged 52.');

@@ -16,13 +16,59 @@ before(async () => {
   let n = 0;
   for (const model of ['model-a', 'model-b']) {
     for (let r = 0; r < 2; r++) {
-    const id = `${model}-${r}`;
-    await store.createRun({ id, suite: 'longda', blockId: 'pub-1', agent: 'llm', model, params: {}, promptHash: 'h', toolSet: 'longda', dataChecksums: {}, loupeVersion: 't', sandbox: 'off', workspace: dir });
-    await store.updateRun(id, { status: 'finished' });
-    const rows = [0, 1].map((q) => ({ qId: `q${q}`, survey: 'NHANES', source: 'pub-1', internalId: q, answerStructure: 'single', rawAnswer: '1', match: model === 'model-a' || q === 0 ? 1 : 0, given: 1, expected: 42 }));
-    const summary = { match: 0.5 };
-    const detail = { runId: id, suite: 'longda', blockId: 'pub-1', model, agent: 'llm', status: 'finished', benchmark: 'longda', judgeId: 'none', options: {}, summary, pending: 0, unjudged: 0, detail: { score: { rows } } };
-    await store.scores.save({ runId: id, benchmark: 'longda', judgeId: 'none', options: {}, summary, detail, pending: 0, scoredAt: new Date(Date.UTC(2026, 0, 1) + n++).toISOString() });
+      const id = `${model}-${r}`;
+      await store.createRun({
+        id,
+        suite: 'longda',
+        blockId: 'pub-1',
+        agent: 'llm',
+        model,
+        params: {},
+        promptHash: 'h',
+        toolSet: 'longda',
+        dataChecksums: {},
+        loupeVersion: 't',
+        sandbox: 'off',
+        workspace: dir,
+      });
+      await store.updateRun(id, { status: 'finished' });
+      const rows = [0, 1].map((q) => ({
+        qId: `q${q}`,
+        survey: 'NHANES',
+        source: 'pub-1',
+        internalId: q,
+        answerStructure: 'single',
+        rawAnswer: '1',
+        match: model === 'model-a' || q === 0 ? 1 : 0,
+        given: 1,
+        expected: 42,
+      }));
+      const summary = { match: 0.5 };
+      const detail = {
+        runId: id,
+        suite: 'longda',
+        blockId: 'pub-1',
+        model,
+        agent: 'llm',
+        status: 'finished',
+        benchmark: 'longda',
+        judgeId: 'none',
+        options: {},
+        summary,
+        pending: 0,
+        unjudged: 0,
+        detail: { score: { rows } },
+      };
+      await store.scores.save({
+        runId: id,
+        benchmark: 'longda',
+        judgeId: 'none',
+        options: {},
+        summary,
+        detail,
+        pending: 0,
+        scoredAt: new Date(Date.UTC(2026, 0, 1) + n++).toISOString(),
+      });
     }
   }
   await store.close();
@@ -32,7 +78,12 @@ after(() => rmSync(dir, { recursive: true, force: true }));
 async function run(args: string[]): Promise<{ code: number; out: string; err: string }> {
   const out: string[] = [];
   const err: string[] = [];
-  const code = await main(args, { out: (s) => void out.push(s), err: (s) => void err.push(s), env: process.env, cwd: dir });
+  const code = await main(args, {
+    out: (s) => void out.push(s),
+    err: (s) => void err.push(s),
+    env: process.env,
+    cwd: dir,
+  });
   return { code, out: out.join(''), err: err.join('') };
 }
 
@@ -42,9 +93,14 @@ describe('loupe results --matrix', () => {
     assert.equal(r.code, 0, r.err);
     const m = JSON.parse(r.out);
     assert.equal(m.columns.length, 2);
-    assert.deepEqual(m.rows.map((x: { key: string }) => x.key), ['pub-1/q0', 'pub-1/q1']);
+    assert.deepEqual(
+      m.rows.map((x: { key: string }) => x.key),
+      ['pub-1/q0', 'pub-1/q1'],
+    );
     assert.ok(!r.out.includes('"expected"'));
-    const e = JSON.parse((await run(['results', '--matrix', '--suite', 'longda', '--store', storeFile, '--json', '--expected'])).out);
+    const e = JSON.parse(
+      (await run(['results', '--matrix', '--suite', 'longda', '--store', storeFile, '--json', '--expected'])).out,
+    );
     assert.ok(e.rows.every((x: { expected?: string }) => typeof x.expected === 'string' && x.expected.length > 0));
   });
 
@@ -58,7 +114,10 @@ describe('loupe results --matrix', () => {
 
   it('refuses bad flags naming them', async () => {
     assert.match((await run(['results', '--suite', 'longda', '--store', storeFile])).err, /--matrix/);
-    assert.match((await run(['results', '--matrix', '--suite', 'longda', '--store', storeFile, '--filter', 'bogus'])).err, /--filter must be one of/);
+    assert.match(
+      (await run(['results', '--matrix', '--suite', 'longda', '--store', storeFile, '--filter', 'bogus'])).err,
+      /--filter must be one of/,
+    );
     const p = await run(['results', '--matrix', '--suite', 'longda', '--store', storeFile, '--profile', 'nobody']);
     assert.notEqual(p.code, 0);
     assert.match(p.err, /no profile 'nobody'/);

@@ -14,7 +14,12 @@ let file = '';
 async function run(...args: string[]): Promise<{ code: number; out: string; err: string }> {
   let out = '';
   let err = '';
-  const code = await main([...args, '--store', file], { out: (s: string) => (out += s), err: (s: string) => (err += s), cwd: dir, env: { LOUPE_ANNOTATOR: 'ana' } } as never);
+  const code = await main([...args, '--store', file], {
+    out: (s: string) => (out += s),
+    err: (s: string) => (err += s),
+    cwd: dir,
+    env: { LOUPE_ANNOTATOR: 'ana' },
+  } as never);
   return { code, out, err };
 }
 
@@ -22,7 +27,19 @@ before(async () => {
   dir = mkdtempSync(join(tmpdir(), 'loupe-runs-exp-'));
   file = join(dir, 'runs.sqlite');
   const s = openStore(file);
-  const base = { suite: 'longda', blockId: 'b1', agent: 'llm', model: 'gpt-x', params: {}, promptHash: 'h', toolSet: 't', dataChecksums: {}, loupeVersion: 't', sandbox: 'off', workspace: dir };
+  const base = {
+    suite: 'longda',
+    blockId: 'b1',
+    agent: 'llm',
+    model: 'gpt-x',
+    params: {},
+    promptHash: 'h',
+    toolSet: 't',
+    dataChecksums: {},
+    loupeVersion: 't',
+    sandbox: 'off',
+    workspace: dir,
+  };
   for (const id of ['run-a', 'run-b', 'run-c']) await s.createRun({ ...base, id } as never);
   await s.updateRun('run-c', { status: 'failed' } as never);
   await s.close();
@@ -36,10 +53,23 @@ describe('loupe runs: experiments', () => {
     assert.match((await run('runs', '--rename', 'run-a', 'baseline', 'gpt')).out, /now named baseline gpt/);
     const listed = await run('runs', '--experiment', 'ablation-A');
     assert.equal(listed.code, 0);
-    assert.deepEqual(listed.out.trim().split('\n').map((l) => l.split('  ')[0]).sort(), ['run-a', 'run-c']);
+    assert.deepEqual(
+      listed.out
+        .trim()
+        .split('\n')
+        .map((l) => l.split('  ')[0])
+        .sort(),
+      ['run-a', 'run-c'],
+    );
     assert.match(listed.out, /“baseline gpt” {2}#ablation-A/);
-    const json = (await run('runs', '--experiment', 'ablation-A', '--json')).out.trim().split('\n').map((l) => JSON.parse(l) as { id: string; tags: string[]; name: string | null });
-    assert.deepEqual(json.find((r) => r.id === 'run-a'), { ...json.find((r) => r.id === 'run-a'), tags: ['ablation-A'], name: 'baseline gpt' });
+    const json = (await run('runs', '--experiment', 'ablation-A', '--json')).out
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as { id: string; tags: string[]; name: string | null });
+    assert.deepEqual(
+      json.find((r) => r.id === 'run-a'),
+      { ...json.find((r) => r.id === 'run-a'), tags: ['ablation-A'], name: 'baseline gpt' },
+    );
     await run('runs', '--untag', 'run-c', 'ablation-A');
     assert.match((await run('runs', '--experiments')).out, /^ablation-A {2}1 run\(s\)$/m);
     const none = await run('runs', '--experiment', 'nope');
@@ -56,12 +86,30 @@ describe('loupe runs: experiments', () => {
   });
 
   it('saved and built-in filters', async () => {
-    assert.match((await run('runs', '--save-filter', 'failed A', '--status', 'failed')).out, /saved filter failed A: status failed/);
-    assert.deepEqual((await run('runs', '--filter', 'failed A')).out.trim().split('\n').map((l) => l.split('  ')[0]), ['run-c']);
+    assert.match(
+      (await run('runs', '--save-filter', 'failed A', '--status', 'failed')).out,
+      /saved filter failed A: status failed/,
+    );
+    assert.deepEqual(
+      (await run('runs', '--filter', 'failed A')).out
+        .trim()
+        .split('\n')
+        .map((l) => l.split('  ')[0]),
+      ['run-c'],
+    );
     // unscored: ended runs without a stored score (run-a, run-b are still pending)
-    assert.deepEqual((await run('runs', '--filter', 'unscored')).out.trim().split('\n').map((l) => l.split('  ')[0]), ['run-c']);
+    assert.deepEqual(
+      (await run('runs', '--filter', 'unscored')).out
+        .trim()
+        .split('\n')
+        .map((l) => l.split('  ')[0]),
+      ['run-c'],
+    );
     assert.match((await run('runs', '--filter', 'pending-for-me')).out, /no runs in .* match/);
-    assert.match((await run('runs', '--filter', 'nope')).err, /no filter 'nope' \(built in: tool-error, unscored, pending-for-me; saved: failed A\)/);
+    assert.match(
+      (await run('runs', '--filter', 'nope')).err,
+      /no filter 'nope' \(built in: tool-error, unscored, pending-for-me; saved: failed A\)/,
+    );
     assert.match((await run('runs', '--experiments')).out, /filter failed A: \{"status":"failed"\}/);
   });
 });

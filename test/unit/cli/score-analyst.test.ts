@@ -16,16 +16,26 @@ function judgeReply(req: ChatRequestBody): { content: string } {
   const user = req.messages.find((m) => m.role === 'user')?.content ?? '';
   if (/grade a written analysis/.test(sys)) return { content: JSON.stringify({ score: 4, reason: 'mostly there' }) };
   if (/atomic factual claims/.test(sys)) {
-    return { content: JSON.stringify({ claims: [
-      { claim: 'Obesity was 40.3% overall', quote: 'Obesity was 40.3% overall.' },
-      { claim: 'Obesity doubled since 1990', quote: 'It doubled since 1990.' },
-    ] }) };
+    return {
+      content: JSON.stringify({
+        claims: [
+          { claim: 'Obesity was 40.3% overall', quote: 'Obesity was 40.3% overall.' },
+          { claim: 'Obesity doubled since 1990', quote: 'It doubled since 1990.' },
+        ],
+      }),
+    };
   }
   if (/verify one factual claim/.test(sys)) {
     const claim = /Claim: (.*)/.exec(user)?.[1] ?? '';
-    return { content: JSON.stringify({ supported: /40\.3/.test(claim) && /40\.3 percent/.test(user), reason: 'checked' }) };
+    return {
+      content: JSON.stringify({ supported: /40\.3/.test(claim) && /40\.3 percent/.test(user), reason: 'checked' }),
+    };
   }
-  if (/rate a figure/.test(sys)) return { content: JSON.stringify({ readability: 5, groundedness: 4, task_utility: 4, reproducibility: 3, reason: 'fine' }) };
+  if (/rate a figure/.test(sys)) {
+    return {
+      content: JSON.stringify({ readability: 5, groundedness: 4, task_utility: 4, reproducibility: 3, reason: 'fine' }),
+    };
+  }
   return { content: 'unexpected' };
 }
 
@@ -45,7 +55,20 @@ before(async () => {
   writeFileSync(join(ws, 'report.md'), DEMO_REPORT);
   storeFile = join(dir, 'runs.sqlite');
   const st = openStore(storeFile);
-  await st.createRun({ id: 'ab1', suite: 'analystbench', blockId: block.id, agent: 'llm', model: 'writer', params: { suiteRoot: suite }, promptHash: 'h', toolSet: 'analystbench-toc', dataChecksums: {}, loupeVersion: 't', sandbox: 'off', workspace: ws });
+  await st.createRun({
+    id: 'ab1',
+    suite: 'analystbench',
+    blockId: block.id,
+    agent: 'llm',
+    model: 'writer',
+    params: { suiteRoot: suite },
+    promptHash: 'h',
+    toolSet: 'analystbench-toc',
+    dataChecksums: {},
+    loupeVersion: 't',
+    sandbox: 'off',
+    workspace: ws,
+  });
   st.close();
 });
 after(async () => {
@@ -56,15 +79,43 @@ after(async () => {
 const io = () => {
   const out: string[] = [];
   const err: string[] = [];
-  return { out, err, io: { out: (s: string) => out.push(s), err: (s: string) => err.push(s), env: { ...process.env, JUDGE_KEY: 'sk-test' }, cwd: process.cwd() } };
+  return {
+    out,
+    err,
+    io: {
+      out: (s: string) => out.push(s),
+      err: (s: string) => err.push(s),
+      env: { ...process.env, JUDGE_KEY: 'sk-test' },
+      cwd: process.cwd(),
+    },
+  };
 };
 
 describe('cli score --judge llm (AnalystBench-style run)', () => {
   it('scores checklist, hallucination and figures through the LLM judge, and caches every judgement in the store', async () => {
-    const args = ['score', '--store', storeFile, '--run', 'ab1', '--judge', 'llm', '--judge-model', 'judge-m', '--judge-base-url', srv.baseUrl, '--judge-api-key-env', 'JUDGE_KEY', '--json'];
+    const args = [
+      'score',
+      '--store',
+      storeFile,
+      '--run',
+      'ab1',
+      '--judge',
+      'llm',
+      '--judge-model',
+      'judge-m',
+      '--judge-base-url',
+      srv.baseUrl,
+      '--judge-api-key-env',
+      'JUDGE_KEY',
+      '--json',
+    ];
     const t = io();
     assert.equal(await main(args, t.io), 0, t.err.join(''));
-    const r = (JSON.parse(t.out.join('')) as { runs: Array<{ summary: Record<string, number>; options: Record<string, unknown>; judge: string }> }).runs[0]!;
+    const r = (
+      JSON.parse(t.out.join('')) as {
+        runs: Array<{ summary: Record<string, number>; options: Record<string, unknown>; judge: string }>;
+      }
+    ).runs[0]!;
     assert.equal(r.judge, 'llm:judge-m');
     assert.equal(r.summary.checklistPercent, 80, '2 criteria × 4 → 20 · 4');
     assert.equal(r.summary.hallucinationRate, 0.5, '1 of 2 claims unsupported');
@@ -87,7 +138,11 @@ describe('cli score --judge llm (AnalystBench-style run)', () => {
 
   it('--judge human leaves everything pending and says so', async () => {
     const t = io();
-    assert.equal(await main(['score', '--store', storeFile, '--run', 'ab1', '--judge', 'human', '--no-save'], t.io), 0, t.err.join(''));
+    assert.equal(
+      await main(['score', '--store', storeFile, '--run', 'ab1', '--judge', 'human', '--no-save'], t.io),
+      0,
+      t.err.join(''),
+    );
     assert.match(t.out.join(''), /checklist —%.*\(\d+ pending\)/);
   });
 });

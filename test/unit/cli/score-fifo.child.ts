@@ -20,10 +20,29 @@ mkdirSync(ws, { recursive: true });
 execFileSync('mkfifo', [join(ws, 'report.md')]);
 const storeFile = join(dir, 'runs.sqlite');
 const st = openStore(storeFile);
-await st.createRun({ id: 'ab1', suite: 'analystbench', blockId: block.id, agent: 'llm', model: 'writer', params: { suiteRoot: suite }, promptHash: 'h', toolSet: 'analystbench-toc', dataChecksums: {}, loupeVersion: 't', sandbox: 'bubblewrap', workspace: ws, status: 'finished' });
+await st.createRun({
+  id: 'ab1',
+  suite: 'analystbench',
+  blockId: block.id,
+  agent: 'llm',
+  model: 'writer',
+  params: { suiteRoot: suite },
+  promptHash: 'h',
+  toolSet: 'analystbench-toc',
+  dataChecksums: {},
+  loupeVersion: 't',
+  sandbox: 'bubblewrap',
+  workspace: ws,
+  status: 'finished',
+});
 await st.close();
 const out: string[] = [];
 const err: string[] = [];
-const code = await main(['score', '--store', storeFile, '--run', 'ab1', '--judge', 'human', '--json'], { out: (s: string) => out.push(s), err: (s: string) => err.push(s), env: { ...process.env }, cwd: dir });
+const code = await main(['score', '--store', storeFile, '--run', 'ab1', '--judge', 'human', '--json'], {
+  out: (s: string) => out.push(s),
+  err: (s: string) => err.push(s),
+  env: { ...process.env },
+  cwd: dir,
+});
 process.stdout.write(`EXIT ${code}\n${out.join('')}\n---\n${err.join('')}\n`);
 process.exit(0);

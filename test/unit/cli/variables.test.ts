@@ -10,7 +10,11 @@ import { startScriptedLlm } from '../../helpers/scripted-llm.ts';
 function io() {
   const out: string[] = [];
   const err: string[] = [];
-  return { out, err, io: { out: (s: string) => out.push(s), err: (s: string) => err.push(s), env: process.env, cwd: process.cwd() } };
+  return {
+    out,
+    err,
+    io: { out: (s: string) => out.push(s), err: (s: string) => err.push(s), env: process.env, cwd: process.cwd() },
+  };
 }
 
 describe('cli: loupe variables / search --mode question / search-eval', () => {
@@ -23,7 +27,10 @@ describe('cli: loupe variables / search --mode question / search-eval', () => {
   // a survey in the LongDA layout: a Markdown codebook for a real XPT file (TCHOL_L: SEQN, WTPH2YR, LBXTC, LBDTCSI)
   mkdirSync(join(root, 'NH', 'docs'), { recursive: true });
   mkdirSync(join(root, 'NH', 'data'), { recursive: true });
-  copyFileSync(sharedData('longda', 'benchmark', 'NHANES', 'data', 'Laboratory', 'TCHOL_L.xpt'), join(root, 'NH', 'data', 'TCHOL_L.xpt'));
+  copyFileSync(
+    sharedData('longda', 'benchmark', 'NHANES', 'data', 'Laboratory', 'TCHOL_L.xpt'),
+    join(root, 'NH', 'data', 'TCHOL_L.xpt'),
+  );
   writeFileSync(
     join(root, 'NH', 'docs', 'TCHOL_L.md'),
     [
@@ -43,16 +50,32 @@ describe('cli: loupe variables / search --mode question / search-eval', () => {
 
   it('variables --json: entries with name, label, file, doc, page, values; undocumented columns; skipped codebooks', async () => {
     const t = io();
-    assert.equal(await main(['variables', '--root', root, '--survey', 'nh', '--cache', cache, '--json'], t.io), 0, t.err.join(''));
+    assert.equal(
+      await main(['variables', '--root', root, '--survey', 'nh', '--cache', cache, '--json'], t.io),
+      0,
+      t.err.join(''),
+    );
     const r = JSON.parse(t.out.join('')) as {
       survey: string;
       coverage: { columns: number; documented: number };
       skipped: Array<{ file: string; reason: string }>;
-      variables: Array<{ name: string; label: string | null; file: string; doc: string | null; page: string | null; values: Array<{ code: string; label: string }>; documented: boolean; dataLabel?: string }>;
+      variables: Array<{
+        name: string;
+        label: string | null;
+        file: string;
+        doc: string | null;
+        page: string | null;
+        values: Array<{ code: string; label: string }>;
+        documented: boolean;
+        dataLabel?: string;
+      }>;
     };
     assert.equal(r.survey, 'NH');
     assert.deepEqual(r.coverage, { columns: 4, documented: 2 });
-    assert.deepEqual(r.skipped.map((s) => s.file), ['NH/docs/lab-codebook.txt']);
+    assert.deepEqual(
+      r.skipped.map((s) => s.file),
+      ['NH/docs/lab-codebook.txt'],
+    );
     const tc = r.variables.find((v) => v.name === 'LBXTC')!;
     assert.deepEqual(
       { label: tc.label, file: tc.file, doc: tc.doc, page: tc.page },
@@ -82,8 +105,30 @@ describe('cli: loupe variables / search --mode question / search-eval', () => {
 
   it('search --mode question --json ranks files and names candidate variables', async () => {
     const t = io();
-    assert.equal(await main(['search', '--root', root, '--survey', 'NH', '--cache', cache, '--mode', 'question', '--json', 'mean total cholesterol in mg/dL'], t.io), 0, t.err.join(''));
-    const r = JSON.parse(t.out.join('')) as { files: Array<{ file: string }>; variables: Array<{ name: string; why: string }> };
+    assert.equal(
+      await main(
+        [
+          'search',
+          '--root',
+          root,
+          '--survey',
+          'NH',
+          '--cache',
+          cache,
+          '--mode',
+          'question',
+          '--json',
+          'mean total cholesterol in mg/dL',
+        ],
+        t.io,
+      ),
+      0,
+      t.err.join(''),
+    );
+    const r = JSON.parse(t.out.join('')) as {
+      files: Array<{ file: string }>;
+      variables: Array<{ name: string; why: string }>;
+    };
     assert.equal(r.files[0]!.file, 'NH/docs/TCHOL_L.md');
     assert.equal(r.variables[0]!.name, 'LBXTC');
   });
@@ -91,12 +136,46 @@ describe('cli: loupe variables / search --mode question / search-eval', () => {
   it('search --mode question with a model: the scripted decomposition adds measures the question does not name', async () => {
     const q = 'how high were blood lipid levels?';
     const without = io();
-    assert.equal(await main(['search', '--root', root, '--survey', 'NH', '--cache', cache, '--mode', 'question', '--json', q], without.io), 0, without.err.join(''));
-    assert.ok(!(JSON.parse(without.out.join('')) as { variables: Array<{ name: string }> }).variables.some((v) => v.name === 'LBXTC'));
-    const srv = await startScriptedLlm({ script: [{ content: 'Here: {"population": ["participants"], "measures": ["total cholesterol"], "groupings": [], "design": []}' }] });
+    assert.equal(
+      await main(
+        ['search', '--root', root, '--survey', 'NH', '--cache', cache, '--mode', 'question', '--json', q],
+        without.io,
+      ),
+      0,
+      without.err.join(''),
+    );
+    assert.ok(
+      !(JSON.parse(without.out.join('')) as { variables: Array<{ name: string }> }).variables.some(
+        (v) => v.name === 'LBXTC',
+      ),
+    );
+    const srv = await startScriptedLlm({
+      script: [
+        {
+          content:
+            'Here: {"population": ["participants"], "measures": ["total cholesterol"], "groupings": [], "design": []}',
+        },
+      ],
+    });
     try {
       const t = io();
-      const args = ['search', '--root', root, '--survey', 'NH', '--cache', cache, '--mode', 'question', '--model', 'scripted', '--base-url', srv.baseUrl, '--json', q];
+      const args = [
+        'search',
+        '--root',
+        root,
+        '--survey',
+        'NH',
+        '--cache',
+        cache,
+        '--mode',
+        'question',
+        '--model',
+        'scripted',
+        '--base-url',
+        srv.baseUrl,
+        '--json',
+        q,
+      ];
       assert.equal(await main(args, t.io), 0, t.err.join(''));
       const r = JSON.parse(t.out.join('')) as { variables: Array<{ name: string }>; llm: { measures: string[] } };
       assert.deepEqual(r.llm.measures, ['total cholesterol']);
@@ -108,16 +187,58 @@ describe('cli: loupe variables / search --mode question / search-eval', () => {
       await srv.close();
     }
     const bad = io();
-    assert.equal(await main(['search', '--root', root, '--survey', 'NH', '--cache', cache, '--model', 'm', '--base-url', 'http://127.0.0.1:9', 'x'], bad.io), 2);
+    assert.equal(
+      await main(
+        [
+          'search',
+          '--root',
+          root,
+          '--survey',
+          'NH',
+          '--cache',
+          cache,
+          '--model',
+          'm',
+          '--base-url',
+          'http://127.0.0.1:9',
+          'x',
+        ],
+        bad.io,
+      ),
+      2,
+    );
   });
 
   it('search-eval --json reports recall@k, MRR and nDCG per mode and per split part', async () => {
-    writeFileSync(join(root, 'labels.json'), JSON.stringify([{ q: 'total cholesterol', files: ['NH/docs/TCHOL_L.md'], source: 'A' }, { q: 'respondent sequence', files: ['NH/docs/TCHOL_L.md'], source: 'B' }]));
+    writeFileSync(
+      join(root, 'labels.json'),
+      JSON.stringify([
+        { q: 'total cholesterol', files: ['NH/docs/TCHOL_L.md'], source: 'A' },
+        { q: 'respondent sequence', files: ['NH/docs/TCHOL_L.md'], source: 'B' },
+      ]),
+    );
     writeFileSync(join(root, 'split.json'), JSON.stringify({ tuning: ['A'], heldBack: ['B'] }));
     const t = io();
-    const args = ['search-eval', '--labels', join(root, 'labels.json'), '--split', join(root, 'split.json'), '--root', root, '--survey', 'NH', '--cache', cache, '--k', '1', '--json'];
+    const args = [
+      'search-eval',
+      '--labels',
+      join(root, 'labels.json'),
+      '--split',
+      join(root, 'split.json'),
+      '--root',
+      root,
+      '--survey',
+      'NH',
+      '--cache',
+      cache,
+      '--k',
+      '1',
+      '--json',
+    ];
     assert.equal(await main(args, t.io), 0, t.err.join(''));
-    const r = JSON.parse(t.out.join('')) as { parts: Record<string, Record<string, { questions: number; recallAtK: number; mrr: number; ndcgAtK: number }>> };
+    const r = JSON.parse(t.out.join('')) as {
+      parts: Record<string, Record<string, { questions: number; recallAtK: number; mrr: number; ndcgAtK: number }>>;
+    };
     assert.deepEqual(Object.keys(r.parts), ['all', 'tuning', 'heldBack']);
     assert.deepEqual(Object.keys(r.parts.all!), ['bm25', 'longta', 'question']);
     assert.equal(r.parts.tuning!.question!.questions, 1);

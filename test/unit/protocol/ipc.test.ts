@@ -1,6 +1,13 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { IpcNotification, IpcRequest, RpcEndpoint, parseMessage, type MessageTarget, type WireMessage } from '../../../src/protocol/ipc.ts';
+import {
+  IpcNotification,
+  IpcRequest,
+  RpcEndpoint,
+  parseMessage,
+  type MessageTarget,
+  type WireMessage,
+} from '../../../src/protocol/ipc.ts';
 
 /** Two endpoints wired back to back, delivering asynchronously like postMessage. */
 function pair(timeoutMs = 1000): [RpcEndpoint, RpcEndpoint] {

@@ -56,10 +56,13 @@ test('neutraliseControls shows C0, DEL, C1, CR and bidi controls escaped and kee
   assert.ok(hasControls(HOSTILE) && !hasControls(out));
   assert.equal(oneLine('a\nb', 10), 'a\\nb');
   assert.equal(oneLine('x'.repeat(20), 5), 'xxxxx…');
-  assert.equal(forMessage('see [docs](command:workbench.action.terminal.sendSequence?%7B%7D)'), 'see [docs] (command:workbench.action.terminal.sendSequence?%7B%7D)');
+  assert.equal(
+    forMessage('see [docs](command:workbench.action.terminal.sendSequence?%7B%7D)'),
+    'see [docs] (command:workbench.action.terminal.sendSequence?%7B%7D)',
+  );
 });
 
-test('transcript terminal: agent, model and observation text is neutralised; Loupe\'s own colours remain', () => {
+test("transcript terminal: agent, model and observation text is neutralised; Loupe's own colours remain", () => {
   const call = { id: 'c1', name: `python${HOSTILE}`, argumentsText: JSON.stringify({ code: `print(1)\n${HOSTILE}` }) };
   const events: AgentEvent[] = [
     { type: 'model-delta', runId: 'r', step: 0, content: HOSTILE },
@@ -83,14 +86,24 @@ test('transcript terminal: agent, model and observation text is neutralised; Lou
 
 test('sanitiseClientInfo: printable, bounded, no "/", the original kept escaped', () => {
   assert.deepEqual(sanitiseClientInfo('claude-code', '1.0.3'), { name: 'claude-code', version: '1.0.3' });
-  assert.deepEqual(sanitiseClientInfo('Visual Studio Code (Insiders)', '1.101.0-insider'), { name: 'Visual Studio Code (Insiders)', version: '1.101.0-insider' });
+  assert.deepEqual(sanitiseClientInfo('Visual Studio Code (Insiders)', '1.101.0-insider'), {
+    name: 'Visual Studio Code (Insiders)',
+    version: '1.101.0-insider',
+  });
   const h = sanitiseClientInfo('<img src=x onerror=alert(1)>\x1b[2J\x1b]52;c;eA==\x07', '1.0/../../x\x1b[2J');
   assert.doesNotMatch(h.name, /[<>=/:]/);
   assert.ok(!hasControls(h.name) && !hasControls(h.version));
   assert.doesNotMatch(h.version, /[^A-Za-z0-9._+-]/);
-  assert.ok(h.sent && !hasControls(h.sent.name) && h.sent.name.includes('\\x1b[2J'), 'what the client sent is kept, escaped');
+  assert.ok(
+    h.sent && !hasControls(h.sent.name) && h.sent.name.includes('\\x1b[2J'),
+    'what the client sent is kept, escaped',
+  );
   assert.equal(sanitiseClientInfo('x'.repeat(10_000), '1').name.length, MCP_CLIENT_NAME_MAX);
-  assert.equal(sanitiseClientInfo('other/9.9 (uncontained)', '1').name.includes('/'), false, 'cannot forge another client group');
+  assert.equal(
+    sanitiseClientInfo('other/9.9 (uncontained)', '1').name.includes('/'),
+    false,
+    'cannot forge another client group',
+  );
   assert.deepEqual(sanitiseClientInfo('', undefined), { name: 'unknown-client', version: '0' });
   assert.equal(sanitiseClientInfo('\x1b\x07<>', 'v').name, 'unknown-client', 'nothing printable left');
   assert.equal(sanitiseClientInfo('abc\u202eexe', '1').name, 'abc_exe');
@@ -99,7 +112,13 @@ test('sanitiseClientInfo: printable, bounded, no "/", the original kept escaped'
 
 function capture(): CliIo & { text: () => string } {
   const chunks: string[] = [];
-  return { out: (s) => chunks.push(s), err: (s) => chunks.push(s), env: { ...process.env }, cwd: process.cwd(), text: () => chunks.join('') };
+  return {
+    out: (s) => chunks.push(s),
+    err: (s) => chunks.push(s),
+    env: { ...process.env },
+    cwd: process.cwd(),
+    text: () => chunks.join(''),
+  };
 }
 
 test('loupe runs and loupe score print stored hostile names escaped; a binary answers CSV is not echoed raw', async () => {
@@ -108,7 +127,20 @@ test('loupe runs and loupe score print stored hostile names escaped; a binary an
     const file = join(dir, 'runs.sqlite');
     const st = openStore(file);
     // A row written before client names were validated (or by a colleague's older Loupe).
-    await st.createRun({ id: 'r-hostile', suite: 'longda', blockId: `blk${HOSTILE}`, agent: `mcp:<img src=x onerror=alert(1)>${HOSTILE}/1\x1b[2J`, model: `m${HOSTILE}`, params: {}, promptHash: 'h', toolSet: 't', dataChecksums: {}, loupeVersion: 't', sandbox: 'off', workspace: join(dir, 'ws') });
+    await st.createRun({
+      id: 'r-hostile',
+      suite: 'longda',
+      blockId: `blk${HOSTILE}`,
+      agent: `mcp:<img src=x onerror=alert(1)>${HOSTILE}/1\x1b[2J`,
+      model: `m${HOSTILE}`,
+      params: {},
+      promptHash: 'h',
+      toolSet: 't',
+      dataChecksums: {},
+      loupeVersion: 't',
+      sandbox: 'off',
+      workspace: join(dir, 'ws'),
+    });
     await st.close();
     const io = capture();
     assert.equal(await main(['runs', '--store', file], io), 0);
@@ -120,15 +152,42 @@ test('loupe runs and loupe score print stored hostile names escaped; a binary an
     // A LongDA answers CSV with binary bytes in its cells: `loupe score` prints each source it read (official preset:
     // grouped by `source` alone, as LongDA's metric.py; issue 47).
     const bin = join(dir, 'answers.csv');
-    const raw = Buffer.from([0x1b, 0x5b, 0x32, 0x4a, 0x9b, 0x07, 0x00, 0x0d, 0xff, 0x1b, 0x5d, 0x35, 0x32, 0x3b, 0x63, 0x3b, 0x65, 0x41, 0x3d, 0x3d, 0x07]);
-    writeFileSync(bin, Buffer.concat([Buffer.from('survey,source,query,answer_structure,answer,my_answer,q_id\nS'), raw, Buffer.from(','), raw, Buffer.from(',q,number,1,'), raw, Buffer.from(',\n')]));
+    const raw = Buffer.from([
+      0x1b, 0x5b, 0x32, 0x4a, 0x9b, 0x07, 0x00, 0x0d, 0xff, 0x1b, 0x5d, 0x35, 0x32, 0x3b, 0x63, 0x3b, 0x65, 0x41, 0x3d,
+      0x3d, 0x07,
+    ]);
+    writeFileSync(
+      bin,
+      Buffer.concat([
+        Buffer.from('survey,source,query,answer_structure,answer,my_answer,q_id\nS'),
+        raw,
+        Buffer.from(','),
+        raw,
+        Buffer.from(',q,number,1,'),
+        raw,
+        Buffer.from(',\n'),
+      ]),
+    );
     const io3 = capture();
     assert.equal(await main(['score', '--longda-answers', bin], io3), 0, io3.text());
     assert.match(io3.text(), /^ +\\x1b\[2J.*: match /m, 'the source name is printed, escaped');
     assert.doesNotMatch(io3.text(), ANY_CONTROL, JSON.stringify(io3.text()));
     // The refusal to resume a run that no MCP client made names the stored agent.
     const st2 = openStore(file);
-    await st2.createRun({ id: 'r-llm', suite: 'longda', blockId: 'b', agent: `llm${HOSTILE}`, model: 'm', params: {}, promptHash: 'h', toolSet: 't', dataChecksums: {}, loupeVersion: 't', sandbox: 'off', workspace: join(dir, 'ws2') });
+    await st2.createRun({
+      id: 'r-llm',
+      suite: 'longda',
+      blockId: 'b',
+      agent: `llm${HOSTILE}`,
+      model: 'm',
+      params: {},
+      promptHash: 'h',
+      toolSet: 't',
+      dataChecksums: {},
+      loupeVersion: 't',
+      sandbox: 'off',
+      workspace: join(dir, 'ws2'),
+    });
     await st2.close();
     const io5 = capture();
     assert.equal(await main(['mcp', '--store', file, '--resume', 'r-llm', '--sandbox', 'off'], io5), 1);
@@ -142,37 +201,77 @@ test('loupe runs and loupe score print stored hostile names escaped; a binary an
   }
 });
 
-test('MCP session: a hostile clientInfo is stored as a sanitised agent name; the run still works', { timeout: 120_000 }, async () => {
-  const dir = mkdtempSync(join(tmpdir(), 'loupe-i38-mcp-'));
-  const store = openStore(join(dir, 'runs.sqlite'));
-  try {
-    const suite = await loadSuite('blade', sharedData('blade', 'datasets'));
-    const block = suite.blocks.find((b) => b.runnable)!;
-    const session = new McpBlockSession({ store, suite, block, runsDir: join(dir, 'runs'), kernel: { sandbox: 'off' }, transport: 'stdio' });
-    const [a, b] = InMemoryTransport.createLinkedPair();
-    await session.server.connect(b);
-    const c = new Client({ name: `<img src=x onerror=alert(1)>\x1b[2J${'A'.repeat(500)}`, version: '1.0\x1b]52;c;eA==\x07' });
-    await c.connect(a);
-    await c.callTool({ name: 'python', arguments: { code: 'print(1)' } });
-    await c.close();
-    const out = (await session.done)!;
-    const run = (await store.getRun(out.runId))!;
-    assert.ok(!/[<>=]/.test(run.agent) && !hasControls(run.agent), run.agent);
-    assert.ok(run.agent.length <= 'mcp:'.length + 64 + 1 + 32, `bounded: ${run.agent.length}`);
-    assert.match(run.agent, /^mcp:_img src_x onerror_alert\(1\)___2JA+\/1\.0__52_c_eA___$/);
-    assert.ok(run.params.mcp?.clientSent?.name.includes('\\x1b[2J'), 'the name as sent is kept, escaped, as evidence');
-    const events = await store.getEvents(out.runId);
-    assert.ok(events.some((e) => /name or version held characters/.test(e.message)), 'the run records that the name was changed');
-  } finally {
-    await store.close();
-    rmSync(dir, { recursive: true, force: true });
-  }
-});
+test(
+  'MCP session: a hostile clientInfo is stored as a sanitised agent name; the run still works',
+  { timeout: 120_000 },
+  async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'loupe-i38-mcp-'));
+    const store = openStore(join(dir, 'runs.sqlite'));
+    try {
+      const suite = await loadSuite('blade', sharedData('blade', 'datasets'));
+      const block = suite.blocks.find((b) => b.runnable)!;
+      const session = new McpBlockSession({
+        store,
+        suite,
+        block,
+        runsDir: join(dir, 'runs'),
+        kernel: { sandbox: 'off' },
+        transport: 'stdio',
+      });
+      const [a, b] = InMemoryTransport.createLinkedPair();
+      await session.server.connect(b);
+      const c = new Client({
+        name: `<img src=x onerror=alert(1)>\x1b[2J${'A'.repeat(500)}`,
+        version: '1.0\x1b]52;c;eA==\x07',
+      });
+      await c.connect(a);
+      await c.callTool({ name: 'python', arguments: { code: 'print(1)' } });
+      await c.close();
+      const out = (await session.done)!;
+      const run = (await store.getRun(out.runId))!;
+      assert.ok(!/[<>=]/.test(run.agent) && !hasControls(run.agent), run.agent);
+      assert.ok(run.agent.length <= 'mcp:'.length + 64 + 1 + 32, `bounded: ${run.agent.length}`);
+      assert.match(run.agent, /^mcp:_img src_x onerror_alert\(1\)___2JA+\/1\.0__52_c_eA___$/);
+      assert.ok(
+        run.params.mcp?.clientSent?.name.includes('\\x1b[2J'),
+        'the name as sent is kept, escaped, as evidence',
+      );
+      const events = await store.getEvents(out.runId);
+      assert.ok(
+        events.some((e) => /name or version held characters/.test(e.message)),
+        'the run records that the name was changed',
+      );
+    } finally {
+      await store.close();
+      rmSync(dir, { recursive: true, force: true });
+    }
+  },
+);
 
 test('loupe report (Markdown): stored model and client names in tables are escaped, controls shown', () => {
-  const md = renderMarkdown({ title: 't', generatedAt: 'now', sections: [{ heading: 'h', notes: [], figures: [], tables: [{ caption: 'c', header: ['model', 'match'], rows: [
-    [{ text: `mcp:<img src=x onerror=alert(1)>[x](javascript:alert(1))${HOSTILE}/1` }, { text: '0.5 [0.4, 0.6]' }],
-  ] }] }] } as never);
+  const md = renderMarkdown({
+    title: 't',
+    generatedAt: 'now',
+    sections: [
+      {
+        heading: 'h',
+        notes: [],
+        figures: [],
+        tables: [
+          {
+            caption: 'c',
+            header: ['model', 'match'],
+            rows: [
+              [
+                { text: `mcp:<img src=x onerror=alert(1)>[x](javascript:alert(1))${HOSTILE}/1` },
+                { text: '0.5 [0.4, 0.6]' },
+              ],
+            ],
+          },
+        ],
+      },
+    ],
+  } as never);
   const row = md.split('\n').find((l) => l.startsWith('| mcp'))!;
   assert.ok(row, md);
   assert.doesNotMatch(row, /(?<!\\)<|\]\(/, row);

@@ -36,9 +36,18 @@ after(() => {
 /** What an older Loupe left in an imported database: the bookkeeping table with host paths. */
 function makeOld(db: string): void {
   const d = new Database(db);
-  d.exec('CREATE TABLE IF NOT EXISTS _loupe_import (table_name TEXT PRIMARY KEY, file TEXT, size INTEGER, mtime INTEGER, rows INTEGER, columns INTEGER)');
+  d.exec(
+    'CREATE TABLE IF NOT EXISTS _loupe_import (table_name TEXT PRIMARY KEY, file TEXT, size INTEGER, mtime INTEGER, rows INTEGER, columns INTEGER)',
+  );
   if (!(d.prepare('SELECT count(*) AS n FROM _loupe_import').get() as { n: number }).n) {
-    d.prepare('INSERT INTO _loupe_import VALUES (?, ?, ?, ?, ?, ?)').run('hosp_patients', join(tables, 'hosp', 'patients.csv'), 1, 1, 2, 2);
+    d.prepare('INSERT INTO _loupe_import VALUES (?, ?, ?, ?, ?, ?)').run(
+      'hosp_patients',
+      join(tables, 'hosp', 'patients.csv'),
+      1,
+      1,
+      2,
+      2,
+    );
   }
   d.close();
   rmSync(`${db}.import.json`, { force: true });
@@ -65,7 +74,7 @@ async function agentSees(block: Block): Promise<{ info: string; describe: string
   return { info, describe, bySql };
 }
 
-describe('the DDR agent cannot read Loupe\'s import bookkeeping (issue 36)', () => {
+describe("the DDR agent cannot read Loupe's import bookkeeping (issue 36)", () => {
   for (const kind of ['fresh import', 'database imported by an older Loupe'] as const) {
     it(`${kind}: no tool shows the table or a host path; the file holds none; the bookkeeping is in the sidecar`, async () => {
       const db = join(dir, kind.replace(/\W+/g, '-'), 'mimic.sqlite');
@@ -77,18 +86,37 @@ describe('the DDR agent cannot read Loupe\'s import bookkeeping (issue 36)', () 
       const seen = await agentSees(block);
       // attempts: each tool call (get_database_info, describe_table, every SQL trick) must name neither a host path nor the table
       const calls = [seen.info, seen.describe, ...TRICKS.map((q) => seen.bySql.get(q)!)];
-      const leaked = calls.filter((o) => /host-secret-folder/.test(o) || (/_loupe/i.test(o) && !/no such table/i.test(o)));
-      if (process.env.LOUPE_RT_COUNT) console.log(`[attempts] ${calls.length - leaked.length}/${calls.length} contained (${kind})`);
-      assert.deepEqual(leaked, [], 'a tool showed Loupe\'s bookkeeping or a host path');
+      const leaked = calls.filter(
+        (o) => /host-secret-folder/.test(o) || (/_loupe/i.test(o) && !/no such table/i.test(o)),
+      );
+      if (process.env.LOUPE_RT_COUNT) {
+        console.log(`[attempts] ${calls.length - leaked.length}/${calls.length} contained (${kind})`);
+      }
+      assert.deepEqual(leaked, [], "a tool showed Loupe's bookkeeping or a host path");
       for (const sql of TRICKS.slice(0, 3)) assert.match(seen.bySql.get(sql)!, /no such table/i, sql);
-      assert.match(seen.bySql.get('SELECT name, sql FROM sqlite_master')!, /hosp_patients/, 'the benchmark tables are there');
+      assert.match(
+        seen.bySql.get('SELECT name, sql FROM sqlite_master')!,
+        /hosp_patients/,
+        'the benchmark tables are there',
+      );
       const d = new Database(db, { readonly: true });
       try {
-        assert.deepEqual((d.prepare("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name").all() as Array<{ name: string }>).map((r) => r.name), ['hosp_admissions', 'hosp_patients']);
+        assert.deepEqual(
+          (
+            d.prepare("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name").all() as Array<{
+              name: string;
+            }>
+          ).map((r) => r.name),
+          ['hosp_admissions', 'hosp_patients'],
+        );
       } finally {
         d.close();
       }
-      assert.equal(readFileSync(db).includes(Buffer.from('host-secret-folder')), false, 'the host path is still in the database file\'s pages');
+      assert.equal(
+        readFileSync(db).includes(Buffer.from('host-secret-folder')),
+        false,
+        "the host path is still in the database file's pages",
+      );
       // the bookkeeping is kept beside it: a second import of the same files reuses the database
       assert.ok(existsSync(`${db}.import.json`));
       assert.equal((await importCsvFolder(tables, db)).reused, true);

@@ -8,7 +8,17 @@
  */
 import { createHash } from 'node:crypto';
 import { execFileSync } from 'node:child_process';
-import { linkSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
+import {
+  linkSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  symlinkSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { closeAnalystDocIndexes, createAnalystToolSet } from '../../../src/core/benchmarks/analystbench/toolset.ts';
@@ -28,10 +38,15 @@ export interface DocsFallbackResult {
 const HOST_SECRET = 'HOSTSECRET-3e1f of the user, never for the agent';
 
 function hostSnapshot(dir: string): string {
-  return readdirSync(dir).sort().map((n) => {
-    const st = statSync(join(dir, n));
-    return `${n} ${st.mtimeMs} ${st.size} ${createHash('sha256').update(readFileSync(join(dir, n))).digest('hex')}`;
-  }).join('\n');
+  return readdirSync(dir)
+    .sort()
+    .map((n) => {
+      const st = statSync(join(dir, n));
+      return `${n} ${st.mtimeMs} ${st.size} ${createHash('sha256')
+        .update(readFileSync(join(dir, n)))
+        .digest('hex')}`;
+    })
+    .join('\n');
 }
 
 const plant = process.argv[2] as DocsFallbackPlant;
@@ -48,12 +63,24 @@ try {
   writeFileSync(join(suite, 'A', 'guide.md'), '# Guide\n\nThe SUITEWORD codebook explains the weights.\n');
   writeFileSync(join(suite, 'B', 'notes-original.md'), '# Notes\n\nMore SUITEWORD text.\n');
   const block = {
-    id: 'b1', suite: 'analystbench', suiteId: 'analystbench:fallback', title: 'fallback', items: [],
+    id: 'b1',
+    suite: 'analystbench',
+    suiteId: 'analystbench:fallback',
+    title: 'fallback',
+    items: [],
     visible: {
-      data: [], missing: [], instruction: 'Write a report.', tableOfContents: '1. Intro',
-      docs: [{ rel: 'docs/guide.md', path: join(suite, 'A', 'guide.md'), size: 0 }, { rel: 'docs/notes.md', path: join(suite, 'B', 'notes-original.md'), size: 0 }],
+      data: [],
+      missing: [],
+      instruction: 'Write a report.',
+      tableOfContents: '1. Intro',
+      docs: [
+        { rel: 'docs/guide.md', path: join(suite, 'A', 'guide.md'), size: 0 },
+        { rel: 'docs/notes.md', path: join(suite, 'B', 'notes-original.md'), size: 0 },
+      ],
     },
-    hidden: { files: [] }, runnable: true, problems: [],
+    hidden: { files: [] },
+    runnable: true,
+    problems: [],
   } as unknown as Block;
   // the run workspace, where the agent planted something under each document's name
   const ws = join(base, 'ws');
@@ -68,13 +95,24 @@ try {
   const ts = createAnalystToolSet({ input: 'toc' });
   const state: RunState = { extra: {}, benchmark: {} };
   const ctx: ToolContext = {
-    runId: 'run-1', stepIndex: 0, workspace: ws, block, taskPrompt: 'task', state,
+    runId: 'run-1',
+    stepIndex: 0,
+    workspace: ws,
+    block,
+    taskPrompt: 'task',
+    state,
     kernel: () => Promise.reject(new Error('no kernel here')),
     execute: () => Promise.reject(new Error('no kernel here')),
-    signal: new AbortController().signal, log: nullLogger, sandbox: 'bubblewrap',
+    signal: new AbortController().signal,
+    log: nullLogger,
+    sandbox: 'bubblewrap',
   };
   const observations: string[] = [];
-  for (const [name, args] of [['read_doc', { doc_path: 'docs/guide.md' }], ['search_doc', { keyword: 'SUITEWORD' }], ['search_doc', { keyword: 'HOSTSECRET' }]] as const) {
+  for (const [name, args] of [
+    ['read_doc', { doc_path: 'docs/guide.md' }],
+    ['search_doc', { keyword: 'SUITEWORD' }],
+    ['search_doc', { keyword: 'HOSTSECRET' }],
+  ] as const) {
     const t = ts.tools.find((x) => x.name === name)!;
     const r = await t.run(args, ctx);
     observations.push(`${name}: ${r.observation}`);

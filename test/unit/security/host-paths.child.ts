@@ -12,7 +12,17 @@
  */
 import { execFileSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { linkSync, lstatSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import {
+  linkSync,
+  lstatSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  symlinkSync,
+  writeFileSync,
+} from 'node:fs';
 import { createServer, type Server } from 'node:net';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
@@ -68,15 +78,21 @@ function snapshot(dir: string): Map<string, string> {
       if (st.isDirectory()) {
         out.set(r, `dir ${st.mtimeMs}`);
         walk(p, r);
-      } else if (st.isFile()) out.set(r, `file ${createHash('sha256').update(readFileSync(p)).digest('hex')} ${st.mtimeMs} ${st.size}`);
-      else out.set(r, `other ${st.mtimeMs}`);
+      } else if (st.isFile()) {
+        out.set(r, `file ${createHash('sha256').update(readFileSync(p)).digest('hex')} ${st.mtimeMs} ${st.size}`);
+      } else out.set(r, `other ${st.mtimeMs}`);
     }
   };
   walk(dir, '');
   return out;
 }
 
-async function plant(ws: string, rel: string, kind: HostPathCase['plant'], host: { file: string; dir: string }): Promise<Server | undefined> {
+async function plant(
+  ws: string,
+  rel: string,
+  kind: HostPathCase['plant'],
+  host: { file: string; dir: string },
+): Promise<Server | undefined> {
   const p = join(ws, rel);
   mkdirSync(dirname(p), { recursive: true });
   if (kind === 'link to a host file') symlinkSync(host.file, p);
@@ -111,21 +127,47 @@ async function runCase(c: HostPathCase, index: number, tmp: string): Promise<Hos
   const before = snapshot(join(root, 'host'));
   const messages: string[] = [];
   const block: Block = {
-    id: 'b1', suite: def.kind, suiteId: `${def.kind}:containment`, title: 'containment', items: [],
+    id: 'b1',
+    suite: def.kind,
+    suiteId: `${def.kind}:containment`,
+    title: 'containment',
+    items: [],
     visible: { data: [], docs: [], missing: [], instruction: 'Write a report.', tableOfContents: '1. Intro' },
-    hidden: { files: [] }, runnable: true, problems: [],
+    hidden: { files: [] },
+    runnable: true,
+    problems: [],
   } as unknown as Block;
   const store = openStore(':memory:');
   const tools: string[] = [];
   try {
     const ts = def.toolSet({ block, agent: 'llm', options: parseToolOptions(def.kind, c.toolOptions) });
-    await store.createRun({ id: 'run-1', suite: def.kind, blockId: block.id, agent: 'llm', model: 'm', params: {}, promptHash: 'h', toolSet: ts.id, dataChecksums: {}, loupeVersion: 't', sandbox: 'bubblewrap', workspace: ws });
+    await store.createRun({
+      id: 'run-1',
+      suite: def.kind,
+      blockId: block.id,
+      agent: 'llm',
+      model: 'm',
+      params: {},
+      promptHash: 'h',
+      toolSet: ts.id,
+      dataChecksums: {},
+      loupeVersion: 't',
+      sandbox: 'bubblewrap',
+      workspace: ws,
+    });
     const state: RunState = { extra: {}, benchmark: {} };
     const ctx: ToolContext = {
-      runId: 'run-1', stepIndex: 0, workspace: ws, block, taskPrompt: 'task', state,
+      runId: 'run-1',
+      stepIndex: 0,
+      workspace: ws,
+      block,
+      taskPrompt: 'task',
+      state,
       kernel: () => Promise.reject(new Error('no kernel in the containment test')),
       execute: async () => ({ status: 'ok', stdout: '', stderr: '', figures: [{ png: PNG }], durationMs: 1 }),
-      signal: new AbortController().signal, log: nullLogger, sandbox: 'bubblewrap',
+      signal: new AbortController().signal,
+      log: nullLogger,
+      sandbox: 'bubblewrap',
     };
     for (const t of ts.tools) {
       for (const args of c.calls[t.name] ?? []) {
@@ -138,7 +180,23 @@ async function runCase(c: HostPathCase, index: number, tmp: string): Promise<Hos
         }
       }
     }
-    await store.commitStep({ runId: 'run-1', index: 0, startedAt: new Date().toISOString(), endedAt: new Date().toISOString(), latencyMs: 0, toolMs: 0, assistant: { role: 'assistant', content: 'x' }, toolCalls: [], extraMessages: [], usage: null, costUsd: null, finishReason: 'stop' } as never, { extra: state.extra, notes: longdaRunState(state).notes });
+    await store.commitStep(
+      {
+        runId: 'run-1',
+        index: 0,
+        startedAt: new Date().toISOString(),
+        endedAt: new Date().toISOString(),
+        latencyMs: 0,
+        toolMs: 0,
+        assistant: { role: 'assistant', content: 'x' },
+        toolCalls: [],
+        extraMessages: [],
+        usage: null,
+        costUsd: null,
+        finishReason: 'stop',
+      } as never,
+      { extra: state.extra, notes: longdaRunState(state).notes },
+    );
     await store.updateRun('run-1', { status: 'finished' } as never);
     const run = (await store.getRun('run-1'))!;
     const folder = trustedRunFolder(run, join(root, 'runs'));
@@ -152,8 +210,29 @@ async function runCase(c: HostPathCase, index: number, tmp: string): Promise<Hos
     }
     const session = scoringSession();
     try {
-      const suite = { id: block.suiteId, kind: def.kind, title: 'c', version: '1', root: root, source: { kind: 'local', root }, blocks: [block], problems: [] } as unknown as Suite;
-      const s = await def.score({ store, run, suite, block, judge, options: parseOptions(def.scoreOptions, {}, (n) => n, def.kind), raw: {}, session, extras: {}, log: nullLogger, folder });
+      const suite = {
+        id: block.suiteId,
+        kind: def.kind,
+        title: 'c',
+        version: '1',
+        root: root,
+        source: { kind: 'local', root },
+        blocks: [block],
+        problems: [],
+      } as unknown as Suite;
+      const s = await def.score({
+        store,
+        run,
+        suite,
+        block,
+        judge,
+        options: parseOptions(def.scoreOptions, {}, (n) => n, def.kind),
+        raw: {},
+        session,
+        extras: {},
+        log: nullLogger,
+        folder,
+      });
       messages.push(`score: ${s.error ?? 'scored'}`);
     } catch (e) {
       messages.push(`score threw: ${errorMessage(e)}`);
@@ -162,7 +241,12 @@ async function runCase(c: HostPathCase, index: number, tmp: string): Promise<Hos
     }
     if (def.exportResults) {
       try {
-        const files = await def.exportResults(store, [{ runId: 'run-1', block, repeat: 0 }], join(root, 'export'), join(root, 'runs'));
+        const files = await def.exportResults(
+          store,
+          [{ runId: 'run-1', block, repeat: 0 }],
+          join(root, 'export'),
+          join(root, 'runs'),
+        );
         messages.push(`export: ${files.length} file(s)`);
       } catch (e) {
         messages.push(`export threw: ${errorMessage(e)}`);

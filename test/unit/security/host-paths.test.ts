@@ -33,16 +33,28 @@ const CALLS: Record<string, Array<Record<string, unknown>>> = {
   search_doc: [{ keyword: 'HOST' }],
   retriever: [{ query: 'host secret' }],
   python: [{ code: 'import matplotlib.pyplot as plt\nplt.plot([1, 2])' }],
-  write_report: [{ markdown: '# Report\n\n![Figure 1](figures/fig-0-1.png)\n' }, { markdown: '# Report\n\nNo figures.\n' }],
+  write_report: [
+    { markdown: '# Report\n\n![Figure 1](figures/fig-0-1.png)\n' },
+    { markdown: '# Report\n\nNo figures.\n' },
+  ],
   // LongDA
   prompt: [{}],
   find_variables: [{ query: 'age' }],
   notes: [{ action: 'add', content: 'note' }],
-  answer: [{ query_id: 'q1', answer: 1 }, { id: 'q1', response: '@a[1]' }],
+  answer: [
+    { query_id: 'q1', answer: 1 },
+    { id: 'q1', response: '@a[1]' },
+  ],
   save_code: [{ code: 'print(1)' }],
   final_answer: [{}],
   // BLADE
-  submit_analysis: [{ conceptual_variables: [], transform_code: 'def transform(df):\n    return df', model_code: 'def model(df):\n    return None' }],
+  submit_analysis: [
+    {
+      conceptual_variables: [],
+      transform_code: 'def transform(df):\n    return df',
+      model_code: 'def model(df):\n    return None',
+    },
+  ],
   // DDR
   get_database_info: [{}],
   describe_table: [{ table_name: 'report.md' }],
@@ -53,16 +65,32 @@ const CALLS: Record<string, Array<Record<string, unknown>>> = {
   submit_count: [{ count: 1 }],
 };
 
-const PLANTS: HostPathCase['plant'][] = ['link to a host file', 'link to a host folder', 'FIFO', 'socket', 'hard link to a host file'];
+const PLANTS: HostPathCase['plant'][] = [
+  'link to a host file',
+  'link to a host folder',
+  'FIFO',
+  'socket',
+  'hard link to a host file',
+];
 
-const stubBlock = (suite: string): Block => ({
-  id: 'b1', suite, suiteId: `${suite}:containment`, title: 'containment', items: [],
-  visible: { data: [], docs: [], missing: [], instruction: 'Write a report.', tableOfContents: '1. Intro' },
-  hidden: { files: [] }, runnable: true, problems: [],
-}) as unknown as Block;
+const stubBlock = (suite: string): Block =>
+  ({
+    id: 'b1',
+    suite,
+    suiteId: `${suite}:containment`,
+    title: 'containment',
+    items: [],
+    visible: { data: [], docs: [], missing: [], instruction: 'Write a report.', tableOfContents: '1. Intro' },
+    hidden: { files: [] },
+    runnable: true,
+    problems: [],
+  }) as unknown as Block;
 
 /** Every tool set of a benchmark: default options, then each value of each enum / bool tool option. */
-function toolSetsOf(kind: string, toolOptions: ReadonlyArray<{ name: string; type: string; values?: readonly string[] }>): Array<{ options: Record<string, string>; ts: ToolSet }> {
+function toolSetsOf(
+  kind: string,
+  toolOptions: ReadonlyArray<{ name: string; type: string; values?: readonly string[] }>,
+): Array<{ options: Record<string, string>; ts: ToolSet }> {
   const variants: Array<Record<string, string>> = [{}];
   for (const o of toolOptions) {
     if (o.type === 'enum') for (const v of o.values ?? []) variants.push({ [o.name]: v });
@@ -99,7 +127,13 @@ function buildCases(): { cases: HostPathCase[]; missingTools: string[]; declared
         seen.add(`${def.kind}/${t.name}`);
         if (!CALLS[t.name]) missing.add(`${def.kind}/${t.name}`);
       }
-      for (const h of ts.hostPaths) for (const n of h.tools) if (!ts.tools.some((t) => t.name === n)) missing.add(`${def.kind}/${n} (declared for ${h.path}, not a tool of ${ts.id})`);
+      for (const h of ts.hostPaths) {
+        for (const n of h.tools) {
+          if (!ts.tools.some((t) => t.name === n)) {
+            missing.add(`${def.kind}/${n} (declared for ${h.path}, not a tool of ${ts.id})`);
+          }
+        }
+      }
     }
   }
   const cases: HostPathCase[] = [];
@@ -110,7 +144,14 @@ function buildCases(): { cases: HostPathCase[]; missingTools: string[]; declared
       for (const h of declared.values()) {
         for (const plant of PLANTS) {
           const own = ts.hostPaths.find((x) => x.example === h.example);
-          cases.push({ benchmark: def.kind, toolOptions: options, path: h.example, plant, calls: CALLS, declaredBy: own ? own.tools.filter((n) => ts.tools.some((t) => t.name === n)) : [] });
+          cases.push({
+            benchmark: def.kind,
+            toolOptions: options,
+            path: h.example,
+            plant,
+            calls: CALLS,
+            declaredBy: own ? own.tools.filter((n) => ts.tools.some((t) => t.name === n)) : [],
+          });
         }
       }
     }
@@ -119,7 +160,10 @@ function buildCases(): { cases: HostPathCase[]; missingTools: string[]; declared
 }
 
 /** Runs the cases in child processes; a case silent for `hangMs` is killed and reported as hung. */
-async function runCases(cases: HostPathCase[], hangMs: number): Promise<{ results: Map<number, HostPathResult>; hung: number[] }> {
+async function runCases(
+  cases: HostPathCase[],
+  hangMs: number,
+): Promise<{ results: Map<number, HostPathResult>; hung: number[] }> {
   const dir = mkdtempSync(join(tmpdir(), 'loupe-host-paths-cases-'));
   const file = join(dir, 'cases.json');
   writeFileSync(file, JSON.stringify(cases));
@@ -128,7 +172,10 @@ async function runCases(cases: HostPathCase[], hangMs: number): Promise<{ result
   let next = 0;
   try {
     while (next < cases.length) {
-      const child = spawn(process.execPath, [join(import.meta.dirname, 'host-paths.child.ts'), file, String(next)], { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, NODE_OPTIONS: '--disable-warning=MODULE_TYPELESS_PACKAGE_JSON' } });
+      const child = spawn(process.execPath, [join(import.meta.dirname, 'host-paths.child.ts'), file, String(next)], {
+        stdio: ['ignore', 'pipe', 'pipe'],
+        env: { ...process.env, NODE_OPTIONS: '--disable-warning=MODULE_TYPELESS_PACKAGE_JSON' },
+      });
       let current = -1;
       let buf = '';
       let stderr = '';
@@ -138,7 +185,9 @@ async function runCases(cases: HostPathCase[], hangMs: number): Promise<{ result
         timer = setTimeout(() => child.kill('SIGKILL'), hangMs);
       };
       arm();
-      child.stderr.on('data', (d) => { stderr = (stderr + String(d)).slice(-4000); });
+      child.stderr.on('data', (d) => {
+        stderr = (stderr + String(d)).slice(-4000);
+      });
       child.stdout.on('data', (d) => {
         buf += String(d);
         let nl: number;
@@ -173,28 +222,46 @@ async function runCases(cases: HostPathCase[], hangMs: number): Promise<{ result
 
 const REASON = /symbolic link|FIFO|socket|hard link|not a folder|not a file|Only regular files/;
 
-test('every path a tool set declares, planted with a link, FIFO, socket or hard link, is contained by every benchmark\'s tools, scoring, review, export and artefact capture', { timeout: 30 * 60_000 }, async () => {
-  const { cases, missingTools, declared, toolsSeen } = buildCases();
-  assert.deepEqual(missingTools, [], `tools without a line in CALLS of host-paths.test.ts (add how to call them): ${missingTools.join(', ')}`);
-  assert.ok(declared.length >= 4, `declared host paths: ${declared.map((d) => d.path).join(', ')}`);
-  assert.ok(toolsSeen.length >= 20, `tools: ${toolsSeen.join(', ')}`);
-  const { results, hung } = await runCases(cases, 60_000);
-  const problems: string[] = [];
-  let contained = 0;
-  for (const [i, c] of cases.entries()) {
-    const what = `${c.benchmark}${Object.keys(c.toolOptions).length ? ` (${JSON.stringify(c.toolOptions)})` : ''}: ${c.plant} at ${c.path}`;
-    if (hung.includes(i)) { problems.push(`${what}: hung (killed)`); continue; }
-    const r = results.get(i);
-    if (!r) { problems.push(`${what}: no result`); continue; }
-    const bad: string[] = [];
-    if (r.hostChanged.length) bad.push(`host changed: ${r.hostChanged.join(', ')}`);
-    for (const tool of c.declaredBy) {
-      const said = r.messages.filter((m) => m.startsWith(`${tool}: `));
-      if (!said.some((m) => m.includes(c.path) && REASON.test(m))) bad.push(`${tool} did not name ${c.path} and why: ${said.join(' | ').slice(0, 400)}`);
+test(
+  "every path a tool set declares, planted with a link, FIFO, socket or hard link, is contained by every benchmark's tools, scoring, review, export and artefact capture",
+  { timeout: 30 * 60_000 },
+  async () => {
+    const { cases, missingTools, declared, toolsSeen } = buildCases();
+    assert.deepEqual(
+      missingTools,
+      [],
+      `tools without a line in CALLS of host-paths.test.ts (add how to call them): ${missingTools.join(', ')}`,
+    );
+    assert.ok(declared.length >= 4, `declared host paths: ${declared.map((d) => d.path).join(', ')}`);
+    assert.ok(toolsSeen.length >= 20, `tools: ${toolsSeen.join(', ')}`);
+    const { results, hung } = await runCases(cases, 60_000);
+    const problems: string[] = [];
+    let contained = 0;
+    for (const [i, c] of cases.entries()) {
+      const what = `${c.benchmark}${Object.keys(c.toolOptions).length ? ` (${JSON.stringify(c.toolOptions)})` : ''}: ${c.plant} at ${c.path}`;
+      if (hung.includes(i)) {
+        problems.push(`${what}: hung (killed)`);
+        continue;
+      }
+      const r = results.get(i);
+      if (!r) {
+        problems.push(`${what}: no result`);
+        continue;
+      }
+      const bad: string[] = [];
+      if (r.hostChanged.length) bad.push(`host changed: ${r.hostChanged.join(', ')}`);
+      for (const tool of c.declaredBy) {
+        const said = r.messages.filter((m) => m.startsWith(`${tool}: `));
+        if (!said.some((m) => m.includes(c.path) && REASON.test(m))) {
+          bad.push(`${tool} did not name ${c.path} and why: ${said.join(' | ').slice(0, 400)}`);
+        }
+      }
+      if (bad.length) problems.push(`${what}: ${bad.join('; ')}`);
+      else contained++;
     }
-    if (bad.length) problems.push(`${what}: ${bad.join('; ')}`);
-    else contained++;
-  }
-  console.log(`host-path containment: ${cases.length} planted cases (${declared.length} declared paths × ${PLANTS.length} plants × tool sets of ${new Set(cases.map((c) => c.benchmark)).size} benchmarks), ${contained} contained, ${hung.length} hung`);
-  assert.deepEqual(problems, []);
-});
+    console.log(
+      `host-path containment: ${cases.length} planted cases (${declared.length} declared paths × ${PLANTS.length} plants × tool sets of ${new Set(cases.map((c) => c.benchmark)).size} benchmarks), ${contained} contained, ${hung.length} hung`,
+    );
+    assert.deepEqual(problems, []);
+  },
+);

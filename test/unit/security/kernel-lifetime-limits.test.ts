@@ -26,7 +26,10 @@ const MiB = 1048576;
 
 function makeSuite(): string {
   const root = mkdtempSync(join(tmpdir(), 'loupe-i37-suite-'));
-  writeFileSync(join(root, 'benchmark.csv'), 'survey,source,internal_id,query,answer_structure,additional_info,answer\nTOY,Toy Brief 1,1,What is the mean of x?,single_number,,42.4242\n');
+  writeFileSync(
+    join(root, 'benchmark.csv'),
+    'survey,source,internal_id,query,answer_structure,additional_info,answer\nTOY,Toy Brief 1,1,What is the mean of x?,single_number,,42.4242\n',
+  );
   mkdirSync(join(root, 'TOY', 'data'), { recursive: true });
   mkdirSync(join(root, 'TOY', 'docs'), { recursive: true });
   writeFileSync(join(root, 'TOY', 'data', 'toy.csv'), 'x\n1\n2\n');
@@ -35,9 +38,16 @@ function makeSuite(): string {
 }
 
 /** The python observations of a run whose model sends `cells` (each after `gapMs` of "thinking"), then answers. */
-async function attack(root: string, runsDir: string, store: RunStore, cells: { code: string; gapMs?: number }[], kernel: KernelSettings) {
+async function attack(
+  root: string,
+  runsDir: string,
+  store: RunStore,
+  cells: { code: string; gapMs?: number }[],
+  kernel: KernelSettings,
+) {
   const obs: string[] = [];
-  const lastTool = (req: ChatRequestBody) => String([...req.messages].reverse().find((m) => m.role === 'tool')?.content ?? '');
+  const lastTool = (req: ChatRequestBody) =>
+    String([...req.messages].reverse().find((m) => m.role === 'tool')?.content ?? '');
   const script = [
     ...cells.map(({ code, gapMs }, i) => async (req: ChatRequestBody) => {
       if (i > 0) obs.push(lastTool(req));
@@ -55,8 +65,16 @@ async function attack(root: string, runsDir: string, store: RunStore, cells: { c
     const suite = loadLongda(root);
     const block = suite.blocks[0]!;
     const res = await startBlockRun({
-      store, suite, block, agent: 'llm', modelClient: new LlmClient({ baseUrl: srv.baseUrl, model: 'scripted' }), runsDir, kernel,
-      docs: async () => { throw new Error('no docs index in this test'); },
+      store,
+      suite,
+      block,
+      agent: 'llm',
+      modelClient: new LlmClient({ baseUrl: srv.baseUrl, model: 'scripted' }),
+      runsDir,
+      kernel,
+      docs: async () => {
+        throw new Error('no docs index in this test');
+      },
     });
     const run = (await store.getRun(res.runId))!;
     if (process.env.RT_DEBUG) console.log(JSON.stringify(obs, null, 1));
@@ -95,13 +113,19 @@ describe('red team: kernel limits hold between cells and for the whole process t
       'threading.Thread(target=write, daemon=True).start()',
       'print("writer started")',
     ].join('\n');
-    const { obs, run, events } = await attack(root, runsDir, store, [
-      { code: writer },
-      { code: 'import os\nprint("files", len(os.listdir("bg")))', gapMs: 2500 },
-    ], { sandbox: 'bubblewrap', workspaceQuotaMb: 50 });
+    const { obs, run, events } = await attack(
+      root,
+      runsDir,
+      store,
+      [{ code: writer }, { code: 'import os\nprint("files", len(os.listdir("bg")))', gapMs: 2500 }],
+      { sandbox: 'bubblewrap', workspaceQuotaMb: 50 },
+    );
     assert.match(obs[0]!, /writer started/);
     const bg = diskUsage(join(run.storedWorkspace, 'bg'));
-    assert.ok(bg.bytes < 50 * MiB, `the thread wrote ${(bg.bytes / MiB).toFixed(1)} MiB after its cell, past the 50 MiB quota (${obs[1]})`);
+    assert.ok(
+      bg.bytes < 50 * MiB,
+      `the thread wrote ${(bg.bytes / MiB).toFixed(1)} MiB after its cell, past the 50 MiB quota (${obs[1]})`,
+    );
     // the run record says how the kernel is held between cells and how the quota is measured
     const limits = events.find((e) => e.kind === 'kernel-limits');
     assert.ok(limits, 'no kernel-limits event');
@@ -121,10 +145,13 @@ describe('red team: kernel limits hold between cells and for the whole process t
       'print("spinning")',
     ].join('\n');
     // process_time: CPU of every thread of the kernel process; the gap is 2 s of model time
-    const { obs } = await attack(root, runsDir, store, [
-      { code: spinner },
-      { code: 'print("idle cpu %.3f" % (time.process_time() - t0))', gapMs: 2000 },
-    ], { sandbox: 'bubblewrap' });
+    const { obs } = await attack(
+      root,
+      runsDir,
+      store,
+      [{ code: spinner }, { code: 'print("idle cpu %.3f" % (time.process_time() - t0))', gapMs: 2000 }],
+      { sandbox: 'bubblewrap' },
+    );
     const m = /idle cpu ([\d.]+)/.exec(obs[1]!);
     assert.ok(m, obs[1]);
     // before issue 37: ~2.0 s (one core for the whole gap); frozen: what the thread gets in the few ms around a cell
@@ -142,7 +169,10 @@ describe('red team: kernel limits hold between cells and for the whole process t
       '    n += 2',
       'print("made", n)',
     ].join('\n');
-    const { obs, run } = await attack(root, runsDir, store, [{ code: many }], { sandbox: 'bubblewrap', workspaceQuotaMb: 30 });
+    const { obs, run } = await attack(root, runsDir, store, [{ code: many }], {
+      sandbox: 'bubblewrap',
+      workspaceQuotaMb: 30,
+    });
     assert.doesNotMatch(obs[0]!, /made 40000/, 'all 40,000 entries were made under a 30 MiB quota');
     assert.match(obs[0]!, /quota/);
     const made = readdirSync(join(run.storedWorkspace, 'many')).length;
@@ -159,12 +189,15 @@ describe('red team: kernel limits hold between cells and for the whole process t
     // (RLIMIT_AS 600 MiB each) and all three survived: ~950 MiB together.
     const children = [
       'import os, sys',
-      'code = "import sys, time\\nb = b\'1\' * (300 << 20)\\ntime.sleep(4)\\nopen(\'survived_%s\' % sys.argv[1], \'w\').close()\\n"',
+      "code = \"import sys, time\\nb = b'1' * (300 << 20)\\ntime.sleep(4)\\nopen('survived_%s' % sys.argv[1], 'w').close()\\n\"",
       'pids = [os.spawnv(os.P_NOWAIT, sys.executable, [sys.executable, "-c", code, str(i)]) for i in range(3)]',
       'codes = [os.waitpid(p, 0)[1] for p in pids]',
       'print("survived", len([n for n in os.listdir(".") if n.startswith("survived_")]), "of 3; wait statuses", codes)',
     ].join('\n');
-    const { obs } = await attack(root, runsDir, store, [{ code: children }], { sandbox: 'bubblewrap', memoryLimitMb: 600 });
+    const { obs } = await attack(root, runsDir, store, [{ code: children }], {
+      sandbox: 'bubblewrap',
+      memoryLimitMb: 600,
+    });
     const m = /survived (\d) of 3/.exec(obs[0]!);
     if (m) assert.ok(Number(m[1]) < 3, `three children held ~300 MiB each at once under a 600 MiB budget: ${obs[0]}`);
     else assert.match(obs[0]!, /memory/, obs[0]);

@@ -27,7 +27,9 @@ function makeHost(): { dir: string; dbPath: string; storePath: string } {
   const dir = mkdtempSync(join(tmpdir(), 'loupe-redteam-sql-'));
   const dbPath = join(dir, 'entities.sqlite');
   const db = new Database(dbPath);
-  db.exec("CREATE TABLE patients (subject_id INTEGER, gender TEXT, anchor_age INTEGER); INSERT INTO patients VALUES (1, 'F', 52), (2, 'M', 61);");
+  db.exec(
+    "CREATE TABLE patients (subject_id INTEGER, gender TEXT, anchor_age INTEGER); INSERT INTO patients VALUES (1, 'F', 52), (2, 'M', 61);",
+  );
   db.close();
   mkdirSync(join(dir, '.loupe'));
   const storePath = join(dir, '.loupe', 'runs.sqlite');
@@ -40,10 +42,15 @@ function makeHost(): { dir: string; dbPath: string; storePath: string } {
 
 function block(dbPath: string): Block {
   return {
-    id: 'patient_1', suite: 'ddr', suiteId: 'ddr:redteam', title: 'patient 1',
+    id: 'patient_1',
+    suite: 'ddr',
+    suiteId: 'ddr:redteam',
+    title: 'patient 1',
     items: [{ type: 'ddr-entity', id: '1', entityId: '1', prompt: 'Analyze the patient with subject_id=1' }],
     visible: { data: [], docs: [], database: { path: dbPath, rel: 'entities.sqlite', tables: [] }, missing: [] },
-    hidden: { files: [], checklist: [] }, runnable: true, problems: [],
+    hidden: { files: [], checklist: [] },
+    runnable: true,
+    problems: [],
     ddr: { entityId: '1', entityColumn: 'subject_id', checklistCount: 0 },
   } as unknown as Block;
 }
@@ -60,7 +67,7 @@ describe('red team: the DDR SQL tool gives an agent no path to the answers or th
     `VACUUM INTO '${join(h.dir, 'copied.sqlite')}'`,
     `vacuum   into '${join(h.dir, 'copied2.sqlite')}'`,
     'PRAGMA database_list',
-    "PRAGMA writable_schema = ON",
+    'PRAGMA writable_schema = ON',
     `SELECT load_extension('${join(h.dir, 'evil.so')}')`,
     "/* comment */ ATTACH DATABASE 'file:" + h.storePath + "?mode=ro' AS st",
     `WITH x AS (SELECT 1) SELECT * FROM x; DETACH st`,
@@ -80,7 +87,14 @@ describe('red team: the DDR SQL tool gives an agent no path to the answers or th
       }),
       (req: ChatRequestBody) => {
         observations.push(String([...req.messages].reverse().find((m) => m.role === 'tool')?.content ?? ''));
-        return { content: 'Legit query.', toolCalls: [call('execute_query', { sql: "SELECT gender, anchor_age FROM patients WHERE subject_id = 1 AND gender <> 'attach'" })] };
+        return {
+          content: 'Legit query.',
+          toolCalls: [
+            call('execute_query', {
+              sql: "SELECT gender, anchor_age FROM patients WHERE subject_id = 1 AND gender <> 'attach'",
+            }),
+          ],
+        };
       },
       (req: ChatRequestBody) => {
         observations.push(String([...req.messages].reverse().find((m) => m.role === 'tool')?.content ?? ''));
@@ -107,7 +121,11 @@ describe('red team: the DDR SQL tool gives an agent no path to the answers or th
     for (let i = 0; i < n; i++) {
       const o = observations[i]!;
       assert.ok(!o.includes(SECRET), `attack ${i + 1} leaked: ${o}`);
-      assert.match(o, /query refused: .*(not allowed|only one statement|only SELECT)/, `attack ${i + 1}: ${attacks(host)[i]} → ${o}`);
+      assert.match(
+        o,
+        /query refused: .*(not allowed|only one statement|only SELECT)/,
+        `attack ${i + 1}: ${attacks(host)[i]} → ${o}`,
+      );
     }
     assert.deepEqual(JSON.parse(observations[n]!).data, [['F', '52']]);
     assert.deepEqual(readdirSync(host.dir).sort(), before);
@@ -133,7 +151,7 @@ describe('red team: the DDR SQL tool gives an agent no path to the answers or th
       }
       assert.equal(existsSync(join(host.dir, 'vacuumed.sqlite')), false, 'VACUUM INTO reached the host');
       // Other host files are not visible either.
-      const files = await r.query("SELECT 1 AS ok").catch((e) => e);
+      const files = await r.query('SELECT 1 AS ok').catch((e) => e);
       assert.deepEqual((files as { data: string[][] }).data, [['1']]);
     } finally {
       r.close();
@@ -146,10 +164,23 @@ describe('red team: the DDR SQL tool gives an agent no path to the answers or th
       "SELECT * FROM patients WHERE gender = 'ATTACH DATABASE x'",
       'SELECT "update", "delete" FROM t',
       'WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c LIMIT 5) SELECT * FROM c',
-      'SELECT name FROM pragma_table_info(\'patients\')',
+      "SELECT name FROM pragma_table_info('patients')",
       'SELECT 1;',
-    ]) assert.equal(checkReadStatement(ok).ok, true, ok);
-    for (const bad of ['ATTACH x AS y', 'select 1; select 2', 'VACUUM', 'PRAGMA query_only = OFF', 'INSERT INTO t VALUES (1)', 'WITH a AS (SELECT 1) DELETE FROM t', 'DROP TABLE t', 'REPLACE INTO t VALUES (1)', 'BEGIN', '']) {
+    ]) {
+      assert.equal(checkReadStatement(ok).ok, true, ok);
+    }
+    for (const bad of [
+      'ATTACH x AS y',
+      'select 1; select 2',
+      'VACUUM',
+      'PRAGMA query_only = OFF',
+      'INSERT INTO t VALUES (1)',
+      'WITH a AS (SELECT 1) DELETE FROM t',
+      'DROP TABLE t',
+      'REPLACE INTO t VALUES (1)',
+      'BEGIN',
+      '',
+    ]) {
       const c = checkReadStatement(bad);
       assert.equal(c.ok, false, bad);
       assert.ok(c.reason && c.reason.length > 10, bad);

@@ -36,7 +36,10 @@ function attempts(): { check: (ok: boolean, what: string) => void; held: () => v
   const failed: string[] = [];
   let n = 0;
   return {
-    check: (ok, what) => { n++; if (!ok) failed.push(what); },
+    check: (ok, what) => {
+      n++;
+      if (!ok) failed.push(what);
+    },
     held: () => {
       if (process.env.LOUPE_RT_COUNT) console.log(`[attempts] ${n - failed.length}/${n} contained`);
       assert.deepEqual(failed, [], `${failed.length} of ${n} attempts not contained`);
@@ -50,7 +53,11 @@ function judgeReply(req: ChatRequestBody): { content: string } {
   if (/grade a written analysis/.test(sys)) return { content: JSON.stringify({ score: 3, reason: 'ok' }) };
   if (/atomic factual claims/.test(sys)) return { content: JSON.stringify({ claims: [] }) };
   if (/verify one factual claim/.test(sys)) return { content: JSON.stringify({ supported: true, reason: 'ok' }) };
-  if (/rate a figure/.test(sys)) return { content: JSON.stringify({ readability: 3, groundedness: 3, task_utility: 3, reproducibility: 3, reason: 'ok' }) };
+  if (/rate a figure/.test(sys)) {
+    return {
+      content: JSON.stringify({ readability: 3, groundedness: 3, task_utility: 3, reproducibility: 3, reason: 'ok' }),
+    };
+  }
   return { content: '{}' };
 }
 
@@ -69,31 +76,91 @@ function plantHome(): string {
   mkdirSync(join(h, 'blobs'), { recursive: true });
   writeFileSync(join(h, 'ws', 'report.md'), `# Notes\n\n${SECRET}\n\n![x](figures/a.png)\n`);
   writeFileSync(join(h, 'ws', '.ssh', 'id_rsa'), `${SECRET}\n`);
-  writeFileSync(join(h, 'ws', 'figures', 'a.png'), Buffer.concat([Buffer.from([0x89, 0x50, 0x4e, 0x47]), Buffer.from(SECRET)]));
+  writeFileSync(
+    join(h, 'ws', 'figures', 'a.png'),
+    Buffer.concat([Buffer.from([0x89, 0x50, 0x4e, 0x47]), Buffer.from(SECRET)]),
+  );
   writeFileSync(join(h, 'blobs', createHash('sha256').update(SECRET).digest('hex')), SECRET);
   return join(h, 'ws');
 }
 
-const analystState = JSON.stringify({ analyst: { input: 'toc', figures: [], report: { path: 'report.md', chars: 10, figures: ['figures/a.png'] } } });
+const analystState = JSON.stringify({
+  analyst: { input: 'toc', figures: [], report: { path: 'report.md', chars: 10, figures: ['figures/a.png'] } },
+});
 const newRun = (id: string, workspace: string) => ({
-  id, suite: 'analystbench', blockId, agent: 'llm', model: 'writer', params: { suiteRoot }, promptHash: 'h', toolSet: 'analystbench-toc',
-  dataChecksums: {}, loupeVersion: 't', sandbox: 'off', workspace, status: 'finished' as const,
+  id,
+  suite: 'analystbench',
+  blockId,
+  agent: 'llm',
+  model: 'writer',
+  params: { suiteRoot },
+  promptHash: 'h',
+  toolSet: 'analystbench-toc',
+  dataChecksums: {},
+  loupeVersion: 't',
+  sandbox: 'off',
+  workspace,
+  status: 'finished' as const,
 });
 
 const io = (cwd: string) => {
   const out: string[] = [];
   const err: string[] = [];
-  return { out, err, io: { out: (s: string) => out.push(s), err: (s: string) => err.push(s), env: { ...process.env, JUDGE_KEY: 'k' }, cwd } };
+  return {
+    out,
+    err,
+    io: {
+      out: (s: string) => out.push(s),
+      err: (s: string) => err.push(s),
+      env: { ...process.env, JUDGE_KEY: 'k' },
+      cwd,
+    },
+  };
 };
 
 /** Scores the run with `loupe score` (LLM judge) and exports it with `loupe runs --results --trajectory`. */
-async function scoreAndExport(store: string, runId: string, cwd: string): Promise<{ exported: string; output: string }> {
+async function scoreAndExport(
+  store: string,
+  runId: string,
+  cwd: string,
+): Promise<{ exported: string; output: string }> {
   const t = io(cwd);
-  const code = await main(['score', '--store', store, '--run', runId, '--judge', 'llm', '--judge-model', 'j', '--judge-base-url', llm.baseUrl, '--judge-api-key-env', 'JUDGE_KEY', '--json'], t.io);
+  const code = await main(
+    [
+      'score',
+      '--store',
+      store,
+      '--run',
+      runId,
+      '--judge',
+      'llm',
+      '--judge-model',
+      'j',
+      '--judge-base-url',
+      llm.baseUrl,
+      '--judge-api-key-env',
+      'JUDGE_KEY',
+      '--json',
+    ],
+    t.io,
+  );
   assert.ok(code === 0 || code === 1, t.err.join(''));
   const exported = mkdtempSync(join(dir, 'export-'));
   const t2 = io(cwd);
-  await main(['runs', '--store', store, '--run', runId, '--results', join(exported, 'results'), '--trajectory', join(exported, 'traj')], t2.io);
+  await main(
+    [
+      'runs',
+      '--store',
+      store,
+      '--run',
+      runId,
+      '--results',
+      join(exported, 'results'),
+      '--trajectory',
+      join(exported, 'traj'),
+    ],
+    t2.io,
+  );
   return { exported, output: [...t.out, ...t.err, ...t2.out, ...t2.err].join('') };
 }
 
@@ -111,9 +178,20 @@ function treeText(d: string): string {
 function sqliteDump(file: string): string {
   const db = new Database(file, { readonly: true });
   try {
-    const tables = (db.prepare("SELECT name FROM sqlite_master WHERE type = 'table'").all() as Array<{ name: string }>).map((r) => r.name);
-    return tables.map((t) => (db.prepare(`SELECT * FROM "${t}"`).all() as Array<Record<string, unknown>>)
-      .map((r) => Object.values(r).map((v) => (Buffer.isBuffer(v) ? `${v.toString('latin1')} ${v.toString('hex')}` : String(v))).join('|')).join('\n')).join('\n');
+    const tables = (
+      db.prepare("SELECT name FROM sqlite_master WHERE type = 'table'").all() as Array<{ name: string }>
+    ).map((r) => r.name);
+    return tables
+      .map((t) =>
+        (db.prepare(`SELECT * FROM "${t}"`).all() as Array<Record<string, unknown>>)
+          .map((r) =>
+            Object.values(r)
+              .map((v) => (Buffer.isBuffer(v) ? `${v.toString('latin1')} ${v.toString('hex')}` : String(v)))
+              .join('|'),
+          )
+          .join('\n'),
+      )
+      .join('\n');
   } finally {
     db.close();
   }
@@ -122,12 +200,24 @@ function sqliteDump(file: string): string {
 /** Every row of every table of a PostgreSQL database, as text (bytea as hex, which `needles` covers). */
 async function pgDump(url: string): Promise<string> {
   const db = new URL(url).pathname.slice(1);
-  const c = new pg.Client({ host: srv.host, port: srv.port, user: srv.user, password: process.env[srv.passwordEnv], database: db });
+  const c = new pg.Client({
+    host: srv.host,
+    port: srv.port,
+    user: srv.user,
+    password: process.env[srv.passwordEnv],
+    database: db,
+  });
   await c.connect();
   try {
-    const tables = (await c.query("SELECT table_name FROM information_schema.tables WHERE table_schema = 'public'")).rows.map((r: { table_name: string }) => r.table_name);
+    const tables = (
+      await c.query("SELECT table_name FROM information_schema.tables WHERE table_schema = 'public'")
+    ).rows.map((r: { table_name: string }) => r.table_name);
     let s = '';
-    for (const t of tables) s += (await c.query(`SELECT row_to_json(x)::text AS j FROM "${t}" x`)).rows.map((r: { j: string }) => r.j).join('\n');
+    for (const t of tables) {
+      s += (await c.query(`SELECT row_to_json(x)::text AS j FROM "${t}" x`)).rows
+        .map((r: { j: string }) => r.j)
+        .join('\n');
+    }
     return s;
   } finally {
     await c.end();
@@ -135,7 +225,9 @@ async function pgDump(url: string): Promise<string> {
 }
 
 async function refusedEvent(store: RunStore, runId: string): Promise<string | undefined> {
-  return (await store.getEvents(runId)).map((e) => e.message).find((m) => m.includes(home) && /outside the runs folder/.test(m) && /store's copy/.test(m));
+  return (await store.getEvents(runId))
+    .map((e) => e.message)
+    .find((m) => m.includes(home) && /outside the runs folder/.test(m) && /store's copy/.test(m));
 }
 
 before(async () => {
@@ -165,7 +257,10 @@ describe('a run workspace rewritten in the store to a folder outside the runs fo
     const a = attempts();
     const before = llm.requests.length;
     const { exported, output } = await scoreAndExport(storeFile, 'ab1', dir);
-    a.check(!leaks(sqliteDump(storeFile)), 'the secret entered the store (run_artefacts, scores, judgements or events)');
+    a.check(
+      !leaks(sqliteDump(storeFile)),
+      'the secret entered the store (run_artefacts, scores, judgements or events)',
+    );
     a.check(!llm.requests.slice(before).some((r) => leaks(JSON.stringify(r.body))), 'the secret was sent to the judge');
     a.check(!leaks(treeText(exported)), 'the secret was exported');
     a.check(!leaks(output), 'the secret was printed');
@@ -181,12 +276,24 @@ describe('a run workspace rewritten in the store to a folder outside the runs fo
     d2.prepare("UPDATE runs SET status = 'failed' WHERE id = ?").run('ab1');
     d2.close();
     const before2 = readdirSync(home).sort();
-    for (const args of [['run', '--store', storeFile, '--resume', 'ab1', '--sandbox', 'off'], ['run', '--store', storeFile, '--agent', 'replay', '--run', 'ab1', '--sandbox', 'off']]) {
+    for (const args of [
+      ['run', '--store', storeFile, '--resume', 'ab1', '--sandbox', 'off'],
+      ['run', '--store', storeFile, '--agent', 'replay', '--run', 'ab1', '--sandbox', 'off'],
+    ]) {
       const t = io(dir);
       const code = await main(args, t.io);
-      a.check(code === 2 && /workspace .*home-you\/ws is outside the runs folder .*; it is not (resumed|replayed) \(.*the runs folder of --store\)/.test(t.err.join('')), `${args.join(' ')} was not refused in CLI terms: ${code} ${t.err.join('').slice(0, 300)}`);
+      a.check(
+        code === 2 &&
+          /workspace .*home-you\/ws is outside the runs folder .*; it is not (resumed|replayed) \(.*the runs folder of --store\)/.test(
+            t.err.join(''),
+          ),
+        `${args.join(' ')} was not refused in CLI terms: ${code} ${t.err.join('').slice(0, 300)}`,
+      );
     }
-    a.check(JSON.stringify(readdirSync(home).sort()) === JSON.stringify(before2), 'something was written into the folder');
+    a.check(
+      JSON.stringify(readdirSync(home).sort()) === JSON.stringify(before2),
+      'something was written into the folder',
+    );
     a.held();
   });
 
@@ -199,7 +306,13 @@ describe('a run workspace rewritten in the store to a folder outside the runs fo
     await owner.close();
     // the colleague: its own login, granted read/write on the tables (not their owner)
     const colleague = new URL(await srv.createRole(`colleague${process.pid}`, new URL(url).pathname.slice(1)));
-    const c = new pg.Client({ host: srv.host, port: srv.port, user: decodeURIComponent(colleague.username), password: process.env[srv.passwordEnv], database: colleague.pathname.slice(1) });
+    const c = new pg.Client({
+      host: srv.host,
+      port: srv.port,
+      user: decodeURIComponent(colleague.username),
+      password: process.env[srv.passwordEnv],
+      database: colleague.pathname.slice(1),
+    });
     await c.connect();
     try {
       const r = await c.query('UPDATE runs SET workspace = $1, state = $2 WHERE id = $3', [home, analystState, 'pg1']);
@@ -228,16 +341,51 @@ describe('a run workspace rewritten in the store to a folder outside the runs fo
     const s = openStore(crafted);
     await s.createRun(newRun('cr1', home));
     await s.commitStep({
-      runId: 'cr1', index: 0, startedAt: '2026-01-01T00:00:00Z', endedAt: '2026-01-01T00:00:01Z', latencyMs: 1, toolMs: 1,
-      assistant: { role: 'assistant', content: 'look', tool_calls: [{ id: 'c', type: 'function', function: { name: 'python', arguments: '{"code":"1"}' } }] },
-      toolCalls: [{ id: 'c', name: 'python', argumentsText: '{"code":"1"}', observation: 'short', isError: false, truncated: false, durationMs: 1 }],
-      extraMessages: [], usage: { input: 1, output: 1, cached: 0 }, costUsd: null, finishReason: 'tool_calls',
+      runId: 'cr1',
+      index: 0,
+      startedAt: '2026-01-01T00:00:00Z',
+      endedAt: '2026-01-01T00:00:01Z',
+      latencyMs: 1,
+      toolMs: 1,
+      assistant: {
+        role: 'assistant',
+        content: 'look',
+        tool_calls: [{ id: 'c', type: 'function', function: { name: 'python', arguments: '{"code":"1"}' } }],
+      },
+      toolCalls: [
+        {
+          id: 'c',
+          name: 'python',
+          argumentsText: '{"code":"1"}',
+          observation: 'short',
+          isError: false,
+          truncated: false,
+          durationMs: 1,
+        },
+      ],
+      extraMessages: [],
+      usage: { input: 1, output: 1, cached: 0 },
+      costUsd: null,
+      finishReason: 'tool_calls',
     });
     s.close();
     // the step's observation points at a "blob" of the run folder, i.e. <dirname(workspace)>/blobs/<sha256>
     const db = new Database(crafted);
     const sha = createHash('sha256').update(SECRET).digest('hex');
-    db.prepare('UPDATE steps SET tool_calls = ? WHERE run_id = ?').run(JSON.stringify([{ id: 'c', name: 'python', argumentsText: '{"code":"1"}', observation: `\u0000loupe-blob:${sha}:${SECRET.length}`, isError: false, truncated: false, durationMs: 1 }]), 'cr1');
+    db.prepare('UPDATE steps SET tool_calls = ? WHERE run_id = ?').run(
+      JSON.stringify([
+        {
+          id: 'c',
+          name: 'python',
+          argumentsText: '{"code":"1"}',
+          observation: `\u0000loupe-blob:${sha}:${SECRET.length}`,
+          isError: false,
+          truncated: false,
+          durationMs: 1,
+        },
+      ]),
+      'cr1',
+    );
     db.prepare('UPDATE runs SET state = ? WHERE id = ?').run(analystState, 'cr1');
     db.close();
     // into the team store (long texts are inlined from blobs on the way)

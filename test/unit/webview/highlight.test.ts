@@ -5,7 +5,10 @@ import { focusSnippet, highlight, matchRanges, mergeRanges, queryTerms } from '.
 describe('webview highlight', () => {
   it('keyword mode marks the whole query, case-insensitively', () => {
     const t = 'Body Mass Index (BMXBMI) ... body mass index';
-    assert.deepEqual(matchRanges(t, 'body MASS index', 'keyword'), [[0, 15], [29, 44]]);
+    assert.deepEqual(matchRanges(t, 'body MASS index', 'keyword'), [
+      [0, 15],
+      [29, 44],
+    ]);
   });
 
   it('bm25 mode marks word tokens, keeps variable names whole and skips stop words', () => {
@@ -19,7 +22,10 @@ describe('webview highlight', () => {
     const t = 'obesity Obesity OBESITY';
     assert.deepEqual(matchRanges(t, 'Obesity', 'longta'), [[8, 15]]);
     // "20" inside "2022" and "and" inside "band" are not LongTA token matches; "over," keeps its comma as a token.
-    assert.deepEqual(matchRanges('In 2022 aged 20 and over, band', '20 and over', 'longta'), [[13, 15], [16, 19]]);
+    assert.deepEqual(matchRanges('In 2022 aged 20 and over, band', '20 and over', 'longta'), [
+      [13, 15],
+      [16, 19],
+    ]);
   });
 
   it('highlight segments concatenate back to the text, with the primary range flagged', () => {
@@ -37,7 +43,18 @@ describe('webview highlight', () => {
   });
 
   it('merges overlapping ranges', () => {
-    assert.deepEqual(mergeRanges([[5, 8], [0, 2], [1, 3], [8, 9]]), [[0, 3], [5, 9]]);
+    assert.deepEqual(
+      mergeRanges([
+        [5, 8],
+        [0, 2],
+        [1, 3],
+        [8, 9],
+      ]),
+      [
+        [0, 3],
+        [5, 9],
+      ],
+    );
   });
 
   it('focusSnippet centres a long text on the first match', () => {

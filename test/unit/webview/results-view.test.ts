@@ -1,7 +1,18 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { ToolHeatmapView } from '../../../src/protocol/results.ts';
-import { bladeSpec, cellTooltip, formatCell, formatSpread, formatTokens, formatValue, heatmapSpec, heatmapValues, logFit, scatterSpec } from '../../../webview/shared/results-view.ts';
+import {
+  bladeSpec,
+  cellTooltip,
+  formatCell,
+  formatSpread,
+  formatTokens,
+  formatValue,
+  heatmapSpec,
+  heatmapValues,
+  logFit,
+  scatterSpec,
+} from '../../../webview/shared/results-view.ts';
 
 describe('webview results helpers', () => {
   it('formats values per column unit', () => {
@@ -18,8 +29,14 @@ describe('webview results helpers', () => {
   });
 
   it('formats a cell with its CI in the column unit', () => {
-    assert.deepEqual(formatCell({ value: 0.5, ci: [0.41, 0.57], runIds: ['a'] }, 'percent'), { text: '50.0%', ci: '[41.0, 57.0]' });
-    assert.deepEqual(formatCell({ value: 0.5, ci: [0.41, 0.57], runIds: ['a'] }, 'number'), { text: '0.50', ci: '[0.41, 0.57]' });
+    assert.deepEqual(formatCell({ value: 0.5, ci: [0.41, 0.57], runIds: ['a'] }, 'percent'), {
+      text: '50.0%',
+      ci: '[41.0, 57.0]',
+    });
+    assert.deepEqual(formatCell({ value: 0.5, ci: [0.41, 0.57], runIds: ['a'] }, 'number'), {
+      text: '0.50',
+      ci: '[0.41, 0.57]',
+    });
     assert.deepEqual(formatCell(undefined, 'number'), { text: '—' });
     const tip = cellTooltip('F1', { value: 0.5, ci: [0.4, 0.6], n: 12, pending: 2, runIds: ['a', 'b'] }, 'number');
     assert.match(tip, /n = 12/);
@@ -42,19 +59,44 @@ describe('webview results helpers', () => {
       { model: 'b', totalTokens: 5e6, match: 0.5, blocks: 2, runIds: ['r2'] },
     ];
     const two = scatterSpec(pts) as { layer: { mark: { type: string } }[]; data: { values: { matchPct: number }[] } };
-    assert.deepEqual(two.layer.map((l) => l.mark.type), ['point', 'text']);
+    assert.deepEqual(
+      two.layer.map((l) => l.mark.type),
+      ['point', 'text'],
+    );
     assert.equal(two.data.values[0]?.matchPct, 70);
-    const three = scatterSpec([...pts, { model: 'c', totalTokens: 2e7, match: 0.2, blocks: 1, runIds: ['r3'] }]) as { layer: { mark: { type: string } }[] };
-    assert.deepEqual(three.layer.map((l) => l.mark.type), ['line', 'point', 'text']);
+    const three = scatterSpec([...pts, { model: 'c', totalTokens: 2e7, match: 0.2, blocks: 1, runIds: ['r3'] }]) as {
+      layer: { mark: { type: string } }[];
+    };
+    assert.deepEqual(
+      three.layer.map((l) => l.mark.type),
+      ['line', 'point', 'text'],
+    );
     const x = (two.layer[0] as unknown as { encoding: { x: { scale: { type: string } } } }).encoding.x.scale.type;
     assert.equal(x, 'log');
   });
 
   it('flattens a heatmap tool × bin, keeping shares and counts', () => {
-    const hm: ToolHeatmapView = { model: 'm', tools: ['search_doc', 'answer'], bins: 2, matrix: [[1, 0.25], [0, 0.75]], counts: [[4, 1], [0, 3]], nTrajectories: 1, runIds: ['r'] };
+    const hm: ToolHeatmapView = {
+      model: 'm',
+      tools: ['search_doc', 'answer'],
+      bins: 2,
+      matrix: [
+        [1, 0.25],
+        [0, 0.75],
+      ],
+      counts: [
+        [4, 1],
+        [0, 3],
+      ],
+      nTrajectories: 1,
+      runIds: ['r'],
+    };
     const v = heatmapValues(hm);
     assert.equal(v.length, 4);
-    assert.deepEqual(v.find((r) => r.tool === 'answer' && r.bin === 1), { tool: 'answer', bin: 1, binLabel: '50–100%', share: 0.75, count: 3 });
+    assert.deepEqual(
+      v.find((r) => r.tool === 'answer' && r.bin === 1),
+      { tool: 'answer', bin: 1, binLabel: '50–100%', share: 0.75, count: 3 },
+    );
     const spec = heatmapSpec(hm) as { encoding: { y: { sort: string[] } } };
     assert.deepEqual(spec.encoding.y.sort, ['search_doc', 'answer']);
   });
@@ -72,10 +114,16 @@ describe('webview results helpers', () => {
 
 describe('spread across repeats (issue 22)', () => {
   it('below 5 repeats: the range and every point; from 5 on: the bootstrap CI of the mean; n always shown', () => {
-    const few = formatSpread({ kind: 'points', n: 3, mean: 0.5, min: 0.25, max: 0.75, points: [0.25, 0.5, 0.75] }, 'percent')!;
+    const few = formatSpread(
+      { kind: 'points', n: 3, mean: 0.5, min: 0.25, max: 0.75, points: [0.25, 0.5, 0.75] },
+      'percent',
+    )!;
     assert.equal(few.text, 'range 25.0–75.0% · n=3');
     assert.equal(few.points, '25.0%, 50.0%, 75.0%');
-    const many = formatSpread({ kind: 'ci', n: 6, mean: 0.5, min: 0.1, max: 0.9, lo: 0.3, hi: 0.7, points: [0.1, 0.3, 0.5, 0.5, 0.7, 0.9] }, 'fraction')!;
+    const many = formatSpread(
+      { kind: 'ci', n: 6, mean: 0.5, min: 0.1, max: 0.9, lo: 0.3, hi: 0.7, points: [0.1, 0.3, 0.5, 0.5, 0.7, 0.9] },
+      'fraction',
+    )!;
     assert.equal(many.text, '95% CI [0.30, 0.70] · n=6');
     assert.equal(formatSpread(undefined, 'percent'), undefined);
   });

@@ -9,7 +9,15 @@
 import OpenAI from 'openai';
 import { LoupeInputError, errorMessage } from '../../util/errors.ts';
 import { mapLimit, tallyJudgements } from '../../eval/judges/judge.ts';
-import { CLAIMS_MODES, FACT_SPLIT_MODES, decomposeClaims, linkFacts, type ClaimsMode, type FactSource, type FactSplitMode } from '../../eval/atomic-claims.ts';
+import {
+  CLAIMS_MODES,
+  FACT_SPLIT_MODES,
+  decomposeClaims,
+  linkFacts,
+  type ClaimsMode,
+  type FactSource,
+  type FactSplitMode,
+} from '../../eval/atomic-claims.ts';
 import type { StepText } from '../../eval/atomic-facts.ts';
 import type { Judge, JudgeContext, JudgementTally } from '../../eval/judges/types.ts';
 
@@ -93,18 +101,24 @@ export function analystOptions(raw: Record<string, string | number | undefined> 
   const oneOf = <T extends string>(k: keyof AnalystOptions, allowed: readonly T[]): T | undefined => {
     const v = raw[k];
     if (v === undefined) return undefined;
-    if (!allowed.includes(v as T)) throw new LoupeInputError(`option ${k}`, `must be one of ${allowed.join(', ')}, got '${v}'`);
+    if (!allowed.includes(v as T)) {
+      throw new LoupeInputError(`option ${k}`, `must be one of ${allowed.join(', ')}, got '${v}'`);
+    }
     return v as T;
   };
   const num = (k: keyof AnalystOptions, min: number, max: number): number | undefined => {
     const v = raw[k];
     if (v === undefined) return undefined;
     const n = Number(v);
-    if (!Number.isFinite(n) || n < min || n > max) throw new LoupeInputError(`option ${k}`, `must be a number in [${min}, ${max}], got '${v}'`);
+    if (!Number.isFinite(n) || n < min || n > max) {
+      throw new LoupeInputError(`option ${k}`, `must be a number in [${min}, ${max}], got '${v}'`);
+    }
     return n;
   };
-  o.checklist_normalisation = oneOf('checklist_normalisation', ['mean20', 'rescaled'] as const) ?? o.checklist_normalisation;
-  o.hallucination_aggregate = oneOf('hallucination_aggregate', ['micro', 'macro'] as const) ?? o.hallucination_aggregate;
+  o.checklist_normalisation =
+    oneOf('checklist_normalisation', ['mean20', 'rescaled'] as const) ?? o.checklist_normalisation;
+  o.hallucination_aggregate =
+    oneOf('hallucination_aggregate', ['micro', 'macro'] as const) ?? o.hallucination_aggregate;
   o.figure_assignment = oneOf('figure_assignment', ['any', 'one-to-one'] as const) ?? o.figure_assignment;
   o.figure_threshold = num('figure_threshold', -1, 1) ?? o.figure_threshold;
   o.source_chars = num('source_chars', 100, 10_000_000) ?? o.source_chars;
@@ -141,18 +155,43 @@ export interface AnalystChecklistScore {
  * @returns per-criterion scores and the normalised percentage over judged criteria; pending ones are counted.
  * Source: spec §4.3(b).
  */
-export async function scoreAnalystChecklist(task: { instruction: string; response: string; runId?: string; taskId?: string }, criteria: readonly AnalystCriterion[], judge: Judge, options: Partial<AnalystOptions> = {}): Promise<AnalystChecklistScore> {
+export async function scoreAnalystChecklist(
+  task: { instruction: string; response: string; runId?: string; taskId?: string },
+  criteria: readonly AnalystCriterion[],
+  judge: Judge,
+  options: Partial<AnalystOptions> = {},
+): Promise<AnalystChecklistScore> {
   const opts = { ...DEFAULT_ANALYST_OPTIONS, ...options };
   const ctx: JudgeContext = task.runId ? { runId: task.runId } : {};
-  const js = await mapLimit(criteria, opts.concurrency, (c, i) => judge.judge('checklist-score', { instruction: task.instruction, response: task.response, criterion: c.criterion, rubric: c.rubric }, { ...ctx, itemRef: `criterion ${i + 1}`, ...(task.taskId !== undefined ? { nativeId: { task: task.taskId, criterion: i } } : {}) }));
-  const scores = js.map((j, i) => ({ criterion: criteria[i]!.criterion, score: j.status === 'done' ? j.verdict!.score : null, reason: j.verdict?.reason ?? j.error ?? '', judgeId: j.judgeId, status: j.status }));
+  const js = await mapLimit(criteria, opts.concurrency, (c, i) =>
+    judge.judge(
+      'checklist-score',
+      { instruction: task.instruction, response: task.response, criterion: c.criterion, rubric: c.rubric },
+      {
+        ...ctx,
+        itemRef: `criterion ${i + 1}`,
+        ...(task.taskId !== undefined ? { nativeId: { task: task.taskId, criterion: i } } : {}),
+      },
+    ),
+  );
+  const scores = js.map((j, i) => ({
+    criterion: criteria[i]!.criterion,
+    score: j.status === 'done' ? j.verdict!.score : null,
+    reason: j.verdict?.reason ?? j.error ?? '',
+    judgeId: j.judgeId,
+    status: j.status,
+  }));
   const got = scores.map((s) => s.score).filter((s): s is NonNullable<typeof s> => s !== null);
   return { percent: normaliseChecklist(got, opts.checklist_normalisation), scores, judgements: tallyJudgements(js) };
 }
 
 // ------------------------------------------------------------------ claims → hallucination
 
-const STOP = new Set('the a an of and or to in on for by with at from is are was were be been this that these those as it its their his her than then into per over under about'.split(' '));
+const STOP = new Set(
+  'the a an of and or to in on for by with at from is are was were be been this that these those as it its their his her than then into per over under about'.split(
+    ' ',
+  ),
+);
 
 /**
  * Lower-cased word tokens without stop words (numbers kept, `40.3` stays one token).
@@ -191,7 +230,10 @@ export function selectSourceContext(claim: string, sources: readonly string[], m
     chosen.push(p);
     used += p.text.length;
   }
-  return chosen.sort((a, b) => a.order - b.order).map((p) => p.text).join('\n…\n');
+  return chosen
+    .sort((a, b) => a.order - b.order)
+    .map((p) => p.text)
+    .join('\n…\n');
 }
 
 /** One atomic fact of a claim with its verdict (claims = atomic, issue 43). */
@@ -237,7 +279,15 @@ export interface AnalystClaimsScore {
  * Source: spec §4.3(c) (hallucination% = 100 · unsupported / claims); FActScore (atomic facts).
  */
 export async function scoreAnalystClaims(
-  input: { report: string; sources: readonly string[]; claims?: Array<{ claim: string; quote: string }>; runId?: string; select?: (claim: string, maxChars: number) => Promise<string>; steps?: readonly StepText[]; expert?: ReadonlyMap<string, readonly string[]> },
+  input: {
+    report: string;
+    sources: readonly string[];
+    claims?: Array<{ claim: string; quote: string }>;
+    runId?: string;
+    select?: (claim: string, maxChars: number) => Promise<string>;
+    steps?: readonly StepText[];
+    expert?: ReadonlyMap<string, readonly string[]>;
+  },
   judge: Judge,
   options: Partial<AnalystOptions> = {},
 ): Promise<AnalystClaimsScore> {
@@ -250,39 +300,90 @@ export async function scoreAnalystClaims(
     all.push(ex);
     claims = ex.status === 'done' ? ex.verdict!.claims : [];
   }
-  const support = (text: string, quote: string, ref: string) => (async () => {
-    const sources = input.select ? await input.select(text, opts.source_chars) : selectSourceContext(text, input.sources, opts.source_chars);
-    return judge.judge('claim-support', { claim: text, quote, sources }, { ...ctx, itemRef: ref });
-  })();
+  const support = (text: string, quote: string, ref: string) =>
+    (async () => {
+      const sources = input.select
+        ? await input.select(text, opts.source_chars)
+        : selectSourceContext(text, input.sources, opts.source_chars);
+      return judge.judge('claim-support', { claim: text, quote, sources }, { ...ctx, itemRef: ref });
+    })();
   if (opts.claims === 'atomic') {
-    const split = await decomposeClaims(claims.map((c) => c.claim), { mode: opts.fact_split, judge, ...(input.expert ? { expert: input.expert } : {}), ctx, concurrency: opts.concurrency });
+    const split = await decomposeClaims(
+      claims.map((c) => c.claim),
+      {
+        mode: opts.fact_split,
+        judge,
+        ...(input.expert ? { expert: input.expert } : {}),
+        ctx,
+        concurrency: opts.concurrency,
+      },
+    );
     const linked = linkFacts(split, input.steps ?? [], Number.MAX_SAFE_INTEGER);
-    const js = await mapLimit(linked, opts.concurrency, (f) => support(f.text, claims[f.claim]!.quote, `claim ${f.claim + 1} fact ${f.part + 1}`));
+    const js = await mapLimit(linked, opts.concurrency, (f) =>
+      support(f.text, claims[f.claim]!.quote, `claim ${f.claim + 1} fact ${f.part + 1}`),
+    );
     all.push(...js);
     const facts: AnalystFactVerdict[] = linked.map((f, k) => {
       const j = js[k]!;
-      return { claim: f.claim, part: f.part, fact: f.text, source: f.source, supported: j.status === 'done' ? j.verdict!.supported : null, reason: j.verdict?.reason ?? j.error ?? '', judgeId: j.judgeId, steps: f.steps, unseen: f.unseen };
+      return {
+        claim: f.claim,
+        part: f.part,
+        fact: f.text,
+        source: f.source,
+        supported: j.status === 'done' ? j.verdict!.supported : null,
+        reason: j.verdict?.reason ?? j.error ?? '',
+        judgeId: j.judgeId,
+        steps: f.steps,
+        unseen: f.unseen,
+      };
     });
     const out = claims.map((c, i) => {
       const mine = facts.filter((f) => f.claim === i);
       const judgedFacts = mine.filter((f) => f.supported !== null);
       const supported = judgedFacts.length ? judgedFacts.every((f) => f.supported) : null;
       const why = split[i]!.fallback ? `facts by the rule (${split[i]!.fallback})` : `facts by ${split[i]!.source}`;
-      return { claim: c.claim, quote: c.quote, supported, reason: `${judgedFacts.filter((f) => f.supported).length}/${mine.length} facts supported; ${why}`, judgeId: mine[0]?.judgeId ?? judge.id };
+      return {
+        claim: c.claim,
+        quote: c.quote,
+        supported,
+        reason: `${judgedFacts.filter((f) => f.supported).length}/${mine.length} facts supported; ${why}`,
+        judgeId: mine[0]?.judgeId ?? judge.id,
+      };
     });
     const judged = facts.filter((f) => f.supported !== null);
     const unsupported = judged.filter((f) => f.supported === false).length;
-    return { claims: out, unit: 'atomic', facts, rate: judged.length ? unsupported / judged.length : null, unsupported, judged: judged.length, judgements: tallyJudgements(all) };
+    return {
+      claims: out,
+      unit: 'atomic',
+      facts,
+      rate: judged.length ? unsupported / judged.length : null,
+      unsupported,
+      judged: judged.length,
+      judgements: tallyJudgements(all),
+    };
   }
   const js = await mapLimit(claims, opts.concurrency, (c, i) => support(c.claim, c.quote, `claim ${i + 1}`));
   all.push(...js);
   const out = claims.map((c, i) => {
     const j = js[i]!;
-    return { claim: c.claim, quote: c.quote, supported: j.status === 'done' ? j.verdict!.supported : null, reason: j.verdict?.reason ?? j.error ?? '', judgeId: j.judgeId };
+    return {
+      claim: c.claim,
+      quote: c.quote,
+      supported: j.status === 'done' ? j.verdict!.supported : null,
+      reason: j.verdict?.reason ?? j.error ?? '',
+      judgeId: j.judgeId,
+    };
   });
   const judged = out.filter((c) => c.supported !== null);
   const unsupported = judged.filter((c) => c.supported === false).length;
-  return { claims: out, unit: 'whole', rate: judged.length ? unsupported / judged.length : null, unsupported, judged: judged.length, judgements: tallyJudgements(all) };
+  return {
+    claims: out,
+    unit: 'whole',
+    rate: judged.length ? unsupported / judged.length : null,
+    unsupported,
+    judged: judged.length,
+    judgements: tallyJudgements(all),
+  };
 }
 
 /**
@@ -290,7 +391,10 @@ export async function scoreAnalystClaims(
  * @param reports per-report results; `mode` micro (pooled claims) or macro (mean of rates).
  * @returns the rate (fraction) or null.
  */
-export function aggregateHallucination(reports: ReadonlyArray<Pick<AnalystClaimsScore, 'rate' | 'unsupported' | 'judged'>>, mode: 'micro' | 'macro' = 'micro'): number | null {
+export function aggregateHallucination(
+  reports: ReadonlyArray<Pick<AnalystClaimsScore, 'rate' | 'unsupported' | 'judged'>>,
+  mode: 'micro' | 'macro' = 'micro',
+): number | null {
   if (mode === 'macro') {
     const rs = reports.map((r) => r.rate).filter((r): r is number => r !== null);
     return rs.length ? rs.reduce((s, x) => s + x, 0) / rs.length : null;
@@ -412,7 +516,9 @@ export function lexicalEmbedder(): CaptionEmbedder {
  * Cosine similarity. @param a vector; `b` vector of the same length. @returns cos ∈ [−1, 1], 0 for a zero vector.
  */
 export function cosine(a: readonly number[], b: readonly number[]): number {
-  let dot = 0, na = 0, nb = 0;
+  let dot = 0,
+    na = 0,
+    nb = 0;
   for (let i = 0; i < a.length; i++) {
     dot += a[i]! * (b[i] ?? 0);
     na += a[i]! * a[i]!;
@@ -441,22 +547,41 @@ export interface AnalystFigureScore {
  * @returns coverage (%), quality (%), the similarity matrix [reference][generated] and matches.
  * Source: spec §4.3(d) (threshold and assignment unspecified in the paper: options here).
  */
-export async function scoreAnalystFigures(input: { reference: readonly ReportFigure[]; generated: readonly ReportFigure[]; instruction?: string; runId?: string }, embedder: CaptionEmbedder, judge?: Judge, options: Partial<AnalystOptions> = {}): Promise<AnalystFigureScore> {
+export async function scoreAnalystFigures(
+  input: {
+    reference: readonly ReportFigure[];
+    generated: readonly ReportFigure[];
+    instruction?: string;
+    runId?: string;
+  },
+  embedder: CaptionEmbedder,
+  judge?: Judge,
+  options: Partial<AnalystOptions> = {},
+): Promise<AnalystFigureScore> {
   const opts = { ...DEFAULT_ANALYST_OPTIONS, ...options };
   const R = input.reference.length;
   const G = input.generated.length;
-  const vecs = await embedder.embed([...input.reference.map((f) => f.caption), ...input.generated.map((f) => f.caption)]);
+  const vecs = await embedder.embed([
+    ...input.reference.map((f) => f.caption),
+    ...input.generated.map((f) => f.caption),
+  ]);
   const sim = Array.from({ length: R }, (_, r) => Array.from({ length: G }, (_, g) => cosine(vecs[r]!, vecs[R + g]!)));
   const pairs: Array<{ reference: number; generated: number; similarity: number }> = [];
   if (opts.figure_assignment === 'any') {
     for (let r = 0; r < R; r++) {
       let best = -1;
-      for (let g = 0; g < G; g++) if (sim[r]![g]! >= opts.figure_threshold && (best < 0 || sim[r]![g]! > sim[r]![best]!)) best = g;
+      for (let g = 0; g < G; g++) {
+        if (sim[r]![g]! >= opts.figure_threshold && (best < 0 || sim[r]![g]! > sim[r]![best]!)) best = g;
+      }
       if (best >= 0) pairs.push({ reference: r, generated: best, similarity: sim[r]![best]! });
     }
   } else {
     const cand: typeof pairs = [];
-    for (let r = 0; r < R; r++) for (let g = 0; g < G; g++) if (sim[r]![g]! >= opts.figure_threshold) cand.push({ reference: r, generated: g, similarity: sim[r]![g]! });
+    for (let r = 0; r < R; r++) {
+      for (let g = 0; g < G; g++) {
+        if (sim[r]![g]! >= opts.figure_threshold) cand.push({ reference: r, generated: g, similarity: sim[r]![g]! });
+      }
+    }
     cand.sort((a, b) => b.similarity - a.similarity || a.reference - b.reference || a.generated - b.generated);
     const ur = new Set<number>();
     const ug = new Set<number>();
@@ -470,16 +595,32 @@ export async function scoreAnalystFigures(input: { reference: readonly ReportFig
   }
   const js = judge
     ? await mapLimit(pairs, opts.concurrency, (p) => {
-      const gen = input.generated[p.generated]!;
-      const q: { referenceCaption: string; generatedCaption: string; rendered: boolean; generatedCode?: string; instruction?: string } = { referenceCaption: input.reference[p.reference]!.caption, generatedCaption: gen.caption, rendered: gen.rendered || !!gen.code };
-      if (gen.code) q.generatedCode = gen.code;
-      if (input.instruction) q.instruction = input.instruction;
-      return judge.judge('figure-quality', q, { ...(input.runId ? { runId: input.runId } : {}), itemRef: `figure ${p.reference + 1} ↔ ${p.generated + 1}` });
-    })
+        const gen = input.generated[p.generated]!;
+        const q: {
+          referenceCaption: string;
+          generatedCaption: string;
+          rendered: boolean;
+          generatedCode?: string;
+          instruction?: string;
+        } = {
+          referenceCaption: input.reference[p.reference]!.caption,
+          generatedCaption: gen.caption,
+          rendered: gen.rendered || !!gen.code,
+        };
+        if (gen.code) q.generatedCode = gen.code;
+        if (input.instruction) q.instruction = input.instruction;
+        return judge.judge('figure-quality', q, {
+          ...(input.runId ? { runId: input.runId } : {}),
+          itemRef: `figure ${p.reference + 1} ↔ ${p.generated + 1}`,
+        });
+      })
     : [];
   const matches = pairs.map((p, k) => {
     const v = js[k]?.status === 'done' ? js[k]!.verdict! : null;
-    return { ...p, quality: v ? ((v.readability + v.groundedness + v.task_utility + v.reproducibility) / 4 / 5) * 100 : null };
+    return {
+      ...p,
+      quality: v ? ((v.readability + v.groundedness + v.task_utility + v.reproducibility) / 4 / 5) * 100 : null,
+    };
   });
   const qs = matches.map((m) => m.quality).filter((x): x is number => x !== null);
   return {

@@ -11,7 +11,11 @@ import { ANALYSTBENCH_TAXONOMY } from './taxonomy.ts';
 /** Criteria scored below 3 (ref `criterion <n>`, 1-based). */
 export function analystFailedItems(score: RunScore): FailedItem[] {
   const c = (score.detail as { checklist?: AnalystChecklistScore } | null)?.checklist;
-  return (c?.scores ?? []).flatMap((x, i) => (x.score !== null && x.score < 3 ? [{ ref: `criterion ${i + 1}`, question: x.criterion, detail: `score ${x.score}/5` }] : []));
+  return (c?.scores ?? []).flatMap((x, i) =>
+    x.score !== null && x.score < 3
+      ? [{ ref: `criterion ${i + 1}`, question: x.criterion, detail: `score ${x.score}/5` }]
+      : [],
+  );
 }
 
 /**

@@ -6,9 +6,13 @@ import type { AnalystTaskItem } from './items.ts';
 export const ANALYST_ITEM_TYPES: ItemTypeViews<AnalystTaskItem> = {
   'analyst-task': {
     icon: 'question',
-    describe: (item) => ({ label: item.instruction.split('\n')[0]?.slice(0, 120) ?? item.id, detail: item.instruction }),
+    describe: (item) => ({
+      label: item.instruction.split('\n')[0]?.slice(0, 120) ?? item.id,
+      detail: item.instruction,
+    }),
     view: (item) => ({ title: 'Report task', text: item.instruction, fields: [] }),
-    groundTruth: (block) => (block.hidden.checklist ?? []).map((c, i) => ({ name: `Checklist ${i + 1}: ${c.question}`, value: c.answer })),
+    groundTruth: (block) =>
+      (block.hidden.checklist ?? []).map((c, i) => ({ name: `Checklist ${i + 1}: ${c.question}`, value: c.answer })),
     hiddenFields: [],
   },
 };

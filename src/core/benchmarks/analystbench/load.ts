@@ -17,7 +17,24 @@ import { globFiles } from '../../suites/glob.ts';
 export const MANIFEST_FORMAT = 'loupe-analystbench/1';
 
 /** Extensions counted as data when `sources` is a flat list. */
-const DATA_EXT = new Set(['.csv', '.tsv', '.xlsx', '.xls', '.xpt', '.sas7bdat', '.dat', '.sav', '.dta', '.parquet', '.json', '.jsonl', '.sqlite', '.db', '.gz', '.zip']);
+const DATA_EXT = new Set([
+  '.csv',
+  '.tsv',
+  '.xlsx',
+  '.xls',
+  '.xpt',
+  '.sas7bdat',
+  '.dat',
+  '.sav',
+  '.dta',
+  '.parquet',
+  '.json',
+  '.jsonl',
+  '.sqlite',
+  '.db',
+  '.gz',
+  '.zip',
+]);
 
 /** The manifest as written on disk (see README). */
 export interface AnalystManifest {
@@ -73,9 +90,13 @@ export function loadAnalystBench(root: string, opts: LoadSuiteOptions = {}): Sui
   const env = opts.env ?? process.env;
   const dir = resolve(root);
   if (!isDir(dir)) throw new LoupeInputError(dir, 'AnalystBench root must be a folder of task manifests');
-  if (readdirSync(dir).filter((n) => !n.startsWith('.')).length === 0) throw new LoupeInputError(dir, 'empty folder: no task manifests');
+  if (readdirSync(dir).filter((n) => !n.startsWith('.')).length === 0) {
+    throw new LoupeInputError(dir, 'empty folder: no task manifests');
+  }
   const manifests = findManifests(dir);
-  if (manifests.length === 0) throw new LoupeInputError(dir, 'not an AnalystBench root: no *.task.json or <task>/task.json manifests');
+  if (manifests.length === 0) {
+    throw new LoupeInputError(dir, 'not an AnalystBench root: no *.task.json or <task>/task.json manifests');
+  }
   const suiteId = `analystbench:${safeId(basename(dir))}`;
   const suiteProblems: string[] = [];
   const used = new Set<string>();
@@ -137,7 +158,9 @@ function loadOne(file: string, env: Record<string, string | undefined>, suiteId:
     return empty(fallbackId);
   }
   const formatOk = m.format === MANIFEST_FORMAT;
-  if (!formatOk) problems.push(`${file} format: expected '${MANIFEST_FORMAT}', got '${String(m.format)}'; not runnable`);
+  if (!formatOk) {
+    problems.push(`${file} format: expected '${MANIFEST_FORMAT}', got '${String(m.format)}'; not runnable`);
+  }
   for (const k of ['task', 'instruction', 'reference'] as const) {
     if (typeof m[k] !== 'string' || m[k].trim() === '') problems.push(`${file} ${k}: required string missing`);
   }
@@ -152,7 +175,9 @@ function loadOne(file: string, env: Record<string, string | undefined>, suiteId:
     const e = expand(p, env, unset);
     return isAbsolute(e) ? resolve(e) : resolve(mdir, e);
   };
-  const id = safeId(typeof m.id === 'string' && m.id ? m.id : m.variant ? `${m.task}_${m.variant}` : (m.task ?? fallbackId));
+  const id = safeId(
+    typeof m.id === 'string' && m.id ? m.id : m.variant ? `${m.task}_${m.variant}` : (m.task ?? fallbackId),
+  );
   if (!isDir(base)) problems.push(`${file} base: folder ${base} does not exist`);
 
   // Hidden first, so source globs can be checked against them.
@@ -188,7 +213,9 @@ function loadOne(file: string, env: Record<string, string | undefined>, suiteId:
         problems.push(errorMessage(e));
       }
     }
-  } else if (m.tableOfContents && typeof m.tableOfContents === 'object' && typeof m.tableOfContents.text === 'string') toc = m.tableOfContents.text;
+  } else if (m.tableOfContents && typeof m.tableOfContents === 'object' && typeof m.tableOfContents.text === 'string') {
+    toc = m.tableOfContents.text;
+  }
 
   const data: VisibleFile[] = [];
   const docs: VisibleFile[] = [];
@@ -202,7 +229,11 @@ function loadOne(file: string, env: Record<string, string | undefined>, suiteId:
     if (!isDir(base)) return;
     let files: string[];
     try {
-      files = globFiles(base, (globs as string[]).map((g) => expand(g, env, unset)), `${file} ${field}`);
+      files = globFiles(
+        base,
+        (globs as string[]).map((g) => expand(g, env, unset)),
+        `${file} ${field}`,
+      );
     } catch (e) {
       problems.push(errorMessage(e));
       return;
@@ -226,12 +257,19 @@ function loadOne(file: string, env: Record<string, string | undefined>, suiteId:
   if (unset.length) problems.push(`${file}: environment variable(s) not set: ${[...new Set(unset)].join(', ')}`);
   const dedupe = (l: VisibleFile[]) => l.filter((f, i) => l.findIndex((g) => g.rel === f.rel) === i);
   const instruction = typeof m.instruction === 'string' ? m.instruction.trim() : '';
-  const runnable = formatOk && !!instruction && data.length + docs.length > 0 && !!referenceReport && isFile(referenceReport) && unset.length === 0;
+  const runnable =
+    formatOk &&
+    !!instruction &&
+    data.length + docs.length > 0 &&
+    !!referenceReport &&
+    isFile(referenceReport) &&
+    unset.length === 0;
   return {
     id,
     suite: 'analystbench',
     suiteId,
-    title: typeof m.title === 'string' && m.title ? m.title : `${m.task ?? fallbackId}${m.variant ? ` / ${m.variant}` : ''}`,
+    title:
+      typeof m.title === 'string' && m.title ? m.title : `${m.task ?? fallbackId}${m.variant ? ` / ${m.variant}` : ''}`,
     items: instruction ? [{ type: 'analyst-task', id: 'report', instruction }] : [],
     visible: {
       data: dedupe(data),
@@ -248,7 +286,11 @@ function loadOne(file: string, env: Record<string, string | undefined>, suiteId:
     },
     runnable,
     problems,
-    analyst: { manifest: file, task: String(m.task ?? fallbackId), ...(m.variant ? { variant: String(m.variant) } : {}) },
+    analyst: {
+      manifest: file,
+      task: String(m.task ?? fallbackId),
+      ...(m.variant ? { variant: String(m.variant) } : {}),
+    },
   };
 }
 
@@ -262,7 +304,9 @@ export function parseChecklist(file: string): ChecklistItem[] {
   return j.map((x, i) => {
     if (typeof x === 'string') return { id: `c${i + 1}`, question: x, answer: '' };
     const o = x as Record<string, unknown>;
-    if (typeof o !== 'object' || o === null || typeof o.question !== 'string') throw new LoupeInputError(`${file}[${i}]`, 'expected a string or {question, answer?}');
+    if (typeof o !== 'object' || o === null || typeof o.question !== 'string') {
+      throw new LoupeInputError(`${file}[${i}]`, 'expected a string or {question, answer?}');
+    }
     return {
       id: typeof o.id === 'string' ? o.id : `c${i + 1}`,
       question: o.question,

@@ -42,6 +42,11 @@ export function analystReviewCriteria(block: Block): string[] | null {
  */
 export async function analystEvidenceFiles(store: RunStore, run: Pick<RunRecord, 'id'>): Promise<string[]> {
   const st = analystState(await store.getExtraState(run.id));
-  const out = [st.report?.path ?? 'report.md', 'report.md', ...(st.report?.figures ?? []), ...st.figures.flatMap((f) => [f.path, f.codePath])];
+  const out = [
+    st.report?.path ?? 'report.md',
+    'report.md',
+    ...(st.report?.figures ?? []),
+    ...st.figures.flatMap((f) => [f.path, f.codePath]),
+  ];
   return [...new Set(out.filter((p) => typeof p === 'string' && p.length > 0).map((p) => p.replace(/^\.\//, '')))];
 }

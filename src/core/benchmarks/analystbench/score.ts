@@ -19,8 +19,17 @@ import { errorMessage } from '../../util/errors.ts';
 import { nullLogger, type Logger } from '../../util/log.ts';
 import type { OptionValues } from '../options.ts';
 import {
-  analystOptions, extractFigures, figureCaptionsFromText, lexicalEmbedder, parseAnalystChecklist, scoreAnalystChecklist, scoreAnalystClaims, scoreAnalystFigures,
-  type AnalystCriterion, type CaptionEmbedder, type ReportFigure,
+  analystOptions,
+  extractFigures,
+  figureCaptionsFromText,
+  lexicalEmbedder,
+  parseAnalystChecklist,
+  scoreAnalystChecklist,
+  scoreAnalystClaims,
+  scoreAnalystFigures,
+  type AnalystCriterion,
+  type CaptionEmbedder,
+  type ReportFigure,
 } from './eval.ts';
 
 /**
@@ -30,11 +39,17 @@ import {
  */
 export function criteriaFromChecklist(items: ReadonlyArray<{ question: string; answer?: string }>): AnalystCriterion[] {
   return items.map((c) => {
-    const text = `- ${c.question}\n${(c.answer ?? '').split(/\r?\n/).map((l) => `  ${l.trim().replace(/^[-*]\s*/, '- ')}`).join('\n')}`;
+    const text = `- ${c.question}\n${(c.answer ?? '')
+      .split(/\r?\n/)
+      .map((l) => `  ${l.trim().replace(/^[-*]\s*/, '- ')}`)
+      .join('\n')}`;
     const parsed = /(^|\n)\s+- [1-5]\s*:/.test(text) ? parseAnalystChecklist(text)[0] : undefined;
     if (parsed) return parsed;
     // a fact checklist (question + expected answer): the criterion asks for that fact
-    return { criterion: c.answer?.trim() ? `${c.question} The expected answer is: ${c.answer.trim()}` : c.question, rubric: [] };
+    return {
+      criterion: c.answer?.trim() ? `${c.question} The expected answer is: ${c.answer.trim()}` : c.question,
+      rubric: [],
+    };
   });
 }
 
@@ -46,10 +61,21 @@ export function criteriaFromChecklist(items: ReadonlyArray<{ question: string; a
  *   recorded workspace outside it is never read. `o.options` parsed scoring options; `o.embedder` caption embedder (default lexical).
  * @returns the score; a run without `report.md` is an agent generation failure (`error`).
  */
-export async function scoreAnalystRun(o: { store?: RunStore; run: RunRecord; folder: RunFolder; block: Block; judge: Judge; options: OptionValues; embedder?: CaptionEmbedder; log?: Logger }): Promise<RunScore> {
+export async function scoreAnalystRun(o: {
+  store?: RunStore;
+  run: RunRecord;
+  folder: RunFolder;
+  block: Block;
+  judge: Judge;
+  options: OptionValues;
+  embedder?: CaptionEmbedder;
+  log?: Logger;
+}): Promise<RunScore> {
   const { run, block } = o;
   const opts = analystOptions(o.options as Record<string, string | number>);
-  const reportPath = o.folder.workspace ? join(o.folder.workspace, 'report.md') : `report.md of run ${run.id} (the store's copy)`;
+  const reportPath = o.folder.workspace
+    ? join(o.folder.workspace, 'report.md')
+    : `report.md of run ${run.id} (the store's copy)`;
   let report: string | null;
   try {
     if (o.store) report = await readRunFile(o.store, o.folder, 'report.md', 'utf8');
@@ -60,25 +86,62 @@ export async function scoreAnalystRun(o: { store?: RunStore; run: RunRecord; fol
   }
   const b = scoreBase(run, 'analystbench', o.judge.id, { ...opts });
   if (report === null) {
-    return { ...b, summary: { checklistPercent: null, hallucinationRate: null, figureCoveragePercent: null, figureQualityPercent: null }, detail: { reportPath, error: 'no report.md: agent generation failure' }, error: `no report at ${reportPath}` };
+    return {
+      ...b,
+      summary: {
+        checklistPercent: null,
+        hallucinationRate: null,
+        figureCoveragePercent: null,
+        figureQualityPercent: null,
+      },
+      detail: { reportPath, error: 'no report.md: agent generation failure' },
+      error: `no report at ${reportPath}`,
+    };
   }
   const criteria = criteriaFromChecklist(block.hidden.checklist ?? []);
   const instruction = block.visible.instruction ?? '';
-  const checklist = criteria.length ? await scoreAnalystChecklist({ instruction, response: report, runId: run.id, taskId: block.id }, criteria, o.judge, opts) : null;
+  const checklist = criteria.length
+    ? await scoreAnalystChecklist(
+        { instruction, response: report, runId: run.id, taskId: block.id },
+        criteria,
+        o.judge,
+        opts,
+      )
+    : null;
   const sources = readSourcesText(block);
   const retriever = sources.skipped.length ? await docRetriever(block, o) : null;
   try {
     // claims = atomic (issue 43): facts linked to the cells that support them, an expert's split before the judge's
-    const atomic = opts.claims === 'atomic' && o.store ? { steps: (await o.store.getSteps(run.id)).map(stepTextOf), expert: await expertFactSplits(annotationStoreOf(o.store), run.id).catch(() => new Map<string, string[]>()) } : {};
-    const claims = await scoreAnalystClaims({ report, sources: sources.texts, runId: run.id, ...(retriever ? { select: retriever.select } : {}), ...atomic }, o.judge, opts);
+    const atomic =
+      opts.claims === 'atomic' && o.store
+        ? {
+            steps: (await o.store.getSteps(run.id)).map(stepTextOf),
+            expert: await expertFactSplits(annotationStoreOf(o.store), run.id).catch(() => new Map<string, string[]>()),
+          }
+        : {};
+    const claims = await scoreAnalystClaims(
+      { report, sources: sources.texts, runId: run.id, ...(retriever ? { select: retriever.select } : {}), ...atomic },
+      o.judge,
+      opts,
+    );
     const reference = await referenceFigures(block.hidden.referenceReport);
     const generated = extractFigures(report);
-    const figures = await scoreAnalystFigures({ reference, generated, instruction, runId: run.id }, o.embedder ?? lexicalEmbedder(), o.judge, opts);
+    const figures = await scoreAnalystFigures(
+      { reference, generated, instruction, runId: run.id },
+      o.embedder ?? lexicalEmbedder(),
+      o.judge,
+      opts,
+    );
     const tallies = [checklist?.judgements, claims.judgements, figures.judgements].filter((t) => !!t);
     const pending = tallies.reduce((s, t) => s + t!.pending, 0);
     return {
       ...b,
-      options: { ...opts, figure_matching: figures.method, lexical_fallback: figures.lexicalFallback, source_selection: retriever ? 'doc-index bm25 + lexical' : 'lexical' },
+      options: {
+        ...opts,
+        figure_matching: figures.method,
+        lexical_fallback: figures.lexicalFallback,
+        source_selection: retriever ? 'doc-index bm25 + lexical' : 'lexical',
+      },
       pending,
       unjudged: pending + tallies.reduce((s, t) => s + t!.errors, 0),
       summary: {
@@ -110,8 +173,13 @@ async function referenceFigures(path: string | undefined): Promise<ReportFigure[
 }
 
 /** Claim → passages of the block's documentation (PDFs included) through the documentation index. */
-async function docRetriever(block: Block, o: { log?: Logger }): Promise<{ select: (claim: string, maxChars: number) => Promise<string>; close: () => void } | null> {
-  const roots = new Set(block.visible.docs.map((d) => (d.path.endsWith(d.rel) ? d.path.slice(0, d.path.length - d.rel.length) : '\u0000')));
+async function docRetriever(
+  block: Block,
+  o: { log?: Logger },
+): Promise<{ select: (claim: string, maxChars: number) => Promise<string>; close: () => void } | null> {
+  const roots = new Set(
+    block.visible.docs.map((d) => (d.path.endsWith(d.rel) ? d.path.slice(0, d.path.length - d.rel.length) : '\u0000')),
+  );
   const [root] = roots;
   if (roots.size !== 1 || !root || root === '\u0000') return null;
   try {
@@ -134,7 +202,9 @@ async function docRetriever(block: Block, o: { log?: Logger }): Promise<{ select
       close: () => idx.close(),
     };
   } catch (e) {
-    (o.log ?? nullLogger).warn(`documentation index unavailable for ${block.id}: ${errorMessage(e)}; claims are checked against text sources only`);
+    (o.log ?? nullLogger).warn(
+      `documentation index unavailable for ${block.id}: ${errorMessage(e)}; claims are checked against text sources only`,
+    );
     return null;
   }
 }

@@ -8,7 +8,12 @@
  * Source: spec §4.1–§4.2 (AnalystBench has no public code; OpenHands-like local-file agent,
  * "the agent must write the report file").
  */
-import { containedFileExists, readContainedFile, removeContainedEntry, writeContainedFile } from '../../util/contained.ts';
+import {
+  containedFileExists,
+  readContainedFile,
+  removeContainedEntry,
+  writeContainedFile,
+} from '../../util/contained.ts';
 import { globMatcher } from '../../suites/glob.ts';
 import { dirname, isAbsolute, join, normalize, relative, resolve, sep } from 'node:path';
 import type { DocIndex } from '../../docs/types.ts';
@@ -73,7 +78,6 @@ export function analystState(extra: Record<string, unknown>, input: AnalystInput
   return fresh;
 }
 
-
 function sourceFiles(block: Block): { rel: string; size: number }[] {
   return [...block.visible.data, ...block.visible.docs].map((f) => ({ rel: f.rel, size: f.size }));
 }
@@ -86,21 +90,41 @@ function sourceFiles(block: Block): { rel: string; size: number }[] {
  */
 export function buildAnalystBlockPrompt(block: Block, opts: AnalystToolSetOptions = {}): string {
   const input = opts.input ?? 'toc';
-  const instruction = block.visible.instruction ?? block.items.find((i) => i.type === 'analyst-task')?.instruction ?? '';
+  const instruction =
+    block.visible.instruction ?? block.items.find((i) => i.type === 'analyst-task')?.instruction ?? '';
   const lines = [`Task: ${instruction.trim()}`, ''];
   if (input !== 'instruction') {
     const files = sourceFiles(block);
-    lines.push(`Source files (${files.length}, relative to your working directory; read them with read_doc / search_doc / retriever or load tables with python):`);
+    lines.push(
+      `Source files (${files.length}, relative to your working directory; read them with read_doc / search_doc / retriever or load tables with python):`,
+    );
     for (const f of files) lines.push(`- ${f.rel}${f.size ? ` (${f.size} bytes)` : ''}`);
     lines.push('');
   }
   if (input === 'toc') {
-    if (!block.visible.tableOfContents) throw new LoupeInputError('toc', `block ${block.id} has no table of contents; use the "sources" input setting`);
-    lines.push('The report must follow this table of contents (sections, their key points and the visualisations they need):', block.visible.tableOfContents.trim(), '');
+    if (!block.visible.tableOfContents) {
+      throw new LoupeInputError('toc', `block ${block.id} has no table of contents; use the "sources" input setting`);
+    }
+    lines.push(
+      'The report must follow this table of contents (sections, their key points and the visualisations they need):',
+      block.visible.tableOfContents.trim(),
+      '',
+    );
   }
   if (input === 'template') {
-    if (!opts.templateReport) throw new LoupeInputError('template', 'the "template" input setting needs the reference report of another variant (templateReport)');
-    lines.push('Here is a published report of the same kind (another edition) to use as a template for structure and style. Do not copy its numbers:', '<template>', opts.templateReport.trim(), '</template>', '');
+    if (!opts.templateReport) {
+      throw new LoupeInputError(
+        'template',
+        'the "template" input setting needs the reference report of another variant (templateReport)',
+      );
+    }
+    lines.push(
+      'Here is a published report of the same kind (another edition) to use as a template for structure and style. Do not copy its numbers:',
+      '<template>',
+      opts.templateReport.trim(),
+      '</template>',
+      '',
+    );
   }
   lines.push(
     'Write the report in Markdown with `write_report`. Make figures with matplotlib in `python`: every figure a cell produces is saved as figures/fig-<step>-<n>.png and its path is given in the result; include figures in the report as ![caption](figures/fig-<step>-<n>.png).',
@@ -129,7 +153,9 @@ async function defaultOpenDocs(root: string, files: string[], sources?: Record<s
  * path), so the index reads the originals rather than workspace links; undefined when they differ.
  */
 function docsRoot(block: Block): string | undefined {
-  const roots = new Set(block.visible.docs.map((d) => (d.path.endsWith(d.rel) ? d.path.slice(0, d.path.length - d.rel.length) : '\u0000')));
+  const roots = new Set(
+    block.visible.docs.map((d) => (d.path.endsWith(d.rel) ? d.path.slice(0, d.path.length - d.rel.length) : '\u0000')),
+  );
   const [only] = roots;
   return roots.size === 1 && only !== '\u0000' ? only : undefined;
 }
@@ -145,7 +171,11 @@ function docsSource(block: Block): { root: string; files: string[]; sources?: Re
   if (shared !== undefined) return { root: shared, files };
   const dirs = block.visible.docs.map((d) => dirname(resolve(d.path)));
   let common = dirs[0] ?? resolve('.');
-  for (const d of dirs) while (common !== dirname(common) && d !== common && !d.startsWith(common.endsWith(sep) ? common : common + sep)) common = dirname(common);
+  for (const d of dirs) {
+    while (common !== dirname(common) && d !== common && !d.startsWith(common.endsWith(sep) ? common : common + sep)) {
+      common = dirname(common);
+    }
+  }
   return { root: common, files, sources: Object.fromEntries(block.visible.docs.map((d) => [d.rel, resolve(d.path)])) };
 }
 
@@ -164,7 +194,13 @@ export async function closeAnalystDocIndexes(): Promise<void> {
  * @returns the saved figures (paths relative to `outDir`) and, for each one not saved, `<path>: <why>`.
  * @throws Error from the file system other than a refusal (disk full).
  */
-export function saveFigures(outDir: string, stepIndex: number, code: string, figures: { png: string }[], already: number): { saved: AnalystFigure[]; refused: string[] } {
+export function saveFigures(
+  outDir: string,
+  stepIndex: number,
+  code: string,
+  figures: { png: string }[],
+  already: number,
+): { saved: AnalystFigure[]; refused: string[] } {
   const saved: AnalystFigure[] = [];
   const refused: string[] = [];
   figures.forEach((f, k) => {
@@ -201,11 +237,29 @@ export function reportImageRefs(markdown: string): string[] {
 export const ANALYST_HOST_PATHS: readonly HostPath[] = [
   { path: 'report.md', example: 'report.md', kind: 'file', tools: ['write_report'], access: ['write', 'read'] },
   { path: 'figures', example: 'figures', kind: 'dir', tools: ['python', 'write_report'], access: ['write', 'exists'] },
-  { path: 'figures/fig-<step>-<n>.png', example: 'figures/fig-0-1.png', kind: 'file', tools: ['python', 'write_report'], access: ['write', 'exists', 'read'] },
-  { path: 'figures/fig-<step>-<n>.py', example: 'figures/fig-0-1.py', kind: 'file', tools: ['python'], access: ['write', 'read'] },
+  {
+    path: 'figures/fig-<step>-<n>.png',
+    example: 'figures/fig-0-1.png',
+    kind: 'file',
+    tools: ['python', 'write_report'],
+    access: ['write', 'exists', 'read'],
+  },
+  {
+    path: 'figures/fig-<step>-<n>.py',
+    example: 'figures/fig-0-1.py',
+    kind: 'file',
+    tools: ['python'],
+    access: ['write', 'read'],
+  },
 ];
 
-const PREAMBLE = ['import matplotlib', 'matplotlib.use("Agg")', 'import matplotlib.pyplot as plt', 'import pandas as pd', 'import numpy as np'].join('\n');
+const PREAMBLE = [
+  'import matplotlib',
+  'matplotlib.use("Agg")',
+  'import matplotlib.pyplot as plt',
+  'import pandas as pd',
+  'import numpy as np',
+].join('\n');
 
 /**
  * The AnalystBench tool set.
@@ -214,7 +268,12 @@ const PREAMBLE = ['import matplotlib', 'matplotlib.use("Agg")', 'import matplotl
  */
 export function createAnalystToolSet(opts: AnalystToolSetOptions = {}): ToolSet<Block> {
   const input = opts.input ?? 'toc';
-  if (!ANALYST_INPUT_SETTINGS.includes(input)) throw new LoupeInputError('input', `unknown AnalystBench input setting '${String(input)}' (expected ${ANALYST_INPUT_SETTINGS.join(', ')})`);
+  if (!ANALYST_INPUT_SETTINGS.includes(input)) {
+    throw new LoupeInputError(
+      'input',
+      `unknown AnalystBench input setting '${String(input)}' (expected ${ANALYST_INPUT_SETTINGS.join(', ')})`,
+    );
+  }
   const openDocs = opts.openDocs ?? defaultOpenDocs;
   const outDir = (ctx: ToolContext) => opts.outputDir ?? ctx.workspace;
   const docs = (ctx: ToolContext): Promise<DocIndex> => {
@@ -229,11 +288,20 @@ export function createAnalystToolSet(opts: AnalystToolSetOptions = {}): ToolSet<
     return p;
   };
   // issue 23: the block's shared documentation build, when its documents live under one folder
-  const sharedRoot = !opts.openDocs && opts.block && input !== 'instruction' && opts.block.visible.docs.length ? docsRoot(opts.block) : undefined;
+  const sharedRoot =
+    !opts.openDocs && opts.block && input !== 'instruction' && opts.block.visible.docs.length
+      ? docsRoot(opts.block)
+      : undefined;
   const sharedFiles = opts.block?.visible.docs.map((d) => d.rel) ?? [];
   let lease: DocIndexLease | undefined;
-  const docTool = async (ctx: ToolContext, need: DocNeed, f: (d: DocIndex) => { text: string; hits: unknown[] }): Promise<ToolResult> => {
-    if (input === 'instruction') return { observation: 'No source documents are available in this setting.', isError: true };
+  const docTool = async (
+    ctx: ToolContext,
+    need: DocNeed,
+    f: (d: DocIndex) => { text: string; hits: unknown[] },
+  ): Promise<ToolResult> => {
+    if (input === 'instruction') {
+      return { observation: 'No source documents are available in this setting.', isError: true };
+    }
     if (sharedRoot !== undefined) {
       const l = (lease ??= acquireDocIndex(sharedRoot, sharedFiles, undefined));
       let got;
@@ -265,8 +333,12 @@ export function createAnalystToolSet(opts: AnalystToolSetOptions = {}): ToolSet<
   const tools: ToolDefinition[] = [
     {
       name: 'list_files',
-      description: 'List the source files whose relative path matches a glob (e.g. "**/*.csv", "*.md", "data/*"). Default: all files.',
-      parameters: { type: 'object', properties: { glob: { type: 'string', description: 'Glob pattern; "**" matches across folders.' } } },
+      description:
+        'List the source files whose relative path matches a glob (e.g. "**/*.csv", "*.md", "data/*"). Default: all files.',
+      parameters: {
+        type: 'object',
+        properties: { glob: { type: 'string', description: 'Glob pattern; "**" matches across folders.' } },
+      },
       run: async (args, ctx) => {
         if (input === 'instruction') return { observation: 'No source files are available in this setting.' };
         let match: (rel: string) => boolean;
@@ -276,30 +348,62 @@ export function createAnalystToolSet(opts: AnalystToolSetOptions = {}): ToolSet<
           return { observation: errorMessage(e), isError: true };
         }
         const files = sourceFiles(ctx.block as Block).filter((f) => match(f.rel));
-        return { observation: files.length ? files.map((f) => `${f.rel}${f.size ? `\t${f.size} bytes` : ''}`).join('\n') : `No files match ${JSON.stringify(args.glob ?? '**')}.`, data: { files: files.map((f) => f.rel) } };
+        return {
+          observation: files.length
+            ? files.map((f) => `${f.rel}${f.size ? `\t${f.size} bytes` : ''}`).join('\n')
+            : `No files match ${JSON.stringify(args.glob ?? '**')}.`,
+          data: { files: files.map((f) => f.rel) },
+        };
       },
     },
     {
       name: 'read_doc',
       description: 'Read a document: a preview without range_str, or units (pages / lines / rows) like "1-3,5".',
-      parameters: { type: 'object', properties: { doc_path: { type: 'string' }, range_str: { type: 'string' } }, required: ['doc_path'] },
-      run: (args, ctx) => docTool(ctx, str(args.doc_path) ? { file: String(args.doc_path) } : 'all files', (d) => d.readDoc(String(args.doc_path), str(args.range_str))),
+      parameters: {
+        type: 'object',
+        properties: { doc_path: { type: 'string' }, range_str: { type: 'string' } },
+        required: ['doc_path'],
+      },
+      run: (args, ctx) =>
+        docTool(ctx, str(args.doc_path) ? { file: String(args.doc_path) } : 'all files', (d) =>
+          d.readDoc(String(args.doc_path), str(args.range_str)),
+        ),
     },
     {
       name: 'search_doc',
       description: 'Exact, case-insensitive keyword search in one document or all documents, with context.',
-      parameters: { type: 'object', properties: { keyword: { type: 'string' }, doc_path: { type: 'string' }, max_matches: { type: 'integer' }, context_chars: { type: 'integer' } }, required: ['keyword'] },
-      run: (args, ctx) => docTool(ctx, str(args.doc_path) ? { file: String(args.doc_path) } : 'all files', (d) => d.searchDoc(String(args.keyword), str(args.doc_path), num(args.max_matches), num(args.context_chars))),
+      parameters: {
+        type: 'object',
+        properties: {
+          keyword: { type: 'string' },
+          doc_path: { type: 'string' },
+          max_matches: { type: 'integer' },
+          context_chars: { type: 'integer' },
+        },
+        required: ['keyword'],
+      },
+      run: (args, ctx) =>
+        docTool(ctx, str(args.doc_path) ? { file: String(args.doc_path) } : 'all files', (d) =>
+          d.searchDoc(String(args.keyword), str(args.doc_path), num(args.max_matches), num(args.context_chars)),
+        ),
     },
     {
       name: 'retriever',
       description: 'BM25 search of the documents: the passages most relevant to a query.',
-      parameters: { type: 'object', properties: { query: { type: 'string' }, doc_path: { type: 'string' }, max_matches: { type: 'integer' } }, required: ['query'] },
-      run: (args, ctx) => docTool(ctx, 'complete index', (d) => d.retrieve(String(args.query), str(args.doc_path), num(args.max_matches))),
+      parameters: {
+        type: 'object',
+        properties: { query: { type: 'string' }, doc_path: { type: 'string' }, max_matches: { type: 'integer' } },
+        required: ['query'],
+      },
+      run: (args, ctx) =>
+        docTool(ctx, 'complete index', (d) =>
+          d.retrieve(String(args.query), str(args.doc_path), num(args.max_matches)),
+        ),
     },
     {
       name: 'python',
-      description: 'Run Python in a persistent kernel (pandas, numpy, matplotlib imported). Figures left open at the end of a cell are saved as PNG under figures/ and their paths returned.',
+      description:
+        'Run Python in a persistent kernel (pandas, numpy, matplotlib imported). Figures left open at the end of a cell are saved as PNG under figures/ and their paths returned.',
       parameters: { type: 'object', properties: { code: { type: 'string' } }, required: ['code'] },
       run: async (args, ctx) => {
         const pre = await ensurePreamble(ctx, 'analystPreamble', PREAMBLE);
@@ -308,35 +412,68 @@ export function createAnalystToolSet(opts: AnalystToolSetOptions = {}): ToolSet<
         const r = await ctx.execute(code);
         if (r.restarted) ctx.state.extra.analystPreamble = false;
         const st = analystState(ctx.state.extra, input);
-        const { saved, refused } = saveFigures(outDir(ctx), ctx.stepIndex, code, r.figures ?? [], st.figures.filter((f) => f.stepIndex === ctx.stepIndex).length);
+        const { saved, refused } = saveFigures(
+          outDir(ctx),
+          ctx.stepIndex,
+          code,
+          r.figures ?? [],
+          st.figures.filter((f) => f.stepIndex === ctx.stepIndex).length,
+        );
         st.figures.push(...saved);
         let obs = formatKernelResult(r);
         if (saved.length) obs += `\nSaved: ${saved.map((f) => f.path).join(', ')}`;
         if (refused.length) obs += `\nNot saved: ${refused.join('; ')}`;
-        return { observation: obs, isError: r.status !== 'ok', data: { ...r, figures: undefined, savedFigures: saved } };
+        return {
+          observation: obs,
+          isError: r.status !== 'ok',
+          data: { ...r, figures: undefined, savedFigures: saved },
+        };
       },
     },
     {
       name: 'write_report',
-      description: 'Write the final report (Markdown) to report.md. Figures are referenced as ![caption](figures/fig-<step>-<n>.png). Ends the task.',
-      parameters: { type: 'object', properties: { markdown: { type: 'string', description: 'The complete report.' } }, required: ['markdown'] },
+      description:
+        'Write the final report (Markdown) to report.md. Figures are referenced as ![caption](figures/fig-<step>-<n>.png). Ends the task.',
+      parameters: {
+        type: 'object',
+        properties: { markdown: { type: 'string', description: 'The complete report.' } },
+        required: ['markdown'],
+      },
       run: async (args, ctx) => {
         const md = String(args.markdown ?? '');
         if (!md.trim()) return { observation: 'The report is empty.', isError: true };
         const dir = outDir(ctx);
         const refs = reportImageRefs(md);
         // a reference to a planted link, FIFO or hard link counts as missing: the check follows nothing (issue 36)
-        const missing = refs.filter((r) => isAbsolute(r) || normalize(r).startsWith('..') || !containedFileExists(dir, r));
-        if (missing.length) return { observation: `The report references figures that do not exist: ${missing.join(', ')}. Saved figures: ${analystState(ctx.state.extra, input).figures.map((f) => f.path).join(', ') || 'none'}. (Only regular files of the workspace count: a link, FIFO or socket there is not followed.)`, isError: true };
+        const missing = refs.filter(
+          (r) => isAbsolute(r) || normalize(r).startsWith('..') || !containedFileExists(dir, r),
+        );
+        if (missing.length) {
+          return {
+            observation: `The report references figures that do not exist: ${missing.join(', ')}. Saved figures: ${
+              analystState(ctx.state.extra, input)
+                .figures.map((f) => f.path)
+                .join(', ') || 'none'
+            }. (Only regular files of the workspace count: a link, FIFO or socket there is not followed.)`,
+            isError: true,
+          };
+        }
         try {
           writeContainedFile(dir, 'report.md', md);
         } catch (e) {
           if (!(e instanceof LoupeInputError)) throw e;
-          return { observation: `The report was not written: ${errorMessage(e)}. Remove it (or write nothing there) and call write_report again.`, isError: true };
+          return {
+            observation: `The report was not written: ${errorMessage(e)}. Remove it (or write nothing there) and call write_report again.`,
+            isError: true,
+          };
         }
         const st = analystState(ctx.state.extra, input);
         st.report = { path: 'report.md', chars: md.length, figures: refs.map((r) => relative(dir, join(dir, r))) };
-        return { observation: `Report written to report.md (${md.length} characters, ${refs.length} figure${refs.length === 1 ? '' : 's'}).`, finish: true, data: st.report };
+        return {
+          observation: `Report written to report.md (${md.length} characters, ${refs.length} figure${refs.length === 1 ? '' : 's'}).`,
+          finish: true,
+          data: st.report,
+        };
       },
     },
   ];

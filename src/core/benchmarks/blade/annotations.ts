@@ -3,7 +3,20 @@
  * Source: spec §1.2.3–1.2.4; BLADE `blade_bench/data/annotation.py::get_annotation_data_from_df`,
  * `data/datamodel/specs.py`, `data/datamodel/mcq.py`.
  */
-import type { BladeAnnotations, BladeBranch, BladeConceptualVarSpec, BladeCvarReview, BladeDecisionCounts, BladeMcq, BladeMcqSet, BladeModelSpec, BladeTransformReview, BladeTransformSpec, BladeVariableType, ReviewLabel } from './items.ts';
+import type {
+  BladeAnnotations,
+  BladeBranch,
+  BladeConceptualVarSpec,
+  BladeCvarReview,
+  BladeDecisionCounts,
+  BladeMcq,
+  BladeMcqSet,
+  BladeModelSpec,
+  BladeTransformReview,
+  BladeTransformSpec,
+  BladeVariableType,
+  ReviewLabel,
+} from './items.ts';
 import { parseCsvFile, readUtf8 } from '../../suites/util.ts';
 import { LoupeInputError } from '../../util/errors.ts';
 
@@ -26,7 +39,8 @@ const JSON_COLUMNS = [
 type Obj = Record<string, unknown>;
 
 const str = (v: unknown): string => (typeof v === 'string' ? v : v === null || v === undefined ? '' : String(v));
-const strList = (v: unknown): string[] => (Array.isArray(v) ? v.map(str) : typeof v === 'string' && v !== '' ? [v] : []);
+const strList = (v: unknown): string[] =>
+  Array.isArray(v) ? v.map(str) : typeof v === 'string' && v !== '' ? [v] : [];
 const bool = (v: unknown): boolean => v === true || v === 'true' || v === 'True';
 const label = (v: unknown): ReviewLabel => {
   const s = str(v).trim();
@@ -45,10 +59,25 @@ export function stripColumnPrefix(c: string): string {
  *   a bad row never stops the others.
  * @throws LoupeInputError when the file is unreadable, not UTF-8, empty, or has no `spec_id` column.
  */
-export function parseBladeAnnotations(file: string, text?: string): { annotations: BladeAnnotations; problems: string[] } {
-  const { header, rows, problems } = parseCsvFile(file, { requiredColumns: ['spec_id'], ...(text !== undefined ? { text } : {}) });
-  if (!JSON_COLUMNS.some((c) => header.includes(c))) throw new LoupeInputError(`${file}:1`, `no BLADE spec columns (expected some of ${JSON_COLUMNS.join(', ')})`);
-  const out: BladeAnnotations = { file, transforms: [], conceptualVars: [], models: [], transformReviews: [], cvarReviews: [] };
+export function parseBladeAnnotations(
+  file: string,
+  text?: string,
+): { annotations: BladeAnnotations; problems: string[] } {
+  const { header, rows, problems } = parseCsvFile(file, {
+    requiredColumns: ['spec_id'],
+    ...(text !== undefined ? { text } : {}),
+  });
+  if (!JSON_COLUMNS.some((c) => header.includes(c))) {
+    throw new LoupeInputError(`${file}:1`, `no BLADE spec columns (expected some of ${JSON_COLUMNS.join(', ')})`);
+  }
+  const out: BladeAnnotations = {
+    file,
+    transforms: [],
+    conceptualVars: [],
+    models: [],
+    transformReviews: [],
+    cvarReviews: [],
+  };
   for (const r of rows) {
     const specId = (r.cells.spec_id ?? '').trim();
     for (const col of JSON_COLUMNS) {
@@ -106,9 +135,13 @@ export function parseBladeAnnotations(file: string, text?: string): { annotation
   // Branch dependencies must name known transform specs.
   const ids = new Set(out.transforms.map((t) => t.specId));
   ids.add(ROOT_SPEC_ID);
-  for (const t of out.transforms)
-    {for (const b of t.branches)
-      {for (const d of b.dependencies) if (!ids.has(d)) problems.push(`${file}: transform ${t.specId} depends on unknown spec ${d}`);}}
+  for (const t of out.transforms) {
+    for (const b of t.branches) {
+      for (const d of b.dependencies) {
+        if (!ids.has(d)) problems.push(`${file}: transform ${t.specId} depends on unknown spec ${d}`);
+      }
+    }
+  }
   return { annotations: out, problems };
 }
 
@@ -119,8 +152,9 @@ function transformSpec(specId: string, o: Obj, warn: string[]): BladeTransformSp
   if (!Array.isArray(mappingRaw)) throw new Error('input_cols_to_output_col_mapping is not a list');
   const columnMappings: { inputs: string[]; output: string }[] = [];
   mappingRaw.forEach((m, i) => {
-    if (!Array.isArray(m) || m.length !== 2) warn.push(`input_cols_to_output_col_mapping[${i}] is not [[inputs], output]; entry ignored`);
-    else columnMappings.push({ inputs: strList(m[0]), output: str(m[1]) });
+    if (!Array.isArray(m) || m.length !== 2) {
+      warn.push(`input_cols_to_output_col_mapping[${i}] is not [[inputs], output]; entry ignored`);
+    } else columnMappings.push({ inputs: strList(m[0]), output: str(m[1]) });
   });
   const branchesRaw = o.branches ?? [];
   if (!Array.isArray(branchesRaw)) throw new Error('branches is not a list');
@@ -128,8 +162,9 @@ function transformSpec(specId: string, o: Obj, warn: string[]): BladeTransformSp
   branchesRaw.forEach((b, i) => {
     // Old format: a list of lists of dependency ids (converted like annotation.py does).
     if (Array.isArray(b)) branches.push({ dependencies: strList(b), condition: '' });
-    else if (typeof b === 'object' && b !== null) branches.push({ dependencies: strList((b as Obj).dependencies), condition: str((b as Obj).condition) });
-    else warn.push(`branches[${i}] is neither {dependencies, condition} nor a list; branch ignored`);
+    else if (typeof b === 'object' && b !== null) {
+      branches.push({ dependencies: strList((b as Obj).dependencies), condition: str((b as Obj).condition) });
+    } else warn.push(`branches[${i}] is neither {dependencies, condition} nor a list; branch ignored`);
   });
   return {
     specId,
@@ -253,8 +288,12 @@ export function parseBladeMcqs(file: string): { mcqs: BladeMcqSet; problems: str
     if (typeof q !== 'object' || q === null) return void problems.push(`${file} ${where}: not an object`);
     const qo = q as Obj;
     const mcType = str(qo.mc_type);
-    if (mcType !== 'select_pos' && mcType !== 'select_neg') return void problems.push(`${file} ${where}: unknown mc_type '${mcType}'`);
-    if (!Array.isArray(qo.options) || qo.options.length < 2 || qo.options.length > 4) return void problems.push(`${file} ${where}: expected 2–4 options`);
+    if (mcType !== 'select_pos' && mcType !== 'select_neg') {
+      return void problems.push(`${file} ${where}: unknown mc_type '${mcType}'`);
+    }
+    if (!Array.isArray(qo.options) || qo.options.length < 2 || qo.options.length > 4) {
+      return void problems.push(`${file} ${where}: expected 2–4 options`);
+    }
     const textOf = (op: Obj) => str(family === 'cvar' ? op.cvar_str : op.code);
     const options = (qo.options as Obj[]).map((op, i) => ({
       label: 'ABCD'[i]!,
@@ -262,7 +301,8 @@ export function parseBladeMcqs(file: string): { mcqs: BladeMcqSet; problems: str
       rationale: str(op.rationale),
       isLlmGenerated: bool(op.is_llm_generated),
     }));
-    const correct = typeof qo.correct_answer === 'object' && qo.correct_answer !== null ? textOf(qo.correct_answer as Obj) : '';
+    const correct =
+      typeof qo.correct_answer === 'object' && qo.correct_answer !== null ? textOf(qo.correct_answer as Obj) : '';
     const idx = options.findIndex((op) => op.text === correct);
     if (idx < 0) return void problems.push(`${file} ${where}: correct_answer is not one of the options`);
     const n = mcqs.filter((m) => m.family === family).length + 1;
@@ -279,12 +319,14 @@ export function parseBladeMcqs(file: string): { mcqs: BladeMcqSet; problems: str
   if (!Array.isArray(cv)) problems.push(`${file} mcqs_cvar: not a list`);
   else cv.forEach((q, i) => one(q, 'cvar', `mcqs_cvar[${i}]`, ''));
   const tr = o.mcqs_transform ?? {};
-  if (typeof tr !== 'object' || tr === null || Array.isArray(tr)) problems.push(`${file} mcqs_transform: not an object`);
-  else
-    {for (const [concept, list] of Object.entries(tr as Obj)) {
+  if (typeof tr !== 'object' || tr === null || Array.isArray(tr)) {
+    problems.push(`${file} mcqs_transform: not an object`);
+  } else {
+    for (const [concept, list] of Object.entries(tr as Obj)) {
       if (!Array.isArray(list)) problems.push(`${file} mcqs_transform["${concept}"]: not a list`);
       else list.forEach((q, i) => one(q, 'transform', `mcqs_transform["${concept}"][${i}]`, concept));
-    }}
+    }
+  }
   return { mcqs: { file, mcqs }, problems };
 }
 

@@ -119,7 +119,11 @@ export interface DecisionExecutor {
    * Executes `steps` cumulatively on `df` loaded from `dataPath` (BLADE's namespace: pd, np, stats, sm, smf), then
    * optionally `modelCode` on the result. A step that fails stops the path (later steps `skipped`).
    */
-  run(dataPath: string, steps: Array<{ specId: string; name: string; code: string }>, modelCode?: string): Promise<{ steps: StepRun[]; model?: CheckResult['model']; error?: string }>;
+  run(
+    dataPath: string,
+    steps: Array<{ specId: string; name: string; code: string }>,
+    modelCode?: string,
+  ): Promise<{ steps: StepRun[]; model?: CheckResult['model']; error?: string }>;
   close(): Promise<void>;
 }
 
@@ -191,32 +195,62 @@ def __loupe_check(data_path, steps, model_code):
  * @param opts.dataDir the dataset folder (read-only inside the sandbox). @throws Error when the kernel cannot start.
  * Source: issue 18 "kernel limits apply"; kernel `src/core/kernel/python-kernel.ts`.
  */
-export async function startDecisionExecutor(opts: { dataDir: string; sandbox?: SandboxMode | 'auto'; timeoutMs?: number; memoryLimitMb?: number; python?: string }): Promise<DecisionExecutor> {
-  const sandbox: SandboxMode = opts.sandbox === 'off' ? 'off' : opts.sandbox === 'bubblewrap' ? 'bubblewrap' : findBubblewrap() ? 'bubblewrap' : 'off';
+export async function startDecisionExecutor(opts: {
+  dataDir: string;
+  sandbox?: SandboxMode | 'auto';
+  timeoutMs?: number;
+  memoryLimitMb?: number;
+  python?: string;
+}): Promise<DecisionExecutor> {
+  const sandbox: SandboxMode =
+    opts.sandbox === 'off'
+      ? 'off'
+      : opts.sandbox === 'bubblewrap'
+        ? 'bubblewrap'
+        : findBubblewrap()
+          ? 'bubblewrap'
+          : 'off';
   const timeoutMs = opts.timeoutMs ?? 30_000;
   const kernel = await PythonKernel.start({
     ...(opts.python ? { python: opts.python } : {}),
-    cwd: opts.dataDir, sandbox, readOnlyPaths: [opts.dataDir], writablePaths: [], preamble: CHECK_PY, cellTimeoutMs: Math.max(timeoutMs, 120_000),
-    memoryLimitMb: opts.memoryLimitMb ?? 2048, maxOutputChars: 2_000_000, env: { MPLBACKEND: 'Agg' },
+    cwd: opts.dataDir,
+    sandbox,
+    readOnlyPaths: [opts.dataDir],
+    writablePaths: [],
+    preamble: CHECK_PY,
+    cellTimeoutMs: Math.max(timeoutMs, 120_000),
+    memoryLimitMb: opts.memoryLimitMb ?? 2048,
+    maxOutputChars: 2_000_000,
+    env: { MPLBACKEND: 'Agg' },
   });
   return {
     async run(dataPath, steps, modelCode) {
-      const r = await kernel.execute(`__loupe_check(${JSON.stringify(dataPath)}, __j.loads(${JSON.stringify(JSON.stringify(steps))}), ${modelCode === undefined ? 'None' : JSON.stringify(modelCode)})`, { timeoutMs });
+      const r = await kernel.execute(
+        `__loupe_check(${JSON.stringify(dataPath)}, __j.loads(${JSON.stringify(JSON.stringify(steps))}), ${modelCode === undefined ? 'None' : JSON.stringify(modelCode)})`,
+        { timeoutMs },
+      );
       const a = r.stdout.lastIndexOf(MARK);
       const b = r.stdout.lastIndexOf(END);
-      if (r.status === 'ok' && a >= 0 && b > a) return JSON.parse(r.stdout.slice(a + MARK.length, b)) as Awaited<ReturnType<DecisionExecutor['run']>>;
+      if (r.status === 'ok' && a >= 0 && b > a) {
+        return JSON.parse(r.stdout.slice(a + MARK.length, b)) as Awaited<ReturnType<DecisionExecutor['run']>>;
+      }
       // stopped by a limit (timeout, memory, crash): the last step marker names the step that was running
       const started = [...r.stdout.matchAll(/<<<LOUPE_STEP (.+?)>>>/g)].map((m) => m[1]!);
       const at = started[started.length - 1];
-      const why = r.status === 'timeout' ? `ran longer than ${Math.round(timeoutMs / 1000)} s (the kernel's time limit) and was stopped`
-        : r.status === 'crashed' ? `stopped the kernel (${(r.stderr || 'crashed').trim().split('\n').pop()!.slice(0, 300)}), e.g. by exceeding its memory limit`
-          : `failed: ${r.error ? `${r.error.ename}: ${r.error.evalue}` : r.stderr.slice(-500)}`;
+      const why =
+        r.status === 'timeout'
+          ? `ran longer than ${Math.round(timeoutMs / 1000)} s (the kernel's time limit) and was stopped`
+          : r.status === 'crashed'
+            ? `stopped the kernel (${(r.stderr || 'crashed').trim().split('\n').pop()!.slice(0, 300)}), e.g. by exceeding its memory limit`
+            : `failed: ${r.error ? `${r.error.ename}: ${r.error.evalue}` : r.stderr.slice(-500)}`;
       const out: StepRun[] = [];
       let hit = false;
       for (const s of steps) {
         if (hit) out.push({ specId: s.specId, name: s.name, skipped: true });
-        else if (s.specId === at) { out.push({ specId: s.specId, name: s.name, error: `the code ${why}` }); hit = true; }
-        else out.push({ specId: s.specId, name: s.name });
+        else if (s.specId === at) {
+          out.push({ specId: s.specId, name: s.name, error: `the code ${why}` });
+          hit = true;
+        } else out.push({ specId: s.specId, name: s.name });
       }
       if (at === '__model__') return { steps: out, model: { ok: false, error: `the model code ${why}` } };
       return { steps: out, ...(hit ? {} : { error: `the check ${why}` }) };
@@ -255,7 +289,9 @@ export function pathTo(specIds: readonly string[], transforms: readonly BladeTra
 /** Output columns (mapping outputs) of the ground truth's transforms, by column. */
 function derivedColumns(a: BladeAnnotations): Map<string, string[]> {
   const m = new Map<string, string[]>();
-  for (const t of a.transforms) for (const c of t.columnMappings) if (c.output) m.set(c.output, [...(m.get(c.output) ?? []), t.specId]);
+  for (const t of a.transforms) {
+    for (const c of t.columnMappings) if (c.output) m.set(c.output, [...(m.get(c.output) ?? []), t.specId]);
+  }
   return m;
 }
 
@@ -267,52 +303,116 @@ function derivedColumns(a: BladeAnnotations): Map<string, string[]> {
  * @param a the ground truth the form joins; `dataColumns` the columns of data.csv.
  * @returns problems, each naming its field; [] when the form is sound.
  */
-export function staticProblems(form: DecisionForm, a: BladeAnnotations, dataColumns: readonly string[]): CheckProblem[] {
+export function staticProblems(
+  form: DecisionForm,
+  a: BladeAnnotations,
+  dataColumns: readonly string[],
+): CheckProblem[] {
   const p: CheckProblem[] = [];
   const data = new Set(dataColumns);
   const derived = derivedColumns(a);
   const transformIds = new Set(a.transforms.map((t) => t.specId));
   const checkCols = (orig: string[], der: string[], field: string) => {
-    for (const c of orig) if (!data.has(c)) p.push({ field: `${field}Orig`, message: `column '${c}' is not a column of data.csv${derived.has(c) ? ' (it is derived: list it under derived columns)' : ''}` });
-    for (const c of der) if (!derived.has(c)) p.push({ field: `${field}Derived`, message: `column '${c}' is produced by no transform of this ground truth${data.has(c) ? ' (it is in data.csv: list it under original columns)' : ''}` });
+    for (const c of orig) {
+      if (!data.has(c)) {
+        p.push({
+          field: `${field}Orig`,
+          message: `column '${c}' is not a column of data.csv${derived.has(c) ? ' (it is derived: list it under derived columns)' : ''}`,
+        });
+      }
+    }
+    for (const c of der) {
+      if (!derived.has(c)) {
+        p.push({
+          field: `${field}Derived`,
+          message: `column '${c}' is produced by no transform of this ground truth${data.has(c) ? ' (it is in data.csv: list it under original columns)' : ''}`,
+        });
+      }
+    }
   };
   if (form.kind === 'cvar') {
-    if (!['IV', 'DV', 'Control'].includes(form.variableType)) p.push({ field: 'variableType', message: `must be IV, DV or Control, got '${String(form.variableType)}'` });
+    if (!['IV', 'DV', 'Control'].includes(form.variableType)) {
+      p.push({ field: 'variableType', message: `must be IV, DV or Control, got '${String(form.variableType)}'` });
+    }
     if (!form.concept.trim()) p.push({ field: 'concept', message: 'the conceptual variable needs a concept' });
-    else if (Number.isFinite(Number(form.concept.trim()))) p.push({ field: 'concept', message: 'the concept must not be a number' });
-    if (form.variableType === 'Control' && !form.rationale.trim()) p.push({ field: 'rationale', message: 'a control variable needs a rationale' });
-    if (form.interaction && !form.on.trim()) p.push({ field: 'on', message: 'a moderator (interaction) names the variable it moderates' });
-    if (!form.columnsOrig.length && !form.columnsDerived.length) p.push({ field: 'columns', message: 'name at least one column that operationalises the variable' });
+    else if (Number.isFinite(Number(form.concept.trim()))) {
+      p.push({ field: 'concept', message: 'the concept must not be a number' });
+    }
+    if (form.variableType === 'Control' && !form.rationale.trim()) {
+      p.push({ field: 'rationale', message: 'a control variable needs a rationale' });
+    }
+    if (form.interaction && !form.on.trim()) {
+      p.push({ field: 'on', message: 'a moderator (interaction) names the variable it moderates' });
+    }
+    if (!form.columnsOrig.length && !form.columnsDerived.length) {
+      p.push({ field: 'columns', message: 'name at least one column that operationalises the variable' });
+    }
     checkCols(form.columnsOrig, form.columnsDerived, 'columns');
-    if (a.conceptualVars.some((c) => c.specId !== form.specId && c.concept.trim().toLowerCase() === form.concept.trim().toLowerCase())) p.push({ field: 'concept', message: `a conceptual variable '${form.concept}' already exists` });
+    if (
+      a.conceptualVars.some(
+        (c) => c.specId !== form.specId && c.concept.trim().toLowerCase() === form.concept.trim().toLowerCase(),
+      )
+    ) {
+      p.push({ field: 'concept', message: `a conceptual variable '${form.concept}' already exists` });
+    }
     return p;
   }
   if (form.kind === 'model') {
-    if (!form.specification.trim()) p.push({ field: 'specification', message: 'the model needs a specification (e.g. Linear Regression)' });
-    if (!form.code.trim()) p.push({ field: 'code', message: 'the model needs its code (e.g. model = smf.ols(...).fit())' });
+    if (!form.specification.trim()) {
+      p.push({ field: 'specification', message: 'the model needs a specification (e.g. Linear Regression)' });
+    }
+    if (!form.code.trim()) {
+      p.push({ field: 'code', message: 'the model needs its code (e.g. model = smf.ols(...).fit())' });
+    }
     checkCols(form.columnsOrig, form.columnsDerived, 'columns');
-    for (const id of form.onSpecIds) if (id !== ROOT_SPEC_ID && !transformIds.has(id)) p.push({ field: 'onSpecIds', message: `transform ${id} is not a spec of this ground truth` });
+    for (const id of form.onSpecIds) {
+      if (id !== ROOT_SPEC_ID && !transformIds.has(id)) {
+        p.push({ field: 'onSpecIds', message: `transform ${id} is not a spec of this ground truth` });
+      }
+    }
     return p;
   }
   // transform
   if (!form.specName.trim()) p.push({ field: 'specName', message: 'the transform needs a spec name' });
-  else if (a.transforms.some((t) => t.specId !== form.specId && t.specName === form.specName.trim())) p.push({ field: 'specName', message: `a transform named '${form.specName}' already exists` });
-  if (!uniq(form.transVerb).length) p.push({ field: 'transVerb', message: 'name at least one transform verb (derive, filter, …)' });
+  else if (a.transforms.some((t) => t.specId !== form.specId && t.specName === form.specName.trim())) {
+    p.push({ field: 'specName', message: `a transform named '${form.specName}' already exists` });
+  }
+  if (!uniq(form.transVerb).length) {
+    p.push({ field: 'transVerb', message: 'name at least one transform verb (derive, filter, …)' });
+  }
   if (!form.code.trim()) p.push({ field: 'code', message: 'the transform needs its code (pandas on df)' });
-  if (uniq(form.transVerb)[0] === 'derive' && !form.mapping.some((m) => m.output.trim())) p.push({ field: 'mapping', message: 'a derive transform names at least one output column' });
-  if (!form.branches.length) p.push({ field: 'branches', message: 'a transform joins the graph through at least one branch (ROOT for the data as loaded)' });
+  if (uniq(form.transVerb)[0] === 'derive' && !form.mapping.some((m) => m.output.trim())) {
+    p.push({ field: 'mapping', message: 'a derive transform names at least one output column' });
+  }
+  if (!form.branches.length) {
+    p.push({
+      field: 'branches',
+      message: 'a transform joins the graph through at least one branch (ROOT for the data as loaded)',
+    });
+  }
   const self = form.specId;
   form.branches.forEach((b, i) => {
-    if (!b.dependencies.length) p.push({ field: `branches[${i}]`, message: 'a branch depends on at least one spec (ROOT for the data as loaded)' });
+    if (!b.dependencies.length) {
+      p.push({
+        field: `branches[${i}]`,
+        message: 'a branch depends on at least one spec (ROOT for the data as loaded)',
+      });
+    }
     for (const d of b.dependencies) {
       if (d === self) p.push({ field: `branches[${i}]`, message: 'a transform cannot depend on itself' });
-      else if (d !== ROOT_SPEC_ID && !transformIds.has(d)) p.push({ field: `branches[${i}]`, message: `depends on ${d}, which is not a transform of this ground truth` });
+      else if (d !== ROOT_SPEC_ID && !transformIds.has(d)) {
+        p.push({ field: `branches[${i}]`, message: `depends on ${d}, which is not a transform of this ground truth` });
+      }
     }
   });
   // acyclic: the spec's new dependencies must not be among its descendants
   if (self && transformIds.has(self)) {
     const children = new Map<string, string[]>();
-    for (const t of a.transforms) for (const b of t.branches) for (const d of b.dependencies) children.set(d, [...(children.get(d) ?? []), t.specId]);
+    for (const t of a.transforms) {
+      for (const b of t.branches) {
+        for (const d of b.dependencies) children.set(d, [...(children.get(d) ?? []), t.specId]);
+      }
+    }
     const below = new Set<string>();
     const stack = [...(children.get(self) ?? [])];
     while (stack.length) {
@@ -323,7 +423,14 @@ export function staticProblems(form: DecisionForm, a: BladeAnnotations, dataColu
     }
     const byId = new Map(a.transforms.map((t) => [t.specId, t]));
     form.branches.forEach((b, i) => {
-      for (const d of b.dependencies) if (below.has(d)) p.push({ field: `branches[${i}]`, message: `depending on ${byId.get(d)?.specName || d} would make a dependency cycle (it depends on this transform)` });
+      for (const d of b.dependencies) {
+        if (below.has(d)) {
+          p.push({
+            field: `branches[${i}]`,
+            message: `depending on ${byId.get(d)?.specName || d} would make a dependency cycle (it depends on this transform)`,
+          });
+        }
+      }
     });
   }
   return p;
@@ -337,7 +444,10 @@ export function staticProblems(form: DecisionForm, a: BladeAnnotations, dataColu
  * @param ctx the ground truth, data.csv and an executor ({@link startDecisionExecutor}).
  * @returns the result (never throws for bad code: errors are in the result).
  */
-export async function checkDecision(form: DecisionForm, ctx: { annotations: BladeAnnotations; dataPath: string; executor: DecisionExecutor }): Promise<CheckResult> {
+export async function checkDecision(
+  form: DecisionForm,
+  ctx: { annotations: BladeAnnotations; dataPath: string; executor: DecisionExecutor },
+): Promise<CheckResult> {
   const t0 = Date.now();
   const data = { columns: [] as string[], rows: 0 };
   const probe = await ctx.executor.run(ctx.dataPath, [{ specId: ROOT_SPEC_ID, name: 'ROOT', code: 'df = df' }]);
@@ -353,13 +463,17 @@ export async function checkDecision(form: DecisionForm, ctx: { annotations: Blad
     for (let i = 0; i < form.branches.length; i++) {
       const deps = form.branches[i]!.dependencies;
       const path = pathTo(deps, others);
-      const r = await ctx.executor.run(ctx.dataPath, [...path.map(stepOf), { specId: self, name: form.specName || 'this transform', code: form.code }]);
+      const r = await ctx.executor.run(ctx.dataPath, [
+        ...path.map(stepOf),
+        { specId: self, name: form.specName || 'this transform', code: form.code },
+      ]);
       const mine = r.steps[r.steps.length - 1];
       const before = r.steps.length > 1 ? r.steps[r.steps.length - 2] : { columns: data.columns, rows: data.rows };
       const run: BranchRun = { branch: i, dependencies: deps, steps: r.steps };
       const failed = r.steps.find((s) => s.error);
-      if (failed && failed.specId !== self) run.error = `the branch's path fails before this transform, at ${failed.name}: ${failed.error}`;
-      else if (mine?.error) run.error = mine.error;
+      if (failed && failed.specId !== self) {
+        run.error = `the branch's path fails before this transform, at ${failed.name}: ${failed.error}`;
+      } else if (mine?.error) run.error = mine.error;
       else if (r.error) run.error = r.error;
       if (mine?.columns) {
         run.columns = mine.columns;
@@ -367,8 +481,20 @@ export async function checkDecision(form: DecisionForm, ctx: { annotations: Blad
         run.added = mine.columns.filter((c) => !(before?.columns ?? []).includes(c));
         run.removed = (before?.columns ?? []).filter((c) => !mine.columns!.includes(c));
         form.mapping.forEach((m, k) => {
-          for (const c of m.inputs) if (!(before?.columns ?? []).includes(c)) problems.push({ field: `mapping[${k}].inputs`, message: `branch ${i + 1}: input column '${c}' does not exist before this transform (columns: ${(before?.columns ?? []).join(', ')})` });
-          if (m.output.trim() && !mine.columns!.includes(m.output.trim())) problems.push({ field: `mapping[${k}].output`, message: `branch ${i + 1}: the code does not produce output column '${m.output}'` });
+          for (const c of m.inputs) {
+            if (!(before?.columns ?? []).includes(c)) {
+              problems.push({
+                field: `mapping[${k}].inputs`,
+                message: `branch ${i + 1}: input column '${c}' does not exist before this transform (columns: ${(before?.columns ?? []).join(', ')})`,
+              });
+            }
+          }
+          if (m.output.trim() && !mine.columns!.includes(m.output.trim())) {
+            problems.push({
+              field: `mapping[${k}].output`,
+              message: `branch ${i + 1}: the code does not produce output column '${m.output}'`,
+            });
+          }
         });
       }
       branches.push(run);
@@ -378,12 +504,22 @@ export async function checkDecision(form: DecisionForm, ctx: { annotations: Blad
     const r = await ctx.executor.run(ctx.dataPath, path.map(stepOf), form.code);
     const last = r.steps[r.steps.length - 1] ?? { columns: data.columns, rows: data.rows };
     const failed = r.steps.find((s) => s.error);
-    const run: BranchRun = { branch: 0, dependencies: form.onSpecIds, steps: r.steps, ...(last.columns ? { columns: last.columns, rows: last.rows! } : {}) };
+    const run: BranchRun = {
+      branch: 0,
+      dependencies: form.onSpecIds,
+      steps: r.steps,
+      ...(last.columns ? { columns: last.columns, rows: last.rows! } : {}),
+    };
     if (failed) run.error = `the table's path fails at ${failed.name}: ${failed.error}`;
     else if (r.error) run.error = r.error;
     branches.push(run);
-    model = r.model ?? (failed || r.error ? { ok: false, error: 'not fitted: the table could not be built' } : undefined);
-    for (const c of [...form.columnsOrig, ...form.columnsDerived]) if (last.columns && !last.columns.includes(c)) problems.push({ field: 'columns', message: `column '${c}' is not in the table the model is fitted on` });
+    model =
+      r.model ?? (failed || r.error ? { ok: false, error: 'not fitted: the table could not be built' } : undefined);
+    for (const c of [...form.columnsOrig, ...form.columnsDerived]) {
+      if (last.columns && !last.columns.includes(c)) {
+        problems.push({ field: 'columns', message: `column '${c}' is not in the table the model is fitted on` });
+      }
+    }
   } else if (form.kind === 'cvar' && form.columnsDerived.length) {
     // the derived columns must come out of their transforms' path
     const derived = derivedColumns(ctx.annotations);
@@ -391,13 +527,30 @@ export async function checkDecision(form: DecisionForm, ctx: { annotations: Blad
     const r = await ctx.executor.run(ctx.dataPath, pathTo(producers, ctx.annotations.transforms).map(stepOf));
     const last = r.steps[r.steps.length - 1];
     const failed = r.steps.find((s) => s.error);
-    const run: BranchRun = { branch: 0, dependencies: producers, steps: r.steps, ...(last?.columns ? { columns: last.columns, rows: last.rows! } : {}) };
+    const run: BranchRun = {
+      branch: 0,
+      dependencies: producers,
+      steps: r.steps,
+      ...(last?.columns ? { columns: last.columns, rows: last.rows! } : {}),
+    };
     if (failed) run.error = `the columns' path fails at ${failed.name}: ${failed.error}`;
     branches.push(run);
-    for (const c of form.columnsDerived) if (last?.columns && !last.columns.includes(c)) problems.push({ field: 'columnsDerived', message: `column '${c}' is not produced when its transforms run` });
+    for (const c of form.columnsDerived) {
+      if (last?.columns && !last.columns.includes(c)) {
+        problems.push({ field: 'columnsDerived', message: `column '${c}' is not produced when its transforms run` });
+      }
+    }
   }
   const ok = problems.length === 0 && branches.every((b) => !b.error) && (form.kind !== 'model' || !!model?.ok);
-  return { ok, formHash: formHash(form), problems, branches, ...(model ? { model } : {}), data, durationMs: Date.now() - t0 };
+  return {
+    ok,
+    formHash: formHash(form),
+    problems,
+    branches,
+    ...(model ? { model } : {}),
+    data,
+    durationMs: Date.now() - t0,
+  };
 }
 
 /**
@@ -405,7 +558,13 @@ export async function checkDecision(form: DecisionForm, ctx: { annotations: Blad
  * 🟩 prefixes, `branches` as `{dependencies, condition}`), with a `time_stamp` in BLADE's format and the author.
  * @param specId the spec's id (a new uuid hex when the form has none).
  */
-export function formToRow(form: DecisionForm, specId: string, author: string, annotations: BladeAnnotations, now = new Date()): Record<string, string> {
+export function formToRow(
+  form: DecisionForm,
+  specId: string,
+  author: string,
+  annotations: BladeAnnotations,
+  now = new Date(),
+): Record<string, string> {
   const pad = (n: number) => String(n).padStart(2, '0');
   const h12 = now.getUTCHours() % 12 || 12;
   const stamp = `${pad(now.getUTCMonth() + 1)}-${pad(now.getUTCDate())}-${now.getUTCFullYear()} at ${pad(h12)}:${pad(now.getUTCMinutes())}:${pad(now.getUTCSeconds())} ${now.getUTCHours() < 12 ? 'AM' : 'PM'}`;
@@ -417,10 +576,19 @@ export function formToRow(form: DecisionForm, specId: string, author: string, an
     return {
       spec_id: specId,
       conceptual_spec_json: JSON.stringify({
-        ...base, variable_type: form.variableType, concept: form.concept.trim(),
+        ...base,
+        variable_type: form.variableType,
+        concept: form.concept.trim(),
         final_columns_derived_spec_ids: uniq([...ids, ...pathTo(ids, annotations.transforms).map((t) => t.specId)]),
-        final_columns_orig: form.columnsOrig.map((c) => ORIG_COL_PREFIX + c), final_columns_derived: form.columnsDerived.map((c) => DERIVED_COL_PREFIX + c),
-        final_columns_leaf_spec_ids: ids, column_rationales: {}, interaction: form.interaction, rationale: form.rationale, on: form.interaction ? form.on : '', random_effect: false, annotator: author,
+        final_columns_orig: form.columnsOrig.map((c) => ORIG_COL_PREFIX + c),
+        final_columns_derived: form.columnsDerived.map((c) => DERIVED_COL_PREFIX + c),
+        final_columns_leaf_spec_ids: ids,
+        column_rationales: {},
+        interaction: form.interaction,
+        rationale: form.rationale,
+        on: form.interaction ? form.on : '',
+        random_effect: false,
+        annotator: author,
       }),
     };
   }
@@ -429,17 +597,42 @@ export function formToRow(form: DecisionForm, specId: string, author: string, an
     return {
       spec_id: specId,
       model_spec_json: JSON.stringify({
-        ...base, specification: form.specification.trim(), spec_name: form.specName.trim() || form.specification.trim().toLowerCase().replace(/[^\w\s]/g, '').split(/\s+/).slice(0, 10).join('_'),
-        rationale: form.rationale, dependencies: [], code: form.code, associated_columns_derived_spec_ids: uniq([...ids, ...pathTo(ids, annotations.transforms).map((t) => t.specId)]),
-        associated_columns_orig: form.columnsOrig.map((c) => ORIG_COL_PREFIX + c), associated_columns_derived: form.columnsDerived.map((c) => DERIVED_COL_PREFIX + c),
-        associated_columns_leaf_spec_ids: uniq(form.onSpecIds.filter((x) => x !== ROOT_SPEC_ID)), associated_specified_spec_ids: ids, annotator: author,
+        ...base,
+        specification: form.specification.trim(),
+        spec_name:
+          form.specName.trim() ||
+          form.specification
+            .trim()
+            .toLowerCase()
+            .replace(/[^\w\s]/g, '')
+            .split(/\s+/)
+            .slice(0, 10)
+            .join('_'),
+        rationale: form.rationale,
+        dependencies: [],
+        code: form.code,
+        associated_columns_derived_spec_ids: uniq([
+          ...ids,
+          ...pathTo(ids, annotations.transforms).map((t) => t.specId),
+        ]),
+        associated_columns_orig: form.columnsOrig.map((c) => ORIG_COL_PREFIX + c),
+        associated_columns_derived: form.columnsDerived.map((c) => DERIVED_COL_PREFIX + c),
+        associated_columns_leaf_spec_ids: uniq(form.onSpecIds.filter((x) => x !== ROOT_SPEC_ID)),
+        associated_specified_spec_ids: ids,
+        annotator: author,
       }),
     };
   }
   return {
     spec_id: specId,
     transform_spec_json: JSON.stringify({
-      ...base, specification: form.specification, spec_name: form.specName.trim(), trans_verb: uniq(form.transVerb), code: form.code, rationale: form.rationale, conditions: '',
+      ...base,
+      specification: form.specification,
+      spec_name: form.specName.trim(),
+      trans_verb: uniq(form.transVerb),
+      code: form.code,
+      rationale: form.rationale,
+      conditions: '',
       input_cols_to_output_col_mapping: form.mapping.map((m) => [uniq(m.inputs), m.output.trim()]),
       branches: form.branches.map((b) => ({ dependencies: uniq(b.dependencies), condition: b.condition })),
     }),
@@ -469,17 +662,37 @@ function withGraphNode(cell: string, specId: string, deps: string[]): string {
  * @throws LoupeInputError (nothing saved) when the form was not checked, changed since its check, or its check
  *   found problems (each listed), or the new CSV does not parse as BLADE ground truth.
  */
-export async function saveDecision(o: { gts: BladeGtStore; dataset: string; shippedCsv: string; parent: number; form: DecisionForm; check: CheckResult | undefined; author: string; note?: string }): Promise<{ version: BladeGtVersion; specId: string }> {
+export async function saveDecision(o: {
+  gts: BladeGtStore;
+  dataset: string;
+  shippedCsv: string;
+  parent: number;
+  form: DecisionForm;
+  check: CheckResult | undefined;
+  author: string;
+  note?: string;
+}): Promise<{ version: BladeGtVersion; specId: string }> {
   const what = `the ${o.form.kind === 'cvar' ? 'conceptual variable' : o.form.kind}`;
   if (!o.check) throw new LoupeInputError(what, 'run its check before saving; nothing saved');
-  if (o.check.formHash !== formHash(o.form)) throw new LoupeInputError(what, 'changed since its check: run the check again; nothing saved');
+  if (o.check.formHash !== formHash(o.form)) {
+    throw new LoupeInputError(what, 'changed since its check: run the check again; nothing saved');
+  }
   if (!o.check.ok) {
-    const msgs = [...o.check.problems.map((p) => `${p.field}: ${p.message}`), ...o.check.branches.filter((b) => b.error).map((b) => `branch ${b.branch + 1}: ${b.error}`), ...(o.check.model && !o.check.model.ok ? [`model: ${o.check.model.error}`] : [])];
+    const msgs = [
+      ...o.check.problems.map((p) => `${p.field}: ${p.message}`),
+      ...o.check.branches.filter((b) => b.error).map((b) => `branch ${b.branch + 1}: ${b.error}`),
+      ...(o.check.model && !o.check.model.ok ? [`model: ${o.check.model.error}`] : []),
+    ];
     throw new LoupeInputError(what, `its check failed; nothing saved:\n  ${msgs.join('\n  ')}`);
   }
   if (!o.author.trim()) throw new LoupeInputError(what, 'a version needs an author; nothing saved');
   const parentCsv = o.parent === 0 ? o.shippedCsv : (await o.gts.get(o.dataset, o.parent))?.csv;
-  if (parentCsv === undefined) throw new LoupeInputError(`ground-truth version ${o.parent}`, `dataset ${o.dataset} has no such version; nothing saved`);
+  if (parentCsv === undefined) {
+    throw new LoupeInputError(
+      `ground-truth version ${o.parent}`,
+      `dataset ${o.dataset} has no such version; nothing saved`,
+    );
+  }
   const { annotations } = parseGtCsv(parentCsv, `${o.dataset}/annotations.csv@v${o.parent}`);
   const specId = o.form.specId ?? randomUUID().replace(/-/g, '');
   const row = formToRow(o.form, specId, o.author.trim(), annotations);
@@ -490,11 +703,25 @@ export async function saveDecision(o: { gts: BladeGtStore; dataset: string; ship
     else rows.push(row);
     if (o.form.kind === 'transform') {
       const g = rows.find((r) => (r.dependency_graph ?? '').trim() !== '');
-      if (g) g.dependency_graph = withGraphNode(g.dependency_graph!, specId, uniq(o.form.branches.flatMap((b) => b.dependencies)));
+      if (g) {
+        g.dependency_graph = withGraphNode(
+          g.dependency_graph!,
+          specId,
+          uniq(o.form.branches.flatMap((b) => b.dependencies)),
+        );
+      }
     }
   });
-  const label = o.form.kind === 'transform' ? o.form.specName : o.form.kind === 'cvar' ? o.form.concept : o.form.specification;
-  const version = await o.gts.save({ dataset: o.dataset, csv, author: o.author, note: o.note?.trim() || `${o.form.specId ? 'edited' : 'added'} ${o.form.kind} ${label}`, parent: o.parent, shippedCsv: o.shippedCsv });
+  const label =
+    o.form.kind === 'transform' ? o.form.specName : o.form.kind === 'cvar' ? o.form.concept : o.form.specification;
+  const version = await o.gts.save({
+    dataset: o.dataset,
+    csv,
+    author: o.author,
+    note: o.note?.trim() || `${o.form.specId ? 'edited' : 'added'} ${o.form.kind} ${label}`,
+    parent: o.parent,
+    shippedCsv: o.shippedCsv,
+  });
   return { version, specId };
 }
 

@@ -63,7 +63,10 @@ export function parseGtCsv(csv: string, name: string): { annotations: BladeAnnot
 export function editGtCsv(csv: string, edit: (rows: Array<Record<string, string>>, columns: string[]) => void): string {
   const records = parse(csv, { bom: true, relax_column_count: true, skip_empty_lines: false }) as string[][];
   const header = records[0] ?? [];
-  const rows = records.slice(1).filter((r) => r.length > 1 || (r[0] ?? '') !== '').map((r) => Object.fromEntries(header.map((h, i) => [h, r[i] ?? ''])));
+  const rows = records
+    .slice(1)
+    .filter((r) => r.length > 1 || (r[0] ?? '') !== '')
+    .map((r) => Object.fromEntries(header.map((h, i) => [h, r[i] ?? ''])));
   const columns = [...header];
   edit(rows, columns);
   for (const r of rows) for (const k of Object.keys(r)) if (!columns.includes(k)) columns.push(k);
@@ -82,11 +85,12 @@ export interface GtDiff {
  * parsed specs (a change of CSV quoting alone is no change).
  */
 export function diffGroundTruth(a: BladeAnnotations, b: BladeAnnotations): GtDiff {
-  const index = (x: BladeAnnotations) => new Map<string, string>([
-    ...x.conceptualVars.map((s) => [`cvar:${s.specId}`, JSON.stringify(s)] as [string, string]),
-    ...x.transforms.map((s) => [`transform:${s.specId}`, JSON.stringify(s)] as [string, string]),
-    ...x.models.map((s) => [`model:${s.specId}`, JSON.stringify(s)] as [string, string]),
-  ]);
+  const index = (x: BladeAnnotations) =>
+    new Map<string, string>([
+      ...x.conceptualVars.map((s) => [`cvar:${s.specId}`, JSON.stringify(s)] as [string, string]),
+      ...x.transforms.map((s) => [`transform:${s.specId}`, JSON.stringify(s)] as [string, string]),
+      ...x.models.map((s) => [`model:${s.specId}`, JSON.stringify(s)] as [string, string]),
+    ]);
   const ia = index(a);
   const ib = index(b);
   return {
@@ -107,11 +111,25 @@ export interface BladeGtStore {
    * @throws LoupeInputError when the text does not parse as BLADE ground truth, or a row of it cannot be used
    *   (each problem named), or the parent does not exist.
    */
-  save(v: { dataset: string; csv: string; author: string; note?: string; parent: number; shippedCsv: string }): Promise<BladeGtVersion>;
+  save(v: {
+    dataset: string;
+    csv: string;
+    author: string;
+    note?: string;
+    parent: number;
+    shippedCsv: string;
+  }): Promise<BladeGtVersion>;
 }
 
 const fromRow = (r: Selectable<BladeGtVersionsTable>): BladeGtVersion => ({
-  dataset: r.dataset, version: r.version, parent: r.parent, hash: r.hash, csv: r.csv, author: r.author, createdAt: r.created_at, note: r.note,
+  dataset: r.dataset,
+  version: r.version,
+  parent: r.parent,
+  hash: r.hash,
+  csv: r.csv,
+  author: r.author,
+  createdAt: r.created_at,
+  note: r.note,
 });
 
 /**
@@ -143,15 +161,40 @@ export class StoreBladeGtStore implements BladeGtStore {
     return r ? fromRow(r) : undefined;
   }
 
-  async save(v: { dataset: string; csv: string; author: string; note?: string; parent: number; shippedCsv: string }): Promise<BladeGtVersion> {
+  async save(v: {
+    dataset: string;
+    csv: string;
+    author: string;
+    note?: string;
+    parent: number;
+    shippedCsv: string;
+  }): Promise<BladeGtVersion> {
     const plan = await planGtSave(v, (d, n) => this.get(d, n));
     if ('existing' in plan) return plan.existing;
     return this.#s.tx(`blade-gt|${v.dataset}`, async (t) => {
-      const last = await t.first(t.db.selectFrom('blade_gt_versions').select((eb) => eb.fn.max('version').as('m')).where('dataset', '=', v.dataset));
-      const row: BladeGtVersion = { ...plan.row, version: Number(last?.m ?? 0) + 1, createdAt: new Date().toISOString() };
-      await t.run(t.db.insertInto('blade_gt_versions').values({
-        dataset: row.dataset, version: row.version, parent: row.parent, hash: row.hash, csv: row.csv, author: row.author, created_at: row.createdAt, note: row.note,
-      }));
+      const last = await t.first(
+        t.db
+          .selectFrom('blade_gt_versions')
+          .select((eb) => eb.fn.max('version').as('m'))
+          .where('dataset', '=', v.dataset),
+      );
+      const row: BladeGtVersion = {
+        ...plan.row,
+        version: Number(last?.m ?? 0) + 1,
+        createdAt: new Date().toISOString(),
+      };
+      await t.run(
+        t.db.insertInto('blade_gt_versions').values({
+          dataset: row.dataset,
+          version: row.version,
+          parent: row.parent,
+          hash: row.hash,
+          csv: row.csv,
+          author: row.author,
+          created_at: row.createdAt,
+          note: row.note,
+        }),
+      );
       return row;
     });
   }
@@ -163,19 +206,51 @@ export class StoreBladeGtStore implements BladeGtStore {
  * @returns the existing version to return, or the row to insert (without number and time).
  * @throws LoupeInputError naming each row problem, a missing author or parent.
  */
-async function planGtSave(v: { dataset: string; csv: string; author: string; note?: string; parent: number; shippedCsv: string }, get: (dataset: string, version: number) => Promise<BladeGtVersion | undefined>): Promise<{ existing: BladeGtVersion } | { row: Omit<BladeGtVersion, 'version' | 'createdAt'> }> {
+async function planGtSave(
+  v: { dataset: string; csv: string; author: string; note?: string; parent: number; shippedCsv: string },
+  get: (dataset: string, version: number) => Promise<BladeGtVersion | undefined>,
+): Promise<{ existing: BladeGtVersion } | { row: Omit<BladeGtVersion, 'version' | 'createdAt'> }> {
   const name = `${v.dataset}/annotations.csv (new version)`;
   const { problems } = parseGtCsv(v.csv, name);
-  if (problems.length) throw new LoupeInputError(name, `${problems.length} row problem${problems.length === 1 ? '' : 's'}; nothing saved:\n  ${problems.slice(0, 10).join('\n  ')}`);
+  if (problems.length) {
+    throw new LoupeInputError(
+      name,
+      `${problems.length} row problem${problems.length === 1 ? '' : 's'}; nothing saved:\n  ${problems.slice(0, 10).join('\n  ')}`,
+    );
+  }
   if (!v.author.trim()) throw new LoupeInputError(name, 'a version needs an author');
   const parentCsv = v.parent === 0 ? v.shippedCsv : (await get(v.dataset, v.parent))?.csv;
-  if (parentCsv === undefined) throw new LoupeInputError(`ground-truth version ${v.parent}`, `dataset ${v.dataset} has no such version`);
+  if (parentCsv === undefined) {
+    throw new LoupeInputError(`ground-truth version ${v.parent}`, `dataset ${v.dataset} has no such version`);
+  }
   const hash = gtHash(v.csv);
   if (hash === gtHash(parentCsv)) {
-    if (v.parent === 0) return { existing: { dataset: v.dataset, version: 0, parent: 0, hash, csv: parentCsv, author: 'BLADE', createdAt: '', note: 'shipped annotations.csv' } };
+    if (v.parent === 0) {
+      return {
+        existing: {
+          dataset: v.dataset,
+          version: 0,
+          parent: 0,
+          hash,
+          csv: parentCsv,
+          author: 'BLADE',
+          createdAt: '',
+          note: 'shipped annotations.csv',
+        },
+      };
+    }
     return { existing: (await get(v.dataset, v.parent))! };
   }
-  return { row: { dataset: v.dataset, parent: v.parent, hash, csv: v.csv, author: v.author.trim(), note: v.note?.trim() ?? '' } };
+  return {
+    row: {
+      dataset: v.dataset,
+      parent: v.parent,
+      hash,
+      csv: v.csv,
+      author: v.author.trim(),
+      note: v.note?.trim() ?? '',
+    },
+  };
 }
 
 /**
@@ -193,14 +268,31 @@ export function bladeGtStoreOf(store: RunStore): BladeGtStore {
  * @returns the specs and what was used.
  * @throws LoupeInputError (subject `ground-truth version N`) when that version does not exist.
  */
-export async function groundTruthFor(store: RunStore, dataset: string, shippedFile: string, shipped: BladeAnnotations, choice: GtChoice = 'latest'): Promise<{ annotations: BladeAnnotations; used: GroundTruthUsed }> {
+export async function groundTruthFor(
+  store: RunStore,
+  dataset: string,
+  shippedFile: string,
+  shipped: BladeAnnotations,
+  choice: GtChoice = 'latest',
+): Promise<{ annotations: BladeAnnotations; used: GroundTruthUsed }> {
   const gts = choice === 'shipped' || choice === 0 ? undefined : bladeGtStoreOf(store);
-  const v = gts ? (choice === 'latest' ? await gts.latest(dataset) : await gts.get(dataset, choice as number)) : undefined;
+  const v = gts
+    ? choice === 'latest'
+      ? await gts.latest(dataset)
+      : await gts.get(dataset, choice as number)
+    : undefined;
   if (typeof choice === 'number' && choice !== 0 && !v) {
     const have = gts ? (await gts.versions(dataset)).map((x) => x.version) : [];
-    throw new LoupeInputError(`ground-truth version ${choice}`, `dataset ${dataset} has ${have.length ? `versions 0 (shipped), ${have.join(', ')}` : 'only version 0 (the shipped file)'}`);
+    throw new LoupeInputError(
+      `ground-truth version ${choice}`,
+      `dataset ${dataset} has ${have.length ? `versions 0 (shipped), ${have.join(', ')}` : 'only version 0 (the shipped file)'}`,
+    );
   }
-  const count = (a: BladeAnnotations) => ({ conceptualVars: a.conceptualVars.length, transforms: a.transforms.length, models: a.models.length });
+  const count = (a: BladeAnnotations) => ({
+    conceptualVars: a.conceptualVars.length,
+    transforms: a.transforms.length,
+    models: a.models.length,
+  });
   if (v) {
     const { annotations } = parseGtCsv(v.csv, `${dataset}/annotations.csv@v${v.version}`);
     return { annotations, used: { source: 'authored', version: v.version, hash: v.hash, specs: count(annotations) } };

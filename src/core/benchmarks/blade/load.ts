@@ -27,7 +27,9 @@ export function resolveBladeRoot(root: string): string {
   for (const c of [abs, join(abs, 'datasets'), join(abs, 'blade_bench', 'datasets')]) {
     if (datasetDirs(c).length > 0) return c;
   }
-  if (readdirSync(abs).filter((n) => !n.startsWith('.')).length === 0) throw new LoupeInputError(abs, 'empty folder: not a BLADE datasets/ root');
+  if (readdirSync(abs).filter((n) => !n.startsWith('.')).length === 0) {
+    throw new LoupeInputError(abs, 'empty folder: not a BLADE datasets/ root');
+  }
   throw new LoupeInputError(abs, `not a BLADE datasets/ root: no subfolder holds any of ${BLADE_FILES.join(', ')}`);
 }
 
@@ -47,7 +49,10 @@ function csvHeader(file: string): string[] {
   try {
     const buf = Buffer.alloc(64 * 1024);
     const n = readSync(fd, buf, 0, buf.length, 0);
-    const text = buf.subarray(0, n).toString('utf8').replace(/^\uFEFF/, '');
+    const text = buf
+      .subarray(0, n)
+      .toString('utf8')
+      .replace(/^\uFEFF/, '');
     const line = text.split(/\r?\n/)[0] ?? '';
     return line.split(',').map((s) => s.trim().replace(/^"|"$/g, ''));
   } finally {
@@ -71,7 +76,9 @@ export function parseBladeInfo(file: string): InfoJson {
   if (typeof j !== 'object' || j === null) throw new LoupeInputError(file, 'expected a JSON object');
   const o = j as Record<string, unknown>;
   const rq = o.research_questions;
-  if (!Array.isArray(rq) || rq.length === 0 || typeof rq[0] !== 'string') throw new LoupeInputError(`${file} research_questions`, 'missing or empty (need a list of strings)');
+  if (!Array.isArray(rq) || rq.length === 0 || typeof rq[0] !== 'string') {
+    throw new LoupeInputError(`${file} research_questions`, 'missing or empty (need a list of strings)');
+  }
   const dd = (o.data_desc ?? {}) as Record<string, unknown>;
   const fields = Array.isArray(dd.fields) ? (dd.fields as Record<string, unknown>[]) : [];
   const columns: ColumnInfo[] = fields.map((f) => {
@@ -122,8 +129,9 @@ export function loadBlade(root: string, opts: LoadSuiteOptions = {}, kind: 'blad
     const problems: string[] = [];
     const f = (n: string) => join(d, n);
     let info: InfoJson | undefined;
-    if (!isFile(f('info.json'))) problems.push(`${f('info.json')} missing: no research question or dataset description`);
-    else {
+    if (!isFile(f('info.json'))) {
+      problems.push(`${f('info.json')} missing: no research question or dataset description`);
+    } else {
       try {
         info = parseBladeInfo(f('info.json'));
       } catch (e) {
@@ -131,12 +139,17 @@ export function loadBlade(root: string, opts: LoadSuiteOptions = {}, kind: 'blad
       }
     }
     const hasData = isFile(f('data.csv'));
-    if (!hasData) problems.push(`${f('data.csv')} missing: the dataset's table is not on disk (download it from the BLADE repository)`);
-    else if (info && info.columns.length) {
+    if (!hasData) {
+      problems.push(
+        `${f('data.csv')} missing: the dataset's table is not on disk (download it from the BLADE repository)`,
+      );
+    } else if (info && info.columns.length) {
       try {
         const header = csvHeader(f('data.csv'));
         const missingCols = info.columns.map((c) => c.name).filter((c) => !header.includes(c));
-        if (missingCols.length) problems.push(`${f('data.csv')}:1: columns described in info.json are absent: ${missingCols.join(', ')}`);
+        if (missingCols.length) {
+          problems.push(`${f('data.csv')}:1: columns described in info.json are absent: ${missingCols.join(', ')}`);
+        }
       } catch (e) {
         problems.push(`${f('data.csv')}: cannot read header (${errorMessage(e)})`);
       }
@@ -145,7 +158,11 @@ export function loadBlade(root: string, opts: LoadSuiteOptions = {}, kind: 'blad
       // pandas.read_csv (the agent's first step) fails on bytes that are not UTF-8: say where they are.
       try {
         const bad = invalidUtf8Lines(readFileSync(f('data.csv')));
-        if (bad.length) problems.push(`${f('data.csv')}:${bad[0]}: not valid UTF-8${bad.length > 1 ? ` (${bad.length} lines)` : ''}; read it with an explicit encoding`);
+        if (bad.length) {
+          problems.push(
+            `${f('data.csv')}:${bad[0]}: not valid UTF-8${bad.length > 1 ? ` (${bad.length} lines)` : ''}; read it with an explicit encoding`,
+          );
+        }
       } catch (e) {
         problems.push(`${f('data.csv')}: cannot read (${errorMessage(e)})`);
       }
@@ -159,7 +176,9 @@ export function loadBlade(root: string, opts: LoadSuiteOptions = {}, kind: 'blad
       } catch (e) {
         problems.push(errorMessage(e));
       }
-    } else if (kind === 'blade') problems.push(`${f('annotations.csv')} missing: no ground truth, runs cannot be scored`);
+    } else if (kind === 'blade') {
+      problems.push(`${f('annotations.csv')} missing: no ground truth, runs cannot be scored`);
+    }
     let mcqs: BladeMcqSet | undefined;
     if (isFile(f('mcq_dataset.json'))) {
       try {
@@ -171,17 +190,26 @@ export function loadBlade(root: string, opts: LoadSuiteOptions = {}, kind: 'blad
       }
     } else if (kind === 'blade-mcq') problems.push(`${f('mcq_dataset.json')} missing: no MCQs for this dataset`);
 
-    const visibleData: VisibleFile[] = hasData ? [{ path: f('data.csv'), rel: 'data.csv', size: fileSize(f('data.csv')) }] : [];
-    const visibleDocs: VisibleFile[] = info ? [{ path: f('info.json'), rel: 'info.json', size: fileSize(f('info.json')) }] : [];
+    const visibleData: VisibleFile[] = hasData
+      ? [{ path: f('data.csv'), rel: 'data.csv', size: fileSize(f('data.csv')) }]
+      : [];
+    const visibleDocs: VisibleFile[] = info
+      ? [{ path: f('info.json'), rel: 'info.json', size: fileSize(f('info.json')) }]
+      : [];
     let items: BlockItem[];
     let runnable: boolean;
     if (kind === 'blade') {
       items = info ? [{ type: 'blade-question', id: 'rq', question: info.researchQuestions[0]! }] : [];
       runnable = hasData && !!info;
     } else {
-      items = (mcqs?.mcqs ?? []).map(
-        (q): BladeMcqItem => ({ type: 'blade-mcq', id: q.id, family: q.family, mcType: q.mcType, conceptualVariable: q.conceptualVariable, options: q.options }),
-      );
+      items = (mcqs?.mcqs ?? []).map((q): BladeMcqItem => ({
+        type: 'blade-mcq',
+        id: q.id,
+        family: q.family,
+        mcType: q.mcType,
+        conceptualVariable: q.conceptualVariable,
+        options: q.options,
+      }));
       runnable = !!info && items.length > 0;
     }
     const hiddenFiles = ['annotations.csv', 'mcq_dataset.json', 'annotations.pkl'].map(f);
@@ -216,7 +244,12 @@ export function loadBlade(root: string, opts: LoadSuiteOptions = {}, kind: 'blad
     title: kind === 'blade' ? 'BLADE' : 'BLADE MCQ',
     version: stamp?.revision ?? 'unknown',
     root: dir,
-    source: { kind: stamp ? 'fetched' : 'local', root: dir, upstream: 'https://github.com/behavioral-data/BLADE', ...(stamp?.revision ? { revision: stamp.revision } : {}) },
+    source: {
+      kind: stamp ? 'fetched' : 'local',
+      root: dir,
+      upstream: 'https://github.com/behavioral-data/BLADE',
+      ...(stamp?.revision ? { revision: stamp.revision } : {}),
+    },
     blocks,
     problems: suiteProblems,
   };

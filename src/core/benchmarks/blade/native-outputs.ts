@@ -30,11 +30,35 @@ export function bladeNativeOutputs(scoreOptions: readonly OptionSpec[]): NativeO
       const s = await scoreBladeOutputs({ files: o.paths, datasetsRoot: o.root!, judge, options });
       const notRecorded = judge instanceof RecordedJudge ? judge.missing.length : 0;
       const a = s.aggregate;
-      const json = { files: o.paths, root: o.root, judge: judge.id, preset: o.preset, options: s.options, datasets: s.datasets, judged: s.judged, notRecorded, missingVerdicts: judge instanceof RecordedJudge ? judge.missing : [], runs: s.runs.map(({ score: _s, ...r }) => r), aggregate: a ? { point: a.point, bootstrap: a.bootstrap, options: a.options, changedBy: a.changedBy, warnings: a.warnings } : null };
-      const lines = [`${s.runs.length} BLADE analyses in ${s.datasets.length} datasets   judge: ${judge.id}   preset: ${o.preset}`];
+      const json = {
+        files: o.paths,
+        root: o.root,
+        judge: judge.id,
+        preset: o.preset,
+        options: s.options,
+        datasets: s.datasets,
+        judged: s.judged,
+        notRecorded,
+        missingVerdicts: judge instanceof RecordedJudge ? judge.missing : [],
+        runs: s.runs.map(({ score: _s, ...r }) => r),
+        aggregate: a
+          ? { point: a.point, bootstrap: a.bootstrap, options: a.options, changedBy: a.changedBy, warnings: a.warnings }
+          : null,
+      };
+      const lines = [
+        `${s.runs.length} BLADE analyses in ${s.datasets.length} datasets   judge: ${judge.id}   preset: ${o.preset}`,
+      ];
       for (const d of s.datasets.filter((x) => x.error)) lines.push(`  ${d.dataset}: not scored (${d.error})`);
-      for (const r of s.runs) lines.push(`  ${r.dataset} #${r.run}: ${r.status}${r.error ? ` (${r.error})` : ''}${r.status === 'ok' ? `  cvar ${pct(r.precision.cvar)}%  model ${pct(r.precision.model)}%  transform value ${pct(r.precision.transformValue)}%  graph ${pct(r.precision.transformGraph)}%` : ''}`);
-      if (a) lines.push(`weighted F1 ${num(a.point.weightedF1, 4)} (bootstrap ${num(a.bootstrap.weightedF1.mean, 4)}, 95% CI ${num(a.bootstrap.weightedF1.lo, 4)}–${num(a.bootstrap.weightedF1.hi, 4)})  unweighted F1 ${num(a.point.unweightedF1, 4)}`);
+      for (const r of s.runs) {
+        lines.push(
+          `  ${r.dataset} #${r.run}: ${r.status}${r.error ? ` (${r.error})` : ''}${r.status === 'ok' ? `  cvar ${pct(r.precision.cvar)}%  model ${pct(r.precision.model)}%  transform value ${pct(r.precision.transformValue)}%  graph ${pct(r.precision.transformGraph)}%` : ''}`,
+        );
+      }
+      if (a) {
+        lines.push(
+          `weighted F1 ${num(a.point.weightedF1, 4)} (bootstrap ${num(a.bootstrap.weightedF1.mean, 4)}, 95% CI ${num(a.bootstrap.weightedF1.lo, 4)}–${num(a.bootstrap.weightedF1.hi, 4)})  unweighted F1 ${num(a.point.unweightedF1, 4)}`,
+        );
+      }
       lines.push(`options used (blade): ${formatOptionEcho(s.options)}`);
       if (notRecorded) lines.push(`${notRecorded} semantic matches had no recorded verdict (counted as no match)`);
       return { json, lines, failed: s.runs.some((r) => r.status === 'failed') };

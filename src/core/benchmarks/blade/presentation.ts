@@ -27,8 +27,24 @@ export function bladeCiRows(aggs: ReadonlyArray<Pick<ScoreAggregate, 'model' | '
   for (const a of aggs) {
     const b = (a.extra as Partial<BladeBootstrap> | undefined)?.bootstrap;
     if (!b) continue;
-    for (const [type, s] of Object.entries(b.perType)) rows.push({ model: a.model, type, precision: interval(s.precision), coverage: interval(s.coverage), f1: interval(s.f1), runIds: a.runIds });
-    rows.push({ model: a.model, type: 'weighted', precision: NONE, coverage: NONE, f1: interval(b.weightedF1), runIds: a.runIds });
+    for (const [type, s] of Object.entries(b.perType)) {
+      rows.push({
+        model: a.model,
+        type,
+        precision: interval(s.precision),
+        coverage: interval(s.coverage),
+        f1: interval(s.f1),
+        runIds: a.runIds,
+      });
+    }
+    rows.push({
+      model: a.model,
+      type: 'weighted',
+      precision: NONE,
+      coverage: NONE,
+      f1: interval(b.weightedF1),
+      runIds: a.runIds,
+    });
   }
   return rows;
 }
@@ -39,7 +55,12 @@ export const BLADE_PRESENTATION: BenchmarkPresentation = {
   resultsColumns: null,
   tokenEfficiency: null,
   toolUsage: null,
-  categoryCis: { heading: 'BLADE: precision, coverage and F1 per decision type', caption: 'BLADE per decision type: bootstrap mean [95% CI]', figureTitle: 'BLADE F1 by decision type', rows: bladeCiRows },
+  categoryCis: {
+    heading: 'BLADE: precision, coverage and F1 per decision type',
+    caption: 'BLADE per decision type: bootstrap mean [95% CI]',
+    figureTitle: 'BLADE F1 by decision type',
+    rows: bladeCiRows,
+  },
   // BLADE scores a run's analysis as a whole (precision, coverage@k): no per-item verdicts
   itemOutcomes: null,
 };

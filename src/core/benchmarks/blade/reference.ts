@@ -47,7 +47,12 @@ export function submissionFromAnalysis(a: BladeAnalysis): BladeSubmissionInput {
     conceptual_variables: [
       ...a.cvars.ivs.map((v) => ({ description: v.description, type: 'IV' as const, columns: v.columns })),
       { description: a.cvars.dv.description, type: 'DV' as const, columns: a.cvars.dv.columns },
-      ...a.cvars.controls.map((v) => ({ description: v.description, type: v.is_moderator ? ('Moderator' as const) : ('Control' as const), columns: v.columns, ...(v.is_moderator && v.moderator_on ? { moderator_on: v.moderator_on } : {}) })),
+      ...a.cvars.controls.map((v) => ({
+        description: v.description,
+        type: v.is_moderator ? ('Moderator' as const) : ('Control' as const),
+        columns: v.columns,
+        ...(v.is_moderator && v.moderator_on ? { moderator_on: v.moderator_on } : {}),
+      })),
     ],
     transform_code: a.transform_code,
     model_code: aliasModelFrames(a.m_code),
@@ -78,7 +83,9 @@ function transformChain(model: BladeModelSpec, byId: Map<string, BladeTransformS
     if (s.isRoot) return true;
     if (visiting.has(id)) return false;
     visiting.add(id);
-    const branch = s.branches.find((b) => b.dependencies.every((d) => d === 'ROOT_SPEC_ID' || byId.has(d))) ?? { dependencies: [] };
+    const branch = s.branches.find((b) => b.dependencies.every((d) => d === 'ROOT_SPEC_ID' || byId.has(d))) ?? {
+      dependencies: [],
+    };
     for (const d of branch.dependencies) if (!visit(d)) return false;
     visiting.delete(id);
     seen.add(id);
@@ -103,7 +110,12 @@ function modelCode(code: string): string {
  */
 export function bladeReferencePaths(block: Block): BladeReferencePath[] {
   const a: BladeAnnotations | undefined = block.hidden.annotations;
-  if (!a) throw new LoupeInputError(block.id, 'BLADE block has no annotations.csv: the reference agent needs the ground truth');
+  if (!a) {
+    throw new LoupeInputError(
+      block.id,
+      'BLADE block has no annotations.csv: the reference agent needs the ground truth',
+    );
+  }
   const byId = new Map(a.transforms.map((t) => [t.specId, t]));
   const out: BladeReferencePath[] = [];
   for (const m of a.models) {
@@ -114,7 +126,12 @@ export function bladeReferencePaths(block: Block): BladeReferencePath[] {
     for (const c of a.conceptualVars) {
       const cols = [...new Set([...c.columnsOrig, ...c.columnsDerived])].filter((x) => modelCols.has(x));
       if (!cols.length) continue;
-      vars.push({ description: c.concept, type: c.effectiveType, columns: cols, ...(c.effectiveType === 'Moderator' && c.on ? { moderator_on: c.on } : {}) });
+      vars.push({
+        description: c.concept,
+        type: c.effectiveType,
+        columns: cols,
+        ...(c.effectiveType === 'Moderator' && c.on ? { moderator_on: c.on } : {}),
+      });
     }
     const dvs = vars.filter((v) => v.type === 'DV');
     if (!dvs.length || !vars.some((v) => v.type === 'IV')) continue;
@@ -139,12 +156,24 @@ export function bladeReferencePaths(block: Block): BladeReferencePath[] {
  */
 export function bladeReferenceCandidates(block: Block): BladeReferencePath[] {
   const a = block.hidden.annotations;
-  if (!a) throw new LoupeInputError(block.id, 'BLADE block has no annotations.csv: the reference agent needs the ground truth');
+  if (!a) {
+    throw new LoupeInputError(
+      block.id,
+      'BLADE block has no annotations.csv: the reference agent needs the ground truth',
+    );
+  }
   const out: BladeReferencePath[] = [];
   const tryEval = (opts: Parameters<typeof referencePath>[1], label: string) => {
     try {
       const r = referencePath(a, opts);
-      if (r.analysis.cvars.ivs.length && r.analysis.cvars.dv.columns.length) out.push({ ...submissionFromAnalysis(r.analysis), modelSpecId: r.modelSpecId, transformSpecIds: r.specIds, source: `eval/blade/reference-path (${label})` });
+      if (r.analysis.cvars.ivs.length && r.analysis.cvars.dv.columns.length) {
+        out.push({
+          ...submissionFromAnalysis(r.analysis),
+          modelSpecId: r.modelSpecId,
+          transformSpecIds: r.specIds,
+          source: `eval/blade/reference-path (${label})`,
+        });
+      }
     } catch {
       /* this variant cannot be built; try the next */
     }
@@ -175,7 +204,12 @@ export class BladeReferenceModel implements ModelClient {
 
   constructor(block: Block) {
     this.paths = bladeReferenceCandidates(block);
-    if (!this.paths.length) throw new LoupeInputError(block.id, 'no annotated model has an IV and a DV among its associated conceptual variables');
+    if (!this.paths.length) {
+      throw new LoupeInputError(
+        block.id,
+        'no annotated model has an IV and a DV among its associated conceptual variables',
+      );
+    }
   }
 
   async complete(messages: ChatMessage[], _tools: LlmToolSpec[], _opts?: CompleteOptions): Promise<LlmResponse> {
@@ -183,15 +217,30 @@ export class BladeReferenceModel implements ModelClient {
     const turn = messages.filter((m) => m.role === 'assistant').length;
     const p = this.paths[turn];
     if (!p) {
-      const errs = messages.filter((m) => m.role === 'tool').map((m, i) => `path ${i}: ${String(m.content).split('\n').slice(0, 4).join(' ')}`);
-      throw new LlmError('protocol', `no ground-truth path validated (${this.paths.length} tried):\n${errs.join('\n')}`);
+      const errs = messages
+        .filter((m) => m.role === 'tool')
+        .map((m, i) => `path ${i}: ${String(m.content).split('\n').slice(0, 4).join(' ')}`);
+      throw new LlmError(
+        'protocol',
+        `no ground-truth path validated (${this.paths.length} tried):\n${errs.join('\n')}`,
+      );
     }
-    const args = { conceptual_variables: p.conceptual_variables, transform_code: p.transform_code, model_code: p.model_code };
+    const args = {
+      conceptual_variables: p.conceptual_variables,
+      transform_code: p.transform_code,
+      model_code: p.model_code,
+    };
     return {
       message: {
         role: 'assistant',
         content: `Submitting the ground-truth path of model spec ${p.modelSpecId} (${p.transformSpecIds.length} transforms; built by ${p.source}).`,
-        tool_calls: [{ id: `ref_${turn}`, type: 'function', function: { name: 'submit_analysis', arguments: JSON.stringify(args) } }],
+        tool_calls: [
+          {
+            id: `ref_${turn}`,
+            type: 'function',
+            function: { name: 'submit_analysis', arguments: JSON.stringify(args) },
+          },
+        ],
       },
       usage: zero,
       costUsd: null,

@@ -27,7 +27,10 @@ export function bladeReviewSections(state: Record<string, unknown>, steps: reado
   const cv = [
     ...final.cvars.ivs.map((v) => `- **IV**: ${v.description}${cols(v.columns)}`),
     `- **DV**: ${final.cvars.dv.description}${cols(final.cvars.dv.columns)}`,
-    ...final.cvars.controls.map((v) => `- **Control${v.is_moderator ? `, moderator on ${v.moderator_on ?? '?'}` : ''}**: ${v.description}${cols(v.columns)}`),
+    ...final.cvars.controls.map(
+      (v) =>
+        `- **Control${v.is_moderator ? `, moderator on ${v.moderator_on ?? '?'}` : ''}**: ${v.description}${cols(v.columns)}`,
+    ),
   ].join('\n');
   const sections = [
     { key: 'conceptual-variables', title: 'Conceptual variables', markdown: cv },
@@ -36,7 +39,10 @@ export function bladeReviewSections(state: Record<string, unknown>, steps: reado
   ];
   const accepted = [...st.submissions].reverse().find((s) => s.valid);
   const from = accepted?.stepIndex ?? Infinity;
-  const words = steps.filter((s) => s.index >= from).map((s) => s.assistant.content?.trim() ?? '').filter(Boolean);
+  const words = steps
+    .filter((s) => s.index >= from)
+    .map((s) => s.assistant.content?.trim() ?? '')
+    .filter(Boolean);
   const result = accepted?.modelResult?.trim();
   const conclusion = [...words, ...(result ? [`Model result:\n\n${fence(result, 'text')}`] : [])].join('\n\n');
   if (conclusion) sections.push({ key: 'conclusion', title: 'Conclusion', markdown: conclusion });

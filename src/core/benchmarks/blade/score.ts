@@ -7,7 +7,15 @@
 import type { RunStore } from '../../store/run-store.ts';
 import type { RunRecord } from '../../store/records.ts';
 import type { Block } from '../../suites/types.ts';
-import { aggregateBase, meanSummaries, scoreBase, type GroundTruthUsed, type RunScore, type ScoreAggregate, type ScoringSession } from '../../eval/run-score.ts';
+import {
+  aggregateBase,
+  meanSummaries,
+  scoreBase,
+  type GroundTruthUsed,
+  type RunScore,
+  type ScoreAggregate,
+  type ScoringSession,
+} from '../../eval/run-score.ts';
 import type { Judge } from '../../eval/judges/types.ts';
 import { LoupeInputError, errorMessage } from '../../util/errors.ts';
 import { nullLogger, type Logger } from '../../util/log.ts';
@@ -32,19 +40,25 @@ interface BladeSession {
  * @param pythonPath interpreter (default: found by the BLADE driver).
  */
 export function bladeSession(session: ScoringSession, pythonPath?: string): BladeSession {
-  return session.resource('blade', () => {
-    let p: Promise<BladePython> | undefined;
-    return {
-      gt: new Map(),
-      python() {
-        if (!p) p = import('./eval/python.ts').then((m) => m.startBladePython(pythonPath ? { python: pythonPath } : {}));
-        return p;
-      },
-      async close() {
-        if (p) await (await p).close();
-      },
-    };
-  }, (s) => s.close());
+  return session.resource(
+    'blade',
+    () => {
+      let p: Promise<BladePython> | undefined;
+      return {
+        gt: new Map(),
+        python() {
+          if (!p) {
+            p = import('./eval/python.ts').then((m) => m.startBladePython(pythonPath ? { python: pythonPath } : {}));
+          }
+          return p;
+        },
+        async close() {
+          if (p) await (await p).close();
+        },
+      };
+    },
+    (s) => s.close(),
+  );
 }
 
 /**
@@ -85,7 +99,16 @@ export function bladeAggregateOptions(options: OptionValues): Partial<BladeAggre
  * @param options parsed scoring options (`model_cvar_alternatives`, `model_cvar_check`, `failed_runs`, ...).
  * @throws LoupeInputError only for an invalid option value.
  */
-export async function scoreBladeStoredRun(o: { store: RunStore; run: RunRecord; block: Block; judge: Judge; options: OptionValues; session: ScoringSession; log?: Logger; groundTruth?: GtChoice }): Promise<RunScore> {
+export async function scoreBladeStoredRun(o: {
+  store: RunStore;
+  run: RunRecord;
+  block: Block;
+  judge: Judge;
+  options: OptionValues;
+  session: ScoringSession;
+  log?: Logger;
+  groundTruth?: GtChoice;
+}): Promise<RunScore> {
   const { store, run, block, options } = o;
   const dataset = block.blade?.dataset ?? block.id;
   let used: GroundTruthUsed | undefined;
@@ -97,24 +120,48 @@ export async function scoreBladeStoredRun(o: { store: RunStore; run: RunRecord; 
       modelCvarCheck: options.model_cvar_check as 'strict' | 'blade',
     };
     const dataPath = block.visible.data.find((f) => /data\.csv$/.test(f.path))?.path;
-    if (!dataPath || !block.hidden.annotations) throw new LoupeInputError(`block ${block.id}`, 'BLADE scoring needs data.csv and annotations');
+    if (!dataPath || !block.hidden.annotations) {
+      throw new LoupeInputError(`block ${block.id}`, 'BLADE scoring needs data.csv and annotations');
+    }
     const ctx = bladeSession(o.session);
     const valueHashing = (options.value_hashing ?? 'blade') as ValueHashing;
     const py = (await ctx.python()).withValueHashing(valueHashing);
     const { groundTruthFor } = await import('./gt-versions.ts');
-    const picked = await groundTruthFor(store, dataset, block.hidden.annotations.file, block.hidden.annotations, o.groundTruth ?? 'latest');
+    const picked = await groundTruthFor(
+      store,
+      dataset,
+      block.hidden.annotations.file,
+      block.hidden.annotations,
+      o.groundTruth ?? 'latest',
+    );
     used = picked.used;
     const dataflow = bladeDataflowOptions(options);
     const gtKey = `${dataset}\u0000${picked.used.hash}\u0000${dataflow.wholeTableVerbs}\u0000${dataflow.graphHashCollisions}\u0000${dataflow.unitOutputs}\u0000${valueHashing}`;
     let gtP = ctx.gt.get(gtKey);
     if (!gtP) {
-      gtP = groundTruthFrom({ dataset, dataPath, annotations: picked.annotations, researchQuestion: block.visible.researchQuestions?.[0] ?? '' }, py, { dataflow, log: o.log ?? nullLogger });
+      gtP = groundTruthFrom(
+        {
+          dataset,
+          dataPath,
+          annotations: picked.annotations,
+          researchQuestion: block.visible.researchQuestions?.[0] ?? '',
+        },
+        py,
+        { dataflow, log: o.log ?? nullLogger },
+      );
       ctx.gt.set(gtKey, gtP);
     }
     const gt = await gtP;
     const final = bladeState(await store.getExtraState(run.id)).final;
-    const input = final ? { runId: run.id, analysis: parseBladeAnalysis(final, `run ${run.id}`) } : { runId: run.id, generationFailed: 'no valid submit_analysis' };
-    const s = await scoreBladeRun(input, gt, { python: py, judge: semanticJudgeFrom(o.judge, { runId: run.id, dataset }), ...opts, log: o.log ?? nullLogger });
+    const input = final
+      ? { runId: run.id, analysis: parseBladeAnalysis(final, `run ${run.id}`) }
+      : { runId: run.id, generationFailed: 'no valid submit_analysis' };
+    const s = await scoreBladeRun(input, gt, {
+      python: py,
+      judge: semanticJudgeFrom(o.judge, { runId: run.id, dataset }),
+      ...opts,
+      log: o.log ?? nullLogger,
+    });
     const m = s.metrics;
     return {
       ...scoreBase(run, 'blade', o.judge.id, {
@@ -149,7 +196,10 @@ export async function scoreBladeStoredRun(o: { store: RunStore; run: RunRecord; 
  * (weighted F1 with its interval; the whole result in `extra`).
  * @param options parsed options (`failed_runs`, `coverage_key`, `model_coverage_denominator`, `k`, `samples`, `seed`).
  */
-export async function aggregateBladeGroups(groups: readonly ScoreGroup[], options: OptionValues): Promise<ScoreAggregate[]> {
+export async function aggregateBladeGroups(
+  groups: readonly ScoreGroup[],
+  options: OptionValues,
+): Promise<ScoreAggregate[]> {
   const out: ScoreAggregate[] = [];
   for (const { model, scores: g } of groups) {
     const agg = aggregateBase('blade', model, g);
@@ -159,9 +209,20 @@ export async function aggregateBladeGroups(groups: readonly ScoreGroup[], option
     if (ok.length) {
       try {
         const { aggregateBlade, zeroRun } = await import('./eval/metrics.ts');
-        const byDs = new Map<string, { dataset: string; gt: import('./eval/metrics.ts').BladeGtCounts; runs: import('./eval/metrics.ts').BladeRunMetrics[] }>();
+        const byDs = new Map<
+          string,
+          {
+            dataset: string;
+            gt: import('./eval/metrics.ts').BladeGtCounts;
+            runs: import('./eval/metrics.ts').BladeRunMetrics[];
+          }
+        >();
         for (const s of ok) {
-          const d = s.detail as { score: import('./eval/metrics.ts').BladeRunMetrics; gtCounts: import('./eval/metrics.ts').BladeGtCounts; dataset: string };
+          const d = s.detail as {
+            score: import('./eval/metrics.ts').BladeRunMetrics;
+            gtCounts: import('./eval/metrics.ts').BladeGtCounts;
+            dataset: string;
+          };
           let e = byDs.get(d.dataset);
           if (!e) byDs.set(d.dataset, (e = { dataset: d.dataset, gt: d.gtCounts, runs: [] }));
           e.runs.push(d.score);
@@ -180,7 +241,11 @@ export async function aggregateBladeGroups(groups: readonly ScoreGroup[], option
         agg.metrics.weightedF1 = a.bootstrap.weightedF1.mean;
         agg.metrics.weightedF1Lo = a.bootstrap.weightedF1.lo;
         agg.metrics.weightedF1Hi = a.bootstrap.weightedF1.hi;
-        if (unplaced.length) a.warnings.push(`failed runs left out (their dataset has no scored run to take GT denominators from): ${unplaced.join(', ')}`);
+        if (unplaced.length) {
+          a.warnings.push(
+            `failed runs left out (their dataset has no scored run to take GT denominators from): ${unplaced.join(', ')}`,
+          );
+        }
         agg.options = { failed_runs: a.options.failedRuns }; // every aggregation option is in extra.options
         agg.metrics.unweightedF1 = a.point.unweightedF1;
         if (Object.keys(a.changedBy).length) agg.changedBy = a.changedBy;
@@ -198,7 +263,12 @@ export async function aggregateBladeGroups(groups: readonly ScoreGroup[], option
  * Scores one BLADE MCQ run: accuracy over its questions, per family (conceptual variable / transform); an
  * unparsed reply counts as wrong. Source: BLADE paper §4.1 (Task 1).
  */
-export async function scoreBladeMcqRun(store: RunStore, run: RunRecord, block: Block, parsing: 'strict' | 'blade' = 'strict'): Promise<RunScore> {
+export async function scoreBladeMcqRun(
+  store: RunStore,
+  run: RunRecord,
+  block: Block,
+  parsing: 'strict' | 'blade' = 'strict',
+): Promise<RunScore> {
   const st = (await store.getExtraState(run.id)).bladeMcq as BladeMcqState | undefined;
   const recorded = st?.answers ?? [];
   let reparsed = 0;
@@ -215,13 +285,24 @@ export async function scoreBladeMcqRun(store: RunStore, run: RunRecord, block: B
   }
   const all = bladeMcqAccuracy(block, answers);
   const fam = new Map(block.items.filter((i) => i.type === 'blade-mcq').map((i) => [i.id, i.family]));
-  const part = (f: 'cvar' | 'transform') => bladeMcqAccuracy(block, answers.filter((a) => fam.get(a.itemId) === f));
+  const part = (f: 'cvar' | 'transform') =>
+    bladeMcqAccuracy(
+      block,
+      answers.filter((a) => fam.get(a.itemId) === f),
+    );
   const t = part('transform');
   const c = part('cvar');
   return {
     ...scoreBase(run, 'blade-mcq', 'none', { mcq_parsing: parsing, unparsed: 'wrong' }),
     ...(reparsed ? { changedBy: { mcq_parsing: reparsed } } : {}),
-    summary: { mcqAccuracy: all.accuracy, correct: all.correct, total: all.total, unparsed: answers.filter((a) => a.answer === null).length, transformAccuracy: t.total ? t.accuracy : null, cvarAccuracy: c.total ? c.accuracy : null },
+    summary: {
+      mcqAccuracy: all.accuracy,
+      correct: all.correct,
+      total: all.total,
+      unparsed: answers.filter((a) => a.answer === null).length,
+      transformAccuracy: t.total ? t.accuracy : null,
+      cvarAccuracy: c.total ? c.accuracy : null,
+    },
     detail: { answers },
   };
 }
@@ -232,7 +313,12 @@ export function aggregateBladeMcq(groups: readonly ScoreGroup[]): ScoreAggregate
     const agg = aggregateBase('blade-mcq', model, scores);
     const ok = scores.filter((s) => !s.error);
     const sum = (k: string) => ok.reduce((s, x) => s + (x.summary[k] ?? 0), 0);
-    agg.metrics = { mcqAccuracy: sum('total') ? sum('correct') / sum('total') : null, correct: sum('correct'), total: sum('total'), unparsed: sum('unparsed') };
+    agg.metrics = {
+      mcqAccuracy: sum('total') ? sum('correct') / sum('total') : null,
+      correct: sum('correct'),
+      total: sum('total'),
+      unparsed: sum('unparsed'),
+    };
     agg.method = 'pooled over questions (unparsed answers count as wrong)';
     return agg;
   });

@@ -42,7 +42,6 @@ export interface BladeSubmissionInput {
 /** The submitted analysis: BLADE's `EntireAnalysis`, the same type the scorer reads. */
 export type BladeEntireAnalysis = BladeAnalysis;
 
-
 /** What one `submit_analysis` call produced (kept in `state.extra.blade.submissions`). */
 export interface BladeSubmissionRecord {
   stepIndex: number;
@@ -109,7 +108,14 @@ function schemaLines(columns: ColumnInfo[] | undefined): string {
       if (c.dtype) bits.push(c.dtype);
       if (p.min !== undefined && p.max !== undefined) bits.push(`range ${String(p.min)}–${String(p.max)}`);
       if (p.num_unique_values !== undefined) bits.push(`${String(p.num_unique_values)} distinct`);
-      if (Array.isArray(p.samples)) bits.push(`e.g. ${(p.samples as unknown[]).slice(0, 3).map((s) => JSON.stringify(s)).join(', ')}`);
+      if (Array.isArray(p.samples)) {
+        bits.push(
+          `e.g. ${(p.samples as unknown[])
+            .slice(0, 3)
+            .map((s) => JSON.stringify(s))
+            .join(', ')}`,
+        );
+      }
       return `- ${c.name} (${bits.join('; ')}): ${c.description || 'no description'}`;
     })
     .join('\n');
@@ -121,12 +127,12 @@ function schemaLines(columns: ColumnInfo[] | undefined): string {
  * @param block a BLADE block; `opts.useDataDescription` false drops the free-text description.
  */
 export function buildBladeBlockPrompt(block: Block, opts: BladeToolSetOptions = {}): string {
-  const q = block.visible.researchQuestions?.[0] ?? block.items.find((i) => i.type === 'blade-question')?.question ?? '';
-  const lines = [
-    `Research question: ${q}`,
-    '',
-  ];
-  if (opts.useDataDescription !== false && block.visible.datasetDescription) lines.push('About the dataset:', block.visible.datasetDescription.trim(), '');
+  const q =
+    block.visible.researchQuestions?.[0] ?? block.items.find((i) => i.type === 'blade-question')?.question ?? '';
+  const lines = [`Research question: ${q}`, ''];
+  if (opts.useDataDescription !== false && block.visible.datasetDescription) {
+    lines.push('About the dataset:', block.visible.datasetDescription.trim(), '');
+  }
   lines.push(
     `The data file is ${bladeDataRel(block)}. It is already loaded in the Python kernel as the DataFrame \`df\`; pandas (pd), numpy (np), scipy, sklearn, statsmodels.api (sm), statsmodels.formula.api (smf) and matplotlib.pyplot (plt) are imported.`,
     '',
@@ -160,11 +166,24 @@ function validateShape(args: Record<string, unknown>): { input: BladeSubmissionI
       const where = `conceptual_variables[${i}]`;
       const type = typeof o.type === 'string' ? o.type.trim() : '';
       const canon = BLADE_VARIABLE_TYPES.find((t) => t.toLowerCase() === type.toLowerCase());
-      if (!canon) errors.push(`${where}.type must be one of ${BLADE_VARIABLE_TYPES.join(', ')} (got ${JSON.stringify(o.type)}).`);
-      if (typeof o.description !== 'string' || !o.description.trim()) errors.push(`${where}.description must be a non-empty string.`);
-      const cols = Array.isArray(o.columns) ? o.columns.filter((c): c is string => typeof c === 'string' && c.length > 0) : [];
-      if (!Array.isArray(o.columns) || cols.length === 0 || cols.length !== o.columns.length) errors.push(`${where}.columns must be a non-empty list of column names.`);
-      vars.push({ description: String(o.description ?? ''), type: (canon ?? 'Control') as BladeVarType, columns: cols, ...(typeof o.moderator_on === 'string' && o.moderator_on ? { moderator_on: o.moderator_on } : {}) });
+      if (!canon) {
+        errors.push(`${where}.type must be one of ${BLADE_VARIABLE_TYPES.join(', ')} (got ${JSON.stringify(o.type)}).`);
+      }
+      if (typeof o.description !== 'string' || !o.description.trim()) {
+        errors.push(`${where}.description must be a non-empty string.`);
+      }
+      const cols = Array.isArray(o.columns)
+        ? o.columns.filter((c): c is string => typeof c === 'string' && c.length > 0)
+        : [];
+      if (!Array.isArray(o.columns) || cols.length === 0 || cols.length !== o.columns.length) {
+        errors.push(`${where}.columns must be a non-empty list of column names.`);
+      }
+      vars.push({
+        description: String(o.description ?? ''),
+        type: (canon ?? 'Control') as BladeVarType,
+        columns: cols,
+        ...(typeof o.moderator_on === 'string' && o.moderator_on ? { moderator_on: o.moderator_on } : {}),
+      });
     });
     if (errors.length === 0) {
       const dv = vars.filter((v) => v.type === 'DV').length;
@@ -174,8 +193,13 @@ function validateShape(args: Record<string, unknown>): { input: BladeSubmissionI
   }
   const transform = typeof args.transform_code === 'string' ? args.transform_code : '';
   const model = typeof args.model_code === 'string' ? args.model_code : '';
-  if (!transform.trim()) errors.push('`transform_code` is empty. If no transformation is needed, submit `def transform(df):\\n    return df`.');
-  else if (!/def\s+transform\s*\(/.test(transform)) errors.push('`transform_code` must define `def transform(df: pd.DataFrame) -> pd.DataFrame`.');
+  if (!transform.trim()) {
+    errors.push(
+      '`transform_code` is empty. If no transformation is needed, submit `def transform(df):\\n    return df`.',
+    );
+  } else if (!/def\s+transform\s*\(/.test(transform)) {
+    errors.push('`transform_code` must define `def transform(df: pd.DataFrame) -> pd.DataFrame`.');
+  }
   if (!model.trim()) errors.push('`model_code` is empty.');
   else if (!/def\s+model\s*\(/.test(model)) errors.push('`model_code` must define `def model(df: pd.DataFrame)`.');
   return { input: { conceptual_variables: vars, transform_code: transform, model_code: model }, errors };
@@ -294,11 +318,18 @@ export function toEntireAnalysis(input: BladeSubmissionInput): BladeEntireAnalys
   const dv = input.conceptual_variables.find((v) => v.type === 'DV');
   return {
     cvars: {
-      ivs: input.conceptual_variables.filter((v) => v.type === 'IV').map((v) => ({ description: v.description, columns: v.columns })),
+      ivs: input.conceptual_variables
+        .filter((v) => v.type === 'IV')
+        .map((v) => ({ description: v.description, columns: v.columns })),
       dv: { description: dv?.description ?? '', columns: dv?.columns ?? [] },
       controls: input.conceptual_variables
         .filter((v) => v.type === 'Control' || v.type === 'Moderator')
-        .map((v) => ({ description: v.description, is_moderator: v.type === 'Moderator', ...(v.type === 'Moderator' && v.moderator_on ? { moderator_on: v.moderator_on } : {}), columns: v.columns })),
+        .map((v) => ({
+          description: v.description,
+          is_moderator: v.type === 'Moderator',
+          ...(v.type === 'Moderator' && v.moderator_on ? { moderator_on: v.moderator_on } : {}),
+          columns: v.columns,
+        })),
     },
     transform_code: input.transform_code,
     m_code: input.model_code,
@@ -326,7 +357,11 @@ export async function submitAnalysis(args: Record<string, unknown>, ctx: ToolCon
   const record: BladeSubmissionRecord = { stepIndex: ctx.stepIndex, valid: false, errors, input };
   if (errors.length) {
     state.submissions.push(record);
-    return { observation: `Submission rejected:\n- ${errors.join('\n- ')}\nFix these and call submit_analysis again.`, isError: true, data: record };
+    return {
+      observation: `Submission rejected:\n- ${errors.join('\n- ')}\nFix these and call submit_analysis again.`,
+      isError: true,
+      data: record,
+    };
   }
   const pre = await ensurePreamble(ctx, 'bladePreamble', bladePreamble(block));
   if (pre) return pre;
@@ -342,12 +377,20 @@ export async function submitAnalysis(args: Record<string, unknown>, ctx: ToolCon
   record.transformedColumns = v.columns;
   if (v.model_repr) record.modelResult = v.model_repr;
   if (v.error) record.errors.push(`error in ${v.stage}:\n${v.error}`);
-  for (const m of v.missing) record.errors.push(`${m.variable}: column${m.columns.length > 1 ? 's' : ''} ${m.columns.map((c) => `'${c}'`).join(', ')} not in the transformed table`);
+  for (const m of v.missing) {
+    record.errors.push(
+      `${m.variable}: column${m.columns.length > 1 ? 's' : ''} ${m.columns.map((c) => `'${c}'`).join(', ')} not in the transformed table`,
+    );
+  }
   record.valid = v.ok && !v.error;
   state.submissions.push(record);
   if (!record.valid) {
     const colsNote = v.columns.length ? `\nColumns of the transformed table: ${v.columns.join(', ')}` : '';
-    return { observation: `Submission rejected:\n- ${record.errors.join('\n- ')}${colsNote}\nFix the problem and call submit_analysis again.`, isError: true, data: record };
+    return {
+      observation: `Submission rejected:\n- ${record.errors.join('\n- ')}${colsNote}\nFix the problem and call submit_analysis again.`,
+      isError: true,
+      data: record,
+    };
   }
   state.final = toEntireAnalysis(input);
   return {
@@ -360,9 +403,16 @@ export async function submitAnalysis(args: Record<string, unknown>, ctx: ToolCon
 const conceptualVariableSchema = {
   type: 'object' as const,
   properties: {
-    description: { type: 'string' as const, description: 'What the variable means conceptually, e.g. "femininity of the hurricane name".' },
+    description: {
+      type: 'string' as const,
+      description: 'What the variable means conceptually, e.g. "femininity of the hurricane name".',
+    },
     type: { type: 'string' as const, enum: [...BLADE_VARIABLE_TYPES], description: 'IV, DV, Control or Moderator.' },
-    columns: { type: 'array' as const, items: { type: 'string' as const }, description: 'Columns of the TRANSFORMED table that measure it.' },
+    columns: {
+      type: 'array' as const,
+      items: { type: 'string' as const },
+      description: 'Columns of the TRANSFORMED table that measure it.',
+    },
     moderator_on: { type: 'string' as const, description: 'Moderator only: the variable whose effect it moderates.' },
   },
   required: ['description', 'type', 'columns'],
@@ -376,19 +426,35 @@ const conceptualVariableSchema = {
 export function createBladeToolSet(opts: BladeToolSetOptions = {}): ToolSet<Block> {
   const python: ToolDefinition = {
     name: 'python',
-    description: 'Run Python code in a persistent kernel. The dataset is loaded as `df`; pandas, numpy, scipy, sklearn, statsmodels (sm, smf) are imported. Returns printed output and the value of the last expression.',
-    parameters: { type: 'object', properties: { code: { type: 'string', description: 'Python code to run.' } }, required: ['code'] },
+    description:
+      'Run Python code in a persistent kernel. The dataset is loaded as `df`; pandas, numpy, scipy, sklearn, statsmodels (sm, smf) are imported. Returns printed output and the value of the last expression.',
+    parameters: {
+      type: 'object',
+      properties: { code: { type: 'string', description: 'Python code to run.' } },
+      required: ['code'],
+    },
     run: async (args, ctx) => runPythonTool(ctx, 'bladePreamble', bladePreamble(ctx.block as Block), String(args.code)),
   };
   const submit: ToolDefinition = {
     name: 'submit_analysis',
-    description: 'Submit the final analysis. It is validated by running transform_code then model_code on a fresh copy of the data and checking that every named column exists in the transformed table. Errors are returned so you can fix them.',
+    description:
+      'Submit the final analysis. It is validated by running transform_code then model_code on a fresh copy of the data and checking that every named column exists in the transformed table. Errors are returned so you can fix them.',
     parameters: {
       type: 'object',
       properties: {
-        conceptual_variables: { type: 'array', items: conceptualVariableSchema, description: 'The conceptual model: one DV, at least one IV, and any Controls / Moderators.' },
-        transform_code: { type: 'string', description: 'Python defining `def transform(df: pd.DataFrame) -> pd.DataFrame`.' },
-        model_code: { type: 'string', description: 'Python defining `def model(df: pd.DataFrame)` returning the fitted model / result.' },
+        conceptual_variables: {
+          type: 'array',
+          items: conceptualVariableSchema,
+          description: 'The conceptual model: one DV, at least one IV, and any Controls / Moderators.',
+        },
+        transform_code: {
+          type: 'string',
+          description: 'Python defining `def transform(df: pd.DataFrame) -> pd.DataFrame`.',
+        },
+        model_code: {
+          type: 'string',
+          description: 'Python defining `def model(df: pd.DataFrame)` returning the fitted model / result.',
+        },
       },
       required: ['conceptual_variables', 'transform_code', 'model_code'],
     },
@@ -424,7 +490,10 @@ export const BLADE_RUN_RESULT_MODES = {
  * BLADE `DatasetSubmission` (`{dataset_name, analyses}`), the format its evaluator reads.
  * @param dataset BLADE dataset name; `analyses` the final analyses of the runs (one per run).
  */
-export function bladeDatasetSubmission(dataset: string, analyses: BladeEntireAnalysis[]): { dataset_name: string; analyses: BladeEntireAnalysis[] } {
+export function bladeDatasetSubmission(
+  dataset: string,
+  analyses: BladeEntireAnalysis[],
+): { dataset_name: string; analyses: BladeEntireAnalysis[] } {
   return { dataset_name: dataset, analyses };
 }
 
@@ -433,7 +502,10 @@ export function bladeDatasetSubmission(dataset: string, analyses: BladeEntireAna
  * `[RunResultMode, message]` when the run produced none (no valid submission → LM_GENERATION_FAILED).
  * Source: spec §1.2.5.
  */
-export function bladeMultiRunResults(dataset: string, runs: { final: BladeEntireAnalysis | null; message?: string }[]): { dataset_name: string; n: number; analyses: Record<string, BladeEntireAnalysis | [number, string]> } {
+export function bladeMultiRunResults(
+  dataset: string,
+  runs: { final: BladeEntireAnalysis | null; message?: string }[],
+): { dataset_name: string; n: number; analyses: Record<string, BladeEntireAnalysis | [number, string]> } {
   const analyses: Record<string, BladeEntireAnalysis | [number, string]> = {};
   runs.forEach((r, i) => {
     analyses[String(i)] = r.final ?? [BLADE_RUN_RESULT_MODES.LM_GENERATION_FAILED, r.message ?? 'no valid submission'];
@@ -450,10 +522,15 @@ export function bladeMultiRunResults(dataset: string, runs: { final: BladeEntire
  */
 export function buildBladeMcqPrompt(block: Block, item: BladeMcqItem): { system: string; user: string } {
   const which = item.mcType === 'select_pos' ? 'MOST' : 'LEAST';
-  const what = item.family === 'cvar' ? 'conceptual variable' : `transformation for the conceptual variable "${item.conceptualVariable}"`;
+  const what =
+    item.family === 'cvar'
+      ? 'conceptual variable'
+      : `transformation for the conceptual variable "${item.conceptualVariable}"`;
   const q = block.visible.researchQuestions?.[0] ?? '';
   const opts = item.options
-    .map((o) => (item.family === 'transform' ? `${o.label}.\n\`\`\`python\n${o.text}\n\`\`\`` : `${o.label}. ${o.text}`))
+    .map((o) =>
+      item.family === 'transform' ? `${o.label}.\n\`\`\`python\n${o.text}\n\`\`\`` : `${o.label}. ${o.text}`,
+    )
     .join('\n');
   const letters = item.options.map((o) => o.label);
   const user = [
@@ -470,7 +547,11 @@ export function buildBladeMcqPrompt(block: Block, item: BladeMcqItem): { system:
     `The valid answers are: ${letters.join(', ')}.`,
     'Answer:',
   ].join('\n');
-  return { system: 'You are an expert data scientist who judges which analysis decisions are justified by the research question and the data.', user };
+  return {
+    system:
+      'You are an expert data scientist who judges which analysis decisions are justified by the research question and the data.',
+    user,
+  };
 }
 
 /**
@@ -482,7 +563,10 @@ export function buildBladeMcqPrompt(block: Block, item: BladeMcqItem): { system:
  */
 export function parseBladeMcqAnswer(text: string, valid: string[]): string | null {
   const t = text.trim().replace(/^```(?:json)?\s*|\s*```$/g, '');
-  const ok = (s: unknown) => (typeof s === 'string' && valid.includes(s.trim().toUpperCase()) && s.trim().length === 1 ? s.trim().toUpperCase() : null);
+  const ok = (s: unknown) =>
+    typeof s === 'string' && valid.includes(s.trim().toUpperCase()) && s.trim().length === 1
+      ? s.trim().toUpperCase()
+      : null;
   if (t.startsWith('{')) {
     try {
       const o = JSON.parse(t) as Record<string, unknown>;

@@ -23,9 +23,14 @@ export interface ChecklistInput {
  */
 export function saveChecklist(file: string, entityId: string, items: ChecklistInput[]): number {
   items.forEach((it, i) => {
-    if (typeof it.question !== 'string' || it.question.trim() === '' || typeof it.answer !== 'string') throw new LoupeInputError(`checklist item ${i + 1}`, 'needs a question and an answer');
+    if (typeof it.question !== 'string' || it.question.trim() === '' || typeof it.answer !== 'string') {
+      throw new LoupeInputError(`checklist item ${i + 1}`, 'needs a question and an answer');
+    }
   });
-  let doc: { metadata?: Record<string, unknown>; results: { entity_id: string; qa_pairs: { question: string; answer: string; source_text: string }[] }[] } = {
+  let doc: {
+    metadata?: Record<string, unknown>;
+    results: { entity_id: string; qa_pairs: { question: string; answer: string; source_text: string }[] }[];
+  } = {
     metadata: { created_by: 'loupe' },
     results: [],
   };
@@ -35,9 +40,18 @@ export function saveChecklist(file: string, entityId: string, items: ChecklistIn
     } catch (e) {
       throw new LoupeInputError(file, `cannot update: ${errorMessage(e)}`);
     }
-    if (!doc || !Array.isArray(doc.results)) throw new LoupeInputError(file, 'not a DDR checklist file (expected {"results": [...]})');
+    if (!doc || !Array.isArray(doc.results)) {
+      throw new LoupeInputError(file, 'not a DDR checklist file (expected {"results": [...]})');
+    }
   }
-  const entry = { entity_id: entityId, qa_pairs: items.map((it) => ({ question: it.question.trim(), answer: it.answer, source_text: it.sourceText ?? '' })) };
+  const entry = {
+    entity_id: entityId,
+    qa_pairs: items.map((it) => ({
+      question: it.question.trim(),
+      answer: it.answer,
+      source_text: it.sourceText ?? '',
+    })),
+  };
   const i = doc.results.findIndex((r) => String(r.entity_id) === entityId);
   if (items.length === 0) {
     if (i >= 0) doc.results.splice(i, 1);

@@ -11,7 +11,14 @@ import { LoupeInputError } from '../../util/errors.ts';
 import { fitBradleyTerry } from '../../eval/bradley-terry.ts';
 import { pyJsonLoads, PyJsonError, pyMax, pyStatisticsMean, pyStrip } from '../../eval/numpy-python.ts';
 import { mapLimit, tallyJudgements } from '../../eval/judges/judge.ts';
-import type { ChecklistLabel, Judge, JudgeContext, Judgement, JudgementTally, JudgeVerdict } from '../../eval/judges/types.ts';
+import type {
+  ChecklistLabel,
+  Judge,
+  JudgeContext,
+  Judgement,
+  JudgementTally,
+  JudgeVerdict,
+} from '../../eval/judges/types.ts';
 
 /** One checklist fact (a `qa.json` pair). */
 export interface DdrChecklistItem {
@@ -78,10 +85,27 @@ export interface DdrOptions {
 }
 
 /** DDR's defaults. */
-export const DEFAULT_DDR_OPTIONS: Readonly<DdrOptions> = Object.freeze({ scenario: 'mimic', empty_insights: 'zero', no_insight_filter: 'substring', lenient: 'scenario', concurrency: 4, globem_check: 'answer', failed_judgements: 'exclude', unparsed_reply: 'error', label_case: 'any' });
+export const DEFAULT_DDR_OPTIONS: Readonly<DdrOptions> = Object.freeze({
+  scenario: 'mimic',
+  empty_insights: 'zero',
+  no_insight_filter: 'substring',
+  lenient: 'scenario',
+  concurrency: 4,
+  globem_check: 'answer',
+  failed_judgements: 'exclude',
+  unparsed_reply: 'error',
+  label_case: 'any',
+});
 
 /** The option values of DDR's shipped code (`--preset official`, issue 21 item 15). */
-export const DDR_OFFICIAL_OPTIONS: Readonly<Pick<DdrOptions, 'empty_insights' | 'failed_judgements' | 'unparsed_reply' | 'label_case'>> = Object.freeze({ empty_insights: 'drop', failed_judgements: 'count', unparsed_reply: 'substring', label_case: 'exact' });
+export const DDR_OFFICIAL_OPTIONS: Readonly<
+  Pick<DdrOptions, 'empty_insights' | 'failed_judgements' | 'unparsed_reply' | 'label_case'>
+> = Object.freeze({
+  empty_insights: 'drop',
+  failed_judgements: 'count',
+  unparsed_reply: 'substring',
+  label_case: 'exact',
+});
 
 const EXACT_LABELS: ReadonlySet<string> = new Set(['CORRECT_INFO', 'INCORRECT_INFO', 'INSUFFICIENT_INFO']);
 
@@ -146,18 +170,35 @@ export function ddrOfficialReading(raw: string, mode: DdrReadingMode = LEGACY_RE
   if (parsed) {
     if (typeof data !== 'object' || data === null || Array.isArray(data)) return null;
     const d = data as Record<string, unknown>;
-    const pick = (ddr: string, loupe: string) => (mode.keys === 'ddr' ? d[ddr] : mode.keys === 'loupe' ? d[loupe] : (d[ddr] ?? d[loupe]));
+    const pick = (ddr: string, loupe: string) =>
+      mode.keys === 'ddr' ? d[ddr] : mode.keys === 'loupe' ? d[loupe] : (d[ddr] ?? d[loupe]);
     const label = pick('context_quality', 'label') ?? 'INSUFFICIENT_INFO';
-    const nums = (v: unknown) => (Array.isArray(v) ? v.filter((x): x is number | boolean => typeof x === 'number' || typeof x === 'boolean').map(Number) : []);
-    return { kind: 'json', label: typeof label === 'string' ? label : JSON.stringify(label), supporting: nums(pick('supporting_message_indices', 'supporting')), contradicting: nums(pick('contradicting_message_indices', 'contradicting')) };
+    const nums = (v: unknown) =>
+      Array.isArray(v)
+        ? v.filter((x): x is number | boolean => typeof x === 'number' || typeof x === 'boolean').map(Number)
+        : [];
+    return {
+      kind: 'json',
+      label: typeof label === 'string' ? label : JSON.stringify(label),
+      supporting: nums(pick('supporting_message_indices', 'supporting')),
+      contradicting: nums(pick('contradicting_message_indices', 'contradicting')),
+    };
   }
   const upper = text.toUpperCase();
   if (mode.fallback === 'whole-word') {
-    const found = new Set([...upper.matchAll(/(?<![A-Z0-9_])(CORRECT_INFO|INCORRECT_INFO|INSUFFICIENT_INFO)(?![A-Z0-9_])/g)].map((m) => m[1]!));
+    const found = new Set(
+      [...upper.matchAll(/(?<![A-Z0-9_])(CORRECT_INFO|INCORRECT_INFO|INSUFFICIENT_INFO)(?![A-Z0-9_])/g)].map(
+        (m) => m[1]!,
+      ),
+    );
     if (found.size > 1) return { kind: 'ambiguous', label: '', supporting: [], contradicting: [] };
     return { kind: 'text', label: [...found][0] ?? 'INSUFFICIENT_INFO', supporting: [], contradicting: [] };
   }
-  const label = upper.includes('CORRECT_INFO') ? 'CORRECT_INFO' : upper.includes('INCORRECT_INFO') ? 'INCORRECT_INFO' : 'INSUFFICIENT_INFO';
+  const label = upper.includes('CORRECT_INFO')
+    ? 'CORRECT_INFO'
+    : upper.includes('INCORRECT_INFO')
+      ? 'INCORRECT_INFO'
+      : 'INSUFFICIENT_INFO';
   return { kind: 'text', label, supporting: [], contradicting: [] };
 }
 
@@ -171,7 +212,9 @@ export function ddrOptions(raw: Record<string, string | number | undefined> = {}
   const pick = <T extends string>(name: keyof DdrOptions, allowed: readonly T[]): T | undefined => {
     const v = raw[name];
     if (v === undefined) return undefined;
-    if (!allowed.includes(v as T)) throw new LoupeInputError(`option ${name}`, `must be one of ${allowed.join(', ')}, got '${v}'`);
+    if (!allowed.includes(v as T)) {
+      throw new LoupeInputError(`option ${name}`, `must be one of ${allowed.join(', ')}, got '${v}'`);
+    }
     return v as T;
   };
   if (raw.scenario !== undefined) o.scenario = String(raw.scenario);
@@ -184,7 +227,9 @@ export function ddrOptions(raw: Record<string, string | number | undefined> = {}
   o.label_case = pick('label_case', ['exact', 'any'] as const) ?? o.label_case;
   if (raw.concurrency !== undefined) {
     const n = Number(raw.concurrency);
-    if (!Number.isInteger(n) || n < 1) throw new LoupeInputError('option concurrency', `must be a positive integer, got '${raw.concurrency}'`);
+    if (!Number.isInteger(n) || n < 1) {
+      throw new LoupeInputError('option concurrency', `must be a positive integer, got '${raw.concurrency}'`);
+    }
     o.concurrency = n;
   }
   return o;
@@ -196,7 +241,10 @@ export function ddrOptions(raw: Record<string, string | number | undefined> = {}
  * @returns the kept insight texts (their positions are the indices judges refer to).
  * Source: spec §3.4 "Loading logs", §3.7 item 11.
  */
-export function validInsights(insights: ReadonlyArray<string | null>, rule: DdrOptions['no_insight_filter'] = 'substring'): string[] {
+export function validInsights(
+  insights: ReadonlyArray<string | null>,
+  rule: DdrOptions['no_insight_filter'] = 'substring',
+): string[] {
   const out: string[] = [];
   for (const s of insights) {
     const t = (s ?? '').trim();
@@ -266,7 +314,13 @@ export interface DdrChecklistScore {
   trajectoryWise: DdrAccuracy;
   /** Top-k curve over message-wise items: k → fractions correct / incorrect / insufficient (spec §3.4). */
   topK: Array<{ k: number; correct: number; incorrect: number; insufficient: number }>;
-  perEntity: Array<{ entityId: string; messageWise: DdrEntityContextScore; trajectoryWise: DdrEntityContextScore; validInsights: number; totalInsights: number }>;
+  perEntity: Array<{
+    entityId: string;
+    messageWise: DdrEntityContextScore;
+    trajectoryWise: DdrEntityContextScore;
+    validInsights: number;
+    totalInsights: number;
+  }>;
   judgements: JudgementTally;
   /** Items whose label an official-code option changed, by option (`unparsed_reply`, `label_case`). */
   changedBy: Record<string, number>;
@@ -283,7 +337,11 @@ export interface DdrChecklistScore {
  * Source: spec §3.4 (`evaluate_qa_with_message_list`, `evaluate_qa_with_context`, `calculate_summary_stats`,
  * `calculate_overall_stats`, `calculate_cumulative_message_stats`), §3.7 item 10, §5.3 row 7.
  */
-export async function scoreDdrChecklists(runs: readonly DdrEntityRun[], judge: Judge, options: Partial<DdrOptions> = {}): Promise<DdrChecklistScore> {
+export async function scoreDdrChecklists(
+  runs: readonly DdrEntityRun[],
+  judge: Judge,
+  options: Partial<DdrOptions> = {},
+): Promise<DdrChecklistScore> {
   const opts: DdrOptions = { ...DEFAULT_DDR_OPTIONS, ...options };
   const lenient = opts.lenient === 'always' || (opts.lenient === 'scenario' && opts.scenario.toLowerCase() === '10k');
   const all: Judgement[] = [];
@@ -304,35 +362,76 @@ export async function scoreDdrChecklists(runs: readonly DdrEntityRun[], judge: J
     const p = perRun[job.e]!;
     const item = p.r.checklist[job.i]!;
     const context = job.ctx === 'm' ? 'message-wise' : 'trajectory-wise';
-    const ctx: JudgeContext = { itemRef: `entity ${p.r.entityId} / item ${job.i} / ${context}`, nativeId: { entity: p.r.entityId, item: job.i, context } };
+    const ctx: JudgeContext = {
+      itemRef: `entity ${p.r.entityId} / item ${job.i} / ${context}`,
+      nativeId: { entity: p.r.entityId, item: job.i, context },
+    };
     if (p.r.runId) ctx.runId = p.r.runId;
-    const trend = opts.scenario.toLowerCase() === 'globem' && opts.globem_check === 'answer' ? trendCategory(item.answer) : null;
+    const trend =
+      opts.scenario.toLowerCase() === 'globem' && opts.globem_check === 'answer' ? trendCategory(item.answer) : null;
     if (trend) {
-      const t = await judge.judge('trend-answer', job.ctx === 'm' ? { question: item.question, insights: p.ins } : { question: item.question, report: p.report }, ctx);
+      const t = await judge.judge(
+        'trend-answer',
+        job.ctx === 'm' ? { question: item.question, insights: p.ins } : { question: item.question, report: p.report },
+        ctx,
+      );
       all.push(t);
       return asSupport(t, trend);
     }
-    const j = await judge.judge('checklist-support', job.ctx === 'm'
-      ? { question: item.question, answer: item.answer, insights: p.ins, scenario: opts.scenario, lenient }
-      : { question: item.question, answer: item.answer, report: p.report, scenario: opts.scenario, lenient }, ctx);
+    const j = await judge.judge(
+      'checklist-support',
+      job.ctx === 'm'
+        ? { question: item.question, answer: item.answer, insights: p.ins, scenario: opts.scenario, lenient }
+        : { question: item.question, answer: item.answer, report: p.report, scenario: opts.scenario, lenient },
+      ctx,
+    );
     all.push(j);
     return j;
   });
-  const byJob = new Map<string, Pick<Judgement, 'status' | 'judgeId' | 'key'> & { verdict: JudgeVerdict<'checklist-support'> | null; raw?: string | null; promptHash?: string | null }>();
+  const byJob = new Map<
+    string,
+    Pick<Judgement, 'status' | 'judgeId' | 'key'> & {
+      verdict: JudgeVerdict<'checklist-support'> | null;
+      raw?: string | null;
+      promptHash?: string | null;
+    }
+  >();
   jobs.forEach((job, k) => byJob.set(`${job.e}/${job.ctx}/${job.i}`, results[k]!));
 
   const contextScore = (e: number, ctx: 'm' | 't'): DdrEntityContextScore => {
     const p = perRun[e]!;
     const hasContext = ctx === 'm' ? p.ins.length > 0 : p.report.length > 0;
     const items: DdrItemResult[] = p.r.checklist.map((item, i) => {
-      if (!hasContext) return { index: i, question: item.question, label: 'INSUFFICIENT_INFO', supporting: [], contradicting: [], judgeId: 'none', judgementKey: null, status: 'no-context' };
+      if (!hasContext) {
+        return {
+          index: i,
+          question: item.question,
+          label: 'INSUFFICIENT_INFO',
+          supporting: [],
+          contradicting: [],
+          judgeId: 'none',
+          judgementKey: null,
+          status: 'no-context',
+        };
+      }
       const j = byJob.get(`${e}/${ctx}/${i}`)!;
       const v = j.status === 'done' ? j.verdict : null;
-      const base: DdrItemResult = { index: i, question: item.question, label: v?.label ?? null, supporting: v?.supporting ?? [], contradicting: v?.contradicting ?? [], judgeId: j.judgeId, judgementKey: j.key, status: j.status };
+      const base: DdrItemResult = {
+        index: i,
+        question: item.question,
+        label: v?.label ?? null,
+        supporting: v?.supporting ?? [],
+        contradicting: v?.contradicting ?? [],
+        judgeId: j.judgeId,
+        judgementKey: j.key,
+        status: j.status,
+      };
       return officialItem(base, j.raw ?? null, j.promptHash ?? null, opts);
     });
     const included = hasContext || opts.empty_insights === 'zero';
-    const judged = items.filter((x) => x.label !== null || (opts.failed_judgements === 'count' && x.status === 'error')).length;
+    const judged = items.filter(
+      (x) => x.label !== null || (opts.failed_judgements === 'count' && x.status === 'error'),
+    ).length;
     const correct = items.filter((x) => x.label === 'CORRECT_INFO').length;
     return { entityId: p.r.entityId, included, items, correct, judged, accuracy: judged ? correct / judged : null };
   };
@@ -370,10 +469,28 @@ export async function scoreDdrChecklists(runs: readonly DdrEntityRun[], judge: J
       errors,
     };
   };
-  const topK = ddrTopK(perEntity.filter((x) => x.messageWise.included).flatMap((x) => x.messageWise.items), opts.failed_judgements);
+  const topK = ddrTopK(
+    perEntity.filter((x) => x.messageWise.included).flatMap((x) => x.messageWise.items),
+    opts.failed_judgements,
+  );
   const changedBy: Record<string, number> = {};
-  for (const x of perEntity) for (const sc of [x.messageWise, x.trajectoryWise]) if (sc.included) for (const it of sc.items) if (it.changedBy) changedBy[it.changedBy] = (changedBy[it.changedBy] ?? 0) + 1;
-  return { benchmark: 'ddr', options: opts, messageWise: aggregate('messageWise'), trajectoryWise: aggregate('trajectoryWise'), topK, perEntity, judgements: tallyJudgements(all), changedBy };
+  for (const x of perEntity) {
+    for (const sc of [x.messageWise, x.trajectoryWise]) {
+      if (sc.included) {
+        for (const it of sc.items) if (it.changedBy) changedBy[it.changedBy] = (changedBy[it.changedBy] ?? 0) + 1;
+      }
+    }
+  }
+  return {
+    benchmark: 'ddr',
+    options: opts,
+    messageWise: aggregate('messageWise'),
+    trajectoryWise: aggregate('trajectoryWise'),
+    topK,
+    perEntity,
+    judgements: tallyJudgements(all),
+    changedBy,
+  };
 }
 
 /**
@@ -384,18 +501,27 @@ export async function scoreDdrChecklists(runs: readonly DdrEntityRun[], judge: J
  * @returns one point per k (fractions in [0, 1]; zeros when no item counts).
  * Source: DDR_Bench `base_evaluator.calculate_cumulative_message_stats` @ cc0aafb0 (issue 21 item 12).
  */
-export function ddrTopK(items: readonly DdrItemResult[], failed: DdrOptions['failed_judgements']): Array<{ k: number; correct: number; incorrect: number; insufficient: number }> {
+export function ddrTopK(
+  items: readonly DdrItemResult[],
+  failed: DdrOptions['failed_judgements'],
+): Array<{ k: number; correct: number; incorrect: number; insufficient: number }> {
   const counted = items.filter((x) => x.label !== null || (failed === 'count' && x.status === 'error'));
   const out = [];
   for (let k = 5; k <= 100; k += 5) {
-    let c = 0, inc = 0;
+    let c = 0,
+      inc = 0;
     for (const it of counted) {
       // Python's max(): a NaN index first stays NaN (never below k), a NaN later is passed over (issue 47 item 9)
       if (it.label === 'CORRECT_INFO' && it.supporting.length && pyMax(it.supporting) < k) c++;
       else if (it.label === 'INCORRECT_INFO' && it.contradicting.length && pyMax(it.contradicting) < k) inc++;
     }
     const n = counted.length || 1;
-    out.push({ k, correct: c / n, incorrect: inc / n, insufficient: counted.length ? (counted.length - c - inc) / n : 0 });
+    out.push({
+      k,
+      correct: c / n,
+      incorrect: inc / n,
+      insufficient: counted.length ? (counted.length - c - inc) / n : 0,
+    });
   }
   return out;
 }
@@ -415,40 +541,108 @@ export function ddrTopK(items: readonly DdrItemResult[], failed: DdrOptions['fai
 function officialItem(it: DdrItemResult, raw: string | null, promptHash: string | null, o: DdrOptions): DdrItemResult {
   if (raw === null || !/^(llm|file)/.test(it.judgeId)) return it;
   const reread = o.unparsed_reply !== 'error';
-  const r = ddrOfficialReading(raw, reread ? { json: 'python', keys: promptHash ? 'loupe' : 'ddr', fallback: o.unparsed_reply === 'whole-word' ? 'whole-word' : 'substring' } : LEGACY_READING);
+  const r = ddrOfficialReading(
+    raw,
+    reread
+      ? {
+          json: 'python',
+          keys: promptHash ? 'loupe' : 'ddr',
+          fallback: o.unparsed_reply === 'whole-word' ? 'whole-word' : 'substring',
+        }
+      : LEGACY_READING,
+  );
   if (!r) return it;
   if (r.kind === 'empty' || r.kind === 'ambiguous') {
     const changed = it.status === 'done';
-    return { ...it, label: null, supporting: [], contradicting: [], status: 'error', reading: r.kind, ...(changed ? { changedBy: 'unparsed_reply' as const } : {}) };
+    return {
+      ...it,
+      label: null,
+      supporting: [],
+      contradicting: [],
+      status: 'error',
+      reading: r.kind,
+      ...(changed ? { changedBy: 'unparsed_reply' as const } : {}),
+    };
   }
   if (r.kind === 'text') {
     if (!reread) return it;
     const label = r.label as ChecklistLabel;
     const changed = it.status !== 'done' || it.label !== label;
-    return { ...it, label, supporting: [], contradicting: [], status: 'done', reading: 'text', ...(changed ? { officialLabel: r.label, changedBy: 'unparsed_reply' as const } : {}) };
+    return {
+      ...it,
+      label,
+      supporting: [],
+      contradicting: [],
+      status: 'done',
+      reading: 'text',
+      ...(changed ? { officialLabel: r.label, changedBy: 'unparsed_reply' as const } : {}),
+    };
   }
   if (reread) {
     // a JSON reply as DDR reads it: the label and indices of its prompt's keys replace Loupe's reading
     const exact = EXACT_LABELS.has(r.label);
-    const relaxed = EXACT_LABELS.has(r.label.trim().toUpperCase()) ? (r.label.trim().toUpperCase() as ChecklistLabel) : null;
-    const label: ChecklistLabel | null = exact ? (r.label as ChecklistLabel) : o.label_case === 'exact' ? 'INSUFFICIENT_INFO' : relaxed;
+    const relaxed = EXACT_LABELS.has(r.label.trim().toUpperCase())
+      ? (r.label.trim().toUpperCase() as ChecklistLabel)
+      : null;
+    const label: ChecklistLabel | null = exact
+      ? (r.label as ChecklistLabel)
+      : o.label_case === 'exact'
+        ? 'INSUFFICIENT_INFO'
+        : relaxed;
     if (label === null) return it;
     const uncounted = !exact && o.label_case === 'exact';
     const before = it.status === 'done' ? it.label : null;
     // counted as changed: a label the exact-case rule dropped, or a verdict Loupe had read otherwise (a reply Loupe had
     // failed and DDR's reading labels is not a change, as for a reply in DDR's own format)
-    const changedBy = before === label ? undefined : uncounted && relaxed !== label ? 'label_case' as const : before !== null && before !== (relaxed ?? label) ? 'unparsed_reply' as const : undefined;
-    return { ...it, label, supporting: r.supporting, contradicting: r.contradicting, status: 'done', reading: 'json', ...(uncounted ? { officialLabel: r.label } : {}), ...(changedBy ? { changedBy } : {}) };
+    const changedBy =
+      before === label
+        ? undefined
+        : uncounted && relaxed !== label
+          ? ('label_case' as const)
+          : before !== null && before !== (relaxed ?? label)
+            ? ('unparsed_reply' as const)
+            : undefined;
+    return {
+      ...it,
+      label,
+      supporting: r.supporting,
+      contradicting: r.contradicting,
+      status: 'done',
+      reading: 'json',
+      ...(uncounted ? { officialLabel: r.label } : {}),
+      ...(changedBy ? { changedBy } : {}),
+    };
   }
   // a JSON reply: DDR's own format (`context_quality`, `supporting_message_indices`) is read here too
   const exact = EXACT_LABELS.has(r.label);
-  const relaxed = EXACT_LABELS.has(r.label.trim().toUpperCase()) ? (r.label.trim().toUpperCase() as ChecklistLabel) : null;
-  const label: ChecklistLabel | null = exact ? (r.label as ChecklistLabel) : o.label_case === 'exact' ? 'INSUFFICIENT_INFO' : relaxed;
+  const relaxed = EXACT_LABELS.has(r.label.trim().toUpperCase())
+    ? (r.label.trim().toUpperCase() as ChecklistLabel)
+    : null;
+  const label: ChecklistLabel | null = exact
+    ? (r.label as ChecklistLabel)
+    : o.label_case === 'exact'
+      ? 'INSUFFICIENT_INFO'
+      : relaxed;
   const uncounted = !exact && o.label_case === 'exact';
   if (label === null || (it.status === 'done' && it.label === label)) return it;
   const changed = uncounted && relaxed !== label;
-  if (it.status !== 'done') return { ...it, label, supporting: r.supporting, contradicting: r.contradicting, status: 'done', ...(uncounted ? { officialLabel: r.label } : {}), ...(changed ? { changedBy: 'label_case' as const } : {}) };
-  return { ...it, label, ...(uncounted ? { officialLabel: r.label } : {}), ...(changed ? { changedBy: 'label_case' as const } : {}) };
+  if (it.status !== 'done') {
+    return {
+      ...it,
+      label,
+      supporting: r.supporting,
+      contradicting: r.contradicting,
+      status: 'done',
+      ...(uncounted ? { officialLabel: r.label } : {}),
+      ...(changed ? { changedBy: 'label_case' as const } : {}),
+    };
+  }
+  return {
+    ...it,
+    label,
+    ...(uncounted ? { officialLabel: r.label } : {}),
+    ...(changed ? { changedBy: 'label_case' as const } : {}),
+  };
 }
 
 /**
@@ -464,13 +658,25 @@ export function trendCategory(answer: string): 'improved' | 'worsened' | 'same' 
 }
 
 /** A trend-answer judgement seen as a checklist label (correct iff the category matches exactly). */
-function asSupport(t: Judgement<'trend-answer'>, truth: 'improved' | 'worsened' | 'same'): Pick<Judgement, 'status' | 'judgeId' | 'key'> & { verdict: JudgeVerdict<'checklist-support'> | null } {
+function asSupport(
+  t: Judgement<'trend-answer'>,
+  truth: 'improved' | 'worsened' | 'same',
+): Pick<Judgement, 'status' | 'judgeId' | 'key'> & { verdict: JudgeVerdict<'checklist-support'> | null } {
   if (t.status !== 'done' || !t.verdict) return { status: t.status, judgeId: t.judgeId, key: t.key, verdict: null };
   const v = t.verdict;
-  const label: ChecklistLabel = v.answer === 'no_idea' ? 'INSUFFICIENT_INFO' : v.answer === truth ? 'CORRECT_INFO' : 'INCORRECT_INFO';
+  const label: ChecklistLabel =
+    v.answer === 'no_idea' ? 'INSUFFICIENT_INFO' : v.answer === truth ? 'CORRECT_INFO' : 'INCORRECT_INFO';
   return {
-    status: 'done', judgeId: t.judgeId, key: t.key,
-    verdict: { label, supporting: label === 'CORRECT_INFO' ? v.used : [], contradicting: label === 'INCORRECT_INFO' ? v.used : [], evidence: '', reasoning: `answered ${v.answer}; truth ${truth}. ${v.reasoning}` },
+    status: 'done',
+    judgeId: t.judgeId,
+    key: t.key,
+    verdict: {
+      label,
+      supporting: label === 'CORRECT_INFO' ? v.used : [],
+      contradicting: label === 'INCORRECT_INFO' ? v.used : [],
+      evidence: '',
+      reasoning: `answered ${v.answer}; truth ${truth}. ${v.reasoning}`,
+    },
   };
 }
 
@@ -479,9 +685,15 @@ function asSupport(t: Judgement<'trend-answer'>, truth: 'improved' | 'worsened' 
  * @param cells the per-scenario scores. @returns the mean of every non-null cell (fraction), null if none.
  * Source: spec §3.4 "Table 2 metrics" (checked on the Claude row: 47.725).
  */
-export function ddrOverallAverage(cells: ReadonlyArray<Pick<DdrChecklistScore, 'messageWise' | 'trajectoryWise'>>): number | null {
+export function ddrOverallAverage(
+  cells: ReadonlyArray<Pick<DdrChecklistScore, 'messageWise' | 'trajectoryWise'>>,
+): number | null {
   const vals: number[] = [];
-  for (const c of cells) for (const a of [c.messageWise, c.trajectoryWise]) for (const v of [a.sampleAveraged, a.itemAveraged]) if (v !== null) vals.push(v);
+  for (const c of cells) {
+    for (const a of [c.messageWise, c.trajectoryWise]) {
+      for (const v of [a.sampleAveraged, a.itemAveraged]) if (v !== null) vals.push(v);
+    }
+  }
   return vals.length ? vals.reduce((s, x) => s + x, 0) / vals.length : null;
 }
 
@@ -512,7 +724,10 @@ export interface DdrExploration {
  * @throws LoupeInputError when totalFields is not positive.
  * Source: DDR paper §4.2 (no code in the repo; spec §3.4 "Metrics described in the paper").
  */
-export function ddrExploration(touched: ReadonlyArray<readonly string[]>, totalFields: number | readonly string[]): DdrExploration {
+export function ddrExploration(
+  touched: ReadonlyArray<readonly string[]>,
+  totalFields: number | readonly string[],
+): DdrExploration {
   const total = typeof totalFields === 'number' ? totalFields : new Set(totalFields).size;
   if (!(total > 0)) throw new LoupeInputError('totalFields', `must be positive, got ${total}`);
   const counts = new Map<string, number>();
@@ -543,11 +758,21 @@ export function ddrExploration(touched: ReadonlyArray<readonly string[]>, totalF
  * @returns exploration figures plus how many queries needed the fallback.
  * Source: DDR paper §4.2; field extraction via the DDR tool set's `touchedFields`.
  */
-export function ddrExplorationFromSql(sqls: readonly string[], schema: ReadonlyMap<string, readonly string[]>, totalFields?: number): DdrExploration & { fallbackQueries: number } {
+export function ddrExplorationFromSql(
+  sqls: readonly string[],
+  schema: ReadonlyMap<string, readonly string[]>,
+  totalFields?: number,
+): DdrExploration & { fallbackQueries: number } {
   const s = new Map([...schema.entries()].map(([t, cs]) => [t, [...cs]]));
   const touched = sqls.map((q) => touchedFields(q, s));
   const total = totalFields ?? [...s.values()].reduce((n, cs) => n + cs.length, 0);
-  return { ...ddrExploration(touched.map((t) => t.columns), total), fallbackQueries: touched.filter((t) => t.method === 'fallback').length };
+  return {
+    ...ddrExploration(
+      touched.map((t) => t.columns),
+      total,
+    ),
+    fallbackQueries: touched.filter((t) => t.method === 'fallback').length,
+  };
 }
 
 // ------------------------------------------------------------------ novelty (Bradley–Terry)
@@ -585,12 +810,21 @@ export interface BradleyTerryFit {
  * spec §3.4 — tie handling is an option here); Hunter (2004), "MM algorithms for generalized Bradley–Terry models"
  * (same maximum-likelihood estimate as the MM iteration used before).
  */
-export function bradleyTerry(outcomes: readonly PairOutcome[], opts: { ties?: 'half' | 'ignore'; maxIter?: number; tol?: number } = {}): BradleyTerryFit {
+export function bradleyTerry(
+  outcomes: readonly PairOutcome[],
+  opts: { ties?: 'half' | 'ignore'; maxIter?: number; tol?: number } = {},
+): BradleyTerryFit {
   const ties = opts.ties ?? 'half';
   const names = [...new Set(outcomes.flatMap((o) => [o.a, o.b]))];
-  const fit = fitBradleyTerry(outcomes.filter((o) => o.a !== o.b), {
-    ties, players: names, ...(opts.maxIter !== undefined ? { maxIter: opts.maxIter } : {}), ...(opts.tol !== undefined ? { tol: opts.tol } : {}),
-  });
+  const fit = fitBradleyTerry(
+    outcomes.filter((o) => o.a !== o.b),
+    {
+      ties,
+      players: names,
+      ...(opts.maxIter !== undefined ? { maxIter: opts.maxIter } : {}),
+      ...(opts.tol !== undefined ? { tol: opts.tol } : {}),
+    },
+  );
   const theta = fit.logStrengths;
   const top = Math.max(...fit.players.map((p) => theta[p]!));
   const z = fit.players.reduce((s, p) => s + Math.exp(theta[p]! - top), 0);
@@ -637,7 +871,11 @@ export interface DdrNoveltyScore {
  * @returns the fit, every comparison and a judgement tally.
  * Source: spec §3.4 "Novelty" steps 1–3.
  */
-export async function scoreDdrNovelty(inputs: readonly DdrNoveltyInput[], judge: Judge, opts: { seed?: number; ties?: 'half' | 'ignore'; scenario?: string; concurrency?: number } = {}): Promise<DdrNoveltyScore> {
+export async function scoreDdrNovelty(
+  inputs: readonly DdrNoveltyInput[],
+  judge: Judge,
+  opts: { seed?: number; ties?: 'half' | 'ignore'; scenario?: string; concurrency?: number } = {},
+): Promise<DdrNoveltyScore> {
   const seed = opts.seed ?? 0;
   const rand = seededRandom(seed);
   const byEntity = new Map<string, DdrNoveltyInput[]>();
@@ -649,12 +887,18 @@ export async function scoreDdrNovelty(inputs: readonly DdrNoveltyInput[], judge:
   const pairs: Array<{ entityId: string; a: DdrNoveltyInput; b: DdrNoveltyInput; swapped: boolean }> = [];
   for (const [entityId, l] of [...byEntity.entries()].sort((x, y) => x[0].localeCompare(y[0]))) {
     const sorted = [...l].sort((x, y) => x.model.localeCompare(y.model));
-    for (let i = 0; i < sorted.length; i++) for (let j = i + 1; j < sorted.length; j++) pairs.push({ entityId, a: sorted[i]!, b: sorted[j]!, swapped: rand() < 0.5 });
+    for (let i = 0; i < sorted.length; i++) {
+      for (let j = i + 1; j < sorted.length; j++) {
+        pairs.push({ entityId, a: sorted[i]!, b: sorted[j]!, swapped: rand() < 0.5 });
+      }
+    }
   }
   const js = await mapLimit(pairs, opts.concurrency ?? 4, (p) => {
     const na = novelInsights(p.a.insights, p.a.usedIndices);
     const nb = novelInsights(p.b.insights, p.b.usedIndices);
-    const input: { insightsA: string[]; insightsB: string[]; scenario?: string } = p.swapped ? { insightsA: nb, insightsB: na } : { insightsA: na, insightsB: nb };
+    const input: { insightsA: string[]; insightsB: string[]; scenario?: string } = p.swapped
+      ? { insightsA: nb, insightsB: na }
+      : { insightsA: na, insightsB: nb };
     if (opts.scenario) input.scenario = opts.scenario;
     return judge.judge('pairwise-novelty', input, { itemRef: `novelty ${p.entityId}: ${p.a.model} vs ${p.b.model}` });
   });
@@ -664,10 +908,22 @@ export async function scoreDdrNovelty(inputs: readonly DdrNoveltyInput[], judge:
     if (j.status !== 'done' || !j.verdict) return;
     const w = j.verdict.winner;
     const winner: PairOutcome['winner'] = w === 'TIE' ? 'tie' : (w === 'A') !== p.swapped ? 'a' : 'b';
-    comparisons.push({ a: p.a.model, b: p.b.model, winner, entityId: p.entityId, swapped: p.swapped, judgementKey: j.key });
+    comparisons.push({
+      a: p.a.model,
+      b: p.b.model,
+      winner,
+      entityId: p.entityId,
+      swapped: p.swapped,
+      judgementKey: j.key,
+    });
   });
   const ties = opts.ties ?? 'half';
-  return { fit: bradleyTerry(comparisons, { ties }), comparisons, judgements: tallyJudgements(js), options: { seed, ties, scenario: opts.scenario ?? '' } };
+  return {
+    fit: bradleyTerry(comparisons, { ties }),
+    comparisons,
+    judgements: tallyJudgements(js),
+    options: { seed, ties, scenario: opts.scenario ?? '' },
+  };
 }
 
 /**
@@ -676,10 +932,20 @@ export async function scoreDdrNovelty(inputs: readonly DdrNoveltyInput[], judge:
  * @returns rate (fraction, null when nothing judged), counts and tally.
  * Source: DDR paper §7 / Table 6 (a manual annotation there; here any judge, human included).
  */
-export async function scoreDdrHallucination(items: ReadonlyArray<{ insight: string; evidence: string; runId?: string }>, judge: Judge, concurrency = 4): Promise<{ rate: number | null; hallucinated: number; judged: number; judgements: JudgementTally }> {
-  const js = await mapLimit(items, concurrency, (x) => judge.judge('hallucination', { insight: x.insight, evidence: x.evidence }, x.runId ? { runId: x.runId } : {}));
+export async function scoreDdrHallucination(
+  items: ReadonlyArray<{ insight: string; evidence: string; runId?: string }>,
+  judge: Judge,
+  concurrency = 4,
+): Promise<{ rate: number | null; hallucinated: number; judged: number; judgements: JudgementTally }> {
+  const js = await mapLimit(items, concurrency, (x) =>
+    judge.judge('hallucination', { insight: x.insight, evidence: x.evidence }, x.runId ? { runId: x.runId } : {}),
+  );
   const done = js.filter((j) => j.status === 'done' && j.verdict);
   const h = done.filter((j) => j.verdict!.hallucinated).length;
-  return { rate: done.length ? h / done.length : null, hallucinated: h, judged: done.length, judgements: tallyJudgements(js) };
+  return {
+    rate: done.length ? h / done.length : null,
+    hallucinated: h,
+    judged: done.length,
+    judgements: tallyJudgements(js),
+  };
 }
-

@@ -28,7 +28,11 @@ export function ddrFailedItems(score: RunScore): FailedItem[] {
     const b = t.get(idx);
     const labels = [a?.label, b?.label];
     if (labels.every((l) => l == null) || labels.includes('CORRECT_INFO')) continue;
-    out.push({ ref: `item ${idx + 1}`, question: (a ?? b)!.question, detail: `I_m ${a?.label ?? 'unjudged'}, I_t ${b?.label ?? 'unjudged'}` });
+    out.push({
+      ref: `item ${idx + 1}`,
+      question: (a ?? b)!.question,
+      detail: `I_m ${a?.label ?? 'unjudged'}, I_t ${b?.label ?? 'unjudged'}`,
+    });
   }
   return out;
 }
@@ -59,7 +63,9 @@ async function ddrRunInsights(store: RunStore, run: RunRecord): Promise<RunInsig
   const steps = rec ? [] : await store.getSteps(run.id);
   const ins = rec ? rec.insights : ddrInsightsFromReasoning(steps);
   const out: RunInsight[] = [];
-  for (const i of ins) if (i.insight && i.insight.trim()) out.push({ index: out.length, text: i.insight.trim(), stepIndex: i.stepIndex });
+  for (const i of ins) {
+    if (i.insight && i.insight.trim()) out.push({ index: out.length, text: i.insight.trim(), stepIndex: i.stepIndex });
+  }
   const report = rec ? rec.finalReport : ddrFinalReport(steps, run.params.finishRule === 'code' ? 'code' : 'paper');
   if (report?.trim()) out.push({ index: out.length, text: report.trim(), stepIndex: null });
   return out;

@@ -31,7 +31,9 @@ export interface DdrUncheckedFact {
 
 /** The text of a step as the agent saw it: its message, each tool call and its result. */
 export function stepSeenText(s: StepRecord): string {
-  return [s.assistant.content ?? '', ...s.toolCalls.map((c) => `${c.name}(${c.argumentsText}) → ${c.observation}`)].filter(Boolean).join('\n');
+  return [s.assistant.content ?? '', ...s.toolCalls.map((c) => `${c.name}(${c.argumentsText}) → ${c.observation}`)]
+    .filter(Boolean)
+    .join('\n');
 }
 
 /**
@@ -41,7 +43,11 @@ export function stepSeenText(s: StepRecord): string {
  *   insight are kept whole first, then the earlier ones in order, each cut at 4,000 characters).
  * @returns the items to judge and the facts shown apart.
  */
-export function ddrHallucinationItems(insights: ReadonlyArray<{ stepIndex: number; insight: string | null }>, steps: readonly StepRecord[], maxEvidence = 12_000): { items: DdrHallucinationItem[]; unchecked: DdrUncheckedFact[] } {
+export function ddrHallucinationItems(
+  insights: ReadonlyArray<{ stepIndex: number; insight: string | null }>,
+  steps: readonly StepRecord[],
+  maxEvidence = 12_000,
+): { items: DdrHallucinationItem[]; unchecked: DdrUncheckedFact[] } {
   const texts = steps.map((s) => ({ index: s.index, text: stepSeenText(s) }));
   const byIndex = new Map(texts.map((t) => [t.index, t.text]));
   const items: DdrHallucinationItem[] = [];
@@ -50,7 +56,10 @@ export function ddrHallucinationItems(insights: ReadonlyArray<{ stepIndex: numbe
     if (!ins.insight?.trim()) return;
     for (const f of splitAtomicFacts(ins.insight)) {
       const c = checkability(f.text);
-      if (!c.checkable) { unchecked.push({ insightIndex, text: f.text, reason: c.reason }); continue; }
+      if (!c.checkable) {
+        unchecked.push({ insightIndex, text: f.text, reason: c.reason });
+        continue;
+      }
       // the fact's own words decide relevance (a shared lead such as "The patient has" would make every step relevant)
       const rel = relevantSteps(f.text, texts, ins.stepIndex);
       // the insight's own step first (what it follows), then the earlier relevant ones newest first, within the bound
@@ -65,8 +74,15 @@ export function ddrHallucinationItems(insights: ReadonlyArray<{ stepIndex: numbe
       }
       parts.sort((a, b) => a.index - b.index);
       items.push({
-        insight: f.statement, insightIndex, factIndex: f.index, steps: parts.map((p) => p.index), unseen: rel.unseen,
-        evidence: parts.map((p) => `[step ${p.index + 1}]\n${p.text}`).join('\n\n').slice(0, maxEvidence),
+        insight: f.statement,
+        insightIndex,
+        factIndex: f.index,
+        steps: parts.map((p) => p.index),
+        unseen: rel.unseen,
+        evidence: parts
+          .map((p) => `[step ${p.index + 1}]\n${p.text}`)
+          .join('\n\n')
+          .slice(0, maxEvidence),
       });
     }
   });

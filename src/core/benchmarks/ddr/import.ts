@@ -6,7 +6,17 @@
  * Source: spec §3.2 (DDR databases), issue 3 "Importing CSV tables into SQLite".
  */
 import { quoteIdent } from '../../util/sql.ts';
-import { createReadStream, existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import {
+  createReadStream,
+  existsSync,
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  renameSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from 'node:fs';
 import { dirname, basename, relative, sep } from 'node:path';
 import { createGunzip } from 'node:zlib';
 import { parse } from 'csv-parse';
@@ -63,7 +73,10 @@ function readBookkeeping(dest: string): ImportBookkeepingRow[] | undefined {
 
 function writeBookkeeping(dest: string, rows: ImportBookkeepingRow[]): void {
   const file = importBookkeepingPath(dest);
-  writeFileSync(`${file}.${process.pid}.partial`, JSON.stringify({ format: 'loupe-ddr-import/1', tables: rows }, null, 1));
+  writeFileSync(
+    `${file}.${process.pid}.partial`,
+    JSON.stringify({ format: 'loupe-ddr-import/1', tables: rows }, null, 1),
+  );
   renameSync(`${file}.${process.pid}.partial`, file);
 }
 
@@ -103,7 +116,9 @@ export function moveImportBookkeepingOut(path: string): boolean {
   try {
     const db = new Database(path, { fileMustExist: true });
     try {
-      const rows = db.prepare(`SELECT table_name, file, size, mtime, rows, columns FROM ${IMPORT_TABLE}`).all() as ImportBookkeepingRow[];
+      const rows = db
+        .prepare(`SELECT table_name, file, size, mtime, rows, columns FROM ${IMPORT_TABLE}`)
+        .all() as ImportBookkeepingRow[];
       if (!readBookkeeping(path)) writeBookkeeping(path, rows);
       db.pragma('secure_delete = ON');
       db.exec(`DROP TABLE ${IMPORT_TABLE}`);
@@ -111,7 +126,10 @@ export function moveImportBookkeepingOut(path: string): boolean {
       db.close();
     }
   } catch (e) {
-    throw new LoupeInputError(path, `holds Loupe's import bookkeeping (table ${IMPORT_TABLE}, with host file paths) that an agent must not read, and it cannot be moved out (${errorMessage(e)}); make the file writable once, or import the tables again into a new database`);
+    throw new LoupeInputError(
+      path,
+      `holds Loupe's import bookkeeping (table ${IMPORT_TABLE}, with host file paths) that an agent must not read, and it cannot be moved out (${errorMessage(e)}); make the file writable once, or import the tables again into a new database`,
+    );
   }
   return true;
 }
@@ -127,7 +145,10 @@ export function findTableFiles(dir: string): TableFile[] {
     if (!m) continue;
     const relDir = relative(dir, dirname(file));
     const parts = relDir === '' ? [] : relDir.split(sep);
-    const table = [...parts, m[1]!].join('_').toLowerCase().replace(/[^a-z0-9_]+/g, '_');
+    const table = [...parts, m[1]!]
+      .join('_')
+      .toLowerCase()
+      .replace(/[^a-z0-9_]+/g, '_');
     const st = statSync(file);
     out.push({ table, file, size: st.size, mtimeMs: Math.floor(st.mtimeMs) });
   }
@@ -150,7 +171,6 @@ export interface ImportResult {
   reused: boolean;
   problems: string[];
 }
-
 
 /**
  * Imports CSV / CSV.gz tables from `dir` into the SQLite file `dest`. Writes to `dest.<pid>.partial`
@@ -187,10 +207,22 @@ export async function importCsvFolder(dir: string, dest: string, opts: ImportOpt
     for (const f of files) {
       const base = doneBytes;
       opts.onProgress?.({ phase: 'import', done: doneBytes, total, message: f.table });
-      const r = await importOne(db, f, (bytes) => opts.onProgress?.({ phase: 'import', done: base + bytes, total, message: f.table }), problems);
+      const r = await importOne(
+        db,
+        f,
+        (bytes) => opts.onProgress?.({ phase: 'import', done: base + bytes, total, message: f.table }),
+        problems,
+      );
       doneBytes = base + f.size;
       tables.push({ table: f.table, file: f.file, rows: r.rows, columns: r.columns });
-      bookkeeping.push({ table_name: f.table, file: f.file, size: f.size, mtime: f.mtimeMs, rows: r.rows, columns: r.columns });
+      bookkeeping.push({
+        table_name: f.table,
+        file: f.file,
+        size: f.size,
+        mtime: f.mtimeMs,
+        rows: r.rows,
+        columns: r.columns,
+      });
       log.info(`imported ${f.table}: ${r.rows} rows`);
     }
     opts.onProgress?.({ phase: 'import', done: total, total, message: 'done' });
@@ -282,7 +314,12 @@ function inferTypes(header: string[], sample: string[][]): ColType[] {
   });
 }
 
-async function importOne(db: Database.Database, f: TableFile, onBytes: (n: number) => void, problems: string[]): Promise<{ rows: number; columns: number }> {
+async function importOne(
+  db: Database.Database,
+  f: TableFile,
+  onBytes: (n: number) => void,
+  problems: string[],
+): Promise<{ rows: number; columns: number }> {
   const raw = createReadStream(f.file);
   let bytes = 0;
   raw.on('data', (c) => {
@@ -330,7 +367,9 @@ async function importOne(db: Database.Database, f: TableFile, onBytes: (n: numbe
   const start = () => {
     types = inferTypes(header!, sample);
     db.exec(`DROP TABLE IF EXISTS ${quoteIdent(f.table)}`);
-    db.exec(`CREATE TABLE ${quoteIdent(f.table)} (${header!.map((h, j) => `${quoteIdent(h)} ${types[j]}`).join(', ')})`);
+    db.exec(
+      `CREATE TABLE ${quoteIdent(f.table)} (${header!.map((h, j) => `${quoteIdent(h)} ${types[j]}`).join(', ')})`,
+    );
     insert = db.prepare(`INSERT INTO ${quoteIdent(f.table)} VALUES (${header!.map(() => '?').join(', ')})`);
     for (const r of sample) batch.push(convert(r));
     sample.length = 0;
@@ -365,8 +404,12 @@ async function importOne(db: Database.Database, f: TableFile, onBytes: (n: numbe
     // A CSV syntax error (e.g. a quote never closed) ends this table, not the import: the rows read so
     // far are kept and the problem names the record. Read errors (corrupt gzip) still fail.
     const code = (e as { code?: unknown }).code;
-    if (!header || typeof code !== 'string' || !code.startsWith('CSV_')) throw new LoupeInputError(`${f.file}:${line}`, `cannot import: ${errorMessage(e)}`);
-    problems.push(`${f.file}:${prevEndLine + 1}: malformed CSV (${errorMessage(e).replace(/ at line \d+/, '')}); rest of the file skipped`);
+    if (!header || typeof code !== 'string' || !code.startsWith('CSV_')) {
+      throw new LoupeInputError(`${f.file}:${line}`, `cannot import: ${errorMessage(e)}`);
+    }
+    problems.push(
+      `${f.file}:${prevEndLine + 1}: malformed CSV (${errorMessage(e).replace(/ at line \d+/, '')}); rest of the file skipped`,
+    );
   }
   if (!header) throw new LoupeInputError(f.file, 'empty table file (no header row)');
   if (!insert) start();

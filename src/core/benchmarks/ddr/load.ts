@@ -39,7 +39,11 @@ export function isSqliteFile(p: string): boolean {
 
 /** Default place for an imported database: a cache file under the OS temp dir keyed by the folder. */
 export function defaultImportPath(dir: string): string {
-  return join(tmpdir(), 'loupe-ddr', `${safeId(basename(dir))}-${createHash('sha1').update(resolve(dir)).digest('hex').slice(0, 10)}.sqlite`);
+  return join(
+    tmpdir(),
+    'loupe-ddr',
+    `${safeId(basename(dir))}-${createHash('sha1').update(resolve(dir)).digest('hex').slice(0, 10)}.sqlite`,
+  );
 }
 
 /**
@@ -59,15 +63,26 @@ export function readEntityIds(file: string): string[] {
  * @returns entity id → checklist items, plus problems naming `file results[i]`.
  * @throws LoupeInputError for invalid JSON / non-UTF-8 / no `results` list.
  */
-export function readChecklists(file: string): { byEntity: Map<string, ChecklistItem[]>; problems: string[]; metadata: unknown } {
+export function readChecklists(file: string): {
+  byEntity: Map<string, ChecklistItem[]>;
+  problems: string[];
+  metadata: unknown;
+} {
   const j = readJson(file);
   const o = j as { results?: unknown; metadata?: unknown };
-  if (typeof o !== 'object' || o === null || !Array.isArray(o.results)) throw new LoupeInputError(file, 'not a DDR checklist file (expected {"results": [...]})');
+  if (typeof o !== 'object' || o === null || !Array.isArray(o.results)) {
+    throw new LoupeInputError(file, 'not a DDR checklist file (expected {"results": [...]})');
+  }
   const byEntity = new Map<string, ChecklistItem[]>();
   const problems: string[] = [];
   o.results.forEach((r, i) => {
     const ro = r as { entity_id?: unknown; qa_pairs?: unknown };
-    if (typeof ro !== 'object' || ro === null || (typeof ro.entity_id !== 'string' && typeof ro.entity_id !== 'number') || !Array.isArray(ro.qa_pairs)) {
+    if (
+      typeof ro !== 'object' ||
+      ro === null ||
+      (typeof ro.entity_id !== 'string' && typeof ro.entity_id !== 'number') ||
+      !Array.isArray(ro.qa_pairs)
+    ) {
       problems.push(`${file} results[${i}]: expected {entity_id, qa_pairs: [...]}; skipped`);
       return;
     }
@@ -79,7 +94,12 @@ export function readChecklists(file: string): { byEntity: Map<string, ChecklistI
         problems.push(`${file} results[${i}].qa_pairs[${k}]: expected {question, answer}; skipped`);
         return;
       }
-      items.push({ id: `c${items.length + 1}`, question: qo.question, answer: qo.answer, ...(typeof qo.source_text === 'string' && qo.source_text !== '' ? { sourceText: qo.source_text } : {}) });
+      items.push({
+        id: `c${items.length + 1}`,
+        question: qo.question,
+        answer: qo.answer,
+        ...(typeof qo.source_text === 'string' && qo.source_text !== '' ? { sourceText: qo.source_text } : {}),
+      });
     });
     byEntity.set(id, [...(byEntity.get(id) ?? []), ...items]);
   });
@@ -98,8 +118,12 @@ function readMetadata(file: string, problems: string[]): Comments {
   try {
     const j = JSON.parse(readUtf8(file)) as Record<string, unknown>;
     if (j.TABLE_COMMENTS && typeof j.TABLE_COMMENTS === 'object') c.tables = j.TABLE_COMMENTS as Record<string, string>;
-    if (j.COLUMN_COMMENTS && typeof j.COLUMN_COMMENTS === 'object') c.columns = j.COLUMN_COMMENTS as Record<string, Record<string, string>>;
-    if (j.description_mapping && typeof j.description_mapping === 'object') c.anyColumn = j.description_mapping as Record<string, string>;
+    if (j.COLUMN_COMMENTS && typeof j.COLUMN_COMMENTS === 'object') {
+      c.columns = j.COLUMN_COMMENTS as Record<string, Record<string, string>>;
+    }
+    if (j.description_mapping && typeof j.description_mapping === 'object') {
+      c.anyColumn = j.description_mapping as Record<string, string>;
+    }
   } catch (e) {
     problems.push(errorMessage(e) + ` (${file})`);
   }
@@ -147,19 +171,34 @@ export function describeDatabase(path: string, rel: string, comments?: Comments)
   const bookkeeping = importBookkeeping(path);
   const db = new Database(path, { readonly: true, fileMustExist: true });
   try {
-    const names = (db.prepare(`SELECT name FROM sqlite_master WHERE type IN ('table','view') AND name NOT LIKE 'sqlite_%' ORDER BY name`).all() as { name: string }[]).map((r) => r.name);
+    const names = (
+      db
+        .prepare(
+          `SELECT name FROM sqlite_master WHERE type IN ('table','view') AND name NOT LIKE 'sqlite_%' ORDER BY name`,
+        )
+        .all() as { name: string }[]
+    ).map((r) => r.name);
     const tc: Record<string, string> = { ...(comments?.tables ?? {}) };
     const cc: Record<string, Record<string, string>> = { ...(comments?.columns ?? {}) };
     if (names.includes('table_comments')) {
       try {
-        for (const r of db.prepare('SELECT table_name, comment FROM table_comments').all() as { table_name: string; comment: string }[]) tc[r.table_name] ??= r.comment;
+        for (const r of db.prepare('SELECT table_name, comment FROM table_comments').all() as {
+          table_name: string;
+          comment: string;
+        }[]) {
+          tc[r.table_name] ??= r.comment;
+        }
       } catch {
         // not the DDR shape
       }
     }
     if (names.includes('column_comments')) {
       try {
-        for (const r of db.prepare('SELECT table_name, column_name, comment FROM column_comments').all() as { table_name: string; column_name: string; comment: string }[]) {
+        for (const r of db.prepare('SELECT table_name, column_name, comment FROM column_comments').all() as {
+          table_name: string;
+          column_name: string;
+          comment: string;
+        }[]) {
           (cc[r.table_name] ??= {})[r.column_name] ??= r.comment;
         }
       } catch {
@@ -174,7 +213,9 @@ export function describeDatabase(path: string, rel: string, comments?: Comments)
     const countAll = fileSize(path) < 256 * 1024 * 1024;
     const tables = names.map((name) => {
       const cols = db.prepare(`PRAGMA table_info(${q(name)})`).all() as { name: string; type: string }[];
-      const rows = known.get(name) ?? (countAll ? (db.prepare(`SELECT COUNT(*) AS n FROM ${q(name)}`).get() as { n: number }).n : undefined);
+      const rows =
+        known.get(name) ??
+        (countAll ? (db.prepare(`SELECT COUNT(*) AS n FROM ${q(name)}`).get() as { n: number }).n : undefined);
       const comment = tc[name];
       return {
         name,
@@ -202,18 +243,33 @@ export function entitiesFromColumn(dbPath: string, spec: string): { ids: string[
   if (!m) throw new LoupeInputError('--entities', `expected TABLE.COLUMN, got '${spec}'`);
   const db = new Database(dbPath, { readonly: true, fileMustExist: true });
   try {
-    const tables = (db.prepare(`SELECT name FROM sqlite_master WHERE type IN ('table','view')`).all() as { name: string }[]).map((r) => r.name);
+    const tables = (
+      db.prepare(`SELECT name FROM sqlite_master WHERE type IN ('table','view')`).all() as { name: string }[]
+    ).map((r) => r.name);
     let table = tables.find((t) => t === m[1]) ?? tables.find((t) => t.toLowerCase() === m[1]!.toLowerCase());
     if (!table) {
       const cands = tables.filter((t) => t.toLowerCase().endsWith(`_${m[1]!.toLowerCase()}`));
       if (cands.length === 1) table = cands[0];
-      else throw new LoupeInputError('--entities', `no table '${m[1]}' in ${dbPath}${cands.length ? ` (ambiguous: ${cands.join(', ')})` : ''}`);
+      else {
+        throw new LoupeInputError(
+          '--entities',
+          `no table '${m[1]}' in ${dbPath}${cands.length ? ` (ambiguous: ${cands.join(', ')})` : ''}`,
+        );
+      }
     }
     const q = quoteIdent;
     const cols = (db.prepare(`PRAGMA table_info(${q(table!)})`).all() as { name: string }[]).map((c) => c.name);
     const column = cols.find((c) => c === m[2]) ?? cols.find((c) => c.toLowerCase() === m[2]!.toLowerCase());
-    if (!column) throw new LoupeInputError('--entities', `table '${table}' has no column '${m[2]}' (columns: ${cols.join(', ')})`);
-    const ids = (db.prepare(`SELECT DISTINCT ${q(column)} AS v FROM ${q(table!)} WHERE ${q(column)} IS NOT NULL ORDER BY ${q(column)}`).all() as { v: unknown }[]).map((r) => String(r.v));
+    if (!column) {
+      throw new LoupeInputError('--entities', `table '${table}' has no column '${m[2]}' (columns: ${cols.join(', ')})`);
+    }
+    const ids = (
+      db
+        .prepare(
+          `SELECT DISTINCT ${q(column)} AS v FROM ${q(table!)} WHERE ${q(column)} IS NOT NULL ORDER BY ${q(column)}`,
+        )
+        .all() as { v: unknown }[]
+    ).map((r) => String(r.v));
     if (ids.length === 0) throw new LoupeInputError('--entities', `${table}.${column} has no values`);
     return { ids, table: table!, column };
   } finally {
@@ -222,19 +278,33 @@ export function entitiesFromColumn(dbPath: string, spec: string): { ids: string[
 }
 
 /** The entity noun of DDR's start prompts (spec §3.3): patient / company / user / entity. */
-function entityNoun(column: string | undefined, ids: string[], metaDir: string): { noun: string; prompt: (id: string) => string } {
+function entityNoun(
+  column: string | undefined,
+  ids: string[],
+  metaDir: string,
+): { noun: string; prompt: (id: string) => string } {
   const col = (column ?? '').toLowerCase();
   const scenario = basename(metaDir).toLowerCase();
-  if (col === 'subject_id' || scenario.includes('mimic')) return { noun: 'patient', prompt: (id) => `Analyze patient ${id}` };
-  if (col === 'cik' || scenario.includes('10k')) return { noun: 'company', prompt: (id) => `Analyze company with CIK ${id}` };
-  if (col === 'pid' || scenario.includes('globem') || ids.some((i) => /^INS-W/.test(i))) return { noun: 'user', prompt: (id) => `Analyze user ${id}` };
+  if (col === 'subject_id' || scenario.includes('mimic')) {
+    return { noun: 'patient', prompt: (id) => `Analyze patient ${id}` };
+  }
+  if (col === 'cik' || scenario.includes('10k')) {
+    return { noun: 'company', prompt: (id) => `Analyze company with CIK ${id}` };
+  }
+  if (col === 'pid' || scenario.includes('globem') || ids.some((i) => /^INS-W/.test(i))) {
+    return { noun: 'user', prompt: (id) => `Analyze user ${id}` };
+  }
   return { noun: 'entity', prompt: (id) => `Analyze ${column ? `${column} ` : 'entity '}${id}` };
 }
 
 /** The column holding an entity's id, by the entity noun of {@link entityNoun} (spec §3.3). */
 const ENTITY_COLUMN: Record<string, string | undefined> = { patient: 'subject_id', company: 'cik', user: 'pid' };
 /** Tables preferred for the lookup (smallest, one row per entity) by column. */
-const ENTITY_TABLES: Record<string, string[]> = { subject_id: ['patients'], cik: ['companies', 'company', 'submissions', 'sub'], pid: ['participants', 'users', 'participantinfo'] };
+const ENTITY_TABLES: Record<string, string[]> = {
+  subject_id: ['patients'],
+  cik: ['companies', 'company', 'submissions', 'sub'],
+  pid: ['participants', 'users', 'participantinfo'],
+};
 
 /**
  * Picks the table to look entity ids up in: one named for the entities (`patients`, also
@@ -243,11 +313,18 @@ const ENTITY_TABLES: Record<string, string[]> = { subject_id: ['patients'], cik:
 function entityTable(db: DatabaseInfo, column: string): { table: string; column: string } | undefined {
   const cands = db.tables
     .map((t) => ({ t, c: t.columns.find((c) => c.name.toLowerCase() === column) }))
-    .filter((x): x is { t: DatabaseInfo['tables'][number]; c: DatabaseInfo['tables'][number]['columns'][number] } => x.c !== undefined);
+    .filter(
+      (x): x is { t: DatabaseInfo['tables'][number]; c: DatabaseInfo['tables'][number]['columns'][number] } =>
+        x.c !== undefined,
+    );
   if (cands.length === 0) return undefined;
   const pref = ENTITY_TABLES[column] ?? [];
-  const named = cands.find((x) => pref.some((p) => x.t.name.toLowerCase() === p || x.t.name.toLowerCase().endsWith(`_${p}`)));
-  const pick = named ?? [...cands].sort((a, b) => (a.t.rows ?? Infinity) - (b.t.rows ?? Infinity) || a.t.name.localeCompare(b.t.name))[0]!;
+  const named = cands.find((x) =>
+    pref.some((p) => x.t.name.toLowerCase() === p || x.t.name.toLowerCase().endsWith(`_${p}`)),
+  );
+  const pick =
+    named ??
+    [...cands].sort((a, b) => (a.t.rows ?? Infinity) - (b.t.rows ?? Infinity) || a.t.name.localeCompare(b.t.name))[0]!;
   return { table: pick.t.name, column: pick.c.name };
 }
 
@@ -273,12 +350,19 @@ function otherSuiteRoot(dir: string, entries: string[]): string | undefined {
   if (entries.includes('benchmark.csv')) {
     try {
       const head = readFileSync(join(dir, 'benchmark.csv'), 'utf8').slice(0, 4096).split(/\r?\n/)[0] ?? '';
-      if (/(^|,)survey(,|$)/.test(head) && /(^|,)answer_structure(,|$)/.test(head)) return 'a LongDA root (benchmark.csv)';
+      if (/(^|,)survey(,|$)/.test(head) && /(^|,)answer_structure(,|$)/.test(head)) {
+        return 'a LongDA root (benchmark.csv)';
+      }
     } catch {
       /* unreadable: let the import report it */
     }
   }
-  const blade = entries.filter((n) => isDir(join(dir, n)) && (isFile(join(dir, n, 'annotations.csv')) || (isFile(join(dir, n, 'info.json')) && isFile(join(dir, n, 'data.csv')))));
+  const blade = entries.filter(
+    (n) =>
+      isDir(join(dir, n)) &&
+      (isFile(join(dir, n, 'annotations.csv')) ||
+        (isFile(join(dir, n, 'info.json')) && isFile(join(dir, n, 'data.csv')))),
+  );
   if (blade.length) return `a BLADE datasets/ root (${blade.slice(0, 3).join(', ')}${blade.length > 3 ? ', ...' : ''})`;
   return undefined;
 }
@@ -318,9 +402,18 @@ export async function loadDdr(root: string, opts: LoadSuiteOptions = {}): Promis
     else if (findTableFiles(abs).length) {
       // Another benchmark's root is not a folder of tables: importing it would copy its answers into a database.
       const other = otherSuiteRoot(abs, entries);
-      if (other) throw new LoupeInputError(abs, `not a DDR root: this is ${other} (use --suite ${other.startsWith('a LongDA') ? 'longda' : 'blade'})`);
+      if (other) {
+        throw new LoupeInputError(
+          abs,
+          `not a DDR root: this is ${other} (use --suite ${other.startsWith('a LongDA') ? 'longda' : 'blade'})`,
+        );
+      }
       const dest = opts.database ? resolve(opts.database) : defaultImportPath(abs);
-      const r = await importCsvFolder(abs, dest, { ...(opts.log ? { log: opts.log } : {}), ...(opts.onProgress ? { onProgress: opts.onProgress } : {}), ...(opts.tableFilter ? { tableFilter: opts.tableFilter } : {}) });
+      const r = await importCsvFolder(abs, dest, {
+        ...(opts.log ? { log: opts.log } : {}),
+        ...(opts.onProgress ? { onProgress: opts.onProgress } : {}),
+        ...(opts.tableFilter ? { tableFilter: opts.tableFilter } : {}),
+      });
       suiteProblems.push(...r.problems);
       dbPath = r.database;
       log.info(`DDR: ${r.reused ? 'reused' : 'imported'} ${r.tables.length} tables into ${dbPath}`);
@@ -331,7 +424,10 @@ export async function loadDdr(root: string, opts: LoadSuiteOptions = {}): Promis
   const entityFile = join(metaDir, 'entity_ids.json');
   const qaFile = opts.checklist ? resolve(opts.checklist) : join(metaDir, 'qa.json');
   if (!dbPath && !isFile(entityFile) && !isFile(qaFile)) {
-    throw new LoupeInputError(abs, 'not a DDR root: no SQLite database, no CSV/CSV.gz tables, no entity_ids.json or qa.json');
+    throw new LoupeInputError(
+      abs,
+      'not a DDR root: no SQLite database, no CSV/CSV.gz tables, no entity_ids.json or qa.json',
+    );
   }
   if (opts.checklist && !isFile(qaFile)) throw new LoupeInputError(qaFile, 'checklist file does not exist');
 
@@ -345,9 +441,14 @@ export async function loadDdr(root: string, opts: LoadSuiteOptions = {}): Promis
   } else if (isFile(entityFile)) {
     ids = readEntityIds(entityFile);
   } else {
-    throw new LoupeInputError('--entities', `no entity_ids.json in ${metaDir}; name where entities come from with --entities TABLE.COLUMN (e.g. hosp_patients.subject_id)`);
+    throw new LoupeInputError(
+      '--entities',
+      `no entity_ids.json in ${metaDir}; name where entities come from with --entities TABLE.COLUMN (e.g. hosp_patients.subject_id)`,
+    );
   }
-  if (new Set(ids).size !== ids.length) suiteProblems.push(`${entityColumn ?? entityFile}: duplicate entity ids (kept the first of each)`);
+  if (new Set(ids).size !== ids.length) {
+    suiteProblems.push(`${entityColumn ?? entityFile}: duplicate entity ids (kept the first of each)`);
+  }
   ids = [...new Set(ids)];
 
   let checklists = new Map<string, ChecklistItem[]>();
@@ -365,7 +466,11 @@ export async function loadDdr(root: string, opts: LoadSuiteOptions = {}): Promis
     checklists = r.byEntity;
     suiteProblems.push(...r.problems);
     const unknown = [...checklists.keys()].filter((k) => !ids.includes(k));
-    if (unknown.length) suiteProblems.push(`${qaFile}: ${unknown.length} checklist entit${unknown.length === 1 ? 'y is' : 'ies are'} not in the entity list (${unknown.slice(0, 3).join(', ')}${unknown.length > 3 ? ', ...' : ''})`);
+    if (unknown.length) {
+      suiteProblems.push(
+        `${qaFile}: ${unknown.length} checklist entit${unknown.length === 1 ? 'y is' : 'ies are'} not in the entity list (${unknown.slice(0, 3).join(', ')}${unknown.length > 3 ? ', ...' : ''})`,
+      );
+    }
   }
   const comments = readMetadata(join(metaDir, 'metadata.json'), suiteProblems);
   readFieldFiles(folder, comments, suiteProblems);
@@ -382,11 +487,17 @@ export async function loadDdr(root: string, opts: LoadSuiteOptions = {}): Promis
     const col = ENTITY_COLUMN[noun];
     const where = col ? entityTable(database, col) : undefined;
     if (!where) {
-      suiteProblems.push(`${entityFile}: entity ids not checked against the database: ${col ? `no table has a column '${col}'` : 'the entity column is unknown'} (give it with --entities TABLE.COLUMN)`);
+      suiteProblems.push(
+        `${entityFile}: entity ids not checked against the database: ${col ? `no table has a column '${col}'` : 'the entity column is unknown'} (give it with --entities TABLE.COLUMN)`,
+      );
     } else {
       lookedUp = `${where.table}.${where.column}`;
       absent = absentIds(dbPath, where.table, where.column, ids);
-      if (absent.size) suiteProblems.push(`${entityFile}: ${absent.size} entity id(s) not found in ${lookedUp} (${[...absent].slice(0, 3).join(', ')}${absent.size > 3 ? ', ...' : ''}); not runnable`);
+      if (absent.size) {
+        suiteProblems.push(
+          `${entityFile}: ${absent.size} entity id(s) not found in ${lookedUp} (${[...absent].slice(0, 3).join(', ')}${absent.size > 3 ? ', ...' : ''}); not runnable`,
+        );
+      }
     }
   }
   const used = new Set<string>();
@@ -398,7 +509,11 @@ export async function loadDdr(root: string, opts: LoadSuiteOptions = {}): Promis
     const problems: string[] = [];
     if (!database) problems.push(`no database in ${abs}: give a SQLite file or a folder of CSV/CSV.gz tables`);
     const missingInDb = absent.has(id);
-    if (missingInDb) problems.push(`entity id '${id}' (from ${entityFile}) is not in the database: no row of ${lookedUp} has it; not runnable`);
+    if (missingInDb) {
+      problems.push(
+        `entity id '${id}' (from ${entityFile}) is not in the database: no row of ${lookedUp} has it; not runnable`,
+      );
+    }
     return {
       id: bid,
       suite: 'ddr',
@@ -424,7 +539,12 @@ export async function loadDdr(root: string, opts: LoadSuiteOptions = {}): Promis
     title: 'DDR-Bench',
     version: stamp?.revision ?? 'unknown',
     root: abs,
-    source: { kind: stamp ? 'fetched' : 'local', root: abs, upstream: 'https://github.com/thinkwee/DDR_Bench', ...(stamp?.revision ? { revision: stamp.revision } : {}) },
+    source: {
+      kind: stamp ? 'fetched' : 'local',
+      root: abs,
+      upstream: 'https://github.com/thinkwee/DDR_Bench',
+      ...(stamp?.revision ? { revision: stamp.revision } : {}),
+    },
     blocks,
     problems: suiteProblems,
   };

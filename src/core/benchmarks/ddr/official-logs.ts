@@ -11,7 +11,11 @@ import { LoupeInputError } from '../../util/errors.ts';
 import type { DdrChecklistItem, DdrEntityRun } from './eval.ts';
 
 /** Entity folder prefixes by scenario (DDR `prompts.get_entity_prefix`); GLOBEM uses several patterns. */
-const PREFIXES: Record<string, readonly string[]> = { mimic: ['patient_'], '10k': ['company_'], globem: ['user_', 'INS-W_', 'pair_'] };
+const PREFIXES: Record<string, readonly string[]> = {
+  mimic: ['patient_'],
+  '10k': ['company_'],
+  globem: ['user_', 'INS-W_', 'pair_'],
+};
 
 /**
  * The final report as DDR keeps it: lines up to the first one containing `- INFO -`, trailing space removed.
@@ -32,7 +36,12 @@ export function cleanDdrFinalSummary(s: string | null | undefined): string {
  * @throws LoupeInputError naming the file when it cannot be read or has no `results` list.
  */
 export function readDdrQa(file: string): Map<string, DdrChecklistItem[]> {
-  let data: { results?: Array<{ entity_id?: unknown; qa_pairs?: Array<{ question?: string; answer?: string; source_text?: string }> }> };
+  let data: {
+    results?: Array<{
+      entity_id?: unknown;
+      qa_pairs?: Array<{ question?: string; answer?: string; source_text?: string }>;
+    }>;
+  };
   try {
     data = JSON.parse(readFileSync(file, 'utf8')) as typeof data;
   } catch (e) {
@@ -43,7 +52,14 @@ export function readDdrQa(file: string): Map<string, DdrChecklistItem[]> {
   for (const r of data.results) {
     const pairs = r.qa_pairs ?? [];
     if (r.entity_id === undefined || r.entity_id === null || r.entity_id === '' || !pairs.length) continue;
-    out.set(String(r.entity_id), pairs.map((p) => ({ question: p.question ?? '', answer: p.answer ?? '', ...(p.source_text ? { sourceText: p.source_text } : {}) })));
+    out.set(
+      String(r.entity_id),
+      pairs.map((p) => ({
+        question: p.question ?? '',
+        answer: p.answer ?? '',
+        ...(p.source_text ? { sourceText: p.source_text } : {}),
+      })),
+    );
   }
   return out;
 }
@@ -55,8 +71,14 @@ export function readDdrQa(file: string): Map<string, DdrChecklistItem[]> {
  * @param scenario `mimic` | `10k` | `globem` (folder prefixes). @returns the runs and the entities of qa.json without logs.
  * @throws LoupeInputError naming the folder when it does not exist, or an unreadable file.
  */
-export function readDdrLogFolder(logsDir: string, qaFile: string, scenario: string): { runs: DdrEntityRun[]; missing: string[] } {
-  if (!existsSync(logsDir) || !statSync(logsDir).isDirectory()) throw new LoupeInputError(logsDir, 'is not a DDR log folder');
+export function readDdrLogFolder(
+  logsDir: string,
+  qaFile: string,
+  scenario: string,
+): { runs: DdrEntityRun[]; missing: string[] } {
+  if (!existsSync(logsDir) || !statSync(logsDir).isDirectory()) {
+    throw new LoupeInputError(logsDir, 'is not a DDR log folder');
+  }
   const qa = readDdrQa(qaFile);
   const prefixes = PREFIXES[scenario.toLowerCase()] ?? [`${scenario}_`];
   const logs = new Map<string, { insights: string[]; report: string }>();
@@ -70,13 +92,19 @@ export function readDdrLogFolder(logsDir: string, qaFile: string, scenario: stri
     const stats = files.find((f) => /^session_stats.*\.json$/.test(f));
     let insights: string[] = [];
     if (ins) {
-      const rows = parseCsv(readFileSync(join(dir, ins), 'utf8'), { columns: true, skip_empty_lines: false, relax_column_count: true }) as Array<Record<string, string>>;
+      const rows = parseCsv(readFileSync(join(dir, ins), 'utf8'), {
+        columns: true,
+        skip_empty_lines: false,
+        relax_column_count: true,
+      }) as Array<Record<string, string>>;
       insights = rows.map((r) => r.insight ?? '');
     }
     let report = '';
     if (stats) {
       try {
-        report = cleanDdrFinalSummary((JSON.parse(readFileSync(join(dir, stats), 'utf8')) as { final_summary?: string }).final_summary);
+        report = cleanDdrFinalSummary(
+          (JSON.parse(readFileSync(join(dir, stats), 'utf8')) as { final_summary?: string }).final_summary,
+        );
       } catch (e) {
         throw new LoupeInputError(join(dir, stats), `not valid JSON: ${(e as Error).message}`, { cause: e });
       }

@@ -13,14 +13,25 @@ import { ddrFinalReport, ddrInsightsFromReasoning, type DdrFinishRule, type DdrR
  * From `recorded` (the run's `ddr-result` event) when given, else from the steps under the finish rule.
  * @returns the sections, or null when the run has neither a report nor an insight.
  */
-export function ddrReviewSections(recorded: Pick<DdrRunResult, 'finalReport' | 'insights'> | null, steps: readonly StepRecord[], rule: DdrFinishRule = 'paper'): ReviewSource | null {
-  const insights = (recorded ? recorded.insights : ddrInsightsFromReasoning([...steps])).map((i) => i.insight?.trim()).filter((x): x is string => !!x);
-  const report = (recorded ? recorded.finalReport : ddrFinalReport([...steps], rule))?.replace(/^\s*FINISH:\s*/, '').trim() ?? '';
+export function ddrReviewSections(
+  recorded: Pick<DdrRunResult, 'finalReport' | 'insights'> | null,
+  steps: readonly StepRecord[],
+  rule: DdrFinishRule = 'paper',
+): ReviewSource | null {
+  const insights = (recorded ? recorded.insights : ddrInsightsFromReasoning([...steps]))
+    .map((i) => i.insight?.trim())
+    .filter((x): x is string => !!x);
+  const report =
+    (recorded ? recorded.finalReport : ddrFinalReport([...steps], rule))?.replace(/^\s*FINISH:\s*/, '').trim() ?? '';
   if (!insights.length && !report) return null;
   return {
     sections: [
       { key: 'report', title: 'Final report', markdown: report },
-      { key: 'insights', title: `Insights (${insights.length})`, markdown: insights.map((t) => `- ${t.replace(/\s*\n\s*/g, ' ')}`).join('\n') },
+      {
+        key: 'insights',
+        title: `Insights (${insights.length})`,
+        markdown: insights.map((t) => `- ${t.replace(/\s*\n\s*/g, ' ')}`).join('\n'),
+      },
     ],
   };
 }

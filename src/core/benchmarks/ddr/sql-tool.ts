@@ -45,7 +45,12 @@ export function openReadOnlyDatabase(path: string): ReadonlyDb {
 
 /** Table and view names to hide from the agent (spec §3.3 `get_database_info`). */
 function isHiddenTable(name: string): boolean {
-  return name.startsWith('sqlite_') || name.startsWith('_loupe') || name.endsWith('_comments') || name.endsWith('_documentation');
+  return (
+    name.startsWith('sqlite_') ||
+    name.startsWith('_loupe') ||
+    name.endsWith('_comments') ||
+    name.endsWith('_documentation')
+  );
 }
 
 /** Table / column descriptions and row counts known from the suite (DDR metadata), used when the database has none. */
@@ -67,11 +72,16 @@ export type DbSchema = Map<string, string[]>;
  */
 export function readSchema(db: ReadonlyDb): DbSchema {
   const schema: DbSchema = new Map();
-  const rows = db.prepare("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name").all() as { name: string }[];
+  const rows = db.prepare("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name").all() as {
+    name: string;
+  }[];
   for (const { name } of rows) {
     if (isHiddenTable(name)) continue;
     const cols = db.prepare(`SELECT name FROM pragma_table_info(?)`).all(name) as { name: string }[];
-    schema.set(name, cols.map((c) => c.name));
+    schema.set(
+      name,
+      cols.map((c) => c.name),
+    );
   }
   return schema;
 }
@@ -87,18 +97,28 @@ export function readSchema(db: ReadonlyDb): DbSchema {
  * @returns a JSON-serialisable object.
  */
 export function databaseInfo(db: ReadonlyDb, displayPath: string, meta?: DbMeta): Record<string, unknown> {
-  const all = db.prepare("SELECT name, type FROM sqlite_master WHERE type IN ('table','view') ORDER BY name").all() as { name: string; type: string }[];
+  const all = db.prepare("SELECT name, type FROM sqlite_master WHERE type IN ('table','view') ORDER BY name").all() as {
+    name: string;
+    type: string;
+  }[];
   const visible = all.filter((t) => t.type === 'table' && !isHiddenTable(t.name));
   const comments = new Map<string, string>();
   if (tableExists(db, 'table_comments')) {
-    for (const r of db.prepare('SELECT table_name, comment FROM table_comments').all() as { table_name: string; comment: string }[]) comments.set(r.table_name, r.comment);
+    for (const r of db.prepare('SELECT table_name, comment FROM table_comments').all() as {
+      table_name: string;
+      comment: string;
+    }[]) {
+      comments.set(r.table_name, r.comment);
+    }
   }
   for (const t of meta?.tables ?? []) if (t.comment && !comments.has(t.name)) comments.set(t.name, t.comment);
   return {
     database_path: displayPath,
     table_count: visible.length,
     tables: visible.map((t) => t.name),
-    tables_info: visible.map((t) => (comments.has(t.name) ? { name: t.name, comment: comments.get(t.name) } : { name: t.name })),
+    tables_info: visible.map((t) =>
+      comments.has(t.name) ? { name: t.name, comment: comments.get(t.name) } : { name: t.name },
+    ),
     filtered_out_count: all.length - visible.length,
   };
 }
@@ -110,14 +130,28 @@ export function databaseInfo(db: ReadonlyDb, displayPath: string, meta?: DbMeta)
  */
 export function describeTable(db: ReadonlyDb, table: string, meta?: DbMeta): Record<string, unknown> {
   const schema = readSchema(db);
-  if (!schema.has(table)) throw new LoupeInputError(table, `no such table. Available tables: ${[...schema.keys()].join(', ')}`);
-  const cols = db.prepare('SELECT name, type, "notnull" AS nn, dflt_value, pk FROM pragma_table_info(?)').all(table) as { name: string; type: string; nn: number; dflt_value: unknown; pk: number }[];
+  if (!schema.has(table)) {
+    throw new LoupeInputError(table, `no such table. Available tables: ${[...schema.keys()].join(', ')}`);
+  }
+  const cols = db
+    .prepare('SELECT name, type, "notnull" AS nn, dflt_value, pk FROM pragma_table_info(?)')
+    .all(table) as { name: string; type: string; nn: number; dflt_value: unknown; pk: number }[];
   const colComments = new Map<string, string>();
   let comment: string | undefined;
   if (tableExists(db, 'column_comments')) {
-    for (const r of db.prepare('SELECT column_name, comment FROM column_comments WHERE table_name = ?').all(table) as { column_name: string; comment: string }[]) colComments.set(r.column_name, r.comment);
+    for (const r of db.prepare('SELECT column_name, comment FROM column_comments WHERE table_name = ?').all(table) as {
+      column_name: string;
+      comment: string;
+    }[]) {
+      colComments.set(r.column_name, r.comment);
+    }
   }
-  if (tableExists(db, 'table_comments')) comment = (db.prepare('SELECT comment FROM table_comments WHERE table_name = ?').get(table) as { comment?: string } | undefined)?.comment;
+  if (tableExists(db, 'table_comments')) {
+    comment = (
+      db.prepare('SELECT comment FROM table_comments WHERE table_name = ?').get(table) as
+        { comment?: string } | undefined
+    )?.comment;
+  }
   const m = meta?.tables.find((t) => t.name === table);
   comment ??= m?.comment;
   for (const c of m?.columns ?? []) if (c.comment && !colComments.has(c.name)) colComments.set(c.name, c.comment);
@@ -128,7 +162,14 @@ export function describeTable(db: ReadonlyDb, table: string, meta?: DbMeta): Rec
     row_count: rowCount,
     column_count: cols.length,
     comment: comment ?? '',
-    columns: cols.map((c) => ({ name: c.name, type: c.type, not_null: !!c.nn, default_value: c.dflt_value ?? null, primary_key: !!c.pk, comment: colComments.get(c.name) ?? '' })),
+    columns: cols.map((c) => ({
+      name: c.name,
+      type: c.type,
+      not_null: !!c.nn,
+      default_value: c.dflt_value ?? null,
+      primary_key: !!c.pk,
+      comment: colComments.get(c.name) ?? '',
+    })),
   };
 }
 
@@ -164,19 +205,36 @@ export interface QueryResult {
  * @returns the result; SQL errors are thrown as `Error` with SQLite's message, enriched with the
  *   table list (no such table) or the columns of the named tables (no such column).
  */
-export function executeQuery(db: ReadonlyDb, sql: string, caps: QueryCaps = { maxRows: 100, maxValueChars: 1000, maxChars: 20_000 }): QueryResult {
+export function executeQuery(
+  db: ReadonlyDb,
+  sql: string,
+  caps: QueryCaps = { maxRows: 100, maxValueChars: 1000, maxChars: 20_000 },
+): QueryResult {
   const msgOf = (e: unknown) => (e instanceof Error ? e.message : String(e));
   const enrich = (msg: string): string => {
-    const tables = (db.prepare("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name").all() as { name: string }[])
+    const tables = (
+      db.prepare("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name").all() as { name: string }[]
+    )
       .map((t) => t.name)
-      .filter((n) => !n.startsWith('sqlite_') && !n.startsWith('_loupe') && !n.endsWith('_comments') && !n.endsWith('_documentation'));
+      .filter(
+        (n) =>
+          !n.startsWith('sqlite_') &&
+          !n.startsWith('_loupe') &&
+          !n.endsWith('_comments') &&
+          !n.endsWith('_documentation'),
+      );
     if (/no such table/i.test(msg)) return `${msg}. Available tables: ${tables.join(', ')}`;
     if (/no such column/i.test(msg)) {
       const named = tables.filter((t) => new RegExp(`\\b${t}\\b`, 'i').test(sql));
-      const colsOf = (t: string) => (db.prepare('SELECT name FROM pragma_table_info(?)').all(t) as { name: string }[]).map((c) => c.name).join(', ');
+      const colsOf = (t: string) =>
+        (db.prepare('SELECT name FROM pragma_table_info(?)').all(t) as { name: string }[])
+          .map((c) => c.name)
+          .join(', ');
       if (named.length) return `${msg}. Columns of ${named.map((t) => `${t}: ${colsOf(t)}`).join('; ')}`;
     }
-    if (/readonly|read-only|query_only/i.test(msg)) return `${msg}. The database is read-only: only queries that read are allowed.`;
+    if (/readonly|read-only|query_only/i.test(msg)) {
+      return `${msg}. The database is read-only: only queries that read are allowed.`;
+    }
     return msg;
   };
   const cell = (v: unknown): string => {
@@ -215,7 +273,11 @@ export function executeQuery(db: ReadonlyDb, sql: string, caps: QueryCaps = { ma
     throw new Error(enrich(msgOf(e)), { cause: e });
   }
   const notes: string[] = [];
-  if (more) notes.push(`Only the first ${caps.maxRows} rows are shown; the query returned more. Use LIMIT, WHERE or aggregation to see the rest.`);
+  if (more) {
+    notes.push(
+      `Only the first ${caps.maxRows} rows are shown; the query returned more. Use LIMIT, WHERE or aggregation to see the rest.`,
+    );
+  }
   // Characters cap: drop rows from the end until the JSON fits.
   let kept = data.length;
   const sizeOf = (n: number) => JSON.stringify({ cols, data: data.slice(0, n) }).length;
@@ -268,7 +330,27 @@ export interface StatementCheck {
   method: 'parser' | 'lexical';
 }
 
-const FORBIDDEN_WORDS = ['attach', 'detach', 'vacuum', 'pragma', 'load_extension', 'insert', 'update', 'delete', 'drop', 'create', 'alter', 'replace into', 'reindex', 'begin', 'commit', 'rollback', 'savepoint', 'release', 'analyze'];
+const FORBIDDEN_WORDS = [
+  'attach',
+  'detach',
+  'vacuum',
+  'pragma',
+  'load_extension',
+  'insert',
+  'update',
+  'delete',
+  'drop',
+  'create',
+  'alter',
+  'replace into',
+  'reindex',
+  'begin',
+  'commit',
+  'rollback',
+  'savepoint',
+  'release',
+  'analyze',
+];
 
 /** Strips SQL comments and string / quoted-identifier literals, keeping the structure (for the lexical check). */
 function stripSqlLiterals(sql: string): string {
@@ -296,25 +378,58 @@ export function checkReadStatement(sql: string): StatementCheck {
   const refuse = (reason: string, method: StatementCheck['method']): StatementCheck => ({ ok: false, reason, method });
   const bare = stripSqlLiterals(sql).trim().replace(/;\s*$/, '');
   if (!bare) return refuse('empty query: give one SELECT statement.', 'lexical');
-  if (bare.includes(';')) return refuse('only one statement per call is allowed (found several separated by ";").', 'lexical');
+  if (bare.includes(';')) {
+    return refuse('only one statement per call is allowed (found several separated by ";").', 'lexical');
+  }
   const lower = bare.toLowerCase().replace(/\s+/g, ' ');
   for (const w of FORBIDDEN_WORDS) {
     const re = new RegExp(`(^|[^a-z0-9_$])${w.replace(' ', '\\s+')}([^a-z0-9_$]|$)`);
     if (!re.test(lower)) continue;
     // Words that are also harmless function / column names in a SELECT: only refuse them as statements.
-    if ((w === 'replace into' || w === 'release' || w === 'begin' || w === 'analyze' || w === 'update' || w === 'delete' || w === 'insert' || w === 'create' || w === 'drop' || w === 'alter' || w === 'commit' || w === 'rollback' || w === 'savepoint' || w === 'reindex') && !new RegExp(`^(with\\b.*\\)\\s*)?${w.replace(' ', '\\s+')}\\b`).test(lower)) continue;
-    return refuse(`${w.toUpperCase()} is not allowed: the database is read-only and execute_query runs one SELECT statement.`, 'lexical');
+    if (
+      (w === 'replace into' ||
+        w === 'release' ||
+        w === 'begin' ||
+        w === 'analyze' ||
+        w === 'update' ||
+        w === 'delete' ||
+        w === 'insert' ||
+        w === 'create' ||
+        w === 'drop' ||
+        w === 'alter' ||
+        w === 'commit' ||
+        w === 'rollback' ||
+        w === 'savepoint' ||
+        w === 'reindex') &&
+      !new RegExp(`^(with\\b.*\\)\\s*)?${w.replace(' ', '\\s+')}\\b`).test(lower)
+    ) {
+      continue;
+    }
+    return refuse(
+      `${w.toUpperCase()} is not allowed: the database is read-only and execute_query runs one SELECT statement.`,
+      'lexical',
+    );
   }
   try {
     const ast = parser.astify(sql, { database: 'sqlite' }) as unknown;
     const list = (Array.isArray(ast) ? ast : [ast]) as { type?: string }[];
     if (list.length !== 1) return refuse(`only one statement per call is allowed (found ${list.length}).`, 'parser');
     const type = String(list[0]?.type ?? '').toLowerCase();
-    if (type !== 'select') return refuse(`${type.toUpperCase() || 'this statement'} is not allowed: the database is read-only and execute_query runs one SELECT statement.`, 'parser');
+    if (type !== 'select') {
+      return refuse(
+        `${type.toUpperCase() || 'this statement'} is not allowed: the database is read-only and execute_query runs one SELECT statement.`,
+        'parser',
+      );
+    }
     return { ok: true, method: 'parser' };
   } catch {
     // node-sql-parser does not know every SQLite construct: the lexical check above decided.
-    if (!/^(with|select|values)\b/.test(lower)) return refuse(`only SELECT (or WITH ... SELECT) statements are allowed; this one starts with "${lower.split(' ')[0]}".`, 'lexical');
+    if (!/^(with|select|values)\b/.test(lower)) {
+      return refuse(
+        `only SELECT (or WITH ... SELECT) statements are allowed; this one starts with "${lower.split(' ')[0]}".`,
+        'lexical',
+      );
+    }
     return { ok: true, method: 'lexical' };
   }
 }
@@ -334,14 +449,27 @@ function nodeRuntimePaths(req: NodeJS.Require): { node: string; mounts: string[]
  * @param o.node real path of the Node binary; `readOnly` folders to mount read-only at their path;
  *   `database` real path of the SQLite file; `mountAs` its path inside; `tmpSizeMb` size of /tmp.
  */
-export function sqlSandboxArgs(o: { node: string; readOnly: string[]; database: string; mountAs: string; tmpSizeMb: number }): string[] {
-  const a = sandboxBaseArgs('loupe-sql', ['/etc/ld.so.cache', '/etc/ld.so.conf', '/etc/ld.so.conf.d', '/etc/localtime']);
+export function sqlSandboxArgs(o: {
+  node: string;
+  readOnly: string[];
+  database: string;
+  mountAs: string;
+  tmpSizeMb: number;
+}): string[] {
+  const a = sandboxBaseArgs('loupe-sql', [
+    '/etc/ld.so.cache',
+    '/etc/ld.so.conf',
+    '/etc/ld.so.conf.d',
+    '/etc/localtime',
+  ]);
   const tmpBytes = String(Math.max(1, o.tmpSizeMb) * 1024 * 1024);
   a.push('--proc', '/proc', '--dev', '/dev', '--size', tmpBytes, '--tmpfs', '/tmp');
   for (const d of o.readOnly) a.push('--ro-bind', d, d);
   a.push('--dir', dirname(o.mountAs), '--ro-bind', o.database, o.mountAs);
   // A WAL database opened read-only needs its -wal / -shm files beside it.
-  for (const ext of ['-wal', '-shm']) if (existsSync(o.database + ext)) a.push('--ro-bind', o.database + ext, o.mountAs + ext);
+  for (const ext of ['-wal', '-shm']) {
+    if (existsSync(o.database + ext)) a.push('--ro-bind', o.database + ext, o.mountAs + ext);
+  }
   a.push('--remount-ro', '/', '--chdir', '/tmp');
   return a;
 }
@@ -377,7 +505,10 @@ export class SqlRunner {
     this.sandbox = o.sandbox ?? 'bubblewrap';
     this.#opts = o;
     if (this.sandbox === 'bubblewrap' && !(o.bubblewrapPath ?? findBubblewrap())) {
-      throw new LoupeInputError('loupe.sandbox', 'bubblewrap (bwrap) is not installed, so SQL queries cannot be sandboxed. Install it (Debian/Ubuntu: sudo apt-get install bubblewrap) or opt in to unsandboxed tools with the sandbox setting "off".');
+      throw new LoupeInputError(
+        'loupe.sandbox',
+        'bubblewrap (bwrap) is not installed, so SQL queries cannot be sandboxed. Install it (Debian/Ubuntu: sudo apt-get install bubblewrap) or opt in to unsandboxed tools with the sandbox setting "off".',
+      );
     }
   }
 
@@ -385,7 +516,9 @@ export class SqlRunner {
     const req = createRequire(typeof __filename === 'string' ? __filename : import.meta.url);
     const rt = nodeRuntimePaths(req);
     const sandboxed = this.sandbox === 'bubblewrap';
-    const dbPath = sandboxed ? `/db/${basename(this.path).replace(/[^A-Za-z0-9._-]/g, '_') || 'database.sqlite'}` : this.path;
+    const dbPath = sandboxed
+      ? `/db/${basename(this.path).replace(/[^A-Za-z0-9._-]/g, '_') || 'database.sqlite'}`
+      : this.path;
     const src = `
 const __name = (f) => f;
 const Database = require(${JSON.stringify(rt.betterSqlite)});
@@ -412,14 +545,26 @@ process.stdin.on('end', () => process.exit(0));`;
     let args: string[];
     if (sandboxed) {
       cmd = this.#opts.bubblewrapPath ?? findBubblewrap() ?? 'bwrap';
-      args = sqlSandboxArgs({ node: rt.node, readOnly: rt.mounts, database: realpathSync(this.path), mountAs: dbPath, tmpSizeMb: this.#opts.tmpSizeMb ?? 256 });
+      args = sqlSandboxArgs({
+        node: rt.node,
+        readOnly: rt.mounts,
+        database: realpathSync(this.path),
+        mountAs: dbPath,
+        tmpSizeMb: this.#opts.tmpSizeMb ?? 256,
+      });
       args.push(rt.node, '-e', src);
     } else {
       cmd = process.execPath;
       args = ['-e', src];
     }
-    const child = spawn(cmd, args, { env: sandboxed ? env : { ...env, PATH: process.env.PATH ?? '' }, stdio: ['pipe', 'pipe', 'pipe'] });
-    const proc = { child, pending: new Map<number, { resolve: (r: QueryResult) => void; reject: (e: Error) => void }>() };
+    const child = spawn(cmd, args, {
+      env: sandboxed ? env : { ...env, PATH: process.env.PATH ?? '' },
+      stdio: ['pipe', 'pipe', 'pipe'],
+    });
+    const proc = {
+      child,
+      pending: new Map<number, { resolve: (r: QueryResult) => void; reject: (e: Error) => void }>(),
+    };
     let out = '';
     let err = '';
     child.stdout.setEncoding('utf8');
@@ -440,7 +585,9 @@ process.stdin.on('end', () => process.exit(0));`;
       err = (err + c.toString()).slice(-4000);
     });
     child.on('exit', (code, sig) => {
-      for (const p of proc.pending.values()) p.reject(new Error(`query process exited (${sig ?? code}): ${err.trim().split('\n').slice(-3).join(' ')}`));
+      for (const p of proc.pending.values()) {
+        p.reject(new Error(`query process exited (${sig ?? code}): ${err.trim().split('\n').slice(-3).join(' ')}`));
+      }
       proc.pending.clear();
       if (this.#proc === proc) this.#proc = undefined;
     });
@@ -456,7 +603,7 @@ process.stdin.on('end', () => process.exit(0));`;
    * @throws Error with SQLite's (enriched) message, or "query timed out after N s and was cancelled".
    */
   query(sql: string, caps: QueryCaps = defaultQueryCaps): Promise<QueryResult> {
-    const check = this.#opts.uncheckedForTests ? { ok: true } as StatementCheck : checkReadStatement(sql);
+    const check = this.#opts.uncheckedForTests ? ({ ok: true } as StatementCheck) : checkReadStatement(sql);
     if (!check.ok) return Promise.reject(new Error(`query refused: ${check.reason}`));
     this.#proc ??= this.#spawn();
     const proc = this.#proc;
@@ -466,7 +613,11 @@ process.stdin.on('end', () => process.exit(0));`;
         proc.pending.delete(id);
         if (this.#proc === proc) this.#proc = undefined;
         proc.child.kill('SIGKILL');
-        reject(new Error(`query timed out after ${(this.timeoutMs / 1000).toFixed(1)} s and was cancelled. Narrow it (WHERE on the entity, LIMIT, fewer joins).`));
+        reject(
+          new Error(
+            `query timed out after ${(this.timeoutMs / 1000).toFixed(1)} s and was cancelled. Narrow it (WHERE on the entity, LIMIT, fewer joins).`,
+          ),
+        );
       }, this.timeoutMs);
       proc.pending.set(id, {
         resolve: (r) => {
@@ -549,7 +700,9 @@ export function touchedFields(sql: string, schema: DbSchema): TouchedFields {
     const words = new Set((sql.match(/[A-Za-z_][A-Za-z0-9_]*/g) ?? []).map((w) => w.toLowerCase()));
     const tables = [...schema.keys()].filter((t) => words.has(t.toLowerCase()));
     const columns: string[] = [];
-    for (const t of tables) for (const c of schema.get(t) ?? []) if (words.has(c.toLowerCase())) columns.push(`${t}.${c}`);
+    for (const t of tables) {
+      for (const c of schema.get(t) ?? []) if (words.has(c.toLowerCase())) columns.push(`${t}.${c}`);
+    }
     return { tables: tables.sort(), columns: columns.sort(), method: 'fallback' };
   }
 }

@@ -11,7 +11,16 @@
 import { moveImportBookkeepingOut } from './import.ts';
 import type { Block } from '../../suites/types.ts';
 import { LoupeInputError, errorMessage } from '../../util/errors.ts';
-import type { AssistantMessage, ChatMessage, StepRecord, ToolContext, ToolDefinition, ToolResult, ToolSet , RunParams } from '../../agent/types.ts';
+import type {
+  AssistantMessage,
+  ChatMessage,
+  StepRecord,
+  ToolContext,
+  ToolDefinition,
+  ToolResult,
+  ToolSet,
+  RunParams,
+} from '../../agent/types.ts';
 import {
   type DbSchema,
   type QueryCaps,
@@ -134,7 +143,10 @@ export function closeDdrRun(runId: string): void {
 export function ddrState(extra: Record<string, unknown>, opts: DdrToolSetOptions = {}): DdrRunState {
   const s = extra.ddr as DdrRunState | undefined;
   if (s && Array.isArray(s.queries)) return s;
-  const fresh: DdrRunState = { options: { finishRule: opts.finishRule ?? 'paper', emptyInsights: opts.emptyInsights ?? 'zero' }, queries: [] };
+  const fresh: DdrRunState = {
+    options: { finishRule: opts.finishRule ?? 'paper', emptyInsights: opts.emptyInsights ?? 'zero' },
+    queries: [],
+  };
   extra.ddr = fresh;
   return fresh;
 }
@@ -159,14 +171,16 @@ export function buildDdrBlockPrompt(block: Block): string {
 
 function systemPrompt(rule: DdrFinishRule, python: boolean): string {
   return [
-    'You are an autonomous data analyst exploring a database on your own. Nobody will ask you questions: decide what to look at, and keep digging into the data about your task\'s entity.',
+    "You are an autonomous data analyst exploring a database on your own. Nobody will ask you questions: decide what to look at, and keep digging into the data about your task's entity.",
     'Rules:',
     '1. Work step by step: in each message, write your reasoning and make a tool call.',
     '2. Make exactly one tool call per message.',
     '3. Start each message with what you learned from the previous result (concrete facts and numbers); use tools only to explore the data.',
     '4. Keep exploring: go from simple lookups to more detailed and more complex queries.',
     '5. Begin by finding out what data is available.',
-    python ? 'Tools: get_database_info, describe_table and execute_query (SQL on a read-only SQLite database), and python (the database file path is in DB_PATH; open it read-only with sqlite3).' : 'Tools: get_database_info, describe_table and execute_query (SQL on a read-only SQLite database).',
+    python
+      ? 'Tools: get_database_info, describe_table and execute_query (SQL on a read-only SQLite database), and python (the database file path is in DB_PATH; open it read-only with sqlite3).'
+      : 'Tools: get_database_info, describe_table and execute_query (SQL on a read-only SQLite database).',
     rule === 'paper'
       ? 'FINISHING: when you cannot learn anything more, send a message WITHOUT a tool call that starts with "FINISH:" followed by everything you found about the entity. Only do this when you are done: the session ends there.'
       : 'FINISHING: when you cannot learn anything more, send a message containing "FINISH" followed by everything you found about the entity. Use the word only when you are done: any message containing it ends the session.',
@@ -199,7 +213,11 @@ export function createDdrToolSet(opts: DdrToolSetOptions = {}): ToolSet<Block> {
   const describe: ToolDefinition = {
     name: 'describe_table',
     description: 'Columns (name, type, description), row count and description of one table.',
-    parameters: { type: 'object', properties: { table: { type: 'string', description: 'Table name.' } }, required: ['table'] },
+    parameters: {
+      type: 'object',
+      properties: { table: { type: 'string', description: 'Table name.' } },
+      required: ['table'],
+    },
     run: async (args, ctx) => {
       ddrState(ctx.state.extra, opts);
       try {
@@ -213,15 +231,24 @@ export function createDdrToolSet(opts: DdrToolSetOptions = {}): ToolSet<Block> {
   const query: ToolDefinition = {
     name: 'execute_query',
     description: `Run one SQL query on the read-only SQLite database. At most ${caps.maxRows} rows and ${caps.maxChars} characters are returned; a note says when the result was cut.`,
-    parameters: { type: 'object', properties: { sql: { type: 'string', description: 'One SQL statement (SQLite dialect).' } }, required: ['sql'] },
+    parameters: {
+      type: 'object',
+      properties: { sql: { type: 'string', description: 'One SQL statement (SQLite dialect).' } },
+      required: ['sql'],
+    },
     run: async (args, ctx) => runDdrQuery(String(args.sql), ctx, caps, opts),
   };
   const tools = [getInfo, describe, query];
   if (withPython) {
     tools.push({
       name: 'python',
-      description: 'Run Python code in a persistent kernel (pandas, numpy imported). `DB_PATH` is the database file (read-only); `con` is an open read-only sqlite3 connection.',
-      parameters: { type: 'object', properties: { code: { type: 'string', description: 'Python code to run.' } }, required: ['code'] },
+      description:
+        'Run Python code in a persistent kernel (pandas, numpy imported). `DB_PATH` is the database file (read-only); `con` is an open read-only sqlite3 connection.',
+      parameters: {
+        type: 'object',
+        properties: { code: { type: 'string', description: 'Python code to run.' } },
+        required: ['code'],
+      },
       run: async (args, ctx) => {
         const code = String(args.code);
         const r = await runPythonTool(ctx, 'ddrPreamble', ddrPreamble(ctx.block as Block), code);
@@ -230,7 +257,17 @@ export function createDdrToolSet(opts: DdrToolSetOptions = {}): ToolSet<Block> {
         if (sqls.length) {
           const st = ddrState(ctx.state.extra, opts);
           const { schema } = dbFor(ctx.block as Block);
-          for (const sql of sqls) st.queries.push({ stepIndex: ctx.stepIndex, sql, ok: !r.isError, rows: 0, truncated: false, via: 'python', ...touchedFields(sql, schema) });
+          for (const sql of sqls) {
+            st.queries.push({
+              stepIndex: ctx.stepIndex,
+              sql,
+              ok: !r.isError,
+              rows: 0,
+              truncated: false,
+              via: 'python',
+              ...touchedFields(sql, schema),
+            });
+          }
         }
         return r;
       },
@@ -246,7 +283,10 @@ export function createDdrToolSet(opts: DdrToolSetOptions = {}): ToolSet<Block> {
     isTerminal: (msg: AssistantMessage) => isDdrFinish(msg.content, rule),
     // DDR checks for FINISH before looking at tool calls: a FINISH message ends the run as is.
     terminalBeforeTools: true,
-    noToolCallMessage: rule === 'paper' ? 'Your message should either contain a tool call or start with "FINISH:" to end the task.' : "Your message should either contain a function call or use 'FINISH' in your message to end the task.",
+    noToolCallMessage:
+      rule === 'paper'
+        ? 'Your message should either contain a tool call or start with "FINISH:" to end the task.'
+        : "Your message should either contain a function call or use 'FINISH' in your message to end the task.",
     defaultMaxSteps: opts.maxSteps ?? 100,
   };
 }
@@ -255,7 +295,12 @@ export function createDdrToolSet(opts: DdrToolSetOptions = {}): ToolSet<Block> {
  * Runs one `execute_query` call and records the touched tables / columns (even when SQLite rejects
  * the query, so the exploration metrics see what the agent tried).
  */
-export async function runDdrQuery(sql: string, ctx: ToolContext, caps: QueryCaps = defaultQueryCaps, opts: DdrToolSetOptions = {}): Promise<ToolResult> {
+export async function runDdrQuery(
+  sql: string,
+  ctx: ToolContext,
+  caps: QueryCaps = defaultQueryCaps,
+  opts: DdrToolSetOptions = {},
+): Promise<ToolResult> {
   const state = ddrState(ctx.state.extra, opts);
   const o = dbFor(ctx.block as Block);
   const timeout = opts.queryTimeoutMs ?? 30_000;
@@ -267,7 +312,15 @@ export async function runDdrQuery(sql: string, ctx: ToolContext, caps: QueryCaps
     o.runners.set(ctx.runId, runner);
   }
   const touched = touchedFields(sql, o.schema);
-  const rec: DdrQueryRecord = { stepIndex: ctx.stepIndex, sql, ok: false, rows: 0, truncated: false, via: 'execute_query', ...touched };
+  const rec: DdrQueryRecord = {
+    stepIndex: ctx.stepIndex,
+    sql,
+    ok: false,
+    rows: 0,
+    truncated: false,
+    via: 'execute_query',
+    ...touched,
+  };
   try {
     const r = await runner.query(sql, caps);
     rec.ok = true;
@@ -311,7 +364,10 @@ export interface DdrInsight {
  */
 export function ddrInsightMessages(task: string, assistantContent: string, toolResult: string): ChatMessage[] {
   return [
-    { role: 'system', content: 'You are an expert data analyst. Turn one exploration step into a short, factual insight.' },
+    {
+      role: 'system',
+      content: 'You are an expert data analyst. Turn one exploration step into a short, factual insight.',
+    },
     {
       role: 'user',
       content: [
@@ -321,7 +377,7 @@ export function ddrInsightMessages(task: string, assistantContent: string, toolR
         '',
         `Tool result:\n${toolResult}`,
         '',
-        'Write 1–3 sentences stating what this result reveals about the task\'s entity. Rules:',
+        "Write 1–3 sentences stating what this result reveals about the task's entity. Rules:",
         '1. It must be about the task.',
         "2. If the result is an error or shows nothing useful, answer exactly 'NO INSIGHT'.",
         "3. If only description tools were used (get_database_info, describe_table, list_files), answer 'NO INSIGHT'.",
@@ -354,7 +410,11 @@ export function ddrInsightsFromReasoning(steps: StepRecord[]): DdrInsight[] {
     if (!call) continue;
     const next = steps[i + 1]?.assistant.content ?? null;
     const useless = call.isError || DESCRIPTION_TOOLS.has(call.name);
-    out.push({ stepIndex: s.index, tool: call.name, insight: useless ? null : parseDdrInsight(next?.replace(/^FINISH:\s*/, '') ?? null) });
+    out.push({
+      stepIndex: s.index,
+      tool: call.name,
+      insight: useless ? null : parseDdrInsight(next?.replace(/^FINISH:\s*/, '') ?? null),
+    });
   }
   return out;
 }
@@ -364,8 +424,12 @@ export function ddrInsightsFromReasoning(steps: StepRecord[]): DdrInsight[] {
  * assistant message with text (DDR `final_summary`, spec §3.2).
  */
 export function ddrFinalReport(steps: StepRecord[], rule: DdrFinishRule = 'paper'): string | null {
-  for (let i = steps.length - 1; i >= 0; i--) if (isDdrFinish(steps[i]!.assistant.content, rule)) return steps[i]!.assistant.content!.trim();
-  for (let i = steps.length - 1; i >= 0; i--) if (steps[i]!.assistant.content?.trim()) return steps[i]!.assistant.content!.trim();
+  for (let i = steps.length - 1; i >= 0; i--) {
+    if (isDdrFinish(steps[i]!.assistant.content, rule)) return steps[i]!.assistant.content!.trim();
+  }
+  for (let i = steps.length - 1; i >= 0; i--) {
+    if (steps[i]!.assistant.content?.trim()) return steps[i]!.assistant.content!.trim();
+  }
   return null;
 }
 
@@ -392,7 +456,11 @@ export type DdrInsightMode =
 /** A minimal model interface (same shape as the loop's `ModelClient`). */
 export interface DdrModel {
   readonly model: string;
-  complete(messages: ChatMessage[], tools: { name: string; description: string; parameters: unknown }[], opts?: { signal?: AbortSignal }): Promise<{ message: AssistantMessage; usage: { input: number; output: number; cached: number } }>;
+  complete(
+    messages: ChatMessage[],
+    tools: { name: string; description: string; parameters: unknown }[],
+    opts?: { signal?: AbortSignal },
+  ): Promise<{ message: AssistantMessage; usage: { input: number; output: number; cached: number } }>;
 }
 
 /** Where insights are written: the run store's event log (kind `ddr-insight`, JSON message). */
@@ -406,7 +474,9 @@ export interface DdrInsightEvent extends DdrInsight {
   usage?: { input: number; output: number; cached: number };
 }
 
-function lastToolStep(messages: ChatMessage[]): { stepIndex: number; assistant: AssistantMessage; results: string[]; tool: string } | null {
+function lastToolStep(
+  messages: ChatMessage[],
+): { stepIndex: number; assistant: AssistantMessage; results: string[]; tool: string } | null {
   let assistants = -1;
   let lastIdx = -1;
   for (let i = 0; i < messages.length; i++) {
@@ -419,7 +489,9 @@ function lastToolStep(messages: ChatMessage[]): { stepIndex: number; assistant: 
   const assistant = messages[lastIdx] as AssistantMessage;
   if (!assistant.tool_calls?.length) return null;
   const results: string[] = [];
-  for (let i = lastIdx + 1; i < messages.length && messages[i]!.role === 'tool'; i++) results.push(String((messages[i] as { content: string }).content));
+  for (let i = lastIdx + 1; i < messages.length && messages[i]!.role === 'tool'; i++) {
+    results.push(String((messages[i] as { content: string }).content));
+  }
   if (!results.length) return null;
   return { stepIndex: assistants, assistant, results, tool: assistant.tool_calls[0]!.function.name };
 }
@@ -432,7 +504,12 @@ function lastToolStep(messages: ChatMessage[]): { stepIndex: number; assistant: 
  * @param model the agent's model; `sink` the run store; `runId` the run; `task` the start prompt.
  * @returns a model with the same interface, for `runAgent`.
  */
-export function withDdrInsights<M extends DdrModel>(model: M, sink: DdrInsightSink, runId: string, task: string): M & { flushInsights(messages: ChatMessage[]): Promise<void> } {
+export function withDdrInsights<M extends DdrModel>(
+  model: M,
+  sink: DdrInsightSink,
+  runId: string,
+  task: string,
+): M & { flushInsights(messages: ChatMessage[]): Promise<void> } {
   let done: Set<number> | undefined;
   const flush = async (messages: ChatMessage[], signal?: AbortSignal) => {
     done ??= new Set<number>((await readDdrInsights(sink, runId)).map((i) => i.stepIndex));
@@ -442,7 +519,10 @@ export function withDdrInsights<M extends DdrModel>(model: M, sink: DdrInsightSi
     const ev: DdrInsightEvent = { stepIndex: last.stepIndex, tool: last.tool, insight: null };
     const isErr = last.results.every((r) => /^\s*\{\s*"error"/.test(r) || /^\[Error\]/m.test(r));
     if (!DESCRIPTION_TOOLS.has(last.tool) && !isErr) {
-      const content = [last.assistant.content ?? '', ...last.assistant.tool_calls!.map((c) => `TOOL_CALL ${c.function.name}(${c.function.arguments})`)].join('\n');
+      const content = [
+        last.assistant.content ?? '',
+        ...last.assistant.tool_calls!.map((c) => `TOOL_CALL ${c.function.name}(${c.function.arguments})`),
+      ].join('\n');
       try {
         const r = await model.complete(ddrInsightMessages(task, content, last.results.join('\n')), [], { signal });
         ev.insight = parseDdrInsight(r.message.content);
@@ -455,7 +535,11 @@ export function withDdrInsights<M extends DdrModel>(model: M, sink: DdrInsightSi
     await sink.addEvent(runId, 'ddr-insight', JSON.stringify(ev));
   };
   const wrapped = Object.create(model) as M & { flushInsights(messages: ChatMessage[]): Promise<void> };
-  wrapped.complete = async (messages: ChatMessage[], tools: Parameters<M['complete']>[1], opts?: Parameters<M['complete']>[2]) => {
+  wrapped.complete = async (
+    messages: ChatMessage[],
+    tools: Parameters<M['complete']>[1],
+    opts?: Parameters<M['complete']>[2],
+  ) => {
     await flush(messages, opts?.signal);
     return model.complete(messages, tools, opts);
   };
@@ -465,7 +549,10 @@ export function withDdrInsights<M extends DdrModel>(model: M, sink: DdrInsightSi
 }
 
 /** The message-wise insights recorded for a run (from `ddr-insight` events), in step order. */
-export async function readDdrInsights(sink: Pick<DdrInsightSink, 'getEvents'>, runId: string): Promise<DdrInsightEvent[]> {
+export async function readDdrInsights(
+  sink: Pick<DdrInsightSink, 'getEvents'>,
+  runId: string,
+): Promise<DdrInsightEvent[]> {
   const out = (await sink.getEvents(runId))
     .filter((e) => e.kind === 'ddr-insight')
     .map((e) => JSON.parse(e.message) as DdrInsightEvent);
@@ -490,8 +577,14 @@ export async function ddrForcedSummary(model: DdrModel, messages: ChatMessage[])
   }
   const r = await model.complete(
     [
-      { role: 'system', content: 'You are an expert data analyst. Write comprehensive final summaries of data explorations.' },
-      { role: 'user', content: `Here is an exploration session that ran out of turns:\n\n${lines.join('\n')}\n\nSummarise everything it found about the task's entity, with all numbers, as one message starting with "FINISH:".` },
+      {
+        role: 'system',
+        content: 'You are an expert data analyst. Write comprehensive final summaries of data explorations.',
+      },
+      {
+        role: 'user',
+        content: `Here is an exploration session that ran out of turns:\n\n${lines.join('\n')}\n\nSummarise everything it found about the task's entity, with all numbers, as one message starting with "FINISH:".`,
+      },
     ],
     [],
   );
@@ -525,7 +618,17 @@ export interface DdrRunStoreView extends DdrInsightSink {
  * the run event `ddr-result` (JSON) and returns it.
  * @param messages the conversation (needed only for the forced summary).
  */
-export async function finishDdrRun(store: DdrRunStoreView, runId: string, opts: { finishRule?: DdrFinishRule; emptyInsights?: DdrEmptyInsights; insights?: DdrInsightMode; model?: DdrModel; messages?: ChatMessage[] } = {}): Promise<DdrRunResult> {
+export async function finishDdrRun(
+  store: DdrRunStoreView,
+  runId: string,
+  opts: {
+    finishRule?: DdrFinishRule;
+    emptyInsights?: DdrEmptyInsights;
+    insights?: DdrInsightMode;
+    model?: DdrModel;
+    messages?: ChatMessage[];
+  } = {},
+): Promise<DdrRunResult> {
   const rule = opts.finishRule ?? 'paper';
   const steps = await store.getSteps(runId);
   const extra = await store.getExtraState(runId);
@@ -547,7 +650,10 @@ export async function finishDdrRun(store: DdrRunStoreView, runId: string, opts: 
   }
   const mode = opts.insights ?? 'separate-call';
   const recorded = await readDdrInsights(store, runId);
-  const insights: DdrInsight[] = mode === 'reasoning' || !recorded.length ? ddrInsightsFromReasoning(steps) : recorded.map(({ stepIndex, tool, insight }) => ({ stepIndex, tool, insight }));
+  const insights: DdrInsight[] =
+    mode === 'reasoning' || !recorded.length
+      ? ddrInsightsFromReasoning(steps)
+      : recorded.map(({ stepIndex, tool, insight }) => ({ stepIndex, tool, insight }));
   const result: DdrRunResult = {
     options: { finishRule: rule, emptyInsights: opts.emptyInsights ?? st.options.emptyInsights, insights: mode },
     finalReport,
@@ -560,7 +666,10 @@ export async function finishDdrRun(store: DdrRunStoreView, runId: string, opts: 
 }
 
 /** The last `ddr-result` recorded for a run, or null. */
-export async function readDdrResult(store: Pick<DdrInsightSink, 'getEvents'>, runId: string): Promise<DdrRunResult | null> {
+export async function readDdrResult(
+  store: Pick<DdrInsightSink, 'getEvents'>,
+  runId: string,
+): Promise<DdrRunResult | null> {
   const ev = (await store.getEvents(runId)).filter((e) => e.kind === 'ddr-result').pop();
   return ev ? (JSON.parse(ev.message) as DdrRunResult) : null;
 }

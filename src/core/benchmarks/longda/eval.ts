@@ -98,7 +98,8 @@ export class LongdaOfficialError extends Error {
   }
 }
 
-const isPyComplex = (v: unknown): v is PyComplex => typeof v === 'object' && v !== null && (v as PyComplex).kind === 'complex';
+const isPyComplex = (v: unknown): v is PyComplex =>
+  typeof v === 'object' && v !== null && (v as PyComplex).kind === 'complex';
 
 function normalizeInner(v: unknown, depth: number, python: boolean): LongdaValue {
   if (depth > 50) return null;
@@ -108,7 +109,9 @@ function normalizeInner(v: unknown, depth: number, python: boolean): LongdaValue
   if (typeof v === 'bigint') {
     const n = Number(v);
     // `float(int)` raises when the int rounds past the largest double (CPython `PyLong_AsDouble`)
-    if (python && !Number.isFinite(n)) throw new LongdaOfficialError('OverflowError: int too large to convert to float');
+    if (python && !Number.isFinite(n)) {
+      throw new LongdaOfficialError('OverflowError: int too large to convert to float');
+    }
     return n;
   }
   // a complex is no int/float/str/list/dict: `json.loads(complex)` raises TypeError → None (LongTA utils.py)
@@ -118,7 +121,9 @@ function normalizeInner(v: unknown, depth: number, python: boolean): LongdaValue
   if (isDict(v)) return dictOf(v.entries.map(([k, x]) => [k, normalizeInner(x, depth + 1, python)]));
   if (typeof v === 'object') {
     if ((v as LongdaDict).kind === 'dict' && typeof (v as LongdaDict).entries === 'object') return v as LongdaDict;
-    return dictOf(Object.entries(v as Record<string, unknown>).map(([k, x]) => [k, normalizeInner(x, depth + 1, python)]));
+    return dictOf(
+      Object.entries(v as Record<string, unknown>).map(([k, x]) => [k, normalizeInner(x, depth + 1, python)]),
+    );
   }
   if (typeof v !== 'string') return null;
   const stripped = v.trim();
@@ -207,24 +212,34 @@ export function longdaOptions(raw: Record<string, string | number | undefined> =
   const o: LongdaOptions = { ...DEFAULT_LONGDA_OPTIONS };
   if (raw.tolerance !== undefined) {
     const n = Number(raw.tolerance);
-    if (!Number.isFinite(n) || n < 0) throw new LoupeInputError('option tolerance', `must be a number ≥ 0, got '${raw.tolerance}'`);
+    if (!Number.isFinite(n) || n < 0) {
+      throw new LoupeInputError('option tolerance', `must be a number ≥ 0, got '${raw.tolerance}'`);
+    }
     o.tolerance = n;
   }
   if (raw.tolerance_floor !== undefined) {
     const n = Number(raw.tolerance_floor);
-    if (!Number.isFinite(n) || n < 0) throw new LoupeInputError('option tolerance_floor', `must be a number ≥ 0, got '${raw.tolerance_floor}'`);
+    if (!Number.isFinite(n) || n < 0) {
+      throw new LoupeInputError('option tolerance_floor', `must be a number ≥ 0, got '${raw.tolerance_floor}'`);
+    }
     o.tolerance_floor = n;
   }
   if (raw.list_scoring !== undefined) {
-    if (raw.list_scoring !== 'partial' && raw.list_scoring !== 'strict') throw new LoupeInputError('option list_scoring', `must be 'partial' or 'strict', got '${raw.list_scoring}'`);
+    if (raw.list_scoring !== 'partial' && raw.list_scoring !== 'strict') {
+      throw new LoupeInputError('option list_scoring', `must be 'partial' or 'strict', got '${raw.list_scoring}'`);
+    }
     o.list_scoring = raw.list_scoring;
   }
   if (raw.coverage !== undefined) {
-    if (raw.coverage !== 'comparable' && raw.coverage !== 'structural') throw new LoupeInputError('option coverage', `must be 'comparable' or 'structural', got '${raw.coverage}'`);
+    if (raw.coverage !== 'comparable' && raw.coverage !== 'structural') {
+      throw new LoupeInputError('option coverage', `must be 'comparable' or 'structural', got '${raw.coverage}'`);
+    }
     o.coverage = raw.coverage;
   }
   if (raw.infinite_mae !== undefined) {
-    if (raw.infinite_mae !== 'inf' && raw.infinite_mae !== 'exclude') throw new LoupeInputError('option infinite_mae', `must be 'inf' or 'exclude', got '${raw.infinite_mae}'`);
+    if (raw.infinite_mae !== 'inf' && raw.infinite_mae !== 'exclude') {
+      throw new LoupeInputError('option infinite_mae', `must be 'inf' or 'exclude', got '${raw.infinite_mae}'`);
+    }
     o.infinite_mae = raw.infinite_mae;
   }
   const enums: Array<[keyof LongdaOptions, readonly string[]]> = [
@@ -236,7 +251,9 @@ export function longdaOptions(raw: Record<string, string | number | undefined> =
   for (const [k, allowed] of enums) {
     const v = raw[k];
     if (v === undefined) continue;
-    if (!allowed.includes(String(v))) throw new LoupeInputError(`option ${k}`, `must be ${allowed.map((a) => `'${a}'`).join(' or ')}, got '${v}'`);
+    if (!allowed.includes(String(v))) {
+      throw new LoupeInputError(`option ${k}`, `must be ${allowed.map((a) => `'${a}'`).join(' or ')}, got '${v}'`);
+    }
     (o as unknown as Record<string, unknown>)[k] = String(v);
   }
   return o;
@@ -302,9 +319,15 @@ export class LongtaFileAnswers extends Map<string, string> {
  * @throws LoupeInputError naming the file (no `my_answer` column) or `file:row` (q_id absent from `truth`).
  * Source: spec §2.3 (outputs), §2.4 (`evaluate_results.py`: `pd.read_csv`, pandas 1.5.3 defaults).
  */
-export function parseLongtaAnswers(text: string, name = 'answers_progress.csv', truth?: readonly ScoredQuery[]): { queries: ScoredQuery[]; answers: LongtaFileAnswers } {
+export function parseLongtaAnswers(
+  text: string,
+  name = 'answers_progress.csv',
+  truth?: readonly ScoredQuery[],
+): { queries: ScoredQuery[]; answers: LongtaFileAnswers } {
   const { queries, records } = readLongdaCsv(name, { text, strict: true });
-  if (records[0] && !('my_answer' in records[0])) throw new LoupeInputError(name, "missing column 'my_answer' (not a LongTA results file)");
+  if (records[0] && !('my_answer' in records[0])) {
+    throw new LoupeInputError(name, "missing column 'my_answer' (not a LongTA results file)");
+  }
   const frame = readCsvAsPandas(text, name);
   const byId = truth ? new Map(truth.map((q) => [q.longdaId, q])) : undefined;
   const answers = new LongtaFileAnswers();
@@ -353,7 +376,12 @@ const EPSILON = 1e-10;
  * Source: spec §2.4, LongTA `metric.compute_row_metrics` / `_compare_values` (partial) and the
  * paper's element-wise rule (strict; a skipped non-numeric pair fails strict).
  */
-export function compareLongdaValues(a: LongdaValue, g: LongdaValue, opts: Pick<LongdaOptions, 'tolerance' | 'tolerance_floor'> & Partial<Pick<LongdaOptions, 'summation'>> = DEFAULT_LONGDA_OPTIONS): LongdaComparison {
+export function compareLongdaValues(
+  a: LongdaValue,
+  g: LongdaValue,
+  opts: Pick<LongdaOptions, 'tolerance' | 'tolerance_floor'> &
+    Partial<Pick<LongdaOptions, 'summation'>> = DEFAULT_LONGDA_OPTIONS,
+): LongdaComparison {
   const numpy = (opts.summation ?? 'numpy') === 'numpy';
   const none: LongdaComparison = { comparable: 0, matchPartial: 0, matchStrict: 0 };
   if (a === null || g === null) return none;
@@ -518,7 +546,10 @@ export function scoreLongda(
   options: Partial<LongdaOptions> = {},
 ): LongdaScore {
   const opts: LongdaOptions = { ...DEFAULT_LONGDA_OPTIONS, ...options };
-  const get = answers instanceof Map ? (k: string) => answers.get(k) : (k: string) => (answers as Record<string, LongdaAnswerInput>)[k];
+  const get =
+    answers instanceof Map
+      ? (k: string) => answers.get(k)
+      : (k: string) => (answers as Record<string, LongdaAnswerInput>)[k];
   // a results file is scored row by row (LongTA evaluate_answers iterates rows; a repeated q_id is its own row)
   const file = answers instanceof LongtaFileAnswers && answers.textRows.length === queries.length ? answers : undefined;
   const gtCache = new Map<string, LongdaValue>();
@@ -528,7 +559,11 @@ export function scoreLongda(
   queries.forEach((q, idx) => {
     const qId = q.longdaId;
     known.add(qId);
-    let raw: LongdaAnswerInput = file ? (opts.answers_csv === 'pandas' ? file.pandasRows[idx]!.answer : file.textRows[idx]) : get(qId);
+    let raw: LongdaAnswerInput = file
+      ? opts.answers_csv === 'pandas'
+        ? file.pandasRows[idx]!.answer
+        : file.textRows[idx]
+      : get(qId);
     let truthRaw: unknown = q.answerText;
     if (file && file.ownTruth && opts.answers_csv === 'pandas') truthRaw = file.pandasRows[idx]!.truth;
     if (typeof raw === 'number' && Number.isNaN(raw)) raw = null; // pandas' NaN: no answer (coverage 0)
@@ -581,14 +616,36 @@ export function scoreLongda(
 
   const bySource = longdaBySource(rows, opts);
   const byType = {
-    scalar: longdaRates(rows.filter((r) => r.answerStructure.trim() === 'single_number'), opts),
-    list: longdaRates(rows.filter((r) => r.answerStructure.trim() !== 'single_number'), opts),
+    scalar: longdaRates(
+      rows.filter((r) => r.answerStructure.trim() === 'single_number'),
+      opts,
+    ),
+    list: longdaRates(
+      rows.filter((r) => r.answerStructure.trim() !== 'single_number'),
+      opts,
+    ),
   };
-  const infinite = opts.infinite_mae === 'inf' ? rows.filter((r) => r.coverageComparable && r.absErr !== undefined && !Number.isFinite(r.absErr) && !Number.isNaN(r.absErr)).length : 0;
+  const infinite =
+    opts.infinite_mae === 'inf'
+      ? rows.filter(
+          (r) =>
+            r.coverageComparable && r.absErr !== undefined && !Number.isFinite(r.absErr) && !Number.isNaN(r.absErr),
+        ).length
+      : 0;
   const changedBy: Record<string, number> = {};
   if (infinite) changedBy.infinite_mae = infinite;
   if (officialErrors.length) changedBy.official_errors = officialErrors.length;
-  return { benchmark: 'longda', options: opts, ...longdaRates(rows, opts), bySource, byType, rows, unknownQIds, changedBy, officialErrors };
+  return {
+    benchmark: 'longda',
+    options: opts,
+    ...longdaRates(rows, opts),
+    bySource,
+    byType,
+    rows,
+    unknownQIds,
+    changedBy,
+    officialErrors,
+  };
 }
 
 /** The recorded answer as text: strings as given, numbers as the results export writes them (`12.0`, `[1.5, 2.0]`). */
@@ -597,7 +654,9 @@ function rawAnswerText(raw: LongdaAnswerInput): string | null {
   if (typeof raw === 'string') return raw;
   if (typeof raw === 'boolean') return raw ? 'True' : 'False';
   if (typeof raw === 'bigint') return String(raw);
-  if (typeof raw === 'number' || (Array.isArray(raw) && raw.every((x) => typeof x === 'number'))) return pyNumberText(raw as number | number[]);
+  if (typeof raw === 'number' || (Array.isArray(raw) && raw.every((x) => typeof x === 'number'))) {
+    return pyNumberText(raw as number | number[]);
+  }
   return JSON.stringify(raw);
 }
 
@@ -606,7 +665,10 @@ function rawAnswerText(raw: LongdaAnswerInput): string | null {
  * `metric.py` `df.groupby("source")`), or by survey and source in ground-truth order (one publication, one block).
  * @param rows scored rows; `opts.by_source` the grouping. @returns one entry per group.
  */
-export function longdaBySource(rows: readonly LongdaRowScore[], opts: Pick<LongdaOptions, 'by_source' | 'infinite_mae'> & Partial<Pick<LongdaOptions, 'summation'>>): LongdaScore['bySource'] {
+export function longdaBySource(
+  rows: readonly LongdaRowScore[],
+  opts: Pick<LongdaOptions, 'by_source' | 'infinite_mae'> & Partial<Pick<LongdaOptions, 'summation'>>,
+): LongdaScore['bySource'] {
   const groups = new Map<string, LongdaRowScore[]>();
   for (const r of rows) {
     const key = opts.by_source === 'source' ? r.source : r.blockId;
@@ -616,7 +678,14 @@ export function longdaBySource(rows: readonly LongdaRowScore[], opts: Pick<Longd
   }
   const entries = [...groups.entries()];
   // Python compares str by code point; JS's default sort compares UTF-16 units
-  if (opts.by_source === 'source') entries.sort(([a], [b]) => { const x = [...a].map((c) => c.codePointAt(0)!); const y = [...b].map((c) => c.codePointAt(0)!); for (let i = 0; i < Math.min(x.length, y.length); i++) if (x[i] !== y[i]) return x[i]! - y[i]!; return x.length - y.length; });
+  if (opts.by_source === 'source') {
+    entries.sort(([a], [b]) => {
+      const x = [...a].map((c) => c.codePointAt(0)!);
+      const y = [...b].map((c) => c.codePointAt(0)!);
+      for (let i = 0; i < Math.min(x.length, y.length); i++) if (x[i] !== y[i]) return x[i]! - y[i]!;
+      return x.length - y.length;
+    });
+  }
   return entries.map(([key, rs]) => {
     const surveys = [...new Set(rs.map((r) => r.survey))];
     return { blockId: key, survey: surveys.join('+'), source: rs[0]!.source, ...longdaRates(rs, opts) };
@@ -651,13 +720,29 @@ export function longdaToleranceSensitivity(
  * @returns the rates; mae/mpe are null when no row is comparable. An empty input gives zeros.
  * Source: spec §2.4 `generate_evaluation_summary` (LongTA `metric.py`: `covered_df["abs_error"].mean()`).
  */
-export function longdaRates(rows: readonly LongdaRowScore[], o: Pick<LongdaOptions, 'infinite_mae'> & Partial<Pick<LongdaOptions, 'summation'>> = DEFAULT_LONGDA_OPTIONS): LongdaRates {
+export function longdaRates(
+  rows: readonly LongdaRowScore[],
+  o: Pick<LongdaOptions, 'infinite_mae'> & Partial<Pick<LongdaOptions, 'summation'>> = DEFAULT_LONGDA_OPTIONS,
+): LongdaRates {
   const numpy = (o.summation ?? 'numpy') === 'numpy';
   // pandas' Series.mean skips NaN (an inf − inf error); left-to-right keeps Loupe 0.1's arithmetic
   const keep = (x: number) => (numpy && Number.isNaN(x) ? false : o.infinite_mae === 'inf' || Number.isFinite(x));
   const n = rows.length;
-  let answered = 0, cov = 0, covC = 0, covS = 0, m = 0, mP = 0, mS = 0, errSum = 0, errN = 0, pctSum = 0, pctN = 0;
-  const ms: number[] = [], mPs: number[] = [], errs: number[] = [], pcts: number[] = [];
+  let answered = 0,
+    cov = 0,
+    covC = 0,
+    covS = 0,
+    m = 0,
+    mP = 0,
+    mS = 0,
+    errSum = 0,
+    errN = 0,
+    pctSum = 0,
+    pctN = 0;
+  const ms: number[] = [],
+    mPs: number[] = [],
+    errs: number[] = [],
+    pcts: number[] = [];
   for (const r of rows) {
     if (r.given !== null) answered++;
     cov += r.coverage;
@@ -740,11 +825,21 @@ export interface LongdaEfficiency {
  * Source: spec §2.3 "Token and step accounting", §2.4 "Efficiency metrics".
  */
 export function longdaEfficiency(blocks: readonly LongdaBlockUsage[], runWallSeconds?: number): LongdaEfficiency {
-  let inT = 0, outT = 0, steps = 0, wall = 0;
+  let inT = 0,
+    outT = 0,
+    steps = 0,
+    wall = 0;
   const toolCalls: Record<string, number> = {};
   for (const b of blocks) {
-    for (const [k, v] of [['inputTokens', b.inputTokens], ['outputTokens', b.outputTokens], ['steps', b.steps], ['wallSeconds', b.wallSeconds]] as const) {
-      if (!Number.isFinite(v) || v < 0) throw new LoupeInputError(`block ${b.blockId}`, `${k} must be a finite number ≥ 0, got ${v}`);
+    for (const [k, v] of [
+      ['inputTokens', b.inputTokens],
+      ['outputTokens', b.outputTokens],
+      ['steps', b.steps],
+      ['wallSeconds', b.wallSeconds],
+    ] as const) {
+      if (!Number.isFinite(v) || v < 0) {
+        throw new LoupeInputError(`block ${b.blockId}`, `${k} must be a finite number ≥ 0, got ${v}`);
+      }
     }
     inT += b.inputTokens;
     outT += b.outputTokens;
@@ -803,6 +898,12 @@ export type { ToolHeatmap } from '../types.ts';
  * @throws LoupeInputError when `bins` is not a positive integer.
  * Source: spec §2.4 "Tool-usage heatmap" (`paper_figures/tool_usage_analysis.py`, bd03018).
  */
-export function toolUsageHeatmap(trajectories: ReadonlyArray<ReadonlyArray<readonly string[]>>, opts: { tools?: readonly string[]; bins?: number } = {}): ToolHeatmap {
-  return binnedToolHeatmap(trajectories, { tools: opts.tools ?? LONGDA_TOOLS, ...(opts.bins !== undefined ? { bins: opts.bins } : {}) });
+export function toolUsageHeatmap(
+  trajectories: ReadonlyArray<ReadonlyArray<readonly string[]>>,
+  opts: { tools?: readonly string[]; bins?: number } = {},
+): ToolHeatmap {
+  return binnedToolHeatmap(trajectories, {
+    tools: opts.tools ?? LONGDA_TOOLS,
+    ...(opts.bins !== undefined ? { bins: opts.bins } : {}),
+  });
 }

@@ -13,7 +13,13 @@ const show = (v: unknown) => (v === null || v === undefined ? 'no answer' : JSON
 /** Queries of a LongDA score with match < 1 (ref = the query id), each with expected and given values. */
 export function longdaFailedItems(score: RunScore): FailedItem[] {
   const rows = (score.detail as LongdaRunDetail | null)?.score?.rows ?? [];
-  return rows.filter((r) => r.match < 1).map((r) => ({ ref: r.qId, question: `${r.survey} ${r.source} query ${r.internalId} (${r.answerStructure})`, detail: `expected ${show(r.expected)}, got ${r.rawAnswer === null ? 'no answer' : show(r.given)}` }));
+  return rows
+    .filter((r) => r.match < 1)
+    .map((r) => ({
+      ref: r.qId,
+      question: `${r.survey} ${r.source} query ${r.internalId} (${r.answerStructure})`,
+      detail: `expected ${show(r.expected)}, got ${r.rawAnswer === null ? 'no answer' : show(r.given)}`,
+    }));
 }
 
 export const LONGDA_FAILURE_ANALYSIS: BenchmarkFailureAnalysis = {

@@ -27,7 +27,9 @@ export function resolveLongdaRoot(root: string): string {
   if (!isDir(abs)) throw new LoupeInputError(abs, 'LongDA root must be a folder holding benchmark.csv');
   if (isFile(join(abs, 'benchmark.csv'))) return abs;
   if (isFile(join(abs, 'benchmark', 'benchmark.csv'))) return join(abs, 'benchmark');
-  if (readdirSync(abs).filter((n) => !n.startsWith('.')).length === 0) throw new LoupeInputError(abs, 'empty folder: not a LongDA root (no benchmark.csv)');
+  if (readdirSync(abs).filter((n) => !n.startsWith('.')).length === 0) {
+    throw new LoupeInputError(abs, 'empty folder: not a LongDA root (no benchmark.csv)');
+  }
   throw new LoupeInputError(abs, 'not a LongDA root: no benchmark.csv here or in benchmark/');
 }
 
@@ -71,10 +73,19 @@ export interface LongdaCsv {
 export function readLongdaCsv(file: string, o: { text?: string; strict?: boolean } = {}): LongdaCsv {
   const strict = o.strict === true;
   const text = o.text?.replace(/^\uFEFF/, '');
-  const { header, rows, problems: csvProblems } = parseCsvFile(file, { ...(text !== undefined ? { text } : {}), ...(strict ? {} : { requiredColumns: REQUIRED }) });
+  const {
+    header,
+    rows,
+    problems: csvProblems,
+  } = parseCsvFile(file, { ...(text !== undefined ? { text } : {}), ...(strict ? {} : { requiredColumns: REQUIRED }) });
   if (strict) {
     for (const c of REQUIRED) if (!header.includes(c)) throw new LoupeInputError(file, `missing column '${c}'`);
-    if (csvProblems.length) throw new LoupeInputError(file, `not valid CSV: ${csvProblems[0]!.startsWith(`${file}:`) ? csvProblems[0]!.slice(file.length + 1) : csvProblems[0]!}`);
+    if (csvProblems.length) {
+      throw new LoupeInputError(
+        file,
+        `not valid CSV: ${csvProblems[0]!.startsWith(`${file}:`) ? csvProblems[0]!.slice(file.length + 1) : csvProblems[0]!}`,
+      );
+    }
   }
   const suiteProblems: string[] = [...csvProblems];
 
@@ -96,7 +107,9 @@ export function readLongdaCsv(file: string, o: { text?: string; strict?: boolean
     const key = `${survey}\u0000${source}`;
     let g = groups.get(key);
     if (!g) groups.set(key, (g = { survey, source, rows: [], lastIndex: i }));
-    else if (g.lastIndex !== i - 1) suiteProblems.push(`${file}:${r.line}: rows of block '${survey} / ${source}' are not contiguous`);
+    else if (g.lastIndex !== i - 1) {
+      suiteProblems.push(`${file}:${r.line}: rows of block '${survey} / ${source}' are not contiguous`);
+    }
     g.lastIndex = i;
     g.rows.push(r);
   });
@@ -146,7 +159,11 @@ export function readLongdaCsv(file: string, o: { text?: string; strict?: boolean
       const internalRaw = (r.cells.internal_id ?? '').trim();
       const internalId = internalRaw === '' ? pos : Number(internalRaw);
       if (!Number.isInteger(internalId)) problems.push(`${at('internal_id')}: '${internalRaw}' is not an integer`);
-      else if (internalId !== pos) problems.push(`${at('internal_id')}: ${internalId} differs from position ${pos} in block (ids follow position)`);
+      else if (internalId !== pos) {
+        problems.push(
+          `${at('internal_id')}: ${internalId} differs from position ${pos} in block (ids follow position)`,
+        );
+      }
       const qid = `q${pos}`;
       const q: LongdaQuery<ReadAnswerStructure> = {
         type: 'longda-query',
@@ -195,7 +212,10 @@ export function loadLongda(root: string, opts: LoadSuiteOptions = {}): Suite {
   const pubMap = loadPublicationMap();
   const missingRefs = readMissingList(dir);
 
-  const surveyCache = new Map<string, { data: VisibleFile[]; docs: VisibleFile[]; problems: string[]; runnable: boolean }>();
+  const surveyCache = new Map<
+    string,
+    { data: VisibleFile[]; docs: VisibleFile[]; problems: string[]; runnable: boolean }
+  >();
   const blocks: Block[] = [];
   for (const g of csv.blocks) {
     const { id } = g;
@@ -209,12 +229,21 @@ export function loadLongda(root: string, opts: LoadSuiteOptions = {}): Suite {
     if (!survey) surveyCache.set(g.survey, (survey = listSurvey(dir, g.survey)));
     problems.push(...survey.problems);
     const missing = missingRefs.filter((m) => m.startsWith(`${g.survey}/`)).map((m) => m.slice(g.survey.length + 1));
-    if (missing.length) problems.push(`${missing.length} referenced file(s) absent: ${missing.slice(0, 5).join(', ')}${missing.length > 5 ? ', ...' : ''}`);
+    if (missing.length) {
+      problems.push(
+        `${missing.length} referenced file(s) absent: ${missing.slice(0, 5).join(', ')}${missing.length > 5 ? ', ...' : ''}`,
+      );
+    }
     if (items.length === 0) problems.push('no usable queries');
 
     // Publications: the configured / sibling publications folder, plus `<SURVEY>/pubs/` when a
     // download kept them inside the survey folder (never listed as data or docs).
-    const pubs = [...new Set([...(pubRoot ? listFilesRecursive(join(pubRoot, g.survey)) : []), ...listFilesRecursive(join(dir, g.survey, 'pubs'))])];
+    const pubs = [
+      ...new Set([
+        ...(pubRoot ? listFilesRecursive(join(pubRoot, g.survey)) : []),
+        ...listFilesRecursive(join(dir, g.survey, 'pubs')),
+      ]),
+    ];
     const publication = pickPublication(g.survey, g.source, pubs, pubMap, csv.blocks);
     const hiddenFiles = [csvFile, ...pubs];
     for (const extra of ['DATASET_CARD.md']) if (isFile(join(dir, extra))) hiddenFiles.push(join(dir, extra));
@@ -232,14 +261,21 @@ export function loadLongda(root: string, opts: LoadSuiteOptions = {}): Suite {
     });
   }
   if (blocks.length === 0) suiteProblems.push(`${csvFile}: no blocks (no usable rows)`);
-  log.info(`LongDA: ${blocks.length} blocks, ${blocks.reduce((n, b) => n + b.items.length, 0)} queries from ${csvFile}`);
+  log.info(
+    `LongDA: ${blocks.length} blocks, ${blocks.reduce((n, b) => n + b.items.length, 0)} queries from ${csvFile}`,
+  );
   return {
     id: suiteId,
     kind: 'longda',
     title: 'LongDA',
     version: stamp?.revision ?? 'unknown',
     root: dir,
-    source: { kind: stamp ? 'fetched' : 'local', root: dir, upstream: 'https://huggingface.co/datasets/EvilBench/LongDA', ...(stamp?.revision ? { revision: stamp.revision } : {}) },
+    source: {
+      kind: stamp ? 'fetched' : 'local',
+      root: dir,
+      upstream: 'https://huggingface.co/datasets/EvilBench/LongDA',
+      ...(stamp?.revision ? { revision: stamp.revision } : {}),
+    },
     blocks,
     problems: suiteProblems,
   };
@@ -269,11 +305,21 @@ function assignDroppedRecords(
   // The reader gives a row that follows a record it skipped the skipped record's start line; the row
   // itself starts after it (after a run of skipped records).
   for (const r of rows) while (dropped.has(r.line)) r.line++;
-  for (const [key, g] of groups) slots.set(key, g.rows.map((r) => r.line));
+  for (const [key, g] of groups) {
+    slots.set(
+      key,
+      g.rows.map((r) => r.line),
+    );
+  }
   if (dropped.size === 0) return slots;
   let lines: string[] = [];
   try {
-    lines = (text ?? readFileSync(csvFile).toString('utf8').replace(/^\uFEFF/, '')).split('\n');
+    lines = (
+      text ??
+      readFileSync(csvFile)
+        .toString('utf8')
+        .replace(/^\uFEFF/, '')
+    ).split('\n');
   } catch {
     // Already read once by parseCsvFile; if it vanished since, fall back to neighbours only.
   }
@@ -285,7 +331,9 @@ function assignDroppedRecords(
     const text = lines[line - 1];
     if (text !== undefined) {
       try {
-        const rec = (parseCsv(text, { relax_quotes: true, relax_column_count: true, skip_empty_lines: true }) as string[][])[0];
+        const rec = (
+          parseCsv(text, { relax_quotes: true, relax_column_count: true, skip_empty_lines: true }) as string[][]
+        )[0];
         const k = rec && rec.length >= 2 ? `${rec[0]!.trim()}\u0000${rec[1]!.trim()}` : '';
         if (groups.has(k)) key = k;
       } catch {
@@ -298,7 +346,9 @@ function assignDroppedRecords(
       if (before && after && before.key === after.key) key = before.key;
     }
     if (key === undefined) {
-      suiteProblems.push(`${csvFile}:${line}: cannot tell which block the skipped record belongs to; question ids after it may differ from LongTA's`);
+      suiteProblems.push(
+        `${csvFile}:${line}: cannot tell which block the skipped record belongs to; question ids after it may differ from LongTA's`,
+      );
       continue;
     }
     slots.get(key)!.push(line);
@@ -307,7 +357,10 @@ function assignDroppedRecords(
   return slots;
 }
 
-function listSurvey(dir: string, survey: string): { data: VisibleFile[]; docs: VisibleFile[]; problems: string[]; runnable: boolean } {
+function listSurvey(
+  dir: string,
+  survey: string,
+): { data: VisibleFile[]; docs: VisibleFile[]; problems: string[]; runnable: boolean } {
   let sdir = join(dir, survey);
   const problems: string[] = [];
   if (!isDir(sdir)) {
@@ -315,15 +368,21 @@ function listSurvey(dir: string, survey: string): { data: VisibleFile[]; docs: V
     const alt = readdirSync(dir).find((n) => n.toLowerCase() === survey.toLowerCase() && isDir(join(dir, n)));
     if (alt) sdir = join(dir, alt);
   }
-  if (!isDir(sdir)) return { data: [], docs: [], problems: [`survey folder ${sdir} is missing: not runnable`], runnable: false };
+  if (!isDir(sdir)) {
+    return { data: [], docs: [], problems: [`survey folder ${sdir} is missing: not runnable`], runnable: false };
+  }
   // `data` / `docs` folders, tolerating a different case (`Data/`); workspace paths keep the real name.
-  const sub = (name: string) => join(sdir, readdirSync(sdir).find((n) => n.toLowerCase() === name && isDir(join(sdir, n))) ?? name);
+  const sub = (name: string) =>
+    join(sdir, readdirSync(sdir).find((n) => n.toLowerCase() === name && isDir(join(sdir, n))) ?? name);
   const dataDir = sub('data');
   const docsDir = sub('docs');
-  const toVisible = (files: string[]) => files.map((p) => ({ path: p, rel: posixRelative(sdir, p), size: fileSize(p) }));
+  const toVisible = (files: string[]) =>
+    files.map((p) => ({ path: p, rel: posixRelative(sdir, p), size: fileSize(p) }));
   const data = toVisible(listFilesRecursive(dataDir));
   const docs = toVisible(listFilesRecursive(docsDir));
-  if (data.length === 0) problems.push(`${dataDir} is ${isDir(dataDir) ? 'empty' : 'missing'}: no data files, not runnable`);
+  if (data.length === 0) {
+    problems.push(`${dataDir} is ${isDir(dataDir) ? 'empty' : 'missing'}: no data files, not runnable`);
+  }
   if (docs.length === 0) problems.push(`${docsDir} is ${isDir(docsDir) ? 'empty' : 'missing'}: no documentation`);
   return { data, docs, problems, runnable: data.length > 0 };
 }
@@ -352,7 +411,11 @@ function readMissingList(dir: string): string[] {
 
 type PubMap = Record<string, Record<string, string>>;
 function loadPublicationMap(): PubMap {
-  return Object.fromEntries(Object.entries(publicationMap as Record<string, unknown>).filter(([k, v]) => !k.startsWith('$') && typeof v === 'object' && v !== null)) as PubMap;
+  return Object.fromEntries(
+    Object.entries(publicationMap as Record<string, unknown>).filter(
+      ([k, v]) => !k.startsWith('$') && typeof v === 'object' && v !== null,
+    ),
+  ) as PubMap;
 }
 
 /**
@@ -360,7 +423,13 @@ function loadPublicationMap(): PubMap {
  * title matching the file name (`No. 520` ↔ `db520.pdf`, `NSF 25-316` ↔ `nsf25316.pdf`), then the
  * title itself, then the only publication of a single-block survey.
  */
-function pickPublication(survey: string, source: string, pubs: string[], map: PubMap, groups: ReadonlyArray<{ survey: string }>): string | undefined {
+function pickPublication(
+  survey: string,
+  source: string,
+  pubs: string[],
+  map: PubMap,
+  groups: ReadonlyArray<{ survey: string }>,
+): string | undefined {
   if (pubs.length === 0) return undefined;
   const mapped = map[survey]?.[source];
   if (mapped) {

@@ -23,7 +23,15 @@ export function longdaNativeOutputs(scoreOptions: readonly OptionSpec[]): Native
     help: 'a LongTA results file (answers_progress.csv, or any CSV with the benchmark columns plus my_answer and q_id), scored against its own answer column',
     multiple: false,
     alias: 'longda-answers',
-    inputs: [{ name: 'ground-truth', value: 'FILE', help: 'score against this benchmark.csv instead of the file\'s answer column', path: true, required: false }],
+    inputs: [
+      {
+        name: 'ground-truth',
+        value: 'FILE',
+        help: "score against this benchmark.csv instead of the file's answer column",
+        path: true,
+        required: false,
+      },
+    ],
     root: null,
     async score(o) {
       const path = o.paths[0]!;
@@ -36,17 +44,39 @@ export function longdaNativeOutputs(scoreOptions: readonly OptionSpec[]): Native
       }
       const truth = truthFile ? loadLongdaGroundTruth(truthFile) : undefined;
       const { queries, answers } = parseLongtaAnswers(text, path, truth);
-      const opts = longdaOptions(parseOptionsWithPreset(scoreOptions, o.preset, o.raw) as Record<string, string | number>);
+      const opts = longdaOptions(
+        parseOptionsWithPreset(scoreOptions, o.preset, o.raw) as Record<string, string | number>,
+      );
       const score = scoreLongda(queries, answers, opts);
       const { rows, ...rest } = score;
       const lines = [
         `${path}: ${score.n} queries, ${score.answered} answered`,
         `match ${pct(score.match)}%  coverage ${pct(score.coverage)}%  (strict ${pct(score.matchStrict)}%, structural coverage ${pct(score.coverageStructural)}%)  MAE ${num(score.mae, 3)}`,
-        `preset: ${o.preset}   options used (longda): ${Object.entries(score.options).map(([k, v]) => `${k}=${v}`).join(' ')}`,
+        `preset: ${o.preset}   options used (longda): ${Object.entries(score.options)
+          .map(([k, v]) => `${k}=${v}`)
+          .join(' ')}`,
       ];
-      if (score.changedBy && Object.keys(score.changedBy).length) lines.push(`changed by official-code options: ${Object.entries(score.changedBy).map(([k, v]) => `${k} ${v}`).join(', ')}`);
-      for (const b of score.bySource) lines.push(`  ${b.blockId}: match ${pct(b.match)}%  coverage ${pct(b.coverage)}%  (${b.n})`);
-      return { json: { file: path, groundTruth: truthFile ?? 'the file\'s answer column', preset: o.preset, ...rest, queries: rows }, lines, failed: false };
+      if (score.changedBy && Object.keys(score.changedBy).length) {
+        lines.push(
+          `changed by official-code options: ${Object.entries(score.changedBy)
+            .map(([k, v]) => `${k} ${v}`)
+            .join(', ')}`,
+        );
+      }
+      for (const b of score.bySource) {
+        lines.push(`  ${b.blockId}: match ${pct(b.match)}%  coverage ${pct(b.coverage)}%  (${b.n})`);
+      }
+      return {
+        json: {
+          file: path,
+          groundTruth: truthFile ?? "the file's answer column",
+          preset: o.preset,
+          ...rest,
+          queries: rows,
+        },
+        lines,
+        failed: false,
+      };
     },
   };
 }

@@ -18,18 +18,27 @@ export function answerStructureText(s: ReadAnswerStructure): string {
  * @returns the structure, or an error message for unknown syntax (never throws).
  * @example parseAnswerStructure('[men, women]') → { kind: 'list', labels: ['men','women'], length: 2 }
  */
-export function parseAnswerStructure(text: string): { ok: true; value: AnswerStructure } | { ok: false; error: string } {
+export function parseAnswerStructure(
+  text: string,
+): { ok: true; value: AnswerStructure } | { ok: false; error: string } {
   const t = text.trim();
   if (t === 'single_number') return { ok: true, value: { kind: 'single_number' } };
   const m = /^\[(.*)\]$/s.exec(t);
-  if (!m) return { ok: false, error: `unknown answer structure '${truncate(t)}' (expected 'single_number' or '[label, ...]')` };
+  if (!m) {
+    return {
+      ok: false,
+      error: `unknown answer structure '${truncate(t)}' (expected 'single_number' or '[label, ...]')`,
+    };
+  }
   const labels = m[1]!
     .split(',')
     .map((s) => s.trim().replace(/^['"]|['"]$/g, ''))
     .filter((s) => s !== '');
   if (labels.length === 0) return { ok: false, error: `empty label list in answer structure '${truncate(t)}'` };
   const bad = labels.find((l) => /[[\]{}]/.test(l));
-  if (bad !== undefined) return { ok: false, error: `unknown answer structure '${truncate(t)}' (nested brackets in label '${bad}')` };
+  if (bad !== undefined) {
+    return { ok: false, error: `unknown answer structure '${truncate(t)}' (nested brackets in label '${bad}')` };
+  }
   const dup = labels.find((l, i) => labels.indexOf(l) !== i);
   if (dup !== undefined) return { ok: false, error: `duplicate label '${dup}' in answer structure '${truncate(t)}'` };
   return { ok: true, value: { kind: 'list', labels, length: labels.length } };
@@ -40,9 +49,13 @@ export function parseAnswerStructure(text: string): { ok: true; value: AnswerStr
  * An empty cell (or LongTA's `NA.`) gives null.
  * @returns the value or an error message (never throws).
  */
-export function parseGroundTruth(text: string): { ok: true; value: number | number[] | null } | { ok: false; error: string } {
+export function parseGroundTruth(
+  text: string,
+): { ok: true; value: number | number[] | null } | { ok: false; error: string } {
   const t = text.trim();
-  if (t === '' || t === 'NA.' || t.toUpperCase() === 'NA' || t.toLowerCase() === 'nan') return { ok: true, value: null };
+  if (t === '' || t === 'NA.' || t.toUpperCase() === 'NA' || t.toLowerCase() === 'nan') {
+    return { ok: true, value: null };
+  }
   const list = /^\[(.*)\]$/s.exec(t);
   if (list) {
     const parts = list[1]!.split(/,(?!\d{3}(?:\D|$))/).map((s) => s.trim());
@@ -55,7 +68,9 @@ export function parseGroundTruth(text: string): { ok: true; value: number | numb
     return { ok: true, value: nums };
   }
   const n = parseNumber(t);
-  if (n === undefined) return { ok: false, error: `ground truth '${truncate(t)}' is not a number or a list of numbers` };
+  if (n === undefined) {
+    return { ok: false, error: `ground truth '${truncate(t)}' is not a number or a list of numbers` };
+  }
   return { ok: true, value: n };
 }
 

@@ -56,8 +56,16 @@ export const LONGDA_PRESENTATION: BenchmarkPresentation = {
   mainMetric: { key: 'match', label: 'LongDA match', percent: true },
   resultsColumns: {
     rates: [
-      { key: 'coverage', label: 'Coverage', description: 'Share of queries with a comparable answer (option coverage)' },
-      { key: 'match', label: 'Match', description: 'Share of queries within tolerance max(eps·|a|, 1) (option list_scoring)' },
+      {
+        key: 'coverage',
+        label: 'Coverage',
+        description: 'Share of queries with a comparable answer (option coverage)',
+      },
+      {
+        key: 'match',
+        label: 'Match',
+        description: 'Share of queries within tolerance max(eps·|a|, 1) (option list_scoring)',
+      },
     ],
     weightKeys: ['queries', 'n'],
   },
@@ -67,7 +75,13 @@ export const LONGDA_PRESENTATION: BenchmarkPresentation = {
     point(s) {
       const d = s.detail as LongdaRunDetail;
       if (d.tokensUnknown) return null;
-      return { inputTokens: d.efficiency.inputTokens, outputTokens: d.efficiency.outputTokens, matchSum: d.score.match * d.score.n, coverageSum: d.score.coverage * d.score.n, queries: d.score.n };
+      return {
+        inputTokens: d.efficiency.inputTokens,
+        outputTokens: d.efficiency.outputTokens,
+        matchSum: d.score.match * d.score.n,
+        coverageSum: d.score.coverage * d.score.n,
+        queries: d.score.n,
+      };
     },
   },
   toolUsage: {

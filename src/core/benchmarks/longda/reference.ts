@@ -22,7 +22,12 @@ import type { AssistantMessage, ChatMessage } from '../../agent/types.ts';
  */
 export function findReferenceScript(dir: string, block: Block): string {
   const p = join(dir, `${block.id}.py`);
-  if (!existsSync(p)) throw new LoupeInputError(p, `no reference script for block ${block.id} (the reference agent needs ${block.id}.py in ${dir})`);
+  if (!existsSync(p)) {
+    throw new LoupeInputError(
+      p,
+      `no reference script for block ${block.id} (the reference agent needs ${block.id}.py in ${dir})`,
+    );
+  }
   return p;
 }
 
@@ -31,7 +36,11 @@ export function findReferenceScript(dir: string, block: Block): string {
  * @returns q_id → value, or undefined.
  */
 export function parseReferenceOutput(text: string): Record<string, unknown> | undefined {
-  const lines = text.split('\n').map((l) => l.trim()).filter(Boolean).reverse();
+  const lines = text
+    .split('\n')
+    .map((l) => l.trim())
+    .filter(Boolean)
+    .reverse();
   for (const l of lines) {
     if (!l.startsWith('{')) continue;
     try {
@@ -60,9 +69,22 @@ export class ReferenceModel implements ModelClient {
   async complete(messages: ChatMessage[], _tools: LlmToolSpec[], _opts?: CompleteOptions): Promise<LlmResponse> {
     const t0 = performance.now();
     const turn = messages.filter((m) => m.role === 'assistant').length;
-    const reply = (message: AssistantMessage): LlmResponse => ({ message, usage: zero, costUsd: null, finishReason: 'tool_calls', latencyMs: performance.now() - t0, attempts: 1 });
+    const reply = (message: AssistantMessage): LlmResponse => ({
+      message,
+      usage: zero,
+      costUsd: null,
+      finishReason: 'tool_calls',
+      latencyMs: performance.now() - t0,
+      attempts: 1,
+    });
     const callMsg = (content: string, calls: { name: string; args: Record<string, unknown> }[]): AssistantMessage => ({
-      role: 'assistant', content, tool_calls: calls.map((c, i) => ({ id: `ref_${turn}_${i}`, type: 'function', function: { name: c.name, arguments: JSON.stringify(c.args) } })),
+      role: 'assistant',
+      content,
+      tool_calls: calls.map((c, i) => ({
+        id: `ref_${turn}_${i}`,
+        type: 'function',
+        function: { name: c.name, arguments: JSON.stringify(c.args) },
+      })),
     });
     if (turn === 0) {
       const code = readFileSync(this.script, 'utf8');
@@ -71,7 +93,12 @@ export class ReferenceModel implements ModelClient {
     if (turn === 1) {
       const obs = [...messages].reverse().find((m) => m.role === 'tool')?.content ?? '';
       const out = parseReferenceOutput(obs);
-      if (!out) throw new LlmError('protocol', `reference script ${this.script} printed no JSON object on its last line. Output:\n${obs.slice(-2000)}`);
+      if (!out) {
+        throw new LlmError(
+          'protocol',
+          `reference script ${this.script} printed no JSON object on its last line. Output:\n${obs.slice(-2000)}`,
+        );
+      }
       const qs = this.block.items.filter((i): i is LongdaQuery => i.type === 'longda-query');
       const calls: { name: string; args: Record<string, unknown> }[] = [];
       for (const [k, v] of Object.entries(out)) {
@@ -81,6 +108,8 @@ export class ReferenceModel implements ModelClient {
       }
       return reply(callMsg(`Recording ${calls.length} answers computed by the reference script.`, calls));
     }
-    return reply(callMsg('Reference answers recorded.', [{ name: 'final_answer', args: { summary: 'reference analysis' } }]));
+    return reply(
+      callMsg('Reference answers recorded.', [{ name: 'final_answer', args: { summary: 'reference analysis' } }]),
+    );
   }
 }

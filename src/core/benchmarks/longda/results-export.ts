@@ -29,10 +29,24 @@ export interface LongdaResultsSummary {
  * @returns counts written.
  * @throws Error when a run is missing or two runs share a block.
  */
-export async function exportLongdaResults(store: RunStore, runs: { runId: string; block: Block }[], outDir: string): Promise<LongdaResultsSummary> {
+export async function exportLongdaResults(
+  store: RunStore,
+  runs: { runId: string; block: Block }[],
+  outDir: string,
+): Promise<LongdaResultsSummary> {
   // the results folder is the user's; files below it are written contained (no link planted there is followed)
   ensureFolder(outDir);
-  const header = ['survey', 'source', 'internal_id', 'query', 'answer_structure', 'additional_info', 'answer', 'my_answer', 'q_id'];
+  const header = [
+    'survey',
+    'source',
+    'internal_id',
+    'query',
+    'answer_structure',
+    'additional_info',
+    'answer',
+    'my_answer',
+    'q_id',
+  ];
   const records: string[][] = [header];
   const codes: Record<string, string> = {};
   const notes: Record<string, string[]> = {};
@@ -60,7 +74,17 @@ export async function exportLongdaResults(store: RunStore, runs: { runId: string
       const a = answers.get(q.longdaId);
       if (a) answered++;
       const structure = answerStructureText(q.answerStructure);
-      records.push([survey, source, String(q.internalId), q.question, structure, q.additionalInfo === '' ? 'NA.' : q.additionalInfo, q.answerText, a ? pyNumberText(a.answer) : '', q.longdaId]);
+      records.push([
+        survey,
+        source,
+        String(q.internalId),
+        q.question,
+        structure,
+        q.additionalInfo === '' ? 'NA.' : q.additionalInfo,
+        q.answerText,
+        a ? pyNumberText(a.answer) : '',
+        q.longdaId,
+      ]);
     }
     const code = await store.getSavedCode(runId);
     if (code != null) codes[blockKey] = code;
@@ -69,8 +93,13 @@ export async function exportLongdaResults(store: RunStore, runs: { runId: string
     for (const s of steps) for (const t of s.toolCalls) toolUsage[t.name] = (toolUsage[t.name] ?? 0) + 1;
     writeContainedFile(outDir, `messages/${blockKey.replace(/[/\\]/g, '_')}.json`, JSON.stringify(steps, null, 2));
     blockMetrics[blockKey] = {
-      run_id: runId, status: run.status, status_reason: run.statusReason, steps: run.steps,
-      tokens: run.tokens ? { input: run.tokens.input, output: run.tokens.output, total: run.tokens.input + run.tokens.output } : null,
+      run_id: runId,
+      status: run.status,
+      status_reason: run.statusReason,
+      steps: run.steps,
+      tokens: run.tokens
+        ? { input: run.tokens.input, output: run.tokens.output, total: run.tokens.input + run.tokens.output }
+        : null,
       duration_seconds: run.durationMs / 1000,
     };
     totIn += run.tokens?.input ?? 0;
@@ -86,18 +115,26 @@ export async function exportLongdaResults(store: RunStore, runs: { runId: string
   writeContainedFile(outDir, 'tool_usage.json', JSON.stringify(toolUsage, null, 2));
   writeContainedFile(outDir, 'block_metrics.json', JSON.stringify(blockMetrics, null, 2));
   const n = runs.length;
-  writeContainedFile(outDir, 'run_summary.json', JSON.stringify({
-    model: [...models].join(', '),
-    n_blocks: n,
-    total_queries: queries,
-    answered_queries: answered,
-    total_tokens: { input: totIn, output: totOut, total: totIn + totOut },
-    total_steps: totSteps,
-    average_steps_per_block: n ? totSteps / n : 0,
-    total_seconds: totMs / 1000,
-    total_hours: totMs / 3_600_000,
-    tool_usage_counts: toolUsage,
-    run_ids: runs.map((r) => r.runId),
-  }, null, 2));
+  writeContainedFile(
+    outDir,
+    'run_summary.json',
+    JSON.stringify(
+      {
+        model: [...models].join(', '),
+        n_blocks: n,
+        total_queries: queries,
+        answered_queries: answered,
+        total_tokens: { input: totIn, output: totOut, total: totIn + totOut },
+        total_steps: totSteps,
+        average_steps_per_block: n ? totSteps / n : 0,
+        total_seconds: totMs / 1000,
+        total_hours: totMs / 3_600_000,
+        tool_usage_counts: toolUsage,
+        run_ids: runs.map((r) => r.runId),
+      },
+      null,
+      2,
+    ),
+  );
   return { dir: outDir, blocks: n, queries, answered };
 }

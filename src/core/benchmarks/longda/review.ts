@@ -15,7 +15,9 @@ import type { ReviewSource } from '../types.ts';
 export function longdaReviewSections(answers: readonly AnswerRecord[]): ReviewSource | null {
   if (!answers.length) return null;
   const last = new Map<string, string>();
-  for (const a of answers) last.set(a.queryId, a.raw?.trim() || (Array.isArray(a.answer) ? `[${a.answer.join(', ')}]` : String(a.answer)));
+  for (const a of answers) {
+    last.set(a.queryId, a.raw?.trim() || (Array.isArray(a.answer) ? `[${a.answer.join(', ')}]` : String(a.answer)));
+  }
   return { sections: [...last].map(([q, text]) => ({ key: `query:${q}`, title: `Query ${q}`, markdown: text })) };
 }
 

@@ -45,20 +45,30 @@ export const LONGDA_RUN_STATE: ToolSetRunState = {
   },
   async restore(state, store, runId) {
     const s = longdaRunState(state);
-    for (const a of await store.getAnswers(runId)) s.answers.set(a.queryId, { answer: a.answer, raw: a.raw, stepIndex: a.stepIndex });
+    for (const a of await store.getAnswers(runId)) {
+      s.answers.set(a.queryId, { answer: a.answer, raw: a.raw, stepIndex: a.stepIndex });
+    }
     s.notes = await store.getNotes(runId);
     s.savedCode = await store.getSavedCode(runId);
     return `${s.answers.size} answers restored`;
   },
   snapshot(state): LongdaSnapshot {
     const s = longdaRunState(state);
-    return { answers: new Map([...s.answers].map(([k, v]) => [k, JSON.stringify(v)])), notes: JSON.stringify(s.notes), code: s.savedCode };
+    return {
+      answers: new Map([...s.answers].map(([k, v]) => [k, JSON.stringify(v)])),
+      notes: JSON.stringify(s.notes),
+      code: s.savedCode,
+    };
   },
   effects(before, state, runId, stepIndex) {
     const b = before as LongdaSnapshot;
     const s = longdaRunState(state);
     const answers: AnswerRecord[] = [];
-    for (const [q, v] of s.answers) if (b.answers.get(q) !== JSON.stringify(v)) answers.push({ runId, queryId: q, answer: v.answer, raw: v.raw, stepIndex });
+    for (const [q, v] of s.answers) {
+      if (b.answers.get(q) !== JSON.stringify(v)) {
+        answers.push({ runId, queryId: q, answer: v.answer, raw: v.raw, stepIndex });
+      }
+    }
     return {
       answers,
       ...(JSON.stringify(s.notes) !== b.notes ? { notes: [...s.notes] } : {}),

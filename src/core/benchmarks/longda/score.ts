@@ -13,8 +13,17 @@ import { aggregateBase, scoreBase, type RunScore, type ScoreAggregate } from '..
 import type { ScoreGroup } from '../types.ts';
 import type { OptionValues } from '../options.ts';
 import {
-  LONGDA_TOOLS, longdaEfficiency, longdaOptions, longdaRates, scoreLongda, toolUsageHeatmap,
-  type LongdaAnswerInput, type LongdaEfficiency, type LongdaRowScore, type LongdaScore, type ToolHeatmap,
+  LONGDA_TOOLS,
+  longdaEfficiency,
+  longdaOptions,
+  longdaRates,
+  scoreLongda,
+  toolUsageHeatmap,
+  type LongdaAnswerInput,
+  type LongdaEfficiency,
+  type LongdaRowScore,
+  type LongdaScore,
+  type ToolHeatmap,
 } from './eval.ts';
 
 /**
@@ -65,7 +74,12 @@ export interface LongdaRunDetail {
  * @returns the run's score; rates are fractions in [0, 1].
  * @throws LoupeInputError for an invalid option value.
  */
-export async function scoreLongdaRun(store: RunStore, run: RunRecord, block: Block, options: OptionValues): Promise<RunScore> {
+export async function scoreLongdaRun(
+  store: RunStore,
+  run: RunRecord,
+  block: Block,
+  options: OptionValues,
+): Promise<RunScore> {
   const opts = longdaOptions(options as Record<string, string | number>);
   const queries = longdaQueriesOf(block);
   const answers = new Map<string, LongdaAnswerInput>();
@@ -81,7 +95,16 @@ export async function scoreLongdaRun(store: RunStore, run: RunRecord, block: Blo
   for (const s of names) for (const t of s) toolCalls[t] = (toolCalls[t] ?? 0) + 1;
   // An external MCP client's token use is unknown (issue 24): null in the summary, never counted as 0.
   const tokensKnown = run.tokens !== null;
-  const efficiency = longdaEfficiency([{ blockId: run.blockId, inputTokens: run.tokens?.input ?? 0, outputTokens: run.tokens?.output ?? 0, steps: run.steps, wallSeconds: run.durationMs / 1000, toolCalls }]);
+  const efficiency = longdaEfficiency([
+    {
+      blockId: run.blockId,
+      inputTokens: run.tokens?.input ?? 0,
+      outputTokens: run.tokens?.output ?? 0,
+      steps: run.steps,
+      wallSeconds: run.durationMs / 1000,
+      toolCalls,
+    },
+  ]);
   const heatmap = toolUsageHeatmap([names], { tools: [...LONGDA_TOOLS, 'python'] });
   return {
     ...scoreBase(run, 'longda', 'none', { ...opts }),
@@ -100,7 +123,13 @@ export async function scoreLongdaRun(store: RunStore, run: RunRecord, block: Blo
       steps: efficiency.totalSteps,
       wallSeconds: efficiency.wallSeconds,
     },
-    detail: { score, efficiency, heatmap, toolSteps: names, ...(tokensKnown ? {} : { tokensUnknown: true as const }) } satisfies LongdaRunDetail,
+    detail: {
+      score,
+      efficiency,
+      heatmap,
+      toolSteps: names,
+      ...(tokensKnown ? {} : { tokensUnknown: true as const }),
+    } satisfies LongdaRunDetail,
     ...(Object.keys(score.changedBy).length ? { changedBy: score.changedBy } : {}),
   };
 }
@@ -112,13 +141,21 @@ export async function scoreLongdaRun(store: RunStore, run: RunRecord, block: Blo
  * query matches fixes the count (interventions placed before or at that step).
  * @param options parsed LongDA scoring options. @returns the count, or null when the answers never all matched.
  */
-export async function longdaInterventionsUntilWithinTolerance(store: RunStore, run: RunRecord, block: Block, options: OptionValues, interventions: readonly InterventionRecord[]): Promise<number | null> {
+export async function longdaInterventionsUntilWithinTolerance(
+  store: RunStore,
+  run: RunRecord,
+  block: Block,
+  options: OptionValues,
+  interventions: readonly InterventionRecord[],
+): Promise<number | null> {
   const opts = longdaOptions(options as Record<string, string | number>);
   const queries = longdaQueriesOf(block);
   if (!queries.length) return null;
   const single = new Map<string, boolean>();
   const qIdOf = longdaQIdOf(block);
-  for (const q of block.items) if (q.type === 'longda-query') single.set(q.longdaId, q.answerStructure.kind === 'single_number');
+  for (const q of block.items) {
+    if (q.type === 'longda-query') single.set(q.longdaId, q.answerStructure.kind === 'single_number');
+  }
   const answers = new Map<string, LongdaAnswerInput>();
   for (const s of await store.getSteps(run.id)) {
     for (const c of s.toolCalls) {
@@ -137,7 +174,9 @@ export async function longdaInterventionsUntilWithinTolerance(store: RunStore, r
       answers.set(qid, v);
     }
     const sc = scoreLongda(queries, answers, opts);
-    if (sc.rows.length && sc.rows.every((r) => r.match >= 1)) return interventions.filter((i) => i.beforeStep <= s.index).length;
+    if (sc.rows.length && sc.rows.every((r) => r.match >= 1)) {
+      return interventions.filter((i) => i.beforeStep <= s.index).length;
+    }
   }
   return null;
 }
@@ -153,10 +192,32 @@ export function aggregateLongda(groups: readonly ScoreGroup[], options: OptionVa
     const ok = scores.filter((s) => !s.error);
     const rows: LongdaRowScore[] = ok.flatMap((s) => (s.detail as LongdaRunDetail).score.rows);
     const r = longdaRates(rows, o);
-    const eff = longdaEfficiency(ok.map((s) => ({ blockId: s.blockId, inputTokens: s.summary.inputTokens ?? 0, outputTokens: s.summary.outputTokens ?? 0, steps: s.summary.steps ?? 0, wallSeconds: s.summary.wallSeconds ?? 0 })));
+    const eff = longdaEfficiency(
+      ok.map((s) => ({
+        blockId: s.blockId,
+        inputTokens: s.summary.inputTokens ?? 0,
+        outputTokens: s.summary.outputTokens ?? 0,
+        steps: s.summary.steps ?? 0,
+        wallSeconds: s.summary.wallSeconds ?? 0,
+      })),
+    );
     // Tokens are summed over the runs whose token use is known; none known (an MCP client's runs, issue 24): null.
     const known = ok.some((s) => s.summary.inputTokens != null);
-    agg.metrics = { queries: r.n, coverage: r.coverage, coverageComparable: r.coverageComparable, coverageStructural: r.coverageStructural, match: r.match, matchPartial: r.matchPartial, matchStrict: r.matchStrict, mae: r.mae, inputTokens: known ? eff.inputTokens : null, outputTokens: known ? eff.outputTokens : null, totalTokens: known ? eff.totalTokens : null, avgStepsPerBlock: eff.avgStepsPerBlock, wallHours: eff.wallHours };
+    agg.metrics = {
+      queries: r.n,
+      coverage: r.coverage,
+      coverageComparable: r.coverageComparable,
+      coverageStructural: r.coverageStructural,
+      match: r.match,
+      matchPartial: r.matchPartial,
+      matchStrict: r.matchStrict,
+      mae: r.mae,
+      inputTokens: known ? eff.inputTokens : null,
+      outputTokens: known ? eff.outputTokens : null,
+      totalTokens: known ? eff.totalTokens : null,
+      avgStepsPerBlock: eff.avgStepsPerBlock,
+      wallHours: eff.wallHours,
+    };
     agg.method = 'pooled over queries (LongTA generate_evaluation_summary); tokens and time summed over runs';
     return agg;
   });
@@ -167,10 +228,24 @@ export function aggregateLongda(groups: readonly ScoreGroup[], options: OptionVa
  * @returns `{ benchmark, options, queries, answered, coverage, coverageStructural, match, matchStrict }`.
  * @throws LoupeInputError for an unknown run id or invalid options.
  */
-export async function longdaJsonScore(store: RunStore, runId: string, block: Block, options: OptionValues = {}): Promise<Record<string, unknown>> {
+export async function longdaJsonScore(
+  store: RunStore,
+  runId: string,
+  block: Block,
+  options: OptionValues = {},
+): Promise<Record<string, unknown>> {
   const run = await store.getRun(runId);
   if (!run) throw new Error(`run ${runId} not found in ${store.location}`);
   const s = await scoreLongdaRun(store, run, block, options);
   const m = s.summary;
-  return { benchmark: 'longda', options: s.options, queries: m.queries, answered: m.answered, coverage: m.coverage, coverageStructural: m.coverageStructural, match: m.match, matchStrict: m.matchStrict };
+  return {
+    benchmark: 'longda',
+    options: s.options,
+    queries: m.queries,
+    answered: m.answered,
+    coverage: m.coverage,
+    coverageStructural: m.coverageStructural,
+    match: m.match,
+    matchStrict: m.matchStrict,
+  };
 }

@@ -26,13 +26,26 @@ import { waitForDocs, type DocIndexLease, type DocNeed, type DocWait } from '../
 /** The document functions the doc tools call (`DocIndex` from src/core/docs implements them). */
 export interface LongdaDocs {
   readDoc(path: string, range?: string, scope?: { files?: string[] }): { text: string };
-  searchDoc(keyword: string, path?: string, maxMatches?: number, contextChars?: number, scope?: { files?: string[] }): { text: string };
-  retrieve(query: string, path?: string, k?: number, opts?: { files?: string[]; mode?: 'bm25' | 'longta'; contextChars?: number }): { text: string };
+  searchDoc(
+    keyword: string,
+    path?: string,
+    maxMatches?: number,
+    contextChars?: number,
+    scope?: { files?: string[] },
+  ): { text: string };
+  retrieve(
+    query: string,
+    path?: string,
+    k?: number,
+    opts?: { files?: string[]; mode?: 'bm25' | 'longta'; contextChars?: number },
+  ): { text: string };
 }
 
 /** True when the docs provider is a full documentation index (it has the variable catalog). */
 function isDocIndex(d: LongdaDocs): d is LongdaDocs & DocIndex {
-  return typeof (d as Partial<DocIndex>).catalog === 'function' && typeof (d as Partial<DocIndex>).search === 'function';
+  return (
+    typeof (d as Partial<DocIndex>).catalog === 'function' && typeof (d as Partial<DocIndex>).search === 'function'
+  );
 }
 
 export interface LongdaToolSetOptions {
@@ -94,12 +107,16 @@ const INSTRUCTIONS = `How to work:
 export function buildLongdaPrompt(block: Block): string {
   const survey = block.longda?.survey ?? block.title;
   const qs = queries(block);
-  const questionText = qs.map((q, i) => [
-    `Question ID: ${q.longdaId}`,
-    `Q${i + 1}: ${q.question}`,
-    `Expected Answer Structure: ${structureText(q)}`,
-    `Additional Info: ${q.additionalInfo.trim() === '' ? 'NA.' : q.additionalInfo}`,
-  ].join('\n')).join('\n\n');
+  const questionText = qs
+    .map((q, i) =>
+      [
+        `Question ID: ${q.longdaId}`,
+        `Q${i + 1}: ${q.question}`,
+        `Expected Answer Structure: ${structureText(q)}`,
+        `Additional Info: ${q.additionalInfo.trim() === '' ? 'NA.' : q.additionalInfo}`,
+      ].join('\n'),
+    )
+    .join('\n\n');
   const list = (files: { rel: string }[]) => (files.length ? files.map((f) => f.rel).join('\n') : 'None provided');
   return [
     'Use the survey data and its documentation to answer the questions below. Every answer is a number or a list of numbers that you compute yourself.',
@@ -126,14 +143,20 @@ const SYSTEM_PROMPT = `You are a careful survey data analyst working in a sandbo
  * numbers, or a string that `ast.literal_eval`s to one).
  * @returns the value, or an error message.
  */
-export function parseAnswerArg(v: unknown): { ok: true; value: AnswerValue; raw: string } | { ok: false; error: string } {
+export function parseAnswerArg(
+  v: unknown,
+): { ok: true; value: AnswerValue; raw: string } | { ok: false; error: string } {
   let x: unknown = v;
   if (typeof v === 'string') {
     const lit = parsePyLiteral(v.trim());
-    if (lit === undefined) return { ok: false, error: `the answer string ${JSON.stringify(v)} is not a number or a list of numbers` };
+    if (lit === undefined) {
+      return { ok: false, error: `the answer string ${JSON.stringify(v)} is not a number or a list of numbers` };
+    }
     x = lit;
   }
-  if (typeof x === 'number' && Number.isFinite(x)) return { ok: true, value: x, raw: typeof v === 'string' ? v : String(x) };
+  if (typeof x === 'number' && Number.isFinite(x)) {
+    return { ok: true, value: x, raw: typeof v === 'string' ? v : String(x) };
+  }
   if (Array.isArray(x) && x.length > 0 && x.every((e) => typeof e === 'number' && Number.isFinite(e))) {
     return { ok: true, value: x as number[], raw: typeof v === 'string' ? v : `[${(x as number[]).join(', ')}]` };
   }
@@ -206,13 +229,19 @@ export function createLongdaToolSet(block: Block, opts: LongdaToolSetOptions = {
     name: 'find_variables',
     description:
       'From an analysis question, the survey variables it likely needs (name, label, data file, the codebook page defining it) and the documentation files to read first, from the variable catalog of the codebooks. Check each candidate in its codebook.',
-    parameters: { type: 'object', properties: { question: { type: 'string', description: 'The question, with any definitions it gives.' } }, required: ['question'] },
+    parameters: {
+      type: 'object',
+      properties: { question: { type: 'string', description: 'The question, with any definitions it gives.' } },
+      required: ['question'],
+    },
     async run(args, ctx) {
       const q = str(args.question)?.trim();
       if (!q) return { observation: 'Error: find_variables needs a question.', isError: true };
       const d = await docs();
       if (typeof d === 'string') return { observation: d, isError: true };
-      if (!isDocIndex(d)) return { observation: 'Error: the variable catalog is not available in this run.', isError: true };
+      if (!isDocIndex(d)) {
+        return { observation: 'Error: the variable catalog is not available in this run.', isError: true };
+      }
       // What the decomposition's model calls used, reported with the tool call also when the call then fails.
       let modelUse: ToolModelUse | undefined;
       try {
@@ -227,16 +256,30 @@ export function createLongdaToolSet(block: Block, opts: LongdaToolSetOptions = {
               return c.text;
             });
           } catch (e) {
-            return { observation: `Error: the model could not break the question into concepts: ${(e as Error).message}`, isError: true, ...(modelUse ? { modelUse } : {}) };
+            return {
+              observation: `Error: the model could not break the question into concepts: ${(e as Error).message}`,
+              isError: true,
+              ...(modelUse ? { modelUse } : {}),
+            };
           }
         }
         const subQueries = llm ? [...llm.measures, ...llm.population] : [];
-        const r = retriever.ask(q, { top: 8, topVariables: 15, ...(subQueries.length ? { extraMeasures: subQueries } : {}) });
+        const r = retriever.ask(q, {
+          top: 8,
+          topVariables: 15,
+          ...(subQueries.length ? { extraMeasures: subQueries } : {}),
+        });
         const lines = llm ? [`Sub-queries from the model's decomposition: ${subQueries.join('; ') || 'none'}`, ''] : [];
         lines.push('Variables (best first):');
-        for (const v of r.variables) lines.push(`- ${v.name} (${v.file}): ${v.label ?? ''} — ${v.doc} ${v.page ?? ''} [${v.why}]`);
+        for (const v of r.variables) {
+          lines.push(`- ${v.name} (${v.file}): ${v.label ?? ''} — ${v.doc} ${v.page ?? ''} [${v.why}]`);
+        }
         lines.push('', 'Documentation files to read:', ...r.files.map((f, i) => `${i + 1}. ${f.file}`));
-        return { observation: lines.join('\n'), data: llm ? { ...r, decomposition: { ...llm, subQueries } } : r, ...(modelUse ? { modelUse } : {}) };
+        return {
+          observation: lines.join('\n'),
+          data: llm ? { ...r, decomposition: { ...llm, subQueries } } : r,
+          ...(modelUse ? { modelUse } : {}),
+        };
       } catch (e) {
         return { observation: `Error: ${(e as Error).message}`, isError: true, ...(modelUse ? { modelUse } : {}) };
       }
@@ -246,13 +289,27 @@ export function createLongdaToolSet(block: Block, opts: LongdaToolSetOptions = {
   const tools: ToolDefinition[] = [
     {
       name: 'prompt',
-      description: 'Shows the task prompt again. With q_id, only the text of that question (its structure and additional info).',
-      parameters: { type: 'object', properties: { q_id: { type: 'string', description: 'A Question ID from the task, e.g. "NHANES_NCHS Data Brief No. 508_q1".' } } },
+      description:
+        'Shows the task prompt again. With q_id, only the text of that question (its structure and additional info).',
+      parameters: {
+        type: 'object',
+        properties: {
+          q_id: {
+            type: 'string',
+            description: 'A Question ID from the task, e.g. "NHANES_NCHS Data Brief No. 508_q1".',
+          },
+        },
+      },
       async run(args, ctx) {
         const qid = str(args.q_id);
         if (!qid) return { observation: ctx.taskPrompt };
         const start = ctx.taskPrompt.indexOf(`Question ID: ${qid}\n`);
-        if (start < 0) return { observation: `Error: no question with ID '${qid}'. Valid IDs: ${qs.map((q) => q.longdaId).join(', ')}`, isError: true };
+        if (start < 0) {
+          return {
+            observation: `Error: no question with ID '${qid}'. Valid IDs: ${qs.map((q) => q.longdaId).join(', ')}`,
+            isError: true,
+          };
+        }
         const rest = ctx.taskPrompt.slice(start);
         const ends = [rest.indexOf('\nQuestion ID:', 1), rest.indexOf('\nAvailable data files:')].filter((i) => i > 0);
         return { observation: rest.slice(0, Math.min(...ends, rest.length)).trim() };
@@ -260,55 +317,112 @@ export function createLongdaToolSet(block: Block, opts: LongdaToolSetOptions = {
     },
     {
       name: 'read_doc',
-      description: 'Reads a documentation file by units (PDF pages, text lines, table rows). Without range_str: the number of units and the first few. With range_str like "1-3,5" (1-based): those units.',
-      parameters: { type: 'object', properties: { doc_path: { type: 'string', description: 'Path from "Available documentation files".' }, range_str: { type: 'string', description: 'e.g. "1-3,5"' } }, required: ['doc_path'] },
-      run: (args) => docCall(fileOr(str(args.doc_path), 'all files'), (d) => d.readDoc(args.doc_path as string, str(args.range_str), { files: docFiles })),
+      description:
+        'Reads a documentation file by units (PDF pages, text lines, table rows). Without range_str: the number of units and the first few. With range_str like "1-3,5" (1-based): those units.',
+      parameters: {
+        type: 'object',
+        properties: {
+          doc_path: { type: 'string', description: 'Path from "Available documentation files".' },
+          range_str: { type: 'string', description: 'e.g. "1-3,5"' },
+        },
+        required: ['doc_path'],
+      },
+      run: (args) =>
+        docCall(fileOr(str(args.doc_path), 'all files'), (d) =>
+          d.readDoc(args.doc_path as string, str(args.range_str), { files: docFiles }),
+        ),
     },
     {
       name: 'search_doc',
-      description: 'Case-insensitive exact keyword search in one documentation file (or all when doc_path is omitted). Returns the matching units with surrounding context.',
+      description:
+        'Case-insensitive exact keyword search in one documentation file (or all when doc_path is omitted). Returns the matching units with surrounding context.',
       parameters: {
         type: 'object',
-        properties: { keyword: { type: 'string' }, doc_path: { type: 'string' }, max_matches: { type: 'integer', minimum: 1 }, context_chars: { type: 'integer', minimum: 0 } },
+        properties: {
+          keyword: { type: 'string' },
+          doc_path: { type: 'string' },
+          max_matches: { type: 'integer', minimum: 1 },
+          context_chars: { type: 'integer', minimum: 0 },
+        },
         required: ['keyword'],
       },
-      run: (args) => docCall(fileOr(str(args.doc_path), 'all files'), (d) => d.searchDoc(args.keyword as string, str(args.doc_path), int(args.max_matches) ?? opts.searchMaxMatches ?? 5, int(args.context_chars) ?? opts.searchContextChars ?? 150, { files: docFiles })),
+      run: (args) =>
+        docCall(fileOr(str(args.doc_path), 'all files'), (d) =>
+          d.searchDoc(
+            args.keyword as string,
+            str(args.doc_path),
+            int(args.max_matches) ?? opts.searchMaxMatches ?? 5,
+            int(args.context_chars) ?? opts.searchContextChars ?? 150,
+            { files: docFiles },
+          ),
+        ),
     },
     {
       name: 'retriever',
-      description: 'BM25 search over documentation chunks (one file, or all when doc_path is omitted). Returns the best-ranked chunks.',
-      parameters: { type: 'object', properties: { query: { type: 'string' }, doc_path: { type: 'string' }, max_matches: { type: 'integer', minimum: 1 } }, required: ['query'] },
-      run: (args) => docCall('complete index', (d) => d.retrieve(args.query as string, str(args.doc_path), int(args.max_matches) ?? opts.retrieverK ?? 5, { files: docFiles, mode: opts.retrieverMode ?? 'longta' })),
+      description:
+        'BM25 search over documentation chunks (one file, or all when doc_path is omitted). Returns the best-ranked chunks.',
+      parameters: {
+        type: 'object',
+        properties: {
+          query: { type: 'string' },
+          doc_path: { type: 'string' },
+          max_matches: { type: 'integer', minimum: 1 },
+        },
+        required: ['query'],
+      },
+      run: (args) =>
+        docCall('complete index', (d) =>
+          d.retrieve(args.query as string, str(args.doc_path), int(args.max_matches) ?? opts.retrieverK ?? 5, {
+            files: docFiles,
+            mode: opts.retrieverMode ?? 'longta',
+          }),
+        ),
     },
     ...(opts.findVariables ? [findVariables] : []),
     {
       name: 'notes',
-      description: 'A notebook for this block. action: add (content), view (index, 1-based), update (index, content), list (first 100 characters of each), clear.',
+      description:
+        'A notebook for this block. action: add (content), view (index, 1-based), update (index, content), list (first 100 characters of each), clear.',
       parameters: {
         type: 'object',
-        properties: { action: { type: 'string', enum: ['add', 'view', 'update', 'list', 'clear'] }, content: { type: 'string' }, index: { type: 'integer' } },
+        properties: {
+          action: { type: 'string', enum: ['add', 'view', 'update', 'list', 'clear'] },
+          content: { type: 'string' },
+          index: { type: 'integer' },
+        },
         required: ['action'],
       },
       async run(args, ctx) {
         const notes = longdaRunState(ctx.state).notes;
         const idx = int(args.index);
-        const badIdx = () => ({ observation: `Error: index must be between 1 and ${notes.length} (there ${notes.length === 1 ? 'is 1 note' : `are ${notes.length} notes`}).`, isError: true });
+        const badIdx = () => ({
+          observation: `Error: index must be between 1 and ${notes.length} (there ${notes.length === 1 ? 'is 1 note' : `are ${notes.length} notes`}).`,
+          isError: true,
+        });
         switch (args.action) {
           case 'add':
             if (!str(args.content)) return { observation: 'Error: notes(action="add") needs content.', isError: true };
             notes.push(args.content as string);
             return { observation: `Note ${notes.length} added.` };
           case 'view':
-            if (idx == null) return { observation: notes.length ? notes.map((n, i) => `${i + 1}. ${n}`).join('\n') : 'No notes yet.' };
+            if (idx == null) {
+              return { observation: notes.length ? notes.map((n, i) => `${i + 1}. ${n}`).join('\n') : 'No notes yet.' };
+            }
             if (idx < 1 || idx > notes.length) return badIdx();
             return { observation: `${idx}. ${notes[idx - 1]}` };
           case 'update':
             if (idx == null || idx < 1 || idx > notes.length) return badIdx();
-            if (!str(args.content)) return { observation: 'Error: notes(action="update") needs content.', isError: true };
+            if (!str(args.content)) {
+              return { observation: 'Error: notes(action="update") needs content.', isError: true };
+            }
             notes[idx - 1] = args.content as string;
             return { observation: `Note ${idx} updated.` };
           case 'list':
-            return { observation: notes.length ? notes.map((n, i) => `${i + 1}. ${n.length > 100 ? n.slice(0, 100) + '…' : n}`).join('\n') : 'No notes yet.' };
+            return {
+              observation: notes.length
+                ? notes.map((n, i) => `${i + 1}. ${n.length > 100 ? n.slice(0, 100) + '…' : n}`).join('\n')
+                : 'No notes yet.',
+            };
           default:
             notes.splice(0);
             return { observation: 'All notes cleared.' };
@@ -317,7 +431,8 @@ export function createLongdaToolSet(block: Block, opts: LongdaToolSetOptions = {
     },
     {
       name: 'answer',
-      description: 'Records answers. action: add or update (q_id, answer = a number or a list of numbers matching the Expected Answer Structure), view (q_id), list (all answers of this block).',
+      description:
+        'Records answers. action: add or update (q_id, answer = a number or a list of numbers matching the Expected Answer Structure), view (q_id), list (all answers of this block).',
       parameters: {
         type: 'object',
         properties: {
@@ -331,34 +446,55 @@ export function createLongdaToolSet(block: Block, opts: LongdaToolSetOptions = {
         const answers = longdaRunState(ctx.state).answers;
         if (args.action === 'list') {
           if (!answers.size) return { observation: `No answers recorded yet (0 of ${qs.length}).` };
-          const lines = qs.filter((q) => answers.has(q.longdaId)).map((q) => `${q.longdaId}: ${fmtAnswer(answers.get(q.longdaId)!.answer)}`);
+          const lines = qs
+            .filter((q) => answers.has(q.longdaId))
+            .map((q) => `${q.longdaId}: ${fmtAnswer(answers.get(q.longdaId)!.answer)}`);
           return { observation: `${answers.size} of ${qs.length} answered:\n${lines.join('\n')}` };
         }
         const qid = str(args.q_id);
         if (!qid) return { observation: `Error: answer(action="${String(args.action)}") needs q_id.`, isError: true };
         const q = byId.get(qid);
-        if (!q) return { observation: `Error: '${qid}' is not a question of this block. Valid IDs: ${qs.map((x) => x.longdaId).join(', ')}`, isError: true };
+        if (!q) {
+          return {
+            observation: `Error: '${qid}' is not a question of this block. Valid IDs: ${qs.map((x) => x.longdaId).join(', ')}`,
+            isError: true,
+          };
+        }
         if (args.action === 'view') {
           const a = answers.get(qid);
           return { observation: a ? `${qid}: ${fmtAnswer(a.answer)}` : `${qid}: not answered yet.` };
         }
-        if (args.answer === undefined) return { observation: `Error: answer(action="${String(args.action)}") needs answer.`, isError: true };
+        if (args.answer === undefined) {
+          return { observation: `Error: answer(action="${String(args.action)}") needs answer.`, isError: true };
+        }
         const p = parseAnswerArg(args.answer);
         if (!p.ok) return { observation: `Error: ${p.error}.`, isError: true };
         const s = q.answerStructure;
         if (s.kind === 'single_number' && Array.isArray(p.value)) {
-          if (p.value.length !== 1) return { observation: `Error: ${qid} expects a single number (Expected Answer Structure: single_number), got a list of ${p.value.length}.`, isError: true };
+          if (p.value.length !== 1) {
+            return {
+              observation: `Error: ${qid} expects a single number (Expected Answer Structure: single_number), got a list of ${p.value.length}.`,
+              isError: true,
+            };
+          }
           p.value = p.value[0]!;
         }
         if (s.kind === 'list' && (!Array.isArray(p.value) || p.value.length !== s.length)) {
           const got = Array.isArray(p.value) ? `a list of ${p.value.length}` : 'a single number';
-          return { observation: `Error: ${qid} expects a list of ${s.length} numbers [${s.labels.join(', ')}], got ${got}.`, isError: true };
+          return {
+            observation: `Error: ${qid} expects a list of ${s.length} numbers [${s.labels.join(', ')}], got ${got}.`,
+            isError: true,
+          };
         }
         const prev = answers.get(qid);
-        if (args.action === 'update' && !prev) return { observation: `Error: ${qid} has no answer to update; use action="add".`, isError: true };
+        if (args.action === 'update' && !prev) {
+          return { observation: `Error: ${qid} has no answer to update; use action="add".`, isError: true };
+        }
         answers.set(qid, { answer: p.value, raw: p.raw, stepIndex: ctx.stepIndex });
         const verb = prev ? `updated (was ${fmtAnswer(prev.answer)})` : 'recorded';
-        return { observation: `Answer for ${qid} ${verb}: ${fmtAnswer(p.value)}. ${answers.size} of ${qs.length} questions answered.` };
+        return {
+          observation: `Answer for ${qid} ${verb}: ${fmtAnswer(p.value)}. ${answers.size} of ${qs.length} questions answered.`,
+        };
       },
     },
     {
@@ -372,13 +508,23 @@ export function createLongdaToolSet(block: Block, opts: LongdaToolSetOptions = {
     },
     {
       name: 'python',
-      description: 'Runs Python code in a persistent kernel whose working directory is the workspace (variables persist between calls). Returns stdout, the value of the last expression, errors and figures.',
+      description:
+        'Runs Python code in a persistent kernel whose working directory is the workspace (variables persist between calls). Returns stdout, the value of the last expression, errors and figures.',
       parameters: { type: 'object', properties: { code: { type: 'string' } }, required: ['code'] },
       async run(args, ctx: ToolContext) {
-        const r = await ctx.execute(args.code as string, opts.pythonTimeoutMs ? { timeoutMs: opts.pythonTimeoutMs } : undefined);
+        const r = await ctx.execute(
+          args.code as string,
+          opts.pythonTimeoutMs ? { timeoutMs: opts.pythonTimeoutMs } : undefined,
+        );
         const body = formatKernelResult({ ...r, restarted: false });
-        const note = r.restarted ? '[The Python kernel was restarted: all variables, imports and loaded data were lost. Re-run any setup code you need.]\n' : '';
-        return { observation: note + body, isError: r.status !== 'ok', data: { status: r.status, durationMs: r.durationMs, figures: r.figures?.length ?? 0 } };
+        const note = r.restarted
+          ? '[The Python kernel was restarted: all variables, imports and loaded data were lost. Re-run any setup code you need.]\n'
+          : '';
+        return {
+          observation: note + body,
+          isError: r.status !== 'ok',
+          data: { status: r.status, durationMs: r.durationMs, figures: r.figures?.length ?? 0 },
+        };
       },
     },
     {
@@ -387,7 +533,10 @@ export function createLongdaToolSet(block: Block, opts: LongdaToolSetOptions = {
       parameters: { type: 'object', properties: { summary: { type: 'string' } } },
       async run(_args, ctx) {
         const missing = qs.filter((q) => !longdaRunState(ctx.state).answers.has(q.longdaId)).map((q) => q.longdaId);
-        return { observation: `Block finished: ${qs.length - missing.length} of ${qs.length} questions answered.${missing.length ? ` Unanswered: ${missing.join(', ')}` : ''}`, finish: true };
+        return {
+          observation: `Block finished: ${qs.length - missing.length} of ${qs.length} questions answered.${missing.length ? ` Unanswered: ${missing.join(', ')}` : ''}`,
+          finish: true,
+        };
       },
     },
   ];
@@ -416,7 +565,8 @@ export function createLongdaToolSet(block: Block, opts: LongdaToolSetOptions = {
       : {}),
     systemPrompt: SYSTEM_PROMPT,
     buildBlockPrompt: buildLongdaPrompt,
-    noToolCallMessage: 'Your reply contained no tool call. Continue by calling a tool (python, answer, ...); call final_answer when every question is answered.',
+    noToolCallMessage:
+      'Your reply contained no tool call. Continue by calling a tool (python, answer, ...); call final_answer when every question is answered.',
     defaultMaxSteps: opts.maxSteps ?? 100,
   };
 }

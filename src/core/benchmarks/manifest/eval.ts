@@ -60,8 +60,16 @@ export interface ValueCompare {
 
 /** The comparison a manifest's scoring declares (defaults: exact, case-sensitive, not stripped; tolerance strict `<`). */
 export function valueCompareOf(s: Manifest['scoring']): ValueCompare {
-  const kind = s.scorer === 'numeric-tolerance' ? 'numeric-tolerance' : s.scorer === 'exact' ? 'exact' : (s.compare ?? 'exact');
-  return { kind, absolute: s.absolute ?? 0, relative: s.relative ?? 0, inclusive: s.inclusive ?? false, caseSensitive: s.caseSensitive ?? true, strip: s.strip ?? false };
+  const kind =
+    s.scorer === 'numeric-tolerance' ? 'numeric-tolerance' : s.scorer === 'exact' ? 'exact' : (s.compare ?? 'exact');
+  return {
+    kind,
+    absolute: s.absolute ?? 0,
+    relative: s.relative ?? 0,
+    inclusive: s.inclusive ?? false,
+    caseSensitive: s.caseSensitive ?? true,
+    strip: s.strip ?? false,
+  };
 }
 
 /**
@@ -124,7 +132,13 @@ export interface ItemResult {
  * Scores one response against its gold with a built-in scorer (not `python`, which runs in the sandbox).
  * @param response the agent's or harness's response text ('' = unanswered). @returns the item result.
  */
-export function scoreItem(id: string, response: string, gold: ManifestGold, scoring: Manifest['scoring'], metadata: Record<string, unknown>): ItemResult {
+export function scoreItem(
+  id: string,
+  response: string,
+  gold: ManifestGold,
+  scoring: Manifest['scoring'],
+  metadata: Record<string, unknown>,
+): ItemResult {
   const c = valueCompareOf(scoring);
   const answered = response !== '';
   let subs: SubResult[];
@@ -141,7 +155,11 @@ export function scoreItem(id: string, response: string, gold: ManifestGold, scor
     });
   } else if (scoring.scorer === 'list') {
     const sep = scoring.separator ?? ',';
-    const split = (s: string): string[] => s.split(sep).map((x) => pyStrip(x)).filter((x) => x !== '');
+    const split = (s: string): string[] =>
+      s
+        .split(sep)
+        .map((x) => pyStrip(x))
+        .filter((x) => x !== '');
     subs = gold.answers.map(([name, expected]) => {
       const g = split(response);
       const e = split(expected);
@@ -159,7 +177,12 @@ export function scoreItem(id: string, response: string, gold: ManifestGold, scor
       return { name, expected, given: response, correct: ok };
     });
   } else {
-    subs = gold.answers.map(([name, expected]) => ({ name, expected, given: response, correct: valueMatches(response, expected, c) }));
+    subs = gold.answers.map(([name, expected]) => ({
+      name,
+      expected,
+      given: response,
+      correct: valueMatches(response, expected, c),
+    }));
   }
   return { id, answered, response, subs, correct: answered && subs.every((s) => s.correct), metadata };
 }
@@ -191,7 +214,12 @@ export interface AggregatedMetrics {
  * Source: `eval_closed_form.py` `evaluate_accuracy_by_question`, `evaluate_accuracy_by_sub_question`,
  * `evaluate_accuracy_proportional_by_sub_question_adjusted`, `analyze_concepts_accuracy`, `analyze_concepts_count_accuracy`.
  */
-export function aggregateItems(results: readonly ItemResult[], aggs: readonly ManifestAggregation[], denominator: Denominator, round: number | undefined): AggregatedMetrics {
+export function aggregateItems(
+  results: readonly ItemResult[],
+  aggs: readonly ManifestAggregation[],
+  denominator: Denominator,
+  round: number | undefined,
+): AggregatedMetrics {
   const rs = denominator === 'answered' ? results.filter((r) => r.answered) : [...results];
   const rd = (x: number): number => (round === undefined ? x : pyRound(x, round));
   const summary: Record<string, number | null> = {};
@@ -236,7 +264,9 @@ export function aggregateItems(results: readonly ItemResult[], aggs: readonly Ma
       }
       const keys = [...acc.keys()];
       breakdowns[a.metric] = Object.fromEntries(keys.map((k) => [k, rd(acc.get(k)!.correct / acc.get(k)!.total)]));
-      if (a.kind === 'by-field-count' && a.atLeast !== undefined) summary[`${a.metric}_at_least_${a.atLeast}`] = atLeast.total ? rd(atLeast.correct / atLeast.total) : null;
+      if (a.kind === 'by-field-count' && a.atLeast !== undefined) {
+        summary[`${a.metric}_at_least_${a.atLeast}`] = atLeast.total ? rd(atLeast.correct / atLeast.total) : null;
+      }
     }
   }
   return { summary, breakdowns, counted: rs.length, items: results.length };

@@ -8,7 +8,8 @@ import { readRows } from './load.ts';
 import { parseManifest } from './manifest.ts';
 import { LoupeInputError } from '../../util/errors.ts';
 
-const pick = (fields: string[], names: string[]): string | undefined => names.map((n) => fields.find((f) => f.toLowerCase() === n)).find((x) => x !== undefined);
+const pick = (fields: string[], names: string[]): string | undefined =>
+  names.map((n) => fields.find((f) => f.toLowerCase() === n)).find((x) => x !== undefined);
 
 /**
  * Drafts a manifest for the items in `sample`.
@@ -22,15 +23,35 @@ export function draftManifest(dir: string, sample: string): string {
   const fields = Object.keys(rows[0]!.row);
   const id = pick(fields, ['id', 'qid', 'question_id', 'task_id', 'uid', 'instance_id', 'name']);
   const instruction = pick(fields, ['question', 'instruction', 'prompt', 'task', 'query', 'problem', 'input']);
-  if (!id || !instruction) throw new LoupeInputError(sample, `cannot tell which field is the ${!id ? 'item id' : 'instruction'} (fields: ${fields.join(', ')}); write the manifest by hand (see the README, "Benchmark manifest")`);
-  const answer = pick(fields, ['answer', 'answers', 'gold', 'label', 'labels', 'expected', 'target', 'solution', 'common_answers']);
+  if (!id || !instruction) {
+    throw new LoupeInputError(
+      sample,
+      `cannot tell which field is the ${!id ? 'item id' : 'instruction'} (fields: ${fields.join(', ')}); write the manifest by hand (see the README, "Benchmark manifest")`,
+    );
+  }
+  const answer = pick(fields, [
+    'answer',
+    'answers',
+    'gold',
+    'label',
+    'labels',
+    'expected',
+    'target',
+    'solution',
+    'common_answers',
+  ]);
   const constraints = pick(fields, ['constraints', 'constraint', 'requirements']);
   const format = pick(fields, ['format', 'answer_format', 'output_format']);
   const file = pick(fields, ['file_name', 'file', 'data_file', 'table', 'dataset', 'csv']);
   const used = new Set([id, instruction, answer, constraints, format].filter(Boolean));
   const metadata = fields.filter((f) => !used.has(f));
   const rel = relative(dir, sample).split(sep).join('/');
-  const kind = basename(dir).toLowerCase().replace(/[^a-z0-9-]+/g, '-').replace(/^[^a-z]+/, '').slice(0, 40) || 'my-benchmark';
+  const kind =
+    basename(dir)
+      .toLowerCase()
+      .replace(/[^a-z0-9-]+/g, '-')
+      .replace(/^[^a-z]+/, '')
+      .slice(0, 40) || 'my-benchmark';
   const lines = [
     `# Loupe benchmark manifest drafted from ${rel} by loupe init-benchmark. Check every line; the README's`,
     '# "Benchmark manifest" section documents each field. Paths are relative to this folder (the suite root).',
@@ -47,12 +68,18 @@ export function draftManifest(dir: string, sample: string): string {
     `  instruction: ${instruction}`,
     constraints ? `  constraints: ${constraints}` : '  # constraints: a field with constraints shown to the agent',
     format ? `  answerFormat: ${format}` : '  # answerFormat: a field with the answer format shown to the agent',
-    metadata.length ? `  metadata: [${metadata.join(', ')}]` : '  # metadata: [level, domain]   fields kept for by-field aggregations',
+    metadata.length
+      ? `  metadata: [${metadata.join(', ')}]`
+      : '  # metadata: [level, domain]   fields kept for by-field aggregations',
     '',
-    file ? `blocks:\n  by: ${file}                 # one block per value of this field\n  # title: 'Questions on {value}'` : '# blocks:\n#   by: a field grouping items into blocks (default: one block per item)',
+    file
+      ? `blocks:\n  by: ${file}                 # one block per value of this field\n  # title: 'Questions on {value}'`
+      : '# blocks:\n#   by: a field grouping items into blocks (default: one block per item)',
     '',
-    file ? `data:\n  dir: .                       # folder of the data files (relative to this folder)\n  field: ${file}             # each item's data file, copied to data/ in the workspace` : '# data:\n#   dir: data                  # folder of the data files\n#   field: a field naming each item\'s file(s), or\n#   files: [\'*.csv\']             # globs of files every block sees',
-    '# docs:\n#   files: [\'docs/**/*.pdf\']     # documentation every block sees',
+    file
+      ? `data:\n  dir: .                       # folder of the data files (relative to this folder)\n  field: ${file}             # each item's data file, copied to data/ in the workspace`
+      : "# data:\n#   dir: data                  # folder of the data files\n#   field: a field naming each item's file(s), or\n#   files: ['*.csv']             # globs of files every block sees",
+    "# docs:\n#   files: ['docs/**/*.pdf']     # documentation every block sees",
     '',
     'gold:                            # never shown to the agent',
     `  file: ${rel}                    # may be another file with the same ids`,
@@ -76,7 +103,7 @@ export function draftManifest(dir: string, sample: string): string {
     '    - { metric: accuracy, label: Accuracy, kind: per-item }',
     '    # - { metric: by_level, kind: by-field, field: level }',
     '',
-    'nativeOutputs:                   # a harness\'s own output file (JSONL), scored by loupe score --native-outputs',
+    "nativeOutputs:                   # a harness's own output file (JSONL), scored by loupe score --native-outputs",
     `  id: ${id}`,
     '  response: response',
     '# reference: reference            # folder of <block id>.py scripts printing {item id: response} as JSON',

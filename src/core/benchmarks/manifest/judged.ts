@@ -26,7 +26,13 @@ export interface JudgedResults {
  * @param judge the scoring session's judge; `instructionOf` the item's question (context of the judgement).
  * @returns item results (a pending or failed judgement counts as not met) and the counts of pending and failed ones.
  */
-export async function scoreJudged(m: Manifest, inputs: readonly PythonScorerInput[], judge: Judge, instructionOf: (id: string) => string, runId?: string): Promise<JudgedResults> {
+export async function scoreJudged(
+  m: Manifest,
+  inputs: readonly PythonScorerInput[],
+  judge: Judge,
+  instructionOf: (id: string) => string,
+  runId?: string,
+): Promise<JudgedResults> {
   const s = m.scoring;
   let pending = 0;
   let unjudged = 0;
@@ -40,17 +46,39 @@ export async function scoreJudged(m: Manifest, inputs: readonly PythonScorerInpu
         const ctx = { ...(runId ? { runId } : {}), itemRef: `${it.id}/${name}`, nativeId: { item: it.id, sub: name } };
         const question = instructionOf(it.id);
         if (s.scorer === 'llm-judge') {
-          const j = await judge.judge('semantic-match', { kind: 'text', a: it.response, b: expected, context: [question, s.rubric ?? '', name !== 'answer' ? `Facet: ${name}` : ''].filter(Boolean).join('\n') }, ctx);
+          const j = await judge.judge(
+            'semantic-match',
+            {
+              kind: 'text',
+              a: it.response,
+              b: expected,
+              context: [question, s.rubric ?? '', name !== 'answer' ? `Facet: ${name}` : ''].filter(Boolean).join('\n'),
+            },
+            ctx,
+          );
           if (j.status === 'pending') pending++;
           else if (j.status === 'error') unjudged++;
           correct = j.status === 'done' && !!j.verdict?.match;
         } else if (s.scorer === 'checklist') {
-          const j = await judge.judge('checklist-support', { question: name !== 'answer' ? name : question, answer: expected, report: it.response }, ctx);
+          const j = await judge.judge(
+            'checklist-support',
+            { question: name !== 'answer' ? name : question, answer: expected, report: it.response },
+            ctx,
+          );
           if (j.status === 'pending') pending++;
           else if (j.status === 'error') unjudged++;
           correct = j.status === 'done' && j.verdict?.label === 'CORRECT_INFO';
         } else {
-          const j = await judge.judge('checklist-score', { instruction: question, response: it.response, criterion: expected, ...(s.rubricLevels ? { rubric: s.rubricLevels } : {}) }, ctx);
+          const j = await judge.judge(
+            'checklist-score',
+            {
+              instruction: question,
+              response: it.response,
+              criterion: expected,
+              ...(s.rubricLevels ? { rubric: s.rubricLevels } : {}),
+            },
+            ctx,
+          );
           if (j.status === 'pending') pending++;
           else if (j.status === 'error') unjudged++;
           correct = j.status === 'done' && (j.verdict?.score ?? 0) >= (s.passScore ?? 4);
@@ -58,7 +86,14 @@ export async function scoreJudged(m: Manifest, inputs: readonly PythonScorerInpu
       }
       subs.push({ name, expected, given: answered ? it.response : null, correct });
     }
-    results.push({ id: it.id, answered, response: it.response, subs, correct: answered && subs.every((x) => x.correct), metadata: it.metadata });
+    results.push({
+      id: it.id,
+      answered,
+      response: it.response,
+      subs,
+      correct: answered && subs.every((x) => x.correct),
+      metadata: it.metadata,
+    });
   }
   return { results, pending, unjudged };
 }

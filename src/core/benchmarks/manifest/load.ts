@@ -52,7 +52,9 @@ export function readRows(file: string): SourceRow[] {
     }
     if (!Array.isArray(v)) throw new LoupeInputError(file, 'must be a JSON list of objects, one per item');
     return v.map((row, i) => {
-      if (!row || typeof row !== 'object' || Array.isArray(row)) throw new LoupeInputError(`${file}[${i}]`, 'not a JSON object');
+      if (!row || typeof row !== 'object' || Array.isArray(row)) {
+        throw new LoupeInputError(`${file}[${i}]`, 'not a JSON object');
+      }
       return { row: row as Record<string, unknown>, origin: `${name}[${i}]` };
     });
   }
@@ -63,9 +65,15 @@ export function readRows(file: string): SourceRow[] {
     try {
       v = pyJsonLoads(line);
     } catch (e) {
-      throw new LoupeInputError(`${file}:${i + 1}`, `not a JSON object (${e instanceof PyJsonError ? e.message : String(e)})`, { cause: e });
+      throw new LoupeInputError(
+        `${file}:${i + 1}`,
+        `not a JSON object (${e instanceof PyJsonError ? e.message : String(e)})`,
+        { cause: e },
+      );
     }
-    if (!v || typeof v !== 'object' || Array.isArray(v)) throw new LoupeInputError(`${file}:${i + 1}`, 'not a JSON object');
+    if (!v || typeof v !== 'object' || Array.isArray(v)) {
+      throw new LoupeInputError(`${file}:${i + 1}`, 'not a JSON object');
+    }
     return { row: v as Record<string, unknown>, origin: `${name}:${i + 1}` };
   });
 }
@@ -93,21 +101,36 @@ function inside(root: string, p: string): boolean {
  * The gold of every item, by item id, from the gold file (rows in file order).
  * @throws LoupeInputError naming `file:line` of a row without the id or answer field or with an answer of the wrong shape.
  */
-export function readGold(m: Manifest, root: string): { file: string; gold: Map<string, ManifestGold & { idRaw: unknown }> } {
+export function readGold(
+  m: Manifest,
+  root: string,
+): { file: string; gold: Map<string, ManifestGold & { idRaw: unknown }> } {
   const file = resolve(root, m.gold.file);
   if (!inside(root, file)) throw new LoupeInputError(`gold.file`, `'${m.gold.file}' is outside the suite root ${root}`);
   const gold = new Map<string, ManifestGold & { idRaw: unknown }>();
   for (const { row, origin } of readRows(file)) {
     if (!(m.gold.id in row)) throw new LoupeInputError(join(root, origin), `no field '${m.gold.id}' (gold.id)`);
-    if (!(m.gold.answer in row)) throw new LoupeInputError(join(root, origin), `no field '${m.gold.answer}' (gold.answer)`);
+    if (!(m.gold.answer in row)) {
+      throw new LoupeInputError(join(root, origin), `no field '${m.gold.answer}' (gold.answer)`);
+    }
     const a = row[m.gold.answer];
     let answers: Array<[string, string]>;
     const shape = m.gold.shape ?? 'value';
     if (shape === 'pairs') {
-      if (!Array.isArray(a) || !a.every((p) => Array.isArray(p) && p.length === 2 && typeof p[0] === 'string')) throw new LoupeInputError(join(root, origin), `'${m.gold.answer}' must be a list of [name, value] pairs (gold.shape: pairs)`);
+      if (!Array.isArray(a) || !a.every((p) => Array.isArray(p) && p.length === 2 && typeof p[0] === 'string')) {
+        throw new LoupeInputError(
+          join(root, origin),
+          `'${m.gold.answer}' must be a list of [name, value] pairs (gold.shape: pairs)`,
+        );
+      }
       answers = (a as unknown[][]).map((p) => [p[0] as string, text(p[1])]);
     } else if (shape === 'object') {
-      if (!a || typeof a !== 'object' || Array.isArray(a)) throw new LoupeInputError(join(root, origin), `'${m.gold.answer}' must be an object {name: value} (gold.shape: object)`);
+      if (!a || typeof a !== 'object' || Array.isArray(a)) {
+        throw new LoupeInputError(
+          join(root, origin),
+          `'${m.gold.answer}' must be an object {name: value} (gold.shape: object)`,
+        );
+      }
       answers = Object.entries(a as Record<string, unknown>).map(([k, v]) => [k, text(v)]);
     } else {
       answers = [['answer', text(a)]];
@@ -132,12 +155,17 @@ export function loadManifestSuite(m: Manifest, rootIn: string): Suite {
     throw new LoupeInputError(root, `not a folder (the ${m.title} suite root: the folder holding ${m.items.file})`);
   }
   const itemsFile = resolve(root, m.items.file);
-  if (!inside(root, itemsFile)) throw new LoupeInputError('items.file', `'${m.items.file}' is outside the suite root ${root}`);
+  if (!inside(root, itemsFile)) {
+    throw new LoupeInputError('items.file', `'${m.items.file}' is outside the suite root ${root}`);
+  }
   const rows = readRows(itemsFile);
   const { file: goldFile, gold } = readGold(m, root);
   const dataDir = m.data?.dir ? resolve(root, m.data.dir) : root;
   const problems: string[] = [];
-  const groups = new Map<string, { key: string; items: ManifestItem[]; files: Map<string, VisibleFile>; missing: string[] }>();
+  const groups = new Map<
+    string,
+    { key: string; items: ManifestItem[]; files: Map<string, VisibleFile>; missing: string[] }
+  >();
   const seen = new Set<string>();
   for (const { row, origin } of rows) {
     const where = join(root, origin);
@@ -170,7 +198,16 @@ export function loadManifestSuite(m: Manifest, rootIn: string): Suite {
     }
     const metadata: Record<string, unknown> = {};
     for (const f of m.items.metadata ?? []) if (f in row) metadata[f] = row[f];
-    g.items.push({ type: 'manifest-item', id, instruction, constraints: m.items.constraints ? text(row[m.items.constraints]) : '', answerFormat: m.items.answerFormat ? text(row[m.items.answerFormat]) : '', metadata, files, origin });
+    g.items.push({
+      type: 'manifest-item',
+      id,
+      instruction,
+      constraints: m.items.constraints ? text(row[m.items.constraints]) : '',
+      answerFormat: m.items.answerFormat ? text(row[m.items.answerFormat]) : '',
+      metadata,
+      files,
+      origin,
+    });
   }
   const shared: VisibleFile[] = [];
   if (m.data?.files?.length) {
@@ -186,7 +223,11 @@ export function loadManifestSuite(m: Manifest, rootIn: string): Suite {
   if (m.docs?.files?.length) {
     const all = (listAllFiles(root) ?? []).map((p) => relative(root, p).split(sep).join('/'));
     const matchers = m.docs.files.map((g) => globMatcher(g, 'docs.files'));
-    for (const rel of all) if (matchers.some((f) => f(rel))) docs.push({ path: join(root, rel), rel: `docs/${rel}`, size: statSync(join(root, rel)).size });
+    for (const rel of all) {
+      if (matchers.some((f) => f(rel))) {
+        docs.push({ path: join(root, rel), rel: `docs/${rel}`, size: statSync(join(root, rel)).size });
+      }
+    }
   }
   const suiteId = `${m.kind}:${basename(root)}`;
   const used = new Set<string>();
@@ -206,9 +247,30 @@ export function loadManifestSuite(m: Manifest, rootIn: string): Suite {
     const runnable = data.length + docs.length > 0 || !m.data;
     if (!runnable) bp.push('no data file exists for this block; not runnable');
     return {
-      id: bid, suite: m.kind, suiteId, title: (m.blocks?.title ?? '{value}').replace(/\{value\}/g, g.key),
-      items: g.items, visible: { data, docs, missing: g.missing }, hidden: { files: [goldFile], gold: blockGold }, runnable, problems: bp,
+      id: bid,
+      suite: m.kind,
+      suiteId,
+      title: (m.blocks?.title ?? '{value}').replace(/\{value\}/g, g.key),
+      items: g.items,
+      visible: { data, docs, missing: g.missing },
+      hidden: { files: [goldFile], gold: blockGold },
+      runnable,
+      problems: bp,
     };
   });
-  return { id: suiteId, kind: m.kind, title: m.title, version: m.version ?? 'unknown', root, source: { kind: 'local', root, ...(m.upstream ? { upstream: m.upstream } : {}), ...(m.version ? { revision: m.version } : {}) }, blocks, problems };
+  return {
+    id: suiteId,
+    kind: m.kind,
+    title: m.title,
+    version: m.version ?? 'unknown',
+    root,
+    source: {
+      kind: 'local',
+      root,
+      ...(m.upstream ? { upstream: m.upstream } : {}),
+      ...(m.version ? { revision: m.version } : {}),
+    },
+    blocks,
+    problems,
+  };
 }

@@ -34,7 +34,14 @@ export interface Manifest {
   version?: string;
   upstream?: string;
   clusterUnit?: string;
-  items: { file: string; id: string; instruction: string; constraints?: string; answerFormat?: string; metadata?: string[] };
+  items: {
+    file: string;
+    id: string;
+    instruction: string;
+    constraints?: string;
+    answerFormat?: string;
+    metadata?: string[];
+  };
   blocks?: { by?: string; title?: string };
   data?: { dir?: string; field?: string; files?: string[] };
   docs?: { files?: string[] };
@@ -78,8 +85,11 @@ let validate: ValidateFunction | undefined;
 /** The compiled schema validator, built on first use (ajv loaded lazily as in `eval/judges/schema.ts`). */
 function validator(): ValidateFunction {
   if (!validate) {
-    // eslint-disable-next-line @typescript-eslint/no-require-imports -- the literal require() is what makes it lazy in bundles
-    const mod = (typeof require === 'function' ? require('ajv') : createRequire(import.meta.url)('ajv')) as typeof import('ajv');
+    // The literal require() is what makes it lazy in bundles.
+    let mod: typeof import('ajv');
+    // eslint-disable-next-line @typescript-eslint/no-require-imports
+    if (typeof require === 'function') mod = require('ajv') as typeof import('ajv');
+    else mod = createRequire(import.meta.url)('ajv') as typeof import('ajv');
     ajv = new mod.Ajv({ allErrors: true, strict: false });
     validate = ajv.compile(schema);
   }
@@ -88,7 +98,10 @@ function validator(): ValidateFunction {
 
 /** `/scoring/aggregations/0/kind` → `scoring.aggregations[0].kind`. */
 function fieldName(pointer: string, extra?: string): string {
-  const parts = pointer.split('/').slice(1).map((p) => p.replace(/~1/g, '/').replace(/~0/g, '~'));
+  const parts = pointer
+    .split('/')
+    .slice(1)
+    .map((p) => p.replace(/~1/g, '/').replace(/~0/g, '~'));
   if (extra !== undefined) parts.push(extra);
   let out = '';
   for (const p of parts) out += /^\d+$/.test(p) ? `[${p}]` : out ? `.${p}` : p;
@@ -99,12 +112,18 @@ function fieldName(pointer: string, extra?: string): string {
 function describe(e: ErrorObject): string {
   const p = e.params as Record<string, unknown>;
   switch (e.keyword) {
-    case 'required': return `missing required field '${String(p.missingProperty)}'`;
-    case 'additionalProperties': return `unknown field '${String(p.additionalProperty)}'`;
-    case 'enum': return `must be one of ${(p.allowedValues as unknown[]).map((v) => JSON.stringify(v)).join(', ')}`;
-    case 'type': return `must be ${String(p.type)}`;
-    case 'pattern': return `must match ${String(p.pattern)}`;
-    default: return e.message ?? e.keyword;
+    case 'required':
+      return `missing required field '${String(p.missingProperty)}'`;
+    case 'additionalProperties':
+      return `unknown field '${String(p.additionalProperty)}'`;
+    case 'enum':
+      return `must be one of ${(p.allowedValues as unknown[]).map((v) => JSON.stringify(v)).join(', ')}`;
+    case 'type':
+      return `must be ${String(p.type)}`;
+    case 'pattern':
+      return `must match ${String(p.pattern)}`;
+    default:
+      return e.message ?? e.keyword;
   }
 }
 
@@ -137,21 +156,41 @@ export function parseManifest(text: string, file: string): Manifest {
   if (doc.errors.length) {
     const e = doc.errors[0]!;
     const line = lc.linePos(e.pos[0]).line;
-    throw new LoupeInputError(`${file}:${line}`, `not valid ${file.endsWith('.json') ? 'JSON/' : ''}YAML: ${e.message.split('\n')[0]}`);
+    throw new LoupeInputError(
+      `${file}:${line}`,
+      `not valid ${file.endsWith('.json') ? 'JSON/' : ''}YAML: ${e.message.split('\n')[0]}`,
+    );
   }
   const value = doc.toJS() as unknown;
   const v = validator();
   if (!v(value)) {
-    const errs = (v.errors ?? []).filter((e, i, all) => all.findIndex((o) => o.instancePath === e.instancePath && o.keyword === e.keyword && JSON.stringify(o.params) === JSON.stringify(e.params)) === i);
+    const errs = (v.errors ?? []).filter(
+      (e, i, all) =>
+        all.findIndex(
+          (o) =>
+            o.instancePath === e.instancePath &&
+            o.keyword === e.keyword &&
+            JSON.stringify(o.params) === JSON.stringify(e.params),
+        ) === i,
+    );
     const lines = errs.map((e) => {
-      const extra = e.keyword === 'additionalProperties' ? String((e.params as { additionalProperty: string }).additionalProperty) : undefined;
-      const node = nodeAt(doc.contents as YamlNode | null, extra !== undefined ? `${e.instancePath}/${extra.replace(/~/g, '~0').replace(/\//g, '~1')}` : e.instancePath);
+      const extra =
+        e.keyword === 'additionalProperties'
+          ? String((e.params as { additionalProperty: string }).additionalProperty)
+          : undefined;
+      const node = nodeAt(
+        doc.contents as YamlNode | null,
+        extra !== undefined ? `${e.instancePath}/${extra.replace(/~/g, '~0').replace(/\//g, '~1')}` : e.instancePath,
+      );
       const line = node?.range ? lc.linePos(node.range[0]).line : 1;
       return { line, text: `${file}:${line}: ${fieldName(e.instancePath, extra)}: ${describe(e)}` };
     });
     lines.sort((a, b) => a.line - b.line);
     const first = lines[0]!;
-    throw new LoupeInputError(`${file}:${first.line}`, `invalid benchmark manifest:\n${lines.map((l) => `  ${l.text}`).join('\n')}`);
+    throw new LoupeInputError(
+      `${file}:${first.line}`,
+      `invalid benchmark manifest:\n${lines.map((l) => `  ${l.text}`).join('\n')}`,
+    );
   }
   const m = value as Manifest;
   checkSemantics(m, file, doc.contents as YamlNode | null, lc);
@@ -174,13 +213,30 @@ function checkSemantics(m: Manifest, file: string, root: YamlNode | null, lc: Li
     } catch (e) {
       fail('/scoring/pattern', `not a valid regular expression (${(e as Error).message})`);
     }
-    if (new RegExp(`${re!.source}|`, 'u').exec('')!.length - 1 !== 2) fail('/scoring/pattern', 'must have exactly two capturing groups: the sub-answer name and its value');
+    if (new RegExp(`${re!.source}|`, 'u').exec('')!.length - 1 !== 2) {
+      fail('/scoring/pattern', 'must have exactly two capturing groups: the sub-answer name and its value');
+    }
   }
-  if (s.scorer === 'python' && !s.module) fail('/scoring', 'the python scorer needs module (a .py file in the manifest folder)');
-  if ((s.scorer === 'numeric-tolerance' || s.compare === 'numeric-tolerance') && s.absolute === undefined && s.relative === undefined) fail('/scoring', 'numeric-tolerance needs absolute or relative');
+  if (s.scorer === 'python' && !s.module) {
+    fail('/scoring', 'the python scorer needs module (a .py file in the manifest folder)');
+  }
+  if (
+    (s.scorer === 'numeric-tolerance' || s.compare === 'numeric-tolerance') &&
+    s.absolute === undefined &&
+    s.relative === undefined
+  ) {
+    fail('/scoring', 'numeric-tolerance needs absolute or relative');
+  }
   for (const [i, a] of (s.aggregations ?? []).entries()) {
-    if ((a.kind === 'by-field' || a.kind === 'by-field-count') && !a.field) fail(`/scoring/aggregations/${i}`, `${a.kind} needs field`);
-    if (a.field && !(m.items.metadata ?? []).includes(a.field)) fail(`/scoring/aggregations/${i}/field`, `'${a.field}' is not one of items.metadata (${(m.items.metadata ?? []).join(', ') || 'none'})`);
+    if ((a.kind === 'by-field' || a.kind === 'by-field-count') && !a.field) {
+      fail(`/scoring/aggregations/${i}`, `${a.kind} needs field`);
+    }
+    if (a.field && !(m.items.metadata ?? []).includes(a.field)) {
+      fail(
+        `/scoring/aggregations/${i}/field`,
+        `'${a.field}' is not one of items.metadata (${(m.items.metadata ?? []).join(', ') || 'none'})`,
+      );
+    }
   }
   const names = (s.aggregations ?? []).map((a) => a.metric);
   const dup = names.find((n, i) => names.indexOf(n) !== i);

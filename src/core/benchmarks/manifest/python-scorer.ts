@@ -29,7 +29,11 @@ export interface PythonScorerInput {
  * @returns one {@link ItemResult} per input, in order (an empty response is unanswered whatever the module says).
  * @throws LoupeInputError naming the module when it fails, times out, or returns something else than one entry per item.
  */
-export async function scoreWithPython(module: string, items: readonly PythonScorerInput[], o: { timeoutSeconds: number; sandbox?: 'bubblewrap' | 'off'; python?: string }): Promise<ItemResult[]> {
+export async function scoreWithPython(
+  module: string,
+  items: readonly PythonScorerInput[],
+  o: { timeoutSeconds: number; sandbox?: 'bubblewrap' | 'off'; python?: string },
+): Promise<ItemResult[]> {
   const dir = dirname(resolve(module));
   const payload = items.map((i) => ({ id: i.id, response: i.response, gold: i.gold.answers, metadata: i.metadata }));
   const code = [
@@ -40,28 +44,70 @@ export async function scoreWithPython(module: string, items: readonly PythonScor
   ].join('\n');
   let kernel: PythonKernel;
   try {
-    kernel = await PythonKernel.start({ ...(o.python ? { python: o.python } : {}), cwd: dir, sandbox: o.sandbox ?? 'bubblewrap', readOnlyPaths: [dir], writablePaths: [], cellTimeoutMs: Math.round(o.timeoutSeconds * 1000), maxOutputChars: 50_000_000 });
+    kernel = await PythonKernel.start({
+      ...(o.python ? { python: o.python } : {}),
+      cwd: dir,
+      sandbox: o.sandbox ?? 'bubblewrap',
+      readOnlyPaths: [dir],
+      writablePaths: [],
+      cellTimeoutMs: Math.round(o.timeoutSeconds * 1000),
+      maxOutputChars: 50_000_000,
+    });
   } catch (e) {
-    throw new LoupeInputError(module, `cannot start the sandboxed Python for the scorer module (${(e as Error).message})`, { cause: e });
+    throw new LoupeInputError(
+      module,
+      `cannot start the sandboxed Python for the scorer module (${(e as Error).message})`,
+      { cause: e },
+    );
   }
   try {
     const r = await kernel.execute(code);
-    if (r.status !== 'ok') throw new LoupeInputError(module, r.status === 'timeout' ? `the scorer module ran past its time limit (${o.timeoutSeconds} s)` : `the scorer module failed: ${r.error ? `${r.error.ename}: ${r.error.evalue}` : r.stderr.slice(-1000)}`);
+    if (r.status !== 'ok') {
+      throw new LoupeInputError(
+        module,
+        r.status === 'timeout'
+          ? `the scorer module ran past its time limit (${o.timeoutSeconds} s)`
+          : `the scorer module failed: ${r.error ? `${r.error.ename}: ${r.error.evalue}` : r.stderr.slice(-1000)}`,
+      );
+    }
     const a = r.stdout.lastIndexOf(START);
     const b = r.stdout.lastIndexOf(END);
     if (a < 0 || b < a) throw new LoupeInputError(module, 'score(items) returned nothing readable');
     const out = JSON.parse(r.stdout.slice(a + START.length, b)) as unknown;
-    if (!Array.isArray(out) || out.length !== items.length) throw new LoupeInputError(module, `score(items) must return a list of ${items.length} entries (one per item), got ${Array.isArray(out) ? `${out.length}` : typeof out}`);
+    if (!Array.isArray(out) || out.length !== items.length) {
+      throw new LoupeInputError(
+        module,
+        `score(items) must return a list of ${items.length} entries (one per item), got ${Array.isArray(out) ? `${out.length}` : typeof out}`,
+      );
+    }
     return items.map((it, k) => {
       const v = out[k] as unknown;
       const answered = it.response !== '';
       const names = it.gold.answers.map(([n]) => n);
       let ok: boolean[];
       if (typeof v === 'boolean') ok = names.map(() => v);
-      else if (v && typeof v === 'object' && !Array.isArray(v)) ok = names.map((n) => (v as Record<string, unknown>)[n] === true);
-      else throw new LoupeInputError(module, `score(items)[${k}] (item ${it.id}) must be a bool or {name: bool}, got ${JSON.stringify(v)}`);
-      const subs = it.gold.answers.map(([name, expected], i) => ({ name, expected, given: answered ? it.response : null, correct: answered && ok[i]! }));
-      return { id: it.id, answered, response: it.response, subs, correct: answered && subs.every((s) => s.correct), metadata: it.metadata };
+      else if (v && typeof v === 'object' && !Array.isArray(v)) {
+        ok = names.map((n) => (v as Record<string, unknown>)[n] === true);
+      } else {
+        throw new LoupeInputError(
+          module,
+          `score(items)[${k}] (item ${it.id}) must be a bool or {name: bool}, got ${JSON.stringify(v)}`,
+        );
+      }
+      const subs = it.gold.answers.map(([name, expected], i) => ({
+        name,
+        expected,
+        given: answered ? it.response : null,
+        correct: answered && ok[i]!,
+      }));
+      return {
+        id: it.id,
+        answered,
+        response: it.response,
+        subs,
+        correct: answered && subs.every((s) => s.correct),
+        metadata: it.metadata,
+      };
     });
   } finally {
     await kernel.close();

@@ -29,18 +29,47 @@ export class ManifestReferenceModel implements ModelClient {
   async complete(messages: ChatMessage[], _tools: LlmToolSpec[], _opts?: CompleteOptions): Promise<LlmResponse> {
     const t0 = performance.now();
     const turn = messages.filter((m) => m.role === 'assistant').length;
-    const reply = (message: AssistantMessage): LlmResponse => ({ message, usage: zero, costUsd: null, finishReason: 'tool_calls', latencyMs: performance.now() - t0, attempts: 1 });
-    const call = (content: string, calls: { name: string; args: Record<string, unknown> }[]): AssistantMessage => ({
-      role: 'assistant', content, tool_calls: calls.map((c, i) => ({ id: `ref_${turn}_${i}`, type: 'function', function: { name: c.name, arguments: JSON.stringify(c.args) } })),
+    const reply = (message: AssistantMessage): LlmResponse => ({
+      message,
+      usage: zero,
+      costUsd: null,
+      finishReason: 'tool_calls',
+      latencyMs: performance.now() - t0,
+      attempts: 1,
     });
-    if (turn === 0) return reply(call(`Running the reference analysis ${this.script}.`, [{ name: 'python', args: { code: readFileSync(this.script, 'utf8') } }]));
+    const call = (content: string, calls: { name: string; args: Record<string, unknown> }[]): AssistantMessage => ({
+      role: 'assistant',
+      content,
+      tool_calls: calls.map((c, i) => ({
+        id: `ref_${turn}_${i}`,
+        type: 'function',
+        function: { name: c.name, arguments: JSON.stringify(c.args) },
+      })),
+    });
+    if (turn === 0) {
+      return reply(
+        call(`Running the reference analysis ${this.script}.`, [
+          { name: 'python', args: { code: readFileSync(this.script, 'utf8') } },
+        ]),
+      );
+    }
     if (turn === 1) {
       const obs = [...messages].reverse().find((m) => m.role === 'tool')?.content ?? '';
       const out = parseReferenceOutput(typeof obs === 'string' ? obs : JSON.stringify(obs));
-      if (!out) throw new LlmError('protocol', `reference script ${this.script} printed no JSON object on its last line. Output:\n${String(obs).slice(-2000)}`);
+      if (!out) {
+        throw new LlmError(
+          'protocol',
+          `reference script ${this.script} printed no JSON object on its last line. Output:\n${String(obs).slice(-2000)}`,
+        );
+      }
       const ids = new Set(this.block.items.map((i) => i.id));
       const calls = Object.entries(out).map(([k, v]) => {
-        if (!ids.has(k)) throw new LlmError('protocol', `reference script ${this.script} answered unknown question '${k}' (block ${this.block.id} has ${[...ids].join(', ')})`);
+        if (!ids.has(k)) {
+          throw new LlmError(
+            'protocol',
+            `reference script ${this.script} answered unknown question '${k}' (block ${this.block.id} has ${[...ids].join(', ')})`,
+          );
+        }
         return { name: 'answer', args: { id: k, response: String(v) } };
       });
       return reply(call(`Recording ${calls.length} responses computed by the reference script.`, calls));

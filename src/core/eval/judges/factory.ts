@@ -46,7 +46,9 @@ export function createJudge(spec: JudgeSpec, store: JudgementStore, resolver?: H
       return new HumanJudge(store, resolver);
     case 'llm':
     case 'llm+human': {
-      if (!spec.model || !spec.baseUrl) throw new LoupeInputError('judge', 'an LLM judge needs a model and an endpoint URL');
+      if (!spec.model || !spec.baseUrl) {
+        throw new LoupeInputError('judge', 'an LLM judge needs a model and an endpoint URL');
+      }
       const llm = new LlmJudge({ baseUrl: spec.baseUrl, model: spec.model, apiKey: spec.apiKey ?? '' }, store);
       if (spec.kind === 'llm') return llm;
       if (!resolver) throw new LoupeInputError('judge', 'llm+human needs the annotation store');

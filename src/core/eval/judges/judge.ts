@@ -10,7 +10,16 @@ import { nullLogger, type Logger } from '../../util/log.ts';
 import { canonicalJson, sha256 } from './canonical.ts';
 import { extractJson, relaxToSchema, validateSchema } from './schema.ts';
 import { PROMPT_VERSION, taskDef } from './tasks.ts';
-import type { Judge, JudgeContext, JudgeInput, JudgeTaskName, JudgeVerdict, Judgement, JudgementStore, JudgementTally } from './types.ts';
+import type {
+  Judge,
+  JudgeContext,
+  JudgeInput,
+  JudgeTaskName,
+  JudgeVerdict,
+  Judgement,
+  JudgementStore,
+  JudgementTally,
+} from './types.ts';
 
 export { canonicalJson, sha256 } from './canonical.ts';
 
@@ -44,14 +53,30 @@ abstract class BaseJudge implements Judge {
       const key = sha256(`exact\u0000${inputHash}`);
       const prev = (await this.store.get(key)) as Judgement<K> | undefined;
       if (prev?.status === 'done') return { ...prev, cached: true };
-      const j: Judgement<K> = { key, task, judgeId: 'exact', inputHash, promptHash: null, input, raw: null, verdict: exact, status: 'done', at: new Date().toISOString() };
+      const j: Judgement<K> = {
+        key,
+        task,
+        judgeId: 'exact',
+        inputHash,
+        promptHash: null,
+        input,
+        raw: null,
+        verdict: exact,
+        status: 'done',
+        at: new Date().toISOString(),
+      };
       await this.store.put(j as Judgement, ctx);
       return j;
     }
     return this.decide(task, input, inputHash, ctx);
   }
 
-  protected abstract decide<K extends JudgeTaskName>(task: K, input: JudgeInput<K>, inputHash: string, ctx: JudgeContext): Promise<Judgement<K>>;
+  protected abstract decide<K extends JudgeTaskName>(
+    task: K,
+    input: JudgeInput<K>,
+    inputHash: string,
+    ctx: JudgeContext,
+  ): Promise<Judgement<K>>;
 }
 
 /** Configuration of {@link LlmJudge}. */
@@ -105,10 +130,17 @@ export class LlmJudge extends BaseJudge {
     });
   }
 
-  protected async decide<K extends JudgeTaskName>(task: K, input: JudgeInput<K>, inputHash: string, ctx: JudgeContext): Promise<Judgement<K>> {
+  protected async decide<K extends JudgeTaskName>(
+    task: K,
+    input: JudgeInput<K>,
+    inputHash: string,
+    ctx: JudgeContext,
+  ): Promise<Judgement<K>> {
     const def = taskDef(task);
     const prompt = def.prompt(input);
-    const promptHash = sha256(`${PROMPT_VERSION}\u0000${this.config.temperature ?? 0}\u0000${prompt.system}\u0000${prompt.user}`);
+    const promptHash = sha256(
+      `${PROMPT_VERSION}\u0000${this.config.temperature ?? 0}\u0000${prompt.system}\u0000${prompt.user}`,
+    );
     const key = sha256(`${this.id}\u0000${task}\u0000${promptHash}`);
     const prev = (await this.store.get(key)) as Judgement<K> | undefined;
     if (prev?.status === 'done') return { ...prev, cached: true };
@@ -128,10 +160,20 @@ export class LlmJudge extends BaseJudge {
         if (this.config.temperature !== null) body.temperature = this.config.temperature ?? 0;
         if (this.config.maxTokens) body.max_tokens = this.config.maxTokens;
         if (this.config.responseFormat === 'json_object') body.response_format = { type: 'json_object' };
-        const res = await this.client.chat.completions.create(body as unknown as OpenAI.ChatCompletionCreateParamsNonStreaming, { signal: ctx.signal });
+        const res = await this.client.chat.completions.create(
+          body as unknown as OpenAI.ChatCompletionCreateParamsNonStreaming,
+          { signal: ctx.signal },
+        );
         raw = res.choices[0]?.message?.content ?? '';
       } catch (e) {
-        const j: Judgement<K> = { ...base, raw, verdict: null, status: 'error', error: `model call failed: ${errorMessage(e)}`, at: new Date().toISOString() };
+        const j: Judgement<K> = {
+          ...base,
+          raw,
+          verdict: null,
+          status: 'error',
+          error: `model call failed: ${errorMessage(e)}`,
+          at: new Date().toISOString(),
+        };
         this.log.warn(`judge ${this.id} ${task}: ${j.error}`);
         await this.store.put(j as Judgement, ctx);
         return j;
@@ -141,14 +183,30 @@ export class LlmJudge extends BaseJudge {
       const problems = parsed === undefined ? ['no JSON object in the reply'] : validateSchema(parsed, def.schema);
       const verdict = problems.length === 0 ? def.coerce(parsed) : def.fallback?.(raw);
       if (verdict !== undefined) {
-        const j: Judgement<K> = { ...base, raw, verdict: verdict as JudgeVerdict<K>, status: 'done', at: new Date().toISOString() };
+        const j: Judgement<K> = {
+          ...base,
+          raw,
+          verdict: verdict as JudgeVerdict<K>,
+          status: 'done',
+          at: new Date().toISOString(),
+        };
         await this.store.put(j as Judgement, ctx);
         return j;
       }
       problem = problems.join('; ');
-      messages.push({ role: 'assistant', content: raw }, { role: 'user', content: `That reply is not valid (${problem}). Reply again with the JSON object only.` });
+      messages.push(
+        { role: 'assistant', content: raw },
+        { role: 'user', content: `That reply is not valid (${problem}). Reply again with the JSON object only.` },
+      );
     }
-    const j: Judgement<K> = { ...base, raw, verdict: null, status: 'error', error: `invalid reply: ${problem}`, at: new Date().toISOString() };
+    const j: Judgement<K> = {
+      ...base,
+      raw,
+      verdict: null,
+      status: 'error',
+      error: `invalid reply: ${problem}`,
+      at: new Date().toISOString(),
+    };
     await this.store.put(j as Judgement, ctx);
     return j;
   }
@@ -159,7 +217,10 @@ export class LlmJudge extends BaseJudge {
  * majority > single annotator; ties stay pending). Returns undefined when no item exists yet. Injected so that
  * eval does not depend on the annotation layer.
  */
-export type HumanResolver = (task: JudgeTaskName, inputHash: string) => Promise<{ decidedBy: string; verdict: unknown; annotators: string[] } | undefined>;
+export type HumanResolver = (
+  task: JudgeTaskName,
+  inputHash: string,
+) => Promise<{ decidedBy: string; verdict: unknown; annotators: string[] } | undefined>;
 
 /**
  * The human judge: an item is decided by the experts' resolved verdict (the annotation store, through a
@@ -173,15 +234,49 @@ export class HumanJudge extends BaseJudge {
     super(store);
     this.resolver = resolver;
   }
-  protected async decide<K extends JudgeTaskName>(task: K, input: JudgeInput<K>, inputHash: string, ctx: JudgeContext): Promise<Judgement<K>> {
+  protected async decide<K extends JudgeTaskName>(
+    task: K,
+    input: JudgeInput<K>,
+    inputHash: string,
+    ctx: JudgeContext,
+  ): Promise<Judgement<K>> {
     const key = humanJudgementKey(inputHash);
     const prev = (await this.store.get(key)) as Judgement<K> | undefined;
     const res = this.resolver ? await this.resolver(task, inputHash) : undefined;
     if (res && res.decidedBy !== 'pending' && res.decidedBy !== 'llm') {
-      return { key, task, judgeId: this.id, inputHash, promptHash: null, input, raw: null, verdict: res.verdict as JudgeVerdict<K>, status: 'done', at: prev?.at ?? new Date().toISOString(), annotator: res.annotators.join(', '), decidedBy: res.decidedBy, cached: true };
+      return {
+        key,
+        task,
+        judgeId: this.id,
+        inputHash,
+        promptHash: null,
+        input,
+        raw: null,
+        verdict: res.verdict as JudgeVerdict<K>,
+        status: 'done',
+        at: prev?.at ?? new Date().toISOString(),
+        annotator: res.annotators.join(', '),
+        decidedBy: res.decidedBy,
+        cached: true,
+      };
     }
-    if (prev) return this.resolver && prev.status === 'done' ? { ...prev, status: 'pending', verdict: null, cached: true } : { ...prev, cached: true };
-    const j: Judgement<K> = { key, task, judgeId: this.id, inputHash, promptHash: null, input, raw: null, verdict: null, status: 'pending', at: new Date().toISOString() };
+    if (prev) {
+      return this.resolver && prev.status === 'done'
+        ? { ...prev, status: 'pending', verdict: null, cached: true }
+        : { ...prev, cached: true };
+    }
+    const j: Judgement<K> = {
+      key,
+      task,
+      judgeId: this.id,
+      inputHash,
+      promptHash: null,
+      input,
+      raw: null,
+      verdict: null,
+      status: 'pending',
+      at: new Date().toISOString(),
+    };
     await this.store.put(j as Judgement, ctx);
     return j;
   }
@@ -258,12 +353,29 @@ export function humanJudgementKey(inputHash: string): string {
  * @returns the stored judgement.
  * @throws LoupeInputError when the key is unknown or the verdict does not fit the schema.
  */
-export async function answerHumanJudgement<K extends JudgeTaskName>(store: JudgementStore, key: string, verdict: JudgeVerdict<K>, annotator: string, note?: string): Promise<Judgement<K>> {
+export async function answerHumanJudgement<K extends JudgeTaskName>(
+  store: JudgementStore,
+  key: string,
+  verdict: JudgeVerdict<K>,
+  annotator: string,
+  note?: string,
+): Promise<Judgement<K>> {
   const prev = (await store.get(key)) as Judgement<K> | undefined;
-  if (!prev || prev.judgeId !== 'human') throw new LoupeInputError(`judgement ${key}`, 'no human judgement with this key');
+  if (!prev || prev.judgeId !== 'human') {
+    throw new LoupeInputError(`judgement ${key}`, 'no human judgement with this key');
+  }
   const problems = validateSchema(verdict, taskDef(prev.task).schema);
-  if (problems.length) throw new LoupeInputError(`judgement ${key}`, `verdict does not fit ${prev.task}: ${problems.join('; ')}`);
-  const j: Judgement<K> = { ...prev, verdict, status: 'done', raw: note ?? null, annotator, at: new Date().toISOString() };
+  if (problems.length) {
+    throw new LoupeInputError(`judgement ${key}`, `verdict does not fit ${prev.task}: ${problems.join('; ')}`);
+  }
+  const j: Judgement<K> = {
+    ...prev,
+    verdict,
+    status: 'done',
+    raw: note ?? null,
+    annotator,
+    at: new Date().toISOString(),
+  };
   delete j.cached;
   await store.put(j as Judgement);
   return j;
@@ -275,8 +387,24 @@ export async function answerHumanJudgement<K extends JudgeTaskName>(store: Judge
  */
 export class ExactOnlyJudge extends BaseJudge {
   readonly id = 'none';
-  protected async decide<K extends JudgeTaskName>(task: K, input: JudgeInput<K>, inputHash: string): Promise<Judgement<K>> {
-    return { key: sha256(`none\u0000${inputHash}`), task, judgeId: this.id, inputHash, promptHash: null, input, raw: null, verdict: null, status: 'error', error: 'no judge configured (--judge none)', at: new Date().toISOString() };
+  protected async decide<K extends JudgeTaskName>(
+    task: K,
+    input: JudgeInput<K>,
+    inputHash: string,
+  ): Promise<Judgement<K>> {
+    return {
+      key: sha256(`none\u0000${inputHash}`),
+      task,
+      judgeId: this.id,
+      inputHash,
+      promptHash: null,
+      input,
+      raw: null,
+      verdict: null,
+      status: 'error',
+      error: 'no judge configured (--judge none)',
+      at: new Date().toISOString(),
+    };
   }
 }
 
@@ -303,7 +431,11 @@ export function tallyJudgements(js: Iterable<Judgement>): JudgementTally {
  * Runs `fn` over `items` with at most `limit` in flight, keeping order.
  * @param items inputs; `limit` ≥ 1; `fn` async mapper. @returns results in input order.
  */
-export async function mapLimit<T, R>(items: readonly T[], limit: number, fn: (t: T, i: number) => Promise<R>): Promise<R[]> {
+export async function mapLimit<T, R>(
+  items: readonly T[],
+  limit: number,
+  fn: (t: T, i: number) => Promise<R>,
+): Promise<R[]> {
   const out = new Array<R>(items.length);
   let next = 0;
   const worker = async () => {
@@ -323,23 +455,62 @@ export async function mapLimit<T, R>(items: readonly T[], limit: number, fn: (t:
  */
 export class CallbackJudge extends BaseJudge {
   readonly id: string;
-  private readonly fn: <K extends JudgeTaskName>(task: K, input: JudgeInput<K>) => JudgeVerdict<K> | undefined | Promise<JudgeVerdict<K> | undefined>;
+  private readonly fn: <K extends JudgeTaskName>(
+    task: K,
+    input: JudgeInput<K>,
+  ) => JudgeVerdict<K> | undefined | Promise<JudgeVerdict<K> | undefined>;
   /** Calls made to the callback (cache hits and exact shortcuts excluded). */
   calls = 0;
-  constructor(id: string, fn: <K extends JudgeTaskName>(task: K, input: JudgeInput<K>) => JudgeVerdict<K> | undefined | Promise<JudgeVerdict<K> | undefined>, store: JudgementStore = new MemoryJudgementStore()) {
+  constructor(
+    id: string,
+    fn: <K extends JudgeTaskName>(
+      task: K,
+      input: JudgeInput<K>,
+    ) => JudgeVerdict<K> | undefined | Promise<JudgeVerdict<K> | undefined>,
+    store: JudgementStore = new MemoryJudgementStore(),
+  ) {
     super(store);
     this.id = id;
     this.fn = fn;
   }
-  protected async decide<K extends JudgeTaskName>(task: K, input: JudgeInput<K>, inputHash: string, ctx: JudgeContext): Promise<Judgement<K>> {
+  protected async decide<K extends JudgeTaskName>(
+    task: K,
+    input: JudgeInput<K>,
+    inputHash: string,
+    ctx: JudgeContext,
+  ): Promise<Judgement<K>> {
     const key = sha256(`${this.id}\u0000${inputHash}`);
     const prev = (await this.store.get(key)) as Judgement<K> | undefined;
     if (prev?.status === 'done') return { ...prev, cached: true };
     this.calls++;
     const v = await this.fn(task, input);
-    const j: Judgement<K> = v === undefined
-      ? { key, task, judgeId: this.id, inputHash, promptHash: null, input, raw: null, verdict: null, status: 'error', error: 'callback gave no verdict', at: new Date().toISOString() }
-      : { key, task, judgeId: this.id, inputHash, promptHash: null, input, raw: JSON.stringify(v), verdict: v, status: 'done', at: new Date().toISOString() };
+    const j: Judgement<K> =
+      v === undefined
+        ? {
+            key,
+            task,
+            judgeId: this.id,
+            inputHash,
+            promptHash: null,
+            input,
+            raw: null,
+            verdict: null,
+            status: 'error',
+            error: 'callback gave no verdict',
+            at: new Date().toISOString(),
+          }
+        : {
+            key,
+            task,
+            judgeId: this.id,
+            inputHash,
+            promptHash: null,
+            input,
+            raw: JSON.stringify(v),
+            verdict: v,
+            status: 'done',
+            at: new Date().toISOString(),
+          };
     await this.store.put(j as Judgement, ctx);
     return j;
   }

@@ -63,8 +63,15 @@ export class RecordedJudge implements Judge {
       } catch (e) {
         throw new LoupeInputError(at, `not JSON: ${(e as Error).message}`, { cause: e });
       }
-      if (!v || typeof v !== 'object' || !v.id || typeof v.id !== 'object' || Array.isArray(v.id)) throw new LoupeInputError(at, 'needs an "id" object (the item\'s native id, e.g. {"entity": "1001", "item": 0, "context": "message-wise"})');
-      if (v.verdict === undefined && typeof v.raw !== 'string') throw new LoupeInputError(at, 'needs a "verdict" or a "raw" reply');
+      if (!v || typeof v !== 'object' || !v.id || typeof v.id !== 'object' || Array.isArray(v.id)) {
+        throw new LoupeInputError(
+          at,
+          'needs an "id" object (the item\'s native id, e.g. {"entity": "1001", "item": 0, "context": "message-wise"})',
+        );
+      }
+      if (v.verdict === undefined && typeof v.raw !== 'string') {
+        throw new LoupeInputError(at, 'needs a "verdict" or a "raw" reply');
+      }
       const key = `${v.task ?? ''}\u0000${idKey(v.id)}`;
       if (this.byKey.has(key)) throw new LoupeInputError(at, `repeats the id ${JSON.stringify(v.id)}`);
       this.byKey.set(key, v);
@@ -81,22 +88,50 @@ export class RecordedJudge implements Judge {
     def.validate(input);
     const inputHash = sha256(`${task}\u0000${canonicalJson(input)}`);
     const at = new Date().toISOString();
-    const line = ctx.nativeId ? (this.byKey.get(`${task}\u0000${idKey(ctx.nativeId)}`) ?? this.byKey.get(`\u0000${idKey(ctx.nativeId)}`)) : undefined;
+    const line = ctx.nativeId
+      ? (this.byKey.get(`${task}\u0000${idKey(ctx.nativeId)}`) ?? this.byKey.get(`\u0000${idKey(ctx.nativeId)}`))
+      : undefined;
     const base = { task, judgeId: this.id, inputHash, promptHash: null, input, at };
     if (!line) {
       const exact = def.exact(input);
-      if (exact !== undefined) return { ...base, key: sha256(`exact\u0000${inputHash}`), judgeId: 'exact', raw: null, verdict: exact, status: 'done' };
+      if (exact !== undefined) {
+        return {
+          ...base,
+          key: sha256(`exact\u0000${inputHash}`),
+          judgeId: 'exact',
+          raw: null,
+          verdict: exact,
+          status: 'done',
+        };
+      }
       const what = ctx.nativeId ? JSON.stringify(ctx.nativeId) : (ctx.itemRef ?? 'an item without a native id');
       this.missing.push(what);
-      return { ...base, key: sha256(`${this.id}\u0000${inputHash}`), raw: null, verdict: null, status: 'error', error: `no recorded verdict for ${what} in ${this.file}` };
+      return {
+        ...base,
+        key: sha256(`${this.id}\u0000${inputHash}`),
+        raw: null,
+        verdict: null,
+        status: 'error',
+        error: `no recorded verdict for ${what} in ${this.file}`,
+      };
     }
     const key = sha256(`${this.id}\u0000${task}\u0000${idKey(line.id)}`);
     const candidate = line.verdict !== undefined ? line.verdict : extractJson(line.raw!);
     const parsed = candidate === undefined ? undefined : relaxToSchema(candidate, def.schema);
     const problems = parsed === undefined ? ['no JSON object in the reply'] : validateSchema(parsed, def.schema);
-    const verdict = problems.length === 0 ? def.coerce(parsed) : line.raw !== undefined ? def.fallback?.(line.raw) : undefined;
+    const verdict =
+      problems.length === 0 ? def.coerce(parsed) : line.raw !== undefined ? def.fallback?.(line.raw) : undefined;
     const raw = line.raw ?? null;
-    if (verdict === undefined) return { ...base, key, raw, verdict: null, status: 'error', error: `recorded ${line.verdict !== undefined ? 'verdict' : 'reply'} for ${JSON.stringify(line.id)} is not valid: ${problems.join('; ')}` };
+    if (verdict === undefined) {
+      return {
+        ...base,
+        key,
+        raw,
+        verdict: null,
+        status: 'error',
+        error: `recorded ${line.verdict !== undefined ? 'verdict' : 'reply'} for ${JSON.stringify(line.id)} is not valid: ${problems.join('; ')}`,
+      };
+    }
     return { ...base, key, raw, verdict: verdict as JudgeVerdict<K>, status: 'done', cached: true };
   }
 }

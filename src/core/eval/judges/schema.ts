@@ -30,8 +30,11 @@ const compiled = new WeakMap<MiniSchema, ValidateFunction>();
  */
 function validator(): Ajv {
   if (!ajv) {
-    // eslint-disable-next-line @typescript-eslint/no-require-imports -- the literal require() is what makes it lazy in bundles
-    const mod = (typeof require === 'function' ? require('ajv') : createRequire(import.meta.url)('ajv')) as typeof import('ajv');
+    // The literal require() is what makes it lazy in bundles.
+    let mod: typeof import('ajv');
+    // eslint-disable-next-line @typescript-eslint/no-require-imports
+    if (typeof require === 'function') mod = require('ajv') as typeof import('ajv');
+    else mod = createRequire(import.meta.url)('ajv') as typeof import('ajv');
     ajv = new mod.Ajv({ allErrors: true, strict: false });
   }
   return ajv;
@@ -39,7 +42,14 @@ function validator(): Ajv {
 
 /** `/a/0/b` (JSON pointer) → `$.a[0].b`. */
 function pathOf(base: string, pointer: string): string {
-  return base + pointer.split('/').slice(1).map((p) => (/^\d+$/.test(p) ? `[${p}]` : `.${p.replace(/~1/g, '/').replace(/~0/g, '~')}`)).join('');
+  return (
+    base +
+    pointer
+      .split('/')
+      .slice(1)
+      .map((p) => (/^\d+$/.test(p) ? `[${p}]` : `.${p.replace(/~1/g, '/').replace(/~0/g, '~')}`))
+      .join('')
+  );
 }
 
 /** One ajv error in the words judge errors have always used (`$.score: must be ≤ 5`). */
@@ -47,13 +57,20 @@ function describe(e: ErrorObject, base: string): string {
   const at = pathOf(base, e.instancePath);
   const p = e.params as Record<string, unknown>;
   switch (e.keyword) {
-    case 'required': return `${at}.${String(p.missingProperty)}: is required`;
-    case 'enum': return `${at}: must be one of ${(p.allowedValues as unknown[]).map((x) => JSON.stringify(x)).join(', ')}`;
-    case 'type': return `${at}: must be ${p.type === 'object' ? 'an object' : p.type === 'array' ? 'an array' : p.type === 'integer' ? 'an integer' : `a ${String(p.type)}`}`;
-    case 'minimum': return `${at}: must be ≥ ${String(p.limit)}`;
-    case 'maximum': return `${at}: must be ≤ ${String(p.limit)}`;
-    case 'minItems': return `${at}: needs at least ${String(p.limit)} items`;
-    default: return `${at}: ${e.message ?? e.keyword}`;
+    case 'required':
+      return `${at}.${String(p.missingProperty)}: is required`;
+    case 'enum':
+      return `${at}: must be one of ${(p.allowedValues as unknown[]).map((x) => JSON.stringify(x)).join(', ')}`;
+    case 'type':
+      return `${at}: must be ${p.type === 'object' ? 'an object' : p.type === 'array' ? 'an array' : p.type === 'integer' ? 'an integer' : `a ${String(p.type)}`}`;
+    case 'minimum':
+      return `${at}: must be ≥ ${String(p.limit)}`;
+    case 'maximum':
+      return `${at}: must be ≤ ${String(p.limit)}`;
+    case 'minItems':
+      return `${at}: needs at least ${String(p.limit)} items`;
+    default:
+      return `${at}: ${e.message ?? e.keyword}`;
   }
 }
 
@@ -68,11 +85,19 @@ export function validateSchema(v: unknown, s: MiniSchema, path = '$'): string[] 
     validate = validator().compile(s as object);
     compiled.set(s, validate);
   }
-  if (typeof v === 'number' && !Number.isFinite(v) && (s.type === 'number' || s.type === 'integer')) return [`${path}: must be a number`];
+  if (typeof v === 'number' && !Number.isFinite(v) && (s.type === 'number' || s.type === 'integer')) {
+    return [`${path}: must be a number`];
+  }
   if (validate(v)) return [];
   const errs = validate.errors ?? [];
   const rank = (e: ErrorObject) => (e.keyword === 'required' ? 0 : 1);
-  return [...new Set([...errs].sort((a, b) => rank(a) - rank(b) || a.instancePath.localeCompare(b.instancePath)).map((e) => describe(e, path)))];
+  return [
+    ...new Set(
+      [...errs]
+        .sort((a, b) => rank(a) - rank(b) || a.instancePath.localeCompare(b.instancePath))
+        .map((e) => describe(e, path)),
+    ),
+  ];
 }
 
 /**

@@ -30,7 +30,13 @@ export interface JudgeTasks {
       /** 10-K's lenient wording (spec §3.4); default false. */
       lenient?: boolean;
     };
-    verdict: { label: ChecklistLabel; supporting: number[]; contradicting: number[]; evidence: string; reasoning: string };
+    verdict: {
+      label: ChecklistLabel;
+      supporting: number[];
+      contradicting: number[];
+      evidence: string;
+      reasoning: string;
+    };
   };
   /** GLOBEM: the judge answers a trend question (improved / worsened / same) from the findings. DDR §3.4. */
   'trend-answer': {
@@ -53,7 +59,7 @@ export interface JudgeTasks {
     verdict: { winner: 'A' | 'B' | 'TIE'; reason: string };
   };
   /** Does an insight state facts that cannot be derived from what the agent saw? DDR Table 6. */
-  'hallucination': {
+  hallucination: {
     input: { insight: string; evidence: string };
     verdict: { hallucinated: boolean; reason: string };
   };
@@ -77,8 +83,20 @@ export interface JudgeTasks {
   };
   /** Four 1–5 quality scores of a generated figure matched to a reference figure. AnalystBench §4.3(d). */
   'figure-quality': {
-    input: { referenceCaption: string; generatedCaption: string; generatedCode?: string; instruction?: string; rendered: boolean };
-    verdict: { readability: number; groundedness: number; task_utility: number; reproducibility: number; reason: string };
+    input: {
+      referenceCaption: string;
+      generatedCaption: string;
+      generatedCode?: string;
+      instruction?: string;
+      rendered: boolean;
+    };
+    verdict: {
+      readability: number;
+      groundedness: number;
+      task_utility: number;
+      reproducibility: number;
+      reason: string;
+    };
   };
 }
 

@@ -36,7 +36,12 @@ export const CELL_TOOL = 'python';
  */
 export function humanAgentName(annotator: string): `human:${string}` {
   const a = annotator.trim();
-  if (!/^[\p{L}\p{N}._@-]{1,64}$/u.test(a)) throw new LoupeInputError('annotator', `'${a.slice(0, 80)}' is not a usable name for a human baseline: use 1–64 letters, digits, '.', '_', '@' or '-'`);
+  if (!/^[\p{L}\p{N}._@-]{1,64}$/u.test(a)) {
+    throw new LoupeInputError(
+      'annotator',
+      `'${a.slice(0, 80)}' is not a usable name for a human baseline: use 1–64 letters, digits, '.', '_', '@' or '-'`,
+    );
+  }
   return `human:${a}`;
 }
 
@@ -129,14 +134,25 @@ export class HumanBaselineSession {
   /** @throws LoupeInputError for a bad annotator name, an unrunnable block or a bad idle threshold. */
   constructor(o: HumanBaselineOptions) {
     this.agent = humanAgentName(o.annotator);
-    if (!o.block.runnable) throw new LoupeInputError(o.block.id, `block is not runnable: ${o.block.problems.join('; ')}`);
+    if (!o.block.runnable) {
+      throw new LoupeInputError(o.block.id, `block is not runnable: ${o.block.problems.join('; ')}`);
+    }
     const idle = o.idleMinutes ?? DEFAULT_IDLE_MINUTES;
-    if (!(idle > 0) || !Number.isFinite(idle)) throw new LoupeInputError('idle minutes', `must be a positive number of minutes, not ${idle}`);
+    if (!(idle > 0) || !Number.isFinite(idle)) {
+      throw new LoupeInputError('idle minutes', `must be a positive number of minutes, not ${idle}`);
+    }
     this.#o = o;
-    this.toolSet = blockToolSet({ block: o.block, agent: 'llm', ...(o.toolSetOptions ? { toolSetOptions: o.toolSetOptions } : {}), ...(o.docsCacheDir ? { docsCacheDir: o.docsCacheDir } : {}), ...(o.docs ? { docs: o.docs } : {}) });
+    this.toolSet = blockToolSet({
+      block: o.block,
+      agent: 'llm',
+      ...(o.toolSetOptions ? { toolSetOptions: o.toolSetOptions } : {}),
+      ...(o.docsCacheDir ? { docsCacheDir: o.docsCacheDir } : {}),
+      ...(o.docs ? { docs: o.docs } : {}),
+    });
     const clock = o.clock ?? systemClock;
-    this.#tracker = (o.resumeRunId ? recordedTimeOnTask(o.store, o.resumeRunId) : Promise.resolve(null))
-      .then((prior) => new TimeOnTaskTracker(clock, idle * 60_000, prior ?? undefined));
+    this.#tracker = (o.resumeRunId ? recordedTimeOnTask(o.store, o.resumeRunId) : Promise.resolve(null)).then(
+      (prior) => new TimeOnTaskTracker(clock, idle * 60_000, prior ?? undefined),
+    );
     this.#done = new Promise((r) => (this.#doneResolve = r));
   }
 
@@ -175,7 +191,9 @@ export class HumanBaselineSession {
 
   /** Runs one cell on the run's sandboxed kernel, recorded as the tool set's `python` call. @throws LoupeInputError when the block's tools have no kernel. */
   cell(code: string): Promise<HumanCallOutcome> {
-    if (!this.toolSet.tools.some((t) => t.name === CELL_TOOL)) throw new LoupeInputError(`block ${this.#o.block.id}`, 'its tools run no Python cells');
+    if (!this.toolSet.tools.some((t) => t.name === CELL_TOOL)) {
+      throw new LoupeInputError(`block ${this.#o.block.id}`, 'its tools run no Python cells');
+    }
     return this.call(CELL_TOOL, { code });
   }
 
@@ -185,8 +203,15 @@ export class HumanBaselineSession {
    * @throws LoupeInputError for a tool the block does not have, or when the run no longer takes calls.
    */
   async call(name: string, args: Record<string, unknown>): Promise<HumanCallOutcome> {
-    if (!this.toolSet.tools.some((t) => t.name === name)) throw new LoupeInputError('tool', `'${name}' is not a tool of block ${this.#o.block.id} (its tools: ${this.toolSet.tools.map((t) => t.name).join(', ')})`);
-    if (this.#startError) throw new LoupeInputError(`block ${this.#o.block.id}`, `the run could not be driven: ${this.#startError}`);
+    if (!this.toolSet.tools.some((t) => t.name === name)) {
+      throw new LoupeInputError(
+        'tool',
+        `'${name}' is not a tool of block ${this.#o.block.id} (its tools: ${this.toolSet.tools.map((t) => t.name).join(', ')})`,
+      );
+    }
+    if (this.#startError) {
+      throw new LoupeInputError(`block ${this.#o.block.id}`, `the run could not be driven: ${this.#startError}`);
+    }
     const tracker = await this.#tracker;
     tracker.activity();
     this.#start();
@@ -197,7 +222,9 @@ export class HumanBaselineSession {
       else await this.#done;
       return out;
     } catch (e) {
-      if (e instanceof McpRunClosedError) throw new LoupeInputError(`run ${this.#runId ?? '(not recorded)'}`, e.message);
+      if (e instanceof McpRunClosedError) {
+        throw new LoupeInputError(`run ${this.#runId ?? '(not recorded)'}`, e.message);
+      }
       throw e;
     }
   }
@@ -229,49 +256,94 @@ export class HumanBaselineSession {
     };
     const idleMinutes = o.idleMinutes ?? DEFAULT_IDLE_MINUTES;
     const common = {
-      store: o.store, suite: o.suite, block: o.block, agent: this.agent, modelClient: bridge, runsDir: o.runsDir, kernel: o.kernel,
-      ...(o.toolSetOptions ? { toolSetOptions: o.toolSetOptions } : {}), ...(o.loadOptions ? { loadOptions: o.loadOptions } : {}),
-      ...(o.docsCacheDir ? { docsCacheDir: o.docsCacheDir } : {}), ...(o.startKernel ? { startKernel: o.startKernel } : {}), ...(o.docs ? { docs: o.docs } : {}),
-      log: o.log ?? nullLogger, onEvent, control: this.#control, tokensUnknown: true,
+      store: o.store,
+      suite: o.suite,
+      block: o.block,
+      agent: this.agent,
+      modelClient: bridge,
+      runsDir: o.runsDir,
+      kernel: o.kernel,
+      ...(o.toolSetOptions ? { toolSetOptions: o.toolSetOptions } : {}),
+      ...(o.loadOptions ? { loadOptions: o.loadOptions } : {}),
+      ...(o.docsCacheDir ? { docsCacheDir: o.docsCacheDir } : {}),
+      ...(o.startKernel ? { startKernel: o.startKernel } : {}),
+      ...(o.docs ? { docs: o.docs } : {}),
+      log: o.log ?? nullLogger,
+      onEvent,
+      control: this.#control,
+      tokensUnknown: true,
       // a person works at their own pace: no step limit beyond the tool set's, no wall clock budget
       budget: { maxSteps: 10_000 },
       extraParams: { human: { annotator: o.annotator.trim(), idleMinutes, ...(o.dbRole ? { dbRole: o.dbRole } : {}) } },
       onRunCreated: (id: string) => {
         this.#runId = id;
-        void o.store.addEvent(id, 'human', `human baseline by ${o.annotator.trim()}${o.dbRole ? ` (database role ${o.dbRole})` : ''}: cells run in the run's sandbox and answers go through the block's tools, but a person at the host can open the suite folder — the run relies on the expert's honesty`).catch(() => undefined);
+        void o.store
+          .addEvent(
+            id,
+            'human',
+            `human baseline by ${o.annotator.trim()}${o.dbRole ? ` (database role ${o.dbRole})` : ''}: cells run in the run's sandbox and answers go through the block's tools, but a person at the host can open the suite folder — the run relies on the expert's honesty`,
+          )
+          .catch(() => undefined);
         o.onRunCreated?.(id);
       },
     };
     const p = o.resumeRunId
       ? o.store.getRun(o.resumeRunId).then((run) => {
-        if (run && run.agent !== this.agent) throw new LoupeInputError(`run ${o.resumeRunId}`, `is ${run.agent}'s, not ${this.agent}'s: only its own expert resumes a human baseline`);
-        this.#runId = o.resumeRunId;
-        o.onRunCreated?.(o.resumeRunId!);
-        return resumeBlockRun({ ...common, runId: o.resumeRunId! });
-      })
+          if (run && run.agent !== this.agent) {
+            throw new LoupeInputError(
+              `run ${o.resumeRunId}`,
+              `is ${run.agent}'s, not ${this.agent}'s: only its own expert resumes a human baseline`,
+            );
+          }
+          this.#runId = o.resumeRunId;
+          o.onRunCreated?.(o.resumeRunId!);
+          return resumeBlockRun({ ...common, runId: o.resumeRunId! });
+        })
       : startBlockRun(common);
-    p.then(async (res) => {
-      const tracker = await this.#tracker;
-      tracker.pause();
-      await this.#record();
-      const score = res.status === 'finished' ? await this.#score(res.runId).catch(async (e: unknown) => {
-        await o.store.addEvent(res.runId, 'warning', `scoring the human run failed: ${(e as Error).message}`).catch(() => undefined);
-        return null;
-      }) : null;
-      bridge.close(`run ${res.runId} has ended (${res.status}: ${res.reason})`, { status: res.status, reason: res.reason });
-      this.#doneResolve({ runId: res.runId, status: res.status, reason: res.reason, steps: res.steps, timeOnTask: tracker.snapshot(), score });
-    }, (e: unknown) => {
-      this.#startError = (e as Error).message;
-      bridge.close(`the run could not be driven: ${this.#startError}`);
-      this.#doneResolve(undefined);
-    });
+    p.then(
+      async (res) => {
+        const tracker = await this.#tracker;
+        tracker.pause();
+        await this.#record();
+        const score =
+          res.status === 'finished'
+            ? await this.#score(res.runId).catch(async (e: unknown) => {
+                await o.store
+                  .addEvent(res.runId, 'warning', `scoring the human run failed: ${(e as Error).message}`)
+                  .catch(() => undefined);
+                return null;
+              })
+            : null;
+        bridge.close(`run ${res.runId} has ended (${res.status}: ${res.reason})`, {
+          status: res.status,
+          reason: res.reason,
+        });
+        this.#doneResolve({
+          runId: res.runId,
+          status: res.status,
+          reason: res.reason,
+          steps: res.steps,
+          timeOnTask: tracker.snapshot(),
+          score,
+        });
+      },
+      (e: unknown) => {
+        this.#startError = (e as Error).message;
+        bridge.close(`the run could not be driven: ${this.#startError}`);
+        this.#doneResolve(undefined);
+      },
+    );
   }
 
   /** Scores a finished run when its benchmark needs no judge, and saves the score. */
   async #score(runId: string): Promise<Record<string, number | null> | null> {
     const def = getBenchmark(this.#o.block.suite);
     if (!def.judgeFree) return null;
-    const s = await scoreStoredRun(this.#o.store, runId, { judge: new ExactOnlyJudge(judgementStoreOf(this.#o.store)), runsRoot: this.#o.runsDir, suites: new Map([[`${this.#o.suite.kind}\u0000${this.#o.suite.root}`, Promise.resolve(this.#o.suite)]]) });
+    const s = await scoreStoredRun(this.#o.store, runId, {
+      judge: new ExactOnlyJudge(judgementStoreOf(this.#o.store)),
+      runsRoot: this.#o.runsDir,
+      suites: new Map([[`${this.#o.suite.kind}\u0000${this.#o.suite.root}`, Promise.resolve(this.#o.suite)]]),
+    });
     if (s.error) throw new Error(s.error);
     await saveRunScore(this.#o.store, s);
     return s.summary;

@@ -50,7 +50,9 @@ export class TimeOnTaskTracker {
    * @throws RangeError when the threshold is not a positive finite number.
    */
   constructor(clock: Clock, idleThresholdMs: number, prior?: Pick<TimeOnTask, 'wallMs' | 'activeMs' | 'sessions'>) {
-    if (!Number.isFinite(idleThresholdMs) || idleThresholdMs <= 0) throw new RangeError(`idle threshold must be a positive number of milliseconds, not ${idleThresholdMs}`);
+    if (!Number.isFinite(idleThresholdMs) || idleThresholdMs <= 0) {
+      throw new RangeError(`idle threshold must be a positive number of milliseconds, not ${idleThresholdMs}`);
+    }
     this.#clock = clock;
     this.#idleMs = idleThresholdMs;
     if (prior) {
@@ -108,7 +110,13 @@ export class TimeOnTaskTracker {
       const gap = Math.max(0, t - this.#last);
       if (gap <= this.#idleMs) active += gap;
     }
-    return { wallMs: wall, activeMs: active, idleMs: wall - active, idleThresholdMs: this.#idleMs, sessions: this.#sessions };
+    return {
+      wallMs: wall,
+      activeMs: active,
+      idleMs: wall - active,
+      idleThresholdMs: this.#idleMs,
+      sessions: this.#sessions,
+    };
   }
 }
 

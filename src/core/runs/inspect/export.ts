@@ -17,8 +17,71 @@ import { INSPECT_BENCHMARK_PREFIX } from './import.ts';
 
 type Json = Record<string, unknown>;
 
-const GENERATE_CONFIG_FIELDS = ['max_retries', 'timeout', 'attempt_timeout', 'max_connections', 'system_message', 'max_tokens', 'top_p', 'temperature', 'stop_seqs', 'best_of', 'frequency_penalty', 'presence_penalty', 'logit_bias', 'seed', 'top_k', 'num_choices', 'logprobs', 'top_logprobs', 'parallel_tool_calls', 'internal_tools', 'max_tool_output', 'cache_prompt', 'verbosity', 'effort', 'reasoning_effort', 'reasoning_tokens', 'reasoning_summary', 'reasoning_history', 'response_schema', 'extra_headers', 'extra_body', 'modalities', 'cache', 'batch'];
-const EVAL_CONFIG_FIELDS = ['limit', 'sample_id', 'sample_shuffle', 'epochs', 'epochs_reducer', 'approval', 'fail_on_error', 'continue_on_fail', 'retry_on_error', 'message_limit', 'token_limit', 'time_limit', 'working_limit', 'cost_limit', 'max_samples', 'max_dataset_memory', 'max_tasks', 'max_subprocesses', 'max_sandboxes', 'sandbox_cleanup', 'log_samples', 'log_realtime', 'log_images', 'log_model_api', 'log_buffer', 'log_shared', 'score_display'];
+const GENERATE_CONFIG_FIELDS = [
+  'max_retries',
+  'timeout',
+  'attempt_timeout',
+  'max_connections',
+  'system_message',
+  'max_tokens',
+  'top_p',
+  'temperature',
+  'stop_seqs',
+  'best_of',
+  'frequency_penalty',
+  'presence_penalty',
+  'logit_bias',
+  'seed',
+  'top_k',
+  'num_choices',
+  'logprobs',
+  'top_logprobs',
+  'parallel_tool_calls',
+  'internal_tools',
+  'max_tool_output',
+  'cache_prompt',
+  'verbosity',
+  'effort',
+  'reasoning_effort',
+  'reasoning_tokens',
+  'reasoning_summary',
+  'reasoning_history',
+  'response_schema',
+  'extra_headers',
+  'extra_body',
+  'modalities',
+  'cache',
+  'batch',
+];
+const EVAL_CONFIG_FIELDS = [
+  'limit',
+  'sample_id',
+  'sample_shuffle',
+  'epochs',
+  'epochs_reducer',
+  'approval',
+  'fail_on_error',
+  'continue_on_fail',
+  'retry_on_error',
+  'message_limit',
+  'token_limit',
+  'time_limit',
+  'working_limit',
+  'cost_limit',
+  'max_samples',
+  'max_dataset_memory',
+  'max_tasks',
+  'max_subprocesses',
+  'max_sandboxes',
+  'sandbox_cleanup',
+  'log_samples',
+  'log_realtime',
+  'log_images',
+  'log_model_api',
+  'log_buffer',
+  'log_shared',
+  'score_display',
+];
 const nulls = (names: string[], given: Json = {}): Json => Object.fromEntries(names.map((n) => [n, given[n] ?? null]));
 
 /** A stored run with what the export reads. */
@@ -50,10 +113,41 @@ function toolError(observation: string, isError: boolean): { content: string; er
 }
 
 function message(m: ChatMessage, extra: Json = {}): Json {
-  if (m.role === 'system') return { id: null, content: m.content, source: null, metadata: null, role: 'system', ...extra };
-  if (m.role === 'user') return { id: null, content: m.content, source: 'input', metadata: null, role: 'user', tool_call_id: null, ...extra };
-  if (m.role === 'tool') return { id: null, content: m.content, source: null, metadata: null, role: 'tool', tool_call_id: m.tool_call_id, function: null, error: null };
-  return { id: null, content: m.content ?? '', source: 'generate', metadata: null, role: 'assistant', tool_calls: null, model: null };
+  if (m.role === 'system') {
+    return { id: null, content: m.content, source: null, metadata: null, role: 'system', ...extra };
+  }
+  if (m.role === 'user') {
+    return {
+      id: null,
+      content: m.content,
+      source: 'input',
+      metadata: null,
+      role: 'user',
+      tool_call_id: null,
+      ...extra,
+    };
+  }
+  if (m.role === 'tool') {
+    return {
+      id: null,
+      content: m.content,
+      source: null,
+      metadata: null,
+      role: 'tool',
+      tool_call_id: m.tool_call_id,
+      function: null,
+      error: null,
+    };
+  }
+  return {
+    id: null,
+    content: m.content ?? '',
+    source: 'generate',
+    metadata: null,
+    role: 'assistant',
+    tool_calls: null,
+    model: null,
+  };
 }
 
 /** Steps → Inspect messages (prompt first): assistant, its tool results in call order, then the step's extra messages. */
@@ -62,7 +156,17 @@ export function stepsToMessages(prompt: ChatMessage[], steps: StepRecord[], mode
   for (const s of steps) {
     if (s.assistant.content !== null || !s.toolCalls.length || s.assistant.tool_calls?.length) {
       const content: unknown = s.assistant.reasoning
-        ? [{ internal: null, type: 'reasoning', reasoning: s.assistant.reasoning, summary: null, signature: null, redacted: false }, { internal: null, type: 'text', text: s.assistant.content ?? '', refusal: null, citations: null }]
+        ? [
+            {
+              internal: null,
+              type: 'reasoning',
+              reasoning: s.assistant.reasoning,
+              summary: null,
+              signature: null,
+              redacted: false,
+            },
+            { internal: null, type: 'text', text: s.assistant.content ?? '', refusal: null, citations: null },
+          ]
         : (s.assistant.content ?? '');
       const calls = s.toolCalls.map((c) => {
         let args: unknown;
@@ -78,11 +182,28 @@ export function stepsToMessages(prompt: ChatMessage[], steps: StepRecord[], mode
         }
         return { id: c.id, function: c.name, arguments: args, parse_error: parseError, view: null, type: 'function' };
       });
-      out.push({ id: null, content, source: 'generate', metadata: null, role: 'assistant', tool_calls: calls.length ? calls : null, model });
+      out.push({
+        id: null,
+        content,
+        source: 'generate',
+        metadata: null,
+        role: 'assistant',
+        tool_calls: calls.length ? calls : null,
+        model,
+      });
     }
     for (const c of s.toolCalls) {
       const { content, error } = toolError(c.observation, c.isError);
-      out.push({ id: null, content, source: null, metadata: null, role: 'tool', tool_call_id: c.id, function: c.name, error });
+      out.push({
+        id: null,
+        content,
+        source: null,
+        metadata: null,
+        role: 'tool',
+        tool_call_id: c.id,
+        function: c.name,
+        error,
+      });
     }
     // Inspect's message `source` allows only input / generate: Loupe's own messages are marked in metadata.
     for (const m of s.extraMessages) out.push(message(m, { metadata: { loupe_kind: 'extra', loupe_step: s.index } }));
@@ -92,19 +213,39 @@ export function stepsToMessages(prompt: ChatMessage[], steps: StepRecord[], mode
 
 /** A content part of an original Inspect message with the fields the schema requires (text, image, reasoning; others as text). */
 function contentPart(p: Json): Json {
-  if (p.type === 'image') return { internal: null, type: 'image', image: String(p.image ?? ''), detail: p.detail ?? 'auto' };
-  if (p.type === 'reasoning') return { internal: null, type: 'reasoning', reasoning: String(p.reasoning ?? ''), summary: p.summary ?? null, signature: p.signature ?? null, redacted: !!p.redacted };
-  if (p.type === 'text') return { internal: null, type: 'text', text: String(p.text ?? ''), refusal: p.refusal ?? null, citations: null };
+  if (p.type === 'image') {
+    return { internal: null, type: 'image', image: String(p.image ?? ''), detail: p.detail ?? 'auto' };
+  }
+  if (p.type === 'reasoning') {
+    return {
+      internal: null,
+      type: 'reasoning',
+      reasoning: String(p.reasoning ?? ''),
+      summary: p.summary ?? null,
+      signature: p.signature ?? null,
+      redacted: !!p.redacted,
+    };
+  }
+  if (p.type === 'text') {
+    return { internal: null, type: 'text', text: String(p.text ?? ''), refusal: p.refusal ?? null, citations: null };
+  }
   return { internal: null, type: 'text', text: `[${String(p.type)} content]`, refusal: null, citations: null };
 }
 
 /** An original Inspect message (a sample's `input` list) with every field the schema requires. */
 function inputMessage(m: Json): Json {
   const content = Array.isArray(m.content) ? (m.content as Json[]).map(contentPart) : String(m.content ?? '');
-  const base = { id: m.id ?? null, content, source: m.source === 'input' || m.source === 'generate' ? m.source : null, metadata: m.metadata ?? null };
+  const base = {
+    id: m.id ?? null,
+    content,
+    source: m.source === 'input' || m.source === 'generate' ? m.source : null,
+    metadata: m.metadata ?? null,
+  };
   if (m.role === 'system') return { ...base, role: 'system' };
   if (m.role === 'assistant') return { ...base, role: 'assistant', tool_calls: null, model: m.model ?? null };
-  if (m.role === 'tool') return { ...base, role: 'tool', tool_call_id: m.tool_call_id ?? null, function: m.function ?? null, error: null };
+  if (m.role === 'tool') {
+    return { ...base, role: 'tool', tool_call_id: m.tool_call_id ?? null, function: m.function ?? null, error: null };
+  }
   return { ...base, role: 'user', tool_call_id: null };
 }
 
@@ -116,28 +257,66 @@ function scoreOf(s: StoredScore, edits: RunForExport['edits']): [string, Json] {
   const scorer = imported ? s.judgeId.slice('inspect:'.length) : s.judgeId;
   const d = (imported ? s.detail : {}) as Json;
   const value = imported ? d.value : Object.fromEntries(Object.entries(s.summary).filter(([, v]) => scalar(v)));
-  const history = [...(Array.isArray(d.history) ? d.history : []), ...(edits ?? []).filter((e) => e.scorer === scorer).map((e) => ({
-    value: e.value, answer: 'UNCHANGED', explanation: e.reason ?? 'UNCHANGED', metadata: 'UNCHANGED',
-    provenance: { timestamp: e.at, author: e.author, reason: e.reason, metadata: { source: 'loupe' } },
-  }))];
-  return [scorer, {
-    value, answer: d.answer ?? null, explanation: d.explanation ?? null,
-    metadata: imported ? (d.metadata ?? null) : { loupe_benchmark: s.benchmark, options: s.options, pending: s.pending, scored_at: s.scoredAt }, history,
-  }];
+  const history = [
+    ...(Array.isArray(d.history) ? d.history : []),
+    ...(edits ?? [])
+      .filter((e) => e.scorer === scorer)
+      .map((e) => ({
+        value: e.value,
+        answer: 'UNCHANGED',
+        explanation: e.reason ?? 'UNCHANGED',
+        metadata: 'UNCHANGED',
+        provenance: { timestamp: e.at, author: e.author, reason: e.reason, metadata: { source: 'loupe' } },
+      })),
+  ];
+  return [
+    scorer,
+    {
+      value,
+      answer: d.answer ?? null,
+      explanation: d.explanation ?? null,
+      metadata: imported
+        ? (d.metadata ?? null)
+        : { loupe_benchmark: s.benchmark, options: s.options, pending: s.pending, scored_at: s.scoredAt },
+      history,
+    },
+  ];
 }
 
 /** The `loupe_expert` score: the latest expert verdict, every verdict in its history. */
 function expertScore(edits: RunForExport['edits']): Record<string, Json> {
   const mine = (edits ?? []).filter((e) => e.scorer === 'loupe_expert');
   if (!mine.length) return {};
-  const history = mine.map((e) => ({ value: e.value, answer: 'UNCHANGED', explanation: e.reason ?? 'UNCHANGED', metadata: 'UNCHANGED', provenance: { timestamp: e.at, author: e.author, reason: e.reason, metadata: { source: 'loupe' } } }));
-  return { loupe_expert: { value: mine.at(-1)!.value, answer: null, explanation: mine.at(-1)!.reason, metadata: { source: 'loupe expert verdicts' }, history } };
+  const history = mine.map((e) => ({
+    value: e.value,
+    answer: 'UNCHANGED',
+    explanation: e.reason ?? 'UNCHANGED',
+    metadata: 'UNCHANGED',
+    provenance: { timestamp: e.at, author: e.author, reason: e.reason, metadata: { source: 'loupe' } },
+  }));
+  return {
+    loupe_expert: {
+      value: mine.at(-1)!.value,
+      answer: null,
+      explanation: mine.at(-1)!.reason,
+      metadata: { source: 'loupe expert verdicts' },
+      history,
+    },
+  };
 }
 
 function usage(u: { input: number; output: number; cached: number } | null): Json {
   const i = u?.input ?? 0;
   const o = u?.output ?? 0;
-  return { input_tokens: i, output_tokens: o, total_tokens: i + o, input_tokens_cache_write: null, input_tokens_cache_read: u?.cached ?? null, reasoning_tokens: null, total_cost: null };
+  return {
+    input_tokens: i,
+    output_tokens: o,
+    total_tokens: i + o,
+    input_tokens_cache_write: null,
+    input_tokens_cache_read: u?.cached ?? null,
+    reasoning_tokens: null,
+    total_cost: null,
+  };
 }
 
 /** One run → one `EvalSample`. */
@@ -150,19 +329,56 @@ export function sampleOf(r: RunForExport): Json {
   const last = [...messages].reverse().find((m) => m.role === 'assistant');
   const target = prov ? prov.target : '';
   return {
-    id: prov ? (prov.sampleId as string | number) : run.blockId, epoch: run.params.repeat ?? 1,
-    input: prov ? (Array.isArray(prov.input) ? (prov.input as Json[]).map(inputMessage) : prov.input) : (prompt.find((m) => m.role === 'user')?.content ?? run.blockId),
-    choices: null, target: typeof target === 'string' || Array.isArray(target) ? target : JSON.stringify(target ?? ''),
-    sandbox: null, files: null, setup: null, messages,
-    output: { model, choices: last ? [{ message: last, stop_reason: 'stop', logprobs: null }] : [], completion: typeof last?.content === 'string' ? last.content : '', usage: run.tokens ? usage(run.tokens) : null, time: run.durationMs / 1000, metadata: null, error: null },
+    id: prov ? (prov.sampleId as string | number) : run.blockId,
+    epoch: run.params.repeat ?? 1,
+    input: prov
+      ? Array.isArray(prov.input)
+        ? (prov.input as Json[]).map(inputMessage)
+        : prov.input
+      : (prompt.find((m) => m.role === 'user')?.content ?? run.blockId),
+    choices: null,
+    target: typeof target === 'string' || Array.isArray(target) ? target : JSON.stringify(target ?? ''),
+    sandbox: null,
+    files: null,
+    setup: null,
+    messages,
+    output: {
+      model,
+      choices: last ? [{ message: last, stop_reason: 'stop', logprobs: null }] : [],
+      completion: typeof last?.content === 'string' ? last.content : '',
+      usage: run.tokens ? usage(run.tokens) : null,
+      time: run.durationMs / 1000,
+      metadata: null,
+      error: null,
+    },
     scores: { ...Object.fromEntries(r.scores.map((s) => scoreOf(s, r.edits))), ...expertScore(r.edits) },
-    metadata: { ...((prov?.metadata as Json | undefined) ?? {}), loupe_run_id: run.id, loupe_benchmark: run.suite, loupe_block: run.blockId, loupe_agent: run.agent, loupe_status: run.status },
-    store: {}, events: [], timelines: null,
-    model_usage: run.tokens ? { [model]: usage(run.tokens) } : {}, role_usage: {},
-    started_at: run.startedAt, completed_at: run.endedAt, total_time: run.durationMs / 1000, working_time: run.durationMs / 1000,
-    uuid: run.id, invalidation: null,
-    error: run.status === 'failed' || run.status === 'cancelled' ? { message: run.statusReason ?? run.status, traceback: '', traceback_ansi: '' } : null,
-    error_retries: null, attachments: {}, events_data: null, limit: run.status === 'budget_exhausted' ? { type: 'token', limit: run.params.maxTotalTokens ?? 0 } : null,
+    metadata: {
+      ...((prov?.metadata as Json | undefined) ?? {}),
+      loupe_run_id: run.id,
+      loupe_benchmark: run.suite,
+      loupe_block: run.blockId,
+      loupe_agent: run.agent,
+      loupe_status: run.status,
+    },
+    store: {},
+    events: [],
+    timelines: null,
+    model_usage: run.tokens ? { [model]: usage(run.tokens) } : {},
+    role_usage: {},
+    started_at: run.startedAt,
+    completed_at: run.endedAt,
+    total_time: run.durationMs / 1000,
+    working_time: run.durationMs / 1000,
+    uuid: run.id,
+    invalidation: null,
+    error:
+      run.status === 'failed' || run.status === 'cancelled'
+        ? { message: run.statusReason ?? run.status, traceback: '', traceback_ansi: '' }
+        : null,
+    error_retries: null,
+    attachments: {},
+    events_data: null,
+    limit: run.status === 'budget_exhausted' ? { type: 'token', limit: run.params.maxTotalTokens ?? 0 } : null,
   };
 }
 
@@ -175,9 +391,16 @@ export function evalLogOf(runs: RunForExport[], opts: { location: string }): Jso
   const first = runs[0]!.run;
   const prov = (first.params.inspect ?? null) as Json | null;
   const suites = [...new Set(runs.map((r) => r.run.suite))];
-  const task = prov && suites.length === 1 ? String(prov.task) : suites.length === 1 ? suites[0]!.replace(INSPECT_BENCHMARK_PREFIX, '') : suites.join('+');
+  const task =
+    prov && suites.length === 1
+      ? String(prov.task)
+      : suites.length === 1
+        ? suites[0]!.replace(INSPECT_BENCHMARK_PREFIX, '')
+        : suites.join('+');
   const models = [...new Set(runs.map((r) => r.run.model ?? 'none/none'))];
-  const ids = createHash('sha256').update(runs.map((r) => r.run.id).join(',')).digest('hex');
+  const ids = createHash('sha256')
+    .update(runs.map((r) => r.run.id).join(','))
+    .digest('hex');
   const samples = runs.map(sampleOf);
   // Two runs of one block and repeat would be one sample × epoch to Inspect: the later ones take the next free epoch.
   const seen = new Set<string>();
@@ -186,26 +409,106 @@ export function evalLogOf(runs: RunForExport[], opts: { location: string }): Jso
     seen.add(JSON.stringify([s.id, s.epoch]));
   }
   const scorers = [...new Set(samples.flatMap((s) => Object.keys(s.scores as Json)))];
-  const total = runs.reduce((a, r) => ({ input: a.input + (r.run.tokens?.input ?? 0), output: a.output + (r.run.tokens?.output ?? 0), cached: a.cached + (r.run.tokens?.cached ?? 0) }), { input: 0, output: 0, cached: 0 });
+  const total = runs.reduce(
+    (a, r) => ({
+      input: a.input + (r.run.tokens?.input ?? 0),
+      output: a.output + (r.run.tokens?.output ?? 0),
+      cached: a.cached + (r.run.tokens?.cached ?? 0),
+    }),
+    { input: 0, output: 0, cached: 0 },
+  );
   const anyFailed = runs.some((r) => r.run.status === 'failed');
-  const times = runs.flatMap((r) => [r.run.startedAt, r.run.endedAt]).filter((x): x is string => !!x).sort();
+  const times = runs
+    .flatMap((r) => [r.run.startedAt, r.run.endedAt])
+    .filter((x): x is string => !!x)
+    .sort();
   return {
-    version: 2, status: anyFailed ? 'error' : 'success',
+    version: 2,
+    status: anyFailed ? 'error' : 'success',
     eval: {
-      eval_set_id: null, eval_id: (prov?.evalId as string | null) ?? `loupe-${ids.slice(0, 22)}`, run_id: (prov?.evalRunId as string | null) ?? `loupe-${ids.slice(22, 44)}`,
-      created: first.createdAt, task, task_id: (prov?.taskId as string | null) ?? `loupe-${ids.slice(0, 22)}`, task_version: 0, task_file: null, task_display_name: null, task_registry_name: null,
-      task_attribs: {}, task_args: {}, task_args_passed: {}, solver: first.agent, solver_args: null, solver_args_passed: null, tags: null,
-      dataset: { name: task, location: null, samples: samples.length, sample_ids: samples.map((s) => s.id), shuffled: false },
-      sandbox: null, model: models.length === 1 ? models[0]! : models.join('+'), model_generate_config: nulls(GENERATE_CONFIG_FIELDS, { temperature: first.params.temperature, max_tokens: first.params.maxTokens }),
-      model_base_url: first.params.baseUrl ?? null, model_args: {}, model_roles: null, config: nulls(EVAL_CONFIG_FIELDS), revision: null,
-      packages: { loupe: LOUPE_VERSION }, metadata: { loupe_runs: runs.map((r) => r.run.id), loupe_tool_set: first.toolSet, loupe_prompt_hash: first.promptHash }, scorers: null, metrics: null,
+      eval_set_id: null,
+      eval_id: (prov?.evalId as string | null) ?? `loupe-${ids.slice(0, 22)}`,
+      run_id: (prov?.evalRunId as string | null) ?? `loupe-${ids.slice(22, 44)}`,
+      created: first.createdAt,
+      task,
+      task_id: (prov?.taskId as string | null) ?? `loupe-${ids.slice(0, 22)}`,
+      task_version: 0,
+      task_file: null,
+      task_display_name: null,
+      task_registry_name: null,
+      task_attribs: {},
+      task_args: {},
+      task_args_passed: {},
+      solver: first.agent,
+      solver_args: null,
+      solver_args_passed: null,
+      tags: null,
+      dataset: {
+        name: task,
+        location: null,
+        samples: samples.length,
+        sample_ids: samples.map((s) => s.id),
+        shuffled: false,
+      },
+      sandbox: null,
+      model: models.length === 1 ? models[0]! : models.join('+'),
+      model_generate_config: nulls(GENERATE_CONFIG_FIELDS, {
+        temperature: first.params.temperature,
+        max_tokens: first.params.maxTokens,
+      }),
+      model_base_url: first.params.baseUrl ?? null,
+      model_args: {},
+      model_roles: null,
+      config: nulls(EVAL_CONFIG_FIELDS),
+      revision: null,
+      packages: { loupe: LOUPE_VERSION },
+      metadata: {
+        loupe_runs: runs.map((r) => r.run.id),
+        loupe_tool_set: first.toolSet,
+        loupe_prompt_hash: first.promptHash,
+      },
+      scorers: null,
+      metrics: null,
     },
-    plan: { name: 'plan', steps: [{ solver: first.agent, params: {}, params_passed: {} }], finish: null, config: nulls(GENERATE_CONFIG_FIELDS) },
-    results: { total_samples: samples.length, completed_samples: runs.filter((r) => r.run.status === 'finished').length, early_stopping: null, scores: scorers.map((name) => ({ name, scorer: name, reducer: null, scored_samples: samples.filter((s) => name in (s.scores as Json)).length, unscored_samples: samples.filter((s) => !(name in (s.scores as Json))).length, params: {}, metrics: {}, metadata: null })), metadata: null },
-    stats: { started_at: times[0] ?? '', completed_at: times.at(-1) ?? '', model_usage: { [models[0]!]: usage(total) }, role_usage: {} },
-    error: null, invalidated: false, log_updates: null, tags: [], metadata: {}, samples, reductions: null, location: opts.location, etag: null, eval_set_info: null,
+    plan: {
+      name: 'plan',
+      steps: [{ solver: first.agent, params: {}, params_passed: {} }],
+      finish: null,
+      config: nulls(GENERATE_CONFIG_FIELDS),
+    },
+    results: {
+      total_samples: samples.length,
+      completed_samples: runs.filter((r) => r.run.status === 'finished').length,
+      early_stopping: null,
+      scores: scorers.map((name) => ({
+        name,
+        scorer: name,
+        reducer: null,
+        scored_samples: samples.filter((s) => name in (s.scores as Json)).length,
+        unscored_samples: samples.filter((s) => !(name in (s.scores as Json))).length,
+        params: {},
+        metrics: {},
+        metadata: null,
+      })),
+      metadata: null,
+    },
+    stats: {
+      started_at: times[0] ?? '',
+      completed_at: times.at(-1) ?? '',
+      model_usage: { [models[0]!]: usage(total) },
+      role_usage: {},
+    },
+    error: null,
+    invalidated: false,
+    log_updates: null,
+    tags: [],
+    metadata: {},
+    samples,
+    reductions: null,
+    location: opts.location,
+    etag: null,
+    eval_set_info: null,
   };
-
 }
 
 /**
@@ -214,7 +517,11 @@ export function evalLogOf(runs: RunForExport[], opts: { location: string }): Jso
  * edits that score; the others edit the score `loupe_expert`.
  * @returns edits oldest first (empty when the run has no annotation). Source: Inspect `scorer/_metric.py` (`ScoreEdit`).
  */
-export async function expertEditsOf(store: RunStore, runId: string, scorers: readonly string[]): Promise<NonNullable<RunForExport['edits']>> {
+export async function expertEditsOf(
+  store: RunStore,
+  runId: string,
+  scorers: readonly string[],
+): Promise<NonNullable<RunForExport['edits']>> {
   const ann = annotationStoreOf(store);
   const items = new Map((await ann.listItems({ runIds: [runId] })).map((i) => [i.id, i]));
   const byItem = await ann.annotationsByItem({ runIds: [runId] });
@@ -223,7 +530,20 @@ export async function expertEditsOf(store: RunStore, runId: string, scorers: rea
     const item = items.get(itemId);
     const scorer = item?.criterion && scorers.includes(item.criterion) ? item.criterion : 'loupe_expert';
     for (const a of list) {
-      out.push({ scorer, value: scalar(a.verdict) ? a.verdict : JSON.stringify(a.verdict), author: a.annotator, at: a.createdAt, reason: [item ? `${item.task}${item.criterion ? ` / ${item.criterion}` : ''}` : null, a.role === 'adjudicator' ? 'adjudicated' : null, a.note].filter(Boolean).join(': ') || null });
+      out.push({
+        scorer,
+        value: scalar(a.verdict) ? a.verdict : JSON.stringify(a.verdict),
+        author: a.annotator,
+        at: a.createdAt,
+        reason:
+          [
+            item ? `${item.task}${item.criterion ? ` / ${item.criterion}` : ''}` : null,
+            a.role === 'adjudicator' ? 'adjudicated' : null,
+            a.note,
+          ]
+            .filter(Boolean)
+            .join(': ') || null,
+      });
     }
   }
   return out.sort((x, y) => (x.at < y.at ? -1 : x.at > y.at ? 1 : 0));

@@ -12,7 +12,13 @@ import { join } from 'node:path';
 import type { AssistantMessage, ChatMessage, StepRecord, ToolCallRecord, Usage } from '../../store/records.ts';
 import type { RunStore } from '../../store/types.ts';
 import { LOUPE_VERSION } from '../../version.ts';
-import { readInspectLog, type InspectHeader, type InspectMessage, type InspectSample, type SampleOrigin } from './read-log.ts';
+import {
+  readInspectLog,
+  type InspectHeader,
+  type InspectMessage,
+  type InspectSample,
+  type SampleOrigin,
+} from './read-log.ts';
 
 /** Prefix of the benchmark name of imported runs: `inspect:<task>`. */
 export const INSPECT_BENCHMARK_PREFIX = 'inspect:';
@@ -57,23 +63,35 @@ export interface InspectImportOptions {
  * @param file `.eval` or `.json` path. @returns ids imported and skipped (already in the store).
  * @throws LoupeInputError for a corrupt log (naming member and field); runs already written stay.
  */
-export async function importInspectLog(store: RunStore, file: string, opts: InspectImportOptions): Promise<InspectImportResult> {
+export async function importInspectLog(
+  store: RunStore,
+  file: string,
+  opts: InspectImportOptions,
+): Promise<InspectImportResult> {
   let header: InspectHeader | undefined;
   const res: InspectImportResult = { file, task: '', samples: 0, imported: [], skipped: [] };
-  await readInspectLog(file, async (h) => {
-    header = h;
-    res.task = String(h.eval.task);
-  }, async (s, origin) => {
-    res.samples++;
-    const id = await importSample(store, header!, s, origin, opts);
-    (id.created ? res.imported : res.skipped).push(id.runId);
-  });
+  await readInspectLog(
+    file,
+    async (h) => {
+      header = h;
+      res.task = String(h.eval.task);
+    },
+    async (s, origin) => {
+      res.samples++;
+      const id = await importSample(store, header!, s, origin, opts);
+      (id.created ? res.imported : res.skipped).push(id.runId);
+    },
+  );
   return res;
 }
 
 /** The run id of a sample × epoch of a log: stable across imports of the same log (hash of eval spec, sample id, epoch). */
 export function inspectRunId(header: InspectHeader, sample: Pick<InspectSample, 'id' | 'epoch' | 'uuid'>): string {
-  const h = createHash('sha256').update(JSON.stringify(header.eval)).update('\0').update(JSON.stringify([sample.id, sample.epoch])).digest('hex');
+  const h = createHash('sha256')
+    .update(JSON.stringify(header.eval))
+    .update('\0')
+    .update(JSON.stringify([sample.id, sample.epoch]))
+    .digest('hex');
   return `inspect-${h.slice(0, 20)}`;
 }
 
@@ -112,8 +130,9 @@ export function convertMessages(messages: InspectMessage[]): Converted {
     const reasoning: string[] = [];
     for (const p of m.content) {
       if (p.type === 'text') parts.push(String(p.text ?? ''));
-      else if (p.type === 'reasoning') reasoning.push(String(p.redacted ? '[redacted reasoning]' : (p.reasoning ?? p.summary ?? '')));
-      else if (p.type === 'image') parts.push(`[image: ${imageRef(String(p.image ?? ''), out.images)}]`);
+      else if (p.type === 'reasoning') {
+        reasoning.push(String(p.redacted ? '[redacted reasoning]' : (p.reasoning ?? p.summary ?? '')));
+      } else if (p.type === 'image') parts.push(`[image: ${imageRef(String(p.image ?? ''), out.images)}]`);
       else parts.push(`[${String(p.type)} content not imported]`);
     }
     return { text: parts.join('\n'), reasoning };
@@ -123,14 +142,41 @@ export function convertMessages(messages: InspectMessage[]): Converted {
     const t = text(m);
     if (m.role === 'assistant') {
       const assistant: AssistantMessage = { role: 'assistant', content: t.text };
-      const calls = (m.tool_calls ?? []).map((c) => ({ id: c.id, type: 'function' as const, function: { name: c.function, arguments: typeof c.arguments === 'string' ? c.arguments : JSON.stringify(c.arguments ?? {}) } }));
+      const calls = (m.tool_calls ?? []).map((c) => ({
+        id: c.id,
+        type: 'function' as const,
+        function: {
+          name: c.function,
+          arguments: typeof c.arguments === 'string' ? c.arguments : JSON.stringify(c.arguments ?? {}),
+        },
+      }));
       if (calls.length) assistant.tool_calls = calls;
       if (t.reasoning.length) assistant.reasoning = t.reasoning.join('\n\n');
-      const toolCalls: ToolCallRecord[] = calls.map((c) => ({ id: c.id, name: c.function.name, argumentsText: c.function.arguments, observation: '', isError: false, truncated: false, durationMs: 0 }));
+      const toolCalls: ToolCallRecord[] = calls.map((c) => ({
+        id: c.id,
+        name: c.function.name,
+        argumentsText: c.function.arguments,
+        observation: '',
+        isError: false,
+        truncated: false,
+        durationMs: 0,
+      }));
       for (const tc of toolCalls) open.set(tc.id, tc);
-      out.steps.push({ index: out.steps.length, latencyMs: 0, toolMs: 0, assistant, toolCalls, extraMessages: [], usage: null, costUsd: null, finishReason: null });
+      out.steps.push({
+        index: out.steps.length,
+        latencyMs: 0,
+        toolMs: 0,
+        assistant,
+        toolCalls,
+        extraMessages: [],
+        usage: null,
+        costUsd: null,
+        finishReason: null,
+      });
     } else if (m.role === 'tool') {
-      const obs = m.error ? `${t.text}${t.text ? '\n' : ''}[error ${m.error.type ?? 'unknown'}: ${m.error.message ?? ''}]` : t.text;
+      const obs = m.error
+        ? `${t.text}${t.text ? '\n' : ''}[error ${m.error.type ?? 'unknown'}: ${m.error.message ?? ''}]`
+        : t.text;
       const tc = m.tool_call_id ? open.get(m.tool_call_id) : undefined;
       if (tc) {
         tc.observation = obs;
@@ -140,13 +186,22 @@ export function convertMessages(messages: InspectMessage[]): Converted {
         const id = m.tool_call_id ?? `tool-${out.steps.length}`;
         const name = m.function ?? 'tool';
         out.steps.push({
-          index: out.steps.length, latencyMs: 0, toolMs: 0, assistant: { role: 'assistant', content: null },
-          toolCalls: [{ id, name, argumentsText: '', observation: obs, isError: !!m.error, truncated: false, durationMs: 0 }],
-          extraMessages: [], usage: null, costUsd: null, finishReason: null,
+          index: out.steps.length,
+          latencyMs: 0,
+          toolMs: 0,
+          assistant: { role: 'assistant', content: null },
+          toolCalls: [
+            { id, name, argumentsText: '', observation: obs, isError: !!m.error, truncated: false, durationMs: 0 },
+          ],
+          extraMessages: [],
+          usage: null,
+          costUsd: null,
+          finishReason: null,
         });
       }
     } else {
-      const msg: ChatMessage = m.role === 'system' ? { role: 'system', content: t.text } : { role: 'user', content: t.text };
+      const msg: ChatMessage =
+        m.role === 'system' ? { role: 'system', content: t.text } : { role: 'user', content: t.text };
       if (out.steps.length) out.steps[out.steps.length - 1]!.extraMessages.push(msg);
       else out.prompt.push(msg);
     }
@@ -154,7 +209,12 @@ export function convertMessages(messages: InspectMessage[]): Converted {
   return out;
 }
 
-const IMAGE_TYPES: Record<string, string> = { 'image/png': 'png', 'image/jpeg': 'jpg', 'image/gif': 'gif', 'image/webp': 'webp' };
+const IMAGE_TYPES: Record<string, string> = {
+  'image/png': 'png',
+  'image/jpeg': 'jpg',
+  'image/gif': 'gif',
+  'image/webp': 'webp',
+};
 
 /** A data-URL image becomes an artefact (its path returned); a URL or file path is kept as the reference. */
 function imageRef(src: string, images: Converted['images']): string {
@@ -173,11 +233,19 @@ function usageOf(sample: InspectSample, steps: number): Array<Usage | null> | nu
   if (!ev.length || ev.length !== steps) return null;
   return ev.map((e) => {
     const u = (e.output as { usage?: Record<string, number | null> } | undefined)?.usage;
-    return u ? { input: u.input_tokens ?? 0, output: u.output_tokens ?? 0, cached: u.input_tokens_cache_read ?? 0 } : null;
+    return u
+      ? { input: u.input_tokens ?? 0, output: u.output_tokens ?? 0, cached: u.input_tokens_cache_read ?? 0 }
+      : null;
   });
 }
 
-async function importSample(store: RunStore, header: InspectHeader, s: InspectSample, origin: SampleOrigin, opts: InspectImportOptions): Promise<{ runId: string; created: boolean }> {
+async function importSample(
+  store: RunStore,
+  header: InspectHeader,
+  s: InspectSample,
+  origin: SampleOrigin,
+  opts: InspectImportOptions,
+): Promise<{ runId: string; created: boolean }> {
   const runId = inspectRunId(header, s);
   const had = await store.getRun(runId);
   if (had && had.status !== 'running') return { runId, created: false };
@@ -190,36 +258,84 @@ async function importSample(store: RunStore, header: InspectHeader, s: InspectSa
   const solver = solvers.length ? solvers.join('+') : null;
   const conv = convertMessages(s.messages);
   const prov: InspectProvenance = {
-    logFile: origin.file, member: origin.member, task, taskId: ev.task_id ?? null, evalId: ev.eval_id ?? null, evalRunId: ev.run_id ?? null,
-    sampleId: s.id, sampleUuid: s.uuid ?? null, epoch: s.epoch, input: s.input, target: s.target ?? null, metadata: s.metadata ?? {},
-    prompt: conv.prompt, solver, logStatus: header.status ?? null,
+    logFile: origin.file,
+    member: origin.member,
+    task,
+    taskId: ev.task_id ?? null,
+    evalId: ev.eval_id ?? null,
+    evalRunId: ev.run_id ?? null,
+    sampleId: s.id,
+    sampleUuid: s.uuid ?? null,
+    epoch: s.epoch,
+    input: s.input,
+    target: s.target ?? null,
+    metadata: s.metadata ?? {},
+    prompt: conv.prompt,
+    solver,
+    logStatus: header.status ?? null,
   };
   const created = ev.created ?? new Date().toISOString();
   await store.createRun({
-    id: runId, suite: benchmark, blockId: String(s.id), agent: `inspect:${solver ?? 'solver'}`, model: ev.model ?? null,
+    id: runId,
+    suite: benchmark,
+    blockId: String(s.id),
+    agent: `inspect:${solver ?? 'solver'}`,
+    model: ev.model ?? null,
     params: { model: ev.model, repeat: s.epoch, suiteKind: benchmark, inspect: prov },
-    promptHash: createHash('sha256').update(JSON.stringify(conv.prompt)).digest('hex'), toolSet: 'inspect', dataChecksums: {},
-    loupeVersion: LOUPE_VERSION, sandbox: 'inspect', workspace: join(opts.runsRoot, runId, 'workspace'), status: 'running',
+    promptHash: createHash('sha256').update(JSON.stringify(conv.prompt)).digest('hex'),
+    toolSet: 'inspect',
+    dataChecksums: {},
+    loupeVersion: LOUPE_VERSION,
+    sandbox: 'inspect',
+    workspace: join(opts.runsRoot, runId, 'workspace'),
+    status: 'running',
   });
   const usages = usageOf(s, conv.steps.length);
-  const total = Object.values(s.model_usage ?? {}).reduce<Usage>((a, u) => ({ input: a.input + (u.input_tokens ?? 0), output: a.output + (u.output_tokens ?? 0), cached: a.cached + (u.input_tokens_cache_read ?? 0) }), { input: 0, output: 0, cached: 0 });
+  const total = Object.values(s.model_usage ?? {}).reduce<Usage>(
+    (a, u) => ({
+      input: a.input + (u.input_tokens ?? 0),
+      output: a.output + (u.output_tokens ?? 0),
+      cached: a.cached + (u.input_tokens_cache_read ?? 0),
+    }),
+    { input: 0, output: 0, cached: 0 },
+  );
   for (const [i, st] of conv.steps.entries()) {
     // Per-step use from the model events; without them the sample's model_usage is put on its last step.
     const usage = usages ? usages[i]! : i === conv.steps.length - 1 && (total.input || total.output) ? total : null;
     await store.commitStep({ ...st, usage, runId, startedAt: created, endedAt: created });
   }
-  if (!usages && conv.steps.length && (total.input || total.output)) await store.addEvent(runId, 'inspect', 'the log has no model event per assistant message: the sample\'s total token use is recorded on its last step');
+  if (!usages && conv.steps.length && (total.input || total.output)) {
+    await store.addEvent(
+      runId,
+      'inspect',
+      "the log has no model event per assistant message: the sample's total token use is recorded on its last step",
+    );
+  }
   if (conv.images.length) await store.artefacts.put(runId, conv.images);
   for (const [scorer, sc] of Object.entries(s.scores ?? {})) {
     const value = inspectValueToFloat(sc.value);
     await store.scores.save({
-      runId, benchmark, judgeId: `inspect:${scorer}`, options: { scorer },
+      runId,
+      benchmark,
+      judgeId: `inspect:${scorer}`,
+      options: { scorer },
       summary: { score: value, value: sc.value as unknown, ...(sc.answer !== undefined ? { answer: sc.answer } : {}) },
-      detail: { scorer, ...sc }, pending: 0, scoredAt: created,
+      detail: { scorer, ...sc },
+      pending: 0,
+      scoredAt: created,
     });
   }
-  await store.addEvent(runId, 'import', `imported from Inspect log ${origin.file} (${origin.member}), task ${task}, sample ${String(s.id)} epoch ${s.epoch}`);
+  await store.addEvent(
+    runId,
+    'import',
+    `imported from Inspect log ${origin.file} (${origin.member}), task ${task}, sample ${String(s.id)} epoch ${s.epoch}`,
+  );
   const failed = !!s.error;
-  await store.updateRun(runId, { status: failed ? 'failed' : 'finished', statusReason: failed ? String(s.error?.message ?? 'sample error') : null, startedAt: created, endedAt: created });
+  await store.updateRun(runId, {
+    status: failed ? 'failed' : 'finished',
+    statusReason: failed ? String(s.error?.message ?? 'sample error') : null,
+    startedAt: created,
+    endedAt: created,
+  });
   return { runId, created: true };
 }

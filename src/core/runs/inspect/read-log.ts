@@ -21,7 +21,14 @@ import { LoupeInputError } from '../../util/errors.ts';
 export interface InspectHeader {
   version?: number;
   status?: string;
-  eval: Record<string, unknown> & { task?: string; task_id?: string; run_id?: string; eval_id?: string; model?: string; created?: string };
+  eval: Record<string, unknown> & {
+    task?: string;
+    task_id?: string;
+    run_id?: string;
+    eval_id?: string;
+    model?: string;
+    created?: string;
+  };
   plan?: { steps?: Array<{ solver?: string; params?: unknown }> } & Record<string, unknown>;
   [k: string]: unknown;
 }
@@ -33,10 +40,16 @@ export interface InspectSample {
   input: unknown;
   target?: unknown;
   messages: InspectMessage[];
-  scores?: Record<string, { value: unknown; answer?: unknown; explanation?: unknown; metadata?: unknown; history?: unknown[] }> | null;
+  scores?: Record<
+    string,
+    { value: unknown; answer?: unknown; explanation?: unknown; metadata?: unknown; history?: unknown[] }
+  > | null;
   metadata?: Record<string, unknown>;
   events?: Array<Record<string, unknown>>;
-  model_usage?: Record<string, { input_tokens?: number; output_tokens?: number; total_tokens?: number; input_tokens_cache_read?: number | null }>;
+  model_usage?: Record<
+    string,
+    { input_tokens?: number; output_tokens?: number; total_tokens?: number; input_tokens_cache_read?: number | null }
+  >;
   error?: { message?: string; traceback?: string } | null;
   uuid?: string;
   [k: string]: unknown;
@@ -48,7 +61,13 @@ export interface InspectMessage {
   content: string | Array<Record<string, unknown>>;
   id?: string;
   source?: string;
-  tool_calls?: Array<{ id: string; function: string; arguments: unknown; type?: string; parse_error?: string | null }> | null;
+  tool_calls?: Array<{
+    id: string;
+    function: string;
+    arguments: unknown;
+    type?: string;
+    parse_error?: string | null;
+  }> | null;
   tool_call_id?: string | null;
   function?: string | null;
   error?: { type?: string; message?: string } | null;
@@ -74,27 +93,44 @@ const ROLES = new Set(['system', 'user', 'assistant', 'tool']);
  * @throws LoupeInputError naming the file, member and field (e.g. `samples/1_epoch_1.json: messages[2].role`).
  */
 export function checkSample(raw: unknown, where: SampleOrigin): InspectSample {
-  const at = (field: string, msg: string): LoupeInputError => new LoupeInputError(`${where.file}: ${where.member}: ${field}`, msg);
+  const at = (field: string, msg: string): LoupeInputError =>
+    new LoupeInputError(`${where.file}: ${where.member}: ${field}`, msg);
   if (!raw || typeof raw !== 'object' || Array.isArray(raw)) throw at('(sample)', 'is not a JSON object');
   const s = raw as Record<string, unknown>;
-  if (typeof s.id !== 'string' && typeof s.id !== 'number') throw at('id', `must be a string or number, got ${JSON.stringify(s.id)?.slice(0, 40)}`);
-  if (!Number.isInteger(s.epoch) || (s.epoch as number) < 1) throw at('epoch', `must be a positive integer, got ${JSON.stringify(s.epoch)?.slice(0, 40)}`);
+  if (typeof s.id !== 'string' && typeof s.id !== 'number') {
+    throw at('id', `must be a string or number, got ${JSON.stringify(s.id)?.slice(0, 40)}`);
+  }
+  if (!Number.isInteger(s.epoch) || (s.epoch as number) < 1) {
+    throw at('epoch', `must be a positive integer, got ${JSON.stringify(s.epoch)?.slice(0, 40)}`);
+  }
   if (!Array.isArray(s.messages)) throw at('messages', 'must be an array');
   s.messages.forEach((m: unknown, i: number) => {
     if (!m || typeof m !== 'object') throw at(`messages[${i}]`, 'is not an object');
     const mm = m as Record<string, unknown>;
-    if (!ROLES.has(mm.role as string)) throw at(`messages[${i}].role`, `must be one of system, user, assistant, tool; got ${JSON.stringify(mm.role)?.slice(0, 40)}`);
-    if (typeof mm.content !== 'string' && !Array.isArray(mm.content)) throw at(`messages[${i}].content`, 'must be a string or a list of content parts');
+    if (!ROLES.has(mm.role as string)) {
+      throw at(
+        `messages[${i}].role`,
+        `must be one of system, user, assistant, tool; got ${JSON.stringify(mm.role)?.slice(0, 40)}`,
+      );
+    }
+    if (typeof mm.content !== 'string' && !Array.isArray(mm.content)) {
+      throw at(`messages[${i}].content`, 'must be a string or a list of content parts');
+    }
     if (mm.tool_calls != null) {
       if (!Array.isArray(mm.tool_calls)) throw at(`messages[${i}].tool_calls`, 'must be a list');
       mm.tool_calls.forEach((c: unknown, j: number) => {
         const cc = c as Record<string, unknown> | null;
-        if (!cc || typeof cc.id !== 'string' || typeof cc.function !== 'string') throw at(`messages[${i}].tool_calls[${j}]`, 'needs a string id and function');
+        if (!cc || typeof cc.id !== 'string' || typeof cc.function !== 'string') {
+          throw at(`messages[${i}].tool_calls[${j}]`, 'needs a string id and function');
+        }
       });
     }
   });
-  if (s.scores != null && (typeof s.scores !== 'object' || Array.isArray(s.scores))) throw at('scores', 'must be an object of scorer name → score');
-  const attachments = s.attachments && typeof s.attachments === 'object' ? (s.attachments as Record<string, unknown>) : {};
+  if (s.scores != null && (typeof s.scores !== 'object' || Array.isArray(s.scores))) {
+    throw at('scores', 'must be an object of scorer name → score');
+  }
+  const attachments =
+    s.attachments && typeof s.attachments === 'object' ? (s.attachments as Record<string, unknown>) : {};
   const resolved = resolveAttachments(s, attachments, where) as InspectSample;
   delete resolved.attachments;
   return resolved;
@@ -113,20 +149,31 @@ function resolveAttachments(v: unknown, att: Record<string, unknown>, where: Sam
   if (Array.isArray(v)) return v.map((x) => resolveAttachments(x, att, where, depth + 1));
   if (v && typeof v === 'object') {
     const out: Record<string, unknown> = {};
-    for (const [k, x] of Object.entries(v)) out[k] = k === 'attachments' && depth === 0 ? x : resolveAttachments(x, att, where, depth + 1);
+    for (const [k, x] of Object.entries(v)) {
+      out[k] = k === 'attachments' && depth === 0 ? x : resolveAttachments(x, att, where, depth + 1);
+    }
     return out;
   }
   return v;
 }
 
 function checkHeader(h: unknown, file: string, member: string): InspectHeader {
-  if (!h || typeof h !== 'object' || Array.isArray(h)) throw new LoupeInputError(`${file}: ${member}`, 'is not a JSON object');
+  if (!h || typeof h !== 'object' || Array.isArray(h)) {
+    throw new LoupeInputError(`${file}: ${member}`, 'is not a JSON object');
+  }
   const hh = h as Record<string, unknown>;
-  if (!hh.eval || typeof hh.eval !== 'object') throw new LoupeInputError(`${file}: ${member}: eval`, 'is missing (not an Inspect log header)');
+  if (!hh.eval || typeof hh.eval !== 'object') {
+    throw new LoupeInputError(`${file}: ${member}: eval`, 'is missing (not an Inspect log header)');
+  }
   const ev = hh.eval as Record<string, unknown>;
   if (typeof ev.task !== 'string') throw new LoupeInputError(`${file}: ${member}: eval.task`, 'must be a string');
   // Version 3 adds the sample's `message_pool` (events refer to pooled messages); a sample's `messages` stay whole.
-  if (hh.version !== undefined && hh.version !== 1 && hh.version !== 2 && hh.version !== 3) throw new LoupeInputError(`${file}: ${member}: version`, `log format version ${String(hh.version)} is not read (1, 2 and 3 are)`);
+  if (hh.version !== undefined && hh.version !== 1 && hh.version !== 2 && hh.version !== 3) {
+    throw new LoupeInputError(
+      `${file}: ${member}: version`,
+      `log format version ${String(hh.version)} is not read (1, 2 and 3 are)`,
+    );
+  }
   return hh as InspectHeader;
 }
 
@@ -138,7 +185,11 @@ export type OnSample = (sample: InspectSample, origin: SampleOrigin) => Promise<
  * @param file a `.eval` (zip) or `.json` log path (the user's own file).
  * @throws LoupeInputError naming the file, the member (or `samples[i]`) and the field for a corrupt or foreign log.
  */
-export async function readInspectLog(file: string, onHeader: (h: InspectHeader) => Promise<void>, onSample: OnSample): Promise<{ samples: number }> {
+export async function readInspectLog(
+  file: string,
+  onHeader: (h: InspectHeader) => Promise<void>,
+  onSample: OnSample,
+): Promise<{ samples: number }> {
   if (file.endsWith('.eval')) return readEvalZip(file, onHeader, onSample);
   if (file.endsWith('.json')) return readJsonLog(file, onHeader, onSample);
   throw new LoupeInputError(file, 'is not an Inspect log (.eval or .json)');
@@ -147,13 +198,22 @@ export async function readInspectLog(file: string, onHeader: (h: InspectHeader) 
 // ---------------------------------------------------------------- .eval (zip)
 
 function openZip(file: string): Promise<yauzl.ZipFile> {
-  return new Promise((res, rej) => yauzl.open(file, { lazyEntries: true, autoClose: false, strictFileNames: true, validateEntrySizes: true }, (err, zf) => (err ? rej(new LoupeInputError(file, `is not a readable .eval zip: ${err.message}`)) : res(zf))));
+  return new Promise((res, rej) =>
+    yauzl.open(
+      file,
+      { lazyEntries: true, autoClose: false, strictFileNames: true, validateEntrySizes: true },
+      (err, zf) => (err ? rej(new LoupeInputError(file, `is not a readable .eval zip: ${err.message}`)) : res(zf)),
+    ),
+  );
 }
 
 async function entriesOf(zf: yauzl.ZipFile): Promise<Map<string, yauzl.Entry>> {
   const out = new Map<string, yauzl.Entry>();
   await new Promise<void>((res, rej) => {
-    zf.on('entry', (e: yauzl.Entry) => { out.set(e.fileName, e); zf.readEntry(); });
+    zf.on('entry', (e: yauzl.Entry) => {
+      out.set(e.fileName, e);
+      zf.readEntry();
+    });
     zf.on('end', () => res());
     zf.on('error', rej);
     zf.readEntry();
@@ -162,8 +222,17 @@ async function entriesOf(zf: yauzl.ZipFile): Promise<Map<string, yauzl.Entry>> {
 }
 
 async function readMember(file: string, zf: yauzl.ZipFile, e: yauzl.Entry): Promise<unknown> {
-  if (e.uncompressedSize > MAX_MEMBER_BYTES) throw new LoupeInputError(`${file}: ${e.fileName}`, `is ${e.uncompressedSize} bytes, more than the ${MAX_MEMBER_BYTES} read`);
-  const stream = await new Promise<NodeJS.ReadableStream>((res, rej) => zf.openReadStream(e, (err, s) => (err ? rej(new LoupeInputError(`${file}: ${e.fileName}`, `cannot be read: ${err.message}`)) : res(s))));
+  if (e.uncompressedSize > MAX_MEMBER_BYTES) {
+    throw new LoupeInputError(
+      `${file}: ${e.fileName}`,
+      `is ${e.uncompressedSize} bytes, more than the ${MAX_MEMBER_BYTES} read`,
+    );
+  }
+  const stream = await new Promise<NodeJS.ReadableStream>((res, rej) =>
+    zf.openReadStream(e, (err, s) =>
+      err ? rej(new LoupeInputError(`${file}: ${e.fileName}`, `cannot be read: ${err.message}`)) : res(s),
+    ),
+  );
   const chunks: Buffer[] = [];
   try {
     for await (const c of stream) chunks.push(c as Buffer);
@@ -177,7 +246,11 @@ async function readMember(file: string, zf: yauzl.ZipFile, e: yauzl.Entry): Prom
   }
 }
 
-async function readEvalZip(file: string, onHeader: (h: InspectHeader) => Promise<void>, onSample: OnSample): Promise<{ samples: number }> {
+async function readEvalZip(
+  file: string,
+  onHeader: (h: InspectHeader) => Promise<void>,
+  onSample: OnSample,
+): Promise<{ samples: number }> {
   const zf = await openZip(file);
   try {
     let entries: Map<string, yauzl.Entry>;
@@ -187,8 +260,14 @@ async function readEvalZip(file: string, onHeader: (h: InspectHeader) => Promise
       throw new LoupeInputError(file, `is a corrupt zip: ${(err as Error).message}`);
     }
     // header.json is written when the eval ends; a log still running (or killed) has only _journal/start.json.
-    const headerName = entries.has('header.json') ? 'header.json' : entries.has('_journal/start.json') ? '_journal/start.json' : null;
-    if (!headerName) throw new LoupeInputError(file, 'has neither header.json nor _journal/start.json: not an Inspect .eval log');
+    const headerName = entries.has('header.json')
+      ? 'header.json'
+      : entries.has('_journal/start.json')
+        ? '_journal/start.json'
+        : null;
+    if (!headerName) {
+      throw new LoupeInputError(file, 'has neither header.json nor _journal/start.json: not an Inspect .eval log');
+    }
     const header = checkHeader(await readMember(file, zf, entries.get(headerName)!), file, headerName);
     if (headerName !== 'header.json') header.status = header.status ?? 'started';
     await onHeader(header);
@@ -217,13 +296,20 @@ function sampleOrder(a: string, b: string): number {
 
 // ---------------------------------------------------------------- .json (token stream)
 
-async function readJsonLog(file: string, onHeader: (h: InspectHeader) => Promise<void>, onSample: OnSample): Promise<{ samples: number }> {
+async function readJsonLog(
+  file: string,
+  onHeader: (h: InspectHeader) => Promise<void>,
+  onSample: OnSample,
+): Promise<{ samples: number }> {
   const name = basename(file);
   // Pass 1: the header, every top-level field but `samples` (skipped token by token, never assembled).
   let header: unknown;
   {
     const src = createReadStream(file);
-    const pipe = src.pipe(streamJson.parser()).pipe(Ignore.ignore({ filter: /^samples$/ })).pipe(StreamValues.streamValues());
+    const pipe = src
+      .pipe(streamJson.parser())
+      .pipe(Ignore.ignore({ filter: /^samples$/ }))
+      .pipe(StreamValues.streamValues());
     try {
       for await (const v of pipe as AsyncIterable<{ value: unknown }>) header = v.value;
     } catch (err) {
@@ -236,7 +322,10 @@ async function readJsonLog(file: string, onHeader: (h: InspectHeader) => Promise
   await onHeader(h);
   // Pass 2: the samples, one at a time.
   const src = createReadStream(file);
-  const pipe = src.pipe(streamJson.parser()).pipe(Pick.pick({ filter: /^samples$/ })).pipe(StreamArray.streamArray());
+  const pipe = src
+    .pipe(streamJson.parser())
+    .pipe(Pick.pick({ filter: /^samples$/ }))
+    .pipe(StreamArray.streamArray());
   let n = 0;
   try {
     for await (const v of pipe as AsyncIterable<{ key: number; value: unknown }>) {

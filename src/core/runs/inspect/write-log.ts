@@ -17,7 +17,12 @@ import { evalLogOf, loadRunForExport, type RunForExport } from './export.ts';
  * @param out a path ending in `.eval` or `.json` (the user's own file). @returns the number of samples written.
  * @throws LoupeInputError for another extension or an unknown run.
  */
-export async function writeInspectLog(store: RunStore, runIds: readonly string[], out: string, extra?: (r: RunForExport) => Promise<RunForExport>): Promise<{ samples: number }> {
+export async function writeInspectLog(
+  store: RunStore,
+  runIds: readonly string[],
+  out: string,
+  extra?: (r: RunForExport) => Promise<RunForExport>,
+): Promise<{ samples: number }> {
   if (!/\.(eval|json)$/.test(out)) throw new LoupeInputError(out, 'an Inspect log is written to a .eval or .json file');
   const runs: RunForExport[] = [];
   for (const id of runIds) {
@@ -65,8 +70,24 @@ async function writeZip(log: Record<string, unknown>, file: string): Promise<voi
   const list = (samples as Array<Record<string, unknown>>) ?? [];
   const add = (name: string, v: unknown): void => zip.addBuffer(Buffer.from(JSON.stringify(v)), name);
   add('_journal/start.json', { version: head.version, eval: head.eval, plan: head.plan });
-  for (const s of list) add(`samples/${String(s.id).replace(/[^A-Za-z0-9._-]/g, '_')}_epoch_${String(s.epoch)}.json`, s);
-  add('summaries.json', list.map((s) => ({ id: s.id, epoch: s.epoch, input: s.input, target: s.target, metadata: s.metadata, scores: s.scores, model_usage: s.model_usage, error: (s.error as { message?: string } | null)?.message ?? null, completed: true, message_count: (s.messages as unknown[]).length })));
+  for (const s of list) {
+    add(`samples/${String(s.id).replace(/[^A-Za-z0-9._-]/g, '_')}_epoch_${String(s.epoch)}.json`, s);
+  }
+  add(
+    'summaries.json',
+    list.map((s) => ({
+      id: s.id,
+      epoch: s.epoch,
+      input: s.input,
+      target: s.target,
+      metadata: s.metadata,
+      scores: s.scores,
+      model_usage: s.model_usage,
+      error: (s.error as { message?: string } | null)?.message ?? null,
+      completed: true,
+      message_count: (s.messages as unknown[]).length,
+    })),
+  );
   add('reductions.json', reductions ?? []);
   add('header.json', head);
   zip.end();

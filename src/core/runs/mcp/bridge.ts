@@ -69,9 +69,20 @@ export class McpAgentBridge implements ModelClient {
    */
   submit(call: { name: string; argumentsText: string } | { content: string }): Promise<McpCallOutcome> {
     if (this.#closed !== undefined) return Promise.reject(new McpRunClosedError(this.#closed));
-    const assistant: AssistantMessage = 'content' in call
-      ? { role: 'assistant', content: call.content }
-      : { role: 'assistant', content: null, tool_calls: [{ id: `mcp_${++this.#seq}`, type: 'function', function: { name: call.name, arguments: call.argumentsText } }] };
+    const assistant: AssistantMessage =
+      'content' in call
+        ? { role: 'assistant', content: call.content }
+        : {
+            role: 'assistant',
+            content: null,
+            tool_calls: [
+              {
+                id: `mcp_${++this.#seq}`,
+                type: 'function',
+                function: { name: call.name, arguments: call.argumentsText },
+              },
+            ],
+          };
     return new Promise<McpCallOutcome>((resolve, reject) => {
       const p: PendingCall = { assistant, receivedAt: performance.now(), resolve, reject };
       if (this.#waiter) {
@@ -102,44 +113,81 @@ export class McpAgentBridge implements ModelClient {
     this.#inFlight = undefined;
     const s = this.#lastStep;
     const tc = s?.toolCalls[0];
-    if (!s) p.reject(new McpRunClosedError(ended ? `the run ended before this call was recorded: ${ended.status} (${ended.reason})` : 'the call was not recorded'));
-    else p.resolve({ observation: tc?.observation ?? '', isError: tc?.isError ?? false, stepIndex: s.index, ...(ended ? { ended } : {}) });
+    if (!s) {
+      p.reject(
+        new McpRunClosedError(
+          ended
+            ? `the run ended before this call was recorded: ${ended.status} (${ended.reason})`
+            : 'the call was not recorded',
+        ),
+      );
+    } else {
+      p.resolve({
+        observation: tc?.observation ?? '',
+        isError: tc?.isError ?? false,
+        stepIndex: s.index,
+        ...(ended ? { ended } : {}),
+      });
+    }
   }
 
   /** The loop's model call: the next tool call of the client (waiting for it). */
   async complete(_messages: ChatMessage[], tools: LlmToolSpec[], opts?: CompleteOptions): Promise<LlmResponse> {
     this.#settle();
-    if (!tools.length) throw new Error('an MCP client answers only through tool calls: it cannot be asked a completion without tools');
+    if (!tools.length) {
+      throw new Error('an MCP client answers only through tool calls: it cannot be asked a completion without tools');
+    }
     if (this.#closed !== undefined) throw new McpRunClosedError(this.#closed);
     const asked = performance.now();
-    const next = this.#queue.shift() ?? await new Promise<PendingCall>((resolve, reject) => {
-      const signal = opts?.signal;
-      let timer: NodeJS.Timeout | undefined;
-      const done = () => { signal?.removeEventListener('abort', onAbort); clearTimeout(timer); };
-      const onAbort = () => {
-        this.#waiter = undefined;
-        done();
-        reject(new McpRunClosedError(String(signal?.reason ?? 'cancelled')));
-      };
-      if (signal?.aborted) return onAbort();
-      signal?.addEventListener('abort', onAbort, { once: true });
-      const d = this.#deadline;
-      if (d) {
-        timer = setTimeout(() => {
+    const next =
+      this.#queue.shift() ??
+      (await new Promise<PendingCall>((resolve, reject) => {
+        const signal = opts?.signal;
+        let timer: NodeJS.Timeout | undefined;
+        const done = () => {
+          signal?.removeEventListener('abort', onAbort);
+          clearTimeout(timer);
+        };
+        const onAbort = () => {
           this.#waiter = undefined;
           done();
-          reject(new BudgetExhaustedError(d.reason));
-        }, Math.max(0, d.at - Date.now()));
-      }
-      this.#waiter = {
-        resolve: (c) => { done(); resolve(c); },
-        reject: (e) => { done(); reject(e); },
-      };
-    });
+          reject(new McpRunClosedError(String(signal?.reason ?? 'cancelled')));
+        };
+        if (signal?.aborted) return onAbort();
+        signal?.addEventListener('abort', onAbort, { once: true });
+        const d = this.#deadline;
+        if (d) {
+          timer = setTimeout(
+            () => {
+              this.#waiter = undefined;
+              done();
+              reject(new BudgetExhaustedError(d.reason));
+            },
+            Math.max(0, d.at - Date.now()),
+          );
+        }
+        this.#waiter = {
+          resolve: (c) => {
+            done();
+            resolve(c);
+          },
+          reject: (e) => {
+            done();
+            reject(e);
+          },
+        };
+      }));
     this.#inFlight = next;
     // "Model latency" of an MCP step: how long the loop waited for the client's call (0 when it was already queued).
     const latencyMs = Math.max(0, performance.now() - Math.max(asked, next.receivedAt));
-    return { message: next.assistant, usage: { input: 0, output: 0, cached: 0 }, costUsd: null, finishReason: 'mcp', latencyMs, attempts: 1 };
+    return {
+      message: next.assistant,
+      usage: { input: 0, output: 0, cached: 0 },
+      costUsd: null,
+      finishReason: 'mcp',
+      latencyMs,
+      attempts: 1,
+    };
   }
 
   /**

@@ -27,7 +27,10 @@ export interface SanitisedClientInfo {
 
 function clean(raw: unknown, allowed: RegExp, max: number, fallback: string): string {
   const s = typeof raw === 'string' ? raw.normalize('NFC') : '';
-  const kept = Array.from(s, (ch) => (allowed.test(ch) ? ch : /\s/.test(ch) ? ' ' : '_')).join('').replace(/\s+/g, ' ').trim();
+  const kept = Array.from(s, (ch) => (allowed.test(ch) ? ch : /\s/.test(ch) ? ' ' : '_'))
+    .join('')
+    .replace(/\s+/g, ' ')
+    .trim();
   const cut = Array.from(kept).slice(0, max).join('').trim();
   return cut && /[\p{L}\p{N}]/u.test(cut) ? cut : fallback;
 }
@@ -45,6 +48,17 @@ function clean(raw: unknown, allowed: RegExp, max: number, fallback: string): st
 export function sanitiseClientInfo(name: unknown, version: unknown): SanitisedClientInfo {
   const n = clean(name, /[\p{L}\p{M}\p{N} ._\-+@()]/u, MCP_CLIENT_NAME_MAX, 'unknown-client');
   const v = clean(version, /[A-Za-z0-9._+-]/, MCP_CLIENT_VERSION_MAX, '0');
-  const changed = (typeof name === 'string' && name !== '' && name !== n) || (typeof version === 'string' && version !== '' && version !== v);
-  return changed ? { name: n, version: v, sent: { name: oneLine(typeof name === 'string' ? name : ''), version: oneLine(typeof version === 'string' ? version : '') } } : { name: n, version: v };
+  const changed =
+    (typeof name === 'string' && name !== '' && name !== n) ||
+    (typeof version === 'string' && version !== '' && version !== v);
+  return changed
+    ? {
+        name: n,
+        version: v,
+        sent: {
+          name: oneLine(typeof name === 'string' ? name : ''),
+          version: oneLine(typeof version === 'string' ? version : ''),
+        },
+      }
+    : { name: n, version: v };
 }

@@ -63,36 +63,54 @@ export async function startMcpHttpServer(o: McpHttpOptions): Promise<McpHttpServ
   const sessions = new Map<string, McpBlockSession>();
   let port = 0;
 
-  const readBody = (req: IncomingMessage): Promise<unknown> => new Promise((resolve, reject) => {
-    const chunks: Buffer[] = [];
-    let n = 0;
-    req.on('data', (c: Buffer) => {
-      n += c.length;
-      if (n > maxBody) { reject(new Error(`request body over ${maxBody} bytes`)); req.destroy(); return; }
-      chunks.push(c);
+  const readBody = (req: IncomingMessage): Promise<unknown> =>
+    new Promise((resolve, reject) => {
+      const chunks: Buffer[] = [];
+      let n = 0;
+      req.on('data', (c: Buffer) => {
+        n += c.length;
+        if (n > maxBody) {
+          reject(new Error(`request body over ${maxBody} bytes`));
+          req.destroy();
+          return;
+        }
+        chunks.push(c);
+      });
+      req.on('end', () => {
+        try {
+          resolve(chunks.length ? JSON.parse(Buffer.concat(chunks).toString('utf8')) : undefined);
+        } catch {
+          reject(new Error('the request body is not JSON'));
+        }
+      });
+      req.on('error', reject);
     });
-    req.on('end', () => {
-      try {
-        resolve(chunks.length ? JSON.parse(Buffer.concat(chunks).toString('utf8')) : undefined);
-      } catch {
-        reject(new Error('the request body is not JSON'));
-      }
-    });
-    req.on('error', reject);
-  });
 
   const handle = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
     const url = new URL(req.url ?? '/', 'http://127.0.0.1');
     // DNS rebinding: the Host must name this loopback endpoint, and a browser's Origin must be this endpoint.
     const allowedHosts = new Set([`127.0.0.1:${port}`, `localhost:${port}`]);
     const host = (req.headers.host ?? '').toLowerCase();
-    if (!allowedHosts.has(host)) return deny(res, 403, `Forbidden: Host '${host}' is not this server (DNS rebinding protection)`);
+    if (!allowedHosts.has(host)) {
+      return deny(res, 403, `Forbidden: Host '${host}' is not this server (DNS rebinding protection)`);
+    }
     const origin = req.headers.origin;
-    if (origin !== undefined && !allowedHosts.has(origin.toLowerCase().replace(/^http:\/\//, ''))) return deny(res, 403, `Forbidden: Origin '${origin}' is not allowed (DNS rebinding protection)`);
+    if (origin !== undefined && !allowedHosts.has(origin.toLowerCase().replace(/^http:\/\//, ''))) {
+      return deny(res, 403, `Forbidden: Origin '${origin}' is not allowed (DNS rebinding protection)`);
+    }
     if (url.pathname !== '/mcp') return deny(res, 404, 'Not found: the MCP endpoint is /mcp');
     const auth = req.headers.authorization;
-    const given = auth?.toLowerCase().startsWith('bearer ') ? auth.slice(7).trim() : (url.searchParams.get('token') ?? undefined);
-    if (!sameToken(given, token)) return deny(res, 401, 'Unauthorized: give the token loupe mcp printed (Authorization: Bearer TOKEN, or ?token=TOKEN)', { 'www-authenticate': 'Bearer' });
+    const given = auth?.toLowerCase().startsWith('bearer ')
+      ? auth.slice(7).trim()
+      : (url.searchParams.get('token') ?? undefined);
+    if (!sameToken(given, token)) {
+      return deny(
+        res,
+        401,
+        'Unauthorized: give the token loupe mcp printed (Authorization: Bearer TOKEN, or ?token=TOKEN)',
+        { 'www-authenticate': 'Bearer' },
+      );
+    }
 
     const sid = req.headers['mcp-session-id'];
     const sessionId = Array.isArray(sid) ? sid[0] : sid;
@@ -100,7 +118,13 @@ export async function startMcpHttpServer(o: McpHttpOptions): Promise<McpHttpServ
     if (body instanceof Error) return deny(res, 400, `Bad request: ${body.message}`);
     if (sessionId) {
       const s = live.get(sessionId);
-      if (!s) return deny(res, 404, `Not found: no session '${sessionId}' (it ended, or the server restarted: start a new session; a stopped run continues with loupe mcp --resume RUN)`);
+      if (!s) {
+        return deny(
+          res,
+          404,
+          `Not found: no session '${sessionId}' (it ended, or the server restarted: start a new session; a stopped run continues with loupe mcp --resume RUN)`,
+        );
+      }
       return s.transport.handleRequest(req, res, body);
     }
     if (req.method !== 'POST' || !(Array.isArray(body) ? body.some(isInitializeRequest) : isInitializeRequest(body))) {
@@ -136,7 +160,10 @@ export async function startMcpHttpServer(o: McpHttpOptions): Promise<McpHttpServ
   });
   port = (server.address() as AddressInfo).port;
   return {
-    url: `http://127.0.0.1:${port}/mcp`, port, token, sessions,
+    url: `http://127.0.0.1:${port}/mcp`,
+    port,
+    token,
+    sessions,
     async close() {
       for (const { transport, session } of live.values()) {
         session.stop('the Loupe MCP server stopped');

@@ -22,12 +22,28 @@ after(async () => {
   await store.close();
   rmSync(dir, { recursive: true, force: true });
 });
-const item = (): AnnotationItem => ({ id: 'j:claim-support:x', subject: { kind: 'judgement', task: 'claim-support', inputHash: 'x' }, task: 'claim-support', schemaVersion: 'v', input: { claim: CLAIM, sources: 's' }, inputHash: 'x', criterion: null, suite: 'analystbench', runId: PARENT, itemRef: null, suiteVersion: 'unknown', createdAt: '' });
+const item = (): AnnotationItem => ({
+  id: 'j:claim-support:x',
+  subject: { kind: 'judgement', task: 'claim-support', inputHash: 'x' },
+  task: 'claim-support',
+  schemaVersion: 'v',
+  input: { claim: CLAIM, sources: 's' },
+  inputHash: 'x',
+  criterion: null,
+  suite: 'analystbench',
+  runId: PARENT,
+  itemRef: null,
+  suiteVersion: 'unknown',
+  createdAt: '',
+});
 
 describe('annotation panel: atomic facts (issue 43)', () => {
   it('claims of an item by task; none for other tasks', () => {
     assert.deepEqual(claimsOfItem('claim-support', { claim: 'a' }), [{ index: 0, source: 'claim', text: 'a' }]);
-    assert.deepEqual(claimsOfItem('hallucination', { insight: 'b', evidence: '' }).map((c) => c.source), ['insight']);
+    assert.deepEqual(
+      claimsOfItem('hallucination', { insight: 'b', evidence: '' }).map((c) => c.source),
+      ['insight'],
+    );
     assert.equal(claimsOfItem('checklist-support', { insights: ['x', 'y'] }).length, 2);
     assert.deepEqual(claimsOfItem('checklist-score', { response: 'r' }), []);
   });
@@ -43,6 +59,9 @@ describe('annotation panel: atomic facts (issue 43)', () => {
     assert.equal(v[0]!.from, 'expert');
     assert.equal(v[0]!.by, 'ana');
     assert.deepEqual(v[0]!.facts, ['Mean income was 41.5', 'Median income was 38']);
-    await assert.rejects(saveFactSplit(ann, item(), 3, ['x'], 'ana'), /claim 4 of item j:claim-support:x: is not a claim of this item/);
+    await assert.rejects(
+      saveFactSplit(ann, item(), 3, ['x'], 'ana'),
+      /claim 4 of item j:claim-support:x: is not a claim of this item/,
+    );
   });
 });

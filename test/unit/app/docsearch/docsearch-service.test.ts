@@ -5,7 +5,12 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { loadSuite, type Block, type Suite } from '../../../../src/core/benchmarks/index.ts';
-import { blockDocTarget, DocSearchService, runSearchHistory, suiteDocTarget } from '../../../../src/app/docsearch/docsearch-service.ts';
+import {
+  blockDocTarget,
+  DocSearchService,
+  runSearchHistory,
+  suiteDocTarget,
+} from '../../../../src/app/docsearch/docsearch-service.ts';
 import type { IndexStatus } from '../../../../src/protocol/docsearch.ts';
 import { sharedData } from '../../../helpers/shared.ts';
 
@@ -18,7 +23,9 @@ describe('docsearch service', () => {
 
   before(async () => {
     suite = await loadSuite('longda', sharedData('longda', 'benchmark'));
-    const b = suite.blocks.find((x) => x.longda?.survey === 'NHANES' && x.visible.docs.some((d) => d.rel.endsWith('BMX_L.pdf')));
+    const b = suite.blocks.find(
+      (x) => x.longda?.survey === 'NHANES' && x.visible.docs.some((d) => d.rel.endsWith('BMX_L.pdf')),
+    );
     assert.ok(b, 'an NHANES block with BMX_L.pdf');
     block = b;
     cache = mkdtempSync(join(tmpdir(), 'loupe-docsearch-'));
@@ -34,21 +41,30 @@ describe('docsearch service', () => {
     if (cache) rmSync(cache, { recursive: true, force: true });
   });
 
-  it('targets a block with the agent\'s own root and workspace-relative names', () => {
+  it("targets a block with the agent's own root and workspace-relative names", () => {
     const t = blockDocTarget(suite, block);
     assert.ok(t.target.root.endsWith('/NHANES'), t.target.root);
     assert.equal(t.target.suiteRoot, suite.root);
-    assert.ok(t.files?.every((f) => f.startsWith('docs/')), 'files are docs/...');
+    assert.ok(
+      t.files?.every((f) => f.startsWith('docs/')),
+      'files are docs/...',
+    );
     const all = suiteDocTarget(suite);
     assert.ok((all.files ?? []).some((f) => f.startsWith('NHANES/docs/')));
-    assert.ok(!(all.files ?? []).some((f) => /benchmark\.csv$|publications/.test(f)), 'no hidden files in the suite target');
+    assert.ok(
+      !(all.files ?? []).some((f) => /benchmark\.csv$|publications/.test(f)),
+      'no hidden files in the suite target',
+    );
   });
 
   it('reports build progress and ends ready with both files', () => {
     assert.equal(updates[0]?.state, 'building');
     assert.equal(updates.at(-1)?.state, 'ready');
     const st = svc.state();
-    assert.deepEqual(st.files.map((f) => f.file), ['docs/Examination/BMX_L.pdf', 'docs/Demographics/DEMO_L.pdf'].sort());
+    assert.deepEqual(
+      st.files.map((f) => f.file),
+      ['docs/Examination/BMX_L.pdf', 'docs/Demographics/DEMO_L.pdf'].sort(),
+    );
     assert.ok(st.files.every((f) => f.kind === 'pdf' && f.units > 1));
   });
 
@@ -80,7 +96,9 @@ describe('docsearch service', () => {
     const files = (t.files ?? []).filter((f) => /\/BMX_L\.pdf$/.test(f));
     const seen: IndexStatus[] = [];
     const ok = new DocSearchService(t.target, {
-      cacheDir: cache, files, onIndex: (st) => seen.push(st),
+      cacheDir: cache,
+      files,
+      onIndex: (st) => seen.push(st),
       prebuild: async (progress) => progress(1, 1, 'docs/Examination/BMX_L.pdf'),
     });
     await ok.build();
@@ -89,9 +107,12 @@ describe('docsearch service', () => {
     ok.dispose();
     const errors: unknown[] = [];
     const fallback = new DocSearchService(t.target, {
-      cacheDir: cache, files, prebuild: async () => {
+      cacheDir: cache,
+      files,
+      prebuild: async () => {
         throw new Error('no cli');
-      }, onPrebuildError: (e) => errors.push(e),
+      },
+      onPrebuildError: (e) => errors.push(e),
     });
     await fallback.build();
     assert.equal(errors.length, 1);
@@ -100,10 +121,24 @@ describe('docsearch service', () => {
     fallback.dispose();
   });
 
-  it('lists a run\'s documentation searches for replay', () => {
+  it("lists a run's documentation searches for replay", () => {
     const h = runSearchHistory([
-      { index: 0, toolCalls: [{ name: 'search_doc', argumentsText: JSON.stringify({ keyword: 'WTMEC2YR', doc_path: 'docs/Demographics/DEMO_L.pdf' }) }] },
-      { index: 1, toolCalls: [{ name: 'retriever', argumentsText: JSON.stringify({ query: 'obesity prevalence' }) }, { name: 'python', argumentsText: '{}' }] },
+      {
+        index: 0,
+        toolCalls: [
+          {
+            name: 'search_doc',
+            argumentsText: JSON.stringify({ keyword: 'WTMEC2YR', doc_path: 'docs/Demographics/DEMO_L.pdf' }),
+          },
+        ],
+      },
+      {
+        index: 1,
+        toolCalls: [
+          { name: 'retriever', argumentsText: JSON.stringify({ query: 'obesity prevalence' }) },
+          { name: 'python', argumentsText: '{}' },
+        ],
+      },
       { index: 2, toolCalls: [{ name: 'search_doc', argumentsText: 'not json' }] },
     ]);
     assert.deepEqual(h, [
@@ -117,15 +152,32 @@ describe('docsearch panel results', () => {
   it('collapses near-duplicate hits (the same passage in several files) into the best one, listing the others', async () => {
     const { collapseNearDuplicates } = await import('../../../../src/app/docsearch/docsearch-service.ts');
     const para = 'Obesity is defined as a body mass index of 30 or higher among adults aged 20 and over in the survey';
-    const hits: { file: string; unit: string; score: number; snippet: string; alsoIn?: { file: string; unit: string; score: number }[] }[] = [
+    const hits: {
+      file: string;
+      unit: string;
+      score: number;
+      snippet: string;
+      alsoIn?: { file: string; unit: string; score: number }[];
+    }[] = [
       { file: 'docs/DR1IFF_L.pdf', unit: 'Page 2', score: 9, snippet: para },
-      { file: 'docs/BMX_L.pdf', unit: 'Page 4', score: 8, snippet: 'BMXBMI Body Mass Index (kg/m**2) computed from measured weight and height' },
+      {
+        file: 'docs/BMX_L.pdf',
+        unit: 'Page 4',
+        score: 8,
+        snippet: 'BMXBMI Body Mass Index (kg/m**2) computed from measured weight and height',
+      },
       { file: 'docs/DR2IFF_L.pdf', unit: 'Page 2', score: 7, snippet: `${para}.` },
       { file: 'docs/DR1TOT_L.pdf', unit: 'Page 3', score: 6, snippet: para.replace('survey', 'surveys') },
     ];
     const out = collapseNearDuplicates(hits);
-    assert.deepEqual(out.map((h) => h.file), ['docs/DR1IFF_L.pdf', 'docs/BMX_L.pdf']);
-    assert.deepEqual(out[0]!.alsoIn!.map((a) => a.file), ['docs/DR2IFF_L.pdf', 'docs/DR1TOT_L.pdf']);
+    assert.deepEqual(
+      out.map((h) => h.file),
+      ['docs/DR1IFF_L.pdf', 'docs/BMX_L.pdf'],
+    );
+    assert.deepEqual(
+      out[0]!.alsoIn!.map((a) => a.file),
+      ['docs/DR2IFF_L.pdf', 'docs/DR1TOT_L.pdf'],
+    );
     assert.equal(out[1]!.alsoIn, undefined);
   });
 });
@@ -133,7 +185,8 @@ describe('docsearch panel results', () => {
 describe('docsearch panel snippets', () => {
   it('are cut on word boundaries of the unit text, with an ellipsis where cut', async () => {
     const { wordAlignedSnippet } = await import('../../../../src/app/docsearch/docsearch-service.ts');
-    const unit = 'Full sample 2 year MEC exam weight. Target: Both males and females 0 YEARS - 150 YEARS WTMEC2YR - Full sample';
+    const unit =
+      'Full sample 2 year MEC exam weight. Target: Both males and females 0 YEARS - 150 YEARS WTMEC2YR - Full sample';
     const cut = unit.slice(8, 70); // "mple 2 year MEC exam weight. Target: Both males and females 0 Y"
     assert.equal(wordAlignedSnippet(cut, unit), '…2 year MEC exam weight. Target: Both males and females 0…');
     assert.equal(wordAlignedSnippet(unit.slice(0, 20), unit), 'Full sample 2 year…');
@@ -141,4 +194,3 @@ describe('docsearch panel snippets', () => {
     assert.equal(wordAlignedSnippet('not in the unit', unit), 'not in the unit');
   });
 });
-

@@ -15,13 +15,21 @@ describe('benchmark item view (issue 22)', () => {
     assert.equal(hidden.text, q.type === 'longda-query' ? q.question : '');
     assert.equal(hidden.groundTruth, null);
     assert.equal(hidden.hasGroundTruth, true);
-    assert.ok(!JSON.stringify(hidden).includes(q.type === 'longda-query' ? `"${q.answerText}"` : '#'), 'no hidden value in the unrevealed state');
+    assert.ok(
+      !JSON.stringify(hidden).includes(q.type === 'longda-query' ? `"${q.answerText}"` : '#'),
+      'no hidden value in the unrevealed state',
+    );
     const shown = itemView(block, q.id, { reveal: true, suiteTitle: suite.title, hasGroundTruthView: false });
-    assert.deepEqual(shown.groundTruth, [{ name: 'Answer', value: q.type === 'longda-query' ? q.answerText : '', code: true }]);
-    assert.throws(() => itemView(block, 'no-such-item', { reveal: false, suiteTitle: '', hasGroundTruthView: false }), /no item no-such-item/);
+    assert.deepEqual(shown.groundTruth, [
+      { name: 'Answer', value: q.type === 'longda-query' ? q.answerText : '', code: true },
+    ]);
+    assert.throws(
+      () => itemView(block, 'no-such-item', { reveal: false, suiteTitle: '', hasGroundTruthView: false }),
+      /no item no-such-item/,
+    );
   });
 
-  it('BLADE: the research question offers the dataset\'s ground-truth decisions; an MCQ reveals its correct option', async () => {
+  it("BLADE: the research question offers the dataset's ground-truth decisions; an MCQ reveals its correct option", async () => {
     const suite = await loadSuite('blade', sharedData('blade', 'datasets'), {});
     const block = suite.blocks.find((b) => b.hidden.annotations && b.items.some((i) => i.type === 'blade-question'))!;
     const rq = block.items.find((i) => i.type === 'blade-question')!;
@@ -32,7 +40,9 @@ describe('benchmark item view (issue 22)', () => {
     const mb = mcqSuite.blocks.find((b) => b.items.some((i) => i.type === 'blade-mcq') && b.hidden.mcqs)!;
     const m = mb.items.find((i) => i.type === 'blade-mcq')!;
     const gt = itemGroundTruth(mb, m);
-    const set = mb.hidden.mcqs!.mcqs.find((x) => m.type === 'blade-mcq' && x.options.map((o) => o.text).join() === m.options.map((o) => o.text).join())!;
+    const set = mb.hidden.mcqs!.mcqs.find(
+      (x) => m.type === 'blade-mcq' && x.options.map((o) => o.text).join() === m.options.map((o) => o.text).join(),
+    )!;
     assert.match(gt[0]!.value, new RegExp(`^${set.correctLabel}\\. `));
     assert.equal(itemView(mb, m.id, { reveal: false, suiteTitle: '', hasGroundTruthView: false }).groundTruth, null);
   });

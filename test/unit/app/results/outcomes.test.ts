@@ -16,12 +16,22 @@ import { judgementStoreOf } from '../../../../src/core/eval/store.ts';
 import { saveRunScore, scoreStoredRun } from '../../../../src/core/runs/score-stored-run.ts';
 import { openStore } from '../../../../src/core/store/run-store.ts';
 import type { RunStore } from '../../../../src/core/store/types.ts';
-import { answerMarks, isRunScore, outcomeTally, questionDrilldown, spreadOf, SPREAD_CI_FROM, timelineScoring } from '../../../../src/app/results/outcomes.ts';
+import {
+  answerMarks,
+  isRunScore,
+  outcomeTally,
+  questionDrilldown,
+  spreadOf,
+  SPREAD_CI_FROM,
+  timelineScoring,
+} from '../../../../src/app/results/outcomes.ts';
 import { buildResultsState } from '../../../../src/app/results/results-data.ts';
 import { sharedData } from '../../../helpers/shared.ts';
 
 const BLOCK = 'NHANES_NCHS_Data_Brief_No._508';
-const gt = loadLongdaGroundTruth(join(sharedData('longda', 'benchmark'), 'benchmark.csv')).filter((q) => q.source === 'NCHS Data Brief No. 508');
+const gt = loadLongdaGroundTruth(join(sharedData('longda', 'benchmark'), 'benchmark.csv')).filter(
+  (q) => q.source === 'NCHS Data Brief No. 508',
+);
 const truth = (i: number) => (parseAnswerArg(gt[i]!.answerText) as { value: number | number[] }).value;
 /** A value far outside LongTA's tolerance of `v` (every element ×3 + 10). */
 const wrong = (v: number | number[]): number | number[] => (Array.isArray(v) ? v.map((x) => x * 3 + 10) : v * 3 + 10);
@@ -32,20 +42,52 @@ let store: RunStore;
 function answerStep(runId: string, index: number, answers: Array<[string, number | number[]]>): StepRecord {
   const now = new Date().toISOString();
   return {
-    runId, index, startedAt: now, endedAt: now, latencyMs: 1, toolMs: 1, assistant: { role: 'assistant', content: `step ${index}` },
-    toolCalls: answers.map(([q, v], k) => ({ id: `c${index}-${k}`, name: 'answer', argumentsText: JSON.stringify({ action: 'add', q_id: q, answer: v }), observation: 'ok', isError: false, truncated: false, durationMs: 1 })),
-    extraMessages: [], usage: { input: 10, output: 1, cached: 0 }, costUsd: null, finishReason: 'tool_calls',
+    runId,
+    index,
+    startedAt: now,
+    endedAt: now,
+    latencyMs: 1,
+    toolMs: 1,
+    assistant: { role: 'assistant', content: `step ${index}` },
+    toolCalls: answers.map(([q, v], k) => ({
+      id: `c${index}-${k}`,
+      name: 'answer',
+      argumentsText: JSON.stringify({ action: 'add', q_id: q, answer: v }),
+      observation: 'ok',
+      isError: false,
+      truncated: false,
+      durationMs: 1,
+    })),
+    extraMessages: [],
+    usage: { input: 10, output: 1, cached: 0 },
+    costUsd: null,
+    finishReason: 'tool_calls',
   };
 }
 
 /** A run answering query i (0-based) with `values[i]` at step i (undefined: not answered). */
 async function makeRun(id: string, repeat: number, values: Array<number | number[] | undefined>): Promise<void> {
-  await store.createRun({ id, suite: 'longda', blockId: BLOCK, agent: 'llm', model: 'model-a', params: { suiteRoot: sharedData('longda', 'benchmark'), repeat }, promptHash: 'h', toolSet: 'longda', dataChecksums: {}, loupeVersion: 't', sandbox: 'off', workspace: dir });
+  await store.createRun({
+    id,
+    suite: 'longda',
+    blockId: BLOCK,
+    agent: 'llm',
+    model: 'model-a',
+    params: { suiteRoot: sharedData('longda', 'benchmark'), repeat },
+    promptHash: 'h',
+    toolSet: 'longda',
+    dataChecksums: {},
+    loupeVersion: 't',
+    sandbox: 'off',
+    workspace: dir,
+  });
   let step = 0;
   for (const [i, v] of values.entries()) {
     if (v === undefined) continue;
     const q = gt[i]!.longdaId;
-    await store.commitStep(answerStep(id, step, [[q, v]]), { answers: [{ runId: id, queryId: q, answer: v, raw: JSON.stringify(v), stepIndex: step }] });
+    await store.commitStep(answerStep(id, step, [[q, v]]), {
+      answers: [{ runId: id, queryId: q, answer: v, raw: JSON.stringify(v), stepIndex: step }],
+    });
     step++;
   }
   await store.updateRun(id, { status: 'finished' });
@@ -81,7 +123,11 @@ describe('item outcomes (issue 22)', () => {
     assert.equal(s.byStep[1]![0]!.verdict, 'partial', 'LongDA list_scoring=partial by default');
     assert.ok(s.byStep[1]![0]!.credit! > 0 && s.byStep[1]![0]!.credit! < 1);
     assert.equal(s.byStep[2]![0]!.verdict, 'wrong');
-    assert.equal(s.byStep[2]![0]!.expected, JSON.stringify(truth(2)), 'the expected value travels with the mark (shown on demand)');
+    assert.equal(
+      s.byStep[2]![0]!.expected,
+      JSON.stringify(truth(2)),
+      'the expected value travels with the mark (shown on demand)',
+    );
     assert.equal(s.byStep[2]![0]!.given, JSON.stringify(wrong(truth(2))));
     assert.equal(s.unplaced.length, 6);
     assert.ok(s.unplaced.every((m) => m.verdict === 'unanswered' && m.given === ''));
@@ -106,7 +152,10 @@ describe('item outcomes (issue 22)', () => {
     const m = answerMarks([{ queryId: 'a', stepIndex: 4 }], o);
     assert.deepEqual(Object.keys(m.byStep), ['4']);
     assert.equal(m.byStep[4]![0]!.stepIndex, 4);
-    assert.deepEqual(m.unplaced.map((x) => x.ref), ['b']);
+    assert.deepEqual(
+      m.unplaced.map((x) => x.ref),
+      ['b'],
+    );
     assert.deepEqual(outcomeTally(o), { right: 1, partial: 0, wrong: 0, unanswered: 0, pending: 1, total: 2 });
   });
 
@@ -126,11 +175,23 @@ describe('item outcomes (issue 22)', () => {
     assert.equal(d[0]!.questions.length, 9);
     const q1 = d[0]!.questions[0]!;
     assert.equal(q1.ref, gt[0]!.longdaId);
-    assert.deepEqual(q1.repeats.map((x) => [x.runId, x.repeat, x.verdict, x.stepIndex]), [['r1', 1, 'right', 0], ['r2', 2, 'wrong', 0]]);
+    assert.deepEqual(
+      q1.repeats.map((x) => [x.runId, x.repeat, x.verdict, x.stepIndex]),
+      [
+        ['r1', 1, 'right', 0],
+        ['r2', 2, 'wrong', 0],
+      ],
+    );
     assert.equal(q1.spread?.kind, 'points');
     assert.deepEqual([q1.spread?.min, q1.spread?.max, q1.spread?.n], [0, 1, 2]);
     const q3 = d[0]!.questions[2]!;
-    assert.deepEqual(q3.repeats.map((x) => [x.verdict, x.stepIndex]), [['wrong', 2], ['right', 2]]);
+    assert.deepEqual(
+      q3.repeats.map((x) => [x.verdict, x.stepIndex]),
+      [
+        ['wrong', 2],
+        ['right', 2],
+      ],
+    );
   });
 
   it('issue 42 defect 3: two run profiles in one drill-down are split, never pooled; repeats numbered within their profile', async () => {
@@ -139,16 +200,38 @@ describe('item outcomes (issue 22)', () => {
     const r3 = { ...r2, id: 'r3', model: 'model-b', createdAt: '2099-01-01T00:00:00Z' };
     const r4 = { ...r1, id: 'r4', params: { ...r1.params, temperature: 0.7 }, createdAt: '2099-01-02T00:00:00Z' };
     const score = async (id: string) => (await store.scores.list(id))[0]!.detail as never;
-    await saveRunScore(store, await scoreStoredRun(store, 'r1', { judge: createJudge({ kind: 'none' }, judgementStoreOf(store)) }));
-    const scores = new Map<string, never>([['r1', await score('r1')], ['r2', await score('r2')], ['r3', await score('r2')], ['r4', await score('r1')]]);
+    await saveRunScore(
+      store,
+      await scoreStoredRun(store, 'r1', { judge: createJudge({ kind: 'none' }, judgementStoreOf(store)) }),
+    );
+    const scores = new Map<string, never>([
+      ['r1', await score('r1')],
+      ['r2', await score('r2')],
+      ['r3', await score('r2')],
+      ['r4', await score('r1')],
+    ]);
     const answers = await store.getAnswersOf(['r1', 'r2']);
     answers.set('r3', answers.get('r2')!);
     answers.set('r4', answers.get('r1')!);
     const q1 = questionDrilldown([r1, r2, r3, r4], scores, answers)[0]!.questions[0]!;
-    const byProfile = Object.fromEntries(q1.profiles.map((p) => [p.label, [p.runIds, p.spread?.n, p.spread?.min, p.spread?.max]]));
-    assert.deepEqual(byProfile, { 'model-a': [['r1', 'r2'], 2, 0, 1], 'model-a · T=0.7': [['r4'], 1, 1, 1], 'model-b': [['r3'], 1, 0, 0] });
+    const byProfile = Object.fromEntries(
+      q1.profiles.map((p) => [p.label, [p.runIds, p.spread?.n, p.spread?.min, p.spread?.max]]),
+    );
+    assert.deepEqual(byProfile, {
+      'model-a': [['r1', 'r2'], 2, 0, 1],
+      'model-a · T=0.7': [['r4'], 1, 1, 1],
+      'model-b': [['r3'], 1, 0, 0],
+    });
     assert.equal(q1.spread, null, 'no spread pooled across profiles');
-    assert.deepEqual(q1.repeats.map((x) => [x.runId, x.profile, x.repeat]), [['r1', 'model-a', 1], ['r2', 'model-a', 2], ['r4', 'model-a · T=0.7', 1], ['r3', 'model-b', 1]]);
+    assert.deepEqual(
+      q1.repeats.map((x) => [x.runId, x.profile, x.repeat]),
+      [
+        ['r1', 'model-a', 1],
+        ['r2', 'model-a', 2],
+        ['r4', 'model-a · T=0.7', 1],
+        ['r3', 'model-b', 1],
+      ],
+    );
   });
 
   it('issue 42 defect 3: the drill-down shows each question as the agent was asked it, not its id and answer shape', async () => {
@@ -163,10 +246,18 @@ describe('item outcomes (issue 22)', () => {
     assert.equal(st.drilldown?.length, 1);
     assert.deepEqual(st.drilldown![0]!.runIds.sort(), ['r1', 'r2']);
     const row = st.tables.find((t) => t.suite === 'longda')!.rows.find((r) => r.block === BLOCK)!;
-    const perRun = await Promise.all(['r1', 'r2'].map(async (id) => (await store.scores.list(id))[0]!.summary.match as number));
+    const perRun = await Promise.all(
+      ['r1', 'r2'].map(async (id) => (await store.scores.list(id))[0]!.summary.match as number),
+    );
     assert.equal(row.cells.match?.spread?.kind, 'points');
-    assert.deepEqual(row.cells.match?.spread?.points, [...perRun].sort((a, b) => a - b));
-    assert.deepEqual([row.cells.match?.spread?.min, row.cells.match?.spread?.max], [Math.min(...perRun), Math.max(...perRun)]);
+    assert.deepEqual(
+      row.cells.match?.spread?.points,
+      [...perRun].sort((a, b) => a - b),
+    );
+    assert.deepEqual(
+      [row.cells.match?.spread?.min, row.cells.match?.spread?.max],
+      [Math.min(...perRun), Math.max(...perRun)],
+    );
   });
 
   it('spread: min–max and points below 5 repeats, a seeded bootstrap CI of the mean from 5 on', () => {
@@ -174,7 +265,10 @@ describe('item outcomes (issue 22)', () => {
     const few = [0.2, 0.9, 0.5];
     const a = spreadOf(few)!;
     assert.equal(a.kind, 'points');
-    assert.deepEqual([a.min, a.max, a.n, a.points], [Math.min(...few), Math.max(...few), 3, [...few].sort((x, y) => x - y)]);
+    assert.deepEqual(
+      [a.min, a.max, a.n, a.points],
+      [Math.min(...few), Math.max(...few), 3, [...few].sort((x, y) => x - y)],
+    );
     const many = [0.1, 0.4, 0.35, 0.8, 0.6, 0.55];
     assert.ok(many.length >= SPREAD_CI_FROM);
     const b = spreadOf(many)!;

@@ -8,7 +8,11 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { pairGroundTruth, pairView } from '../../../../src/app/review/review.ts';
-import { annotationStoreOf, type AnnotationItem, type AnnotationStore } from '../../../../src/core/annotations/index.ts';
+import {
+  annotationStoreOf,
+  type AnnotationItem,
+  type AnnotationStore,
+} from '../../../../src/core/annotations/index.ts';
 import { ensurePairItem, leftSideFor, pairwiseVerdict } from '../../../../src/core/review/pairwise.ts';
 import { openStore } from '../../../../src/core/store/run-store.ts';
 import type { RunStore } from '../../../../src/core/store/types.ts';
@@ -23,15 +27,64 @@ before(async () => {
   ann = annotationStoreOf(store);
   for (const [i, model] of ['model-a', 'model-b'].entries()) {
     const id = `run-${model}`;
-    await store.createRun({ id, suite: 'longda', blockId: 'pub-1', agent: 'llm', model, params: {}, promptHash: 'h', toolSet: 'longda', dataChecksums: {}, loupeVersion: 't', sandbox: 'off', workspace: dir });
+    await store.createRun({
+      id,
+      suite: 'longda',
+      blockId: 'pub-1',
+      agent: 'llm',
+      model,
+      params: {},
+      promptHash: 'h',
+      toolSet: 'longda',
+      dataChecksums: {},
+      loupeVersion: 't',
+      sandbox: 'off',
+      workspace: dir,
+    });
     await store.updateRun(id, { status: 'finished' });
-    const rows = [0, 1].map((q) => ({ qId: `q${q}`, survey: 'NHANES', source: 'pub-1', internalId: q, answerStructure: 'single', rawAnswer: String(10 * i + q), match: i === 0 ? 1 : 0, given: 10 * i + q, expected: q }));
-    const detail = { runId: id, suite: 'longda', blockId: 'pub-1', model, agent: 'llm', status: 'finished', benchmark: 'longda', judgeId: 'none', options: {}, summary: { match: 1 - i }, pending: 0, unjudged: 0, detail: { score: { rows } } };
-    await store.scores.save({ runId: id, benchmark: 'longda', judgeId: 'none', options: {}, summary: { match: 1 - i }, detail, pending: 0, scoredAt: new Date(Date.UTC(2026, 0, 1) + i).toISOString() });
+    const rows = [0, 1].map((q) => ({
+      qId: `q${q}`,
+      survey: 'NHANES',
+      source: 'pub-1',
+      internalId: q,
+      answerStructure: 'single',
+      rawAnswer: String(10 * i + q),
+      match: i === 0 ? 1 : 0,
+      given: 10 * i + q,
+      expected: q,
+    }));
+    const detail = {
+      runId: id,
+      suite: 'longda',
+      blockId: 'pub-1',
+      model,
+      agent: 'llm',
+      status: 'finished',
+      benchmark: 'longda',
+      judgeId: 'none',
+      options: {},
+      summary: { match: 1 - i },
+      pending: 0,
+      unjudged: 0,
+      detail: { score: { rows } },
+    };
+    await store.scores.save({
+      runId: id,
+      benchmark: 'longda',
+      judgeId: 'none',
+      options: {},
+      summary: { match: 1 - i },
+      detail,
+      pending: 0,
+      scoredAt: new Date(Date.UTC(2026, 0, 1) + i).toISOString(),
+    });
   }
   item = await ensurePairItem(ann, store, 'run-model-a', 'run-model-b', ['Correctness']);
 });
-after(async () => { await store.close(); rmSync(dir, { recursive: true, force: true }); });
+after(async () => {
+  await store.close();
+  rmSync(dir, { recursive: true, force: true });
+});
 
 describe('ground truth beside each side of a pair', () => {
   it('is refused before the vote in a blind queue and offered after it, per question, on the sides as shown', async () => {
@@ -39,10 +92,18 @@ describe('ground truth beside each side of a pair', () => {
     await assert.rejects(pairGroundTruth(ann, store, item, 'ana', true), /only after your vote/);
     await assert.rejects(pairGroundTruth(ann, store, item, 'ana', true, 'q0'), /only after your vote/);
     const shownLeft = leftSideFor(item.id, 'ana');
-    await ann.annotate({ itemId: item.id, annotator: 'ana', verdict: pairwiseVerdict(['Correctness'], { Correctness: 'A' }, 'A', '', shownLeft), origin: 'panel' });
+    await ann.annotate({
+      itemId: item.id,
+      annotator: 'ana',
+      verdict: pairwiseVerdict(['Correctness'], { Correctness: 'A' }, 'A', '', shownLeft),
+      origin: 'panel',
+    });
     assert.equal((await pairView(ann, store, item, 'ana', null, true)).view.groundTruth, 'available');
     const list = await pairGroundTruth(ann, store, item, 'ana', true);
-    assert.deepEqual(list.questions.map((q) => q.ref), ['q0', 'q1']);
+    assert.deepEqual(
+      list.questions.map((q) => q.ref),
+      ['q0', 'q1'],
+    );
     assert.equal(list.truth, null, 'the list alone reveals no expected value');
     const t = (await pairGroundTruth(ann, store, item, 'ana', true, 'q1')).truth!;
     assert.equal(t.expected, '1');

@@ -10,7 +10,10 @@ const run = (id: string, blockId: string, suite = 'analystbench'): RunRecord =>
 
 describe('pair criteria', () => {
   it('takes a rubric when one is set (deduplicated, trimmed), else falls back to the default rubric', async () => {
-    assert.deepEqual(await pairCriteria(run('r1', 'b1'), { rubric: [' Accuracy ', 'Clarity', 'Accuracy', ''] }), { criteria: ['Accuracy', 'Clarity'], from: 'rubric' });
+    assert.deepEqual(await pairCriteria(run('r1', 'b1'), { rubric: [' Accuracy ', 'Clarity', 'Accuracy', ''] }), {
+      criteria: ['Accuracy', 'Clarity'],
+      from: 'rubric',
+    });
     assert.deepEqual(await pairCriteria(run('r1', 'b1')), { criteria: [...DEFAULT_RUBRIC], from: 'default' });
   });
 

@@ -27,7 +27,11 @@ describe('fork diff (issue 43)', () => {
     const d = await forkDiff(store, FORK);
     assert.equal(d.parent.id, PARENT);
     assert.equal(d.forkStep, 1);
-    assert.deepEqual(d.hints, [{ who: 'ana', kind: 'hint', text: 'Use the <i>median</i>, incomes are skewed' }], 'the hint as written (data, not markup)');
+    assert.deepEqual(
+      d.hints,
+      [{ who: 'ana', kind: 'hint', text: 'Use the <i>median</i>, incomes are skewed' }],
+      'the hint as written (data, not markup)',
+    );
     assert.equal(d.steps.length, 3, 'parent has 2 steps after the fork point, the fork 3');
     assert.equal(d.steps[0]!.parent!.text, '<b>Mean</b> of income.');
     assert.equal(d.steps[0]!.fork!.text, 'Median of income.');
@@ -45,7 +49,10 @@ describe('fork diff (issue 43)', () => {
 
   it('answers and the newest score on each side, the headline metric first', async () => {
     const d = await forkDiff(store, FORK);
-    assert.deepEqual(d.answers, [{ queryId: 'q1', parent: '41.5', fork: '38', same: false }, { queryId: 'q2', parent: '3', fork: '3', same: true }]);
+    assert.deepEqual(d.answers, [
+      { queryId: 'q1', parent: '41.5', fork: '38', same: false },
+      { queryId: 'q2', parent: '3', fork: '3', same: true },
+    ]);
     assert.equal(d.metrics[0]!.key, 'match');
     assert.equal(d.metrics[0]!.label, 'LongDA match');
     assert.equal(d.metrics[0]!.delta, 0.5);

@@ -17,10 +17,24 @@ import { buildResultsState } from '../../../../src/app/results/results-data.ts';
 import { sharedData } from '../../../helpers/shared.ts';
 
 const BLOCK = 'NHANES_NCHS_Data_Brief_No._508';
-const gt = loadLongdaGroundTruth(join(sharedData('longda', 'benchmark'), 'benchmark.csv')).filter((q) => q.source === 'NCHS Data Brief No. 508');
+const gt = loadLongdaGroundTruth(join(sharedData('longda', 'benchmark'), 'benchmark.csv')).filter(
+  (q) => q.source === 'NCHS Data Brief No. 508',
+);
 let dir = '';
 let store: RunStore;
-const base = () => ({ suite: 'longda', blockId: BLOCK, agent: 'llm', model: 'm', params: { suiteRoot: sharedData('longda', 'benchmark') }, promptHash: 'h', toolSet: 'longda', dataChecksums: {}, loupeVersion: 't', sandbox: 'off', workspace: dir });
+const base = () => ({
+  suite: 'longda',
+  blockId: BLOCK,
+  agent: 'llm',
+  model: 'm',
+  params: { suiteRoot: sharedData('longda', 'benchmark') },
+  promptHash: 'h',
+  toolSet: 'longda',
+  dataChecksums: {},
+  loupeVersion: 't',
+  sandbox: 'off',
+  workspace: dir,
+});
 
 before(async () => {
   dir = mkdtempSync(join(tmpdir(), 'loupe-headline-'));
@@ -29,9 +43,33 @@ before(async () => {
   for (const id of ['done', 'going']) {
     await store.createRun({ ...base(), id });
     const v = (parseAnswerArg(gt[0]!.answerText) as { value: number | number[] }).value;
-    await store.commitStep({ runId: id, index: 0, startedAt: now, endedAt: now, latencyMs: 1, toolMs: 1, assistant: { role: 'assistant', content: '' },
-      toolCalls: [{ id: 'c', name: 'answer', argumentsText: JSON.stringify({ action: 'add', q_id: gt[0]!.longdaId, answer: v }), observation: 'ok', isError: false, truncated: false, durationMs: 1 }],
-      extraMessages: [], usage: { input: 1, output: 1, cached: 0 }, costUsd: null, finishReason: 'tool_calls' }, { answers: [{ runId: id, queryId: gt[0]!.longdaId, answer: v, raw: gt[0]!.answerText, stepIndex: 0 }] });
+    await store.commitStep(
+      {
+        runId: id,
+        index: 0,
+        startedAt: now,
+        endedAt: now,
+        latencyMs: 1,
+        toolMs: 1,
+        assistant: { role: 'assistant', content: '' },
+        toolCalls: [
+          {
+            id: 'c',
+            name: 'answer',
+            argumentsText: JSON.stringify({ action: 'add', q_id: gt[0]!.longdaId, answer: v }),
+            observation: 'ok',
+            isError: false,
+            truncated: false,
+            durationMs: 1,
+          },
+        ],
+        extraMessages: [],
+        usage: { input: 1, output: 1, cached: 0 },
+        costUsd: null,
+        finishReason: 'tool_calls',
+      },
+      { answers: [{ runId: id, queryId: gt[0]!.longdaId, answer: v, raw: gt[0]!.answerText, stepIndex: 0 }] },
+    );
   }
   await store.updateRun('done', { status: 'finished' });
   await store.updateRun('going', { status: 'running' });
@@ -39,7 +77,16 @@ before(async () => {
   await store.updateRun('blade-1', { status: 'finished' });
   await store.createRun({ ...base(), suite: 'blade', blockId: 'hurricane', id: 'blade-2' });
   await store.updateRun('blade-2', { status: 'finished' });
-  await store.scores.save({ runId: 'blade-2', benchmark: 'blade', judgeId: 'llm:x', options: {}, summary: { transformValuePrecision: 0.5 }, detail: null, pending: 2, scoredAt: now });
+  await store.scores.save({
+    runId: 'blade-2',
+    benchmark: 'blade',
+    judgeId: 'llm:x',
+    options: {},
+    summary: { transformValuePrecision: 0.5 },
+    detail: null,
+    pending: 2,
+    scoredAt: now,
+  });
 });
 after(async () => {
   await store.close();
@@ -62,7 +109,11 @@ describe('run headline metric (issue 22)', () => {
     const runs = await store.listRuns();
     const h = await runHeadlines(store, runs);
     const label = findBenchmark('longda')!.presentation.mainMetric!.label;
-    assert.equal(h.get('done')?.text, `${label} ${(100 / gt.length).toFixed(1)}%`, 'one of the block\'s queries right, scored live');
+    assert.equal(
+      h.get('done')?.text,
+      `${label} ${(100 / gt.length).toFixed(1)}%`,
+      "one of the block's queries right, scored live",
+    );
     assert.match(h.get('done')!.source, /live/);
     assert.equal(h.get('going')?.text, 'not scored');
     assert.equal(h.get('blade-1')?.text, 'not scored');

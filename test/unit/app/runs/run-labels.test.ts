@@ -14,13 +14,44 @@ import { forkTree, runListings, runsWithEveryCallFailed, shortRunId } from '../.
 
 let dir = '';
 let store: RunStore;
-const base = (id: string, over: Record<string, unknown> = {}) => ({ id, suite: 'ddr', blockId: 'mimic-10502319', agent: 'llm', model: 'scripted-1', params: {}, promptHash: 'h', toolSet: 'ddr', dataChecksums: {}, loupeVersion: 't', sandbox: 'off', workspace: join(dir, id), ...over });
+const base = (id: string, over: Record<string, unknown> = {}) => ({
+  id,
+  suite: 'ddr',
+  blockId: 'mimic-10502319',
+  agent: 'llm',
+  model: 'scripted-1',
+  params: {},
+  promptHash: 'h',
+  toolSet: 'ddr',
+  dataChecksums: {},
+  loupeVersion: 't',
+  sandbox: 'off',
+  workspace: join(dir, id),
+  ...over,
+});
 const step = (runId: string, index: number, errors: boolean[]): StepRecord => {
   const now = new Date().toISOString();
   return {
-    runId, index, startedAt: now, endedAt: now, latencyMs: 1, toolMs: 1, assistant: { role: 'assistant', content: '' },
-    toolCalls: errors.map((e, k) => ({ id: `c${index}-${k}`, name: 'execute_sql', argumentsText: '{"sql":"select 1"}', observation: e ? 'Error: no such table' : '1', isError: e, truncated: false, durationMs: 1 })),
-    extraMessages: [], usage: { input: 1, output: 1, cached: 0 }, costUsd: null, finishReason: 'tool_calls',
+    runId,
+    index,
+    startedAt: now,
+    endedAt: now,
+    latencyMs: 1,
+    toolMs: 1,
+    assistant: { role: 'assistant', content: '' },
+    toolCalls: errors.map((e, k) => ({
+      id: `c${index}-${k}`,
+      name: 'execute_sql',
+      argumentsText: '{"sql":"select 1"}',
+      observation: e ? 'Error: no such table' : '1',
+      isError: e,
+      truncated: false,
+      durationMs: 1,
+    })),
+    extraMessages: [],
+    usage: { input: 1, output: 1, cached: 0 },
+    costUsd: null,
+    finishReason: 'tool_calls',
   };
 };
 
@@ -38,7 +69,9 @@ before(async () => {
   await store.updateRun('20261128T040502-bbbb2222', { status: 'finished', startedAt: '2026-11-28T04:05:02Z' });
   await new Promise((r) => setTimeout(r, 5));
   // a fork of the second, and another profile (temperature) on the same block
-  await store.createRun(base('20261128T041003-cccc3333', { params: { forkOf: { runId: '20261128T040502-bbbb2222', step: 1 } } }));
+  await store.createRun(
+    base('20261128T041003-cccc3333', { params: { forkOf: { runId: '20261128T040502-bbbb2222', step: 1 } } }),
+  );
   await store.createRun(base('20261128T041504-dddd4444', { params: { temperature: 0.7 } }));
 });
 after(async () => {
@@ -58,7 +91,11 @@ describe('run labels (issue 42 defect 6)', () => {
     assert.equal(a.ident, 'aaaa1111 · 11-28 04:00Z');
     assert.equal(b.ident, 'bbbb2222 · 11-28 04:05Z');
     assert.notEqual(`${a.label} ${a.ident}`, `${b.label} ${b.ident}`);
-    assert.equal(l.get('20261128T041504-dddd4444')!.label, 'scripted-1 · T=0.7 #1', 'another profile numbers its own repeats');
+    assert.equal(
+      l.get('20261128T041504-dddd4444')!.label,
+      'scripted-1 · T=0.7 #1',
+      'another profile numbers its own repeats',
+    );
     // every call failed: flagged; one good call among failures: not
     assert.deepEqual([...failed.keys()], ['20261128T040001-aaaa1111']);
     assert.equal(a.status, 'finished, every tool call failed (6 calls)');
@@ -70,10 +107,16 @@ describe('run labels (issue 42 defect 6)', () => {
   it('forks sit under their parent; a fork of a run not listed, or a loop, stays at the top', async () => {
     const runs = await store.listRuns();
     const t = forkTree(runs);
-    assert.deepEqual(t.forks.get('20261128T040502-bbbb2222')?.map((r) => r.id), ['20261128T041003-cccc3333']);
+    assert.deepEqual(
+      t.forks.get('20261128T040502-bbbb2222')?.map((r) => r.id),
+      ['20261128T041003-cccc3333'],
+    );
     assert.ok(!t.roots.some((r) => r.id === '20261128T041003-cccc3333'));
     assert.equal(t.roots.length, 3);
-    const loop = forkTree([{ id: 'x', params: { forkOf: { runId: 'y', step: 1 } } }, { id: 'y', params: { forkOf: { runId: 'x', step: 1 } } }]);
+    const loop = forkTree([
+      { id: 'x', params: { forkOf: { runId: 'y', step: 1 } } },
+      { id: 'y', params: { forkOf: { runId: 'x', step: 1 } } },
+    ]);
     assert.equal(loop.roots.length + [...loop.forks.values()].flat().length, 2, 'no run lost in a loop');
     assert.ok(loop.roots.length >= 1);
     assert.equal(shortRunId('sf-longda-1'), 'sf-longda-1');

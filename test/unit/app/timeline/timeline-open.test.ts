@@ -18,12 +18,44 @@ const T0 = Date.UTC(2026, 0, 1);
 function step(runId: string, i: number): StepRecord {
   const t = new Date(T0 + i * 1000).toISOString();
   return {
-    runId, index: i, startedAt: t, endedAt: t, latencyMs: 10 + i, toolMs: i, assistant: { role: 'assistant', content: `step ${i}` },
-    toolCalls: [{ id: `c${i}`, name: i % 2 ? 'python' : 'notes', argumentsText: JSON.stringify({ code: `x = ${i}` }), observation: `obs ${i} ${'y'.repeat(3000)}`, isError: i === 3, truncated: false, durationMs: 1 }],
-    extraMessages: [], usage: { input: 5, output: 1, cached: 0 }, costUsd: null, finishReason: 'tool_calls',
+    runId,
+    index: i,
+    startedAt: t,
+    endedAt: t,
+    latencyMs: 10 + i,
+    toolMs: i,
+    assistant: { role: 'assistant', content: `step ${i}` },
+    toolCalls: [
+      {
+        id: `c${i}`,
+        name: i % 2 ? 'python' : 'notes',
+        argumentsText: JSON.stringify({ code: `x = ${i}` }),
+        observation: `obs ${i} ${'y'.repeat(3000)}`,
+        isError: i === 3,
+        truncated: false,
+        durationMs: 1,
+      },
+    ],
+    extraMessages: [],
+    usage: { input: 5, output: 1, cached: 0 },
+    costUsd: null,
+    finishReason: 'tool_calls',
   };
 }
-const newRun = (id: string, dir: string) => ({ id, suite: 'longda', blockId: 'b', agent: 'llm', model: 'm', params: {}, promptHash: 'h', toolSet: 't', dataChecksums: {}, loupeVersion: 'test', sandbox: 'off' as const, workspace: dir });
+const newRun = (id: string, dir: string) => ({
+  id,
+  suite: 'longda',
+  blockId: 'b',
+  agent: 'llm',
+  model: 'm',
+  params: {},
+  promptHash: 'h',
+  toolSet: 't',
+  dataChecksums: {},
+  loupeVersion: 'test',
+  sandbox: 'off' as const,
+  workspace: dir,
+});
 
 test('a store file reads summaries and searches on a worker thread, with the in-thread results and seqs', async () => {
   const dir = mkdtempSync(join(tmpdir(), 'loupe-tl-open-'));
@@ -40,13 +72,23 @@ test('a store file reads summaries and searches on a worker thread, with the in-
     }
     const fromFile = await file.getStepSummaries('a');
     assert.deepEqual(fromFile, await mem.getStepSummaries('a'));
-    assert.deepEqual(fromFile.map((x) => x.seq), Array.from({ length: 12 }, (_, i) => 2 * i + 1), 'global commit order');
-    for (const q of ['python', 'obs 7', 'X = 1', 'nothing']) assert.deepEqual(await file.searchSteps('a', q), await mem.searchSteps('a', q), q);
+    assert.deepEqual(
+      fromFile.map((x) => x.seq),
+      Array.from({ length: 12 }, (_, i) => 2 * i + 1),
+      'global commit order',
+    );
+    for (const q of ['python', 'obs 7', 'X = 1', 'nothing']) {
+      assert.deepEqual(await file.searchSteps('a', q), await mem.searchSteps('a', q), q);
+    }
     // the worker answered (not the in-thread fallback): the same statement through a reader of that file
     const r = new OffThreadReader(join(dir, 'runs.sqlite'));
     assert.equal((await r.all('SELECT count(*) AS n FROM steps WHERE run_id = ?', ['a']))?.[0]?.n, 12);
     r.close();
-    assert.equal(await r.all('SELECT 1', []), undefined, 'a closed reader answers undefined (the caller reads in-thread)');
+    assert.equal(
+      await r.all('SELECT 1', []),
+      undefined,
+      'a closed reader answers undefined (the caller reads in-thread)',
+    );
   } finally {
     await file.close();
     await mem.close();
@@ -65,7 +107,10 @@ test('openTimeline + followTimeline: rows from summaries, then only steps commit
     for (let i = 0; i < 5; i++) await writer.commitStep(step('a', i));
     const opened = await openTimeline(reader, 'a');
     assert.equal(opened.steps.length, 5);
-    assert.deepEqual(opened.steps, (await reader.getSteps('a')).map((s) => toTimelineStep(s, opened.runStartMs)));
+    assert.deepEqual(
+      opened.steps,
+      (await reader.getSteps('a')).map((s) => toTimelineStep(s, opened.runStartMs)),
+    );
     assert.equal(opened.lastSeq, 5);
     const got: TimelineStep[] = [];
     const known = new Set(opened.steps.map((s) => s.index));
@@ -78,7 +123,11 @@ test('openTimeline + followTimeline: rows from summaries, then only steps commit
     while (got.length < 3 && Date.now() < until) await new Promise((r) => setTimeout(r, 20));
     await new Promise((r) => setTimeout(r, 250));
     stop();
-    assert.deepEqual(got.map((s) => s.index), [5, 6, 7], 'new steps of this run only, each once');
+    assert.deepEqual(
+      got.map((s) => s.index),
+      [5, 6, 7],
+      'new steps of this run only, each once',
+    );
     assert.ok(known.has(7));
     await assert.rejects(openTimeline(reader, 'nope'), /nope/);
   } finally {
@@ -99,7 +148,9 @@ test('followTimeline.poll(): a step committed in this process reaches the timeli
     const batches: number[][] = [];
     const known = new Set(opened.steps.map((s) => s.index));
     // a poll no test waits for: rows can only come from poll(), as the run session's step-end triggers it
-    const follow = followTimeline(store, opened, known, (rows) => batches.push(rows.map((r) => r.index)), { intervalMs: 3_600_000 });
+    const follow = followTimeline(store, opened, known, (rows) => batches.push(rows.map((r) => r.index)), {
+      intervalMs: 3_600_000,
+    });
     const settle = async (n: number) => {
       for (let i = 0; i < 200 && batches.flat().length < n; i++) await new Promise((r) => setTimeout(r, 10));
     };
@@ -125,7 +176,10 @@ test('followTimeline.poll(): a step committed in this process reaches the timeli
     follow.poll();
     await settle(6);
     assert.deepEqual(batches.at(-1), [6, 7]);
-    assert.deepEqual([...known].sort((x, y) => x - y), [0, 1, 2, 3, 4, 5, 6, 7]);
+    assert.deepEqual(
+      [...known].sort((x, y) => x - y),
+      [0, 1, 2, 3, 4, 5, 6, 7],
+    );
     follow();
     await store.commitStep(step('a', 8));
     follow.poll();

@@ -11,7 +11,17 @@ import { LlmClient } from '../../../../src/core/agent/llm.ts';
 import { DECOMPOSE_SYSTEM_PROMPT } from '../../../../src/core/docs/question.ts';
 
 describe('variables service: pandas snippet', () => {
-  const v = { name: 'RIAGENDR', label: 'Gender', file: 'DEMO_L', doc: 'NHANES/docs/Demographics/DEMO_L.pdf', page: 'Page 9', values: [{ code: '1', label: 'Male' }, { code: '2', label: 'Female' }] };
+  const v = {
+    name: 'RIAGENDR',
+    label: 'Gender',
+    file: 'DEMO_L',
+    doc: 'NHANES/docs/Demographics/DEMO_L.pdf',
+    page: 'Page 9',
+    values: [
+      { code: '1', label: 'Male' },
+      { code: '2', label: 'Female' },
+    ],
+  };
 
   it('reads an XPT file with read_sas(format="xport") and selects the column, commented with label, codes and page', () => {
     const s = pandasSnippet(v, '/data/NHANES/data/Demographics/DEMO_L.xpt');
@@ -30,9 +40,15 @@ describe('variables service: pandas snippet', () => {
   });
 
   it('uses the reader of the file type and rejects unknown types naming the file', () => {
-    assert.match(pandasSnippet({ ...v, file: '2024 sheet' }, '/d/x.csv'), /^_2024_sheet = pd\.read_csv\("\/d\/x\.csv"\)$/m);
+    assert.match(
+      pandasSnippet({ ...v, file: '2024 sheet' }, '/d/x.csv'),
+      /^_2024_sheet = pd\.read_csv\("\/d\/x\.csv"\)$/m,
+    );
     assert.match(pandasSnippet(v, '/d/x.xlsx'), /pd\.read_excel/);
-    assert.throws(() => pandasSnippet(v, '/d/x.rds'), (e: Error) => e.name === 'LoupeInputError' && e.message.includes('/d/x.rds'));
+    assert.throws(
+      () => pandasSnippet(v, '/d/x.rds'),
+      (e: Error) => e.name === 'LoupeInputError' && e.message.includes('/d/x.rds'),
+    );
   });
 });
 
@@ -41,7 +57,10 @@ describe('variables service on the shared NHANES and NTEWS folders', () => {
     const root = sharedData('longda', 'benchmark');
     const cache = mkdtempSync(join(tmpdir(), 'loupe-vars-svc-'));
     const states: VariablesState['status'][] = [];
-    const svc = new VariablesService({ suite: 'longda', root, survey: 'NHANES', title: 'NHANES' }, { cacheDir: cache, onState: (s) => states.push(s.status) });
+    const svc = new VariablesService(
+      { suite: 'longda', root, survey: 'NHANES', title: 'NHANES' },
+      { cacheDir: cache, onState: (s) => states.push(s.status) },
+    );
     const ntews = new VariablesService({ suite: 'longda', root, survey: 'NTEWS', title: 'NTEWS' }, { cacheDir: cache });
     try {
       await svc.build();
@@ -61,20 +80,51 @@ describe('variables service on the shared NHANES and NTEWS folders', () => {
       const plain = await svc.ask(q);
       let served = 0;
       // each request is a fresh conversation (turn 0): the first reply is a decomposition, the second has no JSON
-      const llm = await startScriptedLlm({ script: [() => ({ content: served++ === 0 ? 'Here: {"population": ["all ages"], "measures": ["hemoglobin"], "groupings": ["sex"], "design": ["examination weight"]}' : 'no JSON here' })] });
+      const llm = await startScriptedLlm({
+        script: [
+          () => ({
+            content:
+              served++ === 0
+                ? 'Here: {"population": ["all ages"], "measures": ["hemoglobin"], "groupings": ["sex"], "design": ["examination weight"]}'
+                : 'no JSON here',
+          }),
+        ],
+      });
       try {
         const client = new LlmClient({ baseUrl: llm.baseUrl, model: 'scripted', temperature: 0, maxRetries: 0 });
-        const complete = async (system: string, user: string) => (await client.complete([{ role: 'system', content: system }, { role: 'user', content: user }], [])).message.content ?? '';
+        const complete = async (system: string, user: string) =>
+          (
+            await client.complete(
+              [
+                { role: 'system', content: system },
+                { role: 'user', content: user },
+              ],
+              [],
+            )
+          ).message.content ?? '';
         const withModel = await svc.ask(q, { label: 'scripted-profile', complete });
-        assert.deepEqual(withModel.decomposition, { model: 'scripted-profile', population: ['all ages'], measures: ['hemoglobin'], groupings: ['sex'], design: ['examination weight'], subQueries: ['hemoglobin', 'all ages'] });
+        assert.deepEqual(withModel.decomposition, {
+          model: 'scripted-profile',
+          population: ['all ages'],
+          measures: ['hemoglobin'],
+          groupings: ['sex'],
+          design: ['examination weight'],
+          subQueries: ['hemoglobin', 'all ages'],
+        });
         assert.equal(llm.requests.length, 1);
         assert.equal(llm.requests[0]!.body.messages[0]!.content, DECOMPOSE_SYSTEM_PROMPT);
         assert.equal(llm.requests[0]!.body.messages[1]!.content, q);
         const hgb = (r: typeof plain) => r.variables.findIndex((x) => x.name === 'LBXHGB');
         assert.ok(hgb(withModel) >= 0, `LBXHGB among ${withModel.variables.map((x) => x.name).join(' ')}`);
-        assert.ok(hgb(plain) < 0 || hgb(withModel) < hgb(plain), `hemoglobin ranks higher with the model's sub-query (${hgb(plain)} → ${hgb(withModel)})`);
+        assert.ok(
+          hgb(plain) < 0 || hgb(withModel) < hgb(plain),
+          `hemoglobin ranks higher with the model's sub-query (${hgb(plain)} → ${hgb(withModel)})`,
+        );
         // a reply without JSON is an input error naming the model reply
-        await assert.rejects(svc.ask(q, { label: 'scripted-profile', complete }), (e: Error) => e.name === 'LoupeInputError' && /model reply/.test(e.message));
+        await assert.rejects(
+          svc.ask(q, { label: 'scripted-profile', complete }),
+          (e: Error) => e.name === 'LoupeInputError' && /model reply/.test(e.message),
+        );
       } finally {
         await llm.close();
       }

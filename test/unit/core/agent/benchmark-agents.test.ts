@@ -12,15 +12,39 @@ import { sharedData } from '../../../helpers/shared.ts';
 const parse = (suite: string, pairs: string[]) => parseToolOptions(suite, splitOptionPairs(pairs, '--tool-option'));
 
 test('named tool-set options are checked per suite and parsed once into typed values with their defaults', () => {
-  assert.deepEqual(parse('ddr', ['finishRule=code', 'queryTimeoutMs=5000', 'python=false']), { finishRule: 'code', emptyInsights: 'zero', insights: 'separate-call', python: false, forcedSummary: true, queryTimeoutMs: 5000 });
-  assert.deepEqual(parse('analystbench', ['input=template', 'template=/x.md']), { input: 'template', template: '/x.md' });
-  assert.throws(() => parse('ddr', ['finishRule=sometimes']), /tool option finishRule: must be one of paper, code, got 'sometimes'/);
+  assert.deepEqual(parse('ddr', ['finishRule=code', 'queryTimeoutMs=5000', 'python=false']), {
+    finishRule: 'code',
+    emptyInsights: 'zero',
+    insights: 'separate-call',
+    python: false,
+    forcedSummary: true,
+    queryTimeoutMs: 5000,
+  });
+  assert.deepEqual(parse('analystbench', ['input=template', 'template=/x.md']), {
+    input: 'template',
+    template: '/x.md',
+  });
+  assert.throws(
+    () => parse('ddr', ['finishRule=sometimes']),
+    /tool option finishRule: must be one of paper, code, got 'sometimes'/,
+  );
   assert.throws(() => parse('ddr', ['queryTimeoutMs=-1']), /positive number/);
-  assert.throws(() => parse('blade', ['finishRule=code']), (e: unknown) => e instanceof LoupeInputError && /tool option finishRule: unknown for suite blade \(options: useDataDescription\)/.test(e.message));
+  assert.throws(
+    () => parse('blade', ['finishRule=code']),
+    (e: unknown) =>
+      e instanceof LoupeInputError &&
+      /tool option finishRule: unknown for suite blade \(options: useDataDescription\)/.test(e.message),
+  );
   assert.throws(() => parse('longda', ['x=1']), /options: findVariables, findVariablesDecompose\)/);
   assert.deepEqual(parse('longda', []), { findVariables: false, findVariablesDecompose: 'off' }); // LongTA's tools exactly, unless asked
-  assert.deepEqual(parse('longda', ['findVariables=true', 'findVariablesDecompose=run-model']), { findVariables: true, findVariablesDecompose: 'run-model' });
-  assert.throws(() => parse('longda', ['findVariablesDecompose=yes']), /tool option findVariablesDecompose: must be one of off, run-model, got 'yes'/);
+  assert.deepEqual(parse('longda', ['findVariables=true', 'findVariablesDecompose=run-model']), {
+    findVariables: true,
+    findVariablesDecompose: 'run-model',
+  });
+  assert.throws(
+    () => parse('longda', ['findVariablesDecompose=yes']),
+    /tool option findVariablesDecompose: must be one of off, run-model, got 'yes'/,
+  );
   assert.throws(() => parse('ddr', ['finishRule']), /expected name=value/);
 });
 
@@ -28,7 +52,12 @@ test('tool set per suite; the BLADE reference agent gets one step per candidate 
   const blade = (await loadSuite('blade', sharedData('blade', 'datasets'))).blocks.find((b) => b.id === 'hurricane')!;
   const def = getBenchmark('blade');
   const ts = (o: { agent?: 'llm' | 'reference'; maxSteps?: number; options?: Record<string, string> } = {}) =>
-    def.toolSet({ block: blade, agent: o.agent ?? 'llm', options: parseToolOptions('blade', o.options), ...(o.maxSteps ? { maxSteps: o.maxSteps } : {}) });
+    def.toolSet({
+      block: blade,
+      agent: o.agent ?? 'llm',
+      options: parseToolOptions('blade', o.options),
+      ...(o.maxSteps ? { maxSteps: o.maxSteps } : {}),
+    });
   assert.equal(ts().defaultMaxSteps, 10);
   assert.equal(ts({ agent: 'reference' }).defaultMaxSteps, BLADE_REFERENCE_MAX_STEPS);
   assert.equal(ts({ agent: 'reference', maxSteps: 3 }).defaultMaxSteps, 3);

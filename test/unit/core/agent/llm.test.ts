@@ -3,15 +3,44 @@ import assert from 'node:assert/strict';
 import { LlmClient, LlmError, computeCost, parseRetryAfter, scrubSecret } from '../../../../src/core/agent/llm.ts';
 import { call, rawToolCall, startScriptedLlm } from '../../../helpers/scripted-llm.ts';
 
-const msgs = [{ role: 'system' as const, content: 'sys' }, { role: 'user' as const, content: 'task' }];
-const tools = [{ name: 'python', description: 'run', parameters: { type: 'object' as const, properties: { code: { type: 'string' as const } } } }];
+const msgs = [
+  { role: 'system' as const, content: 'sys' },
+  { role: 'user' as const, content: 'task' },
+];
+const tools = [
+  {
+    name: 'python',
+    description: 'run',
+    parameters: { type: 'object' as const, properties: { code: { type: 'string' as const } } },
+  },
+];
 
 for (const stream of [false, true]) {
   test(`llm: ${stream ? 'streaming' : 'non-streaming'} reply with tool calls, usage and cost`, async () => {
-    const srv = await startScriptedLlm({ script: [{ content: 'thinking aloud', reasoning: 'hmm', toolCalls: [call('python', { code: 'print(1)' }), rawToolCall('python', '{bad json')], usage: { prompt_tokens: 1000, completion_tokens: 200, cached_tokens: 400 } }] });
+    const srv = await startScriptedLlm({
+      script: [
+        {
+          content: 'thinking aloud',
+          reasoning: 'hmm',
+          toolCalls: [call('python', { code: 'print(1)' }), rawToolCall('python', '{bad json')],
+          usage: { prompt_tokens: 1000, completion_tokens: 200, cached_tokens: 400 },
+        },
+      ],
+    });
     try {
       const deltas: string[] = [];
-      const c = new LlmClient({ baseUrl: srv.baseUrl, model: 'm', apiKey: 'sk-test-SECRET', stream, temperature: 0.2, maxTokens: 99, reasoningEffort: 'low', pricePerMillionInput: 2, pricePerMillionOutput: 10, pricePerMillionCachedInput: 1 });
+      const c = new LlmClient({
+        baseUrl: srv.baseUrl,
+        model: 'm',
+        apiKey: 'sk-test-SECRET',
+        stream,
+        temperature: 0.2,
+        maxTokens: 99,
+        reasoningEffort: 'low',
+        pricePerMillionInput: 2,
+        pricePerMillionOutput: 10,
+        pricePerMillionCachedInput: 1,
+      });
       const r = await c.complete(msgs, tools, { onDelta: (d) => d.content && deltas.push(d.content) });
       assert.equal(r.message.content, 'thinking aloud');
       assert.equal(r.message.reasoning, 'hmm');
@@ -36,24 +65,40 @@ for (const stream of [false, true]) {
 }
 
 test('llm: 429 honours Retry-After, 500 and truncated streams are retried with backoff', async () => {
-  const srv = await startScriptedLlm({ script: [{ faults: [{ type: 'rate-limit', retryAfterSeconds: 7 }, { type: 'server-error' }, { type: 'truncate' }], content: 'ok' }] });
+  const srv = await startScriptedLlm({
+    script: [
+      {
+        faults: [{ type: 'rate-limit', retryAfterSeconds: 7 }, { type: 'server-error' }, { type: 'truncate' }],
+        content: 'ok',
+      },
+    ],
+  });
   try {
     const sleeps: number[] = [];
     const c = new LlmClient({ baseUrl: srv.baseUrl, model: 'm', stream: true, retryBaseMs: 100, retryMaxMs: 1000 });
-    const r = await c.complete(msgs, [], { sleep: async (ms) => { sleeps.push(ms); } });
+    const r = await c.complete(msgs, [], {
+      sleep: async (ms) => {
+        sleeps.push(ms);
+      },
+    });
     assert.equal(r.message.content, 'ok');
     assert.equal(r.attempts, 4);
     assert.equal(sleeps[0], 7000);
     assert.ok(sleeps[1]! >= 0 && sleeps[1]! <= 200, `2nd backoff ${sleeps[1]}`);
     assert.ok(sleeps[2]! >= 0 && sleeps[2]! <= 400, `3rd backoff ${sleeps[2]}`);
-    assert.deepEqual(srv.requests.map((q) => q.served), ['rate-limit', 'server-error', 'truncate', 'reply']);
+    assert.deepEqual(
+      srv.requests.map((q) => q.served),
+      ['rate-limit', 'server-error', 'truncate', 'reply'],
+    );
   } finally {
     await srv.close();
   }
 });
 
 test('llm: idle timeout — a streamed reply that keeps sending finishes past it; a silent server is cut at it and retried', async () => {
-  const srv = await startScriptedLlm({ script: [{ content: 'slow but steady reasoning', reasoning: 'thinking...', chunkDelayMs: 150 }] });
+  const srv = await startScriptedLlm({
+    script: [{ content: 'slow but steady reasoning', reasoning: 'thinking...', chunkDelayMs: 150 }],
+  });
   const srv2 = await startScriptedLlm({ script: [{ faults: [{ type: 'hang' }], content: 'after hang' }] });
   try {
     const c = new LlmClient({ baseUrl: srv.baseUrl, model: 'm', stream: true, idleTimeoutMs: 400, retryBaseMs: 1 });
@@ -84,10 +129,17 @@ test('llm: a hanging server hits the per-request timeout, then the retry succeed
   } finally {
     await srv.close();
   }
-  const srv2 = await startScriptedLlm({ script: [{ faults: [{ type: 'server-error' }, { type: 'server-error' }, { type: 'server-error' }], content: 'never' }] });
+  const srv2 = await startScriptedLlm({
+    script: [
+      { faults: [{ type: 'server-error' }, { type: 'server-error' }, { type: 'server-error' }], content: 'never' },
+    ],
+  });
   try {
     const c = new LlmClient({ baseUrl: srv2.baseUrl, model: 'm', maxRetries: 1, retryBaseMs: 1 });
-    await assert.rejects(c.complete(msgs, []), (e: unknown) => e instanceof LlmError && e.kind === 'server' && e.status === 500);
+    await assert.rejects(
+      c.complete(msgs, []),
+      (e: unknown) => e instanceof LlmError && e.kind === 'server' && e.status === 500,
+    );
     assert.equal(srv2.requests.length, 2);
   } finally {
     await srv2.close();
@@ -111,11 +163,23 @@ test('llm: 401/404/400 give clear non-retried errors that never contain the key'
   } finally {
     await srv.close();
   }
-  const srv2 = await startScriptedLlm({ script: [{ faults: [{ type: 'status', status: 404, message: `model not found for key ${key}` }], content: 'x' }, { faults: [{ type: 'status', status: 400, message: 'bad tool schema' }], content: 'x' }] });
+  const srv2 = await startScriptedLlm({
+    script: [
+      { faults: [{ type: 'status', status: 404, message: `model not found for key ${key}` }], content: 'x' },
+      { faults: [{ type: 'status', status: 400, message: 'bad tool schema' }], content: 'x' },
+    ],
+  });
   try {
     const c = new LlmClient({ baseUrl: srv2.baseUrl, model: 'nope', apiKey: key });
-    await assert.rejects(c.complete(msgs, []), (e: unknown) => e instanceof LlmError && e.kind === 'not_found' && /base URL/.test(e.message) && !e.message.includes(key));
-    await assert.rejects(c.complete([...msgs, { role: 'assistant', content: 'a' }], []), (e: unknown) => e instanceof LlmError && e.kind === 'bad_request' && /bad tool schema/.test(e.message));
+    await assert.rejects(
+      c.complete(msgs, []),
+      (e: unknown) =>
+        e instanceof LlmError && e.kind === 'not_found' && /base URL/.test(e.message) && !e.message.includes(key),
+    );
+    await assert.rejects(
+      c.complete([...msgs, { role: 'assistant', content: 'a' }], []),
+      (e: unknown) => e instanceof LlmError && e.kind === 'bad_request' && /bad tool schema/.test(e.message),
+    );
   } finally {
     await srv2.close();
   }
@@ -127,7 +191,10 @@ test('llm: abort signal cancels a hanging call promptly', async () => {
     const c = new LlmClient({ baseUrl: srv.baseUrl, model: 'm' });
     const ac = new AbortController();
     setTimeout(() => ac.abort(), 50);
-    await assert.rejects(c.complete(msgs, [], { signal: ac.signal }), (e: unknown) => e instanceof LlmError && e.kind === 'aborted');
+    await assert.rejects(
+      c.complete(msgs, [], { signal: ac.signal }),
+      (e: unknown) => e instanceof LlmError && e.kind === 'aborted',
+    );
   } finally {
     await srv.close();
   }
@@ -135,7 +202,10 @@ test('llm: abort signal cancels a hanging call promptly', async () => {
 
 test('llm: helpers — cost, Retry-After parsing, scrubbing', () => {
   assert.equal(computeCost({ input: 10, output: 10, cached: 0 }, {}), null);
-  assert.equal(computeCost({ input: 1e6, output: 1e6, cached: 0 }, { pricePerMillionInput: 1, pricePerMillionOutput: 3 }), 4);
+  assert.equal(
+    computeCost({ input: 1e6, output: 1e6, cached: 0 }, { pricePerMillionInput: 1, pricePerMillionOutput: 3 }),
+    4,
+  );
   const h = (o: Record<string, string>) => ({ get: (n: string) => o[n] ?? null });
   assert.equal(parseRetryAfter(h({ 'retry-after': '3' })), 3000);
   assert.equal(parseRetryAfter(h({ 'retry-after-ms': '250' })), 250);
@@ -148,7 +218,10 @@ test('llm: listModels reads /v1/models; a bad key gives a clear error', async ()
   const srv = await startScriptedLlm({ script: [], models: ['a', 'b'] });
   try {
     assert.deepEqual(await new LlmClient({ baseUrl: srv.baseUrl, model: 'a' }).listModels(), ['a', 'b']);
-    await assert.rejects(new LlmClient({ baseUrl: srv.baseUrl.replace(/\/v1$/, '/nope'), model: 'a' }).listModels(), (e: unknown) => e instanceof LlmError && e.kind === 'not_found');
+    await assert.rejects(
+      new LlmClient({ baseUrl: srv.baseUrl.replace(/\/v1$/, '/nope'), model: 'a' }).listModels(),
+      (e: unknown) => e instanceof LlmError && e.kind === 'not_found',
+    );
   } finally {
     await srv.close();
   }

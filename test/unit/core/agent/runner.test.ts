@@ -9,8 +9,15 @@ import type { Block, VisibleFile } from '../../../../src/core/suites/types.ts';
 
 function blockWith(data: VisibleFile[], docs: VisibleFile[]): Block {
   return {
-    id: 'b', suite: 'longda', suiteId: 's', title: 't', items: [], runnable: true, problems: [],
-    visible: { data, docs, missing: [] }, hidden: { files: [] },
+    id: 'b',
+    suite: 'longda',
+    suiteId: 's',
+    title: 't',
+    items: [],
+    runnable: true,
+    problems: [],
+    visible: { data, docs, missing: [] },
+    hidden: { files: [] },
   };
 }
 
@@ -40,7 +47,10 @@ test('prepareWorkspace: a fully visible folder is linked whole; a folder with a 
     assert.equal(existsSync(join(workspace, 'docs', 'answers.csv')), false);
     assert.deepEqual(readOnlyPaths.sort(), [join(src, 'data'), join(src, 'docs', 'readme.txt')].sort());
     // idempotent (resume calls it again)
-    assert.deepEqual(prepareWorkspace(out, blockWith(data, docs), { links: true }).readOnlyPaths.sort(), readOnlyPaths.sort());
+    assert.deepEqual(
+      prepareWorkspace(out, blockWith(data, docs), { links: true }).readOnlyPaths.sort(),
+      readOnlyPaths.sort(),
+    );
   } finally {
     rmSync(src, { recursive: true, force: true });
     rmSync(out, { recursive: true, force: true });
@@ -63,7 +73,9 @@ test('prepareWorkspace (sandboxed layout): mount points, no links; the sandbox s
     if (!findBubblewrap()) return;
     const k = await PythonKernel.start({ ...place, sandbox: 'bubblewrap' });
     try {
-      const r = await k.execute("import os\nprint(sorted(os.path.join(d, f) for d, _, fs in os.walk('.') for f in fs))\nprint(open('docs/readme.txt').read())\ntry:\n    open('data/b.csv', 'w').write('x')\nexcept OSError as e:\n    print('ro', e.errno)\ntry:\n    open('../planted.txt', 'w').write('x')\nexcept OSError as e:\n    print('outside', e.errno)");
+      const r = await k.execute(
+        "import os\nprint(sorted(os.path.join(d, f) for d, _, fs in os.walk('.') for f in fs))\nprint(open('docs/readme.txt').read())\ntry:\n    open('data/b.csv', 'w').write('x')\nexcept OSError as e:\n    print('ro', e.errno)\ntry:\n    open('../planted.txt', 'w').write('x')\nexcept OSError as e:\n    print('outside', e.errno)",
+      );
       // The run folder above the workspace is not mounted: a write there lands in the sandbox's own /tmp at most, never on the host.
       assert.match(r.stdout, /'\.\/data\/a\/x\.csv', '\.\/data\/b\.csv', '\.\/docs\/readme\.txt'/);
       assert.match(r.stdout, /docs\/readme\.txt\n/);
@@ -83,7 +95,10 @@ test('prepareWorkspace: refuses paths escaping the workspace; fileSha256 hashes 
   const { src, out, vf } = setup();
   try {
     const f = vf('data/x.csv', 'abc');
-    assert.throws(() => prepareWorkspace(out, blockWith([{ ...f, rel: '../../etc/x.csv' }], [])), /escapes the workspace/);
+    assert.throws(
+      () => prepareWorkspace(out, blockWith([{ ...f, rel: '../../etc/x.csv' }], [])),
+      /escapes the workspace/,
+    );
     assert.equal(await fileSha256(f.path), 'ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad');
   } finally {
     rmSync(src, { recursive: true, force: true });

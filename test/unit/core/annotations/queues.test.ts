@@ -50,12 +50,24 @@ forEachEngine((e) => {
         { annotator: 'bo', assigned: 1, done: 1, extra: 0 },
         { annotator: 'cy', assigned: 0, done: 0, extra: 1 },
       ]);
-      assert.deepEqual((await qs.pendingFor('ana')).map((x) => [x.itemId, x.runId]), [['it-b', 'r1'], ['it-d', 'r2']]);
+      assert.deepEqual(
+        (await qs.pendingFor('ana')).map((x) => [x.itemId, x.runId]),
+        [
+          ['it-b', 'r1'],
+          ['it-d', 'r2'],
+        ],
+      );
       assert.deepEqual(await qs.pendingFor('bo'), []);
       // scoped to the items of one experiment's runs (r2)
       const scoped = await qs.progress(q, new Set(['it-c', 'it-d']));
       assert.equal(scoped.total, 2);
-      assert.deepEqual(scoped.annotators.map((a) => [a.annotator, a.assigned, a.done]), [['ana', 1, 0], ['bo', 1, 1]]);
+      assert.deepEqual(
+        scoped.annotators.map((a) => [a.annotator, a.assigned, a.done]),
+        [
+          ['ana', 1, 0],
+          ['bo', 1, 1],
+        ],
+      );
       await qs.assign(q, 'all', null, 'lead');
       assert.equal((await qs.progress(q)).unassigned, 4);
     } finally {

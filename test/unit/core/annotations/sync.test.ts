@@ -13,7 +13,14 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
 import {
-  ANNOTATABLE_TASKS, SqliteAnnotationStore, annotationStoreOf, resolveItem, schemaVersion, suiteVersionOf, type AnnotationStore, type QueueSpec,
+  ANNOTATABLE_TASKS,
+  SqliteAnnotationStore,
+  annotationStoreOf,
+  resolveItem,
+  schemaVersion,
+  suiteVersionOf,
+  type AnnotationStore,
+  type QueueSpec,
 } from '../../../../src/core/annotations/index.ts';
 import { canonicalJson, sha256 } from '../../../../src/core/eval/judges/canonical.ts';
 import { openStore, sqliteHandleOf, type RunStore } from '../../../../src/core/store/run-store.ts';
@@ -26,7 +33,9 @@ function referenceSync(db: Database.Database): number {
   const tasks = ANNOTATABLE_TASKS.map((t) => `'${t}'`).join(',');
   const versionCase = `CASE j.task ${ANNOTATABLE_TASKS.map((t) => `WHEN '${t}' THEN '${schemaVersion(t)}'`).join(' ')} END`;
   return db.transaction(() => {
-    const changes = db.prepare(`INSERT OR IGNORE INTO annotation_items (id, subject_kind, subject, task, schema_version, input, input_hash, criterion, suite, run_id, item_ref, suite_version, created_at)
+    const changes = db
+      .prepare(
+        `INSERT OR IGNORE INTO annotation_items (id, subject_kind, subject, task, schema_version, input, input_hash, criterion, suite, run_id, item_ref, suite_version, created_at)
       SELECT 'j:' || j.task || ':' || j.input_hash, 'judgement', json_object('kind', 'judgement', 'task', j.task, 'inputHash', j.input_hash), j.task, ${versionCase}, j.input, j.input_hash,
         CASE j.task WHEN 'checklist-score' THEN json_extract(j.input, '$.criterion') WHEN 'checklist-support' THEN json_extract(j.input, '$.question')
           WHEN 'trend-answer' THEN json_extract(j.input, '$.question') WHEN 'semantic-match' THEN json_extract(j.input, '$.kind') END,
@@ -34,10 +43,18 @@ function referenceSync(db: Database.Database): number {
       FROM judgements j LEFT JOIN runs r ON r.id = j.run_id
       WHERE j.task IN (${tasks}) AND j.judge_id NOT IN ('exact', 'none')
         AND NOT EXISTS (SELECT 1 FROM annotation_items i WHERE i.id = 'j:' || j.task || ':' || j.input_hash)
-      ORDER BY j.judged_at, j.rowid`).run().changes;
+      ORDER BY j.judged_at, j.rowid`,
+      )
+      .run().changes;
     if (changes) {
-      const runs = db.prepare(`SELECT DISTINCT r.id, r.data_checksums FROM annotation_items i JOIN runs r ON r.id = i.run_id WHERE i.suite_version = 'unknown'`).all() as Row[];
-      const upd = db.prepare(`UPDATE annotation_items SET suite_version = ? WHERE run_id = ? AND suite_version = 'unknown'`);
+      const runs = db
+        .prepare(
+          `SELECT DISTINCT r.id, r.data_checksums FROM annotation_items i JOIN runs r ON r.id = i.run_id WHERE i.suite_version = 'unknown'`,
+        )
+        .all() as Row[];
+      const upd = db.prepare(
+        `UPDATE annotation_items SET suite_version = ? WHERE run_id = ? AND suite_version = 'unknown'`,
+      );
       for (const r of runs) {
         const v = suiteVersionOf(r.data_checksums as string | null);
         if (v !== 'unknown') upd.run(v, r.id);
@@ -48,21 +65,51 @@ function referenceSync(db: Database.Database): number {
 }
 
 /** The `items` queue fill before issue 23: every matching id through JS, INSERT OR IGNORE one by one. */
-async function referenceOpenItemsQueue(db: Database.Database, store: AnnotationStore, id: string, spec: QueueSpec): Promise<void> {
+async function referenceOpenItemsQueue(
+  db: Database.Database,
+  store: AnnotationStore,
+  id: string,
+  spec: QueueSpec,
+): Promise<void> {
   referenceSync(db);
   const w: string[] = [];
   const p: unknown[] = [];
-  if (spec.task) { w.push('i.task = ?'); p.push(spec.task); }
-  if (spec.runIds?.length) { w.push(`i.run_id IN (${spec.runIds.map(() => '?').join(',')})`); p.push(...spec.runIds); }
+  if (spec.task) {
+    w.push('i.task = ?');
+    p.push(spec.task);
+  }
+  if (spec.runIds?.length) {
+    w.push(`i.run_id IN (${spec.runIds.map(() => '?').join(',')})`);
+    p.push(...spec.runIds);
+  }
   const and = w.length ? `WHERE ${w.join(' AND ')} AND` : 'WHERE';
-  const rows = db.prepare(`SELECT i.id, i.task FROM annotation_items i ${and} EXISTS (SELECT 1 FROM judgements j WHERE j.input_hash = i.input_hash AND j.task = i.task AND j.judge_id = 'human')
-    ORDER BY i.created_at, i.rowid`).all(...p) as Row[];
-  const anns = await store.annotationsByItem({ ...(spec.task ? { task: spec.task } : {}), ...(spec.runIds ? { runIds: spec.runIds } : {}) });
-  const ids = spec.includeResolved ? rows.map((r) => r.id as string)
-    : rows.filter((r) => { const a = anns.get(r.id as string); return !a || resolveItem({ id: r.id as string, task: r.task as string }, a).decidedBy === 'pending'; }).map((r) => r.id as string);
-  db.prepare('INSERT OR IGNORE INTO annotation_queues (id, name, kind, spec, reviewers, reservation_ms, blind, created_at) VALUES (?,?,?,?,1,1,1,?)').run(id, 'reference', spec.kind, JSON.stringify(spec), '2026-01-01');
+  const rows = db
+    .prepare(
+      `SELECT i.id, i.task FROM annotation_items i ${and} EXISTS (SELECT 1 FROM judgements j WHERE j.input_hash = i.input_hash AND j.task = i.task AND j.judge_id = 'human')
+    ORDER BY i.created_at, i.rowid`,
+    )
+    .all(...p) as Row[];
+  const anns = await store.annotationsByItem({
+    ...(spec.task ? { task: spec.task } : {}),
+    ...(spec.runIds ? { runIds: spec.runIds } : {}),
+  });
+  const ids = spec.includeResolved
+    ? rows.map((r) => r.id as string)
+    : rows
+        .filter((r) => {
+          const a = anns.get(r.id as string);
+          return !a || resolveItem({ id: r.id as string, task: r.task as string }, a).decidedBy === 'pending';
+        })
+        .map((r) => r.id as string);
+  db.prepare(
+    'INSERT OR IGNORE INTO annotation_queues (id, name, kind, spec, reviewers, reservation_ms, blind, created_at) VALUES (?,?,?,?,1,1,1,?)',
+  ).run(id, 'reference', spec.kind, JSON.stringify(spec), '2026-01-01');
   db.transaction(() => {
-    let pos = (db.prepare('SELECT COALESCE(MAX(pos), -1) AS m FROM annotation_queue_items WHERE queue_id = ?').get(id) as { m: number }).m;
+    let pos = (
+      db.prepare('SELECT COALESCE(MAX(pos), -1) AS m FROM annotation_queue_items WHERE queue_id = ?').get(id) as {
+        m: number;
+      }
+    ).m;
     const ins = db.prepare('INSERT OR IGNORE INTO annotation_queue_items (queue_id, pos, item_id) VALUES (?,?,?)');
     for (const itemId of ids) if (ins.run(id, pos + 1, itemId).changes) pos++;
   })();
@@ -70,7 +117,11 @@ async function referenceOpenItemsQueue(db: Database.Database, store: AnnotationS
 
 const TASK_INPUTS: Record<string, (k: number) => Record<string, unknown>> = {
   'claim-support': (k) => ({ claim: `Claim ${k}: the rate was ${k}%.`, sources: `Table ${k % 3}` }),
-  'checklist-score': (k) => ({ instruction: 'Write a report', response: `Response ${k}`, criterion: ['Clarity', 'Depth', 'Rigour'][k % 3] }),
+  'checklist-score': (k) => ({
+    instruction: 'Write a report',
+    response: `Response ${k}`,
+    criterion: ['Clarity', 'Depth', 'Rigour'][k % 3],
+  }),
   'semantic-match': (k) => ({ kind: ['variable', 'transform'][k % 2], a: `a${k}`, b: `b${k}` }),
   'not-annotatable': (k) => ({ x: k }),
 };
@@ -88,11 +139,25 @@ function newStore(): RunStore {
 }
 
 async function createRun(rs: RunStore, id: string, checksums: Record<string, string>): Promise<void> {
-  await rs.createRun({ id, suite: 'analystbench', blockId: 'b', agent: 'llm', model: 'm', params: {}, promptHash: 'h', toolSet: 't', dataChecksums: checksums, loupeVersion: 't', sandbox: 'off', workspace: '/tmp' });
+  await rs.createRun({
+    id,
+    suite: 'analystbench',
+    blockId: 'b',
+    agent: 'llm',
+    model: 'm',
+    params: {},
+    promptHash: 'h',
+    toolSet: 't',
+    dataChecksums: checksums,
+    loupeVersion: 't',
+    sandbox: 'off',
+    workspace: '/tmp',
+  });
 }
 
 const items = (db: Database.Database) => db.prepare('SELECT rowid AS r, * FROM annotation_items ORDER BY rowid').all();
-const queued = (db: Database.Database, q: string) => db.prepare('SELECT pos, item_id FROM annotation_queue_items WHERE queue_id = ? ORDER BY pos').all(q);
+const queued = (db: Database.Database, q: string) =>
+  db.prepare('SELECT pos, item_id FROM annotation_queue_items WHERE queue_id = ? ORDER BY pos').all(q);
 
 describe('annotation items and queues: incremental sync and one-statement queue fill (issue 23)', () => {
   for (const seed of [1, 2, 3, 4, 5, 6]) {
@@ -127,12 +192,18 @@ describe('annotation items and queues: incremental sync and one-statement queue 
           const r = rnd();
           if (r < 0.15 && keys.length) {
             // an upsert as SqliteJudgementRows.put does it (the row keeps its rowid; no key column changes)
-            write(`UPDATE judgements SET status = 'done', verdict = '{}', judged_at = ? WHERE cache_key = ?`, `2026-01-0${1 + Math.floor(rnd() * 9)}T00:00:00.000Z`, pick(keys));
+            write(
+              `UPDATE judgements SET status = 'done', verdict = '{}', judged_at = ? WHERE cache_key = ?`,
+              `2026-01-0${1 + Math.floor(rnd() * 9)}T00:00:00.000Z`,
+              pick(keys),
+            );
             continue;
           }
           if (r < 0.2 && keys.length) {
             // the newest judgement deleted: the next insert reuses its rowid
-            const last = sdb.prepare('SELECT cache_key FROM judgements ORDER BY rowid DESC LIMIT 1').get() as { cache_key: string };
+            const last = sdb.prepare('SELECT cache_key FROM judgements ORDER BY rowid DESC LIMIT 1').get() as {
+              cache_key: string;
+            };
             write('DELETE FROM judgements WHERE cache_key = ?', last.cache_key);
           }
           const task = pick(Object.keys(TASK_INPUTS));
@@ -143,8 +214,17 @@ describe('annotation items and queues: incremental sync and one-statement queue 
           keys.push(key);
           // judged_at out of rowid order, with ties
           const at = `2026-01-0${1 + Math.floor(rnd() * 9)}T00:00:00.000Z`;
-          write(`INSERT INTO judgements (cache_key, judge_id, task, input_hash, prompt_hash, input, raw_output, verdict, status, run_id, item_ref, judged_at) VALUES (?,?,?,?,NULL,?,NULL,NULL,'pending',?,?,?)`,
-            key, judge, task, hash, JSON.stringify(input), pick(['r1', 'r2', 'r3', null]), `item ${i}`, at);
+          write(
+            `INSERT INTO judgements (cache_key, judge_id, task, input_hash, prompt_hash, input, raw_output, verdict, status, run_id, item_ref, judged_at) VALUES (?,?,?,?,NULL,?,NULL,NULL,'pending',?,?,?)`,
+            key,
+            judge,
+            task,
+            hash,
+            JSON.stringify(input),
+            pick(['r1', 'r2', 'r3', null]),
+            `item ${i}`,
+            at,
+          );
         }
         if (round === 2) {
           // r3 appears: items of earlier syncs that named it get its suite version at the next sync that creates items
@@ -162,7 +242,11 @@ describe('annotation items and queues: incremental sync and one-statement queue 
           assert.deepEqual(queued(sdb, q.id), queued(rdb, id), `round ${round}: queue ${id}`);
         }
         // verdicts on some claims: one annotator resolves an item; a second, disagreeing one makes it a tie (pending)
-        const claims = (sdb.prepare(`SELECT id FROM annotation_items WHERE task = 'claim-support' ORDER BY rowid`).all() as Array<{ id: string }>).map((r) => r.id);
+        const claims = (
+          sdb.prepare(`SELECT id FROM annotation_items WHERE task = 'claim-support' ORDER BY rowid`).all() as Array<{
+            id: string;
+          }>
+        ).map((r) => r.id);
         for (let k = 0; k < 5 && claims.length; k++) {
           const itemId = pick(claims);
           const who = pick(['ann-a', 'ann-b']);
@@ -171,7 +255,10 @@ describe('annotation items and queues: incremental sync and one-statement queue 
           await rStore.annotate({ itemId, annotator: who, verdict });
         }
       }
-      assert.ok((sdb.prepare('SELECT COUNT(*) AS n FROM annotation_items').get() as { n: number }).n > 10, 'the history created items');
+      assert.ok(
+        (sdb.prepare('SELECT COUNT(*) AS n FROM annotation_items').get() as { n: number }).n > 10,
+        'the history created items',
+      );
       subject.close();
       reference.close();
     });
@@ -182,8 +269,11 @@ describe('annotation items and queues: incremental sync and one-statement queue 
     const reference = newStore();
     const rnd = seededRandom(42);
     for (const rs of [subject, reference]) await createRun(rs, 'r1', { 'a.csv': 'x' });
-    const ins = [subject, reference].map((rs) => sqliteHandleOf(rs).prepare(`INSERT INTO judgements (cache_key, judge_id, task, input_hash, prompt_hash, input, raw_output, verdict, status, run_id, item_ref, judged_at)
-      VALUES (?,?,?,?,NULL,?,NULL,NULL,'pending',?,NULL,?)`));
+    const ins = [subject, reference].map((rs) =>
+      sqliteHandleOf(rs)
+        .prepare(`INSERT INTO judgements (cache_key, judge_id, task, input_hash, prompt_hash, input, raw_output, verdict, status, run_id, item_ref, judged_at)
+      VALUES (?,?,?,?,NULL,?,NULL,NULL,'pending',?,NULL,?)`),
+    );
     for (let i = 0; i < 1500; i++) {
       const task = ['claim-support', 'checklist-score', 'semantic-match'][i % 3]!;
       const input = TASK_INPUTS[task]!(Math.floor(rnd() * 1000));
@@ -198,8 +288,14 @@ describe('annotation items and queues: incremental sync and one-statement queue 
     assert.equal(created, referenceSync(sqliteHandleOf(reference)));
     assert.deepEqual(items(sdb), items(sqliteHandleOf(reference)));
     assert.equal(sdb.pragma('wal_autocheckpoint', { simple: true }), 0, 'the checkpoint was left to the worker');
-    for (let t = 0; t < 200 && sdb.pragma('wal_autocheckpoint', { simple: true }) === 0; t++) await new Promise((r) => setTimeout(r, 25));
-    assert.equal(sdb.pragma('wal_autocheckpoint', { simple: true }), 1000, 'automatic checkpoints are back on after it');
+    for (let t = 0; t < 200 && sdb.pragma('wal_autocheckpoint', { simple: true }) === 0; t++) {
+      await new Promise((r) => setTimeout(r, 25));
+    }
+    assert.equal(
+      sdb.pragma('wal_autocheckpoint', { simple: true }),
+      1000,
+      'automatic checkpoints are back on after it',
+    );
     subject.close();
     reference.close();
   });
@@ -213,8 +309,13 @@ describe('annotation items and queues: incremental sync and one-statement queue 
     assert.equal(await store.syncFromJudgements(), 0);
     const input = { claim: 'c', sources: 's' };
     const hash = sha256(`claim-support\u0000${canonicalJson(input)}`);
-    db.prepare(`INSERT INTO judgements (cache_key, judge_id, task, input_hash, input, status, judged_at) VALUES ('k1', 'human', 'claim-support', ?, ?, 'pending', '2026-01-01')`).run(hash, JSON.stringify(input));
-    assert.equal(mark(), (db.prepare(`SELECT rowid AS r FROM judgements WHERE cache_key = 'k1'`).get() as { r: number }).r);
+    db.prepare(
+      `INSERT INTO judgements (cache_key, judge_id, task, input_hash, input, status, judged_at) VALUES ('k1', 'human', 'claim-support', ?, ?, 'pending', '2026-01-01')`,
+    ).run(hash, JSON.stringify(input));
+    assert.equal(
+      mark(),
+      (db.prepare(`SELECT rowid AS r FROM judgements WHERE cache_key = 'k1'`).get() as { r: number }).r,
+    );
     assert.equal(await store.syncFromJudgements(), 1);
     assert.equal(mark(), null);
     assert.equal(await store.syncFromJudgements(), 0);
@@ -232,10 +333,14 @@ describe('annotation items and queues: incremental sync and one-statement queue 
     db.exec(`DELETE FROM annotation_sync; INSERT INTO annotation_sync (id, judgements_from) VALUES (1, NULL);`);
     for (let k = 0; k < 3; k++) {
       const input = { claim: `c${k}`, sources: 's' };
-      db.prepare(`INSERT INTO judgements (cache_key, judge_id, task, input_hash, input, status, judged_at) VALUES (?, 'human', 'claim-support', ?, ?, 'pending', '2026-01-01')`).run(`k${k}`, sha256(`claim-support\u0000${canonicalJson(input)}`), JSON.stringify(input));
+      db.prepare(
+        `INSERT INTO judgements (cache_key, judge_id, task, input_hash, input, status, judged_at) VALUES (?, 'human', 'claim-support', ?, ?, 'pending', '2026-01-01')`,
+      ).run(`k${k}`, sha256(`claim-support\u0000${canonicalJson(input)}`), JSON.stringify(input));
     }
     // as if the judgements predated the migration: its own statement sets the watermark
-    db.exec(`UPDATE annotation_sync SET judgements_from = NULL; UPDATE annotation_sync SET judgements_from = (SELECT MIN(rowid) FROM judgements);`);
+    db.exec(
+      `UPDATE annotation_sync SET judgements_from = NULL; UPDATE annotation_sync SET judgements_from = (SELECT MIN(rowid) FROM judgements);`,
+    );
     assert.equal(await annotationStoreOf(rs).syncFromJudgements(), 3);
     rs.close();
   });

@@ -1,5 +1,19 @@
 import assert from 'node:assert/strict';
-import { cpSync, existsSync, lstatSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync, statSync, symlinkSync, unlinkSync, writeFileSync } from 'node:fs';
+import {
+  cpSync,
+  existsSync,
+  lstatSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  realpathSync,
+  rmSync,
+  statSync,
+  symlinkSync,
+  unlinkSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, relative } from 'node:path';
 import { after, describe, it } from 'node:test';
@@ -21,7 +35,13 @@ after(() => rmSync(tmp, { recursive: true, force: true }));
 
 /** Every hidden file of a block, as absolute paths. */
 function hiddenOf(b: Block): string[] {
-  return [...new Set([...b.hidden.files, ...(b.hidden.publications ?? []), ...(b.hidden.referenceReport ? [b.hidden.referenceReport] : [])])].filter((f) => existsSync(f));
+  return [
+    ...new Set([
+      ...b.hidden.files,
+      ...(b.hidden.publications ?? []),
+      ...(b.hidden.referenceReport ? [b.hidden.referenceReport] : []),
+    ]),
+  ].filter((f) => existsSync(f));
 }
 
 /** Tries every way we can think of to name `target` through the guard; all must fail. */
@@ -41,7 +61,11 @@ function attack(b: Block, target: string, ws?: string) {
   const g = createGuard(b, ws ? { workspaceDir: ws } : {});
   for (const p of attempts) {
     assert.equal(g.isVisible(p), false, `guard let through ${p}`);
-    assert.throws(() => g.resolve(p), (e: unknown) => e instanceof PathNotVisibleError && e instanceof LoupeInputError, p);
+    assert.throws(
+      () => g.resolve(p),
+      (e: unknown) => e instanceof PathNotVisibleError && e instanceof LoupeInputError,
+      p,
+    );
   }
   assert.throws(() => g.list('..'), PathNotVisibleError);
   assert.throws(() => g.list(dirname(target)), PathNotVisibleError);
@@ -80,7 +104,9 @@ describe('leakage guard: LongDA (answers, publications)', async () => {
     const md = taskMarkdown(b);
     assert.match(md, /What were the obesity prevalences for men and women\?/);
     assert.match(md, /\[men, women\]/);
-    for (const q of b.items as LongdaQuery[]) if (Array.isArray(q.groundTruth)) assert.ok(!md.includes(q.answerText.trim()), `answer ${q.answerText} leaked`);
+    for (const q of b.items as LongdaQuery[]) {
+      if (Array.isArray(q.groundTruth)) assert.ok(!md.includes(q.answerText.trim()), `answer ${q.answerText} leaked`);
+    }
     assert.ok(!md.includes('[39.2, 41.3]') && !md.includes('39.2'));
     for (const it of publicItems(b)) assert.ok(!('groundTruth' in it) && !('answerText' in it));
   });
@@ -109,7 +135,10 @@ describe('leakage guard: LongDA (answers, publications)', async () => {
   it('refuses to write into a non-empty folder it did not create, and replaces its own', () => {
     const other = join(tmp, 'not-ours');
     cpSync(join(repoRoot, 'test', 'fixtures', 'suites', 'blade-unseen'), other, { recursive: true });
-    assert.throws(() => createTaskWorkspace(b, other), (e: unknown) => e instanceof LoupeInputError && /not empty/.test(e.message));
+    assert.throws(
+      () => createTaskWorkspace(b, other),
+      (e: unknown) => e instanceof LoupeInputError && /not empty/.test(e.message),
+    );
     const ws = join(tmp, 'ws-twice');
     createTaskWorkspace(b, ws);
     writeFileSync(join(ws, 'scratch.txt'), 'x');
@@ -124,7 +153,14 @@ describe('leakage guard: BLADE (annotations, MCQ keys)', async () => {
   it('refuses annotations.csv and mcq_dataset.json by every path', () => {
     const g = createGuard(b);
     assert.deepEqual(g.files.map((f) => f.rel).sort(), ['data.csv', 'info.json']);
-    for (const p of ['annotations.csv', 'mcq_dataset.json', '../hurricane/annotations.csv', 'data.csv/../annotations.csv', '../affairs/annotations.csv', '/etc/passwd']) {
+    for (const p of [
+      'annotations.csv',
+      'mcq_dataset.json',
+      '../hurricane/annotations.csv',
+      'data.csv/../annotations.csv',
+      '../affairs/annotations.csv',
+      '/etc/passwd',
+    ]) {
       assert.throws(() => g.resolve(p), PathNotVisibleError, p);
     }
     for (const h of hiddenOf(b)) attack(b, h);
@@ -136,7 +172,9 @@ describe('leakage guard: BLADE (annotations, MCQ keys)', async () => {
     assert.equal(statSync(join(ws, 'data.csv')).mode & 0o777, 0o444);
     assert.equal(r.files.length, 2);
     assert.match(readFileSync(join(ws, 'TASK.md'), 'utf8'), /feminine names/);
-    const mcq = (await loadSuite('blade-mcq', sharedData('blade', 'datasets'))).blocks.find((x) => x.id === 'hurricane')!;
+    const mcq = (await loadSuite('blade-mcq', sharedData('blade', 'datasets'))).blocks.find(
+      (x) => x.id === 'hurricane',
+    )!;
     const md = taskMarkdown(mcq);
     assert.match(md, /LEAST justifiable/);
     assert.ok(!/correct/i.test(md));
@@ -158,7 +196,12 @@ describe('leakage guard: BLADE (annotations, MCQ keys)', async () => {
 describe('leakage guard: DDR (checklists) and AnalystBench (reference report, checklist)', async () => {
   it('DDR: qa.json is never reachable; the database is', async () => {
     const db = join(tmp, 'ddr.sqlite');
-    const s = await loadSuite('ddr', sharedData('mimic-iv-demo'), { entities: 'patients.subject_id', database: db, metadataDir: sharedData('ddr', 'mimic'), tableFilter: (t) => t === 'hosp_patients' });
+    const s = await loadSuite('ddr', sharedData('mimic-iv-demo'), {
+      entities: 'patients.subject_id',
+      database: db,
+      metadataDir: sharedData('ddr', 'mimic'),
+      tableFilter: (t) => t === 'hosp_patients',
+    });
     const b = s.blocks[0]!;
     assert.ok(b.hidden.files.some((f) => f.endsWith('qa.json')));
     const g = createGuard(b);
@@ -167,7 +210,11 @@ describe('leakage guard: DDR (checklists) and AnalystBench (reference report, ch
     const ws = join(tmp, 'ws-ddr');
     createTaskWorkspace(b, ws);
     assert.deepEqual(readdirSync(ws).sort(), ['.loupe-task.json', 'TASK.md', 'database.sqlite']);
-    assert.equal(lstatSync(join(ws, 'database.sqlite')).isSymbolicLink(), false, 'a small database is copied (auto mode)');
+    assert.equal(
+      lstatSync(join(ws, 'database.sqlite')).isSymbolicLink(),
+      false,
+      'a small database is copied (auto mode)',
+    );
     assert.equal(statSync(join(ws, 'database.sqlite')).mode & 0o222, 0, 'read-only copy');
     createTaskWorkspace(b, ws, { copyLimitBytes: 0 });
     assert.equal(lstatSync(join(ws, 'database.sqlite')).isSymbolicLink(), true, 'above the limit it is linked');
@@ -177,10 +224,14 @@ describe('leakage guard: DDR (checklists) and AnalystBench (reference report, ch
     assert.match(task, /- `anchor_age` INTEGER: Patient's age in the anchor_year/);
     const withChecklist = (await loadSuite('ddr', sharedData('ddr', 'mimic'))).blocks[0]!;
     const md = taskMarkdown(withChecklist);
-    for (const c of withChecklist.hidden.checklist!) assert.ok(!md.includes(c.question) && !md.includes(c.answer), c.question);
+    for (const c of withChecklist.hidden.checklist!) {
+      assert.ok(!md.includes(c.question) && !md.includes(c.answer), c.question);
+    }
   });
   it('AnalystBench: the reference PDF, checklist and manifest are never reachable', async () => {
-    const s = await loadSuite('analystbench', join(repoRoot, 'test', 'fixtures', 'suites', 'analystbench'), { env: { LOUPE_SHARED: sharedDir() } });
+    const s = await loadSuite('analystbench', join(repoRoot, 'test', 'fixtures', 'suites', 'analystbench'), {
+      env: { LOUPE_SHARED: sharedDir() },
+    });
     const b = s.blocks[0]!;
     const hidden = hiddenOf(b);
     assert.equal(hidden.length, 3);
@@ -202,29 +253,53 @@ describe('suites: visible files that alias hidden ones are dropped at load time'
   const manifest = (task: string, extra: Record<string, unknown>) =>
     JSON.stringify({ format: 'loupe-analystbench/1', task, instruction: 'Write it.', base, ...extra });
 
-  it('drops a source that is a symlink to the reference report, and another task\'s checklist and manifests', async () => {
+  it("drops a source that is a symlink to the reference report, and another task's checklist and manifests", async () => {
     for (const d of [join(base, 'secret'), join(base, 'pub'), join(root, 'a')]) mkdirpSync(d);
     writeFileSync(join(base, 'secret', 'report.pdf'), 'the published report');
     writeFileSync(join(base, 'pub', 'd.csv'), 'x\n1\n');
     symlinkSync(join('..', 'secret', 'report.pdf'), join(base, 'pub', 'innocent.pdf'));
     // Task a: its checklist lives next to its manifest, inside the suite root.
-    writeFileSync(join(root, 'a', 'task.json'), manifest('a', { sources: ['pub/**'], reference: 'secret/report.pdf', checklist: 'checklist.json' }));
+    writeFileSync(
+      join(root, 'a', 'task.json'),
+      manifest('a', { sources: ['pub/**'], reference: 'secret/report.pdf', checklist: 'checklist.json' }),
+    );
     writeFileSync(join(root, 'a', 'checklist.json'), JSON.stringify(['Says the rate was 40.3%']));
     // Task b: a glob wide enough to take the whole suite folder (tasks, checklists, a broken manifest).
-    writeFileSync(join(root, 'b.task.json'), JSON.stringify({ format: 'loupe-analystbench/1', task: 'b', instruction: 'Write it.', base: tmp, sources: ['alias-base/pub/d.csv', 'alias-tasks/**'], reference: 'alias-base/secret/report.pdf' }));
+    writeFileSync(
+      join(root, 'b.task.json'),
+      JSON.stringify({
+        format: 'loupe-analystbench/1',
+        task: 'b',
+        instruction: 'Write it.',
+        base: tmp,
+        sources: ['alias-base/pub/d.csv', 'alias-tasks/**'],
+        reference: 'alias-base/secret/report.pdf',
+      }),
+    );
     writeFileSync(join(root, 'c.task.json'), '{"format": ');
     const s = await loadSuite('analystbench', root);
     const a = s.blocks.find((x) => x.id === 'a')!;
     const b = s.blocks.find((x) => x.id === 'b')!;
     const rels = (x: Block) => [...x.visible.data, ...x.visible.docs].map((f) => f.rel).sort();
     assert.deepEqual(rels(a), ['pub/d.csv']);
-    assert.ok(a.problems.some((p) => p.startsWith(join(base, 'pub', 'innocent.pdf')) && p.includes('resolves to')), a.problems.join('\n'));
+    assert.ok(
+      a.problems.some((p) => p.startsWith(join(base, 'pub', 'innocent.pdf')) && p.includes('resolves to')),
+      a.problems.join('\n'),
+    );
     assert.deepEqual(rels(b), ['alias-base/pub/d.csv']);
-    for (const f of ['a/checklist.json', 'a/task.json', 'c.task.json']) assert.ok(b.problems.some((p) => p.startsWith(join(root, f))), `${f}: ${b.problems.join('\n')}`);
+    for (const f of ['a/checklist.json', 'a/task.json', 'c.task.json']) {
+      assert.ok(
+        b.problems.some((p) => p.startsWith(join(root, f))),
+        `${f}: ${b.problems.join('\n')}`,
+      );
+    }
     // Nothing hidden reaches a task workspace.
     const ws = join(tmp, 'alias-ws');
     createTaskWorkspace(a, ws);
-    const all = (d: string): string[] => readdirSync(d, { withFileTypes: true }).flatMap((e) => (e.isDirectory() ? all(join(d, e.name)) : [join(d, e.name)]));
+    const all = (d: string): string[] =>
+      readdirSync(d, { withFileTypes: true }).flatMap((e) =>
+        e.isDirectory() ? all(join(d, e.name)) : [join(d, e.name)],
+      );
     for (const f of all(ws)) assert.doesNotMatch(readFileSync(f, 'utf8'), /the published report/, f);
   });
 
@@ -232,12 +307,18 @@ describe('suites: visible files that alias hidden ones are dropped at load time'
     const ld = join(tmp, 'alias-longda');
     mkdirpSync(join(ld, 'S1', 'data'));
     mkdirpSync(join(ld, 'S1', 'docs'));
-    writeFileSync(join(ld, 'benchmark.csv'), 'survey,source,internal_id,query,answer_structure,additional_info,answer\nS1,Pub,1,Q,single_number,,42\n');
+    writeFileSync(
+      join(ld, 'benchmark.csv'),
+      'survey,source,internal_id,query,answer_structure,additional_info,answer\nS1,Pub,1,Q,single_number,,42\n',
+    );
     writeFileSync(join(ld, 'S1', 'data', 'd.csv'), 'a\n1\n');
     writeFileSync(join(ld, 'S1', 'docs', 'doc.txt'), 'doc');
     symlinkSync(join('..', '..', 'benchmark.csv'), join(ld, 'S1', 'data', 'answers.csv'));
     const b = (await loadSuite('longda', ld)).blocks[0]!;
-    assert.deepEqual(b.visible.data.map((f) => f.rel), ['data/d.csv']);
+    assert.deepEqual(
+      b.visible.data.map((f) => f.rel),
+      ['data/d.csv'],
+    );
     assert.equal(b.runnable, true);
   });
 });

@@ -16,7 +16,10 @@ interface SuitesSetting {
 }
 
 const pkg = JSON.parse(readFileSync(join(repoRoot, 'package.json'), 'utf8')) as {
-  contributes: { configuration: { properties: Record<string, unknown> }; viewsWelcome: Array<{ view: string; when?: string; contents: string }> };
+  contributes: {
+    configuration: { properties: Record<string, unknown> };
+    viewsWelcome: Array<{ view: string; when?: string; contents: string }>;
+  };
 };
 const suites = pkg.contributes.configuration.properties['loupe.suites'] as SuitesSetting;
 
@@ -25,7 +28,11 @@ describe('package.json follows the benchmark registry', () => {
     // imported without the test fixtures' registration: the registry holds the shipped benchmarks only
     const kinds = benchmarkKinds();
     const choices = suites.items.properties.suite.anyOf.find((a) => a.enum)?.enum;
-    assert.deepEqual(choices, kinds, 'contributes.configuration.properties["loupe.suites"].items.properties.suite: enum ≠ registry (src/core/benchmarks/registry.ts BUILTIN)');
+    assert.deepEqual(
+      choices,
+      kinds,
+      'contributes.configuration.properties["loupe.suites"].items.properties.suite: enum ≠ registry (src/core/benchmarks/registry.ts BUILTIN)',
+    );
     // a benchmark registered by an extension of Loupe is still accepted by the pattern
     const pattern = new RegExp(suites.items.properties.suite.anyOf.find((a) => a.pattern)!.pattern!);
     for (const k of [...kinds, 'count-rows']) assert.match(k, pattern);
@@ -36,9 +43,13 @@ describe('package.json follows the benchmark registry', () => {
     assert.match(suites.markdownDescription, /loupe-benchmark\.yaml/);
   });
 
-  it('the setting\'s description and the Benchmarks view\'s welcome text name every shipped benchmark', () => {
-    for (const k of benchmarkKinds()) assert.match(suites.markdownDescription, new RegExp(`"${k}"`), `loupe.suites description lacks ${k}`);
-    const welcome = pkg.contributes.viewsWelcome.find((w) => w.view === 'loupe.benchmarks' && w.when === '!loupe.suitesConfigured')!.contents;
+  it("the setting's description and the Benchmarks view's welcome text name every shipped benchmark", () => {
+    for (const k of benchmarkKinds()) {
+      assert.match(suites.markdownDescription, new RegExp(`"${k}"`), `loupe.suites description lacks ${k}`);
+    }
+    const welcome = pkg.contributes.viewsWelcome.find(
+      (w) => w.view === 'loupe.benchmarks' && w.when === '!loupe.suitesConfigured',
+    )!.contents;
     const listed = /\(suites: ([^)]*)\)/.exec(welcome)?.[1]?.split(', ');
     assert.deepEqual(listed, benchmarkKinds());
   });

@@ -11,5 +11,7 @@ const rep = await idx.build({
     }
   },
 });
-process.stdout.write(`done ${JSON.stringify({ files: rep.files.length, units: rep.units, chunks: rep.chunks, skipped: rep.skipped.length })}\n`);
+process.stdout.write(
+  `done ${JSON.stringify({ files: rep.files.length, units: rep.units, chunks: rep.chunks, skipped: rep.skipped.length })}\n`,
+);
 idx.close();

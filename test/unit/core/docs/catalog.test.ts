@@ -14,7 +14,9 @@ function tmp(prefix: string): string {
 
 describe('variable catalog: parsers on small fixtures', () => {
   it('reads an NHANES value table row by row from count + cumulative, skip targets and ranges included', () => {
-    const vals = parseNhanesValueTable('1 Born in 50 US states or Washington, 10039 10039 DMDEDUC2 2 Others 1875 11914 77 Refused 0 11914 End of Section 0 to 79 Range of Values 5 11919 . Missing 14 11933');
+    const vals = parseNhanesValueTable(
+      '1 Born in 50 US states or Washington, 10039 10039 DMDEDUC2 2 Others 1875 11914 77 Refused 0 11914 End of Section 0 to 79 Range of Values 5 11919 . Missing 14 11933',
+    );
     assert.deepEqual(vals, [
       { code: '1', label: 'Born in 50 US states or Washington,' },
       { code: '2', label: 'Others' },
@@ -67,7 +69,17 @@ describe('variable catalog: parsers on small fixtures', () => {
   });
 
   it('parses SAS PROC FORMAT value statements (quoted, numeric and blank codes)', () => {
-    const f = parseSasFormats(['PROC FORMAT;', '   VALUE $YESNO', '      "Y"\t= "Yes"', '      "N"\t= "No"', '      " " \t= "Missing"', '   ;', '   VALUE AGEF', '      16 \t= "16: 16 to 24"', '   ;']);
+    const f = parseSasFormats([
+      'PROC FORMAT;',
+      '   VALUE $YESNO',
+      '      "Y"\t= "Yes"',
+      '      "N"\t= "No"',
+      '      " " \t= "Missing"',
+      '   ;',
+      '   VALUE AGEF',
+      '      16 \t= "16: 16 to 24"',
+      '   ;',
+    ]);
     assert.deepEqual(f.YESNO, [
       { code: 'Y', label: 'Yes' },
       { code: 'N', label: 'No' },
@@ -81,7 +93,11 @@ describe('variable catalog: parsers on small fixtures', () => {
     try {
       const p = join(dir, 'FAKE.xpt');
       writeFileSync(p, 'not a transport file'.padEnd(800, ' '));
-      assert.throws(() => readXptColumns(p), (e: Error) => e.name === 'LoupeInputError' && e.message.includes('FAKE.xpt') && /not a SAS transport/.test(e.message));
+      assert.throws(
+        () => readXptColumns(p),
+        (e: Error) =>
+          e.name === 'LoupeInputError' && e.message.includes('FAKE.xpt') && /not a SAS transport/.test(e.message),
+      );
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }
@@ -111,7 +127,9 @@ describe('variable catalog: NHANES (real shared codebooks and XPT files)', () =>
     assert.equal(page.label, v.page);
     assert.ok(page.text.includes(`Variable Name: ${name}`), `${v.doc} ${v.page} defines ${name}`);
     assert.ok(page.text.includes(`SAS Label: ${v.label}`));
-    for (const x of v.values) assert.ok(page.text.includes(`${x.code} ${x.label}`), `${name}: "${x.code} ${x.label}" is on ${v.page}`);
+    for (const x of v.values) {
+      assert.ok(page.text.includes(`${x.code} ${x.label}`), `${name}: "${x.code} ${x.label}" is on ${v.page}`);
+    }
     return v;
   }
 
@@ -119,13 +137,22 @@ describe('variable catalog: NHANES (real shared codebooks and XPT files)', () =>
     const v = checkAgainstCodebook('RIAGENDR');
     assert.equal(v.doc, 'NHANES/docs/Demographics/DEMO_L.pdf');
     assert.equal(v.file, 'DEMO_L');
-    assert.deepEqual(v.values.map((x) => x.code), ['1', '2', '.']);
-    assert.deepEqual(v.values.map((x) => x.label), ['Male', 'Female', 'Missing']);
+    assert.deepEqual(
+      v.values.map((x) => x.code),
+      ['1', '2', '.'],
+    );
+    assert.deepEqual(
+      v.values.map((x) => x.label),
+      ['Male', 'Female', 'Missing'],
+    );
   });
 
-  it('DMDEDUC2: five education levels plus refused / don\'t know / missing, adults 20+', () => {
+  it("DMDEDUC2: five education levels plus refused / don't know / missing, adults 20+", () => {
     const v = checkAgainstCodebook('DMDEDUC2');
-    assert.deepEqual(v.values.map((x) => x.code), ['1', '2', '3', '4', '5', '7', '9', '.']);
+    assert.deepEqual(
+      v.values.map((x) => x.code),
+      ['1', '2', '3', '4', '5', '7', '9', '.'],
+    );
     assert.equal(v.values[4]!.label, 'College graduate or above');
     assert.match(v.universe ?? '', /20 YEARS/);
   });
@@ -133,14 +160,22 @@ describe('variable catalog: NHANES (real shared codebooks and XPT files)', () =>
   it('INDFMPIR: ratio of family income to poverty, a range and the top-coded value', () => {
     const v = checkAgainstCodebook('INDFMPIR');
     assert.equal(v.label, 'Ratio of family income to poverty');
-    assert.deepEqual(v.values.map((x) => x.code), ['0 to 4.99', '5', '.']);
+    assert.deepEqual(
+      v.values.map((x) => x.code),
+      ['0 to 4.99', '5', '.'],
+    );
     assert.equal(v.values[1]!.label, 'Value greater than or equal to 5.00');
   });
 
   it('documents at least 95% of the columns of the shared XPT files, each with a page', () => {
     assert.ok(cat.coverage.columns > 500, `columns read: ${cat.coverage.columns}`);
-    assert.ok(cat.coverage.documented / cat.coverage.columns >= 0.95, `documented ${cat.coverage.documented}/${cat.coverage.columns}`);
-    for (const v of cat.variables.filter((x) => x.documented)) assert.ok(v.doc && v.page, `${v.name} has a doc and page`);
+    assert.ok(
+      cat.coverage.documented / cat.coverage.columns >= 0.95,
+      `documented ${cat.coverage.documented}/${cat.coverage.columns}`,
+    );
+    for (const v of cat.variables.filter((x) => x.documented)) {
+      assert.ok(v.doc && v.page, `${v.name} has a doc and page`);
+    }
   });
 
   it('lists a column without documentation as undocumented, with no invented label', () => {
@@ -172,7 +207,11 @@ describe('variable catalog: NHANES (real shared codebooks and XPT files)', () =>
       const rep = await again.build();
       assert.equal(rep.extracted, 0);
       const parsed = again.catalog();
-      assert.ok(parsed.some((p) => p.doc === 'NHANES/docs/Demographics/DEMO_L.pdf' && p.variables.some((v) => v.name === 'RIAGENDR')));
+      assert.ok(
+        parsed.some(
+          (p) => p.doc === 'NHANES/docs/Demographics/DEMO_L.pdf' && p.variables.some((v) => v.name === 'RIAGENDR'),
+        ),
+      );
     } finally {
       again.close();
     }
@@ -204,7 +243,7 @@ describe('variable catalog: NCSES data dictionaries (NTEWS, real shared files)',
     assert.equal(v.universe, 'All respondents');
   });
 
-  it('attaches value labels from the survey\'s PROC FORMAT file (Pntews22.sas) through SAS_FMT', () => {
+  it("attaches value labels from the survey's PROC FORMAT file (Pntews22.sas) through SAS_FMT", () => {
     assert.equal(cat.parsers['sas-formats'], 1);
     const v = cat.variables.find((x) => x.name === 'ACDG')!;
     assert.deepEqual(v.values.slice(0, 2), [
@@ -222,14 +261,23 @@ describe('variable catalog: unparseable codebooks are reported and skipped', () 
     try {
       mkdirSync(join(dir, 'NHIS', 'docs'), { recursive: true });
       copyFileSync(join(root, 'NHIS', 'docs', 'adult-codebook.pdf'), join(dir, 'NHIS', 'docs', 'adult-codebook.pdf'));
-      writeFileSync(join(dir, 'NHIS', 'docs', 'notes.txt'), 'Variable Name: AGEP_A SAS Label: Age of sample adult English Text: How old are you? Target: All sample adults\n');
+      writeFileSync(
+        join(dir, 'NHIS', 'docs', 'notes.txt'),
+        'Variable Name: AGEP_A SAS Label: Age of sample adult English Text: How old are you? Target: All sample adults\n',
+      );
       const idx = await openDocIndex({ root: dir, cacheDir: cache, files: docsFolderFiles(dir, 'NHIS') });
       try {
         await idx.build();
         const cat = surveyCatalog(idx, join(dir, 'NHIS', 'data'), dir);
-        assert.deepEqual(cat.problems.map((p) => p.file), ['NHIS/docs/adult-codebook.pdf']);
+        assert.deepEqual(
+          cat.problems.map((p) => p.file),
+          ['NHIS/docs/adult-codebook.pdf'],
+        );
         assert.match(cat.problems[0]!.reason, /no variable definitions were recognised/);
-        assert.deepEqual(cat.variables.map((v) => v.name), ['AGEP_A']);
+        assert.deepEqual(
+          cat.variables.map((v) => v.name),
+          ['AGEP_A'],
+        );
       } finally {
         idx.close();
       }
@@ -250,10 +298,19 @@ describe('variable catalog: Markdown variable tables and CSV data headers (unsee
       const cat = surveyCatalog(idx, join(root, 'NHANES1718', 'data'), root);
       assert.equal(cat.parsers['markdown-table'], 1);
       const bmi = cat.variables.find((v) => v.name === 'BMXBMI')!;
-      assert.deepEqual([bmi.label, bmi.file, bmi.doc, bmi.documented], ['Body Mass Index (kg/m**2)', 'BMX_J', 'NHANES1718/docs/codebooks/BMX_J.md', true]);
+      assert.deepEqual(
+        [bmi.label, bmi.file, bmi.doc, bmi.documented],
+        ['Body Mass Index (kg/m**2)', 'BMX_J', 'NHANES1718/docs/codebooks/BMX_J.md', true],
+      );
       assert.equal(idx.units(bmi.doc!)[bmi.unitIndex!]!.label, bmi.page);
       assert.ok(idx.units(bmi.doc!)[bmi.unitIndex!]!.text.includes('BMXBMI'));
-      assert.deepEqual(cat.variables.filter((v) => !v.documented).map((v) => [v.name, v.label]), [['RIDAGEYR', null], ['WTMEC2YR', null]]);
+      assert.deepEqual(
+        cat.variables.filter((v) => !v.documented).map((v) => [v.name, v.label]),
+        [
+          ['RIDAGEYR', null],
+          ['WTMEC2YR', null],
+        ],
+      );
       assert.deepEqual(cat.coverage, { columns: 4, documented: 2 });
     } finally {
       idx.close();
@@ -262,9 +319,16 @@ describe('variable catalog: Markdown variable tables and CSV data headers (unsee
   });
 
   it('parses value codes of a Values column', () => {
-    const p = parseDoc('S/docs/DEMO_X.md', ['| Variable | Label | Values |', '|---|---|---|', '| RIAGENDR | Gender | 1=Male; 2=Female |', 'after the table'], 'Line');
+    const p = parseDoc(
+      'S/docs/DEMO_X.md',
+      ['| Variable | Label | Values |', '|---|---|---|', '| RIAGENDR | Gender | 1=Male; 2=Female |', 'after the table'],
+      'Line',
+    );
     assert.equal(p.parser, 'markdown-table');
-    assert.deepEqual(p.variables[0]!.values, [{ code: '1', label: 'Male' }, { code: '2', label: 'Female' }]);
+    assert.deepEqual(p.variables[0]!.values, [
+      { code: '1', label: 'Male' },
+      { code: '2', label: 'Female' },
+    ]);
     assert.equal(p.variables[0]!.page, 'Line 3');
   });
 });

@@ -25,19 +25,34 @@ function writeFixture(root: string): void {
   writeFileSync(
     join(root, 'Examination', 'BMX_L.pdf'),
     makePdf([
-      [{ text: 'Body Measures (BMX_L)', x: 72, y: 720 }, { text: 'Data File: BMX_L.xpt', x: 72, y: 700 }],
-      [{ text: 'Variable Name: BMXBMI', x: 72, y: 720 }, { text: 'SAS Label: Body Mass Index (kg/m**2)', x: 72, y: 700 }],
+      [
+        { text: 'Body Measures (BMX_L)', x: 72, y: 720 },
+        { text: 'Data File: BMX_L.xpt', x: 72, y: 700 },
+      ],
+      [
+        { text: 'Variable Name: BMXBMI', x: 72, y: 720 },
+        { text: 'SAS Label: Body Mass Index (kg/m**2)', x: 72, y: 700 },
+      ],
     ]),
   );
   writeFileSync(
     join(root, 'DEMO_L.pdf'),
     makePdf([
       [{ text: 'Demographic Variables and Sample Weights (DEMO_L)', x: 72, y: 720 }],
-      [{ text: 'Variable Name: RIDAGEYR', x: 72, y: 720 }, { text: 'SAS Label: Age in years at screening', x: 72, y: 700 }],
-      [{ text: 'Variable Name: WTMEC2YR', x: 72, y: 720 }, { text: 'SAS Label: Full sample MEC exam weight', x: 72, y: 700 }],
+      [
+        { text: 'Variable Name: RIDAGEYR', x: 72, y: 720 },
+        { text: 'SAS Label: Age in years at screening', x: 72, y: 700 },
+      ],
+      [
+        { text: 'Variable Name: WTMEC2YR', x: 72, y: 720 },
+        { text: 'SAS Label: Full sample MEC exam weight', x: 72, y: 700 },
+      ],
     ]),
   );
-  writeFileSync(join(root, 'readme.txt'), 'Use WTMEC2YR for examination estimates.\nAge is RIDAGEYR.\nbody mass index is in BMX_L\n');
+  writeFileSync(
+    join(root, 'readme.txt'),
+    'Use WTMEC2YR for examination estimates.\nAge is RIDAGEYR.\nbody mass index is in BMX_L\n',
+  );
   writeFileSync(join(root, 'layout.csv'), 'name,start,label\nRIAGENDR,5,Gender\nRIDAGEYR,6,Age in years\n');
   writeFileSync(join(root, 'hidden-answers.txt'), 'The answer is 40.3 percent.\n');
   // bad input
@@ -45,7 +60,10 @@ function writeFixture(root: string): void {
   writeFileSync(join(root, 'corrupt.pdf'), Buffer.from('%PDF-1.7\n1 0 obj <<< broken'));
   writeFileSync(join(root, 'empty.pdf'), Buffer.alloc(0));
   writeFileSync(join(root, 'binary.txt'), Buffer.from([0x00, 0x01, 0x02, 0xff, 0xfe, 0x00, 0x10]));
-  writeFileSync(join(root, 'latin1.txt'), Buffer.from([0x63, 0x61, 0x66, 0xe9, 0x20, 0x57, 0x54, 0x4d, 0x45, 0x43, 0x32, 0x59, 0x52, 0x0a]));
+  writeFileSync(
+    join(root, 'latin1.txt'),
+    Buffer.from([0x63, 0x61, 0x66, 0xe9, 0x20, 0x57, 0x54, 0x4d, 0x45, 0x43, 0x32, 0x59, 0x52, 0x0a]),
+  );
   writeFileSync(join(root, 'one-line.txt'), Buffer.alloc(50 * 1024 * 1024, 0x61));
   writeFileSync(join(root, 'picture.gif'), Buffer.from('GIF89a'));
 }
@@ -76,7 +94,14 @@ describe('docs/index: build, report, tools', () => {
     assert.match(reasons['one-line.txt'] ?? '', /too large/);
     assert.match(reasons['picture.gif'] ?? '', /unsupported file type "\.gif"/);
     const files = Object.fromEntries(rep.files.map((f) => [f.file, f]));
-    assert.deepEqual(Object.keys(files).sort(), ['DEMO_L.pdf', 'Examination/BMX_L.pdf', 'hidden-answers.txt', 'latin1.txt', 'layout.csv', 'readme.txt']);
+    assert.deepEqual(Object.keys(files).sort(), [
+      'DEMO_L.pdf',
+      'Examination/BMX_L.pdf',
+      'hidden-answers.txt',
+      'latin1.txt',
+      'layout.csv',
+      'readme.txt',
+    ]);
     assert.equal(files['DEMO_L.pdf']!.units, 3);
     assert.equal(files['layout.csv']!.kind, 'Row');
     assert.match(files['latin1.txt']!.note ?? '', /Windows-1252/);
@@ -89,7 +114,10 @@ describe('docs/index: build, report, tools', () => {
     let rep = await idx.build();
     idx.close();
     assert.equal(rep.extracted, 0);
-    writeFileSync(join(root, 'readme.txt'), 'Use WTMEC2YR for examination estimates.\nNew line about WTPH2YR.\nAge is RIDAGEYR.\n');
+    writeFileSync(
+      join(root, 'readme.txt'),
+      'Use WTMEC2YR for examination estimates.\nNew line about WTPH2YR.\nAge is RIDAGEYR.\n',
+    );
     idx = await openDocIndex({ root, cacheDir: cache });
     rep = await idx.build();
     assert.equal(rep.extracted, 1);
@@ -106,10 +134,19 @@ describe('docs/index: build, report, tools', () => {
       '[DEMO_L.pdf] Pages available: 1-3\nSample:\nPage 1: Demographic Variables and Sample Weights (DEMO_L)\nPage 2: Variable Name: RIDAGEYR SAS Label: Age in years at screening\nPage 3: Variable Name: WTMEC2YR SAS Label: Full sample MEC exam weight',
     );
     const r = idx.readDoc('DEMO_L.pdf', '3,1-1,9');
-    assert.equal(r.text, '[DEMO_L.pdf] Pages: 3, 1\nPage 3: Variable Name: WTMEC2YR SAS Label: Full sample MEC exam weight\nPage 1: Demographic Variables and Sample Weights (DEMO_L)');
-    assert.deepEqual(r.hits.map((h) => h.unit), ['Page 3', 'Page 1']);
+    assert.equal(
+      r.text,
+      '[DEMO_L.pdf] Pages: 3, 1\nPage 3: Variable Name: WTMEC2YR SAS Label: Full sample MEC exam weight\nPage 1: Demographic Variables and Sample Weights (DEMO_L)',
+    );
+    assert.deepEqual(
+      r.hits.map((h) => h.unit),
+      ['Page 3', 'Page 1'],
+    );
     assert.match(idx.readDoc('DEMO_L.pdf', 'x-y').text, /^Error: invalid range/);
-    assert.match(idx.readDoc('layout.csv', '2').text, /^\[layout\.csv\] Rows: 2\nRow 2: name: RIDAGEYR \| start: 6 \| label: Age in years$/);
+    assert.match(
+      idx.readDoc('layout.csv', '2').text,
+      /^\[layout\.csv\] Rows: 2\nRow 2: name: RIDAGEYR \| start: 6 \| label: Age in years$/,
+    );
     assert.match(idx.readDoc('encrypted.pdf').text, /cannot read encrypted\.pdf: encrypted PDF/);
     assert.equal(idx.readDoc('picture.gif').text, 'Unsupported file type: picture.gif');
     idx.close();
@@ -120,13 +157,24 @@ describe('docs/index: build, report, tools', () => {
     await idx.build();
     const one = idx.searchDoc('wtmec2yr', 'DEMO_L.pdf', 5, 10);
     assert.equal(one.text, "[DEMO_L.pdf] Found 1 matches for 'wtmec2yr'.\nPage 3: ...ble Name: WTMEC2YR SAS Label...");
-    assert.deepEqual(one.hits[0], { file: 'DEMO_L.pdf', unit: 'Page 3', unitIndex: 2, start: 15, end: 23, score: 1, snippet: 'ble Name: WTMEC2YR SAS Label' });
+    assert.deepEqual(one.hits[0], {
+      file: 'DEMO_L.pdf',
+      unit: 'Page 3',
+      unitIndex: 2,
+      start: 15,
+      end: 23,
+      score: 1,
+      snippet: 'ble Name: WTMEC2YR SAS Label',
+    });
     const all = idx.searchDoc('WTMEC2YR', undefined, 10, 5);
     assert.deepEqual(all.hits.map((h) => h.file).sort(), ['DEMO_L.pdf', 'latin1.txt', 'readme.txt']);
     assert.match(all.text, /^Found 3 matches for 'WTMEC2YR' across 3 documents\./);
     const limited = idx.searchDoc('WTMEC2YR', undefined, 1, 5);
     assert.match(limited.text, /showing the first 1 of 3/);
-    assert.match(idx.searchDoc('no such thing', 'DEMO_L.pdf').text, /^\[DEMO_L\.pdf\] No matches for 'no such thing'\.$/);
+    assert.match(
+      idx.searchDoc('no such thing', 'DEMO_L.pdf').text,
+      /^\[DEMO_L\.pdf\] No matches for 'no such thing'\.$/,
+    );
     idx.close();
   });
 
@@ -140,16 +188,29 @@ describe('docs/index: build, report, tools', () => {
     assert.equal(idx.searchDoc('answer', 'hidden-answers.txt').text, 'Error: document not found: hidden-answers.txt');
     assert.equal(idx.searchDoc('40.3').hits.length, 0);
     assert.equal(idx.search('answer 40.3', { mode: 'bm25' }).length, 0);
-    assert.equal(idx.retrieve('answer').hits.some((h) => h.file === 'hidden-answers.txt'), false);
+    assert.equal(
+      idx.retrieve('answer').hits.some((h) => h.file === 'hidden-answers.txt'),
+      false,
+    );
     assert.throws(() => idx.units('hidden-answers.txt'), /not an indexed document/);
     // per-call scope narrows further
-    assert.equal(idx.readDoc('readme.txt', undefined, { files: ['DEMO_L.pdf'] }).text, 'Error: document not found: readme.txt');
-    assert.deepEqual([...new Set(idx.search('WTMEC2YR', { mode: 'keyword', files: ['readme.txt'] }).map((h) => h.file))], ['readme.txt']);
+    assert.equal(
+      idx.readDoc('readme.txt', undefined, { files: ['DEMO_L.pdf'] }).text,
+      'Error: document not found: readme.txt',
+    );
+    assert.deepEqual(
+      [...new Set(idx.search('WTMEC2YR', { mode: 'keyword', files: ['readme.txt'] }).map((h) => h.file))],
+      ['readme.txt'],
+    );
     idx.close();
   });
 
-  it('retriever (longta) on one doc equals rank_bm25 over that doc\'s 500/100 chunks', async () => {
-    const lines = Array.from({ length: 60 }, (_, i) => `Line ${i} about ${i % 3 === 0 ? 'Body Mass Index' : 'weight and height'} value ${i % 7} ${'x'.repeat(i * 11)}`);
+  it("retriever (longta) on one doc equals rank_bm25 over that doc's 500/100 chunks", async () => {
+    const lines = Array.from(
+      { length: 60 },
+      (_, i) =>
+        `Line ${i} about ${i % 3 === 0 ? 'Body Mass Index' : 'weight and height'} value ${i % 7} ${'x'.repeat(i * 11)}`,
+    );
     writeFileSync(join(root, 'long.txt'), lines.join('\n') + '\n');
     const idx = await openDocIndex({ root, cacheDir: cache });
     await idx.build();
@@ -158,8 +219,15 @@ describe('docs/index: build, report, tools', () => {
     // reference: chunks of every line, tokenised by whitespace, scored by rank_bm25
     const chunks: { unit: number; text: string; no: number }[] = [];
     const units = idx.units('long.txt');
-    for (const u of units) splitChunks(u.text, 500, 100).forEach((s, no) => chunks.push({ unit: u.index, text: u.text.slice(s.start, s.end), no }));
-    const scores = okapiScores(chunks.map((c) => longtaTokens(c.text)), longtaTokens(query));
+    for (const u of units) {
+      splitChunks(u.text, 500, 100).forEach((s, no) =>
+        chunks.push({ unit: u.index, text: u.text.slice(s.start, s.end), no }),
+      );
+    }
+    const scores = okapiScores(
+      chunks.map((c) => longtaTokens(c.text)),
+      longtaTokens(query),
+    );
     const order = [...scores.keys()].sort((a, b) => scores[b]! - scores[a]! || b - a).slice(0, 5);
     assert.deepEqual(
       res.hits.map((h) => [h.unitIndex, h.chunk, Number(h.score.toFixed(9))]),
@@ -177,8 +245,16 @@ describe('docs/index: build, report, tools', () => {
     const hits = idx.search('ridageyr', { mode: 'bm25', top: 5 });
     assert.ok(hits.length >= 2);
     assert.deepEqual(new Set(hits.map((h) => h.file)), new Set(['DEMO_L.pdf', 'readme.txt', 'layout.csv']));
-    assert.equal(idx.search('ridageyr', { mode: 'longta', top: 5 }).filter((h) => h.score > 0).length, 0, 'longta is case-sensitive');
-    const bmi = idx.search('body mass index', { mode: 'bm25', top: 3, files: ['Examination/BMX_L.pdf', 'DEMO_L.pdf', 'readme.txt', 'layout.csv'] });
+    assert.equal(
+      idx.search('ridageyr', { mode: 'longta', top: 5 }).filter((h) => h.score > 0).length,
+      0,
+      'longta is case-sensitive',
+    );
+    const bmi = idx.search('body mass index', {
+      mode: 'bm25',
+      top: 3,
+      files: ['Examination/BMX_L.pdf', 'DEMO_L.pdf', 'readme.txt', 'layout.csv'],
+    });
     assert.equal(bmi[0]!.file, 'Examination/BMX_L.pdf');
     assert.equal(bmi[0]!.unit, 'Page 2');
     idx.close();
@@ -195,7 +271,10 @@ describe('docs/index: build, report, tools', () => {
     const b = await openDocIndex({ root, cacheDir: cache, files: ['DEMO_L.pdf'] });
     const repB = await b.build();
     assert.equal(repB.extracted, 0);
-    assert.deepEqual(b.report().files.map((f) => f.file), ['DEMO_L.pdf']);
+    assert.deepEqual(
+      b.report().files.map((f) => f.file),
+      ['DEMO_L.pdf'],
+    );
     b.close();
   });
 
@@ -218,12 +297,17 @@ describe('docs/index: build, report, tools', () => {
   it('cancel: an aborted build rejects and the next build finishes the work', async () => {
     const root2 = tmp('cancel');
     const cache2 = tmp('cache2');
-    for (let i = 0; i < 30; i++) writeFileSync(join(root2, `f${String(i).padStart(2, '0')}.txt`), `file ${i} WTMEC2YR\n`);
+    for (let i = 0; i < 30; i++) {
+      writeFileSync(join(root2, `f${String(i).padStart(2, '0')}.txt`), `file ${i} WTMEC2YR\n`);
+    }
     const ac = new AbortController();
     // in the calling thread, so "10 files done" is exact when the progress says 10 (with a worker the 10th may still be
     // in flight and is dropped by the abort: 'cancelled build' in shared-build.test.ts covers that)
     let idx = await openDocIndex({ root: root2, cacheDir: cache2, extractWorkers: 0 });
-    await assert.rejects(idx.build({ signal: ac.signal, onProgress: (p) => p.phase === 'extract' && p.done === 10 && ac.abort() }), (e: unknown) => (e as Error).name === 'AbortError');
+    await assert.rejects(
+      idx.build({ signal: ac.signal, onProgress: (p) => p.phase === 'extract' && p.done === 10 && ac.abort() }),
+      (e: unknown) => (e as Error).name === 'AbortError',
+    );
     idx.close();
     idx = await openDocIndex({ root: root2, cacheDir: cache2 });
     const rep = await idx.build();
@@ -236,9 +320,16 @@ describe('docs/index: build, report, tools', () => {
   });
 });
 
-function runChild(root: string, cache: string, slowMs = 0, killAt = -1): Promise<{ code: number | null; out: string; err: string }> {
+function runChild(
+  root: string,
+  cache: string,
+  slowMs = 0,
+  killAt = -1,
+): Promise<{ code: number | null; out: string; err: string }> {
   return new Promise((resolve, reject) => {
-    const p = spawn(process.execPath, [child, root, cache, slowMs ? String(slowMs) : ''], { stdio: ['ignore', 'pipe', 'pipe'] });
+    const p = spawn(process.execPath, [child, root, cache, slowMs ? String(slowMs) : ''], {
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     let out = '';
     p.stdout.on('data', (d: Buffer) => {
       out += d.toString();
@@ -259,8 +350,18 @@ describe('docs/index: keyword search edge cases', () => {
     const idx = await openDocIndex({ root, cacheDir: cache });
     await idx.build();
     const r = idx.searchDoc('weight', 'u.txt', 10, 3);
-    assert.deepEqual(r.hits.map((h) => [h.unit, h.start, h.end]), [['Line 1', 16, 22], ['Line 2', 12, 18], ['Line 3', 3, 9]]);
-    assert.deepEqual(r.hits.map((h) => h.snippet), ['ey WEIGHT', 'ne weight', 'İİ weight at']);
+    assert.deepEqual(
+      r.hits.map((h) => [h.unit, h.start, h.end]),
+      [
+        ['Line 1', 16, 22],
+        ['Line 2', 12, 18],
+        ['Line 3', 3, 9],
+      ],
+    );
+    assert.deepEqual(
+      r.hits.map((h) => h.snippet),
+      ['ey WEIGHT', 'ne weight', 'İİ weight at'],
+    );
     assert.equal(idx.searchDoc('line weight', 'u.txt').hits.length, 1);
     assert.equal(idx.searchDoc('weight\nsecond', 'u.txt').hits.length, 0, 'no match across unit boundaries');
     idx.close();
@@ -273,7 +374,9 @@ describe('docs/index: crash safety and two processes', () => {
   it('a build killed halfway leaves a usable index; the next build completes it', async () => {
     const root = tmp('crash');
     const cache = tmp('crash-cache');
-    for (let i = 0; i < 40; i++) writeFileSync(join(root, `doc${String(i).padStart(2, '0')}.txt`), `document ${i}\nmentions BMXBMI ${i}\n`);
+    for (let i = 0; i < 40; i++) {
+      writeFileSync(join(root, `doc${String(i).padStart(2, '0')}.txt`), `document ${i}\nmentions BMXBMI ${i}\n`);
+    }
     const killed = await runChild(root, cache, 30, 12);
     assert.equal(killed.code, null, 'child was killed');
     assert.ok(!killed.out.includes('done'));
@@ -335,7 +438,10 @@ describe('docs/index: real NHANES codebooks', () => {
     assert.equal(bmx.kind, 'Page');
     assert.ok(bmx.units > 10);
     const units = idx.units('Examination/BMX_L.pdf');
-    assert.match(units[0]!.text, /^National Health and Nutrition Examination Survey August 2021-August 2023 Data Documentation, Codebook, and Frequencies Body Measures \(BMX_L\)/);
+    assert.match(
+      units[0]!.text,
+      /^National Health and Nutrition Examination Survey August 2021-August 2023 Data Documentation, Codebook, and Frequencies Body Measures \(BMX_L\)/,
+    );
     const def = idx.searchDoc('Variable Name: BMXBMI', 'Examination/BMX_L.pdf');
     assert.equal(def.hits.length, 1);
     assert.match(def.text, /SAS Label: Body Mass Index \(kg\/m\*\*2\)/);
@@ -363,7 +469,10 @@ describe('docs/index: PDF extractors (pdfium default, pdfjs)', () => {
       const out = {
         rep,
         page1: idx.units('Examination/BMX_L.pdf')[0]!.text,
-        vars: idx.catalog().flatMap((d) => d.variables.map((v) => v.name)).sort(),
+        vars: idx
+          .catalog()
+          .flatMap((d) => d.variables.map((v) => v.name))
+          .sort(),
         top: idx.search('body mass index', { mode: 'bm25', top: 1 })[0]!.file,
       };
       idx.close();
@@ -372,10 +481,19 @@ describe('docs/index: PDF extractors (pdfium default, pdfjs)', () => {
     const js = await build('pdfjs');
     assert.equal(js.rep.pdfExtractor, 'pdfjs');
     assert.equal(js.rep.extracted, 2);
-    const db = () => new Database(join(cache, readdirSync(cache).find((f) => f.endsWith('.sqlite'))!), { readonly: true });
+    const db = () =>
+      new Database(
+        join(
+          cache,
+          readdirSync(cache).find((f) => f.endsWith('.sqlite'))!,
+        ),
+        { readonly: true },
+      );
     const versions = () => {
       const d = db();
-      const v = (d.prepare('SELECT DISTINCT version FROM contents').all() as { version: number }[]).map((r) => r.version);
+      const v = (d.prepare('SELECT DISTINCT version FROM contents').all() as { version: number }[]).map(
+        (r) => r.version,
+      );
       const rankers = (d.prepare('SELECT count(*) AS n FROM rankers').get() as { n: number }).n;
       d.close();
       return { v, rankers };
@@ -383,15 +501,18 @@ describe('docs/index: PDF extractors (pdfium default, pdfjs)', () => {
     assert.deepEqual(versions(), { v: [EXTRACTOR_VERSIONS.pdfjs], rankers: 2 });
     const pd = await build(); // default: pdfium
     assert.equal(pd.rep.pdfExtractor, 'pdfium');
-    assert.equal(pd.rep.extracted, 2, 'the other extractor\'s units are not reused');
+    assert.equal(pd.rep.extracted, 2, "the other extractor's units are not reused");
     // new rankers (bm25 + longta) for the new text, although the files' content hashes are unchanged
     assert.deepEqual(versions(), { v: [EXTRACTOR_VERSIONS.pdfium], rankers: 4 });
     for (const r of [js, pd]) {
-      assert.match(r.page1, /^National Health and Nutrition Examination Survey August 2021-August 2023 Data Documentation, Codebook, and Frequencies Body Measures \(BMX_L\)/);
+      assert.match(
+        r.page1,
+        /^National Health and Nutrition Examination Survey August 2021-August 2023 Data Documentation, Codebook, and Frequencies Body Measures \(BMX_L\)/,
+      );
       assert.equal(r.top, 'Examination/BMX_L.pdf');
     }
     assert.ok(pd.vars.includes('BMXBMI') && pd.vars.includes('WTMEC2YR'));
-    assert.deepEqual(pd.vars, js.vars, 'the variable catalog parses both extractors\' text alike');
+    assert.deepEqual(pd.vars, js.vars, "the variable catalog parses both extractors' text alike");
     const again = await build('pdfium');
     assert.equal(again.rep.extracted, 0);
     assert.equal(again.rep.reused, 2);
@@ -402,7 +523,9 @@ describe('docs/index: PDF extractors (pdfium default, pdfjs)', () => {
     const root = tmp('badx');
     await assert.rejects(
       openDocIndex({ root, cacheDir: root, pdfExtractor: 'poppler' as 'pdfjs' }),
-      (e: unknown) => e instanceof LoupeInputError && /^pdfExtractor: unknown PDF extractor "poppler": use "pdfium" or "pdfjs"/.test(e.message),
+      (e: unknown) =>
+        e instanceof LoupeInputError &&
+        /^pdfExtractor: unknown PDF extractor "poppler": use "pdfium" or "pdfjs"/.test(e.message),
     );
     rmSync(root, { recursive: true, force: true });
   });
@@ -430,7 +553,10 @@ describe('docs/index: extraction stays in its worker thread', () => {
   it('a file that crashes its worker is reported failed, not read again on the calling thread', async () => {
     const root = fixture();
     const worker = join(root, '..', `crash-worker-${process.pid}.mjs`);
-    writeFileSync(worker, "import { parentPort } from 'node:worker_threads';\nparentPort.on('message', () => process.exit(3));\n");
+    writeFileSync(
+      worker,
+      "import { parentPort } from 'node:worker_threads';\nparentPort.on('message', () => process.exit(3));\n",
+    );
     await withEnv({ LOUPE_EXTRACT_WORKER: worker }, async () => {
       const idx = await openDocIndex({ root, cacheDir: join(root, '.cache') }); // default: one worker
       const rep = await idx.build();
@@ -452,7 +578,10 @@ describe('docs/index: extraction stays in its worker thread', () => {
       const idx = await openDocIndex({ root, cacheDir: join(root, '.cache') });
       const rep = await idx.build();
       idx.close();
-      assert.deepEqual(rep.skipped.map((s) => s.reason), ['extraction took longer than 200 ms and was stopped', 'extraction took longer than 200 ms and was stopped']);
+      assert.deepEqual(
+        rep.skipped.map((s) => s.reason),
+        ['extraction took longer than 200 ms and was stopped', 'extraction took longer than 200 ms and was stopped'],
+      );
     });
     rmSync(worker, { force: true });
     rmSync(root, { recursive: true, force: true });
@@ -476,9 +605,15 @@ describe('docs/index: skipped / failed files of another extractor version', () =
     // notes.txt failed under its content hash (the contents record itself says the current version).
     const db = new Database(first.cachePath);
     const old = EXTRACTOR_VERSION - 1;
-    db.prepare(`UPDATE files SET hash = '', kind = NULL, n_units = 0, skipped = 'unsupported file type ".tsv"', version = ? WHERE path = 'layout.tsv'`).run(old);
-    db.prepare(`UPDATE files SET kind = NULL, n_units = 0, skipped = 'extraction failed: old bug', version = ? WHERE path = 'notes.txt'`).run(old);
-    db.prepare(`UPDATE contents SET kind = NULL, n_units = 0, error = 'extraction failed: old bug' WHERE hash = ?`).run(notesHash);
+    db.prepare(
+      `UPDATE files SET hash = '', kind = NULL, n_units = 0, skipped = 'unsupported file type ".tsv"', version = ? WHERE path = 'layout.tsv'`,
+    ).run(old);
+    db.prepare(
+      `UPDATE files SET kind = NULL, n_units = 0, skipped = 'extraction failed: old bug', version = ? WHERE path = 'notes.txt'`,
+    ).run(old);
+    db.prepare(`UPDATE contents SET kind = NULL, n_units = 0, error = 'extraction failed: old bug' WHERE hash = ?`).run(
+      notesHash,
+    );
     db.prepare('DELETE FROM units WHERE hash = ?').run(notesHash);
     db.prepare('DELETE FROM units WHERE hash = ?').run(tsvHash);
     db.prepare('DELETE FROM contents WHERE hash = ?').run(tsvHash);
@@ -486,8 +621,14 @@ describe('docs/index: skipped / failed files of another extractor version', () =
 
     idx = await openDocIndex({ root, cacheDir: cache });
     const second = await idx.build();
-    assert.deepEqual(second.files.map((f) => [f.file, f.units]).sort(), [['layout.tsv', 1], ['notes.txt', 1]]);
-    assert.deepEqual(second.skipped.map((s) => s.file), ['corrupt.pdf']);
+    assert.deepEqual(second.files.map((f) => [f.file, f.units]).sort(), [
+      ['layout.tsv', 1],
+      ['notes.txt', 1],
+    ]);
+    assert.deepEqual(
+      second.skipped.map((s) => s.file),
+      ['corrupt.pdf'],
+    );
     assert.equal(second.extracted, 2); // the two stale skips; corrupt.pdf failed under this version: reused
     assert.equal(idx.search('WTMEC2YR', { mode: 'bm25', top: 1 })[0]?.file, 'notes.txt');
     const third = await idx.build();
@@ -510,8 +651,14 @@ describe('docs/index: skipped / failed files of another extractor version', () =
     db.close();
     idx = await openDocIndex({ root, cacheDir: cache });
     const second = await idx.build();
-    assert.deepEqual(second.files.map((f) => f.file), ['notes.txt']);
-    assert.deepEqual(second.skipped.map((s) => s.file), ['corrupt.pdf']);
+    assert.deepEqual(
+      second.files.map((f) => f.file),
+      ['notes.txt'],
+    );
+    assert.deepEqual(
+      second.skipped.map((s) => s.file),
+      ['corrupt.pdf'],
+    );
     assert.equal(second.extracted, 1); // only the failed PDF, of unknown version, is tried again
     const third = await idx.build();
     idx.close();

@@ -1,7 +1,14 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { CatalogVariable } from '../../../../src/core/docs/catalog.ts';
-import { QuestionRetriever, cutOffs, inRange, namedIn, nameTokensOfFiles, splitClauses } from '../../../../src/core/docs/question.ts';
+import {
+  QuestionRetriever,
+  cutOffs,
+  inRange,
+  namedIn,
+  nameTokensOfFiles,
+  splitClauses,
+} from '../../../../src/core/docs/question.ts';
 import { codebookTokens } from '../../../../src/core/docs/text.ts';
 import type { DocIndex } from '../../../../src/core/docs/types.ts';
 
@@ -41,7 +48,10 @@ function v(name: string, label: string, doc: string, values: Array<[string, stri
 }
 
 const RANGE = (a: string): [string, string] => [a, 'Range of Values'];
-const YESNO: Array<[string, string]> = [['1', 'Yes'], ['2', 'No']];
+const YESNO: Array<[string, string]> = [
+  ['1', 'Yes'],
+  ['2', 'No'],
+];
 
 // a survey without a design family: variables in five files, pages in those and in two documents
 const VARS = [
@@ -60,21 +70,21 @@ const PAGES: Record<string, string[]> = {
   'S/docs/TCHOL.pdf': ['Total cholesterol laboratory procedure'],
   'S/docs/GHB.pdf': ['Glycohemoglobin, also known as hemoglobin A1c or HbA1c, measured in whole blood'],
   'S/docs/DIQ.pdf': ['Diabetes questionnaire: diabetes, insulin, diabetic pills, blood sugar'],
-  'S/docs/survey-design.pdf': ['Variance estimation: sample weights, strata and primary sampling units PSU; standard errors by Taylor series'],
-  'S/docs/Replicate_Weight_Instructions.pdf': ['How to use the replicate weights: 160 replicate weights for standard errors'],
+  'S/docs/survey-design.pdf': [
+    'Variance estimation: sample weights, strata and primary sampling units PSU; standard errors by Taylor series',
+  ],
+  'S/docs/Replicate_Weight_Instructions.pdf': [
+    'How to use the replicate weights: 160 replicate weights for standard errors',
+  ],
   'S/docs/poverty-guidelines-2024.pdf': ['Poverty guidelines for the 48 contiguous states'],
 };
 
 describe('question mode: concept-level retrieval (issue 49)', () => {
   it('splits a question into clauses at punctuation and joining words, keeping "or more" with its cut-off', () => {
-    assert.deepEqual(splitClauses('adults 20 and older with non-HDL cholesterol 190 mg/dL or more, by sex (men, women)'), [
-      'adults 20',
-      'older',
-      'non-HDL cholesterol 190 mg/dL or more',
-      'sex',
-      'men',
-      'women',
-    ]);
+    assert.deepEqual(
+      splitClauses('adults 20 and older with non-HDL cholesterol 190 mg/dL or more, by sex (men, women)'),
+      ['adults 20', 'older', 'non-HDL cholesterol 190 mg/dL or more', 'sex', 'men', 'women'],
+    );
   });
 
   it('reads a cut-off only when the clause compares, and matches it against a documented range of values', () => {
@@ -95,10 +105,18 @@ describe('question mode: concept-level retrieval (issue 49)', () => {
 
   it('finds every measure of a long definitional question, one clause each, including one named only in the pages', () => {
     const qr = new QuestionRetriever(fakeIndex(PAGES), VARS);
-    const r = qr.ask('Percentage of adults with two or more risk factors: high blood pressure 130 mm Hg or higher, total cholesterol 240 mg/dL or more, HbA1c >= 6.5%');
-    const conceptFiles = r.files.filter((f) => f.from.some((x) => x.startsWith('concepts'))).map((f) => f.file).sort();
+    const r = qr.ask(
+      'Percentage of adults with two or more risk factors: high blood pressure 130 mm Hg or higher, total cholesterol 240 mg/dL or more, HbA1c >= 6.5%',
+    );
+    const conceptFiles = r.files
+      .filter((f) => f.from.some((x) => x.startsWith('concepts')))
+      .map((f) => f.file)
+      .sort();
     assert.deepEqual(conceptFiles, ['S/docs/BPX.pdf', 'S/docs/GHB.pdf', 'S/docs/TCHOL.pdf']);
-    assert.ok(r.variables.some((x) => x.name === 'LBXGH' && x.why === 'concept'), 'the glycohemoglobin variable is proposed for "HbA1c"');
+    assert.ok(
+      r.variables.some((x) => x.name === 'LBXGH' && x.why === 'concept'),
+      'the glycohemoglobin variable is proposed for "HbA1c"',
+    );
   });
 
   it('proposes the design documentation found by its own words, and the document about the design words the question uses', () => {
@@ -106,14 +124,27 @@ describe('question mode: concept-level retrieval (issue 49)', () => {
     const plain = qr.ask('total cholesterol among adults');
     assert.ok(plain.files.find((f) => f.file === 'S/docs/survey-design.pdf')?.from.includes('design'));
     const rep = qr.ask('total cholesterol among adults, with standard errors from the replicate weights');
-    assert.ok(rep.files.find((f) => f.file === 'S/docs/Replicate_Weight_Instructions.pdf')?.from.includes('design-terms'));
+    assert.ok(
+      rep.files.find((f) => f.file === 'S/docs/Replicate_Weight_Instructions.pdf')?.from.includes('design-terms'),
+    );
   });
 
   it('a document the question names by its title or file name is proposed', () => {
     const named = nameTokensOfFiles(Object.keys(PAGES));
-    assert.deepEqual(namedIn(codebookTokens('income relative to the 2024 poverty guidelines'), named), ['S/docs/poverty-guidelines-2024.pdf']);
-    assert.deepEqual(namedIn(codebookTokens('income relative to poverty'), named), [], 'one short word of a name is not a mention');
+    assert.deepEqual(namedIn(codebookTokens('income relative to the 2024 poverty guidelines'), named), [
+      'S/docs/poverty-guidelines-2024.pdf',
+    ]);
+    assert.deepEqual(
+      namedIn(codebookTokens('income relative to poverty'), named),
+      [],
+      'one short word of a name is not a mention',
+    );
     const qr = new QuestionRetriever(fakeIndex(PAGES), VARS);
-    assert.ok(qr.ask('diabetes by family income, following poverty-guidelines-2024.pdf').files.find((f) => f.file === 'S/docs/poverty-guidelines-2024.pdf')?.from.includes('named'));
+    assert.ok(
+      qr
+        .ask('diabetes by family income, following poverty-guidelines-2024.pdf')
+        .files.find((f) => f.file === 'S/docs/poverty-guidelines-2024.pdf')
+        ?.from.includes('named'),
+    );
   });
 });

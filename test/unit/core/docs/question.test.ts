@@ -5,7 +5,12 @@ import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { docsFolderFiles, openDocIndex, type DocIndex } from '../../../../src/core/docs/index.ts';
 import { surveyCatalog } from '../../../../src/core/docs/survey-catalog.ts';
-import { QuestionRetriever, catalogSynonyms, decomposeWithModel, parseDecomposition } from '../../../../src/core/docs/question.ts';
+import {
+  QuestionRetriever,
+  catalogSynonyms,
+  decomposeWithModel,
+  parseDecomposition,
+} from '../../../../src/core/docs/question.ts';
 import { evaluateRetrieval, loadRetrievalLabels } from '../../../../src/core/docs/retrieval-eval.ts';
 import { repoRoot, sharedData } from '../../../helpers/shared.ts';
 
@@ -34,14 +39,28 @@ describe('retrieval evaluation: metrics and labels', () => {
   it('resolves id-only LongDA labels against benchmark.csv (query + additional_info) and names bad entries', () => {
     const dir = tmp('labels');
     try {
-      writeFileSync(join(dir, 'benchmark.csv'), 'survey,source,internal_id,query,answer_structure,additional_info,answer\nS,Brief 1,1,How many?,single_number,Adults only.,3\n');
-      writeFileSync(join(dir, 'labels.json'), JSON.stringify({ questions: [{ survey: 'S', source: 'Brief 1', internal_id: 1, files: ['S/docs/a.pdf'] }, { q: 'free text', files: ['b'] }] }));
+      writeFileSync(
+        join(dir, 'benchmark.csv'),
+        'survey,source,internal_id,query,answer_structure,additional_info,answer\nS,Brief 1,1,How many?,single_number,Adults only.,3\n',
+      );
+      writeFileSync(
+        join(dir, 'labels.json'),
+        JSON.stringify({
+          questions: [
+            { survey: 'S', source: 'Brief 1', internal_id: 1, files: ['S/docs/a.pdf'] },
+            { q: 'free text', files: ['b'] },
+          ],
+        }),
+      );
       const l = loadRetrievalLabels(join(dir, 'labels.json'), dir);
       assert.equal(l[0]!.q, 'How many? Adults only.');
       assert.equal(l[0]!.source, 'Brief 1');
       assert.equal(loadRetrievalLabels(join(dir, 'labels.json'), dir, 'query')[0]!.q, 'How many?');
       assert.equal(l[1]!.q, 'free text');
-      writeFileSync(join(dir, 'bad.json'), JSON.stringify([{ survey: 'S', source: 'Brief 1', internal_id: 9, files: ['a'] }]));
+      writeFileSync(
+        join(dir, 'bad.json'),
+        JSON.stringify([{ survey: 'S', source: 'Brief 1', internal_id: 9, files: ['a'] }]),
+      );
       assert.throws(() => loadRetrievalLabels(join(dir, 'bad.json'), dir), /bad\.json entry 1: no benchmark\.csv row/);
       writeFileSync(join(dir, 'nofiles.json'), JSON.stringify([{ q: 'x', files: [] }]));
       assert.throws(() => loadRetrievalLabels(join(dir, 'nofiles.json'), dir), /nofiles\.json entry 1: "files"/);
@@ -51,20 +70,35 @@ describe('retrieval evaluation: metrics and labels', () => {
   });
 
   it('the LongDA labels agree with the reference solutions: per publication, the codebooks of exactly the data files the solution reads', () => {
-    const labels = JSON.parse(readFileSync(join(repoRoot, 'benchmarks', 'longda', 'retrieval-labels.json'), 'utf8')) as { questions: Array<{ source: string; files: string[] }> };
+    const labels = JSON.parse(
+      readFileSync(join(repoRoot, 'benchmarks', 'longda', 'retrieval-labels.json'), 'utf8'),
+    ) as { questions: Array<{ source: string; files: string[] }> };
     const refDir = join(repoRoot, 'benchmarks', 'longda', 'reference');
     const scripts = readdirSync(refDir).filter((f) => /^NHANES_NCHS_Data_Brief_No\._\d+\.py$/.test(f));
     assert.ok(scripts.length >= 5, `reference solutions: ${scripts.length}`);
     for (const f of scripts) {
       const brief = /No\._(\d+)/.exec(f)![1]!;
       const read = new Set([...readFileSync(join(refDir, f), 'utf8').matchAll(/([A-Z0-9_]+)\.xpt/g)].map((m) => m[1]!));
-      const labelled = new Set(labels.questions.filter((q) => q.source === `NCHS Data Brief No. ${brief}`).flatMap((q) => q.files.map((p) => p.split('/').pop()!.replace(/\.pdf$/, ''))));
+      const labelled = new Set(
+        labels.questions
+          .filter((q) => q.source === `NCHS Data Brief No. ${brief}`)
+          .flatMap((q) =>
+            q.files.map((p) =>
+              p
+                .split('/')
+                .pop()!
+                .replace(/\.pdf$/, ''),
+            ),
+          ),
+      );
       assert.deepEqual([...labelled].sort(), [...read].sort(), `brief ${brief}`);
     }
   });
 
   it('parses an LLM decomposition (JSON inside prose; bad fields dropped) and rejects a reply without JSON', async () => {
-    const d = parseDecomposition('Sure! {"population": ["children 2-4"], "measures": ["hemoglobin", 3], "groupings": "sex"}');
+    const d = parseDecomposition(
+      'Sure! {"population": ["children 2-4"], "measures": ["hemoglobin", 3], "groupings": "sex"}',
+    );
     assert.deepEqual(d, { population: ['children 2-4'], measures: ['hemoglobin'], groupings: [], design: [] });
     assert.throws(() => parseDecomposition('no idea'), /model reply: not a JSON decomposition/);
     let seen = '';
@@ -77,7 +111,11 @@ describe('retrieval evaluation: metrics and labels', () => {
   });
 
   it('builds synonyms from acronyms the catalog defines, in both directions', () => {
-    const syn = catalogSynonyms(['Body Mass Index (BMI)', 'Direct high-density lipoprotein (HDL) cholesterol', 'Not an acronym (XYZ)']);
+    const syn = catalogSynonyms([
+      'Body Mass Index (BMI)',
+      'Direct high-density lipoprotein (HDL) cholesterol',
+      'Not an acronym (XYZ)',
+    ]);
     assert.deepEqual(syn.get('bmi'), ['body', 'mass', 'index']);
     assert.deepEqual(syn.get('mass'), ['bmi']);
     assert.deepEqual(syn.get('hdl'), ['high', 'density', 'lipoprotein']);
@@ -106,16 +144,28 @@ describe('question-level retrieval over the NHANES documentation (real shared fi
     assert.deepEqual(r.concepts.groupings, ['age', 'sex']);
     assert.ok(r.concepts.measures.includes('asthma'));
     assert.equal(r.files[0]!.file, 'NHANES/docs/Demographics/DEMO_L.pdf');
-    assert.ok(r.files.slice(0, 3).some((f) => f.file === 'NHANES/docs/Questionnaire/MCQ_L.pdf'), JSON.stringify(r.files.slice(0, 3)));
+    assert.ok(
+      r.files.slice(0, 3).some((f) => f.file === 'NHANES/docs/Questionnaire/MCQ_L.pdf'),
+      JSON.stringify(r.files.slice(0, 3)),
+    );
     assert.ok(r.variables.some((v) => v.name === 'RIAGENDR' && v.why === 'sex'));
     assert.ok(r.variables.some((v) => v.name === 'WTMEC2YR' && v.why === 'design'));
-    assert.ok(r.variables.filter((v) => v.why === 'measure').slice(0, 5).some((v) => v.file === 'MCQ_L' && /asthma/i.test(v.label ?? '')));
+    assert.ok(
+      r.variables
+        .filter((v) => v.why === 'measure')
+        .slice(0, 5)
+        .some((v) => v.file === 'MCQ_L' && /asthma/i.test(v.label ?? '')),
+    );
   });
 
   it('held-back LongDA questions: recall@10 of needed files ≥ 0.6 and ≥ the page BM25 baseline', () => {
-    const split = JSON.parse(readFileSync(join(repoRoot, 'benchmarks', 'longda', 'retrieval-split.json'), 'utf8')) as { heldBack: string[] };
+    const split = JSON.parse(readFileSync(join(repoRoot, 'benchmarks', 'longda', 'retrieval-split.json'), 'utf8')) as {
+      heldBack: string[];
+    };
     const held = new Set(split.heldBack);
-    const labels = loadRetrievalLabels(join(repoRoot, 'benchmarks', 'longda', 'retrieval-labels.json'), root).filter((l) => held.has(l.source!));
+    const labels = loadRetrievalLabels(join(repoRoot, 'benchmarks', 'longda', 'retrieval-labels.json'), root).filter(
+      (l) => held.has(l.source!),
+    );
     assert.ok(labels.length >= 10, `held-back questions: ${labels.length}`);
     const question = evaluateRetrieval(labels, (q) => qr.ask(q).files.map((f) => f.file), 10);
     const pages = evaluateRetrieval(
@@ -145,7 +195,12 @@ describe('question-level retrieval: design data of another family (SDR, real sha
       assert.deepEqual(r.concepts.groupings, ['sex']);
       assert.ok(r.variables.some((v) => v.name === 'WTSURVY' && v.why === 'design'));
       assert.ok(r.variables.some((v) => v.name === 'SEX' && v.why === 'sex'));
-      assert.ok(r.variables.filter((v) => v.why === 'measure').slice(0, 3).some((v) => v.name === 'ACADADJF'));
+      assert.ok(
+        r.variables
+          .filter((v) => v.why === 'measure')
+          .slice(0, 3)
+          .some((v) => v.name === 'ACADADJF'),
+      );
     } finally {
       idx.close();
       rmSync(cache, { recursive: true, force: true });

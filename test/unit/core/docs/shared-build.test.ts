@@ -52,7 +52,10 @@ describe('cancelled build (issue 23: no process outlives its work)', () => {
     const ac = new AbortController();
     let idx = await openDocIndex({ root, cacheDir: cache, extractWorkers: 2 });
     // a.pdf is handed to a worker, then the build is cancelled as it takes b.pdf
-    await assert.rejects(idx.build({ signal: ac.signal, onProgress: (p) => p.phase === 'extract' && p.file === 'b.pdf' && ac.abort() }), (e: unknown) => (e as Error).name === 'AbortError');
+    await assert.rejects(
+      idx.build({ signal: ac.signal, onProgress: (p) => p.phase === 'extract' && p.file === 'b.pdf' && ac.abort() }),
+      (e: unknown) => (e as Error).name === 'AbortError',
+    );
     idx.close();
     idx = await openDocIndex({ root, cacheDir: cache });
     const rep = await idx.build();
@@ -117,7 +120,10 @@ function fakeIndex(files: string[]) {
 
 const settled = async (p: Promise<unknown>) => {
   let done = false;
-  void p.then(() => (done = true), () => (done = true));
+  void p.then(
+    () => (done = true),
+    () => (done = true),
+  );
   await new Promise((r) => setImmediate(r));
   return done;
 };

@@ -1,16 +1,35 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { SYNONYM_WEIGHT, codebookQueryTerms, codebookTokens, longtaTokens, splitChunks, stem } from '../../../../src/core/docs/text.ts';
+import {
+  SYNONYM_WEIGHT,
+  codebookQueryTerms,
+  codebookTokens,
+  longtaTokens,
+  splitChunks,
+  stem,
+} from '../../../../src/core/docs/text.ts';
 import { RANK_BM25_DEFAULTS, okapiIdf, okapiScores, rawIdf } from '../../../../src/core/docs/bm25.ts';
 import { findAllCaseInsensitive, longtaSnippet, parseRange } from '../../../../src/core/docs/format.ts';
 
-const chunks = (text: string, size: number, overlap: number) => splitChunks(text, size, overlap).map((s) => text.slice(s.start, s.end));
+const chunks = (text: string, size: number, overlap: number) =>
+  splitChunks(text, size, overlap).map((s) => text.slice(s.start, s.end));
 
 describe('docs/text: tokenizers', () => {
   it('codebook tokens keep NHANES variable names whole and are case-insensitive', () => {
-    assert.deepEqual(codebookTokens('Weight WTMEC2YR, RIDAGEYR; BMXBMI.'), ['weight', 'wtmec2yr', 'ridageyr', 'bmxbmi']);
+    assert.deepEqual(codebookTokens('Weight WTMEC2YR, RIDAGEYR; BMXBMI.'), [
+      'weight',
+      'wtmec2yr',
+      'ridageyr',
+      'bmxbmi',
+    ]);
     assert.deepEqual(codebookTokens('wtmec2yr'), codebookTokens('WTMEC2YR'));
-    assert.deepEqual(codebookTokens('A_AGE and the 40.3 percent of 2021-2023'), ['a_age', '40.3', 'percent', '2021', '2023']);
+    assert.deepEqual(codebookTokens('A_AGE and the 40.3 percent of 2021-2023'), [
+      'a_age',
+      '40.3',
+      'percent',
+      '2021',
+      '2023',
+    ]);
   });
   it('codebook tokens drop stop words and strip plurals', () => {
     assert.deepEqual(codebookTokens('What are the measures of the bodies'), ['measure', 'body']);
@@ -33,7 +52,11 @@ describe('docs/text: tokenizers', () => {
       { term: 'female', weight: SYNONYM_WEIGHT },
     ]);
     assert.deepEqual(codebookQueryTerms('BMXBMI bmxbmi'), [{ term: 'bmxbmi', weight: 1 }]);
-    assert.deepEqual(codebookQueryTerms('percentage'), [{ term: 'percentage', weight: 1 }], 'a query of only question words is kept');
+    assert.deepEqual(
+      codebookQueryTerms('percentage'),
+      [{ term: 'percentage', weight: 1 }],
+      'a query of only question words is kept',
+    );
   });
   it('longta tokens are Python str.split(): whitespace only, case kept', () => {
     assert.deepEqual(longtaTokens('  Body Mass\tIndex (kg/m**2)\n'), ['Body', 'Mass', 'Index', '(kg/m**2)']);
@@ -107,7 +130,10 @@ describe('docs/format', () => {
     assert.equal(longtaSnippet(chunk, 'body mass index'), 'x'.repeat(200));
   });
   it('finds case-insensitive literal occurrences', () => {
-    assert.deepEqual(findAllCaseInsensitive('BMXBMI and bmxbmi', 'BmxBmi'), [[0, 6], [11, 17]]);
+    assert.deepEqual(findAllCaseInsensitive('BMXBMI and bmxbmi', 'BmxBmi'), [
+      [0, 6],
+      [11, 17],
+    ]);
     assert.deepEqual(findAllCaseInsensitive('a.b a-b', 'a.b'), [[0, 3]]);
   });
 });

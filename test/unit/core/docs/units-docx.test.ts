@@ -23,9 +23,15 @@ describe('documentation units: Word documents (issue 49: design documentation sh
   });
 
   it('names the file when it is not a Word package', async () => {
-    await assert.rejects(extractUnits('S/docs/broken.docx', new Uint8Array([1, 2, 3])), /S\/docs\/broken\.docx.*not a readable \.docx/);
+    await assert.rejects(
+      extractUnits('S/docs/broken.docx', new Uint8Array([1, 2, 3])),
+      /S\/docs\/broken\.docx.*not a readable \.docx/,
+    );
     const zip = new JSZip();
     zip.file('other.xml', '<x/>');
-    await assert.rejects(extractUnits('S/docs/empty.docx', await zip.generateAsync({ type: 'uint8array' })), /no word\/document\.xml/);
+    await assert.rejects(
+      extractUnits('S/docs/empty.docx', await zip.generateAsync({ type: 'uint8array' })),
+      /no word\/document\.xml/,
+    );
   });
 });

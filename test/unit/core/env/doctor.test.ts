@@ -18,7 +18,10 @@ describe('core/env/doctor', () => {
 
   it('reports Node, Python, bubblewrap and SQLite checks', async () => {
     const checks = await runChecks();
-    assert.deepEqual(checks.map((c) => c.name), ['Node ≥ 22', 'Python with pandas', 'bubblewrap sandbox', 'SQLite with FTS5']);
+    assert.deepEqual(
+      checks.map((c) => c.name),
+      ['Node ≥ 22', 'Python with pandas', 'bubblewrap sandbox', 'SQLite with FTS5'],
+    );
     assert.ok(checks.find((c) => c.name === 'SQLite with FTS5')?.ok, 'better-sqlite3 with FTS5 must load');
   });
 });
@@ -37,7 +40,11 @@ it('findPython caches its probe across processes (keyed by interpreter path, siz
     assert.ok(key, 'the probe was cached');
     cache[key]!.version = 'from-cache';
     writeFileSync(file, JSON.stringify(cache));
-    assert.equal((await findPython('', env)).version, 'from-cache', 'a later process reads the cache instead of importing pandas');
+    assert.equal(
+      (await findPython('', env)).version,
+      'from-cache',
+      'a later process reads the cache instead of importing pandas',
+    );
     assert.notEqual((await findPython('', env, { cache: false })).version, 'from-cache', 'doctor probes afresh');
   } finally {
     rmSync(dir, { recursive: true, force: true });

@@ -9,7 +9,14 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import {
-  bootstrapBradleyTerry, ELO_SCALE, eloOf, fitBradleyTerry, mostUncertainPair, orderUncertainty, winRateMatrix, type Battle,
+  bootstrapBradleyTerry,
+  ELO_SCALE,
+  eloOf,
+  fitBradleyTerry,
+  mostUncertainPair,
+  orderUncertainty,
+  winRateMatrix,
+  type Battle,
 } from '../../../../src/core/eval/bradley-terry.ts';
 import { LoupeInputError } from '../../../../src/core/util/errors.ts';
 import { seededRandom } from '../../../../src/core/util/random.ts';
@@ -84,14 +91,21 @@ describe('eval/bradley-terry', () => {
         let maxCovDiff = 0;
         ref.players.forEach((p, i) => {
           maxDiff = Math.max(maxDiff, Math.abs(fit.logStrengths[p]! - ref.theta[i]!));
-          ref.players.forEach((_, j) => (maxCovDiff = Math.max(maxCovDiff, Math.abs(fit.covariance[i]![j]! - ref.cov[i]![j]!))));
+          ref.players.forEach(
+            (_, j) => (maxCovDiff = Math.max(maxCovDiff, Math.abs(fit.covariance[i]![j]! - ref.cov[i]![j]!))),
+          );
         });
         assert.ok(maxDiff < 1e-6, `ties ${ties}: max |Δθ| vs statsmodels ${maxDiff}`);
         assert.ok(maxCovDiff < 1e-6, `ties ${ties}: max |Δcov| vs statsmodels ${maxCovDiff}`);
-        console.log(`# ties ${ties}: max |Δθ| vs statsmodels ${maxDiff.toExponential(2)}, max |Δcov| ${maxCovDiff.toExponential(2)}`);
+        console.log(
+          `# ties ${ties}: max |Δθ| vs statsmodels ${maxDiff.toExponential(2)}, max |Δcov| ${maxCovDiff.toExponential(2)}`,
+        );
       }
       // the two rules differ on this data, so each comparison above checks its own rule
-      assert.notEqual(fitBradleyTerry(battles, { ties: 'half' }).logStrengths.p0, fitBradleyTerry(battles, { ties: 'ignore' }).logStrengths.p0);
+      assert.notEqual(
+        fitBradleyTerry(battles, { ties: 'half' }).logStrengths.p0,
+        fitBradleyTerry(battles, { ties: 'ignore' }).logStrengths.p0,
+      );
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }
@@ -126,7 +140,10 @@ describe('eval/bradley-terry', () => {
     }
     const coverage = covered / total;
     console.log(`# bootstrap 95% interval coverage ${coverage.toFixed(3)} (${covered}/${total})`);
-    assert.ok(coverage >= 0.88 && coverage <= 0.99, `measured coverage ${coverage.toFixed(3)} (${covered}/${total}) outside [0.88, 0.99]`);
+    assert.ok(
+      coverage >= 0.88 && coverage <= 0.99,
+      `measured coverage ${coverage.toFixed(3)} (${covered}/${total}) outside [0.88, 0.99]`,
+    );
   });
 
   it('bootstrap: same seed same intervals, another seed other intervals; Elo intervals follow θ', () => {
@@ -140,10 +157,19 @@ describe('eval/bradley-terry', () => {
     for (const p of a.fit.players) {
       const ci = a.logStrengthCi[p]!;
       assert.ok(ci.ciLow < a.fit.logStrengths[p]! && a.fit.logStrengths[p]! < ci.ciHigh, p);
-      assert.ok(Math.abs(a.eloCi[p]!.ciLow - eloOf(ci.ciLow)) < 1e-9 && Math.abs(a.eloCi[p]!.ciHigh - eloOf(ci.ciHigh)) < 1e-9, p);
+      assert.ok(
+        Math.abs(a.eloCi[p]!.ciLow - eloOf(ci.ciLow)) < 1e-9 && Math.abs(a.eloCi[p]!.ciHigh - eloOf(ci.ciHigh)) < 1e-9,
+        p,
+      );
     }
-    assert.throws(() => bootstrapBradleyTerry(battles, { level: 1 }), (e: unknown) => e instanceof LoupeInputError && e.subject === 'level');
-    assert.throws(() => bootstrapBradleyTerry(battles, { samples: 0 }), (e: unknown) => e instanceof LoupeInputError && e.subject === 'samples');
+    assert.throws(
+      () => bootstrapBradleyTerry(battles, { level: 1 }),
+      (e: unknown) => e instanceof LoupeInputError && e.subject === 'level',
+    );
+    assert.throws(
+      () => bootstrapBradleyTerry(battles, { samples: 0 }),
+      (e: unknown) => e instanceof LoupeInputError && e.subject === 'samples',
+    );
   });
 
   it('active sampling serves the nearly tied, rarely compared pair; an unseen player has order uncertainty 0.5', () => {
@@ -158,7 +184,13 @@ describe('eval/bradley-terry', () => {
     add('C', 'D', 3, 2); // nearly tied, five battles
     add('B', 'D', 40, 10); // D about as strong as C
     const fit = fitBradleyTerry(battles);
-    const candidates: Array<[string, string]> = [['A', 'B'], ['B', 'C'], ['C', 'D'], ['A', 'D'], ['B', 'D']];
+    const candidates: Array<[string, string]> = [
+      ['A', 'B'],
+      ['B', 'C'],
+      ['C', 'D'],
+      ['A', 'D'],
+      ['B', 'D'],
+    ];
     const u = candidates.map(([a, b]) => orderUncertainty(fit, a, b));
     assert.equal(mostUncertainPair(fit, candidates), 2, `uncertainties ${u.map((x) => x.toFixed(3)).join(' ')}`);
     assert.ok(u[2]! > 0.2 && u[2]! < 0.5, String(u[2]));
@@ -166,11 +198,32 @@ describe('eval/bradley-terry', () => {
     assert.equal(orderUncertainty(fit, 'A', 'Z'), 0.5);
     assert.equal(mostUncertainPair(fit, [...candidates, ['Z', 'A']]), candidates.length);
     // ties on uncertainty: fewer battles first, then input order
-    const even = fitBradleyTerry([{ a: 'P', b: 'Q', winner: 'a' }, { a: 'P', b: 'Q', winner: 'b' }]);
+    const even = fitBradleyTerry([
+      { a: 'P', b: 'Q', winner: 'a' },
+      { a: 'P', b: 'Q', winner: 'b' },
+    ]);
     assert.equal(orderUncertainty(even, 'P', 'Q'), 0.5);
-    assert.equal(mostUncertainPair(even, [['P', 'Q'], ['P', 'Z']]), 1);
-    assert.equal(mostUncertainPair(even, [['P', 'Z'], ['P', 'Q']]), 0);
-    assert.equal(mostUncertainPair(even, [['Y', 'Q'], ['P', 'Z']]), 0);
+    assert.equal(
+      mostUncertainPair(even, [
+        ['P', 'Q'],
+        ['P', 'Z'],
+      ]),
+      1,
+    );
+    assert.equal(
+      mostUncertainPair(even, [
+        ['P', 'Z'],
+        ['P', 'Q'],
+      ]),
+      0,
+    );
+    assert.equal(
+      mostUncertainPair(even, [
+        ['Y', 'Q'],
+        ['P', 'Z'],
+      ]),
+      0,
+    );
     assert.throws(() => mostUncertainPair(even, []), LoupeInputError);
   });
 
@@ -178,7 +231,8 @@ describe('eval/bradley-terry', () => {
     const battles: Battle[] = [
       ...Array.from({ length: 5 }, () => ({ a: 'A', b: 'B', winner: 'a' as const })),
       ...Array.from({ length: 5 }, () => ({ a: 'B', b: 'C', winner: 'a' as const })),
-      { a: 'C', b: 'D', winner: 'a' }, { a: 'D', b: 'C', winner: 'a' },
+      { a: 'C', b: 'D', winner: 'a' },
+      { a: 'D', b: 'C', winner: 'a' },
     ];
     const t0 = performance.now();
     const mle = fitBradleyTerry(battles, { maxIter: 100 });
@@ -191,11 +245,25 @@ describe('eval/bradley-terry', () => {
     const ridge = fitBradleyTerry(battles, { l2: 0.1 });
     assert.equal(ridge.converged, true);
     assert.equal(ridge.separated, true);
-    for (const p of ridge.players) assert.ok(Number.isFinite(ridge.logStrengths[p]!) && Math.abs(ridge.logStrengths[p]!) < 5, `${p}: ${ridge.logStrengths[p]}`);
+    for (const p of ridge.players) {
+      assert.ok(
+        Number.isFinite(ridge.logStrengths[p]!) && Math.abs(ridge.logStrengths[p]!) < 5,
+        `${p}: ${ridge.logStrengths[p]}`,
+      );
+    }
     assert.ok(ridge.logStrengths.A! > ridge.logStrengths.B! && ridge.logStrengths.B! > ridge.logStrengths.C!);
-    assert.ok(Math.abs(Object.values(ridge.logStrengths).reduce((a, b) => a + b, 0)) < 1e-12, 'Σθ = 0 under the penalty too');
+    assert.ok(
+      Math.abs(Object.values(ridge.logStrengths).reduce((a, b) => a + b, 0)) < 1e-12,
+      'Σθ = 0 under the penalty too',
+    );
     // a data set whose MLE exists is not marked
-    assert.equal(fitBradleyTerry([{ a: 'A', b: 'B', winner: 'a' }, { a: 'A', b: 'B', winner: 'b' }]).separated, false);
+    assert.equal(
+      fitBradleyTerry([
+        { a: 'A', b: 'B', winner: 'a' },
+        { a: 'A', b: 'B', winner: 'b' },
+      ]).separated,
+      false,
+    );
   });
 
   it('bad input throws LoupeInputError naming the battle', () => {
@@ -208,28 +276,51 @@ describe('eval/bradley-terry', () => {
       [{ a: 'A', b: 'B', winner: 'a', weight: NaN }, /weight/],
     ];
     for (const [bad, msg] of cases) {
-      assert.throws(() => fitBradleyTerry([ok, ok, bad as Battle]), (e: unknown) => e instanceof LoupeInputError && e.subject === 'battle 2' && msg.test(e.message), JSON.stringify(bad));
+      assert.throws(
+        () => fitBradleyTerry([ok, ok, bad as Battle]),
+        (e: unknown) => e instanceof LoupeInputError && e.subject === 'battle 2' && msg.test(e.message),
+        JSON.stringify(bad),
+      );
     }
-    assert.throws(() => fitBradleyTerry([ok], { l2: -1 }), (e: unknown) => e instanceof LoupeInputError && e.subject === 'l2');
-    assert.throws(() => fitBradleyTerry([ok], { ties: 'drop' as never }), (e: unknown) => e instanceof LoupeInputError && e.subject === 'ties');
+    assert.throws(
+      () => fitBradleyTerry([ok], { l2: -1 }),
+      (e: unknown) => e instanceof LoupeInputError && e.subject === 'l2',
+    );
+    assert.throws(
+      () => fitBradleyTerry([ok], { ties: 'drop' as never }),
+      (e: unknown) => e instanceof LoupeInputError && e.subject === 'ties',
+    );
   });
 
   it('Elo scale: 1000 + θ·400/ln 10, mean 1000; weights count as repeated battles', () => {
     const battles = synthetic([1, 0.2, -0.4, -0.8], 400, 9, 0.1);
     const fit = fitBradleyTerry(battles);
     assert.equal(ELO_SCALE, 400 / Math.LN10);
-    for (const p of fit.players) assert.ok(Math.abs(fit.elo[p]! - (1000 + (fit.logStrengths[p]! * 400) / Math.log(10))) < 1e-9, p);
+    for (const p of fit.players) {
+      assert.ok(Math.abs(fit.elo[p]! - (1000 + (fit.logStrengths[p]! * 400) / Math.log(10))) < 1e-9, p);
+    }
     const mean = Object.values(fit.elo).reduce((a, b) => a + b, 0) / fit.players.length;
     assert.ok(Math.abs(mean - 1000) < 1e-9, String(mean));
     // 10:1 odds are 400 points: A beats B 10 times, B beats A once
-    const ten = fitBradleyTerry([...Array.from({ length: 10 }, () => ({ a: 'A', b: 'B', winner: 'a' as const })), { a: 'A', b: 'B', winner: 'b' }]);
+    const ten = fitBradleyTerry([
+      ...Array.from({ length: 10 }, () => ({ a: 'A', b: 'B', winner: 'a' as const })),
+      { a: 'A', b: 'B', winner: 'b' },
+    ]);
     assert.ok(Math.abs(ten.elo.A! - ten.elo.B! - 400) < 1e-6, String(ten.elo.A! - ten.elo.B!));
-    const weighted = fitBradleyTerry([{ a: 'A', b: 'B', winner: 'a', weight: 10 }, { a: 'A', b: 'B', winner: 'b' }]);
+    const weighted = fitBradleyTerry([
+      { a: 'A', b: 'B', winner: 'a', weight: 10 },
+      { a: 'A', b: 'B', winner: 'b' },
+    ]);
     assert.ok(Math.abs(weighted.logStrengths.A! - ten.logStrengths.A!) < 1e-9);
   });
 
   it('win-rate matrix: ties half or ignored, row order as asked, null without battles', () => {
-    const battles: Battle[] = [{ a: 'A', b: 'B', winner: 'a' }, { a: 'B', b: 'A', winner: 'tie' }, { a: 'A', b: 'B', winner: 'b' }, { a: 'C', b: 'A', winner: 'a' }];
+    const battles: Battle[] = [
+      { a: 'A', b: 'B', winner: 'a' },
+      { a: 'B', b: 'A', winner: 'tie' },
+      { a: 'A', b: 'B', winner: 'b' },
+      { a: 'C', b: 'A', winner: 'a' },
+    ];
     const m = winRateMatrix(battles, { players: ['C', 'A'] });
     assert.deepEqual(m.players, ['C', 'A', 'B']);
     assert.deepEqual(m.wins[1], [0, 0, 1.5]);

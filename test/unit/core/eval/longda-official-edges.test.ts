@@ -9,13 +9,27 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
-import { longdaOptions, parseLongtaAnswers, scoreLongda, type LongdaScore } from '../../../../src/core/benchmarks/longda/eval.ts';
+import {
+  longdaOptions,
+  parseLongtaAnswers,
+  scoreLongda,
+  type LongdaScore,
+} from '../../../../src/core/benchmarks/longda/eval.ts';
 import { getBenchmark } from '../../../../src/core/benchmarks/registry.ts';
 import { parseOptionsWithPreset } from '../../../../src/core/benchmarks/options.ts';
 
 const DIR = join(import.meta.dirname, '../../../fixtures/official-parity/longda-edges');
 type Num = number | string | null;
-interface Rates { n?: number; total_questions?: number; covered?: number; coverage?: Num; coverage_rate?: Num; match_rate: Num; mean_absolute_error: Num; mean_percentage_error: Num }
+interface Rates {
+  n?: number;
+  total_questions?: number;
+  covered?: number;
+  coverage?: Num;
+  coverage_rate?: Num;
+  match_rate: Num;
+  mean_absolute_error: Num;
+  mean_percentage_error: Num;
+}
 interface FileExp {
   full_file_error: string | null;
   aborted_rows: Array<{ row: number; q_id: string; error: string }>;
@@ -25,7 +39,10 @@ interface FileExp {
 }
 const EXP = JSON.parse(readFileSync(join(DIR, 'expected.json'), 'utf8')) as { files: Record<string, FileExp> };
 const num = (x: Num): number | null => (x === null ? null : typeof x === 'string' ? Number(x) : x);
-const official = () => longdaOptions(parseOptionsWithPreset(getBenchmark('longda').scoreOptions, 'official', {}) as Record<string, string | number>);
+const official = () =>
+  longdaOptions(
+    parseOptionsWithPreset(getBenchmark('longda').scoreOptions, 'official', {}) as Record<string, string | number>,
+  );
 
 /** Every figure of the official output next to Loupe's; returns [what, official, loupe] triples. */
 function pairs(name: string, s: LongdaScore, e: FileExp): Array<[string, number | null, number | null]> {
@@ -39,7 +56,11 @@ function pairs(name: string, s: LongdaScore, e: FileExp): Array<[string, number 
     out.push([`${name}:${x.row} abs_error`, num(x.abs_error), r.coverageComparable ? (r.absErr ?? null) : null]);
     out.push([`${name}:${x.row} pct_error`, num(x.pct_error), r.coverageComparable ? (r.pctErr ?? null) : null]);
   });
-  const rates = (what: string, o: Rates, l: { n: number; coverageComparable: number; matchPartial: number; mae: number | null; mpe: number | null }) => {
+  const rates = (
+    what: string,
+    o: Rates,
+    l: { n: number; coverageComparable: number; matchPartial: number; mae: number | null; mpe: number | null },
+  ) => {
     out.push([`${what} n`, o.total_questions ?? o.n ?? null, l.n]);
     out.push([`${what} coverage`, num(o.coverage_rate ?? o.coverage ?? null), l.coverageComparable * 100]);
     out.push([`${what} match_rate`, num(o.match_rate), l.matchPartial * 100]);
@@ -47,7 +68,11 @@ function pairs(name: string, s: LongdaScore, e: FileExp): Array<[string, number 
     out.push([`${what} mean_percentage_error`, num(o.mean_percentage_error), l.mpe]);
   };
   rates(`${name} overall`, e.overall, s);
-  assert.deepEqual(s.bySource.map((b) => b.blockId), e.by_source.map(([k]) => k), `${name}: sources and their order`);
+  assert.deepEqual(
+    s.bySource.map((b) => b.blockId),
+    e.by_source.map(([k]) => k),
+    `${name}: sources and their order`,
+  );
   s.bySource.forEach((b, i) => rates(`${name} source ${b.blockId}`, e.by_source[i]![1], b));
   return out;
 }
@@ -58,7 +83,11 @@ describe('LongDA official code on adversarial results files (issue 47 items 1–
     it(`${name}: every row and figure equal bit for bit under the official preset`, () => {
       const { queries, answers } = parseLongtaAnswers(readFileSync(join(DIR, name), 'utf8'), name);
       const s = scoreLongda(queries, answers, official());
-      assert.deepEqual(s.officialErrors.map((a) => ({ row: a.row, q_id: a.qId, error: a.error })), e.aborted_rows, `${name}: rows where the official code raises`);
+      assert.deepEqual(
+        s.officialErrors.map((a) => ({ row: a.row, q_id: a.qId, error: a.error })),
+        e.aborted_rows,
+        `${name}: rows where the official code raises`,
+      );
       if (e.aborted_rows.length) assert.equal(s.changedBy.official_errors, e.aborted_rows.length);
       const bad = pairs(name, s, e).filter(([, o, l]) => !Object.is(o, l));
       total += pairs(name, s, e).length;

@@ -33,16 +33,29 @@ describe('scoring presets (issue 21)', () => {
     const paper = parseOptionsWithPreset(specs, 'paper', { label_case: 'exact' });
     assert.equal(paper.empty_insights, 'zero');
     assert.equal(paper.label_case, 'exact', 'an individual option overrides the preset');
-    assert.throws(() => parsePreset('offical', '--preset'), (e: unknown) => e instanceof LoupeInputError && e.subject === '--preset' && /official, paper/.test(e.message));
-    assert.throws(() => parseOptionsWithPreset(specs, 'official', { nope: '1' }), (e: unknown) => e instanceof LoupeInputError && /nope/.test(e.subject));
+    assert.throws(
+      () => parsePreset('offical', '--preset'),
+      (e: unknown) => e instanceof LoupeInputError && e.subject === '--preset' && /official, paper/.test(e.message),
+    );
+    assert.throws(
+      () => parseOptionsWithPreset(specs, 'official', { nope: '1' }),
+      (e: unknown) => e instanceof LoupeInputError && /nope/.test(e.subject),
+    );
     assert.equal(parsePreset(undefined), 'official');
   });
 
-  it('help lists each option\'s official and paper values', () => {
+  it("help lists each option's official and paper values", () => {
     const lines = optionPresetHelpLines(getBenchmark('blade').scoreOptions);
-    assert.ok(lines.some((l) => /unweighted_formula=code\|paper \(official code, paper paper\)/.test(l)), lines.join('\n'));
+    assert.ok(
+      lines.some((l) => /unweighted_formula=code\|paper \(official code, paper paper\)/.test(l)),
+      lines.join('\n'),
+    );
     assert.ok(lines.some((l) => /model_coverage_denominator=/.test(l)));
-    assert.ok(optionPresetHelpLines(getBenchmark('blade-mcq').scoreOptions).some((l) => /mcq_parsing=strict\|blade \(official blade, paper strict\)/.test(l)));
+    assert.ok(
+      optionPresetHelpLines(getBenchmark('blade-mcq').scoreOptions).some((l) =>
+        /mcq_parsing=strict\|blade \(official blade, paper strict\)/.test(l),
+      ),
+    );
   });
 
   it('a score stored before presets is labelled legacy', () => {
@@ -54,12 +67,25 @@ describe('scoring presets (issue 21)', () => {
 
 describe('LongDA equals LongDA metric.py (fixture longda/)', () => {
   const text = readFileSync(join(FIX, 'longda/answers_progress.csv'), 'utf8');
-  const exp = readJson<{ rows: Array<{ q_id: string; coverage: number; match: number; abs_error: number | string | null; pct_error: number | string | null }>; overall: Record<string, number | string | null> }>('longda/expected.json');
+  const exp = readJson<{
+    rows: Array<{
+      q_id: string;
+      coverage: number;
+      match: number;
+      abs_error: number | string | null;
+      pct_error: number | string | null;
+    }>;
+    overall: Record<string, number | string | null>;
+  }>('longda/expected.json');
   const { queries, answers } = parseLongtaAnswers(text);
   const spec = getBenchmark('longda').scoreOptions;
 
   it('official preset: identical per-row verdicts and every aggregate to 1e-12 (inf MAE included)', () => {
-    const s = scoreLongda(queries, answers, longdaOptions(parseOptionsWithPreset(spec, 'official', {}) as Record<string, string | number>));
+    const s = scoreLongda(
+      queries,
+      answers,
+      longdaOptions(parseOptionsWithPreset(spec, 'official', {}) as Record<string, string | number>),
+    );
     assert.equal(s.rows.length, exp.rows.length);
     s.rows.forEach((r, i) => {
       const e = exp.rows[i]!;
@@ -88,9 +114,17 @@ describe('LongDA equals LongDA metric.py (fixture longda/)', () => {
   });
 
   it('paper preset: infinite errors leave MAE, list and coverage definitions follow the paper', () => {
-    const s = scoreLongda(queries, answers, longdaOptions(parseOptionsWithPreset(spec, 'paper', {}) as Record<string, string | number>));
+    const s = scoreLongda(
+      queries,
+      answers,
+      longdaOptions(parseOptionsWithPreset(spec, 'paper', {}) as Record<string, string | number>),
+    );
     const finite = exp.rows.filter((r) => r.coverage && typeof r.abs_error === 'number');
-    close(s.mae, finite.reduce((a, r) => a + (r.abs_error as number), 0) / finite.length, 'mae without the infinite row');
+    close(
+      s.mae,
+      finite.reduce((a, r) => a + (r.abs_error as number), 0) / finite.length,
+      'mae without the infinite row',
+    );
     assert.equal(s.options.list_scoring, 'strict');
     assert.equal(s.options.coverage, 'structural');
     assert.deepEqual(s.changedBy, {});
@@ -105,9 +139,26 @@ describe('DDR-Bench equals DDR evaluate/ on its own log folder + qa.json (fixtur
   type Ctx = { message_wise: Array<string | null>; chat_wise: Array<string | null> };
   const replies = readJson<Record<string, Ctx>>('ddr/replies.json');
   const exp = readJson<{
-    overall_statistics: Record<'message_wise_context' | 'chat_wise_context', { average_correct_percentage: number; overall_correct_percentage: number; total_questions: number; total_correct: number }>;
-    cumulative_message_statistics: { stats_by_threshold: Record<string, { correct_percentage: number; incorrect_percentage: number; insufficient_percentage: number }> };
-    entity_results: Array<{ entity_id: string; message_wise_context_results: Array<{ context_quality: string }>; chat_wise_context_results: Array<{ context_quality: string }> }>;
+    overall_statistics: Record<
+      'message_wise_context' | 'chat_wise_context',
+      {
+        average_correct_percentage: number;
+        overall_correct_percentage: number;
+        total_questions: number;
+        total_correct: number;
+      }
+    >;
+    cumulative_message_statistics: {
+      stats_by_threshold: Record<
+        string,
+        { correct_percentage: number; incorrect_percentage: number; insufficient_percentage: number }
+      >;
+    };
+    entity_results: Array<{
+      entity_id: string;
+      message_wise_context_results: Array<{ context_quality: string }>;
+      chat_wise_context_results: Array<{ context_quality: string }>;
+    }>;
   }>('ddr/expected.json');
   /** Replays the recorded replies through Loupe's own reply reading (as the LLM judge reads a reply, no retry). */
   const replay = {
@@ -115,20 +166,39 @@ describe('DDR-Bench equals DDR evaluate/ on its own log folder + qa.json (fixtur
     async judge(task: string, input: unknown, ctx?: { itemRef?: string }) {
       const m = /^entity (\S+) \/ item (\d+) \/ (message|trajectory)-wise$/.exec(ctx?.itemRef ?? '')!;
       const raw = replies[m[1]!]![m[3] === 'message' ? 'message_wise' : 'chat_wise'][Number(m[2])] ?? null;
-      const base = { key: ctx!.itemRef!, task, judgeId: 'llm:replay', inputHash: '', promptHash: null, input, raw, at: '' };
+      const base = {
+        key: ctx!.itemRef!,
+        task,
+        judgeId: 'llm:replay',
+        inputHash: '',
+        promptHash: null,
+        input,
+        raw,
+        at: '',
+      };
       if (raw === null) return { ...base, verdict: null, status: 'error', error: 'model call failed' };
       const def = taskDef('checklist-support');
       const x = extractJson(raw);
       const p = x === undefined ? undefined : relaxToSchema(x, def.schema);
-      return p !== undefined && !validateSchema(p, def.schema).length ? { ...base, verdict: def.coerce(p), status: 'done' } : { ...base, verdict: null, status: 'error', error: 'invalid reply' };
+      return p !== undefined && !validateSchema(p, def.schema).length
+        ? { ...base, verdict: def.coerce(p), status: 'done' }
+        : { ...base, verdict: null, status: 'error', error: 'invalid reply' };
     },
   } as unknown as import('../../../../src/core/eval/judges/types.ts').Judge;
   const { runs, missing } = readDdrLogFolder(join(FIX, 'ddr/logs'), join(FIX, 'ddr/qa.json'), 'mimic');
   const spec = getBenchmark('ddr').scoreOptions;
-  const score = async (preset: 'official' | 'paper') => scoreDdrChecklists(runs, replay, ddrOptions(parseOptionsWithPreset(spec, preset, {}) as Record<string, string | number>));
+  const score = async (preset: 'official' | 'paper') =>
+    scoreDdrChecklists(
+      runs,
+      replay,
+      ddrOptions(parseOptionsWithPreset(spec, preset, {}) as Record<string, string | number>),
+    );
 
   it('reads the log folder as DDR does (NO INSIGHT and blanks dropped, report cut at "- INFO -", unlogged entity left out)', () => {
-    assert.deepEqual(runs.map((r) => r.entityId), ['1001', '1002', '1003']);
+    assert.deepEqual(
+      runs.map((r) => r.entityId),
+      ['1001', '1002', '1003'],
+    );
     assert.deepEqual(missing, ['1004']);
     assert.equal(runs[0]!.report, 'FINISH: heart rate 88 bpm; lactate 3.1; creatinine rising to 1.6.');
   });
@@ -138,16 +208,52 @@ describe('DDR-Bench equals DDR evaluate/ on its own log folder + qa.json (fixtur
     const byId = new Map(s.perEntity.map((e) => [e.entityId, e]));
     for (const er of exp.entity_results) {
       const e = byId.get(er.entity_id)!;
-      const lab = (q: string) => (q === 'CORRECT_INFO' ? 'CORRECT_INFO' : q === 'INCORRECT_INFO' ? 'INCORRECT_INFO' : q === 'API_FAILED' ? 'failed' : 'not-correct-not-incorrect');
-      const mine = (it: { label: string | null; status: string }) => (it.status === 'error' ? 'failed' : it.label === 'CORRECT_INFO' || it.label === 'INCORRECT_INFO' ? it.label : 'not-correct-not-incorrect');
-      assert.deepEqual(e.messageWise.included ? e.messageWise.items.map(mine) : [], er.message_wise_context_results.map((r) => lab(r.context_quality)), `${er.entity_id} message-wise`);
-      assert.deepEqual(e.trajectoryWise.included ? e.trajectoryWise.items.map(mine) : [], er.chat_wise_context_results.map((r) => lab(r.context_quality)), `${er.entity_id} chat-wise`);
+      const lab = (q: string) =>
+        q === 'CORRECT_INFO'
+          ? 'CORRECT_INFO'
+          : q === 'INCORRECT_INFO'
+            ? 'INCORRECT_INFO'
+            : q === 'API_FAILED'
+              ? 'failed'
+              : 'not-correct-not-incorrect';
+      const mine = (it: { label: string | null; status: string }) =>
+        it.status === 'error'
+          ? 'failed'
+          : it.label === 'CORRECT_INFO' || it.label === 'INCORRECT_INFO'
+            ? it.label
+            : 'not-correct-not-incorrect';
+      assert.deepEqual(
+        e.messageWise.included ? e.messageWise.items.map(mine) : [],
+        er.message_wise_context_results.map((r) => lab(r.context_quality)),
+        `${er.entity_id} message-wise`,
+      );
+      assert.deepEqual(
+        e.trajectoryWise.included ? e.trajectoryWise.items.map(mine) : [],
+        er.chat_wise_context_results.map((r) => lab(r.context_quality)),
+        `${er.entity_id} chat-wise`,
+      );
     }
     const o = exp.overall_statistics;
-    close(100 * s.messageWise.sampleAveraged!, o.message_wise_context.average_correct_percentage, 'message-wise sample-averaged');
-    close(100 * s.messageWise.itemAveraged!, o.message_wise_context.overall_correct_percentage, 'message-wise item-averaged');
-    close(100 * s.trajectoryWise.sampleAveraged!, o.chat_wise_context.average_correct_percentage, 'chat-wise sample-averaged');
-    close(100 * s.trajectoryWise.itemAveraged!, o.chat_wise_context.overall_correct_percentage, 'chat-wise item-averaged');
+    close(
+      100 * s.messageWise.sampleAveraged!,
+      o.message_wise_context.average_correct_percentage,
+      'message-wise sample-averaged',
+    );
+    close(
+      100 * s.messageWise.itemAveraged!,
+      o.message_wise_context.overall_correct_percentage,
+      'message-wise item-averaged',
+    );
+    close(
+      100 * s.trajectoryWise.sampleAveraged!,
+      o.chat_wise_context.average_correct_percentage,
+      'chat-wise sample-averaged',
+    );
+    close(
+      100 * s.trajectoryWise.itemAveraged!,
+      o.chat_wise_context.overall_correct_percentage,
+      'chat-wise item-averaged',
+    );
     assert.equal(s.messageWise.items, o.message_wise_context.total_questions);
     assert.equal(s.trajectoryWise.items, o.chat_wise_context.total_questions);
     for (const p of s.topK) {
@@ -164,7 +270,10 @@ describe('DDR-Bench equals DDR evaluate/ on its own log folder + qa.json (fixtur
   it('paper preset: the non-JSON replies fail, lower-case labels are read, failures and empty entities as the paper says', async () => {
     const s = await score('paper');
     const e1 = s.perEntity.find((e) => e.entityId === '1001')!;
-    assert.deepEqual(e1.messageWise.items.map((i) => i.label), ['CORRECT_INFO', null, 'CORRECT_INFO', 'INSUFFICIENT_INFO']);
+    assert.deepEqual(
+      e1.messageWise.items.map((i) => i.label),
+      ['CORRECT_INFO', null, 'CORRECT_INFO', 'INSUFFICIENT_INFO'],
+    );
     assert.equal(e1.messageWise.accuracy, 2 / 3);
     assert.equal(e1.trajectoryWise.accuracy, 1 / 2, 'failed call and unparsed reply leave the denominator');
     assert.deepEqual(s.changedBy, {});
@@ -175,23 +284,62 @@ describe('DDR-Bench equals DDR evaluate/ on its own log folder + qa.json (fixtur
 
 describe('BLADE equals blade_bench final_metrics on run order, F1 and the unweighted score (fixture blade/)', async () => {
   const { aggregateBlade, METRIC_TYPES } = await import('../../../../src/core/benchmarks/blade/eval/metrics.ts');
-  type Raw = { k: number; datasets: Array<{ dataset: string; gt: { numCvars: number; numMspecs: number; numMspecsUnique: number; numTspecs: number }; runs: Array<{ status: 'ok' | 'generation_failed'; precision?: Record<string, number>; items?: Record<string, string[]> }> }> };
+  type Raw = {
+    k: number;
+    datasets: Array<{
+      dataset: string;
+      gt: { numCvars: number; numMspecs: number; numMspecsUnique: number; numTspecs: number };
+      runs: Array<{
+        status: 'ok' | 'generation_failed';
+        precision?: Record<string, number>;
+        items?: Record<string, string[]>;
+      }>;
+    }>;
+  };
   const raw = readJson<Raw>('blade/runs.json');
-  const exp = readJson<{ noModelCvar: { weighted: string | number; unweighted: string | number }; precision: Record<string, number>; coverage: Record<string, number>; weighted: number; unweighted: number }>('blade/expected.json');
-  const datasets = (drop: boolean) => raw.datasets.map((d) => ({
-    dataset: d.dataset,
-    gt: d.gt,
-    runs: d.runs.map((r) => ({
-      status: r.status,
-      metrics: Object.fromEntries(METRIC_TYPES.map((t) => {
-        const items = drop && t === 'modelCvar' ? [] : (r.items?.[t] ?? []);
-        return [t, { gtItems: items, gtNames: items, precision: drop && t === 'modelCvar' ? 0 : (r.precision?.[t] ?? 0), matched: 0, denominator: 0 }];
-      })) as never,
-    })),
-  }));
+  const exp = readJson<{
+    noModelCvar: { weighted: string | number; unweighted: string | number };
+    precision: Record<string, number>;
+    coverage: Record<string, number>;
+    weighted: number;
+    unweighted: number;
+  }>('blade/expected.json');
+  const datasets = (drop: boolean) =>
+    raw.datasets.map((d) => ({
+      dataset: d.dataset,
+      gt: d.gt,
+      runs: d.runs.map((r) => ({
+        status: r.status,
+        metrics: Object.fromEntries(
+          METRIC_TYPES.map((t) => {
+            const items = drop && t === 'modelCvar' ? [] : (r.items?.[t] ?? []);
+            return [
+              t,
+              {
+                gtItems: items,
+                gtNames: items,
+                precision: drop && t === 'modelCvar' ? 0 : (r.precision?.[t] ?? 0),
+                matched: 0,
+                denominator: 0,
+              },
+            ];
+          }),
+        ) as never,
+      })),
+    }));
   const opts = (preset: 'official' | 'paper') => {
     const o = parseOptionsWithPreset(getBenchmark('blade').scoreOptions, preset, {});
-    return { k: raw.k, samples: 1, seed: 0, failedRuns: o.failed_runs as 'zero' | 'drop', coverageKey: o.coverage_key as 'id' | 'name', modelCoverageDenominator: o.model_coverage_denominator as 'code' | 'paper', generationFailures: o.generation_failures as 'append' | 'in-place', unweightedFormula: o.unweighted_formula as 'code' | 'paper', f1ZeroGuard: o.f1_zero !== 'nan' };
+    return {
+      k: raw.k,
+      samples: 1,
+      seed: 0,
+      failedRuns: o.failed_runs as 'zero' | 'drop',
+      coverageKey: o.coverage_key as 'id' | 'name',
+      modelCoverageDenominator: o.model_coverage_denominator as 'code' | 'paper',
+      generationFailures: o.generation_failures as 'append' | 'in-place',
+      unweightedFormula: o.unweighted_formula as 'code' | 'paper',
+      f1ZeroGuard: o.f1_zero !== 'nan',
+    };
   };
 
   it('official preset: precision, coverage@k (failures appended), weighted and unweighted scores to 1e-12', () => {
@@ -202,7 +350,11 @@ describe('BLADE equals blade_bench final_metrics on run order, F1 and the unweig
     }
     close(a.point.weightedF1, exp.weighted, 'weighted');
     close(a.point.unweightedF1, exp.unweighted, 'unweighted (+ 0.5 +)');
-    assert.deepEqual(a.changedBy, { generation_failures: 3 }, 'three generation failures stood before a successful run');
+    assert.deepEqual(
+      a.changedBy,
+      { generation_failures: 3 },
+      'three generation failures stood before a successful run',
+    );
   });
 
   it('official preset: F1 with precision = coverage = 0 is NaN, and so are the scores', () => {
@@ -215,7 +367,11 @@ describe('BLADE equals blade_bench final_metrics on run order, F1 and the unweig
   it('paper preset: failures keep their place, F1 0 when P = C = 0, the unweighted formula as written', () => {
     const a = aggregateBlade(datasets(false), opts('paper'));
     const f = a.point.perType;
-    close(a.point.unweightedF1, (f.cvar.f1 + f.model.f1 + f.modelCvar.f1 + 0.5 * f.transformGraph.f1 + 0.5 * f.transformValue.f1) / 4, 'paper unweighted');
+    close(
+      a.point.unweightedF1,
+      (f.cvar.f1 + f.model.f1 + f.modelCvar.f1 + 0.5 * f.transformGraph.f1 + 0.5 * f.transformValue.f1) / 4,
+      'paper unweighted',
+    );
     assert.ok(f.cvar.coverage < exp.coverage.cvar!, 'in place, a failure inside the first k lowers coverage@k');
     assert.deepEqual(a.changedBy, {});
     const z = aggregateBlade(datasets(true), opts('paper'));
@@ -224,21 +380,41 @@ describe('BLADE equals blade_bench final_metrics on run order, F1 and the unweig
   });
 });
 
-describe('loupe score --ddr-logs with --judge file: (DDR\'s own outputs re-scored without a model)', async () => {
+describe("loupe score --ddr-logs with --judge file: (DDR's own outputs re-scored without a model)", async () => {
   const { main } = await import('../../../../src/cli/main.ts');
   const { RecordedJudge } = await import('../../../../src/core/eval/judges/recorded.ts');
   const run = async (args: string[]) => {
     const out: string[] = [];
     const err: string[] = [];
-    const rc = await main(['score', '--ddr-logs', 'logs', '--qa', 'qa.json', '--judge', 'file:verdicts.jsonl', ...args], { out: (s: string) => out.push(s), err: (s: string) => err.push(s), env: {}, cwd: join(FIX, 'ddr') } as never);
+    const rc = await main(
+      ['score', '--ddr-logs', 'logs', '--qa', 'qa.json', '--judge', 'file:verdicts.jsonl', ...args],
+      { out: (s: string) => out.push(s), err: (s: string) => err.push(s), env: {}, cwd: join(FIX, 'ddr') } as never,
+    );
     return { rc, out: out.join(''), err: err.join('') };
   };
-  const exp = readJson<{ overall_statistics: Record<'message_wise_context' | 'chat_wise_context', { average_correct_percentage: number; overall_correct_percentage: number }>; cumulative_message_statistics: { stats_by_threshold: Record<string, { correct_percentage: number }> } }>('ddr/expected.json');
+  const exp = readJson<{
+    overall_statistics: Record<
+      'message_wise_context' | 'chat_wise_context',
+      { average_correct_percentage: number; overall_correct_percentage: number }
+    >;
+    cumulative_message_statistics: { stats_by_threshold: Record<string, { correct_percentage: number }> };
+  }>('ddr/expected.json');
 
   it('matches DDR evaluate/ on the same replies under the default (official) preset', async () => {
     const r = await run(['--json']);
     assert.equal(r.rc, 0, r.err);
-    const j = JSON.parse(r.out) as { preset: string; judge: string; entities: number; entitiesWithoutLogs: string[]; notRecorded: number; changedBy: Record<string, number>; messageWise: { sampleAveraged: number; itemAveraged: number }; trajectoryWise: { sampleAveraged: number; itemAveraged: number }; topK: Array<{ k: number; correct: number }>; perEntity: Array<{ entityId: string; messageWise: { labels: string[] } }> };
+    const j = JSON.parse(r.out) as {
+      preset: string;
+      judge: string;
+      entities: number;
+      entitiesWithoutLogs: string[];
+      notRecorded: number;
+      changedBy: Record<string, number>;
+      messageWise: { sampleAveraged: number; itemAveraged: number };
+      trajectoryWise: { sampleAveraged: number; itemAveraged: number };
+      topK: Array<{ k: number; correct: number }>;
+      perEntity: Array<{ entityId: string; messageWise: { labels: string[] } }>;
+    };
     assert.equal(j.preset, 'official');
     assert.equal(j.judge, 'file:verdicts.jsonl');
     assert.equal(j.entities, 3);
@@ -249,8 +425,19 @@ describe('loupe score --ddr-logs with --judge file: (DDR\'s own outputs re-score
     close(100 * j.messageWise.itemAveraged, o.message_wise_context.overall_correct_percentage, 'message-wise item');
     close(100 * j.trajectoryWise.sampleAveraged, o.chat_wise_context.average_correct_percentage, 'chat-wise sample');
     close(100 * j.trajectoryWise.itemAveraged, o.chat_wise_context.overall_correct_percentage, 'chat-wise item');
-    for (const p of j.topK) close(100 * p.correct, exp.cumulative_message_statistics.stats_by_threshold[`top_${p.k}`]!.correct_percentage, `top_${p.k}`);
-    assert.deepEqual(j.perEntity[0]!.messageWise.labels, ['CORRECT_INFO', 'CORRECT_INFO', 'correct_info', 'INSUFFICIENT_INFO']);
+    for (const p of j.topK) {
+      close(
+        100 * p.correct,
+        exp.cumulative_message_statistics.stats_by_threshold[`top_${p.k}`]!.correct_percentage,
+        `top_${p.k}`,
+      );
+    }
+    assert.deepEqual(j.perEntity[0]!.messageWise.labels, [
+      'CORRECT_INFO',
+      'CORRECT_INFO',
+      'correct_info',
+      'INSUFFICIENT_INFO',
+    ]);
     assert.deepEqual(j.changedBy, { unparsed_reply: 2, label_case: 1 });
   });
 
@@ -260,7 +447,11 @@ describe('loupe score --ddr-logs with --judge file: (DDR\'s own outputs re-score
     assert.match(r.out, /preset: official/);
     assert.match(r.out, /changed by official-code options: unparsed_reply 2, label_case 1/);
     const p = await run(['--preset', 'paper', '--option', 'label_case=exact', '--json']);
-    const j = JSON.parse(p.out) as { preset: string; options: Record<string, string>; changedBy: Record<string, number> };
+    const j = JSON.parse(p.out) as {
+      preset: string;
+      options: Record<string, string>;
+      changedBy: Record<string, number>;
+    };
     assert.equal(j.preset, 'paper');
     assert.equal(j.options.empty_insights, 'zero');
     assert.equal(j.options.label_case, 'exact');
@@ -271,21 +462,70 @@ describe('loupe score --ddr-logs with --judge file: (DDR\'s own outputs re-score
     const bad = await run(['--preset', 'published']);
     assert.notEqual(bad.rc, 0);
     assert.match(bad.err, /--preset.*official, paper/);
-    assert.throws(() => new RecordedJudge('v.jsonl', '{"id": {"entity": "1"}, "raw": "x"}\nnot json\n'), (e: unknown) => e instanceof LoupeInputError && e.subject === 'v.jsonl:2');
-    assert.throws(() => new RecordedJudge('v.jsonl', '{"id": {"entity": "1"}}\n'), (e: unknown) => e instanceof LoupeInputError && /verdict.*raw/.test(e.message));
-    assert.throws(() => new RecordedJudge('v.jsonl', '{"id": {"item": 0}, "raw": "a"}\n{"id": {"item": "0"}, "raw": "b"}\n'), (e: unknown) => e instanceof LoupeInputError && /repeats/.test(e.message));
-    assert.throws(() => new RecordedJudge(join(FIX, 'no-such.jsonl')), (e: unknown) => e instanceof LoupeInputError && /cannot read/.test(e.message));
+    assert.throws(
+      () => new RecordedJudge('v.jsonl', '{"id": {"entity": "1"}, "raw": "x"}\nnot json\n'),
+      (e: unknown) => e instanceof LoupeInputError && e.subject === 'v.jsonl:2',
+    );
+    assert.throws(
+      () => new RecordedJudge('v.jsonl', '{"id": {"entity": "1"}}\n'),
+      (e: unknown) => e instanceof LoupeInputError && /verdict.*raw/.test(e.message),
+    );
+    assert.throws(
+      () => new RecordedJudge('v.jsonl', '{"id": {"item": 0}, "raw": "a"}\n{"id": {"item": "0"}, "raw": "b"}\n'),
+      (e: unknown) => e instanceof LoupeInputError && /repeats/.test(e.message),
+    );
+    assert.throws(
+      () => new RecordedJudge(join(FIX, 'no-such.jsonl')),
+      (e: unknown) => e instanceof LoupeInputError && /cannot read/.test(e.message),
+    );
   });
 });
 
 describe('BLADE Fig. 4 coverage series equal blade_bench MetricsAcrossRuns coverage (issue 21 item 10)', async () => {
-  const { bladeMetricBars, METRIC_TYPES, forEachCombination, binomial } = await import('../../../../src/core/benchmarks/blade/eval/metrics.ts');
-  const raw = readJson<{ k: number; datasets: Array<{ dataset: string; gt: { numCvars: number; numMspecs: number; numMspecsUnique: number; numTspecs: number }; runs: Array<{ status: 'ok' | 'generation_failed'; precision?: Record<string, number>; items?: Record<string, string[]> }> }> }>('blade/runs.json');
+  const { bladeMetricBars, METRIC_TYPES, forEachCombination, binomial } =
+    await import('../../../../src/core/benchmarks/blade/eval/metrics.ts');
+  const raw = readJson<{
+    k: number;
+    datasets: Array<{
+      dataset: string;
+      gt: { numCvars: number; numMspecs: number; numMspecsUnique: number; numTspecs: number };
+      runs: Array<{
+        status: 'ok' | 'generation_failed';
+        precision?: Record<string, number>;
+        items?: Record<string, string[]>;
+      }>;
+    }>;
+  }>('blade/runs.json');
   const exp = readJson<Record<string, Record<string, number[]>>>('blade/expected_fig4.json');
 
   it('enumerates every k-subset in itertools order when C(n, k) ≤ 1000 (generation failures appended, as BLADE)', () => {
-    const datasets = raw.datasets.map((d) => ({ dataset: d.dataset, gt: d.gt, runs: d.runs.map((r) => ({ status: r.status, metrics: Object.fromEntries(METRIC_TYPES.map((t) => [t, { gtItems: r.items?.[t] ?? [], gtNames: r.items?.[t] ?? [], precision: r.precision?.[t] ?? 0, matched: 0, denominator: 0 }])) as never })) }));
-    const bars = bladeMetricBars(datasets, { k: raw.k, samples: 10, seed: 0, generationFailures: 'append', coverageKey: 'name', failedRuns: 'drop' });
+    const datasets = raw.datasets.map((d) => ({
+      dataset: d.dataset,
+      gt: d.gt,
+      runs: d.runs.map((r) => ({
+        status: r.status,
+        metrics: Object.fromEntries(
+          METRIC_TYPES.map((t) => [
+            t,
+            {
+              gtItems: r.items?.[t] ?? [],
+              gtNames: r.items?.[t] ?? [],
+              precision: r.precision?.[t] ?? 0,
+              matched: 0,
+              denominator: 0,
+            },
+          ]),
+        ) as never,
+      })),
+    }));
+    const bars = bladeMetricBars(datasets, {
+      k: raw.k,
+      samples: 10,
+      seed: 0,
+      generationFailures: 'append',
+      coverageKey: 'name',
+      failedRuns: 'drop',
+    });
     assert.deepEqual(bars.subsets, { enumerated: 2, sampled: 0 });
     for (const t of METRIC_TYPES) {
       const want = raw.datasets.flatMap((d) => exp[d.dataset]![t]!);
@@ -308,7 +548,12 @@ describe('loupe score --longda-answers under presets', async () => {
   const run = async (args: string[]) => {
     const out: string[] = [];
     const err: string[] = [];
-    const rc = await main(['score', '--longda-answers', 'answers_progress.csv', ...args], { out: (s: string) => out.push(s), err: (s: string) => err.push(s), env: {}, cwd: join(FIX, 'longda') } as never);
+    const rc = await main(['score', '--longda-answers', 'answers_progress.csv', ...args], {
+      out: (s: string) => out.push(s),
+      err: (s: string) => err.push(s),
+      env: {},
+      cwd: join(FIX, 'longda'),
+    } as never);
     return { rc, out: out.join(''), err: err.join('') };
   };
   it('official (default): MAE is written as "Infinity" and the changed row is counted; paper leaves it out', async () => {
@@ -318,7 +563,11 @@ describe('loupe score --longda-answers under presets', async () => {
     assert.equal(j.preset, 'official');
     assert.equal(j.mae, 'Infinity');
     assert.deepEqual(j.changedBy, { infinite_mae: 1 });
-    const p = JSON.parse((await run(['--json', '--preset', 'paper', '--option', 'list_scoring=partial'])).out) as { preset: string; mae: number; options: Record<string, unknown> };
+    const p = JSON.parse((await run(['--json', '--preset', 'paper', '--option', 'list_scoring=partial'])).out) as {
+      preset: string;
+      mae: number;
+      options: Record<string, unknown>;
+    };
     assert.equal(p.preset, 'paper');
     assert.equal(typeof p.mae, 'number');
     assert.equal(p.options.list_scoring, 'partial', '--option overrides the preset');

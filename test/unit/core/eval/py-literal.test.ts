@@ -28,7 +28,9 @@ const canonItem = (x: Item): string => {
 
 describe('Python literals with CPython semantics', () => {
   it('set literals iterate as CPython 3.11 iterates them (300 random sets)', () => {
-    const fx = JSON.parse(readFileSync(join(import.meta.dirname, '../../../fixtures/official-parity/python-sets/sets.json'), 'utf8')) as { cases: Array<{ src: string; iterates: Item[] }> };
+    const fx = JSON.parse(
+      readFileSync(join(import.meta.dirname, '../../../fixtures/official-parity/python-sets/sets.json'), 'utf8'),
+    ) as { cases: Array<{ src: string; iterates: Item[] }> };
     let equal = 0;
     for (const c of fx.cases) {
       const got = parsePyLiteral(c.src, { python: true }) as unknown[];

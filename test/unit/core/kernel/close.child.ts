@@ -21,7 +21,13 @@ const dir = mkdtempSync(join(tmpdir(), 'loupe-kernel-close-'));
 void process.stdout;
 void process.stderr;
 const before = process.getActiveResourcesInfo();
-const k = await PythonKernel.start({ python: '/usr/bin/python3', cwd: dir, sandbox, readOnlyPaths: [], writablePaths: sandbox === 'bubblewrap' ? [dir] : [] });
+const k = await PythonKernel.start({
+  python: '/usr/bin/python3',
+  cwd: dir,
+  sandbox,
+  readOnlyPaths: [],
+  writablePaths: sandbox === 'bubblewrap' ? [dir] : [],
+});
 const first = await k.execute('1 + 1');
 const pid = k.info.pid;
 let busy: { status: string; restarted?: boolean; stderr: string; pidAfter: number } | undefined;
@@ -44,4 +50,14 @@ const alive = (p: number) => {
   }
 };
 rmSync(dir, { recursive: true, force: true });
-process.stdout.write(JSON.stringify({ result: first.result, pid, before, resources, pidAlive: alive(pid), busy, busyPidAlive: busy ? alive(busy.pidAfter) : false }) + '\n');
+process.stdout.write(
+  JSON.stringify({
+    result: first.result,
+    pid,
+    before,
+    resources,
+    pidAlive: alive(pid),
+    busy,
+    busyPidAlive: busy ? alive(busy.pidAfter) : false,
+  }) + '\n',
+);

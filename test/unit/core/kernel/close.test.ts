@@ -31,7 +31,11 @@ interface Report {
  */
 function runChild(sandbox: string, mode: string): Promise<{ report: Report; code: number | null; stderr: string }> {
   return new Promise((resolve, reject) => {
-    const c = spawn(process.execPath, ['--disable-warning=MODULE_TYPELESS_PACKAGE_JSON', join(here, 'close.child.ts'), sandbox, mode], { stdio: ['ignore', 'pipe', 'pipe'], detached: true });
+    const c = spawn(
+      process.execPath,
+      ['--disable-warning=MODULE_TYPELESS_PACKAGE_JSON', join(here, 'close.child.ts'), sandbox, mode],
+      { stdio: ['ignore', 'pipe', 'pipe'], detached: true },
+    );
     let out = '';
     let err = '';
     let hung = false;
@@ -48,7 +52,11 @@ function runChild(sandbox: string, mode: string): Promise<{ report: Report; code
     c.on('error', reject);
     c.on('close', (code) => {
       clearTimeout(deadline);
-      if (hung) return reject(new Error(`the child process did not exit within 30 s (report: ${out.trim() || 'none'}):\n${err}`));
+      if (hung) {
+        return reject(
+          new Error(`the child process did not exit within 30 s (report: ${out.trim() || 'none'}):\n${err}`),
+        );
+      }
       try {
         resolve({ report: JSON.parse(out.trim().split('\n').pop() ?? '') as Report, code, stderr: err });
       } catch {
@@ -62,27 +70,43 @@ function assertNothingLeft(r: Report): void {
   // 'Timeout' was the 2 s timer of close(); PipeWrap / ProcessWrap would be the kernel's pipes and process handle.
   const left = [...r.resources];
   for (const x of r.before) if (left.includes(x)) left.splice(left.indexOf(x), 1);
-  assert.deepEqual(left, [], `resources keeping the loop alive after close(), beyond those held before the kernel started (${r.before.join(', ') || 'none'}): ${r.resources.join(', ')}`);
+  assert.deepEqual(
+    left,
+    [],
+    `resources keeping the loop alive after close(), beyond those held before the kernel started (${r.before.join(', ') || 'none'}): ${r.resources.join(', ')}`,
+  );
   assert.equal(r.pidAlive, false, `kernel process ${r.pid} still exists after close()`);
 }
 
 for (const sandbox of ['off', 'bubblewrap'] as const) {
-  describe(`core/kernel close() leaves nothing behind (sandbox ${sandbox})`, { skip: sandbox === 'bubblewrap' && !findBubblewrap() ? 'bwrap not installed' : false }, () => {
-    it('after a cell: no timer, pipe or process handle is left, the kernel process is gone, the host exits', { timeout: 60_000 }, async () => {
-      const { report, code, stderr } = await runChild(sandbox, 'idle');
-      assert.equal(code, 0, stderr);
-      assert.equal(report.result, '2');
-      assertNothingLeft(report);
-    });
+  describe(
+    `core/kernel close() leaves nothing behind (sandbox ${sandbox})`,
+    { skip: sandbox === 'bubblewrap' && !findBubblewrap() ? 'bwrap not installed' : false },
+    () => {
+      it(
+        'after a cell: no timer, pipe or process handle is left, the kernel process is gone, the host exits',
+        { timeout: 60_000 },
+        async () => {
+          const { report, code, stderr } = await runChild(sandbox, 'idle');
+          assert.equal(code, 0, stderr);
+          assert.equal(report.result, '2');
+          assertNothingLeft(report);
+        },
+      );
 
-    it('while a cell runs: the cell comes back crashed, no kernel is restarted, nothing is left', { timeout: 60_000 }, async () => {
-      const { report, code, stderr } = await runChild(sandbox, 'busy');
-      assert.equal(code, 0, stderr);
-      assertNothingLeft(report);
-      assert.equal(report.busy?.status, 'crashed');
-      assert.match(report.busy!.stderr, /closed while this cell was running/);
-      assert.equal(report.busy!.pidAfter, report.pid, 'a new kernel process was started after close()');
-      assert.equal(report.busyPidAlive, false);
-    });
-  });
+      it(
+        'while a cell runs: the cell comes back crashed, no kernel is restarted, nothing is left',
+        { timeout: 60_000 },
+        async () => {
+          const { report, code, stderr } = await runChild(sandbox, 'busy');
+          assert.equal(code, 0, stderr);
+          assertNothingLeft(report);
+          assert.equal(report.busy?.status, 'crashed');
+          assert.match(report.busy!.stderr, /closed while this cell was running/);
+          assert.equal(report.busy!.pidAfter, report.pid, 'a new kernel process was started after close()');
+          assert.equal(report.busyPidAlive, false);
+        },
+      );
+    },
+  );
 }

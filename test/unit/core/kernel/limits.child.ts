@@ -9,7 +9,15 @@ import { join } from 'node:path';
 import { PythonKernel } from '../../../../src/core/kernel/index.ts';
 
 const dir = mkdtempSync(join(tmpdir(), 'loupe-kernel-crash-'));
-const k = await PythonKernel.start({ python: '/usr/bin/python3', cwd: dir, sandbox: 'bubblewrap', readOnlyPaths: [], writablePaths: [dir] });
-await k.execute('import threading, subprocess\nthreading.Thread(target=lambda: [0 for _ in iter(int, 1)], daemon=True).start()\n1');
+const k = await PythonKernel.start({
+  python: '/usr/bin/python3',
+  cwd: dir,
+  sandbox: 'bubblewrap',
+  readOnlyPaths: [],
+  writablePaths: [dir],
+});
+await k.execute(
+  'import threading, subprocess\nthreading.Thread(target=lambda: [0 for _ in iter(int, 1)], daemon=True).start()\n1',
+);
 process.stdout.write(JSON.stringify({ pid: k.info.pid, cgroup: k.info.limits.cgroup }) + '\n');
 setTimeout(() => process.exit(0), 60_000);

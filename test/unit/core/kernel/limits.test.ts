@@ -35,9 +35,10 @@ async function eventually(cond: () => boolean, ms = 10_000): Promise<boolean> {
   }
   return cond();
 }
-const SPIN = 'import threading, time\nthreading.Thread(target=lambda: [0 for _ in iter(int, 1)], daemon=True).start()\nt0 = time.process_time()\n1';
+const SPIN =
+  'import threading, time\nthreading.Thread(target=lambda: [0 for _ in iter(int, 1)], daemon=True).start()\nt0 = time.process_time()\n1';
 
-describe('core/kernel limits for the kernel\'s whole life (issue 37)', { skip }, () => {
+describe("core/kernel limits for the kernel's whole life (issue 37)", { skip }, () => {
   let dir = '';
   before(() => {
     dir = mkdtempSync(join(tmpdir(), 'loupe-klim-'));
@@ -45,7 +46,15 @@ describe('core/kernel limits for the kernel\'s whole life (issue 37)', { skip },
   after(() => rmSync(dir, { recursive: true, force: true }));
 
   it('without a cgroup: SIGSTOP between cells, RLIMIT_AS scaled so that processes × per-process ≤ the budget', async () => {
-    const k = await PythonKernel.start({ python: PY, cwd: dir, sandbox: 'bubblewrap', readOnlyPaths: [], writablePaths: [dir], memoryLimitMb: 2048, cgroups: 'off' });
+    const k = await PythonKernel.start({
+      python: PY,
+      cwd: dir,
+      sandbox: 'bubblewrap',
+      readOnlyPaths: [],
+      writablePaths: [dir],
+      memoryLimitMb: 2048,
+      cgroups: 'off',
+    });
     try {
       const l = k.info.limits;
       assert.equal(l.betweenCells, 'sigstop');
@@ -59,7 +68,9 @@ describe('core/kernel limits for the kernel\'s whole life (issue 37)', { skip },
       const idle = Number((await k.execute('time.process_time() - t0')).result);
       assert.ok(idle < 0.3, `a spinning thread used ${idle} s of CPU between cells`);
       // the limit is real: a second child process is refused or the sandbox is killed
-      const r = await k.execute('import os, time\npids = []\nfor i in range(4):\n    try:\n        pids.append(os.spawnv(os.P_NOWAIT, "/usr/bin/sleep", ["sleep", "2"]))\n    except OSError as e:\n        print("refused", e.errno)\ntime.sleep(1)\nlen(pids)');
+      const r = await k.execute(
+        'import os, time\npids = []\nfor i in range(4):\n    try:\n        pids.append(os.spawnv(os.P_NOWAIT, "/usr/bin/sleep", ["sleep", "2"]))\n    except OSError as e:\n        print("refused", e.errno)\ntime.sleep(1)\nlen(pids)',
+      );
       assert.ok(r.status === 'crashed' || /refused/.test(r.stdout) || Number(r.result) < 4, JSON.stringify(r));
     } finally {
       await k.close();
@@ -67,7 +78,14 @@ describe('core/kernel limits for the kernel\'s whole life (issue 37)', { skip },
   });
 
   it('with a cgroup: frozen between cells; interrupt, restart and close work while frozen; nothing is left after close', async (t) => {
-    const k = await PythonKernel.start({ python: PY, cwd: dir, sandbox: 'bubblewrap', readOnlyPaths: [], writablePaths: [dir], memoryLimitMb: 1024 });
+    const k = await PythonKernel.start({
+      python: PY,
+      cwd: dir,
+      sandbox: 'bubblewrap',
+      readOnlyPaths: [],
+      writablePaths: [dir],
+      memoryLimitMb: 1024,
+    });
     const cg = k.info.limits.cgroup;
     if (!cg) {
       await k.close();
@@ -80,7 +98,10 @@ describe('core/kernel limits for the kernel\'s whole life (issue 37)', { skip },
     assert.match(describeKernelLimits(l), /all processes together/);
     const freezer = cg.version === 1 ? cg.dirs.find((d) => d.includes('/freezer/')) : cg.dirs[0];
     assert.ok(freezer);
-    const frozen = () => (cg.version === 1 ? readFileSync(join(freezer, 'freezer.state'), 'utf8').trim() === 'FROZEN' : /^frozen 1$/m.test(readFileSync(join(freezer, 'cgroup.events'), 'utf8')));
+    const frozen = () =>
+      cg.version === 1
+        ? readFileSync(join(freezer, 'freezer.state'), 'utf8').trim() === 'FROZEN'
+        : /^frozen 1$/m.test(readFileSync(join(freezer, 'cgroup.events'), 'utf8'));
     assert.equal((await k.execute(SPIN)).result, '1');
     assert.ok(await eventually(frozen, 2000), 'not frozen after the cell');
     k.interrupt(); // idle: no-op, must not hang anything
@@ -91,7 +112,10 @@ describe('core/kernel limits for the kernel\'s whole life (issue 37)', { skip },
     const oldPid = k.info.pid;
     await k.restart();
     assert.ok(await eventually(() => !alive(oldPid), 5000), 'the frozen kernel survived a restart');
-    assert.ok(await eventually(() => cg.dirs.every((d) => !existsSync(d)), 10_000), `cgroup left after restart: ${cg.dirs.join(', ')}`);
+    assert.ok(
+      await eventually(() => cg.dirs.every((d) => !existsSync(d)), 10_000),
+      `cgroup left after restart: ${cg.dirs.join(', ')}`,
+    );
     const cg2 = k.info.limits.cgroup!;
     assert.notDeepEqual(cg2.dirs, cg.dirs);
     assert.equal((await k.execute('2+2')).result, '4');
@@ -102,13 +126,18 @@ describe('core/kernel limits for the kernel\'s whole life (issue 37)', { skip },
     const pid = k.info.pid;
     await k.close();
     assert.ok(await eventually(() => !alive(pid), 5000), 'the frozen kernel survived close()');
-    assert.ok(await eventually(() => cg2.dirs.every((d) => !existsSync(d)), 10_000), `cgroup left after close: ${cg2.dirs.join(', ')}`);
+    assert.ok(
+      await eventually(() => cg2.dirs.every((d) => !existsSync(d)), 10_000),
+      `cgroup left after close: ${cg2.dirs.join(', ')}`,
+    );
   });
 
   it('cgroup v2: a spinning process gets no CPU while frozen; release kills it and removes the folder', async (t) => {
     // /sys/fs/cgroup itself when it is v2; on a hybrid v1 machine its `unified` mount (no controllers, but a freezer)
     const root = existsSync('/sys/fs/cgroup/cgroup.controllers') ? '/sys/fs/cgroup' : '/sys/fs/cgroup/unified';
-    const cg = existsSync(join(root, 'cgroup.procs')) ? KernelCgroup.create('v2test', { memoryBytes: 200 * 1048576, pids: 10 }, root) : undefined;
+    const cg = existsSync(join(root, 'cgroup.procs'))
+      ? KernelCgroup.create('v2test', { memoryBytes: 200 * 1048576, pids: 10 }, root)
+      : undefined;
     if (!cg) {
       t.skip('no writable cgroup v2 mount here');
       return;
@@ -126,7 +155,10 @@ describe('core/kernel limits for the kernel\'s whole life (issue 37)', { skip },
       await sleep(1000);
       assert.equal(ticks() - u0, 0, 'CPU used while frozen');
       cg.release();
-      assert.ok(await eventually(() => p.exitCode !== null || p.signalCode !== null, 5000), 'the frozen process survived release()');
+      assert.ok(
+        await eventually(() => p.exitCode !== null || p.signalCode !== null, 5000),
+        'the frozen process survived release()',
+      );
       assert.ok(await eventually(() => !existsSync(cg.info.dirs[0]!), 10_000), 'cgroup folder left');
     } finally {
       p.kill('SIGKILL');
@@ -134,7 +166,11 @@ describe('core/kernel limits for the kernel\'s whole life (issue 37)', { skip },
   });
 
   it('the host process SIGKILLed while its kernel is frozen: the kernel dies and its cgroup is removed', async (t) => {
-    const child = spawn(process.execPath, ['--disable-warning=MODULE_TYPELESS_PACKAGE_JSON', join(here, 'limits.child.ts')], { stdio: ['ignore', 'pipe', 'inherit'] });
+    const child = spawn(
+      process.execPath,
+      ['--disable-warning=MODULE_TYPELESS_PACKAGE_JSON', join(here, 'limits.child.ts')],
+      { stdio: ['ignore', 'pipe', 'inherit'] },
+    );
     let out = '';
     child.stdout.setEncoding('utf8');
     const line = await new Promise<string>((res, rej) => {
@@ -158,7 +194,13 @@ describe('core/kernel limits for the kernel\'s whole life (issue 37)', { skip },
     const procs = readFileSync(procsFile, 'utf8').split('\n').filter(Boolean).map(Number);
     assert.ok(procs.length >= 2, `kernel processes in the cgroup: ${procs}`);
     child.kill('SIGKILL');
-    assert.ok(await eventually(() => procs.every((p) => !alive(p)), 10_000), `kernel processes left: ${procs.filter(alive)}`);
-    assert.ok(await eventually(() => info.cgroup!.dirs.every((d) => !existsSync(d)), 10_000), `cgroup left: ${info.cgroup.dirs.filter((d) => existsSync(d))}`);
+    assert.ok(
+      await eventually(() => procs.every((p) => !alive(p)), 10_000),
+      `kernel processes left: ${procs.filter(alive)}`,
+    );
+    assert.ok(
+      await eventually(() => info.cgroup!.dirs.every((d) => !existsSync(d)), 10_000),
+      `cgroup left: ${info.cgroup.dirs.filter((d) => existsSync(d))}`,
+    );
   });
 });

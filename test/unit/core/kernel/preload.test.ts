@@ -17,13 +17,32 @@ test('preloaded modules are in sys.modules before the first cell; a missing one 
   const dir = mkdtempSync(join(tmpdir(), 'loupe-preload-'));
   const probe = "import sys\nprint('statistics' in sys.modules, 'fractions' in sys.modules, 'statistics' in globals())";
   try {
-    const plain = await PythonKernel.start({ python, cwd: dir, sandbox: 'off', readOnlyPaths: [], writablePaths: [], importAllowlist: ['sys'] });
+    const plain = await PythonKernel.start({
+      python,
+      cwd: dir,
+      sandbox: 'off',
+      readOnlyPaths: [],
+      writablePaths: [],
+      importAllowlist: ['sys'],
+    });
     try {
-      assert.equal((await plain.execute(probe)).stdout.trim(), 'False False False', 'without preload the modules are not loaded');
+      assert.equal(
+        (await plain.execute(probe)).stdout.trim(),
+        'False False False',
+        'without preload the modules are not loaded',
+      );
     } finally {
       await plain.close();
     }
-    const k = await PythonKernel.start({ python, cwd: dir, sandbox: 'off', readOnlyPaths: [], writablePaths: [], importAllowlist: ['sys'], preloadModules: ['statistics', 'no_such_module_loupe', 'fractions'] });
+    const k = await PythonKernel.start({
+      python,
+      cwd: dir,
+      sandbox: 'off',
+      readOnlyPaths: [],
+      writablePaths: [],
+      importAllowlist: ['sys'],
+      preloadModules: ['statistics', 'no_such_module_loupe', 'fractions'],
+    });
     try {
       const r = await k.execute(probe);
       assert.equal(r.status, 'ok', JSON.stringify(r.error));

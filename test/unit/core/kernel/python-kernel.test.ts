@@ -14,7 +14,14 @@ describe('core/kernel/python-kernel (sandbox off)', () => {
   before(async () => {
     dir = mkdtempSync(join(tmpdir(), 'loupe-kernel-'));
     writeFileSync(join(dir, 'tiny.csv'), 'a,b\n1,2\n3,4\n');
-    k = await PythonKernel.start({ python: PY, cwd: dir, sandbox: 'off', readOnlyPaths: [], writablePaths: [], preamble: 'PRE = 41 + 1' });
+    k = await PythonKernel.start({
+      python: PY,
+      cwd: dir,
+      sandbox: 'off',
+      readOnlyPaths: [],
+      writablePaths: [],
+      preamble: 'PRE = 41 + 1',
+    });
   });
   after(async () => {
     await k.close();
@@ -41,7 +48,9 @@ describe('core/kernel/python-kernel (sandbox off)', () => {
   });
 
   it('captures stdout and stderr separately, and works in the workspace cwd', async () => {
-    const r = await k.execute('import sys\nprint("out", 1)\nsys.stdout.buffer.write("é\\n".encode())\nprint("err", file=sys.stderr)\nopen("tiny.csv").read().count("\\n")');
+    const r = await k.execute(
+      'import sys\nprint("out", 1)\nsys.stdout.buffer.write("é\\n".encode())\nprint("err", file=sys.stderr)\nopen("tiny.csv").read().count("\\n")',
+    );
     assert.equal(r.status, 'ok');
     assert.equal(r.stdout, 'out 1\né\n');
     assert.equal(r.stderr, 'err\n');
@@ -61,7 +70,10 @@ describe('core/kernel/python-kernel (sandbox off)', () => {
     assert.equal(r.status, 'error');
     assert.equal(r.error?.ename, 'IndexError');
     assert.equal(r.error?.evalue, 'list index out of range');
-    assert.ok(r.error!.traceback.some((l) => l.includes('line 2')), r.error!.traceback.join('\n'));
+    assert.ok(
+      r.error!.traceback.some((l) => l.includes('line 2')),
+      r.error!.traceback.join('\n'),
+    );
     assert.ok(!r.error!.traceback.some((l) => l.includes('driver.py')), 'driver frames hidden');
     const syn = await k.execute('def (:');
     assert.equal(syn.error?.ename, 'SyntaxError');
@@ -71,7 +83,9 @@ describe('core/kernel/python-kernel (sandbox off)', () => {
   });
 
   it('renders open matplotlib figures as PNG and closes them', async () => {
-    const r = await k.execute('import matplotlib.pyplot as plt\nplt.plot([1, 2, 3])\nplt.figure()\nplt.bar([1], [2])\nplt.show()');
+    const r = await k.execute(
+      'import matplotlib.pyplot as plt\nplt.plot([1, 2, 3])\nplt.figure()\nplt.bar([1], [2])\nplt.show()',
+    );
     assert.equal(r.status, 'ok', r.stderr);
     assert.equal(r.figures?.length, 2);
     const png = Buffer.from(r.figures![0]!.png, 'base64');
@@ -80,7 +94,9 @@ describe('core/kernel/python-kernel (sandbox off)', () => {
   });
 
   it('stdin is empty and C-level writes to fd 1 do not corrupt the protocol', async () => {
-    const r = await k.execute('import os, subprocess\nos.write(1, b"raw fd1\\n")\nsubprocess.run(["echo", "child"])\ntry:\n    input()\nexcept EOFError:\n    print("eof")\n7');
+    const r = await k.execute(
+      'import os, subprocess\nos.write(1, b"raw fd1\\n")\nsubprocess.run(["echo", "child"])\ntry:\n    input()\nexcept EOFError:\n    print("eof")\n7',
+    );
     assert.equal(r.status, 'ok');
     assert.equal(r.result, '7');
     assert.equal(r.stdout, 'eof\nraw fd1\nchild\n');
@@ -117,7 +133,10 @@ describe('core/kernel/python-kernel (sandbox off)', () => {
 
   it('queues concurrent execute calls in order', async () => {
     const rs = await Promise.all([k.execute('q = 1'), k.execute('q += 1\nq'), k.execute('q * 10')]);
-    assert.deepEqual(rs.map((r) => r.result), [undefined, '2', '20']);
+    assert.deepEqual(
+      rs.map((r) => r.result),
+      [undefined, '2', '20'],
+    );
   });
 
   it('restarts after a crash, says the state was lost, and re-runs the preamble', async () => {
@@ -165,16 +184,37 @@ describe('core/kernel/python-kernel limits', () => {
   after(() => rmSync(dir, { recursive: true, force: true }));
 
   it('enforces the import allowlist on agent code only (LongTA list)', async () => {
-    const k = await PythonKernel.start({ python: PY, cwd: dir, sandbox: 'off', readOnlyPaths: [], writablePaths: [], importAllowlist: LONGTA_IMPORT_ALLOWLIST });
+    const k = await PythonKernel.start({
+      python: PY,
+      cwd: dir,
+      sandbox: 'off',
+      readOnlyPaths: [],
+      writablePaths: [],
+      importAllowlist: LONGTA_IMPORT_ALLOWLIST,
+    });
     try {
-      const ok = await k.execute('import pandas as pd, numpy as np, json, os.path\nfrom scipy import stats\nimport statsmodels.api as sm\npd.__name__');
+      const ok = await k.execute(
+        'import pandas as pd, numpy as np, json, os.path\nfrom scipy import stats\nimport statsmodels.api as sm\npd.__name__',
+      );
       assert.equal(ok.status, 'ok', ok.error?.traceback.join('\n'));
-      for (const bad of ['import subprocess', 'import socket', 'from urllib import request', 'import importlib\nimportlib.import_module("ctypes")', '__import__("shutil")', 'exec("import subprocess")', 'eval("__import__(\\"ctypes\\")")', 'def f():\n    import pickle\nf()']) {
+      for (const bad of [
+        'import subprocess',
+        'import socket',
+        'from urllib import request',
+        'import importlib\nimportlib.import_module("ctypes")',
+        '__import__("shutil")',
+        'exec("import subprocess")',
+        'eval("__import__(\\"ctypes\\")")',
+        'def f():\n    import pickle\nf()',
+      ]) {
         const r = await k.execute(bad);
         assert.equal(r.status, 'error', bad);
         assert.equal(r.error?.ename, 'ImportError', bad);
         assert.match(r.error!.evalue, /not allowed/, bad);
-        assert.ok(!r.error!.traceback.some((l) => l.includes('driver.py')), `driver frames hidden: ${r.error!.traceback.join('\n')}`);
+        assert.ok(
+          !r.error!.traceback.some((l) => l.includes('driver.py')),
+          `driver frames hidden: ${r.error!.traceback.join('\n')}`,
+        );
       }
     } finally {
       await k.close();
@@ -182,7 +222,14 @@ describe('core/kernel/python-kernel limits', () => {
   });
 
   it('a MemoryError under the address-space limit restarts the kernel', async () => {
-    const k = await PythonKernel.start({ python: PY, cwd: dir, sandbox: 'off', readOnlyPaths: [], writablePaths: [], memoryLimitMb: 300 });
+    const k = await PythonKernel.start({
+      python: PY,
+      cwd: dir,
+      sandbox: 'off',
+      readOnlyPaths: [],
+      writablePaths: [],
+      memoryLimitMb: 300,
+    });
     try {
       await k.execute('before = 1');
       const r = await k.execute('x = bytearray(600 * 1024 * 1024)');
@@ -197,7 +244,14 @@ describe('core/kernel/python-kernel limits', () => {
   });
 
   it('stops a cell at its CPU-time limit', async () => {
-    const k = await PythonKernel.start({ python: PY, cwd: dir, sandbox: 'off', readOnlyPaths: [], writablePaths: [], cellCpuLimitMs: 1000 });
+    const k = await PythonKernel.start({
+      python: PY,
+      cwd: dir,
+      sandbox: 'off',
+      readOnlyPaths: [],
+      writablePaths: [],
+      cellCpuLimitMs: 1000,
+    });
     try {
       const r = await k.execute('while True:\n    pass', { timeoutMs: 20_000 });
       assert.equal(r.status, 'timeout');
@@ -210,9 +264,18 @@ describe('core/kernel/python-kernel limits', () => {
   });
 
   it('kills and restarts a cell that ignores the interrupt', async () => {
-    const k = await PythonKernel.start({ python: PY, cwd: dir, sandbox: 'off', readOnlyPaths: [], writablePaths: [], interruptGraceMs: 300 });
+    const k = await PythonKernel.start({
+      python: PY,
+      cwd: dir,
+      sandbox: 'off',
+      readOnlyPaths: [],
+      writablePaths: [],
+      interruptGraceMs: 300,
+    });
     try {
-      const r = await k.execute('import signal, time\nsignal.signal(signal.SIGINT, signal.SIG_IGN)\ntime.sleep(30)', { timeoutMs: 300 });
+      const r = await k.execute('import signal, time\nsignal.signal(signal.SIGINT, signal.SIG_IGN)\ntime.sleep(30)', {
+        timeoutMs: 300,
+      });
       assert.equal(r.status, 'timeout');
       assert.equal(r.restarted, true);
       assert.match(r.stderr, /restarted[\s\S]*lost/);
@@ -223,8 +286,21 @@ describe('core/kernel/python-kernel limits', () => {
   });
 
   it('a failing preamble fails start() with its traceback; bad cwd and closed kernels are clear errors', async () => {
-    await assert.rejects(PythonKernel.start({ python: PY, cwd: dir, sandbox: 'off', readOnlyPaths: [], writablePaths: [], preamble: 'import pandas as pd\npd.read_csv("missing.csv")' }), /preamble failed[\s\S]*missing\.csv/);
-    await assert.rejects(PythonKernel.start({ python: PY, cwd: join(dir, 'nope'), sandbox: 'off', readOnlyPaths: [], writablePaths: [] }), LoupeInputError);
+    await assert.rejects(
+      PythonKernel.start({
+        python: PY,
+        cwd: dir,
+        sandbox: 'off',
+        readOnlyPaths: [],
+        writablePaths: [],
+        preamble: 'import pandas as pd\npd.read_csv("missing.csv")',
+      }),
+      /preamble failed[\s\S]*missing\.csv/,
+    );
+    await assert.rejects(
+      PythonKernel.start({ python: PY, cwd: join(dir, 'nope'), sandbox: 'off', readOnlyPaths: [], writablePaths: [] }),
+      LoupeInputError,
+    );
     const k = await PythonKernel.start({ python: PY, cwd: dir, sandbox: 'off', readOnlyPaths: [], writablePaths: [] });
     await k.close();
     await assert.rejects(k.execute('1'), /closed/);
@@ -232,17 +308,37 @@ describe('core/kernel/python-kernel limits', () => {
 
   it('when bwrap cannot create the sandbox, start() shows its error and the opt-out', async () => {
     const fake = join(dir, 'fake-bwrap');
-    writeFileSync(fake, '#!/bin/sh\necho "bwrap: No permissions to create new namespace" >&2\nexit 1\n', { mode: 0o755 });
+    writeFileSync(fake, '#!/bin/sh\necho "bwrap: No permissions to create new namespace" >&2\nexit 1\n', {
+      mode: 0o755,
+    });
     await assert.rejects(
-      PythonKernel.start({ python: PY, cwd: dir, sandbox: 'bubblewrap', readOnlyPaths: [], writablePaths: [], bubblewrapPath: fake }),
-      (e: Error) => /exited with code 1/.test(e.message) && /No permissions to create new namespace/.test(e.message) && /"loupe\.sandbox": "off"/.test(e.message),
+      PythonKernel.start({
+        python: PY,
+        cwd: dir,
+        sandbox: 'bubblewrap',
+        readOnlyPaths: [],
+        writablePaths: [],
+        bubblewrapPath: fake,
+      }),
+      (e: Error) =>
+        /exited with code 1/.test(e.message) &&
+        /No permissions to create new namespace/.test(e.message) &&
+        /"loupe\.sandbox": "off"/.test(e.message),
     );
   });
 
   it('without bubblewrap, start() tells the user to install it or opt out', async () => {
     await assert.rejects(
-      PythonKernel.start({ python: PY, cwd: dir, sandbox: 'bubblewrap', readOnlyPaths: [], writablePaths: [], bubblewrapPath: '/nonexistent/bwrap' }),
-      (e: Error) => e instanceof LoupeInputError && /install/i.test(e.message) && /"loupe\.sandbox": "off"/.test(e.message),
+      PythonKernel.start({
+        python: PY,
+        cwd: dir,
+        sandbox: 'bubblewrap',
+        readOnlyPaths: [],
+        writablePaths: [],
+        bubblewrapPath: '/nonexistent/bwrap',
+      }),
+      (e: Error) =>
+        e instanceof LoupeInputError && /install/i.test(e.message) && /"loupe\.sandbox": "off"/.test(e.message),
     );
   });
 });

@@ -18,7 +18,10 @@ describe('reference agent availability (issue 22)', () => {
     assert.deepEqual(referenceAgentAvailable(withScript[0]!), { ok: true });
     const no = referenceAgentAvailable(without[0]!);
     assert.equal(no.ok, false);
-    assert.match(!no.ok ? no.reason : '', new RegExp(`no reference script for block ${without[0]!.id.replace(/[.]/g, '\\.')}`));
+    assert.match(
+      !no.ok ? no.reason : '',
+      new RegExp(`no reference script for block ${without[0]!.id.replace(/[.]/g, '\\.')}`),
+    );
     assert.doesNotMatch(!no.ok ? no.reason : '', /--\w/, 'no CLI flag in the reason');
   });
 

@@ -12,20 +12,52 @@ import { loadSuite } from '../../../../src/core/benchmarks/index.ts';
 import type { Suite } from '../../../../src/core/suites/types.ts';
 import { ExactOnlyJudge } from '../../../../src/core/eval/judges/index.ts';
 import { sharedData } from '../../../helpers/shared.ts';
-import { zeroRun, type BladeAggregate, type BladeGtCounts, type BladeRunMetrics } from '../../../../src/core/benchmarks/blade/eval/metrics.ts';
+import {
+  zeroRun,
+  type BladeAggregate,
+  type BladeGtCounts,
+  type BladeRunMetrics,
+} from '../../../../src/core/benchmarks/blade/eval/metrics.ts';
 
 // one dataset: 2 cvars, 1 model spec (1 unique), 2 transform specs → T=2 V=2 M=1 U=1 S=6;
 // weights cvar 2/6, model 1/6, modelCvar 1/6, transformValue 1/6, transformGraph 1/6
 const gt: BladeGtCounts = { numCvars: 2, numMspecs: 1, numMspecsUnique: 1, numTspecs: 2 };
-const m = (precision: number, gtItems: string[]) => ({ gtItems, gtNames: gtItems, precision, matched: 0, denominator: 0 });
+const m = (precision: number, gtItems: string[]) => ({
+  gtItems,
+  gtNames: gtItems,
+  precision,
+  matched: 0,
+  denominator: 0,
+});
 const valid: BladeRunMetrics = {
   runId: 'ok1',
   status: 'ok',
-  metrics: { cvar: m(1, ['a', 'b']), model: m(1, ['m']), modelCvar: m(1, ['m']), transformValue: m(0.5, ['t1']), transformGraph: m(0.5, ['t1', 't2']) },
+  metrics: {
+    cvar: m(1, ['a', 'b']),
+    model: m(1, ['m']),
+    modelCvar: m(1, ['m']),
+    transformValue: m(0.5, ['t1']),
+    transformGraph: m(0.5, ['t1', 't2']),
+  },
 };
 
 function score(runId: string, detail: unknown, error?: string): RunScore {
-  return { runId, suite: 'blade', blockId: 'ds', model: 'M', agent: 'llm', status: 'completed', benchmark: 'blade', judgeId: 'none', options: {}, summary: error ? {} : { cvarPrecision: 0 }, pending: 0, unjudged: 0, detail, ...(error ? { error } : {}) };
+  return {
+    runId,
+    suite: 'blade',
+    blockId: 'ds',
+    model: 'M',
+    agent: 'llm',
+    status: 'completed',
+    benchmark: 'blade',
+    judgeId: 'none',
+    options: {},
+    summary: error ? {} : { cvarPrecision: 0 },
+    pending: 0,
+    unjudged: 0,
+    detail,
+    ...(error ? { error } : {}),
+  };
 }
 const okRun = score('ok1', { score: valid, gtCounts: gt, dataset: 'ds' });
 // scoring failed (e.g. the submission could not be converted): the error result names its dataset
@@ -81,11 +113,17 @@ describe('score-run BLADE aggregate: failed_runs', () => {
     const other = { ...failedRun, runId: 'bad2', blockId: 'other', detail: { dataset: 'other' } };
     const zero = await weighted([okRun, other], 'zero');
     assert.ok(Math.abs(zero.w - ONLY_VALID) < 1e-12);
-    assert.ok(zero.extra.warnings.some((w) => w.includes('bad2 (other)')), zero.extra.warnings.join('; '));
+    assert.ok(
+      zero.extra.warnings.some((w) => w.includes('bad2 (other)')),
+      zero.extra.warnings.join('; '),
+    );
   });
 
   it('an invalid failed_runs value is an error naming the option (parsed once, before aggregating)', async () => {
-    await assert.rejects(aggregateScores([okRun, failedRun], undefined, { failed_runs: 'skip' }), /option failed_runs: must be one of zero, drop, got 'skip'/);
+    await assert.rejects(
+      aggregateScores([okRun, failedRun], undefined, { failed_runs: 'skip' }),
+      /option failed_runs: must be one of zero, drop, got 'skip'/,
+    );
   });
 
   it('scoreStoredRun: a BLADE run whose scoring fails keeps its dataset for the aggregate', async () => {
@@ -93,11 +131,30 @@ describe('score-run BLADE aggregate: failed_runs', () => {
     const suite = await loadSuite('blade', root);
     const block = suite.blocks.find((b) => b.id === 'hurricane')!;
     // the scorer cannot run without the annotations: a scoring failure of this run
-    const broken: Suite = { ...suite, blocks: [{ ...block, hidden: { ...block.hidden, annotations: undefined } }] } as Suite;
+    const broken: Suite = {
+      ...suite,
+      blocks: [{ ...block, hidden: { ...block.hidden, annotations: undefined } }],
+    } as Suite;
     const s = openStore(':memory:');
     try {
-      await s.createRun({ id: 'b1', suite: 'blade', blockId: 'hurricane', agent: 'llm', model: 'm', params: { suiteRoot: root }, promptHash: 'h', toolSet: 'blade', dataChecksums: {}, loupeVersion: 't', sandbox: 'off', workspace: '/tmp' });
-      const r = await scoreStoredRun(s, 'b1', { judge: new ExactOnlyJudge({ get: async () => undefined, put: async () => {}, listPending: async () => [] }), suites: new Map([[`blade\u0000${root}`, Promise.resolve(broken)]]) });
+      await s.createRun({
+        id: 'b1',
+        suite: 'blade',
+        blockId: 'hurricane',
+        agent: 'llm',
+        model: 'm',
+        params: { suiteRoot: root },
+        promptHash: 'h',
+        toolSet: 'blade',
+        dataChecksums: {},
+        loupeVersion: 't',
+        sandbox: 'off',
+        workspace: '/tmp',
+      });
+      const r = await scoreStoredRun(s, 'b1', {
+        judge: new ExactOnlyJudge({ get: async () => undefined, put: async () => {}, listPending: async () => [] }),
+        suites: new Map([[`blade\u0000${root}`, Promise.resolve(broken)]]),
+      });
       assert.match(r.error ?? '', /annotations/);
       assert.equal(r.benchmark, 'blade');
       assert.deepEqual(r.detail, { dataset: block.blade?.dataset ?? block.id });

@@ -15,7 +15,9 @@ import { sqliteHandleOf } from '../../../../src/core/store/run-store.ts';
 import { forEachEngine } from '../../../helpers/store-engines.ts';
 
 let dir = '';
-before(() => { dir = mkdtempSync(join(tmpdir(), 'loupe-artefacts-')); });
+before(() => {
+  dir = mkdtempSync(join(tmpdir(), 'loupe-artefacts-'));
+});
 after(() => rmSync(dir, { recursive: true, force: true }));
 
 forEachEngine((e) => {
@@ -32,39 +34,91 @@ forEachEngine((e) => {
     writeFileSync(join(ws, 'data', 'input.csv'), 'a,b\n1,2\n'); // an input of the block
     writeFileSync(join(ws, 'empty'), ''); // a mount point
     symlinkSync('/etc/passwd', join(ws, 'planted.txt'));
-    await s.createRun({ id: 'run-a', suite: 'analystbench', blockId: 'b', agent: 'llm', model: 'm', params: {}, promptHash: 'h', toolSet: 't', dataChecksums: { 'data/input.csv': 'x' }, loupeVersion: 't', sandbox: 'off', workspace: ws });
+    await s.createRun({
+      id: 'run-a',
+      suite: 'analystbench',
+      blockId: 'b',
+      agent: 'llm',
+      model: 'm',
+      params: {},
+      promptHash: 'h',
+      toolSet: 't',
+      dataChecksums: { 'data/input.csv': 'x' },
+      loupeVersion: 't',
+      sandbox: 'off',
+      workspace: ws,
+    });
     const runA = (await s.getRun('run-a'))!;
-    const c = await captureRunArtefacts(s, runA, trustedRunFolder(runA, join(dir, e.name)), { fileBytes: 1000, runBytes: 1200 });
+    const c = await captureRunArtefacts(s, runA, trustedRunFolder(runA, join(dir, e.name)), {
+      fileBytes: 1000,
+      runBytes: 1200,
+    });
     assert.deepEqual(c.stored, ['report.md', 'figures/f.png', 'figures/same.png']);
     assert.equal(c.bytes, 640);
-    assert.deepEqual(c.skipped, [{ path: 'big1.txt', size: 900, reason: 'run byte limit' }, { path: 'dump.csv', size: 5000, reason: 'file too large' }]);
+    assert.deepEqual(c.skipped, [
+      { path: 'big1.txt', size: 900, reason: 'run byte limit' },
+      { path: 'dump.csv', size: 5000, reason: 'file too large' },
+    ]);
     const warn = (await s.getEvents('run-a')).filter((ev) => ev.kind === 'warning').map((ev) => ev.message);
     assert.equal(warn.length, 1);
-    assert.match(warn[0]!, /2 file\(s\) of the workspace not kept in the store .*big1\.txt \(900 bytes, run byte limit\), dump\.csv \(5000 bytes, file too large\)/);
+    assert.match(
+      warn[0]!,
+      /2 file\(s\) of the workspace not kept in the store .*big1\.txt \(900 bytes, run byte limit\), dump\.csv \(5000 bytes, file too large\)/,
+    );
     const list = await s.artefacts.list('run-a');
-    assert.deepEqual(list.map((a) => [a.path, a.mediaType, a.size]), [['figures/f.png', 'image/png', 300], ['figures/same.png', 'image/png', 300], ['report.md', 'text/markdown', 40]]);
+    assert.deepEqual(
+      list.map((a) => [a.path, a.mediaType, a.size]),
+      [
+        ['figures/f.png', 'image/png', 300],
+        ['figures/same.png', 'image/png', 300],
+        ['report.md', 'text/markdown', 40],
+      ],
+    );
     assert.equal(list[0]!.sha256, list[1]!.sha256);
     // the run folder gone (another machine): readers get the store's copy
     rmSync(ws, { recursive: true, force: true });
-    assert.equal(await readRunFile(s, trustedRunFolder(runA, join(dir, e.name)), 'report.md', 'utf8'), '# R\n'.repeat(10));
+    assert.equal(
+      await readRunFile(s, trustedRunFolder(runA, join(dir, e.name)), 'report.md', 'utf8'),
+      '# R\n'.repeat(10),
+    );
     await assert.rejects(readRunFile(s, trustedRunFolder(runA, join(dir, e.name)), 'dump.csv', 'utf8'), /no such file/);
     // file-count bound
     const ws2 = join(dir, e.name, 'run-b', 'workspace');
     mkdirSync(ws2, { recursive: true });
     for (let i = 0; i < 5; i++) writeFileSync(join(ws2, `n${i}.txt`), `${i}`);
-    await s.createRun({ id: 'run-b', suite: 'analystbench', blockId: 'b', agent: 'llm', model: 'm', params: {}, promptHash: 'h', toolSet: 't', dataChecksums: {}, loupeVersion: 't', sandbox: 'off', workspace: ws2 });
+    await s.createRun({
+      id: 'run-b',
+      suite: 'analystbench',
+      blockId: 'b',
+      agent: 'llm',
+      model: 'm',
+      params: {},
+      promptHash: 'h',
+      toolSet: 't',
+      dataChecksums: {},
+      loupeVersion: 't',
+      sandbox: 'off',
+      workspace: ws2,
+    });
     writeFileSync(join(ws2, 'f.png'), Buffer.alloc(300, 7)); // the content run-a holds
     const runB = (await s.getRun('run-b'))!;
     const c2 = await captureRunArtefacts(s, runB, trustedRunFolder(runB, join(dir, e.name)), { runFiles: 3 });
-    assert.deepEqual([c2.stored, c2.skipped.map((x) => x.reason)], [['n0.txt', 'n1.txt', 'n2.txt'], ['run file limit', 'run file limit', 'run file limit']]);
+    assert.deepEqual(
+      [c2.stored, c2.skipped.map((x) => x.reason)],
+      [
+        ['n0.txt', 'n1.txt', 'n2.txt'],
+        ['run file limit', 'run file limit', 'run file limit'],
+      ],
+    );
     // deleting a run drops the contents only it held
     assert.equal(await s.deleteRun('run-b'), true);
     assert.deepEqual(await s.artefacts.list('run-b'), []);
     assert.equal((await readRunFile(s, trustedRunFolder(runA, join(dir, e.name)), 'figures/f.png', null)).length, 300);
-    const blobs = async () => (e.name === 'sqlite'
-      ? (sqliteHandleOf(s).prepare('SELECT COUNT(*) AS n FROM artefact_blobs').get() as { n: number }).n
-      : Number((await pgPoolOf(s).query('SELECT COUNT(*) AS n FROM artefact_blobs')).rows[0].n));
-    assert.equal(await blobs(), 2, 'report.md and the shared figure (run-b\'s own texts are gone with it)');
+    const blobs = async () =>
+      e.name === 'sqlite'
+        ? (sqliteHandleOf(s).prepare('SELECT COUNT(*) AS n FROM artefact_blobs').get() as { n: number }).n
+        : Number((await pgPoolOf(s).query('SELECT COUNT(*) AS n FROM artefact_blobs')).rows[0].n);
+    assert.equal(await blobs(), 2, "report.md and the shared figure (run-b's own texts are gone with it)");
     assert.equal(await s.deleteRun('run-a'), true);
     assert.equal(await blobs(), 0);
     await s.close();
@@ -72,5 +126,10 @@ forEachEngine((e) => {
 });
 
 it('media types by extension', () => {
-  assert.deepEqual(['a.md', 'F.PNG', 'x.bin', 'noext'].map(mediaTypeOf), ['text/markdown', 'image/png', 'application/octet-stream', 'application/octet-stream']);
+  assert.deepEqual(['a.md', 'F.PNG', 'x.bin', 'noext'].map(mediaTypeOf), [
+    'text/markdown',
+    'image/png',
+    'application/octet-stream',
+    'application/octet-stream',
+  ]);
 });

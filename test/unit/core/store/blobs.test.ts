@@ -12,16 +12,51 @@ test('store: tool arguments and observations over 1 MiB are kept whole in conten
     mkdirSync(ws, { recursive: true });
     const file = join(dir, 'runs.sqlite');
     const s = openStore(file);
-    await s.createRun({ id: 'r1', suite: 'longda', blockId: 'b', agent: 'llm', model: 'm', params: {}, promptHash: 'h', toolSet: 't', dataChecksums: {}, loupeVersion: 'test', sandbox: 'bubblewrap', workspace: ws });
+    await s.createRun({
+      id: 'r1',
+      suite: 'longda',
+      blockId: 'b',
+      agent: 'llm',
+      model: 'm',
+      params: {},
+      promptHash: 'h',
+      toolSet: 't',
+      dataChecksums: {},
+      loupeVersion: 'test',
+      sandbox: 'bubblewrap',
+      workspace: ws,
+    });
     const code = `x = '${'A'.repeat(10 * 1024 * 1024)}'`;
     const obs = 'B'.repeat(3 * 1024 * 1024);
     const args = JSON.stringify({ code });
     for (const idx of [0, 1]) {
       await s.commitStep({
-        runId: 'r1', index: idx, startedAt: new Date().toISOString(), endedAt: new Date().toISOString(), latencyMs: 1, toolMs: 1,
-        assistant: { role: 'assistant', content: 'run it', tool_calls: [{ id: 'c', type: 'function', function: { name: 'python', arguments: args } }] },
-        toolCalls: [{ id: 'c', name: 'python', argumentsText: args, observation: idx ? 'small' : obs, isError: false, truncated: false, durationMs: 1 }],
-        extraMessages: [], usage: { input: 1, output: 1, cached: 0 }, costUsd: null, finishReason: 'tool_calls',
+        runId: 'r1',
+        index: idx,
+        startedAt: new Date().toISOString(),
+        endedAt: new Date().toISOString(),
+        latencyMs: 1,
+        toolMs: 1,
+        assistant: {
+          role: 'assistant',
+          content: 'run it',
+          tool_calls: [{ id: 'c', type: 'function', function: { name: 'python', arguments: args } }],
+        },
+        toolCalls: [
+          {
+            id: 'c',
+            name: 'python',
+            argumentsText: args,
+            observation: idx ? 'small' : obs,
+            isError: false,
+            truncated: false,
+            durationMs: 1,
+          },
+        ],
+        extraMessages: [],
+        usage: { input: 1, output: 1, cached: 0 },
+        costUsd: null,
+        finishReason: 'tool_calls',
       });
     }
     const steps = await s.getSteps('r1');

@@ -27,23 +27,51 @@ const PNG = Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a, 0, 0, 0
 
 function step(runId: string, index: number): StepRecord {
   return {
-    runId, index, startedAt: `2026-01-01T00:00:0${index}Z`, endedAt: `2026-01-01T00:00:0${index}Z`, latencyMs: 5.5, toolMs: 1,
-    assistant: { role: 'assistant', content: `step ${index}`, tool_calls: [{ id: 'c', type: 'function', function: { name: 'python', arguments: '{"code":"1"}' } }] },
-    toolCalls: [{ id: 'c', name: 'python', argumentsText: '{"code":"1"}', observation: `out \u0000 ${index}`, isError: false, truncated: false, durationMs: 1 }],
-    extraMessages: [], usage: { input: 10, output: 3, cached: 1 }, costUsd: 0.25, finishReason: 'tool_calls',
+    runId,
+    index,
+    startedAt: `2026-01-01T00:00:0${index}Z`,
+    endedAt: `2026-01-01T00:00:0${index}Z`,
+    latencyMs: 5.5,
+    toolMs: 1,
+    assistant: {
+      role: 'assistant',
+      content: `step ${index}`,
+      tool_calls: [{ id: 'c', type: 'function', function: { name: 'python', arguments: '{"code":"1"}' } }],
+    },
+    toolCalls: [
+      {
+        id: 'c',
+        name: 'python',
+        argumentsText: '{"code":"1"}',
+        observation: `out \u0000 ${index}`,
+        isError: false,
+        truncated: false,
+        durationMs: 1,
+      },
+    ],
+    extraMessages: [],
+    usage: { input: 10, output: 3, cached: 1 },
+    costUsd: 0.25,
+    finishReason: 'tool_calls',
   };
 }
 
 function cli(args: string[]): Promise<{ code: number; out: string; err: string }> {
   const out: string[] = [];
   const err: string[] = [];
-  return main(args, { out: (s) => out.push(s), err: (s) => err.push(s), env: process.env, cwd: dir }).then((code) => ({ code, out: out.join(''), err: err.join('') }));
+  return main(args, { out: (s) => out.push(s), err: (s) => err.push(s), env: process.env, cwd: dir }).then((code) => ({
+    code,
+    out: out.join(''),
+    err: err.join(''),
+  }));
 }
 
 function dump(path: string): Record<string, unknown[]> {
   const s = openStore(path);
   const db = sqliteHandleOf(s);
-  const out = Object.fromEntries(COPY_TABLES.map((t) => [t.name, db.prepare(`SELECT * FROM ${t.name} ORDER BY rowid`).all()]));
+  const out = Object.fromEntries(
+    COPY_TABLES.map((t) => [t.name, db.prepare(`SELECT * FROM ${t.name} ORDER BY rowid`).all()]),
+  );
   void s.close();
   return out;
 }
@@ -54,11 +82,45 @@ before(async () => {
   file = join(dir, 'a.sqlite');
   const s = openStore(file);
   for (const id of ['r1', 'r2']) {
-    await s.createRun({ id, suite: 'analystbench', blockId: `b-${id}`, agent: 'llm', model: 'm', params: { temperature: 0 }, promptHash: 'h', toolSet: 't', dataChecksums: { 'a.csv': 'x' }, loupeVersion: 't', sandbox: 'off', workspace: join(dir, id, 'workspace') });
+    await s.createRun({
+      id,
+      suite: 'analystbench',
+      blockId: `b-${id}`,
+      agent: 'llm',
+      model: 'm',
+      params: { temperature: 0 },
+      promptHash: 'h',
+      toolSet: 't',
+      dataChecksums: { 'a.csv': 'x' },
+      loupeVersion: 't',
+      sandbox: 'off',
+      workspace: join(dir, id, 'workspace'),
+    });
     await s.commitStep(step(id, 0), {
-      answers: [{ runId: id, queryId: 'q2', answer: 2, raw: '2', stepIndex: 0 }, { runId: id, queryId: 'q1', answer: [1, 2], raw: '[1,2]', stepIndex: 0 }],
-      notes: ['note a', 'note b'], savedCode: 'print(1)', extra: { k: id },
-      cells: [{ runId: id, seq: 0, stepIndex: 0, code: 'plot()', status: 'ok', stdout: 'o', stderr: '', result: null, error: null, tables: [], figures: [Buffer.from([0, 1, 2, 255]).toString('base64')], durationMs: 2.5, replay: false }],
+      answers: [
+        { runId: id, queryId: 'q2', answer: 2, raw: '2', stepIndex: 0 },
+        { runId: id, queryId: 'q1', answer: [1, 2], raw: '[1,2]', stepIndex: 0 },
+      ],
+      notes: ['note a', 'note b'],
+      savedCode: 'print(1)',
+      extra: { k: id },
+      cells: [
+        {
+          runId: id,
+          seq: 0,
+          stepIndex: 0,
+          code: 'plot()',
+          status: 'ok',
+          stdout: 'o',
+          stderr: '',
+          result: null,
+          error: null,
+          tables: [],
+          figures: [Buffer.from([0, 1, 2, 255]).toString('base64')],
+          durationMs: 2.5,
+          replay: false,
+        },
+      ],
     });
     await s.commitStep(step(id, 1));
     await s.addEvent(id, 'resume', `resumed ${id}`);
@@ -79,15 +141,57 @@ before(async () => {
   await s.releaseRunLease('r1', 'me');
   const input = { claim: 'GDP grew.', sources: 'Report.' };
   const inputHash = sha256(`claim-support\u0000${canonicalJson(input)}`);
-  await s.judgements.put({ key: 'k-human', task: 'claim-support', judgeId: 'human', inputHash, promptHash: null, input, raw: null, verdict: null, status: 'pending', at: '2026-01-01T00:00:00Z' }, { runId: 'r1', itemRef: 'claim 1' });
-  await s.judgements.put({ key: 'k-llm', task: 'claim-support', judgeId: 'llm:m', inputHash, promptHash: 'p', input, raw: '{"supported":true}', verdict: { supported: true, reason: 'ok' }, status: 'done', at: '2026-01-01T00:00:01Z' }, { runId: 'r1' });
-  await s.scores.save({ runId: 'r1', benchmark: 'analystbench', judgeId: 'human', options: { b: 1 }, summary: { score: 0.5 }, detail: { x: [1] }, pending: 1, scoredAt: '2026-01-01T00:00:02Z' });
+  await s.judgements.put(
+    {
+      key: 'k-human',
+      task: 'claim-support',
+      judgeId: 'human',
+      inputHash,
+      promptHash: null,
+      input,
+      raw: null,
+      verdict: null,
+      status: 'pending',
+      at: '2026-01-01T00:00:00Z',
+    },
+    { runId: 'r1', itemRef: 'claim 1' },
+  );
+  await s.judgements.put(
+    {
+      key: 'k-llm',
+      task: 'claim-support',
+      judgeId: 'llm:m',
+      inputHash,
+      promptHash: 'p',
+      input,
+      raw: '{"supported":true}',
+      verdict: { supported: true, reason: 'ok' },
+      status: 'done',
+      at: '2026-01-01T00:00:01Z',
+    },
+    { runId: 'r1' },
+  );
+  await s.scores.save({
+    runId: 'r1',
+    benchmark: 'analystbench',
+    judgeId: 'human',
+    options: { b: 1 },
+    summary: { score: 0.5 },
+    detail: { x: [1] },
+    pending: 1,
+    scoredAt: '2026-01-01T00:00:02Z',
+  });
   const ann = annotationStoreOf(s);
-  assert.equal(await ann.syncFromJudgements() > 0, true);
+  assert.equal((await ann.syncFromJudgements()) > 0, true);
   const q = await ann.openQueue({ kind: 'items' }, { name: 'claims' });
   const entry = (await ann.nextItem(q.id, 'ana'))!;
   await ann.saveDraft(q.id, entry.item.id, 'bo', { choice: 'yes', note: 'draft', evidence: [] } as never);
-  await ann.annotate({ itemId: entry.item.id, annotator: 'ana', verdict: { supported: true, reason: 'page 2' }, note: 'fine' });
+  await ann.annotate({
+    itemId: entry.item.id,
+    annotator: 'ana',
+    verdict: { supported: true, reason: 'page 2' },
+    note: 'fine',
+  });
   await ann.annotate({ itemId: entry.item.id, annotator: 'bo', verdict: { supported: false, reason: '' } });
   await s.close();
 });
@@ -100,9 +204,16 @@ after(() => {
 describe('loupe store copy', () => {
   it('copies every data table of the schema (a new table must be added to COPY_TABLES)', () => {
     const s = openStore(join(dir, 'schema.sqlite'));
-    const tables = (sqliteHandleOf(s).prepare("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name").all() as { name: string }[]).map((r) => r.name);
+    const tables = (
+      sqliteHandleOf(s).prepare("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name").all() as {
+        name: string;
+      }[]
+    ).map((r) => r.name);
     void s.close();
-    assert.deepEqual(tables.filter((t) => !NOT_COPIED.includes(t)), COPY_TABLES.map((t) => t.name).sort());
+    assert.deepEqual(
+      tables.filter((t) => !NOT_COPIED.includes(t)),
+      COPY_TABLES.map((t) => t.name).sort(),
+    );
   });
 
   it('SQLite → PostgreSQL → SQLite keeps every row (ids, order, bytes); a repeated copy adds nothing', async () => {
@@ -111,12 +222,30 @@ describe('loupe store copy', () => {
     assert.equal(first.code, 0, first.err);
     const rep = JSON.parse(first.out) as CopyReport;
     const added = Object.fromEntries(rep.tables.map((t) => [t.table, t.added]));
-    assert.deepEqual([added.runs, added.steps, added.answers, added.cell_figures, added.run_events, added.interventions, added.judgements, added.scores, added.annotations, added.annotation_drafts], [2, 4, 4, 2, 4, 1, 2, 1, 2, 1]);
+    assert.deepEqual(
+      [
+        added.runs,
+        added.steps,
+        added.answers,
+        added.cell_figures,
+        added.run_events,
+        added.interventions,
+        added.judgements,
+        added.scores,
+        added.annotations,
+        added.annotation_drafts,
+      ],
+      [2, 4, 4, 2, 4, 1, 2, 1, 2, 1],
+    );
     assert.deepEqual([added.artefact_blobs, added.run_artefacts], [2, 3], 'two contents, three files');
     assert.ok(!rep.to.includes(process.env[srv.passwordEnv]!), 'no password in the report');
     const again = await cli(['store', 'copy', '--from', 'a.sqlite', '--to', url, '--json']);
     assert.equal(again.code, 0, again.err);
-    assert.deepEqual((JSON.parse(again.out) as CopyReport).tables.filter((t) => t.added !== 0), [], 'idempotent');
+    assert.deepEqual(
+      (JSON.parse(again.out) as CopyReport).tables.filter((t) => t.added !== 0),
+      [],
+      'idempotent',
+    );
 
     // the team store answers the reads the file answers
     const [a, p] = [openStore(file), await openStoreAt(url)];
@@ -134,7 +263,10 @@ describe('loupe store copy', () => {
     assert.deepEqual(await p.scores.list(), await a.scores.list());
     assert.deepEqual(await p.artefacts.list('r1'), await a.artefacts.list('r1'));
     // an expert on another machine: no run folder, the evidence comes from the team store
-    const away = trustedRunFolder({ ...(await p.getRun('r1'))!, storedWorkspace: join(dir, 'elsewhere', 'workspace') }, dir);
+    const away = trustedRunFolder(
+      { ...(await p.getRun('r1'))!, storedWorkspace: join(dir, 'elsewhere', 'workspace') },
+      dir,
+    );
     assert.deepEqual(await readRunFile(p, away, 'figures/fig-1-1.png', null), PNG);
     assert.deepEqual(await analystReviewSource(p, away), { markdown: '# Findings\n\n![trend](figures/fig-1-1.png)\n' });
     await assert.rejects(readRunFile(p, away, 'nothing.md', 'utf8'), /no such file/);
@@ -165,25 +297,55 @@ describe('loupe store copy', () => {
     const c = openStore(join(dir, 'c.sqlite'));
     const rows = sqliteHandleOf(c).prepare('SELECT annotator, db_role FROM annotations ORDER BY annotator').all();
     await c.close();
-    assert.deepEqual(rows, [{ annotator: 'Cara', db_role: role }, { annotator: 'ana', db_role: null }, { annotator: 'bo', db_role: null }]);
+    assert.deepEqual(rows, [
+      { annotator: 'Cara', db_role: role },
+      { annotator: 'ana', db_role: null },
+      { annotator: 'bo', db_role: null },
+    ]);
     const back = await srv.createDatabase('roles_back');
     assert.equal((await cli(['store', 'copy', '--from', 'c.sqlite', '--to', back])).code, 0);
     const p = await openStoreAt(back);
-    const all = [...(await annotationStoreOf(p).annotationsByItem()).values()].flat().map((x) => [x.annotator, x.dbRole]).sort();
+    const all = [...(await annotationStoreOf(p).annotationsByItem()).values()]
+      .flat()
+      .map((x) => [x.annotator, x.dbRole])
+      .sort();
     await p.close();
-    assert.deepEqual(all, [['Cara', role], ['ana', null], ['bo', null]], 'the owner copying keeps who wrote each annotation (not its own role)');
+    assert.deepEqual(
+      all,
+      [
+        ['Cara', role],
+        ['ana', null],
+        ['bo', null],
+      ],
+      'the owner copying keeps who wrote each annotation (not its own role)',
+    );
   });
 
-  it('long step texts a SQLite file keeps in the run folder (blobs/) go whole into the team store\'s rows', async () => {
+  it("long step texts a SQLite file keeps in the run folder (blobs/) go whole into the team store's rows", async () => {
     const f = join(dir, 'blobs.sqlite');
     const ws = join(dir, 'blob-run', 'workspace');
     mkdirSync(ws, { recursive: true });
     const s = openStore(f);
-    await s.createRun({ id: 'rb', suite: 'longda', blockId: 'b', agent: 'llm', model: 'm', params: {}, promptHash: 'h', toolSet: 't', dataChecksums: {}, loupeVersion: 't', sandbox: 'off', workspace: ws });
+    await s.createRun({
+      id: 'rb',
+      suite: 'longda',
+      blockId: 'b',
+      agent: 'llm',
+      model: 'm',
+      params: {},
+      promptHash: 'h',
+      toolSet: 't',
+      dataChecksums: {},
+      loupeVersion: 't',
+      sandbox: 'off',
+      workspace: ws,
+    });
     const big = `${'observation '.repeat(120_000)}end`; // 1.4 MB: kept as a file of the run folder
     const st = step('rb', 0);
     await s.commitStep({ ...st, toolCalls: [{ ...st.toolCalls[0]!, observation: big }] });
-    const row = sqliteHandleOf(s).prepare('SELECT tool_calls FROM steps WHERE run_id = ?').get('rb') as { tool_calls: string };
+    const row = sqliteHandleOf(s).prepare('SELECT tool_calls FROM steps WHERE run_id = ?').get('rb') as {
+      tool_calls: string;
+    };
     assert.ok(row.tool_calls.length < 10_000, 'the SQLite row holds a marker, not the text');
     await s.close();
     const url = await srv.createDatabase('blobs');
@@ -198,7 +360,9 @@ describe('loupe store copy', () => {
 
   it('a target at another schema version is refused and left unchanged; a missing source is an error', async () => {
     const url = await srv.createDatabase('newer');
-    const p = await openStoreAt(url, { extraMigrations: [{ id: 1000, name: 'future', sql: 'CREATE TABLE future_t (x INTEGER)' }] });
+    const p = await openStoreAt(url, {
+      extraMigrations: [{ id: 1000, name: 'future', sql: 'CREATE TABLE future_t (x INTEGER)' }],
+    });
     await p.close();
     const r = await cli(['store', 'copy', '--from', 'a.sqlite', '--to', url]);
     assert.equal(r.code, 1);

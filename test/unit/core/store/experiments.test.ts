@@ -22,10 +22,13 @@ forEachEngine((e) => {
       const l = await x.labelsOf();
       assert.deepEqual(l.get('r1'), { tags: [], name: null });
       assert.deepEqual(l.get('r2'), { tags: ['ablation-A', 'baseline'], name: 'GPT run, temp 0.2' });
-      assert.deepEqual(await x.experiments(), [{ tag: 'ablation-A', runs: 1 }, { tag: 'baseline', runs: 1 }]);
-      assert.deepEqual([...await x.runsTagged('ablation-A')], ['r2']);
+      assert.deepEqual(await x.experiments(), [
+        { tag: 'ablation-A', runs: 1 },
+        { tag: 'baseline', runs: 1 },
+      ]);
+      assert.deepEqual([...(await x.runsTagged('ablation-A'))], ['r2']);
       await x.tag('r1', 'ablation-A', 'ana'); // re-tagged after an untag
-      assert.deepEqual([...await x.runsTagged('ablation-A')].sort(), ['r1', 'r2']);
+      assert.deepEqual([...(await x.runsTagged('ablation-A'))].sort(), ['r1', 'r2']);
       await x.rename('r2', '', 'ana');
       assert.equal((await x.labelsOf(['r2'])).get('r2')!.name, null);
       await assert.rejects(x.tag('r1', 'a\nb', 'ana'), /tag: holds a control/);
@@ -43,10 +46,19 @@ forEachEngine((e) => {
       await x.saveFilter('mine', { tag: 'ablation-A', status: 'failed' }, 'ana');
       await x.saveFilter('mine', { tag: 'ablation-B' }, 'ana');
       await x.saveFilter('gpt', { text: 'gpt' }, 'bo');
-      assert.deepEqual((await x.filters()).map((f) => [f.name, f.spec]), [['gpt', { text: 'gpt' }], ['mine', { tag: 'ablation-B' }]]);
+      assert.deepEqual(
+        (await x.filters()).map((f) => [f.name, f.spec]),
+        [
+          ['gpt', { text: 'gpt' }],
+          ['mine', { tag: 'ablation-B' }],
+        ],
+      );
       assert.equal(await x.removeFilter('mine', 'ana'), true);
       assert.equal(await x.removeFilter('nope', 'ana'), false);
-      assert.deepEqual((await x.filters()).map((f) => f.name), ['gpt']);
+      assert.deepEqual(
+        (await x.filters()).map((f) => f.name),
+        ['gpt'],
+      );
       await assert.rejects(x.saveFilter('empty', {}, 'ana'), /filter empty: sets nothing/);
       await assert.rejects(x.saveFilter('bad', { tag: 3 as never }, 'ana'), /tag must be text/);
     } finally {
@@ -66,8 +78,16 @@ forEachEngine((e) => {
         await assert.rejects(s.run(s.db.updateTable('run_labels').set({ value: 'B' })), /append-only/);
         await assert.rejects(s.run(s.db.deleteFrom('saved_filters')), /append-only/);
       } else {
-        const trig = await s.all(s.db.selectFrom('information_schema.triggers' as never).select('trigger_name' as never).where('event_object_table' as never, 'in', ['run_labels', 'saved_filters'] as never));
-        assert.ok((trig as Array<{ trigger_name: string }>).some((t) => t.trigger_name === 'run_labels_append_only'), JSON.stringify(trig));
+        const trig = await s.all(
+          s.db
+            .selectFrom('information_schema.triggers' as never)
+            .select('trigger_name' as never)
+            .where('event_object_table' as never, 'in', ['run_labels', 'saved_filters'] as never),
+        );
+        assert.ok(
+          (trig as Array<{ trigger_name: string }>).some((t) => t.trigger_name === 'run_labels_append_only'),
+          JSON.stringify(trig),
+        );
       }
     } finally {
       await store.close();

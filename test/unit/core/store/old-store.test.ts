@@ -41,7 +41,13 @@ after(() => {
 });
 
 function pgClient(database: string): pg.Client {
-  return new pg.Client({ host: srv.host, port: srv.port, user: srv.user, password: process.env[srv.passwordEnv], database });
+  return new pg.Client({
+    host: srv.host,
+    port: srv.port,
+    user: srv.user,
+    password: process.env[srv.passwordEnv],
+    database,
+  });
 }
 
 async function pgSchemaOf(database: string): Promise<SchemaShape> {
@@ -76,28 +82,59 @@ async function restore(engine: 'sqlite' | 'postgres', name: string): Promise<str
 }
 
 async function checkWrites(s: RunStore): Promise<void> {
-  await s.scores.save({ runId: 'r2', benchmark: 'analystbench', judgeId: 'exact', options: {}, summary: { score: 1 }, detail: {}, pending: 0, scoredAt: '2026-02-01T00:00:00Z' });
+  await s.scores.save({
+    runId: 'r2',
+    benchmark: 'analystbench',
+    judgeId: 'exact',
+    options: {},
+    summary: { score: 1 },
+    detail: {},
+    pending: 0,
+    scoredAt: '2026-02-01T00:00:00Z',
+  });
   assert.equal((await s.scores.list('r2')).length, 1);
   const ann = annotationStoreOf(s);
   const [item] = await ann.listItems();
   await ann.annotate({ itemId: item!.id, annotator: 'bo', verdict: { supported: false, reason: 'no' } });
   assert.equal((await ann.annotations(item!.id)).length, 2);
-  const v = await checklistStoreOf(s).save({ suite: 'ddr', suiteId: 'ddr:x', blockId: 'p1' }, { base: 1, items: [{ id: 'c1', kind: 'fact', question: 'Gender?', answer: 'M', author: 'bo', updatedAt: '2026-02-01T00:00:00.000Z' }], author: 'bo' });
+  const v = await checklistStoreOf(s).save(
+    { suite: 'ddr', suiteId: 'ddr:x', blockId: 'p1' },
+    {
+      base: 1,
+      items: [
+        {
+          id: 'c1',
+          kind: 'fact',
+          question: 'Gender?',
+          answer: 'M',
+          author: 'bo',
+          updatedAt: '2026-02-01T00:00:00.000Z',
+        },
+      ],
+      author: 'bo',
+    },
+  );
   assert.equal(v.version.version, 2);
 }
 
 for (const engine of ['sqlite', 'postgres'] as const) {
   describe(`a ${engine} store written by main d84c5fa`, () => {
-    it('opens without re-running its migrations, with the schema today\'s migrations create', async () => {
+    it("opens without re-running its migrations, with the schema today's migrations create", async () => {
       const loc = await restore(engine, `old_schema_${engine}`);
       const s = await openStoreAt(loc);
       assert.equal(await s.schemaVersion(), migrations.at(-1)!.id);
       const freshLoc = engine === 'sqlite' ? join(dir, 'fresh.sqlite') : await srv.createDatabase('fresh');
       const f = await openStoreAt(freshLoc);
       if (engine === 'sqlite') {
-        const applied = sqliteHandleOf(s).prepare('SELECT id, applied_at FROM migrations ORDER BY id').all() as { id: number; applied_at: string }[];
+        const applied = sqliteHandleOf(s).prepare('SELECT id, applied_at FROM migrations ORDER BY id').all() as {
+          id: number;
+          applied_at: string;
+        }[];
         // the fixture recorded ids 1..18; later migrations (19 on, issue 43) are applied now
-        assert.ok(applied.filter((m) => m.id <= 18).every((m) => m.applied_at.startsWith('2026-11-28T04:11')), 'no migration re-applied');
+        assert.ok(
+          applied.filter((m) => m.id <= 18).every((m) => m.applied_at.startsWith('2026-11-28T04:11')),
+          'no migration re-applied',
+        );
         assert.deepEqual(sqliteSchema(sqliteHandleOf(s)), sqliteSchema(sqliteHandleOf(f)));
       }
       await s.close();
@@ -108,7 +145,10 @@ for (const engine of ['sqlite', 'postgres'] as const) {
     it('reads what main read, and takes new writes', async () => {
       const s = await openStoreAt(await restore(engine, `old_reads_${engine}`));
       try {
-        const expected = JSON.parse(readFileSync(join(FIXTURES, `reads-${engine}.json`), 'utf8'), noExportTime) as unknown;
+        const expected = JSON.parse(
+          readFileSync(join(FIXTURES, `reads-${engine}.json`), 'utf8'),
+          noExportTime,
+        ) as unknown;
         assert.deepEqual(json(await oldStoreReads(s)), expected);
         await checkWrites(s);
       } finally {
@@ -116,16 +156,37 @@ for (const engine of ['sqlite', 'postgres'] as const) {
       }
     });
 
-    it('gives a resumed run its answers, notes and saved code through the benchmark\'s own per-run state (issue 40)', async () => {
+    it("gives a resumed run its answers, notes and saved code through the benchmark's own per-run state (issue 40)", async () => {
       const s = await openStoreAt(await restore(engine, `old_state_${engine}`));
       try {
-        const expected = JSON.parse(readFileSync(join(FIXTURES, `reads-${engine}.json`), 'utf8')) as { runs: Record<string, { answers: Array<{ queryId: string; answer: unknown; raw: string; stepIndex: number }>; notes: string[]; code: string | null }> };
+        const expected = JSON.parse(readFileSync(join(FIXTURES, `reads-${engine}.json`), 'utf8')) as {
+          runs: Record<
+            string,
+            {
+              answers: Array<{ queryId: string; answer: unknown; raw: string; stepIndex: number }>;
+              notes: string[];
+              code: string | null;
+            }
+          >;
+        };
         for (const [id, want] of Object.entries(expected.runs)) {
           const state: RunState = { extra: {}, benchmark: {} };
           LONGDA_RUN_STATE.init(state);
           assert.equal(await LONGDA_RUN_STATE.restore(state, s, id), `${want.answers.length} answers restored`);
           const got = longdaRunState(state);
-          assert.deepEqual(json([...got.answers].map(([queryId, a]) => ({ queryId, answer: a.answer, raw: a.raw, stepIndex: a.stepIndex }))), json(want.answers.map((a) => ({ queryId: a.queryId, answer: a.answer, raw: a.raw, stepIndex: a.stepIndex }))));
+          assert.deepEqual(
+            json(
+              [...got.answers].map(([queryId, a]) => ({
+                queryId,
+                answer: a.answer,
+                raw: a.raw,
+                stepIndex: a.stepIndex,
+              })),
+            ),
+            json(
+              want.answers.map((a) => ({ queryId: a.queryId, answer: a.answer, raw: a.raw, stepIndex: a.stepIndex })),
+            ),
+          );
           assert.deepEqual([got.notes, got.savedCode], [want.notes, want.code]);
           // nothing changed: the next step writes no row
           assert.deepEqual(LONGDA_RUN_STATE.effects(LONGDA_RUN_STATE.snapshot(state), state, id, 9), { answers: [] });

@@ -16,15 +16,34 @@ import { watchStoreChanges, type PgRunStore, type StoreChange } from '../../../.
 
 function step(runId: string, index: number, over: Partial<StepRecord> = {}): StepRecord {
   return {
-    runId, index, startedAt: new Date().toISOString(), endedAt: new Date().toISOString(), latencyMs: 5, toolMs: 1,
-    assistant: { role: 'assistant', content: `step ${index}`, tool_calls: [] }, toolCalls: [], extraMessages: [],
-    usage: { input: 10, output: 3, cached: 1 }, costUsd: 0.5, finishReason: 'stop', ...over,
+    runId,
+    index,
+    startedAt: new Date().toISOString(),
+    endedAt: new Date().toISOString(),
+    latencyMs: 5,
+    toolMs: 1,
+    assistant: { role: 'assistant', content: `step ${index}`, tool_calls: [] },
+    toolCalls: [],
+    extraMessages: [],
+    usage: { input: 10, output: 3, cached: 1 },
+    costUsd: 0.5,
+    finishReason: 'stop',
+    ...over,
   };
 }
 
 const base = {
-  suite: 'longda', blockId: 'B', agent: 'llm', model: 'm', params: { temperature: 0 }, promptHash: 'h', toolSet: 'longda',
-  dataChecksums: { 'a.csv': 'x' }, loupeVersion: '0.1.0', sandbox: 'off', workspace: '/tmp/w',
+  suite: 'longda',
+  blockId: 'B',
+  agent: 'llm',
+  model: 'm',
+  params: { temperature: 0 },
+  promptHash: 'h',
+  toolSet: 'longda',
+  dataChecksums: { 'a.csv': 'x' },
+  loupeVersion: '0.1.0',
+  sandbox: 'off',
+  workspace: '/tmp/w',
 };
 
 forEachEngine((e) => {
@@ -46,37 +65,80 @@ forEachEngine((e) => {
   });
 
   it('duplicate migration ids are refused with both names', async () => {
-    await assert.rejects(async () => e.open(await e.fresh(), [{ id: 1, name: 'clash', sql: 'SELECT 1' }]), /two migrations share id 1 \('runs, steps.*', 'clash'\)/);
+    await assert.rejects(
+      async () => e.open(await e.fresh(), [{ id: 1, name: 'clash', sql: 'SELECT 1' }]),
+      /two migrations share id 1 \('runs, steps.*', 'clash'\)/,
+    );
   });
 
   it('commitStep is atomic with effects, sums tokens and cost, refuses duplicates', async () => {
     const s = await e.open(await e.fresh());
     await s.createRun({ ...base, id: 'r1' });
     await s.commitStep(step('r1', 0), {
-      answers: [{ runId: 'r1', queryId: 'q1', answer: 40.3, raw: '40.3', stepIndex: 0 }, { runId: 'r1', queryId: 'q0', answer: 7, raw: '7', stepIndex: 0 }], notes: ['n1', 'n2'], savedCode: 'print(1)',
-      cells: [{ runId: 'r1', seq: 0, stepIndex: 0, code: '1+1', status: 'ok', stdout: '', stderr: '', result: '2', error: null, tables: [], figures: [Buffer.from('png').toString('base64'), Buffer.from('png2').toString('base64')], durationMs: 3, replay: false }],
+      answers: [
+        { runId: 'r1', queryId: 'q1', answer: 40.3, raw: '40.3', stepIndex: 0 },
+        { runId: 'r1', queryId: 'q0', answer: 7, raw: '7', stepIndex: 0 },
+      ],
+      notes: ['n1', 'n2'],
+      savedCode: 'print(1)',
+      cells: [
+        {
+          runId: 'r1',
+          seq: 0,
+          stepIndex: 0,
+          code: '1+1',
+          status: 'ok',
+          stdout: '',
+          stderr: '',
+          result: '2',
+          error: null,
+          tables: [],
+          figures: [Buffer.from('png').toString('base64'), Buffer.from('png2').toString('base64')],
+          durationMs: 3,
+          replay: false,
+        },
+      ],
       extra: { k: 1 },
     });
-    await s.commitStep(step('r1', 1), { answers: [{ runId: 'r1', queryId: 'q1', answer: [1, 2], raw: '[1, 2]', stepIndex: 1 }], notes: [] });
+    await s.commitStep(step('r1', 1), {
+      answers: [{ runId: 'r1', queryId: 'q1', answer: [1, 2], raw: '[1, 2]', stepIndex: 1 }],
+      notes: [],
+    });
     await assert.rejects(s.commitStep(step('r1', 1)), /UNIQUE|constraint/i);
     const run = (await s.getRun('r1'))!;
     assert.equal(run.steps, 2);
     assert.deepEqual(run.tokens, { input: 20, output: 6, cached: 2 });
     assert.equal(run.costUsd, 1);
-    assert.deepEqual((await s.getAnswers('r1')).map((a) => [a.queryId, a.answer, a.stepIndex]), [['q1', [1, 2], 1], ['q0', 7, 0]], 'first-recorded order, updated in place');
+    assert.deepEqual(
+      (await s.getAnswers('r1')).map((a) => [a.queryId, a.answer, a.stepIndex]),
+      [
+        ['q1', [1, 2], 1],
+        ['q0', 7, 0],
+      ],
+      'first-recorded order, updated in place',
+    );
     assert.deepEqual(await s.getNotes('r1'), []);
     assert.equal(await s.getSavedCode('r1'), 'print(1)');
     assert.deepEqual(await s.getExtraState('r1'), { k: 1 });
     const cells = await s.getCells('r1');
     assert.equal(cells.length, 1);
-    assert.deepEqual(cells[0]!.figures.map((f) => Buffer.from(f, 'base64').toString()), ['png', 'png2']);
+    assert.deepEqual(
+      cells[0]!.figures.map((f) => Buffer.from(f, 'base64').toString()),
+      ['png', 'png2'],
+    );
     assert.equal(cells[0]!.figureCount, 2);
     const light = await s.getCells('r1', { withFigures: false });
     assert.deepEqual([light[0]!.figures, light[0]!.figureCount], [[], 2]);
     assert.equal((await s.getCells('r1', { sinceSeq: 0 })).length, 0);
     assert.equal(await s.nextCellSeq('r1'), 1);
-    assert.deepEqual((await s.getSteps('r1')).map((x) => x.index), [0, 1]);
-    assert.deepEqual((await s.getSteps('r1', 1)).map((x) => x.index), [1]);
+    assert.deepEqual(
+      (await s.getSteps('r1')).map((x) => x.index),
+      [0, 1],
+    );
+    assert.deepEqual(
+      (await s.getSteps('r1', 1)).map((x) => x.index),
+      [1],
+    );
     assert.equal((await s.getStep('r1', 1))?.index, 1);
     assert.equal((await s.getStep('r1', 0))?.assistant.content, 'step 0');
     assert.equal(await s.getStep('r1', 7), undefined);
@@ -87,13 +149,38 @@ forEachEngine((e) => {
     const s = await e.open(await e.fresh());
     await s.createRun({ ...base, id: "r'1" });
     const nasty = "it's \\ $1 $$ E'x' ;-- DROP TABLE runs; \u00e9\u{1F600} \\' '' \n\t";
-    await s.commitStep(step("r'1", 0, { assistant: { role: 'assistant', content: nasty, tool_calls: [] }, finishReason: nasty }), {
-      answers: [{ runId: "r'1", queryId: nasty, answer: 1, raw: nasty, stepIndex: 0 }], notes: [nasty, ''], savedCode: nasty, extra: { nasty },
-      cells: [{ runId: "r'1", seq: 0, stepIndex: 0, code: nasty, status: 'ok', stdout: nasty, stderr: '', result: nasty, error: null, tables: [], figures: [], durationMs: 1, replay: false }],
-    });
+    await s.commitStep(
+      step("r'1", 0, { assistant: { role: 'assistant', content: nasty, tool_calls: [] }, finishReason: nasty }),
+      {
+        answers: [{ runId: "r'1", queryId: nasty, answer: 1, raw: nasty, stepIndex: 0 }],
+        notes: [nasty, ''],
+        savedCode: nasty,
+        extra: { nasty },
+        cells: [
+          {
+            runId: "r'1",
+            seq: 0,
+            stepIndex: 0,
+            code: nasty,
+            status: 'ok',
+            stdout: nasty,
+            stderr: '',
+            result: nasty,
+            error: null,
+            tables: [],
+            figures: [],
+            durationMs: 1,
+            replay: false,
+          },
+        ],
+      },
+    );
     const st = (await s.getStep("r'1", 0))!;
     assert.deepEqual([st.assistant.content, st.finishReason], [nasty, nasty]);
-    assert.deepEqual((await s.getAnswers("r'1")).map((a) => [a.queryId, a.raw]), [[nasty, nasty]]);
+    assert.deepEqual(
+      (await s.getAnswers("r'1")).map((a) => [a.queryId, a.raw]),
+      [[nasty, nasty]],
+    );
     assert.deepEqual(await s.getNotes("r'1"), [nasty, '']);
     assert.equal(await s.getSavedCode("r'1"), nasty);
     assert.deepEqual(await s.getExtraState("r'1"), { nasty });
@@ -119,7 +206,9 @@ forEachEngine((e) => {
     const s = await e.open(await e.fresh());
     await s.createRun({ ...base, id: 'r1' });
     await s.commitStep(step('r1', 0));
-    await assert.rejects(s.commitStep(step('r1', 0), { answers: [{ runId: 'r1', queryId: 'qX', answer: 1, raw: '1', stepIndex: 0 }] }));
+    await assert.rejects(
+      s.commitStep(step('r1', 0), { answers: [{ runId: 'r1', queryId: 'qX', answer: 1, raw: '1', stepIndex: 0 }] }),
+    );
     assert.equal((await s.getAnswers('r1')).length, 0);
     assert.equal((await s.getRun('r1'))!.steps, 1);
     await s.close();
@@ -131,14 +220,26 @@ forEachEngine((e) => {
     const reader = await e.open(loc);
     await writer.createRun({ ...base, id: 'r1' });
     await writer.createRun({ ...base, id: 'r2', blockId: 'C' });
-    assert.deepEqual((await reader.listRuns({ blockId: 'C' })).map((r) => r.id), ['r2']);
-    assert.deepEqual((await reader.listRuns()).map((r) => r.id), ['r2', 'r1']);
-    assert.deepEqual((await reader.listRuns({ limit: 1 })).map((r) => r.id), ['r2']);
+    assert.deepEqual(
+      (await reader.listRuns({ blockId: 'C' })).map((r) => r.id),
+      ['r2'],
+    );
+    assert.deepEqual(
+      (await reader.listRuns()).map((r) => r.id),
+      ['r2', 'r1'],
+    );
+    assert.deepEqual(
+      (await reader.listRuns({ limit: 1 })).map((r) => r.id),
+      ['r2'],
+    );
     await writer.updateRun('r1', { status: 'running', startedAt: '2026-01-01T00:00:00Z', addDurationMs: 12.6 });
     await writer.updateRun('r1', { startedAt: '2027-01-01T00:00:00Z', addDurationMs: 10 });
     const r1 = (await reader.getRun('r1'))!;
     assert.deepEqual([r1.status, r1.startedAt, r1.durationMs], ['running', '2026-01-01T00:00:00Z', 23]);
-    assert.deepEqual((await reader.listRuns({ status: 'running' })).map((r) => r.id), ['r1']);
+    assert.deepEqual(
+      (await reader.listRuns({ status: 'running' })).map((r) => r.id),
+      ['r1'],
+    );
     await writer.commitStep(step('r1', 0)); // before the subscription: not reported
     const seen: string[] = [];
     const unsub = reader.subscribeSteps((st) => seen.push(`${st.runId}:${st.index}`), { intervalMs: 10 });
@@ -177,7 +278,7 @@ forEachEngine((e) => {
     await writer.close();
   });
 
-  it('poll() reads what was committed at once, through the timer\'s read: each step once, in commit order, none after stop', async () => {
+  it("poll() reads what was committed at once, through the timer's read: each step once, in commit order, none after stop", async () => {
     const loc = await e.fresh();
     const writer = await e.open(loc);
     const reader = await e.open(loc);
@@ -224,34 +325,79 @@ forEachEngine((e) => {
   it('step summaries and search read JSON in the store; events and deletes', async () => {
     const s = await e.open(await e.fresh());
     await s.createRun({ ...base, id: 'r1' });
-    await s.commitStep(step('r1', 0, {
-      assistant: { role: 'assistant', content: 'Loading the Hurricane data', tool_calls: [{ id: 'c', type: 'function', function: { name: 'python', arguments: '{"code":"df.head()"}' } }] },
-      toolCalls: [
-        { id: 'c', name: 'python', argumentsText: '{"code":"df.head()"}', observation: 'NUL \u0000 ok', isError: false, truncated: false, durationMs: 1 },
-        { id: 'd', name: 'sql', argumentsText: '{}', observation: 'no such table', isError: true, truncated: false, durationMs: 1 },
-      ],
-    }));
+    await s.commitStep(
+      step('r1', 0, {
+        assistant: {
+          role: 'assistant',
+          content: 'Loading the Hurricane data',
+          tool_calls: [{ id: 'c', type: 'function', function: { name: 'python', arguments: '{"code":"df.head()"}' } }],
+        },
+        toolCalls: [
+          {
+            id: 'c',
+            name: 'python',
+            argumentsText: '{"code":"df.head()"}',
+            observation: 'NUL \u0000 ok',
+            isError: false,
+            truncated: false,
+            durationMs: 1,
+          },
+          {
+            id: 'd',
+            name: 'sql',
+            argumentsText: '{}',
+            observation: 'no such table',
+            isError: true,
+            truncated: false,
+            durationMs: 1,
+          },
+        ],
+      }),
+    );
     await s.commitStep(step('r1', 1));
     const sums = await s.getStepSummaries('r1');
-    assert.deepEqual(sums.map((x) => [x.index, x.content, x.toolNames, x.anyError, x.firstArguments]), [
-      [0, 'Loading the Hurricane data', ['python', 'sql'], true, '{"code":"df.head()"}'],
-      [1, 'step 1', [], false, null],
-    ]);
-    assert.equal((await s.getStep('r1', 0))!.toolCalls[0]!.observation, 'NUL \u0000 ok', 'a NUL inside JSON text round-trips');
+    assert.deepEqual(
+      sums.map((x) => [x.index, x.content, x.toolNames, x.anyError, x.firstArguments]),
+      [
+        [0, 'Loading the Hurricane data', ['python', 'sql'], true, '{"code":"df.head()"}'],
+        [1, 'step 1', [], false, null],
+      ],
+    );
+    assert.equal(
+      (await s.getStep('r1', 0))!.toolCalls[0]!.observation,
+      'NUL \u0000 ok',
+      'a NUL inside JSON text round-trips',
+    );
     assert.deepEqual(await s.searchSteps('r1', 'hurricane SUCH'), [0]);
     assert.deepEqual(await s.searchSteps('r1', 'step'), [1]);
     assert.deepEqual(await s.searchSteps('r1', ''), [0, 1]);
     await s.addEvent('r1', 'resume', 'first');
     await s.addEvent('r1', 'warning', 'second');
     await s.addEvent('r1', 'resume', 'third');
-    assert.deepEqual((await s.getEvents('r1')).map((x) => x.message), ['first', 'second', 'third']);
+    assert.deepEqual(
+      (await s.getEvents('r1')).map((x) => x.message),
+      ['first', 'second', 'third'],
+    );
     const byKind = await s.getEventsOf(['r1', 'nope'], 'resume');
     assert.deepEqual([byKind.get('r1')!.map((x) => x.message), byKind.get('nope')], [['first', 'third'], []]);
     assert.deepEqual((await s.getAnswersOf([])).size, 0);
-    await s.scores.save({ runId: 'r1', benchmark: 'longda', judgeId: 'exact', options: { b: 1, a: 2 }, summary: { correct: 1 }, detail: {}, pending: 0, scoredAt: '2026-01-01T00:00:00Z' });
+    await s.scores.save({
+      runId: 'r1',
+      benchmark: 'longda',
+      judgeId: 'exact',
+      options: { b: 1, a: 2 },
+      summary: { correct: 1 },
+      detail: {},
+      pending: 0,
+      scoredAt: '2026-01-01T00:00:00Z',
+    });
     assert.equal(await s.deleteRun('r1'), true);
     assert.equal(await s.deleteRun('r1'), false);
-    assert.deepEqual([await s.getSteps('r1'), await s.getEvents('r1'), await s.scores.list('r1')], [[], [], []], 'deleting a run cascades');
+    assert.deepEqual(
+      [await s.getSteps('r1'), await s.getEvents('r1'), await s.scores.list('r1')],
+      [[], [], []],
+      'deleting a run cascades',
+    );
     await s.close();
   });
 
@@ -260,7 +406,10 @@ forEachEngine((e) => {
     const a = await e.open(loc);
     const b = await e.open(loc);
     await a.createRun({ ...base, id: 'r1' });
-    await assert.rejects(a.acquireRunLease('nope', { owner: 'A', host: 'h1', pid: process.pid }, 1000), /no run 'nope'/);
+    await assert.rejects(
+      a.acquireRunLease('nope', { owner: 'A', host: 'h1', pid: process.pid }, 1000),
+      /no run 'nope'/,
+    );
     assert.deepEqual(await a.acquireRunLease('r1', { owner: 'A', host: 'h1', pid: process.pid }, 60_000), { ok: true });
     const denied = await b.acquireRunLease('r1', { owner: 'B', host: 'h2', pid: process.pid }, 60_000);
     assert.equal(denied.ok, false);
@@ -269,15 +418,24 @@ forEachEngine((e) => {
     assert.equal(await a.renewRunLease('r1', 'A', 1), true);
     await new Promise((r) => setTimeout(r, 10));
     // two racing takeovers of the expired lease: exactly one wins
-    const race = await Promise.all([b.acquireRunLease('r1', { owner: 'B', host: 'h2', pid: 1 }, 60_000), a.acquireRunLease('r1', { owner: 'C', host: 'h3', pid: 2 }, 60_000)]);
+    const race = await Promise.all([
+      b.acquireRunLease('r1', { owner: 'B', host: 'h2', pid: 1 }, 60_000),
+      a.acquireRunLease('r1', { owner: 'C', host: 'h3', pid: 2 }, 60_000),
+    ]);
     assert.equal(race.filter((r) => r.ok).length, 1, JSON.stringify(race));
     const winner = race[0]!.ok ? 'B' : 'C';
     assert.equal((await a.getRunLease('r1'))?.owner, winner);
     assert.equal(await a.addIntervention({ runId: 'r1', who: 'ana', kind: 'hint', text: 'no' }, 'A'), undefined);
     const i1 = await a.addIntervention({ runId: 'r1', who: 'ana', kind: 'hint', text: 'use median' }, winner);
-    const i2 = await b.addIntervention({ runId: 'r1', who: 'bo', kind: 'correction', text: 'wrong column', beforeStep: 4 }, winner);
+    const i2 = await b.addIntervention(
+      { runId: 'r1', who: 'bo', kind: 'correction', text: 'wrong column', beforeStep: 4 },
+      winner,
+    );
     assert.deepEqual([i1?.seq, i1?.beforeStep, i2?.seq, i2?.beforeStep], [1, 0, 2, 4]);
-    assert.deepEqual((await b.getInterventions('r1')).map((x) => x.text), ['use median', 'wrong column']);
+    assert.deepEqual(
+      (await b.getInterventions('r1')).map((x) => x.text),
+      ['use median', 'wrong column'],
+    );
     await a.releaseRunLease('r1', 'A'); // not the holder: nothing changes
     assert.equal((await a.getRunLease('r1'))?.owner, winner);
     await a.releaseRunLease('r1', winner);
@@ -289,22 +447,61 @@ forEachEngine((e) => {
   it('judgements and scores: upsert keeps the first run, pending lists, canonical options', async () => {
     const s = await e.open(await e.fresh());
     await s.createRun({ ...base, id: 'r1' });
-    const j = { key: 'k1', task: 'semantic-match', judgeId: 'human', inputHash: 'ih', promptHash: null, input: { a: 1 }, raw: null, verdict: null, status: 'pending' as const, at: '2026-01-01T00:00:00Z' };
+    const j = {
+      key: 'k1',
+      task: 'semantic-match',
+      judgeId: 'human',
+      inputHash: 'ih',
+      promptHash: null,
+      input: { a: 1 },
+      raw: null,
+      verdict: null,
+      status: 'pending' as const,
+      at: '2026-01-01T00:00:00Z',
+    };
     await s.judgements.put(j, { runId: 'r1', itemRef: 'q1' });
     await s.judgements.put({ ...j, key: 'k2', task: 'other', at: '2026-01-02T00:00:00Z' });
-    assert.deepEqual((await s.judgements.listPending()).map((x) => x.key), ['k1', 'k2']);
-    assert.deepEqual((await s.judgements.listPending('other')).map((x) => x.key), ['k2']);
-    await s.judgements.put({ ...j, status: 'done', verdict: { match: true }, annotator: 'ana', at: '2026-01-03T00:00:00Z' }, { runId: 'r9' });
+    assert.deepEqual(
+      (await s.judgements.listPending()).map((x) => x.key),
+      ['k1', 'k2'],
+    );
+    assert.deepEqual(
+      (await s.judgements.listPending('other')).map((x) => x.key),
+      ['k2'],
+    );
+    await s.judgements.put(
+      { ...j, status: 'done', verdict: { match: true }, annotator: 'ana', at: '2026-01-03T00:00:00Z' },
+      { runId: 'r9' },
+    );
     const got = (await s.judgements.get('k1'))!;
     assert.deepEqual([got.status, got.verdict, got.annotator], ['done', { match: true }, 'ana']);
-    assert.deepEqual((await s.judgements.listForRun('r1')).map((x) => x.key), ['k1'], 'the first run that asked is kept');
+    assert.deepEqual(
+      (await s.judgements.listForRun('r1')).map((x) => x.key),
+      ['k1'],
+      'the first run that asked is kept',
+    );
     assert.equal(await s.judgements.get('zz'), undefined);
-    const sc = { runId: 'r1', benchmark: 'longda', judgeId: 'exact', options: { z: 1, a: 'x' }, summary: { correct: 0.5 }, detail: { rows: [1] }, pending: 2, scoredAt: '2026-01-01T00:00:00Z' };
+    const sc = {
+      runId: 'r1',
+      benchmark: 'longda',
+      judgeId: 'exact',
+      options: { z: 1, a: 'x' },
+      summary: { correct: 0.5 },
+      detail: { rows: [1] },
+      pending: 2,
+      scoredAt: '2026-01-01T00:00:00Z',
+    };
     await s.scores.save(sc);
     await s.scores.save({ ...sc, options: { a: 'x', z: 1 }, pending: 0, scoredAt: '2026-01-02T00:00:00Z' });
     await s.scores.save({ ...sc, judgeId: 'llm:m', scoredAt: '2026-01-03T00:00:00Z' });
     const list = await s.scores.list('r1');
-    assert.deepEqual(list.map((x) => [x.judgeId, x.pending, Object.keys(x.options)]), [['llm:m', 2, ['a', 'z']], ['exact', 0, ['a', 'z']]]);
+    assert.deepEqual(
+      list.map((x) => [x.judgeId, x.pending, Object.keys(x.options)]),
+      [
+        ['llm:m', 2, ['a', 'z']],
+        ['exact', 0, ['a', 'z']],
+      ],
+    );
     assert.equal((await s.scores.list()).length, 2);
     await s.close();
   });
@@ -322,7 +519,10 @@ forEachEngine((e) => {
       e.server()!.restart();
       await s.applyEffects('r1', 1, { notes: ['after the restart'] }); // a transaction whose BEGIN meets a closed connection starts again
       assert.deepEqual(await s.getNotes('r1'), ['after the restart']);
-      assert.deepEqual((await s.getSteps('r1')).map((x) => x.index), [0, 1]);
+      assert.deepEqual(
+        (await s.getSteps('r1')).map((x) => x.index),
+        [0, 1],
+      );
       await s.close();
     });
 
@@ -334,7 +534,11 @@ forEachEngine((e) => {
       const s = openStoreLazily(parseStoreLocation(url, '/'), { password: async () => (asked++, pw) });
       await assert.rejects(s.listRuns(), /PostgreSQL refused role 'loupe'/);
       pw = process.env[srv.passwordEnv]!;
-      assert.deepEqual(await annotationStoreOf(s).listQueues(), [], 'an annotation call first also waits for the migrations');
+      assert.deepEqual(
+        await annotationStoreOf(s).listQueues(),
+        [],
+        'an annotation call first also waits for the migrations',
+      );
       assert.equal(await s.schemaVersion(), migrations.at(-1)!.id);
       assert.ok(asked >= 2, `password asked ${asked} times`);
       await s.close();
@@ -359,7 +563,21 @@ forEachEngine((e) => {
       const t1 = performance.now();
       await writer.commitStep(step('r1', 0));
       const stepLag = (await waitFor((c) => c.kind === 'step' && c.runId === 'r1' && c.index === 0)) - t1;
-      await writer.judgements.put({ key: 'k', task: 'claim-support', judgeId: 'human', inputHash: 'h1', promptHash: null, input: { claim: 'c', sources: 's' }, raw: null, verdict: null, status: 'pending', at: '2026-01-01T00:00:00Z' }, { runId: 'r1' });
+      await writer.judgements.put(
+        {
+          key: 'k',
+          task: 'claim-support',
+          judgeId: 'human',
+          inputHash: 'h1',
+          promptHash: null,
+          input: { claim: 'c', sources: 's' },
+          raw: null,
+          verdict: null,
+          status: 'pending',
+          at: '2026-01-01T00:00:00Z',
+        },
+        { runId: 'r1' },
+      );
       const ann = annotationStoreOf(writer);
       await ann.syncFromJudgements();
       await ann.annotate({ itemId: 'j:claim-support:h1', annotator: 'bo', verdict: { supported: true, reason: '' } });
@@ -378,7 +596,10 @@ forEachEngine((e) => {
     it('an unreachable server is a clear error naming host and port; nothing is created', async () => {
       const url = e.server()!.url('x').replace(`:${e.server()!.port}/`, ':1/');
       await assert.rejects(e.open(url), /cannot reach PostgreSQL at 127\.0\.0\.1:1 \(ECONNREFUSED\)/);
-      await assert.rejects(e.open(e.server()!.url('no_such_db')), /no database 'no_such_db' on 127\.0\.0\.1:\d+: create it first/);
+      await assert.rejects(
+        e.open(e.server()!.url('no_such_db')),
+        /no database 'no_such_db' on 127\.0\.0\.1:\d+: create it first/,
+      );
     });
   }
 });

@@ -32,7 +32,13 @@ before(async () => {
   await s.close();
   const url = await srv.createDatabase('parity');
   await (await openStoreAt(url)).close();
-  const c = new pg.Client({ host: srv.host, port: srv.port, user: srv.user, password: process.env[srv.passwordEnv], database: 'parity' });
+  const c = new pg.Client({
+    host: srv.host,
+    port: srv.port,
+    user: srv.user,
+    password: process.env[srv.passwordEnv],
+    database: 'parity',
+  });
   await c.connect();
   try {
     post = await pgSchema(c);
@@ -48,7 +54,10 @@ after(() => {
 
 describe('run store schema: SQLite and PostgreSQL from one migration source', () => {
   it('both dialects render the same migration ids and names', () => {
-    assert.deepEqual(migrationsFor('postgres').map((m) => [m.id, m.name]), migrations.map((m) => [m.id, m.name]));
+    assert.deepEqual(
+      migrationsFor('postgres').map((m) => [m.id, m.name]),
+      migrations.map((m) => [m.id, m.name]),
+    );
   });
 
   it('the same tables', () => {
@@ -59,7 +68,11 @@ describe('run store schema: SQLite and PostgreSQL from one migration source', ()
   it('the same columns per table: names, order, mapped types, nullability, defaults', () => {
     for (const [table, t] of Object.entries(lite)) {
       const p = post[table]!;
-      const pgCols = p.columns.map((c) => (table === 'annotations' && c.name === 'db_role' ? { ...c, default: c.default === 'CURRENT_USER' ? null : `unexpected ${c.default}` } : c));
+      const pgCols = p.columns.map((c) =>
+        table === 'annotations' && c.name === 'db_role'
+          ? { ...c, default: c.default === 'CURRENT_USER' ? null : `unexpected ${c.default}` }
+          : c,
+      );
       assert.deepEqual(pgCols, t.columns, `columns of ${table}`);
     }
   });
@@ -71,7 +84,7 @@ describe('run store schema: SQLite and PostgreSQL from one migration source', ()
     }
   });
 
-  it('PostgreSQL has rid (SQLite\'s rowid) on every table read in insertion order', () => {
+  it("PostgreSQL has rid (SQLite's rowid) on every table read in insertion order", () => {
     for (const [table, p] of Object.entries(post)) assert.equal(p.rid, !NO_RID.includes(table), `rid of ${table}`);
   });
 });

@@ -25,45 +25,69 @@ import { repoRoot } from '../../../helpers/shared.ts';
 
 const ROOT = join(repoRoot, 'test', 'fixtures', 'benchmarks', 'count-rows');
 
-test('the in-memory and PostgreSQL engines run, score and show a benchmark through the same callers as SQLite, with the same scores', { timeout: 90_000 }, async () => {
-  const dir = mkdtempSync(join(tmpdir(), 'loupe-engine-'));
-  const srv = await startScriptedLlm({ scriptFor: (first) => [{ content: 'Counting.', toolCalls: [call('submit_count', { count: first.includes('seven.csv') ? 7 : 2 })] }] });
-  const suite = await loadSuite('count-rows', ROOT);
-  const outcome = async (store: RunStore, name: string) => {
-    const scores: Array<[string, number | null]> = [];
-    for (const block of suite.blocks) {
-      const r = await startBlockRun({ store, suite, block, agent: 'llm', llm: { baseUrl: srv.baseUrl, model: 'scripted', apiKey: 'k' }, runsDir: join(dir, name), kernel: { sandbox: 'off' } });
-      assert.equal(r.status, 'finished', r.reason);
-      const s = await scoreStoredRun(store, r.runId, { judge: new ExactOnlyJudge(new MemoryJudgementStore()) });
-      assert.equal(s.error, undefined);
-      await saveRunScore(store, s);
-      scores.push([block.id, s.summary.correct ?? null]);
-    }
-    const results = await buildResultsState(store, name);
-    const table = results.tables.find((t) => t.suite === 'count-rows');
-    return { scores, table: table?.rows.map((r) => [r.block, r.cells.correct?.value]), steps: (await store.listRuns()).map((r) => r.steps), events: (await store.getEventsOf((await store.listRuns()).map((r) => r.id))).size };
-  };
-  try {
-    const memory = new MemoryRunStore();
-    const sqlite = openStore(join(dir, 'runs.sqlite'));
-    const a = await outcome(memory, 'memory');
-    const b = await outcome(sqlite, 'sqlite');
-    await sqlite.close();
-    assert.deepEqual(a.scores, [['seven', 1], ['small', 0]]);
-    assert.deepEqual(a, b, 'same runs, scores and Results table on both engines');
-    assert.equal(memory.engine, 'memory');
-    const srv = await startPg({ fsync: 'off' });
+test(
+  'the in-memory and PostgreSQL engines run, score and show a benchmark through the same callers as SQLite, with the same scores',
+  { timeout: 90_000 },
+  async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'loupe-engine-'));
+    const srv = await startScriptedLlm({
+      scriptFor: (first) => [
+        { content: 'Counting.', toolCalls: [call('submit_count', { count: first.includes('seven.csv') ? 7 : 2 })] },
+      ],
+    });
+    const suite = await loadSuite('count-rows', ROOT);
+    const outcome = async (store: RunStore, name: string) => {
+      const scores: Array<[string, number | null]> = [];
+      for (const block of suite.blocks) {
+        const r = await startBlockRun({
+          store,
+          suite,
+          block,
+          agent: 'llm',
+          llm: { baseUrl: srv.baseUrl, model: 'scripted', apiKey: 'k' },
+          runsDir: join(dir, name),
+          kernel: { sandbox: 'off' },
+        });
+        assert.equal(r.status, 'finished', r.reason);
+        const s = await scoreStoredRun(store, r.runId, { judge: new ExactOnlyJudge(new MemoryJudgementStore()) });
+        assert.equal(s.error, undefined);
+        await saveRunScore(store, s);
+        scores.push([block.id, s.summary.correct ?? null]);
+      }
+      const results = await buildResultsState(store, name);
+      const table = results.tables.find((t) => t.suite === 'count-rows');
+      return {
+        scores,
+        table: table?.rows.map((r) => [r.block, r.cells.correct?.value]),
+        steps: (await store.listRuns()).map((r) => r.steps),
+        events: (await store.getEventsOf((await store.listRuns()).map((r) => r.id))).size,
+      };
+    };
     try {
-      const pg = await openStoreAt(await srv.createDatabase('engine'));
-      const c = await outcome(pg, 'postgres');
-      await pg.close();
-      assert.equal(pg.engine, 'postgres');
-      assert.deepEqual(c, b, 'same runs, scores and Results table on PostgreSQL');
+      const memory = new MemoryRunStore();
+      const sqlite = openStore(join(dir, 'runs.sqlite'));
+      const a = await outcome(memory, 'memory');
+      const b = await outcome(sqlite, 'sqlite');
+      await sqlite.close();
+      assert.deepEqual(a.scores, [
+        ['seven', 1],
+        ['small', 0],
+      ]);
+      assert.deepEqual(a, b, 'same runs, scores and Results table on both engines');
+      assert.equal(memory.engine, 'memory');
+      const srv = await startPg({ fsync: 'off' });
+      try {
+        const pg = await openStoreAt(await srv.createDatabase('engine'));
+        const c = await outcome(pg, 'postgres');
+        await pg.close();
+        assert.equal(pg.engine, 'postgres');
+        assert.deepEqual(c, b, 'same runs, scores and Results table on PostgreSQL');
+      } finally {
+        srv.stop();
+      }
     } finally {
-      srv.stop();
+      await srv.close();
+      rmSync(dir, { recursive: true, force: true });
     }
-  } finally {
-    await srv.close();
-    rmSync(dir, { recursive: true, force: true });
-  }
-});
+  },
+);

@@ -31,13 +31,19 @@ it('an INSERT … RETURNING made while a transaction is open on the handle survi
     });
     await isOpen;
     assert.ok(h.inTransaction);
-    const row = q.first(q.db.insertInto('migrations').values({ id: 9002, name: 'kept', applied_at: 'x' }).returning('name'));
-    const all = q.all(q.db.insertInto('migrations').values({ id: 9003, name: 'kept too', applied_at: 'x' }).returning('name'));
+    const row = q.first(
+      q.db.insertInto('migrations').values({ id: 9002, name: 'kept', applied_at: 'x' }).returning('name'),
+    );
+    const all = q.all(
+      q.db.insertInto('migrations').values({ id: 9003, name: 'kept too', applied_at: 'x' }).returning('name'),
+    );
     fail();
     await assert.rejects(tx, /injected failure/);
     assert.deepEqual(await row, { name: 'kept' });
     assert.deepEqual(await all, [{ name: 'kept too' }]);
-    const names = (await q.all(q.db.selectFrom('migrations').select('name').where('id', '>', 9000).orderBy('id'))).map((r) => r.name);
+    const names = (await q.all(q.db.selectFrom('migrations').select('name').where('id', '>', 9000).orderBy('id'))).map(
+      (r) => r.name,
+    );
     assert.deepEqual(names, ['kept', 'kept too']);
   } finally {
     await s.close();

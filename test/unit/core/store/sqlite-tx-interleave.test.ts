@@ -19,13 +19,32 @@ after(() => rmSync(tmp, { recursive: true, force: true }));
 
 const KEY = { suite: 'ddr', suiteId: 'ddr:x', blockId: 'b1' };
 const step = (runId: string, index: number): StepRecord => ({
-  runId, index, startedAt: '2026-01-01T00:00:00.000Z', endedAt: '2026-01-01T00:00:01.000Z', latencyMs: 5, toolMs: 1,
-  assistant: { role: 'assistant', content: `step ${index}`, tool_calls: [] }, toolCalls: [], extraMessages: [],
-  usage: { input: 10, output: 3, cached: 1 }, costUsd: 0.5, finishReason: 'stop',
+  runId,
+  index,
+  startedAt: '2026-01-01T00:00:00.000Z',
+  endedAt: '2026-01-01T00:00:01.000Z',
+  latencyMs: 5,
+  toolMs: 1,
+  assistant: { role: 'assistant', content: `step ${index}`, tool_calls: [] },
+  toolCalls: [],
+  extraMessages: [],
+  usage: { input: 10, output: 3, cached: 1 },
+  costUsd: 0.5,
+  finishReason: 'stop',
 });
 const run = {
-  id: 'r1', suite: 'longda', blockId: 'B', agent: 'llm', model: 'm', params: {}, promptHash: 'h', toolSet: 'longda',
-  dataChecksums: {}, loupeVersion: '0.1.0', sandbox: 'off', workspace: '/tmp/w',
+  id: 'r1',
+  suite: 'longda',
+  blockId: 'B',
+  agent: 'llm',
+  model: 'm',
+  params: {},
+  promptHash: 'h',
+  toolSet: 'longda',
+  dataChecksums: {},
+  loupeVersion: '0.1.0',
+  sandbox: 'off',
+  workspace: '/tmp/w',
 };
 
 /** Waits (bounded in turns) until a transaction is open on the handle. */
@@ -40,8 +59,16 @@ it('a step committed while a checklist save is inside its transaction survives t
     await s.createRun(run);
     const h = sqliteHandleOf(s);
     // the save's INSERT fails inside its transaction (after the reads the body awaits)
-    h.exec(`CREATE TRIGGER fail_checklist BEFORE INSERT ON checklist_versions BEGIN SELECT RAISE(ABORT, 'injected failure'); END`);
-    const save = checklistStoreOf(s).save(KEY, { base: null, items: [{ id: 'c1', kind: 'fact', question: 'q?', answer: 'a', author: 'ann', updatedAt: '2026-01-01T00:00:00.000Z' }], author: 'ann' });
+    h.exec(
+      `CREATE TRIGGER fail_checklist BEFORE INSERT ON checklist_versions BEGIN SELECT RAISE(ABORT, 'injected failure'); END`,
+    );
+    const save = checklistStoreOf(s).save(KEY, {
+      base: null,
+      items: [
+        { id: 'c1', kind: 'fact', question: 'q?', answer: 'a', author: 'ann', updatedAt: '2026-01-01T00:00:00.000Z' },
+      ],
+      author: 'ann',
+    });
     await untilInTransaction(h);
     const commit = s.commitStep(step('r1', 0), { notes: ['kept'] });
     const event = s.addEvent('r1', 'info', 'kept too');
@@ -49,10 +76,16 @@ it('a step committed while a checklist save is inside its transaction survives t
     await assert.rejects(save, /injected failure/);
     await Promise.all([commit, event, draft]);
     assert.equal(h.inTransaction, false);
-    assert.deepEqual((await s.getSteps('r1')).map((x) => x.index), [0]);
+    assert.deepEqual(
+      (await s.getSteps('r1')).map((x) => x.index),
+      [0],
+    );
     assert.equal((await s.getRun('r1'))?.steps, 1);
     assert.deepEqual(await s.getNotes('r1'), ['kept']);
-    assert.deepEqual((await s.getEvents('r1')).map((e) => e.message), ['kept too']);
+    assert.deepEqual(
+      (await s.getEvents('r1')).map((e) => e.message),
+      ['kept too'],
+    );
     assert.deepEqual(await checklistStoreOf(s).versions(KEY), []);
     // the handle is usable afterwards: a save without the fault commits
     h.exec('DROP TRIGGER fail_checklist');
@@ -71,7 +104,10 @@ it('a step committed while a checklist save is open waits for it and lands after
     await untilInTransaction(h);
     const commit = s.commitStep(step('r1', 0));
     await Promise.all([save, commit]);
-    assert.deepEqual((await s.getSteps('r1')).map((x) => x.index), [0]);
+    assert.deepEqual(
+      (await s.getSteps('r1')).map((x) => x.index),
+      [0],
+    );
     assert.equal((await checklistStoreOf(s).versions(KEY)).length, 1);
   } finally {
     await s.close();

@@ -49,10 +49,14 @@ describe('core/store/wal bulk writes', () => {
 
   it('a throwing write rolls back and turns automatic checkpoints back on; in-memory databases just write', async () => {
     const db = open('fail.sqlite');
-    assert.throws(() => bulkWriteWithBackgroundCheckpoint(db, () => {
-      db.prepare("INSERT INTO t (body) VALUES ('a')").run();
-      throw new Error('boom');
-    }), /boom/);
+    assert.throws(
+      () =>
+        bulkWriteWithBackgroundCheckpoint(db, () => {
+          db.prepare("INSERT INTO t (body) VALUES ('a')").run();
+          throw new Error('boom');
+        }),
+      /boom/,
+    );
     assert.equal((db.prepare('SELECT COUNT(*) AS n FROM t').get() as { n: number }).n, 0);
     assert.equal(db.pragma('wal_autocheckpoint', { simple: true }), 1000);
     db.close();

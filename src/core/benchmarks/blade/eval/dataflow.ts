@@ -82,15 +82,28 @@ export interface DataflowOptions {
   unitOutputs?: 'all' | 'one-per-input-set';
 }
 
-export const DEFAULT_DATAFLOW_OPTIONS: DataflowOptions = { wholeTableVerbs: 'fixed', graphHashCollisions: 'keep-all', unitOutputs: 'all' };
+export const DEFAULT_DATAFLOW_OPTIONS: DataflowOptions = {
+  wholeTableVerbs: 'fixed',
+  graphHashCollisions: 'keep-all',
+  unitOutputs: 'all',
+};
 
 const inputCols = (s: TSpec): string[] => s.mapping.flatMap(([ins]) => ins);
 
 function wholeTable(verb: string, o: DataflowOptions): boolean {
-  return verb === 'filter' || verb === 'groupby' || (o.wholeTableVerbs === 'fixed' && (verb === 'orderby' || verb === 'deduplicate'));
+  return (
+    verb === 'filter' ||
+    verb === 'groupby' ||
+    (o.wholeTableVerbs === 'fixed' && (verb === 'orderby' || verb === 'deduplicate'))
+  );
 }
 function affectsWholeDf(verb: string, o: DataflowOptions): boolean {
-  return verb === 'groupby' || verb === 'filter' || verb === 'other_impact_rows' || (o.wholeTableVerbs === 'fixed' && (verb === 'orderby' || verb === 'deduplicate'));
+  return (
+    verb === 'groupby' ||
+    verb === 'filter' ||
+    verb === 'other_impact_rows' ||
+    (o.wholeTableVerbs === 'fixed' && (verb === 'orderby' || verb === 'deduplicate'))
+  );
 }
 
 /** Spec DAG: an edge dependency → spec for every dependency of every branch. */
@@ -106,7 +119,9 @@ export function specDag(specs: Map<string, TSpec>): DiGraph {
 /** Leaves: out-degree 0 and in-degree > 0 (spec §1.4.2). */
 export function leafSpecs(specs: Map<string, TSpec>): TSpec[] {
   const g = specDag(specs);
-  return [...g.nodes.keys()].filter((n) => g.outDegree(n) === 0 && g.inDegree(n) > 0 && specs.has(n)).map((n) => specs.get(n)!);
+  return [...g.nodes.keys()]
+    .filter((n) => g.outDegree(n) === 0 && g.inDegree(n) > 0 && specs.has(n))
+    .map((n) => specs.get(n)!);
 }
 
 /**
@@ -176,7 +191,8 @@ export interface ExpandedGraph {
 }
 
 function restrict(ts: NodeState, cols: string[]): NodeState {
-  const pick = (h: Record<string, string> | null) => (h ? Object.fromEntries(cols.filter((c) => c in h).map((c) => [c, h[c]!])) : null);
+  const pick = (h: Record<string, string> | null) =>
+    h ? Object.fromEntries(cols.filter((c) => c in h).map((c) => [c, h[c]!])) : null;
   return { columns: cols, hashes: pick(ts.hashes), catHashes: pick(ts.catHashes) };
 }
 
@@ -184,7 +200,13 @@ function restrict(ts: NodeState, cols: string[]): NodeState {
  * Expands a path graph into one node per column mapping (BLADE `ProcessGraph.get_expand_g`).
  * @param states spec id → state of the df after that spec (may be missing).
  */
-export function expandGraph(path: DiGraph, specs: Map<string, TSpec>, origCols: string[], states: Map<string, NodeState>, opts: DataflowOptions = DEFAULT_DATAFLOW_OPTIONS): ExpandedGraph {
+export function expandGraph(
+  path: DiGraph,
+  specs: Map<string, TSpec>,
+  origCols: string[],
+  states: Map<string, NodeState>,
+  opts: DataflowOptions = DEFAULT_DATAFLOW_OPTIONS,
+): ExpandedGraph {
   const verbs = effectiveVerbs(path, specs);
   const nodes = path.topologicalSort();
   const g = new DiGraph();
@@ -221,7 +243,14 @@ export function expandGraph(path: DiGraph, specs: Map<string, TSpec>, origCols: 
           const id = `${spec.id}__${name}`;
           g.addEdge(parent, id);
           colProducer.set(outCol, id);
-          idToSpec.set(id, { id, name, verb: POST_GROUPBY, code: spec.code, mapping: [[ins, outCol]], branches: [[parent]] });
+          idToSpec.set(id, {
+            id,
+            name,
+            verb: POST_GROUPBY,
+            code: spec.code,
+            mapping: [[ins, outCol]],
+            branches: [[parent]],
+          });
           out.set(id, new Set([outCol]));
           if (ts) idToTs.set(id, restrict(ts, [outCol]));
         }
@@ -277,7 +306,12 @@ export function expandGraph(path: DiGraph, specs: Map<string, TSpec>, origCols: 
  * with `val` = verb (or the node id for raw columns), `data` edges from the latest pointer of each
  * input column and, with `withInput`, `input` edges from filter/groupby key columns.
  */
-export function columnGraph(ex: ExpandedGraph, withInput: boolean, pathIndex: number, opts: DataflowOptions = DEFAULT_DATAFLOW_OPTIONS): { g: DiGraph; states: Map<string, ColState> } {
+export function columnGraph(
+  ex: ExpandedGraph,
+  withInput: boolean,
+  pathIndex: number,
+  opts: DataflowOptions = DEFAULT_DATAFLOW_OPTIONS,
+): { g: DiGraph; states: Map<string, ColState> } {
   const order = ex.g.topologicalSort();
   const rank = new Map(order.map((n, i) => [n, i]));
   const g = new DiGraph();
@@ -292,7 +326,14 @@ export function columnGraph(ex: ExpandedGraph, withInput: boolean, pathIndex: nu
   const addState = (nid: string, col: string, exId: string) => {
     const ts = ex.idToTs.get(exId);
     if (!ts || !ts.hashes || !(col in ts.hashes)) return;
-    states.set(nid, { col, nid, expandedSpecId: exId, valueHash: ts.hashes[col]!, catHash: ts.catHashes?.[col] ?? ts.hashes[col]!, pathIndex });
+    states.set(nid, {
+      col,
+      nid,
+      expandedSpecId: exId,
+      valueHash: ts.hashes[col]!,
+      catHash: ts.catHashes?.[col] ?? ts.hashes[col]!,
+      pathIndex,
+    });
   };
   for (const c of ex.dataOutputCols.get(root) ?? []) {
     const nid = `${c}__${root}`;
@@ -363,7 +404,13 @@ export function columnGraph(ex: ExpandedGraph, withInput: boolean, pathIndex: nu
  * Adds one column's ancestor-subgraph to the WL-hash table, merging with an isomorphic entry.
  * BLADE kept only the last entry per hash (§1.7 #9); `keep-all` keeps every non-isomorphic one.
  */
-export function addGraphHash(table: Map<string, { graph: DiGraph; states: ColState[] }[]>, hash: string, sub: DiGraph, st: ColState, opts: DataflowOptions): void {
+export function addGraphHash(
+  table: Map<string, { graph: DiGraph; states: ColState[] }[]>,
+  hash: string,
+  sub: DiGraph,
+  st: ColState,
+  opts: DataflowOptions,
+): void {
   const entries = table.get(hash);
   if (!entries) {
     table.set(hash, [{ graph: sub, states: [st] }]);
@@ -387,10 +434,20 @@ export async function buildDatasetState(
   paths: DiGraph[],
   specs: Map<string, TSpec>,
   origCols: string[],
-  statesFor: (path: DiGraph, specIds: string[]) => Promise<{ states: Map<string, NodeState>; failures: { specId: string; message: string }[] }>,
+  statesFor: (
+    path: DiGraph,
+    specIds: string[],
+  ) => Promise<{ states: Map<string, NodeState>; failures: { specId: string; message: string }[] }>,
   opts: DataflowOptions = DEFAULT_DATAFLOW_OPTIONS,
 ): Promise<TransformDatasetState> {
-  const result: TransformDatasetState = { expandedIdToSpec: new Map(), valueHashes: new Map(), catHashes: new Map(), graphHashes: new Map(), paths: [], failures: [] };
+  const result: TransformDatasetState = {
+    expandedIdToSpec: new Map(),
+    valueHashes: new Map(),
+    catHashes: new Map(),
+    graphHashes: new Map(),
+    paths: [],
+    failures: [],
+  };
   const failed = new Map<string, string>();
   for (const path of paths) {
     const specIds = path.topologicalSort();

@@ -20,7 +20,10 @@ export function bladeDriverPath(): string {
   // beside this file (source), dist/blade/ of a bundle, and the same from the folders above (test bundles live in out/test/...)
   const candidates = [join(here, 'blade_driver.py'), join(here, 'blade', 'blade_driver.py')];
   for (let up = here, i = 0; i < 4; i++, up = dirname(up)) {
-    candidates.push(join(up, 'dist', 'blade', 'blade_driver.py'), join(up, 'src', 'core', 'benchmarks', 'blade', 'eval', 'blade_driver.py'));
+    candidates.push(
+      join(up, 'dist', 'blade', 'blade_driver.py'),
+      join(up, 'src', 'core', 'benchmarks', 'blade', 'eval', 'blade_driver.py'),
+    );
   }
   for (const c of candidates) if (existsSync(c)) return resolve(c);
   throw new Error(`Loupe's BLADE driver (blade_driver.py) not found. Looked at:\n  ${candidates.join('\n  ')}`);

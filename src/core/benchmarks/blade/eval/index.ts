@@ -14,7 +14,15 @@
  * every paper-vs-code choice. MCQs: `scoreBladeMcqs(answers)`. Reference analyses:
  * `referencePath(annotations)` / `verifiedReferencePath(gt, py)` (reference-path.ts).
  */
-export { startBladePython, type BladePythonOptions, type BladePython, type ExecutedUnit, type SplitResult, type StepState, type FrameState } from './python.ts';
+export {
+  startBladePython,
+  type BladePythonOptions,
+  type BladePython,
+  type ExecutedUnit,
+  type SplitResult,
+  type StepState,
+  type FrameState,
+} from './python.ts';
 export {
   loadBladeGroundTruth,
   groundTruthFrom,
@@ -64,5 +72,12 @@ export {
 } from './semantic.ts';
 export { referencePath, verifiedReferencePath, renameGroupbyTargets, type ReferencePath } from './reference-path.ts';
 export { DEFAULT_DATAFLOW_OPTIONS, type DataflowOptions, type TransformDatasetState, type TSpec } from './dataflow.ts';
-export { buildGroundTruthTransforms, buildSubmissionTransforms, matchTransforms, gtSpecsFromAnnotations, type TransformUnit, type TransformMatch } from './transforms.ts';
+export {
+  buildGroundTruthTransforms,
+  buildSubmissionTransforms,
+  matchTransforms,
+  gtSpecsFromAnnotations,
+  type TransformUnit,
+  type TransformMatch,
+} from './transforms.ts';
 export { llmSplitFallback, parseSplitReply, SPLIT_VERBS, type LlmSplitConfig } from './llm-split.ts';

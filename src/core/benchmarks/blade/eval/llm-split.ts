@@ -55,12 +55,27 @@ export function parseSplitReply(text: string): RawUnit[] | string {
   for (const [i, u] of units.entries()) {
     const o = u as Record<string, unknown>;
     if (typeof o.code !== 'string' || !o.code.trim()) return `units[${i}].code must be a non-empty string`;
-    if (typeof o.verb !== 'string' || !(SPLIT_VERBS as readonly string[]).includes(o.verb)) return `units[${i}].verb must be one of ${SPLIT_VERBS.join(', ')}`;
+    if (typeof o.verb !== 'string' || !(SPLIT_VERBS as readonly string[]).includes(o.verb)) {
+      return `units[${i}].verb must be one of ${SPLIT_VERBS.join(', ')}`;
+    }
     const mapping = o.mapping ?? [];
-    if (!Array.isArray(mapping) || mapping.some((p) => !Array.isArray(p) || p.length !== 2 || !Array.isArray(p[0]) || (p[0] as unknown[]).some((c) => typeof c !== 'string') || typeof p[1] !== 'string'))
-      {return `units[${i}].mapping must be [[[inputs], output], ...]`;}
+    if (
+      !Array.isArray(mapping) ||
+      mapping.some(
+        (p) =>
+          !Array.isArray(p) ||
+          p.length !== 2 ||
+          !Array.isArray(p[0]) ||
+          (p[0] as unknown[]).some((c) => typeof c !== 'string') ||
+          typeof p[1] !== 'string',
+      )
+    ) {
+      return `units[${i}].mapping must be [[[inputs], output], ...]`;
+    }
     const g = o.groupby_cols ?? [];
-    if (!Array.isArray(g) || g.some((c) => typeof c !== 'string')) return `units[${i}].groupby_cols must be a list of strings`;
+    if (!Array.isArray(g) || g.some((c) => typeof c !== 'string')) {
+      return `units[${i}].groupby_cols must be a list of strings`;
+    }
     out.push({ code: o.code, verb: o.verb, mapping: mapping as [string[], string][], groupbyCols: g as string[] });
   }
   return out;
@@ -72,7 +87,12 @@ export function parseSplitReply(text: string): RawUnit[] | string {
  *   the execution-derived units and records `execution-with-unsplit-statements`.
  */
 export function llmSplitFallback(cfg: LlmSplitConfig): TransformSplitFallback {
-  const client = new OpenAI({ baseURL: cfg.baseUrl, apiKey: cfg.apiKey || 'none', timeout: cfg.timeoutMs ?? 120_000, maxRetries: 3 });
+  const client = new OpenAI({
+    baseURL: cfg.baseUrl,
+    apiKey: cfg.apiKey || 'none',
+    timeout: cfg.timeoutMs ?? 120_000,
+    maxRetries: 3,
+  });
   const cache = new Map<string, RawUnit[]>();
   return async (code, reason) => {
     const key = createHash('sha256').update(`${cfg.model}\u0000${code}`).digest('hex');
@@ -80,11 +100,18 @@ export function llmSplitFallback(cfg: LlmSplitConfig): TransformSplitFallback {
     if (hit) return hit;
     const messages: OpenAI.Chat.ChatCompletionMessageParam[] = [
       { role: 'system', content: SYSTEM },
-      { role: 'user', content: `Executing this code statement by statement could not attribute every step (${reason}).\n\n\`\`\`python\n${code}\n\`\`\`` },
+      {
+        role: 'user',
+        content: `Executing this code statement by statement could not attribute every step (${reason}).\n\n\`\`\`python\n${code}\n\`\`\``,
+      },
     ];
     let last = '';
     for (let attempt = 0; attempt < (cfg.maxAttempts ?? 2); attempt++) {
-      const r = await client.chat.completions.create({ model: cfg.model, messages, ...(cfg.temperature === null ? {} : { temperature: cfg.temperature ?? 0 }) });
+      const r = await client.chat.completions.create({
+        model: cfg.model,
+        messages,
+        ...(cfg.temperature === null ? {} : { temperature: cfg.temperature ?? 0 }),
+      });
       const text = r.choices[0]?.message?.content ?? '';
       const parsed = parseSplitReply(text);
       if (typeof parsed !== 'string') {
@@ -92,7 +119,10 @@ export function llmSplitFallback(cfg: LlmSplitConfig): TransformSplitFallback {
         return parsed;
       }
       last = parsed;
-      messages.push({ role: 'assistant', content: text }, { role: 'user', content: `That reply is not usable: ${parsed}. Reply with the JSON object only.` });
+      messages.push(
+        { role: 'assistant', content: text },
+        { role: 'user', content: `That reply is not usable: ${parsed}. Reply with the JSON object only.` },
+      );
     }
     throw new Error(`LLM transform split failed: ${last}`);
   };

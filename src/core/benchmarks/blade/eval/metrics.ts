@@ -106,8 +106,25 @@ export const DEFAULT_AGGREGATE_OPTIONS: BladeAggregateOptions = {
 };
 
 /** Option values that reproduce BLADE's code (`--preset official`, issue 21). */
-export const BLADE_OFFICIAL_AGGREGATE: Readonly<Pick<BladeAggregateOptions, 'failedRuns' | 'coverageKey' | 'f1ZeroGuard' | 'modelCoverageDenominator' | 'generationFailures' | 'unweightedFormula' | 'summation'>> = Object.freeze({
-  failedRuns: 'drop', coverageKey: 'name', f1ZeroGuard: false, modelCoverageDenominator: 'code', generationFailures: 'append', unweightedFormula: 'code', summation: 'numpy',
+export const BLADE_OFFICIAL_AGGREGATE: Readonly<
+  Pick<
+    BladeAggregateOptions,
+    | 'failedRuns'
+    | 'coverageKey'
+    | 'f1ZeroGuard'
+    | 'modelCoverageDenominator'
+    | 'generationFailures'
+    | 'unweightedFormula'
+    | 'summation'
+  >
+> = Object.freeze({
+  failedRuns: 'drop',
+  coverageKey: 'name',
+  f1ZeroGuard: false,
+  modelCoverageDenominator: 'code',
+  generationFailures: 'append',
+  unweightedFormula: 'code',
+  summation: 'numpy',
 });
 
 /**
@@ -116,9 +133,15 @@ export const BLADE_OFFICIAL_AGGREGATE: Readonly<Pick<BladeAggregateOptions, 'fai
  * @returns the runs in order and how many generation failures changed position.
  * Source: BLADE `eval/datamodel/run.py` @ 6118fa8d.
  */
-export function orderBladeRuns<T extends { status: BladeRunMetrics['status'] }>(runs: readonly T[], mode: BladeAggregateOptions['generationFailures']): { runs: T[]; moved: number } {
+export function orderBladeRuns<T extends { status: BladeRunMetrics['status'] }>(
+  runs: readonly T[],
+  mode: BladeAggregateOptions['generationFailures'],
+): { runs: T[]; moved: number } {
   if (mode === 'in-place') return { runs: [...runs], moved: 0 };
-  const ordered = [...runs.filter((r) => r.status !== 'generation_failed'), ...runs.filter((r) => r.status === 'generation_failed')];
+  const ordered = [
+    ...runs.filter((r) => r.status !== 'generation_failed'),
+    ...runs.filter((r) => r.status === 'generation_failed'),
+  ];
   let moved = 0;
   ordered.forEach((r, i) => {
     if (r.status === 'generation_failed' && runs[i] !== r) moved++;
@@ -150,7 +173,13 @@ export interface BladeAggregate {
   };
   weights: Record<MetricType, number>;
   totals: { T: number; V: number; M: number; U: number; S: number };
-  datasets: { dataset: string; runsUsed: number; runsDropped: number; gt: BladeGtCounts; perType: Record<MetricType, TypeScores> }[];
+  datasets: {
+    dataset: string;
+    runsUsed: number;
+    runsDropped: number;
+    gt: BladeGtCounts;
+    perType: Record<MetricType, TypeScores>;
+  }[];
   warnings: string[];
   options: BladeAggregateOptions & { cvarMatching: 'pairwise' };
   /** Items an official-code option changed: `generation_failures` runs moved to the end of their dataset. */
@@ -182,11 +211,18 @@ export function f1(p: number, c: number, zeroGuard: boolean): number {
 /** An all-zero run (generation failure padding, failed runs under `failedRuns: 'zero'`). */
 export function zeroRun(status: BladeRunMetrics['status'], runId?: string): BladeRunMetrics {
   const z = (): RunMetric => ({ gtItems: [], gtNames: [], precision: 0, matched: 0, denominator: 0 });
-  return { runId, status, metrics: { cvar: z(), model: z(), modelCvar: z(), transformValue: z(), transformGraph: z() } };
+  return {
+    runId,
+    status,
+    metrics: { cvar: z(), model: z(), modelCvar: z(), transformValue: z(), transformGraph: z() },
+  };
 }
 
 /** Weights by decision type (spec §1.4.8): cvar V/S, model U/S, model+cvars M/S, each transform T/(2S). */
-export function decisionWeights(gts: BladeGtCounts[], k: number): { weights: Record<MetricType, number>; totals: BladeAggregate['totals'] } {
+export function decisionWeights(
+  gts: BladeGtCounts[],
+  k: number,
+): { weights: Record<MetricType, number>; totals: BladeAggregate['totals'] } {
   let T = 0;
   let V = 0;
   let M = 0;
@@ -199,7 +235,10 @@ export function decisionWeights(gts: BladeGtCounts[], k: number): { weights: Rec
   }
   const S = T + V + M + U;
   const w = (x: number) => (S > 0 ? x / S : 0);
-  return { weights: { cvar: w(V), model: w(U), modelCvar: w(M), transformValue: w(T) / 2, transformGraph: w(T) / 2 }, totals: { T, V, M, U, S } };
+  return {
+    weights: { cvar: w(V), model: w(U), modelCvar: w(M), transformValue: w(T) / 2, transformGraph: w(T) / 2 },
+    totals: { T, V, M, U, S },
+  };
 }
 
 /** Interned dataset: run precisions and covered GT item ids as integer arrays (fast bootstrap). */
@@ -224,7 +263,10 @@ function prepare(d: BladeDatasetRuns, runs: BladeRunMetrics[], o: BladeAggregate
     runs.forEach((r, i) => {
       const m = r.metrics[t];
       p[i] = m.precision;
-      const keys = (t === 'transformValue' || t === 'transformGraph') && o.coverageKey === 'name' ? (m.gtNames ?? m.gtItems) : m.gtItems;
+      const keys =
+        (t === 'transformValue' || t === 'transformGraph') && o.coverageKey === 'name'
+          ? (m.gtNames ?? m.gtItems)
+          : m.gtItems;
       its.push(
         Int32Array.from(keys, (k) => {
           let id = ids.get(k);
@@ -257,7 +299,13 @@ function prepare(d: BladeDatasetRuns, runs: BladeRunMetrics[], o: BladeAggregate
 let stampCounter = 1;
 
 /** Scores of one dataset for a given run order (indices into prepared runs). */
-function datasetScores(p: Prepared, order: ArrayLike<number>, k: number, out: Float64Array, summation: BladeAggregateOptions['summation'] = 'left-to-right'): void {
+function datasetScores(
+  p: Prepared,
+  order: ArrayLike<number>,
+  k: number,
+  out: Float64Array,
+  summation: BladeAggregateOptions['summation'] = 'left-to-right',
+): void {
   const n = order.length;
   const R = Math.min(k, n);
   const picked = summation === 'numpy' ? new Float64Array(n) : null;
@@ -305,13 +353,23 @@ function datasetScores(p: Prepared, order: ArrayLike<number>, k: number, out: Fl
  *   BLADE draws with Python's unseeded `random.choices`, which no test can replay).
  * @throws LoupeInputError when a dataset has no runs at all, or an option value is invalid (named as `option <name>`).
  */
-export function aggregateBlade(datasets: BladeDatasetRuns[], options: Partial<BladeAggregateOptions> = {}, resample?: BladeResampler): BladeAggregate {
+export function aggregateBlade(
+  datasets: BladeDatasetRuns[],
+  options: Partial<BladeAggregateOptions> = {},
+  resample?: BladeResampler,
+): BladeAggregate {
   const o: BladeAggregateOptions = { ...DEFAULT_AGGREGATE_OPTIONS, ...options };
-  if (!Number.isInteger(o.k) || o.k <= 0) throw new LoupeInputError('option k', `must be a positive integer, got ${String(o.k)}`);
-  if (!Number.isInteger(o.samples) || o.samples <= 0) throw new LoupeInputError('option samples', `must be a positive integer, got ${String(o.samples)}`);
+  if (!Number.isInteger(o.k) || o.k <= 0) {
+    throw new LoupeInputError('option k', `must be a positive integer, got ${String(o.k)}`);
+  }
+  if (!Number.isInteger(o.samples) || o.samples <= 0) {
+    throw new LoupeInputError('option samples', `must be a positive integer, got ${String(o.samples)}`);
+  }
   if (!Number.isFinite(o.seed)) throw new LoupeInputError('option seed', `must be a number, got ${String(o.seed)}`);
   const oneOf = (name: string, v: unknown, allowed: readonly unknown[]) => {
-    if (!allowed.includes(v)) throw new LoupeInputError(`option ${name}`, `must be one of ${allowed.join(', ')}, got '${String(v)}'`);
+    if (!allowed.includes(v)) {
+      throw new LoupeInputError(`option ${name}`, `must be one of ${allowed.join(', ')}, got '${String(v)}'`);
+    }
   };
   oneOf('failed_runs', o.failedRuns, ['zero', 'drop']);
   oneOf('coverage_key', o.coverageKey, ['id', 'name']);
@@ -327,12 +385,25 @@ export function aggregateBlade(datasets: BladeDatasetRuns[], options: Partial<Bl
   for (const d of datasets) {
     const ordered = orderBladeRuns(d.runs, o.generationFailures);
     moved += ordered.moved;
-    const kept = o.failedRuns === 'zero' ? ordered.runs.map((r) => (r.status === 'ok' ? r : zeroRun(r.status, r.runId))) : ordered.runs.filter((r) => r.status !== 'failed').map((r) => (r.status === 'ok' ? r : zeroRun(r.status, r.runId)));
+    const kept =
+      o.failedRuns === 'zero'
+        ? ordered.runs.map((r) => (r.status === 'ok' ? r : zeroRun(r.status, r.runId)))
+        : ordered.runs
+            .filter((r) => r.status !== 'failed')
+            .map((r) => (r.status === 'ok' ? r : zeroRun(r.status, r.runId)));
     if (!kept.length) throw new LoupeInputError(`dataset ${d.dataset}`, 'has no runs to aggregate');
-    if (kept.length <= o.k) warnings.push(`${d.dataset}: ${kept.length} runs ≤ k=${o.k}; BLADE requires more than k runs per dataset`);
+    if (kept.length <= o.k) {
+      warnings.push(`${d.dataset}: ${kept.length} runs ≤ k=${o.k}; BLADE requires more than k runs per dataset`);
+    }
     if (d.gt.numTspecs < 0) warnings.push(`${d.dataset}: negative transform denominator treated as 0`);
     prepared.push(prepare(d, kept, o));
-    dsInfo.push({ dataset: d.dataset, runsUsed: kept.length, runsDropped: d.runs.length - kept.length, gt: d.gt, perType: {} as Record<MetricType, TypeScores> });
+    dsInfo.push({
+      dataset: d.dataset,
+      runsUsed: kept.length,
+      runsDropped: d.runs.length - kept.length,
+      gt: d.gt,
+      perType: {} as Record<MetricType, TypeScores>,
+    });
   }
   const { weights, totals } = decisionWeights(
     datasets.map((d) => d.gt),
@@ -340,7 +411,9 @@ export function aggregateBlade(datasets: BladeDatasetRuns[], options: Partial<Bl
   );
   const nt = METRIC_TYPES.length;
   const scratch = new Float64Array(2 * nt);
-  const combine = (perDataset: Float64Array[]): { perType: Record<MetricType, TypeScores>; weighted: number; unweighted: number } => {
+  const combine = (
+    perDataset: Float64Array[],
+  ): { perType: Record<MetricType, TypeScores>; weighted: number; unweighted: number } => {
     const perType = {} as Record<MetricType, TypeScores>;
     let weighted = 0;
     METRIC_TYPES.forEach((t, i) => {
@@ -363,19 +436,46 @@ export function aggregateBlade(datasets: BladeDatasetRuns[], options: Partial<Bl
       if (!numpy) weighted += weights[t] * F;
     });
     // BLADE final_metrics.calculate_analysis_scores: cvar + model + model_cvar + gspec (graph) + vspec (value), in that order
-    if (numpy) weighted = weights.cvar * perType.cvar.f1 + weights.model * perType.model.f1 + weights.modelCvar * perType.modelCvar.f1 + weights.transformGraph * perType.transformGraph.f1 + weights.transformValue * perType.transformValue.f1;
+    if (numpy) {
+      weighted =
+        weights.cvar * perType.cvar.f1 +
+        weights.model * perType.model.f1 +
+        weights.modelCvar * perType.modelCvar.f1 +
+        weights.transformGraph * perType.transformGraph.f1 +
+        weights.transformValue * perType.transformValue.f1;
+    }
     // BLADE final_metrics.py: (f1_cvars + f1_models + f1_models_cvars + 0.5 * f1_gspecs + 0.5 + f1_vspecs) / 4
-    const unweighted = o.unweightedFormula === 'code'
-      ? (perType.cvar.f1 + perType.model.f1 + perType.modelCvar.f1 + 0.5 * perType.transformGraph.f1 + 0.5 + perType.transformValue.f1) / 4
-      : (perType.cvar.f1 + perType.model.f1 + perType.modelCvar.f1 + 0.5 * perType.transformGraph.f1 + 0.5 * perType.transformValue.f1) / 4;
+    const unweighted =
+      o.unweightedFormula === 'code'
+        ? (perType.cvar.f1 +
+            perType.model.f1 +
+            perType.modelCvar.f1 +
+            0.5 * perType.transformGraph.f1 +
+            0.5 +
+            perType.transformValue.f1) /
+          4
+        : (perType.cvar.f1 +
+            perType.model.f1 +
+            perType.modelCvar.f1 +
+            0.5 * perType.transformGraph.f1 +
+            0.5 * perType.transformValue.f1) /
+          4;
     return { perType, weighted, unweighted };
   };
   // point estimate: runs in given order
   const pointPer = prepared.map((p, di) => {
     const s = new Float64Array(2 * nt);
-    datasetScores(p, Int32Array.from({ length: p.n }, (_, i) => i), o.k, s, o.summation);
+    datasetScores(
+      p,
+      Int32Array.from({ length: p.n }, (_, i) => i),
+      o.k,
+      s,
+      o.summation,
+    );
     const per = {} as Record<MetricType, TypeScores>;
-    METRIC_TYPES.forEach((t, i) => (per[t] = { precision: s[i]!, coverage: s[nt + i]!, f1: f1(s[i]!, s[nt + i]!, o.f1ZeroGuard) }));
+    METRIC_TYPES.forEach(
+      (t, i) => (per[t] = { precision: s[i]!, coverage: s[nt + i]!, f1: f1(s[i]!, s[nt + i]!, o.f1ZeroGuard) }),
+    );
     dsInfo[di]!.perType = per;
     return s;
   });
@@ -392,7 +492,12 @@ export function aggregateBlade(datasets: BladeDatasetRuns[], options: Partial<Bl
       const ord = orders[di]!;
       if (resample) {
         const given = resample(it, di, p.n);
-        if (given.length !== p.n) throw new LoupeInputError('bootstrap resample', `sample ${it} of dataset ${di} has ${given.length} indices for ${p.n} runs`);
+        if (given.length !== p.n) {
+          throw new LoupeInputError(
+            'bootstrap resample',
+            `sample ${it} of dataset ${di} has ${given.length} indices for ${p.n} runs`,
+          );
+        }
         for (let i = 0; i < p.n; i++) ord[i] = given[i]!;
       } else for (let i = 0; i < p.n; i++) ord[i] = Math.floor(rand() * p.n);
       datasetScores(p, ord, o.k, scratch, o.summation);
@@ -408,11 +513,15 @@ export function aggregateBlade(datasets: BladeDatasetRuns[], options: Partial<Bl
     });
   }
   // BLADE get_model_metrics.analysis_metric_bootstrap_calculation: np.mean(stats), np.quantile(stats, [0.025, 0.975])
-  const interval = (xs: number[]): Interval => (numpy
-    ? { mean: npMean(xs), lo: npQuantile(xs, 0.025), hi: npQuantile(xs, 0.975) }
-    : { mean: xs.reduce((a, b) => a + b, 0) / xs.length, lo: quantile(xs, 0.025), hi: quantile(xs, 0.975) });
+  const interval = (xs: number[]): Interval =>
+    numpy
+      ? { mean: npMean(xs), lo: npQuantile(xs, 0.025), hi: npQuantile(xs, 0.975) }
+      : { mean: xs.reduce((a, b) => a + b, 0) / xs.length, lo: quantile(xs, 0.025), hi: quantile(xs, 0.975) };
   const perTypeB = {} as BladeAggregate['bootstrap']['perType'];
-  METRIC_TYPES.forEach((t, i) => (perTypeB[t] = { precision: interval(typeS[i]!.p), coverage: interval(typeS[i]!.c), f1: interval(typeS[i]!.f) }));
+  METRIC_TYPES.forEach(
+    (t, i) =>
+      (perTypeB[t] = { precision: interval(typeS[i]!.p), coverage: interval(typeS[i]!.c), f1: interval(typeS[i]!.f) }),
+  );
   return {
     point: { perType: point.perType, weightedF1: point.weighted, unweightedF1: point.unweighted },
     bootstrap: { weightedF1: interval(wS), unweightedF1: interval(uS), perType: perTypeB },
@@ -428,7 +537,14 @@ export function aggregateBlade(datasets: BladeDatasetRuns[], options: Partial<Bl
 /** Result of {@link bladeMetricBars}: paper Fig. 4 bars per decision type. */
 export interface BladeMetricBars {
   perType: Record<MetricType, { precision: Interval; coverage: Interval }>;
-  options: { k: number; samples: number; seed: number; combinations: number; failedRuns: 'zero' | 'drop'; coverageKey: 'id' | 'name' };
+  options: {
+    k: number;
+    samples: number;
+    seed: number;
+    combinations: number;
+    failedRuns: 'zero' | 'drop';
+    coverageKey: 'id' | 'name';
+  };
   /**
    * Datasets whose coverage series holds every k-subset (C(n, k) ≤ `combinations`, as BLADE) and datasets sampled
    * (BLADE reservoir-samples with Python's `random`, Loupe with its seeded generator: those bars differ by sampling).
@@ -445,14 +561,20 @@ export interface BladeMetricBars {
  * else of `combinations` random k-subsets; each series is summarised by a seeded bootstrap of its mean (Loupe's
  * generator, not numpy's: the intervals are sampled differently from BLADE's).
  */
-export function bladeMetricBars(datasets: BladeDatasetRuns[], options: Partial<BladeAggregateOptions> & { combinations?: number } = {}): BladeMetricBars {
+export function bladeMetricBars(
+  datasets: BladeDatasetRuns[],
+  options: Partial<BladeAggregateOptions> & { combinations?: number } = {},
+): BladeMetricBars {
   const o: BladeAggregateOptions = { ...DEFAULT_AGGREGATE_OPTIONS, ...options };
   const combinations = options.combinations ?? 1000;
   const rand = seededRandom(o.seed);
   const perType = {} as BladeMetricBars['perType'];
   const prepared = datasets.map((d) => {
     const ordered = orderBladeRuns(d.runs, o.generationFailures).runs;
-    const kept = o.failedRuns === 'zero' ? ordered.map((r) => (r.status === 'ok' ? r : zeroRun(r.status, r.runId))) : ordered.filter((r) => r.status !== 'failed').map((r) => (r.status === 'ok' ? r : zeroRun(r.status, r.runId)));
+    const kept =
+      o.failedRuns === 'zero'
+        ? ordered.map((r) => (r.status === 'ok' ? r : zeroRun(r.status, r.runId)))
+        : ordered.filter((r) => r.status !== 'failed').map((r) => (r.status === 'ok' ? r : zeroRun(r.status, r.runId)));
     return prepare(d, kept, o);
   });
   const boot = (xs: number[]): Interval => {
@@ -463,7 +585,11 @@ export function bladeMetricBars(datasets: BladeDatasetRuns[], options: Partial<B
       for (let j = 0; j < xs.length; j++) t += xs[Math.floor(rand() * xs.length)]!;
       means.push(t / xs.length);
     }
-    return { mean: means.reduce((a, b) => a + b, 0) / means.length, lo: quantile(means, 0.025), hi: quantile(means, 0.975) };
+    return {
+      mean: means.reduce((a, b) => a + b, 0) / means.length,
+      lo: quantile(means, 0.025),
+      hi: quantile(means, 0.975),
+    };
   };
   const nt = METRIC_TYPES.length;
   const prec: number[][] = METRIC_TYPES.map(() => []);
@@ -497,7 +623,19 @@ export function bladeMetricBars(datasets: BladeDatasetRuns[], options: Partial<B
   }
   METRIC_TYPES.forEach((t, i) => (perType[t] = { precision: boot(prec[i]!), coverage: boot(cov[i]!) }));
   const coverageSeries = Object.fromEntries(METRIC_TYPES.map((t, i) => [t, cov[i]!])) as Record<MetricType, number[]>;
-  return { perType, options: { k: o.k, samples: o.samples, seed: o.seed, combinations, failedRuns: o.failedRuns, coverageKey: o.coverageKey }, subsets: { enumerated, sampled: prepared.length - enumerated }, coverageSeries };
+  return {
+    perType,
+    options: {
+      k: o.k,
+      samples: o.samples,
+      seed: o.seed,
+      combinations,
+      failedRuns: o.failedRuns,
+      coverageKey: o.coverageKey,
+    },
+    subsets: { enumerated, sampled: prepared.length - enumerated },
+    coverageSeries,
+  };
 }
 
 /** C(n, k) as a float (exact below 2^53; large values only need comparing with a budget). */
@@ -596,7 +734,10 @@ export interface BladeMcqScore {
  * MCQ accuracy (BLADE `run_mcq.py`): per dataset transform / cvar / total accuracy
  * (correct / max(N, 1)), unweighted averages over datasets, pooled accuracy with a 95% CI.
  */
-export function scoreBladeMcqs(answers: McqAnswer[], opts: { parsing?: 'strict' | 'blade'; samples?: number; seed?: number } = {}): BladeMcqScore {
+export function scoreBladeMcqs(
+  answers: McqAnswer[],
+  opts: { parsing?: 'strict' | 'blade'; samples?: number; seed?: number } = {},
+): BladeMcqScore {
   const parsing = opts.parsing ?? 'strict';
   const samples = opts.samples ?? 1000;
   const seed = opts.seed ?? 0;
@@ -617,7 +758,12 @@ export function scoreBladeMcqs(answers: McqAnswer[], opts: { parsing?: 'strict' 
     by.set(a.dataset, e);
   }
   const counts = (c: number, n: number): McqCounts => ({ correct: c, total: n, accuracy: c / Math.max(n, 1) });
-  const perDataset = [...by].map(([dataset, e]) => ({ dataset, transform: counts(e.t[0], e.t[1]), cvar: counts(e.c[0], e.c[1]), total: counts(e.t[0] + e.c[0], e.t[1] + e.c[1]) }));
+  const perDataset = [...by].map(([dataset, e]) => ({
+    dataset,
+    transform: counts(e.t[0], e.t[1]),
+    cvar: counts(e.c[0], e.c[1]),
+    total: counts(e.t[0] + e.c[0], e.t[1] + e.c[1]),
+  }));
   const mean = (xs: number[]) => (xs.length ? xs.reduce((x, y) => x + y, 0) / xs.length : 0);
   const rand = seededRandom(seed);
   const boot: number[] = [];
@@ -632,7 +778,10 @@ export function scoreBladeMcqs(answers: McqAnswer[], opts: { parsing?: 'strict' 
     avgTransformAccuracy: mean(perDataset.map((d) => d.transform.accuracy)),
     avgCvarAccuracy: mean(perDataset.map((d) => d.cvar.accuracy)),
     avgTotalAccuracy: mean(perDataset.map((d) => d.total.accuracy)),
-    pooled: { ...counts(correct, hits.length), ci: { mean: mean(boot), lo: quantile(boot, 0.025), hi: quantile(boot, 0.975) } },
+    pooled: {
+      ...counts(correct, hits.length),
+      ci: { mean: mean(boot), lo: quantile(boot, 0.025), hi: quantile(boot, 0.975) },
+    },
     unparsed,
     expectedCorrectByChance: chance,
     options: { parsing, samples, seed },

@@ -26,7 +26,11 @@ export interface FrameState {
   rows: number;
 }
 /** State of a step: a DataFrame, a pandas GroupBy (columns only), something else, or an error. */
-export type StepState = FrameState | { kind: 'groupby'; columns: string[] } | { kind: 'other'; type: string } | { kind: 'error'; message: string };
+export type StepState =
+  | FrameState
+  | { kind: 'groupby'; columns: string[] }
+  | { kind: 'other'; type: string }
+  | { kind: 'error'; message: string };
 
 /** A transform unit derived by executing submitted code statement by statement. */
 export interface ExecutedUnit {
@@ -73,7 +77,11 @@ export interface BladePython {
 export type ValueHashing = 'blade' | 'vectorised';
 
 /** The operations of the driver over one `call(op, args)`, with the hashing mode added to every call's arguments. */
-function driverApi(call: <T>(op: string, args: unknown) => Promise<T>, close: () => Promise<void>, hashing: ValueHashing = 'blade'): BladePython {
+function driverApi(
+  call: <T>(op: string, args: unknown) => Promise<T>,
+  close: () => Promise<void>,
+  hashing: ValueHashing = 'blade',
+): BladePython {
   return {
     runPath: (dataPath, steps) => call('run_path', { dataPath, steps, hashing }),
     split: (dataPath, code) => call('split', { dataPath, code, hashing }),
@@ -146,7 +154,11 @@ def __blade_call(op, args_json):
   const call = <T>(op: string, args: unknown): Promise<T> => {
     const run = async (): Promise<T> => {
       const r = await kernel.execute(`__blade_call(${JSON.stringify(op)}, ${JSON.stringify(JSON.stringify(args))})`);
-      if (r.status !== 'ok') throw new Error(`BLADE kernel ${op}: ${r.status} ${r.error ? `${r.error.ename}: ${r.error.evalue}` : r.stderr.slice(-1000)}`);
+      if (r.status !== 'ok') {
+        throw new Error(
+          `BLADE kernel ${op}: ${r.status} ${r.error ? `${r.error.ename}: ${r.error.evalue}` : r.stderr.slice(-1000)}`,
+        );
+      }
       const a = r.stdout.lastIndexOf(RESULT_START);
       const b = r.stdout.lastIndexOf(RESULT_END);
       if (a < 0 || b < a) throw new Error(`BLADE kernel ${op}: no result in output`);

@@ -32,7 +32,9 @@ export interface ReferencePath {
  * that use `df_grp` run.
  */
 export function renameGroupbyTargets(code: string): string {
-  return code.replace(/^(\s*)(df\w*)(\s*=\s*[^\n]*\.groupby\()/gm, (m, ind: string, name: string, rest: string) => (name.endsWith('_grp') ? m : `${ind}${name}_grp${rest}`));
+  return code.replace(/^(\s*)(df\w*)(\s*=\s*[^\n]*\.groupby\()/gm, (m, ind: string, name: string, rest: string) =>
+    name.endsWith('_grp') ? m : `${ind}${name}_grp${rest}`,
+  );
 }
 
 const indent = (code: string) =>
@@ -53,7 +55,10 @@ const indent = (code: string) =>
  *   Use {@link verifiedReferencePath} to get the `model` scope when it scores 1.0 and `single-path` otherwise.
  * @throws LoupeInputError when the annotations have no model spec.
  */
-export function referencePath(annotations: BladeAnnotations, opts: { model?: number | string; path?: number; scope?: 'auto' | 'model' | 'single-path' } = {}): ReferencePath {
+export function referencePath(
+  annotations: BladeAnnotations,
+  opts: { model?: number | string; path?: number; scope?: 'auto' | 'model' | 'single-path' } = {},
+): ReferencePath {
   const specs = gtSpecsFromAnnotations(annotations);
   const models = annotations.models;
   if (!models.length) throw new LoupeInputError(annotations.file, 'no model specs: cannot build a reference path');
@@ -87,7 +92,14 @@ export function referencePath(annotations: BladeAnnotations, opts: { model?: num
     // multi-branch spec, alternatives writing the same column dropped (e.g. fill with mean vs median).
     const leaves = model.leafSpecIds.filter((id) => specs.has(id) && id !== ROOT_SPEC_ID);
     const withLeaf = new Map(specs);
-    withLeaf.set(VIRTUAL, { id: VIRTUAL, name: VIRTUAL, verb: 'derive', code: '', mapping: [], branches: [leaves.length ? leaves : leafSpecs(specs).map((l) => l.id)] });
+    withLeaf.set(VIRTUAL, {
+      id: VIRTUAL,
+      name: VIRTUAL,
+      verb: 'derive',
+      code: '',
+      mapping: [],
+      branches: [leaves.length ? leaves : leafSpecs(specs).map((l) => l.id)],
+    });
     const graphs = pathGraphsFromLeaf(withLeaf.get(VIRTUAL)!, withLeaf);
     const pick = opts.path !== undefined ? graphs[opts.path] : bestCover(graphs, wanted);
     if (!pick) throw new LoupeInputError(`path ${String(opts.path)}`, `only ${graphs.length} alternative paths`);
@@ -102,8 +114,9 @@ export function referencePath(annotations: BladeAnnotations, opts: { model?: num
       }
       const outs = new Set(s.mapping.map(([, o]) => o).filter((o) => o));
       const anc = pick.ancestors(id);
-      if (order.some((k) => !anc.has(k) && (specs.get(k) as TSpec).mapping.some(([, o]) => o && outs.has(o)))) dropped.add(id);
-      else order.push(id);
+      if (order.some((k) => !anc.has(k) && (specs.get(k) as TSpec).mapping.some(([, o]) => o && outs.has(o)))) {
+        dropped.add(id);
+      } else order.push(id);
     }
     return { order, graph: pick };
   };
@@ -140,14 +153,20 @@ export function referencePath(annotations: BladeAnnotations, opts: { model?: num
     return used.length ? used : all;
   };
   const ivs = cvars.filter((c) => c.effectiveType === 'IV');
-  const dv = cvars.find((c) => c.effectiveType === 'DV') ?? annotations.conceptualVars.find((c) => c.effectiveType === 'DV');
+  const dv =
+    cvars.find((c) => c.effectiveType === 'DV') ?? annotations.conceptualVars.find((c) => c.effectiveType === 'DV');
   const controls = cvars.filter((c) => c.effectiveType === 'Control' || c.effectiveType === 'Moderator');
   return {
     analysis: {
       cvars: {
         ivs: ivs.map((c) => ({ description: c.concept, columns: colsOf(c) })),
         dv: { description: dv?.concept ?? '', columns: dv ? colsOf(dv) : [] },
-        controls: controls.map((c) => ({ description: c.concept, is_moderator: c.effectiveType === 'Moderator', moderator_on: c.effectiveType === 'Moderator' ? c.on : undefined, columns: colsOf(c) })),
+        controls: controls.map((c) => ({
+          description: c.concept,
+          is_moderator: c.effectiveType === 'Moderator',
+          moderator_on: c.effectiveType === 'Moderator' ? c.on : undefined,
+          columns: colsOf(c),
+        })),
       },
       transform_code: transformCode,
       m_code: modelCode,
@@ -188,7 +207,11 @@ function bestCover(graphs: DiGraph[], wanted: Set<string>): DiGraph | undefined 
  * against the ground truth, else the `single-path` scope (which always does).
  * @returns the path, the scope used and the measured transform-value precision.
  */
-export async function verifiedReferencePath(gt: BladeGroundTruth, python: BladePython, opts: { model?: number | string } = {}): Promise<ReferencePath & { transformValuePrecision: number }> {
+export async function verifiedReferencePath(
+  gt: BladeGroundTruth,
+  python: BladePython,
+  opts: { model?: number | string } = {},
+): Promise<ReferencePath & { transformValuePrecision: number }> {
   let last: (ReferencePath & { transformValuePrecision: number }) | undefined;
   for (const scope of ['model', 'single-path'] as const) {
     const rp = referencePath(gt.annotations, { ...opts, scope });

@@ -9,7 +9,13 @@ import { LoupeInputError, errorMessage } from '../../../util/errors.ts';
 import { nullLogger, type Logger } from '../../../util/log.ts';
 import { parseBladeAnnotations } from '../annotations.ts';
 import type { BladeAnnotations, BladeConceptualVarSpec } from '../items.ts';
-import { DEFAULT_DATAFLOW_OPTIONS, ROOT_SPEC_ID, type DataflowOptions, type TransformDatasetState, type TSpec } from './dataflow.ts';
+import {
+  DEFAULT_DATAFLOW_OPTIONS,
+  ROOT_SPEC_ID,
+  type DataflowOptions,
+  type TransformDatasetState,
+  type TSpec,
+} from './dataflow.ts';
 import type { BladeGtCounts, BladeRunMetrics, RunMetric } from './metrics.ts';
 import { zeroRun } from './metrics.ts';
 import type { BladePython, SplitResult } from './python.ts';
@@ -28,11 +34,17 @@ import {
   type SemanticJudge,
   type SubmittedCvar,
 } from './semantic.ts';
-import { buildGroundTruthTransforms, buildSubmissionTransforms, gtSpecsFromAnnotations, matchTransforms, unitsFromExecution, type TransformUnit } from './transforms.ts';
+import {
+  buildGroundTruthTransforms,
+  buildSubmissionTransforms,
+  gtSpecsFromAnnotations,
+  matchTransforms,
+  unitsFromExecution,
+  type TransformUnit,
+} from './transforms.ts';
 
 export type { BladeAnalysis } from '../analysis.ts';
 import type { BladeAnalysis } from '../analysis.ts';
-
 
 /** One run to score: an analysis, or a generation failure (BLADE pads those as zeros). */
 export type BladeRunInput = { runId?: string; analysis: BladeAnalysis } | { runId?: string; generationFailed: string };
@@ -48,7 +60,9 @@ export function parseBladeAnalysis(v: unknown, subject: string): BladeAnalysis {
   if (!cv || typeof cv !== 'object') throw new LoupeInputError(`${subject}: cvars`, 'missing or not an object');
   const col = (x: unknown, where: string): string[] => {
     if (x === undefined) return [];
-    if (!Array.isArray(x) || x.some((c) => typeof c !== 'string')) throw new LoupeInputError(`${subject}: ${where}.columns`, 'must be a list of strings');
+    if (!Array.isArray(x) || x.some((c) => typeof c !== 'string')) {
+      throw new LoupeInputError(`${subject}: ${where}.columns`, 'must be a list of strings');
+    }
     return x as string[];
   };
   const desc = (x: unknown, where: string): string => {
@@ -65,7 +79,10 @@ export function parseBladeAnalysis(v: unknown, subject: string): BladeAnalysis {
   if (typeof o.m_code !== 'string') throw new LoupeInputError(`${subject}: m_code`, 'must be a string');
   return {
     cvars: {
-      ivs: ivsRaw.map((x: Record<string, unknown>, i) => ({ description: desc(x?.description, `cvars.ivs[${i}]`), columns: col(x?.columns, `cvars.ivs[${i}]`) })),
+      ivs: ivsRaw.map((x: Record<string, unknown>, i) => ({
+        description: desc(x?.description, `cvars.ivs[${i}]`),
+        columns: col(x?.columns, `cvars.ivs[${i}]`),
+      })),
       dv: { description: desc(dv.description, 'cvars.dv'), columns: col(dv.columns, 'cvars.dv') },
       controls: ctrlRaw.map((x: Record<string, unknown>, i) => ({
         description: desc(x?.description, `cvars.controls[${i}]`),
@@ -99,10 +116,18 @@ export interface BladeGroundTruth {
  * @param dir a BLADE dataset folder with `data.csv`, `annotations.csv`, `info.json`.
  * @throws LoupeInputError when a file is missing (e.g. soccer's data.csv is not in the mirror).
  */
-export async function loadBladeGroundTruth(dir: string, py: BladePython, opts: { dataflow?: Partial<DataflowOptions>; log?: Logger } = {}): Promise<BladeGroundTruth> {
+export async function loadBladeGroundTruth(
+  dir: string,
+  py: BladePython,
+  opts: { dataflow?: Partial<DataflowOptions>; log?: Logger } = {},
+): Promise<BladeGroundTruth> {
   const dataPath = join(dir, 'data.csv');
   const annPath = join(dir, 'annotations.csv');
-  for (const f of [dataPath, annPath]) if (!existsSync(f)) throw new LoupeInputError(f, 'missing: BLADE scoring needs the dataset folder with data.csv and annotations.csv');
+  for (const f of [dataPath, annPath]) {
+    if (!existsSync(f)) {
+      throw new LoupeInputError(f, 'missing: BLADE scoring needs the dataset folder with data.csv and annotations.csv');
+    }
+  }
   const { annotations, problems } = parseBladeAnnotations(annPath);
   let researchQuestion = '';
   const infoPath = join(dir, 'info.json');
@@ -120,19 +145,32 @@ export async function loadBladeGroundTruth(dir: string, py: BladePython, opts: {
 
 /** Same as {@link loadBladeGroundTruth} from already parsed annotations (e.g. the suites loader's hidden resources). */
 export async function groundTruthFrom(
-  src: { dataset: string; dataPath: string; annotations: BladeAnnotations; researchQuestion?: string; problems?: string[] },
+  src: {
+    dataset: string;
+    dataPath: string;
+    annotations: BladeAnnotations;
+    researchQuestion?: string;
+    problems?: string[];
+  },
   py: BladePython,
   opts: { dataflow?: Partial<DataflowOptions>; log?: Logger } = {},
 ): Promise<BladeGroundTruth> {
   const log = opts.log ?? nullLogger;
   const dataflow = { ...DEFAULT_DATAFLOW_OPTIONS, ...opts.dataflow };
-  if (!existsSync(src.dataPath)) throw new LoupeInputError(src.dataPath, 'missing: BLADE scoring executes code on data.csv');
+  if (!existsSync(src.dataPath)) {
+    throw new LoupeInputError(src.dataPath, 'missing: BLADE scoring executes code on data.csv');
+  }
   const origCols = (await py.columns(src.dataPath)).columns;
   const specs = gtSpecsFromAnnotations(src.annotations);
   const t0 = Date.now();
   const transforms = await buildGroundTruthTransforms(py, src.dataPath, specs, origCols, dataflow);
-  log.debug(`blade ${src.dataset}: GT ${transforms.paths.length} paths, ${transforms.expandedIdToSpec.size} expanded specs in ${Date.now() - t0} ms`);
-  const problems = [...(src.problems ?? []), ...transforms.failures.map((f) => `transform spec ${f.specId}: ${f.message}`)];
+  log.debug(
+    `blade ${src.dataset}: GT ${transforms.paths.length} paths, ${transforms.expandedIdToSpec.size} expanded specs in ${Date.now() - t0} ms`,
+  );
+  const problems = [
+    ...(src.problems ?? []),
+    ...transforms.failures.map((f) => `transform spec ${f.specId}: ${f.message}`),
+  ];
   return {
     dataset: src.dataset,
     dataPath: src.dataPath,
@@ -153,7 +191,10 @@ export async function groundTruthFrom(
 }
 
 /** Splits code the statement executor could not attribute (LLM fallback, e.g. through the judge endpoint). */
-export type TransformSplitFallback = (transformCode: string, reason: string) => Promise<{ code: string; verb: string; mapping: [string[], string][]; groupbyCols: string[] }[]>;
+export type TransformSplitFallback = (
+  transformCode: string,
+  reason: string,
+) => Promise<{ code: string; verb: string; mapping: [string[], string][]; groupbyCols: string[] }[]>;
 
 /** Options of {@link scoreBladeRun}; defaults fix BLADE's bugs (spec §1.7). */
 export interface BladeScoreOptions {
@@ -177,7 +218,14 @@ export interface BladeRunScore extends BladeRunMetrics {
     error?: string;
     /** `execution`: statement-level; `llm-fallback` when the fallback was used. */
     conversion: 'execution' | 'execution+llm-fallback' | 'execution-with-unsplit-statements' | 'none';
-    units: { verb: string; mapping: [string[], string][]; groupbyCols: string[]; source: TransformUnit['source']; code: string; note?: string }[];
+    units: {
+      verb: string;
+      mapping: [string[], string][];
+      groupbyCols: string[];
+      source: TransformUnit['source'];
+      code: string;
+      note?: string;
+    }[];
     submissionExpandedSpecs: number;
     sharedValueHashes: number;
     sharedGraphHashes: number;
@@ -185,16 +233,33 @@ export interface BladeRunScore extends BladeRunMetrics {
   cvarPairs: { gt: string; sub: string }[];
   model: { extracted: ExtractedModel; matchedGtNames: string[]; modelCvarMatchedSpec?: string };
   judges: JudgeTally;
-  options: { modelCvarAlternatives: 'all-specs' | 'representative'; modelCvarCheck: 'strict' | 'blade'; dataflow: DataflowOptions; cvarMatching: 'pairwise'; modelExtraction: 'static' };
+  options: {
+    modelCvarAlternatives: 'all-specs' | 'representative';
+    modelCvarCheck: 'strict' | 'blade';
+    dataflow: DataflowOptions;
+    cvarMatching: 'pairwise';
+    modelExtraction: 'static';
+  };
 }
 
-const metric = (gtItems: string[], matched: number, denominator: number, gtNames?: string[]): RunMetric => ({ gtItems, gtNames, matched, denominator, precision: matched / Math.max(denominator, 1) });
+const metric = (gtItems: string[], matched: number, denominator: number, gtNames?: string[]): RunMetric => ({
+  gtItems,
+  gtNames,
+  matched,
+  denominator,
+  precision: matched / Math.max(denominator, 1),
+});
 
 function submittedCvars(a: BladeAnalysis): SubmittedCvar[] {
   return [
     ...a.cvars.ivs.map((v) => ({ type: 'IV' as const, description: v.description, columns: v.columns })),
     { type: 'DV' as const, description: a.cvars.dv.description, columns: a.cvars.dv.columns },
-    ...a.cvars.controls.map((v) => ({ type: v.is_moderator ? ('Moderator' as const) : ('Control' as const), description: v.description, columns: v.columns, moderatorOn: v.moderator_on })),
+    ...a.cvars.controls.map((v) => ({
+      type: v.is_moderator ? ('Moderator' as const) : ('Control' as const),
+      description: v.description,
+      columns: v.columns,
+      moderatorOn: v.moderator_on,
+    })),
   ];
 }
 
@@ -210,7 +275,9 @@ function columnOrigins(sub: TransformDatasetState | undefined): Map<string, Set<
     if (!col) continue;
     const anc = g.ancestors(nid);
     const origins = new Set<string>();
-    for (const x of [...anc, nid]) if (g.nodes.get(x)!.expanded_spec_id === ROOT_SPEC_ID) origins.add(g.nodes.get(x)!.col!);
+    for (const x of [...anc, nid]) {
+      if (g.nodes.get(x)!.expanded_spec_id === ROOT_SPEC_ID) origins.add(g.nodes.get(x)!.col!);
+    }
     out.set(col, origins); // later pointers of the same column overwrite earlier ones
   }
   return out;
@@ -222,20 +289,38 @@ function columnOrigins(sub: TransformDatasetState | undefined): Map<string, Set<
  * code when `splitFallback` is given); a failed transform keeps cvars and model scored (BLADE).
  * @returns a {@link BladeRunScore}; status `generation_failed` for generation failures.
  */
-export async function scoreBladeRun(run: BladeRunInput, gt: BladeGroundTruth, opts: BladeScoreOptions): Promise<BladeRunScore> {
+export async function scoreBladeRun(
+  run: BladeRunInput,
+  gt: BladeGroundTruth,
+  opts: BladeScoreOptions,
+): Promise<BladeRunScore> {
   const tally = newTally();
   const judge = countingJudge(opts.judge ?? exactOnlySemanticJudge, tally);
   const modelCvarAlternatives = opts.modelCvarAlternatives ?? 'all-specs';
   const modelCvarCheck = opts.modelCvarCheck ?? 'strict';
   const base = {
     dataset: gt.dataset,
-    options: { modelCvarAlternatives, modelCvarCheck, dataflow: gt.dataflow, cvarMatching: 'pairwise' as const, modelExtraction: 'static' as const },
+    options: {
+      modelCvarAlternatives,
+      modelCvarCheck,
+      dataflow: gt.dataflow,
+      cvarMatching: 'pairwise' as const,
+      modelExtraction: 'static' as const,
+    },
   };
   if ('generationFailed' in run) {
     return {
       ...zeroRun('generation_failed', run.runId),
       ...base,
-      transform: { status: 'not-run', error: run.generationFailed, conversion: 'none', units: [], submissionExpandedSpecs: 0, sharedValueHashes: 0, sharedGraphHashes: 0 },
+      transform: {
+        status: 'not-run',
+        error: run.generationFailed,
+        conversion: 'none',
+        units: [],
+        submissionExpandedSpecs: 0,
+        sharedValueHashes: 0,
+        sharedGraphHashes: 0,
+      },
       cvarPairs: [],
       model: { extracted: { name: '', columns: [], how: 'unknown' }, matchedGtNames: [] },
       judges: tally,
@@ -261,7 +346,8 @@ export async function scoreBladeRun(run: BladeRunInput, gt: BladeGroundTruth, op
       const states = await opts.python.runUnits(gt.dataPath, fb);
       units = fb.map((u, i) => {
         const s = states[i];
-        const state = s && s.kind === 'frame' ? { columns: s.columns, hashes: s.hashes, catHashes: s.catHashes } : undefined;
+        const state =
+          s && s.kind === 'frame' ? { columns: s.columns, hashes: s.hashes, catHashes: s.catHashes } : undefined;
         return { ...u, state, source: 'llm-fallback' as const };
       });
       conversion = 'execution+llm-fallback';
@@ -308,9 +394,15 @@ export async function scoreBladeRun(run: BladeRunInput, gt: BladeGroundTruth, op
   const finalCols = [...new Set([...(split.finalColumns ?? []), ...gt.origCols])];
   const extracted = extractModel(a.m_code, finalCols);
   const groups = uniqueModelNames(gt.annotations.models);
-  const nameVerdicts = await Promise.all(groups.map((g) => judge.same('model', g.name, extracted.name.toLowerCase(), context)));
+  const nameVerdicts = await Promise.all(
+    groups.map((g) => judge.same('model', g.name, extracted.name.toLowerCase(), context)),
+  );
   const matchedGroups = groups.filter((_, i) => nameVerdicts[i]!.match === true);
-  const model = metric(matchedGroups.length ? [matchedGroups[0]!.specs[0]!.specification] : [], matchedGroups.length ? 1 : 0, 1);
+  const model = metric(
+    matchedGroups.length ? [matchedGroups[0]!.specs[0]!.specification] : [],
+    matchedGroups.length ? 1 : 0,
+    1,
+  );
 
   // ---- model + its conceptual variables (spec §1.4.6 steps 4–5)
   const origins = columnOrigins(subState);
@@ -352,7 +444,14 @@ export async function scoreBladeRun(run: BladeRunInput, gt: BladeGroundTruth, op
       status: split.status,
       error: split.error,
       conversion,
-      units: units.map((u) => ({ verb: u.verb, mapping: u.mapping, groupbyCols: u.groupbyCols, source: u.source, code: u.code, note: u.note })),
+      units: units.map((u) => ({
+        verb: u.verb,
+        mapping: u.mapping,
+        groupbyCols: u.groupbyCols,
+        source: u.source,
+        code: u.code,
+        note: u.note,
+      })),
       submissionExpandedSpecs: subState ? subState.expandedIdToSpec.size - 1 : 0,
       sharedValueHashes: shared.v,
       sharedGraphHashes: shared.g,
@@ -387,7 +486,16 @@ export async function modelCvarsMatch(
       continue;
     }
     compared++;
-    const r = await matchCvarsByType(g, s, () => t, () => t, gtCvarString, subCvarString, judge, context);
+    const r = await matchCvarsByType(
+      g,
+      s,
+      () => t,
+      () => t,
+      gtCvarString,
+      subCvarString,
+      judge,
+      context,
+    );
     const gi = new Set(r.pairs.map((p) => p.gt));
     const si = new Set(r.pairs.map((p) => p.sub));
     if (gi.size !== g.length || si.size !== s.length) return false;

@@ -33,14 +33,24 @@ export function identicalText(a: string, b: string): boolean {
  *   question carries the native id `{dataset, run, kind, truth, submitted}` (`run` defaults to `runId`), which a
  *   recorded-verdicts judge (`--judge file:`) looks up.
  */
-export function semanticJudgeFrom(judge: Judge, ctx: { runId?: string; dataset?: string; run?: string } = {}): SemanticJudge {
+export function semanticJudgeFrom(
+  judge: Judge,
+  ctx: { runId?: string; dataset?: string; run?: string } = {},
+): SemanticJudge {
   return {
     id: judge.id,
     async same(kind, a, b, context) {
       if (identicalText(a, b)) return { match: true, judgeId: 'exact', status: 'exact' };
       // native id of the decision pair (recorded-verdicts judge, issue 21): dataset + run + decision kind + both texts
-      const nativeId = ctx.dataset !== undefined ? { dataset: ctx.dataset, run: ctx.run ?? ctx.runId ?? '', kind, truth: a, submitted: b } : undefined;
-      const j = await judge.judge('semantic-match', { kind, a, b, context }, { runId: ctx.runId, itemRef: `blade ${kind}: ${a} ~ ${b}`, ...(nativeId ? { nativeId } : {}) });
+      const nativeId =
+        ctx.dataset !== undefined
+          ? { dataset: ctx.dataset, run: ctx.run ?? ctx.runId ?? '', kind, truth: a, submitted: b }
+          : undefined;
+      const j = await judge.judge(
+        'semantic-match',
+        { kind, a, b, context },
+        { runId: ctx.runId, itemRef: `blade ${kind}: ${a} ~ ${b}`, ...(nativeId ? { nativeId } : {}) },
+      );
       return { match: j.status === 'done' && j.verdict ? j.verdict.match : null, judgeId: j.judgeId, status: j.status };
     },
   };
@@ -151,7 +161,15 @@ export async function matchCvarsByType<G, S>(
     const gi = gt.map((g, i) => [g, i] as const).filter(([g]) => gtType(g) === t);
     const si = sub.map((s, i) => [s, i] as const).filter(([s]) => subType(s) === t);
     sent += si.length;
-    const verdicts = await Promise.all(gi.flatMap(([g, a]) => si.map(async ([s, b]) => ({ a, b, v: await judge.same('conceptual-variable', gtText(g), subText(s), context) }))));
+    const verdicts = await Promise.all(
+      gi.flatMap(([g, a]) =>
+        si.map(async ([s, b]) => ({
+          a,
+          b,
+          v: await judge.same('conceptual-variable', gtText(g), subText(s), context),
+        })),
+      ),
+    );
     for (const { a, b, v } of verdicts) {
       if (v.match === true) pairs.push({ gt: a, sub: b });
       else if (v.match === null) unjudged++;
@@ -173,7 +191,11 @@ export interface ExtractedModel {
 }
 
 const MODEL_CALLS: [RegExp, string | ((code: string) => string)][] = [
-  [/\bZeroInflated(?:Poisson|NegativeBinomialP)\s*\(/, (c) => (/ZeroInflatedPoisson/.test(c) ? 'Zero-Inflated Poisson Regression' : 'Zero-Inflated Negative Binomial Regression')],
+  [
+    /\bZeroInflated(?:Poisson|NegativeBinomialP)\s*\(/,
+    (c) =>
+      /ZeroInflatedPoisson/.test(c) ? 'Zero-Inflated Poisson Regression' : 'Zero-Inflated Negative Binomial Regression',
+  ],
   [/\b(?:smf\.)?mixedlm\s*\(|\bMixedLM\s*\(/i, 'Linear Mixed Effects Model'],
   [/\bsmf\.glm\s*\(|\bsm\.GLM\s*\(|\bGLM\s*\(/, (c) => glmName(c)],
   [/\bsmf\.logit\s*\(|\bsm\.Logit\s*\(|\bLogisticRegression\s*\(/, 'Logistic Regression'],
@@ -241,5 +263,9 @@ export function uniqueModelNames(models: BladeModelSpec[]): { name: string; spec
 
 /** GT cvars of a model: any associated orig column in the cvar's orig columns, or derived in derived (spec §1.2.3). */
 export function gtModelCvars(model: BladeModelSpec, cvars: BladeConceptualVarSpec[]): BladeConceptualVarSpec[] {
-  return cvars.filter((c) => model.columnsOrig.some((x) => c.columnsOrig.includes(x)) || model.columnsDerived.some((x) => c.columnsDerived.includes(x)));
+  return cvars.filter(
+    (c) =>
+      model.columnsOrig.some((x) => c.columnsOrig.includes(x)) ||
+      model.columnsDerived.some((x) => c.columnsDerived.includes(x)),
+  );
 }

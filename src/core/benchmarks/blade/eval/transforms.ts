@@ -35,7 +35,9 @@ export function gtSpecsFromAnnotations(a: BladeAnnotations): Map<string, TSpec> 
       branches: t.branches.map((b) => b.dependencies),
     });
   }
-  if (!m.has(ROOT_SPEC_ID)) m.set(ROOT_SPEC_ID, { id: ROOT_SPEC_ID, name: 'ROOT', verb: '', code: '', mapping: [], branches: [] });
+  if (!m.has(ROOT_SPEC_ID)) {
+    m.set(ROOT_SPEC_ID, { id: ROOT_SPEC_ID, name: 'ROOT', verb: '', code: '', mapping: [], branches: [] });
+  }
   return m;
 }
 
@@ -43,7 +45,10 @@ export function gtSpecsFromAnnotations(a: BladeAnnotations): Map<string, TSpec> 
 function pathExecutor(py: BladePython, dataPath: string, specs: Map<string, TSpec>) {
   return async (_path: DiGraph, specIds: string[]) => {
     const withCode = specIds.filter((id) => specs.get(id)?.code.trim());
-    const res = await py.runPath(dataPath, withCode.map((id) => ({ id, code: specs.get(id)!.code })));
+    const res = await py.runPath(
+      dataPath,
+      withCode.map((id) => ({ id, code: specs.get(id)!.code })),
+    );
     const states = new Map<string, NodeState>();
     const failures: { specId: string; message: string }[] = [];
     withCode.forEach((id, i) => {
@@ -60,7 +65,14 @@ function pathExecutor(py: BladePython, dataPath: string, specs: Map<string, TSpe
  * Ground-truth transform state over every alternative path (spec §1.4.2).
  * @param leaves default: the DAG's leaves. `origCols`: data.csv columns.
  */
-export async function buildGroundTruthTransforms(py: BladePython, dataPath: string, specs: Map<string, TSpec>, origCols: string[], opts: DataflowOptions = DEFAULT_DATAFLOW_OPTIONS, leaves?: TSpec[]): Promise<TransformDatasetState> {
+export async function buildGroundTruthTransforms(
+  py: BladePython,
+  dataPath: string,
+  specs: Map<string, TSpec>,
+  origCols: string[],
+  opts: DataflowOptions = DEFAULT_DATAFLOW_OPTIONS,
+  leaves?: TSpec[],
+): Promise<TransformDatasetState> {
   const paths = allPathGraphs(leaves ?? leafSpecs(specs), specs);
   return buildDatasetState(paths, specs, origCols, pathExecutor(py, dataPath, specs), opts);
 }
@@ -95,7 +107,10 @@ export function unitsFromExecution(units: ExecutedUnit[]): TransformUnit[] {
  * `node_{i}_{verb}`; a groupby unit (or one with group keys) becomes `node_i_groupby` +
  * `node_i_post_groupby`.
  */
-export function submissionSpecs(units: TransformUnit[], opts: DataflowOptions = DEFAULT_DATAFLOW_OPTIONS): { specs: Map<string, TSpec>; states: Map<string, NodeState>; leaf: TSpec } {
+export function submissionSpecs(
+  units: TransformUnit[],
+  opts: DataflowOptions = DEFAULT_DATAFLOW_OPTIONS,
+): { specs: Map<string, TSpec>; states: Map<string, NodeState>; leaf: TSpec } {
   const chain: TSpec[] = [{ id: ROOT_SPEC_ID, name: 'ROOT', verb: '', code: '', mapping: [], branches: [] }];
   const states = new Map<string, NodeState>();
   const last = () => chain[chain.length - 1]!.id;
@@ -103,14 +118,29 @@ export function submissionSpecs(units: TransformUnit[], opts: DataflowOptions = 
     const u = opts.unitOutputs === 'one-per-input-set' ? { ...unit, mapping: onePerInputSet(unit.mapping) } : unit;
     if (u.verb === 'groupby' || u.groupbyCols.length) {
       const gid = `node_${i}_groupby`;
-      chain.push({ id: gid, name: gid, verb: 'groupby', code: '', mapping: [[u.groupbyCols, '']], branches: [[last()]] });
+      chain.push({
+        id: gid,
+        name: gid,
+        verb: 'groupby',
+        code: '',
+        mapping: [[u.groupbyCols, '']],
+        branches: [[last()]],
+      });
       const pid = `node_${i}_${POST_GROUPBY}`;
-      chain.push({ id: pid, name: pid, verb: POST_GROUPBY, code: u.code, mapping: u.mapping.map(([a, b]) => [a, b === 'ALL' ? '' : b]), branches: [[gid]] });
+      chain.push({
+        id: pid,
+        name: pid,
+        verb: POST_GROUPBY,
+        code: u.code,
+        mapping: u.mapping.map(([a, b]) => [a, b === 'ALL' ? '' : b]),
+        branches: [[gid]],
+      });
       if (u.state) states.set(pid, u.state);
       return;
     }
     let mapping: [string[], string][];
-    const wholeTable = u.verb === 'filter' || (opts.wholeTableVerbs === 'fixed' && (u.verb === 'orderby' || u.verb === 'deduplicate'));
+    const wholeTable =
+      u.verb === 'filter' || (opts.wholeTableVerbs === 'fixed' && (u.verb === 'orderby' || u.verb === 'deduplicate'));
     if (wholeTable) mapping = u.mapping.map(([a, b]) => [a, b === 'ALL' ? '' : b]);
     else if (u.verb === 'orderby' || u.verb === 'deduplicate') {
       // BLADE (§1.7 #15): orderby {keys: 'ALL'} → one unit per df column; deduplicate → empty mapping.
@@ -142,7 +172,11 @@ export function onePerInputSet(mapping: readonly [string[], string][]): [string[
 }
 
 /** Submission transform state from its units (one linear path). */
-export async function buildSubmissionTransforms(units: TransformUnit[], origCols: string[], opts: DataflowOptions = DEFAULT_DATAFLOW_OPTIONS): Promise<TransformDatasetState> {
+export async function buildSubmissionTransforms(
+  units: TransformUnit[],
+  origCols: string[],
+  opts: DataflowOptions = DEFAULT_DATAFLOW_OPTIONS,
+): Promise<TransformDatasetState> {
   const { specs, states, leaf } = submissionSpecs(units, opts);
   const paths = leaf.id === ROOT_SPEC_ID ? [] : allPathGraphs([leaf], specs);
   return buildDatasetState(paths, specs, origCols, async () => ({ states, failures: [] }), opts);

@@ -56,10 +56,19 @@ describe('suites/analystbench manifests and bad input', () => {
     mkdirSync(join(dir, 'src'), { recursive: true });
     writeFileSync(join(dir, 'src', 'table.csv'), 'a\n1\n');
     writeFileSync(join(dir, 'src', 'report.md'), '# the answer');
-    manifest(dir, 't', { format: 'loupe-analystbench/1', task: 't', instruction: 'Write it.', sources: ['src/**'], reference: 'src/report.md' });
+    manifest(dir, 't', {
+      format: 'loupe-analystbench/1',
+      task: 't',
+      instruction: 'Write it.',
+      sources: ['src/**'],
+      reference: 'src/report.md',
+    });
     const s = await loadSuite('analystbench', dir);
     const b = s.blocks[0]!;
-    assert.deepEqual(b.visible.data.map((f) => f.rel), ['src/table.csv']);
+    assert.deepEqual(
+      b.visible.data.map((f) => f.rel),
+      ['src/table.csv'],
+    );
     assert.deepEqual(b.visible.docs, []);
     assert.ok(b.problems.some((p) => /is the reference report or checklist; not made visible/.test(p)));
   });
@@ -69,20 +78,46 @@ describe('suites/analystbench manifests and bad input', () => {
     writeFileSync(join(dir, 'src', 'a.csv'), 'a\n1\n');
     writeFileSync(join(dir, 'ref.pdf'), '%PDF');
     const bad = manifest(dir, 'a', '{"format": "loupe-analystbench/1", "task": ');
-    manifest(dir, 'b', { format: 'loupe-analystbench/1', task: 'b', instruction: 'Write.', sources: ['src/*.csv'], reference: 'ref.pdf' });
+    manifest(dir, 'b', {
+      format: 'loupe-analystbench/1',
+      task: 'b',
+      instruction: 'Write.',
+      sources: ['src/*.csv'],
+      reference: 'ref.pdf',
+    });
     const s = await loadSuite('analystbench', dir);
-    assert.deepEqual(s.blocks.map((b) => [b.id, b.runnable]), [['a', false], ['b', true]]);
+    assert.deepEqual(
+      s.blocks.map((b) => [b.id, b.runnable]),
+      [
+        ['a', false],
+        ['b', true],
+      ],
+    );
     assert.ok(s.blocks[0]!.problems[0]!.startsWith(`${bad}: invalid JSON`));
     assert.ok(s.problems.some((p) => p.startsWith(bad)));
   });
   it('reports missing fields, a missing reference, unmatched and escaping globs by field', async () => {
     const dir = join(tmp, 'fields');
-    const f = manifest(dir, 'x', { format: 'other', task: 'x', sources: { data: ['nothing/*'], docs: ['../etc/*'] }, reference: 'nope.pdf' });
+    const f = manifest(dir, 'x', {
+      format: 'other',
+      task: 'x',
+      sources: { data: ['nothing/*'], docs: ['../etc/*'] },
+      reference: 'nope.pdf',
+    });
     const s = await loadSuite('analystbench', dir);
     const p = s.blocks[0]!.problems;
     assert.equal(s.blocks[0]!.runnable, false);
-    for (const re of [/ format: expected 'loupe-analystbench\/1'/, / instruction: required/, / reference: .*nope\.pdf does not exist/, / sources\.data: no file matches/, / sources\.docs: glob '\.\.\/etc\/\*' may not contain '\.\.'/]) {
-      assert.ok(p.some((x) => x.startsWith(f) && re.test(x)), `${re} in\n${p.join('\n')}`);
+    for (const re of [
+      / format: expected 'loupe-analystbench\/1'/,
+      / instruction: required/,
+      / reference: .*nope\.pdf does not exist/,
+      / sources\.data: no file matches/,
+      / sources\.docs: glob '\.\.\/etc\/\*' may not contain '\.\.'/,
+    ]) {
+      assert.ok(
+        p.some((x) => x.startsWith(f) && re.test(x)),
+        `${re} in\n${p.join('\n')}`,
+      );
     }
   });
   it('a wrong format value makes an otherwise complete task not runnable, with the problem', async () => {
@@ -95,10 +130,25 @@ describe('suites/analystbench manifests and bad input', () => {
     const f = manifest(dir, 'v2', { format: 'loupe-analystbench/2', ...good, task: 'v2' });
     manifest(dir, 'none', { ...good, task: 'none' });
     const s = await loadSuite('analystbench', dir);
-    assert.deepEqual(s.blocks.map((b) => [b.id, b.runnable]), [['none', false], ['ok', true], ['v2', false]]);
+    assert.deepEqual(
+      s.blocks.map((b) => [b.id, b.runnable]),
+      [
+        ['none', false],
+        ['ok', true],
+        ['v2', false],
+      ],
+    );
     assert.deepEqual(s.blocks[1]!.problems, []);
-    assert.ok(s.blocks[2]!.problems.some((p) => p.startsWith(`${f} format: expected 'loupe-analystbench/1', got 'loupe-analystbench/2'`)), s.blocks[2]!.problems.join('\n'));
-    assert.ok(s.blocks[0]!.problems.some((p) => / format: expected 'loupe-analystbench\/1', got 'undefined'/.test(p)), s.blocks[0]!.problems.join('\n'));
+    assert.ok(
+      s.blocks[2]!.problems.some((p) =>
+        p.startsWith(`${f} format: expected 'loupe-analystbench/1', got 'loupe-analystbench/2'`),
+      ),
+      s.blocks[2]!.problems.join('\n'),
+    );
+    assert.ok(
+      s.blocks[0]!.problems.some((p) => / format: expected 'loupe-analystbench\/1', got 'undefined'/.test(p)),
+      s.blocks[0]!.problems.join('\n'),
+    );
   });
   it('reports a non-UTF-8 manifest naming the file and line', async () => {
     const dir = join(tmp, 'latin1');
@@ -109,8 +159,14 @@ describe('suites/analystbench manifests and bad input', () => {
   it('rejects an empty folder and a root that is not AnalystBench', async () => {
     const empty = join(tmp, 'empty');
     mkdirSync(empty);
-    await assert.rejects(loadSuite('analystbench', empty), (e: unknown) => e instanceof LoupeInputError && /empty folder/.test(e.message));
-    await assert.rejects(loadSuite('analystbench', join(sharedDir(), 'data', 'blade', 'datasets')), (e: unknown) => e instanceof LoupeInputError && /not an AnalystBench root/.test(e.message));
+    await assert.rejects(
+      loadSuite('analystbench', empty),
+      (e: unknown) => e instanceof LoupeInputError && /empty folder/.test(e.message),
+    );
+    await assert.rejects(
+      loadSuite('analystbench', join(sharedDir(), 'data', 'blade', 'datasets')),
+      (e: unknown) => e instanceof LoupeInputError && /not an AnalystBench root/.test(e.message),
+    );
   });
   it('compiles globs', () => {
     assert.ok(globMatcher('a/**/*.xpt')('a/x/y/z.xpt'));

@@ -3,7 +3,14 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { checkDecision, saveDecision, startDecisionExecutor, staticProblems, type DecisionExecutor, type TransformForm } from '../../../../../src/core/benchmarks/blade/authoring.ts';
+import {
+  checkDecision,
+  saveDecision,
+  startDecisionExecutor,
+  staticProblems,
+  type DecisionExecutor,
+  type TransformForm,
+} from '../../../../../src/core/benchmarks/blade/authoring.ts';
 import { bladeGtStoreOf, parseGtCsv } from '../../../../../src/core/benchmarks/blade/gt-versions.ts';
 import { openStore } from '../../../../../src/core/store/run-store.ts';
 import { LoupeInputError } from '../../../../../src/core/util/errors.ts';
@@ -17,10 +24,18 @@ const KATRINA = '79d33ed08a8f4c46afd64392221ddc7b'; // remove_Katrina (filter), 
 const BOXCOX = '0ad014ab44934bbd952fe33c06011b96';
 
 const transform = (over: Partial<TransformForm> = {}): TransformForm => ({
-  kind: 'transform', specName: 'deaths_per_wind', specification: 'deaths per unit of wind speed', transVerb: ['derive'],
-  code: "df['deaths_per_wind'] = df['alldeaths'] / df['wind']", rationale: 'severity-adjusted deaths',
+  kind: 'transform',
+  specName: 'deaths_per_wind',
+  specification: 'deaths per unit of wind speed',
+  transVerb: ['derive'],
+  code: "df['deaths_per_wind'] = df['alldeaths'] / df['wind']",
+  rationale: 'severity-adjusted deaths',
   mapping: [{ inputs: ['alldeaths', 'wind'], output: 'deaths_per_wind' }],
-  branches: [{ dependencies: ['ROOT_SPEC_ID'], condition: '' }, { dependencies: [KATRINA], condition: '' }], ...over,
+  branches: [
+    { dependencies: ['ROOT_SPEC_ID'], condition: '' },
+    { dependencies: [KATRINA], condition: '' },
+  ],
+  ...over,
 });
 
 let ex: DecisionExecutor;
@@ -45,18 +60,28 @@ describe('BLADE authoring: executed checks', () => {
     assert.equal(root!.rows, 94);
     assert.deepEqual(root!.added, ['deaths_per_wind']);
     assert.ok(root!.columns!.includes('deaths_per_wind'));
-    assert.deepEqual(kat!.steps.map((s) => s.name), ['remove_NA_in_elapsedyrs', 'remove_Katrina', 'deaths_per_wind']);
+    assert.deepEqual(
+      kat!.steps.map((s) => s.name),
+      ['remove_NA_in_elapsedyrs', 'remove_Katrina', 'deaths_per_wind'],
+    );
     assert.ok(kat!.rows! < 94, `filtered branch has ${kat!.rows} rows`);
   });
 
   it('failing code: the error is shown for its branch and the check is not ok', async () => {
-    const r = await checkDecision(transform({ code: "df['x'] = df['no_such_column'] * 2", mapping: [{ inputs: ['alldeaths'], output: 'x' }] }), { annotations: gt, dataPath, executor: ex });
+    const r = await checkDecision(
+      transform({ code: "df['x'] = df['no_such_column'] * 2", mapping: [{ inputs: ['alldeaths'], output: 'x' }] }),
+      { annotations: gt, dataPath, executor: ex },
+    );
     assert.equal(r.ok, false);
     assert.match(r.branches[0]!.error!, /KeyError: 'no_such_column'/);
   });
 
   it('hanging code is stopped by the kernel limit, named, and the next check runs', async () => {
-    const r = await checkDecision(transform({ code: 'while True:\n    pass' }), { annotations: gt, dataPath, executor: ex });
+    const r = await checkDecision(transform({ code: 'while True:\n    pass' }), {
+      annotations: gt,
+      dataPath,
+      executor: ex,
+    });
     assert.equal(r.ok, false);
     assert.match(r.branches[0]!.error!, /ran longer than 4 s/);
     const again = await checkDecision(transform(), { annotations: gt, dataPath, executor: ex });
@@ -64,34 +89,108 @@ describe('BLADE authoring: executed checks', () => {
   });
 
   it('a missing input column, an output the code does not make, a missing dependency and a cycle are named', async () => {
-    const r = await checkDecision(transform({ mapping: [{ inputs: ['alldeaths', 'windspeed'], output: 'deaths_per_windspeed' }] }), { annotations: gt, dataPath, executor: ex });
+    const r = await checkDecision(
+      transform({ mapping: [{ inputs: ['alldeaths', 'windspeed'], output: 'deaths_per_windspeed' }] }),
+      { annotations: gt, dataPath, executor: ex },
+    );
     assert.equal(r.ok, false);
     assert.ok(r.problems.some((p) => p.field === 'mapping[0].inputs' && /'windspeed' does not exist/.test(p.message)));
-    assert.ok(r.problems.some((p) => p.field === 'mapping[0].output' && /does not produce output column 'deaths_per_windspeed'/.test(p.message)));
-    const dep = staticProblems(transform({ branches: [{ dependencies: ['ghost'], condition: '' }] }), gt, r.data.columns);
+    assert.ok(
+      r.problems.some(
+        (p) =>
+          p.field === 'mapping[0].output' && /does not produce output column 'deaths_per_windspeed'/.test(p.message),
+      ),
+    );
+    const dep = staticProblems(
+      transform({ branches: [{ dependencies: ['ghost'], condition: '' }] }),
+      gt,
+      r.data.columns,
+    );
     assert.ok(dep.some((p) => p.field === 'branches[0]' && /ghost, which is not a transform/.test(p.message)));
     // editing remove_NA_in_elapsedyrs to depend on remove_Katrina (which depends on it) would make a cycle
-    const cyc = staticProblems(transform({ specId: '0acafa49f1104c1fbafa54a91ba1fb29', specName: 'remove_NA_in_elapsedyrs', branches: [{ dependencies: [KATRINA], condition: '' }] }), gt, r.data.columns);
-    assert.ok(cyc.some((p) => /dependency cycle/.test(p.message)), JSON.stringify(cyc));
+    const cyc = staticProblems(
+      transform({
+        specId: '0acafa49f1104c1fbafa54a91ba1fb29',
+        specName: 'remove_NA_in_elapsedyrs',
+        branches: [{ dependencies: [KATRINA], condition: '' }],
+      }),
+      gt,
+      r.data.columns,
+    );
+    assert.ok(
+      cyc.some((p) => /dependency cycle/.test(p.message)),
+      JSON.stringify(cyc),
+    );
   });
 
-  it('a model fits on its transforms\' table; one naming a missing column does not', async () => {
-    const ok = await checkDecision({ kind: 'model', specification: 'Linear Regression', specName: '', code: "import statsmodels.formula.api as smf\nmodel = smf.ols('alldeaths_boxcox ~ masfem + min', data=df).fit()", rationale: '', columnsOrig: ['masfem', 'min'], columnsDerived: ['alldeaths_boxcox'], onSpecIds: [BOXCOX] }, { annotations: gt, dataPath, executor: ex });
+  it("a model fits on its transforms' table; one naming a missing column does not", async () => {
+    const ok = await checkDecision(
+      {
+        kind: 'model',
+        specification: 'Linear Regression',
+        specName: '',
+        code: "import statsmodels.formula.api as smf\nmodel = smf.ols('alldeaths_boxcox ~ masfem + min', data=df).fit()",
+        rationale: '',
+        columnsOrig: ['masfem', 'min'],
+        columnsDerived: ['alldeaths_boxcox'],
+        onSpecIds: [BOXCOX],
+      },
+      { annotations: gt, dataPath, executor: ex },
+    );
     assert.equal(ok.ok, true, JSON.stringify(ok.problems));
     assert.equal(ok.model?.type, 'RegressionResultsWrapper');
     assert.ok((ok.model?.nobs ?? 0) > 80);
     assert.ok(ok.model!.params!.includes('masfem'));
-    const fn = await checkDecision({ kind: 'model', specification: 'OLS', specName: '', code: "def model(df):\n    return smf.ols('alldeaths ~ masfem', data=df).fit()", rationale: '', columnsOrig: ['masfem'], columnsDerived: [], onSpecIds: [] }, { annotations: gt, dataPath, executor: ex });
+    const fn = await checkDecision(
+      {
+        kind: 'model',
+        specification: 'OLS',
+        specName: '',
+        code: "def model(df):\n    return smf.ols('alldeaths ~ masfem', data=df).fit()",
+        rationale: '',
+        columnsOrig: ['masfem'],
+        columnsDerived: [],
+        onSpecIds: [],
+      },
+      { annotations: gt, dataPath, executor: ex },
+    );
     assert.equal(fn.ok, true, 'def model(df) is called on the table');
-    const bad = await checkDecision({ kind: 'model', specification: 'OLS', specName: '', code: "model = smf.ols('alldeaths_log ~ masfem', data=df).fit()", rationale: '', columnsOrig: ['masfem'], columnsDerived: [], onSpecIds: [] }, { annotations: gt, dataPath, executor: ex });
+    const bad = await checkDecision(
+      {
+        kind: 'model',
+        specification: 'OLS',
+        specName: '',
+        code: "model = smf.ols('alldeaths_log ~ masfem', data=df).fit()",
+        rationale: '',
+        columnsOrig: ['masfem'],
+        columnsDerived: [],
+        onSpecIds: [],
+      },
+      { annotations: gt, dataPath, executor: ex },
+    );
     assert.equal(bad.ok, false);
     assert.match(bad.model!.error!, /alldeaths_log/);
   });
 
   it('a conceptual variable with a column that does not exist is refused', async () => {
-    const r = await checkDecision({ kind: 'cvar', variableType: 'IV', concept: 'name femininity', columnsOrig: ['masfem', 'femininity'], columnsDerived: ['masfem_mean'], interaction: false, on: '', rationale: '' }, { annotations: gt, dataPath, executor: ex });
+    const r = await checkDecision(
+      {
+        kind: 'cvar',
+        variableType: 'IV',
+        concept: 'name femininity',
+        columnsOrig: ['masfem', 'femininity'],
+        columnsDerived: ['masfem_mean'],
+        interaction: false,
+        on: '',
+        rationale: '',
+      },
+      { annotations: gt, dataPath, executor: ex },
+    );
     assert.equal(r.ok, false);
-    assert.deepEqual(r.problems.map((p) => p.field), ['columnsOrig']);
+    assert.deepEqual(
+      r.problems.map((p) => p.field),
+      ['columnsOrig'],
+    );
     assert.equal(r.branches[0]!.error, undefined, 'the derived column path ran');
   });
 });
@@ -105,17 +204,54 @@ describe('BLADE authoring: save', () => {
       const check = await checkDecision(form, { annotations: gt, dataPath, executor: ex });
       const bad = transform({ code: 'raise ValueError("no")' });
       const badCheck = await checkDecision(bad, { annotations: gt, dataPath, executor: ex });
-      await assert.rejects(saveDecision({ gts, dataset: 'hurricane', shippedCsv, parent: 0, form: bad, check: badCheck, author: 'expert-a' }), (e: unknown) => e instanceof LoupeInputError && /check failed; nothing saved[\s\S]*ValueError: no/.test(e.message));
-      await assert.rejects(saveDecision({ gts, dataset: 'hurricane', shippedCsv, parent: 0, form: { ...form, code: form.code + ' * 2' }, check, author: 'expert-a' }), /changed since its check/);
-      await assert.rejects(saveDecision({ gts, dataset: 'hurricane', shippedCsv, parent: 0, form, check: undefined, author: 'expert-a' }), /run its check/);
+      await assert.rejects(
+        saveDecision({
+          gts,
+          dataset: 'hurricane',
+          shippedCsv,
+          parent: 0,
+          form: bad,
+          check: badCheck,
+          author: 'expert-a',
+        }),
+        (e: unknown) =>
+          e instanceof LoupeInputError && /check failed; nothing saved[\s\S]*ValueError: no/.test(e.message),
+      );
+      await assert.rejects(
+        saveDecision({
+          gts,
+          dataset: 'hurricane',
+          shippedCsv,
+          parent: 0,
+          form: { ...form, code: form.code + ' * 2' },
+          check,
+          author: 'expert-a',
+        }),
+        /changed since its check/,
+      );
+      await assert.rejects(
+        saveDecision({ gts, dataset: 'hurricane', shippedCsv, parent: 0, form, check: undefined, author: 'expert-a' }),
+        /run its check/,
+      );
       assert.equal((await gts.versions('hurricane')).length, 0, 'nothing saved half-way');
-      const { version, specId } = await saveDecision({ gts, dataset: 'hurricane', shippedCsv, parent: 0, form, check, author: 'expert-a' });
+      const { version, specId } = await saveDecision({
+        gts,
+        dataset: 'hurricane',
+        shippedCsv,
+        parent: 0,
+        form,
+        check,
+        author: 'expert-a',
+      });
       assert.equal(version.version, 1);
       const a = parseGtCsv(version.csv, 'v1');
       assert.deepEqual(a.problems, []);
       const t = a.annotations.transforms.find((x) => x.specId === specId)!;
       assert.equal(t.specName, 'deaths_per_wind');
-      assert.deepEqual(t.branches.map((b) => b.dependencies), [['ROOT_SPEC_ID'], [KATRINA]]);
+      assert.deepEqual(
+        t.branches.map((b) => b.dependencies),
+        [['ROOT_SPEC_ID'], [KATRINA]],
+      );
       assert.deepEqual(t.columnMappings, [{ inputs: ['alldeaths', 'wind'], output: 'deaths_per_wind' }]);
       assert.equal(a.annotations.transforms.length, gt.transforms.length + 1);
       assert.match(version.note, /added transform deaths_per_wind/);
@@ -131,15 +267,59 @@ describe('BLADE authoring: CLI', () => {
     const { main } = await import('../../../../../src/cli/main.ts');
     const out: string[] = [];
     const err: string[] = [];
-    const io = { out: (s: string) => void out.push(s), err: (s: string) => void err.push(s), env: { LOUPE_ANNOTATOR: 'expert-cli' }, cwd: dir };
+    const io = {
+      out: (s: string) => void out.push(s),
+      err: (s: string) => void err.push(s),
+      env: { LOUPE_ANNOTATOR: 'expert-cli' },
+      cwd: dir,
+    };
     const store = join(dir, 'cli.sqlite');
     const DATASETS = sharedData('blade', 'datasets');
     writeFileSync(join(dir, 'bad.json'), JSON.stringify(transform({ code: "df['x'] = df['nope']" })));
     writeFileSync(join(dir, 'good.json'), JSON.stringify(transform()));
-    assert.equal(await main(['blade', 'gt', 'check', '--store', store, '--root', DATASETS, '--dataset', 'hurricane', '--file', join(dir, 'bad.json')], io), 1);
+    assert.equal(
+      await main(
+        [
+          'blade',
+          'gt',
+          'check',
+          '--store',
+          store,
+          '--root',
+          DATASETS,
+          '--dataset',
+          'hurricane',
+          '--file',
+          join(dir, 'bad.json'),
+        ],
+        io,
+      ),
+      1,
+    );
     assert.match(out.join(''), /check FAILED[\s\S]*KeyError: 'nope'/);
     out.length = 0;
-    assert.equal(await main(['blade', 'gt', 'author', '--store', store, '--root', DATASETS, '--dataset', 'hurricane', '--file', join(dir, 'good.json'), '--note', 'from the CLI'], io), 0, err.join(''));
+    assert.equal(
+      await main(
+        [
+          'blade',
+          'gt',
+          'author',
+          '--store',
+          store,
+          '--root',
+          DATASETS,
+          '--dataset',
+          'hurricane',
+          '--file',
+          join(dir, 'good.json'),
+          '--note',
+          'from the CLI',
+        ],
+        io,
+      ),
+      0,
+      err.join(''),
+    );
     assert.match(out.join(''), /check passed[\s\S]*added deaths_per_wind[\s\S]*saved hurricane ground truth version 1/);
   });
 });

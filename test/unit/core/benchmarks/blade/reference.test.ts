@@ -26,7 +26,15 @@ function shared(k: PythonKernel) {
     async enter(dir: string): Promise<KernelLike> {
       const r = await k.execute(`import os; os.chdir(${JSON.stringify(dir)})`);
       assert.equal(r.status, 'ok', r.stderr);
-      return { execute: (c, o) => k.execute(c, o), interrupt: () => k.interrupt(), restart: () => k.restart(), close: async () => undefined, get info() { return k.info; } } as KernelLike;
+      return {
+        execute: (c, o) => k.execute(c, o),
+        interrupt: () => k.interrupt(),
+        restart: () => k.restart(),
+        close: async () => undefined,
+        get info() {
+          return k.info;
+        },
+      } as KernelLike;
     },
   };
 }
@@ -39,13 +47,20 @@ describe('BLADE reference agent on every shared dataset with data', () => {
   let k2: PythonKernel;
   before(async () => {
     store = openStore(':memory:');
-    blocks = (await loadSuite('blade', sharedData('blade', 'datasets'))).blocks.filter((b) => b.runnable && b.hidden.annotations);
+    blocks = (await loadSuite('blade', sharedData('blade', 'datasets'))).blocks.filter(
+      (b) => b.runnable && b.hidden.annotations,
+    );
     root = mkdtempSync(join(tmpdir(), 'loupe-blade-ref-'));
     for (const b of blocks) {
       mkdirSync(join(root, b.id));
       symlinkSync(b.visible.data[0]!.path, join(root, b.id, 'data.csv'));
     }
-    const opts = { cwd: root, sandbox: 'bubblewrap' as const, readOnlyPaths: [sharedData('blade', 'datasets')], writablePaths: [root] };
+    const opts = {
+      cwd: root,
+      sandbox: 'bubblewrap' as const,
+      readOnlyPaths: [sharedData('blade', 'datasets')],
+      writablePaths: [root],
+    };
     [k1, k2] = await Promise.all([PythonKernel.start(opts), PythonKernel.start(opts)]);
   });
   after(async () => {
@@ -66,7 +81,11 @@ describe('BLADE reference agent on every shared dataset with data', () => {
 
   it('every runnable dataset: a ground-truth path validates through submit_analysis; replay matches', async () => {
     // Every dataset folder on disk with both data.csv and annotations.csv (the reference needs both).
-    const onDisk = readdirSync(sharedData('blade', 'datasets')).filter((d) => ['data.csv', 'annotations.csv'].every((f) => existsSync(join(sharedData('blade', 'datasets'), d, f)))).sort();
+    const onDisk = readdirSync(sharedData('blade', 'datasets'))
+      .filter((d) =>
+        ['data.csv', 'annotations.csv'].every((f) => existsSync(join(sharedData('blade', 'datasets'), d, f))),
+      )
+      .sort();
     assert.deepEqual(blocks.map((b) => b.id).sort(), onDisk);
     assert.ok(onDisk.length >= 8);
     const s1 = shared(k1);
@@ -75,11 +94,22 @@ describe('BLADE reference agent on every shared dataset with data', () => {
     for (const b of blocks) {
       const dir = join(root, b.id);
       const runId = `ref-${b.id}`;
-      const res = await runWithModel({ store, runId, toolSet: createBladeToolSet(), block: b, ws: dir, model: new BladeReferenceModel(b), startKernel: () => s1.enter(dir), agent: 'reference' });
+      const res = await runWithModel({
+        store,
+        runId,
+        toolSet: createBladeToolSet(),
+        block: b,
+        ws: dir,
+        model: new BladeReferenceModel(b),
+        startKernel: () => s1.enter(dir),
+        agent: 'reference',
+      });
       assert.equal(res.status, 'finished', `${b.id}: ${res.reason}`);
       const st = bladeState(await store.getExtraState(runId));
       assert.ok(st.final, `${b.id}: no accepted submission`);
-      summary.push(`${b.id}:${st.submissions.length}:${/built by (.*?)\)\.$/.exec((await store.getSteps(runId)).at(-1)!.assistant.content ?? "")?.[1]}`);
+      summary.push(
+        `${b.id}:${st.submissions.length}:${/built by (.*?)\)\.$/.exec((await store.getSteps(runId)).at(-1)!.assistant.content ?? '')?.[1]}`,
+      );
       const rep = await replayRun({ store, runId, startKernel: () => s2.enter(dir) });
       assert.ok(rep.total >= 2, `${b.id}: replayed ${rep.total} cells`);
       assert.equal(rep.allMatch, true, `${b.id}: ${JSON.stringify(rep.actions.filter((a) => !a.match))}`);

@@ -11,7 +11,10 @@ describe('BLADE model result text (issue 22)', () => {
     assert.ok(t.includes('line 25') && !t.includes('line 26'));
   });
   it('model(df) returned None: what it printed, or a plain note', () => {
-    assert.match(modelResultText({ model_repr: 'OLS Regression Results\n====', model_returned_none: true }), /^model\(df\) returned nothing; what it printed \(first lines\):\nOLS Regression Results/);
+    assert.match(
+      modelResultText({ model_repr: 'OLS Regression Results\n====', model_returned_none: true }),
+      /^model\(df\) returned nothing; what it printed \(first lines\):\nOLS Regression Results/,
+    );
     const none = modelResultText({ model_repr: '', model_returned_none: true });
     assert.match(none, /returned nothing and printed nothing/);
     assert.doesNotMatch(none, /None/);

@@ -8,7 +8,12 @@ import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { describe, it } from 'node:test';
 import { findPython } from '../../../../../src/core/env/doctor.ts';
-import { loadLongdaGroundTruth, normalizeAnswerValue, scoreLongda, type LongdaValue } from '../../../../../src/core/benchmarks/longda/eval.ts';
+import {
+  loadLongdaGroundTruth,
+  normalizeAnswerValue,
+  scoreLongda,
+  type LongdaValue,
+} from '../../../../../src/core/benchmarks/longda/eval.ts';
 import { sharedData } from '../../../../helpers/shared.ts';
 
 const PY = String.raw`
@@ -60,12 +65,64 @@ else:
 `;
 
 const CORPUS = [
-  '40.3', '40.3%', ' 40.3 % ', '1,234', '1,234,567.5', '[1.0, 2.0]', '(1.0, 2.0)', '1.0, 2.0', '[12.5,100.0]', '[12.5, 100.0]',
-  'men: 1.2, women: 3.4', 'men=1.2; women=3.4', '45 +- 3', '45 ± 3', '45.2 ± 1.3%', '7 +/- 0.5', '−3.5', '–2', '3.1 trillion',
-  'about 3 and 4', 'NA.', '', '   ', 'None', 'True', "'42'", '"12.5%"', "['1.5', None]", '[[1, 2], 3]', "{'a': 1, 'b': [2, 3.5]}",
-  '1e3', '-.5e1', '1_000', '0x10', '+5', '--5', '[1, 2,]', '[1 2]', '12.5 (95% CI 10.1–14.9)', 'Approximately 11.3 percent',
-  "[32.0, 12.8]", '["32.0", "12.8"]', '2021: 45.6', 'ratio 3:1', '4287659722', '0.488', '.5', '5.', 'nan', 'inf', '[1, nan]',
-  '012', '1 + 2', 'abc', "r'1.5'", '"a" "b"', '[1.5, [2.5]]', '{"x": "1,234"}',
+  '40.3',
+  '40.3%',
+  ' 40.3 % ',
+  '1,234',
+  '1,234,567.5',
+  '[1.0, 2.0]',
+  '(1.0, 2.0)',
+  '1.0, 2.0',
+  '[12.5,100.0]',
+  '[12.5, 100.0]',
+  'men: 1.2, women: 3.4',
+  'men=1.2; women=3.4',
+  '45 +- 3',
+  '45 ± 3',
+  '45.2 ± 1.3%',
+  '7 +/- 0.5',
+  '−3.5',
+  '–2',
+  '3.1 trillion',
+  'about 3 and 4',
+  'NA.',
+  '',
+  '   ',
+  'None',
+  'True',
+  "'42'",
+  '"12.5%"',
+  "['1.5', None]",
+  '[[1, 2], 3]',
+  "{'a': 1, 'b': [2, 3.5]}",
+  '1e3',
+  '-.5e1',
+  '1_000',
+  '0x10',
+  '+5',
+  '--5',
+  '[1, 2,]',
+  '[1 2]',
+  '12.5 (95% CI 10.1–14.9)',
+  'Approximately 11.3 percent',
+  '[32.0, 12.8]',
+  '["32.0", "12.8"]',
+  '2021: 45.6',
+  'ratio 3:1',
+  '4287659722',
+  '0.488',
+  '.5',
+  '5.',
+  'nan',
+  'inf',
+  '[1, nan]',
+  '012',
+  '1 + 2',
+  'abc',
+  "r'1.5'",
+  '"a" "b"',
+  '[1.5, [2.5]]',
+  '{"x": "1,234"}',
 ];
 
 const norm = (v: LongdaValue): unknown => {
@@ -90,7 +147,9 @@ describe('eval/longda normalisation parity with CPython ast.literal_eval', () =>
     const gt = loadLongdaGroundTruth(sharedData('longda', 'benchmark', 'benchmark.csv'));
     const inputs = gt.map((q) => q.answerText);
     const want = await python(inputs);
-    inputs.forEach((s, i) => assert.deepEqual(norm(normalizeAnswerValue(s)), want[i], `${gt[i]!.longdaId}: ${JSON.stringify(s)}`));
+    inputs.forEach((s, i) =>
+      assert.deepEqual(norm(normalizeAnswerValue(s)), want[i], `${gt[i]!.longdaId}: ${JSON.stringify(s)}`),
+    );
   });
 });
 
@@ -98,7 +157,7 @@ describe('eval/longda row scoring parity with a Python transcription of metric.p
   it('gives the same coverage and match on a perturbed answer set for all 474 queries', async () => {
     const gt = loadLongdaGroundTruth(sharedData('longda', 'benchmark', 'benchmark.csv'));
     let seed = 7;
-    const rnd = () => ((seed = (seed * 1103515245 + 12345) % 2147483648) / 2147483648);
+    const rnd = () => (seed = (seed * 1103515245 + 12345) % 2147483648) / 2147483648;
     const bump = (x: number) => {
       const r = rnd();
       return r < 0.4 ? x : r < 0.7 ? x * 1.03 : r < 0.9 ? x * 1.12 + 0.5 : -x;
@@ -118,7 +177,13 @@ describe('eval/longda row scoring parity with a Python transcription of metric.p
     });
     const want = (await python({ answers, truth: gt.map((q) => q.answerText) })) as Array<[number, number]>;
     const rows = scoreLongda(gt, Object.fromEntries(gt.map((q, i) => [q.longdaId, answers[i]]))).rows;
-    rows.forEach((r, i) => assert.deepEqual([r.coverageComparable, r.matchPartial], want[i], `${r.qId}: ${answers[i]} vs ${gt[i]!.answerText}`));
+    rows.forEach((r, i) =>
+      assert.deepEqual(
+        [r.coverageComparable, r.matchPartial],
+        want[i],
+        `${r.qId}: ${answers[i]} vs ${gt[i]!.answerText}`,
+      ),
+    );
     const match = rows.reduce((s, r) => s + r.matchPartial, 0);
     assert.ok(match > 50 && match < 470, `a mixed answer set (match sum ${match})`);
   });

@@ -50,7 +50,13 @@ describe('eval/longda normalisation (spec §2.4, §5.2 examples)', () => {
     assert.deepEqual(normalizeAnswerValue('[12.5, 100.0]'), [12.5, 100]);
   });
   it('parses Python literals like ast.literal_eval and rejects what it would reject', () => {
-    assert.deepEqual(parsePyLiteral("{'a': 1, 'b': [2, 3.5]}"), { kind: 'dict', entries: [['a', 1], ['b', [2, 3.5]]] });
+    assert.deepEqual(parsePyLiteral("{'a': 1, 'b': [2, 3.5]}"), {
+      kind: 'dict',
+      entries: [
+        ['a', 1],
+        ['b', [2, 3.5]],
+      ],
+    });
     assert.equal(parsePyLiteral('1_000'), 1000);
     assert.equal(parsePyLiteral('-.5e1'), -5);
     assert.equal(parsePyLiteral('True'), true);
@@ -83,17 +89,37 @@ describe('eval/longda matching', () => {
     assert.equal(compareLongdaValues([null, null], [10, 40]).comparable, 0);
   });
   it('checks paper (structural) coverage against answer_structure', () => {
-    assert.deepEqual(parseAnswerStructure('[men, women]'), { ok: true, value: { kind: 'list', labels: ['men', 'women'], length: 2 } });
+    assert.deepEqual(parseAnswerStructure('[men, women]'), {
+      ok: true,
+      value: { kind: 'list', labels: ['men', 'women'], length: 2 },
+    });
     assert.equal(structuralCoverage(3, 'single_number'), 1);
-    assert.equal(structuralCoverage([3, 4], { kind: 'list', labels: ['men', 'women'], length: 2 }), 1, 'a parsed structure is used as it is');
+    assert.equal(
+      structuralCoverage([3, 4], { kind: 'list', labels: ['men', 'women'], length: 2 }),
+      1,
+      'a parsed structure is used as it is',
+    );
     assert.equal(structuralCoverage([3, 4], '[a, a]'), 0, 'a structure the loader refuses conforms to nothing');
     assert.equal(structuralCoverage([3], 'single_number'), 0);
     assert.equal(structuralCoverage([3, 4], '[men, women]'), 1);
     assert.equal(structuralCoverage([3, null], '[men, women]'), 0);
   });
   it('validates options and names the option at fault', () => {
-    assert.deepEqual(longdaOptions({ tolerance: '0.1', list_scoring: 'strict' }), { tolerance: 0.1, tolerance_floor: 1, list_scoring: 'strict', coverage: 'comparable', infinite_mae: 'inf', literals: 'cpython', summation: 'numpy', by_source: 'source', answers_csv: 'pandas' });
-    assert.throws(() => longdaOptions({ list_scoring: 'lenient' }), (e: unknown) => e instanceof LoupeInputError && /list_scoring/.test(e.message));
+    assert.deepEqual(longdaOptions({ tolerance: '0.1', list_scoring: 'strict' }), {
+      tolerance: 0.1,
+      tolerance_floor: 1,
+      list_scoring: 'strict',
+      coverage: 'comparable',
+      infinite_mae: 'inf',
+      literals: 'cpython',
+      summation: 'numpy',
+      by_source: 'source',
+      answers_csv: 'pandas',
+    });
+    assert.throws(
+      () => longdaOptions({ list_scoring: 'lenient' }),
+      (e: unknown) => e instanceof LoupeInputError && /list_scoring/.test(e.message),
+    );
     assert.throws(() => longdaOptions({ tolerance: '-1' }), LoupeInputError);
   });
 });
@@ -120,7 +146,17 @@ describe('eval/longda on the real benchmark.csv', () => {
   });
   it('scores Data Brief 508 published values 9/9', () => {
     const block = gt.filter((q) => `${q.survey}_${q.source}` === DB508);
-    const published = ['40.3', '[39.2, 41.3]', '[35.5, 46.4, 38.9]', '[44.6, 45.0, 31.6]', '9.4', '[9.5, 12.0, 6.6]', '[6.7, 12.1]', '[6.1, 9.2, 4.3]', '[13.0, 14.7, 8.4]'];
+    const published = [
+      '40.3',
+      '[39.2, 41.3]',
+      '[35.5, 46.4, 38.9]',
+      '[44.6, 45.0, 31.6]',
+      '9.4',
+      '[9.5, 12.0, 6.6]',
+      '[6.7, 12.1]',
+      '[6.1, 9.2, 4.3]',
+      '[13.0, 14.7, 8.4]',
+    ];
     const s = scoreLongda(block, Object.fromEntries(block.map((q, i) => [q.longdaId, published[i]])));
     assert.equal(s.match * s.n, 9);
   });
@@ -151,20 +187,36 @@ describe('eval/longda on the real benchmark.csv', () => {
     const strict = scoreLongda(block, answers, { list_scoring: 'strict', coverage: 'structural' });
     assert.equal(strict.match, 3 / 9);
     assert.equal(strict.coverage, 5 / 9);
-    assert.deepEqual(strict.options, { tolerance: 0.05, tolerance_floor: 1, list_scoring: 'strict', coverage: 'structural', infinite_mae: 'inf', literals: 'cpython', summation: 'numpy', by_source: 'source', answers_csv: 'pandas' });
+    assert.deepEqual(strict.options, {
+      tolerance: 0.05,
+      tolerance_floor: 1,
+      list_scoring: 'strict',
+      coverage: 'structural',
+      infinite_mae: 'inf',
+      literals: 'cpython',
+      summation: 'numpy',
+      by_source: 'source',
+      answers_csv: 'pandas',
+    });
     // scalar q1, q5 both hit; lists: 0.5 + 0 + 0 + 1 + 0.5 + 0 + 1 = 3 of 7
     assert.equal(s.byType.scalar.match, 1);
     assert.equal(s.byType.list.match, 3 / 7);
     // ε grid: the 41.3 element (miss by 3.7) turns into a hit once 41.3·ε ≥ 3.7, i.e. ε ≥ 0.0896 → +0.5 on q2
     const sens = longdaToleranceSensitivity(block, answers, [0.05, 0.1]);
-    assert.deepEqual(sens.map((p) => p.match), [5 / 9, 5.5 / 9]);
+    assert.deepEqual(
+      sens.map((p) => p.match),
+      [5 / 9, 5.5 / 9],
+    );
     // ε = 0: q5 still hits through the floor; q1 exact; q9 exact; q2/q7 unchanged.
     assert.equal(scoreLongda(block, answers, { tolerance: 0 }).match, 5 / 9);
     // floor 0 and ε = 0.05: q5 |0.9| > 0.47 → miss.
     assert.equal(scoreLongda(block, answers, { tolerance_floor: 0 }).match, 4 / 9);
   });
   it('rejects a CSV without the answer column, naming the file', () => {
-    assert.throws(() => parseLongdaGroundTruth('survey,source,query,answer_structure\nA,B,q,single_number\n', 'x.csv'), /x\.csv: missing column 'answer'/);
+    assert.throws(
+      () => parseLongdaGroundTruth('survey,source,query,answer_structure\nA,B,q,single_number\n', 'x.csv'),
+      /x\.csv: missing column 'answer'/,
+    );
   });
 });
 
@@ -172,16 +224,30 @@ describe('eval/longda efficiency and tool usage', () => {
   it('sums tokens, steps and wall time; averages steps per block', () => {
     const e = longdaEfficiency([
       { blockId: 'a', inputTokens: 100, outputTokens: 10, steps: 4, wallSeconds: 60, toolCalls: { answer: 2 } },
-      { blockId: 'b', inputTokens: 50, outputTokens: 5, steps: 7, wallSeconds: 30, toolCalls: { answer: 1, read_doc: 3 } },
+      {
+        blockId: 'b',
+        inputTokens: 50,
+        outputTokens: 5,
+        steps: 7,
+        wallSeconds: 30,
+        toolCalls: { answer: 1, read_doc: 3 },
+      },
     ]);
     assert.equal(e.totalTokens, 165);
     assert.equal(e.avgStepsPerBlock, 5.5);
     assert.equal(e.wallSeconds, 90);
     assert.deepEqual(e.toolCalls, { answer: 3, read_doc: 3 });
-    assert.throws(() => longdaEfficiency([{ blockId: 'z', inputTokens: -1, outputTokens: 0, steps: 0, wallSeconds: 0 }]), /block z/);
+    assert.throws(
+      () => longdaEfficiency([{ blockId: 'z', inputTokens: -1, outputTokens: 0, steps: 0, wallSeconds: 0 }]),
+      /block z/,
+    );
   });
   it('counts tool calls by substring like the figure script', () => {
-    assert.deepEqual(countToolCallsInCode('x = read_doc("a")\nread_doc("b")\nanswer(action="add")'), ['read_doc', 'read_doc', 'answer']);
+    assert.deepEqual(countToolCallsInCode('x = read_doc("a")\nread_doc("b")\nanswer(action="add")'), [
+      'read_doc',
+      'read_doc',
+      'answer',
+    ]);
     assert.deepEqual(countToolCallsInCode('build_prompt(1)'), ['prompt']);
   });
   it('bins steps relative to the last tool-calling step and normalises columns', () => {
@@ -202,7 +268,10 @@ describe('eval/longda efficiency and tool usage', () => {
     assert.equal(h.matrix[0]![0], 0);
     // untracked tools (final_answer) do not move max_step: python at 1/2 → bin 10, answer at 2/2 → bin 19
     const r = toolUsageHeatmap([[['python'], ['answer'], ['final_answer']]], { tools: ['python', 'answer'] });
-    assert.deepEqual(r.counts, [[0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0], [0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1]]);
+    assert.deepEqual(r.counts, [
+      [0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0],
+      [0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1],
+    ]);
     assert.equal(r.otherCalls, 1);
   });
 });
@@ -219,4 +288,3 @@ describe('LongDA answer parsing equals LongTA utils.py (issue 21 items 2 and 3)'
     assert.deepEqual(normalizeAnswerValue('about ４５ and ७'), [45, 7]);
   });
 });
-

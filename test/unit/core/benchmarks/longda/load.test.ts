@@ -29,7 +29,10 @@ describe('suites/longda on the real benchmark (../shared)', async () => {
 
   it('has 27 blocks and 474 queries (measured from benchmark.csv)', () => {
     assert.equal(suite.blocks.length, 27);
-    assert.equal(suite.blocks.reduce((n, b) => n + b.items.length, 0), 474);
+    assert.equal(
+      suite.blocks.reduce((n, b) => n + b.items.length, 0),
+      474,
+    );
     assert.deepEqual(suite.problems, []);
   });
 
@@ -39,7 +42,10 @@ describe('suites/longda on the real benchmark (../shared)', async () => {
     assert.equal(runnable.length, 11);
     const gss = suite.blocks.find((b) => b.longda!.survey === 'GSS')!;
     assert.equal(gss.runnable, false);
-    assert.ok(gss.problems.some((p) => /GSS\/data is (missing|empty): no data files, not runnable/.test(p)), gss.problems.join('\n'));
+    assert.ok(
+      gss.problems.some((p) => /GSS\/data is (missing|empty): no data files, not runnable/.test(p)),
+      gss.problems.join('\n'),
+    );
   });
 
   it('loads NCHS Data Brief 508 as runnable with 9 queries, parsed structures and ground truth', () => {
@@ -90,7 +96,9 @@ describe('suites/longda on the real benchmark (../shared)', async () => {
 
 describe('suites/longda on a benchmark folder not seen before (test/fixtures)', async () => {
   const root = join(repoRoot, 'test', 'fixtures', 'suites', 'longda-unseen');
-  const suite = await loadSuite('longda', root, { publications: join(repoRoot, 'test', 'fixtures', 'suites', 'publications-unseen') });
+  const suite = await loadSuite('longda', root, {
+    publications: join(repoRoot, 'test', 'fixtures', 'suites', 'publications-unseen'),
+  });
   it('reads a survey with xlsx data, another NHANES cycle with markdown codebooks, and a docs-only survey', () => {
     assert.deepEqual(
       suite.blocks.map((b) => [b.id, b.items.length, b.runnable]),
@@ -101,47 +109,88 @@ describe('suites/longda on a benchmark folder not seen before (test/fixtures)', 
       ],
     );
     const acs = suite.blocks[0]!;
-    assert.deepEqual(acs.visible.data.map((f) => f.rel), ['data/acs_commute_2030.xlsx']);
+    assert.deepEqual(
+      acs.visible.data.map((f) => f.rel),
+      ['data/acs_commute_2030.xlsx'],
+    );
     const nh = suite.blocks[1]!;
-    assert.deepEqual(nh.visible.docs.map((f) => f.rel), ['docs/analytic-guidelines.md', 'docs/codebooks/BMX_J.md']);
+    assert.deepEqual(
+      nh.visible.docs.map((f) => f.rel),
+      ['docs/analytic-guidelines.md', 'docs/codebooks/BMX_J.md'],
+    );
     assert.equal(basename(nh.hidden.publication!), 'db9001.pdf');
-    assert.deepEqual((nh.items[1] as LongdaQuery).answerStructure, { kind: 'list', labels: ['age20_39', 'age40_59', 'age60plus'], length: 3 });
+    assert.deepEqual((nh.items[1] as LongdaQuery).answerStructure, {
+      kind: 'list',
+      labels: ['age20_39', 'age40_59', 'age60plus'],
+      length: 3,
+    });
   });
 });
 
 describe('suites/longda bad input', () => {
   it('reports a malformed CSV row with file and line, keeps the other rows', async () => {
-    const root = makeRoot('malformed', HEADER + 'S1,Pub,1,Q1,single_number,,1.5\nS1,Pub,2,"Q2 has "bad" quotes,single_number,,2\nS1,Pub,3,Q3,single_number,,3\n');
+    const root = makeRoot(
+      'malformed',
+      HEADER +
+        'S1,Pub,1,Q1,single_number,,1.5\nS1,Pub,2,"Q2 has "bad" quotes,single_number,,2\nS1,Pub,3,Q3,single_number,,3\n',
+    );
     const s = await loadSuite('longda', root);
-    assert.ok(s.problems.some((p) => p.includes(`${join(root, 'benchmark.csv')}:3`)), s.problems.join('\n'));
+    assert.ok(
+      s.problems.some((p) => p.includes(`${join(root, 'benchmark.csv')}:3`)),
+      s.problems.join('\n'),
+    );
     assert.ok(s.blocks[0]!.items.length >= 1);
     assert.equal((s.blocks[0]!.items[0] as LongdaQuery).groundTruth, 1.5);
   });
 
   it('reports a row with the wrong number of fields by line', async () => {
-    const root = makeRoot('fields', HEADER + 'S1,Pub,1,Q1,single_number,,1.5\nS1,Pub,2,Q2,single_number\nS1,Pub,3,Q3,single_number,,3\n');
+    const root = makeRoot(
+      'fields',
+      HEADER + 'S1,Pub,1,Q1,single_number,,1.5\nS1,Pub,2,Q2,single_number\nS1,Pub,3,Q3,single_number,,3\n',
+    );
     const s = await loadSuite('longda', root);
-    assert.ok(s.problems.some((p) => p.startsWith(`${join(root, 'benchmark.csv')}:3`)), s.problems.join('\n'));
+    assert.ok(
+      s.problems.some((p) => p.startsWith(`${join(root, 'benchmark.csv')}:3`)),
+      s.problems.join('\n'),
+    );
     assert.equal(s.blocks[0]!.items.length, 2);
   });
 
   it('rejects an unknown answer-structure syntax naming file, row and column, other blocks usable', async () => {
-    const root = makeRoot('structure', HEADER + 'S1,Pub,1,Q1,one number please,,1\nS1,Pub,2,Q2,"[a, b]",,"[1, 2]"\nS1,Other,1,Q,single_number,,7\n');
+    const root = makeRoot(
+      'structure',
+      HEADER + 'S1,Pub,1,Q1,one number please,,1\nS1,Pub,2,Q2,"[a, b]",,"[1, 2]"\nS1,Other,1,Q,single_number,,7\n',
+    );
     const s = await loadSuite('longda', root);
     const b = s.blocks[0]!;
     assert.equal(b.items.length, 1);
-    assert.ok(b.problems.some((p) => p.includes('benchmark.csv:2 column answer_structure: unknown answer structure')), b.problems.join('\n'));
+    assert.ok(
+      b.problems.some((p) => p.includes('benchmark.csv:2 column answer_structure: unknown answer structure')),
+      b.problems.join('\n'),
+    );
     assert.equal(s.blocks[1]!.items.length, 1);
     assert.equal(s.blocks[1]!.runnable, true);
   });
 
   it('a skipped query keeps its position: later queries keep their LongTA ids (q_id = row position in block)', async () => {
-    const root = makeRoot('stable-ids', HEADER + 'S1,Pub,1,Q1,single_number,,1\nS1,Pub,2,Q2,{a: b},,2\nS1,Pub,3,Q3,"[x, y]",,"[3, 4]"\n');
+    const root = makeRoot(
+      'stable-ids',
+      HEADER + 'S1,Pub,1,Q1,single_number,,1\nS1,Pub,2,Q2,{a: b},,2\nS1,Pub,3,Q3,"[x, y]",,"[3, 4]"\n',
+    );
     const s = await loadSuite('longda', root);
     const b = s.blocks[0]!;
     const qs = b.items as LongdaQuery[];
-    assert.deepEqual(qs.map((q) => [q.id, q.longdaId, q.question]), [['q1', 'S1_Pub_q1', 'Q1'], ['q3', 'S1_Pub_q3', 'Q3']]);
-    assert.ok(b.problems.some((p) => p.includes('benchmark.csv:3 column answer_structure') && p.includes('q2 skipped')), b.problems.join('\n'));
+    assert.deepEqual(
+      qs.map((q) => [q.id, q.longdaId, q.question]),
+      [
+        ['q1', 'S1_Pub_q1', 'Q1'],
+        ['q3', 'S1_Pub_q3', 'Q3'],
+      ],
+    );
+    assert.ok(
+      b.problems.some((p) => p.includes('benchmark.csv:3 column answer_structure') && p.includes('q2 skipped')),
+      b.problems.join('\n'),
+    );
     assert.ok(!b.problems.some((p) => p.includes('differs from position')), b.problems.join('\n'));
   });
 
@@ -164,55 +213,109 @@ describe('suites/longda bad input', () => {
     const s = await loadSuite('longda', root);
     const ids = s.blocks.map((b) => (b.items as LongdaQuery[]).map((q) => [q.id, q.longdaId, q.question]));
     assert.deepEqual(ids, [
-      [['q1', 'S1_Pub_q1', 'Q1'], ['q3', 'S1_Pub_q3', 'Q3']],
-      [['q1', 'S1_Other_q1', 'O1'], ['q3', 'S1_Other_q3', 'O3'], ['q4', 'S1_Other_q4', 'O4']],
+      [
+        ['q1', 'S1_Pub_q1', 'Q1'],
+        ['q3', 'S1_Pub_q3', 'Q3'],
+      ],
+      [
+        ['q1', 'S1_Other_q1', 'O1'],
+        ['q3', 'S1_Other_q3', 'O3'],
+        ['q4', 'S1_Other_q4', 'O4'],
+      ],
     ]);
     const csv = join(root, 'benchmark.csv');
     assert.ok(s.problems.includes(`${csv}:3: not valid UTF-8; record skipped`), s.problems.join('\n'));
-    assert.ok(s.problems.some((p) => p.startsWith(`${csv}:6: malformed CSV record`)), s.problems.join('\n'));
-    assert.ok(!s.blocks.some((b) => b.problems.some((p) => p.includes('differs from position'))), s.blocks.flatMap((b) => b.problems).join('\n'));
+    assert.ok(
+      s.problems.some((p) => p.startsWith(`${csv}:6: malformed CSV record`)),
+      s.problems.join('\n'),
+    );
+    assert.ok(
+      !s.blocks.some((b) => b.problems.some((p) => p.includes('differs from position'))),
+      s.blocks.flatMap((b) => b.problems).join('\n'),
+    );
   });
 
   it('a dropped record that cannot be placed in a block is reported, not silently counted', async () => {
-    const root = makeRoot('dropped-unplaced', HEADER + 'S1,Pub,1,Q1,single_number,,1\nS1,Mystery,2,Q2,single_number\nS1,Other,1,O1,single_number,,7\n');
+    const root = makeRoot(
+      'dropped-unplaced',
+      HEADER + 'S1,Pub,1,Q1,single_number,,1\nS1,Mystery,2,Q2,single_number\nS1,Other,1,O1,single_number,,7\n',
+    );
     const s = await loadSuite('longda', root);
-    assert.deepEqual(s.blocks.map((b) => (b.items as LongdaQuery[]).map((q) => q.id)), [['q1'], ['q1']]);
-    assert.ok(s.problems.some((p) => p.startsWith(`${join(root, 'benchmark.csv')}:3: cannot tell which block`)), s.problems.join('\n'));
+    assert.deepEqual(
+      s.blocks.map((b) => (b.items as LongdaQuery[]).map((q) => q.id)),
+      [['q1'], ['q1']],
+    );
+    assert.ok(
+      s.problems.some((p) => p.startsWith(`${join(root, 'benchmark.csv')}:3: cannot tell which block`)),
+      s.problems.join('\n'),
+    );
   });
 
   it('skips a row with non-UTF-8 bytes naming the file and line; other rows and blocks stay usable', async () => {
-    const csv = Buffer.concat([Buffer.from(HEADER + 'S1,Pub,1,Q1,single_number,,1\nS1,Pub,2,Caf'), Buffer.from([0xe9]), Buffer.from(',single_number,,2\nS1,Other,1,Q,single_number,,7\n')]);
+    const csv = Buffer.concat([
+      Buffer.from(HEADER + 'S1,Pub,1,Q1,single_number,,1\nS1,Pub,2,Caf'),
+      Buffer.from([0xe9]),
+      Buffer.from(',single_number,,2\nS1,Other,1,Q,single_number,,7\n'),
+    ]);
     const root = makeRoot('latin1', csv);
     const s = await loadSuite('longda', root);
-    assert.ok(s.problems.includes(`${join(root, 'benchmark.csv')}:3: not valid UTF-8; record skipped`), s.problems.join('\n'));
-    assert.deepEqual(s.blocks.map((b) => b.items.length), [1, 1]);
+    assert.ok(
+      s.problems.includes(`${join(root, 'benchmark.csv')}:3: not valid UTF-8; record skipped`),
+      s.problems.join('\n'),
+    );
+    assert.deepEqual(
+      s.blocks.map((b) => b.items.length),
+      [1, 1],
+    );
   });
 
   it('rejects a benchmark.csv whose header is not UTF-8', async () => {
-    const root = makeRoot('latin1-header', Buffer.concat([Buffer.from('survey,s'), Buffer.from([0xf6]), Buffer.from('urce\n')]));
-    await assert.rejects(loadSuite('longda', root), (e: unknown) => e instanceof LoupeInputError && e.subject === `${join(root, 'benchmark.csv')}:1` && /UTF-8/.test(e.message));
+    const root = makeRoot(
+      'latin1-header',
+      Buffer.concat([Buffer.from('survey,s'), Buffer.from([0xf6]), Buffer.from('urce\n')]),
+    );
+    await assert.rejects(
+      loadSuite('longda', root),
+      (e: unknown) =>
+        e instanceof LoupeInputError && e.subject === `${join(root, 'benchmark.csv')}:1` && /UTF-8/.test(e.message),
+    );
   });
 
   it('rejects an empty folder and a root that is not LongDA', async () => {
     const empty = join(tmp, 'empty');
     mkdirSync(empty);
-    await assert.rejects(loadSuite('longda', empty), (e: unknown) => e instanceof LoupeInputError && /empty folder/.test(e.message));
-    await assert.rejects(loadSuite('longda', sharedData('blade', 'datasets')), (e: unknown) => e instanceof LoupeInputError && /not a LongDA root/.test(e.message));
+    await assert.rejects(
+      loadSuite('longda', empty),
+      (e: unknown) => e instanceof LoupeInputError && /empty folder/.test(e.message),
+    );
+    await assert.rejects(
+      loadSuite('longda', sharedData('blade', 'datasets')),
+      (e: unknown) => e instanceof LoupeInputError && /not a LongDA root/.test(e.message),
+    );
     await assert.rejects(loadSuite('longda', join(tmp, 'nope')), LoupeInputError);
   });
 
   it('rejects a benchmark.csv without the required columns', async () => {
     const root = makeRoot('cols', 'survey,source,question\nS1,P,Q\n');
-    await assert.rejects(loadSuite('longda', root), (e: unknown) => e instanceof LoupeInputError && /benchmark.csv:1/.test(e.subject) && /missing column 'query'/.test(e.message));
+    await assert.rejects(
+      loadSuite('longda', root),
+      (e: unknown) =>
+        e instanceof LoupeInputError && /benchmark.csv:1/.test(e.subject) && /missing column 'query'/.test(e.message),
+    );
   });
 
   it('reports a non-numeric answer and a length mismatch without dropping the query', async () => {
-    const root = makeRoot('answers', HEADER + 'S1,Pub,1,Q1,single_number,,about ten\nS1,Pub,2,Q2,"[a, b]",,"[1, 2, 3]"\n');
+    const root = makeRoot(
+      'answers',
+      HEADER + 'S1,Pub,1,Q1,single_number,,about ten\nS1,Pub,2,Q2,"[a, b]",,"[1, 2, 3]"\n',
+    );
     const s = await loadSuite('longda', root);
     const b = s.blocks[0]!;
     assert.equal(b.items.length, 2);
     assert.equal((b.items[0] as LongdaQuery).groundTruth, null);
-    assert.ok(b.problems.some((p) => /benchmark.csv:2 column answer: ground truth 'about ten' is not a number/.test(p)));
+    assert.ok(
+      b.problems.some((p) => /benchmark.csv:2 column answer: ground truth 'about ten' is not a number/.test(p)),
+    );
     assert.ok(b.problems.some((p) => /benchmark.csv:3 column answer: 3 value\(s\) for 2 label\(s\)/.test(p)));
   });
 
@@ -220,7 +323,10 @@ describe('suites/longda bad input', () => {
     const root = makeRoot('case', HEADER + 's1,Pub,1,Q1,single_number,,1\n');
     const s = await loadSuite('longda', root);
     assert.equal(s.blocks[0]!.runnable, true);
-    assert.deepEqual(s.blocks[0]!.visible.data.map((f) => f.rel), ['data/d.csv']);
+    assert.deepEqual(
+      s.blocks[0]!.visible.data.map((f) => f.rel),
+      ['data/d.csv'],
+    );
   });
 
   it('treats <SURVEY>/pubs/ as hidden publications, never as docs', async () => {
@@ -246,7 +352,10 @@ describe('suites/longda bad input', () => {
 describe('suites/longda parsers', () => {
   it('parses answer structures', () => {
     assert.deepEqual(parseAnswerStructure(' single_number '), { ok: true, value: { kind: 'single_number' } });
-    assert.deepEqual(parseAnswerStructure('[unit1, unit2_4]'), { ok: true, value: { kind: 'list', labels: ['unit1', 'unit2_4'], length: 2 } });
+    assert.deepEqual(parseAnswerStructure('[unit1, unit2_4]'), {
+      ok: true,
+      value: { kind: 'list', labels: ['unit1', 'unit2_4'], length: 2 },
+    });
     assert.equal(parseAnswerStructure('number').ok, false);
     assert.equal(parseAnswerStructure('[]').ok, false);
     assert.equal(parseAnswerStructure('[a, a]').ok, false);

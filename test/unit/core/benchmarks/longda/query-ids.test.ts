@@ -16,7 +16,11 @@ const FIX = join(import.meta.dirname, '../../../../fixtures/longda-ids');
 const ROOT = join(import.meta.dirname, '../../../../..');
 
 it('runs whose answers name queries by id, uid or q_id score as before the single query id', () => {
-  const r = spawnSync(process.execPath, [join(FIX, 'record.ts'), ROOT, sharedData('longda', 'benchmark')], { encoding: 'utf8', timeout: 300_000, env: { ...process.env, NODE_OPTIONS: '--disable-warning=MODULE_TYPELESS_PACKAGE_JSON' } });
+  const r = spawnSync(process.execPath, [join(FIX, 'record.ts'), ROOT, sharedData('longda', 'benchmark')], {
+    encoding: 'utf8',
+    timeout: 300_000,
+    env: { ...process.env, NODE_OPTIONS: '--disable-warning=MODULE_TYPELESS_PACKAGE_JSON' },
+  });
   assert.equal(r.status, 0, r.stderr);
   const got = JSON.parse(r.stdout) as { runs: Array<{ runId: string; summary: Record<string, unknown> }> };
   assert.deepEqual(got, JSON.parse(readFileSync(join(FIX, 'expected.json'), 'utf8')));

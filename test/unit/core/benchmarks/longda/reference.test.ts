@@ -34,8 +34,10 @@ const EXPECTED: Record<string, { misses: string[]; why?: string }> = {
 };
 /** NHANES blocks with no script, and why. */
 const NOT_COMPUTABLE: Record<string, string> = {
-  'NHANES_NCHS_Data_Brief_No._533': 'needs the 24-hour dietary recall files DR1IFF_L / DR1TOT_L, absent from the snapshot',
-  'NHANES_NCHS_Data_Brief_No._538': 'needs the dietary interview fish/shellfish items of DR1TOT_L, absent from the snapshot',
+  'NHANES_NCHS_Data_Brief_No._533':
+    'needs the 24-hour dietary recall files DR1IFF_L / DR1TOT_L, absent from the snapshot',
+  'NHANES_NCHS_Data_Brief_No._538':
+    'needs the dietary interview fish/shellfish items of DR1TOT_L, absent from the snapshot',
 };
 
 describe('benchmarks/longda/reference scripts on the real NHANES data', () => {
@@ -50,8 +52,10 @@ describe('benchmarks/longda/reference scripts on the real NHANES data', () => {
     // Every NHANES block shows the same survey files, so one workspace and one kernel serve all.
     const sandbox = findBubblewrap() ? 'bubblewrap' : 'off';
     kernel = await PythonKernel.start({
-      ...kernelPlacement(runDir, blocks[0]!, sandbox), sandbox,
-      importAllowlist: LONGTA_IMPORT_ALLOWLIST, preamble: 'DATA_DIR = "data"',
+      ...kernelPlacement(runDir, blocks[0]!, sandbox),
+      sandbox,
+      importAllowlist: LONGTA_IMPORT_ALLOWLIST,
+      preamble: 'DATA_DIR = "data"',
     });
   });
   after(async () => {
@@ -69,7 +73,7 @@ describe('benchmarks/longda/reference scripts on the real NHANES data', () => {
   });
 
   for (const [blockId, expected] of Object.entries(EXPECTED)) {
-    it(`${blockId}: computes every answer from the microdata within LongDA tolerance${expected.misses.length ? `, except the documented known differences ${expected.misses.join(", ")}` : ""}`, async (t) => {
+    it(`${blockId}: computes every answer from the microdata within LongDA tolerance${expected.misses.length ? `, except the documented known differences ${expected.misses.join(', ')}` : ''}`, async (t) => {
       const block = blocks.find((b) => b.id === blockId);
       assert.ok(block, `block ${blockId} not in benchmark.csv`);
       const code = readFileSync(join(REF_DIR, `${blockId}.py`), 'utf8');
@@ -84,7 +88,12 @@ describe('benchmarks/longda/reference scripts on the real NHANES data', () => {
       for (const q of queries) {
         const a = answers[q.id]!;
         const g = q.groundTruth;
-        if (q.answerStructure.kind === 'list') assert.ok(Array.isArray(a) && a.length === q.answerStructure.length, `${q.id}: list of ${q.answerStructure.length}`);
+        if (q.answerStructure.kind === 'list') {
+          assert.ok(
+            Array.isArray(a) && a.length === q.answerStructure.length,
+            `${q.id}: list of ${q.answerStructure.length}`,
+          );
+        }
         const c = compareLongdaValues(a, g);
         assert.equal(c.comparable, 1, `${q.id} comparable`);
         c.hits!.forEach((h, i) => {
@@ -92,8 +101,14 @@ describe('benchmarks/longda/reference scripts on the real NHANES data', () => {
         });
         lines.push(`${q.id}: ${JSON.stringify(a)} vs ${JSON.stringify(g)}${c.matchStrict ? '' : '  <-- miss'}`);
       }
-      t.diagnostic(`${blockId}: ${queries.length - new Set(misses.map((m) => m.split('[')[0])).size}/${queries.length} queries fully within tolerance\n${lines.join('\n')}`);
-      assert.deepEqual(misses, expected.misses, `${blockId} misses${expected.why ? ` (${expected.why})` : ''}:\n${lines.join('\n')}`);
+      t.diagnostic(
+        `${blockId}: ${queries.length - new Set(misses.map((m) => m.split('[')[0])).size}/${queries.length} queries fully within tolerance\n${lines.join('\n')}`,
+      );
+      assert.deepEqual(
+        misses,
+        expected.misses,
+        `${blockId} misses${expected.why ? ` (${expected.why})` : ''}:\n${lines.join('\n')}`,
+      );
     });
   }
 

@@ -3,7 +3,11 @@ import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { buildLongdaPrompt, createLongdaToolSet, parseAnswerArg } from '../../../../../src/core/benchmarks/longda/toolset.ts';
+import {
+  buildLongdaPrompt,
+  createLongdaToolSet,
+  parseAnswerArg,
+} from '../../../../../src/core/benchmarks/longda/toolset.ts';
 import { ToolRegistry } from '../../../../../src/core/agent/registry.ts';
 import type { RunState, ToolContext } from '../../../../../src/core/agent/types.ts';
 import { longdaRunState } from '../../../../../src/core/benchmarks/longda/run-state.ts';
@@ -18,8 +22,16 @@ const UNSEEN = join(repoRoot, 'test', 'fixtures', 'suites', 'longda-unseen');
 function ctxFor(block: unknown, prompt: string): ToolContext {
   const state: RunState = { extra: {}, benchmark: {} };
   return {
-    runId: 'r', stepIndex: 3, workspace: '/tmp', block, taskPrompt: prompt, state, signal: new AbortController().signal, log: nullLogger,
-    kernel: () => Promise.reject(new Error('no kernel')), execute: () => Promise.reject(new Error('no kernel')),
+    runId: 'r',
+    stepIndex: 3,
+    workspace: '/tmp',
+    block,
+    taskPrompt: prompt,
+    state,
+    signal: new AbortController().signal,
+    log: nullLogger,
+    kernel: () => Promise.reject(new Error('no kernel')),
+    execute: () => Promise.reject(new Error('no kernel')),
   };
 }
 
@@ -31,8 +43,14 @@ test('longda prompt: survey, Question ID lines, structures, NA. for empty info, 
   const block = suite.blocks.find((b) => b.id === 'NHANES_NCHS_Data_Brief_No._508')!;
   const p = buildLongdaPrompt(block);
   assert.match(p, /^Survey: NHANES$/m);
-  assert.match(p, /^Question ID: NHANES_NCHS Data Brief No\. 508_q1\nQ1: What was the overall prevalence of obesity among adults age 20 and older\?\nExpected Answer Structure: single_number\nAdditional Info: Body mass index/m);
-  assert.match(p, /^Question ID: NHANES_NCHS Data Brief No\. 508_q2\nQ2: What were the obesity prevalences for men and women\?\nExpected Answer Structure: \[men, women\]\nAdditional Info: NA\.$/m);
+  assert.match(
+    p,
+    /^Question ID: NHANES_NCHS Data Brief No\. 508_q1\nQ1: What was the overall prevalence of obesity among adults age 20 and older\?\nExpected Answer Structure: single_number\nAdditional Info: Body mass index/m,
+  );
+  assert.match(
+    p,
+    /^Question ID: NHANES_NCHS Data Brief No\. 508_q2\nQ2: What were the obesity prevalences for men and women\?\nExpected Answer Structure: \[men, women\]\nAdditional Info: NA\.$/m,
+  );
   assert.equal((p.match(/^Question ID: /gm) ?? []).length, 9);
   const dataPart = p.slice(p.indexOf('Available data files:'), p.indexOf('Available documentation files:'));
   assert.match(dataPart, /^data\/Examination\/BMX_L\.xpt$/m);
@@ -47,37 +65,96 @@ test('longda tools: prompt(q_id), notes, answer validation, save_code, final_ans
   const block = suite.blocks.find((b) => b.longda?.survey === 'ACS')!;
   const ts = createLongdaToolSet(block);
   const reg = new ToolRegistry(ts.tools);
-  assert.deepEqual(reg.names(), ['prompt', 'read_doc', 'search_doc', 'retriever', 'notes', 'answer', 'save_code', 'python', 'final_answer']);
+  assert.deepEqual(reg.names(), [
+    'prompt',
+    'read_doc',
+    'search_doc',
+    'retriever',
+    'notes',
+    'answer',
+    'save_code',
+    'python',
+    'final_answer',
+  ]);
   const ctx = ctxFor(block, ts.buildBlockPrompt(block));
   const q1 = 'ACS_ACS Brief: Commuting 2030_q1';
   const q2 = 'ACS_ACS Brief: Commuting 2030_q2';
 
   const one = await inv(reg, ctx, 'prompt', { q_id: q2 });
-  assert.equal(one.observation, `Question ID: ${q2}\nQ2: What were the mean travel times, in minutes, for the two regions?\nExpected Answer Structure: [north, south]\nAdditional Info: NA.`);
+  assert.equal(
+    one.observation,
+    `Question ID: ${q2}\nQ2: What were the mean travel times, in minutes, for the two regions?\nExpected Answer Structure: [north, south]\nAdditional Info: NA.`,
+  );
   assert.ok((await inv(reg, ctx, 'prompt', {})).observation.includes(`Question ID: ${q1}`));
   assert.match((await inv(reg, ctx, 'prompt', { q_id: 'x' })).observation, /no question with ID 'x'/);
 
-  assert.equal((await inv(reg, ctx, 'notes', { action: 'add', content: 'weight column is weight' })).observation, 'Note 1 added.');
+  assert.equal(
+    (await inv(reg, ctx, 'notes', { action: 'add', content: 'weight column is weight' })).observation,
+    'Note 1 added.',
+  );
   await inv(reg, ctx, 'notes', { action: 'add', content: 'x'.repeat(150) });
-  assert.match((await inv(reg, ctx, 'notes', { action: 'list' })).observation, /^1\. weight column is weight\n2\. x{100}…$/);
-  assert.match((await inv(reg, ctx, 'notes', { action: 'update', index: 3, content: 'y' })).observation, /index must be between 1 and 2/);
+  assert.match(
+    (await inv(reg, ctx, 'notes', { action: 'list' })).observation,
+    /^1\. weight column is weight\n2\. x{100}…$/,
+  );
+  assert.match(
+    (await inv(reg, ctx, 'notes', { action: 'update', index: 3, content: 'y' })).observation,
+    /index must be between 1 and 2/,
+  );
   await inv(reg, ctx, 'notes', { action: 'update', index: 2, content: 'short' });
   assert.equal((await inv(reg, ctx, 'notes', { action: 'view', index: 2 })).observation, '2. short');
-  assert.match((await inv(reg, ctx, 'notes', { action: 'bogus' })).observation, /must be one of "add", "view", "update", "list", "clear"/);
+  assert.match(
+    (await inv(reg, ctx, 'notes', { action: 'bogus' })).observation,
+    /must be one of "add", "view", "update", "list", "clear"/,
+  );
 
   // answers: q_id must belong to the block, list length must match the structure, strings are parsed
-  assert.match((await inv(reg, ctx, 'answer', { action: 'add', q_id: 'NHANES_x_q1', answer: 1 })).observation, /not a question of this block/);
-  assert.match((await inv(reg, ctx, 'answer', { action: 'add', q_id: q2, answer: [1, 2, 3] })).observation, /expects a list of 2 numbers \[north, south\], got a list of 3/);
-  assert.match((await inv(reg, ctx, 'answer', { action: 'add', q_id: q2, answer: 27.4 })).observation, /got a single number/);
-  assert.match((await inv(reg, ctx, 'answer', { action: 'add', q_id: q1, answer: 'about five' })).observation, /not a number or a list of numbers/);
-  assert.match((await inv(reg, ctx, 'answer', { action: 'add', q_id: q1, answer: true })).observation, /wrong arguments for 'answer': answer: expected number or array or string, got boolean/);
-  assert.match((await inv(reg, ctx, 'answer', { action: 'update', q_id: q1, answer: 5 })).observation, /no answer to update/);
-  assert.match((await inv(reg, ctx, 'answer', { action: 'add', q_id: q1, answer: '5.1' })).observation, /recorded: 5\.1\. 1 of 2/);
-  assert.match((await inv(reg, ctx, 'answer', { action: 'add', q_id: q2, answer: '[27.4, 24.9]' })).observation, /recorded: \[27\.4, 24\.9\]/);
-  assert.match((await inv(reg, ctx, 'answer', { action: 'update', q_id: q1, answer: [5.2] })).observation, /updated \(was 5\.1\): 5\.2/);
+  assert.match(
+    (await inv(reg, ctx, 'answer', { action: 'add', q_id: 'NHANES_x_q1', answer: 1 })).observation,
+    /not a question of this block/,
+  );
+  assert.match(
+    (await inv(reg, ctx, 'answer', { action: 'add', q_id: q2, answer: [1, 2, 3] })).observation,
+    /expects a list of 2 numbers \[north, south\], got a list of 3/,
+  );
+  assert.match(
+    (await inv(reg, ctx, 'answer', { action: 'add', q_id: q2, answer: 27.4 })).observation,
+    /got a single number/,
+  );
+  assert.match(
+    (await inv(reg, ctx, 'answer', { action: 'add', q_id: q1, answer: 'about five' })).observation,
+    /not a number or a list of numbers/,
+  );
+  assert.match(
+    (await inv(reg, ctx, 'answer', { action: 'add', q_id: q1, answer: true })).observation,
+    /wrong arguments for 'answer': answer: expected number or array or string, got boolean/,
+  );
+  assert.match(
+    (await inv(reg, ctx, 'answer', { action: 'update', q_id: q1, answer: 5 })).observation,
+    /no answer to update/,
+  );
+  assert.match(
+    (await inv(reg, ctx, 'answer', { action: 'add', q_id: q1, answer: '5.1' })).observation,
+    /recorded: 5\.1\. 1 of 2/,
+  );
+  assert.match(
+    (await inv(reg, ctx, 'answer', { action: 'add', q_id: q2, answer: '[27.4, 24.9]' })).observation,
+    /recorded: \[27\.4, 24\.9\]/,
+  );
+  assert.match(
+    (await inv(reg, ctx, 'answer', { action: 'update', q_id: q1, answer: [5.2] })).observation,
+    /updated \(was 5\.1\): 5\.2/,
+  );
   assert.equal((await inv(reg, ctx, 'answer', { action: 'view', q_id: q1 })).observation, `${q1}: 5.2`);
-  assert.equal((await inv(reg, ctx, 'answer', { action: 'list' })).observation, `2 of 2 answered:\n${q1}: 5.2\n${q2}: [27.4, 24.9]`);
-  assert.deepEqual(longdaRunState(ctx.state).answers.get(q2), { answer: [27.4, 24.9], raw: '[27.4, 24.9]', stepIndex: 3 });
+  assert.equal(
+    (await inv(reg, ctx, 'answer', { action: 'list' })).observation,
+    `2 of 2 answered:\n${q1}: 5.2\n${q2}: [27.4, 24.9]`,
+  );
+  assert.deepEqual(longdaRunState(ctx.state).answers.get(q2), {
+    answer: [27.4, 24.9],
+    raw: '[27.4, 24.9]',
+    stepIndex: 3,
+  });
 
   await inv(reg, ctx, 'save_code', { code: 'a\nb' });
   assert.equal(longdaRunState(ctx.state).savedCode, 'a\nb');
@@ -86,8 +163,16 @@ test('longda tools: prompt(q_id), notes, answer validation, save_code, final_ans
   assert.match(fin.observation, /2 of 2 questions answered/);
 
   // LongTA enabled_tools: search_doc can be left out, answer cannot
-  assert.deepEqual(createLongdaToolSet(block, { disabledTools: ['search_doc', 'answer'] }).tools.map((t) => t.name).includes('answer'), true);
-  assert.equal(createLongdaToolSet(block, { disabledTools: ['search_doc'] }).tools.some((t) => t.name === 'search_doc'), false);
+  assert.deepEqual(
+    createLongdaToolSet(block, { disabledTools: ['search_doc', 'answer'] })
+      .tools.map((t) => t.name)
+      .includes('answer'),
+    true,
+  );
+  assert.equal(
+    createLongdaToolSet(block, { disabledTools: ['search_doc'] }).tools.some((t) => t.name === 'search_doc'),
+    false,
+  );
 });
 
 test('longda doc tools go through the documentation index, restricted to the block docs', async () => {
@@ -97,7 +182,13 @@ test('longda doc tools go through the documentation index, restricted to the blo
   try {
     const first = block.visible.docs[0]!;
     const root = first.path.slice(0, first.path.length - first.rel.length);
-    const ts = createLongdaToolSet(block, { docs: async () => { const d = await openDocIndex({ root, files: block.visible.docs.map((x) => x.rel), cacheDir: cache }); await d.build(); return d; } });
+    const ts = createLongdaToolSet(block, {
+      docs: async () => {
+        const d = await openDocIndex({ root, files: block.visible.docs.map((x) => x.rel), cacheDir: cache });
+        await d.build();
+        return d;
+      },
+    });
     const reg = new ToolRegistry(ts.tools);
     const ctx = ctxFor(block, ts.buildBlockPrompt(block));
     const doc = block.visible.docs.find((d) => d.rel.endsWith('BMX_J.md'))!.rel;
@@ -112,7 +203,10 @@ test('longda doc tools go through the documentation index, restricted to the blo
     const outside = await inv(reg, ctx, 'read_doc', { doc_path: '../ACS/docs/readme.txt' });
     assert.ok(!/Synthetic ACS extract/.test(outside.observation), outside.observation);
     const noDocs = new ToolRegistry(createLongdaToolSet(block).tools);
-    assert.match((await inv(noDocs, ctx, 'read_doc', { doc_path: doc })).observation, /documentation index is not available/);
+    assert.match(
+      (await inv(noDocs, ctx, 'read_doc', { doc_path: doc })).observation,
+      /documentation index is not available/,
+    );
   } finally {
     rmSync(cache, { recursive: true, force: true });
   }
@@ -134,13 +228,34 @@ test('longda findVariables option: off by default; on, find_variables names vari
   try {
     const first = block.visible.docs[0]!;
     const root = first.path.slice(0, first.path.length - first.rel.length);
-    const ts = createLongdaToolSet(block, { findVariables: true, docs: async () => { const d = await openDocIndex({ root, files: block.visible.docs.map((x) => x.rel), cacheDir: cache }); await d.build(); return d; } });
+    const ts = createLongdaToolSet(block, {
+      findVariables: true,
+      docs: async () => {
+        const d = await openDocIndex({ root, files: block.visible.docs.map((x) => x.rel), cacheDir: cache });
+        await d.build();
+        return d;
+      },
+    });
     const reg = new ToolRegistry(ts.tools);
-    assert.deepEqual(reg.names(), ['prompt', 'read_doc', 'search_doc', 'retriever', 'find_variables', 'notes', 'answer', 'save_code', 'python', 'final_answer']);
+    assert.deepEqual(reg.names(), [
+      'prompt',
+      'read_doc',
+      'search_doc',
+      'retriever',
+      'find_variables',
+      'notes',
+      'answer',
+      'save_code',
+      'python',
+      'final_answer',
+    ]);
     const ctx = ctxFor(block, ts.buildBlockPrompt(block));
     const r = await inv(reg, ctx, 'find_variables', { question: 'average body mass index of adults by sex' });
     assert.ok(!r.isError, r.observation);
-    assert.match(r.observation, /^- BMXBMI \(BMX_L\): Body Mass Index \(kg\/m\*\*2\) — docs\/Examination\/BMX_L\.pdf Page \d+ \[measure\]$/m);
+    assert.match(
+      r.observation,
+      /^- BMXBMI \(BMX_L\): Body Mass Index \(kg\/m\*\*2\) — docs\/Examination\/BMX_L\.pdf Page \d+ \[measure\]$/m,
+    );
     assert.match(r.observation, /^- RIAGENDR \(DEMO_L\): Gender — docs\/Demographics\/DEMO_L\.pdf Page \d+ \[sex\]$/m);
     assert.match(r.observation, /Documentation files to read:\n1\. docs\/Demographics\/DEMO_L\.pdf/);
     assert.match((await inv(reg, ctx, 'find_variables', { question: '  ' })).observation, /needs a question/);
@@ -181,7 +296,12 @@ test('longda doc index (issue 23): the build starts when the run starts, and eac
     const doc = block.visible.docs.find((d) => d.rel.endsWith('BMX_J.md'))!.rel;
     const one = await inv(reg, ctx, 'search_doc', { keyword: 'BMXBMI', doc_path: doc });
     assert.match(one.observation, /Found \d+ match/);
-    assert.deepEqual((one.data as { index: unknown }).index, { waitedFor: `file ${doc}`, waitedMs: (one.data as { index: { waitedMs: number } }).index.waitedMs, filesReady: 1, filesTotal: block.visible.docs.length });
+    assert.deepEqual((one.data as { index: unknown }).index, {
+      waitedFor: `file ${doc}`,
+      waitedMs: (one.data as { index: { waitedMs: number } }).index.waitedMs,
+      filesReady: 1,
+      filesTotal: block.visible.docs.length,
+    });
     await inv(reg, ctx, 'read_doc', { doc_path: doc });
     await inv(reg, ctx, 'search_doc', { keyword: 'BMXBMI' });
     await inv(reg, ctx, 'retriever', { query: 'body mass index' });

@@ -21,10 +21,34 @@ interface Official {
   two_or_more_concepts_accuracy: number | null;
 }
 
-async function score(file: string, extra: string[] = []): Promise<{ summary: Record<string, number | null>; breakdowns: Record<string, Record<string, number>>; counted: number; questions: number; unknownIds: number; options: Record<string, unknown>; preset: string }> {
+async function score(
+  file: string,
+  extra: string[] = [],
+): Promise<{
+  summary: Record<string, number | null>;
+  breakdowns: Record<string, Record<string, number>>;
+  counted: number;
+  questions: number;
+  unknownIds: number;
+  options: Record<string, unknown>;
+  preset: string;
+}> {
   const out: string[] = [];
   const err: string[] = [];
-  const rc = await main(['score', '--native-outputs', join(FIX, file), '--suite', 'dabench', '--root', sharedData('dabench'), '--json', ...extra], { out: (s) => out.push(s), err: (s) => err.push(s), env: {}, cwd: FIX });
+  const rc = await main(
+    [
+      'score',
+      '--native-outputs',
+      join(FIX, file),
+      '--suite',
+      'dabench',
+      '--root',
+      sharedData('dabench'),
+      '--json',
+      ...extra,
+    ],
+    { out: (s) => out.push(s), err: (s) => err.push(s), env: {}, cwd: FIX },
+  );
   assert.equal(rc, 0, err.join(''));
   return JSON.parse(out.join('')) as never;
 }
@@ -32,15 +56,20 @@ async function score(file: string, extra: string[] = []): Promise<{ summary: Rec
 describe('DABench native outputs equal eval_closed_form.py (issue 44)', () => {
   for (const name of ['responses', 'responses-b', 'responses-c']) {
     it(`${name}.jsonl: every metric of the official output, exactly`, async () => {
-      const want = JSON.parse(readFileSync(join(FIX, 'expected', `${name}_evaluation_analysis.json`), 'utf8')) as Official;
+      const want = JSON.parse(
+        readFileSync(join(FIX, 'expected', `${name}_evaluation_analysis.json`), 'utf8'),
+      ) as Official;
       const got = await score(`${name}.jsonl`);
       assert.equal(got.preset, 'official');
       assert.equal(got.options.denominator, 'answered');
-      assert.deepEqual({
-        'Accuracy by Question': got.summary.accuracy_by_question,
-        'Accuracy Proportional by Sub-Question': got.summary.accuracy_proportional_by_sub_question,
-        'Accuracy by Sub-Question': got.summary.accuracy_by_sub_question,
-      }, want.main_results);
+      assert.deepEqual(
+        {
+          'Accuracy by Question': got.summary.accuracy_by_question,
+          'Accuracy Proportional by Sub-Question': got.summary.accuracy_proportional_by_sub_question,
+          'Accuracy by Sub-Question': got.summary.accuracy_by_sub_question,
+        },
+        want.main_results,
+      );
       assert.deepEqual(got.breakdowns.concept_accuracy, want.concept_accuracy_analysis);
       assert.deepEqual(got.breakdowns.concept_count_accuracy, want.concept_count_accuracy_analysis);
       assert.equal(got.summary.concept_count_accuracy_at_least_2, want.two_or_more_concepts_accuracy);

@@ -33,26 +33,58 @@ scoring:
 describe('benchmark manifest: schema errors name file, line and field', () => {
   it('a wrong enum value names its line and field and the allowed values', () => {
     const bad = MINIMAL.replace('scorer: exact', 'scorer: fuzzy');
-    assert.throws(() => parseManifest(bad, 'b/loupe-benchmark.yaml'), (e: unknown) => e instanceof LoupeInputError && e.subject === 'b/loupe-benchmark.yaml:12' && /scoring\.scorer: must be one of "exact", "numeric-tolerance"/.test(e.message));
+    assert.throws(
+      () => parseManifest(bad, 'b/loupe-benchmark.yaml'),
+      (e: unknown) =>
+        e instanceof LoupeInputError &&
+        e.subject === 'b/loupe-benchmark.yaml:12' &&
+        /scoring\.scorer: must be one of "exact", "numeric-tolerance"/.test(e.message),
+    );
   });
   it('an unknown field and a missing one are both reported, each on its line', () => {
     const bad = MINIMAL.replace('  instruction: question\n', '  instrucion: question\n');
-    assert.throws(() => parseManifest(bad, 'm.yaml'), (e: unknown) => e instanceof LoupeInputError && /m\.yaml:4: items: missing required field 'instruction'/.test(e.message) && /m\.yaml:6: items\.instrucion: unknown field 'instrucion'/.test(e.message));
+    assert.throws(
+      () => parseManifest(bad, 'm.yaml'),
+      (e: unknown) =>
+        e instanceof LoupeInputError &&
+        /m\.yaml:4: items: missing required field 'instruction'/.test(e.message) &&
+        /m\.yaml:6: items\.instrucion: unknown field 'instrucion'/.test(e.message),
+    );
   });
   it('JSON manifests get lines too; YAML syntax errors name their line', () => {
     const json = '{\n  "kind": "tiny",\n  "title": 3\n}';
-    assert.throws(() => parseManifest(json, 'loupe-benchmark.json'), (e: unknown) => e instanceof LoupeInputError && /loupe-benchmark\.json:3: title: must be string/.test(e.message));
-    assert.throws(() => parseManifest('kind: [a\ntitle: x', 'x.yaml'), (e: unknown) => e instanceof LoupeInputError && /^x\.yaml:\d+$/.test(e.subject));
+    assert.throws(
+      () => parseManifest(json, 'loupe-benchmark.json'),
+      (e: unknown) => e instanceof LoupeInputError && /loupe-benchmark\.json:3: title: must be string/.test(e.message),
+    );
+    assert.throws(
+      () => parseManifest('kind: [a\ntitle: x', 'x.yaml'),
+      (e: unknown) => e instanceof LoupeInputError && /^x\.yaml:\d+$/.test(e.subject),
+    );
   });
   it('rules the schema cannot say: a regex with the wrong number of groups, a by-field on an undeclared field', () => {
     const re = MINIMAL.replace('scorer: exact', "scorer: regex-extract\n  pattern: '@(\\w+)'");
-    assert.throws(() => parseManifest(re, 'r.yaml'), (e: unknown) => e instanceof LoupeInputError && e.subject === 'r.yaml:13' && /scoring\.pattern: must have exactly two capturing groups/.test(e.message));
+    assert.throws(
+      () => parseManifest(re, 'r.yaml'),
+      (e: unknown) =>
+        e instanceof LoupeInputError &&
+        e.subject === 'r.yaml:13' &&
+        /scoring\.pattern: must have exactly two capturing groups/.test(e.message),
+    );
     const by = MINIMAL + '  aggregations:\n    - { metric: lvl, kind: by-field, field: level }\n';
-    assert.throws(() => parseManifest(by, 'a.yaml'), (e: unknown) => e instanceof LoupeInputError && /scoring\.aggregations\[0\]\.field: 'level' is not one of items\.metadata/.test(e.message));
+    assert.throws(
+      () => parseManifest(by, 'a.yaml'),
+      (e: unknown) =>
+        e instanceof LoupeInputError &&
+        /scoring\.aggregations\[0\]\.field: 'level' is not one of items\.metadata/.test(e.message),
+    );
   });
   it('a folder without a manifest is named', () => {
     const d = mkdtempSync(join(tmpdir(), 'loupe-nomanifest-'));
-    assert.throws(() => readManifest(d), (e: unknown) => e instanceof LoupeInputError && e.subject === d && /no benchmark manifest/.test(e.message));
+    assert.throws(
+      () => readManifest(d),
+      (e: unknown) => e instanceof LoupeInputError && e.subject === d && /no benchmark manifest/.test(e.message),
+    );
     rmSync(d, { recursive: true });
   });
 });
@@ -63,11 +95,19 @@ describe('a small manifest benchmark from scratch (exact scorer, one block per i
   it('loads items, keeps gold hidden and scores exact answers', async () => {
     mkdirSync(join(d, 'bench'));
     writeFileSync(join(d, 'bench', 'loupe-benchmark.yaml'), MINIMAL);
-    writeFileSync(join(d, 'q.jsonl'), '{"id": "a", "question": "Capital of France?", "answer": "Paris"}\n{"id": "b", "question": "2+2?", "answer": 4}\n');
+    writeFileSync(
+      join(d, 'q.jsonl'),
+      '{"id": "a", "question": "Capital of France?", "answer": "Paris"}\n{"id": "b", "question": "2+2?", "answer": 4}\n',
+    );
     const def = manifestBenchmarkAt(join(d, 'bench'));
     const s = await def.load(d, {});
-    assert.deepEqual(s.blocks.map((b) => b.id), ['a', 'b']);
-    assert.deepEqual((s.blocks[1]!.hidden as unknown as { gold: Record<string, unknown> }).gold, { b: { answers: [['answer', '4']] } });
+    assert.deepEqual(
+      s.blocks.map((b) => b.id),
+      ['a', 'b'],
+    );
+    assert.deepEqual((s.blocks[1]!.hidden as unknown as { gold: Record<string, unknown> }).gold, {
+      b: { answers: [['answer', '4']] },
+    });
     assert.ok(!def.taskText(s.blocks[0]!).join('\n').includes('Paris'));
   });
 });
@@ -88,8 +128,23 @@ describe('Python semantics of the DABench scorer', () => {
   });
   it('extract_format: . does not cross a newline; a repeated name keeps its last value', () => {
     assert.deepEqual([...extractNamed('@a[1] @b[x\ny] @a[2]', '@(\\w+)\\[(.*?)\\]')], [['a', '2']]);
-    const r = scoreItem('1', '@x[0.1000004] @y[2]', { answers: [['x', '0.1'], ['y', '3'], ['z', '1']] }, { scorer: 'regex-extract', pattern: '@(\\w+)\\[(.*?)\\]', compare: 'numeric-tolerance', absolute: 1e-6 }, {});
-    assert.deepEqual(r.subs.map((s) => s.correct), [true, false, false]);
+    const r = scoreItem(
+      '1',
+      '@x[0.1000004] @y[2]',
+      {
+        answers: [
+          ['x', '0.1'],
+          ['y', '3'],
+          ['z', '1'],
+        ],
+      },
+      { scorer: 'regex-extract', pattern: '@(\\w+)\\[(.*?)\\]', compare: 'numeric-tolerance', absolute: 1e-6 },
+      {},
+    );
+    assert.deepEqual(
+      r.subs.map((s) => s.correct),
+      [true, false, false],
+    );
     assert.equal(r.correct, false);
   });
 });
@@ -98,21 +153,36 @@ describe('InfiAgent-DABench is a shipped manifest folder (no TypeScript), one re
   it('benchmarks/dabench holds no TypeScript', () => {
     const files = readdirSync(join(repoRoot, 'benchmarks', 'dabench'), { recursive: true }) as string[];
     assert.ok(files.includes('loupe-benchmark.yaml'));
-    assert.deepEqual(files.filter((f) => /\.(ts|js|mjs)$/.test(f)), []);
+    assert.deepEqual(
+      files.filter((f) => /\.(ts|js|mjs)$/.test(f)),
+      [],
+    );
   });
   it('loads 52 blocks, one per table file, 257 questions; the task shows constraints and format, never gold', async () => {
     const def = getBenchmark('dabench');
     assert.equal(def.clusterUnit, 'table file');
     const s = await loadSuite('dabench', sharedData('dabench'));
     assert.equal(s.blocks.length, 52);
-    assert.equal(s.blocks.reduce((n, b) => n + b.items.length, 0), 257);
+    assert.equal(
+      s.blocks.reduce((n, b) => n + b.items.length, 0),
+      257,
+    );
     const b = s.blocks.find((x) => x.id === 'test_ave.csv')!;
-    assert.deepEqual(b.visible.data.map((f) => f.rel), ['data/test_ave.csv']);
+    assert.deepEqual(
+      b.visible.data.map((f) => f.rel),
+      ['data/test_ave.csv'],
+    );
     const task = def.taskText(b).join('\n');
     assert.match(task, /Constraints: Calculate the mean fare using Python's built-in statistics module/);
     assert.match(task, /Answer format: @mean_fare\[mean_fare_value\]/);
     assert.ok(!task.includes('34.65'));
     assert.ok(b.hidden.files.some((f) => f.endsWith('da-dev-labels.jsonl')));
-    assert.deepEqual(def.scoreOptions.map((o) => [o.name, o.presets]), [['denominator', { official: 'answered', paper: 'all' }], ['round', undefined]]);
+    assert.deepEqual(
+      def.scoreOptions.map((o) => [o.name, o.presets]),
+      [
+        ['denominator', { official: 'answered', paper: 'all' }],
+        ['round', undefined],
+      ],
+    );
   });
 });

@@ -39,7 +39,9 @@ describe('python scorer module in the sandbox', () => {
     const port = (server.address() as { port: number }).port;
     mkdirSync(join(d, 'b'));
     writeFileSync(join(d, 'b', 'loupe-benchmark.yaml'), MANIFEST);
-    writeFileSync(join(d, 'b', 'scorer.py'), `import socket
+    writeFileSync(
+      join(d, 'b', 'scorer.py'),
+      `import socket
 def score(items):
     try:
         socket.create_connection(("127.0.0.1", ${port}), timeout=2).close()
@@ -54,13 +56,40 @@ def score(items):
     if escaped:
         raise SystemExit("escaped: " + escaped)
     return [{"answer": i["response"].strip().lower() == i["gold"][0][1].lower()} for i in items]
-`);
-    writeFileSync(join(d, 'b', 'q.jsonl'), '{"id": 1, "question": "Colour of the sky?", "answer": "Blue"}\n{"id": 2, "question": "Colour of grass?", "answer": "green"}\n{"id": 3, "question": "Colour of snow?", "answer": "white"}\n');
-    writeFileSync(join(d, 'responses.jsonl'), '{"id": 1, "response": " blue "}\n{"id": 2, "response": "red"}\n{"id": 3, "response": ""}\n');
+`,
+    );
+    writeFileSync(
+      join(d, 'b', 'q.jsonl'),
+      '{"id": 1, "question": "Colour of the sky?", "answer": "Blue"}\n{"id": 2, "question": "Colour of grass?", "answer": "green"}\n{"id": 3, "question": "Colour of snow?", "answer": "white"}\n',
+    );
+    writeFileSync(
+      join(d, 'responses.jsonl'),
+      '{"id": 1, "response": " blue "}\n{"id": 2, "response": "red"}\n{"id": 3, "response": ""}\n',
+    );
     const def = manifestBenchmarkAt(join(d, 'b'));
-    const r = await def.importNativeOutputs!.score({ paths: [join(d, 'responses.jsonl')], root: join(d, 'b'), inputs: {}, judge: () => { throw new Error('no judge'); }, raw: {}, preset: 'official' });
-    const j = r.json as { summary: { accuracy: number }; counted: number; items: Array<{ id: string; correct: boolean; answered: boolean }> };
-    assert.deepEqual(j.items.map((i) => [i.id, i.answered, i.correct]), [['1', true, true], ['2', true, false], ['3', false, false]]);
+    const r = await def.importNativeOutputs!.score({
+      paths: [join(d, 'responses.jsonl')],
+      root: join(d, 'b'),
+      inputs: {},
+      judge: () => {
+        throw new Error('no judge');
+      },
+      raw: {},
+      preset: 'official',
+    });
+    const j = r.json as {
+      summary: { accuracy: number };
+      counted: number;
+      items: Array<{ id: string; correct: boolean; answered: boolean }>;
+    };
+    assert.deepEqual(
+      j.items.map((i) => [i.id, i.answered, i.correct]),
+      [
+        ['1', true, true],
+        ['2', true, false],
+        ['3', false, false],
+      ],
+    );
     assert.equal(j.counted, 3); // no denominator in the manifest: all questions
     assert.equal(j.summary.accuracy, 1 / 3);
     assert.equal(existsSync(join(d, 'b', 'scorer.py.written')), false);
@@ -68,13 +97,26 @@ def score(items):
 
   it('a module past its time limit is stopped and named', async () => {
     writeFileSync(join(d, 'slow.py'), 'def score(items):\n    while True:\n        pass\n');
-    await assert.rejects(scoreWithPython(join(d, 'slow.py'), [{ id: '1', response: 'x', gold: { answers: [['answer', 'x']] }, metadata: {} }], { timeoutSeconds: 2 }),
-      (e: unknown) => e instanceof LoupeInputError && e.subject === join(d, 'slow.py') && /time limit \(2 s\)/.test(e.message));
+    await assert.rejects(
+      scoreWithPython(
+        join(d, 'slow.py'),
+        [{ id: '1', response: 'x', gold: { answers: [['answer', 'x']] }, metadata: {} }],
+        { timeoutSeconds: 2 },
+      ),
+      (e: unknown) =>
+        e instanceof LoupeInputError && e.subject === join(d, 'slow.py') && /time limit \(2 s\)/.test(e.message),
+    );
   });
 
   it('a module returning the wrong shape is named', async () => {
     writeFileSync(join(d, 'bad.py'), 'def score(items):\n    return [1]\n');
-    await assert.rejects(scoreWithPython(join(d, 'bad.py'), [{ id: '1', response: 'x', gold: { answers: [['answer', 'x']] }, metadata: {} }], { timeoutSeconds: 20 }),
-      (e: unknown) => e instanceof LoupeInputError && /must be a bool or \{name: bool\}/.test(e.message));
+    await assert.rejects(
+      scoreWithPython(
+        join(d, 'bad.py'),
+        [{ id: '1', response: 'x', gold: { answers: [['answer', 'x']] }, metadata: {} }],
+        { timeoutSeconds: 20 },
+      ),
+      (e: unknown) => e instanceof LoupeInputError && /must be a bool or \{name: bool\}/.test(e.message),
+    );
   });
 });

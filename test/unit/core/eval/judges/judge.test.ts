@@ -18,7 +18,12 @@ import {
 import { judgementStoreOf } from '../../../../../src/core/eval/store.ts';
 import { openStore } from '../../../../../src/core/store/run-store.ts';
 import { LoupeInputError } from '../../../../../src/core/util/errors.ts';
-import { startScriptedLlm, type ChatRequestBody, type ScriptedLlm, type ScriptedReply } from '../../../../helpers/scripted-llm.ts';
+import {
+  startScriptedLlm,
+  type ChatRequestBody,
+  type ScriptedLlm,
+  type ScriptedReply,
+} from '../../../../helpers/scripted-llm.ts';
 
 /** Replies by looking at the request: the first user message decides the verdict. */
 let firstReply: (req: ChatRequestBody) => ScriptedReply = () => ({ content: '{}' });
@@ -57,10 +62,17 @@ describe('eval/judges LLM judge', () => {
 
   it('asks again once when the reply is not valid for the schema', async () => {
     firstReply = () => ({ content: 'I think they match.' });
-    retryReply = () => ({ content: '```json\n{"label": "CORRECT_INFO", "supporting": [1], "contradicting": [], "evidence": "female", "reasoning": "ok"}\n```' });
+    retryReply = () => ({
+      content:
+        '```json\n{"label": "CORRECT_INFO", "supporting": [1], "contradicting": [], "evidence": "female", "reasoning": "ok"}\n```',
+    });
     const judge = new LlmJudge({ baseUrl: srv.baseUrl, model: 'judge-m', maxRetries: 0 }, new MemoryJudgementStore());
     const n0 = srv.requests.length;
-    const j = await judge.judge('checklist-support', { question: 'Sex?', answer: 'Female', insights: ['Age 70', 'The patient is a woman'] });
+    const j = await judge.judge('checklist-support', {
+      question: 'Sex?',
+      answer: 'Female',
+      insights: ['Age 70', 'The patient is a woman'],
+    });
     assert.equal(srv.requests.length, n0 + 2);
     assert.equal(j.status, 'done');
     assert.equal(j.verdict!.label, 'CORRECT_INFO');
@@ -72,7 +84,11 @@ describe('eval/judges LLM judge', () => {
     firstReply = () => ({ content: '{"label": "correct_info", "supporting": ["0"], "contradicting": []}' });
     const judge = new LlmJudge({ baseUrl: srv.baseUrl, model: 'judge-m', maxRetries: 0 }, new MemoryJudgementStore());
     const n0 = srv.requests.length;
-    const j = await judge.judge('checklist-support', { question: 'Sex?', answer: 'Female', insights: ['She is a woman'] });
+    const j = await judge.judge('checklist-support', {
+      question: 'Sex?',
+      answer: 'Female',
+      insights: ['She is a woman'],
+    });
     assert.equal(srv.requests.length, n0 + 1);
     assert.deepEqual([j.verdict!.label, j.verdict!.supporting], ['CORRECT_INFO', [0]]);
   });
@@ -89,13 +105,25 @@ describe('eval/judges LLM judge', () => {
     firstReply = () => ({ content: '{"label": "INSUFFICIENT_INFO"}' });
     const j2 = await judge.judge('checklist-support', { question: 'Q', answer: 'A', report: 'something else' });
     assert.equal(j2.status, 'done');
-    assert.deepEqual(tallyJudgements([j, j2]), { judgeIds: ['llm:judge-m'], done: 1, pending: 0, errors: 1, cached: 0, exact: 0 });
+    assert.deepEqual(tallyJudgements([j, j2]), {
+      judgeIds: ['llm:judge-m'],
+      done: 1,
+      pending: 0,
+      errors: 1,
+      cached: 0,
+      exact: 0,
+    });
   });
 
   it('reads a 1–5 rating from a non-JSON reply ("therefore, the rating is: 4/5")', async () => {
     firstReply = () => ({ content: 'Covers most sections. Therefore, the rating is: 4/5' });
     const judge = new LlmJudge({ baseUrl: srv.baseUrl, model: 'judge-m', maxRetries: 0 }, new MemoryJudgementStore());
-    const j = await judge.judge('checklist-score', { instruction: 'Write a brief', response: 'Report…', criterion: 'Has a key findings section', rubric: ['none', 'a', 'b', 'c', 'all'] });
+    const j = await judge.judge('checklist-score', {
+      instruction: 'Write a brief',
+      response: 'Report…',
+      criterion: 'Has a key findings section',
+      rubric: ['none', 'a', 'b', 'c', 'all'],
+    });
     assert.equal(j.verdict!.score, 4);
     assert.equal(extractRating('the rating is: 1/5'), 1);
     assert.equal(extractRating('therefore, the rating is: 6'), undefined);
@@ -107,13 +135,20 @@ describe('eval/judges LLM judge', () => {
     const j = await judge.judge('semantic-match', { kind: 'model', a: 'Linear Regression', b: 'linear regression ' });
     assert.equal(j.judgeId, 'exact');
     assert.equal(j.verdict!.match, true);
-    const c = await judge.judge('checklist-support', { question: 'Sex?', answer: 'Female', insights: ['x', 'female.'] });
+    const c = await judge.judge('checklist-support', {
+      question: 'Sex?',
+      answer: 'Female',
+      insights: ['x', 'female.'],
+    });
     assert.deepEqual(c.verdict!.supporting, [1]);
     assert.equal(srv.requests.length, n0);
   });
 
   it('returns an error judgement when the endpoint is down', async () => {
-    const judge = new LlmJudge({ baseUrl: 'http://127.0.0.1:9/v1', model: 'm', maxRetries: 0, timeoutMs: 2000 }, new MemoryJudgementStore());
+    const judge = new LlmJudge(
+      { baseUrl: 'http://127.0.0.1:9/v1', model: 'm', maxRetries: 0, timeoutMs: 2000 },
+      new MemoryJudgementStore(),
+    );
     const j = await judge.judge('claim-support', { claim: 'Obesity was 40.3%', sources: 'table' });
     assert.equal(j.status, 'error');
     assert.match(j.error!, /model call failed/);
@@ -125,12 +160,18 @@ describe('eval/judges LLM judge', () => {
       firstReply = () => ({ content: '{"supported": false, "reason": "not in sources"}' });
       const file = join(dir, 'runs.sqlite');
       const s1 = openStore(file);
-      const j1 = await new LlmJudge({ baseUrl: srv.baseUrl, model: 'judge-m', maxRetries: 0 }, judgementStoreOf(s1)).judge('claim-support', { claim: 'X rose 3%', sources: 'X fell' }, { runId: 'r1' });
+      const j1 = await new LlmJudge(
+        { baseUrl: srv.baseUrl, model: 'judge-m', maxRetries: 0 },
+        judgementStoreOf(s1),
+      ).judge('claim-support', { claim: 'X rose 3%', sources: 'X fell' }, { runId: 'r1' });
       s1.close();
       const n0 = srv.requests.length;
       const s2 = openStore(file);
       const store2 = judgementStoreOf(s2);
-      const j2 = await new LlmJudge({ baseUrl: srv.baseUrl, model: 'judge-m', maxRetries: 0 }, store2).judge('claim-support', { claim: 'X rose 3%', sources: 'X fell' });
+      const j2 = await new LlmJudge({ baseUrl: srv.baseUrl, model: 'judge-m', maxRetries: 0 }, store2).judge(
+        'claim-support',
+        { claim: 'X rose 3%', sources: 'X fell' },
+      );
       assert.equal(srv.requests.length, n0);
       assert.equal(j2.cached, true);
       assert.deepEqual(j2.verdict, j1.verdict);
@@ -165,7 +206,10 @@ describe('eval/judges human and exact-only judges', () => {
   });
 
   it('callback judge caches by input', async () => {
-    const cb = new CallbackJudge('scripted', (task) => (task === 'hallucination' ? { hallucinated: true, reason: 'r' } : undefined) as never);
+    const cb = new CallbackJudge(
+      'scripted',
+      (task) => (task === 'hallucination' ? { hallucinated: true, reason: 'r' } : undefined) as never,
+    );
     await cb.judge('hallucination', { insight: 'i', evidence: 'e' });
     await cb.judge('hallucination', { insight: 'i', evidence: 'e' });
     assert.equal(cb.calls, 1);
@@ -174,7 +218,13 @@ describe('eval/judges human and exact-only judges', () => {
 
 describe('eval/judges schema helpers', () => {
   it('validates the schema subset and extracts JSON', () => {
-    assert.deepEqual(validateSchema({ score: 7 }, { type: 'object', required: ['score', 'reason'], properties: { score: { type: 'integer', maximum: 5 } } }), ['$.reason: is required', '$.score: must be ≤ 5']);
+    assert.deepEqual(
+      validateSchema(
+        { score: 7 },
+        { type: 'object', required: ['score', 'reason'], properties: { score: { type: 'integer', maximum: 5 } } },
+      ),
+      ['$.reason: is required', '$.score: must be ≤ 5'],
+    );
     assert.deepEqual(extractJson('Sure: {"a": "}"} trailing'), { a: '}' });
     assert.equal(extractJson('no json'), undefined);
   });

@@ -6,17 +6,29 @@ import { formatDuration, TimeOnTaskTracker, type Clock } from '../../../../../sr
 const MIN = 60_000;
 
 function fakeClock(): Clock & { t: number; tick(ms: number): void } {
-  return { t: 1_000_000, now() { return this.t; }, tick(ms: number) { this.t += ms; } };
+  return {
+    t: 1_000_000,
+    now() {
+      return this.t;
+    },
+    tick(ms: number) {
+      this.t += ms;
+    },
+  };
 }
 
 test('time on task: a gap over the idle threshold is excluded from active time but not wall time', () => {
   const c = fakeClock();
   const t = new TimeOnTaskTracker(c, 5 * MIN);
   t.resume();
-  c.tick(2 * MIN); t.activity(); // active 2
-  c.tick(5 * MIN); t.activity(); // exactly the threshold: active, 7
-  c.tick(30 * MIN); t.activity(); // idle: excluded
-  c.tick(1 * MIN); t.activity(); // active 8
+  c.tick(2 * MIN);
+  t.activity(); // active 2
+  c.tick(5 * MIN);
+  t.activity(); // exactly the threshold: active, 7
+  c.tick(30 * MIN);
+  t.activity(); // idle: excluded
+  c.tick(1 * MIN);
+  t.activity(); // active 8
   const s = t.snapshot();
   assert.equal(s.wallMs, 38 * MIN);
   assert.equal(s.activeMs, 8 * MIN);
@@ -28,18 +40,29 @@ test('time on task: paused time counts neither wall nor active; a resumed sessio
   const c = fakeClock();
   const t = new TimeOnTaskTracker(c, 5 * MIN);
   t.resume();
-  c.tick(3 * MIN); t.activity();
-  c.tick(1 * MIN); t.pause();
+  c.tick(3 * MIN);
+  t.activity();
+  c.tick(1 * MIN);
+  t.pause();
   c.tick(24 * 60 * MIN); // the next day
   t.resume();
-  c.tick(2 * MIN); t.activity();
-  c.tick(10 * MIN); t.pause(); // trailing idle gap at pause: excluded
+  c.tick(2 * MIN);
+  t.activity();
+  c.tick(10 * MIN);
+  t.pause(); // trailing idle gap at pause: excluded
   const s = t.snapshot();
   assert.deepEqual(s, { wallMs: 16 * MIN, activeMs: 6 * MIN, idleMs: 10 * MIN, idleThresholdMs: 5 * MIN, sessions: 2 });
   const again = new TimeOnTaskTracker(c, 5 * MIN, s);
   again.activity(); // resumes
-  c.tick(1 * MIN); again.activity();
-  assert.deepEqual(again.snapshot(), { wallMs: 17 * MIN, activeMs: 7 * MIN, idleMs: 10 * MIN, idleThresholdMs: 5 * MIN, sessions: 3 });
+  c.tick(1 * MIN);
+  again.activity();
+  assert.deepEqual(again.snapshot(), {
+    wallMs: 17 * MIN,
+    activeMs: 7 * MIN,
+    idleMs: 10 * MIN,
+    idleThresholdMs: 5 * MIN,
+    sessions: 3,
+  });
 });
 
 test('time on task: the open session is counted up to now; a bad threshold is refused', () => {

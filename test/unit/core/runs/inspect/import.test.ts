@@ -7,14 +7,20 @@ import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { main } from '../../../../../src/cli/main.ts';
 import { importInspectLog } from '../../../../../src/core/runs/inspect/import.ts';
-import { readInspectLog, type InspectMessage, type InspectSample } from '../../../../../src/core/runs/inspect/read-log.ts';
+import {
+  readInspectLog,
+  type InspectMessage,
+  type InspectSample,
+} from '../../../../../src/core/runs/inspect/read-log.ts';
 import { openStore } from '../../../../../src/core/store/run-store.ts';
 import type { RunStore } from '../../../../../src/core/store/types.ts';
 import { LoupeInputError } from '../../../../../src/core/util/errors.ts';
 import { sharedData } from '../../../../helpers/shared.ts';
 
 const DIR = sharedData('inspect-logs');
-const LOGS = readdirSync(DIR).filter((f) => /\.(eval|json)$/.test(f)).sort();
+const LOGS = readdirSync(DIR)
+  .filter((f) => /\.(eval|json)$/.test(f))
+  .sort();
 
 /** Expected steps of a sample, counted independently of the importer: one per assistant message, plus one per tool message answering no earlier assistant's call. */
 function expectedSteps(msgs: InspectMessage[]): { steps: number; toolCalls: number; toolErrors: number } {
@@ -25,10 +31,16 @@ function expectedSteps(msgs: InspectMessage[]): { steps: number; toolCalls: numb
   for (const m of msgs) {
     if (m.role === 'assistant') {
       steps++;
-      for (const c of m.tool_calls ?? []) { calls.add(c.id); toolCalls++; }
+      for (const c of m.tool_calls ?? []) {
+        calls.add(c.id);
+        toolCalls++;
+      }
     } else if (m.role === 'tool') {
       if (m.error) toolErrors++;
-      if (!m.tool_call_id || !calls.delete(m.tool_call_id)) { steps++; toolCalls++; }
+      if (!m.tool_call_id || !calls.delete(m.tool_call_id)) {
+        steps++;
+        toolCalls++;
+      }
     }
   }
   return { steps, toolCalls, toolErrors };
@@ -36,7 +48,13 @@ function expectedSteps(msgs: InspectMessage[]): { steps: number; toolCalls: numb
 
 async function samplesOf(file: string): Promise<InspectSample[]> {
   const out: InspectSample[] = [];
-  await readInspectLog(file, async () => {}, async (s) => { out.push(s); });
+  await readInspectLog(
+    file,
+    async () => {},
+    async (s) => {
+      out.push(s);
+    },
+  );
   return out;
 }
 
@@ -80,12 +98,32 @@ describe('Inspect log import (real logs)', () => {
         assert.equal(steps.flatMap((x) => x.toolCalls).length, want.toolCalls);
         assert.equal(steps.flatMap((x) => x.toolCalls).filter((c) => c.isError).length, want.toolErrors);
         // assistant text in order
-        const texts = s.messages.filter((m) => m.role === 'assistant').map((m) => (typeof m.content === 'string' ? m.content : m.content.filter((p) => p.type === 'text').map((p) => p.text).join('\n')));
-        assert.deepEqual(steps.filter((x) => x.assistant.content !== null).map((x) => x.assistant.content), texts);
+        const texts = s.messages
+          .filter((m) => m.role === 'assistant')
+          .map((m) =>
+            typeof m.content === 'string'
+              ? m.content
+              : m.content
+                  .filter((p) => p.type === 'text')
+                  .map((p) => p.text)
+                  .join('\n'),
+          );
+        assert.deepEqual(
+          steps.filter((x) => x.assistant.content !== null).map((x) => x.assistant.content),
+          texts,
+        );
         const scores = await store.scores.list(run.id);
-        assert.deepEqual(scores.map((x) => x.judgeId).sort(), Object.keys(s.scores ?? {}).map((k) => `inspect:${k}`).sort());
+        assert.deepEqual(
+          scores.map((x) => x.judgeId).sort(),
+          Object.keys(s.scores ?? {})
+            .map((k) => `inspect:${k}`)
+            .sort(),
+        );
         for (const sc of scores) assert.deepEqual(sc.summary.value, s.scores![String(sc.options.scorer)]!.value);
-        const used = Object.values(s.model_usage ?? {}).reduce((a, u) => a + (u.input_tokens ?? 0) + (u.output_tokens ?? 0), 0);
+        const used = Object.values(s.model_usage ?? {}).reduce(
+          (a, u) => a + (u.input_tokens ?? 0) + (u.output_tokens ?? 0),
+          0,
+        );
         if (used) assert.equal((run.tokens?.input ?? 0) + (run.tokens?.output ?? 0), used, 'token use kept');
       }
     });
@@ -108,7 +146,10 @@ describe('Inspect log import (real logs)', () => {
     const got = (await store.artefacts.get(id, arts[0]!.path))!;
     assert.ok(got.bytes.length > 100);
     const prompt = ((await store.getRun(id))!.params.inspect as { prompt: Array<{ content: string }> }).prompt;
-    assert.ok(prompt.some((m) => m.content.includes(`[image: ${arts[0]!.path}]`)), JSON.stringify(prompt).slice(0, 300));
+    assert.ok(
+      prompt.some((m) => m.content.includes(`[image: ${arts[0]!.path}]`)),
+      JSON.stringify(prompt).slice(0, 300),
+    );
     assert.ok(!JSON.stringify(prompt).includes('attachment://'));
   });
 
@@ -123,8 +164,14 @@ describe('Inspect log import (real logs)', () => {
     assert.ok(n >= LOGS.length);
     assert.equal(await main(['import', 'inspect', DIR, '--store', st, '--json'], io), 0, out.join(''));
     const second = JSON.parse(out.pop()!) as Array<{ imported: string[]; skipped: string[] }>;
-    assert.equal(second.reduce((a, r) => a + r.imported.length, 0), 0);
-    assert.equal(second.reduce((a, r) => a + r.skipped.length, 0), n);
+    assert.equal(
+      second.reduce((a, r) => a + r.imported.length, 0),
+      0,
+    );
+    assert.equal(
+      second.reduce((a, r) => a + r.skipped.length, 0),
+      n,
+    );
     const s2 = await openStore(st);
     try {
       assert.equal((await s2.listRuns()).length, n);
@@ -145,7 +192,13 @@ describe('Inspect log import (real logs)', () => {
     execFileSync('zip', ['-q', '-r', bad, '.'], { cwd: work });
     const st = await openStore(join(tmp, 'corrupt.sqlite'));
     try {
-      await assert.rejects(importInspectLog(st, bad, { runsRoot: tmp }), (e: Error) => e instanceof LoupeInputError && /samples\/2_epoch_1\.json: messages\[1\]\.role/.test(e.message) && /wizard/.test(e.message));
+      await assert.rejects(
+        importInspectLog(st, bad, { runsRoot: tmp }),
+        (e: Error) =>
+          e instanceof LoupeInputError &&
+          /samples\/2_epoch_1\.json: messages\[1\]\.role/.test(e.message) &&
+          /wizard/.test(e.message),
+      );
       assert.equal((await st.listRuns()).length, 2, 'the samples of id 1 were imported before the corrupt one');
       // truncated JSON in a member
       writeFileSync(member, '{"id": 2, "epoch": 1, "messages": [');

@@ -5,18 +5,37 @@
  */
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { columnGraph, expandGraph, pathGraphsFromLeaf, POST_GROUPBY, type TSpec } from '../../../../../../src/core/benchmarks/blade/eval/dataflow.ts';
+import {
+  columnGraph,
+  expandGraph,
+  pathGraphsFromLeaf,
+  POST_GROUPBY,
+  type TSpec,
+} from '../../../../../../src/core/benchmarks/blade/eval/dataflow.ts';
 
-const S = (id: string, name: string, verb: string, deps: string[][], mapping: [string[], string][] = []): TSpec => ({ id, name, verb, code: '', mapping, branches: deps });
+const S = (id: string, name: string, verb: string, deps: string[][], mapping: [string[], string][] = []): TSpec => ({
+  id,
+  name,
+  verb,
+  code: '',
+  mapping,
+  branches: deps,
+});
 const ORIG = ['O1', 'O2', 'O3', 'O4'];
 const ROOT = S('ROOT', 'ROOT', '', []);
 const GROUPBY = S('GROUPBY', 'GROUPBY', 'groupby', [['ROOT']]);
-const PG = S('POST_GROUPBY', 'POST_GROUPBY', POST_GROUPBY, [['GROUPBY']], [
-  [['O1'], 'col1'],
-  [['O2'], 'col2'],
-  [['O3'], 'col3'],
-  [['O4'], 'col4'],
-]);
+const PG = S(
+  'POST_GROUPBY',
+  'POST_GROUPBY',
+  POST_GROUPBY,
+  [['GROUPBY']],
+  [
+    [['O1'], 'col1'],
+    [['O2'], 'col2'],
+    [['O3'], 'col3'],
+    [['O4'], 'col4'],
+  ],
+);
 
 const TEST_SPECS = [
   ROOT,
@@ -25,10 +44,16 @@ const TEST_SPECS = [
   S('F1', 'Filter1', 'filter', [['POST_GROUPBY']]),
   S('C', 'C', 'derive', [['F1']], [[['col1', 'col2'], 'col5']]),
   S('D', 'D', 'derive', [['F1']], [[['col3', 'col4'], 'col6']]),
-  S('E', 'E', 'derive', [['C', 'D']], [
-    [['col5', 'col6'], 'col7'],
-    [['col6'], 'col8'],
-  ]),
+  S(
+    'E',
+    'E',
+    'derive',
+    [['C', 'D']],
+    [
+      [['col5', 'col6'], 'col7'],
+      [['col6'], 'col8'],
+    ],
+  ),
   S('F2', 'Filter2', 'filter', [['E']]),
   S('G', 'G', 'derive', [['F2']], [[['col5', 'col8'], 'col9']]),
 ];
@@ -58,7 +83,12 @@ const RESULT2_COLSG = {
   O2__GROUPBY: { col2__POST_GROUPBY__post_groupby_col2: d('data') },
   O4__GROUPBY: { col4__POST_GROUPBY__post_groupby_col4: d('data') },
   col1__POST_GROUPBY__post_groupby_col1: { col1__F2: d('data') },
-  col2__POST_GROUPBY__post_groupby_col2: { col2__F2: d('input + data'), col1__F2: d('input'), col3__F2: d('input'), col4__F2: d('input') },
+  col2__POST_GROUPBY__post_groupby_col2: {
+    col2__F2: d('input + data'),
+    col1__F2: d('input'),
+    col3__F2: d('input'),
+    col4__F2: d('input'),
+  },
   col3__POST_GROUPBY__post_groupby_col3: { col3__F2: d('data') },
   col4__POST_GROUPBY__post_groupby_col4: { col4__F2: d('data') },
   col4__F2: { col4__F1: d('data') },
@@ -73,7 +103,12 @@ const RESULT2_COLSG = {
 };
 const RESULT2_EX_G = {
   ROOT: { GROUPBY: {} },
-  GROUPBY: { POST_GROUPBY__post_groupby_col1: {}, POST_GROUPBY__post_groupby_col2: {}, POST_GROUPBY__post_groupby_col3: {}, POST_GROUPBY__post_groupby_col4: {} },
+  GROUPBY: {
+    POST_GROUPBY__post_groupby_col1: {},
+    POST_GROUPBY__post_groupby_col2: {},
+    POST_GROUPBY__post_groupby_col3: {},
+    POST_GROUPBY__post_groupby_col4: {},
+  },
   POST_GROUPBY__post_groupby_col1: { F2: {} },
   POST_GROUPBY__post_groupby_col2: { F2: {} },
   POST_GROUPBY__post_groupby_col3: { F2: {} },
@@ -82,7 +117,12 @@ const RESULT2_EX_G = {
   F1: { C__derive_col5: {} },
   C__derive_col5: {},
 };
-const RESULT3_EX_G = { ROOT: { F1: {} }, F1: { Impute__impute_O2: {}, C__derive_col5: {} }, Impute__impute_O2: { C__derive_col5: {} }, C__derive_col5: {} };
+const RESULT3_EX_G = {
+  ROOT: { F1: {} },
+  F1: { Impute__impute_O2: {}, C__derive_col5: {} },
+  Impute__impute_O2: { C__derive_col5: {} },
+  C__derive_col5: {},
+};
 const RESULT3_COLSG = {
   O4__ROOT: { O4__F1: d('data') },
   O1__ROOT: { O1__F1: d('input + data'), O2__F1: d('input'), O3__F1: d('input'), O4__F1: d('input') },
@@ -122,7 +162,14 @@ describe('BLADE expansion and column graphs (tests/test_transform_eval.py::TestP
 
   it('test_graph_hash_on_same_graph_but_diff_transform: exact path, expanded and column graph (with input edges)', () => {
     const { path, ex, cols } = build(TEST_SPECS2, 'C', true);
-    assert.deepEqual(path.toDictOfDicts(), { C: {}, F1: { C: {} }, F2: { C: {} }, POST_GROUPBY: { F2: {}, F1: {} }, GROUPBY: { POST_GROUPBY: {} }, ROOT: { GROUPBY: {} } });
+    assert.deepEqual(path.toDictOfDicts(), {
+      C: {},
+      F1: { C: {} },
+      F2: { C: {} },
+      POST_GROUPBY: { F2: {}, F1: {} },
+      GROUPBY: { POST_GROUPBY: {} },
+      ROOT: { GROUPBY: {} },
+    });
     assert.deepEqual(ex.g.toDictOfDicts(), RESULT2_EX_G);
     assert.deepEqual(cols.toDictOfDicts(), RESULT2_COLSG);
   });

@@ -1,19 +1,61 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { aggregateBlade, bladeMetricBars, f1, parseMcqAnswer, quantile, scoreBladeMcqs, seededRandom, zeroRun, type BladeDatasetRuns, type McqAnswer, type BladeRunMetrics } from '../../../../../../src/core/benchmarks/blade/eval/metrics.ts';
+import {
+  aggregateBlade,
+  bladeMetricBars,
+  f1,
+  parseMcqAnswer,
+  quantile,
+  scoreBladeMcqs,
+  seededRandom,
+  zeroRun,
+  type BladeDatasetRuns,
+  type McqAnswer,
+  type BladeRunMetrics,
+} from '../../../../../../src/core/benchmarks/blade/eval/metrics.ts';
 import { parseBladeMcqs } from '../../../../../../src/core/benchmarks/blade/annotations.ts';
 import { sharedData } from '../../../../../helpers/shared.ts';
 
-function run(p: { cvar: [string[], number]; model: [string[], number]; mc: [string[], number]; tv: [string[], number]; tg: [string[], number] }, status: BladeRunMetrics['status'] = 'ok'): BladeRunMetrics {
-  const m = ([items, precision]: [string[], number]) => ({ gtItems: items, gtNames: items, precision, matched: 0, denominator: 0 });
-  return { status, metrics: { cvar: m(p.cvar), model: m(p.model), modelCvar: m(p.mc), transformValue: m(p.tv), transformGraph: m(p.tg) } };
+function run(
+  p: {
+    cvar: [string[], number];
+    model: [string[], number];
+    mc: [string[], number];
+    tv: [string[], number];
+    tg: [string[], number];
+  },
+  status: BladeRunMetrics['status'] = 'ok',
+): BladeRunMetrics {
+  const m = ([items, precision]: [string[], number]) => ({
+    gtItems: items,
+    gtNames: items,
+    precision,
+    matched: 0,
+    denominator: 0,
+  });
+  return {
+    status,
+    metrics: {
+      cvar: m(p.cvar),
+      model: m(p.model),
+      modelCvar: m(p.mc),
+      transformValue: m(p.tv),
+      transformGraph: m(p.tg),
+    },
+  };
 }
 
 const gt = { numCvars: 4, numMspecs: 3, numMspecsUnique: 2, numTspecs: 5 };
 const runs = [
   run({ cvar: [['c1', 'c2'], 0.5], model: [['m1'], 1], mc: [[], 0], tv: [['t1', 't2'], 1], tg: [['t1'], 0.5] }),
   run({ cvar: [['c2', 'c3'], 1], model: [[], 0], mc: [[], 0], tv: [['t3'], 0.5], tg: [[], 0] }),
-  run({ cvar: [['c4'], 1], model: [['m2'], 1], mc: [['x'], 1], tv: [['t1', 't2', 't3', 't4', 't5'], 1], tg: [['t1', 't2', 't3', 't4', 't5'], 1] }),
+  run({
+    cvar: [['c4'], 1],
+    model: [['m2'], 1],
+    mc: [['x'], 1],
+    tv: [['t1', 't2', 't3', 't4', 't5'], 1],
+    tg: [['t1', 't2', 't3', 't4', 't5'], 1],
+  }),
 ];
 const DS: BladeDatasetRuns[] = [{ dataset: 'A', gt, runs }];
 const close = (a: number, b: number, eps = 1e-12) => assert.ok(Math.abs(a - b) < eps, `${a} ≠ ${b}`);
@@ -36,10 +78,17 @@ describe('BLADE aggregation (spec §1.4.8)', () => {
     close(r.weights.modelCvar, 2 / 13);
     close(r.weights.transformValue, 2.5 / 13);
     const F = r.point.perType;
-    close(r.point.weightedF1, (4 * F.cvar.f1 + 2 * F.model.f1 + 2 * F.modelCvar.f1 + 2.5 * F.transformValue.f1 + 2.5 * F.transformGraph.f1) / 13);
+    close(
+      r.point.weightedF1,
+      (4 * F.cvar.f1 + 2 * F.model.f1 + 2 * F.modelCvar.f1 + 2.5 * F.transformValue.f1 + 2.5 * F.transformGraph.f1) /
+        13,
+    );
     assert.equal(r.options.k, 2);
     assert.deepEqual(r.warnings, []);
-    assert.ok(aggregateBlade(DS, { k: 10, samples: 2 }).warnings.some((w) => /k=10/.test(w)), 'warns that BLADE needs more than k runs');
+    assert.ok(
+      aggregateBlade(DS, { k: 10, samples: 2 }).warnings.some((w) => /k=10/.test(w)),
+      'warns that BLADE needs more than k runs',
+    );
   });
 
   it('§1.7 #4: the unweighted score is (cvar + model + model_cvar + ½ graph + ½ value)/4, not "+ 0.5 +"', () => {
@@ -75,24 +124,43 @@ describe('BLADE aggregation (spec §1.4.8)', () => {
   });
 
   it('§1.7 #8: coverage keyed by expanded spec id reaches 100%; keyed by name (BLADE) collapses colliding names', () => {
-    const m = (ids: string[], names: string[]) => ({ gtItems: ids, gtNames: names, precision: 1, matched: 1, denominator: 1 });
+    const m = (ids: string[], names: string[]) => ({
+      gtItems: ids,
+      gtNames: names,
+      precision: 1,
+      matched: 1,
+      denominator: 1,
+    });
     const r1 = zeroRun('ok');
-    r1.metrics.transformValue = m(['s1__derive_pop_class_0', 's2__derive_pop_class_0'], ['derive_pop_class_0', 'derive_pop_class_0']);
-    const d: BladeDatasetRuns[] = [{ dataset: 'amtl-like', gt: { numCvars: 1, numMspecs: 1, numMspecsUnique: 1, numTspecs: 2 }, runs: [r1] }];
+    r1.metrics.transformValue = m(
+      ['s1__derive_pop_class_0', 's2__derive_pop_class_0'],
+      ['derive_pop_class_0', 'derive_pop_class_0'],
+    );
+    const d: BladeDatasetRuns[] = [
+      { dataset: 'amtl-like', gt: { numCvars: 1, numMspecs: 1, numMspecsUnique: 1, numTspecs: 2 }, runs: [r1] },
+    ];
     assert.equal(aggregateBlade(d, { k: 10, samples: 2 }).point.perType.transformValue.coverage, 1);
-    assert.equal(aggregateBlade(d, { k: 10, samples: 2, coverageKey: 'name' }).point.perType.transformValue.coverage, 0.5);
+    assert.equal(
+      aggregateBlade(d, { k: 10, samples: 2, coverageKey: 'name' }).point.perType.transformValue.coverage,
+      0.5,
+    );
   });
 
   it('§1.7 #12 / §5.3 #3: failed runs score 0 and count (paper, default) or are dropped (code); generation failures are always padded', () => {
     const ok = runs[2]!;
-    const d: BladeDatasetRuns[] = [{ dataset: 'A', gt, runs: [ok, { ...zeroRun('failed') }, zeroRun('generation_failed')] }];
+    const d: BladeDatasetRuns[] = [
+      { dataset: 'A', gt, runs: [ok, { ...zeroRun('failed') }, zeroRun('generation_failed')] },
+    ];
     const paper = aggregateBlade(d, { k: 10, samples: 2 });
     const code = aggregateBlade(d, { k: 10, samples: 2, failedRuns: 'drop' });
     close(paper.point.perType.cvar.precision, 1 / 3);
     close(code.point.perType.cvar.precision, 1 / 2);
     assert.equal(code.datasets[0]!.runsDropped, 1);
     // a failed run cannot contribute coverage items even if it carried some
-    const bad = run({ cvar: [['c1', 'c2', 'c3', 'c4'], 1], model: [[], 0], mc: [[], 0], tv: [[], 0], tg: [[], 0] }, 'failed');
+    const bad = run(
+      { cvar: [['c1', 'c2', 'c3', 'c4'], 1], model: [[], 0], mc: [[], 0], tv: [[], 0], tg: [[], 0] },
+      'failed',
+    );
     assert.equal(aggregateBlade([{ dataset: 'A', gt, runs: [bad] }], { samples: 2 }).point.perType.cvar.coverage, 0);
   });
 
@@ -110,11 +178,19 @@ describe('BLADE aggregation (spec §1.4.8)', () => {
     assert.ok(Number.isNaN(f1(0, 0, false)));
     const r = aggregateBlade([{ dataset: 'Z', gt, runs: [zeroRun('ok'), zeroRun('ok')] }], { samples: 3 });
     assert.equal(r.point.weightedF1, 0);
-    assert.ok(Number.isNaN(aggregateBlade([{ dataset: 'Z', gt, runs: [zeroRun('ok')] }], { samples: 3, f1ZeroGuard: false }).point.weightedF1));
+    assert.ok(
+      Number.isNaN(
+        aggregateBlade([{ dataset: 'Z', gt, runs: [zeroRun('ok')] }], { samples: 3, f1ZeroGuard: false }).point
+          .weightedF1,
+      ),
+    );
   });
 
   it('rejects invalid options naming them', () => {
-    assert.throws(() => aggregateBlade(DS, { failedRuns: 'ignore' as never }), /option failed_runs: must be one of zero, drop/);
+    assert.throws(
+      () => aggregateBlade(DS, { failedRuns: 'ignore' as never }),
+      /option failed_runs: must be one of zero, drop/,
+    );
     assert.throws(() => aggregateBlade(DS, { k: 0 }), /option k/);
     assert.throws(() => aggregateBlade(DS, { samples: 1.5 }), /option samples/);
     assert.throws(() => aggregateBlade([{ dataset: 'E', gt, runs: [] }]), /dataset E: has no runs/);
@@ -130,10 +206,17 @@ describe('BLADE aggregation (spec §1.4.8)', () => {
     assert.equal(a.perType.cvar.coverage.lo, 0.75);
     assert.equal(a.perType.cvar.coverage.hi, 0.75);
     // transform-value coverage: {r1,r2} → 3/5, {r1,r3} → 1, {r2,r3} → 1 ⇒ mean 13/15
-    assert.ok(Math.abs(a.perType.transformValue.coverage.mean - 13 / 15) < 0.03, String(a.perType.transformValue.coverage.mean));
+    assert.ok(
+      Math.abs(a.perType.transformValue.coverage.mean - 13 / 15) < 0.03,
+      String(a.perType.transformValue.coverage.mean),
+    );
     assert.ok(a.perType.transformValue.coverage.lo < a.perType.transformValue.coverage.hi);
     // all subsets of one run's item only: identical runs → zero-width interval
-    const same = bladeMetricBars([{ dataset: 'S', gt, runs: [runs[2]!, runs[2]!, runs[2]!] }], { k: 2, samples: 50, combinations: 20 });
+    const same = bladeMetricBars([{ dataset: 'S', gt, runs: [runs[2]!, runs[2]!, runs[2]!] }], {
+      k: 2,
+      samples: 50,
+      combinations: 20,
+    });
     assert.equal(same.perType.transformValue.coverage.lo, same.perType.transformValue.coverage.hi);
   });
 
@@ -165,7 +248,9 @@ describe('BLADE MCQ accuracy (spec §1.4.8, §1.7 #11)', () => {
     for (const ds of ['hurricane', 'caschools']) {
       const { mcqs } = parseBladeMcqs(sharedData('blade', 'datasets', ds, 'mcq_dataset.json'));
       expectedCorrect += Math.ceil(mcqs.mcqs.length / 2);
-      mcqs.mcqs.forEach((q, i) => answers.push({ dataset: ds, mcq: q, reply: i % 2 === 0 ? `Answer: ${q.correctLabel}` : 'no idea' }));
+      mcqs.mcqs.forEach((q, i) =>
+        answers.push({ dataset: ds, mcq: q, reply: i % 2 === 0 ? `Answer: ${q.correctLabel}` : 'no idea' }),
+      );
     }
     const s = scoreBladeMcqs(answers, { seed: 1 });
     const h = s.perDataset.find((d) => d.dataset === 'hurricane')!;

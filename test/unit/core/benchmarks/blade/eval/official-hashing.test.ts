@@ -7,13 +7,24 @@ import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import { startBladePython, type BladePython, type FrameState } from '../../../../../../src/core/benchmarks/blade/eval/python.ts';
-import { onePerInputSet, submissionSpecs, unitsFromExecution } from '../../../../../../src/core/benchmarks/blade/eval/transforms.ts';
+import {
+  startBladePython,
+  type BladePython,
+  type FrameState,
+} from '../../../../../../src/core/benchmarks/blade/eval/python.ts';
+import {
+  onePerInputSet,
+  submissionSpecs,
+  unitsFromExecution,
+} from '../../../../../../src/core/benchmarks/blade/eval/transforms.ts';
 import { DEFAULT_DATAFLOW_OPTIONS } from '../../../../../../src/core/benchmarks/blade/eval/dataflow.ts';
 
 const dir = fileURLToPath(new URL('../../../../../fixtures/official-parity/blade/hashing/', import.meta.url));
 const data = `${dir}data.csv`;
-const expected = JSON.parse(readFileSync(`${dir}expected_hashes.json`, 'utf8')) as Record<'raw' | 'dates', Record<string, string>>;
+const expected = JSON.parse(readFileSync(`${dir}expected_hashes.json`, 'utf8')) as Record<
+  'raw' | 'dates',
+  Record<string, string>
+>;
 const DATES = "df['visit_date'] = pd.to_datetime(df['visit_date'])";
 
 describe('BLADE value hashing (issue 21 item 8)', () => {
@@ -38,7 +49,11 @@ describe('BLADE value hashing (issue 21 item 8)', () => {
     const v = py.withValueHashing('vectorised');
     const raw = await hashes(v, 'df = df');
     const dates = await hashes(v, DATES);
-    assert.notEqual(raw.x, expected.raw.x, 'Series.round(5) rounds 12.345675, 0.500005, 7.123455 differently from round()');
+    assert.notEqual(
+      raw.x,
+      expected.raw.x,
+      'Series.round(5) rounds 12.345675, 0.500005, 7.123455 differently from round()',
+    );
     assert.equal(raw.y, expected.raw.y, 'floats without half-way values hash the same');
     assert.equal(raw.id, expected.raw.id);
     assert.notEqual(dates.visit_date, raw.visit_date, 'raw dates and pd.to_datetime of them no longer match');
@@ -50,8 +65,17 @@ describe('BLADE value hashing (issue 21 item 8)', () => {
 
 describe('BLADE units with one input set and several outputs (issue 21 item 9)', () => {
   it('onePerInputSet keeps the last output of an input set at the place of the first, as a Python dict does', () => {
-    const m: [string[], string][] = [[['g'], 'g_a'], [['x', 'y'], 's'], [['g'], 'g_b'], [['y', 'x'], 't'], [['g'], 'g_c']];
-    assert.deepEqual(onePerInputSet(m), [[['g'], 'g_c'], [['x', 'y'], 't']]);
+    const m: [string[], string][] = [
+      [['g'], 'g_a'],
+      [['x', 'y'], 's'],
+      [['g'], 'g_b'],
+      [['y', 'x'], 't'],
+      [['g'], 'g_c'],
+    ];
+    assert.deepEqual(onePerInputSet(m), [
+      [['g'], 'g_c'],
+      [['x', 'y'], 't'],
+    ]);
   });
 
   it('a get_dummies unit: all outputs (unit_outputs=all) vs one per input set (one-per-input-set)', async () => {
@@ -60,7 +84,8 @@ describe('BLADE units with one input set and several outputs (issue 21 item 9)',
       const split = await py.split(data, "df = pd.get_dummies(df, columns=['group'])\ndf['z'] = df['x'] + df['y']");
       assert.equal(split.status, 'ok', split.error);
       const units = unitsFromExecution(split.units);
-      const outputs = (o: typeof DEFAULT_DATAFLOW_OPTIONS) => [...submissionSpecs(units, o).specs.values()].flatMap((s) => s.mapping.map(([, out]) => out)).filter(Boolean);
+      const outputs = (o: typeof DEFAULT_DATAFLOW_OPTIONS) =>
+        [...submissionSpecs(units, o).specs.values()].flatMap((s) => s.mapping.map(([, out]) => out)).filter(Boolean);
       const all = outputs(DEFAULT_DATAFLOW_OPTIONS);
       const one = outputs({ ...DEFAULT_DATAFLOW_OPTIONS, unitOutputs: 'one-per-input-set' });
       assert.ok(all.includes('group_a') && all.includes('group_b') && all.includes('group_c'), all.join(','));

@@ -5,7 +5,10 @@ import { join } from 'node:path';
 import { sharedData } from '../../../../../helpers/shared.ts';
 import { startBladePython, type BladePython } from '../../../../../../src/core/benchmarks/blade/eval/python.ts';
 import { loadBladeGroundTruth, scoreBladeRun } from '../../../../../../src/core/benchmarks/blade/eval/score.ts';
-import { referencePath, verifiedReferencePath } from '../../../../../../src/core/benchmarks/blade/eval/reference-path.ts';
+import {
+  referencePath,
+  verifiedReferencePath,
+} from '../../../../../../src/core/benchmarks/blade/eval/reference-path.ts';
 import { LoupeInputError } from '../../../../../../src/core/util/errors.ts';
 
 const DATASETS = ['affairs', 'amtl', 'caschools', 'hurricane', 'mortgage', 'panda_nuts', 'reading', 'teachingratings'];
@@ -35,14 +38,22 @@ describe('BLADE ground-truth paths score themselves (real datasets)', () => {
       const gt = await loadBladeGroundTruth(dir, py);
       assert.ok(gt.counts.numTspecs > 0);
       const [cv, ms, mu] = HEAD_COUNTS[ds]!;
-      assert.deepEqual([gt.counts.numCvars, gt.counts.numMspecs, gt.counts.numMspecsUnique], [cv, ms, mu], 'GT denominators of the shipped annotations');
+      assert.deepEqual(
+        [gt.counts.numCvars, gt.counts.numMspecs, gt.counts.numMspecsUnique],
+        [cv, ms, mu],
+        'GT denominators of the shipped annotations',
+      );
       assert.deepEqual(gt.problems, [], 'every GT spec executes');
       for (const scope of ['single-path', 'auto'] as const) {
         const rp = referencePath(gt.annotations, { scope });
         const s1 = await scoreBladeRun({ analysis: rp.analysis }, gt, { python: py });
         assert.equal(s1.transform.status, 'ok', s1.transform.error);
         assert.ok(s1.metrics.transformValue.denominator > 0);
-        assert.equal(s1.metrics.transformValue.precision, 1, `${scope} (${rp.scope}): ${JSON.stringify(s1.transform.units.map((u) => [u.verb, u.mapping]))}`);
+        assert.equal(
+          s1.metrics.transformValue.precision,
+          1,
+          `${scope} (${rp.scope}): ${JSON.stringify(s1.transform.units.map((u) => [u.verb, u.mapping]))}`,
+        );
       }
       const best = await verifiedReferencePath(gt, py);
       assert.equal(best.transformValuePrecision, 1);
@@ -57,6 +68,9 @@ describe('BLADE ground-truth paths score themselves (real datasets)', () => {
 
   it('soccer (no data.csv in the mirror) fails with an error naming data.csv', async () => {
     const dir = sharedData('blade', 'datasets', 'soccer');
-    await assert.rejects(loadBladeGroundTruth(dir, py), (e: unknown) => e instanceof LoupeInputError && /data\.csv/.test(e.message));
+    await assert.rejects(
+      loadBladeGroundTruth(dir, py),
+      (e: unknown) => e instanceof LoupeInputError && /data\.csv/.test(e.message),
+    );
   });
 });

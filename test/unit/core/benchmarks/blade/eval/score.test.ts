@@ -2,17 +2,31 @@ import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { sharedData } from '../../../../../helpers/shared.ts';
 import { startBladePython, type BladePython } from '../../../../../../src/core/benchmarks/blade/eval/python.ts';
-import { groundTruthFrom, modelCvarsMatch, parseBladeAnalysis, scoreBladeRun, type BladeAnalysis, type BladeGroundTruth } from '../../../../../../src/core/benchmarks/blade/eval/score.ts';
+import {
+  groundTruthFrom,
+  modelCvarsMatch,
+  parseBladeAnalysis,
+  scoreBladeRun,
+  type BladeAnalysis,
+  type BladeGroundTruth,
+} from '../../../../../../src/core/benchmarks/blade/eval/score.ts';
 import { canonicalText } from '../../../../../../src/core/eval/judges/tasks.ts';
 import type { SemanticJudge } from '../../../../../../src/core/benchmarks/blade/eval/semantic.ts';
 import { extractModel } from '../../../../../../src/core/benchmarks/blade/eval/semantic.ts';
 import { addGraphHash, DEFAULT_DATAFLOW_OPTIONS } from '../../../../../../src/core/benchmarks/blade/eval/dataflow.ts';
 import { DiGraph } from '../../../../../../src/core/benchmarks/blade/eval/graph.ts';
-import { buildSubmissionTransforms, unitsFromExecution } from '../../../../../../src/core/benchmarks/blade/eval/transforms.ts';
+import {
+  buildSubmissionTransforms,
+  unitsFromExecution,
+} from '../../../../../../src/core/benchmarks/blade/eval/transforms.ts';
 import { LoupeInputError } from '../../../../../../src/core/util/errors.ts';
 import { llmSplitFallback, parseSplitReply } from '../../../../../../src/core/benchmarks/blade/eval/llm-split.ts';
 import { startScriptedLlm } from '../../../../../helpers/scripted-llm.ts';
-import type { BladeAnnotations, BladeConceptualVarSpec, BladeModelSpec } from '../../../../../../src/core/benchmarks/blade/items.ts';
+import type {
+  BladeAnnotations,
+  BladeConceptualVarSpec,
+  BladeModelSpec,
+} from '../../../../../../src/core/benchmarks/blade/items.ts';
 
 /** Deterministic fake judge: identical text or a listed synonym pair. */
 function fakeJudge(pairs: [string, string][]): SemanticJudge & { calls: number } {
@@ -22,13 +36,24 @@ function fakeJudge(pairs: [string, string][]): SemanticJudge & { calls: number }
     calls: 0,
     async same(_k: 'conceptual-variable' | 'model', a: string, b: string) {
       j.calls++;
-      return { match: canonicalText(a) === canonicalText(b) || set.has(`${canonicalText(a)}|${canonicalText(b)}`), judgeId: 'fake', status: 'done' as const };
+      return {
+        match: canonicalText(a) === canonicalText(b) || set.has(`${canonicalText(a)}|${canonicalText(b)}`),
+        judgeId: 'fake',
+        status: 'done' as const,
+      };
     },
   };
   return j;
 }
 
-const cv = (specId: string, type: 'IV' | 'DV' | 'Control', concept: string, orig: string[], derived: string[] = [], moderatorOn = ''): BladeConceptualVarSpec => ({
+const cv = (
+  specId: string,
+  type: 'IV' | 'DV' | 'Control',
+  concept: string,
+  orig: string[],
+  derived: string[] = [],
+  moderatorOn = '',
+): BladeConceptualVarSpec => ({
   specId,
   variableType: type,
   effectiveType: moderatorOn ? 'Moderator' : type,
@@ -77,8 +102,17 @@ const ANN: BladeAnnotations = {
     tspec('F', 'filter', "df = df[df['Income'] > 50000]", [[['Income'], '']], ['ROOT_SPEC_ID']),
     tspec('D', 'derive', "df['age_sq'] = df['Age'] ** 2", [[['Age'], 'age_sq']], ['F']),
   ],
-  conceptualVars: [cv('c1', 'IV', 'age', ['Age'], ['age_sq']), cv('c2', 'DV', 'income', ['Income']), cv('c3', 'Control', 'education', ['Education']), cv('c4', 'Control', 'children', ['Has_Children'])],
-  models: [model('m1', 'Linear Regression', ['Income', 'Age', 'Has_Children']), model('m2', 'linear regression ', ['Income', 'Age', 'Education']), model('m3', 'Logistic Regression', ['Has_Children'])],
+  conceptualVars: [
+    cv('c1', 'IV', 'age', ['Age'], ['age_sq']),
+    cv('c2', 'DV', 'income', ['Income']),
+    cv('c3', 'Control', 'education', ['Education']),
+    cv('c4', 'Control', 'children', ['Has_Children']),
+  ],
+  models: [
+    model('m1', 'Linear Regression', ['Income', 'Age', 'Has_Children']),
+    model('m2', 'linear regression ', ['Income', 'Age', 'Education']),
+    model('m3', 'Logistic Regression', ['Has_Children']),
+  ],
   transformReviews: [],
   cvarReviews: [],
 };
@@ -98,7 +132,8 @@ const analysis = (over: Partial<BladeAnalysis> = {}): BladeAnalysis => ({
       { description: 'something moderating', is_moderator: true, moderator_on: 'age', columns: ['Last_Purchase_Date'] },
     ],
   },
-  transform_code: "def transform(data):\n    data = data[data['Income'] > 50000]\n    data['age_sq'] = data['Age'] ** 2\n    return data\n",
+  transform_code:
+    "def transform(data):\n    data = data[data['Income'] > 50000]\n    data['age_sq'] = data['Age'] ** 2\n    return data\n",
   m_code: "def model(df):\n    return smf.ols('Income ~ age_sq + C(Education)', data=df).fit()\n",
   ...over,
 });
@@ -110,14 +145,20 @@ describe('BLADE run scoring with a deterministic judge', () => {
   before(async () => {
     py = await startBladePython();
     data = sharedData('blade', 'datasets', 'toy', 'data.csv');
-    gt = await groundTruthFrom({ dataset: 'toy', dataPath: data, annotations: structuredClone(ANN), researchQuestion: 'toy' }, py);
+    gt = await groundTruthFrom(
+      { dataset: 'toy', dataPath: data, annotations: structuredClone(ANN), researchQuestion: 'toy' },
+      py,
+    );
   });
   after(async () => py.close());
 
   it('scores transforms, cvars (types the GT lacks are not sent), model and model+cvars', async () => {
     assert.equal(gt.counts.numTspecs, 2);
     assert.equal(gt.counts.numMspecsUnique, 2);
-    const s = await scoreBladeRun({ runId: 'r1', analysis: analysis() }, gt, { python: py, judge: fakeJudge(JUDGE_PAIRS) });
+    const s = await scoreBladeRun({ runId: 'r1', analysis: analysis() }, gt, {
+      python: py,
+      judge: fakeJudge(JUDGE_PAIRS),
+    });
     assert.equal(s.status, 'ok');
     assert.equal(s.metrics.transformValue.precision, 1);
     assert.deepEqual(s.metrics.transformValue.gtItems.sort(), ['D__derive_age_sq', 'F']);
@@ -135,26 +176,48 @@ describe('BLADE run scoring with a deterministic judge', () => {
   });
 
   it('§1.7 #6 / §5.3 #4: same-named alternative GT models are compared (all-specs); BLADE compares only the representative', async () => {
-    const paper = await scoreBladeRun({ analysis: analysis() }, gt, { python: py, judge: fakeJudge(JUDGE_PAIRS), modelCvarAlternatives: 'all-specs' });
-    const code = await scoreBladeRun({ analysis: analysis() }, gt, { python: py, judge: fakeJudge(JUDGE_PAIRS), modelCvarAlternatives: 'representative' });
+    const paper = await scoreBladeRun({ analysis: analysis() }, gt, {
+      python: py,
+      judge: fakeJudge(JUDGE_PAIRS),
+      modelCvarAlternatives: 'all-specs',
+    });
+    const code = await scoreBladeRun({ analysis: analysis() }, gt, {
+      python: py,
+      judge: fakeJudge(JUDGE_PAIRS),
+      modelCvarAlternatives: 'representative',
+    });
     assert.equal(paper.metrics.modelCvar.precision, 1);
     assert.equal(code.metrics.modelCvar.precision, 0, 'm1 (the representative) needs a children control the run lacks');
     assert.equal(code.options.modelCvarAlternatives, 'representative');
   });
 
   it('§1.7 #7: a model with no associated cvars fails model+cvars (strict) instead of crashing or passing vacuously (blade)', async () => {
-    const a = analysis({ m_code: "def model(df):\n    return smf.ols('Last_Purchase_Date ~ Has_Children', data=df).fit()\n" });
-    a.cvars = { ivs: [{ description: 'age of person', columns: ['age_sq'] }], dv: { description: 'yearly income', columns: ['Income'] }, controls: [] };
+    const a = analysis({
+      m_code: "def model(df):\n    return smf.ols('Last_Purchase_Date ~ Has_Children', data=df).fit()\n",
+    });
+    a.cvars = {
+      ivs: [{ description: 'age of person', columns: ['age_sq'] }],
+      dv: { description: 'yearly income', columns: ['Income'] },
+      controls: [],
+    };
     const s = await scoreBladeRun({ analysis: a }, gt, { python: py, judge: fakeJudge(JUDGE_PAIRS) });
     assert.equal(s.metrics.model.precision, 1);
     assert.equal(s.metrics.modelCvar.precision, 0);
     const judge = fakeJudge(JUDGE_PAIRS);
     assert.equal(await modelCvarsMatch(ANN.conceptualVars, [], judge, undefined, 'strict'), false);
-    assert.equal(await modelCvarsMatch(ANN.conceptualVars, [], judge, undefined, 'blade'), true, 'BLADE passes vacuously');
+    assert.equal(
+      await modelCvarsMatch(ANN.conceptualVars, [], judge, undefined, 'blade'),
+      true,
+      'BLADE passes vacuously',
+    );
   });
 
   it('a failed transform keeps cvars and model scored (BLADE continues); generation failures are zero runs', async () => {
-    const s = await scoreBladeRun({ analysis: analysis({ transform_code: "def transform(df):\n    df['x'] = df['nope'] + 1\n    return df\n" }) }, gt, { python: py, judge: fakeJudge(JUDGE_PAIRS) });
+    const s = await scoreBladeRun(
+      { analysis: analysis({ transform_code: "def transform(df):\n    df['x'] = df['nope'] + 1\n    return df\n" }) },
+      gt,
+      { python: py, judge: fakeJudge(JUDGE_PAIRS) },
+    );
     assert.equal(s.transform.status, 'execution_failed');
     assert.match(s.transform.error ?? '', /KeyError/);
     assert.equal(s.metrics.transformValue.precision, 0);
@@ -165,7 +228,8 @@ describe('BLADE run scoring with a deterministic judge', () => {
   });
 
   it('uses the LLM fallback for statements execution cannot split (rows grew)', async () => {
-    const code = "def transform(df):\n    df = pd.concat([df, df])\n    df['inc_k'] = df['Income'] / 1000\n    return df\n";
+    const code =
+      "def transform(df):\n    df = pd.concat([df, df])\n    df['inc_k'] = df['Income'] / 1000\n    return df\n";
     const without = await scoreBladeRun({ analysis: analysis({ transform_code: code }) }, gt, { python: py });
     assert.equal(without.transform.conversion, 'execution-with-unsplit-statements');
     let asked = '';
@@ -176,29 +240,57 @@ describe('BLADE run scoring with a deterministic judge', () => {
         assert.equal(c, code);
         return [
           { code: 'df = pd.concat([df, df])', verb: 'other', mapping: [], groupbyCols: [] },
-          { code: "df['inc_k'] = df['Income'] / 1000", verb: 'derive', mapping: [[['Income'], 'inc_k']], groupbyCols: [] },
+          {
+            code: "df['inc_k'] = df['Income'] / 1000",
+            verb: 'derive',
+            mapping: [[['Income'], 'inc_k']],
+            groupbyCols: [],
+          },
         ];
       },
     });
     assert.match(asked, /row count grew/);
     assert.equal(withFb.transform.conversion, 'execution+llm-fallback');
-    assert.deepEqual(withFb.transform.units.map((u) => [u.verb, u.source]), [['other', 'llm-fallback'], ['derive', 'llm-fallback']]);
+    assert.deepEqual(
+      withFb.transform.units.map((u) => [u.verb, u.source]),
+      [
+        ['other', 'llm-fallback'],
+        ['derive', 'llm-fallback'],
+      ],
+    );
   });
 
   it('LLM split fallback on a scripted OpenAI-compatible endpoint: invalid reply, corrective retry, executed units, cache', async () => {
-    const code = "def transform(df):\n    df = pd.concat([df, df])\n    df['inc_k'] = df['Income'] / 1000\n    return df\n";
+    const code =
+      "def transform(df):\n    df = pd.concat([df, df])\n    df['inc_k'] = df['Income'] / 1000\n    return df\n";
     const good = JSON.stringify({
       units: [
         { code: 'df = pd.concat([df, df])', verb: 'filter', mapping: [[[], '']], groupby_cols: [] },
-        { code: "df['inc_k'] = df['Income'] / 1000", verb: 'derive', mapping: [[['Income'], 'inc_k']], groupby_cols: [] },
+        {
+          code: "df['inc_k'] = df['Income'] / 1000",
+          verb: 'derive',
+          mapping: [[['Income'], 'inc_k']],
+          groupby_cols: [],
+        },
       ],
     });
-    const srv = await startScriptedLlm({ script: [{ content: 'Sure! Here are the steps.' }, { content: '```json\n' + good + '\n```' }] });
+    const srv = await startScriptedLlm({
+      script: [{ content: 'Sure! Here are the steps.' }, { content: '```json\n' + good + '\n```' }],
+    });
     try {
       const fb = llmSplitFallback({ baseUrl: srv.baseUrl, model: 'scripted' });
-      const s = await scoreBladeRun({ analysis: analysis({ transform_code: code }) }, gt, { python: py, splitFallback: fb });
+      const s = await scoreBladeRun({ analysis: analysis({ transform_code: code }) }, gt, {
+        python: py,
+        splitFallback: fb,
+      });
       assert.equal(s.transform.conversion, 'execution+llm-fallback');
-      assert.deepEqual(s.transform.units.map((u) => [u.verb, u.source]), [['filter', 'llm-fallback'], ['derive', 'llm-fallback']]);
+      assert.deepEqual(
+        s.transform.units.map((u) => [u.verb, u.source]),
+        [
+          ['filter', 'llm-fallback'],
+          ['derive', 'llm-fallback'],
+        ],
+      );
       assert.equal(srv.requests.length, 2, 'one corrective retry');
       assert.equal(srv.requests[0]!.body.temperature, 0);
       await fb(code, 'again');
@@ -210,8 +302,18 @@ describe('BLADE run scoring with a deterministic judge', () => {
   });
 
   it('rejects malformed analyses naming the field', () => {
-    assert.throws(() => parseBladeAnalysis({ cvars: { ivs: [], dv: { description: 'x', columns: 'y' } }, transform_code: '', m_code: '' }, 'run 3'), (e: unknown) => e instanceof LoupeInputError && /run 3: cvars.dv.columns/.test(e.message));
-    assert.throws(() => parseBladeAnalysis({ cvars: { ivs: [], dv: { description: 'x', columns: [] } }, m_code: '' }, 'run 4'), /transform_code/);
+    assert.throws(
+      () =>
+        parseBladeAnalysis(
+          { cvars: { ivs: [], dv: { description: 'x', columns: 'y' } }, transform_code: '', m_code: '' },
+          'run 3',
+        ),
+      (e: unknown) => e instanceof LoupeInputError && /run 3: cvars.dv.columns/.test(e.message),
+    );
+    assert.throws(
+      () => parseBladeAnalysis({ cvars: { ivs: [], dv: { description: 'x', columns: [] } }, m_code: '' }, 'run 4'),
+      /transform_code/,
+    );
   });
 });
 
@@ -223,27 +325,43 @@ describe('BLADE transform splitting by execution (spec §1.4.1, improved)', () =
     data = sharedData('blade', 'datasets', 'toy', 'data.csv');
   });
   after(async () => py.close());
-  const verbs = async (code: string) => (await py.split(data, code)).units.map((u) => [u.verb, u.mapping, u.groupbyCols]);
+  const verbs = async (code: string) =>
+    (await py.split(data, code)).units.map((u) => [u.verb, u.mapping, u.groupbyCols]);
 
   it('filter + derive with the argument renamed to df', async () => {
-    assert.deepEqual(await verbs("def transform(data):\n    data = data[data['Age'] > 30]\n    data['inc_k'] = data.Income / 1000\n    return data\n"), [
-      ['filter', [[['Age'], '']], []],
-      ['derive', [[['Income'], 'inc_k']], []],
-    ]);
+    assert.deepEqual(
+      await verbs(
+        "def transform(data):\n    data = data[data['Age'] > 30]\n    data['inc_k'] = data.Income / 1000\n    return data\n",
+      ),
+      [
+        ['filter', [[['Age'], '']], []],
+        ['derive', [[['Income'], 'inc_k']], []],
+      ],
+    );
   });
   it('orderby, deduplicate, column selection (no unit), rename (derive from the old column)', async () => {
     assert.deepEqual(await verbs("df = df.sort_values('Age')"), [['orderby', [[['Age'], '']], []]]);
-    assert.deepEqual(await verbs("df = df.drop_duplicates(subset=['Education'])"), [['deduplicate', [[['Education'], '']], []]]);
+    assert.deepEqual(await verbs("df = df.drop_duplicates(subset=['Education'])"), [
+      ['deduplicate', [[['Education'], '']], []],
+    ]);
     assert.deepEqual(await verbs("df = df[['Age', 'Income']]"), []);
-    assert.deepEqual(await verbs("df = df.rename(columns={'Age': 'age_years'})"), [['derive', [[['Age'], 'age_years']], []]]);
+    assert.deepEqual(await verbs("df = df.rename(columns={'Age': 'age_years'})"), [
+      ['derive', [[['Age'], 'age_years']], []],
+    ]);
   });
   it('impute after blanking values; group-wise transform keeps rows (rollup with group keys)', async () => {
-    const u = await verbs("df.loc[df['Age'] > 60, 'Income'] = np.nan\ndf['Income'] = df['Income'].fillna(df['Income'].median())");
+    const u = await verbs(
+      "df.loc[df['Age'] > 60, 'Income'] = np.nan\ndf['Income'] = df['Income'].fillna(df['Income'].median())",
+    );
     assert.deepEqual(u[1], ['impute', [[['Income'], 'Income']], []]);
-    assert.deepEqual(await verbs("df['age_by_edu'] = df.groupby('Education')['Age'].transform('mean')"), [['rollup', [[['Age'], 'age_by_edu']], ['Education']]]);
+    assert.deepEqual(await verbs("df['age_by_edu'] = df.groupby('Education')['Age'].transform('mean')"), [
+      ['rollup', [[['Age'], 'age_by_edu']], ['Education']],
+    ]);
   });
   it('a groupby held in a variable, then aggregated', async () => {
-    assert.deepEqual(await verbs("g = df.groupby('Education')\ndf = g.agg(mean_age=('Age', 'mean')).reset_index()"), [['groupby', [[['Age'], 'mean_age']], ['Education']]]);
+    assert.deepEqual(await verbs("g = df.groupby('Education')\ndf = g.agg(mean_age=('Age', 'mean')).reset_index()"), [
+      ['groupby', [[['Age'], 'mean_age']], ['Education']],
+    ]);
   });
   it('a hanging transform times out and the driver restarts; sys.exit() in submitted code is an execution failure', async () => {
     const quick = await startBladePython({ timeoutMs: 3000 });
@@ -259,11 +377,27 @@ describe('BLADE transform splitting by execution (spec §1.4.1, improved)', () =
   it('strings that are values are not columns (hurricane has columns named category, min, name)', async () => {
     const h = sharedData('blade', 'datasets', 'hurricane', 'data.csv');
     const v = async (code: string) => (await py.split(h, code)).units.map((u) => [u.verb, u.mapping]);
-    assert.deepEqual(await v("df['gender_mf'] = df['gender_mf'].astype('category')"), [['derive', [[['gender_mf'], 'gender_mf']]]]);
-    assert.deepEqual(await v("df['wind_max'] = df['wind'].max() - df['wind'].min()"), [['derive', [[['wind'], 'wind_max']]]]);
-    assert.deepEqual(await v("df = df.query('alldeaths > 10 and year >= 1960')"), [['filter', [[['year', 'alldeaths'], '']]]]);
-    assert.deepEqual(await v("cols = ['masfem', 'masfem_mturk']\ndf['fem'] = df[cols].mean(axis=1)"), [['derive', [[['masfem', 'masfem_mturk'], 'fem']]]]);
-    assert.deepEqual(await v("for c in ['wind', 'min']:\n    df[c] = (df[c] - df[c].mean()) / df['ndam15'].std()"), [['derive', [[['min', 'ndam15'], 'min'], [['wind', 'ndam15'], 'wind']]]]);
+    assert.deepEqual(await v("df['gender_mf'] = df['gender_mf'].astype('category')"), [
+      ['derive', [[['gender_mf'], 'gender_mf']]],
+    ]);
+    assert.deepEqual(await v("df['wind_max'] = df['wind'].max() - df['wind'].min()"), [
+      ['derive', [[['wind'], 'wind_max']]],
+    ]);
+    assert.deepEqual(await v("df = df.query('alldeaths > 10 and year >= 1960')"), [
+      ['filter', [[['year', 'alldeaths'], '']]],
+    ]);
+    assert.deepEqual(await v("cols = ['masfem', 'masfem_mturk']\ndf['fem'] = df[cols].mean(axis=1)"), [
+      ['derive', [[['masfem', 'masfem_mturk'], 'fem']]],
+    ]);
+    assert.deepEqual(await v("for c in ['wind', 'min']:\n    df[c] = (df[c] - df[c].mean()) / df['ndam15'].std()"), [
+      [
+        'derive',
+        [
+          [['min', 'ndam15'], 'min'],
+          [['wind', 'ndam15'], 'wind'],
+        ],
+      ],
+    ]);
   });
 
   it('reports syntax errors, empty code and execution failures', async () => {
@@ -273,11 +407,17 @@ describe('BLADE transform splitting by execution (spec §1.4.1, improved)', () =
   });
 
   it('§1.7 #15: orderby/deduplicate are whole-table nodes (fixed); BLADE expands orderby per column and drops deduplicate', async () => {
-    const split = await py.split(data, "df = df.sort_values('Age')\ndf = df.drop_duplicates(subset=['Education'])\ndf['a2'] = df['Age'] * 2");
+    const split = await py.split(
+      data,
+      "df = df.sort_values('Age')\ndf = df.drop_duplicates(subset=['Education'])\ndf['a2'] = df['Age'] * 2",
+    );
     const units = unitsFromExecution(split.units);
     const cols = ['Age', 'Income', 'Education', 'Has_Children', 'Last_Purchase_Date'];
     const fixed = await buildSubmissionTransforms(units, cols);
-    const blade = await buildSubmissionTransforms(units, cols, { ...DEFAULT_DATAFLOW_OPTIONS, wholeTableVerbs: 'blade' });
+    const blade = await buildSubmissionTransforms(units, cols, {
+      ...DEFAULT_DATAFLOW_OPTIONS,
+      wholeTableVerbs: 'blade',
+    });
     assert.equal(fixed.expandedIdToSpec.size - 1, 3); // orderby, deduplicate, derive a2
     assert.equal(blade.expandedIdToSpec.size - 1, 5 + 1); // orderby_<col> × 5 columns, no deduplicate node, derive a2
   });
@@ -299,7 +439,10 @@ describe('BLADE graph-hash table (§1.7 #9)', () => {
     addGraphHash(keepAll, 'H', g2, st('2'), DEFAULT_DATAFLOW_OPTIONS);
     addGraphHash(keepAll, 'H', g1.copy(), st('3'), DEFAULT_DATAFLOW_OPTIONS);
     assert.equal(keepAll.get('H').length, 2);
-    assert.deepEqual(keepAll.get('H')[0].states.map((s: { nid: string }) => s.nid), ['1', '3']);
+    assert.deepEqual(
+      keepAll.get('H')[0].states.map((s: { nid: string }) => s.nid),
+      ['1', '3'],
+    );
     const keepLast = new Map();
     addGraphHash(keepLast, 'H', g1, st('1'), { ...DEFAULT_DATAFLOW_OPTIONS, graphHashCollisions: 'keep-last' });
     addGraphHash(keepLast, 'H', g2, st('2'), { ...DEFAULT_DATAFLOW_OPTIONS, graphHashCollisions: 'keep-last' });
@@ -307,10 +450,17 @@ describe('BLADE graph-hash table (§1.7 #9)', () => {
   });
 
   it('reads model family and columns from code without an LLM', () => {
-    const m = extractModel("md = smf.mixedlm('eval ~ beauty + C(gender) * age', data, groups=data['prof'])", ['eval', 'beauty', 'gender', 'age', 'prof', 'other']);
+    const m = extractModel("md = smf.mixedlm('eval ~ beauty + C(gender) * age', data, groups=data['prof'])", [
+      'eval',
+      'beauty',
+      'gender',
+      'age',
+      'prof',
+      'other',
+    ]);
     assert.equal(m.name, 'Linear Mixed Effects Model');
     assert.deepEqual(m.columns, ['eval', 'beauty', 'gender', 'age', 'prof']);
-    assert.equal(extractModel("sm.GLM(y, X, family=sm.families.Binomial()).fit()", []).name, 'Logistic Regression');
+    assert.equal(extractModel('sm.GLM(y, X, family=sm.families.Binomial()).fit()', []).name, 'Logistic Regression');
     assert.equal(extractModel('print(1)', []).how, 'unknown');
   });
 });

@@ -4,7 +4,12 @@ import { tmpdir } from 'node:os';
 import { dirname } from 'node:path';
 import { sharedData } from '../../../../../helpers/shared.ts';
 import { startBladePython, type BladePython } from '../../../../../../src/core/benchmarks/blade/eval/python.ts';
-import { buildGroundTruthTransforms, buildSubmissionTransforms, matchTransforms, unitsFromExecution } from '../../../../../../src/core/benchmarks/blade/eval/transforms.ts';
+import {
+  buildGroundTruthTransforms,
+  buildSubmissionTransforms,
+  matchTransforms,
+  unitsFromExecution,
+} from '../../../../../../src/core/benchmarks/blade/eval/transforms.ts';
 import type { TSpec } from '../../../../../../src/core/benchmarks/blade/eval/dataflow.ts';
 import { GT_SPECS, GT_SPECS_W_BRANCH, LLM_CODE, LLM_PATH_SPECS } from '../../../../../fixtures/blade/toy-specs.ts';
 
@@ -54,10 +59,19 @@ describe('BLADE toy oracle (spec §1.4.4, tests/test_transform_eval.py::test_spe
   it('splits the LLM code by execution into a groupby unit with its aggregations and a derive unit', async () => {
     const split = await py.split(data, LLM_CODE);
     assert.equal(split.status, 'ok');
-    assert.deepEqual(split.units.map((u) => u.verb), ['groupby', 'derive']);
+    assert.deepEqual(
+      split.units.map((u) => u.verb),
+      ['groupby', 'derive'],
+    );
     assert.deepEqual(split.units[0]!.groupbyCols, ['Education']);
-    assert.deepEqual(split.units[0]!.mapping, [[['Income'], 'income_mean_ai'], [['Age'], 'age_mean_ai'], [['Has_Children'], 'children_mean_ai']]);
-    assert.deepEqual(split.units[1]!.mapping, [[['income_mean_ai', 'children_mean_ai'], 'income_divide_half_if_children_ai']]);
+    assert.deepEqual(split.units[0]!.mapping, [
+      [['Income'], 'income_mean_ai'],
+      [['Age'], 'age_mean_ai'],
+      [['Has_Children'], 'children_mean_ai'],
+    ]);
+    assert.deepEqual(split.units[1]!.mapping, [
+      [['income_mean_ai', 'children_mean_ai'], 'income_divide_half_if_children_ai'],
+    ]);
     // executed units give the same value matches as the hand-written LLM path
     const g = mk(GT_SPECS);
     const gt = await buildGroundTruthTransforms(py, data, g, cols, undefined, [g.get('D2')!]);
