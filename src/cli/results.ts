@@ -8,7 +8,8 @@ import {
   type MatrixView,
 } from '../app/matrix/matrix.ts';
 import { oneLine } from '../core/util/text-safety.ts';
-import { JSON_OPTIONS } from './option-groups.ts';
+import { EXPERIMENT_OPTIONS, JSON_OPTIONS } from './option-groups.ts';
+import { runScope } from '../app/experiments/scope.ts';
 import { declareCommand, defineCommand, optionGroup, parseCommand } from './options.ts';
 import { openExistingStore, STORE_OPTIONS } from './store-arg.ts';
 import { UsageError } from './types.ts';
@@ -37,6 +38,7 @@ const DECL = declareCommand({
       },
       expected: { type: 'boolean', help: "show each item's expected value (ground truth) beside it" },
     }),
+    EXPERIMENT_OPTIONS,
     STORE_OPTIONS,
     JSON_OPTIONS,
   ],
@@ -113,7 +115,11 @@ export const resultsCommand = defineCommand({
     }
     const store = await openExistingStore(io, v.store);
     try {
-      const m = await loadMatrix(store, { suite: v.suite, ...(v.run?.length ? { runs: v.run } : {}) });
+      // --run and --experiment narrow together: the runs named that are in the experiment
+      const scope = await runScope(store, v.experiment);
+      const named = v.run?.length ? v.run : null;
+      const runs = scope.runIds ? (named ?? [...scope.runIds]).filter((id) => scope.includes(id)) : named;
+      const m = await loadMatrix(store, { suite: v.suite, ...(runs ? { runs } : {}) });
       const view = matrixView(m, {
         filter,
         profiles: v.profile?.length ? v.profile : null,

@@ -27,6 +27,7 @@ import {
 import { DidChangeStateNotification } from '../../protocol/webview.ts';
 import { annotationSettings } from '../config.ts';
 import type { LoupeContext } from '../context.ts';
+import { currentScope, onDidChangeExperiment } from '../experiments.ts';
 import { showWarningMessage } from '../messages.ts';
 import { LoupePanel, PanelHost, SINGLETON } from './panel-base.ts';
 import { TimelinePanel } from './timeline-panel.ts';
@@ -99,6 +100,10 @@ export class MatrixPanel extends LoupePanel {
       ctx.onDidChangeRuns(() => {
         if (this.#target) void this.open(this.#target);
       }),
+      // issue 43: the matrix shows the selected experiment's runs, as the Runs view and Results do
+      onDidChangeExperiment(() => {
+        if (this.#target) void this.open(this.#target);
+      }),
     );
   }
 
@@ -107,9 +112,14 @@ export class MatrixPanel extends LoupePanel {
     this.#target = target;
     this.#revealed.clear();
     this.#loaded = undefined;
-    this.panel.title = `Matrix: ${oneLine(findBenchmark(target.suite)?.title ?? target.suite)}`;
+    const scope = await currentScope(this.ctx);
+    const title = oneLine(findBenchmark(target.suite)?.title ?? target.suite);
+    this.panel.title = scope.experiment ? `Matrix: ${title} · ${oneLine(scope.experiment)}` : `Matrix: ${title}`;
     try {
-      this.#loaded = await loadMatrix(this.ctx.store(), { suite: target.suite });
+      this.#loaded = await loadMatrix(this.ctx.store(), {
+        suite: target.suite,
+        ...(scope.runIds ? { runs: [...scope.runIds] } : {}),
+      });
     } catch (e) {
       if (!(e instanceof LoupeInputError)) throw e;
       this.#view = {

@@ -104,6 +104,42 @@ describe('loupe results --matrix', () => {
     assert.ok(e.rows.every((x: { expected?: string }) => typeof x.expected === 'string' && x.expected.length > 0));
   });
 
+  it('--experiment shows only the runs tagged with it (issue 43: every view scoped to one experiment)', async () => {
+    const tag = await run(['runs', '--store', storeFile, '--tag', 'model-b-0', 'ablation', '--annotator', 'ana']);
+    assert.equal(tag.code, 0, tag.err);
+    const r = await run([
+      'results',
+      '--matrix',
+      '--suite',
+      'longda',
+      '--store',
+      storeFile,
+      '--json',
+      '--experiment',
+      'ablation',
+    ]);
+    assert.equal(r.code, 0, r.err);
+    const m = JSON.parse(r.out);
+    assert.deepEqual(
+      m.columns.map((c: { runIds: string[] }) => c.runIds),
+      [['model-b-0']],
+    );
+    const none = await run([
+      'results',
+      '--matrix',
+      '--suite',
+      'longda',
+      '--store',
+      storeFile,
+      '--json',
+      '--experiment',
+      'ablation',
+      '--run',
+      'model-a-0',
+    ]);
+    assert.notEqual(none.code, 0, 'a run outside the experiment leaves nothing to show');
+  });
+
   it('filters rows and prints text with one mark per repeat', async () => {
     const r = await run(['results', '--matrix', '--suite', 'longda', '--store', storeFile, '--filter', 'disagree']);
     assert.equal(r.code, 0, r.err);
