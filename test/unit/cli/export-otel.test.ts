@@ -353,7 +353,7 @@ test('loupe export otel / run --otel-endpoint: bad flags are usage errors naming
         ['export', 'otel', '--run', 'r1', '--endpoint', 'http://127.0.0.1:1', '--otel-header', 'Authorization=a\nb'],
         /line break/,
       ],
-      [['export', 'inspect'], /unknown format 'inspect'/],
+      [['export', 'carrier-pigeon'], /unknown format 'carrier-pigeon' \(known: otel, inspect\)/],
       [
         [
           'run',

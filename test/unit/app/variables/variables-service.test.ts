@@ -71,7 +71,14 @@ describe('variables service on the shared NHANES and NTEWS folders', () => {
       assert.match(svc.snippet('RIAGENDR', 'DEMO_L'), /DEMO_L\.xpt", format="xport"/);
       assert.throws(() => svc.variable('NOPE', 'DEMO_L'), /DEMO_L\.NOPE: no such variable/);
       const a = await svc.ask('average body mass index of adults by sex');
-      assert.equal(a.files[0]!.file, 'NHANES/docs/Demographics/DEMO_L.pdf');
+      // the two files an analyst needs lead: the measure's (body measures) and the population's (demographics, sex)
+      assert.deepEqual(
+        a.files
+          .slice(0, 2)
+          .map((f) => f.file)
+          .sort(),
+        ['NHANES/docs/Demographics/DEMO_L.pdf', 'NHANES/docs/Examination/BMX_L.pdf'],
+      );
       assert.ok(a.variables.some((x) => x.name === 'BMXBMI' && x.why === 'measure'));
       assert.equal(a.decomposition, undefined);
       // LLM-assisted decomposition through an OpenAI-compatible server: its measures and population are searched as
