@@ -257,7 +257,11 @@ test('longda findVariables option: off by default; on, find_variables names vari
       /^- BMXBMI \(BMX_L\): Body Mass Index \(kg\/m\*\*2\) — docs\/Examination\/BMX_L\.pdf Page \d+ \[measure\]$/m,
     );
     assert.match(r.observation, /^- RIAGENDR \(DEMO_L\): Gender — docs\/Demographics\/DEMO_L\.pdf Page \d+ \[sex\]$/m);
-    assert.match(r.observation, /Documentation files to read:\n1\. docs\/Demographics\/DEMO_L\.pdf/);
+    // the measure's file (body measures) and the population's (demographics) lead, in either order
+    assert.match(
+      r.observation,
+      /Documentation files to read:\n1\. docs\/(Demographics\/DEMO_L|Examination\/BMX_L)\.pdf\n2\. docs\/(Demographics\/DEMO_L|Examination\/BMX_L)\.pdf\n/,
+    );
     assert.match((await inv(reg, ctx, 'find_variables', { question: '  ' })).observation, /needs a question/);
   } finally {
     rmSync(cache, { recursive: true, force: true });
