@@ -330,9 +330,11 @@ const VOLATILE = /^(wallSeconds|wallHours|durationMs|scoredAt|at|startedAt|ended
 // Issue 47 added BLADE's `summation` (official: numpy's pairwise means, recorded left to right), DDR's `percent` /
 // `reading`, and LongDA's literals / summation / by_source / answers_csv options and `officialErrors`; the recorded
 // LongDA scores are equal under their official values. Issue 42 made DDR's hallucination items atomic facts (`unit`,
-// `unchecked`: facts with nothing checkable, kept apart).
+// `unchecked`: facts with nothing checkable, kept apart). Issue 43 added the atomic-claims options `claims` (official and
+// paper: whole, today's scoring) and `fact_split`, echoed in every DDR and AnalystBench score, and DDR detail
+// `atomic` (null under whole).
 const ADDED =
-  /^(preset|changedBy|infinite_mae|literals|summation|by_source|answers_csv|officialErrors|unparsed_reply|label_case|generation_failures|unweighted_formula|unweightedF1|value_hashing|unitOutputs|percent|reading|unchecked|unit)$/;
+  /^(preset|changedBy|infinite_mae|literals|summation|by_source|answers_csv|officialErrors|unparsed_reply|label_case|generation_failures|unweighted_formula|unweightedF1|value_hashing|unitOutputs|percent|reading|unchecked|unit|claims|fact_split|atomic)$/;
 /** The value without the keys issue 21 added (both sides of the comparison; DDR aggregates gained `extra.topK`). */
 function withoutAdded(v: unknown, parent = ''): unknown {
   if (Array.isArray(v)) return v.map((x) => withoutAdded(x, parent));
