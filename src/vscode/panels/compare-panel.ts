@@ -53,11 +53,29 @@ export class ComparePanel extends LoupePanel {
     super(ctx, panel, 'compare', 'Compare Profiles');
     this.rpc.onRequest(OpenRunsRequest, ({ runIds, label }) => openRuns(ctx, runIds, label));
     // runs re-scored in this window, or another store: compare again
-    this.disposables.push(
-      ctx.onDidChangeRuns(() => {
-        if (this.#target) void this.compare(this.#target);
-      }),
-    );
+    this.disposables.push(ctx.onDidChangeRuns(() => this.recompare()));
+  }
+
+  #busy = false;
+  #again = false;
+
+  /** Store changes arrive per step while runs go on: one comparison at a time, and one more after it if runs changed. */
+  private recompare(): void {
+    if (!this.#target) return;
+    if (this.#busy) {
+      this.#again = true;
+      return;
+    }
+    this.#busy = true;
+    void this.compare(this.#target)
+      .catch((e: unknown) => this.ctx.log.warn(`Compare: ${e instanceof Error ? e.message : String(e)}`))
+      .finally(() => {
+        this.#busy = false;
+        if (this.#again) {
+          this.#again = false;
+          this.recompare();
+        }
+      });
   }
 
   /** Computes the comparison from the store and shows it; a refusal (unscored runs, unknown profile) is shown as the panel's message. */

@@ -97,14 +97,32 @@ export class MatrixPanel extends LoupePanel {
       });
     });
     this.disposables.push(
-      ctx.onDidChangeRuns(() => {
-        if (this.#target) void this.open(this.#target);
-      }),
+      ctx.onDidChangeRuns(() => this.reopen()),
       // issue 43: the matrix shows the selected experiment's runs, as the Runs view and Results do
-      onDidChangeExperiment(() => {
-        if (this.#target) void this.open(this.#target);
-      }),
+      onDidChangeExperiment(() => this.reopen()),
     );
+  }
+
+  #busy = false;
+  #again = false;
+
+  /** Store changes arrive per step while runs go on: one load at a time, and one more after it if runs changed. */
+  private reopen(): void {
+    if (!this.#target) return;
+    if (this.#busy) {
+      this.#again = true;
+      return;
+    }
+    this.#busy = true;
+    void this.open(this.#target)
+      .catch((e: unknown) => this.ctx.log.warn(`Matrix: ${e instanceof Error ? e.message : String(e)}`))
+      .finally(() => {
+        this.#busy = false;
+        if (this.#again) {
+          this.#again = false;
+          this.reopen();
+        }
+      });
   }
 
   /** Loads the matrix of `target.suite` from the store and shows it; a refusal is shown as the panel's message. */

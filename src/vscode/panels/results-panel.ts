@@ -66,11 +66,31 @@ export class ResultsPanel extends LoupePanel {
     return { ...state, ...(await failuresChart(this.ctx)) };
   }
 
+  #building = false;
+  #again = false;
+
+  /**
+   * Rebuilds and sends the state. Store changes arrive per step while runs go on: one build at a time, and changes
+   * during a build make one more build after it (never one concurrent build per event, which piled up without bound).
+   */
   private push(): void {
-    this.state().then(
-      (state) => this.rpc.notify(DidChangeStateNotification, { state }),
-      (e: unknown) => this.ctx.log.warn(`Results: ${e instanceof Error ? e.message : String(e)}`),
-    );
+    if (this.#building) {
+      this.#again = true;
+      return;
+    }
+    this.#building = true;
+    this.state()
+      .then(
+        (state) => this.rpc.notify(DidChangeStateNotification, { state }),
+        (e: unknown) => this.ctx.log.warn(`Results: ${e instanceof Error ? e.message : String(e)}`),
+      )
+      .finally(() => {
+        this.#building = false;
+        if (this.#again) {
+          this.#again = false;
+          this.push();
+        }
+      });
   }
 }
 
