@@ -42,6 +42,7 @@ describe('InfiAgent-DABench (a manifest benchmark) in the extension', function (
   const cfg = () => vscode.workspace.getConfiguration('loupe');
   let suitesBefore: unknown;
   let modelsBefore: unknown;
+  let runsDirBefore: unknown;
   const bad = mkdtempSync(join(tmpdir(), 'loupe-bad-manifest-'));
   const runIds: string[] = [];
 
@@ -50,6 +51,13 @@ describe('InfiAgent-DABench (a manifest benchmark) in the extension', function (
     if (!hasRunner()) this.skip();
     suitesBefore = cfg().inspect('suites')?.workspaceValue;
     modelsBefore = cfg().inspect('models')?.workspaceValue;
+    // a store of its own: its runs, failure queue and scores stay out of the suites that read the shared store
+    runsDirBefore = cfg().inspect('runsDirectory')?.workspaceValue;
+    await cfg().update(
+      'runsDirectory',
+      mkdtempSync(join(tmpdir(), 'loupe-dabench-store-')),
+      vscode.ConfigurationTarget.Workspace,
+    );
     mkdirSync(join(bad, 'mine'));
     writeFileSync(
       join(bad, 'mine', 'loupe-benchmark.yaml'),
@@ -98,6 +106,7 @@ describe('InfiAgent-DABench (a manifest benchmark) in the extension', function (
 
   after(async () => {
     await llm?.close();
+    await cfg().update('runsDirectory', runsDirBefore, vscode.ConfigurationTarget.Workspace);
     if (suitesBefore !== undefined || modelsBefore !== undefined) {
       await cfg().update('suites', suitesBefore, vscode.ConfigurationTarget.Workspace);
       await cfg().update('models', modelsBefore, vscode.ConfigurationTarget.Workspace);
